@@ -1,0 +1,3 @@
+from dryboot.cli import main
+
+main()

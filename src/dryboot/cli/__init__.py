@@ -1,0 +1,62 @@
+"""The ``dryboot`` command line: a thin layer over the Python API.
+
+Subcommands are imported lazily (only the one being run), so ``dryboot --help`` and every
+command start fast. Exit codes: 0 ok, 1 a finding (violated invariant, mismatch, failed hunk),
+2 bad input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from dryboot import __version__
+from dryboot.errors import InputError
+
+# command name -> "module:attribute" of a click.Command; loaded on first use.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "plan": ("dryboot.cli.plan_cmd", "plan"),
+    "hunks": ("dryboot.cli.patch_cmds", "hunks"),
+    "series": ("dryboot.cli.patch_cmds", "series"),
+    "swap": ("dryboot.cli.patch_cmds", "swap"),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(_COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _COMMANDS:
+            module_name, attr = _COMMANDS[cmd_name]
+            try:
+                module = importlib.import_module(module_name)
+            except ModuleNotFoundError:
+                return None
+            cmd = getattr(module, attr, None)
+            return cmd if isinstance(cmd, click.Command) else None
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dryboot")
+def cli() -> None:
+    """Know what a (patched) vLLM boot will do before you boot."""
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point: runs the CLI, mapping :class:`InputError` to exit 2."""
+    try:
+        return cli.main(args=argv, prog_name="dryboot", standalone_mode=True)
+    except InputError as exc:  # raised outside click's own handling (should be rare)
+        click.echo(f"dryboot: error: {exc.line()}", err=True)
+        sys.exit(2)
+
+
+def fail_input(exc: InputError) -> None:
+    """Print ``exc`` as one line on stderr and exit 2 (for use inside commands)."""
+    click.echo(f"dryboot: error: {exc.line()}", err=True)
+    sys.exit(2)
