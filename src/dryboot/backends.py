@@ -1,0 +1,125 @@
+"""Attention backends: the kernel block sizes they declare and whether pages may be padded.
+
+Mirrors vLLM 0.28.0's ``vllm/v1/attention/backend.py`` (``AttentionBackend.supports_block_size``,
+``get_preferred_block_size``, ``indexes_kv_by_block_stride``) and each backend's
+``get_supported_kernel_block_sizes`` under ``vllm/v1/attention/backends/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dryboot.dtypes import CustomKVCacheDtype
+
+
+@dataclass(frozen=True)
+class KernelBlock:
+    """One entry of a backend's supported kernel block sizes.
+
+    ``multiple_of=True`` is vLLM's ``MultipleOf(size)``; otherwise a fixed ``size`` (tokens).
+    """
+
+    size: int
+    multiple_of: bool = False
+
+    def __str__(self) -> str:
+        return f"MultipleOf({self.size})" if self.multiple_of else str(self.size)
+
+
+@dataclass(frozen=True)
+class AttentionBackend:
+    """A backend's planning-relevant declarations.
+
+    :param name: vLLM's ``--attention-backend`` name (``FLASH_ATTN``...).
+    :param kernel_blocks: ``get_supported_kernel_block_sizes()``.
+    :param indexes_kv_by_block_stride: num-blocks-first physical layout; in 0.28 this gates
+        whether ``unify_kv_cache_spec_page_size`` may pad an attention page.
+    :param is_mla: an MLA backend (one latent head, no V).
+    :param per_token_head: serves the ``*_per_token_head`` KV caches (adds two fp32 scales
+        per head per token in ``customize_spec``).
+    """
+
+    name: str
+    kernel_blocks: tuple[KernelBlock, ...]
+    indexes_kv_by_block_stride: bool
+    is_mla: bool = False
+    per_token_head: bool = False
+
+    def supports_block_size(self, block_size: int) -> bool:
+        """Whether the kernel can address a framework block of ``block_size`` tokens.
+
+        True when ``block_size`` is a multiple of some declared size (fixed or
+        ``MultipleOf``), as ``AttentionBackend.supports_block_size``.
+        """
+        if not self.kernel_blocks:
+            return True
+        return any(block_size % kb.size == 0 for kb in self.kernel_blocks)
+
+    @property
+    def smallest_kernel_block(self) -> int:
+        """``min(s.base if MultipleOf else s)`` over the declared sizes (tokens)."""
+        return min(kb.size for kb in self.kernel_blocks) if self.kernel_blocks else 16
+
+    def preferred_block_size(self, default_block_size: int) -> int:
+        """``get_preferred_block_size``: the default if supported, else the smallest size."""
+        if not self.kernel_blocks or self.supports_block_size(default_block_size):
+            return default_block_size
+        return self.smallest_kernel_block
+
+    def largest_block_at_most(self, limit: int) -> int:
+        """The largest supported block <= ``limit`` (tokens); the smallest when none fits."""
+        best = 0
+        for kb in self.kernel_blocks:
+            if kb.multiple_of:
+                cand = (limit // kb.size) * kb.size
+            else:
+                cand = kb.size if kb.size <= limit else 0
+            best = max(best, cand)
+        return best or self.smallest_kernel_block
+
+
+_M16 = (KernelBlock(16, multiple_of=True),)
+
+#: Backends of vLLM 0.28.0 (CUDA and CPU) with their declarations.
+BACKENDS: dict[str, AttentionBackend] = {
+    b.name: b
+    for b in (
+        AttentionBackend("FLASH_ATTN", _M16, True),
+        AttentionBackend("TRITON_ATTN", _M16, True, per_token_head=True),
+        AttentionBackend(
+            "FLASHINFER", (KernelBlock(16), KernelBlock(32), KernelBlock(64)), True
+        ),
+        AttentionBackend("FLEX_ATTENTION", _M16, True),
+        AttentionBackend("CPU_ATTN", _M16, False),
+        AttentionBackend("FLASH_ATTN_MLA", _M16, True, is_mla=True),
+        AttentionBackend("TRITON_MLA", _M16, True, is_mla=True),
+        AttentionBackend("FLASHMLA", (KernelBlock(64),), True, is_mla=True),
+        AttentionBackend("CUTLASS_MLA", (KernelBlock(128),), True, is_mla=True),
+        AttentionBackend(
+            "FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True
+        ),
+    )
+}
+
+
+def custom_backend(custom: CustomKVCacheDtype, base: AttentionBackend) -> AttentionBackend:
+    """The backend that serves a custom KV cache: its kernel block and padding rule."""
+    return AttentionBackend(
+        name=f"{base.name}+{custom.name}",
+        kernel_blocks=(KernelBlock(custom.kernel_block_size, multiple_of=True),),
+        indexes_kv_by_block_stride=custom.can_pad,
+        is_mla=base.is_mla,
+    )
+
+
+def default_backend(kv_cache_dtype: str, is_mla: bool) -> str:
+    """The backend dryboot assumes when ``--attention-backend`` is not given.
+
+    Per-token-head caches: ``TRITON_ATTN`` (the only backend that serves them in 0.28);
+    MLA models: ``FLASH_ATTN_MLA``; otherwise ``FLASH_ATTN`` (vLLM's CUDA default).
+    """
+    if is_mla:
+        return "FLASH_ATTN_MLA"
+    if kv_cache_dtype.endswith("_per_token_head"):
+        return "TRITON_ATTN"
+    return "FLASH_ATTN"

@@ -1,0 +1,268 @@
+"""Blocks, "GPU KV cache size", concurrency and the memory one request needs.
+
+Mirrors vLLM 0.28.0's ``vllm/v1/core/kv_cache_utils.py``: ``get_num_blocks`` /
+``get_kv_cache_config_from_groups`` (``available // page // group_size``, or
+``available // sum(pages)`` for a uniform-type group), ``get_max_concurrency_for_kv_cache_config``
+(blocks per request = sum over groups of ``cdiv(max_memory_usage_bytes, page)``),
+``update_kv_cache_capacity`` (the "GPU KV cache size" line), ``_max_memory_usage_bytes_from_groups``
+and ``_estimate_max_model_len_from_groups`` / ``_check_enough_kv_cache_memory`` (the
+ValueError with the estimated maximum model length), and each spec's
+``max_memory_usage_bytes`` in ``vllm/v1/kv_cache_interface.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dryboot.grouping import KVCacheGroup
+from dryboot.hybrid import cdiv
+from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class SchedulerLimits:
+    """The engine flags that bound one request's blocks.
+
+    :param max_model_len: tokens.
+    :param max_num_batched_tokens: tokens per scheduler step.
+    :param max_concurrent_batches: 2 with async scheduling at PP=1, else PP size.
+    :param mamba2_align_pages: pages a Mamba2 ``align`` group holds (version switch).
+    """
+
+    max_model_len: int
+    max_num_batched_tokens: int
+    max_concurrent_batches: int
+    mamba2_align_pages: int = 2
+
+    @property
+    def max_in_flight_tokens(self) -> int:
+        """``max_concurrent_batches * max_num_batched_tokens`` (``VllmConfig.max_in_flight_tokens``)."""
+        return self.max_concurrent_batches * self.max_num_batched_tokens
+
+
+def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: int | None = None) -> int:
+    """Blocks one request at ``max_model_len`` holds in one layer of ``spec``.
+
+    Full attention / MLA: ``cdiv(len, block)``; sliding window:
+    ``cdiv(min(window - 1 + in_flight, len), block) + 1``; chunked local:
+    ``cdiv(min(chunk + in_flight, len), block)``; mamba ``none``: ``1 + spec``,
+    ``align``: ``2 + spec`` (Mamba2 from 0.32: 3 + spec), ``all``: ``cdiv(len, block) + spec``.
+    """
+    length = limits.max_model_len if max_model_len is None else max_model_len
+    if isinstance(spec, MambaSpec):
+        if spec.mamba_cache_mode == "all":
+            return cdiv(length, spec.block_size) + spec.num_speculative_blocks
+        if spec.mamba_cache_mode == "align":
+            base = limits.mamba2_align_pages if spec.mamba_type == "mamba2" else 2
+            return base + spec.num_speculative_blocks
+        return 1 + spec.num_speculative_blocks
+    if spec.kind == "sliding":
+        assert spec.sliding_window is not None
+        tokens = min(spec.sliding_window - 1 + limits.max_in_flight_tokens, length)
+        return cdiv(tokens, spec.block_size) + 1
+    if spec.kind == "chunked":
+        assert spec.attention_chunk_size is not None
+        tokens = min(spec.attention_chunk_size + limits.max_in_flight_tokens, length)
+        return cdiv(tokens, spec.block_size)
+    return cdiv(length, spec.block_size)
+
+
+def _group_blocks(group: KVCacheGroup, limits: SchedulerLimits, length: int) -> int:
+    if group.uniform_type:
+        # one group of per-layer specs: the largest page count of any member
+        return blocks_per_request(group.spec, limits, length)
+    return blocks_per_request(group.spec, limits, length)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What vLLM computes from the groups and the KV budget.
+
+    :param page_size_bytes: the unified page (for a uniform-type group, the sum of pages).
+    :param group_size: layers per group (tensors in the pool).
+    :param num_blocks: blocks in the pool (after ``--num-gpu-blocks-override``).
+    :param blocks_per_request: per group, in group order.
+    :param max_concurrency: ``num_blocks / sum(blocks_per_request)``.
+    :param kv_cache_size_tokens: ``int(max_concurrency * max_model_len)``.
+    :param request_bytes: bytes one ``max_model_len`` request needs.
+    """
+
+    available_bytes: int
+    page_size_bytes: int
+    group_size: int
+    num_blocks: int
+    blocks_per_request: tuple[int, ...]
+    max_concurrency: float
+    kv_cache_size_tokens: int
+    max_model_len: int
+    request_bytes: int
+    log: tuple[str, ...]
+
+    @property
+    def total_blocks_per_request(self) -> int:
+        return sum(self.blocks_per_request)
+
+
+def pool_bytes_per_block(groups: Sequence[KVCacheGroup]) -> int:
+    """Bytes one block takes across the pool (``_pool_bytes_per_block``)."""
+    if len(groups) == 1 and groups[0].uniform_type:
+        return sum(groups[0].page_sizes)
+    return groups[0].spec.page_size_bytes * max(len(g.layer_names) for g in groups)
+
+
+def request_bytes(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, length: int) -> int:
+    """Bytes one request of ``length`` tokens needs (``_max_memory_usage_bytes_from_groups``)."""
+    if not groups:
+        return 0
+    if len(groups) == 1 and groups[0].uniform_type:
+        blocks = blocks_per_request(groups[0].spec, limits, length)
+        return sum(blocks * page for page in groups[0].page_sizes)
+    group_size = max(len(g.layer_names) for g in groups)
+    page = groups[0].spec.page_size_bytes
+    return group_size * page * sum(_group_blocks(g, limits, length) for g in groups)
+
+
+def estimate_max_model_len(
+    groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int
+) -> int:
+    """The largest length in [1, max_model_len] whose request fits ``available`` bytes,
+    0 when even one token does not (binary search, as ``_estimate_max_model_len_from_groups``)."""
+    def fits(length: int) -> bool:
+        return request_bytes(groups, limits, length) <= available
+
+    return _largest(fits, limits.max_model_len)
+
+
+def _largest(fits: Callable[[int], bool], upper: int) -> int:
+    left, right = 1, upper
+    if not fits(left):
+        return 0
+    result = 1
+    while left <= right:
+        mid = (left + right) // 2
+        if fits(mid):
+            result = mid
+            left = mid + 1
+        else:
+            right = mid - 1
+    return result
+
+
+def format_gib(num_bytes: int) -> str:
+    """``vllm.utils.mem_utils.format_gib``: GiB with two decimals."""
+    return f"{num_bytes / GIB:.2f}"
+
+
+class NotEnoughMemory(Exception):
+    """vLLM's ValueError when one ``max_model_len`` request does not fit.
+
+    :param needed: bytes one request needs; :param available: the KV budget (bytes);
+    :param estimated_max_model_len: the largest length that fits (0: none).
+    """
+
+    def __init__(self, needed: int, available: int, max_model_len: int, estimated: int) -> None:
+        self.needed = needed
+        self.available = available
+        self.max_model_len = max_model_len
+        self.estimated_max_model_len = estimated
+        if available <= 0:
+            message = (
+                "No available memory for the cache blocks. Try increasing "
+                "`gpu_memory_utilization` when initializing the engine."
+            )
+        else:
+            est = (
+                "Based on the available memory, the estimated maximum model length is "
+                f"{estimated}. "
+                if estimated > 0
+                else ""
+            )
+            message = (
+                f"To serve at least one request with the model's max seq len ({max_model_len}), "
+                f"({format_gib(needed)} GiB KV cache is needed, which is larger than the "
+                f"available KV cache memory ({format_gib(available)} GiB). {est}Try increasing "
+                "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+            )
+        super().__init__(message)
+
+
+def auto_fit_max_model_len(
+    groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int
+) -> tuple[int, str]:
+    """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
+
+    :returns: (length, vLLM's log line).
+    :raises NotEnoughMemory: when not even one token fits.
+    """
+    fitted = estimate_max_model_len(groups, limits, available)
+    if fitted <= 0:
+        raise NotEnoughMemory(request_bytes(groups, limits, 1), available, 1, 0)
+    if fitted >= limits.max_model_len:
+        return limits.max_model_len, (
+            f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits "
+            "in available GPU memory"
+        )
+    return fitted, (
+        f"Auto-fit max_model_len: reduced from {limits.max_model_len} to {fitted} to fit in "
+        f"available GPU memory ({format_gib(available)} GiB available for KV cache)"
+    )
+
+
+def compute_capacity(
+    groups: Sequence[KVCacheGroup],
+    limits: SchedulerLimits,
+    available: int,
+    num_gpu_blocks_override: int | None = None,
+) -> Capacity:
+    """Blocks and concurrency for ``groups`` with ``available`` bytes of KV budget.
+
+    :raises NotEnoughMemory: when one ``max_model_len`` request does not fit (vLLM's ValueError).
+    """
+    log: list[str] = []
+    per_block = pool_bytes_per_block(groups)
+    if num_gpu_blocks_override is not None:
+        log.append(
+            f"Overriding num_gpu_blocks={available // per_block} with "
+            f"num_gpu_blocks_override={num_gpu_blocks_override}"
+        )
+        available = num_gpu_blocks_override * per_block
+    needed = request_bytes(groups, limits, limits.max_model_len)
+    if available <= 0 or needed > available:
+        estimated = estimate_max_model_len(groups, limits, available) if available > 0 else 0
+        raise NotEnoughMemory(needed, available, limits.max_model_len, estimated)
+    if len(groups) == 1 and groups[0].uniform_type:
+        page = sum(groups[0].page_sizes)
+        group_size = 1
+        num_blocks = available // page
+    else:
+        page = groups[0].spec.page_size_bytes
+        group_size = max(len(g.layer_names) for g in groups)
+        num_blocks = max(available // page // group_size, 0)
+    if num_gpu_blocks_override is not None:
+        num_blocks = num_gpu_blocks_override
+    per_group = tuple(_group_blocks(g, limits, limits.max_model_len) for g in groups)
+    concurrency = num_blocks / sum(per_group)
+    tokens = int(concurrency * limits.max_model_len)
+    log.append(
+        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for "
+        f"{limits.max_model_len:,} tokens per request: {concurrency:.2f}x"
+    )
+    return Capacity(
+        available_bytes=available,
+        page_size_bytes=page,
+        group_size=group_size,
+        num_blocks=num_blocks,
+        blocks_per_request=per_group,
+        max_concurrency=concurrency,
+        kv_cache_size_tokens=tokens,
+        max_model_len=limits.max_model_len,
+        request_bytes=needed,
+        log=tuple(log),
+    )
+
+
+def is_attention_spec(spec: LayerSpec) -> bool:
+    return isinstance(spec, AttentionSpec)

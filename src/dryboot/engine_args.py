@@ -1,0 +1,151 @@
+"""vLLM's engine flags that shape the KV cache, with vLLM's names, defaults and checks.
+
+Names and meanings follow ``vllm/engine/arg_utils.py`` (``EngineArgs``) and
+``vllm/config/cache.py`` / ``scheduler.py`` in vLLM 0.28.0. dryboot adds only what a boot
+measures and a planner must be told: the GPU's total memory and the non-KV bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dryboot.dtypes import KV_CACHE_DTYPES, MAMBA_DTYPES, MODEL_DTYPES, CustomKVCacheDtype
+from dryboot.errors import InputError
+from dryboot.versions import DEFAULT_VERSION
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class EngineArgs:
+    """Engine flags (vLLM's names). ``None`` means "vLLM's default", resolved by the planner.
+
+    Memory (bytes): ``kv_cache_memory_bytes`` is used exactly when given; otherwise
+    ``ceil(gpu_memory_bytes * gpu_memory_utilization) - non_kv_memory_bytes``.
+    ``max_model_len`` is tokens (``-1`` auto-fits to the budget).
+    """
+
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    dtype: str = "auto"
+    kv_cache_dtype: str = "auto"
+    attention_backend: str | None = None
+    block_size: int | None = None
+    mamba_cache_dtype: str = "auto"
+    mamba_ssm_cache_dtype: str = "auto"
+    mamba_cache_mode: str | None = None
+    max_model_len: int | None = None
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    enable_prefix_caching: bool = True
+    async_scheduling: bool = True
+    kv_cache_memory_bytes: int | None = None
+    gpu_memory_bytes: int | None = None
+    gpu_memory_utilization: float = 0.92
+    non_kv_memory_bytes: int | None = None
+    num_gpu_blocks_override: int | None = None
+    num_speculative_tokens: int = 0
+    prefix_match_unit: int | None = None
+    custom_kv_cache_dtypes: tuple[CustomKVCacheDtype, ...] = field(default=())
+    vllm_version: str = DEFAULT_VERSION
+
+    def custom_dtype(self, name: str) -> CustomKVCacheDtype | None:
+        for custom in self.custom_kv_cache_dtypes:
+            if custom.name == name:
+                return custom
+        return None
+
+    def validate(self) -> None:
+        """Reject impossible flags, naming the flag.
+
+        :raises InputError: e.g. ``--tensor-parallel-size: must be >= 1, got 0``.
+        """
+        positive = {
+            "--tensor-parallel-size": self.tensor_parallel_size,
+            "--pipeline-parallel-size": self.pipeline_parallel_size,
+            "--block-size": self.block_size,
+            "--max-num-batched-tokens": self.max_num_batched_tokens,
+            "--max-num-seqs": self.max_num_seqs,
+            "--prefix-match-unit": self.prefix_match_unit,
+            "--gpu-memory": self.gpu_memory_bytes,
+        }
+        for flag, value in positive.items():
+            if value is not None and value < 1:
+                raise InputError(flag, None, f"must be >= 1, got {value}")
+        if self.pipeline_parallel_size != 1:
+            raise InputError(
+                "--pipeline-parallel-size", None, "dryboot plans single-stage engines (PP = 1) only"
+            )
+        nonneg = {
+            "--kv-cache-memory-bytes": self.kv_cache_memory_bytes,
+            "--non-kv-memory": self.non_kv_memory_bytes,
+            "--num-gpu-blocks-override": self.num_gpu_blocks_override,
+            "--num-speculative-tokens": self.num_speculative_tokens,
+        }
+        for flag, value in nonneg.items():
+            if value is not None and value < 0:
+                raise InputError(flag, None, f"must be >= 0, got {value}")
+        if self.max_model_len is not None and self.max_model_len < 1 and self.max_model_len != -1:
+            raise InputError("--max-model-len", None, f"must be >= 1 or -1/auto, got {self.max_model_len}")
+        if not 0 < self.gpu_memory_utilization <= 1:
+            raise InputError(
+                "--gpu-memory-utilization", None,
+                f"must be in (0, 1], got {self.gpu_memory_utilization}",
+            )
+        if self.dtype not in MODEL_DTYPES:
+            raise InputError("--dtype", None, f"unknown dtype {self.dtype!r} ({', '.join(MODEL_DTYPES)})")
+        if self.kv_cache_dtype not in KV_CACHE_DTYPES and self.custom_dtype(self.kv_cache_dtype) is None:
+            raise InputError(
+                "--kv-cache-dtype", None,
+                f"unknown KV cache dtype {self.kv_cache_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, "
+                "or one declared with --custom-kv-cache-dtype)",
+            )
+        for flag, value in (
+            ("--mamba-cache-dtype", self.mamba_cache_dtype),
+            ("--mamba-ssm-cache-dtype", self.mamba_ssm_cache_dtype),
+        ):
+            if value not in MAMBA_DTYPES:
+                raise InputError(flag, None, f"unknown dtype {value!r} ({', '.join(MAMBA_DTYPES)})")
+        if self.mamba_cache_mode not in (None, "none", "align", "all"):
+            raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
+        if (
+            self.kv_cache_memory_bytes is None
+            and self.gpu_memory_bytes is not None
+            and self.non_kv_memory_bytes is None
+        ):
+            raise InputError(
+                "--gpu-memory", None,
+                "also give --non-kv-memory (weights, activations and graphs a boot profiles)",
+            )
+
+    def available_kv_bytes(self) -> int | None:
+        """The KV budget in bytes, or ``None`` when no memory flag was given.
+
+        ``--kv-cache-memory-bytes`` exactly; else ``ceil(total * utilization) - non_kv``
+        (``vllm/v1/worker/gpu_worker.py``: requested memory minus the profiled non-KV bytes).
+        """
+        if self.kv_cache_memory_bytes is not None:
+            return self.kv_cache_memory_bytes
+        if self.gpu_memory_bytes is None or self.non_kv_memory_bytes is None:
+            return None
+        return math.ceil(self.gpu_memory_bytes * self.gpu_memory_utilization) - self.non_kv_memory_bytes
+
+    def resolved_max_num_batched_tokens(self) -> int:
+        """``--max-num-batched-tokens`` or vLLM's API-server default for the GPU's memory:
+        2048 below 70 GiB (or unknown), 8192 from 70 GiB, 16384 from 160 GiB (``get_batch_defaults``)."""
+        if self.max_num_batched_tokens is not None:
+            return self.max_num_batched_tokens
+        total = self.gpu_memory_bytes or 0
+        if total >= 160 * GIB:
+            return 16384
+        if total >= 70 * GIB:
+            return 8192
+        return 2048
+
+    @property
+    def max_concurrent_batches(self) -> int:
+        """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``)."""
+        if self.async_scheduling and self.pipeline_parallel_size <= 1:
+            return 2
+        return self.pipeline_parallel_size

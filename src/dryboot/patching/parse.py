@@ -1,0 +1,644 @@
+"""Tolerant, byte-exact parser of unified-diff patch files.
+
+A patch file is read as bytes and split on LF only (a CR is content). It may start with free
+prose; file sections start at ``diff --git``, ``Index:``, or a ``--- ``/``+++ ``/``@@ -`` triple.
+git extended headers (modes, renames, copies, ``index``) are understood; binary patches, ed
+scripts, context and normal diffs are rejected with :class:`~dryboot.errors.InputError`.
+
+Hunk bodies are delimited by structure, not by the ``@@`` counts, so that a patch whose counts
+are wrong still parses: each :class:`Hunk` then carries :class:`Problem` records saying which hunk
+is wrong and by how much (see :mod:`dryboot.patching.recount`). Appliers call
+:meth:`PatchFile.require_valid` first.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import re
+from dataclasses import dataclass, field
+
+from dryboot.errors import InputError
+
+SP, MINUS, PLUS, BSL = 0x20, 0x2D, 0x2B, 0x5C
+
+_HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$", re.S)
+_TS_RE = re.compile(
+    rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$"
+)
+_ED_RE = re.compile(rb"^\d+(?:,\d+)?[acd]$")
+_BINARY_RE = re.compile(rb"^Binary files .* differ$")
+_MAX_COUNT = 10**9  # counts above this are reported as huge, never allocated
+
+GIT_HEADERS = (
+    b"old mode ",
+    b"new mode ",
+    b"deleted file mode ",
+    b"new file mode ",
+    b"similarity index ",
+    b"dissimilarity index ",
+    b"rename from ",
+    b"rename to ",
+    b"copy from ",
+    b"copy to ",
+    b"index ",
+)
+
+
+@dataclass
+class Problem:
+    """One defect found in a patch file.
+
+    :param lineno: 1-based line number in the patch file.
+    :param kind: ``count`` (declared count differs from the body), ``stray`` (a line after a
+        complete hunk), ``noop`` (a hunk with no ``-``/``+`` line), ``marker`` (a misplaced
+        ``\\ No newline`` line).
+    :param message: the reason, phrased for the user.
+    """
+
+    lineno: int
+    kind: str
+    message: str
+
+
+@dataclass
+class BodyLine:
+    """One hunk body line: ``kind`` is ``ord(' ')``, ``ord('-')`` or ``ord('+')``; ``text`` has
+    neither the kind byte nor the LF; ``newline`` is False when a ``\\ No newline at end of file``
+    marker follows; ``lineno`` is the 1-based line in the patch file."""
+
+    kind: int
+    text: bytes
+    newline: bool
+    lineno: int
+
+
+@dataclass
+class Hunk:
+    """A unified hunk ``@@ -old_start,old_count +new_start,new_count @@section``.
+
+    Counts are as declared in the header (an omitted count is 1 and ``*_given`` is False);
+    ``lines`` is the body as delimited by structure; ``counted_old``/``counted_new`` are the
+    line counts of that body.
+    """
+
+    number: int
+    lineno: int
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    old_count_given: bool
+    new_count_given: bool
+    section: bytes
+    lines: list[BodyLine] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def counted_old(self) -> int:
+        return sum(1 for ln in self.lines if ln.kind != PLUS)
+
+    @property
+    def counted_new(self) -> int:
+        return sum(1 for ln in self.lines if ln.kind != MINUS)
+
+    def changes_nothing(self) -> bool:
+        """True when the body has no ``-`` and no ``+`` line (GNU patch calls it malformed)."""
+        return all(ln.kind == SP for ln in self.lines)
+
+
+@dataclass
+class Name:
+    """A file name from a patch header: ``raw`` as written (unquoted), ``prefixless`` True for
+    git's ``rename from``/``copy to`` names, which carry no ``a/``/``b/`` prefix."""
+
+    raw: bytes
+    prefixless: bool = False
+
+    def stripped(self, strip: int) -> str | None:
+        """The name with ``strip`` leading components removed (GNU patch ``-pN``), as a str
+        (file-system encoding, surrogateescape); None when it has too few components."""
+        n = max(0, strip - 1) if self.prefixless else strip
+        parts = self.raw.split(b"/")
+        # GNU patch collapses repeated slashes when stripping.
+        comps = [p for p in parts if p]
+        if self.raw.startswith(b"/"):
+            if n == 0:
+                return os.fsdecode(self.raw)
+        if len(comps) <= n:
+            return None
+        return os.fsdecode(b"/".join(comps[n:]))
+
+
+@dataclass
+class FileSection:
+    """The changes of one file: names, git extended headers, hunks.
+
+    ``old_absent``/``new_absent`` say that side does not exist (``/dev/null``, a
+    ``new file mode``/``deleted file mode`` header, or diff -N's epoch timestamp).
+    Modes are integers (``0o100644``) or None.
+    """
+
+    lineno: int
+    git: bool
+    old: Name | None = None
+    new: Name | None = None
+    old_absent: bool = False
+    new_absent: bool = False
+    rename: bool = False
+    copy: bool = False
+    old_mode: int | None = None
+    new_mode: int | None = None
+    hunks: list[Hunk] = field(default_factory=list)
+
+    def display_name(self) -> str:
+        """The name to show the user (the new name, else the old, with ``a/``/``b/`` kept)."""
+        for nm in (self.new, self.old):
+            if nm is not None and nm.raw != b"/dev/null":
+                return os.fsdecode(nm.raw)
+        return "?"
+
+
+@dataclass
+class PatchFile:
+    """A parsed patch file: its ``source`` (shown in messages), raw ``lines`` (LF removed),
+    whether the data ended with LF, the file ``sections`` and file-level ``problems``."""
+
+    source: str
+    lines: list[bytes]
+    final_newline: bool
+    sections: list[FileSection]
+    problems: list[Problem] = field(default_factory=list)
+
+    def all_problems(self) -> list[Problem]:
+        """Every problem (file-level and per hunk), ordered by line."""
+        out = list(self.problems)
+        for s in self.sections:
+            for h in s.hunks:
+                out.extend(h.problems)
+        return sorted(out, key=lambda p: p.lineno)
+
+    def require_valid(self) -> None:
+        """Raise :class:`InputError` for the first problem, if any (used before applying)."""
+        probs = self.all_problems()
+        if probs:
+            p = probs[0]
+            raise InputError(self.source, f"line {p.lineno}", p.message)
+
+
+def split_lines(data: bytes) -> tuple[list[bytes], bool]:
+    """Split ``data`` on LF only. Returns (lines without LF, whether data ended with LF)."""
+    if not data:
+        return [], True
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+        return lines, True
+    return lines, False
+
+
+def _unquote(s: bytes) -> tuple[bytes, bytes]:
+    """Parse a C-quoted name at the start of ``s`` (git/GNU style). Returns (name, rest)."""
+    out = bytearray()
+    i = 1
+    esc = {ord("n"): 10, ord("t"): 9, ord('"'): 34, ord("\\"): 92, ord("a"): 7, ord("b"): 8,
+           ord("f"): 12, ord("r"): 13, ord("v"): 11}
+    while i < len(s):
+        c = s[i]
+        if c == 34:
+            return bytes(out), s[i + 1 :]
+        if c == 92 and i + 1 < len(s):
+            d = s[i + 1]
+            if 0x30 <= d <= 0x37:
+                j = i + 1
+                while j < len(s) and j < i + 4 and 0x30 <= s[j] <= 0x37:
+                    j += 1
+                out.append(int(s[i + 1 : j], 8) & 0xFF)
+                i = j
+                continue
+            out.append(esc.get(d, d))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return bytes(out), b""
+
+
+def _is_epoch(ts: bytes) -> bool:
+    m = _TS_RE.match(ts)
+    if not m:
+        return False
+    y, mo, d, hh, mm, ss = (int(x) for x in m.groups()[:6])
+    t = calendar.timegm((y, mo, d, hh, mm, ss, 0, 0, 0))
+    if m.group(7):
+        off = int(m.group(8)) * 3600 + int(m.group(9)) * 60
+        t -= off if m.group(7) == b"+" else -off
+    return t == 0
+
+
+def _header_name(rest: bytes) -> tuple[bytes, bytes]:
+    """Split the text after ``--- ``/``+++ `` into (name, timestamp)."""
+    if rest.startswith(b'"'):
+        name, after = _unquote(rest)
+        return name, after.strip()
+    if b"\t" in rest:
+        name, ts = rest.split(b"\t", 1)
+        return name, ts
+    return rest.rstrip(b" "), b""
+
+
+def _git_names(rest: bytes) -> tuple[bytes, bytes] | None:
+    """Names from ``diff --git A B`` (quoted or not)."""
+    if rest.startswith(b'"'):
+        a, after = _unquote(rest)
+        after = after.lstrip(b" ")
+        b = _unquote(after)[0] if after.startswith(b'"') else after
+        return a, b
+    if rest.endswith(b'"'):
+        k = rest.rfind(b' "')
+        if k < 0:
+            return None
+        return rest[:k], _unquote(rest[k + 1 :])[0]
+    n = len(rest)
+    if n % 2 == 1 and rest[n // 2] == 0x20:
+        a, b = rest[: n // 2], rest[n // 2 + 1 :]
+        if a.split(b"/", 1)[-1] == b.split(b"/", 1)[-1]:
+            return a, b
+    k = rest.rfind(b" b/")
+    if k < 0:
+        k = rest.find(b" ")
+        if k < 0:
+            return None
+    return rest[:k], rest[k + 1 :]
+
+
+def _mode(value: bytes) -> int | None:
+    try:
+        return int(value.strip(), 8)
+    except ValueError:
+        return None
+
+
+class _Parser:
+    def __init__(self, data: bytes, source: str) -> None:
+        self.source = source
+        self.lines, self.final_newline = split_lines(data)
+        self.n = len(self.lines)
+        self.sections: list[FileSection] = []
+        self.problems: list[Problem] = []
+
+    def err(self, i: int, reason: str) -> InputError:
+        return InputError(self.source, f"line {i + 1}", reason)
+
+    # -- structure predicates ------------------------------------------------------------
+    def is_triple(self, i: int) -> bool:
+        ls = self.lines
+        return (
+            i + 2 < self.n
+            and ls[i].startswith(b"--- ")
+            and ls[i + 1].startswith(b"+++ ")
+            and ls[i + 2].startswith(b"@@ -")
+        )
+
+    def is_pair(self, i: int) -> bool:
+        return (
+            i + 1 < self.n
+            and self.lines[i].startswith(b"--- ")
+            and self.lines[i + 1].startswith(b"+++ ")
+        )
+
+    def index_section(self, i: int) -> bool:
+        j = i + 1
+        while j < self.n and self.lines[j].startswith(b"===="):
+            j += 1
+        return self.is_pair(j)
+
+    def section_start(self, i: int) -> bool:
+        ln = self.lines[i]
+        if ln.startswith(b"diff --git "):
+            return True
+        if ln.startswith(b"Index: "):
+            return self.index_section(i)
+        if ln.startswith(b"diff "):
+            return True
+        return self.is_triple(i)
+
+    def check_crlf(self, i: int) -> None:
+        if self.lines[i].endswith(b"\r"):
+            raise self.err(
+                i,
+                "CRLF line endings in the patch headers (convert the patch file to LF line "
+                "endings; a CR inside content lines is kept as content)",
+            )
+
+    # -- top level -----------------------------------------------------------------------
+    def run(self) -> PatchFile:
+        lines = self.lines
+        for k, ln in enumerate(lines):
+            if b"\x00" in ln:
+                raise self.err(k, "NUL byte in the patch: binary content is not supported")
+        i = 0
+        expect_structure = False  # True right after a hunk: only structure may follow
+        while i < self.n:
+            ln = lines[i]
+            if ln.startswith(b"diff --git "):
+                self.check_crlf(i)
+                i = self.git_section(i)
+                expect_structure = True
+            elif ln.startswith(b"Index: ") and self.index_section(i):
+                i += 1
+                while lines[i].startswith(b"===="):
+                    i += 1
+                i = self.plain_section(i, i - 1)
+                expect_structure = True
+            elif ln.startswith(b"diff ") and not ln.startswith(b"diff --git"):
+                i = self.diff_line(i)
+                expect_structure = True
+            elif self.is_triple(i):
+                i = self.plain_section(i, i)
+                expect_structure = True
+            elif expect_structure and ln == b"-- ":
+                expect_structure = False  # mail signature: the rest is a trailer
+                i += 1
+            elif expect_structure and ln.strip(b" \t\r") == b"" and all(
+                not x.strip(b" \t\r") for x in lines[i:]
+            ):
+                break  # blank lines at the end of the file
+            elif expect_structure:
+                if _BINARY_RE.match(ln):
+                    raise self.err(i, f"binary patch ({ln.decode('utf-8', 'replace')}): "
+                                   "binary patches are not supported")
+                self.problems.append(
+                    Problem(
+                        i + 1,
+                        "stray",
+                        "stray line after a complete hunk (only @@, diff, Index:, a ---/+++ "
+                        "pair, a '-- ' signature or the end of the file may follow)",
+                    )
+                )
+                expect_structure = False
+                i += 1
+            else:
+                if ln.startswith(b"@@ -") and self.sections:
+                    pass  # prose mentioning @@ after a signature: ignored like other prose
+                i += 1
+        if not self.sections:
+            self.no_sections()
+        return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
+
+    def no_sections(self) -> None:
+        lines = self.lines
+        for k, ln in enumerate(lines):
+            if _ED_RE.match(ln) and (k + 1 >= self.n or lines[k + 1] != b"" ):
+                if k + 1 < self.n and (lines[k + 1].startswith((b"< ", b"> ")) ):
+                    raise self.err(k, "normal (non-unified) diff: not supported; "
+                                   "regenerate it with diff -u")
+                raise self.err(k, "ed script: refused (dryboot never runs ed scripts)")
+            if ln.startswith(b"*** ") and k + 1 < self.n and lines[k + 1].startswith(b"--- "):
+                raise self.err(k, "context diff: not supported; regenerate it with diff -u")
+            if _BINARY_RE.match(ln) or ln == b"GIT binary patch":
+                raise self.err(k, "binary patch: binary patches are not supported")
+        raise InputError(self.source, None, "no unified diff found (no ---/+++/@@ section)")
+
+    def diff_line(self, i: int) -> int:
+        """A plain ``diff ...`` line (e.g. ``diff -ruN a/x b/x``): header garbage before a
+        ``---``/``+++`` pair, or a binary notice."""
+        self.check_crlf(i)
+        j = i + 1
+        while j < self.n:
+            ln = self.lines[j]
+            if _BINARY_RE.match(ln):
+                raise self.err(j, f"binary patch ({ln.decode('utf-8', 'replace')}): "
+                               "binary patches are not supported")
+            if self.is_pair(j):
+                return self.plain_section(j, i)
+            if ln.startswith((b"diff ", b"Index: ", b"@@")) or j - i > 20:
+                break
+            j += 1
+        return i + 1
+
+    # -- sections ------------------------------------------------------------------------
+    def names_from_pair(self, sec: FileSection, i: int) -> None:
+        self.check_crlf(i)
+        self.check_crlf(i + 1)
+        oname, ots = _header_name(self.lines[i][4:])
+        nname, nts = _header_name(self.lines[i + 1][4:])
+        if oname == b"/dev/null" or (not sec.git and _is_epoch(ots)):
+            sec.old_absent = True
+        if nname == b"/dev/null" or (not sec.git and _is_epoch(nts)):
+            sec.new_absent = True
+        if sec.git and (sec.rename or sec.copy):
+            return  # names come from rename/copy headers
+        if oname != b"/dev/null" or sec.old is None:
+            sec.old = Name(oname)
+        if nname != b"/dev/null" or sec.new is None:
+            sec.new = Name(nname)
+
+    def plain_section(self, i: int, start: int) -> int:
+        sec = FileSection(lineno=start + 1, git=False)
+        self.names_from_pair(sec, i)
+        self.sections.append(sec)
+        j = i + 2
+        if j >= self.n or not self.lines[j].startswith(b"@@"):
+            raise self.err(j if j < self.n else i + 1, "no hunk after the ---/+++ header")
+        return self.hunks(sec, j)
+
+    def git_section(self, i: int) -> int:
+        sec = FileSection(lineno=i + 1, git=True)
+        names = _git_names(self.lines[i][len(b"diff --git ") :])
+        if names is None:
+            raise self.err(i, "cannot read the file names of this 'diff --git' line")
+        sec.old, sec.new = Name(names[0]), Name(names[1])
+        self.sections.append(sec)
+        j = i + 1
+        while j < self.n:
+            ln = self.lines[j]
+            if ln.startswith(b"GIT binary patch") or _BINARY_RE.match(ln):
+                raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are "
+                               "not supported")
+            if ln.startswith(GIT_HEADERS):
+                self.check_crlf(j)
+                self.git_header(sec, ln, j)
+                j += 1
+                continue
+            if self.is_pair(j):
+                self.names_from_pair(sec, j)
+                j += 2
+                if j >= self.n or not self.lines[j].startswith(b"@@"):
+                    raise self.err(j if j < self.n else j - 1, "no hunk after the ---/+++ header")
+                return self.hunks(sec, j)
+            break
+        if sec.old_absent:
+            sec.old_mode = None
+        return j
+
+    def git_header(self, sec: FileSection, ln: bytes, j: int) -> None:
+        if ln.startswith(b"old mode "):
+            sec.old_mode = _mode(ln[9:])
+        elif ln.startswith(b"new mode "):
+            sec.new_mode = _mode(ln[9:])
+        elif ln.startswith(b"deleted file mode "):
+            sec.new_absent = True
+            sec.old_mode = _mode(ln[18:])
+        elif ln.startswith(b"new file mode "):
+            sec.old_absent = True
+            sec.new_mode = _mode(ln[14:])
+        elif ln.startswith(b"rename from "):
+            sec.rename = True
+            sec.old = Name(self.qname(ln[12:]), prefixless=True)
+        elif ln.startswith(b"rename to "):
+            sec.rename = True
+            sec.new = Name(self.qname(ln[10:]), prefixless=True)
+        elif ln.startswith(b"copy from "):
+            sec.copy = True
+            sec.old = Name(self.qname(ln[10:]), prefixless=True)
+        elif ln.startswith(b"copy to "):
+            sec.copy = True
+            sec.new = Name(self.qname(ln[8:]), prefixless=True)
+        elif ln.startswith(b"index "):
+            parts = ln.split()
+            if len(parts) >= 3 and sec.old_mode is None and sec.new_mode is None:
+                m = _mode(parts[2])
+                sec.old_mode = sec.new_mode = m
+
+    @staticmethod
+    def qname(s: bytes) -> bytes:
+        return _unquote(s)[0] if s.startswith(b'"') else s
+
+    # -- hunks ---------------------------------------------------------------------------
+    def hunks(self, sec: FileSection, i: int) -> int:
+        while i < self.n and self.lines[i].startswith(b"@@"):
+            i = self.hunk(sec, i)
+        return i
+
+    def hunk(self, sec: FileSection, i: int) -> int:
+        self.check_crlf(i)
+        header = self.lines[i]
+        m = _HUNK_RE.match(header)
+        if not m:
+            raise self.err(i, "malformed hunk header (expected '@@ -a,b +c,d @@')")
+        nums = [int(x) if x is not None else None for x in m.groups()[:4]]
+        if any(x is not None and x > _MAX_COUNT for x in nums):
+            raise self.err(i, "hunk header number too large")
+        h = Hunk(
+            number=len(sec.hunks) + 1,
+            lineno=i + 1,
+            old_start=nums[0] or 0,
+            old_count=1 if nums[1] is None else nums[1],
+            new_start=nums[2] or 0,
+            new_count=1 if nums[3] is None else nums[3],
+            old_count_given=nums[1] is not None,
+            new_count_given=nums[3] is not None,
+            section=m.group(5),
+        )
+        sec.hunks.append(h)
+        return self.body(sec, h, i + 1)
+
+    def body(self, sec: FileSection, h: Hunk, start: int) -> int:
+        lines, n = self.lines, self.n
+        dold, dnew = h.old_count, h.new_count
+        old = new = 0
+        met: int | None = None
+        body: list[BodyLine] = []
+        idx: list[int] = []
+        i = start
+        while i < n:
+            ln = lines[i]
+            if ln[:1] == b"\\":
+                if not body or not body[-1].newline:
+                    h.problems.append(Problem(i + 1, "marker", "'\\ No newline at end of file' "
+                                              "marker that follows no hunk line"))
+                else:
+                    body[-1].newline = False
+                i += 1
+                continue
+            complete = old == dold and new == dnew
+            if complete and met is None:
+                met = i
+            if ln == b"":
+                kind, text = SP, b""
+            else:
+                kind = ln[0]
+                if kind not in (SP, MINUS, PLUS):
+                    break
+                if kind == MINUS and self.is_triple(i):
+                    break
+                if complete and ln == b"-- ":
+                    break
+                text = ln[1:]
+            body.append(BodyLine(kind, text, True, i + 1))
+            idx.append(i)
+            if kind != PLUS:
+                old += 1
+            if kind != MINUS:
+                new += 1
+            i += 1
+        end = i
+        if old == dold and new == dnew:
+            h.lines = body
+        elif met is not None:
+            k = next(p for p, li in enumerate(idx) if li >= met)
+            extra = body[k:]
+            if end == n and all(b.kind == SP and b.text == b"" and lines[b.lineno - 1] == b""
+                                for b in extra):
+                h.lines = body[:k]  # blank lines at the end of the file
+            else:
+                h.lines = body
+                what = "blank line" if lines[met] == b"" else "line"
+                h.problems.append(Problem(
+                    met + 1, "stray",
+                    f"stray {what} after hunk {h.number} of {sec.display_name()} (its "
+                    f"declared counts -{dold} +{dnew} are complete at line {met}); later hunks "
+                    "would be dropped or misread"))
+        else:
+            h.lines = body
+            ended = "the patch file ends" if end == n else f"line {end + 1} ends the hunk"
+            for side, decl, cnt in (("old", dold, old), ("new", dnew, new)):
+                if decl != cnt:
+                    h.problems.append(Problem(
+                        h.lineno, "count",
+                        f"hunk {h.number} of {sec.display_name()} declares {decl} {side} "
+                        f"line{'s' if decl != 1 else ''}, body has {cnt} ({ended})"))
+        if h.lines and h.changes_nothing() and not h.problems:
+            h.problems.append(Problem(h.lineno, "noop",
+                                      f"hunk {h.number} of {sec.display_name()} changes "
+                                      "nothing (no '-' or '+' line)"))
+        self.check_markers(sec, h)
+        return end
+
+    def check_markers(self, sec: FileSection, h: Hunk) -> None:
+        body = h.lines
+        for k, bl in enumerate(body):
+            if bl.newline:
+                continue
+            rest = body[k + 1 :]
+            bad = (
+                any(r.kind != PLUS for r in rest)
+                if bl.kind in (SP, MINUS)
+                else False
+            ) or (any(r.kind != MINUS for r in rest) if bl.kind in (SP, PLUS) else False)
+            if bad:
+                h.problems.append(Problem(bl.lineno + 1, "marker",
+                                          "'\\ No newline at end of file' after a line that "
+                                          "is not the last of its side"))
+
+
+def parse_patch(data: bytes, source: str) -> PatchFile:
+    """Parse patch ``data`` (bytes). ``source`` names it in messages.
+
+    Count mismatches and stray lines are recorded as :class:`Problem` (see
+    :meth:`PatchFile.all_problems`); structural failures raise :class:`InputError`: CRLF
+    header lines, NUL bytes, binary patches, ed scripts, context/normal diffs, malformed
+    ``@@`` lines, or no unified diff at all.
+    """
+    return _Parser(data, source).run()
+
+
+def read_patch(path: str) -> PatchFile:
+    """Read and parse the patch file at ``path``; :class:`InputError` if unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    return parse_patch(data, path)

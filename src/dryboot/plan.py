@@ -1,0 +1,602 @@
+"""Plan a vLLM engine's KV cache offline: the public entry point of the geometry engine.
+
+:func:`plan` composes the rule modules in the order vLLM runs them at engine start:
+block size (``platforms/interface.py``), per-layer specs (``v1/kv_cache_interface.py`` and
+the attention/mamba layers' ``get_kv_cache_spec``), page unification and grouping
+(``get_kv_cache_groups``), capacity (``get_kv_cache_configs``, ``update_kv_cache_capacity``)
+and the scheduler's block-size invariants (``resolve_kv_cache_block_sizes``,
+``KVCacheCoordinator``). It never raises for a boot failure: a failure is part of the plan
+(``unify_error``, ``memory_error``, violated invariants). Bad input raises
+:class:`~dryboot.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from math import gcd, lcm
+
+from dryboot.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
+from dryboot.capacity import (
+    Capacity,
+    NotEnoughMemory,
+    SchedulerLimits,
+    auto_fit_max_model_len,
+    compute_capacity,
+)
+from dryboot.dtypes import KVQuantMode, kv_quant_mode, torch_dtype_of
+from dryboot.engine_args import EngineArgs
+from dryboot.errors import InputError
+from dryboot.grouping import Grouping, group_layers, uniform_path
+from dryboot.hybrid import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
+from dryboot.modelconfig import LayerKind, ModelGeometry
+from dryboot.specs import (
+    AttentionSpec,
+    LayerSpec,
+    MambaSpec,
+    attention_content_bytes,
+    gdn_state_shapes,
+    mamba1_state_shapes,
+    mamba2_state_shapes,
+)
+from dryboot.unify import Decision, UnifyError
+from dryboot.versions import VersionRules, rules_for
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """A speculative-decoding draft model whose layers join the KV cache.
+
+    :param model: the drafter's geometry (its ``config.json``).
+    :param method: vLLM's ``--speculative-config`` ``method`` (``dflash``, ``eagle``, ``mtp``...).
+    :param kv_cache_dtype: the drafter's KV cache dtype (``None``: the target's).
+    :param attention_backend: its backend (``None``: the target's, or the dtype's default).
+    :param block_size: its layers' starting block (``None``: the version's rule).
+    :param layer_prefix: the module prefix of its layers in reports (``drafter.layers``).
+    """
+
+    model: ModelGeometry
+    method: str = "draft_model"
+    kv_cache_dtype: str | None = None
+    attention_backend: str | None = None
+    block_size: int | None = None
+    layer_prefix: str = "drafter.layers"
+
+
+@dataclass(frozen=True)
+class Policies:
+    """The planner rules a downstream patch stack may change (see :mod:`dryboot.promotion`).
+
+    :param grouping: ``upstream`` | ``pad-sliding-window-buckets``.
+    :param unification: ``upstream`` | ``promote-cover`` | ``promote-divisor`` |
+        ``promote-granular`` | ``promote-kernel``.
+    """
+
+    grouping: str = "upstream"
+    unification: str = "upstream"
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """One layer: its spec as built (``initial``) and after unification (``spec``)."""
+
+    name: str
+    role: str
+    initial: LayerSpec
+    spec: LayerSpec
+    backend: str
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One checked invariant: ``ok`` False means the engine crashes or corrupts memory."""
+
+    name: str
+    ok: bool
+    detail: str
+    consequence: str = ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a boot would compute about the KV cache. Sizes in bytes, blocks in tokens."""
+
+    model: ModelGeometry
+    args: EngineArgs
+    rules: VersionRules
+    policies: Policies
+    model_dtype: str
+    kv_cache_dtype: str
+    backend: AttentionBackend
+    block_size: int
+    block_decision: BlockSizeDecision | None
+    mamba_page_size_bytes: int | None
+    max_model_len: int
+    layers: tuple[LayerPlan, ...]
+    decisions: tuple[Decision, ...]
+    grouping: Grouping | None
+    unify_error: UnifyError | None
+    capacity: Capacity | None
+    memory_error: NotEnoughMemory | None
+    scheduler_block_size: int | None
+    hash_block_size: int | None
+    invariants: tuple[Invariant, ...]
+    log: tuple[str, ...]
+    drafter: Drafter | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """True when the engine boots and every invariant holds."""
+        return all(i.ok for i in self.invariants)
+
+    @property
+    def page_size_bytes(self) -> int | None:
+        """The unified page, or ``None`` when unification failed."""
+        if self.grouping is None or not self.grouping.groups:
+            return None
+        g = self.grouping.groups[0]
+        return sum(g.page_sizes) if g.uniform_type else g.spec.page_size_bytes
+
+    def layer(self, name: str) -> LayerPlan:
+        for lp in self.layers:
+            if lp.name == name:
+                return lp
+        raise KeyError(name)
+
+
+# --------------------------------------------------------------------------------------
+# building blocks
+# --------------------------------------------------------------------------------------
+
+
+def _model_dtype(model: ModelGeometry, args: EngineArgs) -> str:
+    """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16."""
+    if args.dtype == "auto":
+        return "bfloat16" if model.dtype == "float32" else model.dtype
+    return torch_dtype_of(args.dtype, model.dtype)
+
+
+def _backend_for(
+    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
+) -> AttentionBackend:
+    chosen = name or default_backend(kv_cache_dtype, model.use_mla)
+    if chosen not in BACKENDS:
+        raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(BACKENDS)})")
+    backend = BACKENDS[chosen]
+    if backend.is_mla != model.use_mla:
+        what = "an MLA" if model.use_mla else "a non-MLA"
+        raise InputError(flag, chosen, f"{model.source} is {what} model; pick a matching backend")
+    custom = args.custom_dtype(kv_cache_dtype)
+    if custom is not None:
+        return custom_backend(custom, backend)
+    if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
+        raise InputError(
+            flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28"
+        )
+    return backend
+
+
+def _attention_spec(
+    kind: str,
+    model: ModelGeometry,
+    args: EngineArgs,
+    kv_cache_dtype: str,
+    model_dtype: str,
+    backend: AttentionBackend,
+    block_size: int,
+) -> AttentionSpec:
+    tp = args.tensor_parallel_size
+    heads = 1 if kind == "mla" else max(1, model.num_kv_heads // tp)
+    custom = args.custom_dtype(kv_cache_dtype)
+    if custom is not None:
+        quant = KVQuantMode.CUSTOM
+        torch_dtype = "uint8"
+        try:
+            custom_bytes: int | None = custom.content_bytes(model.head_dim)
+        except ValueError as exc:
+            raise InputError("--custom-kv-cache-dtype", custom.name, str(exc)) from None
+    else:
+        quant = kv_quant_mode(kv_cache_dtype)
+        torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
+        custom_bytes = None
+    head_v = 0 if kind == "mla" else model.head_dim_v
+    content = attention_content_bytes(model.head_dim, head_v, torch_dtype, quant, custom_bytes)
+    return AttentionSpec(
+        kind=kind,  # type: ignore[arg-type]
+        block_size=block_size,
+        num_kv_heads=heads,
+        head_size=model.head_dim,
+        head_size_v=head_v,
+        torch_dtype=torch_dtype,
+        kv_cache_dtype=kv_cache_dtype,
+        quant_mode=quant,
+        content_bytes=content,
+        backend=backend.name,
+        indexes_kv_by_block_stride=backend.indexes_kv_by_block_stride,
+        sliding_window=model.sliding_window if kind == "sliding" else None,
+        attention_chunk_size=model.attention_chunk_size if kind == "chunked" else None,
+    )
+
+
+def _mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tuple[str, str]:
+    """(conv dtype, SSM/temporal dtype) as ``MambaStateDtypeCalculator`` resolves them,
+    after the model's config hook (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H float32)."""
+    conv = torch_dtype_of(args.mamba_cache_dtype, model_dtype)
+    ssm_flag = args.mamba_ssm_cache_dtype
+    if ssm_flag == "auto" and model.hf_ssm_dtype is not None:
+        ssm_flag = model.hf_ssm_dtype
+    ssm = conv if ssm_flag == "auto" else torch_dtype_of(ssm_flag, model_dtype)
+    return conv, ssm
+
+
+def _mamba_state(
+    model: ModelGeometry, args: EngineArgs, model_dtype: str
+) -> tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None:
+    tp = args.tensor_parallel_size
+    k = args.num_speculative_tokens
+    conv, ssm = _mamba_dtypes(model, args, model_dtype)
+    try:
+        if model.gdn is not None:
+            g = model.gdn
+            shapes: tuple[tuple[int, ...], ...] = gdn_state_shapes(
+                tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k
+            )
+            return "gdn", shapes, (conv, ssm)
+        if model.mamba2 is not None:
+            m = model.mamba2
+            shapes = mamba2_state_shapes(
+                tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k
+            )
+            return "mamba2", shapes, (conv, ssm)
+        if model.mamba1 is not None:
+            m1 = model.mamba1
+            return "mamba1", mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
+    except ValueError as exc:
+        raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
+    return None
+
+
+def _max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
+    derived = model.max_position_embeddings
+    requested = args.max_model_len
+    if requested is None or requested == -1:
+        if derived is None:
+            raise InputError(
+                model.source, "max_position_embeddings", "missing; give --max-model-len"
+            )
+        return derived
+    if (
+        derived is not None
+        and requested > derived
+        and os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0") not in ("1", "true", "True")
+    ):
+        raise InputError(
+            "--max-model-len",
+            str(requested),
+            f"greater than the derived max_model_len (max_position_embeddings={derived} in "
+            f"{model.source}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+        )
+    return requested
+
+
+def _mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
+    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
+    set; off -> ``none``."""
+    mode = args.mamba_cache_mode or "none"
+    if mode == "all" and not rules.mamba_mode_all:
+        raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
+    if args.enable_prefix_caching:
+        if mode == "none":
+            mode = "align"
+            log.append(
+                f"Mamba cache mode is set to 'align' for {model.architecture} by default when "
+                "prefix caching is enabled"
+            )
+    elif mode != "none":
+        mode = "none"
+        log.append("Mamba cache mode is set to 'none' when prefix caching is disabled")
+    return mode
+
+
+def _sliding_start_block(backend: AttentionBackend, primary_block: int, rules: VersionRules) -> int:
+    """Where a sliding-window layer's block starts (version switch)."""
+    if rules.sliding_window_start == "largest-fitting":
+        return backend.largest_block_at_most(primary_block)
+    fixed = [kb.size for kb in backend.kernel_blocks if not kb.multiple_of]
+    return min(fixed) if fixed else backend.smallest_kernel_block
+
+
+def build_layers(
+    model: ModelGeometry,
+    args: EngineArgs,
+    *,
+    kv_cache_dtype: str,
+    model_dtype: str,
+    backend: AttentionBackend,
+    block_size: int,
+    mamba: tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None,
+    mamba_block: int,
+    mamba_mode: str,
+    mamba_padded: int | None,
+    rules: VersionRules,
+    sliding_block: int | None = None,
+    prefix: str | None = None,
+) -> list[tuple[str, LayerSpec]]:
+    """Every layer's spec as its ``get_kv_cache_spec`` builds it, in module order."""
+    out: list[tuple[str, LayerSpec]] = []
+    sw_block = sliding_block or _sliding_start_block(backend, block_size, rules)
+    for i, kind in enumerate(model.layer_kinds):
+        name = model.layer_name(i) if prefix is None else f"{prefix}.{i}"
+        spec: LayerSpec
+        if kind is LayerKind.NONE:
+            continue
+        if kind.is_mamba:
+            assert mamba is not None
+            mamba_type, shapes, dtypes = mamba
+            spec = MambaSpec(
+                mamba_type=mamba_type,
+                block_size=mamba_block,
+                shapes=shapes,
+                torch_dtypes=dtypes,
+                mamba_cache_mode=mamba_mode,
+                num_speculative_blocks=args.num_speculative_tokens,
+                page_size_padded=mamba_padded,
+            )
+        elif kind is LayerKind.SLIDING:
+            spec = _attention_spec("sliding", model, args, kv_cache_dtype, model_dtype, backend, sw_block)
+        elif kind is LayerKind.CHUNKED:
+            spec = _attention_spec("chunked", model, args, kv_cache_dtype, model_dtype, backend, block_size)
+        elif kind is LayerKind.MLA:
+            spec = _attention_spec("mla", model, args, kv_cache_dtype, model_dtype, backend, block_size)
+        else:
+            spec = _attention_spec("full", model, args, kv_cache_dtype, model_dtype, backend, block_size)
+        out.append((name, spec))
+    return out
+
+
+def _scheduler_blocks(
+    grouping: Grouping, args: EngineArgs, cache_block_size: int
+) -> tuple[int, int, str | None]:
+    """(scheduler block, hash block, error) as ``resolve_kv_cache_block_sizes``."""
+    groups = grouping.groups
+    if len(groups) <= 1:
+        bs = groups[0].block_size if groups and groups[0].kind == "mamba" else cache_block_size
+        return bs, bs, None
+    sizes = [g.block_size for g in groups]
+    scheduler = lcm(*sizes)
+    if not args.enable_prefix_caching:
+        return scheduler, scheduler, None
+    if any(g.kind == "mamba" and getattr(g.spec, "mamba_cache_mode", "") != "align" for g in groups):
+        return scheduler, scheduler, None
+    hash_block = args.prefix_match_unit if args.prefix_match_unit is not None else gcd(*sizes)
+    if any(bs % hash_block for bs in sizes):
+        return scheduler, hash_block, (
+            f"Invalid prefix_match_unit={hash_block}; all KV cache group block sizes must be "
+            f"divisible by prefix_match_unit. Got group block sizes={sizes}."
+        )
+    return scheduler, hash_block, None
+
+
+# --------------------------------------------------------------------------------------
+# the plan
+# --------------------------------------------------------------------------------------
+
+
+def plan(
+    model: ModelGeometry,
+    args: EngineArgs | None = None,
+    *,
+    drafter: Drafter | None = None,
+    policies: Policies | None = None,
+) -> Plan:
+    """Plan the KV cache vLLM builds for ``model`` under ``args``.
+
+    :raises InputError: an impossible flag or a model the flags cannot serve (the message
+        names the flag or config field).
+    """
+    from dryboot.promotion import unify_with_policy  # local: keeps import graph acyclic
+
+    args = args or EngineArgs()
+    policies = policies or Policies()
+    args.validate()
+    rules = rules_for(args.vllm_version)
+    log: list[str] = []
+    notes: list[str] = []
+
+    model_dtype = _model_dtype(model, args)
+    kv_dtype = args.kv_cache_dtype
+    backend = _backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
+    max_model_len = _max_model_len(model, args)
+    has_mamba = any(k.is_mamba for k in model.layer_kinds)
+    mamba_mode = _mamba_cache_mode(model, args, rules, log) if has_mamba else "none"
+
+    block_size, phase1_log = preferred_block_size(backend, args.block_size)
+    log.extend(phase1_log)
+    mamba = _mamba_state(model, args, model_dtype) if has_mamba else None
+    mamba_page: int | None = None
+    decision: BlockSizeDecision | None = None
+    mamba_padded: int | None = None
+    mamba_block = block_size
+    if mamba is not None:
+        probe = MambaSpec(mamba[0], -1, mamba[1], mamba[2], mamba_mode, 0)
+        mamba_page = probe.natural_page_size_bytes
+    if model.is_hybrid and mamba_page is not None:
+        kind = "mla" if model.use_mla else "full"
+        one = _attention_spec(kind, model, args, kv_dtype, model_dtype, backend, 1)
+        decision = align_hybrid_block_size(
+            block_size=block_size,
+            attn_page_size_1_token=one.natural_page_size_bytes,
+            mamba_page_size=mamba_page,
+            backend=backend,
+            mamba_cache_mode=mamba_mode,
+            use_mla=model.use_mla,
+            mamba_chunk_size=model.mamba2.chunk_size if model.mamba2 else None,
+            max_model_len=max_model_len,
+        )
+        block_size = decision.block_size
+        mamba_padded = decision.mamba_page_size_padded
+        mamba_block = decision.mamba_block_size
+        log.extend(decision.log)
+    elif mamba_page is not None:
+        mamba_block = block_size if mamba_mode == "align" else max_model_len
+
+    layers = build_layers(
+        model, args, kv_cache_dtype=kv_dtype, model_dtype=model_dtype, backend=backend,
+        block_size=block_size, mamba=mamba, mamba_block=mamba_block, mamba_mode=mamba_mode,
+        mamba_padded=mamba_padded, rules=rules,
+    )
+    roles = {name: "target" for name, _ in layers}
+    backends = {name: spec.backend if isinstance(spec, AttentionSpec) else mamba_mode for name, spec in layers}
+    drafter_backend: AttentionBackend | None = None
+    if drafter is not None:
+        d_dtype = drafter.kv_cache_dtype or kv_dtype
+        d_backend_name = drafter.attention_backend or (
+            args.attention_backend if drafter.kv_cache_dtype is None else None
+        )
+        drafter_backend = _backend_for(
+            d_backend_name, d_dtype, drafter.model, args, "--speculative-config attention_backend"
+        )
+        d_model_dtype = _model_dtype(drafter.model, args)
+        d_layers = build_layers(
+            drafter.model, args, kv_cache_dtype=d_dtype, model_dtype=d_model_dtype,
+            backend=drafter_backend, block_size=drafter.block_size or block_size, mamba=None,
+            mamba_block=block_size, mamba_mode=mamba_mode, mamba_padded=None, rules=rules,
+            sliding_block=drafter.block_size, prefix=drafter.layer_prefix,
+        )
+        for name, spec in d_layers:
+            roles[name] = "drafter"
+            backends[name] = spec.backend if isinstance(spec, AttentionSpec) else ""
+        layers.extend(d_layers)
+
+    initial = dict(layers)
+    grouping = uniform_path(layers)
+    unified = layers
+    decisions: list[Decision] = []
+    unify_error: UnifyError | None = None
+    if grouping is None:
+        try:
+            unified, decisions = unify_with_policy(
+                layers, policies.unification, rules, primary_block=block_size,
+                backends={**{n: backend for n in roles if roles[n] == "target"},
+                          **{n: drafter_backend or backend for n in roles if roles[n] == "drafter"}},
+            )
+            grouping = group_layers(unified, policies.grouping)
+        except UnifyError as exc:
+            unify_error = exc
+    layer_plans = tuple(
+        LayerPlan(name, roles[name], initial[name], spec, backends[name]) for name, spec in unified
+    )
+
+    capacity: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    available = args.available_kv_bytes()
+    limits = SchedulerLimits(
+        max_model_len=max_model_len,
+        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+        max_concurrent_batches=args.max_concurrent_batches,
+        mamba2_align_pages=rules.mamba2_align_pages,
+    )
+    if grouping is not None and grouping.groups and available is not None:
+        try:
+            if args.max_model_len == -1:
+                fitted, line = auto_fit_max_model_len(grouping.groups, limits, available)
+                log.append(line)
+                limits = replace(limits, max_model_len=fitted)
+                max_model_len = fitted
+            capacity = compute_capacity(
+                grouping.groups, limits, available, args.num_gpu_blocks_override
+            )
+            log.extend(capacity.log)
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    elif available is None:
+        notes.append(
+            "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
+            "blocks and concurrency not computed."
+        )
+
+    scheduler_block = hash_block = None
+    invariants: list[Invariant] = []
+    if unify_error is not None:
+        invariants.append(Invariant(
+            "page-unification", False, str(unify_error),
+            "NotImplementedError in get_kv_cache_groups: the engine does not start",
+        ))
+    if grouping is not None and grouping.groups:
+        scheduler_block, hash_block, hash_error = _scheduler_blocks(grouping, args, block_size)
+        invariants.extend(
+            _check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_plans, backend, drafter_backend, roles)
+        )
+    if memory_error is not None:
+        invariants.append(Invariant(
+            "one-request-fits", False, str(memory_error),
+            "ValueError at engine start",
+        ))
+    elif capacity is not None:
+        invariants.append(Invariant(
+            "one-request-fits", True,
+            f"one {max_model_len:,}-token request needs {capacity.request_bytes:,} B of "
+            f"{capacity.available_bytes:,} B",
+        ))
+
+    return Plan(
+        model=model, args=args, rules=rules, policies=policies, model_dtype=model_dtype,
+        kv_cache_dtype=kv_dtype, backend=backend, block_size=block_size,
+        block_decision=decision, mamba_page_size_bytes=mamba_page, max_model_len=max_model_len,
+        layers=layer_plans, decisions=tuple(decisions), grouping=grouping,
+        unify_error=unify_error, capacity=capacity, memory_error=memory_error,
+        scheduler_block_size=scheduler_block, hash_block_size=hash_block,
+        invariants=tuple(invariants), log=tuple(log), drafter=drafter, notes=tuple(notes),
+    )
+
+
+def _check_invariants(
+    grouping: Grouping,
+    scheduler_block: int,
+    hash_block: int,
+    hash_error: str | None,
+    layers: tuple[LayerPlan, ...],
+    backend: AttentionBackend,
+    drafter_backend: AttentionBackend | None,
+    roles: dict[str, str],
+) -> list[Invariant]:
+    out: list[Invariant] = []
+    groups = grouping.groups
+    if grouping.path == "hybrid":
+        pages = {g.spec.page_size_bytes for g in groups}
+        out.append(Invariant(
+            "uniform-page-size", len(pages) == 1,
+            f"every group's page is {pages.pop():,} B" if len(pages) == 1
+            else f"groups have pages {sorted(pages)}",
+            "AssertionError in get_uniform_page_size" if len(pages) != 1 else "",
+        ))
+    sizes = [g.block_size for g in groups]
+    divides = all(scheduler_block % b == 0 for b in sizes) and scheduler_block % hash_block == 0
+    out.append(Invariant(
+        "scheduler-block",
+        divides,
+        f"scheduler block {scheduler_block} = LCM{tuple(sizes)}; hash block {hash_block}"
+        if len(groups) > 1 else f"scheduler block {scheduler_block}, group block {sizes[0]}",
+        "" if divides else "AssertionError in KVCacheCoordinator at engine start",
+    ))
+    if hash_error is not None:
+        out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
+    bad: list[str] = []
+    for lp in layers:
+        spec = lp.spec
+        if not isinstance(spec, AttentionSpec):
+            continue
+        be = drafter_backend if roles.get(lp.name) == "drafter" and drafter_backend else backend
+        if not be.supports_block_size(spec.block_size):
+            bad.append(
+                f"{lp.name}: block {spec.block_size} is not a multiple of "
+                f"{'/'.join(str(k) for k in be.kernel_blocks)} ({be.name})"
+            )
+    out.append(Invariant(
+        "kernel-block-size", not bad,
+        "every attention block is addressable by its backend's kernel" if not bad else "; ".join(bad[:3])
+        + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
+        "" if not bad else "illegal memory access at run time (not a boot error)",
+    ))
+    return out

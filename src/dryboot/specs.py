@@ -1,0 +1,207 @@
+"""Per-layer KV cache specs and their page sizes.
+
+Mirrors vLLM 0.28.0's ``vllm/v1/kv_cache_interface.py`` (``AttentionSpec``,
+``FullAttentionSpec``, ``SlidingWindowSpec``, ``ChunkedLocalAttentionSpec``,
+``MLAAttentionSpec``, ``MambaSpec``: ``page_size_bytes``), the Triton backend's
+``customize_spec`` (per-token-head scales) and the state shapes of
+``vllm/model_executor/layers/mamba/mamba_utils.py`` (``MambaStateShapeCalculator``).
+All sizes are bytes; block sizes are tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from math import prod
+from typing import Literal
+
+from dryboot.dtypes import KVQuantMode, dtype_bytes
+
+AttentionKind = Literal["full", "sliding", "chunked", "mla"]
+
+
+@dataclass(frozen=True)
+class AttentionSpec:
+    """One attention layer's cache spec.
+
+    Page = ``num_kv_heads * block_size * content_bytes`` unless ``page_size_padded`` is set
+    (then that, never smaller than the natural page). ``content_bytes`` is bytes per head per
+    token, K and V together: ``(head_size + head_size_v) * dtype bytes``, plus two fp32 scales
+    for per-token-head caches, or a custom cache's declared value.
+
+    :param kind: ``full``, ``sliding`` (``sliding_window`` tokens), ``chunked``
+        (``attention_chunk_size`` tokens) or ``mla``.
+    :param backend: the attention backend name serving the layer (for kernel checks).
+    :param indexes_kv_by_block_stride: the backend may read a padded page.
+    """
+
+    kind: AttentionKind
+    block_size: int
+    num_kv_heads: int
+    head_size: int
+    head_size_v: int
+    torch_dtype: str
+    kv_cache_dtype: str
+    quant_mode: KVQuantMode
+    content_bytes: int
+    backend: str
+    indexes_kv_by_block_stride: bool
+    sliding_window: int | None = None
+    attention_chunk_size: int | None = None
+    page_size_padded: int | None = None
+
+    @property
+    def natural_page_size_bytes(self) -> int:
+        """``num_kv_heads * block_size * content_bytes`` (vLLM's unpadded page)."""
+        return self.num_kv_heads * self.block_size * self.content_bytes
+
+    @property
+    def page_size_bytes(self) -> int:
+        if self.page_size_padded is not None:
+            return self.page_size_padded
+        return self.natural_page_size_bytes
+
+    @property
+    def bytes_per_token(self) -> int:
+        """Natural page bytes of one token (``num_kv_heads * content_bytes``)."""
+        return self.num_kv_heads * self.content_bytes
+
+    def with_block_size(self, block_size: int) -> AttentionSpec:
+        return replace(self, block_size=block_size)
+
+    def with_padded_page(self, page_size_padded: int) -> AttentionSpec:
+        """The same spec paying ``page_size_padded`` bytes per block.
+
+        :raises ValueError: when the padded page is smaller than the natural page.
+        """
+        if page_size_padded < self.natural_page_size_bytes:
+            raise ValueError("a padded page cannot be smaller than the natural page")
+        return replace(self, page_size_padded=page_size_padded)
+
+    def describe(self) -> str:
+        if self.kind == "sliding":
+            return f"sliding window {self.sliding_window}"
+        if self.kind == "chunked":
+            return f"chunked local {self.attention_chunk_size}"
+        return "MLA" if self.kind == "mla" else "full attention"
+
+
+@dataclass(frozen=True)
+class MambaSpec:
+    """One mamba-family layer's state spec (``MambaSpec``).
+
+    Page = sum over state tensors of ``prod(shape) * dtype bytes``, independent of the block
+    size, or ``page_size_padded`` when set.
+
+    :param mamba_type: ``gdn`` (Gated DeltaNet), ``mamba2`` or ``mamba1``.
+    :param mamba_cache_mode: ``none``, ``align`` or ``all``.
+    :param num_speculative_blocks: extra state pages per request (= speculative tokens).
+    """
+
+    mamba_type: str
+    block_size: int
+    shapes: tuple[tuple[int, ...], ...]
+    torch_dtypes: tuple[str, ...]
+    mamba_cache_mode: str
+    num_speculative_blocks: int
+    page_size_padded: int | None = None
+
+    kind: Literal["mamba"] = "mamba"
+
+    @property
+    def natural_page_size_bytes(self) -> int:
+        return sum(prod(s) * dtype_bytes(d) for s, d in zip(self.shapes, self.torch_dtypes, strict=True))
+
+    @property
+    def page_size_bytes(self) -> int:
+        if self.page_size_padded is not None:
+            return self.page_size_padded
+        return self.natural_page_size_bytes
+
+    def with_block_size(self, block_size: int) -> MambaSpec:
+        return replace(self, block_size=block_size)
+
+    def with_padded_page(self, page_size_padded: int) -> MambaSpec:
+        if page_size_padded < self.natural_page_size_bytes:
+            raise ValueError("a padded page cannot be smaller than the natural page")
+        return replace(self, page_size_padded=page_size_padded)
+
+    def describe(self) -> str:
+        return {"gdn": "Gated DeltaNet", "mamba2": "Mamba2", "mamba1": "Mamba1"}[self.mamba_type]
+
+
+LayerSpec = AttentionSpec | MambaSpec
+
+
+def attention_content_bytes(
+    head_size: int,
+    head_size_v: int,
+    torch_dtype: str,
+    quant_mode: KVQuantMode,
+    custom_bytes: int | None = None,
+) -> int:
+    """Bytes per head per token of an attention cache.
+
+    ``(head_size + head_size_v) * dtype bytes``; per-token-head caches (Triton's
+    ``customize_spec``) add one fp32 scale for K and one for V, after halving the head sizes
+    for int4. A custom cache gives its own value.
+    """
+    if custom_bytes is not None:
+        return custom_bytes
+    if quant_mode.is_per_token_head:
+        hk, hv = head_size, head_size_v
+        if quant_mode is KVQuantMode.INT4_PER_TOKEN_HEAD:
+            hk, hv = hk // 2, hv // 2
+        return (hk + hv) * dtype_bytes(torch_dtype) + 2 * 4
+    return (head_size + head_size_v) * dtype_bytes(torch_dtype)
+
+
+def _divide(numerator: int, denominator: int, what: str) -> int:
+    if numerator % denominator:
+        raise ValueError(f"{what} ({numerator}) is not divisible by the tensor-parallel size {denominator}")
+    return numerator // denominator
+
+
+def gdn_state_shapes(
+    tp: int, num_k_heads: int, num_v_heads: int, head_k_dim: int, head_v_dim: int,
+    conv_kernel: int, num_spec: int,
+) -> tuple[tuple[int, int], tuple[int, int, int]]:
+    """Gated DeltaNet state: conv ``(kernel - 1 + spec, conv_dim / TP)`` with
+    ``conv_dim = 2*nk*dk + nv*dv``, temporal ``(nv / TP, dv, dk)``
+    (``gated_delta_net_state_shape``, conv layout ``SD``).
+
+    :raises ValueError: when a dimension does not split across ``tp`` ranks.
+    """
+    conv_dim = head_k_dim * num_k_heads * 2 + head_v_dim * num_v_heads
+    conv = (conv_kernel - 1 + num_spec, _divide(conv_dim, tp, "GDN conv_dim"))
+    temporal = (_divide(num_v_heads, tp, "linear_num_value_heads"), head_v_dim, head_k_dim)
+    return conv, temporal
+
+
+def mamba2_state_shapes(
+    tp: int, num_heads: int, head_dim: int, n_groups: int, state_size: int,
+    conv_kernel: int, num_spec: int,
+) -> tuple[tuple[int, int], tuple[int, int, int]]:
+    """Mamba2 state: ``d_inner = heads*head_dim``, groups padded for TP
+    (``extra_groups_for_head_shards``), ``conv_dim = d_inner + 2*groups*state``;
+    conv ``(kernel - 1 + spec, conv_dim / TP)``, ssm ``(heads / TP, head_dim, state)``
+    (``mamba2_state_shape``).
+
+    :raises ValueError: when a dimension does not split across ``tp`` ranks.
+    """
+    groups = n_groups if n_groups % tp == 0 else n_groups + (tp - n_groups)
+    conv_dim = num_heads * head_dim + 2 * groups * state_size
+    conv = (conv_kernel - 1 + num_spec, _divide(conv_dim, tp, "Mamba2 conv_dim"))
+    ssm = (_divide(num_heads, tp, "mamba_num_heads"), head_dim, state_size)
+    return conv, ssm
+
+
+def mamba1_state_shapes(
+    tp: int, d_inner: int, d_state: int, d_conv: int
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Mamba1 state: conv ``(d_conv - 1, d_inner / TP)``, ssm ``(d_inner / TP, d_state)``
+    (``mamba1_state_shape``).
+
+    :raises ValueError: when ``d_inner`` does not split across ``tp`` ranks.
+    """
+    per_rank = _divide(d_inner, tp, "Mamba1 intermediate size")
+    return (d_conv - 1, per_rank), (per_rank, d_state)

@@ -1,0 +1,121 @@
+"""Page-size unification: every KV cache group must share one page size.
+
+The ``upstream`` rule mirrors vLLM 0.28.0's ``unify_kv_cache_spec_page_size``
+(``vllm/v1/core/kv_cache_utils.py``): with ``max`` the largest page, a mamba layer pads its
+page to ``max``; a layer whose page divides ``max`` scales its block by ``max // page``;
+an attention layer whose backend indexes KV by block stride pads to ``max`` (from 0.29: any
+non-MLA attention); anything else is vLLM's ``NotImplementedError``.
+
+Downstream promotion policies (``promote-*``) are in :mod:`dryboot.promotion` and run
+before this rule for the sliding-window layers they apply to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.versions import VersionRules
+
+UNIFY_ERROR = (
+    "page size is not divisible by the maximum page size and cannot be padded. Padding is "
+    "only supported for attention layers whose backend indexes KV pages by the block stride "
+    "(indexes_kv_by_block_stride is True)."
+)
+
+
+class UnifyError(Exception):
+    """vLLM's ``NotImplementedError`` from ``unify_kv_cache_spec_page_size``.
+
+    :param layer: the layer that can neither scale nor pad.
+    """
+
+    def __init__(self, layer: str, message: str) -> None:
+        self.layer = layer
+        super().__init__(f"Layer {layer}: {message}")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One unification decision, for the report: ``action`` is ``keep``, ``scale``,
+    ``pad``, ``promote`` or ``skip-promotion``."""
+
+    layer: str
+    action: str
+    message: str
+
+
+def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
+    """Whether ``unify`` may pad this layer's page (mamba always; attention by version)."""
+    if isinstance(spec, MambaSpec):
+        return True
+    if rules.pad_requires_block_stride:
+        return spec.indexes_kv_by_block_stride
+    # 0.29+: any non-MLA attention pads, unless its (custom) kernel cannot read a padded page.
+    return spec.kind != "mla" and (spec.indexes_kv_by_block_stride or spec.quant_mode.value != "custom")
+
+
+def fit_to_page(name: str, spec: LayerSpec, max_page: int, rules: VersionRules) -> tuple[LayerSpec, Decision]:
+    """Bring one layer to ``max_page`` bytes as upstream ``unify`` does.
+
+    :raises UnifyError: when the layer can neither scale nor pad.
+    """
+    page = spec.page_size_bytes
+    if page == max_page:
+        return spec, Decision(name, "keep", f"{name}: page {page} B is the maximum")
+    if isinstance(spec, MambaSpec):
+        return spec.with_padded_page(max_page), Decision(
+            name, "pad", f"Padding {name} page from {page} to {max_page} B (mamba state)"
+        )
+    if max_page % page == 0:
+        ratio = max_page // page
+        new = spec.with_block_size(spec.block_size * ratio)
+        return new, Decision(
+            name,
+            "scale",
+            f"Scaling block size of {name} from {spec.block_size} to {new.block_size} tokens "
+            f"(page {page} B x {ratio} = {max_page} B)",
+        )
+    if can_pad(spec, rules):
+        return spec.with_padded_page(max_page), Decision(
+            name,
+            "pad",
+            f"Padding {name} page from {page} to {max_page} B at block {spec.block_size} "
+            f"({100 * (max_page - page) / max_page:.2f}% of each block unused)",
+        )
+    raise UnifyError(name, UNIFY_ERROR)
+
+
+def can_reach(spec: LayerSpec, max_page: int, rules: VersionRules) -> bool:
+    """Whether ``spec`` can be brought to ``max_page`` (scale or pad) without error."""
+    page = spec.page_size_bytes
+    if page > max_page:
+        return False
+    return page == max_page or isinstance(spec, MambaSpec) or max_page % page == 0 or can_pad(spec, rules)
+
+
+def unify_page_sizes(
+    layers: Sequence[tuple[str, LayerSpec]], rules: VersionRules
+) -> tuple[list[tuple[str, LayerSpec]], list[Decision]]:
+    """Upstream unification of ``layers`` (name, spec), order kept.
+
+    :returns: the unified (name, spec) list and one :class:`Decision` per changed layer.
+    :raises UnifyError: vLLM's ``NotImplementedError`` (the layer is named).
+    """
+    pages = {spec.page_size_bytes for _, spec in layers}
+    if len(pages) <= 1:
+        return list(layers), []
+    max_page = max(pages)
+    out: list[tuple[str, LayerSpec]] = []
+    decisions: list[Decision] = []
+    for name, spec in layers:
+        new, decision = fit_to_page(name, spec, max_page, rules)
+        out.append((name, new))
+        if decision.action != "keep":
+            decisions.append(decision)
+    return out, decisions
+
+
+def is_attention(spec: LayerSpec) -> bool:
+    return isinstance(spec, AttentionSpec)

@@ -1,0 +1,95 @@
+"""vLLM versions as tables of behaviour switches, not copies of code.
+
+Each :class:`VersionRules` names the rules that changed between vLLM releases
+(``kv-geometry-rules.md`` section 6). 0.28.0 is the baseline and the default; later entries
+flip switches. Rule modules read switches; they never compare version strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dryboot.errors import InputError
+
+
+@dataclass(frozen=True)
+class VersionRules:
+    """Behaviour switches of one vLLM version.
+
+    :param version: the vLLM version these switches describe.
+    :param pad_requires_block_stride: ``unify`` pads an attention page only when the backend
+        indexes KV by block stride (0.28); from 0.29 any non-MLA attention may pad.
+    :param sliding_window_start: where sliding-window layers start their block: ``smallest``
+        kernel block (0.28, 0.29: ``unify`` scales them) or ``largest-fitting`` kernel block
+        whose page fits ``sw_bytes_per_token * primary_block`` (0.30+).
+    :param mamba_mode_all: whether ``--mamba-cache-mode all`` exists (removed in 0.32).
+    :param hybrid_block_lcm_of_backends: the hybrid block B is also rounded to the LCM of every
+        backend's smallest kernel block (0.32+).
+    :param mamba2_align_pages: pages one request holds per Mamba2 group in ``align`` mode,
+        before speculative pages (2 until 0.31; 3 from 0.32: one prefill checkpoint).
+    :param gdn_align_sm90: on SM90 the Gated DeltaNet align block (0.33: 64), or ``None``.
+    :param planner_source: the vLLM file the planning functions live in.
+    """
+
+    version: str
+    pad_requires_block_stride: bool = True
+    sliding_window_start: str = "smallest"
+    mamba_mode_all: bool = True
+    hybrid_block_lcm_of_backends: bool = False
+    mamba2_align_pages: int = 2
+    gdn_align_sm90: int | None = None
+    planner_source: str = "vllm/v1/core/kv_cache_utils.py"
+
+
+_V028 = VersionRules("0.28.0")
+_V029 = VersionRules("0.29.0", pad_requires_block_stride=False)
+_V030 = VersionRules("0.30.0", pad_requires_block_stride=False, sliding_window_start="largest-fitting")
+_V032 = VersionRules(
+    "0.32.0",
+    pad_requires_block_stride=False,
+    sliding_window_start="largest-fitting",
+    mamba_mode_all=False,
+    hybrid_block_lcm_of_backends=True,
+    mamba2_align_pages=3,
+)
+_V033 = VersionRules(
+    "0.33.0",
+    pad_requires_block_stride=False,
+    sliding_window_start="largest-fitting",
+    mamba_mode_all=False,
+    hybrid_block_lcm_of_backends=True,
+    mamba2_align_pages=3,
+    gdn_align_sm90=64,
+    planner_source="vllm/v1/core/kv_cache_planning.py",
+)
+
+#: Known versions, oldest first. Only 0.28.0 is verified against vLLM itself.
+VERSIONS: dict[str, VersionRules] = {
+    r.version: r for r in (_V028, _V029, _V030, _V032, _V033)
+}
+DEFAULT_VERSION = "0.28.0"
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:3])
+
+
+def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
+    """The switches in force for ``version`` (``'0.31'``, ``'0.31.2'``...).
+
+    A version between table entries takes the newest entry not after it (0.31.x -> 0.30 rules).
+
+    :raises InputError: for a malformed version or one older than 0.28.0.
+    """
+    text = version.strip()
+    try:
+        key = _key(text if text.count(".") >= 2 else text + ".0")
+    except ValueError:
+        raise InputError(source, text, "expected a version like 0.28.0") from None
+    chosen: VersionRules | None = None
+    for rules in VERSIONS.values():
+        if _key(rules.version) <= key:
+            chosen = rules
+    if chosen is None:
+        raise InputError(source, text, f"dryboot models vLLM {DEFAULT_VERSION} and later")
+    return chosen
