@@ -1,15 +1,111 @@
-"""Page unification under a named policy (upstream vLLM or a downstream promotion rule)."""
+"""Page unification under a named policy: upstream vLLM, or a downstream promotion rule.
+
+Policies (``kv-geometry-rules.md`` section 7, the reference deployment's drafter patch):
+
+* ``upstream`` - vLLM 0.28.0's ``unify_kv_cache_spec_page_size`` (:mod:`dryboot.unify`).
+* ``promote-cover`` - a sliding-window layer whose page does not divide the maximum page is
+  promoted instead of padded: its block rises to the smallest multiple of its current block
+  whose page covers the maximum (the covering block ``C``).
+* ``promote-divisor`` - the promoted block must also divide the primary (attention) block
+  ``P`` (the scheduler LCM invariant): the smallest divisor of ``P`` that is ``>= C``.
+* ``promote-granular`` - that divisor must also be a multiple of the layer's current block
+  (its kernel granularity).
+* ``promote-kernel`` - dryboot's stricter variant: the divisor must be a block the layer's
+  backend supports (``supports_block_size`` over its declared kernel block sizes).
+
+Every promotion policy falls back to upstream (pad at the small block, or vLLM's error)
+when no block qualifies, and skips a promotion whose page some other layer could neither
+scale nor pad to.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from dryboot.backends import AttentionBackend
-from dryboot.specs import LayerSpec
-from dryboot.unify import Decision, unify_page_sizes
+from dryboot.hybrid import cdiv
+from dryboot.specs import AttentionSpec, LayerSpec
+from dryboot.unify import Decision, can_reach, unify_page_sizes
 from dryboot.versions import VersionRules
 
-UNIFICATION_POLICIES: tuple[str, ...] = ("upstream",)
+UNIFICATION_POLICIES: tuple[str, ...] = (
+    "upstream",
+    "promote-cover",
+    "promote-divisor",
+    "promote-granular",
+    "promote-kernel",
+)
+
+
+def divisors_from(value: int, lower: int) -> list[int]:
+    """Divisors of ``value`` that are ``>= lower``, ascending."""
+    small: list[int] = []
+    large: list[int] = []
+    d = 1
+    while d * d <= value:
+        if value % d == 0:
+            small.append(d)
+            if d * d != value:
+                large.append(value // d)
+        d += 1
+    return [x for x in small + large[::-1] if x >= lower]
+
+
+def covering_block(block_size: int, bytes_per_token: int, max_page: int) -> int:
+    """Smallest multiple of ``block_size`` whose page (``block * bytes_per_token``) is
+    ``>= max_page`` (tokens)."""
+    return block_size * cdiv(max_page, block_size * bytes_per_token)
+
+
+@dataclass(frozen=True)
+class PromotionChoice:
+    """What one policy picks for a (primary block, covering block) pair.
+
+    :param block: the promoted block (tokens), or ``None`` (fall back to padding).
+    :param candidates: the divisors it considered, ascending.
+    :param reason: one line, as the patch logs it.
+    """
+
+    policy: str
+    block: int | None
+    candidates: tuple[int, ...]
+    reason: str
+
+
+def choose_block(
+    policy: str,
+    *,
+    primary_block: int,
+    covering: int,
+    granularity: int,
+    supports: Callable[[int], bool] | None = None,
+) -> PromotionChoice:
+    """The block ``policy`` promotes to, given the covering block ``C``.
+
+    ``granularity`` is the layer's current block; ``supports`` its backend's
+    ``supports_block_size`` (``promote-kernel``).
+    """
+    if policy == "promote-cover":
+        return PromotionChoice(policy, covering, (covering,), f"covering block {covering}")
+    cands = divisors_from(primary_block, covering)
+    if policy == "promote-divisor":
+        ok = cands
+    elif policy == "promote-granular":
+        ok = [d for d in cands if d % granularity == 0]
+    elif policy == "promote-kernel":
+        if supports is None:
+            raise ValueError("promote-kernel needs the backend's supports_block_size")
+        ok = [d for d in cands if supports(d)]
+    else:
+        raise ValueError(f"unknown promotion policy {policy!r}")
+    if not ok:
+        return PromotionChoice(
+            policy, None, tuple(cands),
+            f"no divisor of the primary block {primary_block} is >= its covering block "
+            f"{covering}" + ("" if policy == "promote-divisor" or not cands else " and qualifies"),
+        )
+    return PromotionChoice(policy, ok[0], tuple(cands), f"divisor {ok[0]} of {primary_block}")
 
 
 def unify_with_policy(
@@ -20,10 +116,52 @@ def unify_with_policy(
     primary_block: int,
     backends: Mapping[str, AttentionBackend],
 ) -> tuple[list[tuple[str, LayerSpec]], list[Decision]]:
-    """Unify page sizes under ``policy`` (``upstream`` is vLLM's rule).
+    """Unify page sizes under ``policy``.
 
-    :raises UnifyError: vLLM's ``NotImplementedError``.
+    :param primary_block: the attention block ``P`` (tokens).
+    :param backends: layer name -> the backend serving it (for ``promote-kernel``).
+    :returns: the unified (name, spec) list and the decisions, promotions first.
+    :raises UnifyError: vLLM's ``NotImplementedError`` when a layer can neither scale nor pad.
     """
-    if policy != "upstream":
+    if policy not in UNIFICATION_POLICIES:
         raise ValueError(f"unknown unification policy {policy!r}")
-    return unify_page_sizes(layers, rules)
+    if policy == "upstream":
+        return unify_page_sizes(layers, rules)
+    current = list(layers)
+    decisions: list[Decision] = []
+    for idx, (name, spec) in enumerate(current):
+        if not isinstance(spec, AttentionSpec) or spec.kind != "sliding":
+            continue
+        max_page = max(s.page_size_bytes for _, s in current)
+        page = spec.page_size_bytes
+        if max_page % page == 0:
+            continue
+        cover = covering_block(spec.block_size, spec.bytes_per_token, max_page)
+        backend = backends.get(name)
+        choice = choose_block(
+            policy, primary_block=primary_block, covering=cover, granularity=spec.block_size,
+            supports=backend.supports_block_size if backend else None,
+        )
+        if choice.block is None:
+            decisions.append(Decision(name, "skip-promotion", f"Not promoting {name}: {choice.reason}"))
+            continue
+        new_page = choice.block * spec.bytes_per_token
+        blockers = [
+            other for j, (other, s) in enumerate(current)
+            if j != idx and not can_reach(s, max(new_page, max_page), rules)
+        ]
+        if blockers:
+            decisions.append(Decision(
+                name, "skip-promotion",
+                f"Not promoting {name} to block {choice.block}: {blockers[0]} could neither "
+                f"scale nor pad to its page ({new_page} B)",
+            ))
+            continue
+        current[idx] = (name, spec.with_block_size(choice.block))
+        decisions.append(Decision(
+            name, "promote",
+            f"Raising block size of {name} from {spec.block_size} to {choice.block} tokens so "
+            f"its page ({new_page} B) covers the maximum ({max_page} B)",
+        ))
+    unified, rest = unify_page_sizes(current, rules)
+    return unified, decisions + rest
