@@ -19,6 +19,8 @@ from dryboot.errors import InputError
 # command name -> "module:attribute" of a click.Command; loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("dryboot.cli.plan_cmd", "plan"),
+    "profiles": ("dryboot.cli.profiles_cmd", "profiles"),
+    "promote": ("dryboot.cli.profiles_cmd", "promote"),
     "hunks": ("dryboot.cli.patch_cmds", "hunks"),
     "series": ("dryboot.cli.patch_cmds", "series"),
     "swap": ("dryboot.cli.patch_cmds", "swap"),
@@ -48,12 +50,30 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    """Console-script entry point: runs the CLI, mapping :class:`InputError` to exit 2."""
+    """Console-script entry point.
+
+    Every bad-input path ends as one line on stderr and exit 2: :class:`InputError` from
+    the API, and click's own usage errors (unknown option, bad choice), which click would
+    otherwise print over several lines.
+    """
     try:
-        return cli.main(args=argv, prog_name="dryboot", standalone_mode=True)
-    except InputError as exc:  # raised outside click's own handling (should be rare)
+        cli.main(args=argv, prog_name="dryboot", standalone_mode=False)
+    except InputError as exc:
         click.echo(f"dryboot: error: {exc.line()}", err=True)
         sys.exit(2)
+    except click.exceptions.UsageError as exc:
+        where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
+        click.echo(f"dryboot: error: {where}{exc.format_message()}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("dryboot: aborted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("dryboot: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(0)
 
 
 def fail_input(exc: InputError) -> None:

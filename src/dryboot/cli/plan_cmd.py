@@ -1,0 +1,83 @@
+"""``dryboot plan``: predict the KV-cache lines of a vLLM boot from a config.json."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from dryboot.flags import FLAGS
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Attach every vLLM engine flag of :data:`dryboot.flags.FLAGS` as a click option.
+
+    Values arrive raw (text) in ``engine_flags`` and are parsed by
+    :func:`dryboot.flags.apply_flags`, so errors name the flag.
+    """
+    for flag in reversed(FLAGS):
+        if flag.kind is bool:
+            func = click.option(
+                f"--{flag.name}/--no-{flag.name}", f"flag_{flag.field}", default=None, help=flag.help
+            )(func)
+        else:
+            names = [f"--{flag.name}"]
+            if flag.name == "kv-cache-memory-bytes":
+                names.append("--kv-cache-memory")
+            if flag.name == "tensor-parallel-size":
+                names.append("-tp")
+            func = click.option(*names, f"flag_{flag.field}", default=None, metavar="V", help=flag.help)(func)
+    return func
+
+
+def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
+    """The engine flags the user gave (vLLM names -> raw values)."""
+    out: dict[str, object] = {}
+    for flag in FLAGS:
+        value = kwargs.pop(f"flag_{flag.field}", None)
+        if value is not None:
+            out[flag.name] = value
+    return out
+
+
+@click.command("plan")
+@click.option("--model", "model_path", required=True, metavar="PATH", help="A config.json or a directory holding one.")
+@engine_options
+@click.option("--custom-kv-cache-dtype", "custom_dtypes", multiple=True, metavar="SPEC",
+              help="Declare NAME:BYTES_PER_HEAD_TOKEN[:kernel_block=N][:pad=yes|no]; BYTES may be a "
+                   "formula of head_dim, e.g. kvarn:210*head_dim//256:kernel_block=128:pad=no.")
+@click.option("--speculative-config", "spec_config", metavar="JSON",
+              help='vLLM\'s JSON, e.g. {"method": "dflash", "model": "drafter/", "num_speculative_tokens": 7}; '
+                   "dryboot also reads kv_cache_dtype, attention_backend and block_size for the drafter.")
+@click.option("--speculative-model", "spec_model", metavar="PATH", help="Shorthand: the drafter's config.json.")
+@click.option("--grouping", type=click.Choice(["upstream", "pad-sliding-window-buckets"]), default="upstream",
+              show_default=True, help="KV cache group sizing policy.")
+@click.option("--unification", type=click.Choice(["upstream", "promote-cover", "promote-divisor", "promote-granular", "promote-kernel"]),
+              default="upstream", show_default=True, help="Page-size unification policy.")
+@click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+def plan(model_path: str, custom_dtypes: tuple[str, ...], spec_config: str | None, spec_model: str | None,
+         grouping: str, unification: str, as_json: bool, **kwargs: Any) -> None:
+    """Predict vLLM's KV cache at engine start, offline.
+
+    Prints the lines vLLM logs (block size, mamba padding, "GPU KV cache size", maximum
+    concurrency), tables of layers, groups and capacity, and a verdict per invariant.
+    Exit 0: every invariant holds; 1: an invariant is violated or one request does not
+    fit; 2: bad input.
+    """
+    import json
+
+    from dryboot.plan import Policies
+    from dryboot.plan import plan as make_plan
+    from dryboot.report import plan_to_dict, render_text
+    from dryboot.runner import build_engine_args, load_drafter_and_k
+
+    flags = collect_flags(kwargs)
+    model, args = build_engine_args(model_path, flags, list(custom_dtypes), source_prefix="--")
+    drafter, args = load_drafter_and_k(spec_config, spec_model, args)
+    result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+    if as_json:
+        click.echo(json.dumps(plan_to_dict(result), indent=2))
+    else:
+        click.echo(render_text(result), nl=False)
+    raise SystemExit(0 if result.ok else 1)

@@ -1,0 +1,174 @@
+"""vLLM engine flags by name: one table used by the CLI and by launcher profiles.
+
+Each flag keeps vLLM's spelling (``--kv-cache-dtype``...) and maps to an
+:class:`~dryboot.engine_args.EngineArgs` field. Values are parsed the way vLLM's argument
+parser parses them (human-readable integers for sizes and lengths).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dryboot.dtypes import parse_custom_kv_cache_dtype
+from dryboot.engine_args import EngineArgs
+from dryboot.errors import InputError
+from dryboot.units import parse_human_int, parse_human_int_or_auto
+
+
+def _int(text: str) -> int:
+    return int(text)
+
+
+def _float(text: str) -> float:
+    return float(text)
+
+
+def _bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {text!r}")
+
+
+def _str(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One engine flag: its vLLM name (no dashes), the EngineArgs field, a parser, help."""
+
+    name: str
+    field: str
+    parse: Callable[[str], Any]
+    help: str
+    kind: type = str
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("tensor-parallel-size", "tensor_parallel_size", _int, "TP size (KV heads and state split across ranks).", int),
+    Flag("dtype", "dtype", _str, "Model dtype (auto = the config's)."),
+    Flag("kv-cache-dtype", "kv_cache_dtype", _str, "KV cache dtype (auto, bfloat16, fp8, int8_per_token_head, ... or a custom one)."),
+    Flag("attention-backend", "attention_backend", _str, "Attention backend (FLASH_ATTN, TRITON_ATTN, FLASHINFER, ...)."),
+    Flag("block-size", "block_size", _int, "Attention block size in tokens (default: the backend's preferred, 16).", int),
+    Flag("mamba-cache-dtype", "mamba_cache_dtype", _str, "Mamba conv state dtype (auto = model dtype)."),
+    Flag("mamba-ssm-cache-dtype", "mamba_ssm_cache_dtype", _str, "Mamba SSM/temporal state dtype (auto = config's or conv dtype)."),
+    Flag("mamba-cache-mode", "mamba_cache_mode", _str, "none | align | all (default: align with prefix caching, else none)."),
+    Flag("max-model-len", "max_model_len", parse_human_int_or_auto, "Max model length in tokens (1k = 1000, 1K = 1024; -1/auto fits the budget)."),
+    Flag("max-num-batched-tokens", "max_num_batched_tokens", parse_human_int, "Tokens per scheduler step (default 2048; 8192 on >= 70 GiB GPUs)."),
+    Flag("max-num-seqs", "max_num_seqs", parse_human_int, "Max sequences per step."),
+    Flag("enable-prefix-caching", "enable_prefix_caching", _bool, "Prefix caching (default on).", bool),
+    Flag("async-scheduling", "async_scheduling", _bool, "Async scheduling (default on: two batches in flight).", bool),
+    Flag("kv-cache-memory-bytes", "kv_cache_memory_bytes", parse_human_int, "KV cache budget in bytes (40G = 40 GiB, 40g = 40e9); alias --kv-cache-memory."),
+    Flag("gpu-memory", "gpu_memory_bytes", parse_human_int, "Total GPU memory in bytes (with --non-kv-memory, instead of a KV budget)."),
+    Flag("gpu-memory-utilization", "gpu_memory_utilization", _float, "Fraction of GPU memory vLLM may use (default 0.92).", float),
+    Flag("non-kv-memory", "non_kv_memory_bytes", parse_human_int, "Bytes a boot profiles as non-KV (weights, activations, graphs)."),
+    Flag("num-gpu-blocks-override", "num_gpu_blocks_override", parse_human_int, "Replace the computed number of blocks."),
+    Flag("num-speculative-tokens", "num_speculative_tokens", _int, "Speculative tokens per step (grows mamba state and its pages).", int),
+    Flag("prefix-match-unit", "prefix_match_unit", _int, "Hash block size for prefix matching (default: GCD of group blocks).", int),
+    Flag("vllm-version", "vllm_version", _str, "vLLM version whose rules apply (default 0.28.0)."),
+)
+FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
+ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}
+
+
+def parse_value(flag: Flag, value: object, source: str, where: str) -> Any:
+    """Parse ``value`` (CLI text, or a TOML scalar) for ``flag``.
+
+    :raises InputError: ``<source>: <where>: <reason>``.
+    """
+    if isinstance(value, bool):
+        if flag.kind is not bool:
+            raise InputError(source, where, f"expected a {flag.kind.__name__}, got a boolean")
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise InputError(source, where, f"expected a scalar, got {type(value).__name__}")
+    try:
+        return flag.parse(value)
+    except ValueError as exc:
+        raise InputError(source, where, str(exc)) from None
+
+
+def apply_flags(args: EngineArgs, values: Mapping[str, object], source: str, prefix: str = "") -> EngineArgs:
+    """Return ``args`` with flags (vLLM names without dashes) from ``values`` applied.
+
+    :raises InputError: an unknown flag or a bad value (named with ``prefix``).
+    """
+    changes: dict[str, Any] = {}
+    for raw_name, value in values.items():
+        name = ALIASES.get(raw_name, raw_name)
+        flag = FLAGS_BY_NAME.get(name)
+        if flag is None:
+            raise InputError(source, f"{prefix}{raw_name}", "unknown engine flag")
+        changes[flag.field] = parse_value(flag, value, source, f"{prefix}{raw_name}")
+    return replace(args, **changes)
+
+
+def add_custom_dtypes(args: EngineArgs, specs: list[str], source: str = "--custom-kv-cache-dtype") -> EngineArgs:
+    """Declare custom KV cache dtypes (``NAME:BYTES[:kernel_block=N][:pad=yes|no]``)."""
+    customs = tuple(parse_custom_kv_cache_dtype(s, source) for s in specs)
+    return replace(args, custom_kv_cache_dtypes=args.custom_kv_cache_dtypes + customs)
+
+
+@dataclass(frozen=True)
+class SpeculativeConfig:
+    """vLLM's ``--speculative-config`` keys dryboot reads, plus three of its own:
+    ``kv_cache_dtype``, ``attention_backend`` and ``block_size`` of the drafter's layers."""
+
+    method: str
+    model: str | None
+    num_speculative_tokens: int
+    kv_cache_dtype: str | None = None
+    attention_backend: str | None = None
+    block_size: int | None = None
+
+
+_SPEC_KEYS = {"method", "model", "num_speculative_tokens", "kv_cache_dtype", "attention_backend", "block_size", "draft_tensor_parallel_size"}
+
+
+def parse_speculative_config(data: object, source: str = "--speculative-config") -> SpeculativeConfig:
+    """Read a ``--speculative-config`` (a JSON text or an already-parsed mapping).
+
+    :raises InputError: malformed JSON, unknown keys, wrong types.
+    """
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise InputError(source, f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    if not isinstance(data, Mapping):
+        raise InputError(source, None, "must be a JSON object")
+    unknown = sorted(set(data) - _SPEC_KEYS)
+    if unknown:
+        raise InputError(source, unknown[0], f"unknown key (known: {', '.join(sorted(_SPEC_KEYS))})")
+    k = data.get("num_speculative_tokens", 0)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise InputError(source, "num_speculative_tokens", f"must be an integer >= 0, got {k!r}")
+    block = data.get("block_size")
+    if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 1):
+        raise InputError(source, "block_size", f"must be a positive integer, got {block!r}")
+    for key in ("method", "model", "kv_cache_dtype", "attention_backend"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise InputError(source, key, "must be a string")
+    return SpeculativeConfig(
+        method=str(data.get("method") or "draft_model"),
+        model=data.get("model"),
+        num_speculative_tokens=k,
+        kv_cache_dtype=data.get("kv_cache_dtype"),
+        attention_backend=data.get("attention_backend"),
+        block_size=block,
+    )
+
+
+def resolve_path(path: str, base: Path | None) -> Path:
+    """``path`` relative to ``base`` (a profile file's folder) unless absolute."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() or base is None else base / p

@@ -1,0 +1,235 @@
+"""Render a :class:`~dryboot.plan.Plan`: a JSON-ready dict and a human report.
+
+The human report prints vLLM's own log lines verbatim (so a real boot log can be diffed
+against it), then tables for layers, groups and capacity, then one verdict per invariant.
+``rich`` is imported only when rendering.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from dryboot.plan import Plan
+from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+
+
+def spec_dict(spec: LayerSpec) -> dict[str, Any]:
+    """A layer spec as JSON (bytes, tokens)."""
+    common: dict[str, Any] = {
+        "kind": spec.kind,
+        "block_size": spec.block_size,
+        "page_size_bytes": spec.page_size_bytes,
+        "natural_page_size_bytes": spec.natural_page_size_bytes,
+        "page_size_padded": spec.page_size_padded,
+    }
+    if isinstance(spec, MambaSpec):
+        common.update(
+            mamba_type=spec.mamba_type,
+            shapes=[list(s) for s in spec.shapes],
+            dtypes=list(spec.torch_dtypes),
+            mamba_cache_mode=spec.mamba_cache_mode,
+            num_speculative_blocks=spec.num_speculative_blocks,
+        )
+    else:
+        common.update(
+            num_kv_heads=spec.num_kv_heads,
+            head_size=spec.head_size,
+            head_size_v=spec.head_size_v,
+            kv_cache_dtype=spec.kv_cache_dtype,
+            torch_dtype=spec.torch_dtype,
+            bytes_per_head_token=spec.content_bytes,
+            backend=spec.backend,
+            sliding_window=spec.sliding_window,
+            attention_chunk_size=spec.attention_chunk_size,
+        )
+    return common
+
+
+def summary(p: Plan) -> dict[str, Any]:
+    """The figures a launcher profile is judged by (also what arms are compared on)."""
+    drafter_blocks = sorted({lp.spec.block_size for lp in p.layers if lp.role == "drafter"})
+    cap = p.capacity
+    return {
+        "attention_block_size": p.block_size,
+        "drafter_block_size": drafter_blocks[0] if len(drafter_blocks) == 1 else drafter_blocks or None,
+        "mamba_padding_pct": round(p.block_decision.padding_pct, 2)
+        if p.block_decision and p.block_decision.padding_pct is not None else None,
+        "page_size_bytes": p.page_size_bytes,
+        "num_groups": len(p.grouping.groups) if p.grouping else None,
+        "group_size": p.grouping.group_size if p.grouping else None,
+        "num_blocks": cap.num_blocks if cap else None,
+        "blocks_per_request": cap.total_blocks_per_request if cap else None,
+        "kv_cache_size_tokens": cap.kv_cache_size_tokens if cap else None,
+        "max_concurrency": round(cap.max_concurrency, 2) if cap else None,
+        "max_model_len": p.max_model_len,
+        "ok": p.ok,
+        "violations": [i.name for i in p.invariants if not i.ok],
+    }
+
+
+def plan_to_dict(p: Plan) -> dict[str, Any]:
+    """Every figure of the plan as plain JSON types."""
+    cap = p.capacity
+    return {
+        "model": p.model.source,
+        "architecture": p.model.architecture,
+        "vllm_version": p.rules.version,
+        "policies": {"grouping": p.policies.grouping, "unification": p.policies.unification},
+        "model_dtype": p.model_dtype,
+        "kv_cache_dtype": p.kv_cache_dtype,
+        "attention_backend": p.backend.name,
+        "tensor_parallel_size": p.args.tensor_parallel_size,
+        "num_speculative_tokens": p.args.num_speculative_tokens,
+        "max_model_len": p.max_model_len,
+        "block_size": p.block_size,
+        "mamba_page_size_bytes": p.mamba_page_size_bytes,
+        "mamba_page_size_padded": p.block_decision.mamba_page_size_padded if p.block_decision else None,
+        "mamba_padding_pct": p.block_decision.padding_pct if p.block_decision else None,
+        "summary": summary(p),
+        "layers": [
+            {"name": lp.name, "role": lp.role, "initial": spec_dict(lp.initial), "unified": spec_dict(lp.spec)}
+            for lp in p.layers
+        ],
+        "decisions": [{"layer": d.layer, "action": d.action, "message": d.message} for d in p.decisions],
+        "grouping": None if p.grouping is None else {
+            "path": p.grouping.path,
+            "group_size": p.grouping.group_size,
+            "groups": [
+                {"kind": g.kind, "block_size": g.block_size, "page_size_bytes": g.spec.page_size_bytes,
+                 "layer_names": list(g.layer_names)}
+                for g in p.grouping.groups
+            ],
+            "decisions": list(p.grouping.decisions),
+        },
+        "capacity": None if cap is None else {
+            "available_bytes": cap.available_bytes,
+            "page_size_bytes": cap.page_size_bytes,
+            "group_size": cap.group_size,
+            "num_blocks": cap.num_blocks,
+            "blocks_per_request": list(cap.blocks_per_request),
+            "total_blocks_per_request": cap.total_blocks_per_request,
+            "max_concurrency": cap.max_concurrency,
+            "kv_cache_size_tokens": cap.kv_cache_size_tokens,
+            "request_bytes": cap.request_bytes,
+        },
+        "scheduler_block_size": p.scheduler_block_size,
+        "hash_block_size": p.hash_block_size,
+        "errors": {
+            "unify": str(p.unify_error) if p.unify_error else None,
+            "memory": str(p.memory_error) if p.memory_error else None,
+            "estimated_max_model_len": p.memory_error.estimated_max_model_len if p.memory_error else None,
+            "request_bytes": p.memory_error.needed if p.memory_error else None,
+        },
+        "invariants": [
+            {"name": i.name, "ok": i.ok, "detail": i.detail, "consequence": i.consequence}
+            for i in p.invariants
+        ],
+        "log": list(p.log),
+        "notes": list(p.notes),
+        "ok": p.ok,
+    }
+
+
+def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
+    """Consecutive layers with the same role and unified spec folded into one row."""
+    rows: list[tuple[str, ...]] = []
+    counts: Counter[tuple[str, ...]] = Counter()
+    order: list[tuple[str, ...]] = []
+    for lp in p.layers:
+        s = lp.spec
+        if isinstance(s, AttentionSpec):
+            what = f"{s.describe()}, {s.num_kv_heads}x{s.head_size} {s.kv_cache_dtype}"
+        else:
+            what = f"{s.describe()} state {' + '.join('x'.join(map(str, sh)) for sh in s.shapes)}"
+        key = (
+            lp.role, what, f"{lp.initial.block_size}", f"{lp.initial.page_size_bytes:,}",
+            f"{s.block_size}", f"{s.page_size_bytes:,}", lp.backend,
+        )
+        if key not in counts:
+            order.append(key)
+        counts[key] += 1
+    for key in order:
+        rows.append((str(counts[key]), *key))
+    return rows
+
+
+def render_text(p: Plan) -> str:
+    """The human report as text (rich tables, no colour when not a terminal)."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=140, color_system=None, highlight=False, markup=False)
+    console.print(
+        f"dryboot plan: {p.model.source} ({p.model.architecture}) on vLLM {p.rules.version}, "
+        f"TP {p.args.tensor_parallel_size}, KV {p.kv_cache_dtype} ({p.model_dtype if p.kv_cache_dtype == 'auto' else 'as given'}) on {p.backend.name}, "
+        f"policies {p.policies.grouping} / {p.policies.unification}"
+    )
+    if p.drafter is not None:
+        console.print(f"drafter: {p.drafter.model.source} ({p.drafter.method})")
+    console.print()
+    console.print("vLLM would log:")
+    for line in p.log:
+        console.print(f"  {line}")
+    if p.unify_error:
+        console.print(f"  NotImplementedError: {p.unify_error}")
+    if p.memory_error:
+        console.print(f"  ValueError: {p.memory_error}")
+    console.print()
+
+    table = Table(title="Layers", title_justify="left")
+    for col in ("n", "role", "spec", "block", "page B", "unified block", "unified page B", "backend/mode"):
+        table.add_column(col, justify="right" if col in ("n", "block", "page B", "unified block", "unified page B") else "left")
+    for row in _layer_rows(p):
+        table.add_row(*row)
+    console.print(table)
+    if p.decisions:
+        console.print("Unification decisions:")
+        for d in p.decisions:
+            console.print(f"  {d.message}")
+    if p.grouping is not None and p.grouping.groups:
+        gt = Table(title=f"KV cache groups ({p.grouping.path}, group_size {p.grouping.group_size})", title_justify="left")
+        for col in ("#", "kind", "layers", "block", "page B", "blocks/request"):
+            gt.add_column(col, justify="left" if col == "kind" else "right")
+        per = p.capacity.blocks_per_request if p.capacity else ()
+        for i, g in enumerate(p.grouping.groups):
+            gt.add_row(
+                str(i), g.kind, str(len(g.layer_names)), str(g.block_size),
+                f"{g.spec.page_size_bytes:,}", str(per[i]) if per else "-",
+            )
+        console.print(gt)
+        for line in p.grouping.decisions:
+            console.print(f"  {line}")
+    cap = p.capacity
+    if cap is not None:
+        ct = Table(title="Capacity", title_justify="left", show_header=False)
+        ct.add_column("figure")
+        ct.add_column("value", justify="right")
+        ct.add_row("KV budget", f"{cap.available_bytes:,} B")
+        ct.add_row("page x group_size", f"{cap.page_size_bytes:,} B x {cap.group_size}")
+        ct.add_row("num_blocks", f"{cap.num_blocks:,}")
+        ct.add_row("blocks per request", f"{cap.total_blocks_per_request:,}")
+        ct.add_row("GPU KV cache size", f"{cap.kv_cache_size_tokens:,} tokens")
+        ct.add_row("max concurrency", f"{cap.max_concurrency:.2f}x at {cap.max_model_len:,} tokens")
+        ct.add_row("one full-length request", f"{cap.request_bytes:,} B")
+        console.print(ct)
+    if p.memory_error is not None:
+        console.print(
+            f"one {p.memory_error.max_model_len:,}-token request needs {p.memory_error.needed:,} B; "
+            f"estimated maximum model length {p.memory_error.estimated_max_model_len:,}"
+        )
+    if p.scheduler_block_size is not None:
+        console.print(f"scheduler block {p.scheduler_block_size}, hash block {p.hash_block_size}")
+    for note in p.notes:
+        console.print(f"note: {note}")
+    console.print()
+    console.print("Invariants:")
+    for inv in p.invariants:
+        mark = "ok  " if inv.ok else "FAIL"
+        tail = f" -> {inv.consequence}" if not inv.ok and inv.consequence else ""
+        console.print(f"  [{mark}] {inv.name}: {inv.detail}{tail}")
+    console.print("verdict: " + ("OK" if p.ok else "VIOLATED: " + ", ".join(i.name for i in p.invariants if not i.ok)))
+    return buf.getvalue()

@@ -1,0 +1,68 @@
+"""Glue from user-facing inputs (paths, flag values, a speculative config) to plan inputs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from dryboot.engine_args import EngineArgs
+from dryboot.errors import InputError
+from dryboot.flags import add_custom_dtypes, apply_flags, parse_speculative_config, resolve_path
+from dryboot.modelconfig import ModelGeometry, load_model
+from dryboot.plan import Drafter
+
+
+def build_engine_args(
+    model_path: str,
+    flags: dict[str, object],
+    custom_dtypes: list[str],
+    *,
+    source_prefix: str = "--",
+    source: str = "command line",
+    base: Path | None = None,
+) -> tuple[ModelGeometry, EngineArgs]:
+    """Load the model and parse engine flags into :class:`EngineArgs`.
+
+    :raises InputError: a bad path, config or flag value.
+    """
+    model = load_model(resolve_path(model_path, base))
+    args = EngineArgs()
+    for name, value in flags.items():
+        args = apply_flags(args, {name: value}, f"{source_prefix}{name}" if source_prefix else source)
+    args = add_custom_dtypes(args, custom_dtypes)
+    args.validate()
+    return model, args
+
+
+def load_drafter_and_k(
+    spec_config: str | dict[str, object] | None,
+    spec_model: str | None,
+    args: EngineArgs,
+    base: Path | None = None,
+    source: str = "--speculative-config",
+) -> tuple[Drafter | None, EngineArgs]:
+    """Read the drafter from ``--speculative-config`` / ``--speculative-model``.
+
+    ``num_speculative_tokens`` from the speculative config sets the engine's (as in vLLM);
+    ``--num-speculative-tokens`` alone plans a drafter-less speculative engine (e.g. MTP
+    inside the target) that still grows the mamba state.
+
+    :raises InputError: malformed JSON or an unreadable drafter config.
+    """
+    if spec_config is None and spec_model is None:
+        return None, args
+    cfg = parse_speculative_config(spec_config if spec_config is not None else {}, source)
+    path = spec_model or cfg.model
+    if path is None:
+        raise InputError(source, "model", "the drafter's config.json is required")
+    drafter_model = load_model(resolve_path(path, base))
+    if cfg.num_speculative_tokens:
+        args = replace(args, num_speculative_tokens=cfg.num_speculative_tokens)
+    drafter = Drafter(
+        model=drafter_model,
+        method=cfg.method,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        attention_backend=cfg.attention_backend,
+        block_size=cfg.block_size,
+    )
+    return drafter, args
