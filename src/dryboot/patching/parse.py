@@ -119,15 +119,15 @@ class Name:
         """The name with ``strip`` leading components removed (GNU patch ``-pN``), as a str
         (file-system encoding, surrogateescape); None when it has too few components."""
         n = max(0, strip - 1) if self.prefixless else strip
-        parts = self.raw.split(b"/")
-        # GNU patch collapses repeated slashes when stripping.
-        comps = [p for p in parts if p]
-        if self.raw.startswith(b"/"):
-            if n == 0:
-                return os.fsdecode(self.raw)
-        if len(comps) <= n:
+        s = self.raw
+        for _ in range(n):
+            k = s.find(b"/")
+            if k < 0:
+                return None
+            s = s[k + 1 :].lstrip(b"/")
+        if not s:
             return None
-        return os.fsdecode(b"/".join(comps[n:]))
+        return os.fsdecode(s)
 
 
 @dataclass

@@ -1,0 +1,337 @@
+"""Applying patches to a target directory, in memory, with a per-hunk census.
+
+A :class:`Tree` is the target directory seen through pending changes (nothing is written until
+a :class:`~dryboot.patching.transaction.Transaction` commits it). :func:`apply_patch` applies one
+parsed patch with GNU patch's semantics (``-pN``, ``-R``, ``--fuzz N``; never guessing a
+reversed patch) and git's file operations (create, delete, rename, copy, mode change).
+:func:`patch_status` tests every hunk both ways (old side present = applicable, new side
+present = applied).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+
+from dryboot.errors import InputError
+from dryboot.patching.match import FileRun, HunkResult, run_hunks, sides, split_keep
+from dryboot.patching.parse import FileSection, PatchFile
+from dryboot.patching.paths import confine
+
+
+class Tree:
+    """A directory (``root``) with pending changes layered on top.
+
+    Paths are target-relative str with ``/``. ``read`` returns bytes, or None for an absent
+    file. A child made with :meth:`child` sees its parent's changes; :meth:`merge_into_parent`
+    keeps the child's. Contents are read lazily from disk and cached.
+    """
+
+    def __init__(self, root: str, parent: Tree | None = None) -> None:
+        self.root = root
+        self.parent = parent
+        self.changes: dict[str, bytes | None] = {}
+        self.modes: dict[str, int] = {}
+        self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
+
+    @classmethod
+    def open(cls, root: str, source: str = "--to") -> Tree:
+        """A tree over directory ``root``; :class:`InputError` if it is not a directory."""
+        if not os.path.isdir(root):
+            raise InputError(source, None, f"{root}: not a directory")
+        return cls(os.path.realpath(root))
+
+    def child(self) -> Tree:
+        return Tree(self.root, self)
+
+    def merge_into_parent(self) -> None:
+        assert self.parent is not None
+        self.parent.changes.update(self.changes)
+        self.parent.modes.update(self.modes)
+
+    def all_changes(self) -> tuple[dict[str, bytes | None], dict[str, int]]:
+        """Every pending change of this tree and its ancestors (content, modes)."""
+        chain: list[Tree] = []
+        t: Tree | None = self
+        while t is not None:
+            chain.append(t)
+            t = t.parent
+        ch: dict[str, bytes | None] = {}
+        md: dict[str, int] = {}
+        for t in reversed(chain):
+            ch.update(t.changes)
+            md.update(t.modes)
+        return ch, md
+
+    def read(self, rel: str) -> bytes | None:
+        t: Tree | None = self
+        while t is not None:
+            if rel in t.changes:
+                return t.changes[rel]
+            t = t.parent
+        if rel not in self._disk:
+            path = os.path.join(self.root, rel)
+            try:
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode):
+                    with open(path, "rb") as fh:
+                        self._disk[rel] = fh.read()
+                else:
+                    self._disk[rel] = None
+            except FileNotFoundError:
+                self._disk[rel] = None
+            except NotADirectoryError:
+                self._disk[rel] = None
+        return self._disk[rel]
+
+    def mode(self, rel: str) -> int | None:
+        """Permission bits of ``rel`` (pending or on disk), None when absent."""
+        t: Tree | None = self
+        while t is not None:
+            if rel in t.modes:
+                return t.modes[rel]
+            t = t.parent
+        try:
+            return stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
+        except OSError:
+            return None
+
+    def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
+        self.changes[rel] = data
+        if mode is not None:
+            self.modes[rel] = mode
+
+    def delete(self, rel: str) -> None:
+        self.changes[rel] = None
+
+
+@dataclass
+class FileOutcome:
+    """One file section's result: ``op`` is ``modify``, ``create``, ``delete``, ``rename``,
+    ``copy`` or ``mode``; ``path`` the target-relative file (``new_path`` for rename/copy);
+    ``results`` the per-hunk census; ``error`` a file-level failure (empty when fine)."""
+
+    path: str
+    op: str
+    results: list[HunkResult] = field(default_factory=list)
+    error: str = ""
+    new_path: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and all(r.status != "failed" for r in self.results)
+
+
+@dataclass
+class PatchOutcome:
+    """Result of applying one patch: per-file outcomes and the ``tree`` layer holding the
+    patched contents (merge it into its parent to keep them)."""
+
+    files: list[FileOutcome]
+    tree: Tree
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.files)
+
+    def hunks(self) -> list[HunkResult]:
+        return [r for f in self.files for r in f.results]
+
+    def offset_hunks(self) -> int:
+        """Hunks GNU patch reports "(offset N lines)" for."""
+        return sum(1 for r in self.hunks() if r.offset and r.status != "failed")
+
+    def fuzz_hunks(self) -> int:
+        return sum(1 for r in self.hunks() if r.status == "fuzz")
+
+
+def _best_name(tree: Tree, names: list[str]) -> str:
+    """GNU patch's choice among existing candidate names: fewest components, then shortest
+    basename, then shortest name; the first name when none exists."""
+    existing = [n for n in names if tree.read(n) is not None]
+    if not existing:
+        return names[0]
+    return min(existing, key=lambda n: (n.count("/"), len(n.rsplit("/", 1)[-1]), len(n)))
+
+
+def _strip(sec: FileSection, which: str, strip: int, source: str) -> str | None:
+    nm = sec.old if which == "old" else sec.new
+    if nm is None:
+        return None
+    out = nm.stripped(strip)
+    if out is None:
+        raise InputError(source, f"line {sec.lineno}",
+                         f"cannot strip {strip} leading components from {os.fsdecode(nm.raw)!r}")
+    return out
+
+
+def _apply_section(
+    tree: Tree, sec: FileSection, patch: PatchFile, strip: int, reverse: bool, fuzz: int,
+    measure: bool,
+) -> FileOutcome:
+    src = patch.source
+    where = f"line {sec.lineno}"
+    old_absent, new_absent = sec.old_absent, sec.new_absent
+    old_mode, new_mode = sec.old_mode, sec.new_mode
+    old_name = None if old_absent and sec.old and sec.old.raw == b"/dev/null" else _strip(
+        sec, "old", strip, src)
+    new_name = None if new_absent and sec.new and sec.new.raw == b"/dev/null" else _strip(
+        sec, "new", strip, src)
+    if reverse:
+        old_absent, new_absent = new_absent, old_absent
+        old_mode, new_mode = new_mode, old_mode
+        old_name, new_name = new_name, old_name
+    if old_absent and new_absent:
+        raise InputError(src, where, "both sides of this file section are /dev/null")
+    hunks = [sides(h, reverse) for h in sec.hunks]
+
+    if old_absent:
+        op, path = "create", new_name
+    elif new_absent:
+        op, path = "delete", old_name
+    elif sec.rename or sec.copy:
+        op, path = ("rename" if sec.rename else "copy"), old_name
+    elif sec.git:
+        op, path = "modify", new_name or old_name
+    else:
+        cands = [n for n in (old_name, new_name) if n]
+        path = _best_name(tree, [confine(tree.root, n, src, where) for n in cands])
+        op = "modify"
+    assert path is not None
+    path = confine(tree.root, path, src, where)
+    out = FileOutcome(path, op)
+    target = path
+    if op in ("rename", "copy"):
+        assert new_name is not None
+        target = confine(tree.root, new_name, src, where)
+        out.new_path = target
+    if op == "modify" and not sec.hunks and old_mode != new_mode:
+        out.op = "mode"
+
+    def fail_all(reason: str) -> FileOutcome:
+        out.error = reason
+        out.results = [HunkResult(s.number, "failed", 0, s.first, evidence=reason) for s in hunks]
+        return out
+
+    cur = tree.read(path)
+    if op == "create":
+        if cur is not None and cur != b"":
+            return fail_all(f"{path}: the patch creates this file but it already exists")
+        cur = b""
+    elif cur is None:
+        return fail_all(f"{path}: file to patch does not exist")
+    if op in ("rename", "copy") and target != path and tree.read(target) is not None:
+        return fail_all(f"{target}: the {op} target already exists")
+
+    run: FileRun = run_hunks(split_keep(cur), hunks, fuzz, measure)
+    out.results = run.results
+    if not run.ok:
+        return out
+    data = run.data
+    cur_mode = tree.mode(path)
+    if op == "delete":
+        if data:
+            out.error = (f"{path}: not deleting: content remains after removing the patch's "
+                         "lines")
+            return out
+        tree.delete(path)
+        return out
+    mode = None
+    if op == "create":
+        if new_mode is not None:
+            mode = 0o755 if new_mode & 0o111 else 0o644
+    elif (new_mode is not None and old_mode is not None and old_mode != new_mode
+          and cur_mode is not None):
+        # git mode changes: set or clear the executable bits (as git and GNU patch do)
+        want_exec = bool(new_mode & 0o111)
+        mode = (cur_mode | ((cur_mode & 0o444) >> 2)) if want_exec else (cur_mode & ~0o111)
+        if mode == cur_mode:
+            mode = None
+    if op in ("rename", "copy"):
+        tree.write(target, data, mode if mode is not None else cur_mode)
+        if op == "rename" and target != path:
+            tree.delete(path)
+    elif data != cur or mode is not None or op == "create":
+        tree.write(path, data, mode)
+    return out
+
+
+def apply_patch(
+    tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False, fuzz: int = 0,
+    measure: bool = True,
+) -> PatchOutcome:
+    """Apply ``patch`` to ``tree`` in a new child layer (``outcome.tree``), GNU patch style.
+
+    :param strip: strip level (``-pN``). :param reverse: ``-R``.
+    :param fuzz: maximum fuzz accepted (GNU ``--fuzz``; 0 = refuse any fuzz).
+    :param measure: measure the fuzz a failed hunk would need and collect evidence.
+    :raises InputError: invalid patch (counts, stray lines), unsafe paths, unstrippable names.
+    """
+    patch.require_valid()
+    layer = tree.child()
+    files = [
+        _apply_section(layer, sec, patch, strip, reverse, fuzz, measure) for sec in patch.sections
+    ]
+    return PatchOutcome(files, layer)
+
+
+@dataclass
+class HunkStatus:
+    """One hunk's state in a target: ``applicable`` (old side found), ``applied`` (new side
+    found), ``conflict`` (neither); ``forward``/``backward`` are the census of each direction."""
+
+    file: str
+    number: int
+    state: str
+    forward: HunkResult
+    backward: HunkResult | None
+
+
+@dataclass
+class PatchStatus:
+    """A patch's state: ``applicable``, ``applied``, ``partial`` or ``conflict``, with the
+    per-hunk evidence and the forward outcome (its layer holds the applied result)."""
+
+    state: str
+    hunks: list[HunkStatus]
+    forward: PatchOutcome
+    backward: PatchOutcome | None
+
+
+def patch_status(tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False,
+                 fuzz: int = 0, both: bool = True) -> PatchStatus:
+    """Test ``patch`` forward and backward on ``tree`` (nothing is changed).
+
+    A patch is *applicable* when every hunk's old side is present (GNU patch would apply it),
+    *applied* when every hunk's new side is present, *partial* when each hunk is one or the
+    other, *conflict* otherwise. With ``both=False`` the backward test runs only when the
+    forward one fails.
+    """
+    fwd = apply_patch(tree, patch, strip, reverse, fuzz)
+    bwd: PatchOutcome | None = None
+    if both or not fwd.ok:
+        bwd = apply_patch(tree, patch, strip, not reverse, 0, measure=False)
+    hs: list[HunkStatus] = []
+    for k, ff in enumerate(fwd.files):
+        bf = bwd.files[k] if bwd is not None else None
+        frs = ff.results or [HunkResult(0, "failed" if ff.error else "exact", 0, 0,
+                                        evidence=ff.error)]
+        brs = (bf.results or [HunkResult(0, "failed" if bf.error else "exact", 0, 0,
+                                         evidence=bf.error)]) if bf is not None else []
+        for j, fr in enumerate(frs):
+            br = brs[j] if j < len(brs) else None
+            f_ok = fr.status != "failed" and not ff.error
+            b_ok = br is not None and br.status != "failed" and bf is not None and not bf.error
+            state = "applicable" if f_ok else ("applied" if b_ok else "conflict")
+            hs.append(HunkStatus(ff.new_path or ff.path, fr.number, state, fr, br))
+    states = {h.state for h in hs}
+    if fwd.ok:
+        st = "applicable"
+    elif bwd is not None and bwd.ok:
+        st = "applied"
+    elif "conflict" not in states:
+        st = "partial"
+    else:
+        st = "conflict"
+    return PatchStatus(st, hs, fwd, bwd)

@@ -1,0 +1,233 @@
+"""All-or-nothing writes to a target directory, with a journal.
+
+:func:`commit` writes a set of file changes so that either every file ends up changed or every
+file it touched is restored, also when interrupted: before touching anything it saves each
+original (bytes and mode) under ``<target>/.dryboot-txn/`` and atomically writes a journal
+listing them; each file is then written to a temporary file in its own directory and renamed
+over the original. SIGINT/SIGTERM/SIGHUP during the write phase roll back; a process killed
+outright leaves the journal behind, and :func:`recover` (run at the start of every writing
+command) restores from it. Nothing is written outside the target directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.patching.paths import JOURNAL_DIR
+
+JOURNAL = "journal.json"
+
+
+class Interrupted(Exception):
+    """A signal arrived while files were being written (the transaction was rolled back)."""
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_atomic(path: str, data: bytes, mode: int | None) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory + rename."""
+    d, base = os.path.split(path)
+    tmp = os.path.join(d, f".{base}.dryboot-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """Turn SIGINT/SIGTERM/SIGHUP into :class:`Interrupted` (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted(f"interrupted by signal {signum}")
+
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            old[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def _remove_empty_dirs(root: str, rel: str) -> None:
+    """Remove now-empty parent directories of ``rel`` up to (not including) ``root``."""
+    parts = rel.split("/")[:-1]
+    while parts:
+        d = os.path.join(root, *parts)
+        try:
+            os.rmdir(d)
+        except OSError:
+            return
+        parts.pop()
+
+
+def recover(root: str) -> bool:
+    """Roll back an interrupted transaction in ``root`` if its journal is present.
+
+    :returns: True when something was restored.
+    """
+    import json
+
+    jdir = os.path.join(root, JOURNAL_DIR)
+    jpath = os.path.join(jdir, JOURNAL)
+    if not os.path.exists(jpath):
+        if os.path.isdir(jdir):
+            shutil.rmtree(jdir, ignore_errors=True)  # journal never completed: nothing touched
+        return False
+    with open(jpath, encoding="utf-8") as fh:
+        entries = json.load(fh)
+    _restore(root, entries)
+    os.unlink(jpath)
+    shutil.rmtree(jdir, ignore_errors=True)
+    return True
+
+
+def _restore(root: str, entries: list[dict[str, Any]]) -> None:
+    jdir = os.path.join(root, JOURNAL_DIR)
+    for e in entries:
+        path = os.path.join(root, e["path"])
+        d, base = os.path.split(path)
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(d, f".{base}.dryboot-tmp"))
+        if e["backup"] is not None:
+            with open(os.path.join(jdir, e["backup"]), "rb") as fh:
+                data = fh.read()
+            os.makedirs(d, exist_ok=True)
+            cur = None
+            with contextlib.suppress(OSError), open(path, "rb") as fh2:
+                cur = fh2.read()
+            if cur != data or not os.path.isfile(path):
+                _write_atomic(path, data, e["mode"])
+            else:
+                os.chmod(path, e["mode"])
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            _remove_empty_dirs(root, e["path"])
+
+
+def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -> None:
+    """Write ``changes`` (target-relative path -> new bytes, or None to delete) and ``modes``
+    (path -> permission bits) under ``root`` as one transaction.
+
+    Paths must already be confined (see :func:`dryboot.patching.paths.confine`).
+
+    :raises Interrupted: a signal arrived; every touched file was restored.
+    :raises OSError: a write failed; every touched file was restored.
+    :raises InputError: another transaction's journal directory is in the way.
+    """
+    import json
+
+    if not changes and not modes:
+        return
+    recover(root)
+    jdir = os.path.join(root, JOURNAL_DIR)
+    try:
+        os.mkdir(jdir)
+    except FileExistsError:
+        raise InputError(jdir, None, "exists: another dryboot transaction is running here") from None
+    paths = sorted(set(changes) | set(modes))
+    entries: list[dict[str, Any]] = []
+    try:
+        for k, rel in enumerate(paths):
+            full = os.path.join(root, rel)
+            entry: dict[str, Any] = {"path": rel, "backup": None, "mode": None}
+            if os.path.isfile(full) and not os.path.islink(full):
+                name = f"b{k}"
+                shutil.copyfile(full, os.path.join(jdir, name))
+                entry["backup"] = name
+                entry["mode"] = os.stat(full).st_mode & 0o7777
+            entries.append(entry)
+        tmp = os.path.join(jdir, JOURNAL + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(entries, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, os.path.join(jdir, JOURNAL))
+        _fsync_dir(jdir)
+    except BaseException:
+        shutil.rmtree(jdir, ignore_errors=True)
+        raise
+    try:
+        with _signals_raise():
+            deleted = []
+            for e in entries:
+                rel = e["path"]
+                full = os.path.join(root, rel)
+                if rel in changes:
+                    data = changes[rel]
+                    if data is None:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(full)
+                        deleted.append(rel)
+                        continue
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    mode = modes.get(rel, e["mode"])
+                    _write_atomic(full, data, mode)
+                elif rel in modes and os.path.exists(full):
+                    os.chmod(full, modes[rel])
+            for rel in deleted:
+                _remove_empty_dirs(root, rel)
+            os.unlink(os.path.join(jdir, JOURNAL))  # the commit point
+    except BaseException:
+        with _signals_blocked():
+            _restore(root, entries)
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(jdir, JOURNAL))
+            shutil.rmtree(jdir, ignore_errors=True)
+        raise
+    shutil.rmtree(jdir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Ignore SIGINT/SIGTERM/SIGHUP while restoring (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            old[sig] = signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):
+            pass
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
