@@ -1,0 +1,136 @@
+"""``dryboot profiles`` (launcher profiles, arm against arm) and ``dryboot promote``."""
+
+from __future__ import annotations
+
+import click
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "ok" if value else "VIOLATED"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "none"
+    return str(value)
+
+
+@click.command("profiles")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--arm", "arms", multiple=True, help="Only these arms (default: all).")
+@click.option("--compare", "compare_arms", nargs=2, metavar="A B", help="Two arms side by side with a verdict per profile.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--expect-identical", is_flag=True, help="With --compare: exit 1 when the arms differ.")
+def profiles(file: str, arms: tuple[str, ...], compare_arms: tuple[str, str] | None, fmt: str,
+             as_json: bool, expect_identical: bool) -> None:
+    """Plan every launcher profile of FILE (TOML) under each arm.
+
+    Per profile and arm: attention block, drafter block, mamba pad %, groups, blocks,
+    "GPU KV cache size" tokens, concurrency and the invariant verdict. Exit 1 when an
+    invariant is violated, or (--expect-identical) when the compared arms differ.
+    """
+    import json
+
+    from dryboot.profiles import COMPARED, compare, load_profiles, run
+    from dryboot.report import summary
+
+    pset = load_profiles(file)
+    if compare_arms:
+        a, b = compare_arms
+        results = run(pset, [a, b])
+        by = {(p.name, arm.name): pl for p, arm, pl in results}
+        rows = []
+        for prof in pset.profiles:
+            pa, pb = by[(prof.name, a)], by[(prof.name, b)]
+            diffs = compare(pa, pb)
+            rows.append((prof.name, summary(pa), summary(pb), diffs))
+        differ = any(r[3] for r in rows)
+        if as_json:
+            click.echo(json.dumps([
+                {"profile": n, a: sa, b: sb, "identical": not d, "changes": d} for n, sa, sb, d in rows
+            ], indent=2))
+        else:
+            header = ["profile", *[f"{label} ({a} / {b})" for _, label in COMPARED[:-1]], "verdict"]
+            lines = []
+            for n, sa, sb, d in rows:
+                cells = [n]
+                for key, _ in COMPARED[:-1]:
+                    va, vb = _fmt(sa[key]), _fmt(sb[key])
+                    cells.append(va if va == vb else f"{va} / {vb}")
+                cells.append("identical to the token" if not d else "; ".join(d))
+                lines.append(cells)
+            _emit(header, lines, fmt, f"{pset.source}: {a} vs {b}")
+        raise SystemExit(1 if expect_identical and differ else 0)
+    results = run(pset, list(arms) or None)
+    if as_json:
+        click.echo(json.dumps([{"profile": p.name, "arm": arm.name, **summary(pl)} for p, arm, pl in results], indent=2))
+    else:
+        header = ["profile", "arm", "attention block", "drafter block", "mamba pad %", "groups", "blocks",
+                  "KV cache tokens", "concurrency", "invariants"]
+        lines = []
+        for p, arm, pl in results:
+            s = summary(pl)
+            verdict = "ok" if s["ok"] else "VIOLATED: " + ", ".join(s["violations"])
+            lines.append([p.name, arm.name, _fmt(s["attention_block_size"]), _fmt(s["drafter_block_size"]),
+                          _fmt(s["mamba_padding_pct"]), _fmt(s["num_groups"]), _fmt(s["num_blocks"]),
+                          _fmt(s["kv_cache_size_tokens"]), _fmt(s["max_concurrency"]), verdict])
+        _emit(header, lines, fmt, pset.source)
+    raise SystemExit(0 if all(pl.ok for _, _, pl in results) else 1)
+
+
+def _emit(header: list[str], rows: list[list[str]], fmt: str, title: str) -> None:
+    if fmt == "markdown":
+        click.echo("| " + " | ".join(header) + " |")
+        click.echo("|" + "|".join("---" for _ in header) + "|")
+        for r in rows:
+            click.echo("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for h in header:
+        table.add_column(h)
+    for r in rows:
+        table.add_row(*r)
+    Console(highlight=False, markup=False, width=200).print(table)
+
+
+@click.command("promote")
+@click.option("--primary-block", type=click.IntRange(min=1), required=True, help="The attention block P (tokens).")
+@click.option("--covering-block", type=click.IntRange(min=1), required=True, help="The layer's covering block C (tokens).")
+@click.option("--granularity", type=click.IntRange(min=1), default=16, show_default=True,
+              help="The layer's current block (its kernel granularity).")
+@click.option("--attention-backend", default="FLASH_ATTN", show_default=True, help="Backend for promote-kernel.")
+def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
+    """Explain one drafter block-promotion decision under every policy."""
+    from dryboot.backends import BACKENDS
+    from dryboot.errors import InputError
+    from dryboot.promotion import choose_block, divisors_from
+
+    backend = BACKENDS.get(attention_backend)
+    if backend is None:
+        raise InputError("--attention-backend", attention_backend, f"unknown backend (known: {', '.join(BACKENDS)})")
+    divs = divisors_from(primary_block, covering_block)
+    click.echo(f"divisors of {primary_block} from {covering_block} up: {', '.join(map(str, divs)) or 'none'}")
+    mult = [d for d in divs if d % granularity == 0]
+    click.echo(f"  of which multiples of {granularity}: {', '.join(map(str, mult)) or 'none'}")
+    for policy in ("promote-cover", "promote-divisor", "promote-granular", "promote-kernel"):
+        c = choose_block(policy, primary_block=primary_block, covering=covering_block,
+                         granularity=granularity, supports=backend.supports_block_size)
+        if c.block is None:
+            click.echo(f"{policy}: none qualifies ({c.reason}); the layer stays at its block and is padded")
+            continue
+        addressable = backend.supports_block_size(c.block)
+        divides = primary_block % c.block == 0
+        notes = []
+        if not addressable:
+            notes.append(f"{backend.name} cannot address it (kernel sizes {', '.join(map(str, backend.kernel_blocks))})")
+        if not divides:
+            notes.append(f"does not divide {primary_block}: scheduler LCM grows")
+        click.echo(f"{policy}: {c.block}" + (f"  ! {'; '.join(notes)}" if notes else ""))

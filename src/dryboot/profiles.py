@@ -1,0 +1,220 @@
+"""Launcher profiles and arms: plan every profile under every arm and compare arms.
+
+A profiles file is TOML::
+
+    [defaults]                      # engine flags every profile starts from (vLLM names)
+    model = "models/Qwen3.5-27B.config.json"
+    mamba-ssm-cache-dtype = "float16"
+
+    [custom-kv-cache-dtypes.kvarn]  # out-of-tree caches
+    bytes-per-head-token = "210*head_dim//256"
+    kernel-block = 128
+    pad = false
+
+    [drafter]                       # vLLM's --speculative-config keys (+ kv_cache_dtype,
+    method = "dflash"               #  attention_backend, block_size)
+    model = "models/dflash2-drafter-sw5.config.json"
+
+    [profiles."CTX=fast"]
+    num-speculative-tokens = 7
+    max-model-len = 65536
+    kv-cache-memory-bytes = 5583457484
+    drafter = { block_size = 128 }  # per-profile drafter overrides (false: no drafter)
+
+    [arms.main]
+    vllm-version = "0.28.0"
+    grouping = "pad-sliding-window-buckets"
+    unification = "promote-divisor"
+
+Paths are relative to the file. Unknown keys are errors naming the table and key.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from dryboot.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
+from dryboot.engine_args import EngineArgs
+from dryboot.errors import InputError
+from dryboot.flags import apply_flags, parse_speculative_config, resolve_path
+from dryboot.grouping import GROUPING_POLICIES
+from dryboot.modelconfig import ModelGeometry, load_model
+from dryboot.plan import Drafter, Plan, Policies, plan
+from dryboot.promotion import UNIFICATION_POLICIES
+from dryboot.report import summary
+from dryboot.versions import rules_for
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One launcher profile: a model, engine flags and an optional drafter."""
+
+    name: str
+    model: ModelGeometry
+    args: EngineArgs
+    drafter: Drafter | None
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm: a vLLM version and a set of policies."""
+
+    name: str
+    vllm_version: str
+    policies: Policies
+
+
+@dataclass(frozen=True)
+class ProfileSet:
+    source: str
+    profiles: tuple[Profile, ...]
+    arms: tuple[Arm, ...]
+
+    def arm(self, name: str) -> Arm:
+        for a in self.arms:
+            if a.name == name:
+                return a
+        raise InputError(self.source, f"arms.{name}", f"no such arm (have: {', '.join(a.name for a in self.arms)})")
+
+
+def _table(data: Mapping[str, Any], key: str, source: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise InputError(source, key, "must be a table")
+    return value
+
+
+def _customs(data: Mapping[str, Any], source: str) -> tuple[CustomKVCacheDtype, ...]:
+    out = []
+    for name, spec in _table(data, "custom-kv-cache-dtypes", source).items():
+        where = f"custom-kv-cache-dtypes.{name}"
+        if not isinstance(spec, dict):
+            raise InputError(source, where, "must be a table")
+        unknown = set(spec) - {"bytes-per-head-token", "kernel-block", "pad"}
+        if unknown:
+            raise InputError(source, f"{where}.{sorted(unknown)[0]}", "unknown key")
+        if "bytes-per-head-token" not in spec:
+            raise InputError(source, f"{where}.bytes-per-head-token", "required")
+        text = f"{name}:{spec['bytes-per-head-token']}"
+        if "kernel-block" in spec:
+            text += f":kernel_block={spec['kernel-block']}"
+        if "pad" in spec:
+            if not isinstance(spec["pad"], bool):
+                raise InputError(source, f"{where}.pad", "must be true or false")
+            text += f":pad={'yes' if spec['pad'] else 'no'}"
+        out.append(parse_custom_kv_cache_dtype(text, f"{source}: {where}"))
+    return tuple(out)
+
+
+def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str) -> tuple[Drafter, int]:
+    cfg = parse_speculative_config(dict(spec), f"{source}: {where}")
+    if cfg.model is None:
+        raise InputError(source, f"{where}.model", "the drafter's config.json is required")
+    model = load_model(resolve_path(cfg.model, base))
+    return Drafter(model, cfg.method, cfg.kv_cache_dtype, cfg.attention_backend, cfg.block_size), cfg.num_speculative_tokens
+
+
+def load_profiles(path: str | Path) -> ProfileSet:
+    """Read a profiles TOML file.
+
+    :raises InputError: unreadable TOML (line named), unknown keys, bad values, bad paths.
+    """
+    p = Path(path)
+    source = str(p)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(source, None, "no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(source, None, f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(source, None, f"invalid TOML: {exc}") from None
+    unknown = set(data) - {"defaults", "custom-kv-cache-dtypes", "drafter", "profiles", "arms"}
+    if unknown:
+        raise InputError(source, sorted(unknown)[0], "unknown table")
+    base = p.parent
+    customs = _customs(data, source)
+    defaults = dict(_table(data, "defaults", source))
+    default_drafter = _table(data, "drafter", source)
+    profiles_t = _table(data, "profiles", source)
+    if not profiles_t:
+        raise InputError(source, "profiles", "no profiles defined")
+    profiles = []
+    for name, body in profiles_t.items():
+        where = f"profiles.{name}"
+        if not isinstance(body, dict):
+            raise InputError(source, where, "must be a table")
+        merged = {**defaults, **body}
+        drafter_spec: Any = merged.pop("drafter", None)
+        model_path = merged.pop("model", None)
+        if not isinstance(model_path, str):
+            raise InputError(source, f"{where}.model", "required (a config.json path), here or in [defaults]")
+        model = load_model(resolve_path(model_path, base))
+        args = apply_flags(EngineArgs(custom_kv_cache_dtypes=customs), merged, source, f"{where}.")
+        drafter = None
+        if drafter_spec is not False and (default_drafter or drafter_spec):
+            if drafter_spec is not None and not isinstance(drafter_spec, dict):
+                raise InputError(source, f"{where}.drafter", "must be a table or false")
+            drafter, k = _drafter({**default_drafter, **(drafter_spec or {})}, base, source, f"{where}.drafter")
+            if k:
+                args = replace(args, num_speculative_tokens=k)
+        args.validate()
+        profiles.append(Profile(name, model, args, drafter))
+    arms = []
+    arms_t = _table(data, "arms", source) or {"upstream": {}}
+    for name, body in arms_t.items():
+        where = f"arms.{name}"
+        if not isinstance(body, dict):
+            raise InputError(source, where, "must be a table")
+        extra = set(body) - {"vllm-version", "grouping", "unification"}
+        if extra:
+            raise InputError(source, f"{where}.{sorted(extra)[0]}", "unknown key (vllm-version, grouping, unification)")
+        grouping = body.get("grouping", "upstream")
+        unification = body.get("unification", "upstream")
+        if grouping not in GROUPING_POLICIES:
+            raise InputError(source, f"{where}.grouping", f"unknown policy {grouping!r} ({', '.join(GROUPING_POLICIES)})")
+        if unification not in UNIFICATION_POLICIES:
+            raise InputError(source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})")
+        version = str(body.get("vllm-version", "0.28.0"))
+        rules_for(version, f"{source}: {where}.vllm-version")
+        arms.append(Arm(name, version, Policies(grouping, unification)))
+    return ProfileSet(source, tuple(profiles), tuple(arms))
+
+
+def plan_profile(profile: Profile, arm: Arm) -> Plan:
+    """Plan one profile under one arm."""
+    args = replace(profile.args, vllm_version=arm.vllm_version)
+    return plan(profile.model, args, drafter=profile.drafter, policies=arm.policies)
+
+
+def run(profile_set: ProfileSet, arms: list[str] | None = None) -> list[tuple[Profile, Arm, Plan]]:
+    """Plan every profile under the named arms (all arms when ``None``)."""
+    chosen = [profile_set.arm(a) for a in arms] if arms else list(profile_set.arms)
+    return [(p, a, plan_profile(p, a)) for p in profile_set.profiles for a in chosen]
+
+
+#: Figures compared between arms, with their labels.
+COMPARED = (
+    ("attention_block_size", "attention block"),
+    ("drafter_block_size", "drafter block"),
+    ("mamba_padding_pct", "mamba pad %"),
+    ("page_size_bytes", "page B"),
+    ("num_groups", "groups"),
+    ("group_size", "group size"),
+    ("num_blocks", "blocks"),
+    ("blocks_per_request", "blocks/request"),
+    ("kv_cache_size_tokens", "KV cache tokens"),
+    ("max_concurrency", "concurrency"),
+    ("violations", "violations"),
+)
+
+
+def compare(a: Plan, b: Plan) -> list[str]:
+    """Each figure that differs between two plans of one profile, as ``label: a -> b``;
+    empty when identical to the token."""
+    sa, sb = summary(a), summary(b)
+    return [f"{label}: {sa[key]} -> {sb[key]}" for key, label in COMPARED if sa[key] != sb[key]]

@@ -1,0 +1,81 @@
+"""The CLI as a user meets it: real subprocesses, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+QWEN3_NEXT = str(REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json")
+
+
+def dryboot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dryboot", *args], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+
+
+def test_plan_prints_vllm_lines() -> None:
+    r = dryboot("plan", "--model", QWEN3_NEXT, "--max-model-len", "262144", "--kv-cache-memory", "40G")
+    assert r.returncode == 0, r.stderr
+    assert "GPU KV cache size: 1,725,423 tokens, Maximum concurrency for 262,144 tokens per request: 6.58x" in r.stdout
+    assert "verdict: OK" in r.stdout
+
+
+def test_plan_json_and_exit_1_when_it_does_not_fit() -> None:
+    r = dryboot("plan", "--model", QWEN3_NEXT, "--max-model-len", "262144", "--kv-cache-memory-bytes", "2G", "--json")
+    assert r.returncode == 1
+    data = json.loads(r.stdout)
+    assert data["errors"]["estimated_max_model_len"] == 83776
+    assert data["errors"]["request_bytes"] == 6_524_239_872
+    assert data["ok"] is False
+
+
+def test_speculative_config_drafter() -> None:
+    drafter = str(REPO / "examples" / "models" / "dflash2-drafter-sw5.config.json")
+    target = str(REPO / "examples" / "models" / "Qwen3.5-27B.config.json")
+    spec = json.dumps({"method": "dflash", "model": drafter, "num_speculative_tokens": 7})
+    r = dryboot("plan", "--model", target, "--speculative-config", spec, "--mamba-ssm-cache-dtype", "float16",
+                "--max-model-len", "65536", "--max-num-batched-tokens", "2048", "--kv-cache-memory-bytes", "5583457484",
+                "--grouping", "pad-sliding-window-buckets", "--unification", "promote-divisor", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["summary"]["kv_cache_size_tokens"] == 68_605
+
+
+def one_line_error(r: subprocess.CompletedProcess[str]) -> str:
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    return lines[0]
+
+
+def test_bad_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text('{"num_hidden_layers": 4,')
+    assert str(bad) in one_line_error(dryboot("plan", "--model", str(bad)))
+    assert "--kv-cache-dtype" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--kv-cache-dtype", "int3"))
+    assert "--kv-cache-memory-bytes" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--kv-cache-memory", "1.5G"))
+    assert "no such file" in one_line_error(dryboot("plan", "--model", str(tmp_path / "missing.json")))
+    assert "--speculative-config" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--speculative-config", "{oops"))
+    assert "--bogus" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--bogus", "1"))
+
+
+def test_profiles_compare_identical() -> None:
+    r = dryboot("profiles", "examples/reference-deployment.toml", "--compare", "main", "pr", "--expect-identical", "--format", "markdown")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("identical to the token") == 4
+
+
+def test_profiles_compare_differs_exit_1() -> None:
+    r = dryboot("profiles", "examples/reference-deployment.toml", "--compare", "main", "upstream", "--expect-identical", "--json")
+    assert r.returncode == 1
+    rows = json.loads(r.stdout)
+    assert all(not row["identical"] for row in rows)
+
+
+def test_promote_explains() -> None:
+    r = dryboot("promote", "--primary-block", "1840", "--covering-block", "96", "--granularity", "16")
+    assert r.returncode == 0
+    assert "divisors of 1840 from 96 up: 115, 184, 230, 368, 460, 920, 1840" in r.stdout
+    assert "promote-divisor: 115" in r.stdout and "promote-granular: 368" in r.stdout

@@ -1,0 +1,141 @@
+"""The acceptance figures of issue 2: vLLM 0.28.0 rules and its planner's own output."""
+
+from pathlib import Path
+
+import pytest
+
+from dryboot.engine_args import EngineArgs
+from dryboot.errors import InputError
+from dryboot.modelconfig import geometry_from_config, load_model
+from dryboot.plan import plan
+
+GIB = 2**30
+BUDGET = 42_949_672_960
+
+
+@pytest.fixture
+def qwen35(models_dir: Path):
+    return load_model(models_dir / "Qwen3.5-27B.config.json")
+
+
+@pytest.fixture
+def qwen3_next(models_dir: Path):
+    return load_model(models_dir / "Qwen3-Next-80B-A3B-Thinking.config.json")
+
+
+def test_qwen35_bf16_block_and_padding(qwen35) -> None:
+    p = plan(qwen35, EngineArgs())
+    assert p.block_size == 784
+    assert "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal." in p.log
+    assert "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size." in p.log
+
+
+def test_qwen35_fp8_block(qwen35) -> None:
+    assert plan(qwen35, EngineArgs(kv_cache_dtype="fp8")).block_size == 1568
+
+
+def test_qwen3_next_pages(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs())
+    assert p.mamba_page_size_bytes == 1_097_728
+    assert p.block_size == 544
+    assert p.block_decision is not None and p.block_decision.mamba_page_size_padded == 1_114_112
+    assert plan(qwen3_next, EngineArgs(mamba_ssm_cache_dtype="float32")).block_size == 1056
+
+
+def test_qwen3_next_capacity(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs(max_model_len=262144, kv_cache_memory_bytes=BUDGET))
+    assert p.grouping is not None
+    assert [len(g.layer_names) for g in p.grouping.groups] == [12, 12, 12, 12]
+    assert p.capacity is not None
+    assert p.capacity.num_blocks == 3212
+    assert p.capacity.total_blocks_per_request == 488
+    assert p.capacity.request_bytes == 6_524_239_872
+    assert "GPU KV cache size: 1,725,423 tokens, Maximum concurrency for 262,144 tokens per request: 6.58x" in p.log
+    assert p.ok
+
+
+def test_qwen3_next_does_not_fit_in_2gib(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs(max_model_len=262144, kv_cache_memory_bytes=2 * GIB))
+    assert p.memory_error is not None
+    assert p.memory_error.estimated_max_model_len == 83_776
+    assert p.memory_error.needed == 6_524_239_872
+    assert "the estimated maximum model length is 83776" in str(p.memory_error)
+    assert not p.ok
+
+
+def sliding_model():
+    kinds = (["sliding_attention"] * 5 + ["full_attention"]) * 6
+    return geometry_from_config({
+        "architectures": ["TestSlidingForCausalLM"], "num_hidden_layers": 36, "layer_types": kinds,
+        "sliding_window": 1024, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    }, "sliding-36.json")
+
+
+def test_sliding_window_int8_per_token_head() -> None:
+    p = plan(sliding_model(), EngineArgs(
+        kv_cache_dtype="int8_per_token_head", attention_backend="TRITON_ATTN", max_model_len=131072,
+        max_num_batched_tokens=8192, async_scheduling=True, kv_cache_memory_bytes=BUDGET,
+    ))
+    assert {lp.spec.page_size_bytes for lp in p.layers} == {33_792}
+    assert p.grouping is not None and [len(g.layer_names) for g in p.grouping.groups] == [6] * 6
+    assert p.capacity is not None and p.capacity.num_blocks == 211_833
+    per = dict.fromkeys(p.capacity.blocks_per_request)
+    assert sorted(per) == [1089, 8192]
+    assert sorted(p.capacity.blocks_per_request) == [1089] * 5 + [8192]
+    assert "GPU KV cache size: 2,036,032 tokens, Maximum concurrency for 131,072 tokens per request: 15.53x" in p.log
+
+
+@pytest.mark.parametrize(
+    ("k", "kv", "backend", "block", "pct"),
+    [(7, "auto", None, 448, "3.23"), (15, "auto", None, 480, "1.27"), (7, "int8_per_token_head", "TRITON_ATTN", 864, "1.09")],
+)
+def test_section7_target_speculative_tokens(qwen35, k, kv, backend, block, pct) -> None:
+    p = plan(qwen35, EngineArgs(
+        mamba_ssm_cache_dtype="float16", num_speculative_tokens=k, kv_cache_dtype=kv, attention_backend=backend,
+    ))
+    assert p.block_size == block
+    assert f"Padding mamba page size by {pct}% to ensure that mamba page size and attention page size are exactly equal." in p.log
+
+
+def test_gpu_memory_budget(qwen3_next) -> None:
+    # ceil(80 GiB * 0.92) - 60 GiB of weights/activations
+    args = EngineArgs(max_model_len=262144, gpu_memory_bytes=80 * GIB, non_kv_memory_bytes=60 * GIB)
+    p = plan(qwen3_next, args)
+    assert p.capacity is not None
+    assert p.capacity.available_bytes == -(-80 * GIB * 92 // 100) - 60 * GIB
+
+
+def test_num_gpu_blocks_override(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs(max_model_len=262144, kv_cache_memory_bytes=BUDGET, num_gpu_blocks_override=1000))
+    assert p.capacity is not None and p.capacity.num_blocks == 1000
+    assert "Overriding num_gpu_blocks=3212 with num_gpu_blocks_override=1000" in p.log
+
+
+def test_prefix_caching_off_uses_mode_none(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs(max_model_len=262144, kv_cache_memory_bytes=BUDGET, enable_prefix_caching=False))
+    assert p.capacity is not None
+    # mode none: one state page per request per mamba group (1 + 0 speculative)
+    assert sorted(p.capacity.blocks_per_request) == [1, 1, 1, 482]
+
+
+def test_per_token_head_needs_triton(qwen3_next) -> None:
+    with pytest.raises(InputError, match="TRITON_ATTN"):
+        plan(qwen3_next, EngineArgs(kv_cache_dtype="int8_per_token_head", attention_backend="FLASH_ATTN"))
+
+
+def test_tp_must_divide_heads(qwen3_next) -> None:
+    with pytest.raises(InputError) as info:
+        plan(qwen3_next, EngineArgs(tensor_parallel_size=3))
+    assert info.value.source == "--tensor-parallel-size"
+
+
+def test_max_model_len_above_derived(qwen3_next, monkeypatch) -> None:
+    monkeypatch.delenv("VLLM_ALLOW_LONG_MAX_MODEL_LEN", raising=False)
+    with pytest.raises(InputError, match="max_position_embeddings=262144"):
+        plan(qwen3_next, EngineArgs(max_model_len=300000))
+
+
+def test_auto_fit_max_model_len(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs(max_model_len=-1, kv_cache_memory_bytes=2 * GIB))
+    assert p.max_model_len == 83_776
