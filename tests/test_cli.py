@@ -35,9 +35,26 @@ def test_speculative_config_drafter() -> None:
     drafter = str(REPO / "examples" / "models" / "dflash2-drafter-sw5.config.json")
     target = str(REPO / "examples" / "models" / "Qwen3.5-27B.config.json")
     spec = json.dumps({"method": "dflash", "model": drafter, "num_speculative_tokens": 7})
-    r = dryboot("plan", "--model", target, "--speculative-config", spec, "--mamba-ssm-cache-dtype", "float16",
-                "--max-model-len", "65536", "--max-num-batched-tokens", "2048", "--kv-cache-memory-bytes", "5583457484",
-                "--grouping", "pad-sliding-window-buckets", "--unification", "promote-divisor", "--json")
+    r = dryboot(
+        "plan",
+        "--model",
+        target,
+        "--speculative-config",
+        spec,
+        "--mamba-ssm-cache-dtype",
+        "float16",
+        "--max-model-len",
+        "65536",
+        "--max-num-batched-tokens",
+        "2048",
+        "--kv-cache-memory-bytes",
+        "5583457484",
+        "--grouping",
+        "pad-sliding-window-buckets",
+        "--unification",
+        "promote-divisor",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["summary"]["kv_cache_size_tokens"] == 68_605
 
@@ -55,20 +72,41 @@ def test_bad_inputs_are_one_line_exit_2(tmp_path: Path) -> None:
     bad.write_text('{"num_hidden_layers": 4,')
     assert str(bad) in one_line_error(dryboot("plan", "--model", str(bad)))
     assert "--kv-cache-dtype" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--kv-cache-dtype", "int3"))
-    assert "--kv-cache-memory-bytes" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--kv-cache-memory", "1.5G"))
+    assert "--kv-cache-memory-bytes" in one_line_error(
+        dryboot("plan", "--model", QWEN3_NEXT, "--kv-cache-memory", "1.5G")
+    )
     assert "no such file" in one_line_error(dryboot("plan", "--model", str(tmp_path / "missing.json")))
-    assert "--speculative-config" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--speculative-config", "{oops"))
+    assert "--speculative-config" in one_line_error(
+        dryboot("plan", "--model", QWEN3_NEXT, "--speculative-config", "{oops")
+    )
     assert "--bogus" in one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--bogus", "1"))
 
 
 def test_profiles_compare_identical() -> None:
-    r = dryboot("profiles", "examples/reference-deployment.toml", "--compare", "main", "pr", "--expect-identical", "--format", "markdown")
+    r = dryboot(
+        "profiles",
+        "examples/reference-deployment.toml",
+        "--compare",
+        "main",
+        "pr",
+        "--expect-identical",
+        "--format",
+        "markdown",
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("identical to the token") == 4
 
 
 def test_profiles_compare_differs_exit_1() -> None:
-    r = dryboot("profiles", "examples/reference-deployment.toml", "--compare", "main", "upstream", "--expect-identical", "--json")
+    r = dryboot(
+        "profiles",
+        "examples/reference-deployment.toml",
+        "--compare",
+        "main",
+        "upstream",
+        "--expect-identical",
+        "--json",
+    )
     assert r.returncode == 1
     rows = json.loads(r.stdout)
     assert all(not row["identical"] for row in rows)

@@ -25,9 +25,7 @@ def test_qwen35_nested_text_config(models_dir: Path) -> None:
 
 def test_nemotron_h_pattern(models_dir: Path) -> None:
     m = load_model(models_dir / "Nemotron-H-56B-Base-8K.config.json")
-    pattern = json.loads((models_dir / "Nemotron-H-56B-Base-8K.config.json").read_text())[
-        "hybrid_override_pattern"
-    ]
+    pattern = json.loads((models_dir / "Nemotron-H-56B-Base-8K.config.json").read_text())["hybrid_override_pattern"]
     assert m.count(LayerKind.MAMBA2) == pattern.count("M")
     assert m.count(LayerKind.FULL) == pattern.count("*")
     assert m.hf_ssm_dtype == "float32"  # Nemotron-H default when the config names none

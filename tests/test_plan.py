@@ -26,8 +26,13 @@ def qwen3_next(models_dir: Path):
 def test_qwen35_bf16_block_and_padding(qwen35) -> None:
     p = plan(qwen35, EngineArgs())
     assert p.block_size == 784
-    assert "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal." in p.log
-    assert "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size." in p.log
+    assert (
+        "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal."
+        in p.log
+    )
+    assert (
+        "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size." in p.log
+    )
 
 
 def test_qwen35_fp8_block(qwen35) -> None:
@@ -65,18 +70,34 @@ def test_qwen3_next_does_not_fit_in_2gib(qwen3_next) -> None:
 
 def sliding_model():
     kinds = (["sliding_attention"] * 5 + ["full_attention"]) * 6
-    return geometry_from_config({
-        "architectures": ["TestSlidingForCausalLM"], "num_hidden_layers": 36, "layer_types": kinds,
-        "sliding_window": 1024, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-        "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
-    }, "sliding-36.json")
+    return geometry_from_config(
+        {
+            "architectures": ["TestSlidingForCausalLM"],
+            "num_hidden_layers": 36,
+            "layer_types": kinds,
+            "sliding_window": 1024,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "max_position_embeddings": 131072,
+            "torch_dtype": "bfloat16",
+        },
+        "sliding-36.json",
+    )
 
 
 def test_sliding_window_int8_per_token_head() -> None:
-    p = plan(sliding_model(), EngineArgs(
-        kv_cache_dtype="int8_per_token_head", attention_backend="TRITON_ATTN", max_model_len=131072,
-        max_num_batched_tokens=8192, async_scheduling=True, kv_cache_memory_bytes=BUDGET,
-    ))
+    p = plan(
+        sliding_model(),
+        EngineArgs(
+            kv_cache_dtype="int8_per_token_head",
+            attention_backend="TRITON_ATTN",
+            max_model_len=131072,
+            max_num_batched_tokens=8192,
+            async_scheduling=True,
+            kv_cache_memory_bytes=BUDGET,
+        ),
+    )
     assert {lp.spec.page_size_bytes for lp in p.layers} == {33_792}
     assert p.grouping is not None and [len(g.layer_names) for g in p.grouping.groups] == [6] * 6
     assert p.capacity is not None and p.capacity.num_blocks == 211_833
@@ -88,14 +109,27 @@ def test_sliding_window_int8_per_token_head() -> None:
 
 @pytest.mark.parametrize(
     ("k", "kv", "backend", "block", "pct"),
-    [(7, "auto", None, 448, "3.23"), (15, "auto", None, 480, "1.27"), (7, "int8_per_token_head", "TRITON_ATTN", 864, "1.09")],
+    [
+        (7, "auto", None, 448, "3.23"),
+        (15, "auto", None, 480, "1.27"),
+        (7, "int8_per_token_head", "TRITON_ATTN", 864, "1.09"),
+    ],
 )
 def test_section7_target_speculative_tokens(qwen35, k, kv, backend, block, pct) -> None:
-    p = plan(qwen35, EngineArgs(
-        mamba_ssm_cache_dtype="float16", num_speculative_tokens=k, kv_cache_dtype=kv, attention_backend=backend,
-    ))
+    p = plan(
+        qwen35,
+        EngineArgs(
+            mamba_ssm_cache_dtype="float16",
+            num_speculative_tokens=k,
+            kv_cache_dtype=kv,
+            attention_backend=backend,
+        ),
+    )
     assert p.block_size == block
-    assert f"Padding mamba page size by {pct}% to ensure that mamba page size and attention page size are exactly equal." in p.log
+    assert (
+        f"Padding mamba page size by {pct}% to ensure that mamba page size and attention page size are exactly equal."
+        in p.log
+    )
 
 
 def test_gpu_memory_budget(qwen3_next) -> None:

@@ -34,23 +34,24 @@ def test_reference_deployment_reproduces_logged_figures(arm: str) -> None:
 
 def test_group_sizing_patch_gives_nine_groups() -> None:
     # 16 full / 48 GDN / 5 drafter: g = 8, 3 padding layers on the drafter group (section 7)
-    (_, _, p), = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=fast"]
+    ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=fast"]
     assert p.grouping is not None and len(p.grouping.groups) == 9 and p.grouping.group_size == 8
     assert "Add 3 padding layers, may waste at most 60.00% KV cache memory" in p.grouping.log
 
 
 def test_long_profile_promotes_drafter_to_864() -> None:
-    (_, _, p), = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=long"]
+    ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=long"]
     assert p.layer("drafter.layers.0").spec.block_size == 864
     assert any(
         d.message == "Raising block size of drafter.layers.0 from 16 to 864 tokens so its page "
-        "(1824768 B) covers the maximum (1797120 B)" for d in p.decisions
+        "(1824768 B) covers the maximum (1797120 B)"
+        for d in p.decisions
     )
 
 
 def test_huge_profile_pads_drafter_at_128() -> None:
     # KVarN cannot take a padded page, so no promotion is possible; the bf16 drafter pads
-    (_, _, p), = [r for r in run(load_profiles(EXAMPLE), ["pr"]) if r[0].name == "CTX=huge"]
+    ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["pr"]) if r[0].name == "CTX=huge"]
     d = p.layer("drafter.layers.0").spec
     assert d.block_size == 128 and d.page_size_bytes == 2176 * 4 * 210
 

@@ -7,7 +7,10 @@ def test_worked_case_from_section_7() -> None:
     assert choose_block("promote-divisor", primary_block=1840, covering=96, granularity=16).block == 115
     assert choose_block("promote-granular", primary_block=1840, covering=96, granularity=16).block == 368
     kernel = choose_block(
-        "promote-kernel", primary_block=1840, covering=96, granularity=16,
+        "promote-kernel",
+        primary_block=1840,
+        covering=96,
+        granularity=16,
         supports=BACKENDS["FLASH_ATTN"].supports_block_size,
     )
     assert kernel.block == 368

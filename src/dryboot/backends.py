@@ -86,18 +86,14 @@ BACKENDS: dict[str, AttentionBackend] = {
     for b in (
         AttentionBackend("FLASH_ATTN", _M16, True),
         AttentionBackend("TRITON_ATTN", _M16, True, per_token_head=True),
-        AttentionBackend(
-            "FLASHINFER", (KernelBlock(16), KernelBlock(32), KernelBlock(64)), True
-        ),
+        AttentionBackend("FLASHINFER", (KernelBlock(16), KernelBlock(32), KernelBlock(64)), True),
         AttentionBackend("FLEX_ATTENTION", _M16, True),
         AttentionBackend("CPU_ATTN", _M16, False),
         AttentionBackend("FLASH_ATTN_MLA", _M16, True, is_mla=True),
         AttentionBackend("TRITON_MLA", _M16, True, is_mla=True),
         AttentionBackend("FLASHMLA", (KernelBlock(64),), True, is_mla=True),
         AttentionBackend("CUTLASS_MLA", (KernelBlock(128),), True, is_mla=True),
-        AttentionBackend(
-            "FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True
-        ),
+        AttentionBackend("FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True),
     )
 }
 

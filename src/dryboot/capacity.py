@@ -125,11 +125,10 @@ def request_bytes(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, lengt
     return group_size * page * sum(_group_blocks(g, limits, length) for g in groups)
 
 
-def estimate_max_model_len(
-    groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int
-) -> int:
+def estimate_max_model_len(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int) -> int:
     """The largest length in [1, max_model_len] whose request fits ``available`` bytes,
     0 when even one token does not (binary search, as ``_estimate_max_model_len_from_groups``)."""
+
     def fits(length: int) -> bool:
         return request_bytes(groups, limits, length) <= available
 
@@ -175,8 +174,7 @@ class NotEnoughMemory(Exception):
             )
         else:
             est = (
-                "Based on the available memory, the estimated maximum model length is "
-                f"{estimated}. "
+                f"Based on the available memory, the estimated maximum model length is {estimated}. "
                 if estimated > 0
                 else ""
             )
@@ -189,9 +187,7 @@ class NotEnoughMemory(Exception):
         super().__init__(message)
 
 
-def auto_fit_max_model_len(
-    groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int
-) -> tuple[int, str]:
+def auto_fit_max_model_len(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int) -> tuple[int, str]:
     """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
 
     :returns: (length, vLLM's log line).
@@ -202,8 +198,7 @@ def auto_fit_max_model_len(
         raise NotEnoughMemory(request_bytes(groups, limits, 1), available, 1, 0)
     if fitted >= limits.max_model_len:
         return limits.max_model_len, (
-            f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits "
-            "in available GPU memory"
+            f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"
         )
     return fitted, (
         f"Auto-fit max_model_len: reduced from {limits.max_model_len} to {fitted} to fit in "
@@ -225,8 +220,7 @@ def compute_capacity(
     per_block = pool_bytes_per_block(groups)
     if num_gpu_blocks_override is not None:
         log.append(
-            f"Overriding num_gpu_blocks={available // per_block} with "
-            f"num_gpu_blocks_override={num_gpu_blocks_override}"
+            f"Overriding num_gpu_blocks={available // per_block} with num_gpu_blocks_override={num_gpu_blocks_override}"
         )
         available = num_gpu_blocks_override * per_block
     needed = request_bytes(groups, limits, limits.max_model_len)

@@ -175,9 +175,7 @@ class CustomKVCacheDtype:
         try:
             tree = ast.parse(self.bytes_per_head_token.strip(), mode="eval")
         except SyntaxError:
-            raise ValueError(
-                f"bytes per head per token {self.bytes_per_head_token!r} is not a formula"
-            ) from None
+            raise ValueError(f"bytes per head per token {self.bytes_per_head_token!r} is not a formula") from None
         value = _eval_formula(tree, head_dim)
         if value <= 0:
             raise ValueError(
@@ -187,9 +185,7 @@ class CustomKVCacheDtype:
         return value
 
 
-def parse_custom_kv_cache_dtype(text: str, source: str = "--custom-kv-cache-dtype") -> (
-    CustomKVCacheDtype
-):
+def parse_custom_kv_cache_dtype(text: str, source: str = "--custom-kv-cache-dtype") -> CustomKVCacheDtype:
     """Parse ``NAME:BYTES[:kernel_block=N][:pad=yes|no]``, e.g. ``kvarn:210:kernel_block=128:pad=no``.
 
     ``BYTES`` is bytes per head per token, an integer or a formula of ``head_dim``

@@ -74,9 +74,7 @@ class EngineArgs:
             if value is not None and value < 1:
                 raise InputError(flag, None, f"must be >= 1, got {value}")
         if self.pipeline_parallel_size != 1:
-            raise InputError(
-                "--pipeline-parallel-size", None, "dryboot plans single-stage engines (PP = 1) only"
-            )
+            raise InputError("--pipeline-parallel-size", None, "dryboot plans single-stage engines (PP = 1) only")
         nonneg = {
             "--kv-cache-memory-bytes": self.kv_cache_memory_bytes,
             "--non-kv-memory": self.non_kv_memory_bytes,
@@ -90,23 +88,25 @@ class EngineArgs:
             raise InputError("--max-model-len", None, f"must be >= 1 or -1/auto, got {self.max_model_len}")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise InputError(
-                "--gpu-memory-utilization", None,
+                "--gpu-memory-utilization",
+                None,
                 f"must be in (0, 1], got {self.gpu_memory_utilization}",
             )
         if self.dtype not in MODEL_DTYPES:
             raise InputError("--dtype", None, f"unknown dtype {self.dtype!r} ({', '.join(MODEL_DTYPES)})")
         if self.kv_cache_dtype not in KV_CACHE_DTYPES and self.custom_dtype(self.kv_cache_dtype) is None:
             raise InputError(
-                "--kv-cache-dtype", None,
+                "--kv-cache-dtype",
+                None,
                 f"unknown KV cache dtype {self.kv_cache_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, "
                 "or one declared with --custom-kv-cache-dtype)",
             )
-        for flag, value in (
+        for flag, dtype_name in (
             ("--mamba-cache-dtype", self.mamba_cache_dtype),
             ("--mamba-ssm-cache-dtype", self.mamba_ssm_cache_dtype),
         ):
-            if value not in MAMBA_DTYPES:
-                raise InputError(flag, None, f"unknown dtype {value!r} ({', '.join(MAMBA_DTYPES)})")
+            if dtype_name not in MAMBA_DTYPES:
+                raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
         if (
@@ -115,7 +115,8 @@ class EngineArgs:
             and self.non_kv_memory_bytes is None
         ):
             raise InputError(
-                "--gpu-memory", None,
+                "--gpu-memory",
+                None,
                 "also give --non-kv-memory (weights, activations and graphs a boot profiles)",
             )
 

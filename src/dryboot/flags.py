@@ -54,24 +54,88 @@ class Flag:
 FLAGS: tuple[Flag, ...] = (
     Flag("tensor-parallel-size", "tensor_parallel_size", _int, "TP size (KV heads and state split across ranks).", int),
     Flag("dtype", "dtype", _str, "Model dtype (auto = the config's)."),
-    Flag("kv-cache-dtype", "kv_cache_dtype", _str, "KV cache dtype (auto, bfloat16, fp8, int8_per_token_head, ... or a custom one)."),
-    Flag("attention-backend", "attention_backend", _str, "Attention backend (FLASH_ATTN, TRITON_ATTN, FLASHINFER, ...)."),
-    Flag("block-size", "block_size", _int, "Attention block size in tokens (default: the backend's preferred, 16).", int),
+    Flag(
+        "kv-cache-dtype",
+        "kv_cache_dtype",
+        _str,
+        "KV cache dtype (auto, bfloat16, fp8, int8_per_token_head, ... or a custom one).",
+    ),
+    Flag(
+        "attention-backend", "attention_backend", _str, "Attention backend (FLASH_ATTN, TRITON_ATTN, FLASHINFER, ...)."
+    ),
+    Flag(
+        "block-size", "block_size", _int, "Attention block size in tokens (default: the backend's preferred, 16).", int
+    ),
     Flag("mamba-cache-dtype", "mamba_cache_dtype", _str, "Mamba conv state dtype (auto = model dtype)."),
-    Flag("mamba-ssm-cache-dtype", "mamba_ssm_cache_dtype", _str, "Mamba SSM/temporal state dtype (auto = config's or conv dtype)."),
-    Flag("mamba-cache-mode", "mamba_cache_mode", _str, "none | align | all (default: align with prefix caching, else none)."),
-    Flag("max-model-len", "max_model_len", parse_human_int_or_auto, "Max model length in tokens (1k = 1000, 1K = 1024; -1/auto fits the budget)."),
-    Flag("max-num-batched-tokens", "max_num_batched_tokens", parse_human_int, "Tokens per scheduler step (default 2048; 8192 on >= 70 GiB GPUs)."),
+    Flag(
+        "mamba-ssm-cache-dtype",
+        "mamba_ssm_cache_dtype",
+        _str,
+        "Mamba SSM/temporal state dtype (auto = config's or conv dtype).",
+    ),
+    Flag(
+        "mamba-cache-mode",
+        "mamba_cache_mode",
+        _str,
+        "none | align | all (default: align with prefix caching, else none).",
+    ),
+    Flag(
+        "max-model-len",
+        "max_model_len",
+        parse_human_int_or_auto,
+        "Max model length in tokens (1k = 1000, 1K = 1024; -1/auto fits the budget).",
+    ),
+    Flag(
+        "max-num-batched-tokens",
+        "max_num_batched_tokens",
+        parse_human_int,
+        "Tokens per scheduler step (default 2048; 8192 on >= 70 GiB GPUs).",
+    ),
     Flag("max-num-seqs", "max_num_seqs", parse_human_int, "Max sequences per step."),
     Flag("enable-prefix-caching", "enable_prefix_caching", _bool, "Prefix caching (default on).", bool),
     Flag("async-scheduling", "async_scheduling", _bool, "Async scheduling (default on: two batches in flight).", bool),
-    Flag("kv-cache-memory-bytes", "kv_cache_memory_bytes", parse_human_int, "KV cache budget in bytes (40G = 40 GiB, 40g = 40e9); alias --kv-cache-memory."),
-    Flag("gpu-memory", "gpu_memory_bytes", parse_human_int, "Total GPU memory in bytes (with --non-kv-memory, instead of a KV budget)."),
-    Flag("gpu-memory-utilization", "gpu_memory_utilization", _float, "Fraction of GPU memory vLLM may use (default 0.92).", float),
-    Flag("non-kv-memory", "non_kv_memory_bytes", parse_human_int, "Bytes a boot profiles as non-KV (weights, activations, graphs)."),
-    Flag("num-gpu-blocks-override", "num_gpu_blocks_override", parse_human_int, "Replace the computed number of blocks."),
-    Flag("num-speculative-tokens", "num_speculative_tokens", _int, "Speculative tokens per step (grows mamba state and its pages).", int),
-    Flag("prefix-match-unit", "prefix_match_unit", _int, "Hash block size for prefix matching (default: GCD of group blocks).", int),
+    Flag(
+        "kv-cache-memory-bytes",
+        "kv_cache_memory_bytes",
+        parse_human_int,
+        "KV cache budget in bytes (40G = 40 GiB, 40g = 40e9); alias --kv-cache-memory.",
+    ),
+    Flag(
+        "gpu-memory",
+        "gpu_memory_bytes",
+        parse_human_int,
+        "Total GPU memory in bytes (with --non-kv-memory, instead of a KV budget).",
+    ),
+    Flag(
+        "gpu-memory-utilization",
+        "gpu_memory_utilization",
+        _float,
+        "Fraction of GPU memory vLLM may use (default 0.92).",
+        float,
+    ),
+    Flag(
+        "non-kv-memory",
+        "non_kv_memory_bytes",
+        parse_human_int,
+        "Bytes a boot profiles as non-KV (weights, activations, graphs).",
+    ),
+    Flag(
+        "num-gpu-blocks-override", "num_gpu_blocks_override", parse_human_int, "Replace the computed number of blocks."
+    ),
+    Flag(
+        "num-speculative-tokens",
+        "num_speculative_tokens",
+        _int,
+        "Speculative tokens per step (grows mamba state and its pages).",
+        int,
+    ),
+    Flag(
+        "prefix-match-unit",
+        "prefix_match_unit",
+        _int,
+        "Hash block size for prefix matching (default: GCD of group blocks).",
+        int,
+    ),
     Flag("vllm-version", "vllm_version", _str, "vLLM version whose rules apply (default 0.28.0)."),
 )
 FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
@@ -131,7 +195,15 @@ class SpeculativeConfig:
     block_size: int | None = None
 
 
-_SPEC_KEYS = {"method", "model", "num_speculative_tokens", "kv_cache_dtype", "attention_backend", "block_size", "draft_tensor_parallel_size"}
+_SPEC_KEYS = {
+    "method",
+    "model",
+    "num_speculative_tokens",
+    "kv_cache_dtype",
+    "attention_backend",
+    "block_size",
+    "draft_tensor_parallel_size",
+}
 
 
 def parse_speculative_config(data: object, source: str = "--speculative-config") -> SpeculativeConfig:

@@ -67,13 +67,28 @@ def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
     """What vLLM's spec equality compares (backend name and dtype spelling excluded)."""
     if isinstance(spec, MambaSpec):
         return (
-            "mamba", spec.mamba_type, spec.block_size, spec.shapes, spec.torch_dtypes,
-            spec.page_size_padded, spec.mamba_cache_mode, spec.num_speculative_blocks,
+            "mamba",
+            spec.mamba_type,
+            spec.block_size,
+            spec.shapes,
+            spec.torch_dtypes,
+            spec.page_size_padded,
+            spec.mamba_cache_mode,
+            spec.num_speculative_blocks,
         )
     return (
-        spec.kind, spec.block_size, spec.num_kv_heads, spec.head_size, spec.head_size_v,
-        spec.torch_dtype, spec.quant_mode, spec.content_bytes, spec.page_size_padded,
-        spec.indexes_kv_by_block_stride, spec.sliding_window, spec.attention_chunk_size,
+        spec.kind,
+        spec.block_size,
+        spec.num_kv_heads,
+        spec.head_size,
+        spec.head_size_v,
+        spec.torch_dtype,
+        spec.quant_mode,
+        spec.content_bytes,
+        spec.page_size_padded,
+        spec.indexes_kv_by_block_stride,
+        spec.sliding_window,
+        spec.attention_chunk_size,
     )
 
 
@@ -102,9 +117,7 @@ def uniform_path(layers: Sequence[tuple[str, LayerSpec]]) -> Grouping | None:
     if len({bucket_key(s) for s in specs}) == 1:
         return Grouping((KVCacheGroup(names, specs[0]),), len(names), "uniform-spec", ())
     if len({s.block_size for s in specs}) == 1 and len({_type_key(s) for s in specs}) == 1:
-        group = KVCacheGroup(
-            names, specs[0], uniform_type=True, page_sizes=tuple(s.page_size_bytes for s in specs)
-        )
+        group = KVCacheGroup(names, specs[0], uniform_type=True, page_sizes=tuple(s.page_size_bytes for s in specs))
         return Grouping((group,), 1, "uniform-type", ())
     return None
 
@@ -113,9 +126,7 @@ def _is_sliding(spec: LayerSpec) -> bool:
     return isinstance(spec, AttentionSpec) and spec.kind == "sliding"
 
 
-def sliding_bucket_group_size(
-    sizes: Sequence[int], sliding: Sequence[bool], group_size: int
-) -> int | None:
+def sliding_bucket_group_size(sizes: Sequence[int], sliding: Sequence[bool], group_size: int) -> int | None:
     """The ``pad-sliding-window-buckets`` group size, or ``None`` to keep upstream's.
 
     ``sizes[i]`` is bucket i's layer count, ``sliding[i]`` whether it holds sliding-window
@@ -135,16 +146,12 @@ def sliding_bucket_group_size(
     for g in range(common, group_size, -1):
         if common % g:
             continue
-        if all(
-            cdiv(n, g) * g - n <= n for n, sl in zip(sizes, sliding, strict=True) if sl
-        ):
+        if all(cdiv(n, g) * g - n <= n for n, sl in zip(sizes, sliding, strict=True) if sl):
             return g
     return None
 
 
-def group_layers(
-    layers: Sequence[tuple[str, LayerSpec]], policy: str = "upstream"
-) -> Grouping:
+def group_layers(layers: Sequence[tuple[str, LayerSpec]], policy: str = "upstream") -> Grouping:
     """Split unified ``layers`` (all one page size) into KV cache groups.
 
     :param policy: ``upstream`` or ``pad-sliding-window-buckets``.
@@ -181,8 +188,7 @@ def group_layers(
         padding = group_size - len(names) % group_size
         if padding != group_size:
             log.append(
-                f"Add {padding} padding layers, may waste at most "
-                f"{padding / len(names) * 100:.2f}% KV cache memory"
+                f"Add {padding} padding layers, may waste at most {padding / len(names) * 100:.2f}% KV cache memory"
             )
         num_groups = cdiv(len(names), group_size)
         for i in range(num_groups):

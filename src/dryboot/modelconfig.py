@@ -151,22 +151,20 @@ class _Fields:
     def get(self, key: str) -> Any:
         return self.data.get(key)
 
-    def int(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
+    def integer(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
         value = self.data.get(key)
         if value is None:
             if default is None:
                 raise InputError(self.source, self.where(key), "required field is missing")
             return default
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(
-                self.source, self.where(key), f"must be an integer, got {json.dumps(value)}"
-            )
+            raise InputError(self.source, self.where(key), f"must be an integer, got {json.dumps(value)}")
         if value < minimum:
             raise InputError(self.source, self.where(key), f"must be >= {minimum}, got {value}")
         return value
 
     def opt_int(self, key: str) -> int | None:
-        return self.int(key) if self.has(key) else None
+        return self.integer(key) if self.has(key) else None
 
 
 def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
@@ -188,9 +186,7 @@ def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
-        ) from None
+        raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(data, dict):
         raise InputError(source, None, "a config.json must hold a JSON object")
     return source, data
@@ -225,23 +221,23 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     f = _Fields(source, text, prefix)
     model_type = str(text.get("model_type") or data.get("model_type") or "")
 
-    num_layers = f.int("num_hidden_layers")
+    num_layers = f.integer("num_hidden_layers")
     layer_kinds = _layer_kinds(f, num_layers, model_type)
 
     # Attention geometry.
-    num_heads = f.int("num_attention_heads", default=1)
-    kv_heads = f.int("num_key_value_heads", default=num_heads)
+    num_heads = f.integer("num_attention_heads", default=1)
+    kv_heads = f.integer("num_key_value_heads", default=num_heads)
     if f.has("head_dim"):
-        head_dim = f.int("head_dim")
+        head_dim = f.integer("head_dim")
     elif f.has("attention_head_dim"):
-        head_dim = f.int("attention_head_dim")
+        head_dim = f.integer("attention_head_dim")
     else:
-        hidden = f.int("hidden_size")
+        hidden = f.integer("hidden_size")
         head_dim = hidden // num_heads
     head_dim_v = head_dim
     if LayerKind.MLA in layer_kinds:
         kv_heads = 1
-        head_dim = f.int("kv_lora_rank") + f.int("qk_rope_head_dim", minimum=0)
+        head_dim = f.integer("kv_lora_rank") + f.integer("qk_rope_head_dim", minimum=0)
         head_dim_v = 0
 
     sliding = f.opt_int("sliding_window") if LayerKind.SLIDING in layer_kinds else None
@@ -261,34 +257,32 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     hf_ssm: str | None = None
     if LayerKind.GDN in layer_kinds:
         gdn = GatedDeltaNet(
-            num_k_heads=f.int("linear_num_key_heads"),
-            num_v_heads=f.int("linear_num_value_heads"),
-            head_k_dim=f.int("linear_key_head_dim"),
-            head_v_dim=f.int("linear_value_head_dim"),
-            conv_kernel=f.int("linear_conv_kernel_dim"),
+            num_k_heads=f.integer("linear_num_key_heads"),
+            num_v_heads=f.integer("linear_num_value_heads"),
+            head_k_dim=f.integer("linear_key_head_dim"),
+            head_v_dim=f.integer("linear_value_head_dim"),
+            conv_kernel=f.integer("linear_conv_kernel_dim"),
         )
         if model_type.startswith("qwen3_5") and f.has("mamba_ssm_dtype"):
             hf_ssm = _ssm_dtype(f, "mamba_ssm_dtype")
     if LayerKind.MAMBA2 in layer_kinds:
-        heads = f.int("mamba_num_heads")
+        heads = f.integer("mamba_num_heads")
         mamba2 = Mamba2(
             num_heads=heads,
-            head_dim=f.int("mamba_head_dim"),
-            n_groups=f.int("n_groups", default=1),
-            state_size=f.int("ssm_state_size"),
-            conv_kernel=f.int("conv_kernel"),
+            head_dim=f.integer("mamba_head_dim"),
+            n_groups=f.integer("n_groups", default=1),
+            state_size=f.integer("ssm_state_size"),
+            conv_kernel=f.integer("conv_kernel"),
             chunk_size=f.opt_int("chunk_size"),
         )
         if model_type.startswith("nemotron_h"):
-            hf_ssm = _ssm_dtype(f, "mamba_ssm_cache_dtype") if f.has(
-                "mamba_ssm_cache_dtype"
-            ) else "float32"
+            hf_ssm = _ssm_dtype(f, "mamba_ssm_cache_dtype") if f.has("mamba_ssm_cache_dtype") else "float32"
     if LayerKind.MAMBA1 in layer_kinds:
-        hidden = f.int("hidden_size")
+        hidden = f.integer("hidden_size")
         mamba1 = Mamba1(
-            d_inner=f.int("mamba_expand", default=2) * hidden,
-            d_state=f.int("mamba_d_state", default=16),
-            d_conv=f.int("mamba_d_conv", default=4),
+            d_inner=f.integer("mamba_expand", default=2) * hidden,
+            d_state=f.integer("mamba_d_state", default=16),
+            d_conv=f.integer("mamba_d_conv", default=4),
         )
 
     return ModelGeometry(
@@ -359,16 +353,12 @@ def _layer_kinds(f: _Fields, num_layers: int, model_type: str) -> tuple[LayerKin
             )
         bad = sorted(set(pattern) - set(_PATTERN_CHARS))
         if bad:
-            raise InputError(
-                f.source, f.where("hybrid_override_pattern"), f"unknown layer symbols {bad}"
-            )
+            raise InputError(f.source, f.where("hybrid_override_pattern"), f"unknown layer symbols {bad}")
         return tuple(_PATTERN_CHARS[c] for c in pattern)
 
     if f.has("full_attention_interval") and f.has("linear_num_value_heads"):
-        interval = f.int("full_attention_interval")
-        return tuple(
-            LayerKind.FULL if (i + 1) % interval == 0 else LayerKind.GDN for i in range(num_layers)
-        )
+        interval = f.integer("full_attention_interval")
+        return tuple(LayerKind.FULL if (i + 1) % interval == 0 else LayerKind.GDN for i in range(num_layers))
 
     if f.has("kv_lora_rank"):
         return (LayerKind.MLA,) * num_layers
@@ -378,10 +368,8 @@ def _layer_kinds(f: _Fields, num_layers: int, model_type: str) -> tuple[LayerKin
         if use is False:
             return (LayerKind.FULL,) * num_layers
         if use is True and f.has("max_window_layers"):
-            first = f.int("max_window_layers", minimum=0)
-            return tuple(
-                LayerKind.SLIDING if i >= first else LayerKind.FULL for i in range(num_layers)
-            )
+            first = f.integer("max_window_layers", minimum=0)
+            return tuple(LayerKind.SLIDING if i >= first else LayerKind.FULL for i in range(num_layers))
         return (LayerKind.SLIDING,) * num_layers
 
     if model_type in ("mamba", "falcon_mamba"):

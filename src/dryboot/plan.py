@@ -171,9 +171,7 @@ def _backend_for(
     if custom is not None:
         return custom_backend(custom, backend)
     if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
-        raise InputError(
-            flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28"
-        )
+        raise InputError(flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28")
     return backend
 
 
@@ -245,9 +243,7 @@ def _mamba_state(
             return "gdn", shapes, (conv, ssm)
         if model.mamba2 is not None:
             m = model.mamba2
-            shapes = mamba2_state_shapes(
-                tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k
-            )
+            shapes = mamba2_state_shapes(tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k)
             return "mamba2", shapes, (conv, ssm)
         if model.mamba1 is not None:
             m1 = model.mamba1
@@ -262,9 +258,7 @@ def _max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     requested = args.max_model_len
     if requested is None or requested == -1:
         if derived is None:
-            raise InputError(
-                model.source, "max_position_embeddings", "missing; give --max-model-len"
-            )
+            raise InputError(model.source, "max_position_embeddings", "missing; give --max-model-len")
         return derived
     if (
         derived is not None
@@ -290,8 +284,7 @@ def _mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRule
         if mode == "none":
             mode = "align"
             log.append(
-                f"Mamba cache mode is set to 'align' for {model.architecture} by default when "
-                "prefix caching is enabled"
+                f"Mamba cache mode is set to 'align' for {model.architecture} by default when prefix caching is enabled"
             )
     elif mode != "none":
         mode = "none"
@@ -355,9 +348,7 @@ def build_layers(
     return out
 
 
-def _scheduler_blocks(
-    grouping: Grouping, args: EngineArgs, cache_block_size: int
-) -> tuple[int, int, str | None]:
+def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: int) -> tuple[int, int, str | None]:
     """(scheduler block, hash block, error) as ``resolve_kv_cache_block_sizes``."""
     groups = grouping.groups
     if len(groups) <= 1:
@@ -371,9 +362,13 @@ def _scheduler_blocks(
         return scheduler, scheduler, None
     hash_block = args.prefix_match_unit if args.prefix_match_unit is not None else gcd(*sizes)
     if any(bs % hash_block for bs in sizes):
-        return scheduler, hash_block, (
-            f"Invalid prefix_match_unit={hash_block}; all KV cache group block sizes must be "
-            f"divisible by prefix_match_unit. Got group block sizes={sizes}."
+        return (
+            scheduler,
+            hash_block,
+            (
+                f"Invalid prefix_match_unit={hash_block}; all KV cache group block sizes must be "
+                f"divisible by prefix_match_unit. Got group block sizes={sizes}."
+            ),
         )
     return scheduler, hash_block, None
 
@@ -442,9 +437,17 @@ def plan(
         mamba_block = block_size if mamba_mode == "align" else max_model_len
 
     layers = build_layers(
-        model, args, kv_cache_dtype=kv_dtype, model_dtype=model_dtype, backend=backend,
-        block_size=block_size, mamba=mamba, mamba_block=mamba_block, mamba_mode=mamba_mode,
-        mamba_padded=mamba_padded, rules=rules,
+        model,
+        args,
+        kv_cache_dtype=kv_dtype,
+        model_dtype=model_dtype,
+        backend=backend,
+        block_size=block_size,
+        mamba=mamba,
+        mamba_block=mamba_block,
+        mamba_mode=mamba_mode,
+        mamba_padded=mamba_padded,
+        rules=rules,
     )
     roles = {name: "target" for name, _ in layers}
     backends = {name: spec.backend if isinstance(spec, AttentionSpec) else mamba_mode for name, spec in layers}
@@ -459,10 +462,19 @@ def plan(
         )
         d_model_dtype = _model_dtype(drafter.model, args)
         d_layers = build_layers(
-            drafter.model, args, kv_cache_dtype=d_dtype, model_dtype=d_model_dtype,
-            backend=drafter_backend, block_size=drafter.block_size or block_size, mamba=None,
-            mamba_block=block_size, mamba_mode=mamba_mode, mamba_padded=None, rules=rules,
-            sliding_block=drafter.block_size, prefix=drafter.layer_prefix,
+            drafter.model,
+            args,
+            kv_cache_dtype=d_dtype,
+            model_dtype=d_model_dtype,
+            backend=drafter_backend,
+            block_size=drafter.block_size or block_size,
+            mamba=None,
+            mamba_block=block_size,
+            mamba_mode=mamba_mode,
+            mamba_padded=None,
+            rules=rules,
+            sliding_block=drafter.block_size,
+            prefix=drafter.layer_prefix,
         )
         for name, spec in d_layers:
             roles[name] = "drafter"
@@ -477,16 +489,19 @@ def plan(
     if grouping is None:
         try:
             unified, decisions = unify_with_policy(
-                layers, policies.unification, rules, primary_block=block_size,
-                backends={**{n: backend for n in roles if roles[n] == "target"},
-                          **{n: drafter_backend or backend for n in roles if roles[n] == "drafter"}},
+                layers,
+                policies.unification,
+                rules,
+                primary_block=block_size,
+                backends={
+                    **{n: backend for n in roles if roles[n] == "target"},
+                    **{n: drafter_backend or backend for n in roles if roles[n] == "drafter"},
+                },
             )
             grouping = group_layers(unified, policies.grouping)
         except UnifyError as exc:
             unify_error = exc
-    layer_plans = tuple(
-        LayerPlan(name, roles[name], initial[name], spec, backends[name]) for name, spec in unified
-    )
+    layer_plans = tuple(LayerPlan(name, roles[name], initial[name], spec, backends[name]) for name, spec in unified)
 
     capacity: Capacity | None = None
     memory_error: NotEnoughMemory | None = None
@@ -504,9 +519,7 @@ def plan(
                 log.append(line)
                 limits = replace(limits, max_model_len=fitted)
                 max_model_len = fitted
-            capacity = compute_capacity(
-                grouping.groups, limits, available, args.num_gpu_blocks_override
-            )
+            capacity = compute_capacity(grouping.groups, limits, available, args.num_gpu_blocks_override)
             log.extend(capacity.log)
         except NotEnoughMemory as exc:
             memory_error = exc
@@ -519,35 +532,64 @@ def plan(
     scheduler_block = hash_block = None
     invariants: list[Invariant] = []
     if unify_error is not None:
-        invariants.append(Invariant(
-            "page-unification", False, str(unify_error),
-            "NotImplementedError in get_kv_cache_groups: the engine does not start",
-        ))
+        invariants.append(
+            Invariant(
+                "page-unification",
+                False,
+                str(unify_error),
+                "NotImplementedError in get_kv_cache_groups: the engine does not start",
+            )
+        )
     if grouping is not None and grouping.groups:
         scheduler_block, hash_block, hash_error = _scheduler_blocks(grouping, args, block_size)
         invariants.extend(
-            _check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_plans, backend, drafter_backend, roles)
+            _check_invariants(
+                grouping, scheduler_block, hash_block, hash_error, layer_plans, backend, drafter_backend, roles
+            )
         )
     if memory_error is not None:
-        invariants.append(Invariant(
-            "one-request-fits", False, str(memory_error),
-            "ValueError at engine start",
-        ))
+        invariants.append(
+            Invariant(
+                "one-request-fits",
+                False,
+                str(memory_error),
+                "ValueError at engine start",
+            )
+        )
     elif capacity is not None:
-        invariants.append(Invariant(
-            "one-request-fits", True,
-            f"one {max_model_len:,}-token request needs {capacity.request_bytes:,} B of "
-            f"{capacity.available_bytes:,} B",
-        ))
+        invariants.append(
+            Invariant(
+                "one-request-fits",
+                True,
+                f"one {max_model_len:,}-token request needs {capacity.request_bytes:,} B of "
+                f"{capacity.available_bytes:,} B",
+            )
+        )
 
     return Plan(
-        model=model, args=args, rules=rules, policies=policies, model_dtype=model_dtype,
-        kv_cache_dtype=kv_dtype, backend=backend, block_size=block_size,
-        block_decision=decision, mamba_page_size_bytes=mamba_page, max_model_len=max_model_len,
-        layers=layer_plans, decisions=tuple(decisions), grouping=grouping,
-        unify_error=unify_error, capacity=capacity, memory_error=memory_error,
-        scheduler_block_size=scheduler_block, hash_block_size=hash_block,
-        invariants=tuple(invariants), log=tuple(log), drafter=drafter, notes=tuple(notes),
+        model=model,
+        args=args,
+        rules=rules,
+        policies=policies,
+        model_dtype=model_dtype,
+        kv_cache_dtype=kv_dtype,
+        backend=backend,
+        block_size=block_size,
+        block_decision=decision,
+        mamba_page_size_bytes=mamba_page,
+        max_model_len=max_model_len,
+        layers=layer_plans,
+        decisions=tuple(decisions),
+        grouping=grouping,
+        unify_error=unify_error,
+        capacity=capacity,
+        memory_error=memory_error,
+        scheduler_block_size=scheduler_block,
+        hash_block_size=hash_block,
+        invariants=tuple(invariants),
+        log=tuple(log),
+        drafter=drafter,
+        notes=tuple(notes),
     )
 
 
@@ -565,21 +607,26 @@ def _check_invariants(
     groups = grouping.groups
     if grouping.path == "hybrid":
         pages = {g.spec.page_size_bytes for g in groups}
-        out.append(Invariant(
-            "uniform-page-size", len(pages) == 1,
-            f"every group's page is {pages.pop():,} B" if len(pages) == 1
-            else f"groups have pages {sorted(pages)}",
-            "AssertionError in get_uniform_page_size" if len(pages) != 1 else "",
-        ))
+        out.append(
+            Invariant(
+                "uniform-page-size",
+                len(pages) == 1,
+                f"every group's page is {pages.pop():,} B" if len(pages) == 1 else f"groups have pages {sorted(pages)}",
+                "AssertionError in get_uniform_page_size" if len(pages) != 1 else "",
+            )
+        )
     sizes = [g.block_size for g in groups]
     divides = all(scheduler_block % b == 0 for b in sizes) and scheduler_block % hash_block == 0
-    out.append(Invariant(
-        "scheduler-block",
-        divides,
-        f"scheduler block {scheduler_block} = LCM{tuple(sizes)}; hash block {hash_block}"
-        if len(groups) > 1 else f"scheduler block {scheduler_block}, group block {sizes[0]}",
-        "" if divides else "AssertionError in KVCacheCoordinator at engine start",
-    ))
+    out.append(
+        Invariant(
+            "scheduler-block",
+            divides,
+            f"scheduler block {scheduler_block} = LCM{tuple(sizes)}; hash block {hash_block}"
+            if len(groups) > 1
+            else f"scheduler block {scheduler_block}, group block {sizes[0]}",
+            "" if divides else "AssertionError in KVCacheCoordinator at engine start",
+        )
+    )
     if hash_error is not None:
         out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
     bad: list[str] = []
@@ -593,10 +640,14 @@ def _check_invariants(
                 f"{lp.name}: block {spec.block_size} is not a multiple of "
                 f"{'/'.join(str(k) for k in be.kernel_blocks)} ({be.name})"
             )
-    out.append(Invariant(
-        "kernel-block-size", not bad,
-        "every attention block is addressable by its backend's kernel" if not bad else "; ".join(bad[:3])
-        + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
-        "" if not bad else "illegal memory access at run time (not a boot error)",
-    ))
+    out.append(
+        Invariant(
+            "kernel-block-size",
+            not bad,
+            "every attention block is addressable by its backend's kernel"
+            if not bad
+            else "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
+            "" if not bad else "illegal memory access at run time (not a boot error)",
+        )
+    )
     return out

@@ -115,7 +115,9 @@ def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str) -> tu
     if cfg.model is None:
         raise InputError(source, f"{where}.model", "the drafter's config.json is required")
     model = load_model(resolve_path(cfg.model, base))
-    return Drafter(model, cfg.method, cfg.kv_cache_dtype, cfg.attention_backend, cfg.block_size), cfg.num_speculative_tokens
+    return Drafter(
+        model, cfg.method, cfg.kv_cache_dtype, cfg.attention_backend, cfg.block_size
+    ), cfg.num_speculative_tokens
 
 
 def load_profiles(path: str | Path) -> ProfileSet:
@@ -176,9 +178,13 @@ def load_profiles(path: str | Path) -> ProfileSet:
         grouping = body.get("grouping", "upstream")
         unification = body.get("unification", "upstream")
         if grouping not in GROUPING_POLICIES:
-            raise InputError(source, f"{where}.grouping", f"unknown policy {grouping!r} ({', '.join(GROUPING_POLICIES)})")
+            raise InputError(
+                source, f"{where}.grouping", f"unknown policy {grouping!r} ({', '.join(GROUPING_POLICIES)})"
+            )
         if unification not in UNIFICATION_POLICIES:
-            raise InputError(source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})")
+            raise InputError(
+                source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})"
+            )
         version = str(body.get("vllm-version", "0.28.0"))
         rules_for(version, f"{source}: {where}.vllm-version")
         arms.append(Arm(name, version, Policies(grouping, unification)))

@@ -101,7 +101,9 @@ def choose_block(
         raise ValueError(f"unknown promotion policy {policy!r}")
     if not ok:
         return PromotionChoice(
-            policy, None, tuple(cands),
+            policy,
+            None,
+            tuple(cands),
             f"no divisor of the primary block {primary_block} is >= its covering block "
             f"{covering}" + ("" if policy == "promote-divisor" or not cands else " and qualifies"),
         )
@@ -139,7 +141,10 @@ def unify_with_policy(
         cover = covering_block(spec.block_size, spec.bytes_per_token, max_page)
         backend = backends.get(name)
         choice = choose_block(
-            policy, primary_block=primary_block, covering=cover, granularity=spec.block_size,
+            policy,
+            primary_block=primary_block,
+            covering=cover,
+            granularity=spec.block_size,
             supports=backend.supports_block_size if backend else None,
         )
         if choice.block is None:
@@ -147,21 +152,28 @@ def unify_with_policy(
             continue
         new_page = choice.block * spec.bytes_per_token
         blockers = [
-            other for j, (other, s) in enumerate(current)
+            other
+            for j, (other, s) in enumerate(current)
             if j != idx and not can_reach(s, max(new_page, max_page), rules)
         ]
         if blockers:
-            decisions.append(Decision(
-                name, "skip-promotion",
-                f"Not promoting {name} to block {choice.block}: {blockers[0]} could neither "
-                f"scale nor pad to its page ({new_page} B)",
-            ))
+            decisions.append(
+                Decision(
+                    name,
+                    "skip-promotion",
+                    f"Not promoting {name} to block {choice.block}: {blockers[0]} could neither "
+                    f"scale nor pad to its page ({new_page} B)",
+                )
+            )
             continue
         current[idx] = (name, spec.with_block_size(choice.block))
-        decisions.append(Decision(
-            name, "promote",
-            f"Raising block size of {name} from {spec.block_size} to {choice.block} tokens so "
-            f"its page ({new_page} B) covers the maximum ({max_page} B)",
-        ))
+        decisions.append(
+            Decision(
+                name,
+                "promote",
+                f"Raising block size of {name} from {spec.block_size} to {choice.block} tokens so "
+                f"its page ({new_page} B) covers the maximum ({max_page} B)",
+            )
+        )
     unified, rest = unify_page_sizes(current, rules)
     return unified, decisions + rest

@@ -54,7 +54,8 @@ def summary(p: Plan) -> dict[str, Any]:
         "attention_block_size": p.block_size,
         "drafter_block_size": drafter_blocks[0] if len(drafter_blocks) == 1 else drafter_blocks or None,
         "mamba_padding_pct": round(p.block_decision.padding_pct, 2)
-        if p.block_decision and p.block_decision.padding_pct is not None else None,
+        if p.block_decision and p.block_decision.padding_pct is not None
+        else None,
         "page_size_bytes": p.page_size_bytes,
         "num_groups": len(p.grouping.groups) if p.grouping else None,
         "group_size": p.grouping.group_size if p.grouping else None,
@@ -92,17 +93,25 @@ def plan_to_dict(p: Plan) -> dict[str, Any]:
             for lp in p.layers
         ],
         "decisions": [{"layer": d.layer, "action": d.action, "message": d.message} for d in p.decisions],
-        "grouping": None if p.grouping is None else {
+        "grouping": None
+        if p.grouping is None
+        else {
             "path": p.grouping.path,
             "group_size": p.grouping.group_size,
             "groups": [
-                {"kind": g.kind, "block_size": g.block_size, "page_size_bytes": g.spec.page_size_bytes,
-                 "layer_names": list(g.layer_names)}
+                {
+                    "kind": g.kind,
+                    "block_size": g.block_size,
+                    "page_size_bytes": g.spec.page_size_bytes,
+                    "layer_names": list(g.layer_names),
+                }
                 for g in p.grouping.groups
             ],
             "decisions": list(p.grouping.decisions),
         },
-        "capacity": None if cap is None else {
+        "capacity": None
+        if cap is None
+        else {
             "available_bytes": cap.available_bytes,
             "page_size_bytes": cap.page_size_bytes,
             "group_size": cap.group_size,
@@ -122,8 +131,7 @@ def plan_to_dict(p: Plan) -> dict[str, Any]:
             "request_bytes": p.memory_error.needed if p.memory_error else None,
         },
         "invariants": [
-            {"name": i.name, "ok": i.ok, "detail": i.detail, "consequence": i.consequence}
-            for i in p.invariants
+            {"name": i.name, "ok": i.ok, "detail": i.detail, "consequence": i.consequence} for i in p.invariants
         ],
         "log": list(p.log),
         "notes": list(p.notes),
@@ -142,9 +150,14 @@ def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
             what = f"{s.describe()}, {s.num_kv_heads}x{s.head_size} {s.kv_cache_dtype}"
         else:
             what = f"{s.describe()} state {' + '.join('x'.join(map(str, sh)) for sh in s.shapes)}"
-        key = (
-            lp.role, what, f"{lp.initial.block_size}", f"{lp.initial.page_size_bytes:,}",
-            f"{s.block_size}", f"{s.page_size_bytes:,}", lp.backend,
+        key: tuple[str, ...] = (
+            lp.role,
+            what,
+            f"{lp.initial.block_size}",
+            f"{lp.initial.page_size_bytes:,}",
+            f"{s.block_size}",
+            f"{s.page_size_bytes:,}",
+            lp.backend,
         )
         if key not in counts:
             order.append(key)
@@ -163,9 +176,10 @@ def render_text(p: Plan) -> str:
 
     buf = io.StringIO()
     console = Console(file=buf, width=140, color_system=None, highlight=False, markup=False)
+    kv = f"{p.kv_cache_dtype} ({p.model_dtype})" if p.kv_cache_dtype == "auto" else p.kv_cache_dtype
     console.print(
         f"dryboot plan: {p.model.source} ({p.model.architecture}) on vLLM {p.rules.version}, "
-        f"TP {p.args.tensor_parallel_size}, KV {p.kv_cache_dtype} ({p.model_dtype if p.kv_cache_dtype == 'auto' else 'as given'}) on {p.backend.name}, "
+        f"TP {p.args.tensor_parallel_size}, KV {kv} on {p.backend.name}, "
         f"policies {p.policies.grouping} / {p.policies.unification}"
     )
     if p.drafter is not None:
@@ -182,7 +196,9 @@ def render_text(p: Plan) -> str:
 
     table = Table(title="Layers", title_justify="left")
     for col in ("n", "role", "spec", "block", "page B", "unified block", "unified page B", "backend/mode"):
-        table.add_column(col, justify="right" if col in ("n", "block", "page B", "unified block", "unified page B") else "left")
+        table.add_column(
+            col, justify="right" if col in ("n", "block", "page B", "unified block", "unified page B") else "left"
+        )
     for row in _layer_rows(p):
         table.add_row(*row)
     console.print(table)
@@ -191,14 +207,20 @@ def render_text(p: Plan) -> str:
         for d in p.decisions:
             console.print(f"  {d.message}")
     if p.grouping is not None and p.grouping.groups:
-        gt = Table(title=f"KV cache groups ({p.grouping.path}, group_size {p.grouping.group_size})", title_justify="left")
+        gt = Table(
+            title=f"KV cache groups ({p.grouping.path}, group_size {p.grouping.group_size})", title_justify="left"
+        )
         for col in ("#", "kind", "layers", "block", "page B", "blocks/request"):
             gt.add_column(col, justify="left" if col == "kind" else "right")
         per = p.capacity.blocks_per_request if p.capacity else ()
         for i, g in enumerate(p.grouping.groups):
             gt.add_row(
-                str(i), g.kind, str(len(g.layer_names)), str(g.block_size),
-                f"{g.spec.page_size_bytes:,}", str(per[i]) if per else "-",
+                str(i),
+                g.kind,
+                str(len(g.layer_names)),
+                str(g.block_size),
+                f"{g.spec.page_size_bytes:,}",
+                str(per[i]) if per else "-",
             )
         console.print(gt)
         for line in p.grouping.decisions:

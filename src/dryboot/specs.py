@@ -162,8 +162,13 @@ def _divide(numerator: int, denominator: int, what: str) -> int:
 
 
 def gdn_state_shapes(
-    tp: int, num_k_heads: int, num_v_heads: int, head_k_dim: int, head_v_dim: int,
-    conv_kernel: int, num_spec: int,
+    tp: int,
+    num_k_heads: int,
+    num_v_heads: int,
+    head_k_dim: int,
+    head_v_dim: int,
+    conv_kernel: int,
+    num_spec: int,
 ) -> tuple[tuple[int, int], tuple[int, int, int]]:
     """Gated DeltaNet state: conv ``(kernel - 1 + spec, conv_dim / TP)`` with
     ``conv_dim = 2*nk*dk + nv*dv``, temporal ``(nv / TP, dv, dk)``
@@ -178,8 +183,13 @@ def gdn_state_shapes(
 
 
 def mamba2_state_shapes(
-    tp: int, num_heads: int, head_dim: int, n_groups: int, state_size: int,
-    conv_kernel: int, num_spec: int,
+    tp: int,
+    num_heads: int,
+    head_dim: int,
+    n_groups: int,
+    state_size: int,
+    conv_kernel: int,
+    num_spec: int,
 ) -> tuple[tuple[int, int], tuple[int, int, int]]:
     """Mamba2 state: ``d_inner = heads*head_dim``, groups padded for TP
     (``extra_groups_for_head_shards``), ``conv_dim = d_inner + 2*groups*state``;
@@ -195,9 +205,7 @@ def mamba2_state_shapes(
     return conv, ssm
 
 
-def mamba1_state_shapes(
-    tp: int, d_inner: int, d_state: int, d_conv: int
-) -> tuple[tuple[int, int], tuple[int, int]]:
+def mamba1_state_shapes(tp: int, d_inner: int, d_state: int, d_conv: int) -> tuple[tuple[int, int], tuple[int, int]]:
     """Mamba1 state: conv ``(d_conv - 1, d_inner / TP)``, ssm ``(d_inner / TP, d_state)``
     (``mamba1_state_shape``).
 

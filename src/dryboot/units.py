@@ -30,16 +30,13 @@ def parse_human_int(text: str) -> int:
             return int(float(number) * _DECIMAL[suffix])
         if "." in number:
             raise ValueError(
-                f"decimals are not allowed with binary suffix {suffix!r} "
-                f"(did you mean {number}{suffix.lower()}?)"
+                f"decimals are not allowed with binary suffix {suffix!r} (did you mean {number}{suffix.lower()}?)"
             )
         return int(number) * _BINARY[suffix]
     try:
         return int(value)
     except ValueError:
-        raise ValueError(
-            f"{text!r} is not an integer (plain, or with a k/m/g/t or K/M/G/T suffix)"
-        ) from None
+        raise ValueError(f"{text!r} is not an integer (plain, or with a k/m/g/t or K/M/G/T suffix)") from None
 
 
 def parse_human_int_or_auto(text: str) -> int:

@@ -64,9 +64,7 @@ _V033 = VersionRules(
 )
 
 #: Known versions, oldest first. Only 0.28.0 is verified against vLLM itself.
-VERSIONS: dict[str, VersionRules] = {
-    r.version: r for r in (_V028, _V029, _V030, _V032, _V033)
-}
+VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V028, _V029, _V030, _V032, _V033)}
 DEFAULT_VERSION = "0.28.0"
 
 

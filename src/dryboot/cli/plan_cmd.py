@@ -18,9 +18,9 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """
     for flag in reversed(FLAGS):
         if flag.kind is bool:
-            func = click.option(
-                f"--{flag.name}/--no-{flag.name}", f"flag_{flag.field}", default=None, help=flag.help
-            )(func)
+            func = click.option(f"--{flag.name}/--no-{flag.name}", f"flag_{flag.field}", default=None, help=flag.help)(
+                func
+            )
         else:
             names = [f"--{flag.name}"]
             if flag.name == "kv-cache-memory-bytes":
@@ -44,20 +44,47 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 @click.command("plan")
 @click.option("--model", "model_path", required=True, metavar="PATH", help="A config.json or a directory holding one.")
 @engine_options
-@click.option("--custom-kv-cache-dtype", "custom_dtypes", multiple=True, metavar="SPEC",
-              help="Declare NAME:BYTES_PER_HEAD_TOKEN[:kernel_block=N][:pad=yes|no]; BYTES may be a "
-                   "formula of head_dim, e.g. kvarn:210*head_dim//256:kernel_block=128:pad=no.")
-@click.option("--speculative-config", "spec_config", metavar="JSON",
-              help='vLLM\'s JSON, e.g. {"method": "dflash", "model": "drafter/", "num_speculative_tokens": 7}; '
-                   "dryboot also reads kv_cache_dtype, attention_backend and block_size for the drafter.")
+@click.option(
+    "--custom-kv-cache-dtype",
+    "custom_dtypes",
+    multiple=True,
+    metavar="SPEC",
+    help="Declare NAME:BYTES_PER_HEAD_TOKEN[:kernel_block=N][:pad=yes|no]; BYTES may be a "
+    "formula of head_dim, e.g. kvarn:210*head_dim//256:kernel_block=128:pad=no.",
+)
+@click.option(
+    "--speculative-config",
+    "spec_config",
+    metavar="JSON",
+    help='vLLM\'s JSON, e.g. {"method": "dflash", "model": "drafter/", "num_speculative_tokens": 7}; '
+    "dryboot also reads kv_cache_dtype, attention_backend and block_size for the drafter.",
+)
 @click.option("--speculative-model", "spec_model", metavar="PATH", help="Shorthand: the drafter's config.json.")
-@click.option("--grouping", type=click.Choice(["upstream", "pad-sliding-window-buckets"]), default="upstream",
-              show_default=True, help="KV cache group sizing policy.")
-@click.option("--unification", type=click.Choice(["upstream", "promote-cover", "promote-divisor", "promote-granular", "promote-kernel"]),
-              default="upstream", show_default=True, help="Page-size unification policy.")
+@click.option(
+    "--grouping",
+    type=click.Choice(["upstream", "pad-sliding-window-buckets"]),
+    default="upstream",
+    show_default=True,
+    help="KV cache group sizing policy.",
+)
+@click.option(
+    "--unification",
+    type=click.Choice(["upstream", "promote-cover", "promote-divisor", "promote-granular", "promote-kernel"]),
+    default="upstream",
+    show_default=True,
+    help="Page-size unification policy.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
-def plan(model_path: str, custom_dtypes: tuple[str, ...], spec_config: str | None, spec_model: str | None,
-         grouping: str, unification: str, as_json: bool, **kwargs: Any) -> None:
+def plan(
+    model_path: str,
+    custom_dtypes: tuple[str, ...],
+    spec_config: str | None,
+    spec_model: str | None,
+    grouping: str,
+    unification: str,
+    as_json: bool,
+    **kwargs: Any,
+) -> None:
     """Predict vLLM's KV cache at engine start, offline.
 
     Prints the lines vLLM logs (block size, mamba padding, "GPU KV cache size", maximum

@@ -22,12 +22,20 @@ def _fmt(value: object) -> str:
 @click.command("profiles")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--arm", "arms", multiple=True, help="Only these arms (default: all).")
-@click.option("--compare", "compare_arms", nargs=2, metavar="A B", help="Two arms side by side with a verdict per profile.")
+@click.option(
+    "--compare", "compare_arms", nargs=2, metavar="A B", help="Two arms side by side with a verdict per profile."
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--expect-identical", is_flag=True, help="With --compare: exit 1 when the arms differ.")
-def profiles(file: str, arms: tuple[str, ...], compare_arms: tuple[str, str] | None, fmt: str,
-             as_json: bool, expect_identical: bool) -> None:
+def profiles(
+    file: str,
+    arms: tuple[str, ...],
+    compare_arms: tuple[str, str] | None,
+    fmt: str,
+    as_json: bool,
+    expect_identical: bool,
+) -> None:
     """Plan every launcher profile of FILE (TOML) under each arm.
 
     Per profile and arm: attention block, drafter block, mamba pad %, groups, blocks,
@@ -51,9 +59,11 @@ def profiles(file: str, arms: tuple[str, ...], compare_arms: tuple[str, str] | N
             rows.append((prof.name, summary(pa), summary(pb), diffs))
         differ = any(r[3] for r in rows)
         if as_json:
-            click.echo(json.dumps([
-                {"profile": n, a: sa, b: sb, "identical": not d, "changes": d} for n, sa, sb, d in rows
-            ], indent=2))
+            click.echo(
+                json.dumps(
+                    [{"profile": n, a: sa, b: sb, "identical": not d, "changes": d} for n, sa, sb, d in rows], indent=2
+                )
+            )
         else:
             header = ["profile", *[f"{label} ({a} / {b})" for _, label in COMPARED[:-1]], "verdict"]
             lines = []
@@ -68,17 +78,40 @@ def profiles(file: str, arms: tuple[str, ...], compare_arms: tuple[str, str] | N
         raise SystemExit(1 if expect_identical and differ else 0)
     results = run(pset, list(arms) or None)
     if as_json:
-        click.echo(json.dumps([{"profile": p.name, "arm": arm.name, **summary(pl)} for p, arm, pl in results], indent=2))
+        click.echo(
+            json.dumps([{"profile": p.name, "arm": arm.name, **summary(pl)} for p, arm, pl in results], indent=2)
+        )
     else:
-        header = ["profile", "arm", "attention block", "drafter block", "mamba pad %", "groups", "blocks",
-                  "KV cache tokens", "concurrency", "invariants"]
+        header = [
+            "profile",
+            "arm",
+            "attention block",
+            "drafter block",
+            "mamba pad %",
+            "groups",
+            "blocks",
+            "KV cache tokens",
+            "concurrency",
+            "invariants",
+        ]
         lines = []
         for p, arm, pl in results:
             s = summary(pl)
             verdict = "ok" if s["ok"] else "VIOLATED: " + ", ".join(s["violations"])
-            lines.append([p.name, arm.name, _fmt(s["attention_block_size"]), _fmt(s["drafter_block_size"]),
-                          _fmt(s["mamba_padding_pct"]), _fmt(s["num_groups"]), _fmt(s["num_blocks"]),
-                          _fmt(s["kv_cache_size_tokens"]), _fmt(s["max_concurrency"]), verdict])
+            lines.append(
+                [
+                    p.name,
+                    arm.name,
+                    _fmt(s["attention_block_size"]),
+                    _fmt(s["drafter_block_size"]),
+                    _fmt(s["mamba_padding_pct"]),
+                    _fmt(s["num_groups"]),
+                    _fmt(s["num_blocks"]),
+                    _fmt(s["kv_cache_size_tokens"]),
+                    _fmt(s["max_concurrency"]),
+                    verdict,
+                ]
+            )
         _emit(header, lines, fmt, pset.source)
     raise SystemExit(0 if all(pl.ok for _, _, pl in results) else 1)
 
@@ -103,9 +136,16 @@ def _emit(header: list[str], rows: list[list[str]], fmt: str, title: str) -> Non
 
 @click.command("promote")
 @click.option("--primary-block", type=click.IntRange(min=1), required=True, help="The attention block P (tokens).")
-@click.option("--covering-block", type=click.IntRange(min=1), required=True, help="The layer's covering block C (tokens).")
-@click.option("--granularity", type=click.IntRange(min=1), default=16, show_default=True,
-              help="The layer's current block (its kernel granularity).")
+@click.option(
+    "--covering-block", type=click.IntRange(min=1), required=True, help="The layer's covering block C (tokens)."
+)
+@click.option(
+    "--granularity",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="The layer's current block (its kernel granularity).",
+)
 @click.option("--attention-backend", default="FLASH_ATTN", show_default=True, help="Backend for promote-kernel.")
 def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
     """Explain one drafter block-promotion decision under every policy."""
@@ -121,8 +161,13 @@ def promote(primary_block: int, covering_block: int, granularity: int, attention
     mult = [d for d in divs if d % granularity == 0]
     click.echo(f"  of which multiples of {granularity}: {', '.join(map(str, mult)) or 'none'}")
     for policy in ("promote-cover", "promote-divisor", "promote-granular", "promote-kernel"):
-        c = choose_block(policy, primary_block=primary_block, covering=covering_block,
-                         granularity=granularity, supports=backend.supports_block_size)
+        c = choose_block(
+            policy,
+            primary_block=primary_block,
+            covering=covering_block,
+            granularity=granularity,
+            supports=backend.supports_block_size,
+        )
         if c.block is None:
             click.echo(f"{policy}: none qualifies ({c.reason}); the layer stays at its block and is padded")
             continue
@@ -130,7 +175,9 @@ def promote(primary_block: int, covering_block: int, granularity: int, attention
         divides = primary_block % c.block == 0
         notes = []
         if not addressable:
-            notes.append(f"{backend.name} cannot address it (kernel sizes {', '.join(map(str, backend.kernel_blocks))})")
+            notes.append(
+                f"{backend.name} cannot address it (kernel sizes {', '.join(map(str, backend.kernel_blocks))})"
+            )
         if not divides:
             notes.append(f"does not divide {primary_block}: scheduler LCM grows")
         click.echo(f"{policy}: {c.block}" + (f"  ! {'; '.join(notes)}" if notes else ""))
