@@ -73,10 +73,8 @@ def _signals_raise() -> Iterator[None]:
 
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        try:
+        with contextlib.suppress(ValueError, OSError):
             old[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):
-            pass
     try:
         yield
     finally:
@@ -222,10 +220,8 @@ def _signals_blocked() -> Iterator[None]:
         return
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        try:
+        with contextlib.suppress(ValueError, OSError):
             old[sig] = signal.signal(sig, signal.SIG_IGN)
-        except (ValueError, OSError):
-            pass
     try:
         yield
     finally:

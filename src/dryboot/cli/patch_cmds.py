@@ -1,0 +1,261 @@
+"""``dryboot hunks``, ``dryboot series`` and ``dryboot swap``: thin commands over
+:mod:`dryboot.patching`. Exit codes: 0 ok, 1 a finding (mismatch, failed hunk, conflict),
+2 bad input (one line on stderr)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from dryboot.errors import InputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guard(fn: F) -> F:
+    """Map :class:`InputError` to ``fail_input`` (one line, exit 2)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*a: Any, **kw: Any) -> Any:
+        from dryboot.cli import fail_input
+
+        try:
+            return fn(*a, **kw)
+        except InputError as exc:
+            fail_input(exc)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group()
+def hunks() -> None:
+    """Check and repair the @@ hunk headers of patch files."""
+
+
+@hunks.command("check")
+@click.argument("patches", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_guard
+def hunks_check(patches: tuple[str, ...]) -> None:
+    """Check every hunk header against its body; exit 1 on any mismatch."""
+    from dryboot.patching.recount import check_patch
+
+    bad = 0
+    for path in patches:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+        for p in check_patch(data, path):
+            click.echo(f"{path}:{p.lineno}: {p.message}")
+            bad += 1
+    if bad:
+        sys.exit(1)
+
+
+@hunks.command("fix")
+@click.argument("patches", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@_guard
+def hunks_fix(patches: tuple[str, ...]) -> None:
+    """Recount hunk headers in place (atomic, idempotent); print each changed header."""
+    from dryboot.patching.recount import fix_file
+
+    left = 0
+    for path in patches:
+        res = fix_file(path)
+        for c in res.changes:
+            click.echo(f"{path}:{c.lineno}: {_dec(c.old)} -> {_dec(c.new)}")
+        for p in res.unfixable:
+            click.echo(f"{path}:{p.lineno}: {p.message}")
+            left += 1
+    if left:
+        sys.exit(1)
+
+
+def _dec(b: bytes) -> str:
+    return b.decode("utf-8", "backslashreplace")
+
+
+@click.group()
+def series() -> None:
+    """Apply, inspect and verify a quilt-style patch series."""
+
+
+@series.command("list")
+@click.argument("directory", type=click.Path(file_okay=False))
+@_guard
+def series_list(directory: str) -> None:
+    """Print the apply order (exit 2 when the series and the directory disagree)."""
+    from dryboot.patching.series import read_series
+
+    for e in read_series(directory):
+        opts = ([f"-p{e.strip}"] if e.strip != 1 else []) + (["-R"] if e.reverse else [])
+        click.echo(" ".join([e.name, *opts]))
+
+
+@series.command("apply")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--to", "target", required=True, type=click.Path(file_okay=False),
+              help="Directory to patch (e.g. site-packages/vllm).")
+@click.option("--fuzz", default=0, show_default=True, type=click.IntRange(0, 100),
+              help="Accept hunks that need up to this much fuzz (GNU patch --fuzz).")
+@_guard
+def series_apply(directory: str, target: str, fuzz: int) -> None:
+    """Apply the series in order: all of it, or nothing."""
+    from dryboot.patching.apply import Tree
+    from dryboot.patching.census import outcome_lines, plural
+    from dryboot.patching.series import load_series, run_series
+    from dryboot.patching.transaction import commit, recover
+
+    patches = load_series(directory)
+    tree = Tree.open(target)
+    recover(tree.root)
+    run = run_series(patches, tree, fuzz)
+    exact = offset = fuzzed = already = 0
+    for st in run.steps:
+        name = st.entry.name
+        if st.state == "already":
+            click.echo(f"== {name} (already applied)")
+            already += 1
+            continue
+        if st.state == "failed":
+            what = "partially applied" if st.status.state == "partial" else "FAILED"
+            click.echo(f"== {name}: {what}")
+            for line in outcome_lines(st.outcome):
+                click.echo(line)
+            click.echo(f"series apply: stopped at {name}; nothing was written to {target}")
+            sys.exit(1)
+        o = st.outcome
+        nf, no = o.fuzz_hunks(), o.offset_hunks()
+        notes = []
+        if no:
+            notes.append(f"{plural(no, 'hunk')} at an offset")
+        if nf:
+            notes.append(f"{plural(nf, 'hunk')} with fuzz")
+        click.echo(f"== {name}" + (f" ({', '.join(notes)})" if notes else ""))
+        for line in outcome_lines(o):
+            click.echo(line)
+        if nf:
+            fuzzed += 1
+        else:
+            exact += 1
+            offset += 1 if no else 0
+    assert run.tree is not None
+    changes, modes = run.tree.all_changes()
+    try:
+        commit(run.tree.root, changes, modes)
+    except OSError as exc:
+        click.echo(f"series apply: write failed ({exc}); every touched file was restored",
+                   err=True)
+        sys.exit(1)
+    if already:
+        click.echo(f"{plural(already, 'patch')} already applied (skipped)")
+    click.echo(f"{plural(exact, 'patch')} applied with exact context, {offset} of them at an "
+               f"offset, {fuzzed} with fuzz")
+
+
+@series.command("status")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--on", "target", required=True, type=click.Path(file_okay=False),
+              help="Directory to inspect (nothing is written).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_guard
+def series_status_cmd(directory: str, target: str, as_json: bool) -> None:
+    """Per patch: applied / applicable / partial / conflict, with per-hunk evidence."""
+    from dryboot.patching.apply import Tree
+    from dryboot.patching.census import hunk_json, hunk_status_words
+    from dryboot.patching.series import load_series, series_status
+
+    patches = load_series(directory)
+    tree = Tree.open(target, "--on")
+    sts = series_status(patches, tree)
+    if as_json:
+        import json
+
+        doc = [
+            {"patch": e.name, "state": st.state, "hunks": [hunk_json(h) for h in st.hunks]}
+            for (e, _), st in zip(patches, sts, strict=True)
+        ]
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        for (e, _), st in zip(patches, sts, strict=True):
+            click.echo(f"{e.name}: {st.state}")
+            for h in st.hunks:
+                click.echo(f"   {h.file}: hunk {h.number}: {hunk_status_words(h)}")
+    if any(st.state in ("partial", "conflict") for st in sts):
+        sys.exit(1)
+
+
+@series.command("check")
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option("--upstream", required=True, type=click.Path(file_okay=False),
+              help="Git repository of the pristine upstream.")
+@click.option("--ref", required=True, help="Tag or commit to check against.")
+@click.option("--prefix", default="", help="Directory of the patched package inside the "
+              "repository (e.g. vllm); patch paths are relative to it.")
+@click.option("--git-apply", "git_apply", default="",
+              help="Comma-separated patch names (or 'all') to check with git apply too.")
+@_guard
+def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply: str) -> None:
+    """Verify the series on a temporary worktree of REF (your checkout is never touched)."""
+    from dryboot.patching.check import check_series
+
+    report = check_series(directory, upstream, ref, prefix, git_apply, echo=click.echo)
+    click.echo(report.last_line())
+    if not report.ok:
+        sys.exit(1)
+
+
+@click.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--in", "target", required=True, type=click.Path(file_okay=False),
+              help="Directory where OLD is applied.")
+@click.option("-p", "--strip", default=1, show_default=True, type=click.IntRange(0, 100),
+              help="Strip level (GNU patch -pN).")
+@click.option("--fuzz", default=0, show_default=True, type=click.IntRange(0, 100),
+              help="Fuzz accepted for NEW (OLD is always reversed exactly).")
+@_guard
+def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
+    """Reverse OLD exactly and apply NEW, as one transaction."""
+    from dryboot.patching.apply import Tree
+    from dryboot.patching.census import outcome_lines, plural
+    from dryboot.patching.parse import read_patch
+    from dryboot.patching.swap import swap as do_swap
+    from dryboot.patching.transaction import commit, recover
+
+    po, pn = read_patch(old), read_patch(new)
+    tree = Tree.open(target, "--in")
+    recover(tree.root)
+    res = do_swap(tree, po, pn, strip, fuzz)
+    if not res.reverse.ok:
+        click.echo(f"== {old} (reverse): FAILED")
+        for line in outcome_lines(res.reverse):
+            click.echo(line)
+        click.echo(f"swap: nothing was written to {target}")
+        sys.exit(1)
+    no = res.reverse.offset_hunks()
+    click.echo(f"== {old} (reversed" + (f", {plural(no, 'hunk')} at an offset)" if no else ")"))
+    for line in outcome_lines(res.reverse):
+        click.echo(line)
+    assert res.forward is not None
+    fo = res.forward
+    notes = []
+    if fo.offset_hunks():
+        notes.append(f"{plural(fo.offset_hunks(), 'hunk')} at an offset")
+    if fo.fuzz_hunks():
+        notes.append(f"{plural(fo.fuzz_hunks(), 'hunk')} with fuzz")
+    click.echo(f"== {new}" + (f" ({', '.join(notes)})" if notes else "") +
+               ("" if fo.ok else ": FAILED"))
+    for line in outcome_lines(fo):
+        click.echo(line)
+    if not fo.ok:
+        click.echo(f"swap: nothing was written to {target}")
+        sys.exit(1)
+    changes, modes = fo.tree.all_changes()
+    commit(tree.root, changes, modes)
+    click.echo(f"swapped {old} -> {new} in {target}")
