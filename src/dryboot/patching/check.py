@@ -124,40 +124,39 @@ class GitApplyResult:
 
 def git_apply(root: str, patch_path: str, directory: str = "", strip: int = 1,
               reverse: bool = False) -> GitApplyResult:
-    """Run ``git apply --check`` then ``git apply`` in ``root`` (``--directory``, ``-pN``,
-    ``-R``) and verify the work tree changed; no enclosing repository above ``root`` is
-    consulted. A run that changes nothing (git's silent "Skipped patch") is a failure.
+    """Run ``git apply --check`` then ``git apply`` on the directory ``root`` (``--directory``,
+    ``-pN``, ``-R``) in an isolated repository: a fresh temporary ``--git-dir`` with ``root``
+    as work tree, so no enclosing repository (not even the one ``root`` sits in) changes how
+    paths resolve. A run that leaves the tree unchanged (git's silent "Skipped patch") is a
+    failure, never a pass.
     """
-    env = git_env(os.path.dirname(os.path.abspath(root)))
-    top = _git(["rev-parse", "--show-toplevel"], root, env)
-    if top.returncode != 0:
-        return GitApplyResult(False, f"{root} is not inside a git work tree")
-    if os.path.realpath(top.stdout.strip()) != os.path.realpath(root):
-        return GitApplyResult(False, f"{root} is not the root of its git repository "
-                              f"({top.stdout.strip()}): git apply would skip its paths")
-    opts = [f"-p{strip}"] + (["-R"] if reverse else [])
-    if directory:
-        opts.append(f"--directory={directory}")
-    pp = os.path.abspath(patch_path)
-    before = _tree_id(root, env)
-    chk = _git(["apply", "--check", "-v", *opts, pp], root, env)
-    if chk.returncode != 0:
-        lines = [x for x in chk.stderr.splitlines() if x.startswith(("error", "fatal"))]
-        return GitApplyResult(False, "git apply --check failed: " + (lines[0] if lines else
-                                                                     chk.stderr.strip()))
-    if "Skipped patch" in chk.stderr + chk.stdout:
-        return GitApplyResult(False, "git apply skipped paths outside the directory")
-    app = _git(["apply", *opts, pp], root, env)
-    if app.returncode != 0:
-        return GitApplyResult(False, "git apply failed: " + app.stderr.strip().split("\n")[0])
-    if _tree_id(root, env) == before:
-        return GitApplyResult(False, "git apply exited 0 but changed nothing")
-    return GitApplyResult(True, "ok")
+    with tempfile.TemporaryDirectory(prefix="dryboot-git-") as gd:
+        env = git_env(gd)
+        _git(["init", "-q", gd], gd, env)
+        base = ["--git-dir", os.path.join(gd, ".git"), "--work-tree", os.path.abspath(root)]
+        opts = [f"-p{strip}"] + (["-R"] if reverse else [])
+        if directory:
+            opts.append(f"--directory={directory}")
+        pp = os.path.abspath(patch_path)
+        before = _tree_id(root, base, env)
+        chk = _git([*base, "apply", "--check", "-v", *opts, pp], root, env)
+        if chk.returncode != 0:
+            errs = [x for x in chk.stderr.splitlines() if x.startswith(("error", "fatal"))]
+            return GitApplyResult(False, "git apply --check failed: "
+                                  + (errs[0] if errs else chk.stderr.strip()))
+        if "Skipped patch" in chk.stderr + chk.stdout:
+            return GitApplyResult(False, "git apply skipped paths outside the directory")
+        app = _git([*base, "apply", *opts, pp], root, env)
+        if app.returncode != 0:
+            return GitApplyResult(False, "git apply failed: " + app.stderr.strip().split("\n")[0])
+        if _tree_id(root, base, env) == before:
+            return GitApplyResult(False, "git apply exited 0 but changed nothing")
+        return GitApplyResult(True, "ok")
 
 
-def _tree_id(root: str, env: dict[str, str]) -> str:
-    _git(["add", "-A", "."], root, env)
-    return _git(["write-tree"], root, env).stdout.strip()
+def _tree_id(root: str, base: list[str], env: dict[str, str]) -> str:
+    _git([*base, "add", "-A", "."], root, env)
+    return _git([*base, "write-tree"], root, env).stdout.strip()
 
 
 def _commit_outcome(target: str, out: PatchOutcome) -> None:

@@ -574,22 +574,19 @@ class _Parser:
                 new += 1
             i += 1
         end = i
+        k = next((p for p, li in enumerate(idx) if met is not None and li >= met), len(body))
+        blank_extra = met is not None and all(lines[b.lineno - 1] == b"" for b in body[k:])
         if old == dold and new == dnew:
             h.lines = body
-        elif met is not None:
-            k = next(p for p, li in enumerate(idx) if li >= met)
-            extra = body[k:]
-            if end == n and all(b.kind == SP and b.text == b"" and lines[b.lineno - 1] == b""
-                                for b in extra):
-                h.lines = body[:k]  # blank lines at the end of the file
-            else:
-                h.lines = body
-                what = "blank line" if lines[met] == b"" else "line"
-                h.problems.append(Problem(
-                    met + 1, "stray",
-                    f"stray {what} after hunk {h.number} of {sec.display_name()} (its "
-                    f"declared counts -{dold} +{dnew} are complete at line {met}); later hunks "
-                    "would be dropped or misread"))
+        elif blank_extra and end == n:
+            h.lines = body[:k]  # blank lines at the end of the file
+        elif blank_extra:
+            h.lines = body
+            h.problems.append(Problem(
+                met + 1 if met is not None else h.lineno, "stray",
+                f"stray blank line after hunk {h.number} of {sec.display_name()} (its "
+                f"declared counts -{dold} +{dnew} are complete at line {met}); later hunks "
+                "would be dropped or misread"))
         else:
             h.lines = body
             ended = "the patch file ends" if end == n else f"line {end + 1} ends the hunk"
