@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         inputs.append((g, planner_inputs(g)))
 
     def plan_all() -> list[Any]:
-        out = []
+        out: list[Any] = []
         for _, (model, args, drafter) in inputs:
             try:
                 out.append(plan(model, args, drafter=drafter, policies=arm.policies))
