@@ -656,7 +656,7 @@ def format_report(result: SweepResult) -> str:
                 continue
             lines.append(f"  {kind:<22} {f.count:,}  ({KIND_DESCRIPTIONS[kind]})")
             lines.append(f"    minimal: {_short(f.counterexample)}")
-            lines.append(f"    {f.detail}")
+            lines.append(f"    {_clip(f.detail)}")
     for c in result.comparisons:
         lines.append("")
         lines.append(
@@ -668,9 +668,13 @@ def format_report(result: SweepResult) -> str:
             lines.append(f"  minimal: {_short(c.counterexample)}")
             lines.append(
                 f"  granular drafter block(s) {list(c.granular_blocks)}, kernel drafter block(s) "
-                f"{list(c.kernel_blocks)}; {c.detail}"
+                f"{list(c.kernel_blocks)}; {_clip(c.detail)}"
             )
     return "\n".join(lines)
+
+
+def _clip(text: str, width: int = 300) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _short(g: Geometry) -> str:
