@@ -293,6 +293,12 @@ def _evidence(run: _Run, s: Sides, expected: int) -> str:
         if idx:
             best = min(idx, key=lambda i: abs(i - expected))
             best_score = 1
+    if s.prefix != s.suffix and s.prefix + s.suffix:
+        end = "start" if s.prefix < s.suffix else "end"
+        if end == "end" or s.first <= 1:
+            parts.append(f"the hunk has {s.prefix} leading and {s.suffix} trailing context "
+                         f"lines, so it may only match at the {end} of the file (GNU patch and "
+                         "git agree)")
     if best_score > 0:
         parts.append(f"nearest candidate at line {best} ({best_score} of {m} old-side lines "
                      "match)")
