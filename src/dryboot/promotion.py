@@ -131,10 +131,12 @@ def unify_with_policy(
         return unify_page_sizes(layers, rules)
     current = list(layers)
     decisions: list[Decision] = []
+    # "The maximum" is the largest page before any promotion: identical layers must reach the
+    # same decision, not chase a maximum that an earlier sibling's promotion just raised.
+    max_page = max(s.page_size_bytes for _, s in current)
     for idx, (name, spec) in enumerate(current):
         if not isinstance(spec, AttentionSpec) or spec.kind != "sliding":
             continue
-        max_page = max(s.page_size_bytes for _, s in current)
         page = spec.page_size_bytes
         if max_page % page == 0:
             continue
@@ -151,11 +153,9 @@ def unify_with_policy(
             decisions.append(Decision(name, "skip-promotion", f"Not promoting {name}: {choice.reason}"))
             continue
         new_page = choice.block * spec.bytes_per_token
-        blockers = [
-            other
-            for j, (other, s) in enumerate(current)
-            if j != idx and not can_reach(s, max(new_page, max_page), rules)
-        ]
+        # the page every other layer must reach: the largest page after this promotion
+        target_page = max([new_page] + [s.page_size_bytes for j, (_, s) in enumerate(current) if j != idx])
+        blockers = [other for j, (other, s) in enumerate(current) if j != idx and not can_reach(s, target_page, rules)]
         if blockers:
             decisions.append(
                 Decision(
