@@ -137,8 +137,56 @@ V: SimpleNamespace  # vLLM handles, filled by _load_vllm()
 
 
 def _load_vllm() -> SimpleNamespace:
+    import torch
+    import vllm
+    import vllm.logger as vllm_logger
+    from vllm.config import VllmConfig
+    from vllm.config.cache import CacheConfig
+    from vllm.config.model import ModelConfig
+    from vllm.config.scheduler import SchedulerConfig
+    from vllm.config.vllm import set_current_vllm_config
+    from vllm.model_executor.layers.attention import attention as attention_mod
+    from vllm.platforms.interface import Platform
+    from vllm.utils.torch_utils import STR_DTYPE_TO_TORCH_DTYPE, kv_cache_dtype_str_to_dtype
+    from vllm.v1.attention.backends import utils as backend_utils
+    from vllm.v1.attention.backends.registry import (
+        AttentionBackendEnum,
+        MambaAttentionBackendEnum,
+    )
+    from vllm.v1.core import kv_cache_utils as kcu
+    from vllm.v1.kv_cache_interface import (
+        FullAttentionSpec,
+        MambaSpec,
+        MLAAttentionSpec,
+        SlidingWindowSpec,
+        get_kv_cache_spec_kind,
+        get_kv_quant_mode,
+    )
 
-    return SimpleNamespace(**locals())
+    return SimpleNamespace(
+        torch=torch,
+        vllm=vllm,
+        vllm_logger=vllm_logger,
+        VllmConfig=VllmConfig,
+        CacheConfig=CacheConfig,
+        ModelConfig=ModelConfig,
+        SchedulerConfig=SchedulerConfig,
+        set_current_vllm_config=set_current_vllm_config,
+        attention_mod=attention_mod,
+        Platform=Platform,
+        STR_DTYPE_TO_TORCH_DTYPE=STR_DTYPE_TO_TORCH_DTYPE,
+        kv_cache_dtype_str_to_dtype=kv_cache_dtype_str_to_dtype,
+        backend_utils=backend_utils,
+        AttentionBackendEnum=AttentionBackendEnum,
+        MambaAttentionBackendEnum=MambaAttentionBackendEnum,
+        kcu=kcu,
+        FullAttentionSpec=FullAttentionSpec,
+        MambaSpec=MambaSpec,
+        MLAAttentionSpec=MLAAttentionSpec,
+        SlidingWindowSpec=SlidingWindowSpec,
+        get_kv_cache_spec_kind=get_kv_cache_spec_kind,
+        get_kv_quant_mode=get_kv_quant_mode,
+    )
 
 
 # --------------------------------------------------------------------------- log capture
