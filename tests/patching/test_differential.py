@@ -94,7 +94,7 @@ CASE = st.tuples(
     st.sampled_from([3, 3, 1, 0]),
     st.booleans(),
 )
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
