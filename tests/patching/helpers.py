@@ -12,9 +12,7 @@ from click.testing import CliRunner, Result
 
 from dryboot.cli import cli
 
-GNU_HUNK = re.compile(
-    r"^Hunk #(\d+) (succeeded|FAILED) at (-?\d+)(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?"
-)
+GNU_HUNK = re.compile(r"^Hunk #(\d+) (succeeded|FAILED) at (-?\d+)(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?")
 
 
 def gnu_patch(
@@ -29,8 +27,20 @@ def gnu_patch(
         out = os.path.join(d, "out")
         Path(src).write_bytes(data)
         Path(os.path.join(d, "p")).write_bytes(patch)
-        cmd = ["patch", "-f", "--fuzz", str(fuzz), "--no-backup-if-mismatch", "-r", "-",
-               "-o", out, src, "-i", os.path.join(d, "p")]
+        cmd = [
+            "patch",
+            "-f",
+            "--fuzz",
+            str(fuzz),
+            "--no-backup-if-mismatch",
+            "-r",
+            "-",
+            "-o",
+            out,
+            src,
+            "-i",
+            os.path.join(d, "p"),
+        ]
         if reverse:
             cmd.insert(1, "-R")
         p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "LC_ALL": "C"})

@@ -94,8 +94,7 @@ CASE = st.tuples(
     st.sampled_from([3, 3, 1, 0]),
     st.booleans(),
 )
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.skipif(not SEEDS, reason="no standard library sources found")
@@ -136,9 +135,7 @@ def test_forward_and_reverse_match_gnu_patch(case: tuple[int, int, int, int, boo
 @pytest.mark.skipif(not SEEDS, reason="no standard library sources found")
 @SETTINGS
 @given(CASE, st.integers(0, 2))
-def test_shuffled_context_same_decision_as_gnu_fuzz_0(
-    case: tuple[int, int, int, int, bool], fuzz: int
-) -> None:
+def test_shuffled_context_same_decision_as_gnu_fuzz_0(case: tuple[int, int, int, int, bool], fuzz: int) -> None:
     idx, seed, n_edits, context, _ = case
     rnd = random.Random(seed)
     old = SEEDS[idx].read_bytes()

@@ -28,12 +28,10 @@ CASES = {
     "absolute": (b"--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-a\n+b\n", "absolute path"),
     "dotdot": (b"--- a/../../x\n+++ b/../../x\n@@ -1 +1 @@\n-a\n+b\n", "contains '..'"),
     "ed": (b"1,3c\nhello\n.\nw\n", "ed script"),
-    "huge": (b"--- a/f.py\n+++ b/f.py\n@@ -1,99999999 +1,99999999 @@\n a\n-b\n+B\n c\n",
-             "declares 99999999 old lines"),
+    "huge": (b"--- a/f.py\n+++ b/f.py\n@@ -1,99999999 +1,99999999 @@\n a\n-b\n+B\n c\n", "declares 99999999 old lines"),
     "truncated": (GOOD[:-8], "body has"),
     "nul": (GOOD.replace(b"+B", b"+B\x00"), "NUL byte"),
-    "binary": (b"diff --git a/x.bin b/x.bin\nindex 1..2 100644\nGIT binary patch\nliteral 3\n",
-               "binary patch"),
+    "binary": (b"diff --git a/x.bin b/x.bin\nindex 1..2 100644\nGIT binary patch\nliteral 3\n", "binary patch"),
     "context": (b"*** a/f.py\n--- b/f.py\n***************\n*** 1,3 ****\n", "context diff"),
     "empty": (b"just prose, no diff\n", "no unified diff"),
 }
@@ -76,7 +74,7 @@ def test_symlinked_file_refused(tmp_path: Path) -> None:
 
 
 def test_series_disagreement_named(tmp_path: Path) -> None:
-    s, t = _stack(tmp_path, ("0001-a.patch", GOOD))
+    s, _t = _stack(tmp_path, ("0001-a.patch", GOOD))
     (s / "0002-stray.patch").write_bytes(GOOD)
     (s / "series").write_bytes(b"0001-a.patch\n0003-typo.patch -p1\n# comment\n\n")
     r = run_cli("series", "list", str(s))
@@ -90,8 +88,7 @@ def test_series_unknown_option(tmp_path: Path) -> None:
     (s / "series").write_bytes(b"0001-a.patch --fuzz=3\n")
     r = run_cli("series", "list", str(s))
     assert r.exit_code == 2
-    assert r.stderr.strip().endswith("line 1: 0001-a.patch: unknown option '--fuzz=3' "
-                                     "(known: -pN, -R)")
+    assert r.stderr.strip().endswith("line 1: 0001-a.patch: unknown option '--fuzz=3' (known: -pN, -R)")
 
 
 def test_hunks_check_missing_file() -> None:

@@ -25,9 +25,7 @@ def lines(*xs: str) -> bytes:
 def test_1_deleted_plus_line_reported_and_recount_flags_noop(tmp_path: Path) -> None:
     p = b"--- a/f\n+++ b/f\n@@ -3,6 +3,7 @@\n" + lines(" c", " d", " e", " f", " g", " h")
     probs = check_patch(p, "one.patch")
-    assert [x.message for x in probs] == [
-        "hunk 1 of b/f declares 7 new lines, body has 6 (the patch file ends)"
-    ]
+    assert [x.message for x in probs] == ["hunk 1 of b/f declares 7 new lines, body has 6 (the patch file ends)"]
     res = fix_patch(p, "one.patch")
     assert [(c.old, c.new) for c in res.changes] == [(b"@@ -3,6 +3,7 @@", b"@@ -3,6 +3,6 @@")]
     assert [u.kind for u in res.unfixable] == ["noop"]
@@ -37,8 +35,7 @@ def test_1_deleted_plus_line_reported_and_recount_flags_noop(tmp_path: Path) -> 
 
 
 def test_2_count_does_not_swallow_next_file_header() -> None:
-    p = (b"--- a/x\n+++ b/x\n@@ -1,2 +1,4 @@\n x1\n-x2\n+X2\n+X3\n"
-         b"--- a/y\n+++ b/y\n@@ -1,2 +1,2 @@\n y1\n-y2\n+Y2\n")
+    p = b"--- a/x\n+++ b/x\n@@ -1,2 +1,4 @@\n x1\n-x2\n+X2\n+X3\n--- a/y\n+++ b/y\n@@ -1,2 +1,2 @@\n y1\n-y2\n+Y2\n"
     pf = parse_patch(p, "two.patch")
     assert len(pf.sections) == 2, "the second file's header must start a new section"
     probs = pf.all_problems()
@@ -65,8 +62,12 @@ def test_3_stray_line_between_hunks_is_an_error_naming_the_line() -> None:
 
 def test_3_cli(tmp_path: Path) -> None:
     p = tmp_path / "three.patch"
-    p.write_bytes(b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n" + lines(" a", "-b", "+B", " c")
-                  + b"\n@@ -10,3 +10,3 @@\n" + lines(" x", "-y", "+Y", " z"))
+    p.write_bytes(
+        b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n"
+        + lines(" a", "-b", "+B", " c")
+        + b"\n@@ -10,3 +10,3 @@\n"
+        + lines(" x", "-y", "+Y", " z")
+    )
     r = run_cli("hunks", "check", str(p))
     assert r.exit_code == 1
     assert r.stdout.startswith(f"{p}:8: stray blank line after hunk 1")
@@ -76,9 +77,7 @@ def test_4_new_file_recount_keeps_0_0() -> None:
     body = lines(*[f"+n{i}" for i in range(22)])
     p = b"--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,20 @@\n" + body
     res = fix_patch(p, "four.patch")
-    assert [(c.old, c.new) for c in res.changes] == [
-        (b"@@ -0,0 +1,20 @@", b"@@ -0,0 +1,22 @@")
-    ]
+    assert [(c.old, c.new) for c in res.changes] == [(b"@@ -0,0 +1,20 @@", b"@@ -0,0 +1,22 @@")]
 
 
 def test_5_omitted_count_means_one() -> None:
@@ -99,11 +98,10 @@ def test_5_omitted_count_means_one() -> None:
 
 def test_6_exact_match_at_offset_minus_one_not_fuzz() -> None:
     data = lines("A", "B", "C", "Y", "D", "E", "F", "X")
-    p = b"--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n" + lines(" A", " B", " C", "-Y", "+Z", " D", " E",
-                                                      " F")
+    p = b"--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n" + lines(" A", " B", " C", "-Y", "+Z", " D", " E", " F")
     pf = parse_patch(p, "six")
     out = run_hunks(split_keep(data), [sides(h) for h in pf.sections[0].hunks], max_fuzz=2)
-    rc, gnu_out, notable = gnu_patch(data, p, fuzz=2)
+    _rc, gnu_out, notable = gnu_patch(data, p, fuzz=2)
     assert out.data == gnu_out == lines("A", "B", "C", "Z", "D", "E", "F", "X")
     assert [(r.status, r.offset) for r in out.results] == [("offset", -1)]
     assert notable == [(1, "offset", -1)]
@@ -119,8 +117,7 @@ def test_7_already_applied_is_reported_never_reversed(tmp_path: Path) -> None:
     assert [h.state for h in st.hunks] == ["applied"]
     # series apply skips it and leaves the file alone
     (tmp_path / "s").mkdir()
-    (tmp_path / "s/fix.patch").write_bytes(b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n"
-                                           + lines(" a", "-b", "+B", " c"))
+    (tmp_path / "s/fix.patch").write_bytes(b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n" + lines(" a", "-b", "+B", " c"))
     (tmp_path / "s/series").write_bytes(b"fix.patch\n")
     r = run_cli("series", "apply", str(tmp_path / "s"), "--to", str(tmp_path / "t"))
     assert r.exit_code == 0, r.output
@@ -130,8 +127,12 @@ def test_7_already_applied_is_reported_never_reversed(tmp_path: Path) -> None:
 
 def test_8_partial(tmp_path: Path) -> None:
     base = [f"l{i}" for i in range(1, 21)]
-    p = (b"--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n" + lines(" l2", "-l3", "+L3", " l4")
-         + b"@@ -15,3 +15,3 @@\n" + lines(" l15", "-l16", "+L16", " l17"))
+    p = (
+        b"--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n"
+        + lines(" l2", "-l3", "+L3", " l4")
+        + b"@@ -15,3 +15,3 @@\n"
+        + lines(" l15", "-l16", "+L16", " l17")
+    )
     now = list(base)
     now[2] = "L3"  # only hunk 1 is in the file
     (tmp_path / "f").write_bytes(lines(*now))
@@ -145,8 +146,14 @@ def test_8_partial(tmp_path: Path) -> None:
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_NOSYSTEM="1", HOME=str(cwd))
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+        GIT_CONFIG_NOSYSTEM="1",
+        HOME=str(cwd),
+    )
     return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
 
 
@@ -159,8 +166,9 @@ def test_9_git_apply_from_subdirectory_of_enclosing_repo(tmp_path: Path) -> None
     (pkg / "m.py").write_bytes(lines("a", "b", "c"))
     _git(outer, "init", "-q")
     patch = tmp_path / "p.patch"
-    patch.write_bytes(b"diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n"
-                      + lines(" a", "-b", "+B", " c"))
+    patch.write_bytes(
+        b"diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n" + lines(" a", "-b", "+B", " c")
+    )
     # the trap is real: git apply --check from the subdirectory exits 0 and touches nothing
     r = _git(pkg, "apply", "--check", "-v", str(patch))
     assert r.returncode == 0 and "Skipped patch" in r.stderr
@@ -202,7 +210,7 @@ def test_11_bare_cr_in_added_line(tmp_path: Path) -> None:
     pf = parse_patch(p, "eleven")
     pf.require_valid()
     out = run_hunks(split_keep(old), [sides(h) for h in pf.sections[0].hunks])
-    rc, gnu_out, _ = gnu_patch(old, p)
+    _rc, gnu_out, _ = gnu_patch(old, p)
     assert out.data == gnu_out == new
 
 

@@ -29,9 +29,23 @@ def _fetch(version: str) -> Path:
     found = list(CACHE.glob(f"{PACKAGE}-{version}-*.whl"))
     if not found:
         p = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-             "--disable-pip-version-check", "-q", f"{PACKAGE}=={version}", "-d", str(CACHE)],
-            capture_output=True, text=True, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                "--disable-pip-version-check",
+                "-q",
+                f"{PACKAGE}=={version}",
+                "-d",
+                str(CACHE),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         found = list(CACHE.glob(f"{PACKAGE}-{version}-*.whl"))
         if not found:
@@ -67,8 +81,7 @@ def test_release_stack_matches_gnu_and_newest(tmp_path: Path) -> None:
     stack.mkdir()
     names = []
     for k in range(len(trees) - 1):
-        d = subprocess.run(["diff", "-ruN", f"r{k}", f"r{k + 1}"], cwd=tmp_path,
-                           capture_output=True)
+        d = subprocess.run(["diff", "-ruN", f"r{k}", f"r{k + 1}"], cwd=tmp_path, capture_output=True)
         assert d.returncode == 1
         for n, (fname, part) in enumerate(_cut(d.stdout)):
             name = f"{k + 1:02d}{n:03d}-{fname}.patch"
@@ -82,17 +95,31 @@ def test_release_stack_matches_gnu_and_newest(tmp_path: Path) -> None:
     shutil.copytree(trees[0], gnu)
     gnu_offsets = 0
     for n in names:
-        p = subprocess.run(["patch", "-f", "-s", "--fuzz", "0", "--no-backup-if-mismatch", "-p1",
-                            "-d", str(gnu), "-i", str(stack / n)], capture_output=True, text=True,
-                           env={**os.environ, "LC_ALL": "C"})
+        p = subprocess.run(
+            [
+                "patch",
+                "-f",
+                "-s",
+                "--fuzz",
+                "0",
+                "--no-backup-if-mismatch",
+                "-p1",
+                "-d",
+                str(gnu),
+                "-i",
+                str(stack / n),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "LC_ALL": "C"},
+        )
         assert p.returncode == 0, p.stdout + p.stderr
         gnu_offsets += len(re.findall(r"\(offset -?\d+ lines?\)", p.stdout))
     r = run_cli("series", "apply", str(stack), "--to", str(mine))
     assert r.exit_code == 0, r.output
     assert snapshot(mine) == snapshot(gnu) == snapshot(trees[-1])
     last = r.stdout.splitlines()[-1]
-    assert last == (f"{len(names)} patches applied with exact context, 0 of them at an offset, "
-                    "0 with fuzz")
+    assert last == (f"{len(names)} patches applied with exact context, 0 of them at an offset, 0 with fuzz")
     assert gnu_offsets == 0
     # reversed in one go (series -R from newest back to oldest) gives the oldest release again
     rev = tmp_path / "rev"

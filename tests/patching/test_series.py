@@ -30,10 +30,14 @@ def diff(old: Path, new: Path, cwd: Path) -> bytes:
 
 def test_series_apply_offsets_census_matches_gnu(tmp_path: Path) -> None:
     a = mk(tmp_path / "a", {"m.py": numbered(40), "n.py": numbered(30, "n")})
-    b = mk(tmp_path / "b", {"m.py": numbered(40).replace(b"l5\n", b"L5\n")
-                            .replace(b"l30\n", b"L30\n"), "n.py": numbered(30, "n")})
-    c = mk(tmp_path / "c", {"m.py": (tmp_path / "b/m.py").read_bytes(),
-                            "n.py": numbered(30, "n").replace(b"n9\n", b"N9\n")})
+    b = mk(
+        tmp_path / "b",
+        {"m.py": numbered(40).replace(b"l5\n", b"L5\n").replace(b"l30\n", b"L30\n"), "n.py": numbered(30, "n")},
+    )
+    c = mk(
+        tmp_path / "c",
+        {"m.py": (tmp_path / "b/m.py").read_bytes(), "n.py": numbered(30, "n").replace(b"n9\n", b"N9\n")},
+    )
     s = tmp_path / "stack"
     s.mkdir()
     (s / "0001-m.patch").write_bytes(diff(a, b, tmp_path))
@@ -47,8 +51,11 @@ def test_series_apply_offsets_census_matches_gnu(tmp_path: Path) -> None:
     shutil.copytree(t, g)
     gnu_out = []
     for name in ("0001-m.patch", "0002-n.patch"):
-        p = subprocess.run(["patch", "-f", "--no-backup-if-mismatch", "--fuzz", "0", "-p1", "-d", str(g), "-i", str(s / name)],
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            ["patch", "-f", "--no-backup-if-mismatch", "--fuzz", "0", "-p1", "-d", str(g), "-i", str(s / name)],
+            capture_output=True,
+            text=True,
+        )
         assert p.returncode == 0
         gnu_out.append(p.stdout)
     assert gnu_out[0].count("(offset 2 lines)") == 2
@@ -56,8 +63,7 @@ def test_series_apply_offsets_census_matches_gnu(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines()[0] == "== 0001-m.patch (2 hunks at an offset)"
     assert "== 0002-n.patch" in r.stdout.splitlines()
-    assert r.stdout.splitlines()[-1] == (
-        "2 patches applied with exact context, 1 of them at an offset, 0 with fuzz")
+    assert r.stdout.splitlines()[-1] == ("2 patches applied with exact context, 1 of them at an offset, 0 with fuzz")
     assert snapshot(t) == snapshot(g)
     # status on the patched tree: everything applied; on the pristine one: applicable
     st = run_cli("series", "status", str(s), "--on", str(t), "--json")
@@ -69,11 +75,14 @@ def test_series_apply_offsets_census_matches_gnu(tmp_path: Path) -> None:
 
 def test_series_apply_stops_and_keeps_nothing(tmp_path: Path) -> None:
     t = mk(tmp_path / "t", {"x.py": numbered(10), "y.py": numbered(10, "y")})
-    s = mk(tmp_path / "s", {
-        "0001-x.patch": b"--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n l1\n-l2\n+L2\n l3\n",
-        "0002-y.patch": b"--- a/y.py\n+++ b/y.py\n@@ -4,3 +4,3 @@\n y4\n-nope\n+Y5\n y6\n",
-        "series": b"0001-x.patch\n0002-y.patch\n",
-    })
+    s = mk(
+        tmp_path / "s",
+        {
+            "0001-x.patch": b"--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n l1\n-l2\n+L2\n l3\n",
+            "0002-y.patch": b"--- a/y.py\n+++ b/y.py\n@@ -4,3 +4,3 @@\n y4\n-nope\n+Y5\n y6\n",
+            "series": b"0001-x.patch\n0002-y.patch\n",
+        },
+    )
     before = snapshot(t)
     r = run_cli("series", "apply", str(s), "--to", str(t))
     assert r.exit_code == 1
@@ -87,16 +96,22 @@ def test_series_apply_stops_and_keeps_nothing(tmp_path: Path) -> None:
 def test_fuzz_measured_refused_then_accepted_like_gnu(tmp_path: Path) -> None:
     base = numbered(20)
     t = mk(tmp_path / "t", {"f": base.replace(b"l3\n", b"CHANGED\n")})
-    s = mk(tmp_path / "s", {
-        "0001.patch": b"--- a/f\n+++ b/f\n@@ -3,7 +3,7 @@\n l3\n l4\n l5\n-l6\n+L6\n l7\n l8\n l9\n",
-        "series": b"0001.patch\n",
-    })
+    s = mk(
+        tmp_path / "s",
+        {
+            "0001.patch": b"--- a/f\n+++ b/f\n@@ -3,7 +3,7 @@\n l3\n l4\n l5\n-l6\n+L6\n l7\n l8\n l9\n",
+            "series": b"0001.patch\n",
+        },
+    )
     r = run_cli("series", "apply", str(s), "--to", str(t))
     assert r.exit_code == 1 and "would need fuzz 1: refused" in r.stdout
     g = tmp_path / "g"
     shutil.copytree(t, g)
-    p = subprocess.run(["patch", "-f", "--no-backup-if-mismatch", "-p1", "--fuzz", "2", "-d", str(g), "-i",
-                        str(s / "0001.patch")], capture_output=True, text=True)
+    p = subprocess.run(
+        ["patch", "-f", "--no-backup-if-mismatch", "-p1", "--fuzz", "2", "-d", str(g), "-i", str(s / "0001.patch")],
+        capture_output=True,
+        text=True,
+    )
     assert "with fuzz 1" in p.stdout
     r = run_cli("series", "apply", str(s), "--to", str(t), "--fuzz", "2")
     assert r.exit_code == 0, r.output
@@ -109,12 +124,17 @@ def test_tie_reported_and_gnu_choice_followed(tmp_path: Path) -> None:
     data = b"".join([b"pad\n" * 3, body, b"pad\n" * 5, body, b"pad\n" * 3])
     t = mk(tmp_path / "t", {"f": data})
     # expected at line 8: copies at lines 4 and 12, 4 lines from each; GNU takes the later
-    s = mk(tmp_path / "s", {"0001.patch": b"--- a/f\n+++ b/f\n@@ -8,3 +8,3 @@\n x\n-y\n+Y\n z\n",
-                            "series": b"0001.patch\n"})
+    s = mk(
+        tmp_path / "s",
+        {"0001.patch": b"--- a/f\n+++ b/f\n@@ -8,3 +8,3 @@\n x\n-y\n+Y\n z\n", "series": b"0001.patch\n"},
+    )
     g = tmp_path / "g"
     shutil.copytree(t, g)
-    subprocess.run(["patch", "-f", "--no-backup-if-mismatch", "-p1", "-d", str(g), "-i", str(s / "0001.patch")], check=True,
-                   capture_output=True)
+    subprocess.run(
+        ["patch", "-f", "--no-backup-if-mismatch", "-p1", "-d", str(g), "-i", str(s / "0001.patch")],
+        check=True,
+        capture_output=True,
+    )
     r = run_cli("series", "apply", str(s), "--to", str(t))
     assert r.exit_code == 0
     assert "tie: the old side also matches at line 4, equally near" in r.stdout
@@ -123,15 +143,18 @@ def test_tie_reported_and_gnu_choice_followed(tmp_path: Path) -> None:
 
 def test_git_create_delete_rename_mode(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    mk(repo, {"keep.py": numbered(10), "old.py": numbered(12, "o"), "gone.py": b"bye\n",
-              "run.sh": b"#!/bin/sh\n"})
+    mk(repo, {"keep.py": numbered(10), "old.py": numbered(12, "o"), "gone.py": b"bye\n", "run.sh": b"#!/bin/sh\n"})
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t", HOME=str(tmp_path))
+    env.update(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+        HOME=str(tmp_path),
+    )
 
     def git(*a: str) -> str:
-        return subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True,
-                              text=True).stdout
+        return subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True, text=True).stdout
 
     git("init", "-q")
     git("add", "-A")
@@ -177,9 +200,10 @@ def test_hunks_fix_doc_example_cli(tmp_path: Path) -> None:
     comments = [b"+# note %d" % i for i in range(5)]
     h1 = ctx + added[:60] + comments + added[60:] + [b" d%d" % i for i in range(3)]
     h2 = [b" q"] * 3 + [b"+n"] * 6 + [b" r"] * 3
-    text = (b"Prose: --- not a header\n@@ not a hunk\n\n--- a/x.py\t2024-01-01\n+++ b/x.py\n"
-            b"@@ -1033,6 +1033,143 @@ def f():\n" + b"\n".join(h1)
-            + b"\n@@ -1060,6 +1197,12 @@\n" + b"\n".join(h2) + b"\n")
+    text = (
+        b"Prose: --- not a header\n@@ not a hunk\n\n--- a/x.py\t2024-01-01\n+++ b/x.py\n"
+        b"@@ -1033,6 +1033,143 @@ def f():\n" + b"\n".join(h1) + b"\n@@ -1060,6 +1197,12 @@\n" + b"\n".join(h2) + b"\n"
+    )
     p = tmp_path / "doc.patch"
     p.write_bytes(text)
     r = run_cli("hunks", "check", str(p))
