@@ -26,6 +26,7 @@ from pathlib import Path
 
 def build(work: Path, n_files: int, n_patches: int, seed: int) -> tuple[Path, Path]:
     lib = Path(sysconfig.get_paths()["stdlib"])
+
     def is_source(p: Path) -> bool:
         if not p.is_file() or p.is_symlink() or "site-packages" in p.parts:
             return False
@@ -69,8 +70,7 @@ def build(work: Path, n_files: int, n_patches: int, seed: int) -> tuple[Path, Pa
             for p, data in ((a, old), (b, new)):
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_bytes(data)
-            d = subprocess.run(["diff", "-u", f"a/{rel}", f"b/{rel}"], cwd=work,
-                               capture_output=True).stdout
+            d = subprocess.run(["diff", "-u", f"a/{rel}", f"b/{rel}"], cwd=work, capture_output=True).stdout
             parts.append(d)
             path.write_bytes(new)
         name = f"{k:04d}-bench.patch"
@@ -103,20 +103,21 @@ def main() -> None:
                 shutil.copytree(tree, d)
             t0 = time.perf_counter()
             for n in names:
-                subprocess.run(["patch", "-s", "-f", "--fuzz", "0", "-p1", "-d", str(g), "-i",
-                                str(stack / n)], check=True)
+                subprocess.run(
+                    ["patch", "-s", "-f", "--fuzz", "0", "-p1", "-d", str(g), "-i", str(stack / n)], check=True
+                )
             gnu_t.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            subprocess.run(["dryboot", "series", "apply", str(stack), "--to", str(m)],
-                           check=True, stdout=subprocess.DEVNULL)
+            subprocess.run(
+                ["dryboot", "series", "apply", str(stack), "--to", str(m)], check=True, stdout=subprocess.DEVNULL
+            )
             dry_t.append(time.perf_counter() - t0)
             same = subprocess.run(["diff", "-r", "-q", str(g), str(m)], capture_output=True)
             if same.returncode != 0:
                 sys.exit("results differ:\n" + same.stdout.decode())
         n_files = sum(1 for p in tree.rglob("*") if p.is_file())
         gbest, dbest = min(gnu_t), min(dry_t)
-        print(f"tree: {n_files} files, series: {len(names)} patches "
-              f"({os.cpu_count()} CPUs, best of {args.repeat})")
+        print(f"tree: {n_files} files, series: {len(names)} patches ({os.cpu_count()} CPUs, best of {args.repeat})")
         print(f"GNU patch, once per patch: {gbest:.3f} s")
         print(f"dryboot series apply:      {dbest:.3f} s (one process, incl. start-up)")
         print(f"ratio dryboot / GNU loop:  {dbest / gbest:.2f}")
