@@ -61,7 +61,7 @@ def test_identical_drafter_layers_reach_the_same_decision() -> None:
         "promote-divisor",
         rules_for("0.28.0"),
         primary_block=2208,
-        backends={n: BACKENDS["FLASH_ATTN"] for n, _ in layers},
+        backends={"FLASH_ATTN": BACKENDS["FLASH_ATTN"]},
     )
     blocks = [s.block_size for n, s in unified if n.startswith("drafter")]
     # covering block 16 * cdiv(565248, 65536) = 144; smallest divisor of 2208 from 144 up: 184

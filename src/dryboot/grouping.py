@@ -23,6 +23,7 @@ from typing import Literal
 
 from dryboot.hybrid import cdiv
 from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.unify import distinct_specs
 
 GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]
 GROUPING_POLICIES: tuple[str, ...] = ("upstream", "pad-sliding-window-buckets")
@@ -113,11 +114,13 @@ def uniform_path(layers: Sequence[tuple[str, LayerSpec]]) -> Grouping | None:
     if not layers:
         return Grouping((), 0, "empty", ())
     names = tuple(n for n, _ in layers)
-    specs = [s for _, s in layers]
-    if len({bucket_key(s) for s in specs}) == 1:
-        return Grouping((KVCacheGroup(names, specs[0]),), len(names), "uniform-spec", ())
-    if len({s.block_size for s in specs}) == 1 and len({_type_key(s) for s in specs}) == 1:
-        group = KVCacheGroup(names, specs[0], uniform_type=True, page_sizes=tuple(s.page_size_bytes for s in specs))
+    distinct = [spec for _, spec, _ in distinct_specs(layers).values()]
+    if len({bucket_key(s) for s in distinct}) == 1:
+        return Grouping((KVCacheGroup(names, distinct[0]),), len(names), "uniform-spec", ())
+    if len({s.block_size for s in distinct}) == 1 and len({_type_key(s) for s in distinct}) == 1:
+        group = KVCacheGroup(
+            names, layers[0][1], uniform_type=True, page_sizes=tuple(s.page_size_bytes for _, s in layers)
+        )
         return Grouping((group,), 1, "uniform-type", ())
     return None
 
@@ -159,10 +162,14 @@ def group_layers(layers: Sequence[tuple[str, LayerSpec]], policy: str = "upstrea
     """
     buckets: dict[tuple[object, ...], list[str]] = {}
     bucket_spec: dict[tuple[object, ...], LayerSpec] = {}
+    key_of: dict[int, tuple[object, ...]] = {}
     for name, spec in layers:
-        key = bucket_key(spec)
-        buckets.setdefault(key, []).append(name)
-        bucket_spec.setdefault(key, spec)
+        key = key_of.get(id(spec))
+        if key is None:
+            key = key_of[id(spec)] = bucket_key(spec)
+            bucket_spec.setdefault(key, spec)
+            buckets.setdefault(key, [])
+        buckets[key].append(name)
     keys = list(buckets)
     sizes = [len(buckets[k]) for k in keys]
     group_size = min(sizes)

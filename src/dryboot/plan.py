@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from math import gcd, lcm
 
 from dryboot.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
@@ -39,7 +40,7 @@ from dryboot.specs import (
     mamba1_state_shapes,
     mamba2_state_shapes,
 )
-from dryboot.unify import Decision, UnifyError
+from dryboot.unify import Decision, UnifyError, distinct_specs
 from dryboot.versions import VersionRules, rules_for
 
 
@@ -88,6 +89,17 @@ class LayerPlan:
 
 
 @dataclass(frozen=True)
+class LayerTable:
+    """Every layer's name and spec, as built and as unified; the first ``num_target`` are the
+    target model's, the rest the drafter's. Layers of one kind share one spec object."""
+
+    names: tuple[str, ...]
+    num_target: int
+    initial: tuple[LayerSpec, ...]
+    unified: tuple[LayerSpec, ...]
+
+
+@dataclass(frozen=True)
 class Invariant:
     """One checked invariant: ``ok`` False means the engine crashes or corrupts memory."""
 
@@ -112,7 +124,7 @@ class Plan:
     block_decision: BlockSizeDecision | None
     mamba_page_size_bytes: int | None
     max_model_len: int
-    layers: tuple[LayerPlan, ...]
+    layer_table: LayerTable
     decisions: tuple[Decision, ...]
     grouping: Grouping | None
     unify_error: UnifyError | None
@@ -138,11 +150,31 @@ class Plan:
         g = self.grouping.groups[0]
         return sum(g.page_sizes) if g.uniform_type else g.spec.page_size_bytes
 
+    @property
+    def layers(self) -> tuple[LayerPlan, ...]:
+        """Every layer with its spec as built and as unified (target layers first)."""
+        t = self.layer_table
+        return tuple(
+            LayerPlan(
+                name,
+                "target" if i < t.num_target else "drafter",
+                initial,
+                spec,
+                spec.backend if isinstance(spec, AttentionSpec) else spec.mamba_cache_mode,
+            )
+            for i, (name, initial, spec) in enumerate(zip(t.names, t.initial, t.unified, strict=True))
+        )
+
     def layer(self, name: str) -> LayerPlan:
-        for lp in self.layers:
-            if lp.name == name:
-                return lp
-        raise KeyError(name)
+        """The :class:`LayerPlan` of layer ``name``.
+
+        :raises KeyError: no such layer.
+        """
+        t = self.layer_table
+        i = t.names.index(name) if name in t.names else -1
+        if i < 0:
+            raise KeyError(name)
+        return self.layers[i]
 
 
 # --------------------------------------------------------------------------------------
@@ -316,18 +348,20 @@ def build_layers(
     sliding_block: int | None = None,
     prefix: str | None = None,
 ) -> list[tuple[str, LayerSpec]]:
-    """Every layer's spec as its ``get_kv_cache_spec`` builds it, in module order."""
-    out: list[tuple[str, LayerSpec]] = []
+    """Every layer's spec as its ``get_kv_cache_spec`` builds it, in module order.
+
+    Layers of one kind get the same (immutable) spec object; rules downstream work once per
+    distinct spec.
+    """
     sw_block = sliding_block or _sliding_start_block(backend, block_size, rules)
-    for i, kind in enumerate(model.layer_kinds):
-        name = model.layer_name(i) if prefix is None else f"{prefix}.{i}"
-        spec: LayerSpec
+    by_kind: dict[LayerKind, LayerSpec] = {}
+    for kind in set(model.layer_kinds):
         if kind is LayerKind.NONE:
             continue
         if kind.is_mamba:
             assert mamba is not None
             mamba_type, shapes, dtypes = mamba
-            spec = MambaSpec(
+            by_kind[kind] = MambaSpec(
                 mamba_type=mamba_type,
                 block_size=mamba_block,
                 shapes=shapes,
@@ -336,16 +370,24 @@ def build_layers(
                 num_speculative_blocks=args.num_speculative_tokens,
                 page_size_padded=mamba_padded,
             )
-        elif kind is LayerKind.SLIDING:
-            spec = _attention_spec("sliding", model, args, kv_cache_dtype, model_dtype, backend, sw_block)
-        elif kind is LayerKind.CHUNKED:
-            spec = _attention_spec("chunked", model, args, kv_cache_dtype, model_dtype, backend, block_size)
-        elif kind is LayerKind.MLA:
-            spec = _attention_spec("mla", model, args, kv_cache_dtype, model_dtype, backend, block_size)
         else:
-            spec = _attention_spec("full", model, args, kv_cache_dtype, model_dtype, backend, block_size)
-        out.append((name, spec))
-    return out
+            attn_kind, block = {
+                LayerKind.SLIDING: ("sliding", sw_block),
+                LayerKind.CHUNKED: ("chunked", block_size),
+                LayerKind.MLA: ("mla", block_size),
+            }.get(kind, ("full", block_size))
+            by_kind[kind] = _attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block)
+    return [(name, by_kind[kind]) for name, kind in layer_table(model, prefix)]
+
+
+@lru_cache(maxsize=256)
+def layer_table(model: ModelGeometry, prefix: str | None = None) -> tuple[tuple[str, LayerKind], ...]:
+    """(module name, kind) of every layer that keeps a KV cache, in module order."""
+    return tuple(
+        (model.layer_name(i) if prefix is None else f"{prefix}.{i}", kind)
+        for i, kind in enumerate(model.layer_kinds)
+        if kind is not LayerKind.NONE
+    )
 
 
 def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: int) -> tuple[int, int, str | None]:
@@ -449,8 +491,7 @@ def plan(
         mamba_padded=mamba_padded,
         rules=rules,
     )
-    roles = {name: "target" for name, _ in layers}
-    backends = {name: spec.backend if isinstance(spec, AttentionSpec) else mamba_mode for name, spec in layers}
+    num_target = len(layers)
     drafter_backend: AttentionBackend | None = None
     if drafter is not None:
         d_dtype = drafter.kv_cache_dtype or kv_dtype
@@ -476,12 +517,11 @@ def plan(
             sliding_block=drafter.block_size,
             prefix=drafter.layer_prefix,
         )
-        for name, spec in d_layers:
-            roles[name] = "drafter"
-            backends[name] = spec.backend if isinstance(spec, AttentionSpec) else ""
         layers.extend(d_layers)
 
-    initial = dict(layers)
+    backends_by_name = {backend.name: backend}
+    if drafter_backend is not None:
+        backends_by_name.setdefault(drafter_backend.name, drafter_backend)
     grouping = uniform_path(layers)
     unified = layers
     decisions: list[Decision] = []
@@ -493,15 +533,17 @@ def plan(
                 policies.unification,
                 rules,
                 primary_block=block_size,
-                backends={
-                    **{n: backend for n in roles if roles[n] == "target"},
-                    **{n: drafter_backend or backend for n in roles if roles[n] == "drafter"},
-                },
+                backends=backends_by_name,
             )
             grouping = group_layers(unified, policies.grouping)
         except UnifyError as exc:
             unify_error = exc
-    layer_plans = tuple(LayerPlan(name, roles[name], initial[name], spec, backends[name]) for name, spec in unified)
+    layer_table_ = LayerTable(
+        names=tuple(n for n, _ in layers),
+        num_target=num_target,
+        initial=tuple(s for _, s in layers),
+        unified=tuple(s for _, s in unified),
+    )
 
     capacity: Capacity | None = None
     memory_error: NotEnoughMemory | None = None
@@ -543,9 +585,7 @@ def plan(
     if grouping is not None and grouping.groups:
         scheduler_block, hash_block, hash_error = _scheduler_blocks(grouping, args, block_size)
         invariants.extend(
-            _check_invariants(
-                grouping, scheduler_block, hash_block, hash_error, layer_plans, backend, drafter_backend, roles
-            )
+            _check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_table_, backends_by_name)
         )
     if memory_error is not None:
         invariants.append(
@@ -578,7 +618,7 @@ def plan(
         block_decision=decision,
         mamba_page_size_bytes=mamba_page,
         max_model_len=max_model_len,
-        layers=layer_plans,
+        layer_table=layer_table_,
         decisions=tuple(decisions),
         grouping=grouping,
         unify_error=unify_error,
@@ -598,10 +638,8 @@ def _check_invariants(
     scheduler_block: int,
     hash_block: int,
     hash_error: str | None,
-    layers: tuple[LayerPlan, ...],
-    backend: AttentionBackend,
-    drafter_backend: AttentionBackend | None,
-    roles: dict[str, str],
+    table: LayerTable,
+    backends: dict[str, AttentionBackend],
 ) -> list[Invariant]:
     out: list[Invariant] = []
     groups = grouping.groups
@@ -630,14 +668,14 @@ def _check_invariants(
     if hash_error is not None:
         out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
     bad: list[str] = []
-    for lp in layers:
-        spec = lp.spec
+    for name, spec, count in distinct_specs(list(zip(table.names, table.unified, strict=True))).values():
         if not isinstance(spec, AttentionSpec):
             continue
-        be = drafter_backend if roles.get(lp.name) == "drafter" and drafter_backend else backend
+        be = backends[spec.backend]
         if not be.supports_block_size(spec.block_size):
+            more = f" (and {count - 1} more layers)" if count > 1 else ""
             bad.append(
-                f"{lp.name}: block {spec.block_size} is not a multiple of "
+                f"{name}{more}: block {spec.block_size} is not a multiple of "
                 f"{'/'.join(str(k) for k in be.kernel_blocks)} ({be.name})"
             )
     out.append(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from dryboot.backends import AttentionBackend
 from dryboot.hybrid import cdiv
 from dryboot.specs import AttentionSpec, LayerSpec
-from dryboot.unify import Decision, can_reach, unify_page_sizes
+from dryboot.unify import Decision, can_reach, distinct_specs, unify_page_sizes
 from dryboot.versions import VersionRules
 
 UNIFICATION_POLICIES: tuple[str, ...] = (
@@ -120,8 +120,12 @@ def unify_with_policy(
 ) -> tuple[list[tuple[str, LayerSpec]], list[Decision]]:
     """Unify page sizes under ``policy``.
 
+    Promotion runs once per distinct sliding-window spec (layers of one kind share a spec),
+    against the largest page before any promotion, so identical layers reach one decision.
+
     :param primary_block: the attention block ``P`` (tokens).
-    :param backends: layer name -> the backend serving it (for ``promote-kernel``).
+    :param backends: backend name (``AttentionSpec.backend``) -> the backend, for
+        ``promote-kernel``.
     :returns: the unified (name, spec) list and the decisions, promotions first.
     :raises UnifyError: vLLM's ``NotImplementedError`` when a layer can neither scale nor pad.
     """
@@ -129,19 +133,18 @@ def unify_with_policy(
         raise ValueError(f"unknown unification policy {policy!r}")
     if policy == "upstream":
         return unify_page_sizes(layers, rules)
-    current = list(layers)
+    distinct = distinct_specs(layers)
+    specs: dict[int, LayerSpec] = {key: spec for key, (_, spec, _) in distinct.items()}
     decisions: list[Decision] = []
-    # "The maximum" is the largest page before any promotion: identical layers must reach the
-    # same decision, not chase a maximum that an earlier sibling's promotion just raised.
-    max_page = max(s.page_size_bytes for _, s in current)
-    for idx, (name, spec) in enumerate(current):
+    max_page = max(spec.page_size_bytes for spec in specs.values())
+    for key, (name, spec, count) in distinct.items():
         if not isinstance(spec, AttentionSpec) or spec.kind != "sliding":
             continue
         page = spec.page_size_bytes
         if max_page % page == 0:
             continue
         cover = covering_block(spec.block_size, spec.bytes_per_token, max_page)
-        backend = backends.get(name)
+        backend = backends.get(spec.backend)
         choice = choose_block(
             policy,
             primary_block=primary_block,
@@ -150,12 +153,13 @@ def unify_with_policy(
             supports=backend.supports_block_size if backend else None,
         )
         if choice.block is None:
-            decisions.append(Decision(name, "skip-promotion", f"Not promoting {name}: {choice.reason}"))
+            decisions.append(Decision(name, "skip-promotion", f"Not promoting {name}: {choice.reason}", count))
             continue
         new_page = choice.block * spec.bytes_per_token
         # the page every other layer must reach: the largest page after this promotion
-        target_page = max([new_page] + [s.page_size_bytes for j, (_, s) in enumerate(current) if j != idx])
-        blockers = [other for j, (other, s) in enumerate(current) if j != idx and not can_reach(s, target_page, rules)]
+        others = [(distinct[k][0], s) for k, s in specs.items() if k != key]
+        target_page = max([new_page] + [s.page_size_bytes for _, s in others])
+        blockers = [other for other, s in others if not can_reach(s, target_page, rules)]
         if blockers:
             decisions.append(
                 Decision(
@@ -163,17 +167,20 @@ def unify_with_policy(
                     "skip-promotion",
                     f"Not promoting {name} to block {choice.block}: {blockers[0]} could neither "
                     f"scale nor pad to its page ({new_page} B)",
+                    count,
                 )
             )
             continue
-        current[idx] = (name, spec.with_block_size(choice.block))
+        specs[key] = spec.with_block_size(choice.block)
         decisions.append(
             Decision(
                 name,
                 "promote",
                 f"Raising block size of {name} from {spec.block_size} to {choice.block} tokens so "
                 f"its page ({new_page} B) covers the maximum ({max_page} B)",
+                count,
             )
         )
-    unified, rest = unify_page_sizes(current, rules)
+    promoted = [(name, specs[id(spec)]) for name, spec in layers]
+    unified, rest = unify_page_sizes(promoted, rules)
     return unified, decisions + rest

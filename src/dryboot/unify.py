@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.specs import LayerSpec, MambaSpec
 from dryboot.versions import VersionRules
 
 UNIFY_ERROR = (
@@ -39,11 +39,28 @@ class UnifyError(Exception):
 @dataclass(frozen=True)
 class Decision:
     """One unification decision, for the report: ``action`` is ``keep``, ``scale``,
-    ``pad``, ``promote`` or ``skip-promotion``."""
+    ``pad``, ``promote`` or ``skip-promotion``. ``layer`` is the first layer it applies to;
+    ``count`` how many layers share that spec and so the decision."""
 
     layer: str
     action: str
     message: str
+    count: int = 1
+
+
+def distinct_specs(layers: Sequence[tuple[str, LayerSpec]]) -> dict[int, tuple[str, LayerSpec, int]]:
+    """Distinct spec objects of ``layers`` in first-appearance order:
+    ``id(spec) -> (first layer name, spec, number of layers)``.
+
+    Layers of one kind share one (immutable) spec object, so rules run once per distinct
+    spec rather than once per layer.
+    """
+    seen: dict[int, tuple[str, LayerSpec, int]] = {}
+    for name, spec in layers:
+        key = id(spec)
+        entry = seen.get(key)
+        seen[key] = (name, spec, 1) if entry is None else (entry[0], spec, entry[2] + 1)
+    return seen
 
 
 def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
@@ -100,22 +117,20 @@ def unify_page_sizes(
 ) -> tuple[list[tuple[str, LayerSpec]], list[Decision]]:
     """Upstream unification of ``layers`` (name, spec), order kept.
 
-    :returns: the unified (name, spec) list and one :class:`Decision` per changed layer.
+    :returns: the unified (name, spec) list (layers that shared a spec still share one) and
+        one :class:`Decision` per changed distinct spec.
     :raises UnifyError: vLLM's ``NotImplementedError`` (the layer is named).
     """
-    pages = {spec.page_size_bytes for _, spec in layers}
+    distinct = distinct_specs(layers)
+    pages = {spec.page_size_bytes for _, spec, _ in distinct.values()}
     if len(pages) <= 1:
         return list(layers), []
     max_page = max(pages)
-    out: list[tuple[str, LayerSpec]] = []
+    mapping: dict[int, LayerSpec] = {}
     decisions: list[Decision] = []
-    for name, spec in layers:
+    for key, (name, spec, count) in distinct.items():
         new, decision = fit_to_page(name, spec, max_page, rules)
-        out.append((name, new))
+        mapping[key] = new
         if decision.action != "keep":
-            decisions.append(decision)
-    return out, decisions
-
-
-def is_attention(spec: LayerSpec) -> bool:
-    return isinstance(spec, AttentionSpec)
+            decisions.append(Decision(decision.layer, decision.action, decision.message, count))
+    return [(name, mapping[id(spec)]) for name, spec in layers], decisions
