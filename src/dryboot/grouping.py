@@ -22,8 +22,8 @@ from math import gcd
 from typing import Literal
 
 from dryboot.hybrid import cdiv
+from dryboot.layers import LayerSet
 from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
-from dryboot.unify import distinct_specs
 
 GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]
 GROUPING_POLICIES: tuple[str, ...] = ("upstream", "pad-sliding-window-buckets")
@@ -105,21 +105,21 @@ def _type_key(spec: LayerSpec) -> tuple[object, ...]:
     return ("chunked", spec.attention_chunk_size)
 
 
-def uniform_path(layers: Sequence[tuple[str, LayerSpec]]) -> Grouping | None:
+def uniform_path(layers: LayerSet) -> Grouping | None:
     """vLLM's two single-group cases, before any unification.
 
     ``is_kv_cache_spec_uniform`` (every spec the same) or
     ``UniformTypeKVCacheSpecs.from_specs`` (one block size, one type family).
     """
-    if not layers:
+    if not layers.specs:
         return Grouping((), 0, "empty", ())
-    names = tuple(n for n, _ in layers)
-    distinct = [spec for _, spec, _ in distinct_specs(layers).values()]
-    if len({bucket_key(s) for s in distinct}) == 1:
-        return Grouping((KVCacheGroup(names, distinct[0]),), len(names), "uniform-spec", ())
-    if len({s.block_size for s in distinct}) == 1 and len({_type_key(s) for s in distinct}) == 1:
+    specs = layers.specs
+    if len({bucket_key(s) for s in specs}) == 1:
+        return Grouping((KVCacheGroup(layers.order, specs[0]),), len(layers.order), "uniform-spec", ())
+    if len({s.block_size for s in specs}) == 1 and len({_type_key(s) for s in specs}) == 1:
+        page_of = {name: s.page_size_bytes for s, names in zip(specs, layers.names, strict=True) for name in names}
         group = KVCacheGroup(
-            names, layers[0][1], uniform_type=True, page_sizes=tuple(s.page_size_bytes for _, s in layers)
+            layers.order, specs[0], uniform_type=True, page_sizes=tuple(page_of[n] for n in layers.order)
         )
         return Grouping((group,), 1, "uniform-type", ())
     return None
@@ -154,7 +154,7 @@ def sliding_bucket_group_size(sizes: Sequence[int], sliding: Sequence[bool], gro
     return None
 
 
-def group_layers(layers: Sequence[tuple[str, LayerSpec]], policy: str = "upstream") -> Grouping:
+def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
     """Split unified ``layers`` (all one page size) into KV cache groups.
 
     :param policy: ``upstream`` or ``pad-sliding-window-buckets``.
@@ -162,14 +162,17 @@ def group_layers(layers: Sequence[tuple[str, LayerSpec]], policy: str = "upstrea
     """
     buckets: dict[tuple[object, ...], list[str]] = {}
     bucket_spec: dict[tuple[object, ...], LayerSpec] = {}
-    key_of: dict[int, tuple[object, ...]] = {}
-    for name, spec in layers:
-        key = key_of.get(id(spec))
-        if key is None:
-            key = key_of[id(spec)] = bucket_key(spec)
-            bucket_spec.setdefault(key, spec)
-            buckets.setdefault(key, [])
-        buckets[key].append(name)
+    position: dict[str, int] | None = None
+    for spec, names in zip(layers.specs, layers.names, strict=True):
+        key = bucket_key(spec)
+        if key in buckets:
+            # equal specs reached from different layers: one bucket, in module order
+            if position is None:
+                position = {n: j for j, n in enumerate(layers.order)}
+            buckets[key] = sorted(buckets[key] + list(names), key=position.__getitem__)
+        else:
+            buckets[key] = list(names)
+            bucket_spec[key] = spec
     keys = list(buckets)
     sizes = [len(buckets[k]) for k in keys]
     group_size = min(sizes)
@@ -191,13 +194,13 @@ def group_layers(layers: Sequence[tuple[str, LayerSpec]], policy: str = "upstrea
     log: list[str] = []
     groups: list[KVCacheGroup] = []
     for key in keys:
-        names = buckets[key]
-        padding = group_size - len(names) % group_size
+        members = buckets[key]
+        padding = group_size - len(members) % group_size
         if padding != group_size:
             log.append(
-                f"Add {padding} padding layers, may waste at most {padding / len(names) * 100:.2f}% KV cache memory"
+                f"Add {padding} padding layers, may waste at most {padding / len(members) * 100:.2f}% KV cache memory"
             )
-        num_groups = cdiv(len(names), group_size)
+        num_groups = cdiv(len(members), group_size)
         for i in range(num_groups):
-            groups.append(KVCacheGroup(tuple(names[i::num_groups]), bucket_spec[key]))
+            groups.append(KVCacheGroup(tuple(members[i::num_groups]), bucket_spec[key]))
     return Grouping(tuple(groups), group_size, "hybrid", tuple(log), tuple(decisions))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -102,15 +103,49 @@ class ModelGeometry:
     def num_layers(self) -> int:
         return len(self.layer_kinds)
 
-    @property
+    @cached_property
+    def kinds(self) -> frozenset[LayerKind]:
+        """The distinct layer kinds."""
+        return frozenset(self.layer_kinds)
+
+    @cached_property
     def is_hybrid(self) -> bool:
         """Attention and mamba-family layers together (vLLM's ``is_hybrid``)."""
-        kinds = set(self.layer_kinds)
-        return any(k.is_mamba for k in kinds) and any(k.is_attention for k in kinds)
+        return any(k.is_mamba for k in self.kinds) and any(k.is_attention for k in self.kinds)
 
     @property
     def use_mla(self) -> bool:
-        return LayerKind.MLA in self.layer_kinds
+        return LayerKind.MLA in self.kinds
+
+    def layers_by_kind(
+        self, prefix: str | None = None
+    ) -> tuple[tuple[LayerKind, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+        """(kinds in first-appearance order, the layer names of each kind, every name in module
+        order), for layers that keep a KV cache. Cached per prefix."""
+        cache: dict[str | None, tuple[tuple[LayerKind, ...], tuple[tuple[str, ...], ...], tuple[str, ...]]] = (
+            self.__dict__.setdefault("_by_kind", {})
+        )
+        hit = cache.get(prefix)
+        if hit is None:
+            table = self.layer_table(prefix)
+            by: dict[LayerKind, list[str]] = {}
+            for name, kind in table:
+                by.setdefault(kind, []).append(name)
+            hit = cache[prefix] = (tuple(by), tuple(tuple(v) for v in by.values()), tuple(n for n, _ in table))
+        return hit
+
+    def layer_table(self, prefix: str | None = None) -> tuple[tuple[str, LayerKind], ...]:
+        """(module name, kind) of every layer that keeps a KV cache, in module order;
+        names are ``layer_name(i)``, or ``<prefix>.<i>`` when ``prefix`` is given. Cached."""
+        cache: dict[str | None, tuple[tuple[str, LayerKind], ...]] = self.__dict__.setdefault("_tables", {})
+        table = cache.get(prefix)
+        if table is None:
+            table = cache[prefix] = tuple(
+                (self.layer_name(i) if prefix is None else f"{prefix}.{i}", kind)
+                for i, kind in enumerate(self.layer_kinds)
+                if kind is not LayerKind.NONE
+            )
+        return table
 
     def layer_name(self, index: int) -> str:
         """vLLM's module name of layer ``index`` (the key of its KV cache spec)."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from math import gcd, lcm
 
 from dryboot.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
@@ -30,6 +29,7 @@ from dryboot.engine_args import EngineArgs
 from dryboot.errors import InputError
 from dryboot.grouping import Grouping, group_layers, uniform_path
 from dryboot.hybrid import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
+from dryboot.layers import LayerSet
 from dryboot.modelconfig import LayerKind, ModelGeometry
 from dryboot.specs import (
     AttentionSpec,
@@ -40,7 +40,7 @@ from dryboot.specs import (
     mamba1_state_shapes,
     mamba2_state_shapes,
 )
-from dryboot.unify import Decision, UnifyError, distinct_specs
+from dryboot.unify import Decision, UnifyError
 from dryboot.versions import VersionRules, rules_for
 
 
@@ -90,13 +90,12 @@ class LayerPlan:
 
 @dataclass(frozen=True)
 class LayerTable:
-    """Every layer's name and spec, as built and as unified; the first ``num_target`` are the
-    target model's, the rest the drafter's. Layers of one kind share one spec object."""
+    """Every layer, as built (``initial``) and as unified; the first ``num_target`` layers (in
+    module order) are the target model's, the rest the drafter's."""
 
-    names: tuple[str, ...]
+    initial: LayerSet
+    unified: LayerSet
     num_target: int
-    initial: tuple[LayerSpec, ...]
-    unified: tuple[LayerSpec, ...]
 
 
 @dataclass(frozen=True)
@@ -152,29 +151,26 @@ class Plan:
 
     @property
     def layers(self) -> tuple[LayerPlan, ...]:
-        """Every layer with its spec as built and as unified (target layers first)."""
+        """Every layer with its spec as built and as unified, in module order (target first)."""
         t = self.layer_table
-        return tuple(
-            LayerPlan(
-                name,
-                "target" if i < t.num_target else "drafter",
-                initial,
-                spec,
-                spec.backend if isinstance(spec, AttentionSpec) else spec.mamba_cache_mode,
-            )
-            for i, (name, initial, spec) in enumerate(zip(t.names, t.initial, t.unified, strict=True))
-        )
+        initial = t.initial.pairs()
+        unified = dict(t.unified.pairs())
+        out = []
+        for i, (name, spec0) in enumerate(initial):
+            spec = unified[name]
+            serving = spec.backend if isinstance(spec, AttentionSpec) else spec.mamba_cache_mode
+            out.append(LayerPlan(name, "target" if i < t.num_target else "drafter", spec0, spec, serving))
+        return tuple(out)
 
     def layer(self, name: str) -> LayerPlan:
         """The :class:`LayerPlan` of layer ``name``.
 
         :raises KeyError: no such layer.
         """
-        t = self.layer_table
-        i = t.names.index(name) if name in t.names else -1
-        if i < 0:
-            raise KeyError(name)
-        return self.layers[i]
+        for lp in self.layers:
+            if lp.name == name:
+                return lp
+        raise KeyError(name)
 
 
 # --------------------------------------------------------------------------------------
@@ -347,28 +343,25 @@ def build_layers(
     rules: VersionRules,
     sliding_block: int | None = None,
     prefix: str | None = None,
-) -> list[tuple[str, LayerSpec]]:
-    """Every layer's spec as its ``get_kv_cache_spec`` builds it, in module order.
-
-    Layers of one kind get the same (immutable) spec object; rules downstream work once per
-    distinct spec.
-    """
+) -> LayerSet:
+    """Every layer's spec as its ``get_kv_cache_spec`` builds it: one spec per layer kind."""
     sw_block = sliding_block or _sliding_start_block(backend, block_size, rules)
-    by_kind: dict[LayerKind, LayerSpec] = {}
-    for kind in set(model.layer_kinds):
-        if kind is LayerKind.NONE:
-            continue
+    kinds, names, order = model.layers_by_kind(prefix)
+    specs: list[LayerSpec] = []
+    for kind in kinds:
         if kind.is_mamba:
             assert mamba is not None
             mamba_type, shapes, dtypes = mamba
-            by_kind[kind] = MambaSpec(
-                mamba_type=mamba_type,
-                block_size=mamba_block,
-                shapes=shapes,
-                torch_dtypes=dtypes,
-                mamba_cache_mode=mamba_mode,
-                num_speculative_blocks=args.num_speculative_tokens,
-                page_size_padded=mamba_padded,
+            specs.append(
+                MambaSpec(
+                    mamba_type=mamba_type,
+                    block_size=mamba_block,
+                    shapes=shapes,
+                    torch_dtypes=dtypes,
+                    mamba_cache_mode=mamba_mode,
+                    num_speculative_blocks=args.num_speculative_tokens,
+                    page_size_padded=mamba_padded,
+                )
             )
         else:
             attn_kind, block = {
@@ -376,18 +369,8 @@ def build_layers(
                 LayerKind.CHUNKED: ("chunked", block_size),
                 LayerKind.MLA: ("mla", block_size),
             }.get(kind, ("full", block_size))
-            by_kind[kind] = _attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block)
-    return [(name, by_kind[kind]) for name, kind in layer_table(model, prefix)]
-
-
-@lru_cache(maxsize=256)
-def layer_table(model: ModelGeometry, prefix: str | None = None) -> tuple[tuple[str, LayerKind], ...]:
-    """(module name, kind) of every layer that keeps a KV cache, in module order."""
-    return tuple(
-        (model.layer_name(i) if prefix is None else f"{prefix}.{i}", kind)
-        for i, kind in enumerate(model.layer_kinds)
-        if kind is not LayerKind.NONE
-    )
+            specs.append(_attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block))
+    return LayerSet(tuple(specs), names, order)
 
 
 def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: int) -> tuple[int, int, str | None]:
@@ -432,7 +415,7 @@ def plan(
     :raises InputError: an impossible flag or a model the flags cannot serve (the message
         names the flag or config field).
     """
-    from dryboot.promotion import unify_with_policy  # local: keeps import graph acyclic
+    from dryboot.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
 
     args = args or EngineArgs()
     policies = policies or Policies()
@@ -491,7 +474,7 @@ def plan(
         mamba_padded=mamba_padded,
         rules=rules,
     )
-    num_target = len(layers)
+    num_target = len(layers.order)
     drafter_backend: AttentionBackend | None = None
     if drafter is not None:
         d_dtype = drafter.kv_cache_dtype or kv_dtype
@@ -517,7 +500,7 @@ def plan(
             sliding_block=drafter.block_size,
             prefix=drafter.layer_prefix,
         )
-        layers.extend(d_layers)
+        layers = LayerSet.concat([layers, d_layers])
 
     backends_by_name = {backend.name: backend}
     if drafter_backend is not None:
@@ -528,7 +511,7 @@ def plan(
     unify_error: UnifyError | None = None
     if grouping is None:
         try:
-            unified, decisions = unify_with_policy(
+            unified, decisions = unify_layer_set_with_policy(
                 layers,
                 policies.unification,
                 rules,
@@ -538,12 +521,7 @@ def plan(
             grouping = group_layers(unified, policies.grouping)
         except UnifyError as exc:
             unify_error = exc
-    layer_table_ = LayerTable(
-        names=tuple(n for n, _ in layers),
-        num_target=num_target,
-        initial=tuple(s for _, s in layers),
-        unified=tuple(s for _, s in unified),
-    )
+    layer_table_ = LayerTable(initial=layers, unified=unified, num_target=num_target)
 
     capacity: Capacity | None = None
     memory_error: NotEnoughMemory | None = None
@@ -668,7 +646,8 @@ def _check_invariants(
     if hash_error is not None:
         out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
     bad: list[str] = []
-    for name, spec, count in distinct_specs(list(zip(table.names, table.unified, strict=True))).values():
+    for spec, names in zip(table.unified.specs, table.unified.names, strict=True):
+        name, count = names[0], len(names)
         if not isinstance(spec, AttentionSpec):
             continue
         be = backends[spec.backend]

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 
 from dryboot.backends import AttentionBackend
 from dryboot.hybrid import cdiv
+from dryboot.layers import LayerSet
 from dryboot.specs import AttentionSpec, LayerSpec
-from dryboot.unify import Decision, can_reach, distinct_specs, unify_page_sizes
+from dryboot.unify import Decision, can_reach, unify_layer_set
 from dryboot.versions import VersionRules
 
 UNIFICATION_POLICIES: tuple[str, ...] = (
@@ -118,31 +119,46 @@ def unify_with_policy(
     primary_block: int,
     backends: Mapping[str, AttentionBackend],
 ) -> tuple[list[tuple[str, LayerSpec]], list[Decision]]:
+    """:func:`unify_layer_set_with_policy` over ``(name, spec)`` pairs, order kept."""
+    unified, decisions = unify_layer_set_with_policy(
+        LayerSet.from_pairs(layers), policy, rules, primary_block=primary_block, backends=backends
+    )
+    return unified.pairs(), decisions
+
+
+def unify_layer_set_with_policy(
+    layers: LayerSet,
+    policy: str,
+    rules: VersionRules,
+    *,
+    primary_block: int,
+    backends: Mapping[str, AttentionBackend],
+) -> tuple[LayerSet, list[Decision]]:
     """Unify page sizes under ``policy``.
 
-    Promotion runs once per distinct sliding-window spec (layers of one kind share a spec),
-    against the largest page before any promotion, so identical layers reach one decision.
+    Promotion runs once per distinct sliding-window spec, against the largest page before
+    any promotion, so identical layers reach one decision.
 
     :param primary_block: the attention block ``P`` (tokens).
     :param backends: backend name (``AttentionSpec.backend``) -> the backend, for
         ``promote-kernel``.
-    :returns: the unified (name, spec) list and the decisions, promotions first.
+    :returns: the unified set and the decisions, promotions first.
     :raises UnifyError: vLLM's ``NotImplementedError`` when a layer can neither scale nor pad.
     """
     if policy not in UNIFICATION_POLICIES:
         raise ValueError(f"unknown unification policy {policy!r}")
     if policy == "upstream":
-        return unify_page_sizes(layers, rules)
-    distinct = distinct_specs(layers)
-    specs: dict[int, LayerSpec] = {key: spec for key, (_, spec, _) in distinct.items()}
+        return unify_layer_set(layers, rules)
+    specs = list(layers.specs)
     decisions: list[Decision] = []
-    max_page = max(spec.page_size_bytes for spec in specs.values())
-    for key, (name, spec, count) in distinct.items():
+    max_page = max(spec.page_size_bytes for spec in specs)
+    for i, spec in enumerate(layers.specs):
         if not isinstance(spec, AttentionSpec) or spec.kind != "sliding":
             continue
         page = spec.page_size_bytes
         if max_page % page == 0:
             continue
+        name, count = layers.first_name(i), layers.count(i)
         cover = covering_block(spec.block_size, spec.bytes_per_token, max_page)
         backend = backends.get(spec.backend)
         choice = choose_block(
@@ -157,7 +173,7 @@ def unify_with_policy(
             continue
         new_page = choice.block * spec.bytes_per_token
         # the page every other layer must reach: the largest page after this promotion
-        others = [(distinct[k][0], s) for k, s in specs.items() if k != key]
+        others = [(layers.first_name(j), s) for j, s in enumerate(specs) if j != i]
         target_page = max([new_page] + [s.page_size_bytes for _, s in others])
         blockers = [other for other, s in others if not can_reach(s, target_page, rules)]
         if blockers:
@@ -171,7 +187,7 @@ def unify_with_policy(
                 )
             )
             continue
-        specs[key] = spec.with_block_size(choice.block)
+        specs[i] = spec.with_block_size(choice.block)
         decisions.append(
             Decision(
                 name,
@@ -181,6 +197,5 @@ def unify_with_policy(
                 count,
             )
         )
-    promoted = [(name, specs[id(spec)]) for name, spec in layers]
-    unified, rest = unify_page_sizes(promoted, rules)
+    unified, rest = unify_layer_set(layers.with_specs(specs), rules)
     return unified, decisions + rest

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dryboot.layers import LayerSet
 from dryboot.specs import LayerSpec, MambaSpec
 from dryboot.versions import VersionRules
 
@@ -46,21 +47,6 @@ class Decision:
     action: str
     message: str
     count: int = 1
-
-
-def distinct_specs(layers: Sequence[tuple[str, LayerSpec]]) -> dict[int, tuple[str, LayerSpec, int]]:
-    """Distinct spec objects of ``layers`` in first-appearance order:
-    ``id(spec) -> (first layer name, spec, number of layers)``.
-
-    Layers of one kind share one (immutable) spec object, so rules run once per distinct
-    spec rather than once per layer.
-    """
-    seen: dict[int, tuple[str, LayerSpec, int]] = {}
-    for name, spec in layers:
-        key = id(spec)
-        entry = seen.get(key)
-        seen[key] = (name, spec, 1) if entry is None else (entry[0], spec, entry[2] + 1)
-    return seen
 
 
 def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
@@ -112,25 +98,32 @@ def can_reach(spec: LayerSpec, max_page: int, rules: VersionRules) -> bool:
     return page == max_page or isinstance(spec, MambaSpec) or max_page % page == 0 or can_pad(spec, rules)
 
 
+def unify_layer_set(layers: LayerSet, rules: VersionRules) -> tuple[LayerSet, list[Decision]]:
+    """Upstream unification, once per distinct spec of ``layers``.
+
+    :returns: the unified set and one :class:`Decision` per changed distinct spec.
+    :raises UnifyError: vLLM's ``NotImplementedError`` (the first layer of the spec is named).
+    """
+    pages = {spec.page_size_bytes for spec in layers.specs}
+    if len(pages) <= 1:
+        return layers, []
+    max_page = max(pages)
+    new_specs: list[LayerSpec] = []
+    decisions: list[Decision] = []
+    for i, spec in enumerate(layers.specs):
+        new, decision = fit_to_page(layers.first_name(i), spec, max_page, rules)
+        new_specs.append(new)
+        if decision.action != "keep":
+            decisions.append(Decision(decision.layer, decision.action, decision.message, layers.count(i)))
+    return layers.with_specs(new_specs), decisions
+
+
 def unify_page_sizes(
     layers: Sequence[tuple[str, LayerSpec]], rules: VersionRules
 ) -> tuple[list[tuple[str, LayerSpec]], list[Decision]]:
-    """Upstream unification of ``layers`` (name, spec), order kept.
+    """Upstream unification of ``layers`` (name, spec), order kept (see :func:`unify_layer_set`).
 
-    :returns: the unified (name, spec) list (layers that shared a spec still share one) and
-        one :class:`Decision` per changed distinct spec.
     :raises UnifyError: vLLM's ``NotImplementedError`` (the layer is named).
     """
-    distinct = distinct_specs(layers)
-    pages = {spec.page_size_bytes for _, spec, _ in distinct.values()}
-    if len(pages) <= 1:
-        return list(layers), []
-    max_page = max(pages)
-    mapping: dict[int, LayerSpec] = {}
-    decisions: list[Decision] = []
-    for key, (name, spec, count) in distinct.items():
-        new, decision = fit_to_page(name, spec, max_page, rules)
-        mapping[key] = new
-        if decision.action != "keep":
-            decisions.append(Decision(decision.layer, decision.action, decision.message, count))
-    return [(name, mapping[id(spec)]) for name, spec in layers], decisions
+    unified, decisions = unify_layer_set(LayerSet.from_pairs(layers), rules)
+    return unified.pairs(), decisions
