@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Build the throwaway "fidelity" venv in which tests/fidelity/vllm_oracle.py runs vLLM 0.28.0's
+# own KV-cache planner on CPU.
+#
+#   bash scripts/fidelity-env.sh [VENV_DIR]      # default: <repo>/.fidelity-venv
+#   export DRYBOOT_VLLM_PYTHON="$(bash scripts/fidelity-env.sh | tail -n 1)"
+#
+# What goes in: CPU torch==2.13.0 (vLLM 0.28.0 pins it), vllm==0.28.0 with --no-deps, and only
+# the light dependencies that importing vLLM's planner modules needs (kv_cache_utils,
+# kv_cache_interface, platforms.interface, the attention backends, the mamba state calculators
+# and the Qwen3-Next model class), at versions inside vllm 0.28.0's metadata ranges.
+# A few packages whose own dependencies are CUDA/Triton stacks (xgrammar, flashinfer-python)
+# are installed with --no-deps: vLLM only needs them to import, not to run a kernel.
+#
+# Idempotent: when the venv already holds this exact requirement set (stamp file) and the smoke
+# test passes, it only re-runs the smoke test. The last line on stdout is the venv's python.
+# Optional: DRYBOOT_VLLM_WHEEL_DIR=/dir/with/vllm-0.28.0-*.whl to install vLLM from a local
+# wheel instead of downloading it (~315 MB) from PyPI.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${1:-$repo/.fidelity-venv}"
+python_bin="${PYTHON:-python3}"
+start=$(date +%s)
+
+log() { printf '[fidelity-env] %s\n' "$*" >&2; }
+
+TORCH_REQ="torch==2.13.0"
+VLLM_REQ="vllm==0.28.0"
+# Resolved with their dependencies (none of them pulls torch/triton/CUDA).
+LIGHT_REQS=(
+  "numpy==2.4.6"
+  "packaging==26.4"
+  "regex==2026.11.19"
+  "pydantic==2.14.4"            # vllm: >=2.12.0
+  "cbor2==6.3.0"
+  "psutil==7.2.2"
+  "pyzmq==27.3.0"               # vllm: >=25.0.0
+  "transformers==5.24.0"        # vllm: >=5.5.3 (brings tokenizers, huggingface_hub, safetensors)
+  "aiohttp==3.14.5"             # vllm: >=3.13.3
+  "requests==2.34.2"            # vllm: >=2.26.0
+  "openai==3.57.0"              # vllm: >=2.0.0
+  "openai-harmony==0.0.8"       # vllm: >=0.0.3
+  "pillow==13.0.0"
+  "pybase64==1.5.1"
+  "cachetools==8.0.2"
+  "msgspec==0.23.0"
+  "cloudpickle==3.1.3"
+  "uvloop==0.23.0"
+  "py-cpuinfo==9.0.0"
+  "prometheus_client==0.26.0"   # vllm: >=0.18.0
+  "llguidance==1.7.6"           # vllm: >=1.7.0,<1.8.0
+  "einops==0.8.2"
+  "compressed-tensors==0.17.0"  # vllm: ==0.17.0 (needed to import vLLM's model classes)
+  "loguru==0.7.3"
+  "nvidia-ml-py==13.615.71"     # flashinfer imports pynvml
+  "apache-tvm-ffi==0.1.11"      # vllm: ==0.1.11 (xgrammar and flashinfer import tvm_ffi)
+)
+# Installed with --no-deps (their dependency trees are GPU stacks vLLM never touches here).
+NODEPS_REQS=(
+  "xgrammar==0.2.9"             # vllm: >=0.2.1,<1.0.0
+  "flashinfer-python==0.6.16.post3"  # vllm: ==0.6.16.post3 (FLASHINFER backend class)
+)
+
+stamp_text="$(printf '%s\n' "v1" "$TORCH_REQ" "$VLLM_REQ" "${LIGHT_REQS[@]}" "${NODEPS_REQS[@]}")"
+stamp_file="$venv/.dryboot-fidelity-stamp"
+py="$venv/bin/python"
+
+smoke() {
+  # Import every vLLM module the oracle touches, then run the oracle on one tiny case.
+  "$py" - <<'EOF' >&2
+import os
+os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "0")
+import importlib
+for m in (
+    "vllm.v1.core.kv_cache_utils",
+    "vllm.v1.kv_cache_interface",
+    "vllm.platforms.interface",
+    "vllm.model_executor.layers.mamba.mamba_utils",
+    "vllm.v1.attention.backends.flash_attn",
+    "vllm.v1.attention.backends.triton_attn",
+    "vllm.v1.attention.backends.flashinfer",
+    "vllm.model_executor.models.qwen3_next",
+):
+    importlib.import_module(m)
+import vllm
+assert vllm.__version__ == "0.28.0", vllm.__version__
+print("smoke import ok: vllm", vllm.__version__)
+EOF
+  local out
+  out="$(printf '%s' '{"cases":[{"id":"smoke","config":{"max_model_len":4096},
+    "layers":{"l0":{"type":"full","backend":"FLASH_ATTN","num_kv_heads":8,"head_size":128,
+    "dtype":"bfloat16"}},"available_memory":1073741824}]}' |
+    "$py" "$repo/tests/fidelity/vllm_oracle.py" 2>/dev/null)"
+  # 1 GiB / (16 tokens * 8 heads * 2 * 128 * 2 B) = 16384 blocks
+  if ! grep -q '"num_blocks": 16384' <<<"$out"; then
+    log "oracle smoke case failed: $out"
+    return 1
+  fi
+  log "oracle smoke case ok (16384 blocks)"
+}
+
+if [[ -x "$py" && -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp_text" ]]; then
+  log "reusing $venv"
+  smoke
+  log "done in $(($(date +%s) - start)) s"
+  echo "$py"
+  exit 0
+fi
+
+log "building $venv with $("$python_bin" --version 2>&1)"
+rm -rf "$venv"
+"$python_bin" -m venv "$venv"
+pip=("$py" -m pip --disable-pip-version-check)
+pip_quiet() {
+  # pip install, failing on pip's failure, minus the notices about vllm's uninstalled deps.
+  local out rc=0
+  out="$("${pip[@]}" install -q "$@" 2>&1)" || rc=$?
+  grep -v "^vllm 0.28.0 requires\|dependency conflicts\|^WARNING: Location 'file:\|^$" <<<"$out" >&2 || true
+  return "$rc"
+}
+
+log "installing $TORCH_REQ (CPU wheel)"
+"${pip[@]}" install -q "$TORCH_REQ"
+
+log "installing $VLLM_REQ --no-deps"
+vllm_src=()
+if [[ -n "${DRYBOOT_VLLM_WHEEL_DIR:-}" ]]; then
+  vllm_src=(--find-links "$DRYBOOT_VLLM_WHEEL_DIR")
+fi
+"${pip[@]}" install -q --no-deps "${vllm_src[@]}" "$VLLM_REQ"
+
+log "installing light import-time dependencies"
+# vllm itself was installed without its (GPU/server) dependency set: pip's "vllm requires X,
+# which is not installed" notices are expected and filtered.
+pip_quiet "$TORCH_REQ" "${LIGHT_REQS[@]}"
+pip_quiet --no-deps "${NODEPS_REQS[@]}"
+"${pip[@]}" show -q torch vllm "${NODEPS_REQS[@]%%==*}" >/dev/null
+
+smoke
+printf '%s\n' "$stamp_text" >"$stamp_file"
+log "done in $(($(date +%s) - start)) s"
+echo "$py"
