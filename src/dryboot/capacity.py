@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from dryboot.grouping import KVCacheGroup
 from dryboot.hybrid import cdiv
-from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.specs import LayerSpec, MambaSpec
 
 GIB = 1 << 30
 
@@ -70,11 +70,17 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
     return cdiv(length, spec.block_size)
 
 
-def _group_blocks(group: KVCacheGroup, limits: SchedulerLimits, length: int) -> int:
-    if group.uniform_type:
-        # one group of per-layer specs: the largest page count of any member
-        return blocks_per_request(group.spec, limits, length)
-    return blocks_per_request(group.spec, limits, length)
+def _blocks_of_groups(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, length: int) -> list[int]:
+    """Blocks per request of each group (computed once per distinct group spec)."""
+    memo: dict[int, int] = {}
+    out = []
+    for g in groups:
+        key = id(g.spec)
+        blocks = memo.get(key)
+        if blocks is None:
+            blocks = memo[key] = blocks_per_request(g.spec, limits, length)
+        out.append(blocks)
+    return out
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ def request_bytes(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, lengt
         return sum(blocks * page for page in groups[0].page_sizes)
     group_size = max(len(g.layer_names) for g in groups)
     page = groups[0].spec.page_size_bytes
-    return group_size * page * sum(_group_blocks(g, limits, length) for g in groups)
+    return group_size * page * sum(_blocks_of_groups(groups, limits, length))
 
 
 def estimate_max_model_len(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int) -> int:
@@ -237,7 +243,7 @@ def compute_capacity(
         num_blocks = max(available // page // group_size, 0)
     if num_gpu_blocks_override is not None:
         num_blocks = num_gpu_blocks_override
-    per_group = tuple(_group_blocks(g, limits, limits.max_model_len) for g in groups)
+    per_group = tuple(_blocks_of_groups(groups, limits, limits.max_model_len))
     concurrency = num_blocks / sum(per_group)
     tokens = int(concurrency * limits.max_model_len)
     log.append(
@@ -256,7 +262,3 @@ def compute_capacity(
         request_bytes=needed,
         log=tuple(log),
     )
-
-
-def is_attention_spec(spec: LayerSpec) -> bool:
-    return isinstance(spec, AttentionSpec)

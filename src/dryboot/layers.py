@@ -49,12 +49,14 @@ class LayerSet:
     @classmethod
     def concat(cls, parts: Iterable[LayerSet]) -> LayerSet:
         """Layers of ``parts`` one after the other (e.g. target then drafter)."""
-        parts = list(parts)
-        return cls(
-            tuple(s for p in parts for s in p.specs),
-            tuple(n for p in parts for n in p.names),
-            tuple(n for p in parts for n in p.order),
-        )
+        specs: tuple[LayerSpec, ...] = ()
+        names: tuple[tuple[str, ...], ...] = ()
+        order: tuple[str, ...] = ()
+        for p in parts:
+            specs += p.specs
+            names += p.names
+            order += p.order
+        return cls(specs, names, order)
 
     def map_specs(self, fn: Callable[[LayerSpec], LayerSpec]) -> LayerSet:
         """The same layers with each distinct spec replaced by ``fn(spec)``."""

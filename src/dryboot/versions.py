@@ -8,6 +8,7 @@ flip switches. Rule modules read switches; they never compare version strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dryboot.errors import InputError
 
@@ -72,6 +73,7 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:3])
 
 
+@lru_cache(maxsize=64)
 def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
     """The switches in force for ``version`` (``'0.31'``, ``'0.31.2'``...).
 
