@@ -12,6 +12,7 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 
 from dryboot.errors import InputError
 
@@ -52,6 +53,9 @@ class KVQuantMode(Enum):
     FP8_PER_TOKEN_HEAD = "fp8_per_token_head"
     INT4_PER_TOKEN_HEAD = "int4_per_token_head"
     CUSTOM = "custom"
+
+    # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
+    __hash__ = object.__hash__
 
     @property
     def is_per_token_head(self) -> bool:
@@ -172,17 +176,21 @@ class CustomKVCacheDtype:
 
         :raises ValueError: when the formula is malformed or not positive.
         """
-        try:
-            tree = ast.parse(self.bytes_per_head_token.strip(), mode="eval")
-        except SyntaxError:
-            raise ValueError(f"bytes per head per token {self.bytes_per_head_token!r} is not a formula") from None
-        value = _eval_formula(tree, head_dim)
-        if value <= 0:
-            raise ValueError(
-                f"bytes per head per token {self.bytes_per_head_token!r} gives {value} "
-                f"at head_dim {head_dim}; it must be positive"
-            )
-        return value
+        return _formula_value(self.bytes_per_head_token, head_dim)
+
+
+@lru_cache(maxsize=1024)
+def _formula_value(formula: str, head_dim: int) -> int:
+    try:
+        tree = ast.parse(formula.strip(), mode="eval")
+    except SyntaxError:
+        raise ValueError(f"bytes per head per token {formula!r} is not a formula") from None
+    value = _eval_formula(tree, head_dim)
+    if value <= 0:
+        raise ValueError(
+            f"bytes per head per token {formula!r} gives {value} at head_dim {head_dim}; it must be positive"
+        )
+    return value
 
 
 def parse_custom_kv_cache_dtype(text: str, source: str = "--custom-kv-cache-dtype") -> CustomKVCacheDtype:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from dryboot.hybrid import cdiv
 from dryboot.layers import LayerSet
@@ -29,8 +29,7 @@ GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]
 GROUPING_POLICIES: tuple[str, ...] = ("upstream", "pad-sliding-window-buckets")
 
 
-@dataclass(frozen=True)
-class KVCacheGroup:
+class KVCacheGroup(NamedTuple):
     """One KV cache group (``KVCacheGroupSpec``).
 
     :param layer_names: the member layers (at most ``group_size``; the rest are padding).
@@ -62,6 +61,12 @@ class Grouping:
     path: Literal["uniform-spec", "uniform-type", "hybrid", "empty"]
     log: tuple[str, ...]
     decisions: tuple[str, ...] = ()
+    bucket_specs: tuple[LayerSpec, ...] = ()
+
+    @property
+    def specs(self) -> tuple[LayerSpec, ...]:
+        """The distinct group specs (one per bucket), in group order."""
+        return self.bucket_specs or tuple(g.spec for g in self.groups)
 
 
 def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
@@ -160,7 +165,7 @@ def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
     :param policy: ``upstream`` or ``pad-sliding-window-buckets``.
     :returns: a :class:`Grouping` with vLLM's padding warnings verbatim in ``log``.
     """
-    buckets: dict[tuple[object, ...], list[str]] = {}
+    buckets: dict[tuple[object, ...], tuple[str, ...]] = {}
     bucket_spec: dict[tuple[object, ...], LayerSpec] = {}
     position: dict[str, int] | None = None
     for spec, names in zip(layers.specs, layers.names, strict=True):
@@ -169,9 +174,9 @@ def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
             # equal specs reached from different layers: one bucket, in module order
             if position is None:
                 position = {n: j for j, n in enumerate(layers.order)}
-            buckets[key] = sorted(buckets[key] + list(names), key=position.__getitem__)
+            buckets[key] = tuple(sorted(buckets[key] + names, key=position.__getitem__))
         else:
-            buckets[key] = list(names)
+            buckets[key] = names
             bucket_spec[key] = spec
     keys = list(buckets)
     sizes = [len(buckets[k]) for k in keys]
@@ -202,5 +207,7 @@ def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
             )
         num_groups = cdiv(len(members), group_size)
         for i in range(num_groups):
-            groups.append(KVCacheGroup(tuple(members[i::num_groups]), bucket_spec[key]))
-    return Grouping(tuple(groups), group_size, "hybrid", tuple(log), tuple(decisions))
+            groups.append(KVCacheGroup(members[i::num_groups], bucket_spec[key]))
+    return Grouping(
+        tuple(groups), group_size, "hybrid", tuple(log), tuple(decisions), tuple(bucket_spec[k] for k in keys)
+    )

@@ -31,6 +31,9 @@ class LayerKind(Enum):
     MAMBA1 = "mamba1"
     NONE = "none"
 
+    # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
+    __hash__ = object.__hash__
+
     @property
     def is_attention(self) -> bool:
         return self in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA)

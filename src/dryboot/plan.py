@@ -374,25 +374,30 @@ def build_layers(
 
 
 def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: int) -> tuple[int, int, str | None]:
-    """(scheduler block, hash block, error) as ``resolve_kv_cache_block_sizes``."""
+    """(scheduler block, hash block, error) as ``resolve_kv_cache_block_sizes``.
+
+    LCM and GCD over the distinct group block sizes equal those over every group.
+    """
     groups = grouping.groups
     if len(groups) <= 1:
         bs = groups[0].block_size if groups and groups[0].kind == "mamba" else cache_block_size
         return bs, bs, None
-    sizes = [g.block_size for g in groups]
+    specs = grouping.specs
+    sizes = sorted({s.block_size for s in specs})
     scheduler = lcm(*sizes)
     if not args.enable_prefix_caching:
         return scheduler, scheduler, None
-    if any(g.kind == "mamba" and getattr(g.spec, "mamba_cache_mode", "") != "align" for g in groups):
+    if any(isinstance(s, MambaSpec) and s.mamba_cache_mode != "align" for s in specs):
         return scheduler, scheduler, None
     hash_block = args.prefix_match_unit if args.prefix_match_unit is not None else gcd(*sizes)
     if any(bs % hash_block for bs in sizes):
+        every = [g.block_size for g in groups]
         return (
             scheduler,
             hash_block,
             (
                 f"Invalid prefix_match_unit={hash_block}; all KV cache group block sizes must be "
-                f"divisible by prefix_match_unit. Got group block sizes={sizes}."
+                f"divisible by prefix_match_unit. Got group block sizes={every}."
             ),
         )
     return scheduler, hash_block, None
@@ -620,25 +625,25 @@ def _check_invariants(
     backends: dict[str, AttentionBackend],
 ) -> list[Invariant]:
     out: list[Invariant] = []
-    groups = grouping.groups
+    specs = grouping.specs
     if grouping.path == "hybrid":
-        pages = {g.spec.page_size_bytes for g in groups}
+        pages = {s.page_size_bytes for s in specs}
         out.append(
             Invariant(
                 "uniform-page-size",
                 len(pages) == 1,
-                f"every group's page is {pages.pop():,} B" if len(pages) == 1 else f"groups have pages {sorted(pages)}",
+                f"every group's page is {min(pages):,} B" if len(pages) == 1 else f"groups have pages {sorted(pages)}",
                 "AssertionError in get_uniform_page_size" if len(pages) != 1 else "",
             )
         )
-    sizes = [g.block_size for g in groups]
+    sizes = sorted({s.block_size for s in specs})
     divides = all(scheduler_block % b == 0 for b in sizes) and scheduler_block % hash_block == 0
     out.append(
         Invariant(
             "scheduler-block",
             divides,
-            f"scheduler block {scheduler_block} = LCM{tuple(sizes)}; hash block {hash_block}"
-            if len(groups) > 1
+            f"scheduler block {scheduler_block} = LCM of group blocks {sizes}; hash block {hash_block}"
+            if len(grouping.groups) > 1
             else f"scheduler block {scheduler_block}, group block {sizes[0]}",
             "" if divides else "AssertionError in KVCacheCoordinator at engine start",
         )

@@ -10,9 +10,9 @@ All sizes are bytes; block sizes are tokens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import prod
-from typing import Literal
+from typing import Literal, TypeVar
 
 from dryboot.dtypes import KVQuantMode, dtype_bytes
 
@@ -66,7 +66,7 @@ class AttentionSpec:
         return self.num_kv_heads * self.content_bytes
 
     def with_block_size(self, block_size: int) -> AttentionSpec:
-        return replace(self, block_size=block_size)
+        return _copy_with(self, block_size=block_size)
 
     def with_padded_page(self, page_size_padded: int) -> AttentionSpec:
         """The same spec paying ``page_size_padded`` bytes per block.
@@ -75,7 +75,7 @@ class AttentionSpec:
         """
         if page_size_padded < self.natural_page_size_bytes:
             raise ValueError("a padded page cannot be smaller than the natural page")
-        return replace(self, page_size_padded=page_size_padded)
+        return _copy_with(self, page_size_padded=page_size_padded)
 
     def describe(self) -> str:
         if self.kind == "sliding":
@@ -118,18 +118,29 @@ class MambaSpec:
         return self.natural_page_size_bytes
 
     def with_block_size(self, block_size: int) -> MambaSpec:
-        return replace(self, block_size=block_size)
+        return _copy_with(self, block_size=block_size)
 
     def with_padded_page(self, page_size_padded: int) -> MambaSpec:
         if page_size_padded < self.natural_page_size_bytes:
             raise ValueError("a padded page cannot be smaller than the natural page")
-        return replace(self, page_size_padded=page_size_padded)
+        return _copy_with(self, page_size_padded=page_size_padded)
 
     def describe(self) -> str:
         return {"gdn": "Gated DeltaNet", "mamba2": "Mamba2", "mamba1": "Mamba1"}[self.mamba_type]
 
 
 LayerSpec = AttentionSpec | MambaSpec
+
+_S = TypeVar("_S", AttentionSpec, MambaSpec)
+
+
+def _copy_with(spec: _S, **changes: object) -> _S:
+    """``dataclasses.replace`` for these plain frozen specs, without its per-call field
+    introspection (a hot path: unification copies specs for every plan)."""
+    new = object.__new__(type(spec))
+    new.__dict__.update(spec.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def attention_content_bytes(
