@@ -95,6 +95,27 @@ def results(vllm_oracle: Any, models_dir: Path) -> dict[str, dict[str, Any]]:
             "layers": _sliding_layers(),
             "available_memory": AVAILABLE_40G,
         },
+        {
+            "id": "qwen3-next-calculator",
+            "config": qwen_config,
+            "layers": _qwen3_next_layers("FLASH_ATTN"),
+            "align": {
+                "backend": "FLASH_ATTN",
+                "architecture": "Qwen3NextForCausalLM",
+                "hf_config": hf,
+                "mamba_state": {
+                    "calculator": "gated_delta_net",
+                    "shape_args": {
+                        "num_k_heads": hf["linear_num_key_heads"],
+                        "num_v_heads": hf["linear_num_value_heads"],
+                        "head_k_dim": hf["linear_key_head_dim"],
+                        "head_v_dim": hf["linear_value_head_dim"],
+                        "conv_kernel_size": hf["linear_conv_kernel_dim"],
+                    },
+                },
+            },
+            "available_memory": AVAILABLE_40G,
+        },
         # No hybrid alignment (block 16 everywhere): the attention page (32 KiB) does not
         # divide the mamba page (1,097,728 B). CPU_ATTN does not index KV by block stride, so
         # unify must raise; FLASH_ATTN does, so its layers are padded instead.
@@ -206,3 +227,12 @@ def test_unify_pads_with_block_stride_indexing(results: dict[str, dict[str, Any]
     assert {u["page_size_bytes"] for u in unified.values()} == {1_097_728}
     attn = [name for name, s in r["specs"].items() if s["type"] == "FullAttentionSpec"]
     assert {unified[n]["block_size"] for n in attn} == {16}  # padded, block unchanged
+
+
+def test_calculator_stand_in_matches_model_class(results: dict[str, dict[str, Any]]) -> None:
+    """vLLM's MambaStateShapeCalculator fed with HF numbers == vLLM's Qwen3-Next class."""
+    real, calc = results["qwen3-next-40g"], results["qwen3-next-calculator"]
+    assert calc["error"] is None, calc["error"]
+    for key in ("block_size", "mamba_page_size", "mamba_page_size_padded", "mamba_shapes", "mamba_dtypes"):
+        assert calc["align"][key] == real["align"][key]
+    assert (calc["num_blocks"], calc["kv_cache_size_tokens"]) == (real["num_blocks"], real["kv_cache_size_tokens"])

@@ -38,6 +38,7 @@ Case
                                       # the case gives no "available_memory" (as the worker's
                                       # determine_available_memory returns it verbatim)
     "prefix_match_unit": null,
+    "use_replayssm": false, "replayssm_buffer_len": 16,
     "disable_hybrid_kv_cache_manager": false,
     "tensor_parallel_size": 1, "pipeline_parallel_size": 1,
     "decode_context_parallel_size": 1, "prefill_context_parallel_size": 1,
@@ -81,8 +82,19 @@ Case
     "architecture": "Qwen3NextForCausalLM",
     "hf_config": {...},               # HF config.json; with a real architecture vLLM's own
                                       # model class computes the mamba state shapes/dtypes
-    "mamba_shapes": [[...], ...],     # instead of architecture/hf_config: a stand-in model
-    "mamba_dtypes": ["bfloat16", ...],#   class returns these
+                                      # (Qwen3NextForCausalLM, NemotronHForCausalLM import on
+                                      # CPU; Qwen3.5 classes need torchvision: use
+                                      # "mamba_state"). The architecture's config hook
+                                      # (MODELS_CONFIG_MAP, e.g. Qwen3.5's mamba_ssm_dtype)
+                                      # runs in every mode.
+    "mamba_state": {                  # or: a stand-in model class that calls vLLM's own
+      "calculator": "gated_delta_net",#   MambaStateShapeCalculator.<calculator>_state_shape
+      "shape_args": {"num_k_heads": 16, "num_v_heads": 48, "head_k_dim": 128,
+                     "head_v_dim": 128, "conv_kernel_size": 4},  # tp/num_spec from config
+      "dtype_calculator": "gated_delta_net_state_dtype"  # default <calculator>_state_dtype
+    },                                #   (model dtype + mamba_*cache_dtype from config)
+    "mamba_shapes": [[...], ...],     # or: a stand-in model class returning these verbatim
+    "mamba_dtypes": ["bfloat16", ...],
     "total_num_kv_heads": 2,          # HF num_key_value_heads (default from hf_config)
     "head_size": 256,                 # default hf_config head_dim
     "dtype": "bfloat16",              # model dtype (default hf_config torch_dtype/dtype)
@@ -235,6 +247,7 @@ def _make_stand_ins() -> tuple[type, type]:
         get_head_size = V.ModelConfig.get_head_size
         get_total_num_kv_heads = V.ModelConfig.get_total_num_kv_heads
         get_num_kv_heads = V.ModelConfig.get_num_kv_heads
+        get_num_attention_heads = V.ModelConfig.get_num_attention_heads
         get_mamba_chunk_size = V.ModelConfig.get_mamba_chunk_size
 
     class StandInVllmConfig(SimpleNamespace):
@@ -242,6 +255,7 @@ def _make_stand_ins() -> tuple[type, type]:
 
         max_concurrent_batches = V.VllmConfig.max_concurrent_batches
         max_in_flight_tokens = V.VllmConfig.max_in_flight_tokens
+        num_speculative_tokens = V.VllmConfig.num_speculative_tokens
 
     return StandInModelConfig, StandInVllmConfig
 
@@ -269,6 +283,7 @@ def _build_vllm_config(case: dict[str, Any]) -> Any:
     model_dtype = model_dtype or c.get("dtype") or "bfloat16"
     total_kv = align.get("total_num_kv_heads", text.get("num_key_value_heads", 1))
     head_size = align.get("head_size", text.get("head_dim", 0))
+    total_heads = align.get("total_num_attention_heads", text.get("num_attention_heads", total_kv))
     architecture = align.get("architecture") or (hf.get("architectures") or ["StandInModel"])[0]
 
     model_config = model_cls_cfg(
@@ -284,7 +299,13 @@ def _build_vllm_config(case: dict[str, Any]) -> Any:
         runner_type="generate",
         hf_config=hf_ns,
         hf_text_config=hf_text_ns,
-        model_arch_config=_ns({"head_size": head_size, "total_num_kv_heads": total_kv}),
+        model_arch_config=_ns(
+            {
+                "head_size": head_size,
+                "total_num_kv_heads": total_kv,
+                "total_num_attention_heads": total_heads,
+            }
+        ),
         supports_mamba_prefix_caching=bool(align.get("supports_mamba_prefix_caching", True)),
         is_diffusion=False,
         multimodal_config=None,
@@ -307,6 +328,8 @@ def _build_vllm_config(case: dict[str, Any]) -> Any:
             "prefix_match_unit": c.get("prefix_match_unit"),
             "kv_cache_dtype_skip_layers": list(c.get("kv_cache_dtype_skip_layers") or []),
             "skip_page_size_padded": c.get("skip_page_size_padded"),
+            "use_replayssm": bool(c.get("use_replayssm", False)),
+            "replayssm_buffer_len": int(c.get("replayssm_buffer_len", 16)),
             "num_gpu_blocks": None,
             "kv_cache_size_tokens": None,
             "kv_cache_max_concurrency": None,
@@ -357,6 +380,7 @@ def _build_vllm_config(case: dict[str, Any]) -> Any:
         parallel_config=parallel_config,
         speculative_config=speculative_config,
         kv_transfer_config=None,
+        diffusion_config=None,
         use_v2_model_runner=bool(c.get("use_v2_model_runner", False)),
         compilation_config=_ns({"static_forward_context": {}}),
     )
@@ -369,7 +393,53 @@ def _backend(name: str) -> Any:
     return V.AttentionBackendEnum[name].get_class()
 
 
+def _calculator_model_cls(state: dict[str, Any]) -> Any:
+    """A stand-in model class whose state shapes/dtypes come from vLLM's own
+    MambaStateShapeCalculator / MambaStateDtypeCalculator, fed with HF-style numbers (for
+    architectures whose real class cannot be imported on this CPU venv)."""
+    import inspect
+
+    from vllm.model_executor.layers.mamba.mamba_utils import (
+        MambaStateDtypeCalculator,
+        MambaStateShapeCalculator,
+    )
+
+    kind = state["calculator"]  # gated_delta_net, mamba2, mamba1, kda, short_conv, ...
+    shape_fn = getattr(MambaStateShapeCalculator, f"{kind}_state_shape")
+    dtype_fn = getattr(MambaStateDtypeCalculator, state.get("dtype_calculator", f"{kind}_state_dtype"))
+    shape_args = dict(state.get("shape_args") or {})
+
+    class CalculatorMambaModel:
+        supports_mamba_prefix_caching = True
+
+        @classmethod
+        def get_mamba_state_shape_from_config(cls, vllm_config: Any) -> Any:
+            params = inspect.signature(shape_fn).parameters
+            kwargs = dict(shape_args)
+            for tp_name in ("tp_world_size", "tp_size"):
+                if tp_name in params and tp_name not in kwargs:
+                    kwargs[tp_name] = vllm_config.parallel_config.tensor_parallel_size
+            if "num_spec" in params and "num_spec" not in kwargs:
+                kwargs["num_spec"] = vllm_config.num_speculative_tokens
+            return shape_fn(**kwargs)
+
+        @classmethod
+        def get_mamba_state_dtype_from_config(cls, vllm_config: Any) -> Any:
+            params = inspect.signature(dtype_fn).parameters
+            cc = vllm_config.cache_config
+            available = {
+                "model_dtype": vllm_config.model_config.dtype,
+                "mamba_cache_dtype": cc.mamba_cache_dtype,
+                "mamba_ssm_cache_dtype": cc.mamba_ssm_cache_dtype,
+            }
+            return dtype_fn(**{k: v for k, v in available.items() if k in params})
+
+    return CalculatorMambaModel
+
+
 def _resolve_model_cls(cfg: Any, align: dict[str, Any]) -> Any:
+    if "mamba_state" in align:
+        return _calculator_model_cls(align["mamba_state"])
     if "mamba_shapes" in align:
         shapes = tuple(tuple(int(x) for x in s) for s in align["mamba_shapes"])
         dtypes = tuple(_dtype(d) for d in align["mamba_dtypes"])
@@ -667,14 +737,15 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         res["kv_cache_size_tokens"] = V.kcu.get_kv_cache_capacity(cfg, sched)[0]
 
         stage = "groups"
-        backends_of = {n: d.get("backend") for n, d in layers.items() if d["type"] != "mamba"}
+        backends_of = {n: d.get("backend", "FLASH_ATTN") for n, d in layers.items() if d["type"] != "mamba"}
         groups = []
         for g in sched.kv_cache_groups:
             spec = g.kv_cache_spec
             mem = spec.max_memory_usage_bytes(cfg)
             supports = {}
             for b in sorted({backends_of[n] for n in g.layer_names if n in backends_of}):
-                supports[b] = bool(_backend(b).supports_block_size(spec.block_size))
+                with V.set_current_vllm_config(cfg):
+                    supports[b] = bool(_backend(b).supports_block_size(spec.block_size))
             groups.append(
                 {
                     "layer_names": list(g.layer_names),
