@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from math import gcd, lcm
 
 from dryboot.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
@@ -24,7 +25,7 @@ from dryboot.capacity import (
     auto_fit_max_model_len,
     compute_capacity,
 )
-from dryboot.dtypes import KVQuantMode, kv_quant_mode, torch_dtype_of
+from dryboot.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
 from dryboot.engine_args import EngineArgs
 from dryboot.errors import InputError
 from dryboot.grouping import Grouping, group_layers, uniform_path
@@ -203,6 +204,25 @@ def _backend_for(
     return backend
 
 
+@lru_cache(maxsize=1024)
+def _kv_layout(
+    kv_cache_dtype: str, model_dtype: str, head_dim: int, head_dim_v: int, custom: CustomKVCacheDtype | None
+) -> tuple[KVQuantMode, str, int]:
+    """(quant mode, torch dtype, bytes per head per token) of a KV cache dtype at a head size.
+
+    :raises InputError: a custom formula that does not evaluate.
+    """
+    if custom is not None:
+        try:
+            content = custom.content_bytes(head_dim)
+        except ValueError as exc:
+            raise InputError("--custom-kv-cache-dtype", custom.name, str(exc)) from None
+        return KVQuantMode.CUSTOM, "uint8", content
+    quant = kv_quant_mode(kv_cache_dtype)
+    torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
+    return quant, torch_dtype, attention_content_bytes(head_dim, head_dim_v, torch_dtype, quant)
+
+
 def _attention_spec(
     kind: str,
     model: ModelGeometry,
@@ -212,22 +232,11 @@ def _attention_spec(
     backend: AttentionBackend,
     block_size: int,
 ) -> AttentionSpec:
-    tp = args.tensor_parallel_size
-    heads = 1 if kind == "mla" else max(1, model.num_kv_heads // tp)
-    custom = args.custom_dtype(kv_cache_dtype)
-    if custom is not None:
-        quant = KVQuantMode.CUSTOM
-        torch_dtype = "uint8"
-        try:
-            custom_bytes: int | None = custom.content_bytes(model.head_dim)
-        except ValueError as exc:
-            raise InputError("--custom-kv-cache-dtype", custom.name, str(exc)) from None
-    else:
-        quant = kv_quant_mode(kv_cache_dtype)
-        torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
-        custom_bytes = None
+    heads = 1 if kind == "mla" else max(1, model.num_kv_heads // args.tensor_parallel_size)
     head_v = 0 if kind == "mla" else model.head_dim_v
-    content = attention_content_bytes(model.head_dim, head_v, torch_dtype, quant, custom_bytes)
+    quant, torch_dtype, content = _kv_layout(
+        kv_cache_dtype, model_dtype, model.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
+    )
     return AttentionSpec(
         kind=kind,  # type: ignore[arg-type]
         block_size=block_size,
@@ -328,6 +337,14 @@ def _sliding_start_block(backend: AttentionBackend, primary_block: int, rules: V
     return min(fixed) if fixed else backend.smallest_kernel_block
 
 
+_ATTENTION_KIND = {
+    LayerKind.FULL: "full",
+    LayerKind.SLIDING: "sliding",
+    LayerKind.CHUNKED: "chunked",
+    LayerKind.MLA: "mla",
+}
+
+
 def build_layers(
     model: ModelGeometry,
     args: EngineArgs,
@@ -364,11 +381,8 @@ def build_layers(
                 )
             )
         else:
-            attn_kind, block = {
-                LayerKind.SLIDING: ("sliding", sw_block),
-                LayerKind.CHUNKED: ("chunked", block_size),
-                LayerKind.MLA: ("mla", block_size),
-            }.get(kind, ("full", block_size))
+            attn_kind = _ATTENTION_KIND[kind]
+            block = sw_block if kind is LayerKind.SLIDING else block_size
             specs.append(_attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block))
     return LayerSet(tuple(specs), names, order)
 
@@ -447,11 +461,13 @@ def plan(
         probe = MambaSpec(mamba[0], -1, mamba[1], mamba[2], mamba_mode, 0)
         mamba_page = probe.natural_page_size_bytes
     if model.is_hybrid and mamba_page is not None:
-        kind = "mla" if model.use_mla else "full"
-        one = _attention_spec(kind, model, args, kv_dtype, model_dtype, backend, 1)
+        _, _, content = _kv_layout(
+            kv_dtype, model_dtype, model.head_dim, 0 if model.use_mla else model.head_dim_v, args.custom_dtype(kv_dtype)
+        )
+        heads = 1 if model.use_mla else max(1, model.num_kv_heads // args.tensor_parallel_size)
         decision = align_hybrid_block_size(
             block_size=block_size,
-            attn_page_size_1_token=one.natural_page_size_bytes,
+            attn_page_size_1_token=heads * content,
             mamba_page_size=mamba_page,
             backend=backend,
             mamba_cache_mode=mamba_mode,
