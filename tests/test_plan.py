@@ -173,3 +173,14 @@ def test_max_model_len_above_derived(qwen3_next, monkeypatch) -> None:
 def test_auto_fit_max_model_len(qwen3_next) -> None:
     p = plan(qwen3_next, EngineArgs(max_model_len=-1, kv_cache_memory_bytes=2 * GIB))
     assert p.max_model_len == 83_776
+
+
+def test_not_enough_memory_message_is_vllms(qwen3_next) -> None:
+    # vLLM formats GiB with round(x, 2): 2 GiB prints as "2.0", 6.076 GiB as "6.08"
+    p = plan(qwen3_next, EngineArgs(max_model_len=262144, kv_cache_memory_bytes=2 * GIB))
+    assert p.memory_error is not None
+    assert str(p.memory_error).startswith(
+        "To serve at least one request with the model's max seq len (262144), (6.08 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (2.0 GiB). Based on the available "
+        "memory, the estimated maximum model length is 83776. "
+    )

@@ -157,8 +157,9 @@ def _largest(fits: Callable[[int], bool], upper: int) -> int:
 
 
 def format_gib(num_bytes: int) -> str:
-    """``vllm.utils.mem_utils.format_gib``: GiB with two decimals."""
-    return f"{num_bytes / GIB:.2f}"
+    """GiB as ``vllm.utils.mem_utils.format_gib`` prints them: Python's ``round(x, 2)``
+    (so 2 GiB is ``2.0`` and 6.076 GiB ``6.08``)."""
+    return f"{round(num_bytes / GIB, 2)}"
 
 
 class NotEnoughMemory(Exception):
@@ -175,8 +176,10 @@ class NotEnoughMemory(Exception):
         self.estimated_max_model_len = estimated
         if available <= 0:
             message = (
-                "No available memory for the cache blocks. Try increasing "
-                "`gpu_memory_utilization` when initializing the engine."
+                "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+                "when initializing the engine (this flag also controls CPU memory reservation on "
+                "the CPU backend, despite its name). See "
+                "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
             )
         else:
             est = (
@@ -188,7 +191,9 @@ class NotEnoughMemory(Exception):
                 f"To serve at least one request with the model's max seq len ({max_model_len}), "
                 f"({format_gib(needed)} GiB KV cache is needed, which is larger than the "
                 f"available KV cache memory ({format_gib(available)} GiB). {est}Try increasing "
-                "`gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+                "`gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+                "decreasing `max_model_len` when initializing the engine. See "
+                "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
             )
         super().__init__(message)
 
