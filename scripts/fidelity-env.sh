@@ -100,10 +100,12 @@ EOF
 
 if [[ -x "$py" && -f "$stamp_file" && "$(cat "$stamp_file")" == "$stamp_text" ]]; then
   log "reusing $venv"
-  smoke
-  log "done in $(($(date +%s) - start)) s"
-  echo "$py"
-  exit 0
+  if smoke; then
+    log "done in $(($(date +%s) - start)) s"
+    echo "$py"
+    exit 0
+  fi
+  log "existing venv failed its smoke test: rebuilding"
 fi
 
 log "building $venv with $("$python_bin" --version 2>&1)"
@@ -119,14 +121,14 @@ pip_quiet() {
 }
 
 log "installing $TORCH_REQ (CPU wheel)"
-"${pip[@]}" install -q "$TORCH_REQ"
+pip_quiet "$TORCH_REQ"
 
 log "installing $VLLM_REQ --no-deps"
 vllm_src=()
 if [[ -n "${DRYBOOT_VLLM_WHEEL_DIR:-}" ]]; then
   vllm_src=(--find-links "$DRYBOOT_VLLM_WHEEL_DIR")
 fi
-"${pip[@]}" install -q --no-deps "${vllm_src[@]}" "$VLLM_REQ"
+pip_quiet --no-deps "${vllm_src[@]}" "$VLLM_REQ"
 
 log "installing light import-time dependencies"
 # vllm itself was installed without its (GPU/server) dependency set: pip's "vllm requires X,
