@@ -260,6 +260,24 @@ def oracle_case(gen: Generated) -> dict[str, Any]:
     case: dict[str, Any] = {"id": gen.id, "config": config, "layers": layers, "available_memory": gen.available}
     if model.is_hybrid:
         case["align"] = {"backend": a.attention_backend, "architecture": gen.architecture, "hf_config": gen.hf}
+        if "attention_head_dim" in gen.hf and "head_dim" not in gen.hf:
+            # vLLM's arch-config convertor reads Nemotron-H's attention_head_dim
+            # (transformers_utils/model_arch_config_convertor.py); the oracle's stand-in reads head_dim
+            case["align"]["head_size"] = gen.hf["attention_head_dim"]
+        if gen.architecture.startswith("Qwen3_5"):
+            # Qwen3.5's model classes need torchvision to import: vLLM's own GDN shape
+            # calculator stands in for the class (its config hook still runs)
+            text = gen.hf.get("text_config", gen.hf)
+            case["align"]["mamba_state"] = {
+                "calculator": "gated_delta_net",
+                "shape_args": {
+                    "num_k_heads": text["linear_num_key_heads"],
+                    "num_v_heads": text["linear_num_value_heads"],
+                    "head_k_dim": text["linear_key_head_dim"],
+                    "head_v_dim": text["linear_value_head_dim"],
+                    "conv_kernel_size": text["linear_conv_kernel_dim"],
+                },
+            }
     return case
 
 
@@ -281,7 +299,7 @@ def differences(p: Plan, r: dict[str, Any]) -> list[str]:
             if line.startswith(("Setting attention block size", "Padding mamba page size", "Setting kv cache block")):
                 check("align log", line in p.log, True)
     specs = {lp.name: lp.initial for lp in p.layers}
-    for name, s in r.get("specs", {}).items():
+    for name, s in (r.get("specs") or {}).items():
         check(f"{name} initial page", specs[name].page_size_bytes, s["page_size_bytes"])
         check(f"{name} initial block", specs[name].block_size, s["block_size"])
     unify_err = r.get("unify_error")
@@ -333,3 +351,51 @@ def test_dryboot_agrees_with_vllm_on_generated_configurations(vllm_oracle: Any) 
     print(f"\nfidelity: {agreed}/{len(generated)} generated configurations agree with vLLM 0.28.0 ({families})")
     sample = "\n".join(f"{k}: {v[:3]}" for k, v in list(disagreements.items())[:10])
     assert not disagreements, f"{len(disagreements)} of {len(generated)} disagree:\n{sample}"
+
+
+REAL_FLAGS = [
+    {"kv_cache_dtype": "auto", "attention_backend": "FLASH_ATTN"},
+    {"kv_cache_dtype": "fp8", "attention_backend": "FLASHINFER", "enable_prefix_caching": False},
+    {
+        "kv_cache_dtype": "int8_per_token_head",
+        "attention_backend": "TRITON_ATTN",
+        "num_speculative_tokens": 3,
+        "mamba_ssm_cache_dtype": "float16",
+        "async_scheduling": False,
+    },
+    {"kv_cache_dtype": "auto", "attention_backend": "TRITON_ATTN", "tensor_parallel_size": 2, "block_size": 64},
+]
+
+
+def test_real_model_configs_agree(vllm_oracle: Any, models_dir: Any) -> None:
+    """The shipped configs of ../shared/data/models (Qwen3-Next, Qwen3.5, Nemotron-H, gpt-oss)."""
+    import json
+
+    generated = []
+    for path in sorted(models_dir.glob("*.config.json")):
+        hf = json.loads(path.read_text())
+        arch = hf["architectures"][0]
+        if arch == "DFlashDraftModel":
+            continue
+        model = geometry_from_config(hf, path.name)
+        for j, flags in enumerate(REAL_FLAGS):
+            for budget in (40 * GIB, GIB):
+                is_hybrid = model.is_hybrid
+                args = EngineArgs(
+                    max_model_len=min(model.max_position_embeddings or 131072, 131072),
+                    max_num_batched_tokens=2048,
+                    kv_cache_memory_bytes=budget,
+                    **{k: v for k, v in flags.items() if is_hybrid or not k.startswith(("mamba", "num_spec"))},
+                )
+                gen = Generated(f"{path.name}-{j}-{budget}", "real", arch, hf, args, budget)
+                try:
+                    gen.plan()
+                except InputError:
+                    continue
+                generated.append(gen)
+    results = {r["id"]: r for r in vllm_oracle([oracle_case(g) for g in generated])}
+    disagreements = {g.id: differences(g.plan(), results[g.id]) for g in generated}
+    disagreements = {k: v for k, v in disagreements.items() if v}
+    print(f"\nfidelity (real configs): {len(generated) - len(disagreements)}/{len(generated)} agree")
+    assert len(generated) >= 30
+    assert not disagreements, disagreements
