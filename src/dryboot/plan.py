@@ -40,6 +40,7 @@ from dryboot.specs import (
     gdn_state_shapes,
     mamba1_state_shapes,
     mamba2_state_shapes,
+    state_bytes,
 )
 from dryboot.unify import Decision, UnifyError
 from dryboot.versions import VersionRules, rules_for
@@ -447,7 +448,7 @@ def plan(
     kv_dtype = args.kv_cache_dtype
     backend = _backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
     max_model_len = _max_model_len(model, args)
-    has_mamba = any(k.is_mamba for k in model.layer_kinds)
+    has_mamba = any(k.is_mamba for k in model.kinds)
     mamba_mode = _mamba_cache_mode(model, args, rules, log) if has_mamba else "none"
 
     block_size, phase1_log = preferred_block_size(backend, args.block_size)
@@ -458,8 +459,7 @@ def plan(
     mamba_padded: int | None = None
     mamba_block = block_size
     if mamba is not None:
-        probe = MambaSpec(mamba[0], -1, mamba[1], mamba[2], mamba_mode, 0)
-        mamba_page = probe.natural_page_size_bytes
+        mamba_page = state_bytes(mamba[1], mamba[2])
     if model.is_hybrid and mamba_page is not None:
         _, _, content = _kv_layout(
             kv_dtype, model_dtype, model.head_dim, 0 if model.use_mla else model.head_dim_v, args.custom_dtype(kv_dtype)

@@ -109,7 +109,7 @@ class MambaSpec:
 
     @property
     def natural_page_size_bytes(self) -> int:
-        return sum(prod(s) * dtype_bytes(d) for s, d in zip(self.shapes, self.torch_dtypes, strict=True))
+        return state_bytes(self.shapes, self.torch_dtypes)
 
     @property
     def page_size_bytes(self) -> int:
@@ -130,6 +130,11 @@ class MambaSpec:
 
 
 LayerSpec = AttentionSpec | MambaSpec
+
+
+def state_bytes(shapes: tuple[tuple[int, ...], ...], torch_dtypes: tuple[str, ...]) -> int:
+    """Bytes of one mamba layer's state: sum of ``prod(shape) * dtype bytes`` (``MambaSpec``)."""
+    return sum(prod(s) * dtype_bytes(d) for s, d in zip(shapes, torch_dtypes, strict=True))
 
 _S = TypeVar("_S", AttentionSpec, MambaSpec)
 
