@@ -88,15 +88,22 @@ def _table(data: Mapping[str, Any], key: str, source: str) -> dict[str, Any]:
     return value
 
 
+def _entry(value: object, source: str, where: str, allowed: frozenset[str] | None = None) -> dict[str, Any]:
+    """A sub-table ``where`` of the file: must be a table, with only ``allowed`` keys."""
+    if not isinstance(value, dict):
+        raise InputError(source, where, "must be a table")
+    if allowed is not None:
+        unknown = sorted(set(value) - allowed)
+        if unknown:
+            raise InputError(source, f"{where}.{unknown[0]}", f"unknown key ({', '.join(sorted(allowed))})")
+    return value
+
+
 def _customs(data: Mapping[str, Any], source: str) -> tuple[CustomKVCacheDtype, ...]:
     out = []
-    for name, spec in _table(data, "custom-kv-cache-dtypes", source).items():
+    for name, body in _table(data, "custom-kv-cache-dtypes", source).items():
         where = f"custom-kv-cache-dtypes.{name}"
-        if not isinstance(spec, dict):
-            raise InputError(source, where, "must be a table")
-        unknown = set(spec) - {"bytes-per-head-token", "kernel-block", "pad"}
-        if unknown:
-            raise InputError(source, f"{where}.{sorted(unknown)[0]}", "unknown key")
+        spec = _entry(body, source, where, frozenset({"bytes-per-head-token", "kernel-block", "pad"}))
         if "bytes-per-head-token" not in spec:
             raise InputError(source, f"{where}.bytes-per-head-token", "required")
         text = f"{name}:{spec['bytes-per-head-token']}"
@@ -148,9 +155,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
     profiles = []
     for name, body in profiles_t.items():
         where = f"profiles.{name}"
-        if not isinstance(body, dict):
-            raise InputError(source, where, "must be a table")
-        merged = {**defaults, **body}
+        merged = {**defaults, **_entry(body, source, where)}
         drafter_spec: Any = merged.pop("drafter", None)
         model_path = merged.pop("model", None)
         if not isinstance(model_path, str):
@@ -168,13 +173,9 @@ def load_profiles(path: str | Path) -> ProfileSet:
         profiles.append(Profile(name, model, args, drafter))
     arms = []
     arms_t = _table(data, "arms", source) or {"upstream": {}}
-    for name, body in arms_t.items():
+    for name, raw in arms_t.items():
         where = f"arms.{name}"
-        if not isinstance(body, dict):
-            raise InputError(source, where, "must be a table")
-        extra = set(body) - {"vllm-version", "grouping", "unification"}
-        if extra:
-            raise InputError(source, f"{where}.{sorted(extra)[0]}", "unknown key (vllm-version, grouping, unification)")
+        body = _entry(raw, source, where, frozenset({"vllm-version", "grouping", "unification"}))
         grouping = body.get("grouping", "upstream")
         unification = body.get("unification", "upstream")
         if grouping not in GROUPING_POLICIES:
