@@ -117,3 +117,40 @@ def test_promote_explains() -> None:
     assert r.returncode == 0
     assert "divisors of 1840 from 96 up: 115, 184, 230, 368, 460, 920, 1840" in r.stdout
     assert "promote-divisor: 115" in r.stdout and "promote-granular: 368" in r.stdout
+
+
+def test_speculative_flags_conflicts_are_refused() -> None:
+    drafter = str(REPO / "examples" / "models" / "dflash2-drafter-sw5.config.json")
+    spec = json.dumps({"method": "dflash", "model": drafter, "num_speculative_tokens": 7})
+    line = one_line_error(
+        dryboot("plan", "--model", QWEN3_NEXT, "--speculative-config", spec, "--num-speculative-tokens", "3")
+    )
+    assert "give it once" in line
+    line = one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--speculative-model", drafter))
+    assert "num_speculative_tokens: required with a draft model" in line
+    line = one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--speculative-config", '{"method": "bogus"}'))
+    assert "unknown speculative method 'bogus'" in line
+
+
+def test_profile_errors_name_the_file_and_profile(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(REPO / "examples" / "models", tmp_path / "models")
+    text = (REPO / "examples" / "reference-deployment.toml").read_text()
+    bad = tmp_path / "p.toml"
+    bad.write_text(text.replace('model = "models/Qwen3.5-27B.config.json"', 'model = "models/nope.json"'))
+    line = one_line_error(dryboot("profiles", str(bad)))
+    assert line.startswith(f"dryboot: error: {bad}: profiles.CTX=fast.model: ")
+    bad.write_text(
+        text.replace(
+            'attention-backend = "TRITON_ATTN"\nmax-model-len = 131072',
+            'attention-backend = "FOO"\nmax-model-len = 131072',
+        )
+    )
+    line = one_line_error(dryboot("profiles", str(bad)))
+    assert line.startswith(f"dryboot: error: {bad}: profiles.CTX=long (arm main): --attention-backend: FOO")
+
+
+def test_interrupt_and_usage_errors_are_one_line() -> None:
+    line = one_line_error(dryboot("profiles", "examples/reference-deployment.toml", "--expect-identical"))
+    assert "--expect-identical needs --compare" in line

@@ -1,5 +1,6 @@
 """The acceptance figures of issue 2: vLLM 0.28.0 rules and its planner's own output."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,48 @@ def test_not_enough_memory_message_is_vllms(qwen3_next) -> None:
         "needed, which is larger than the available KV cache memory (2.0 GiB). Based on the available "
         "memory, the estimated maximum model length is 83776. "
     )
+
+
+def test_tp_must_divide_attention_heads(models_dir: Path) -> None:
+    # gpt-oss-20b: 64 attention heads, 8 KV heads; vLLM refuses TP 3 (64 % 3 != 0)
+    gpt_oss = load_model(models_dir / "gpt-oss-20b.config.json")
+    with pytest.raises(InputError, match=r"attention heads \(64\) must be divisible by the tensor parallel size \(3\)"):
+        plan(gpt_oss, EngineArgs(tensor_parallel_size=3))
+    # TP 16 with 8 KV heads: 64 % 16 == 0, KV heads replicated (16 % 8 == 0): plans, 1 KV head per rank
+    p = plan(gpt_oss, EngineArgs(tensor_parallel_size=16))
+    assert {lp.initial.num_kv_heads for lp in p.layers} == {1}  # type: ignore[union-attr]
+
+
+def test_hybrid_with_a_missing_gdn_field_is_refused(models_dir: Path, tmp_path: Path) -> None:
+    data = json.loads((models_dir / "Qwen3-Next-80B-A3B-Thinking.config.json").read_text())
+    del data["linear_num_value_heads"]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(InputError) as info:
+        load_model(path)
+    assert (info.value.where, info.value.reason) == ("linear_num_value_heads", "required field is missing")
+
+
+def test_padding_layer_warnings_are_logged(qwen35, models_dir: Path) -> None:
+    from dryboot.plan import Drafter
+
+    drafter = Drafter(load_model(models_dir / "dflash2-drafter-sw5.config.json"))
+    p = plan(
+        qwen35,
+        EngineArgs(
+            num_speculative_tokens=7,
+            mamba_ssm_cache_dtype="float16",
+            max_model_len=65536,
+            kv_cache_memory_bytes=40 * GIB,
+        ),
+        drafter=drafter,
+    )
+    # upstream grouping of 48 GDN / 16 full / 5 sliding layers: group_size 5 -> 50 and 20 slots
+    assert "Add 2 padding layers, may waste at most 4.17% KV cache memory" in p.log
+    assert "Add 4 padding layers, may waste at most 25.00% KV cache memory" in p.log
+
+
+def test_unknown_version_is_planned_with_nearest_rules_and_said(qwen3_next) -> None:
+    p = plan(qwen3_next, EngineArgs(vllm_version="0.31.2"))
+    assert p.rules.version == "0.30.0"
+    assert any("0.31.2 is planned with the rules of 0.30.0" in n for n in p.notes)

@@ -24,7 +24,10 @@ def _int(text: str) -> int:
 
 
 def _float(text: str) -> float:
-    return float(text)
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
 
 
 def _bool(text: str) -> bool:
@@ -142,7 +145,7 @@ FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
 ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}
 
 
-def parse_value(flag: Flag, value: object, source: str, where: str) -> Any:
+def parse_value(flag: Flag, value: object, source: str, where: str | None) -> Any:
     """Parse ``value`` (CLI text, or a TOML scalar) for ``flag``.
 
     :raises InputError: ``<source>: <where>: <reason>``.
@@ -170,9 +173,11 @@ def apply_flags(args: EngineArgs, values: Mapping[str, object], source: str, pre
     for raw_name, value in values.items():
         name = ALIASES.get(raw_name, raw_name)
         flag = FLAGS_BY_NAME.get(name)
+        # on the command line the source is the flag itself: do not name it twice
+        where = None if source == f"--{raw_name}" else f"{prefix}{raw_name}"
         if flag is None:
-            raise InputError(source, f"{prefix}{raw_name}", "unknown engine flag")
-        changes[flag.field] = parse_value(flag, value, source, f"{prefix}{raw_name}")
+            raise InputError(source, where, "unknown engine flag")
+        changes[flag.field] = parse_value(flag, value, source, where)
     return replace(args, **changes)
 
 
@@ -194,6 +199,27 @@ class SpeculativeConfig:
     attention_backend: str | None = None
     block_size: int | None = None
 
+
+#: vLLM 0.28.0's speculative methods (``SpeculativeMethod``; any ``*_mtp`` is an MTP type).
+SPECULATIVE_METHODS = frozenset(
+    {
+        "ngram",
+        "ngram_gpu",
+        "medusa",
+        "mlp_speculator",
+        "draft_model",
+        "suffix",
+        "custom_class",
+        "eagle",
+        "eagle3",
+        "extract_hidden_states",
+        "mtp",
+        "dflash",
+        "dspark",
+    }
+)
+#: Methods that propose without a separate draft model (no drafter KV layers).
+MODEL_FREE_METHODS = frozenset({"ngram", "ngram_gpu", "suffix"})
 
 _SPEC_KEYS = {
     "method",
@@ -230,6 +256,11 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
     for key in ("method", "model", "kv_cache_dtype", "attention_backend"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise InputError(source, key, "must be a string")
+    method = data.get("method")
+    if method is not None and method not in SPECULATIVE_METHODS and not method.endswith("_mtp"):
+        raise InputError(
+            source, "method", f"unknown speculative method {method!r} ({', '.join(sorted(SPECULATIVE_METHODS))}, *_mtp)"
+        )
     return SpeculativeConfig(
         method=str(data.get("method") or "draft_model"),
         model=data.get("model"),

@@ -101,6 +101,7 @@ class ModelGeometry:
     mamba1: Mamba1 | None = None
     hf_ssm_dtype: str | None = None
     layer_prefix: str = "model.layers"
+    num_attention_heads: int = 0
 
     @property
     def num_layers(self) -> int:
@@ -339,6 +340,7 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
         mamba2=mamba2,
         mamba1=mamba1,
         hf_ssm_dtype=hf_ssm,
+        num_attention_heads=num_heads,
     )
 
 
@@ -394,7 +396,9 @@ def _layer_kinds(f: _Fields, num_layers: int, model_type: str) -> tuple[LayerKin
             raise InputError(f.source, f.where("hybrid_override_pattern"), f"unknown layer symbols {bad}")
         return tuple(_PATTERN_CHARS[c] for c in pattern)
 
-    if f.has("full_attention_interval") and f.has("linear_num_value_heads"):
+    if f.has("full_attention_interval") and (
+        f.has("linear_num_value_heads") or model_type.startswith(("qwen3_next", "qwen3_5"))
+    ):
         interval = f.integer("full_attention_interval")
         return tuple(LayerKind.FULL if (i + 1) % interval == 0 else LayerKind.GDN for i in range(num_layers))
 

@@ -180,6 +180,32 @@ class Plan:
 # --------------------------------------------------------------------------------------
 
 
+def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
+    """The head splits vLLM requires: attention heads divisible by TP
+    (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
+    dividing it (replicated; ``QKVParallelLinear``). MLA keeps one latent head.
+
+    :raises InputError: naming the flag, the model file and the heads that do not split.
+    """
+    if tp == 1:
+        return
+    heads = model.num_attention_heads
+    if heads and heads % tp:
+        raise InputError(
+            flag,
+            str(tp),
+            f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
+            f"tensor parallel size ({tp})",
+        )
+    kv = model.num_kv_heads
+    if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
+        raise InputError(
+            flag,
+            str(tp),
+            f"{model.source}: {kv} KV heads can neither be split across nor replicated over {tp} ranks",
+        )
+
+
 def _model_dtype(model: ModelGeometry, args: EngineArgs) -> str:
     """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16."""
     if args.dtype == "auto":
@@ -443,7 +469,15 @@ def plan(
     rules = rules_for(args.vllm_version)
     log: list[str] = []
     notes: list[str] = []
+    if rules.version != args.vllm_version and rules.version != f"{args.vllm_version}.0":
+        notes.append(
+            f"vLLM {args.vllm_version} is planned with the rules of {rules.version}, the newest known "
+            "version at or before it (only 0.28.0 is verified against vLLM itself)"
+        )
 
+    check_tensor_parallel(model, args.tensor_parallel_size)
+    if drafter is not None:
+        check_tensor_parallel(drafter.model, args.tensor_parallel_size)
     model_dtype = _model_dtype(model, args)
     kv_dtype = args.kv_cache_dtype
     backend = _backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
@@ -540,6 +574,7 @@ def plan(
                 backends=backends_by_name,
             )
             grouping = group_layers(unified, policies.grouping)
+            log.extend(grouping.log)
         except UnifyError as exc:
             unify_error = exc
     layer_table_ = LayerTable(initial=layers, unified=unified, num_target=num_target)

@@ -32,10 +32,10 @@ Paths are relative to the file. Unknown keys are errors naming the table and key
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dryboot.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.engine_args import EngineArgs
@@ -47,6 +47,8 @@ from dryboot.plan import Drafter, Plan, Policies, plan
 from dryboot.promotion import UNIFICATION_POLICIES
 from dryboot.report import summary
 from dryboot.versions import rules_for
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,17 @@ def _customs(data: Mapping[str, Any], source: str) -> tuple[CustomKVCacheDtype, 
     return tuple(out)
 
 
+def _within(source: str, where: str, fn: Callable[..., _T], *args: Any) -> _T:
+    """Run ``fn``; an :class:`InputError` about another source is re-raised naming this file
+    and ``where`` first (``p.toml: profiles.X.model: models/nope.json: no such file``)."""
+    try:
+        return fn(*args)
+    except InputError as exc:
+        if exc.source == source:
+            raise
+        raise InputError(source, where, exc.line()) from None
+
+
 def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str) -> tuple[Drafter, int]:
     cfg = parse_speculative_config(dict(spec), f"{source}: {where}")
     if cfg.model is None:
@@ -148,6 +161,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
     base = p.parent
     customs = _customs(data, source)
     defaults = dict(_table(data, "defaults", source))
+    apply_flags(EngineArgs(), {k: v for k, v in defaults.items() if k not in ("model", "drafter")}, source, "defaults.")
     default_drafter = _table(data, "drafter", source)
     profiles_t = _table(data, "profiles", source)
     if not profiles_t:
@@ -160,16 +174,26 @@ def load_profiles(path: str | Path) -> ProfileSet:
         model_path = merged.pop("model", None)
         if not isinstance(model_path, str):
             raise InputError(source, f"{where}.model", "required (a config.json path), here or in [defaults]")
-        model = load_model(resolve_path(model_path, base))
+        model = _within(source, f"{where}.model", load_model, resolve_path(model_path, base))
         args = apply_flags(EngineArgs(custom_kv_cache_dtypes=customs), merged, source, f"{where}.")
         drafter = None
         if drafter_spec is not False and (default_drafter or drafter_spec):
             if drafter_spec is not None and not isinstance(drafter_spec, dict):
                 raise InputError(source, f"{where}.drafter", "must be a table or false")
-            drafter, k = _drafter({**default_drafter, **(drafter_spec or {})}, base, source, f"{where}.drafter")
+            drafter, k = _within(
+                source,
+                f"{where}.drafter",
+                _drafter,
+                {**default_drafter, **(drafter_spec or {})},
+                base,
+                source,
+                f"{where}.drafter",
+            )
             if k:
                 args = replace(args, num_speculative_tokens=k)
-        args.validate()
+            if not args.num_speculative_tokens:
+                raise InputError(source, f"{where}.num-speculative-tokens", "required with a drafter")
+        _within(source, where, args.validate)
         profiles.append(Profile(name, model, args, drafter))
     arms = []
     arms_t = _table(data, "arms", source) or {"upstream": {}}
@@ -192,16 +216,22 @@ def load_profiles(path: str | Path) -> ProfileSet:
     return ProfileSet(source, tuple(profiles), tuple(arms))
 
 
-def plan_profile(profile: Profile, arm: Arm) -> Plan:
-    """Plan one profile under one arm."""
+def plan_profile(profile: Profile, arm: Arm, source: str = "<profiles>") -> Plan:
+    """Plan one profile under one arm.
+
+    :raises InputError: a flag the model cannot take, named as ``<file>: profiles.<name>: ...``.
+    """
     args = replace(profile.args, vllm_version=arm.vllm_version)
-    return plan(profile.model, args, drafter=profile.drafter, policies=arm.policies)
+    try:
+        return plan(profile.model, args, drafter=profile.drafter, policies=arm.policies)
+    except InputError as exc:
+        raise InputError(source, f"profiles.{profile.name} (arm {arm.name})", exc.line()) from None
 
 
 def run(profile_set: ProfileSet, arms: list[str] | None = None) -> list[tuple[Profile, Arm, Plan]]:
     """Plan every profile under the named arms (all arms when ``None``)."""
     chosen = [profile_set.arm(a) for a in arms] if arms else list(profile_set.arms)
-    return [(p, a, plan_profile(p, a)) for p in profile_set.profiles for a in chosen]
+    return [(p, a, plan_profile(p, a, profile_set.source)) for p in profile_set.profiles for a in chosen]
 
 
 #: Figures compared between arms, with their labels.
@@ -216,12 +246,32 @@ COMPARED = (
     ("blocks_per_request", "blocks/request"),
     ("kv_cache_size_tokens", "KV cache tokens"),
     ("max_concurrency", "concurrency"),
+    ("estimated_max_model_len", "max model length that fits"),
     ("violations", "violations"),
 )
+
+
+def format_figure(value: object) -> str:
+    """A summary figure as a person reads it: ``1,725,423``, ``6.58``, ``-`` for none."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "ok" if value else "VIOLATED"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "none"
+    return str(value)
 
 
 def compare(a: Plan, b: Plan) -> list[str]:
     """Each figure that differs between two plans of one profile, as ``label: a -> b``;
     empty when identical to the token."""
     sa, sb = summary(a), summary(b)
-    return [f"{label}: {sa[key]} -> {sb[key]}" for key, label in COMPARED if sa[key] != sb[key]]
+    return [
+        f"{label}: {format_figure(sa[key])} -> {format_figure(sb[key])}"
+        for key, label in COMPARED
+        if sa[key] != sb[key]
+    ]

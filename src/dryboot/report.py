@@ -64,6 +64,7 @@ def summary(p: Plan) -> dict[str, Any]:
         "kv_cache_size_tokens": cap.kv_cache_size_tokens if cap else None,
         "max_concurrency": round(cap.max_concurrency, 2) if cap else None,
         "max_model_len": p.max_model_len,
+        "estimated_max_model_len": p.memory_error.estimated_max_model_len if p.memory_error else None,
         "ok": p.ok,
         "violations": [i.name for i in p.invariants if not i.ok],
     }
@@ -175,7 +176,7 @@ def render_text(p: Plan) -> str:
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, width=140, color_system=None, highlight=False, markup=False)
+    console = Console(file=buf, width=140, color_system=None, highlight=False, markup=False, soft_wrap=True)
     kv = f"{p.kv_cache_dtype} ({p.model_dtype})" if p.kv_cache_dtype == "auto" else p.kv_cache_dtype
     console.print(
         f"dryboot plan: {p.model.source} ({p.model.architecture}) on vLLM {p.rules.version}, "

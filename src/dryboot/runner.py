@@ -7,7 +7,13 @@ from pathlib import Path
 
 from dryboot.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.flags import add_custom_dtypes, apply_flags, parse_speculative_config, resolve_path
+from dryboot.flags import (
+    MODEL_FREE_METHODS,
+    add_custom_dtypes,
+    apply_flags,
+    parse_speculative_config,
+    resolve_path,
+)
 from dryboot.modelconfig import ModelGeometry, load_model
 from dryboot.plan import Drafter
 
@@ -52,12 +58,29 @@ def load_drafter_and_k(
     if spec_config is None and spec_model is None:
         return None, args
     cfg = parse_speculative_config(spec_config if spec_config is not None else {}, source)
+    if spec_model is not None and cfg.model is not None:
+        raise InputError("--speculative-model", spec_model, f"{source} already names the drafter ({cfg.model})")
+    k = cfg.num_speculative_tokens
+    if k and args.num_speculative_tokens and k != args.num_speculative_tokens:
+        raise InputError(
+            "--num-speculative-tokens",
+            str(args.num_speculative_tokens),
+            f"{source} sets num_speculative_tokens to {k}; give it once",
+        )
+    if k:
+        args = replace(args, num_speculative_tokens=k)
     path = spec_model or cfg.model
     if path is None:
-        raise InputError(source, "model", "the drafter's config.json is required")
-    drafter_model = load_model(resolve_path(path, base))
-    if cfg.num_speculative_tokens:
-        args = replace(args, num_speculative_tokens=cfg.num_speculative_tokens)
+        if cfg.method in MODEL_FREE_METHODS or cfg.method.endswith("mtp"):
+            return None, args  # proposals without separate draft layers
+        raise InputError(source, "model", f"method {cfg.method!r} needs the drafter's config.json")
+    if not args.num_speculative_tokens:
+        raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
+    try:
+        drafter_model = load_model(resolve_path(path, base))
+    except InputError as exc:
+        where = "--speculative-model" if spec_model else f"{source}: model"
+        raise InputError(where, None, exc.line()) from None
     drafter = Drafter(
         model=drafter_model,
         method=cfg.method,

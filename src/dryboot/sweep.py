@@ -181,14 +181,29 @@ class Space:
 
     def sample(self, limit: int | None, seed: int = 0) -> list[int]:
         """Point indices to plan: every point when ``limit`` is ``None`` or covers the
-        space, else ``limit`` distinct indices drawn with ``random.Random(seed)``, sorted."""
+        space, else ``limit`` distinct indices drawn with ``random.Random(seed)``, sorted.
+
+        :raises InputError: when that is more than :data:`MAX_POINTS` points (it would not fit
+            in memory nor finish).
+        """
         size = self.size
+        count = size if limit is None else min(limit, size)
+        if count > MAX_POINTS:
+            raise InputError(
+                "--all" if limit is None else "--limit",
+                f"{count:,}",
+                f"a sweep plans at most {MAX_POINTS:,} geometries (this space has {size:,}); sample with --limit",
+            )
         if limit is None or limit >= size:
             return list(range(size))
         return sorted(random.Random(seed).sample(range(size), limit))
 
     def to_dict(self) -> dict[str, list[Any]]:
         return {p: list(self.values(p)) for p in PARAMS}
+
+
+#: The most geometries one sweep plans (about an hour on one core, and their indices in memory).
+MAX_POINTS = 20_000_000
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ def parse_human_int(text: str) -> int:
                 f"decimals are not allowed with binary suffix {suffix!r} (did you mean {number}{suffix.lower()}?)"
             )
         return int(number) * _BINARY[suffix]
+    if value.startswith("-") and _PATTERN.fullmatch(value[1:]):
+        raise ValueError(f"{text!r} is negative; sizes must be >= 0")
     try:
         return int(value)
     except ValueError:

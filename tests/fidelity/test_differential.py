@@ -329,6 +329,8 @@ def differences(p: Plan, r: dict[str, Any]) -> list[str]:
         check("max concurrency", p.capacity.max_concurrency, r["max_concurrency"])
         check("scheduler block", p.scheduler_block_size, r["scheduler_block_size"])
         check("hash block", p.hash_block_size, r["hash_block_size"])
+        padding = [line for line in r["log"] if line.startswith("Add ") and "padding layers" in line]
+        check("padding warnings", [line for line in p.log if line.startswith("Add ")], padding)
         gpu_lines = [line for line in r["log"] if line.startswith("GPU KV cache size")]
         check("GPU KV cache size line", [line for line in p.log if line.startswith("GPU KV cache size")], gpu_lines)
     elif err is not None and not memory_error and p.unify_error is None:

@@ -71,8 +71,9 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(130)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("dryboot: interrupted", err=True)
+    except KeyboardInterrupt as exc:
+        detail = f" ({exc}); nothing was left half-written" if str(exc) else ""
+        click.echo(f"dryboot: interrupted{detail}", err=True)
         sys.exit(130)
     sys.exit(0)
 

@@ -5,20 +5,6 @@ from __future__ import annotations
 import click
 
 
-def _fmt(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "ok" if value else "VIOLATED"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "none"
-    return str(value)
-
-
 @click.command("profiles")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--arm", "arms", multiple=True, help="Only these arms (default: all).")
@@ -40,13 +26,19 @@ def profiles(
 
     Per profile and arm: attention block, drafter block, mamba pad %, groups, blocks,
     "GPU KV cache size" tokens, concurrency and the invariant verdict. Exit 1 when an
-    invariant is violated, or (--expect-identical) when the compared arms differ.
+    invariant is violated in any plan (e.g. one request does not fit), or with
+    --expect-identical when the compared arms differ; 2 on bad input.
     """
     import json
 
     from dryboot.profiles import COMPARED, compare, load_profiles, run
+    from dryboot.profiles import format_figure as _fmt
     from dryboot.report import summary
 
+    if expect_identical and not compare_arms:
+        raise click.UsageError("--expect-identical needs --compare A B")
+    if as_json and fmt != "table":
+        raise click.UsageError("--json and --format are alternatives; give one")
     pset = load_profiles(file)
     if compare_arms:
         a, b = compare_arms
@@ -75,7 +67,8 @@ def profiles(
                 cells.append("identical to the token" if not d else "; ".join(d))
                 lines.append(cells)
             _emit(header, lines, fmt, f"{pset.source}: {a} vs {b}")
-        raise SystemExit(1 if expect_identical and differ else 0)
+        violated = any(not (r[1]["ok"] and r[2]["ok"]) for r in rows)
+        raise SystemExit(1 if violated or (expect_identical and differ) else 0)
     results = run(pset, list(arms) or None)
     if as_json:
         click.echo(
@@ -98,6 +91,9 @@ def profiles(
         for p, arm, pl in results:
             s = summary(pl)
             verdict = "ok" if s["ok"] else "VIOLATED: " + ", ".join(s["violations"])
+            tokens = _fmt(s["kv_cache_size_tokens"])
+            if s["estimated_max_model_len"] is not None:
+                tokens = f"does not fit (max len {_fmt(s['estimated_max_model_len'])})"
             lines.append(
                 [
                     p.name,
@@ -107,7 +103,7 @@ def profiles(
                     _fmt(s["mamba_padding_pct"]),
                     _fmt(s["num_groups"]),
                     _fmt(s["num_blocks"]),
-                    _fmt(s["kv_cache_size_tokens"]),
+                    tokens,
                     _fmt(s["max_concurrency"]),
                     verdict,
                 ]

@@ -42,9 +42,9 @@ def _int_list(text: str | None, name: str) -> tuple[int, ...] | None:
               help="num_speculative_tokens values (default 0..16).")
 @click.option("--kernel-blocks", default=None, metavar="N,N,...",
               help="Kernel granularities of the custom KV dtypes (default 16,32,64,128).")
-@click.option("--target-layers", type=click.IntRange(min=1), default=64, show_default=True,
+@click.option("--target-layers", type=click.IntRange(min=1, max=1024), default=64, show_default=True,
               help="Target layers (every 4th full attention, the rest Gated DeltaNet).")
-@click.option("--drafter-layers", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--drafter-layers", type=click.IntRange(min=1, max=256), default=5, show_default=True,
               help="Drafter layers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (it is off anyway when stderr is not a TTY).")

@@ -25,8 +25,10 @@ from dryboot.patching.paths import JOURNAL_DIR
 JOURNAL = "journal.json"
 
 
-class Interrupted(Exception):
-    """A signal arrived while files were being written (the transaction was rolled back)."""
+class Interrupted(KeyboardInterrupt):
+    """A signal arrived while files were being written (the transaction was rolled back).
+
+    A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption (exit 130)."""
 
 
 def _fsync_dir(path: str) -> None:
