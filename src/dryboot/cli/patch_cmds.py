@@ -116,14 +116,17 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
     recover(tree.root)
     run = run_series(patches, tree, fuzz)
     exact = offset = fuzzed = already = 0
+    report: list[str] = []  # printed once the run is known to have been written
     for st in run.steps:
         name = st.entry.name
         if st.state == "already":
-            click.echo(f"== {name} (already applied)")
+            report.append(f"== {name} (already applied)")
             already += 1
             continue
         if st.state == "failed":
             what = "partially applied" if st.status.state == "partial" else "FAILED"
+            for line in report:
+                click.echo(line)
             click.echo(f"== {name}: {what}")
             for line in outcome_lines(st.outcome):
                 click.echo(line)
@@ -136,9 +139,8 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
             notes.append(f"{plural(no, 'hunk')} at an offset")
         if nf:
             notes.append(f"{plural(nf, 'hunk')} with fuzz")
-        click.echo(f"== {name}" + (f" ({', '.join(notes)})" if notes else ""))
-        for line in outcome_lines(o):
-            click.echo(line)
+        report.append(f"== {name}" + (f" ({', '.join(notes)})" if notes else ""))
+        report.extend(outcome_lines(o))
         if nf:
             fuzzed += 1
         else:
@@ -149,9 +151,9 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
     try:
         commit(run.tree.root, changes, modes)
     except OSError as exc:
-        click.echo(f"series apply: write failed ({exc}); every touched file was restored",
-                   err=True)
-        sys.exit(1)
+        raise InputError("--to", target, f"cannot write ({exc}); every touched file was restored") from None
+    for line in report:
+        click.echo(line)
     if already:
         click.echo(f"{plural(already, 'patch')} already applied (skipped)")
     click.echo(f"{plural(exact, 'patch')} applied with exact context, {offset} of them at an "
