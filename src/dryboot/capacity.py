@@ -12,10 +12,10 @@ ValueError with the estimated maximum model length), and each spec's
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from dryboot.grouping import KVCacheGroup
+from dryboot.grouping import Grouping
 from dryboot.hybrid import cdiv
 from dryboot.specs import LayerSpec, MambaSpec
 
@@ -70,19 +70,6 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
     return cdiv(length, spec.block_size)
 
 
-def _blocks_of_groups(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, length: int) -> list[int]:
-    """Blocks per request of each group (computed once per distinct group spec)."""
-    memo: dict[int, int] = {}
-    out = []
-    for g in groups:
-        key = id(g.spec)
-        blocks = memo.get(key)
-        if blocks is None:
-            blocks = memo[key] = blocks_per_request(g.spec, limits, length)
-        out.append(blocks)
-    return out
-
-
 @dataclass(frozen=True)
 class Capacity:
     """What vLLM computes from the groups and the KV budget.
@@ -112,31 +99,42 @@ class Capacity:
         return sum(self.blocks_per_request)
 
 
-def pool_bytes_per_block(groups: Sequence[KVCacheGroup]) -> int:
-    """Bytes one block takes across the pool (``_pool_bytes_per_block``)."""
-    if len(groups) == 1 and groups[0].uniform_type:
-        return sum(groups[0].page_sizes)
-    return groups[0].spec.page_size_bytes * max(len(g.layer_names) for g in groups)
+def pool_bytes_per_block(grouping: Grouping) -> int:
+    """Bytes one block takes across the pool (``_pool_bytes_per_block``): the page times the
+    fullest group's layers, or the sum of pages of a uniform-type group."""
+    if grouping.path == "uniform-type":
+        return sum(grouping.uniform_pages)
+    return grouping.page_size_bytes * max(run.largest_group for run in grouping.runs)
 
 
-def request_bytes(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, length: int) -> int:
-    """Bytes one request of ``length`` tokens needs (``_max_memory_usage_bytes_from_groups``)."""
-    if not groups:
+def _run_blocks(grouping: Grouping, limits: SchedulerLimits, length: int) -> list[int]:
+    """Blocks per request of one group of each run."""
+    return [blocks_per_request(run.spec, limits, length) for run in grouping.runs]
+
+
+def request_bytes(grouping: Grouping, limits: SchedulerLimits, length: int) -> int:
+    """Bytes one request of ``length`` tokens needs (``_max_memory_usage_bytes_from_groups``):
+    ``group_size * page * sum of every group's blocks``, or for a uniform-type group each
+    layer's blocks times its own page."""
+    if not grouping.runs:
         return 0
-    if len(groups) == 1 and groups[0].uniform_type:
-        blocks = blocks_per_request(groups[0].spec, limits, length)
-        return sum(blocks * page for page in groups[0].page_sizes)
-    group_size = max(len(g.layer_names) for g in groups)
-    page = groups[0].spec.page_size_bytes
-    return group_size * page * sum(_blocks_of_groups(groups, limits, length))
+    blocks = _run_blocks(grouping, limits, length)
+    if grouping.path == "uniform-type":
+        return blocks[0] * sum(grouping.uniform_pages)
+    group_size = max(run.largest_group for run in grouping.runs)
+    return (
+        group_size
+        * grouping.page_size_bytes
+        * sum(b * run.num_groups for b, run in zip(blocks, grouping.runs, strict=True))
+    )
 
 
-def estimate_max_model_len(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int) -> int:
+def estimate_max_model_len(grouping: Grouping, limits: SchedulerLimits, available: int) -> int:
     """The largest length in [1, max_model_len] whose request fits ``available`` bytes,
     0 when even one token does not (binary search, as ``_estimate_max_model_len_from_groups``)."""
 
     def fits(length: int) -> bool:
-        return request_bytes(groups, limits, length) <= available
+        return request_bytes(grouping, limits, length) <= available
 
     return _largest(fits, limits.max_model_len)
 
@@ -198,15 +196,15 @@ class NotEnoughMemory(Exception):
         super().__init__(message)
 
 
-def auto_fit_max_model_len(groups: Sequence[KVCacheGroup], limits: SchedulerLimits, available: int) -> tuple[int, str]:
+def auto_fit_max_model_len(grouping: Grouping, limits: SchedulerLimits, available: int) -> tuple[int, str]:
     """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
 
     :returns: (length, vLLM's log line).
     :raises NotEnoughMemory: when not even one token fits.
     """
-    fitted = estimate_max_model_len(groups, limits, available)
+    fitted = estimate_max_model_len(grouping, limits, available)
     if fitted <= 0:
-        raise NotEnoughMemory(request_bytes(groups, limits, 1), available, 1, 0)
+        raise NotEnoughMemory(request_bytes(grouping, limits, 1), available, 1, 0)
     if fitted >= limits.max_model_len:
         return limits.max_model_len, (
             f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"
@@ -218,37 +216,37 @@ def auto_fit_max_model_len(groups: Sequence[KVCacheGroup], limits: SchedulerLimi
 
 
 def compute_capacity(
-    groups: Sequence[KVCacheGroup],
+    grouping: Grouping,
     limits: SchedulerLimits,
     available: int,
     num_gpu_blocks_override: int | None = None,
 ) -> Capacity:
-    """Blocks and concurrency for ``groups`` with ``available`` bytes of KV budget.
+    """Blocks and concurrency for ``grouping`` with ``available`` bytes of KV budget.
 
     :raises NotEnoughMemory: when one ``max_model_len`` request does not fit (vLLM's ValueError).
     """
     log: list[str] = []
-    per_block = pool_bytes_per_block(groups)
+    per_block = pool_bytes_per_block(grouping)
     if num_gpu_blocks_override is not None:
         log.append(
             f"Overriding num_gpu_blocks={available // per_block} with num_gpu_blocks_override={num_gpu_blocks_override}"
         )
         available = num_gpu_blocks_override * per_block
-    needed = request_bytes(groups, limits, limits.max_model_len)
+    needed = request_bytes(grouping, limits, limits.max_model_len)
     if available <= 0 or needed > available:
-        estimated = estimate_max_model_len(groups, limits, available) if available > 0 else 0
+        estimated = estimate_max_model_len(grouping, limits, available) if available > 0 else 0
         raise NotEnoughMemory(needed, available, limits.max_model_len, estimated)
-    if len(groups) == 1 and groups[0].uniform_type:
-        page = sum(groups[0].page_sizes)
+    page = grouping.page_size_bytes
+    if grouping.path == "uniform-type":
         group_size = 1
         num_blocks = available // page
     else:
-        page = groups[0].spec.page_size_bytes
-        group_size = max(len(g.layer_names) for g in groups)
+        group_size = max(run.largest_group for run in grouping.runs)
         num_blocks = max(available // page // group_size, 0)
     if num_gpu_blocks_override is not None:
         num_blocks = num_gpu_blocks_override
-    per_group = tuple(_blocks_of_groups(groups, limits, limits.max_model_len))
+    blocks = _run_blocks(grouping, limits, limits.max_model_len)
+    per_group = tuple(b for b, run in zip(blocks, grouping.runs, strict=True) for _ in range(run.num_groups))
     concurrency = num_blocks / sum(per_group)
     tokens = int(concurrency * limits.max_model_len)
     log.append(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from math import gcd
 from typing import Literal, NamedTuple
 
@@ -52,21 +53,60 @@ class KVCacheGroup(NamedTuple):
         return self.spec.kind
 
 
+class GroupRun(NamedTuple):
+    """One bucket of identical (unified) specs and the groups it splits into.
+
+    :param members: the bucket's layers, module order; group ``i`` is ``members[i::num_groups]``.
+    """
+
+    spec: LayerSpec
+    members: tuple[str, ...]
+    num_groups: int
+
+    @property
+    def largest_group(self) -> int:
+        """Layers in this bucket's fullest group."""
+        return cdiv(len(self.members), self.num_groups)
+
+
 @dataclass(frozen=True)
 class Grouping:
-    """The grouping outcome: groups, ``group_size`` (layers per group), log lines."""
+    """The grouping outcome: buckets and their groups, ``group_size``, log lines.
 
-    groups: tuple[KVCacheGroup, ...]
+    :param runs: one :class:`GroupRun` per bucket, in vLLM's group order.
+    :param uniform_pages: the uniform-type case: every layer's own page, module order.
+    """
+
+    runs: tuple[GroupRun, ...]
     group_size: int
     path: Literal["uniform-spec", "uniform-type", "hybrid", "empty"]
     log: tuple[str, ...]
     decisions: tuple[str, ...] = ()
-    bucket_specs: tuple[LayerSpec, ...] = ()
+    uniform_pages: tuple[int, ...] = ()
+
+    @cached_property
+    def groups(self) -> tuple[KVCacheGroup, ...]:
+        """Every KV cache group (``KVCacheGroupSpec``), in vLLM's order (built on first use)."""
+        if self.path == "uniform-type":
+            run = self.runs[0]
+            return (KVCacheGroup(run.members, run.spec, uniform_type=True, page_sizes=self.uniform_pages),)
+        return tuple(
+            KVCacheGroup(run.members[i :: run.num_groups], run.spec) for run in self.runs for i in range(run.num_groups)
+        )
+
+    @property
+    def num_groups(self) -> int:
+        return sum(run.num_groups for run in self.runs)
 
     @property
     def specs(self) -> tuple[LayerSpec, ...]:
         """The distinct group specs (one per bucket), in group order."""
-        return self.bucket_specs or tuple(g.spec for g in self.groups)
+        return tuple(run.spec for run in self.runs)
+
+    @property
+    def page_size_bytes(self) -> int:
+        """The pool's page: the unified page, or the sum of pages of a uniform-type group."""
+        return sum(self.uniform_pages) if self.path == "uniform-type" else self.runs[0].spec.page_size_bytes
 
 
 def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
@@ -120,13 +160,11 @@ def uniform_path(layers: LayerSet) -> Grouping | None:
         return Grouping((), 0, "empty", ())
     specs = layers.specs
     if len({bucket_key(s) for s in specs}) == 1:
-        return Grouping((KVCacheGroup(layers.order, specs[0]),), len(layers.order), "uniform-spec", ())
+        return Grouping((GroupRun(specs[0], layers.order, 1),), len(layers.order), "uniform-spec", ())
     if len({s.block_size for s in specs}) == 1 and len({_type_key(s) for s in specs}) == 1:
         page_of = {name: s.page_size_bytes for s, names in zip(specs, layers.names, strict=True) for name in names}
-        group = KVCacheGroup(
-            layers.order, specs[0], uniform_type=True, page_sizes=tuple(page_of[n] for n in layers.order)
-        )
-        return Grouping((group,), 1, "uniform-type", ())
+        pages = tuple(page_of[n] for n in layers.order)
+        return Grouping((GroupRun(specs[0], layers.order, 1),), 1, "uniform-type", (), (), pages)
     return None
 
 
@@ -197,7 +235,7 @@ def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
     elif policy != "upstream":
         raise ValueError(f"unknown grouping policy {policy!r}")
     log: list[str] = []
-    groups: list[KVCacheGroup] = []
+    runs: list[GroupRun] = []
     for key in keys:
         members = buckets[key]
         padding = group_size - len(members) % group_size
@@ -205,9 +243,5 @@ def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
             log.append(
                 f"Add {padding} padding layers, may waste at most {padding / len(members) * 100:.2f}% KV cache memory"
             )
-        num_groups = cdiv(len(members), group_size)
-        for i in range(num_groups):
-            groups.append(KVCacheGroup(members[i::num_groups], bucket_spec[key]))
-    return Grouping(
-        tuple(groups), group_size, "hybrid", tuple(log), tuple(decisions), tuple(bucket_spec[k] for k in keys)
-    )
+        runs.append(GroupRun(bucket_spec[key], members, cdiv(len(members), group_size)))
+    return Grouping(tuple(runs), group_size, "hybrid", tuple(log), tuple(decisions))

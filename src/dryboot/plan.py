@@ -146,10 +146,9 @@ class Plan:
     @property
     def page_size_bytes(self) -> int | None:
         """The unified page, or ``None`` when unification failed."""
-        if self.grouping is None or not self.grouping.groups:
+        if self.grouping is None or not self.grouping.runs:
             return None
-        g = self.grouping.groups[0]
-        return sum(g.page_sizes) if g.uniform_type else g.spec.page_size_bytes
+        return self.grouping.page_size_bytes
 
     @property
     def layers(self) -> tuple[LayerPlan, ...]:
@@ -419,9 +418,9 @@ def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: in
 
     LCM and GCD over the distinct group block sizes equal those over every group.
     """
-    groups = grouping.groups
-    if len(groups) <= 1:
-        bs = groups[0].block_size if groups and groups[0].kind == "mamba" else cache_block_size
+    if grouping.num_groups <= 1:
+        only = grouping.runs[0].spec if grouping.runs else None
+        bs = only.block_size if only is not None and only.kind == "mamba" else cache_block_size
         return bs, bs, None
     specs = grouping.specs
     sizes = sorted({s.block_size for s in specs})
@@ -432,7 +431,7 @@ def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: in
         return scheduler, scheduler, None
     hash_block = args.prefix_match_unit if args.prefix_match_unit is not None else gcd(*sizes)
     if any(bs % hash_block for bs in sizes):
-        every = [g.block_size for g in groups]
+        every = [g.block_size for g in grouping.groups]
         return (
             scheduler,
             hash_block,
@@ -588,14 +587,14 @@ def plan(
         max_concurrent_batches=args.max_concurrent_batches,
         mamba2_align_pages=rules.mamba2_align_pages,
     )
-    if grouping is not None and grouping.groups and available is not None:
+    if grouping is not None and grouping.runs and available is not None:
         try:
             if args.max_model_len == -1:
-                fitted, line = auto_fit_max_model_len(grouping.groups, limits, available)
+                fitted, line = auto_fit_max_model_len(grouping, limits, available)
                 log.append(line)
                 limits = replace(limits, max_model_len=fitted)
                 max_model_len = fitted
-            capacity = compute_capacity(grouping.groups, limits, available, args.num_gpu_blocks_override)
+            capacity = compute_capacity(grouping, limits, available, args.num_gpu_blocks_override)
             log.extend(capacity.log)
         except NotEnoughMemory as exc:
             memory_error = exc
@@ -616,7 +615,7 @@ def plan(
                 "NotImplementedError in get_kv_cache_groups: the engine does not start",
             )
         )
-    if grouping is not None and grouping.groups:
+    if grouping is not None and grouping.runs:
         scheduler_block, hash_block, hash_error = _scheduler_blocks(grouping, args, block_size)
         invariants.extend(
             _check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_table_, backends_by_name)
@@ -694,7 +693,7 @@ def _check_invariants(
             "scheduler-block",
             divides,
             f"scheduler block {scheduler_block} = LCM of group blocks {sizes}; hash block {hash_block}"
-            if len(grouping.groups) > 1
+            if grouping.num_groups > 1
             else f"scheduler block {scheduler_block}, group block {sizes[0]}",
             "" if divides else "AssertionError in KVCacheCoordinator at engine start",
         )

@@ -57,7 +57,7 @@ def summary(p: Plan) -> dict[str, Any]:
         if p.block_decision and p.block_decision.padding_pct is not None
         else None,
         "page_size_bytes": p.page_size_bytes,
-        "num_groups": len(p.grouping.groups) if p.grouping else None,
+        "num_groups": p.grouping.num_groups if p.grouping else None,
         "group_size": p.grouping.group_size if p.grouping else None,
         "num_blocks": cap.num_blocks if cap else None,
         "blocks_per_request": cap.total_blocks_per_request if cap else None,
