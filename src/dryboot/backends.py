@@ -51,9 +51,10 @@ class AttentionBackend:
         True when ``block_size`` is a multiple of some declared size (fixed or
         ``MultipleOf``), as ``AttentionBackend.supports_block_size``.
         """
-        if not self.kernel_blocks:
-            return True
-        return any(block_size % kb.size == 0 for kb in self.kernel_blocks)
+        for kb in self.kernel_blocks:
+            if block_size % kb.size == 0:
+                return True
+        return not self.kernel_blocks
 
     @property
     def smallest_kernel_block(self) -> int:

@@ -363,6 +363,7 @@ def _sliding_start_block(backend: AttentionBackend, primary_block: int, rules: V
     return min(fixed) if fixed else backend.smallest_kernel_block
 
 
+_MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
 _ATTENTION_KIND = {
     LayerKind.FULL: "full",
     LayerKind.SLIDING: "sliding",
@@ -392,7 +393,7 @@ def build_layers(
     kinds, names, order = model.layers_by_kind(prefix)
     specs: list[LayerSpec] = []
     for kind in kinds:
-        if kind.is_mamba:
+        if kind in _MAMBA_KINDS:
             assert mamba is not None
             mamba_type, shapes, dtypes = mamba
             specs.append(
@@ -481,7 +482,7 @@ def plan(
     kv_dtype = args.kv_cache_dtype
     backend = _backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
     max_model_len = _max_model_len(model, args)
-    has_mamba = any(k.is_mamba for k in model.kinds)
+    has_mamba = not _MAMBA_KINDS.isdisjoint(model.kinds)
     mamba_mode = _mamba_cache_mode(model, args, rules, log) if has_mamba else "none"
 
     block_size, phase1_log = preferred_block_size(backend, args.block_size)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dryboot.backends import AttentionBackend
 from dryboot.hybrid import cdiv
@@ -39,8 +40,8 @@ UNIFICATION_POLICIES: tuple[str, ...] = (
 )
 
 
-def divisors_from(value: int, lower: int) -> list[int]:
-    """Divisors of ``value`` that are ``>= lower``, ascending."""
+@lru_cache(maxsize=4096)
+def _divisors(value: int) -> tuple[int, ...]:
     small: list[int] = []
     large: list[int] = []
     d = 1
@@ -50,7 +51,12 @@ def divisors_from(value: int, lower: int) -> list[int]:
             if d * d != value:
                 large.append(value // d)
         d += 1
-    return [x for x in small + large[::-1] if x >= lower]
+    return tuple(small + large[::-1])
+
+
+def divisors_from(value: int, lower: int) -> list[int]:
+    """Divisors of ``value`` that are ``>= lower``, ascending."""
+    return [d for d in _divisors(value) if d >= lower]
 
 
 def covering_block(block_size: int, bytes_per_token: int, max_page: int) -> int:
@@ -169,7 +175,7 @@ def unify_layer_set_with_policy(
             supports=backend.supports_block_size if backend else None,
         )
         if choice.block is None:
-            decisions.append(Decision(name, "skip-promotion", f"Not promoting {name}: {choice.reason}", count))
+            decisions.append(Decision(name, "skip-promotion", "Not promoting {}: {}", (name, choice.reason), count))
             continue
         new_page = choice.block * spec.bytes_per_token
         # the page every other layer must reach: the largest page after this promotion
@@ -181,8 +187,8 @@ def unify_layer_set_with_policy(
                 Decision(
                     name,
                     "skip-promotion",
-                    f"Not promoting {name} to block {choice.block}: {blockers[0]} could neither "
-                    f"scale nor pad to its page ({new_page} B)",
+                    "Not promoting {} to block {}: {} could neither scale nor pad to its page ({} B)",
+                    (name, choice.block, blockers[0], new_page),
                     count,
                 )
             )
@@ -192,8 +198,8 @@ def unify_layer_set_with_policy(
             Decision(
                 name,
                 "promote",
-                f"Raising block size of {name} from {spec.block_size} to {choice.block} tokens so "
-                f"its page ({new_page} B) covers the maximum ({max_page} B)",
+                "Raising block size of {} from {} to {} tokens so its page ({} B) covers the maximum ({} B)",
+                (name, spec.block_size, choice.block, new_page, max_page),
                 count,
             )
         )

@@ -41,12 +41,18 @@ class UnifyError(Exception):
 class Decision:
     """One unification decision, for the report: ``action`` is ``keep``, ``scale``,
     ``pad``, ``promote`` or ``skip-promotion``. ``layer`` is the first layer it applies to;
-    ``count`` how many layers share that spec and so the decision."""
+    ``count`` how many layers share that spec and so the decision. The sentence is
+    ``template.format(*values)``, formatted when read (planning does not pay for it)."""
 
     layer: str
     action: str
-    message: str
+    template: str
+    values: tuple[object, ...] = ()
     count: int = 1
+
+    @property
+    def message(self) -> str:
+        return self.template.format(*self.values) if self.values else self.template
 
 
 def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
@@ -59,17 +65,20 @@ def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
     return spec.kind != "mla" and (spec.indexes_kv_by_block_stride or spec.quant_mode.value != "custom")
 
 
-def fit_to_page(name: str, spec: LayerSpec, max_page: int, rules: VersionRules) -> tuple[LayerSpec, Decision]:
-    """Bring one layer to ``max_page`` bytes as upstream ``unify`` does.
+def fit_to_page(
+    name: str, spec: LayerSpec, max_page: int, rules: VersionRules, count: int = 1
+) -> tuple[LayerSpec, Decision | None]:
+    """Bring one layer (and the ``count`` layers sharing its spec) to ``max_page`` bytes as
+    upstream ``unify`` does; the decision is ``None`` when the page already is the maximum.
 
     :raises UnifyError: when the layer can neither scale nor pad.
     """
     page = spec.page_size_bytes
     if page == max_page:
-        return spec, Decision(name, "keep", f"{name}: page {page} B is the maximum")
+        return spec, None
     if isinstance(spec, MambaSpec):
         return spec.with_padded_page(max_page), Decision(
-            name, "pad", f"Padding {name} page from {page} to {max_page} B (mamba state)"
+            name, "pad", "Padding {} page from {} to {} B (mamba state)", (name, page, max_page), count
         )
     if max_page % page == 0:
         ratio = max_page // page
@@ -77,15 +86,17 @@ def fit_to_page(name: str, spec: LayerSpec, max_page: int, rules: VersionRules) 
         return new, Decision(
             name,
             "scale",
-            f"Scaling block size of {name} from {spec.block_size} to {new.block_size} tokens "
-            f"(page {page} B x {ratio} = {max_page} B)",
+            "Scaling block size of {} from {} to {} tokens (page {} B x {} = {} B)",
+            (name, spec.block_size, new.block_size, page, ratio, max_page),
+            count,
         )
     if can_pad(spec, rules):
         return spec.with_padded_page(max_page), Decision(
             name,
             "pad",
-            f"Padding {name} page from {page} to {max_page} B at block {spec.block_size} "
-            f"({100 * (max_page - page) / max_page:.2f}% of each block unused)",
+            "Padding {} page from {} to {} B at block {} ({:.2f}% of each block unused)",
+            (name, page, max_page, spec.block_size, 100 * (max_page - page) / max_page),
+            count,
         )
     raise UnifyError(name, UNIFY_ERROR)
 
@@ -111,10 +122,10 @@ def unify_layer_set(layers: LayerSet, rules: VersionRules) -> tuple[LayerSet, li
     new_specs: list[LayerSpec] = []
     decisions: list[Decision] = []
     for i, spec in enumerate(layers.specs):
-        new, decision = fit_to_page(layers.first_name(i), spec, max_page, rules)
+        new, decision = fit_to_page(layers.first_name(i), spec, max_page, rules, layers.count(i))
         new_specs.append(new)
-        if decision.action != "keep":
-            decisions.append(Decision(decision.layer, decision.action, decision.message, layers.count(i)))
+        if decision is not None:
+            decisions.append(decision)
     return layers.with_specs(new_specs), decisions
 
 
