@@ -57,10 +57,16 @@ class EngineArgs:
         return None
 
     def validate(self) -> None:
-        """Reject impossible flags, naming the flag.
+        """Reject impossible flags, naming the flag (checked once per instance: it is immutable).
 
         :raises InputError: e.g. ``--tensor-parallel-size: must be >= 1, got 0``.
         """
+        if self.__dict__.get("_valid"):
+            return
+        self._check()
+        self.__dict__["_valid"] = True
+
+    def _check(self) -> None:
         positive = {
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--pipeline-parallel-size": self.pipeline_parallel_size,

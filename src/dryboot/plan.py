@@ -215,14 +215,25 @@ def _model_dtype(model: ModelGeometry, args: EngineArgs) -> str:
 def _backend_for(
     name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
 ) -> AttentionBackend:
-    chosen = name or default_backend(kv_cache_dtype, model.use_mla)
+    return _resolve_backend(name, kv_cache_dtype, model.use_mla, model.source, args.custom_dtype(kv_cache_dtype), flag)
+
+
+@lru_cache(maxsize=1024)
+def _resolve_backend(
+    name: str | None, kv_cache_dtype: str, use_mla: bool, source: str, custom: CustomKVCacheDtype | None, flag: str
+) -> AttentionBackend:
+    """The backend serving a KV cache dtype (``--attention-backend`` or the default).
+
+    :raises InputError: unknown backend, MLA mismatch, or a per-token-head cache on a backend
+        that does not serve it.
+    """
+    chosen = name or default_backend(kv_cache_dtype, use_mla)
     if chosen not in BACKENDS:
         raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(BACKENDS)})")
     backend = BACKENDS[chosen]
-    if backend.is_mla != model.use_mla:
-        what = "an MLA" if model.use_mla else "a non-MLA"
-        raise InputError(flag, chosen, f"{model.source} is {what} model; pick a matching backend")
-    custom = args.custom_dtype(kv_cache_dtype)
+    if backend.is_mla != use_mla:
+        what = "an MLA" if use_mla else "a non-MLA"
+        raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
     if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
