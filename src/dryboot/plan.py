@@ -102,12 +102,19 @@ class LayerTable:
 
 @dataclass(frozen=True)
 class Invariant:
-    """One checked invariant: ``ok`` False means the engine crashes or corrupts memory."""
+    """One checked invariant: ``ok`` False means the engine crashes or corrupts memory.
+
+    ``detail`` is ``template.format(*values)``, formatted when read."""
 
     name: str
     ok: bool
-    detail: str
+    template: str
     consequence: str = ""
+    values: tuple[object, ...] = ()
+
+    @property
+    def detail(self) -> str:
+        return self.template.format(*self.values) if self.values else self.template
 
 
 @dataclass(frozen=True)
@@ -690,26 +697,41 @@ def _check_invariants(
     specs = grouping.specs
     if grouping.path == "hybrid":
         pages = {s.page_size_bytes for s in specs}
+        if len(pages) == 1:
+            out.append(Invariant("uniform-page-size", True, "every group's page is {:,} B", "", (min(pages),)))
+        else:
+            out.append(
+                Invariant(
+                    "uniform-page-size",
+                    False,
+                    "groups have pages {}",
+                    "AssertionError in get_uniform_page_size",
+                    (sorted(pages),),
+                )
+            )
+    sizes = sorted({s.block_size for s in specs})
+    divides = scheduler_block % hash_block == 0 and all(scheduler_block % b == 0 for b in sizes)
+    consequence = "" if divides else "AssertionError in KVCacheCoordinator at engine start"
+    if grouping.num_groups > 1:
         out.append(
             Invariant(
-                "uniform-page-size",
-                len(pages) == 1,
-                f"every group's page is {min(pages):,} B" if len(pages) == 1 else f"groups have pages {sorted(pages)}",
-                "AssertionError in get_uniform_page_size" if len(pages) != 1 else "",
+                "scheduler-block",
+                divides,
+                "scheduler block {} = LCM of group blocks {}; hash block {}",
+                consequence,
+                (scheduler_block, sizes, hash_block),
             )
         )
-    sizes = sorted({s.block_size for s in specs})
-    divides = all(scheduler_block % b == 0 for b in sizes) and scheduler_block % hash_block == 0
-    out.append(
-        Invariant(
-            "scheduler-block",
-            divides,
-            f"scheduler block {scheduler_block} = LCM of group blocks {sizes}; hash block {hash_block}"
-            if grouping.num_groups > 1
-            else f"scheduler block {scheduler_block}, group block {sizes[0]}",
-            "" if divides else "AssertionError in KVCacheCoordinator at engine start",
+    else:
+        out.append(
+            Invariant(
+                "scheduler-block",
+                divides,
+                "scheduler block {}, group block {}",
+                consequence,
+                (scheduler_block, sizes[0]),
+            )
         )
-    )
     if hash_error is not None:
         out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
     bad: list[str] = []
