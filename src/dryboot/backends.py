@@ -8,6 +8,7 @@ Mirrors vLLM 0.28.0's ``vllm/v1/attention/backend.py`` (``AttentionBackend.suppo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from dryboot.dtypes import CustomKVCacheDtype
 
@@ -56,10 +57,17 @@ class AttentionBackend:
                 return True
         return not self.kernel_blocks
 
-    @property
+    @cached_property
     def smallest_kernel_block(self) -> int:
         """``min(s.base if MultipleOf else s)`` over the declared sizes (tokens)."""
         return min(kb.size for kb in self.kernel_blocks) if self.kernel_blocks else 16
+
+    @cached_property
+    def smallest_listed_block(self) -> int:
+        """vLLM 0.28's sliding-window start block (``_largest_kernel_block_within`` with no
+        page budget): the smallest fixed size if any is listed, else the smallest base."""
+        fixed = [kb.size for kb in self.kernel_blocks if not kb.multiple_of]
+        return min(fixed) if fixed else self.smallest_kernel_block
 
     def preferred_block_size(self, default_block_size: int) -> int:
         """``get_preferred_block_size``: the default if supported, else the smallest size."""

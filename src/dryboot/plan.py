@@ -377,8 +377,7 @@ def _sliding_start_block(backend: AttentionBackend, primary_block: int, rules: V
     """Where a sliding-window layer's block starts (version switch)."""
     if rules.sliding_window_start == "largest-fitting":
         return backend.largest_block_at_most(primary_block)
-    fixed = [kb.size for kb in backend.kernel_blocks if not kb.multiple_of]
-    return min(fixed) if fixed else backend.smallest_kernel_block
+    return backend.smallest_listed_block
 
 
 _MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
