@@ -220,7 +220,12 @@ def _apply_section(
             return fail_all(f"{path}: the patch creates this file but it already exists")
         cur = b""
     elif cur is None:
-        return fail_all(f"{path}: file to patch does not exist")
+        if sec.git or not hunks or any(s.old for s in hunks):
+            return fail_all(f"{path}: file to patch does not exist")
+        # GNU patch: a plain (non-git) diff whose hunks have empty old sides
+        # ("@@ -0,0 +1,N @@") creates the missing file, even without /dev/null
+        op = out.op = "create"
+        cur = b""
     if op in ("rename", "copy") and target != path and tree.read(target) is not None:
         return fail_all(f"{target}: the {op} target already exists")
 
