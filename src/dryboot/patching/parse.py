@@ -429,6 +429,18 @@ class _Parser:
             sec.new_absent = True
         if sec.git and (sec.rename or sec.copy):
             return  # names come from rename/copy headers
+        if sec.git:
+            # git apply: the ---/+++ names must be the 'diff --git' line's names
+            for k, (name, git_name, side) in enumerate(((oname, sec.old, "old"), (nname, sec.new, "new"))):
+                if name == b"/dev/null" or git_name is None:
+                    continue
+                mine, theirs = Name(name), git_name
+                if (mine.stripped(1) or mine.raw) != (theirs.stripped(1) or theirs.raw):
+                    raise self.err(
+                        i + k,
+                        f"inconsistent {side} filename: {os.fsdecode(name)!r} is not the "
+                        f"'diff --git' line's {os.fsdecode(theirs.raw)!r}",
+                    )
         if oname != b"/dev/null" or sec.old is None:
             sec.old = Name(oname)
         if nname != b"/dev/null" or sec.new is None:
