@@ -616,7 +616,11 @@ def plan(
             log.extend(capacity.log)
         except NotEnoughMemory as exc:
             memory_error = exc
-    elif available is None:
+    if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
+        notes.append(
+            "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
+        )
+    if available is None:
         notes.append(
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."

@@ -221,7 +221,7 @@ def render_text(p: Plan) -> str:
                 str(len(g.layer_names)),
                 str(g.block_size),
                 f"{g.spec.page_size_bytes:,}",
-                str(per[i]) if per else "-",
+                f"{per[i]:,}" if per else "-",
             )
         console.print(gt)
         for line in p.grouping.decisions:

@@ -55,6 +55,7 @@ def hunks_check(patches: tuple[str, ...]) -> None:
             bad += 1
     if bad:
         sys.exit(1)
+    click.echo(f"hunks check: every hunk header of {len(patches)} patch file(s) matches its body")
 
 
 @hunks.command("fix")
@@ -99,10 +100,20 @@ def series_list(directory: str) -> None:
 
 @series.command("apply")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--to", "target", required=True, type=click.Path(file_okay=False),
-              help="Directory to patch (e.g. site-packages/vllm).")
-@click.option("--fuzz", default=0, show_default=True, type=click.IntRange(0, 100),
-              help="Accept hunks that need up to this much fuzz (GNU patch --fuzz).")
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory to patch (e.g. site-packages/vllm).",
+)
+@click.option(
+    "--fuzz",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 100),
+    help="Accept hunks that need up to this much fuzz (GNU patch --fuzz).",
+)
 @_guard
 def series_apply(directory: str, target: str, fuzz: int) -> None:
     """Apply the series in order: all of it, or nothing."""
@@ -156,14 +167,16 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
         click.echo(line)
     if already:
         click.echo(f"{plural(already, 'patch')} already applied (skipped)")
-    click.echo(f"{plural(exact, 'patch')} applied with exact context, {offset} of them at an "
-               f"offset, {fuzzed} with fuzz")
+    click.echo(
+        f"{plural(exact, 'patch')} applied with exact context, {offset} of them at an offset, {fuzzed} with fuzz"
+    )
 
 
 @series.command("status")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--on", "target", required=True, type=click.Path(file_okay=False),
-              help="Directory to inspect (nothing is written).")
+@click.option(
+    "--on", "target", required=True, type=click.Path(file_okay=False), help="Directory to inspect (nothing is written)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @_guard
 def series_status_cmd(directory: str, target: str, as_json: bool) -> None:
@@ -194,13 +207,18 @@ def series_status_cmd(directory: str, target: str, as_json: bool) -> None:
 
 @series.command("check")
 @click.argument("directory", type=click.Path(file_okay=False))
-@click.option("--upstream", required=True, type=click.Path(file_okay=False),
-              help="Git repository of the pristine upstream.")
+@click.option(
+    "--upstream", required=True, type=click.Path(file_okay=False), help="Git repository of the pristine upstream."
+)
 @click.option("--ref", required=True, help="Tag or commit to check against.")
-@click.option("--prefix", default="", help="Directory of the patched package inside the "
-              "repository (e.g. vllm); patch paths are relative to it.")
-@click.option("--git-apply", "git_apply", default="",
-              help="Comma-separated patch names (or 'all') to check with git apply too.")
+@click.option(
+    "--prefix",
+    default="",
+    help="Directory of the patched package inside the repository (e.g. vllm); patch paths are relative to it.",
+)
+@click.option(
+    "--git-apply", "git_apply", default="", help="Comma-separated patch names (or 'all') to check with git apply too."
+)
 @_guard
 def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply: str) -> None:
     """Verify the series on a temporary worktree of REF (your checkout is never touched)."""
@@ -215,12 +233,17 @@ def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply
 @click.command()
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
-@click.option("--in", "target", required=True, type=click.Path(file_okay=False),
-              help="Directory where OLD is applied.")
-@click.option("-p", "--strip", default=1, show_default=True, type=click.IntRange(0, 100),
-              help="Strip level (GNU patch -pN).")
-@click.option("--fuzz", default=0, show_default=True, type=click.IntRange(0, 100),
-              help="Fuzz accepted for NEW (OLD is always reversed exactly).")
+@click.option("--in", "target", required=True, type=click.Path(file_okay=False), help="Directory where OLD is applied.")
+@click.option(
+    "-p", "--strip", default=1, show_default=True, type=click.IntRange(0, 100), help="Strip level (GNU patch -pN)."
+)
+@click.option(
+    "--fuzz",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 100),
+    help="Fuzz accepted for NEW (OLD is always reversed exactly).",
+)
 @_guard
 def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
     """Reverse OLD exactly and apply NEW, as one transaction."""
@@ -251,8 +274,7 @@ def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
         notes.append(f"{plural(fo.offset_hunks(), 'hunk')} at an offset")
     if fo.fuzz_hunks():
         notes.append(f"{plural(fo.fuzz_hunks(), 'hunk')} with fuzz")
-    click.echo(f"== {new}" + (f" ({', '.join(notes)})" if notes else "") +
-               ("" if fo.ok else ": FAILED"))
+    click.echo(f"== {new}" + (f" ({', '.join(notes)})" if notes else "") + ("" if fo.ok else ": FAILED"))
     for line in outcome_lines(fo):
         click.echo(line)
     if not fo.ok:
