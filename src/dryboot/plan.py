@@ -186,6 +186,12 @@ class Plan:
 # --------------------------------------------------------------------------------------
 
 
+def kv_heads_per_rank(model: ModelGeometry, tp: int) -> int:
+    """KV heads one rank holds: ``max(1, total // TP)`` (``ModelConfig.get_num_kv_heads``);
+    MLA keeps its single latent head."""
+    return 1 if model.use_mla else max(1, model.num_kv_heads // tp)
+
+
 def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
     """The head splits vLLM requires: attention heads divisible by TP
     (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
@@ -276,7 +282,7 @@ def _attention_spec(
     backend: AttentionBackend,
     block_size: int,
 ) -> AttentionSpec:
-    heads = 1 if kind == "mla" else max(1, model.num_kv_heads // args.tensor_parallel_size)
+    heads = kv_heads_per_rank(model, args.tensor_parallel_size)
     head_v = 0 if kind == "mla" else model.head_dim_v
     quant, torch_dtype, content = _kv_layout(
         kv_cache_dtype, model_dtype, model.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
@@ -515,7 +521,7 @@ def plan(
         _, _, content = _kv_layout(
             kv_dtype, model_dtype, model.head_dim, 0 if model.use_mla else model.head_dim_v, args.custom_dtype(kv_dtype)
         )
-        heads = 1 if model.use_mla else max(1, model.num_kv_heads // args.tensor_parallel_size)
+        heads = kv_heads_per_rank(model, args.tensor_parallel_size)
         decision = align_hybrid_block_size(
             block_size=block_size,
             attn_page_size_1_token=heads * content,
