@@ -169,7 +169,14 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
             entry: dict[str, Any] = {"path": rel, "backup": None, "mode": None}
             if os.path.isfile(full) and not os.path.islink(full):
                 name = f"b{k}"
-                shutil.copyfile(full, os.path.join(jdir, name))
+                backup = os.path.join(jdir, name)
+                # A hard link keeps the original bytes at no copying cost: files are only ever
+                # replaced (temp file + rename) or unlinked, never written in place, so the
+                # journal's link still holds the old content. Copy where links are refused.
+                try:
+                    os.link(full, backup)
+                except OSError:
+                    shutil.copyfile(full, backup)
                 entry["backup"] = name
                 entry["mode"] = os.stat(full).st_mode & 0o7777
             entries.append(entry)
