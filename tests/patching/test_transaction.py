@@ -120,3 +120,29 @@ except transaction.Interrupted:
     out, _ = p.communicate(timeout=20)
     assert out.strip() == b"rolled back"
     assert snapshot(root) == before
+
+
+def test_mode_only_change_is_rolled_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mode change of a file whose backup shares its inode (hard-linked journal) is undone."""
+    root = _tree(tmp_path)
+    before = snapshot(root)
+    real = os.replace
+
+    def flaky(a: str, b: str) -> None:
+        if b.endswith("f3"):
+            raise OSError(28, "No space left on device")
+        real(a, b)
+
+    monkeypatch.setattr(transaction.os, "replace", flaky)
+    with pytest.raises(OSError):
+        # f0: mode only (chmod in place); f3: a content change that fails
+        transaction.commit(str(root), {"f3": b"new 3\n"}, {"f0": 0o700})
+    monkeypatch.setattr(transaction.os, "replace", real)
+    assert snapshot(root) == before
+    assert (root / "f0").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
