@@ -109,7 +109,9 @@ def main() -> None:
             gnu_t.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "dryboot", "series", "apply", str(stack), "--to", str(m)], check=True, stdout=subprocess.DEVNULL
+                [sys.executable, "-m", "dryboot", "series", "apply", str(stack), "--to", str(m)],
+                check=True,
+                stdout=subprocess.DEVNULL,
             )
             dry_t.append(time.perf_counter() - t0)
             same = subprocess.run(["diff", "-r", "-q", str(g), str(m)], capture_output=True)
