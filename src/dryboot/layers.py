@@ -7,7 +7,7 @@ first-appearance order with the names of the layers that carry each, in module o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from dryboot.specs import LayerSpec
@@ -57,10 +57,6 @@ class LayerSet:
             names += p.names
             order += p.order
         return cls(specs, names, order)
-
-    def map_specs(self, fn: Callable[[LayerSpec], LayerSpec]) -> LayerSet:
-        """The same layers with each distinct spec replaced by ``fn(spec)``."""
-        return LayerSet(tuple(fn(s) for s in self.specs), self.names, self.order)
 
     def with_specs(self, specs: Sequence[LayerSpec]) -> LayerSet:
         return LayerSet(tuple(specs), self.names, self.order)

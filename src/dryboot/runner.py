@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from dryboot.engine_args import EngineArgs
 from dryboot.errors import InputError
@@ -12,7 +11,6 @@ from dryboot.flags import (
     add_custom_dtypes,
     apply_flags,
     parse_speculative_config,
-    resolve_path,
 )
 from dryboot.modelconfig import ModelGeometry, load_model
 from dryboot.plan import Drafter
@@ -22,19 +20,16 @@ def build_engine_args(
     model_path: str,
     flags: dict[str, object],
     custom_dtypes: list[str],
-    *,
-    source_prefix: str = "--",
-    source: str = "command line",
-    base: Path | None = None,
 ) -> tuple[ModelGeometry, EngineArgs]:
-    """Load the model and parse engine flags into :class:`EngineArgs`.
+    """Load the model and parse command-line engine flags into :class:`EngineArgs`
+    (errors name the flag, ``--<name>``).
 
     :raises InputError: a bad path, config or flag value.
     """
-    model = load_model(resolve_path(model_path, base))
+    model = load_model(model_path)
     args = EngineArgs()
     for name, value in flags.items():
-        args = apply_flags(args, {name: value}, f"{source_prefix}{name}" if source_prefix else source)
+        args = apply_flags(args, {name: value}, f"--{name}")
     args = add_custom_dtypes(args, custom_dtypes)
     args.validate()
     return model, args
@@ -44,8 +39,6 @@ def load_drafter_and_k(
     spec_config: str | dict[str, object] | None,
     spec_model: str | None,
     args: EngineArgs,
-    base: Path | None = None,
-    source: str = "--speculative-config",
 ) -> tuple[Drafter | None, EngineArgs]:
     """Read the drafter from ``--speculative-config`` / ``--speculative-model``.
 
@@ -55,6 +48,7 @@ def load_drafter_and_k(
 
     :raises InputError: malformed JSON or an unreadable drafter config.
     """
+    source = "--speculative-config"
     if spec_config is None and spec_model is None:
         return None, args
     cfg = parse_speculative_config(spec_config if spec_config is not None else {}, source)
@@ -77,7 +71,7 @@ def load_drafter_and_k(
     if not args.num_speculative_tokens:
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     try:
-        drafter_model = load_model(resolve_path(path, base))
+        drafter_model = load_model(path)
     except InputError as exc:
         where = "--speculative-model" if spec_model else f"{source}: model"
         raise InputError(where, None, exc.line()) from None

@@ -136,6 +136,7 @@ def state_bytes(shapes: tuple[tuple[int, ...], ...], torch_dtypes: tuple[str, ..
     """Bytes of one mamba layer's state: sum of ``prod(shape) * dtype bytes`` (``MambaSpec``)."""
     return sum(prod(s) * dtype_bytes(d) for s, d in zip(shapes, torch_dtypes, strict=True))
 
+
 _S = TypeVar("_S", AttentionSpec, MambaSpec)
 
 
@@ -153,16 +154,13 @@ def attention_content_bytes(
     head_size_v: int,
     torch_dtype: str,
     quant_mode: KVQuantMode,
-    custom_bytes: int | None = None,
 ) -> int:
     """Bytes per head per token of an attention cache.
 
     ``(head_size + head_size_v) * dtype bytes``; per-token-head caches (Triton's
     ``customize_spec``) add one fp32 scale for K and one for V, after halving the head sizes
-    for int4. A custom cache gives its own value.
+    for int4. (Custom caches declare their own value: :class:`~dryboot.dtypes.CustomKVCacheDtype`.)
     """
-    if custom_bytes is not None:
-        return custom_bytes
     if quant_mode.is_per_token_head:
         hk, hv = head_size, head_size_v
         if quant_mode is KVQuantMode.INT4_PER_TOKEN_HEAD:

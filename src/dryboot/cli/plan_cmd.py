@@ -100,7 +100,7 @@ def plan(
     from dryboot.runner import build_engine_args, load_drafter_and_k
 
     flags = collect_flags(kwargs)
-    model, args = build_engine_args(model_path, flags, list(custom_dtypes), source_prefix="--")
+    model, args = build_engine_args(model_path, flags, list(custom_dtypes))
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if as_json:
