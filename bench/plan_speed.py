@@ -39,8 +39,8 @@ CLI_PLAN = [
 
 
 def _cases() -> dict[str, Callable[[], object]]:
-    from dryboot.engine_args import EngineArgs
-    from dryboot.modelconfig import load_model
+    from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.config.hf import load_model
     from dryboot.plan import Drafter, Policies, plan
 
     qwen_next = load_model(MODELS / "Qwen3-Next-80B-A3B-Thinking.config.json")

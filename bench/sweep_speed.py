@@ -6,7 +6,7 @@ Run from the repository root: ``python bench/sweep_speed.py [--geometries N] [--
    (:class:`dryboot.sweep.Space`: 64-layer hybrid target + 5-layer drafter, section 7 sizes),
    each fully planned (``plan()``: block size, specs, unification, grouping, invariants) under
    ``promote-granular`` in one process -> full plans per second per core. Also the
-   unification step alone (``dryboot.unify.unify_page_sizes`` on each plan's initial specs).
+   unification step alone (``dryboot.vllm.kv_cache_utils.unify.unify_page_sizes`` on each plan's initial specs).
 2. vLLM 0.28.0: the same initial specs (geometries with built-in bf16/fp8 KV dtypes only;
    vLLM has no custom caches) rebuilt as vLLM spec objects and passed to
    ``vllm.v1.core.kv_cache_utils.unify_kv_cache_spec_page_size`` in a loop, in the fidelity
@@ -92,7 +92,7 @@ def _vllm_python() -> Path | None:
 
 
 def _spec_json(spec: Any) -> dict[str, Any]:
-    from dryboot.specs import MambaSpec
+    from dryboot.vllm.kv_cache_interface import MambaSpec
 
     if isinstance(spec, MambaSpec):
         return {
@@ -120,8 +120,8 @@ def main(argv: list[str] | None = None) -> int:
     from dryboot.errors import InputError
     from dryboot.plan import plan
     from dryboot.sweep import Arm, Space, planner_inputs
-    from dryboot.unify import UnifyError, unify_page_sizes
-    from dryboot.versions import rules_for
+    from dryboot.vllm.kv_cache_utils.unify import UnifyError, unify_page_sizes
+    from dryboot.vllm.versions import rules_for
 
     space = Space()
     arm = Arm("promote-granular")

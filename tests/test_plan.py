@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from dryboot.engine_args import EngineArgs
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.modelconfig import geometry_from_config, load_model
+from dryboot.vllm.config.hf import geometry_from_config, load_model
 from dryboot.plan import plan
 
 GIB = 2**30

@@ -1,6 +1,6 @@
-from dryboot.backends import BACKENDS
-from dryboot.promotion import choose_block, covering_block, divisors_from
-from dryboot.specs import AttentionSpec
+from dryboot.vllm.backends import BACKENDS
+from dryboot.policies.promotion import choose_block, covering_block, divisors_from
+from dryboot.vllm.kv_cache_interface import AttentionSpec
 
 
 def test_worked_case_from_section_7() -> None:
@@ -29,7 +29,7 @@ def test_no_divisor_qualifies() -> None:
 
 
 def _sliding(block: int) -> AttentionSpec:
-    from dryboot.dtypes import KVQuantMode
+    from dryboot.vllm.dtypes import KVQuantMode
 
     # 8 KV heads x 128, bf16: 4096 B per token
     return AttentionSpec(
@@ -49,9 +49,9 @@ def _sliding(block: int) -> AttentionSpec:
 
 
 def test_identical_drafter_layers_reach_the_same_decision() -> None:
-    from dryboot.promotion import unify_with_policy
-    from dryboot.specs import MambaSpec
-    from dryboot.versions import rules_for
+    from dryboot.policies.promotion import unify_with_policy
+    from dryboot.vllm.kv_cache_interface import MambaSpec
+    from dryboot.vllm.versions import rules_for
 
     # a primary page of 565,248 B at P = 2208; five identical sliding layers at 65,536 B (block 16)
     mamba = MambaSpec("gdn", 2208, ((565_248,),), ("uint8",), "align", 0)

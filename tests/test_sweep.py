@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from dryboot.promotion import choose_block
+from dryboot.policies.promotion import choose_block
 from dryboot.sweep import (
     DRAFTER_NOT_16,
     KERNEL_BLOCK,

@@ -1,7 +1,7 @@
 """vLLM engine flags by name: one table used by the CLI and by launcher profiles.
 
 Each flag keeps vLLM's spelling (``--kv-cache-dtype``...) and maps to an
-:class:`~dryboot.engine_args.EngineArgs` field. Values are parsed the way vLLM's argument
+:class:`~dryboot.vllm.engine_args.EngineArgs` field. Values are parsed the way vLLM's argument
 parser parses them (human-readable integers for sizes and lengths).
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dryboot.dtypes import parse_custom_kv_cache_dtype
-from dryboot.engine_args import EngineArgs
+from dryboot.vllm.dtypes import parse_custom_kv_cache_dtype
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
 from dryboot.units import parse_human_int, parse_human_int_or_auto
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from dryboot.specs import LayerSpec
+from dryboot.vllm.kv_cache_interface import LayerSpec
 
 
 @dataclass(frozen=True)

@@ -17,22 +17,22 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from math import gcd, lcm
 
-from dryboot.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
-from dryboot.capacity import (
+from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
+from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
     SchedulerLimits,
     auto_fit_max_model_len,
     compute_capacity,
 )
-from dryboot.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
-from dryboot.engine_args import EngineArgs
+from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.grouping import Grouping, group_layers, uniform_path
-from dryboot.hybrid import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
+from dryboot.vllm.kv_cache_utils.groups import Grouping, group_layers, uniform_path
+from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.layers import LayerSet
-from dryboot.modelconfig import LayerKind, ModelGeometry
-from dryboot.specs import (
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
     LayerSpec,
     MambaSpec,
@@ -42,8 +42,8 @@ from dryboot.specs import (
     mamba2_state_shapes,
     state_bytes,
 )
-from dryboot.unify import Decision, UnifyError
-from dryboot.versions import VersionRules, rules_for
+from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
+from dryboot.vllm.versions import VersionRules, rules_for
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class Drafter:
 
 @dataclass(frozen=True)
 class Policies:
-    """The planner rules a downstream patch stack may change (see :mod:`dryboot.promotion`).
+    """The planner rules a downstream patch stack may change (see :mod:`dryboot.policies.promotion`).
 
     :param grouping: ``upstream`` | ``pad-sliding-window-buckets``.
     :param unification: ``upstream`` | ``promote-cover`` | ``promote-divisor`` |
@@ -484,7 +484,7 @@ def plan(
     :raises InputError: an impossible flag or a model the flags cannot serve (the message
         names the flag or config field).
     """
-    from dryboot.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
+    from dryboot.policies.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
 
     args = args or EngineArgs()
     policies = policies or Policies()

@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from dryboot.plan import Plan
-from dryboot.specs import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
 
 
 def spec_dict(spec: LayerSpec) -> dict[str, Any]:

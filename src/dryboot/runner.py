@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dryboot.engine_args import EngineArgs
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
 from dryboot.flags import (
     MODEL_FREE_METHODS,
@@ -12,7 +12,7 @@ from dryboot.flags import (
     apply_flags,
     parse_speculative_config,
 )
-from dryboot.modelconfig import ModelGeometry, load_model
+from dryboot.vllm.config.hf import ModelGeometry, load_model
 from dryboot.plan import Drafter
 
 

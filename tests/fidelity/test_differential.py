@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
-from dryboot.engine_args import EngineArgs
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.modelconfig import LayerKind, geometry_from_config
+from dryboot.vllm.config.hf import LayerKind, geometry_from_config
 from dryboot.plan import Drafter, Plan, plan
-from dryboot.specs import MambaSpec
+from dryboot.vllm.kv_cache_interface import MambaSpec
 
 pytestmark = pytest.mark.fidelity
 

@@ -2,7 +2,7 @@
 
 Policies (``kv-geometry-rules.md`` section 7, the reference deployment's drafter patch):
 
-* ``upstream`` - vLLM 0.28.0's ``unify_kv_cache_spec_page_size`` (:mod:`dryboot.unify`).
+* ``upstream`` - vLLM 0.28.0's ``unify_kv_cache_spec_page_size`` (:mod:`dryboot.vllm.kv_cache_utils.unify`).
 * ``promote-cover`` - a sliding-window layer whose page does not divide the maximum page is
   promoted instead of padded: its block rises to the smallest multiple of its current block
   whose page covers the maximum (the covering block ``C``).
@@ -24,12 +24,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dryboot.backends import AttentionBackend
-from dryboot.hybrid import cdiv
+from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.platforms import cdiv
 from dryboot.layers import LayerSet
-from dryboot.specs import AttentionSpec, LayerSpec
-from dryboot.unify import Decision, can_reach, unify_layer_set
-from dryboot.versions import VersionRules
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
+from dryboot.vllm.kv_cache_utils.unify import Decision, can_reach, unify_layer_set
+from dryboot.vllm.versions import VersionRules
 
 UNIFICATION_POLICIES: tuple[str, ...] = (
     "upstream",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from dryboot.dtypes import CustomKVCacheDtype
+from dryboot.vllm.dtypes import CustomKVCacheDtype
 
 
 @dataclass(frozen=True)

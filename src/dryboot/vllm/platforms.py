@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from math import lcm
 
-from dryboot.backends import AttentionBackend
+from dryboot.vllm.backends import AttentionBackend
 
 
 def cdiv(a: int, b: int) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from math import prod
 from typing import Literal, TypeVar
 
-from dryboot.dtypes import KVQuantMode, dtype_bytes
+from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 
 AttentionKind = Literal["full", "sliding", "chunked", "mla"]
 
@@ -159,7 +159,7 @@ def attention_content_bytes(
 
     ``(head_size + head_size_v) * dtype bytes``; per-token-head caches (Triton's
     ``customize_spec``) add one fp32 scale for K and one for V, after halving the head sizes
-    for int4. (Custom caches declare their own value: :class:`~dryboot.dtypes.CustomKVCacheDtype`.)
+    for int4. (Custom caches declare their own value: :class:`~dryboot.vllm.dtypes.CustomKVCacheDtype`.)
     """
     if quant_mode.is_per_token_head:
         hk, hv = head_size, head_size_v

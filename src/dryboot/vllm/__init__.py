@@ -1,0 +1,16 @@
+"""What vLLM does at engine start, mirrored module by module (vLLM 0.28.0 baseline).
+
+Each module names the vLLM file whose behaviour it reproduces; none contains vLLM's code.
+
+- :mod:`.config` -- reading ``config.json`` as the Hugging Face config classes do (their
+  defaults, derived layer kinds) plus vLLM's overrides; resolving engine flags once
+  (``vllm/config/``, ``vllm/engine/arg_utils.py``).
+- :mod:`.models` -- one module per model family: the KV-cache-carrying layers of each
+  architecture, registered by architecture name (``vllm/model_executor/models/registry.py``).
+- :mod:`.kv_cache_interface` -- spec kinds and their page/memory rules (``v1/kv_cache_interface.py``).
+- :mod:`.kv_cache_utils` -- unify, groups, capacity (``v1/core/kv_cache_utils.py``).
+- :mod:`.platforms` -- hybrid block alignment, mamba padding (``platforms/interface.py``).
+- :mod:`.backends` -- attention backends: kernel block sizes, dtype support (``v1/attention/backends``).
+- :mod:`.coordinator` -- scheduler / hash block invariants (``v1/core/kv_cache_coordinator.py``).
+- :mod:`.versions` -- per-release switches.
+"""
