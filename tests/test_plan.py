@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import geometry_from_config, load_model
 from dryboot.plan import plan
+from dryboot.vllm.config.hf import geometry_from_config, load_model
+from dryboot.vllm.engine_args import EngineArgs
 
 GIB = 2**30
 BUDGET = 42_949_672_960

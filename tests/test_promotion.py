@@ -1,5 +1,5 @@
-from dryboot.vllm.backends import BACKENDS
 from dryboot.policies.promotion import choose_block, covering_block, divisors_from
+from dryboot.vllm.backends import BACKENDS
 from dryboot.vllm.kv_cache_interface import AttentionSpec
 
 

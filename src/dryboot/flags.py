@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dryboot.vllm.dtypes import parse_custom_kv_cache_dtype
-from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
 from dryboot.units import parse_human_int, parse_human_int_or_auto
+from dryboot.vllm.dtypes import parse_custom_kv_cache_dtype
+from dryboot.vllm.engine_args import EngineArgs
 
 
 def _int(text: str) -> int:

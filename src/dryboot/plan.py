@@ -17,21 +17,12 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from math import gcd, lcm
 
+from dryboot.errors import InputError
+from dryboot.layers import LayerSet
 from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
-from dryboot.vllm.kv_cache_utils.capacity import (
-    Capacity,
-    NotEnoughMemory,
-    SchedulerLimits,
-    auto_fit_max_model_len,
-    compute_capacity,
-)
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.errors import InputError
-from dryboot.vllm.kv_cache_utils.groups import Grouping, group_layers, uniform_path
-from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
-from dryboot.layers import LayerSet
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
     LayerSpec,
@@ -42,7 +33,16 @@ from dryboot.vllm.kv_cache_interface import (
     mamba2_state_shapes,
     state_bytes,
 )
+from dryboot.vllm.kv_cache_utils.capacity import (
+    Capacity,
+    NotEnoughMemory,
+    SchedulerLimits,
+    auto_fit_max_model_len,
+    compute_capacity,
+)
+from dryboot.vllm.kv_cache_utils.groups import Grouping, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
+from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.vllm.versions import VersionRules, rules_for
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
 from dryboot.flags import (
     MODEL_FREE_METHODS,
@@ -12,8 +11,9 @@ from dryboot.flags import (
     apply_flags,
     parse_speculative_config,
 )
-from dryboot.vllm.config.hf import ModelGeometry, load_model
 from dryboot.plan import Drafter
+from dryboot.vllm.config.hf import ModelGeometry, load_model
+from dryboot.vllm.engine_args import EngineArgs
 
 
 def build_engine_args(

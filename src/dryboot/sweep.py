@@ -43,12 +43,12 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any
 
-from dryboot.vllm.dtypes import CustomKVCacheDtype
-from dryboot.vllm.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import ModelGeometry, geometry_from_config
 from dryboot.plan import Drafter, Plan, Policies, plan
 from dryboot.policies.promotion import UNIFICATION_POLICIES
+from dryboot.vllm.config.hf import ModelGeometry, geometry_from_config
+from dryboot.vllm.dtypes import CustomKVCacheDtype
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec
 
 KERNEL_BLOCK = "kernel-block"

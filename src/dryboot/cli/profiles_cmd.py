@@ -145,9 +145,9 @@ def _emit(header: list[str], rows: list[list[str]], fmt: str, title: str) -> Non
 @click.option("--attention-backend", default="FLASH_ATTN", show_default=True, help="Backend for promote-kernel.")
 def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
     """Explain one drafter block-promotion decision under every policy."""
-    from dryboot.vllm.backends import BACKENDS
     from dryboot.errors import InputError
     from dryboot.policies.promotion import choose_block, divisors_from
+    from dryboot.vllm.backends import BACKENDS
 
     backend = BACKENDS.get(attention_backend)
     if backend is None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from dryboot.vllm.kv_cache_utils.groups import GROUPING_POLICIES
 from dryboot.policies.promotion import UNIFICATION_POLICIES
+from dryboot.vllm.kv_cache_utils.groups import GROUPING_POLICIES
 
 
 def _int_list(text: str | None, name: str) -> tuple[int, ...] | None:

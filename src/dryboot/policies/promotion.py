@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dryboot.vllm.backends import AttentionBackend
-from dryboot.vllm.platforms import cdiv
 from dryboot.layers import LayerSet
+from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
 from dryboot.vllm.kv_cache_utils.unify import Decision, can_reach, unify_layer_set
+from dryboot.vllm.platforms import cdiv
 from dryboot.vllm.versions import VersionRules
 
 UNIFICATION_POLICIES: tuple[str, ...] = (

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from dryboot.vllm.dtypes import KV_CACHE_DTYPES, MAMBA_DTYPES, MODEL_DTYPES, CustomKVCacheDtype
 from dryboot.errors import InputError
+from dryboot.vllm.dtypes import KV_CACHE_DTYPES, MAMBA_DTYPES, MODEL_DTYPES, CustomKVCacheDtype
 from dryboot.vllm.versions import DEFAULT_VERSION
 
 GIB = 1 << 30

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dryboot.vllm.kv_cache_interface import LayerSpec, MambaSpec
 from dryboot.vllm.kv_cache_utils.groups import Grouping
 from dryboot.vllm.platforms import cdiv
-from dryboot.vllm.kv_cache_interface import LayerSpec, MambaSpec
 
 GIB = 1 << 30
 

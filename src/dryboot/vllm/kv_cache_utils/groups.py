@@ -22,9 +22,9 @@ from functools import cached_property
 from math import gcd
 from typing import Literal, NamedTuple
 
-from dryboot.vllm.platforms import cdiv
 from dryboot.layers import LayerSet
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.vllm.platforms import cdiv
 
 GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]
 GROUPING_POLICIES: tuple[str, ...] = ("upstream", "pad-sliding-window-buckets")

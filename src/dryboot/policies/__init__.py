@@ -1,0 +1,1 @@
+"""Downstream planner policies (rules a patch stack changes), one registry each."""
