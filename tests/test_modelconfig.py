@@ -48,15 +48,22 @@ def test_directory_holding_config(tmp_path: Path, models_dir: Path) -> None:
     assert load_model(tmp_path).num_layers == 24
 
 
+LLAMA = '"architectures": ["LlamaForCausalLM"], "num_attention_heads": 8, "hidden_size": 1024'
+
+
 @pytest.mark.parametrize(
     ("content", "where", "reason"),
     [
         ("{not json", "line 1 column 2", "invalid JSON"),
         ("[1, 2]", None, "JSON object"),
-        ('{"num_hidden_layers": "64"}', "num_hidden_layers", "must be an integer"),
-        ('{"architectures": ["X"]}', "num_hidden_layers", "required field is missing"),
-        ('{"num_hidden_layers": 2, "layer_types": ["full_attention"]}', "layer_types", "one type per layer"),
-        ('{"num_hidden_layers": 1, "layer_types": ["moe"]}', "layer_types[0]", "unknown layer type"),
+        ('{"num_hidden_layers": 2}', "architectures", "missing"),
+        ('{"architectures": ["KimiLinearForCausalLM"], "num_hidden_layers": 2}', "architectures", "not modelled"),
+        ("{" + LLAMA + ', "num_hidden_layers": "64"}', "num_hidden_layers", "must be an integer"),
+        ("{" + LLAMA + "}", "num_hidden_layers", "required field is missing"),
+        ("{" + LLAMA + ', "num_hidden_layers": 1000000000}', "num_hidden_layers", "must be <= 10,000"),
+        ("{" + LLAMA + ', "num_hidden_layers": 2, "num_key_value_heads": 5}', "num_key_value_heads", "do not divide"),
+        ("{" + LLAMA + ', "num_hidden_layers": 2, "layer_types": ["full_attention"]}', "layer_types", "one type per"),
+        ("{" + LLAMA + ', "num_hidden_layers": 1, "layer_types": ["moe"]}', "layer_types[0]", "unknown layer type"),
     ],
 )
 def test_malformed_configs_name_the_field(tmp_path: Path, content: str, where: str | None, reason: str) -> None:

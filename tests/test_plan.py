@@ -73,7 +73,8 @@ def sliding_model():
     kinds = (["sliding_attention"] * 5 + ["full_attention"]) * 6
     return geometry_from_config(
         {
-            "architectures": ["TestSlidingForCausalLM"],
+            "architectures": ["Gemma3ForCausalLM"],
+            "model_type": "gemma3_text",
             "num_hidden_layers": 36,
             "layer_types": kinds,
             "sliding_window": 1024,
@@ -192,19 +193,36 @@ def test_tp_must_divide_attention_heads(models_dir: Path) -> None:
     gpt_oss = load_model(models_dir / "gpt-oss-20b.config.json")
     with pytest.raises(InputError, match=r"attention heads \(64\) must be divisible by the tensor parallel size \(3\)"):
         plan(gpt_oss, EngineArgs(tensor_parallel_size=3))
-    # TP 16 with 8 KV heads: 64 % 16 == 0, KV heads replicated (16 % 8 == 0): plans, 1 KV head per rank
-    p = plan(gpt_oss, EngineArgs(tensor_parallel_size=16))
+    # TP 16 with 8 KV heads: gpt-oss never replicates KV heads (vLLM's GptOssAttention)
+    with pytest.raises(InputError, match="splits its 8 KV heads"):
+        plan(gpt_oss, EngineArgs(tensor_parallel_size=16))
+    # a Llama-style model replicates them: 16 ranks, 8 KV heads -> 1 KV head per rank
+    dense = geometry_from_config(
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "num_hidden_layers": 2,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 8,
+            "hidden_size": 4096,
+        }
+    )
+    p = plan(dense, EngineArgs(tensor_parallel_size=16, max_model_len=2048))
     assert {lp.initial.num_kv_heads for lp in p.layers} == {1}  # type: ignore[union-attr]
 
 
-def test_hybrid_with_a_missing_gdn_field_is_refused(models_dir: Path, tmp_path: Path) -> None:
+def test_hybrid_gdn_fields_take_the_config_class_defaults(models_dir: Path, tmp_path: Path) -> None:
     data = json.loads((models_dir / "Qwen3-Next-80B-A3B-Thinking.config.json").read_text())
-    del data["linear_num_value_heads"]
+    del data["linear_num_value_heads"]  # vLLM's Qwen3NextConfig defaults it to 32
+    data["linear_key_head_dim"] = "128"
     path = tmp_path / "config.json"
     path.write_text(json.dumps(data))
     with pytest.raises(InputError) as info:
         load_model(path)
-    assert (info.value.where, info.value.reason) == ("linear_num_value_heads", "required field is missing")
+    assert (info.value.where, info.value.reason) == ("linear_key_head_dim", 'must be an integer, got "128"')
+    del data["linear_key_head_dim"]  # default 128
+    path.write_text(json.dumps(data))
+    gdn = load_model(path).gdn
+    assert gdn is not None and (gdn.num_v_heads, gdn.head_k_dim) == (32, 128)
 
 
 def test_padding_layer_warnings_are_logged(qwen35, models_dir: Path) -> None:

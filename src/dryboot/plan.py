@@ -42,6 +42,7 @@ from dryboot.vllm.kv_cache_utils.capacity import (
 )
 from dryboot.vllm.kv_cache_utils.groups import Grouping, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
+from dryboot.vllm.models.registry import family_for
 from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.vllm.versions import VersionRules, rules_for
 
@@ -251,6 +252,20 @@ def _resolve_backend(
         return custom_backend(custom, backend)
     if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
         raise InputError(flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28")
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
+        if name is None:
+            raise InputError(
+                "--kv-cache-dtype",
+                kv_cache_dtype,
+                f"{chosen}, the backend dryboot assumes, does not serve it, and vLLM's automatic choice "
+                "of another backend is not modelled: give --attention-backend",
+            )
+        raise InputError(
+            flag,
+            chosen,
+            f"Selected backend AttentionBackendEnum.{chosen} is not valid for this configuration. "
+            f"Reason: ['kv_cache_dtype not supported'] ({kv_cache_dtype})",
+        )
     return backend
 
 
@@ -282,16 +297,17 @@ def _attention_spec(
     backend: AttentionBackend,
     block_size: int,
 ) -> AttentionSpec:
-    heads = kv_heads_per_rank(model, args.tensor_parallel_size)
-    head_v = 0 if kind == "mla" else model.head_dim_v
+    geo = model.attention(_LAYER_KIND[kind])
+    heads = 1 if model.use_mla else max(1, geo.num_kv_heads // args.tensor_parallel_size)
+    head_v = 0 if kind == "mla" else geo.head_dim_v
     quant, torch_dtype, content = _kv_layout(
-        kv_cache_dtype, model_dtype, model.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
+        kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
     )
     return AttentionSpec(
         kind=kind,  # type: ignore[arg-type]
         block_size=block_size,
         num_kv_heads=heads,
-        head_size=model.head_dim,
+        head_size=geo.head_dim,
         head_size_v=head_v,
         torch_dtype=torch_dtype,
         kv_cache_dtype=kv_cache_dtype,
@@ -340,6 +356,23 @@ def _mamba_state(
     return None
 
 
+def _mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
+    """The MTP module of ``model`` as a drafter: its ``num_mtp_layers`` layers, each of the
+    target's ``mtp_kind`` with the target's heads (``SpeculativeConfig.hf_config_override``
+    and the family's ``*_mtp.py``).
+
+    :raises InputError: the checkpoint carries no MTP layers.
+    """
+    if not model.num_mtp_layers or model.mtp_kind is None:
+        raise InputError(
+            "--speculative-config",
+            f"method={method}",
+            f"{model.source} has no multi-token-prediction layers ({model.architecture})",
+        )
+    mtp = replace(model, layer_kinds=(model.mtp_kind,) * model.num_mtp_layers, layer_prefix="mtp.layers")
+    return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
+
+
 def _max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     derived = model.max_position_embeddings
     requested = args.max_model_len
@@ -373,6 +406,13 @@ def _mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRule
             log.append(
                 f"Mamba cache mode is set to 'align' for {model.architecture} by default when prefix caching is enabled"
             )
+        if mode == "all" and model.gdn is not None:
+            # Gated DeltaNet models do not implement SupportsMambaPrefixCaching.
+            mode = "align"
+            log.append(
+                "Hybrid or mamba-based model detected without support for prefix caching with Mamba cache "
+                "'all' mode: falling back to 'align' mode."
+            )
     elif mode != "none":
         mode = "none"
         log.append("Mamba cache mode is set to 'none' when prefix caching is disabled")
@@ -393,6 +433,7 @@ _ATTENTION_KIND = {
     LayerKind.CHUNKED: "chunked",
     LayerKind.MLA: "mla",
 }
+_LAYER_KIND = {v: k for k, v in _ATTENTION_KIND.items()}
 
 
 def build_layers(
@@ -491,7 +532,7 @@ def plan(
     args.validate()
     rules = rules_for(args.vllm_version)
     log: list[str] = []
-    notes: list[str] = []
+    notes: list[str] = list(args.assumptions())
     if rules.version != args.vllm_version and rules.version != f"{args.vllm_version}.0":
         notes.append(
             f"vLLM {args.vllm_version} is planned with the rules of {rules.version}, the newest known "
@@ -499,10 +540,16 @@ def plan(
         )
 
     check_tensor_parallel(model, args.tensor_parallel_size)
+    family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
     if drafter is not None:
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
+        family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
+    if drafter is None and args.speculative_method is not None and args.speculative_method.endswith("mtp"):
+        drafter = _mtp_drafter(model, args.speculative_method)
     model_dtype = _model_dtype(model, args)
     kv_dtype = args.kv_cache_dtype
+    if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
+        kv_dtype = model.quant_kv_cache_dtype
     backend = _backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
     max_model_len = _max_model_len(model, args)
     has_mamba = not _MAMBA_KINDS.isdisjoint(model.kinds)
@@ -518,10 +565,11 @@ def plan(
     if mamba is not None:
         mamba_page = state_bytes(mamba[1], mamba[2])
     if model.is_hybrid and mamba_page is not None:
+        full = model.attention(LayerKind.MLA if model.use_mla else LayerKind.FULL)
         _, _, content = _kv_layout(
-            kv_dtype, model_dtype, model.head_dim, 0 if model.use_mla else model.head_dim_v, args.custom_dtype(kv_dtype)
+            kv_dtype, model_dtype, full.head_dim, 0 if model.use_mla else full.head_dim_v, args.custom_dtype(kv_dtype)
         )
-        heads = kv_heads_per_rank(model, args.tensor_parallel_size)
+        heads = 1 if model.use_mla else max(1, full.num_kv_heads // args.tensor_parallel_size)
         decision = align_hybrid_block_size(
             block_size=block_size,
             attn_page_size_1_token=heads * content,
@@ -614,7 +662,7 @@ def plan(
     if grouping is not None and grouping.runs and available is not None:
         try:
             if args.max_model_len == -1:
-                fitted, line = auto_fit_max_model_len(grouping, limits, available)
+                fitted, line = auto_fit_max_model_len(grouping, limits, available, args.num_gpu_blocks_override)
                 log.append(line)
                 limits = replace(limits, max_model_len=fitted)
                 max_model_len = fitted

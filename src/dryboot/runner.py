@@ -61,6 +61,7 @@ def load_drafter_and_k(
             str(args.num_speculative_tokens),
             f"{source} sets num_speculative_tokens to {k}; give it once",
         )
+    args = replace(args, speculative_method=cfg.method)
     if k:
         args = replace(args, num_speculative_tokens=k)
     path = spec_model or cfg.model

@@ -267,6 +267,7 @@ def _drafter_model(layers: int, kind: str, heads: int, head_dim: int) -> ModelGe
         "num_hidden_layers": layers,
         "layer_types": [layer_type] * layers,
         "sliding_window": DRAFTER_WINDOW,
+        "use_sliding_window": True,
         "num_attention_heads": 32,
         "num_key_value_heads": heads,
         "head_dim": head_dim,

@@ -38,6 +38,8 @@ class AttentionBackend:
     :param is_mla: an MLA backend (one latent head, no V).
     :param per_token_head: serves the ``*_per_token_head`` KV caches (adds two fp32 scales
         per head per token in ``customize_spec``).
+    :param kv_cache_dtypes: ``supported_kv_cache_dtypes`` where dryboot checks them (``None``:
+        not checked).
     """
 
     name: str
@@ -45,6 +47,11 @@ class AttentionBackend:
     indexes_kv_by_block_stride: bool
     is_mla: bool = False
     per_token_head: bool = False
+    kv_cache_dtypes: frozenset[str] | None = None
+
+    def supports_kv_cache_dtype(self, kv_cache_dtype: str) -> bool:
+        """``AttentionBackend.supports_kv_cache_dtype``: listed, or no list declared here."""
+        return self.kv_cache_dtypes is None or kv_cache_dtype in self.kv_cache_dtypes
 
     def supports_block_size(self, block_size: int) -> bool:
         """Whether the kernel can address a framework block of ``block_size`` tokens.
@@ -88,17 +95,19 @@ class AttentionBackend:
 
 
 _M16 = (KernelBlock(16, multiple_of=True),)
+_PLAIN = frozenset({"auto", "float16", "bfloat16"})
+_FP8 = _PLAIN | {"fp8", "fp8_e4m3"}
 
 #: Backends of vLLM 0.28.0 (CUDA and CPU) with their declarations.
 BACKENDS: dict[str, AttentionBackend] = {
     b.name: b
     for b in (
-        AttentionBackend("FLASH_ATTN", _M16, True),
+        AttentionBackend("FLASH_ATTN", _M16, True, kv_cache_dtypes=_FP8),
         AttentionBackend("TRITON_ATTN", _M16, True, per_token_head=True),
         AttentionBackend("FLASHINFER", (KernelBlock(16), KernelBlock(32), KernelBlock(64)), True),
-        AttentionBackend("FLEX_ATTENTION", _M16, True),
+        AttentionBackend("FLEX_ATTENTION", _M16, True, kv_cache_dtypes=_PLAIN),
         AttentionBackend("CPU_ATTN", _M16, False),
-        AttentionBackend("FLASH_ATTN_MLA", _M16, True, is_mla=True),
+        AttentionBackend("FLASH_ATTN_MLA", _M16, True, is_mla=True, kv_cache_dtypes=_PLAIN),
         AttentionBackend("TRITON_MLA", _M16, True, is_mla=True),
         AttentionBackend("FLASHMLA", (KernelBlock(64),), True, is_mla=True),
         AttentionBackend("CUTLASS_MLA", (KernelBlock(128),), True, is_mla=True),

@@ -16,6 +16,23 @@ from dryboot.vllm.versions import DEFAULT_VERSION
 
 GIB = 1 << 30
 
+#: The GPU dryboot assumes when none is named (``--gpu-memory``): an H200, 141 GiB, SM90.
+#: It decides vLLM's GPU-dependent defaults (``--max-num-batched-tokens``) and backend rules.
+ASSUMED_GPU = "H200"
+ASSUMED_GPU_MEMORY_BYTES = 141 * GIB
+
+#: Speculative methods vLLM 0.28.0 runs with async scheduling (``VllmConfig.__post_init__``:
+#: EAGLE-type incl. MTP and DFlash, ngram_gpu, draft_model, dspark); any other method turns
+#: the default off and is refused with an explicit ``--async-scheduling``.
+ASYNC_SPECULATIVE_METHODS = frozenset(
+    {"eagle", "eagle3", "extract_hidden_states", "dflash", "ngram_gpu", "draft_model", "dspark"}
+)
+
+
+def supports_async_scheduling(method: str) -> bool:
+    """Whether speculative ``method`` keeps async scheduling (MTP variants end in ``mtp``)."""
+    return method in ASYNC_SPECULATIVE_METHODS or method.endswith("mtp")
+
 
 @dataclass(frozen=True)
 class EngineArgs:
@@ -23,7 +40,9 @@ class EngineArgs:
 
     Memory (bytes): ``kv_cache_memory_bytes`` is used exactly when given; otherwise
     ``ceil(gpu_memory_bytes * gpu_memory_utilization) - non_kv_memory_bytes``.
-    ``max_model_len`` is tokens (``-1`` auto-fits to the budget).
+    ``max_model_len`` is tokens (``-1`` auto-fits to the budget). ``async_scheduling``
+    ``None`` is vLLM's default (on unless the speculative method cannot run with it).
+    ``speculative_method`` is ``--speculative-config``'s ``method``.
     """
 
     tensor_parallel_size: int = 1
@@ -39,13 +58,14 @@ class EngineArgs:
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
     enable_prefix_caching: bool = True
-    async_scheduling: bool = True
+    async_scheduling: bool | None = None
     kv_cache_memory_bytes: int | None = None
     gpu_memory_bytes: int | None = None
     gpu_memory_utilization: float = 0.92
     non_kv_memory_bytes: int | None = None
     num_gpu_blocks_override: int | None = None
     num_speculative_tokens: int = 0
+    speculative_method: str | None = None
     prefix_match_unit: int | None = None
     custom_kv_cache_dtypes: tuple[CustomKVCacheDtype, ...] = field(default=())
     vllm_version: str = DEFAULT_VERSION
@@ -113,6 +133,17 @@ class EngineArgs:
         ):
             if dtype_name not in MAMBA_DTYPES:
                 raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
+        if (
+            self.async_scheduling
+            and self.speculative_method is not None
+            and not supports_async_scheduling(self.speculative_method)
+        ):
+            raise InputError(
+                "--async-scheduling",
+                None,
+                "Currently, async scheduling is only supported with EAGLE/MTP/Draft Model/NGram GPU/DSpark kind "
+                f"of speculative decoding (method {self.speculative_method!r}; vLLM's VllmConfig refuses it)",
+            )
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
         if (
@@ -139,11 +170,12 @@ class EngineArgs:
         return math.ceil(self.gpu_memory_bytes * self.gpu_memory_utilization) - self.non_kv_memory_bytes
 
     def resolved_max_num_batched_tokens(self) -> int:
-        """``--max-num-batched-tokens`` or vLLM's API-server default for the GPU's memory:
-        2048 below 70 GiB (or unknown), 8192 from 70 GiB, 16384 from 160 GiB (``get_batch_defaults``)."""
+        """``--max-num-batched-tokens`` or ``vllm serve``'s default for the GPU's memory:
+        2048 below 70 GiB, 8192 from 70 GiB, 16384 from 160 GiB (``get_batch_defaults``); the
+        GPU is ``--gpu-memory`` or, unnamed, :data:`ASSUMED_GPU` (8192)."""
         if self.max_num_batched_tokens is not None:
             return self.max_num_batched_tokens
-        total = self.gpu_memory_bytes or 0
+        total = self.gpu_memory_bytes or ASSUMED_GPU_MEMORY_BYTES
         if total >= 160 * GIB:
             return 16384
         if total >= 70 * GIB:
@@ -151,8 +183,35 @@ class EngineArgs:
         return 2048
 
     @property
+    def resolved_async_scheduling(self) -> bool:
+        """Async scheduling as ``VllmConfig.__post_init__`` resolves it: the flag when given,
+        else on unless the speculative method cannot run with it."""
+        if self.async_scheduling is not None:
+            return self.async_scheduling
+        return self.speculative_method is None or supports_async_scheduling(self.speculative_method)
+
+    def assumptions(self) -> tuple[str, ...]:
+        """The GPU-dependent defaults a plan of these flags rests on, one sentence each."""
+        out: list[str] = []
+        if self.max_num_batched_tokens is None:
+            gpu = (
+                f"--gpu-memory {self.gpu_memory_bytes / GIB:g} GiB"
+                if self.gpu_memory_bytes is not None
+                else f"no GPU named: an {ASSUMED_GPU} ({ASSUMED_GPU_MEMORY_BYTES // GIB} GiB) is assumed"
+            )
+            out.append(
+                f"--max-num-batched-tokens defaults to {self.resolved_max_num_batched_tokens()}, "
+                f"vllm serve's default for the GPU ({gpu})"
+            )
+        if self.async_scheduling is None and not self.resolved_async_scheduling:
+            out.append(
+                f"async scheduling is off: vLLM disables it for {self.speculative_method!r} speculative decoding"
+            )
+        return tuple(out)
+
+    @property
     def max_concurrent_batches(self) -> int:
         """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``)."""
-        if self.async_scheduling and self.pipeline_parallel_size <= 1:
+        if self.resolved_async_scheduling and self.pipeline_parallel_size <= 1:
             return 2
         return self.pipeline_parallel_size

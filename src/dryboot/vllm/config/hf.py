@@ -1,10 +1,11 @@
-"""Read a Hugging Face ``config.json`` into the geometry the KV-cache planner needs.
+"""Read a Hugging Face ``config.json`` as the config classes read it, into the geometry the
+KV-cache planner needs.
 
-Handles flat and ``text_config``-nested (multimodal wrapper) layouts and derives each
-layer's kind from ``layer_types``, ``hybrid_override_pattern`` (Nemotron-H),
-``full_attention_interval`` (Qwen3-Next), ``sliding_window`` / ``use_sliding_window`` /
-``max_window_layers`` (Qwen2 style) and the architecture (MLA when ``kv_lora_rank`` is set).
-Field meanings follow the model classes under ``vllm/model_executor/models/``.
+This module holds what every family shares: the file reading, typed field access with the
+config class's defaults (:class:`ConfigFields`), and :class:`ModelGeometry`. Which layers keep a
+KV cache, and with which heads, is each model family's rule: :mod:`dryboot.vllm.models`
+(registered by architecture name, as ``vllm/model_executor/models/registry.py`` does). An
+architecture no family claims is refused, never guessed.
 """
 
 from __future__ import annotations
@@ -76,6 +77,15 @@ class Mamba1:
 
 
 @dataclass(frozen=True)
+class AttentionGeometry:
+    """KV heads (total, before TP) and head sizes of one attention layer kind."""
+
+    num_kv_heads: int
+    head_dim: int
+    head_dim_v: int
+
+
+@dataclass(frozen=True)
 class ModelGeometry:
     """The cache-relevant shape of one model.
 
@@ -83,6 +93,13 @@ class ModelGeometry:
     HF config declares (``bfloat16``...). ``hf_ssm_dtype`` is the SSM state dtype the config
     pins (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H ``mamba_ssm_cache_dtype`` or float32), or
     ``None`` when the state follows ``--mamba-cache-dtype``.
+
+    ``full_attention`` overrides the heads of full-attention layers where they differ from the
+    sliding ones (Gemma-4's global layers). ``num_mtp_layers`` is how many multi-token-prediction
+    layers the checkpoint carries (they join the KV cache under ``"method": "mtp"``; each is a
+    layer of kind ``mtp_kind``). ``quant_kv_cache_dtype`` is the KV dtype the quantization config
+    implies for ``--kv-cache-dtype auto``. ``mla_dims`` = (qk_nope, qk_rope, v) head dims of an
+    MLA model. ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
     """
 
     source: str
@@ -102,6 +119,18 @@ class ModelGeometry:
     hf_ssm_dtype: str | None = None
     layer_prefix: str = "model.layers"
     num_attention_heads: int = 0
+    full_attention: AttentionGeometry | None = None
+    num_mtp_layers: int = 0
+    mtp_kind: LayerKind | None = None
+    quant_kv_cache_dtype: str | None = None
+    mla_dims: tuple[int, int, int] | None = None
+    family: str = ""
+
+    def attention(self, kind: LayerKind) -> AttentionGeometry:
+        """Heads and head sizes of layers of ``kind``."""
+        if kind is LayerKind.FULL and self.full_attention is not None:
+            return self.full_attention
+        return AttentionGeometry(self.num_kv_heads, self.head_dim, self.head_dim_v)
 
     @property
     def num_layers(self) -> int:
@@ -164,34 +193,50 @@ class ModelGeometry:
         return sum(1 for k in self.layer_kinds if k is kind)
 
 
-_TORCH_DTYPE_NAMES = {
-    "bfloat16": "bfloat16",
-    "float16": "float16",
-    "half": "float16",
-    "float32": "float32",
-    "float": "float32",
-}
+class ConfigFields:
+    """Typed access to a (text) config's fields, with one-line errors naming the file and field.
 
+    ``defaults`` are the Hugging Face config class's defaults for absent keys (what
+    ``AutoConfig`` would fill in: e.g. Llama ``max_position_embeddings`` 2048, Qwen3
+    ``head_dim`` 128); a key present in the file always wins. ``root`` is the whole file
+    (``quantization_config`` and the wrapper's keys live there).
+    """
 
-class _Fields:
-    """Typed access to config fields with one-line errors naming the file and field."""
-
-    def __init__(self, source: str, data: dict[str, Any], prefix: str) -> None:
+    def __init__(
+        self,
+        source: str,
+        data: dict[str, Any],
+        prefix: str,
+        *,
+        root: dict[str, Any] | None = None,
+        defaults: dict[str, Any] | None = None,
+    ) -> None:
         self.source = source
         self.data = data
         self.prefix = prefix
+        self.root = root if root is not None else data
+        self.defaults = defaults or {}
+
+    def with_defaults(self, defaults: dict[str, Any]) -> ConfigFields:
+        """The same fields, absent keys read from ``defaults`` (a config class's)."""
+        return ConfigFields(self.source, self.data, self.prefix, root=self.root, defaults=defaults)
 
     def where(self, key: str) -> str:
         return f"{self.prefix}{key}"
 
-    def has(self, key: str) -> bool:
+    def given(self, key: str) -> bool:
+        """Whether the file itself sets ``key`` (not null)."""
         return self.data.get(key) is not None
 
-    def get(self, key: str) -> Any:
-        return self.data.get(key)
+    def has(self, key: str) -> bool:
+        return self.get(key) is not None
 
-    def integer(self, key: str, default: int | None = None, *, minimum: int = 1) -> int:
-        value = self.data.get(key)
+    def get(self, key: str) -> Any:
+        """The file's value (an explicit ``null`` included), else the class default."""
+        return self.data[key] if key in self.data else self.defaults.get(key)
+
+    def integer(self, key: str, default: int | None = None, *, minimum: int = 1, maximum: int | None = None) -> int:
+        value = self.get(key)
         if value is None:
             if default is None:
                 raise InputError(self.source, self.where(key), "required field is missing")
@@ -200,10 +245,20 @@ class _Fields:
             raise InputError(self.source, self.where(key), f"must be an integer, got {json.dumps(value)}")
         if value < minimum:
             raise InputError(self.source, self.where(key), f"must be >= {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise InputError(self.source, self.where(key), f"must be <= {maximum:,}, got {value:,}")
         return value
 
     def opt_int(self, key: str) -> int | None:
         return self.integer(key) if self.has(key) else None
+
+    def boolean(self, key: str, default: bool = False) -> bool:
+        value = self.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise InputError(self.source, self.where(key), f"must be true or false, got {json.dumps(value)}")
+        return value
 
 
 def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
@@ -241,179 +296,86 @@ def load_model(path: str | Path) -> ModelGeometry:
     return geometry_from_config(data, source)
 
 
-def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> ModelGeometry:
-    """Build a :class:`ModelGeometry` from a parsed HF config object.
+def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFields]:
+    """(architecture, fields of the language model): a multimodal wrapper's ``text_config``
+    is read with the wrapper's other keys beneath it (``get_text_config``).
 
-    :raises InputError: as :func:`load_model`.
+    :raises InputError: ``architectures`` is not a list of strings.
     """
     architectures = data.get("architectures") or []
     if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
         raise InputError(source, "architectures", "must be a list of strings")
-    architecture = architectures[0] if architectures else str(data.get("model_type", "unknown"))
-
-    prefix = ""
-    text = data
+    architecture = architectures[0] if architectures else ""
     nested = data.get("text_config")
     if isinstance(nested, dict) and "num_hidden_layers" in nested:
         text = {**{k: v for k, v in data.items() if k != "text_config"}, **nested}
-        prefix = "text_config."
-    f = _Fields(source, text, prefix)
-    model_type = str(text.get("model_type") or data.get("model_type") or "")
-
-    num_layers = f.integer("num_hidden_layers")
-    layer_kinds = _layer_kinds(f, num_layers, model_type)
-
-    # Attention geometry.
-    num_heads = f.integer("num_attention_heads", default=1)
-    kv_heads = f.integer("num_key_value_heads", default=num_heads)
-    if f.has("head_dim"):
-        head_dim = f.integer("head_dim")
-    elif f.has("attention_head_dim"):
-        head_dim = f.integer("attention_head_dim")
-    else:
-        hidden = f.integer("hidden_size")
-        head_dim = hidden // num_heads
-    head_dim_v = head_dim
-    if LayerKind.MLA in layer_kinds:
-        kv_heads = 1
-        head_dim = f.integer("kv_lora_rank") + f.integer("qk_rope_head_dim", minimum=0)
-        head_dim_v = 0
-
-    sliding = f.opt_int("sliding_window") if LayerKind.SLIDING in layer_kinds else None
-    if LayerKind.SLIDING in layer_kinds and sliding is None:
-        raise InputError(source, f.where("sliding_window"), "sliding-window layers need a window")
-    chunk = f.opt_int("attention_chunk_size") if LayerKind.CHUNKED in layer_kinds else None
-    if LayerKind.CHUNKED in layer_kinds and chunk is None:
-        raise InputError(source, f.where("attention_chunk_size"), "chunked layers need a size")
-
-    dtype_name = text.get("dtype") or text.get("torch_dtype") or data.get("torch_dtype")
-    dtype_name = dtype_name or "bfloat16"
-    if dtype_name not in _TORCH_DTYPE_NAMES:
-        raise InputError(source, f.where("torch_dtype"), f"unsupported dtype {dtype_name!r}")
-    dtype = _TORCH_DTYPE_NAMES[str(dtype_name)]
-
-    gdn = mamba2 = mamba1 = None
-    hf_ssm: str | None = None
-    if LayerKind.GDN in layer_kinds:
-        gdn = GatedDeltaNet(
-            num_k_heads=f.integer("linear_num_key_heads"),
-            num_v_heads=f.integer("linear_num_value_heads"),
-            head_k_dim=f.integer("linear_key_head_dim"),
-            head_v_dim=f.integer("linear_value_head_dim"),
-            conv_kernel=f.integer("linear_conv_kernel_dim"),
-        )
-        if model_type.startswith("qwen3_5") and f.has("mamba_ssm_dtype"):
-            hf_ssm = _ssm_dtype(f, "mamba_ssm_dtype")
-    if LayerKind.MAMBA2 in layer_kinds:
-        heads = f.integer("mamba_num_heads")
-        mamba2 = Mamba2(
-            num_heads=heads,
-            head_dim=f.integer("mamba_head_dim"),
-            n_groups=f.integer("n_groups", default=1),
-            state_size=f.integer("ssm_state_size"),
-            conv_kernel=f.integer("conv_kernel"),
-            chunk_size=f.opt_int("chunk_size"),
-        )
-        if model_type.startswith("nemotron_h"):
-            hf_ssm = _ssm_dtype(f, "mamba_ssm_cache_dtype") if f.has("mamba_ssm_cache_dtype") else "float32"
-    if LayerKind.MAMBA1 in layer_kinds:
-        hidden = f.integer("hidden_size")
-        mamba1 = Mamba1(
-            d_inner=f.integer("mamba_expand", default=2) * hidden,
-            d_state=f.integer("mamba_d_state", default=16),
-            d_conv=f.integer("mamba_d_conv", default=4),
-        )
-
-    return ModelGeometry(
-        source=source,
-        architecture=architecture,
-        model_type=model_type,
-        dtype=dtype,
-        layer_kinds=layer_kinds,
-        num_kv_heads=kv_heads,
-        head_dim=head_dim,
-        head_dim_v=head_dim_v,
-        sliding_window=sliding,
-        attention_chunk_size=chunk,
-        max_position_embeddings=f.opt_int("max_position_embeddings"),
-        gdn=gdn,
-        mamba2=mamba2,
-        mamba1=mamba1,
-        hf_ssm_dtype=hf_ssm,
-        num_attention_heads=num_heads,
-    )
+        return architecture, ConfigFields(source, text, "text_config.", root=data)
+    return architecture, ConfigFields(source, data, "", root=data)
 
 
-def _ssm_dtype(f: _Fields, key: str) -> str:
+def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> ModelGeometry:
+    """Build a :class:`ModelGeometry` from a parsed HF config object, by the rules of the
+    model family that serves its architecture (:mod:`dryboot.vllm.models`).
+
+    :raises InputError: as :func:`load_model`, and for an architecture dryboot does not model
+        (named, with the families it does).
+    """
+    from dryboot.vllm.models.registry import family_for
+
+    architecture, f = text_config_fields(data, source)
+    family = family_for(architecture, source)
+    return family.read(f.with_defaults(family.defaults(f)), architecture)
+
+
+_TORCH_DTYPE_NAMES = {
+    "bfloat16": "bfloat16",
+    "float16": "float16",
+    "half": "float16",
+    "float32": "float32",
+    "float": "float32",
+}
+
+
+def config_dtype(f: ConfigFields) -> str:
+    """The model dtype the config declares (``dtype`` / ``torch_dtype``; bfloat16 when absent).
+
+    :raises InputError: a dtype vLLM cannot serve as a model dtype.
+    """
+    name = f.data.get("dtype") or f.data.get("torch_dtype") or f.root.get("torch_dtype") or "bfloat16"
+    if name not in _TORCH_DTYPE_NAMES:
+        raise InputError(f.source, f.where("torch_dtype"), f"unsupported dtype {name!r}")
+    return _TORCH_DTYPE_NAMES[str(name)]
+
+
+def quantization_kv_cache_dtype(f: ConfigFields) -> str | None:
+    """The KV cache dtype a checkpoint's quantization config implies for ``--kv-cache-dtype auto``.
+
+    ModelOpt's ``kv_cache_quant_algo`` (``FP8``) and llm-compressor's ``kv_cache_scheme`` both
+    mean an fp8 cache (vLLM 0.28.0 ``resolve_kv_cache_dtype_string``; ``Attention.__init__``).
+
+    :raises InputError: a ``kv_cache_quant_algo`` other than FP8 (not modelled).
+    """
+    q = f.root.get("quantization_config") or f.data.get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    algo = q.get("kv_cache_quant_algo")
+    if algo is not None:
+        if str(algo).upper() != "FP8":
+            raise InputError(
+                f.source, "quantization_config.kv_cache_quant_algo", f"{algo!r} is not modelled (only FP8)"
+            )
+        return "fp8"
+    if q.get("kv_cache_scheme") is not None:
+        return "fp8"
+    return None
+
+
+def ssm_dtype(f: ConfigFields, key: str) -> str:
+    """A config-pinned SSM state dtype (``mamba_ssm_dtype``...).
+
+    :raises InputError: not float32, float16 or bfloat16.
+    """
     value = f.get(key)
     if value not in ("float32", "float16", "bfloat16"):
         raise InputError(f.source, f.where(key), f"unsupported SSM dtype {value!r}")
     return str(value)
-
-
-_LAYER_TYPE_NAMES = {
-    "full_attention": LayerKind.FULL,
-    "attention": LayerKind.FULL,
-    "sliding_attention": LayerKind.SLIDING,
-    "chunked_attention": LayerKind.CHUNKED,
-    "linear_attention": LayerKind.GDN,
-    "mamba": LayerKind.MAMBA1,
-    "mamba2": LayerKind.MAMBA2,
-}
-
-_PATTERN_CHARS = {"M": LayerKind.MAMBA2, "*": LayerKind.FULL, "-": LayerKind.NONE, "E": LayerKind.NONE}
-
-
-def _layer_kinds(f: _Fields, num_layers: int, model_type: str) -> tuple[LayerKind, ...]:
-    layer_types = f.get("layer_types")
-    if layer_types is not None:
-        if not isinstance(layer_types, list) or len(layer_types) != num_layers:
-            raise InputError(
-                f.source,
-                f.where("layer_types"),
-                f"must list one type per layer ({num_layers}), got "
-                f"{len(layer_types) if isinstance(layer_types, list) else type(layer_types).__name__}",
-            )
-        kinds = []
-        for i, name in enumerate(layer_types):
-            if name not in _LAYER_TYPE_NAMES:
-                raise InputError(f.source, f"{f.where('layer_types')}[{i}]", f"unknown layer type {name!r}")
-            kinds.append(_LAYER_TYPE_NAMES[name])
-        if f.has("kv_lora_rank"):
-            kinds = [LayerKind.MLA if k is LayerKind.FULL else k for k in kinds]
-        return tuple(kinds)
-
-    pattern = f.get("hybrid_override_pattern")
-    if pattern is not None:
-        if not isinstance(pattern, str) or len(pattern) != num_layers:
-            raise InputError(
-                f.source,
-                f.where("hybrid_override_pattern"),
-                f"must be a string of {num_layers} characters (M, *, -, E)",
-            )
-        bad = sorted(set(pattern) - set(_PATTERN_CHARS))
-        if bad:
-            raise InputError(f.source, f.where("hybrid_override_pattern"), f"unknown layer symbols {bad}")
-        return tuple(_PATTERN_CHARS[c] for c in pattern)
-
-    if f.has("full_attention_interval") and (
-        f.has("linear_num_value_heads") or model_type.startswith(("qwen3_next", "qwen3_5"))
-    ):
-        interval = f.integer("full_attention_interval")
-        return tuple(LayerKind.FULL if (i + 1) % interval == 0 else LayerKind.GDN for i in range(num_layers))
-
-    if f.has("kv_lora_rank"):
-        return (LayerKind.MLA,) * num_layers
-
-    if f.has("sliding_window"):
-        use = f.get("use_sliding_window")
-        if use is False:
-            return (LayerKind.FULL,) * num_layers
-        if use is True and f.has("max_window_layers"):
-            first = f.integer("max_window_layers", minimum=0)
-            return tuple(LayerKind.SLIDING if i >= first else LayerKind.FULL for i in range(num_layers))
-        return (LayerKind.SLIDING,) * num_layers
-
-    if model_type in ("mamba", "falcon_mamba"):
-        return (LayerKind.MAMBA1,) * num_layers
-    return (LayerKind.FULL,) * num_layers

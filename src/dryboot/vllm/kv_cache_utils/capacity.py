@@ -196,15 +196,30 @@ class NotEnoughMemory(Exception):
         super().__init__(message)
 
 
-def auto_fit_max_model_len(grouping: Grouping, limits: SchedulerLimits, available: int) -> tuple[int, str]:
+class CannotAutoFit(NotEnoughMemory):
+    """vLLM's ValueError when ``--max-model-len -1`` finds not even one token fits."""
+
+    def __str__(self) -> str:
+        return (
+            "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
+            "Try increasing `gpu_memory_utilization`."
+        )
+
+
+def auto_fit_max_model_len(
+    grouping: Grouping, limits: SchedulerLimits, available: int, num_gpu_blocks_override: int | None = None
+) -> tuple[int, str]:
     """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
+    ``--num-gpu-blocks-override`` already replaced the budget by that many blocks there.
 
     :returns: (length, vLLM's log line).
-    :raises NotEnoughMemory: when not even one token fits.
+    :raises CannotAutoFit: when not even one token fits.
     """
+    if num_gpu_blocks_override is not None:
+        available = num_gpu_blocks_override * pool_bytes_per_block(grouping)
     fitted = estimate_max_model_len(grouping, limits, available)
     if fitted <= 0:
-        raise NotEnoughMemory(request_bytes(grouping, limits, 1), available, 1, 0)
+        raise CannotAutoFit(request_bytes(grouping, limits, 1), available, 1, 0)
     if fitted >= limits.max_model_len:
         return limits.max_model_len, (
             f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"

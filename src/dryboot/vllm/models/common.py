@@ -1,0 +1,120 @@
+"""What decoder families share: attention heads, ``layer_types`` and the geometry record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import (
+    ConfigFields,
+    LayerKind,
+    ModelGeometry,
+    config_dtype,
+    quantization_kv_cache_dtype,
+)
+
+#: The most layers dryboot plans: far beyond any released model, and a bound on the work a
+#: malformed config can ask for.
+MAX_LAYERS = 10_000
+
+LAYER_TYPE_NAMES = {
+    "full_attention": LayerKind.FULL,
+    "attention": LayerKind.FULL,
+    "sliding_attention": LayerKind.SLIDING,
+    "chunked_attention": LayerKind.CHUNKED,
+    "linear_attention": LayerKind.GDN,
+    "mamba": LayerKind.MAMBA1,
+    "mamba2": LayerKind.MAMBA2,
+}
+
+
+def num_layers(f: ConfigFields) -> int:
+    """``num_hidden_layers`` (1 to :data:`MAX_LAYERS`).
+
+    :raises InputError: missing, not an integer, or out of range.
+    """
+    return f.integer("num_hidden_layers", maximum=MAX_LAYERS)
+
+
+def attention_heads(f: ConfigFields) -> tuple[int, int, int]:
+    """(attention heads, KV heads, head dim): KV heads default to the attention heads, the head
+    dim to ``hidden_size // num_attention_heads`` (the HF config classes' rule).
+
+    :raises InputError: a missing or malformed field, or attention heads that KV heads do
+        not divide (the grouped-query layout every decoder requires).
+    """
+    heads = f.integer("num_attention_heads")
+    kv = f.integer("num_key_value_heads", default=heads)
+    head_dim = f.integer("head_dim") if f.has("head_dim") else f.integer("hidden_size") // heads
+    if heads % kv:
+        raise InputError(
+            f.source,
+            f.where("num_key_value_heads"),
+            f"{kv} KV heads do not divide {heads} attention heads (grouped-query attention needs it)",
+        )
+    return heads, kv, head_dim
+
+
+def layer_types(f: ConfigFields, n: int) -> list[str] | None:
+    """The config's ``layer_types`` list (validated against ``n`` layers), or ``None``.
+
+    :raises InputError: not a list of ``n`` known type names.
+    """
+    value = f.get("layer_types")
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != n:
+        got = len(value) if isinstance(value, list) else type(value).__name__
+        raise InputError(f.source, f.where("layer_types"), f"must list one type per layer ({n}), got {got}")
+    for i, name in enumerate(value):
+        if name not in LAYER_TYPE_NAMES:
+            raise InputError(f.source, f"{f.where('layer_types')}[{i}]", f"unknown layer type {name!r}")
+    return list(value)
+
+
+def window(f: ConfigFields, key: str = "sliding_window") -> int | None:
+    """A sliding window in tokens (``None``/0 mean none, as vLLM's ``ModelConfig`` reads 0).
+
+    :raises InputError: not a positive integer.
+    """
+    value = f.get(key)
+    if value is None or value == 0:
+        return None
+    return f.integer(key)
+
+
+def geometry(
+    f: ConfigFields,
+    architecture: str,
+    family: str,
+    kinds: tuple[LayerKind, ...],
+    *,
+    heads: tuple[int, int, int],
+    sliding_window: int | None = None,
+    **extra: Any,
+) -> ModelGeometry:
+    """The :class:`ModelGeometry` of a decoder with ``kinds`` layers and ``heads``."""
+    num_heads, kv, head_dim = heads
+    if LayerKind.SLIDING in kinds and sliding_window is None:
+        raise InputError(f.source, f.where("sliding_window"), "sliding-window layers need a window")
+    chunk = f.opt_int("attention_chunk_size") if LayerKind.CHUNKED in kinds else None
+    if LayerKind.CHUNKED in kinds and chunk is None:
+        raise InputError(f.source, f.where("attention_chunk_size"), "chunked layers need a size")
+    fields: dict[str, Any] = {
+        "source": f.source,
+        "architecture": architecture,
+        "model_type": str(f.get("model_type") or ""),
+        "dtype": config_dtype(f),
+        "layer_kinds": kinds,
+        "num_kv_heads": kv,
+        "head_dim": head_dim,
+        "head_dim_v": head_dim,
+        "sliding_window": sliding_window if LayerKind.SLIDING in kinds else None,
+        "attention_chunk_size": chunk,
+        "max_position_embeddings": f.opt_int("max_position_embeddings"),
+        "num_attention_heads": num_heads,
+        "quant_kv_cache_dtype": quantization_kv_cache_dtype(f),
+        "family": family,
+    }
+    fields.update(extra)
+    return ModelGeometry(**fields)

@@ -1,0 +1,61 @@
+"""Gemma-2, Gemma-3 and Gemma-4: interleaved sliding-window and global attention.
+
+Mirrors ``vllm/model_executor/models/gemma2.py``/``gemma3.py``/``gemma4.py`` fed by the
+config classes (transformers ``Gemma2Config``, ``Gemma3TextConfig``; vLLM's Gemma-4 config):
+absent ``layer_types`` alternate (Gemma-2: every 2nd layer global) or follow
+``sliding_window_pattern`` (Gemma-3: default 6); Gemma-4's full-attention layers use
+``global_head_dim`` and, with ``attention_k_eq_v``, ``num_global_key_value_heads``
+(``gemma4_layer_config``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers, window
+
+_GEMMA_BASE = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096}
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma2": {**_GEMMA_BASE, "max_position_embeddings": 8192},
+    "gemma3_text": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+    "gemma3": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+}
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    return _DEFAULTS.get(str(f.get("model_type") or ""), {})
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    heads = attention_heads(f)
+    types = layer_types(f, n)
+    if types is None:
+        if architecture.startswith("Gemma2"):
+            period = 2
+        elif architecture.startswith("Gemma3"):
+            period = f.integer("sliding_window_pattern")
+        else:
+            raise InputError(f.source, f.where("layer_types"), "required field is missing")
+        types = ["sliding_attention" if (i + 1) % period else "full_attention" for i in range(n)]
+    kinds = tuple(LAYER_TYPE_NAMES[t] for t in types)
+    if not set(kinds) <= {LayerKind.FULL, LayerKind.SLIDING}:
+        raise InputError(f.source, f.where("layer_types"), "Gemma layers are sliding_attention or full_attention")
+    full: AttentionGeometry | None = None
+    if architecture.startswith("Gemma4"):
+        shared = f.integer("num_kv_shared_layers", default=0, minimum=0) if f.has("num_kv_shared_layers") else 0
+        if shared:
+            raise InputError(
+                f.source,
+                f.where("num_kv_shared_layers"),
+                f"{shared} layers share another layer's KV cache (cross-layer KV sharing is not modelled)",
+            )
+        _, kv, head_dim = heads
+        global_dim = f.integer("global_head_dim") if f.has("global_head_dim") else head_dim
+        global_kv = kv
+        if f.boolean("attention_k_eq_v") and f.has("num_global_key_value_heads"):
+            global_kv = f.integer("num_global_key_value_heads")
+        full = AttentionGeometry(global_kv, global_dim, global_dim)
+    return geometry(f, architecture, "gemma", kinds, heads=heads, sliding_window=window(f), full_attention=full)

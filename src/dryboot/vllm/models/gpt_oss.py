@@ -1,0 +1,46 @@
+"""gpt-oss: sliding-window attention on even layers, full attention on odd ones.
+
+Mirrors ``vllm/model_executor/models/gpt_oss.py``, which picks each layer's window by its
+index parity (``layer_idx % 2 == 0``), whatever ``layer_types`` says; defaults from
+transformers' ``GptOssConfig``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import attention_heads, geometry, num_layers, window
+
+_DEFAULTS = {
+    "num_attention_heads": 64,
+    "num_key_value_heads": 8,
+    "head_dim": 64,
+    "sliding_window": 128,
+    "max_position_embeddings": 131072,
+}
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    return dict(_DEFAULTS)
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    kinds = tuple(LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(n))
+    return geometry(f, architecture, "gpt_oss", kinds, heads=attention_heads(f), sliding_window=window(f))
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """gpt-oss splits its KV heads across ranks and never replicates them.
+
+    :raises InputError: fewer KV heads than tensor-parallel ranks.
+    """
+    if model.num_kv_heads < tensor_parallel_size:
+        raise InputError(
+            "--tensor-parallel-size",
+            str(tensor_parallel_size),
+            f"{model.source}: gpt-oss splits its {model.num_kv_heads} KV heads across ranks without "
+            f"replicating them, so {tensor_parallel_size} ranks leave some with none (vLLM's GptOssAttention)",
+        )

@@ -1,0 +1,116 @@
+"""Llama-style decoders: Llama, Mistral, Qwen2, Qwen3 and the Qwen3-based DFlash drafter.
+
+Mirrors ``vllm/model_executor/models/llama.py`` (per-layer windows from ``layer_types``),
+``qwen2.py``/``qwen3.py`` (no per-layer window; mixed layer types refused) and
+``qwen3_dflash.py``, fed by transformers' config classes (``LlamaConfig``, ``MistralConfig``,
+``Qwen2Config``, ``Qwen3Config``) and vLLM 0.28.0's ``EngineArgs.create_engine_config``: the
+model-level window (``CacheConfig.sliding_window``) is set only when ``layer_types`` is absent
+or all sliding, and a layer without a window of its own takes the model-level one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import attention_heads, geometry, layer_types, num_layers, window
+
+SLIDING = "sliding_attention"
+
+#: transformers 5 config-class defaults that change the KV cache, by ``model_type``.
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"max_position_embeddings": 2048},
+    "mistral": {"max_position_embeddings": 131072, "sliding_window": 4096},
+    "qwen2": {
+        "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+        "use_sliding_window": False,
+        "max_window_layers": 28,
+    },
+    "qwen3": {
+        "max_position_embeddings": 32768,
+        "head_dim": 128,
+        "sliding_window": 4096,
+        "use_sliding_window": False,
+        "max_window_layers": 28,
+    },
+}
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    return _DEFAULTS.get(str(f.get("model_type") or ""), {})
+
+
+def _qwen_layer_types(f: ConfigFields, n: int) -> tuple[list[str], int | None]:
+    """``Qwen2Config``/``Qwen3Config``: the window is kept only with ``use_sliding_window``;
+    absent ``layer_types`` are sliding from ``max_window_layers`` on."""
+    sw = window(f) if f.boolean("use_sliding_window") else None
+    types = layer_types(f, n)
+    if types is None:
+        first = f.integer("max_window_layers", minimum=0)
+        types = [SLIDING if sw is not None and i >= first else "full_attention" for i in range(n)]
+    return types, sw
+
+
+def _dflash_kinds(f: ConfigFields, types: list[str] | None, sw: int | None, n: int) -> tuple[LayerKind, ...]:
+    """``qwen3_dflash.py``: ``dflash_config.use_swa`` forces every layer sliding; mixed layer
+    types need the V2 model runner; a sliding layer needs a window."""
+    dflash = f.get("dflash_config") or {}
+    if not isinstance(dflash, dict):
+        raise InputError(f.source, f.where("dflash_config"), "must be an object")
+    use_swa = bool(dflash.get("use_swa", False))
+    num_sliding = sum(t == SLIDING for t in types) if types is not None else 0
+    if types is not None and 0 < num_sliding < n:
+        raise InputError(
+            f.source,
+            f.where("layer_types"),
+            "DFlash drafters with mixed sliding/full attention require the V2 model runner (not modelled)",
+        )
+    if types is None or (use_swa and num_sliding == 0):
+        sliding = [use_swa] * n
+    else:
+        sliding = [t == SLIDING for t in types]
+    if any(sliding) and dflash.get("swa_window_size", sw) is None:
+        raise InputError(
+            f.source,
+            f.where("sliding_window"),
+            "DFlash sliding attention requires a window size configured in dflash_config.swa_window_size "
+            "or the top-level sliding_window (a qwen3 config keeps sliding_window only with "
+            '"use_sliding_window": true)',
+        )
+    return tuple(LayerKind.SLIDING if s else LayerKind.FULL for s in sliding)
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    heads = attention_heads(f)
+    model_type = str(f.get("model_type") or "")
+    if model_type in ("qwen2", "qwen3"):
+        types, sw = _qwen_layer_types(f, n)
+    else:
+        types, sw = layer_types(f, n), window(f)
+    if architecture == "DFlashDraftModel":
+        dflash = f.get("dflash_config") or {}
+        if isinstance(dflash, dict) and dflash.get("swa_window_size") is not None:
+            sw = int(dflash["swa_window_size"])
+        kinds = _dflash_kinds(f, types, sw, n)
+        return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
+    if architecture in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and types is not None and len(set(types)) > 1:
+        first = f.integer("max_window_layers", minimum=0)
+        if first != n:
+            raise InputError(
+                f.source,
+                f.where("max_window_layers"),
+                "Sliding window for some but all layers is not supported. This model uses sliding window "
+                f"but `max_window_layers` = {first} is less than `num_hidden_layers` = {n} (vLLM's Qwen2Model)",
+            )
+    model_window = sw if types is None or all(t == SLIDING for t in types) else None
+    per_layer = architecture not in ("Qwen2ForCausalLM", "Qwen3ForCausalLM")
+    kinds = tuple(
+        LayerKind.SLIDING
+        if (per_layer and types is not None and types[i] == SLIDING and sw is not None) or model_window is not None
+        else LayerKind.FULL
+        for i in range(n)
+    )
+    return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)

@@ -1,0 +1,64 @@
+"""Nemotron-H: Mamba2 layers with a few attention layers, by ``hybrid_override_pattern``.
+
+Mirrors ``vllm/model_executor/models/nemotron_h.py`` fed by vLLM's ``NemotronHConfig``
+(``transformers_utils/configs/nemotron_h.py``): ``M`` Mamba2, ``*`` attention, ``-``/``E``
+MLP or MoE (no cache). The SSM state is float32 unless ``mamba_ssm_cache_dtype`` says otherwise
+(``NemotronHForCausalLM``'s state dtype hook).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, Mamba2, ModelGeometry, ssm_dtype
+from dryboot.vllm.models.common import geometry, num_layers
+
+_PATTERN = {"M": LayerKind.MAMBA2, "*": LayerKind.FULL, "-": LayerKind.NONE, "E": LayerKind.NONE}
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    return {"num_key_value_heads": 8, "max_position_embeddings": 4096, "n_groups": 1}
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    pattern = f.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or len(pattern) != n:
+        raise InputError(
+            f.source, f.where("hybrid_override_pattern"), f"must be a string of {n} characters (M, *, -, E)"
+        )
+    bad = sorted(set(pattern) - set(_PATTERN))
+    if bad:
+        raise InputError(f.source, f.where("hybrid_override_pattern"), f"unknown layer symbols {bad}")
+    kinds = tuple(_PATTERN[c] for c in pattern)
+    num_heads = f.integer("num_attention_heads")
+    head_dim = f.integer("head_dim") if f.given("head_dim") else f.integer("attention_head_dim", default=128)
+    kv = f.integer("num_key_value_heads")
+    mamba2 = Mamba2(
+        num_heads=f.integer("mamba_num_heads"),
+        head_dim=f.integer("mamba_head_dim"),
+        n_groups=f.integer("n_groups"),
+        state_size=f.integer("ssm_state_size"),
+        conv_kernel=f.integer("conv_kernel"),
+        chunk_size=f.opt_int("chunk_size"),
+    )
+    hf_ssm = ssm_dtype(f, "mamba_ssm_cache_dtype") if f.has("mamba_ssm_cache_dtype") else "float32"
+    return geometry(
+        f, architecture, "nemotron_h", kinds, heads=(num_heads, kv, head_dim), mamba2=mamba2, hf_ssm_dtype=hf_ssm
+    )
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """vLLM's ``MambaMixer2``: the groups split across ranks unless there is one group.
+
+    :raises InputError: ``n_groups`` neither 1 nor divisible by the TP size.
+    """
+    m = model.mamba2
+    if m is not None and m.n_groups != 1 and m.n_groups % tensor_parallel_size:
+        raise InputError(
+            "--tensor-parallel-size",
+            str(tensor_parallel_size),
+            f"{model.source}: n_groups={m.n_groups}: If tensor parallel world size does not divide "
+            "num_groups, then num_groups must equal 1.",
+        )

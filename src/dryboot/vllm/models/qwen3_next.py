@@ -1,0 +1,67 @@
+"""Qwen3-Next and Qwen3.5: Gated DeltaNet layers with every n-th layer full attention.
+
+Mirrors ``vllm/model_executor/models/qwen3_next.py``/``qwen3_5.py`` fed by vLLM's own config
+classes (``transformers_utils/configs/qwen3_next.py``, ``qwen3_5.py``): absent ``layer_types``
+put full attention on every 4th layer for Qwen3-Next (``full_attention_interval`` is not read)
+and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
+(``qwen3_next_mtp.py``: ``num_nextn_predict_layers``; ``qwen3_5_mtp.py``:
+``mtp_num_hidden_layers``; default 1) adds full-attention layers under ``"method": "mtp"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.vllm.config.hf import ConfigFields, GatedDeltaNet, LayerKind, ModelGeometry, ssm_dtype
+from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
+
+_GDN = {
+    "num_attention_heads": 16,
+    "head_dim": 256,
+    "max_position_embeddings": 32768,
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32,
+}
+
+
+def _is_qwen3_5(f: ConfigFields) -> bool:
+    return str(f.get("model_type") or "").startswith("qwen3_5")
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    if _is_qwen3_5(f):
+        return {**_GDN, "num_key_value_heads": 4, "full_attention_interval": 4, "mtp_num_hidden_layers": 1}
+    return {**_GDN, "num_key_value_heads": 2, "num_nextn_predict_layers": 1}
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    types = layer_types(f, n)
+    qwen3_5 = _is_qwen3_5(f)
+    if types is None:
+        every = f.integer("full_attention_interval") if qwen3_5 else 4
+        types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
+    kinds = tuple(LAYER_TYPE_NAMES[t] for t in types)
+    gdn = GatedDeltaNet(
+        num_k_heads=f.integer("linear_num_key_heads"),
+        num_v_heads=f.integer("linear_num_value_heads"),
+        head_k_dim=f.integer("linear_key_head_dim"),
+        head_v_dim=f.integer("linear_value_head_dim"),
+        conv_kernel=f.integer("linear_conv_kernel_dim"),
+    )
+    hf_ssm = ssm_dtype(f, "mamba_ssm_dtype") if qwen3_5 and f.has("mamba_ssm_dtype") else None
+    mtp_key = "mtp_num_hidden_layers" if qwen3_5 else "num_nextn_predict_layers"
+    return geometry(
+        f,
+        architecture,
+        "qwen3_next",
+        kinds,
+        heads=attention_heads(f),
+        gdn=gdn,
+        hf_ssm_dtype=hf_ssm,
+        num_mtp_layers=f.integer(mtp_key, minimum=0),
+        mtp_kind=LayerKind.FULL,
+    )

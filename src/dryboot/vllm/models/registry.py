@@ -1,0 +1,107 @@
+"""Architecture name -> model family, as ``vllm/model_executor/models/registry.py`` maps
+architectures to model files. An architecture not listed here is refused by name (exit 2):
+dryboot never plans a model whose layer structure it has not been taught.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from dryboot.errors import InputError
+
+if TYPE_CHECKING:
+    from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model family: the dryboot module that reads its configs and the vLLM file it mirrors.
+
+    :param name: module under :mod:`dryboot.vllm.models`.
+    :param vllm_files: the ``vllm/model_executor/models/`` files whose layer structure it follows.
+    :param architectures: the ``architectures`` names it serves.
+    """
+
+    name: str
+    vllm_files: tuple[str, ...]
+    architectures: tuple[str, ...]
+
+    def module(self) -> ModuleType:
+        return importlib.import_module(f"dryboot.vllm.models.{self.name}")
+
+    def defaults(self, f: ConfigFields) -> dict[str, Any]:
+        """The HF config class defaults for ``f``'s ``model_type``."""
+        result: dict[str, Any] = self.module().defaults(f)
+        return result
+
+    def read(self, f: ConfigFields, architecture: str) -> ModelGeometry:
+        """The model's geometry.
+
+        :raises InputError: a field is missing or malformed, or vLLM refuses the config.
+        """
+        model: ModelGeometry = self.module().read(f, architecture)
+        return model
+
+    def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
+        """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.
+
+        :raises InputError: naming the field and vLLM's reason.
+        """
+        check = getattr(self.module(), "verify", None)
+        if check is not None:
+            check(model, tensor_parallel_size)
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family(
+        "llama",
+        ("llama.py", "mistral.py", "qwen2.py", "qwen3.py", "qwen3_dflash.py"),
+        ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "DFlashDraftModel"),
+    ),
+    Family(
+        "gemma",
+        ("gemma2.py", "gemma3.py", "gemma4.py"),
+        (
+            "Gemma2ForCausalLM",
+            "Gemma3ForCausalLM",
+            "Gemma3ForConditionalGeneration",
+            "Gemma4ForCausalLM",
+            "Gemma4ForConditionalGeneration",
+        ),
+    ),
+    Family("gpt_oss", ("gpt_oss.py",), ("GptOssForCausalLM",)),
+    Family(
+        "qwen3_next",
+        ("qwen3_next.py", "qwen3_5.py", "qwen3_next_mtp.py", "qwen3_5_mtp.py"),
+        (
+            "Qwen3NextForCausalLM",
+            "Qwen3_5ForConditionalGeneration",
+            "Qwen3_5MoeForConditionalGeneration",
+        ),
+    ),
+    Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
+    Family("deepseek", ("deepseek_v2.py", "deepseek_mtp.py"), ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")),
+)
+
+ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
+
+
+def family_for(architecture: str, source: str) -> Family:
+    """The family serving ``architecture``.
+
+    :raises InputError: no ``architectures`` entry, or one dryboot does not model.
+    """
+    if not architecture:
+        raise InputError(source, "architectures", "missing: dryboot needs the architecture to know the layers")
+    family = ARCHITECTURES.get(architecture)
+    if family is None:
+        raise InputError(
+            source,
+            "architectures",
+            f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly "
+            "(see dryboot plan --list-architectures)",
+        )
+    return family
