@@ -86,6 +86,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = attention_heads(f)
     model_type = str(f.get("model_type") or "")
+    types: list[str] | None
     if model_type in ("qwen2", "qwen3"):
         types, sw = _qwen_layer_types(f, n)
     else:
