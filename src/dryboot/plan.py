@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from math import gcd, lcm
 
 from dryboot.errors import InputError
 from dryboot.layers import LayerSet
 from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -99,23 +99,6 @@ class LayerTable:
     initial: LayerSet
     unified: LayerSet
     num_target: int
-
-
-@dataclass(frozen=True)
-class Invariant:
-    """One checked invariant: ``ok`` False means the engine crashes or corrupts memory.
-
-    ``detail`` is ``template.format(*values)``, formatted when read."""
-
-    name: str
-    ok: bool
-    template: str
-    consequence: str = ""
-    values: tuple[object, ...] = ()
-
-    @property
-    def detail(self) -> str:
-        return self.template.format(*self.values) if self.values else self.template
 
 
 @dataclass(frozen=True)
@@ -478,36 +461,6 @@ def build_layers(
     return LayerSet(tuple(specs), names, order)
 
 
-def _scheduler_blocks(grouping: Grouping, args: EngineArgs, cache_block_size: int) -> tuple[int, int, str | None]:
-    """(scheduler block, hash block, error) as ``resolve_kv_cache_block_sizes``.
-
-    LCM and GCD over the distinct group block sizes equal those over every group.
-    """
-    if grouping.num_groups <= 1:
-        only = grouping.runs[0].spec if grouping.runs else None
-        bs = only.block_size if only is not None and only.kind == "mamba" else cache_block_size
-        return bs, bs, None
-    specs = grouping.specs
-    sizes = sorted({s.block_size for s in specs})
-    scheduler = lcm(*sizes)
-    if not args.enable_prefix_caching:
-        return scheduler, scheduler, None
-    if any(isinstance(s, MambaSpec) and s.mamba_cache_mode != "align" for s in specs):
-        return scheduler, scheduler, None
-    hash_block = args.prefix_match_unit if args.prefix_match_unit is not None else gcd(*sizes)
-    if any(bs % hash_block for bs in sizes):
-        every = [g.block_size for g in grouping.groups]
-        return (
-            scheduler,
-            hash_block,
-            (
-                f"Invalid prefix_match_unit={hash_block}; all KV cache group block sizes must be "
-                f"divisible by prefix_match_unit. Got group block sizes={every}."
-            ),
-        )
-    return scheduler, hash_block, None
-
-
 # --------------------------------------------------------------------------------------
 # the plan
 # --------------------------------------------------------------------------------------
@@ -692,9 +645,9 @@ def plan(
             )
         )
     if grouping is not None and grouping.runs:
-        scheduler_block, hash_block, hash_error = _scheduler_blocks(grouping, args, block_size)
+        scheduler_block, hash_block, hash_error = resolve_kv_cache_block_sizes(grouping, args, block_size)
         invariants.extend(
-            _check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_table_, backends_by_name)
+            check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_table_, backends_by_name)
         )
     if memory_error is not None:
         invariants.append(
@@ -740,77 +693,3 @@ def plan(
         drafter=drafter,
         notes=tuple(notes),
     )
-
-
-def _check_invariants(
-    grouping: Grouping,
-    scheduler_block: int,
-    hash_block: int,
-    hash_error: str | None,
-    table: LayerTable,
-    backends: dict[str, AttentionBackend],
-) -> list[Invariant]:
-    out: list[Invariant] = []
-    specs = grouping.specs
-    if grouping.path == "hybrid":
-        pages = {s.page_size_bytes for s in specs}
-        if len(pages) == 1:
-            out.append(Invariant("uniform-page-size", True, "every group's page is {:,} B", "", (min(pages),)))
-        else:
-            out.append(
-                Invariant(
-                    "uniform-page-size",
-                    False,
-                    "groups have pages {}",
-                    "AssertionError in get_uniform_page_size",
-                    (sorted(pages),),
-                )
-            )
-    sizes = sorted({s.block_size for s in specs})
-    divides = scheduler_block % hash_block == 0 and all(scheduler_block % b == 0 for b in sizes)
-    consequence = "" if divides else "AssertionError in KVCacheCoordinator at engine start"
-    if grouping.num_groups > 1:
-        out.append(
-            Invariant(
-                "scheduler-block",
-                divides,
-                "scheduler block {} = LCM of group blocks {}; hash block {}",
-                consequence,
-                (scheduler_block, sizes, hash_block),
-            )
-        )
-    else:
-        out.append(
-            Invariant(
-                "scheduler-block",
-                divides,
-                "scheduler block {}, group block {}",
-                consequence,
-                (scheduler_block, sizes[0]),
-            )
-        )
-    if hash_error is not None:
-        out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
-    bad: list[str] = []
-    for spec, names in zip(table.unified.specs, table.unified.names, strict=True):
-        name, count = names[0], len(names)
-        if not isinstance(spec, AttentionSpec):
-            continue
-        be = backends[spec.backend]
-        if not be.supports_block_size(spec.block_size):
-            more = f" (and {count - 1} more layers)" if count > 1 else ""
-            bad.append(
-                f"{name}{more}: block {spec.block_size} is not a multiple of "
-                f"{'/'.join(str(k) for k in be.kernel_blocks)} ({be.name})"
-            )
-    out.append(
-        Invariant(
-            "kernel-block-size",
-            not bad,
-            "every attention block is addressable by its backend's kernel"
-            if not bad
-            else "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
-            "" if not bad else "illegal memory access at run time (not a boot error)",
-        )
-    )
-    return out

@@ -40,12 +40,11 @@ from typing import Any, TypeVar
 from dryboot.errors import InputError
 from dryboot.flags import apply_flags, parse_speculative_config, resolve_path
 from dryboot.plan import Drafter, Plan, Policies, plan
-from dryboot.policies.promotion import UNIFICATION_POLICIES
+from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.report import summary
 from dryboot.vllm.config.hf import ModelGeometry, load_model
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_utils.groups import GROUPING_POLICIES
 from dryboot.vllm.versions import rules_for
 
 _T = TypeVar("_T")

@@ -45,7 +45,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.plan import Drafter, Plan, Policies, plan
-from dryboot.policies.promotion import UNIFICATION_POLICIES
+from dryboot.policies import UNIFICATION_POLICIES
 from dryboot.vllm.config.hf import ModelGeometry, geometry_from_config
 from dryboot.vllm.dtypes import CustomKVCacheDtype
 from dryboot.vllm.engine_args import EngineArgs

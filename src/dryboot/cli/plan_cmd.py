@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from dryboot.flags import FLAGS
+from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,14 +63,14 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 @click.option("--speculative-model", "spec_model", metavar="PATH", help="Shorthand: the drafter's config.json.")
 @click.option(
     "--grouping",
-    type=click.Choice(["upstream", "pad-sliding-window-buckets"]),
+    type=click.Choice(GROUPING_POLICIES),
     default="upstream",
     show_default=True,
     help="KV cache group sizing policy.",
 )
 @click.option(
     "--unification",
-    type=click.Choice(["upstream", "promote-cover", "promote-divisor", "promote-granular", "promote-kernel"]),
+    type=click.Choice(UNIFICATION_POLICIES),
     default="upstream",
     show_default=True,
     help="Page-size unification policy.",

@@ -146,6 +146,7 @@ def _emit(header: list[str], rows: list[list[str]], fmt: str, title: str) -> Non
 def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
     """Explain one drafter block-promotion decision under every policy."""
     from dryboot.errors import InputError
+    from dryboot.policies import UNIFICATION_POLICIES
     from dryboot.policies.promotion import choose_block, divisors_from
     from dryboot.vllm.backends import BACKENDS
 
@@ -156,7 +157,7 @@ def promote(primary_block: int, covering_block: int, granularity: int, attention
     click.echo(f"divisors of {primary_block} from {covering_block} up: {', '.join(map(str, divs)) or 'none'}")
     mult = [d for d in divs if d % granularity == 0]
     click.echo(f"  of which multiples of {granularity}: {', '.join(map(str, mult)) or 'none'}")
-    for policy in ("promote-cover", "promote-divisor", "promote-granular", "promote-kernel"):
+    for policy in UNIFICATION_POLICIES[1:]:
         c = choose_block(
             policy,
             primary_block=primary_block,

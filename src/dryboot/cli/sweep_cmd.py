@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from dryboot.policies.promotion import UNIFICATION_POLICIES
-from dryboot.vllm.kv_cache_utils.groups import GROUPING_POLICIES
+from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 
 
 def _int_list(text: str | None, name: str) -> tuple[int, ...] | None:

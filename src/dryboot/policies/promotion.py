@@ -25,19 +25,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from dryboot.layers import LayerSet
+from dryboot.policies import UNIFICATION_POLICIES
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
 from dryboot.vllm.kv_cache_utils.unify import Decision, can_reach, unify_layer_set
 from dryboot.vllm.platforms import cdiv
 from dryboot.vllm.versions import VersionRules
-
-UNIFICATION_POLICIES: tuple[str, ...] = (
-    "upstream",
-    "promote-cover",
-    "promote-divisor",
-    "promote-granular",
-    "promote-kernel",
-)
 
 
 @lru_cache(maxsize=4096)

@@ -27,7 +27,6 @@ from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
 from dryboot.vllm.platforms import cdiv
 
 GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]
-GROUPING_POLICIES: tuple[str, ...] = ("upstream", "pad-sliding-window-buckets")
 
 
 class KVCacheGroup(NamedTuple):
