@@ -12,27 +12,28 @@ and the scheduler's block-size invariants (``resolve_kv_cache_block_sizes``,
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
-from dryboot.errors import InputError
 from dryboot.layers import LayerSet
-from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
+from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.config.resolve import (
+    Drafter,
+    backend_for,
+    check_tensor_parallel,
+    derive_max_model_len,
+    model_dtype_of,
+    mtp_drafter,
+    resolve_mamba_cache_mode,
+)
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
-from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
     LayerSpec,
-    MambaSpec,
-    attention_content_bytes,
-    gdn_state_shapes,
-    mamba1_state_shapes,
-    mamba2_state_shapes,
     state_bytes,
 )
+from dryboot.vllm.kv_cache_spec import MAMBA_KINDS, build_layers, kv_layout, mamba_state
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
@@ -46,25 +47,7 @@ from dryboot.vllm.models.registry import family_for
 from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.vllm.versions import VersionRules, rules_for
 
-
-@dataclass(frozen=True)
-class Drafter:
-    """A speculative-decoding draft model whose layers join the KV cache.
-
-    :param model: the drafter's geometry (its ``config.json``).
-    :param method: vLLM's ``--speculative-config`` ``method`` (``dflash``, ``eagle``, ``mtp``...).
-    :param kv_cache_dtype: the drafter's KV cache dtype (``None``: the target's).
-    :param attention_backend: its backend (``None``: the target's, or the dtype's default).
-    :param block_size: its layers' starting block (``None``: the version's rule).
-    :param layer_prefix: the module prefix of its layers in reports (``drafter.layers``).
-    """
-
-    model: ModelGeometry
-    method: str = "draft_model"
-    kv_cache_dtype: str | None = None
-    attention_backend: str | None = None
-    block_size: int | None = None
-    layer_prefix: str = "drafter.layers"
+__all__ = ["Drafter", "Invariant", "LayerPlan", "LayerTable", "Plan", "Policies", "plan"]
 
 
 @dataclass(frozen=True)
@@ -170,297 +153,6 @@ class Plan:
 # --------------------------------------------------------------------------------------
 
 
-def kv_heads_per_rank(model: ModelGeometry, tp: int) -> int:
-    """KV heads one rank holds: ``max(1, total // TP)`` (``ModelConfig.get_num_kv_heads``);
-    MLA keeps its single latent head."""
-    return 1 if model.use_mla else max(1, model.num_kv_heads // tp)
-
-
-def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
-    """The head splits vLLM requires: attention heads divisible by TP
-    (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
-    dividing it (replicated; ``QKVParallelLinear``). MLA keeps one latent head.
-
-    :raises InputError: naming the flag, the model file and the heads that do not split.
-    """
-    if tp == 1:
-        return
-    heads = model.num_attention_heads
-    if heads and heads % tp:
-        raise InputError(
-            flag,
-            str(tp),
-            f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
-            f"tensor parallel size ({tp})",
-        )
-    kv = model.num_kv_heads
-    if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
-        raise InputError(
-            flag,
-            str(tp),
-            f"{model.source}: {kv} KV heads can neither be split across nor replicated over {tp} ranks",
-        )
-
-
-def _model_dtype(model: ModelGeometry, args: EngineArgs) -> str:
-    """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16."""
-    if args.dtype == "auto":
-        return "bfloat16" if model.dtype == "float32" else model.dtype
-    return torch_dtype_of(args.dtype, model.dtype)
-
-
-def _backend_for(
-    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
-) -> AttentionBackend:
-    return _resolve_backend(name, kv_cache_dtype, model.use_mla, model.source, args.custom_dtype(kv_cache_dtype), flag)
-
-
-@lru_cache(maxsize=1024)
-def _resolve_backend(
-    name: str | None, kv_cache_dtype: str, use_mla: bool, source: str, custom: CustomKVCacheDtype | None, flag: str
-) -> AttentionBackend:
-    """The backend serving a KV cache dtype (``--attention-backend`` or the default).
-
-    :raises InputError: unknown backend, MLA mismatch, or a per-token-head cache on a backend
-        that does not serve it.
-    """
-    chosen = name or default_backend(kv_cache_dtype, use_mla)
-    if chosen not in BACKENDS:
-        raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(BACKENDS)})")
-    backend = BACKENDS[chosen]
-    if backend.is_mla != use_mla:
-        what = "an MLA" if use_mla else "a non-MLA"
-        raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
-    if custom is not None:
-        return custom_backend(custom, backend)
-    if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
-        raise InputError(flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28")
-    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
-        if name is None:
-            raise InputError(
-                "--kv-cache-dtype",
-                kv_cache_dtype,
-                f"{chosen}, the backend dryboot assumes, does not serve it, and vLLM's automatic choice "
-                "of another backend is not modelled: give --attention-backend",
-            )
-        raise InputError(
-            flag,
-            chosen,
-            f"Selected backend AttentionBackendEnum.{chosen} is not valid for this configuration. "
-            f"Reason: ['kv_cache_dtype not supported'] ({kv_cache_dtype})",
-        )
-    return backend
-
-
-@lru_cache(maxsize=1024)
-def _kv_layout(
-    kv_cache_dtype: str, model_dtype: str, head_dim: int, head_dim_v: int, custom: CustomKVCacheDtype | None
-) -> tuple[KVQuantMode, str, int]:
-    """(quant mode, torch dtype, bytes per head per token) of a KV cache dtype at a head size.
-
-    :raises InputError: a custom formula that does not evaluate.
-    """
-    if custom is not None:
-        try:
-            content = custom.content_bytes(head_dim)
-        except ValueError as exc:
-            raise InputError("--custom-kv-cache-dtype", custom.name, str(exc)) from None
-        return KVQuantMode.CUSTOM, "uint8", content
-    quant = kv_quant_mode(kv_cache_dtype)
-    torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
-    return quant, torch_dtype, attention_content_bytes(head_dim, head_dim_v, torch_dtype, quant)
-
-
-def _attention_spec(
-    kind: str,
-    model: ModelGeometry,
-    args: EngineArgs,
-    kv_cache_dtype: str,
-    model_dtype: str,
-    backend: AttentionBackend,
-    block_size: int,
-) -> AttentionSpec:
-    geo = model.attention(_LAYER_KIND[kind])
-    heads = 1 if model.use_mla else max(1, geo.num_kv_heads // args.tensor_parallel_size)
-    head_v = 0 if kind == "mla" else geo.head_dim_v
-    quant, torch_dtype, content = _kv_layout(
-        kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
-    )
-    return AttentionSpec(
-        kind=kind,  # type: ignore[arg-type]
-        block_size=block_size,
-        num_kv_heads=heads,
-        head_size=geo.head_dim,
-        head_size_v=head_v,
-        torch_dtype=torch_dtype,
-        kv_cache_dtype=kv_cache_dtype,
-        quant_mode=quant,
-        content_bytes=content,
-        backend=backend.name,
-        indexes_kv_by_block_stride=backend.indexes_kv_by_block_stride,
-        sliding_window=model.sliding_window if kind == "sliding" else None,
-        attention_chunk_size=model.attention_chunk_size if kind == "chunked" else None,
-    )
-
-
-def _mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tuple[str, str]:
-    """(conv dtype, SSM/temporal dtype) as ``MambaStateDtypeCalculator`` resolves them,
-    after the model's config hook (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H float32)."""
-    conv = torch_dtype_of(args.mamba_cache_dtype, model_dtype)
-    ssm_flag = args.mamba_ssm_cache_dtype
-    if ssm_flag == "auto" and model.hf_ssm_dtype is not None:
-        ssm_flag = model.hf_ssm_dtype
-    ssm = conv if ssm_flag == "auto" else torch_dtype_of(ssm_flag, model_dtype)
-    return conv, ssm
-
-
-def _mamba_state(
-    model: ModelGeometry, args: EngineArgs, model_dtype: str
-) -> tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None:
-    tp = args.tensor_parallel_size
-    k = args.num_speculative_tokens
-    conv, ssm = _mamba_dtypes(model, args, model_dtype)
-    try:
-        if model.gdn is not None:
-            g = model.gdn
-            shapes: tuple[tuple[int, ...], ...] = gdn_state_shapes(
-                tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k
-            )
-            return "gdn", shapes, (conv, ssm)
-        if model.mamba2 is not None:
-            m = model.mamba2
-            shapes = mamba2_state_shapes(tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k)
-            return "mamba2", shapes, (conv, ssm)
-        if model.mamba1 is not None:
-            m1 = model.mamba1
-            return "mamba1", mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
-    except ValueError as exc:
-        raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
-    return None
-
-
-def _mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
-    """The MTP module of ``model`` as a drafter: its ``num_mtp_layers`` layers, each of the
-    target's ``mtp_kind`` with the target's heads (``SpeculativeConfig.hf_config_override``
-    and the family's ``*_mtp.py``).
-
-    :raises InputError: the checkpoint carries no MTP layers.
-    """
-    if not model.num_mtp_layers or model.mtp_kind is None:
-        raise InputError(
-            "--speculative-config",
-            f"method={method}",
-            f"{model.source} has no multi-token-prediction layers ({model.architecture})",
-        )
-    mtp = replace(model, layer_kinds=(model.mtp_kind,) * model.num_mtp_layers, layer_prefix="mtp.layers")
-    return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
-
-
-def _max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
-    derived = model.max_position_embeddings
-    requested = args.max_model_len
-    if requested is None or requested == -1:
-        if derived is None:
-            raise InputError(model.source, "max_position_embeddings", "missing; give --max-model-len")
-        return derived
-    if (
-        derived is not None
-        and requested > derived
-        and os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0") not in ("1", "true", "True")
-    ):
-        raise InputError(
-            "--max-model-len",
-            str(requested),
-            f"greater than the derived max_model_len (max_position_embeddings={derived} in "
-            f"{model.source}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
-        )
-    return requested
-
-
-def _mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
-    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
-    set; off -> ``none``."""
-    mode = args.mamba_cache_mode or "none"
-    if mode == "all" and not rules.mamba_mode_all:
-        raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
-    if args.enable_prefix_caching:
-        if mode == "none":
-            mode = "align"
-            log.append(
-                f"Mamba cache mode is set to 'align' for {model.architecture} by default when prefix caching is enabled"
-            )
-        if mode == "all" and model.gdn is not None:
-            # Gated DeltaNet models do not implement SupportsMambaPrefixCaching.
-            mode = "align"
-            log.append(
-                "Hybrid or mamba-based model detected without support for prefix caching with Mamba cache "
-                "'all' mode: falling back to 'align' mode."
-            )
-    elif mode != "none":
-        mode = "none"
-        log.append("Mamba cache mode is set to 'none' when prefix caching is disabled")
-    return mode
-
-
-def _sliding_start_block(backend: AttentionBackend, primary_block: int, rules: VersionRules) -> int:
-    """Where a sliding-window layer's block starts (version switch)."""
-    if rules.sliding_window_start == "largest-fitting":
-        return backend.largest_block_at_most(primary_block)
-    return backend.smallest_listed_block
-
-
-_MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
-_ATTENTION_KIND = {
-    LayerKind.FULL: "full",
-    LayerKind.SLIDING: "sliding",
-    LayerKind.CHUNKED: "chunked",
-    LayerKind.MLA: "mla",
-}
-_LAYER_KIND = {v: k for k, v in _ATTENTION_KIND.items()}
-
-
-def build_layers(
-    model: ModelGeometry,
-    args: EngineArgs,
-    *,
-    kv_cache_dtype: str,
-    model_dtype: str,
-    backend: AttentionBackend,
-    block_size: int,
-    mamba: tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None,
-    mamba_block: int,
-    mamba_mode: str,
-    mamba_padded: int | None,
-    rules: VersionRules,
-    sliding_block: int | None = None,
-    prefix: str | None = None,
-) -> LayerSet:
-    """Every layer's spec as its ``get_kv_cache_spec`` builds it: one spec per layer kind."""
-    sw_block = sliding_block or _sliding_start_block(backend, block_size, rules)
-    kinds, names, order = model.layers_by_kind(prefix)
-    specs: list[LayerSpec] = []
-    for kind in kinds:
-        if kind in _MAMBA_KINDS:
-            assert mamba is not None
-            mamba_type, shapes, dtypes = mamba
-            specs.append(
-                MambaSpec(
-                    mamba_type=mamba_type,
-                    block_size=mamba_block,
-                    shapes=shapes,
-                    torch_dtypes=dtypes,
-                    mamba_cache_mode=mamba_mode,
-                    num_speculative_blocks=args.num_speculative_tokens,
-                    page_size_padded=mamba_padded,
-                )
-            )
-        else:
-            attn_kind = _ATTENTION_KIND[kind]
-            block = sw_block if kind is LayerKind.SLIDING else block_size
-            specs.append(_attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block))
-    return LayerSet(tuple(specs), names, order)
-
-
 # --------------------------------------------------------------------------------------
 # the plan
 # --------------------------------------------------------------------------------------
@@ -498,19 +190,19 @@ def plan(
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     if drafter is None and args.speculative_method is not None and args.speculative_method.endswith("mtp"):
-        drafter = _mtp_drafter(model, args.speculative_method)
-    model_dtype = _model_dtype(model, args)
+        drafter = mtp_drafter(model, args.speculative_method)
+    model_dtype = model_dtype_of(model, args)
     kv_dtype = args.kv_cache_dtype
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
-    backend = _backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
-    max_model_len = _max_model_len(model, args)
-    has_mamba = not _MAMBA_KINDS.isdisjoint(model.kinds)
-    mamba_mode = _mamba_cache_mode(model, args, rules, log) if has_mamba else "none"
+    backend = backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
+    max_model_len = derive_max_model_len(model, args)
+    has_mamba = not MAMBA_KINDS.isdisjoint(model.kinds)
+    mamba_mode = resolve_mamba_cache_mode(model, args, rules, log) if has_mamba else "none"
 
     block_size, phase1_log = preferred_block_size(backend, args.block_size)
     log.extend(phase1_log)
-    mamba = _mamba_state(model, args, model_dtype) if has_mamba else None
+    mamba = mamba_state(model, args, model_dtype) if has_mamba else None
     mamba_page: int | None = None
     decision: BlockSizeDecision | None = None
     mamba_padded: int | None = None
@@ -519,7 +211,7 @@ def plan(
         mamba_page = state_bytes(mamba[1], mamba[2])
     if model.is_hybrid and mamba_page is not None:
         full = model.attention(LayerKind.MLA if model.use_mla else LayerKind.FULL)
-        _, _, content = _kv_layout(
+        _, _, content = kv_layout(
             kv_dtype, model_dtype, full.head_dim, 0 if model.use_mla else full.head_dim_v, args.custom_dtype(kv_dtype)
         )
         heads = 1 if model.use_mla else max(1, full.num_kv_heads // args.tensor_parallel_size)
@@ -560,10 +252,10 @@ def plan(
         d_backend_name = drafter.attention_backend or (
             args.attention_backend if drafter.kv_cache_dtype is None else None
         )
-        drafter_backend = _backend_for(
+        drafter_backend = backend_for(
             d_backend_name, d_dtype, drafter.model, args, "--speculative-config attention_backend"
         )
-        d_model_dtype = _model_dtype(drafter.model, args)
+        d_model_dtype = model_dtype_of(drafter.model, args)
         d_layers = build_layers(
             drafter.model,
             args,

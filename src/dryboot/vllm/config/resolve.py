@@ -1,0 +1,184 @@
+"""Engine flags resolved once, as ``EngineArgs.create_engine_config`` and ``VllmConfig``
+resolve them (``vllm/engine/arg_utils.py``, ``vllm/config/``): the model dtype, the KV cache
+dtype and backend, the maximum model length, the mamba cache mode, the speculative drafter
+(an MTP module included) and the tensor-parallel head checks. Later stages read these values;
+none re-reads a flag.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from dryboot.errors import InputError
+from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
+from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.dtypes import CustomKVCacheDtype, kv_quant_mode, torch_dtype_of
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.versions import VersionRules
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """A speculative-decoding draft model whose layers join the KV cache.
+
+    :param model: the drafter's geometry (its ``config.json``).
+    :param method: vLLM's ``--speculative-config`` ``method`` (``dflash``, ``eagle``, ``mtp``...).
+    :param kv_cache_dtype: the drafter's KV cache dtype (``None``: the target's).
+    :param attention_backend: its backend (``None``: the target's, or the dtype's default).
+    :param block_size: its layers' starting block (``None``: the version's rule).
+    :param layer_prefix: the module prefix of its layers in reports (``drafter.layers``).
+    """
+
+    model: ModelGeometry
+    method: str = "draft_model"
+    kv_cache_dtype: str | None = None
+    attention_backend: str | None = None
+    block_size: int | None = None
+    layer_prefix: str = "drafter.layers"
+
+
+def kv_heads_per_rank(model: ModelGeometry, tp: int) -> int:
+    """KV heads one rank holds: ``max(1, total // TP)`` (``ModelConfig.get_num_kv_heads``);
+    MLA keeps its single latent head."""
+    return 1 if model.use_mla else max(1, model.num_kv_heads // tp)
+
+
+def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
+    """The head splits vLLM requires: attention heads divisible by TP
+    (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
+    dividing it (replicated; ``QKVParallelLinear``). MLA keeps one latent head.
+
+    :raises InputError: naming the flag, the model file and the heads that do not split.
+    """
+    if tp == 1:
+        return
+    heads = model.num_attention_heads
+    if heads and heads % tp:
+        raise InputError(
+            flag,
+            str(tp),
+            f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
+            f"tensor parallel size ({tp})",
+        )
+    kv = model.num_kv_heads
+    if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
+        raise InputError(
+            flag,
+            str(tp),
+            f"{model.source}: {kv} KV heads can neither be split across nor replicated over {tp} ranks",
+        )
+
+
+def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
+    """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16."""
+    if args.dtype == "auto":
+        return "bfloat16" if model.dtype == "float32" else model.dtype
+    return torch_dtype_of(args.dtype, model.dtype)
+
+
+def backend_for(
+    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
+) -> AttentionBackend:
+    return _resolve_backend(name, kv_cache_dtype, model.use_mla, model.source, args.custom_dtype(kv_cache_dtype), flag)
+
+
+@lru_cache(maxsize=1024)
+def _resolve_backend(
+    name: str | None, kv_cache_dtype: str, use_mla: bool, source: str, custom: CustomKVCacheDtype | None, flag: str
+) -> AttentionBackend:
+    """The backend serving a KV cache dtype (``--attention-backend`` or the default).
+
+    :raises InputError: unknown backend, MLA mismatch, or a per-token-head cache on a backend
+        that does not serve it.
+    """
+    chosen = name or default_backend(kv_cache_dtype, use_mla)
+    if chosen not in BACKENDS:
+        raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(BACKENDS)})")
+    backend = BACKENDS[chosen]
+    if backend.is_mla != use_mla:
+        what = "an MLA" if use_mla else "a non-MLA"
+        raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
+    if custom is not None:
+        return custom_backend(custom, backend)
+    if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
+        raise InputError(flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28")
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
+        if name is None:
+            raise InputError(
+                "--kv-cache-dtype",
+                kv_cache_dtype,
+                f"{chosen}, the backend dryboot assumes, does not serve it, and vLLM's automatic choice "
+                "of another backend is not modelled: give --attention-backend",
+            )
+        raise InputError(
+            flag,
+            chosen,
+            f"Selected backend AttentionBackendEnum.{chosen} is not valid for this configuration. "
+            f"Reason: ['kv_cache_dtype not supported'] ({kv_cache_dtype})",
+        )
+    return backend
+
+
+def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
+    """The MTP module of ``model`` as a drafter: its ``num_mtp_layers`` layers, each of the
+    target's ``mtp_kind`` with the target's heads (``SpeculativeConfig.hf_config_override``
+    and the family's ``*_mtp.py``).
+
+    :raises InputError: the checkpoint carries no MTP layers.
+    """
+    if not model.num_mtp_layers or model.mtp_kind is None:
+        raise InputError(
+            "--speculative-config",
+            f"method={method}",
+            f"{model.source} has no multi-token-prediction layers ({model.architecture})",
+        )
+    mtp = replace(model, layer_kinds=(model.mtp_kind,) * model.num_mtp_layers, layer_prefix="mtp.layers")
+    return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
+
+
+def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
+    derived = model.max_position_embeddings
+    requested = args.max_model_len
+    if requested is None or requested == -1:
+        if derived is None:
+            raise InputError(model.source, "max_position_embeddings", "missing; give --max-model-len")
+        return derived
+    if (
+        derived is not None
+        and requested > derived
+        and os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0") not in ("1", "true", "True")
+    ):
+        raise InputError(
+            "--max-model-len",
+            str(requested),
+            f"greater than the derived max_model_len (max_position_embeddings={derived} in "
+            f"{model.source}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+        )
+    return requested
+
+
+def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: VersionRules, log: list[str]) -> str:
+    """``MambaModelConfig.verify_and_update_config``: prefix caching on -> ``align`` unless
+    set; off -> ``none``."""
+    mode = args.mamba_cache_mode or "none"
+    if mode == "all" and not rules.mamba_mode_all:
+        raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
+    if args.enable_prefix_caching:
+        if mode == "none":
+            mode = "align"
+            log.append(
+                f"Mamba cache mode is set to 'align' for {model.architecture} by default when prefix caching is enabled"
+            )
+        if mode == "all" and model.gdn is not None:
+            # Gated DeltaNet models do not implement SupportsMambaPrefixCaching.
+            mode = "align"
+            log.append(
+                "Hybrid or mamba-based model detected without support for prefix caching with Mamba cache "
+                "'all' mode: falling back to 'align' mode."
+            )
+    elif mode != "none":
+        mode = "none"
+        log.append("Mamba cache mode is set to 'none' when prefix caching is disabled")
+    return mode

@@ -1,0 +1,171 @@
+"""Each layer's KV cache spec as its ``get_kv_cache_spec`` builds it
+(``vllm/v1/worker/gpu_model_runner.py`` ``get_kv_cache_spec``, the attention and mamba layers'
+own ``get_kv_cache_spec``, the backends' ``customize_spec``): one spec per distinct layer kind.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from dryboot.errors import InputError
+from dryboot.layers import LayerSet
+from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.kv_cache_interface import (
+    AttentionSpec,
+    LayerSpec,
+    MambaSpec,
+    attention_content_bytes,
+    gdn_state_shapes,
+    mamba1_state_shapes,
+    mamba2_state_shapes,
+)
+from dryboot.vllm.versions import VersionRules
+
+
+@lru_cache(maxsize=1024)
+def kv_layout(
+    kv_cache_dtype: str, model_dtype: str, head_dim: int, head_dim_v: int, custom: CustomKVCacheDtype | None
+) -> tuple[KVQuantMode, str, int]:
+    """(quant mode, torch dtype, bytes per head per token) of a KV cache dtype at a head size.
+
+    :raises InputError: a custom formula that does not evaluate.
+    """
+    if custom is not None:
+        try:
+            content = custom.content_bytes(head_dim)
+        except ValueError as exc:
+            raise InputError("--custom-kv-cache-dtype", custom.name, str(exc)) from None
+        return KVQuantMode.CUSTOM, "uint8", content
+    quant = kv_quant_mode(kv_cache_dtype)
+    torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
+    return quant, torch_dtype, attention_content_bytes(head_dim, head_dim_v, torch_dtype, quant)
+
+
+def attention_spec(
+    kind: str,
+    model: ModelGeometry,
+    args: EngineArgs,
+    kv_cache_dtype: str,
+    model_dtype: str,
+    backend: AttentionBackend,
+    block_size: int,
+) -> AttentionSpec:
+    geo = model.attention(_LAYER_KIND[kind])
+    heads = 1 if model.use_mla else max(1, geo.num_kv_heads // args.tensor_parallel_size)
+    head_v = 0 if kind == "mla" else geo.head_dim_v
+    quant, torch_dtype, content = kv_layout(
+        kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
+    )
+    return AttentionSpec(
+        kind=kind,  # type: ignore[arg-type]
+        block_size=block_size,
+        num_kv_heads=heads,
+        head_size=geo.head_dim,
+        head_size_v=head_v,
+        torch_dtype=torch_dtype,
+        kv_cache_dtype=kv_cache_dtype,
+        quant_mode=quant,
+        content_bytes=content,
+        backend=backend.name,
+        indexes_kv_by_block_stride=backend.indexes_kv_by_block_stride,
+        sliding_window=model.sliding_window if kind == "sliding" else None,
+        attention_chunk_size=model.attention_chunk_size if kind == "chunked" else None,
+    )
+
+
+def mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tuple[str, str]:
+    """(conv dtype, SSM/temporal dtype) as ``MambaStateDtypeCalculator`` resolves them,
+    after the model's config hook (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H float32)."""
+    conv = torch_dtype_of(args.mamba_cache_dtype, model_dtype)
+    ssm_flag = args.mamba_ssm_cache_dtype
+    if ssm_flag == "auto" and model.hf_ssm_dtype is not None:
+        ssm_flag = model.hf_ssm_dtype
+    ssm = conv if ssm_flag == "auto" else torch_dtype_of(ssm_flag, model_dtype)
+    return conv, ssm
+
+
+def mamba_state(
+    model: ModelGeometry, args: EngineArgs, model_dtype: str
+) -> tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None:
+    tp = args.tensor_parallel_size
+    k = args.num_speculative_tokens
+    conv, ssm = mamba_dtypes(model, args, model_dtype)
+    try:
+        if model.gdn is not None:
+            g = model.gdn
+            shapes: tuple[tuple[int, ...], ...] = gdn_state_shapes(
+                tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k
+            )
+            return "gdn", shapes, (conv, ssm)
+        if model.mamba2 is not None:
+            m = model.mamba2
+            shapes = mamba2_state_shapes(tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k)
+            return "mamba2", shapes, (conv, ssm)
+        if model.mamba1 is not None:
+            m1 = model.mamba1
+            return "mamba1", mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
+    except ValueError as exc:
+        raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
+    return None
+
+
+def sliding_start_block(backend: AttentionBackend, primary_block: int, rules: VersionRules) -> int:
+    """Where a sliding-window layer's block starts (version switch)."""
+    if rules.sliding_window_start == "largest-fitting":
+        return backend.largest_block_at_most(primary_block)
+    return backend.smallest_listed_block
+
+
+MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
+_ATTENTION_KIND = {
+    LayerKind.FULL: "full",
+    LayerKind.SLIDING: "sliding",
+    LayerKind.CHUNKED: "chunked",
+    LayerKind.MLA: "mla",
+}
+_LAYER_KIND = {v: k for k, v in _ATTENTION_KIND.items()}
+
+
+def build_layers(
+    model: ModelGeometry,
+    args: EngineArgs,
+    *,
+    kv_cache_dtype: str,
+    model_dtype: str,
+    backend: AttentionBackend,
+    block_size: int,
+    mamba: tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None,
+    mamba_block: int,
+    mamba_mode: str,
+    mamba_padded: int | None,
+    rules: VersionRules,
+    sliding_block: int | None = None,
+    prefix: str | None = None,
+) -> LayerSet:
+    """Every layer's spec as its ``get_kv_cache_spec`` builds it: one spec per layer kind."""
+    sw_block = sliding_block or sliding_start_block(backend, block_size, rules)
+    kinds, names, order = model.layers_by_kind(prefix)
+    specs: list[LayerSpec] = []
+    for kind in kinds:
+        if kind in MAMBA_KINDS:
+            assert mamba is not None
+            mamba_type, shapes, dtypes = mamba
+            specs.append(
+                MambaSpec(
+                    mamba_type=mamba_type,
+                    block_size=mamba_block,
+                    shapes=shapes,
+                    torch_dtypes=dtypes,
+                    mamba_cache_mode=mamba_mode,
+                    num_speculative_blocks=args.num_speculative_tokens,
+                    page_size_padded=mamba_padded,
+                )
+            )
+        else:
+            attn_kind = _ATTENTION_KIND[kind]
+            block = sw_block if kind is LayerKind.SLIDING else block_size
+            specs.append(attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block))
+    return LayerSet(tuple(specs), names, order)
