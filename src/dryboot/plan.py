@@ -17,15 +17,7 @@ from dataclasses import dataclass, field, replace
 from dryboot.layers import LayerSet
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.config.resolve import (
-    Drafter,
-    backend_for,
-    check_tensor_parallel,
-    derive_max_model_len,
-    model_dtype_of,
-    mtp_drafter,
-    resolve_mamba_cache_mode,
-)
+from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -33,7 +25,7 @@ from dryboot.vllm.kv_cache_interface import (
     LayerSpec,
     state_bytes,
 )
-from dryboot.vllm.kv_cache_spec import MAMBA_KINDS, build_layers, kv_layout, mamba_state
+from dryboot.vllm.kv_cache_spec import MambaState, build_layers, kv_layout, mamba_state
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
@@ -43,9 +35,8 @@ from dryboot.vllm.kv_cache_utils.capacity import (
 )
 from dryboot.vllm.kv_cache_utils.groups import Grouping, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
-from dryboot.vllm.models.registry import family_for
 from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
-from dryboot.vllm.versions import VersionRules, rules_for
+from dryboot.vllm.versions import VersionRules
 
 __all__ = ["Drafter", "Invariant", "LayerPlan", "LayerTable", "Plan", "Policies", "plan"]
 
@@ -165,166 +156,21 @@ def plan(
     drafter: Drafter | None = None,
     policies: Policies | None = None,
 ) -> Plan:
-    """Plan the KV cache vLLM builds for ``model`` under ``args``.
+    """Plan the KV cache vLLM builds for ``model`` under ``args``: the engine-start steps in
+    vLLM's order, each a stage below.
 
     :raises InputError: an impossible flag or a model the flags cannot serve (the message
         names the flag or config field).
     """
-    from dryboot.policies.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
-
-    args = args or EngineArgs()
     policies = policies or Policies()
-    args.validate()
-    rules = rules_for(args.vllm_version)
-    log: list[str] = []
-    notes: list[str] = list(args.assumptions())
-    if rules.version != args.vllm_version and rules.version != f"{args.vllm_version}.0":
-        notes.append(
-            f"vLLM {args.vllm_version} is planned with the rules of {rules.version}, the newest known "
-            "version at or before it (only 0.28.0 is verified against vLLM itself)"
-        )
-
-    check_tensor_parallel(model, args.tensor_parallel_size)
-    family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
-    if drafter is not None:
-        check_tensor_parallel(drafter.model, args.tensor_parallel_size)
-        family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
-    if drafter is None and args.speculative_method is not None and args.speculative_method.endswith("mtp"):
-        drafter = mtp_drafter(model, args.speculative_method)
-    model_dtype = model_dtype_of(model, args)
-    kv_dtype = args.kv_cache_dtype
-    if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
-        kv_dtype = model.quant_kv_cache_dtype
-    backend = backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend")
-    max_model_len = derive_max_model_len(model, args)
-    has_mamba = not MAMBA_KINDS.isdisjoint(model.kinds)
-    mamba_mode = resolve_mamba_cache_mode(model, args, rules, log) if has_mamba else "none"
-
-    block_size, phase1_log = preferred_block_size(backend, args.block_size)
-    log.extend(phase1_log)
-    mamba = mamba_state(model, args, model_dtype) if has_mamba else None
-    mamba_page: int | None = None
-    decision: BlockSizeDecision | None = None
-    mamba_padded: int | None = None
-    mamba_block = block_size
-    if mamba is not None:
-        mamba_page = state_bytes(mamba[1], mamba[2])
-    if model.is_hybrid and mamba_page is not None:
-        full = model.attention(LayerKind.MLA if model.use_mla else LayerKind.FULL)
-        _, _, content = kv_layout(
-            kv_dtype, model_dtype, full.head_dim, 0 if model.use_mla else full.head_dim_v, args.custom_dtype(kv_dtype)
-        )
-        heads = 1 if model.use_mla else max(1, full.num_kv_heads // args.tensor_parallel_size)
-        decision = align_hybrid_block_size(
-            block_size=block_size,
-            attn_page_size_1_token=heads * content,
-            mamba_page_size=mamba_page,
-            backend=backend,
-            mamba_cache_mode=mamba_mode,
-            use_mla=model.use_mla,
-            mamba_chunk_size=model.mamba2.chunk_size if model.mamba2 else None,
-            max_model_len=max_model_len,
-        )
-        block_size = decision.block_size
-        mamba_padded = decision.mamba_page_size_padded
-        mamba_block = decision.mamba_block_size
-        log.extend(decision.log)
-    elif mamba_page is not None:
-        mamba_block = block_size if mamba_mode == "align" else max_model_len
-
-    layers = build_layers(
-        model,
-        args,
-        kv_cache_dtype=kv_dtype,
-        model_dtype=model_dtype,
-        backend=backend,
-        block_size=block_size,
-        mamba=mamba,
-        mamba_block=mamba_block,
-        mamba_mode=mamba_mode,
-        mamba_padded=mamba_padded,
-        rules=rules,
-    )
-    num_target = len(layers.order)
-    drafter_backend: AttentionBackend | None = None
-    if drafter is not None:
-        d_dtype = drafter.kv_cache_dtype or kv_dtype
-        d_backend_name = drafter.attention_backend or (
-            args.attention_backend if drafter.kv_cache_dtype is None else None
-        )
-        drafter_backend = backend_for(
-            d_backend_name, d_dtype, drafter.model, args, "--speculative-config attention_backend"
-        )
-        d_model_dtype = model_dtype_of(drafter.model, args)
-        d_layers = build_layers(
-            drafter.model,
-            args,
-            kv_cache_dtype=d_dtype,
-            model_dtype=d_model_dtype,
-            backend=drafter_backend,
-            block_size=drafter.block_size or block_size,
-            mamba=None,
-            mamba_block=block_size,
-            mamba_mode=mamba_mode,
-            mamba_padded=None,
-            rules=rules,
-            sliding_block=drafter.block_size,
-            prefix=drafter.layer_prefix,
-        )
-        layers = LayerSet.concat([layers, d_layers])
-
-    backends_by_name = {backend.name: backend}
-    if drafter_backend is not None:
-        backends_by_name.setdefault(drafter_backend.name, drafter_backend)
-    grouping = uniform_path(layers)
-    unified = layers
-    decisions: list[Decision] = []
-    unify_error: UnifyError | None = None
-    if grouping is None:
-        try:
-            unified, decisions = unify_layer_set_with_policy(
-                layers,
-                policies.unification,
-                rules,
-                primary_block=block_size,
-                backends=backends_by_name,
-            )
-            grouping = group_layers(unified, policies.grouping)
-            log.extend(grouping.log)
-        except UnifyError as exc:
-            unify_error = exc
-    layer_table_ = LayerTable(initial=layers, unified=unified, num_target=num_target)
-
-    capacity: Capacity | None = None
-    memory_error: NotEnoughMemory | None = None
-    available = args.available_kv_bytes()
-    limits = SchedulerLimits(
-        max_model_len=max_model_len,
-        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
-        max_concurrent_batches=args.max_concurrent_batches,
-        mamba2_align_pages=rules.mamba2_align_pages,
-    )
-    if grouping is not None and grouping.runs and available is not None:
-        try:
-            if args.max_model_len == -1:
-                fitted, line = auto_fit_max_model_len(grouping, limits, available, args.num_gpu_blocks_override)
-                log.append(line)
-                limits = replace(limits, max_model_len=fitted)
-                max_model_len = fitted
-            capacity = compute_capacity(grouping, limits, available, args.num_gpu_blocks_override)
-            log.extend(capacity.log)
-        except NotEnoughMemory as exc:
-            memory_error = exc
-    if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
-        notes.append(
-            "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
-        )
-    if available is None:
-        notes.append(
-            "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
-            "blocks and concurrency not computed."
-        )
-
+    cfg = create_engine_config(model, args or EngineArgs(), drafter)
+    log = list(cfg.log)
+    mamba = mamba_state(model, cfg.args, cfg.model_dtype) if any(k.is_mamba for k in model.kinds) else None
+    block_size, decision = _block_sizes(cfg, mamba, log)
+    layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
+    unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
+    table = LayerTable(initial=layers, unified=unified, num_target=num_target)
+    capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log)
     scheduler_block = hash_block = None
     invariants: list[Invariant] = []
     if unify_error is not None:
@@ -337,42 +183,22 @@ def plan(
             )
         )
     if grouping is not None and grouping.runs:
-        scheduler_block, hash_block, hash_error = resolve_kv_cache_block_sizes(grouping, args, block_size)
-        invariants.extend(
-            check_invariants(grouping, scheduler_block, hash_block, hash_error, layer_table_, backends_by_name)
-        )
-    if memory_error is not None:
-        invariants.append(
-            Invariant(
-                "one-request-fits",
-                False,
-                str(memory_error),
-                "ValueError at engine start",
-            )
-        )
-    elif capacity is not None:
-        invariants.append(
-            Invariant(
-                "one-request-fits",
-                True,
-                f"one {max_model_len:,}-token request needs {capacity.request_bytes:,} B of "
-                f"{capacity.available_bytes:,} B",
-            )
-        )
-
+        scheduler_block, hash_block, hash_error = resolve_kv_cache_block_sizes(grouping, cfg.args, block_size)
+        invariants.extend(check_invariants(grouping, scheduler_block, hash_block, hash_error, table, cfg.backends))
+    invariants.extend(_fit_invariant(capacity, memory_error, max_model_len))
     return Plan(
         model=model,
-        args=args,
-        rules=rules,
+        args=cfg.args,
+        rules=cfg.rules,
         policies=policies,
-        model_dtype=model_dtype,
-        kv_cache_dtype=kv_dtype,
-        backend=backend,
+        model_dtype=cfg.model_dtype,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        backend=cfg.backend,
         block_size=block_size,
         block_decision=decision,
-        mamba_page_size_bytes=mamba_page,
+        mamba_page_size_bytes=state_bytes(mamba[1], mamba[2]) if mamba is not None else None,
         max_model_len=max_model_len,
-        layer_table=layer_table_,
+        layer_table=table,
         decisions=tuple(decisions),
         grouping=grouping,
         unify_error=unify_error,
@@ -382,6 +208,142 @@ def plan(
         hash_block_size=hash_block,
         invariants=tuple(invariants),
         log=tuple(log),
-        drafter=drafter,
-        notes=tuple(notes),
+        drafter=cfg.drafter,
+        notes=cfg.notes,
     )
+
+
+def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) -> tuple[int, BlockSizeDecision | None]:
+    """(attention block, hybrid alignment): the backend's block
+    (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
+    mamba padding (``Platform._align_hybrid_block_size``)."""
+    model, args = cfg.model, cfg.args
+    block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size)
+    log.extend(phase1_log)
+    if mamba is None or not model.is_hybrid:
+        return block_size, None
+    full = model.attention(LayerKind.MLA if model.use_mla else LayerKind.FULL)
+    _, _, content = kv_layout(
+        cfg.kv_cache_dtype,
+        cfg.model_dtype,
+        full.head_dim,
+        0 if model.use_mla else full.head_dim_v,
+        args.custom_dtype(cfg.kv_cache_dtype),
+    )
+    heads = 1 if model.use_mla else max(1, full.num_kv_heads // args.tensor_parallel_size)
+    decision = align_hybrid_block_size(
+        block_size=block_size,
+        attn_page_size_1_token=heads * content,
+        mamba_page_size=state_bytes(mamba[1], mamba[2]),
+        backend=cfg.backend,
+        mamba_cache_mode=cfg.mamba_cache_mode,
+        use_mla=model.use_mla,
+        mamba_chunk_size=model.mamba2.chunk_size if model.mamba2 else None,
+        max_model_len=cfg.max_model_len,
+    )
+    log.extend(decision.log)
+    return decision.block_size, decision
+
+
+def _kv_cache_specs(
+    cfg: EngineConfig, block_size: int, decision: BlockSizeDecision | None, mamba: MambaState | None
+) -> tuple[LayerSet, int]:
+    """Every layer's spec, target then drafter (``GPUModelRunner.get_kv_cache_spec``), and the
+    number of target layers."""
+    model, args = cfg.model, cfg.args
+    if decision is not None:
+        mamba_block, mamba_padded = decision.mamba_block_size, decision.mamba_page_size_padded
+    else:
+        mamba_block = block_size if cfg.mamba_cache_mode == "align" else cfg.max_model_len
+        mamba_padded = None
+    layers = build_layers(
+        model,
+        args,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        model_dtype=cfg.model_dtype,
+        backend=cfg.backend,
+        block_size=block_size,
+        mamba=mamba,
+        mamba_block=mamba_block,
+        mamba_mode=cfg.mamba_cache_mode,
+        mamba_padded=mamba_padded,
+        rules=cfg.rules,
+    )
+    num_target = len(layers.order)
+    d = cfg.drafter
+    if d is not None and cfg.drafter_backend is not None and cfg.drafter_kv_cache_dtype and cfg.drafter_model_dtype:
+        d_layers = build_layers(
+            d.model,
+            args,
+            kv_cache_dtype=cfg.drafter_kv_cache_dtype,
+            model_dtype=cfg.drafter_model_dtype,
+            backend=cfg.drafter_backend,
+            block_size=d.block_size or block_size,
+            mamba=None,
+            mamba_block=block_size,
+            mamba_mode=cfg.mamba_cache_mode,
+            mamba_padded=None,
+            rules=cfg.rules,
+            sliding_block=d.block_size,
+            prefix=d.layer_prefix,
+        )
+        layers = LayerSet.concat([layers, d_layers])
+    return layers, num_target
+
+
+def _kv_cache_groups(
+    cfg: EngineConfig, layers: LayerSet, block_size: int, policies: Policies, log: list[str]
+) -> tuple[LayerSet, list[Decision], Grouping | None, UnifyError | None]:
+    """(unified layers, unification decisions, groups, unification failure):
+    ``get_kv_cache_groups`` under the chosen policies."""
+    from dryboot.policies.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
+
+    grouping = uniform_path(layers)
+    if grouping is not None:
+        return layers, [], grouping, None
+    try:
+        unified, decisions = unify_layer_set_with_policy(
+            layers, policies.unification, cfg.rules, primary_block=block_size, backends=cfg.backends
+        )
+        grouping = group_layers(unified, policies.grouping)
+    except UnifyError as exc:
+        return layers, [], None, exc
+    log.extend(grouping.log)
+    return unified, decisions, grouping, None
+
+
+def _kv_cache_capacity(
+    cfg: EngineConfig, grouping: Grouping | None, log: list[str]
+) -> tuple[Capacity | None, NotEnoughMemory | None, int]:
+    """(capacity, not-enough-memory failure, final max_model_len): auto-fit, blocks and
+    concurrency (``get_kv_cache_configs``, ``_auto_fit_max_model_len``)."""
+    args = cfg.args
+    available = args.available_kv_bytes()
+    max_model_len = cfg.max_model_len
+    if grouping is None or not grouping.runs or available is None:
+        return None, None, max_model_len
+    limits = SchedulerLimits(
+        max_model_len=max_model_len,
+        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+        max_concurrent_batches=args.max_concurrent_batches,
+        mamba2_align_pages=cfg.rules.mamba2_align_pages,
+    )
+    try:
+        if args.max_model_len == -1:
+            max_model_len, line = auto_fit_max_model_len(grouping, limits, available, args.num_gpu_blocks_override)
+            log.append(line)
+            limits = replace(limits, max_model_len=max_model_len)
+        capacity = compute_capacity(grouping, limits, available, args.num_gpu_blocks_override)
+    except NotEnoughMemory as exc:
+        return None, exc, max_model_len
+    log.extend(capacity.log)
+    return capacity, None, max_model_len
+
+
+def _fit_invariant(capacity: Capacity | None, error: NotEnoughMemory | None, max_model_len: int) -> list[Invariant]:
+    if error is not None:
+        return [Invariant("one-request-fits", False, str(error), "ValueError at engine start")]
+    if capacity is None:
+        return []
+    detail = f"one {max_model_len:,}-token request needs {capacity.request_bytes:,} B of {capacity.available_bytes:,} B"
+    return [Invariant("one-request-fits", True, detail)]

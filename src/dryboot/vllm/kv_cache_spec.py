@@ -87,9 +87,16 @@ def mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tu
     return conv, ssm
 
 
-def mamba_state(
-    model: ModelGeometry, args: EngineArgs, model_dtype: str
-) -> tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None:
+#: (mamba type, state tensor shapes per rank, their torch dtypes).
+MambaState = tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]]
+
+
+def mamba_state(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> MambaState | None:
+    """The mamba-family state one layer keeps (``MambaStateShapeCalculator``,
+    ``MambaStateDtypeCalculator``), or ``None`` for a model without such layers.
+
+    :raises InputError: state heads that do not split over ``--tensor-parallel-size``.
+    """
     tp = args.tensor_parallel_size
     k = args.num_speculative_tokens
     conv, ssm = mamba_dtypes(model, args, model_dtype)
@@ -137,7 +144,7 @@ def build_layers(
     model_dtype: str,
     backend: AttentionBackend,
     block_size: int,
-    mamba: tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]] | None,
+    mamba: MambaState | None,
     mamba_block: int,
     mamba_mode: str,
     mamba_padded: int | None,

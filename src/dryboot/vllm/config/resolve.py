@@ -182,3 +182,99 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
         mode = "none"
         log.append("Mamba cache mode is set to 'none' when prefix caching is disabled")
     return mode
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The planning-relevant part of vLLM's ``VllmConfig``, resolved once from the flags.
+
+    ``kv_cache_dtype`` is the resolved name (``auto`` becomes the quantization config's dtype
+    where it sets one); ``drafter`` includes an MTP module under ``"method": "mtp"``; ``log``
+    holds the lines vLLM prints while resolving (mamba cache mode); ``notes`` the assumptions
+    and caveats the figures rest on.
+    """
+
+    model: ModelGeometry
+    args: EngineArgs
+    rules: VersionRules
+    model_dtype: str
+    kv_cache_dtype: str
+    backend: AttentionBackend
+    max_model_len: int
+    mamba_cache_mode: str
+    drafter: Drafter | None
+    drafter_kv_cache_dtype: str | None
+    drafter_model_dtype: str | None
+    drafter_backend: AttentionBackend | None
+    log: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def backends(self) -> dict[str, AttentionBackend]:
+        """Every backend serving a layer, by name (target first)."""
+        out = {self.backend.name: self.backend}
+        if self.drafter_backend is not None:
+            out.setdefault(self.drafter_backend.name, self.drafter_backend)
+        return out
+
+
+def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:
+    """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does.
+
+    :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
+        (the message names the flag or config field and vLLM's reason).
+    """
+    from dryboot.vllm.models.registry import family_for
+    from dryboot.vllm.versions import rules_for
+
+    args.validate()
+    rules = rules_for(args.vllm_version)
+    notes = list(args.assumptions())
+    if rules.version != args.vllm_version and rules.version != f"{args.vllm_version}.0":
+        notes.append(
+            f"vLLM {args.vllm_version} is planned with the rules of {rules.version}, the newest known "
+            "version at or before it (only 0.28.0 is verified against vLLM itself)"
+        )
+    if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
+        notes.append(
+            "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
+        )
+    if args.available_kv_bytes() is None:
+        notes.append(
+            "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
+            "blocks and concurrency not computed."
+        )
+    check_tensor_parallel(model, args.tensor_parallel_size)
+    family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
+    if drafter is not None:
+        check_tensor_parallel(drafter.model, args.tensor_parallel_size)
+        family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
+    elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):
+        drafter = mtp_drafter(model, args.speculative_method)
+    kv_dtype = args.kv_cache_dtype
+    if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
+        kv_dtype = model.quant_kv_cache_dtype
+    log: list[str] = []
+    has_mamba = any(k.is_mamba for k in model.kinds)
+    d_dtype = d_model_dtype = d_backend = None
+    if drafter is not None:
+        d_dtype = drafter.kv_cache_dtype or kv_dtype
+        d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
+        d_backend = backend_for(d_name, d_dtype, drafter.model, args, "--speculative-config attention_backend")
+        d_model_dtype = model_dtype_of(drafter.model, args)
+    return EngineConfig(
+        model=model,
+        args=args,
+        rules=rules,
+        model_dtype=model_dtype_of(model, args),
+        kv_cache_dtype=kv_dtype,
+        backend=backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend"),
+        max_model_len=derive_max_model_len(model, args),
+        mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if has_mamba else "none",
+        drafter=drafter,
+        drafter_kv_cache_dtype=d_dtype,
+        drafter_model_dtype=d_model_dtype,
+        drafter_backend=d_backend,
+        log=tuple(log),
+        notes=tuple(notes),
+    )
