@@ -43,7 +43,12 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 
 
 @click.command("plan")
-@click.option("--model", "model_path", required=True, metavar="PATH", help="A config.json or a directory holding one.")
+@click.option("--model", "model_path", metavar="PATH", help="A config.json or a directory holding one.")
+@click.option(
+    "--list-architectures",
+    is_flag=True,
+    help="Print every architecture of vLLM 0.28.0's registry and whether dryboot plans or refuses it.",
+)
 @engine_options
 @click.option(
     "--custom-kv-cache-dtype",
@@ -77,7 +82,8 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
 def plan(
-    model_path: str,
+    model_path: str | None,
+    list_architectures: bool,
     custom_dtypes: tuple[str, ...],
     spec_config: str | None,
     spec_model: str | None,
@@ -100,6 +106,20 @@ def plan(
     from dryboot.report import plan_to_dict, render_text
     from dryboot.runner import build_engine_args, load_drafter_and_k
 
+    if list_architectures:
+        from dryboot.vllm.models.registry import architecture_table
+
+        rows = architecture_table()
+        if as_json:
+            click.echo(json.dumps([row.__dict__ for row in rows], indent=2))
+        else:
+            for row in rows:
+                click.echo(f"{row.architecture}  {row.status}  {row.family or '-'}  {row.kind}  vllm {row.vllm_file}")
+            modelled = sum(r.status == "modelled" for r in rows)
+            click.echo(f"{len(rows)} architectures: {modelled} modelled, {len(rows) - modelled} refused")
+        return
+    if model_path is None:
+        raise click.UsageError("Missing option '--model'.")
     flags = collect_flags(kwargs)
     model, args = build_engine_args(model_path, flags, list(custom_dtypes))
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)

@@ -105,3 +105,42 @@ def family_for(architecture: str, source: str) -> Family:
             "(see dryboot plan --list-architectures)",
         )
     return family
+
+
+@dataclass(frozen=True)
+class ArchitectureRow:
+    """One row of ``dryboot plan --list-architectures``.
+
+    :param architecture: the registry name; :param kind: vLLM's table (text-generation,
+        multimodal, speculative-decoding); :param vllm_file: its model file in vLLM 0.28.0;
+    :param status: ``modelled`` (a family plans it) or ``refused``; :param family: the
+        dryboot family, or ``""``.
+    """
+
+    architecture: str
+    kind: str
+    vllm_file: str
+    status: str
+    family: str
+
+
+def architecture_table() -> list[ArchitectureRow]:
+    """Every architecture of vLLM 0.28.0's registry (text generation, multimodal wrappers,
+    speculative decoding), with what dryboot does with it."""
+    import json
+    from importlib.resources import files
+
+    data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
+    rows = []
+    for arch, entry in data.items():
+        family = ARCHITECTURES.get(arch)
+        rows.append(
+            ArchitectureRow(
+                arch,
+                entry["kind"],
+                entry["file"],
+                "modelled" if family else "refused",
+                family.name if family else "",
+            )
+        )
+    return rows
