@@ -61,9 +61,10 @@ def test_mistral_default_window_makes_every_layer_sliding() -> None:
     ],
 )
 def test_qwen3_window_rules(extra: dict[str, object], kinds: tuple[LayerKind, ...]) -> None:
-    m = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **llama(**extra)})
+    cfg = llama(**{**extra, "hidden_size": 4096})
+    m = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", **cfg})
     assert m.layer_kinds == kinds
-    assert m.head_dim == 128  # Qwen3Config head_dim (hidden // heads would be 128 too: see 7b)
+    assert m.head_dim == 128  # Qwen3Config's head_dim default, not hidden_size // heads (512)
 
 
 def test_qwen3_partial_window_is_refused_as_vllm_does() -> None:
