@@ -92,13 +92,15 @@ def _vllm_python() -> Path | None:
 
 
 def _spec_json(spec: Any) -> dict[str, Any]:
-    from dryboot.vllm.kv_cache_interface import MambaSpec
+    from dryboot.vllm.kv_cache_interface import LayerKind, MambaSpec
+
+    vllm_mamba_type = {LayerKind.GDN: "gdn", LayerKind.MAMBA2: "mamba2", LayerKind.MAMBA1: "mamba1"}
 
     if isinstance(spec, MambaSpec):
         return {
             "type": "mamba", "block_size": spec.block_size,
             "shapes": [list(s) for s in spec.shapes], "dtypes": list(spec.torch_dtypes),
-            "page_size_padded": spec.page_size_padded, "mamba_type": spec.mamba_type,
+            "page_size_padded": spec.page_size_padded, "mamba_type": vllm_mamba_type[spec.layer_kind],
             "mamba_cache_mode": spec.mamba_cache_mode,
             "num_speculative_blocks": spec.num_speculative_blocks,
         }

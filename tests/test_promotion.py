@@ -30,10 +30,11 @@ def test_no_divisor_qualifies() -> None:
 
 def _sliding(block: int) -> AttentionSpec:
     from dryboot.vllm.dtypes import KVQuantMode
+    from dryboot.vllm.kv_cache_interface import LayerKind
 
     # 8 KV heads x 128, bf16: 4096 B per token
     return AttentionSpec(
-        kind="sliding",
+        layer_kind=LayerKind.SLIDING,
         block_size=block,
         num_kv_heads=8,
         head_size=128,

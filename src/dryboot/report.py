@@ -25,7 +25,7 @@ def spec_dict(spec: LayerSpec) -> dict[str, Any]:
     }
     if isinstance(spec, MambaSpec):
         common.update(
-            mamba_type=spec.mamba_type,
+            mamba_type=spec.layer_kind.value,
             shapes=[list(s) for s in spec.shapes],
             dtypes=list(spec.torch_dtypes),
             mamba_cache_mode=spec.mamba_cache_mode,

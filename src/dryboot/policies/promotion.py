@@ -27,7 +27,7 @@ from functools import lru_cache
 from dryboot.layers import LayerSet
 from dryboot.policies import UNIFICATION_POLICIES
 from dryboot.vllm.backends import AttentionBackend
-from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind, LayerSpec
 from dryboot.vllm.kv_cache_utils.unify import Decision, can_reach, unify_layer_set
 from dryboot.vllm.platforms import cdiv
 from dryboot.vllm.versions import VersionRules
@@ -152,7 +152,7 @@ def unify_layer_set_with_policy(
     decisions: list[Decision] = []
     max_page = max(spec.page_size_bytes for spec in specs)
     for i, spec in enumerate(layers.specs):
-        if not isinstance(spec, AttentionSpec) or spec.kind != "sliding":
+        if not isinstance(spec, AttentionSpec) or spec.layer_kind is not LayerKind.SLIDING:
             continue
         page = spec.page_size_bytes
         if max_page % page == 0:

@@ -43,7 +43,7 @@ def resolve_kv_cache_block_sizes(
     """
     if grouping.num_groups <= 1:
         only = grouping.runs[0].spec if grouping.runs else None
-        bs = only.block_size if only is not None and only.kind == "mamba" else cache_block_size
+        bs = only.block_size if only is not None and isinstance(only, MambaSpec) else cache_block_size
         return bs, bs, None
     specs = grouping.specs
     sizes = sorted({s.block_size for s in specs})

@@ -11,12 +11,73 @@ All sizes are bytes; block sizes are tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from math import prod
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 
-AttentionKind = Literal["full", "sliding", "chunked", "mla"]
+
+class LayerKind(Enum):
+    """What a decoder layer keeps in the KV cache: the one vocabulary of layer kinds, from
+    config reading (``layer_types`` names) through specs, groups and reports.
+
+    ``spec_kind`` is the short name of vLLM's spec class family (``full``, ``sliding``,
+    ``chunked``, ``mla``, ``mamba``: ``FullAttentionSpec``, ``SlidingWindowSpec``,
+    ``ChunkedLocalAttentionSpec``, ``MLAAttentionSpec``, ``MambaSpec``), as reports show it.
+    """
+
+    FULL = "full_attention"
+    SLIDING = "sliding_attention"
+    CHUNKED = "chunked_attention"
+    MLA = "mla"
+    GDN = "gated_deltanet"
+    MAMBA2 = "mamba2"
+    MAMBA1 = "mamba1"
+    NONE = "none"
+
+    # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
+    __hash__ = object.__hash__
+
+    @property
+    def is_attention(self) -> bool:
+        return self in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA)
+
+    @property
+    def is_mamba(self) -> bool:
+        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1)
+
+    @property
+    def spec_kind(self) -> str:
+        return _SPEC_KIND[self]
+
+    @property
+    def label(self) -> str:
+        """A reader's name: ``full attention``, ``Gated DeltaNet``..."""
+        return _LABEL[self]
+
+
+_SPEC_KIND = {
+    LayerKind.FULL: "full",
+    LayerKind.SLIDING: "sliding",
+    LayerKind.CHUNKED: "chunked",
+    LayerKind.MLA: "mla",
+    LayerKind.GDN: "mamba",
+    LayerKind.MAMBA2: "mamba",
+    LayerKind.MAMBA1: "mamba",
+    LayerKind.NONE: "none",
+}
+_LABEL = {
+    LayerKind.FULL: "full attention",
+    LayerKind.SLIDING: "sliding window",
+    LayerKind.CHUNKED: "chunked local",
+    LayerKind.MLA: "MLA",
+    LayerKind.GDN: "Gated DeltaNet",
+    LayerKind.MAMBA2: "Mamba2",
+    LayerKind.MAMBA1: "Mamba1",
+    LayerKind.NONE: "no cache",
+}
+
 
 
 @dataclass(frozen=True)
@@ -28,13 +89,13 @@ class AttentionSpec:
     token, K and V together: ``(head_size + head_size_v) * dtype bytes``, plus two fp32 scales
     for per-token-head caches, or a custom cache's declared value.
 
-    :param kind: ``full``, ``sliding`` (``sliding_window`` tokens), ``chunked``
-        (``attention_chunk_size`` tokens) or ``mla``.
+    :param layer_kind: ``FULL``, ``SLIDING`` (``sliding_window`` tokens), ``CHUNKED``
+        (``attention_chunk_size`` tokens) or ``MLA``.
     :param backend: the attention backend name serving the layer (for kernel checks).
     :param indexes_kv_by_block_stride: the backend may read a padded page.
     """
 
-    kind: AttentionKind
+    layer_kind: LayerKind
     block_size: int
     num_kv_heads: int
     head_size: int
@@ -77,12 +138,17 @@ class AttentionSpec:
             raise ValueError("a padded page cannot be smaller than the natural page")
         return _copy_with(self, page_size_padded=page_size_padded)
 
+    @property
+    def kind(self) -> str:
+        """The spec class family's short name (:attr:`LayerKind.spec_kind`)."""
+        return self.layer_kind.spec_kind
+
     def describe(self) -> str:
-        if self.kind == "sliding":
-            return f"sliding window {self.sliding_window}"
-        if self.kind == "chunked":
-            return f"chunked local {self.attention_chunk_size}"
-        return "MLA" if self.kind == "mla" else "full attention"
+        if self.layer_kind is LayerKind.SLIDING:
+            return f"{self.layer_kind.label} {self.sliding_window}"
+        if self.layer_kind is LayerKind.CHUNKED:
+            return f"{self.layer_kind.label} {self.attention_chunk_size}"
+        return self.layer_kind.label
 
 
 @dataclass(frozen=True)
@@ -92,12 +158,12 @@ class MambaSpec:
     Page = sum over state tensors of ``prod(shape) * dtype bytes``, independent of the block
     size, or ``page_size_padded`` when set.
 
-    :param mamba_type: ``gdn`` (Gated DeltaNet), ``mamba2`` or ``mamba1``.
+    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2`` or ``MAMBA1``.
     :param mamba_cache_mode: ``none``, ``align`` or ``all``.
     :param num_speculative_blocks: extra state pages per request (= speculative tokens).
     """
 
-    mamba_type: str
+    layer_kind: LayerKind
     block_size: int
     shapes: tuple[tuple[int, ...], ...]
     torch_dtypes: tuple[str, ...]
@@ -105,7 +171,10 @@ class MambaSpec:
     num_speculative_blocks: int
     page_size_padded: int | None = None
 
-    kind: Literal["mamba"] = "mamba"
+    @property
+    def kind(self) -> str:
+        """``mamba`` (every mamba-family layer is a ``MambaSpec``)."""
+        return self.layer_kind.spec_kind
 
     @property
     def natural_page_size_bytes(self) -> int:
@@ -126,7 +195,7 @@ class MambaSpec:
         return _copy_with(self, page_size_padded=page_size_padded)
 
     def describe(self) -> str:
-        return {"gdn": "Gated DeltaNet", "mamba2": "Mamba2", "mamba1": "Mamba1"}[self.mamba_type]
+        return self.layer_kind.label
 
 
 LayerSpec = AttentionSpec | MambaSpec

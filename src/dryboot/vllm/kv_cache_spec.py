@@ -45,7 +45,7 @@ def kv_layout(
 
 
 def attention_spec(
-    kind: str,
+    kind: LayerKind,
     model: ModelGeometry,
     args: EngineArgs,
     kv_cache_dtype: str,
@@ -53,14 +53,14 @@ def attention_spec(
     backend: AttentionBackend,
     block_size: int,
 ) -> AttentionSpec:
-    geo = model.attention(_LAYER_KIND[kind])
+    geo = model.attention(kind)
     heads = 1 if model.use_mla else max(1, geo.num_kv_heads // args.tensor_parallel_size)
-    head_v = 0 if kind == "mla" else geo.head_dim_v
+    head_v = 0 if kind is LayerKind.MLA else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
         kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
     )
     return AttentionSpec(
-        kind=kind,  # type: ignore[arg-type]
+        layer_kind=kind,
         block_size=block_size,
         num_kv_heads=heads,
         head_size=geo.head_dim,
@@ -71,8 +71,8 @@ def attention_spec(
         content_bytes=content,
         backend=backend.name,
         indexes_kv_by_block_stride=backend.indexes_kv_by_block_stride,
-        sliding_window=model.sliding_window if kind == "sliding" else None,
-        attention_chunk_size=model.attention_chunk_size if kind == "chunked" else None,
+        sliding_window=model.sliding_window if kind is LayerKind.SLIDING else None,
+        attention_chunk_size=model.attention_chunk_size if kind is LayerKind.CHUNKED else None,
     )
 
 
@@ -87,8 +87,8 @@ def mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tu
     return conv, ssm
 
 
-#: (mamba type, state tensor shapes per rank, their torch dtypes).
-MambaState = tuple[str, tuple[tuple[int, ...], ...], tuple[str, ...]]
+#: (layer kind, state tensor shapes per rank, their torch dtypes).
+MambaState = tuple[LayerKind, tuple[tuple[int, ...], ...], tuple[str, ...]]
 
 
 def mamba_state(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> MambaState | None:
@@ -106,14 +106,14 @@ def mamba_state(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> Mam
             shapes: tuple[tuple[int, ...], ...] = gdn_state_shapes(
                 tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k
             )
-            return "gdn", shapes, (conv, ssm)
+            return LayerKind.GDN, shapes, (conv, ssm)
         if model.mamba2 is not None:
             m = model.mamba2
             shapes = mamba2_state_shapes(tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k)
-            return "mamba2", shapes, (conv, ssm)
+            return LayerKind.MAMBA2, shapes, (conv, ssm)
         if model.mamba1 is not None:
             m1 = model.mamba1
-            return "mamba1", mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
+            return LayerKind.MAMBA1, mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
     except ValueError as exc:
         raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
     return None
@@ -127,15 +127,6 @@ def sliding_start_block(backend: AttentionBackend, primary_block: int, rules: Ve
 
 
 MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
-_ATTENTION_KIND = {
-    LayerKind.FULL: "full",
-    LayerKind.SLIDING: "sliding",
-    LayerKind.CHUNKED: "chunked",
-    LayerKind.MLA: "mla",
-}
-_LAYER_KIND = {v: k for k, v in _ATTENTION_KIND.items()}
-
-
 def build_layers(
     model: ModelGeometry,
     args: EngineArgs,
@@ -159,10 +150,10 @@ def build_layers(
     for kind in kinds:
         if kind in MAMBA_KINDS:
             assert mamba is not None
-            mamba_type, shapes, dtypes = mamba
+            _, shapes, dtypes = mamba
             specs.append(
                 MambaSpec(
-                    mamba_type=mamba_type,
+                    layer_kind=kind,
                     block_size=mamba_block,
                     shapes=shapes,
                     torch_dtypes=dtypes,
@@ -172,7 +163,6 @@ def build_layers(
                 )
             )
         else:
-            attn_kind = _ATTENTION_KIND[kind]
             block = sw_block if kind is LayerKind.SLIDING else block_size
-            specs.append(attention_spec(attn_kind, model, args, kv_cache_dtype, model_dtype, backend, block))
+            specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block))
     return LayerSet(tuple(specs), names, order)

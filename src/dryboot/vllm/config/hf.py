@@ -12,36 +12,25 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from enum import Enum
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.kv_cache_interface import LayerKind
 
-
-class LayerKind(Enum):
-    """What a decoder layer keeps in the KV cache."""
-
-    FULL = "full_attention"
-    SLIDING = "sliding_attention"
-    CHUNKED = "chunked_attention"
-    MLA = "mla"
-    GDN = "gated_deltanet"
-    MAMBA2 = "mamba2"
-    MAMBA1 = "mamba1"
-    NONE = "none"
-
-    # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
-    __hash__ = object.__hash__
-
-    @property
-    def is_attention(self) -> bool:
-        return self in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA)
-
-    @property
-    def is_mamba(self) -> bool:
-        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1)
+__all__ = [
+    "AttentionGeometry",
+    "ConfigFields",
+    "GatedDeltaNet",
+    "LayerKind",
+    "Mamba1",
+    "Mamba2",
+    "ModelGeometry",
+    "geometry_from_config",
+    "load_config_json",
+    "load_model",
+]
 
 
 @dataclass(frozen=True)

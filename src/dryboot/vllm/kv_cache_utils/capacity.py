@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dryboot.vllm.kv_cache_interface import LayerSpec, MambaSpec
+from dryboot.vllm.kv_cache_interface import LayerKind, LayerSpec, MambaSpec
 from dryboot.vllm.kv_cache_utils.groups import Grouping
 from dryboot.vllm.platforms import cdiv
 
@@ -56,14 +56,14 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
         if spec.mamba_cache_mode == "all":
             return cdiv(length, spec.block_size) + spec.num_speculative_blocks
         if spec.mamba_cache_mode == "align":
-            base = limits.mamba2_align_pages if spec.mamba_type == "mamba2" else 2
+            base = limits.mamba2_align_pages if spec.layer_kind is LayerKind.MAMBA2 else 2
             return base + spec.num_speculative_blocks
         return 1 + spec.num_speculative_blocks
-    if spec.kind == "sliding":
+    if spec.layer_kind is LayerKind.SLIDING:
         assert spec.sliding_window is not None
         tokens = min(spec.sliding_window - 1 + limits.max_in_flight_tokens, length)
         return cdiv(tokens, spec.block_size) + 1
-    if spec.kind == "chunked":
+    if spec.layer_kind is LayerKind.CHUNKED:
         assert spec.attention_chunk_size is not None
         tokens = min(spec.attention_chunk_size + limits.max_in_flight_tokens, length)
         return cdiv(tokens, spec.block_size)

@@ -23,7 +23,7 @@ from math import gcd
 from typing import Literal, NamedTuple
 
 from dryboot.layers import LayerSet
-from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind, LayerSpec, MambaSpec
 from dryboot.vllm.platforms import cdiv
 
 GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]
@@ -113,7 +113,7 @@ def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
     if isinstance(spec, MambaSpec):
         return (
             "mamba",
-            spec.mamba_type,
+            spec.layer_kind,
             spec.block_size,
             spec.shapes,
             spec.torch_dtypes,
@@ -142,9 +142,9 @@ def _type_key(spec: LayerSpec) -> tuple[object, ...]:
     same window / chunk / speculative blocks."""
     if isinstance(spec, MambaSpec):
         return ("mamba", spec.num_speculative_blocks)
-    if spec.kind in ("full", "mla"):
+    if spec.layer_kind in (LayerKind.FULL, LayerKind.MLA):
         return ("full",)
-    if spec.kind == "sliding":
+    if spec.layer_kind is LayerKind.SLIDING:
         return ("sliding", spec.sliding_window)
     return ("chunked", spec.attention_chunk_size)
 
@@ -168,7 +168,7 @@ def uniform_path(layers: LayerSet) -> Grouping | None:
 
 
 def _is_sliding(spec: LayerSpec) -> bool:
-    return isinstance(spec, AttentionSpec) and spec.kind == "sliding"
+    return isinstance(spec, AttentionSpec) and spec.layer_kind is LayerKind.SLIDING
 
 
 def sliding_bucket_group_size(sizes: Sequence[int], sliding: Sequence[bool], group_size: int) -> int | None:

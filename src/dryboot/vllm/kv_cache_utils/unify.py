@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dryboot.layers import LayerSet
-from dryboot.vllm.kv_cache_interface import LayerSpec, MambaSpec
+from dryboot.vllm.kv_cache_interface import LayerKind, LayerSpec, MambaSpec
 from dryboot.vllm.versions import VersionRules
 
 UNIFY_ERROR = (
@@ -62,7 +62,9 @@ def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
     if rules.pad_requires_block_stride:
         return spec.indexes_kv_by_block_stride
     # 0.29+: any non-MLA attention pads, unless its (custom) kernel cannot read a padded page.
-    return spec.kind != "mla" and (spec.indexes_kv_by_block_stride or spec.quant_mode.value != "custom")
+    return spec.layer_kind is not LayerKind.MLA and (
+        spec.indexes_kv_by_block_stride or spec.quant_mode.value != "custom"
+    )
 
 
 def fit_to_page(
