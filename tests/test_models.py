@@ -104,3 +104,36 @@ def test_qwen3_next_every_fourth_layer_whatever_the_interval() -> None:
     m = geometry_from_config(base)
     assert [i for i, k in enumerate(m.layer_kinds) if k is LayerKind.FULL] == [3, 7]
     assert m.num_mtp_layers == 1  # qwen3_next_mtp.py: num_nextn_predict_layers default 1
+
+
+def test_yarn_scaling_extends_the_derived_length() -> None:
+    from dryboot.plan import plan
+    from dryboot.vllm.engine_args import EngineArgs
+
+    # _get_and_verify_max_len: yarn -> original_max_position_embeddings x factor
+    rope = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144}
+    cfg = {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        **llama(max_position_embeddings=262144, rope_scaling=rope),
+    }
+    m = geometry_from_config(cfg)
+    assert m.max_position_embeddings == 1_048_576
+    assert plan(m, EngineArgs(max_model_len=1_048_576)).max_model_len == 1_048_576
+    with pytest.raises(InputError, match=r"max_position_embeddings=1048576"):
+        plan(m, EngineArgs(max_model_len=1_048_577))
+    # llama3-type scaling does not extend it
+    cfg["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0}
+    assert geometry_from_config(cfg).max_position_embeddings == 262144
+
+
+def test_longrope_defaults_to_the_original_length() -> None:
+    from dryboot.plan import plan
+
+    rope = {"rope_type": "longrope", "long_factor": [1.0], "short_factor": [1.0]}
+    cfg = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        **llama(max_position_embeddings=131072, original_max_position_embeddings=4096, rope_scaling=rope),
+    }
+    assert plan(geometry_from_config(cfg)).max_model_len == 4096

@@ -114,6 +114,9 @@ class ModelGeometry:
     quant_kv_cache_dtype: str | None = None
     mla_dims: tuple[int, int, int] | None = None
     family: str = ""
+    max_len_key: str = "max_position_embeddings"
+    default_max_model_len: int | None = None
+    model_max_length: int | None = None
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""

@@ -139,22 +139,33 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
 
 
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
+    """``--max-model-len`` checked against the length the config allows, or that length when
+    not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
+    included, is :func:`dryboot.vllm.models.common.derived_max_model_len`). Tokens.
+
+    :raises InputError: a length beyond the derived one (unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
+        is set, as vLLM allows), or no length at all.
+    """
     derived = model.max_position_embeddings
     requested = args.max_model_len
     if requested is None or requested == -1:
+        if model.default_max_model_len is not None:
+            return model.default_max_model_len
         if derived is None:
             raise InputError(model.source, "max_position_embeddings", "missing; give --max-model-len")
         return derived
     if (
         derived is not None
         and requested > derived
+        and (model.model_max_length is None or requested > model.model_max_length)
         and os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0") not in ("1", "true", "True")
     ):
         raise InputError(
             "--max-model-len",
             str(requested),
-            f"greater than the derived max_model_len (max_position_embeddings={derived} in "
-            f"{model.source}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+            f"User-specified max_model_len ({requested}) is greater than the derived max_model_len "
+            f"({model.max_len_key}={derived} or model_max_length={model.model_max_length} in {model.source}); "
+            "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
         )
     return requested
 

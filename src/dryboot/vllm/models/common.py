@@ -83,6 +83,62 @@ def window(f: ConfigFields, key: str = "sliding_window") -> int | None:
     return f.integer(key)
 
 
+#: Config keys that bound the context length; the smallest present wins
+#: (``ModelArchConfigConvertor.derive_max_model_len_and_key``).
+MAX_LEN_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
+
+def derived_max_model_len(f: ConfigFields) -> tuple[int | None, str | None, int | None]:
+    """(derived max length, the key it came from, the default length when that differs), tokens.
+
+    The smallest of :data:`MAX_LEN_KEYS`, times the RoPE scaling factor (``rope_parameters`` or
+    the older ``rope_scaling``, per layer type or flat) unless the type is ``su``, ``longrope``
+    or ``llama3`` or the model is a Gemma-3; a ``yarn`` scaling starts from its
+    ``original_max_position_embeddings``. A ``longrope`` model defaults to its
+    ``original_max_position_embeddings`` (``ModelConfig._get_and_verify_max_len``).
+
+    :raises InputError: a RoPE block that is not an object.
+    """
+    found = [(f.get(k), k) for k in MAX_LEN_KEYS if isinstance(f.get(k), int) and not isinstance(f.get(k), bool)]
+    if not found:
+        return None, None, None
+    derived, key = min(found)
+    rope = f.get("rope_parameters") or f.get("rope_scaling")
+    model_type = str(f.get("model_type") or "")
+    if not rope or "gemma3" in model_type:
+        return derived, key, None
+    if not isinstance(rope, dict):
+        raise InputError(f.source, f.where("rope_parameters"), "must be an object")
+    blocks = list(rope.values()) if all(isinstance(v, dict) for v in rope.values()) else [rope]
+    factor: float | None = 1.0
+    longrope = False
+    scaled: float = derived
+    for rp in blocks:
+        rope_type = rp.get("rope_type") or rp.get("type") or "default"
+        longrope = longrope or rope_type == "longrope"
+        if rope_type not in ("su", "longrope", "llama3"):
+            factor = rp.get("factor", factor)
+            if rope_type == "yarn":
+                scaled = (
+                    rp.get("original_max_position_embeddings") or f.get("original_max_position_embeddings") or derived
+                )
+    scaled *= factor if isinstance(factor, int | float) else 1.0
+    default = None
+    if longrope:
+        default = int(f.get("original_max_position_embeddings") or scaled)
+    return int(scaled), key, default
+
+
 def geometry(
     f: ConfigFields,
     architecture: str,
@@ -95,6 +151,7 @@ def geometry(
 ) -> ModelGeometry:
     """The :class:`ModelGeometry` of a decoder with ``kinds`` layers and ``heads``."""
     num_heads, kv, head_dim = heads
+    derived, key, default_len = derived_max_model_len(f)
     if LayerKind.SLIDING in kinds and sliding_window is None:
         raise InputError(f.source, f.where("sliding_window"), "sliding-window layers need a window")
     chunk = f.opt_int("attention_chunk_size") if LayerKind.CHUNKED in kinds else None
@@ -111,7 +168,10 @@ def geometry(
         "head_dim_v": head_dim,
         "sliding_window": sliding_window if LayerKind.SLIDING in kinds else None,
         "attention_chunk_size": chunk,
-        "max_position_embeddings": f.opt_int("max_position_embeddings"),
+        "max_position_embeddings": derived,
+        "max_len_key": key or "max_position_embeddings",
+        "default_max_model_len": default_len,
+        "model_max_length": f.opt_int("model_max_length"),
         "num_attention_heads": num_heads,
         "quant_kv_cache_dtype": quantization_kv_cache_dtype(f),
         "family": family,
