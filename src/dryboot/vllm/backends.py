@@ -38,8 +38,8 @@ class AttentionBackend:
     :param is_mla: an MLA backend (one latent head, no V).
     :param per_token_head: serves the ``*_per_token_head`` KV caches (adds two fp32 scales
         per head per token in ``customize_spec``).
-    :param kv_cache_dtypes: ``supported_kv_cache_dtypes`` where dryboot checks them (``None``:
-        not checked).
+    :param kv_cache_dtypes: ``supported_kv_cache_dtypes`` (vLLM 0.28.0's lists; ``None``: a
+        custom cache's backend, not checked).
     """
 
     name: str
@@ -97,21 +97,33 @@ class AttentionBackend:
 _M16 = (KernelBlock(16, multiple_of=True),)
 _PLAIN = frozenset({"auto", "float16", "bfloat16"})
 _FP8 = _PLAIN | {"fp8", "fp8_e4m3"}
+_E5M2 = _FP8 | {"fp8_e5m2"}
 
 #: Backends of vLLM 0.28.0 (CUDA and CPU) with their declarations.
 BACKENDS: dict[str, AttentionBackend] = {
     b.name: b
     for b in (
         AttentionBackend("FLASH_ATTN", _M16, True, kv_cache_dtypes=_FP8),
-        AttentionBackend("TRITON_ATTN", _M16, True, per_token_head=True),
-        AttentionBackend("FLASHINFER", (KernelBlock(16), KernelBlock(32), KernelBlock(64)), True),
+        AttentionBackend(
+            "TRITON_ATTN",
+            _M16,
+            True,
+            per_token_head=True,
+            kv_cache_dtypes=_E5M2 | {"int4_per_token_head", "int8_per_token_head", "fp8_per_token_head"},
+        ),
+        AttentionBackend(
+            "FLASHINFER",
+            (KernelBlock(16), KernelBlock(32), KernelBlock(64)),
+            True,
+            kv_cache_dtypes=_E5M2 | {"nvfp4", "nvfp4_4over6"},
+        ),
         AttentionBackend("FLEX_ATTENTION", _M16, True, kv_cache_dtypes=_PLAIN),
-        AttentionBackend("CPU_ATTN", _M16, False),
+        AttentionBackend("CPU_ATTN", _M16, False, kv_cache_dtypes=frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"})),
         AttentionBackend("FLASH_ATTN_MLA", _M16, True, is_mla=True, kv_cache_dtypes=_PLAIN),
-        AttentionBackend("TRITON_MLA", _M16, True, is_mla=True),
-        AttentionBackend("FLASHMLA", (KernelBlock(64),), True, is_mla=True),
-        AttentionBackend("CUTLASS_MLA", (KernelBlock(128),), True, is_mla=True),
-        AttentionBackend("FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True),
+        AttentionBackend("TRITON_MLA", _M16, True, is_mla=True, kv_cache_dtypes=_FP8),
+        AttentionBackend("FLASHMLA", (KernelBlock(64),), True, is_mla=True, kv_cache_dtypes=_FP8),
+        AttentionBackend("CUTLASS_MLA", (KernelBlock(128),), True, is_mla=True, kv_cache_dtypes=_FP8),
+        AttentionBackend("FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True, kv_cache_dtypes=_FP8),
     )
 }
 

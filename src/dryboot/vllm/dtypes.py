@@ -41,6 +41,8 @@ STR_TO_TORCH_DTYPE: dict[str, str] = {
     "int4_per_token_head": "uint8",
     "int8_per_token_head": "int8",
     "fp8_per_token_head": "uint8",
+    "nvfp4": "uint8",
+    "nvfp4_4over6": "uint8",
 }
 
 
@@ -52,6 +54,7 @@ class KVQuantMode(Enum):
     INT8_PER_TOKEN_HEAD = "int8_per_token_head"
     FP8_PER_TOKEN_HEAD = "fp8_per_token_head"
     INT4_PER_TOKEN_HEAD = "int4_per_token_head"
+    NVFP4 = "nvfp4"
     CUSTOM = "custom"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -77,6 +80,19 @@ KV_CACHE_DTYPES = (
     "int8_per_token_head",
     "fp8_per_token_head",
     "int4_per_token_head",
+    "nvfp4",
+    "nvfp4_4over6",
+)
+
+#: ``--kv-cache-dtype`` values vLLM 0.28.0 accepts (``CacheDType``) whose layout dryboot does
+#: not model: refused by name.
+UNMODELLED_KV_CACHE_DTYPES = (
+    "fp8_inc",
+    "fp8_ds_mla",
+    "turboquant_k8v4",
+    "turboquant_4bit_nc",
+    "turboquant_k3v4_nc",
+    "turboquant_3bit_nc",
 )
 
 #: ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype`` values (vLLM's ``MambaDType``).
@@ -96,6 +112,8 @@ def kv_quant_mode(kv_cache_dtype: str) -> KVQuantMode:
         return KVQuantMode.FP8_PER_TOKEN_HEAD
     if kv_cache_dtype.startswith("fp8"):
         return KVQuantMode.FP8_PER_TENSOR
+    if kv_cache_dtype.startswith("nvfp4"):
+        return KVQuantMode.NVFP4
     return KVQuantMode.NONE
 
 

@@ -11,7 +11,13 @@ import math
 from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
-from dryboot.vllm.dtypes import KV_CACHE_DTYPES, MAMBA_DTYPES, MODEL_DTYPES, CustomKVCacheDtype
+from dryboot.vllm.dtypes import (
+    KV_CACHE_DTYPES,
+    MAMBA_DTYPES,
+    MODEL_DTYPES,
+    UNMODELLED_KV_CACHE_DTYPES,
+    CustomKVCacheDtype,
+)
 from dryboot.vllm.versions import DEFAULT_VERSION
 
 GIB = 1 << 30
@@ -120,6 +126,12 @@ class EngineArgs:
             )
         if self.dtype not in MODEL_DTYPES:
             raise InputError("--dtype", None, f"unknown dtype {self.dtype!r} ({', '.join(MODEL_DTYPES)})")
+        if self.kv_cache_dtype in UNMODELLED_KV_CACHE_DTYPES:
+            raise InputError(
+                "--kv-cache-dtype",
+                None,
+                f"{self.kv_cache_dtype} is a vLLM 0.28.0 KV cache dtype whose page layout dryboot does not model",
+            )
         if self.kv_cache_dtype not in KV_CACHE_DTYPES and self.custom_dtype(self.kv_cache_dtype) is None:
             raise InputError(
                 "--kv-cache-dtype",

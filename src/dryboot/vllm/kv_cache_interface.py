@@ -228,8 +228,17 @@ def attention_content_bytes(
 
     ``(head_size + head_size_v) * dtype bytes``; per-token-head caches (Triton's
     ``customize_spec``) add one fp32 scale for K and one for V, after halving the head sizes
-    for int4. (Custom caches declare their own value: :class:`~dryboot.vllm.dtypes.CustomKVCacheDtype`.)
+    for int4; nvfp4 (FlashInfer) stores ``2 * (head_size / 2 + head_size / 16)`` bytes. (Custom
+    caches declare their own value: :class:`~dryboot.vllm.dtypes.CustomKVCacheDtype`.)
+
+    :raises ValueError: nvfp4 with different K and V head sizes.
     """
+    if quant_mode is KVQuantMode.NVFP4:
+        # FlashInfer's customize_spec: K and V in separate slots of packed fp4 data plus one fp8
+        # scale per 16 elements (nvfp4_kv_cache_full_dim).
+        if head_size != head_size_v:
+            raise ValueError("nvfp4 with asymmetric K/V head sizes is not supported (FlashInfer)")
+        return 2 * (head_size // 2 + head_size // 16)
     if quant_mode.is_per_token_head:
         hk, hv = head_size, head_size_v
         if quant_mode is KVQuantMode.INT4_PER_TOKEN_HEAD:
