@@ -189,8 +189,11 @@ def add_custom_dtypes(args: EngineArgs, specs: list[str], source: str = "--custo
 
 @dataclass(frozen=True)
 class SpeculativeConfig:
-    """vLLM's ``--speculative-config`` keys dryboot reads, plus three of its own:
-    ``kv_cache_dtype``, ``attention_backend`` and ``block_size`` of the drafter's layers."""
+    """vLLM's ``--speculative-config`` keys that shape the KV cache (``method``, ``model``,
+    ``num_speculative_tokens``, the drafter's ``kv_cache_dtype`` and ``attention_backend``,
+    ``disable_padded_drafter_batch``, which turns async scheduling off), plus dryboot's own
+    ``block_size`` of the drafter's layers. ``ignored`` lists the keys given that vLLM reads
+    but that do not touch the KV cache."""
 
     method: str
     model: str | None
@@ -198,6 +201,8 @@ class SpeculativeConfig:
     kv_cache_dtype: str | None = None
     attention_backend: str | None = None
     block_size: int | None = None
+    disable_padded_drafter_batch: bool = False
+    ignored: tuple[str, ...] = ()
 
 
 #: vLLM 0.28.0's speculative methods (``SpeculativeMethod``; any ``*_mtp`` is an MTP type).
@@ -229,6 +234,31 @@ _SPEC_KEYS = {
     "attention_backend",
     "block_size",
     "draft_tensor_parallel_size",
+    "disable_padded_drafter_batch",
+}
+#: vLLM 0.28.0 ``SpeculativeConfig`` fields that do not change the KV cache: accepted, noted.
+_SPEC_KEYS_WITHOUT_KV_EFFECT = {
+    "enforce_eager",
+    "quantization",
+    "moe_backend",
+    "max_model_len",
+    "revision",
+    "code_revision",
+    "use_local_argmax_reduction",
+    "use_heterogeneous_vocab",
+    "prompt_lookup_max",
+    "prompt_lookup_min",
+    "suffix_decoding_max_tree_depth",
+    "suffix_decoding_max_cached_requests",
+    "suffix_decoding_max_spec_factor",
+    "suffix_decoding_min_token_prob",
+    "draft_load_config",
+    "rejection_sample_method",
+    "synthetic_acceptance_rates",
+    "synthetic_acceptance_length",
+    "enable_adaptive_verification",
+    "draft_sample_method",
+    "dspark_draft_topk",
 }
 
 
@@ -244,9 +274,17 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
             raise InputError(source, f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(data, Mapping):
         raise InputError(source, None, "must be a JSON object")
-    unknown = sorted(set(data) - _SPEC_KEYS)
+    unknown = sorted(set(data) - _SPEC_KEYS - _SPEC_KEYS_WITHOUT_KV_EFFECT)
     if unknown:
-        raise InputError(source, unknown[0], f"unknown key (known: {', '.join(sorted(_SPEC_KEYS))})")
+        raise InputError(
+            source,
+            unknown[0],
+            f"not modelled: dryboot reads {', '.join(sorted(_SPEC_KEYS))} and ignores the keys that do not "
+            "change the KV cache",
+        )
+    padded = data.get("disable_padded_drafter_batch", False)
+    if not isinstance(padded, bool):
+        raise InputError(source, "disable_padded_drafter_batch", f"must be true or false, got {padded!r}")
     k = data.get("num_speculative_tokens", 0)
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise InputError(source, "num_speculative_tokens", f"must be an integer >= 0, got {k!r}")
@@ -268,6 +306,8 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
         kv_cache_dtype=data.get("kv_cache_dtype"),
         attention_backend=data.get("attention_backend"),
         block_size=block,
+        disable_padded_drafter_batch=padded,
+        ignored=tuple(sorted(set(data) & _SPEC_KEYS_WITHOUT_KV_EFFECT)),
     )
 
 

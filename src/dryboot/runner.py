@@ -61,7 +61,12 @@ def load_drafter_and_k(
             str(args.num_speculative_tokens),
             f"{source} sets num_speculative_tokens to {k}; give it once",
         )
-    args = replace(args, speculative_method=cfg.method)
+    args = replace(
+        args,
+        speculative_method=cfg.method,
+        disable_padded_drafter_batch=cfg.disable_padded_drafter_batch,
+        ignored_inputs=args.ignored_inputs + tuple(f"--speculative-config {k}" for k in cfg.ignored),
+    )
     if k:
         args = replace(args, num_speculative_tokens=k)
     path = spec_model or cfg.model

@@ -48,7 +48,9 @@ class EngineArgs:
     ``ceil(gpu_memory_bytes * gpu_memory_utilization) - non_kv_memory_bytes``.
     ``max_model_len`` is tokens (``-1`` auto-fits to the budget). ``async_scheduling``
     ``None`` is vLLM's default (on unless the speculative method cannot run with it).
-    ``speculative_method`` is ``--speculative-config``'s ``method``.
+    ``speculative_method`` and ``disable_padded_drafter_batch`` are ``--speculative-config``'s.
+    ``ignored_inputs`` names inputs accepted but ignored because they do not change the KV
+    cache (reported as notes).
     """
 
     tensor_parallel_size: int = 1
@@ -72,6 +74,8 @@ class EngineArgs:
     num_gpu_blocks_override: int | None = None
     num_speculative_tokens: int = 0
     speculative_method: str | None = None
+    disable_padded_drafter_batch: bool = False
+    ignored_inputs: tuple[str, ...] = ()
     prefix_match_unit: int | None = None
     custom_kv_cache_dtypes: tuple[CustomKVCacheDtype, ...] = field(default=())
     vllm_version: str = DEFAULT_VERSION
@@ -145,6 +149,12 @@ class EngineArgs:
         ):
             if dtype_name not in MAMBA_DTYPES:
                 raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
+        if self.async_scheduling and self.disable_padded_drafter_batch:
+            raise InputError(
+                "--async-scheduling",
+                None,
+                "Async scheduling is not compatible with disable_padded_drafter_batch=True (vLLM's VllmConfig)",
+            )
         if (
             self.async_scheduling
             and self.speculative_method is not None
@@ -200,7 +210,9 @@ class EngineArgs:
         else on unless the speculative method cannot run with it."""
         if self.async_scheduling is not None:
             return self.async_scheduling
-        return self.speculative_method is None or supports_async_scheduling(self.speculative_method)
+        if self.speculative_method is None:
+            return True
+        return supports_async_scheduling(self.speculative_method) and not self.disable_padded_drafter_batch
 
     def assumptions(self) -> tuple[str, ...]:
         """The GPU-dependent defaults a plan of these flags rests on, one sentence each."""
@@ -216,9 +228,14 @@ class EngineArgs:
                 f"vllm serve's default for the GPU ({gpu})"
             )
         if self.async_scheduling is None and not self.resolved_async_scheduling:
-            out.append(
-                f"async scheduling is off: vLLM disables it for {self.speculative_method!r} speculative decoding"
+            why = (
+                "disable_padded_drafter_batch=True"
+                if self.disable_padded_drafter_batch
+                else f"{self.speculative_method!r} speculative decoding"
             )
+            out.append(f"async scheduling is off: vLLM disables it for {why}")
+        if self.ignored_inputs:
+            out.append(f"ignored (no effect on the KV cache): {', '.join(self.ignored_inputs)}")
         return tuple(out)
 
     @property
