@@ -233,7 +233,7 @@ def oracle_case(gen: Generated) -> dict[str, Any]:
     config: dict[str, Any] = {
         "max_model_len": a.max_model_len,
         "max_num_batched_tokens": a.max_num_batched_tokens,
-        "async_scheduling": a.async_scheduling,
+        "async_scheduling": a.resolved_async_scheduling,
         "enable_prefix_caching": a.enable_prefix_caching,
         "kv_cache_dtype": a.kv_cache_dtype,
         "mamba_ssm_cache_dtype": a.mamba_ssm_cache_dtype,
