@@ -137,3 +137,21 @@ def test_longrope_defaults_to_the_original_length() -> None:
         **llama(max_position_embeddings=131072, original_max_position_embeddings=4096, rope_scaling=rope),
     }
     assert plan(geometry_from_config(cfg)).max_model_len == 4096
+
+
+def test_hf_overrides_apply_before_reading() -> None:
+    from pathlib import Path
+
+    from dryboot.plan import plan
+    from dryboot.runner import build_engine_args
+
+    qwen3_next = str(Path(__file__).resolve().parents[1] / "examples/models/Qwen3-Next-80B-A3B-Thinking.config.json")
+    rope = '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144}}'
+    flags = {"max-model-len": "1048576", "kv-cache-memory-bytes": "40G"}
+    with pytest.raises(InputError, match="max_position_embeddings=262144"):
+        model, args = build_engine_args(qwen3_next, flags, [])
+        plan(model, args)
+    model, args = build_engine_args(qwen3_next, flags, [], rope)
+    assert plan(model, args).max_model_len == 1_048_576  # 262,144 x yarn factor 4
+    with pytest.raises(InputError, match="--hf-overrides"):
+        build_engine_args(qwen3_next, flags, [], "[1]")

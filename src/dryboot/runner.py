@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from dryboot.errors import InputError
@@ -20,13 +21,25 @@ def build_engine_args(
     model_path: str,
     flags: dict[str, object],
     custom_dtypes: list[str],
+    hf_overrides: str | dict[str, object] | None = None,
 ) -> tuple[ModelGeometry, EngineArgs]:
-    """Load the model and parse command-line engine flags into :class:`EngineArgs`
-    (errors name the flag, ``--<name>``).
+    """Load the model (with ``--hf-overrides``, JSON) and parse command-line engine flags into
+    :class:`EngineArgs` (errors name the flag, ``--<name>``).
 
-    :raises InputError: a bad path, config or flag value.
+    :raises InputError: a bad path, config, override or flag value.
     """
-    model = load_model(model_path)
+    overrides: dict[str, object] | None = None
+    if isinstance(hf_overrides, str):
+        try:
+            parsed = json.loads(hf_overrides)
+        except json.JSONDecodeError as exc:
+            raise InputError("--hf-overrides", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        if not isinstance(parsed, dict):
+            raise InputError("--hf-overrides", None, "must be a JSON object")
+        overrides = parsed
+    elif hf_overrides is not None:
+        overrides = dict(hf_overrides)
+    model = load_model(model_path, overrides)
     args = EngineArgs()
     for name, value in flags.items():
         args = apply_flags(args, {name: value}, f"--{name}")

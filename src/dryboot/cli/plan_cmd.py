@@ -67,6 +67,12 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 )
 @click.option("--speculative-model", "spec_model", metavar="PATH", help="Shorthand: the drafter's config.json.")
 @click.option(
+    "--hf-overrides",
+    "hf_overrides",
+    metavar="JSON",
+    help="vLLM's --hf-overrides: keys replacing the config.json's (nested configs updated key by key).",
+)
+@click.option(
     "--grouping",
     type=click.Choice(GROUPING_POLICIES),
     default="upstream",
@@ -87,6 +93,7 @@ def plan(
     custom_dtypes: tuple[str, ...],
     spec_config: str | None,
     spec_model: str | None,
+    hf_overrides: str | None,
     grouping: str,
     unification: str,
     as_json: bool,
@@ -121,7 +128,7 @@ def plan(
     if model_path is None:
         raise click.UsageError("Missing option '--model'.")
     flags = collect_flags(kwargs)
-    model, args = build_engine_args(model_path, flags, list(custom_dtypes))
+    model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if as_json:

@@ -278,14 +278,40 @@ def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
     return source, data
 
 
-def load_model(path: str | Path) -> ModelGeometry:
-    """Load a model's :class:`ModelGeometry` from its ``config.json`` (file or directory).
+def load_model(path: str | Path, hf_overrides: dict[str, Any] | None = None) -> ModelGeometry:
+    """Load a model's :class:`ModelGeometry` from its ``config.json`` (file or directory),
+    with ``--hf-overrides`` applied (:func:`apply_hf_overrides`).
 
     :raises InputError: the file is missing or malformed, or a field the planner needs is
         missing or has the wrong type (the message names the field).
     """
     source, data = load_config_json(path)
+    if hf_overrides:
+        data = apply_hf_overrides(data, hf_overrides)
     return geometry_from_config(data, source)
+
+
+def apply_hf_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``config.json`` with ``--hf-overrides`` applied as ``ModelConfig`` applies a dict: a
+    value for a nested config (``text_config``...) updates it key by key, recursively; any
+    other value replaces the key at the top level (a dict value whole, as ``setattr`` does).
+    """
+    out = dict(data)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key.endswith("_config"):
+            out[key] = _update_nested(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _update_nested(target: dict[str, Any], updates: dict[str, Any]) -> dict[str, Any]:
+    out = dict(target)
+    for key, value in updates.items():
+        out[key] = (
+            _update_nested(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        )
+    return out
 
 
 def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFields]:
