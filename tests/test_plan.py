@@ -156,8 +156,20 @@ def test_prefix_caching_off_uses_mode_none(qwen3_next) -> None:
 
 
 def test_per_token_head_needs_triton(qwen3_next) -> None:
-    with pytest.raises(InputError, match="TRITON_ATTN"):
+    # flash_attn.py's supported_kv_cache_dtypes has no per-token-head entry; triton_attn.py's has
+    with pytest.raises(InputError, match=r"FLASH_ATTN is not valid .*kv_cache_dtype not supported"):
         plan(qwen3_next, EngineArgs(kv_cache_dtype="int8_per_token_head", attention_backend="FLASH_ATTN"))
+    assert plan(qwen3_next, EngineArgs(kv_cache_dtype="int8_per_token_head")).backend.name == "TRITON_ATTN"
+
+
+@pytest.mark.parametrize(
+    ("kv_cache_dtype", "backend"),
+    [("auto", "FLASH_ATTN"), ("fp8", "FLASH_ATTN"), ("fp8_e5m2", "FLASHINFER"), ("nvfp4", "FLASHINFER")],
+)
+def test_default_backend_is_vllms_first_valid_on_sm90(qwen3_next, kv_cache_dtype: str, backend: str) -> None:
+    # _get_backend_priorities (SM90): FLASH_ATTN, FLASHINFER, TRITON_ATTN, FLEX_ATTENTION; FLASH_ATTN
+    # serves auto/fp8/fp8_e4m3 only, FLASHINFER adds fp8_e5m2 and nvfp4
+    assert plan(qwen3_next, EngineArgs(kv_cache_dtype=kv_cache_dtype)).backend.name == backend
 
 
 def test_tp_must_divide_heads(qwen3_next) -> None:

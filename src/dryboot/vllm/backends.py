@@ -138,14 +138,56 @@ def custom_backend(custom: CustomKVCacheDtype, base: AttentionBackend) -> Attent
     )
 
 
-def default_backend(kv_cache_dtype: str, is_mla: bool) -> str:
-    """The backend dryboot assumes when ``--attention-backend`` is not given.
+#: vLLM 0.28.0's backend priorities on SM90 (``platforms/cuda.py`` ``_get_backend_priorities``);
+#: FLASHINFER_MLA (SM100 only) is never valid there and is left out.
+SM90_PRIORITIES = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+SM90_MLA_PRIORITIES = ("FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
 
-    Per-token-head caches: ``TRITON_ATTN`` (the only backend that serves them in 0.28);
-    MLA models: ``FLASH_ATTN_MLA``; otherwise ``FLASH_ATTN`` (vLLM's CUDA default).
+
+def head_size_supported(backend: str, head_size: int) -> bool:
+    """``supports_head_size`` on SM90: FlashAttention 3 takes multiples of 8 up to 256 (512
+    needs FA4, not available there), FlashInfer 64/128/256/512, Triton 32 and up, the rest any."""
+    if backend == "FLASH_ATTN":
+        return head_size % 8 == 0 and head_size <= 256
+    if backend == "FLASHINFER":
+        return head_size in (64, 128, 256, 512)
+    if backend == "TRITON_ATTN":
+        return head_size >= 32
+    return True
+
+
+def invalid_reasons(
+    backend: AttentionBackend, head_size: int, kv_cache_dtype: str, block_size: int | None, has_sinks: bool
+) -> list[str]:
+    """Why ``backend`` cannot serve a layer on SM90, in vLLM's words (``validate_configuration``);
+    ``block_size`` is the user's ``--block-size`` (``None``: the backend picks its own)."""
+    reasons = []
+    if not head_size_supported(backend.name, head_size):
+        reasons.append("head_size not supported")
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
+        reasons.append("kv_cache_dtype not supported")
+    if block_size is not None and not backend.supports_block_size(block_size):
+        reasons.append("block_size not supported")
+    if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
+        reasons.append("attention sinks not supported")
+    return reasons
+
+
+def default_backend(
+    kv_cache_dtype: str, is_mla: bool, head_size: int = 128, block_size: int | None = None, has_sinks: bool = False
+) -> str:
+    """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
+    dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
+    :data:`SM90_MLA_PRIORITIES`) that :func:`invalid_reasons` finds nothing against
+    (``CudaPlatform.get_valid_backends``).
+
+    :raises ValueError: no backend is valid (vLLM's "No valid attention backend found").
     """
-    if is_mla:
-        return "FLASH_ATTN_MLA"
-    if kv_cache_dtype.endswith("_per_token_head"):
-        return "TRITON_ATTN"
-    return "FLASH_ATTN"
+    priorities = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
+    why: dict[str, list[str]] = {}
+    for name in priorities:
+        reasons = invalid_reasons(BACKENDS[name], head_size, kv_cache_dtype, block_size, has_sinks)
+        if not reasons:
+            return name
+        why[name] = reasons
+    raise ValueError(f"No valid attention backend found on SM90 (head size {head_size}). Reasons: {why}")

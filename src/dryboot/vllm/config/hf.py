@@ -117,6 +117,7 @@ class ModelGeometry:
     max_len_key: str = "max_position_embeddings"
     default_max_model_len: int | None = None
     model_max_length: int | None = None
+    attention_sinks: bool = False
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend
+from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend, invalid_reasons
 from dryboot.vllm.config.hf import ModelGeometry
-from dryboot.vllm.dtypes import CustomKVCacheDtype, kv_quant_mode, torch_dtype_of
+from dryboot.vllm.dtypes import CustomKVCacheDtype, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.versions import VersionRules
 
@@ -81,19 +81,48 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
 def backend_for(
     name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
 ) -> AttentionBackend:
-    return _resolve_backend(name, kv_cache_dtype, model.use_mla, model.source, args.custom_dtype(kv_cache_dtype), flag)
+    head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention) if model.kinds else 0
+    return _resolve_backend(
+        name,
+        kv_cache_dtype,
+        model.use_mla,
+        model.source,
+        args.custom_dtype(kv_cache_dtype),
+        flag,
+        head_size,
+        args.block_size,
+        model.attention_sinks,
+    )
 
 
 @lru_cache(maxsize=1024)
 def _resolve_backend(
-    name: str | None, kv_cache_dtype: str, use_mla: bool, source: str, custom: CustomKVCacheDtype | None, flag: str
+    name: str | None,
+    kv_cache_dtype: str,
+    use_mla: bool,
+    source: str,
+    custom: CustomKVCacheDtype | None,
+    flag: str,
+    head_size: int,
+    block_size: int | None,
+    has_sinks: bool,
 ) -> AttentionBackend:
-    """The backend serving a KV cache dtype (``--attention-backend`` or the default).
+    """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
+    SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
+    FlashAttention's kernels unless a backend is named).
 
-    :raises InputError: unknown backend, MLA mismatch, or a per-token-head cache on a backend
-        that does not serve it.
+    :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
+        layer (vLLM's reasons: head size, KV dtype, ``--block-size``, attention sinks).
     """
-    chosen = name or default_backend(kv_cache_dtype, use_mla)
+    if name is None and custom is not None:
+        chosen = "FLASH_ATTN_MLA" if use_mla else "FLASH_ATTN"
+    elif name is None:
+        try:
+            chosen = default_backend(kv_cache_dtype, use_mla, head_size, block_size, has_sinks)
+        except ValueError as exc:
+            raise InputError("--attention-backend", None, f"{source}: {exc}") from None
+    else:
+        chosen = name
     if chosen not in BACKENDS:
         raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(BACKENDS)})")
     backend = BACKENDS[chosen]
@@ -102,21 +131,13 @@ def _resolve_backend(
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
-    if kv_quant_mode(kv_cache_dtype).is_per_token_head and not backend.per_token_head:
-        raise InputError(flag, chosen, f"{kv_cache_dtype} is served only by TRITON_ATTN in vLLM 0.28")
-    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
-        if name is None:
-            raise InputError(
-                "--kv-cache-dtype",
-                kv_cache_dtype,
-                f"{chosen}, the backend dryboot assumes, does not serve it, and vLLM's automatic choice "
-                "of another backend is not modelled: give --attention-backend",
-            )
+    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks)
+    if reasons:
         raise InputError(
             flag,
             chosen,
             f"Selected backend AttentionBackendEnum.{chosen} is not valid for this configuration. "
-            f"Reason: ['kv_cache_dtype not supported'] ({kv_cache_dtype})",
+            f"Reason: {reasons} ({source}: head size {head_size}, KV cache dtype {kv_cache_dtype})",
         )
     return backend
 

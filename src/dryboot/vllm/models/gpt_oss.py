@@ -29,7 +29,9 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     kinds = tuple(LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(n))
-    return geometry(f, architecture, "gpt_oss", kinds, heads=attention_heads(f), sliding_window=window(f))
+    return geometry(
+        f, architecture, "gpt_oss", kinds, heads=attention_heads(f), sliding_window=window(f), attention_sinks=True
+    )
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
