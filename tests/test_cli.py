@@ -154,3 +154,19 @@ def test_profile_errors_name_the_file_and_profile(tmp_path: Path) -> None:
 def test_interrupt_and_usage_errors_are_one_line() -> None:
     line = one_line_error(dryboot("profiles", "examples/reference-deployment.toml", "--expect-identical"))
     assert "--expect-identical needs --compare" in line
+
+
+def test_input_errors_exit_2_from_every_command_group(tmp_path: Path) -> None:
+    """One handler in the click group: plan, profiles and the patch commands all end at exit 2
+    with one line, whether run as ``dryboot`` or through click's own runner."""
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    missing = str(tmp_path / "missing")
+    assert one_line_error(dryboot("hunks", "check", missing)).startswith(f"dryboot: error: {missing}: ")
+    assert one_line_error(dryboot("series", "list", missing)).startswith(f"dryboot: error: {missing}: ")
+    assert one_line_error(dryboot("profiles", missing)) == f"dryboot: error: {missing}: no such file"
+    result = CliRunner().invoke(cli, ["series", "list", missing])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"dryboot: error: {missing}: not a directory"]
