@@ -40,12 +40,13 @@ from typing import Any, TypeVar
 from dryboot.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.engine_args import EngineArgs
 from dryboot.errors import InputError
-from dryboot.flags import apply_flags, parse_speculative_config, resolve_path
+from dryboot.flags import apply_flags, check_speculative_config, parse_speculative_config, resolve_path
 from dryboot.grouping import GROUPING_POLICIES
 from dryboot.modelconfig import ModelGeometry, load_model
 from dryboot.plan import Drafter, Plan, Policies, plan
 from dryboot.promotion import UNIFICATION_POLICIES
 from dryboot.report import summary
+from dryboot.runner import check_model
 from dryboot.versions import rules_for
 
 _T = TypeVar("_T")
@@ -130,11 +131,22 @@ def _within(source: str, where: str, fn: Callable[..., _T], *args: Any) -> _T:
         raise InputError(source, where, exc.line()) from None
 
 
-def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str) -> tuple[Drafter, int]:
-    cfg = parse_speculative_config(dict(spec), f"{source}: {where}")
+def _drafter(
+    spec: Mapping[str, Any], base: Path, source: str, where: str, args: EngineArgs
+) -> tuple[Drafter, int]:
+    spec_source = f"{source}: {where}"
+    try:
+        cfg = parse_speculative_config(dict(spec), spec_source)
+        check_speculative_config(cfg, args, spec_source, "[custom-kv-cache-dtypes]")
+    except InputError as exc:
+        if exc.source != spec_source:
+            raise
+        # name the key as the file spells it: profiles.X.drafter.kv_cache_dtype
+        raise InputError(source, f"{where}.{exc.where}" if exc.where else where, exc.reason) from None
     if cfg.model is None:
         raise InputError(source, f"{where}.model", "the drafter's config.json is required")
     model = load_model(resolve_path(cfg.model, base))
+    check_model(model)
     return Drafter(
         model, cfg.method, cfg.kv_cache_dtype, cfg.attention_backend, cfg.block_size
     ), cfg.num_speculative_tokens
@@ -175,6 +187,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
         if not isinstance(model_path, str):
             raise InputError(source, f"{where}.model", "required (a config.json path), here or in [defaults]")
         model = _within(source, f"{where}.model", load_model, resolve_path(model_path, base))
+        _within(source, f"{where}.model", check_model, model)
         args = apply_flags(EngineArgs(custom_kv_cache_dtypes=customs), merged, source, f"{where}.")
         drafter = None
         if drafter_spec is not False and (default_drafter or drafter_spec):
@@ -188,6 +201,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
                 base,
                 source,
                 f"{where}.drafter",
+                args,
             )
             if k:
                 args = replace(args, num_speculative_tokens=k)

@@ -10,10 +10,30 @@ from dryboot.flags import (
     MODEL_FREE_METHODS,
     add_custom_dtypes,
     apply_flags,
+    check_speculative_config,
     parse_speculative_config,
 )
 from dryboot.modelconfig import ModelGeometry, load_model
 from dryboot.plan import Drafter
+
+
+def check_model(model: ModelGeometry) -> None:
+    """What vLLM asserts about a model's heads before any KV cache exists: the attention
+    heads split evenly over the KV heads (``Attention.__init__``: "num_heads (H) is not
+    divisible by num_kv_heads (K)"). MLA models and models without attention are exempt.
+
+    :raises InputError: naming the config file and ``num_key_value_heads``.
+    """
+    heads, kv = model.num_attention_heads, model.num_kv_heads
+    if model.use_mla or not any(k.is_attention for k in model.kinds) or heads < 1 or kv < 1:
+        return
+    if heads % kv:
+        raise InputError(
+            model.source,
+            "num_key_value_heads",
+            f"{kv} KV heads do not divide the {heads} attention heads; vLLM asserts "
+            f"num_heads ({heads}) is divisible by num_kv_heads ({kv})",
+        )
 
 
 def build_engine_args(
@@ -27,6 +47,7 @@ def build_engine_args(
     :raises InputError: a bad path, config or flag value.
     """
     model = load_model(model_path)
+    check_model(model)
     args = EngineArgs()
     for name, value in flags.items():
         args = apply_flags(args, {name: value}, f"--{name}")
@@ -52,6 +73,7 @@ def load_drafter_and_k(
     if spec_config is None and spec_model is None:
         return None, args
     cfg = parse_speculative_config(spec_config if spec_config is not None else {}, source)
+    check_speculative_config(cfg, args, source)
     if spec_model is not None and cfg.model is not None:
         raise InputError("--speculative-model", spec_model, f"{source} already names the drafter ({cfg.model})")
     k = cfg.num_speculative_tokens
@@ -72,6 +94,7 @@ def load_drafter_and_k(
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     try:
         drafter_model = load_model(path)
+        check_model(drafter_model)
     except InputError as exc:
         where = "--speculative-model" if spec_model else f"{source}: model"
         raise InputError(where, None, exc.line()) from None
