@@ -190,3 +190,13 @@ def test_cli_json_is_deterministic() -> None:
     data = json.loads(r1.output)
     assert data["geometries"] == 60
     assert [a["policy"] for a in data["arms"]] == ["promote-divisor", "promote-kernel"]
+
+
+def test_limit_error_quotes_the_value_given() -> None:
+    """A --limit above what a sweep plans is refused quoting the user's value, not the space size."""
+    from dryboot.cli import cli
+
+    r = CliRunner().invoke(cli, ["sweep", "--limit", "10000000000", "--no-progress"])
+    assert r.exit_code == 2
+    [line] = r.output.strip().splitlines()
+    assert line.startswith("dryboot: error: --limit: 10,000,000,000: a sweep plans at most ")

@@ -189,10 +189,16 @@ class Space:
         size = self.size
         count = size if limit is None else min(limit, size)
         if count > MAX_POINTS:
+            if limit is None:
+                raise InputError(
+                    "--all",
+                    None,
+                    f"this space has {size:,} geometries; a sweep plans at most {MAX_POINTS:,} (sample with --limit)",
+                )
             raise InputError(
-                "--all" if limit is None else "--limit",
-                f"{count:,}",
-                f"a sweep plans at most {MAX_POINTS:,} geometries (this space has {size:,}); sample with --limit",
+                "--limit",
+                f"{limit:,}",
+                f"a sweep plans at most {MAX_POINTS:,} geometries (this space has {size:,})",
             )
         if limit is None or limit >= size:
             return list(range(size))
