@@ -8,6 +8,7 @@ against it), then tables for layers, groups and capacity, then one verdict per i
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from dryboot.plan import Plan
@@ -70,8 +71,11 @@ def summary(p: Plan) -> dict[str, Any]:
     }
 
 
-def plan_to_dict(p: Plan) -> dict[str, Any]:
-    """Every figure of the plan as plain JSON types."""
+def plan_to_dict(p: Plan, given: Collection[str] | None = None) -> dict[str, Any]:
+    """Every figure of the plan as plain JSON types, with what they assume
+    (``given``: the engine flags the user gave, see :func:`dryboot.assumptions.assumptions`)."""
+    from dryboot.assumptions import assumptions
+
     cap = p.capacity
     return {
         "model": p.model.source,
@@ -136,6 +140,7 @@ def plan_to_dict(p: Plan) -> dict[str, Any]:
         ],
         "log": list(p.log),
         "notes": list(p.notes),
+        "assumptions": [a.to_dict() for a in assumptions(p, given)],
         "ok": p.ok,
     }
 
@@ -171,14 +176,15 @@ def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
     return rows
 
 
-def render_text(p: Plan, width: int | None = None) -> str:
+def render_text(p: Plan, width: int | None = None, given: Collection[str] | None = None) -> str:
     """The human report as text, fitted to ``width`` columns (default: the terminal's, or
     ``COLUMNS``, or 80 when piped; see :mod:`dryboot.textout`).
 
     Tables too wide for ``width`` are stacked; prose wraps. The lines vLLM would log are
     quoted verbatim, one per line, whatever the width, so a boot log can be diffed against
-    them.
+    them. ``given``: the engine flags the user gave (for what the figures assume).
     """
+    from dryboot.assumptions import assumptions
     from dryboot.textout import Column, output_width, table, wrap
 
     w = width or output_width()
@@ -269,6 +275,8 @@ def render_text(p: Plan, width: int | None = None) -> str:
         out += wrap(f"scheduler block {p.scheduler_block_size}, hash block {p.hash_block_size}", w)
     for note in p.notes:
         out += wrap(f"note: {note}", w, "", "      ")
+    for a in assumptions(p, given):
+        out += wrap(a.line(), w, "", "  ")
     out.append("")
     out.append("Invariants:")
     for inv in p.invariants:

@@ -104,7 +104,7 @@ def plan(
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if as_json:
-        click.echo(json.dumps(plan_to_dict(result), indent=2))
+        click.echo(json.dumps(plan_to_dict(result, given=flags), indent=2))
     else:
-        click.echo(render_text(result), nl=False)
+        click.echo(render_text(result, given=flags), nl=False)
     raise SystemExit(0 if result.ok else 1)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from dryboot.plan import Plan
+    from dryboot.profiles import Arm, Profile
 
 
 @click.command("profiles")
@@ -31,6 +37,7 @@ def profiles(
     """
     import json
 
+    from dryboot.assumptions import assumptions
     from dryboot.profiles import COMPARED, compare, load_profiles, run
     from dryboot.profiles import format_figure as _fmt
     from dryboot.report import summary
@@ -51,11 +58,18 @@ def profiles(
             rows.append((prof.name, summary(pa), summary(pb), diffs))
         differ = any(r[3] for r in rows)
         if as_json:
-            click.echo(
-                json.dumps(
-                    [{"profile": n, a: sa, b: sb, "identical": not d, "changes": d} for n, sa, sb, d in rows], indent=2
-                )
-            )
+            out = [
+                {
+                    "profile": n,
+                    a: sa,
+                    b: sb,
+                    "identical": not d,
+                    "changes": d,
+                    "assumptions": {arm: [x.to_dict() for x in assumptions(by[(n, arm)])] for arm in (a, b)},
+                }
+                for n, sa, sb, d in rows
+            ]
+            click.echo(json.dumps(out, indent=2))
         else:
             header = ["profile", *[f"{label} ({a} / {b})" for _, label in COMPARED[:-1]], "verdict"]
             lines = []
@@ -75,12 +89,25 @@ def profiles(
                 short = "identical to the token" if not d else f"{len(d)} figure{'s' if len(d) > 1 else ''} differ"
                 per_profile.append((n, short, figures))
             _emit(header, lines, fmt, f"{pset.source}: {a} vs {b}", [a, b], per_profile, prose=("verdict",))
+            if fmt == "table":
+                _echo_assumptions(results)
         violated = any(not (r[1]["ok"] and r[2]["ok"]) for r in rows)
         raise SystemExit(1 if violated or (expect_identical and differ) else 0)
     results = run(pset, list(arms) or None)
     if as_json:
         click.echo(
-            json.dumps([{"profile": p.name, "arm": arm.name, **summary(pl)} for p, arm, pl in results], indent=2)
+            json.dumps(
+                [
+                    {
+                        "profile": p.name,
+                        "arm": arm.name,
+                        **summary(pl),
+                        "assumptions": [x.to_dict() for x in assumptions(pl)],
+                    }
+                    for p, arm, pl in results
+                ],
+                indent=2,
+            )
         )
     else:
         header = [
@@ -122,7 +149,24 @@ def profiles(
                 values.append(cell)
         per_profile = [(name, "", figures) for name, figures in by_profile.items()]
         _emit(header, lines, fmt, pset.source, arm_names, per_profile, prose=("KV cache tokens", "invariants"))
+        if fmt == "table":
+            _echo_assumptions(results)
     raise SystemExit(0 if all(pl.ok for _, _, pl in results) else 1)
+
+
+def _echo_assumptions(results: list[tuple[Profile, Arm, Plan]]) -> None:
+    """What the plans assume, each statement once, naming the plans it concerns unless all."""
+    from dryboot.assumptions import assumptions
+    from dryboot.textout import output_width, wrap
+
+    where: dict[str, list[str]] = {}
+    for p, arm, pl in results:
+        for x in assumptions(pl):
+            where.setdefault(x.line(), []).append(f"{p.name} (arm {arm.name})")
+    width = output_width()
+    for line, plans in where.items():
+        scope = "" if len(plans) == len(results) else f" [{'; '.join(plans)}]"
+        click.echo("\n".join(wrap(line + scope, width, "", "  ")))
 
 
 def _emit(
