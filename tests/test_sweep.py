@@ -1,6 +1,6 @@
 """The geometry sweep: failure kinds, shrinking, determinism, and the promotion rule itself.
 
-Every expected number below is derived by hand from ``kv-geometry-rules.md`` (sections 1-3
+Every expected number below is derived by hand from ``docs/kv-geometry-rules.md`` (sections 1-3
 and 7) or is a worked example of that document; none is read back from the code.
 """
 

@@ -1,7 +1,7 @@
 """Sweep a space of geometries through the planner and classify every failure.
 
 A *geometry* (:class:`Geometry`) is one point of a hybrid target (full attention + Gated
-DeltaNet, the layout of ``kv-geometry-rules.md`` section 7) with a speculative drafter: KV
+DeltaNet, the layout of ``docs/kv-geometry-rules.md`` section 7) with a speculative drafter: KV
 heads and head dims of both, their KV dtypes (built-in, per-token-head, or a custom cache
 with a kernel granularity of 16/32/64/128), the drafter's layer kind and starting block,
 ``num_speculative_tokens``, the GDN state size, the mamba SSM dtype, ``--block-size`` and
