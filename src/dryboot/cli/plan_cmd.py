@@ -75,6 +75,13 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     help="Page-size unification policy.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+@click.option(
+    "--svg",
+    "svg_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also draw the KV pool (groups, pages, padding, blocks per request) as an SVG picture.",
+)
 def plan(
     model_path: str,
     custom_dtypes: tuple[str, ...],
@@ -83,6 +90,7 @@ def plan(
     grouping: str,
     unification: str,
     as_json: bool,
+    svg_path: str | None,
     **kwargs: Any,
 ) -> None:
     """Predict vLLM's KV cache at engine start, offline.
@@ -103,6 +111,10 @@ def plan(
     model, args = build_engine_args(model_path, flags, list(custom_dtypes))
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+    if svg_path is not None:
+        from dryboot.svg import write
+
+        write(result, svg_path)
     if as_json:
         click.echo(json.dumps(plan_to_dict(result, given=flags), indent=2))
     else:

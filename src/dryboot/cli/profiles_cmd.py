@@ -20,6 +20,13 @@ if TYPE_CHECKING:
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--expect-identical", is_flag=True, help="With --compare: exit 1 when the arms differ.")
+@click.option(
+    "--svg",
+    "svg_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also draw each plan's KV pool into DIR, one PROFILE--ARM.svg per profile and arm.",
+)
 def profiles(
     file: str,
     arms: tuple[str, ...],
@@ -27,6 +34,7 @@ def profiles(
     fmt: str,
     as_json: bool,
     expect_identical: bool,
+    svg_dir: str | None,
 ) -> None:
     """Plan every launcher profile of FILE (TOML) under each arm.
 
@@ -50,6 +58,7 @@ def profiles(
     if compare_arms:
         a, b = compare_arms
         results = run(pset, [a, b])
+        _write_svgs(results, svg_dir)
         by = {(p.name, arm.name): pl for p, arm, pl in results}
         rows = []
         for prof in pset.profiles:
@@ -94,6 +103,7 @@ def profiles(
         violated = any(not (r[1]["ok"] and r[2]["ok"]) for r in rows)
         raise SystemExit(1 if violated or (expect_identical and differ) else 0)
     results = run(pset, list(arms) or None)
+    _write_svgs(results, svg_dir)
     if as_json:
         click.echo(
             json.dumps(
@@ -152,6 +162,24 @@ def profiles(
         if fmt == "table":
             _echo_assumptions(results)
     raise SystemExit(0 if all(pl.ok for _, _, pl in results) else 1)
+
+
+def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -> None:
+    """One picture per profile and arm in ``svg_dir`` (created when missing)."""
+    if svg_dir is None:
+        return
+    from pathlib import Path
+
+    from dryboot.errors import InputError
+    from dryboot.svg import file_name, write
+
+    folder = Path(svg_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("--svg", svg_dir, f"cannot create: {exc.strerror or exc}") from None
+    for p, arm, pl in results:
+        write(pl, folder / file_name(p.name, arm.name))
 
 
 def _echo_assumptions(results: list[tuple[Profile, Arm, Plan]]) -> None:
