@@ -131,9 +131,7 @@ def _within(source: str, where: str, fn: Callable[..., _T], *args: Any) -> _T:
         raise InputError(source, where, exc.line()) from None
 
 
-def _drafter(
-    spec: Mapping[str, Any], base: Path, source: str, where: str, args: EngineArgs
-) -> tuple[Drafter, int]:
+def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str, args: EngineArgs) -> tuple[Drafter, int]:
     spec_source = f"{source}: {where}"
     try:
         cfg = parse_speculative_config(dict(spec), spec_source)

@@ -84,4 +84,3 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo(f"dryboot: interrupted{detail}", err=True)
         sys.exit(130)
     sys.exit(0)
-
