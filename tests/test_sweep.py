@@ -200,3 +200,15 @@ def test_limit_error_quotes_the_value_given() -> None:
     assert r.exit_code == 2
     [line] = r.output.strip().splitlines()
     assert line.startswith("dryboot: error: --limit: 10,000,000,000: a sweep plans at most ")
+
+
+def test_text_report_fits_80_columns_without_cutting() -> None:
+    from dryboot.cli import cli
+
+    args = ["sweep", "--limit", "60", "--seed", "1", "--target-layers", "4", "--drafter-layers", "1", "--no-progress"]
+    narrow = CliRunner().invoke(cli, args, env={"COLUMNS": "80"})
+    wide = CliRunner().invoke(cli, args, env={"COLUMNS": "1000"})
+    assert narrow.exit_code == wide.exit_code == 0, narrow.output
+    assert all(len(line) <= 80 and line == line.rstrip() for line in narrow.output.splitlines())
+    assert any(len(line) > 80 for line in wide.output.splitlines())
+    assert narrow.output.split() == wide.output.split()  # the same words: wrapped, nothing cut

@@ -658,8 +658,9 @@ def run_sweep(
     )
 
 
-def format_report(result: SweepResult) -> str:
-    """The human report (deterministic: no timings)."""
+def format_report(result: SweepResult, width: int | None = None) -> str:
+    """The human report (deterministic: no timings), each line wrapped at spaces to ``width``
+    columns when given (nothing is cut)."""
     lines = [
         f"Planned {result.planned:,} geometries (of a space of {result.space.size:,}, seed "
         f"{result.seed}) under {len(result.arms)} arm(s): "
@@ -677,7 +678,7 @@ def format_report(result: SweepResult) -> str:
                 continue
             lines.append(f"  {kind:<22} {f.count:,}  ({KIND_DESCRIPTIONS[kind]})")
             lines.append(f"    minimal: {_short(f.counterexample)}")
-            lines.append(f"    {_clip(f.detail)}")
+            lines.append(f"    {f.detail}")
     for c in result.comparisons:
         lines.append("")
         lines.append(
@@ -689,13 +690,17 @@ def format_report(result: SweepResult) -> str:
             lines.append(f"  minimal: {_short(c.counterexample)}")
             lines.append(
                 f"  granular drafter block(s) {list(c.granular_blocks)}, kernel drafter block(s) "
-                f"{list(c.kernel_blocks)}; {_clip(c.detail)}"
+                f"{list(c.kernel_blocks)}; {c.detail}"
             )
+    if width is not None:
+        from dryboot.textout import wrap
+
+        wrapped: list[str] = []
+        for line in lines:
+            indent = " " * (len(line) - len(line.lstrip()))
+            wrapped += wrap(line.strip(), width, indent, indent + "    ") if line else [""]
+        lines = wrapped
     return "\n".join(lines)
-
-
-def _clip(text: str, width: int = 300) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _short(g: Geometry) -> str:
