@@ -5,12 +5,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-MODELS = SHARED / "data" / "models"
+#: The model configs the repository ships (examples and tests share them).
+MODELS = REPO / "examples" / "models"
 
 
 @pytest.fixture(scope="session")
 def models_dir() -> Path:
-    if not MODELS.is_dir():
-        pytest.skip("../shared/data/models is not beside the clone")
+    """``examples/models``: Hugging Face configs shipped with the repository."""
     return MODELS

@@ -154,3 +154,95 @@ def test_profile_errors_name_the_file_and_profile(tmp_path: Path) -> None:
 def test_interrupt_and_usage_errors_are_one_line() -> None:
     line = one_line_error(dryboot("profiles", "examples/reference-deployment.toml", "--expect-identical"))
     assert "--expect-identical needs --compare" in line
+
+
+def test_input_errors_exit_2_from_every_command_group(tmp_path: Path) -> None:
+    """One handler in the click group: plan, profiles and the patch commands all end at exit 2
+    with one line, whether run as ``dryboot`` or through click's own runner."""
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    missing = str(tmp_path / "missing")
+    assert one_line_error(dryboot("hunks", "check", missing)).startswith(f"dryboot: error: {missing}: ")
+    assert one_line_error(dryboot("series", "list", missing)).startswith(f"dryboot: error: {missing}: ")
+    assert one_line_error(dryboot("profiles", missing)) == f"dryboot: error: {missing}: no such file"
+    result = CliRunner().invoke(cli, ["series", "list", missing])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [f"dryboot: error: {missing}: not a directory"]
+
+
+QWEN35 = str(REPO / "examples" / "models" / "Qwen3.5-27B.config.json")
+DRAFTER = str(REPO / "examples" / "models" / "dflash2-drafter-sw5.config.json")
+PLAN_5G = ("plan", "--model", QWEN35, "--max-model-len", "65536", "--kv-cache-memory", "5G")
+
+
+def _spec(**extra: object) -> str:
+    return json.dumps({"method": "dflash", "model": DRAFTER, "num_speculative_tokens": 7, **extra})
+
+
+def refused(*args: str) -> str:
+    """The one-line error of a refused command, which prints nothing on stdout."""
+    r = dryboot(*args)
+    line = one_line_error(r)
+    assert r.stdout == ""
+    return line
+
+
+def test_unknown_drafter_kv_cache_dtype_is_refused() -> None:
+    # vLLM's CacheDType is a case-sensitive Literal: "FP8" is not "fp8"
+    for dtype in ("fp9", "FP8"):
+        line = refused(*PLAN_5G, "--speculative-config", _spec(kv_cache_dtype=dtype))
+        head = "dryboot: error: --speculative-config: kv_cache_dtype: unknown KV cache dtype"
+        assert line.startswith(f"{head} '{dtype}'")
+
+
+def test_unknown_drafter_kv_cache_dtype_in_a_profile_is_refused(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(REPO / "examples" / "models", tmp_path / "models")
+    text = (REPO / "examples" / "reference-deployment.toml").read_text()
+    bad = tmp_path / "p.toml"
+    old, new = 'drafter = { kv_cache_dtype = "int8_per_token_head"', 'drafter = { kv_cache_dtype = "fp9"'
+    bad.write_text(text.replace(old, new))
+    line = refused("profiles", str(bad))
+    assert line.startswith(f"dryboot: error: {bad}: profiles.CTX=long.drafter.kv_cache_dtype: unknown KV cache dtype")
+
+
+def test_draft_tensor_parallel_size_must_be_1_or_the_targets() -> None:
+    # SpeculativeConfig: draft_tensor_parallel_size >= 1, and in (1, tensor_parallel_size)
+    line = refused(*PLAN_5G, "--speculative-config", _spec(draft_tensor_parallel_size=0))
+    assert "draft_tensor_parallel_size: must be an integer >= 1, got 0" in line
+    line = refused(*PLAN_5G, "--speculative-config", _spec(draft_tensor_parallel_size=3))
+    assert "draft_tensor_parallel_size: 3 is neither 1 nor the target's tensor parallel size (1)" in line
+    ok = dryboot(*PLAN_5G, "--speculative-config", _spec(draft_tensor_parallel_size=1), "--json")
+    assert ok.returncode != 2, ok.stderr
+    assert json.loads(ok.stdout)["num_speculative_tokens"] == 7
+
+
+def test_a_custom_kv_cache_dtype_declared_twice_is_refused() -> None:
+    line = refused(
+        *PLAN_5G,
+        "--custom-kv-cache-dtype",
+        "kvarn:210*head_dim//256:kernel_block=128",
+        "--custom-kv-cache-dtype",
+        "kvarn:100",
+        "--kv-cache-dtype",
+        "kvarn",
+    )
+    assert line == (
+        "dryboot: error: --custom-kv-cache-dtype: kvarn:100: 'kvarn' is already declared; declare each name once"
+    )
+
+
+def test_kv_heads_must_divide_attention_heads(tmp_path: Path) -> None:
+    # vLLM's Attention asserts num_heads % num_kv_heads == 0: 32 heads over 5 KV heads cannot group
+    data = json.loads((REPO / "examples" / "models" / "gpt-oss-20b.config.json").read_text())
+    data.update(num_attention_heads=32, num_key_value_heads=5)
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(data))
+    line = refused("plan", "--model", str(cfg), "--max-model-len", "4096", "--kv-cache-memory", "1G")
+    assert line.startswith(f"dryboot: error: {cfg}: num_key_value_heads: 5 KV heads do not divide the 32 attention")
+    data.update(num_key_value_heads=8)
+    cfg.write_text(json.dumps(data))
+    assert dryboot("plan", "--model", str(cfg), "--max-model-len", "4096", "--kv-cache-memory", "1G").returncode == 0

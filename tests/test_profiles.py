@@ -1,4 +1,4 @@
-"""Section 7 of kv-geometry-rules.md: the reference deployment's logged boot figures."""
+"""Section 7 of docs/kv-geometry-rules.md: the reference deployment's logged boot figures."""
 
 import shutil
 from pathlib import Path

@@ -1,6 +1,6 @@
 """The geometry sweep: failure kinds, shrinking, determinism, and the promotion rule itself.
 
-Every expected number below is derived by hand from ``kv-geometry-rules.md`` (sections 1-3
+Every expected number below is derived by hand from ``docs/kv-geometry-rules.md`` (sections 1-3
 and 7) or is a worked example of that document; none is read back from the code.
 """
 
@@ -190,3 +190,25 @@ def test_cli_json_is_deterministic() -> None:
     data = json.loads(r1.output)
     assert data["geometries"] == 60
     assert [a["policy"] for a in data["arms"]] == ["promote-divisor", "promote-kernel"]
+
+
+def test_limit_error_quotes_the_value_given() -> None:
+    """A --limit above what a sweep plans is refused quoting the user's value, not the space size."""
+    from dryboot.cli import cli
+
+    r = CliRunner().invoke(cli, ["sweep", "--limit", "10000000000", "--no-progress"])
+    assert r.exit_code == 2
+    [line] = r.output.strip().splitlines()
+    assert line.startswith("dryboot: error: --limit: 10,000,000,000: a sweep plans at most ")
+
+
+def test_text_report_fits_80_columns_without_cutting() -> None:
+    from dryboot.cli import cli
+
+    args = ["sweep", "--limit", "60", "--seed", "1", "--target-layers", "4", "--drafter-layers", "1", "--no-progress"]
+    narrow = CliRunner().invoke(cli, args, env={"COLUMNS": "80"})
+    wide = CliRunner().invoke(cli, args, env={"COLUMNS": "1000"})
+    assert narrow.exit_code == wide.exit_code == 0, narrow.output
+    assert all(len(line) <= 80 and line == line.rstrip() for line in narrow.output.splitlines())
+    assert any(len(line) > 80 for line in wide.output.splitlines())
+    assert narrow.output.split() == wide.output.split()  # the same words: wrapped, nothing cut

@@ -1,11 +1,106 @@
 """dryboot: know what a (patched) vLLM boot will do before you boot.
 
-Two capabilities, each importable on its own:
+The public Python API, for planning a KV cache offline::
 
-* KV-cache geometry, offline (:mod:`dryboot.plan` and the rule modules it composes).
-* Patch-stack integrity (:mod:`dryboot.patching`).
+    from dryboot import EngineArgs, load_model, plan
 
-The package root imports nothing heavy so that ``dryboot`` answers in a fraction of a second.
+    p = plan(load_model("config.json"), EngineArgs(max_model_len=262144, kv_cache_memory_bytes=40 << 30))
+    p.block_size, p.ok
+    if p.capacity is not None:  # None without a KV budget, or when one request does not fit
+        p.capacity.num_blocks, p.capacity.kv_cache_size_tokens
+
+* :func:`plan` -- what vLLM computes about its KV cache at engine start (a :class:`Plan`).
+* :func:`load_model` -- a Hugging Face ``config.json`` (or a directory holding one) as a
+  :class:`ModelGeometry`.
+* :class:`EngineArgs` -- vLLM's engine flags that shape the KV cache, with vLLM's names.
+* :class:`Drafter`, :class:`Policies` -- a speculative drafter; downstream planner policies.
+* :class:`InputError` -- bad input, with the file or flag, the field and the reason.
+
+Everything else (``dryboot.report``, ``dryboot.patching``...) is importable but not promised to
+stay. The package root imports nothing heavy, so ``dryboot`` answers in a fraction of a second:
+the names above load on first use. ``dryboot.plan`` is the function; its module stays
+importable as ``from dryboot.plan import ...``.
 """
 
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dryboot.errors import InputError
+    from dryboot.plan import Drafter, Plan, Policies
+    from dryboot.vllm.config.hf import ModelGeometry, load_model
+    from dryboot.vllm.engine_args import EngineArgs
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "Drafter",
+    "EngineArgs",
+    "InputError",
+    "ModelGeometry",
+    "Plan",
+    "Policies",
+    "__version__",
+    "load_model",
+    "plan",
+]
+
+_LAZY = {
+    "Drafter": "dryboot.plan",
+    "EngineArgs": "dryboot.vllm.engine_args",
+    "InputError": "dryboot.errors",
+    "ModelGeometry": "dryboot.vllm.config.hf",
+    "Plan": "dryboot.plan",
+    "Policies": "dryboot.plan",
+    "load_model": "dryboot.vllm.config.hf",
+}
+
+
+def plan(
+    model: ModelGeometry,
+    args: EngineArgs | None = None,
+    *,
+    drafter: Drafter | None = None,
+    policies: Policies | None = None,
+) -> Plan:
+    """Plan the KV cache vLLM builds for ``model`` under ``args`` (vLLM's defaults when ``None``).
+
+    A boot failure is part of the plan (``p.ok`` is False; ``p.memory_error``,
+    ``p.unify_error``, ``p.invariants`` say which); ``p.capacity`` is ``None`` without a KV
+    budget or when one full-length request does not fit.
+
+    :raises InputError: a flag the model cannot take (the message names flag and field).
+    """
+    from dryboot.plan import plan as _plan
+
+    return _plan(model, args, drafter=drafter, policies=policies)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dryboot' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """Keeps ``dryboot.plan`` the function: importing the submodule of the same name would
+    otherwise replace the package attribute with the module."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "plan" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

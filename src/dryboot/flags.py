@@ -15,7 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.units import parse_human_int, parse_human_int_or_auto
-from dryboot.vllm.dtypes import parse_custom_kv_cache_dtype
+from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 
 
@@ -182,9 +182,18 @@ def apply_flags(args: EngineArgs, values: Mapping[str, object], source: str, pre
 
 
 def add_custom_dtypes(args: EngineArgs, specs: list[str], source: str = "--custom-kv-cache-dtype") -> EngineArgs:
-    """Declare custom KV cache dtypes (``NAME:BYTES[:kernel_block=N][:pad=yes|no]``)."""
-    customs = tuple(parse_custom_kv_cache_dtype(s, source) for s in specs)
-    return replace(args, custom_kv_cache_dtypes=args.custom_kv_cache_dtypes + customs)
+    """Declare custom KV cache dtypes (``NAME:BYTES[:kernel_block=N][:pad=yes|no]``).
+
+    :raises InputError: a malformed declaration, or a name declared twice (which of the two
+        a ``--kv-cache-dtype NAME`` meant would be a guess).
+    """
+    customs = args.custom_kv_cache_dtypes
+    for text in specs:
+        custom = parse_custom_kv_cache_dtype(text, source)
+        if any(c.name == custom.name for c in customs):
+            raise InputError(source, text, f"{custom.name!r} is already declared; declare each name once")
+        customs += (custom,)
+    return replace(args, custom_kv_cache_dtypes=customs)
 
 
 @dataclass(frozen=True)
@@ -203,6 +212,7 @@ class SpeculativeConfig:
     block_size: int | None = None
     disable_padded_drafter_batch: bool = False
     ignored: tuple[str, ...] = ()
+    draft_tensor_parallel_size: int | None = None
 
 
 #: vLLM 0.28.0's speculative methods (``SpeculativeMethod``; any ``*_mtp`` is an MTP type).
@@ -291,6 +301,10 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
     block = data.get("block_size")
     if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 1):
         raise InputError(source, "block_size", f"must be a positive integer, got {block!r}")
+    draft_tp = data.get("draft_tensor_parallel_size")
+    if draft_tp is not None and (isinstance(draft_tp, bool) or not isinstance(draft_tp, int) or draft_tp < 1):
+        # vLLM: SpeculativeConfig.draft_tensor_parallel_size = Field(default=None, ge=1)
+        raise InputError(source, "draft_tensor_parallel_size", f"must be an integer >= 1, got {draft_tp!r}")
     for key in ("method", "model", "kv_cache_dtype", "attention_backend"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise InputError(source, key, "must be a string")
@@ -308,7 +322,46 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
         block_size=block,
         disable_padded_drafter_batch=padded,
         ignored=tuple(sorted(set(data) & _SPEC_KEYS_WITHOUT_KV_EFFECT)),
+        draft_tensor_parallel_size=draft_tp,
     )
+
+
+def check_speculative_config(
+    cfg: SpeculativeConfig, args: EngineArgs, source: str = "--speculative-config", customs_from: str = ""
+) -> None:
+    """What a speculative config must satisfy given the engine flags (``args``).
+
+    - ``kv_cache_dtype``: one of vLLM's ``CacheDType`` names that dryboot plans, or a custom
+      dtype declared in ``args`` (``customs_from`` says where they are declared).
+    - ``draft_tensor_parallel_size``: 1 or the target's ``--tensor-parallel-size``
+      (``SpeculativeConfig._verify_and_get_draft_tp``); for ``method = draft_model``
+      exactly the target's (vLLM 0.28.0's ``DraftModelProposer`` refuses any other).
+
+    :raises InputError: naming ``source`` and the key.
+    """
+    dtype = cfg.kv_cache_dtype
+    if dtype is not None and dtype not in KV_CACHE_DTYPES and args.custom_dtype(dtype) is None:
+        where = customs_from or "--custom-kv-cache-dtype"
+        raise InputError(
+            source,
+            "kv_cache_dtype",
+            f"unknown KV cache dtype {dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or one declared with {where})",
+        )
+    draft_tp, tp = cfg.draft_tensor_parallel_size, args.tensor_parallel_size
+    if draft_tp is None:
+        return
+    if draft_tp not in (1, tp):
+        raise InputError(
+            source,
+            "draft_tensor_parallel_size",
+            f"{draft_tp} is neither 1 nor the target's tensor parallel size ({tp}); vLLM refuses it",
+        )
+    if cfg.method == "draft_model" and draft_tp != tp:
+        raise InputError(
+            source,
+            "draft_tensor_parallel_size",
+            f"a draft_model drafter must run at the target's tensor parallel size ({tp}), got {draft_tp}",
+        )
 
 
 def resolve_path(path: str, base: Path | None) -> Path:

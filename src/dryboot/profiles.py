@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
-from dryboot.flags import apply_flags, parse_speculative_config, resolve_path
+from dryboot.flags import apply_flags, check_speculative_config, parse_speculative_config, resolve_path
 from dryboot.plan import Drafter, Plan, Policies, plan
 from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.report import summary
@@ -129,8 +129,16 @@ def _within(source: str, where: str, fn: Callable[..., _T], *args: Any) -> _T:
         raise InputError(source, where, exc.line()) from None
 
 
-def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str) -> tuple[Drafter, int]:
-    cfg = parse_speculative_config(dict(spec), f"{source}: {where}")
+def _drafter(spec: Mapping[str, Any], base: Path, source: str, where: str, args: EngineArgs) -> tuple[Drafter, int]:
+    spec_source = f"{source}: {where}"
+    try:
+        cfg = parse_speculative_config(dict(spec), spec_source)
+        check_speculative_config(cfg, args, spec_source, "[custom-kv-cache-dtypes]")
+    except InputError as exc:
+        if exc.source != spec_source:
+            raise
+        # name the key as the file spells it: profiles.X.drafter.kv_cache_dtype
+        raise InputError(source, f"{where}.{exc.where}" if exc.where else where, exc.reason) from None
     if cfg.model is None:
         raise InputError(source, f"{where}.model", "the drafter's config.json is required")
     model = load_model(resolve_path(cfg.model, base))
@@ -187,6 +195,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
                 base,
                 source,
                 f"{where}.drafter",
+                args,
             )
             if k:
                 args = replace(args, num_speculative_tokens=k)

@@ -8,6 +8,7 @@ against it), then tables for layers, groups and capacity, then one verdict per i
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from typing import Any
 
 from dryboot.plan import Plan
@@ -70,8 +71,11 @@ def summary(p: Plan) -> dict[str, Any]:
     }
 
 
-def plan_to_dict(p: Plan) -> dict[str, Any]:
-    """Every figure of the plan as plain JSON types."""
+def plan_to_dict(p: Plan, given: Collection[str] | None = None) -> dict[str, Any]:
+    """Every figure of the plan as plain JSON types, with what they assume
+    (``given``: the engine flags the user gave, see :func:`dryboot.assumptions.assumptions`)."""
+    from dryboot.assumptions import assumptions
+
     cap = p.capacity
     return {
         "model": p.model.source,
@@ -136,12 +140,18 @@ def plan_to_dict(p: Plan) -> dict[str, Any]:
         ],
         "log": list(p.log),
         "notes": list(p.notes),
+        "assumptions": [a.to_dict() for a in assumptions(p, given)],
         "ok": p.ok,
     }
 
 
+def _as_built_and_unified(built: str, unified: str) -> str:
+    """``544`` when unification kept the figure, ``16 -> 864`` when it changed it."""
+    return built if built == unified else f"{built} -> {unified}"
+
+
 def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
-    """Consecutive layers with the same role and unified spec folded into one row."""
+    """Layers with the same role and spec (as built and as unified) folded into one row."""
     rows: list[tuple[str, ...]] = []
     counts: Counter[tuple[str, ...]] = Counter()
     order: list[tuple[str, ...]] = []
@@ -154,10 +164,8 @@ def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
         key: tuple[str, ...] = (
             lp.role,
             what,
-            f"{lp.initial.block_size}",
-            f"{lp.initial.page_size_bytes:,}",
-            f"{s.block_size}",
-            f"{s.page_size_bytes:,}",
+            _as_built_and_unified(f"{lp.initial.block_size}", f"{s.block_size}"),
+            _as_built_and_unified(f"{lp.initial.page_size_bytes:,}", f"{s.page_size_bytes:,}"),
             lp.backend,
         )
         if key not in counts:
@@ -168,91 +176,113 @@ def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
     return rows
 
 
-def render_text(p: Plan) -> str:
-    """The human report as text (rich tables, no colour when not a terminal)."""
-    import io
+def render_text(p: Plan, width: int | None = None, given: Collection[str] | None = None) -> str:
+    """The human report as text, fitted to ``width`` columns (default: the terminal's, or
+    ``COLUMNS``, or 80 when piped; see :mod:`dryboot.textout`).
 
-    from rich.console import Console
-    from rich.table import Table
+    Tables too wide for ``width`` are stacked; prose wraps. The lines vLLM would log are
+    quoted verbatim, one per line, whatever the width, so a boot log can be diffed against
+    them. ``given``: the engine flags the user gave (for what the figures assume).
+    """
+    from dryboot.assumptions import assumptions
+    from dryboot.textout import Column, output_width, table, wrap
 
-    buf = io.StringIO()
-    console = Console(file=buf, width=140, color_system=None, highlight=False, markup=False, soft_wrap=True)
+    w = width or output_width()
+    out: list[str] = []
     kv = f"{p.kv_cache_dtype} ({p.model_dtype})" if p.kv_cache_dtype == "auto" else p.kv_cache_dtype
-    console.print(
+    out += wrap(
         f"dryboot plan: {p.model.source} ({p.model.architecture}) on vLLM {p.rules.version}, "
         f"TP {p.args.tensor_parallel_size}, KV {kv} on {p.backend.name}, "
-        f"policies {p.policies.grouping} / {p.policies.unification}"
+        f"policies {p.policies.grouping} / {p.policies.unification}",
+        w,
+        "",
+        "  ",
     )
     if p.drafter is not None:
-        console.print(f"drafter: {p.drafter.model.source} ({p.drafter.method})")
-    console.print()
-    console.print("vLLM would log:")
-    for line in p.log:
-        console.print(f"  {line}")
+        out += wrap(f"drafter: {p.drafter.model.source} ({p.drafter.method})", w, "", "  ")
+    out.append("")
+    out.append("vLLM would log:")
+    out += [f"  {line}" for line in p.log]
     if p.unify_error:
-        console.print(f"  NotImplementedError: {p.unify_error}")
+        out.append(f"  NotImplementedError: {p.unify_error}")
     if p.memory_error:
-        console.print(f"  ValueError: {p.memory_error}")
-    console.print()
+        out.append(f"  ValueError: {p.memory_error}")
+    out.append("")
 
-    table = Table(title="Layers", title_justify="left")
-    for col in ("n", "role", "spec", "block", "page B", "unified block", "unified page B", "backend/mode"):
-        table.add_column(
-            col, justify="right" if col in ("n", "block", "page B", "unified block", "unified page B") else "left"
-        )
-    for row in _layer_rows(p):
-        table.add_row(*row)
-    console.print(table)
+    layer_cols = [
+        Column(h, right=h in ("n", "block", "page B"), wrap=h == "spec")
+        for h in ("n", "role", "spec", "block", "page B", "backend/mode")
+    ]
+    out += table(
+        "Layers (block and page as built -> as unified)",
+        layer_cols,
+        _layer_rows(p),
+        w,
+        key_columns=3,
+        heading=lambda r: f"{r[0]} {r[1]} layer{'' if r[0] == '1' else 's'}: {r[2]}",
+    )
     if p.decisions:
-        console.print("Unification decisions:")
+        out.append("Unification decisions:")
         for d in p.decisions:
-            console.print(f"  {d.message}")
+            out += wrap(d.message, w, "  ", "    ")
     if p.grouping is not None and p.grouping.groups:
-        gt = Table(
-            title=f"KV cache groups ({p.grouping.path}, group_size {p.grouping.group_size})", title_justify="left"
-        )
-        for col in ("#", "kind", "layers", "block", "page B", "blocks/request"):
-            gt.add_column(col, justify="left" if col == "kind" else "right")
         per = p.capacity.blocks_per_request if p.capacity else ()
-        for i, g in enumerate(p.grouping.groups):
-            gt.add_row(
+        group_rows = [
+            [
                 str(i),
                 g.kind,
                 str(len(g.layer_names)),
                 str(g.block_size),
                 f"{g.spec.page_size_bytes:,}",
                 f"{per[i]:,}" if per else "-",
-            )
-        console.print(gt)
+            ]
+            for i, g in enumerate(p.grouping.groups)
+        ]
+        out += table(
+            f"KV cache groups ({p.grouping.path}, group_size {p.grouping.group_size})",
+            [Column(h, right=h != "kind") for h in ("#", "kind", "layers", "block", "page B", "blocks/request")],
+            group_rows,
+            w,
+            key_columns=2,
+            heading=lambda r: f"group {r[0]}: {r[1]}",
+        )
         for line in p.grouping.decisions:
-            console.print(f"  {line}")
+            out += wrap(line, w, "  ", "    ")
     cap = p.capacity
     if cap is not None:
-        ct = Table(title="Capacity", title_justify="left", show_header=False)
-        ct.add_column("figure")
-        ct.add_column("value", justify="right")
-        ct.add_row("KV budget", f"{cap.available_bytes:,} B")
-        ct.add_row("page x group_size", f"{cap.page_size_bytes:,} B x {cap.group_size}")
-        ct.add_row("num_blocks", f"{cap.num_blocks:,}")
-        ct.add_row("blocks per request", f"{cap.total_blocks_per_request:,}")
-        ct.add_row("GPU KV cache size", f"{cap.kv_cache_size_tokens:,} tokens")
-        ct.add_row("max concurrency", f"{cap.max_concurrency:.2f}x at {cap.max_model_len:,} tokens")
-        ct.add_row("one full-length request", f"{cap.request_bytes:,} B")
-        console.print(ct)
+        out += table(
+            "Capacity",
+            [Column("figure"), Column("value", right=True)],
+            [
+                ["KV budget", f"{cap.available_bytes:,} B"],
+                ["page x group_size", f"{cap.page_size_bytes:,} B x {cap.group_size}"],
+                ["num_blocks", f"{cap.num_blocks:,}"],
+                ["blocks per request", f"{cap.total_blocks_per_request:,}"],
+                ["GPU KV cache size", f"{cap.kv_cache_size_tokens:,} tokens"],
+                ["max concurrency", f"{cap.max_concurrency:.2f}x at {cap.max_model_len:,} tokens"],
+                ["one full-length request", f"{cap.request_bytes:,} B"],
+            ],
+            w,
+            show_header=False,
+        )
     if p.memory_error is not None:
-        console.print(
+        out += wrap(
             f"one {p.memory_error.max_model_len:,}-token request needs {p.memory_error.needed:,} B; "
-            f"estimated maximum model length {p.memory_error.estimated_max_model_len:,}"
+            f"estimated maximum model length {p.memory_error.estimated_max_model_len:,}",
+            w,
         )
     if p.scheduler_block_size is not None:
-        console.print(f"scheduler block {p.scheduler_block_size}, hash block {p.hash_block_size}")
+        out += wrap(f"scheduler block {p.scheduler_block_size}, hash block {p.hash_block_size}", w)
     for note in p.notes:
-        console.print(f"note: {note}")
-    console.print()
-    console.print("Invariants:")
+        out += wrap(f"note: {note}", w, "", "      ")
+    for a in assumptions(p, given):
+        out += wrap(a.line(), w, "", "  ")
+    out.append("")
+    out.append("Invariants:")
     for inv in p.invariants:
         mark = "ok  " if inv.ok else "FAIL"
         tail = f" -> {inv.consequence}" if not inv.ok and inv.consequence else ""
-        console.print(f"  [{mark}] {inv.name}: {inv.detail}{tail}")
-    console.print("verdict: " + ("OK" if p.ok else "VIOLATED: " + ", ".join(i.name for i in p.invariants if not i.ok)))
-    return buf.getvalue()
+        out += wrap(f"[{mark}] {inv.name}: {inv.detail}{tail}", w, "  ", "         ")
+    verdict = "OK" if p.ok else "VIOLATED: " + ", ".join(i.name for i in p.invariants if not i.ok)
+    out += wrap(f"verdict: {verdict}", w, "", "  ")
+    return "\n".join(out) + "\n"

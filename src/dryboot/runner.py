@@ -10,6 +10,7 @@ from dryboot.flags import (
     MODEL_FREE_METHODS,
     add_custom_dtypes,
     apply_flags,
+    check_speculative_config,
     parse_speculative_config,
 )
 from dryboot.plan import Drafter
@@ -65,6 +66,7 @@ def load_drafter_and_k(
     if spec_config is None and spec_model is None:
         return None, args
     cfg = parse_speculative_config(spec_config if spec_config is not None else {}, source)
+    check_speculative_config(cfg, args, source)
     if spec_model is not None and cfg.model is not None:
         raise InputError("--speculative-model", spec_model, f"{source} already names the drafter ({cfg.model})")
     k = cfg.num_speculative_tokens

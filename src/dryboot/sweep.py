@@ -1,7 +1,7 @@
 """Sweep a space of geometries through the planner and classify every failure.
 
 A *geometry* (:class:`Geometry`) is one point of a hybrid target (full attention + Gated
-DeltaNet, the layout of ``kv-geometry-rules.md`` section 7) with a speculative drafter: KV
+DeltaNet, the layout of ``docs/kv-geometry-rules.md`` section 7) with a speculative drafter: KV
 heads and head dims of both, their KV dtypes (built-in, per-token-head, or a custom cache
 with a kernel granularity of 16/32/64/128), the drafter's layer kind and starting block,
 ``num_speculative_tokens``, the GDN state size, the mamba SSM dtype, ``--block-size`` and
@@ -189,10 +189,16 @@ class Space:
         size = self.size
         count = size if limit is None else min(limit, size)
         if count > MAX_POINTS:
+            if limit is None:
+                raise InputError(
+                    "--all",
+                    None,
+                    f"this space has {size:,} geometries; a sweep plans at most {MAX_POINTS:,} (sample with --limit)",
+                )
             raise InputError(
-                "--all" if limit is None else "--limit",
-                f"{count:,}",
-                f"a sweep plans at most {MAX_POINTS:,} geometries (this space has {size:,}); sample with --limit",
+                "--limit",
+                f"{limit:,}",
+                f"a sweep plans at most {MAX_POINTS:,} geometries (this space has {size:,})",
             )
         if limit is None or limit >= size:
             return list(range(size))
@@ -653,8 +659,9 @@ def run_sweep(
     )
 
 
-def format_report(result: SweepResult) -> str:
-    """The human report (deterministic: no timings)."""
+def format_report(result: SweepResult, width: int | None = None) -> str:
+    """The human report (deterministic: no timings), each line wrapped at spaces to ``width``
+    columns when given (nothing is cut)."""
     lines = [
         f"Planned {result.planned:,} geometries (of a space of {result.space.size:,}, seed "
         f"{result.seed}) under {len(result.arms)} arm(s): "
@@ -672,7 +679,7 @@ def format_report(result: SweepResult) -> str:
                 continue
             lines.append(f"  {kind:<22} {f.count:,}  ({KIND_DESCRIPTIONS[kind]})")
             lines.append(f"    minimal: {_short(f.counterexample)}")
-            lines.append(f"    {_clip(f.detail)}")
+            lines.append(f"    {f.detail}")
     for c in result.comparisons:
         lines.append("")
         lines.append(
@@ -684,13 +691,17 @@ def format_report(result: SweepResult) -> str:
             lines.append(f"  minimal: {_short(c.counterexample)}")
             lines.append(
                 f"  granular drafter block(s) {list(c.granular_blocks)}, kernel drafter block(s) "
-                f"{list(c.kernel_blocks)}; {_clip(c.detail)}"
+                f"{list(c.kernel_blocks)}; {c.detail}"
             )
+    if width is not None:
+        from dryboot.textout import wrap
+
+        wrapped: list[str] = []
+        for line in lines:
+            indent = " " * (len(line) - len(line.lstrip()))
+            wrapped += wrap(line.strip(), width, indent, indent + "    ") if line else [""]
+        lines = wrapped
     return "\n".join(lines)
-
-
-def _clip(text: str, width: int = 300) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _short(g: Geometry) -> str:

@@ -370,7 +370,7 @@ REAL_FLAGS = [
 
 
 def test_real_model_configs_agree(vllm_oracle: Any, models_dir: Any) -> None:
-    """The shipped configs of ../shared/data/models (Qwen3-Next, Qwen3.5, Nemotron-H, gpt-oss)."""
+    """The configs shipped in examples/models (Qwen3-Next, Qwen3.5, Nemotron-H, gpt-oss)."""
     import json
 
     generated = []

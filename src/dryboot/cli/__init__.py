@@ -29,6 +29,17 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _LazyGroup(click.Group):
+    """Loads subcommands on first use, and is the one place bad input becomes exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the subcommand; an :class:`InputError` from any command (the API, a flag, a
+        patch) is printed as one line on stderr and exits 2, with no traceback."""
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"dryboot: error: {exc.line()}", err=True)
+            sys.exit(2)  # not ctx.exit: click's main(standalone_mode=False) returns that code
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(super().list_commands(ctx)) | set(_COMMANDS))
 
@@ -53,15 +64,12 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point.
 
-    Every bad-input path ends as one line on stderr and exit 2: :class:`InputError` from
-    the API, and click's own usage errors (unknown option, bad choice), which click would
-    otherwise print over several lines.
+    Every bad-input path ends as one line on stderr and exit 2: :class:`InputError` in
+    the group (:meth:`_LazyGroup.invoke`), click's own usage errors (unknown option, bad
+    choice), which click would otherwise print over several lines, here.
     """
     try:
         cli.main(args=argv, prog_name="dryboot", standalone_mode=False)
-    except InputError as exc:
-        click.echo(f"dryboot: error: {exc.line()}", err=True)
-        sys.exit(2)
     except click.exceptions.UsageError as exc:
         where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
         click.echo(f"dryboot: error: {where}{exc.format_message()}", err=True)
@@ -76,9 +84,3 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo(f"dryboot: interrupted{detail}", err=True)
         sys.exit(130)
     sys.exit(0)
-
-
-def fail_input(exc: InputError) -> None:
-    """Print ``exc`` as one line on stderr and exit 2 (for use inside commands)."""
-    click.echo(f"dryboot: error: {exc.line()}", err=True)
-    sys.exit(2)

@@ -5,30 +5,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 
 from dryboot.errors import InputError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _guard(fn: F) -> F:
-    """Map :class:`InputError` to ``fail_input`` (one line, exit 2)."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*a: Any, **kw: Any) -> Any:
-        from dryboot.cli import fail_input
-
-        try:
-            return fn(*a, **kw)
-        except InputError as exc:
-            fail_input(exc)
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group()
@@ -38,7 +18,6 @@ def hunks() -> None:
 
 @hunks.command("check")
 @click.argument("patches", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@_guard
 def hunks_check(patches: tuple[str, ...]) -> None:
     """Check every hunk header against its body; exit 1 on any mismatch."""
     from dryboot.patching.recount import check_patch
@@ -60,7 +39,6 @@ def hunks_check(patches: tuple[str, ...]) -> None:
 
 @hunks.command("fix")
 @click.argument("patches", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@_guard
 def hunks_fix(patches: tuple[str, ...]) -> None:
     """Recount hunk headers in place (atomic, idempotent); print each changed header."""
     from dryboot.patching.recount import fix_file
@@ -88,7 +66,6 @@ def series() -> None:
 
 @series.command("list")
 @click.argument("directory", type=click.Path(file_okay=False))
-@_guard
 def series_list(directory: str) -> None:
     """Print the apply order (exit 2 when the series and the directory disagree)."""
     from dryboot.patching.series import read_series
@@ -114,7 +91,6 @@ def series_list(directory: str) -> None:
     type=click.IntRange(0, 100),
     help="Accept hunks that need up to this much fuzz (GNU patch --fuzz).",
 )
-@_guard
 def series_apply(directory: str, target: str, fuzz: int) -> None:
     """Apply the series in order: all of it, or nothing."""
     from dryboot.patching.apply import Tree
@@ -178,7 +154,6 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
     "--on", "target", required=True, type=click.Path(file_okay=False), help="Directory to inspect (nothing is written)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_guard
 def series_status_cmd(directory: str, target: str, as_json: bool) -> None:
     """Per patch: applied / applicable / partial / conflict, with per-hunk evidence."""
     from dryboot.patching.apply import Tree
@@ -219,7 +194,6 @@ def series_status_cmd(directory: str, target: str, as_json: bool) -> None:
 @click.option(
     "--git-apply", "git_apply", default="", help="Comma-separated patch names (or 'all') to check with git apply too."
 )
-@_guard
 def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply: str) -> None:
     """Verify the series on a temporary worktree of REF (your checkout is never touched)."""
     from dryboot.patching.check import check_series
@@ -244,7 +218,6 @@ def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply
     type=click.IntRange(0, 100),
     help="Fuzz accepted for NEW (OLD is always reversed exactly).",
 )
-@_guard
 def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
     """Reverse OLD exactly and apply NEW, as one transaction."""
     from dryboot.patching.apply import Tree

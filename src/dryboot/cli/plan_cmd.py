@@ -87,6 +87,13 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     help="Page-size unification policy.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
+@click.option(
+    "--svg",
+    "svg_path",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Also draw the KV pool (groups, pages, padding, blocks per request) as an SVG picture.",
+)
 def plan(
     model_path: str | None,
     list_architectures: bool,
@@ -97,6 +104,7 @@ def plan(
     grouping: str,
     unification: str,
     as_json: bool,
+    svg_path: str | None,
     **kwargs: Any,
 ) -> None:
     """Predict vLLM's KV cache at engine start, offline.
@@ -131,8 +139,12 @@ def plan(
     model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+    if svg_path is not None:
+        from dryboot.svg import write
+
+        write(result, svg_path)
     if as_json:
-        click.echo(json.dumps(plan_to_dict(result), indent=2))
+        click.echo(json.dumps(plan_to_dict(result, given=flags), indent=2))
     else:
-        click.echo(render_text(result), nl=False)
+        click.echo(render_text(result, given=flags), nl=False)
     raise SystemExit(0 if result.ok else 1)

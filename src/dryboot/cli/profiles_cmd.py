@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from dryboot.plan import Plan
+    from dryboot.profiles import Arm, Profile
 
 
 @click.command("profiles")
@@ -14,6 +20,13 @@ import click
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown"]), default="table", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
 @click.option("--expect-identical", is_flag=True, help="With --compare: exit 1 when the arms differ.")
+@click.option(
+    "--svg",
+    "svg_dir",
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="Also draw each plan's KV pool into DIR, one PROFILE--ARM.svg per profile and arm.",
+)
 def profiles(
     file: str,
     arms: tuple[str, ...],
@@ -21,6 +34,7 @@ def profiles(
     fmt: str,
     as_json: bool,
     expect_identical: bool,
+    svg_dir: str | None,
 ) -> None:
     """Plan every launcher profile of FILE (TOML) under each arm.
 
@@ -31,6 +45,7 @@ def profiles(
     """
     import json
 
+    from dryboot.assumptions import assumptions
     from dryboot.profiles import COMPARED, compare, load_profiles, run
     from dryboot.profiles import format_figure as _fmt
     from dryboot.report import summary
@@ -43,6 +58,7 @@ def profiles(
     if compare_arms:
         a, b = compare_arms
         results = run(pset, [a, b])
+        _write_svgs(results, svg_dir)
         by = {(p.name, arm.name): pl for p, arm, pl in results}
         rows = []
         for prof in pset.profiles:
@@ -51,28 +67,57 @@ def profiles(
             rows.append((prof.name, summary(pa), summary(pb), diffs))
         differ = any(r[3] for r in rows)
         if as_json:
-            click.echo(
-                json.dumps(
-                    [{"profile": n, a: sa, b: sb, "identical": not d, "changes": d} for n, sa, sb, d in rows], indent=2
-                )
-            )
+            out = [
+                {
+                    "profile": n,
+                    a: sa,
+                    b: sb,
+                    "identical": not d,
+                    "changes": d,
+                    "assumptions": {arm: [x.to_dict() for x in assumptions(by[(n, arm)])] for arm in (a, b)},
+                }
+                for n, sa, sb, d in rows
+            ]
+            click.echo(json.dumps(out, indent=2))
         else:
             header = ["profile", *[f"{label} ({a} / {b})" for _, label in COMPARED[:-1]], "verdict"]
             lines = []
+            per_profile = []
             for n, sa, sb, d in rows:
                 cells = [n]
-                for key, _ in COMPARED[:-1]:
+                figures = []
+                for key, label in COMPARED[:-1]:
                     va, vb = _fmt(sa[key]), _fmt(sb[key])
                     cells.append(va if va == vb else f"{va} / {vb}")
-                cells.append("identical to the token" if not d else "; ".join(d))
+                    figures.append((label, [va, vb]))
+                verdict = "identical to the token" if not d else "; ".join(d)
+                cells.append(verdict)
                 lines.append(cells)
-            _emit(header, lines, fmt, f"{pset.source}: {a} vs {b}")
+                label = COMPARED[-1][1]
+                figures.append((label, [_fmt(sa[COMPARED[-1][0]]), _fmt(sb[COMPARED[-1][0]])]))
+                short = "identical to the token" if not d else f"{len(d)} figure{'s' if len(d) > 1 else ''} differ"
+                per_profile.append((n, short, figures))
+            _emit(header, lines, fmt, f"{pset.source}: {a} vs {b}", [a, b], per_profile, prose=("verdict",))
+            if fmt == "table":
+                _echo_assumptions(results)
         violated = any(not (r[1]["ok"] and r[2]["ok"]) for r in rows)
         raise SystemExit(1 if violated or (expect_identical and differ) else 0)
     results = run(pset, list(arms) or None)
+    _write_svgs(results, svg_dir)
     if as_json:
         click.echo(
-            json.dumps([{"profile": p.name, "arm": arm.name, **summary(pl)} for p, arm, pl in results], indent=2)
+            json.dumps(
+                [
+                    {
+                        "profile": p.name,
+                        "arm": arm.name,
+                        **summary(pl),
+                        "assumptions": [x.to_dict() for x in assumptions(pl)],
+                    }
+                    for p, arm, pl in results
+                ],
+                indent=2,
+            )
         )
     else:
         header = [
@@ -88,46 +133,103 @@ def profiles(
             "invariants",
         ]
         lines = []
+        arm_names = list(dict.fromkeys(arm.name for _, arm, _ in results))
+        by_profile: dict[str, list[tuple[str, list[str]]]] = {}
         for p, arm, pl in results:
             s = summary(pl)
             verdict = "ok" if s["ok"] else "VIOLATED: " + ", ".join(s["violations"])
             tokens = _fmt(s["kv_cache_size_tokens"])
             if s["estimated_max_model_len"] is not None:
                 tokens = f"does not fit (max len {_fmt(s['estimated_max_model_len'])})"
-            lines.append(
-                [
-                    p.name,
-                    arm.name,
-                    _fmt(s["attention_block_size"]),
-                    _fmt(s["drafter_block_size"]),
-                    _fmt(s["mamba_padding_pct"]),
-                    _fmt(s["num_groups"]),
-                    _fmt(s["num_blocks"]),
-                    tokens,
-                    _fmt(s["max_concurrency"]),
-                    verdict,
-                ]
-            )
-        _emit(header, lines, fmt, pset.source)
+            cells = [
+                p.name,
+                arm.name,
+                _fmt(s["attention_block_size"]),
+                _fmt(s["drafter_block_size"]),
+                _fmt(s["mamba_padding_pct"]),
+                _fmt(s["num_groups"]),
+                _fmt(s["num_blocks"]),
+                tokens,
+                _fmt(s["max_concurrency"]),
+                verdict,
+            ]
+            lines.append(cells)
+            figures = by_profile.setdefault(p.name, [(label, []) for label in header[2:]])
+            for (_, values), cell in zip(figures, cells[2:], strict=True):
+                values.append(cell)
+        per_profile = [(name, "", figures) for name, figures in by_profile.items()]
+        _emit(header, lines, fmt, pset.source, arm_names, per_profile, prose=("KV cache tokens", "invariants"))
+        if fmt == "table":
+            _echo_assumptions(results)
     raise SystemExit(0 if all(pl.ok for _, _, pl in results) else 1)
 
 
-def _emit(header: list[str], rows: list[list[str]], fmt: str, title: str) -> None:
+def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -> None:
+    """One picture per profile and arm in ``svg_dir`` (created when missing)."""
+    if svg_dir is None:
+        return
+    from pathlib import Path
+
+    from dryboot.errors import InputError
+    from dryboot.svg import file_name, write
+
+    folder = Path(svg_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("--svg", svg_dir, f"cannot create: {exc.strerror or exc}") from None
+    for p, arm, pl in results:
+        write(pl, folder / file_name(p.name, arm.name))
+
+
+def _echo_assumptions(results: list[tuple[Profile, Arm, Plan]]) -> None:
+    """What the plans assume, each statement once, naming the plans it concerns unless all."""
+    from dryboot.assumptions import assumptions
+    from dryboot.textout import output_width, wrap
+
+    where: dict[str, list[str]] = {}
+    for p, arm, pl in results:
+        for x in assumptions(pl):
+            where.setdefault(x.line(), []).append(f"{p.name} (arm {arm.name})")
+    width = output_width()
+    for line, plans in where.items():
+        scope = "" if len(plans) == len(results) else f" [{'; '.join(plans)}]"
+        click.echo("\n".join(wrap(line + scope, width, "", "  ")))
+
+
+def _emit(
+    header: list[str],
+    rows: list[list[str]],
+    fmt: str,
+    title: str,
+    arms: list[str],
+    per_profile: list[tuple[str, str, list[tuple[str, list[str]]]]],
+    *,
+    prose: tuple[str, ...],
+) -> None:
+    """Print the table as markdown, or as text fitted to the terminal: one row per profile
+    (and arm) when the columns fit, else per profile a transposed table, one row per figure
+    and one column per arm (``per_profile``: name, verdict, (figure, value per arm) rows).
+    ``prose`` columns may wrap at spaces; names and numbers never do."""
     if fmt == "markdown":
         click.echo("| " + " | ".join(header) + " |")
         click.echo("|" + "|".join("---" for _ in header) + "|")
         for r in rows:
             click.echo("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         return
-    from rich.console import Console
-    from rich.table import Table
+    from dryboot.textout import Column, draw, output_width, table, wrap
 
-    table = Table(title=title, title_justify="left")
-    for h in header:
-        table.add_column(h)
-    for r in rows:
-        table.add_row(*r)
-    Console(highlight=False, markup=False, width=200).print(table)
+    width = output_width()
+    lines = wrap(title, width)
+    wide = draw([Column(h, wrap=h in prose) for h in header], rows, width)
+    if wide is not None:
+        lines += wide
+    else:
+        columns = [Column("figure"), *[Column(arm, wrap=True) for arm in arms]]
+        for name, verdict, figures in per_profile:
+            lines += wrap(f"{name}: {verdict}" if verdict else name, width, "", "  ")
+            lines += table(None, columns, [[label, *values] for label, values in figures], width)
+    click.echo("\n".join(lines))
 
 
 @click.command("promote")

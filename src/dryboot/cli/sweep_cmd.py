@@ -95,4 +95,6 @@ def sweep(
         data: dict[str, Any] = result.to_dict()
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(format_report(result))
+        from dryboot.textout import output_width
+
+        click.echo(format_report(result, output_width()))

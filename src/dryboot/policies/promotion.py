@@ -1,6 +1,6 @@
 """Page unification under a named policy: upstream vLLM, or a downstream promotion rule.
 
-Policies (``kv-geometry-rules.md`` section 7, the reference deployment's drafter patch):
+Policies (``docs/kv-geometry-rules.md`` section 7, the reference deployment's drafter patch):
 
 * ``upstream`` - vLLM 0.28.0's ``unify_kv_cache_spec_page_size`` (:mod:`dryboot.vllm.kv_cache_utils.unify`).
 * ``promote-cover`` - a sliding-window layer whose page does not divide the maximum page is

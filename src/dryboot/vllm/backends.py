@@ -24,7 +24,8 @@ class KernelBlock:
     multiple_of: bool = False
 
     def __str__(self) -> str:
-        return f"MultipleOf({self.size})" if self.multiple_of else str(self.size)
+        """The size in tokens (a block is addressable when it is a multiple of it)."""
+        return str(self.size)
 
 
 @dataclass(frozen=True)

@@ -214,30 +214,6 @@ class EngineArgs:
             return True
         return supports_async_scheduling(self.speculative_method) and not self.disable_padded_drafter_batch
 
-    def assumptions(self) -> tuple[str, ...]:
-        """The GPU-dependent defaults a plan of these flags rests on, one sentence each."""
-        out: list[str] = []
-        if self.max_num_batched_tokens is None:
-            gpu = (
-                f"--gpu-memory {self.gpu_memory_bytes / GIB:g} GiB"
-                if self.gpu_memory_bytes is not None
-                else f"no GPU named: an {ASSUMED_GPU} ({ASSUMED_GPU_MEMORY_BYTES // GIB} GiB) is assumed"
-            )
-            out.append(
-                f"--max-num-batched-tokens defaults to {self.resolved_max_num_batched_tokens()}, "
-                f"vllm serve's default for the GPU ({gpu})"
-            )
-        if self.async_scheduling is None and not self.resolved_async_scheduling:
-            why = (
-                "disable_padded_drafter_batch=True"
-                if self.disable_padded_drafter_batch
-                else f"{self.speculative_method!r} speculative decoding"
-            )
-            out.append(f"async scheduling is off: vLLM disables it for {why}")
-        if self.ignored_inputs:
-            out.append(f"ignored (no effect on the KV cache): {', '.join(self.ignored_inputs)}")
-        return tuple(out)
-
     @property
     def max_concurrent_batches(self) -> int:
         """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``)."""

@@ -1,7 +1,7 @@
 """vLLM versions as tables of behaviour switches, not copies of code.
 
 Each :class:`VersionRules` names the rules that changed between vLLM releases
-(``kv-geometry-rules.md`` section 6). 0.28.0 is the baseline and the default; later entries
+(``docs/kv-geometry-rules.md`` section 6). 0.28.0 is the baseline and the default; later entries
 flip switches. Rule modules read switches; they never compare version strings.
 """
 
@@ -64,7 +64,10 @@ _V033 = VersionRules(
     planner_source="vllm/v1/core/kv_cache_planning.py",
 )
 
-#: Known versions, oldest first. Only 0.28.0 is verified against vLLM itself.
+#: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``).
+VERIFIED_VERSIONS = frozenset({"0.28.0"})
+
+#: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
 VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V028, _V029, _V030, _V032, _V033)}
 DEFAULT_VERSION = "0.28.0"
 

@@ -14,7 +14,7 @@ from functools import lru_cache
 from dryboot.errors import InputError
 from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend, invalid_reasons
 from dryboot.vllm.config.hf import ModelGeometry
-from dryboot.vllm.dtypes import CustomKVCacheDtype, torch_dtype_of
+from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.versions import VersionRules
 
@@ -261,12 +261,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
 
     args.validate()
     rules = rules_for(args.vllm_version)
-    notes = list(args.assumptions())
-    if rules.version != args.vllm_version and rules.version != f"{args.vllm_version}.0":
-        notes.append(
-            f"vLLM {args.vllm_version} is planned with the rules of {rules.version}, the newest known "
-            "version at or before it (only 0.28.0 is verified against vLLM itself)"
+    notes: list[str] = []
+    if args.async_scheduling is None and not args.resolved_async_scheduling:
+        why = (
+            "disable_padded_drafter_batch=True"
+            if args.disable_padded_drafter_batch
+            else f"{args.speculative_method!r} speculative decoding"
         )
+        notes.append(f"async scheduling is off: vLLM disables it for {why}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
         notes.append(
             "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
@@ -291,6 +293,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     d_dtype = d_model_dtype = d_backend = None
     if drafter is not None:
         d_dtype = drafter.kv_cache_dtype or kv_dtype
+        if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
+            raise InputError(
+                "--speculative-config",
+                "kv_cache_dtype",
+                f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
+            )
         d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
         d_backend = backend_for(d_name, d_dtype, drafter.model, args, "--speculative-config attention_backend")
         d_model_dtype = model_dtype_of(drafter.model, args)

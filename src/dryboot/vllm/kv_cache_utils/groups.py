@@ -8,7 +8,7 @@ splits into ``cdiv(n, group_size)`` groups taking ``layers[i::num_groups]``, and
 missing slots are padding layers.
 
 The ``pad-sliding-window-buckets`` policy is the reference deployment's patch
-(``kv-geometry-rules.md`` section 7): when the smallest bucket holds only sliding-window
+(``docs/kv-geometry-rules.md`` section 7): when the smallest bucket holds only sliding-window
 layers, take the largest divisor ``g`` of the GCD of the other buckets' sizes with
 ``g > group_size`` such that padding each sliding bucket up to a multiple of ``g`` adds no
 more layers than the bucket has.

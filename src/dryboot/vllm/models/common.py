@@ -50,7 +50,8 @@ def attention_heads(f: ConfigFields) -> tuple[int, int, int]:
         raise InputError(
             f.source,
             f.where("num_key_value_heads"),
-            f"{kv} KV heads do not divide {heads} attention heads (grouped-query attention needs it)",
+            f"{kv} KV heads do not divide the {heads} attention heads; vLLM asserts "
+            f"num_heads ({heads}) is divisible by num_kv_heads ({kv})",
         )
     return heads, kv, head_dim
 
