@@ -224,3 +224,55 @@ def test_help_does_not_import_checklog() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert r.stdout.strip().splitlines()[-1] == "[]"
     assert "check-log" in r.stdout
+
+
+def test_without_a_budget_the_capacity_line_is_unchecked(tmp_path: Path, hf_cache: Path) -> None:
+    text = "".join(
+        line for line in (DATA / "tp2.log").read_text().splitlines(keepends=True) if "Available KV cache" not in line
+    )
+    r = check_log(text, source="nobudget.log")
+    assert r.budget is None
+    assert statuses(r)[Kind.CAPACITY] == "unchecked"
+    assert statuses(r)[Kind.HYBRID_BLOCK] == "matches"
+    assert r.ok  # nothing differs
+
+
+def test_a_predicted_line_missing_from_the_log_is_reported(hf_cache: Path) -> None:
+    text = "".join(
+        line for line in (DATA / "mtp.log").read_text().splitlines(keepends=True) if "Setting attention" not in line
+    )
+    r = check_log(text, source="cut.log")
+    assert [k for k, _ in r.comparison.missing] == [Kind.HYBRID_BLOCK]
+    assert r.ok
+
+
+def test_a_log_older_than_the_rules_needs_vllm_version(tmp_path: Path, hf_cache: Path) -> None:
+    text = (DATA / "mtp.log").read_text().replace("version 0.28.0", "version 0.9.2")
+    log = tmp_path / "old.log"
+    log.write_text(text)
+    r = dryboot("check-log", str(log))
+    assert r.returncode == 2
+    assert "the log is from vLLM 0.9.2" in r.stderr and "pass --vllm-version" in r.stderr
+    assert dryboot("check-log", str(log), "--vllm-version", "0.28.0").returncode == 0
+
+
+def test_drafter_hub_id_is_found_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only where the drafter's config comes from is asserted: no figure of this log is vLLM's."""
+    from .conftest import make_hub_cache
+
+    f = figures()
+    repos = {s["model"]: REPO / s["config"] for s in f["scenarios"].values()}
+    repos["org/dflash-drafter"] = REPO / "examples" / "models" / "dflash2-drafter-sw5.config.json"
+    hub = make_hub_cache(tmp_path, repos, f["revision"])
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    text = (
+        (DATA / "mtp.log")
+        .read_text()
+        .replace(
+            "'speculative_config': {'method': 'mtp', 'num_speculative_tokens': 3}",
+            "'speculative_config': {'method': 'dflash', 'model': 'org/dflash-drafter', 'num_speculative_tokens': 7}",
+        )
+    )
+    r = check_log(text, source="dflash.log")
+    assert r.speculative is not None and str(r.speculative["model"]).startswith(str(hub))
+    assert any(n.startswith("drafter config: ") for n in r.notes)
