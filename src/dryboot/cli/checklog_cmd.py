@@ -82,7 +82,7 @@ def check_log(
         gpu_memory_bytes=gpu_bytes,
     )
     if as_json:
-        click.echo(json.dumps(to_dict(report), indent=2))
+        click.echo(json.dumps(to_dict(report), indent=2, default=str))
     else:
         click.echo(render_text(report), nl=False)
     raise SystemExit(0 if report.ok else 1)
