@@ -19,6 +19,7 @@ from dryboot.errors import InputError
 # command name -> "module:attribute" of a click.Command; loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("dryboot.cli.plan_cmd", "plan"),
+    "check-log": ("dryboot.cli.checklog_cmd", "check_log"),
     "sweep": ("dryboot.cli.sweep_cmd", "sweep"),
     "profiles": ("dryboot.cli.profiles_cmd", "profiles"),
     "promote": ("dryboot.cli.profiles_cmd", "promote"),

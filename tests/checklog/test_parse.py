@@ -1,0 +1,77 @@
+"""Reading vLLM logs: decorations removed, facts and KV lines found (on the logs vLLM wrote)."""
+
+from __future__ import annotations
+
+from dryboot.checklog.parse import Kind, read_lines, read_log
+
+from .conftest import DATA, figures
+
+
+def test_prefix_colour_header_removed() -> None:
+    raw = (
+        "\x1b[0;36m(EngineCore pid=23837)\x1b[0;0m \x1b[32mINFO\x1b[0m \x1b[90m11-30 17:07:58\x1b[0m "
+        "\x1b[90m[kv_cache_utils.py:1869]\x1b[0m GPU KV cache size: 47,104 tokens, Maximum concurrency for "
+        "8,192 tokens per request: 5.75x\r"
+    )
+    [line] = read_lines(raw)
+    assert line.process == "EngineCore" and line.pid == 23837
+    assert line.level == "INFO" and line.source == "kv_cache_utils.py:1869"
+    assert line.message.startswith("GPU KV cache size: 47,104 tokens")
+
+
+def test_foreign_prefix_and_no_header() -> None:
+    lines = read_lines(
+        "2026-01-01T10:00:00.123Z vllm-1  | (Worker_TP1 pid=7) INFO 01-01 10:00:00 [gpu_worker.py:578] "
+        "Available KV cache memory: 51.92 GiB\n"
+        "(EngineCore pid=3) ValueError: To serve at least one request\n"
+    )
+    assert lines[0].process == "Worker_TP1" and lines[0].message == "Available KV cache memory: 51.92 GiB"
+    assert lines[1].process == "EngineCore" and lines[1].level is None
+    assert lines[1].message == "ValueError: To serve at least one request"
+
+
+def test_tp2_log_facts() -> None:
+    facts = read_log((DATA / "tp2.log").read_text())
+    assert facts.version == "0.28.0"
+    assert facts.served_model == "Qwen/Qwen3-Next-80B-A3B-Thinking"  # from the logo
+    assert facts.architecture == "Qwen3NextForCausalLM"
+    assert facts.max_model_len == 262144
+    assert facts.max_num_batched_tokens == 8192
+    assert facts.args_text is not None and facts.args_text.startswith("{'model_tag': ")
+    budgets = figures()["scenarios"]["tp2"]["budgets"]
+    assert len(facts.available) == len(budgets) == 2
+    kinds = [k.kind for k in facts.kv_lines]
+    assert kinds == [Kind.MAMBA_MODE, Kind.HYBRID_BLOCK, Kind.MAMBA_PADDING, Kind.CAPACITY]
+    assert facts.kv_lines[1].figures == {"block": "544"}
+
+
+def test_reserved_line_with_kv_cache_memory_bytes() -> None:
+    facts = read_log((DATA / "mtp.log").read_text())
+    assert facts.reserved_gib == "40.0"
+    assert facts.available == ()
+
+
+def test_older_wordings() -> None:
+    facts = read_log(
+        "INFO 05-01 10:00:00 [api_server.py:1090] vLLM API server version 0.9.2\n"
+        "INFO 05-01 10:00:00 [api_server.py:1091] args: Namespace(subparser='serve', model_tag='org/m', "
+        "model='org/m', max_model_len=4096, pipeline_parallel_size=1)\n"
+        "INFO 05-01 10:00:09 [kv_cache_utils.py:716] GPU KV cache size: 1,000 tokens, Maximum concurrency for "
+        "4,096 tokens per request: 0.24x\n"
+    )
+    assert facts.version == "0.9.2"
+    assert facts.args_namespace and facts.args_text is not None and facts.args_text.startswith("Namespace(")
+    facts = read_log("INFO 05-01 10:00:00 [api_utils.py:313] vLLM server version 0.28.0, serving model org/m\n")
+    assert (facts.version, facts.served_model) == ("0.28.0", "org/m")
+
+
+def test_not_enough_memory_without_estimate_and_no_memory() -> None:
+    facts = read_log(
+        "ValueError: To serve at least one request with the model's max seq len (8192), (0.5 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (0.1 GiB). Try increasing ...\n"
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`\n"
+    )
+    [a, b] = facts.kv_lines
+    assert a.kind is b.kind is Kind.NOT_ENOUGH_MEMORY
+    assert a.figures == {"max_model_len": "8192", "needed_gib": "0.5", "available_gib": "0.1"}
+    assert b.figures == {"no_memory": "No available memory for the cache blocks."}
