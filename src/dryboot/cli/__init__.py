@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> Any:
     the API, and click's own usage errors (unknown option, bad choice), which click would
     otherwise print over several lines.
     """
+    _exit_on_sigterm()
     try:
         cli.main(args=argv, prog_name="dryboot", standalone_mode=False)
     except InputError as exc:
@@ -74,8 +75,31 @@ def main(argv: list[str] | None = None) -> Any:
     except KeyboardInterrupt as exc:
         detail = f" ({exc}); nothing was left half-written" if str(exc) else ""
         click.echo(f"dryboot: interrupted{detail}", err=True)
-        sys.exit(130)
+        sys.exit(128 + int(getattr(exc, "signum", 2)))
     sys.exit(0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM outside a transaction's write phase (which handles signals itself)."""
+
+    signum = 15
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM ends the command the way SIGINT does (cleanly, exit 128 + 15 = 143), instead of
+    Python's default of dying without cleanup."""
+    import contextlib
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated("interrupted by SIGTERM")
+
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, handler)
 
 
 def fail_input(exc: InputError) -> None:

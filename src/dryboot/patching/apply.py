@@ -15,8 +15,8 @@ import stat
 from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
-from dryboot.patching.match import FileRun, HunkResult, run_hunks, sides, split_keep
-from dryboot.patching.parse import FileSection, PatchFile
+from dryboot.patching.match import FileRun, HunkResult, Sides, run_hunks, sides, split_keep
+from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
 
 
@@ -168,7 +168,7 @@ def _strip(sec: FileSection, which: str, strip: int, source: str) -> str | None:
 
 def _apply_section(
     tree: Tree, sec: FileSection, patch: PatchFile, strip: int, reverse: bool, fuzz: int,
-    measure: bool,
+    measure: bool, check_modes: bool = False, prefilter: bool = False,
 ) -> FileOutcome:
     src = patch.source
     where = f"line {sec.lineno}"
@@ -229,7 +229,16 @@ def _apply_section(
     if op in ("rename", "copy") and target != path and tree.read(target) is not None:
         return fail_all(f"{target}: the {op} target already exists")
 
-    run: FileRun = run_hunks(split_keep(cur), hunks, fuzz, measure)
+    if check_modes and old_mode is not None and new_mode is not None and old_mode != new_mode:
+        have = tree.mode(path)
+        if have is not None and bool(have & 0o111) != bool(old_mode & 0o111):
+            return fail_all(f"{path}: mode is {have:04o}; the patch changes it from "
+                            f"{old_mode & 0o777:04o} to {new_mode & 0o777:04o}")
+    lines = split_keep(cur)
+    if prefilter:
+        run = _prefiltered(cur, lines, sec.hunks, hunks, reverse, fuzz, measure)
+    else:
+        run = run_hunks(lines, hunks, fuzz, measure)
     out.results = run.results
     if not run.ok:
         return out
@@ -248,9 +257,9 @@ def _apply_section(
             mode = 0o755 if new_mode & 0o111 else 0o644
     elif (new_mode is not None and old_mode is not None and old_mode != new_mode
           and cur_mode is not None):
-        # git mode changes: set or clear the executable bits (as git and GNU patch do)
-        want_exec = bool(new_mode & 0o111)
-        mode = (cur_mode | ((cur_mode & 0o444) >> 2)) if want_exec else (cur_mode & ~0o111)
+        # git mode changes: the file gets exactly the patch's permission bits (0755 / 0644),
+        # whatever it had, as git apply and GNU patch 2.7.6 both do
+        mode = new_mode & 0o777
         if mode == cur_mode:
             mode = None
     if op in ("rename", "copy"):
@@ -264,21 +273,83 @@ def _apply_section(
 
 def apply_patch(
     tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False, fuzz: int = 0,
-    measure: bool = True,
+    measure: bool = True, check_modes: bool = False, prefilter: bool = False,
 ) -> PatchOutcome:
     """Apply ``patch`` to ``tree`` in a new child layer (``outcome.tree``), GNU patch style.
+
+    With ``reverse`` the file sections are undone last first (``outcome.files`` stays in patch
+    order): a patch holding several commits that touch the same lines (an mbox of ``git
+    format-patch`` output) then gets back to where it started, as ``git apply -R`` does.
 
     :param strip: strip level (``-pN``). :param reverse: ``-R``.
     :param fuzz: maximum fuzz accepted (GNU ``--fuzz``; 0 = refuse any fuzz).
     :param measure: measure the fuzz a failed hunk would need and collect evidence.
+    :param check_modes: a git mode change fails when the file's executable bit is not the
+        one the patch changes it from (used to tell applied from applicable).
+    :param prefilter: fail at once, without searching, every hunk whose changed lines do not
+        occur in the file (the outcome is the same; only faster when most hunks do not fit).
     :raises InputError: invalid patch (counts, stray lines), unsafe paths, unstrippable names.
     """
     patch.require_valid()
     layer = tree.child()
-    files = [
-        _apply_section(layer, sec, patch, strip, reverse, fuzz, measure) for sec in patch.sections
-    ]
-    return PatchOutcome(files, layer)
+    order = list(enumerate(patch.sections))
+    if reverse:
+        order.reverse()
+    done = {
+        k: _apply_section(layer, sec, patch, strip, reverse, fuzz, measure, check_modes, prefilter)
+        for k, sec in order
+    }
+    return PatchOutcome([done[k] for k in range(len(patch.sections))], layer)
+
+
+def _has_block(data: bytes, block: list[bytes]) -> bool:
+    """Whether ``block`` (lines with their LF) occurs in ``data`` starting at a line start."""
+    if not block:
+        return True
+    needle = b"".join(block)
+    if not needle.endswith(b"\n"):
+        return data.endswith(needle) and (len(data) == len(needle) or data[-len(needle) - 1] == 0x0A)
+    pos = data.find(needle)
+    while pos > 0 and data[pos - 1] != 0x0A:
+        pos = data.find(needle, pos + 1)
+    return pos >= 0
+
+
+def _side_lines(h: Hunk, kinds: tuple[int, int]) -> list[bytes]:
+    return [bl.text + (b"\n" if bl.newline else b"") for bl in h.lines if bl.kind in kinds]
+
+
+def _core(h: Hunk, reverse: bool, fuzz: int) -> list[bytes]:
+    """The lines of a hunk's sought side that every placement at fuzz <= ``fuzz`` must match
+    contiguously: that side without the context lines fuzz may drop at either end."""
+    lines = _side_lines(h, (SP, PLUS) if reverse else (SP, MINUS))
+    lead = next((k for k, bl in enumerate(h.lines) if bl.kind != SP), len(h.lines))
+    trail = next((k for k, bl in enumerate(reversed(h.lines)) if bl.kind != SP), len(h.lines))
+    a, b = min(fuzz, lead), min(fuzz, trail)
+    return lines[a : len(lines) - b]
+
+
+def _prefiltered(data: bytes, lines: list[bytes], parsed: list[Hunk], hunks: list[Sides],
+                 reverse: bool, fuzz: int, measure: bool) -> FileRun:
+    """:func:`run_hunks` for the hunks that can fit; the others fail without a search. A hunk
+    is rejected only when its core is absent and no earlier hunk's new side could supply it."""
+    keep: list[Sides] = []
+    rejected: dict[int, HunkResult] = {}
+    produced: set[bytes] = set()
+    for h, s in zip(parsed, hunks, strict=True):
+        core = _core(h, reverse, fuzz)
+        if core and not _has_block(data, core) and not produced.intersection(core):
+            rejected[h.number] = HunkResult(h.number, "failed", 0,
+                                            h.new_start if reverse else h.old_start)
+        else:
+            keep.append(s)
+        produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
+    if not rejected:
+        return run_hunks(lines, hunks, fuzz, measure)
+    run = run_hunks(lines, keep, fuzz, measure) if keep else FileRun(data, [])
+    got = {r.number: r for r in run.results}
+    results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
+    return FileRun(run.data, results)
 
 
 @dataclass
@@ -296,12 +367,14 @@ class HunkStatus:
 @dataclass
 class PatchStatus:
     """A patch's state: ``applicable``, ``applied``, ``partial`` or ``conflict``, with the
-    per-hunk evidence and the forward outcome (its layer holds the applied result)."""
+    per-hunk evidence and the forward outcome (its layer holds the applied result); ``note``
+    says why when the state needed a decision (both directions fit, applied out of order)."""
 
     state: str
     hunks: list[HunkStatus]
     forward: PatchOutcome
     backward: PatchOutcome | None
+    note: str = ""
 
 
 def patch_status(tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False,

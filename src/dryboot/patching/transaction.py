@@ -28,7 +28,12 @@ JOURNAL = "journal.json"
 class Interrupted(KeyboardInterrupt):
     """A signal arrived while files were being written (the transaction was rolled back).
 
-    A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption (exit 130)."""
+    A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption; ``signum`` gives
+    the exit code (128 + signum: 130 for SIGINT, 143 for SIGTERM)."""
+
+    def __init__(self, message: str, signum: int = signal.SIGINT) -> None:
+        super().__init__(message)
+        self.signum = int(signum)
 
 
 def _fsync_dir(path: str) -> None:
@@ -71,7 +76,7 @@ def _signals_raise() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
-        raise Interrupted(f"interrupted by signal {signum}")
+        raise Interrupted(f"interrupted by {signal.Signals(signum).name}", signum)
 
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -94,6 +99,39 @@ def _remove_empty_dirs(root: str, rel: str) -> None:
         except OSError:
             return
         parts.pop()
+
+
+def pending(root: str) -> list[dict[str, Any]] | None:
+    """The journal of an interrupted transaction in ``root`` (one entry per file it touched:
+    ``path``, ``backup`` name or None for a file it created, ``mode``), or None when there is
+    none. Reading it changes nothing."""
+    import json
+
+    jpath = os.path.join(root, JOURNAL_DIR, JOURNAL)
+    try:
+        with open(jpath, encoding="utf-8") as fh:
+            entries: list[dict[str, Any]] = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InputError(jpath, None, f"unreadable journal of an interrupted transaction ({exc})") from None
+    return entries
+
+
+def rolled_back(root: str, entries: list[dict[str, Any]]) -> tuple[dict[str, bytes | None], dict[str, int]]:
+    """What :func:`recover` would restore, as pending changes (path -> bytes or None, path ->
+    mode): lay them over the tree to see it as it will be after the roll-back."""
+    jdir = os.path.join(root, JOURNAL_DIR)
+    changes: dict[str, bytes | None] = {}
+    modes: dict[str, int] = {}
+    for e in entries:
+        if e["backup"] is None:
+            changes[e["path"]] = None
+            continue
+        with open(os.path.join(jdir, e["backup"]), "rb") as fh:
+            changes[e["path"]] = fh.read()
+        modes[e["path"]] = e["mode"]
+    return changes, modes
 
 
 def recover(root: str) -> bool:
