@@ -67,9 +67,14 @@ def main(argv: list[str] | None = None) -> Any:
         where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
         click.echo(f"dryboot: error: {where}{exc.format_message()}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        cause = exc.__cause__
+        if isinstance(cause, KeyboardInterrupt) and str(cause):
+            # click turns KeyboardInterrupt (SIGINT, or a rolled-back transaction's signal) into Abort
+            click.echo(f"dryboot: interrupted ({cause}); nothing was left half-written", err=True)
+            sys.exit(128 + int(getattr(cause, "signum", 2)))
         click.echo("dryboot: aborted", err=True)
-        sys.exit(130)
+        sys.exit(128 + int(getattr(cause, "signum", 2)))
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
