@@ -301,3 +301,120 @@ def test_5_signals_roll_back_with_exit_code(tmp_path: Path, sig: signal.Signals,
     assert p.returncode == code, err
     assert b"interrupted" in err
     assert snapshot(t) == before
+
+
+# -- also fixed ---------------------------------------------------------------------------------
+
+
+def _git(repo: Path, *a: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    env.update(HOME=str(repo.parent), GIT_CONFIG_NOSYSTEM="1")
+    return subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True).stdout.decode()
+
+
+def test_hunks_fix_recomputes_later_new_starts_from_old_starts(tmp_path: Path) -> None:
+    """Damaged headers of a real ``diff -u`` patch are fixed back to what diff wrote (the
+    ground truth), whichever way the hand edit went; a correct later start is never shifted."""
+    xs = [f"line {i}" for i in range(1, 901)]
+    ys = xs[:842] + ["added a", "added b"] + xs[842:854] + ["changed 855"] + xs[855:]
+    good = udiff(lines(*xs), lines(*ys), "big.py", tmp_path)
+    headers = [ln for ln in good.split(b"\n") if ln.startswith(b"@@")]
+    assert headers == [b"@@ -840,6 +840,8 @@", b"@@ -852,7 +854,7 @@"]
+    for bad in (
+        good.replace(b"+840,8 @@", b"+840,10 @@"),  # over-declared count (the +852 -> +850 report)
+        good.replace(b"+840,8 @@", b"+840,7 @@"),  # under-declared
+        good.replace(b"+854,7 @@", b"+851,7 @@"),  # a later start edited by hand
+    ):
+        p = tmp_path / "x.patch"
+        p.write_bytes(bad)
+        assert run_cli("hunks", "fix", str(p)).exit_code == 0
+        assert p.read_bytes() == good
+
+
+def test_hunks_fix_unwritable_cli_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from dryboot.cli import main
+    from dryboot.patching import transaction
+
+    p = tmp_path / "x.patch"
+    p.write_bytes(b"--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n c\n")
+
+    def refuse(*a: object, **kw: object) -> None:  # as root, chmod cannot make a directory unwritable
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(transaction, "_write_atomic", refuse)
+    with pytest.raises(SystemExit) as ex:
+        main(["hunks", "fix", str(p)])
+    assert ex.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"dryboot: error: {p}: cannot write the fixed patch (Permission denied); the file is unchanged\n"
+
+
+def test_crlf_body_then_crlf_signature_applies_like_git_and_gnu(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    mk(repo, {"f": b"a\r\nb\r\nc\r\n"})
+    _git(repo, "init", "-q")
+    _git(repo, "add", "f")
+    _git(repo, "commit", "-qm", "base")
+    (repo / "f").write_bytes(b"a\r\nB\r\nc\r\n")
+    _git(repo, "commit", "-qam", "change b")
+    mbox = _git(repo, "format-patch", "-1", "--stdout").encode()
+    assert b"\n-- \n" in mbox
+    mbox = mbox.replace(b"\n-- \n", b"\n-- \r\n")  # a mail saved with CRLF after the diff
+    stack = mk(tmp_path / "s", {"0001.patch": mbox, "series": b"0001.patch\n"})
+    t = mk(tmp_path / "t", {"f": b"a\r\nb\r\nc\r\n"})
+    g = shutil.copytree(t, tmp_path / "g")
+    assert gnu(g, stack / "0001.patch").returncode == 0
+    _git(repo, "checkout", "-q", "HEAD~1", "--", "f")
+    _git(repo, "apply", str(stack / "0001.patch"))
+    r = run_cli("series", "apply", str(stack), "--to", str(t))
+    assert r.exit_code == 0, r.output
+    assert (t / "f").read_bytes() == (g / "f").read_bytes() == (repo / "f").read_bytes() == b"a\r\nB\r\nc\r\n"
+
+
+def test_reverse_mbox_with_two_commits_on_one_line_like_git_apply(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    mk(repo, {"f": lines("one", "two", "three")})
+    _git(repo, "init", "-q")
+    _git(repo, "add", "f")
+    _git(repo, "commit", "-qm", "base")
+    for old, new in (("two", "TWO"), ("TWO", "2")):
+        (repo / "f").write_bytes((repo / "f").read_bytes().replace(old.encode(), new.encode()))
+        _git(repo, "commit", "-qam", new)
+    mbox = _git(repo, "format-patch", "-2", "--stdout").encode()
+    stack = mk(tmp_path / "s", {"two.patch": mbox, "series": b"two.patch -R\n"})
+    final = (repo / "f").read_bytes()
+    _git(repo, "apply", "-R", str(stack / "two.patch"))
+    assert (repo / "f").read_bytes() == lines("one", "two", "three")  # git apply -R: pristine
+    g = mk(tmp_path / "g", {"f": final})
+    assert gnu(g, stack / "two.patch", "-R").returncode == 1  # GNU patch: not
+    t = mk(tmp_path / "t", {"f": final})
+    assert states(stack, t) == ["applicable"]
+    r = run_cli("series", "apply", str(stack), "--to", str(t))
+    assert r.exit_code == 0, r.output
+    assert (t / "f").read_bytes() == (repo / "f").read_bytes()
+    assert states(stack, t) == ["applied"]
+
+
+def test_commented_out_series_line_is_disabled(tmp_path: Path) -> None:
+    stack = mk(
+        tmp_path / "s",
+        {
+            "0001-a.patch": b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n",
+            "0003-x.patch": b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+X\n c\n",
+            "series": b"0001-a.patch\n# 0003-x.patch\n",
+        },
+    )
+    t = mk(tmp_path / "t", {"f": lines("a", "b", "c")})
+    r = run_cli("series", "list", str(stack))
+    assert r.exit_code == 0
+    assert r.stdout.splitlines() == ["0001-a.patch", "# 0003-x.patch (disabled: commented out in the series)"]
+    st = run_cli("series", "status", str(stack), "--on", str(t))
+    assert st.exit_code == 0 and "0003-x.patch: disabled (commented out in the series)" in st.stdout.splitlines()
+    assert run_cli("series", "apply", str(stack), "--to", str(t)).exit_code == 0
+    assert (t / "f").read_bytes() == lines("a", "B", "c")
+    # a file that is neither listed nor commented out is still an error
+    (stack / "0004-y.patch").write_bytes((stack / "0003-x.patch").read_bytes())
+    r = run_cli("series", "list", str(stack))
+    assert r.exit_code == 2 and "patch files not in the series (never applied): 0004-y.patch" in r.stderr
