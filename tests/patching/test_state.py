@@ -317,7 +317,7 @@ def test_hunks_fix_recomputes_later_new_starts_from_old_starts(tmp_path: Path) -
     """Damaged headers of a real ``diff -u`` patch are fixed back to what diff wrote (the
     ground truth), whichever way the hand edit went; a correct later start is never shifted."""
     xs = [f"line {i}" for i in range(1, 901)]
-    ys = xs[:842] + ["added a", "added b"] + xs[842:854] + ["changed 855"] + xs[855:]
+    ys = [*xs[:842], "added a", "added b", *xs[842:854], "changed 855", *xs[855:]]
     good = udiff(lines(*xs), lines(*ys), "big.py", tmp_path)
     headers = [ln for ln in good.split(b"\n") if ln.startswith(b"@@")]
     assert headers == [b"@@ -840,6 +840,8 @@", b"@@ -852,7 +854,7 @@"]
