@@ -51,9 +51,9 @@ def _norm(name: str) -> str:
 def _find(package: str, version: str) -> Path | None:
     for p in CACHE.iterdir():
         low = p.name.lower()
-        if low.startswith(f"{_norm(package)}-{version}".lower()) or low.startswith(f"{package}-{version}".lower()):
-            if low.endswith((".whl", ".tar.gz")):
-                return p
+        stems = (f"{_norm(package)}-{version}".lower(), f"{package}-{version}".lower())
+        if low.startswith(stems) and low.endswith((".whl", ".tar.gz")):
+            return p
     return None
 
 
