@@ -34,6 +34,7 @@ class Tree:
         self.changes: dict[str, bytes | None] = {}
         self.modes: dict[str, int] = {}
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
+        self._split: dict[str, tuple[bytes, list[bytes]]] = {} if parent is None else parent._split
 
     @classmethod
     def open(cls, root: str, source: str = "--to") -> Tree:
@@ -96,6 +97,14 @@ class Tree:
             return stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
         except OSError:
             return None
+
+    def split(self, rel: str, data: bytes) -> list[bytes]:
+        """``data`` (the content of ``rel`` in some layer) split into lines that keep their LF;
+        the last split of each path is remembered, and a fresh list is returned each time."""
+        got = self._split.get(rel)
+        if got is None or got[0] is not data:
+            got = self._split[rel] = (data, split_keep(data))
+        return list(got[1])
 
     def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
         self.changes[rel] = data
@@ -168,7 +177,7 @@ def _strip(sec: FileSection, which: str, strip: int, source: str) -> str | None:
 
 def _apply_section(
     tree: Tree, sec: FileSection, patch: PatchFile, strip: int, reverse: bool, fuzz: int,
-    measure: bool, check_modes: bool = False, prefilter: bool = False,
+    measure: bool, check_modes: bool = False, prefilter: bool = False, quick: bool = False,
 ) -> FileOutcome:
     src = patch.source
     where = f"line {sec.lineno}"
@@ -184,8 +193,6 @@ def _apply_section(
         old_name, new_name = new_name, old_name
     if old_absent and new_absent:
         raise InputError(src, where, "both sides of this file section are /dev/null")
-    hunks = [sides(h, reverse) for h in sec.hunks]
-
     if old_absent:
         op, path = "create", new_name
     elif new_absent:
@@ -211,7 +218,8 @@ def _apply_section(
 
     def fail_all(reason: str) -> FileOutcome:
         out.error = reason
-        out.results = [HunkResult(s.number, "failed", 0, s.first, evidence=reason) for s in hunks]
+        out.results = [HunkResult(h.number, "failed", 0, _first(h, reverse), evidence=reason)
+                       for h in sec.hunks]
         return out
 
     cur = tree.read(path)
@@ -220,7 +228,8 @@ def _apply_section(
             return fail_all(f"{path}: the patch creates this file but it already exists")
         cur = b""
     elif cur is None:
-        if sec.git or not hunks or any(s.old for s in hunks):
+        if sec.git or not sec.hunks or any(_side_lines(h, (SP, PLUS) if reverse else (SP, MINUS))
+                                           for h in sec.hunks):
             return fail_all(f"{path}: file to patch does not exist")
         # GNU patch: a plain (non-git) diff whose hunks have empty old sides
         # ("@@ -0,0 +1,N @@") creates the missing file, even without /dev/null
@@ -234,11 +243,10 @@ def _apply_section(
         if have is not None and bool(have & 0o111) != bool(old_mode & 0o111):
             return fail_all(f"{path}: mode is {have:04o}; the patch changes it from "
                             f"{old_mode & 0o777:04o} to {new_mode & 0o777:04o}")
-    lines = split_keep(cur)
     if prefilter:
-        run = _prefiltered(cur, lines, sec.hunks, hunks, reverse, fuzz, measure)
+        run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
     else:
-        run = run_hunks(lines, hunks, fuzz, measure)
+        run = run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure)
     out.results = run.results
     if not run.ok:
         return out
@@ -273,7 +281,7 @@ def _apply_section(
 
 def apply_patch(
     tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False, fuzz: int = 0,
-    measure: bool = True, check_modes: bool = False, prefilter: bool = False,
+    measure: bool = True, check_modes: bool = False, prefilter: bool = False, quick: bool = False,
 ) -> PatchOutcome:
     """Apply ``patch`` to ``tree`` in a new child layer (``outcome.tree``), GNU patch style.
 
@@ -288,6 +296,8 @@ def apply_patch(
         one the patch changes it from (used to tell applied from applicable).
     :param prefilter: fail at once, without searching, every hunk whose changed lines do not
         occur in the file (the outcome is the same; only faster when most hunks do not fit).
+    :param quick: the caller needs only ``ok``: with ``prefilter``, stop at the first hunk that
+        cannot fit (the later hunks and sections are reported failed, "not tried").
     :raises InputError: invalid patch (counts, stray lines), unsafe paths, unstrippable names.
     """
     patch.require_valid()
@@ -295,10 +305,13 @@ def apply_patch(
     order = list(enumerate(patch.sections))
     if reverse:
         order.reverse()
-    done = {
-        k: _apply_section(layer, sec, patch, strip, reverse, fuzz, measure, check_modes, prefilter)
-        for k, sec in order
-    }
+    done: dict[int, FileOutcome] = {}
+    for k, sec in order:
+        if quick and any(not f.ok for f in done.values()):
+            done[k] = FileOutcome("", "modify", error="not tried")
+            continue
+        done[k] = _apply_section(layer, sec, patch, strip, reverse, fuzz, measure, check_modes,
+                                 prefilter, quick)
     return PatchOutcome([done[k] for k in range(len(patch.sections))], layer)
 
 
@@ -329,24 +342,41 @@ def _core(h: Hunk, reverse: bool, fuzz: int) -> list[bytes]:
     return lines[a : len(lines) - b]
 
 
-def _prefiltered(data: bytes, lines: list[bytes], parsed: list[Hunk], hunks: list[Sides],
-                 reverse: bool, fuzz: int, measure: bool) -> FileRun:
+def _first(h: Hunk, reverse: bool) -> int:
+    """The line a hunk's sought side starts at per its header (the line after, when empty)."""
+    start, count = (h.new_start, h.new_count) if reverse else (h.old_start, h.old_count)
+    return start + 1 if count == 0 else start
+
+
+def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Sides]:
+    """The locator's form of ``sec``'s hunks, computed once per patch and direction."""
+    key = (id(sec), reverse)
+    got = patch.cache.get(key)
+    if got is None:
+        got = patch.cache[key] = [sides(h, reverse) for h in sec.hunks]
+    return list(got)
+
+
+def _prefiltered(tree: Tree, path: str, data: bytes, patch: PatchFile, sec: FileSection,
+                 reverse: bool, fuzz: int, measure: bool, quick: bool = False) -> FileRun:
     """:func:`run_hunks` for the hunks that can fit; the others fail without a search. A hunk
     is rejected only when its core is absent and no earlier hunk's new side could supply it."""
-    keep: list[Sides] = []
+    parsed = sec.hunks
     rejected: dict[int, HunkResult] = {}
     produced: set[bytes] = set()
-    for h, s in zip(parsed, hunks, strict=True):
+    for h in parsed:
         core = _core(h, reverse, fuzz)
         if core and not _has_block(data, core) and not produced.intersection(core):
-            rejected[h.number] = HunkResult(h.number, "failed", 0,
-                                            h.new_start if reverse else h.old_start)
-        else:
-            keep.append(s)
+            rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
+            if quick:
+                return FileRun(data, [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried")
+                                      for x in parsed])
         produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
+    hunks = _sides(patch, sec, reverse)
     if not rejected:
-        return run_hunks(lines, hunks, fuzz, measure)
-    run = run_hunks(lines, keep, fuzz, measure) if keep else FileRun(data, [])
+        return run_hunks(tree.split(path, data), hunks, fuzz, measure)
+    keep = [s for h, s in zip(parsed, hunks, strict=True) if h.number not in rejected]
+    run = run_hunks(tree.split(path, data), keep, fuzz, measure) if keep else FileRun(data, [])
     got = {r.number: r for r in run.results}
     results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
     return FileRun(run.data, results)

@@ -17,6 +17,7 @@ import calendar
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from dryboot.errors import InputError
 
@@ -170,6 +171,7 @@ class PatchFile:
     final_newline: bool
     sections: list[FileSection]
     problems: list[Problem] = field(default_factory=list)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def all_problems(self) -> list[Problem]:
         """Every problem (file-level and per hunk), ordered by line."""

@@ -89,8 +89,16 @@ def judge(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int = 0) -> Pa
     fits only displaced: never applied twice). ``conflict``: otherwise.
     """
     fwd = apply_patch(tree, patch, entry.strip, entry.reverse, fuzz, measure=True, check_modes=True)
+    # the full backward census is needed only for per-hunk states: when the forward run failed,
+    # or placed a hunk away from its header (whose new side may sit there already)
+    quick = fwd.ok
     bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
-                      check_modes=True, prefilter=True)
+                      check_modes=True, prefilter=True, quick=True)
+    if fwd.ok and not bwd.ok and not all(_at_header(r) for r in fwd.hunks()):
+        quick = False
+    if not bwd.ok and not quick:
+        bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
+                          check_modes=True, prefilter=True)
     if fwd.ok and bwd.ok:
         nearer = _cost(bwd) <= _cost(fwd)
         st = PatchStatus("applied" if nearer else "applicable", _hunk_statuses(fwd, bwd), fwd, bwd)
@@ -142,11 +150,11 @@ class _Reversal:
 def _reverses(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int) -> _Reversal | None:
     """The reversal of ``patch`` on ``tree`` if the patch reads applied there, else None."""
     bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
-                      check_modes=True, prefilter=True)
+                      check_modes=True, prefilter=True, quick=True)
     if not bwd.ok:
         return None
     fwd = apply_patch(tree, patch, entry.strip, entry.reverse, fuzz, measure=False,
-                      check_modes=True, prefilter=True)
+                      check_modes=True, prefilter=True, quick=True)
     if fwd.ok and _cost(fwd) < _cost(bwd):
         return None
     return _Reversal(bwd, fwd if fwd.ok else None)
