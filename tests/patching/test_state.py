@@ -109,6 +109,23 @@ def test_1_every_prefix(tmp_path: Path) -> None:
     assert snapshot(t) == snapshot(g)
 
 
+def test_1_hand_edited_tree_writes_nothing_and_names_the_hunk(tmp_path: Path) -> None:
+    t, stack = _kind1(tmp_path)
+    assert run_cli("series", "apply", str(stack), "--to", str(t)).exit_code == 0
+    (t / "conf.py").write_bytes((t / "conf.py").read_bytes().replace(b"k6 = 60\n", b"k6 = 61\n"))
+    before = snapshot(t)
+    g = shutil.copytree(t, tmp_path / "g")
+    assert gnu(g, stack / "0002-k6.patch", "-R", "--dry-run").returncode == 1  # GNU cannot undo it either
+    r = run_cli("series", "apply", str(stack), "--to", str(t))
+    assert r.exit_code == 1
+    assert "== 0001-k5.patch: FAILED" in r.stdout
+    assert "   conf.py: hunk 1: FAILED" in r.stdout
+    assert r.stdout.splitlines()[-1] == f"series apply: stopped at 0001-k5.patch; nothing was written to {t}"
+    assert snapshot(t) == before
+    st = run_cli("series", "status", str(stack), "--on", str(t))
+    assert st.exit_code == 1 and st.stdout.splitlines()[0] == "0001-k5.patch: conflict"
+
+
 # -- 2. the old side also occurs elsewhere -----------------------------------------------------
 
 
