@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.patching.match import FileRun, HunkResult, Sides, run_hunks, sides, split_keep
+from dryboot.patching.match import FileRun, HunkResult, run_hunks, sides, split_keep
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
 
@@ -246,7 +247,7 @@ def _apply_section(
     if prefilter:
         run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
     else:
-        run = run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure)
+        run = _Ran.of(run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure))
     out.results = run.results
     if not run.ok:
         return out
@@ -342,13 +343,30 @@ def _core(h: Hunk, reverse: bool, fuzz: int) -> list[bytes]:
     return lines[a : len(lines) - b]
 
 
+@dataclass
+class _Ran:
+    """A file's hunks run (by the locator, or rejected beforehand): output and census. Only the
+    locator's public results are used, so the locator's own types may change freely."""
+
+    data: bytes
+    results: list[HunkResult]
+
+    @classmethod
+    def of(cls, run: FileRun) -> _Ran:
+        return cls(run.data, list(run.results))
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status != "failed" for r in self.results)
+
+
 def _first(h: Hunk, reverse: bool) -> int:
     """The line a hunk's sought side starts at per its header (the line after, when empty)."""
     start, count = (h.new_start, h.new_count) if reverse else (h.old_start, h.old_count)
     return start + 1 if count == 0 else start
 
 
-def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Sides]:
+def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Any]:
     """The locator's form of ``sec``'s hunks, computed once per patch and direction."""
     key = (id(sec), reverse)
     got = patch.cache.get(key)
@@ -358,7 +376,7 @@ def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Sides]:
 
 
 def _prefiltered(tree: Tree, path: str, data: bytes, patch: PatchFile, sec: FileSection,
-                 reverse: bool, fuzz: int, measure: bool, quick: bool = False) -> FileRun:
+                 reverse: bool, fuzz: int, measure: bool, quick: bool = False) -> _Ran:
     """:func:`run_hunks` for the hunks that can fit; the others fail without a search. A hunk
     is rejected only when its core is absent and no earlier hunk's new side could supply it."""
     parsed = sec.hunks
@@ -369,17 +387,17 @@ def _prefiltered(tree: Tree, path: str, data: bytes, patch: PatchFile, sec: File
         if core and not _has_block(data, core) and not produced.intersection(core):
             rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
             if quick:
-                return FileRun(data, [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried")
+                return _Ran(data, [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried")
                                       for x in parsed])
         produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
     hunks = _sides(patch, sec, reverse)
     if not rejected:
-        return run_hunks(tree.split(path, data), hunks, fuzz, measure)
+        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure))
     keep = [s for h, s in zip(parsed, hunks, strict=True) if h.number not in rejected]
-    run = run_hunks(tree.split(path, data), keep, fuzz, measure) if keep else FileRun(data, [])
+    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure)) if keep else _Ran(data, [])
     got = {r.number: r for r in run.results}
     results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
-    return FileRun(run.data, results)
+    return _Ran(run.data, results)
 
 
 @dataclass
