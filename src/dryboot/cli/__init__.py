@@ -69,19 +69,49 @@ def main(argv: list[str] | None = None) -> Any:
     the group (:meth:`_LazyGroup.invoke`), click's own usage errors (unknown option, bad
     choice), which click would otherwise print over several lines, here.
     """
+    _exit_on_sigterm()
     try:
         cli.main(args=argv, prog_name="dryboot", standalone_mode=False)
     except click.exceptions.UsageError as exc:
         where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
         click.echo(f"dryboot: error: {where}{exc.format_message()}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        cause = exc.__cause__
+        if isinstance(cause, KeyboardInterrupt) and str(cause):
+            # click turns KeyboardInterrupt (SIGINT, or a rolled-back transaction's signal) into Abort
+            click.echo(f"dryboot: interrupted ({cause}); nothing was left half-written", err=True)
+            sys.exit(128 + int(getattr(cause, "signum", 2)))
         click.echo("dryboot: aborted", err=True)
-        sys.exit(130)
+        sys.exit(128 + int(getattr(cause, "signum", 2)))
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         detail = f" ({exc}); nothing was left half-written" if str(exc) else ""
         click.echo(f"dryboot: interrupted{detail}", err=True)
-        sys.exit(130)
+        sys.exit(128 + int(getattr(exc, "signum", 2)))
     sys.exit(0)
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM outside a transaction's write phase (which handles signals itself)."""
+
+    signum = 15
+
+
+def _exit_on_sigterm() -> None:
+    """SIGTERM ends the command the way SIGINT does (cleanly, exit 128 + 15 = 143), instead of
+    Python's default of dying without cleanup."""
+    import contextlib
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise _Terminated("interrupted by SIGTERM")
+
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, handler)
+

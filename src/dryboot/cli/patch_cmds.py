@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -67,12 +68,35 @@ def series() -> None:
 @series.command("list")
 @click.argument("directory", type=click.Path(file_okay=False))
 def series_list(directory: str) -> None:
-    """Print the apply order (exit 2 when the series and the directory disagree)."""
-    from dryboot.patching.series import read_series
+    """Print the apply order (exit 2 when the series and the directory disagree); patches whose
+    line is commented out are listed last as disabled."""
+    from dryboot.patching.series import read_series_file
 
-    for e in read_series(directory):
+    entries, disabled = read_series_file(directory)
+    for e in entries:
         opts = ([f"-p{e.strip}"] if e.strip != 1 else []) + (["-R"] if e.reverse else [])
         click.echo(" ".join([e.name, *opts]))
+    for name in disabled:
+        click.echo(f"# {name} (disabled: commented out in the series)")
+
+
+def _roll_back_pending(root: str, target: str) -> None:
+    """Roll back an interrupted transaction in ``root``, saying so (writing commands only)."""
+    from dryboot.patching.census import plural
+    from dryboot.patching.transaction import pending, recover
+
+    entries = pending(root)
+    recover(root)
+    if entries is not None:
+        click.echo(f"rolled back an interrupted transaction in {target} ({plural(len(entries), 'file')} "
+                   "restored to what they were before it)")
+
+
+def _fuzz_hints(st: Any, flag: str = "--fuzz") -> list[str]:
+    from dryboot.patching.census import refresh_hint
+
+    need = [r.needs_fuzz for r in st.forward.hunks() if r.status == "failed" and r.needs_fuzz]
+    return ["   " + refresh_hint(max(need), flag)] if need else []
 
 
 @series.command("apply")
@@ -89,25 +113,31 @@ def series_list(directory: str) -> None:
     default=0,
     show_default=True,
     type=click.IntRange(0, 100),
-    help="Accept hunks that need up to this much fuzz (GNU patch --fuzz).",
+    help="Accept hunks that need up to this much fuzz (GNU patch --fuzz); applied patches are "
+    "recognised within the same fuzz.",
 )
 def series_apply(directory: str, target: str, fuzz: int) -> None:
-    """Apply the series in order: all of it, or nothing."""
+    """Apply the series after its applied prefix, in order: all of it, or nothing.
+
+    Running it again changes nothing: the patches already applied are proven so (reversed in
+    memory, last first) and skipped."""
     from dryboot.patching.apply import Tree
     from dryboot.patching.census import outcome_lines, plural
     from dryboot.patching.series import load_series, run_series
-    from dryboot.patching.transaction import commit, recover
+    from dryboot.patching.transaction import commit
 
     patches = load_series(directory)
     tree = Tree.open(target)
-    recover(tree.root)
+    _roll_back_pending(tree.root, target)
     run = run_series(patches, tree, fuzz)
     exact = offset = fuzzed = already = 0
     report: list[str] = []  # printed once the run is known to have been written
     for st in run.steps:
         name = st.entry.name
+        note = [f"   note: {st.status.note}"] if st.status.note else []
         if st.state == "already":
             report.append(f"== {name} (already applied)")
+            report.extend(note)
             already += 1
             continue
         if st.state == "failed":
@@ -117,7 +147,10 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
             click.echo(f"== {name}: {what}")
             for line in outcome_lines(st.outcome):
                 click.echo(line)
-            click.echo(f"series apply: stopped at {name}; nothing was written to {target}")
+            for line in note + _fuzz_hints(st.status):
+                click.echo(line)
+            lead = (f"the first {plural(run.prefix, 'patch')} read applied; " if run.prefix else "")
+            click.echo(f"series apply: stopped at {name}; {lead}nothing was written to {target}")
             sys.exit(1)
         o = st.outcome
         nf, no = o.fuzz_hunks(), o.offset_hunks()
@@ -128,6 +161,7 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
             notes.append(f"{plural(nf, 'hunk')} with fuzz")
         report.append(f"== {name}" + (f" ({', '.join(notes)})" if notes else ""))
         report.extend(outcome_lines(o))
+        report.extend(note)
         if nf:
             fuzzed += 1
         else:
@@ -153,29 +187,69 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
 @click.option(
     "--on", "target", required=True, type=click.Path(file_okay=False), help="Directory to inspect (nothing is written)."
 )
+@click.option(
+    "--fuzz",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 100),
+    help="Judge hunks within this much fuzz (as the series was applied with).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def series_status_cmd(directory: str, target: str, as_json: bool) -> None:
-    """Per patch: applied / applicable / partial / conflict, with per-hunk evidence."""
+def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> None:
+    """Per patch: applied / applicable / partial / conflict, with per-hunk evidence.
+
+    The applied patches are the longest prefix of the series that reverses, last patch first;
+    the others are judged on the tree the earlier ones would leave."""
     from dryboot.patching.apply import Tree
-    from dryboot.patching.census import hunk_json, hunk_status_words
-    from dryboot.patching.series import load_series, series_status
+    from dryboot.patching.census import hunk_json, hunk_status_words, plural
+    from dryboot.patching.series import load_series, read_series_file
+    from dryboot.patching.state import stack_state
+    from dryboot.patching.transaction import pending, rolled_back
 
     patches = load_series(directory)
+    disabled = read_series_file(directory)[1]
     tree = Tree.open(target, "--on")
-    sts = series_status(patches, tree)
+    entries = pending(tree.root)
+    if entries is not None:
+        changes, modes = rolled_back(tree.root, entries)
+        tree = tree.child()
+        tree.changes.update(changes)
+        tree.modes.update(modes)
+        msg = (f"interrupted transaction pending in {target} ({plural(len(entries), 'file')}): the next "
+               "`series apply` or `swap` on it first rolls it back, restoring "
+               + ", ".join(e["path"] for e in entries[:5]) + (", ..." if len(entries) > 5 else "")
+               + "; the status below is of the tree as it will be after that roll-back")
+        click.echo(msg, err=as_json)
+    state = stack_state(patches, tree, fuzz)
+    sts = state.statuses
     if as_json:
         import json
 
-        doc = [
-            {"patch": e.name, "state": st.state, "hunks": [hunk_json(h) for h in st.hunks]}
-            for (e, _), st in zip(patches, sts, strict=True)
-        ]
+        doc = []
+        for (e, _), st in zip(patches, sts, strict=True):
+            d: dict[str, Any] = {"patch": e.name, "state": st.state, "hunks": [hunk_json(h) for h in st.hunks]}
+            if st.note:
+                d["note"] = st.note
+            doc.append(d)
+        doc.extend({"patch": name, "state": "disabled", "hunks": []} for name in disabled)
         click.echo(json.dumps(doc, indent=2))
     else:
         for (e, _), st in zip(patches, sts, strict=True):
             click.echo(f"{e.name}: {st.state}")
             for h in st.hunks:
                 click.echo(f"   {h.file}: hunk {h.number}: {hunk_status_words(h)}")
+            if st.note:
+                click.echo(f"   note: {st.note}")
+            if st.state in ("partial", "conflict"):
+                for line in _fuzz_hints(st):
+                    click.echo(line)
+        for name in disabled:
+            click.echo(f"{name}: disabled (commented out in the series)")
+        n = len(patches)
+        if state.prefix == n:
+            click.echo(f"series status: all {plural(n, 'patch')} applied")
+        else:
+            click.echo(f"series status: the first {state.prefix} of {plural(n, 'patch')} applied")
     if any(st.state in ("partial", "conflict") for st in sts):
         sys.exit(1)
 
@@ -216,19 +290,20 @@ def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply
     default=0,
     show_default=True,
     type=click.IntRange(0, 100),
-    help="Fuzz accepted for NEW (OLD is always reversed exactly).",
+    help="Fuzz accepted for both: OLD is reversed within it (give the fuzz OLD was applied with), "
+    "NEW applied within it.",
 )
 def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
-    """Reverse OLD exactly and apply NEW, as one transaction."""
+    """Reverse OLD (exactly, or within --fuzz) and apply NEW, as one transaction."""
     from dryboot.patching.apply import Tree
     from dryboot.patching.census import outcome_lines, plural
     from dryboot.patching.parse import read_patch
     from dryboot.patching.swap import swap as do_swap
-    from dryboot.patching.transaction import commit, recover
+    from dryboot.patching.transaction import commit
 
     po, pn = read_patch(old), read_patch(new)
     tree = Tree.open(target, "--in")
-    recover(tree.root)
+    _roll_back_pending(tree.root, target)
     res = do_swap(tree, po, pn, strip, fuzz)
     if not res.reverse.ok:
         click.echo(f"== {old} (reverse): FAILED")

@@ -13,6 +13,8 @@ Modules (import the one you need; nothing heavy is imported here):
 - :mod:`dryboot.patching.paths` -- target-directory confinement (no absolute, ``..``, symlinks).
 - :mod:`dryboot.patching.transaction` -- all-or-nothing writes with a journal.
 - :mod:`dryboot.patching.series` -- quilt ``series`` files; apply and status of a stack.
+- :mod:`dryboot.patching.state` -- the state of a tree under a series: the applied prefix,
+  proven by reversal, and the judgement of the patches after it.
 - :mod:`dryboot.patching.check` -- ``series check`` against an upstream git tag.
 - :mod:`dryboot.patching.swap` -- replace one applied patch by another in one transaction.
 """

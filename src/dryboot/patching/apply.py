@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
+from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.patching.match import FileRun, HunkResult, run_hunks, sides, split_keep
-from dryboot.patching.parse import FileSection, PatchFile
+from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
 
 
@@ -34,6 +35,7 @@ class Tree:
         self.changes: dict[str, bytes | None] = {}
         self.modes: dict[str, int] = {}
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
+        self._split: dict[str, tuple[bytes, list[bytes]]] = {} if parent is None else parent._split
 
     @classmethod
     def open(cls, root: str, source: str = "--to") -> Tree:
@@ -96,6 +98,14 @@ class Tree:
             return stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
         except OSError:
             return None
+
+    def split(self, rel: str, data: bytes) -> list[bytes]:
+        """``data`` (the content of ``rel`` in some layer) split into lines that keep their LF;
+        the last split of each path is remembered, and a fresh list is returned each time."""
+        got = self._split.get(rel)
+        if got is None or got[0] is not data:
+            got = self._split[rel] = (data, split_keep(data))
+        return list(got[1])
 
     def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
         self.changes[rel] = data
@@ -168,7 +178,7 @@ def _strip(sec: FileSection, which: str, strip: int, source: str) -> str | None:
 
 def _apply_section(
     tree: Tree, sec: FileSection, patch: PatchFile, strip: int, reverse: bool, fuzz: int,
-    measure: bool,
+    measure: bool, check_modes: bool = False, prefilter: bool = False, quick: bool = False,
 ) -> FileOutcome:
     src = patch.source
     where = f"line {sec.lineno}"
@@ -184,8 +194,6 @@ def _apply_section(
         old_name, new_name = new_name, old_name
     if old_absent and new_absent:
         raise InputError(src, where, "both sides of this file section are /dev/null")
-    hunks = [sides(h, reverse) for h in sec.hunks]
-
     if old_absent:
         op, path = "create", new_name
     elif new_absent:
@@ -211,7 +219,8 @@ def _apply_section(
 
     def fail_all(reason: str) -> FileOutcome:
         out.error = reason
-        out.results = [HunkResult(s.number, "failed", 0, s.first, evidence=reason) for s in hunks]
+        out.results = [HunkResult(h.number, "failed", 0, _first(h, reverse), evidence=reason)
+                       for h in sec.hunks]
         return out
 
     cur = tree.read(path)
@@ -220,7 +229,8 @@ def _apply_section(
             return fail_all(f"{path}: the patch creates this file but it already exists")
         cur = b""
     elif cur is None:
-        if sec.git or not hunks or any(s.old for s in hunks):
+        if sec.git or not sec.hunks or any(_side_lines(h, (SP, PLUS) if reverse else (SP, MINUS))
+                                           for h in sec.hunks):
             return fail_all(f"{path}: file to patch does not exist")
         # GNU patch: a plain (non-git) diff whose hunks have empty old sides
         # ("@@ -0,0 +1,N @@") creates the missing file, even without /dev/null
@@ -229,7 +239,15 @@ def _apply_section(
     if op in ("rename", "copy") and target != path and tree.read(target) is not None:
         return fail_all(f"{target}: the {op} target already exists")
 
-    run: FileRun = run_hunks(split_keep(cur), hunks, fuzz, measure)
+    if check_modes and old_mode is not None and new_mode is not None and old_mode != new_mode:
+        have = tree.mode(path)
+        if have is not None and bool(have & 0o111) != bool(old_mode & 0o111):
+            return fail_all(f"{path}: mode is {have:04o}; the patch changes it from "
+                            f"{old_mode & 0o777:04o} to {new_mode & 0o777:04o}")
+    if prefilter:
+        run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
+    else:
+        run = _Ran.of(run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure))
     out.results = run.results
     if not run.ok:
         return out
@@ -248,9 +266,9 @@ def _apply_section(
             mode = 0o755 if new_mode & 0o111 else 0o644
     elif (new_mode is not None and old_mode is not None and old_mode != new_mode
           and cur_mode is not None):
-        # git mode changes: set or clear the executable bits (as git and GNU patch do)
-        want_exec = bool(new_mode & 0o111)
-        mode = (cur_mode | ((cur_mode & 0o444) >> 2)) if want_exec else (cur_mode & ~0o111)
+        # git mode changes: the file gets exactly the patch's permission bits (0755 / 0644),
+        # whatever it had, as git apply and GNU patch 2.7.6 both do
+        mode = new_mode & 0o777
         if mode == cur_mode:
             mode = None
     if op in ("rename", "copy"):
@@ -264,21 +282,122 @@ def _apply_section(
 
 def apply_patch(
     tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False, fuzz: int = 0,
-    measure: bool = True,
+    measure: bool = True, check_modes: bool = False, prefilter: bool = False, quick: bool = False,
 ) -> PatchOutcome:
     """Apply ``patch`` to ``tree`` in a new child layer (``outcome.tree``), GNU patch style.
+
+    With ``reverse`` the file sections are undone last first (``outcome.files`` stays in patch
+    order): a patch holding several commits that touch the same lines (an mbox of ``git
+    format-patch`` output) then gets back to where it started, as ``git apply -R`` does.
 
     :param strip: strip level (``-pN``). :param reverse: ``-R``.
     :param fuzz: maximum fuzz accepted (GNU ``--fuzz``; 0 = refuse any fuzz).
     :param measure: measure the fuzz a failed hunk would need and collect evidence.
+    :param check_modes: a git mode change fails when the file's executable bit is not the
+        one the patch changes it from (used to tell applied from applicable).
+    :param prefilter: fail at once, without searching, every hunk whose changed lines do not
+        occur in the file (the outcome is the same; only faster when most hunks do not fit).
+    :param quick: the caller needs only ``ok``: with ``prefilter``, stop at the first hunk that
+        cannot fit (the later hunks and sections are reported failed, "not tried").
     :raises InputError: invalid patch (counts, stray lines), unsafe paths, unstrippable names.
     """
     patch.require_valid()
     layer = tree.child()
-    files = [
-        _apply_section(layer, sec, patch, strip, reverse, fuzz, measure) for sec in patch.sections
-    ]
-    return PatchOutcome(files, layer)
+    order = list(enumerate(patch.sections))
+    if reverse:
+        order.reverse()
+    done: dict[int, FileOutcome] = {}
+    for k, sec in order:
+        if quick and any(not f.ok for f in done.values()):
+            done[k] = FileOutcome("", "modify", error="not tried")
+            continue
+        done[k] = _apply_section(layer, sec, patch, strip, reverse, fuzz, measure, check_modes,
+                                 prefilter, quick)
+    return PatchOutcome([done[k] for k in range(len(patch.sections))], layer)
+
+
+def _has_block(data: bytes, block: list[bytes]) -> bool:
+    """Whether ``block`` (lines with their LF) occurs in ``data`` starting at a line start."""
+    if not block:
+        return True
+    needle = b"".join(block)
+    if not needle.endswith(b"\n"):
+        return data.endswith(needle) and (len(data) == len(needle) or data[-len(needle) - 1] == 0x0A)
+    pos = data.find(needle)
+    while pos > 0 and data[pos - 1] != 0x0A:
+        pos = data.find(needle, pos + 1)
+    return pos >= 0
+
+
+def _side_lines(h: Hunk, kinds: tuple[int, int]) -> list[bytes]:
+    return [bl.text + (b"\n" if bl.newline else b"") for bl in h.lines if bl.kind in kinds]
+
+
+def _core(h: Hunk, reverse: bool, fuzz: int) -> list[bytes]:
+    """The lines of a hunk's sought side that every placement at fuzz <= ``fuzz`` must match
+    contiguously: that side without the context lines fuzz may drop at either end."""
+    lines = _side_lines(h, (SP, PLUS) if reverse else (SP, MINUS))
+    lead = next((k for k, bl in enumerate(h.lines) if bl.kind != SP), len(h.lines))
+    trail = next((k for k, bl in enumerate(reversed(h.lines)) if bl.kind != SP), len(h.lines))
+    a, b = min(fuzz, lead), min(fuzz, trail)
+    return lines[a : len(lines) - b]
+
+
+@dataclass
+class _Ran:
+    """A file's hunks run (by the locator, or rejected beforehand): output and census. Only the
+    locator's public results are used, so the locator's own types may change freely."""
+
+    data: bytes
+    results: list[HunkResult]
+
+    @classmethod
+    def of(cls, run: FileRun) -> _Ran:
+        return cls(run.data, list(run.results))
+
+    @property
+    def ok(self) -> bool:
+        return all(r.status != "failed" for r in self.results)
+
+
+def _first(h: Hunk, reverse: bool) -> int:
+    """The line a hunk's sought side starts at per its header (the line after, when empty)."""
+    start, count = (h.new_start, h.new_count) if reverse else (h.old_start, h.old_count)
+    return start + 1 if count == 0 else start
+
+
+def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Any]:
+    """The locator's form of ``sec``'s hunks, computed once per patch and direction."""
+    key = (id(sec), reverse)
+    got = patch.cache.get(key)
+    if got is None:
+        got = patch.cache[key] = [sides(h, reverse) for h in sec.hunks]
+    return list(got)
+
+
+def _prefiltered(tree: Tree, path: str, data: bytes, patch: PatchFile, sec: FileSection,
+                 reverse: bool, fuzz: int, measure: bool, quick: bool = False) -> _Ran:
+    """:func:`run_hunks` for the hunks that can fit; the others fail without a search. A hunk
+    is rejected only when its core is absent and no earlier hunk's new side could supply it."""
+    parsed = sec.hunks
+    rejected: dict[int, HunkResult] = {}
+    produced: set[bytes] = set()
+    for h in parsed:
+        core = _core(h, reverse, fuzz)
+        if core and not _has_block(data, core) and not produced.intersection(core):
+            rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
+            if quick:
+                return _Ran(data, [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried")
+                                      for x in parsed])
+        produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
+    hunks = _sides(patch, sec, reverse)
+    if not rejected:
+        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure))
+    keep = [s for h, s in zip(parsed, hunks, strict=True) if h.number not in rejected]
+    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure)) if keep else _Ran(data, [])
+    got = {r.number: r for r in run.results}
+    results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
+    return _Ran(run.data, results)
 
 
 @dataclass
@@ -296,12 +415,14 @@ class HunkStatus:
 @dataclass
 class PatchStatus:
     """A patch's state: ``applicable``, ``applied``, ``partial`` or ``conflict``, with the
-    per-hunk evidence and the forward outcome (its layer holds the applied result)."""
+    per-hunk evidence and the forward outcome (its layer holds the applied result); ``note``
+    says why when the state needed a decision (both directions fit, applied out of order)."""
 
     state: str
     hunks: list[HunkStatus]
     forward: PatchOutcome
     backward: PatchOutcome | None
+    note: str = ""
 
 
 def patch_status(tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False,

@@ -70,6 +70,10 @@ def hunk_json(h: HunkStatus) -> dict[str, Any]:
             d["tie"] = fr.tie
     elif h.state == "applied" and h.backward is not None:
         d.update(placement=h.backward.status, offset=h.backward.offset, line=h.backward.line)
+        if h.backward.fuzz:
+            d["fuzz"] = h.backward.fuzz
+        if h.forward is not h.backward and h.forward.status != "failed":
+            d["old_side_also_at"] = h.forward.line
     else:
         d.update(evidence=fr.evidence, needs_fuzz=fr.needs_fuzz)
     return d
@@ -81,6 +85,18 @@ def hunk_status_words(h: HunkStatus) -> str:
         return f"applicable, {hunk_words(h.forward)}"
     if h.state == "applied" and h.backward is not None:
         b = h.backward
-        where = "exact" if not b.offset else f"offset {b.offset:+d}"
-        return f"applied (new side present, {where})"
+        where = ", ".join(([f"fuzz {b.fuzz}"] if b.fuzz else [])
+                          + ([f"offset {b.offset:+d}"] if b.offset else [])) or "exact"
+        s = f"applied (new side present, {where})"
+        f = h.forward
+        if f is not b and f.status != "failed":
+            s += f"; the old side also fits at line {f.line}" + (f" (offset {f.offset:+d})" if f.offset else "")
+        return s
     return f"conflict: {hunk_words(h.forward)}"
+
+
+def refresh_hint(fuzz: int, flag: str = "--fuzz") -> str:
+    """How to act on a hunk that would need ``fuzz``: accept it, or refresh the patch."""
+    return (f"hint: {flag} {fuzz} accepts it; better, refresh the patch: apply it with {flag} "
+            f"{fuzz} to a clean copy of the tree it targets, then regenerate it with `diff -u` "
+            "(or `git diff`, `quilt refresh`) so that its context matches again")

@@ -17,6 +17,7 @@ import calendar
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from dryboot.errors import InputError
 
@@ -28,6 +29,7 @@ _TS_RE = re.compile(
 )
 _ED_RE = re.compile(rb"^\d+(?:,\d+)?[acd]$")
 _BINARY_RE = re.compile(rb"^Binary files .* differ$")
+_SIGNATURES = (b"-- ", b"-- \r")  # a mail signature separator (CRLF when the mail was saved so)
 _MAX_COUNT = 10**9  # counts above this are reported as huge, never allocated
 
 GIT_HEADERS = (
@@ -169,6 +171,7 @@ class PatchFile:
     final_newline: bool
     sections: list[FileSection]
     problems: list[Problem] = field(default_factory=list)
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def all_problems(self) -> list[Problem]:
         """Every problem (file-level and per hunk), ordered by line."""
@@ -357,7 +360,7 @@ class _Parser:
             elif self.is_triple(i):
                 i = self.plain_section(i, i)
                 expect_structure = True
-            elif expect_structure and ln == b"-- ":
+            elif expect_structure and ln in _SIGNATURES:
                 expect_structure = False  # mail signature: the rest is a trailer
                 i += 1
             elif expect_structure and ln.strip(b" \t\r") == b"" and all(
@@ -575,8 +578,8 @@ class _Parser:
                     break
                 if kind == MINUS and self.is_triple(i):
                     break
-                if complete and ln == b"-- ":
-                    break
+                if complete and ln in _SIGNATURES:
+                    break  # the counts are complete: a mail signature, not a removed "- " line
                 text = ln[1:]
             body.append(BodyLine(kind, text, True, i + 1))
             idx.append(i)

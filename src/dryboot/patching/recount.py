@@ -3,9 +3,10 @@
 :func:`check_patch` reports every hunk whose header disagrees with its body (file, hunk number,
 declared vs counted), stray lines after complete hunks, misplaced no-newline markers and hunks
 that change nothing. :func:`fix_patch` recounts: each hunk's old/new counts are set from its
-body and the new-side start of every later hunk of the same file is shifted by the accumulated
-difference (GNU diff's convention: an empty side is written ``N,0`` with N the line before the
-change, ``0,0`` for a new file). Everything outside the ``@@`` lines stays byte-identical.
+body, and each hunk's new start is recomputed from its old start plus the growth (new count -
+old count) of the earlier hunks of the same file, never taken from the damaged header (GNU diff's
+convention: an empty side is written ``N,0`` with N the line before the change, ``0,0`` for a
+new file). Everything outside the ``@@`` lines stays byte-identical.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def fix_patch(data: bytes, source: str) -> FixResult:
     for p in pf.problems:
         res.unfixable.append(p)
     for sec in pf.sections:
-        shift = 0
+        growth = 0
         for h in sec.hunks:
             blank = _stray_blank_only(pf, h)
             if blank is not None:
@@ -94,8 +95,10 @@ def fix_patch(data: bytes, source: str) -> FixResult:
             co = sum(1 for b in body if b.kind != 0x2B)
             cn = sum(1 for b in body if b.kind != 0x2D)
             ostart = _side(h.old_start, h.old_count, co)
-            nstart = _side(h.new_start, h.new_count, cn) + shift
-            shift += (cn - co) - (h.new_count - h.old_count)
+            # the new start follows from the old start and the earlier hunks' growth, never
+            # from what a hand-edited header said (patchutils' recountdiff rule)
+            nstart = ostart + (1 if co == 0 else 0) + growth - (1 if cn == 0 else 0)
+            growth += cn - co
             new_header = (b"@@ -" + _fmt(ostart, co, h.old_count_given or co != 1)
                           + b" +" + _fmt(nstart, cn, h.new_count_given or cn != 1)
                           + b" @@" + h.section)
@@ -132,6 +135,10 @@ def fix_file(path: str) -> FixResult:
         raise InputError(path, None, f"cannot read: {exc.strerror}") from None
     res = fix_patch(data, path)
     if res.changes:
-        mode = os.stat(path).st_mode & 0o7777
-        _write_atomic(path, res.data, mode)
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+            _write_atomic(path, res.data, mode)
+        except OSError as exc:
+            raise InputError(path, None, f"cannot write the fixed patch ({exc.strerror}); the file "
+                             "is unchanged") from None
     return res

@@ -4,7 +4,8 @@ A series directory holds patch files and a ``series`` file: one patch path per l
 to the directory), optional options after it (``-pN`` strip level, default 1; ``-R`` reverse);
 ``#`` starts a comment; blank lines are ignored. The series and the directory must agree: a
 ``*.patch``/``*.diff`` file that is not listed would never be applied, a listed name with no
-file is a typo -- both are bad input (:class:`InputError`, exit 2), reported by name.
+file is a typo -- both are bad input (:class:`InputError`, exit 2), reported by name. A patch
+whose line is commented out (``# 0003-x.patch``) is disabled, as quilt allows: not an error.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
-from dryboot.patching.apply import PatchOutcome, PatchStatus, Tree, patch_status
+from dryboot.patching.apply import PatchOutcome, PatchStatus, Tree
 from dryboot.patching.parse import PatchFile, read_patch
 
 PATCH_SUFFIXES = (".patch", ".diff")
@@ -42,9 +43,17 @@ def _scan_dir(d: str) -> set[str]:
 
 
 def read_series(directory: str) -> list[SeriesEntry]:
+    """The entries of ``directory/series`` in apply order (see :func:`read_series_file`)."""
+    return read_series_file(directory)[0]
+
+
+def read_series_file(directory: str) -> tuple[list[SeriesEntry], list[str]]:
     """Read ``directory/series`` and check it against the patch files in ``directory``.
 
-    :returns: the entries in apply order.
+    A patch file whose series line is commented out (``# 0003-x.patch``) is *disabled*, as in
+    quilt: allowed, never applied, and returned by name.
+
+    :returns: the entries in apply order, and the disabled patch names in series order.
     :raises InputError: no such directory or series file; an unknown option, a duplicate,
         an absolute or ``..`` name (naming the series line); names listed without a file or
         patch files not listed (naming them all).
@@ -60,9 +69,13 @@ def read_series(directory: str) -> list[SeriesEntry]:
                          "order)") from None
     entries: list[SeriesEntry] = []
     seen: dict[str, int] = {}
+    commented: list[str] = []
     for k, bline in enumerate(raw.split(b"\n"), 1):
         line = os.fsdecode(bline).rstrip("\r")
         if line.lstrip().startswith("#"):
+            words = line.lstrip().lstrip("#").split()
+            if words and words[0] not in commented:
+                commented.append(words[0])
             continue
         if " #" in line or "\t#" in line:
             line = line[: min(i for i in (line.find(" #"), line.find("\t#")) if i >= 0)]
@@ -88,7 +101,9 @@ def read_series(directory: str) -> list[SeriesEntry]:
         entries.append(e)
     listed = {e.name for e in entries}
     missing = [e.name for e in entries if not os.path.isfile(e.path)]
-    unlisted = sorted(_scan_dir(directory) - listed)
+    present = _scan_dir(directory) - listed
+    disabled = [n for n in commented if n in present]
+    unlisted = sorted(present - set(disabled))
     if missing or unlisted:
         parts = []
         if missing:
@@ -96,7 +111,7 @@ def read_series(directory: str) -> list[SeriesEntry]:
         if unlisted:
             parts.append("patch files not in the series (never applied): " + ", ".join(unlisted))
         raise InputError(spath, None, "series and directory disagree: " + "; ".join(parts))
-    return entries
+    return entries, disabled
 
 
 def load_series(directory: str) -> list[tuple[SeriesEntry, PatchFile]]:
@@ -113,8 +128,9 @@ def load_series(directory: str) -> list[tuple[SeriesEntry, PatchFile]]:
 
 @dataclass
 class StepResult:
-    """One patch of a series run: ``state`` is ``applied`` (now), ``already`` (every hunk
-    was already applied: skipped), or ``failed``; ``outcome`` the forward census."""
+    """One patch of a series run: ``state`` is ``applied`` (now), ``already`` (proven applied:
+    skipped, never reversed), or ``failed``; ``outcome`` the forward census; ``status`` the
+    full judgement (per-hunk states and a note)."""
 
     entry: SeriesEntry
     state: str
@@ -125,26 +141,30 @@ class StepResult:
 @dataclass
 class SeriesRun:
     """A series apply: the steps in order and whether everything applied (then ``tree``
-    holds every change, ready to commit)."""
+    holds every change, ready to commit); ``prefix`` patches were found applied already."""
 
     steps: list[StepResult] = field(default_factory=list)
     ok: bool = True
     tree: Tree | None = None
+    prefix: int = 0
 
 
 def run_series(
     patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0
 ) -> SeriesRun:
-    """Apply ``patches`` in order onto ``tree`` (in memory), stopping at the first failure.
+    """Apply ``patches`` in order onto ``tree`` (in memory) after the applied prefix, stopping
+    at the first patch that is neither applicable nor applied (see :mod:`dryboot.patching.state`).
 
-    A patch every hunk of which is already applied is skipped (never reversed); a patch is
-    applied when GNU patch ``-f --fuzz fuzz`` would apply every hunk.
+    The patches of the proven applied prefix are skipped (never reversed, never re-applied); a
+    patch is applied when GNU patch ``-f --fuzz fuzz`` would apply every hunk and its new side
+    is not already where its headers put it.
     """
-    run = SeriesRun(tree=tree)
-    for e, pf in patches:
-        st = patch_status(tree, pf, e.strip, e.reverse, fuzz, both=False)
-        if st.forward.ok:
-            st.forward.tree.merge_into_parent()
+    from dryboot.patching.state import stack_state
+
+    state = stack_state(patches, tree, fuzz, stop=True)
+    run = SeriesRun(tree=state.tree, prefix=state.prefix)
+    for (e, _), st in zip(patches, state.statuses, strict=False):
+        if st.state == "applicable":
             run.steps.append(StepResult(e, "applied", st.forward, st))
         elif st.state == "applied":
             run.steps.append(StepResult(e, "already", st.forward, st))
@@ -158,12 +178,9 @@ def run_series(
 def series_status(
     patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0
 ) -> list[PatchStatus]:
-    """Status of every patch on ``tree``, in series order: each patch is tested on the tree
-    as it would be after the earlier applicable patches were applied (nothing is written)."""
-    out = []
-    for e, pf in patches:
-        st = patch_status(tree, pf, e.strip, e.reverse, fuzz, both=True)
-        if st.state == "applicable":
-            st.forward.tree.merge_into_parent()
-        out.append(st)
-    return out
+    """Status of every patch on ``tree``, in series order (see :mod:`dryboot.patching.state`):
+    the proven applied prefix reads applied; each later patch is judged on the tree as the
+    earlier applicable ones would leave it (nothing is written)."""
+    from dryboot.patching.state import stack_state
+
+    return stack_state(patches, tree, fuzz).statuses

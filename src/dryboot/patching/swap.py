@@ -1,8 +1,8 @@
 """``swap``: replace an applied patch by another one, as one transaction.
 
-OLD is reversed exactly (every hunk's new side must be found without fuzz, GNU patch ``-R
---fuzz 0``), then NEW is applied (``--fuzz 0`` unless told otherwise) on the result. Either
-both happen or nothing is written.
+OLD is reversed within ``fuzz`` (GNU patch ``-R --fuzz N``: exactly by default; give the fuzz
+OLD was applied with), then NEW is applied within the same fuzz on the result. Either both
+happen or nothing is written.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def swap(tree: Tree, old: PatchFile, new: PatchFile, strip: int = 1, fuzz: int =
     """
     old.require_valid()
     new.require_valid()
-    rev = apply_patch(tree, old, strip, reverse=True, fuzz=0)
+    rev = apply_patch(tree, old, strip, reverse=True, fuzz=fuzz)
     if not rev.ok:
         return SwapResult(rev, None)
     fwd = apply_patch(rev.tree, new, strip, reverse=False, fuzz=fuzz)

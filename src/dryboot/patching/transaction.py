@@ -28,7 +28,12 @@ JOURNAL = "journal.json"
 class Interrupted(KeyboardInterrupt):
     """A signal arrived while files were being written (the transaction was rolled back).
 
-    A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption (exit 130)."""
+    A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption; ``signum`` gives
+    the exit code (128 + signum: 130 for SIGINT, 143 for SIGTERM)."""
+
+    def __init__(self, message: str, signum: int = signal.SIGINT) -> None:
+        super().__init__(message)
+        self.signum = int(signum)
 
 
 def _fsync_dir(path: str) -> None:
@@ -44,8 +49,43 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def _write_atomic(path: str, data: bytes, mode: int | None) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory + rename."""
+def _syncfs(path: str) -> bool:
+    """Flush the file system holding ``path`` (Linux ``syncfs``): one call instead of one
+    ``fsync`` per written file. False where it is not available."""
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return bool(fn(fd) == 0)
+    finally:
+        os.close(fd)
+
+
+def _make_durable(root: str, paths: list[str]) -> None:
+    """Make the files just written under ``root`` durable before the commit point."""
+    if _syncfs(root):
+        return
+    for p in paths:
+        try:
+            fd = os.open(p, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_atomic(path: str, data: bytes, mode: int | None, durable: bool = True) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory + rename
+    (``durable``: fsync before the rename; else the caller flushes, see :func:`_make_durable`)."""
     d, base = os.path.split(path)
     tmp = os.path.join(d, f".{base}.dryboot-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
@@ -53,7 +93,8 @@ def _write_atomic(path: str, data: bytes, mode: int | None) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -71,7 +112,7 @@ def _signals_raise() -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
-        raise Interrupted(f"interrupted by signal {signum}")
+        raise Interrupted(f"interrupted by {signal.Signals(signum).name}", signum)
 
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
@@ -94,6 +135,39 @@ def _remove_empty_dirs(root: str, rel: str) -> None:
         except OSError:
             return
         parts.pop()
+
+
+def pending(root: str) -> list[dict[str, Any]] | None:
+    """The journal of an interrupted transaction in ``root`` (one entry per file it touched:
+    ``path``, ``backup`` name or None for a file it created, ``mode``), or None when there is
+    none. Reading it changes nothing."""
+    import json
+
+    jpath = os.path.join(root, JOURNAL_DIR, JOURNAL)
+    try:
+        with open(jpath, encoding="utf-8") as fh:
+            entries: list[dict[str, Any]] = json.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise InputError(jpath, None, f"unreadable journal of an interrupted transaction ({exc})") from None
+    return entries
+
+
+def rolled_back(root: str, entries: list[dict[str, Any]]) -> tuple[dict[str, bytes | None], dict[str, int]]:
+    """What :func:`recover` would restore, as pending changes (path -> bytes or None, path ->
+    mode): lay them over the tree to see it as it will be after the roll-back."""
+    jdir = os.path.join(root, JOURNAL_DIR)
+    changes: dict[str, bytes | None] = {}
+    modes: dict[str, int] = {}
+    for e in entries:
+        if e["backup"] is None:
+            changes[e["path"]] = None
+            continue
+        with open(os.path.join(jdir, e["backup"]), "rb") as fh:
+            changes[e["path"]] = fh.read()
+        modes[e["path"]] = e["mode"]
+    return changes, modes
 
 
 def recover(root: str) -> bool:
@@ -193,6 +267,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
     try:
         with _signals_raise():
             deleted = []
+            written: list[str] = []
             for e in entries:
                 rel = e["path"]
                 full = os.path.join(root, rel)
@@ -205,11 +280,13 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                         continue
                     os.makedirs(os.path.dirname(full), exist_ok=True)
                     mode = modes.get(rel, e["mode"])
-                    _write_atomic(full, data, mode)
+                    _write_atomic(full, data, mode, durable=False)
+                    written.append(full)
                 elif rel in modes and os.path.exists(full):
                     os.chmod(full, modes[rel])
             for rel in deleted:
                 _remove_empty_dirs(root, rel)
+            _make_durable(root, written)  # every new content on disk before the commit point
             os.unlink(os.path.join(jdir, JOURNAL))  # the commit point
     except BaseException:
         with _signals_blocked():

@@ -1,0 +1,235 @@
+"""The state of a tree under a patch series: which prefix is applied, what the rest would do.
+
+The state of a tree is *the longest prefix of the series that is applied*, and it is proven, not
+guessed: the prefix is reversed in memory, last patch first, each patch on the tree the later ones'
+reversal left, and every patch must reverse (exactly, or within the fuzz given). A patch counts as
+reversed only when its new side fits at least as near its header as its old side does: when both
+directions fit (the old side also occurs elsewhere, or a patch restores what an earlier one had),
+the nearer placement decides, and the status says that both fit.
+
+The patches after the proven prefix are then judged forward on the tree as the earlier ones would
+leave it: *applicable* (GNU patch would apply every hunk), *applied* (out of order: its new side is
+present and its old side is not, or only farther away), *partial* (each hunk one or the other) or
+*conflict*, per hunk with evidence. A hunk whose old side fits only at an offset or with fuzz while
+its new side sits exactly where the header puts it is never applied: it reads applied, and the patch
+partial.
+
+Reversal works on in-memory layers over only the files the stack touches, and a hunk whose changed
+lines do not occur in a file is rejected without a search (see ``prefilter`` in
+:func:`~dryboot.patching.apply.apply_patch`), so proving that nothing is applied is cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
+from dryboot.patching.match import HunkResult
+from dryboot.patching.parse import PatchFile
+from dryboot.patching.series import SeriesEntry
+
+Patch = tuple[SeriesEntry, PatchFile]
+
+
+def _cost(out: PatchOutcome) -> tuple[int, int]:
+    """How far from its headers a (successful) placement is: total fuzz, then total offset."""
+    hs = out.hunks()
+    return sum(r.fuzz for r in hs), sum(abs(r.offset) for r in hs)
+
+
+def _ok(r: HunkResult | None) -> bool:
+    return r is not None and r.status != "failed"
+
+
+def _at_header(r: HunkResult | None) -> bool:
+    return _ok(r) and r is not None and r.offset == 0 and r.fuzz == 0
+
+
+def _where(r: HunkResult) -> str:
+    parts = [f"line {r.line}"]
+    if r.offset:
+        parts.append(f"offset {r.offset:+d}")
+    if r.fuzz:
+        parts.append(f"fuzz {r.fuzz}")
+    return parts[0] + (f" ({', '.join(parts[1:])})" if parts[1:] else "")
+
+
+def _hunk_statuses(fwd: PatchOutcome, bwd: PatchOutcome | None, applied: set[int] | None = None
+                   ) -> list[HunkStatus]:
+    """Per-hunk states from the two outcomes (files in patch order in both). ``applied``: hunk
+    indexes (in patch order) that read applied even though their old side fits too."""
+    hs: list[HunkStatus] = []
+    k = 0
+    for j, ff in enumerate(fwd.files):
+        bf = bwd.files[j] if bwd is not None else None
+        frs = ff.results or [HunkResult(0, "failed" if ff.error else "exact", 0, 0, evidence=ff.error)]
+        brs: list[HunkResult] = []
+        if bf is not None:
+            brs = bf.results or [HunkResult(0, "failed" if bf.error else "exact", 0, 0, evidence=bf.error)]
+        for i, fr in enumerate(frs):
+            br = brs[i] if i < len(brs) else None
+            f_ok = _ok(fr) and not ff.error
+            b_ok = _ok(br) and bf is not None and not bf.error
+            if applied is not None and k in applied:
+                state = "applied"
+            else:
+                state = "applicable" if f_ok else ("applied" if b_ok else "conflict")
+            hs.append(HunkStatus(ff.new_path or ff.path, fr.number, state, fr, br))
+            k += 1
+    return hs
+
+
+def judge(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int = 0) -> PatchStatus:
+    """One patch judged on ``tree`` both ways, with per-hunk evidence (nothing is changed).
+
+    ``applicable``: every hunk's old side fits, and not farther than the new side; its
+    ``forward.tree`` layer then holds the applied result. ``applied``: the patch reverses, and
+    its new side is at least as near the headers as the old side. ``partial``: each hunk is one
+    or the other (including a hunk whose new side is exactly at its header while its old side
+    fits only displaced: never applied twice). ``conflict``: otherwise.
+    """
+    fwd = apply_patch(tree, patch, entry.strip, entry.reverse, fuzz, measure=True, check_modes=True)
+    # the full backward census is needed only for per-hunk states: when the forward run failed,
+    # or placed a hunk away from its header (whose new side may sit there already)
+    quick = fwd.ok
+    bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
+                      check_modes=True, prefilter=True, quick=True)
+    if fwd.ok and not bwd.ok and not all(_at_header(r) for r in fwd.hunks()):
+        quick = False
+    if not bwd.ok and not quick:
+        bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
+                          check_modes=True, prefilter=True)
+    if fwd.ok and bwd.ok:
+        nearer = _cost(bwd) <= _cost(fwd)
+        st = PatchStatus("applied" if nearer else "applicable", _hunk_statuses(fwd, bwd), fwd, bwd)
+        if nearer:
+            for h in st.hunks:
+                h.state = "applied"
+        st.note = _both_note(st.hunks, nearer)
+        return st
+    if fwd.ok:
+        hs = _hunk_statuses(fwd, bwd)
+        twice = {k for k, h in enumerate(hs) if not _at_header(h.forward) and _at_header(h.backward)}
+        if twice:
+            hs = _hunk_statuses(fwd, bwd, twice)
+            st = PatchStatus("partial", hs, fwd, bwd)
+            st.note = ("not applied twice: " + "; ".join(
+                f"{h.file} hunk {h.number}: the new side is already at the header's "
+                f"{_where(h.backward)}; the old side fits only at {_where(h.forward)}"
+                for k, h in enumerate(hs) if k in twice and h.backward is not None))
+            return st
+        return PatchStatus("applicable", hs, fwd, bwd)
+    hs = _hunk_statuses(fwd, bwd)
+    if bwd.ok:
+        return PatchStatus("applied", hs, fwd, bwd)
+    states = {h.state for h in hs}
+    return PatchStatus("partial" if "conflict" not in states else "conflict", hs, fwd, bwd)
+
+
+def _both_note(hs: list[HunkStatus], applied: bool) -> str:
+    """Say that both directions fit, quoting the first hunk that shows it."""
+    for h in hs:
+        if h.backward is None or h.forward is h.backward or not (_ok(h.forward) and _ok(h.backward)):
+            continue
+        new, old = _where(h.backward), _where(h.forward)
+        if applied:
+            return f"both directions fit: {h.file} hunk {h.number}'s new side at {new}, its old side at {old}"
+        return f"both directions fit: {h.file} hunk {h.number}'s old side at {old}, its new side at {new}"
+    return "both directions fit"
+
+
+@dataclass
+class _Reversal:
+    """One proven step of the prefix chain: the patch's reversal (its ``tree`` is the state
+    before the patch) and the forward try on the same tree (None when it cannot fit)."""
+
+    reverse: PatchOutcome
+    forward: PatchOutcome | None
+
+
+def _reverses(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int) -> _Reversal | None:
+    """The reversal of ``patch`` on ``tree`` if the patch reads applied there, else None."""
+    bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
+                      check_modes=True, prefilter=True, quick=True)
+    if not bwd.ok:
+        return None
+    fwd = apply_patch(tree, patch, entry.strip, entry.reverse, fuzz, measure=False,
+                      check_modes=True, prefilter=True, quick=True)
+    if fwd.ok and _cost(fwd) < _cost(bwd):
+        return None
+    return _Reversal(bwd, fwd if fwd.ok else None)
+
+
+def applied_prefix(patches: list[Patch], tree: Tree, fuzz: int = 0) -> tuple[int, list[PatchStatus]]:
+    """The longest applied prefix of ``patches`` on ``tree`` and each of its patches' status.
+
+    Tries the longest candidate first: a prefix of k patches needs patch k to reverse on
+    ``tree`` itself; the chain then reverses patches k-1..1, each on the tree the previous
+    reversal left. The first complete chain wins; 0 when none is.
+    """
+    for top in range(len(patches) - 1, -1, -1):
+        chain: list[_Reversal] = []
+        cur = tree
+        for i in range(top, -1, -1):
+            e, pf = patches[i]
+            r = _reverses(cur, e, pf, fuzz)
+            if r is None:
+                break
+            chain.append(r)
+            cur = r.reverse.tree
+        else:
+            chain.reverse()
+            return top + 1, [_proven(r) for r in chain]
+    return 0, []
+
+
+def _proven(r: _Reversal) -> PatchStatus:
+    if r.forward is None:
+        hs = _hunk_statuses(r.reverse, r.reverse)
+        for h in hs:
+            h.state = "applied"
+        return PatchStatus("applied", hs, r.reverse, r.reverse)
+    hs = _hunk_statuses(r.forward, r.reverse)
+    for h in hs:
+        h.state = "applied"
+    st = PatchStatus("applied", hs, r.forward, r.reverse)
+    st.note = _both_note(hs, True)
+    return st
+
+
+@dataclass
+class StackState:
+    """A series on a tree: ``prefix`` patches proven applied; ``statuses`` one per patch in
+    series order; ``tree`` the target with every applicable patch after the prefix applied
+    (up to ``stopped``, the index of the first patch that is neither applicable nor applied,
+    when ``stop`` was asked, else None when all are)."""
+
+    prefix: int
+    statuses: list[PatchStatus]
+    tree: Tree
+    stopped: int | None = None
+
+
+def stack_state(patches: list[Patch], tree: Tree, fuzz: int = 0, stop: bool = False) -> StackState:
+    """The state of ``tree`` under ``patches`` (see the module docstring); nothing is written.
+
+    :param stop: stop judging at the first patch after the prefix that is neither applicable
+        nor applied (``series apply``); otherwise judge every patch, each on the tree the
+        earlier applicable ones would leave (``series status``).
+    """
+    k, statuses = applied_prefix(patches, tree, fuzz)
+    layer = tree.child()
+    out = StackState(k, statuses, layer)
+    for i in range(k, len(patches)):
+        e, pf = patches[i]
+        st = judge(layer, e, pf, fuzz)
+        if st.state == "applied" and not st.note:
+            st.note = "applied out of order (the patches before it are not all applied)"
+        out.statuses.append(st)
+        if st.state == "applicable":
+            st.forward.tree.merge_into_parent()
+        elif st.state != "applied" and out.stopped is None:
+            out.stopped = i
+            if stop:
+                break
+    return out
