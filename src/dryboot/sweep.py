@@ -274,6 +274,7 @@ def _drafter_model(layers: int, kind: str, heads: int, head_dim: int) -> ModelGe
         "layer_types": [layer_type] * layers,
         "sliding_window": DRAFTER_WINDOW,
         "use_sliding_window": True,
+        "dflash_config": {"mask_token_id": 0},  # vLLM's DFlash proposer needs one; no KV effect
         "num_attention_heads": 32,
         "num_key_value_heads": heads,
         "head_dim": head_dim,

@@ -81,7 +81,7 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
 def backend_for(
     name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
 ) -> AttentionBackend:
-    head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention) if model.kinds else 0
+    head_size = max((model.attention(k).head_dim for k in model.kinds if k.is_attention), default=128)
     return _resolve_backend(
         name,
         kv_cache_dtype,

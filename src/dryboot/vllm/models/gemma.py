@@ -3,9 +3,10 @@
 Mirrors ``vllm/model_executor/models/gemma2.py``/``gemma3.py``/``gemma4.py`` fed by the
 config classes (transformers ``Gemma2Config``, ``Gemma3TextConfig``; vLLM's Gemma-4 config):
 absent ``layer_types`` alternate (Gemma-2: every 2nd layer global) or follow
-``sliding_window_pattern`` (Gemma-3: default 6); Gemma-4's full-attention layers use
-``global_head_dim`` and, with ``attention_k_eq_v``, ``num_global_key_value_heads``
-(``gemma4_layer_config``).
+``sliding_window_pattern`` (Gemma-3: default 6; Gemma-4: 6); Gemma-4's last layer is always
+global, its full-attention layers use ``global_head_dim`` (default 512) and, with
+``attention_k_eq_v``, ``num_global_key_value_heads`` (``Gemma4TextConfig``,
+``gemma4_layer_config``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geomet
 
 _GEMMA_BASE = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096}
 _DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma4_text": {"sliding_window": 512, "global_head_dim": 512, "attention_k_eq_v": False},
+    "gemma4": {"sliding_window": 512, "global_head_dim": 512, "attention_k_eq_v": False},
     "gemma2": {**_GEMMA_BASE, "max_position_embeddings": 8192},
     "gemma3_text": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
     "gemma3": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
@@ -32,14 +35,17 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = attention_heads(f)
     types = layer_types(f, n)
+    gemma4 = architecture.startswith("Gemma4")
     if types is None:
         if architecture.startswith("Gemma2"):
             period = 2
         elif architecture.startswith("Gemma3"):
             period = f.integer("sliding_window_pattern")
         else:
-            raise InputError(f.source, f.where("layer_types"), "required field is missing")
+            period = 6  # Gemma4TextConfig
         types = ["sliding_attention" if (i + 1) % period else "full_attention" for i in range(n)]
+    if gemma4:
+        types[-1] = "full_attention"  # Gemma4TextConfig forces the last layer global
     kinds = tuple(LAYER_TYPE_NAMES[t] for t in types)
     if not set(kinds) <= {LayerKind.FULL, LayerKind.SLIDING}:
         raise InputError(f.source, f.where("layer_types"), "Gemma layers are sliding_attention or full_attention")
@@ -52,10 +58,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                 f.where("num_kv_shared_layers"),
                 f"{shared} layers share another layer's KV cache (cross-layer KV sharing is not modelled)",
             )
-        _, kv, head_dim = heads
-        global_dim = f.integer("global_head_dim") if f.has("global_head_dim") else head_dim
+        kv = heads[1]
+        global_dim = f.integer("global_head_dim")
         global_kv = kv
         if f.boolean("attention_k_eq_v") and f.has("num_global_key_value_heads"):
             global_kv = f.integer("num_global_key_value_heads")
         full = AttentionGeometry(global_kv, global_dim, global_dim)
-    return geometry(f, architecture, "gemma", kinds, heads=heads, sliding_window=window(f), full_attention=full)
+    sw = window(f)
+    if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
+        sw = sw // 2 + 1  # Gemma4TextConfig: exclusive bounds for bidirectional attention
+    return geometry(f, architecture, "gemma", kinds, heads=heads, sliding_window=sw, full_attention=full)

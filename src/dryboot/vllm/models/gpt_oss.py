@@ -1,8 +1,9 @@
 """gpt-oss: sliding-window attention on even layers, full attention on odd ones.
 
-Mirrors ``vllm/model_executor/models/gpt_oss.py``, which picks each layer's window by its
-index parity (``layer_idx % 2 == 0``), whatever ``layer_types`` says; defaults from
-transformers' ``GptOssConfig``.
+Mirrors ``vllm/model_executor/models/gpt_oss.py``, which gives each even layer the window
+(``layer_idx % 2 == 0``), whatever ``layer_types`` says; an odd layer takes the model-level
+window, which exists only when ``layer_types`` are all sliding. Defaults from transformers'
+``GptOssConfig``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
-from dryboot.vllm.models.common import attention_heads, geometry, num_layers, window
+from dryboot.vllm.models.common import attention_heads, geometry, layer_types, num_layers, window
 
 _DEFAULTS = {
     "num_attention_heads": 64,
@@ -28,7 +29,12 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
-    kinds = tuple(LayerKind.SLIDING if i % 2 == 0 else LayerKind.FULL for i in range(n))
+    types = layer_types(f, n)
+    # GptOssConfig fills absent layer_types alternating; the model-level window
+    # (CacheConfig.sliding_window) is set only when they are all sliding, and odd layers
+    # (no window of their own in gpt_oss.py) then take it.
+    model_window = types is not None and all(t == "sliding_attention" for t in types)
+    kinds = tuple(LayerKind.SLIDING if i % 2 == 0 or model_window else LayerKind.FULL for i in range(n))
     return geometry(
         f, architecture, "gpt_oss", kinds, heads=attention_heads(f), sliding_window=window(f), attention_sinks=True
     )

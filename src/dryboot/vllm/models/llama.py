@@ -54,19 +54,15 @@ def _qwen_layer_types(f: ConfigFields, n: int) -> tuple[list[str], int | None]:
 
 
 def _dflash_kinds(f: ConfigFields, types: list[str] | None, sw: int | None, n: int) -> tuple[LayerKind, ...]:
-    """``qwen3_dflash.py``: ``dflash_config.use_swa`` forces every layer sliding; mixed layer
-    types need the V2 model runner; a sliding layer needs a window."""
+    """``qwen3_dflash.py``: ``dflash_config.use_swa`` forces every layer sliding (unless the
+    types already name some); a sliding layer needs a window. The drafter drafts in parallel,
+    which needs a mask token (``llm_base_proposer._init_parallel_drafting_params``)."""
     dflash = f.get("dflash_config") or {}
     if not isinstance(dflash, dict):
         raise InputError(f.source, f.where("dflash_config"), "must be an object")
     use_swa = bool(dflash.get("use_swa", False))
     num_sliding = sum(t == SLIDING for t in types) if types is not None else 0
-    if types is not None and 0 < num_sliding < n:
-        raise InputError(
-            f.source,
-            f.where("layer_types"),
-            "DFlash drafters with mixed sliding/full attention require the V2 model runner (not modelled)",
-        )
+    # mixed sliding/full layers are served: vLLM then picks the V2 model runner itself
     if types is None or (use_swa and num_sliding == 0):
         sliding = [use_swa] * n
     else:
@@ -79,12 +75,28 @@ def _dflash_kinds(f: ConfigFields, types: list[str] | None, sw: int | None, n: i
             "or the top-level sliding_window (a qwen3 config keeps sliding_window only with "
             '"use_sliding_window": true)',
         )
+    if not (
+        "mask_token_id" in dflash
+        or f.get("mask_token_id") is not None
+        or any(k in f.data for k in ("dspark_noise_token_id", "pard_token", "ptd_token_id"))
+    ):
+        raise InputError(
+            f.source,
+            f.where("dflash_config"),
+            "For parallel drafting, the draft model config must have `dflash_config.mask_token_id`, "
+            "`mask_token_id`, `dspark_noise_token_id`, `pard_token`, or `ptd_token_id` specified in its "
+            "config.json (vLLM's DFlash proposer)",
+        )
     return tuple(LayerKind.SLIDING if s else LayerKind.FULL for s in sliding)
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = attention_heads(f)
+    if architecture == "Qwen2ForCausalLM":
+        # qwen2.py's Qwen2Attention: head_dim = hidden_size // num_attention_heads, whatever the
+        # config's head_dim says
+        heads = (heads[0], heads[1], f.integer("hidden_size") // heads[0])
     model_type = str(f.get("model_type") or "")
     types: list[str] | None
     if model_type in ("qwen2", "qwen3"):
