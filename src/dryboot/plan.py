@@ -220,7 +220,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     model, args = cfg.model, cfg.args
     block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size)
     log.extend(phase1_log)
-    if mamba is None or not model.is_hybrid:
+    drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
+    if mamba is None or not model.is_hybrid or not (drafter_attention or any(k.is_attention for k in model.kinds)):
+        # alignment needs a hybrid model class and some attention layer (target or drafter)
+        # to take a backend from (Platform._find_non_ssm_backend)
         return block_size, None
     full = model.attention(LayerKind.MLA if model.use_mla else LayerKind.FULL)
     _, _, content = kv_layout(

@@ -65,7 +65,7 @@ class EngineArgs:
     max_model_len: int | None = None
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
-    enable_prefix_caching: bool = True
+    enable_prefix_caching: bool | None = None
     async_scheduling: bool | None = None
     kv_cache_memory_bytes: int | None = None
     gpu_memory_bytes: int | None = None

@@ -118,6 +118,8 @@ class ModelGeometry:
     default_max_model_len: int | None = None
     model_max_length: int | None = None
     attention_sinks: bool = False
+    hybrid_class: bool = False
+    attention_free: bool = False
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""
@@ -134,10 +136,11 @@ class ModelGeometry:
         """The distinct layer kinds."""
         return frozenset(self.layer_kinds)
 
-    @cached_property
+    @property
     def is_hybrid(self) -> bool:
-        """Attention and mamba-family layers together (vLLM's ``is_hybrid``)."""
-        return any(k.is_mamba for k in self.kinds) and any(k.is_attention for k in self.kinds)
+        """vLLM's ``ModelConfig.is_hybrid``: the model class is a hybrid (``IsHybrid``), whatever
+        mix of layers this config gives it."""
+        return self.hybrid_class
 
     @property
     def use_mla(self) -> bool:

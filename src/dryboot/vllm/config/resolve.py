@@ -169,11 +169,12 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """
     derived = model.max_position_embeddings
     requested = args.max_model_len
+    if derived is None:
+        # no length key at all: vLLM takes the flag, else assumes 2048 (and warns)
+        return requested if requested is not None and requested != -1 else 2048
     if requested is None or requested == -1:
         if model.default_max_model_len is not None:
             return model.default_max_model_len
-        if derived is None:
-            raise InputError(model.source, "max_position_embeddings", "missing; give --max-model-len")
         return derived
     if (
         derived is not None
@@ -260,6 +261,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     from dryboot.vllm.versions import rules_for
 
     args.validate()
+    if args.enable_prefix_caching is None:
+        # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
+        args = replace(args, enable_prefix_caching=not model.attention_free)
     rules = rules_for(args.vllm_version)
     notes: list[str] = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:

@@ -45,7 +45,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
     hf_ssm = ssm_dtype(f, "mamba_ssm_cache_dtype") if f.has("mamba_ssm_cache_dtype") else "float32"
     return geometry(
-        f, architecture, "nemotron_h", kinds, heads=(num_heads, kv, head_dim), mamba2=mamba2, hf_ssm_dtype=hf_ssm
+        f,
+        architecture,
+        "nemotron_h",
+        kinds,
+        heads=(num_heads, kv, head_dim),
+        mamba2=mamba2,
+        hf_ssm_dtype=hf_ssm,
+        hybrid_class=True,
     )
 
 

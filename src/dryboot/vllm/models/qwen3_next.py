@@ -64,4 +64,5 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         hf_ssm_dtype=hf_ssm,
         num_mtp_layers=f.integer(mtp_key, minimum=0),
         mtp_kind=LayerKind.FULL,
+        hybrid_class=True,
     )

@@ -84,6 +84,8 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
     Family("deepseek", ("deepseek_v2.py", "deepseek_mtp.py"), ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")),
+    Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
+    Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
