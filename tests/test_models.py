@@ -155,3 +155,14 @@ def test_hf_overrides_apply_before_reading() -> None:
     assert plan(model, args).max_model_len == 1_048_576  # 262,144 x yarn factor 4
     with pytest.raises(InputError, match="--hf-overrides"):
         build_engine_args(qwen3_next, flags, [], "[1]")
+
+
+def test_eagle_drafter_architecture_must_exist_in_vllm() -> None:
+    from dryboot.vllm.models.registry import drafter_architecture
+
+    # transformers_utils/configs/eagle.py names the drafter Eagle<arch> / Eagle3<arch> / DFlash<arch>
+    assert drafter_architecture("eagle", "LlamaForCausalLM", "d.json") == "EagleLlamaForCausalLM"
+    assert drafter_architecture("eagle3", "Qwen3ForCausalLM", "d.json") == "Eagle3Qwen3ForCausalLM"
+    assert drafter_architecture("dflash", "DFlashDraftModel", "d.json") == "DFlashDraftModel"
+    with pytest.raises(InputError, match=r"\['EagleDFlashDraftModel'\] are not supported"):
+        drafter_architecture("eagle", "DFlashDraftModel", "d.json")

@@ -241,7 +241,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         backend=cfg.backend,
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=model.use_mla,
-        mamba_chunk_size=model.mamba2.chunk_size if model.mamba2 else None,
+        mamba_chunk_size=model.mamba_chunk_size,
         max_model_len=cfg.max_model_len,
     )
     log.extend(decision.log)
@@ -257,7 +257,8 @@ def _kv_cache_specs(
     if decision is not None:
         mamba_block, mamba_padded = decision.mamba_block_size, decision.mamba_page_size_padded
     else:
-        mamba_block = block_size if cfg.mamba_cache_mode == "align" else cfg.max_model_len
+        # MambaModelConfig: with prefix caching (align or all) the mamba block is the cache block
+        mamba_block = block_size if cfg.mamba_cache_mode in ("align", "all") else cfg.max_model_len
         mamba_padded = None
     layers = build_layers(
         model,

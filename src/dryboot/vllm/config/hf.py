@@ -120,6 +120,7 @@ class ModelGeometry:
     attention_sinks: bool = False
     hybrid_class: bool = False
     attention_free: bool = False
+    mamba_chunk_size: int = 2048
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""

@@ -52,7 +52,7 @@ def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-p
 
     :raises InputError: naming the flag, the model file and the heads that do not split.
     """
-    if tp == 1:
+    if tp == 1 or model.attention_free:
         return
     heads = model.num_attention_heads
     if heads and heads % tp:
@@ -257,7 +257,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
         (the message names the flag or config field and vLLM's reason).
     """
-    from dryboot.vllm.models.registry import family_for
+    from dryboot.vllm.models.registry import drafter_architecture, family_for
     from dryboot.vllm.versions import rules_for
 
     args.validate()
@@ -285,6 +285,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     check_tensor_parallel(model, args.tensor_parallel_size)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
     if drafter is not None:
+        drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):

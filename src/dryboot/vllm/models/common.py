@@ -176,6 +176,8 @@ def geometry(
         "num_attention_heads": num_heads,
         "quant_kv_cache_dtype": quantization_kv_cache_dtype(f),
         "family": family,
+        # ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048
+        "mamba_chunk_size": f.opt_int("mamba_chunk_size") or f.opt_int("chunk_size") or 2048,
     }
     fields.update(extra)
     return ModelGeometry(**fields)

@@ -146,3 +146,29 @@ def architecture_table() -> list[ArchitectureRow]:
             )
         )
     return rows
+
+
+def drafter_architecture(method: str, architecture: str, source: str) -> str:
+    """The architecture vLLM builds a draft model as: ``Eagle<arch>`` (``eagle``),
+    ``Eagle3<arch>`` (``eagle3``), ``DFlash<arch>`` (``dflash``) unless the name already says so
+    (``transformers_utils/configs/eagle.py``); other methods keep the name.
+
+    :raises InputError: vLLM 0.28.0's registry has no such architecture ("Model architectures
+        [...] are not supported for now").
+    """
+    if method == "eagle" and not architecture.startswith("Eagle"):
+        resolved = f"Eagle{architecture}"
+    elif method == "eagle3" and not (architecture.startswith("Eagle3") or architecture.endswith("Eagle3")):
+        resolved = f"Eagle3{architecture}"
+    elif method == "dflash" and not (architecture.startswith("DFlash") or architecture.endswith("DFlash")):
+        resolved = f"DFlash{architecture}"
+    else:
+        resolved = architecture
+    if method in ("eagle", "eagle3", "dflash") and resolved not in {r.architecture for r in architecture_table()}:
+        raise InputError(
+            source,
+            "architectures",
+            f"Model architectures ['{resolved}'] are not supported for now (vLLM 0.28.0 builds a {method} "
+            f"drafter of {architecture} as {resolved})",
+        )
+    return resolved
