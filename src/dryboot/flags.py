@@ -95,7 +95,13 @@ FLAGS: tuple[Flag, ...] = (
         "Tokens per scheduler step (default 2048; 8192 on >= 70 GiB GPUs).",
     ),
     Flag("max-num-seqs", "max_num_seqs", parse_human_int, "Max sequences per step."),
-    Flag("enable-prefix-caching", "enable_prefix_caching", _bool, "Prefix caching (default on; off for attention-free models).", bool),
+    Flag(
+        "enable-prefix-caching",
+        "enable_prefix_caching",
+        _bool,
+        "Prefix caching (default on; off for attention-free models).",
+        bool,
+    ),
     Flag("async-scheduling", "async_scheduling", _bool, "Async scheduling (default on: two batches in flight).", bool),
     Flag(
         "kv-cache-memory-bytes",
