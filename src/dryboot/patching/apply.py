@@ -15,9 +15,9 @@ import stat
 from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
-from dryboot.patching.match import FileRun, HunkResult, run_hunks, sides, split_keep
 from dryboot.patching.parse import FileSection, PatchFile
 from dryboot.patching.paths import confine
+from dryboot.patching.place import FileRun, HunkResult, run_hunks, sides, split_keep
 
 
 class Tree:
