@@ -79,13 +79,10 @@ class HunkSides:
         """The same hunk read the other way round: removed and added lines exchanged, the two
         header starts exchanged (what GNU patch tries when it looks for a reversed patch)."""
         flip = {REMOVED: ADDED, ADDED: REMOVED, CONTEXT: CONTEXT}
-        return make_sides(self.number, self.other_first, [(flip[k], ln) for k, ln in self.body],
-                          self.first)
+        return make_sides(self.number, self.other_first, [(flip[k], ln) for k, ln in self.body], self.first)
 
 
-def make_sides(
-    number: int, first: int, body: Sequence[tuple[str, bytes]], other_first: int | None = None
-) -> HunkSides:
+def make_sides(number: int, first: int, body: Sequence[tuple[str, bytes]], other_first: int | None = None) -> HunkSides:
     """Build a :class:`HunkSides` from its body: the sides, the lead (context lines before the
     first change) and the trail (context lines after the last change)."""
     body_t = tuple(body)
@@ -294,7 +291,7 @@ class FileView:
     __slots__ = ("_index", "lines", "n")
 
     def __init__(self, lines: Sequence[bytes]) -> None:
-        self.lines = tuple(lines)
+        self.lines = lines if isinstance(lines, list) else list(lines)
         self.n = len(self.lines)
         self._index: dict[bytes, list[int]] | None = None
 
@@ -319,16 +316,19 @@ class FileView:
             return False
         if lo < hi and p + lo < 1:
             return False
+        if lo >= hi:
+            return True
         base = p - 1
-        return self.lines[base + lo : base + hi] == tuple(old[lo:hi])
+        lines = self.lines
+        if lines[base + lo] != old[lo]:
+            return False
+        return lines[base + lo : base + hi] == list(old[lo:hi])
 
 
 _NEAR = 8  # positions tried one by one before the line index is consulted
 
 
-def find_position(
-    view: FileView, h: HunkSides, expected: int, consumed: int, top: int, bottom: int
-) -> int | None:
+def find_position(view: FileView, h: HunkSides, expected: int, consumed: int, top: int, bottom: int) -> int | None:
     """The first position in search order at which the old side, trimmed by ``top``/``bottom``,
     equals the input (GNU patch 2.7.6 behaviour, observed).
 
@@ -520,8 +520,9 @@ def evidence_at(view: FileView, h: HunkSides, state: _State) -> str:
     lowest = max(1, state.consumed + 1)
     highest = view.n - size + 1
     if highest < lowest:
-        return (f"the hunk's {size} old lines do not fit in the {max(view.n - lowest + 1, 0)} "
-                f"lines after line {lowest - 1}")
+        return (
+            f"the hunk's {size} old lines do not fit in the {max(view.n - lowest + 1, 0)} lines after line {lowest - 1}"
+        )
     p = min(max(h.start + state.offset, lowest), highest)
     k = 0
     for i, (kind, line) in enumerate(h.body):
@@ -530,15 +531,14 @@ def evidence_at(view: FileView, h: HunkSides, state: _State) -> str:
         got = view.line(p + k)
         if got != line:
             what = "context" if kind == CONTEXT else "removed"
-            return (f"{what} line {i + 1} of the hunk ({_quote(line)}) does not match line "
-                    f"{p + k} ({_quote(got or b'')})")
+            return (
+                f"{what} line {i + 1} of the hunk ({_quote(line)}) does not match line {p + k} ({_quote(got or b'')})"
+            )
         k += 1
     return f"the old side matches at line {p}, but GNU patch does not place it there"
 
 
-def run_hunks(
-    lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int = 0, measure: bool = True
-) -> FileRun:
+def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int = 0, measure: bool = True) -> FileRun:
     """Place and apply ``hunks`` on ``lines`` (see :func:`split_keep`) as GNU patch 2.7.6 does
     with ``-f --fuzz max_fuzz``: byte-identical output, per-hunk outcome, offsets and fuzz.
 
@@ -570,13 +570,21 @@ def run_hunks(
             continue
         misordered = p is not None
         line_no = (p if p is not None else start) + state.growth
-        r = HunkResult(h.number, "failed", state.offset if misordered else 0, line_no,
-                       misordered=misordered, endings_differ=endings_differ(view, line_no, h))
+        r = HunkResult(
+            h.number,
+            "failed",
+            state.offset if misordered else 0,
+            line_no,
+            misordered=misordered,
+            endings_differ=endings_differ(view, line_no, h),
+        )
         if measure:
             r.needs_fuzz = _needed_fuzz(view, h, state, max_fuzz)
-            r.evidence = ("misordered: it matches at line "
-                          f"{p}, where an earlier hunk already changed the file"
-                          if misordered else evidence_at(view, h, state))
+            r.evidence = (
+                f"misordered: it matches at line {p}, where an earlier hunk already changed the file"
+                if misordered
+                else evidence_at(view, h, state)
+            )
         results.append(r)
     out.glue = False
     out.copy(view.lines, state.consumed + 1, view.n)
