@@ -28,7 +28,7 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from dryboot.patching.parse import MINUS, PLUS, Hunk
 
@@ -120,7 +120,7 @@ def sides(h: Hunk, reverse: bool = False) -> HunkSides:
 class HunkResult:
     """What happened to one hunk.
 
-    :param status: ``exact``, ``offset`` (placed elsewhere than its expected line), ``fuzz``
+    :param status: ``exact``, ``offset`` (placed away from the line its header names), ``fuzz``
         (placed with trimmed context) or ``failed``.
     :param offset: the running offset after this hunk (position minus start); 0 for a failure
         that found no position.
@@ -232,12 +232,12 @@ def search_order(expected: int, consumed: int, last: int) -> Iterator[int]:
 
     When the expected line e lies after the consumed line c: e, e+1, e-1, e+2, e-2, ... (of two
     positions equally far, the later first); forward up to ``last``, backward only while still
-    after c (and at or before ``last``). When e is at or before c: if e is past ``last`` nothing at all; else first
-    2e-c-1, then c+1, then every position from 2e-c up to ``last`` in ascending order (matches at
-    or before c then end in "misordered hunks")."""
+    after c (and never past ``last``). When e is at or before c: nothing at all if e is past
+    ``last``; else first 2e-c-1, then c+1, then every position from 2e-c up to ``last`` in
+    ascending order (matches at or before c then end in "misordered hunks")."""
     room_back = expected - consumed - 1
     if room_back >= 0:
-        d = 0
+        d = max(0, expected - last)  # nearer distances reach no position that fits
         while d <= max(last - expected, room_back):
             if expected + d <= last:
                 yield expected + d
@@ -515,15 +515,21 @@ def _quote(line: bytes) -> str:
 
 def evidence_at(view: FileView, h: HunkSides, state: _State) -> str:
     """Why the hunk does not fit, in words: the first hunk line that differs from the input at the
-    nearest candidate (the expected line moved into the range of positions the old side fits)."""
+    nearest candidate at fuzz 0 (the anchored position when the hunk is anchored, else the
+    expected line moved into the range of positions where the old side fits)."""
     size = len(h.old)
+    expected = h.start + state.offset
+    if not size:
+        return f"an insertion expected at line {expected}, where GNU patch does not place it"
     lowest = max(1, state.consumed + 1)
     highest = view.n - size + 1
     if highest < lowest:
         return (
             f"the hunk's {size} old lines do not fit in the {max(view.n - lowest + 1, 0)} lines after line {lowest - 1}"
         )
-    p = min(max(h.start + state.offset, lowest), highest)
+    top, bottom = trimmed_context(h.lead, h.trail, 0)
+    kind = anchoring(h, top, bottom)
+    p = 1 if kind == "top" else highest if kind == "bottom" else min(max(expected, lowest), highest)
     k = 0
     for i, (kind, line) in enumerate(h.body):
         if kind == ADDED:
@@ -556,6 +562,7 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         levels = fuzz_levels(h, max_fuzz)
         if idx == 0 and measure and h.old:
             reversed_seen = reversed_fits(view, h, levels)
+        before = replace(state)
         found = locate(view, h, state, levels)
         p = found.position
         start = h.start
@@ -579,11 +586,11 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
             endings_differ=endings_differ(view, line_no, h),
         )
         if measure:
-            r.needs_fuzz = _needed_fuzz(view, h, state, max_fuzz)
+            r.needs_fuzz = _needed_fuzz(view, h, before, max_fuzz)
             r.evidence = (
                 f"misordered: it matches at line {p}, where an earlier hunk already changed the file"
                 if misordered
-                else evidence_at(view, h, state)
+                else evidence_at(view, h, before)
             )
         results.append(r)
     out.glue = False
@@ -603,9 +610,10 @@ def _needed_fuzz(view: FileView, h: HunkSides, state: _State, max_fuzz: int) -> 
 
 
 def reversed_fits(view: FileView, h: HunkSides, levels: range) -> bool:
-    """GNU patch's reversed-patch detection for a file's first hunk: at the first fuzz level where
-    the hunk finds no position, its reversed form is tried at that same level; a fit means
-    "Reversed (or previously applied) patch detected!". GNU patch 2.7.6 behaviour, observed."""
+    """GNU patch's reversed-patch detection for a file's first hunk: at each fuzz level where the
+    hunk finds no position, its reversed form is tried at that same level; a fit before the
+    forward hunk is placed means "Reversed (or previously applied) patch detected!" (so it can be
+    reported for a hunk that would fit with more fuzz). GNU patch 2.7.6 behaviour, observed."""
     back = h.swapped()
     forward = _State()
     for level in levels:
