@@ -413,3 +413,42 @@ def test_reversed_detection_only_for_the_first_hunk() -> None:
     base[25] = "L26"  # hunk 2 already applied, hunk 1 not
     p = patch(hunk(3, " l3", "-l4", "+L4", " l5"), hunk(25, " l25", "-l26", "+L26", " l27"))
     assert _reversed_flags(lines(*base), p, 0) == (False, False)
+
+
+# --- size ---------------------------------------------------------------------------------------
+
+
+def test_large_file_far_offsets_same_as_gnu_without_scanning(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 35,000-line file (many repeated lines) whose hunks all land 4,000 lines after their
+    # headers, and one hunk that is nowhere: same result as GNU patch, and the engine compares at
+    # a bounded number of positions per hunk instead of walking the file
+    import dryboot.patching.place as place
+
+    rnd_lines = [f"v{i % 997} {i * 7919 % 35000}" for i in range(35_000)]
+    for i in range(0, 35_000, 5):
+        rnd_lines[i] = ""
+    old = lines(*rnd_lines)
+    new_lines = list(rnd_lines)
+    for i in range(200, 35_000, 700):
+        new_lines[i] += " edited"
+    with tempfile.TemporaryDirectory() as d:
+        Path(d, "a").mkdir()
+        Path(d, "b").mkdir()
+        Path(d, "a", "f").write_bytes(old)
+        Path(d, "b", "f").write_bytes(lines(*new_lines))
+        p = subprocess.run(["diff", "-u", "a/f", "b/f"], cwd=d, capture_output=True).stdout
+    p += b"@@ -30000,3 +30000,3 @@\n v1\n-nowhere\n+x\n v2\n"
+    target = lines(*(["inserted"] * 4000 + rnd_lines))
+    calls = 0
+    real = place.FileView.matches
+
+    def counting(self: place.FileView, old_side: object, pos: int, lo: int, hi: int) -> bool:
+        nonlocal calls
+        calls += 1
+        return real(self, old_side, pos, lo, hi)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(place.FileView, "matches", counting)
+    run = same(target, p)
+    hunks = len(run.messages["f"])
+    assert hunks >= 50 and run.messages["f"][-1].startswith(f"Hunk #{hunks} FAILED")
+    assert calls < 40 * hunks
