@@ -13,7 +13,7 @@ Stacks (fetched with ``pip download --no-deps``, cached in $TMPDIR/dryboot-test-
 Run: ``python bench/stack_speed.py [--repeat 5] [--profile]``. Prints the median wall time of
 each, the ratios (dryboot / GNU loop; status / apply), and checks that dryboot's tree is
 byte-identical to GNU patch's. ``--profile`` adds the share of ``series apply`` spent in the hunk
-locator (``dryboot.patching.match``) and in the proof of the applied prefix.
+locator (``dryboot.patching.place``) and in the proof of the applied prefix.
 """
 
 from __future__ import annotations

@@ -6,11 +6,14 @@ import os
 import re
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
 from dryboot.cli import cli
+from dryboot.patching.parse import parse_patch
+from dryboot.patching.place import run_hunks, sides, split_keep
 
 GNU_HUNK = re.compile(r"^Hunk #(\d+) (succeeded|FAILED) at (-?\d+)(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?")
 
@@ -71,3 +74,98 @@ def snapshot(root: Path) -> dict[str, bytes]:
                 b"<link>" + os.readlink(p).encode() if os.path.islink(p) else Path(p).read_bytes()
             )
     return out
+
+
+class GnuTreeRun:
+    """What GNU patch did to a directory: exit code, the per-hunk lines it printed for each file
+    ("Hunk #k ..." and "misordered hunks! ..."), whether it detected a reversed patch for a file,
+    the files afterwards, and its raw output."""
+
+    def __init__(
+        self, rc: int, messages: dict[str, list[str]], reversed_files: set[str], files: dict[str, bytes], output: str
+    ) -> None:
+        self.rc = rc
+        self.messages = messages
+        self.reversed_files = reversed_files
+        self.files = files
+        self.output = output
+
+
+def gnu_patch_tree(
+    files: dict[str, bytes],
+    patch: bytes,
+    fuzz: int = 0,
+    reverse: bool = False,
+    forward_only: bool = False,
+) -> GnuTreeRun:
+    """Run ``patch -p1 --fuzz N [-R]`` on a directory holding ``files`` (relative names).
+
+    By default with ``-f`` (never guess a reversed patch, apply what fits, write partial results
+    as GNU patch does); with ``forward_only`` as ``-N --dry-run`` instead, which is how GNU patch
+    reports "Reversed (or previously applied) patch detected!"."""
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d, "t")
+        for rel, data in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        Path(d, "p").write_bytes(patch)
+        cmd = [
+            "patch",
+            "-p1",
+            "--fuzz",
+            str(fuzz),
+            "--no-backup-if-mismatch",
+            "-r",
+            "-",
+            "-d",
+            str(root),
+            "-i",
+            os.path.join(d, "p"),
+        ]
+        cmd[1:1] = ["-N", "--dry-run"] if forward_only else ["-f"]
+        if reverse:
+            cmd.insert(1, "-R")
+        p = subprocess.run(cmd, capture_output=True, stdin=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+        out = p.stdout.decode("utf-8", "replace")
+        messages: dict[str, list[str]] = {}
+        reversed_files: set[str] = set()
+        current = ""
+        for line in out.splitlines():
+            if line.startswith(("patching file ", "checking file ")):
+                current = line.split(" ", 2)[2]
+                messages.setdefault(current, [])
+            elif line.startswith(("Hunk #", "misordered hunks!")):
+                messages.setdefault(current, []).append(line)
+            elif "Reversed (or previously applied) patch detected!" in line or "Unreversed patch detected!" in line:
+                reversed_files.add(current)
+        after = {str(q.relative_to(root)): q.read_bytes() for q in root.rglob("*") if q.is_file()}
+        return GnuTreeRun(p.returncode, messages, reversed_files, after, out + p.stderr.decode("utf-8", "replace"))
+
+
+@dataclass
+class Engine:
+    ok: bool = True
+    messages: dict[str, list[str]] = field(default_factory=dict)
+    reversed_files: set[str] = field(default_factory=set)
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def engine_tree(files: dict[str, bytes], patch: bytes, fuzz: int, reverse: bool) -> Engine:
+    """dryboot's engine over the same tree: each file section's hunks through run_hunks, in patch
+    order, keeping partial results as GNU patch's ``-f`` does."""
+    pf = parse_patch(patch, "p")
+    pf.require_valid()
+    res = Engine(files=dict(files))
+    for sec in pf.sections:
+        name = sec.new or sec.old
+        assert name is not None
+        rel = name.stripped(1)
+        assert rel is not None
+        run = run_hunks(split_keep(res.files[rel]), [sides(h, reverse) for h in sec.hunks], fuzz)
+        res.ok = res.ok and run.ok
+        res.messages.setdefault(rel, []).extend(run.messages())
+        if run.reversed:
+            res.reversed_files.add(rel)
+        res.files[rel] = run.data
+    return res

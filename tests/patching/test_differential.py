@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dryboot.patching.match import run_hunks, sides, split_keep
 from dryboot.patching.parse import parse_patch
+from dryboot.patching.place import run_hunks, sides, split_keep
 
 from .helpers import gnu_patch
 

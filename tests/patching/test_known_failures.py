@@ -11,8 +11,8 @@ import pytest
 
 from dryboot.errors import InputError
 from dryboot.patching.apply import Tree, apply_patch, patch_status
-from dryboot.patching.match import run_hunks, sides, split_keep
 from dryboot.patching.parse import parse_patch
+from dryboot.patching.place import run_hunks, sides, split_keep
 from dryboot.patching.recount import check_patch, fix_patch
 
 from .helpers import gnu_patch, run_cli

@@ -1,14 +1,20 @@
 """Patch-stack integrity engine: parse, verify, apply and repair unified diffs.
 
-Semantics follow GNU patch 2.7 (hunk location: exact, offset, fuzz, BOF/EOF anchoring, strip
-level, reverse) and git (extended headers: creates, deletes, renames, mode changes). Files are
-read as bytes and split on LF only; a CR is content.
+Results follow GNU patch 2.7.6's observable behaviour (hunk placement: exact, offset, fuzz,
+anchoring, misordered hunks, strip level, reverse) and git's (extended headers: creates, deletes,
+renames, mode changes); the engine is dryboot's own, written from a behaviour spec
+(``docs/hunk-placement.md``) and differential tests. Files are read as bytes and split on LF
+only; a CR is content.
+
+The hunk engine's public names are importable from here: :class:`FileRun`, :class:`HunkResult`,
+:class:`HunkSides`, :func:`run_hunks`, :func:`sides`, :func:`split_keep`.
 
 Modules (import the one you need; nothing heavy is imported here):
 
 - :mod:`dryboot.patching.parse` -- tolerant, byte-exact parser of patch files.
 - :mod:`dryboot.patching.recount` -- ``hunks check`` / ``hunks fix`` (the ``@@`` arithmetic).
-- :mod:`dryboot.patching.match` -- GNU patch's hunk locator (offset, fuzz, anchoring).
+- :mod:`dryboot.patching.place` -- the hunk engine: search order, fuzz trimming, anchoring,
+  applying one hunk, per-hunk results (``match`` is an alias kept for older imports).
 - :mod:`dryboot.patching.apply` -- applying one patch to a tree, per-hunk census.
 - :mod:`dryboot.patching.paths` -- target-directory confinement (no absolute, ``..``, symlinks).
 - :mod:`dryboot.patching.transaction` -- all-or-nothing writes with a journal.
@@ -18,3 +24,7 @@ Modules (import the one you need; nothing heavy is imported here):
 - :mod:`dryboot.patching.check` -- ``series check`` against an upstream git tag.
 - :mod:`dryboot.patching.swap` -- replace one applied patch by another in one transaction.
 """
+
+from dryboot.patching.place import FileRun, HunkResult, HunkSides, run_hunks, sides, split_keep
+
+__all__ = ["FileRun", "HunkResult", "HunkSides", "run_hunks", "sides", "split_keep"]

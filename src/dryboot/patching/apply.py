@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.patching.match import FileRun, HunkResult, run_hunks, sides, split_keep
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
+from dryboot.patching.place import FileRun, HunkResult, run_hunks, sides, split_keep
 
 
 class Tree:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from dryboot.patching.apply import FileOutcome, HunkStatus, PatchOutcome
-from dryboot.patching.match import HunkResult
+from dryboot.patching.place import HunkResult
 
 
 def hunk_words(r: HunkResult) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
-from dryboot.patching.match import HunkResult
+from dryboot.patching.place import HunkResult
 from dryboot.patching.parse import PatchFile
 from dryboot.patching.series import SeriesEntry
 
