@@ -54,6 +54,12 @@ What is faked, and why (nothing else is):
 * **No weights.** ``BaseModelLoader.load_model`` is replaced by vLLM's ``initialize_model`` under
   the model dtype on the meta device; no weight is read and ``process_weights_after_loading`` is
   not run (it does not touch KV specs).
+* **Triton present.** ``vllm.config.vllm.HAS_TRITON`` is set: on an H200 host Triton is
+  installed, and the config uses it to choose (and validate) the V2 model runner for its default
+  architectures (DeepSeek-V2, ...) and for mixed sliding/full DFlash drafts. With the V2 runner the
+  oracle follows ``vllm/v1/worker/gpu/model_runner.py`` (``init_speculator``,
+  ``DraftModelSpeculator.load_model``, ``attn_utils.get_kv_cache_spec``). Triton kernels are never
+  run (vLLM's own placeholders stand for ``triton`` elsewhere).
 * **Registry inspection in-process.** ``ModelRegistry`` inspects model classes in a subprocess
   only to avoid initialising CUDA; here it runs in-process (the subprocess would not see the
   stand-ins above). The model-info cache goes to a throwaway ``VLLM_CACHE_ROOT``.
@@ -301,6 +307,12 @@ def _install() -> None:
     ):
         setattr(torch.ops, ns, _AbsentKernelNamespace(ns))
 
+    # An H200 host has Triton: the config's Triton checks (which pick and validate the V2 model
+    # runner for its default architectures and mixed-window DFlash drafts) answer as there.
+    import vllm.config.vllm as vllm_config_module
+
+    vllm_config_module.HAS_TRITON = True
+
     from vllm.model_executor.models import registry
 
     registry._run_in_subprocess = lambda fn: fn()  # type: ignore[assignment]
@@ -483,17 +495,33 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         _set_parallel_groups(cfg)
         V.current_platform.check_if_supports_dtype(cfg.model_config.dtype)
         meta = V.torch.device("meta")
+        v2 = bool(cfg.use_v2_model_runner)
+        res["model_runner"] = "v2" if v2 else "v1"
         with V.set_current_vllm_config(cfg):
-            drafter = _make_drafter(cfg, meta)
-            model = V.get_model_loader(cfg.load_config).load_model(
-                vllm_config=cfg, model_config=cfg.model_config
-            )
-            if drafter is not None and hasattr(drafter, "load_model"):
-                drafter.load_model(model)
+            if v2:
+                # vllm/v1/worker/gpu/model_runner.py: GPUModelRunner.__init__ / load_model
+                from vllm.v1.worker.gpu.spec_decode import init_speculator
+                from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
+
+                drafter = init_speculator(cfg, meta) if cfg.speculative_config is not None else None
+                model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
+                if isinstance(drafter, DraftModelSpeculator):
+                    drafter.load_model(model)
+            else:
+                # vllm/v1/worker/gpu_model_runner.py: GPUModelRunner.__init__ / load_model
+                drafter = _make_drafter(cfg, meta)
+                model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
+                if drafter is not None and hasattr(drafter, "load_model"):
+                    drafter.load_model(model)
         V.current_platform.update_block_size_for_backend(cfg)
         res["block_size"] = cfg.cache_config.block_size
-        runner = types.SimpleNamespace(vllm_config=cfg, shared_kv_cache_layers={})
-        specs = V.GPUModelRunner.get_kv_cache_spec(runner)
+        if v2:
+            from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
+
+            specs = {} if cfg.is_encoder_only else get_kv_cache_spec(cfg)
+        else:
+            runner = types.SimpleNamespace(vllm_config=cfg, shared_kv_cache_layers={})
+            specs = V.GPUModelRunner.get_kv_cache_spec(runner)
 
         stage = "plan"
         V.register_all_kvcache_specs(cfg)
