@@ -63,6 +63,9 @@ What is faked, and why (nothing else is):
 * **Registry inspection in-process.** ``ModelRegistry`` inspects model classes in a subprocess
   only to avoid initialising CUDA; here it runs in-process (the subprocess would not see the
   stand-ins above). The model-info cache goes to a throwaway ``VLLM_CACHE_ROOT``.
+* **One process, many cases.** Before each case every ``functools`` cache in vLLM's modules is
+  cleared (backend selection, once-only log lines, layouts ...), so that each case sees what a
+  fresh engine process would; the HF config is read from each case's own directory.
 * **No worker / runner objects.** ``GPUModelRunner.__init__`` allocates CUDA buffers and streams;
   the steps above are the ones of Worker/GPUModelRunner/EngineCore that decide the KV cache,
   called in their order. No profile run: the available memory is ``--kv-cache-memory-bytes``
@@ -93,6 +96,7 @@ prints goes to stderr.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import json
@@ -403,15 +407,35 @@ class _Capture(logging.Handler):
         return msgs
 
 
+def _vllm_caches() -> list[Any]:
+    """Every ``functools`` cache in vLLM's loaded modules (module functions and class methods)."""
+    found: dict[int, Any] = {}
+
+    def take(obj: Any) -> None:
+        if isinstance(obj, (classmethod, staticmethod)):
+            obj = obj.__func__
+        if isinstance(obj, functools._lru_cache_wrapper):  # @cache / @lru_cache
+            found.setdefault(id(obj), obj)
+
+    for name, mod in list(sys.modules.items()):
+        if not (name == "vllm" or name.startswith("vllm.")) or mod is None:
+            continue
+        for obj in list(vars(mod).values()):
+            take(obj)
+            if isinstance(obj, type) and getattr(obj, "__module__", "") == name:
+                for attr in list(vars(obj).values()):
+                    take(attr)
+    return list(found.values())
+
+
 def _reset_per_process_caches() -> None:
-    # vLLM's *_once log helpers are lru_cached per process: clear them so each case logs what a
-    # fresh engine start would.
-    for name in ("_print_debug_once", "_print_info_once", "_print_warning_once"):
-        fn = getattr(V.vllm_logger, name, None)
-        if fn is not None and hasattr(fn, "cache_clear"):
+    """Make each case start like a fresh engine process: vLLM memoises per process (the
+    attention backend chosen per selector config, whose answer also depends on the current
+    config; the *_once log helpers; the KV cache layout ...), and a real boot has one config per
+    process. Every functools cache of vLLM's modules is cleared before each case."""
+    for fn in _vllm_caches():
+        with contextlib.suppress(Exception):
             fn.cache_clear()
-    with contextlib.suppress(Exception):
-        V.backend_utils.get_kv_cache_layout.cache_clear()
 
 
 # --------------------------------------------------------------------------- one case
