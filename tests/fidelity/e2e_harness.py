@@ -657,15 +657,19 @@ class OracleRunner:
     """Runs ``e2e_oracle.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
     case is replaced and that case reported as a crash/timeout."""
 
-    def __init__(self, python: str, jobs: int = 1, case_timeout: float = 300.0) -> None:
+    def __init__(self, python: str, jobs: int = 1, case_timeout: float = 300.0, recycle: int = 1000) -> None:
         self.python = python
         self.jobs = max(1, jobs)
         self.case_timeout = case_timeout
+        self.recycle = max(1, recycle)
         self.meta: list[dict[str, Any]] = []
 
     def _run_chunk(self, cases: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> None:
         pending = list(cases)
         while pending:
+            # A fresh process every ``recycle`` cases bounds the memory vLLM keeps per case.
+            batch = pending[: self.recycle]
+            remaining = {c["id"] for c in batch}
             proc = subprocess.Popen(
                 [self.python, str(ORACLE)],
                 stdin=subprocess.PIPE,
@@ -673,20 +677,19 @@ class OracleRunner:
                 stderr=subprocess.DEVNULL,
                 text=True,
             )
-            assert proc.stdin is not None and proc.stdout is not None
             lines: queue.Queue[str | None] = queue.Queue()
-
-            threading.Thread(target=_feed, args=(proc, list(pending)), daemon=True).start()
+            threading.Thread(target=_feed, args=(proc, batch), daemon=True).start()
             threading.Thread(target=_read, args=(proc, lines), daemon=True).start()
-            first_timeout = self.case_timeout + 120  # the first case also pays vLLM's import
-            while pending:
+            timeout = self.case_timeout + 120  # the first case also pays vLLM's import
+            while remaining:
                 try:
-                    line = lines.get(timeout=first_timeout)
+                    line = lines.get(timeout=timeout)
                 except queue.Empty:
                     line = "TIMEOUT"
-                first_timeout = self.case_timeout
+                timeout = self.case_timeout
                 if line is None or line == "TIMEOUT":
-                    c = pending.pop(0)
+                    # the case being run is the first of the batch without a result
+                    c = next(c for c in batch if c["id"] in remaining)
                     why = "timeout" if line == "TIMEOUT" else f"oracle process exited ({proc.poll()})"
                     results[c["id"]] = {"id": c["id"], "ok": False, "stage": "crash", "error": f"OracleCrash: {why}"}
                     proc.kill()
@@ -697,17 +700,17 @@ class OracleRunner:
                     self.meta.append(doc["meta"])
                     continue
                 results[doc["id"]] = doc
-                pending = [c for c in pending if c["id"] != doc["id"]]
+                remaining.discard(doc["id"])
             else:
-                # drain the meta line
-                try:
-                    while (line := lines.get(timeout=30)) is not None:
+                try:  # the meta line
+                    while (line := lines.get(timeout=60)) is not None:
                         doc = json.loads(line)
                         if "meta" in doc:
                             self.meta.append(doc["meta"])
                 except queue.Empty:
                     pass
-                proc.wait(timeout=30)
+                proc.wait(timeout=60)
+            pending = [c for c in pending if c["id"] not in results]
 
     def run(self, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         results: dict[str, dict[str, Any]] = {}
