@@ -479,18 +479,21 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
     mpe = text.get("max_position_embeddings")
     argv: list[str] = []
 
-    # max model length
+    # max model length: mostly within the model's own maximum (above it vLLM refuses at once)
+    lengths = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
+    fitting = [n for n in lengths if mpe is None or n <= mpe] or lengths[:1]
     r = rng.random()
     if r < 0.12:
         argv += ["--max-model-len", "-1"]
-    elif r < 0.2 and mpe:
-        argv += ["--max-model-len", str(mpe)]
-    elif r < 0.23 and mpe:
+    elif r < 0.16 and mpe:
         argv += ["--max-model-len", str(mpe * 2)]  # above the derived maximum: vLLM refuses
+    elif r < 0.24 and mpe:
+        argv += ["--max-model-len", str(mpe)]
     elif r < 0.3:
-        argv += ["--max-model-len", _pick(rng, ["8k", "4K", "32k"])]
+        human = {"2k": 2000, "4K": 4096, "8k": 8000, "32k": 32000}
+        argv += ["--max-model-len", _pick(rng, [h for h, n in human.items() if mpe is None or n <= mpe] or ["2k"])]
     elif r < 0.93:
-        argv += ["--max-model-len", str(_pick(rng, [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]))]
+        argv += ["--max-model-len", str(_pick(rng, fitting if rng.random() < 0.9 else lengths))]
     # (else: no --max-model-len: the model's own)
 
     # KV budget, tiny to large
