@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the throwaway "fidelity" venv in which tests/fidelity/vllm_oracle.py runs vLLM 0.28.0's
-# own KV-cache planner on CPU.
+# Build the throwaway "fidelity" venv in which tests/fidelity/e2e_oracle.py runs vLLM 0.28.0's
+# engine-start path (and tests/fidelity/vllm_oracle.py its KV-cache planner) on CPU.
 #
 #   bash scripts/fidelity-env.sh [VENV_DIR]      # default: <repo>/.fidelity-venv
 #   export DRYBOOT_VLLM_PYTHON="$(bash scripts/fidelity-env.sh | tail -n 1)"
@@ -60,6 +60,9 @@ LIGHT_REQS=(
 NODEPS_REQS=(
   "xgrammar==0.2.9"             # vllm: >=0.2.1,<1.0.0
   "flashinfer-python==0.6.16.post3"  # vllm: ==0.6.16.post3 (FLASHINFER backend class)
+  "torchvision==0.28.0"         # vllm: ==0.28.0 (multimodal model classes import transformers'
+                                # image processors; e2e_oracle.py declares the two op schemas
+                                # its CUDA-built kernel library would register)
 )
 
 stamp_text="$(printf '%s\n' "v1" "$TORCH_REQ" "$VLLM_REQ" "${LIGHT_REQS[@]}" "${NODEPS_REQS[@]}")"

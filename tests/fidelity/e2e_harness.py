@@ -1,0 +1,949 @@
+"""End-to-end fidelity harness: dryboot's CLI against vLLM 0.28.0's engine start, same inputs.
+
+Both tools get exactly what a user gives: a directory holding ``config.json`` and the same flags.
+dryboot runs in-process through its click group (``dryboot plan ... --json``); vLLM runs in
+``e2e_oracle.py`` inside the fidelity venv (``DRYBOOT_VLLM_PYTHON``). This module has no test of its
+own: ``test_e2e.py`` drives it, and it can be run as a script for a report without pytest:
+
+    DRYBOOT_VLLM_PYTHON=... python tests/fidelity/e2e_harness.py --cases 300 [--seed 0] [--jobs 2]
+
+Cases are generated deterministically from (seed, index): the shipped configs in
+``examples/models`` under many flag sets, and small generated configs of every family dryboot
+handles. Generated configs are written under the work directory (``DRYBOOT_E2E_WORKDIR``,
+default ``<repo>/.e2e-work``, git-ignored) so that every disagreement's command can be re-run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import random
+import re
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+ORACLE = HERE / "e2e_oracle.py"
+EXAMPLES = REPO / "examples" / "models"
+E2E_MIN = HERE / "data" / "e2e-min"
+
+# dryboot's group kinds -> vLLM's KV cache spec type names (class name without "Spec").
+KIND_TO_VLLM = {
+    "full": "FullAttention",
+    "sliding": "SlidingWindow",
+    "chunked": "ChunkedLocalAttention",
+    "mla": "MLAAttention",
+    "mamba": "Mamba",
+}
+
+COMPARED = ("block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclass
+class Case:
+    id: str
+    family: str
+    model: str  # directory holding config.json (both tools get it)
+    argv: list[str]
+    source: str = ""  # where the config came from (shipped file or generator)
+    note: str = ""
+
+    def oracle_input(self) -> dict[str, Any]:
+        return {"id": self.id, "model": self.model, "argv": self.argv}
+
+    def dryboot_argv(self) -> list[str]:
+        return ["plan", "--model", self.model, *self.argv, "--json"]
+
+    def command(self) -> str:
+        return "dryboot plan " + shlex.join(["--model", self.model, *self.argv])
+
+
+def _write_config(workdir: Path, name: str, config: dict[str, Any]) -> str:
+    text = json.dumps(config, indent=1, sort_keys=True)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:10]
+    d = workdir / "configs" / f"{name}-{digest}"
+    d.mkdir(parents=True, exist_ok=True)
+    target = d / "config.json"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+    return str(d)
+
+
+def materialize_file(workdir: Path, path: Path) -> str:
+    """A directory holding ``path`` as config.json (vLLM takes model directories)."""
+    if path.is_dir():
+        return str(path.resolve())
+    return _write_config(
+        workdir, path.name.removesuffix(".config.json").removesuffix(".json"), json.loads(path.read_text())
+    )
+
+
+def _spec(d: dict[str, Any]) -> str:
+    return json.dumps(d)
+
+
+# ---- family templates (small, fast to build on the meta device)
+
+
+def _pick(rng: random.Random, items: list[Any], weights: list[float] | None = None) -> Any:
+    return rng.choices(items, weights=weights, k=1)[0]
+
+
+def _heads(rng: random.Random) -> tuple[int, int]:
+    n_heads = _pick(rng, [8, 16, 32])
+    n_kv = _pick(rng, [h for h in (1, 2, 4, 8, 16) if n_heads % h == 0])
+    return n_heads, n_kv
+
+
+def _dense_base(rng: random.Random, arch: str, model_type: str) -> dict[str, Any]:
+    n_heads, n_kv = _heads(rng)
+    cfg: dict[str, Any] = {
+        "architectures": [arch],
+        "model_type": model_type,
+        "num_hidden_layers": rng.randint(1, 6),
+        "hidden_size": n_heads * _pick(rng, [64, 128]),
+        "num_attention_heads": n_heads,
+        "num_key_value_heads": n_kv,
+        "intermediate_size": 1024,
+        "vocab_size": 1024,
+        "torch_dtype": _pick(rng, ["bfloat16", "float16", "float32"], [8, 1, 1]),
+    }
+    if rng.random() < 0.85:
+        cfg["max_position_embeddings"] = _pick(rng, [4096, 8192, 32768, 131072])
+    if rng.random() < 0.5:
+        cfg["head_dim"] = _pick(rng, [64, 96, 128, 256])
+    return cfg
+
+
+def _quant(rng: random.Random, cfg: dict[str, Any]) -> str:
+    r = rng.random()
+    if r < 0.12:
+        cfg["quantization_config"] = {
+            "quant_method": "modelopt",
+            "quant_algo": "FP8",
+            "kv_cache_quant_algo": _pick(rng, ["FP8", None], [4, 1]),
+            "exclude_modules": ["lm_head"],
+        }
+        return "+modelopt"
+    if r < 0.24:
+        scheme = {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False, "symmetric": True}
+        cfg["quantization_config"] = {
+            "quant_method": "compressed-tensors",
+            "format": "float-quantized",
+            "config_groups": {
+                "group_0": {
+                    "targets": ["Linear"],
+                    "weights": {
+                        "num_bits": 8,
+                        "type": "float",
+                        "strategy": "channel",
+                        "dynamic": False,
+                        "symmetric": True,
+                    },
+                    "input_activations": {
+                        "num_bits": 8,
+                        "type": "float",
+                        "strategy": "token",
+                        "dynamic": True,
+                        "symmetric": True,
+                    },
+                }
+            },
+            "ignore": ["lm_head"],
+            "kv_cache_scheme": scheme if rng.random() < 0.8 else None,
+        }
+        return "+compressed-tensors"
+    return ""
+
+
+def gen_llama(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = _dense_base(rng, "LlamaForCausalLM", "llama")
+    return "llama" + _quant(rng, cfg), cfg
+
+
+def gen_mistral(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = _dense_base(rng, "MistralForCausalLM", "mistral")
+    r = rng.random()
+    if r < 0.35:
+        cfg["sliding_window"] = _pick(rng, [256, 1024, 4096])
+    elif r < 0.6:
+        cfg["sliding_window"] = None
+    return "mistral", cfg
+
+
+def gen_qwen2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = _dense_base(rng, "Qwen2ForCausalLM", "qwen2")
+    if rng.random() < 0.5:
+        cfg["use_sliding_window"] = rng.random() < 0.7
+        cfg["sliding_window"] = _pick(rng, [512, 4096, 32768])
+        n = cfg["num_hidden_layers"]
+        cfg["max_window_layers"] = _pick(rng, [n, max(0, n - 1), 28])
+    return "qwen2", cfg
+
+
+def gen_qwen3(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = _dense_base(rng, "Qwen3ForCausalLM", "qwen3")
+    if rng.random() < 0.3:
+        cfg["use_sliding_window"] = rng.random() < 0.7
+        cfg["sliding_window"] = _pick(rng, [512, 4096])
+        n = cfg["num_hidden_layers"]
+        cfg["max_window_layers"] = _pick(rng, [n, max(0, n - 1)])
+    return "qwen3" + _quant(rng, cfg), cfg
+
+
+def gen_gemma2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    n_heads, n_kv = _heads(rng)
+    n = rng.randint(2, 6)
+    cfg: dict[str, Any] = {
+        "architectures": ["Gemma2ForCausalLM"],
+        "model_type": "gemma2",
+        "num_hidden_layers": n,
+        "hidden_size": 1024,
+        "num_attention_heads": n_heads,
+        "num_key_value_heads": n_kv,
+        "head_dim": _pick(rng, [128, 256]),
+        "intermediate_size": 2048,
+        "vocab_size": 1024,
+        "sliding_window": _pick(rng, [512, 4096]),
+        "query_pre_attn_scalar": 256,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 8192,
+    }
+    if rng.random() < 0.4:
+        cfg["layer_types"] = [_pick(rng, ["sliding_attention", "full_attention"]) for _ in range(n)]
+    return "gemma2", cfg
+
+
+def gen_gemma3(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    n_heads, n_kv = _heads(rng)
+    n = rng.randint(2, 8)
+    cfg: dict[str, Any] = {
+        "architectures": ["Gemma3ForCausalLM"],
+        "model_type": "gemma3_text",
+        "num_hidden_layers": n,
+        "hidden_size": 1152,
+        "num_attention_heads": n_heads,
+        "num_key_value_heads": n_kv,
+        "head_dim": _pick(rng, [128, 256]),
+        "intermediate_size": 2048,
+        "vocab_size": 1024,
+        "sliding_window": _pick(rng, [512, 1024, 4096]),
+        "torch_dtype": "bfloat16",
+    }
+    if rng.random() < 0.7:
+        cfg["max_position_embeddings"] = _pick(rng, [32768, 131072])
+    r = rng.random()
+    if r < 0.4:
+        cfg["layer_types"] = [_pick(rng, ["sliding_attention", "full_attention"], [3, 1]) for _ in range(n)]
+        mode = "layer_types"
+    elif r < 0.8:
+        cfg["sliding_window_pattern"] = _pick(rng, [2, 3, 6])
+        mode = "pattern"
+    else:
+        mode = "default"
+    return f"gemma3[{mode}]", cfg
+
+
+def gen_gemma4(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    base = json.loads((E2E_MIN / "gemma4_global" / "config.json").read_text())
+    tc = base["text_config"]
+    n = rng.randint(2, 8)
+    tc["num_hidden_layers"] = n
+    tc["layer_types"] = [_pick(rng, ["sliding_attention", "full_attention"], [4, 1]) for _ in range(n)]
+    if "full_attention" not in tc["layer_types"] and rng.random() < 0.7:
+        tc["layer_types"][-1] = "full_attention"
+    tc["num_key_value_heads"] = _pick(rng, [2, 4, 8, 16])
+    tc["head_dim"] = _pick(rng, [128, 256])
+    r = rng.random()
+    if r < 0.7:
+        tc["global_head_dim"] = _pick(rng, [256, 512])
+        tc["num_global_key_value_heads"] = _pick(rng, [1, 2, 4])
+    elif r < 0.85:
+        tc.pop("global_head_dim", None)
+        tc.pop("num_global_key_value_heads", None)
+    tc["attention_k_eq_v"] = rng.random() < 0.6
+    tc["sliding_window"] = _pick(rng, [512, 1024])
+    tc["num_experts"] = 8
+    tc["top_k_experts"] = 2
+    tc["vocab_size"] = 4096
+    tc["vocab_size_per_layer_input"] = 4096
+    return "gemma4", base
+
+
+def gen_gptoss(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = json.loads((E2E_MIN / "gptoss_parity" / "config.json").read_text())
+    n = rng.randint(2, 6)
+    cfg["num_hidden_layers"] = n
+    r = rng.random()
+    if r < 0.4:
+        cfg["layer_types"] = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(n)]
+    elif r < 0.8:
+        cfg["layer_types"] = [_pick(rng, ["sliding_attention", "full_attention"]) for _ in range(n)]
+    else:
+        cfg.pop("layer_types", None)
+    cfg["sliding_window"] = _pick(rng, [128, 256])
+    cfg["num_local_experts"] = 8
+    return "gpt-oss", cfg
+
+
+def gen_qwen3_next(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = json.loads((E2E_MIN / "mtp" / "config.json").read_text())
+    n = rng.randint(2, 8)
+    cfg["num_hidden_layers"] = n
+    r = rng.random()
+    if r < 0.3:
+        cfg["full_attention_interval"] = _pick(rng, [2, 3, 4])
+    elif r < 0.6:
+        cfg.pop("full_attention_interval", None)
+    else:
+        cfg["layer_types"] = [_pick(rng, ["linear_attention", "full_attention"], [3, 1]) for _ in range(n)]
+    cfg["num_key_value_heads"] = _pick(rng, [1, 2, 4])
+    cfg["linear_num_value_heads"] = _pick(rng, [16, 32])
+    cfg["head_dim"] = _pick(rng, [128, 256])
+    if rng.random() < 0.5:
+        cfg["num_nextn_predict_layers"] = 1
+    return "qwen3-next", cfg
+
+
+def gen_qwen3_5(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = json.loads((E2E_MIN / "releases" / "gdn64" / "config.json").read_text())
+    tc = cfg["text_config"]
+    n = rng.randint(2, 8)
+    tc["num_hidden_layers"] = n
+    interval = _pick(rng, [2, 4])
+    tc["full_attention_interval"] = interval
+    if rng.random() < 0.7:
+        tc["layer_types"] = ["full_attention" if (i + 1) % interval == 0 else "linear_attention" for i in range(n)]
+    else:
+        tc.pop("layer_types", None)
+    tc["num_key_value_heads"] = _pick(rng, [2, 4])
+    tc["linear_num_value_heads"] = _pick(rng, [16, 32, 48])
+    tc["hidden_size"] = 2048
+    tc["intermediate_size"] = 2048
+    tc["vocab_size"] = 4096
+    if rng.random() < 0.5:
+        tc.pop("mamba_ssm_dtype", None)
+    return "qwen3.5", cfg
+
+
+def gen_nemotron_h(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = json.loads((E2E_MIN / "nemotron_ngroups_tp" / "config.json").read_text())
+    n = rng.randint(2, 8)
+    pattern = "".join(_pick(rng, ["M", "*", "-"], [3, 1, 1]) for _ in range(n))
+    if "*" not in pattern:
+        pattern = pattern[:-1] + "*"
+    cfg["hybrid_override_pattern"] = pattern
+    cfg["num_hidden_layers"] = n
+    cfg["n_groups"] = _pick(rng, [1, 2, 8])
+    cfg["mamba_num_heads"] = _pick(rng, [32, 64, 128])
+    cfg["ssm_state_size"] = _pick(rng, [64, 128])
+    cfg["n_routed_experts"] = 8
+    cfg["num_experts_per_tok"] = 2
+    if rng.random() < 0.5:
+        cfg.pop("mamba_ssm_cache_dtype", None)
+    cfg["max_position_embeddings"] = _pick(rng, [8192, 262144])
+    return "nemotron-h", cfg
+
+
+def gen_deepseek(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = json.loads((E2E_MIN / "mla_rope32" / "config.json").read_text())
+    v3 = rng.random() < 0.5
+    cfg["n_group"] = 1
+    cfg["topk_group"] = 1
+    if v3:
+        cfg["architectures"] = ["DeepseekV3ForCausalLM"]
+        cfg["model_type"] = "deepseek_v3"
+        cfg["n_group"] = 1
+        cfg["topk_group"] = 1
+        cfg["topk_method"] = "noaux_tc"
+        cfg["scoring_func"] = "sigmoid"
+        if rng.random() < 0.5:
+            cfg["num_nextn_predict_layers"] = 1
+    cfg["num_hidden_layers"] = rng.randint(1, 4)
+    cfg["qk_rope_head_dim"] = _pick(rng, [64, 64, 64, 32])
+    cfg["kv_lora_rank"] = _pick(rng, [512, 512, 256])
+    cfg["q_lora_rank"] = _pick(rng, [None, 1536])
+    cfg["max_position_embeddings"] = _pick(rng, [32768, 163840])
+    return ("deepseek-v3" if v3 else "deepseek-v2"), cfg
+
+
+def gen_jamba(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    n = rng.randint(2, 8)
+    period = _pick(rng, [2, 4, 8])
+    cfg = {
+        "architectures": ["JambaForCausalLM"],
+        "model_type": "jamba",
+        "num_hidden_layers": n,
+        "hidden_size": 1024,
+        "intermediate_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": _pick(rng, [2, 8]),
+        "attn_layer_period": period,
+        "attn_layer_offset": rng.randrange(period),
+        "expert_layer_period": 2,
+        "expert_layer_offset": 1,
+        "num_experts": 4,
+        "num_experts_per_tok": 2,
+        "mamba_d_state": 16,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_dt_rank": 64,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 262144,
+    }
+    return "jamba", cfg
+
+
+def gen_mamba1(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    cfg = {
+        "architectures": ["MambaForCausalLM"],
+        "model_type": "mamba",
+        "num_hidden_layers": rng.randint(1, 4),
+        "hidden_size": _pick(rng, [768, 1024]),
+        "state_size": 16,
+        "conv_kernel": 4,
+        "expand": 2,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+    }
+    return "mamba1", cfg
+
+
+GENERATORS = [
+    gen_llama,
+    gen_mistral,
+    gen_qwen2,
+    gen_qwen3,
+    gen_gemma2,
+    gen_gemma3,
+    gen_gemma4,
+    gen_gptoss,
+    gen_qwen3_next,
+    gen_qwen3_5,
+    gen_nemotron_h,
+    gen_deepseek,
+    gen_jamba,
+    gen_mamba1,
+]
+
+SHIPPED = {
+    "Qwen3-Next-80B-A3B-Thinking": "shipped:qwen3-next",
+    "Qwen3.5-27B": "shipped:qwen3.5",
+    "Qwen3.5-397B-A17B": "shipped:qwen3.5-moe",
+    "Nemotron-H-56B-Base-8K": "shipped:nemotron-h",
+    "gpt-oss-20b": "shipped:gpt-oss",
+}
+
+
+def _dflash_drafter(rng: random.Random, target_layers: int) -> dict[str, Any]:
+    n = rng.randint(1, 5)
+    return {
+        "architectures": ["DFlashDraftModel"],
+        "model_type": "qwen3",
+        "num_hidden_layers": n,
+        "layer_types": [_pick(rng, ["sliding_attention", "full_attention"], [3, 1]) for _ in range(n)],
+        "use_sliding_window": True,
+        "sliding_window": _pick(rng, [512, 2048]),
+        "hidden_size": 2048,
+        "intermediate_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": _pick(rng, [4, 8]),
+        "head_dim": 128,
+        "vocab_size": 4096,
+        "block_size": 16,
+        "num_target_layers": target_layers,
+        "target_layer_ids": sorted(rng.sample(range(target_layers), min(n, target_layers))),
+        "dflash_config": {"mask_token_id": 3},
+        "torch_dtype": "bfloat16",
+    }
+
+
+def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, shipped: bool) -> list[str]:
+    text = cfg.get("text_config") or cfg
+    arch = (cfg.get("architectures") or [""])[0]
+    hybrid = arch.startswith(("Qwen3Next", "Qwen3_5", "NemotronH", "Jamba", "Mamba"))
+    mpe = text.get("max_position_embeddings")
+    argv: list[str] = []
+
+    # max model length: mostly within the model's own maximum (above it vLLM refuses at once)
+    lengths = [1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144]
+    fitting = [n for n in lengths if mpe is None or n <= mpe] or lengths[:1]
+    r = rng.random()
+    if r < 0.12:
+        argv += ["--max-model-len", "-1"]
+    elif r < 0.16 and mpe:
+        argv += ["--max-model-len", str(mpe * 2)]  # above the derived maximum: vLLM refuses
+    elif r < 0.24 and mpe:
+        argv += ["--max-model-len", str(mpe)]
+    elif r < 0.3:
+        human = {"2k": 2000, "4K": 4096, "8k": 8000, "32k": 32000}
+        argv += ["--max-model-len", _pick(rng, [h for h, n in human.items() if mpe is None or n <= mpe] or ["2k"])]
+    elif r < 0.93:
+        argv += ["--max-model-len", str(_pick(rng, fitting if rng.random() < 0.9 else lengths))]
+    # (else: no --max-model-len: the model's own)
+
+    # KV budget, tiny to large
+    exp = rng.uniform(5.5, 7.5) if rng.random() < 0.12 else rng.uniform(8.0, 11.2)
+    budget = int(10**exp)
+    if rng.random() < 0.1:
+        argv += ["--kv-cache-memory-bytes", _pick(rng, ["1G", "4G", "20g", "40G", "500m"])]
+    else:
+        argv += ["--kv-cache-memory-bytes", str(budget)]
+
+    if rng.random() < 0.55:
+        argv += ["--max-num-batched-tokens", str(_pick(rng, [1024, 2048, 4096, 8192, 16384]))]
+    if rng.random() < 0.1:
+        argv += ["--max-num-seqs", str(_pick(rng, [8, 64, 256, 1024]))]
+    tp = _pick(rng, [1, 2, 4, 8], [5, 2, 2, 1])
+    if tp != 1:
+        argv += [_pick(rng, ["--tensor-parallel-size", "-tp"]), str(tp)]
+    kvd = _pick(rng, [None, "auto", "fp8", "bfloat16", "fp8_e5m2"], [10, 2, 5, 2, 1])
+    if kvd:
+        argv += ["--kv-cache-dtype", kvd]
+    if rng.random() < 0.25:
+        argv += ["--block-size", str(_pick(rng, [16, 32, 64, 128, 256]))]
+    r = rng.random()
+    if r < 0.2:
+        argv += ["--enable-prefix-caching"]
+    elif r < 0.4:
+        argv += ["--no-enable-prefix-caching"]
+    if hybrid and rng.random() < 0.35:
+        argv += ["--mamba-cache-mode", _pick(rng, ["none", "align", "all"])]
+    if hybrid and rng.random() < 0.1:
+        argv += ["--mamba-ssm-cache-dtype", _pick(rng, ["float32", "bfloat16", "auto"])]
+    r = rng.random()
+    if r < 0.1:
+        argv += ["--async-scheduling"]
+    elif r < 0.2:
+        argv += ["--no-async-scheduling"]
+    if rng.random() < 0.08:
+        argv += ["--num-gpu-blocks-override", str(_pick(rng, [16, 64, 500, 4096]))]
+    if rng.random() < 0.05:
+        argv += ["--attention-backend", _pick(rng, ["FLASH_ATTN", "TRITON_ATTN", "FLASHINFER", "FLEX_ATTENTION"])]
+    if rng.random() < 0.04:
+        argv += ["--dtype", _pick(rng, ["bfloat16", "float16"])]
+
+    # speculative decoding
+    if rng.random() < 0.3:
+        k = rng.randint(1, 8)
+        methods = ["ngram"]
+        if arch.startswith(("Qwen3Next", "Qwen3_5")) or (
+            arch.startswith("DeepseekV3") and text.get("num_nextn_predict_layers")
+        ):
+            methods += ["mtp", "mtp"]
+        if arch.startswith("Qwen3_5") or family.startswith(("qwen3", "llama")):
+            methods += ["dflash", "dflash"]
+        if shipped and arch.startswith("Qwen3_5"):
+            methods += ["eagle"]
+        method = _pick(rng, methods)
+        spec: dict[str, Any] = {"method": method, "num_speculative_tokens": k}
+        if method == "dflash":
+            if shipped and rng.random() < 0.5:
+                spec["model"] = materialize_file(workdir, EXAMPLES / "dflash2-drafter-sw5.config.json")
+            else:
+                spec["model"] = _write_config(
+                    workdir, "dflash-drafter", _dflash_drafter(rng, int(text.get("num_hidden_layers", 4)))
+                )
+        elif method == "eagle":
+            spec["model"] = materialize_file(workdir, EXAMPLES / "dflash2-drafter-sw5.config.json")
+        if method == "ngram" and rng.random() < 0.1:
+            spec["prompt_lookup_max"] = 4  # a vLLM key dryboot may not know
+        argv += ["--speculative-config", _spec(spec)]
+    return argv
+
+
+def generate_cases(n: int, seed: int, workdir: Path) -> list[Case]:
+    """``n`` deterministic cases: case ``i`` depends only on (seed, i)."""
+    cases = []
+    shipped_names = sorted(SHIPPED)
+    for i in range(n):
+        rng = random.Random(f"dryboot-e2e:{seed}:{i}")
+        if rng.random() < 0.3:
+            name = _pick(rng, shipped_names)
+            path = EXAMPLES / f"{name}.config.json"
+            cfg = json.loads(path.read_text())
+            family = SHIPPED[name]
+            model = materialize_file(workdir, path)
+            argv = _flags(rng, family, cfg, workdir, shipped=True)
+            source = f"examples/models/{path.name}"
+        else:
+            gen = _pick(rng, GENERATORS)
+            family, cfg = gen(rng)
+            model = _write_config(workdir, family.split("[")[0].split("+")[0], cfg)
+            argv = _flags(rng, family, cfg, workdir, shipped=False)
+            source = gen.__name__
+        cases.append(Case(id=f"s{seed}-{i}", family=family, model=model, argv=argv, source=source))
+    return cases
+
+
+# --------------------------------------------------------------------------- running the tools
+
+
+def run_dryboot(case: Case) -> dict[str, Any]:
+    """``dryboot plan ... --json`` in-process (click's CliRunner on dryboot's group)."""
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+    from dryboot.errors import InputError
+
+    runner = CliRunner()
+    res = runner.invoke(cli, case.dryboot_argv(), catch_exceptions=True)
+    out: dict[str, Any] = {"rc": res.exit_code}
+    if isinstance(res.exception, InputError):
+        out.update(rc=2, refused=True, error=f"dryboot: error: {res.exception.line()}")
+        return out
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        out.update(rc=-1, refused=True, error=f"crash: {type(res.exception).__name__}: {res.exception}")
+        return out
+    if res.exit_code == 2:
+        stderr = getattr(res, "stderr", "") or res.output
+        lines = [ln for ln in stderr.splitlines() if ln.strip()]
+        out.update(refused=True, error=lines[-1] if lines else "exit 2")
+        return out
+    try:
+        doc = json.loads(res.stdout if hasattr(res, "stdout") else res.output)
+    except ValueError:
+        out.update(rc=-1, refused=True, error=f"unparseable output: {res.output[:300]}")
+        return out
+    errors = doc.get("errors") or {}
+    grouping = doc.get("grouping") or {}
+    cap = doc.get("capacity") or {}
+    out.update(
+        refused=bool(errors.get("unify") or errors.get("memory")),
+        error=errors.get("unify") or errors.get("memory"),
+        block_size=doc.get("block_size"),
+        max_model_len=doc.get("max_model_len"),
+        groups=[
+            [KIND_TO_VLLM.get(g["kind"], g["kind"]), g["block_size"], g["page_size_bytes"], len(g["layer_names"])]
+            for g in grouping.get("groups") or []
+        ],
+        num_blocks=cap.get("num_blocks"),
+        tokens=cap.get("kv_cache_size_tokens"),
+        concurrency=cap.get("max_concurrency"),
+        log=doc.get("log") or [],
+    )
+    return out
+
+
+def _feed(proc: subprocess.Popen[str], todo: list[dict[str, Any]]) -> None:
+    try:
+        assert proc.stdin is not None
+        for c in todo:
+            proc.stdin.write(json.dumps(c) + "\n")
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def _read(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.put(line)
+    lines.put(None)
+
+
+class OracleRunner:
+    """Runs ``e2e_oracle.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
+    case is replaced and that case reported as a crash/timeout."""
+
+    def __init__(self, python: str, jobs: int = 1, case_timeout: float = 300.0, recycle: int = 1000) -> None:
+        self.python = python
+        self.jobs = max(1, jobs)
+        self.case_timeout = case_timeout
+        self.recycle = max(1, recycle)
+        self.meta: list[dict[str, Any]] = []
+
+    def _run_chunk(self, cases: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> None:
+        pending = list(cases)
+        while pending:
+            # A fresh process every ``recycle`` cases bounds the memory vLLM keeps per case.
+            batch = pending[: self.recycle]
+            remaining = {c["id"] for c in batch}
+            proc = subprocess.Popen(
+                [self.python, str(ORACLE)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            lines: queue.Queue[str | None] = queue.Queue()
+            threading.Thread(target=_feed, args=(proc, batch), daemon=True).start()
+            threading.Thread(target=_read, args=(proc, lines), daemon=True).start()
+            timeout = self.case_timeout + 120  # the first case also pays vLLM's import
+            while remaining:
+                try:
+                    line = lines.get(timeout=timeout)
+                except queue.Empty:
+                    line = "TIMEOUT"
+                timeout = self.case_timeout
+                if line is None or line == "TIMEOUT":
+                    # the case being run is the first of the batch without a result
+                    c = next(c for c in batch if c["id"] in remaining)
+                    why = "timeout" if line == "TIMEOUT" else f"oracle process exited ({proc.poll()})"
+                    results[c["id"]] = {"id": c["id"], "ok": False, "stage": "crash", "error": f"OracleCrash: {why}"}
+                    proc.kill()
+                    proc.wait()
+                    break
+                doc = json.loads(line)
+                if "meta" in doc:
+                    self.meta.append(doc["meta"])
+                    continue
+                results[doc["id"]] = doc
+                remaining.discard(doc["id"])
+            else:
+                try:  # the meta line
+                    while (line := lines.get(timeout=60)) is not None:
+                        doc = json.loads(line)
+                        if "meta" in doc:
+                            self.meta.append(doc["meta"])
+                except queue.Empty:
+                    pass
+                proc.wait(timeout=60)
+            pending = [c for c in pending if c["id"] not in results]
+
+    def run(self, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        results: dict[str, dict[str, Any]] = {}
+        chunks = [cases[i :: self.jobs] for i in range(self.jobs)]
+        threads = [threading.Thread(target=self._run_chunk, args=(ch, results)) for ch in chunks if ch]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+_REASONS = [
+    (
+        "parse",
+        r"SystemExit|unrecognized arguments|invalid choice|No such option|no such option|Invalid value|"
+        r"unknown key|unknown option",
+    ),
+    (
+        "memory",
+        r"To serve at least one request|Cannot auto-fit|No available memory|not enough .*memory|"
+        r"KV cache is needed",
+    ),
+    ("max-model-len", r"max_model_len|max-model-len|derived max"),
+    ("backend", r"backend"),
+    ("async-scheduling", r"async scheduling|async-scheduling"),
+    ("tensor-parallel", r"divisible|tensor parallel|tensor-parallel|num_groups|n_groups"),
+    ("speculative", r"[Ss]peculative|drafter|draft model|DFlash|dflash|EAGLE|eagle|MTP|mtp"),
+    ("page-size", r"page size|NotImplementedError|unif"),
+    ("block-size", r"block.size"),
+    ("sliding-window", r"[Ss]liding window|max_window_layers"),
+    ("dtype", r"dtype|Bfloat16|float16"),
+]
+
+
+def reason_kind(message: str | None) -> str:
+    if not message:
+        return "none"
+    for kind, pattern in _REASONS:
+        if re.search(pattern, message):
+            return kind
+    return "other"
+
+
+def compare(v: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
+    """Verdict for one case: agree, and the differing fields."""
+    v_ref = not v.get("ok")
+    d_ref = bool(d.get("refused"))
+    if v_ref or d_ref:
+        if v_ref and d_ref:
+            rv, rd = reason_kind(v.get("error")), reason_kind(d.get("error"))
+            return {"agree": True, "both_refuse": True, "reasons_match": rv == rd, "reasons": [rv, rd], "diffs": {}}
+        return {
+            "agree": False,
+            "both_refuse": False,
+            "diffs": {"refusal": [v.get("error") if v_ref else None, d.get("error") if d_ref else None]},
+        }
+    diffs: dict[str, list[Any]] = {}
+    if v.get("block_size") != d.get("block_size"):
+        diffs["block_size"] = [v.get("block_size"), d.get("block_size")]
+    if sorted(map(tuple, v.get("groups") or [])) != sorted(map(tuple, d.get("groups") or [])):
+        diffs["groups"] = [v.get("groups"), d.get("groups")]
+    for f in ("num_blocks", "tokens", "max_model_len"):
+        if v.get(f) != d.get(f):
+            diffs[f] = [v.get(f), d.get(f)]
+    vc, dc = v.get("concurrency"), d.get("concurrency")
+    if vc is None or dc is None or round(float(vc), 2) != round(float(dc), 2):
+        diffs["concurrency"] = [vc, dc]
+    return {"agree": not diffs, "both_refuse": False, "diffs": diffs}
+
+
+def _answer(r: dict[str, Any], vllm: bool) -> str:
+    refused = (not r.get("ok")) if vllm else r.get("refused")
+    if refused:
+        stage = f"[{r.get('stage')}] " if vllm else ""
+        return f"refuses {stage}{str(r.get('error'))[:300]}"
+    conc = r.get("concurrency")
+    conc_s = f"{conc:.2f}" if isinstance(conc, (int, float)) else str(conc)
+    return (
+        f"block={r.get('block_size')} groups={sorted(map(tuple, r.get('groups') or []))} "
+        f"num_blocks={r.get('num_blocks')} tokens={r.get('tokens')} conc={conc_s} "
+        f"max_model_len={r.get('max_model_len')}"
+    )
+
+
+def signature(case: Case, verdict: dict[str, Any]) -> str:
+    """A coarse grouping key for triage: family + which fields differ (+ who refuses)."""
+    diffs = verdict["diffs"]
+    if "refusal" in diffs:
+        v_err, d_err = diffs["refusal"]
+        who = "vllm-refuses" if v_err else "dryboot-refuses"
+        return f"{case.family.split('[')[0]}: {who}: {reason_kind(v_err or d_err)}"
+    return f"{case.family.split('[')[0]}: " + ",".join(sorted(diffs))
+
+
+@dataclass
+class Report:
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    oracle_meta: list[dict[str, Any]] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return len(self.rows)
+
+    @property
+    def agreed(self) -> int:
+        return sum(1 for r in self.rows if r["verdict"]["agree"])
+
+    def rate(self) -> float:
+        return self.agreed / self.total if self.total else 1.0
+
+    def family_table(self) -> list[tuple[str, int, int, int, int]]:
+        fam: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+        for r in self.rows:
+            f = fam[r["family"]]
+            f[0] += 1
+            f[1] += r["verdict"]["agree"]
+            f[2] += r["verdict"].get("both_refuse", False)
+            f[3] += r["verdict"].get("both_refuse", False) and r["verdict"].get("reasons_match", False)
+        return [(k, *v) for k, v in sorted(fam.items())]
+
+    def format(self, max_disagreements: int | None = None) -> str:
+        out = [
+            f"end-to-end fidelity: {self.agreed}/{self.total} cases agree ({100 * self.rate():.2f}%)",
+            "",
+            f"{'family':34} {'cases':>6} {'agree':>6} {'%':>7} {'both refuse':>12} {'same reason':>12}",
+        ]
+        for fam, n, agree, both, same in self.family_table():
+            out.append(f"{fam:34} {n:6d} {agree:6d} {100 * agree / n:6.1f}% {both:12d} {same:12d}")
+        sigs = Counter(r["signature"] for r in self.rows if not r["verdict"]["agree"])
+        if sigs:
+            out += ["", "disagreement signatures (family: differing fields | who refuses: reason):"]
+            out += [f"  {n:5d}  {s}" for s, n in sigs.most_common()]
+        dis = [r for r in self.rows if not r["verdict"]["agree"]]
+        if dis:
+            out += ["", f"disagreements ({len(dis)}):"]
+            for r in dis[:max_disagreements]:
+                out += [
+                    f"- [{r['id']} {r['family']}] {r['command']}",
+                    f"    vLLM:    {r['vllm_answer']}",
+                    f"    dryboot: {r['dryboot_answer']}",
+                ]
+            if max_disagreements is not None and len(dis) > max_disagreements:
+                out.append(f"  ... {len(dis) - max_disagreements} more in the report file")
+        secs = [r["oracle_seconds"] for r in self.rows if r.get("oracle_seconds") is not None]
+        if secs:
+            secs.sort()
+            out += [
+                "",
+                f"oracle time per case: mean {sum(secs) / len(secs):.3f} s, median {secs[len(secs) // 2]:.3f} s, "
+                f"max {secs[-1]:.3f} s; wall {self.wall_seconds:.0f} s for {self.total} cases",
+            ]
+        return "\n".join(out)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "agreed": self.agreed,
+            "rate": self.rate(),
+            "families": [
+                {"family": f, "cases": n, "agree": a, "both_refuse": b, "same_reason": s}
+                for f, n, a, b, s in self.family_table()
+            ],
+            "signatures": Counter(r["signature"] for r in self.rows if not r["verdict"]["agree"]).most_common(),
+            "oracle_meta": self.oracle_meta,
+            "wall_seconds": self.wall_seconds,
+            "disagreements": [r for r in self.rows if not r["verdict"]["agree"]],
+            "agreements": [
+                {k: r[k] for k in ("id", "family", "command", "verdict")} for r in self.rows if r["verdict"]["agree"]
+            ],
+        }
+
+
+def run_harness(cases: list[Case], python: str, jobs: int = 1) -> Report:
+    t0 = time.perf_counter()
+    oracle = OracleRunner(python, jobs=jobs)
+    vres = oracle.run([c.oracle_input() for c in cases])
+    rep = Report(oracle_meta=oracle.meta)
+    for c in cases:
+        v = vres.get(c.id) or {"ok": False, "stage": "crash", "error": "OracleCrash: no result"}
+        d = run_dryboot(c)
+        verdict = compare(v, d)
+        row = {
+            "id": c.id,
+            "family": c.family,
+            "source": c.source,
+            "command": c.command(),
+            "oracle_case": c.oracle_input(),
+            "verdict": verdict,
+            "vllm_answer": _answer(v, vllm=True),
+            "dryboot_answer": _answer(d, vllm=False),
+            "vllm": {k: v.get(k) for k in ("ok", "stage", "error", *COMPARED, "kv_log")},
+            "dryboot": {k: d.get(k) for k in ("rc", "refused", "error", *COMPARED, "log")},
+            "oracle_seconds": v.get("seconds"),
+        }
+        row["signature"] = signature(c, verdict) if not verdict["agree"] else ""
+        rep.rows.append(row)
+    rep.wall_seconds = time.perf_counter() - t0
+    return rep
+
+
+def default_workdir() -> Path:
+    return Path(os.environ.get("DRYBOOT_E2E_WORKDIR") or (REPO / ".e2e-work"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", type=int, default=int(os.environ.get("DRYBOOT_E2E_CASES", "300")))
+    ap.add_argument("--seed", type=int, default=int(os.environ.get("DRYBOOT_E2E_SEED", "0")))
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("DRYBOOT_E2E_JOBS", "2")))
+    ap.add_argument("--report", default=os.environ.get("DRYBOOT_E2E_REPORT") or str(REPO / ".e2e-report.json"))
+    ap.add_argument("--python", default=os.environ.get("DRYBOOT_VLLM_PYTHON"))
+    ap.add_argument("--show", type=int, default=50, help="disagreements to print (all are in the report)")
+    args = ap.parse_args(argv)
+    if not args.python:
+        ap.error("give --python or set DRYBOOT_VLLM_PYTHON (bash scripts/fidelity-env.sh)")
+    cases = generate_cases(args.cases, args.seed, default_workdir())
+    rep = run_harness(cases, args.python, jobs=args.jobs)
+    Path(args.report).write_text(json.dumps(rep.to_json(), indent=1, default=str))
+    print(rep.format(max_disagreements=args.show))
+    print(f"\nreport: {args.report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(REPO / "src"))
+    sys.exit(main())
