@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
-from dryboot.patching.place import HunkResult
 from dryboot.patching.parse import PatchFile
+from dryboot.patching.place import HunkResult
 from dryboot.patching.series import SeriesEntry
 
 Patch = tuple[SeriesEntry, PatchFile]
