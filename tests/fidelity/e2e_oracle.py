@@ -32,7 +32,8 @@ What is faked, and why (nothing else is):
 * **Kernels absent.** vLLM's compiled extensions need ``libcuda``: ``vllm._C_stable_libtorch``,
   ``vllm.vllm_flash_attn._vllm_fa2_C``, ``_vllm_fa3_C``, ``vllm._flashmla_C`` and
   ``vllm._flashmla_extension_C`` are registered as empty modules (so FA2/FA3 and FlashMLA count
-  as built, as in the CUDA wheel, which ships all five: on an H200 FlashMLA serves fp8 MLA caches); after ``vllm._custom_ops`` has imported (its
+  as built, as in the CUDA wheel, which ships all five: on an H200 FlashMLA serves fp8 MLA
+  caches); after ``vllm._custom_ops`` has imported (its
   ``hasattr`` probes see no kernel), the op namespaces ``torch.ops._C``, ``_C_cache_ops``,
   ``_moe_C``, ``_C_custom_ar``, ``_C_cuda_utils``, ``_vllm_fa2_C``, ``_vllm_fa3_C``,
   ``_flashmla_C`` and ``_flashmla_extension_C`` answer any name with a placeholder that raises if
