@@ -121,6 +121,8 @@ class ModelGeometry:
     hybrid_class: bool = False
     attention_free: bool = False
     mamba_chunk_size: int = 2048
+    quant_method: str | None = None
+    kv_scales_in_checkpoint: bool = False
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""
@@ -368,6 +370,19 @@ def config_dtype(f: ConfigFields) -> str:
     if name not in _TORCH_DTYPE_NAMES:
         raise InputError(f.source, f.where("torch_dtype"), f"unsupported dtype {name!r}")
     return _TORCH_DTYPE_NAMES[str(name)]
+
+
+def quantization_method(f: ConfigFields) -> tuple[str | None, bool]:
+    """(``quantization_config.quant_method``, whether the checkpoint carries fp8 KV scales):
+    ModelOpt and fp8 checkpoints always do, compressed-tensors ones when they declare a
+    ``kv_cache_scheme`` (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
+    q = f.root.get("quantization_config") or f.data.get("quantization_config")
+    if not isinstance(q, dict):
+        return None, False
+    method = q.get("quant_method")
+    method = str(method).lower() if method is not None else None
+    scales = method in ("modelopt", "fp8") or (method == "compressed-tensors" and q.get("kv_cache_scheme") is not None)
+    return method, scales
 
 
 def quantization_kv_cache_dtype(f: ConfigFields) -> str | None:

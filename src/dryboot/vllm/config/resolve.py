@@ -71,11 +71,33 @@ def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-p
         )
 
 
+#: Model types vLLM 0.28.0 refuses to run in float16 (``_FLOAT16_NOT_SUPPORTED_MODELS``).
+FLOAT16_NOT_SUPPORTED = frozenset({"gemma2", "gemma3", "gemma3_text", "glm4"})
+
+
 def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
-    """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16."""
-    if args.dtype == "auto":
-        return "bfloat16" if model.dtype == "float32" else model.dtype
-    return torch_dtype_of(args.dtype, model.dtype)
+    """``--dtype`` resolved: ``auto`` takes the config's dtype, float32 served as bfloat16.
+
+    :raises InputError: float16 for a model type vLLM runs only in bfloat16/float32
+        (``_check_valid_dtype``), or for an mxfp4 checkpoint (bfloat16 only).
+    """
+    dtype = ("bfloat16" if model.dtype == "float32" else model.dtype) if args.dtype == "auto" else None
+    dtype = dtype or torch_dtype_of(args.dtype, model.dtype)
+    if dtype == "float16" and model.model_type in FLOAT16_NOT_SUPPORTED:
+        raise InputError(
+            "--dtype",
+            args.dtype,
+            f"The model type {model.model_type!r} does not support float16. Reason: Numerical instability. "
+            "Please use bfloat16 or float32 instead.",
+        )
+    if dtype == "float16" and model.quant_method == "mxfp4":
+        raise InputError(
+            "--dtype",
+            args.dtype,
+            f"{model.source}: torch.float16 is not supported for quantization method mxfp4 "
+            "(supported: torch.bfloat16)",
+        )
+    return dtype
 
 
 def backend_for(
@@ -170,8 +192,16 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     derived = model.max_position_embeddings
     requested = args.max_model_len
     if derived is None:
-        # no length key at all: vLLM takes the flag, else assumes 2048 (and warns)
-        return requested if requested is not None and requested != -1 else 2048
+        # no length key at all: vLLM takes the flag as it is (so -1 fails its validation), else
+        # assumes 2048 (and warns)
+        if requested == -1:
+            raise InputError(
+                "--max-model-len",
+                "-1",
+                f"{model.source} names no maximum length to auto-fit from: max_model_len must be a positive "
+                "integer, got int: -1",
+            )
+        return requested if requested is not None else 2048
     if requested is None or requested == -1:
         if model.default_max_model_len is not None:
             return model.default_max_model_len
@@ -293,6 +323,10 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     kv_dtype = args.kv_cache_dtype
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
+    if kv_dtype == "fp8_e5m2" and model.kv_scales_in_checkpoint:
+        raise InputError(
+            "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
+        )
     log: list[str] = []
     has_mamba = any(k.is_mamba for k in model.kinds)
     d_dtype = d_model_dtype = d_backend = None

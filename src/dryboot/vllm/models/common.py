@@ -11,6 +11,7 @@ from dryboot.vllm.config.hf import (
     ModelGeometry,
     config_dtype,
     quantization_kv_cache_dtype,
+    quantization_method,
 )
 
 #: The most layers dryboot plans: far beyond any released model, and a bound on the work a
@@ -153,6 +154,7 @@ def geometry(
     """The :class:`ModelGeometry` of a decoder with ``kinds`` layers and ``heads``."""
     num_heads, kv, head_dim = heads
     derived, key, default_len = derived_max_model_len(f)
+    quant = quantization_method(f)
     if LayerKind.SLIDING in kinds and sliding_window is None:
         raise InputError(f.source, f.where("sliding_window"), "sliding-window layers need a window")
     chunk = f.opt_int("attention_chunk_size") if LayerKind.CHUNKED in kinds else None
@@ -175,6 +177,8 @@ def geometry(
         "model_max_length": f.opt_int("model_max_length"),
         "num_attention_heads": num_heads,
         "quant_kv_cache_dtype": quantization_kv_cache_dtype(f),
+        "quant_method": quant[0],
+        "kv_scales_in_checkpoint": quant[1],
         "family": family,
         # ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048
         "mamba_chunk_size": f.opt_int("mamba_chunk_size") or f.opt_int("chunk_size") or 2048,
