@@ -123,6 +123,7 @@ class ModelGeometry:
     mamba_chunk_size: int = 2048
     quant_method: str | None = None
     kv_scales_in_checkpoint: bool = False
+    logits_soft_cap: bool = False
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""

@@ -104,7 +104,7 @@ def backend_for(
     name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
 ) -> AttentionBackend:
     head_size = max((model.attention(k).head_dim for k in model.kinds if k.is_attention), default=128)
-    return _resolve_backend(
+    backend = _resolve_backend(
         name,
         kv_cache_dtype,
         model.use_mla,
@@ -115,6 +115,10 @@ def backend_for(
         args.block_size,
         model.attention_sinks,
     )
+    if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
+        # FlexAttentionImpl.__init__, when the model is built
+        raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
+    return backend
 
 
 @lru_cache(maxsize=1024)

@@ -21,7 +21,7 @@ _GEMMA_BASE = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 2
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma4_text": {"sliding_window": 512, "global_head_dim": 512, "attention_k_eq_v": False},
     "gemma4": {"sliding_window": 512, "global_head_dim": 512, "attention_k_eq_v": False},
-    "gemma2": {**_GEMMA_BASE, "max_position_embeddings": 8192},
+    "gemma2": {**_GEMMA_BASE, "max_position_embeddings": 8192, "attn_logit_softcapping": 50.0},
     "gemma3_text": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
     "gemma3": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
 }
@@ -67,4 +67,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     sw = window(f)
     if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
         sw = sw // 2 + 1  # Gemma4TextConfig: exclusive bounds for bidirectional attention
-    return geometry(f, architecture, "gemma", kinds, heads=heads, sliding_window=sw, full_attention=full)
+    softcap = f.get("attn_logit_softcapping")
+    return geometry(
+        f,
+        architecture,
+        "gemma",
+        kinds,
+        heads=heads,
+        sliding_window=sw,
+        full_attention=full,
+        logits_soft_cap=bool(softcap),
+    )
