@@ -256,11 +256,9 @@ def _install() -> None:
     # torchvision on PyPI is a CUDA build whose kernel library cannot load next to CPU torch;
     # declaring the two ops its import registers fake kernels for lets it import (the
     # multimodal model classes import transformers' image processors, which import it).
-    with contextlib.suppress(Exception):
-        lib = torch.library.Library("torchvision", "DEF")
-        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        V.torchvision_lib = lib  # keep the registration alive
+    from venv_shims import declare_torchvision_ops
+
+    V.torchvision_lib = declare_torchvision_ops()  # keep the registration alive
 
     torch.cuda.Stream = _InertStream  # type: ignore[misc,assignment]
     torch.cuda.Event = _InertEvent  # type: ignore[misc,assignment]

@@ -234,7 +234,7 @@ def oracle_case(gen: Generated) -> dict[str, Any]:
         "max_model_len": a.max_model_len,
         "max_num_batched_tokens": a.max_num_batched_tokens,
         "async_scheduling": a.resolved_async_scheduling,
-        "enable_prefix_caching": a.enable_prefix_caching,
+        "enable_prefix_caching": a.enable_prefix_caching is not False,  # None: vLLM's default, on
         "kv_cache_dtype": a.kv_cache_dtype,
         "mamba_ssm_cache_dtype": a.mamba_ssm_cache_dtype,
         "tensor_parallel_size": a.tensor_parallel_size,

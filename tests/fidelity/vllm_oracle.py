@@ -158,6 +158,9 @@ V: SimpleNamespace  # vLLM handles, filled by _load_vllm()
 
 def _load_vllm() -> SimpleNamespace:
     import torch
+    from venv_shims import declare_torchvision_ops
+
+    torchvision_lib = declare_torchvision_ops()
     import vllm
     import vllm.logger as vllm_logger
     from vllm.config import VllmConfig
@@ -184,6 +187,7 @@ def _load_vllm() -> SimpleNamespace:
     )
 
     return SimpleNamespace(
+        torchvision_lib=torchvision_lib,
         torch=torch,
         vllm=vllm,
         vllm_logger=vllm_logger,
