@@ -86,3 +86,10 @@ def test_check_bad_ref_is_bad_input(tmp_path: Path) -> None:
     s = _stack(tmp_path)
     r = run_cli("series", "check", str(s), "--upstream", str(repo), "--ref", "v9")
     assert r.exit_code == 2 and "v9: no such tag or commit" in r.stderr
+
+
+def test_census_disagreement_reads_as_words() -> None:
+    from dryboot.patching.check import census_text
+
+    assert census_text([]) == "every hunk exact"
+    assert census_text([(1, "FAILED", 0), (3, "offset", 4)]) == "hunk #1 FAILED, hunk #3 at offset +4"

@@ -98,6 +98,17 @@ def gnu_dry_run(target: str, entry: SeriesEntry) -> tuple[int, list[tuple[int, s
     return p.returncode, notable, p.stdout + p.stderr
 
 
+def census_text(notable: list[tuple[int, str, int]]) -> str:
+    """A census as a reader says it: ``hunk #1 FAILED, hunk #3 at offset 4`` (``every hunk
+    exact`` when nothing is notable)."""
+    if not notable:
+        return "every hunk exact"
+    words = {"FAILED": "FAILED", "fuzz": "with fuzz at offset", "offset": "at offset"}
+    return ", ".join(
+        f"hunk #{n} {words.get(kind, kind)}" + (f" {off:+d}" if kind != "FAILED" else "") for n, kind, off in notable
+    )
+
+
 def engine_notable(out: PatchOutcome) -> list[tuple[int, str, int]]:
     """The engine's census in GNU patch's output form (see :func:`gnu_dry_run`)."""
     res = []
@@ -252,7 +263,9 @@ def _pass1(patches: list[tuple[SeriesEntry, PatchFile]], target: str, report: Ch
                             f" with --fuzz 0 (exit {rc}), dryboot "
                             f"{'applies' if st.forward.ok else 'does not'}")
             elif theirs != mine:
-                report.fail(e.name, f"GNU patch's census differs: GNU {theirs}, dryboot {mine}")
+                report.fail(
+                    e.name, f"GNU patch's census differs: GNU {census_text(theirs)}; dryboot {census_text(mine)}"
+                )
     if patches and not changed:
         report.fail("pass 1", "the series changed nothing")
 
