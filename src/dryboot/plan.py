@@ -236,7 +236,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         0 if model.use_mla else full.head_dim_v,
         args.custom_dtype(cfg.kv_cache_dtype),
     )
-    heads = 1 if model.use_mla else max(1, full.num_kv_heads // args.tensor_parallel_size)
+    heads = model.kv_heads_per_rank(LayerKind.MLA if model.use_mla else LayerKind.FULL, args.tensor_parallel_size)
     decision = align_hybrid_block_size(
         block_size=block_size,
         attn_page_size_1_token=heads * content,

@@ -54,7 +54,7 @@ def attention_spec(
     block_size: int,
 ) -> AttentionSpec:
     geo = model.attention(kind)
-    heads = 1 if model.use_mla else max(1, geo.num_kv_heads // args.tensor_parallel_size)
+    heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
     head_v = 0 if kind is LayerKind.MLA else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
         kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)

@@ -125,6 +125,12 @@ class ModelGeometry:
     kv_scales_in_checkpoint: bool = False
     logits_soft_cap: bool = False
 
+    def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
+        """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
+        (``ModelConfig.get_num_kv_heads``: replicated when TP exceeds them); MLA keeps its single
+        latent head."""
+        return 1 if self.use_mla else max(1, self.attention(kind).num_kv_heads // tp)
+
     def attention(self, kind: LayerKind) -> AttentionGeometry:
         """Heads and head sizes of layers of ``kind``."""
         if kind is LayerKind.FULL and self.full_attention is not None:

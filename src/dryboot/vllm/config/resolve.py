@@ -39,12 +39,6 @@ class Drafter:
     layer_prefix: str = "drafter.layers"
 
 
-def kv_heads_per_rank(model: ModelGeometry, tp: int) -> int:
-    """KV heads one rank holds: ``max(1, total // TP)`` (``ModelConfig.get_num_kv_heads``);
-    MLA keeps its single latent head."""
-    return 1 if model.use_mla else max(1, model.num_kv_heads // tp)
-
-
 def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
     """The head splits vLLM requires: attention heads divisible by TP
     (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
