@@ -167,8 +167,7 @@ def plan(
     log = list(cfg.log)
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
-    has_state = model.gdn is not None or model.mamba2 is not None or model.mamba1 is not None
-    mamba = mamba_state(model, cfg.args, cfg.model_dtype) if has_state else None
+    mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
     block_size, decision = _block_sizes(cfg, mamba, log)
     layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)

@@ -147,6 +147,11 @@ class ModelGeometry:
         return frozenset(self.layer_kinds)
 
     @property
+    def has_mamba_state(self) -> bool:
+        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1)."""
+        return self.gdn is not None or self.mamba2 is not None or self.mamba1 is not None
+
+    @property
     def is_hybrid(self) -> bool:
         """vLLM's ``ModelConfig.is_hybrid``: the model class is a hybrid (``IsHybrid``), whatever
         mix of layers this config gives it."""

@@ -97,7 +97,10 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
 def backend_for(
     name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
 ) -> AttentionBackend:
-    head_size = max((model.attention(k).head_dim for k in model.kinds if k.is_attention), default=128)
+    if not any(k.is_attention for k in model.kinds):
+        # no attention layer is built, so no backend is selected or validated
+        return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
+    head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention)
     backend = _resolve_backend(
         name,
         kv_cache_dtype,
@@ -326,7 +329,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
         )
     log: list[str] = []
-    has_mamba = any(k.is_mamba for k in model.kinds)
+    # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
+    has_mamba = model.has_mamba_state
     d_dtype = d_model_dtype = d_backend = None
     if drafter is not None:
         d_dtype = drafter.kv_cache_dtype or kv_dtype
