@@ -42,6 +42,7 @@ class VersionRules:
     planner_source: str = "vllm/v1/core/kv_cache_utils.py"
 
 
+_V0271 = VersionRules("0.27.1")
 _V028 = VersionRules("0.28.0")
 _V029 = VersionRules("0.29.0", pad_requires_block_stride=False)
 _V030 = VersionRules("0.30.0", pad_requires_block_stride=False, sliding_window_start="largest-fitting")
@@ -68,7 +69,7 @@ _V033 = VersionRules(
 VERIFIED_VERSIONS = frozenset({"0.28.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
-VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V028, _V029, _V030, _V032, _V033)}
+VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V032, _V033)}
 DEFAULT_VERSION = "0.28.0"
 
 
@@ -94,5 +95,5 @@ def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
         if _key(rules.version) <= key:
             chosen = rules
     if chosen is None:
-        raise InputError(source, text, f"dryboot models vLLM {DEFAULT_VERSION} and later")
+        raise InputError(source, text, f"dryboot models vLLM {next(iter(VERSIONS))} and later")
     return chosen
