@@ -337,10 +337,14 @@ def _kv_cache_capacity(
     )
     try:
         if args.max_model_len == -1:
-            max_model_len, line = auto_fit_max_model_len(grouping, limits, available, args.num_gpu_blocks_override)
+            max_model_len, line = auto_fit_max_model_len(
+                grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+            )
             log.append(line)
             limits = replace(limits, max_model_len=max_model_len)
-        capacity = compute_capacity(grouping, limits, available, args.num_gpu_blocks_override)
+        capacity = compute_capacity(
+            grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+        )
     except NotEnoughMemory as exc:
         return None, exc, max_model_len
     log.extend(capacity.log)

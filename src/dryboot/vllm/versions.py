@@ -18,8 +18,17 @@ class VersionRules:
     """Behaviour switches of one vLLM version.
 
     :param version: the vLLM version these switches describe.
+    :param hybrid_prefix_caching_default: prefix caching is on by default for hybrid models
+        (0.28.0+; 0.27.1 keeps it opt-in: ``engine/arg_utils.py``
+        ``_set_default_chunked_prefill_and_prefix_caching_args``).
+    :param mamba_default_all: with prefix caching on and no ``--mamba-cache-mode``, the mode
+        becomes ``all`` for models supporting mamba prefix caching (0.27.1,
+        ``model_executor/models/config.py`` ``MambaModelConfig``); ``align`` from 0.28.0.
     :param pad_requires_block_stride: ``unify`` pads an attention page only when the backend
         indexes KV by block stride (0.28); from 0.29 any non-MLA attention may pad.
+    :param reserve_null_block: the memory check and auto-fit plan against the budget minus one
+        pool block, the null block (0.29+: ``v1/core/kv_cache_utils.py`` ``get_kv_cache_configs``,
+        ``check_memory``; 0.33: ``v1/core/kv_cache_planning.py``).
     :param sliding_window_start: where sliding-window layers start their block: ``smallest``
         kernel block (0.28, 0.29: ``unify`` scales them) or ``largest-fitting`` kernel block
         whose page fits ``sw_bytes_per_token * primary_block`` (0.30+).
@@ -33,7 +42,10 @@ class VersionRules:
     """
 
     version: str
+    hybrid_prefix_caching_default: bool = True
+    mamba_default_all: bool = False
     pad_requires_block_stride: bool = True
+    reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
     mamba_mode_all: bool = True
     hybrid_block_lcm_of_backends: bool = False
@@ -42,13 +54,16 @@ class VersionRules:
     planner_source: str = "vllm/v1/core/kv_cache_utils.py"
 
 
-_V0271 = VersionRules("0.27.1")
+_V0271 = VersionRules("0.27.1", hybrid_prefix_caching_default=False, mamba_default_all=True)
 _V028 = VersionRules("0.28.0")
-_V029 = VersionRules("0.29.0", pad_requires_block_stride=False)
-_V030 = VersionRules("0.30.0", pad_requires_block_stride=False, sliding_window_start="largest-fitting")
+_V029 = VersionRules("0.29.0", pad_requires_block_stride=False, reserve_null_block=True)
+_V030 = VersionRules(
+    "0.30.0", pad_requires_block_stride=False, reserve_null_block=True, sliding_window_start="largest-fitting"
+)
 _V032 = VersionRules(
     "0.32.0",
     pad_requires_block_stride=False,
+    reserve_null_block=True,
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
     hybrid_block_lcm_of_backends=True,
@@ -57,6 +72,7 @@ _V032 = VersionRules(
 _V033 = VersionRules(
     "0.33.0",
     pad_requires_block_stride=False,
+    reserve_null_block=True,
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
     hybrid_block_lcm_of_backends=True,
