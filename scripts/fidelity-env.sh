@@ -40,7 +40,10 @@ FLASHINFER_REQ="flashinfer-python==0.6.16.post3"
 TORCHVISION_REQ="torchvision==0.28.0"
 EXTRA_REQS=()
 case "$VLLM_VERSION" in
-  0.27.1|0.28.0) ;;
+  # 0.27.1 reads Gemma-4's global head_dim, which transformers >= 5.16 refuses
+  # (AmbiguousGlobalPerLayerAttributeError): 5.10.4 is inside its >=5.5.3 range and works.
+  0.27.1) TRANSFORMERS_REQ="transformers==5.10.4" ;;
+  0.28.0) ;;
   0.29.0) FLASHINFER_REQ="flashinfer-python==0.6.18" ;;   # transformers >=5.10.4
   0.30.0) FLASHINFER_REQ="flashinfer-python==0.6.18.post1" ;;
   0.31.0) FLASHINFER_REQ="flashinfer-python==0.7.0.post1"; TRANSFORMERS_REQ="transformers==5.17.0"
@@ -50,10 +53,14 @@ case "$VLLM_VERSION" in
   0.33.0) FLASHINFER_REQ="flashinfer-python==0.7.2.post1"; TRANSFORMERS_REQ="transformers==5.20.2"
           XGRAMMAR_REQ="xgrammar==0.2.8"; TORCH_REQ="torch==2.14.0"
           TORCHVISION_REQ="torchvision==0.29.0"            # transformers <5.21,>=5.16.1
-          # imported by 0.33.0's model/tool-parser modules: fastapi[standard]<0.137,>=0.133
-          EXTRA_REQS=("fastapi==0.136.1" "partial-json-parser==0.2.1.1.post7") ;;
+          ;;
   *) log "no pin table for vLLM $VLLM_VERSION (known: 0.27.1 0.28.0 0.29.0 0.30.0 0.31.0 0.32.0 0.33.0)"
      exit 2 ;;
+esac
+case "$VLLM_VERSION" in
+  # imported from 0.30.0 on by modules the model classes import (entrypoints protocol, tool
+  # parsers); vllm: fastapi[standard]<0.137.0,>=0.133.0, partial-json-parser
+  0.30.0|0.31.0|0.32.0|0.33.0) EXTRA_REQS=("fastapi==0.136.1" "partial-json-parser==0.2.1.1.post7") ;;
 esac
 VLLM_REQ="vllm==$VLLM_VERSION"
 # Resolved with their dependencies (none of them pulls torch/triton/CUDA).

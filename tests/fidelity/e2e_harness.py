@@ -714,7 +714,11 @@ class OracleRunner:
                             self.meta.append(doc["meta"])
                 except queue.Empty:
                     pass
-                proc.wait(timeout=60)
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:  # all results are in: a slow teardown is no failure
+                    proc.kill()
+                    proc.wait()
             pending = [c for c in pending if c["id"] not in results]
 
     def run(self, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -896,12 +900,25 @@ class Report:
         }
 
 
-def run_harness(cases: list[Case], python: str, jobs: int = 1, vllm_version: str | None = None) -> Report:
+def run_harness(
+    cases: list[Case],
+    python: str,
+    jobs: int = 1,
+    vllm_version: str | None = None,
+    oracle_results: Path | None = None,
+) -> Report:
     """Both tools over ``cases``. dryboot gets ``--vllm-version vllm_version``; by default the
     version the oracle reports (the release installed in ``python``'s venv)."""
     t0 = time.perf_counter()
     oracle = OracleRunner(python, jobs=jobs)
-    vres = oracle.run([c.oracle_input() for c in cases])
+    if oracle_results is not None and oracle_results.exists():
+        # re-compare dryboot against a saved oracle run (same cases: same --cases/--seed)
+        saved = json.loads(oracle_results.read_text())
+        vres, oracle.meta = saved["results"], saved["meta"]
+    else:
+        vres = oracle.run([c.oracle_input() for c in cases])
+        if oracle_results is not None:
+            oracle_results.write_text(json.dumps({"meta": oracle.meta, "results": vres}, default=str))
     if vllm_version is None:
         vllm_version = next((m["vllm_version"] for m in oracle.meta if m.get("vllm_version")), None)
     rep = Report(oracle_meta=oracle.meta, vllm_version=vllm_version)
@@ -947,11 +964,21 @@ def main(argv: list[str] | None = None) -> int:
         default=os.environ.get("DRYBOOT_E2E_VLLM_VERSION"),
         help="passed to dryboot as --vllm-version (default: the release the oracle's venv reports)",
     )
+    ap.add_argument(
+        "--oracle-results",
+        help="JSON file: saved after the oracle runs; when it exists, the oracle is not run again",
+    )
     args = ap.parse_args(argv)
     if not args.python:
         ap.error("give --python or set DRYBOOT_VLLM_PYTHON (bash scripts/fidelity-env.sh)")
     cases = generate_cases(args.cases, args.seed, default_workdir())
-    rep = run_harness(cases, args.python, jobs=args.jobs, vllm_version=args.vllm_version)
+    rep = run_harness(
+        cases,
+        args.python,
+        jobs=args.jobs,
+        vllm_version=args.vllm_version,
+        oracle_results=Path(args.oracle_results) if args.oracle_results else None,
+    )
     Path(args.report).write_text(json.dumps(rep.to_json(), indent=1, default=str))
     print(rep.format(max_disagreements=args.show))
     print(f"\nreport: {args.report}")

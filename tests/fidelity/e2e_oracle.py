@@ -284,6 +284,14 @@ def _install() -> None:
             triton_mod.Config = _Config
 
     torch.cuda.Stream = _InertStream  # type: ignore[misc,assignment]
+    # 0.33.0's FlashInfer GDN prefill probes the device properties at layer construction.
+    torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(  # type: ignore[assignment]
+        name=H200_NAME,
+        major=H200_CAPABILITY[0],
+        minor=H200_CAPABILITY[1],
+        total_memory=H200_TOTAL_MEMORY,
+        multi_processor_count=H200_SM_COUNT,
+    )
     torch.cuda.Event = _InertEvent  # type: ignore[misc,assignment]
 
     import vllm.platforms as platforms
@@ -574,7 +582,24 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
                 from vllm.v1.worker.gpu.spec_decode import init_speculator
                 from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
 
-                drafter = init_speculator(cfg, meta) if cfg.speculative_config is not None else None
+                drafter = None
+                if cfg.speculative_config is not None and cfg.speculative_config.method not in ("ngram", "suffix"):
+                    import inspect
+
+                    if "req_states" in inspect.signature(init_speculator).parameters:
+                        # 0.33.0: speculators get the runner's RequestState (token buffers, never
+                        # read for the KV cache): a stand-in with its sizes.
+                        sc = cfg.scheduler_config
+                        req_states = types.SimpleNamespace(
+                            max_num_reqs=sc.max_num_seqs,
+                            max_model_len=cfg.model_config.max_model_len,
+                            max_num_batched_tokens=sc.max_num_batched_tokens,
+                            num_speculative_steps=cfg.speculative_config.num_speculative_tokens,
+                            device=meta,
+                        )
+                        drafter = init_speculator(cfg, meta, req_states)
+                    else:
+                        drafter = init_speculator(cfg, meta)
                 model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
                 if isinstance(drafter, DraftModelSpeculator):
                     drafter.load_model(model)

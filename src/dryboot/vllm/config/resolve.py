@@ -234,7 +234,8 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
             # (Gated DeltaNet models do not), 0.28.0+ to 'align'.
             mode = "all" if rules.mamba_default_all and model.gdn is None else "align"
             log.append(
-                f"Mamba cache mode is set to '{mode}' for {model.architecture} by default when prefix caching is enabled"
+                f"Mamba cache mode is set to '{mode}' for {model.architecture} by default "
+                "when prefix caching is enabled"
             )
         if mode == "all" and model.gdn is not None:
             # Gated DeltaNet models do not implement SupportsMambaPrefixCaching.
