@@ -216,6 +216,14 @@ def plan(
     )
 
 
+def _gdn_checkpoints(cfg: EngineConfig) -> bool:
+    """vLLM 0.33 on SM90: Gated DeltaNet layers in mamba ``align`` mode take FlashInfer's GDN
+    prefill, which keeps prefill checkpoints every ``gdn_align_sm90`` tokens: the hybrid block
+    is rounded to a multiple of it and each request holds one checkpoint page per GDN group
+    (``qwen_gdn_linear_attn.py`` ``_checkpoint_alignment``, ``get_kv_cache_spec``)."""
+    return bool(cfg.rules.gdn_align_sm90) and cfg.model.gdn is not None and cfg.mamba_cache_mode == "align"
+
+
 def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) -> tuple[int, BlockSizeDecision | None]:
     """(attention block, hybrid alignment): the backend's block
     (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
@@ -245,6 +253,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=model.use_mla,
         mamba_chunk_size=model.mamba_chunk_size,
+        extra_kernel_alignments=(cfg.rules.gdn_align_sm90,) if _gdn_checkpoints(cfg) else (),
         max_model_len=cfg.max_model_len,
     )
     log.extend(decision.log)
@@ -334,6 +343,7 @@ def _kv_cache_capacity(
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         max_concurrent_batches=args.max_concurrent_batches,
         mamba2_align_pages=cfg.rules.mamba2_align_pages,
+        gdn_align_pages=3 if _gdn_checkpoints(cfg) else 2,
     )
     try:
         if args.max_model_len == -1:

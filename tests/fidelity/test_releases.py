@@ -120,16 +120,9 @@ _FA4FP8 = (
     "FA4FP8 (0.31+): SM90 + fp8 KV + head size 512 -> FlashAttention kernel block 64 "
     "(v1/attention/backends/flash_attn.py _get_sm90_fa4_fp8_kv_block_size), not modelled"
 )
-_GDN64 = (
-    "GDN64 (0.33): FlashInfer GDN prefill checkpoints: hybrid block rounded to lcm(align, 64) "
-    "(platforms/interface.py _align_hybrid_block_size) and one checkpoint page per GDN group "
-    "(num_prefill_checkpoint_blocks=1), not modelled (gdn_align_sm90 is unread)"
-)
 XFAIL: dict[tuple[str, str], str] = {
     ("0.31.0", "fa4fp8"): _FA4FP8,
     ("0.33.0", "fa4fp8"): _FA4FP8,
-    ("0.33.0", "gdn64-block"): _GDN64,
-    ("0.33.0", "gdn64-pages"): _GDN64,
 }
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
@@ -139,6 +132,9 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.29.0", "nullblk-admit", "reserve_null_block", False),
     ("0.29.0", "nullblk-autofit", "reserve_null_block", False),
     ("0.33.0", "nullblk-est", "reserve_null_block", False),
+    ("0.33.0", "gdn64-block", "gdn_align_sm90", None),
+    ("0.33.0", "gdn64-pages", "gdn_align_sm90", None),
+    ("0.33.0", "nemo-prefix", "mamba2_align_pages", 2),
 ]
 
 

@@ -33,12 +33,13 @@ class VersionRules:
         kernel block (0.28, 0.29: ``unify`` scales them) or ``largest-fitting`` kernel block
         whose page fits ``sw_bytes_per_token * primary_block`` (0.30+).
     :param mamba_mode_all: whether ``--mamba-cache-mode all`` exists (removed in 0.32).
-    :param hybrid_block_lcm_of_backends: the hybrid block B is also rounded to the LCM of every
-        backend's smallest kernel block (0.32+).
     :param mamba2_align_pages: pages one request holds per Mamba2 group in ``align`` mode,
         before speculative pages (2 until 0.31; 3 from 0.32: one prefill checkpoint).
-    :param gdn_align_sm90: on SM90 the Gated DeltaNet align block (0.33: 64), or ``None``.
-    :param planner_source: the vLLM file the planning functions live in.
+    :param gdn_align_sm90: on SM90 the Gated DeltaNet align block (0.33: 64), or ``None``:
+        FlashInfer GDN prefill checkpoints round the hybrid block to a multiple of it and add a
+        checkpoint page per GDN group (0.33 ``platforms/interface.py``
+        ``_align_hybrid_block_size``, ``v1/attention/backends/gdn_attn.py``
+        ``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT``, ``v1/kv_cache_interface.py`` ``MambaSpec``).
     """
 
     version: str
@@ -48,10 +49,8 @@ class VersionRules:
     reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
     mamba_mode_all: bool = True
-    hybrid_block_lcm_of_backends: bool = False
     mamba2_align_pages: int = 2
     gdn_align_sm90: int | None = None
-    planner_source: str = "vllm/v1/core/kv_cache_utils.py"
 
 
 _V0271 = VersionRules("0.27.1", hybrid_prefix_caching_default=False, mamba_default_all=True)
@@ -66,7 +65,6 @@ _V032 = VersionRules(
     reserve_null_block=True,
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
-    hybrid_block_lcm_of_backends=True,
     mamba2_align_pages=3,
 )
 _V033 = VersionRules(
@@ -75,10 +73,8 @@ _V033 = VersionRules(
     reserve_null_block=True,
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
-    hybrid_block_lcm_of_backends=True,
     mamba2_align_pages=3,
     gdn_align_sm90=64,
-    planner_source="vllm/v1/core/kv_cache_planning.py",
 )
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``).

@@ -30,12 +30,15 @@ class SchedulerLimits:
     :param max_num_batched_tokens: tokens per scheduler step.
     :param max_concurrent_batches: 2 with async scheduling at PP=1, else PP size.
     :param mamba2_align_pages: pages a Mamba2 ``align`` group holds (version switch).
+    :param gdn_align_pages: pages a Gated DeltaNet ``align`` group holds (3 on 0.33: one
+        FlashInfer prefill checkpoint).
     """
 
     max_model_len: int
     max_num_batched_tokens: int
     max_concurrent_batches: int
     mamba2_align_pages: int = 2
+    gdn_align_pages: int = 2
 
     @property
     def max_in_flight_tokens(self) -> int:
@@ -56,7 +59,9 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
         if spec.mamba_cache_mode == "all":
             return cdiv(length, spec.block_size) + spec.num_speculative_blocks
         if spec.mamba_cache_mode == "align":
-            base = limits.mamba2_align_pages if spec.layer_kind is LayerKind.MAMBA2 else 2
+            base = {LayerKind.MAMBA2: limits.mamba2_align_pages, LayerKind.GDN: limits.gdn_align_pages}.get(
+                spec.layer_kind, 2
+            )
             return base + spec.num_speculative_blocks
         return 1 + spec.num_speculative_blocks
     if spec.layer_kind is LayerKind.SLIDING:
