@@ -89,6 +89,28 @@ def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:3])
 
 
+def installed_vllm_version(source: str = "--vllm-version") -> str:
+    """``--vllm-version auto``: the vLLM installed in this Python environment, read from its
+    package metadata (``importlib.metadata``; vLLM is not imported). A local suffix
+    (``0.33.0+cu129``) is dropped.
+
+    :raises InputError: when no vLLM is installed.
+    """
+    from importlib import metadata
+
+    try:
+        found = metadata.version("vllm")
+    except metadata.PackageNotFoundError:
+        raise InputError(source, "auto", "no vLLM is installed in this environment") from None
+    return found.split("+")[0]
+
+
+def resolve_version(text: str, source: str = "--vllm-version") -> str:
+    """``auto`` -> :func:`installed_vllm_version`; any other text unchanged (stripped)."""
+    text = text.strip()
+    return installed_vllm_version(source) if text.lower() == "auto" else text
+
+
 @lru_cache(maxsize=64)
 def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
     """The switches in force for ``version`` (``'0.31'``, ``'0.31.2'``...).
@@ -97,7 +119,7 @@ def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
 
     :raises InputError: for a malformed version or one older than 0.28.0.
     """
-    text = version.strip()
+    text = resolve_version(version, source)
     try:
         key = _key(text if text.count(".") >= 2 else text + ".0")
     except ValueError:
