@@ -46,3 +46,27 @@ def test_every_switch_is_read() -> None:
     for f in dataclasses.fields(versions.VersionRules):
         if f.name != "version":
             assert f"rules.{f.name}" in text, f"{f.name} is declared but never read"
+
+
+def test_compare_version_shows_what_the_upgrade_changes() -> None:
+    """gdn64 (tests/fidelity/data/releases): vLLM 0.28.0 printed block 784, 311 blocks, 149,865
+    tokens; vLLM 0.33.0 block 832, 293 blocks, 126,329 tokens (test_releases.RECORDED)."""
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    model = Path(__file__).resolve().parent / "fidelity" / "data" / "releases" / "gdn64"
+    argv = ["plan", "--model", str(model), "--max-model-len", "8192", "--max-num-batched-tokens", "8192",
+            "--kv-cache-memory-bytes", "2000000000", "--vllm-version", "0.28.0", "--compare-version", "0.33.0"]
+    res = CliRunner().invoke(cli, [*argv, "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["figure"]: r for r in json.loads(res.output)["changes"]}
+    assert (rows["block size"]["a"], rows["block size"]["b"]) == (784, 832)
+    assert (rows["num_blocks"]["a"], rows["num_blocks"]["b"]) == (311, 293)
+    assert (rows["KV cache tokens"]["a"], rows["KV cache tokens"]["b"]) == (149865, 126329)
+    assert not rows["max_model_len"]["changed"]
+    text = CliRunner().invoke(cli, argv).output
+    assert "vLLM 0.28.0 -> 0.33.0" in text
