@@ -104,6 +104,15 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.31.0", "fa4fp8"): _ok(64, 30517, 532754, 32768),
     ("0.31.0", "nemo-prefix"): _ok(4128, 23, 13458, 8192),
     ("0.31.0", "nemo-default"): _ok(4128, 23, 13458, 8192),
+    ("0.32.0", "nullblk-est"): _refused(144),
+    ("0.32.0", "nullblk-admit"): _refused(1584),
+    ("0.32.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
+    ("0.32.0", "gdn64-block"): _ok(784, 311, 149865, 8192),
+    ("0.32.0", "gdn64-pages"): _ok(832, 293, 150016, 8192),
+    ("0.32.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
+    ("0.32.0", "fa4fp8"): _ok(64, 30517, 532754, 32768),
+    ("0.32.0", "nemo-prefix"): _ok(4128, 23, 9420, 8192),
+    ("0.32.0", "nemo-default"): _ok(4128, 23, 9420, 8192),
     ("0.33.0", "nullblk-est"): _refused(144),
     ("0.33.0", "nullblk-admit"): _refused(1584),
     ("0.33.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
@@ -122,6 +131,7 @@ _FA4FP8 = (
 )
 XFAIL: dict[tuple[str, str], str] = {
     ("0.31.0", "fa4fp8"): _FA4FP8,
+    ("0.32.0", "fa4fp8"): _FA4FP8,
     ("0.33.0", "fa4fp8"): _FA4FP8,
 }
 
@@ -134,6 +144,7 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.33.0", "nullblk-est", "reserve_null_block", False),
     ("0.33.0", "gdn64-block", "gdn_align_sm90", None),
     ("0.33.0", "gdn64-pages", "gdn_align_sm90", None),
+    ("0.32.0", "nemo-prefix", "mamba2_align_pages", 2),
     ("0.33.0", "nemo-prefix", "mamba2_align_pages", 2),
 ]
 
