@@ -1,4 +1,21 @@
-"""End-to-end vLLM 0.28.0 oracle: the engine-start path from a user's config.json and CLI flags.
+"""End-to-end vLLM oracle (0.28.0; also 0.27.1, 0.29.0-0.33.0): the engine-start path from a
+user's config.json and CLI flags.
+
+One file for every release; what differs by release is checked where it is used (by the
+presence of the function a release introduced, or ``VLLM_MINOR``):
+
+* 0.29.0+: ``EngineCore._initialize_kv_caches`` resolves one KV cache layout first
+  (``resolve_kv_cache_layout`` over ``WorkerBase.get_supported_kv_cache_layouts``).
+* 0.30.0+: the global block size is the smallest block of the groups that take part in prefix
+  caching (``prefix_cacheable``).
+* 0.27.1: no ``update_kv_cache_capacity``; the core stores ``get_kv_cache_capacity``'s answer.
+* 0.33.0: ``get_kv_cache_configs``/``get_global_kv_cache_groups`` live in
+  ``v1/core/kv_cache_planning.py`` and take the global groups; ``init_speculator`` takes the
+  runner's ``RequestState`` (a stand-in with its sizes); no ``VllmConfig.is_encoder_only``;
+  torch 2.14.0 is a CUDA build whose torchvision loads its own ops; the SSD kernels read
+  ``triton.Config`` fields at import (a small stand-in for vLLM's Triton placeholder);
+  ``torch.cuda.get_device_properties`` answers as the H200. Known gap: some drafter/FlashInfer
+  paths still reach CUDA ("Found no NVIDIA driver").
 
 Run with the fidelity venv's python (``scripts/fidelity-env.sh`` prints it). dryboot never imports
 this file and this file never imports dryboot. Unlike ``vllm_oracle.py`` (which feeds vLLM's planner
