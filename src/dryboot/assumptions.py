@@ -123,7 +123,8 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
                 "unverified",
                 "--vllm-version",
                 args.vllm_version,
-                f"{reason}, not verified against vLLM {version} itself (only {verified} is)",
+                f"{reason}, not verified against vLLM {version} itself "
+                f"(only {verified} {'is' if len(VERIFIED_VERSIONS) == 1 else 'are'})",
             )
         )
     return out
