@@ -33,8 +33,13 @@ MODELS = ROOT / "examples" / "models"
 PLAN_TARGET_MS = 1.0
 CLI_TARGET_S = 0.3
 CLI_PLAN = [
-    "plan", "--model", "examples/models/Qwen3-Next-80B-A3B-Thinking.config.json",
-    "--max-model-len", "262144", "--kv-cache-memory-bytes", "40G",
+    "plan",
+    "--model",
+    "examples/models/Qwen3-Next-80B-A3B-Thinking.config.json",
+    "--max-model-len",
+    "262144",
+    "--kv-cache-memory-bytes",
+    "40G",
 ]
 
 
@@ -48,8 +53,11 @@ def _cases() -> dict[str, Callable[[], object]]:
     target = load_model(MODELS / "Qwen3.5-27B.config.json")
     drafter = Drafter(load_model(MODELS / "dflash2-drafter-sw5.config.json"), method="dflash")
     fast_args = EngineArgs(
-        mamba_ssm_cache_dtype="float16", num_speculative_tokens=7, max_model_len=65536,
-        max_num_batched_tokens=2048, kv_cache_memory_bytes=5583457484,
+        mamba_ssm_cache_dtype="float16",
+        num_speculative_tokens=7,
+        max_model_len=65536,
+        max_num_batched_tokens=2048,
+        kv_cache_memory_bytes=5583457484,
     )
     pol = Policies(grouping="pad-sliding-window-buckets", unification="promote-granular")
     return {
@@ -79,9 +87,7 @@ def _dryboot_cmd() -> list[str]:
 
 
 def plan_command_available() -> bool:
-    proc = subprocess.run(
-        [*_dryboot_cmd(), "plan", "--help"], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run([*_dryboot_cmd(), "plan", "--help"], cwd=ROOT, capture_output=True, text=True, check=False)
     return proc.returncode == 0
 
 

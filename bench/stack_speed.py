@@ -49,8 +49,18 @@ def fetch(package: str, version: str, sdist: bool) -> Path:
     if found is None:
         binary = ["--no-binary", ":all:"] if sdist else ["--only-binary", ":all:"]
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", *binary, "-q", f"{package}=={version}",
-             "-d", str(CACHE)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                *binary,
+                "-q",
+                f"{package}=={version}",
+                "-d",
+                str(CACHE),
+            ],
             check=True,
         )
         found = find()
@@ -154,8 +164,10 @@ def profile(stack: Path, tree: Path) -> str:
     total = max(v[3] for v in st.stats.values())  # type: ignore[attr-defined]
     loc = sum(v[3] for k, v in st.stats.items() if k[0].endswith("match.py") and k[2] == "run_hunks")  # type: ignore[attr-defined]
     pre = sum(v[3] for k, v in st.stats.items() if k[0].endswith("state.py") and k[2] == "applied_prefix")  # type: ignore[attr-defined]
-    return (f"profile of series apply (in-process, {total:.3f} s): hunk locator run_hunks "
-            f"{100 * loc / total:.0f}%, proof of the applied prefix {100 * pre / total:.0f}%")
+    return (
+        f"profile of series apply (in-process, {total:.3f} s): hunk locator run_hunks "
+        f"{100 * loc / total:.0f}%, proof of the applied prefix {100 * pre / total:.0f}%"
+    )
 
 
 def main() -> None:
@@ -173,8 +185,12 @@ def main() -> None:
             nlines = big.read_bytes().count(b"\n")
             loop = "for p in " + " ".join(str(p) for p in names)
             loop += '; do patch -s -f --fuzz 0 -p1 -d "$1" -i "$p" || exit 1; done'
-            subprocess.run([sys.executable, "-m", "dryboot", "series", "status", str(stack), "--on", str(pristine)],
-                           env=ENV, check=True, stdout=subprocess.DEVNULL)  # warm-up: bytecode written
+            subprocess.run(
+                [sys.executable, "-m", "dryboot", "series", "status", str(stack), "--on", str(pristine)],
+                env=ENV,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )  # warm-up: bytecode written
             gnu_t, app_t, again_t, st_t = [], [], [], []
             for _ in range(args.repeat):
                 g, m = work / "gnu", work / "mine"
@@ -191,8 +207,10 @@ def main() -> None:
                 if same.returncode != 0:
                     sys.exit("results differ:\n" + same.stdout.decode())
             gm, am, sm, rm = (statistics.median(x) for x in (gnu_t, app_t, st_t, again_t))
-            print(f"== {which}: {len(names)} patches; largest file {big.relative_to(pristine)} ({nlines:,} lines); "
-                  f"median of {args.repeat}")
+            print(
+                f"== {which}: {len(names)} patches; largest file {big.relative_to(pristine)} ({nlines:,} lines); "
+                f"median of {args.repeat}"
+            )
             print(f"GNU patch shell loop:        {gm:.3f} s")
             print(f"dryboot series apply:        {am:.3f} s   ratio vs GNU loop {am / gm:.2f}")
             print(f"dryboot series apply again:  {rm:.3f} s   (no-op) ratio vs GNU loop {rm / gm:.2f}")

@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_PLANS_PER_S = 10_000
 
-VLLM_SNIPPET = r'''
+VLLM_SNIPPET = r"""
 import dataclasses, json, sys, time
 import torch
 from vllm.v1 import kv_cache_interface as kci
@@ -80,7 +80,7 @@ for _ in range(repeat):
     run()
 dt = time.perf_counter() - t0
 print(json.dumps({"calls": repeat * len(specs), "seconds": dt, "errors": errors}))
-'''
+"""
 
 
 def _vllm_python() -> Path | None:
@@ -98,16 +98,24 @@ def _spec_json(spec: Any) -> dict[str, Any]:
 
     if isinstance(spec, MambaSpec):
         return {
-            "type": "mamba", "block_size": spec.block_size,
-            "shapes": [list(s) for s in spec.shapes], "dtypes": list(spec.torch_dtypes),
-            "page_size_padded": spec.page_size_padded, "mamba_type": vllm_mamba_type[spec.layer_kind],
+            "type": "mamba",
+            "block_size": spec.block_size,
+            "shapes": [list(s) for s in spec.shapes],
+            "dtypes": list(spec.torch_dtypes),
+            "page_size_padded": spec.page_size_padded,
+            "mamba_type": vllm_mamba_type[spec.layer_kind],
             "mamba_cache_mode": spec.mamba_cache_mode,
             "num_speculative_blocks": spec.num_speculative_blocks,
         }
     return {
-        "type": spec.kind, "block_size": spec.block_size, "num_kv_heads": spec.num_kv_heads,
-        "head_size": spec.head_size, "head_size_v": spec.head_size_v, "dtype": spec.torch_dtype,
-        "sliding_window": spec.sliding_window, "page_size_padded": spec.page_size_padded,
+        "type": spec.kind,
+        "block_size": spec.block_size,
+        "num_kv_heads": spec.num_kv_heads,
+        "head_size": spec.head_size,
+        "head_size_v": spec.head_size_v,
+        "dtype": spec.torch_dtype,
+        "sliding_window": spec.sliding_window,
+        "page_size_padded": spec.page_size_padded,
     }
 
 
@@ -154,20 +162,26 @@ def main(argv: list[str] | None = None) -> int:
     plan_and_drop()
     dt = time.perf_counter() - t0
     rate = len(inputs) / dt
-    print(f"dryboot: {len(inputs):,} geometries fully planned ({arm.unification}, 64+5 layers) "
-          f"in {dt:.3f} s on one core: {rate:,.0f} plans/s/core "
-          f"({'ok' if rate >= TARGET_PLANS_PER_S else 'below'} target {TARGET_PLANS_PER_S:,})")
+    print(
+        f"dryboot: {len(inputs):,} geometries fully planned ({arm.unification}, 64+5 layers) "
+        f"in {dt:.3f} s on one core: {rate:,.0f} plans/s/core "
+        f"({'ok' if rate >= TARGET_PLANS_PER_S else 'below'} target {TARGET_PLANS_PER_S:,})"
+    )
     t0 = time.perf_counter()
     plans = plan_all()
     kept = len(inputs) / (time.perf_counter() - t0)
-    print(f"dryboot: the same, keeping all {len(inputs):,} plans in memory (garbage-collector load): "
-          f"{kept:,.0f} plans/s/core")
+    print(
+        f"dryboot: the same, keeping all {len(inputs):,} plans in memory (garbage-collector load): "
+        f"{kept:,.0f} plans/s/core"
+    )
 
     # the unification step alone, upstream rule, on each plan's initial specs
     rules = rules_for("0.28.0")
-    plain = [p for (g, _), p in zip(inputs, plans, strict=True)
-             if p is not None and g.target_kv_dtype in ("auto", "fp8")
-             and g.drafter_kv_dtype in ("auto", "fp8")]
+    plain = [
+        p
+        for (g, _), p in zip(inputs, plans, strict=True)
+        if p is not None and g.target_kv_dtype in ("auto", "fp8") and g.drafter_kv_dtype in ("auto", "fp8")
+    ]
     initial = [[(lp.name, lp.initial) for lp in p.layers] for p in plain]
     t0 = time.perf_counter()
     for layers in initial:
@@ -181,25 +195,30 @@ def main(argv: list[str] | None = None) -> int:
         for p in plain:
             plan(p.model, p.args, drafter=p.drafter, policies=arm.policies)
         plain_rate = len(plain) / (time.perf_counter() - t0)
-        print(f"dryboot: same {len(plain):,} built-in-dtype geometries: full plans "
-              f"{plain_rate:,.0f}/s/core; unify_page_sizes alone {urate:,.0f}/s/core")
+        print(
+            f"dryboot: same {len(plain):,} built-in-dtype geometries: full plans "
+            f"{plain_rate:,.0f}/s/core; unify_page_sizes alone {urate:,.0f}/s/core"
+        )
 
     vpy = _vllm_python()
     if vpy is None:
-        print("vLLM: comparison skipped: no .fidelity-venv/bin/python. Build it with "
-              "`scripts/fidelity-env.sh` (or set DRYBOOT_VLLM_PYTHON to a python that imports "
-              "vllm==0.28.0), then rerun.")
+        print(
+            "vLLM: comparison skipped: no .fidelity-venv/bin/python. Build it with "
+            "`scripts/fidelity-env.sh` (or set DRYBOOT_VLLM_PYTHON to a python that imports "
+            "vllm==0.28.0), then rerun."
+        )
     elif plain:
         with tempfile.TemporaryDirectory() as tmp:
             cases = Path(tmp) / "cases.json"
-            cases.write_text(json.dumps(
-                [[(name, _spec_json(spec)) for name, spec in layers] for layers in initial]
-            ))
+            cases.write_text(json.dumps([[(name, _spec_json(spec)) for name, spec in layers] for layers in initial]))
             snippet = Path(tmp) / "time_unify.py"
             snippet.write_text(VLLM_SNIPPET)
             proc = subprocess.run(
                 [str(vpy), str(snippet), str(cases), str(ns.vllm_repeat)],
-                capture_output=True, text=True, check=False, cwd=tmp,
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=tmp,
             )
         if proc.returncode != 0:
             tail = proc.stderr.strip().splitlines()[-3:]
@@ -208,10 +227,14 @@ def main(argv: list[str] | None = None) -> int:
             res = json.loads(proc.stdout.strip().splitlines()[-1])
             vrate = res["calls"] / res["seconds"]
             assert plain_rate is not None
-            print(f"vLLM 0.28.0 unify_kv_cache_spec_page_size: {vrate:,.0f} calls/s/core "
-                  f"({res['errors']} NotImplementedError)")
-            print(f"ratio: dryboot full plan / vLLM unify = {plain_rate / vrate:.2f}x; "
-                  f"dryboot unify / vLLM unify = {urate / vrate:.2f}x")
+            print(
+                f"vLLM 0.28.0 unify_kv_cache_spec_page_size: {vrate:,.0f} calls/s/core "
+                f"({res['errors']} NotImplementedError)"
+            )
+            print(
+                f"ratio: dryboot full plan / vLLM unify = {plain_rate / vrate:.2f}x; "
+                f"dryboot unify / vLLM unify = {urate / vrate:.2f}x"
+            )
 
     if ns.profile or rate < TARGET_PLANS_PER_S:
         prof = cProfile.Profile()
@@ -225,8 +248,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((tt, ct, f"{_short(path)}:{line}:{func}"))
         # share of the time spent inside plan() (cProfile's own overhead excluded)
         total = max(ct for _tt, ct, name in rows if name.endswith(":plan"))
-        print(f"\ncProfile of {len(inputs):,} full plans ({total:.3f} s inside plan(), "
-              f"{1e3 * total / len(inputs):.3f} ms/plan under the profiler)")
+        print(
+            f"\ncProfile of {len(inputs):,} full plans ({total:.3f} s inside plan(), "
+            f"{1e3 * total / len(inputs):.3f} ms/plan under the profiler)"
+        )
         print("  top own time (tottime share):")
         for tt, _ct, name in sorted(rows, reverse=True)[:15]:
             print(f"    {100 * tt / total:5.1f}%  {name}")

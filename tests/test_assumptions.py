@@ -85,7 +85,7 @@ def test_every_unverified_version_says_so() -> None:
     for version in ("0.29", "0.29.0", "0.28.3", "0.31.2", "0.33.0"):
         [a] = plan_json(*pinned, "--vllm-version", version)["assumptions"]
         assert (a["kind"], a["flag"], a["value"]) == ("unverified", "--vllm-version", version)
-        assert a["reason"].endswith("(only 0.28.0 is)")
+        assert a["reason"].endswith("(only 0.28.0, 0.30.0 are)")
 
 
 def test_profiles_state_assumptions_once(tmp_path: Path) -> None:

@@ -34,12 +34,25 @@ PROMOTERS = [Arm("promote-divisor"), Arm("promote-granular"), Arm("promote-kerne
 #: A reduced space: one small target attention geometry, FLASH_ATTN drafters of a few sizes,
 #: a few GDN state sizes and speculative token counts. 192 points, planned exhaustively.
 SMALL = Space(
-    target_kv_heads=(1,), target_head_dim=(64,), target_kv_dtype=("auto",),
-    target_kernel_block=(16,), drafter_kind=("sliding",), drafter_kv_heads=(1, 2, 4),
-    drafter_head_dim=(64, 128), drafter_kv_dtype=("auto",), drafter_kernel_block=(16,),
-    drafter_start_block=(None,), num_speculative_tokens=(0, 1, 2, 3), gdn_k_heads=(8, 16),
-    gdn_v_heads=(16, 32), gdn_head_dim=(64,), mamba_ssm_dtype=("float16", "float32"),
-    block_size=(None,), prefix_match_unit=(None,), target_layers=(4,), drafter_layers=(1,),
+    target_kv_heads=(1,),
+    target_head_dim=(64,),
+    target_kv_dtype=("auto",),
+    target_kernel_block=(16,),
+    drafter_kind=("sliding",),
+    drafter_kv_heads=(1, 2, 4),
+    drafter_head_dim=(64, 128),
+    drafter_kv_dtype=("auto",),
+    drafter_kernel_block=(16,),
+    drafter_start_block=(None,),
+    num_speculative_tokens=(0, 1, 2, 3),
+    gdn_k_heads=(8, 16),
+    gdn_v_heads=(16, 32),
+    gdn_head_dim=(64,),
+    mamba_ssm_dtype=("float16", "float32"),
+    block_size=(None,),
+    prefix_match_unit=(None,),
+    target_layers=(4,),
+    drafter_layers=(1,),
 )
 
 #: A slice of the full space with custom kernels, per-token-head dtypes, start blocks and a
@@ -57,7 +70,10 @@ def test_worked_case_of_section_7() -> None:
     div = choose_block("promote-divisor", primary_block=1840, covering=96, granularity=16)
     gran = choose_block("promote-granular", primary_block=1840, covering=96, granularity=16)
     kern = choose_block(
-        "promote-kernel", primary_block=1840, covering=96, granularity=16,
+        "promote-kernel",
+        primary_block=1840,
+        covering=96,
+        granularity=16,
         supports=lambda b: b % 16 == 0,  # FLASH_ATTN: MultipleOf(16), rules doc section 2
     )
     assert div.candidates == (115, 184, 230, 368, 460, 920, 1840)
@@ -100,12 +116,21 @@ def test_minimal_counterexample_figures_from_the_rules() -> None:
     # does not divide 143,360 (8.75x): covering block 16 * 9 = 144. Divisors of 560 from 144:
     # 280, 560 -> divisor picks 280 (not a multiple of 16), granular / kernel pick 560.
     g = Geometry(
-        target_kv_heads=1, target_head_dim=64, drafter_kv_heads=2, drafter_head_dim=128,
-        num_speculative_tokens=0, gdn_k_heads=8, gdn_v_heads=16, gdn_head_dim=64,
-        target_layers=4, drafter_layers=1,
+        target_kv_heads=1,
+        target_head_dim=64,
+        drafter_kv_heads=2,
+        drafter_head_dim=128,
+        num_speculative_tokens=0,
+        gdn_k_heads=8,
+        gdn_v_heads=16,
+        gdn_head_dim=64,
+        target_layers=4,
+        drafter_layers=1,
     )
     for unification, expected in (
-        ("promote-divisor", 280), ("promote-granular", 560), ("promote-kernel", 560),
+        ("promote-divisor", 280),
+        ("promote-granular", 560),
+        ("promote-kernel", 560),
     ):
         p = plan_geometry(g, Arm(unification))
         assert p.block_size == 560
@@ -131,9 +156,17 @@ def test_unpaddable_drafter_cache_is_vllms_not_implemented_error() -> None:
     # page 832 B at block 16; 143,360 / 832 is not an integer; no divisor of 560 covers
     # (covering block 16 * 173 = 2768 > 560), so no promotion policy rescues it.
     g = Geometry(
-        target_kv_heads=1, target_head_dim=64, drafter_kv_heads=1, drafter_head_dim=64,
-        drafter_kv_dtype="kvarn", num_speculative_tokens=0, gdn_k_heads=8, gdn_v_heads=16,
-        gdn_head_dim=64, target_layers=4, drafter_layers=1,
+        target_kv_heads=1,
+        target_head_dim=64,
+        drafter_kv_heads=1,
+        drafter_head_dim=64,
+        drafter_kv_dtype="kvarn",
+        num_speculative_tokens=0,
+        gdn_k_heads=8,
+        gdn_v_heads=16,
+        gdn_head_dim=64,
+        target_layers=4,
+        drafter_layers=1,
     )
     for unification in ("upstream", "promote-divisor", "promote-granular", "promote-kernel"):
         assert UNIFY_ERROR in evaluate(g, Arm(unification)), unification
@@ -151,14 +184,26 @@ def test_shrinker_reaches_the_known_minimum() -> None:
 
     space = Space()
     start = Geometry(
-        target_kv_heads=8, target_head_dim=256, drafter_kv_heads=16, num_speculative_tokens=16,
-        gdn_v_heads=64, block_size=128, drafter_start_block=64,
+        target_kv_heads=8,
+        target_head_dim=256,
+        drafter_kv_heads=16,
+        num_speculative_tokens=16,
+        gdn_v_heads=64,
+        block_size=128,
+        drafter_start_block=64,
     )
     got = shrink(start, fails, space)
     assert got == Geometry(
-        target_kv_heads=1, target_head_dim=64, drafter_kv_heads=4, drafter_head_dim=64,
-        num_speculative_tokens=3, gdn_k_heads=8, gdn_v_heads=32, gdn_head_dim=64,
-        block_size=None, drafter_start_block=None,
+        target_kv_heads=1,
+        target_head_dim=64,
+        drafter_kv_heads=4,
+        drafter_head_dim=64,
+        num_speculative_tokens=3,
+        gdn_k_heads=8,
+        gdn_v_heads=32,
+        gdn_head_dim=64,
+        block_size=None,
+        drafter_start_block=None,
     )
     with pytest.raises(ValueError):
         shrink(Geometry(drafter_kv_heads=1), fails, space)
@@ -179,8 +224,21 @@ def test_cli_json_is_deterministic() -> None:
 
     runner = CliRunner()
     base = [
-        "sweep", "--limit", "60", "--seed", "1", "--target-layers", "4", "--drafter-layers", "1",
-        "--policy", "promote-divisor", "--policy", "promote-kernel", "--no-progress", "--json",
+        "sweep",
+        "--limit",
+        "60",
+        "--seed",
+        "1",
+        "--target-layers",
+        "4",
+        "--drafter-layers",
+        "1",
+        "--policy",
+        "promote-divisor",
+        "--policy",
+        "promote-kernel",
+        "--no-progress",
+        "--json",
     ]
     r1 = runner.invoke(cli, [*base, "--jobs", "1"])
     r2 = runner.invoke(cli, [*base, "--jobs", "2"])

@@ -43,6 +43,12 @@ def _str(text: str) -> str:
     return text
 
 
+def _vllm_version(text: str) -> str:
+    from dryboot.vllm.versions import resolve_version
+
+    return resolve_version(text)
+
+
 @dataclass(frozen=True)
 class Flag:
     """One engine flag: its vLLM name (no dashes), the EngineArgs field, a parser, help."""
@@ -145,7 +151,12 @@ FLAGS: tuple[Flag, ...] = (
         "Hash block size for prefix matching (default: GCD of group blocks).",
         int,
     ),
-    Flag("vllm-version", "vllm_version", _str, "vLLM version whose rules apply (default 0.28.0)."),
+    Flag(
+        "vllm-version",
+        "vllm_version",
+        _vllm_version,
+        "vLLM version whose rules apply (default 0.28.0; auto = the vLLM installed here).",
+    ),
 )
 FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
 ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}

@@ -215,6 +215,14 @@ def plan(
     )
 
 
+def _gdn_checkpoints(cfg: EngineConfig) -> bool:
+    """vLLM 0.33 on SM90: Gated DeltaNet layers in mamba ``align`` mode take FlashInfer's GDN
+    prefill, which keeps prefill checkpoints every ``gdn_align_sm90`` tokens: the hybrid block
+    is rounded to a multiple of it and each request holds one checkpoint page per GDN group
+    (``qwen_gdn_linear_attn.py`` ``_checkpoint_alignment``, ``get_kv_cache_spec``)."""
+    return bool(cfg.rules.gdn_align_sm90) and cfg.model.gdn is not None and cfg.mamba_cache_mode == "align"
+
+
 def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) -> tuple[int, BlockSizeDecision | None]:
     """(attention block, hybrid alignment): the backend's block
     (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
@@ -244,6 +252,9 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=model.use_mla,
         mamba_chunk_size=model.mamba_chunk_size,
+        extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
+        if cfg.rules.gdn_align_sm90 is not None and _gdn_checkpoints(cfg)
+        else (),
         max_model_len=cfg.max_model_len,
     )
     log.extend(decision.log)
@@ -333,13 +344,18 @@ def _kv_cache_capacity(
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         max_concurrent_batches=args.max_concurrent_batches,
         mamba2_align_pages=cfg.rules.mamba2_align_pages,
+        gdn_align_pages=3 if _gdn_checkpoints(cfg) else 2,
     )
     try:
         if args.max_model_len == -1:
-            max_model_len, line = auto_fit_max_model_len(grouping, limits, available, args.num_gpu_blocks_override)
+            max_model_len, line = auto_fit_max_model_len(
+                grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+            )
             log.append(line)
             limits = replace(limits, max_model_len=max_model_len)
-        capacity = compute_capacity(grouping, limits, available, args.num_gpu_blocks_override)
+        capacity = compute_capacity(
+            grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+        )
     except NotEnoughMemory as exc:
         return None, exc, max_model_len
     log.extend(capacity.log)

@@ -45,7 +45,7 @@ from dryboot.report import summary
 from dryboot.vllm.config.hf import ModelGeometry, load_model
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.versions import rules_for
+from dryboot.vllm.versions import resolve_version, rules_for
 
 _T = TypeVar("_T")
 
@@ -218,7 +218,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
             raise InputError(
                 source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})"
             )
-        version = str(body.get("vllm-version", "0.28.0"))
+        version = resolve_version(str(body.get("vllm-version", "0.28.0")), f"{source}: {where}.vllm-version")
         rules_for(version, f"{source}: {where}.vllm-version")
         arms.append(Arm(name, version, Policies(grouping, unification)))
     return ProfileSet(source, tuple(profiles), tuple(arms))

@@ -245,49 +245,59 @@ def _custom(choice: str, kernel: int) -> CustomKVCacheDtype | None:
 
 @lru_cache(maxsize=4096)
 def _target_model(layers: int, heads: int, head_dim: int, gk: int, gv: int, gd: int) -> ModelGeometry:
-    return geometry_from_config({
-        "architectures": ["Qwen3NextForCausalLM"],
-        "model_type": "qwen3_next",
-        "num_hidden_layers": layers,
-        "full_attention_interval": 4,
-        "num_attention_heads": 4 * heads,
-        "num_key_value_heads": heads,
-        "head_dim": head_dim,
-        "hidden_size": 4096,
-        "linear_num_key_heads": gk,
-        "linear_num_value_heads": gv,
-        "linear_key_head_dim": gd,
-        "linear_value_head_dim": gd,
-        "linear_conv_kernel_dim": 4,
-        "max_position_embeddings": 262144,
-        "torch_dtype": "bfloat16",
-    }, "<sweep target>")
+    return geometry_from_config(
+        {
+            "architectures": ["Qwen3NextForCausalLM"],
+            "model_type": "qwen3_next",
+            "num_hidden_layers": layers,
+            "full_attention_interval": 4,
+            "num_attention_heads": 4 * heads,
+            "num_key_value_heads": heads,
+            "head_dim": head_dim,
+            "hidden_size": 4096,
+            "linear_num_key_heads": gk,
+            "linear_num_value_heads": gv,
+            "linear_key_head_dim": gd,
+            "linear_value_head_dim": gd,
+            "linear_conv_kernel_dim": 4,
+            "max_position_embeddings": 262144,
+            "torch_dtype": "bfloat16",
+        },
+        "<sweep target>",
+    )
 
 
 @lru_cache(maxsize=4096)
 def _drafter_model(layers: int, kind: str, heads: int, head_dim: int) -> ModelGeometry:
     layer_type = "sliding_attention" if kind == "sliding" else "full_attention"
-    return geometry_from_config({
-        "architectures": ["DFlashDraftModel"],
-        "model_type": "qwen3",
-        "num_hidden_layers": layers,
-        "layer_types": [layer_type] * layers,
-        "sliding_window": DRAFTER_WINDOW,
-        "use_sliding_window": True,
-        "dflash_config": {"mask_token_id": 0},  # vLLM's DFlash proposer needs one; no KV effect
-        "num_attention_heads": 32,
-        "num_key_value_heads": heads,
-        "head_dim": head_dim,
-        "max_position_embeddings": 262144,
-        "torch_dtype": "bfloat16",
-    }, "<sweep drafter>")
+    return geometry_from_config(
+        {
+            "architectures": ["DFlashDraftModel"],
+            "model_type": "qwen3",
+            "num_hidden_layers": layers,
+            "layer_types": [layer_type] * layers,
+            "sliding_window": DRAFTER_WINDOW,
+            "use_sliding_window": True,
+            "dflash_config": {"mask_token_id": 0},  # vLLM's DFlash proposer needs one; no KV effect
+            "num_attention_heads": 32,
+            "num_key_value_heads": heads,
+            "head_dim": head_dim,
+            "max_position_embeddings": 262144,
+            "torch_dtype": "bfloat16",
+        },
+        "<sweep drafter>",
+    )
 
 
 def planner_inputs(g: Geometry) -> tuple[ModelGeometry, EngineArgs, Drafter]:
     """The (target model, engine args, drafter) :func:`dryboot.plan.plan` takes for ``g``."""
     target = _target_model(
-        g.target_layers, g.target_kv_heads, g.target_head_dim,
-        g.gdn_k_heads, g.gdn_v_heads, g.gdn_head_dim,
+        g.target_layers,
+        g.target_kv_heads,
+        g.target_head_dim,
+        g.gdn_k_heads,
+        g.gdn_v_heads,
+        g.gdn_head_dim,
     )
     draft = _drafter_model(g.drafter_layers, g.drafter_kind, g.drafter_kv_heads, g.drafter_head_dim)
     customs: list[CustomKVCacheDtype] = []
@@ -341,10 +351,9 @@ def classify(p: Plan) -> frozenset[str]:
 
 def drafter_blocks(p: Plan) -> tuple[int, ...]:
     """The distinct final blocks of the drafter's attention layers, ascending."""
-    return tuple(sorted({
-        lp.spec.block_size for lp in p.layers
-        if lp.role == "drafter" and isinstance(lp.spec, AttentionSpec)
-    }))
+    return tuple(
+        sorted({lp.spec.block_size for lp in p.layers if lp.role == "drafter" and isinstance(lp.spec, AttentionSpec)})
+    )
 
 
 INVALID = "invalid"
@@ -412,7 +421,7 @@ def _work(task: tuple[Space, tuple[Arm, ...], Sequence[int]]) -> list[tuple[int,
 
 def _chunks(items: Sequence[int], size: int) -> Iterator[Sequence[int]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _default_jobs() -> int:
@@ -470,8 +479,12 @@ def plan_all(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(
-        TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=Console(stderr=True), transient=True,
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
     ) as bar:
         task_id = bar.add_task("sweep", total=len(indices))
         run(lambda n: bar.advance(task_id, n))
@@ -560,9 +573,7 @@ class SweepResult:
             "geometries": self.planned,
             "invalid": self.invalid,
             "findings": [f.to_dict() for f in self.findings],
-            "clean": [
-                {"policy": a.unification, "grouping": a.grouping, "kind": k} for a, k in self.clean
-            ],
+            "clean": [{"policy": a.unification, "grouping": a.grouping, "kind": k} for a, k in self.clean],
             "granular_vs_kernel": [c.to_dict() for c in self.comparisons],
         }
 
@@ -601,9 +612,9 @@ def compare_granular_kernel(
             continue
         gi, ki = arms.index(gran), arms.index(kern)
         loose = [
-            i for i in sorted(results)
-            if KERNEL_BLOCK in results[i][gi] and KERNEL_BLOCK not in results[i][ki]
-            and INVALID not in results[i][gi]
+            i
+            for i in sorted(results)
+            if KERNEL_BLOCK in results[i][gi] and KERNEL_BLOCK not in results[i][ki] and INVALID not in results[i][gi]
         ]
         hits = [i for i in loose if _boots_clean(results[i][ki])]
         if not hits:
@@ -616,10 +627,17 @@ def compare_granular_kernel(
 
         ex = shrink(_smallest(space, hits), fails, space)
         pg, pk = plan_geometry(ex, gran), plan_geometry(ex, kern)
-        out.append(Comparison(
-            grouping, len(hits), ex, len(loose), drafter_blocks(pg), drafter_blocks(pk),
-            _detail(ex, gran, KERNEL_BLOCK),
-        ))
+        out.append(
+            Comparison(
+                grouping,
+                len(hits),
+                ex,
+                len(loose),
+                drafter_blocks(pg),
+                drafter_blocks(pk),
+                _detail(ex, gran, KERNEL_BLOCK),
+            )
+        )
     return out
 
 
@@ -655,9 +673,7 @@ def run_sweep(
             ex = shrink(_smallest(space, hits), fails, space)
             findings.append(Finding(arm, kind, len(hits), ex, _detail(ex, arm, kind)))
     comparisons = compare_granular_kernel(space, results, arms_t)
-    return SweepResult(
-        space, arms_t, seed, len(indices), invalid, tuple(findings), tuple(clean), tuple(comparisons)
-    )
+    return SweepResult(space, arms_t, seed, len(indices), invalid, tuple(findings), tuple(clean), tuple(comparisons))
 
 
 def format_report(result: SweepResult, width: int | None = None) -> str:
@@ -665,8 +681,7 @@ def format_report(result: SweepResult, width: int | None = None) -> str:
     columns when given (nothing is cut)."""
     lines = [
         f"Planned {result.planned:,} geometries (of a space of {result.space.size:,}, seed "
-        f"{result.seed}) under {len(result.arms)} arm(s): "
-        + ", ".join(a.label for a in result.arms),
+        f"{result.seed}) under {len(result.arms)} arm(s): " + ", ".join(a.label for a in result.arms),
     ]
     if result.invalid:
         lines.append(f"{result.invalid:,} geometries rejected as input (not counted as failures)")

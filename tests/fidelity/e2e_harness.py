@@ -64,11 +64,13 @@ class Case:
     def oracle_input(self) -> dict[str, Any]:
         return {"id": self.id, "model": self.model, "argv": self.argv}
 
-    def dryboot_argv(self) -> list[str]:
-        return ["plan", "--model", self.model, *self.argv, "--json"]
+    def dryboot_argv(self, vllm_version: str | None = None) -> list[str]:
+        pin = ["--vllm-version", vllm_version] if vllm_version else []
+        return ["plan", "--model", self.model, *self.argv, *pin, "--json"]
 
-    def command(self) -> str:
-        return "dryboot plan " + shlex.join(["--model", self.model, *self.argv])
+    def command(self, vllm_version: str | None = None) -> str:
+        pin = ["--vllm-version", vllm_version] if vllm_version else []
+        return "dryboot plan " + shlex.join(["--model", self.model, *self.argv, *pin])
 
 
 def _write_config(workdir: Path, name: str, config: dict[str, Any]) -> str:
@@ -593,7 +595,7 @@ def generate_cases(n: int, seed: int, workdir: Path) -> list[Case]:
 # --------------------------------------------------------------------------- running the tools
 
 
-def run_dryboot(case: Case) -> dict[str, Any]:
+def run_dryboot(case: Case, vllm_version: str | None = None) -> dict[str, Any]:
     """``dryboot plan ... --json`` in-process (click's CliRunner on dryboot's group)."""
     from click.testing import CliRunner
 
@@ -601,7 +603,7 @@ def run_dryboot(case: Case) -> dict[str, Any]:
     from dryboot.errors import InputError
 
     runner = CliRunner()
-    res = runner.invoke(cli, case.dryboot_argv(), catch_exceptions=True)
+    res = runner.invoke(cli, case.dryboot_argv(vllm_version), catch_exceptions=True)
     out: dict[str, Any] = {"rc": res.exit_code}
     if isinstance(res.exception, InputError):
         out.update(rc=2, refused=True, error=f"dryboot: error: {res.exception.line()}")
@@ -712,7 +714,11 @@ class OracleRunner:
                             self.meta.append(doc["meta"])
                 except queue.Empty:
                     pass
-                proc.wait(timeout=60)
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:  # all results are in: a slow teardown is no failure
+                    proc.kill()
+                    proc.wait()
             pending = [c for c in pending if c["id"] not in results]
 
     def run(self, cases: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -817,6 +823,7 @@ class Report:
     rows: list[dict[str, Any]] = field(default_factory=list)
     oracle_meta: list[dict[str, Any]] = field(default_factory=list)
     wall_seconds: float = 0.0
+    vllm_version: str | None = None
 
     @property
     def total(self) -> int:
@@ -841,7 +848,8 @@ class Report:
 
     def format(self, max_disagreements: int | None = None) -> str:
         out = [
-            f"end-to-end fidelity: {self.agreed}/{self.total} cases agree ({100 * self.rate():.2f}%)",
+            f"end-to-end fidelity (vLLM {self.vllm_version or '?'}): {self.agreed}/{self.total} cases agree "
+            f"({100 * self.rate():.2f}%)",
             "",
             f"{'family':34} {'cases':>6} {'agree':>6} {'%':>7} {'both refuse':>12} {'same reason':>12}",
         ]
@@ -874,6 +882,7 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "vllm_version": self.vllm_version,
             "total": self.total,
             "agreed": self.agreed,
             "rate": self.rate(),
@@ -891,20 +900,37 @@ class Report:
         }
 
 
-def run_harness(cases: list[Case], python: str, jobs: int = 1) -> Report:
+def run_harness(
+    cases: list[Case],
+    python: str,
+    jobs: int = 1,
+    vllm_version: str | None = None,
+    oracle_results: Path | None = None,
+) -> Report:
+    """Both tools over ``cases``. dryboot gets ``--vllm-version vllm_version``; by default the
+    version the oracle reports (the release installed in ``python``'s venv)."""
     t0 = time.perf_counter()
     oracle = OracleRunner(python, jobs=jobs)
-    vres = oracle.run([c.oracle_input() for c in cases])
-    rep = Report(oracle_meta=oracle.meta)
+    if oracle_results is not None and oracle_results.exists():
+        # re-compare dryboot against a saved oracle run (same cases: same --cases/--seed)
+        saved = json.loads(oracle_results.read_text())
+        vres, oracle.meta = saved["results"], saved["meta"]
+    else:
+        vres = oracle.run([c.oracle_input() for c in cases])
+        if oracle_results is not None:
+            oracle_results.write_text(json.dumps({"meta": oracle.meta, "results": vres}, default=str))
+    if vllm_version is None:
+        vllm_version = next((m["vllm_version"] for m in oracle.meta if m.get("vllm_version")), None)
+    rep = Report(oracle_meta=oracle.meta, vllm_version=vllm_version)
     for c in cases:
         v = vres.get(c.id) or {"ok": False, "stage": "crash", "error": "OracleCrash: no result"}
-        d = run_dryboot(c)
+        d = run_dryboot(c, vllm_version)
         verdict = compare(v, d)
         row = {
             "id": c.id,
             "family": c.family,
             "source": c.source,
-            "command": c.command(),
+            "command": c.command(vllm_version),
             "oracle_case": c.oracle_input(),
             "verdict": verdict,
             "vllm_answer": _answer(v, vllm=True),
@@ -933,11 +959,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", default=os.environ.get("DRYBOOT_E2E_REPORT") or str(REPO / ".e2e-report.json"))
     ap.add_argument("--python", default=os.environ.get("DRYBOOT_VLLM_PYTHON"))
     ap.add_argument("--show", type=int, default=50, help="disagreements to print (all are in the report)")
+    ap.add_argument(
+        "--vllm-version",
+        default=os.environ.get("DRYBOOT_E2E_VLLM_VERSION"),
+        help="passed to dryboot as --vllm-version (default: the release the oracle's venv reports)",
+    )
+    ap.add_argument(
+        "--oracle-results",
+        help="JSON file: saved after the oracle runs; when it exists, the oracle is not run again",
+    )
     args = ap.parse_args(argv)
     if not args.python:
         ap.error("give --python or set DRYBOOT_VLLM_PYTHON (bash scripts/fidelity-env.sh)")
     cases = generate_cases(args.cases, args.seed, default_workdir())
-    rep = run_harness(cases, args.python, jobs=args.jobs)
+    rep = run_harness(
+        cases,
+        args.python,
+        jobs=args.jobs,
+        vllm_version=args.vllm_version,
+        oracle_results=Path(args.oracle_results) if args.oracle_results else None,
+    )
     Path(args.report).write_text(json.dumps(rep.to_json(), indent=1, default=str))
     print(rep.format(max_disagreements=args.show))
     print(f"\nreport: {args.report}")

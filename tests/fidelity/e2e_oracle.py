@@ -1,4 +1,21 @@
-"""End-to-end vLLM 0.28.0 oracle: the engine-start path from a user's config.json and CLI flags.
+"""End-to-end vLLM oracle (0.28.0; also 0.27.1, 0.29.0-0.33.0): the engine-start path from a
+user's config.json and CLI flags.
+
+One file for every release; what differs by release is checked where it is used (by the
+presence of the function a release introduced, or ``VLLM_MINOR``):
+
+* 0.29.0+: ``EngineCore._initialize_kv_caches`` resolves one KV cache layout first
+  (``resolve_kv_cache_layout`` over ``WorkerBase.get_supported_kv_cache_layouts``).
+* 0.30.0+: the global block size is the smallest block of the groups that take part in prefix
+  caching (``prefix_cacheable``).
+* 0.27.1: no ``update_kv_cache_capacity``; the core stores ``get_kv_cache_capacity``'s answer.
+* 0.33.0: ``get_kv_cache_configs``/``get_global_kv_cache_groups`` live in
+  ``v1/core/kv_cache_planning.py`` and take the global groups; ``init_speculator`` takes the
+  runner's ``RequestState`` (a stand-in with its sizes); no ``VllmConfig.is_encoder_only``;
+  torch 2.14.0 is a CUDA build whose torchvision loads its own ops; the SSD kernels read
+  ``triton.Config`` fields at import (a small stand-in for vLLM's Triton placeholder);
+  ``torch.cuda.get_device_properties`` answers as the H200. Known gap: some drafter/FlashInfer
+  paths still reach CUDA ("Found no NVIDIA driver").
 
 Run with the fidelity venv's python (``scripts/fidelity-env.sh`` prints it). dryboot never imports
 this file and this file never imports dryboot. Unlike ``vllm_oracle.py`` (which feeds vLLM's planner
@@ -125,6 +142,9 @@ H200_TOTAL_MEMORY = 141 << 30
 H200_SM_COUNT = 132
 
 GC_EVERY = 100
+#: vLLM's minor release number (0.X.y), set by _install(); the few steps that differ by release
+#: check it (or the presence of the function the release introduced), each saying what differs.
+VLLM_MINOR = 28
 
 KV_LOG_MARKERS = (
     "block size",
@@ -260,7 +280,29 @@ def _install() -> None:
 
     V.torchvision_lib = declare_torchvision_ops()  # keep the registration alive
 
+    # 0.33.0's SSD kernels filter their autotune configs at import on SM90 (reading num_stages,
+    # num_warps, kwargs); vLLM's Triton placeholder makes triton.Config a no-op decorator.
+    with contextlib.suppress(Exception):
+        from vllm.triton_utils import importing as triton_importing
+        from vllm.triton_utils import triton as triton_mod
+
+        if isinstance(triton_mod, triton_importing.TritonPlaceholder):
+
+            class _Config:
+                def __init__(self, kwargs: Any = None, num_warps: int = 4, num_stages: int = 1, **_: Any) -> None:
+                    self.kwargs, self.num_warps, self.num_stages = dict(kwargs or {}), num_warps, num_stages
+
+            triton_mod.Config = _Config
+
     torch.cuda.Stream = _InertStream  # type: ignore[misc,assignment]
+    # 0.33.0's FlashInfer GDN prefill probes the device properties at layer construction.
+    torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(  # type: ignore[assignment]
+        name=H200_NAME,
+        major=H200_CAPABILITY[0],
+        minor=H200_CAPABILITY[1],
+        total_memory=H200_TOTAL_MEMORY,
+        multi_processor_count=H200_SM_COUNT,
+    )
     torch.cuda.Event = _InertEvent  # type: ignore[misc,assignment]
 
     import vllm.platforms as platforms
@@ -343,6 +385,16 @@ def _install() -> None:
     from vllm.utils.torch_utils import set_default_torch_dtype
     from vllm.v1.attention.backends import utils as backend_utils
     from vllm.v1.core import kv_cache_utils as kcu
+
+    try:  # 0.33.0: get_kv_cache_configs / get_global_kv_cache_groups live in kv_cache_planning
+        from vllm.v1.core import kv_cache_planning as planning
+    except ImportError:  # 0.27.1 .. 0.32.0: in kv_cache_utils
+        planning = kcu
+    try:  # 0.29.0+: the engine core resolves one KV cache layout before planning
+        from vllm.v1.attention.backends.utils import resolve_kv_cache_layout
+        from vllm.v1.worker.worker_base import WorkerBase
+    except ImportError:  # 0.27.1, 0.28.0
+        resolve_kv_cache_layout = WorkerBase = None
     from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
@@ -352,6 +404,9 @@ def _install() -> None:
         return model.eval()
 
     base_loader.BaseModelLoader.load_model = load_model_on_meta  # type: ignore[method-assign]
+
+    global VLLM_MINOR
+    VLLM_MINOR = int(vllm.__version__.split(".")[1])
 
     V.__dict__.update(
         torch=torch,
@@ -367,6 +422,9 @@ def _install() -> None:
         FlexibleArgumentParser=FlexibleArgumentParser,
         backend_utils=backend_utils,
         kcu=kcu,
+        planning=planning,
+        resolve_kv_cache_layout=resolve_kv_cache_layout,
+        WorkerBase=WorkerBase,
         register_all_kvcache_specs=register_all_kvcache_specs,
         GPUModelRunner=GPUModelRunner,
     )
@@ -535,7 +593,24 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
                 from vllm.v1.worker.gpu.spec_decode import init_speculator
                 from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
 
-                drafter = init_speculator(cfg, meta) if cfg.speculative_config is not None else None
+                drafter = None
+                if cfg.speculative_config is not None and cfg.speculative_config.method not in ("ngram", "suffix"):
+                    import inspect
+
+                    if "req_states" in inspect.signature(init_speculator).parameters:
+                        # 0.33.0: speculators get the runner's RequestState (token buffers, never
+                        # read for the KV cache): a stand-in with its sizes.
+                        sc = cfg.scheduler_config
+                        req_states = types.SimpleNamespace(
+                            max_num_reqs=sc.max_num_seqs,
+                            max_model_len=cfg.model_config.max_model_len,
+                            max_num_batched_tokens=sc.max_num_batched_tokens,
+                            num_speculative_steps=cfg.speculative_config.num_speculative_tokens,
+                            device=meta,
+                        )
+                        drafter = init_speculator(cfg, meta, req_states)
+                    else:
+                        drafter = init_speculator(cfg, meta)
                 model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
                 if isinstance(drafter, DraftModelSpeculator):
                     drafter.load_model(model)
@@ -550,7 +625,19 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         if v2:
             from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
 
-            specs = {} if cfg.is_encoder_only else get_kv_cache_spec(cfg)
+            # 0.33.0 has no VllmConfig.is_encoder_only (the V2 runner no longer checks it) and
+            # keeps a replicated cache for a DCP=1 draft under a DCP target.
+            specs = {} if getattr(cfg, "is_encoder_only", False) else get_kv_cache_spec(cfg)
+            if (
+                isinstance(drafter, DraftModelSpeculator)
+                and getattr(drafter, "dcp_size", None) == 1
+                and cfg.parallel_config.decode_context_parallel_size > 1
+                and hasattr(drafter, "draft_attn_layer_names")
+            ):
+                import dataclasses
+
+                for name in drafter.draft_attn_layer_names & specs.keys():
+                    specs[name] = dataclasses.replace(specs[name], dcp_sharded=False)
         else:
             runner = types.SimpleNamespace(vllm_config=cfg, shared_kv_cache_layers={})
             specs = V.GPUModelRunner.get_kv_cache_spec(runner)
@@ -566,13 +653,39 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
             getattr(cfg.parallel_config, "_api_process_count", 1),
         )
         kv_cache_specs = [specs]
+        extra_args: list[Any] = []
+        if V.resolve_kv_cache_layout is not None:
+            # 0.29.0+ EngineCore._initialize_kv_caches: one layout from the workers' backends
+            # (WorkerBase.get_supported_kv_cache_layouts), adopted via set_kv_cache_layout.
+            worker = types.SimpleNamespace(vllm_config=cfg)
+            supported = [V.WorkerBase.get_supported_kv_cache_layouts(worker)]
+            layout = V.resolve_kv_cache_layout(cfg, supported, [s for d in kv_cache_specs for s in d.values()])
+            if hasattr(V.planning, "get_global_kv_cache_groups"):
+                # 0.33.0: global groups first (also fixes the DCP interleave size), passed on
+                global_groups = V.planning.get_global_kv_cache_groups(cfg, kv_cache_specs)
+                if hasattr(cfg, "adjust_dcp_kv_cache_interleave_size"):
+                    cfg.adjust_dcp_kv_cache_interleave_size(global_groups)
+                V.WorkerBase.set_kv_cache_layout(worker, layout.name, cfg.parallel_config.cp_kv_cache_interleave_size)
+                extra_args = [global_groups]
+            else:
+                V.WorkerBase.set_kv_cache_layout(worker, layout.name)
         available_memory = [available] if specs else [0]
-        configs = V.kcu.get_kv_cache_configs(cfg, kv_cache_specs, available_memory)
+        configs = V.planning.get_kv_cache_configs(cfg, kv_cache_specs, available_memory, *extra_args)
         sched = V.kcu.generate_scheduler_kv_cache_config(configs)
         cfg.cache_config.num_gpu_blocks = sched.num_blocks
         if sched.kv_cache_groups:
-            cfg.cache_config.block_size = min(g.kv_cache_spec.block_size for g in sched.kv_cache_groups)
-            V.kcu.update_kv_cache_capacity(cfg, sched)
+            if VLLM_MINOR >= 30:
+                # 0.30.0+: groups that opt out of prefix caching do not set the block size
+                part = [g.kv_cache_spec.block_size for g in sched.kv_cache_groups if g.kv_cache_spec.prefix_cacheable]
+                cfg.cache_config.block_size = min(part or [g.kv_cache_spec.block_size for g in sched.kv_cache_groups])
+            else:
+                cfg.cache_config.block_size = min(g.kv_cache_spec.block_size for g in sched.kv_cache_groups)
+            if hasattr(V.kcu, "update_kv_cache_capacity"):
+                V.kcu.update_kv_cache_capacity(cfg, sched)
+            else:  # 0.27.1: the engine core stores get_kv_cache_capacity's answer itself
+                tokens, conc = V.kcu.get_kv_cache_capacity(cfg, sched)
+                cfg.cache_config.kv_cache_size_tokens = tokens
+                cfg.cache_config.kv_cache_max_concurrency = conc
         cfg.validate_block_size()
         sbs, hbs = V.kcu.resolve_kv_cache_block_sizes(sched, cfg)
 

@@ -13,9 +13,15 @@ from typing import Any
 
 
 def declare_torchvision_ops() -> Any:
-    """Declare the two torchvision op schemas; returns the registration (keep it alive)."""
+    """Declare the two torchvision op schemas; returns the registration (keep it alive).
+
+    With a CUDA torch (0.33.0's torch 2.14.0 is PyPI's CUDA build) torchvision's own op library
+    loads and registers them: declaring them first would abort the process, so nothing is done.
+    """
     import torch
 
+    if torch.version.cuda is not None:
+        return None
     with contextlib.suppress(Exception):
         lib = torch.library.Library("torchvision", "DEF")
         lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")

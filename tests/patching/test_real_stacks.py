@@ -63,8 +63,19 @@ def _fetch(package: str, version: str, kind: str) -> Path:
     if found is None:
         binary = ["--only-binary", ":all:"] if kind == "wheel" else ["--no-binary", ":all:"]
         p = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", *binary, "--disable-pip-version-check", "-q",
-             f"{package}=={version}", "-d", str(CACHE)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                *binary,
+                "--disable-pip-version-check",
+                "-q",
+                f"{package}=={version}",
+                "-d",
+                str(CACHE),
+            ],
             capture_output=True,
             text=True,
             timeout=300,
@@ -114,8 +125,20 @@ def _cut(diff: bytes) -> list[tuple[str, bytes]]:
 
 def _gnu(target: Path, patch: Path, *opts: str) -> None:
     p = subprocess.run(
-        ["patch", "-f", "-s", "--fuzz", "0", "--no-backup-if-mismatch", "-p1", *opts, "-d", str(target), "-i",
-         str(patch)],
+        [
+            "patch",
+            "-f",
+            "-s",
+            "--fuzz",
+            "0",
+            "--no-backup-if-mismatch",
+            "-p1",
+            *opts,
+            "-d",
+            str(target),
+            "-i",
+            str(patch),
+        ],
         capture_output=True,
         text=True,
         env={**os.environ, "LC_ALL": "C"},

@@ -350,8 +350,9 @@ def test_hunks_fix_recomputes_later_new_starts_from_old_starts(tmp_path: Path) -
         assert p.read_bytes() == good
 
 
-def test_hunks_fix_unwritable_cli_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_hunks_fix_unwritable_cli_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from dryboot.cli import main
     from dryboot.patching import transaction
 

@@ -114,4 +114,3 @@ def _exit_on_sigterm() -> None:
 
     with contextlib.suppress(ValueError, OSError):
         signal.signal(signal.SIGTERM, handler)
-

@@ -88,8 +88,10 @@ def _roll_back_pending(root: str, target: str) -> None:
     entries = pending(root)
     recover(root)
     if entries is not None:
-        click.echo(f"rolled back an interrupted transaction in {target} ({plural(len(entries), 'file')} "
-                   "restored to what they were before it)")
+        click.echo(
+            f"rolled back an interrupted transaction in {target} ({plural(len(entries), 'file')} "
+            "restored to what they were before it)"
+        )
 
 
 def _fuzz_hints(st: Any, flag: str = "--fuzz") -> list[str]:
@@ -149,7 +151,7 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
                 click.echo(line)
             for line in note + _fuzz_hints(st.status):
                 click.echo(line)
-            lead = (f"the first {plural(run.prefix, 'patch')} read applied; " if run.prefix else "")
+            lead = f"the first {plural(run.prefix, 'patch')} read applied; " if run.prefix else ""
             click.echo(f"series apply: stopped at {name}; {lead}nothing was written to {target}")
             sys.exit(1)
         o = st.outcome
@@ -215,10 +217,13 @@ def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> 
         tree = tree.child()
         tree.changes.update(changes)
         tree.modes.update(modes)
-        msg = (f"interrupted transaction pending in {target} ({plural(len(entries), 'file')}): the next "
-               "`series apply` or `swap` on it first rolls it back, restoring "
-               + ", ".join(e["path"] for e in entries[:5]) + (", ..." if len(entries) > 5 else "")
-               + "; the status below is of the tree as it will be after that roll-back")
+        msg = (
+            f"interrupted transaction pending in {target} ({plural(len(entries), 'file')}): the next "
+            "`series apply` or `swap` on it first rolls it back, restoring "
+            + ", ".join(e["path"] for e in entries[:5])
+            + (", ..." if len(entries) > 5 else "")
+            + "; the status below is of the tree as it will be after that roll-back"
+        )
         click.echo(msg, err=as_json)
     state = stack_state(patches, tree, fuzz)
     sts = state.statuses

@@ -86,6 +86,11 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     show_default=True,
     help="Page-size unification policy.",
 )
+@click.option(
+    "--compare-version",
+    metavar="B",
+    help="Also plan with vLLM B's rules and show what the upgrade changes, figure by figure.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
 @click.option(
     "--svg",
@@ -103,6 +108,7 @@ def plan(
     hf_overrides: str | None,
     grouping: str,
     unification: str,
+    compare_version: str | None,
     as_json: bool,
     svg_path: str | None,
     **kwargs: Any,
@@ -124,14 +130,14 @@ def plan(
     if list_architectures:
         from dryboot.vllm.models.registry import architecture_table
 
-        rows = architecture_table()
+        table = architecture_table()
         if as_json:
-            click.echo(json.dumps([row.__dict__ for row in rows], indent=2))
+            click.echo(json.dumps([row.__dict__ for row in table], indent=2))
         else:
-            for row in rows:
+            for row in table:
                 click.echo(f"{row.architecture}  {row.status}  {row.family or '-'}  {row.kind}  vllm {row.vllm_file}")
-            modelled = sum(r.status == "modelled" for r in rows)
-            click.echo(f"{len(rows)} architectures: {modelled} modelled, {len(rows) - modelled} refused")
+            modelled = sum(r.status == "modelled" for r in table)
+            click.echo(f"{len(table)} architectures: {modelled} modelled, {len(table) - modelled} refused")
         return
     if model_path is None:
         raise click.UsageError("Missing option '--model'.")
@@ -139,6 +145,26 @@ def plan(
     model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+    if compare_version is not None:
+        from dataclasses import replace
+
+        from dryboot.vllm.versions import resolve_version
+
+        other_args = replace(args, vllm_version=resolve_version(compare_version, "--compare-version"))
+        other = make_plan(model, other_args, drafter=drafter, policies=Policies(grouping, unification))
+        a, b = plan_to_dict(result, given=flags), plan_to_dict(other, given=flags)
+        rows = compare_figures(a, b)
+        if as_json:
+            click.echo(json.dumps({"a": a, "b": b, "changes": rows}, indent=2))
+        else:
+            va, vb = result.rules.version, other.rules.version
+            width = max([len("figure"), *(len(r["figure"]) for r in rows)])
+            click.echo(f"vLLM {va} -> {vb}: {sum(r['changed'] for r in rows)} of {len(rows)} figures change")
+            click.echo(f"{'figure':{width}}  {'vLLM ' + va:>22}  {'vLLM ' + vb:>22}")
+            for r in rows:
+                mark = "  *" if r["changed"] else ""
+                click.echo(f"{r['figure']:{width}}  {r['a']!s:>22}  {r['b']!s:>22}{mark}")
+        raise SystemExit(0 if result.ok and other.ok else 1)
     if svg_path is not None:
         from dryboot.svg import write
 
@@ -148,3 +174,30 @@ def plan(
     else:
         click.echo(render_text(result, given=flags), nl=False)
     raise SystemExit(0 if result.ok else 1)
+
+
+def compare_figures(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """The figures vLLM prints at engine start from two ``--json`` plans, side by side."""
+
+    def figures(doc: dict[str, Any]) -> dict[str, Any]:
+        cap = doc.get("capacity") or {}
+        groups = (doc.get("grouping") or {}).get("groups") or []
+        errors = doc.get("errors") or {}
+        refusal = errors.get("unify") or errors.get("memory")
+        out: dict[str, Any] = {
+            "starts": "no" if refusal else "yes",
+            "block size": doc.get("block_size"),
+            "max_model_len": doc.get("max_model_len"),
+            "groups": len(groups),
+            "page bytes": groups[0]["page_size_bytes"] if groups else None,
+            "num_blocks": cap.get("num_blocks"),
+            "KV cache tokens": cap.get("kv_cache_size_tokens"),
+            "max concurrency": None if cap.get("max_concurrency") is None else round(cap["max_concurrency"], 2),
+        }
+        for i, g in enumerate(groups):
+            out[f"group {i} ({g['kind']})"] = f"block {g['block_size']}, {len(g['layer_names'])} layers"
+        return out
+
+    fa, fb = figures(a), figures(b)
+    keys = list(fa) + [k for k in fb if k not in fa]
+    return [{"figure": k, "a": fa.get(k), "b": fb.get(k), "changed": fa.get(k) != fb.get(k)} for k in keys]

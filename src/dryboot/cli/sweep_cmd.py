@@ -24,27 +24,46 @@ def _int_list(text: str | None, name: str) -> tuple[int, ...] | None:
 
 @click.command("sweep")
 @click.option(
-    "--policy", "policies", multiple=True, type=click.Choice(UNIFICATION_POLICIES),
+    "--policy",
+    "policies",
+    multiple=True,
+    type=click.Choice(UNIFICATION_POLICIES),
     help="Unification policy to plan under (repeatable; default: all of them, upstream included).",
 )
 @click.option(
-    "--grouping", "groupings", multiple=True, type=click.Choice(GROUPING_POLICIES),
+    "--grouping",
+    "groupings",
+    multiple=True,
+    type=click.Choice(GROUPING_POLICIES),
     help="Grouping policy (repeatable; default: upstream). Each policy runs under each grouping.",
 )
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: all cores).")
-@click.option("--limit", type=click.IntRange(min=1), default=5000, show_default=True,
-              help="Geometries to sample from the space (the whole space if it is smaller).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=5000,
+    show_default=True,
+    help="Geometries to sample from the space (the whole space if it is smaller).",
+)
 @click.option("--all", "exhaustive", is_flag=True, help="Plan every point of the space (no sampling).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Sampling seed.")
-@click.option("--spec-tokens", default=None, metavar="N,N,...",
-              help="num_speculative_tokens values (default 0..16).")
-@click.option("--kernel-blocks", default=None, metavar="N,N,...",
-              help="Kernel granularities of the custom KV dtypes (default 16,32,64,128).")
-@click.option("--target-layers", type=click.IntRange(min=1, max=1024), default=64, show_default=True,
-              help="Target layers (every 4th full attention, the rest Gated DeltaNet).")
-@click.option("--drafter-layers", type=click.IntRange(min=1, max=256), default=5, show_default=True,
-              help="Drafter layers.")
+@click.option("--spec-tokens", default=None, metavar="N,N,...", help="num_speculative_tokens values (default 0..16).")
+@click.option(
+    "--kernel-blocks",
+    default=None,
+    metavar="N,N,...",
+    help="Kernel granularities of the custom KV dtypes (default 16,32,64,128).",
+)
+@click.option(
+    "--target-layers",
+    type=click.IntRange(min=1, max=1024),
+    default=64,
+    show_default=True,
+    help="Target layers (every 4th full attention, the rest Gated DeltaNet).",
+)
+@click.option(
+    "--drafter-layers", type=click.IntRange(min=1, max=256), default=5, show_default=True, help="Drafter layers."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (it is off anyway when stderr is not a TTY).")
 def sweep(
@@ -88,7 +107,11 @@ def sweep(
     grouped = groupings or ("upstream",)
     arms = [Arm(p, g) for g in grouped for p in dict.fromkeys(chosen)]
     result = run_sweep(
-        space, arms, limit=None if exhaustive else limit, seed=seed, jobs=jobs,
+        space,
+        arms,
+        limit=None if exhaustive else limit,
+        seed=seed,
+        jobs=jobs,
         progress=False if no_progress else None,
     )
     if as_json:

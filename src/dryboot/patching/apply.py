@@ -171,23 +171,30 @@ def _strip(sec: FileSection, which: str, strip: int, source: str) -> str | None:
         return None
     out = nm.stripped(strip)
     if out is None:
-        raise InputError(source, f"line {sec.lineno}",
-                         f"cannot strip {strip} leading components from {os.fsdecode(nm.raw)!r}")
+        raise InputError(
+            source, f"line {sec.lineno}", f"cannot strip {strip} leading components from {os.fsdecode(nm.raw)!r}"
+        )
     return out
 
 
 def _apply_section(
-    tree: Tree, sec: FileSection, patch: PatchFile, strip: int, reverse: bool, fuzz: int,
-    measure: bool, check_modes: bool = False, prefilter: bool = False, quick: bool = False,
+    tree: Tree,
+    sec: FileSection,
+    patch: PatchFile,
+    strip: int,
+    reverse: bool,
+    fuzz: int,
+    measure: bool,
+    check_modes: bool = False,
+    prefilter: bool = False,
+    quick: bool = False,
 ) -> FileOutcome:
     src = patch.source
     where = f"line {sec.lineno}"
     old_absent, new_absent = sec.old_absent, sec.new_absent
     old_mode, new_mode = sec.old_mode, sec.new_mode
-    old_name = None if old_absent and sec.old and sec.old.raw == b"/dev/null" else _strip(
-        sec, "old", strip, src)
-    new_name = None if new_absent and sec.new and sec.new.raw == b"/dev/null" else _strip(
-        sec, "new", strip, src)
+    old_name = None if old_absent and sec.old and sec.old.raw == b"/dev/null" else _strip(sec, "old", strip, src)
+    new_name = None if new_absent and sec.new and sec.new.raw == b"/dev/null" else _strip(sec, "new", strip, src)
     if reverse:
         old_absent, new_absent = new_absent, old_absent
         old_mode, new_mode = new_mode, old_mode
@@ -219,8 +226,7 @@ def _apply_section(
 
     def fail_all(reason: str) -> FileOutcome:
         out.error = reason
-        out.results = [HunkResult(h.number, "failed", 0, _first(h, reverse), evidence=reason)
-                       for h in sec.hunks]
+        out.results = [HunkResult(h.number, "failed", 0, _first(h, reverse), evidence=reason) for h in sec.hunks]
         return out
 
     cur = tree.read(path)
@@ -229,8 +235,7 @@ def _apply_section(
             return fail_all(f"{path}: the patch creates this file but it already exists")
         cur = b""
     elif cur is None:
-        if sec.git or not sec.hunks or any(_side_lines(h, (SP, PLUS) if reverse else (SP, MINUS))
-                                           for h in sec.hunks):
+        if sec.git or not sec.hunks or any(_side_lines(h, (SP, PLUS) if reverse else (SP, MINUS)) for h in sec.hunks):
             return fail_all(f"{path}: file to patch does not exist")
         # GNU patch: a plain (non-git) diff whose hunks have empty old sides
         # ("@@ -0,0 +1,N @@") creates the missing file, even without /dev/null
@@ -242,8 +247,10 @@ def _apply_section(
     if check_modes and old_mode is not None and new_mode is not None and old_mode != new_mode:
         have = tree.mode(path)
         if have is not None and bool(have & 0o111) != bool(old_mode & 0o111):
-            return fail_all(f"{path}: mode is {have:04o}; the patch changes it from "
-                            f"{old_mode & 0o777:04o} to {new_mode & 0o777:04o}")
+            return fail_all(
+                f"{path}: mode is {have:04o}; the patch changes it from "
+                f"{old_mode & 0o777:04o} to {new_mode & 0o777:04o}"
+            )
     if prefilter:
         run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
     else:
@@ -255,8 +262,7 @@ def _apply_section(
     cur_mode = tree.mode(path)
     if op == "delete":
         if data:
-            out.error = (f"{path}: not deleting: content remains after removing the patch's "
-                         "lines")
+            out.error = f"{path}: not deleting: content remains after removing the patch's lines"
             return out
         tree.delete(path)
         return out
@@ -264,8 +270,7 @@ def _apply_section(
     if op == "create":
         if new_mode is not None:
             mode = 0o755 if new_mode & 0o111 else 0o644
-    elif (new_mode is not None and old_mode is not None and old_mode != new_mode
-          and cur_mode is not None):
+    elif new_mode is not None and old_mode is not None and old_mode != new_mode and cur_mode is not None:
         # git mode changes: the file gets exactly the patch's permission bits (0755 / 0644),
         # whatever it had, as git apply and GNU patch 2.7.6 both do
         mode = new_mode & 0o777
@@ -281,8 +286,15 @@ def _apply_section(
 
 
 def apply_patch(
-    tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False, fuzz: int = 0,
-    measure: bool = True, check_modes: bool = False, prefilter: bool = False, quick: bool = False,
+    tree: Tree,
+    patch: PatchFile,
+    strip: int = 1,
+    reverse: bool = False,
+    fuzz: int = 0,
+    measure: bool = True,
+    check_modes: bool = False,
+    prefilter: bool = False,
+    quick: bool = False,
 ) -> PatchOutcome:
     """Apply ``patch`` to ``tree`` in a new child layer (``outcome.tree``), GNU patch style.
 
@@ -311,8 +323,7 @@ def apply_patch(
         if quick and any(not f.ok for f in done.values()):
             done[k] = FileOutcome("", "modify", error="not tried")
             continue
-        done[k] = _apply_section(layer, sec, patch, strip, reverse, fuzz, measure, check_modes,
-                                 prefilter, quick)
+        done[k] = _apply_section(layer, sec, patch, strip, reverse, fuzz, measure, check_modes, prefilter, quick)
     return PatchOutcome([done[k] for k in range(len(patch.sections))], layer)
 
 
@@ -375,8 +386,17 @@ def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Any]:
     return list(got)
 
 
-def _prefiltered(tree: Tree, path: str, data: bytes, patch: PatchFile, sec: FileSection,
-                 reverse: bool, fuzz: int, measure: bool, quick: bool = False) -> _Ran:
+def _prefiltered(
+    tree: Tree,
+    path: str,
+    data: bytes,
+    patch: PatchFile,
+    sec: FileSection,
+    reverse: bool,
+    fuzz: int,
+    measure: bool,
+    quick: bool = False,
+) -> _Ran:
     """:func:`run_hunks` for the hunks that can fit; the others fail without a search. A hunk
     is rejected only when its core is absent and no earlier hunk's new side could supply it."""
     parsed = sec.hunks
@@ -387,8 +407,10 @@ def _prefiltered(tree: Tree, path: str, data: bytes, patch: PatchFile, sec: File
         if core and not _has_block(data, core) and not produced.intersection(core):
             rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
             if quick:
-                return _Ran(data, [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried")
-                                      for x in parsed])
+                return _Ran(
+                    data,
+                    [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried") for x in parsed],
+                )
         produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
     hunks = _sides(patch, sec, reverse)
     if not rejected:
@@ -425,8 +447,9 @@ class PatchStatus:
     note: str = ""
 
 
-def patch_status(tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False,
-                 fuzz: int = 0, both: bool = True) -> PatchStatus:
+def patch_status(
+    tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = False, fuzz: int = 0, both: bool = True
+) -> PatchStatus:
     """Test ``patch`` forward and backward on ``tree`` (nothing is changed).
 
     A patch is *applicable* when every hunk's old side is present (GNU patch would apply it),
@@ -441,10 +464,12 @@ def patch_status(tree: Tree, patch: PatchFile, strip: int = 1, reverse: bool = F
     hs: list[HunkStatus] = []
     for k, ff in enumerate(fwd.files):
         bf = bwd.files[k] if bwd is not None else None
-        frs = ff.results or [HunkResult(0, "failed" if ff.error else "exact", 0, 0,
-                                        evidence=ff.error)]
-        brs = (bf.results or [HunkResult(0, "failed" if bf.error else "exact", 0, 0,
-                                         evidence=bf.error)]) if bf is not None else []
+        frs = ff.results or [HunkResult(0, "failed" if ff.error else "exact", 0, 0, evidence=ff.error)]
+        brs = (
+            (bf.results or [HunkResult(0, "failed" if bf.error else "exact", 0, 0, evidence=bf.error)])
+            if bf is not None
+            else []
+        )
         for j, fr in enumerate(frs):
             br = brs[j] if j < len(brs) else None
             f_ok = fr.status != "failed" and not ff.error

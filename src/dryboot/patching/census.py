@@ -85,8 +85,10 @@ def hunk_status_words(h: HunkStatus) -> str:
         return f"applicable, {hunk_words(h.forward)}"
     if h.state == "applied" and h.backward is not None:
         b = h.backward
-        where = ", ".join(([f"fuzz {b.fuzz}"] if b.fuzz else [])
-                          + ([f"offset {b.offset:+d}"] if b.offset else [])) or "exact"
+        where = (
+            ", ".join(([f"fuzz {b.fuzz}"] if b.fuzz else []) + ([f"offset {b.offset:+d}"] if b.offset else []))
+            or "exact"
+        )
         s = f"applied (new side present, {where})"
         f = h.forward
         if f is not b and f.status != "failed":
@@ -97,6 +99,8 @@ def hunk_status_words(h: HunkStatus) -> str:
 
 def refresh_hint(fuzz: int, flag: str = "--fuzz") -> str:
     """How to act on a hunk that would need ``fuzz``: accept it, or refresh the patch."""
-    return (f"hint: {flag} {fuzz} accepts it; better, refresh the patch: apply it with {flag} "
-            f"{fuzz} to a clean copy of the tree it targets, then regenerate it with `diff -u` "
-            "(or `git diff`, `quilt refresh`) so that its context matches again")
+    return (
+        f"hint: {flag} {fuzz} accepts it; better, refresh the patch: apply it with {flag} "
+        f"{fuzz} to a clean copy of the tree it targets, then regenerate it with `diff -u` "
+        "(or `git diff`, `quilt refresh`) so that its context matches again"
+    )

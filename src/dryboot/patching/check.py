@@ -73,8 +73,9 @@ def git_env(ceiling: str | None = None) -> dict[str, str]:
 
 
 def _git(args: list[str], cwd: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          errors="replace", check=False)
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, errors="replace", check=False
+    )
 
 
 def gnu_dry_run(target: str, entry: SeriesEntry) -> tuple[int, list[tuple[int, str, int]], str]:
@@ -83,12 +84,23 @@ def gnu_dry_run(target: str, entry: SeriesEntry) -> tuple[int, list[tuple[int, s
     :returns: (exit code, per-hunk notable results as (hunk, "FAILED"|"offset"|"fuzz", offset)
         in output order, raw output). GNU patch prints nothing for exact hunks.
     """
-    cmd = ["patch", "--dry-run", "-f", "--fuzz", "0", f"-p{entry.strip}", "-d", target,
-           "-i", os.path.abspath(entry.path)]
+    cmd = [
+        "patch",
+        "--dry-run",
+        "-f",
+        "--fuzz",
+        "0",
+        f"-p{entry.strip}",
+        "-d",
+        target,
+        "-i",
+        os.path.abspath(entry.path),
+    ]
     if entry.reverse:
         cmd.insert(1, "-R")
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                       env={**os.environ, "LC_ALL": "C"}, check=False)
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, errors="replace", env={**os.environ, "LC_ALL": "C"}, check=False
+    )
     notable = []
     for line in p.stdout.splitlines():
         m = _GNU_HUNK.match(line)
@@ -133,8 +145,7 @@ class GitApplyResult:
     message: str
 
 
-def git_apply(root: str, patch_path: str, directory: str = "", strip: int = 1,
-              reverse: bool = False) -> GitApplyResult:
+def git_apply(root: str, patch_path: str, directory: str = "", strip: int = 1, reverse: bool = False) -> GitApplyResult:
     """Run ``git apply --check`` then ``git apply`` on the directory ``root`` (``--directory``,
     ``-pN``, ``-R``) in an isolated repository: a fresh temporary ``--git-dir`` with ``root``
     as work tree, so no enclosing repository (not even the one ``root`` sits in) changes how
@@ -153,8 +164,7 @@ def git_apply(root: str, patch_path: str, directory: str = "", strip: int = 1,
         chk = _git([*base, "apply", "--check", "-v", *opts, pp], root, env)
         if chk.returncode != 0:
             errs = [x for x in chk.stderr.splitlines() if x.startswith(("error", "fatal"))]
-            return GitApplyResult(False, "git apply --check failed: "
-                                  + (errs[0] if errs else chk.stderr.strip()))
+            return GitApplyResult(False, "git apply --check failed: " + (errs[0] if errs else chk.stderr.strip()))
         if "Skipped patch" in chk.stderr + chk.stdout:
             return GitApplyResult(False, "git apply skipped paths outside the directory")
         app = _git([*base, "apply", *opts, pp], root, env)
@@ -176,7 +186,11 @@ def _commit_outcome(target: str, out: PatchOutcome) -> None:
 
 
 def check_series(
-    directory: str, upstream: str, ref: str, prefix: str = "", git_apply_names: str = "",
+    directory: str,
+    upstream: str,
+    ref: str,
+    prefix: str = "",
+    git_apply_names: str = "",
     echo: Callable[[str], None] = print,
 ) -> CheckReport:
     """Check the series in ``directory`` against ``ref`` of the git repository ``upstream``.
@@ -196,8 +210,7 @@ def check_series(
         if unknown:
             raise InputError("--git-apply", None, "not in the series: " + ", ".join(unknown))
     if prefix.startswith("/") or ".." in prefix.split("/"):
-        raise InputError("--prefix", None, f"{prefix!r}: must be a relative path inside the "
-                         "repository")
+        raise InputError("--prefix", None, f"{prefix!r}: must be a relative path inside the repository")
     env = git_env()
     if not os.path.isdir(upstream):
         raise InputError("--upstream", None, f"{upstream}: not a directory")
@@ -213,8 +226,7 @@ def check_series(
     try:
         add = _git(["worktree", "add", "--detach", "--quiet", wt, sha], upstream, env)
         if add.returncode != 0:
-            raise InputError("--upstream", None, "git worktree add failed: "
-                             + add.stderr.strip().split("\n")[-1])
+            raise InputError("--upstream", None, "git worktree add failed: " + add.stderr.strip().split("\n")[-1])
         target = os.path.join(wt, prefix) if prefix else wt
         if not os.path.isdir(target):
             raise InputError("--prefix", None, f"{prefix}: no such directory at {ref}")
@@ -232,8 +244,9 @@ def check_series(
     return report
 
 
-def _pass1(patches: list[tuple[SeriesEntry, PatchFile]], target: str, report: CheckReport,
-           echo: Callable[[str], None]) -> None:
+def _pass1(
+    patches: list[tuple[SeriesEntry, PatchFile]], target: str, report: CheckReport, echo: Callable[[str], None]
+) -> None:
     have_gnu = shutil.which("patch") is not None
     changed = False
     for e, pf in patches:
@@ -247,21 +260,24 @@ def _pass1(patches: list[tuple[SeriesEntry, PatchFile]], target: str, report: Ch
             _commit_outcome(target, st.forward)
             changed = changed or bool(st.forward.tree.changes or st.forward.tree.modes)
         elif st.state == "applied":
-            report.fail(e.name, "already applied upstream (drop it from the series; GNU patch "
-                        "would offer to reverse it)")
+            report.fail(
+                e.name, "already applied upstream (drop it from the series; GNU patch would offer to reverse it)"
+            )
             mine = engine_notable(st.forward)
         else:
             from dryboot.patching.census import outcome_lines
 
-            report.fail(e.name, f"does not apply ({st.state}):\n" + "\n".join(
-                outcome_lines(st.forward)))
+            report.fail(e.name, f"does not apply ({st.state}):\n" + "\n".join(outcome_lines(st.forward)))
             mine = engine_notable(st.forward)
         if gnu is not None:
             rc, theirs, _raw = gnu
             if (rc == 0) != st.forward.ok:
-                report.fail(e.name, f"GNU patch disagrees: it {'applies' if rc == 0 else 'fails'}"
-                            f" with --fuzz 0 (exit {rc}), dryboot "
-                            f"{'applies' if st.forward.ok else 'does not'}")
+                report.fail(
+                    e.name,
+                    f"GNU patch disagrees: it {'applies' if rc == 0 else 'fails'}"
+                    f" with --fuzz 0 (exit {rc}), dryboot "
+                    f"{'applies' if st.forward.ok else 'does not'}",
+                )
             elif theirs != mine:
                 report.fail(
                     e.name, f"GNU patch's census differs: GNU {census_text(theirs)}; dryboot {census_text(mine)}"
@@ -270,8 +286,15 @@ def _pass1(patches: list[tuple[SeriesEntry, PatchFile]], target: str, report: Ch
         report.fail("pass 1", "the series changed nothing")
 
 
-def _pass2(patches: list[tuple[SeriesEntry, PatchFile]], wt: str, target: str, prefix: str,
-           gnames: set[str], report: CheckReport, echo: Callable[[str], None]) -> None:
+def _pass2(
+    patches: list[tuple[SeriesEntry, PatchFile]],
+    wt: str,
+    target: str,
+    prefix: str,
+    gnames: set[str],
+    report: CheckReport,
+    echo: Callable[[str], None],
+) -> None:
     for e, pf in patches:
         if e.name in gnames:
             r = git_apply(wt, e.path, prefix, e.strip, e.reverse)

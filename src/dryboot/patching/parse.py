@@ -24,9 +24,7 @@ from dryboot.errors import InputError
 SP, MINUS, PLUS, BSL = 0x20, 0x2D, 0x2B, 0x5C
 
 _HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$", re.S)
-_TS_RE = re.compile(
-    rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$"
-)
+_TS_RE = re.compile(rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$")
 _ED_RE = re.compile(rb"^\d+(?:,\d+)?[acd]$")
 _BINARY_RE = re.compile(rb"^Binary files .* differ$")
 _SIGNATURES = (b"-- ", b"-- \r")  # a mail signature separator (CRLF when the mail was saved so)
@@ -204,8 +202,17 @@ def _unquote(s: bytes) -> tuple[bytes, bytes]:
     """Parse a C-quoted name at the start of ``s`` (git/GNU style). Returns (name, rest)."""
     out = bytearray()
     i = 1
-    esc = {ord("n"): 10, ord("t"): 9, ord('"'): 34, ord("\\"): 92, ord("a"): 7, ord("b"): 8,
-           ord("f"): 12, ord("r"): 13, ord("v"): 11}
+    esc = {
+        ord("n"): 10,
+        ord("t"): 9,
+        ord('"'): 34,
+        ord("\\"): 92,
+        ord("a"): 7,
+        ord("b"): 8,
+        ord("f"): 12,
+        ord("r"): 13,
+        ord("v"): 11,
+    }
     while i < len(s):
         c = s[i]
         if c == 34:
@@ -304,11 +311,7 @@ class _Parser:
         )
 
     def is_pair(self, i: int) -> bool:
-        return (
-            i + 1 < self.n
-            and self.lines[i].startswith(b"--- ")
-            and self.lines[i + 1].startswith(b"+++ ")
-        )
+        return i + 1 < self.n and self.lines[i].startswith(b"--- ") and self.lines[i + 1].startswith(b"+++ ")
 
     def index_section(self, i: int) -> bool:
         j = i + 1
@@ -363,14 +366,13 @@ class _Parser:
             elif expect_structure and ln in _SIGNATURES:
                 expect_structure = False  # mail signature: the rest is a trailer
                 i += 1
-            elif expect_structure and ln.strip(b" \t\r") == b"" and all(
-                not x.strip(b" \t\r") for x in lines[i:]
-            ):
+            elif expect_structure and ln.strip(b" \t\r") == b"" and all(not x.strip(b" \t\r") for x in lines[i:]):
                 break  # blank lines at the end of the file
             elif expect_structure:
                 if _BINARY_RE.match(ln):
-                    raise self.err(i, f"binary patch ({ln.decode('utf-8', 'replace')}): "
-                                   "binary patches are not supported")
+                    raise self.err(
+                        i, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported"
+                    )
                 self.problems.append(
                     Problem(
                         i + 1,
@@ -392,10 +394,9 @@ class _Parser:
     def no_sections(self) -> None:
         lines = self.lines
         for k, ln in enumerate(lines):
-            if _ED_RE.match(ln) and (k + 1 >= self.n or lines[k + 1] != b"" ):
-                if k + 1 < self.n and (lines[k + 1].startswith((b"< ", b"> ")) ):
-                    raise self.err(k, "normal (non-unified) diff: not supported; "
-                                   "regenerate it with diff -u")
+            if _ED_RE.match(ln) and (k + 1 >= self.n or lines[k + 1] != b""):
+                if k + 1 < self.n and (lines[k + 1].startswith((b"< ", b"> "))):
+                    raise self.err(k, "normal (non-unified) diff: not supported; regenerate it with diff -u")
                 raise self.err(k, "ed script: refused (dryboot never runs ed scripts)")
             if ln.startswith(b"*** ") and k + 1 < self.n and lines[k + 1].startswith(b"--- "):
                 raise self.err(k, "context diff: not supported; regenerate it with diff -u")
@@ -411,8 +412,7 @@ class _Parser:
         while j < self.n:
             ln = self.lines[j]
             if _BINARY_RE.match(ln):
-                raise self.err(j, f"binary patch ({ln.decode('utf-8', 'replace')}): "
-                               "binary patches are not supported")
+                raise self.err(j, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported")
             if self.is_pair(j):
                 return self.plain_section(j, i)
             if ln.startswith((b"diff ", b"Index: ", b"@@")) or j - i > 20:
@@ -469,8 +469,7 @@ class _Parser:
         while j < self.n:
             ln = self.lines[j]
             if ln.startswith(b"GIT binary patch") or _BINARY_RE.match(ln):
-                raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are "
-                               "not supported")
+                raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are not supported")
             if ln.startswith(GIT_HEADERS):
                 self.check_crlf(j)
                 self.git_header(sec, ln, j)
@@ -561,8 +560,9 @@ class _Parser:
             ln = lines[i]
             if ln[:1] == b"\\":
                 if not body or not body[-1].newline:
-                    h.problems.append(Problem(i + 1, "marker", "'\\ No newline at end of file' "
-                                              "marker that follows no hunk line"))
+                    h.problems.append(
+                        Problem(i + 1, "marker", "'\\ No newline at end of file' marker that follows no hunk line")
+                    )
                 else:
                     body[-1].newline = False
                 i += 1
@@ -597,24 +597,34 @@ class _Parser:
             h.lines = body[:k]  # blank lines at the end of the file
         elif blank_extra:
             h.lines = body
-            h.problems.append(Problem(
-                met + 1 if met is not None else h.lineno, "stray",
-                f"stray blank line after hunk {h.number} of {sec.display_name()} (its "
-                f"declared counts -{dold} +{dnew} are complete at line {met}); later hunks "
-                "would be dropped or misread"))
+            h.problems.append(
+                Problem(
+                    met + 1 if met is not None else h.lineno,
+                    "stray",
+                    f"stray blank line after hunk {h.number} of {sec.display_name()} (its "
+                    f"declared counts -{dold} +{dnew} are complete at line {met}); later hunks "
+                    "would be dropped or misread",
+                )
+            )
         else:
             h.lines = body
             ended = "the patch file ends" if end == n else f"line {end + 1} ends the hunk"
             for side, decl, cnt in (("old", dold, old), ("new", dnew, new)):
                 if decl != cnt:
-                    h.problems.append(Problem(
-                        h.lineno, "count",
-                        f"hunk {h.number} of {sec.display_name()} declares {decl} {side} "
-                        f"line{'s' if decl != 1 else ''}, body has {cnt} ({ended})"))
+                    h.problems.append(
+                        Problem(
+                            h.lineno,
+                            "count",
+                            f"hunk {h.number} of {sec.display_name()} declares {decl} {side} "
+                            f"line{'s' if decl != 1 else ''}, body has {cnt} ({ended})",
+                        )
+                    )
         if h.lines and h.changes_nothing() and not h.problems:
-            h.problems.append(Problem(h.lineno, "noop",
-                                      f"hunk {h.number} of {sec.display_name()} changes "
-                                      "nothing (no '-' or '+' line)"))
+            h.problems.append(
+                Problem(
+                    h.lineno, "noop", f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' line)"
+                )
+            )
         self.check_markers(sec, h)
         return end
 
@@ -624,15 +634,17 @@ class _Parser:
             if bl.newline:
                 continue
             rest = body[k + 1 :]
-            bad = (
-                any(r.kind != PLUS for r in rest)
-                if bl.kind in (SP, MINUS)
-                else False
-            ) or (any(r.kind != MINUS for r in rest) if bl.kind in (SP, PLUS) else False)
+            bad = (any(r.kind != PLUS for r in rest) if bl.kind in (SP, MINUS) else False) or (
+                any(r.kind != MINUS for r in rest) if bl.kind in (SP, PLUS) else False
+            )
             if bad:
-                h.problems.append(Problem(bl.lineno + 1, "marker",
-                                          "'\\ No newline at end of file' after a line that "
-                                          "is not the last of its side"))
+                h.problems.append(
+                    Problem(
+                        bl.lineno + 1,
+                        "marker",
+                        "'\\ No newline at end of file' after a line that is not the last of its side",
+                    )
+                )
 
 
 def parse_patch(data: bytes, source: str) -> PatchFile:

@@ -27,8 +27,9 @@ def confine(root: str, rel: str, source: str, where: str | None = None) -> str:
     """
     label = where or None
     if not rel or rel.startswith("/") or os.path.isabs(rel):
-        raise InputError(source, label, f"absolute path {rel!r} refused (patches may only "
-                         "write inside the target directory)")
+        raise InputError(
+            source, label, f"absolute path {rel!r} refused (patches may only write inside the target directory)"
+        )
     parts = [p for p in rel.split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
         raise InputError(source, label, f"path {rel!r} contains '..': refused")
@@ -42,12 +43,15 @@ def confine(root: str, rel: str, source: str, where: str | None = None) -> str:
         if os.path.islink(cur):
             real = os.path.realpath(cur)
             if k == len(parts) - 1:
-                raise InputError(source, label, f"{'/'.join(parts)} is a symlink: refusing to "
-                                 "patch it")
+                raise InputError(source, label, f"{'/'.join(parts)} is a symlink: refusing to patch it")
             if not (real == root or real.startswith(root.rstrip("/") + "/")):
-                raise InputError(source, label, f"path {rel!r} resolves through the symlink "
-                                 f"{'/'.join(parts[: k + 1])} to outside the target directory: "
-                                 "refused")
+                raise InputError(
+                    source,
+                    label,
+                    f"path {rel!r} resolves through the symlink "
+                    f"{'/'.join(parts[: k + 1])} to outside the target directory: "
+                    "refused",
+                )
         elif not os.path.lexists(cur):
             break
     return "/".join(parts)

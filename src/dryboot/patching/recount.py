@@ -84,10 +84,14 @@ def fix_patch(data: bytes, source: str) -> FixResult:
         for h in sec.hunks:
             blank = _stray_blank_only(pf, h)
             if blank is not None:
-                res.unfixable.append(Problem(
-                    blank.lineno, "stray",
-                    f"stray blank line after hunk {h.number} of {sec.display_name()}: not "
-                    "fixed (delete it, or write it as a context line ' ')"))
+                res.unfixable.append(
+                    Problem(
+                        blank.lineno,
+                        "stray",
+                        f"stray blank line after hunk {h.number} of {sec.display_name()}: not "
+                        "fixed (delete it, or write it as a context line ' ')",
+                    )
+                )
             for p in h.problems:
                 if p.kind == "marker":
                     res.unfixable.append(p)
@@ -99,18 +103,26 @@ def fix_patch(data: bytes, source: str) -> FixResult:
             # from what a hand-edited header said (patchutils' recountdiff rule)
             nstart = ostart + (1 if co == 0 else 0) + growth - (1 if cn == 0 else 0)
             growth += cn - co
-            new_header = (b"@@ -" + _fmt(ostart, co, h.old_count_given or co != 1)
-                          + b" +" + _fmt(nstart, cn, h.new_count_given or cn != 1)
-                          + b" @@" + h.section)
+            new_header = (
+                b"@@ -"
+                + _fmt(ostart, co, h.old_count_given or co != 1)
+                + b" +"
+                + _fmt(nstart, cn, h.new_count_given or cn != 1)
+                + b" @@"
+                + h.section
+            )
             old_header = lines[h.lineno - 1]
             if new_header != old_header:
                 lines[h.lineno - 1] = new_header
                 res.changes.append(HeaderChange(h.lineno, old_header, new_header))
             if body and all(b.kind == 0x20 for b in body):
-                res.unfixable.append(Problem(
-                    h.lineno, "noop",
-                    f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' "
-                    "line): remove it"))
+                res.unfixable.append(
+                    Problem(
+                        h.lineno,
+                        "noop",
+                        f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' line): remove it",
+                    )
+                )
     if res.changes:
         out = b"\n".join(lines)
         if pf.final_newline and lines:
@@ -139,6 +151,7 @@ def fix_file(path: str) -> FixResult:
             mode = os.stat(path).st_mode & 0o7777
             _write_atomic(path, res.data, mode)
         except OSError as exc:
-            raise InputError(path, None, f"cannot write the fixed patch ({exc.strerror}); the file "
-                             "is unchanged") from None
+            raise InputError(
+                path, None, f"cannot write the fixed patch ({exc.strerror}); the file is unchanged"
+            ) from None
     return res

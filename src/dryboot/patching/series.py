@@ -65,8 +65,7 @@ def read_series_file(directory: str) -> tuple[list[SeriesEntry], list[str]]:
         with open(spath, "rb") as fh:
             raw = fh.read()
     except OSError:
-        raise InputError(spath, None, "no series file (one patch name per line, in apply "
-                         "order)") from None
+        raise InputError(spath, None, "no series file (one patch name per line, in apply order)") from None
     entries: list[SeriesEntry] = []
     seen: dict[str, int] = {}
     commented: list[str] = []
@@ -85,8 +84,9 @@ def read_series_file(directory: str) -> tuple[list[SeriesEntry], list[str]]:
         name, opts = words[0], words[1:]
         where = f"line {k}"
         if name.startswith("/") or ".." in name.split("/"):
-            raise InputError(spath, where, f"{name}: patch names must be relative to the "
-                             "series directory, without '..'")
+            raise InputError(
+                spath, where, f"{name}: patch names must be relative to the series directory, without '..'"
+            )
         e = SeriesEntry(name, os.path.join(directory, name), lineno=k)
         for o in opts:
             if o == "-R":
@@ -149,9 +149,7 @@ class SeriesRun:
     prefix: int = 0
 
 
-def run_series(
-    patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0
-) -> SeriesRun:
+def run_series(patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0) -> SeriesRun:
     """Apply ``patches`` in order onto ``tree`` (in memory) after the applied prefix, stopping
     at the first patch that is neither applicable nor applied (see :mod:`dryboot.patching.state`).
 
@@ -175,9 +173,7 @@ def run_series(
     return run
 
 
-def series_status(
-    patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0
-) -> list[PatchStatus]:
+def series_status(patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0) -> list[PatchStatus]:
     """Status of every patch on ``tree``, in series order (see :mod:`dryboot.patching.state`):
     the proven applied prefix reads applied; each later patch is judged on the tree as the
     earlier applicable ones would leave it (nothing is written)."""

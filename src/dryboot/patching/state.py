@@ -54,8 +54,7 @@ def _where(r: HunkResult) -> str:
     return parts[0] + (f" ({', '.join(parts[1:])})" if parts[1:] else "")
 
 
-def _hunk_statuses(fwd: PatchOutcome, bwd: PatchOutcome | None, applied: set[int] | None = None
-                   ) -> list[HunkStatus]:
+def _hunk_statuses(fwd: PatchOutcome, bwd: PatchOutcome | None, applied: set[int] | None = None) -> list[HunkStatus]:
     """Per-hunk states from the two outcomes (files in patch order in both). ``applied``: hunk
     indexes (in patch order) that read applied even though their old side fits too."""
     hs: list[HunkStatus] = []
@@ -92,13 +91,15 @@ def judge(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int = 0) -> Pa
     # the full backward census is needed only for per-hunk states: when the forward run failed,
     # or placed a hunk away from its header (whose new side may sit there already)
     quick = fwd.ok
-    bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
-                      check_modes=True, prefilter=True, quick=True)
+    bwd = apply_patch(
+        tree, patch, entry.strip, not entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True, quick=True
+    )
     if fwd.ok and not bwd.ok and not all(_at_header(r) for r in fwd.hunks()):
         quick = False
     if not bwd.ok and not quick:
-        bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
-                          check_modes=True, prefilter=True)
+        bwd = apply_patch(
+            tree, patch, entry.strip, not entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True
+        )
     if fwd.ok and bwd.ok:
         nearer = _cost(bwd) <= _cost(fwd)
         st = PatchStatus("applied" if nearer else "applicable", _hunk_statuses(fwd, bwd), fwd, bwd)
@@ -113,10 +114,12 @@ def judge(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int = 0) -> Pa
         if twice:
             hs = _hunk_statuses(fwd, bwd, twice)
             st = PatchStatus("partial", hs, fwd, bwd)
-            st.note = ("not applied twice: " + "; ".join(
+            st.note = "not applied twice: " + "; ".join(
                 f"{h.file} hunk {h.number}: the new side is already at the header's "
                 f"{_where(h.backward)}; the old side fits only at {_where(h.forward)}"
-                for k, h in enumerate(hs) if k in twice and h.backward is not None))
+                for k, h in enumerate(hs)
+                if k in twice and h.backward is not None
+            )
             return st
         return PatchStatus("applicable", hs, fwd, bwd)
     hs = _hunk_statuses(fwd, bwd)
@@ -149,12 +152,14 @@ class _Reversal:
 
 def _reverses(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int) -> _Reversal | None:
     """The reversal of ``patch`` on ``tree`` if the patch reads applied there, else None."""
-    bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, fuzz, measure=False,
-                      check_modes=True, prefilter=True, quick=True)
+    bwd = apply_patch(
+        tree, patch, entry.strip, not entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True, quick=True
+    )
     if not bwd.ok:
         return None
-    fwd = apply_patch(tree, patch, entry.strip, entry.reverse, fuzz, measure=False,
-                      check_modes=True, prefilter=True, quick=True)
+    fwd = apply_patch(
+        tree, patch, entry.strip, entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True, quick=True
+    )
     if fwd.ok and _cost(fwd) < _cost(bwd):
         return None
     return _Reversal(bwd, fwd if fwd.ok else None)

@@ -79,7 +79,6 @@ _LABEL = {
 }
 
 
-
 @dataclass(frozen=True)
 class AttentionSpec:
     """One attention layer's cache spec.

@@ -127,6 +127,8 @@ def sliding_start_block(backend: AttentionBackend, primary_block: int, rules: Ve
 
 
 MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
+
+
 def build_layers(
     model: ModelGeometry,
     args: EngineArgs,

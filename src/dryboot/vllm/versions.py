@@ -18,62 +18,98 @@ class VersionRules:
     """Behaviour switches of one vLLM version.
 
     :param version: the vLLM version these switches describe.
+    :param hybrid_prefix_caching_default: prefix caching is on by default for hybrid models
+        (0.28.0+; 0.27.1 keeps it opt-in: ``engine/arg_utils.py``
+        ``_set_default_chunked_prefill_and_prefix_caching_args``).
+    :param mamba_default_all: with prefix caching on and no ``--mamba-cache-mode``, the mode
+        becomes ``all`` for models supporting mamba prefix caching (0.27.1,
+        ``model_executor/models/config.py`` ``MambaModelConfig``); ``align`` from 0.28.0.
     :param pad_requires_block_stride: ``unify`` pads an attention page only when the backend
         indexes KV by block stride (0.28); from 0.29 any non-MLA attention may pad.
+    :param reserve_null_block: the memory check and auto-fit plan against the budget minus one
+        pool block, the null block (0.29+: ``v1/core/kv_cache_utils.py`` ``get_kv_cache_configs``,
+        ``check_memory``; 0.33: ``v1/core/kv_cache_planning.py``).
     :param sliding_window_start: where sliding-window layers start their block: ``smallest``
         kernel block (0.28, 0.29: ``unify`` scales them) or ``largest-fitting`` kernel block
         whose page fits ``sw_bytes_per_token * primary_block`` (0.30+).
     :param mamba_mode_all: whether ``--mamba-cache-mode all`` exists (removed in 0.32).
-    :param hybrid_block_lcm_of_backends: the hybrid block B is also rounded to the LCM of every
-        backend's smallest kernel block (0.32+).
     :param mamba2_align_pages: pages one request holds per Mamba2 group in ``align`` mode,
         before speculative pages (2 until 0.31; 3 from 0.32: one prefill checkpoint).
-    :param gdn_align_sm90: on SM90 the Gated DeltaNet align block (0.33: 64), or ``None``.
-    :param planner_source: the vLLM file the planning functions live in.
+    :param gdn_align_sm90: on SM90 the Gated DeltaNet align block (0.33: 64), or ``None``:
+        FlashInfer GDN prefill checkpoints round the hybrid block to a multiple of it and add a
+        checkpoint page per GDN group (0.33 ``platforms/interface.py``
+        ``_align_hybrid_block_size``, ``v1/attention/backends/gdn_attn.py``
+        ``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT``, ``v1/kv_cache_interface.py`` ``MambaSpec``).
     """
 
     version: str
+    hybrid_prefix_caching_default: bool = True
+    mamba_default_all: bool = False
     pad_requires_block_stride: bool = True
+    reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
     mamba_mode_all: bool = True
-    hybrid_block_lcm_of_backends: bool = False
     mamba2_align_pages: int = 2
     gdn_align_sm90: int | None = None
-    planner_source: str = "vllm/v1/core/kv_cache_utils.py"
 
 
+_V0271 = VersionRules("0.27.1", hybrid_prefix_caching_default=False, mamba_default_all=True)
 _V028 = VersionRules("0.28.0")
-_V029 = VersionRules("0.29.0", pad_requires_block_stride=False)
-_V030 = VersionRules("0.30.0", pad_requires_block_stride=False, sliding_window_start="largest-fitting")
+_V029 = VersionRules("0.29.0", pad_requires_block_stride=False, reserve_null_block=True)
+_V030 = VersionRules(
+    "0.30.0", pad_requires_block_stride=False, reserve_null_block=True, sliding_window_start="largest-fitting"
+)
 _V032 = VersionRules(
     "0.32.0",
     pad_requires_block_stride=False,
+    reserve_null_block=True,
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
-    hybrid_block_lcm_of_backends=True,
     mamba2_align_pages=3,
 )
 _V033 = VersionRules(
     "0.33.0",
     pad_requires_block_stride=False,
+    reserve_null_block=True,
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
-    hybrid_block_lcm_of_backends=True,
     mamba2_align_pages=3,
     gdn_align_sm90=64,
-    planner_source="vllm/v1/core/kv_cache_planning.py",
 )
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``).
-VERIFIED_VERSIONS = frozenset({"0.28.0"})
+#: 0.30.0: 99.85% of 2,000 harness cases (tests/fidelity/data/releases/HARNESS.md).
+VERIFIED_VERSIONS = frozenset({"0.28.0", "0.30.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
-VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V028, _V029, _V030, _V032, _V033)}
+VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V032, _V033)}
 DEFAULT_VERSION = "0.28.0"
 
 
 def _key(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:3])
+
+
+def installed_vllm_version(source: str = "--vllm-version") -> str:
+    """``--vllm-version auto``: the vLLM installed in this Python environment, read from its
+    package metadata (``importlib.metadata``; vLLM is not imported). A local suffix
+    (``0.33.0+cu129``) is dropped.
+
+    :raises InputError: when no vLLM is installed.
+    """
+    from importlib import metadata
+
+    try:
+        found = metadata.version("vllm")
+    except metadata.PackageNotFoundError:
+        raise InputError(source, "auto", "no vLLM is installed in this environment") from None
+    return found.split("+")[0]
+
+
+def resolve_version(text: str, source: str = "--vllm-version") -> str:
+    """``auto`` -> :func:`installed_vllm_version`; any other text unchanged (stripped)."""
+    text = text.strip()
+    return installed_vllm_version(source) if text.lower() == "auto" else text
 
 
 @lru_cache(maxsize=64)
@@ -84,7 +120,7 @@ def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
 
     :raises InputError: for a malformed version or one older than 0.28.0.
     """
-    text = version.strip()
+    text = resolve_version(version, source)
     try:
         key = _key(text if text.count(".") >= 2 else text + ".0")
     except ValueError:
@@ -94,5 +130,5 @@ def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
         if _key(rules.version) <= key:
             chosen = rules
     if chosen is None:
-        raise InputError(source, text, f"dryboot models vLLM {DEFAULT_VERSION} and later")
+        raise InputError(source, text, f"dryboot models vLLM {next(iter(VERSIONS))} and later")
     return chosen

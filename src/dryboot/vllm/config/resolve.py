@@ -88,8 +88,7 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
         raise InputError(
             "--dtype",
             args.dtype,
-            f"{model.source}: torch.float16 is not supported for quantization method mxfp4 "
-            "(supported: torch.bfloat16)",
+            f"{model.source}: torch.float16 is not supported for quantization method mxfp4 (supported: torch.bfloat16)",
         )
     return dtype
 
@@ -231,9 +230,12 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
         raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
     if args.enable_prefix_caching:
         if mode == "none":
-            mode = "align"
+            # 0.27.1 defaults to 'all' where the model class supports mamba prefix caching
+            # (Gated DeltaNet models do not), 0.28.0+ to 'align'.
+            mode = "all" if rules.mamba_default_all and model.gdn is None else "align"
             log.append(
-                f"Mamba cache mode is set to 'align' for {model.architecture} by default when prefix caching is enabled"
+                f"Mamba cache mode is set to '{mode}' for {model.architecture} by default "
+                "when prefix caching is enabled"
             )
         if mode == "all" and model.gdn is not None:
             # Gated DeltaNet models do not implement SupportsMambaPrefixCaching.
@@ -292,10 +294,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     from dryboot.vllm.versions import rules_for
 
     args.validate()
+    rules = rules_for(args.vllm_version)
     if args.enable_prefix_caching is None:
         # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
-        args = replace(args, enable_prefix_caching=not model.attention_free)
-    rules = rules_for(args.vllm_version)
+        # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
+        on = not model.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
+        args = replace(args, enable_prefix_caching=on)
     notes: list[str] = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:
         why = (

@@ -30,12 +30,15 @@ class SchedulerLimits:
     :param max_num_batched_tokens: tokens per scheduler step.
     :param max_concurrent_batches: 2 with async scheduling at PP=1, else PP size.
     :param mamba2_align_pages: pages a Mamba2 ``align`` group holds (version switch).
+    :param gdn_align_pages: pages a Gated DeltaNet ``align`` group holds (3 on 0.33: one
+        FlashInfer prefill checkpoint).
     """
 
     max_model_len: int
     max_num_batched_tokens: int
     max_concurrent_batches: int
     mamba2_align_pages: int = 2
+    gdn_align_pages: int = 2
 
     @property
     def max_in_flight_tokens(self) -> int:
@@ -56,7 +59,9 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
         if spec.mamba_cache_mode == "all":
             return cdiv(length, spec.block_size) + spec.num_speculative_blocks
         if spec.mamba_cache_mode == "align":
-            base = limits.mamba2_align_pages if spec.layer_kind is LayerKind.MAMBA2 else 2
+            base = {LayerKind.MAMBA2: limits.mamba2_align_pages, LayerKind.GDN: limits.gdn_align_pages}.get(
+                spec.layer_kind, 2
+            )
             return base + spec.num_speculative_blocks
         return 1 + spec.num_speculative_blocks
     if spec.layer_kind is LayerKind.SLIDING:
@@ -207,16 +212,23 @@ class CannotAutoFit(NotEnoughMemory):
 
 
 def auto_fit_max_model_len(
-    grouping: Grouping, limits: SchedulerLimits, available: int, num_gpu_blocks_override: int | None = None
+    grouping: Grouping,
+    limits: SchedulerLimits,
+    available: int,
+    num_gpu_blocks_override: int | None = None,
+    reserve_null_block: bool = False,
 ) -> tuple[int, str]:
     """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
     ``--num-gpu-blocks-override`` already replaced the budget by that many blocks there.
+    ``reserve_null_block`` (vLLM 0.29+): the block pool's null block is taken off the budget first.
 
     :returns: (length, vLLM's log line).
     :raises CannotAutoFit: when not even one token fits.
     """
     if num_gpu_blocks_override is not None:
         available = num_gpu_blocks_override * pool_bytes_per_block(grouping)
+    if reserve_null_block:
+        available -= pool_bytes_per_block(grouping)
     fitted = estimate_max_model_len(grouping, limits, available)
     if fitted <= 0:
         raise CannotAutoFit(request_bytes(grouping, limits, 1), available, 1, 0)
@@ -235,8 +247,11 @@ def compute_capacity(
     limits: SchedulerLimits,
     available: int,
     num_gpu_blocks_override: int | None = None,
+    reserve_null_block: bool = False,
 ) -> Capacity:
     """Blocks and concurrency for ``grouping`` with ``available`` bytes of KV budget.
+    ``reserve_null_block`` (vLLM 0.29+): one request must fit the budget minus one pool block
+    (the null block); the blocks are still counted from the whole budget.
 
     :raises NotEnoughMemory: when one ``max_model_len`` request does not fit (vLLM's ValueError).
     """
@@ -248,9 +263,10 @@ def compute_capacity(
         )
         available = num_gpu_blocks_override * per_block
     needed = request_bytes(grouping, limits, limits.max_model_len)
-    if available <= 0 or needed > available:
-        estimated = estimate_max_model_len(grouping, limits, available) if available > 0 else 0
-        raise NotEnoughMemory(needed, available, limits.max_model_len, estimated)
+    check = available - per_block if reserve_null_block else available
+    if check <= 0 or needed > check:
+        estimated = estimate_max_model_len(grouping, limits, check) if check > 0 else 0
+        raise NotEnoughMemory(needed, check, limits.max_model_len, estimated)
     page = grouping.page_size_bytes
     if grouping.path == "uniform-type":
         group_size = 1

@@ -1,0 +1,85 @@
+"""``dryboot.vllm.versions``: version lookup and ``--vllm-version auto``."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.vllm import versions
+
+
+def test_table_entries_and_in_between_versions() -> None:
+    assert versions.rules_for("0.27.1").version == "0.27.1"
+    assert versions.rules_for("0.31.0").version == "0.30.0"
+    with pytest.raises(InputError):
+        versions.rules_for("0.26.0")
+
+
+def test_auto_reads_the_installed_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metadata, "version", lambda name: "0.29.0+cu129" if name == "vllm" else "0")
+    versions.rules_for.cache_clear()
+    try:
+        assert versions.resolve_version("auto") == "0.29.0"
+        assert versions.rules_for("auto").version == "0.29.0"
+    finally:
+        versions.rules_for.cache_clear()
+
+
+def test_auto_without_vllm_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "version", missing)
+    with pytest.raises(InputError, match="no vLLM is installed"):
+        versions.resolve_version("auto")
+
+
+def test_every_switch_is_read() -> None:
+    """A switch declared in VersionRules must be read somewhere under src/dryboot."""
+    import dataclasses
+    from pathlib import Path
+
+    src = Path(versions.__file__).resolve().parents[1]
+    text = "".join(p.read_text() for p in src.rglob("*.py") if p.name != "versions.py")
+    for f in dataclasses.fields(versions.VersionRules):
+        if f.name != "version":
+            assert f"rules.{f.name}" in text, f"{f.name} is declared but never read"
+
+
+def test_compare_version_shows_what_the_upgrade_changes() -> None:
+    """gdn64 (tests/fidelity/data/releases): vLLM 0.28.0 printed block 784, 311 blocks, 149,865
+    tokens; vLLM 0.33.0 block 832, 293 blocks, 126,329 tokens (test_releases.RECORDED)."""
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    model = Path(__file__).resolve().parent / "fidelity" / "data" / "releases" / "gdn64"
+    argv = [
+        "plan",
+        "--model",
+        str(model),
+        "--max-model-len",
+        "8192",
+        "--max-num-batched-tokens",
+        "8192",
+        "--kv-cache-memory-bytes",
+        "2000000000",
+        "--vllm-version",
+        "0.28.0",
+        "--compare-version",
+        "0.33.0",
+    ]
+    res = CliRunner().invoke(cli, [*argv, "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["figure"]: r for r in json.loads(res.output)["changes"]}
+    assert (rows["block size"]["a"], rows["block size"]["b"]) == (784, 832)
+    assert (rows["num_blocks"]["a"], rows["num_blocks"]["b"]) == (311, 293)
+    assert (rows["KV cache tokens"]["a"], rows["KV cache tokens"]["b"]) == (149865, 126329)
+    assert not rows["max_model_len"]["changed"]
+    text = CliRunner().invoke(cli, argv).output
+    assert "vLLM 0.28.0 -> 0.33.0" in text
