@@ -4,27 +4,14 @@ from __future__ import annotations
 
 import click
 
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.cli.plan_cmd import policy_options
 
 
 @click.command("check-log")
 @click.argument("log", metavar="LOG")
 @click.option("--model", "model_path", metavar="PATH", help="The model's config.json (default: found from the log).")
 @click.option("--vllm-version", metavar="X", help="Rules to plan with (default: the logged version's).")
-@click.option(
-    "--grouping",
-    type=click.Choice(GROUPING_POLICIES),
-    default="upstream",
-    show_default=True,
-    help="KV cache group sizing policy of the tree that wrote the log.",
-)
-@click.option(
-    "--unification",
-    type=click.Choice(UNIFICATION_POLICIES),
-    default="upstream",
-    show_default=True,
-    help="Page-size unification policy of the tree that wrote the log.",
-)
+@policy_options(" of the tree that wrote the log")
 @click.option(
     "--custom-kv-cache-dtype",
     "custom_dtypes",

@@ -32,6 +32,29 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def policy_options(whose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--grouping`` and ``--unification`` with the choices of :mod:`dryboot.policies`;
+    ``whose`` ends their help (e.g. " of the tree that wrote the log")."""
+
+    def attach(func: Callable[..., Any]) -> Callable[..., Any]:
+        func = click.option(
+            "--unification",
+            type=click.Choice(UNIFICATION_POLICIES),
+            default="upstream",
+            show_default=True,
+            help=f"Page-size unification policy{whose}.",
+        )(func)
+        return click.option(
+            "--grouping",
+            type=click.Choice(GROUPING_POLICIES),
+            default="upstream",
+            show_default=True,
+            help=f"KV cache group sizing policy{whose}.",
+        )(func)
+
+    return attach
+
+
 def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     """The engine flags the user gave (vLLM names -> raw values)."""
     out: dict[str, object] = {}
@@ -72,20 +95,7 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     metavar="JSON",
     help="vLLM's --hf-overrides: keys replacing the config.json's (nested configs updated key by key).",
 )
-@click.option(
-    "--grouping",
-    type=click.Choice(GROUPING_POLICIES),
-    default="upstream",
-    show_default=True,
-    help="KV cache group sizing policy.",
-)
-@click.option(
-    "--unification",
-    type=click.Choice(UNIFICATION_POLICIES),
-    default="upstream",
-    show_default=True,
-    help="Page-size unification policy.",
-)
+@policy_options("")
 @click.option(
     "--compare-version",
     metavar="B",
