@@ -51,3 +51,36 @@ def test_disable_padded_drafter_batch_turns_async_off() -> None:
     _, args = load_drafter_and_k(spec, None, args)
     with pytest.raises(InputError, match="disable_padded_drafter_batch"):
         plan(model, args)
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        # only extract_hidden_states reads draft_model_config here
+        ('{"method": "ngram", "num_speculative_tokens": 1, "draft_model_config": {}}', "draft_model_config"),
+        (
+            '{"method": "extract_hidden_states", "num_speculative_tokens": 1, '
+            '"draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": "3"}}}',
+            "eagle_aux_hidden_state_layer_ids",
+        ),
+        (
+            '{"method": "extract_hidden_states", "num_speculative_tokens": 1, "model": "x/"}',
+            "model",
+        ),
+    ],
+)
+def test_extract_hidden_states_inputs_are_checked(spec: str, field: str) -> None:
+    model, args = build_engine_args(GPT_OSS, FLAGS, [])
+    with pytest.raises(InputError, match=field):
+        load_drafter_and_k(spec, None, args)
+
+
+def test_extract_hidden_states_refuses_disable_padded_drafter_batch() -> None:
+    # ExtractHiddenStatesProposer: "disable_padded_drafter_batch is not supported with
+    # extract_hidden_states method" (the e2e oracle raises it for vLLM 0.28.0)
+    spec = (
+        '{"method": "extract_hidden_states", "num_speculative_tokens": 1, "disable_padded_drafter_batch": true, '
+        '"draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [1, 2]}}}'
+    )
+    with pytest.raises(InputError, match="disable_padded_drafter_batch is not supported"):
+        planned(spec)

@@ -230,6 +230,7 @@ class SpeculativeConfig:
     disable_padded_drafter_batch: bool = False
     ignored: tuple[str, ...] = ()
     draft_tensor_parallel_size: int | None = None
+    aux_hidden_state_layer_ids: tuple[int, ...] | None = None
 
 
 #: vLLM 0.28.0's speculative methods (``SpeculativeMethod``; any ``*_mtp`` is an MTP type).
@@ -262,6 +263,7 @@ _SPEC_KEYS = {
     "block_size",
     "draft_tensor_parallel_size",
     "disable_padded_drafter_batch",
+    "draft_model_config",
 }
 #: vLLM 0.28.0 ``SpeculativeConfig`` fields that do not change the KV cache: accepted, noted.
 _SPEC_KEYS_WITHOUT_KV_EFFECT = {
@@ -330,7 +332,9 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
         raise InputError(
             source, "method", f"unknown speculative method {method!r} ({', '.join(sorted(SPECULATIVE_METHODS))}, *_mtp)"
         )
+    aux_ids = _aux_hidden_state_layer_ids(data, source)
     return SpeculativeConfig(
+        aux_hidden_state_layer_ids=aux_ids,
         method=str(data.get("method") or "draft_model"),
         model=data.get("model"),
         num_speculative_tokens=k,
@@ -341,6 +345,37 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
         ignored=tuple(sorted(set(data) & _SPEC_KEYS_WITHOUT_KV_EFFECT)),
         draft_tensor_parallel_size=draft_tp,
     )
+
+
+def _aux_hidden_state_layer_ids(data: Mapping[str, object], source: str) -> tuple[int, ...] | None:
+    """``draft_model_config.hf_config.eagle_aux_hidden_state_layer_ids``: the target layers
+    whose hidden states ``"method": "extract_hidden_states"`` caches (vLLM's
+    ``SpeculativeConfig.__post_init__`` reads ``hf_config`` from a ``draft_model_config``
+    mapping into ``ExtractHiddenStatesConfig``). Only that method reads the key here.
+
+    :raises InputError: the key with another method, or a malformed value.
+    """
+    if "draft_model_config" not in data:
+        return None
+    where = "draft_model_config"
+    if data.get("method") != "extract_hidden_states":
+        raise InputError(source, where, "not modelled: dryboot reads it only for method extract_hidden_states")
+    dmc = data["draft_model_config"]
+    if not isinstance(dmc, Mapping) or set(dmc) - {"hf_config"}:
+        raise InputError(source, where, 'must be an object {"hf_config": {...}} (other keys are not modelled)')
+    hf = dmc.get("hf_config", {})
+    if not isinstance(hf, Mapping):
+        raise InputError(source, f"{where}.hf_config", "must be an object")
+    ids = hf.get("eagle_aux_hidden_state_layer_ids")
+    if ids is None:
+        return None
+    if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        raise InputError(
+            source,
+            f"{where}.hf_config.eagle_aux_hidden_state_layer_ids",
+            f"must be a list of layer indices, got {ids!r}",
+        )
+    return tuple(ids)
 
 
 def check_speculative_config(

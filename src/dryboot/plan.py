@@ -33,7 +33,7 @@ from dryboot.vllm.kv_cache_utils.capacity import (
     auto_fit_max_model_len,
     compute_capacity,
 )
-from dryboot.vllm.kv_cache_utils.groups import Grouping, group_layers, uniform_path
+from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
 from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.vllm.versions import VersionRules
@@ -318,13 +318,26 @@ def _kv_cache_groups(
     grouping = uniform_path(layers)
     if grouping is not None:
         return layers, [], grouping, None
+    # hidden-state cache layers stay out of page unification and grouping, then join aligned
+    pairs = layers.pairs()
+    hidden = [(n, s) for n, s in pairs if isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE]
+    rest = (
+        LayerSet.from_pairs([(n, s) for n, s in pairs if s.layer_kind is not LayerKind.HIDDEN_STATE])
+        if hidden
+        else layers
+    )
     try:
         unified, decisions = unify_layer_set_with_policy(
-            layers, policies.unification, cfg.rules, primary_block=block_size, backends=cfg.backends
+            rest, policies.unification, cfg.rules, primary_block=block_size, backends=cfg.backends
         )
         grouping = group_layers(unified, policies.grouping)
+        if hidden:
+            grouping, aligned = add_hidden_state_groups(grouping, hidden)
+            unified = LayerSet.from_pairs([*unified.pairs(), *aligned])
     except UnifyError as exc:
         return layers, [], None, exc
+    except ValueError as exc:  # a hidden-state token larger than the common page
+        return layers, [], None, UnifyError(hidden[0][0], str(exc))
     log.extend(grouping.log)
     return unified, decisions, grouping, None
 

@@ -80,11 +80,19 @@ def load_drafter_and_k(
         args,
         speculative_method=cfg.method,
         disable_padded_drafter_batch=cfg.disable_padded_drafter_batch,
+        aux_hidden_state_layer_ids=cfg.aux_hidden_state_layer_ids,
         ignored_inputs=args.ignored_inputs + tuple(f"--speculative-config {k}" for k in cfg.ignored),
     )
     if k:
         args = replace(args, num_speculative_tokens=k)
     path = spec_model or cfg.model
+    if cfg.method == "extract_hidden_states":
+        if path is not None:
+            where = "--speculative-model" if spec_model else "model"
+            raise InputError(
+                source, where, "extract_hidden_states builds its own cache layer from the target: no model"
+            )
+        return None, args  # its cache layer is built from the target (create_engine_config)
     if path is None:
         if cfg.method in MODEL_FREE_METHODS or cfg.method.endswith("mtp"):
             return None, args  # proposals without separate draft layers

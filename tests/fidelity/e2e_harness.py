@@ -44,6 +44,7 @@ KIND_TO_VLLM = {
     "chunked": "ChunkedLocalAttention",
     "mla": "MLAAttention",
     "mamba": "Mamba",
+    "hidden_state": "HiddenStateCache",
 }
 
 COMPARED = ("block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
@@ -513,7 +514,24 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
     tp = _pick(rng, [1, 2, 4, 8], [5, 2, 2, 1])
     if tp != 1:
         argv += [_pick(rng, ["--tensor-parallel-size", "-tp"]), str(tp)]
-    kvd = _pick(rng, [None, "auto", "fp8", "bfloat16", "fp8_e5m2"], [10, 2, 5, 2, 1])
+    kvd = _pick(
+        rng,
+        [
+            None,
+            "auto",
+            "fp8",
+            "bfloat16",
+            "fp8_e5m2",
+            "fp8_e4m3",
+            "float16",
+            "int8_per_token_head",
+            "fp8_per_token_head",
+            "int4_per_token_head",
+            "nvfp4",
+            "nvfp4_4over6",
+        ],
+        [10, 2, 5, 2, 1, 0.4, 0.4, 0.4, 0.4, 0.4, 0.4, 0.2],
+    )
     if kvd:
         argv += ["--kv-cache-dtype", kvd]
     if rng.random() < 0.25:
@@ -551,8 +569,18 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
             methods += ["dflash", "dflash"]
         if shipped and arch.startswith("Qwen3_5"):
             methods += ["eagle"]
+        methods += ["extract_hidden_states"]
         method = _pick(rng, methods)
         spec: dict[str, Any] = {"method": method, "num_speculative_tokens": k}
+        if method == "extract_hidden_states":
+            # one cache layer of the chosen hidden states; vLLM asserts exactly 1 token
+            n = int(text.get("num_hidden_layers", 4))
+            ids = sorted(rng.sample(range(n), k=min(n, rng.randint(1, 4))))
+            spec["num_speculative_tokens"] = 1 if rng.random() < 0.85 else k
+            if rng.random() < 0.92:
+                spec["draft_model_config"] = {"hf_config": {"eagle_aux_hidden_state_layer_ids": ids}}
+            if rng.random() < 0.04:
+                spec["disable_padded_drafter_batch"] = True
         if method == "dflash":
             if shipped and rng.random() < 0.5:
                 spec["model"] = materialize_file(workdir, EXAMPLES / "dflash2-drafter-sw5.config.json")
@@ -968,10 +996,18 @@ def main(argv: list[str] | None = None) -> int:
         "--oracle-results",
         help="JSON file: saved after the oracle runs; when it exists, the oracle is not run again",
     )
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="keep only the generated cases whose family or flags contain this text (repeatable: any)",
+    )
     args = ap.parse_args(argv)
     if not args.python:
         ap.error("give --python or set DRYBOOT_VLLM_PYTHON (bash scripts/fidelity-env.sh)")
     cases = generate_cases(args.cases, args.seed, default_workdir())
+    if args.only:
+        cases = [c for c in cases if any(t in c.family or any(t in a for a in c.argv) for t in args.only)]
     rep = run_harness(
         cases,
         args.python,

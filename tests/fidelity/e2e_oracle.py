@@ -532,8 +532,12 @@ def _make_drafter(cfg: Any, device: Any) -> Any:
     sc = cfg.speculative_config
     if sc is None:
         return None
-    if sc.method in ("ngram", "suffix", "custom_class", "extract_hidden_states"):
+    if sc.method in ("ngram", "suffix", "custom_class"):
         return None
+    if sc.method == "extract_hidden_states":
+        from vllm.v1.spec_decode.extract_hidden_states import ExtractHiddenStatesProposer
+
+        return ExtractHiddenStatesProposer(vllm_config=cfg, device=device)
     if sc.uses_draft_model():
         from vllm.v1.spec_decode.draft_model import DraftModelProposer
 

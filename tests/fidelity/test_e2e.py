@@ -76,6 +76,17 @@ def _refused(stage: str, error: str) -> dict[str, Any]:
 FA, SW, MB = "FullAttention", "SlidingWindow", "Mamba"
 QN_GROUPS_544 = [(FA, 544, 1114112, 1), (MB, 544, 1114112, 1), (MB, 544, 1114112, 1), (MB, 544, 1114112, 1)]
 
+EHS_MNB = ["--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"]
+
+
+def _ehs(ids: list[int] | None, k: int = 1) -> str:
+    """An ``extract_hidden_states`` speculative config caching the hidden states of ``ids``."""
+    spec: dict[str, Any] = {"method": "extract_hidden_states", "num_speculative_tokens": k}
+    if ids is not None:
+        spec["draft_model_config"] = {"hf_config": {"eagle_aux_hidden_state_layer_ids": ids}}
+    return json.dumps(spec)
+
+
 RECORDED = [
     Recorded(
         "1",
@@ -511,6 +522,68 @@ RECORDED = [
             '{"method": "mtp", "num_speculative_tokens": 6}',
         ],
         _ok(224, [("FullAttention", 224, 229376, 5), ("Mamba", 224, 229376, 4)], 4190, 762766, 93.1111, 8192),
+    ),
+    # extract_hidden_states: the hidden-state cache layer (recorded by this oracle, which builds
+    # ExtractHiddenStatesProposer and its CacheOnlyAttentionLayer as the GPU runner does)
+    Recorded(
+        "H1",
+        "extract_hidden_states: one uniform-type group with the target's fp8 layers",
+        EXTRA / "qwen2_head_dim",
+        ["--max-model-len", "1024", *EHS_MNB, "--kv-cache-dtype", "fp8", "--speculative-config", _ehs([0, 1, 2])],
+        _ok(16, [(FA, 16, 32768, 2)], 4359, 69744, 68.1094, 1024),
+    ),
+    Recorded(
+        "H2",
+        "extract_hidden_states: a hybrid (sliding) target, hidden layer aligned to the common page",
+        EXTRA / "gemma2_default",
+        ["--max-model-len", "2048", *EHS_MNB, "-tp", "2", "--speculative-config", _ehs([1])],
+        _ok(
+            16,
+            [(SW, 16, 16384, 2), (SW, 16, 16384, 1), (FA, 16, 16384, 2), ("HiddenStateCache", 8, 16384, 1)],
+            30517,
+            97350,
+            47.5343,
+            2048,
+        ),
+    ),
+    Recorded(
+        "H3",
+        "extract_hidden_states: a Mamba1 target",
+        EXTRA / "mamba1_block",
+        ["--max-model-len", "1024", *EHS_MNB, "--speculative-config", _ehs([0, 1])],
+        _ok(16, [(MB, 1024, 58368, 4), ("HiddenStateCache", 16, 58368, 1)], 4283, 66451, 64.8939, 1024),
+    ),
+    Recorded(
+        "H4",
+        "extract_hidden_states: Jamba under TP 8, hidden block 6",
+        EXTRA / "jamba_layers",
+        ["--max-model-len", "32768", *EHS_MNB, "-tp", "8", "--speculative-config", _ehs([0])],
+        _ok(
+            48,
+            [(MB, 48, 12288, 1)] * 4 + [(FA, 48, 12288, 1), ("HiddenStateCache", 6, 12288, 1)],
+            81380,
+            433110,
+            13.2175,
+            32768,
+        ),
+    ),
+    Recorded(
+        "H5",
+        "extract_hidden_states with 2 speculative tokens",
+        EXTRA / "qwen2_head_dim",
+        ["--max-model-len", "1024", *EHS_MNB, "--speculative-config", _ehs([0], k=2)],
+        _refused("model", "AssertionError: "),
+    ),
+    Recorded(
+        "H6",
+        "extract_hidden_states without layer ids",
+        EXTRA / "qwen2_head_dim",
+        ["--max-model-len", "1024", *EHS_MNB, "--speculative-config", _ehs(None)],
+        _refused(
+            "model",
+            "ValueError: eagle_aux_hidden_state_layer_ids must be set in the draft model config for "
+            "extract_hidden_states method",
+        ),
     ),
 ]
 

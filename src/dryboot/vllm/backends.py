@@ -116,7 +116,9 @@ BACKENDS: dict[str, AttentionBackend] = {
             "FLASHINFER",
             (KernelBlock(16), KernelBlock(32), KernelBlock(64)),
             True,
-            kv_cache_dtypes=_E5M2 | {"nvfp4", "nvfp4_4over6"},
+            # nvfp4 / nvfp4_4over6 are listed too, but ``supports_kv_cache_dtype`` accepts them
+            # only on SM100 with TRT-LLM attention: not on the SM90 GPU dryboot plans for
+            kv_cache_dtypes=_E5M2,
         ),
         AttentionBackend("FLEX_ATTENTION", _M16, True, kv_cache_dtypes=_PLAIN),
         AttentionBackend("CPU_ATTN", _M16, False, kv_cache_dtypes=frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"})),
@@ -127,6 +129,13 @@ BACKENDS: dict[str, AttentionBackend] = {
         AttentionBackend("FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True, kv_cache_dtypes=_FP8),
     )
 }
+
+#: ``CacheOnlyAttentionBackend`` (``model_executor/models/extract_hidden_states.py``): the
+#: hidden-state cache layer of ``"method": "extract_hidden_states"``. Any block
+#: (``MultipleOf(1)``); no stride order, so pages are never padded; only unquantized caches.
+CACHE_ONLY_ATTN = AttentionBackend(
+    "CACHE_ONLY_ATTN", (KernelBlock(1, multiple_of=True),), False, kv_cache_dtypes=_PLAIN
+)
 
 
 def custom_backend(custom: CustomKVCacheDtype, base: AttentionBackend) -> AttentionBackend:

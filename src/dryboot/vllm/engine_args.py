@@ -48,7 +48,9 @@ class EngineArgs:
     ``ceil(gpu_memory_bytes * gpu_memory_utilization) - non_kv_memory_bytes``.
     ``max_model_len`` is tokens (``-1`` auto-fits to the budget). ``async_scheduling``
     ``None`` is vLLM's default (on unless the speculative method cannot run with it).
-    ``speculative_method`` and ``disable_padded_drafter_batch`` are ``--speculative-config``'s.
+    ``speculative_method``, ``disable_padded_drafter_batch`` and ``aux_hidden_state_layer_ids``
+    (``draft_model_config.hf_config.eagle_aux_hidden_state_layer_ids``, read for
+    ``extract_hidden_states``) are ``--speculative-config``'s.
     ``ignored_inputs`` names inputs accepted but ignored because they do not change the KV
     cache (reported as notes).
     """
@@ -75,6 +77,7 @@ class EngineArgs:
     num_speculative_tokens: int = 0
     speculative_method: str | None = None
     disable_padded_drafter_batch: bool = False
+    aux_hidden_state_layer_ids: tuple[int, ...] | None = None
     ignored_inputs: tuple[str, ...] = ()
     prefix_match_unit: int | None = None
     custom_kv_cache_dtypes: tuple[CustomKVCacheDtype, ...] = field(default=())

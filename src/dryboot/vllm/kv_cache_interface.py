@@ -34,6 +34,7 @@ class LayerKind(Enum):
     GDN = "gated_deltanet"
     MAMBA2 = "mamba2"
     MAMBA1 = "mamba1"
+    HIDDEN_STATE = "hidden_state"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -41,7 +42,7 @@ class LayerKind(Enum):
 
     @property
     def is_attention(self) -> bool:
-        return self in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA)
+        return self in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA, LayerKind.HIDDEN_STATE)
 
     @property
     def is_mamba(self) -> bool:
@@ -65,6 +66,7 @@ _SPEC_KIND = {
     LayerKind.GDN: "mamba",
     LayerKind.MAMBA2: "mamba",
     LayerKind.MAMBA1: "mamba",
+    LayerKind.HIDDEN_STATE: "hidden_state",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -75,6 +77,7 @@ _LABEL = {
     LayerKind.GDN: "Gated DeltaNet",
     LayerKind.MAMBA2: "Mamba2",
     LayerKind.MAMBA1: "Mamba1",
+    LayerKind.HIDDEN_STATE: "hidden-state cache",
     LayerKind.NONE: "no cache",
 }
 

@@ -55,7 +55,7 @@ def attention_spec(
 ) -> AttentionSpec:
     geo = model.attention(kind)
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
-    head_v = 0 if kind is LayerKind.MLA else geo.head_dim_v
+    head_v = 0 if kind in (LayerKind.MLA, LayerKind.HIDDEN_STATE) else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
         kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
     )

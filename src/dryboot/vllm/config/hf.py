@@ -89,6 +89,8 @@ class ModelGeometry:
     layer of kind ``mtp_kind``). ``quant_kv_cache_dtype`` is the KV dtype the quantization config
     implies for ``--kv-cache-dtype auto``. ``mla_dims`` = (qk_nope, qk_rope, v) head dims of an
     MLA model. ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
+    ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
+    the config has none).
     """
 
     source: str
@@ -124,11 +126,15 @@ class ModelGeometry:
     quant_method: str | None = None
     kv_scales_in_checkpoint: bool = False
     logits_soft_cap: bool = False
+    hidden_size: int = 0
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
         (``ModelConfig.get_num_kv_heads``: replicated when TP exceeds them); MLA keeps its single
-        latent head."""
+        latent head; the hidden-state cache layer keeps one head per captured hidden state on every
+        rank (``ExtractHiddenStatesModel``)."""
+        if kind is LayerKind.HIDDEN_STATE:
+            return self.num_kv_heads
         return 1 if self.use_mla else max(1, self.attention(kind).num_kv_heads // tp)
 
     def attention(self, kind: LayerKind) -> AttentionGeometry:

@@ -12,8 +12,15 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend, invalid_reasons
-from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.backends import (
+    BACKENDS,
+    CACHE_ONLY_ATTN,
+    AttentionBackend,
+    custom_backend,
+    default_backend,
+    invalid_reasons,
+)
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.versions import VersionRules
@@ -181,6 +188,54 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
     return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
 
 
+def hidden_state_drafter(model: ModelGeometry, args: EngineArgs) -> Drafter:
+    """The cache-only layer of ``"method": "extract_hidden_states"``: one layer after the
+    target's, caching ``len(eagle_aux_hidden_state_layer_ids)`` hidden states of
+    ``hidden_size`` elements per token, unsplit by tensor parallelism (``ExtractHiddenStatesModel``
+    and its ``CacheOnlyAttentionLayer``, ``HiddenStateCacheSpec``; the proposer's checks in
+    ``v1/spec_decode/extract_hidden_states.py``).
+
+    :raises InputError: vLLM's refusals: not exactly one speculative token, a padded drafter
+        batch disabled, no layer ids, or a config without ``hidden_size``.
+    """
+    where = "--speculative-config"
+    if args.num_speculative_tokens != 1:
+        raise InputError(
+            where,
+            "num_speculative_tokens",
+            f"extract_hidden_states proposes exactly 1 token, got {args.num_speculative_tokens} "
+            "(ExtractHiddenStatesProposer asserts num_speculative_tokens == 1)",
+        )
+    if args.disable_padded_drafter_batch:
+        raise InputError(
+            where,
+            "disable_padded_drafter_batch",
+            "disable_padded_drafter_batch is not supported with extract_hidden_states method",
+        )
+    if not args.aux_hidden_state_layer_ids:
+        raise InputError(
+            where,
+            "draft_model_config.hf_config.eagle_aux_hidden_state_layer_ids",
+            "eagle_aux_hidden_state_layer_ids must be set in the draft model config for extract_hidden_states method",
+        )
+    if not model.hidden_size:
+        raise InputError(model.source, "hidden_size", "missing: the hidden-state cache layer is hidden_size wide")
+    layer = replace(
+        model,
+        layer_kinds=(LayerKind.HIDDEN_STATE,),
+        num_kv_heads=len(args.aux_hidden_state_layer_ids),
+        head_dim=model.hidden_size,
+        head_dim_v=0,
+        full_attention=None,
+        sliding_window=None,
+        attention_chunk_size=None,
+        num_mtp_layers=0,
+        mtp_kind=None,
+        layer_prefix="cache_only_layers",
+    )
+    return Drafter(model=layer, method="extract_hidden_states", layer_prefix="cache_only_layers")
+
+
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """``--max-model-len`` checked against the length the config allows, or that length when
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
@@ -319,7 +374,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         )
     check_tensor_parallel(model, args.tensor_parallel_size)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
-    if drafter is not None:
+    if drafter is None and args.speculative_method == "extract_hidden_states":
+        drafter = hidden_state_drafter(model, args)
+    elif drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
@@ -336,7 +393,23 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
     has_mamba = model.has_mamba_state
     d_dtype = d_model_dtype = d_backend = None
-    if drafter is not None:
+    if drafter is not None and drafter.method == "extract_hidden_states":
+        # the hidden states keep the model dtype whatever quantized KV cache the target uses
+        # (is_quantized_kv_cache: fp8*, *_per_token_head, nvfp4*); any other cache fails the
+        # CacheOnlyAttentionLayer's check
+        if kv_dtype in ("auto", "bfloat16", "float16"):
+            d_dtype = kv_dtype
+        elif kv_dtype.startswith(("fp8", "nvfp4")) or kv_dtype.endswith("per_token_head"):
+            d_dtype = "auto"
+        else:
+            raise InputError(
+                "--kv-cache-dtype",
+                kv_dtype,
+                "CacheOnlyAttentionLayer (extract_hidden_states) doesn't support this KV cache dtype",
+            )
+        d_backend = CACHE_ONLY_ATTN
+        d_model_dtype = model_dtype_of(model, args)
+    elif drafter is not None:
         d_dtype = drafter.kv_cache_dtype or kv_dtype
         if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
             raise InputError(

@@ -138,11 +138,12 @@ def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
 
 
 def _type_key(spec: LayerSpec) -> tuple[object, ...]:
-    """``is_uniform_with_collection``: same class family (MLA counts as full attention),
-    same window / chunk / speculative blocks."""
+    """``is_uniform_with_collection``: same class family (MLA, and the hidden-state cache
+    ``HiddenStateCacheSpec`` that subclasses it, count as full attention), same window / chunk /
+    speculative blocks."""
     if isinstance(spec, MambaSpec):
         return ("mamba", spec.num_speculative_blocks)
-    if spec.layer_kind in (LayerKind.FULL, LayerKind.MLA):
+    if spec.layer_kind in (LayerKind.FULL, LayerKind.MLA, LayerKind.HIDDEN_STATE):
         return ("full",)
     if spec.layer_kind is LayerKind.SLIDING:
         return ("sliding", spec.sliding_window)
@@ -244,3 +245,41 @@ def group_layers(layers: LayerSet, policy: str = "upstream") -> Grouping:
             )
         runs.append(GroupRun(bucket_spec[key], members, cdiv(len(members), group_size)))
     return Grouping(tuple(runs), group_size, "hybrid", tuple(log), tuple(decisions))
+
+
+def _largest_divisor_at_most(n: int, limit: int) -> int:
+    """The largest divisor of ``n`` that is at most ``limit`` (1 at least)."""
+    return max((d for d in range(1, min(n, limit) + 1) if n % d == 0), default=1)
+
+
+def add_hidden_state_groups(
+    grouping: Grouping, hidden: Sequence[tuple[str, AttentionSpec]]
+) -> tuple[Grouping, list[tuple[str, AttentionSpec]]]:
+    """Give each hidden-state cache layer (``extract_hidden_states``) a group of its own after
+    the others, as ``get_kv_cache_groups`` does once the other layers are grouped: its block is
+    the largest divisor of the groups' GCD block whose page (``block * per-token bytes``) fits
+    the common page, and its page is padded to the common page.
+
+    :returns: (the grouping with one more group per hidden layer, each layer's aligned spec).
+    :raises ValueError: one token of hidden states is larger than the common page (vLLM would
+        record a padded page smaller than the data).
+    """
+    common_page = grouping.page_size_bytes
+    block = gcd(*(run.spec.block_size for run in grouping.runs))
+    runs = list(grouping.runs)
+    aligned: list[tuple[str, AttentionSpec]] = []
+    for name, spec in hidden:
+        per_token = spec.bytes_per_token
+        new_block = _largest_divisor_at_most(block, max(common_page // per_token, 1))
+        try:
+            spec = spec.with_block_size(new_block).with_padded_page(common_page)
+        except ValueError:
+            raise ValueError(
+                f"one token of hidden states ({per_token} bytes) is larger than the common page ({common_page} bytes)"
+            ) from None
+        runs.append(GroupRun(spec, (name,), 1))
+        aligned.append((name, spec))
+    return (
+        Grouping(tuple(runs), grouping.group_size, grouping.path, grouping.log, grouping.decisions),
+        aligned,
+    )

@@ -182,6 +182,7 @@ def geometry(
         "family": family,
         # ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048
         "mamba_chunk_size": f.opt_int("mamba_chunk_size") or f.opt_int("chunk_size") or 2048,
+        "hidden_size": f.opt_int("hidden_size") or 0,
     }
     fields.update(extra)
     return ModelGeometry(**fields)

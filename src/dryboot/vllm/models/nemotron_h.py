@@ -57,12 +57,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
-    """vLLM's ``MambaMixer2``: the groups split across ranks unless there is one group.
+    """vLLM's ``MambaMixer2`` (built only for mamba layers): the groups split across ranks unless
+    there is one group.
 
     :raises InputError: ``n_groups`` neither 1 nor divisible by the TP size.
     """
     m = model.mamba2
-    if m is not None and m.n_groups != 1 and m.n_groups % tensor_parallel_size:
+    if m is not None and LayerKind.MAMBA2 in model.kinds and m.n_groups != 1 and m.n_groups % tensor_parallel_size:
         raise InputError(
             "--tensor-parallel-size",
             str(tensor_parallel_size),
