@@ -70,7 +70,7 @@ def test_disable_padded_drafter_batch_turns_async_off() -> None:
     ],
 )
 def test_extract_hidden_states_inputs_are_checked(spec: str, field: str) -> None:
-    model, args = build_engine_args(GPT_OSS, FLAGS, [])
+    _, args = build_engine_args(GPT_OSS, FLAGS, [])
     with pytest.raises(InputError, match=field):
         load_drafter_and_k(spec, None, args)
 

@@ -62,6 +62,21 @@ class Flag:
 
 FLAGS: tuple[Flag, ...] = (
     Flag("tensor-parallel-size", "tensor_parallel_size", _int, "TP size (KV heads and state split across ranks).", int),
+    Flag(
+        "pipeline-parallel-size",
+        "pipeline_parallel_size",
+        _int,
+        "PP size: layers split into stages (VLLM_PP_LAYER_PARTITION or vLLM's split); the "
+        "fewest blocks of any stage win.",
+        int,
+    ),
+    Flag(
+        "data-parallel-size",
+        "data_parallel_size",
+        _int,
+        "DP size: independent engines, each planning this same KV cache (figures are per engine).",
+        int,
+    ),
     Flag("dtype", "dtype", _str, "Model dtype (auto = the config's)."),
     Flag(
         "kv-cache-dtype",

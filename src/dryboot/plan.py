@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from dryboot.errors import InputError
 from dryboot.layers import LayerSet
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
@@ -32,6 +33,7 @@ from dryboot.vllm.kv_cache_utils.capacity import (
     SchedulerLimits,
     auto_fit_max_model_len,
     compute_capacity,
+    worker_shares,
 )
 from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
@@ -102,6 +104,7 @@ class Plan:
     log: tuple[str, ...]
     drafter: Drafter | None = None
     notes: tuple[str, ...] = field(default=())
+    pipeline_stages: tuple[tuple[str, ...], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -168,11 +171,16 @@ def plan(
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
-    block_size, decision = _block_sizes(cfg, mamba, log)
-    layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
+    stages: list[frozenset[str]] | None = None
+    if cfg.args.pipeline_parallel_size > 1:
+        block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, log)
+        num_target = len(layers.order)
+    else:
+        block_size, decision = _block_sizes(cfg, mamba, log)
+        layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)
-    capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log)
+    capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log, stages)
     scheduler_block = hash_block = None
     invariants: list[Invariant] = []
     if unify_error is not None:
@@ -211,8 +219,27 @@ def plan(
         invariants=tuple(invariants),
         log=tuple(log),
         drafter=cfg.drafter,
-        notes=cfg.notes,
+        notes=cfg.notes + _parallel_notes(cfg.args, stages),
+        pipeline_stages=tuple(tuple(n for n in layers.order if n in s) for s in stages or ()),
     )
+
+
+def _parallel_notes(args: EngineArgs, stages: list[frozenset[str]] | None) -> tuple[str, ...]:
+    """What the figures mean under pipeline and data parallelism."""
+    notes = []
+    if stages:
+        sizes = ", ".join(str(len(s)) for s in stages)
+        notes.append(
+            f"pipeline parallelism: {len(stages)} stages holding {sizes} KV cache layers; each stage's GPUs have "
+            "the whole budget for their own layers and the engine keeps the fewest blocks of any stage "
+            "(groups are counted over every layer, their layer lists are stage 0's in vLLM's log)"
+        )
+    if args.data_parallel_size > 1:
+        notes.append(
+            f"data parallelism: {args.data_parallel_size} engines, each planning this same KV cache; "
+            "blocks, tokens and concurrency are per engine"
+        )
+    return tuple(notes)
 
 
 def _gdn_checkpoints(cfg: EngineConfig) -> bool:
@@ -259,6 +286,46 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     )
     log.extend(decision.log)
     return decision.block_size, decision
+
+
+def _pipeline_stages(
+    cfg: EngineConfig, mamba: MambaState | None, log: list[str]
+) -> tuple[int, BlockSizeDecision | None, LayerSet, list[frozenset[str]]]:
+    """(stage 0's block, its hybrid alignment, every stage's layers merged, each stage's layer
+    names): each pipeline stage is a worker that builds only its layers
+    (``get_pp_indices``) and aligns its own block to them (``update_block_size_for_backend`` runs
+    per worker: a stage without attention layers keeps the plain block); the engine merges the
+    workers' specs (``get_kv_cache_configs``).
+
+    :raises InputError: speculative decoding (where vLLM puts a drafter's layers across stages
+        is not modelled), or a bad ``VLLM_PP_LAYER_PARTITION``.
+    """
+    from dryboot.vllm.distributed import pp_stage_ranges  # local: only pipeline plans need it
+
+    model, args = cfg.model, cfg.args
+    pp = args.pipeline_parallel_size
+    if cfg.drafter is not None or args.speculative_method is not None:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            "speculative decoding with pipeline parallelism is not modelled (which stage holds the drafter's layers)",
+        )
+    pairs: list[tuple[str, LayerSpec]] = []
+    stages: list[frozenset[str]] = []
+    first: tuple[int, BlockSizeDecision | None] | None = None
+    for layers_of_stage in pp_stage_ranges(model.num_layers, pp, args.pp_layer_partition):
+        kinds = tuple(k if i in layers_of_stage else LayerKind.NONE for i, k in enumerate(model.layer_kinds))
+        stage_cfg = replace(cfg, model=replace(model, layer_kinds=kinds))
+        stage_log: list[str] = []
+        block, decision = _block_sizes(stage_cfg, mamba, stage_log)
+        stage_layers, _ = _kv_cache_specs(stage_cfg, block, decision, mamba)
+        if first is None:
+            first = (block, decision)
+            log.extend(stage_log)
+        pairs.extend(stage_layers.pairs())
+        stages.append(frozenset(stage_layers.order))
+    assert first is not None
+    return first[0], first[1], LayerSet.from_pairs(pairs), stages
 
 
 def _kv_cache_specs(
@@ -343,15 +410,23 @@ def _kv_cache_groups(
 
 
 def _kv_cache_capacity(
-    cfg: EngineConfig, grouping: Grouping | None, log: list[str]
+    cfg: EngineConfig, grouping: Grouping | None, log: list[str], stages: list[frozenset[str]] | None = None
 ) -> tuple[Capacity | None, NotEnoughMemory | None, int]:
     """(capacity, not-enough-memory failure, final max_model_len): auto-fit, blocks and
-    concurrency (``get_kv_cache_configs``, ``_auto_fit_max_model_len``)."""
+    concurrency (``get_kv_cache_configs``, ``_auto_fit_max_model_len``), each pipeline stage
+    (``stages``: its layer names) with its own share of the groups and the same budget.
+
+    :raises InputError: a pipeline stage holds no KV cache layer.
+    """
     args = cfg.args
     available = args.available_kv_bytes()
     max_model_len = cfg.max_model_len
     if grouping is None or not grouping.runs or available is None:
         return None, None, max_model_len
+    try:
+        shares = worker_shares(grouping, stages)
+    except ValueError as exc:
+        raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), str(exc)) from None
     limits = SchedulerLimits(
         max_model_len=max_model_len,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
@@ -362,12 +437,12 @@ def _kv_cache_capacity(
     try:
         if args.max_model_len == -1:
             max_model_len, line = auto_fit_max_model_len(
-                grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+                grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block, shares
             )
             log.append(line)
             limits = replace(limits, max_model_len=max_model_len)
         capacity = compute_capacity(
-            grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+            grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block, shares
         )
     except NotEnoughMemory as exc:
         return None, exc, max_model_len

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 
 from dryboot.errors import InputError
@@ -15,6 +16,7 @@ from dryboot.flags import (
 )
 from dryboot.plan import Drafter
 from dryboot.vllm.config.hf import ModelGeometry, load_model
+from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 
 
@@ -45,6 +47,9 @@ def build_engine_args(
     for name, value in flags.items():
         args = apply_flags(args, {name: value}, f"--{name}")
     args = add_custom_dtypes(args, custom_dtypes)
+    if args.pipeline_parallel_size > 1 and ENV_PP_LAYER_PARTITION in os.environ:
+        # read from the environment, as vLLM's get_pp_indices does
+        args = replace(args, pp_layer_partition=os.environ[ENV_PP_LAYER_PARTITION])
     args.validate()
     return model, args
 

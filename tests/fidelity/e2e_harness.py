@@ -61,9 +61,13 @@ class Case:
     argv: list[str]
     source: str = ""  # where the config came from (shipped file or generator)
     note: str = ""
+    env: dict[str, str] = field(default_factory=dict)  # environment both tools see (VLLM_PP_LAYER_PARTITION)
 
     def oracle_input(self) -> dict[str, Any]:
-        return {"id": self.id, "model": self.model, "argv": self.argv}
+        out: dict[str, Any] = {"id": self.id, "model": self.model, "argv": self.argv}
+        if self.env:
+            out["env"] = self.env
+        return out
 
     def dryboot_argv(self, vllm_version: str | None = None) -> list[str]:
         pin = ["--vllm-version", vllm_version] if vllm_version else []
@@ -71,7 +75,8 @@ class Case:
 
     def command(self, vllm_version: str | None = None) -> str:
         pin = ["--vllm-version", vllm_version] if vllm_version else []
-        return "dryboot plan " + shlex.join(["--model", self.model, *self.argv, *pin])
+        env = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
+        return env + "dryboot plan " + shlex.join(["--model", self.model, *self.argv, *pin])
 
 
 def _write_config(workdir: Path, name: str, config: dict[str, Any]) -> str:
@@ -514,6 +519,10 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
     tp = _pick(rng, [1, 2, 4, 8], [5, 2, 2, 1])
     if tp != 1:
         argv += [_pick(rng, ["--tensor-parallel-size", "-tp"]), str(tp)]
+    if rng.random() < 0.08:
+        argv += [_pick(rng, ["--pipeline-parallel-size", "-pp"]), str(_pick(rng, [2, 3, 4]))]
+    if rng.random() < 0.04:
+        argv += [_pick(rng, ["--data-parallel-size", "-dp"]), str(_pick(rng, [2, 4]))]
     kvd = _pick(
         rng,
         [
@@ -616,7 +625,15 @@ def generate_cases(n: int, seed: int, workdir: Path) -> list[Case]:
             model = _write_config(workdir, family.split("[")[0].split("+")[0], cfg)
             argv = _flags(rng, family, cfg, workdir, shipped=False)
             source = gen.__name__
-        cases.append(Case(id=f"s{seed}-{i}", family=family, model=model, argv=argv, source=source))
+        env: dict[str, str] = {}
+        pp = next((int(argv[j + 1]) for j, a in enumerate(argv) if a in ("-pp", "--pipeline-parallel-size")), 1)
+        text = cfg.get("text_config") or cfg
+        n = text.get("num_hidden_layers")
+        if pp > 1 and isinstance(n, int) and n >= pp and rng.random() < 0.3:
+            # an explicit split: a random composition of the layers into pp stages
+            cuts = sorted(rng.sample(range(1, n), pp - 1))
+            env["VLLM_PP_LAYER_PARTITION"] = ",".join(str(b - a) for a, b in zip([0, *cuts], [*cuts, n], strict=True))
+        cases.append(Case(id=f"s{seed}-{i}", family=family, model=model, argv=argv, source=source, env=env))
     return cases
 
 
@@ -631,7 +648,7 @@ def run_dryboot(case: Case, vllm_version: str | None = None) -> dict[str, Any]:
     from dryboot.errors import InputError
 
     runner = CliRunner()
-    res = runner.invoke(cli, case.dryboot_argv(vllm_version), catch_exceptions=True)
+    res = runner.invoke(cli, case.dryboot_argv(vllm_version), catch_exceptions=True, env=case.env or None)
     out: dict[str, Any] = {"rc": res.exit_code}
     if isinstance(res.exception, InputError):
         out.update(rc=2, refused=True, error=f"dryboot: error: {res.exception.line()}")
@@ -651,6 +668,8 @@ def run_dryboot(case: Case, vllm_version: str | None = None) -> dict[str, Any]:
         return out
     errors = doc.get("errors") or {}
     grouping = doc.get("grouping") or {}
+    # vLLM's scheduler keeps pipeline stage 0's projection of the groups (its layers only)
+    stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
     cap = doc.get("capacity") or {}
     out.update(
         refused=bool(errors.get("unify") or errors.get("memory")),
@@ -658,7 +677,12 @@ def run_dryboot(case: Case, vllm_version: str | None = None) -> dict[str, Any]:
         block_size=doc.get("block_size"),
         max_model_len=doc.get("max_model_len"),
         groups=[
-            [KIND_TO_VLLM.get(g["kind"], g["kind"]), g["block_size"], g["page_size_bytes"], len(g["layer_names"])]
+            [
+                KIND_TO_VLLM.get(g["kind"], g["kind"]),
+                g["block_size"],
+                g["page_size_bytes"],
+                len(g["layer_names"]) if stage0 is None else len(stage0.intersection(g["layer_names"])),
+            ]
             for g in grouping.get("groups") or []
         ],
         num_blocks=cap.get("num_blocks"),

@@ -431,16 +431,21 @@ def _install() -> None:
     V.parser = AsyncEngineArgs.add_cli_args(FlexibleArgumentParser(prog="vllm serve"))
 
 
-def _set_parallel_groups(cfg: Any) -> None:
+def _set_parallel_groups(cfg: Any, pp_rank: int = 0) -> None:
+    """Stand-in parallel groups in which this process is rank 0, except for pipeline
+    parallelism: stage ``pp_rank`` of ``pipeline_parallel_size`` (the worker that builds that
+    stage's layers)."""
     pc = cfg.parallel_config
     tp = pc.tensor_parallel_size
     pp = pc.pipeline_parallel_size
-    if pp != 1:
-        raise NotImplementedError("pipeline parallelism is not modelled by the oracle (one process, one stage)")
     dp = pc.data_parallel_size
     ps = V.parallel_state
     ps._TP = _stand_in_group(tp, "tp")
     ps._PP = _stand_in_group(pp, "pp")
+    ps._PP.rank_in_group = ps._PP.rank = pp_rank
+    ps._PP.is_first_rank = pp_rank == 0
+    ps._PP.is_last_rank = pp_rank == pp - 1
+    ps._PP.unique_name = f"pp:{pp_rank}"
     ps._DP = _stand_in_group(dp, "dp")
     ps._EP = _stand_in_group(tp * dp, "ep")
     ps._EPLB = _stand_in_group(tp * dp, "eplb")
@@ -572,12 +577,80 @@ def _spec_type(spec: Any) -> str:
     return name[: -len("Spec")] if name.endswith("Spec") else name
 
 
+def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[str, Any]:
+    """What one GPU worker does up to ``get_kv_cache_spec``: build the drafter and the model
+    (pipeline stage ``pp_rank``) on the meta device, then ``update_block_size_for_backend`` on
+    its own config (each worker runs it after its load: ``multiproc_executor.py``)."""
+    _set_parallel_groups(cfg, pp_rank)
+    V.current_platform.check_if_supports_dtype(cfg.model_config.dtype)
+    meta = V.torch.device("meta")
+    v2 = bool(cfg.use_v2_model_runner)
+    res["model_runner"] = "v2" if v2 else "v1"
+    with V.set_current_vllm_config(cfg):
+        if v2:
+            # vllm/v1/worker/gpu/model_runner.py: GPUModelRunner.__init__ / load_model
+            from vllm.v1.worker.gpu.spec_decode import init_speculator
+            from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
+
+            drafter = None
+            if cfg.speculative_config is not None and cfg.speculative_config.method not in ("ngram", "suffix"):
+                import inspect
+
+                if "req_states" in inspect.signature(init_speculator).parameters:
+                    # 0.33.0: speculators get the runner's RequestState (token buffers, never
+                    # read for the KV cache): a stand-in with its sizes.
+                    sc = cfg.scheduler_config
+                    req_states = types.SimpleNamespace(
+                        max_num_reqs=sc.max_num_seqs,
+                        max_model_len=cfg.model_config.max_model_len,
+                        max_num_batched_tokens=sc.max_num_batched_tokens,
+                        num_speculative_steps=cfg.speculative_config.num_speculative_tokens,
+                        device=meta,
+                    )
+                    drafter = init_speculator(cfg, meta, req_states)
+                else:
+                    drafter = init_speculator(cfg, meta)
+            model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
+            if isinstance(drafter, DraftModelSpeculator):
+                drafter.load_model(model)
+        else:
+            # vllm/v1/worker/gpu_model_runner.py: GPUModelRunner.__init__ / load_model
+            drafter = _make_drafter(cfg, meta)
+            model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
+            if drafter is not None and hasattr(drafter, "load_model"):
+                drafter.load_model(model)
+    V.current_platform.update_block_size_for_backend(cfg)
+    if v2:
+        from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
+
+        # 0.33.0 has no VllmConfig.is_encoder_only (the V2 runner no longer checks it) and
+        # keeps a replicated cache for a DCP=1 draft under a DCP target.
+        specs = {} if getattr(cfg, "is_encoder_only", False) else get_kv_cache_spec(cfg)
+        if (
+            isinstance(drafter, DraftModelSpeculator)
+            and getattr(drafter, "dcp_size", None) == 1
+            and cfg.parallel_config.decode_context_parallel_size > 1
+            and hasattr(drafter, "draft_attn_layer_names")
+        ):
+            import dataclasses
+
+            for name in drafter.draft_attn_layer_names & specs.keys():
+                specs[name] = dataclasses.replace(specs[name], dcp_sharded=False)
+    else:
+        runner = types.SimpleNamespace(vllm_config=cfg, shared_kv_cache_layers={})
+        specs = V.GPUModelRunner.get_kv_cache_spec(runner)
+    return dict(specs)
+
+
 def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
     t0 = time.perf_counter()
     _reset_per_process_caches()
     capture.take()
     res: dict[str, Any] = {"id": case.get("id"), "ok": False}
     stage = "parse"
+    env = {str(k): str(v) for k, v in (case.get("env") or {}).items()}
+    saved_env = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # vllm.envs reads the environment when asked (no cache here)
     try:
         args = _parse(str(case["model"]), [str(a) for a in case.get("argv", [])])
 
@@ -586,65 +659,18 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         cfg = engine_args.create_engine_config(usage_context=V.UsageContext.OPENAI_API_SERVER)
 
         stage = "model"
-        _set_parallel_groups(cfg)
-        V.current_platform.check_if_supports_dtype(cfg.model_config.dtype)
-        meta = V.torch.device("meta")
-        v2 = bool(cfg.use_v2_model_runner)
-        res["model_runner"] = "v2" if v2 else "v1"
-        with V.set_current_vllm_config(cfg):
-            if v2:
-                # vllm/v1/worker/gpu/model_runner.py: GPUModelRunner.__init__ / load_model
-                from vllm.v1.worker.gpu.spec_decode import init_speculator
-                from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
+        pp = cfg.parallel_config.pipeline_parallel_size
+        # pipeline parallelism: one worker per stage, each with its own copy of the config
+        # (made before any worker mutates it), building that stage's layers
+        import copy
 
-                drafter = None
-                if cfg.speculative_config is not None and cfg.speculative_config.method not in ("ngram", "suffix"):
-                    import inspect
-
-                    if "req_states" in inspect.signature(init_speculator).parameters:
-                        # 0.33.0: speculators get the runner's RequestState (token buffers, never
-                        # read for the KV cache): a stand-in with its sizes.
-                        sc = cfg.scheduler_config
-                        req_states = types.SimpleNamespace(
-                            max_num_reqs=sc.max_num_seqs,
-                            max_model_len=cfg.model_config.max_model_len,
-                            max_num_batched_tokens=sc.max_num_batched_tokens,
-                            num_speculative_steps=cfg.speculative_config.num_speculative_tokens,
-                            device=meta,
-                        )
-                        drafter = init_speculator(cfg, meta, req_states)
-                    else:
-                        drafter = init_speculator(cfg, meta)
-                model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
-                if isinstance(drafter, DraftModelSpeculator):
-                    drafter.load_model(model)
-            else:
-                # vllm/v1/worker/gpu_model_runner.py: GPUModelRunner.__init__ / load_model
-                drafter = _make_drafter(cfg, meta)
-                model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
-                if drafter is not None and hasattr(drafter, "load_model"):
-                    drafter.load_model(model)
-        V.current_platform.update_block_size_for_backend(cfg)
+        stage_cfgs = [cfg] + [copy.deepcopy(cfg) for _ in range(pp - 1)]
+        kv_cache_specs = []
+        for pp_rank, stage_cfg in enumerate(stage_cfgs):
+            kv_cache_specs.append(_worker_kv_cache_spec(stage_cfg, pp_rank, res))
         res["block_size"] = cfg.cache_config.block_size
-        if v2:
-            from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
-
-            # 0.33.0 has no VllmConfig.is_encoder_only (the V2 runner no longer checks it) and
-            # keeps a replicated cache for a DCP=1 draft under a DCP target.
-            specs = {} if getattr(cfg, "is_encoder_only", False) else get_kv_cache_spec(cfg)
-            if (
-                isinstance(drafter, DraftModelSpeculator)
-                and getattr(drafter, "dcp_size", None) == 1
-                and cfg.parallel_config.decode_context_parallel_size > 1
-                and hasattr(drafter, "draft_attn_layer_names")
-            ):
-                import dataclasses
-
-                for name in drafter.draft_attn_layer_names & specs.keys():
-                    specs[name] = dataclasses.replace(specs[name], dcp_sharded=False)
-        else:
-            runner = types.SimpleNamespace(vllm_config=cfg, shared_kv_cache_layers={})
-            specs = V.GPUModelRunner.get_kv_cache_spec(runner)
+        if pp > 1:
+            res["stage_layers"] = [len(s) for s in kv_cache_specs]
 
         stage = "plan"
         V.register_all_kvcache_specs(cfg)
@@ -656,7 +682,6 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
             cfg.model_config.multimodal_config,
             getattr(cfg.parallel_config, "_api_process_count", 1),
         )
-        kv_cache_specs = [specs]
         extra_args: list[Any] = []
         if V.resolve_kv_cache_layout is not None:
             # 0.29.0+ EngineCore._initialize_kv_caches: one layout from the workers' backends
@@ -673,7 +698,10 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
                 extra_args = [global_groups]
             else:
                 V.WorkerBase.set_kv_cache_layout(worker, layout.name)
-        available_memory = [available] if specs else [0]
+        # EngineCore._initialize_kv_caches: every worker reports its budget when any has a KV
+        # cache layer (a pipeline stage without one still gets the budget), else all get 0
+        has_kv_cache = any(kv_cache_specs)
+        available_memory = [available if has_kv_cache else 0 for _ in kv_cache_specs]
         configs = V.planning.get_kv_cache_configs(cfg, kv_cache_specs, available_memory, *extra_args)
         sched = V.kcu.generate_scheduler_kv_cache_config(configs)
         cfg.cache_config.num_gpu_blocks = sched.num_blocks
@@ -722,6 +750,12 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         res.update(stage=stage, error=_fmt_exc(e))
         if os.environ.get("E2E_ORACLE_TRACEBACKS"):
             res["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     log = capture.take()
     res["kv_log"] = [m for m in log if any(k in m for k in KV_LOG_MARKERS)]
     res["log"] = log[-60:]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ class Recorded:
     vllm_argv: list[str] | None = None  # when vLLM is given other flags than dryboot
     oracle_expect: dict[str, Any] | None = None  # when this oracle's answer differs in wording only
     dryboot_xfail: str = ""  # the disagreement kind dryboot has today
+    env: dict[str, str] = field(default_factory=dict)  # e.g. VLLM_PP_LAYER_PARTITION
 
     def drafter_dirs(self) -> list[str]:
         return []
@@ -585,6 +586,52 @@ RECORDED = [
             "extract_hidden_states method",
         ),
     ),
+    # pipeline parallelism: one worker per stage building its own layers (this oracle builds
+    # each stage's model under its pipeline rank and plans the workers' specs together)
+    Recorded(
+        "P1",
+        "PP 2: gemma2's 5 layers split 3/2, vLLM's split",
+        EXTRA / "gemma2_default",
+        ["--max-model-len", "2048", *EHS_MNB, "-pp", "2"],
+        _ok(16, [(SW, 16, 32768, 1), (SW, 16, 32768, 1), (FA, 16, 32768, 1)], 30517, 161914, 79.0596, 2048),
+    ),
+    Recorded(
+        "P2",
+        "PP 2: Jamba's first stage has no attention layer, so its mamba block stays 16",
+        EXTRA / "jamba_layers",
+        ["--max-model-len", "8192", *EHS_MNB, "-pp", "2"],
+        _ok(
+            16,
+            [(MB, 16, 98304, 1), (MB, 16, 98304, 1), (MB, 16, 98304, 1), (MB, 48, 98304, 0), (FA, 48, 98304, 0)],
+            10172,
+            465525,
+            56.8268,
+            8192,
+        ),
+    ),
+    Recorded(
+        "P3",
+        "PP 3: DeepSeek-V3 MLA layers split 1/2/1",
+        EXTRA / "deepseek_v3",
+        ["--max-model-len", "4096", *EHS_MNB, "-pp", "3"],
+        _ok(16, [("MLAAttention", 16, 10240, 1)], 48828, 781248, 190.7344, 4096),
+    ),
+    Recorded(
+        "P4",
+        "PP 2 with VLLM_PP_LAYER_PARTITION=1,4: the fuller stage sets the blocks",
+        EXTRA / "gemma2_default",
+        ["--max-model-len", "2048", *EHS_MNB, "-pp", "2"],
+        _ok(16, [(SW, 16, 32768, 1), (SW, 16, 32768, 0), (FA, 16, 32768, 0)], 15258, 80954, 39.5285, 2048),
+        env={"VLLM_PP_LAYER_PARTITION": "1,4"},
+    ),
+    Recorded(
+        "P5",
+        "VLLM_PP_LAYER_PARTITION that does not add up to the layers",
+        EXTRA / "gemma2_default",
+        ["--max-model-len", "2048", *EHS_MNB, "-pp", "2"],
+        _refused("model", "ValueError: sum(partitions)=4 does not match num_hidden_layers=5."),
+        env={"VLLM_PP_LAYER_PARTITION": "2,2"},
+    ),
 ]
 
 
@@ -597,7 +644,7 @@ def _workdir() -> Path:
 def _case(rec: Recorded, vllm: bool) -> H.Case:
     model = H.materialize_file(_workdir(), rec.model)
     argv = list(rec.vllm_argv if (vllm and rec.vllm_argv) else rec.argv)
-    return H.Case(id=rec.id, family="e2e-min", model=model, argv=argv, source=str(rec.model))
+    return H.Case(id=rec.id, family="e2e-min", model=model, argv=argv, source=str(rec.model), env=rec.env)
 
 
 def _check(expect: dict[str, Any], got: dict[str, Any], vllm: bool) -> list[str]:

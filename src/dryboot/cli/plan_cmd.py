@@ -28,6 +28,10 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 names.append("--kv-cache-memory")
             if flag.name == "tensor-parallel-size":
                 names.append("-tp")
+            if flag.name == "pipeline-parallel-size":
+                names.append("-pp")
+            if flag.name == "data-parallel-size":
+                names.append("-dp")
             func = click.option(*names, f"flag_{flag.field}", default=None, metavar="V", help=flag.help)(func)
     return func
 

@@ -51,12 +51,16 @@ class EngineArgs:
     ``speculative_method``, ``disable_padded_drafter_batch`` and ``aux_hidden_state_layer_ids``
     (``draft_model_config.hf_config.eagle_aux_hidden_state_layer_ids``, read for
     ``extract_hidden_states``) are ``--speculative-config``'s.
+    ``pipeline_parallel_size`` splits the layers into stages (``pp_layer_partition`` is
+    ``VLLM_PP_LAYER_PARTITION``); ``data_parallel_size`` engines each plan the same KV cache.
     ``ignored_inputs`` names inputs accepted but ignored because they do not change the KV
     cache (reported as notes).
     """
 
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
+    pp_layer_partition: str | None = None
+    data_parallel_size: int = 1
     dtype: str = "auto"
     kv_cache_dtype: str = "auto"
     attention_backend: str | None = None
@@ -103,6 +107,7 @@ class EngineArgs:
         positive = {
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--pipeline-parallel-size": self.pipeline_parallel_size,
+            "--data-parallel-size": self.data_parallel_size,
             "--block-size": self.block_size,
             "--max-num-batched-tokens": self.max_num_batched_tokens,
             "--max-num-seqs": self.max_num_seqs,
@@ -112,8 +117,6 @@ class EngineArgs:
         for flag, value in positive.items():
             if value is not None and value < 1:
                 raise InputError(flag, None, f"must be >= 1, got {value}")
-        if self.pipeline_parallel_size != 1:
-            raise InputError("--pipeline-parallel-size", None, "dryboot plans single-stage engines (PP = 1) only")
         nonneg = {
             "--kv-cache-memory-bytes": self.kv_cache_memory_bytes,
             "--non-kv-memory": self.non_kv_memory_bytes,

@@ -12,7 +12,7 @@ ValueError with the estimated maximum model length), and each spec's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dryboot.vllm.kv_cache_interface import LayerKind, LayerSpec, MambaSpec
@@ -104,12 +104,52 @@ class Capacity:
         return sum(self.blocks_per_request)
 
 
-def pool_bytes_per_block(grouping: Grouping) -> int:
-    """Bytes one block takes across the pool (``_pool_bytes_per_block``): the page times the
-    fullest group's layers, or the sum of pages of a uniform-type group."""
+@dataclass(frozen=True)
+class WorkerShare:
+    """What one worker (pipeline stage) holds of the KV cache groups
+    (``_project_kv_cache_groups_to_worker``): every group, with only this worker's layers.
+
+    :param group_size: layers of its fullest projected group (tensors in its pool).
+    :param pages: a uniform-type group: its own layers' pages (bytes), module order.
+    """
+
+    group_size: int
+    pages: tuple[int, ...] = ()
+
+
+def worker_shares(grouping: Grouping, stages: Sequence[frozenset[str]] | None = None) -> list[WorkerShare]:
+    """One :class:`WorkerShare` per pipeline stage (``stages``: each stage's layer names;
+    ``None``: one worker holding every layer).
+
+    :raises ValueError: a stage holds no layer of any group (vLLM asserts ``group_size > 0``
+        in ``get_kv_cache_config_from_groups``).
+    """
+    if stages is None:
+        if grouping.path == "uniform-type":
+            return [WorkerShare(1, grouping.uniform_pages)]
+        return [WorkerShare(max(run.largest_group for run in grouping.runs))]
+    shares = []
+    for i, names in enumerate(stages):
+        if grouping.path == "uniform-type":
+            pages = tuple(
+                p for n, p in zip(grouping.runs[0].members, grouping.uniform_pages, strict=True) if n in names
+            )
+            share = WorkerShare(1 if pages else 0, pages)
+        else:
+            share = WorkerShare(max(sum(1 for n in g.layer_names if n in names) for g in grouping.groups))
+        if share.group_size == 0:
+            raise ValueError(f"pipeline stage {i} holds no KV cache layer (vLLM asserts group_size > 0)")
+        shares.append(share)
+    return shares
+
+
+def pool_bytes_per_block(grouping: Grouping, share: WorkerShare | None = None) -> int:
+    """Bytes one block takes across one worker's pool (``_pool_bytes_per_block``): the page
+    times its fullest group's layers, or the sum of its pages of a uniform-type group."""
+    share = share or worker_shares(grouping)[0]
     if grouping.path == "uniform-type":
-        return sum(grouping.uniform_pages)
-    return grouping.page_size_bytes * max(run.largest_group for run in grouping.runs)
+        return sum(share.pages)
+    return grouping.page_size_bytes * share.group_size
 
 
 def _run_blocks(grouping: Grouping, limits: SchedulerLimits, length: int) -> list[int]:
@@ -117,29 +157,31 @@ def _run_blocks(grouping: Grouping, limits: SchedulerLimits, length: int) -> lis
     return [blocks_per_request(run.spec, limits, length) for run in grouping.runs]
 
 
-def request_bytes(grouping: Grouping, limits: SchedulerLimits, length: int) -> int:
-    """Bytes one request of ``length`` tokens needs (``_max_memory_usage_bytes_from_groups``):
-    ``group_size * page * sum of every group's blocks``, or for a uniform-type group each
-    layer's blocks times its own page."""
+def request_bytes(grouping: Grouping, limits: SchedulerLimits, length: int, share: WorkerShare | None = None) -> int:
+    """Bytes one request of ``length`` tokens needs on one worker
+    (``_max_memory_usage_bytes_from_groups``): ``group_size * page * sum of every group's
+    blocks``, or for a uniform-type group each of its layers' blocks times its own page."""
     if not grouping.runs:
         return 0
+    share = share or worker_shares(grouping)[0]
     blocks = _run_blocks(grouping, limits, length)
     if grouping.path == "uniform-type":
-        return blocks[0] * sum(grouping.uniform_pages)
-    group_size = max(run.largest_group for run in grouping.runs)
+        return blocks[0] * sum(share.pages)
     return (
-        group_size
+        share.group_size
         * grouping.page_size_bytes
         * sum(b * run.num_groups for b, run in zip(blocks, grouping.runs, strict=True))
     )
 
 
-def estimate_max_model_len(grouping: Grouping, limits: SchedulerLimits, available: int) -> int:
+def estimate_max_model_len(
+    grouping: Grouping, limits: SchedulerLimits, available: int, share: WorkerShare | None = None
+) -> int:
     """The largest length in [1, max_model_len] whose request fits ``available`` bytes,
     0 when even one token does not (binary search, as ``_estimate_max_model_len_from_groups``)."""
 
     def fits(length: int) -> bool:
-        return request_bytes(grouping, limits, length) <= available
+        return request_bytes(grouping, limits, length, share) <= available
 
     return _largest(fits, limits.max_model_len)
 
@@ -211,27 +253,44 @@ class CannotAutoFit(NotEnoughMemory):
         )
 
 
+def _worker_budget(
+    grouping: Grouping, share: WorkerShare, available: int, num_gpu_blocks_override: int | None, reserve: bool
+) -> int:
+    """One worker's budget as the checks see it: ``--num-gpu-blocks-override`` blocks of its
+    pool when given, less its null block when ``reserve`` (vLLM 0.29+)."""
+    if num_gpu_blocks_override is not None:
+        available = num_gpu_blocks_override * pool_bytes_per_block(grouping, share)
+    if reserve:
+        available -= pool_bytes_per_block(grouping, share)
+    return available
+
+
 def auto_fit_max_model_len(
     grouping: Grouping,
     limits: SchedulerLimits,
     available: int,
     num_gpu_blocks_override: int | None = None,
     reserve_null_block: bool = False,
+    shares: Sequence[WorkerShare] | None = None,
 ) -> tuple[int, str]:
-    """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
+    """``--max-model-len -1``/``auto``: the largest length that fits every worker
+    (``_auto_fit_max_model_len``; ``shares``: one per pipeline stage, default one worker).
     ``--num-gpu-blocks-override`` already replaced the budget by that many blocks there.
     ``reserve_null_block`` (vLLM 0.29+): the block pool's null block is taken off the budget first.
 
-    :returns: (length, vLLM's log line).
+    :returns: (length, vLLM's log line, naming the limiting worker's budget).
     :raises CannotAutoFit: when not even one token fits.
     """
-    if num_gpu_blocks_override is not None:
-        available = num_gpu_blocks_override * pool_bytes_per_block(grouping)
-    if reserve_null_block:
-        available -= pool_bytes_per_block(grouping)
-    fitted = estimate_max_model_len(grouping, limits, available)
+    fitted, limiting, first = limits.max_model_len, None, None
+    for share in shares or worker_shares(grouping):
+        budget = _worker_budget(grouping, share, available, num_gpu_blocks_override, reserve_null_block)
+        first = budget if first is None else first
+        worker_max = estimate_max_model_len(grouping, limits, budget, share)
+        if worker_max < fitted:
+            fitted, limiting = worker_max, (budget, share)
+    available = limiting[0] if limiting is not None else (first or 0)
     if fitted <= 0:
-        raise CannotAutoFit(request_bytes(grouping, limits, 1), available, 1, 0)
+        raise CannotAutoFit(request_bytes(grouping, limits, 1, limiting[1] if limiting else None), available, 1, 0)
     if fitted >= limits.max_model_len:
         return limits.max_model_len, (
             f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"
@@ -248,32 +307,48 @@ def compute_capacity(
     available: int,
     num_gpu_blocks_override: int | None = None,
     reserve_null_block: bool = False,
+    shares: Sequence[WorkerShare] | None = None,
 ) -> Capacity:
-    """Blocks and concurrency for ``grouping`` with ``available`` bytes of KV budget.
+    """Blocks and concurrency for ``grouping`` with ``available`` bytes of KV budget per GPU.
     ``reserve_null_block`` (vLLM 0.29+): one request must fit the budget minus one pool block
-    (the null block); the blocks are still counted from the whole budget.
+    (the null block); the blocks are still counted from the whole budget. With pipeline stages
+    (``shares``), each worker checks and counts its own pool and the engine keeps the smallest
+    block count (``get_kv_cache_configs``); the figures of the first worker are reported.
 
-    :raises NotEnoughMemory: when one ``max_model_len`` request does not fit (vLLM's ValueError).
+    :raises NotEnoughMemory: when one ``max_model_len`` request does not fit a worker (vLLM's
+        ValueError).
     """
     log: list[str] = []
-    per_block = pool_bytes_per_block(grouping)
-    if num_gpu_blocks_override is not None:
-        log.append(
-            f"Overriding num_gpu_blocks={available // per_block} with num_gpu_blocks_override={num_gpu_blocks_override}"
-        )
-        available = num_gpu_blocks_override * per_block
-    needed = request_bytes(grouping, limits, limits.max_model_len)
-    check = available - per_block if reserve_null_block else available
-    if check <= 0 or needed > check:
-        estimated = estimate_max_model_len(grouping, limits, check) if check > 0 else 0
-        raise NotEnoughMemory(needed, check, limits.max_model_len, estimated)
+    workers = list(shares or worker_shares(grouping))
+    budgets = []
+    for share in workers:
+        per_block = pool_bytes_per_block(grouping, share)
+        budget = available
+        if num_gpu_blocks_override is not None:
+            log.append(
+                f"Overriding num_gpu_blocks={available // per_block} with "
+                f"num_gpu_blocks_override={num_gpu_blocks_override}"
+            )
+            budget = num_gpu_blocks_override * per_block
+        budgets.append(budget)
+    for share, budget in zip(workers, budgets, strict=True):
+        needed = request_bytes(grouping, limits, limits.max_model_len, share)
+        check = budget - pool_bytes_per_block(grouping, share) if reserve_null_block else budget
+        if check <= 0 or needed > check:
+            estimated = estimate_max_model_len(grouping, limits, check, share) if check > 0 else 0
+            raise NotEnoughMemory(needed, check, limits.max_model_len, estimated)
     page = grouping.page_size_bytes
+    per_worker = [
+        budget // sum(share.pages) if grouping.path == "uniform-type" else max(budget // page // share.group_size, 0)
+        for share, budget in zip(workers, budgets, strict=True)
+    ]
+    num_blocks = min(per_worker)
     if grouping.path == "uniform-type":
-        group_size = 1
-        num_blocks = available // page
+        page, group_size = sum(workers[0].pages), 1
     else:
-        group_size = max(run.largest_group for run in grouping.runs)
-        num_blocks = max(available // page // group_size, 0)
+        group_size = workers[0].group_size
+    available = budgets[0]
+    needed = request_bytes(grouping, limits, limits.max_model_len, workers[0])
     if num_gpu_blocks_override is not None:
         num_blocks = num_gpu_blocks_override
     blocks = _run_blocks(grouping, limits, limits.max_model_len)
