@@ -632,6 +632,34 @@ RECORDED = [
         _refused("model", "ValueError: sum(partitions)=4 does not match num_hidden_layers=5."),
         env={"VLLM_PP_LAYER_PARTITION": "2,2"},
     ),
+    Recorded(
+        "Y1",
+        "--hf-overrides yarn factor 4 on 262,144 positions: 1,048,576 tokens accepted",
+        H.EXAMPLES / "Qwen3.5-27B.config.json",
+        [
+            "--max-model-len",
+            "1048576",
+            "--kv-cache-memory-bytes",
+            "107374182400",
+            "--hf-overrides",
+            json.dumps(
+                {
+                    "text_config": {
+                        "rope_parameters": {
+                            "rope_type": "yarn",
+                            "factor": 4.0,
+                            "original_max_position_embeddings": 262144,
+                            "rope_theta": 10000000,
+                            "partial_rotary_factor": 0.25,
+                            "mrope_section": [11, 11, 10],
+                            "mrope_interleaved": True,
+                        }
+                    }
+                }
+            ),
+        ],
+        _ok(784, [(MB, 784, 3211264, 16)] * 3 + [(FA, 784, 3211264, 16)], 2089, 1629817, 1.5543, 1048576),
+    ),
 ]
 
 
