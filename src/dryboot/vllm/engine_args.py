@@ -40,6 +40,15 @@ def supports_async_scheduling(method: str) -> bool:
     return method in ASYNC_SPECULATIVE_METHODS or method.endswith("mtp")
 
 
+#: Why each refused KV cache dtype is refused (by name, or by the name's first word).
+_UNMODELLED_WHY = {
+    "turboquant": " (TurboQuant's packed K+V slot per head, the boundary layers it keeps in the model dtype "
+    "and the block alignment between the two)",
+    "fp8_inc": " (Intel Gaudi's cache: vLLM finds no attention backend for it on an SM90 GPU)",
+    "fp8_ds_mla": " (DeepSeek sparse MLA's layout: no other model gets a backend for it)",
+}
+
+
 @dataclass(frozen=True)
 class EngineArgs:
     """Engine flags (vLLM's names). ``None`` means "vLLM's default", resolved by the planner.
@@ -140,7 +149,8 @@ class EngineArgs:
             raise InputError(
                 "--kv-cache-dtype",
                 None,
-                f"{self.kv_cache_dtype} is a vLLM 0.28.0 KV cache dtype whose page layout dryboot does not model",
+                f"{self.kv_cache_dtype} is a vLLM 0.28.0 KV cache dtype whose page layout dryboot does not model"
+                + _UNMODELLED_WHY.get(self.kv_cache_dtype, _UNMODELLED_WHY.get(self.kv_cache_dtype.split("_")[0], "")),
             )
         if self.kv_cache_dtype not in KV_CACHE_DTYPES and self.custom_dtype(self.kv_cache_dtype) is None:
             raise InputError(
