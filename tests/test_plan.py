@@ -215,6 +215,9 @@ def test_tp_must_divide_attention_heads(models_dir: Path) -> None:
         plan(gpt_oss, EngineArgs(tensor_parallel_size=3))
     # TP 16 with 8 KV heads: gpt-oss never replicates KV heads (vLLM's GptOssAttention)
     with pytest.raises(InputError, match="splits its 8 KV heads"):
+        plan(gpt_oss, EngineArgs(tensor_parallel_size=16, nnodes=2))
+    # on one 8-GPU node vLLM's ParallelConfig refuses 16 ranks first
+    with pytest.raises(InputError, match=r"World size \(16\) is larger than the number of available GPUs \(8\)"):
         plan(gpt_oss, EngineArgs(tensor_parallel_size=16))
     # a Llama-style model replicates them: 16 ranks, 8 KV heads -> 1 KV head per rank
     dense = geometry_from_config(
@@ -226,7 +229,7 @@ def test_tp_must_divide_attention_heads(models_dir: Path) -> None:
             "hidden_size": 4096,
         }
     )
-    p = plan(dense, EngineArgs(tensor_parallel_size=16, max_model_len=2048))
+    p = plan(dense, EngineArgs(tensor_parallel_size=16, nnodes=2, max_model_len=2048))
     assert {lp.initial.num_kv_heads for lp in p.layers} == {1}  # type: ignore[union-attr]
 
 

@@ -77,6 +77,7 @@ FLAGS: tuple[Flag, ...] = (
         "DP size: independent engines, each planning this same KV cache (figures are per engine).",
         int,
     ),
+    Flag("nnodes", "nnodes", _int, "Nodes the engine spans (8 GPUs each assumed; default 1).", int),
     Flag("dtype", "dtype", _str, "Model dtype (auto = the config's)."),
     Flag(
         "kv-cache-dtype",

@@ -15,10 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
+from dryboot.flags import MODEL_FREE_METHODS
 from dryboot.layers import LayerSet
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config
+from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config, uses_v2_model_runner
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -304,7 +305,7 @@ def _pipeline_stages(
 
     model, args = cfg.model, cfg.args
     pp = args.pipeline_parallel_size
-    if cfg.drafter is not None or args.speculative_method is not None:
+    if cfg.drafter is not None or (args.speculative_method or "ngram") not in MODEL_FREE_METHODS:
         raise InputError(
             "--pipeline-parallel-size",
             str(pp),
@@ -430,7 +431,7 @@ def _kv_cache_capacity(
     limits = SchedulerLimits(
         max_model_len=max_model_len,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
-        max_concurrent_batches=args.max_concurrent_batches,
+        max_concurrent_batches=_max_concurrent_batches(cfg),
         mamba2_align_pages=cfg.rules.mamba2_align_pages,
         gdn_align_pages=3 if _gdn_checkpoints(cfg) else 2,
     )
@@ -448,6 +449,16 @@ def _kv_cache_capacity(
         return None, exc, max_model_len
     log.extend(capacity.log)
     return capacity, None, max_model_len
+
+
+def _max_concurrent_batches(cfg: EngineConfig) -> int:
+    """``VllmConfig.max_concurrent_batches``: 2 with async scheduling at PP = 1, PP + 1 with it
+    on the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
+    args = cfg.args
+    pp = args.pipeline_parallel_size
+    if pp > 1 and args.resolved_async_scheduling and uses_v2_model_runner(cfg.model, args):
+        return pp + 1
+    return args.max_concurrent_batches
 
 
 def _fit_invariant(capacity: Capacity | None, error: NotEnoughMemory | None, max_model_len: int) -> list[Invariant]:

@@ -77,6 +77,16 @@ def _refused(stage: str, error: str) -> dict[str, Any]:
 FA, SW, MB = "FullAttention", "SlidingWindow", "Mamba"
 QN_GROUPS_544 = [(FA, 544, 1114112, 1), (MB, 544, 1114112, 1), (MB, 544, 1114112, 1), (MB, 544, 1114112, 1)]
 
+PP_GEMMA2 = [
+    "--max-model-len",
+    "8192",
+    "--kv-cache-memory-bytes",
+    "1000000000",
+    "--max-num-batched-tokens",
+    "1024",
+    "-pp",
+    "2",
+]
 EHS_MNB = ["--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"]
 
 
@@ -659,6 +669,20 @@ RECORDED = [
             ),
         ],
         _ok(784, [(MB, 784, 3211264, 16)] * 3 + [(FA, 784, 3211264, 16)], 2089, 1629817, 1.5543, 1048576),
+    ),
+    Recorded(
+        "P6",
+        "PP 2 with async scheduling on the V2 runner: 3 batches' tokens in each sliding window",
+        EXTRA / "gemma2_default",
+        PP_GEMMA2,
+        _ok(16, [(SW, 16, 32768, 1), (SW, 16, 32768, 1), (FA, 16, 32768, 1)], 30517, 177301, 21.6433, 8192),
+    ),
+    Recorded(
+        "P7",
+        "PP 2 without async scheduling: 2 batches in flight",
+        EXTRA / "gemma2_default",
+        [*PP_GEMMA2, "--no-async-scheduling"],
+        _ok(16, [(SW, 16, 32768, 1), (SW, 16, 32768, 1), (FA, 16, 32768, 1)], 30517, 195004, 23.8042, 8192),
     ),
 ]
 

@@ -26,6 +26,9 @@ GIB = 1 << 30
 #: It decides vLLM's GPU-dependent defaults (``--max-num-batched-tokens``) and backend rules.
 ASSUMED_GPU = "H200"
 ASSUMED_GPU_MEMORY_BYTES = 141 * GIB
+#: GPUs per node dryboot assumes (an HGX H200 board): ``tp * pp`` may not exceed them times
+#: ``--nnodes``.
+ASSUMED_GPUS_PER_NODE = 8
 
 #: Speculative methods vLLM 0.28.0 runs with async scheduling (``VllmConfig.__post_init__``:
 #: EAGLE-type incl. MTP and DFlash, ngram_gpu, draft_model, dspark); any other method turns
@@ -70,6 +73,7 @@ class EngineArgs:
     pipeline_parallel_size: int = 1
     pp_layer_partition: str | None = None
     data_parallel_size: int = 1
+    nnodes: int = 1
     dtype: str = "auto"
     kv_cache_dtype: str = "auto"
     attention_backend: str | None = None
@@ -117,6 +121,7 @@ class EngineArgs:
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--pipeline-parallel-size": self.pipeline_parallel_size,
             "--data-parallel-size": self.data_parallel_size,
+            "--nnodes": self.nnodes,
             "--block-size": self.block_size,
             "--max-num-batched-tokens": self.max_num_batched_tokens,
             "--max-num-seqs": self.max_num_seqs,
@@ -232,7 +237,9 @@ class EngineArgs:
 
     @property
     def max_concurrent_batches(self) -> int:
-        """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``)."""
+        """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``
+        on the V1 model runner; the planner makes it PP + 1 for the V2 runner with async
+        scheduling, which depends on the model)."""
         if self.resolved_async_scheduling and self.pipeline_parallel_size <= 1:
             return 2
         return self.pipeline_parallel_size

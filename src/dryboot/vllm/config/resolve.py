@@ -22,7 +22,7 @@ from dryboot.vllm.backends import (
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
-from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
 from dryboot.vllm.versions import VersionRules
 
 
@@ -236,6 +236,39 @@ def hidden_state_drafter(model: ModelGeometry, args: EngineArgs) -> Drafter:
     return Drafter(model=layer, method="extract_hidden_states", layer_prefix="cache_only_layers")
 
 
+#: ``DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES`` (``vllm/config/vllm.py``, vLLM 0.28.0, CUDA).
+DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = frozenset(
+    {
+        "DeepseekV2ForCausalLM",
+        "DeepseekV4ForCausalLM",
+        "GraniteMoeForCausalLM",
+        "InklingForCausalLM",
+        "InklingForConditionalGeneration",
+        "KimiK3ForConditionalGeneration",
+        "LongcatFlashNgramForCausalLM",
+        "Qwen2MoeForCausalLM",
+    }
+)
+
+
+def uses_v2_model_runner(model: ModelGeometry, args: EngineArgs) -> bool:
+    """Whether vLLM runs ``model`` on its V2 model runner (``VllmConfig.use_v2_model_runner``
+    for the inputs dryboot takes): default-V2 architectures; else not for hybrid or
+    attention-free models, nor MoE ones; never with a speculative method V2 lacks (ngram, suffix,
+    ...) or DFlash drafts it forces."""
+    method = args.speculative_method
+    if (
+        method is not None
+        and method not in ("eagle", "eagle3", "mtp", "dflash", "dspark")
+        and not method.endswith("mtp")
+    ):
+        return False
+    default_v2 = model.architecture in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES
+    if (model.is_hybrid and not default_v2) or model.attention_free:
+        return False
+    return default_v2 or model.num_experts == 0
+
+
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """``--max-model-len`` checked against the length the config allows, or that length when
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
@@ -371,6 +404,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         notes.append(
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."
+        )
+    world = args.tensor_parallel_size * args.pipeline_parallel_size
+    if args.nnodes == 1 and world > ASSUMED_GPUS_PER_NODE:
+        # ParallelConfig: the mp executor on one node (no --nnodes, no ray)
+        raise InputError(
+            "--pipeline-parallel-size" if args.pipeline_parallel_size > 1 else "--tensor-parallel-size",
+            None,
+            f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
+            "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
         )
     check_tensor_parallel(model, args.tensor_parallel_size)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)

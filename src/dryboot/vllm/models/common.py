@@ -141,6 +141,23 @@ def derived_max_model_len(f: ConfigFields) -> tuple[int | None, str | None, int 
     return int(scaled), key, default
 
 
+#: The config fields vLLM reads for the number of experts, in order
+#: (``ModelArchConfigConvertorBase.get_num_experts``).
+_EXPERT_FIELDS = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
+
+
+def num_experts(f: ConfigFields) -> int:
+    """Experts of an MoE model, 0 for a dense one: the first of :data:`_EXPERT_FIELDS` the
+    (text) config sets (with its class defaults), the first entry of a list."""
+    for name in _EXPERT_FIELDS:
+        value = f.get(name)
+        if value:
+            if isinstance(value, list):
+                value = value[0]
+            return int(value) if isinstance(value, int) and not isinstance(value, bool) else 0
+    return 0
+
+
 def geometry(
     f: ConfigFields,
     architecture: str,
@@ -183,6 +200,7 @@ def geometry(
         # ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048
         "mamba_chunk_size": f.opt_int("mamba_chunk_size") or f.opt_int("chunk_size") or 2048,
         "hidden_size": f.opt_int("hidden_size") or 0,
+        "num_experts": num_experts(f),
     }
     fields.update(extra)
     return ModelGeometry(**fields)

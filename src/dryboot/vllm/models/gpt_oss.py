@@ -20,6 +20,7 @@ _DEFAULTS = {
     "head_dim": 64,
     "sliding_window": 128,
     "max_position_embeddings": 131072,
+    "num_local_experts": 128,
 }
 
 
