@@ -288,6 +288,9 @@ def gen_gemma4(rng: random.Random) -> tuple[str, dict[str, Any]]:
     tc["top_k_experts"] = 2
     tc["vocab_size"] = 4096
     tc["vocab_size_per_layer_input"] = 4096
+    if rng.random() < 0.3:
+        # cross-layer KV sharing: the last layers read an earlier layer's cache
+        tc["num_kv_shared_layers"] = rng.randint(1, max(1, n - 1))
     return "gemma4", base
 
 

@@ -684,6 +684,27 @@ RECORDED = [
         [*PP_GEMMA2, "--no-async-scheduling"],
         _ok(16, [(SW, 16, 32768, 1), (SW, 16, 32768, 1), (FA, 16, 32768, 1)], 30517, 195004, 23.8042, 8192),
     ),
+    # Gemma-4 cross-layer KV sharing: the last num_kv_shared_layers layers keep no cache
+    Recorded(
+        "S1",
+        "Gemma-4, 6 layers of which the last 4 share earlier layers' KV caches",
+        EXTRA / "gemma4_kv_shared4",
+        [
+            *("--max-model-len", "16384", "--kv-cache-memory-bytes", "77800048620", "--max-num-seqs", "8"),
+            *("-tp", "4", "--kv-cache-dtype", "int4_per_token_head", "--block-size", "32", "--async-scheduling"),
+        ],
+        _ok(32, [(SW, 16, 66560, 1), (FA, 32, 66560, 1)], 1168870, 12459834, 760.488, 16384),
+    ),
+    Recorded(
+        "S2",
+        "Gemma-4, 6 layers of which the last 3 share, auto-fit",
+        EXTRA / "gemma4_kv_shared3",
+        [
+            *("--max-model-len", "-1", "--kv-cache-memory-bytes", "4G", "--kv-cache-dtype", "fp8"),
+            *("--no-enable-prefix-caching", "--no-async-scheduling"),
+        ],
+        _ok(16, [(SW, 32, 32768, 1), (SW, 32, 32768, 1), (FA, 16, 32768, 1)], 131072, 2029517, 7.742, 262144),
+    ),
 ]
 
 
