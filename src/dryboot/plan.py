@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
-from dryboot.flags import MODEL_FREE_METHODS
 from dryboot.layers import LayerSet
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
@@ -294,29 +293,44 @@ def _pipeline_stages(
 ) -> tuple[int, BlockSizeDecision | None, LayerSet, list[frozenset[str]]]:
     """(stage 0's block, its hybrid alignment, every stage's layers merged, each stage's layer
     names): each pipeline stage is a worker that builds only its layers
-    (``get_pp_indices``) and aligns its own block to them (``update_block_size_for_backend`` runs
-    per worker: a stage without attention layers keeps the plain block); the engine merges the
-    workers' specs (``get_kv_cache_configs``).
+    (``get_pp_indices``; the drafter's layers on the last stage) and aligns its own block to them
+    (``update_block_size_for_backend`` runs per worker: a stage without attention layers keeps the
+    plain block); the engine merges the workers' specs (``get_kv_cache_configs``).
 
-    :raises InputError: speculative decoding (where vLLM puts a drafter's layers across stages
-        is not modelled), or a bad ``VLLM_PP_LAYER_PARTITION``.
+    :raises InputError: a bad ``VLLM_PP_LAYER_PARTITION``.
     """
     from dryboot.vllm.distributed import pp_stage_ranges  # local: only pipeline plans need it
 
     model, args = cfg.model, cfg.args
     pp = args.pipeline_parallel_size
-    if cfg.drafter is not None or (args.speculative_method or "ngram") not in MODEL_FREE_METHODS:
+    if cfg.drafter is not None:
+        # ModelConfig.verify_with_parallel_config on the draft model: its class (MTP, EAGLE,
+        # DFlash, the hidden-state extractor) does not implement SupportsPP in vLLM 0.28.0
         raise InputError(
             "--pipeline-parallel-size",
             str(pp),
-            "speculative decoding with pipeline parallelism is not modelled (which stage holds the drafter's layers)",
+            f"{cfg.drafter.method} drafter: Pipeline parallelism is not supported for this model. "
+            "Supported models implement the `SupportsPP` interface.",
         )
+    ranges = pp_stage_ranges(model.num_layers, pp, args.pp_layer_partition)
+    stage_of = {i: s for s, r in enumerate(ranges) for i in r}
+    for layer, target in model.kv_sharing:
+        if stage_of[layer] != stage_of[target]:
+            raise InputError(
+                "--pipeline-parallel-size",
+                str(pp),
+                f"Specified KV sharing target layer for layer {layer} is not valid: target layer {target} is on "
+                f"pipeline stage {stage_of[target]}, not {stage_of[layer]} (not a valid Attention layer there)",
+            )
     pairs: list[tuple[str, LayerSpec]] = []
     stages: list[frozenset[str]] = []
     first: tuple[int, BlockSizeDecision | None] | None = None
-    for layers_of_stage in pp_stage_ranges(model.num_layers, pp, args.pp_layer_partition):
+    for s, layers_of_stage in enumerate(ranges):
         kinds = tuple(k if i in layers_of_stage else LayerKind.NONE for i, k in enumerate(model.layer_kinds))
-        stage_cfg = replace(cfg, model=replace(model, layer_kinds=kinds))
+        # the whole drafter sits on the last stage (GPUModelRunner: "the entire draft model on
+        # the last PP rank")
+        drafter = cfg.drafter if s == len(ranges) - 1 else None
+        stage_cfg = replace(cfg, model=replace(model, layer_kinds=kinds), drafter=drafter)
         stage_log: list[str] = []
         block, decision = _block_sizes(stage_cfg, mamba, stage_log)
         stage_layers, _ = _kv_cache_specs(stage_cfg, block, decision, mamba)
@@ -456,7 +470,7 @@ def _max_concurrent_batches(cfg: EngineConfig) -> int:
     on the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
     args = cfg.args
     pp = args.pipeline_parallel_size
-    if pp > 1 and args.resolved_async_scheduling and uses_v2_model_runner(cfg.model, args):
+    if pp > 1 and args.resolved_async_scheduling and uses_v2_model_runner(cfg.model, args, cfg.drafter):
         return pp + 1
     return args.max_concurrent_batches
 

@@ -586,6 +586,8 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
     meta = V.torch.device("meta")
     v2 = bool(cfg.use_v2_model_runner)
     res["model_runner"] = "v2" if v2 else "v1"
+    # both runners put the whole drafter on the last pipeline stage
+    last_stage = pp_rank == cfg.parallel_config.pipeline_parallel_size - 1
     with V.set_current_vllm_config(cfg):
         if v2:
             # vllm/v1/worker/gpu/model_runner.py: GPUModelRunner.__init__ / load_model
@@ -593,7 +595,11 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
             from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
 
             drafter = None
-            if cfg.speculative_config is not None and cfg.speculative_config.method not in ("ngram", "suffix"):
+            if (
+                last_stage
+                and cfg.speculative_config is not None
+                and cfg.speculative_config.method not in ("ngram", "suffix")
+            ):
                 import inspect
 
                 if "req_states" in inspect.signature(init_speculator).parameters:
@@ -615,7 +621,7 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
                 drafter.load_model(model)
         else:
             # vllm/v1/worker/gpu_model_runner.py: GPUModelRunner.__init__ / load_model
-            drafter = _make_drafter(cfg, meta)
+            drafter = _make_drafter(cfg, meta) if last_stage else None
             model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
             if drafter is not None and hasattr(drafter, "load_model"):
                 drafter.load_model(model)

@@ -705,6 +705,38 @@ RECORDED = [
         ],
         _ok(16, [(SW, 32, 32768, 1), (SW, 32, 32768, 1), (FA, 16, 32768, 1)], 131072, 2029517, 7.742, 262144),
     ),
+    Recorded(
+        "S3",
+        "PP 2 splits a KV-sharing layer from its target",
+        EXTRA / "gemma4_kv_shared4",
+        ["--max-model-len", "16384", "--kv-cache-memory-bytes", "77800048620", "-pp", "2", "--no-async-scheduling"],
+        _refused(
+            "model",
+            "ValueError: Specified KV sharing target layer for language_model.model.layers.3.self_attn.attn is not "
+            "valid: target layer language_model.model.layers.1.self_attn.attn is not a valid Attention layer in the "
+            "model.",
+        ),
+    ),
+    Recorded(
+        "S4",
+        "PP 2 with a drafter model (the hidden-state extractor): its class has no SupportsPP",
+        EXTRA / "gemma4_kv_shared4",
+        [
+            "--max-model-len",
+            "16384",
+            "--kv-cache-memory-bytes",
+            "77800048620",
+            "-pp",
+            "2",
+            "--speculative-config",
+            _ehs([1]),
+        ],
+        _refused(
+            "config",
+            "NotImplementedError: Pipeline parallelism is not supported for this model. Supported models implement "
+            "the `SupportsPP` interface.",
+        ),
+    ),
 ]
 
 

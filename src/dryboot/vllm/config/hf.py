@@ -90,7 +90,8 @@ class ModelGeometry:
     implies for ``--kv-cache-dtype auto``. ``mla_dims`` = (qk_nope, qk_rope, v) head dims of an
     MLA model. ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
     ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
-    the config has none); ``num_experts`` its experts (``ModelConfig.get_num_experts``; 0: dense).
+    the config has none); ``num_experts`` its experts (``ModelConfig.get_num_experts``; 0: dense). ``kv_sharing``
+    pairs (layer, the earlier layer whose KV cache it reads) of cross-layer KV sharing.
     """
 
     source: str
@@ -128,6 +129,7 @@ class ModelGeometry:
     logits_soft_cap: bool = False
     hidden_size: int = 0
     num_experts: int = 0
+    kv_sharing: tuple[tuple[int, int], ...] = ()
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

@@ -251,12 +251,20 @@ DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = frozenset(
 )
 
 
-def uses_v2_model_runner(model: ModelGeometry, args: EngineArgs) -> bool:
+def uses_v2_model_runner(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None = None) -> bool:
     """Whether vLLM runs ``model`` on its V2 model runner (``VllmConfig.use_v2_model_runner``
-    for the inputs dryboot takes): default-V2 architectures; else not for hybrid or
-    attention-free models, nor MoE ones; never with a speculative method V2 lacks (ngram, suffix,
-    ...) or DFlash drafts it forces."""
+    for the inputs dryboot takes): forced by a DFlash drafter mixing sliding and full layers (or a
+    DFlash2 one); never with a speculative method V2 lacks (ngram, suffix, ...) or EAGLE3 under
+    pipeline parallelism; else the default-V2 architectures, and other models unless hybrid,
+    attention-free or MoE."""
     method = args.speculative_method
+    if method == "dflash" and drafter is not None:
+        kinds = drafter.model.layer_kinds
+        sliding = sum(k is LayerKind.SLIDING for k in kinds)
+        if 0 < sliding < len(kinds) or drafter.model.architecture == "DFlash2DraftModel":
+            return True
+    if method == "eagle3" and args.pipeline_parallel_size > 1:
+        return False
     if (
         method is not None
         and method not in ("eagle", "eagle3", "mtp", "dflash", "dspark")

@@ -50,9 +50,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if not set(kinds) <= {LayerKind.FULL, LayerKind.SLIDING}:
         raise InputError(f.source, f.where("layer_types"), "Gemma layers are sliding_attention or full_attention")
     full: AttentionGeometry | None = None
+    sharing: tuple[tuple[int, int], ...] = ()
     if gemma4:
         shared = f.integer("num_kv_shared_layers", default=0, minimum=0) if f.has("num_kv_shared_layers") else 0
-        kinds = _share_kv(f, kinds, types, shared)
+        kinds, sharing = _share_kv(f, kinds, types, shared)
         kv = heads[1]
         global_dim = f.integer("global_head_dim")
         global_kv = kv
@@ -72,24 +73,30 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         sliding_window=sw,
         full_attention=full,
         logits_soft_cap=bool(softcap),
+        kv_sharing=sharing,
     )
 
 
-def _share_kv(f: ConfigFields, kinds: tuple[LayerKind, ...], types: list[str], shared: int) -> tuple[LayerKind, ...]:
+def _share_kv(
+    f: ConfigFields, kinds: tuple[LayerKind, ...], types: list[str], shared: int
+) -> tuple[tuple[LayerKind, ...], tuple[tuple[int, int], ...]]:
     """Gemma-4's cross-layer KV sharing (``Gemma4Attention``): each of the last
     ``num_kv_shared_layers`` layers reads the KV cache of the last earlier layer of its type, so
     it keeps no cache of its own (``GPUModelRunner.get_kv_cache_spec`` skips it).
+
+    :returns: (the layer kinds, shared ones ``NONE``; (layer, target) pairs).
 
     :raises InputError: as vLLM fails: more shared layers than layers, or a shared layer whose
         type no earlier layer has.
     """
     if not shared:
-        return kinds
+        return kinds, ()
     n = len(kinds)
     first = n - shared
     if first < 0:
         raise InputError(f.source, f.where("num_kv_shared_layers"), f"{shared} shared layers of {n}")
     out = list(kinds)
+    pairs = []
     for i in range(first, n):
         if types[i] not in types[:first]:
             raise InputError(
@@ -99,4 +106,5 @@ def _share_kv(f: ConfigFields, kinds: tuple[LayerKind, ...], types: list[str], s
                 f"(vLLM: ValueError: '{types[i]}' is not in list)",
             )
         out[i] = LayerKind.NONE
-    return tuple(out)
+        pairs.append((i, first - 1 - types[:first][::-1].index(types[i])))
+    return tuple(out), tuple(pairs)
