@@ -107,6 +107,11 @@ class Tree:
             got = self._split[rel] = (data, split_keep(data))
         return list(got[1])
 
+    def remember_split(self, rel: str, data: bytes, lines: list[bytes]) -> None:
+        """Record that ``lines`` is ``data`` split (see :meth:`split`), e.g. as the hunk engine
+        assembled it."""
+        self._split[rel] = (data, lines)
+
     def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
         self.changes[rel] = data
         if mode is not None:
@@ -259,6 +264,8 @@ def _apply_section(
     if not run.ok:
         return out
     data = run.data
+    if run.lines is not None and data is not cur:
+        tree.remember_split(target, data, run.lines)  # the next patch on this file needs no split
     cur_mode = tree.mode(path)
     if op == "delete":
         if data:
@@ -327,11 +334,13 @@ def apply_patch(
     return PatchOutcome([done[k] for k in range(len(patch.sections))], layer)
 
 
-def _has_block(data: bytes, block: list[bytes]) -> bool:
-    """Whether ``block`` (lines with their LF) occurs in ``data`` starting at a line start."""
+def _has_block(data: bytes, block: list[bytes], needle: bytes | None = None) -> bool:
+    """Whether ``block`` (lines with their LF; ``needle`` their concatenation, when known)
+    occurs in ``data`` starting at a line start."""
     if not block:
         return True
-    needle = b"".join(block)
+    if needle is None:
+        needle = b"".join(block)
     if not needle.endswith(b"\n"):
         return data.endswith(needle) and (len(data) == len(needle) or data[-len(needle) - 1] == 0x0A)
     pos = data.find(needle)
@@ -361,10 +370,11 @@ class _Ran:
 
     data: bytes
     results: list[HunkResult]
+    lines: list[bytes] | None = None
 
     @classmethod
     def of(cls, run: FileRun) -> _Ran:
-        return cls(run.data, list(run.results))
+        return cls(run.data, list(run.results), run.lines)
 
     @property
     def ok(self) -> bool:
@@ -375,6 +385,22 @@ def _first(h: Hunk, reverse: bool) -> int:
     """The line a hunk's sought side starts at per its header (the line after, when empty)."""
     start, count = (h.new_start, h.new_count) if reverse else (h.old_start, h.old_count)
     return start + 1 if count == 0 else start
+
+
+def _cores(
+    patch: PatchFile, sec: FileSection, reverse: bool, fuzz: int
+) -> list[tuple[list[bytes], bytes, list[bytes]]]:
+    """Per hunk of ``sec``: its core (see :func:`_core`), the core joined, and the lines its
+    applied side produces; computed once per patch, direction and fuzz."""
+    key = ("core", id(sec), reverse, fuzz)
+    got = patch.cache.get(key)
+    if got is None:
+        got = []
+        for h in sec.hunks:
+            core = _core(h, reverse, fuzz)
+            got.append((core, b"".join(core), _side_lines(h, (SP, MINUS) if reverse else (SP, PLUS))))
+        patch.cache[key] = got
+    return got
 
 
 def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Any]:
@@ -402,16 +428,15 @@ def _prefiltered(
     parsed = sec.hunks
     rejected: dict[int, HunkResult] = {}
     produced: set[bytes] = set()
-    for h in parsed:
-        core = _core(h, reverse, fuzz)
-        if core and not _has_block(data, core) and not produced.intersection(core):
+    for h, (core, needle, made) in zip(parsed, _cores(patch, sec, reverse, fuzz), strict=True):
+        if core and not _has_block(data, core, needle) and not produced.intersection(core):
             rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
             if quick:
                 return _Ran(
                     data,
                     [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried") for x in parsed],
                 )
-        produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
+        produced.update(made)
     hunks = _sides(patch, sec, reverse)
     if not rejected:
         return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure))
@@ -419,7 +444,7 @@ def _prefiltered(
     run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure)) if keep else _Ran(data, [])
     got = {r.number: r for r in run.results}
     results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
-    return _Ran(run.data, results)
+    return _Ran(run.data, results, run.lines)
 
 
 @dataclass

@@ -61,7 +61,7 @@ class Problem:
     message: str
 
 
-@dataclass
+@dataclass(slots=True)
 class BodyLine:
     """One hunk body line: ``kind`` is ``ord(' ')``, ``ord('-')`` or ``ord('+')``; ``text`` has
     neither the kind byte nor the LF; ``newline`` is False when a ``\\ No newline at end of file``
@@ -293,6 +293,7 @@ class _Parser:
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.lines, self.final_newline = split_lines(data)
+        self.has_nul = b"\x00" in data
         self.n = len(self.lines)
         self.sections: list[FileSection] = []
         self.problems: list[Problem] = []
@@ -340,7 +341,7 @@ class _Parser:
     # -- top level -----------------------------------------------------------------------
     def run(self) -> PatchFile:
         lines = self.lines
-        for k, ln in enumerate(lines):
+        for k, ln in enumerate(lines if self.has_nul else ()):
             if b"\x00" in ln:
                 raise self.err(k, "NUL byte in the patch: binary content is not supported")
         i = 0
@@ -552,13 +553,17 @@ class _Parser:
         lines, n = self.lines, self.n
         dold, dnew = h.old_count, h.new_count
         old = new = 0
-        met: int | None = None
+        met: int | None = None  # the first line at which the declared counts are complete
+        k = -1  # the body lines from index k on come at or after line ``met``
+        markers = False
         body: list[BodyLine] = []
-        idx: list[int] = []
+        append = body.append
         i = start
         while i < n:
             ln = lines[i]
-            if ln[:1] == b"\\":
+            kind = ln[0] if ln else SP
+            if kind == BSL:
+                markers = True
                 if not body or not body[-1].newline:
                     h.problems.append(
                         Problem(i + 1, "marker", "'\\ No newline at end of file' marker that follows no hunk line")
@@ -569,27 +574,30 @@ class _Parser:
                 continue
             complete = old == dold and new == dnew
             if complete and met is None:
-                met = i
-            if ln == b"":
-                kind, text = SP, b""
-            else:
-                kind = ln[0]
-                if kind not in (SP, MINUS, PLUS):
-                    break
-                if kind == MINUS and self.is_triple(i):
-                    break
+                met, k = i, len(body)
+            if kind == MINUS:
+                if (
+                    ln.startswith(b"--- ")
+                    and i + 2 < n
+                    and lines[i + 1].startswith(b"+++ ")
+                    and lines[i + 2].startswith(b"@@ -")
+                ):
+                    break  # the next file section
                 if complete and ln in _SIGNATURES:
                     break  # the counts are complete: a mail signature, not a removed "- " line
-                text = ln[1:]
-            body.append(BodyLine(kind, text, True, i + 1))
-            idx.append(i)
-            if kind != PLUS:
                 old += 1
-            if kind != MINUS:
+            elif kind == PLUS:
                 new += 1
+            elif kind == SP:
+                old += 1
+                new += 1
+            else:
+                break
+            append(BodyLine(kind, ln[1:], True, i + 1))
             i += 1
         end = i
-        k = next((p for p, li in enumerate(idx) if met is not None and li >= met), len(body))
+        if k < 0:
+            k = len(body)
         blank_extra = met is not None and all(lines[b.lineno - 1] == b"" for b in body[k:])
         if old == dold and new == dnew:
             h.lines = body
@@ -625,7 +633,8 @@ class _Parser:
                     h.lineno, "noop", f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' line)"
                 )
             )
-        self.check_markers(sec, h)
+        if markers:
+            self.check_markers(sec, h)
         return end
 
     def check_markers(self, sec: FileSection, h: Hunk) -> None:

@@ -27,8 +27,10 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from io import BytesIO
 
 from dryboot.patching.parse import MINUS, PLUS, Hunk
 
@@ -39,14 +41,7 @@ def split_keep(data: bytes) -> list[bytes]:
     """The lines of ``data`` split at LF only, each keeping its LF; the last one lacks it when the
     data does not end with LF. A CR is ordinary content (GNU patch 2.7.6 behaviour, observed:
     CRLF lines only match CRLF lines)."""
-    if not data:
-        return []
-    parts = data.split(b"\n")
-    last = parts.pop()
-    lines = [p + b"\n" for p in parts]
-    if last:
-        lines.append(last)
-    return lines
+    return BytesIO(data).readlines()  # binary readlines splits at LF only, keeping it
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +63,7 @@ class HunkSides:
     lead: int
     trail: int
     other_first: int
+    runs: tuple[tuple[str, int, tuple[bytes, ...]], ...] = ()
 
     @property
     def start(self) -> int:
@@ -86,8 +82,8 @@ def make_sides(number: int, first: int, body: Sequence[tuple[str, bytes]], other
     """Build a :class:`HunkSides` from its body: the sides, the lead (context lines before the
     first change) and the trail (context lines after the last change)."""
     body_t = tuple(body)
-    old = tuple(line for kind, line in body_t if kind != ADDED)
-    new = tuple(line for kind, line in body_t if kind != REMOVED)
+    old = tuple([line for kind, line in body_t if kind != ADDED])
+    new = tuple([line for kind, line in body_t if kind != REMOVED])
     lead = 0
     while lead < len(body_t) and body_t[lead][0] == CONTEXT:
         lead += 1
@@ -95,23 +91,37 @@ def make_sides(number: int, first: int, body: Sequence[tuple[str, bytes]], other
     while trail < len(body_t) - lead and body_t[len(body_t) - 1 - trail][0] == CONTEXT:
         trail += 1
     other = first if other_first is None else other_first
-    return HunkSides(number, first, body_t, old, new, lead, trail, other)
+    return HunkSides(number, first, body_t, old, new, lead, trail, other, _runs(body_t[: len(body_t) - trail]))
+
+
+def _runs(body: Sequence[tuple[str, bytes]]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
+    """``body`` as runs of lines of one kind: ``(kind, count, lines)`` (how :func:`apply_one`
+    walks a hunk a run at a time)."""
+    kinds = "".join([kind for kind, _ in body])
+    out: list[tuple[str, int, tuple[bytes, ...]]] = []
+    for m in _RUN.finditer(kinds):
+        a, b = m.span()
+        kind = kinds[a]
+        out.append((kind, b - a, tuple([ln for _, ln in body[a:b]]) if kind == ADDED else ()))
+    return tuple(out)
+
+
+_RUN = re.compile(r" +|-+|\++")
+
+
+_KINDS = {MINUS: REMOVED, PLUS: ADDED}
+_KINDS_R = {MINUS: ADDED, PLUS: REMOVED}
+for _k in range(256):
+    if _k not in (MINUS, PLUS):
+        _KINDS[_k] = _KINDS_R[_k] = CONTEXT
 
 
 def sides(h: Hunk, reverse: bool = False) -> HunkSides:
     """The engine's view of a parsed hunk; ``reverse`` (``-R``) swaps the removed and added lines
     and the two header ranges before anything else happens (GNU patch 2.7.6 behaviour,
     observed)."""
-    body: list[tuple[str, bytes]] = []
-    for bl in h.lines:
-        line = bl.text + b"\n" if bl.newline else bl.text
-        if bl.kind == MINUS:
-            kind = ADDED if reverse else REMOVED
-        elif bl.kind == PLUS:
-            kind = REMOVED if reverse else ADDED
-        else:
-            kind = CONTEXT
-        body.append((kind, line))
+    kinds = _KINDS_R if reverse else _KINDS
+    body = [(kinds[bl.kind], bl.text + b"\n" if bl.newline else bl.text) for bl in h.lines]
     first, other = (h.new_start, h.old_start) if reverse else (h.old_start, h.new_start)
     return make_sides(h.number, first, body, other)
 
@@ -174,6 +184,7 @@ class FileRun:
     data: bytes
     results: list[HunkResult] = field(default_factory=list)
     reversed: bool = False
+    lines: list[bytes] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -397,15 +408,19 @@ class Output:
     (untrimmed) runs past the end of the file, where the next line is written straight after it
     (GNU patch 2.7.6 behaviour, observed)."""
 
-    __slots__ = ("glue", "parts")
+    __slots__ = ("glue", "glued", "parts")
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
         self.glue = False
+        self.glued = False  # a line was written straight after one lacking its LF
 
     def _open_end(self) -> None:
-        if self.parts and not self.parts[-1].endswith(b"\n") and not self.glue:
-            self.parts[-1] += b"\n"
+        if self.parts and not self.parts[-1].endswith(b"\n"):
+            if self.glue:
+                self.glued = True
+            else:
+                self.parts[-1] += b"\n"
 
     def write(self, line: bytes) -> None:
         self._open_end()
@@ -420,8 +435,22 @@ class Output:
         self._open_end()
         self.parts.extend(lines[first - 1 : last])
 
+    def write_run(self, lines: Sequence[bytes]) -> None:
+        """Lines of which only the last may lack its LF (a hunk's run of added lines: a
+        ``\\ No newline`` marker is valid only after the last line of its side)."""
+        if lines:
+            self._open_end()
+            self.parts.extend(lines)
+
     def data(self) -> bytes:
         return b"".join(self.parts)
+
+    def lines(self) -> list[bytes] | None:
+        """The output as :func:`split_keep` would split :meth:`data`, when the parts are
+        exactly those lines (nothing glued), else None."""
+        if self.glued or (self.parts and not self.parts[-1]):
+            return None
+        return self.parts
 
 
 def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int) -> int:
@@ -437,19 +466,15 @@ def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int) 
     out.glue = bool(h.old) and p + len(h.old) - 1 > view.n
     out.copy(view.lines, consumed + 1, p - 1)
     q = p
-    body = h.body
-    for i in range(len(body) - h.trail):
-        kind, line = body[i]
+    for kind, count, added in h.runs or _runs(h.body[: len(h.body) - h.trail]):
         if kind == CONTEXT:
-            if q > consumed:
-                text = view.line(q)
-                if text is not None:
-                    out.write(text)
-            q += 1
+            # the file's lines, except those already consumed and those past its end
+            out.copy(view.lines, max(q, consumed + 1), q + count - 1)
+            q += count
         elif kind == REMOVED:
-            q += 1
+            q += count
         else:
-            out.write(line)
+            out.write_run(added)
     out.glue = False
     return p - 1 + len(h.old) - h.trail
 
@@ -562,7 +587,7 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         levels = fuzz_levels(h, max_fuzz)
         if idx == 0 and measure and h.old:
             reversed_seen = reversed_fits(view, h, levels)
-        before = replace(state)
+        before = _State(state.offset, state.consumed, state.growth)
         found = locate(view, h, state, levels)
         p = found.position
         start = h.start
@@ -595,7 +620,7 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         results.append(r)
     out.glue = False
     out.copy(view.lines, state.consumed + 1, view.n)
-    return FileRun(out.data(), results, reversed_seen)
+    return FileRun(out.data(), results, reversed_seen, out.lines())
 
 
 def _needed_fuzz(view: FileView, h: HunkSides, state: _State, max_fuzz: int) -> int | None:
@@ -614,7 +639,7 @@ def reversed_fits(view: FileView, h: HunkSides, levels: range) -> bool:
     hunk finds no position, its reversed form is tried at that same level; a fit before the
     forward hunk is placed means "Reversed (or previously applied) patch detected!" (so it can be
     reported for a hunk that would fit with more fuzz). GNU patch 2.7.6 behaviour, observed."""
-    back = h.swapped()
+    back: HunkSides | None = None  # built only when the forward hunk finds no position
     forward = _State()
     for level in levels:
         top, bottom = trimmed_context(h.lead, h.trail, level)
@@ -623,6 +648,8 @@ def reversed_fits(view: FileView, h: HunkSides, levels: range) -> bool:
             forward.offset = p - h.start
             if p != 0:
                 return False
+        if back is None:
+            back = h.swapped()
         btop, bbottom = trimmed_context(back.lead, back.trail, level)
         q = find_position(view, back, back.start + forward.offset, 0, btop, bbottom)
         if q is not None and q != 0:
