@@ -13,12 +13,15 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
 from dryboot.patching.place import FileRun, HunkResult, run_hunks, sides, split_keep
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from typing import Any
 
 
 class Tree:
@@ -36,6 +39,7 @@ class Tree:
         self.modes: dict[str, int] = {}
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
         self._split: dict[str, tuple[bytes, list[bytes]]] = {} if parent is None else parent._split
+        self._confined: dict[str, str] = {} if parent is None else parent._confined
 
     @classmethod
     def open(cls, root: str, source: str = "--to") -> Tree:
@@ -43,6 +47,14 @@ class Tree:
         if not os.path.isdir(root):
             raise InputError(source, None, f"{root}: not a directory")
         return cls(os.path.realpath(root))
+
+    def confine(self, rel: str, source: str, where: str | None = None) -> str:
+        """:func:`~dryboot.patching.paths.confine` under ``root``, remembered per name (the
+        directory is not written while a tree is in use, so a name checked once stays so)."""
+        got = self._confined.get(rel)
+        if got is None:
+            got = self._confined[rel] = confine(self.root, rel, source, where)
+        return got
 
     def child(self) -> Tree:
         return Tree(self.root, self)
@@ -216,15 +228,15 @@ def _apply_section(
         op, path = "modify", new_name or old_name
     else:
         cands = [n for n in (old_name, new_name) if n]
-        path = _best_name(tree, [confine(tree.root, n, src, where) for n in cands])
+        path = _best_name(tree, [tree.confine(n, src, where) for n in cands])
         op = "modify"
     assert path is not None
-    path = confine(tree.root, path, src, where)
+    path = tree.confine(path, src, where)
     out = FileOutcome(path, op)
     target = path
     if op in ("rename", "copy"):
         assert new_name is not None
-        target = confine(tree.root, new_name, src, where)
+        target = tree.confine(new_name, src, where)
         out.new_path = target
     if op == "modify" and not sec.hunks and old_mode != new_mode:
         out.op = "mode"

@@ -9,14 +9,16 @@ bytes. Each takes an ``echo(text, err=False)`` that prints one line and returns 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from typing import Any
+
     from dryboot.patching.apply import PatchStatus
 
-Echo = Callable[..., Any]
+Echo = Callable[..., object]
 
 
 def roll_back_pending(root: str, target: str, echo: Echo) -> None:

@@ -13,13 +13,15 @@ is wrong and by how much (see :mod:`dryboot.patching.recount`). Appliers call
 
 from __future__ import annotations
 
-import calendar
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from dryboot.errors import InputError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from typing import Any
 
 SP, MINUS, PLUS, BSL = 0x20, 0x2D, 0x2B, 0x5C
 
@@ -234,12 +236,24 @@ def _unquote(s: bytes) -> tuple[bytes, bytes]:
     return bytes(out), b""
 
 
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days from 1970-01-01 to year ``y``, month ``m``, day ``d`` of the proleptic Gregorian
+    calendar (what ``calendar.timegm`` counts; a day past the month's end runs on)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
 def _is_epoch(ts: bytes) -> bool:
     m = _TS_RE.match(ts)
     if not m:
         return False
     y, mo, d, hh, mm, ss = (int(x) for x in m.groups()[:6])
-    t = calendar.timegm((y, mo, d, hh, mm, ss, 0, 0, 0))
+    if not 1 <= mo <= 12:
+        return False
+    t = ((_days_from_civil(y, mo, d) * 24 + hh) * 60 + mm) * 60 + ss
     if m.group(7):
         off = int(m.group(8)) * 3600 + int(m.group(9)) * 60
         t -= off if m.group(7) == b"+" else -off

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
-import threading
 from collections.abc import Iterator
-from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.patching.paths import JOURNAL_DIR
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time: it costs a fair share of a quick start
+    from typing import Any
 
 JOURNAL = "journal.json"
 
@@ -120,10 +121,8 @@ def _write_atomic(path: str, data: bytes, mode: int | None, durable: bool = True
 
 @contextlib.contextmanager
 def _signals_raise() -> Iterator[None]:
-    """Turn SIGINT/SIGTERM/SIGHUP into :class:`Interrupted` (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    """Turn SIGINT/SIGTERM/SIGHUP into :class:`Interrupted` (main thread only: elsewhere
+    ``signal.signal`` refuses, and nothing is changed)."""
 
     def handler(signum: int, frame: Any) -> None:
         raise Interrupted(f"interrupted by {signal.Signals(signum).name}", signum)
@@ -137,6 +136,23 @@ def _signals_raise() -> Iterator[None]:
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+
+
+def _drop_dir(d: str) -> None:
+    """Remove the journal directory ``d`` and the files in it, ignoring errors."""
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(d, name))
+    try:
+        os.rmdir(d)
+    except OSError:  # something else in it: remove it all
+        import shutil
+
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _remove_empty_dirs(root: str, rel: str) -> None:
@@ -195,13 +211,13 @@ def recover(root: str) -> bool:
     jpath = os.path.join(jdir, JOURNAL)
     if not os.path.exists(jpath):
         if os.path.isdir(jdir):
-            shutil.rmtree(jdir, ignore_errors=True)  # journal never completed: nothing touched
+            _drop_dir(jdir)  # journal never completed: nothing touched
         return False
     with open(jpath, encoding="utf-8") as fh:
         entries = json.load(fh)
     _restore(root, entries)
     os.unlink(jpath)
-    shutil.rmtree(jdir, ignore_errors=True)
+    _drop_dir(jdir)
     return True
 
 
@@ -265,6 +281,8 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 try:
                     os.link(full, backup)
                 except OSError:
+                    import shutil
+
                     shutil.copyfile(full, backup)
                 entry["backup"] = name
                 entry["mode"] = os.stat(full).st_mode & 0o7777
@@ -278,7 +296,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
         if sync:
             _fsync_dir(jdir)
     except BaseException:
-        shutil.rmtree(jdir, ignore_errors=True)
+        _drop_dir(jdir)
         raise
     try:
         with _signals_raise():
@@ -310,17 +328,14 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
             _restore(root, entries)
             with contextlib.suppress(OSError):
                 os.unlink(os.path.join(jdir, JOURNAL))
-            shutil.rmtree(jdir, ignore_errors=True)
+            _drop_dir(jdir)
         raise
-    shutil.rmtree(jdir, ignore_errors=True)
+    _drop_dir(jdir)
 
 
 @contextlib.contextmanager
 def _signals_blocked() -> Iterator[None]:
     """Ignore SIGINT/SIGTERM/SIGHUP while restoring (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
