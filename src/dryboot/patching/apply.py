@@ -408,9 +408,12 @@ def _cores(
     got = patch.cache.get(key)
     if got is None:
         got = []
-        for h in sec.hunks:
-            core = _core(h, reverse, fuzz)
-            got.append((core, b"".join(core), _side_lines(h, (SP, MINUS) if reverse else (SP, PLUS))))
+        for hs in _sides(patch, sec, reverse):
+            # the sought side without the context lines fuzz may drop at either end (as _core)
+            trail = len(hs.body) if hs.lead == len(hs.body) else hs.trail
+            a, b = min(fuzz, hs.lead), min(fuzz, trail)
+            core = list(hs.old[a : len(hs.old) - b])
+            got.append((core, b"".join(core), list(hs.new)))
         patch.cache[key] = got
     return got
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter, methodcaller
 
 from dryboot.errors import InputError
 
@@ -31,6 +33,11 @@ _ED_RE = re.compile(rb"^\d+(?:,\d+)?[acd]$")
 _BINARY_RE = re.compile(rb"^Binary files .* differ$")
 _SIGNATURES = (b"-- ", b"-- \r")  # a mail signature separator (CRLF when the mail was saved so)
 _MAX_COUNT = 10**9  # counts above this are reported as huge, never allocated
+_TEXT = itemgetter(slice(1, None))  # a body row without its kind byte
+_FIRST = itemgetter(slice(0, 1))
+_PAD = methodcaller("ljust", 1)  # a blank row reads as context
+_BODY_RUN = re.compile(rb"[ +\-]*")
+_OPENS_SECTION = methodcaller("startswith", b"--- ")
 
 GIT_HEADERS = (
     b"old mode ",
@@ -75,37 +82,111 @@ class BodyLine:
     lineno: int
 
 
-@dataclass
 class Hunk:
     """A unified hunk ``@@ -old_start,old_count +new_start,new_count @@section``.
 
     Counts are as declared in the header (an omitted count is 1 and ``*_given`` is False);
     ``lines`` is the body as delimited by structure; ``counted_old``/``counted_new`` are the
-    line counts of that body.
+    line counts of that body. (A plain class rather than a dataclass: the body of a well-formed
+    hunk is kept as the patch's own lines and made into :class:`BodyLine` objects only when
+    ``lines`` is first read; the hunk engine reads :meth:`plain_body` instead.)
     """
 
-    number: int
-    lineno: int
-    old_start: int
-    old_count: int
-    new_start: int
-    new_count: int
-    old_count_given: bool
-    new_count_given: bool
-    section: bytes
-    lines: list[BodyLine] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    _FIELDS = (
+        "number",
+        "lineno",
+        "old_start",
+        "old_count",
+        "new_start",
+        "new_count",
+        "old_count_given",
+        "new_count_given",
+        "section",
+        "lines",
+        "problems",
+    )
+
+    def __init__(
+        self,
+        number: int,
+        lineno: int,
+        old_start: int,
+        old_count: int,
+        new_start: int,
+        new_count: int,
+        old_count_given: bool,
+        new_count_given: bool,
+        section: bytes,
+        lines: list[BodyLine] | None = None,
+        problems: list[Problem] | None = None,
+    ) -> None:
+        self.number = number
+        self.lineno = lineno
+        self.old_start = old_start
+        self.old_count = old_count
+        self.new_start = new_start
+        self.new_count = new_count
+        self.old_count_given = old_count_given
+        self.new_count_given = new_count_given
+        self.section = section
+        self._lines: list[BodyLine] | None = [] if lines is None else lines
+        self._plain: tuple[list[bytes], bytes, int] | None = None
+        self.problems: list[Problem] = [] if problems is None else problems
+
+    @property
+    def lines(self) -> list[BodyLine]:
+        if self._lines is None:
+            assert self._plain is not None
+            rows, kinds, first = self._plain
+            self._lines = list(map(BodyLine, kinds, map(_TEXT, rows), repeat(True), range(first, first + len(rows))))
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: list[BodyLine]) -> None:
+        self._lines = value
+        self._plain = None
+
+    def set_plain(self, rows: list[bytes], kinds: bytes, first: int) -> None:
+        """The body is ``rows`` (patch lines: kind byte, text, no LF; each ending with LF in the
+        patch, none followed by a marker), ``kinds`` their first bytes (a blank row counts as
+        context), the first at patch line ``first``."""
+        self._plain = (rows, kinds, first)
+        self._lines = None
+
+    def plain_body(self) -> tuple[list[bytes], bytes] | None:
+        """``(rows, kinds)`` when the body was recorded by :meth:`set_plain` (and not replaced
+        since), else None."""
+        return None if self._plain is None else self._plain[:2]
+
+    def __repr__(self) -> str:
+        return "Hunk(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def counted_old(self) -> int:
+        plain = self.plain_body()
+        if plain is not None:
+            return len(plain[1]) - plain[1].count(b"+")
         return sum(1 for ln in self.lines if ln.kind != PLUS)
 
     @property
     def counted_new(self) -> int:
+        plain = self.plain_body()
+        if plain is not None:
+            return len(plain[1]) - plain[1].count(b"-")
         return sum(1 for ln in self.lines if ln.kind != MINUS)
 
     def changes_nothing(self) -> bool:
         """True when the body has no ``-`` and no ``+`` line (GNU patch calls it malformed)."""
+        plain = self.plain_body()
+        if plain is not None:
+            return plain[1].count(b" ") == len(plain[1])
         return all(ln.kind == SP for ln in self.lines)
 
 
@@ -563,7 +644,41 @@ class _Parser:
         sec.hunks.append(h)
         return self.body(sec, h, i + 1)
 
+    def plain_body(self, h: Hunk, start: int) -> int | None:
+        """The common case at C speed: the rows from ``start`` on that are context, removed or
+        added lines add up exactly to the declared counts, are followed by a line that is
+        none of these and no marker, and none starts ``--- `` (which might open a file
+        section). Then, as :meth:`body` would, the hunk's body is those rows (recorded with
+        :meth:`Hunk.set_plain`); returns the index after it, or None (use :meth:`body`)."""
+        dold, dnew = h.old_count, h.new_count
+        window = self.lines[start : start + dold + dnew + 1]
+        kinds = b"".join(map(_FIRST, map(_PAD, window)))
+        end = _BODY_RUN.match(kinds).end()  # type: ignore[union-attr]
+        if end == len(window) and start + end < self.n:
+            return None  # no end in sight: the counts are wrong
+        if end < len(window) and kinds[end] == BSL:
+            return None  # a '\\ No newline' marker
+        kinds = kinds[:end]
+        if end - kinds.count(b"+") != dold or end - kinds.count(b"-") != dnew:
+            return None
+        rows = window[:end]
+        if not end or any(map(_OPENS_SECTION, rows)):
+            return None
+        h.set_plain(rows, kinds, start + 1)
+        return start + end
+
     def body(self, sec: FileSection, h: Hunk, start: int) -> int:
+        fast = self.plain_body(h, start)
+        if fast is not None:
+            if h.changes_nothing():
+                h.problems.append(
+                    Problem(
+                        h.lineno,
+                        "noop",
+                        f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' line)",
+                    )
+                )
+            return fast
         lines, n = self.lines, self.n
         dold, dnew = h.old_count, h.new_count
         old = new = 0

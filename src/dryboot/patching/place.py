@@ -31,6 +31,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from io import BytesIO
+from itertools import compress, repeat
+from operator import itemgetter, ne
 
 from dryboot.patching.parse import MINUS, PLUS, Hunk
 
@@ -63,7 +65,6 @@ class HunkSides:
     lead: int
     trail: int
     other_first: int
-    runs: tuple[tuple[str, int, tuple[bytes, ...]], ...] = ()
 
     @property
     def start(self) -> int:
@@ -91,24 +92,29 @@ def make_sides(number: int, first: int, body: Sequence[tuple[str, bytes]], other
     while trail < len(body_t) - lead and body_t[len(body_t) - 1 - trail][0] == CONTEXT:
         trail += 1
     other = first if other_first is None else other_first
-    return HunkSides(number, first, body_t, old, new, lead, trail, other, _runs(body_t[: len(body_t) - trail]))
+    return HunkSides(number, first, body_t, old, new, lead, trail, other)
 
 
 def _runs(body: Sequence[tuple[str, bytes]]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
     """``body`` as runs of lines of one kind: ``(kind, count, lines)`` (how :func:`apply_one`
     walks a hunk a run at a time)."""
-    kinds = "".join([kind for kind, _ in body])
+    return _kind_runs("".join([kind for kind, _ in body]), [ln for _, ln in body])
+
+
+def _kind_runs(kinds: str, lines: Sequence[bytes]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
     out: list[tuple[str, int, tuple[bytes, ...]]] = []
     for m in _RUN.finditer(kinds):
         a, b = m.span()
         kind = kinds[a]
-        out.append((kind, b - a, tuple([ln for _, ln in body[a:b]]) if kind == ADDED else ()))
+        out.append((kind, b - a, tuple(lines[a:b]) if kind == ADDED else ()))
     return tuple(out)
 
 
 _RUN = re.compile(r" +|-+|\++")
 
 
+_FLIP = str.maketrans("+-", "-+")
+_TEXT = itemgetter(slice(1, None))
 _KINDS = {MINUS: REMOVED, PLUS: ADDED}
 _KINDS_R = {MINUS: ADDED, PLUS: REMOVED}
 for _k in range(256):
@@ -120,10 +126,30 @@ def sides(h: Hunk, reverse: bool = False) -> HunkSides:
     """The engine's view of a parsed hunk; ``reverse`` (``-R``) swaps the removed and added lines
     and the two header ranges before anything else happens (GNU patch 2.7.6 behaviour,
     observed)."""
+    first, other = (h.new_start, h.old_start) if reverse else (h.old_start, h.new_start)
+    plain = h.plain_body()
+    if plain is not None:
+        return _plain_sides(h.number, first, other, plain[0], plain[1], reverse)
     kinds = _KINDS_R if reverse else _KINDS
     body = [(kinds[bl.kind], bl.text + b"\n" if bl.newline else bl.text) for bl in h.lines]
-    first, other = (h.new_start, h.old_start) if reverse else (h.old_start, h.new_start)
     return make_sides(h.number, first, body, other)
+
+
+def _plain_sides(number: int, first: int, other: int, rows: list[bytes], kinds: bytes, reverse: bool) -> HunkSides:
+    """:func:`make_sides` for a hunk whose body rows all end with LF, built without a Python
+    step per line (a hunk of a large generated file may have tens of thousands)."""
+    ks = kinds.decode("latin-1")
+    if reverse:
+        ks = ks.translate(_FLIP)
+    # each row is its kind byte and text; with its LF back: text + LF
+    lines = list(map(_TEXT, BytesIO(b"\n".join(rows) + b"\n").readlines())) if rows else []
+    body = tuple(zip(ks, lines, strict=True))
+    old = tuple(compress(lines, map(ne, ks, repeat(ADDED))))
+    new = tuple(compress(lines, map(ne, ks, repeat(REMOVED))))
+    n = len(ks)
+    lead = n - len(ks.lstrip(CONTEXT))
+    trail = 0 if lead == n else n - len(ks.rstrip(CONTEXT))
+    return HunkSides(number, first, body, old, new, lead, trail, other)
 
 
 @dataclass
@@ -453,7 +479,7 @@ class Output:
         return self.parts
 
 
-def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int) -> int:
+def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int, exact: bool = False) -> int:
     """Apply ``h`` at position ``p`` and return the new consumed line (GNU patch 2.7.6 behaviour,
     observed).
 
@@ -462,11 +488,20 @@ def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int) 
     file's text; lines already consumed by the previous hunk are not written again), a removed
     line is skipped, an added line is written from the patch. Trailing context is left in the
     input, so the next hunk may use it; the consumed line becomes the line before the trailing
-    context."""
-    out.glue = bool(h.old) and p + len(h.old) - 1 > view.n
+    context.
+
+    ``exact``: the whole old side (no context trimmed by fuzz) equals the input at ``p``. When
+    it also lies after the consumed line and inside the file, the file's context lines are the
+    hunk's own, and the output is the new side without its trailing context, written at once."""
+    end = p - 1 + len(h.old)
+    if exact and p > consumed and end <= view.n:
+        out.copy(view.lines, consumed + 1, p - 1)
+        out.write_run(h.new[: len(h.new) - h.trail])
+        return end - h.trail
+    out.glue = bool(h.old) and end > view.n
     out.copy(view.lines, consumed + 1, p - 1)
     q = p
-    for kind, count, added in h.runs or _runs(h.body[: len(h.body) - h.trail]):
+    for kind, count, added in _runs(h.body[: len(h.body) - h.trail]):
         if kind == CONTEXT:
             # the file's lines, except those already consumed and those past its end
             out.copy(view.lines, max(q, consumed + 1), q + count - 1)
@@ -594,7 +629,7 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         if p is not None and not is_misordered(p, h.lead, state.consumed):
             tie = tie_position(view, h, found.expected, state.consumed, found.top, found.bottom, p)
             line_no = p + state.growth
-            state.consumed = apply_one(out, view, h, p, state.consumed)
+            state.consumed = apply_one(out, view, h, p, state.consumed, exact=found.level == 0)
             state.growth += len(h.new) - len(h.old)
             offset = p - start
             status = "fuzz" if found.level else ("offset" if offset else "exact")
