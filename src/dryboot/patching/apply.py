@@ -408,12 +408,13 @@ def _cores(
     got = patch.cache.get(key)
     if got is None:
         got = []
-        for hs in _sides(patch, sec, reverse):
+        for hs in _sides(patch, sec, False):  # one direction serves both: the sides swap
+            sought, made = (hs.new, hs.old) if reverse else (hs.old, hs.new)
             # the sought side without the context lines fuzz may drop at either end (as _core)
             trail = len(hs.body) if hs.lead == len(hs.body) else hs.trail
             a, b = min(fuzz, hs.lead), min(fuzz, trail)
-            core = list(hs.old[a : len(hs.old) - b])
-            got.append((core, b"".join(core), list(hs.new)))
+            core = list(sought[a : len(sought) - b])
+            got.append((core, b"".join(core), list(made)))
         patch.cache[key] = got
     return got
 

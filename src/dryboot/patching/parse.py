@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from io import BytesIO
 from itertools import repeat
 from operator import itemgetter, methodcaller
 
@@ -131,6 +132,7 @@ class Hunk:
         self.section = section
         self._lines: list[BodyLine] | None = [] if lines is None else lines
         self._plain: tuple[list[bytes], bytes, int] | None = None
+        self._texts: tuple[list[bytes], str] | None = None
         self.problems: list[Problem] = [] if problems is None else problems
 
     @property
@@ -144,19 +146,32 @@ class Hunk:
     @lines.setter
     def lines(self, value: list[BodyLine]) -> None:
         self._lines = value
-        self._plain = None
+        self._plain = self._texts = None
 
     def set_plain(self, rows: list[bytes], kinds: bytes, first: int) -> None:
         """The body is ``rows`` (patch lines: kind byte, text, no LF; each ending with LF in the
         patch, none followed by a marker), ``kinds`` their first bytes (a blank row counts as
         context), the first at patch line ``first``."""
         self._plain = (rows, kinds, first)
+        self._texts = None
         self._lines = None
 
     def plain_body(self) -> tuple[list[bytes], bytes] | None:
         """``(rows, kinds)`` when the body was recorded by :meth:`set_plain` (and not replaced
         since), else None."""
         return None if self._plain is None else self._plain[:2]
+
+    def plain_lines(self) -> tuple[list[bytes], str] | None:
+        """For a body recorded by :meth:`set_plain`: its lines as a file holds them (text and
+        LF) and their kinds as a str of ``' '``, ``'-'``, ``'+'``; else None. Computed once."""
+        if self._plain is None:
+            return None
+        if self._texts is None:
+            rows, kinds, _ = self._plain
+            # each row is its kind byte and its text; with the LF back, the text and the LF
+            lines = list(map(_TEXT, BytesIO(b"\n".join(rows) + b"\n").readlines())) if rows else []
+            self._texts = (lines, kinds.decode("latin-1"))
+        return self._texts
 
     def __repr__(self) -> str:
         return "Hunk(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from io import BytesIO
 from itertools import compress, repeat
-from operator import itemgetter, ne
+from operator import ne
 
 from dryboot.patching.parse import MINUS, PLUS, Hunk
 
@@ -114,7 +114,6 @@ _RUN = re.compile(r" +|-+|\++")
 
 
 _FLIP = str.maketrans("+-", "-+")
-_TEXT = itemgetter(slice(1, None))
 _KINDS = {MINUS: REMOVED, PLUS: ADDED}
 _KINDS_R = {MINUS: ADDED, PLUS: REMOVED}
 for _k in range(256):
@@ -127,7 +126,7 @@ def sides(h: Hunk, reverse: bool = False) -> HunkSides:
     and the two header ranges before anything else happens (GNU patch 2.7.6 behaviour,
     observed)."""
     first, other = (h.new_start, h.old_start) if reverse else (h.old_start, h.new_start)
-    plain = h.plain_body()
+    plain = h.plain_lines()
     if plain is not None:
         return _plain_sides(h.number, first, other, plain[0], plain[1], reverse)
     kinds = _KINDS_R if reverse else _KINDS
@@ -135,14 +134,12 @@ def sides(h: Hunk, reverse: bool = False) -> HunkSides:
     return make_sides(h.number, first, body, other)
 
 
-def _plain_sides(number: int, first: int, other: int, rows: list[bytes], kinds: bytes, reverse: bool) -> HunkSides:
-    """:func:`make_sides` for a hunk whose body rows all end with LF, built without a Python
-    step per line (a hunk of a large generated file may have tens of thousands)."""
-    ks = kinds.decode("latin-1")
+def _plain_sides(number: int, first: int, other: int, lines: list[bytes], ks: str, reverse: bool) -> HunkSides:
+    """:func:`make_sides` for a hunk whose body lines (``lines``, with their LF; ``ks`` their
+    kinds) all end with LF, built without a Python step per line (a hunk of a large generated
+    file may have tens of thousands)."""
     if reverse:
         ks = ks.translate(_FLIP)
-    # each row is its kind byte and text; with its LF back: text + LF
-    lines = list(map(_TEXT, BytesIO(b"\n".join(rows) + b"\n").readlines())) if rows else []
     body = tuple(zip(ks, lines, strict=True))
     old = tuple(compress(lines, map(ne, ks, repeat(ADDED))))
     new = tuple(compress(lines, map(ne, ks, repeat(REMOVED))))
