@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
+from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
 from dryboot.patching.place import FileRun, HunkResult, run_hunks, sides, split_keep
@@ -133,7 +133,7 @@ class Tree:
         self.changes[rel] = None
 
 
-@dataclass
+@record
 class FileOutcome:
     """One file section's result: ``op`` is ``modify``, ``create``, ``delete``, ``rename``,
     ``copy`` or ``mode``; ``path`` the target-relative file (``new_path`` for rename/copy);
@@ -150,7 +150,7 @@ class FileOutcome:
         return not self.error and all(r.status != "failed" for r in self.results)
 
 
-@dataclass
+@record
 class PatchOutcome:
     """Result of applying one patch: per-file outcomes and the ``tree`` layer holding the
     patched contents (merge it into its parent to keep them)."""
@@ -375,7 +375,7 @@ def _core(h: Hunk, reverse: bool, fuzz: int) -> list[bytes]:
     return lines[a : len(lines) - b]
 
 
-@dataclass
+@record
 class _Ran:
     """A file's hunks run (by the locator, or rejected beforehand): output and census. Only the
     locator's public results are used, so the locator's own types may change freely."""
@@ -463,7 +463,7 @@ def _prefiltered(
     return _Ran(run.data, results, run.lines)
 
 
-@dataclass
+@record
 class HunkStatus:
     """One hunk's state in a target: ``applicable`` (old side found), ``applied`` (new side
     found), ``conflict`` (neither); ``forward``/``backward`` are the census of each direction."""
@@ -475,7 +475,7 @@ class HunkStatus:
     backward: HunkResult | None
 
 
-@dataclass
+@record
 class PatchStatus:
     """A patch's state: ``applicable``, ``applied``, ``partial`` or ``conflict``, with the
     per-hunk evidence and the forward outcome (its layer holds the applied result); ``note``

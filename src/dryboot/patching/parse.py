@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from io import BytesIO
 from itertools import repeat
 from operator import itemgetter, methodcaller
 
 from dryboot.errors import InputError
+from dryboot.patching._record import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
@@ -55,7 +55,7 @@ GIT_HEADERS = (
 )
 
 
-@dataclass
+@record
 class Problem:
     """One defect found in a patch file.
 
@@ -71,11 +71,13 @@ class Problem:
     message: str
 
 
-@dataclass(slots=True)
+@record
 class BodyLine:
     """One hunk body line: ``kind`` is ``ord(' ')``, ``ord('-')`` or ``ord('+')``; ``text`` has
     neither the kind byte nor the LF; ``newline`` is False when a ``\\ No newline at end of file``
     marker follows; ``lineno`` is the 1-based line in the patch file."""
+
+    __slots__ = ("kind", "lineno", "newline", "text")
 
     kind: int
     text: bytes
@@ -205,7 +207,7 @@ class Hunk:
         return all(ln.kind == SP for ln in self.lines)
 
 
-@dataclass
+@record
 class Name:
     """A file name from a patch header: ``raw`` as written (unquoted), ``prefixless`` True for
     git's ``rename from``/``copy to`` names, which carry no ``a/``/``b/`` prefix."""
@@ -228,7 +230,7 @@ class Name:
         return os.fsdecode(s)
 
 
-@dataclass
+@record
 class FileSection:
     """The changes of one file: names, git extended headers, hunks.
 
@@ -257,7 +259,7 @@ class FileSection:
         return "?"
 
 
-@dataclass
+@record
 class PatchFile:
     """A parsed patch file: its ``source`` (shown in messages), raw ``lines`` (LF removed),
     whether the data ended with LF, the file ``sections`` and file-level ``problems``."""

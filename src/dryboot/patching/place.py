@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from io import BytesIO
 from itertools import compress, repeat
 from operator import ne
 
+from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, Hunk
 
 CONTEXT, REMOVED, ADDED = " ", "-", "+"
@@ -46,7 +46,7 @@ def split_keep(data: bytes) -> list[bytes]:
     return BytesIO(data).readlines()  # binary readlines splits at LF only, keeping it
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class HunkSides:
     """One hunk as the engine sees it, in the direction being applied.
 
@@ -56,6 +56,8 @@ class HunkSides:
     reversal) and ``other_first`` the other range's start; ``old``/``new`` are the two sides,
     ``lead``/``trail`` the context at either end.
     """
+
+    __slots__ = ("body", "first", "lead", "new", "number", "old", "other_first", "trail")
 
     number: int
     first: int
@@ -149,7 +151,7 @@ def _plain_sides(number: int, first: int, other: int, lines: list[bytes], ks: st
     return HunkSides(number, first, body, old, new, lead, trail, other)
 
 
-@dataclass
+@record
 class HunkResult:
     """What happened to one hunk.
 
@@ -198,7 +200,7 @@ class HunkResult:
         return text + "."
 
 
-@dataclass
+@record
 class FileRun:
     """The result of :func:`run_hunks`: the output bytes (failed hunks left out, as GNU patch
     writes a partially patched file), one result per hunk, and whether GNU patch (without
@@ -526,14 +528,14 @@ def endings_differ(view: FileView, line_no: int, h: HunkSides) -> bool:
     return file_crlf != hunk_crlf
 
 
-@dataclass
+@record
 class _State:
     offset: int = 0
     consumed: int = 0
     growth: int = 0
 
 
-@dataclass
+@record
 class _Found:
     position: int | None
     level: int

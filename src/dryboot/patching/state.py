@@ -21,8 +21,7 @@ lines do not occur in a file is rejected without a search (see ``prefilter`` in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dryboot.patching._record import record
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
 from dryboot.patching.parse import PatchFile
 from dryboot.patching.place import HunkResult
@@ -141,7 +140,7 @@ def _both_note(hs: list[HunkStatus], applied: bool) -> str:
     return "both directions fit"
 
 
-@dataclass
+@record
 class _Reversal:
     """One proven step of the prefix chain: the patch's reversal (its ``tree`` is the state
     before the patch) and the forward try on the same tree (None when it cannot fit)."""
@@ -202,7 +201,7 @@ def _proven(r: _Reversal) -> PatchStatus:
     return st
 
 
-@dataclass
+@record
 class StackState:
     """A series on a tree: ``prefix`` patches proven applied; ``statuses`` one per patch in
     series order; ``tree`` the target with every applicable patch after the prefix applied
