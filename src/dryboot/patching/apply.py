@@ -40,6 +40,7 @@ class Tree:
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
         self._split: dict[str, tuple[bytes, list[bytes]]] = {} if parent is None else parent._split
         self._confined: dict[str, str] = {} if parent is None else parent._confined
+        self._linesets: dict[str, set[bytes] | int] = {} if parent is None else parent._linesets
 
     @classmethod
     def open(cls, root: str, source: str = "--to") -> Tree:
@@ -113,11 +114,25 @@ class Tree:
 
     def split(self, rel: str, data: bytes) -> list[bytes]:
         """``data`` (the content of ``rel`` in some layer) split into lines that keep their LF;
-        the last split of each path is remembered, and a fresh list is returned each time."""
+        the last split of each path is remembered (the list is shared: do not change it)."""
         got = self._split.get(rel)
         if got is None or got[0] is not data:
             got = self._split[rel] = (data, split_keep(data))
-        return list(got[1])
+        return got[1]
+
+    def disk_lineset(self, rel: str, data: bytes) -> set[bytes] | None:
+        """The set of the lines of ``data`` when it is ``rel`` as read from disk and has been
+        asked for before (a file searched again and again, as the proof of the applied prefix
+        searches the target for each patch's new side); else None."""
+        if data is not self._disk.get(rel):
+            return None
+        got = self._linesets.get(rel, 0)
+        if isinstance(got, int):
+            if got < 1:
+                self._linesets[rel] = got + 1
+                return None
+            got = self._linesets[rel] = set(self.split(rel, data))
+        return got
 
     def remember_split(self, rel: str, data: bytes, lines: list[bytes]) -> None:
         """Record that ``lines`` is ``data`` split (see :meth:`split`), e.g. as the hunk engine
@@ -444,8 +459,10 @@ def _prefiltered(
     parsed = sec.hunks
     rejected: dict[int, HunkResult] = {}
     produced: set[bytes] = set()
+    lineset = tree.disk_lineset(path, data)  # a line missing from the file: the block is too
     for h, (core, needle, made) in zip(parsed, _cores(patch, sec, reverse, fuzz), strict=True):
-        if core and not _has_block(data, core, needle) and not produced.intersection(core):
+        absent = core and ((lineset is not None and not lineset.issuperset(core)) or not _has_block(data, core, needle))
+        if absent and not produced.intersection(core):
             rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
             if quick:
                 return _Ran(

@@ -171,7 +171,9 @@ class Hunk:
         if self._texts is None:
             rows, kinds, _ = self._plain
             # each row is its kind byte and its text; with the LF back, the text and the LF
-            lines = list(map(_TEXT, BytesIO(b"\n".join(rows) + b"\n").readlines())) if rows else []
+            lines = list(map(_TEXT, BytesIO(b"\n".join(rows)).readlines())) if rows else []
+            if lines:
+                lines[-1] += b"\n"  # the last row's LF (joining added none after it)
             self._texts = (lines, kinds.decode("latin-1"))
         return self._texts
 

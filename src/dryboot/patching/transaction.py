@@ -171,11 +171,11 @@ def pending(root: str) -> list[dict[str, Any]] | None:
     """The journal of an interrupted transaction in ``root`` (one entry per file it touched:
     ``path``, ``backup`` name or None for a file it created, ``mode``), or None when there is
     none. Reading it changes nothing."""
-    import json
-
     jpath = os.path.join(root, JOURNAL_DIR, JOURNAL)
     try:
         with open(jpath, encoding="utf-8") as fh:
+            import json  # only when there is a journal
+
             entries: list[dict[str, Any]] = json.load(fh)
     except FileNotFoundError:
         return None
@@ -205,14 +205,14 @@ def recover(root: str) -> bool:
 
     :returns: True when something was restored.
     """
-    import json
-
     jdir = os.path.join(root, JOURNAL_DIR)
     jpath = os.path.join(jdir, JOURNAL)
     if not os.path.exists(jpath):
         if os.path.isdir(jdir):
             _drop_dir(jdir)  # journal never completed: nothing touched
         return False
+    import json
+
     with open(jpath, encoding="utf-8") as fh:
         entries = json.load(fh)
     _restore(root, entries)
@@ -245,6 +245,25 @@ def _restore(root: str, entries: list[dict[str, Any]]) -> None:
             _remove_empty_dirs(root, e["path"])
 
 
+def _journal_text(entries: list[dict[str, Any]]) -> str:
+    """``entries`` as JSON (what ``json.dumps`` writes, without importing :mod:`json` for the
+    plain names every real tree has)."""
+
+    def text(v: object) -> str:
+        if v is None:
+            return "null"
+        if isinstance(v, int):
+            return str(v)
+        assert isinstance(v, str)
+        if v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
+            return f'"{v}"'
+        import json
+
+        return json.dumps(v)
+
+    return "[" + ", ".join("{" + ", ".join(f'"{k}": {text(v)}' for k, v in e.items()) + "}" for e in entries) + "]"
+
+
 def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -> None:
     """Write ``changes`` (target-relative path -> new bytes, or None to delete) and ``modes``
     (path -> permission bits) under ``root`` as one transaction.
@@ -255,7 +274,6 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
     :raises OSError: a write failed; every touched file was restored.
     :raises InputError: another transaction's journal directory is in the way.
     """
-    import json
 
     if not changes and not modes:
         return
@@ -289,7 +307,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
             entries.append(entry)
         tmp = os.path.join(jdir, JOURNAL + ".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(entries, fh)
+            fh.write(_journal_text(entries))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, os.path.join(jdir, JOURNAL))
