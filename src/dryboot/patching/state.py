@@ -206,7 +206,8 @@ class StackState:
     """A series on a tree: ``prefix`` patches proven applied; ``statuses`` one per patch in
     series order; ``tree`` the target with every applicable patch after the prefix applied
     (up to ``stopped``, the index of the first patch that is neither applicable nor applied,
-    when ``stop`` was asked, else None when all are)."""
+    when ``stop`` was asked, else None when all are). The forward layers of the applicable
+    patches are merged into ``tree`` and emptied: read the result from ``tree``."""
 
     prefix: int
     statuses: list[PatchStatus]
@@ -232,6 +233,9 @@ def stack_state(patches: list[Patch], tree: Tree, fuzz: int = 0, stop: bool = Fa
         out.statuses.append(st)
         if st.state == "applicable":
             st.forward.tree.merge_into_parent()
+            # its contents now live in ``layer``; dropping the layer's own copy lets a file patched
+            # by many patches keep one version, not one per patch (memory a large file fills)
+            st.forward.tree.changes = {}
         elif st.state != "applied" and out.stopped is None:
             out.stopped = i
             if stop:
