@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import stat
 from collections.abc import Iterator
 
 from dryboot.errors import InputError
@@ -290,7 +291,11 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
         for k, rel in enumerate(paths):
             full = os.path.join(root, rel)
             entry: dict[str, Any] = {"path": rel, "backup": None, "mode": None}
-            if os.path.isfile(full) and not os.path.islink(full):
+            try:
+                st = os.lstat(full)
+            except OSError:
+                st = None
+            if st is not None and stat.S_ISREG(st.st_mode):
                 name = f"b{k}"
                 backup = os.path.join(jdir, name)
                 # A hard link keeps the original bytes at no copying cost: files are only ever
@@ -303,7 +308,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
 
                     shutil.copyfile(full, backup)
                 entry["backup"] = name
-                entry["mode"] = os.stat(full).st_mode & 0o7777
+                entry["mode"] = st.st_mode & 0o7777
             entries.append(entry)
         tmp = os.path.join(jdir, JOURNAL + ".tmp")
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -330,7 +335,8 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                             os.unlink(full)
                         deleted.append(rel)
                         continue
-                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    if e["backup"] is None:  # a new file (an existing one's directory exists)
+                        os.makedirs(os.path.dirname(full), exist_ok=True)
                     mode = modes.get(rel, e["mode"])
                     _write_atomic(full, data, mode, durable=False)
                     written.append(full)
