@@ -2,6 +2,8 @@
 the plain shapes start without click (:mod:`dryboot.patching.entry`); everything else is
 :func:`dryboot.cli.main`."""
 
+import contextlib
+import os
 import sys
 
 
@@ -10,7 +12,10 @@ def main() -> None:
 
     code = fast(sys.argv[1:])
     if code is not None:
-        sys.exit(code)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError):  # a closed pipe (| head)
+                stream.flush()
+        os._exit(code)  # nothing left to do: skip tearing down the objects the run built
     from dryboot.cli import main as cli_main
 
     cli_main()
