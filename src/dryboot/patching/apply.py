@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
+from itertools import compress, repeat
+from operator import ne
 
 from dryboot.errors import InputError
 from dryboot.patching._record import field, record
@@ -414,22 +417,47 @@ def _first(h: Hunk, reverse: bool) -> int:
     return start + 1 if count == 0 else start
 
 
-def _cores(
-    patch: PatchFile, sec: FileSection, reverse: bool, fuzz: int
-) -> list[tuple[list[bytes], bytes, list[bytes]]]:
-    """Per hunk of ``sec``: its core (see :func:`_core`), the core joined, and the lines its
-    applied side produces; computed once per patch, direction and fuzz."""
+class _Core:
+    """One hunk's prefilter data in one direction: ``lines``, the sought side without the
+    context fuzz may drop (see :func:`_core`); ``made``, the lines its applied side produces;
+    :meth:`needle`, the lines joined (made on first need)."""
+
+    __slots__ = ("_needle", "lines", "made")
+
+    def __init__(self, lines: list[bytes], made: Sequence[bytes]) -> None:
+        self.lines = lines
+        self.made = made
+        self._needle: bytes | None = None
+
+    def needle(self) -> bytes:
+        if self._needle is None:
+            self._needle = b"".join(self.lines)
+        return self._needle
+
+
+def _cores(patch: PatchFile, sec: FileSection, reverse: bool, fuzz: int) -> list[_Core]:
+    """Per hunk of ``sec``, its :class:`_Core`; computed once per patch, direction and fuzz
+    (from the hunk's own lines when it is plain, else from its forward sides)."""
     key = ("core", id(sec), reverse, fuzz)
     got = patch.cache.get(key)
     if got is None:
         got = []
-        for hs in _sides(patch, sec, False):  # one direction serves both: the sides swap
-            sought, made = (hs.new, hs.old) if reverse else (hs.old, hs.new)
+        for h in sec.hunks:
+            plain = h.plain_lines()
+            if plain is not None:
+                lines, ks = plain
+                old = list(compress(lines, map(ne, ks, repeat("+"))))
+                new = list(compress(lines, map(ne, ks, repeat("-"))))
+                lead = len(ks) - len(ks.lstrip(" "))
+                trail = lead if lead == len(ks) else len(ks) - len(ks.rstrip(" "))
+            else:
+                hs = sides(h)
+                old, new, lead = list(hs.old), list(hs.new), hs.lead
+                trail = len(hs.body) if hs.lead == len(hs.body) else hs.trail
+            sought, made = (new, old) if reverse else (old, new)
             # the sought side without the context lines fuzz may drop at either end (as _core)
-            trail = len(hs.body) if hs.lead == len(hs.body) else hs.trail
-            a, b = min(fuzz, hs.lead), min(fuzz, trail)
-            core = list(sought[a : len(sought) - b])
-            got.append((core, b"".join(core), list(made)))
+            a, b = min(fuzz, lead), min(fuzz, trail)
+            got.append(_Core(sought[a : len(sought) - b], made))
         patch.cache[key] = got
     return got
 
@@ -458,18 +486,26 @@ def _prefiltered(
     is rejected only when its core is absent and no earlier hunk's new side could supply it."""
     parsed = sec.hunks
     rejected: dict[int, HunkResult] = {}
-    produced: set[bytes] = set()
+    made: list[Sequence[bytes]] = []  # what the hunks so far produce (a set made on first need)
+    produced: set[bytes] | None = None
     lineset = tree.disk_lineset(path, data)  # a line missing from the file: the block is too
-    for h, (core, needle, made) in zip(parsed, _cores(patch, sec, reverse, fuzz), strict=True):
-        absent = core and ((lineset is not None and not lineset.issuperset(core)) or not _has_block(data, core, needle))
-        if absent and not produced.intersection(core):
+    for h, c in zip(parsed, _cores(patch, sec, reverse, fuzz), strict=True):
+        core = c.lines
+        absent = core and (
+            (lineset is not None and not lineset.issuperset(core)) or not _has_block(data, core, c.needle())
+        )
+        if absent and produced is None:
+            produced = set().union(*made)
+        if absent and produced is not None and not produced.intersection(core):
             rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
             if quick:
                 return _Ran(
                     data,
                     [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried") for x in parsed],
                 )
-        produced.update(made)
+        made.append(c.made)
+        if produced is not None:
+            produced.update(c.made)
     hunks = _sides(patch, sec, reverse)
     if not rejected:
         return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure))
