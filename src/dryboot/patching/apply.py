@@ -20,7 +20,7 @@ from dryboot.errors import InputError
 from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
-from dryboot.patching.place import FileRun, HunkResult, run_hunks, sides, split_keep
+from dryboot.patching.place import FileRun, HunkResult, Pieces, run_hunks, sides, split_keep
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
@@ -41,7 +41,7 @@ class Tree:
         self.changes: dict[str, bytes | None] = {}
         self.modes: dict[str, int] = {}
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
-        self._split: dict[str, tuple[bytes, list[bytes]]] = {} if parent is None else parent._split
+        self._split: dict[str, tuple[bytes, list[bytes], Pieces | None]] = {} if parent is None else parent._split
         self._confined: dict[str, str] = {} if parent is None else parent._confined
         self._linesets: dict[str, set[bytes] | int] = {} if parent is None else parent._linesets
 
@@ -120,8 +120,18 @@ class Tree:
         the last split of each path is remembered (the list is shared: do not change it)."""
         got = self._split.get(rel)
         if got is None or got[0] is not data:
-            got = self._split[rel] = (data, split_keep(data))
+            got = self._split[rel] = (data, split_keep(data), None)
         return got[1]
+
+    def pieces(self, rel: str, data: bytes) -> Pieces:
+        """Where the bytes of :meth:`split`'s lines of ``data`` live (see
+        :class:`~dryboot.patching.place.Pieces`), remembered as :meth:`split` is."""
+        lines = self.split(rel, data)
+        got = self._split[rel]
+        if got[2] is None:
+            got = self._split[rel] = (data, lines, Pieces.of(data, lines))
+        assert got[2] is not None
+        return got[2]
 
     def disk_lineset(self, rel: str, data: bytes) -> set[bytes] | None:
         """The set of the lines of ``data`` when it is ``rel`` as read from disk and has been
@@ -137,10 +147,10 @@ class Tree:
             got = self._linesets[rel] = set(self.split(rel, data))
         return got
 
-    def remember_split(self, rel: str, data: bytes, lines: list[bytes]) -> None:
-        """Record that ``lines`` is ``data`` split (see :meth:`split`), e.g. as the hunk engine
-        assembled it."""
-        self._split[rel] = (data, lines)
+    def remember_split(self, rel: str, data: bytes, lines: list[bytes], pieces: Pieces | None = None) -> None:
+        """Record that ``lines`` is ``data`` split (see :meth:`split`), and ``pieces`` where their
+        bytes live, e.g. as the hunk engine assembled them."""
+        self._split[rel] = (data, lines, pieces)
 
     def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
         self.changes[rel] = data
@@ -289,13 +299,15 @@ def _apply_section(
     if prefilter:
         run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
     else:
-        run = _Ran.of(run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure))
+        run = _Ran.of(
+            run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure, tree.pieces(path, cur))
+        )
     out.results = run.results
     if not run.ok:
         return out
     data = run.data
     if run.lines is not None and data is not cur:
-        tree.remember_split(target, data, run.lines)  # the next patch on this file needs no split
+        tree.remember_split(target, data, run.lines, run.pieces)  # the next patch on this file needs no split
     cur_mode = tree.mode(path)
     if op == "delete":
         if data:
@@ -401,10 +413,11 @@ class _Ran:
     data: bytes
     results: list[HunkResult]
     lines: list[bytes] | None = None
+    pieces: Pieces | None = None
 
     @classmethod
     def of(cls, run: FileRun) -> _Ran:
-        return cls(run.data, list(run.results), run.lines)
+        return cls(run.data, list(run.results), run.lines, run.pieces)
 
     @property
     def ok(self) -> bool:
@@ -508,12 +521,14 @@ def _prefiltered(
             produced.update(c.made)
     hunks = _sides(patch, sec, reverse)
     if not rejected:
-        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure))
+        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure, tree.pieces(path, data)))
     keep = [s for h, s in zip(parsed, hunks, strict=True) if h.number not in rejected]
-    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure)) if keep else _Ran(data, [])
+    if not keep:
+        return _Ran(data, [rejected[h.number] for h in parsed])
+    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure, tree.pieces(path, data)))
     got = {r.number: r for r in run.results}
     results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
-    return _Ran(run.data, results, run.lines)
+    return _Ran(run.data, results, run.lines, run.pieces)
 
 
 @record

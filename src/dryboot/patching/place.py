@@ -28,9 +28,10 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from io import BytesIO
-from itertools import compress, repeat
+from itertools import accumulate, compress, repeat
 from operator import ne
 
 from dryboot.patching._record import field, record
@@ -210,6 +211,7 @@ class FileRun:
     results: list[HunkResult] = field(default_factory=list)
     reversed: bool = False
     lines: list[bytes] | None = field(default=None, repr=False, compare=False)
+    pieces: Pieces | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -427,21 +429,66 @@ def tie_position(
 # --- applying -----------------------------------------------------------------------------------
 
 
+class Pieces:
+    """Where the bytes of a file's lines live, so that a patched file is assembled by copying a
+    few large byte ranges instead of joining every line again: ``items`` are runs of lines
+    ``(source, offsets, lo, hi)`` -- lines ``lo`` to ``hi - 1`` of an immutable ``source`` whose
+    line ``k`` starts at byte ``offsets[k]`` -- in file order; ``starts`` the file line (0-based)
+    each run begins at, ``n`` the number of lines."""
+
+    __slots__ = ("items", "n", "starts")
+
+    def __init__(self, items: list[tuple[bytes, list[int], int, int]]) -> None:
+        self.items = items
+        self.starts = [0, *accumulate([hi - lo for _, _, lo, hi in items])]
+        self.n = self.starts.pop()
+
+    @classmethod
+    def of(cls, data: bytes, lines: Sequence[bytes]) -> Pieces:
+        """``data``, split into ``lines`` (see :func:`split_keep`), as one run."""
+        return cls([(data, [0, *accumulate(map(len, lines))], 0, len(lines))])
+
+    def take(self, a: int, b: int, into: list[tuple[bytes, list[int], int, int]]) -> None:
+        """Append the runs holding lines ``a`` to ``b - 1`` (0-based) to ``into``."""
+        k = bisect_right(self.starts, a) - 1
+        while a < b:
+            src, offs, lo, hi = self.items[k]
+            first = lo + a - self.starts[k]
+            last = min(hi, first + b - a)
+            into.append((src, offs, first, last))
+            a += last - first
+            k += 1
+
+    def data(self) -> bytes:
+        parts = []
+        for src, offs, lo, hi in self.items:
+            x, y = offs[lo], offs[hi]
+            parts.append(src if x == 0 and y == len(src) else memoryview(src)[x:y])
+        return b"".join(parts)
+
+
 class Output:
     """Output lines being assembled, with GNU patch's rule for a line that lacks its LF: before
     another line is written an LF is added to it, except while applying a hunk whose old side
     (untrimmed) runs past the end of the file, where the next line is written straight after it
-    (GNU patch 2.7.6 behaviour, observed)."""
+    (GNU patch 2.7.6 behaviour, observed).
 
-    __slots__ = ("glue", "glued", "parts")
+    Given the input's :class:`Pieces` (``source``), the output's pieces are kept alongside its
+    lines while every line written is whole (the common case), and :meth:`data` copies a few
+    byte ranges; after anything else they are dropped and :meth:`data` joins the lines."""
 
-    def __init__(self) -> None:
+    __slots__ = ("glue", "glued", "parts", "pieces", "source")
+
+    def __init__(self, source: Pieces | None = None) -> None:
         self.parts: list[bytes] = []
         self.glue = False
         self.glued = False  # a line was written straight after one lacking its LF
+        self.source = source
+        self.pieces: list[tuple[bytes, list[int], int, int]] | None = None if source is None else []
 
     def _open_end(self) -> None:
         if self.parts and not self.parts[-1].endswith(b"\n"):
+            self.pieces = None  # a line is completed or glued: the pieces no longer hold it
             if self.glue:
                 self.glued = True
             else:
@@ -450,15 +497,21 @@ class Output:
     def write(self, line: bytes) -> None:
         self._open_end()
         self.parts.append(line)
+        if self.pieces is not None:
+            self.pieces.append((line, [0, len(line)], 0, 1))
 
     def copy(self, lines: Sequence[bytes], first: int, last: int) -> None:
-        """Input lines ``first`` to ``last`` (1-based, inclusive; clipped to the file)."""
+        """Input lines ``first`` to ``last`` (1-based, inclusive; clipped to the file); ``lines``
+        are the input's lines (those the ``source`` pieces hold)."""
         first = max(first, 1)
         last = min(last, len(lines))
         if first > last:
             return
         self._open_end()
         self.parts.extend(lines[first - 1 : last])
+        if self.pieces is not None:
+            assert self.source is not None
+            self.source.take(first - 1, last, self.pieces)
 
     def write_run(self, lines: Sequence[bytes]) -> None:
         """Lines of which only the last may lack its LF (a hunk's run of added lines: a
@@ -466,8 +519,12 @@ class Output:
         if lines:
             self._open_end()
             self.parts.extend(lines)
+            if self.pieces is not None:
+                self.pieces.append((b"".join(lines), [0, *accumulate(map(len, lines))], 0, len(lines)))
 
     def data(self) -> bytes:
+        if self.pieces is not None:
+            return Pieces(self.pieces).data()
         return b"".join(self.parts)
 
     def lines(self) -> list[bytes] | None:
@@ -476,6 +533,12 @@ class Output:
         if self.glued or (self.parts and not self.parts[-1]):
             return None
         return self.parts
+
+    def result_pieces(self) -> Pieces | None:
+        """The output's pieces, when kept and :meth:`lines` is not None."""
+        if self.pieces is None or self.lines() is None:
+            return None
+        return Pieces(self.pieces)
 
 
 def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int, exact: bool = False) -> int:
@@ -603,17 +666,24 @@ def evidence_at(view: FileView, h: HunkSides, state: _State) -> str:
     return f"the old side matches at line {p}, but GNU patch does not place it there"
 
 
-def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int = 0, measure: bool = True) -> FileRun:
+def run_hunks(
+    lines: Sequence[bytes],
+    hunks: Sequence[HunkSides],
+    max_fuzz: int = 0,
+    measure: bool = True,
+    pieces: Pieces | None = None,
+) -> FileRun:
     """Place and apply ``hunks`` on ``lines`` (see :func:`split_keep`) as GNU patch 2.7.6 does
     with ``-f --fuzz max_fuzz``: byte-identical output, per-hunk outcome, offsets and fuzz.
 
     A failed hunk changes nothing and later hunks are still tried; ``data`` is then the partial
     result GNU patch would write. With ``measure`` a failure also gets the fuzz level that would
     have placed it and evidence, and ``reversed`` reports GNU patch's reversed-patch detection
-    (see :func:`reversed_fits`): reported, never taken.
+    (see :func:`reversed_fits`): reported, never taken. ``pieces``: where the bytes of
+    ``lines`` live (see :class:`Pieces`; the output's are then in ``FileRun.pieces``).
     """
     view = FileView(lines)
-    out = Output()
+    out = Output(pieces if pieces is not None and pieces.n == view.n else None)
     state = _State()
     results: list[HunkResult] = []
     reversed_seen = False
@@ -654,7 +724,7 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         results.append(r)
     out.glue = False
     out.copy(view.lines, state.consumed + 1, view.n)
-    return FileRun(out.data(), results, reversed_seen, out.lines())
+    return FileRun(out.data(), results, reversed_seen, out.lines(), out.result_pieces())
 
 
 def _needed_fuzz(view: FileView, h: HunkSides, state: _State, max_fuzz: int) -> int | None:
