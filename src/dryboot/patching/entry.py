@@ -125,10 +125,11 @@ class _Terminated(KeyboardInterrupt):
 def _exit_on_sigterm() -> None:
     """SIGTERM ends the command the way SIGINT does (exit 143), as :func:`dryboot.cli.main`."""
     import contextlib
-    import signal
+
+    from dryboot.patching import _signals
 
     def handler(signum: int, frame: object) -> None:
         raise _Terminated("interrupted by SIGTERM")
 
     with contextlib.suppress(ValueError, OSError):  # not the main thread
-        signal.signal(signal.SIGTERM, handler)
+        _signals.signal(_signals.SIGTERM, handler)

@@ -14,7 +14,6 @@ is wrong and by how much (see :mod:`dryboot.patching.recount`). Appliers call
 from __future__ import annotations
 
 import os
-import re
 from io import BytesIO
 from itertools import repeat
 from operator import itemgetter, methodcaller
@@ -28,16 +27,63 @@ if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
 
 SP, MINUS, PLUS, BSL = 0x20, 0x2D, 0x2B, 0x5C
 
-_HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$", re.S)
-_TS_RE = re.compile(rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$")
-_ED_RE = re.compile(rb"^\d+(?:,\d+)?[acd]$")
-_BINARY_RE = re.compile(rb"^Binary files .* differ$")
+# ``re`` (with the enum, functools and collections it imports) is left out of the start of
+# ``series apply``: the hot syntax (``@@`` headers, "Binary files ... differ", hunk bodies) is
+# read by hand below, the rest compiles its pattern on first use.
+_TS_PATTERN = rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$"
+_ED_PATTERN = rb"^\d+(?:,\d+)?[acd]$"
+
+
+def _digits(s: bytes, i: int) -> int:
+    """The index after the ASCII digits of ``s`` from ``i`` on."""
+    n = len(s)
+    while i < n and 48 <= s[i] <= 57:
+        i += 1
+    return i
+
+
+def _hunk_header(line: bytes) -> tuple[int, int | None, int, int | None, bytes] | None:
+    """``@@ -a[,b] +c[,d] @@section`` read as the pattern ``^@@ -(\\d+)(?:,(\\d+))?
+    \\+(\\d+)(?:,(\\d+))? @@(.*)$`` (dot matching all) would: (a, b, c, d, section), b and d None
+    when absent; None when the line is not one."""
+    if not line.startswith(b"@@ -"):
+        return None
+    nums: list[int | None] = []
+    i = 4
+    for lead in (b"", b" +"):
+        if not line.startswith(lead, i):
+            return None
+        i += len(lead)
+        j = _digits(line, i)
+        if j == i:
+            return None
+        nums.append(int(line[i:j]))
+        i = j
+        if line.startswith(b",", i):
+            j = _digits(line, i + 1)
+            if j == i + 1:
+                return None
+            nums.append(int(line[i + 1 : j]))
+            i = j
+        else:
+            nums.append(None)
+    if not line.startswith(b" @@", i):
+        return None
+    a, b, c, d = nums
+    assert a is not None and c is not None
+    return a, b, c, d, line[i + 3 :]
+
+
+def _is_binary_notice(line: bytes) -> bool:
+    """``Binary files ... differ`` (the pattern ``^Binary files .* differ$``)."""
+    return len(line) >= 20 and line.startswith(b"Binary files ") and line.endswith(b" differ")
+
+
 _SIGNATURES = (b"-- ", b"-- \r")  # a mail signature separator (CRLF when the mail was saved so)
 _MAX_COUNT = 10**9  # counts above this are reported as huge, never allocated
 _TEXT = itemgetter(slice(1, None))  # a body row without its kind byte
 _FIRST = itemgetter(slice(0, 1))
 _PAD = methodcaller("ljust", 1)  # a blank row reads as context
-_BODY_RUN = re.compile(rb"[ +\-]*")
 _OPENS_SECTION = methodcaller("startswith", b"--- ")
 
 GIT_HEADERS = (
@@ -346,17 +392,56 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
 
 
+_SPACE = b" \t\n\r\f\v"  # what \\s matches in a bytes pattern
+
+
+def _timestamp(ts: bytes) -> tuple[int, int, int, int, int, int, bytes, int, int] | None:
+    """A header timestamp read as ``_TS_PATTERN`` would: year, month, day, hour, minute,
+    second, then the zone's sign (empty when there is no zone), hours and minutes."""
+    n = len(ts)
+    if n < 19 or ts[4:5] != b"-" or ts[7:8] != b"-" or ts[10:11] not in (b" ", b"T"):
+        return None
+    if ts[13:14] != b":" or ts[16:17] != b":":
+        return None
+    fields = (ts[0:4], ts[5:7], ts[8:10], ts[11:13], ts[14:16], ts[17:19])
+    if not all(f.isdigit() and f.isascii() for f in fields):
+        return None
+    i = 19
+    if ts.startswith(b".", i):
+        j = _digits(ts, i + 1)
+        if j == i + 1:
+            return None
+        i = j
+    while i < n and ts[i] in _SPACE:
+        i += 1
+    sign, oh, om = b"", 0, 0
+    if i < n and ts[i] in b"+-":
+        hh = ts[i + 1 : i + 3]
+        k = i + 3 + (1 if ts.startswith(b":", i + 3) else 0)
+        mm = ts[k : k + 2]
+        if len(hh) != 2 or len(mm) != 2 or not (hh + mm).isdigit():
+            return None
+        sign, oh, om = ts[i : i + 1], int(hh), int(mm)
+        i = k + 2
+    while i < n and ts[i] in _SPACE:
+        i += 1
+    if i != n:
+        return None
+    y, mo, d, h, mi, se = (int(f) for f in fields)
+    return y, mo, d, h, mi, se, sign, oh, om
+
+
 def _is_epoch(ts: bytes) -> bool:
-    m = _TS_RE.match(ts)
-    if not m:
+    got = _timestamp(ts)
+    if got is None:
         return False
-    y, mo, d, hh, mm, ss = (int(x) for x in m.groups()[:6])
+    y, mo, d, hh, mm, ss, sign, oh, om = got
     if not 1 <= mo <= 12:
         return False
     t = ((_days_from_civil(y, mo, d) * 24 + hh) * 60 + mm) * 60 + ss
-    if m.group(7):
-        off = int(m.group(8)) * 3600 + int(m.group(9)) * 60
-        t -= off if m.group(7) == b"+" else -off
+    if sign:
+        off = oh * 3600 + om * 60
+        t -= off if sign == b"+" else -off
     return t == 0
 
 
@@ -484,7 +569,7 @@ class _Parser:
             elif expect_structure and ln.strip(b" \t\r") == b"" and all(not x.strip(b" \t\r") for x in lines[i:]):
                 break  # blank lines at the end of the file
             elif expect_structure:
-                if _BINARY_RE.match(ln):
+                if _is_binary_notice(ln):
                     raise self.err(
                         i, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported"
                     )
@@ -507,15 +592,17 @@ class _Parser:
         return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
 
     def no_sections(self) -> None:
+        import re
+
         lines = self.lines
         for k, ln in enumerate(lines):
-            if _ED_RE.match(ln) and (k + 1 >= self.n or lines[k + 1] != b""):
+            if re.match(_ED_PATTERN, ln) and (k + 1 >= self.n or lines[k + 1] != b""):
                 if k + 1 < self.n and (lines[k + 1].startswith((b"< ", b"> "))):
                     raise self.err(k, "normal (non-unified) diff: not supported; regenerate it with diff -u")
                 raise self.err(k, "ed script: refused (dryboot never runs ed scripts)")
             if ln.startswith(b"*** ") and k + 1 < self.n and lines[k + 1].startswith(b"--- "):
                 raise self.err(k, "context diff: not supported; regenerate it with diff -u")
-            if _BINARY_RE.match(ln) or ln == b"GIT binary patch":
+            if _is_binary_notice(ln) or ln == b"GIT binary patch":
                 raise self.err(k, "binary patch: binary patches are not supported")
         raise InputError(self.source, None, "no unified diff found (no ---/+++/@@ section)")
 
@@ -526,7 +613,7 @@ class _Parser:
         j = i + 1
         while j < self.n:
             ln = self.lines[j]
-            if _BINARY_RE.match(ln):
+            if _is_binary_notice(ln):
                 raise self.err(j, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported")
             if self.is_pair(j):
                 return self.plain_section(j, i)
@@ -583,7 +670,7 @@ class _Parser:
         j = i + 1
         while j < self.n:
             ln = self.lines[j]
-            if ln.startswith(b"GIT binary patch") or _BINARY_RE.match(ln):
+            if ln.startswith(b"GIT binary patch") or _is_binary_notice(ln):
                 raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are not supported")
             if ln.startswith(GIT_HEADERS):
                 self.check_crlf(j)
@@ -643,10 +730,10 @@ class _Parser:
     def hunk(self, sec: FileSection, i: int) -> int:
         self.check_crlf(i)
         header = self.lines[i]
-        m = _HUNK_RE.match(header)
-        if not m:
+        m = _hunk_header(header)
+        if m is None:
             raise self.err(i, "malformed hunk header (expected '@@ -a,b +c,d @@')")
-        nums = [int(x) if x is not None else None for x in m.groups()[:4]]
+        nums = list(m[:4])
         if any(x is not None and x > _MAX_COUNT for x in nums):
             raise self.err(i, "hunk header number too large")
         h = Hunk(
@@ -658,7 +745,7 @@ class _Parser:
             new_count=1 if nums[3] is None else nums[3],
             old_count_given=nums[1] is not None,
             new_count_given=nums[3] is not None,
-            section=m.group(5),
+            section=m[4],
         )
         sec.hunks.append(h)
         return self.body(sec, h, i + 1)
@@ -672,7 +759,7 @@ class _Parser:
         dold, dnew = h.old_count, h.new_count
         window = self.lines[start : start + dold + dnew + 1]
         kinds = b"".join(map(_FIRST, map(_PAD, window)))
-        end = _BODY_RUN.match(kinds).end()  # type: ignore[union-attr]
+        end = len(kinds) - len(kinds.lstrip(b" +-"))  # the run of context, removed, added rows
         if end == len(window) and start + end < self.n:
             return None  # no end in sight: the counts are wrong
         if end < len(window) and kinds[end] == BSL:

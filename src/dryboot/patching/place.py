@@ -27,7 +27,6 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from io import BytesIO
@@ -105,15 +104,14 @@ def _runs(body: Sequence[tuple[str, bytes]]) -> tuple[tuple[str, int, tuple[byte
 
 
 def _kind_runs(kinds: str, lines: Sequence[bytes]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
+    import re  # only for hunks placed with fuzz or over consumed lines
+
     out: list[tuple[str, int, tuple[bytes, ...]]] = []
-    for m in _RUN.finditer(kinds):
+    for m in re.finditer(r" +|-+|\++", kinds):
         a, b = m.span()
         kind = kinds[a]
         out.append((kind, b - a, tuple(lines[a:b]) if kind == ADDED else ()))
     return tuple(out)
-
-
-_RUN = re.compile(r" +|-+|\++")
 
 
 _FLIP = str.maketrans("+-", "-+")

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import stat
 from collections.abc import Iterator
 
 from dryboot.errors import InputError
+from dryboot.patching import _signals
 from dryboot.patching.paths import JOURNAL_DIR
 
 TYPE_CHECKING = False
@@ -47,7 +47,7 @@ class Interrupted(KeyboardInterrupt):
     A :class:`KeyboardInterrupt`, so the CLI reports it as an interruption; ``signum`` gives
     the exit code (128 + signum: 130 for SIGINT, 143 for SIGTERM)."""
 
-    def __init__(self, message: str, signum: int = signal.SIGINT) -> None:
+    def __init__(self, message: str, signum: int = _signals.SIGINT) -> None:
         super().__init__(message)
         self.signum = int(signum)
 
@@ -126,17 +126,17 @@ def _signals_raise() -> Iterator[None]:
     ``signal.signal`` refuses, and nothing is changed)."""
 
     def handler(signum: int, frame: Any) -> None:
-        raise Interrupted(f"interrupted by {signal.Signals(signum).name}", signum)
+        raise Interrupted(f"interrupted by {_signals.NAMES.get(signum, f'signal {signum}')}", signum)
 
     old = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in (_signals.SIGINT, _signals.SIGTERM, _signals.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
-            old[sig] = signal.signal(sig, handler)
+            old[sig] = _signals.signal(sig, handler)
     try:
         yield
     finally:
         for sig, h in old.items():
-            signal.signal(sig, h)
+            _signals.signal(sig, h)
 
 
 def _drop_dir(d: str) -> None:
@@ -361,11 +361,11 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
 def _signals_blocked() -> Iterator[None]:
     """Ignore SIGINT/SIGTERM/SIGHUP while restoring (main thread only)."""
     old = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in (_signals.SIGINT, _signals.SIGTERM, _signals.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
-            old[sig] = signal.signal(sig, signal.SIG_IGN)
+            old[sig] = _signals.signal(sig, _signals.SIG_IGN)
     try:
         yield
     finally:
         for sig, h in old.items():
-            signal.signal(sig, h)
+            _signals.signal(sig, h)
