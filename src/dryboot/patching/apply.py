@@ -134,11 +134,11 @@ class Tree:
         return got[2]
 
     def disk_lineset(self, rel: str, data: bytes) -> set[bytes] | None:
-        """The set of the lines of ``data`` when it is ``rel`` as read from disk and has been
-        asked for before (a file searched again and again, as the proof of the applied prefix
+        """The set of the lines of ``data`` when it is ``rel`` as read from disk, is large (256 KiB
+        or more) and has been asked for before (a file searched again and again, as the proof of the applied prefix
         searches the target for each patch's new side); else None."""
-        if data is not self._disk.get(rel):
-            return None
+        if len(data) < 1 << 18 or data is not self._disk.get(rel):
+            return None  # small: one search costs less than the set
         got = self._linesets.get(rel, 0)
         if isinstance(got, int):
             if got < 1:

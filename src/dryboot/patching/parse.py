@@ -217,8 +217,10 @@ class Hunk:
         if self._texts is None:
             rows, kinds, _ = self._plain
             # each row is its kind byte and its text; with the LF back, the text and the LF
-            lines = list(map(_TEXT, BytesIO(b"\n".join(rows)).readlines())) if rows else []
-            if lines:
+            if len(rows) < 64:
+                lines = [r[1:] + b"\n" for r in rows]
+            else:  # no Python step per line
+                lines = list(map(_TEXT, BytesIO(b"\n".join(rows)).readlines()))
                 lines[-1] += b"\n"  # the last row's LF (joining added none after it)
             self._texts = (lines, kinds.decode("latin-1"))
         return self._texts

@@ -13,14 +13,14 @@ Durability (what survives what):
 - *The process dying* (``kill -9``, a crash) at any point: the backups (hard links to the original
   files) and the journal are complete in the kernel before the first file is replaced, and the
   kernel keeps them whatever happens to the process, so the next run rolls back.
-- *The machine crashing* (power loss): the journal is fsynced once before the first file is
-  replaced (on a journaling file system that also commits the backups' links, made before it),
-  so a write phase cut by a crash is rolled back after the reboot. The new contents are not
-  flushed before the commit point, as GNU patch never flushes what it writes; set
-  ``DRYBOOT_SYNC=1`` to flush them too (one ``syncfs``, or an ``fsync`` per written file where
-  ``syncfs`` is missing) before the journal is removed. The flush is off by default because
-  it flushes the whole file system (other processes' writes too) and dominated the cost of a
-  small ``series apply``.
+- *The machine crashing* (power loss, a kernel panic): nothing is flushed by default, as GNU
+  patch flushes nothing either; what reached the disk is up to the file system. With
+  ``DRYBOOT_SYNC=1`` in the environment the transaction is durable too: the journal (and the
+  backups' links, made before it) is fsynced before the first file is replaced, so a write
+  phase cut by a crash is rolled back after the reboot, and every new content is flushed (one
+  ``syncfs``, or an ``fsync`` per written file where ``syncfs`` is missing) before the journal
+  is removed. Off by default: a flush waits for the disk (and ``syncfs`` for every other
+  process's writes too), which cost more than all the rest of a small ``series apply``.
 """
 
 from __future__ import annotations
@@ -314,7 +314,8 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(_journal_text(entries))
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.replace(tmp, os.path.join(jdir, JOURNAL))
         if sync:
             _fsync_dir(jdir)
