@@ -123,9 +123,12 @@ class Tree:
             got = self._split[rel] = (data, split_keep(data), None)
         return got[1]
 
-    def pieces(self, rel: str, data: bytes) -> Pieces:
+    def pieces(self, rel: str, data: bytes) -> Pieces | None:
         """Where the bytes of :meth:`split`'s lines of ``data`` live (see
-        :class:`~dryboot.patching.place.Pieces`), remembered as :meth:`split` is."""
+        :class:`~dryboot.patching.place.Pieces`), remembered as :meth:`split` is; None for a
+        file under 64 KiB (joining its lines costs less than tracking them)."""
+        if len(data) < 1 << 16:
+            return None
         lines = self.split(rel, data)
         got = self._split[rel]
         if got[2] is None:
