@@ -43,6 +43,7 @@ class Tree:
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
         self._split: dict[str, tuple[bytes, list[bytes], Pieces | None]] = {} if parent is None else parent._split
         self._confined: dict[str, str] = {} if parent is None else parent._confined
+        self._disk_modes: dict[str, int | None] = {} if parent is None else parent._disk_modes
         self._linesets: dict[str, set[bytes] | int] = {} if parent is None else parent._linesets
 
     @classmethod
@@ -110,10 +111,12 @@ class Tree:
             if rel in t.modes:
                 return t.modes[rel]
             t = t.parent
-        try:
-            return stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
-        except OSError:
-            return None
+        if rel not in self._disk_modes:  # read once, like the contents
+            try:
+                self._disk_modes[rel] = stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
+            except OSError:
+                self._disk_modes[rel] = None
+        return self._disk_modes[rel]
 
     def split(self, rel: str, data: bytes) -> list[bytes]:
         """``data`` (the content of ``rel`` in some layer) split into lines that keep their LF;
