@@ -93,11 +93,7 @@ class Tree:
             path = os.path.join(self.root, rel)
             try:
                 st = os.lstat(path)
-                if stat.S_ISREG(st.st_mode):
-                    with open(path, "rb") as fh:
-                        self._disk[rel] = fh.read()
-                else:
-                    self._disk[rel] = None
+                self._disk[rel] = _read_file(path, st.st_size) if stat.S_ISREG(st.st_mode) else None
             except FileNotFoundError:
                 self._disk[rel] = None
             except NotADirectoryError:
@@ -165,6 +161,18 @@ class Tree:
 
     def delete(self, rel: str) -> None:
         self.changes[rel] = None
+
+
+def _read_file(path: str, size: int) -> bytes:
+    """The bytes of the file at ``path`` (``size`` as last seen; read to the end whatever it is)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = [os.read(fd, size + 1)]
+        while parts[-1]:
+            parts.append(os.read(fd, 1 << 20))
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) == 2 else b"".join(parts)
 
 
 @record

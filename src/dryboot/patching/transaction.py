@@ -106,13 +106,16 @@ def _write_atomic(path: str, data: bytes, mode: int | None, durable: bool = True
     tmp = os.path.join(d, f".{base}.dryboot-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.fchmod(fd, mode)
             if durable:
-                os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
