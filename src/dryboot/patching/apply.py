@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import ne
 
 from dryboot.errors import InputError
 from dryboot.patching._record import field, record
@@ -470,21 +468,19 @@ def _cores(patch: PatchFile, sec: FileSection, reverse: bool, fuzz: int) -> list
     if got is None:
         got = []
         for h in sec.hunks:
-            plain = h.plain_lines()
+            plain = h.plain_sides()
             if plain is not None:
-                lines, ks = plain
-                old = list(compress(lines, map(ne, ks, repeat("+"))))
-                new = list(compress(lines, map(ne, ks, repeat("-"))))
-                lead = len(ks) - len(ks.lstrip(" "))
-                trail = lead if lead == len(ks) else len(ks) - len(ks.rstrip(" "))
+                old, new, lead, trail = plain
+                if lead and not trail and lead == len(old) == len(new):
+                    trail = lead  # all context (as _core counts it)
             else:
                 hs = sides(h)
-                old, new, lead = list(hs.old), list(hs.new), hs.lead
+                old, new, lead = hs.old, hs.new, hs.lead
                 trail = len(hs.body) if hs.lead == len(hs.body) else hs.trail
             sought, made = (new, old) if reverse else (old, new)
             # the sought side without the context lines fuzz may drop at either end (as _core)
             a, b = min(fuzz, lead), min(fuzz, trail)
-            got.append(_Core(sought[a : len(sought) - b], made))
+            got.append(_Core(list(sought[a : len(sought) - b]), made))
         patch.cache[key] = got
     return got
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 from io import BytesIO
-from itertools import repeat
-from operator import itemgetter, methodcaller
+from itertools import compress, repeat
+from operator import itemgetter, methodcaller, ne
 
 from dryboot.errors import InputError
 from dryboot.patching._record import field, record
@@ -181,6 +181,7 @@ class Hunk:
         self._lines: list[BodyLine] | None = [] if lines is None else lines
         self._plain: tuple[list[bytes], bytes, int] | None = None
         self._texts: tuple[list[bytes], str] | None = None
+        self._sides: tuple[tuple[bytes, ...], tuple[bytes, ...], int, int] | None = None
         self.problems: list[Problem] = [] if problems is None else problems
 
     @property
@@ -194,14 +195,14 @@ class Hunk:
     @lines.setter
     def lines(self, value: list[BodyLine]) -> None:
         self._lines = value
-        self._plain = self._texts = None
+        self._plain = self._texts = self._sides = None
 
     def set_plain(self, rows: list[bytes], kinds: bytes, first: int) -> None:
         """The body is ``rows`` (patch lines: kind byte, text, no LF; each ending with LF in the
         patch, none followed by a marker), ``kinds`` their first bytes (a blank row counts as
         context), the first at patch line ``first``."""
         self._plain = (rows, kinds, first)
-        self._texts = None
+        self._texts = self._sides = None
         self._lines = None
 
     def plain_body(self) -> tuple[list[bytes], bytes] | None:
@@ -224,6 +225,23 @@ class Hunk:
                 lines[-1] += b"\n"  # the last row's LF (joining added none after it)
             self._texts = (lines, kinds.decode("latin-1"))
         return self._texts
+
+    def plain_sides(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...], int, int] | None:
+        """For a body recorded by :meth:`set_plain`: its old side (context and removed lines,
+        as a file holds them), its new side (context and added lines), and the number of context
+        lines before the first change and after the last (0 after, when all are context); else
+        None. Computed once."""
+        plain = self.plain_lines()
+        if plain is None:
+            return None
+        if self._sides is None:
+            lines, ks = plain
+            old = tuple(compress(lines, map(ne, ks, repeat("+"))))
+            new = tuple(compress(lines, map(ne, ks, repeat("-"))))
+            n = len(ks)
+            lead = n - len(ks.lstrip(" "))
+            self._sides = (old, new, lead, 0 if lead == n else n - len(ks.rstrip(" ")))
+        return self._sides
 
     def __repr__(self) -> str:
         return "Hunk(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"

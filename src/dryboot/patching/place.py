@@ -30,8 +30,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from io import BytesIO
-from itertools import accumulate, compress, repeat
-from operator import ne
+from itertools import accumulate
 
 from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, Hunk
@@ -128,26 +127,32 @@ def sides(h: Hunk, reverse: bool = False) -> HunkSides:
     observed)."""
     first, other = (h.new_start, h.old_start) if reverse else (h.old_start, h.new_start)
     plain = h.plain_lines()
-    if plain is not None:
-        return _plain_sides(h.number, first, other, plain[0], plain[1], reverse)
+    split = h.plain_sides()
+    if plain is not None and split is not None:
+        return _plain_sides(h.number, first, other, plain[0], plain[1], split, reverse)
     kinds = _KINDS_R if reverse else _KINDS
     body = [(kinds[bl.kind], bl.text + b"\n" if bl.newline else bl.text) for bl in h.lines]
     return make_sides(h.number, first, body, other)
 
 
-def _plain_sides(number: int, first: int, other: int, lines: list[bytes], ks: str, reverse: bool) -> HunkSides:
+def _plain_sides(
+    number: int,
+    first: int,
+    other: int,
+    lines: list[bytes],
+    ks: str,
+    split: tuple[tuple[bytes, ...], tuple[bytes, ...], int, int],
+    reverse: bool,
+) -> HunkSides:
     """:func:`make_sides` for a hunk whose body lines (``lines``, with their LF; ``ks`` their
-    kinds) all end with LF, built without a Python step per line (a hunk of a large generated
-    file may have tens of thousands)."""
+    kinds; ``split`` its sides, see :meth:`~dryboot.patching.parse.Hunk.plain_sides`) all end
+    with LF, built without a Python step per line (a hunk of a large generated file may have
+    tens of thousands)."""
+    old, new, lead, trail = split
     if reverse:
         ks = ks.translate(_FLIP)
-    body = tuple(zip(ks, lines, strict=True))
-    old = tuple(compress(lines, map(ne, ks, repeat(ADDED))))
-    new = tuple(compress(lines, map(ne, ks, repeat(REMOVED))))
-    n = len(ks)
-    lead = n - len(ks.lstrip(CONTEXT))
-    trail = 0 if lead == n else n - len(ks.rstrip(CONTEXT))
-    return HunkSides(number, first, body, old, new, lead, trail, other)
+        old, new = new, old
+    return HunkSides(number, first, tuple(zip(ks, lines, strict=True)), old, new, lead, trail, other)
 
 
 @record
