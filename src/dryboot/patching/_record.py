@@ -2,7 +2,7 @@
 
 ``dryboot series apply`` competes with a loop of GNU patch, and importing :mod:`dataclasses`
 (which imports :mod:`inspect`, and with it ``ast``, ``dis``, ``tokenize``...) and processing a
-score of classes with it cost a tenth of a small stack's whole run. ``record`` generates the same
+score of classes with it cost a tenth of a small stack's whole run. ``record`` gives the same
 ``__init__`` (fields in annotation order, defaults, ``field(default_factory=...)``), ``__repr__``
 and ``__eq__`` (``field(repr=False, compare=False)`` honoured); ``frozen=True`` makes instances
 read-only and hashable. Slotted classes declare their ``__slots__`` themselves. No inheritance
@@ -56,25 +56,16 @@ def record(cls: type[T] | None = None, /, *, frozen: bool = False) -> Any:
 
 
 def _build(cls: Any, frozen: bool) -> Any:
-    names = list(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063 (inspect is what we avoid)
-    ns: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
-    params, body = [], []
+    names = tuple(cls.__dict__.get("__annotations__", {}))  # noqa: RUF063 (inspect is what we avoid)
+    defaults: dict[str, tuple[bool, Any]] = {}  # name -> (is a factory, default or factory)
     shown, compared = [], []
     for name in names:
         spec = cls.__dict__.get(name, _MISSING)
         f = spec if isinstance(spec, _Field) else _Field(spec, _MISSING, True, True)
         if f.default_factory is not _MISSING:
-            ns[f"_f_{name}"] = f.default_factory
-            params.append(f"{name}=_MISSING")
-            value = f"_f_{name}() if {name} is _MISSING else {name}"
+            defaults[name] = (True, f.default_factory)
         elif f.default is not _MISSING:
-            ns[f"_d_{name}"] = f.default
-            params.append(f"{name}=_d_{name}")
-            value = name
-        else:
-            params.append(name)
-            value = name
-        body.append(f"_set(self, {name!r}, {value})" if frozen else f"self.{name} = {value}")
+            defaults[name] = (False, f.default)
         if isinstance(spec, _Field):  # as dataclasses: the class keeps a plain default only
             if f.default is _MISSING:
                 delattr(cls, name)
@@ -84,11 +75,39 @@ def _build(cls: Any, frozen: bool) -> Any:
             shown.append(name)
         if f.compare:
             compared.append(name)
-    src = f"def __init__(self, {', '.join(params)}):\n    " + ("\n    ".join(body) or "pass") + "\n"
-    exec(src, ns)  # the same technique as dataclasses: a plain function, fast to call
-    init = ns["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    cls.__init__ = init
+    n = len(names)
+    known = frozenset(names)
+    slotted = "__slots__" in cls.__dict__
+    put = object.__setattr__
+    qualname = cls.__qualname__
+
+    # One generic __init__ (no code generated and compiled per class, as dataclasses does: that
+    # compiling was most of these classes' import time): positional and keyword arguments in
+    # field order, then the defaults.
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > n:
+            raise TypeError(f"{qualname}() takes {n} positional arguments but {len(args)} were given")
+        values = dict(zip(names, args, strict=False))  # len(args) <= n, checked above
+        if kwargs:
+            for k in kwargs:
+                if k not in known or k in values:
+                    raise TypeError(f"{qualname}() got an unexpected or repeated argument {k!r}")
+            values.update(kwargs)
+        if len(values) < n:
+            for name in names:
+                if name not in values:
+                    d = defaults.get(name)
+                    if d is None:
+                        raise TypeError(f"{qualname}() missing required argument: {name!r}")
+                    values[name] = d[1]() if d[0] else d[1]
+        if slotted:
+            for k, v in values.items():
+                put(self, k, v)
+        else:
+            self.__dict__.update(values)
+
+    __init__.__qualname__ = f"{qualname}.__init__"
+    cls.__init__ = __init__
 
     def __repr__(self: Any) -> str:
         return f"{type(self).__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in shown) + ")"
