@@ -10,10 +10,15 @@ Stacks (fetched with ``pip download --no-deps``, cached in $TMPDIR/dryboot-test-
   position in the tree the earlier patches leave, as if each had been made on top of the last),
   one per file elsewhere; the first 35 of them (all on that file).
 
-Run: ``python bench/stack_speed.py [--repeat 5] [--profile]``. Prints the median wall time of
-each, the ratios (dryboot / GNU loop; status / apply), and checks that dryboot's tree is
-byte-identical to GNU patch's. ``--profile`` adds the share of ``series apply`` spent in the hunk
-locator (``dryboot.patching.place``) and in the proof of the applied prefix.
+Run: ``python bench/stack_speed.py [--repeat 5] [--profile]``. This is the script that reports
+issue 9's speed figures (``bench/series_speed.py`` is a synthetic stack on the standard library).
+Each repeat runs the GNU loop, ``series apply``, ``series status`` and the second ``series apply``
+one after the other (so a busy machine weighs on all alike); it prints the median wall time of
+each, the ratios (dryboot / GNU loop; status / apply), the median CPU time (user + system, the
+processes' own; steadier than wall time on a loaded machine) with the same ratios, the load
+average, and checks that dryboot's tree is byte-identical to GNU patch's. ``--profile`` adds the
+share of ``series apply`` spent in the hunk engine (``dryboot.patching.place.run_hunks``) and in
+the proof of the applied prefix.
 """
 
 from __future__ import annotations
@@ -142,10 +147,15 @@ def build(work: Path, which: str) -> tuple[Path, list[Path]]:
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def run(cmd: list[str]) -> float:
+def run(cmd: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system of the process and the children it waited for)."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=ENV)
-    return time.perf_counter() - t0
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=ENV)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    if status != 0:
+        sys.exit(f"failed ({status}): {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime
 
 
 def profile(stack: Path, tree: Path) -> str:
@@ -162,7 +172,7 @@ def profile(stack: Path, tree: Path) -> str:
     pr.disable()
     st = pstats.Stats(pr)
     total = max(v[3] for v in st.stats.values())  # type: ignore[attr-defined]
-    loc = sum(v[3] for k, v in st.stats.items() if k[0].endswith("match.py") and k[2] == "run_hunks")  # type: ignore[attr-defined]
+    loc = sum(v[3] for k, v in st.stats.items() if k[0].endswith("place.py") and k[2] == "run_hunks")  # type: ignore[attr-defined]
     pre = sum(v[3] for k, v in st.stats.items() if k[0].endswith("state.py") and k[2] == "applied_prefix")  # type: ignore[attr-defined]
     return (
         f"profile of series apply (in-process, {total:.3f} s): hunk locator run_hunks "
@@ -191,7 +201,10 @@ def main() -> None:
                 check=True,
                 stdout=subprocess.DEVNULL,
             )  # warm-up: bytecode written
-            gnu_t, app_t, again_t, st_t = [], [], [], []
+            gnu_t: list[tuple[float, float]] = []
+            app_t: list[tuple[float, float]] = []
+            again_t: list[tuple[float, float]] = []
+            st_t: list[tuple[float, float]] = []
             for _ in range(args.repeat):
                 g, m = work / "gnu", work / "mine"
                 for d in (g, m):
@@ -206,15 +219,19 @@ def main() -> None:
                 same = subprocess.run(["diff", "-r", "-q", str(g), str(m)], capture_output=True)
                 if same.returncode != 0:
                     sys.exit("results differ:\n" + same.stdout.decode())
-            gm, am, sm, rm = (statistics.median(x) for x in (gnu_t, app_t, st_t, again_t))
+            load = os.getloadavg()
             print(
                 f"== {which}: {len(names)} patches; largest file {big.relative_to(pristine)} ({nlines:,} lines); "
-                f"median of {args.repeat}"
+                f"median of {args.repeat}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+                f"on {os.cpu_count()} CPUs"
             )
-            print(f"GNU patch shell loop:        {gm:.3f} s")
-            print(f"dryboot series apply:        {am:.3f} s   ratio vs GNU loop {am / gm:.2f}")
-            print(f"dryboot series apply again:  {rm:.3f} s   (no-op) ratio vs GNU loop {rm / gm:.2f}")
-            print(f"dryboot series status:       {sm:.3f} s   ratio vs apply {sm / am:.2f}")
+            for k, what in ((0, "wall"), (1, "CPU")):
+                gm, am, sm, rm = (statistics.median(x[k] for x in v) for v in (gnu_t, app_t, st_t, again_t))
+                print(f"  {what} time")
+                print(f"  GNU patch shell loop:        {gm:.3f} s")
+                print(f"  dryboot series apply:        {am:.3f} s   ratio vs GNU loop {am / gm:.2f}")
+                print(f"  dryboot series apply again:  {rm:.3f} s   (no-op) ratio vs GNU loop {rm / gm:.2f}")
+                print(f"  dryboot series status:       {sm:.3f} s   ratio vs apply {sm / am:.2f}")
             print("results byte-identical: yes")
             if args.profile:
                 shutil.rmtree(work / "mine")

@@ -27,9 +27,11 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing itself is not imported at run time: `dryboot series apply` starts faster
 if TYPE_CHECKING:
+    from typing import Any
+
     from dryboot.errors import InputError
     from dryboot.plan import Drafter, Plan, Policies
     from dryboot.vllm.config.hf import ModelGeometry, load_model

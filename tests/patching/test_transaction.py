@@ -146,3 +146,32 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.parametrize("sync", ["", "1"])
+def test_flushes_only_with_dryboot_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sync: str) -> None:
+    """Default: nothing is fsynced (GNU patch flushes nothing either; a killed run is still rolled
+    back). DRYBOOT_SYNC=1: the journal is fsynced before any file is replaced, and the new
+    contents are flushed before the commit point."""
+    root = _tree(tmp_path)
+    monkeypatch.setenv("DRYBOOT_SYNC", sync)
+    calls: list[str] = []
+    real_fsync, real_durable = os.fsync, transaction._make_durable
+
+    def fsync(fd: int) -> None:
+        journal = (root / JOURNAL_DIR / "journal.json").exists()
+        calls.append("fsync after journal" if journal else "fsync before journal")
+        real_fsync(fd)
+
+    def durable(r: str, paths: list[str]) -> None:
+        calls.append("flush")
+        real_durable(r, paths)
+
+    monkeypatch.setattr(transaction.os, "fsync", fsync)
+    monkeypatch.setattr(transaction, "_make_durable", durable)
+    transaction.commit(str(root), _changes(), {})
+    assert (root / "f0").read_bytes() == b"new 0\n"
+    if sync:
+        assert calls[0] == "fsync before journal" and calls[-1] == "flush"
+    else:
+        assert calls == []

@@ -82,23 +82,15 @@ def series_list(directory: str) -> None:
 
 def _roll_back_pending(root: str, target: str) -> None:
     """Roll back an interrupted transaction in ``root``, saying so (writing commands only)."""
-    from dryboot.patching.census import plural
-    from dryboot.patching.transaction import pending, recover
+    from dryboot.patching.commands import roll_back_pending
 
-    entries = pending(root)
-    recover(root)
-    if entries is not None:
-        click.echo(
-            f"rolled back an interrupted transaction in {target} ({plural(len(entries), 'file')} "
-            "restored to what they were before it)"
-        )
+    roll_back_pending(root, target, click.echo)
 
 
 def _fuzz_hints(st: Any, flag: str = "--fuzz") -> list[str]:
-    from dryboot.patching.census import refresh_hint
+    from dryboot.patching.commands import fuzz_hints
 
-    need = [r.needs_fuzz for r in st.forward.hunks() if r.status == "failed" and r.needs_fuzz]
-    return ["   " + refresh_hint(max(need), flag)] if need else []
+    return fuzz_hints(st, flag)
 
 
 @series.command("apply")
@@ -123,65 +115,11 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
 
     Running it again changes nothing: the patches already applied are proven so (reversed in
     memory, last first) and skipped."""
-    from dryboot.patching.apply import Tree
-    from dryboot.patching.census import outcome_lines, plural
-    from dryboot.patching.series import load_series, run_series
-    from dryboot.patching.transaction import commit
+    from dryboot.patching.commands import series_apply as run
 
-    patches = load_series(directory)
-    tree = Tree.open(target)
-    _roll_back_pending(tree.root, target)
-    run = run_series(patches, tree, fuzz)
-    exact = offset = fuzzed = already = 0
-    report: list[str] = []  # printed once the run is known to have been written
-    for st in run.steps:
-        name = st.entry.name
-        note = [f"   note: {st.status.note}"] if st.status.note else []
-        if st.state == "already":
-            report.append(f"== {name} (already applied)")
-            report.extend(note)
-            already += 1
-            continue
-        if st.state == "failed":
-            what = "partially applied" if st.status.state == "partial" else "FAILED"
-            for line in report:
-                click.echo(line)
-            click.echo(f"== {name}: {what}")
-            for line in outcome_lines(st.outcome):
-                click.echo(line)
-            for line in note + _fuzz_hints(st.status):
-                click.echo(line)
-            lead = f"the first {plural(run.prefix, 'patch')} read applied; " if run.prefix else ""
-            click.echo(f"series apply: stopped at {name}; {lead}nothing was written to {target}")
-            sys.exit(1)
-        o = st.outcome
-        nf, no = o.fuzz_hunks(), o.offset_hunks()
-        notes = []
-        if no:
-            notes.append(f"{plural(no, 'hunk')} at an offset")
-        if nf:
-            notes.append(f"{plural(nf, 'hunk')} with fuzz")
-        report.append(f"== {name}" + (f" ({', '.join(notes)})" if notes else ""))
-        report.extend(outcome_lines(o))
-        report.extend(note)
-        if nf:
-            fuzzed += 1
-        else:
-            exact += 1
-            offset += 1 if no else 0
-    assert run.tree is not None
-    changes, modes = run.tree.all_changes()
-    try:
-        commit(run.tree.root, changes, modes)
-    except OSError as exc:
-        raise InputError("--to", target, f"cannot write ({exc}); every touched file was restored") from None
-    for line in report:
-        click.echo(line)
-    if already:
-        click.echo(f"{plural(already, 'patch')} already applied (skipped)")
-    click.echo(
-        f"{plural(exact, 'patch')} applied with exact context, {offset} of them at an offset, {fuzzed} with fuzz"
-    )
+    code = run(directory, target, fuzz, click.echo)
+    if code:
+        sys.exit(code)
 
 
 @series.command("status")
@@ -202,61 +140,11 @@ def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> 
 
     The applied patches are the longest prefix of the series that reverses, last patch first;
     the others are judged on the tree the earlier ones would leave."""
-    from dryboot.patching.apply import Tree
-    from dryboot.patching.census import hunk_json, hunk_status_words, plural
-    from dryboot.patching.series import load_series, read_series_file
-    from dryboot.patching.state import stack_state
-    from dryboot.patching.transaction import pending, rolled_back
+    from dryboot.patching.commands import series_status
 
-    patches = load_series(directory)
-    disabled = read_series_file(directory)[1]
-    tree = Tree.open(target, "--on")
-    entries = pending(tree.root)
-    if entries is not None:
-        changes, modes = rolled_back(tree.root, entries)
-        tree = tree.child()
-        tree.changes.update(changes)
-        tree.modes.update(modes)
-        msg = (
-            f"interrupted transaction pending in {target} ({plural(len(entries), 'file')}): the next "
-            "`series apply` or `swap` on it first rolls it back, restoring "
-            + ", ".join(e["path"] for e in entries[:5])
-            + (", ..." if len(entries) > 5 else "")
-            + "; the status below is of the tree as it will be after that roll-back"
-        )
-        click.echo(msg, err=as_json)
-    state = stack_state(patches, tree, fuzz)
-    sts = state.statuses
-    if as_json:
-        import json
-
-        doc = []
-        for (e, _), st in zip(patches, sts, strict=True):
-            d: dict[str, Any] = {"patch": e.name, "state": st.state, "hunks": [hunk_json(h) for h in st.hunks]}
-            if st.note:
-                d["note"] = st.note
-            doc.append(d)
-        doc.extend({"patch": name, "state": "disabled", "hunks": []} for name in disabled)
-        click.echo(json.dumps(doc, indent=2))
-    else:
-        for (e, _), st in zip(patches, sts, strict=True):
-            click.echo(f"{e.name}: {st.state}")
-            for h in st.hunks:
-                click.echo(f"   {h.file}: hunk {h.number}: {hunk_status_words(h)}")
-            if st.note:
-                click.echo(f"   note: {st.note}")
-            if st.state in ("partial", "conflict"):
-                for line in _fuzz_hints(st):
-                    click.echo(line)
-        for name in disabled:
-            click.echo(f"{name}: disabled (commented out in the series)")
-        n = len(patches)
-        if state.prefix == n:
-            click.echo(f"series status: all {plural(n, 'patch')} applied")
-        else:
-            click.echo(f"series status: the first {state.prefix} of {plural(n, 'patch')} applied")
-    if any(st.state in ("partial", "conflict") for st in sts):
-        sys.exit(1)
+    code = series_status(directory, target, fuzz, as_json, click.echo)
+    if code:
+        sys.exit(code)
 
 
 @series.command("check")

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 from dryboot.errors import InputError
+from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
-from dryboot.patching.place import FileRun, HunkResult, run_hunks, sides, split_keep
+from dryboot.patching.place import FileRun, HunkResult, Pieces, run_hunks, sides, split_keep
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from typing import Any
 
 
 class Tree:
@@ -35,7 +39,10 @@ class Tree:
         self.changes: dict[str, bytes | None] = {}
         self.modes: dict[str, int] = {}
         self._disk: dict[str, bytes | None] = {} if parent is None else parent._disk
-        self._split: dict[str, tuple[bytes, list[bytes]]] = {} if parent is None else parent._split
+        self._split: dict[str, tuple[bytes, list[bytes], Pieces | None]] = {} if parent is None else parent._split
+        self._confined: dict[str, str] = {} if parent is None else parent._confined
+        self._disk_modes: dict[str, int | None] = {} if parent is None else parent._disk_modes
+        self._linesets: dict[str, set[bytes] | int] = {} if parent is None else parent._linesets
 
     @classmethod
     def open(cls, root: str, source: str = "--to") -> Tree:
@@ -43,6 +50,14 @@ class Tree:
         if not os.path.isdir(root):
             raise InputError(source, None, f"{root}: not a directory")
         return cls(os.path.realpath(root))
+
+    def confine(self, rel: str, source: str, where: str | None = None) -> str:
+        """:func:`~dryboot.patching.paths.confine` under ``root``, remembered per name (the
+        directory is not written while a tree is in use, so a name checked once stays so)."""
+        got = self._confined.get(rel)
+        if got is None:
+            got = self._confined[rel] = confine(self.root, rel, source, where)
+        return got
 
     def child(self) -> Tree:
         return Tree(self.root, self)
@@ -76,11 +91,7 @@ class Tree:
             path = os.path.join(self.root, rel)
             try:
                 st = os.lstat(path)
-                if stat.S_ISREG(st.st_mode):
-                    with open(path, "rb") as fh:
-                        self._disk[rel] = fh.read()
-                else:
-                    self._disk[rel] = None
+                self._disk[rel] = _read_file(path, st.st_size) if stat.S_ISREG(st.st_mode) else None
             except FileNotFoundError:
                 self._disk[rel] = None
             except NotADirectoryError:
@@ -94,18 +105,52 @@ class Tree:
             if rel in t.modes:
                 return t.modes[rel]
             t = t.parent
-        try:
-            return stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
-        except OSError:
-            return None
+        if rel not in self._disk_modes:  # read once, like the contents
+            try:
+                self._disk_modes[rel] = stat.S_IMODE(os.lstat(os.path.join(self.root, rel)).st_mode)
+            except OSError:
+                self._disk_modes[rel] = None
+        return self._disk_modes[rel]
 
     def split(self, rel: str, data: bytes) -> list[bytes]:
         """``data`` (the content of ``rel`` in some layer) split into lines that keep their LF;
-        the last split of each path is remembered, and a fresh list is returned each time."""
+        the last split of each path is remembered (the list is shared: do not change it)."""
         got = self._split.get(rel)
         if got is None or got[0] is not data:
-            got = self._split[rel] = (data, split_keep(data))
-        return list(got[1])
+            got = self._split[rel] = (data, split_keep(data), None)
+        return got[1]
+
+    def pieces(self, rel: str, data: bytes) -> Pieces | None:
+        """Where the bytes of :meth:`split`'s lines of ``data`` live (see
+        :class:`~dryboot.patching.place.Pieces`), remembered as :meth:`split` is; None for a
+        file under 64 KiB (joining its lines costs less than tracking them)."""
+        if len(data) < 1 << 16:
+            return None
+        lines = self.split(rel, data)
+        got = self._split[rel]
+        if got[2] is None:
+            got = self._split[rel] = (data, lines, Pieces.of(data, lines))
+        assert got[2] is not None
+        return got[2]
+
+    def disk_lineset(self, rel: str, data: bytes) -> set[bytes] | None:
+        """The set of the lines of ``data`` when it is ``rel`` as read from disk, is large (256 KiB
+        or more) and has been asked for before (a file searched again and again, as the proof of the applied prefix
+        searches the target for each patch's new side); else None."""
+        if len(data) < 1 << 18 or data is not self._disk.get(rel):
+            return None  # small: one search costs less than the set
+        got = self._linesets.get(rel, 0)
+        if isinstance(got, int):
+            if got < 1:
+                self._linesets[rel] = got + 1
+                return None
+            got = self._linesets[rel] = set(self.split(rel, data))
+        return got
+
+    def remember_split(self, rel: str, data: bytes, lines: list[bytes], pieces: Pieces | None = None) -> None:
+        """Record that ``lines`` is ``data`` split (see :meth:`split`), and ``pieces`` where their
+        bytes live, e.g. as the hunk engine assembled them."""
+        self._split[rel] = (data, lines, pieces)
 
     def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
         self.changes[rel] = data
@@ -116,7 +161,19 @@ class Tree:
         self.changes[rel] = None
 
 
-@dataclass
+def _read_file(path: str, size: int) -> bytes:
+    """The bytes of the file at ``path`` (``size`` as last seen; read to the end whatever it is)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        parts = [os.read(fd, size + 1)]
+        while parts[-1]:
+            parts.append(os.read(fd, 1 << 20))
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) == 2 else b"".join(parts)
+
+
+@record
 class FileOutcome:
     """One file section's result: ``op`` is ``modify``, ``create``, ``delete``, ``rename``,
     ``copy`` or ``mode``; ``path`` the target-relative file (``new_path`` for rename/copy);
@@ -133,7 +190,7 @@ class FileOutcome:
         return not self.error and all(r.status != "failed" for r in self.results)
 
 
-@dataclass
+@record
 class PatchOutcome:
     """Result of applying one patch: per-file outcomes and the ``tree`` layer holding the
     patched contents (merge it into its parent to keep them)."""
@@ -211,15 +268,15 @@ def _apply_section(
         op, path = "modify", new_name or old_name
     else:
         cands = [n for n in (old_name, new_name) if n]
-        path = _best_name(tree, [confine(tree.root, n, src, where) for n in cands])
+        path = _best_name(tree, [tree.confine(n, src, where) for n in cands])
         op = "modify"
     assert path is not None
-    path = confine(tree.root, path, src, where)
+    path = tree.confine(path, src, where)
     out = FileOutcome(path, op)
     target = path
     if op in ("rename", "copy"):
         assert new_name is not None
-        target = confine(tree.root, new_name, src, where)
+        target = tree.confine(new_name, src, where)
         out.new_path = target
     if op == "modify" and not sec.hunks and old_mode != new_mode:
         out.op = "mode"
@@ -254,11 +311,15 @@ def _apply_section(
     if prefilter:
         run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
     else:
-        run = _Ran.of(run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure))
+        run = _Ran.of(
+            run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure, tree.pieces(path, cur))
+        )
     out.results = run.results
     if not run.ok:
         return out
     data = run.data
+    if run.lines is not None and data is not cur:
+        tree.remember_split(target, data, run.lines, run.pieces)  # the next patch on this file needs no split
     cur_mode = tree.mode(path)
     if op == "delete":
         if data:
@@ -327,11 +388,13 @@ def apply_patch(
     return PatchOutcome([done[k] for k in range(len(patch.sections))], layer)
 
 
-def _has_block(data: bytes, block: list[bytes]) -> bool:
-    """Whether ``block`` (lines with their LF) occurs in ``data`` starting at a line start."""
+def _has_block(data: bytes, block: list[bytes], needle: bytes | None = None) -> bool:
+    """Whether ``block`` (lines with their LF; ``needle`` their concatenation, when known)
+    occurs in ``data`` starting at a line start."""
     if not block:
         return True
-    needle = b"".join(block)
+    if needle is None:
+        needle = b"".join(block)
     if not needle.endswith(b"\n"):
         return data.endswith(needle) and (len(data) == len(needle) or data[-len(needle) - 1] == 0x0A)
     pos = data.find(needle)
@@ -354,17 +417,19 @@ def _core(h: Hunk, reverse: bool, fuzz: int) -> list[bytes]:
     return lines[a : len(lines) - b]
 
 
-@dataclass
+@record
 class _Ran:
     """A file's hunks run (by the locator, or rejected beforehand): output and census. Only the
     locator's public results are used, so the locator's own types may change freely."""
 
     data: bytes
     results: list[HunkResult]
+    lines: list[bytes] | None = None
+    pieces: Pieces | None = None
 
     @classmethod
     def of(cls, run: FileRun) -> _Ran:
-        return cls(run.data, list(run.results))
+        return cls(run.data, list(run.results), run.lines, run.pieces)
 
     @property
     def ok(self) -> bool:
@@ -375,6 +440,49 @@ def _first(h: Hunk, reverse: bool) -> int:
     """The line a hunk's sought side starts at per its header (the line after, when empty)."""
     start, count = (h.new_start, h.new_count) if reverse else (h.old_start, h.old_count)
     return start + 1 if count == 0 else start
+
+
+class _Core:
+    """One hunk's prefilter data in one direction: ``lines``, the sought side without the
+    context fuzz may drop (see :func:`_core`); ``made``, the lines its applied side produces;
+    :meth:`needle`, the lines joined (made on first need)."""
+
+    __slots__ = ("_needle", "lines", "made")
+
+    def __init__(self, lines: list[bytes], made: Sequence[bytes]) -> None:
+        self.lines = lines
+        self.made = made
+        self._needle: bytes | None = None
+
+    def needle(self) -> bytes:
+        if self._needle is None:
+            self._needle = b"".join(self.lines)
+        return self._needle
+
+
+def _cores(patch: PatchFile, sec: FileSection, reverse: bool, fuzz: int) -> list[_Core]:
+    """Per hunk of ``sec``, its :class:`_Core`; computed once per patch, direction and fuzz
+    (from the hunk's own lines when it is plain, else from its forward sides)."""
+    key = ("core", id(sec), reverse, fuzz)
+    got = patch.cache.get(key)
+    if got is None:
+        got = []
+        for h in sec.hunks:
+            plain = h.plain_sides()
+            if plain is not None:
+                old, new, lead, trail = plain
+                if lead and not trail and lead == len(old) == len(new):
+                    trail = lead  # all context (as _core counts it)
+            else:
+                hs = sides(h)
+                old, new, lead = hs.old, hs.new, hs.lead
+                trail = len(hs.body) if hs.lead == len(hs.body) else hs.trail
+            sought, made = (new, old) if reverse else (old, new)
+            # the sought side without the context lines fuzz may drop at either end (as _core)
+            a, b = min(fuzz, lead), min(fuzz, trail)
+            got.append(_Core(list(sought[a : len(sought) - b]), made))
+        patch.cache[key] = got
+    return got
 
 
 def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Any]:
@@ -401,28 +509,39 @@ def _prefiltered(
     is rejected only when its core is absent and no earlier hunk's new side could supply it."""
     parsed = sec.hunks
     rejected: dict[int, HunkResult] = {}
-    produced: set[bytes] = set()
-    for h in parsed:
-        core = _core(h, reverse, fuzz)
-        if core and not _has_block(data, core) and not produced.intersection(core):
+    made: list[Sequence[bytes]] = []  # what the hunks so far produce (a set made on first need)
+    produced: set[bytes] | None = None
+    lineset = tree.disk_lineset(path, data)  # a line missing from the file: the block is too
+    for h, c in zip(parsed, _cores(patch, sec, reverse, fuzz), strict=True):
+        core = c.lines
+        absent = core and (
+            (lineset is not None and not lineset.issuperset(core)) or not _has_block(data, core, c.needle())
+        )
+        if absent and produced is None:
+            produced = set().union(*made)
+        if absent and produced is not None and not produced.intersection(core):
             rejected[h.number] = HunkResult(h.number, "failed", 0, _first(h, reverse))
             if quick:
                 return _Ran(
                     data,
                     [rejected.get(x.number) or HunkResult(x.number, "failed", evidence="not tried") for x in parsed],
                 )
-        produced.update(_side_lines(h, (SP, MINUS) if reverse else (SP, PLUS)))
+        made.append(c.made)
+        if produced is not None:
+            produced.update(c.made)
     hunks = _sides(patch, sec, reverse)
     if not rejected:
-        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure))
+        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure, tree.pieces(path, data)))
     keep = [s for h, s in zip(parsed, hunks, strict=True) if h.number not in rejected]
-    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure)) if keep else _Ran(data, [])
+    if not keep:
+        return _Ran(data, [rejected[h.number] for h in parsed])
+    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure, tree.pieces(path, data)))
     got = {r.number: r for r in run.results}
     results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
-    return _Ran(run.data, results)
+    return _Ran(run.data, results, run.lines, run.pieces)
 
 
-@dataclass
+@record
 class HunkStatus:
     """One hunk's state in a target: ``applicable`` (old side found), ``applied`` (new side
     found), ``conflict`` (neither); ``forward``/``backward`` are the census of each direction."""
@@ -434,7 +553,7 @@ class HunkStatus:
     backward: HunkResult | None
 
 
-@dataclass
+@record
 class PatchStatus:
     """A patch's state: ``applicable``, ``applied``, ``partial`` or ``conflict``, with the
     per-hunk evidence and the forward outcome (its layer holds the applied result); ``note``

@@ -6,10 +6,12 @@ offset, as in "Hunk #2 succeeded at 48 (offset 3 lines)"), with *fuzz* F, or *FA
 
 from __future__ import annotations
 
-from typing import Any
-
 from dryboot.patching.apply import FileOutcome, HunkStatus, PatchOutcome
 from dryboot.patching.place import HunkResult
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from typing import Any
 
 
 def hunk_words(r: HunkResult) -> str:

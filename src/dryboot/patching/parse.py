@@ -13,22 +13,78 @@ is wrong and by how much (see :mod:`dryboot.patching.recount`). Appliers call
 
 from __future__ import annotations
 
-import calendar
 import os
-import re
-from dataclasses import dataclass, field
-from typing import Any
+from io import BytesIO
+from itertools import compress, repeat
+from operator import itemgetter, methodcaller, ne
 
 from dryboot.errors import InputError
+from dryboot.patching._record import field, record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from typing import Any
 
 SP, MINUS, PLUS, BSL = 0x20, 0x2D, 0x2B, 0x5C
 
-_HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$", re.S)
-_TS_RE = re.compile(rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$")
-_ED_RE = re.compile(rb"^\d+(?:,\d+)?[acd]$")
-_BINARY_RE = re.compile(rb"^Binary files .* differ$")
+# ``re`` (with the enum, functools and collections it imports) is left out of the start of
+# ``series apply``: the hot syntax (``@@`` headers, "Binary files ... differ", hunk bodies) is
+# read by hand below, the rest compiles its pattern on first use.
+_TS_PATTERN = rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)?\s*(?:([+-])(\d\d):?(\d\d))?\s*$"
+_ED_PATTERN = rb"^\d+(?:,\d+)?[acd]$"
+
+
+def _digits(s: bytes, i: int) -> int:
+    """The index after the ASCII digits of ``s`` from ``i`` on."""
+    n = len(s)
+    while i < n and 48 <= s[i] <= 57:
+        i += 1
+    return i
+
+
+def _hunk_header(line: bytes) -> tuple[int, int | None, int, int | None, bytes] | None:
+    """``@@ -a[,b] +c[,d] @@section`` read as the pattern ``^@@ -(\\d+)(?:,(\\d+))?
+    \\+(\\d+)(?:,(\\d+))? @@(.*)$`` (dot matching all) would: (a, b, c, d, section), b and d None
+    when absent; None when the line is not one."""
+    if not line.startswith(b"@@ -"):
+        return None
+    nums: list[int | None] = []
+    i = 4
+    for lead in (b"", b" +"):
+        if not line.startswith(lead, i):
+            return None
+        i += len(lead)
+        j = _digits(line, i)
+        if j == i:
+            return None
+        nums.append(int(line[i:j]))
+        i = j
+        if line.startswith(b",", i):
+            j = _digits(line, i + 1)
+            if j == i + 1:
+                return None
+            nums.append(int(line[i + 1 : j]))
+            i = j
+        else:
+            nums.append(None)
+    if not line.startswith(b" @@", i):
+        return None
+    a, b, c, d = nums
+    assert a is not None and c is not None
+    return a, b, c, d, line[i + 3 :]
+
+
+def _is_binary_notice(line: bytes) -> bool:
+    """``Binary files ... differ`` (the pattern ``^Binary files .* differ$``)."""
+    return len(line) >= 20 and line.startswith(b"Binary files ") and line.endswith(b" differ")
+
+
 _SIGNATURES = (b"-- ", b"-- \r")  # a mail signature separator (CRLF when the mail was saved so)
 _MAX_COUNT = 10**9  # counts above this are reported as huge, never allocated
+_TEXT = itemgetter(slice(1, None))  # a body row without its kind byte
+_FIRST = itemgetter(slice(0, 1))
+_PAD = methodcaller("ljust", 1)  # a blank row reads as context
+_OPENS_SECTION = methodcaller("startswith", b"--- ")
 
 GIT_HEADERS = (
     b"old mode ",
@@ -45,7 +101,7 @@ GIT_HEADERS = (
 )
 
 
-@dataclass
+@record
 class Problem:
     """One defect found in a patch file.
 
@@ -61,11 +117,13 @@ class Problem:
     message: str
 
 
-@dataclass
+@record
 class BodyLine:
     """One hunk body line: ``kind`` is ``ord(' ')``, ``ord('-')`` or ``ord('+')``; ``text`` has
     neither the kind byte nor the LF; ``newline`` is False when a ``\\ No newline at end of file``
     marker follows; ``lineno`` is the 1-based line in the patch file."""
+
+    __slots__ = ("kind", "lineno", "newline", "text")
 
     kind: int
     text: bytes
@@ -73,41 +131,151 @@ class BodyLine:
     lineno: int
 
 
-@dataclass
 class Hunk:
     """A unified hunk ``@@ -old_start,old_count +new_start,new_count @@section``.
 
     Counts are as declared in the header (an omitted count is 1 and ``*_given`` is False);
     ``lines`` is the body as delimited by structure; ``counted_old``/``counted_new`` are the
-    line counts of that body.
+    line counts of that body. (A plain class rather than a dataclass: the body of a well-formed
+    hunk is kept as the patch's own lines and made into :class:`BodyLine` objects only when
+    ``lines`` is first read; the hunk engine reads :meth:`plain_body` instead.)
     """
 
-    number: int
-    lineno: int
-    old_start: int
-    old_count: int
-    new_start: int
-    new_count: int
-    old_count_given: bool
-    new_count_given: bool
-    section: bytes
-    lines: list[BodyLine] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    _FIELDS = (
+        "number",
+        "lineno",
+        "old_start",
+        "old_count",
+        "new_start",
+        "new_count",
+        "old_count_given",
+        "new_count_given",
+        "section",
+        "lines",
+        "problems",
+    )
+
+    def __init__(
+        self,
+        number: int,
+        lineno: int,
+        old_start: int,
+        old_count: int,
+        new_start: int,
+        new_count: int,
+        old_count_given: bool,
+        new_count_given: bool,
+        section: bytes,
+        lines: list[BodyLine] | None = None,
+        problems: list[Problem] | None = None,
+    ) -> None:
+        self.number = number
+        self.lineno = lineno
+        self.old_start = old_start
+        self.old_count = old_count
+        self.new_start = new_start
+        self.new_count = new_count
+        self.old_count_given = old_count_given
+        self.new_count_given = new_count_given
+        self.section = section
+        self._lines: list[BodyLine] | None = [] if lines is None else lines
+        self._plain: tuple[list[bytes], bytes, int] | None = None
+        self._texts: tuple[list[bytes], str] | None = None
+        self._sides: tuple[tuple[bytes, ...], tuple[bytes, ...], int, int] | None = None
+        self.problems: list[Problem] = [] if problems is None else problems
+
+    @property
+    def lines(self) -> list[BodyLine]:
+        if self._lines is None:
+            assert self._plain is not None
+            rows, kinds, first = self._plain
+            self._lines = list(map(BodyLine, kinds, map(_TEXT, rows), repeat(True), range(first, first + len(rows))))
+        return self._lines
+
+    @lines.setter
+    def lines(self, value: list[BodyLine]) -> None:
+        self._lines = value
+        self._plain = self._texts = self._sides = None
+
+    def set_plain(self, rows: list[bytes], kinds: bytes, first: int) -> None:
+        """The body is ``rows`` (patch lines: kind byte, text, no LF; each ending with LF in the
+        patch, none followed by a marker), ``kinds`` their first bytes (a blank row counts as
+        context), the first at patch line ``first``."""
+        self._plain = (rows, kinds, first)
+        self._texts = self._sides = None
+        self._lines = None
+
+    def plain_body(self) -> tuple[list[bytes], bytes] | None:
+        """``(rows, kinds)`` when the body was recorded by :meth:`set_plain` (and not replaced
+        since), else None."""
+        return None if self._plain is None else self._plain[:2]
+
+    def plain_lines(self) -> tuple[list[bytes], str] | None:
+        """For a body recorded by :meth:`set_plain`: its lines as a file holds them (text and
+        LF) and their kinds as a str of ``' '``, ``'-'``, ``'+'``; else None. Computed once."""
+        if self._plain is None:
+            return None
+        if self._texts is None:
+            rows, kinds, _ = self._plain
+            # each row is its kind byte and its text; with the LF back, the text and the LF
+            if len(rows) < 64:
+                lines = [r[1:] + b"\n" for r in rows]
+            else:  # no Python step per line
+                lines = list(map(_TEXT, BytesIO(b"\n".join(rows)).readlines()))
+                lines[-1] += b"\n"  # the last row's LF (joining added none after it)
+            self._texts = (lines, kinds.decode("latin-1"))
+        return self._texts
+
+    def plain_sides(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...], int, int] | None:
+        """For a body recorded by :meth:`set_plain`: its old side (context and removed lines,
+        as a file holds them), its new side (context and added lines), and the number of context
+        lines before the first change and after the last (0 after, when all are context); else
+        None. Computed once."""
+        plain = self.plain_lines()
+        if plain is None:
+            return None
+        if self._sides is None:
+            lines, ks = plain
+            old = tuple(compress(lines, map(ne, ks, repeat("+"))))
+            new = tuple(compress(lines, map(ne, ks, repeat("-"))))
+            n = len(ks)
+            lead = n - len(ks.lstrip(" "))
+            self._sides = (old, new, lead, 0 if lead == n else n - len(ks.rstrip(" ")))
+        return self._sides
+
+    def __repr__(self) -> str:
+        return "Hunk(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._FIELDS) + ")"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self._FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def counted_old(self) -> int:
+        plain = self.plain_body()
+        if plain is not None:
+            return len(plain[1]) - plain[1].count(b"+")
         return sum(1 for ln in self.lines if ln.kind != PLUS)
 
     @property
     def counted_new(self) -> int:
+        plain = self.plain_body()
+        if plain is not None:
+            return len(plain[1]) - plain[1].count(b"-")
         return sum(1 for ln in self.lines if ln.kind != MINUS)
 
     def changes_nothing(self) -> bool:
         """True when the body has no ``-`` and no ``+`` line (GNU patch calls it malformed)."""
+        plain = self.plain_body()
+        if plain is not None:
+            return plain[1].count(b" ") == len(plain[1])
         return all(ln.kind == SP for ln in self.lines)
 
 
-@dataclass
+@record
 class Name:
     """A file name from a patch header: ``raw`` as written (unquoted), ``prefixless`` True for
     git's ``rename from``/``copy to`` names, which carry no ``a/``/``b/`` prefix."""
@@ -130,7 +298,7 @@ class Name:
         return os.fsdecode(s)
 
 
-@dataclass
+@record
 class FileSection:
     """The changes of one file: names, git extended headers, hunks.
 
@@ -159,7 +327,7 @@ class FileSection:
         return "?"
 
 
-@dataclass
+@record
 class PatchFile:
     """A parsed patch file: its ``source`` (shown in messages), raw ``lines`` (LF removed),
     whether the data ended with LF, the file ``sections`` and file-level ``problems``."""
@@ -234,15 +402,66 @@ def _unquote(s: bytes) -> tuple[bytes, bytes]:
     return bytes(out), b""
 
 
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days from 1970-01-01 to year ``y``, month ``m``, day ``d`` of the proleptic Gregorian
+    calendar (what ``calendar.timegm`` counts; a day past the month's end runs on)."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+
+
+_SPACE = b" \t\n\r\f\v"  # what \\s matches in a bytes pattern
+
+
+def _timestamp(ts: bytes) -> tuple[int, int, int, int, int, int, bytes, int, int] | None:
+    """A header timestamp read as ``_TS_PATTERN`` would: year, month, day, hour, minute,
+    second, then the zone's sign (empty when there is no zone), hours and minutes."""
+    n = len(ts)
+    if n < 19 or ts[4:5] != b"-" or ts[7:8] != b"-" or ts[10:11] not in (b" ", b"T"):
+        return None
+    if ts[13:14] != b":" or ts[16:17] != b":":
+        return None
+    fields = (ts[0:4], ts[5:7], ts[8:10], ts[11:13], ts[14:16], ts[17:19])
+    if not all(f.isdigit() and f.isascii() for f in fields):
+        return None
+    i = 19
+    if ts.startswith(b".", i):
+        j = _digits(ts, i + 1)
+        if j == i + 1:
+            return None
+        i = j
+    while i < n and ts[i] in _SPACE:
+        i += 1
+    sign, oh, om = b"", 0, 0
+    if i < n and ts[i] in b"+-":
+        hh = ts[i + 1 : i + 3]
+        k = i + 3 + (1 if ts.startswith(b":", i + 3) else 0)
+        mm = ts[k : k + 2]
+        if len(hh) != 2 or len(mm) != 2 or not (hh + mm).isdigit():
+            return None
+        sign, oh, om = ts[i : i + 1], int(hh), int(mm)
+        i = k + 2
+    while i < n and ts[i] in _SPACE:
+        i += 1
+    if i != n:
+        return None
+    y, mo, d, h, mi, se = (int(f) for f in fields)
+    return y, mo, d, h, mi, se, sign, oh, om
+
+
 def _is_epoch(ts: bytes) -> bool:
-    m = _TS_RE.match(ts)
-    if not m:
+    got = _timestamp(ts)
+    if got is None:
         return False
-    y, mo, d, hh, mm, ss = (int(x) for x in m.groups()[:6])
-    t = calendar.timegm((y, mo, d, hh, mm, ss, 0, 0, 0))
-    if m.group(7):
-        off = int(m.group(8)) * 3600 + int(m.group(9)) * 60
-        t -= off if m.group(7) == b"+" else -off
+    y, mo, d, hh, mm, ss, sign, oh, om = got
+    if not 1 <= mo <= 12:
+        return False
+    t = ((_days_from_civil(y, mo, d) * 24 + hh) * 60 + mm) * 60 + ss
+    if sign:
+        off = oh * 3600 + om * 60
+        t -= off if sign == b"+" else -off
     return t == 0
 
 
@@ -293,6 +512,7 @@ class _Parser:
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.lines, self.final_newline = split_lines(data)
+        self.has_nul = b"\x00" in data
         self.n = len(self.lines)
         self.sections: list[FileSection] = []
         self.problems: list[Problem] = []
@@ -340,7 +560,7 @@ class _Parser:
     # -- top level -----------------------------------------------------------------------
     def run(self) -> PatchFile:
         lines = self.lines
-        for k, ln in enumerate(lines):
+        for k, ln in enumerate(lines if self.has_nul else ()):
             if b"\x00" in ln:
                 raise self.err(k, "NUL byte in the patch: binary content is not supported")
         i = 0
@@ -369,7 +589,7 @@ class _Parser:
             elif expect_structure and ln.strip(b" \t\r") == b"" and all(not x.strip(b" \t\r") for x in lines[i:]):
                 break  # blank lines at the end of the file
             elif expect_structure:
-                if _BINARY_RE.match(ln):
+                if _is_binary_notice(ln):
                     raise self.err(
                         i, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported"
                     )
@@ -392,15 +612,17 @@ class _Parser:
         return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
 
     def no_sections(self) -> None:
+        import re
+
         lines = self.lines
         for k, ln in enumerate(lines):
-            if _ED_RE.match(ln) and (k + 1 >= self.n or lines[k + 1] != b""):
+            if re.match(_ED_PATTERN, ln) and (k + 1 >= self.n or lines[k + 1] != b""):
                 if k + 1 < self.n and (lines[k + 1].startswith((b"< ", b"> "))):
                     raise self.err(k, "normal (non-unified) diff: not supported; regenerate it with diff -u")
                 raise self.err(k, "ed script: refused (dryboot never runs ed scripts)")
             if ln.startswith(b"*** ") and k + 1 < self.n and lines[k + 1].startswith(b"--- "):
                 raise self.err(k, "context diff: not supported; regenerate it with diff -u")
-            if _BINARY_RE.match(ln) or ln == b"GIT binary patch":
+            if _is_binary_notice(ln) or ln == b"GIT binary patch":
                 raise self.err(k, "binary patch: binary patches are not supported")
         raise InputError(self.source, None, "no unified diff found (no ---/+++/@@ section)")
 
@@ -411,7 +633,7 @@ class _Parser:
         j = i + 1
         while j < self.n:
             ln = self.lines[j]
-            if _BINARY_RE.match(ln):
+            if _is_binary_notice(ln):
                 raise self.err(j, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported")
             if self.is_pair(j):
                 return self.plain_section(j, i)
@@ -468,7 +690,7 @@ class _Parser:
         j = i + 1
         while j < self.n:
             ln = self.lines[j]
-            if ln.startswith(b"GIT binary patch") or _BINARY_RE.match(ln):
+            if ln.startswith(b"GIT binary patch") or _is_binary_notice(ln):
                 raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are not supported")
             if ln.startswith(GIT_HEADERS):
                 self.check_crlf(j)
@@ -528,10 +750,10 @@ class _Parser:
     def hunk(self, sec: FileSection, i: int) -> int:
         self.check_crlf(i)
         header = self.lines[i]
-        m = _HUNK_RE.match(header)
-        if not m:
+        m = _hunk_header(header)
+        if m is None:
             raise self.err(i, "malformed hunk header (expected '@@ -a,b +c,d @@')")
-        nums = [int(x) if x is not None else None for x in m.groups()[:4]]
+        nums = list(m[:4])
         if any(x is not None and x > _MAX_COUNT for x in nums):
             raise self.err(i, "hunk header number too large")
         h = Hunk(
@@ -543,22 +765,60 @@ class _Parser:
             new_count=1 if nums[3] is None else nums[3],
             old_count_given=nums[1] is not None,
             new_count_given=nums[3] is not None,
-            section=m.group(5),
+            section=m[4],
         )
         sec.hunks.append(h)
         return self.body(sec, h, i + 1)
 
+    def plain_body(self, h: Hunk, start: int) -> int | None:
+        """The common case at C speed: the rows from ``start`` on that are context, removed or
+        added lines add up exactly to the declared counts, are followed by a line that is
+        none of these and no marker, and none starts ``--- `` (which might open a file
+        section). Then, as :meth:`body` would, the hunk's body is those rows (recorded with
+        :meth:`Hunk.set_plain`); returns the index after it, or None (use :meth:`body`)."""
+        dold, dnew = h.old_count, h.new_count
+        window = self.lines[start : start + dold + dnew + 1]
+        kinds = b"".join(map(_FIRST, map(_PAD, window)))
+        end = len(kinds) - len(kinds.lstrip(b" +-"))  # the run of context, removed, added rows
+        if end == len(window) and start + end < self.n:
+            return None  # no end in sight: the counts are wrong
+        if end < len(window) and kinds[end] == BSL:
+            return None  # a '\\ No newline' marker
+        kinds = kinds[:end]
+        if end - kinds.count(b"+") != dold or end - kinds.count(b"-") != dnew:
+            return None
+        rows = window[:end]
+        if not end or any(map(_OPENS_SECTION, rows)):
+            return None
+        h.set_plain(rows, kinds, start + 1)
+        return start + end
+
     def body(self, sec: FileSection, h: Hunk, start: int) -> int:
+        fast = self.plain_body(h, start)
+        if fast is not None:
+            if h.changes_nothing():
+                h.problems.append(
+                    Problem(
+                        h.lineno,
+                        "noop",
+                        f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' line)",
+                    )
+                )
+            return fast
         lines, n = self.lines, self.n
         dold, dnew = h.old_count, h.new_count
         old = new = 0
-        met: int | None = None
+        met: int | None = None  # the first line at which the declared counts are complete
+        k = -1  # the body lines from index k on come at or after line ``met``
+        markers = False
         body: list[BodyLine] = []
-        idx: list[int] = []
+        append = body.append
         i = start
         while i < n:
             ln = lines[i]
-            if ln[:1] == b"\\":
+            kind = ln[0] if ln else SP
+            if kind == BSL:
+                markers = True
                 if not body or not body[-1].newline:
                     h.problems.append(
                         Problem(i + 1, "marker", "'\\ No newline at end of file' marker that follows no hunk line")
@@ -569,27 +829,30 @@ class _Parser:
                 continue
             complete = old == dold and new == dnew
             if complete and met is None:
-                met = i
-            if ln == b"":
-                kind, text = SP, b""
-            else:
-                kind = ln[0]
-                if kind not in (SP, MINUS, PLUS):
-                    break
-                if kind == MINUS and self.is_triple(i):
-                    break
+                met, k = i, len(body)
+            if kind == MINUS:
+                if (
+                    ln.startswith(b"--- ")
+                    and i + 2 < n
+                    and lines[i + 1].startswith(b"+++ ")
+                    and lines[i + 2].startswith(b"@@ -")
+                ):
+                    break  # the next file section
                 if complete and ln in _SIGNATURES:
                     break  # the counts are complete: a mail signature, not a removed "- " line
-                text = ln[1:]
-            body.append(BodyLine(kind, text, True, i + 1))
-            idx.append(i)
-            if kind != PLUS:
                 old += 1
-            if kind != MINUS:
+            elif kind == PLUS:
                 new += 1
+            elif kind == SP:
+                old += 1
+                new += 1
+            else:
+                break
+            append(BodyLine(kind, ln[1:], True, i + 1))
             i += 1
         end = i
-        k = next((p for p, li in enumerate(idx) if met is not None and li >= met), len(body))
+        if k < 0:
+            k = len(body)
         blank_extra = met is not None and all(lines[b.lineno - 1] == b"" for b in body[k:])
         if old == dold and new == dnew:
             h.lines = body
@@ -625,7 +888,8 @@ class _Parser:
                     h.lineno, "noop", f"hunk {h.number} of {sec.display_name()} changes nothing (no '-' or '+' line)"
                 )
             )
-        self.check_markers(sec, h)
+        if markers:
+            self.check_markers(sec, h)
         return end
 
     def check_markers(self, sec: FileSection, h: Hunk) -> None:

@@ -27,9 +27,12 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from io import BytesIO
+from itertools import accumulate
 
+from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, Hunk
 
 CONTEXT, REMOVED, ADDED = " ", "-", "+"
@@ -39,17 +42,10 @@ def split_keep(data: bytes) -> list[bytes]:
     """The lines of ``data`` split at LF only, each keeping its LF; the last one lacks it when the
     data does not end with LF. A CR is ordinary content (GNU patch 2.7.6 behaviour, observed:
     CRLF lines only match CRLF lines)."""
-    if not data:
-        return []
-    parts = data.split(b"\n")
-    last = parts.pop()
-    lines = [p + b"\n" for p in parts]
-    if last:
-        lines.append(last)
-    return lines
+    return BytesIO(data).readlines()  # binary readlines splits at LF only, keeping it
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class HunkSides:
     """One hunk as the engine sees it, in the direction being applied.
 
@@ -59,6 +55,8 @@ class HunkSides:
     reversal) and ``other_first`` the other range's start; ``old``/``new`` are the two sides,
     ``lead``/``trail`` the context at either end.
     """
+
+    __slots__ = ("body", "first", "lead", "new", "number", "old", "other_first", "trail")
 
     number: int
     first: int
@@ -86,8 +84,8 @@ def make_sides(number: int, first: int, body: Sequence[tuple[str, bytes]], other
     """Build a :class:`HunkSides` from its body: the sides, the lead (context lines before the
     first change) and the trail (context lines after the last change)."""
     body_t = tuple(body)
-    old = tuple(line for kind, line in body_t if kind != ADDED)
-    new = tuple(line for kind, line in body_t if kind != REMOVED)
+    old = tuple([line for kind, line in body_t if kind != ADDED])
+    new = tuple([line for kind, line in body_t if kind != REMOVED])
     lead = 0
     while lead < len(body_t) and body_t[lead][0] == CONTEXT:
         lead += 1
@@ -98,25 +96,66 @@ def make_sides(number: int, first: int, body: Sequence[tuple[str, bytes]], other
     return HunkSides(number, first, body_t, old, new, lead, trail, other)
 
 
+def _runs(body: Sequence[tuple[str, bytes]]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
+    """``body`` as runs of lines of one kind: ``(kind, count, lines)`` (how :func:`apply_one`
+    walks a hunk a run at a time)."""
+    return _kind_runs("".join([kind for kind, _ in body]), [ln for _, ln in body])
+
+
+def _kind_runs(kinds: str, lines: Sequence[bytes]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
+    import re  # only for hunks placed with fuzz or over consumed lines
+
+    out: list[tuple[str, int, tuple[bytes, ...]]] = []
+    for m in re.finditer(r" +|-+|\++", kinds):
+        a, b = m.span()
+        kind = kinds[a]
+        out.append((kind, b - a, tuple(lines[a:b]) if kind == ADDED else ()))
+    return tuple(out)
+
+
+_FLIP = str.maketrans("+-", "-+")
+_KINDS = {MINUS: REMOVED, PLUS: ADDED}
+_KINDS_R = {MINUS: ADDED, PLUS: REMOVED}
+for _k in range(256):
+    if _k not in (MINUS, PLUS):
+        _KINDS[_k] = _KINDS_R[_k] = CONTEXT
+
+
 def sides(h: Hunk, reverse: bool = False) -> HunkSides:
     """The engine's view of a parsed hunk; ``reverse`` (``-R``) swaps the removed and added lines
     and the two header ranges before anything else happens (GNU patch 2.7.6 behaviour,
     observed)."""
-    body: list[tuple[str, bytes]] = []
-    for bl in h.lines:
-        line = bl.text + b"\n" if bl.newline else bl.text
-        if bl.kind == MINUS:
-            kind = ADDED if reverse else REMOVED
-        elif bl.kind == PLUS:
-            kind = REMOVED if reverse else ADDED
-        else:
-            kind = CONTEXT
-        body.append((kind, line))
     first, other = (h.new_start, h.old_start) if reverse else (h.old_start, h.new_start)
+    plain = h.plain_lines()
+    split = h.plain_sides()
+    if plain is not None and split is not None:
+        return _plain_sides(h.number, first, other, plain[0], plain[1], split, reverse)
+    kinds = _KINDS_R if reverse else _KINDS
+    body = [(kinds[bl.kind], bl.text + b"\n" if bl.newline else bl.text) for bl in h.lines]
     return make_sides(h.number, first, body, other)
 
 
-@dataclass
+def _plain_sides(
+    number: int,
+    first: int,
+    other: int,
+    lines: list[bytes],
+    ks: str,
+    split: tuple[tuple[bytes, ...], tuple[bytes, ...], int, int],
+    reverse: bool,
+) -> HunkSides:
+    """:func:`make_sides` for a hunk whose body lines (``lines``, with their LF; ``ks`` their
+    kinds; ``split`` its sides, see :meth:`~dryboot.patching.parse.Hunk.plain_sides`) all end
+    with LF, built without a Python step per line (a hunk of a large generated file may have
+    tens of thousands)."""
+    old, new, lead, trail = split
+    if reverse:
+        ks = ks.translate(_FLIP)
+        old, new = new, old
+    return HunkSides(number, first, tuple(zip(ks, lines, strict=True)), old, new, lead, trail, other)
+
+
+@record
 class HunkResult:
     """What happened to one hunk.
 
@@ -165,7 +204,7 @@ class HunkResult:
         return text + "."
 
 
-@dataclass
+@record
 class FileRun:
     """The result of :func:`run_hunks`: the output bytes (failed hunks left out, as GNU patch
     writes a partially patched file), one result per hunk, and whether GNU patch (without
@@ -174,6 +213,8 @@ class FileRun:
     data: bytes
     results: list[HunkResult] = field(default_factory=list)
     reversed: bool = False
+    lines: list[bytes] | None = field(default=None, repr=False, compare=False)
+    pieces: Pieces | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -391,40 +432,119 @@ def tie_position(
 # --- applying -----------------------------------------------------------------------------------
 
 
+class Pieces:
+    """Where the bytes of a file's lines live, so that a patched file is assembled by copying a
+    few large byte ranges instead of joining every line again: ``items`` are runs of lines
+    ``(source, offsets, lo, hi)`` -- lines ``lo`` to ``hi - 1`` of an immutable ``source`` whose
+    line ``k`` starts at byte ``offsets[k]`` -- in file order; ``starts`` the file line (0-based)
+    each run begins at, ``n`` the number of lines."""
+
+    __slots__ = ("items", "n", "starts")
+
+    def __init__(self, items: list[tuple[bytes, list[int], int, int]]) -> None:
+        self.items = items
+        self.starts = [0, *accumulate([hi - lo for _, _, lo, hi in items])]
+        self.n = self.starts.pop()
+
+    @classmethod
+    def of(cls, data: bytes, lines: Sequence[bytes]) -> Pieces:
+        """``data``, split into ``lines`` (see :func:`split_keep`), as one run."""
+        return cls([(data, [0, *accumulate(map(len, lines))], 0, len(lines))])
+
+    def take(self, a: int, b: int, into: list[tuple[bytes, list[int], int, int]]) -> None:
+        """Append the runs holding lines ``a`` to ``b - 1`` (0-based) to ``into``."""
+        k = bisect_right(self.starts, a) - 1
+        while a < b:
+            src, offs, lo, hi = self.items[k]
+            first = lo + a - self.starts[k]
+            last = min(hi, first + b - a)
+            into.append((src, offs, first, last))
+            a += last - first
+            k += 1
+
+    def data(self) -> bytes:
+        parts = []
+        for src, offs, lo, hi in self.items:
+            x, y = offs[lo], offs[hi]
+            parts.append(src if x == 0 and y == len(src) else memoryview(src)[x:y])
+        return b"".join(parts)
+
+
 class Output:
     """Output lines being assembled, with GNU patch's rule for a line that lacks its LF: before
     another line is written an LF is added to it, except while applying a hunk whose old side
     (untrimmed) runs past the end of the file, where the next line is written straight after it
-    (GNU patch 2.7.6 behaviour, observed)."""
+    (GNU patch 2.7.6 behaviour, observed).
 
-    __slots__ = ("glue", "parts")
+    Given the input's :class:`Pieces` (``source``), the output's pieces are kept alongside its
+    lines while every line written is whole (the common case), and :meth:`data` copies a few
+    byte ranges; after anything else they are dropped and :meth:`data` joins the lines."""
 
-    def __init__(self) -> None:
+    __slots__ = ("glue", "glued", "parts", "pieces", "source")
+
+    def __init__(self, source: Pieces | None = None) -> None:
         self.parts: list[bytes] = []
         self.glue = False
+        self.glued = False  # a line was written straight after one lacking its LF
+        self.source = source
+        self.pieces: list[tuple[bytes, list[int], int, int]] | None = None if source is None else []
 
     def _open_end(self) -> None:
-        if self.parts and not self.parts[-1].endswith(b"\n") and not self.glue:
-            self.parts[-1] += b"\n"
+        if self.parts and not self.parts[-1].endswith(b"\n"):
+            self.pieces = None  # a line is completed or glued: the pieces no longer hold it
+            if self.glue:
+                self.glued = True
+            else:
+                self.parts[-1] += b"\n"
 
     def write(self, line: bytes) -> None:
         self._open_end()
         self.parts.append(line)
+        if self.pieces is not None:
+            self.pieces.append((line, [0, len(line)], 0, 1))
 
     def copy(self, lines: Sequence[bytes], first: int, last: int) -> None:
-        """Input lines ``first`` to ``last`` (1-based, inclusive; clipped to the file)."""
+        """Input lines ``first`` to ``last`` (1-based, inclusive; clipped to the file); ``lines``
+        are the input's lines (those the ``source`` pieces hold)."""
         first = max(first, 1)
         last = min(last, len(lines))
         if first > last:
             return
         self._open_end()
         self.parts.extend(lines[first - 1 : last])
+        if self.pieces is not None:
+            assert self.source is not None
+            self.source.take(first - 1, last, self.pieces)
+
+    def write_run(self, lines: Sequence[bytes]) -> None:
+        """Lines of which only the last may lack its LF (a hunk's run of added lines: a
+        ``\\ No newline`` marker is valid only after the last line of its side)."""
+        if lines:
+            self._open_end()
+            self.parts.extend(lines)
+            if self.pieces is not None:
+                self.pieces.append((b"".join(lines), [0, *accumulate(map(len, lines))], 0, len(lines)))
 
     def data(self) -> bytes:
+        if self.pieces is not None:
+            return Pieces(self.pieces).data()
         return b"".join(self.parts)
 
+    def lines(self) -> list[bytes] | None:
+        """The output as :func:`split_keep` would split :meth:`data`, when the parts are
+        exactly those lines (nothing glued), else None."""
+        if self.glued or (self.parts and not self.parts[-1]):
+            return None
+        return self.parts
 
-def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int) -> int:
+    def result_pieces(self) -> Pieces | None:
+        """The output's pieces, when kept and :meth:`lines` is not None."""
+        if self.pieces is None or self.lines() is None:
+            return None
+        return Pieces(self.pieces)
+
+
+def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int, exact: bool = False) -> int:
     """Apply ``h`` at position ``p`` and return the new consumed line (GNU patch 2.7.6 behaviour,
     observed).
 
@@ -433,23 +553,28 @@ def apply_one(out: Output, view: FileView, h: HunkSides, p: int, consumed: int) 
     file's text; lines already consumed by the previous hunk are not written again), a removed
     line is skipped, an added line is written from the patch. Trailing context is left in the
     input, so the next hunk may use it; the consumed line becomes the line before the trailing
-    context."""
-    out.glue = bool(h.old) and p + len(h.old) - 1 > view.n
+    context.
+
+    ``exact``: the whole old side (no context trimmed by fuzz) equals the input at ``p``. When
+    it also lies after the consumed line and inside the file, the file's context lines are the
+    hunk's own, and the output is the new side without its trailing context, written at once."""
+    end = p - 1 + len(h.old)
+    if exact and p > consumed and end <= view.n:
+        out.copy(view.lines, consumed + 1, p - 1)
+        out.write_run(h.new[: len(h.new) - h.trail])
+        return end - h.trail
+    out.glue = bool(h.old) and end > view.n
     out.copy(view.lines, consumed + 1, p - 1)
     q = p
-    body = h.body
-    for i in range(len(body) - h.trail):
-        kind, line = body[i]
+    for kind, count, added in _runs(h.body[: len(h.body) - h.trail]):
         if kind == CONTEXT:
-            if q > consumed:
-                text = view.line(q)
-                if text is not None:
-                    out.write(text)
-            q += 1
+            # the file's lines, except those already consumed and those past its end
+            out.copy(view.lines, max(q, consumed + 1), q + count - 1)
+            q += count
         elif kind == REMOVED:
-            q += 1
+            q += count
         else:
-            out.write(line)
+            out.write_run(added)
     out.glue = False
     return p - 1 + len(h.old) - h.trail
 
@@ -469,14 +594,14 @@ def endings_differ(view: FileView, line_no: int, h: HunkSides) -> bool:
     return file_crlf != hunk_crlf
 
 
-@dataclass
+@record
 class _State:
     offset: int = 0
     consumed: int = 0
     growth: int = 0
 
 
-@dataclass
+@record
 class _Found:
     position: int | None
     level: int
@@ -544,17 +669,24 @@ def evidence_at(view: FileView, h: HunkSides, state: _State) -> str:
     return f"the old side matches at line {p}, but GNU patch does not place it there"
 
 
-def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int = 0, measure: bool = True) -> FileRun:
+def run_hunks(
+    lines: Sequence[bytes],
+    hunks: Sequence[HunkSides],
+    max_fuzz: int = 0,
+    measure: bool = True,
+    pieces: Pieces | None = None,
+) -> FileRun:
     """Place and apply ``hunks`` on ``lines`` (see :func:`split_keep`) as GNU patch 2.7.6 does
     with ``-f --fuzz max_fuzz``: byte-identical output, per-hunk outcome, offsets and fuzz.
 
     A failed hunk changes nothing and later hunks are still tried; ``data`` is then the partial
     result GNU patch would write. With ``measure`` a failure also gets the fuzz level that would
     have placed it and evidence, and ``reversed`` reports GNU patch's reversed-patch detection
-    (see :func:`reversed_fits`): reported, never taken.
+    (see :func:`reversed_fits`): reported, never taken. ``pieces``: where the bytes of
+    ``lines`` live (see :class:`Pieces`; the output's are then in ``FileRun.pieces``).
     """
     view = FileView(lines)
-    out = Output()
+    out = Output(pieces if pieces is not None and pieces.n == view.n else None)
     state = _State()
     results: list[HunkResult] = []
     reversed_seen = False
@@ -562,14 +694,14 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         levels = fuzz_levels(h, max_fuzz)
         if idx == 0 and measure and h.old:
             reversed_seen = reversed_fits(view, h, levels)
-        before = replace(state)
+        before = _State(state.offset, state.consumed, state.growth)
         found = locate(view, h, state, levels)
         p = found.position
         start = h.start
         if p is not None and not is_misordered(p, h.lead, state.consumed):
             tie = tie_position(view, h, found.expected, state.consumed, found.top, found.bottom, p)
             line_no = p + state.growth
-            state.consumed = apply_one(out, view, h, p, state.consumed)
+            state.consumed = apply_one(out, view, h, p, state.consumed, exact=found.level == 0)
             state.growth += len(h.new) - len(h.old)
             offset = p - start
             status = "fuzz" if found.level else ("offset" if offset else "exact")
@@ -595,7 +727,7 @@ def run_hunks(lines: Sequence[bytes], hunks: Sequence[HunkSides], max_fuzz: int 
         results.append(r)
     out.glue = False
     out.copy(view.lines, state.consumed + 1, view.n)
-    return FileRun(out.data(), results, reversed_seen)
+    return FileRun(out.data(), results, reversed_seen, out.lines(), out.result_pieces())
 
 
 def _needed_fuzz(view: FileView, h: HunkSides, state: _State, max_fuzz: int) -> int | None:
@@ -614,7 +746,7 @@ def reversed_fits(view: FileView, h: HunkSides, levels: range) -> bool:
     hunk finds no position, its reversed form is tried at that same level; a fit before the
     forward hunk is placed means "Reversed (or previously applied) patch detected!" (so it can be
     reported for a hunk that would fit with more fuzz). GNU patch 2.7.6 behaviour, observed."""
-    back = h.swapped()
+    back: HunkSides | None = None  # built only when the forward hunk finds no position
     forward = _State()
     for level in levels:
         top, bottom = trimmed_context(h.lead, h.trail, level)
@@ -623,6 +755,8 @@ def reversed_fits(view: FileView, h: HunkSides, levels: range) -> bool:
             forward.offset = p - h.start
             if p != 0:
                 return False
+        if back is None:
+            back = h.swapped()
         btop, bbottom = trimmed_context(back.lead, back.trail, level)
         q = find_position(view, back, back.start + forward.offset, 0, btop, bbottom)
         if q is not None and q != 0:

@@ -11,16 +11,16 @@ whose line is commented out (``# 0003-x.patch``) is disabled, as quilt allows: n
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
+from dryboot.patching._record import field, record
 from dryboot.patching.apply import PatchOutcome, PatchStatus, Tree
 from dryboot.patching.parse import PatchFile, read_patch
 
 PATCH_SUFFIXES = (".patch", ".diff")
 
 
-@dataclass
+@record
 class SeriesEntry:
     """One ``series`` line: patch ``name`` (relative to the directory), ``path`` (full),
     ``strip`` level, ``reverse`` flag, 1-based ``lineno`` in the series file."""
@@ -126,7 +126,7 @@ def load_series(directory: str) -> list[tuple[SeriesEntry, PatchFile]]:
     return out
 
 
-@dataclass
+@record
 class StepResult:
     """One patch of a series run: ``state`` is ``applied`` (now), ``already`` (proven applied:
     skipped, never reversed), or ``failed``; ``outcome`` the forward census; ``status`` the
@@ -138,7 +138,7 @@ class StepResult:
     status: PatchStatus
 
 
-@dataclass
+@record
 class SeriesRun:
     """A series apply: the steps in order and whether everything applied (then ``tree``
     holds every change, ready to commit); ``prefix`` patches were found applied already."""

@@ -21,8 +21,7 @@ lines do not occur in a file is rejected without a search (see ``prefilter`` in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from dryboot.patching._record import record
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
 from dryboot.patching.parse import PatchFile
 from dryboot.patching.place import HunkResult
@@ -141,7 +140,7 @@ def _both_note(hs: list[HunkStatus], applied: bool) -> str:
     return "both directions fit"
 
 
-@dataclass
+@record
 class _Reversal:
     """One proven step of the prefix chain: the patch's reversal (its ``tree`` is the state
     before the patch) and the forward try on the same tree (None when it cannot fit)."""
@@ -202,12 +201,13 @@ def _proven(r: _Reversal) -> PatchStatus:
     return st
 
 
-@dataclass
+@record
 class StackState:
     """A series on a tree: ``prefix`` patches proven applied; ``statuses`` one per patch in
     series order; ``tree`` the target with every applicable patch after the prefix applied
     (up to ``stopped``, the index of the first patch that is neither applicable nor applied,
-    when ``stop`` was asked, else None when all are)."""
+    when ``stop`` was asked, else None when all are). The forward layers of the applicable
+    patches are merged into ``tree`` and emptied: read the result from ``tree``."""
 
     prefix: int
     statuses: list[PatchStatus]
@@ -233,6 +233,9 @@ def stack_state(patches: list[Patch], tree: Tree, fuzz: int = 0, stop: bool = Fa
         out.statuses.append(st)
         if st.state == "applicable":
             st.forward.tree.merge_into_parent()
+            # its contents now live in ``layer``; dropping the layer's own copy lets a file patched
+            # by many patches keep one version, not one per patch (memory a large file fills)
+            st.forward.tree.changes = {}
         elif st.state != "applied" and out.stopped is None:
             out.stopped = i
             if stop:
