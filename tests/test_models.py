@@ -166,3 +166,71 @@ def test_eagle_drafter_architecture_must_exist_in_vllm() -> None:
     assert drafter_architecture("dflash", "DFlashDraftModel", "d.json") == "DFlashDraftModel"
     with pytest.raises(InputError, match=r"\['EagleDFlashDraftModel'\] are not supported"):
         drafter_architecture("eagle", "DFlashDraftModel", "d.json")
+
+
+def test_granite4_layer_types_and_mixer_width() -> None:
+    """``GraniteMoeHybridForCausalLM``: ``layer_types`` in either transformers spelling; absent,
+    every layer is Mamba2 (``GraniteMoeHybridConfig``); the mixer is ``mamba_expand * hidden``
+    wide and a ``"auto"`` head dim is that width over the heads."""
+    base = {"architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid", "hidden_size": 768}
+    old = geometry_from_config({**base, "num_hidden_layers": 2, "layer_types": ["mamba", "attention"]})
+    new = geometry_from_config({**base, "num_hidden_layers": 2, "layer_types": ["linear_attention", "full_attention"]})
+    assert old.layer_kinds == new.layer_kinds == (LayerKind.MAMBA2, LayerKind.FULL)
+    every = geometry_from_config({**base, "num_hidden_layers": 3, "mamba_n_heads": 24})
+    assert every.layer_kinds == (LayerKind.MAMBA2,) * 3
+    assert every.mamba2 is not None and (every.mamba2.head_dim, every.mamba2.d_inner) == (64, 1536)
+
+
+def test_granite4_heads_that_miss_the_width_are_refused() -> None:
+    """transformers' ``validate_architecture``: heads x head dim must equal the mixer width."""
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {
+                "architectures": ["GraniteMoeHybridForCausalLM"],
+                "model_type": "granitemoehybrid",
+                "num_hidden_layers": 2,
+                "hidden_size": 768,
+                "mamba_n_heads": 24,
+                "mamba_d_head": 32,
+            }
+        )
+    assert info.value.where == "mamba_d_head"
+
+
+def test_falcon_h1_layers_keep_attention_and_mamba() -> None:
+    """``FalconH1ParallelHybrid``: attention at ``model.layers.i.attn``, the Mamba2 branch at
+    ``model.layers.<n + i>.mixer``."""
+    m = geometry_from_config(
+        {"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1", "num_hidden_layers": 2}
+    )
+    assert [name for name, _ in m.layer_table()] == [
+        "model.layers.0.attn",
+        "model.layers.1.attn",
+        "model.layers.2.mixer",
+        "model.layers.3.mixer",
+    ]
+    assert m.mamba2 is not None and m.mamba2.d_inner == 1024  # FalconH1Config: mamba_d_ssm 1024
+
+
+def test_lfm2_layers_from_full_attn_idxs_and_moe_needs_layer_types() -> None:
+    """``Lfm2Config`` derives ``layer_types`` from ``full_attn_idxs``; vLLM's ``Lfm2MoeConfig``
+    does not, and ``lfm2_moe.py`` indexes ``layer_types``."""
+    m = geometry_from_config(
+        {
+            "architectures": ["Lfm2ForCausalLM"],
+            "model_type": "lfm2",
+            "num_hidden_layers": 3,
+            "conv_dim": 2048,
+            "full_attn_idxs": [1],
+        }
+    )
+    assert m.layer_kinds == (LayerKind.SHORT_CONV, LayerKind.FULL, LayerKind.SHORT_CONV)
+    assert m.layer_name(0) == "model.layers.0.short_conv"
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe", "num_hidden_layers": 2}
+        )
+    assert info.value.where == "layer_types"
+    with pytest.raises(InputError) as info:  # conv_dim is a checkpoint key, not a class default
+        geometry_from_config({"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "num_hidden_layers": 2})
+    assert info.value.where == "conv_dim"

@@ -168,7 +168,10 @@ def plan(
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
-    block_size, decision = _block_sizes(cfg, mamba, log)
+    align = mamba
+    if mamba is not None and model.align_state_without_spec:
+        align = mamba_state(model, cfg.args, cfg.model_dtype, speculative_rows=False)
+    block_size, decision = _block_sizes(cfg, align, log)
     layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)

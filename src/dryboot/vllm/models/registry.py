@@ -86,6 +86,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("deepseek", ("deepseek_v2.py", "deepseek_mtp.py"), ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")),
     Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
+    Family("granitemoehybrid", ("granitemoehybrid.py",), ("GraniteMoeHybridForCausalLM",)),
+    Family("falcon_h1", ("falcon_h1.py",), ("FalconH1ForCausalLM",)),
+    Family("lfm2", ("lfm2.py", "lfm2_moe.py"), ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM")),
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
