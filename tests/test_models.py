@@ -234,3 +234,20 @@ def test_lfm2_layers_from_full_attn_idxs_and_moe_needs_layer_types() -> None:
     with pytest.raises(InputError) as info:  # conv_dim is a checkpoint key, not a class default
         geometry_from_config({"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "num_hidden_layers": 2})
     assert info.value.where == "conv_dim"
+
+
+def test_zamba2_one_attention_cache_per_hybrid_layer() -> None:
+    """``Zamba2Model``: shared attention weights, but one ``Attention`` (``model.attn.<j>``) per
+    ``hybrid`` layer; every layer keeps a Mamba2 state at ``<H + i>.mixer``."""
+    m = geometry_from_config(
+        {
+            "architectures": ["Zamba2ForCausalLM"],
+            "model_type": "zamba2",
+            "num_hidden_layers": 3,
+            "layers_block_type": ["hybrid", "mamba", "hybrid"],
+            "hidden_size": 512,
+            "num_attention_heads": 8,
+        }
+    )
+    assert [name for name, _ in m.layer_table()] == ["model.attn.0", "model.attn.1", "2.mixer", "3.mixer", "4.mixer"]
+    assert (m.num_kv_heads, m.head_dim) == (8, 128)  # Zamba2Config: attention_head_dim = 2 * hidden / heads

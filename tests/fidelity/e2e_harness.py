@@ -532,6 +532,39 @@ def gen_lfm2(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return ("lfm2-moe" if moe else "lfm2"), cfg
 
 
+def gen_zamba2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Zamba2: Mamba2 layers, the hybrid ones also running a shared attention block."""
+    n = rng.randint(2, 8)
+    types = [_pick(rng, ["mamba", "hybrid"], [3, 1]) for _ in range(n)]
+    hidden = _pick(rng, [512, 1024, 2048])
+    cfg: dict[str, Any] = {
+        "architectures": ["Zamba2ForCausalLM"],
+        "model_type": "zamba2",
+        "num_hidden_layers": n,
+        "layers_block_type": types,
+        "hidden_size": hidden,
+        "intermediate_size": 1024,
+        "num_attention_heads": _pick(rng, [8, 16, 32]),
+        "n_mamba_heads": _pick(rng, [8, 16, 32, 64]),
+        "mamba_d_state": _pick(rng, [16, 64, 128]),
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_ngroups": _pick(rng, [1, 1, 2]),
+        "num_mem_blocks": _pick(rng, [1, 2]),
+        "use_shared_attention_adapter": rng.random() < 0.3,
+        "adapter_rank": 16,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": _pick(rng, [4096, 16384]),
+    }
+    if rng.random() < 0.2:
+        cfg["chunk_size"] = 128
+    if rng.random() < 0.3:  # a checkpoint's own head size (it wins over the derived one)
+        cfg["attention_head_dim"] = _pick(rng, [64, 128])
+        cfg["attention_hidden_size"] = cfg["attention_head_dim"] * cfg["num_attention_heads"]
+    return "zamba2", cfg
+
+
 GENERATORS = [
     gen_llama,
     gen_mistral,
@@ -550,6 +583,7 @@ GENERATORS = [
     gen_granite4,
     gen_falcon_h1,
     gen_lfm2,
+    gen_zamba2,
 ]
 
 #: Architectures (prefixes) whose cases also vary the mamba flags.

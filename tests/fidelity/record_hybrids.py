@@ -33,6 +33,7 @@ ARCHITECTURES = (
     "FalconH1ForCausalLM",
     "Lfm2ForCausalLM",
     "Lfm2MoeForCausalLM",
+    "Zamba2ForCausalLM",
 )
 FLAG_SETS = 24
 KEEP = ("ok", "stage", "error", *H.COMPARED)

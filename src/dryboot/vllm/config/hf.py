@@ -116,7 +116,8 @@ class ModelGeometry:
     ``attention_suffix`` ends an attention layer's module name (``model.layers.<i>.<suffix>``).
     ``mamba_prefix_caching``: the model class implements ``SupportsMambaPrefixCaching`` (else
     ``--mamba-cache-mode all`` falls back to ``align``). ``num_experts``: routed experts, for a
-    model class that refuses a TP size above them (LFM2-MoE).
+    model class that refuses a TP size above them (LFM2-MoE). ``layer_names``: each layer's module
+    name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
     """
 
     source: str
@@ -157,6 +158,7 @@ class ModelGeometry:
     attention_suffix: str = "self_attn.attn"
     mamba_prefix_caching: bool = True
     num_experts: int | None = None
+    layer_names: tuple[str, ...] | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -232,6 +234,8 @@ class ModelGeometry:
 
     def layer_name(self, index: int) -> str:
         """vLLM's module name of layer ``index`` (the key of its KV cache spec)."""
+        if self.layer_names is not None:
+            return self.layer_names[index]
         kind = self.layer_kinds[index]
         if kind is LayerKind.GDN:
             return f"{self.layer_prefix}.{index}.linear_attn"

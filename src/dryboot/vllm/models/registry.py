@@ -89,6 +89,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("granitemoehybrid", ("granitemoehybrid.py",), ("GraniteMoeHybridForCausalLM",)),
     Family("falcon_h1", ("falcon_h1.py",), ("FalconH1ForCausalLM",)),
     Family("lfm2", ("lfm2.py", "lfm2_moe.py"), ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM")),
+    Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
