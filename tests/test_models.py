@@ -26,9 +26,11 @@ def test_table_covers_vllm_registry() -> None:
 
 def test_unknown_architecture_is_refused_by_name() -> None:
     with pytest.raises(InputError) as info:
-        geometry_from_config({"architectures": ["KimiLinearForCausalLM"], "num_hidden_layers": 4}, "kimi.json")
+        geometry_from_config({"architectures": ["DeepseekV4ForCausalLM"], "num_hidden_layers": 4}, "dsv4.json")
     assert info.value.where == "architectures"
-    assert "KimiLinearForCausalLM is not modelled" in info.value.reason
+    assert "DeepseekV4ForCausalLM is not modelled" in info.value.reason
+    # the layer kinds that are missing are named (vllm/models/deepseek_v4: attention.py, compressor.py)
+    assert "compress_ratio" in info.value.reason and "indexer caches" in info.value.reason
 
 
 def llama(**extra: object) -> dict[str, object]:
@@ -251,3 +253,41 @@ def test_zamba2_one_attention_cache_per_hybrid_layer() -> None:
     )
     assert [name for name, _ in m.layer_table()] == ["model.attn.0", "model.attn.1", "2.mixer", "3.mixer", "4.mixer"]
     assert (m.num_kv_heads, m.head_dim) == (8, 128)  # Zamba2Config: attention_head_dim = 2 * hidden / heads
+
+
+def test_kimi_linear_kda_layers_and_state() -> None:
+    """``KimiLinearConfig.is_kda_layer``: layer ``i`` is KDA when ``i + 1`` is in ``kda_layers``,
+    else MLA; every layer is ``model.layers.i.self_attn``."""
+    m = geometry_from_config(
+        {
+            "architectures": ["KimiLinearForCausalLM"],
+            "model_type": "kimi_linear",
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "mla_use_nope": True,
+            "linear_attn_config": {
+                "head_dim": 128,
+                "num_heads": 16,
+                "short_conv_kernel_size": 4,
+                "kda_layers": [1, 3],
+                "full_attn_layers": [2],
+            },
+        }
+    )
+    assert m.layer_kinds == (LayerKind.KDA, LayerKind.MLA, LayerKind.KDA)
+    assert m.layer_name(1) == "model.layers.1.self_attn"
+    assert m.head_dim == 576  # kv_lora_rank + qk_rope_head_dim
+
+
+def test_kimi_linear_without_linear_attn_config_is_refused() -> None:
+    """vLLM's ``get_mamba_state_shape_from_config`` subscripts ``linear_attn_config``
+    (TypeError at engine start)."""
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 2}
+        )
+    assert info.value.where == "linear_attn_config"

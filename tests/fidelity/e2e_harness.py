@@ -565,6 +565,46 @@ def gen_zamba2(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "zamba2", cfg
 
 
+def gen_kimi_linear(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Kimi-Linear: Kimi Delta Attention layers with some MLA layers."""
+    n = rng.randint(2, 6)
+    kda = sorted(rng.sample(range(1, n + 1), rng.randint(0, n)))
+    heads = _pick(rng, [8, 16, 32])
+    dims = _pick(rng, [(128, 64, 128), (128, 64, 128), (192, 64, 256), (64, 32, 128)])
+    cfg: dict[str, Any] = {
+        "architectures": ["KimiLinearForCausalLM"],
+        "model_type": "kimi_linear",
+        "num_hidden_layers": n,
+        "hidden_size": _pick(rng, [1024, 2048]),
+        "intermediate_size": 2048,
+        "num_attention_heads": heads,
+        "num_key_value_heads": heads,
+        "head_dim": 64,
+        "kv_lora_rank": _pick(rng, [512, 512, 256]),
+        "q_lora_rank": _pick(rng, [None, 1536]),
+        "qk_nope_head_dim": dims[0],
+        "qk_rope_head_dim": dims[1],
+        "v_head_dim": dims[2],
+        "mla_use_nope": True,
+        "linear_attn_config": {
+            "head_dim": _pick(rng, [64, 128]),
+            "num_heads": _pick(rng, [8, 16, 32]),
+            "short_conv_kernel_size": 4,
+            "kda_layers": kda,
+            "full_attn_layers": [i for i in range(1, n + 1) if i not in kda],
+        },
+        "num_experts": 8,
+        "num_experts_per_token": 2,
+        "moe_intermediate_size": 256,
+        "num_shared_experts": 1,
+        "first_k_dense_replace": 1,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": _pick(rng, [8192, 131072]),
+    }
+    return "kimi-linear", cfg
+
+
 GENERATORS = [
     gen_llama,
     gen_mistral,
@@ -584,6 +624,7 @@ GENERATORS = [
     gen_falcon_h1,
     gen_lfm2,
     gen_zamba2,
+    gen_kimi_linear,
 ]
 
 #: Architectures (prefixes) whose cases also vary the mamba flags.

@@ -34,6 +34,7 @@ ARCHITECTURES = (
     "Lfm2ForCausalLM",
     "Lfm2MoeForCausalLM",
     "Zamba2ForCausalLM",
+    "KimiLinearForCausalLM",
 )
 FLAG_SETS = 24
 KEEP = ("ok", "stage", "error", *H.COMPARED)

@@ -35,6 +35,7 @@ class LayerKind(Enum):
     MAMBA2 = "mamba2"
     MAMBA1 = "mamba1"
     SHORT_CONV = "short_conv"
+    KDA = "kimi_delta_attention"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -46,7 +47,7 @@ class LayerKind(Enum):
 
     @property
     def is_mamba(self) -> bool:
-        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1, LayerKind.SHORT_CONV)
+        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1, LayerKind.SHORT_CONV, LayerKind.KDA)
 
     @property
     def spec_kind(self) -> str:
@@ -67,6 +68,7 @@ _SPEC_KIND = {
     LayerKind.MAMBA2: "mamba",
     LayerKind.MAMBA1: "mamba",
     LayerKind.SHORT_CONV: "mamba",
+    LayerKind.KDA: "mamba",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -78,6 +80,7 @@ _LABEL = {
     LayerKind.MAMBA2: "Mamba2",
     LayerKind.MAMBA1: "Mamba1",
     LayerKind.SHORT_CONV: "ShortConv",
+    LayerKind.KDA: "Kimi Delta Attention",
     LayerKind.NONE: "no cache",
 }
 
@@ -160,7 +163,7 @@ class MambaSpec:
     Page = sum over state tensors of ``prod(shape) * dtype bytes``, independent of the block
     size, or ``page_size_padded`` when set.
 
-    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2``, ``MAMBA1`` or ``SHORT_CONV``.
+    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2``, ``MAMBA1``, ``SHORT_CONV`` or ``KDA``.
     :param mamba_cache_mode: ``none``, ``align`` or ``all``.
     :param num_speculative_blocks: extra state pages per request (= speculative tokens).
     """
@@ -266,7 +269,8 @@ def gdn_state_shapes(
 ) -> tuple[tuple[int, int], tuple[int, int, int]]:
     """Gated DeltaNet state: conv ``(kernel - 1 + spec, conv_dim / TP)`` with
     ``conv_dim = 2*nk*dk + nv*dv``, temporal ``(nv / TP, dv, dk)``
-    (``gated_delta_net_state_shape``, conv layout ``SD``).
+    (``gated_delta_net_state_shape``, conv layout ``SD``). Kimi Delta Attention keeps the same
+    shapes with ``nk = nv`` and ``dk = dv`` (``kda_state_shape``).
 
     :raises ValueError: when a dimension does not split across ``tp`` ranks.
     """

@@ -123,6 +123,11 @@ def mamba_state(
         if model.mamba1 is not None:
             m1 = model.mamba1
             return LayerKind.MAMBA1, mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
+        if model.kda is not None:
+            g = model.kda
+            shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
+            # kda_state_dtype: the recurrent state is always float32
+            return LayerKind.KDA, shapes, (conv, "float32")
         if model.short_conv is not None:
             sc = model.short_conv
             return LayerKind.SHORT_CONV, short_conv_state_shapes(tp, sc.conv_dim, sc.l_cache), (conv,)

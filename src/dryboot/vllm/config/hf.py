@@ -36,7 +36,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GatedDeltaNet:
-    """Gated DeltaNet (Qwen3-Next, Qwen3.5) state parameters (HF ``linear_*`` fields)."""
+    """Gated DeltaNet (Qwen3-Next, Qwen3.5) state parameters (HF ``linear_*`` fields); also Kimi
+    Delta Attention's (``ModelGeometry.kda``: as many key as value heads, of one size)."""
 
     num_k_heads: int
     num_v_heads: int
@@ -135,6 +136,7 @@ class ModelGeometry:
     mamba2: Mamba2 | None = None
     mamba1: Mamba1 | None = None
     short_conv: ShortConv | None = None
+    kda: GatedDeltaNet | None = None
     hf_ssm_dtype: str | None = None
     layer_prefix: str = "model.layers"
     num_attention_heads: int = 0
@@ -183,8 +185,9 @@ class ModelGeometry:
 
     @property
     def has_mamba_state(self) -> bool:
-        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1, ShortConv)."""
-        return self.gdn is not None or self.mamba2 is not None or self.mamba1 is not None or self.short_conv is not None
+        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1, ShortConv, KDA)."""
+        states = (self.gdn, self.mamba2, self.mamba1, self.short_conv, self.kda)
+        return any(s is not None for s in states)
 
     @property
     def supports_mamba_prefix_caching(self) -> bool:

@@ -90,9 +90,28 @@ FAMILIES: tuple[Family, ...] = (
     Family("falcon_h1", ("falcon_h1.py",), ("FalconH1ForCausalLM",)),
     Family("lfm2", ("lfm2.py", "lfm2_moe.py"), ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM")),
     Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
+    Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
+
+_DEEPSEEK_V4 = (
+    "its cache layer kinds are not modelled: compressed MLA layers (MLAAttentionSpec with compress_ratio "
+    "4 or 128 and 576/512-byte page alignment), the DeepseekV4 indexer caches, the compressor state caches "
+    "(SlidingWindowMLASpec) and the sliding-window cache it allocates apart (DeepseekV4SWACache)"
+)
+
+#: Why an architecture is refused, where more can be said than "not modelled".
+NOT_MODELLED: dict[str, str] = {
+    "DeepseekV4ForCausalLM": _DEEPSEEK_V4,
+    "DeepSeekV4MTPModel": _DEEPSEEK_V4,
+    "DSparkDraftModel": _DEEPSEEK_V4,
+    # vLLM 0.28.0's _PREVIOUSLY_SUPPORTED_MODELS: its registry refuses them
+    **{
+        arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
+        for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
+    },
+}
 
 
 def family_for(architecture: str, source: str) -> Family:
@@ -108,7 +127,8 @@ def family_for(architecture: str, source: str) -> Family:
             source,
             "architectures",
             f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly "
-            "(see dryboot plan --list-architectures)",
+            f"({NOT_MODELLED[architecture] + '; ' if architecture in NOT_MODELLED else ''}"
+            "see dryboot plan --list-architectures)",
         )
     return family
 
