@@ -291,3 +291,15 @@ def test_kimi_linear_without_linear_attn_config_is_refused() -> None:
             {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 2}
         )
     assert info.value.where == "linear_attn_config"
+
+
+def test_mamba2_width_from_the_file_or_expand() -> None:
+    """``Mamba2DecoderLayer``: the mixer spans the file's ``intermediate_size`` when given, else
+    ``expand * hidden_size``; ``Mamba2Config`` refuses heads that do not tile ``expand * hidden``."""
+    base = {"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "num_hidden_layers": 2}
+    m = geometry_from_config({**base, "hidden_size": 1024, "num_heads": 32, "head_dim": 64})
+    assert m.attention_free and m.mamba2 is not None and m.mamba2.d_inner == 2048
+    assert m.layer_kinds == (LayerKind.MAMBA2,) * 2
+    with pytest.raises(InputError) as info:
+        geometry_from_config({**base, "hidden_size": 1024, "num_heads": 16, "head_dim": 64})
+    assert info.value.where == "num_heads"

@@ -605,6 +605,29 @@ def gen_kimi_linear(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "kimi-linear", cfg
 
 
+def gen_mamba2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Mamba2: attention-free Mamba2 layers."""
+    hidden = _pick(rng, [512, 1024, 2048])
+    head_dim = _pick(rng, [32, 64])
+    cfg: dict[str, Any] = {
+        "architectures": ["Mamba2ForCausalLM"],
+        "model_type": "mamba2",
+        "num_hidden_layers": rng.randint(1, 6),
+        "hidden_size": hidden,
+        "expand": 2,
+        "num_heads": 2 * hidden // head_dim,
+        "head_dim": head_dim,
+        "n_groups": _pick(rng, [1, 2, 8]),
+        "state_size": _pick(rng, [64, 128]),
+        "conv_kernel": 4,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+    }
+    if rng.random() < 0.3:
+        cfg["max_position_embeddings"] = _pick(rng, [4096, 32768])
+    return "mamba2", cfg
+
+
 GENERATORS = [
     gen_llama,
     gen_mistral,
@@ -625,10 +648,11 @@ GENERATORS = [
     gen_lfm2,
     gen_zamba2,
     gen_kimi_linear,
+    gen_mamba2,
 ]
 
 #: Architectures (prefixes) whose cases also vary the mamba flags.
-HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear")
+HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear")  # Mamba2: by "Mamba"
 
 SHIPPED = {
     "Qwen3-Next-80B-A3B-Thinking": "shipped:qwen3-next",

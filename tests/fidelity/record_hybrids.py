@@ -35,6 +35,7 @@ ARCHITECTURES = (
     "Lfm2MoeForCausalLM",
     "Zamba2ForCausalLM",
     "KimiLinearForCausalLM",
+    "Mamba2ForCausalLM",
 )
 FLAG_SETS = 24
 KEEP = ("ok", "stage", "error", *H.COMPARED)
