@@ -303,3 +303,25 @@ def test_mamba2_width_from_the_file_or_expand() -> None:
     with pytest.raises(InputError) as info:
         geometry_from_config({**base, "hidden_size": 1024, "num_heads": 16, "head_dim": 64})
     assert info.value.where == "num_heads"
+
+
+def test_lfm2_vl_reads_its_text_config() -> None:
+    """``Lfm2VLForConditionalGeneration`` builds the LFM2 language model of its ``text_config``
+    under ``language_model.model.layers``; its hybrid block takes a ShortConv state as wide as
+    ``hidden_size`` (``get_mamba_state_shape_from_config``), so another ``conv_dim`` is refused."""
+    text = {
+        "architectures": ["Lfm2ForCausalLM"],
+        "model_type": "lfm2",
+        "num_hidden_layers": 2,
+        "hidden_size": 1024,
+        "conv_dim": 1024,
+        "full_attn_idxs": [1],
+    }
+    wrapper = {"architectures": ["Lfm2VlForConditionalGeneration"], "model_type": "lfm2_vl", "text_config": text}
+    m = geometry_from_config(wrapper)
+    assert m.layer_kinds == (LayerKind.SHORT_CONV, LayerKind.FULL)
+    assert m.layer_name(0) == "language_model.model.layers.0.short_conv"
+    assert m.vision_num_heads == 12  # Siglip2VisionConfig, the default vision_config
+    with pytest.raises(InputError) as info:
+        geometry_from_config({**wrapper, "text_config": {**text, "conv_dim": 512}})
+    assert info.value.where == "text_config.conv_dim"

@@ -529,6 +529,29 @@ def gen_lfm2(rng: random.Random) -> tuple[str, dict[str, Any]]:
             cfg["layer_types"] = types
         else:
             cfg["full_attn_idxs"] = attn
+    if rng.random() < 0.3:  # LFM2-VL: the same language model under a SigLIP2 vision tower
+        text = {**cfg, "architectures": cfg["architectures"], "conv_dim": hidden} if not moe else dict(cfg)
+        if not moe:
+            text["conv_dim_out"] = hidden
+        wrapper: dict[str, Any] = {
+            "architectures": ["Lfm2VlForConditionalGeneration"],
+            "model_type": "lfm2_vl",
+            "text_config": text,
+            "vision_config": {
+                "model_type": "siglip2_vision_model",
+                "hidden_size": 256,
+                "intermediate_size": 512,
+                "num_attention_heads": 4,
+                "num_hidden_layers": 2,
+                "num_patches": 256,
+                "patch_size": 16,
+            },
+            "downsample_factor": 2,
+            "projector_hidden_size": 512,
+            "image_token_index": 396,
+            "torch_dtype": "bfloat16",
+        }
+        return ("lfm2-vl-moe" if moe else "lfm2-vl"), wrapper
     return ("lfm2-moe" if moe else "lfm2"), cfg
 
 

@@ -36,6 +36,7 @@ ARCHITECTURES = (
     "Zamba2ForCausalLM",
     "KimiLinearForCausalLM",
     "Mamba2ForCausalLM",
+    "Lfm2VlForConditionalGeneration",
 )
 FLAG_SETS = 24
 KEEP = ("ok", "stage", "error", *H.COMPARED)

@@ -119,6 +119,7 @@ class ModelGeometry:
     ``--mamba-cache-mode all`` falls back to ``align``). ``num_experts``: routed experts, for a
     model class that refuses a TP size above them (LFM2-MoE). ``layer_names``: each layer's module
     name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
+    ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
     """
 
     source: str
@@ -161,6 +162,7 @@ class ModelGeometry:
     mamba_prefix_caching: bool = True
     num_experts: int | None = None
     layer_names: tuple[str, ...] | None = None
+    vision_num_heads: int | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

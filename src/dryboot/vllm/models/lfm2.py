@@ -11,7 +11,10 @@ has no such default (vLLM indexes ``layer_types``). Attention heads are
 ``short_conv_state_dtype``: no SSM state, no speculative rows); the width is the config's
 ``conv_dim`` for LFM2 (a key of the checkpoint's config.json that the config class does not
 define) and ``hidden_size`` for LFM2-MoE. A hybrid model class without mamba prefix caching
-(``--mamba-cache-mode all`` falls back to ``align``).
+(``--mamba-cache-mode all`` falls back to ``align``). LFM2-VL (``lfm2_vl.py``) wraps either as
+its ``text_config`` (layers under ``language_model.model.layers``) and sizes the hybrid block
+with a ShortConv state ``hidden_size`` wide: a ``conv_dim`` other than that is refused (not
+modelled).
 """
 
 from __future__ import annotations
@@ -76,6 +79,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             )
     kinds = tuple(_TYPES[t] for t in types)
     width = f.integer("hidden_size") if _is_moe(f) else f.integer("conv_dim")
+    vl = architecture == "Lfm2VlForConditionalGeneration"
+    if vl and width != f.integer("hidden_size"):
+        raise InputError(
+            f.source,
+            f.where("conv_dim"),
+            f"{width} differs from hidden_size: LFM2-VL sizes the hybrid block with a ShortConv state as wide as "
+            "hidden_size while the layers keep conv_dim; not modelled",
+        )
     heads, kv, _ = attention_heads(f)
     return geometry(
         f,
@@ -87,14 +98,48 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         hybrid_class=True,
         mamba_prefix_caching=False,
         num_experts=f.integer("num_experts") if _is_moe(f) else None,
+        layer_prefix="language_model.model.layers" if vl else "model.layers",
+        vision_num_heads=_vision_heads(f) if vl else None,
     )
 
 
-def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
-    """``Lfm2MoeSparseMoeBlock``: no more ranks than routed experts.
+def _vision_heads(f: ConfigFields) -> int:
+    """The SigLIP2 vision tower's attention heads (``lfm2_siglip2.py``; ``Siglip2VisionConfig``
+    defaults: 12 heads, 768 wide).
 
-    :raises InputError: ``--tensor-parallel-size`` above ``num_experts``.
+    :raises InputError: heads that do not tile the tower's width (vLLM's ValueError).
     """
+    vision = f.root.get("vision_config")
+    if vision is None:
+        vision = {}
+    if not isinstance(vision, dict):
+        raise InputError(f.source, "vision_config", "must be an object")
+    # Siglip2VisionConfig defaults where the file leaves them out
+    v = ConfigFields(
+        f.source, vision, "vision_config.", root=f.root, defaults={"hidden_size": 768, "num_attention_heads": 12}
+    )
+    heads, width = v.integer("num_attention_heads"), v.integer("hidden_size")
+    if width % heads:
+        raise InputError(
+            f.source, v.where("num_attention_heads"), f"embed_dim must be divisible by num_heads ({width}, {heads})"
+        )
+    return heads
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """``Lfm2MoeSparseMoeBlock``: no more ranks than routed experts; LFM2-VL's vision tower:
+    TP divides its heads.
+
+    :raises InputError: ``--tensor-parallel-size`` above ``num_experts`` or not dividing the
+        vision heads.
+    """
+    if model.vision_num_heads is not None and model.vision_num_heads % tensor_parallel_size:
+        raise InputError(
+            "--tensor-parallel-size",
+            str(tensor_parallel_size),
+            f"{model.source}: vision_config.num_attention_heads={model.vision_num_heads}: the SigLIP2 vision "
+            "tower splits its heads over the TP ranks (vLLM asserts num_heads % tp_size == 0)",
+        )
     if model.num_experts is not None and tensor_parallel_size > model.num_experts:
         raise InputError(
             "--tensor-parallel-size",

@@ -88,7 +88,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
     Family("granitemoehybrid", ("granitemoehybrid.py",), ("GraniteMoeHybridForCausalLM",)),
     Family("falcon_h1", ("falcon_h1.py",), ("FalconH1ForCausalLM",)),
-    Family("lfm2", ("lfm2.py", "lfm2_moe.py"), ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM")),
+    Family(
+        "lfm2",
+        ("lfm2.py", "lfm2_moe.py", "lfm2_vl.py"),
+        ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration"),
+    ),
     Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
     Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
