@@ -111,6 +111,14 @@ NOT_MODELLED: dict[str, str] = {
     "DeepseekV4ForCausalLM": _DEEPSEEK_V4,
     "DeepSeekV4MTPModel": _DEEPSEEK_V4,
     "DSparkDraftModel": _DEEPSEEK_V4,
+    "BailingMoeV2_5ForCausalLM": (
+        "the state kind of its linear-attention layers (LinearAttention: one (heads / TP, head_dim, head_dim) "
+        "state per layer, bailing_linear_attn.py) is not modelled"
+    ),
+    "BailingMoeV3ForCausalLM": (
+        "its Kimi Delta Attention + MLA layers are not verified against vLLM 0.28.0: the model class reads "
+        "checkpoint keys that BailingHybridConfig does not define (no_kda_lora, use_bias, ...)"
+    ),
     "OlmoHybridForCausalLM": (
         "its Gated DeltaNet layers (olmo_gdn_linear_attn.py) are not verified against vLLM 0.28.0's own "
         "engine start: the model class needs Triton at construction (triton.set_allocator)"
