@@ -119,6 +119,10 @@ NOT_MODELLED: dict[str, str] = {
         "its Kimi Delta Attention + MLA layers are not verified against vLLM 0.28.0: the model class reads "
         "checkpoint keys that BailingHybridConfig does not define (no_kda_lora, use_bias, ...)"
     ),
+    "NemotronHPuzzleForCausalLM": (
+        "its layers take per-layer configs (block_configs through the checkpoint's own config code, "
+        "get_nemotron_h_config_for_layer), so attention heads and mixer sizes may differ by layer: not modelled"
+    ),
     "OlmoHybridForCausalLM": (
         "its Gated DeltaNet layers (olmo_gdn_linear_attn.py) are not verified against vLLM 0.28.0's own "
         "engine start: the model class needs Triton at construction (triton.set_allocator)"
