@@ -782,7 +782,7 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
             arch.startswith("DeepseekV3") and text.get("num_nextn_predict_layers")
         ):
             methods += ["mtp", "mtp"]
-        if arch.startswith("Qwen3_5") or family.startswith(("qwen3", "llama")):
+        if arch.startswith(("Qwen3_5", *HYBRID_PREFIXES)) or family.startswith(("qwen3", "llama")):
             methods += ["dflash", "dflash"]
         if shipped and arch.startswith("Qwen3_5"):
             methods += ["eagle"]
