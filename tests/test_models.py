@@ -26,9 +26,11 @@ def test_table_covers_vllm_registry() -> None:
 
 def test_unknown_architecture_is_refused_by_name() -> None:
     with pytest.raises(InputError) as info:
-        geometry_from_config({"architectures": ["KimiLinearForCausalLM"], "num_hidden_layers": 4}, "kimi.json")
+        geometry_from_config({"architectures": ["DeepseekV4ForCausalLM"], "num_hidden_layers": 4}, "dsv4.json")
     assert info.value.where == "architectures"
-    assert "KimiLinearForCausalLM is not modelled" in info.value.reason
+    assert "DeepseekV4ForCausalLM is not modelled" in info.value.reason
+    # the layer kinds that are missing are named (vllm/models/deepseek_v4: attention.py, compressor.py)
+    assert "compress_ratio" in info.value.reason and "indexer caches" in info.value.reason
 
 
 def llama(**extra: object) -> dict[str, object]:
@@ -166,3 +168,160 @@ def test_eagle_drafter_architecture_must_exist_in_vllm() -> None:
     assert drafter_architecture("dflash", "DFlashDraftModel", "d.json") == "DFlashDraftModel"
     with pytest.raises(InputError, match=r"\['EagleDFlashDraftModel'\] are not supported"):
         drafter_architecture("eagle", "DFlashDraftModel", "d.json")
+
+
+def test_granite4_layer_types_and_mixer_width() -> None:
+    """``GraniteMoeHybridForCausalLM``: ``layer_types`` in either transformers spelling; absent,
+    every layer is Mamba2 (``GraniteMoeHybridConfig``); the mixer is ``mamba_expand * hidden``
+    wide and a ``"auto"`` head dim is that width over the heads."""
+    base = {"architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid", "hidden_size": 768}
+    old = geometry_from_config({**base, "num_hidden_layers": 2, "layer_types": ["mamba", "attention"]})
+    new = geometry_from_config({**base, "num_hidden_layers": 2, "layer_types": ["linear_attention", "full_attention"]})
+    assert old.layer_kinds == new.layer_kinds == (LayerKind.MAMBA2, LayerKind.FULL)
+    every = geometry_from_config({**base, "num_hidden_layers": 3, "mamba_n_heads": 24})
+    assert every.layer_kinds == (LayerKind.MAMBA2,) * 3
+    assert every.mamba2 is not None and (every.mamba2.head_dim, every.mamba2.d_inner) == (64, 1536)
+
+
+def test_granite4_heads_that_miss_the_width_are_refused() -> None:
+    """transformers' ``validate_architecture``: heads x head dim must equal the mixer width."""
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {
+                "architectures": ["GraniteMoeHybridForCausalLM"],
+                "model_type": "granitemoehybrid",
+                "num_hidden_layers": 2,
+                "hidden_size": 768,
+                "mamba_n_heads": 24,
+                "mamba_d_head": 32,
+            }
+        )
+    assert info.value.where == "mamba_d_head"
+
+
+def test_falcon_h1_layers_keep_attention_and_mamba() -> None:
+    """``FalconH1ParallelHybrid``: attention at ``model.layers.i.attn``, the Mamba2 branch at
+    ``model.layers.<n + i>.mixer``."""
+    m = geometry_from_config(
+        {"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1", "num_hidden_layers": 2}
+    )
+    assert [name for name, _ in m.layer_table()] == [
+        "model.layers.0.attn",
+        "model.layers.1.attn",
+        "model.layers.2.mixer",
+        "model.layers.3.mixer",
+    ]
+    assert m.mamba2 is not None and m.mamba2.d_inner == 1024  # FalconH1Config: mamba_d_ssm 1024
+
+
+def test_lfm2_layers_from_full_attn_idxs_and_moe_needs_layer_types() -> None:
+    """``Lfm2Config`` derives ``layer_types`` from ``full_attn_idxs``; vLLM's ``Lfm2MoeConfig``
+    does not, and ``lfm2_moe.py`` indexes ``layer_types``."""
+    m = geometry_from_config(
+        {
+            "architectures": ["Lfm2ForCausalLM"],
+            "model_type": "lfm2",
+            "num_hidden_layers": 3,
+            "conv_dim": 2048,
+            "full_attn_idxs": [1],
+        }
+    )
+    assert m.layer_kinds == (LayerKind.SHORT_CONV, LayerKind.FULL, LayerKind.SHORT_CONV)
+    assert m.layer_name(0) == "model.layers.0.short_conv"
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe", "num_hidden_layers": 2}
+        )
+    assert info.value.where == "layer_types"
+    with pytest.raises(InputError) as info:  # conv_dim is a checkpoint key, not a class default
+        geometry_from_config({"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "num_hidden_layers": 2})
+    assert info.value.where == "conv_dim"
+
+
+def test_zamba2_one_attention_cache_per_hybrid_layer() -> None:
+    """``Zamba2Model``: shared attention weights, but one ``Attention`` (``model.attn.<j>``) per
+    ``hybrid`` layer; every layer keeps a Mamba2 state at ``<H + i>.mixer``."""
+    m = geometry_from_config(
+        {
+            "architectures": ["Zamba2ForCausalLM"],
+            "model_type": "zamba2",
+            "num_hidden_layers": 3,
+            "layers_block_type": ["hybrid", "mamba", "hybrid"],
+            "hidden_size": 512,
+            "num_attention_heads": 8,
+        }
+    )
+    assert [name for name, _ in m.layer_table()] == ["model.attn.0", "model.attn.1", "2.mixer", "3.mixer", "4.mixer"]
+    assert (m.num_kv_heads, m.head_dim) == (8, 128)  # Zamba2Config: attention_head_dim = 2 * hidden / heads
+
+
+def test_kimi_linear_kda_layers_and_state() -> None:
+    """``KimiLinearConfig.is_kda_layer``: layer ``i`` is KDA when ``i + 1`` is in ``kda_layers``,
+    else MLA; every layer is ``model.layers.i.self_attn``."""
+    m = geometry_from_config(
+        {
+            "architectures": ["KimiLinearForCausalLM"],
+            "model_type": "kimi_linear",
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "kv_lora_rank": 512,
+            "qk_nope_head_dim": 128,
+            "qk_rope_head_dim": 64,
+            "v_head_dim": 128,
+            "mla_use_nope": True,
+            "linear_attn_config": {
+                "head_dim": 128,
+                "num_heads": 16,
+                "short_conv_kernel_size": 4,
+                "kda_layers": [1, 3],
+                "full_attn_layers": [2],
+            },
+        }
+    )
+    assert m.layer_kinds == (LayerKind.KDA, LayerKind.MLA, LayerKind.KDA)
+    assert m.layer_name(1) == "model.layers.1.self_attn"
+    assert m.head_dim == 576  # kv_lora_rank + qk_rope_head_dim
+
+
+def test_kimi_linear_without_linear_attn_config_is_refused() -> None:
+    """vLLM's ``get_mamba_state_shape_from_config`` subscripts ``linear_attn_config``
+    (TypeError at engine start)."""
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "num_hidden_layers": 2}
+        )
+    assert info.value.where == "linear_attn_config"
+
+
+def test_mamba2_width_from_the_file_or_expand() -> None:
+    """``Mamba2DecoderLayer``: the mixer spans the file's ``intermediate_size`` when given, else
+    ``expand * hidden_size``; ``Mamba2Config`` refuses heads that do not tile ``expand * hidden``."""
+    base = {"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "num_hidden_layers": 2}
+    m = geometry_from_config({**base, "hidden_size": 1024, "num_heads": 32, "head_dim": 64})
+    assert m.attention_free and m.mamba2 is not None and m.mamba2.d_inner == 2048
+    assert m.layer_kinds == (LayerKind.MAMBA2,) * 2
+    with pytest.raises(InputError) as info:
+        geometry_from_config({**base, "hidden_size": 1024, "num_heads": 16, "head_dim": 64})
+    assert info.value.where == "num_heads"
+
+
+def test_lfm2_vl_reads_its_text_config() -> None:
+    """``Lfm2VLForConditionalGeneration`` builds the LFM2 language model of its ``text_config``
+    under ``language_model.model.layers``; its hybrid block takes a ShortConv state as wide as
+    ``hidden_size`` (``get_mamba_state_shape_from_config``), so another ``conv_dim`` is refused."""
+    text = {
+        "architectures": ["Lfm2ForCausalLM"],
+        "model_type": "lfm2",
+        "num_hidden_layers": 2,
+        "hidden_size": 1024,
+        "conv_dim": 1024,
+        "full_attn_idxs": [1],
+    }
+    wrapper = {"architectures": ["Lfm2VlForConditionalGeneration"], "model_type": "lfm2_vl", "text_config": text}
+    m = geometry_from_config(wrapper)
+    assert m.layer_kinds == (LayerKind.SHORT_CONV, LayerKind.FULL)
+    assert m.layer_name(0) == "language_model.model.layers.0.short_conv"
+    assert m.vision_num_heads == 12  # Siglip2VisionConfig, the default vision_config
+    with pytest.raises(InputError) as info:
+        geometry_from_config({**wrapper, "text_config": {**text, "conv_dim": 512}})
+    assert info.value.where == "text_config.conv_dim"

@@ -171,12 +171,15 @@ def plan(
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
+    align = mamba
+    if mamba is not None and model.align_state_without_spec:
+        align = mamba_state(model, cfg.args, cfg.model_dtype, speculative_rows=False)
     stages: list[frozenset[str]] | None = None
     if cfg.args.pipeline_parallel_size > 1:
-        block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, log)
+        block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, align, log)
         num_target = len(layers.order)
     else:
-        block_size, decision = _block_sizes(cfg, mamba, log)
+        block_size, decision = _block_sizes(cfg, align, log)
         layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)
@@ -289,7 +292,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
 
 
 def _pipeline_stages(
-    cfg: EngineConfig, mamba: MambaState | None, log: list[str]
+    cfg: EngineConfig, mamba: MambaState | None, align: MambaState | None, log: list[str]
 ) -> tuple[int, BlockSizeDecision | None, LayerSet, list[frozenset[str]]]:
     """(stage 0's block, its hybrid alignment, every stage's layers merged, each stage's layer
     names): each pipeline stage is a worker that builds only its layers
@@ -332,7 +335,7 @@ def _pipeline_stages(
         drafter = cfg.drafter if s == len(ranges) - 1 else None
         stage_cfg = replace(cfg, model=replace(model, layer_kinds=kinds), drafter=drafter)
         stage_log: list[str] = []
-        block, decision = _block_sizes(stage_cfg, mamba, stage_log)
+        block, decision = _block_sizes(stage_cfg, align, stage_log)
         stage_layers, _ = _kv_cache_specs(stage_cfg, block, decision, mamba)
         if first is None:
             first = (block, decision)

@@ -434,6 +434,232 @@ def gen_mamba1(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "mamba1", cfg
 
 
+def gen_granite4(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Granite-4 (GraniteMoeHybrid): Mamba2 layers with a few attention layers."""
+    n = rng.randint(2, 8)
+    heads, kv = _heads(rng)
+    types = [_pick(rng, ["mamba", "attention"], [3, 1]) for _ in range(n)]
+    spelling = rng.random() < 0.3  # transformers >= 5.13 spells the types as below
+    if spelling:
+        types = ["linear_attention" if t == "mamba" else "full_attention" for t in types]
+    hidden = _pick(rng, [768, 1536, 2048])
+    m_heads = _pick(rng, [h for h in (16, 32, 48, 64) if (2 * hidden) % h == 0])
+    cfg: dict[str, Any] = {
+        "architectures": ["GraniteMoeHybridForCausalLM"],
+        "model_type": "granitemoehybrid",
+        "num_hidden_layers": n,
+        "hidden_size": hidden,
+        "intermediate_size": 512,
+        "shared_intermediate_size": 512,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "num_local_experts": _pick(rng, [0, 4]),
+        "num_experts_per_tok": 2,
+        "layer_types": types,
+        "mamba_n_heads": m_heads,
+        "mamba_d_head": _pick(rng, ["auto", (2 * hidden) // m_heads]),
+        "mamba_n_groups": _pick(rng, [1, 1, 2, 8]),
+        "mamba_d_state": _pick(rng, [64, 128, 256]),
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "position_embedding_type": _pick(rng, ["nope", "rope"]),
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": _pick(rng, [4096, 131072]),
+    }
+    if rng.random() < 0.3:
+        cfg.pop("layer_types")  # every layer Mamba2
+    if rng.random() < 0.3:
+        cfg["mamba_chunk_size"] = _pick(rng, [128, 256])
+    return "granite-4", cfg
+
+
+def gen_falcon_h1(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Falcon-H1: attention and a Mamba2 mixer in every layer."""
+    heads, kv = _heads(rng)
+    hidden = _pick(rng, [512, 1024, 2048])
+    d_ssm = _pick(rng, [None, 1024, 1536, 3072])
+    inner = 2 * hidden if d_ssm is None else d_ssm
+    m_heads = _pick(rng, [h for h in (8, 16, 24, 32, 64) if inner % h == 0])
+    cfg: dict[str, Any] = {
+        "architectures": ["FalconH1ForCausalLM"],
+        "model_type": "falcon_h1",
+        "num_hidden_layers": rng.randint(1, 6),
+        "hidden_size": hidden,
+        "intermediate_size": 1024,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "head_dim": _pick(rng, [None, 64, 128]),
+        "mamba_d_ssm": d_ssm,
+        "mamba_n_heads": m_heads,
+        "mamba_d_head": _pick(rng, ["auto", inner // m_heads]),
+        "mamba_n_groups": _pick(rng, [1, 1, 2]),
+        "mamba_d_state": _pick(rng, [16, 128, 256]),
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_chunk_size": _pick(rng, [128, 256]),
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": _pick(rng, [16384, 131072]),
+    }
+    if cfg["head_dim"] is None:
+        del cfg["head_dim"]
+    return "falcon-h1", cfg
+
+
+def gen_lfm2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """LFM2 / LFM2-MoE: ShortConv layers with a few attention layers."""
+    n = rng.randint(2, 8)
+    heads, kv = _heads(rng)
+    hidden = _pick(rng, [1024, 2048])
+    attn = sorted(rng.sample(range(n), rng.randint(1, max(1, n // 2))))
+    types = ["full_attention" if i in attn else "conv" for i in range(n)]
+    moe = rng.random() < 0.4
+    cfg: dict[str, Any] = {
+        "architectures": ["Lfm2MoeForCausalLM" if moe else "Lfm2ForCausalLM"],
+        "model_type": "lfm2_moe" if moe else "lfm2",
+        "num_hidden_layers": n,
+        "hidden_size": hidden,
+        "intermediate_size": 1024,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "conv_L_cache": _pick(rng, [3, 3, 4]),
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": 128000,
+    }
+    if moe:
+        cfg.update(moe_intermediate_size=256, num_experts=4, num_experts_per_tok=2, num_dense_layers=1)
+        cfg["layer_types"] = types
+    else:
+        cfg.update(conv_dim=_pick(rng, [hidden, hidden // 2]), block_dim=hidden, block_ff_dim=1024)
+        cfg["conv_dim_out"] = cfg["conv_dim"]
+        if rng.random() < 0.5:
+            cfg["layer_types"] = types
+        else:
+            cfg["full_attn_idxs"] = attn
+    if rng.random() < 0.3:  # LFM2-VL: the same language model under a SigLIP2 vision tower
+        text = {**cfg, "architectures": cfg["architectures"], "conv_dim": hidden} if not moe else dict(cfg)
+        if not moe:
+            text["conv_dim_out"] = hidden
+        wrapper: dict[str, Any] = {
+            "architectures": ["Lfm2VlForConditionalGeneration"],
+            "model_type": "lfm2_vl",
+            "text_config": text,
+            "vision_config": {
+                "model_type": "siglip2_vision_model",
+                "hidden_size": 256,
+                "intermediate_size": 512,
+                "num_attention_heads": 4,
+                "num_hidden_layers": 2,
+                "num_patches": 256,
+                "patch_size": 16,
+            },
+            "downsample_factor": 2,
+            "projector_hidden_size": 512,
+            "image_token_index": 396,
+            "torch_dtype": "bfloat16",
+        }
+        return ("lfm2-vl-moe" if moe else "lfm2-vl"), wrapper
+    return ("lfm2-moe" if moe else "lfm2"), cfg
+
+
+def gen_zamba2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Zamba2: Mamba2 layers, the hybrid ones also running a shared attention block."""
+    n = rng.randint(2, 8)
+    types = [_pick(rng, ["mamba", "hybrid"], [3, 1]) for _ in range(n)]
+    hidden = _pick(rng, [512, 1024, 2048])
+    cfg: dict[str, Any] = {
+        "architectures": ["Zamba2ForCausalLM"],
+        "model_type": "zamba2",
+        "num_hidden_layers": n,
+        "layers_block_type": types,
+        "hidden_size": hidden,
+        "intermediate_size": 1024,
+        "num_attention_heads": _pick(rng, [8, 16, 32]),
+        "n_mamba_heads": _pick(rng, [8, 16, 32, 64]),
+        "mamba_d_state": _pick(rng, [16, 64, 128]),
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "mamba_ngroups": _pick(rng, [1, 1, 2]),
+        "num_mem_blocks": _pick(rng, [1, 2]),
+        "use_shared_attention_adapter": rng.random() < 0.3,
+        "adapter_rank": 16,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": _pick(rng, [4096, 16384]),
+    }
+    if rng.random() < 0.2:
+        cfg["chunk_size"] = 128
+    if rng.random() < 0.3:  # a checkpoint's own head size (it wins over the derived one)
+        cfg["attention_head_dim"] = _pick(rng, [64, 128])
+        cfg["attention_hidden_size"] = cfg["attention_head_dim"] * cfg["num_attention_heads"]
+    return "zamba2", cfg
+
+
+def gen_kimi_linear(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Kimi-Linear: Kimi Delta Attention layers with some MLA layers."""
+    n = rng.randint(2, 6)
+    kda = sorted(rng.sample(range(1, n + 1), rng.randint(0, n)))
+    heads = _pick(rng, [8, 16, 32])
+    dims = _pick(rng, [(128, 64, 128), (128, 64, 128), (192, 64, 256), (64, 32, 128)])
+    cfg: dict[str, Any] = {
+        "architectures": ["KimiLinearForCausalLM"],
+        "model_type": "kimi_linear",
+        "num_hidden_layers": n,
+        "hidden_size": _pick(rng, [1024, 2048]),
+        "intermediate_size": 2048,
+        "num_attention_heads": heads,
+        "num_key_value_heads": heads,
+        "head_dim": 64,
+        "kv_lora_rank": _pick(rng, [512, 512, 256]),
+        "q_lora_rank": _pick(rng, [None, 1536]),
+        "qk_nope_head_dim": dims[0],
+        "qk_rope_head_dim": dims[1],
+        "v_head_dim": dims[2],
+        "mla_use_nope": True,
+        "linear_attn_config": {
+            "head_dim": _pick(rng, [64, 128]),
+            "num_heads": _pick(rng, [8, 16, 32]),
+            "short_conv_kernel_size": 4,
+            "kda_layers": kda,
+            "full_attn_layers": [i for i in range(1, n + 1) if i not in kda],
+        },
+        "num_experts": 8,
+        "num_experts_per_token": 2,
+        "moe_intermediate_size": 256,
+        "num_shared_experts": 1,
+        "first_k_dense_replace": 1,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+        "max_position_embeddings": _pick(rng, [8192, 131072]),
+    }
+    return "kimi-linear", cfg
+
+
+def gen_mamba2(rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """Mamba2: attention-free Mamba2 layers."""
+    hidden = _pick(rng, [512, 1024, 2048])
+    head_dim = _pick(rng, [32, 64])
+    cfg: dict[str, Any] = {
+        "architectures": ["Mamba2ForCausalLM"],
+        "model_type": "mamba2",
+        "num_hidden_layers": rng.randint(1, 6),
+        "hidden_size": hidden,
+        "expand": 2,
+        "num_heads": 2 * hidden // head_dim,
+        "head_dim": head_dim,
+        "n_groups": _pick(rng, [1, 2, 8]),
+        "state_size": _pick(rng, [64, 128]),
+        "conv_kernel": 4,
+        "vocab_size": 1024,
+        "torch_dtype": "bfloat16",
+    }
+    if rng.random() < 0.3:
+        cfg["max_position_embeddings"] = _pick(rng, [4096, 32768])
+    return "mamba2", cfg
+
+
 GENERATORS = [
     gen_llama,
     gen_mistral,
@@ -449,7 +675,16 @@ GENERATORS = [
     gen_deepseek,
     gen_jamba,
     gen_mamba1,
+    gen_granite4,
+    gen_falcon_h1,
+    gen_lfm2,
+    gen_zamba2,
+    gen_kimi_linear,
+    gen_mamba2,
 ]
+
+#: Architectures (prefixes) whose cases also vary the mamba flags.
+HYBRID_PREFIXES = ("GraniteMoeHybrid", "FalconH1", "Lfm2", "Zamba2", "KimiLinear")  # Mamba2: by "Mamba"
 
 SHIPPED = {
     "Qwen3-Next-80B-A3B-Thinking": "shipped:qwen3-next",
@@ -486,7 +721,7 @@ def _dflash_drafter(rng: random.Random, target_layers: int) -> dict[str, Any]:
 def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, shipped: bool) -> list[str]:
     text = cfg.get("text_config") or cfg
     arch = (cfg.get("architectures") or [""])[0]
-    hybrid = arch.startswith(("Qwen3Next", "Qwen3_5", "NemotronH", "Jamba", "Mamba"))
+    hybrid = arch.startswith(("Qwen3Next", "Qwen3_5", "NemotronH", "Jamba", "Mamba", *HYBRID_PREFIXES))
     mpe = text.get("max_position_embeddings")
     argv: list[str] = []
 
@@ -577,7 +812,7 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
             arch.startswith("DeepseekV3") and text.get("num_nextn_predict_layers")
         ):
             methods += ["mtp", "mtp"]
-        if arch.startswith("Qwen3_5") or family.startswith(("qwen3", "llama")):
+        if arch.startswith(("Qwen3_5", *HYBRID_PREFIXES)) or family.startswith(("qwen3", "llama")):
             methods += ["dflash", "dflash"]
         if shipped and arch.startswith("Qwen3_5"):
             methods += ["eagle"]
@@ -608,13 +843,19 @@ def _flags(rng: random.Random, family: str, cfg: dict[str, Any], workdir: Path, 
     return argv
 
 
-def generate_cases(n: int, seed: int, workdir: Path) -> list[Case]:
-    """``n`` deterministic cases: case ``i`` depends only on (seed, i)."""
+def generate_cases(n: int, seed: int, workdir: Path, families: list[str] | None = None) -> list[Case]:
+    """``n`` deterministic cases: case ``i`` depends only on (seed, i). ``families`` restricts
+    the cases to the generators whose name contains one of them (no shipped configs)."""
     cases = []
     shipped_names = sorted(SHIPPED)
+    generators = GENERATORS
+    if families:
+        generators = [g for g in GENERATORS if any(fam in g.__name__ for fam in families)]
+        if not generators:
+            raise SystemExit(f"no generator matches --family {families}")
     for i in range(n):
         rng = random.Random(f"dryboot-e2e:{seed}:{i}")
-        if rng.random() < 0.3:
+        if rng.random() < 0.3 and not families:
             name = _pick(rng, shipped_names)
             path = EXAMPLES / f"{name}.config.json"
             cfg = json.loads(path.read_text())
@@ -623,7 +864,7 @@ def generate_cases(n: int, seed: int, workdir: Path) -> list[Case]:
             argv = _flags(rng, family, cfg, workdir, shipped=True)
             source = f"examples/models/{path.name}"
         else:
-            gen = _pick(rng, GENERATORS)
+            gen = _pick(rng, generators)
             family, cfg = gen(rng)
             model = _write_config(workdir, family.split("[")[0].split("+")[0], cfg)
             argv = _flags(rng, family, cfg, workdir, shipped=False)
@@ -631,11 +872,12 @@ def generate_cases(n: int, seed: int, workdir: Path) -> list[Case]:
         env: dict[str, str] = {}
         pp = next((int(argv[j + 1]) for j, a in enumerate(argv) if a in ("-pp", "--pipeline-parallel-size")), 1)
         text = cfg.get("text_config") or cfg
-        n = text.get("num_hidden_layers")
-        if pp > 1 and isinstance(n, int) and n >= pp and rng.random() < 0.3:
+        layers = text.get("num_hidden_layers")
+        if pp > 1 and isinstance(layers, int) and layers >= pp and rng.random() < 0.3:
             # an explicit split: a random composition of the layers into pp stages
-            cuts = sorted(rng.sample(range(1, n), pp - 1))
-            env["VLLM_PP_LAYER_PARTITION"] = ",".join(str(b - a) for a, b in zip([0, *cuts], [*cuts, n], strict=True))
+            cuts = sorted(rng.sample(range(1, layers), pp - 1))
+            bounds = zip([0, *cuts], [*cuts, layers], strict=True)
+            env["VLLM_PP_LAYER_PARTITION"] = ",".join(str(b - a) for a, b in bounds)
         cases.append(Case(id=f"s{seed}-{i}", family=family, model=model, argv=argv, source=source, env=env))
     return cases
 
@@ -1029,10 +1271,15 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="keep only the generated cases whose family or flags contain this text (repeatable: any)",
     )
+    ap.add_argument(
+        "--family",
+        action="append",
+        help="only generated cases whose generator name contains this (gen_granite4: granite); repeatable",
+    )
     args = ap.parse_args(argv)
     if not args.python:
         ap.error("give --python or set DRYBOOT_VLLM_PYTHON (bash scripts/fidelity-env.sh)")
-    cases = generate_cases(args.cases, args.seed, default_workdir())
+    cases = generate_cases(args.cases, args.seed, default_workdir(), args.family)
     if args.only:
         cases = [c for c in cases if any(t in c.family or any(t in a for a in c.argv) for t in args.only)]
     rep = run_harness(

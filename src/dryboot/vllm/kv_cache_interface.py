@@ -35,6 +35,8 @@ class LayerKind(Enum):
     MAMBA2 = "mamba2"
     MAMBA1 = "mamba1"
     HIDDEN_STATE = "hidden_state"
+    SHORT_CONV = "short_conv"
+    KDA = "kimi_delta_attention"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -46,7 +48,7 @@ class LayerKind(Enum):
 
     @property
     def is_mamba(self) -> bool:
-        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1)
+        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1, LayerKind.SHORT_CONV, LayerKind.KDA)
 
     @property
     def spec_kind(self) -> str:
@@ -67,6 +69,8 @@ _SPEC_KIND = {
     LayerKind.MAMBA2: "mamba",
     LayerKind.MAMBA1: "mamba",
     LayerKind.HIDDEN_STATE: "hidden_state",
+    LayerKind.SHORT_CONV: "mamba",
+    LayerKind.KDA: "mamba",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -78,6 +82,8 @@ _LABEL = {
     LayerKind.MAMBA2: "Mamba2",
     LayerKind.MAMBA1: "Mamba1",
     LayerKind.HIDDEN_STATE: "hidden-state cache",
+    LayerKind.SHORT_CONV: "ShortConv",
+    LayerKind.KDA: "Kimi Delta Attention",
     LayerKind.NONE: "no cache",
 }
 
@@ -160,7 +166,7 @@ class MambaSpec:
     Page = sum over state tensors of ``prod(shape) * dtype bytes``, independent of the block
     size, or ``page_size_padded`` when set.
 
-    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2`` or ``MAMBA1``.
+    :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2``, ``MAMBA1``, ``SHORT_CONV`` or ``KDA``.
     :param mamba_cache_mode: ``none``, ``align`` or ``all``.
     :param num_speculative_blocks: extra state pages per request (= speculative tokens).
     """
@@ -266,7 +272,8 @@ def gdn_state_shapes(
 ) -> tuple[tuple[int, int], tuple[int, int, int]]:
     """Gated DeltaNet state: conv ``(kernel - 1 + spec, conv_dim / TP)`` with
     ``conv_dim = 2*nk*dk + nv*dv``, temporal ``(nv / TP, dv, dk)``
-    (``gated_delta_net_state_shape``, conv layout ``SD``).
+    (``gated_delta_net_state_shape``, conv layout ``SD``). Kimi Delta Attention keeps the same
+    shapes with ``nk = nv`` and ``dk = dv`` (``kda_state_shape``).
 
     :raises ValueError: when a dimension does not split across ``tp`` ranks.
     """
@@ -284,16 +291,18 @@ def mamba2_state_shapes(
     state_size: int,
     conv_kernel: int,
     num_spec: int,
+    d_inner: int | None = None,
 ) -> tuple[tuple[int, int], tuple[int, int, int]]:
-    """Mamba2 state: ``d_inner = heads*head_dim``, groups padded for TP
-    (``extra_groups_for_head_shards``), ``conv_dim = d_inner + 2*groups*state``;
+    """Mamba2 state: ``d_inner`` (the mixer's ``intermediate_size``; default ``heads*head_dim``),
+    groups padded for TP (``extra_groups_for_head_shards``), ``conv_dim = d_inner + 2*groups*state``;
     conv ``(kernel - 1 + spec, conv_dim / TP)``, ssm ``(heads / TP, head_dim, state)``
     (``mamba2_state_shape``).
 
     :raises ValueError: when a dimension does not split across ``tp`` ranks.
     """
     groups = n_groups if n_groups % tp == 0 else n_groups + (tp - n_groups)
-    conv_dim = num_heads * head_dim + 2 * groups * state_size
+    inner = num_heads * head_dim if d_inner is None else d_inner
+    conv_dim = inner + 2 * groups * state_size
     conv = (conv_kernel - 1 + num_spec, _divide(conv_dim, tp, "Mamba2 conv_dim"))
     ssm = (_divide(num_heads, tp, "mamba_num_heads"), head_dim, state_size)
     return conv, ssm
@@ -307,3 +316,12 @@ def mamba1_state_shapes(tp: int, d_inner: int, d_state: int, d_conv: int) -> tup
     """
     per_rank = _divide(d_inner, tp, "Mamba1 intermediate size")
     return (d_conv - 1, per_rank), (per_rank, d_state)
+
+
+def short_conv_state_shapes(tp: int, conv_dim: int, l_cache: int) -> tuple[tuple[int, int]]:
+    """ShortConv (LFM2) state: one convolution state ``(L_cache - 1, conv_dim / TP)``, with no
+    speculative rows (``short_conv_state_shape``, conv layout ``SD``).
+
+    :raises ValueError: when ``conv_dim`` does not split across ``tp`` ranks.
+    """
+    return ((l_cache - 1, _divide(conv_dim, tp, "ShortConv conv_dim")),)

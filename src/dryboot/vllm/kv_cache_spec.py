@@ -21,6 +21,8 @@ from dryboot.vllm.kv_cache_interface import (
     gdn_state_shapes,
     mamba1_state_shapes,
     mamba2_state_shapes,
+    short_conv_state_shapes,
+    state_bytes,
 )
 from dryboot.vllm.versions import VersionRules
 
@@ -91,14 +93,19 @@ def mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tu
 MambaState = tuple[LayerKind, tuple[tuple[int, ...], ...], tuple[str, ...]]
 
 
-def mamba_state(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> MambaState | None:
+def mamba_state(
+    model: ModelGeometry, args: EngineArgs, model_dtype: str, *, speculative_rows: bool = True
+) -> MambaState | None:
     """The mamba-family state one layer keeps (``MambaStateShapeCalculator``,
     ``MambaStateDtypeCalculator``), or ``None`` for a model without such layers.
+    ``speculative_rows=False`` leaves out the convolution rows of the speculative tokens, as
+    some model classes' ``get_mamba_state_shape_from_config`` do (the state the hybrid
+    alignment sizes the attention block to: :attr:`ModelGeometry.align_state_without_spec`).
 
     :raises InputError: state heads that do not split over ``--tensor-parallel-size``.
     """
     tp = args.tensor_parallel_size
-    k = args.num_speculative_tokens
+    k = args.num_speculative_tokens if speculative_rows else 0
     conv, ssm = mamba_dtypes(model, args, model_dtype)
     try:
         if model.gdn is not None:
@@ -109,11 +116,21 @@ def mamba_state(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> Mam
             return LayerKind.GDN, shapes, (conv, ssm)
         if model.mamba2 is not None:
             m = model.mamba2
-            shapes = mamba2_state_shapes(tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k)
+            shapes = mamba2_state_shapes(
+                tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k, m.d_inner
+            )
             return LayerKind.MAMBA2, shapes, (conv, ssm)
         if model.mamba1 is not None:
             m1 = model.mamba1
             return LayerKind.MAMBA1, mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
+        if model.kda is not None:
+            g = model.kda
+            shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
+            # kda_state_dtype: the recurrent state is always float32
+            return LayerKind.KDA, shapes, (conv, "float32")
+        if model.short_conv is not None:
+            sc = model.short_conv
+            return LayerKind.SHORT_CONV, short_conv_state_shapes(tp, sc.conv_dim, sc.l_cache), (conv,)
     except ValueError as exc:
         raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
     return None
@@ -126,7 +143,7 @@ def sliding_start_block(backend: AttentionBackend, primary_block: int, rules: Ve
     return backend.smallest_listed_block
 
 
-MAMBA_KINDS = frozenset({LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1})
+MAMBA_KINDS = frozenset(k for k in LayerKind if k.is_mamba)
 
 
 def build_layers(
@@ -153,6 +170,17 @@ def build_layers(
         if kind in MAMBA_KINDS:
             assert mamba is not None
             _, shapes, dtypes = mamba
+            natural = state_bytes(shapes, dtypes)
+            if mamba_padded is not None and mamba_padded < natural:
+                # MambaSpec.page_size_bytes asserts page_size_padded >= the state's bytes
+                raise InputError(
+                    "--speculative-config",
+                    f"num_speculative_tokens={args.num_speculative_tokens}",
+                    f"{model.source}: {model.architecture} sizes the hybrid attention block to its mamba "
+                    f"state without the speculative tokens' convolution rows, so the layer's state "
+                    f"({natural:,} B) exceeds the padded mamba page ({mamba_padded:,} B): vLLM's MambaSpec "
+                    "asserts page_size_padded >= the state size (AssertionError) and the engine does not start",
+                )
             specs.append(
                 MambaSpec(
                     layer_kind=kind,

@@ -27,6 +27,7 @@ __all__ = [
     "Mamba1",
     "Mamba2",
     "ModelGeometry",
+    "ShortConv",
     "geometry_from_config",
     "load_config_json",
     "load_model",
@@ -35,7 +36,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class GatedDeltaNet:
-    """Gated DeltaNet (Qwen3-Next, Qwen3.5) state parameters (HF ``linear_*`` fields)."""
+    """Gated DeltaNet (Qwen3-Next, Qwen3.5) state parameters (HF ``linear_*`` fields); also Kimi
+    Delta Attention's (``ModelGeometry.kda``: as many key as value heads, of one size)."""
 
     num_k_heads: int
     num_v_heads: int
@@ -46,7 +48,12 @@ class GatedDeltaNet:
 
 @dataclass(frozen=True)
 class Mamba2:
-    """Mamba2 (Nemotron-H, Granite-4-H, Falcon-H1) state parameters."""
+    """Mamba2 (Nemotron-H, Granite-4-H, Falcon-H1, Zamba2) state parameters.
+
+    ``intermediate_size`` is the mixer's inner width that the convolution state spans
+    (``MambaMixer2(intermediate_size=...)``); ``None`` means ``num_heads * head_dim``
+    (Nemotron-H's rule).
+    """
 
     num_heads: int
     head_dim: int
@@ -54,6 +61,12 @@ class Mamba2:
     state_size: int
     conv_kernel: int
     chunk_size: int | None
+    intermediate_size: int | None = None
+
+    @property
+    def d_inner(self) -> int:
+        """The convolution state's inner width before the TP split."""
+        return self.intermediate_size if self.intermediate_size is not None else self.num_heads * self.head_dim
 
 
 @dataclass(frozen=True)
@@ -63,6 +76,15 @@ class Mamba1:
     d_inner: int
     d_state: int
     d_conv: int
+
+
+@dataclass(frozen=True)
+class ShortConv:
+    """ShortConv (LFM2) state parameters: the convolution width ``conv_dim`` and ``l_cache``
+    (``conv_L_cache``, the kernel length)."""
+
+    conv_dim: int
+    l_cache: int
 
 
 @dataclass(frozen=True)
@@ -90,8 +112,17 @@ class ModelGeometry:
     implies for ``--kv-cache-dtype auto``. ``mla_dims`` = (qk_nope, qk_rope, v) head dims of an
     MLA model. ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
     ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
-    the config has none); ``num_experts`` its experts (``ModelConfig.get_num_experts``; 0: dense). ``kv_sharing``
-    pairs (layer, the earlier layer whose KV cache it reads) of cross-layer KV sharing.
+    the config has none); ``num_experts`` its routed experts (``ModelConfig.get_num_experts``;
+    0: dense; LFM2-MoE also refuses a TP size above them). ``kv_sharing``: pairs (layer, the
+    earlier layer whose KV cache it reads) of cross-layer KV sharing.
+    ``align_state_without_spec``: the model class's ``get_mamba_state_shape_from_config`` leaves
+    out the speculative tokens' convolution rows, so the hybrid alignment sizes the attention
+    block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
+    ``attention_suffix`` ends an attention layer's module name (``model.layers.<i>.<suffix>``).
+    ``mamba_prefix_caching``: the model class implements ``SupportsMambaPrefixCaching`` (else
+    ``--mamba-cache-mode all`` falls back to ``align``). ``layer_names``: each layer's module
+    name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
+    ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
     """
 
     source: str
@@ -108,6 +139,8 @@ class ModelGeometry:
     gdn: GatedDeltaNet | None = None
     mamba2: Mamba2 | None = None
     mamba1: Mamba1 | None = None
+    short_conv: ShortConv | None = None
+    kda: GatedDeltaNet | None = None
     hf_ssm_dtype: str | None = None
     layer_prefix: str = "model.layers"
     num_attention_heads: int = 0
@@ -130,6 +163,11 @@ class ModelGeometry:
     hidden_size: int = 0
     num_experts: int = 0
     kv_sharing: tuple[tuple[int, int], ...] = ()
+    align_state_without_spec: bool = False
+    attention_suffix: str = "self_attn.attn"
+    mamba_prefix_caching: bool = True
+    layer_names: tuple[str, ...] | None = None
+    vision_num_heads: int | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -157,8 +195,15 @@ class ModelGeometry:
 
     @property
     def has_mamba_state(self) -> bool:
-        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1)."""
-        return self.gdn is not None or self.mamba2 is not None or self.mamba1 is not None
+        """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1, ShortConv, KDA)."""
+        states = (self.gdn, self.mamba2, self.mamba1, self.short_conv, self.kda)
+        return any(s is not None for s in states)
+
+    @property
+    def supports_mamba_prefix_caching(self) -> bool:
+        """``SupportsMambaPrefixCaching``: Gated DeltaNet models and the classes that say so
+        (:attr:`mamba_prefix_caching`) do not."""
+        return self.gdn is None and self.mamba_prefix_caching
 
     @property
     def is_hybrid(self) -> bool:
@@ -202,12 +247,16 @@ class ModelGeometry:
 
     def layer_name(self, index: int) -> str:
         """vLLM's module name of layer ``index`` (the key of its KV cache spec)."""
+        if self.layer_names is not None:
+            return self.layer_names[index]
         kind = self.layer_kinds[index]
         if kind is LayerKind.GDN:
             return f"{self.layer_prefix}.{index}.linear_attn"
         if kind in (LayerKind.MAMBA2, LayerKind.MAMBA1):
             return f"{self.layer_prefix}.{index}.mixer"
-        return f"{self.layer_prefix}.{index}.self_attn.attn"
+        if kind is LayerKind.SHORT_CONV:
+            return f"{self.layer_prefix}.{index}.short_conv"
+        return f"{self.layer_prefix}.{index}.{self.attention_suffix}"
 
     def count(self, kind: LayerKind) -> int:
         return sum(1 for k in self.layer_kinds if k is kind)

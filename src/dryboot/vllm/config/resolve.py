@@ -328,13 +328,13 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
         if mode == "none":
             # 0.27.1 defaults to 'all' where the model class supports mamba prefix caching
             # (Gated DeltaNet models do not), 0.28.0+ to 'align'.
-            mode = "all" if rules.mamba_default_all and model.gdn is None else "align"
+            mode = "all" if rules.mamba_default_all and model.supports_mamba_prefix_caching else "align"
             log.append(
                 f"Mamba cache mode is set to '{mode}' for {model.architecture} by default "
                 "when prefix caching is enabled"
             )
-        if mode == "all" and model.gdn is not None:
-            # Gated DeltaNet models do not implement SupportsMambaPrefixCaching.
+        if mode == "all" and not model.supports_mamba_prefix_caching:
+            # Gated DeltaNet models (and LFM2) do not implement SupportsMambaPrefixCaching.
             mode = "align"
             log.append(
                 "Hybrid or mamba-based model detected without support for prefix caching with Mamba cache "

@@ -8,6 +8,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.config.hf import (
     ConfigFields,
     LayerKind,
+    Mamba2,
     ModelGeometry,
     config_dtype,
     quantization_kv_cache_dtype,
@@ -204,3 +205,32 @@ def geometry(
     }
     fields.update(extra)
     return ModelGeometry(**fields)
+
+
+def mamba2_mixer(f: ConfigFields, inner: int) -> Mamba2:
+    """The Mamba2 mixer ``inner`` wide of the configs that spell it ``mamba_n_heads``,
+    ``mamba_d_head`` (``"auto"``: the width over the heads, as transformers' Granite-4 / Falcon-H1
+    config classes derive it), ``mamba_n_groups``, ``mamba_d_state``, ``mamba_d_conv``,
+    ``mamba_chunk_size``.
+
+    :raises InputError: heads that do not tile the width (the config classes'
+        ``validate_architecture`` refuses it).
+    """
+    heads = f.integer("mamba_n_heads")
+    head = inner // heads if f.get("mamba_d_head") == "auto" else f.integer("mamba_d_head")
+    if heads * head != inner:
+        raise InputError(
+            f.source,
+            f.where("mamba_d_head"),
+            f"{heads} heads of {head} do not match the Mamba2 width {inner} "
+            "(transformers refuses the config: the Mamba head state does not match the intermediate size)",
+        )
+    return Mamba2(
+        num_heads=heads,
+        head_dim=head,
+        n_groups=f.integer("mamba_n_groups"),
+        state_size=f.integer("mamba_d_state"),
+        conv_kernel=f.integer("mamba_d_conv"),
+        chunk_size=f.opt_int("mamba_chunk_size"),
+        intermediate_size=inner,
+    )

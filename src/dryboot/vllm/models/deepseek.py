@@ -33,11 +33,8 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
     return {**_MLA, **_DEFAULTS.get(str(f.get("model_type") or ""), {})}
 
 
-def read(f: ConfigFields, architecture: str) -> ModelGeometry:
-    n = num_layers(f)
-    heads = f.integer("num_attention_heads")
-    rope = f.integer("qk_rope_head_dim", minimum=0)
-    dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
+def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
+    """:raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves."""
     if dims not in SM90_PREFILL_DIMS:
         raise InputError(
             f.source,
@@ -45,6 +42,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             "No valid MLA prefill backend found on SM90 for (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) = "
             f"{dims}: FlashAttention serves {sorted(SM90_PREFILL_DIMS)}",
         )
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    heads = f.integer("num_attention_heads")
+    rope = f.integer("qk_rope_head_dim", minimum=0)
+    dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
+    check_sm90_mla_dims(f, dims)
     latent = f.integer("kv_lora_rank") + rope
     mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.has("num_nextn_predict_layers") else 0
     return geometry(

@@ -86,9 +86,53 @@ FAMILIES: tuple[Family, ...] = (
     Family("deepseek", ("deepseek_v2.py", "deepseek_mtp.py"), ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")),
     Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
+    Family("granitemoehybrid", ("granitemoehybrid.py",), ("GraniteMoeHybridForCausalLM",)),
+    Family("falcon_h1", ("falcon_h1.py",), ("FalconH1ForCausalLM",)),
+    Family(
+        "lfm2",
+        ("lfm2.py", "lfm2_moe.py", "lfm2_vl.py"),
+        ("Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "Lfm2VlForConditionalGeneration"),
+    ),
+    Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
+    Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
+    Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
+
+_DEEPSEEK_V4 = (
+    "its cache layer kinds are not modelled: compressed MLA layers (MLAAttentionSpec with compress_ratio "
+    "4 or 128 and 576/512-byte page alignment), the DeepseekV4 indexer caches, the compressor state caches "
+    "(SlidingWindowMLASpec) and the sliding-window cache it allocates apart (DeepseekV4SWACache)"
+)
+
+#: Why an architecture is refused, where more can be said than "not modelled".
+NOT_MODELLED: dict[str, str] = {
+    "DeepseekV4ForCausalLM": _DEEPSEEK_V4,
+    "DeepSeekV4MTPModel": _DEEPSEEK_V4,
+    "DSparkDraftModel": _DEEPSEEK_V4,
+    "BailingMoeV2_5ForCausalLM": (
+        "the state kind of its linear-attention layers (LinearAttention: one (heads / TP, head_dim, head_dim) "
+        "state per layer, bailing_linear_attn.py) is not modelled"
+    ),
+    "BailingMoeV3ForCausalLM": (
+        "its Kimi Delta Attention + MLA layers are not verified against vLLM 0.28.0: the model class reads "
+        "checkpoint keys that BailingHybridConfig does not define (no_kda_lora, use_bias, ...)"
+    ),
+    "NemotronHPuzzleForCausalLM": (
+        "its layers take per-layer configs (block_configs through the checkpoint's own config code, "
+        "get_nemotron_h_config_for_layer), so attention heads and mixer sizes may differ by layer: not modelled"
+    ),
+    "OlmoHybridForCausalLM": (
+        "its Gated DeltaNet layers (olmo_gdn_linear_attn.py) are not verified against vLLM 0.28.0's own "
+        "engine start: the model class needs Triton at construction (triton.set_allocator)"
+    ),
+    # vLLM 0.28.0's _PREVIOUSLY_SUPPORTED_MODELS: its registry refuses them
+    **{
+        arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
+        for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
+    },
+}
 
 
 def family_for(architecture: str, source: str) -> Family:
@@ -104,7 +148,8 @@ def family_for(architecture: str, source: str) -> Family:
             source,
             "architectures",
             f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly "
-            "(see dryboot plan --list-architectures)",
+            f"({NOT_MODELLED[architecture] + '; ' if architecture in NOT_MODELLED else ''}"
+            "see dryboot plan --list-architectures)",
         )
     return family
 

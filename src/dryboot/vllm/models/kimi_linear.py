@@ -1,0 +1,87 @@
+"""Kimi-Linear: Kimi Delta Attention (KDA) layers with some MLA layers.
+
+Mirrors ``KimiLinearForCausalLM`` (``vllm/models/kimi_k3/nvidia/model.py``) fed by vLLM's own
+``KimiLinearConfig`` (``transformers_utils/configs/kimi_linear.py``): layer ``i`` is KDA when
+``i + 1`` is in ``linear_attn_config["kda_layers"]`` (``KimiLinearConfig.is_kda_layer``), else
+multi-head latent attention (one latent head of ``kv_lora_rank + qk_rope_head_dim``, as
+DeepSeek's); both are ``model.layers.i.self_attn``. A KDA layer
+(``kimi_gdn_linear_attn.py``) with ``num_heads`` heads of ``head_dim`` and a conv kernel of
+``short_conv_kernel_size`` keeps a convolution state ``(kernel - 1 + spec, 3 * heads * head_dim
+/ TP)`` in the ``--mamba-cache-dtype`` and a recurrent state ``(heads / TP, head_dim,
+head_dim)`` always in float32 (``kda_state_shape``, ``kda_state_dtype``). A hybrid model class
+without mamba prefix caching.
+
+Refused by name: ``use_full_rank_gate`` (Kimi-K3's private KDA path), MLA layers without
+``mla_use_nope`` (vLLM asserts it), and MLA head dims the SM90 prefill backend does not serve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, GatedDeltaNet, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import geometry, num_layers
+from dryboot.vllm.models.deepseek import check_sm90_mla_dims
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    return {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 4096}
+
+
+def _kda(f: ConfigFields, n: int) -> tuple[tuple[int, ...], GatedDeltaNet]:
+    """(the KDA layer indices, the KDA state parameters) from ``linear_attn_config``."""
+    cfg = f.get("linear_attn_config")
+    where = f.where("linear_attn_config")
+    if cfg is None:
+        raise InputError(f.source, where, "required: vLLM's KimiLinearForCausalLM sizes the hybrid block from it")
+    where = f.where("linear_attn_config")
+    if not isinstance(cfg, dict):
+        raise InputError(f.source, where, "must be an object")
+    if cfg.get("use_full_rank_gate", False):
+        raise InputError(f.source, f"{where}.use_full_rank_gate", "Kimi-K3's full-rank-gate KDA is not modelled")
+    layers = cfg.get("kda_layers")
+    if not isinstance(layers, list) or cfg.get("full_attn_layers") is None:
+        raise InputError(
+            f.source, f"{where}.kda_layers", "kda_layers and full_attn_layers must be given (vLLM asserts)"
+        )
+    sub = ConfigFields(f.source, cfg, f"{where}.", root=f.root)
+    kda = tuple(i for i in range(n) if i + 1 in layers)
+    # the state sizes the hybrid block even where no layer is KDA (get_mamba_state_shape_from_config)
+    heads, dim = sub.integer("num_heads"), sub.integer("head_dim")
+    return kda, GatedDeltaNet(heads, heads, dim, dim, sub.integer("short_conv_kernel_size"))
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    n = num_layers(f)
+    kda_layers, kda = _kda(f, n)
+    kinds = tuple(LayerKind.KDA if i in kda_layers else LayerKind.MLA for i in range(n))
+    heads = f.integer("num_attention_heads")
+    dims = (0, 0, 0)
+    latent = 0
+    if LayerKind.MLA in kinds:
+        for key in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank"):
+            if f.get(key) is None:
+                raise InputError(f.source, f.where(key), "required for the MLA layers (vLLM asserts it)")
+        if f.get("mla_use_nope") is not True:
+            raise InputError(f.source, f.where("mla_use_nope"), "Kimi-K3 MLA (MultiHeadLatentAttention) is NoPE-only")
+        dims = (
+            f.integer("qk_nope_head_dim", minimum=0),
+            f.integer("qk_rope_head_dim", minimum=0),
+            f.integer("v_head_dim"),
+        )
+        check_sm90_mla_dims(f, dims)
+        latent = f.integer("kv_lora_rank") + dims[1]
+    return geometry(
+        f,
+        architecture,
+        "kimi_linear",
+        kinds,
+        heads=(heads, 1, latent),
+        head_dim_v=0,
+        mla_dims=dims if LayerKind.MLA in kinds else None,
+        kda=kda,
+        hybrid_class=True,
+        mamba_prefix_caching=False,
+        layer_names=tuple(f"model.layers.{i}.self_attn" for i in range(n)),
+    )
