@@ -315,7 +315,7 @@ def _pipeline_stages(
             f"{cfg.drafter.method} drafter: Pipeline parallelism is not supported for this model. "
             "Supported models implement the `SupportsPP` interface.",
         )
-    ranges = pp_stage_ranges(model.num_layers, pp, args.pp_layer_partition)
+    ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
     for layer, target in model.kv_sharing:
         if stage_of[layer] != stage_of[target]:
@@ -329,7 +329,9 @@ def _pipeline_stages(
     stages: list[frozenset[str]] = []
     first: tuple[int, BlockSizeDecision | None] | None = None
     for s, layers_of_stage in enumerate(ranges):
-        kinds = tuple(k if i in layers_of_stage else LayerKind.NONE for i, k in enumerate(model.layer_kinds))
+        kinds = tuple(
+            k if model.decoder_layer(i) in layers_of_stage else LayerKind.NONE for i, k in enumerate(model.layer_kinds)
+        )
         # the whole drafter sits on the last stage (GPUModelRunner: "the entire draft model on
         # the last PP rank")
         drafter = cfg.drafter if s == len(ranges) - 1 else None

@@ -114,7 +114,9 @@ class ModelGeometry:
     ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
     the config has none); ``num_experts`` its routed experts (``ModelConfig.get_num_experts``;
     0: dense; LFM2-MoE also refuses a TP size above them). ``kv_sharing``: pairs (layer, the
-    earlier layer whose KV cache it reads) of cross-layer KV sharing.
+    earlier layer whose KV cache it reads) of cross-layer KV sharing. ``decoder_layers``: the
+    decoder layer each entry of ``layer_kinds`` belongs to, where one decoder layer keeps two
+    caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own index.
     ``align_state_without_spec``: the model class's ``get_mamba_state_shape_from_config`` leaves
     out the speculative tokens' convolution rows, so the hybrid alignment sizes the attention
     block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
@@ -163,6 +165,7 @@ class ModelGeometry:
     hidden_size: int = 0
     num_experts: int = 0
     kv_sharing: tuple[tuple[int, int], ...] = ()
+    decoder_layers: tuple[int, ...] | None = None
     align_state_without_spec: bool = False
     attention_suffix: str = "self_attn.attn"
     mamba_prefix_caching: bool = True
@@ -260,6 +263,15 @@ class ModelGeometry:
 
     def count(self, kind: LayerKind) -> int:
         return sum(1 for k in self.layer_kinds if k is kind)
+
+    def decoder_layer(self, index: int) -> int:
+        """The decoder layer (``num_hidden_layers`` numbering) entry ``index`` belongs to."""
+        return index if self.decoder_layers is None else self.decoder_layers[index]
+
+    @property
+    def num_decoder_layers(self) -> int:
+        """Decoder layers, as pipeline parallelism splits them (``num_hidden_layers``)."""
+        return len(self.layer_kinds) if self.decoder_layers is None else max(self.decoder_layers) + 1
 
 
 class ConfigFields:

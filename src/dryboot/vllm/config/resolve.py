@@ -46,6 +46,38 @@ class Drafter:
     layer_prefix: str = "drafter.layers"
 
 
+@lru_cache(maxsize=1)
+def _pp_support() -> tuple[frozenset[str], frozenset[str]]:
+    """(architectures without ``SupportsPP``, architectures not inspectable) of vLLM 0.28.0's
+    registry, as ``scripts/vllm_pp_support.py`` read them from vLLM itself."""
+    import json
+    from importlib.resources import files
+
+    data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-no-pp.json").read_text(encoding="utf-8"))
+    return frozenset(data["no_pp"]), frozenset(data["unknown"])
+
+
+def check_pipeline_parallel(architecture: str, pp: int) -> None:
+    """vLLM's ``ModelConfig.verify_with_parallel_config``: pipeline parallelism needs a model
+    class implementing ``SupportsPP``.
+
+    :raises InputError: the architecture's class does not (vLLM's message), or could not be
+        inspected.
+    """
+    no_pp, unknown = _pp_support()
+    if architecture in no_pp:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"{architecture}: Pipeline parallelism is not supported for this model. "
+            "Supported models implement the `SupportsPP` interface.",
+        )
+    if architecture in unknown:
+        raise InputError(
+            "--pipeline-parallel-size", str(pp), f"whether {architecture} supports pipeline parallelism is not known"
+        )
+
+
 def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
     """The head splits vLLM requires: attention heads divisible by TP
     (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
@@ -422,6 +454,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
             "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
         )
+    if args.pipeline_parallel_size > 1:
+        check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     check_tensor_parallel(model, args.tensor_parallel_size)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
     if drafter is None and args.speculative_method == "extract_hidden_states":

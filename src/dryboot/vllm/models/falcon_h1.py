@@ -60,4 +60,5 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         hybrid_class=True,
         align_state_without_spec=True,
         attention_suffix="attn",
+        decoder_layers=tuple(range(n)) * 2,
     )

@@ -1,0 +1,47 @@
+"""Write ``src/dryboot/data/vllm-0.28.0-no-pp.json``: the architectures of vLLM 0.28.0's registry
+whose model class does not implement ``SupportsPP`` (vLLM refuses ``--pipeline-parallel-size``
+above 1 for them: "Pipeline parallelism is not supported for this model").
+
+Run with the fidelity venv's python (``scripts/fidelity-env.sh``); it asks vLLM's own registry
+(``ModelRegistry._try_inspect_model_cls(...).supports_pp``) under the e2e oracle's stand-ins::
+
+    /work/venvs/vllm-0.28.0/bin/python scripts/vllm_pp_support.py
+
+Architectures whose class cannot be inspected on CPU are listed under ``"unknown"``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    sys.path.insert(0, str(REPO / "tests" / "fidelity"))
+    import e2e_oracle
+
+    e2e_oracle._install()
+    from vllm.model_executor.models.registry import ModelRegistry
+
+    archs = json.loads((REPO / "src/dryboot/data/vllm-0.28.0-architectures.json").read_text())
+    no_pp, unknown = [], []
+    for arch in sorted(archs):
+        try:
+            info = ModelRegistry._try_inspect_model_cls(arch)
+        except Exception:
+            info = None
+        if info is None:
+            unknown.append(arch)
+        elif not info.supports_pp:
+            no_pp.append(arch)
+    out = REPO / "src/dryboot/data/vllm-0.28.0-no-pp.json"
+    out.write_text(json.dumps({"no_pp": no_pp, "unknown": unknown}, indent=1) + "\n")
+    print(f"{out}: {len(no_pp)} without SupportsPP, {len(unknown)} not inspectable")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
