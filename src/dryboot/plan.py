@@ -317,6 +317,15 @@ def _pipeline_stages(
         )
     ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
+    first_moe = model.first_moe_layer
+    if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
+        # Lfm2MoeModel looks for an MoE block among its stage's layers
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"a stage holds only dense layers (the first {first_moe} are): "
+            "RuntimeError: No Lfm2MoeSparseMoeBlock layer found in the model.layers.",
+        )
     for layer, target in model.kv_sharing:
         if stage_of[layer] != stage_of[target]:
             raise InputError(

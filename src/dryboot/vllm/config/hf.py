@@ -117,6 +117,8 @@ class ModelGeometry:
     earlier layer whose KV cache it reads) of cross-layer KV sharing. ``decoder_layers``: the
     decoder layer each entry of ``layer_kinds`` belongs to, where one decoder layer keeps two
     caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own index.
+    ``first_moe_layer``: the first MoE decoder layer of a model class that needs one on every
+    pipeline stage (LFM2-MoE: ``num_dense_layers``).
     ``align_state_without_spec``: the model class's ``get_mamba_state_shape_from_config`` leaves
     out the speculative tokens' convolution rows, so the hybrid alignment sizes the attention
     block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
@@ -166,6 +168,7 @@ class ModelGeometry:
     num_experts: int = 0
     kv_sharing: tuple[tuple[int, int], ...] = ()
     decoder_layers: tuple[int, ...] | None = None
+    first_moe_layer: int | None = None
     align_state_without_spec: bool = False
     attention_suffix: str = "self_attn.attn"
     mamba_prefix_caching: bool = True

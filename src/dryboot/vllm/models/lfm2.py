@@ -42,6 +42,7 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
             "max_position_embeddings": 128_000,
             "conv_L_cache": 3,
             "num_experts": 32,
+            "num_dense_layers": 2,
         }
     return {  # Lfm2Config
         "hidden_size": 2560,
@@ -98,6 +99,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         hybrid_class=True,
         mamba_prefix_caching=False,
         num_experts=f.integer("num_experts") if _is_moe(f) else 0,
+        first_moe_layer=f.integer("num_dense_layers", minimum=0) if _is_moe(f) else None,
         layer_prefix="language_model.model.layers" if vl else "model.layers",
         vision_num_heads=_vision_heads(f) if vl else None,
     )
