@@ -34,6 +34,7 @@ pytestmark = pytest.mark.fidelity
 DATA = Path(__file__).resolve().parent / "data"
 MIN = DATA / "e2e-min"
 EXTRA = DATA / "e2e-extra"
+ARCH = DATA / "architectures"
 EX = H.EXAMPLES
 
 MNB = ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"]
@@ -736,6 +737,31 @@ RECORDED = [
             "NotImplementedError: Pipeline parallelism is not supported for this model. Supported models implement "
             "the `SupportsPP` interface.",
         ),
+    ),
+    Recorded(
+        "P8",
+        "PP 2 on Mamba2ForCausalLM, whose class has no SupportsPP",
+        ARCH / "Mamba2ForCausalLM.json",
+        ["--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "-pp", "2"],
+        _refused(
+            "config",
+            "NotImplementedError: Pipeline parallelism is not supported for this model. Supported models implement "
+            "the `SupportsPP` interface.",
+        ),
+    ),
+    Recorded(
+        "P9",
+        "PP 2 on Falcon-H1: attention and Mamba2 caches of a decoder layer stay on its stage",
+        ARCH / "FalconH1ForCausalLM.json",
+        ["--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "-pp", "2"],
+        _ok(800, [(FA, 800, 409600, 2), (MB, 800, 409600, 2)], 1220, 624640, 152.5, 4096),
+    ),
+    Recorded(
+        "P10",
+        "PP 4 on LFM2-MoE leaves a stage without an MoE layer",
+        ARCH / "Lfm2MoeForCausalLM.json",
+        ["--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "-pp", "4"],
+        _refused("model", "RuntimeError: No Lfm2MoeSparseMoeBlock layer found in the model.layers."),
     ),
 ]
 
