@@ -124,6 +124,7 @@ class ModelGeometry:
     quant_method: str | None = None
     kv_scales_in_checkpoint: bool = False
     logits_soft_cap: bool = False
+    moe_experts: tuple[str, int] | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

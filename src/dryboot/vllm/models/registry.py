@@ -88,6 +88,12 @@ FAMILIES: tuple[Family, ...] = (
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
 )
 
+from dryboot.vllm.models.dense import DECODERS  # noqa: E402  (the dense table names its own files)
+
+FAMILIES += (
+    Family("dense", tuple(sorted({d.vllm_file for d in DECODERS.values()})), tuple(DECODERS)),
+)
+
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
 

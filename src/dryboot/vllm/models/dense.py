@@ -1,0 +1,295 @@
+"""Attention-only decoders whose every layer keeps one standard KV cache (full or sliding).
+
+One table, :data:`DECODERS`, says per architecture what its vLLM model file and its Hugging Face
+config class decide about the cache: which config keys hold the layer count, the attention and
+KV heads and the hidden size (``n_layer``/``n_head``/``n_embd`` for GPT-2 style configs), whether
+the model reads ``head_dim`` from the config or always computes ``hidden_size // heads``, whether
+it has KV heads of its own at all (multi-head models ignore ``num_key_value_heads``), and how its
+layers get a sliding window:
+
+* every model gets vLLM's model-level window (``EngineArgs.create_engine_config``: the
+  ``sliding_window`` of the text config, set as ``CacheConfig.sliding_window`` when
+  ``layer_types`` is absent or all ``sliding_attention``; an ``Attention`` built with the cache
+  config then uses it);
+* models that pass ``per_layer_sliding_window`` (``olmo3.py``, ``commandr.py``, ``exaone4.py``)
+  give each ``sliding_attention`` layer of ``layer_types`` the config's window;
+* config classes that write ``layer_types`` themselves when a file has none (``Olmo3Config``,
+  ``Cohere2Config``, ``Exaone4Config``, ``Qwen2MoeConfig``) are mirrored, as is the Qwen-MoE
+  rule that keeps ``sliding_window`` only with ``use_sliding_window``.
+
+KV heads per rank are ``max(1, total // TP)`` in every file listed (replicated below TP).
+Config features these files handle differently (dual-chunk attention, a pattern string) are
+refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
+
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+
+
+def _every(period: int) -> Callable[[ConfigFields, int], list[str]]:
+    """``layer_types`` a config class writes when absent: layer ``i`` is full when ``(i + 1)``
+    is a multiple of ``period`` (``Olmo3Config``: 4)."""
+
+    def types(f: ConfigFields, n: int) -> list[str]:
+        return [SLIDING if (i + 1) % period else FULL for i in range(n)]
+
+    return types
+
+
+def _cohere2_types(f: ConfigFields, n: int) -> list[str]:
+    """``Cohere2Config``: every ``sliding_window_pattern``-th layer (default 4) is full."""
+    period = f.integer("sliding_window_pattern", default=4)
+    return [SLIDING if (i + 1) % period else FULL for i in range(n)]
+
+
+def _exaone4_types(f: ConfigFields, n: int) -> list[str]:
+    """``Exaone4Config``: every ``sliding_window_pattern``-th layer (default 4) is full; without a
+    window the pattern is 0, which the class cannot expand (it divides by it)."""
+    if f.get("sliding_window") is None:
+        raise InputError(
+            f.source,
+            f.where("layer_types"),
+            "Exaone4Config cannot derive layer_types without a sliding_window (its pattern becomes 0: "
+            "integer modulo by zero); give layer_types",
+        )
+    value = f.get("sliding_window_pattern")
+    if isinstance(value, str):
+        raise InputError(
+            f.source, f.where("sliding_window_pattern"), "a pattern string is not modelled (give layer_types)"
+        )
+    period = f.integer("sliding_window_pattern", default=4)
+    return [SLIDING if (i + 1) % period else FULL for i in range(n)]
+
+
+def _qwen2_moe_types(f: ConfigFields, n: int) -> list[str]:
+    """``Qwen2MoeConfig``: odd-numbered layers below ``max_window_layers`` slide, only with
+    ``use_sliding_window``."""
+    use = f.boolean("use_sliding_window")
+    below = f.integer("max_window_layers", minimum=0)
+    return [SLIDING if (i + 1) % 2 and i < below and use else FULL for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """What one architecture's model file and config class decide about its KV cache.
+
+    :param vllm_file: the ``vllm/model_executor/models/`` file.
+    :param defaults: the HF config class's defaults for absent keys that change the cache.
+    :param head_dim: ``"config"`` (``head_dim`` when set, else ``hidden // heads``: ``llama.py``,
+        ``mixtral.py``...), ``"hidden"`` (always ``hidden // heads``: ``qwen2_moe.py``,
+        ``commandr.py``...) or ``"required"`` (``config.head_dim``: ``gemma.py``, ``seed_oss.py``).
+    :param mha: the model has no KV heads of its own (one per attention head: ``gpt2.py``...).
+    :param per_layer_window: the model passes ``per_layer_sliding_window`` from ``layer_types``.
+    :param qwen_window: ``sliding_window`` counts only with ``use_sliding_window``.
+    :param generated_types: the ``layer_types`` the config class writes when absent.
+    :param keys: config keys for ``layers``, ``heads``, ``kv_heads`` and ``hidden``.
+    :param refuse_keys: keys whose presence means attention this reader does not model.
+    :param experts_key: the routed-expert count whose MoE block refuses more TP ranks than
+        experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
+    """
+
+    vllm_file: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    head_dim: str = "config"
+    mha: bool = False
+    per_layer_window: bool = False
+    qwen_window: bool = False
+    generated_types: Callable[[ConfigFields, int], list[str]] | None = None
+    keys: dict[str, str] = field(default_factory=dict)
+    refuse_keys: dict[str, str] = field(default_factory=dict)
+    experts_key: str | None = None
+
+    def key(self, name: str) -> str:
+        return self.keys.get(name, name)
+
+
+_GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
+_DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
+
+#: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
+DECODERS: dict[str, Decoder] = {
+    "MixtralForCausalLM": Decoder("mixtral.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
+    "Qwen2MoeForCausalLM": Decoder(
+        "qwen2_moe.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_key_value_heads": 16,
+            "use_sliding_window": False,
+            "sliding_window": 4096,
+            "max_window_layers": 28,
+            "num_experts": 60,
+        },
+        head_dim="hidden",
+        qwen_window=True,
+        generated_types=_qwen2_moe_types,
+        refuse_keys=_DCA,
+        experts_key="num_experts",
+    ),
+    "Qwen3MoeForCausalLM": Decoder(
+        "qwen3_moe.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_key_value_heads": 4,
+            "use_sliding_window": False,
+            "sliding_window": 4096,
+            "num_experts": 128,
+        },
+        qwen_window=True,
+        refuse_keys=_DCA,
+        experts_key="num_experts",
+    ),
+    "Phi3ForCausalLM": Decoder("phi3.py", {"max_position_embeddings": 4096}),
+    "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}),
+    "GraniteMoeForCausalLM": Decoder("granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "Olmo3ForCausalLM": Decoder(
+        "olmo3.py",
+        {"max_position_embeddings": 2048, "sliding_window": 4096},
+        head_dim="hidden",
+        per_layer_window=True,
+        generated_types=_every(4),
+    ),
+    "CohereForCausalLM": Decoder("commandr.py", {"max_position_embeddings": 8192}, head_dim="hidden"),
+    "Cohere2ForCausalLM": Decoder(
+        "commandr.py",
+        {"max_position_embeddings": 8192, "sliding_window": 4096},
+        head_dim="hidden",
+        per_layer_window=True,
+        generated_types=_cohere2_types,
+    ),
+    "Exaone4ForCausalLM": Decoder(
+        "exaone4.py",
+        {"max_position_embeddings": 2048, "num_key_value_heads": 32, "sliding_window": 4096},
+        per_layer_window=True,
+        generated_types=_exaone4_types,
+    ),
+    "ExaoneForCausalLM": Decoder("exaone.py", {}, keys={"num_hidden_layers": "num_layers"}),
+    "Glm4ForCausalLM": Decoder(
+        "glm4.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}
+    ),
+    "GlmForCausalLM": Decoder("glm.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}),
+    "Glm4MoeForCausalLM": Decoder("glm4_moe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
+    "Ernie4_5ForCausalLM": Decoder(
+        "ernie45.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}
+    ),
+    "Ernie4_5_MoeForCausalLM": Decoder(
+        "ernie45_moe.py",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 4, "moe_num_experts": 64},
+        experts_key="moe_num_experts",
+    ),
+    "StableLmForCausalLM": Decoder(
+        "stablelm.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
+    ),
+    "GemmaForCausalLM": Decoder(
+        "gemma.py", {"max_position_embeddings": 8192, "num_key_value_heads": 16, "head_dim": 256}, head_dim="required"
+    ),
+    "OlmoeForCausalLM": Decoder("olmoe.py", {"max_position_embeddings": 4096}, head_dim="hidden"),
+    "SeedOssForCausalLM": Decoder(
+        "seed_oss.py",
+        {"max_position_embeddings": 524288, "num_key_value_heads": 8, "head_dim": 128},
+        head_dim="required",
+    ),
+    "ArceeForCausalLM": Decoder("arcee.py", {"max_position_embeddings": 4096}),
+    "PhiForCausalLM": Decoder("phi.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "PhiMoEForCausalLM": Decoder("phimoe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
+    "NemotronForCausalLM": Decoder("nemotron.py", {"max_position_embeddings": 4096}),
+    "GPT2LMHeadModel": Decoder("gpt2.py", {"n_positions": 1024}, head_dim="hidden", mha=True, keys=_GPT2_KEYS),
+    "GPTJForCausalLM": Decoder("gpt_j.py", {"n_positions": 2048}, head_dim="hidden", mha=True, keys=_GPT2_KEYS),
+    "GPTNeoXForCausalLM": Decoder("gpt_neox.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "OPTForCausalLM": Decoder("opt.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "Qwen3VLForConditionalGeneration": Decoder(
+        "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
+    ),
+    "Qwen3VLMoeForConditionalGeneration": Decoder(
+        "qwen3_vl_moe.py",
+        {"max_position_embeddings": 128000, "num_key_value_heads": 16, "num_experts": 60},
+        experts_key="num_experts",
+    ),
+}
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    architecture = (f.root.get("architectures") or [""])[0]
+    spec = DECODERS.get(architecture)
+    return dict(spec.defaults) if spec else {}
+
+
+def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
+    """(attention heads, KV heads, head size) as the model file builds its ``Attention``.
+
+    :raises InputError: a missing or malformed field, or KV heads that do not divide the heads.
+    """
+    n_heads = f.integer(spec.key("num_attention_heads"))
+    kv = n_heads if spec.mha else f.integer(spec.key("num_key_value_heads"), default=n_heads)
+    if spec.head_dim == "required":
+        head_dim = f.integer("head_dim")
+    elif spec.head_dim == "config" and f.has("head_dim"):
+        head_dim = f.integer("head_dim")
+    else:
+        head_dim = f.integer(spec.key("hidden_size")) // n_heads
+    if n_heads % kv:
+        raise InputError(
+            f.source,
+            f.where(spec.key("num_key_value_heads")),
+            f"{kv} KV heads do not divide the {n_heads} attention heads; vLLM asserts "
+            f"num_heads ({n_heads}) is divisible by num_kv_heads ({kv})",
+        )
+    return n_heads, kv, head_dim
+
+
+def _window(f: ConfigFields, spec: Decoder) -> int | None:
+    value = f.get("sliding_window")
+    if spec.qwen_window and not f.boolean("use_sliding_window"):
+        return None
+    if value is None or value == 0:
+        return None
+    return f.integer("sliding_window")
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    spec = DECODERS[architecture]
+    for key, why in spec.refuse_keys.items():
+        if f.get(key):
+            raise InputError(f.source, f.where(key), f"{architecture}: {why}")
+    n = f.integer(spec.key("num_hidden_layers"), maximum=MAX_LAYERS)
+    attn = heads(f, spec)
+    sw = _window(f, spec)
+    types = layer_types(f, n)
+    if types is None and spec.generated_types is not None:
+        types = spec.generated_types(f, n)
+    if types is not None and not set(types) <= {SLIDING, FULL}:
+        raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
+    # EngineArgs.create_engine_config: the model-level window only without mixed layer types
+    model_window = sw if types is None or all(t == SLIDING for t in types) else None
+    kinds = tuple(
+        LayerKind.SLIDING
+        if model_window is not None or (spec.per_layer_window and types is not None and types[i] == SLIDING and sw)
+        else LayerKind.FULL
+        for i in range(n)
+    )
+    experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
+    return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts)
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """The MoE block's refusal of more tensor-parallel ranks than routed experts.
+
+    :raises InputError: naming the experts key and vLLM's message.
+    """
+    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
+        key, n = model.moe_experts
+        raise InputError(
+            model.source,
+            key,
+            f"Tensor parallel size {tensor_parallel_size} is greater than the number of experts {n} "
+            f"(vLLM's {model.architecture} MoE block)",
+        )

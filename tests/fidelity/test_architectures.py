@@ -1,0 +1,143 @@
+"""Per-architecture verification: every architecture dryboot plans, against vLLM 0.28.0's own
+engine start, on its tiny config under many flag sets.
+
+``data/architectures/<Architecture>.json`` is the tiny config that verifies that architecture
+(small layer counts and sizes, the field names of its Hugging Face config). Each one runs under
+:data:`FLAG_SETS` flag sets drawn by the end-to-end harness's flag generator
+(``e2e_harness._flags``: tensor parallelism, ``--kv-cache-dtype``, ``--block-size``,
+``--max-model-len``, ``--max-num-seqs``, prefix caching, ``--attention-backend``...), seeded by the
+architecture's name.
+
+``data/architectures/recorded.json`` holds what vLLM 0.28.0 answered for every case (written by
+``record_architectures.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot). The default
+run checks dryboot against those figures; with ``DRYBOOT_VLLM_PYTHON`` set (a vLLM 0.28.0 venv),
+``test_live_oracle`` re-runs the oracle and checks it still says what was recorded and that
+dryboot agrees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+
+pytestmark = pytest.mark.fidelity
+
+DATA = Path(__file__).resolve().parent / "data" / "architectures"
+RECORDED = DATA / "recorded.json"
+#: flag sets per architecture
+FLAG_SETS = 24
+#: the oracle fields a case records
+KEPT = ("ok", "stage", "error", "block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
+
+
+def tiny_configs() -> dict[str, Path]:
+    """architecture -> its tiny config file."""
+    return {p.stem: p for p in sorted(DATA.glob("*.json")) if p.name != "recorded.json"}
+
+
+def cases_for(architecture: str, path: Path, n: int = FLAG_SETS) -> list[H.Case]:
+    """``n`` deterministic cases of ``architecture``'s tiny config, distinct flag sets."""
+    work = H.default_workdir()
+    work.mkdir(parents=True, exist_ok=True)
+    cfg = json.loads(path.read_text())
+    model = H.materialize_file(work, path)
+    if "max_position_embeddings" not in cfg and "n_positions" in cfg:
+        # the flag generator picks lengths within the model's own (GPT-2 style configs name it n_positions)
+        cfg = {**cfg, "max_position_embeddings": cfg["n_positions"]}
+    family = f"arch:{architecture}"
+    cases: list[H.Case] = []
+    seen: set[tuple[str, ...]] = set()
+    i = 0
+    while len(cases) < n:
+        rng = random.Random(f"dryboot-arch:{architecture}:{i}")
+        argv = H._flags(rng, family, cfg, work, shipped=False)
+        i += 1
+        if tuple(argv) in seen:
+            continue
+        seen.add(tuple(argv))
+        cases.append(H.Case(id=f"{architecture}#{len(cases)}", family=family, model=model, argv=argv, source=path.name))
+    return cases
+
+
+def load_recorded() -> dict[str, list[dict[str, Any]]]:
+    if not RECORDED.exists():
+        return {}
+    data: dict[str, list[dict[str, Any]]] = json.loads(RECORDED.read_text())["architectures"]
+    return data
+
+
+def _recorded_cases(architecture: str) -> list[tuple[H.Case, dict[str, Any]]]:
+    work = H.default_workdir()
+    work.mkdir(parents=True, exist_ok=True)
+    model = H.materialize_file(work, tiny_configs()[architecture])
+    return [
+        (H.Case(id=f"{architecture}#{i}", family=f"arch:{architecture}", model=model, argv=r["argv"]), r["vllm"])
+        for i, r in enumerate(load_recorded().get(architecture, []))
+    ]
+
+
+def disagreements(pairs: list[tuple[H.Case, dict[str, Any]]]) -> list[str]:
+    out = []
+    for c, v in pairs:
+        d = H.run_dryboot(c, "0.28.0")
+        verdict = H.compare(v, d)
+        if not verdict["agree"]:
+            out.append(
+                f"{c.command('0.28.0')}\n    vLLM:    {H._answer(v, vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
+            )
+    return out
+
+
+@pytest.mark.parametrize("architecture", sorted(load_recorded()))
+def test_dryboot_matches_recorded_oracle(architecture: str) -> None:
+    pairs = _recorded_cases(architecture)
+    assert len(pairs) >= 20, f"{architecture}: only {len(pairs)} recorded flag sets"
+    assert sum(1 for _, v in pairs if v.get("ok")) >= 12, f"{architecture}: too few cases vLLM serves"
+    problems = disagreements(pairs)
+    assert not problems, f"{len(problems)}/{len(pairs)} disagree:\n" + "\n".join(problems)
+
+
+def test_every_tiny_config_is_recorded_with_its_flag_sets() -> None:
+    """The record is of today's cases: same architectures, same flag sets."""
+    recorded = load_recorded()
+    assert sorted(recorded) == sorted(tiny_configs())
+    for arch, path in tiny_configs().items():
+        assert [r["argv"] for r in recorded[arch]] == [c.argv for c in cases_for(arch, path)], arch
+
+
+def test_every_modelled_architecture_is_verified_here() -> None:
+    """Every architecture dryboot plans has a tiny config (and so a recorded comparison), and
+    every tiny config is of an architecture dryboot plans."""
+    from dryboot.vllm.models.registry import ARCHITECTURES
+
+    assert sorted(tiny_configs()) == sorted(ARCHITECTURES)
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs DRYBOOT_VLLM_PYTHON (a vLLM venv)")
+def test_live_oracle() -> None:
+    python = os.environ["DRYBOOT_VLLM_PYTHON"]
+    recorded = load_recorded()
+    cases = [c for arch, path in tiny_configs().items() for c in cases_for(arch, path)]
+    runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
+    res = runner.run([c.oracle_input() for c in cases])
+    problems = []
+    for c in cases:
+        arch, i = c.id.split("#")
+        v = res[c.id]
+        rec = recorded.get(arch, [])
+        if int(i) >= len(rec) or {k: v.get(k) for k in KEPT if k != "error"} != {
+            k: rec[int(i)]["vllm"].get(k) for k in KEPT if k != "error"
+        }:
+            problems.append(f"{c.id}: the oracle no longer says what was recorded")
+    problems += disagreements([(c, res[c.id]) for c in cases])
+    assert not problems, "\n".join(problems)
