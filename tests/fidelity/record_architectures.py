@@ -24,7 +24,8 @@ import test_architectures as T
 def main() -> int:
     python, only = sys.argv[1], set(sys.argv[2:])
     configs = {a: p for a, p in T.tiny_configs().items() if not only or a in only}
-    cases = {a: T.cases_for(a, p) for a, p in configs.items()}
+    sets = {a: T.flag_sets(a, p) for a, p in configs.items()}
+    cases = {a: [T.make_case(a, i, argv) for i, argv in enumerate(s)] for a, s in sets.items()}
     runner = H.OracleRunner(python, jobs=1)
     res = runner.run([c.oracle_input() for cs in cases.values() for c in cs])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
@@ -39,7 +40,7 @@ def main() -> int:
             kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
             if "error" in kept:
                 kept["error"] = str(kept["error"])[:500]
-            rows.append({"argv": c.argv, "vllm": kept})
+            rows.append({"argv": sets[arch][int(c.id.split("#")[1])], "vllm": kept})
         doc["architectures"][arch] = rows
         pairs = [(c, r["vllm"]) for c, r in zip(cs, rows, strict=True)]
         bad = T.disagreements(pairs)

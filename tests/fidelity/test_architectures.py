@@ -45,28 +45,55 @@ def tiny_configs() -> dict[str, Path]:
     return {p.stem: p for p in sorted(DATA.glob("*.json")) if p.name != "recorded.json"}
 
 
-def cases_for(architecture: str, path: Path, n: int = FLAG_SETS) -> list[H.Case]:
-    """``n`` deterministic cases of ``architecture``'s tiny config, distinct flag sets."""
+#: drafter architecture -> the target it drafts for in its cases (``--speculative-config``)
+DRAFTERS = {"DFlashDraftModel": ("Qwen3ForCausalLM", "dflash")}
+#: stands for the drafter's directory in recorded flag sets
+DRAFTER = "{drafter}"
+
+
+def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[str]]:
+    """``n`` distinct flag sets for ``architecture``'s cases, deterministic (seeded by its name).
+    A drafter's sets end with ``--speculative-config`` naming :data:`DRAFTER`."""
     work = H.default_workdir()
-    work.mkdir(parents=True, exist_ok=True)
     cfg = json.loads(path.read_text())
-    model = H.materialize_file(work, path)
+    if architecture in DRAFTERS:
+        cfg = json.loads(tiny_configs()[DRAFTERS[architecture][0]].read_text())
     if "max_position_embeddings" not in cfg and "n_positions" in cfg:
         # the flag generator picks lengths within the model's own (GPT-2 style configs name it n_positions)
         cfg = {**cfg, "max_position_embeddings": cfg["n_positions"]}
-    family = f"arch:{architecture}"
-    cases: list[H.Case] = []
-    seen: set[tuple[str, ...]] = set()
+    out: list[list[str]] = []
     i = 0
-    while len(cases) < n:
+    while len(out) < n:
         rng = random.Random(f"dryboot-arch:{architecture}:{i}")
-        argv = H._flags(rng, family, cfg, work, shipped=False)
+        argv = H._flags(rng, f"arch:{architecture}", cfg, work, shipped=False)
         i += 1
-        if tuple(argv) in seen:
-            continue
-        seen.add(tuple(argv))
-        cases.append(H.Case(id=f"{architecture}#{len(cases)}", family=family, model=model, argv=argv, source=path.name))
-    return cases
+        if architecture in DRAFTERS:
+            if "--speculative-config" in argv:
+                at = argv.index("--speculative-config")
+                del argv[at : at + 2]
+            spec = {"method": DRAFTERS[architecture][1], "model": DRAFTER, "num_speculative_tokens": rng.randint(1, 8)}
+            argv += ["--speculative-config", json.dumps(spec)]
+        if argv not in out:
+            out.append(argv)
+    return out
+
+
+def make_case(architecture: str, index: int, argv: list[str]) -> H.Case:
+    """The case running ``argv`` on ``architecture``'s tiny config (a drafter's: on its target,
+    the drafter in ``--speculative-config``)."""
+    work = H.default_workdir()
+    work.mkdir(parents=True, exist_ok=True)
+    path = tiny_configs()[architecture]
+    model = H.materialize_file(work, path)
+    if architecture in DRAFTERS:
+        drafter, model = model, H.materialize_file(work, tiny_configs()[DRAFTERS[architecture][0]])
+        argv = [a.replace(DRAFTER, drafter) for a in argv]
+    return H.Case(id=f"{architecture}#{index}", family=f"arch:{architecture}", model=model, argv=argv, source=path.name)
+
+
+def cases_for(architecture: str, path: Path, n: int = FLAG_SETS) -> list[H.Case]:
+    """``n`` deterministic cases of ``architecture``'s tiny config, distinct flag sets."""
+    return [make_case(architecture, i, argv) for i, argv in enumerate(flag_sets(architecture, path, n))]
 
 
 def load_recorded() -> dict[str, list[dict[str, Any]]]:
@@ -77,13 +104,7 @@ def load_recorded() -> dict[str, list[dict[str, Any]]]:
 
 
 def _recorded_cases(architecture: str) -> list[tuple[H.Case, dict[str, Any]]]:
-    work = H.default_workdir()
-    work.mkdir(parents=True, exist_ok=True)
-    model = H.materialize_file(work, tiny_configs()[architecture])
-    return [
-        (H.Case(id=f"{architecture}#{i}", family=f"arch:{architecture}", model=model, argv=r["argv"]), r["vllm"])
-        for i, r in enumerate(load_recorded().get(architecture, []))
-    ]
+    return [(make_case(architecture, i, r["argv"]), r["vllm"]) for i, r in enumerate(load_recorded()[architecture])]
 
 
 def disagreements(pairs: list[tuple[H.Case, dict[str, Any]]]) -> list[str]:
@@ -92,9 +113,8 @@ def disagreements(pairs: list[tuple[H.Case, dict[str, Any]]]) -> list[str]:
         d = H.run_dryboot(c, "0.28.0")
         verdict = H.compare(v, d)
         if not verdict["agree"]:
-            out.append(
-                f"{c.command('0.28.0')}\n    vLLM:    {H._answer(v, vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
-            )
+            answers = f"vLLM:    {H._answer(v, vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
+            out.append(f"{c.command('0.28.0')}\n    {answers}")
     return out
 
 
@@ -112,7 +132,7 @@ def test_every_tiny_config_is_recorded_with_its_flag_sets() -> None:
     recorded = load_recorded()
     assert sorted(recorded) == sorted(tiny_configs())
     for arch, path in tiny_configs().items():
-        assert [r["argv"] for r in recorded[arch]] == [c.argv for c in cases_for(arch, path)], arch
+        assert [r["argv"] for r in recorded[arch]] == flag_sets(arch, path), arch
 
 
 def test_every_modelled_architecture_is_verified_here() -> None:

@@ -230,9 +230,7 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
     """
     n_heads = f.integer(spec.key("num_attention_heads"))
     kv = n_heads if spec.mha else f.integer(spec.key("num_key_value_heads"), default=n_heads)
-    if spec.head_dim == "required":
-        head_dim = f.integer("head_dim")
-    elif spec.head_dim == "config" and f.has("head_dim"):
+    if spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
         head_dim = f.integer("head_dim")
     else:
         head_dim = f.integer(spec.key("hidden_size")) // n_heads

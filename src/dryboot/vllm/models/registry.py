@@ -90,9 +90,7 @@ FAMILIES: tuple[Family, ...] = (
 
 from dryboot.vllm.models.dense import DECODERS  # noqa: E402  (the dense table names its own files)
 
-FAMILIES += (
-    Family("dense", tuple(sorted({d.vllm_file for d in DECODERS.values()})), tuple(DECODERS)),
-)
+FAMILIES += (Family("dense", tuple(sorted({d.vllm_file for d in DECODERS.values()})), tuple(DECODERS)),)
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
@@ -106,13 +104,19 @@ def family_for(architecture: str, source: str) -> Family:
         raise InputError(source, "architectures", "missing: dryboot needs the architecture to know the layers")
     family = ARCHITECTURES.get(architecture)
     if family is None:
+        from dryboot.vllm.models.refusals import reason
+
         raise InputError(
             source,
             "architectures",
-            f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly "
-            "(see dryboot plan --list-architectures)",
+            f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly: "
+            f"{reason(architecture)} (see dryboot plan --list-architectures)",
         )
     return family
+
+
+#: where the tiny config that verifies a planned architecture lives (in the source tree)
+TINY_CONFIGS = "tests/fidelity/data/architectures"
 
 
 @dataclass(frozen=True)
@@ -121,8 +125,10 @@ class ArchitectureRow:
 
     :param architecture: the registry name; :param kind: vLLM's table (text-generation,
         multimodal, speculative-decoding); :param vllm_file: its model file in vLLM 0.28.0;
-    :param status: ``modelled`` (a family plans it) or ``refused``; :param family: the
-        dryboot family, or ``""``.
+    :param status: ``verified`` (a family plans it, checked end to end against vLLM's engine start
+        on its tiny config) or ``refused``; :param family: the dryboot family, or ``""``;
+    :param reason: why it is refused (``""`` when verified); :param tiny_config: the source-tree
+        path of the config that verifies it (``""`` when refused).
     """
 
     architecture: str
@@ -130,6 +136,8 @@ class ArchitectureRow:
     vllm_file: str
     status: str
     family: str
+    reason: str = ""
+    tiny_config: str = ""
 
 
 def architecture_table() -> list[ArchitectureRow]:
@@ -137,6 +145,8 @@ def architecture_table() -> list[ArchitectureRow]:
     speculative decoding), with what dryboot does with it."""
     import json
     from importlib.resources import files
+
+    from dryboot.vllm.models.refusals import reason
 
     data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
     rows = []
@@ -147,8 +157,10 @@ def architecture_table() -> list[ArchitectureRow]:
                 arch,
                 entry["kind"],
                 entry["file"],
-                "modelled" if family else "refused",
+                "verified" if family else "refused",
                 family.name if family else "",
+                "" if family else reason(arch),
+                f"{TINY_CONFIGS}/{arch}.json" if family else "",
             )
         )
     return rows
