@@ -94,6 +94,8 @@ class Decoder:
     :param generated_types: the ``layer_types`` the config class writes when absent.
     :param keys: config keys for ``layers``, ``heads``, ``kv_heads`` and ``hidden``.
     :param refuse_keys: keys whose presence means attention this reader does not model.
+    :param required: keys the file must give (the config class derives them by rules not modelled
+        here, e.g. a ``layer_types`` pattern).
     :param experts_key: the routed-expert count whose MoE block refuses more TP ranks than
         experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
     """
@@ -108,6 +110,7 @@ class Decoder:
     keys: dict[str, str] = field(default_factory=dict)
     refuse_keys: dict[str, str] = field(default_factory=dict)
     experts_key: str | None = None
+    required: tuple[str, ...] = ()
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -206,6 +209,58 @@ DECODERS: dict[str, Decoder] = {
     "GPTJForCausalLM": Decoder("gpt_j.py", {"n_positions": 2048}, head_dim="hidden", mha=True, keys=_GPT2_KEYS),
     "GPTNeoXForCausalLM": Decoder("gpt_neox.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
     "OPTForCausalLM": Decoder("opt.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "LLaMAForCausalLM": Decoder("llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
+    "Ministral3ForCausalLM": Decoder(
+        "mistral.py",
+        {"max_position_embeddings": 262144, "num_key_value_heads": 8, "head_dim": 128},
+        per_layer_window=True,
+        required=("rope_parameters",),
+    ),
+    "InternLM3ForCausalLM": Decoder(
+        "llama.py", {"max_position_embeddings": 32768}, per_layer_window=True, required=("num_key_value_heads",)
+    ),
+    "IQuestCoderForCausalLM": Decoder(
+        "llama.py",
+        {"max_position_embeddings": 131072},
+        per_layer_window=True,
+        required=("num_key_value_heads", "head_dim"),
+    ),
+    "CwmForCausalLM": Decoder(
+        "llama.py",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 8},
+        per_layer_window=True,
+        required=("layer_types", "sliding_window", "head_dim", "rope_parameters"),
+    ),
+    "GraniteMoeSharedForCausalLM": Decoder("granitemoeshared.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "StableLMEpochForCausalLM": Decoder(
+        "stablelm.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
+    ),
+    "FlexOlmoForCausalLM": Decoder("flex_olmo.py", {"max_position_embeddings": 4096}, head_dim="hidden"),
+    "DbrxForCausalLM": Decoder(
+        "dbrx.py",
+        {"max_seq_len": 2048, "attn_config": {"kv_n_heads": 1}},
+        head_dim="hidden",
+        keys={
+            "num_hidden_layers": "n_layers",
+            "num_attention_heads": "n_heads",
+            "hidden_size": "d_model",
+            "num_key_value_heads": "attn_config.kv_n_heads",
+        },
+    ),
+    "Cohere2MoeForCausalLM": Decoder(
+        "cohere2_moe.py",
+        {"max_position_embeddings": 8192, "sliding_window": 4096, "num_experts": 8},
+        per_layer_window=True,
+        required=("layer_types", "num_key_value_heads"),
+        experts_key="num_experts",
+    ),
+    "AfmoeForCausalLM": Decoder(
+        "afmoe.py",
+        {"max_position_embeddings": 16384, "sliding_window": 1024},
+        head_dim="required",
+        per_layer_window=True,
+        required=("layer_types", "num_key_value_heads"),
+    ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -229,7 +284,17 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
     :raises InputError: a missing or malformed field, or KV heads that do not divide the heads.
     """
     n_heads = f.integer(spec.key("num_attention_heads"))
-    kv = n_heads if spec.mha else f.integer(spec.key("num_key_value_heads"), default=n_heads)
+    kv_key = spec.key("num_key_value_heads")
+    if spec.mha:
+        kv = n_heads
+    elif "." in kv_key:  # a nested config (DBRX ``attn_config.kv_n_heads``)
+        outer, inner = kv_key.split(".", 1)
+        block = f.get(outer) or {}
+        if not isinstance(block, dict):
+            raise InputError(f.source, f.where(outer), "must be an object")
+        kv = ConfigFields(f.source, block, f.where(outer) + ".", defaults=spec.defaults.get(outer) or {}).integer(inner)
+    else:
+        kv = f.integer(kv_key, default=n_heads)
     if spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
         head_dim = f.integer("head_dim")
     else:
@@ -258,6 +323,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     for key, why in spec.refuse_keys.items():
         if f.get(key):
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
+    for key in spec.required:
+        if not f.given(key):
+            raise InputError(
+                f.source, f.where(key), f"required field is missing ({architecture}: dryboot does not derive it)"
+            )
     n = f.integer(spec.key("num_hidden_layers"), maximum=MAX_LAYERS)
     attn = heads(f, spec)
     sw = _window(f, spec)

@@ -42,6 +42,14 @@ REMOTE = (
     "its config class is remote code (transformers has no such model_type; --trust-remote-code and the "
     "checkpoint's Python files): not verifiable offline"
 )
+META_DEVICE = (
+    "vLLM 0.28.0 cannot build this model on the meta device (a layer computes tensors from data at "
+    "construction), so the harness cannot verify it: not planned"
+)
+TP_CUDA = (
+    "not verified: with tensor parallelism its per-layer QK norm builds CUDA-only communication, which the "
+    "harness cannot construct offline; not planned"
+)
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
@@ -59,7 +67,7 @@ SPEC_OTHER = "draft model: its draft layers are not modelled"
 REASONS: dict[str, str] = {
     "AXK1ForCausalLM": MLA_SPARSE,
     "AfmoeForCausalLM": TEXT,
-    "ApertusForCausalLM": TEXT,
+    "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": TEXT,
     "AriaForConditionalGeneration": MM,
     "AudioFlamingo3ForConditionalGeneration": MM,
@@ -225,7 +233,7 @@ REASONS: dict[str, str] = {
     "MiniCPMO": MM,
     "MiniCPMV": MM,
     "MiniCPMV4_6ForConditionalGeneration": HYBRID,
-    "MiniMaxM2ForCausalLM": TEXT,
+    "MiniMaxM2ForCausalLM": TP_CUDA,
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
