@@ -25,11 +25,13 @@ def render() -> str:
     from dryboot.vllm.models.registry import architecture_table
 
     rows = architecture_table()
-    recorded = json.loads(RECORDED.read_text())["architectures"] if RECORDED.exists() else {}
+    doc = json.loads(RECORDED.read_text()) if RECORDED.exists() else {}
+    recorded = doc.get("architectures", {})
+    dcases = sum(len(v) for v in doc.get("defaults", {}).values())
     verified = [r for r in rows if r.status == "verified"]
     refused = [r for r in rows if r.status == "refused"]
     kinds = Counter(r.kind for r in rows)
-    cases = sum(len(recorded.get(r.architecture, [])) for r in verified)
+    cases = sum(len(recorded.get(r.architecture, [])) for r in verified) + dcases
     out = [
         "# Architectures",
         "",
@@ -49,7 +51,10 @@ def render() -> str:
         "through vLLM 0.28.0's own engine start (`tests/fidelity/e2e_oracle.py`: its CLI parser, "
         "`create_engine_config`, the model class built on the meta device, `get_kv_cache_spec`, the planner), "
         "and dryboot printed the same block size, KV cache groups and page sizes, block count, token capacity, "
-        "concurrency and max model length, or refused where vLLM refused. vLLM's answers are recorded in "
+        "concurrency and max model length, or refused where vLLM refused. The `dense` family's architectures "
+        "are also run on a second config that leaves out every key their config class can default "
+        f"(`tests/fidelity/data/architectures/defaults/`, {dcases} cases), so the defaults dryboot assumes "
+        "are the class's. vLLM's answers are recorded in "
         f"`tests/fidelity/data/architectures/recorded.json` ({cases} cases), which the default test run "
         "checks dryboot against (`tests/fidelity/test_architectures.py`); with `DRYBOOT_VLLM_PYTHON` set the "
         "oracle is run again. Re-record with `tests/fidelity/record_architectures.py`.",

@@ -26,8 +26,10 @@ def main() -> int:
     configs = {a: p for a, p in T.tiny_configs().items() if not only or a in only}
     sets = {a: T.flag_sets(a, p) for a, p in configs.items()}
     cases = {a: [T.make_case(a, i, argv) for i, argv in enumerate(s)] for a, s in sets.items()}
+    dconfigs = [a for a in T.defaults_configs() if not only or a in only]
+    dcases = {a: [T.defaults_case(a, i, argv) for i, argv in enumerate(T.DEFAULTS_FLAG_SETS)] for a in dconfigs}
     runner = H.OracleRunner(python, jobs=1)
-    res = runner.run([c.oracle_input() for cs in cases.values() for c in cs])
+    res = runner.run([c.oracle_input() for cs in [*cases.values(), *dcases.values()] for c in cs])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
     doc = json.loads(T.RECORDED.read_text()) if T.RECORDED.exists() else {"architectures": {}}
     doc["vllm"] = version
@@ -51,6 +53,22 @@ def main() -> int:
         for b in bad:
             print("  " + b.replace("\n", "\n  "))
     doc["architectures"] = dict(sorted(doc["architectures"].items()))
+    defaults = {a: r for a, r in doc.get("defaults", {}).items() if a in T.defaults_configs()}
+    for arch, cs in sorted(dcases.items()):
+        rows = []
+        for c, argv in zip(cs, T.DEFAULTS_FLAG_SETS, strict=True):
+            kept = {k: res[c.id].get(k) for k in T.KEPT if res[c.id].get(k) is not None}
+            if "error" in kept:
+                kept["error"] = str(kept["error"])[:500]
+            rows.append({"argv": argv, "vllm": kept})
+        defaults[arch] = rows
+        bad = T.disagreements([(c, r["vllm"]) for c, r in zip(cs, rows, strict=True)])
+        total += len(cs)
+        agreed += len(cs) - len(bad)
+        print(f"{arch + ' (defaults)':40} {len(cs) - len(bad):3d}/{len(cs)} agree")
+        for b in bad:
+            print("  " + b.replace("\n", "\n  "))
+    doc["defaults"] = dict(sorted(defaults.items()))
     T.RECORDED.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"vLLM {version}: {agreed}/{total} cases agree")
     return 0

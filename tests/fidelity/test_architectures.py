@@ -40,6 +40,28 @@ FLAG_SETS = 24
 KEPT = ("ok", "stage", "error", "block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
 
 
+DEFAULTS = DATA / "defaults"
+#: flag sets of the ``defaults/`` configs (what they test is the config class's defaults)
+DEFAULTS_FLAG_SETS: list[list[str]] = [
+    ["--kv-cache-memory-bytes", "2000000000"],
+    ["--kv-cache-memory-bytes", "2000000000", "-tp", "2", "--kv-cache-dtype", "fp8"],
+    ["--kv-cache-memory-bytes", "3000000000", "--max-model-len", "2048", "--block-size", "32"],
+    ["--kv-cache-memory-bytes", "500000000", "-tp", "4", "--enable-prefix-caching", "--max-num-seqs", "64"],
+]
+
+
+def defaults_configs() -> dict[str, Path]:
+    """architecture -> its config with only the keys its config class cannot default."""
+    return {p.stem: p for p in sorted(DEFAULTS.glob("*.json"))}
+
+
+def defaults_case(architecture: str, index: int, argv: list[str]) -> H.Case:
+    work = H.default_workdir()
+    work.mkdir(parents=True, exist_ok=True)
+    model = H.materialize_file(work, defaults_configs()[architecture])
+    return H.Case(id=f"{architecture}@defaults#{index}", family=f"defaults:{architecture}", model=model, argv=argv)
+
+
 def tiny_configs() -> dict[str, Path]:
     """architecture -> its tiny config file."""
     return {p.stem: p for p in sorted(DATA.glob("*.json")) if p.name != "recorded.json"}
@@ -96,10 +118,10 @@ def cases_for(architecture: str, path: Path, n: int = FLAG_SETS) -> list[H.Case]
     return [make_case(architecture, i, argv) for i, argv in enumerate(flag_sets(architecture, path, n))]
 
 
-def load_recorded() -> dict[str, list[dict[str, Any]]]:
+def load_recorded(section: str = "architectures") -> dict[str, list[dict[str, Any]]]:
     if not RECORDED.exists():
         return {}
-    data: dict[str, list[dict[str, Any]]] = json.loads(RECORDED.read_text())["architectures"]
+    data: dict[str, list[dict[str, Any]]] = json.loads(RECORDED.read_text()).get(section, {})
     return data
 
 
@@ -127,6 +149,20 @@ def test_dryboot_matches_recorded_oracle(architecture: str) -> None:
     assert not problems, f"{len(problems)}/{len(pairs)} disagree:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize("architecture", sorted(load_recorded("defaults")))
+def test_config_class_defaults_match_recorded_oracle(architecture: str) -> None:
+    """The architecture's config with every defaultable key left out: dryboot's defaults are the
+    config class's, as vLLM reads them."""
+    rec = load_recorded("defaults")[architecture]
+    assert [r["argv"] for r in rec] == DEFAULTS_FLAG_SETS
+    problems = disagreements([(defaults_case(architecture, i, r["argv"]), r["vllm"]) for i, r in enumerate(rec)])
+    assert not problems, "\n".join(problems)
+
+
+def test_every_defaults_config_is_recorded() -> None:
+    assert sorted(load_recorded("defaults")) == sorted(defaults_configs())
+
+
 def test_every_tiny_config_is_recorded_with_its_flag_sets() -> None:
     """The record is of today's cases: same architectures, same flag sets."""
     recorded = load_recorded()
@@ -148,13 +184,14 @@ def test_live_oracle() -> None:
     python = os.environ["DRYBOOT_VLLM_PYTHON"]
     recorded = load_recorded()
     cases = [c for arch, path in tiny_configs().items() for c in cases_for(arch, path)]
+    cases += [defaults_case(a, i, argv) for a in defaults_configs() for i, argv in enumerate(DEFAULTS_FLAG_SETS)]
     runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
     res = runner.run([c.oracle_input() for c in cases])
     problems = []
     for c in cases:
         arch, i = c.id.split("#")
         v = res[c.id]
-        rec = recorded.get(arch, [])
+        rec = load_recorded("defaults").get(arch.split("@")[0], []) if "@" in arch else recorded.get(arch, [])
         if int(i) >= len(rec) or {k: v.get(k) for k in KEPT if k != "error"} != {
             k: rec[int(i)]["vllm"].get(k) for k in KEPT if k != "error"
         }:

@@ -175,12 +175,19 @@ DECODERS: dict[str, Decoder] = {
         per_layer_window=True,
         generated_types=_exaone4_types,
     ),
-    "ExaoneForCausalLM": Decoder("exaone.py", {}, keys={"num_hidden_layers": "num_layers"}),
+    "ExaoneForCausalLM": Decoder(
+        "exaone.py",
+        {"max_position_embeddings": 4096, "num_key_value_heads": 8},
+        keys={"num_hidden_layers": "num_layers"},
+    ),
     "Glm4ForCausalLM": Decoder(
         "glm4.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}
     ),
     "GlmForCausalLM": Decoder("glm.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}),
-    "Glm4MoeForCausalLM": Decoder("glm4_moe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
+    # Glm4MoeConfig has no head_dim of its own: vLLM's Glm4MoeDecoderLayer reads config.head_dim
+    "Glm4MoeForCausalLM": Decoder(
+        "glm4_moe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}, required=("head_dim",)
+    ),
     "Ernie4_5ForCausalLM": Decoder(
         "ernie45.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}
     ),
@@ -217,7 +224,10 @@ DECODERS: dict[str, Decoder] = {
         required=("rope_parameters",),
     ),
     "InternLM3ForCausalLM": Decoder(
-        "llama.py", {"max_position_embeddings": 32768}, per_layer_window=True, required=("num_key_value_heads",)
+        "llama.py",
+        {"max_position_embeddings": 32768, "head_dim": 128},
+        per_layer_window=True,
+        required=("num_key_value_heads",),
     ),
     "IQuestCoderForCausalLM": Decoder(
         "llama.py",
@@ -240,6 +250,7 @@ DECODERS: dict[str, Decoder] = {
         "dbrx.py",
         {"max_seq_len": 2048, "attn_config": {"kv_n_heads": 1}},
         head_dim="hidden",
+        required=("attn_config",),  # vLLM's DbrxAttention reads attn_config.rope_theta
         keys={
             "num_hidden_layers": "n_layers",
             "num_attention_heads": "n_heads",
@@ -249,17 +260,17 @@ DECODERS: dict[str, Decoder] = {
     ),
     "Cohere2MoeForCausalLM": Decoder(
         "cohere2_moe.py",
-        {"max_position_embeddings": 8192, "sliding_window": 4096, "num_experts": 8},
+        {"max_position_embeddings": 8192, "sliding_window": 4096, "num_experts": 8, "head_dim": 128},
         per_layer_window=True,
         required=("layer_types", "num_key_value_heads"),
         experts_key="num_experts",
     ),
     "AfmoeForCausalLM": Decoder(
         "afmoe.py",
-        {"max_position_embeddings": 16384, "sliding_window": 1024},
+        {"max_position_embeddings": 16384, "sliding_window": 1024, "head_dim": 128},
         head_dim="required",
         per_layer_window=True,
-        required=("layer_types", "num_key_value_heads"),
+        required=("layer_types", "num_key_value_heads", "max_position_embeddings"),
     ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
@@ -328,7 +339,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             raise InputError(
                 f.source, f.where(key), f"required field is missing ({architecture}: dryboot does not derive it)"
             )
-    n = f.integer(spec.key("num_hidden_layers"), maximum=MAX_LAYERS)
+    # a config class's attribute_map lets a file name the layer count either way (ExaoneConfig)
+    layers_key = spec.key("num_hidden_layers")
+    if not f.given(layers_key) and f.given("num_hidden_layers"):
+        layers_key = "num_hidden_layers"
+    n = f.integer(layers_key, maximum=MAX_LAYERS)
     attn = heads(f, spec)
     sw = _window(f, spec)
     types = layer_types(f, n)
