@@ -272,6 +272,20 @@ DECODERS: dict[str, Decoder] = {
         per_layer_window=True,
         required=("layer_types", "num_key_value_heads", "max_position_embeddings"),
     ),
+    "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
+    "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
+    "HYV3ForCausalLM": Decoder(
+        "hy_v3.py",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": 128, "num_experts": 64},
+        experts_key="num_experts",
+        required=("num_experts",),
+    ),
+    "Jais2ForCausalLM": Decoder(
+        "jais2.py",
+        {},
+        required=("num_key_value_heads", "max_position_embeddings"),
+        refuse_keys={"interleaved_sliding_window": "per-layer interleaved sliding windows are not modelled"},
+    ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),

@@ -50,6 +50,14 @@ TP_CUDA = (
     "not verified: with tensor parallelism its per-layer QK norm builds CUDA-only communication, which the "
     "harness cannot construct offline; not planned"
 )
+NEEDS_CUDA = (
+    "vLLM 0.28.0 needs CUDA to build this model (its MoE layer allocates on the GPU at construction), so "
+    "the meta-device harness cannot verify it: not planned"
+)
+MPT_CONFIG = (
+    "vLLM 0.28.0 cannot read an MPT config with the transformers it ships (MptAttentionConfig is not "
+    "subscriptable): refused as vLLM refuses"
+)
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
@@ -68,7 +76,7 @@ REASONS: dict[str, str] = {
     "AXK1ForCausalLM": MLA_SPARSE,
     "AfmoeForCausalLM": TEXT,
     "ApertusForCausalLM": META_DEVICE,
-    "ArcticForCausalLM": TEXT,
+    "ArcticForCausalLM": NEEDS_CUDA,
     "AriaForConditionalGeneration": MM,
     "AudioFlamingo3ForConditionalGeneration": MM,
     "BagelForConditionalGeneration": MM,
@@ -216,7 +224,7 @@ REASONS: dict[str, str] = {
     "LongCatFlashMTPModel": SPEC_MTP,
     "LongcatFlashForCausalLM": MLA,
     "LongcatFlashNgramForCausalLM": TEXT,
-    "MPTForCausalLM": TEXT,
+    "MPTForCausalLM": MPT_CONFIG,
     "Mamba2ForCausalLM": ATTNFREE,
     "MedusaModel": MEDUSA,
     "MellumForCausalLM": TEXT,
@@ -246,7 +254,7 @@ REASONS: dict[str, str] = {
     "MoonshotKimiaForCausalLM": MM,
     "MossAudioModel": MM,
     "MossTranscribeDiarizeForConditionalGeneration": MM,
-    "MptForCausalLM": TEXT,
+    "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "MuseGlimmerForCausalLM": TEXT,
     "MuseGlimmerForConditionalGeneration": MM,
@@ -262,7 +270,7 @@ REASONS: dict[str, str] = {
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM,
     "OpenVLAForActionPrediction": MM,
-    "OrionForCausalLM": TEXT,
+    "OrionForCausalLM": REMOTE,
     "Ovis": MM,
     "Ovis2_5": MM,
     "Ovis2_6ForCausalLM": MM,
@@ -303,7 +311,7 @@ REASONS: dict[str, str] = {
     "SarvamMoEForCausalLM": MLA_SPARSE,
     "SkyworkR1VChatModel": MM,
     "SmolVLMForConditionalGeneration": MM,
-    "SolarForCausalLM": TEXT,
+    "SolarForCausalLM": REMOTE,
     "StableLMEpochForCausalLM": TEXT,
     "Step1ForCausalLM": TEXT,
     "Step3TextForCausalLM": TEXT,
@@ -314,7 +322,7 @@ REASONS: dict[str, str] = {
     "StepVLForConditionalGeneration": MM,
     "TeleChat2ForCausalLM": TEXT,
     "TeleChat3ForCausalLM": TEXT,
-    "TeleFLMForCausalLM": TEXT,
+    "TeleFLMForCausalLM": REMOTE,
     "UltravoxModel": MM,
     "UnlimitedOCRForCausalLM": MM,
     "VoxtralForConditionalGeneration": MM,
