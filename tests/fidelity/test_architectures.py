@@ -55,10 +55,26 @@ def defaults_configs() -> dict[str, Path]:
     return {p.stem: p for p in sorted(DEFAULTS.glob("*.json"))}
 
 
-def defaults_case(architecture: str, index: int, argv: list[str]) -> H.Case:
+FILES = DATA / "files"
+
+
+def materialize(architecture: str, path: Path) -> str:
+    """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
+    architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``)."""
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
-    model = H.materialize_file(work, defaults_configs()[architecture])
+    model = H.materialize_file(work, path)
+    extra = FILES / architecture
+    if extra.is_dir():
+        for f in sorted(extra.iterdir()):
+            target = Path(model) / f.name
+            if not target.exists() or target.read_bytes() != f.read_bytes():
+                target.write_bytes(f.read_bytes())
+    return model
+
+
+def defaults_case(architecture: str, index: int, argv: list[str]) -> H.Case:
+    model = materialize(architecture, defaults_configs()[architecture])
     return H.Case(id=f"{architecture}@defaults#{index}", family=f"defaults:{architecture}", model=model, argv=argv)
 
 
@@ -103,12 +119,11 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
 def make_case(architecture: str, index: int, argv: list[str]) -> H.Case:
     """The case running ``argv`` on ``architecture``'s tiny config (a drafter's: on its target,
     the drafter in ``--speculative-config``)."""
-    work = H.default_workdir()
-    work.mkdir(parents=True, exist_ok=True)
     path = tiny_configs()[architecture]
-    model = H.materialize_file(work, path)
+    model = materialize(architecture, path)
     if architecture in DRAFTERS:
-        drafter, model = model, H.materialize_file(work, tiny_configs()[DRAFTERS[architecture][0]])
+        target = DRAFTERS[architecture][0]
+        drafter, model = model, materialize(target, tiny_configs()[target])
         argv = [a.replace(DRAFTER, drafter) for a in argv]
     return H.Case(id=f"{architecture}#{index}", family=f"arch:{architecture}", model=model, argv=argv, source=path.name)
 

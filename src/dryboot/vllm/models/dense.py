@@ -117,6 +117,10 @@ class Decoder:
 
 
 _GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
+_QWEN2_SWA = {
+    "use_sliding_window": "a sliding window in the Qwen2 language model (some layers from max_window_layers on) "
+    "is not modelled for this wrapper"
+}
 _DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
 
 #: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
@@ -285,6 +289,18 @@ DECODERS: dict[str, Decoder] = {
         {},
         required=("num_key_value_heads", "max_position_embeddings"),
         refuse_keys={"interleaved_sliding_window": "per-layer interleaved sliding windows are not modelled"},
+    ),
+    "Qwen2VLForConditionalGeneration": Decoder(
+        "qwen2_vl.py",
+        {"max_position_embeddings": 32768, "num_key_value_heads": 8},
+        head_dim="hidden",
+        refuse_keys=_QWEN2_SWA,
+    ),
+    "Qwen2_5_VLForConditionalGeneration": Decoder(
+        "qwen2_5_vl.py",
+        {"max_position_embeddings": 32768, "num_key_value_heads": 8},
+        head_dim="hidden",
+        refuse_keys=_QWEN2_SWA,
     ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}

@@ -15,8 +15,8 @@ TEXT = (
 )
 MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
 MM_UNVERIFIED = (
-    "multimodal wrapper of a decoder dryboot reads, not verified: vLLM 0.28.0 cannot build it offline in "
-    "the harness (torchvision operators / the image processor files), so it is not planned"
+    "multimodal wrapper of a decoder dryboot reads, not verified: its vLLM module needs mistral_common, "
+    "absent from the fidelity venv, so the harness cannot build it; not planned"
 )
 HYBRID = (
     "hybrid: Mamba / linear-attention / short-convolution layers beside attention "
@@ -277,7 +277,7 @@ REASONS: dict[str, str] = {
     "Ovis2_6_MoeForCausalLM": MM,
     "PEagleDraftModel": SPEC_EAGLE,
     "PaddleOCRVLForConditionalGeneration": MM,
-    "PaliGemmaForConditionalGeneration": MM_UNVERIFIED,
+    "PaliGemmaForConditionalGeneration": MM,
     "PanguEmbeddedForCausalLM": MLA_SPARSE,
     "PanguProMoEV2ForCausalLM": MLA_SPARSE,
     "PanguUltraMoEForCausalLM": MLA_SPARSE,
@@ -291,10 +291,8 @@ REASONS: dict[str, str] = {
     "Plamo3ForCausalLM": TEXT,
     "QianfanOCRForConditionalGeneration": MM,
     "Qwen2AudioForConditionalGeneration": MM,
-    "Qwen2VLForConditionalGeneration": MM_UNVERIFIED,
     "Qwen2_5OmniForConditionalGeneration": MM,
     "Qwen2_5OmniModel": MM,
-    "Qwen2_5_VLForConditionalGeneration": MM_UNVERIFIED,
     "Qwen3ASRForConditionalGeneration": MM,
     "Qwen3ASRRealtimeGeneration": MM,
     "Qwen3DSparkModel": SPEC_DSPARK,
