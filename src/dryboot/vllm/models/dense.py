@@ -302,6 +302,13 @@ DECODERS: dict[str, Decoder] = {
         head_dim="hidden",
         refuse_keys=_QWEN2_SWA,
     ),
+    "Glm4vForConditionalGeneration": Decoder(
+        "glm4_1v.py", {"max_position_embeddings": 32768, "num_key_value_heads": 2}
+    ),
+    # Glm4vMoeTextConfig has no head_dim of its own: vLLM's Glm4MoeDecoderLayer reads config.head_dim
+    "Glm4vMoeForConditionalGeneration": Decoder(
+        "glm4_1v.py", {"max_position_embeddings": 65536, "num_key_value_heads": 8}, required=("head_dim",)
+    ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -310,6 +317,18 @@ DECODERS: dict[str, Decoder] = {
         {"max_position_embeddings": 128000, "num_key_value_heads": 16, "num_experts": 60},
         experts_key="num_experts",
     ),
+}
+
+
+#: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
+#: its language model). The text config's ``model_type`` picks it (the wrapper's own ``model_type``
+#: stands for the config class's default text model); any other text model is refused.
+WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
+    "PaliGemmaForConditionalGeneration": (
+        "paligemma.py",
+        {"gemma": "GemmaForCausalLM", "paligemma": "GemmaForCausalLM"},
+    ),
+    "Idefics3ForConditionalGeneration": ("idefics3.py", {"llama": "LlamaForCausalLM", "idefics3": "LlamaForCausalLM"}),
 }
 
 
@@ -359,7 +378,31 @@ def _window(f: ConfigFields, spec: Decoder) -> int | None:
     return f.integer("sliding_window")
 
 
+def _wrapped(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """A multimodal wrapper's language model, read by the family of the architecture vLLM builds
+    for it (``init_vllm_registered_model`` on the text config)."""
+    from dataclasses import replace
+
+    from dryboot.vllm.models.registry import ARCHITECTURES
+
+    text_type = str(f.get("model_type") or "")
+    inner = WRAPPERS[architecture][1].get(text_type)
+    if inner is None:
+        raise InputError(
+            f.source,
+            f.where("model_type"),
+            f"{architecture} with a {text_type!r} language model is not modelled "
+            f"(only {', '.join(sorted(set(WRAPPERS[architecture][1].values())))})",
+        )
+    family = ARCHITECTURES[inner]
+    inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
+    model = family.read(f.with_defaults(inner_defaults), inner)
+    return replace(model, architecture=architecture)
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    if architecture in WRAPPERS:
+        return _wrapped(f, architecture)
     spec = DECODERS[architecture]
     for key, why in spec.refuse_keys.items():
         if f.get(key):

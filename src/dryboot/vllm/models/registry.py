@@ -88,9 +88,15 @@ FAMILIES: tuple[Family, ...] = (
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
 )
 
-from dryboot.vllm.models.dense import DECODERS  # noqa: E402  (the dense table names its own files)
+from dryboot.vllm.models.dense import DECODERS, WRAPPERS  # noqa: E402  (the dense tables name their files)
 
-FAMILIES += (Family("dense", tuple(sorted({d.vllm_file for d in DECODERS.values()})), tuple(DECODERS)),)
+FAMILIES += (
+    Family(
+        "dense",
+        tuple(sorted({d.vllm_file for d in DECODERS.values()} | {w[0] for w in WRAPPERS.values()})),
+        (*DECODERS, *WRAPPERS),
+    ),
+)
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
