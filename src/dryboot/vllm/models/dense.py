@@ -321,14 +321,25 @@ DECODERS: dict[str, Decoder] = {
 
 
 #: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
-#: its language model). The text config's ``model_type`` picks it (the wrapper's own ``model_type``
-#: stands for the config class's default text model); any other text model is refused.
+#: its language model). The text config's ``architectures`` picks it when given (one of these),
+#: else its ``model_type`` (the wrapper's own ``model_type`` stands for the config class's default
+#: text model); any other language model is refused.
 WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     "PaliGemmaForConditionalGeneration": (
         "paligemma.py",
         {"gemma": "GemmaForCausalLM", "paligemma": "GemmaForCausalLM"},
     ),
     "Idefics3ForConditionalGeneration": ("idefics3.py", {"llama": "LlamaForCausalLM", "idefics3": "LlamaForCausalLM"}),
+    "SmolVLMForConditionalGeneration": ("smolvlm.py", {"llama": "LlamaForCausalLM", "smolvlm": "LlamaForCausalLM"}),
+    "InternVLForConditionalGeneration": (
+        "interns1.py",
+        {"qwen2": "Qwen2ForCausalLM", "internvl": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"},
+    ),
+    "Cohere2VisionForConditionalGeneration": (
+        "cohere2_vision.py",
+        {"cohere2": "Cohere2ForCausalLM", "cohere2_vision": "Cohere2ForCausalLM"},
+    ),
+    "Blip2ForConditionalGeneration": ("blip2.py", {"opt": "OPTForCausalLM", "blip-2": "OPTForCausalLM"}),
 }
 
 
@@ -386,7 +397,15 @@ def _wrapped(f: ConfigFields, architecture: str) -> ModelGeometry:
     from dryboot.vllm.models.registry import ARCHITECTURES
 
     text_type = str(f.get("model_type") or "")
-    inner = WRAPPERS[architecture][1].get(text_type)
+    allowed = WRAPPERS[architecture][1]
+    nested = f.root.get("text_config")
+    named = nested.get("architectures") if isinstance(nested, dict) else None
+    if isinstance(named, list) and named:
+        # the text config names the language model's architecture: vLLM builds that one
+        inner = str(named[0]) if str(named[0]) in allowed.values() else None
+        text_type = str(named[0])
+    else:
+        inner = allowed.get(text_type)
     if inner is None:
         raise InputError(
             f.source,
