@@ -45,7 +45,7 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
 @pytest.mark.parametrize(
     ("architecture", "words"),
     [
-        ("Llama4ForCausalLM", "chunked local attention"),
+        ("Gemma3nForConditionalGeneration", "cross-layer KV sharing"),
         ("Zamba2ForCausalLM", "hybrid: Mamba"),
         ("WhisperForConditionalGeneration", "encoder-decoder"),
         ("Gemma3nForCausalLM", "cross-layer KV sharing"),
@@ -85,7 +85,7 @@ def test_list_architectures_prints_status_and_reason() -> None:
     assert lines[-1] == f"{len(rows)} architectures: {verified} verified, {len(rows) - verified} refused"
     by_name = {ln.split()[0]: ln for ln in lines[:-1]}
     assert len(by_name) == len(rows)
-    assert "  refused  " in by_name["Llama4ForCausalLM"] and "chunked local attention" in by_name["Llama4ForCausalLM"]
+    assert "  refused  " in by_name["Zamba2ForCausalLM"] and "hybrid: Mamba" in by_name["Zamba2ForCausalLM"]
     assert "  verified  dense  " in by_name["MixtralForCausalLM"]
     assert "tests/fidelity/data/architectures/MixtralForCausalLM.json" in by_name["MixtralForCausalLM"]
 

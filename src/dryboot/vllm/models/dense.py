@@ -345,6 +345,8 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
     architecture = (f.root.get("architectures") or [""])[0]
+    if architecture in LLAMA4:
+        return dict(LLAMA4[architecture][1])
     spec = DECODERS.get(architecture)
     return dict(spec.defaults) if spec else {}
 
@@ -419,7 +421,47 @@ def _wrapped(f: ConfigFields, architecture: str) -> ModelGeometry:
     return replace(model, architecture=architecture)
 
 
+#: Llama-4 (``llama4.py``, ``mllama4.py``; ``Llama4TextConfig``): rope layers use chunked local
+#: attention of ``attention_chunk_size`` tokens, the NoPE layers (``no_rope_layers[i] == 0``) full.
+LLAMA4: dict[str, tuple[str, dict[str, Any]]] = {
+    arch: (
+        file,
+        {
+            "max_position_embeddings": 131072,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "attention_chunk_size": 8192,
+            "no_rope_layer_interval": 4,
+        },
+    )
+    for arch, file in (("Llama4ForCausalLM", "llama4.py"), ("Llama4ForConditionalGeneration", "mllama4.py"))
+}
+
+
+def _llama4(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """``Llama4Attention``: ``ChunkedLocalAttention`` where the layer has RoPE and the config an
+    ``attention_chunk_size``; ``no_rope_layers`` (absent or empty: a NoPE layer every
+    ``no_rope_layer_interval``-th layer) says which do; the head size is ``config.head_dim``."""
+    n = f.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    n_heads = f.integer("num_attention_heads")
+    kv = f.integer("num_key_value_heads", default=n_heads)
+    head_dim = f.integer("head_dim") if f.has("head_dim") else f.integer("hidden_size") // n_heads
+    if n_heads % kv:
+        raise InputError(f.source, f.where("num_key_value_heads"), f"{kv} KV heads do not divide {n_heads} heads")
+    rope = f.get("no_rope_layers")
+    if not rope:
+        interval = f.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(n)]
+    if not isinstance(rope, list) or len(rope) != n or not all(isinstance(x, int) for x in rope):
+        raise InputError(f.source, f.where("no_rope_layers"), f"must list one 0/1 per layer ({n})")
+    chunk = f.get("attention_chunk_size")
+    kinds = tuple(LayerKind.CHUNKED if r != 0 and chunk else LayerKind.FULL for r in rope)
+    return geometry(f, architecture, "dense", kinds, heads=(n_heads, kv, head_dim))
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    if architecture in LLAMA4:
+        return _llama4(f, architecture)
     if architecture in WRAPPERS:
         return _wrapped(f, architecture)
     spec = DECODERS[architecture]

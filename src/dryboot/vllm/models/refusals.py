@@ -26,7 +26,6 @@ ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not m
 MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
 MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per layer): not modelled"
 MLA_FAMILY_V1 = "DeepSeek-V1 (deepseek_v2.py's non-MLA DeepseekAttention): not yet taught"
-CHUNKED = "chunked local attention (attention_chunk_size, interleaved with global layers): not modelled"
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
 KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
 CLA = "cross-layer attention (use_cla: every cla_share_factor-th layer keeps the KV the next ones reuse): not modelled"
@@ -126,7 +125,7 @@ REASONS: dict[str, str] = {
     "Eagle3Qwen3vlForCausalLM": SPEC_EAGLE,
     "EagleCohereForCausalLM": SPEC_EAGLE,
     "EagleDeepSeekMTPModel": SPEC_MTP,
-    "EagleLlama4ForCausalLM": CHUNKED,
+    "EagleLlama4ForCausalLM": SPEC_EAGLE,
     "EagleLlamaForCausalLM": SPEC_EAGLE,
     "EagleMiniCPMForCausalLM": SPEC_EAGLE,
     "EagleMistralForCausalLM": SPEC_EAGLE,
@@ -206,8 +205,6 @@ REASONS: dict[str, str] = {
     "Lfm2MoeForCausalLM": HYBRID,
     "Lfm2VlForConditionalGeneration": HYBRID,
     "LightOnOCRForConditionalGeneration": MM,
-    "Llama4ForCausalLM": CHUNKED,
-    "Llama4ForConditionalGeneration": CHUNKED,
     "LlamaForCausalLMEagle3": SPEC_EAGLE,
     "Llama_Nemotron_Nano_VL": MM,
     "LlavaForConditionalGeneration": MM_UNVERIFIED,

@@ -88,13 +88,19 @@ FAMILIES: tuple[Family, ...] = (
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
 )
 
-from dryboot.vllm.models.dense import DECODERS, WRAPPERS  # noqa: E402  (the dense tables name their files)
+from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
 
 FAMILIES += (
     Family(
         "dense",
-        tuple(sorted({d.vllm_file for d in DECODERS.values()} | {w[0] for w in WRAPPERS.values()})),
-        (*DECODERS, *WRAPPERS),
+        tuple(
+            sorted(
+                {d.vllm_file for d in DECODERS.values()}
+                | {w[0] for w in WRAPPERS.values()}
+                | {w[0] for w in LLAMA4.values()}
+            )
+        ),
+        (*DECODERS, *WRAPPERS, *LLAMA4),
     ),
 )
 
