@@ -340,6 +340,8 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         {"cohere2": "Cohere2ForCausalLM", "cohere2_vision": "Cohere2ForCausalLM"},
     ),
     "Blip2ForConditionalGeneration": ("blip2.py", {"opt": "OPTForCausalLM", "blip-2": "OPTForCausalLM"}),
+    # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
+    "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
 }
 
 

@@ -25,7 +25,6 @@ HYBRID = (
 ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not modelled"
 MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
 MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per layer): not modelled"
-MLA_FAMILY_V1 = "DeepSeek-V1 (deepseek_v2.py's non-MLA DeepseekAttention): not yet taught"
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
 KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
 CLA = "cross-layer attention (use_cla: every cla_share_factor-th layer keeps the KV the next ones reuse): not modelled"
@@ -105,7 +104,7 @@ REASONS: dict[str, str] = {
     "DeciLMForCausalLM": TEXT,
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
-    "DeepseekForCausalLM": MLA_FAMILY_V1,
+    "DeepseekForCausalLM": REMOTE,
     "DeepseekOCR2ForCausalLM": MM,
     "DeepseekOCRForCausalLM": MM,
     "DeepseekV32ForCausalLM": MLA_SPARSE,
@@ -238,7 +237,6 @@ REASONS: dict[str, str] = {
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
     "Ministral3ForCausalLM": TEXT,
     "Mistral3ForConditionalGeneration": MM_UNVERIFIED,
-    "MistralLarge3ForCausalLM": TEXT,
     "Molmo2ForConditionalGeneration": MM,
     "MolmoForCausalLM": MM,
     "Moondream3ForCausalLM": MM,
