@@ -340,6 +340,14 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         {"cohere2": "Cohere2ForCausalLM", "cohere2_vision": "Cohere2ForCausalLM"},
     ),
     "Blip2ForConditionalGeneration": ("blip2.py", {"opt": "OPTForCausalLM", "blip-2": "OPTForCausalLM"}),
+    "Qwen2AudioForConditionalGeneration": (
+        "qwen2_audio.py",
+        {"qwen2": "Qwen2ForCausalLM", "qwen2_audio": "Qwen2ForCausalLM"},
+    ),
+    "Exaone4_5_ForConditionalGeneration": (
+        "exaone4_5.py",
+        {"exaone4": "Exaone4ForCausalLM", "exaone4_5": "Exaone4ForCausalLM"},
+    ),
     # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
     "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
 }
