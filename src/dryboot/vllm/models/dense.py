@@ -348,6 +348,10 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         "exaone4_5.py",
         {"exaone4": "Exaone4ForCausalLM", "exaone4_5": "Exaone4ForCausalLM"},
     ),
+    "PaddleOCRVLForConditionalGeneration": (
+        "paddleocr_vl.py",
+        {"paddleocr_vl_text": "Ernie4_5ForCausalLM", "paddleocr_vl": "Ernie4_5ForCausalLM"},
+    ),
     # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
     "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
 }

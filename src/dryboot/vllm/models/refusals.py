@@ -264,7 +264,6 @@ REASONS: dict[str, str] = {
     "Ovis2_6ForCausalLM": MM,
     "Ovis2_6_MoeForCausalLM": MM,
     "PEagleDraftModel": SPEC_EAGLE,
-    "PaddleOCRVLForConditionalGeneration": MM,
     "PanguEmbeddedForCausalLM": MLA_SPARSE,
     "PanguProMoEV2ForCausalLM": MLA_SPARSE,
     "PanguUltraMoEForCausalLM": MLA_SPARSE,
