@@ -56,6 +56,15 @@ MPT_CONFIG = (
     "vLLM 0.28.0 cannot read an MPT config with the transformers it ships (MptAttentionConfig is not "
     "subscriptable): refused as vLLM refuses"
 )
+PER_LAYER_HEADS = (
+    "per-layer block configs (nemotron_nas.py: KV heads per layer from n_heads_in_group, no-op attention "
+    "layers): layers with different KV head counts are not modelled"
+)
+SPLIT_HEAD_SIZES = (
+    "separate K and V head sizes (v_head_dim) and different heads for sliding and full layers "
+    "(mimo_v2.py): not modelled"
+)
+LOOPED = "looped layers (each layer run loop_num times with its own KV cache and a loop window): not modelled"
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
@@ -101,7 +110,7 @@ REASONS: dict[str, str] = {
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
     "DSparkDraftModel": NOFILE,
     "DbrxForCausalLM": TEXT,
-    "DeciLMForCausalLM": TEXT,
+    "DeciLMForCausalLM": PER_LAYER_HEADS,
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
@@ -174,7 +183,7 @@ REASONS: dict[str, str] = {
     "HunYuanVLForConditionalGeneration": MM,
     "HyperCLOVAXForCausalLM": TEXT,
     "IQuestCoderForCausalLM": TEXT,
-    "IQuestLoopCoderForCausalLM": TEXT,
+    "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
     "InklingForConditionalGeneration": NOFILE,
     "InklingMTPModel": NOFILE,
@@ -220,8 +229,8 @@ REASONS: dict[str, str] = {
     "MiDashengLMModel": MM,
     "MiMoForCausalLM": TEXT,
     "MiMoMTPModel": SPEC_MTP,
-    "MiMoV2FlashForCausalLM": TEXT,
-    "MiMoV2ForCausalLM": TEXT,
+    "MiMoV2FlashForCausalLM": SPLIT_HEAD_SIZES,
+    "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2MTPModel": SPEC_MTP,
     "MiMoV2OmniForCausalLM": MM,
     "MiMoV2OmniMTPModel": SPEC_MTP,
