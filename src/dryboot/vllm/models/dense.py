@@ -17,9 +17,18 @@ layers get a sliding window:
   ``Cohere2Config``, ``Exaone4Config``, ``Qwen2MoeConfig``) are mirrored, as is the Qwen-MoE
   rule that keeps ``sliding_window`` only with ``use_sliding_window``.
 
-KV heads per rank are ``max(1, total // TP)`` in every file listed (replicated below TP).
+KV heads per rank are ``max(1, total // TP)`` in every file listed (replicated below TP); MoE
+blocks that refuse more TP ranks than routed experts are refused the same way (:func:`verify`).
 Config features these files handle differently (dual-chunk attention, a pattern string) are
-refused by name.
+refused by name, and keys a config class derives by rules not mirrored here are required.
+
+Two more tables: :data:`WRAPPERS`, multimodal wrappers (and one alias) whose language model is an
+architecture some family already reads (chosen by the text config's ``architectures`` or
+``model_type``, as ``init_vllm_registered_model`` builds it), and :data:`LLAMA4`, Llama-4's
+chunked local attention on its RoPE layers.
+
+Each architecture here is verified against vLLM 0.28.0's engine start on a tiny config and on a
+config leaving out every defaultable key (``tests/fidelity/test_architectures.py``).
 """
 
 from __future__ import annotations
