@@ -164,7 +164,7 @@ DECODERS: dict[str, Decoder] = {
         refuse_keys=_DCA,
         experts_key="num_experts",
     ),
-    "Phi3ForCausalLM": Decoder("phi3.py", {"max_position_embeddings": 4096}),
+    "Phi3ForCausalLM": Decoder("phi3.py", {"max_position_embeddings": 4096, "original_max_position_embeddings": 4096}),
     "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}),
     "GraniteMoeForCausalLM": Decoder("granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
     "Olmo3ForCausalLM": Decoder(
