@@ -105,6 +105,8 @@ class Decoder:
     :param refuse_keys: keys whose presence means attention this reader does not model.
     :param required: keys the file must give (the config class derives them by rules not modelled
         here, e.g. a ``layer_types`` pattern).
+    :param multi_query_groups: KV heads are ``multi_query_group_num`` with ``multi_query_attention``,
+        else one per attention head (``chatglm.py``).
     :param experts_key: the routed-expert count whose MoE block refuses more TP ranks than
         experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
     """
@@ -120,6 +122,7 @@ class Decoder:
     refuse_keys: dict[str, str] = field(default_factory=dict)
     experts_key: str | None = None
     required: tuple[str, ...] = ()
+    multi_query_groups: bool = False
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -318,6 +321,17 @@ DECODERS: dict[str, Decoder] = {
     "Glm4vMoeForConditionalGeneration": Decoder(
         "glm4_1v.py", {"max_position_embeddings": 65536, "num_key_value_heads": 8}, required=("head_dim",)
     ),
+    **{
+        arch: Decoder(
+            "chatglm.py",
+            {"seq_length": 2048, "multi_query_group_num": 1},
+            head_dim="hidden",
+            multi_query_groups=True,
+            keys={"num_hidden_layers": "num_layers"},
+            required=("tie_word_embeddings", "original_rope"),  # vLLM's ChatGLM reads them; no class default
+        )
+        for arch in ("ChatGLMModel", "ChatGLMForConditionalGeneration")
+    },
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -383,6 +397,8 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
     kv_key = spec.key("num_key_value_heads")
     if spec.mha:
         kv = n_heads
+    elif spec.multi_query_groups:
+        kv = f.integer("multi_query_group_num") if f.boolean("multi_query_attention") else n_heads
     elif "." in kv_key:  # a nested config (DBRX ``attn_config.kv_n_heads``)
         outer, inner = kv_key.split(".", 1)
         block = f.get(outer) or {}

@@ -96,8 +96,6 @@ REASONS: dict[str, str] = {
     "BeeForConditionalGeneration": MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "ChameleonForConditionalGeneration": MM,
-    "ChatGLMForConditionalGeneration": REMOTE,
-    "ChatGLMModel": REMOTE,
     "Cheers": MM,
     "CheersForConditionalGeneration": MM,
     "Cohere2MoeForCausalLM": TEXT,
