@@ -20,7 +20,7 @@ from dryboot.vllm.models.registry import ARCHITECTURES, architecture_table
 def test_table_covers_vllm_registry() -> None:
     rows = architecture_table()
     assert Counter(r.kind for r in rows) == {"text-generation": 131, "multimodal": 119, "speculative-decoding": 56}
-    modelled = {r.architecture for r in rows if r.status == "modelled"}
+    modelled = {r.architecture for r in rows if r.status == "verified"}
     assert modelled == set(ARCHITECTURES)  # every family architecture is a real vLLM 0.28.0 name
 
 

@@ -405,6 +405,14 @@ def _install() -> None:
 
     base_loader.BaseModelLoader.load_model = load_model_on_meta  # type: ignore[method-assign]
 
+    # The registry inspects a model class it has not cached in a fresh subprocess (to keep CUDA
+    # out of the parent); that subprocess lacks the torchvision op declarations above, so every
+    # multimodal class importing an image processor "failed to be inspected". There is no CUDA
+    # here: inspect in-process, where the declarations hold.
+    from vllm.model_executor.models import registry as model_registry
+
+    model_registry._run_in_subprocess = lambda fn: fn()  # type: ignore[attr-defined]
+
     global VLLM_MINOR
     VLLM_MINOR = int(vllm.__version__.split(".")[1])
 

@@ -74,7 +74,8 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 @click.option(
     "--list-architectures",
     is_flag=True,
-    help="Print every architecture of vLLM 0.28.0's registry and whether dryboot plans or refuses it.",
+    help="Print every architecture of vLLM 0.28.0's registry: verified (planned, checked against vLLM) "
+    "or refused, with the reason.",
 )
 @engine_options
 @click.option(
@@ -149,9 +150,12 @@ def plan(
             click.echo(json.dumps([row.__dict__ for row in table], indent=2))
         else:
             for row in table:
-                click.echo(f"{row.architecture}  {row.status}  {row.family or '-'}  {row.kind}  vllm {row.vllm_file}")
-            modelled = sum(r.status == "modelled" for r in table)
-            click.echo(f"{len(table)} architectures: {modelled} modelled, {len(table) - modelled} refused")
+                detail = f"verified on {row.tiny_config}" if row.status == "verified" else row.reason
+                click.echo(
+                    f"{row.architecture}  {row.status}  {row.family or '-'}  {row.kind}  vllm {row.vllm_file}  {detail}"
+                )
+            verified = sum(r.status == "verified" for r in table)
+            click.echo(f"{len(table)} architectures: {verified} verified, {len(table) - verified} refused")
         return
     if model_path is None:
         raise click.UsageError("Missing option '--model'.")

@@ -174,6 +174,7 @@ class ModelGeometry:
     mamba_prefix_caching: bool = True
     layer_names: tuple[str, ...] | None = None
     vision_num_heads: int | None = None
+    moe_experts: tuple[str, int] | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

@@ -98,6 +98,22 @@ FAMILIES: tuple[Family, ...] = (
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
 )
 
+from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
+
+FAMILIES += (
+    Family(
+        "dense",
+        tuple(
+            sorted(
+                {d.vllm_file for d in DECODERS.values()}
+                | {w[0] for w in WRAPPERS.values()}
+                | {w[0] for w in LLAMA4.values()}
+            )
+        ),
+        (*DECODERS, *WRAPPERS, *LLAMA4),
+    ),
+)
+
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
 _DEEPSEEK_V4 = (
@@ -135,6 +151,14 @@ NOT_MODELLED: dict[str, str] = {
 }
 
 
+def refusal_reason(architecture: str) -> str:
+    """Why dryboot refuses ``architecture``: the specific reason where one is known, else its
+    category (:mod:`dryboot.vllm.models.refusals`)."""
+    from dryboot.vllm.models.refusals import reason
+
+    return NOT_MODELLED.get(architecture) or reason(architecture)
+
+
 def family_for(architecture: str, source: str) -> Family:
     """The family serving ``architecture``.
 
@@ -147,11 +171,14 @@ def family_for(architecture: str, source: str) -> Family:
         raise InputError(
             source,
             "architectures",
-            f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly "
-            f"({NOT_MODELLED[architecture] + '; ' if architecture in NOT_MODELLED else ''}"
-            "see dryboot plan --list-architectures)",
+            f"{architecture} is not modelled by dryboot, so its KV cache cannot be planned exactly: "
+            f"{refusal_reason(architecture)} (see dryboot plan --list-architectures)",
         )
     return family
+
+
+#: where the tiny config that verifies a planned architecture lives (in the source tree)
+TINY_CONFIGS = "tests/fidelity/data/architectures"
 
 
 @dataclass(frozen=True)
@@ -160,8 +187,10 @@ class ArchitectureRow:
 
     :param architecture: the registry name; :param kind: vLLM's table (text-generation,
         multimodal, speculative-decoding); :param vllm_file: its model file in vLLM 0.28.0;
-    :param status: ``modelled`` (a family plans it) or ``refused``; :param family: the
-        dryboot family, or ``""``.
+    :param status: ``verified`` (a family plans it, checked end to end against vLLM's engine start
+        on its tiny config) or ``refused``; :param family: the dryboot family, or ``""``;
+    :param reason: why it is refused (``""`` when verified); :param tiny_config: the source-tree
+        path of the config that verifies it (``""`` when refused).
     """
 
     architecture: str
@@ -169,6 +198,8 @@ class ArchitectureRow:
     vllm_file: str
     status: str
     family: str
+    reason: str = ""
+    tiny_config: str = ""
 
 
 def architecture_table() -> list[ArchitectureRow]:
@@ -186,8 +217,10 @@ def architecture_table() -> list[ArchitectureRow]:
                 arch,
                 entry["kind"],
                 entry["file"],
-                "modelled" if family else "refused",
+                "verified" if family else "refused",
                 family.name if family else "",
+                "" if family else refusal_reason(arch),
+                f"{TINY_CONFIGS}/{arch}.json" if family else "",
             )
         )
     return rows

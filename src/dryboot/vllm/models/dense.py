@@ -1,0 +1,551 @@
+"""Attention-only decoders whose every layer keeps one standard KV cache (full or sliding).
+
+One table, :data:`DECODERS`, says per architecture what its vLLM model file and its Hugging Face
+config class decide about the cache: which config keys hold the layer count, the attention and
+KV heads and the hidden size (``n_layer``/``n_head``/``n_embd`` for GPT-2 style configs), whether
+the model reads ``head_dim`` from the config or always computes ``hidden_size // heads``, whether
+it has KV heads of its own at all (multi-head models ignore ``num_key_value_heads``), and how its
+layers get a sliding window:
+
+* every model gets vLLM's model-level window (``EngineArgs.create_engine_config``: the
+  ``sliding_window`` of the text config, set as ``CacheConfig.sliding_window`` when
+  ``layer_types`` is absent or all ``sliding_attention``; an ``Attention`` built with the cache
+  config then uses it);
+* models that pass ``per_layer_sliding_window`` (``olmo3.py``, ``commandr.py``, ``exaone4.py``)
+  give each ``sliding_attention`` layer of ``layer_types`` the config's window;
+* config classes that write ``layer_types`` themselves when a file has none (``Olmo3Config``,
+  ``Cohere2Config``, ``Exaone4Config``, ``Qwen2MoeConfig``) are mirrored, as is the Qwen-MoE
+  rule that keeps ``sliding_window`` only with ``use_sliding_window``.
+
+KV heads per rank are ``max(1, total // TP)`` in every file listed (replicated below TP); MoE
+blocks that refuse more TP ranks than routed experts are refused the same way (:func:`verify`).
+Config features these files handle differently (dual-chunk attention, a pattern string) are
+refused by name, and keys a config class derives by rules not mirrored here are required.
+
+Two more tables: :data:`WRAPPERS`, multimodal wrappers (and one alias) whose language model is an
+architecture some family already reads (chosen by the text config's ``architectures`` or
+``model_type``, as ``init_vllm_registered_model`` builds it), and :data:`LLAMA4`, Llama-4's
+chunked local attention on its RoPE layers.
+
+Each architecture here is verified against vLLM 0.28.0's engine start on a tiny config and on a
+config leaving out every defaultable key (``tests/fidelity/test_architectures.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
+
+SLIDING = "sliding_attention"
+FULL = "full_attention"
+
+
+def _every(period: int) -> Callable[[ConfigFields, int], list[str]]:
+    """``layer_types`` a config class writes when absent: layer ``i`` is full when ``(i + 1)``
+    is a multiple of ``period`` (``Olmo3Config``: 4)."""
+
+    def types(f: ConfigFields, n: int) -> list[str]:
+        return [SLIDING if (i + 1) % period else FULL for i in range(n)]
+
+    return types
+
+
+def _cohere2_types(f: ConfigFields, n: int) -> list[str]:
+    """``Cohere2Config``: every ``sliding_window_pattern``-th layer (default 4) is full."""
+    period = f.integer("sliding_window_pattern", default=4)
+    return [SLIDING if (i + 1) % period else FULL for i in range(n)]
+
+
+def _exaone4_types(f: ConfigFields, n: int) -> list[str]:
+    """``Exaone4Config``: every ``sliding_window_pattern``-th layer (default 4) is full; without a
+    window the pattern is 0, which the class cannot expand (it divides by it)."""
+    if f.get("sliding_window") is None:
+        raise InputError(
+            f.source,
+            f.where("layer_types"),
+            "Exaone4Config cannot derive layer_types without a sliding_window (its pattern becomes 0: "
+            "integer modulo by zero); give layer_types",
+        )
+    value = f.get("sliding_window_pattern")
+    if isinstance(value, str):
+        raise InputError(
+            f.source, f.where("sliding_window_pattern"), "a pattern string is not modelled (give layer_types)"
+        )
+    period = f.integer("sliding_window_pattern", default=4)
+    return [SLIDING if (i + 1) % period else FULL for i in range(n)]
+
+
+def _qwen2_moe_types(f: ConfigFields, n: int) -> list[str]:
+    """``Qwen2MoeConfig``: odd-numbered layers below ``max_window_layers`` slide, only with
+    ``use_sliding_window``."""
+    use = f.boolean("use_sliding_window")
+    below = f.integer("max_window_layers", minimum=0)
+    return [SLIDING if (i + 1) % 2 and i < below and use else FULL for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """What one architecture's model file and config class decide about its KV cache.
+
+    :param vllm_file: the ``vllm/model_executor/models/`` file.
+    :param defaults: the HF config class's defaults for absent keys that change the cache.
+    :param head_dim: ``"config"`` (``head_dim`` when set, else ``hidden // heads``: ``llama.py``,
+        ``mixtral.py``...), ``"hidden"`` (always ``hidden // heads``: ``qwen2_moe.py``,
+        ``commandr.py``...) or ``"required"`` (``config.head_dim``: ``gemma.py``, ``seed_oss.py``).
+    :param mha: the model has no KV heads of its own (one per attention head: ``gpt2.py``...).
+    :param per_layer_window: the model passes ``per_layer_sliding_window`` from ``layer_types``.
+    :param qwen_window: ``sliding_window`` counts only with ``use_sliding_window``.
+    :param generated_types: the ``layer_types`` the config class writes when absent.
+    :param keys: config keys for ``layers``, ``heads``, ``kv_heads`` and ``hidden``.
+    :param refuse_keys: keys whose presence means attention this reader does not model.
+    :param required: keys the file must give (the config class derives them by rules not modelled
+        here, e.g. a ``layer_types`` pattern).
+    :param multi_query_groups: KV heads are ``multi_query_group_num`` with ``multi_query_attention``,
+        else one per attention head (``chatglm.py``).
+    :param experts_key: the routed-expert count whose MoE block refuses more TP ranks than
+        experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
+    """
+
+    vllm_file: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    head_dim: str = "config"
+    mha: bool = False
+    per_layer_window: bool = False
+    qwen_window: bool = False
+    generated_types: Callable[[ConfigFields, int], list[str]] | None = None
+    keys: dict[str, str] = field(default_factory=dict)
+    refuse_keys: dict[str, str] = field(default_factory=dict)
+    experts_key: str | None = None
+    required: tuple[str, ...] = ()
+    multi_query_groups: bool = False
+
+    def key(self, name: str) -> str:
+        return self.keys.get(name, name)
+
+
+_GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
+_QWEN2_SWA = {
+    "use_sliding_window": "a sliding window in the Qwen2 language model (some layers from max_window_layers on) "
+    "is not modelled for this wrapper"
+}
+_DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
+
+#: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
+DECODERS: dict[str, Decoder] = {
+    "MixtralForCausalLM": Decoder("mixtral.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
+    "Qwen2MoeForCausalLM": Decoder(
+        "qwen2_moe.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_key_value_heads": 16,
+            "use_sliding_window": False,
+            "sliding_window": 4096,
+            "max_window_layers": 28,
+            "num_experts": 60,
+        },
+        head_dim="hidden",
+        qwen_window=True,
+        generated_types=_qwen2_moe_types,
+        refuse_keys=_DCA,
+        experts_key="num_experts",
+    ),
+    "Qwen3MoeForCausalLM": Decoder(
+        "qwen3_moe.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_key_value_heads": 4,
+            "use_sliding_window": False,
+            "sliding_window": 4096,
+            "num_experts": 128,
+        },
+        qwen_window=True,
+        refuse_keys=_DCA,
+        experts_key="num_experts",
+    ),
+    "Phi3ForCausalLM": Decoder("phi3.py", {"max_position_embeddings": 4096, "original_max_position_embeddings": 4096}),
+    "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}),
+    "GraniteMoeForCausalLM": Decoder("granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "Olmo3ForCausalLM": Decoder(
+        "olmo3.py",
+        {"max_position_embeddings": 2048, "sliding_window": 4096},
+        head_dim="hidden",
+        per_layer_window=True,
+        generated_types=_every(4),
+    ),
+    "CohereForCausalLM": Decoder("commandr.py", {"max_position_embeddings": 8192}, head_dim="hidden"),
+    "Cohere2ForCausalLM": Decoder(
+        "commandr.py",
+        {"max_position_embeddings": 8192, "sliding_window": 4096},
+        head_dim="hidden",
+        per_layer_window=True,
+        generated_types=_cohere2_types,
+    ),
+    "Exaone4ForCausalLM": Decoder(
+        "exaone4.py",
+        {"max_position_embeddings": 2048, "num_key_value_heads": 32, "sliding_window": 4096},
+        per_layer_window=True,
+        generated_types=_exaone4_types,
+    ),
+    "ExaoneForCausalLM": Decoder(
+        "exaone.py",
+        {"max_position_embeddings": 4096, "num_key_value_heads": 8},
+        keys={"num_hidden_layers": "num_layers"},
+    ),
+    "Glm4ForCausalLM": Decoder(
+        "glm4.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}
+    ),
+    "GlmForCausalLM": Decoder("glm.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}),
+    # Glm4MoeConfig has no head_dim of its own: vLLM's Glm4MoeDecoderLayer reads config.head_dim
+    "Glm4MoeForCausalLM": Decoder(
+        "glm4_moe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}, required=("head_dim",)
+    ),
+    "Ernie4_5ForCausalLM": Decoder(
+        "ernie45.py", {"max_position_embeddings": 131072, "num_key_value_heads": 2, "head_dim": 128}
+    ),
+    "Ernie4_5_MoeForCausalLM": Decoder(
+        "ernie45_moe.py",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 4, "moe_num_experts": 64},
+        experts_key="moe_num_experts",
+    ),
+    "StableLmForCausalLM": Decoder(
+        "stablelm.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
+    ),
+    "GemmaForCausalLM": Decoder(
+        "gemma.py", {"max_position_embeddings": 8192, "num_key_value_heads": 16, "head_dim": 256}, head_dim="required"
+    ),
+    "OlmoeForCausalLM": Decoder("olmoe.py", {"max_position_embeddings": 4096}, head_dim="hidden"),
+    "SeedOssForCausalLM": Decoder(
+        "seed_oss.py",
+        {"max_position_embeddings": 524288, "num_key_value_heads": 8, "head_dim": 128},
+        head_dim="required",
+    ),
+    "ArceeForCausalLM": Decoder("arcee.py", {"max_position_embeddings": 4096}),
+    "PhiForCausalLM": Decoder("phi.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "PhiMoEForCausalLM": Decoder("phimoe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
+    "NemotronForCausalLM": Decoder("nemotron.py", {"max_position_embeddings": 4096}),
+    "GPT2LMHeadModel": Decoder("gpt2.py", {"n_positions": 1024}, head_dim="hidden", mha=True, keys=_GPT2_KEYS),
+    "GPTJForCausalLM": Decoder("gpt_j.py", {"n_positions": 2048}, head_dim="hidden", mha=True, keys=_GPT2_KEYS),
+    "GPTNeoXForCausalLM": Decoder("gpt_neox.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "OPTForCausalLM": Decoder("opt.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
+    "LLaMAForCausalLM": Decoder("llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
+    "Ministral3ForCausalLM": Decoder(
+        "mistral.py",
+        {"max_position_embeddings": 262144, "num_key_value_heads": 8, "head_dim": 128},
+        per_layer_window=True,
+        required=("rope_parameters",),
+    ),
+    "InternLM3ForCausalLM": Decoder(
+        "llama.py",
+        {"max_position_embeddings": 32768, "head_dim": 128},
+        per_layer_window=True,
+        required=("num_key_value_heads",),
+    ),
+    "IQuestCoderForCausalLM": Decoder(
+        "llama.py",
+        {"max_position_embeddings": 131072},
+        per_layer_window=True,
+        required=("num_key_value_heads", "head_dim"),
+    ),
+    "CwmForCausalLM": Decoder(
+        "llama.py",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 8},
+        per_layer_window=True,
+        required=("layer_types", "sliding_window", "head_dim", "rope_parameters"),
+    ),
+    "GraniteMoeSharedForCausalLM": Decoder("granitemoeshared.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "StableLMEpochForCausalLM": Decoder(
+        "stablelm.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
+    ),
+    "FlexOlmoForCausalLM": Decoder("flex_olmo.py", {"max_position_embeddings": 4096}, head_dim="hidden"),
+    "DbrxForCausalLM": Decoder(
+        "dbrx.py",
+        {"max_seq_len": 2048, "attn_config": {"kv_n_heads": 1}},
+        head_dim="hidden",
+        required=("attn_config",),  # vLLM's DbrxAttention reads attn_config.rope_theta
+        keys={
+            "num_hidden_layers": "n_layers",
+            "num_attention_heads": "n_heads",
+            "hidden_size": "d_model",
+            "num_key_value_heads": "attn_config.kv_n_heads",
+        },
+    ),
+    "Cohere2MoeForCausalLM": Decoder(
+        "cohere2_moe.py",
+        {"max_position_embeddings": 8192, "sliding_window": 4096, "num_experts": 8, "head_dim": 128},
+        per_layer_window=True,
+        required=("layer_types", "num_key_value_heads"),
+        experts_key="num_experts",
+    ),
+    "AfmoeForCausalLM": Decoder(
+        "afmoe.py",
+        {"max_position_embeddings": 16384, "sliding_window": 1024, "head_dim": 128},
+        head_dim="required",
+        per_layer_window=True,
+        required=("layer_types", "num_key_value_heads", "max_position_embeddings"),
+    ),
+    "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
+    "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
+    "HYV3ForCausalLM": Decoder(
+        "hy_v3.py",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": 128, "num_experts": 64},
+        experts_key="num_experts",
+        required=("num_experts",),
+    ),
+    "Jais2ForCausalLM": Decoder(
+        "jais2.py",
+        {},
+        required=("num_key_value_heads", "max_position_embeddings"),
+        refuse_keys={"interleaved_sliding_window": "per-layer interleaved sliding windows are not modelled"},
+    ),
+    "Qwen2VLForConditionalGeneration": Decoder(
+        "qwen2_vl.py",
+        {"max_position_embeddings": 32768, "num_key_value_heads": 8},
+        head_dim="hidden",
+        refuse_keys=_QWEN2_SWA,
+    ),
+    "Qwen2_5_VLForConditionalGeneration": Decoder(
+        "qwen2_5_vl.py",
+        {"max_position_embeddings": 32768, "num_key_value_heads": 8},
+        head_dim="hidden",
+        refuse_keys=_QWEN2_SWA,
+    ),
+    "Glm4vForConditionalGeneration": Decoder(
+        "glm4_1v.py", {"max_position_embeddings": 32768, "num_key_value_heads": 2}
+    ),
+    # Glm4vMoeTextConfig has no head_dim of its own: vLLM's Glm4MoeDecoderLayer reads config.head_dim
+    "Glm4vMoeForConditionalGeneration": Decoder(
+        "glm4_1v.py", {"max_position_embeddings": 65536, "num_key_value_heads": 8}, required=("head_dim",)
+    ),
+    **{
+        arch: Decoder(
+            "chatglm.py",
+            {"seq_length": 2048, "multi_query_group_num": 1},
+            head_dim="hidden",
+            multi_query_groups=True,
+            keys={"num_hidden_layers": "num_layers"},
+            required=("tie_word_embeddings", "original_rope"),  # vLLM's ChatGLM reads them; no class default
+        )
+        for arch in ("ChatGLMModel", "ChatGLMForConditionalGeneration")
+    },
+    "Qwen3VLForConditionalGeneration": Decoder(
+        "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
+    ),
+    "Qwen3VLMoeForConditionalGeneration": Decoder(
+        "qwen3_vl_moe.py",
+        {"max_position_embeddings": 128000, "num_key_value_heads": 16, "num_experts": 60},
+        experts_key="num_experts",
+    ),
+}
+
+
+#: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
+#: its language model). The text config's ``architectures`` picks it when given (one of these),
+#: else its ``model_type`` (the wrapper's own ``model_type`` stands for the config class's default
+#: text model); any other language model is refused.
+WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
+    "PaliGemmaForConditionalGeneration": (
+        "paligemma.py",
+        {"gemma": "GemmaForCausalLM", "paligemma": "GemmaForCausalLM"},
+    ),
+    "Idefics3ForConditionalGeneration": ("idefics3.py", {"llama": "LlamaForCausalLM", "idefics3": "LlamaForCausalLM"}),
+    "SmolVLMForConditionalGeneration": ("smolvlm.py", {"llama": "LlamaForCausalLM", "smolvlm": "LlamaForCausalLM"}),
+    "InternVLForConditionalGeneration": (
+        "interns1.py",
+        {"qwen2": "Qwen2ForCausalLM", "internvl": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"},
+    ),
+    "Cohere2VisionForConditionalGeneration": (
+        "cohere2_vision.py",
+        {"cohere2": "Cohere2ForCausalLM", "cohere2_vision": "Cohere2ForCausalLM"},
+    ),
+    "Blip2ForConditionalGeneration": ("blip2.py", {"opt": "OPTForCausalLM", "blip-2": "OPTForCausalLM"}),
+    "Qwen2AudioForConditionalGeneration": (
+        "qwen2_audio.py",
+        {"qwen2": "Qwen2ForCausalLM", "qwen2_audio": "Qwen2ForCausalLM"},
+    ),
+    "Exaone4_5_ForConditionalGeneration": (
+        "exaone4_5.py",
+        {"exaone4": "Exaone4ForCausalLM", "exaone4_5": "Exaone4ForCausalLM"},
+    ),
+    "PaddleOCRVLForConditionalGeneration": (
+        "paddleocr_vl.py",
+        {"paddleocr_vl_text": "Ernie4_5ForCausalLM", "paddleocr_vl": "Ernie4_5ForCausalLM"},
+    ),
+    # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
+    "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
+}
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    architecture = (f.root.get("architectures") or [""])[0]
+    if architecture in LLAMA4:
+        return dict(LLAMA4[architecture][1])
+    spec = DECODERS.get(architecture)
+    return dict(spec.defaults) if spec else {}
+
+
+def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
+    """(attention heads, KV heads, head size) as the model file builds its ``Attention``.
+
+    :raises InputError: a missing or malformed field, or KV heads that do not divide the heads.
+    """
+    n_heads = f.integer(spec.key("num_attention_heads"))
+    kv_key = spec.key("num_key_value_heads")
+    if spec.mha:
+        kv = n_heads
+    elif spec.multi_query_groups:
+        kv = f.integer("multi_query_group_num") if f.boolean("multi_query_attention") else n_heads
+    elif "." in kv_key:  # a nested config (DBRX ``attn_config.kv_n_heads``)
+        outer, inner = kv_key.split(".", 1)
+        block = f.get(outer) or {}
+        if not isinstance(block, dict):
+            raise InputError(f.source, f.where(outer), "must be an object")
+        kv = ConfigFields(f.source, block, f.where(outer) + ".", defaults=spec.defaults.get(outer) or {}).integer(inner)
+    else:
+        kv = f.integer(kv_key, default=n_heads)
+    if spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
+        head_dim = f.integer("head_dim")
+    else:
+        head_dim = f.integer(spec.key("hidden_size")) // n_heads
+    if n_heads % kv:
+        raise InputError(
+            f.source,
+            f.where(spec.key("num_key_value_heads")),
+            f"{kv} KV heads do not divide the {n_heads} attention heads; vLLM asserts "
+            f"num_heads ({n_heads}) is divisible by num_kv_heads ({kv})",
+        )
+    return n_heads, kv, head_dim
+
+
+def _window(f: ConfigFields, spec: Decoder) -> int | None:
+    value = f.get("sliding_window")
+    if spec.qwen_window and not f.boolean("use_sliding_window"):
+        return None
+    if value is None or value == 0:
+        return None
+    return f.integer("sliding_window")
+
+
+def _wrapped(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """A multimodal wrapper's language model, read by the family of the architecture vLLM builds
+    for it (``init_vllm_registered_model`` on the text config)."""
+    from dataclasses import replace
+
+    from dryboot.vllm.models.registry import ARCHITECTURES
+
+    text_type = str(f.get("model_type") or "")
+    allowed = WRAPPERS[architecture][1]
+    nested = f.root.get("text_config")
+    named = nested.get("architectures") if isinstance(nested, dict) else None
+    if isinstance(named, list) and named:
+        # the text config names the language model's architecture: vLLM builds that one
+        inner = str(named[0]) if str(named[0]) in allowed.values() else None
+        text_type = str(named[0])
+    else:
+        inner = allowed.get(text_type)
+    if inner is None:
+        raise InputError(
+            f.source,
+            f.where("model_type"),
+            f"{architecture} with a {text_type!r} language model is not modelled "
+            f"(only {', '.join(sorted(set(WRAPPERS[architecture][1].values())))})",
+        )
+    family = ARCHITECTURES[inner]
+    inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
+    model = family.read(f.with_defaults(inner_defaults), inner)
+    return replace(model, architecture=architecture)
+
+
+#: Llama-4 (``llama4.py``, ``mllama4.py``; ``Llama4TextConfig``): rope layers use chunked local
+#: attention of ``attention_chunk_size`` tokens, the NoPE layers (``no_rope_layers[i] == 0``) full.
+LLAMA4: dict[str, tuple[str, dict[str, Any]]] = {
+    arch: (
+        file,
+        {
+            "max_position_embeddings": 131072,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "attention_chunk_size": 8192,
+            "no_rope_layer_interval": 4,
+        },
+    )
+    for arch, file in (("Llama4ForCausalLM", "llama4.py"), ("Llama4ForConditionalGeneration", "mllama4.py"))
+}
+
+
+def _llama4(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """``Llama4Attention``: ``ChunkedLocalAttention`` where the layer has RoPE and the config an
+    ``attention_chunk_size``; ``no_rope_layers`` (absent or empty: a NoPE layer every
+    ``no_rope_layer_interval``-th layer) says which do; the head size is ``config.head_dim``."""
+    n = f.integer("num_hidden_layers", maximum=MAX_LAYERS)
+    n_heads = f.integer("num_attention_heads")
+    kv = f.integer("num_key_value_heads", default=n_heads)
+    head_dim = f.integer("head_dim") if f.has("head_dim") else f.integer("hidden_size") // n_heads
+    if n_heads % kv:
+        raise InputError(f.source, f.where("num_key_value_heads"), f"{kv} KV heads do not divide {n_heads} heads")
+    rope = f.get("no_rope_layers")
+    if not rope:
+        interval = f.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(n)]
+    if not isinstance(rope, list) or len(rope) != n or not all(isinstance(x, int) for x in rope):
+        raise InputError(f.source, f.where("no_rope_layers"), f"must list one 0/1 per layer ({n})")
+    chunk = f.get("attention_chunk_size")
+    kinds = tuple(LayerKind.CHUNKED if r != 0 and chunk else LayerKind.FULL for r in rope)
+    return geometry(f, architecture, "dense", kinds, heads=(n_heads, kv, head_dim))
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    if architecture in LLAMA4:
+        return _llama4(f, architecture)
+    if architecture in WRAPPERS:
+        return _wrapped(f, architecture)
+    spec = DECODERS[architecture]
+    for key, why in spec.refuse_keys.items():
+        if f.get(key):
+            raise InputError(f.source, f.where(key), f"{architecture}: {why}")
+    for key in spec.required:
+        if not f.given(key):
+            raise InputError(
+                f.source, f.where(key), f"required field is missing ({architecture}: dryboot does not derive it)"
+            )
+    # a config class's attribute_map lets a file name the layer count either way (ExaoneConfig)
+    layers_key = spec.key("num_hidden_layers")
+    if not f.given(layers_key) and f.given("num_hidden_layers"):
+        layers_key = "num_hidden_layers"
+    n = f.integer(layers_key, maximum=MAX_LAYERS)
+    attn = heads(f, spec)
+    sw = _window(f, spec)
+    types = layer_types(f, n)
+    if types is None and spec.generated_types is not None:
+        types = spec.generated_types(f, n)
+    if types is not None and not set(types) <= {SLIDING, FULL}:
+        raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
+    # EngineArgs.create_engine_config: the model-level window only without mixed layer types
+    model_window = sw if types is None or all(t == SLIDING for t in types) else None
+    kinds = tuple(
+        LayerKind.SLIDING
+        if model_window is not None or (spec.per_layer_window and types is not None and types[i] == SLIDING and sw)
+        else LayerKind.FULL
+        for i in range(n)
+    )
+    experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
+    return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts)
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """The MoE block's refusal of more tensor-parallel ranks than routed experts.
+
+    :raises InputError: naming the experts key and vLLM's message.
+    """
+    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
+        key, n = model.moe_experts
+        raise InputError(
+            model.source,
+            key,
+            f"Tensor parallel size {tensor_parallel_size} is greater than the number of experts {n} "
+            f"(vLLM's {model.architecture} MoE block)",
+        )

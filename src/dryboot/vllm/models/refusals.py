@@ -1,0 +1,326 @@
+"""Why dryboot refuses each architecture of vLLM 0.28.0's registry that it does not plan.
+
+Every refused row of ``dryboot plan --list-architectures`` (and of ``docs/architectures.md``)
+names what the model does that dryboot does not model, or what teaching it would need. The
+categories were assigned by reading each architecture's ``vllm/model_executor/models/`` file
+(layer kinds it builds: Mamba/linear-attention mixers, MLA, chunked local attention,
+cross-attention, cross-layer KV sharing) and its config class.
+"""
+
+from __future__ import annotations
+
+TEXT = (
+    "standard attention, not yet taught: needs its config reader (layers, KV heads, head size, windows) "
+    "and a tiny-config verification"
+)
+MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
+MM_UNVERIFIED = (
+    "multimodal wrapper of a decoder dryboot reads, not verified: its vLLM module needs mistral_common, "
+    "absent from the fidelity venv, so the harness cannot build it; not planned"
+)
+HYBRID = (
+    "hybrid: Mamba / linear-attention / short-convolution layers beside attention "
+    "(this architecture's mixer is not modelled)"
+)
+ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not modelled"
+MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
+MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per layer): not modelled"
+XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
+KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
+CLA = "cross-layer attention (use_cla: every cla_share_factor-th layer keeps the KV the next ones reuse): not modelled"
+FALCON = (
+    "Falcon's rotary and ALiBi attention is built without the cache config (ignores --kv-cache-dtype and "
+    "the model-level window): not modelled"
+)
+BLOOM_ALIBI = (
+    "BLOOM's ALiBi slopes are computed as tensors on the model's device: vLLM cannot build it on the meta "
+    "device, so it is not verified"
+)
+REMOTE = (
+    "its config class is remote code (transformers has no such model_type; --trust-remote-code and the "
+    "checkpoint's Python files): not verifiable offline"
+)
+META_DEVICE = (
+    "vLLM 0.28.0 cannot build this model on the meta device (a layer computes tensors from data at "
+    "construction), so the harness cannot verify it: not planned"
+)
+TP_CUDA = (
+    "not verified: with tensor parallelism its per-layer QK norm builds CUDA-only communication, which the "
+    "harness cannot construct offline; not planned"
+)
+NEEDS_CUDA = (
+    "vLLM 0.28.0 needs CUDA to build this model (its MoE layer allocates on the GPU at construction), so "
+    "the meta-device harness cannot verify it: not planned"
+)
+MPT_CONFIG = (
+    "vLLM 0.28.0 cannot read an MPT config with the transformers it ships (MptAttentionConfig is not "
+    "subscriptable): refused as vLLM refuses"
+)
+PER_LAYER_HEADS = (
+    "per-layer block configs (nemotron_nas.py: KV heads per layer from n_heads_in_group, no-op attention "
+    "layers): layers with different KV head counts are not modelled"
+)
+SPLIT_HEAD_SIZES = (
+    "separate K and V head sizes (v_head_dim) and different heads for sliding and full layers "
+    "(mimo_v2.py): not modelled"
+)
+LOOPED = "looped layers (each layer run loop_num times with its own KV cache and a loop window): not modelled"
+NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
+POOLING = "embedding / pooling model: no generation KV cache to plan"
+SPEC_MTP = (
+    "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3 "
+    "with --speculative-config method mtp); this drafter's layers are not modelled"
+)
+SPEC_EAGLE = "EAGLE / EAGLE-3 draft model: its draft layers (and the target's hidden states they read) are not modelled"
+SPEC_DFLASH = "DFlash-style drafter other than DFlashDraftModel: its draft layers are not modelled"
+SPEC_DSPARK = "DSpark drafter: its draft layers are not modelled"
+MEDUSA = "Medusa heads: the drafter keeps no KV cache of its own; Medusa proposing is not modelled"
+EXTRACT = "hidden-state extraction drafter: not modelled"
+SPEC_OTHER = "draft model: its draft layers are not modelled"
+
+#: architecture -> why dryboot refuses it
+REASONS: dict[str, str] = {
+    "AXK1ForCausalLM": MLA_SPARSE,
+    "AfmoeForCausalLM": TEXT,
+    "ApertusForCausalLM": META_DEVICE,
+    "ArcticForCausalLM": NEEDS_CUDA,
+    "AriaForConditionalGeneration": MM,
+    "AudioFlamingo3ForConditionalGeneration": MM,
+    "BagelForConditionalGeneration": MM,
+    "BailingMoeForCausalLM": TEXT,
+    "BailingMoeV25MTPModel": SPEC_MTP,
+    "BailingMoeV2ForCausalLM": TEXT,
+    "BailingMoeV2_5ForCausalLM": HYBRID,
+    "BailingMoeV3ForCausalLM": HYBRID,
+    "BailingMoeV3MTPModel": SPEC_MTP,
+    "BeeForConditionalGeneration": MM,
+    "BloomForCausalLM": BLOOM_ALIBI,
+    "ChameleonForConditionalGeneration": MM,
+    "Cheers": MM,
+    "CheersForConditionalGeneration": MM,
+    "Cohere2MoeForCausalLM": TEXT,
+    "CohereAsrForConditionalGeneration": XATTN,
+    "Cosmos3EdgeForConditionalGeneration": MM,
+    "Cosmos3ForConditionalGeneration": MM,
+    "CwmForCausalLM": TEXT,
+    "DFlash2DraftModel": SPEC_DFLASH,
+    "DFlashLagunaForCausalLM": SPEC_DFLASH,
+    "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
+    "DSparkDraftModel": NOFILE,
+    "DbrxForCausalLM": TEXT,
+    "DeciLMForCausalLM": PER_LAYER_HEADS,
+    "DeepSeekMTPModel": SPEC_MTP,
+    "DeepSeekV4MTPModel": NOFILE,
+    "DeepseekForCausalLM": REMOTE,
+    "DeepseekOCR2ForCausalLM": MM,
+    "DeepseekOCRForCausalLM": MM,
+    "DeepseekV32ForCausalLM": MLA_SPARSE,
+    "DeepseekV4ForCausalLM": NOFILE,
+    "DeepseekVLV2ForCausalLM": MM,
+    "DiffusionGemmaForBlockDiffusion": MM,
+    "Dots3NoteForCausalLM": NOFILE,
+    "Dots3NoteMTPModel": NOFILE,
+    "DotsOCRForCausalLM": MM,
+    "Eagle2_5_VLForConditionalGeneration": MM,
+    "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
+    "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
+    "Eagle3LlamaForCausalLM": SPEC_EAGLE,
+    "Eagle3MiniMaxM2ForCausalLM": SPEC_EAGLE,
+    "Eagle3Qwen2_5vlForCausalLM": SPEC_EAGLE,
+    "Eagle3Qwen3ForCausalLM": SPEC_EAGLE,
+    "Eagle3Qwen3vlForCausalLM": SPEC_EAGLE,
+    "EagleCohereForCausalLM": SPEC_EAGLE,
+    "EagleDeepSeekMTPModel": SPEC_MTP,
+    "EagleLlama4ForCausalLM": SPEC_EAGLE,
+    "EagleLlamaForCausalLM": SPEC_EAGLE,
+    "EagleMiniCPMForCausalLM": SPEC_EAGLE,
+    "EagleMistralForCausalLM": SPEC_EAGLE,
+    "EagleMistralLarge3ForCausalLM": SPEC_EAGLE,
+    "Ernie4_5_VLMoeForConditionalGeneration": MM,
+    "ErnieMTPModel": SPEC_MTP,
+    "Exaone4_5_MTP": SPEC_MTP,
+    "ExaoneMoeForCausalLM": TEXT,
+    "ExaoneMoeMTP": SPEC_MTP,
+    "ExtractHiddenStatesModel": EXTRACT,
+    "Fairseq2LlamaForCausalLM": TEXT,
+    "FalconForCausalLM": FALCON,
+    "FalconH1ForCausalLM": HYBRID,
+    "FireRedASR2ForConditionalGeneration": MM,
+    "FireRedLIDForConditionalGeneration": XATTN,
+    "FlexOlmoForCausalLM": TEXT,
+    "FunASRForConditionalGeneration": MM,
+    "FunAudioChatForConditionalGeneration": MM,
+    "GLM4VForCausalLM": MM,
+    "Gemma3nForCausalLM": KVSHARE,
+    "Gemma3nForConditionalGeneration": KVSHARE,
+    "Gemma4DSparkModel": SPEC_DSPARK,
+    "Gemma4MTPModel": KVSHARE,
+    "Gemma4UnifiedForConditionalGeneration": MM,
+    "Glm4MoeLiteForCausalLM": MLA,
+    "Glm4MoeLiteMTPModel": SPEC_MTP,
+    "Glm4MoeMTPModel": SPEC_MTP,
+    "GlmAsrForConditionalGeneration": MM,
+    "GlmMoeDsaForCausalLM": MLA_SPARSE,
+    "GlmOcrForConditionalGeneration": MM,
+    "GlmOcrMTPModel": SPEC_MTP,
+    "Granite4VisionForConditionalGeneration": MM,
+    "GraniteMoeHybridForCausalLM": HYBRID,
+    "GraniteMoeSharedForCausalLM": TEXT,
+    "GraniteSpeechForConditionalGeneration": MM,
+    "GraniteSpeechPlusForConditionalGeneration": MM,
+    "GritLM": POOLING,
+    "H2OVLChatModel": MM,
+    "HCXVisionForCausalLM": TEXT,
+    "HCXVisionV2ForCausalLM": TEXT,
+    "HYV3ForCausalLM": TEXT,
+    "HYV3MTPModel": SPEC_MTP,
+    "HfMoondream": MM,
+    "HrmTextForCausalLM": TEXT,
+    "HunYuanDenseV1ForCausalLM": CLA,
+    "HunYuanMoEV1ForCausalLM": CLA,
+    "HunYuanVLForConditionalGeneration": MM,
+    "HyperCLOVAXForCausalLM": TEXT,
+    "IQuestCoderForCausalLM": TEXT,
+    "IQuestLoopCoderForCausalLM": LOOPED,
+    "InklingForCausalLM": NOFILE,
+    "InklingForConditionalGeneration": NOFILE,
+    "InklingMTPModel": NOFILE,
+    "InternLM2ForCausalLM": REMOTE,
+    "InternLM3ForCausalLM": TEXT,
+    "InternS1ForConditionalGeneration": MM,
+    "InternS1ProForConditionalGeneration": MM,
+    "InternS2MobiusForConditionalGeneration": MM,
+    "InternS2MobiusMTP": SPEC_MTP,
+    "InternS2PreviewForConditionalGeneration": MM,
+    "InternVLChatModel": MM,
+    "IsaacForConditionalGeneration": MM,
+    "Jais2ForCausalLM": TEXT,
+    "K3DSparkModel": NOFILE,
+    "KananaVForConditionalGeneration": MM,
+    "KeyeForConditionalGeneration": MM,
+    "KeyeVL1_5ForConditionalGeneration": MM,
+    "KimiK25ForConditionalGeneration": MM,
+    "KimiK3ForConditionalGeneration": NOFILE,
+    "KimiK3MTPModel": NOFILE,
+    "KimiLinearForCausalLM": NOFILE,
+    "KimiVLForConditionalGeneration": MM,
+    "LLaMAForCausalLM": TEXT,
+    "LagunaForCausalLM": TEXT,
+    "Lfm2ForCausalLM": HYBRID,
+    "Lfm2MoeForCausalLM": HYBRID,
+    "Lfm2VlForConditionalGeneration": HYBRID,
+    "LightOnOCRForConditionalGeneration": MM,
+    "LlamaForCausalLMEagle3": SPEC_EAGLE,
+    "Llama_Nemotron_Nano_VL": MM,
+    "LlavaForConditionalGeneration": MM_UNVERIFIED,
+    "LlavaNextForConditionalGeneration": MM_UNVERIFIED,
+    "LlavaNextVideoForConditionalGeneration": MM_UNVERIFIED,
+    "LlavaOnevision2ForConditionalGeneration": MM,
+    "LlavaOnevisionForConditionalGeneration": MM_UNVERIFIED,
+    "LongCatFlashMTPModel": SPEC_MTP,
+    "LongcatFlashForCausalLM": MLA,
+    "LongcatFlashNgramForCausalLM": TEXT,
+    "MPTForCausalLM": MPT_CONFIG,
+    "Mamba2ForCausalLM": ATTNFREE,
+    "MedusaModel": MEDUSA,
+    "MellumForCausalLM": TEXT,
+    "MiDashengLMModel": MM,
+    "MiMoForCausalLM": TEXT,
+    "MiMoMTPModel": SPEC_MTP,
+    "MiMoV2FlashForCausalLM": SPLIT_HEAD_SIZES,
+    "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
+    "MiMoV2MTPModel": SPEC_MTP,
+    "MiMoV2OmniForCausalLM": MM,
+    "MiMoV2OmniMTPModel": SPEC_MTP,
+    "MiniCPM3ForCausalLM": MLA,
+    "MiniCPMForCausalLM": REMOTE,
+    "MiniCPMO": MM,
+    "MiniCPMV": MM,
+    "MiniCPMV4_6ForConditionalGeneration": HYBRID,
+    "MiniMaxM2ForCausalLM": TP_CUDA,
+    "MiniMaxM3MTP": NOFILE,
+    "MiniMaxM3SparseForCausalLM": NOFILE,
+    "MiniMaxM3SparseForConditionalGeneration": NOFILE,
+    "Ministral3ForCausalLM": TEXT,
+    "Mistral3ForConditionalGeneration": MM_UNVERIFIED,
+    "Molmo2ForConditionalGeneration": MM,
+    "MolmoForCausalLM": MM,
+    "Moondream3ForCausalLM": MM,
+    "MoonshotKimiaForCausalLM": MM,
+    "MossAudioModel": MM,
+    "MossTranscribeDiarizeForConditionalGeneration": MM,
+    "MptForCausalLM": MPT_CONFIG,
+    "MuseGlimmerAssistantModel": SPEC_DFLASH,
+    "MuseGlimmerForCausalLM": TEXT,
+    "MuseGlimmerForConditionalGeneration": MM,
+    "NVLM_D": MM,
+    "NemotronHMTPModel": SPEC_MTP,
+    "NemotronHPuzzleForCausalLM": HYBRID,
+    "NemotronH_Nano_Omni_Reasoning_V3": HYBRID,
+    "NemotronH_Nano_VL_V2": HYBRID,
+    "NemotronH_Super_Omni_Reasoning_V3": HYBRID,
+    "NemotronParseForConditionalGeneration": XATTN,
+    "OlmoHybridForCausalLM": HYBRID,
+    "OpenCUAForConditionalGeneration": MM,
+    "OpenPanguMTPModel": SPEC_MTP,
+    "OpenPanguVLForConditionalGeneration": MM,
+    "OpenVLAForActionPrediction": MM,
+    "OrionForCausalLM": REMOTE,
+    "Ovis": MM,
+    "Ovis2_5": MM,
+    "Ovis2_6ForCausalLM": MM,
+    "Ovis2_6_MoeForCausalLM": MM,
+    "PEagleDraftModel": SPEC_EAGLE,
+    "PanguEmbeddedForCausalLM": MLA_SPARSE,
+    "PanguProMoEV2ForCausalLM": MLA_SPARSE,
+    "PanguUltraMoEForCausalLM": MLA_SPARSE,
+    "Param2MoEForCausalLM": TEXT,
+    "PeagleLlamaForCausalLM": SPEC_EAGLE,
+    "PeagleQwen3ForCausalLM": SPEC_EAGLE,
+    "Phi3VForCausalLM": MM,
+    "Phi4ForCausalLMV": MM,
+    "Phi4MMForCausalLM": MM,
+    "PixtralForConditionalGeneration": MM_UNVERIFIED,
+    "Plamo3ForCausalLM": TEXT,
+    "QianfanOCRForConditionalGeneration": MM,
+    "Qwen2_5OmniForConditionalGeneration": MM,
+    "Qwen2_5OmniModel": MM,
+    "Qwen3ASRForConditionalGeneration": MM,
+    "Qwen3ASRRealtimeGeneration": MM,
+    "Qwen3DSparkModel": SPEC_DSPARK,
+    "Qwen3NextMTP": SPEC_MTP,
+    "Qwen3OmniMoeForConditionalGeneration": MM,
+    "Qwen3_5ForCausalLM": HYBRID,
+    "Qwen3_5MTP": SPEC_MTP,
+    "Qwen3_5MoeForCausalLM": HYBRID,
+    "Qwen3_5MoeMTP": SPEC_MTP,
+    "RForConditionalGeneration": MM,
+    "RWForCausalLM": FALCON,
+    "Rnj1ForCausalLM": TEXT,
+    "SarvamMLAForCausalLM": MLA_SPARSE,
+    "SarvamMoEForCausalLM": MLA_SPARSE,
+    "SkyworkR1VChatModel": MM,
+    "SolarForCausalLM": REMOTE,
+    "StableLMEpochForCausalLM": TEXT,
+    "Step1ForCausalLM": TEXT,
+    "Step3TextForCausalLM": TEXT,
+    "Step3VLForConditionalGeneration": MM,
+    "Step3p5ForCausalLM": TEXT,
+    "Step3p5MTP": SPEC_MTP,
+    "Step3p7ForConditionalGeneration": MM,
+    "StepVLForConditionalGeneration": MM,
+    "TeleChat2ForCausalLM": TEXT,
+    "TeleChat3ForCausalLM": TEXT,
+    "TeleFLMForCausalLM": REMOTE,
+    "UltravoxModel": MM,
+    "UnlimitedOCRForCausalLM": MM,
+    "VoxtralForConditionalGeneration": MM,
+    "VoxtralRealtimeGeneration": MM,
+    "WhisperForConditionalGeneration": XATTN,
+    "Zamba2ForCausalLM": HYBRID,
+}
+
+
+def reason(architecture: str) -> str:
+    """Why ``architecture`` is refused (an architecture outside vLLM 0.28.0's registry: unknown)."""
+    return REASONS.get(architecture, "not in vLLM 0.28.0's model registry")

@@ -1,0 +1,215 @@
+"""Per-architecture verification: every architecture dryboot plans, against vLLM 0.28.0's own
+engine start, on its tiny config under many flag sets.
+
+``data/architectures/<Architecture>.json`` is the tiny config that verifies that architecture
+(small layer counts and sizes, the field names of its Hugging Face config). Each one runs under
+:data:`FLAG_SETS` flag sets drawn by the end-to-end harness's flag generator
+(``e2e_harness._flags``: tensor parallelism, ``--kv-cache-dtype``, ``--block-size``,
+``--max-model-len``, ``--max-num-seqs``, prefix caching, ``--attention-backend``...), seeded by the
+architecture's name.
+
+``data/architectures/recorded.json`` holds what vLLM 0.28.0 answered for every case (written by
+``record_architectures.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot). The default
+run checks dryboot against those figures; with ``DRYBOOT_VLLM_PYTHON`` set (a vLLM 0.28.0 venv),
+``test_live_oracle`` re-runs the oracle and checks it still says what was recorded and that
+dryboot agrees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+
+pytestmark = pytest.mark.fidelity
+
+DATA = Path(__file__).resolve().parent / "data" / "architectures"
+RECORDED = DATA / "recorded.json"
+#: flag sets per architecture
+FLAG_SETS = 24
+#: the oracle fields a case records
+KEPT = ("ok", "stage", "error", "block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
+
+
+DEFAULTS = DATA / "defaults"
+#: flag sets of the ``defaults/`` configs (what they test is the config class's defaults)
+DEFAULTS_FLAG_SETS: list[list[str]] = [
+    ["--kv-cache-memory-bytes", "2000000000"],
+    ["--kv-cache-memory-bytes", "2000000000", "-tp", "2", "--kv-cache-dtype", "fp8"],
+    ["--kv-cache-memory-bytes", "3000000000", "--max-model-len", "2048", "--block-size", "32"],
+    ["--kv-cache-memory-bytes", "500000000", "-tp", "4", "--enable-prefix-caching", "--max-num-seqs", "64"],
+]
+
+
+def defaults_configs() -> dict[str, Path]:
+    """architecture -> its config with only the keys its config class cannot default."""
+    return {p.stem: p for p in sorted(DEFAULTS.glob("*.json"))}
+
+
+FILES = DATA / "files"
+
+
+def materialize(architecture: str, path: Path) -> str:
+    """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
+    architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``)."""
+    work = H.default_workdir()
+    work.mkdir(parents=True, exist_ok=True)
+    model = H.materialize_file(work, path)
+    extra = FILES / architecture
+    if extra.is_dir():
+        for f in sorted(extra.iterdir()):
+            target = Path(model) / f.name
+            if not target.exists() or target.read_bytes() != f.read_bytes():
+                target.write_bytes(f.read_bytes())
+    return model
+
+
+def defaults_case(architecture: str, index: int, argv: list[str]) -> H.Case:
+    model = materialize(architecture, defaults_configs()[architecture])
+    return H.Case(id=f"{architecture}@defaults#{index}", family=f"defaults:{architecture}", model=model, argv=argv)
+
+
+def tiny_configs() -> dict[str, Path]:
+    """architecture -> its tiny config file."""
+    return {p.stem: p for p in sorted(DATA.glob("*.json")) if p.name != "recorded.json"}
+
+
+#: drafter architecture -> the target it drafts for in its cases (``--speculative-config``)
+DRAFTERS = {"DFlashDraftModel": ("Qwen3ForCausalLM", "dflash")}
+#: stands for the drafter's directory in recorded flag sets
+DRAFTER = "{drafter}"
+
+
+def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[str]]:
+    """``n`` distinct flag sets for ``architecture``'s cases, deterministic (seeded by its name).
+    A drafter's sets end with ``--speculative-config`` naming :data:`DRAFTER`."""
+    work = H.default_workdir()
+    cfg = json.loads(path.read_text())
+    if architecture in DRAFTERS:
+        cfg = json.loads(tiny_configs()[DRAFTERS[architecture][0]].read_text())
+    if "max_position_embeddings" not in cfg and "n_positions" in cfg:
+        # the flag generator picks lengths within the model's own (GPT-2 style configs name it n_positions)
+        cfg = {**cfg, "max_position_embeddings": cfg["n_positions"]}
+    out: list[list[str]] = []
+    i = 0
+    while len(out) < n:
+        rng = random.Random(f"dryboot-arch:{architecture}:{i}")
+        argv = H._flags(rng, f"arch:{architecture}", cfg, work, shipped=False)
+        i += 1
+        if architecture in DRAFTERS:
+            if "--speculative-config" in argv:
+                at = argv.index("--speculative-config")
+                del argv[at : at + 2]
+            spec = {"method": DRAFTERS[architecture][1], "model": DRAFTER, "num_speculative_tokens": rng.randint(1, 8)}
+            argv += ["--speculative-config", json.dumps(spec)]
+        if argv not in out:
+            out.append(argv)
+    return out
+
+
+def make_case(architecture: str, index: int, argv: list[str]) -> H.Case:
+    """The case running ``argv`` on ``architecture``'s tiny config (a drafter's: on its target,
+    the drafter in ``--speculative-config``)."""
+    path = tiny_configs()[architecture]
+    model = materialize(architecture, path)
+    if architecture in DRAFTERS:
+        target = DRAFTERS[architecture][0]
+        drafter, model = model, materialize(target, tiny_configs()[target])
+        argv = [a.replace(DRAFTER, drafter) for a in argv]
+    return H.Case(id=f"{architecture}#{index}", family=f"arch:{architecture}", model=model, argv=argv, source=path.name)
+
+
+def cases_for(architecture: str, path: Path, n: int = FLAG_SETS) -> list[H.Case]:
+    """``n`` deterministic cases of ``architecture``'s tiny config, distinct flag sets."""
+    return [make_case(architecture, i, argv) for i, argv in enumerate(flag_sets(architecture, path, n))]
+
+
+def load_recorded(section: str = "architectures") -> dict[str, list[dict[str, Any]]]:
+    if not RECORDED.exists():
+        return {}
+    data: dict[str, list[dict[str, Any]]] = json.loads(RECORDED.read_text()).get(section, {})
+    return data
+
+
+def _recorded_cases(architecture: str) -> list[tuple[H.Case, dict[str, Any]]]:
+    return [(make_case(architecture, i, r["argv"]), r["vllm"]) for i, r in enumerate(load_recorded()[architecture])]
+
+
+def disagreements(pairs: list[tuple[H.Case, dict[str, Any]]]) -> list[str]:
+    out = []
+    for c, v in pairs:
+        d = H.run_dryboot(c, "0.28.0")
+        verdict = H.compare(v, d)
+        if not verdict["agree"]:
+            answers = f"vLLM:    {H._answer(v, vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
+            out.append(f"{c.command('0.28.0')}\n    {answers}")
+    return out
+
+
+@pytest.mark.parametrize("architecture", sorted(load_recorded()))
+def test_dryboot_matches_recorded_oracle(architecture: str) -> None:
+    pairs = _recorded_cases(architecture)
+    assert len(pairs) >= 20, f"{architecture}: only {len(pairs)} recorded flag sets"
+    assert sum(1 for _, v in pairs if v.get("ok")) >= 12, f"{architecture}: too few cases vLLM serves"
+    problems = disagreements(pairs)
+    assert not problems, f"{len(problems)}/{len(pairs)} disagree:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("architecture", sorted(load_recorded("defaults")))
+def test_config_class_defaults_match_recorded_oracle(architecture: str) -> None:
+    """The architecture's config with every defaultable key left out: dryboot's defaults are the
+    config class's, as vLLM reads them."""
+    rec = load_recorded("defaults")[architecture]
+    assert [r["argv"] for r in rec] == DEFAULTS_FLAG_SETS
+    problems = disagreements([(defaults_case(architecture, i, r["argv"]), r["vllm"]) for i, r in enumerate(rec)])
+    assert not problems, "\n".join(problems)
+
+
+def test_every_defaults_config_is_recorded() -> None:
+    assert sorted(load_recorded("defaults")) == sorted(defaults_configs())
+
+
+def test_every_tiny_config_is_recorded_with_its_flag_sets() -> None:
+    """The record is of today's cases: same architectures, same flag sets."""
+    recorded = load_recorded()
+    assert sorted(recorded) == sorted(tiny_configs())
+    for arch, path in tiny_configs().items():
+        assert [r["argv"] for r in recorded[arch]] == flag_sets(arch, path), arch
+
+
+def test_every_modelled_architecture_is_verified_here() -> None:
+    """Every architecture dryboot plans has a tiny config (and so a recorded comparison), and
+    every tiny config is of an architecture dryboot plans."""
+    from dryboot.vllm.models.registry import ARCHITECTURES
+
+    assert sorted(tiny_configs()) == sorted(ARCHITECTURES)
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs DRYBOOT_VLLM_PYTHON (a vLLM venv)")
+def test_live_oracle() -> None:
+    python = os.environ["DRYBOOT_VLLM_PYTHON"]
+    recorded = load_recorded()
+    cases = [c for arch, path in tiny_configs().items() for c in cases_for(arch, path)]
+    cases += [defaults_case(a, i, argv) for a in defaults_configs() for i, argv in enumerate(DEFAULTS_FLAG_SETS)]
+    runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
+    res = runner.run([c.oracle_input() for c in cases])
+    problems = []
+    for c in cases:
+        arch, i = c.id.split("#")
+        v = res[c.id]
+        rec = load_recorded("defaults").get(arch.split("@")[0], []) if "@" in arch else recorded.get(arch, [])
+        if int(i) >= len(rec) or {k: v.get(k) for k in KEPT if k != "error"} != {
+            k: rec[int(i)]["vllm"].get(k) for k in KEPT if k != "error"
+        }:
+            problems.append(f"{c.id}: the oracle no longer says what was recorded")
+    problems += disagreements([(c, res[c.id]) for c in cases])
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,101 @@
+"""The architecture table: every architecture of vLLM 0.28.0's registry is verified or refused by
+name with a reason, ``--list-architectures`` prints it, ``docs/architectures.md`` publishes it.
+
+Which architectures vLLM serves, and the figures it prints for them, are checked in
+``tests/fidelity/test_architectures.py`` (recorded from vLLM 0.28.0's engine start); here: the
+refusals (exit 2, one line, the reason), and that the table and the document agree with the code.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dryboot.vllm.models.refusals import REASONS
+from dryboot.vllm.models.registry import ARCHITECTURES, architecture_table
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def dryboot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dryboot", *args], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+
+
+def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
+    cfg = {
+        "architectures": [architecture],
+        "num_hidden_layers": 2,
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 4096,
+        **extra,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("architecture", "words"),
+    [
+        ("Gemma3nForConditionalGeneration", "cross-layer KV sharing"),
+        ("Zamba2ForCausalLM", "hybrid: Mamba"),
+        ("WhisperForConditionalGeneration", "encoder-decoder"),
+        ("Gemma3nForCausalLM", "cross-layer KV sharing"),
+        ("EagleLlamaForCausalLM", "EAGLE"),
+        ("BloomForCausalLM", "meta device"),
+        ("NoSuchModelForCausalLM", "not in vLLM 0.28.0's model registry"),
+    ],
+)
+def test_refused_architecture_exits_2_naming_it_and_why(tmp_path: Path, architecture: str, words: str) -> None:
+    r = dryboot("plan", "--model", _config(tmp_path, architecture), "--kv-cache-memory-bytes", "1G")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert f"architectures: {architecture} is not modelled by dryboot" in lines[0]
+    assert words in lines[0]
+
+
+def test_every_row_is_verified_or_refused_with_a_reason() -> None:
+    rows = architecture_table()
+    assert {r.status for r in rows} == {"verified", "refused"}
+    for r in rows:
+        if r.status == "verified":
+            assert r.architecture in ARCHITECTURES and not r.reason
+            assert (REPO / r.tiny_config).is_file(), r.tiny_config
+        else:
+            assert r.reason == REASONS[r.architecture], r.architecture
+    # every reason names a registry architecture (one a family now plans is simply not shown)
+    assert set(REASONS) <= {r.architecture for r in rows}
+
+
+def test_list_architectures_prints_status_and_reason() -> None:
+    r = dryboot("plan", "--list-architectures")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rows = architecture_table()
+    verified = sum(x.status == "verified" for x in rows)
+    assert lines[-1] == f"{len(rows)} architectures: {verified} verified, {len(rows) - verified} refused"
+    by_name = {ln.split()[0]: ln for ln in lines[:-1]}
+    assert len(by_name) == len(rows)
+    assert "  refused  " in by_name["Zamba2ForCausalLM"] and "hybrid: Mamba" in by_name["Zamba2ForCausalLM"]
+    assert "  verified  dense  " in by_name["MixtralForCausalLM"]
+    assert "tests/fidelity/data/architectures/MixtralForCausalLM.json" in by_name["MixtralForCausalLM"]
+
+
+def test_published_table_is_up_to_date() -> None:
+    r = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "architectures_doc.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
