@@ -164,6 +164,7 @@ def plan(
     """
     policies = policies or Policies()
     cfg = create_engine_config(model, args or EngineArgs(), drafter)
+    model = cfg.model  # as the release reads the config
     log = list(cfg.log)
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer

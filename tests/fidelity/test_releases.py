@@ -12,6 +12,7 @@ and checks that dryboot then disagrees with the record.
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,39 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     ),
     "nemo-prefix": (NEMO, [*_NEMO, "--enable-prefix-caching"]),
     "nemo-default": (NEMO, _NEMO),
+    "async-sw": (
+        H.EXAMPLES / "gpt-oss-20b.config.json",
+        [
+            "--max-model-len",
+            "8192",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 3}',
+        ],
+    ),
+    "f16kv": (
+        REL / "nullblk",
+        ["--max-model-len", "1024", *_NB, "--kv-cache-memory-bytes", "13107200", "--kv-cache-dtype", "float16"],
+    ),
+    "dflash-slots": (
+        REL / "nullblk",
+        [
+            "--max-model-len",
+            "1024",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "100000000",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
+        ],
+    ),
+    "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
+    "qnext2": (
+        REL / "qnext2",
+        ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "1000000000"],
+    ),
 }
 
 

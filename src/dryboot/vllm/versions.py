@@ -40,6 +40,31 @@ class VersionRules:
         checkpoint page per GDN group (0.33 ``platforms/interface.py``
         ``_align_hybrid_block_size``, ``v1/attention/backends/gdn_attn.py``
         ``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT``, ``v1/kv_cache_interface.py`` ``MambaSpec``).
+    :param async_limits_v1_runner_only: the speculative-method and
+        ``disable_padded_drafter_batch`` limits on async scheduling hold only under the V1 model
+        runner; the V2 runner (the default on a Triton host unless the method is ``suffix`` or
+        ``custom_class``) runs async with every method (0.33: ``config/vllm.py``
+        ``VllmConfig.__post_init__``, ``_get_v2_model_runner_unsupported_features``). Before
+        0.33 they hold under either runner. Async doubles the in-flight tokens a sliding-window
+        request holds (``VllmConfig.max_in_flight_tokens``).
+    :param float_kv_dtype_must_match: an explicit ``--kv-cache-dtype float16``/``bfloat16`` other
+        than the model dtype is refused (0.33: ``config/vllm.py``
+        ``VllmConfig._reject_mismatched_float_kv_cache``); before, the KV cache takes it.
+    :param qwen3_next_hf_config_class: Qwen3-Next configs are read by transformers'
+        ``Qwen3NextConfig``, which honours ``full_attention_interval`` (0.32+: vLLM no longer
+        bundles ``transformers_utils/configs/qwen3_next.py``, whose class put full attention on
+        every 4th layer whatever the config said).
+    :param drafting_slots_per_seq: the scheduler's token budget is ``max_num_batched_tokens``
+        minus the drafter's new slots per sequence (``num_speculative_tokens - 1`` for the
+        parallel-drafting DFlash/DSpark, 1 for ``draft_model``) times ``max_num_seqs``, and a
+        budget <= 0 is refused (0.27.1: ``config/vllm.py`` ``_set_max_num_scheduled_tokens``,
+        ``config/speculative.py`` ``max_num_new_slots_for_drafting``); from 0.28 the slots are
+        counted once, not per sequence.
+    :param gemma4_global_kv_heads_required: Gemma-4 full-attention layers with
+        ``attention_k_eq_v`` take ``num_global_key_value_heads`` as is, and the model fails to build
+        when the config leaves it unset (0.27.1: ``model_executor/models/gemma4.py``
+        ``Gemma4DecoderLayer``: ``TypeError`` comparing ``None`` with the TP size); from 0.28 the
+        per-layer config falls back to ``num_key_value_heads``.
     """
 
     version: str
@@ -51,9 +76,20 @@ class VersionRules:
     mamba_mode_all: bool = True
     mamba2_align_pages: int = 2
     gdn_align_sm90: int | None = None
+    async_limits_v1_runner_only: bool = False
+    float_kv_dtype_must_match: bool = False
+    qwen3_next_hf_config_class: bool = False
+    drafting_slots_per_seq: bool = False
+    gemma4_global_kv_heads_required: bool = False
 
 
-_V0271 = VersionRules("0.27.1", hybrid_prefix_caching_default=False, mamba_default_all=True)
+_V0271 = VersionRules(
+    "0.27.1",
+    hybrid_prefix_caching_default=False,
+    mamba_default_all=True,
+    drafting_slots_per_seq=True,
+    gemma4_global_kv_heads_required=True,
+)
 _V028 = VersionRules("0.28.0")
 _V029 = VersionRules("0.29.0", pad_requires_block_stride=False, reserve_null_block=True)
 _V030 = VersionRules(
@@ -66,6 +102,7 @@ _V032 = VersionRules(
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
     mamba2_align_pages=3,
+    qwen3_next_hf_config_class=True,
 )
 _V033 = VersionRules(
     "0.33.0",
@@ -74,7 +111,10 @@ _V033 = VersionRules(
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
     mamba2_align_pages=3,
+    qwen3_next_hf_config_class=True,
     gdn_align_sm90=64,
+    async_limits_v1_runner_only=True,
+    float_kv_dtype_must_match=True,
 )
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``).

@@ -89,6 +89,11 @@ class ModelGeometry:
     layer of kind ``mtp_kind``). ``quant_kv_cache_dtype`` is the KV dtype the quantization config
     implies for ``--kv-cache-dtype auto``. ``mla_dims`` = (qk_nope, qk_rope, v) head dims of an
     MLA model. ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
+    ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
+    differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
+    releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
+    ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
+    ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     """
 
     source: str
@@ -124,6 +129,8 @@ class ModelGeometry:
     quant_method: str | None = None
     kv_scales_in_checkpoint: bool = False
     logits_soft_cap: bool = False
+    layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
+    global_kv_heads_unset: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

@@ -284,6 +284,36 @@ class EngineConfig:
         return out
 
 
+def check_drafting_slots(args: EngineArgs) -> None:
+    """The scheduler budget left after the drafter's new slots for every sequence (vLLM 0.27.1
+    ``VllmConfig._set_max_num_scheduled_tokens``; slots per sequence from
+    ``SpeculativeConfig.max_num_new_slots_for_drafting``: ``k - 1`` for parallel drafting,
+    which DFlash and DSpark turn on, plus 1 for ``draft_model``).
+
+    :raises InputError: when no token is left to schedule.
+    """
+    method = args.speculative_method
+    k = args.num_speculative_tokens
+    slots = (k - 1 if method in ("dflash", "dspark") else 0) + (1 if method == "draft_model" else 0)
+    left = args.resolved_max_num_batched_tokens() - slots * args.resolved_max_num_seqs()
+    if left <= 0:
+        raise InputError(
+            "--speculative-config",
+            None,
+            f"max_num_scheduled_tokens is set to {left} based on the speculative decoding settings, which does "
+            "not allow any tokens to be scheduled. Increase max_num_batched_tokens to accommodate the additional "
+            "draft token slots, or decrease num_speculative_tokens or max_num_seqs.",
+        )
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """``model`` as ``rules``' release reads its config: transformers' config class where the
+    release no longer bundles its own (switch ``qwen3_next_hf_config_class``)."""
+    if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
+        return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
+    return model
+
+
 def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:
     """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does.
 
@@ -295,6 +325,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
 
     args.validate()
     rules = rules_for(args.vllm_version)
+    model = for_release(model, rules)
+    if drafter is not None:
+        drafter = replace(drafter, model=for_release(drafter.model, rules))
     if args.enable_prefix_caching is None:
         # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
@@ -302,12 +335,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         args = replace(args, enable_prefix_caching=on)
     notes: list[str] = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:
-        why = (
-            "disable_padded_drafter_batch=True"
-            if args.disable_padded_drafter_batch
-            else f"{args.speculative_method!r} speculative decoding"
-        )
-        notes.append(f"async scheduling is off: vLLM disables it for {why}")
+        notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
         notes.append(
             "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
@@ -325,6 +353,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         drafter = mtp_drafter(model, args.speculative_method)
+    if rules.gemma4_global_kv_heads_required and model.global_kv_heads_unset:
+        raise InputError(
+            model.source,
+            "num_global_key_value_heads",
+            "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
+            "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
+        )
+    if rules.drafting_slots_per_seq and args.speculative_method is not None:
+        check_drafting_slots(args)
     kv_dtype = args.kv_cache_dtype
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
@@ -347,11 +384,22 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
         d_backend = backend_for(d_name, d_dtype, drafter.model, args, "--speculative-config attention_backend")
         d_model_dtype = model_dtype_of(drafter.model, args)
+    model_dtype = model_dtype_of(model, args)
+    float_kv = args.kv_cache_dtype in ("float16", "bfloat16")
+    if rules.float_kv_dtype_must_match and float_kv and args.kv_cache_dtype != model_dtype:
+        # VllmConfig._reject_mismatched_float_kv_cache (0.33)
+        allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
+            f"Please set `--kv-cache-dtype` to {allowed}.",
+        )
     return EngineConfig(
         model=model,
         args=args,
         rules=rules,
-        model_dtype=model_dtype_of(model, args),
+        model_dtype=model_dtype,
         kv_cache_dtype=kv_dtype,
         backend=backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend"),
         max_model_len=derive_max_model_len(model, args),
