@@ -87,6 +87,30 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         ],
     ),
     "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
+    # the reference deployment's CTX=fast DFLASH_TOKENS=15 profile (examples/reference-deployment.toml)
+    # with vLLM's max_num_seqs default on its 24 GB GPU (256)
+    "ref-fast15": (
+        H.EXAMPLES / "Qwen3.5-27B.config.json",
+        [
+            "--mamba-ssm-cache-dtype",
+            "float16",
+            *_NB,
+            "--enable-prefix-caching",
+            "--kv-cache-dtype",
+            "bfloat16",
+            "--attention-backend",
+            "FLASH_ATTN",
+            "--max-model-len",
+            "57344",
+            "--kv-cache-memory-bytes",
+            "5583457484",
+            "--no-async-scheduling",
+            "--max-num-seqs",
+            "256",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 15, "model": str(REL / "dflash5")}),
+        ],
+    ),
     "qnext2": (
         REL / "qnext2",
         ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "1000000000"],
@@ -108,6 +132,11 @@ def _ok(block: int, nb: int, tok: int, mml: int) -> dict[str, Any]:
 
 def _refused(estimated: int) -> dict[str, Any]:
     return {"refused": True, "estimated": estimated}
+
+
+def _refused_with(text: str) -> dict[str, Any]:
+    """A refusal whose message holds ``text`` (vLLM's own words)."""
+    return {"refused": True, "says": text}
 
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
@@ -166,6 +195,34 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.33.0", "fa4fp8"): _ok(64, 30517, 532754, 32768),
     ("0.33.0", "nemo-prefix"): _ok(4128, 23, 9420, 8192),
     ("0.33.0", "nemo-default"): _ok(4128, 23, 9420, 8192),
+    ("0.27.1", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.27.1", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.27.1", "dflash-slots"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
+    ("0.27.1", "g4keqv"): _refused_with("'>=' not supported between instances of 'NoneType' and 'int'"),
+    ("0.27.1", "ref-fast15"): _refused_with("max_num_scheduled_tokens is set to -1536 based on the speculative"),
+    ("0.28.0", "dflash-slots"): _ok(16, 762, 3012, 1024),
+    ("0.28.0", "g4keqv"): _ok(16, 7629, 69286, 4096),
+    ("0.27.1", "qnext2"): _ok(2144, 910, 931840, 8192),
+    ("0.28.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.28.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.28.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.29.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.29.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.29.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.30.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.30.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.30.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.31.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.31.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.31.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.32.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.32.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.32.0", "qnext2"): _ok(2144, 455, 465920, 8192),
+    ("0.33.0", "dflash-slots"): _ok(16, 762, 3012, 1024),
+    ("0.33.0", "g4keqv"): _ok(16, 7629, 69286, 4096),
+    ("0.33.0", "async-sw"): _ok(16, 5086, 53622, 8192),
+    ("0.33.0", "f16kv"): _refused_with('kv_cache_dtype="float16" is incompatible with dtype="bfloat16"'),
+    ("0.33.0", "qnext2"): _ok(2176, 448, 367001, 8192),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
@@ -190,6 +247,13 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.33.0", "gdn64-pages", "gdn_align_sm90", None),
     ("0.32.0", "nemo-prefix", "mamba2_align_pages", 2),
     ("0.33.0", "nemo-prefix", "mamba2_align_pages", 2),
+    ("0.27.1", "dflash-slots", "drafting_slots_per_seq", False),
+    ("0.27.1", "g4keqv", "gemma4_global_kv_heads_required", False),
+    ("0.27.1", "ref-fast15", "drafting_slots_per_seq", False),
+    ("0.33.0", "async-sw", "async_limits_v1_runner_only", False),
+    ("0.33.0", "f16kv", "float_kv_dtype_must_match", False),
+    ("0.32.0", "qnext2", "qwen3_next_hf_config_class", False),
+    ("0.33.0", "qnext2", "qwen3_next_hf_config_class", False),
 ]
 
 
@@ -197,6 +261,10 @@ def _check(expect: dict[str, Any], got: dict[str, Any]) -> list[str]:
     if expect.get("refused"):
         if not got.get("refused"):
             return [f"expected a refusal, got {H._answer(got, vllm=False)}"]
+        if "says" in expect:
+            if expect["says"] not in str(got.get("error")):
+                return [f"refusal {str(got.get('error'))[:200]!r} does not say {expect['says']!r}"]
+            return []
         if f"estimated maximum model length is {expect['estimated']}." not in str(got.get("error")):
             return [f"refusal {str(got.get('error'))[:200]!r} does not estimate {expect['estimated']}"]
         return []

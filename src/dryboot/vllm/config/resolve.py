@@ -284,7 +284,7 @@ class EngineConfig:
         return out
 
 
-def check_drafting_slots(args: EngineArgs) -> None:
+def check_drafting_slots(args: EngineArgs, method: str) -> None:
     """The scheduler budget left after the drafter's new slots for every sequence (vLLM 0.27.1
     ``VllmConfig._set_max_num_scheduled_tokens``; slots per sequence from
     ``SpeculativeConfig.max_num_new_slots_for_drafting``: ``k - 1`` for parallel drafting,
@@ -292,7 +292,6 @@ def check_drafting_slots(args: EngineArgs) -> None:
 
     :raises InputError: when no token is left to schedule.
     """
-    method = args.speculative_method
     k = args.num_speculative_tokens
     slots = (k - 1 if method in ("dflash", "dspark") else 0) + (1 if method == "draft_model" else 0)
     left = args.resolved_max_num_batched_tokens() - slots * args.resolved_max_num_seqs()
@@ -360,8 +359,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
             "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
         )
-    if rules.drafting_slots_per_seq and args.speculative_method is not None:
-        check_drafting_slots(args)
+    method = args.speculative_method or (drafter.method if drafter is not None else None)
+    if rules.drafting_slots_per_seq and method is not None:
+        check_drafting_slots(args, method)
     kv_dtype = args.kv_cache_dtype
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
