@@ -13,7 +13,9 @@ from dryboot.vllm import versions
 
 def test_table_entries_and_in_between_versions() -> None:
     assert versions.rules_for("0.27.1").version == "0.27.1"
-    assert versions.rules_for("0.31.0").version == "0.30.0"
+    assert versions.rules_for("0.31.0").version == "0.31.0"
+    assert versions.rules_for("0.31.4").version == "0.31.0"
+    assert versions.rules_for("0.30.9").version == "0.30.0"
     with pytest.raises(InputError):
         versions.rules_for("0.26.0")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from dryboot.errors import InputError
 from dryboot.layers import LayerSet
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
@@ -172,6 +173,15 @@ def plan(
     block_size, decision = _block_sizes(cfg, mamba, log)
     layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
+    if unify_error is not None and not cfg.rules.pad_requires_block_stride:
+        # 0.29+: get_kv_cache_groups catches the NotImplementedError and retries with a
+        # full-allocation fallback (unify_kv_cache_spec_page_size), which is not modelled
+        raise InputError(
+            "--vllm-version",
+            cfg.rules.version,
+            f"{unify_error}; vLLM {cfg.rules.version} then retries with a full-allocation KV cache fallback, "
+            "which dryboot does not model",
+        )
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)
     capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log)
     scheduler_block = hash_block = None
@@ -229,7 +239,8 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
     mamba padding (``Platform._align_hybrid_block_size``)."""
     model, args = cfg.model, cfg.args
-    block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size)
+    names = "/".join(cfg.backends) if cfg.rules.block_size_log_backends else None
+    block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size, all_backends=names)
     log.extend(phase1_log)
     drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
     if mamba is None or not model.is_hybrid or not (drafter_attention or any(k.is_attention for k in model.kinds)):
@@ -349,13 +360,24 @@ def _kv_cache_capacity(
     )
     try:
         if args.max_model_len == -1:
+            rules = cfg.rules
             max_model_len, line = auto_fit_max_model_len(
-                grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+                grouping,
+                limits,
+                available,
+                args.num_gpu_blocks_override,
+                rules.reserve_null_block,
+                rules.autofit_log_kv_memory,
             )
             log.append(line)
             limits = replace(limits, max_model_len=max_model_len)
         capacity = compute_capacity(
-            grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block
+            grouping,
+            limits,
+            available,
+            args.num_gpu_blocks_override,
+            cfg.rules.reserve_null_block,
+            split_log=cfg.rules.capacity_log_split,
         )
     except NotEnoughMemory as exc:
         return None, exc, max_model_len

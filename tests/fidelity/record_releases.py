@@ -39,6 +39,7 @@ def main() -> int:
                 "tokens",
                 "concurrency",
                 "max_model_len",
+                "kv_log",
             )
         }
         print(json.dumps({"vllm": version, "id": c.id, "command": c.command(), **keep}))

@@ -65,6 +65,16 @@ class VersionRules:
         when the config leaves it unset (0.27.1: ``model_executor/models/gemma4.py``
         ``Gemma4DecoderLayer``: ``TypeError`` comparing ``None`` with the TP size); from 0.28 the
         per-layer config falls back to ``num_key_value_heads``.
+    :param capacity_log_split: "GPU KV cache size: N tokens" and "Maximum concurrency for N tokens
+        per request: Xx" are two log lines (0.27.1: ``v1/core/kv_cache_utils.py``
+        ``get_kv_cache_configs``); one line from 0.28.
+    :param autofit_log_kv_memory: the auto-fit line names the KV cache memory ("fits in available
+        KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory".
+    :param block_size_log_backends: the preferred-block line names every attention backend,
+        "for A/B backend(s)." (0.31+: ``platforms/interface.py`` ``update_block_size_for_backend``).
+    :param mamba_cache_mode_ignored: ``--mamba-cache-mode`` has no effect (a deprecation warning);
+        the mode follows ``--enable-prefix-caching`` (0.33: ``engine/arg_utils.py``
+        ``create_engine_config`` no longer passes it to ``CacheConfig``).
     """
 
     version: str
@@ -81,6 +91,10 @@ class VersionRules:
     qwen3_next_hf_config_class: bool = False
     drafting_slots_per_seq: bool = False
     gemma4_global_kv_heads_required: bool = False
+    capacity_log_split: bool = False
+    autofit_log_kv_memory: bool = False
+    block_size_log_backends: bool = False
+    mamba_cache_mode_ignored: bool = False
 
 
 _V0271 = VersionRules(
@@ -89,11 +103,19 @@ _V0271 = VersionRules(
     mamba_default_all=True,
     drafting_slots_per_seq=True,
     gemma4_global_kv_heads_required=True,
+    capacity_log_split=True,
 )
 _V028 = VersionRules("0.28.0")
 _V029 = VersionRules("0.29.0", pad_requires_block_stride=False, reserve_null_block=True)
 _V030 = VersionRules(
     "0.30.0", pad_requires_block_stride=False, reserve_null_block=True, sliding_window_start="largest-fitting"
+)
+_V031 = VersionRules(
+    "0.31.0",
+    pad_requires_block_stride=False,
+    reserve_null_block=True,
+    sliding_window_start="largest-fitting",
+    block_size_log_backends=True,
 )
 _V032 = VersionRules(
     "0.32.0",
@@ -103,6 +125,8 @@ _V032 = VersionRules(
     mamba_mode_all=False,
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
+    autofit_log_kv_memory=True,
+    block_size_log_backends=True,
 )
 _V033 = VersionRules(
     "0.33.0",
@@ -112,6 +136,9 @@ _V033 = VersionRules(
     mamba_mode_all=False,
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
+    autofit_log_kv_memory=True,
+    block_size_log_backends=True,
+    mamba_cache_mode_ignored=True,
     gdn_align_sm90=64,
     async_limits_v1_runner_only=True,
     float_kv_dtype_must_match=True,
@@ -123,7 +150,7 @@ _V033 = VersionRules(
 VERIFIED_VERSIONS = frozenset({"0.27.1", "0.28.0", "0.30.0", "0.33.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
-VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V032, _V033)}
+VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V031, _V032, _V033)}
 DEFAULT_VERSION = "0.28.0"
 
 

@@ -228,6 +228,12 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
     mode = args.mamba_cache_mode or "none"
     if mode == "all" and not rules.mamba_mode_all:
         raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
+    if rules.mamba_cache_mode_ignored and args.mamba_cache_mode is not None:
+        log.append(
+            "--mamba-cache-mode is deprecated and will be removed in v0.33.0. "
+            "It has no effect: Mamba prefix caching follows --enable-prefix-caching."
+        )
+        mode = "none"
     if args.enable_prefix_caching:
         if mode == "none":
             # 0.27.1 defaults to 'all' where the model class supports mamba prefix caching

@@ -217,21 +217,34 @@ def auto_fit_max_model_len(
     available: int,
     num_gpu_blocks_override: int | None = None,
     reserve_null_block: bool = False,
+    kv_memory_wording: bool = False,
 ) -> tuple[int, str]:
     """``--max-model-len -1``/``auto``: the largest length that fits (``_auto_fit_max_model_len``).
     ``--num-gpu-blocks-override`` already replaced the budget by that many blocks there.
     ``reserve_null_block`` (vLLM 0.29+): the block pool's null block is taken off the budget first.
+    ``kv_memory_wording`` (vLLM 0.32+): the line names the KV cache memory before the null block.
 
     :returns: (length, vLLM's log line).
     :raises CannotAutoFit: when not even one token fits.
     """
     if num_gpu_blocks_override is not None:
         available = num_gpu_blocks_override * pool_bytes_per_block(grouping)
+    kv_memory = f"{format_gib(available)} GiB GPU"
     if reserve_null_block:
         available -= pool_bytes_per_block(grouping)
     fitted = estimate_max_model_len(grouping, limits, available)
     if fitted <= 0:
         raise CannotAutoFit(request_bytes(grouping, limits, 1), available, 1, 0)
+    if kv_memory_wording:
+        if fitted >= limits.max_model_len:
+            return limits.max_model_len, (
+                f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in "
+                f"available KV cache memory ({kv_memory})"
+            )
+        return fitted, (
+            f"Auto-fit max_model_len: reduced from {limits.max_model_len} to {fitted} to fit in "
+            f"available KV cache memory ({kv_memory})"
+        )
     if fitted >= limits.max_model_len:
         return limits.max_model_len, (
             f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"
@@ -248,10 +261,12 @@ def compute_capacity(
     available: int,
     num_gpu_blocks_override: int | None = None,
     reserve_null_block: bool = False,
+    split_log: bool = False,
 ) -> Capacity:
     """Blocks and concurrency for ``grouping`` with ``available`` bytes of KV budget.
     ``reserve_null_block`` (vLLM 0.29+): one request must fit the budget minus one pool block
-    (the null block); the blocks are still counted from the whole budget.
+    (the null block); the blocks are still counted from the whole budget. ``split_log`` (vLLM
+    0.27.1): the size and the concurrency are two log lines.
 
     :raises NotEnoughMemory: when one ``max_model_len`` request does not fit (vLLM's ValueError).
     """
@@ -280,10 +295,14 @@ def compute_capacity(
     per_group = tuple(b for b, run in zip(blocks, grouping.runs, strict=True) for _ in range(run.num_groups))
     concurrency = num_blocks / sum(per_group)
     tokens = int(concurrency * limits.max_model_len)
-    log.append(
-        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for "
-        f"{limits.max_model_len:,} tokens per request: {concurrency:.2f}x"
-    )
+    if split_log:
+        log.append(f"GPU KV cache size: {tokens:,} tokens")
+        log.append(f"Maximum concurrency for {limits.max_model_len:,} tokens per request: {concurrency:.2f}x")
+    else:
+        log.append(
+            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for "
+            f"{limits.max_model_len:,} tokens per request: {concurrency:.2f}x"
+        )
     return Capacity(
         available_bytes=available,
         page_size_bytes=page,
