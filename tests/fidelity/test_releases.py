@@ -9,6 +9,7 @@ built by ``VLLM_VERSION=X bash scripts/fidelity-env.sh DIR``), recorded with
 and checks that dryboot then disagrees with the record.
 """
 
+# ruff: noqa: E501 -- the release log lines below are recorded verbatim
 from __future__ import annotations
 
 import dataclasses
@@ -235,7 +236,6 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.30.0", "nemo-default"): _ok(4128, 23, 13458, 8192),
     ("0.31.0", "nullblk-est"): _refused(144),
     ("0.31.0", "nullblk-admit"): _refused(1584),
-    ("0.31.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
     ("0.31.0", "gdn64-block"): _ok(784, 311, 149865, 8192),
     ("0.31.0", "gdn64-pages"): _ok(832, 293, 150016, 8192),
     ("0.31.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
@@ -244,10 +244,8 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.31.0", "nemo-default"): _ok(4128, 23, 13458, 8192),
     ("0.32.0", "nullblk-est"): _refused(144),
     ("0.32.0", "nullblk-admit"): _refused(1584),
-    ("0.32.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
     ("0.32.0", "gdn64-block"): _ok(784, 311, 149865, 8192),
     ("0.32.0", "gdn64-pages"): _ok(832, 293, 150016, 8192),
-    ("0.32.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
     ("0.32.0", "fa4fp8"): _ok(64, 30517, 532754, 32768),
     ("0.32.0", "nemo-prefix"): _ok(4128, 23, 9420, 8192),
     ("0.32.0", "nemo-default"): _ok(4128, 23, 9420, 8192),
@@ -271,6 +269,7 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.29.0", "mcmode-all"): _ok(784, 311, 149865, 8192),
     ("0.30.0", "sw-start"): _ok(2128, 328, 13434, 2048),
     ("0.30.0", "mcmode-all"): _ok(784, 311, 149865, 8192),
+    ("0.32.0", "mcmode-all"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
     # upstream 0.28.0 (no deployment patches): the request does not fit, but the config is accepted
     ("0.28.0", "ref-fast15"): _refused(46080),
     ("0.28.0", "g4keqv"): _ok(16, 7629, 69286, 4096),
@@ -349,6 +348,96 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "kv lcm block sizes 401408",
         ),
     ),
+    ("0.31.0", "sw-start"): _ok(
+        2128,
+        328,
+        13434,
+        2048,
+        log=(
+            "Setting attention block size to 2128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.38% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 13,434 tokens, Maximum concurrency for 2,048 tokens per request: 6.56x",
+            "kv lcm block sizes 4256",
+        ),
+    ),
+    ("0.31.0", "mcmode-all"): _ok(
+        784,
+        311,
+        149865,
+        8192,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 149,865 tokens, Maximum concurrency for 8,192 tokens per request: 18.29x",
+            "kv lcm block sizes 784",
+        ),
+    ),
+    ("0.32.0", "sw-start"): _ok(
+        2128,
+        328,
+        13434,
+        2048,
+        log=(
+            "Setting attention block size to 2128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.38% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 13,434 tokens, Maximum concurrency for 2,048 tokens per request: 6.56x",
+            "kv lcm block sizes 4256",
+        ),
+    ),
+    ("0.31.0", "nullblk-autofit"): _ok(
+        16,
+        100,
+        1600,
+        1584,
+        log=(
+            "Auto-fit max_model_len: reduced from 8192 to 1584 to fit in available GPU memory (0.01 GiB available for KV cache)",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,584 tokens per request: 1.01x",
+        ),
+    ),
+    ("0.31.0", "mla-flashmla"): _ok(
+        64,
+        6781,
+        433984,
+        4096,
+        log=(
+            "Setting kv cache block size to 64 for FLASHMLA backend(s).",
+            "GPU KV cache size: 433,984 tokens, Maximum concurrency for 4,096 tokens per request: 105.95x",
+        ),
+    ),
+    ("0.32.0", "nullblk-autofit"): _ok(
+        16,
+        100,
+        1600,
+        1584,
+        log=(
+            "Auto-fit max_model_len: reduced from 8192 to 1584 to fit in available KV cache memory (0.01 GiB GPU)",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,584 tokens per request: 1.01x",
+        ),
+    ),
+    ("0.32.0", "mla-flashmla"): _ok(
+        64,
+        6781,
+        433984,
+        4096,
+        log=(
+            "Setting kv cache block size to 64 for FLASHMLA backend(s).",
+            "GPU KV cache size: 433,984 tokens, Maximum concurrency for 4,096 tokens per request: 105.95x",
+        ),
+    ),
+    ("0.32.0", "mcmode-align-noprefix"): _ok(
+        784,
+        311,
+        181979,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'none' when prefix caching is disabled",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 181,979 tokens, Maximum concurrency for 8,192 tokens per request: 22.21x",
+            "kv lcm block sizes 401408",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
@@ -386,6 +475,10 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.29.0", "mla-pad", "pad_requires_block_stride", True),
     ("0.30.0", "sw-start", "sliding_window_start", "smallest"),
     ("0.33.0", "nullblk-autofit", "autofit_log_kv_memory", False),
+    ("0.32.0", "nullblk-autofit", "autofit_log_kv_memory", False),
+    ("0.31.0", "mla-flashmla", "block_size_log_backends", False),
+    ("0.32.0", "mcmode-all", "mamba_mode_all", True),
+    ("0.31.0", "mcmode-all", "mamba_all_deprecated", False),
     ("0.33.0", "mla-flashmla", "block_size_log_backends", False),
     ("0.33.0", "mcmode-align-noprefix", "mamba_cache_mode_ignored", False),
     ("0.33.0", "async-sw", "async_limits_v1_runner_only", False),

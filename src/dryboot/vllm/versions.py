@@ -75,6 +75,8 @@ class VersionRules:
     :param mamba_cache_mode_ignored: ``--mamba-cache-mode`` has no effect (a deprecation warning);
         the mode follows ``--enable-prefix-caching`` (0.33: ``engine/arg_utils.py``
         ``create_engine_config`` no longer passes it to ``CacheConfig``).
+    :param mamba_all_deprecated: ``--mamba-cache-mode all`` logs a deprecation warning (0.30,
+        0.31: ``config/cache.py`` ``CacheConfig._validate_mamba_cache_mode``).
     """
 
     version: str
@@ -95,6 +97,7 @@ class VersionRules:
     autofit_log_kv_memory: bool = False
     block_size_log_backends: bool = False
     mamba_cache_mode_ignored: bool = False
+    mamba_all_deprecated: bool = False
 
 
 _V0271 = VersionRules(
@@ -108,7 +111,11 @@ _V0271 = VersionRules(
 _V028 = VersionRules("0.28.0")
 _V029 = VersionRules("0.29.0", pad_requires_block_stride=False, reserve_null_block=True)
 _V030 = VersionRules(
-    "0.30.0", pad_requires_block_stride=False, reserve_null_block=True, sliding_window_start="largest-fitting"
+    "0.30.0",
+    pad_requires_block_stride=False,
+    reserve_null_block=True,
+    sliding_window_start="largest-fitting",
+    mamba_all_deprecated=True,
 )
 _V031 = VersionRules(
     "0.31.0",
@@ -116,6 +123,7 @@ _V031 = VersionRules(
     reserve_null_block=True,
     sliding_window_start="largest-fitting",
     block_size_log_backends=True,
+    mamba_all_deprecated=True,
 )
 _V032 = VersionRules(
     "0.32.0",
@@ -146,8 +154,8 @@ _V033 = VersionRules(
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%
 #: of 2,000 harness cases agree with that release's own engine start
-#: (tests/fidelity/data/releases/HARNESS.md: 0.27.1 99.85%, 0.30.0 99.85%, 0.33.0 99.60%).
-VERIFIED_VERSIONS = frozenset({"0.27.1", "0.28.0", "0.30.0", "0.33.0"})
+#: (tests/fidelity/data/releases/HARNESS.md: 0.27.1, 0.29.0, 0.30.0 99.85%; 0.33.0 99.60%).
+VERIFIED_VERSIONS = frozenset({"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.33.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
 VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V031, _V032, _V033)}

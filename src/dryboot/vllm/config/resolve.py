@@ -227,7 +227,11 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
     set; off -> ``none``."""
     mode = args.mamba_cache_mode or "none"
     if mode == "all" and not rules.mamba_mode_all:
-        raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
+        raise InputError(
+            "--mamba-cache-mode",
+            "all",
+            f"invalid choice: 'all' (choose from 'align', 'none'): removed in vLLM {rules.version}",
+        )
     if rules.mamba_cache_mode_ignored and args.mamba_cache_mode is not None:
         log.append(
             "--mamba-cache-mode is deprecated and will be removed in v0.33.0. "
@@ -376,6 +380,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
         )
     log: list[str] = []
+    if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
+        # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
+        log.append(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
+            "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
+        )
     # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
     has_mamba = model.has_mamba_state
     d_dtype = d_model_dtype = d_backend = None
