@@ -441,10 +441,6 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
-_FA4FP8 = (
-    "FA4FP8 (0.31+): SM90 + fp8 KV + head size 512 -> FlashAttention kernel block 64 "
-    "(v1/attention/backends/flash_attn.py _get_sm90_fa4_fp8_kv_block_size), not modelled"
-)
 _FALLBACK = (
     "0.29+: MLA next to a sliding-window drafter cannot be padded; vLLM retries with a full-allocation "
     "fallback (v1/core/kv_cache_utils.py get_kv_cache_groups), which dryboot refuses by name"
@@ -452,9 +448,6 @@ _FALLBACK = (
 XFAIL: dict[tuple[str, str], str] = {
     ("0.29.0", "mla-pad"): _FALLBACK,
     ("0.33.0", "mla-pad"): _FALLBACK,
-    ("0.31.0", "fa4fp8"): _FA4FP8,
-    ("0.32.0", "fa4fp8"): _FA4FP8,
-    ("0.33.0", "fa4fp8"): _FA4FP8,
 }
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
@@ -474,6 +467,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.27.1", "nullblk-admit", "capacity_log_split", False),
     ("0.29.0", "mla-pad", "pad_requires_block_stride", True),
     ("0.30.0", "sw-start", "sliding_window_start", "smallest"),
+    ("0.31.0", "fa4fp8", "fa4_fp8_block", None),
+    ("0.33.0", "fa4fp8", "fa4_fp8_block", None),
     ("0.33.0", "nullblk-autofit", "autofit_log_kv_memory", False),
     ("0.32.0", "nullblk-autofit", "autofit_log_kv_memory", False),
     ("0.31.0", "mla-flashmla", "block_size_log_backends", False),

@@ -77,6 +77,9 @@ class VersionRules:
         ``create_engine_config`` no longer passes it to ``CacheConfig``).
     :param mamba_all_deprecated: ``--mamba-cache-mode all`` logs a deprecation warning (0.30,
         0.31: ``config/cache.py`` ``CacheConfig._validate_mamba_cache_mode``).
+    :param fa4_fp8_block: on SM90 an fp8 KV cache with head size 512 is served by FlashAttention 4,
+        whose kernel reads 64-token pages (0.31+: ``v1/attention/backends/flash_attn.py``
+        ``_get_sm90_fa4_fp8_kv_block_size``), or ``None``.
     """
 
     version: str
@@ -98,6 +101,7 @@ class VersionRules:
     block_size_log_backends: bool = False
     mamba_cache_mode_ignored: bool = False
     mamba_all_deprecated: bool = False
+    fa4_fp8_block: int | None = None
 
 
 _V0271 = VersionRules(
@@ -124,6 +128,7 @@ _V031 = VersionRules(
     sliding_window_start="largest-fitting",
     block_size_log_backends=True,
     mamba_all_deprecated=True,
+    fa4_fp8_block=64,
 )
 _V032 = VersionRules(
     "0.32.0",
@@ -135,6 +140,7 @@ _V032 = VersionRules(
     qwen3_next_hf_config_class=True,
     autofit_log_kv_memory=True,
     block_size_log_backends=True,
+    fa4_fp8_block=64,
 )
 _V033 = VersionRules(
     "0.33.0",
@@ -147,6 +153,7 @@ _V033 = VersionRules(
     autofit_log_kv_memory=True,
     block_size_log_backends=True,
     mamba_cache_mode_ignored=True,
+    fa4_fp8_block=64,
     gdn_align_sm90=64,
     async_limits_v1_runner_only=True,
     float_kv_dtype_must_match=True,
@@ -154,7 +161,7 @@ _V033 = VersionRules(
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%
 #: of 2,000 harness cases agree with that release's own engine start
-#: (tests/fidelity/data/releases/HARNESS.md: 0.27.1, 0.29.0, 0.30.0 99.85%; 0.33.0 99.60%).
+#: (tests/fidelity/data/releases/HARNESS.md: 0.27.1, 0.29.0, 0.30.0, 0.33.0: 99.85%).
 VERIFIED_VERSIONS = frozenset({"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.33.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.

@@ -12,11 +12,18 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import BACKENDS, AttentionBackend, custom_backend, default_backend, invalid_reasons
+from dryboot.vllm.backends import (
+    BACKENDS,
+    AttentionBackend,
+    KernelBlock,
+    custom_backend,
+    default_backend,
+    invalid_reasons,
+)
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.versions import VersionRules
+from dryboot.vllm.versions import VersionRules, rules_for
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,13 @@ def backend_for(
         # no attention layer is built, so no backend is selected or validated
         return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
     head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention)
+    fa4 = rules_for(args.vllm_version).fa4_fp8_block
+    fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
+    if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
+        # FlashAttention 4 serves fp8 at head size 512 on SM90 with 64-token kernel pages
+        # (flash_attn.py _get_sm90_fa4_fp8_kv_block_size); FLASH_ATTN leads the priorities
+        fa = BACKENDS["FLASH_ATTN"]
+        return AttentionBackend(fa.name, (KernelBlock(fa4),), True, kv_cache_dtypes=fa.kv_cache_dtypes)
     backend = _resolve_backend(
         name,
         kv_cache_dtype,
