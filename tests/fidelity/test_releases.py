@@ -531,3 +531,9 @@ def test_switch_is_needed(version: str, cid: str, switch: str, flipped: Any, mon
         assert _check(RECORDED[(version, cid)], got), f"flipping {switch} to {flipped!r} still matches {cid}"
     finally:
         versions.rules_for.cache_clear()
+
+
+def test_every_switch_has_a_flip_case() -> None:
+    """Each switch of the rule table is pinned by a recorded case above that fails when flipped."""
+    switches = {f.name for f in dataclasses.fields(versions.VersionRules)} - {"version"}
+    assert switches == {s for _, _, s, _ in SWITCH_CASES}
