@@ -80,7 +80,7 @@ def test_ignored_gpu_memory_utilization_is_stated_when_given() -> None:
 def test_every_unverified_version_says_so() -> None:
     pinned = (*GPT_OSS_64K, "--max-num-batched-tokens", "2048", "--attention-backend", "FLASH_ATTN")
     # verified: 2,000 harness cases against that release (tests/fidelity/data/releases/HARNESS.md)
-    for version in ("0.28", "0.28.0", "0.27.1", "0.29.0", "0.33.0"):
+    for version in ("0.28", "0.28.0", "0.27.1", "0.29.0", "0.31.0", "0.32.0", "0.33.0"):
         assert plan_json(*pinned, "--vllm-version", version)["assumptions"] == []
     # versions between table entries take a neighbour's rules but are not verified themselves
     for version in ("0.28.3", "0.31.2", "0.33.1"):

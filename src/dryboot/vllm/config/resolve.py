@@ -107,7 +107,8 @@ def backend_for(
         # no attention layer is built, so no backend is selected or validated
         return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
     head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention)
-    fa4 = rules_for(args.vllm_version).fa4_fp8_block
+    rules = rules_for(args.vllm_version)
+    fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
     if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
         # FlashAttention 4 serves fp8 at head size 512 on SM90 with 64-token kernel pages
