@@ -268,9 +268,9 @@ def test_padding_layer_warnings_are_logged(qwen35, models_dir: Path) -> None:
 
 
 def test_unknown_version_is_planned_with_nearest_rules_and_said(qwen3_next) -> None:
-    p = plan(qwen3_next, EngineArgs(vllm_version="0.31.2"))
+    p = plan(qwen3_next, EngineArgs(vllm_version="0.30.2"))
     assert p.rules.version == "0.30.0"
     from dryboot.assumptions import assumptions
 
     [a] = [a for a in assumptions(p) if a.flag == "--vllm-version"]
-    assert "no rule table for vLLM 0.31.2: planned with those of 0.30.0" in a.reason
+    assert "no rule table for vLLM 0.30.2: planned with those of 0.30.0" in a.reason

@@ -167,6 +167,7 @@ def plan(
     """
     policies = policies or Policies()
     cfg = create_engine_config(model, args or EngineArgs(), drafter)
+    model = cfg.model  # as the release reads the config
     log = list(cfg.log)
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
@@ -182,6 +183,15 @@ def plan(
         block_size, decision = _block_sizes(cfg, align, log)
         layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
+    if unify_error is not None and not cfg.rules.pad_requires_block_stride:
+        # 0.29+: get_kv_cache_groups catches the NotImplementedError and retries with a
+        # full-allocation fallback (unify_kv_cache_spec_page_size), which is not modelled
+        raise InputError(
+            "--vllm-version",
+            cfg.rules.version,
+            f"{unify_error}; vLLM {cfg.rules.version} then retries with a full-allocation KV cache fallback, "
+            "which dryboot does not model",
+        )
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)
     capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log, stages)
     scheduler_block = hash_block = None
@@ -258,7 +268,8 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
     mamba padding (``Platform._align_hybrid_block_size``)."""
     model, args = cfg.model, cfg.args
-    block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size)
+    names = "/".join(cfg.backends) if cfg.rules.block_size_log_backends else None
+    block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size, all_backends=names)
     log.extend(phase1_log)
     drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
     if mamba is None or not model.is_hybrid or not (drafter_attention or any(k.is_attention for k in model.kinds)):
@@ -306,9 +317,9 @@ def _pipeline_stages(
 
     model, args = cfg.model, cfg.args
     pp = args.pipeline_parallel_size
-    if cfg.drafter is not None:
+    if cfg.drafter is not None and (not cfg.rules.pp_draft_models or cfg.drafter.method == "extract_hidden_states"):
         # ModelConfig.verify_with_parallel_config on the draft model: its class (MTP, EAGLE,
-        # DFlash, the hidden-state extractor) does not implement SupportsPP in vLLM 0.28.0
+        # DFlash; the hidden-state extractor in every release) does not implement SupportsPP
         raise InputError(
             "--pipeline-parallel-size",
             str(pp),
@@ -317,14 +328,17 @@ def _pipeline_stages(
         )
     ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
+    if model.pp_refusal is not None:
+        raise InputError("--pipeline-parallel-size", str(pp), f"{model.architecture}: {model.pp_refusal}")
     first_moe = model.first_moe_layer
     if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
-        # Lfm2MoeModel looks for an MoE block among its stage's layers
+        # the model class (Lfm2MoeModel, AfmoeModel, ...) looks for an MoE block among its
+        # stage's layers
         raise InputError(
             "--pipeline-parallel-size",
             str(pp),
-            f"a stage holds only dense layers (the first {first_moe} are): "
-            "RuntimeError: No Lfm2MoeSparseMoeBlock layer found in the model.layers.",
+            f"a stage holds only dense layers (the first {first_moe} are): vLLM's {model.architecture} finds "
+            "no MoE layer in its model.layers (RuntimeError)",
         )
     for layer, target in model.kv_sharing:
         if stage_of[layer] != stage_of[target]:
@@ -428,8 +442,8 @@ def _kv_cache_groups(
         )
         grouping = group_layers(unified, policies.grouping)
         if hidden:
-            grouping, aligned = add_hidden_state_groups(grouping, hidden)
-            unified = LayerSet.from_pairs([*unified.pairs(), *aligned])
+            grouping, scaled, aligned = add_hidden_state_groups(grouping, hidden, cfg.rules.hidden_state_min_page)
+            unified = LayerSet.from_pairs([*((n, scaled.get(s, s)) for n, s in unified.pairs()), *aligned])
     except UnifyError as exc:
         return layers, [], None, exc
     except ValueError as exc:  # a hidden-state token larger than the common page
@@ -465,13 +479,26 @@ def _kv_cache_capacity(
     )
     try:
         if args.max_model_len == -1:
+            rules = cfg.rules
             max_model_len, line = auto_fit_max_model_len(
-                grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block, shares
+                grouping,
+                limits,
+                available,
+                args.num_gpu_blocks_override,
+                rules.reserve_null_block,
+                rules.autofit_log_kv_memory,
+                shares,
             )
             log.append(line)
             limits = replace(limits, max_model_len=max_model_len)
         capacity = compute_capacity(
-            grouping, limits, available, args.num_gpu_blocks_override, cfg.rules.reserve_null_block, shares
+            grouping,
+            limits,
+            available,
+            args.num_gpu_blocks_override,
+            cfg.rules.reserve_null_block,
+            shares,
+            split_log=cfg.rules.capacity_log_split,
         )
     except NotEnoughMemory as exc:
         return None, exc, max_model_len
@@ -484,7 +511,7 @@ def _max_concurrent_batches(cfg: EngineConfig) -> int:
     on the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
     args = cfg.args
     pp = args.pipeline_parallel_size
-    if pp > 1 and args.resolved_async_scheduling and uses_v2_model_runner(cfg.model, args, cfg.drafter):
+    if pp > 1 and args.resolved_async_scheduling and uses_v2_model_runner(cfg.model, args, cfg.drafter, cfg.rules):
         return pp + 1
     return args.max_concurrent_batches
 

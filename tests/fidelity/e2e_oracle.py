@@ -14,8 +14,8 @@ presence of the function a release introduced, or ``VLLM_MINOR``):
   runner's ``RequestState`` (a stand-in with its sizes); no ``VllmConfig.is_encoder_only``;
   torch 2.14.0 is a CUDA build whose torchvision loads its own ops; the SSD kernels read
   ``triton.Config`` fields at import (a small stand-in for vLLM's Triton placeholder);
-  ``torch.cuda.get_device_properties`` answers as the H200. Known gap: some drafter/FlashInfer
-  paths still reach CUDA ("Found no NVIDIA driver").
+  ``torch.cuda.get_device_properties`` answers as the H200; FlashInfer's multi-CTA KV counter
+  (allocated on "cuda" at construction) is allocated on the meta device.
 
 Run with the fidelity venv's python (``scripts/fidelity-env.sh`` prints it). dryboot never imports
 this file and this file never imports dryboot. Unlike ``vllm_oracle.py`` (which feeds vLLM's planner
@@ -370,6 +370,19 @@ def _install() -> None:
     from vllm.model_executor.models import registry
 
     registry._run_in_subprocess = lambda fn: fn()  # type: ignore[assignment]
+
+    # 0.33.0's FlashInfer attention allocates its multi-CTA KV counter on "cuda" at construction
+    # (``v1/attention/backends/flashinfer.py`` ``_get_multi_ctas_kv_counter_buffer``): the same
+    # buffer on the meta device (its size never reaches the KV cache).
+    try:
+        import vllm.v1.attention.backends.flashinfer as fi_backend
+    except ImportError:
+        fi_backend = None
+    counter = getattr(fi_backend, "_get_multi_ctas_kv_counter_buffer", None)
+    if counter is not None:
+        fi_backend._get_multi_ctas_kv_counter_buffer = functools.partial(  # type: ignore[union-attr]
+            lambda fn, min_bytes, device: fn(min_bytes, torch.device("meta")), counter
+        )
 
     import vllm
     import vllm.logger as vllm_logger

@@ -1,6 +1,6 @@
 """Record the release cases of ``test_releases.py`` with one release's oracle.
 
-    python3 tests/fidelity/record_releases.py /work/venvs/vllm-0.29.0/bin/python > out.jsonl
+    python3 tests/fidelity/record_releases.py /work/venvs/vllm-0.29.0/bin/python [CASE ...] > out.jsonl
 
 Runs ``e2e_oracle.py`` in that venv over ``test_releases.CASES`` and prints one JSON line per
 case (the oracle's answer, with the vLLM version). The figures in ``test_releases.RECORDED`` are
@@ -22,7 +22,7 @@ import test_releases as T
 def main() -> int:
     python = sys.argv[1]
     runner = H.OracleRunner(python, jobs=1)
-    cases = [T.case(cid) for cid in T.CASES]
+    cases = [T.case(cid) for cid in (sys.argv[2:] or T.CASES)]
     res = runner.run([c.oracle_input() for c in cases])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
     for c in cases:
@@ -39,6 +39,7 @@ def main() -> int:
                 "tokens",
                 "concurrency",
                 "max_model_len",
+                "kv_log",
             )
         }
         print(json.dumps({"vllm": version, "id": c.id, "command": c.command(), **keep}))

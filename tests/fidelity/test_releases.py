@@ -9,9 +9,11 @@ built by ``VLLM_VERSION=X bash scripts/fidelity-env.sh DIR``), recorded with
 and checks that dryboot then disagrees with the record.
 """
 
+# ruff: noqa: E501 -- the release log lines below are recorded verbatim
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,128 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     ),
     "nemo-prefix": (NEMO, [*_NEMO, "--enable-prefix-caching"]),
     "nemo-default": (NEMO, _NEMO),
+    "async-sw": (
+        H.EXAMPLES / "gpt-oss-20b.config.json",
+        [
+            "--max-model-len",
+            "8192",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 3}',
+        ],
+    ),
+    "f16kv": (
+        REL / "nullblk",
+        ["--max-model-len", "1024", *_NB, "--kv-cache-memory-bytes", "13107200", "--kv-cache-dtype", "float16"],
+    ),
+    "dflash-slots": (
+        REL / "nullblk",
+        [
+            "--max-model-len",
+            "1024",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "100000000",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
+        ],
+    ),
+    "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
+    # the reference deployment's CTX=fast DFLASH_TOKENS=15 profile (examples/reference-deployment.toml)
+    # with vLLM's max_num_seqs default on its 24 GB GPU (256)
+    "ref-fast15": (
+        H.EXAMPLES / "Qwen3.5-27B.config.json",
+        [
+            "--mamba-ssm-cache-dtype",
+            "float16",
+            *_NB,
+            "--enable-prefix-caching",
+            "--kv-cache-dtype",
+            "bfloat16",
+            "--attention-backend",
+            "FLASH_ATTN",
+            "--max-model-len",
+            "57344",
+            "--kv-cache-memory-bytes",
+            "5583457484",
+            "--no-async-scheduling",
+            "--max-num-seqs",
+            "256",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 15, "model": str(REL / "dflash5")}),
+        ],
+    ),
+    "mla-pad": (
+        REL / "mla2",
+        [
+            "--max-model-len",
+            "4096",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
+        ],
+    ),
+    "sw-start": (
+        H.EXAMPLES / "Qwen3.5-397B-A17B.config.json",
+        [
+            "--max-model-len",
+            "2048",
+            *_NB,
+            "--kv-cache-memory-bytes",
+            "7162213046",
+            "-tp",
+            "2",
+            "--kv-cache-dtype",
+            "bfloat16",
+            "--enable-prefix-caching",
+            "--mamba-cache-mode",
+            "align",
+            "--attention-backend",
+            "TRITON_ATTN",
+            "--speculative-config",
+            json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
+        ],
+    ),
+    "mcmode-all": (REL / "gdn64", [*_GDN, "--enable-prefix-caching", "--mamba-cache-mode", "all"]),
+    "mla-flashmla": (
+        REL / "mla2",
+        ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000", "--attention-backend", "FLASHMLA"],
+    ),
+    "qnext2": (
+        REL / "qnext2",
+        ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "1000000000"],
+    ),
+    # pipeline parallelism and the hidden-state cache (recorded by e2e_oracle.py, which builds every
+    # stage under its pipeline rank and the ExtractHiddenStatesProposer)
+    "pp-mtp": (
+        H.E2E_MIN / "mtp",
+        [
+            *("--max-model-len", "4096", "--kv-cache-memory-bytes", "4000000000", "-pp", "2"),
+            *("--no-async-scheduling", "--speculative-config", '{"method": "mtp", "num_speculative_tokens": 2}'),
+        ],
+    ),
+    "pp-async-sw": (
+        H.EXAMPLES / "gpt-oss-20b.config.json",
+        ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", "-pp", "2"],
+    ),
+    "ehs-wide": (
+        H.EXAMPLES / "gpt-oss-20b.config.json",
+        [
+            *("--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "2000000000", "-tp", "4"),
+            "--speculative-config",
+            json.dumps(
+                {
+                    "method": "extract_hidden_states",
+                    "num_speculative_tokens": 1,
+                    "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [5, 8]}},
+                }
+            ),
+        ],
+    ),
 }
 
 
@@ -68,18 +192,51 @@ def case(cid: str) -> H.Case:
     return H.Case(id=cid, family="releases", model=path, argv=list(argv))
 
 
-def _ok(block: int, nb: int, tok: int, mml: int) -> dict[str, Any]:
-    return {"block_size": block, "num_blocks": nb, "tokens": tok, "max_model_len": mml}
+def _ok(block: int, nb: int, tok: int, mml: int, log: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """Figures, and (``log``) the KV cache lines the release printed (the oracle's ``kv_log``)."""
+    out: dict[str, Any] = {"block_size": block, "num_blocks": nb, "tokens": tok, "max_model_len": mml}
+    if log is not None:
+        out["log"] = log
+    return out
+
+
+#: The lines ``e2e_oracle.py`` keeps as ``kv_log`` (its ``KV_LOG_MARKERS``); "kv lcm" is a vLLM
+#: debug line dryboot does not print.
+_KV_MARKERS = (
+    "block size",
+    "Mamba cache mode",
+    "mamba page size",
+    "padding layers",
+    "num_gpu_blocks",
+    "Auto-fit max_model_len",
+    "GPU KV cache size",
+    "Maximum concurrency",
+)
+
+
+def _kv_lines(lines: Any) -> set[str]:
+    return {m for m in lines or () if any(k in m for k in _KV_MARKERS) and not m.startswith("kv lcm")}
 
 
 def _refused(estimated: int) -> dict[str, Any]:
     return {"refused": True, "estimated": estimated}
 
 
+def _refused_with(text: str) -> dict[str, Any]:
+    """A refusal whose message holds ``text`` (vLLM's own words)."""
+    return {"refused": True, "says": text}
+
+
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.27.1", "nullblk-est"): _refused(160),
-    ("0.27.1", "nullblk-admit"): _ok(16, 100, 1600, 1600),
+    ("0.27.1", "nullblk-admit"): _ok(
+        16,
+        100,
+        1600,
+        1600,
+        log=("GPU KV cache size: 1,600 tokens", "Maximum concurrency for 1,600 tokens per request: 1.00x"),
+    ),
     ("0.27.1", "nullblk-autofit"): _ok(16, 100, 1600, 1600),
     ("0.27.1", "gdn64-block"): _ok(784, 311, 181979, 8192),
     ("0.27.1", "gdn64-pages"): _ok(832, 293, 184635, 8192),
@@ -98,7 +255,6 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.29.0", "nemo-default"): _ok(4128, 23, 13458, 8192),
     ("0.30.0", "nullblk-est"): _refused(144),
     ("0.30.0", "nullblk-admit"): _refused(1584),
-    ("0.30.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
     ("0.30.0", "gdn64-block"): _ok(784, 311, 149865, 8192),
     ("0.30.0", "gdn64-pages"): _ok(832, 293, 150016, 8192),
     ("0.30.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
@@ -107,7 +263,6 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.30.0", "nemo-default"): _ok(4128, 23, 13458, 8192),
     ("0.31.0", "nullblk-est"): _refused(144),
     ("0.31.0", "nullblk-admit"): _refused(1584),
-    ("0.31.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
     ("0.31.0", "gdn64-block"): _ok(784, 311, 149865, 8192),
     ("0.31.0", "gdn64-pages"): _ok(832, 293, 150016, 8192),
     ("0.31.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
@@ -116,33 +271,218 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.31.0", "nemo-default"): _ok(4128, 23, 13458, 8192),
     ("0.32.0", "nullblk-est"): _refused(144),
     ("0.32.0", "nullblk-admit"): _refused(1584),
-    ("0.32.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
     ("0.32.0", "gdn64-block"): _ok(784, 311, 149865, 8192),
     ("0.32.0", "gdn64-pages"): _ok(832, 293, 150016, 8192),
-    ("0.32.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
     ("0.32.0", "fa4fp8"): _ok(64, 30517, 532754, 32768),
     ("0.32.0", "nemo-prefix"): _ok(4128, 23, 9420, 8192),
     ("0.32.0", "nemo-default"): _ok(4128, 23, 9420, 8192),
     ("0.33.0", "nullblk-est"): _refused(144),
     ("0.33.0", "nullblk-admit"): _refused(1584),
-    ("0.33.0", "nullblk-autofit"): _ok(16, 100, 1600, 1584),
     ("0.33.0", "gdn64-block"): _ok(832, 293, 126329, 8192),
     ("0.33.0", "gdn64-pages"): _ok(832, 293, 126329, 8192),
-    ("0.33.0", "mcmode-align-noprefix"): _ok(784, 311, 181979, 8192),
     ("0.33.0", "fa4fp8"): _ok(64, 30517, 532754, 32768),
     ("0.33.0", "nemo-prefix"): _ok(4128, 23, 9420, 8192),
     ("0.33.0", "nemo-default"): _ok(4128, 23, 9420, 8192),
+    ("0.27.1", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.27.1", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.27.1", "dflash-slots"): _refused_with("max_num_scheduled_tokens is set to 0 based on the speculative decoding"),
+    ("0.27.1", "g4keqv"): _refused_with("'>=' not supported between instances of 'NoneType' and 'int'"),
+    ("0.27.1", "ref-fast15"): _refused_with("max_num_scheduled_tokens is set to -1536 based on the speculative"),
+    ("0.28.0", "dflash-slots"): _ok(16, 762, 3012, 1024),
+    ("0.28.0", "mla-pad"): _ok(16, 6103, 48728, 4096),
+    ("0.29.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    ("0.33.0", "mla-pad"): _ok(16, 4982, 79712, 4096),
+    ("0.29.0", "sw-start"): _ok(2128, 657, 7601, 2048),
+    ("0.29.0", "mcmode-all"): _ok(784, 311, 149865, 8192),
+    ("0.30.0", "sw-start"): _ok(2128, 328, 13434, 2048),
+    ("0.30.0", "mcmode-all"): _ok(784, 311, 149865, 8192),
+    ("0.32.0", "mcmode-all"): _refused_with("invalid choice: 'all' (choose from 'align', 'none')"),
+    # upstream 0.28.0 (no deployment patches): the request does not fit, but the config is accepted
+    ("0.28.0", "ref-fast15"): _refused(46080),
+    ("0.28.0", "g4keqv"): _ok(16, 7629, 69286, 4096),
+    ("0.27.1", "qnext2"): _ok(2144, 910, 931840, 8192),
+    ("0.28.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.28.0", "pp-mtp"): _refused_with("Pipeline parallelism is not supported for this model"),
+    ("0.30.0", "pp-mtp"): _ok(16, 3487, 510098, 4096),
+    # gpt-oss (MoE) stays on the V1 runner in 0.28 (PP batches in flight), V2 from 0.29 (PP + 1)
+    ("0.28.0", "pp-async-sw"): _ok(16, 10172, 107244, 8192),
+    ("0.30.0", "pp-async-sw"): _ok(16, 10172, 92076, 8192),
+    # 0.28 asserts (AssertionError) when one token of hidden states outgrows the common page
+    ("0.28.0", "ehs-wide"): _refused_with("hidden states"),
+    ("0.30.0", "ehs-wide"): _ok(16, 10172, 9710, 8192),
+    ("0.28.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.28.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.29.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.29.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.29.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.30.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.30.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.30.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.31.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.31.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.31.0", "qnext2"): _ok(2144, 910, 621226, 8192),
+    ("0.32.0", "async-sw"): _ok(16, 5086, 64198, 8192),
+    ("0.32.0", "f16kv"): _ok(16, 100, 1600, 1024),
+    ("0.32.0", "qnext2"): _ok(2144, 455, 465920, 8192),
+    ("0.33.0", "dflash-slots"): _ok(16, 762, 3012, 1024),
+    ("0.33.0", "g4keqv"): _ok(16, 7629, 69286, 4096),
+    ("0.33.0", "async-sw"): _ok(16, 5086, 53622, 8192),
+    ("0.33.0", "f16kv"): _refused_with('kv_cache_dtype="float16" is incompatible with dtype="bfloat16"'),
+    ("0.33.0", "qnext2"): _ok(2176, 448, 367001, 8192),
+    ("0.30.0", "nullblk-autofit"): _ok(
+        16,
+        100,
+        1600,
+        1584,
+        log=(
+            "Auto-fit max_model_len: reduced from 8192 to 1584 to fit in available GPU memory "
+            "(0.01 GiB available for KV cache)",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,584 tokens per request: 1.01x",
+        ),
+    ),
+    ("0.30.0", "mla-flashmla"): _ok(
+        64,
+        6781,
+        433984,
+        4096,
+        log=(
+            "Setting kv cache block size to 64 for FLASHMLA backend.",
+            "GPU KV cache size: 433,984 tokens, Maximum concurrency for 4,096 tokens per request: 105.95x",
+        ),
+    ),
+    ("0.33.0", "nullblk-autofit"): _ok(
+        16,
+        100,
+        1600,
+        1584,
+        log=(
+            "Auto-fit max_model_len: reduced from 8192 to 1584 to fit in available KV cache memory (0.01 GiB GPU)",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,584 tokens per request: 1.01x",
+        ),
+    ),
+    ("0.33.0", "mla-flashmla"): _ok(
+        64,
+        6781,
+        433984,
+        4096,
+        log=(
+            "Setting kv cache block size to 64 for FLASHMLA backend(s).",
+            "GPU KV cache size: 433,984 tokens, Maximum concurrency for 4,096 tokens per request: 105.95x",
+        ),
+    ),
+    ("0.33.0", "mcmode-align-noprefix"): _ok(
+        784,
+        311,
+        181979,
+        8192,
+        log=(
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size "
+            "are exactly equal.",
+            "GPU KV cache size: 181,979 tokens, Maximum concurrency for 8,192 tokens per request: 22.21x",
+            "kv lcm block sizes 401408",
+        ),
+    ),
+    ("0.31.0", "sw-start"): _ok(
+        2128,
+        328,
+        13434,
+        2048,
+        log=(
+            "Setting attention block size to 2128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.38% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 13,434 tokens, Maximum concurrency for 2,048 tokens per request: 6.56x",
+            "kv lcm block sizes 4256",
+        ),
+    ),
+    ("0.31.0", "mcmode-all"): _ok(
+        784,
+        311,
+        149865,
+        8192,
+        log=(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a problem, please open an issue at https://github.com/vllm-project/vllm/issues.",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 149,865 tokens, Maximum concurrency for 8,192 tokens per request: 18.29x",
+            "kv lcm block sizes 784",
+        ),
+    ),
+    ("0.32.0", "sw-start"): _ok(
+        2128,
+        328,
+        13434,
+        2048,
+        log=(
+            "Setting attention block size to 2128 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.38% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 13,434 tokens, Maximum concurrency for 2,048 tokens per request: 6.56x",
+            "kv lcm block sizes 4256",
+        ),
+    ),
+    ("0.31.0", "nullblk-autofit"): _ok(
+        16,
+        100,
+        1600,
+        1584,
+        log=(
+            "Auto-fit max_model_len: reduced from 8192 to 1584 to fit in available GPU memory (0.01 GiB available for KV cache)",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,584 tokens per request: 1.01x",
+        ),
+    ),
+    ("0.31.0", "mla-flashmla"): _ok(
+        64,
+        6781,
+        433984,
+        4096,
+        log=(
+            "Setting kv cache block size to 64 for FLASHMLA backend(s).",
+            "GPU KV cache size: 433,984 tokens, Maximum concurrency for 4,096 tokens per request: 105.95x",
+        ),
+    ),
+    ("0.32.0", "nullblk-autofit"): _ok(
+        16,
+        100,
+        1600,
+        1584,
+        log=(
+            "Auto-fit max_model_len: reduced from 8192 to 1584 to fit in available KV cache memory (0.01 GiB GPU)",
+            "GPU KV cache size: 1,600 tokens, Maximum concurrency for 1,584 tokens per request: 1.01x",
+        ),
+    ),
+    ("0.32.0", "mla-flashmla"): _ok(
+        64,
+        6781,
+        433984,
+        4096,
+        log=(
+            "Setting kv cache block size to 64 for FLASHMLA backend(s).",
+            "GPU KV cache size: 433,984 tokens, Maximum concurrency for 4,096 tokens per request: 105.95x",
+        ),
+    ),
+    ("0.32.0", "mcmode-align-noprefix"): _ok(
+        784,
+        311,
+        181979,
+        8192,
+        log=(
+            "Mamba cache mode is set to 'none' when prefix caching is disabled",
+            "Setting attention block size to 784 tokens to ensure that attention page size is >= mamba page size.",
+            "Padding mamba page size by 0.13% to ensure that mamba page size and attention page size are exactly equal.",
+            "GPU KV cache size: 181,979 tokens, Maximum concurrency for 8,192 tokens per request: 22.21x",
+            "kv lcm block sizes 401408",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
-_FA4FP8 = (
-    "FA4FP8 (0.31+): SM90 + fp8 KV + head size 512 -> FlashAttention kernel block 64 "
-    "(v1/attention/backends/flash_attn.py _get_sm90_fa4_fp8_kv_block_size), not modelled"
+_FALLBACK = (
+    "0.29+: MLA next to a sliding-window drafter cannot be padded; vLLM retries with a full-allocation "
+    "fallback (v1/core/kv_cache_utils.py get_kv_cache_groups), which dryboot refuses by name"
 )
 XFAIL: dict[tuple[str, str], str] = {
-    ("0.31.0", "fa4fp8"): _FA4FP8,
-    ("0.32.0", "fa4fp8"): _FA4FP8,
-    ("0.33.0", "fa4fp8"): _FA4FP8,
+    ("0.29.0", "mla-pad"): _FALLBACK,
+    ("0.33.0", "mla-pad"): _FALLBACK,
 }
 
 #: (release, case, switch, flipped value): the case that shows the switch is needed.
@@ -156,6 +496,28 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.33.0", "gdn64-pages", "gdn_align_sm90", None),
     ("0.32.0", "nemo-prefix", "mamba2_align_pages", 2),
     ("0.33.0", "nemo-prefix", "mamba2_align_pages", 2),
+    ("0.27.1", "dflash-slots", "drafting_slots_per_seq", False),
+    ("0.27.1", "g4keqv", "gemma4_global_kv_heads_required", False),
+    ("0.27.1", "ref-fast15", "drafting_slots_per_seq", False),
+    ("0.27.1", "nullblk-admit", "capacity_log_split", False),
+    ("0.29.0", "mla-pad", "pad_requires_block_stride", True),
+    ("0.30.0", "sw-start", "sliding_window_start", "smallest"),
+    ("0.31.0", "fa4fp8", "fa4_fp8_block", None),
+    ("0.33.0", "fa4fp8", "fa4_fp8_block", None),
+    ("0.33.0", "nullblk-autofit", "autofit_log_kv_memory", False),
+    ("0.32.0", "nullblk-autofit", "autofit_log_kv_memory", False),
+    ("0.31.0", "mla-flashmla", "block_size_log_backends", False),
+    ("0.32.0", "mcmode-all", "mamba_mode_all", True),
+    ("0.31.0", "mcmode-all", "mamba_all_deprecated", False),
+    ("0.33.0", "mla-flashmla", "block_size_log_backends", False),
+    ("0.33.0", "mcmode-align-noprefix", "mamba_cache_mode_ignored", False),
+    ("0.33.0", "async-sw", "async_limits_v1_runner_only", False),
+    ("0.33.0", "f16kv", "float_kv_dtype_must_match", False),
+    ("0.32.0", "qnext2", "qwen3_next_hf_config_class", False),
+    ("0.33.0", "qnext2", "qwen3_next_hf_config_class", False),
+    ("0.30.0", "pp-mtp", "pp_draft_models", False),
+    ("0.30.0", "pp-async-sw", "v2_runner_v1_methods", None),
+    ("0.30.0", "ehs-wide", "hidden_state_min_page", False),
 ]
 
 
@@ -163,12 +525,20 @@ def _check(expect: dict[str, Any], got: dict[str, Any]) -> list[str]:
     if expect.get("refused"):
         if not got.get("refused"):
             return [f"expected a refusal, got {H._answer(got, vllm=False)}"]
+        if "says" in expect:
+            if expect["says"] not in str(got.get("error")):
+                return [f"refusal {str(got.get('error'))[:200]!r} does not say {expect['says']!r}"]
+            return []
         if f"estimated maximum model length is {expect['estimated']}." not in str(got.get("error")):
             return [f"refusal {str(got.get('error'))[:200]!r} does not estimate {expect['estimated']}"]
         return []
     if got.get("refused"):
         return [f"expected figures, got a refusal: {str(got.get('error'))[:300]}"]
-    return [f"{k}: recorded {v} != {got.get(k)}" for k, v in expect.items() if got.get(k) != v]
+    problems = [f"{k}: recorded {v} != {got.get(k)}" for k, v in expect.items() if k != "log" and got.get(k) != v]
+    if "log" in expect and _kv_lines(expect["log"]) != _kv_lines(got.get("log")):
+        want, have = _kv_lines(expect["log"]), _kv_lines(got.get("log"))
+        problems.append(f"log: release printed {sorted(want - have)}, dryboot {sorted(have - want)}")
+    return problems
 
 
 @pytest.mark.parametrize(
@@ -199,3 +569,9 @@ def test_switch_is_needed(version: str, cid: str, switch: str, flipped: Any, mon
         assert _check(RECORDED[(version, cid)], got), f"flipping {switch} to {flipped!r} still matches {cid}"
     finally:
         versions.rules_for.cache_clear()
+
+
+def test_every_switch_has_a_flip_case() -> None:
+    """Each switch of the rule table is pinned by a recorded case above that fails when flipped."""
+    switches = {f.name for f in dataclasses.fields(versions.VersionRules)} - {"version"}
+    assert switches == {s for _, _, s, _ in SWITCH_CASES}

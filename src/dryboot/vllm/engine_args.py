@@ -18,7 +18,7 @@ from dryboot.vllm.dtypes import (
     UNMODELLED_KV_CACHE_DTYPES,
     CustomKVCacheDtype,
 )
-from dryboot.vllm.versions import DEFAULT_VERSION
+from dryboot.vllm.versions import DEFAULT_VERSION, rules_for
 
 GIB = 1 << 30
 
@@ -36,6 +36,11 @@ ASSUMED_GPUS_PER_NODE = 8
 ASYNC_SPECULATIVE_METHODS = frozenset(
     {"eagle", "eagle3", "extract_hidden_states", "dflash", "ngram_gpu", "draft_model", "dspark"}
 )
+
+
+#: Speculative methods the V2 model runner does not run (vLLM 0.33.0
+#: ``VllmConfig._get_v2_model_runner_unsupported_features``): they keep the V1 runner.
+V1_RUNNER_SPECULATIVE_METHODS = frozenset({"suffix", "custom_class"})
 
 
 def supports_async_scheduling(method: str) -> bool:
@@ -170,23 +175,9 @@ class EngineArgs:
         ):
             if dtype_name not in MAMBA_DTYPES:
                 raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
-        if self.async_scheduling and self.disable_padded_drafter_batch:
-            raise InputError(
-                "--async-scheduling",
-                None,
-                "Async scheduling is not compatible with disable_padded_drafter_batch=True (vLLM's VllmConfig)",
-            )
-        if (
-            self.async_scheduling
-            and self.speculative_method is not None
-            and not supports_async_scheduling(self.speculative_method)
-        ):
-            raise InputError(
-                "--async-scheduling",
-                None,
-                "Currently, async scheduling is only supported with EAGLE/MTP/Draft Model/NGram GPU/DSpark kind "
-                f"of speculative decoding (method {self.speculative_method!r}; vLLM's VllmConfig refuses it)",
-            )
+        blocker = self.async_scheduling_blocker()
+        if self.async_scheduling and blocker is not None:
+            raise InputError("--async-scheduling", None, f"{blocker} (vLLM's VllmConfig refuses it)")
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
         if (
@@ -225,15 +216,51 @@ class EngineArgs:
             return 8192
         return 2048
 
+    def async_scheduling_blocker(self) -> str | None:
+        """Why vLLM cannot schedule async with this speculative config (its refusal of an explicit
+        ``--async-scheduling``, in the release's wording), or ``None`` (``VllmConfig.__post_init__``).
+
+        Before 0.33 a method outside :data:`ASYNC_SPECULATIVE_METHODS` or
+        ``disable_padded_drafter_batch`` blocks it; from 0.33 only under the V1 model runner,
+        which runs the methods of :data:`V1_RUNNER_SPECULATIVE_METHODS` (switch
+        ``async_limits_v1_runner_only``).
+        """
+        method = self.speculative_method
+        if method is None:
+            return None
+        rules = rules_for(self.vllm_version)
+        if rules.async_limits_v1_runner_only:
+            # the V1 runner's methods are none of the async-capable ones
+            if method in V1_RUNNER_SPECULATIVE_METHODS:
+                return (
+                    f"Async scheduling is not supported by the V1 model runner with {method}-based speculative decoding"
+                )
+            return None
+        if not supports_async_scheduling(method):
+            return (
+                "Currently, async scheduling is only supported with EAGLE/MTP/Draft Model/NGram GPU/DSpark kind "
+                f"of speculative decoding (method {method!r})"
+            )
+        if self.disable_padded_drafter_batch:
+            return "Async scheduling is not compatible with disable_padded_drafter_batch=True"
+        return None
+
+    def resolved_max_num_seqs(self) -> int:
+        """``--max-num-seqs`` or ``vllm serve``'s default: 1024 on a GPU of 70 GiB or more, else
+        256, capped at the batched-token budget (``EngineArgs.get_batch_defaults``,
+        ``_set_default_max_num_seqs_and_batched_tokens_args``)."""
+        if self.max_num_seqs is not None:
+            return self.max_num_seqs
+        total = self.gpu_memory_bytes or ASSUMED_GPU_MEMORY_BYTES
+        return min(1024 if total >= 70 * GIB else 256, self.resolved_max_num_batched_tokens())
+
     @property
     def resolved_async_scheduling(self) -> bool:
         """Async scheduling as ``VllmConfig.__post_init__`` resolves it: the flag when given,
-        else on unless the speculative method cannot run with it."""
+        else on unless :meth:`async_scheduling_blocker` names a reason."""
         if self.async_scheduling is not None:
             return self.async_scheduling
-        if self.speculative_method is None:
-            return True
-        return supports_async_scheduling(self.speculative_method) and not self.disable_padded_drafter_batch
+        return self.async_scheduling_blocker() is None
 
     @property
     def max_concurrent_batches(self) -> int:

@@ -39,15 +39,19 @@ class BlockSizeDecision:
 
 
 def preferred_block_size(
-    backend: AttentionBackend, user_block_size: int | None, default: int = 16
+    backend: AttentionBackend, user_block_size: int | None, default: int = 16, all_backends: str | None = None
 ) -> tuple[int, list[str]]:
-    """Phase 1: ``--block-size`` if given, else the backend's preferred block (tokens)."""
+    """Phase 1: ``--block-size`` if given, else the backend's preferred block (tokens).
+    ``all_backends``: from vLLM 0.31 the line names every attention backend ("A/B backend(s).")."""
     if user_block_size is not None:
         return user_block_size, []
     preferred = backend.preferred_block_size(default)
     log = []
     if preferred != default:
-        log.append(f"Setting kv cache block size to {preferred} for {backend.name} backend.")
+        if all_backends is not None:
+            log.append(f"Setting kv cache block size to {preferred} for {all_backends} backend(s).")
+        else:
+            log.append(f"Setting kv cache block size to {preferred} for {backend.name} backend.")
     return preferred, log
 
 

@@ -40,6 +40,57 @@ class VersionRules:
         checkpoint page per GDN group (0.33 ``platforms/interface.py``
         ``_align_hybrid_block_size``, ``v1/attention/backends/gdn_attn.py``
         ``FLASHINFER_GDN_CHECKPOINT_ALIGNMENT``, ``v1/kv_cache_interface.py`` ``MambaSpec``).
+    :param async_limits_v1_runner_only: the speculative-method and
+        ``disable_padded_drafter_batch`` limits on async scheduling hold only under the V1 model
+        runner; the V2 runner (the default on a Triton host unless the method is ``suffix`` or
+        ``custom_class``) runs async with every method (0.33: ``config/vllm.py``
+        ``VllmConfig.__post_init__``, ``_get_v2_model_runner_unsupported_features``). Before
+        0.33 they hold under either runner. Async doubles the in-flight tokens a sliding-window
+        request holds (``VllmConfig.max_in_flight_tokens``).
+    :param float_kv_dtype_must_match: an explicit ``--kv-cache-dtype float16``/``bfloat16`` other
+        than the model dtype is refused (0.33: ``config/vllm.py``
+        ``VllmConfig._reject_mismatched_float_kv_cache``); before, the KV cache takes it.
+    :param qwen3_next_hf_config_class: Qwen3-Next configs are read by transformers'
+        ``Qwen3NextConfig``, which honours ``full_attention_interval`` (0.32+: vLLM no longer
+        bundles ``transformers_utils/configs/qwen3_next.py``, whose class put full attention on
+        every 4th layer whatever the config said).
+    :param drafting_slots_per_seq: the scheduler's token budget is ``max_num_batched_tokens``
+        minus the drafter's new slots per sequence (``num_speculative_tokens - 1`` for the
+        parallel-drafting DFlash/DSpark, 1 for ``draft_model``) times ``max_num_seqs``, and a
+        budget <= 0 is refused (0.27.1: ``config/vllm.py`` ``_set_max_num_scheduled_tokens``,
+        ``config/speculative.py`` ``max_num_new_slots_for_drafting``); from 0.28 the slots are
+        counted once, not per sequence.
+    :param gemma4_global_kv_heads_required: Gemma-4 full-attention layers with
+        ``attention_k_eq_v`` take ``num_global_key_value_heads`` as is, and the model fails to build
+        when the config leaves it unset (0.27.1: ``model_executor/models/gemma4.py``
+        ``Gemma4DecoderLayer``: ``TypeError`` comparing ``None`` with the TP size); from 0.28 the
+        per-layer config falls back to ``num_key_value_heads``.
+    :param capacity_log_split: "GPU KV cache size: N tokens" and "Maximum concurrency for N tokens
+        per request: Xx" are two log lines (0.27.1: ``v1/core/kv_cache_utils.py``
+        ``get_kv_cache_configs``); one line from 0.28.
+    :param autofit_log_kv_memory: the auto-fit line names the KV cache memory ("fits in available
+        KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory".
+    :param block_size_log_backends: the preferred-block line names every attention backend,
+        "for A/B backend(s)." (0.31+: ``platforms/interface.py`` ``update_block_size_for_backend``).
+    :param mamba_cache_mode_ignored: ``--mamba-cache-mode`` has no effect (a deprecation warning);
+        the mode follows ``--enable-prefix-caching`` (0.33: ``engine/arg_utils.py``
+        ``create_engine_config`` no longer passes it to ``CacheConfig``).
+    :param mamba_all_deprecated: ``--mamba-cache-mode all`` logs a deprecation warning (0.30,
+        0.31: ``config/cache.py`` ``CacheConfig._validate_mamba_cache_mode``).
+    :param fa4_fp8_block: on SM90 an fp8 KV cache with head size 512 is served by FlashAttention 4,
+        whose kernel reads 64-token pages (0.31+: ``v1/attention/backends/flash_attn.py``
+        ``_get_sm90_fa4_fp8_kv_block_size``), or ``None``.
+    :param v2_runner_v1_methods: the V2 model runner is the default for every model, and these
+        speculative methods keep the V1 runner (0.29+: ``VllmConfig.use_v2_model_runner``,
+        ``_get_v2_model_runner_unsupported_features``); ``None``: V2 only for the default-V2
+        architectures and dense models (0.27.1, 0.28.0). It matters with pipeline parallelism:
+        async scheduling keeps PP + 1 batches in flight on V2, PP on V1.
+    :param pp_draft_models: a drafter with layers (MTP, EAGLE, DFlash) runs under pipeline
+        parallelism, on the last stage (0.30+); before, its draft model config fails
+        ``verify_with_parallel_config`` (no ``SupportsPP``).
+    :param hidden_state_min_page: the groups' blocks are scaled up until the common page holds one
+        token of an ``extract_hidden_states`` cache layer (0.30+: ``_ensure_min_page_size``);
+        before, vLLM asserts when it does not fit.
     """
 
     version: str
@@ -51,13 +102,61 @@ class VersionRules:
     mamba_mode_all: bool = True
     mamba2_align_pages: int = 2
     gdn_align_sm90: int | None = None
+    async_limits_v1_runner_only: bool = False
+    float_kv_dtype_must_match: bool = False
+    qwen3_next_hf_config_class: bool = False
+    drafting_slots_per_seq: bool = False
+    gemma4_global_kv_heads_required: bool = False
+    capacity_log_split: bool = False
+    autofit_log_kv_memory: bool = False
+    block_size_log_backends: bool = False
+    mamba_cache_mode_ignored: bool = False
+    mamba_all_deprecated: bool = False
+    fa4_fp8_block: int | None = None
+    v2_runner_v1_methods: frozenset[str] | None = None
+    pp_draft_models: bool = False
+    hidden_state_min_page: bool = False
 
 
-_V0271 = VersionRules("0.27.1", hybrid_prefix_caching_default=False, mamba_default_all=True)
+_V0271 = VersionRules(
+    "0.27.1",
+    hybrid_prefix_caching_default=False,
+    mamba_default_all=True,
+    drafting_slots_per_seq=True,
+    gemma4_global_kv_heads_required=True,
+    capacity_log_split=True,
+)
 _V028 = VersionRules("0.28.0")
-_V029 = VersionRules("0.29.0", pad_requires_block_stride=False, reserve_null_block=True)
+#: Speculative methods that keep the V1 model runner, by release (0.29+)
+_V1_METHODS_029 = frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "draft_model", "custom_class"})
+_V1_METHODS_030 = frozenset({"ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"})
+_V1_METHODS_031 = frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"})
+_V1_METHODS_032 = frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})
+_V1_METHODS_033 = frozenset({"suffix", "custom_class"})
+_V029 = VersionRules(
+    "0.29.0", pad_requires_block_stride=False, reserve_null_block=True, v2_runner_v1_methods=_V1_METHODS_029
+)
 _V030 = VersionRules(
-    "0.30.0", pad_requires_block_stride=False, reserve_null_block=True, sliding_window_start="largest-fitting"
+    "0.30.0",
+    pad_requires_block_stride=False,
+    reserve_null_block=True,
+    sliding_window_start="largest-fitting",
+    mamba_all_deprecated=True,
+    v2_runner_v1_methods=_V1_METHODS_030,
+    pp_draft_models=True,
+    hidden_state_min_page=True,
+)
+_V031 = VersionRules(
+    "0.31.0",
+    pad_requires_block_stride=False,
+    reserve_null_block=True,
+    sliding_window_start="largest-fitting",
+    block_size_log_backends=True,
+    mamba_all_deprecated=True,
+    fa4_fp8_block=64,
+    v2_runner_v1_methods=_V1_METHODS_031,
+    pp_draft_models=True,
+    hidden_state_min_page=True,
 )
 _V032 = VersionRules(
     "0.32.0",
@@ -66,6 +165,13 @@ _V032 = VersionRules(
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
     mamba2_align_pages=3,
+    qwen3_next_hf_config_class=True,
+    autofit_log_kv_memory=True,
+    block_size_log_backends=True,
+    fa4_fp8_block=64,
+    v2_runner_v1_methods=_V1_METHODS_032,
+    pp_draft_models=True,
+    hidden_state_min_page=True,
 )
 _V033 = VersionRules(
     "0.33.0",
@@ -74,15 +180,26 @@ _V033 = VersionRules(
     sliding_window_start="largest-fitting",
     mamba_mode_all=False,
     mamba2_align_pages=3,
+    qwen3_next_hf_config_class=True,
+    autofit_log_kv_memory=True,
+    block_size_log_backends=True,
+    mamba_cache_mode_ignored=True,
+    fa4_fp8_block=64,
     gdn_align_sm90=64,
+    async_limits_v1_runner_only=True,
+    float_kv_dtype_must_match=True,
+    v2_runner_v1_methods=_V1_METHODS_033,
+    pp_draft_models=True,
+    hidden_state_min_page=True,
 )
 
-#: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``).
-#: 0.30.0: 99.85% of 2,000 harness cases (tests/fidelity/data/releases/HARNESS.md).
-VERIFIED_VERSIONS = frozenset({"0.28.0", "0.30.0"})
+#: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%
+#: of 2,000 harness cases agree with that release's own engine start
+#: (tests/fidelity/data/releases/HARNESS.md: 0.27.1 and 0.29.0-0.33.0, 1,997 of 2,000 each).
+VERIFIED_VERSIONS = frozenset({"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
-VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V032, _V033)}
+VERSIONS: dict[str, VersionRules] = {r.version: r for r in (_V0271, _V028, _V029, _V030, _V031, _V032, _V033)}
 DEFAULT_VERSION = "0.28.0"
 
 

@@ -118,7 +118,8 @@ class ModelGeometry:
     decoder layer each entry of ``layer_kinds`` belongs to, where one decoder layer keeps two
     caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own index.
     ``first_moe_layer``: the first MoE decoder layer of a model class that needs one on every
-    pipeline stage (LFM2-MoE: ``num_dense_layers``).
+    pipeline stage (LFM2-MoE: ``num_dense_layers``). ``pp_refusal``: why vLLM fails to build this
+    config under pipeline parallelism.
     ``align_state_without_spec``: the model class's ``get_mamba_state_shape_from_config`` leaves
     out the speculative tokens' convolution rows, so the hybrid alignment sizes the attention
     block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
@@ -127,6 +128,11 @@ class ModelGeometry:
     ``--mamba-cache-mode all`` falls back to ``align``). ``layer_names``: each layer's module
     name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
     ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
+    ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
+    differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
+    releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
+    ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
+    ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     """
 
     source: str
@@ -169,12 +175,15 @@ class ModelGeometry:
     kv_sharing: tuple[tuple[int, int], ...] = ()
     decoder_layers: tuple[int, ...] | None = None
     first_moe_layer: int | None = None
+    pp_refusal: str | None = None
     align_state_without_spec: bool = False
     attention_suffix: str = "self_attn.attn"
     mamba_prefix_caching: bool = True
     layer_names: tuple[str, ...] | None = None
     vision_num_heads: int | None = None
     moe_experts: tuple[str, int] | None = None
+    layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
+    global_kv_heads_unset: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -246,7 +255,7 @@ class ModelGeometry:
         table = cache.get(prefix)
         if table is None:
             table = cache[prefix] = tuple(
-                (self.layer_name(i) if prefix is None else f"{prefix}.{i}", kind)
+                (self.layer_name(i) if prefix is None or self.layer_names is not None else f"{prefix}.{i}", kind)
                 for i, kind in enumerate(self.layer_kinds)
                 if kind is not LayerKind.NONE
             )

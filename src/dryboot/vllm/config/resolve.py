@@ -16,6 +16,7 @@ from dryboot.vllm.backends import (
     BACKENDS,
     CACHE_ONLY_ATTN,
     AttentionBackend,
+    KernelBlock,
     custom_backend,
     default_backend,
     invalid_reasons,
@@ -23,7 +24,7 @@ from dryboot.vllm.backends import (
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
 from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
-from dryboot.vllm.versions import VersionRules
+from dryboot.vllm.versions import VersionRules, rules_for
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,14 @@ def backend_for(
         # no attention layer is built, so no backend is selected or validated
         return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
     head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention)
+    rules = rules_for(args.vllm_version)
+    fa4 = rules.fa4_fp8_block
+    fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
+    if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
+        # FlashAttention 4 serves fp8 at head size 512 on SM90 with 64-token kernel pages
+        # (flash_attn.py _get_sm90_fa4_fp8_kv_block_size); FLASH_ATTN leads the priorities
+        fa = BACKENDS["FLASH_ATTN"]
+        return AttentionBackend(fa.name, (KernelBlock(fa4),), True, kv_cache_dtypes=fa.kv_cache_dtypes)
     backend = _resolve_backend(
         name,
         kv_cache_dtype,
@@ -264,6 +273,9 @@ def hidden_state_drafter(model: ModelGeometry, args: EngineArgs) -> Drafter:
         num_mtp_layers=0,
         mtp_kind=None,
         layer_prefix="cache_only_layers",
+        # ExtractHiddenStatesModel names it after the target's layer count
+        layer_names=(f"cache_only_layers.{model.num_decoder_layers}",),
+        decoder_layers=None,
     )
     return Drafter(model=layer, method="extract_hidden_states", layer_prefix="cache_only_layers")
 
@@ -283,13 +295,19 @@ DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = frozenset(
 )
 
 
-def uses_v2_model_runner(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None = None) -> bool:
+def uses_v2_model_runner(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None = None, rules: VersionRules | None = None
+) -> bool:
     """Whether vLLM runs ``model`` on its V2 model runner (``VllmConfig.use_v2_model_runner``
-    for the inputs dryboot takes): forced by a DFlash drafter mixing sliding and full layers (or a
-    DFlash2 one); never with a speculative method V2 lacks (ngram, suffix, ...) or EAGLE3 under
-    pipeline parallelism; else the default-V2 architectures, and other models unless hybrid,
-    attention-free or MoE."""
+    for the inputs dryboot takes). From 0.29 (``rules.v2_runner_v1_methods``): always, unless the
+    speculative method is one V2 lacks. In 0.27.1/0.28.0: forced by a DFlash drafter mixing
+    sliding and full layers (or a DFlash2 one); never with a speculative method V2 lacks (ngram,
+    suffix, ...) or EAGLE3 under pipeline parallelism; else the default-V2 architectures, and
+    other models unless hybrid, attention-free or MoE."""
     method = args.speculative_method
+    v1_methods = rules.v2_runner_v1_methods if rules is not None else None
+    if v1_methods is not None:
+        return method not in v1_methods
     if method == "dflash" and drafter is not None:
         kinds = drafter.model.layer_kinds
         sliding = sum(k is LayerKind.SLIDING for k in kinds)
@@ -355,7 +373,17 @@ def resolve_mamba_cache_mode(model: ModelGeometry, args: EngineArgs, rules: Vers
     set; off -> ``none``."""
     mode = args.mamba_cache_mode or "none"
     if mode == "all" and not rules.mamba_mode_all:
-        raise InputError("--mamba-cache-mode", "all", f"removed in vLLM {rules.version}")
+        raise InputError(
+            "--mamba-cache-mode",
+            "all",
+            f"invalid choice: 'all' (choose from 'align', 'none'): removed in vLLM {rules.version}",
+        )
+    if rules.mamba_cache_mode_ignored and args.mamba_cache_mode is not None:
+        log.append(
+            "--mamba-cache-mode is deprecated and will be removed in v0.33.0. "
+            "It has no effect: Mamba prefix caching follows --enable-prefix-caching."
+        )
+        mode = "none"
     if args.enable_prefix_caching:
         if mode == "none":
             # 0.27.1 defaults to 'all' where the model class supports mamba prefix caching
@@ -412,6 +440,35 @@ class EngineConfig:
         return out
 
 
+def check_drafting_slots(args: EngineArgs, method: str) -> None:
+    """The scheduler budget left after the drafter's new slots for every sequence (vLLM 0.27.1
+    ``VllmConfig._set_max_num_scheduled_tokens``; slots per sequence from
+    ``SpeculativeConfig.max_num_new_slots_for_drafting``: ``k - 1`` for parallel drafting,
+    which DFlash and DSpark turn on, plus 1 for ``draft_model``).
+
+    :raises InputError: when no token is left to schedule.
+    """
+    k = args.num_speculative_tokens
+    slots = (k - 1 if method in ("dflash", "dspark") else 0) + (1 if method == "draft_model" else 0)
+    left = args.resolved_max_num_batched_tokens() - slots * args.resolved_max_num_seqs()
+    if left <= 0:
+        raise InputError(
+            "--speculative-config",
+            None,
+            f"max_num_scheduled_tokens is set to {left} based on the speculative decoding settings, which does "
+            "not allow any tokens to be scheduled. Increase max_num_batched_tokens to accommodate the additional "
+            "draft token slots, or decrease num_speculative_tokens or max_num_seqs.",
+        )
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """``model`` as ``rules``' release reads its config: transformers' config class where the
+    release no longer bundles its own (switch ``qwen3_next_hf_config_class``)."""
+    if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
+        return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
+    return model
+
+
 def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:
     """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does.
 
@@ -423,6 +480,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
 
     args.validate()
     rules = rules_for(args.vllm_version)
+    model = for_release(model, rules)
+    if drafter is not None:
+        drafter = replace(drafter, model=for_release(drafter.model, rules))
     if args.enable_prefix_caching is None:
         # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
@@ -430,12 +490,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         args = replace(args, enable_prefix_caching=on)
     notes: list[str] = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:
-        why = (
-            "disable_padded_drafter_batch=True"
-            if args.disable_padded_drafter_batch
-            else f"{args.speculative_method!r} speculative decoding"
-        )
-        notes.append(f"async scheduling is off: vLLM disables it for {why}")
+        notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
         notes.append(
             "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
@@ -466,6 +521,16 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         drafter = mtp_drafter(model, args.speculative_method)
+    if rules.gemma4_global_kv_heads_required and model.global_kv_heads_unset:
+        raise InputError(
+            model.source,
+            "num_global_key_value_heads",
+            "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
+            "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
+        )
+    method = args.speculative_method or (drafter.method if drafter is not None else None)
+    if rules.drafting_slots_per_seq and method is not None:
+        check_drafting_slots(args, method)
     kv_dtype = args.kv_cache_dtype
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
@@ -474,6 +539,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
         )
     log: list[str] = []
+    if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
+        # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
+        log.append(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
+            "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
+        )
     # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
     has_mamba = model.has_mamba_state
     d_dtype = d_model_dtype = d_backend = None
@@ -504,11 +575,22 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
         d_backend = backend_for(d_name, d_dtype, drafter.model, args, "--speculative-config attention_backend")
         d_model_dtype = model_dtype_of(drafter.model, args)
+    model_dtype = model_dtype_of(model, args)
+    float_kv = args.kv_cache_dtype in ("float16", "bfloat16")
+    if rules.float_kv_dtype_must_match and float_kv and args.kv_cache_dtype != model_dtype:
+        # VllmConfig._reject_mismatched_float_kv_cache (0.33)
+        allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
+            f"Please set `--kv-cache-dtype` to {allowed}.",
+        )
     return EngineConfig(
         model=model,
         args=args,
         rules=rules,
-        model_dtype=model_dtype_of(model, args),
+        model_dtype=model_dtype,
         kv_cache_dtype=kv_dtype,
         backend=backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend"),
         max_model_len=derive_max_model_len(model, args),

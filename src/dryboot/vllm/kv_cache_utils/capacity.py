@@ -253,44 +253,49 @@ class CannotAutoFit(NotEnoughMemory):
         )
 
 
-def _worker_budget(
-    grouping: Grouping, share: WorkerShare, available: int, num_gpu_blocks_override: int | None, reserve: bool
-) -> int:
-    """One worker's budget as the checks see it: ``--num-gpu-blocks-override`` blocks of its
-    pool when given, less its null block when ``reserve`` (vLLM 0.29+)."""
-    if num_gpu_blocks_override is not None:
-        available = num_gpu_blocks_override * pool_bytes_per_block(grouping, share)
-    if reserve:
-        available -= pool_bytes_per_block(grouping, share)
-    return available
-
-
 def auto_fit_max_model_len(
     grouping: Grouping,
     limits: SchedulerLimits,
     available: int,
     num_gpu_blocks_override: int | None = None,
     reserve_null_block: bool = False,
+    kv_memory_wording: bool = False,
     shares: Sequence[WorkerShare] | None = None,
 ) -> tuple[int, str]:
     """``--max-model-len -1``/``auto``: the largest length that fits every worker
     (``_auto_fit_max_model_len``; ``shares``: one per pipeline stage, default one worker).
     ``--num-gpu-blocks-override`` already replaced the budget by that many blocks there.
     ``reserve_null_block`` (vLLM 0.29+): the block pool's null block is taken off the budget first.
+    ``kv_memory_wording`` (vLLM 0.32+): the line names the KV cache memory before the null block.
 
     :returns: (length, vLLM's log line, naming the limiting worker's budget).
     :raises CannotAutoFit: when not even one token fits.
     """
-    fitted, limiting, first = limits.max_model_len, None, None
-    for share in shares or worker_shares(grouping):
-        budget = _worker_budget(grouping, share, available, num_gpu_blocks_override, reserve_null_block)
-        first = budget if first is None else first
-        worker_max = estimate_max_model_len(grouping, limits, budget, share)
+    workers = list(shares or worker_shares(grouping))
+    budgets = []  # (budget, budget the checks see), per worker
+    for share in workers:
+        pool = pool_bytes_per_block(grouping, share)
+        budget = num_gpu_blocks_override * pool if num_gpu_blocks_override is not None else available
+        budgets.append((budget, budget - pool if reserve_null_block else budget))
+    fitted, limiting = limits.max_model_len, 0
+    for i, (share, (_, checked)) in enumerate(zip(workers, budgets, strict=True)):
+        worker_max = estimate_max_model_len(grouping, limits, checked, share)
         if worker_max < fitted:
-            fitted, limiting = worker_max, (budget, share)
-    available = limiting[0] if limiting is not None else (first or 0)
+            fitted, limiting = worker_max, i
+    kv_memory = f"{format_gib(budgets[limiting][0])} GiB GPU"
+    available = budgets[limiting][1]
     if fitted <= 0:
-        raise CannotAutoFit(request_bytes(grouping, limits, 1, limiting[1] if limiting else None), available, 1, 0)
+        raise CannotAutoFit(request_bytes(grouping, limits, 1, workers[limiting]), available, 1, 0)
+    if kv_memory_wording:
+        if fitted >= limits.max_model_len:
+            return limits.max_model_len, (
+                f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in "
+                f"available KV cache memory ({kv_memory})"
+            )
+        return fitted, (
+            f"Auto-fit max_model_len: reduced from {limits.max_model_len} to {fitted} to fit in "
+            f"available KV cache memory ({kv_memory})"
+        )
     if fitted >= limits.max_model_len:
         return limits.max_model_len, (
             f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"
@@ -308,12 +313,14 @@ def compute_capacity(
     num_gpu_blocks_override: int | None = None,
     reserve_null_block: bool = False,
     shares: Sequence[WorkerShare] | None = None,
+    split_log: bool = False,
 ) -> Capacity:
     """Blocks and concurrency for ``grouping`` with ``available`` bytes of KV budget per GPU.
     ``reserve_null_block`` (vLLM 0.29+): one request must fit the budget minus one pool block
     (the null block); the blocks are still counted from the whole budget. With pipeline stages
     (``shares``), each worker checks and counts its own pool and the engine keeps the smallest
     block count (``get_kv_cache_configs``); the figures of the first worker are reported.
+    ``split_log`` (vLLM 0.27.1): the size and the concurrency are two log lines.
 
     :raises NotEnoughMemory: when one ``max_model_len`` request does not fit a worker (vLLM's
         ValueError).
@@ -355,10 +362,14 @@ def compute_capacity(
     per_group = tuple(b for b, run in zip(blocks, grouping.runs, strict=True) for _ in range(run.num_groups))
     concurrency = num_blocks / sum(per_group)
     tokens = int(concurrency * limits.max_model_len)
-    log.append(
-        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for "
-        f"{limits.max_model_len:,} tokens per request: {concurrency:.2f}x"
-    )
+    if split_log:
+        log.append(f"GPU KV cache size: {tokens:,} tokens")
+        log.append(f"Maximum concurrency for {limits.max_model_len:,} tokens per request: {concurrency:.2f}x")
+    else:
+        log.append(
+            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for "
+            f"{limits.max_model_len:,} tokens per request: {concurrency:.2f}x"
+        )
     return Capacity(
         available_bytes=available,
         page_size_bytes=page,

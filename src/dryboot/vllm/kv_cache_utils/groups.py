@@ -253,20 +253,34 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
 
 
 def add_hidden_state_groups(
-    grouping: Grouping, hidden: Sequence[tuple[str, AttentionSpec]]
-) -> tuple[Grouping, list[tuple[str, AttentionSpec]]]:
+    grouping: Grouping, hidden: Sequence[tuple[str, AttentionSpec]], min_page: bool = False
+) -> tuple[Grouping, dict[LayerSpec, LayerSpec], list[tuple[str, AttentionSpec]]]:
     """Give each hidden-state cache layer (``extract_hidden_states``) a group of its own after
     the others, as ``get_kv_cache_groups`` does once the other layers are grouped: its block is
     the largest divisor of the groups' GCD block whose page (``block * per-token bytes``) fits
-    the common page, and its page is padded to the common page.
+    the common page, and its page is padded to the common page. ``min_page`` (vLLM 0.30+,
+    ``_ensure_min_page_size``): first the other groups' blocks (and padded pages) are multiplied
+    by the smallest factor that makes the common page hold one token of hidden states.
 
-    :returns: (the grouping with one more group per hidden layer, each layer's aligned spec).
+    :returns: (the grouping with one more group per hidden layer, the other groups' specs
+        replaced by scaling, each hidden layer's aligned spec).
     :raises ValueError: one token of hidden states is larger than the common page (vLLM would
         record a padded page smaller than the data).
     """
     common_page = grouping.page_size_bytes
-    block = gcd(*(run.spec.block_size for run in grouping.runs))
     runs = list(grouping.runs)
+    scaled: dict[LayerSpec, LayerSpec] = {}
+    largest = max(spec.bytes_per_token for _, spec in hidden)
+    if min_page and largest > common_page:
+        scale = cdiv(largest, common_page)
+        common_page *= scale
+        for i, run in enumerate(runs):
+            spec = run.spec.with_block_size(run.spec.block_size * scale)
+            if run.spec.page_size_padded is not None:
+                spec = spec.with_padded_page(run.spec.page_size_padded * scale)
+            scaled[run.spec] = spec
+            runs[i] = GroupRun(spec, run.members, run.num_groups)
+    block = gcd(*(run.spec.block_size for run in runs))
     aligned: list[tuple[str, AttentionSpec]] = []
     for name, spec in hidden:
         per_token = spec.bytes_per_token
@@ -281,5 +295,6 @@ def add_hidden_state_groups(
         aligned.append((name, spec))
     return (
         Grouping(tuple(runs), grouping.group_size, grouping.path, grouping.log, grouping.decisions),
+        scaled,
         aligned,
     )

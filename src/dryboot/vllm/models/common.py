@@ -200,7 +200,9 @@ def geometry(
         "family": family,
         # ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048
         "mamba_chunk_size": f.opt_int("mamba_chunk_size") or f.opt_int("chunk_size") or 2048,
-        "hidden_size": f.opt_int("hidden_size") or 0,
+        # config classes that name it otherwise map hidden_size to it (GPT2Config, GPTJConfig,
+        # GPTBigCodeConfig: n_embd; BloomConfig: n_embed)
+        "hidden_size": f.opt_int("hidden_size") or f.opt_int("n_embd") or f.opt_int("n_embed") or 0,
         "num_experts": num_experts(f),
     }
     fields.update(extra)

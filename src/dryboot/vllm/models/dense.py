@@ -533,7 +533,27 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         for i in range(n)
     )
     experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
-    return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts)
+    extra: dict[str, Any] = {}
+    if architecture in _FIRST_MOE_FIELD:
+        key, default = _FIRST_MOE_FIELD[architecture]
+        extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
+    if architecture == "Ernie4_5_MoeForCausalLM" and (f.get("tie_word_embeddings") is not False):
+        # Ernie4_5_MoeForCausalLM ties lm_head to embed_tokens on every rank, and a stage
+        # other than the last holds a PPMissingLayer head
+        extra["pp_refusal"] = (
+            "tie_word_embeddings: AttributeError: 'PPMissingLayer' object has no attribute 'tie_weights'"
+        )
+    return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts, **extra)
+
+
+#: MoE models whose class looks for an MoE layer among its pipeline stage's layers and fails
+#: without one (``RuntimeError: No ... layer found in model.layers``): the field naming how many
+#: leading layers are dense, and its config-class default.
+_FIRST_MOE_FIELD: dict[str, tuple[str, int]] = {
+    "AfmoeForCausalLM": ("num_dense_layers", 1),
+    "HYV3ForCausalLM": ("first_k_dense_replace", 1),
+    "Glm4MoeForCausalLM": ("first_k_dense_replace", 1),
+}
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:

@@ -51,6 +51,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(f.source, f.where("layer_types"), "Gemma layers are sliding_attention or full_attention")
     full: AttentionGeometry | None = None
     sharing: tuple[tuple[int, int], ...] = ()
+    extra: dict[str, bool] = {}
     if gemma4:
         shared = f.integer("num_kv_shared_layers", default=0, minimum=0) if f.has("num_kv_shared_layers") else 0
         kinds, sharing = _share_kv(f, kinds, types, shared)
@@ -60,6 +61,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         if f.boolean("attention_k_eq_v") and f.has("num_global_key_value_heads"):
             global_kv = f.integer("num_global_key_value_heads")
         full = AttentionGeometry(global_kv, global_dim, global_dim)
+        unset = f.boolean("attention_k_eq_v") and not f.has("num_global_key_value_heads")
+        extra["global_kv_heads_unset"] = unset and LayerKind.FULL in kinds
     sw = window(f)
     if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
         sw = sw // 2 + 1  # Gemma4TextConfig: exclusive bounds for bidirectional attention
@@ -74,6 +77,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         full_attention=full,
         logits_soft_cap=bool(softcap),
         kv_sharing=sharing,
+        **extra,
     )
 
 

@@ -2,7 +2,8 @@
 
 Mirrors ``vllm/model_executor/models/qwen3_next.py``/``qwen3_5.py`` fed by vLLM's own config
 classes (``transformers_utils/configs/qwen3_next.py``, ``qwen3_5.py``): absent ``layer_types``
-put full attention on every 4th layer for Qwen3-Next (``full_attention_interval`` is not read)
+put full attention on every 4th layer for Qwen3-Next (``full_attention_interval`` is not read;
+from 0.32, which reads transformers' ``Qwen3NextConfig``, it is: ``layer_kinds_hf_class``)
 and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
 (``qwen3_next_mtp.py``: ``num_nextn_predict_layers``; ``qwen3_5_mtp.py``:
 ``mtp_num_hidden_layers``; default 1) adds full-attention layers under ``"method": "mtp"``.
@@ -41,9 +42,17 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     types = layer_types(f, n)
     qwen3_5 = _is_qwen3_5(f)
+    hf_class_kinds = None
     if types is None:
         every = f.integer("full_attention_interval") if qwen3_5 else 4
         types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
+        if not qwen3_5:
+            # transformers' Qwen3NextConfig reads the interval (default 4)
+            hf_every = f.integer("full_attention_interval", minimum=1) if f.has("full_attention_interval") else 4
+            if hf_every != every:
+                hf_class_kinds = tuple(
+                    LAYER_TYPE_NAMES["linear_attention" if (i + 1) % hf_every else "full_attention"] for i in range(n)
+                )
     kinds = tuple(LAYER_TYPE_NAMES[t] for t in types)
     gdn = GatedDeltaNet(
         num_k_heads=f.integer("linear_num_key_heads"),
@@ -65,4 +74,5 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=f.integer(mtp_key, minimum=0),
         mtp_kind=LayerKind.FULL,
         hybrid_class=True,
+        layer_kinds_hf_class=hf_class_kinds,
     )
