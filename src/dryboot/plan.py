@@ -441,13 +441,14 @@ def _kv_cache_groups(
             rest, policies.unification, cfg.rules, primary_block=block_size, backends=cfg.backends
         )
         grouping = group_layers(unified, policies.grouping)
-        if hidden:
-            grouping, scaled, aligned = add_hidden_state_groups(grouping, hidden, cfg.rules.hidden_state_min_page)
-            unified = LayerSet.from_pairs([*((n, scaled.get(s, s)) for n, s in unified.pairs()), *aligned])
     except UnifyError as exc:
         return layers, [], None, exc
-    except ValueError as exc:  # a hidden-state token larger than the common page
-        return layers, [], None, UnifyError(hidden[0][0], str(exc))
+    if hidden:
+        try:
+            grouping, scaled, aligned = add_hidden_state_groups(grouping, hidden, cfg.rules.hidden_state_min_page)
+        except ValueError as exc:  # a hidden-state token larger than the common page
+            return layers, [], None, UnifyError(hidden[0][0], str(exc))
+        unified = LayerSet.from_pairs([*((n, scaled.get(s, s)) for n, s in unified.pairs()), *aligned])
     log.extend(grouping.log)
     return unified, decisions, grouping, None
 
