@@ -276,22 +276,23 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         # alignment needs a hybrid model class and some attention layer (target or drafter)
         # to take a backend from (Platform._find_non_ssm_backend)
         return block_size, None
-    full = model.attention(LayerKind.MLA if model.use_mla else LayerKind.FULL)
+    mla = model.use_mla or model.mla_config  # vLLM's ModelConfig.use_mla
+    full = model.attention(LayerKind.MLA if mla else LayerKind.FULL)
     _, _, content = kv_layout(
         cfg.kv_cache_dtype,
         cfg.model_dtype,
         full.head_dim,
-        0 if model.use_mla else full.head_dim_v,
+        0 if mla else full.head_dim_v,
         args.custom_dtype(cfg.kv_cache_dtype),
     )
-    heads = model.kv_heads_per_rank(LayerKind.MLA if model.use_mla else LayerKind.FULL, args.tensor_parallel_size)
+    heads = model.kv_heads_per_rank(LayerKind.MLA if mla else LayerKind.FULL, args.tensor_parallel_size)
     decision = align_hybrid_block_size(
         block_size=block_size,
         attn_page_size_1_token=heads * content,
         mamba_page_size=state_bytes(mamba[1], mamba[2]),
         backend=cfg.backend,
         mamba_cache_mode=cfg.mamba_cache_mode,
-        use_mla=model.use_mla,
+        use_mla=mla,
         mamba_chunk_size=model.mamba_chunk_size,
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
         if cfg.rules.gdn_align_sm90 is not None and _gdn_checkpoints(cfg)

@@ -763,6 +763,16 @@ RECORDED = [
         ["--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "-pp", "4"],
         _refused("model", "RuntimeError: No Lfm2MoeSparseMoeBlock layer found in the model.layers."),
     ),
+    Recorded(
+        "H7",
+        "Kimi-Linear with every layer KDA plus the hidden-state cache: vLLM's use_mla still sizes the block",
+        EXTRA / "kimi_no_mla",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "113437764238", "--tensor-parallel-size", "2"),
+            *("--kv-cache-dtype", "bfloat16", "--async-scheduling", "--speculative-config", _ehs([0])),
+        ],
+        _ok(256, [(MB, 256, 294912, 5), ("HiddenStateCache", 128, 294912, 1)], 76929, 9406005, 1148.194, 8192),
+    ),
 ]
 
 

@@ -119,7 +119,9 @@ class ModelGeometry:
     caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own index.
     ``first_moe_layer``: the first MoE decoder layer of a model class that needs one on every
     pipeline stage (LFM2-MoE: ``num_dense_layers``). ``pp_refusal``: why vLLM fails to build this
-    config under pipeline parallelism.
+    config under pipeline parallelism. ``mla_config``: vLLM's ``ModelConfig.use_mla`` holds for the
+    config even where no layer is MLA (Kimi-Linear with ``kv_lora_rank``): the hybrid alignment
+    then takes the latent page and a 128-token kernel alignment.
     ``align_state_without_spec``: the model class's ``get_mamba_state_shape_from_config`` leaves
     out the speculative tokens' convolution rows, so the hybrid alignment sizes the attention
     block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
@@ -176,6 +178,7 @@ class ModelGeometry:
     decoder_layers: tuple[int, ...] | None = None
     first_moe_layer: int | None = None
     pp_refusal: str | None = None
+    mla_config: bool = False
     align_state_without_spec: bool = False
     attention_suffix: str = "self_attn.attn"
     mamba_prefix_caching: bool = True

@@ -72,6 +72,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         )
         check_sm90_mla_dims(f, dims)
         latent = f.integer("kv_lora_rank") + dims[1]
+    elif f.get("kv_lora_rank") is not None:
+        # no MLA layer, but vLLM's ModelConfig.use_mla still holds: the hybrid alignment sizes
+        # the attention block by the latent page (kv_lora_rank + qk_rope_head_dim)
+        latent = f.integer("kv_lora_rank") + (f.opt_int("qk_rope_head_dim") or 0)
     return geometry(
         f,
         architecture,
@@ -80,6 +84,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         heads=(heads, 1, latent),
         head_dim_v=0,
         mla_dims=dims if LayerKind.MLA in kinds else None,
+        mla_config=f.get("kv_lora_rank") is not None,
         kda=kda,
         hybrid_class=True,
         mamba_prefix_caching=False,
