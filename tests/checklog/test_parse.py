@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dryboot.checklog.parse import Kind, read_lines, read_log
+import pytest
+
+from dryboot.checklog.parse import Kind, kv_figures, kv_match_text, read_lines, read_log
 
 from .conftest import DATA, figures
 
@@ -75,3 +77,33 @@ def test_not_enough_memory_without_estimate_and_no_memory() -> None:
     assert a.kind is b.kind is Kind.NOT_ENOUGH_MEMORY
     assert a.figures == {"max_model_len": "8192", "needed_gib": "0.5", "available_gib": "0.1"}
     assert b.figures == {"no_memory": "No available memory for the cache blocks."}
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "figures"),
+    [
+        # messages as vLLM 0.27.1 / 0.32.0 logged them at their own engine start (the e2e oracle's kv_log);
+        # 0.27.1 prints the size and the concurrency as two lines
+        (
+            "GPU KV cache size: 39,613,110 tokens",
+            Kind.CAPACITY,
+            {"tokens": "39,613,110"},
+        ),
+        (
+            "Maximum concurrency for 8,192 tokens per request: 4835.58x",
+            Kind.CAPACITY,
+            {"max_model_len": "8,192", "concurrency": "4835.58"},
+        ),
+        # vLLM 0.32+: the auto-fit line names the KV cache memory
+        (
+            "Auto-fit max_model_len: full model context length 262144 fits in available KV cache memory "
+            "(96.96 GiB GPU)",
+            Kind.AUTO_FIT,
+            {"full": "262144", "full_gib": "96.96"},
+        ),
+    ],
+)
+def test_other_releases_wording(line: str, kind: Kind, figures: dict[str, str]) -> None:
+    found = kv_match_text(line)
+    assert found is not None and found[0] is kind
+    assert kv_figures(kind, found[1]) == figures

@@ -97,7 +97,7 @@ def _budget(facts: LogFacts, args: EngineArgs, source: str) -> tuple[Budget | No
             what += "; vLLM keeps the fewest blocks of all workers"
         return Budget(lo, hi, what), ""
     for line in facts.kv_lines:
-        gib = line.figures.get("available_gib") or line.figures.get("gib")
+        gib = line.figures.get("available_gib") or line.figures.get("gib") or line.figures.get("full_gib")
         if gib and (interval := gib_interval(gib)):
             return Budget(interval[0], interval[1], f"{gib} GiB in the {line.kind.value} line, {line.where}"), ""
     return None, "the log has no 'Available KV cache memory' line and the args no kv_cache_memory_bytes"

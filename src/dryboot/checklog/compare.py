@@ -224,8 +224,8 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
         interval = _search_tokens(int(f["tokens"].replace(",", "")), inputs, candidate, budget, per)
     elif line.kind is Kind.NOT_ENOUGH_MEMORY and "available_gib" in f:
         interval = gib_interval(f["available_gib"])
-    elif line.kind is Kind.AUTO_FIT and "gib" in f:
-        interval = gib_interval(f["gib"])
+    elif line.kind is Kind.AUTO_FIT and ("gib" in f or "full_gib" in f):
+        interval = gib_interval(f.get("gib") or f["full_gib"])
     elif line.kind is Kind.OVERRIDE:
         computed = int(f["computed"])
         interval = (computed * per, (computed + 1) * per - 1)

@@ -153,6 +153,16 @@ _KV_PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
             r"token\.)"
         ),
     ),
+    # vLLM 0.32+: the auto-fit line names the KV cache memory
+    (
+        Kind.AUTO_FIT,
+        re.compile(
+            r"Auto-fit max_model_len: reduced from (?P<original>\d+) to (?P<fitted>\d+) to fit in available KV cache "
+            r"memory \((?P<gib>[\d.]+) GiB GPU\)"
+            r"|Auto-fit max_model_len: full model context length (?P<full>\d+) fits in available KV cache memory "
+            r"\((?P<full_gib>[\d.]+) GiB GPU\)"
+        ),
+    ),
     # v1/core/kv_cache_utils.py:1870
     (
         Kind.CAPACITY,
@@ -160,6 +170,12 @@ _KV_PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
             r"GPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for (?P<max_model_len>[\d,]+) "
             r"tokens per request: (?P<concurrency>[\d.]+)x"
         ),
+    ),
+    # vLLM 0.27.1: the size and the concurrency are two lines
+    (Kind.CAPACITY, re.compile(r"GPU KV cache size: (?P<tokens>[\d,]+) tokens(?!,)")),
+    (
+        Kind.CAPACITY,
+        re.compile(r"Maximum concurrency for (?P<max_model_len>[\d,]+) tokens per request: (?P<concurrency>[\d.]+)x"),
     ),
     # v1/core/kv_cache_utils.py:760 (_check_enough_kv_cache_memory), :741
     (
