@@ -156,6 +156,22 @@ CASES: dict[str, tuple[Path, list[str]]] = {
     ),
     # pipeline parallelism and the hidden-state cache (recorded by e2e_oracle.py, which builds every
     # stage under its pipeline rank and the ExtractHiddenStatesProposer)
+    # the harness's seed-0 cases s0-1097 and s0-172 (configs copied from its work directory)
+    "nvfp4-fi": (
+        REL / "llama-nvfp4",
+        [
+            *("--max-model-len", "131072", "--kv-cache-memory-bytes", "26124600811", "--tensor-parallel-size", "4"),
+            *("--kv-cache-dtype", "nvfp4", "--no-enable-prefix-caching", "--async-scheduling"),
+        ],
+    ),
+    "granite-spec": (
+        REL / "granite4",
+        [
+            *("--max-model-len", "1024", "--kv-cache-memory-bytes", "1664125108", "--max-num-batched-tokens", "2048"),
+            *("--mamba-cache-mode", "none", "--num-gpu-blocks-override", "64", "--speculative-config"),
+            json.dumps({"method": "dflash", "num_speculative_tokens": 8, "model": str(REL / "granite4-drafter")}),
+        ],
+    ),
     "pp-mtp": (
         H.E2E_MIN / "mtp",
         [
@@ -303,6 +319,12 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.27.1", "qnext2"): _ok(2144, 910, 931840, 8192),
     ("0.28.0", "async-sw"): _ok(16, 5086, 64198, 8192),
     ("0.28.0", "pp-mtp"): _refused_with("Pipeline parallelism is not supported for this model"),
+    # FlashInfer's SM90 nvfp4 path (0.32+); 0.28.0 finds no backend
+    ("0.28.0", "nvfp4-fi"): _refused_with("No valid attention backend"),
+    ("0.33.0", "nvfp4-fi"): _ok(16, 11338802, 181420832, 131072),
+    # Granite-4 aligns to the state with its speculative rows from 0.32; 0.28.0 asserts (AssertionError)
+    ("0.28.0", "granite-spec"): _refused_with("exceeds the padded mamba page"),
+    ("0.33.0", "granite-spec"): _ok(1136, 64, 2184, 1024),
     ("0.30.0", "pp-mtp"): _ok(16, 3487, 510098, 4096),
     # gpt-oss (MoE) stays on the V1 runner in 0.28 (PP batches in flight), V2 from 0.29 (PP + 1)
     ("0.28.0", "pp-async-sw"): _ok(16, 10172, 107244, 8192),
@@ -518,6 +540,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.30.0", "pp-mtp", "pp_draft_models", False),
     ("0.30.0", "pp-async-sw", "v2_runner_v1_methods", None),
     ("0.30.0", "ehs-wide", "hidden_state_min_page", False),
+    ("0.33.0", "nvfp4-fi", "flashinfer_nvfp4_sm90", False),
+    ("0.33.0", "granite-spec", "mamba_align_state_with_spec", False),
 ]
 
 

@@ -7,7 +7,7 @@ Mirrors vLLM 0.28.0's ``vllm/v1/attention/backend.py`` (``AttentionBackend.suppo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from dryboot.vllm.dtypes import CustomKVCacheDtype
@@ -180,11 +180,29 @@ def invalid_reasons(
         reasons.append("block_size not supported")
     if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
         reasons.append("attention sinks not supported")
+    if backend.name == "FLASHINFER" and kv_cache_dtype.startswith("nvfp4") and head_size == 64:
+        # FlashInferBackend.supports_combination (0.32+, the SM90 FA2 path for nvfp4)
+        reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
     return reasons
 
 
+def backend_table(flashinfer_nvfp4: bool = False) -> dict[str, AttentionBackend]:
+    """:data:`BACKENDS` as a release declares them: ``flashinfer_nvfp4`` (vLLM 0.32+) lets
+    FlashInfer serve the ``nvfp4`` cache on SM90 (its FA2 path, ``_nvfp4_kv_on_fa2``; not
+    ``nvfp4_4over6``, whose writer needs a scale search)."""
+    if not flashinfer_nvfp4:
+        return BACKENDS
+    fi = BACKENDS["FLASHINFER"]
+    return {**BACKENDS, "FLASHINFER": replace(fi, kv_cache_dtypes=(fi.kv_cache_dtypes or frozenset()) | {"nvfp4"})}
+
+
 def default_backend(
-    kv_cache_dtype: str, is_mla: bool, head_size: int = 128, block_size: int | None = None, has_sinks: bool = False
+    kv_cache_dtype: str,
+    is_mla: bool,
+    head_size: int = 128,
+    block_size: int | None = None,
+    has_sinks: bool = False,
+    table: dict[str, AttentionBackend] | None = None,
 ) -> str:
     """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
     dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
@@ -196,7 +214,7 @@ def default_backend(
     priorities = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
     why: dict[str, list[str]] = {}
     for name in priorities:
-        reasons = invalid_reasons(BACKENDS[name], head_size, kv_cache_dtype, block_size, has_sinks)
+        reasons = invalid_reasons((table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks)
         if not reasons:
             return name
         why[name] = reasons

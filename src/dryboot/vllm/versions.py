@@ -91,6 +91,13 @@ class VersionRules:
     :param hidden_state_min_page: the groups' blocks are scaled up until the common page holds one
         token of an ``extract_hidden_states`` cache layer (0.30+: ``_ensure_min_page_size``);
         before, vLLM asserts when it does not fit.
+    :param flashinfer_nvfp4_sm90: FlashInfer serves an ``nvfp4`` KV cache on SM90 through its FA2
+        path (0.32+: ``v1/attention/backends/flashinfer.py`` ``_nvfp4_kv_on_fa2``); before, only
+        on SM100 with TRT-LLM attention.
+    :param mamba_align_state_with_spec: every hybrid model class passes the speculative tokens to
+        its ``get_mamba_state_shape_from_config``, so the hybrid alignment sizes the attention block
+        to the state the layers keep (0.32+: ``granitemoehybrid.py``, ``falcon_h1.py``,
+        ``zamba2.py``); before, those three left the speculative rows out.
     """
 
     version: str
@@ -116,6 +123,8 @@ class VersionRules:
     v2_runner_v1_methods: frozenset[str] | None = None
     pp_draft_models: bool = False
     hidden_state_min_page: bool = False
+    flashinfer_nvfp4_sm90: bool = False
+    mamba_align_state_with_spec: bool = False
 
 
 _V0271 = VersionRules(
@@ -160,6 +169,8 @@ _V031 = VersionRules(
 )
 _V032 = VersionRules(
     "0.32.0",
+    mamba_align_state_with_spec=True,
+    flashinfer_nvfp4_sm90=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
     sliding_window_start="largest-fitting",
@@ -175,6 +186,8 @@ _V032 = VersionRules(
 )
 _V033 = VersionRules(
     "0.33.0",
+    mamba_align_state_with_spec=True,
+    flashinfer_nvfp4_sm90=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
     sliding_window_start="largest-fitting",

@@ -17,6 +17,7 @@ from dryboot.vllm.backends import (
     CACHE_ONLY_ATTN,
     AttentionBackend,
     KernelBlock,
+    backend_table,
     custom_backend,
     default_backend,
     invalid_reasons,
@@ -158,6 +159,7 @@ def backend_for(
         head_size,
         args.block_size,
         model.attention_sinks,
+        rules.flashinfer_nvfp4_sm90,
     )
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
@@ -176,6 +178,7 @@ def _resolve_backend(
     head_size: int,
     block_size: int | None,
     has_sinks: bool,
+    flashinfer_nvfp4: bool = False,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
@@ -184,18 +187,19 @@ def _resolve_backend(
     :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
         layer (vLLM's reasons: head size, KV dtype, ``--block-size``, attention sinks).
     """
+    table = backend_table(flashinfer_nvfp4)
     if name is None and custom is not None:
         chosen = "FLASH_ATTN_MLA" if use_mla else "FLASH_ATTN"
     elif name is None:
         try:
-            chosen = default_backend(kv_cache_dtype, use_mla, head_size, block_size, has_sinks)
+            chosen = default_backend(kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table)
         except ValueError as exc:
             raise InputError("--attention-backend", None, f"{source}: {exc}") from None
     else:
         chosen = name
-    if chosen not in BACKENDS:
-        raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(BACKENDS)})")
-    backend = BACKENDS[chosen]
+    if chosen not in table:
+        raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(table)})")
+    backend = table[chosen]
     if backend.is_mla != use_mla:
         what = "an MLA" if use_mla else "a non-MLA"
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
