@@ -446,7 +446,9 @@ def _kv_cache_groups(
         return layers, [], None, exc
     if hidden:
         try:
-            grouping, scaled, aligned = add_hidden_state_groups(grouping, hidden, cfg.rules.hidden_state_min_page)
+            grouping, scaled, aligned = add_hidden_state_groups(
+                grouping, hidden, cfg.rules.hidden_state_min_page, cfg.rules.hidden_state_block_divides
+            )
         except ValueError as exc:  # a hidden-state token larger than the common page
             return layers, [], None, UnifyError(hidden[0][0], str(exc))
         unified = LayerSet.from_pairs([*((n, scaled.get(s, s)) for n, s in unified.pairs()), *aligned])

@@ -172,6 +172,28 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             json.dumps({"method": "dflash", "num_speculative_tokens": 8, "model": str(REL / "granite4-drafter")}),
         ],
     ),
+    # the harness's seed-0 cases s0-75 and s0-545 on 0.27.1
+    "ehs-block": (
+        REL / "gemma3-ehs",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1824919759", "--attention-backend", "FLASHINFER"),
+            "--speculative-config",
+            json.dumps(
+                {
+                    "method": "extract_hidden_states",
+                    "num_speculative_tokens": 1,
+                    "draft_model_config": {"hf_config": {"eagle_aux_hidden_state_layer_ids": [5]}},
+                }
+            ),
+        ],
+    ),
+    "dtype-4over6": (
+        REL / "qwen35-attnfree",
+        [
+            *("--max-model-len", "16384", "--kv-cache-memory-bytes", "112690328", "--max-num-batched-tokens", "2048"),
+            *("-tp", "2", "--kv-cache-dtype", "nvfp4_4over6", "--no-enable-prefix-caching"),
+        ],
+    ),
     "pp-mtp": (
         H.E2E_MIN / "mtp",
         [
@@ -319,6 +341,9 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     ("0.27.1", "qnext2"): _ok(2144, 910, 931840, 8192),
     ("0.28.0", "async-sw"): _ok(16, 5086, 64198, 8192),
     ("0.28.0", "pp-mtp"): _refused_with("Pipeline parallelism is not supported for this model"),
+    # 0.27.1: the hidden-state block is the tokens that fit the common page (7 here)
+    ("0.27.1", "ehs-block"): _ok(16, 27846, 103877, 8192),
+    ("0.27.1", "dtype-4over6"): _refused_with("invalid choice: 'nvfp4_4over6'"),
     # FlashInfer's SM90 nvfp4 path (0.32+); 0.28.0 finds no backend
     ("0.28.0", "nvfp4-fi"): _refused_with("No valid attention backend"),
     ("0.33.0", "nvfp4-fi"): _ok(16, 11338802, 181420832, 131072),
@@ -542,6 +567,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.30.0", "ehs-wide", "hidden_state_min_page", False),
     ("0.33.0", "nvfp4-fi", "flashinfer_nvfp4_sm90", False),
     ("0.33.0", "granite-spec", "mamba_align_state_with_spec", False),
+    ("0.27.1", "ehs-block", "hidden_state_block_divides", True),
+    ("0.27.1", "dtype-4over6", "unknown_kv_cache_dtypes", frozenset()),
 ]
 
 

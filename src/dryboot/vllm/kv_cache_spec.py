@@ -29,7 +29,11 @@ from dryboot.vllm.versions import VersionRules
 
 @lru_cache(maxsize=1024)
 def kv_layout(
-    kv_cache_dtype: str, model_dtype: str, head_dim: int, head_dim_v: int, custom: CustomKVCacheDtype | None
+    kv_cache_dtype: str,
+    model_dtype: str,
+    head_dim: int,
+    head_dim_v: int,
+    custom: CustomKVCacheDtype | None,
 ) -> tuple[KVQuantMode, str, int]:
     """(quant mode, torch dtype, bytes per head per token) of a KV cache dtype at a head size.
 

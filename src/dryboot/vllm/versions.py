@@ -98,6 +98,11 @@ class VersionRules:
         its ``get_mamba_state_shape_from_config``, so the hybrid alignment sizes the attention block
         to the state the layers keep (0.32+: ``granitemoehybrid.py``, ``falcon_h1.py``,
         ``zamba2.py``); before, those three left the speculative rows out.
+    :param hidden_state_block_divides: the hidden-state cache layer's block is the largest divisor
+        of the other groups' GCD block that fits the common page (0.28+); 0.27.1 takes as many
+        tokens as fit the page, ``common_page // per-token bytes`` (``get_kv_cache_groups``).
+    :param unknown_kv_cache_dtypes: ``--kv-cache-dtype`` values the release's ``CacheDType`` lacks
+        (0.27.1: ``nvfp4_4over6``): its CLI parser refuses them.
     """
 
     version: str
@@ -125,10 +130,14 @@ class VersionRules:
     hidden_state_min_page: bool = False
     flashinfer_nvfp4_sm90: bool = False
     mamba_align_state_with_spec: bool = False
+    hidden_state_block_divides: bool = True
+    unknown_kv_cache_dtypes: frozenset[str] = frozenset()
 
 
 _V0271 = VersionRules(
     "0.27.1",
+    hidden_state_block_divides=False,
+    unknown_kv_cache_dtypes=frozenset({"nvfp4_4over6"}),
     hybrid_prefix_caching_default=False,
     mamba_default_all=True,
     drafting_slots_per_seq=True,

@@ -504,6 +504,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."
         )
+    if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
+        # the release's CacheDType has no such value: its CLI parser exits
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
+            f"(vLLM {rules.version})",
+        )
     world = args.tensor_parallel_size * args.pipeline_parallel_size
     if args.nnodes == 1 and world > ASSUMED_GPUS_PER_NODE:
         # ParallelConfig: the mp executor on one node (no --nnodes, no ray)

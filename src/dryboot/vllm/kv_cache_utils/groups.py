@@ -253,7 +253,7 @@ def _largest_divisor_at_most(n: int, limit: int) -> int:
 
 
 def add_hidden_state_groups(
-    grouping: Grouping, hidden: Sequence[tuple[str, AttentionSpec]], min_page: bool = False
+    grouping: Grouping, hidden: Sequence[tuple[str, AttentionSpec]], min_page: bool = False, divides: bool = True
 ) -> tuple[Grouping, dict[LayerSpec, LayerSpec], list[tuple[str, AttentionSpec]]]:
     """Give each hidden-state cache layer (``extract_hidden_states``) a group of its own after
     the others, as ``get_kv_cache_groups`` does once the other layers are grouped: its block is
@@ -261,6 +261,7 @@ def add_hidden_state_groups(
     the common page, and its page is padded to the common page. ``min_page`` (vLLM 0.30+,
     ``_ensure_min_page_size``): first the other groups' blocks (and padded pages) are multiplied
     by the smallest factor that makes the common page hold one token of hidden states.
+    ``divides`` False (vLLM 0.27.1): the block is simply the tokens that fit the common page.
 
     :returns: (the grouping with one more group per hidden layer, the other groups' specs
         replaced by scaling, each hidden layer's aligned spec).
@@ -284,7 +285,8 @@ def add_hidden_state_groups(
     aligned: list[tuple[str, AttentionSpec]] = []
     for name, spec in hidden:
         per_token = spec.bytes_per_token
-        new_block = _largest_divisor_at_most(block, max(common_page // per_token, 1))
+        fit = max(common_page // per_token, 1)
+        new_block = _largest_divisor_at_most(block, fit) if divides else fit
         try:
             spec = spec.with_block_size(new_block).with_padded_page(common_page)
         except ValueError:
