@@ -173,7 +173,10 @@ def plan(
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
     align = mamba
-    if mamba is not None and model.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec:
+    without_spec = model.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec
+    if model.short_conv is not None and cfg.rules.short_conv_spec_rows:
+        without_spec = True  # Lfm2's get_mamba_state_shape_from_config passes no num_spec
+    if mamba is not None and without_spec:
         align = mamba_state(model, cfg.args, cfg.model_dtype, speculative_rows=False)
     stages: list[frozenset[str]] | None = None
     if cfg.args.pipeline_parallel_size > 1:

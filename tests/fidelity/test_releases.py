@@ -194,6 +194,14 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             *("-tp", "2", "--kv-cache-dtype", "nvfp4_4over6", "--no-enable-prefix-caching"),
         ],
     ),
+    # the harness's seed-0 case s0-693: LFM2 with ngram speculation
+    "lfm2-spec": (
+        REL / "lfm2-spec",
+        [
+            *("--kv-cache-memory-bytes", "57073384061", "--max-num-batched-tokens", "4096"),
+            *("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3}'),
+        ],
+    ),
     "pp-mtp": (
         H.E2E_MIN / "mtp",
         [
@@ -344,6 +352,9 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # 0.27.1: the hidden-state block is the tokens that fit the common page (7 here)
     ("0.27.1", "ehs-block"): _ok(16, 27846, 103877, 8192),
     ("0.27.1", "dtype-4over6"): _refused_with("invalid choice: 'nvfp4_4over6'"),
+    # LFM2's ShortConv state gains the speculative rows in 0.29, its alignment does not: AssertionError
+    ("0.28.0", "lfm2-spec"): _ok(16, 2322321, 37133927, 128000),
+    ("0.29.0", "lfm2-spec"): _refused_with("exceeds the padded mamba page"),
     # FlashInfer's SM90 nvfp4 path (0.32+); 0.28.0 finds no backend
     ("0.28.0", "nvfp4-fi"): _refused_with("No valid attention backend"),
     ("0.33.0", "nvfp4-fi"): _ok(16, 11338802, 181420832, 131072),
@@ -569,6 +580,7 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.33.0", "granite-spec", "mamba_align_state_with_spec", False),
     ("0.27.1", "ehs-block", "hidden_state_block_divides", True),
     ("0.27.1", "dtype-4over6", "unknown_kv_cache_dtypes", frozenset()),
+    ("0.29.0", "lfm2-spec", "short_conv_spec_rows", False),
 ]
 
 
@@ -625,4 +637,20 @@ def test_switch_is_needed(version: str, cid: str, switch: str, flipped: Any, mon
 def test_every_switch_has_a_flip_case() -> None:
     """Each switch of the rule table is pinned by a recorded case above that fails when flipped."""
     switches = {f.name for f in dataclasses.fields(versions.VersionRules)} - {"version"}
-    assert switches == {s for _, _, s, _ in SWITCH_CASES}
+    assert switches == {s for _, _, s, _ in SWITCH_CASES} | set(NO_FLIP_CASE)
+
+
+#: Switches no recorded case can pin, and why (each has its own test).
+NO_FLIP_CASE = {
+    "unverified_architectures": "a refusal of what the oracle cannot build: no release figure to record",
+}
+
+
+def test_unverified_architecture_is_refused_on_that_release_only() -> None:
+    kimi = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / "KimiLinearForCausalLM.json")
+    for version, refused in (("0.32.0", False), ("0.33.0", True)):
+        c = H.Case(id=f"kimi-{version}", family="releases", model=kimi, argv=["--kv-cache-memory-bytes", "1G"])
+        got = H.run_dryboot(c, version)
+        assert bool(got.get("refused")) is refused, (version, got.get("error"))
+        if refused:
+            assert "not verified against vLLM 0.33.0" in str(got.get("error"))

@@ -318,10 +318,10 @@ def mamba1_state_shapes(tp: int, d_inner: int, d_state: int, d_conv: int) -> tup
     return (d_conv - 1, per_rank), (per_rank, d_state)
 
 
-def short_conv_state_shapes(tp: int, conv_dim: int, l_cache: int) -> tuple[tuple[int, int]]:
-    """ShortConv (LFM2) state: one convolution state ``(L_cache - 1, conv_dim / TP)``, with no
-    speculative rows (``short_conv_state_shape``, conv layout ``SD``).
+def short_conv_state_shapes(tp: int, conv_dim: int, l_cache: int, num_spec: int = 0) -> tuple[tuple[int, int]]:
+    """ShortConv (LFM2) state: one convolution state ``(L_cache - 1 + num_spec, conv_dim / TP)``
+    (``short_conv_state_shape``, conv layout ``SD``; vLLM 0.28.0 has no speculative rows).
 
     :raises ValueError: when ``conv_dim`` does not split across ``tp`` ranks.
     """
-    return ((l_cache - 1, _divide(conv_dim, tp, "ShortConv conv_dim")),)
+    return ((l_cache - 1 + num_spec, _divide(conv_dim, tp, "ShortConv conv_dim")),)

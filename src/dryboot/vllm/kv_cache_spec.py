@@ -24,7 +24,7 @@ from dryboot.vllm.kv_cache_interface import (
     short_conv_state_shapes,
     state_bytes,
 )
-from dryboot.vllm.versions import VersionRules
+from dryboot.vllm.versions import VersionRules, rules_for
 
 
 @lru_cache(maxsize=1024)
@@ -134,7 +134,9 @@ def mamba_state(
             return LayerKind.KDA, shapes, (conv, "float32")
         if model.short_conv is not None:
             sc = model.short_conv
-            return LayerKind.SHORT_CONV, short_conv_state_shapes(tp, sc.conv_dim, sc.l_cache), (conv,)
+            # the ShortConv layer keeps the speculative tokens' rows from 0.29 on
+            spec_rows = k if rules_for(args.vllm_version).short_conv_spec_rows else 0
+            return LayerKind.SHORT_CONV, short_conv_state_shapes(tp, sc.conv_dim, sc.l_cache, spec_rows), (conv,)
     except ValueError as exc:
         raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
     return None

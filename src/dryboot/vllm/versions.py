@@ -103,6 +103,13 @@ class VersionRules:
         tokens as fit the page, ``common_page // per-token bytes`` (``get_kv_cache_groups``).
     :param unknown_kv_cache_dtypes: ``--kv-cache-dtype`` values the release's ``CacheDType`` lacks
         (0.27.1: ``nvfp4_4over6``): its CLI parser refuses them.
+    :param short_conv_spec_rows: a ShortConv (LFM2) layer's state keeps the speculative tokens'
+        convolution rows (0.29+: ``MambaStateShapeCalculator.short_conv_state_shape(num_spec)``),
+        while LFM2's ``get_mamba_state_shape_from_config`` still leaves them out, so the hybrid
+        alignment sizes the block to the smaller state.
+    :param unverified_architectures: architectures dryboot plans for other releases but cannot check
+        against this one's engine start (0.33: Kimi-Linear's model class loads CuTe DSL kernels
+        (``cutlass``) when built, which the CPU oracle cannot import): refused by name.
     """
 
     version: str
@@ -131,6 +138,8 @@ class VersionRules:
     flashinfer_nvfp4_sm90: bool = False
     mamba_align_state_with_spec: bool = False
     hidden_state_block_divides: bool = True
+    short_conv_spec_rows: bool = False
+    unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
 
 
@@ -152,10 +161,15 @@ _V1_METHODS_031 = frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_spec
 _V1_METHODS_032 = frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})
 _V1_METHODS_033 = frozenset({"suffix", "custom_class"})
 _V029 = VersionRules(
-    "0.29.0", pad_requires_block_stride=False, reserve_null_block=True, v2_runner_v1_methods=_V1_METHODS_029
+    "0.29.0",
+    short_conv_spec_rows=True,
+    pad_requires_block_stride=False,
+    reserve_null_block=True,
+    v2_runner_v1_methods=_V1_METHODS_029,
 )
 _V030 = VersionRules(
     "0.30.0",
+    short_conv_spec_rows=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
     sliding_window_start="largest-fitting",
@@ -166,6 +180,7 @@ _V030 = VersionRules(
 )
 _V031 = VersionRules(
     "0.31.0",
+    short_conv_spec_rows=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
     sliding_window_start="largest-fitting",
@@ -178,6 +193,7 @@ _V031 = VersionRules(
 )
 _V032 = VersionRules(
     "0.32.0",
+    short_conv_spec_rows=True,
     mamba_align_state_with_spec=True,
     flashinfer_nvfp4_sm90=True,
     pad_requires_block_stride=False,
@@ -195,6 +211,8 @@ _V032 = VersionRules(
 )
 _V033 = VersionRules(
     "0.33.0",
+    unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
+    short_conv_spec_rows=True,
     mamba_align_state_with_spec=True,
     flashinfer_nvfp4_sm90=True,
     pad_requires_block_stride=False,

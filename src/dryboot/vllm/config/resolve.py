@@ -504,6 +504,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."
         )
+    if model.architecture in rules.unverified_architectures:
+        raise InputError(
+            model.source,
+            "architectures",
+            f"{model.architecture} is not verified against vLLM {rules.version}'s engine start (its model class "
+            "needs GPU kernel libraries to be built), so dryboot does not plan it for that release",
+        )
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
         raise InputError(
