@@ -108,7 +108,7 @@ class VersionRules:
         while LFM2's ``get_mamba_state_shape_from_config`` still leaves them out, so the hybrid
         alignment sizes the block to the smaller state.
     :param unverified_architectures: architectures dryboot plans for other releases but cannot check
-        against this one's engine start (0.33: Kimi-Linear's model class loads CuTe DSL kernels
+        against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import): refused by name.
     """
 
@@ -180,6 +180,7 @@ _V030 = VersionRules(
 )
 _V031 = VersionRules(
     "0.31.0",
+    unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
     short_conv_spec_rows=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
