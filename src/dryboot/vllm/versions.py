@@ -194,6 +194,7 @@ _V031 = VersionRules(
 )
 _V032 = VersionRules(
     "0.32.0",
+    unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
     short_conv_spec_rows=True,
     mamba_align_state_with_spec=True,
     flashinfer_nvfp4_sm90=True,
