@@ -237,7 +237,8 @@ _V033 = VersionRules(
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%
 #: of 2,000 harness cases agree with that release's own engine start
-#: (tests/fidelity/data/releases/HARNESS.md: 0.27.1 and 0.29.0-0.33.0, 1,997 of 2,000 each).
+#: (tests/fidelity/data/releases/HARNESS.md, the merged harness of session 3: 0.27.1 1,991, 0.28.0 and
+#: 0.29.0 1,999, 0.30.0-0.33.0 1,997 of 2,000 seed-0 cases).
 VERIFIED_VERSIONS = frozenset({"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 
 #: Known versions, oldest first. Only :data:`VERIFIED_VERSIONS` are verified against vLLM itself.
