@@ -7,7 +7,7 @@ flip switches. Rule modules read switches; they never compare version strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from dryboot.errors import InputError
@@ -154,85 +154,54 @@ _V0271 = VersionRules(
     capacity_log_split=True,
 )
 _V028 = VersionRules("0.28.0")
-#: Speculative methods that keep the V1 model runner, by release (0.29+)
-_V1_METHODS_029 = frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "draft_model", "custom_class"})
-_V1_METHODS_030 = frozenset({"ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class"})
-_V1_METHODS_031 = frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"})
-_V1_METHODS_032 = frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"})
-_V1_METHODS_033 = frozenset({"suffix", "custom_class"})
-_V029 = VersionRules(
-    "0.29.0",
+# each later release: the one before it, with what changed
+_V029 = replace(
+    _V028,
+    version="0.29.0",
     short_conv_spec_rows=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
-    v2_runner_v1_methods=_V1_METHODS_029,
+    # speculative methods that keep the V1 model runner (0.29+)
+    v2_runner_v1_methods=frozenset(
+        {"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "draft_model", "custom_class"}
+    ),
 )
-_V030 = VersionRules(
-    "0.30.0",
-    short_conv_spec_rows=True,
-    pad_requires_block_stride=False,
-    reserve_null_block=True,
+_V030 = replace(
+    _V029,
+    version="0.30.0",
     sliding_window_start="largest-fitting",
     mamba_all_deprecated=True,
-    v2_runner_v1_methods=_V1_METHODS_030,
     pp_draft_models=True,
     hidden_state_min_page=True,
 )
-_V031 = VersionRules(
-    "0.31.0",
+_V031 = replace(
+    _V030,
+    version="0.31.0",
     unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
-    short_conv_spec_rows=True,
-    pad_requires_block_stride=False,
-    reserve_null_block=True,
-    sliding_window_start="largest-fitting",
     block_size_log_backends=True,
-    mamba_all_deprecated=True,
     fa4_fp8_block=64,
-    v2_runner_v1_methods=_V1_METHODS_031,
-    pp_draft_models=True,
-    hidden_state_min_page=True,
+    v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
 )
-_V032 = VersionRules(
-    "0.32.0",
-    unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
-    short_conv_spec_rows=True,
+_V032 = replace(
+    _V031,
+    version="0.32.0",
     mamba_align_state_with_spec=True,
     flashinfer_nvfp4_sm90=True,
-    pad_requires_block_stride=False,
-    reserve_null_block=True,
-    sliding_window_start="largest-fitting",
     mamba_mode_all=False,
+    mamba_all_deprecated=False,
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
     autofit_log_kv_memory=True,
-    block_size_log_backends=True,
-    fa4_fp8_block=64,
-    v2_runner_v1_methods=_V1_METHODS_032,
-    pp_draft_models=True,
-    hidden_state_min_page=True,
+    v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
 )
-_V033 = VersionRules(
-    "0.33.0",
-    unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
-    short_conv_spec_rows=True,
-    mamba_align_state_with_spec=True,
-    flashinfer_nvfp4_sm90=True,
-    pad_requires_block_stride=False,
-    reserve_null_block=True,
-    sliding_window_start="largest-fitting",
-    mamba_mode_all=False,
-    mamba2_align_pages=3,
-    qwen3_next_hf_config_class=True,
-    autofit_log_kv_memory=True,
-    block_size_log_backends=True,
+_V033 = replace(
+    _V032,
+    version="0.33.0",
     mamba_cache_mode_ignored=True,
-    fa4_fp8_block=64,
     gdn_align_sm90=64,
     async_limits_v1_runner_only=True,
     float_kv_dtype_must_match=True,
-    v2_runner_v1_methods=_V1_METHODS_033,
-    pp_draft_models=True,
-    hidden_state_min_page=True,
+    v2_runner_v1_methods=frozenset({"suffix", "custom_class"}),
 )
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%
