@@ -42,7 +42,7 @@ def main() -> int:
             kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
             if "error" in kept:
                 kept["error"] = str(kept["error"])[:500]
-            rows.append({"argv": sets[arch][int(c.id.split("#")[1])], "vllm": kept})
+            rows.append({"argv": T.portable(sets[arch][int(c.id.split("#")[1])]), "vllm": kept})
         doc["architectures"][arch] = rows
         pairs = [(c, r["vllm"]) for c, r in zip(cs, rows, strict=True)]
         bad = T.disagreements(pairs)
