@@ -327,35 +327,31 @@ def compute_capacity(
     """
     log: list[str] = []
     workers = list(shares or worker_shares(grouping))
+    pools = [pool_bytes_per_block(grouping, share) for share in workers]
     budgets = []
-    for share in workers:
-        per_block = pool_bytes_per_block(grouping, share)
+    for pool in pools:
         budget = available
         if num_gpu_blocks_override is not None:
             log.append(
-                f"Overriding num_gpu_blocks={available // per_block} with "
-                f"num_gpu_blocks_override={num_gpu_blocks_override}"
+                f"Overriding num_gpu_blocks={available // pool} with num_gpu_blocks_override={num_gpu_blocks_override}"
             )
-            budget = num_gpu_blocks_override * per_block
+            budget = num_gpu_blocks_override * pool
         budgets.append(budget)
-    for share, budget in zip(workers, budgets, strict=True):
+    needs = []
+    for share, pool, budget in zip(workers, pools, budgets, strict=True):
         needed = request_bytes(grouping, limits, limits.max_model_len, share)
-        check = budget - pool_bytes_per_block(grouping, share) if reserve_null_block else budget
+        check = budget - pool if reserve_null_block else budget
         if check <= 0 or needed > check:
             estimated = estimate_max_model_len(grouping, limits, check, share) if check > 0 else 0
             raise NotEnoughMemory(needed, check, limits.max_model_len, estimated)
-    page = grouping.page_size_bytes
-    per_worker = [
-        budget // sum(share.pages) if grouping.path == "uniform-type" else max(budget // page // share.group_size, 0)
-        for share, budget in zip(workers, budgets, strict=True)
-    ]
-    num_blocks = min(per_worker)
-    if grouping.path == "uniform-type":
-        page, group_size = sum(workers[0].pages), 1
-    else:
-        group_size = workers[0].group_size
-    available = budgets[0]
-    needed = request_bytes(grouping, limits, limits.max_model_len, workers[0])
+        needs.append(needed)
+    # each worker's pool holds budget // (page * its group size) blocks, or budget // the sum of its
+    # pages for a uniform-type group; the engine keeps the fewest
+    num_blocks = min(max(budget // pool, 0) for budget, pool in zip(budgets, pools, strict=True))
+    uniform = grouping.path == "uniform-type"
+    page = pools[0] if uniform else grouping.page_size_bytes
+    group_size = 1 if uniform else workers[0].group_size
+    available, needed = budgets[0], needs[0]
     if num_gpu_blocks_override is not None:
         num_blocks = num_gpu_blocks_override
     blocks = _run_blocks(grouping, limits, limits.max_model_len)
