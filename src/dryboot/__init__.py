@@ -24,9 +24,7 @@ importable as ``from dryboot.plan import ...``.
 
 from __future__ import annotations
 
-import importlib
 import sys
-import types
 
 TYPE_CHECKING = False  # typing itself is not imported at run time: `dryboot series apply` starts faster
 if TYPE_CHECKING:
@@ -86,7 +84,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'dryboot' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    __import__(module)  # not importlib: importing it costs start-up time
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value
 
@@ -95,12 +94,15 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-class _Package(types.ModuleType):
+_ModuleType = type(sys)  # types.ModuleType, without importing types
+
+
+class _Package(_ModuleType):
     """Keeps ``dryboot.plan`` the function: importing the submodule of the same name would
     otherwise replace the package attribute with the module."""
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name == "plan" and isinstance(value, types.ModuleType):
+        if name == "plan" and isinstance(value, _ModuleType):
             return
         super().__setattr__(name, value)
 

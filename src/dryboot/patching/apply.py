@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
 
 from dryboot.errors import InputError
 from dryboot.patching._record import field, record
@@ -22,6 +21,7 @@ from dryboot.patching.place import FileRun, HunkResult, Pieces, run_hunks, sides
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from collections.abc import Sequence
     from typing import Any
 
 

@@ -8,17 +8,16 @@ bytes. Each takes an ``echo(text, err=False)`` that prints one line and returns 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from dryboot.errors import InputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
+    from collections.abc import Callable
     from typing import Any
 
     from dryboot.patching.apply import PatchStatus
 
-Echo = Callable[..., object]
+    Echo = Callable[..., object]
 
 
 def roll_back_pending(root: str, target: str, echo: Echo) -> None:

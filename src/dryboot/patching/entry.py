@@ -124,12 +124,10 @@ class _Terminated(KeyboardInterrupt):
 
 def _exit_on_sigterm() -> None:
     """SIGTERM ends the command the way SIGINT does (exit 143), as :func:`dryboot.cli.main`."""
-    import contextlib
-
     from dryboot.patching import _signals
 
     def handler(signum: int, frame: object) -> None:
         raise _Terminated("interrupted by SIGTERM")
 
-    with contextlib.suppress(ValueError, OSError):  # not the main thread
+    with _signals.suppress(ValueError, OSError):  # not the main thread
         _signals.signal(_signals.SIGTERM, handler)

@@ -28,12 +28,15 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
 from io import BytesIO
 from itertools import accumulate
 
 from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, Hunk
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # collections.abc imports collections: start-up time
+    from collections.abc import Iterator, Sequence
 
 CONTEXT, REMOVED, ADDED = " ", "-", "+"
 

@@ -25,10 +25,8 @@ Durability (what survives what):
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-from collections.abc import Iterator
 
 from dryboot.errors import InputError
 from dryboot.patching import _signals
@@ -118,28 +116,14 @@ def _write_atomic(path: str, data: bytes, mode: int | None, durable: bool = True
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        with _signals.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
-@contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
-    """Turn SIGINT/SIGTERM/SIGHUP into :class:`Interrupted` (main thread only: elsewhere
-    ``signal.signal`` refuses, and nothing is changed)."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise Interrupted(f"interrupted by {_signals.NAMES.get(signum, f'signal {signum}')}", signum)
-
-    old = {}
-    for sig in (_signals.SIGINT, _signals.SIGTERM, _signals.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):
-            old[sig] = _signals.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            _signals.signal(sig, h)
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    """The write phase's signal handler: SIGINT/SIGTERM/SIGHUP raise :class:`Interrupted`."""
+    raise Interrupted(f"interrupted by {_signals.NAMES.get(signum, f'signal {signum}')}", signum)
 
 
 def _drop_dir(d: str) -> None:
@@ -149,7 +133,7 @@ def _drop_dir(d: str) -> None:
     except OSError:
         return
     for name in names:
-        with contextlib.suppress(OSError):
+        with _signals.suppress(OSError):
             os.unlink(os.path.join(d, name))
     try:
         os.rmdir(d)
@@ -230,21 +214,21 @@ def _restore(root: str, entries: list[dict[str, Any]]) -> None:
     for e in entries:
         path = os.path.join(root, e["path"])
         d, base = os.path.split(path)
-        with contextlib.suppress(OSError):
+        with _signals.suppress(OSError):
             os.unlink(os.path.join(d, f".{base}.dryboot-tmp"))
         if e["backup"] is not None:
             with open(os.path.join(jdir, e["backup"]), "rb") as fh:
                 data = fh.read()
             os.makedirs(d, exist_ok=True)
             cur = None
-            with contextlib.suppress(OSError), open(path, "rb") as fh2:
+            with _signals.suppress(OSError), open(path, "rb") as fh2:
                 cur = fh2.read()
             if cur != data or not os.path.isfile(path):
                 _write_atomic(path, data, e["mode"])
             else:
                 os.chmod(path, e["mode"])
         else:
-            with contextlib.suppress(FileNotFoundError):
+            with _signals.suppress(FileNotFoundError):
                 os.unlink(path)
             _remove_empty_dirs(root, e["path"])
 
@@ -326,7 +310,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
         _drop_dir(jdir)
         raise
     try:
-        with _signals_raise():
+        with _signals.handling(_raise_interrupted):
             deleted = []
             written: list[str] = []
             for e in entries:
@@ -335,7 +319,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 if rel in changes:
                     data = changes[rel]
                     if data is None:
-                        with contextlib.suppress(FileNotFoundError):
+                        with _signals.suppress(FileNotFoundError):
                             os.unlink(full)
                         deleted.append(rel)
                         continue
@@ -352,24 +336,10 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 _make_durable(root, written)  # every new content on disk before the commit point
             os.unlink(os.path.join(jdir, JOURNAL))  # the commit point
     except BaseException:
-        with _signals_blocked():
+        with _signals.handling(_signals.SIG_IGN):  # nothing stops the restore
             _restore(root, entries)
-            with contextlib.suppress(OSError):
+            with _signals.suppress(OSError):
                 os.unlink(os.path.join(jdir, JOURNAL))
             _drop_dir(jdir)
         raise
     _drop_dir(jdir)
-
-
-@contextlib.contextmanager
-def _signals_blocked() -> Iterator[None]:
-    """Ignore SIGINT/SIGTERM/SIGHUP while restoring (main thread only)."""
-    old = {}
-    for sig in (_signals.SIGINT, _signals.SIGTERM, _signals.SIGHUP):
-        with contextlib.suppress(ValueError, OSError):
-            old[sig] = _signals.signal(sig, _signals.SIG_IGN)
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            _signals.signal(sig, h)
