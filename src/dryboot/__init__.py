@@ -94,7 +94,10 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-_ModuleType = type(sys)  # types.ModuleType, without importing types
+if TYPE_CHECKING:
+    from types import ModuleType as _ModuleType
+else:
+    _ModuleType = type(sys)  # types.ModuleType, without importing types (start-up time)
 
 
 class _Package(_ModuleType):
