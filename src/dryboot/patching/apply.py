@@ -494,6 +494,21 @@ def _sides(patch: PatchFile, sec: FileSection, reverse: bool) -> list[Any]:
     return list(got)
 
 
+def _probe(h: Hunk, reverse: bool) -> bytes | None:
+    """One line the hunk's sought side holds at every fuzz level, as a file holds it (text and
+    LF): its first removed line, or first added line when ``reverse``; None when the body is not
+    plain (see :meth:`~dryboot.patching.parse.Hunk.plain_body`) or has no such line. Fuzz trims
+    only context, so when this line is nowhere in a file the sought side is not there either:
+    one ``in`` test on the file's bytes instead of building the hunk's sides (a hunk of a large
+    generated file may have tens of thousands of lines)."""
+    body = h.plain_body()
+    if body is None:
+        return None
+    rows, kinds = body
+    k = kinds.find(PLUS if reverse else MINUS)
+    return None if k < 0 else rows[k][1:] + b"\n"
+
+
 def _prefiltered(
     tree: Tree,
     path: str,
@@ -508,6 +523,17 @@ def _prefiltered(
     """:func:`run_hunks` for the hunks that can fit; the others fail without a search. A hunk
     is rejected only when its core is absent and no earlier hunk's new side could supply it."""
     parsed = sec.hunks
+    if quick and parsed:
+        probe = _probe(parsed[0], reverse)
+        if probe is not None and probe not in data:
+            # the first hunk's sought side is absent (and no earlier hunk supplies anything):
+            # rejected without building any hunk's sides, as the search below would reject it
+            first = parsed[0]
+            return _Ran(
+                data,
+                [HunkResult(first.number, "failed", 0, _first(first, reverse))]
+                + [HunkResult(x.number, "failed", evidence="not tried") for x in parsed[1:]],
+            )
     rejected: dict[int, HunkResult] = {}
     made: list[Sequence[bytes]] = []  # what the hunks so far produce (a set made on first need)
     produced: set[bytes] | None = None

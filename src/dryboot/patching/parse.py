@@ -82,9 +82,8 @@ def _is_binary_notice(line: bytes) -> bool:
 _SIGNATURES = (b"-- ", b"-- \r")  # a mail signature separator (CRLF when the mail was saved so)
 _MAX_COUNT = 10**9  # counts above this are reported as huge, never allocated
 _TEXT = itemgetter(slice(1, None))  # a body row without its kind byte
-_FIRST = itemgetter(slice(0, 1))
+_FIRST_BYTE = itemgetter(0)  # a row's kind, as an int
 _PAD = methodcaller("ljust", 1)  # a blank row reads as context
-_OPENS_SECTION = methodcaller("startswith", b"--- ")
 
 GIT_HEADERS = (
     b"old mode ",
@@ -778,7 +777,10 @@ class _Parser:
         :meth:`Hunk.set_plain`); returns the index after it, or None (use :meth:`body`)."""
         dold, dnew = h.old_count, h.new_count
         window = self.lines[start : start + dold + dnew + 1]
-        kinds = b"".join(map(_FIRST, map(_PAD, window)))
+        try:
+            kinds = bytes(map(_FIRST_BYTE, window))
+        except IndexError:  # a blank row, which reads as context
+            kinds = bytes(map(_FIRST_BYTE, map(_PAD, window)))
         end = len(kinds) - len(kinds.lstrip(b" +-"))  # the run of context, removed, added rows
         if end == len(window) and start + end < self.n:
             return None  # no end in sight: the counts are wrong
@@ -788,7 +790,7 @@ class _Parser:
         if end - kinds.count(b"+") != dold or end - kinds.count(b"-") != dnew:
             return None
         rows = window[:end]
-        if not end or any(map(_OPENS_SECTION, rows)):
+        if not end or (MINUS in kinds and (b"\n" + b"\n".join(rows)).find(b"\n--- ") >= 0):
             return None
         h.set_plain(rows, kinds, start + 1)
         return start + end
