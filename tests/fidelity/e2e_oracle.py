@@ -304,6 +304,9 @@ def _install() -> None:
         multi_processor_count=H200_SM_COUNT,
     )
     torch.cuda.Event = _InertEvent  # type: ignore[misc,assignment]
+    # The workspace manager empties the device's caching allocator before it grows a workspace
+    # (the sparse MLA backends reserve theirs at construction): nothing to empty here.
+    torch.accelerator.empty_cache = lambda: None  # type: ignore[assignment]
 
     import vllm.platforms as platforms
     from vllm.platforms.cuda import NonNvmlCudaPlatform
@@ -384,6 +387,17 @@ def _install() -> None:
             lambda fn, min_bytes, device: fn(min_bytes, torch.device("meta")), counter
         )
 
+    # The CUDA wheel vendors DeepGEMM (``vllm.third_party.deep_gemm``, whose library needs
+    # libtorch_cuda): on an H200 ``has_deep_gemm()`` is true, and the sparse-attention indexer
+    # (``SparseAttnIndexer.__init__``) refuses to build without it. Its check answers as there;
+    # no DeepGEMM kernel is ever called.
+    try:
+        import vllm.model_executor.layers.sparse_attn_indexer as sparse_indexer
+    except ImportError:
+        sparse_indexer = None
+    if sparse_indexer is not None and hasattr(sparse_indexer, "has_deep_gemm"):
+        sparse_indexer.has_deep_gemm = lambda: True  # type: ignore[attr-defined]
+
     import vllm
     import vllm.logger as vllm_logger
     from vllm.config.vllm import set_current_vllm_config
@@ -408,11 +422,30 @@ def _install() -> None:
         from vllm.v1.worker.worker_base import WorkerBase
     except ImportError:  # 0.27.1, 0.28.0
         resolve_kv_cache_layout = WorkerBase = None
+    from torch.overrides import TorchFunctionMode
     from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
+    class CudaBuffersOnMeta(TorchFunctionMode):
+        """Tensors created with an explicit ``device="cuda"`` are created on the meta device."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            device = kwargs.get("device")
+            if device is not None and torch.device(device).type == "cuda":
+                kwargs = {**kwargs, "device": torch.device("meta")}
+            return func(*args, **kwargs)
+
     def load_model_on_meta(self: Any, vllm_config: Any, model_config: Any, prefix: str = "") -> Any:
-        with set_default_torch_dtype(model_config.dtype), torch.device("meta"):
+        # The sparse-attention (DSA indexer) models allocate their top-k indices buffer on "cuda"
+        # at construction (``deepseek_v2.py`` ``DeepseekV2Model.__init__``): on the meta device
+        # here (its size never reaches the KV cache). Other models are built as they are.
+        sparse = hasattr(model_config.hf_text_config, "index_topk")
+        with (
+            set_default_torch_dtype(model_config.dtype),
+            torch.device("meta"),
+            CudaBuffersOnMeta() if sparse else contextlib.nullcontext(),
+        ):
             model = initialize_model(vllm_config=vllm_config, model_config=model_config, prefix=prefix)
         return model.eval()
 
@@ -607,6 +640,17 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
     meta = V.torch.device("meta")
     v2 = bool(cfg.use_v2_model_runner)
     res["model_runner"] = "v2" if v2 else "v1"
+    # Worker.init_device: the workspace manager, before the model runner (the sparse MLA
+    # backends reserve their prefill workspace at construction), on the meta device here.
+    from vllm.v1.worker import gpu_worker
+    from vllm.v1.worker.workspace import init_workspace_manager
+
+    num_ubatches = 2 if cfg.parallel_config.enable_dbo else 1
+    lanes = getattr(gpu_worker, "_num_workspace_lanes", None)
+    if lanes is not None:
+        init_workspace_manager(meta, num_ubatches, lanes(cfg, v2))
+    else:
+        init_workspace_manager(meta, num_ubatches)
     # both runners put the whole drafter on the last pipeline stage
     last_stage = pp_rank == cfg.parallel_config.pipeline_parallel_size - 1
     with V.set_current_vllm_config(cfg):
