@@ -643,6 +643,7 @@ def test_every_switch_has_a_flip_case() -> None:
 #: Switches no recorded case can pin, and why (each has its own test).
 NO_FLIP_CASE = {
     "unverified_architectures": "a refusal of what the oracle cannot build: no release figure to record",
+    "sparse_mla_verified": "sparse MLA is verified on 0.28.0 only and refused elsewhere: no release figure to record",
 }
 
 
@@ -654,3 +655,13 @@ def test_unverified_architecture_is_refused_on_that_release_only() -> None:
         assert bool(got.get("refused")) is refused, (version, got.get("error"))
         if refused:
             assert f"not verified against vLLM {version}" in str(got.get("error"))
+
+
+def test_sparse_mla_is_planned_on_the_release_it_is_verified_on_only() -> None:
+    v32 = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / "DeepseekV32ForCausalLM.json")
+    for version, refused in (("0.27.1", True), ("0.28.0", False), ("0.29.0", True), ("0.33.0", True)):
+        c = H.Case(id=f"v32-{version}", family="releases", model=v32, argv=["--kv-cache-memory-bytes", "1G"])
+        got = H.run_dryboot(c, version)
+        assert bool(got.get("refused")) is refused, (version, got.get("error"))
+        if refused:
+            assert f"verified against vLLM 0.28.0's engine start only, not {version}" in str(got.get("error"))

@@ -244,7 +244,8 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
         raise InputError(
             "--speculative-config",
             f"method={method}",
-            f"{model.source} has no multi-token-prediction layers ({model.architecture})",
+            f"{model.source} has no multi-token-prediction layers vLLM builds as a drafter "
+            f"({model.architecture}, model_type {model.model_type!r})",
         )
     n = model.num_mtp_layers
     if model.sparse_mla:

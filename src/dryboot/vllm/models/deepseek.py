@@ -1,10 +1,13 @@
-"""DeepSeek-V2/V3/V3.2 and GLM-5: multi-head latent attention (one latent head per layer).
+"""DeepSeek-V2/V3/V3.2, GLM-5, A.X K1 and Sarvam-M: multi-head latent attention (one latent
+head per layer).
 
 Mirrors ``vllm/model_executor/models/deepseek_v2.py`` (MLA layers: ``kv_lora_rank +
 qk_rope_head_dim`` per token, no V part, not split by TP) and ``deepseek_mtp.py``
 (``num_nextn_predict_layers`` MLA layers under ``"method": "mtp"``), with transformers'
 ``DeepseekV2Config``/``DeepseekV3Config`` (vLLM reads ``deepseek_v32`` with the latter) and
-``GlmMoeDsaConfig`` defaults.
+``GlmMoeDsaConfig`` defaults; ``AXK1.py`` and ``sarvam.py`` (``SarvamMLAForCausalLM``) build the
+same MLA layers, without indexer or MTP module, from vLLM's ``AXK1Config`` and transformers'
+``SarvamMLAConfig``.
 
 Sparse MLA (DeepSeek Sparse Attention; vLLM's ``is_v32``: the config has ``index_topk``, which
 ``GlmMoeDsaConfig`` always sets): each MLA layer ``i`` that computes its own top-k
@@ -46,7 +49,20 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "index_head_dim": 128,
         "index_n_heads": 32,
     },
+    # vLLM's own AXK1Config (transformers_utils/configs/AXK1.py)
+    "axk1": {
+        "max_position_embeddings": 131072,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 64,
+        "q_lora_rank": 1536,
+    },
+    # transformers' SarvamMLAConfig
+    "sarvam_mla": {"max_position_embeddings": 4096, "num_hidden_layers": 32, "num_attention_heads": 64},
 }
+#: Model types whose ``num_nextn_predict_layers`` MTP layers vLLM 0.28.0 builds under
+#: ``"method": "mtp"`` (``SpeculativeConfig.hf_config_override`` turns them into
+#: ``DeepSeekMTPModel``); for the others vLLM raises "Unsupported speculative method: 'mtp'".
+MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa"})
 _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 
 #: (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) the SM90 MLA prefill backend serves.
@@ -96,13 +112,34 @@ def indexed_layers(f: ConfigFields, n: int) -> tuple[bool, ...]:
     return tuple(max(i - offset + 1, 0) % freq == 0 for i in range(n))
 
 
+def _sarvam_pipeline(f: ConfigFields) -> dict[str, Any]:
+    """Sarvam-M's model class needs an MoE layer (``SarvamMLAMoE``) on every pipeline stage
+    (``SarvamMixtureOfExperts.extract_moe_parameters``): layers from ``first_k_dense_replace``
+    (default 1) on, every ``moe_layer_freq``-th. With a frequency other than 1 which stages hold
+    one is not modelled (refused under pipeline parallelism)."""
+    freq = f.integer("moe_layer_freq") if f.has("moe_layer_freq") else 1
+    if freq != 1:
+        return {"pp_refusal": f"moe_layer_freq {freq}: which pipeline stages hold an MoE layer is not modelled"}
+    first = f.integer("first_k_dense_replace", minimum=0) if f.has("first_k_dense_replace") else 1
+    return {"first_moe_layer": first}
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
     latent = f.integer("kv_lora_rank") + rope
-    mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.has("num_nextn_predict_layers") else 0
+    model_type = str(f.get("model_type") or "")
+    if model_type == "axk1" and dims[0] == 0 and rope == 0:
+        raise InputError(
+            f.source,
+            f.where("qk_nope_head_dim"),
+            "0 with qk_rope_head_dim 0: AXK1 then builds plain multi-head attention (DeepseekAttention), "
+            "which is not modelled",
+        )
+    has_mtp = model_type in MTP_MODEL_TYPES and f.has("num_nextn_predict_layers")
+    mtp = f.integer("num_nextn_predict_layers", minimum=0) if has_mtp else 0
     if f.get("index_topk") is None:
         check_sm90_mla_dims(f, dims)
         return geometry(
@@ -115,6 +152,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             mla_dims=dims,
             num_mtp_layers=mtp,
             mtp_kind=LayerKind.MLA,
+            **(_sarvam_pipeline(f) if model_type == "sarvam_mla" else {}),
         )
     if f.get("q_lora_rank") is None:
         raise InputError(
