@@ -34,9 +34,25 @@ from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "deepseek_v2": {"max_position_embeddings": 2048, "q_lora_rank": 1536},
-    "deepseek_v3": {"max_position_embeddings": 4096, "q_lora_rank": 1536},
-    "deepseek_v32": {"max_position_embeddings": 4096, "q_lora_rank": 1536},
+    "deepseek_v2": {
+        "max_position_embeddings": 2048,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "q_lora_rank": 1536,
+    },
+    "deepseek_v3": {
+        "max_position_embeddings": 4096,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "q_lora_rank": 1536,
+    },
+    # vLLM reads deepseek_v32 with DeepseekV3Config (index_* have no defaults there)
+    "deepseek_v32": {
+        "max_position_embeddings": 4096,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "q_lora_rank": 1536,
+    },
     # GlmMoeDsaConfig: every layer sparse (index_* always set)
     "glm_moe_dsa": {
         "max_position_embeddings": 202752,
