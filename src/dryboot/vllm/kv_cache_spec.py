@@ -69,7 +69,7 @@ def attention_spec(
     )
     if kind is LayerKind.MLA and backend.name == "FLASHMLA_SPARSE" and quant is KVQuantMode.FP8_PER_TENSOR:
         # _canonicalize_sparse_mla_kv_cache_dtype: FlashMLA's sparse kernels store a quantized
-        # cache in DeepSeek's fp8_ds_mla layout (656 bytes per token)
+        # cache (fp8, or fp8_ds_mla named) in DeepSeek's fp8_ds_mla layout (656 bytes per token)
         kv_cache_dtype, torch_dtype, content = "fp8_ds_mla", "uint8", FP8_DS_MLA_BYTES
     return AttentionSpec(
         layer_kind=kind,

@@ -24,7 +24,12 @@ from dryboot.vllm.backends import (
     invalid_reasons,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
+from dryboot.vllm.dtypes import (
+    KV_CACHE_DTYPES,
+    SPARSE_MLA_ONLY_KV_CACHE_DTYPES,
+    CustomKVCacheDtype,
+    torch_dtype_of,
+)
 from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
 from dryboot.vllm.versions import VersionRules, rules_for
 
@@ -587,6 +592,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = args.kv_cache_dtype
+    if kv_dtype in SPARSE_MLA_ONLY_KV_CACHE_DTYPES and not model.sparse_mla:
+        raise InputError(
+            "--kv-cache-dtype",
+            kv_dtype,
+            f"{model.source}: DeepSeek's sparse MLA cache layout, which only the sparse MLA backend "
+            "(FLASHMLA_SPARSE, for a model with a sparse-attention indexer) serves; for this model the layout "
+            "is not modelled",
+        )
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
     if kv_dtype == "fp8_e5m2" and model.kv_scales_in_checkpoint:
