@@ -100,7 +100,7 @@ def indexer_spec(head_size: int, block_size: int) -> AttentionSpec:
         head_size=head_size,
         head_size_v=0,
         torch_dtype="uint8",
-        kv_cache_dtype="auto",
+        kv_cache_dtype="uint8",  # reports name the stored dtype: fp8 keys and scales as bytes
         quant_mode=KVQuantMode.NONE,
         content_bytes=head_size,
         backend=DEEPSEEK_V32_INDEXER.name,
