@@ -138,7 +138,10 @@ class ModelGeometry:
     ``indexer_head_size``: a DeepSeek-V3.2-style sparse MLA model (its config has ``index_topk``):
     the bytes per token of each sparse-attention indexer's key cache (``MLA_INDEXER`` entries of
     ``layer_kinds``, each in the decoder layer of the ``MLA`` entry after it); its MLA layers take
-    a sparse MLA backend. ``None``: no indexer.
+    a sparse MLA backend. ``None``: no indexer. ``all_layers_indexed``: (``layer_kinds``,
+    ``decoder_layers``) with an indexer in every layer, for a GLM-5 config whose IndexCache keys
+    skip some, as releases whose ``GlmMoeDsaConfig`` drops those keys build it (switch
+    ``glm_moe_dsa_drops_index_keys``).
     """
 
     source: str
@@ -192,6 +195,7 @@ class ModelGeometry:
     layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
     global_kv_heads_unset: bool = False
     indexer_head_size: int | None = None
+    all_layers_indexed: tuple[tuple[LayerKind, ...], tuple[int, ...]] | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

@@ -501,9 +501,14 @@ def check_drafting_slots(args: EngineArgs, method: str) -> None:
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """``model`` as ``rules``' release reads its config: transformers' config class where the
-    release no longer bundles its own (switch ``qwen3_next_hf_config_class``)."""
+    release no longer bundles its own (switch ``qwen3_next_hf_config_class``); GLM-5 with an
+    indexer in every layer where the release's config class drops the IndexCache keys (switch
+    ``glm_moe_dsa_drops_index_keys``)."""
     if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
         return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
+    if rules.glm_moe_dsa_drops_index_keys and model.all_layers_indexed is not None:
+        kinds, decoder = model.all_layers_indexed
+        return replace(model, layer_kinds=kinds, decoder_layers=decoder, all_layers_indexed=None)
     return model
 
 
@@ -537,13 +542,6 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         notes.append(
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."
-        )
-    if model.sparse_mla and not rules.sparse_mla_verified:
-        raise InputError(
-            model.source,
-            "index_topk",
-            f"sparse MLA with a sparse-attention indexer (its indexer key caches and the sparse MLA backends) is "
-            f"verified against vLLM 0.28.0's engine start only, not {rules.version}: not planned for that release",
         )
     if model.architecture in rules.unverified_architectures:
         raise InputError(

@@ -140,6 +140,20 @@ def _sarvam_pipeline(f: ConfigFields) -> dict[str, Any]:
     return {"first_moe_layer": first}
 
 
+def sparse_layers(indexed: tuple[bool, ...]) -> tuple[tuple[LayerKind, ...], tuple[int, ...]]:
+    """(layer kinds, their decoder layers) of a sparse MLA model whose layer ``i`` builds an
+    indexer when ``indexed[i]``: its key cache, then the layer's MLA cache."""
+    kinds: list[LayerKind] = []
+    decoder: list[int] = []
+    for i, has_indexer in enumerate(indexed):
+        if has_indexer:
+            kinds.append(LayerKind.MLA_INDEXER)
+            decoder.append(i)
+        kinds.append(LayerKind.MLA)
+        decoder.append(i)
+    return tuple(kinds), tuple(decoder)
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
@@ -185,14 +199,9 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             "(AttributeError)",
         )
     indexer = indexer_head_size(f.integer("index_head_dim"))
-    kinds: list[LayerKind] = []
-    decoder: list[int] = []
-    for i, indexed in enumerate(indexed_layers(f, n)):
-        if indexed:
-            kinds.append(LayerKind.MLA_INDEXER)
-            decoder.append(i)
-        kinds.append(LayerKind.MLA)
-        decoder.append(i)
+    indexed = indexed_layers(f, n)
+    kinds, decoder = sparse_layers(indexed)
+    every = sparse_layers((True,) * n)
     return geometry(
         f,
         architecture,
@@ -204,5 +213,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=mtp,
         mtp_kind=LayerKind.MLA,
         indexer_head_size=indexer,
-        decoder_layers=tuple(decoder),
+        decoder_layers=decoder,
+        # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
+        all_layers_indexed=every if model_type == "glm_moe_dsa" and not all(indexed) else None,
     )
