@@ -73,6 +73,11 @@ What is faked, and why (nothing else is):
 * **No weights.** ``BaseModelLoader.load_model`` is replaced by vLLM's ``initialize_model`` under
   the model dtype on the meta device; no weight is read and ``process_weights_after_loading`` is
   not run (it does not touch KV specs).
+* **Sparse attention (DSA indexer) models.** Their top-k indices buffer, allocated on "cuda" at
+  construction, is allocated on the meta device (only for configs with ``index_topk``); the
+  indexer's DeepGEMM check answers as the CUDA wheel, which vendors DeepGEMM; the worker's
+  workspace manager is initialised (on the meta device) before the model, as ``Worker.init_device``
+  does, and ``torch.accelerator.empty_cache`` (called when a workspace grows) does nothing.
 * **Triton present.** ``vllm.config.vllm.HAS_TRITON`` is set: on an H200 host Triton is
   installed, and the config uses it to choose (and validate) the V2 model runner for its default
   architectures (DeepSeek-V2, ...) and for mixed sliding/full DFlash drafts. With the V2 runner the
