@@ -84,6 +84,9 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
     has_attention = p.drafter is not None or any(k.is_attention for k in p.model.kinds)
     if has_attention and args.attention_backend is None and not p.kv_cache_dtype.endswith("_per_token_head"):
         blackwell = "FLASHINFER_MLA" if p.model.use_mla else "FLASHINFER"
+        if p.model.sparse_mla:
+            # platforms/cuda.py: SM100's sparse MLA priorities
+            blackwell = "FLASHINFER_MLA_SPARSE or FLASHMLA_SPARSE (by KV dtype and heads)"
         out.append(
             Assumption(
                 "assumed",

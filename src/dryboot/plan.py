@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
 from dryboot.layers import LayerSet
-from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config, uses_v2_model_runner
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
@@ -272,7 +272,11 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     mamba padding (``Platform._align_hybrid_block_size``)."""
     model, args = cfg.model, cfg.args
     names = "/".join(cfg.backends) if cfg.rules.block_size_log_backends else None
-    block_size, phase1_log = preferred_block_size(cfg.backend, args.block_size, all_backends=names)
+    # Platform._find_non_ssm_backend: the backend of the first attention layer built (a sparse
+    # MLA model's first layer is usually its indexer's key cache)
+    first = next((k for k in model.layer_kinds if k is not LayerKind.NONE), None)
+    phase1 = DEEPSEEK_V32_INDEXER if first is LayerKind.MLA_INDEXER else cfg.backend
+    block_size, phase1_log = preferred_block_size(phase1, args.block_size, all_backends=names)
     log.extend(phase1_log)
     drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
     if mamba is None or not model.is_hybrid or not (drafter_attention or any(k.is_attention for k in model.kinds)):

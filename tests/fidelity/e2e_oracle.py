@@ -73,6 +73,11 @@ What is faked, and why (nothing else is):
 * **No weights.** ``BaseModelLoader.load_model`` is replaced by vLLM's ``initialize_model`` under
   the model dtype on the meta device; no weight is read and ``process_weights_after_loading`` is
   not run (it does not touch KV specs).
+* **Sparse attention (DSA indexer) models.** Their top-k indices buffer, allocated on "cuda" at
+  construction, is allocated on the meta device (only for configs with ``index_topk``); the
+  indexer's DeepGEMM check answers as the CUDA wheel, which vendors DeepGEMM; the worker's
+  workspace manager is initialised (on the meta device) before the model, as ``Worker.init_device``
+  does, and ``torch.accelerator.empty_cache`` (called when a workspace grows) does nothing.
 * **Triton present.** ``vllm.config.vllm.HAS_TRITON`` is set: on an H200 host Triton is
   installed, and the config uses it to choose (and validate) the V2 model runner for its default
   architectures (DeepSeek-V2, ...) and for mixed sliding/full DFlash drafts. With the V2 runner the
@@ -304,6 +309,9 @@ def _install() -> None:
         multi_processor_count=H200_SM_COUNT,
     )
     torch.cuda.Event = _InertEvent  # type: ignore[misc,assignment]
+    # The workspace manager empties the device's caching allocator before it grows a workspace
+    # (the sparse MLA backends reserve theirs at construction): nothing to empty here.
+    torch.accelerator.empty_cache = lambda: None  # type: ignore[assignment]
 
     import vllm.platforms as platforms
     from vllm.platforms.cuda import NonNvmlCudaPlatform
@@ -384,6 +392,17 @@ def _install() -> None:
             lambda fn, min_bytes, device: fn(min_bytes, torch.device("meta")), counter
         )
 
+    # The CUDA wheel vendors DeepGEMM (``vllm.third_party.deep_gemm``, whose library needs
+    # libtorch_cuda): on an H200 ``has_deep_gemm()`` is true, and the sparse-attention indexer
+    # (``SparseAttnIndexer.__init__``) refuses to build without it. Its check answers as there;
+    # no DeepGEMM kernel is ever called.
+    try:
+        import vllm.model_executor.layers.sparse_attn_indexer as sparse_indexer
+    except ImportError:
+        sparse_indexer = None
+    if sparse_indexer is not None and hasattr(sparse_indexer, "has_deep_gemm"):
+        sparse_indexer.has_deep_gemm = lambda: True  # type: ignore[attr-defined]
+
     import vllm
     import vllm.logger as vllm_logger
     from vllm.config.vllm import set_current_vllm_config
@@ -408,11 +427,30 @@ def _install() -> None:
         from vllm.v1.worker.worker_base import WorkerBase
     except ImportError:  # 0.27.1, 0.28.0
         resolve_kv_cache_layout = WorkerBase = None
+    from torch.overrides import TorchFunctionMode
     from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
+    class CudaBuffersOnMeta(TorchFunctionMode):
+        """Tensors created with an explicit ``device="cuda"`` are created on the meta device."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = kwargs or {}
+            device = kwargs.get("device")
+            if device is not None and torch.device(device).type == "cuda":
+                kwargs = {**kwargs, "device": torch.device("meta")}
+            return func(*args, **kwargs)
+
     def load_model_on_meta(self: Any, vllm_config: Any, model_config: Any, prefix: str = "") -> Any:
-        with set_default_torch_dtype(model_config.dtype), torch.device("meta"):
+        # The sparse-attention (DSA indexer) models allocate their top-k indices buffer on "cuda"
+        # at construction (``deepseek_v2.py`` ``DeepseekV2Model.__init__``): on the meta device
+        # here (its size never reaches the KV cache). Other models are built as they are.
+        sparse = hasattr(model_config.hf_text_config, "index_topk")
+        with (
+            set_default_torch_dtype(model_config.dtype),
+            torch.device("meta"),
+            CudaBuffersOnMeta() if sparse else contextlib.nullcontext(),
+        ):
             model = initialize_model(vllm_config=vllm_config, model_config=model_config, prefix=prefix)
         return model.eval()
 
@@ -607,6 +645,17 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
     meta = V.torch.device("meta")
     v2 = bool(cfg.use_v2_model_runner)
     res["model_runner"] = "v2" if v2 else "v1"
+    # Worker.init_device: the workspace manager, before the model runner (the sparse MLA
+    # backends reserve their prefill workspace at construction), on the meta device here.
+    from vllm.v1.worker import gpu_worker
+    from vllm.v1.worker.workspace import init_workspace_manager
+
+    num_ubatches = 2 if cfg.parallel_config.enable_dbo else 1
+    lanes = getattr(gpu_worker, "_num_workspace_lanes", None)
+    if lanes is not None:
+        init_workspace_manager(meta, num_ubatches, lanes(cfg, v2))
+    else:
+        init_workspace_manager(meta, num_ubatches)
     # both runners put the whole drafter on the last pipeline stage
     last_stage = pp_rank == cfg.parallel_config.pipeline_parallel_size - 1
     with V.set_current_vllm_config(cfg):

@@ -89,6 +89,8 @@ PP_GEMMA2 = [
     "2",
 ]
 EHS_MNB = ["--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"]
+DSA = ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192"]
+MLA = "MLAAttention"
 
 
 def _ehs(ids: list[int] | None, k: int = 1) -> str:
@@ -772,6 +774,71 @@ RECORDED = [
             *("--kv-cache-dtype", "bfloat16", "--async-scheduling", "--speculative-config", _ehs([0])),
         ],
         _ok(256, [(MB, 256, 294912, 5), ("HiddenStateCache", 128, 294912, 1)], 76929, 9406005, 1148.194, 8192),
+    ),
+    # sparse MLA (DeepSeek-V3.2's sparse-attention indexer): what the architecture flag sets do not draw
+    Recorded(
+        "D1",
+        "DeepSeek-V3.2 with --kv-cache-dtype fp8_ds_mla named: FLASHMLA_SPARSE, 656-byte MLA tokens",
+        ARCH / "DeepseekV32ForCausalLM.json",
+        [*DSA, "--kv-cache-dtype", "fp8_ds_mla"],
+        _ok(64, [(MLA, 64, 8448, 8)], 4957, 317248, 38.7266, 8192),
+    ),
+    Recorded(
+        "D2",
+        "DeepSeek-V3.2, fp8 KV cache on a float16 model: FLASHMLA_SPARSE serves bfloat16 models only",
+        ARCH / "DeepseekV32ForCausalLM.json",
+        [*DSA, "--kv-cache-dtype", "fp8", "--dtype", "float16"],
+        _refused(
+            "model",
+            "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, "
+            "dtype=torch.float16",
+        ),
+    ),
+    Recorded(
+        "D3",
+        "DeepSeek-V3.2 with index_topk_pattern FSF: layer 1 keeps no indexer cache",
+        EXTRA / "dsa_index_pattern",
+        DSA,
+        _ok(64, [(MLA, 64, 8448, 7)], 3122, 199808, 24.3906, 8192),
+    ),
+    Recorded(
+        "D4",
+        "index_topk_pattern with MTP: the MTP layer builds its indexer whatever the pattern",
+        EXTRA / "dsa_index_pattern",
+        [*DSA, "--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 1})],
+        _ok(64, [(MLA, 64, 8448, 9)], 2484, 158976, 19.4062, 8192),
+    ),
+    Recorded(
+        "D5",
+        "DeepSeek-V3.2 under PP 2: each stage's indexer and MLA caches",
+        ARCH / "DeepseekV32ForCausalLM.json",
+        [*DSA, "-pp", "2"],
+        _ok(64, [(MLA, 64, 8448, 4)], 6084, 389376, 47.5312, 8192),
+    ),
+    Recorded(
+        "D6",
+        "DeepSeek-V3.2 with the hidden-state cache: one uniform-type group with it",
+        ARCH / "DeepseekV32ForCausalLM.json",
+        [*DSA, "--speculative-config", _ehs([1, 2])],
+        _ok(64, [(MLA, 64, 8448, 9)], 1692, 108288, 13.2188, 8192),
+    ),
+    Recorded(
+        "D7",
+        "DeepSeek-V3.2 with a dense MLA backend named",
+        ARCH / "DeepseekV32ForCausalLM.json",
+        [*DSA, "--attention-backend", "FLASH_ATTN_MLA"],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN_MLA is not valid for this configuration. "
+            "Reason: ['sparse not supported']",
+        ),
+    ),
+    Recorded(
+        "D8",
+        "index_topk_freq 0: the IndexCache rule divides by it",
+        EXTRA / "dsa_freq_zero",
+        DSA,
+        _refused("model", "ZeroDivisionError: integer modulo by zero"),
     ),
 ]
 

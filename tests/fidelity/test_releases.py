@@ -29,6 +29,7 @@ from dryboot.vllm import versions
 pytestmark = pytest.mark.fidelity
 
 REL = Path(__file__).resolve().parent / "data" / "releases"
+ARCH = Path(__file__).resolve().parent / "data" / "architectures"
 NEMO = H.EXAMPLES / "Nemotron-H-56B-Base-8K.config.json"
 _NB = ["--max-num-batched-tokens", "2048"]
 _GDN = ["--max-model-len", "8192", "--max-num-batched-tokens", "8192", "--kv-cache-memory-bytes", "2000000000"]
@@ -88,6 +89,19 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         ],
     ),
     "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
+    # sparse MLA (the architectures' tiny configs): GLM-5 with index_topk_freq 2, DeepSeek-V3.2 with
+    # fp8 (fp8_ds_mla) and its MTP layer
+    "dsa-skip": (
+        ARCH / "GlmMoeDsaForCausalLM.json",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000"],
+    ),
+    "dsa-fp8-mtp": (
+        ARCH / "DeepseekV32ForCausalLM.json",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--kv-cache-dtype", "fp8"),
+            *("--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 2})),
+        ],
+    ),
     # the reference deployment's CTX=fast DFLASH_TOKENS=15 profile (examples/reference-deployment.toml)
     # with vLLM's max_num_seqs default on its 24 GB GPU (256)
     "ref-fast15": (
@@ -531,6 +545,149 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
             "kv lcm block sizes 401408",
         ),
     ),
+    # sparse MLA: the tiny configs of GlmMoeDsaForCausalLM / DeepseekV32ForCausalLM
+    ("0.27.1", "dsa-skip"): _ok(
+        64,
+        2028,
+        129792,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 129,792 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 15.84x",
+        ),
+    ),
+    ("0.27.1", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 253,760 tokens",
+            "Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
+    ("0.28.0", "dsa-skip"): _ok(
+        64,
+        2100,
+        134400,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 134,400 tokens, Maximum concurrency for 8,192 tokens per request: 16.41x",
+        ),
+    ),
+    ("0.28.0", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
+    ("0.29.0", "dsa-skip"): _ok(
+        64,
+        2100,
+        134400,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 134,400 tokens, Maximum concurrency for 8,192 tokens per request: 16.41x",
+        ),
+    ),
+    ("0.29.0", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
+    ("0.30.0", "dsa-skip"): _ok(
+        64,
+        2100,
+        134400,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 134,400 tokens, Maximum concurrency for 8,192 tokens per request: 16.41x",
+        ),
+    ),
+    ("0.30.0", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER backend.",
+            "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
+    ("0.31.0", "dsa-skip"): _ok(
+        64,
+        2100,
+        134400,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASH_ATTN_MLA_SPARSE backend(s).",
+            "GPU KV cache size: 134,400 tokens, Maximum concurrency for 8,192 tokens per request: 16.41x",
+        ),
+    ),
+    ("0.31.0", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASHMLA_SPARSE backend(s).",
+            "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
+    ("0.32.0", "dsa-skip"): _ok(
+        64,
+        2100,
+        134400,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASH_ATTN_MLA_SPARSE backend(s).",
+            "GPU KV cache size: 134,400 tokens, Maximum concurrency for 8,192 tokens per request: 16.41x",
+        ),
+    ),
+    ("0.32.0", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASHMLA_SPARSE backend(s).",
+            "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
+    ("0.33.0", "dsa-skip"): _ok(
+        64,
+        2100,
+        134400,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASH_ATTN_MLA_SPARSE backend(s).",
+            "GPU KV cache size: 134,400 tokens, Maximum concurrency for 8,192 tokens per request: 16.41x",
+        ),
+    ),
+    ("0.33.0", "dsa-fp8-mtp"): _ok(
+        64,
+        3965,
+        253760,
+        8192,
+        log=(
+            "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASHMLA_SPARSE backend(s).",
+            "GPU KV cache size: 253,760 tokens, Maximum concurrency for 8,192 tokens per request: 30.98x",
+        ),
+    ),
 }
 
 #: Kinds dryboot does not model yet (known disagreements; an XPASS means one is fixed).
@@ -581,6 +738,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
     ("0.27.1", "ehs-block", "hidden_state_block_divides", True),
     ("0.27.1", "dtype-4over6", "unknown_kv_cache_dtypes", frozenset()),
     ("0.29.0", "lfm2-spec", "short_conv_spec_rows", False),
+    ("0.27.1", "dsa-skip", "glm_moe_dsa_drops_index_keys", False),
+    ("0.28.0", "dsa-skip", "glm_moe_dsa_drops_index_keys", True),
 ]
 
 

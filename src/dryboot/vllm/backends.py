@@ -41,6 +41,11 @@ class AttentionBackend:
         per head per token in ``customize_spec``).
     :param kv_cache_dtypes: ``supported_kv_cache_dtypes`` (vLLM 0.28.0's lists; ``None``: a
         custom cache's backend, not checked).
+    :param is_sparse: a sparse MLA backend (``is_sparse``: it serves only the MLA layers of a
+        model with a sparse-attention indexer, and only those).
+    :param model_dtypes: ``supported_dtypes`` where dryboot checks them (``None``: not checked).
+    :param head_sizes: ``get_supported_head_sizes`` where dryboot checks them here (``None``:
+        :func:`head_size_supported`'s rule).
     """
 
     name: str
@@ -49,6 +54,9 @@ class AttentionBackend:
     is_mla: bool = False
     per_token_head: bool = False
     kv_cache_dtypes: frozenset[str] | None = None
+    is_sparse: bool = False
+    model_dtypes: frozenset[str] | None = None
+    head_sizes: frozenset[int] | None = None
 
     def supports_kv_cache_dtype(self, kv_cache_dtype: str) -> bool:
         """``AttentionBackend.supports_kv_cache_dtype``: listed, or no list declared here."""
@@ -127,8 +135,41 @@ BACKENDS: dict[str, AttentionBackend] = {
         AttentionBackend("FLASHMLA", (KernelBlock(64),), True, is_mla=True, kv_cache_dtypes=_FP8),
         AttentionBackend("CUTLASS_MLA", (KernelBlock(128),), True, is_mla=True, kv_cache_dtypes=_FP8),
         AttentionBackend("FLASHINFER_MLA", (KernelBlock(32), KernelBlock(64)), True, is_mla=True, kv_cache_dtypes=_FP8),
+        # the sparse MLA backends (v1/attention/backends/mla/flashattn_mla_sparse.py,
+        # flashmla_sparse.py): 64-token kernel pages; FlashMLA's sparse kernels take only the
+        # 576-wide DeepSeek-V3.2 latent, a bfloat16 model, and store an fp8 cache as fp8_ds_mla
+        AttentionBackend(
+            "FLASH_ATTN_MLA_SPARSE",
+            (KernelBlock(64),),
+            True,
+            is_mla=True,
+            kv_cache_dtypes=_PLAIN,
+            is_sparse=True,
+            model_dtypes=frozenset({"float16", "bfloat16"}),
+        ),
+        AttentionBackend(
+            "FLASHMLA_SPARSE",
+            (KernelBlock(64),),
+            True,
+            is_mla=True,
+            kv_cache_dtypes=frozenset({"auto", "bfloat16", "fp8_ds_mla", "fp8"}),
+            is_sparse=True,
+            model_dtypes=frozenset({"bfloat16"}),
+            head_sizes=frozenset({576}),
+        ),
     )
 }
+
+#: ``DeepseekV32IndexerBackend`` (``v1/attention/backends/mla/indexer.py``): the backend of the
+#: sparse-attention indexer's key cache, fixed by its layer (not selected): 64-token kernel pages
+#: on CUDA. It is the backend of a DeepSeek-V3.2 model's first attention layer, so the one that
+#: picks the block size (``Platform._find_non_ssm_backend``).
+DEEPSEEK_V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64),), True, is_mla=True)
+
+#: Bytes per token of the sparse MLA cache FlashMLA stores for an fp8 ``--kv-cache-dtype``
+#: (``fp8_ds_mla``: 512 fp8 latent bytes, 4 fp32 scales, 64 bfloat16 RoPE values;
+#: ``MLAAttention.get_kv_cache_spec`` ``state_content_bytes``).
+FP8_DS_MLA_BYTES = 656
 
 #: ``CacheOnlyAttentionBackend`` (``model_executor/models/extract_hidden_states.py``): the
 #: hidden-state cache layer of ``"method": "extract_hidden_states"``. Any block
@@ -152,6 +193,9 @@ def custom_backend(custom: CustomKVCacheDtype, base: AttentionBackend) -> Attent
 #: FLASHINFER_MLA (SM100 only) is never valid there and is left out.
 SM90_PRIORITIES = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
 SM90_MLA_PRIORITIES = ("FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
+#: The sparse MLA backends of the SM90 MLA priorities (they follow the dense ones, which all
+#: refuse a sparse layer: "sparse not supported").
+SM90_SPARSE_MLA_PRIORITIES = ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")
 
 
 def head_size_supported(backend: str, head_size: int) -> bool:
@@ -167,19 +211,40 @@ def head_size_supported(backend: str, head_size: int) -> bool:
 
 
 def invalid_reasons(
-    backend: AttentionBackend, head_size: int, kv_cache_dtype: str, block_size: int | None, has_sinks: bool
+    backend: AttentionBackend,
+    head_size: int,
+    kv_cache_dtype: str,
+    block_size: int | None,
+    has_sinks: bool,
+    use_sparse: bool = False,
+    model_dtype: str | None = None,
 ) -> list[str]:
     """Why ``backend`` cannot serve a layer on SM90, in vLLM's words (``validate_configuration``);
-    ``block_size`` is the user's ``--block-size`` (``None``: the backend picks its own)."""
+    ``block_size`` is the user's ``--block-size`` (``None``: the backend picks its own);
+    ``use_sparse``: an MLA layer with a sparse-attention indexer; ``model_dtype``: the model's
+    torch dtype (checked where the backend declares its dtypes)."""
     reasons = []
-    if not head_size_supported(backend.name, head_size):
+    if backend.head_sizes is not None:
+        if head_size not in backend.head_sizes:
+            reasons.append("head_size not supported")
+    elif not head_size_supported(backend.name, head_size):
         reasons.append("head_size not supported")
+    if backend.model_dtypes is not None and model_dtype is not None and model_dtype not in backend.model_dtypes:
+        reasons.append("dtype not supported")
     if not backend.supports_kv_cache_dtype(kv_cache_dtype):
         reasons.append("kv_cache_dtype not supported")
     if block_size is not None and not backend.supports_block_size(block_size):
         reasons.append("block_size not supported")
     if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
         reasons.append("attention sinks not supported")
+    if backend.is_mla and use_sparse != backend.is_sparse:
+        reasons.append("sparse not supported" if use_sparse else "non-sparse not supported")
+    if backend.name == "FLASH_ATTN_MLA_SPARSE":
+        # FlashAttnMLASparseBackend.supports_combination
+        if kv_cache_dtype not in ("auto", "float16", "bfloat16"):
+            reasons.append("FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache")
+        elif not use_sparse:
+            reasons.append("FlashAttention MLA Sparse requires model with index_topk")
     if backend.name == "FLASHINFER" and kv_cache_dtype.startswith("nvfp4") and head_size == 64:
         # FlashInferBackend.supports_combination (0.32+, the SM90 FA2 path for nvfp4)
         reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
@@ -203,18 +268,25 @@ def default_backend(
     block_size: int | None = None,
     has_sinks: bool = False,
     table: dict[str, AttentionBackend] | None = None,
+    use_sparse: bool = False,
+    model_dtype: str | None = None,
 ) -> str:
     """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
     dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
-    :data:`SM90_MLA_PRIORITIES`) that :func:`invalid_reasons` finds nothing against
+    :data:`SM90_MLA_PRIORITIES`; the MLA layers of a model with a sparse-attention indexer:
+    :data:`SM90_SPARSE_MLA_PRIORITIES`) that :func:`invalid_reasons` finds nothing against
     (``CudaPlatform.get_valid_backends``).
 
     :raises ValueError: no backend is valid (vLLM's "No valid attention backend found").
     """
-    priorities = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
+    priorities: tuple[str, ...] = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
+    if use_sparse:
+        priorities = SM90_SPARSE_MLA_PRIORITIES
     why: dict[str, list[str]] = {}
     for name in priorities:
-        reasons = invalid_reasons((table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks)
+        reasons = invalid_reasons(
+            (table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks, use_sparse, model_dtype
+        )
         if not reasons:
             return name
         why[name] = reasons

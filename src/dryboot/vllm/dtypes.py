@@ -43,6 +43,7 @@ STR_TO_TORCH_DTYPE: dict[str, str] = {
     "fp8_per_token_head": "uint8",
     "nvfp4": "uint8",
     "nvfp4_4over6": "uint8",
+    "fp8_ds_mla": "uint8",
 }
 
 
@@ -82,18 +83,23 @@ KV_CACHE_DTYPES = (
     "int4_per_token_head",
     "nvfp4",
     "nvfp4_4over6",
+    "fp8_ds_mla",
 )
 
 #: ``--kv-cache-dtype`` values vLLM 0.28.0 accepts (``CacheDType``) whose layout dryboot does
-#: not model: refused by name.
+#: not model: refused by name. (``fp8_ds_mla`` is planned for sparse MLA models only: see
+#: :data:`SPARSE_MLA_ONLY_KV_CACHE_DTYPES`.)
 UNMODELLED_KV_CACHE_DTYPES = (
     "fp8_inc",
-    "fp8_ds_mla",
     "turboquant_k8v4",
     "turboquant_4bit_nc",
     "turboquant_k3v4_nc",
     "turboquant_3bit_nc",
 )
+
+#: ``--kv-cache-dtype`` values only a sparse MLA model's backend (``FLASHMLA_SPARSE``) serves:
+#: DeepSeek's ``fp8_ds_mla`` layout (656 bytes per token of the MLA layers).
+SPARSE_MLA_ONLY_KV_CACHE_DTYPES = ("fp8_ds_mla",)
 
 #: ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype`` values (vLLM's ``MambaDType``).
 MAMBA_DTYPES = ("auto", "float32", "float16", "bfloat16")

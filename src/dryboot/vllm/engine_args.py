@@ -53,7 +53,6 @@ _UNMODELLED_WHY = {
     "turboquant": " (TurboQuant's packed K+V slot per head, the boundary layers it keeps in the model dtype "
     "and the block alignment between the two)",
     "fp8_inc": " (Intel Gaudi's cache: vLLM finds no attention backend for it on an SM90 GPU)",
-    "fp8_ds_mla": " (DeepSeek sparse MLA's layout: no other model gets a backend for it)",
 }
 
 

@@ -25,12 +25,18 @@ class LayerKind(Enum):
     ``spec_kind`` is the short name of vLLM's spec class family (``full``, ``sliding``,
     ``chunked``, ``mla``, ``mamba``: ``FullAttentionSpec``, ``SlidingWindowSpec``,
     ``ChunkedLocalAttentionSpec``, ``MLAAttentionSpec``, ``MambaSpec``), as reports show it.
+
+    ``MLA_INDEXER`` is the key cache of DeepSeek-V3.2's sparse-attention indexer
+    (``deepseek_v2.py`` ``DeepseekV32IndexerCache``, at ``<layer>.self_attn.indexer.k_cache``):
+    an ``MLAAttentionSpec`` of one head, ``index_head_dim`` fp8 bytes plus one fp32 scale per 128
+    of them per token (uint8), served by ``DEEPSEEK_V32_INDEXER``.
     """
 
     FULL = "full_attention"
     SLIDING = "sliding_attention"
     CHUNKED = "chunked_attention"
     MLA = "mla"
+    MLA_INDEXER = "mla_indexer"
     GDN = "gated_deltanet"
     MAMBA2 = "mamba2"
     MAMBA1 = "mamba1"
@@ -44,7 +50,14 @@ class LayerKind(Enum):
 
     @property
     def is_attention(self) -> bool:
-        return self in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED, LayerKind.MLA, LayerKind.HIDDEN_STATE)
+        return self in (
+            LayerKind.FULL,
+            LayerKind.SLIDING,
+            LayerKind.CHUNKED,
+            LayerKind.MLA,
+            LayerKind.MLA_INDEXER,
+            LayerKind.HIDDEN_STATE,
+        )
 
     @property
     def is_mamba(self) -> bool:
@@ -65,6 +78,7 @@ _SPEC_KIND = {
     LayerKind.SLIDING: "sliding",
     LayerKind.CHUNKED: "chunked",
     LayerKind.MLA: "mla",
+    LayerKind.MLA_INDEXER: "mla",
     LayerKind.GDN: "mamba",
     LayerKind.MAMBA2: "mamba",
     LayerKind.MAMBA1: "mamba",
@@ -78,6 +92,7 @@ _LABEL = {
     LayerKind.SLIDING: "sliding window",
     LayerKind.CHUNKED: "chunked local",
     LayerKind.MLA: "MLA",
+    LayerKind.MLA_INDEXER: "sparse-attention indexer",
     LayerKind.GDN: "Gated DeltaNet",
     LayerKind.MAMBA2: "Mamba2",
     LayerKind.MAMBA1: "Mamba1",

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from dryboot.errors import InputError
 from dryboot.layers import LayerSet
-from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, FP8_DS_MLA_BYTES, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
@@ -61,10 +61,16 @@ def attention_spec(
 ) -> AttentionSpec:
     geo = model.attention(kind)
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
+    if kind is LayerKind.MLA_INDEXER:
+        return indexer_spec(geo.head_dim, block_size)
     head_v = 0 if kind in (LayerKind.MLA, LayerKind.HIDDEN_STATE) else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
         kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
     )
+    if kind is LayerKind.MLA and backend.name == "FLASHMLA_SPARSE" and quant is KVQuantMode.FP8_PER_TENSOR:
+        # _canonicalize_sparse_mla_kv_cache_dtype: FlashMLA's sparse kernels store a quantized
+        # cache (fp8, or fp8_ds_mla named) in DeepSeek's fp8_ds_mla layout (656 bytes per token)
+        kv_cache_dtype, torch_dtype, content = "fp8_ds_mla", "uint8", FP8_DS_MLA_BYTES
     return AttentionSpec(
         layer_kind=kind,
         block_size=block_size,
@@ -79,6 +85,26 @@ def attention_spec(
         indexes_kv_by_block_stride=backend.indexes_kv_by_block_stride,
         sliding_window=model.sliding_window if kind is LayerKind.SLIDING else None,
         attention_chunk_size=model.attention_chunk_size if kind is LayerKind.CHUNKED else None,
+    )
+
+
+def indexer_spec(head_size: int, block_size: int) -> AttentionSpec:
+    """The sparse-attention indexer's key cache (``DeepseekV32IndexerCache.get_kv_cache_spec``):
+    an ``MLAAttentionSpec`` of one ``head_size``-byte uint8 head per token at the cache's block
+    size, whatever ``--kv-cache-dtype`` says (the indexer always stores fp8 keys and their
+    scales)."""
+    return AttentionSpec(
+        layer_kind=LayerKind.MLA_INDEXER,
+        block_size=block_size,
+        num_kv_heads=1,
+        head_size=head_size,
+        head_size_v=0,
+        torch_dtype="uint8",
+        kv_cache_dtype="uint8",  # reports name the stored dtype: fp8 keys and scales as bytes
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=head_size,
+        backend=DEEPSEEK_V32_INDEXER.name,
+        indexes_kv_by_block_stride=DEEPSEEK_V32_INDEXER.indexes_kv_by_block_stride,
     )
 
 

@@ -110,6 +110,9 @@ class VersionRules:
     :param unverified_architectures: architectures dryboot plans for other releases but cannot check
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import): refused by name.
+    :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
+        ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
+        rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
     """
 
     version: str
@@ -141,10 +144,12 @@ class VersionRules:
     short_conv_spec_rows: bool = False
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
+    glm_moe_dsa_drops_index_keys: bool = False
 
 
 _V0271 = VersionRules(
     "0.27.1",
+    glm_moe_dsa_drops_index_keys=True,
     hidden_state_block_divides=False,
     unknown_kv_cache_dtypes=frozenset({"nvfp4_4over6"}),
     hybrid_prefix_caching_default=False,

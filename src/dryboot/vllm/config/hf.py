@@ -135,6 +135,13 @@ class ModelGeometry:
     releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
     ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
     ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
+    ``indexer_head_size``: a DeepSeek-V3.2-style sparse MLA model (its config has ``index_topk``):
+    the bytes per token of each sparse-attention indexer's key cache (``MLA_INDEXER`` entries of
+    ``layer_kinds``, each in the decoder layer of the ``MLA`` entry after it); its MLA layers take
+    a sparse MLA backend. ``None``: no indexer. ``all_layers_indexed``: (``layer_kinds``,
+    ``decoder_layers``) with an indexer in every layer, for a GLM-5 config whose IndexCache keys
+    skip some, as releases whose ``GlmMoeDsaConfig`` drops those keys build it (switch
+    ``glm_moe_dsa_drops_index_keys``).
     """
 
     source: str
@@ -187,6 +194,8 @@ class ModelGeometry:
     moe_experts: tuple[str, int] | None = None
     layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
     global_kv_heads_unset: bool = False
+    indexer_head_size: int | None = None
+    all_layers_indexed: tuple[tuple[LayerKind, ...], tuple[int, ...]] | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -201,6 +210,8 @@ class ModelGeometry:
         """Heads and head sizes of layers of ``kind``."""
         if kind is LayerKind.FULL and self.full_attention is not None:
             return self.full_attention
+        if kind is LayerKind.MLA_INDEXER and self.indexer_head_size is not None:
+            return AttentionGeometry(1, self.indexer_head_size, 0)
         return AttentionGeometry(self.num_kv_heads, self.head_dim, self.head_dim_v)
 
     @property
@@ -275,7 +286,19 @@ class ModelGeometry:
             return f"{self.layer_prefix}.{index}.mixer"
         if kind is LayerKind.SHORT_CONV:
             return f"{self.layer_prefix}.{index}.short_conv"
+        if self.indexer_head_size is not None:
+            # an indexer and its MLA layer share one decoder layer
+            layer = self.decoder_layer(index)
+            if kind is LayerKind.MLA_INDEXER:
+                return f"{self.layer_prefix}.{layer}.self_attn.indexer.k_cache"
+            return f"{self.layer_prefix}.{layer}.{self.attention_suffix}"
         return f"{self.layer_prefix}.{index}.{self.attention_suffix}"
+
+    @property
+    def sparse_mla(self) -> bool:
+        """vLLM's ``is_v32`` (``deepseek_v2.py``): the MLA layers come with a sparse-attention
+        indexer and take a sparse MLA backend."""
+        return self.indexer_head_size is not None
 
     def count(self, kind: LayerKind) -> int:
         return sum(1 for k in self.layer_kinds if k is kind)

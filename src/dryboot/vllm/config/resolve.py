@@ -15,6 +15,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     BACKENDS,
     CACHE_ONLY_ATTN,
+    DEEPSEEK_V32_INDEXER,
     AttentionBackend,
     KernelBlock,
     backend_table,
@@ -23,7 +24,12 @@ from dryboot.vllm.backends import (
     invalid_reasons,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.dtypes import KV_CACHE_DTYPES, CustomKVCacheDtype, torch_dtype_of
+from dryboot.vllm.dtypes import (
+    KV_CACHE_DTYPES,
+    SPARSE_MLA_ONLY_KV_CACHE_DTYPES,
+    CustomKVCacheDtype,
+    torch_dtype_of,
+)
 from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
 from dryboot.vllm.versions import VersionRules, rules_for
 
@@ -140,7 +146,10 @@ def backend_for(
     if not any(k.is_attention for k in model.kinds):
         # no attention layer is built, so no backend is selected or validated
         return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
-    head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention)
+    # the indexer's key cache has its own fixed backend: the selection serves the other layers
+    head_size = max(
+        model.attention(k).head_dim for k in model.kinds if k.is_attention and k is not LayerKind.MLA_INDEXER
+    )
     rules = rules_for(args.vllm_version)
     fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
@@ -160,6 +169,8 @@ def backend_for(
         args.block_size,
         model.attention_sinks,
         rules.flashinfer_nvfp4_sm90,
+        model.sparse_mla,
+        model_dtype_of(model, args) if model.sparse_mla else None,
     )
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
@@ -179,20 +190,31 @@ def _resolve_backend(
     block_size: int | None,
     has_sinks: bool,
     flashinfer_nvfp4: bool = False,
+    use_sparse: bool = False,
+    model_dtype: str | None = None,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
-    FlashAttention's kernels unless a backend is named).
+    FlashAttention's kernels unless a backend is named). ``use_sparse``: the MLA layers of a
+    model with a sparse-attention indexer (``model_dtype`` checked against the sparse backends).
 
     :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
         layer (vLLM's reasons: head size, KV dtype, ``--block-size``, attention sinks).
     """
     table = backend_table(flashinfer_nvfp4)
     if name is None and custom is not None:
+        if use_sparse:
+            raise InputError(
+                "--custom-kv-cache-dtype",
+                custom.name,
+                f"{source}: a custom KV cache for sparse MLA layers (sparse-attention indexer) is not modelled",
+            )
         chosen = "FLASH_ATTN_MLA" if use_mla else "FLASH_ATTN"
     elif name is None:
         try:
-            chosen = default_backend(kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table)
+            chosen = default_backend(
+                kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table, use_sparse, model_dtype
+            )
         except ValueError as exc:
             raise InputError("--attention-backend", None, f"{source}: {exc}") from None
     else:
@@ -205,7 +227,7 @@ def _resolve_backend(
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
-    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks)
+    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks, use_sparse, model_dtype)
     if reasons:
         raise InputError(
             flag,
@@ -227,9 +249,19 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
         raise InputError(
             "--speculative-config",
             f"method={method}",
-            f"{model.source} has no multi-token-prediction layers ({model.architecture})",
+            f"{model.source} has no multi-token-prediction layers vLLM builds as a drafter "
+            f"({model.architecture}, model_type {model.model_type!r})",
         )
-    mtp = replace(model, layer_kinds=(model.mtp_kind,) * model.num_mtp_layers, layer_prefix="mtp.layers")
+    n = model.num_mtp_layers
+    if model.sparse_mla:
+        # every MTP layer of a sparse MLA model builds its indexer (deepseek_v2.py: the
+        # index_topk_freq / index_topk_pattern skips govern only the backbone layers)
+        kinds = (LayerKind.MLA_INDEXER, model.mtp_kind) * n
+        mtp = replace(
+            model, layer_kinds=kinds, layer_prefix="mtp.layers", decoder_layers=tuple(i // 2 for i in range(2 * n))
+        )
+    else:
+        mtp = replace(model, layer_kinds=(model.mtp_kind,) * n, layer_prefix="mtp.layers")
     return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
 
 
@@ -437,8 +469,10 @@ class EngineConfig:
 
     @property
     def backends(self) -> dict[str, AttentionBackend]:
-        """Every backend serving a layer, by name (target first)."""
-        out = {self.backend.name: self.backend}
+        """Every backend serving a layer, by name (target first; a sparse MLA model's indexer
+        backend before its MLA backend, as its layers come first)."""
+        out = {DEEPSEEK_V32_INDEXER.name: DEEPSEEK_V32_INDEXER} if LayerKind.MLA_INDEXER in self.model.kinds else {}
+        out[self.backend.name] = self.backend
         if self.drafter_backend is not None:
             out.setdefault(self.drafter_backend.name, self.drafter_backend)
         return out
@@ -467,9 +501,14 @@ def check_drafting_slots(args: EngineArgs, method: str) -> None:
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """``model`` as ``rules``' release reads its config: transformers' config class where the
-    release no longer bundles its own (switch ``qwen3_next_hf_config_class``)."""
+    release no longer bundles its own (switch ``qwen3_next_hf_config_class``); GLM-5 with an
+    indexer in every layer where the release's config class drops the IndexCache keys (switch
+    ``glm_moe_dsa_drops_index_keys``)."""
     if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
         return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
+    if rules.glm_moe_dsa_drops_index_keys and model.all_layers_indexed is not None:
+        kinds, decoder = model.all_layers_indexed
+        return replace(model, layer_kinds=kinds, decoder_layers=decoder, all_layers_indexed=None)
     return model
 
 
@@ -551,6 +590,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = args.kv_cache_dtype
+    if kv_dtype in SPARSE_MLA_ONLY_KV_CACHE_DTYPES and not model.sparse_mla:
+        raise InputError(
+            "--kv-cache-dtype",
+            kv_dtype,
+            f"{model.source}: DeepSeek's sparse MLA cache layout, which only the sparse MLA backend "
+            "(FLASHMLA_SPARSE, for a model with a sparse-attention indexer) serves; for this model the layout "
+            "is not modelled",
+        )
     if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
         kv_dtype = model.quant_kv_cache_dtype
     if kv_dtype == "fp8_e5m2" and model.kv_scales_in_checkpoint:

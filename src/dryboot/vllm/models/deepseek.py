@@ -1,9 +1,23 @@
-"""DeepSeek-V2/V3: multi-head latent attention (one latent head per layer).
+"""DeepSeek-V2/V3/V3.2, GLM-5, A.X K1 and Sarvam-M: multi-head latent attention (one latent
+head per layer).
 
 Mirrors ``vllm/model_executor/models/deepseek_v2.py`` (MLA layers: ``kv_lora_rank +
 qk_rope_head_dim`` per token, no V part, not split by TP) and ``deepseek_mtp.py``
 (``num_nextn_predict_layers`` MLA layers under ``"method": "mtp"``), with transformers'
-``DeepseekV2Config``/``DeepseekV3Config`` defaults.
+``DeepseekV2Config``/``DeepseekV3Config`` (vLLM reads ``deepseek_v32`` with the latter) and
+``GlmMoeDsaConfig`` defaults; ``AXK1.py`` and ``sarvam.py`` (``SarvamMLAForCausalLM``) build the
+same MLA layers, without indexer or MTP module, from vLLM's ``AXK1Config`` and transformers'
+``SarvamMLAConfig``.
+
+Sparse MLA (DeepSeek Sparse Attention; vLLM's ``is_v32``: the config has ``index_topk``, which
+``GlmMoeDsaConfig`` always sets): each MLA layer ``i`` that computes its own top-k
+(``DeepseekV2MLAAttention``: not skipped by ``index_topk_freq`` / ``index_skip_topk_offset`` /
+``index_topk_pattern``; MTP layers always) builds a sparse-attention ``Indexer`` whose key cache
+``model.layers.<i>.self_attn.indexer.k_cache`` (``DeepseekV32IndexerCache``) is registered before
+the layer's MLA cache: one uint8 head of ``index_head_dim + index_head_dim // 128 * 4`` bytes per
+token (fp8 keys and one fp32 scale per 128). Every MLA layer of such a model is sparse: it takes
+a sparse MLA backend and no MLA prefill backend (so the SM90 prefill dimensions below do not
+apply); the indexer needs ``q_lora_rank``.
 
 On the GPU dryboot assumes (SM90: H100/H200), the only MLA prefill backend is FlashAttention,
 which serves (qk_nope, qk_rope, v) head dims (128, 64, 128), (192, 64, 256) and (64, 64, 128)
@@ -20,9 +34,51 @@ from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "deepseek_v2": {"max_position_embeddings": 2048},
-    "deepseek_v3": {"max_position_embeddings": 4096},
+    "deepseek_v2": {
+        "max_position_embeddings": 2048,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "q_lora_rank": 1536,
+    },
+    "deepseek_v3": {
+        "max_position_embeddings": 4096,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "q_lora_rank": 1536,
+    },
+    # vLLM reads deepseek_v32 with DeepseekV3Config (index_* have no defaults there)
+    "deepseek_v32": {
+        "max_position_embeddings": 4096,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "q_lora_rank": 1536,
+    },
+    # GlmMoeDsaConfig: every layer sparse (index_* always set)
+    "glm_moe_dsa": {
+        "max_position_embeddings": 202752,
+        "num_hidden_layers": 78,
+        "num_attention_heads": 64,
+        "q_lora_rank": 2048,
+        "qk_nope_head_dim": 192,
+        "v_head_dim": 256,
+        "index_topk": 2048,
+        "index_head_dim": 128,
+        "index_n_heads": 32,
+    },
+    # vLLM's own AXK1Config (transformers_utils/configs/AXK1.py)
+    "axk1": {
+        "max_position_embeddings": 131072,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 64,
+        "q_lora_rank": 1536,
+    },
+    # transformers' SarvamMLAConfig
+    "sarvam_mla": {"max_position_embeddings": 4096, "num_hidden_layers": 32, "num_attention_heads": 64},
 }
+#: Model types whose ``num_nextn_predict_layers`` MTP layers vLLM 0.28.0 builds under
+#: ``"method": "mtp"`` (``SpeculativeConfig.hf_config_override`` turns them into
+#: ``DeepSeekMTPModel``); for the others vLLM raises "Unsupported speculative method: 'mtp'".
+MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa"})
 _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 
 #: (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) the SM90 MLA prefill backend serves.
@@ -44,22 +100,120 @@ def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
         )
 
 
+def indexer_head_size(index_head_dim: int) -> int:
+    """Bytes per token of a sparse-attention indexer's key cache: ``index_head_dim`` fp8 values
+    and one fp32 scale per 128 of them (``Indexer.__init__``, ``quant_block_size`` 128)."""
+    return index_head_dim + index_head_dim // 128 * 4
+
+
+def indexed_layers(f: ConfigFields, n: int) -> tuple[bool, ...]:
+    """Which of the ``n`` backbone layers build an indexer (``DeepseekV2MLAAttention``'s
+    IndexCache rule): with ``index_topk_pattern``, layer ``i`` skips when ``pattern[i] == "S"``;
+    else it skips when ``max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0``
+    (defaults 2 and 1: no layer skips).
+
+    :raises InputError: an ``index_topk_freq`` of 0 (vLLM divides by it) or a malformed field.
+    """
+    pattern = f.get("index_topk_pattern")
+    if pattern is not None:
+        if not isinstance(pattern, str | list):
+            raise InputError(f.source, f.where("index_topk_pattern"), "must be a string or a list")
+        return tuple(not (i < len(pattern) and pattern[i] == "S") for i in range(n))
+    freq = f.integer("index_topk_freq", minimum=0) if f.has("index_topk_freq") else 1
+    offset = f.integer("index_skip_topk_offset", minimum=-(2**31)) if f.has("index_skip_topk_offset") else 2
+    if freq == 0:
+        raise InputError(
+            f.source, f.where("index_topk_freq"), "0: vLLM builds no model (ZeroDivisionError: integer modulo by zero)"
+        )
+    return tuple(max(i - offset + 1, 0) % freq == 0 for i in range(n))
+
+
+def _sarvam_pipeline(f: ConfigFields) -> dict[str, Any]:
+    """Sarvam-M's model class needs an MoE layer (``SarvamMLAMoE``) on every pipeline stage
+    (``SarvamMixtureOfExperts.extract_moe_parameters``): layers from ``first_k_dense_replace``
+    (default 1) on, every ``moe_layer_freq``-th. With a frequency other than 1 which stages hold
+    one is not modelled (refused under pipeline parallelism)."""
+    freq = f.integer("moe_layer_freq") if f.has("moe_layer_freq") else 1
+    if freq != 1:
+        return {"pp_refusal": f"moe_layer_freq {freq}: which pipeline stages hold an MoE layer is not modelled"}
+    first = f.integer("first_k_dense_replace", minimum=0) if f.has("first_k_dense_replace") else 1
+    return {"first_moe_layer": first}
+
+
+def sparse_layers(indexed: tuple[bool, ...]) -> tuple[tuple[LayerKind, ...], tuple[int, ...]]:
+    """(layer kinds, their decoder layers) of a sparse MLA model whose layer ``i`` builds an
+    indexer when ``indexed[i]``: its key cache, then the layer's MLA cache."""
+    kinds: list[LayerKind] = []
+    decoder: list[int] = []
+    for i, has_indexer in enumerate(indexed):
+        if has_indexer:
+            kinds.append(LayerKind.MLA_INDEXER)
+            decoder.append(i)
+        kinds.append(LayerKind.MLA)
+        decoder.append(i)
+    return tuple(kinds), tuple(decoder)
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
-    check_sm90_mla_dims(f, dims)
     latent = f.integer("kv_lora_rank") + rope
-    mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.has("num_nextn_predict_layers") else 0
+    model_type = str(f.get("model_type") or "")
+    if model_type == "axk1" and dims[0] == 0 and rope == 0:
+        raise InputError(
+            f.source,
+            f.where("qk_nope_head_dim"),
+            "0 with qk_rope_head_dim 0: AXK1 then builds plain multi-head attention (DeepseekAttention), "
+            "which is not modelled",
+        )
+    has_mtp = model_type in MTP_MODEL_TYPES and f.has("num_nextn_predict_layers")
+    mtp = f.integer("num_nextn_predict_layers", minimum=0) if has_mtp else 0
+    if f.get("index_topk") is None:
+        check_sm90_mla_dims(f, dims)
+        return geometry(
+            f,
+            architecture,
+            "deepseek",
+            (LayerKind.MLA,) * n,
+            heads=(heads, 1, latent),
+            head_dim_v=0,
+            mla_dims=dims,
+            num_mtp_layers=mtp,
+            mtp_kind=LayerKind.MLA,
+            **(_sarvam_pipeline(f) if model_type == "sarvam_mla" else {}),
+        )
+    if f.get("q_lora_rank") is None:
+        raise InputError(
+            f.source,
+            f.where("q_lora_rank"),
+            "null: the sparse-attention indexer (index_topk) needs q_lora_rank; vLLM fails to build the model "
+            "(AssertionError in DeepseekV2MLAAttention)",
+        )
+    if not f.has("index_head_dim"):
+        raise InputError(
+            f.source,
+            f.where("index_head_dim"),
+            "missing: the sparse-attention indexer (index_topk) reads it; vLLM fails to build the model "
+            "(AttributeError)",
+        )
+    indexer = indexer_head_size(f.integer("index_head_dim"))
+    indexed = indexed_layers(f, n)
+    kinds, decoder = sparse_layers(indexed)
+    every = sparse_layers((True,) * n)
     return geometry(
         f,
         architecture,
         "deepseek",
-        (LayerKind.MLA,) * n,
+        tuple(kinds),
         heads=(heads, 1, latent),
         head_dim_v=0,
         mla_dims=dims,
         num_mtp_layers=mtp,
         mtp_kind=LayerKind.MLA,
+        indexer_head_size=indexer,
+        decoder_layers=decoder,
+        # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
+        all_layers_indexed=every if model_type == "glm_moe_dsa" and not all(indexed) else None,
     )

@@ -24,7 +24,11 @@ HYBRID = (
 )
 ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not modelled"
 MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
-MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per layer): not modelled"
+PANGU = (
+    "its config class is remote code (transformers has no openPangu model_type; --trust-remote-code and the "
+    "checkpoint's Python files): not verifiable offline. Its MLA layers (openpangu.py: no sparse-attention "
+    "indexer) and sink-attention layers (param_sink_number) are not modelled"
+)
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
 KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
 CLA = "cross-layer attention (use_cla: every cla_share_factor-th layer keeps the KV the next ones reuse): not modelled"
@@ -80,7 +84,6 @@ SPEC_OTHER = "draft model: its draft layers are not modelled"
 
 #: architecture -> why dryboot refuses it
 REASONS: dict[str, str] = {
-    "AXK1ForCausalLM": MLA_SPARSE,
     "AfmoeForCausalLM": TEXT,
     "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
@@ -114,7 +117,6 @@ REASONS: dict[str, str] = {
     "DeepseekForCausalLM": REMOTE,
     "DeepseekOCR2ForCausalLM": MM,
     "DeepseekOCRForCausalLM": MM,
-    "DeepseekV32ForCausalLM": MLA_SPARSE,
     "DeepseekV4ForCausalLM": NOFILE,
     "DeepseekVLV2ForCausalLM": MM,
     "DiffusionGemmaForBlockDiffusion": MM,
@@ -160,7 +162,6 @@ REASONS: dict[str, str] = {
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmAsrForConditionalGeneration": MM,
-    "GlmMoeDsaForCausalLM": MLA_SPARSE,
     "GlmOcrForConditionalGeneration": MM,
     "GlmOcrMTPModel": SPEC_MTP,
     "Granite4VisionForConditionalGeneration": MM,
@@ -271,9 +272,9 @@ REASONS: dict[str, str] = {
     "Ovis2_6ForCausalLM": MM,
     "Ovis2_6_MoeForCausalLM": MM,
     "PEagleDraftModel": SPEC_EAGLE,
-    "PanguEmbeddedForCausalLM": MLA_SPARSE,
-    "PanguProMoEV2ForCausalLM": MLA_SPARSE,
-    "PanguUltraMoEForCausalLM": MLA_SPARSE,
+    "PanguEmbeddedForCausalLM": PANGU,
+    "PanguProMoEV2ForCausalLM": PANGU,
+    "PanguUltraMoEForCausalLM": PANGU,
     "Param2MoEForCausalLM": TEXT,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
@@ -297,8 +298,7 @@ REASONS: dict[str, str] = {
     "RForConditionalGeneration": MM,
     "RWForCausalLM": FALCON,
     "Rnj1ForCausalLM": TEXT,
-    "SarvamMLAForCausalLM": MLA_SPARSE,
-    "SarvamMoEForCausalLM": MLA_SPARSE,
+    "SarvamMoEForCausalLM": TEXT,
     "SkyworkR1VChatModel": MM,
     "SolarForCausalLM": REMOTE,
     "StableLMEpochForCausalLM": TEXT,

@@ -83,7 +83,18 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
-    Family("deepseek", ("deepseek_v2.py", "deepseek_mtp.py"), ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")),
+    Family(
+        "deepseek",
+        ("deepseek_v2.py", "deepseek_mtp.py", "AXK1.py", "sarvam.py"),
+        (
+            "DeepseekV2ForCausalLM",
+            "DeepseekV3ForCausalLM",
+            "DeepseekV32ForCausalLM",
+            "GlmMoeDsaForCausalLM",
+            "AXK1ForCausalLM",
+            "SarvamMLAForCausalLM",
+        ),
+    ),
     Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
     Family("granitemoehybrid", ("granitemoehybrid.py",), ("GraniteMoeHybridForCausalLM",)),
@@ -117,9 +128,12 @@ FAMILIES += (
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
 _DEEPSEEK_V4 = (
-    "its cache layer kinds are not modelled: compressed MLA layers (MLAAttentionSpec with compress_ratio "
-    "4 or 128 and 576/512-byte page alignment), the DeepseekV4 indexer caches, the compressor state caches "
-    "(SlidingWindowMLASpec) and the sliding-window cache it allocates apart (DeepseekV4SWACache)"
+    "its cache layer kinds are not modelled (vLLM 0.28.0 builds it on the meta device: verifiable once taught): "
+    "compressed MLA layers (MLAAttentionSpec with compress_ratio 4 or 128, a storage block of block / ratio "
+    "tokens, pages aligned to 576 bytes for fp8_ds_mla, else 512), the DeepseekV4 indexer caches "
+    "(256-token kernel pages), the compressor state caches and every layer's sliding-window cache "
+    "(SlidingWindowMLASpec), grouped per (block, window) into UniformTypeKVCacheSpecs "
+    "(group_and_unify_kv_cache_specs); vLLM accepts only an fp8 KV cache for it (fp8_ds_mla)"
 )
 
 #: Why an architecture is refused, where more can be said than "not modelled".
