@@ -154,11 +154,26 @@ SM90_PRIORITIES = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
 SM90_MLA_PRIORITIES = ("FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
 
 
+#: Backends that serve a multimodal-prefix LM's bidirectional image-token attention
+#: (``supports_mm_prefix``; FlashAttention's needs its v4 kernels, shipped in the CUDA wheel).
+MM_PREFIX_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
+_QUANTIZED_FA = frozenset({"fp8", "fp8_e4m3"})
+
+
+def flash_attn_version(head_size: int, fa4_forced: bool = False) -> int:
+    """The FlashAttention version a layer of ``head_size`` runs on SM90
+    (``v1/attention/backends/fa_utils.py`` ``get_flash_attn_version``): 3, upgraded to 4 above
+    head size 256; 4 for every layer when the model's config hook sets
+    ``attention_config.flash_attn_version`` (``fa4_forced``: Gemma-4's heterogeneous heads)."""
+    return 4 if fa4_forced or head_size > 256 else 3
+
+
 def head_size_supported(backend: str, head_size: int) -> bool:
-    """``supports_head_size`` on SM90: FlashAttention 3 takes multiples of 8 up to 256 (512
-    needs FA4, not available there), FlashInfer 64/128/256/512, Triton 32 and up, the rest any."""
+    """``supports_head_size`` on SM90: FlashAttention multiples of 8 up to 256 (FA3) and up to
+    512 (FA4, shipped with the CUDA wheel), FlashInfer 64/128/256/512, Triton 32 and up, the rest
+    any."""
     if backend == "FLASH_ATTN":
-        return head_size % 8 == 0 and head_size <= 256
+        return head_size % 8 == 0 and head_size <= 512
     if backend == "FLASHINFER":
         return head_size in (64, 128, 256, 512)
     if backend == "TRITON_ATTN":
@@ -167,19 +182,42 @@ def head_size_supported(backend: str, head_size: int) -> bool:
 
 
 def invalid_reasons(
-    backend: AttentionBackend, head_size: int, kv_cache_dtype: str, block_size: int | None, has_sinks: bool
+    backend: AttentionBackend,
+    head_size: int,
+    kv_cache_dtype: str,
+    block_size: int | None,
+    has_sinks: bool,
+    mm_prefix: bool = False,
+    fa4_forced: bool = False,
 ) -> list[str]:
-    """Why ``backend`` cannot serve a layer on SM90, in vLLM's words (``validate_configuration``);
-    ``block_size`` is the user's ``--block-size`` (``None``: the backend picks its own)."""
+    """Why ``backend`` cannot serve a layer on SM90, in vLLM's words and order
+    (``AttentionBackend.validate_configuration``, then ``supports_combination``); ``block_size``
+    is the user's ``--block-size`` (``None``: the backend picks its own); ``mm_prefix``:
+    ``ModelConfig.is_mm_prefix_lm``; ``fa4_forced``: see :func:`flash_attn_version`.
+
+    FlashAttention serves an fp8 cache only on FA3 on SM90 (``flash_attn_supports_kv_cache_dtype``:
+    asked without the head size, it sees only a forced version) and a multimodal prefix only on
+    FA4 (``FlashAttentionBackend.supports_combination``)."""
+    fa = backend.name == "FLASH_ATTN"
+    quantized = fa and kv_cache_dtype in _QUANTIZED_FA
     reasons = []
     if not head_size_supported(backend.name, head_size):
         reasons.append("head_size not supported")
-    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype) or (quantized and fa4_forced):
         reasons.append("kv_cache_dtype not supported")
     if block_size is not None and not backend.supports_block_size(block_size):
         reasons.append("block_size not supported")
+    if mm_prefix and backend.name not in MM_PREFIX_BACKENDS:
+        reasons.append("partial multimodal token full attention not supported")
     if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
         reasons.append("attention sinks not supported")
+    if quantized and flash_attn_version(head_size, fa4_forced) != 3:
+        reasons.append("FP8 KV cache requires FA3 on SM90 or FA4 on SM100")
+    if fa and mm_prefix and flash_attn_version(head_size, fa4_forced) != 4:
+        reasons.append(
+            "mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4, which does not resolve for "
+            "this head_size"
+        )
     if backend.name == "FLASHINFER" and kv_cache_dtype.startswith("nvfp4") and head_size == 64:
         # FlashInferBackend.supports_combination (0.32+, the SM90 FA2 path for nvfp4)
         reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
@@ -203,6 +241,8 @@ def default_backend(
     block_size: int | None = None,
     has_sinks: bool = False,
     table: dict[str, AttentionBackend] | None = None,
+    mm_prefix: bool = False,
+    fa4_forced: bool = False,
 ) -> str:
     """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
     dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
@@ -214,7 +254,9 @@ def default_backend(
     priorities = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
     why: dict[str, list[str]] = {}
     for name in priorities:
-        reasons = invalid_reasons((table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks)
+        reasons = invalid_reasons(
+            (table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks, mm_prefix, fa4_forced
+        )
         if not reasons:
             return name
         why[name] = reasons

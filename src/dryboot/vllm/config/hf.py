@@ -135,6 +135,10 @@ class ModelGeometry:
     releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
     ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
     ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
+    ``mm_prefix_lm``: vLLM's ``ModelConfig.is_mm_prefix_lm`` (image tokens attend
+    bidirectionally; every attention layer's backend must support it). ``fa4_all_layers``: the
+    model's config hook runs every layer on FlashAttention 4 when FlashAttention serves it
+    (``model_executor/models/config.py`` ``Gemma4Config``: heterogeneous head sizes).
     """
 
     source: str
@@ -187,6 +191,8 @@ class ModelGeometry:
     moe_experts: tuple[str, int] | None = None
     layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
     global_kv_heads_unset: bool = False
+    mm_prefix_lm: bool = False
+    fa4_all_layers: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

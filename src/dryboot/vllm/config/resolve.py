@@ -160,6 +160,8 @@ def backend_for(
         args.block_size,
         model.attention_sinks,
         rules.flashinfer_nvfp4_sm90,
+        model.mm_prefix_lm,
+        model.fa4_all_layers and name in (None, "FLASH_ATTN"),
     )
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
@@ -179,20 +181,25 @@ def _resolve_backend(
     block_size: int | None,
     has_sinks: bool,
     flashinfer_nvfp4: bool = False,
+    mm_prefix: bool = False,
+    fa4_forced: bool = False,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
     FlashAttention's kernels unless a backend is named).
 
     :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
-        layer (vLLM's reasons: head size, KV dtype, ``--block-size``, attention sinks).
+        layer (vLLM's reasons: head size, KV dtype, ``--block-size``, a multimodal prefix,
+        attention sinks; :func:`~dryboot.vllm.backends.invalid_reasons`).
     """
     table = backend_table(flashinfer_nvfp4)
     if name is None and custom is not None:
         chosen = "FLASH_ATTN_MLA" if use_mla else "FLASH_ATTN"
     elif name is None:
         try:
-            chosen = default_backend(kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table)
+            chosen = default_backend(
+                kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table, mm_prefix, fa4_forced
+            )
         except ValueError as exc:
             raise InputError("--attention-backend", None, f"{source}: {exc}") from None
     else:
@@ -205,7 +212,7 @@ def _resolve_backend(
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
-    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks)
+    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks, mm_prefix, fa4_forced)
     if reasons:
         raise InputError(
             flag,

@@ -159,6 +159,20 @@ def num_experts(f: ConfigFields) -> int:
     return 0
 
 
+#: Model types vLLM treats as multimodal-prefix LMs when the config does not say
+#: (``ModelArchConfigConvertorBase.is_mm_prefix_lm``).
+MM_PREFIX_LM_MODELS = frozenset({"bagel", "gemma3", "molmo2", "moondream3", "paligemma", "umm"})
+
+
+def is_mm_prefix_lm(f: ConfigFields) -> bool:
+    """vLLM's ``ModelConfig.is_mm_prefix_lm`` for most architectures: the config's own
+    ``is_mm_prefix_lm``, else whether its (top-level) ``model_type`` is in
+    :data:`MM_PREFIX_LM_MODELS` (``transformers_utils/model_arch_config_convertor.py``)."""
+    if "is_mm_prefix_lm" in f.root:
+        return bool(f.root["is_mm_prefix_lm"])
+    return f.root.get("model_type") in MM_PREFIX_LM_MODELS
+
+
 def geometry(
     f: ConfigFields,
     architecture: str,
@@ -204,6 +218,7 @@ def geometry(
         # GPTBigCodeConfig: n_embd; BloomConfig: n_embed)
         "hidden_size": f.opt_int("hidden_size") or f.opt_int("n_embd") or f.opt_int("n_embed") or 0,
         "num_experts": num_experts(f),
+        "mm_prefix_lm": is_mm_prefix_lm(f),
     }
     fields.update(extra)
     return ModelGeometry(**fields)

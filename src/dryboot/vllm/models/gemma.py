@@ -6,7 +6,10 @@ absent ``layer_types`` alternate (Gemma-2: every 2nd layer global) or follow
 ``sliding_window_pattern`` (Gemma-3: default 6; Gemma-4: 6); Gemma-4's last layer is always
 global, its full-attention layers use ``global_head_dim`` (default 512) and, with
 ``attention_k_eq_v``, ``num_global_key_value_heads`` (``Gemma4TextConfig``,
-``gemma4_layer_config``).
+``gemma4_layer_config``). A Gemma-4 with ``use_bidirectional_attention: "vision"`` is a
+multimodal-prefix LM (``Gemma4ModelArchConfigConvertor``); one whose sliding and global heads
+differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gemma4Config`` in
+``model_executor/models/config.py``).
 """
 
 from __future__ import annotations
@@ -63,6 +66,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         full = AttentionGeometry(global_kv, global_dim, global_dim)
         unset = f.boolean("attention_k_eq_v") and not f.has("num_global_key_value_heads")
         extra["global_kv_heads_unset"] = unset and LayerKind.FULL in kinds
+        # Gemma4ModelArchConfigConvertor.is_mm_prefix_lm
+        extra["mm_prefix_lm"] = f.get("use_bidirectional_attention") == "vision"
+        # Gemma4Config.verify_and_update_config: one head size per layer type; when they differ,
+        # FlashAttention 4 serves every layer
+        extra["fa4_all_layers"] = len({global_dim if t == "full_attention" else heads[2] for t in types}) > 1
     sw = window(f)
     if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
         sw = sw // 2 + 1  # Gemma4TextConfig: exclusive bounds for bidirectional attention
