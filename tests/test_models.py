@@ -325,3 +325,52 @@ def test_lfm2_vl_reads_its_text_config() -> None:
     with pytest.raises(InputError) as info:
         geometry_from_config({**wrapper, "text_config": {**text, "conv_dim": 512}})
     assert info.value.where == "text_config.conv_dim"
+
+
+def gemma3n(**extra: object) -> dict[str, object]:
+    return {"architectures": ["Gemma3nForCausalLM"], "model_type": "gemma3n_text", "num_hidden_layers": 10, **extra}
+
+
+def test_gemma3n_shared_layers_name_fixed_offsets() -> None:
+    # Gemma3nTextConfig: every 5th layer global; Gemma3nAttention: a shared sliding layer names
+    # first - 2, a shared global one first - 1, whatever those layers are
+    m = geometry_from_config(gemma3n(num_kv_shared_layers=5), "g3n.json")
+    S, F, N = LayerKind.SLIDING, LayerKind.FULL, LayerKind.NONE
+    assert m.layer_kinds == (S, S, S, S, F, N, N, N, N, N)
+    assert m.kv_sharing == ((5, 3), (6, 3), (7, 3), (8, 3), (9, 4))
+    early = geometry_from_config(gemma3n(num_hidden_layers=4, num_kv_shared_layers=3), "g3n.json")
+    assert early.layer_kinds == (S, S, S, S) and early.kv_sharing == ()  # targets at index -1
+
+
+def test_gemma3n_per_layer_lists_must_match_the_layers() -> None:
+    with pytest.raises(InputError) as info:
+        geometry_from_config(gemma3n(intermediate_size=[512] * 9), "g3n.json")
+    assert info.value.where == "intermediate_size"
+
+
+def hunyuan(architecture: str = "HunYuanDenseV1ForCausalLM", **extra: object) -> dict[str, object]:
+    return {"architectures": [architecture], "num_hidden_layers": 4, "num_attention_heads": 16, **extra}
+
+
+def test_hunyuan_head_size_and_cla() -> None:
+    # hunyuan_v1.py HunYuanAttention: head_dim if set and non-zero, else attention_head_dim,
+    # else hidden_size // heads (HunYuanDenseV1Config: hidden_size 4096)
+    assert geometry_from_config(hunyuan(head_dim=0, attention_head_dim=96), "h.json").head_dim == 96
+    assert geometry_from_config(hunyuan(), "h.json").head_dim == 256
+    # _get_cla_factor: the factor counts only with use_cla, and 1 keeps every layer a decoder
+    assert geometry_from_config(hunyuan(cla_share_factor=2), "h.json").num_layers == 4
+    assert geometry_from_config(hunyuan(use_cla=True, cla_share_factor=1), "h.json").num_layers == 4
+    with pytest.raises(InputError) as info:
+        geometry_from_config(hunyuan(use_cla=True, cla_share_factor=2), "h.json")
+    assert info.value.where == "use_cla" and "AssertionError" in info.value.reason
+
+
+def test_hunyuan_moe_needs_experts_and_the_block_keys() -> None:
+    moe = {"moe_topk": 2, "moe_intermediate_size": 256, "use_mixed_mlp_moe": False, "num_shared_expert": 1}
+    arch = "HunYuanMoEV1ForCausalLM"
+    assert geometry_from_config(hunyuan(arch, num_experts=4, **moe), "h.json").moe_experts == ("num_experts", 4)
+    with pytest.raises(InputError, match="No HunYuanMoE layer"):
+        geometry_from_config(hunyuan(arch, **moe), "h.json")  # HunYuanMoEV1Config: num_experts 1
+    with pytest.raises(InputError) as info:
+        geometry_from_config(hunyuan(arch, num_experts=4), "h.json")
+    assert info.value.where == "moe_topk"

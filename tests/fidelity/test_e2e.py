@@ -773,6 +773,22 @@ RECORDED = [
         ],
         _ok(256, [(MB, 256, 294912, 5), ("HiddenStateCache", 128, 294912, 1)], 76929, 9406005, 1148.194, 8192),
     ),
+    Recorded(
+        "G3N1",
+        "Gemma-3n, 4 layers of which the last 3 are KV-shared: the sliding ones target layer -1 and keep their own "
+        "cache, the global one shares sliding layer 0's",
+        EXTRA / "gemma3n_kv_shared_early",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"],
+        _ok(16, [(SW, 16, 32768, 3)], 10172, 162434, 19.8285, 8192),
+    ),
+    Recorded(
+        "CLA1",
+        "HunYuan dense with use_cla (cla_share_factor 2): the odd layers are encoder-decoder attention, whose KV "
+        "cache spec vLLM asserts away",
+        EXTRA / "hunyuan_cla",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"],
+        _refused("model", "AssertionError: "),
+    ),
 ]
 
 

@@ -96,6 +96,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
     Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
+    Family("gemma3n", ("gemma3n.py",), ("Gemma3nForCausalLM",)),
+    Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
