@@ -374,3 +374,28 @@ def test_hunyuan_moe_needs_experts_and_the_block_keys() -> None:
     with pytest.raises(InputError) as info:
         geometry_from_config(hunyuan(arch, num_experts=4), "h.json")
     assert info.value.where == "moe_topk"
+
+
+def test_gemma4_assistant_shares_the_targets_caches() -> None:
+    import json
+    from pathlib import Path
+
+    from dryboot.vllm.config.hf import apply_hf_overrides
+    from dryboot.vllm.models.gemma import assistant_overrides, share_with_target
+
+    data = json.loads((Path(__file__).parent / "fidelity/data/architectures/Gemma4MTPModel.json").read_text())
+    # SpeculativeConfig.hf_config_override: Gemma4MTPModel, the assistant's own sharing off
+    over = assistant_overrides(data, "mtp", "a.json")
+    assert over == {"architectures": ["Gemma4MTPModel"], "text_config": {"num_kv_shared_layers": 0}}
+    with pytest.raises(InputError):
+        assistant_overrides(data, "draft_model", "a.json")
+    assert over is not None
+    drafter = geometry_from_config(apply_hf_overrides(data, over), "a.json")
+    assert drafter.layer_kinds == (LayerKind.SLIDING,) * 3 + (LayerKind.FULL,)
+    target = geometry_from_config(
+        json.loads((Path(__file__).parent / "fidelity/data/architectures/Gemma4ForCausalLM.json").read_text()), "t.json"
+    )
+    # Gemma4Proposer._setup_gemma4_kv_sharing: every draft layer reads a target layer's cache
+    assert share_with_target(drafter, target).layer_kinds == (LayerKind.NONE,) * 4
+    with pytest.raises(InputError, match="not verified"):
+        share_with_target(drafter, geometry_from_config({"architectures": ["Qwen3ForCausalLM"], **llama()}, "q.json"))

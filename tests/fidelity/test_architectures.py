@@ -84,7 +84,11 @@ def tiny_configs() -> dict[str, Path]:
 
 
 #: drafter architecture -> the target it drafts for in its cases (``--speculative-config``)
-DRAFTERS = {"DFlashDraftModel": ("Qwen3ForCausalLM", "dflash")}
+DRAFTERS = {
+    "DFlashDraftModel": ("Qwen3ForCausalLM", "dflash"),
+    # a Gemma-4 assistant checkpoint (model_type gemma4_assistant), built by vLLM as Gemma4MTPModel
+    "Gemma4MTPModel": ("Gemma4ForCausalLM", "mtp"),
+}
 #: stands for the drafter's directory in recorded flag sets
 DRAFTER = "{drafter}"
 

@@ -486,6 +486,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
         (the message names the flag or config field and vLLM's reason).
     """
+    from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
     from dryboot.vllm.models.registry import drafter_architecture, family_for
     from dryboot.vllm.versions import rules_for
 
@@ -543,6 +544,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         drafter = hidden_state_drafter(model, args)
     elif drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
+        if drafter.model.architecture == MTP_ARCHITECTURE:
+            drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):

@@ -31,7 +31,6 @@ ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not m
 MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
 MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per layer): not modelled"
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
-KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
 FALCON = (
     "Falcon's rotary and ALiBi attention is built without the cache config (ignores --kv-cache-dtype and "
     "the model-level window): not modelled"
@@ -157,7 +156,6 @@ REASONS: dict[str, str] = {
     "GLM4VForCausalLM": MM,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
-    "Gemma4MTPModel": KVSHARE,
     "Gemma4UnifiedForConditionalGeneration": MM,
     "Glm4MoeLiteForCausalLM": MLA,
     "Glm4MoeLiteMTPModel": SPEC_MTP,

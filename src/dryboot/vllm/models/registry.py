@@ -63,13 +63,14 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "gemma",
-        ("gemma2.py", "gemma3.py", "gemma4.py"),
+        ("gemma2.py", "gemma3.py", "gemma4.py", "gemma4_mtp.py"),
         (
             "Gemma2ForCausalLM",
             "Gemma3ForCausalLM",
             "Gemma3ForConditionalGeneration",
             "Gemma4ForCausalLM",
             "Gemma4ForConditionalGeneration",
+            "Gemma4MTPModel",
         ),
     ),
     Family("gpt_oss", ("gpt_oss.py",), ("GptOssForCausalLM",)),
