@@ -399,3 +399,18 @@ def test_gemma4_assistant_shares_the_targets_caches() -> None:
     assert share_with_target(drafter, target).layer_kinds == (LayerKind.NONE,) * 4
     with pytest.raises(InputError, match="not verified"):
         share_with_target(drafter, geometry_from_config({"architectures": ["Qwen3ForCausalLM"], **llama()}, "q.json"))
+
+
+def test_is_causal_false_builds_encoder_only_attention_where_the_model_file_reads_it() -> None:
+    # qwen3.py / llama.py: getattr(config, "is_causal", True) false -> EncoderOnlyAttention (no KV
+    # cache); qwen3_moe.py ignores the key
+    qwen3 = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], **llama(is_causal=False)}, "q.json")
+    assert qwen3.encoder_only_attention and qwen3.layer_table() == ()
+    moe = {"architectures": ["Qwen3MoeForCausalLM"], **llama(is_causal=False)}
+    assert not geometry_from_config(moe, "m.json").encoder_only_attention
+    # a wrapper's language model reads its own text_config, not the wrapper's keys
+    text = {"model_type": "qwen2", "num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 512}
+    wrapper = {"architectures": ["Qwen2VLForConditionalGeneration"], "is_causal": False, "text_config": text}
+    assert not geometry_from_config(wrapper, "w.json").encoder_only_attention
+    wrapper["text_config"] = {**text, "is_causal": False}
+    assert geometry_from_config(wrapper, "w.json").encoder_only_attention

@@ -789,6 +789,51 @@ RECORDED = [
         ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"],
         _refused("model", "AssertionError: "),
     ),
+    # is_causal false: the model file builds EncoderOnlyAttention layers (a backend, no KV cache)
+    Recorded(
+        "EO1",
+        "Qwen3-Next with is_causal false: its attention layers keep no cache, the hybrid block still aligns to them",
+        EXTRA / "qwen3_next_not_causal",
+        [
+            *("--kv-cache-memory-bytes", "7286185027", "--max-num-batched-tokens", "4096"),
+            *("--tensor-parallel-size", "4", "--kv-cache-dtype", "auto"),
+        ],
+        _ok(272, [(MB, 272, 278528, 3)], 8719, 285704192, 4359.5, 65536),
+    ),
+    Recorded(
+        "EO2",
+        "Qwen3-Next with is_causal false and fp8: the encoder-only layers' backend sizes the hybrid block",
+        EXTRA / "qwen3_next_not_causal",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--kv-cache-dtype", "fp8"),
+        ],
+        _ok(1072, [(MB, 1072, 1097728, 3)], 303, 1241088, 151.5, 8192),
+    ),
+    Recorded(
+        "EO3",
+        "Qwen3-Next with is_causal false: FLASHINFER does not serve encoder-only attention",
+        EXTRA / "qwen3_next_not_causal",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--attention-backend", "FLASHINFER"),
+        ],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. "
+            "Reason: ['attention type AttentionType.ENCODER_ONLY not supported']",
+        ),
+    ),
+    Recorded(
+        "EO4",
+        "Qwen3.5 with is_causal false in its text config and an nvfp4 cache: no backend serves encoder-only attention",
+        EXTRA / "qwen3_5_not_causal",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "825579725", "--tensor-parallel-size", "2"),
+            *("--kv-cache-dtype", "nvfp4"),
+        ],
+        _refused("model", "ValueError: No valid attention backend found for cuda"),
+    ),
 ]
 
 

@@ -158,6 +158,8 @@ SM90_MLA_PRIORITIES = ("FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
 #: (``supports_mm_prefix``; FlashAttention's needs its v4 kernels, shipped in the CUDA wheel).
 MM_PREFIX_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
 _QUANTIZED_FA = frozenset({"fp8", "fp8_e4m3"})
+#: Backends that serve ``AttentionType.ENCODER_ONLY`` (``supports_attn_type``)
+ENCODER_ONLY_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
 
 
 def flash_attn_version(head_size: int, fa4_forced: bool = False) -> int:
@@ -189,6 +191,7 @@ def invalid_reasons(
     has_sinks: bool,
     mm_prefix: bool = False,
     fa4_forced: bool = False,
+    encoder_only: bool = False,
 ) -> list[str]:
     """Why ``backend`` cannot serve a layer on SM90, in vLLM's words and order
     (``AttentionBackend.validate_configuration``, then ``supports_combination``); ``block_size``
@@ -207,10 +210,14 @@ def invalid_reasons(
         reasons.append("kv_cache_dtype not supported")
     if block_size is not None and not backend.supports_block_size(block_size):
         reasons.append("block_size not supported")
+    if encoder_only:
+        mm_prefix = False  # EncoderOnlyAttention selects its backend without it
     if mm_prefix and backend.name not in MM_PREFIX_BACKENDS:
         reasons.append("partial multimodal token full attention not supported")
     if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
         reasons.append("attention sinks not supported")
+    if encoder_only and backend.name not in ENCODER_ONLY_BACKENDS:
+        reasons.append("attention type AttentionType.ENCODER_ONLY not supported")
     if quantized and flash_attn_version(head_size, fa4_forced) != 3:
         reasons.append("FP8 KV cache requires FA3 on SM90 or FA4 on SM100")
     if fa and mm_prefix and flash_attn_version(head_size, fa4_forced) != 4:
@@ -243,6 +250,7 @@ def default_backend(
     table: dict[str, AttentionBackend] | None = None,
     mm_prefix: bool = False,
     fa4_forced: bool = False,
+    encoder_only: bool = False,
 ) -> str:
     """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
     dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
@@ -255,7 +263,14 @@ def default_backend(
     why: dict[str, list[str]] = {}
     for name in priorities:
         reasons = invalid_reasons(
-            (table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks, mm_prefix, fa4_forced
+            (table or BACKENDS)[name],
+            head_size,
+            kv_cache_dtype,
+            block_size,
+            has_sinks,
+            mm_prefix,
+            fa4_forced,
+            encoder_only,
         )
         if not reasons:
             return name

@@ -162,6 +162,7 @@ def backend_for(
         rules.flashinfer_nvfp4_sm90,
         model.mm_prefix_lm,
         model.fa4_all_layers and name in (None, "FLASH_ATTN"),
+        model.encoder_only_attention,
     )
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
@@ -183,6 +184,7 @@ def _resolve_backend(
     flashinfer_nvfp4: bool = False,
     mm_prefix: bool = False,
     fa4_forced: bool = False,
+    encoder_only: bool = False,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
@@ -198,7 +200,7 @@ def _resolve_backend(
     elif name is None:
         try:
             chosen = default_backend(
-                kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table, mm_prefix, fa4_forced
+                kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table, mm_prefix, fa4_forced, encoder_only
             )
         except ValueError as exc:
             raise InputError("--attention-backend", None, f"{source}: {exc}") from None
@@ -212,7 +214,9 @@ def _resolve_backend(
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
-    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks, mm_prefix, fa4_forced)
+    reasons = invalid_reasons(
+        backend, head_size, kv_cache_dtype, block_size, has_sinks, mm_prefix, fa4_forced, encoder_only
+    )
     if reasons:
         raise InputError(
             flag,
@@ -535,6 +539,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             None,
             f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
             "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
+        )
+    if model.encoder_only_attention and not model.layer_table():
+        raise InputError(
+            model.source,
+            "is_causal",
+            f"false: {model.architecture} then builds every attention layer as EncoderOnlyAttention, which keeps no "
+            "KV cache; vLLM starts this generation model with no KV cache groups at all (num_blocks 1, the null "
+            "block; no capacity), which dryboot does not plan",
         )
     if args.pipeline_parallel_size > 1:
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
