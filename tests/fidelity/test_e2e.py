@@ -834,6 +834,35 @@ RECORDED = [
         ],
         _refused("model", "ValueError: No valid attention backend found for cuda"),
     ),
+    # multimodal-prefix LMs (ModelConfig.is_mm_prefix_lm): FlashInfer lacks it, FlashAttention needs FA4
+    Recorded(
+        "MP1",
+        "Gemma-3 multimodal (an mm-prefix LM) on FLASH_ATTN: head size 256 runs FA3, which has no mm_prefix",
+        ARCH / "Gemma3ForConditionalGeneration.json",
+        [
+            *("--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--attention-backend", "FLASH_ATTN"),
+        ],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. "
+            "Reason: ['mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4",
+        ),
+    ),
+    Recorded(
+        "MP2",
+        "Gemma-3 multimodal on FLASHINFER: partial multimodal token full attention not supported",
+        ARCH / "Gemma3ForConditionalGeneration.json",
+        [
+            *("--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--attention-backend", "FLASHINFER"),
+        ],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. "
+            "Reason: ['partial multimodal token full attention not supported']",
+        ),
+    ),
 ]
 
 
