@@ -557,6 +557,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     elif drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
         if drafter.model.architecture == MTP_ARCHITECTURE:
+            if args.pipeline_parallel_size > 1 and rules.pp_draft_models:
+                # the proposer maps the draft layers onto target layers by index, which the last
+                # stage may not hold
+                raise InputError(
+                    "--pipeline-parallel-size",
+                    str(args.pipeline_parallel_size),
+                    "a Gemma-4 assistant drafter under pipeline parallelism is not verified: not modelled",
+                )
             drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
