@@ -45,11 +45,11 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
 @pytest.mark.parametrize(
     ("architecture", "words"),
     [
-        ("Gemma3nForConditionalGeneration", "cross-layer KV sharing"),
+        ("Gemma3nForConditionalGeneration", "timm"),
         ("NemotronHPuzzleForCausalLM", "per-layer configs"),
         ("DeepseekV4ForCausalLM", "indexer caches"),
         ("WhisperForConditionalGeneration", "encoder-decoder"),
-        ("Gemma3nForCausalLM", "cross-layer KV sharing"),
+        ("IQuestLoopCoderForCausalLM", "looped layers"),
         ("EagleLlamaForCausalLM", "EAGLE"),
         ("BloomForCausalLM", "meta device"),
         ("NoSuchModelForCausalLM", "not in vLLM 0.28.0's model registry"),

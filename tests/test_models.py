@@ -325,3 +325,92 @@ def test_lfm2_vl_reads_its_text_config() -> None:
     with pytest.raises(InputError) as info:
         geometry_from_config({**wrapper, "text_config": {**text, "conv_dim": 512}})
     assert info.value.where == "text_config.conv_dim"
+
+
+def gemma3n(**extra: object) -> dict[str, object]:
+    return {"architectures": ["Gemma3nForCausalLM"], "model_type": "gemma3n_text", "num_hidden_layers": 10, **extra}
+
+
+def test_gemma3n_shared_layers_name_fixed_offsets() -> None:
+    # Gemma3nTextConfig: every 5th layer global; Gemma3nAttention: a shared sliding layer names
+    # first - 2, a shared global one first - 1, whatever those layers are
+    m = geometry_from_config(gemma3n(num_kv_shared_layers=5), "g3n.json")
+    S, F, N = LayerKind.SLIDING, LayerKind.FULL, LayerKind.NONE
+    assert m.layer_kinds == (S, S, S, S, F, N, N, N, N, N)
+    assert m.kv_sharing == ((5, 3), (6, 3), (7, 3), (8, 3), (9, 4))
+    early = geometry_from_config(gemma3n(num_hidden_layers=4, num_kv_shared_layers=3), "g3n.json")
+    assert early.layer_kinds == (S, S, S, S) and early.kv_sharing == ()  # targets at index -1
+
+
+def test_gemma3n_per_layer_lists_must_match_the_layers() -> None:
+    with pytest.raises(InputError) as info:
+        geometry_from_config(gemma3n(intermediate_size=[512] * 9), "g3n.json")
+    assert info.value.where == "intermediate_size"
+
+
+def hunyuan(architecture: str = "HunYuanDenseV1ForCausalLM", **extra: object) -> dict[str, object]:
+    return {"architectures": [architecture], "num_hidden_layers": 4, "num_attention_heads": 16, **extra}
+
+
+def test_hunyuan_head_size_and_cla() -> None:
+    # hunyuan_v1.py HunYuanAttention: head_dim if set and non-zero, else attention_head_dim,
+    # else hidden_size // heads (HunYuanDenseV1Config: hidden_size 4096)
+    assert geometry_from_config(hunyuan(head_dim=0, attention_head_dim=96), "h.json").head_dim == 96
+    assert geometry_from_config(hunyuan(), "h.json").head_dim == 256
+    # _get_cla_factor: the factor counts only with use_cla, and 1 keeps every layer a decoder
+    assert geometry_from_config(hunyuan(cla_share_factor=2), "h.json").num_layers == 4
+    assert geometry_from_config(hunyuan(use_cla=True, cla_share_factor=1), "h.json").num_layers == 4
+    with pytest.raises(InputError) as info:
+        geometry_from_config(hunyuan(use_cla=True, cla_share_factor=2), "h.json")
+    assert info.value.where == "use_cla" and "AssertionError" in info.value.reason
+
+
+def test_hunyuan_moe_needs_experts_and_the_block_keys() -> None:
+    moe = {"moe_topk": 2, "moe_intermediate_size": 256, "use_mixed_mlp_moe": False, "num_shared_expert": 1}
+    arch = "HunYuanMoEV1ForCausalLM"
+    assert geometry_from_config(hunyuan(arch, num_experts=4, **moe), "h.json").moe_experts == ("num_experts", 4)
+    with pytest.raises(InputError, match="No HunYuanMoE layer"):
+        geometry_from_config(hunyuan(arch, **moe), "h.json")  # HunYuanMoEV1Config: num_experts 1
+    with pytest.raises(InputError) as info:
+        geometry_from_config(hunyuan(arch, num_experts=4), "h.json")
+    assert info.value.where == "moe_topk"
+
+
+def test_gemma4_assistant_shares_the_targets_caches() -> None:
+    import json
+    from pathlib import Path
+
+    from dryboot.vllm.config.hf import apply_hf_overrides
+    from dryboot.vllm.models.gemma import assistant_overrides, share_with_target
+
+    data = json.loads((Path(__file__).parent / "fidelity/data/architectures/Gemma4MTPModel.json").read_text())
+    # SpeculativeConfig.hf_config_override: Gemma4MTPModel, the assistant's own sharing off
+    over = assistant_overrides(data, "mtp", "a.json")
+    assert over == {"architectures": ["Gemma4MTPModel"], "text_config": {"num_kv_shared_layers": 0}}
+    with pytest.raises(InputError):
+        assistant_overrides(data, "draft_model", "a.json")
+    assert over is not None
+    drafter = geometry_from_config(apply_hf_overrides(data, over), "a.json")
+    assert drafter.layer_kinds == (LayerKind.SLIDING,) * 3 + (LayerKind.FULL,)
+    target = geometry_from_config(
+        json.loads((Path(__file__).parent / "fidelity/data/architectures/Gemma4ForCausalLM.json").read_text()), "t.json"
+    )
+    # Gemma4Proposer._setup_gemma4_kv_sharing: every draft layer reads a target layer's cache
+    assert share_with_target(drafter, target).layer_kinds == (LayerKind.NONE,) * 4
+    with pytest.raises(InputError, match="not verified"):
+        share_with_target(drafter, geometry_from_config({"architectures": ["Qwen3ForCausalLM"], **llama()}, "q.json"))
+
+
+def test_is_causal_false_builds_encoder_only_attention_where_the_model_file_reads_it() -> None:
+    # qwen3.py / llama.py: getattr(config, "is_causal", True) false -> EncoderOnlyAttention (no KV
+    # cache); qwen3_moe.py ignores the key
+    qwen3 = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], **llama(is_causal=False)}, "q.json")
+    assert qwen3.encoder_only_attention and qwen3.layer_table() == ()
+    moe = {"architectures": ["Qwen3MoeForCausalLM"], **llama(is_causal=False)}
+    assert not geometry_from_config(moe, "m.json").encoder_only_attention
+    # a wrapper's language model reads its own text_config, not the wrapper's keys
+    text = {"model_type": "qwen2", "num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 512}
+    wrapper = {"architectures": ["Qwen2VLForConditionalGeneration"], "is_causal": False, "text_config": text}
+    assert not geometry_from_config(wrapper, "w.json").encoder_only_attention
+    wrapper["text_config"] = {**text, "is_causal": False}
+    assert geometry_from_config(wrapper, "w.json").encoder_only_attention

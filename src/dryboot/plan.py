@@ -271,6 +271,13 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
     mamba padding (``Platform._align_hybrid_block_size``)."""
     model, args = cfg.model, cfg.args
+    drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
+    if not (drafter_attention or any(k.is_attention for k in model.kinds)):
+        # no attention layer on this worker (a pipeline stage of only mamba layers, an
+        # attention-free model): Platform._find_non_ssm_backend finds no backend, and
+        # update_block_size_for_backend returns before either phase: the block stays
+        # --block-size or CacheConfig.DEFAULT_BLOCK_SIZE (16 tokens)
+        return args.block_size or 16, None
     names = "/".join(cfg.backends) if cfg.rules.block_size_log_backends else None
     # Platform._find_non_ssm_backend: the backend of the first attention layer built (a sparse
     # MLA model's first layer is usually its indexer's key cache)
@@ -278,10 +285,8 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     phase1 = DEEPSEEK_V32_INDEXER if first is LayerKind.MLA_INDEXER else cfg.backend
     block_size, phase1_log = preferred_block_size(phase1, args.block_size, all_backends=names)
     log.extend(phase1_log)
-    drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
-    if mamba is None or not model.is_hybrid or not (drafter_attention or any(k.is_attention for k in model.kinds)):
-        # alignment needs a hybrid model class and some attention layer (target or drafter)
-        # to take a backend from (Platform._find_non_ssm_backend)
+    if mamba is None or not model.is_hybrid:
+        # alignment needs a hybrid model class (ModelConfig.is_hybrid)
         return block_size, None
     mla = model.use_mla or model.mla_config  # vLLM's ModelConfig.use_mla
     full = model.attention(LayerKind.MLA if mla else LayerKind.FULL)

@@ -15,9 +15,10 @@ from dryboot.flags import (
     parse_speculative_config,
 )
 from dryboot.plan import Drafter
-from dryboot.vllm.config.hf import ModelGeometry, load_model
+from dryboot.vllm.config.hf import ModelGeometry, load_config_json, load_model
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.models.gemma import assistant_overrides
 
 
 def build_engine_args(
@@ -105,7 +106,8 @@ def load_drafter_and_k(
     if not args.num_speculative_tokens:
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     try:
-        drafter_model = load_model(path)
+        _, data = load_config_json(path)
+        drafter_model = load_model(path, assistant_overrides(data, cfg.method, str(path)))
     except InputError as exc:
         where = "--speculative-model" if spec_model else f"{source}: model"
         raise InputError(where, None, exc.line()) from None

@@ -84,7 +84,11 @@ def tiny_configs() -> dict[str, Path]:
 
 
 #: drafter architecture -> the target it drafts for in its cases (``--speculative-config``)
-DRAFTERS = {"DFlashDraftModel": ("Qwen3ForCausalLM", "dflash")}
+DRAFTERS = {
+    "DFlashDraftModel": ("Qwen3ForCausalLM", "dflash"),
+    # a Gemma-4 assistant checkpoint (model_type gemma4_assistant), built by vLLM as Gemma4MTPModel
+    "Gemma4MTPModel": ("Gemma4ForCausalLM", "mtp"),
+}
 #: stands for the drafter's directory in recorded flag sets
 DRAFTER = "{drafter}"
 
@@ -168,20 +172,7 @@ def _recorded_cases(architecture: str) -> list[tuple[H.Case, dict[str, Any]]]:
 
 #: Recorded cases dryboot is known to answer differently, by case id, with the kind: each must
 #: still disagree (an agreement means the kind is fixed and the entry goes).
-KNOWN: dict[str, str] = {
-    "Gemma4ForCausalLM#1": (
-        "FLASH_ATTN with 512-dim global heads: vLLM 0.28.0 serves them with FlashAttention 4, dryboot "
-        "models FlashAttention 3 on SM90 (up to 256) and refuses"
-    ),
-    "Gemma4ForCausalLM#14": (
-        "FLASHINFER refused by vLLM for a multimodal-prefix LM ('partial multimodal token full attention "
-        "not supported', ModelConfig.is_mm_prefix_lm): not modelled"
-    ),
-    "KimiLinearForCausalLM#7": (
-        "pipeline stage without MLA layers under --mamba-cache-mode all: vLLM keeps the KDA block at 16 "
-        "there, dryboot at its chunk-aligned 64"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 def disagreements(pairs: list[tuple[H.Case, dict[str, Any]]]) -> list[str]:

@@ -840,6 +840,96 @@ RECORDED = [
         DSA,
         _refused("model", "ZeroDivisionError: integer modulo by zero"),
     ),
+    Recorded(
+        "G3N1",
+        "Gemma-3n, 4 layers of which the last 3 are KV-shared: the sliding ones target layer -1 and keep their own "
+        "cache, the global one shares sliding layer 0's",
+        EXTRA / "gemma3n_kv_shared_early",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"],
+        _ok(16, [(SW, 16, 32768, 3)], 10172, 162434, 19.8285, 8192),
+    ),
+    Recorded(
+        "CLA1",
+        "HunYuan dense with use_cla (cla_share_factor 2): the odd layers are encoder-decoder attention, whose KV "
+        "cache spec vLLM asserts away",
+        EXTRA / "hunyuan_cla",
+        ["--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"],
+        _refused("model", "AssertionError: "),
+    ),
+    # is_causal false: the model file builds EncoderOnlyAttention layers (a backend, no KV cache)
+    Recorded(
+        "EO1",
+        "Qwen3-Next with is_causal false: its attention layers keep no cache, the hybrid block still aligns to them",
+        EXTRA / "qwen3_next_not_causal",
+        [
+            *("--kv-cache-memory-bytes", "7286185027", "--max-num-batched-tokens", "4096"),
+            *("--tensor-parallel-size", "4", "--kv-cache-dtype", "auto"),
+        ],
+        _ok(272, [(MB, 272, 278528, 3)], 8719, 285704192, 4359.5, 65536),
+    ),
+    Recorded(
+        "EO2",
+        "Qwen3-Next with is_causal false and fp8: the encoder-only layers' backend sizes the hybrid block",
+        EXTRA / "qwen3_next_not_causal",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--kv-cache-dtype", "fp8"),
+        ],
+        _ok(1072, [(MB, 1072, 1097728, 3)], 303, 1241088, 151.5, 8192),
+    ),
+    Recorded(
+        "EO3",
+        "Qwen3-Next with is_causal false: FLASHINFER does not serve encoder-only attention",
+        EXTRA / "qwen3_next_not_causal",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--attention-backend", "FLASHINFER"),
+        ],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. "
+            "Reason: ['attention type AttentionType.ENCODER_ONLY not supported']",
+        ),
+    ),
+    Recorded(
+        "EO4",
+        "Qwen3.5 with is_causal false in its text config and an nvfp4 cache: no backend serves encoder-only attention",
+        EXTRA / "qwen3_5_not_causal",
+        [
+            *("--max-model-len", "8192", "--kv-cache-memory-bytes", "825579725", "--tensor-parallel-size", "2"),
+            *("--kv-cache-dtype", "nvfp4"),
+        ],
+        _refused("model", "ValueError: No valid attention backend found for cuda"),
+    ),
+    # multimodal-prefix LMs (ModelConfig.is_mm_prefix_lm): FlashInfer lacks it, FlashAttention needs FA4
+    Recorded(
+        "MP1",
+        "Gemma-3 multimodal (an mm-prefix LM) on FLASH_ATTN: head size 256 runs FA3, which has no mm_prefix",
+        ARCH / "Gemma3ForConditionalGeneration.json",
+        [
+            *("--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--attention-backend", "FLASH_ATTN"),
+        ],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASH_ATTN is not valid for this configuration. "
+            "Reason: ['mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4",
+        ),
+    ),
+    Recorded(
+        "MP2",
+        "Gemma-3 multimodal on FLASHINFER: partial multimodal token full attention not supported",
+        ARCH / "Gemma3ForConditionalGeneration.json",
+        [
+            *("--max-model-len", "4096", "--kv-cache-memory-bytes", "1000000000", "--max-num-batched-tokens", "8192"),
+            *("--attention-backend", "FLASHINFER"),
+        ],
+        _refused(
+            "model",
+            "ValueError: Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. "
+            "Reason: ['partial multimodal token full attention not supported']",
+        ),
+    ),
 ]
 
 

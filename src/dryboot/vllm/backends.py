@@ -198,11 +198,28 @@ SM90_MLA_PRIORITIES = ("FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
 SM90_SPARSE_MLA_PRIORITIES = ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")
 
 
+#: Backends that serve a multimodal-prefix LM's bidirectional image-token attention
+#: (``supports_mm_prefix``; FlashAttention's needs its v4 kernels, shipped in the CUDA wheel).
+MM_PREFIX_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
+_QUANTIZED_FA = frozenset({"fp8", "fp8_e4m3"})
+#: Backends that serve ``AttentionType.ENCODER_ONLY`` (``supports_attn_type``)
+ENCODER_ONLY_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
+
+
+def flash_attn_version(head_size: int, fa4_forced: bool = False) -> int:
+    """The FlashAttention version a layer of ``head_size`` runs on SM90
+    (``v1/attention/backends/fa_utils.py`` ``get_flash_attn_version``): 3, upgraded to 4 above
+    head size 256; 4 for every layer when the model's config hook sets
+    ``attention_config.flash_attn_version`` (``fa4_forced``: Gemma-4's heterogeneous heads)."""
+    return 4 if fa4_forced or head_size > 256 else 3
+
+
 def head_size_supported(backend: str, head_size: int) -> bool:
-    """``supports_head_size`` on SM90: FlashAttention 3 takes multiples of 8 up to 256 (512
-    needs FA4, not available there), FlashInfer 64/128/256/512, Triton 32 and up, the rest any."""
+    """``supports_head_size`` on SM90: FlashAttention multiples of 8 up to 256 (FA3) and up to
+    512 (FA4, shipped with the CUDA wheel), FlashInfer 64/128/256/512, Triton 32 and up, the rest
+    any."""
     if backend == "FLASH_ATTN":
-        return head_size % 8 == 0 and head_size <= 256
+        return head_size % 8 == 0 and head_size <= 512
     if backend == "FLASHINFER":
         return head_size in (64, 128, 256, 512)
     if backend == "TRITON_ATTN":
@@ -218,11 +235,22 @@ def invalid_reasons(
     has_sinks: bool,
     use_sparse: bool = False,
     model_dtype: str | None = None,
+    mm_prefix: bool = False,
+    fa4_forced: bool = False,
+    encoder_only: bool = False,
 ) -> list[str]:
-    """Why ``backend`` cannot serve a layer on SM90, in vLLM's words (``validate_configuration``);
-    ``block_size`` is the user's ``--block-size`` (``None``: the backend picks its own);
-    ``use_sparse``: an MLA layer with a sparse-attention indexer; ``model_dtype``: the model's
-    torch dtype (checked where the backend declares its dtypes)."""
+    """Why ``backend`` cannot serve a layer on SM90, in vLLM's words and order
+    (``AttentionBackend.validate_configuration``, then ``supports_combination``); ``block_size``
+    is the user's ``--block-size`` (``None``: the backend picks its own); ``use_sparse``: an MLA
+    layer with a sparse-attention indexer; ``model_dtype``: the model's torch dtype (checked where
+    the backend declares its dtypes); ``mm_prefix``: ``ModelConfig.is_mm_prefix_lm``;
+    ``fa4_forced``: see :func:`flash_attn_version`.
+
+    FlashAttention serves an fp8 cache only on FA3 on SM90 (``flash_attn_supports_kv_cache_dtype``:
+    asked without the head size, it sees only a forced version) and a multimodal prefix only on
+    FA4 (``FlashAttentionBackend.supports_combination``)."""
+    fa = backend.name == "FLASH_ATTN"
+    quantized = fa and kv_cache_dtype in _QUANTIZED_FA
     reasons = []
     if backend.head_sizes is not None:
         if head_size not in backend.head_sizes:
@@ -231,10 +259,14 @@ def invalid_reasons(
         reasons.append("head_size not supported")
     if backend.model_dtypes is not None and model_dtype is not None and model_dtype not in backend.model_dtypes:
         reasons.append("dtype not supported")
-    if not backend.supports_kv_cache_dtype(kv_cache_dtype):
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype) or (quantized and fa4_forced):
         reasons.append("kv_cache_dtype not supported")
     if block_size is not None and not backend.supports_block_size(block_size):
         reasons.append("block_size not supported")
+    if encoder_only:
+        mm_prefix = False  # EncoderOnlyAttention selects its backend without it
+    if mm_prefix and backend.name not in MM_PREFIX_BACKENDS:
+        reasons.append("partial multimodal token full attention not supported")
     if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
         reasons.append("attention sinks not supported")
     if backend.is_mla and use_sparse != backend.is_sparse:
@@ -245,6 +277,15 @@ def invalid_reasons(
             reasons.append("FlashAttention MLA Sparse currently supports only FP16/BF16 KV cache")
         elif not use_sparse:
             reasons.append("FlashAttention MLA Sparse requires model with index_topk")
+    if encoder_only and backend.name not in ENCODER_ONLY_BACKENDS:
+        reasons.append("attention type AttentionType.ENCODER_ONLY not supported")
+    if quantized and flash_attn_version(head_size, fa4_forced) != 3:
+        reasons.append("FP8 KV cache requires FA3 on SM90 or FA4 on SM100")
+    if fa and mm_prefix and flash_attn_version(head_size, fa4_forced) != 4:
+        reasons.append(
+            "mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4, which does not resolve for "
+            "this head_size"
+        )
     if backend.name == "FLASHINFER" and kv_cache_dtype.startswith("nvfp4") and head_size == 64:
         # FlashInferBackend.supports_combination (0.32+, the SM90 FA2 path for nvfp4)
         reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
@@ -270,6 +311,9 @@ def default_backend(
     table: dict[str, AttentionBackend] | None = None,
     use_sparse: bool = False,
     model_dtype: str | None = None,
+    mm_prefix: bool = False,
+    fa4_forced: bool = False,
+    encoder_only: bool = False,
 ) -> str:
     """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
     dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
@@ -285,7 +329,16 @@ def default_backend(
     why: dict[str, list[str]] = {}
     for name in priorities:
         reasons = invalid_reasons(
-            (table or BACKENDS)[name], head_size, kv_cache_dtype, block_size, has_sinks, use_sparse, model_dtype
+            (table or BACKENDS)[name],
+            head_size,
+            kv_cache_dtype,
+            block_size,
+            has_sinks,
+            use_sparse=use_sparse,
+            model_dtype=model_dtype,
+            mm_prefix=mm_prefix,
+            fa4_forced=fa4_forced,
+            encoder_only=encoder_only,
         )
         if not reasons:
             return name

@@ -142,6 +142,14 @@ class ModelGeometry:
     ``decoder_layers``) with an indexer in every layer, for a GLM-5 config whose IndexCache keys
     skip some, as releases whose ``GlmMoeDsaConfig`` drops those keys build it (switch
     ``glm_moe_dsa_drops_index_keys``).
+    ``mm_prefix_lm``: vLLM's ``ModelConfig.is_mm_prefix_lm`` (image tokens attend
+    bidirectionally; every attention layer's backend must support it). ``fa4_all_layers``: the
+    model's config hook runs every layer on FlashAttention 4 when FlashAttention serves it
+    (``model_executor/models/config.py`` ``Gemma4Config``: heterogeneous head sizes).
+    ``encoder_only_attention``: the config sets ``is_causal`` false and the model file then builds
+    its attention layers as ``EncoderOnlyAttention`` (``AttentionType.ENCODER_ONLY``): they take a
+    backend (chosen for that attention type) but keep no KV cache (``get_kv_cache_spec`` returns
+    ``None``), so only the other layers' caches are planned.
     """
 
     source: str
@@ -196,6 +204,9 @@ class ModelGeometry:
     global_kv_heads_unset: bool = False
     indexer_head_size: int | None = None
     all_layers_indexed: tuple[tuple[LayerKind, ...], tuple[int, ...]] | None = None
+    mm_prefix_lm: bool = False
+    fa4_all_layers: bool = False
+    encoder_only_attention: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -271,7 +282,7 @@ class ModelGeometry:
             table = cache[prefix] = tuple(
                 (self.layer_name(i) if prefix is None or self.layer_names is not None else f"{prefix}.{i}", kind)
                 for i, kind in enumerate(self.layer_kinds)
-                if kind is not LayerKind.NONE
+                if kind is not LayerKind.NONE and not (self.encoder_only_attention and kind.is_attention)
             )
         return table
 

@@ -171,6 +171,9 @@ def backend_for(
         rules.flashinfer_nvfp4_sm90,
         model.sparse_mla,
         model_dtype_of(model, args) if model.sparse_mla else None,
+        model.mm_prefix_lm,
+        model.fa4_all_layers and name in (None, "FLASH_ATTN"),
+        model.encoder_only_attention,
     )
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
@@ -192,6 +195,9 @@ def _resolve_backend(
     flashinfer_nvfp4: bool = False,
     use_sparse: bool = False,
     model_dtype: str | None = None,
+    mm_prefix: bool = False,
+    fa4_forced: bool = False,
+    encoder_only: bool = False,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
@@ -199,7 +205,8 @@ def _resolve_backend(
     model with a sparse-attention indexer (``model_dtype`` checked against the sparse backends).
 
     :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
-        layer (vLLM's reasons: head size, KV dtype, ``--block-size``, attention sinks).
+        layer (vLLM's reasons: head size, KV dtype, ``--block-size``, a multimodal prefix,
+        attention sinks; :func:`~dryboot.vllm.backends.invalid_reasons`).
     """
     table = backend_table(flashinfer_nvfp4)
     if name is None and custom is not None:
@@ -213,7 +220,17 @@ def _resolve_backend(
     elif name is None:
         try:
             chosen = default_backend(
-                kv_cache_dtype, use_mla, head_size, block_size, has_sinks, table, use_sparse, model_dtype
+                kv_cache_dtype,
+                use_mla,
+                head_size,
+                block_size,
+                has_sinks,
+                table,
+                use_sparse=use_sparse,
+                model_dtype=model_dtype,
+                mm_prefix=mm_prefix,
+                fa4_forced=fa4_forced,
+                encoder_only=encoder_only,
             )
         except ValueError as exc:
             raise InputError("--attention-backend", None, f"{source}: {exc}") from None
@@ -227,7 +244,18 @@ def _resolve_backend(
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
-    reasons = invalid_reasons(backend, head_size, kv_cache_dtype, block_size, has_sinks, use_sparse, model_dtype)
+    reasons = invalid_reasons(
+        backend,
+        head_size,
+        kv_cache_dtype,
+        block_size,
+        has_sinks,
+        use_sparse=use_sparse,
+        model_dtype=model_dtype,
+        mm_prefix=mm_prefix,
+        fa4_forced=fa4_forced,
+        encoder_only=encoder_only,
+    )
     if reasons:
         raise InputError(
             flag,
@@ -518,6 +546,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
         (the message names the flag or config field and vLLM's reason).
     """
+    from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
     from dryboot.vllm.models.registry import drafter_architecture, family_for
     from dryboot.vllm.versions import rules_for
 
@@ -567,6 +596,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
             "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
         )
+    if model.encoder_only_attention and not model.layer_table():
+        raise InputError(
+            model.source,
+            "is_causal",
+            f"false: {model.architecture} then builds every attention layer as EncoderOnlyAttention, which keeps no "
+            "KV cache; vLLM starts this generation model with no KV cache groups at all (num_blocks 1, the null "
+            "block; no capacity), which dryboot does not plan",
+        )
     if args.pipeline_parallel_size > 1:
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     check_tensor_parallel(model, args.tensor_parallel_size)
@@ -575,6 +612,16 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         drafter = hidden_state_drafter(model, args)
     elif drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
+        if drafter.model.architecture == MTP_ARCHITECTURE:
+            if args.pipeline_parallel_size > 1 and rules.pp_draft_models:
+                # the proposer maps the draft layers onto target layers by index, which the last
+                # stage may not hold
+                raise InputError(
+                    "--pipeline-parallel-size",
+                    str(args.pipeline_parallel_size),
+                    "a Gemma-4 assistant drafter under pipeline parallelism is not verified: not modelled",
+                )
+            drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):

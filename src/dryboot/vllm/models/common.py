@@ -159,6 +159,61 @@ def num_experts(f: ConfigFields) -> int:
     return 0
 
 
+#: Model types vLLM treats as multimodal-prefix LMs when the config does not say
+#: (``ModelArchConfigConvertorBase.is_mm_prefix_lm``).
+MM_PREFIX_LM_MODELS = frozenset({"bagel", "gemma3", "molmo2", "moondream3", "paligemma", "umm"})
+
+
+def is_mm_prefix_lm(f: ConfigFields) -> bool:
+    """vLLM's ``ModelConfig.is_mm_prefix_lm`` for most architectures: the config's own
+    ``is_mm_prefix_lm``, else whether its (top-level) ``model_type`` is in
+    :data:`MM_PREFIX_LM_MODELS` (``transformers_utils/model_arch_config_convertor.py``)."""
+    if "is_mm_prefix_lm" in f.root:
+        return bool(f.root["is_mm_prefix_lm"])
+    return f.root.get("model_type") in MM_PREFIX_LM_MODELS
+
+
+#: Architectures whose vLLM model file builds its attention layers as ``EncoderOnlyAttention``
+#: when the (text) config's ``is_causal`` is false (``llama.py``, ``qwen2.py``, ``qwen3.py``,
+#: ``qwen3_next.py``, ``gemma3.py``, ``seed_oss.py`` and the files built on their decoder layers);
+#: found by running each verified architecture's tiny config with ``is_causal: false`` through
+#: vLLM 0.28.0's engine start. The other files ignore the key.
+ENCODER_ONLY_WHEN_NOT_CAUSAL = frozenset(
+    {
+        "CwmForCausalLM",
+        "Ernie4_5ForCausalLM",
+        "Fairseq2LlamaForCausalLM",
+        "Gemma3ForCausalLM",
+        "Gemma3ForConditionalGeneration",
+        "GlmForCausalLM",
+        "IQuestCoderForCausalLM",
+        "InternLM3ForCausalLM",
+        "LLaMAForCausalLM",
+        "LlamaForCausalLM",
+        "Ministral3ForCausalLM",
+        "MistralForCausalLM",
+        "Phi3ForCausalLM",
+        "Qwen2ForCausalLM",
+        "Qwen2VLForConditionalGeneration",
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3ForCausalLM",
+        "Qwen3NextForCausalLM",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "SeedOssForCausalLM",
+    }
+)
+
+
+def not_causal(f: ConfigFields) -> bool:
+    """Whether the language model's config sets ``is_causal`` to a false value (the model files
+    test ``getattr(config, "is_causal", True)``); a wrapper's is read from its ``text_config``."""
+    nested = f.root.get("text_config")
+    data = nested if f.prefix == "text_config." and isinstance(nested, dict) else f.data
+    return "is_causal" in data and not data["is_causal"]
+
+
 def geometry(
     f: ConfigFields,
     architecture: str,
@@ -204,6 +259,8 @@ def geometry(
         # GPTBigCodeConfig: n_embd; BloomConfig: n_embed)
         "hidden_size": f.opt_int("hidden_size") or f.opt_int("n_embd") or f.opt_int("n_embed") or 0,
         "num_experts": num_experts(f),
+        "mm_prefix_lm": is_mm_prefix_lm(f),
+        "encoder_only_attention": architecture in ENCODER_ONLY_WHEN_NOT_CAUSAL and not_causal(f),
     }
     fields.update(extra)
     return ModelGeometry(**fields)

@@ -6,7 +6,10 @@ absent ``layer_types`` alternate (Gemma-2: every 2nd layer global) or follow
 ``sliding_window_pattern`` (Gemma-3: default 6; Gemma-4: 6); Gemma-4's last layer is always
 global, its full-attention layers use ``global_head_dim`` (default 512) and, with
 ``attention_k_eq_v``, ``num_global_key_value_heads`` (``Gemma4TextConfig``,
-``gemma4_layer_config``).
+``gemma4_layer_config``). A Gemma-4 with ``use_bidirectional_attention: "vision"`` is a
+multimodal-prefix LM (``Gemma4ModelArchConfigConvertor``); one whose sliding and global heads
+differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gemma4Config`` in
+``model_executor/models/config.py``).
 """
 
 from __future__ import annotations
@@ -63,6 +66,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         full = AttentionGeometry(global_kv, global_dim, global_dim)
         unset = f.boolean("attention_k_eq_v") and not f.has("num_global_key_value_heads")
         extra["global_kv_heads_unset"] = unset and LayerKind.FULL in kinds
+        # Gemma4ModelArchConfigConvertor.is_mm_prefix_lm
+        extra["mm_prefix_lm"] = f.get("use_bidirectional_attention") == "vision"
+        # Gemma4Config.verify_and_update_config: one head size per layer type; when they differ,
+        # FlashAttention 4 serves every layer
+        extra["fa4_all_layers"] = len({global_dim if t == "full_attention" else heads[2] for t in types}) > 1
     sw = window(f)
     if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
         sw = sw // 2 + 1  # Gemma4TextConfig: exclusive bounds for bidirectional attention
@@ -112,3 +120,68 @@ def _share_kv(
         out[i] = LayerKind.NONE
         pairs.append((i, first - 1 - types[:first][::-1].index(types[i])))
     return tuple(out), tuple(pairs)
+
+
+#: ``model_type`` of a Gemma-4 assistant checkpoint (transformers' ``Gemma4AssistantConfig``)
+ASSISTANT = "gemma4_assistant"
+#: the architecture vLLM builds a Gemma-4 assistant as (``gemma4_mtp.py`` ``Gemma4MTP``)
+MTP_ARCHITECTURE = "Gemma4MTPModel"
+
+
+def assistant_overrides(data: dict[str, Any], method: str, source: str) -> dict[str, Any] | None:
+    """The rewrite vLLM's ``SpeculativeConfig.hf_config_override`` makes of a Gemma-4 assistant
+    drafter's config: architecture ``Gemma4MTPModel`` and ``num_kv_shared_layers`` 0 (its layers
+    share the target's caches instead, wired by the proposer); ``None`` for other drafters.
+
+    :raises InputError: a Gemma-4 assistant under a method other than ``mtp``, or the unified
+        assistant (not verified).
+    """
+    model_type = data.get("model_type")
+    if model_type == "gemma4_unified_assistant":
+        raise InputError(source, "model_type", "the Gemma-4 unified assistant drafter is not verified: not modelled")
+    if model_type != ASSISTANT:
+        return None
+    if method != "mtp":
+        raise InputError(
+            source,
+            "model_type",
+            f'a Gemma-4 assistant drafts with "method": "mtp" (vLLM builds it as {MTP_ARCHITECTURE}); method '
+            f"{method!r} is not modelled",
+        )
+    out: dict[str, Any] = {"architectures": [MTP_ARCHITECTURE]}
+    if isinstance(data.get("text_config"), dict):
+        out["text_config"] = {"num_kv_shared_layers": 0}
+    else:
+        out["num_kv_shared_layers"] = 0
+    return out
+
+
+def share_with_target(drafter: ModelGeometry, target: ModelGeometry) -> ModelGeometry:
+    """A Gemma-4 assistant's layers after ``Gemma4Proposer._setup_gemma4_kv_sharing``
+    (``v1/spec_decode/gemma4.py``): each draft layer reads the KV cache of the last target layer
+    of its type that keeps its own (not KV-shared), so it keeps none
+    (``GPUModelRunner.get_kv_cache_spec`` skips it).
+
+    :raises InputError: a target that is not Gemma-4 (the proposer reads its ``layer_types``
+        and shares its embeddings: not verified), or a draft layer type the target's own layers
+        lack (the draft layer would keep its own cache: not verified).
+    """
+    from dataclasses import replace
+
+    if not target.architecture.startswith("Gemma4") or target.family != "gemma":
+        raise InputError(
+            drafter.source,
+            "architectures",
+            f"a Gemma-4 assistant drafting for {target.architecture} is not verified (the proposer maps its layers "
+            "onto a Gemma-4 target's layer_types): not modelled",
+        )
+    own = {k for k in target.layer_kinds if k in (LayerKind.FULL, LayerKind.SLIDING)}
+    missing = sorted({k.value for k in drafter.layer_kinds if k.is_attention and k not in own})
+    if missing:
+        raise InputError(
+            drafter.source,
+            "layer_types",
+            f"draft layers of kind {', '.join(missing)} have no target layer of their type to share a KV cache "
+            "with, so vLLM gives them their own: not verified, not modelled",
+        )
+    return replace(drafter, layer_kinds=(LayerKind.NONE,) * len(drafter.layer_kinds))

@@ -63,13 +63,14 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family(
         "gemma",
-        ("gemma2.py", "gemma3.py", "gemma4.py"),
+        ("gemma2.py", "gemma3.py", "gemma4.py", "gemma4_mtp.py"),
         (
             "Gemma2ForCausalLM",
             "Gemma3ForCausalLM",
             "Gemma3ForConditionalGeneration",
             "Gemma4ForCausalLM",
             "Gemma4ForConditionalGeneration",
+            "Gemma4MTPModel",
         ),
     ),
     Family("gpt_oss", ("gpt_oss.py",), ("GptOssForCausalLM",)),
@@ -107,6 +108,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("zamba2", ("zamba2.py",), ("Zamba2ForCausalLM",)),
     Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
+    Family("gemma3n", ("gemma3n.py",), ("Gemma3nForCausalLM",)),
+    Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
