@@ -96,7 +96,9 @@ class Decoder:
     :param defaults: the HF config class's defaults for absent keys that change the cache.
     :param head_dim: ``"config"`` (``head_dim`` when set, else ``hidden // heads``: ``llama.py``,
         ``mixtral.py``...), ``"hidden"`` (always ``hidden // heads``: ``qwen2_moe.py``,
-        ``commandr.py``...) or ``"required"`` (``config.head_dim``: ``gemma.py``, ``seed_oss.py``).
+        ``commandr.py``...), ``"required"`` (``config.head_dim``: ``gemma.py``, ``seed_oss.py``) or
+        ``"qk"`` (``qk_nope_head_dim + qk_rope_head_dim``: ``minicpm3.py``, whose latent projections
+        are expanded to full heads before a standard ``Attention``).
     :param mha: the model has no KV heads of its own (one per attention head: ``gpt2.py``...).
     :param per_layer_window: the model passes ``per_layer_sliding_window`` from ``layer_types``.
     :param qwen_window: ``sliding_window`` counts only with ``use_sliding_window``.
@@ -288,6 +290,20 @@ DECODERS: dict[str, Decoder] = {
         per_layer_window=True,
         required=("layer_types", "num_key_value_heads", "max_position_embeddings"),
     ),
+    # MiniCPM3Attention: one standard Attention of num_heads / TP heads (K and V expanded from the
+    # latent), head size qk_nope_head_dim + qk_rope_head_dim; num_key_value_heads is not read
+    "MiniCPM3ForCausalLM": Decoder(
+        "minicpm3.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 40,
+            "hidden_size": 2560,
+            "qk_nope_head_dim": 64,
+            "qk_rope_head_dim": 32,
+        },
+        head_dim="qk",
+        mha=True,
+    ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
     "HYV3ForCausalLM": Decoder(
@@ -407,7 +423,9 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
         kv = ConfigFields(f.source, block, f.where(outer) + ".", defaults=spec.defaults.get(outer) or {}).integer(inner)
     else:
         kv = f.integer(kv_key, default=n_heads)
-    if spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
+    if spec.head_dim == "qk":
+        head_dim = f.integer("qk_nope_head_dim", minimum=0) + f.integer("qk_rope_head_dim", minimum=0)
+    elif spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
         head_dim = f.integer("head_dim")
     else:
         head_dim = f.integer(spec.key("hidden_size")) // n_heads

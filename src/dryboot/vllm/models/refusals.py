@@ -212,7 +212,6 @@ REASONS: dict[str, str] = {
     "MiMoV2MTPModel": SPEC_MTP,
     "MiMoV2OmniForCausalLM": MM,
     "MiMoV2OmniMTPModel": SPEC_MTP,
-    "MiniCPM3ForCausalLM": MLA,
     "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": MM,
     "MiniCPMV": MM,
