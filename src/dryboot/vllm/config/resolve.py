@@ -221,8 +221,15 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
     target's ``mtp_kind`` with the target's heads (``SpeculativeConfig.hf_config_override``
     and the family's ``*_mtp.py``).
 
-    :raises InputError: the checkpoint carries no MTP layers.
+    :raises InputError: the checkpoint carries no MTP layers, or MTP layers of a kind not
+        modelled (``mtp_kind`` unset).
     """
+    if model.num_mtp_layers and model.mtp_kind is None:
+        raise InputError(
+            "--speculative-config",
+            f"method={method}",
+            f"the MTP module of {model.architecture} ({model.num_mtp_layers} layers) is not modelled",
+        )
     if not model.num_mtp_layers or model.mtp_kind is None:
         raise InputError(
             "--speculative-config",

@@ -22,6 +22,16 @@ from dryboot.vllm.models.common import geometry, num_layers
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"max_position_embeddings": 2048},
     "deepseek_v3": {"max_position_embeddings": 4096},
+    # transformers' Glm4MoeLiteConfig
+    "glm4_moe_lite": {
+        "max_position_embeddings": 202752,
+        "num_attention_heads": 20,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 192,
+        "v_head_dim": 256,
+        "n_routed_experts": 64,
+    },
 }
 _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 
@@ -31,6 +41,17 @@ SM90_PREFILL_DIMS = frozenset({(128, 64, 128), (192, 64, 256), (64, 64, 128)})
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
     return {**_MLA, **_DEFAULTS.get(str(f.get("model_type") or ""), {})}
+
+
+def _latent(f: ConfigFields) -> tuple[int, tuple[int, int, int]]:
+    """(latent head size ``kv_lora_rank + qk_rope_head_dim``, (qk_nope, qk_rope, v) head dims).
+
+    :raises InputError: head dims no SM90 MLA prefill backend serves.
+    """
+    rope = f.integer("qk_rope_head_dim", minimum=0)
+    dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
+    check_sm90_mla_dims(f, dims)
+    return f.integer("kv_lora_rank") + rope, dims
 
 
 def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
@@ -45,12 +66,11 @@ def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    if architecture == "Glm4MoeLiteForCausalLM":
+        return _glm4_moe_lite(f, architecture)
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
-    rope = f.integer("qk_rope_head_dim", minimum=0)
-    dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
-    check_sm90_mla_dims(f, dims)
-    latent = f.integer("kv_lora_rank") + rope
+    latent, dims = _latent(f)
     mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.has("num_nextn_predict_layers") else 0
     return geometry(
         f,
@@ -62,4 +82,53 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mla_dims=dims,
         num_mtp_layers=mtp,
         mtp_kind=LayerKind.MLA,
+    )
+
+
+def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """GLM-4.7-Flash (``glm4_moe_lite.py``): DeepSeek-V2's MLA layers (``DeepseekV2MLAAttention``)
+    under GLM-4-MoE blocks. Its MoE model class finds an MoE block on every pipeline stage or
+    fails (``Glm4MixtureOfExperts.extract_moe_parameters``); the first is layer
+    ``first_k_dense_replace`` (read by the class, no config default). Its MTP module
+    (``Glm4MoeLiteMTPModel``) is not modelled.
+
+    :raises InputError: ``kv_lora_rank`` null (no MLA: vLLM builds standard attention, not
+        modelled), ``moe_layer_freq`` other than 1, no routed experts, ``first_k_dense_replace``
+        missing, or a ``head_dim`` that transformers' ``attribute_map`` would write over
+        ``qk_rope_head_dim``.
+    """
+    n = num_layers(f)
+    if f.get("kv_lora_rank") is None:
+        raise InputError(f.source, f.where("kv_lora_rank"), "null: vLLM then builds MHA layers, not modelled")
+    if f.get("head_dim") is not None and f.get("head_dim") != f.get("qk_rope_head_dim"):
+        raise InputError(
+            f.source,
+            f.where("head_dim"),
+            "Glm4MoeLiteConfig maps head_dim onto qk_rope_head_dim (attribute_map): a head_dim other than "
+            "qk_rope_head_dim is not modelled",
+        )
+    if f.get("moe_layer_freq") not in (None, 1):
+        raise InputError(f.source, f.where("moe_layer_freq"), "an MoE block other than every layer is not modelled")
+    if f.get("n_routed_experts") is None:
+        raise InputError(
+            f.source,
+            f.where("n_routed_experts"),
+            "null: vLLM's Glm4MoeLiteForCausalLM finds no MoE layer (RuntimeError)",
+        )
+    if not f.given("first_k_dense_replace"):
+        raise InputError(
+            f.source, f.where("first_k_dense_replace"), "required field is missing (vLLM's Glm4MoeLite reads it)"
+        )
+    latent, dims = _latent(f)
+    return geometry(
+        f,
+        architecture,
+        "deepseek",
+        (LayerKind.MLA,) * n,
+        heads=(f.integer("num_attention_heads"), 1, latent),
+        head_dim_v=0,
+        mla_dims=dims,
+        num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
+        mtp_kind=None,
+        first_moe_layer=f.integer("first_k_dense_replace", minimum=0),
     )

@@ -149,7 +149,6 @@ REASONS: dict[str, str] = {
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Gemma4MTPModel": KVSHARE,
     "Gemma4UnifiedForConditionalGeneration": MM,
-    "Glm4MoeLiteForCausalLM": MLA,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmAsrForConditionalGeneration": MM,

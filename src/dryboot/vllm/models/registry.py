@@ -83,7 +83,11 @@ FAMILIES: tuple[Family, ...] = (
         ),
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
-    Family("deepseek", ("deepseek_v2.py", "deepseek_mtp.py"), ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")),
+    Family(
+        "deepseek",
+        ("deepseek_v2.py", "deepseek_mtp.py", "glm4_moe_lite.py"),
+        ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"),
+    ),
     Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
     Family("granitemoehybrid", ("granitemoehybrid.py",), ("GraniteMoeHybridForCausalLM",)),
