@@ -17,7 +17,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
-from dryboot.vllm.models.common import geometry, num_layers
+from dryboot.vllm.models.common import MAX_LAYERS, geometry, num_layers
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v2": {"max_position_embeddings": 2048},
@@ -31,6 +31,17 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "qk_nope_head_dim": 192,
         "v_head_dim": 256,
         "n_routed_experts": 64,
+    },
+    # transformers' LongcatFlashConfig
+    "longcat_flash": {
+        "max_position_embeddings": 131072,
+        "num_layers": 28,
+        "num_attention_heads": 64,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "n_routed_experts": 512,
     },
 }
 _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
@@ -68,6 +79,8 @@ def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture == "Glm4MoeLiteForCausalLM":
         return _glm4_moe_lite(f, architecture)
+    if architecture == "LongcatFlashForCausalLM":
+        return _longcat_flash(f, architecture)
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     latent, dims = _latent(f)
@@ -131,4 +144,45 @@ def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
         mtp_kind=None,
         first_moe_layer=f.integer("first_k_dense_replace", minimum=0),
+    )
+
+
+def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """LongCat-Flash (``longcat_flash.py``): ``num_layers`` decoder layers, each with two
+    DeepSeek-V2 MLA attentions (``model.layers.<i>.self_attn.<0|1>``), so two MLA caches per
+    decoder layer; pipeline stages split the ``num_layers`` decoder layers (``FlashModel`` builds
+    ``FlashConfig(num_layers=...)``). Its MoE block asserts ``zero_expert_type`` (no class
+    default). Its MTP module (``LongCatFlashMTPModel``) is not modelled.
+
+    :raises InputError: ``kv_lora_rank`` null, ``zero_expert_type`` missing, or a
+        ``num_hidden_layers`` that is not twice ``num_layers`` (transformers' class derives one
+        from the other; a file giving both otherwise is not modelled).
+    """
+    n = f.integer("num_layers", maximum=MAX_LAYERS // 2)
+    if f.given("num_hidden_layers") and f.get("num_hidden_layers") != 2 * n:
+        raise InputError(
+            f.source,
+            f.where("num_hidden_layers"),
+            f"LongcatFlashConfig counts two attention layers per decoder layer (num_hidden_layers = "
+            f"2 * num_layers = {2 * n}): another value is not modelled",
+        )
+    if f.get("kv_lora_rank") is None:
+        raise InputError(f.source, f.where("kv_lora_rank"), "null: not modelled (vLLM builds MLA only)")
+    if f.get("zero_expert_type") is None:
+        raise InputError(
+            f.source, f.where("zero_expert_type"), "required field is missing (vLLM's LongcatMoe asserts it)"
+        )
+    latent, dims = _latent(f)
+    return geometry(
+        f,
+        architecture,
+        "deepseek",
+        (LayerKind.MLA,) * (2 * n),
+        heads=(f.integer("num_attention_heads"), 1, latent),
+        head_dim_v=0,
+        mla_dims=dims,
+        num_mtp_layers=f.integer("num_nextn_predict_layers", default=1, minimum=0),
+        mtp_kind=None,
+        decoder_layers=tuple(i for i in range(n) for _ in range(2)),
+        layer_names=tuple(f"model.layers.{i}.self_attn.{j}.attn" for i in range(n) for j in range(2)),
     )

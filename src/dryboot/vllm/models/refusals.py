@@ -23,7 +23,6 @@ HYBRID = (
     "(this architecture's mixer is not modelled)"
 )
 ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not modelled"
-MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
 MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per layer): not modelled"
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
 KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
@@ -198,7 +197,6 @@ REASONS: dict[str, str] = {
     "LlavaOnevision2ForConditionalGeneration": MM,
     "LlavaOnevisionForConditionalGeneration": MM_UNVERIFIED,
     "LongCatFlashMTPModel": SPEC_MTP,
-    "LongcatFlashForCausalLM": MLA,
     "LongcatFlashNgramForCausalLM": TEXT,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,

@@ -85,8 +85,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
     Family(
         "deepseek",
-        ("deepseek_v2.py", "deepseek_mtp.py", "glm4_moe_lite.py"),
-        ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"),
+        ("deepseek_v2.py", "deepseek_mtp.py", "glm4_moe_lite.py", "longcat_flash.py"),
+        ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM", "LongcatFlashForCausalLM"),
     ),
     Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
     Family("jamba", ("jamba.py",), ("JambaForCausalLM",)),
