@@ -111,6 +111,8 @@ class Decoder:
         else one per attention head (``chatglm.py``).
     :param experts_key: the routed-expert count whose MoE block refuses more TP ranks than
         experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
+    :param fixed_kv_heads: the model builds its ``Attention`` with this many KV heads whatever the
+        config says (``step3_text.py``: one, on every rank).
     """
 
     vllm_file: str
@@ -125,6 +127,7 @@ class Decoder:
     experts_key: str | None = None
     required: tuple[str, ...] = ()
     multi_query_groups: bool = False
+    fixed_kv_heads: int | None = None
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -304,6 +307,16 @@ DECODERS: dict[str, Decoder] = {
         head_dim="qk",
         mha=True,
     ),
+    # Step3TextAttention: one KV head (num_kv_heads=1 on every rank), config.head_dim; the MoE
+    # layers are parsed from the moe_layers_enum string (the class default, a tuple, fails)
+    "Step3TextForCausalLM": Decoder(
+        "step3_text.py",
+        {"max_seq_len": 65536, "num_attention_heads": 64, "head_dim": 256, "moe_num_experts": 48},
+        head_dim="required",
+        fixed_kv_heads=1,
+        required=("moe_layers_enum",),
+        experts_key="moe_num_experts",
+    ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
     "HYV3ForCausalLM": Decoder(
@@ -411,7 +424,9 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
     """
     n_heads = f.integer(spec.key("num_attention_heads"))
     kv_key = spec.key("num_key_value_heads")
-    if spec.mha:
+    if spec.fixed_kv_heads is not None:
+        kv = spec.fixed_kv_heads
+    elif spec.mha:
         kv = n_heads
     elif spec.multi_query_groups:
         kv = f.integer("multi_query_group_num") if f.boolean("multi_query_attention") else n_heads
@@ -561,6 +576,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra["pp_refusal"] = (
             "tie_word_embeddings: AttributeError: 'PPMissingLayer' object has no attribute 'tie_weights'"
         )
+    if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
+        # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
+        # Step3TextConfig sets none of its own
+        extra["pp_refusal"] = "AttributeError: 'Step3TextConfig' object has no attribute 'tie_word_embeddings'"
     return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts, **extra)
 
 
