@@ -317,6 +317,22 @@ DECODERS: dict[str, Decoder] = {
         required=("moe_layers_enum",),
         experts_key="moe_num_experts",
     ),
+    # per-layer windows from sliding_windows (read by the model class, no config-class default)
+    "ExaoneMoeForCausalLM": Decoder(
+        "exaone_moe.py",
+        {
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "hidden_size": 4096,
+            "num_key_value_heads": 32,
+            "sliding_window": 4096,
+            "num_experts": 64,
+        },
+        per_layer_window=True,
+        generated_types=_exaone4_types,
+        required=("sliding_windows",),
+        experts_key="num_experts",
+    ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
     "HYV3ForCausalLM": Decoder(
@@ -531,6 +547,39 @@ def _llama4(f: ConfigFields, architecture: str) -> ModelGeometry:
     return geometry(f, architecture, "dense", kinds, heads=(n_heads, kv, head_dim))
 
 
+def _exaone_moe_kinds(
+    f: ConfigFields, types: list[str], window: int | None
+) -> tuple[tuple[LayerKind, ...], int | None]:
+    """EXAONE-MoE (``ExaoneMoeAttention``): a ``sliding_attention`` layer ``i`` slides over
+    ``sliding_windows[i]`` (``per_layer_sliding_window``); a full layer, or a sliding one whose
+    entry is null, takes the model-level window (``CacheConfig.sliding_window``: only when every
+    layer slides), else none. (kinds, the one window of the sliding layers.)
+
+    :raises InputError: ``sliding_windows`` not one entry per layer, or sliding layers of
+        different windows (not modelled).
+    """
+    n = len(types)
+    windows = f.get("sliding_windows")
+    if not isinstance(windows, list) or len(windows) != n:
+        raise InputError(f.source, f.where("sliding_windows"), f"must list one window (or null) per layer ({n})")
+    model_window = window if all(t == SLIDING for t in types) else None
+    effective: list[int | None] = []
+    for i, t in enumerate(types):
+        w = windows[i] if t == SLIDING else None
+        if w is not None and (not isinstance(w, int) or isinstance(w, bool) or w < 0):
+            raise InputError(f.source, f"{f.where('sliding_windows')}[{i}]", "must be a non-negative integer or null")
+        effective.append(w if w is not None else model_window)
+    distinct = {w for w in effective if w}
+    if len(distinct) > 1:
+        raise InputError(
+            f.source,
+            f.where("sliding_windows"),
+            f"sliding layers of different windows {sorted(distinct)}: not modelled",
+        )
+    kinds = tuple(LayerKind.SLIDING if w else LayerKind.FULL for w in effective)
+    return kinds, (distinct.pop() if distinct else None)
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in LLAMA4:
         return _llama4(f, architecture)
@@ -557,6 +606,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         types = spec.generated_types(f, n)
     if types is not None and not set(types) <= {SLIDING, FULL}:
         raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
+    extra: dict[str, Any] = {}
+    if architecture == "ExaoneMoeForCausalLM":
+        assert types is not None  # the config class always writes them
+        kinds, sw = _exaone_moe_kinds(f, types, sw)
+        # its MTP module (ExaoneMoeMTP) is not modelled
+        extra.update(num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0, mtp_kind=None)
+        moe = ("num_experts", f.integer("num_experts"))
+        return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=moe, **extra)
     # EngineArgs.create_engine_config: the model-level window only without mixed layer types
     model_window = sw if types is None or all(t == SLIDING for t in types) else None
     kinds = tuple(
@@ -566,7 +623,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         for i in range(n)
     )
     experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
-    extra: dict[str, Any] = {}
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default

@@ -134,7 +134,6 @@ REASONS: dict[str, str] = {
     "Ernie4_5_VLMoeForConditionalGeneration": MM,
     "ErnieMTPModel": SPEC_MTP,
     "Exaone4_5_MTP": SPEC_MTP,
-    "ExaoneMoeForCausalLM": TEXT,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
     "FalconForCausalLM": FALCON,
