@@ -36,8 +36,9 @@ BLOOM_ALIBI = (
     "device, so it is not verified"
 )
 REMOTE = (
-    "its config class is remote code (transformers has no such model_type; --trust-remote-code and the "
-    "checkpoint's Python files): not verifiable offline"
+    "its config class is remote code (neither transformers nor vLLM 0.28.0 ships one for its checkpoints' "
+    "model_type: vLLM refuses it without --trust-remote-code and the checkpoint's Python files): not "
+    "verifiable offline"
 )
 META_DEVICE = (
     "vLLM 0.28.0 cannot build this model on the meta device (a layer computes tensors from data at "
@@ -85,9 +86,9 @@ REASONS: dict[str, str] = {
     "AriaForConditionalGeneration": MM,
     "AudioFlamingo3ForConditionalGeneration": MM,
     "BagelForConditionalGeneration": MM,
-    "BailingMoeForCausalLM": TEXT,
+    "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
-    "BailingMoeV2ForCausalLM": TEXT,
+    "BailingMoeV2ForCausalLM": REMOTE,
     "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
@@ -196,12 +197,12 @@ REASONS: dict[str, str] = {
     "LlavaOnevision2ForConditionalGeneration": MM,
     "LlavaOnevisionForConditionalGeneration": MM_UNVERIFIED,
     "LongCatFlashMTPModel": SPEC_MTP,
-    "LongcatFlashNgramForCausalLM": TEXT,
+    "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,
     "MellumForCausalLM": TEXT,
     "MiDashengLMModel": MM,
-    "MiMoForCausalLM": TEXT,
+    "MiMoForCausalLM": REMOTE,
     "MiMoMTPModel": SPEC_MTP,
     "MiMoV2FlashForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
@@ -255,7 +256,7 @@ REASONS: dict[str, str] = {
     "Phi4ForCausalLMV": MM,
     "Phi4MMForCausalLM": MM,
     "PixtralForConditionalGeneration": MM_UNVERIFIED,
-    "Plamo3ForCausalLM": TEXT,
+    "Plamo3ForCausalLM": REMOTE,
     "QianfanOCRForConditionalGeneration": MM,
     "Qwen2_5OmniForConditionalGeneration": MM,
     "Qwen2_5OmniModel": MM,
@@ -281,8 +282,8 @@ REASONS: dict[str, str] = {
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": MM,
     "StepVLForConditionalGeneration": MM,
-    "TeleChat2ForCausalLM": TEXT,
-    "TeleChat3ForCausalLM": TEXT,
+    "TeleChat2ForCausalLM": REMOTE,
+    "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,
     "UltravoxModel": MM,
     "UnlimitedOCRForCausalLM": MM,
