@@ -333,6 +333,24 @@ DECODERS: dict[str, Decoder] = {
         required=("sliding_windows",),
         experts_key="num_experts",
     ),
+    # MellumConfig is Qwen3MoeConfig under another model_type; the model reads layer_types,
+    # mlp_layer_types and rope_parameters per layer type, none of which the class writes
+    "MellumForCausalLM": Decoder(
+        "mellum.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "hidden_size": 2048,
+            "num_key_value_heads": 4,
+            "use_sliding_window": False,
+            "sliding_window": 4096,
+            "num_experts": 128,
+        },
+        per_layer_window=True,
+        qwen_window=True,
+        required=("layer_types", "mlp_layer_types", "rope_parameters"),
+        experts_key="num_experts",
+    ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
     "HYV3ForCausalLM": Decoder(
@@ -632,6 +650,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra["pp_refusal"] = (
             "tie_word_embeddings: AttributeError: 'PPMissingLayer' object has no attribute 'tie_weights'"
         )
+    if architecture == "MellumForCausalLM":
+        extra["first_moe_layer"] = _first_sparse(f, n)
     if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
         # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
         # Step3TextConfig sets none of its own
@@ -647,6 +667,22 @@ _FIRST_MOE_FIELD: dict[str, tuple[str, int]] = {
     "HYV3ForCausalLM": ("first_k_dense_replace", 1),
     "Glm4MoeForCausalLM": ("first_k_dense_replace", 1),
 }
+
+
+def _first_sparse(f: ConfigFields, n: int) -> int:
+    """The first ``"sparse"`` entry of ``mlp_layer_types`` (Mellum: the first MoE layer).
+
+    :raises InputError: not one entry per layer, or no sparse layer (``MellumForCausalLM``
+        raises "No MoE layer found in the model.layers").
+    """
+    types = f.get("mlp_layer_types")
+    if not isinstance(types, list) or len(types) != n:
+        raise InputError(f.source, f.where("mlp_layer_types"), f"must list one MLP type per layer ({n})")
+    if "sparse" not in types:
+        raise InputError(
+            f.source, f.where("mlp_layer_types"), "no sparse layer: vLLM finds no MoE layer in the model.layers"
+        )
+    return types.index("sparse")
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:

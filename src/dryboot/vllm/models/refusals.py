@@ -200,7 +200,6 @@ REASONS: dict[str, str] = {
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,
-    "MellumForCausalLM": TEXT,
     "MiDashengLMModel": MM,
     "MiMoForCausalLM": REMOTE,
     "MiMoMTPModel": SPEC_MTP,
