@@ -133,6 +133,9 @@ class ModelGeometry:
     ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
     differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
     releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
+    ``extra_attention_heads``: attention head counts some layers have besides
+    ``num_attention_heads``, which the layers also require TP to divide (Step-3.5's
+    ``attention_other_setting``).
     ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
     ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     """
@@ -187,6 +190,7 @@ class ModelGeometry:
     moe_experts: tuple[str, int] | None = None
     layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
     global_kv_heads_unset: bool = False
+    extra_attention_heads: tuple[int, ...] = ()
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

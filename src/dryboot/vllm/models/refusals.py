@@ -277,7 +277,6 @@ REASONS: dict[str, str] = {
     "SolarForCausalLM": REMOTE,
     "Step1ForCausalLM": TEXT,
     "Step3VLForConditionalGeneration": MM,
-    "Step3p5ForCausalLM": TEXT,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": MM,
     "StepVLForConditionalGeneration": MM,
