@@ -136,6 +136,8 @@ class ModelGeometry:
     ``extra_attention_heads``: attention head counts some layers have besides
     ``num_attention_heads``, which the layers also require TP to divide (Step-3.5's
     ``attention_other_setting``).
+    ``cache_config_ignored``: the model builds its attention layers without the cache config
+    (Falcon): their KV cache keeps the model dtype whatever ``--kv-cache-dtype`` says.
     ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
     ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     """
@@ -191,6 +193,7 @@ class ModelGeometry:
     layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
     global_kv_heads_unset: bool = False
     extra_attention_heads: tuple[int, ...] = ()
+    cache_config_ignored: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

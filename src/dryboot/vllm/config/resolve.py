@@ -612,6 +612,10 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
             f"Please set `--kv-cache-dtype` to {allowed}.",
         )
+    if model.cache_config_ignored:
+        # the target's attention layers are built without the cache config (falcon.py): their
+        # KV cache dtype is "auto" (the model dtype), and they select their backend with it
+        kv_dtype = "auto"
     return EngineConfig(
         model=model,
         args=args,

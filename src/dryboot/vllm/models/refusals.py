@@ -27,10 +27,6 @@ MLA_SPARSE = "MLA with a sparse-attention indexer (an extra indexer KV cache per
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
 KVSHARE = "cross-layer KV sharing (layers reading another layer's KV cache, kv_sharing_target_layer_name): not modelled"
 CLA = "cross-layer attention (use_cla: every cla_share_factor-th layer keeps the KV the next ones reuse): not modelled"
-FALCON = (
-    "Falcon's rotary and ALiBi attention is built without the cache config (ignores --kv-cache-dtype and "
-    "the model-level window): not modelled"
-)
 BLOOM_ALIBI = (
     "BLOOM's ALiBi slopes are computed as tensors on the model's device: vLLM cannot build it on the meta "
     "device, so it is not verified"
@@ -137,7 +133,6 @@ REASONS: dict[str, str] = {
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "FalconForCausalLM": FALCON,
     "FireRedASR2ForConditionalGeneration": MM,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FunASRForConditionalGeneration": MM,
@@ -269,7 +264,6 @@ REASONS: dict[str, str] = {
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": MM,
-    "RWForCausalLM": FALCON,
     "Rnj1ForCausalLM": TEXT,
     "SarvamMLAForCausalLM": MLA_SPARSE,
     "SarvamMoEForCausalLM": MLA_SPARSE,

@@ -101,6 +101,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("kimi_linear", ("vllm.models.kimi_k3",), ("KimiLinearForCausalLM",)),
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
     Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
+    Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
