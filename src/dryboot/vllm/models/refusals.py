@@ -49,8 +49,9 @@ NEEDS_CUDA = (
     "the meta-device harness cannot verify it: not planned"
 )
 MPT_CONFIG = (
-    "vLLM 0.28.0 cannot read an MPT config with the transformers it ships (MptAttentionConfig is not "
-    "subscriptable): refused as vLLM refuses"
+    "vLLM 0.28.0 cannot read an MPT config whose attn_config sets kv_n_heads (MptAttentionConfig is not "
+    "subscriptable), and MPT's ALiBi slopes are computed as tensors on the model's device, so vLLM cannot build "
+    "it on the meta device: not verified, not planned"
 )
 PER_LAYER_HEADS = (
     "per-layer block configs (nemotron_nas.py: KV heads per layer from n_heads_in_group, no-op attention "
