@@ -54,12 +54,13 @@ MPT_CONFIG = (
     "it on the meta device: not verified, not planned"
 )
 PER_LAYER_HEADS = (
-    "per-layer block configs (nemotron_nas.py: KV heads per layer from n_heads_in_group, no-op attention "
-    "layers): layers with different KV head counts are not modelled"
+    "its config class is remote code (model_type nemotron-nas: vLLM 0.28.0 refuses it without "
+    "--trust-remote-code), and its per-layer block configs (nemotron_nas.py: KV heads per layer from "
+    "n_heads_in_group, no-op attention layers) are not modelled"
 )
 SPLIT_HEAD_SIZES = (
-    "separate K and V head sizes (v_head_dim) and different heads for sliding and full layers "
-    "(mimo_v2.py): not modelled"
+    "separate K and V head sizes (v_head_dim) served by the DiffKV attention backends, sliding layers with "
+    "their own heads and attention sinks, attention built without the cache config (mimo_v2.py): not modelled"
 )
 LOOPED = "looped layers (each layer run loop_num times with its own KV cache and a loop window): not modelled"
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
