@@ -97,6 +97,15 @@ def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-p
             f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
             f"tensor parallel size ({tp})",
         )
+    for other in model.extra_attention_heads:
+        # layers with heads of their own assert the same while the model is built
+        if other % tp:
+            raise InputError(
+                flag,
+                str(tp),
+                f"{model.source}: layers with {other} attention heads: total_num_heads % tp_size == 0 fails "
+                f"(AssertionError while vLLM builds the model)",
+            )
     kv = model.num_kv_heads
     if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
         raise InputError(

@@ -351,6 +351,20 @@ DECODERS: dict[str, Decoder] = {
         required=("layer_types", "mlp_layer_types", "rope_parameters"),
         experts_key="num_experts",
     ),
+    # LagunaConfig (vLLM's own): per-layer windows, sinks on the sliding layers with
+    # swa_attention_sink_enabled, optional per-layer query heads
+    "LagunaForCausalLM": Decoder(
+        "laguna.py",
+        {
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 48,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "hidden_size": 2048,
+            "num_experts": 256,
+        },
+        per_layer_window=True,
+    ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
     "HYV3ForCausalLM": Decoder(
@@ -652,6 +666,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         )
     if architecture == "MellumForCausalLM":
         extra["first_moe_layer"] = _first_sparse(f, n)
+    if architecture == "LagunaForCausalLM":
+        extra.update(_laguna(f, n, types, attn))
+        if f.integer("num_experts", minimum=0):
+            experts = ("num_experts", f.integer("num_experts"))
     if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
         # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
         # Step3TextConfig sets none of its own
@@ -667,6 +685,34 @@ _FIRST_MOE_FIELD: dict[str, tuple[str, int]] = {
     "HYV3ForCausalLM": ("first_k_dense_replace", 1),
     "Glm4MoeForCausalLM": ("first_k_dense_replace", 1),
 }
+
+
+def _laguna(f: ConfigFields, n: int, types: list[str] | None, attn: tuple[int, int, int]) -> dict[str, Any]:
+    """Laguna (``LagunaDecoderLayer``): attention sinks on the ``sliding_attention`` layers when
+    ``swa_attention_sink_enabled``; ``num_attention_heads_per_layer`` overrides each layer's query
+    heads (each checked against TP as the layer asserts).
+
+    :raises InputError: per-layer heads that are not one positive count per layer, that KV heads
+        do not divide, or that change the head size (no ``head_dim``: not modelled).
+    """
+    extra: dict[str, Any] = {
+        "attention_sinks": bool(types) and SLIDING in (types or []) and f.boolean("swa_attention_sink_enabled")
+    }
+    per_layer = f.get("num_attention_heads_per_layer")
+    if per_layer is None:
+        return extra
+    where = f.where("num_attention_heads_per_layer")
+    if not isinstance(per_layer, list) or len(per_layer) != n:
+        raise InputError(f.source, where, f"must list one head count per layer ({n})")
+    if any(not isinstance(h, int) or isinstance(h, bool) or h < 1 for h in per_layer):
+        raise InputError(f.source, where, "must be positive integers")
+    if not f.has("head_dim") and set(per_layer) != {attn[0]}:
+        raise InputError(f.source, where, "without head_dim the head size differs by layer: not modelled")
+    for h in per_layer:
+        if h % attn[1]:
+            raise InputError(f.source, where, f"{attn[1]} KV heads do not divide {h} attention heads")
+    extra["extra_attention_heads"] = tuple(sorted({h for h in per_layer if h != attn[0]}))
+    return extra
 
 
 def _first_sparse(f: ConfigFields, n: int) -> int:

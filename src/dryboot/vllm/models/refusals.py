@@ -184,7 +184,6 @@ REASONS: dict[str, str] = {
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
     "KimiVLForConditionalGeneration": MM,
-    "LagunaForCausalLM": TEXT,
     "LightOnOCRForConditionalGeneration": MM,
     "LlamaForCausalLMEagle3": SPEC_EAGLE,
     "Llama_Nemotron_Nano_VL": MM,

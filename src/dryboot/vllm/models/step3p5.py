@@ -142,20 +142,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
-    """Refusals of ``Step3p5Attention`` (heads and KV heads of every layer against TP) and of its
-    MoE block (more TP ranks than experts).
+    """Refusals of ``Step3p5Attention`` (the full layers' KV heads against TP; every layer's heads
+    are checked with ``extra_attention_heads``) and of its MoE block (more TP ranks than experts).
 
     :raises InputError: naming the field and vLLM's reason.
     """
     tp = tensor_parallel_size
-    for heads in model.extra_attention_heads:
-        if heads % tp:
-            raise InputError(
-                model.source,
-                "attention_other_setting.num_attention_heads",
-                f"{heads} attention heads are not divisible by the tensor parallel size {tp} (Step3p5Attention "
-                "asserts total_num_heads % tp_size == 0)",
-            )
     if model.full_attention is not None:
         kv = model.full_attention.num_kv_heads
         if tp > 1 and (kv % tp if kv >= tp else tp % kv):
