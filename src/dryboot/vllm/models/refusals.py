@@ -62,6 +62,15 @@ SPLIT_HEAD_SIZES = (
     "separate K and V head sizes (v_head_dim) served by the DiffKV attention backends, sliding layers with "
     "their own heads and attention sinks, attention built without the cache config (mimo_v2.py): not modelled"
 )
+PREFIX_LM = (
+    "non-causal prefix-LM attention (PrefillPrefixLMAttention: a non_causal cache spec, for which the engine "
+    "turns off chunked prefill and prefix caching) in recurrent H/L cycles, one KV cache per step and layer "
+    "(hrm_text.py): not modelled"
+)
+CHUNK_LOOKBACK = (
+    "block-local chunked attention with a lookback chunk (chunk_lookback), which only TRITON_ATTN serves (the "
+    "default FlashAttention backend fails to build it; rnj1.py): not modelled"
+)
 LOOPED = "looped layers (each layer run loop_num times with its own KV cache and a loop window): not modelled"
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
@@ -160,7 +169,7 @@ REASONS: dict[str, str] = {
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": MM,
-    "HrmTextForCausalLM": TEXT,
+    "HrmTextForCausalLM": PREFIX_LM,
     "HunYuanDenseV1ForCausalLM": CLA,
     "HunYuanMoEV1ForCausalLM": CLA,
     "HunYuanVLForConditionalGeneration": MM,
@@ -244,7 +253,7 @@ REASONS: dict[str, str] = {
     "PanguEmbeddedForCausalLM": MLA_SPARSE,
     "PanguProMoEV2ForCausalLM": MLA_SPARSE,
     "PanguUltraMoEForCausalLM": MLA_SPARSE,
-    "Param2MoEForCausalLM": TEXT,
+    "Param2MoEForCausalLM": REMOTE,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
     "Phi3VForCausalLM": MM,
@@ -265,12 +274,12 @@ REASONS: dict[str, str] = {
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": MM,
-    "Rnj1ForCausalLM": TEXT,
+    "Rnj1ForCausalLM": CHUNK_LOOKBACK,
     "SarvamMLAForCausalLM": MLA_SPARSE,
     "SarvamMoEForCausalLM": MLA_SPARSE,
     "SkyworkR1VChatModel": MM,
     "SolarForCausalLM": REMOTE,
-    "Step1ForCausalLM": TEXT,
+    "Step1ForCausalLM": REMOTE,
     "Step3VLForConditionalGeneration": MM,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": MM,
