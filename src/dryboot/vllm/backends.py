@@ -130,6 +130,20 @@ BACKENDS: dict[str, AttentionBackend] = {
     )
 }
 
+#: The DiffKV backends (``flash_attn_diffkv.py``, ``triton_attn_diffkv.py``): subclasses of
+#: FLASH_ATTN and TRITON_ATTN for layers whose V head size differs from the K one, which the model
+#: passes to its ``Attention`` itself (MiMo-V2) instead of leaving the choice to the platform.
+DIFFKV_BACKENDS: dict[str, AttentionBackend] = {
+    "FLASH_ATTN_DIFFKV": AttentionBackend("FLASH_ATTN_DIFFKV", _M16, True, kv_cache_dtypes=_FP8),
+    "TRITON_ATTN_DIFFKV": AttentionBackend(
+        "TRITON_ATTN_DIFFKV",
+        _M16,
+        True,
+        per_token_head=True,
+        kv_cache_dtypes=_E5M2 | {"int4_per_token_head", "int8_per_token_head", "fp8_per_token_head"},
+    ),
+}
+
 #: ``CacheOnlyAttentionBackend`` (``model_executor/models/extract_hidden_states.py``): the
 #: hidden-state cache layer of ``"method": "extract_hidden_states"``. Any block
 #: (``MultipleOf(1)``); no stride order, so pages are never padded; only unquantized caches.

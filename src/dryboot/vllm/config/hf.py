@@ -138,6 +138,8 @@ class ModelGeometry:
     ``attention_other_setting``).
     ``cache_config_ignored``: the model builds its attention layers without the cache config
     (Falcon): their KV cache keeps the model dtype whatever ``--kv-cache-dtype`` says.
+    ``diffkv``: the attention layers have separate K and V head sizes and take a DiffKV backend
+    (MiMo-V2: ``FLASH_ATTN_DIFFKV`` unless ``--attention-backend`` names a ``*_DIFFKV`` one).
     ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
     ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     """
@@ -194,6 +196,7 @@ class ModelGeometry:
     global_kv_heads_unset: bool = False
     extra_attention_heads: tuple[int, ...] = ()
     cache_config_ignored: bool = False
+    diffkv: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

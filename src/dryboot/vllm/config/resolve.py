@@ -150,6 +150,12 @@ def backend_for(
         # no attention layer is built, so no backend is selected or validated
         return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
     head_size = max(model.attention(k).head_dim for k in model.kinds if k.is_attention)
+    if model.diffkv:
+        # the model hands its layers a DiffKV backend (mimo_v2.py): the requested one when it is
+        # a DiffKV backend, else FLASH_ATTN_DIFFKV (FlashAttention 3 on SM90)
+        from dryboot.vllm.backends import DIFFKV_BACKENDS
+
+        return DIFFKV_BACKENDS[name if name in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]
     rules = rules_for(args.vllm_version)
     fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None

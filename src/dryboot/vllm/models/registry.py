@@ -102,6 +102,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
     Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
+    Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
