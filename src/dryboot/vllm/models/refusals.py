@@ -63,11 +63,6 @@ SPLIT_HEAD_SIZES = (
     "transformers nor vLLM 0.28.0 ships a config class for model_type mimo_v2, so no offline config of it was "
     "checked against vLLM"
 )
-PREFIX_LM = (
-    "non-causal prefix-LM attention (PrefillPrefixLMAttention: a non_causal cache spec, for which the engine "
-    "turns off chunked prefill and prefix caching) in recurrent H/L cycles, one KV cache per step and layer "
-    "(hrm_text.py): not modelled"
-)
 CHUNK_LOOKBACK = (
     "block-local chunked attention with a lookback chunk (chunk_lookback), which only TRITON_ATTN serves (the "
     "default FlashAttention backend fails to build it; rnj1.py): not modelled"
@@ -170,7 +165,6 @@ REASONS: dict[str, str] = {
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": MM,
-    "HrmTextForCausalLM": PREFIX_LM,
     "HunYuanDenseV1ForCausalLM": CLA,
     "HunYuanMoEV1ForCausalLM": CLA,
     "HunYuanVLForConditionalGeneration": MM,

@@ -103,6 +103,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
+    Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
