@@ -67,7 +67,11 @@ CHUNK_LOOKBACK = (
     "block-local chunked attention with a lookback chunk (chunk_lookback), which only TRITON_ATTN serves (the "
     "default FlashAttention backend fails to build it; rnj1.py): not modelled"
 )
-LOOPED = "looped layers (each layer run loop_num times with its own KV cache and a loop window): not modelled"
+LOOPED = (
+    "its config class is remote code (model_type iquestloopcoder: vLLM 0.28.0 refuses it without "
+    "--trust-remote-code), and its looped layers (each layer run loop_num times with its own KV cache, the later "
+    "loops in a loop_window_size window) are not modelled"
+)
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
