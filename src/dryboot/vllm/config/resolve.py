@@ -527,11 +527,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "blocks and concurrency not computed."
         )
     if model.architecture in rules.unverified_architectures:
+        from dryboot.vllm.versions import unverified_reason
+
         raise InputError(
             model.source,
             "architectures",
-            f"{model.architecture} is not verified against vLLM {rules.version}'s engine start (its model class "
-            "needs GPU kernel libraries to be built), so dryboot does not plan it for that release",
+            f"{model.architecture} is not verified against vLLM {rules.version}'s engine start "
+            f"({unverified_reason(rules.version, model.architecture)}), so dryboot does not plan it for that release",
         )
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
