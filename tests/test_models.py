@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import LayerKind, geometry_from_config
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry, geometry_from_config
 from dryboot.vllm.models.registry import ARCHITECTURES, architecture_table
 
 
@@ -414,3 +414,133 @@ def test_is_causal_false_builds_encoder_only_attention_where_the_model_file_read
     assert not geometry_from_config(wrapper, "w.json").encoder_only_attention
     wrapper["text_config"] = {**text, "is_causal": False}
     assert geometry_from_config(wrapper, "w.json").encoder_only_attention
+
+
+def _geo(architecture: str, model_type: str, **cfg: object) -> ModelGeometry:
+    return geometry_from_config({"architectures": [architecture], "model_type": model_type, **cfg}, "c.json")
+
+
+def _refused(architecture: str, model_type: str, **cfg: object) -> InputError:
+    with pytest.raises(InputError) as info:
+        _geo(architecture, model_type, **cfg)
+    return info.value
+
+
+_MLA = {"num_attention_heads": 8, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128}
+
+
+def test_longcat_flash_two_mla_caches_per_decoder_layer() -> None:
+    # longcat_flash.py FlashDecoderLayer: self_attn is a ModuleList of two DeepseekV2MLAAttention
+    m = _geo(
+        "LongcatFlashForCausalLM", "longcat_flash", num_layers=3, zero_expert_type="identity", v_head_dim=128, **_MLA
+    )
+    assert m.layer_kinds == (LayerKind.MLA,) * 6 and m.num_decoder_layers == 3
+    assert (m.num_kv_heads, m.head_dim) == (1, 576)  # kv_lora_rank + qk_rope_head_dim
+    assert m.layer_name(1) == "model.layers.0.self_attn.1.attn"
+    # LongcatMoe asserts zero_expert_type; LongcatFlashConfig keeps num_hidden_layers = 2 * num_layers
+    assert _refused("LongcatFlashForCausalLM", "longcat_flash", num_layers=3, **_MLA).where == "zero_expert_type"
+    bad = _refused(
+        "LongcatFlashForCausalLM", "longcat_flash", num_layers=3, num_hidden_layers=3, zero_expert_type="identity"
+    )
+    assert bad.where == "num_hidden_layers"
+
+
+def test_glm4_moe_lite_is_deepseek_mla_with_its_own_refusals() -> None:
+    cfg = {"num_hidden_layers": 3, "first_k_dense_replace": 1}
+    m = _geo("Glm4MoeLiteForCausalLM", "glm4_moe_lite", **cfg)
+    # Glm4MoeLiteConfig defaults: kv_lora_rank 512, qk_rope_head_dim 64, (192, 64, 256) head dims
+    assert m.layer_kinds == (LayerKind.MLA,) * 3 and m.head_dim == 576 and m.mla_dims == (192, 64, 256)
+    assert m.first_moe_layer == 1
+    # the attribute_map writes head_dim over qk_rope_head_dim
+    assert _refused("Glm4MoeLiteForCausalLM", "glm4_moe_lite", head_dim=128, **cfg).where == "head_dim"
+    missing = _refused("Glm4MoeLiteForCausalLM", "glm4_moe_lite", num_hidden_layers=3)
+    assert missing.where == "first_k_dense_replace"
+
+
+def test_exaone_moe_windows_from_sliding_windows() -> None:
+    cfg = {**llama(num_key_value_heads=2), "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}
+    cfg["sliding_window"] = 512
+    m = _geo("ExaoneMoeForCausalLM", "exaone_moe", sliding_windows=[256, 256, None, None], **cfg)
+    # ExaoneMoeAttention: a null entry leaves the layer to the model-level window, none here
+    assert m.layer_kinds == (LayerKind.SLIDING, LayerKind.SLIDING, LayerKind.FULL, LayerKind.FULL)
+    assert m.sliding_window == 256
+    different = _refused("ExaoneMoeForCausalLM", "exaone_moe", sliding_windows=[256, 128, 512, None], **cfg)
+    assert different.where == "sliding_windows"
+    assert _refused("ExaoneMoeForCausalLM", "exaone_moe", **cfg).where == "sliding_windows"
+
+
+def test_minicpm3_and_step3_text_heads() -> None:
+    m = _geo("MiniCPM3ForCausalLM", "minicpm3", **llama(num_key_value_heads=2))
+    assert (m.num_kv_heads, m.head_dim) == (8, 96)  # MHA, qk_nope 64 + qk_rope 32 (MiniCPM3Config)
+    s = _geo("Step3TextForCausalLM", "step3_text", **llama(num_key_value_heads=8), moe_layers_enum="1,2,3")
+    assert (s.num_kv_heads, s.head_dim) == (1, 256)  # Step3TextAttention: one KV head; head_dim 256
+    assert _refused("Step3TextForCausalLM", "step3_text", **llama()).where == "moe_layers_enum"
+
+
+def test_step3p5_heads_by_layer_type() -> None:
+    cfg = {
+        **llama(num_attention_groups=2, head_dim=64, max_position_embeddings=4096),
+        "sliding_window": 512,
+        "layer_types": ["full_attention"] + ["sliding_attention"] * 3 + ["full_attention"],  # cut to 4
+        "attention_other_setting": {
+            "attention_type": "full_attention",
+            "num_attention_heads": 16,
+            "num_attention_groups": 4,
+            "head_dim": 128,
+        },
+    }
+    m = _geo("Step3p5ForCausalLM", "step3p5", **cfg)
+    assert m.layer_kinds == (LayerKind.FULL,) + (LayerKind.SLIDING,) * 3
+    assert (m.num_kv_heads, m.head_dim) == (2, 64)
+    assert m.full_attention is not None and (m.full_attention.num_kv_heads, m.full_attention.head_dim) == (4, 128)
+    assert m.extra_attention_heads == (16,) and m.first_moe_layer == 1
+    # Step3p5Config defaults max_position_embeddings to None, which the rotary embedding cannot take
+    no_len = {k: v for k, v in cfg.items() if k != "max_position_embeddings"}
+    assert _refused("Step3p5ForCausalLM", "step3p5", **no_len).where == "max_position_embeddings"
+
+
+def test_falcon_kv_heads_and_cache_config() -> None:
+    m = _geo("FalconForCausalLM", "falcon", num_hidden_layers=2, hidden_size=512, num_attention_heads=8)
+    # FalconConfig: multi_query (one KV head); FalconAttention builds Attention without cache_config
+    assert (m.num_kv_heads, m.head_dim) == (1, 64) and m.cache_config_ignored
+    new = _geo(
+        "FalconForCausalLM",
+        "falcon",
+        num_hidden_layers=2,
+        hidden_size=512,
+        num_attention_heads=8,
+        num_kv_heads=2,
+        new_decoder_architecture=True,
+        sliding_window=128,
+    )
+    assert new.num_kv_heads == 2 and new.layer_kinds == (LayerKind.FULL,) * 2
+    assert _refused("FalconForCausalLM", "falcon", alibi=True).where == "alibi"
+    assert _refused("RWForCausalLM", "RefinedWebModel", n_layer=2).where == "rope_parameters"
+
+
+def test_hrm_text_one_cache_per_step_and_layer() -> None:
+    m = _geo("HrmTextForCausalLM", "hrm_text", num_hidden_layers=2, H_cycles=2, L_cycles=3)
+    assert m.layer_kinds == (LayerKind.FULL,) * 16  # 2 per stack x 2 H cycles x (3 L cycles + 1)
+    assert (m.num_kv_heads, m.head_dim) == (12, 128) and m.pp_refusal is not None
+    assert _geo("HrmTextForCausalLM", "hrm_text", num_hidden_layers=16, num_layers_per_stack=2).num_layers == 16
+
+
+def test_mimo_v2_flash_diffkv_layers() -> None:
+    cfg = {
+        "num_hidden_layers": 2,
+        "layernorm_epsilon": 1e-5,
+        "hybrid_layer_pattern": [0, 1],
+        "swa_num_attention_heads": 64,
+        "swa_num_key_value_heads": 8,
+        "swa_head_dim": 192,
+        "swa_v_head_dim": 128,
+        "sliding_window_size": 128,
+        "add_swa_attention_sink_bias": True,
+    }
+    m = _geo("MiMoV2FlashForCausalLM", "mimo_v2_flash", **cfg)
+    assert m.layer_kinds == (LayerKind.FULL, LayerKind.SLIDING) and m.sliding_window == 128
+    assert (m.num_kv_heads, m.head_dim, m.head_dim_v) == (8, 192, 128) and m.attention_sinks
+    assert m.full_attention is not None and m.full_attention.num_kv_heads == 4  # MiMoV2FlashConfig defaults
+    assert m.diffkv and m.cache_config_ignored
+    no_swa = {k: v for k, v in cfg.items() if k != "swa_head_dim"}
+    assert _refused("MiMoV2FlashForCausalLM", "mimo_v2_flash", **no_swa).where == "swa_head_dim"

@@ -813,3 +813,28 @@ def test_unverified_architecture_is_refused_on_that_release_only() -> None:
         assert bool(got.get("refused")) is refused, (version, got.get("error"))
         if refused:
             assert f"not verified against vLLM {version}" in str(got.get("error"))
+
+
+@pytest.mark.parametrize(
+    ("architecture", "refused_on", "planned_on", "words"),
+    [
+        # checked with each release's oracle: vLLM 0.29.0 refuses RW ("supported in vLLM until v0.28.0")
+        ("RWForCausalLM", "0.29.0", "0.28.0", "until v0.28.0"),
+        # vLLM 0.27.1's transformers has no minicpm3 config class
+        ("MiniCPM3ForCausalLM", "0.27.1", "0.28.0", "minicpm3 config class"),
+        # vLLM 0.32.0's MiMo-V2 attention takes --kv-cache-dtype (fp8 pages half the 0.28.0 size)
+        ("MiMoV2FlashForCausalLM", "0.32.0", "0.31.0", "--kv-cache-dtype"),
+    ],
+)
+def test_architecture_whose_release_differs_is_refused_there(
+    architecture: str, refused_on: str, planned_on: str, words: str
+) -> None:
+    path = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / f"{architecture}.json")
+    for version, refused in ((refused_on, True), (planned_on, False)):
+        c = H.Case(
+            id=f"{architecture}-{version}", family="releases", model=path, argv=["--kv-cache-memory-bytes", "1G"]
+        )
+        got = H.run_dryboot(c, version)
+        assert bool(got.get("refused")) is refused, (version, got.get("error"))
+        if refused:
+            assert f"not verified against vLLM {version}" in str(got.get("error")) and words in str(got.get("error"))

@@ -170,6 +170,19 @@ DEEPSEEK_V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64)
 #: (``fp8_ds_mla``: 512 fp8 latent bytes, 4 fp32 scales, 64 bfloat16 RoPE values;
 #: ``MLAAttention.get_kv_cache_spec`` ``state_content_bytes``).
 FP8_DS_MLA_BYTES = 656
+#: The DiffKV backends (``flash_attn_diffkv.py``, ``triton_attn_diffkv.py``): subclasses of
+#: FLASH_ATTN and TRITON_ATTN for layers whose V head size differs from the K one, which the model
+#: passes to its ``Attention`` itself (MiMo-V2) instead of leaving the choice to the platform.
+DIFFKV_BACKENDS: dict[str, AttentionBackend] = {
+    "FLASH_ATTN_DIFFKV": AttentionBackend("FLASH_ATTN_DIFFKV", _M16, True, kv_cache_dtypes=_FP8),
+    "TRITON_ATTN_DIFFKV": AttentionBackend(
+        "TRITON_ATTN_DIFFKV",
+        _M16,
+        True,
+        per_token_head=True,
+        kv_cache_dtypes=_E5M2 | {"int4_per_token_head", "int8_per_token_head", "fp8_per_token_head"},
+    ),
+}
 
 #: ``CacheOnlyAttentionBackend`` (``model_executor/models/extract_hidden_states.py``): the
 #: hidden-state cache layer of ``"method": "extract_hidden_states"``. Any block

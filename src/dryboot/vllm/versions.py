@@ -109,7 +109,8 @@ class VersionRules:
         alignment sizes the block to the smaller state.
     :param unverified_architectures: architectures dryboot plans for other releases but cannot check
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
-        (``cutlass``) when built, which the CPU oracle cannot import): refused by name.
+        (``cutlass``) when built, which the CPU oracle cannot import), or whose engine start there
+        differs from 0.28.0's in ways not modelled (:data:`UNVERIFIED_REASONS`): refused by name.
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -147,9 +148,58 @@ class VersionRules:
     glm_moe_dsa_drops_index_keys: bool = False
 
 
+_LONGCAT_LAYERS = (
+    "its engine start builds another number of MLA layers from the same config (the transformers it ships "
+    "reads LongcatFlashConfig's layer count otherwise): not modelled"
+)
+_RW_REMOVED = "vLLM refuses it: RWForCausalLM was supported in vLLM until v0.28.0, and is not supported anymore"
+
+#: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
+#: not the GPU kernel libraries its model class needs (checked with each release's oracle).
+UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
+    (
+        "0.27.1",
+        "MiniCPM3ForCausalLM",
+    ): "the transformers it ships has no minicpm3 config class: vLLM refuses the config",
+    ("0.27.1", "MiMoV2FlashForCausalLM"): (
+        "the transformers it ships has no mimo_v2_flash config class: vLLM refuses the config"
+    ),
+    ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
+    **{(v, "RWForCausalLM"): _RW_REMOVED for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
+    ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
+    **{
+        (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
+        for v in ("0.32.0", "0.33.0")
+    },
+    **{
+        (v, "MiMoV2FlashForCausalLM"): (
+            "its attention layers take --kv-cache-dtype from this release on, so their pages differ from "
+            "0.28.0's: not modelled"
+        )
+        for v in ("0.32.0", "0.33.0")
+    },
+    **{
+        (v, "MellumForCausalLM"): "its model class needs CUDA when built, which the CPU oracle cannot provide"
+        for v in ("0.32.0", "0.33.0")
+    },
+    ("0.33.0", "Step3p5ForCausalLM"): (
+        "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
+        "(no use_moe_router_bias)"
+    ),
+}
+
+
+def unverified_reason(version: str, architecture: str) -> str:
+    """Why ``architecture`` is not planned for ``version`` (one of its ``unverified_architectures``)."""
+    return UNVERIFIED_REASONS.get(
+        (version, architecture), "its model class needs GPU kernel libraries to be built, which the CPU oracle lacks"
+    )
+
+
 _V0271 = VersionRules(
     "0.27.1",
     glm_moe_dsa_drops_index_keys=True,
+    unverified_architectures=frozenset({"MiniCPM3ForCausalLM", "MiMoV2FlashForCausalLM", "LongcatFlashForCausalLM"}),
     hidden_state_block_divides=False,
     unknown_kv_cache_dtypes=frozenset({"nvfp4_4over6"}),
     hybrid_prefix_caching_default=False,
@@ -163,6 +213,7 @@ _V028 = VersionRules("0.28.0")
 _V029 = replace(
     _V028,
     version="0.29.0",
+    unverified_architectures=frozenset({"RWForCausalLM"}),
     short_conv_spec_rows=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
@@ -182,7 +233,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=frozenset({"KimiLinearForCausalLM"}),
+    unverified_architectures=frozenset({"KimiLinearForCausalLM", "RWForCausalLM", "LongcatFlashForCausalLM"}),
     block_size_log_backends=True,
     fa4_fp8_block=64,
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
@@ -190,6 +241,7 @@ _V031 = replace(
 _V032 = replace(
     _V031,
     version="0.32.0",
+    unverified_architectures=_V031.unverified_architectures | {"MellumForCausalLM", "MiMoV2FlashForCausalLM"},
     mamba_align_state_with_spec=True,
     flashinfer_nvfp4_sm90=True,
     mamba_mode_all=False,
@@ -202,6 +254,7 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
+    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     mamba_cache_mode_ignored=True,
     gdn_align_sm90=64,
     async_limits_v1_runner_only=True,

@@ -133,6 +133,13 @@ class ModelGeometry:
     ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
     differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
     releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
+    ``extra_attention_heads``: attention head counts some layers have besides
+    ``num_attention_heads``, which the layers also require TP to divide (Step-3.5's
+    ``attention_other_setting``).
+    ``cache_config_ignored``: the model builds its attention layers without the cache config
+    (Falcon): their KV cache keeps the model dtype whatever ``--kv-cache-dtype`` says.
+    ``diffkv``: the attention layers have separate K and V head sizes and take a DiffKV backend
+    (MiMo-V2: ``FLASH_ATTN_DIFFKV`` unless ``--attention-backend`` names a ``*_DIFFKV`` one).
     ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
     ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     ``indexer_head_size``: a DeepSeek-V3.2-style sparse MLA model (its config has ``index_topk``):
@@ -207,6 +214,9 @@ class ModelGeometry:
     mm_prefix_lm: bool = False
     fa4_all_layers: bool = False
     encoder_only_attention: bool = False
+    extra_attention_heads: tuple[int, ...] = ()
+    cache_config_ignored: bool = False
+    diffkv: bool = False
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

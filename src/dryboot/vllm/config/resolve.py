@@ -103,6 +103,15 @@ def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-p
             f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
             f"tensor parallel size ({tp})",
         )
+    for other in model.extra_attention_heads:
+        # layers with heads of their own assert the same while the model is built
+        if other % tp:
+            raise InputError(
+                flag,
+                str(tp),
+                f"{model.source}: layers with {other} attention heads: total_num_heads % tp_size == 0 fails "
+                f"(AssertionError while vLLM builds the model)",
+            )
     kv = model.num_kv_heads
     if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
         raise InputError(
@@ -150,6 +159,12 @@ def backend_for(
     head_size = max(
         model.attention(k).head_dim for k in model.kinds if k.is_attention and k is not LayerKind.MLA_INDEXER
     )
+    if model.diffkv:
+        # the model hands its layers a DiffKV backend (mimo_v2.py): the requested one when it is
+        # a DiffKV backend, else FLASH_ATTN_DIFFKV (FlashAttention 3 on SM90)
+        from dryboot.vllm.backends import DIFFKV_BACKENDS
+
+        return DIFFKV_BACKENDS[name if name in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]
     rules = rules_for(args.vllm_version)
     fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
@@ -271,8 +286,15 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
     target's ``mtp_kind`` with the target's heads (``SpeculativeConfig.hf_config_override``
     and the family's ``*_mtp.py``).
 
-    :raises InputError: the checkpoint carries no MTP layers.
+    :raises InputError: the checkpoint carries no MTP layers, or MTP layers of a kind not
+        modelled (``mtp_kind`` unset).
     """
+    if model.num_mtp_layers and model.mtp_kind is None:
+        raise InputError(
+            "--speculative-config",
+            f"method={method}",
+            f"the MTP module of {model.architecture} ({model.num_mtp_layers} layers) is not modelled",
+        )
     if not model.num_mtp_layers or model.mtp_kind is None:
         raise InputError(
             "--speculative-config",
@@ -573,11 +595,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "blocks and concurrency not computed."
         )
     if model.architecture in rules.unverified_architectures:
+        from dryboot.vllm.versions import unverified_reason
+
         raise InputError(
             model.source,
             "architectures",
-            f"{model.architecture} is not verified against vLLM {rules.version}'s engine start (its model class "
-            "needs GPU kernel libraries to be built), so dryboot does not plan it for that release",
+            f"{model.architecture} is not verified against vLLM {rules.version}'s engine start "
+            f"({unverified_reason(rules.version, model.architecture)}), so dryboot does not plan it for that release",
         )
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
@@ -699,6 +723,10 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
             f"Please set `--kv-cache-dtype` to {allowed}.",
         )
+    if model.cache_config_ignored:
+        # the target's attention layers are built without the cache config (falcon.py): their
+        # KV cache dtype is "auto" (the model dtype), and they select their backend with it
+        kv_dtype = "auto"
     return EngineConfig(
         model=model,
         args=args,

@@ -31,7 +31,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
-from dryboot.vllm.models.common import geometry, num_layers
+from dryboot.vllm.models.common import MAX_LAYERS, geometry, num_layers
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v2": {
@@ -74,6 +74,27 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     },
     # transformers' SarvamMLAConfig
     "sarvam_mla": {"max_position_embeddings": 4096, "num_hidden_layers": 32, "num_attention_heads": 64},
+    # transformers' Glm4MoeLiteConfig
+    "glm4_moe_lite": {
+        "max_position_embeddings": 202752,
+        "num_attention_heads": 20,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 192,
+        "v_head_dim": 256,
+        "n_routed_experts": 64,
+    },
+    # transformers' LongcatFlashConfig
+    "longcat_flash": {
+        "max_position_embeddings": 131072,
+        "num_layers": 28,
+        "num_attention_heads": 64,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "n_routed_experts": 512,
+    },
 }
 #: Model types whose ``num_nextn_predict_layers`` MTP layers vLLM 0.28.0 builds under
 #: ``"method": "mtp"`` (``SpeculativeConfig.hf_config_override`` turns them into
@@ -87,6 +108,17 @@ SM90_PREFILL_DIMS = frozenset({(128, 64, 128), (192, 64, 256), (64, 64, 128)})
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
     return {**_MLA, **_DEFAULTS.get(str(f.get("model_type") or ""), {})}
+
+
+def _latent(f: ConfigFields) -> tuple[int, tuple[int, int, int]]:
+    """(latent head size ``kv_lora_rank + qk_rope_head_dim``, (qk_nope, qk_rope, v) head dims).
+
+    :raises InputError: head dims no SM90 MLA prefill backend serves.
+    """
+    rope = f.integer("qk_rope_head_dim", minimum=0)
+    dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
+    check_sm90_mla_dims(f, dims)
+    return f.integer("kv_lora_rank") + rope, dims
 
 
 def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
@@ -155,6 +187,10 @@ def sparse_layers(indexed: tuple[bool, ...]) -> tuple[tuple[LayerKind, ...], tup
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    if architecture == "Glm4MoeLiteForCausalLM":
+        return _glm4_moe_lite(f, architecture)
+    if architecture == "LongcatFlashForCausalLM":
+        return _longcat_flash(f, architecture)
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
@@ -216,4 +252,94 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         decoder_layers=decoder,
         # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
         all_layers_indexed=every if model_type == "glm_moe_dsa" and not all(indexed) else None,
+    )
+
+
+def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """GLM-4.7-Flash (``glm4_moe_lite.py``): DeepSeek-V2's MLA layers (``DeepseekV2MLAAttention``)
+    under GLM-4-MoE blocks. Its MoE model class finds an MoE block on every pipeline stage or
+    fails (``Glm4MixtureOfExperts.extract_moe_parameters``); the first is layer
+    ``first_k_dense_replace`` (read by the class, no config default). Its MTP module
+    (``Glm4MoeLiteMTPModel``) is not modelled.
+
+    :raises InputError: ``kv_lora_rank`` null (no MLA: vLLM builds standard attention, not
+        modelled), ``moe_layer_freq`` other than 1, no routed experts, ``first_k_dense_replace``
+        missing, or a ``head_dim`` that transformers' ``attribute_map`` would write over
+        ``qk_rope_head_dim``.
+    """
+    n = num_layers(f)
+    if f.get("kv_lora_rank") is None:
+        raise InputError(f.source, f.where("kv_lora_rank"), "null: vLLM then builds MHA layers, not modelled")
+    if f.get("head_dim") is not None and f.get("head_dim") != f.get("qk_rope_head_dim"):
+        raise InputError(
+            f.source,
+            f.where("head_dim"),
+            "Glm4MoeLiteConfig maps head_dim onto qk_rope_head_dim (attribute_map): a head_dim other than "
+            "qk_rope_head_dim is not modelled",
+        )
+    if f.get("moe_layer_freq") not in (None, 1):
+        raise InputError(f.source, f.where("moe_layer_freq"), "an MoE block other than every layer is not modelled")
+    if f.get("n_routed_experts") is None:
+        raise InputError(
+            f.source,
+            f.where("n_routed_experts"),
+            "null: vLLM's Glm4MoeLiteForCausalLM finds no MoE layer (RuntimeError)",
+        )
+    if not f.given("first_k_dense_replace"):
+        raise InputError(
+            f.source, f.where("first_k_dense_replace"), "required field is missing (vLLM's Glm4MoeLite reads it)"
+        )
+    latent, dims = _latent(f)
+    return geometry(
+        f,
+        architecture,
+        "deepseek",
+        (LayerKind.MLA,) * n,
+        heads=(f.integer("num_attention_heads"), 1, latent),
+        head_dim_v=0,
+        mla_dims=dims,
+        num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
+        mtp_kind=None,
+        first_moe_layer=f.integer("first_k_dense_replace", minimum=0),
+    )
+
+
+def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """LongCat-Flash (``longcat_flash.py``): ``num_layers`` decoder layers, each with two
+    DeepSeek-V2 MLA attentions (``model.layers.<i>.self_attn.<0|1>``), so two MLA caches per
+    decoder layer; pipeline stages split the ``num_layers`` decoder layers (``FlashModel`` builds
+    ``FlashConfig(num_layers=...)``). Its MoE block asserts ``zero_expert_type`` (no class
+    default). Its MTP module (``LongCatFlashMTPModel``) is not modelled.
+
+    :raises InputError: ``kv_lora_rank`` null, ``zero_expert_type`` missing, or a
+        ``num_hidden_layers`` that is not twice ``num_layers`` (transformers' class derives one
+        from the other; a file giving both otherwise is not modelled).
+    """
+    n = f.integer("num_layers", maximum=MAX_LAYERS // 2)
+    if f.given("num_hidden_layers") and f.get("num_hidden_layers") != 2 * n:
+        raise InputError(
+            f.source,
+            f.where("num_hidden_layers"),
+            f"LongcatFlashConfig counts two attention layers per decoder layer (num_hidden_layers = "
+            f"2 * num_layers = {2 * n}): another value is not modelled",
+        )
+    if f.get("kv_lora_rank") is None:
+        raise InputError(f.source, f.where("kv_lora_rank"), "null: not modelled (vLLM builds MLA only)")
+    if f.get("zero_expert_type") is None:
+        raise InputError(
+            f.source, f.where("zero_expert_type"), "required field is missing (vLLM's LongcatMoe asserts it)"
+        )
+    latent, dims = _latent(f)
+    return geometry(
+        f,
+        architecture,
+        "deepseek",
+        (LayerKind.MLA,) * (2 * n),
+        heads=(f.integer("num_attention_heads"), 1, latent),
+        head_dim_v=0,
+        mla_dims=dims,
+        num_mtp_layers=f.integer("num_nextn_predict_layers", default=1, minimum=0),
+        mtp_kind=None,
+        decoder_layers=tuple(i for i in range(n) for _ in range(2)),
+        layer_names=tuple(f"model.layers.{i}.self_attn.{j}.attn" for i in range(n) for j in range(2)),
     )

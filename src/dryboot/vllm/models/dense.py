@@ -96,7 +96,9 @@ class Decoder:
     :param defaults: the HF config class's defaults for absent keys that change the cache.
     :param head_dim: ``"config"`` (``head_dim`` when set, else ``hidden // heads``: ``llama.py``,
         ``mixtral.py``...), ``"hidden"`` (always ``hidden // heads``: ``qwen2_moe.py``,
-        ``commandr.py``...) or ``"required"`` (``config.head_dim``: ``gemma.py``, ``seed_oss.py``).
+        ``commandr.py``...), ``"required"`` (``config.head_dim``: ``gemma.py``, ``seed_oss.py``) or
+        ``"qk"`` (``qk_nope_head_dim + qk_rope_head_dim``: ``minicpm3.py``, whose latent projections
+        are expanded to full heads before a standard ``Attention``).
     :param mha: the model has no KV heads of its own (one per attention head: ``gpt2.py``...).
     :param per_layer_window: the model passes ``per_layer_sliding_window`` from ``layer_types``.
     :param qwen_window: ``sliding_window`` counts only with ``use_sliding_window``.
@@ -109,6 +111,8 @@ class Decoder:
         else one per attention head (``chatglm.py``).
     :param experts_key: the routed-expert count whose MoE block refuses more TP ranks than
         experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
+    :param fixed_kv_heads: the model builds its ``Attention`` with this many KV heads whatever the
+        config says (``step3_text.py``: one, on every rank).
     """
 
     vllm_file: str
@@ -123,6 +127,7 @@ class Decoder:
     experts_key: str | None = None
     required: tuple[str, ...] = ()
     multi_query_groups: bool = False
+    fixed_kv_heads: int | None = None
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -288,6 +293,78 @@ DECODERS: dict[str, Decoder] = {
         per_layer_window=True,
         required=("layer_types", "num_key_value_heads", "max_position_embeddings"),
     ),
+    # MiniCPM3Attention: one standard Attention of num_heads / TP heads (K and V expanded from the
+    # latent), head size qk_nope_head_dim + qk_rope_head_dim; num_key_value_heads is not read
+    "MiniCPM3ForCausalLM": Decoder(
+        "minicpm3.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 40,
+            "hidden_size": 2560,
+            "qk_nope_head_dim": 64,
+            "qk_rope_head_dim": 32,
+        },
+        head_dim="qk",
+        mha=True,
+    ),
+    # Step3TextAttention: one KV head (num_kv_heads=1 on every rank), config.head_dim; the MoE
+    # layers are parsed from the moe_layers_enum string (the class default, a tuple, fails)
+    "Step3TextForCausalLM": Decoder(
+        "step3_text.py",
+        {"max_seq_len": 65536, "num_attention_heads": 64, "head_dim": 256, "moe_num_experts": 48},
+        head_dim="required",
+        fixed_kv_heads=1,
+        required=("moe_layers_enum",),
+        experts_key="moe_num_experts",
+    ),
+    # per-layer windows from sliding_windows (read by the model class, no config-class default)
+    "ExaoneMoeForCausalLM": Decoder(
+        "exaone_moe.py",
+        {
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "hidden_size": 4096,
+            "num_key_value_heads": 32,
+            "sliding_window": 4096,
+            "num_experts": 64,
+        },
+        per_layer_window=True,
+        generated_types=_exaone4_types,
+        required=("sliding_windows",),
+        experts_key="num_experts",
+    ),
+    # MellumConfig is Qwen3MoeConfig under another model_type; the model reads layer_types,
+    # mlp_layer_types and rope_parameters per layer type, none of which the class writes
+    "MellumForCausalLM": Decoder(
+        "mellum.py",
+        {
+            "max_position_embeddings": 32768,
+            "num_attention_heads": 32,
+            "hidden_size": 2048,
+            "num_key_value_heads": 4,
+            "use_sliding_window": False,
+            "sliding_window": 4096,
+            "num_experts": 128,
+        },
+        per_layer_window=True,
+        qwen_window=True,
+        required=("layer_types", "mlp_layer_types", "rope_parameters"),
+        experts_key="num_experts",
+    ),
+    # LagunaConfig (vLLM's own): per-layer windows, sinks on the sliding layers with
+    # swa_attention_sink_enabled, optional per-layer query heads
+    "LagunaForCausalLM": Decoder(
+        "laguna.py",
+        {
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 48,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "hidden_size": 2048,
+            "num_experts": 256,
+        },
+        per_layer_window=True,
+    ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
     "HYV3ForCausalLM": Decoder(
@@ -395,7 +472,9 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
     """
     n_heads = f.integer(spec.key("num_attention_heads"))
     kv_key = spec.key("num_key_value_heads")
-    if spec.mha:
+    if spec.fixed_kv_heads is not None:
+        kv = spec.fixed_kv_heads
+    elif spec.mha:
         kv = n_heads
     elif spec.multi_query_groups:
         kv = f.integer("multi_query_group_num") if f.boolean("multi_query_attention") else n_heads
@@ -407,7 +486,9 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
         kv = ConfigFields(f.source, block, f.where(outer) + ".", defaults=spec.defaults.get(outer) or {}).integer(inner)
     else:
         kv = f.integer(kv_key, default=n_heads)
-    if spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
+    if spec.head_dim == "qk":
+        head_dim = f.integer("qk_nope_head_dim", minimum=0) + f.integer("qk_rope_head_dim", minimum=0)
+    elif spec.head_dim == "required" or (spec.head_dim == "config" and f.has("head_dim")):
         head_dim = f.integer("head_dim")
     else:
         head_dim = f.integer(spec.key("hidden_size")) // n_heads
@@ -498,6 +579,39 @@ def _llama4(f: ConfigFields, architecture: str) -> ModelGeometry:
     return geometry(f, architecture, "dense", kinds, heads=(n_heads, kv, head_dim))
 
 
+def _exaone_moe_kinds(
+    f: ConfigFields, types: list[str], window: int | None
+) -> tuple[tuple[LayerKind, ...], int | None]:
+    """EXAONE-MoE (``ExaoneMoeAttention``): a ``sliding_attention`` layer ``i`` slides over
+    ``sliding_windows[i]`` (``per_layer_sliding_window``); a full layer, or a sliding one whose
+    entry is null, takes the model-level window (``CacheConfig.sliding_window``: only when every
+    layer slides), else none. (kinds, the one window of the sliding layers.)
+
+    :raises InputError: ``sliding_windows`` not one entry per layer, or sliding layers of
+        different windows (not modelled).
+    """
+    n = len(types)
+    windows = f.get("sliding_windows")
+    if not isinstance(windows, list) or len(windows) != n:
+        raise InputError(f.source, f.where("sliding_windows"), f"must list one window (or null) per layer ({n})")
+    model_window = window if all(t == SLIDING for t in types) else None
+    effective: list[int | None] = []
+    for i, t in enumerate(types):
+        w = windows[i] if t == SLIDING else None
+        if w is not None and (not isinstance(w, int) or isinstance(w, bool) or w < 0):
+            raise InputError(f.source, f"{f.where('sliding_windows')}[{i}]", "must be a non-negative integer or null")
+        effective.append(w if w is not None else model_window)
+    distinct = {w for w in effective if w}
+    if len(distinct) > 1:
+        raise InputError(
+            f.source,
+            f.where("sliding_windows"),
+            f"sliding layers of different windows {sorted(distinct)}: not modelled",
+        )
+    kinds = tuple(LayerKind.SLIDING if w else LayerKind.FULL for w in effective)
+    return kinds, (distinct.pop() if distinct else None)
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in LLAMA4:
         return _llama4(f, architecture)
@@ -524,6 +638,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         types = spec.generated_types(f, n)
     if types is not None and not set(types) <= {SLIDING, FULL}:
         raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
+    extra: dict[str, Any] = {}
+    if architecture == "ExaoneMoeForCausalLM":
+        assert types is not None  # the config class always writes them
+        kinds, sw = _exaone_moe_kinds(f, types, sw)
+        # its MTP module (ExaoneMoeMTP) is not modelled
+        extra.update(num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0, mtp_kind=None)
+        moe = ("num_experts", f.integer("num_experts"))
+        return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=moe, **extra)
     # EngineArgs.create_engine_config: the model-level window only without mixed layer types
     model_window = sw if types is None or all(t == SLIDING for t in types) else None
     kinds = tuple(
@@ -533,7 +655,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         for i in range(n)
     )
     experts = (spec.experts_key, f.integer(spec.experts_key)) if spec.experts_key else None
-    extra: dict[str, Any] = {}
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
@@ -543,6 +664,16 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra["pp_refusal"] = (
             "tie_word_embeddings: AttributeError: 'PPMissingLayer' object has no attribute 'tie_weights'"
         )
+    if architecture == "MellumForCausalLM":
+        extra["first_moe_layer"] = _first_sparse(f, n)
+    if architecture == "LagunaForCausalLM":
+        extra.update(_laguna(f, n, types, attn))
+        if f.integer("num_experts", minimum=0):
+            experts = ("num_experts", f.integer("num_experts"))
+    if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
+        # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
+        # Step3TextConfig sets none of its own
+        extra["pp_refusal"] = "AttributeError: 'Step3TextConfig' object has no attribute 'tie_word_embeddings'"
     return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts, **extra)
 
 
@@ -554,6 +685,50 @@ _FIRST_MOE_FIELD: dict[str, tuple[str, int]] = {
     "HYV3ForCausalLM": ("first_k_dense_replace", 1),
     "Glm4MoeForCausalLM": ("first_k_dense_replace", 1),
 }
+
+
+def _laguna(f: ConfigFields, n: int, types: list[str] | None, attn: tuple[int, int, int]) -> dict[str, Any]:
+    """Laguna (``LagunaDecoderLayer``): attention sinks on the ``sliding_attention`` layers when
+    ``swa_attention_sink_enabled``; ``num_attention_heads_per_layer`` overrides each layer's query
+    heads (each checked against TP as the layer asserts).
+
+    :raises InputError: per-layer heads that are not one positive count per layer, that KV heads
+        do not divide, or that change the head size (no ``head_dim``: not modelled).
+    """
+    extra: dict[str, Any] = {
+        "attention_sinks": bool(types) and SLIDING in (types or []) and f.boolean("swa_attention_sink_enabled")
+    }
+    per_layer = f.get("num_attention_heads_per_layer")
+    if per_layer is None:
+        return extra
+    where = f.where("num_attention_heads_per_layer")
+    if not isinstance(per_layer, list) or len(per_layer) != n:
+        raise InputError(f.source, where, f"must list one head count per layer ({n})")
+    if any(not isinstance(h, int) or isinstance(h, bool) or h < 1 for h in per_layer):
+        raise InputError(f.source, where, "must be positive integers")
+    if not f.has("head_dim") and set(per_layer) != {attn[0]}:
+        raise InputError(f.source, where, "without head_dim the head size differs by layer: not modelled")
+    for h in per_layer:
+        if h % attn[1]:
+            raise InputError(f.source, where, f"{attn[1]} KV heads do not divide {h} attention heads")
+    extra["extra_attention_heads"] = tuple(sorted({h for h in per_layer if h != attn[0]}))
+    return extra
+
+
+def _first_sparse(f: ConfigFields, n: int) -> int:
+    """The first ``"sparse"`` entry of ``mlp_layer_types`` (Mellum: the first MoE layer).
+
+    :raises InputError: not one entry per layer, or no sparse layer (``MellumForCausalLM``
+        raises "No MoE layer found in the model.layers").
+    """
+    types = f.get("mlp_layer_types")
+    if not isinstance(types, list) or len(types) != n:
+        raise InputError(f.source, f.where("mlp_layer_types"), f"must list one MLP type per layer ({n})")
+    if "sparse" not in types:
+        raise InputError(
+            f.source, f.where("mlp_layer_types"), "no sparse layer: vLLM finds no MoE layer in the model.layers"
+        )
+    return types.index("sparse")
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:

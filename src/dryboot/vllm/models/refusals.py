@@ -28,24 +28,20 @@ HYBRID = (
     "(this architecture's mixer is not modelled)"
 )
 ATTNFREE = "attention-free: a pure state-space model whose Mamba2 state is not modelled"
-MLA = "MLA (multi-head latent attention) outside DeepSeek-V2/V3: its latent KV layout is not modelled"
 PANGU = (
     "its config class is remote code (transformers has no openPangu model_type; --trust-remote-code and the "
     "checkpoint's Python files): not verifiable offline. Its MLA layers (openpangu.py: no sparse-attention "
     "indexer) and sink-attention layers (param_sink_number) are not modelled"
 )
 XATTN = "encoder-decoder: the decoder's cross-attention KV over encoder outputs is not modelled"
-FALCON = (
-    "Falcon's rotary and ALiBi attention is built without the cache config (ignores --kv-cache-dtype and "
-    "the model-level window): not modelled"
-)
 BLOOM_ALIBI = (
     "BLOOM's ALiBi slopes are computed as tensors on the model's device: vLLM cannot build it on the meta "
     "device, so it is not verified"
 )
 REMOTE = (
-    "its config class is remote code (transformers has no such model_type; --trust-remote-code and the "
-    "checkpoint's Python files): not verifiable offline"
+    "its config class is remote code (neither transformers nor vLLM 0.28.0 ships one for its checkpoints' "
+    "model_type: vLLM refuses it without --trust-remote-code and the checkpoint's Python files): not "
+    "verifiable offline"
 )
 META_DEVICE = (
     "vLLM 0.28.0 cannot build this model on the meta device (a layer computes tensors from data at "
@@ -60,18 +56,29 @@ NEEDS_CUDA = (
     "the meta-device harness cannot verify it: not planned"
 )
 MPT_CONFIG = (
-    "vLLM 0.28.0 cannot read an MPT config with the transformers it ships (MptAttentionConfig is not "
-    "subscriptable): refused as vLLM refuses"
+    "vLLM 0.28.0 cannot read an MPT config whose attn_config sets kv_n_heads (MptAttentionConfig is not "
+    "subscriptable), and MPT's ALiBi slopes are computed as tensors on the model's device, so vLLM cannot build "
+    "it on the meta device: not verified, not planned"
 )
 PER_LAYER_HEADS = (
-    "per-layer block configs (nemotron_nas.py: KV heads per layer from n_heads_in_group, no-op attention "
-    "layers): layers with different KV head counts are not modelled"
+    "its config class is remote code (model_type nemotron-nas: vLLM 0.28.0 refuses it without "
+    "--trust-remote-code), and its per-layer block configs (nemotron_nas.py: KV heads per layer from "
+    "n_heads_in_group, no-op attention layers) are not modelled"
 )
 SPLIT_HEAD_SIZES = (
-    "separate K and V head sizes (v_head_dim) and different heads for sliding and full layers "
-    "(mimo_v2.py): not modelled"
+    "not verified: MiMoV2FlashForCausalLM's model class (planned) with fused QKV weights, but neither "
+    "transformers nor vLLM 0.28.0 ships a config class for model_type mimo_v2, so no offline config of it was "
+    "checked against vLLM"
 )
-LOOPED = "looped layers (each layer run loop_num times with its own KV cache and a loop window): not modelled"
+CHUNK_LOOKBACK = (
+    "block-local chunked attention with a lookback chunk (chunk_lookback), which only TRITON_ATTN serves (the "
+    "default FlashAttention backend fails to build it; rnj1.py): not modelled"
+)
+LOOPED = (
+    "its config class is remote code (model_type iquestloopcoder: vLLM 0.28.0 refuses it without "
+    "--trust-remote-code), and its looped layers (each layer run loop_num times with its own KV cache, the later "
+    "loops in a loop_window_size window) are not modelled"
+)
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
@@ -87,15 +94,14 @@ SPEC_OTHER = "draft model: its draft layers are not modelled"
 
 #: architecture -> why dryboot refuses it
 REASONS: dict[str, str] = {
-    "AfmoeForCausalLM": TEXT,
     "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
     "AriaForConditionalGeneration": MM,
     "AudioFlamingo3ForConditionalGeneration": MM,
     "BagelForConditionalGeneration": MM,
-    "BailingMoeForCausalLM": TEXT,
+    "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
-    "BailingMoeV2ForCausalLM": TEXT,
+    "BailingMoeV2ForCausalLM": REMOTE,
     "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
@@ -104,16 +110,13 @@ REASONS: dict[str, str] = {
     "ChameleonForConditionalGeneration": MM,
     "Cheers": MM,
     "CheersForConditionalGeneration": MM,
-    "Cohere2MoeForCausalLM": TEXT,
     "CohereAsrForConditionalGeneration": XATTN,
     "Cosmos3EdgeForConditionalGeneration": MM,
     "Cosmos3ForConditionalGeneration": MM,
-    "CwmForCausalLM": TEXT,
     "DFlash2DraftModel": SPEC_DFLASH,
     "DFlashLagunaForCausalLM": SPEC_DFLASH,
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
     "DSparkDraftModel": NOFILE,
-    "DbrxForCausalLM": TEXT,
     "DeciLMForCausalLM": PER_LAYER_HEADS,
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
@@ -144,49 +147,36 @@ REASONS: dict[str, str] = {
     "Ernie4_5_VLMoeForConditionalGeneration": MM,
     "ErnieMTPModel": SPEC_MTP,
     "Exaone4_5_MTP": SPEC_MTP,
-    "ExaoneMoeForCausalLM": TEXT,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "Fairseq2LlamaForCausalLM": TEXT,
-    "FalconForCausalLM": FALCON,
-    "FalconH1ForCausalLM": HYBRID,
     "FireRedASR2ForConditionalGeneration": MM,
     "FireRedLIDForConditionalGeneration": XATTN,
-    "FlexOlmoForCausalLM": TEXT,
     "FunASRForConditionalGeneration": MM,
     "FunAudioChatForConditionalGeneration": MM,
     "GLM4VForCausalLM": MM,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Gemma4UnifiedForConditionalGeneration": MM,
-    "Glm4MoeLiteForCausalLM": MLA,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmAsrForConditionalGeneration": MM,
     "GlmOcrForConditionalGeneration": MM,
     "GlmOcrMTPModel": SPEC_MTP,
     "Granite4VisionForConditionalGeneration": MM,
-    "GraniteMoeHybridForCausalLM": HYBRID,
-    "GraniteMoeSharedForCausalLM": TEXT,
     "GraniteSpeechForConditionalGeneration": MM,
     "GraniteSpeechPlusForConditionalGeneration": MM,
     "GritLM": POOLING,
     "H2OVLChatModel": MM,
     "HCXVisionForCausalLM": TEXT,
     "HCXVisionV2ForCausalLM": TEXT,
-    "HYV3ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": MM,
-    "HrmTextForCausalLM": TEXT,
     "HunYuanVLForConditionalGeneration": MM,
-    "HyperCLOVAXForCausalLM": TEXT,
-    "IQuestCoderForCausalLM": TEXT,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
     "InklingForConditionalGeneration": NOFILE,
     "InklingMTPModel": NOFILE,
     "InternLM2ForCausalLM": REMOTE,
-    "InternLM3ForCausalLM": TEXT,
     "InternS1ForConditionalGeneration": MM,
     "InternS1ProForConditionalGeneration": MM,
     "InternS2MobiusForConditionalGeneration": MM,
@@ -194,7 +184,6 @@ REASONS: dict[str, str] = {
     "InternS2PreviewForConditionalGeneration": MM,
     "InternVLChatModel": MM,
     "IsaacForConditionalGeneration": MM,
-    "Jais2ForCausalLM": TEXT,
     "K3DSparkModel": NOFILE,
     "KananaVForConditionalGeneration": MM,
     "KeyeForConditionalGeneration": MM,
@@ -202,13 +191,7 @@ REASONS: dict[str, str] = {
     "KimiK25ForConditionalGeneration": MM,
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
-    "KimiLinearForCausalLM": NOFILE,
     "KimiVLForConditionalGeneration": MM,
-    "LLaMAForCausalLM": TEXT,
-    "LagunaForCausalLM": TEXT,
-    "Lfm2ForCausalLM": HYBRID,
-    "Lfm2MoeForCausalLM": HYBRID,
-    "Lfm2VlForConditionalGeneration": HYBRID,
     "LightOnOCRForConditionalGeneration": MM,
     "LlamaForCausalLMEagle3": SPEC_EAGLE,
     "Llama_Nemotron_Nano_VL": MM,
@@ -218,21 +201,16 @@ REASONS: dict[str, str] = {
     "LlavaOnevision2ForConditionalGeneration": MM,
     "LlavaOnevisionForConditionalGeneration": MM_UNVERIFIED,
     "LongCatFlashMTPModel": SPEC_MTP,
-    "LongcatFlashForCausalLM": MLA,
-    "LongcatFlashNgramForCausalLM": TEXT,
+    "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
-    "Mamba2ForCausalLM": ATTNFREE,
     "MedusaModel": MEDUSA,
-    "MellumForCausalLM": TEXT,
     "MiDashengLMModel": MM,
-    "MiMoForCausalLM": TEXT,
+    "MiMoForCausalLM": REMOTE,
     "MiMoMTPModel": SPEC_MTP,
-    "MiMoV2FlashForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2MTPModel": SPEC_MTP,
     "MiMoV2OmniForCausalLM": MM,
     "MiMoV2OmniMTPModel": SPEC_MTP,
-    "MiniCPM3ForCausalLM": MLA,
     "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": MM,
     "MiniCPMV": MM,
@@ -241,7 +219,6 @@ REASONS: dict[str, str] = {
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
-    "Ministral3ForCausalLM": TEXT,
     "Mistral3ForConditionalGeneration": MM_UNVERIFIED,
     "Molmo2ForConditionalGeneration": MM,
     "MolmoForCausalLM": MM,
@@ -274,14 +251,14 @@ REASONS: dict[str, str] = {
     "PanguEmbeddedForCausalLM": PANGU,
     "PanguProMoEV2ForCausalLM": PANGU,
     "PanguUltraMoEForCausalLM": PANGU,
-    "Param2MoEForCausalLM": TEXT,
+    "Param2MoEForCausalLM": REMOTE,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
     "Phi3VForCausalLM": MM,
     "Phi4ForCausalLMV": MM,
     "Phi4MMForCausalLM": MM,
     "PixtralForConditionalGeneration": MM_UNVERIFIED,
-    "Plamo3ForCausalLM": TEXT,
+    "Plamo3ForCausalLM": REMOTE,
     "QianfanOCRForConditionalGeneration": MM,
     "Qwen2_5OmniForConditionalGeneration": MM,
     "Qwen2_5OmniModel": MM,
@@ -295,28 +272,23 @@ REASONS: dict[str, str] = {
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": MM,
-    "RWForCausalLM": FALCON,
-    "Rnj1ForCausalLM": TEXT,
+    "Rnj1ForCausalLM": CHUNK_LOOKBACK,
     "SarvamMoEForCausalLM": TEXT,
     "SkyworkR1VChatModel": MM,
     "SolarForCausalLM": REMOTE,
-    "StableLMEpochForCausalLM": TEXT,
-    "Step1ForCausalLM": TEXT,
-    "Step3TextForCausalLM": TEXT,
+    "Step1ForCausalLM": REMOTE,
     "Step3VLForConditionalGeneration": MM,
-    "Step3p5ForCausalLM": TEXT,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": MM,
     "StepVLForConditionalGeneration": MM,
-    "TeleChat2ForCausalLM": TEXT,
-    "TeleChat3ForCausalLM": TEXT,
+    "TeleChat2ForCausalLM": REMOTE,
+    "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,
     "UltravoxModel": MM,
     "UnlimitedOCRForCausalLM": MM,
     "VoxtralForConditionalGeneration": MM,
     "VoxtralRealtimeGeneration": MM,
     "WhisperForConditionalGeneration": XATTN,
-    "Zamba2ForCausalLM": HYBRID,
 }
 
 

@@ -86,7 +86,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
     Family(
         "deepseek",
-        ("deepseek_v2.py", "deepseek_mtp.py", "AXK1.py", "sarvam.py"),
+        ("deepseek_v2.py", "deepseek_mtp.py", "AXK1.py", "sarvam.py", "glm4_moe_lite.py", "longcat_flash.py"),
         (
             "DeepseekV2ForCausalLM",
             "DeepseekV3ForCausalLM",
@@ -94,6 +94,8 @@ FAMILIES: tuple[Family, ...] = (
             "GlmMoeDsaForCausalLM",
             "AXK1ForCausalLM",
             "SarvamMLAForCausalLM",
+            "Glm4MoeLiteForCausalLM",
+            "LongcatFlashForCausalLM",
         ),
     ),
     Family("mamba", ("mamba.py",), ("MambaForCausalLM", "FalconMambaForCausalLM")),
@@ -110,6 +112,10 @@ FAMILIES: tuple[Family, ...] = (
     Family("mamba2", ("mamba2.py",), ("Mamba2ForCausalLM",)),
     Family("gemma3n", ("gemma3n.py",), ("Gemma3nForCausalLM",)),
     Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
+    Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
+    Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
+    Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
+    Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
