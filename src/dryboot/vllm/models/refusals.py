@@ -14,9 +14,28 @@ TEXT = (
     "and a tiny-config verification"
 )
 MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
-MM_UNVERIFIED = (
-    "multimodal wrapper of a decoder dryboot reads, not verified: its vLLM module needs mistral_common, "
-    "absent from the fidelity venv, so the harness cannot build it; not planned"
+PIXTRAL_IMPORT = (
+    "multimodal wrapper, not verified: its vLLM 0.28.0 module imports pixtral.py, which imports "
+    "PixtralRotaryEmbedding from transformers; transformers 5.24 (the fidelity venv's, inside vLLM's >=5.5.3 "
+    "range) no longer has it, so the harness cannot build the model; not planned"
+)
+TOKENIZER = (
+    "multimodal wrapper, not verified: vLLM builds its multimodal processor at engine start, which loads "
+    "the checkpoint's tokenizer; the offline harness has none, so it cannot build it; not planned"
+)
+NEEDS_TIMM = (
+    "multimodal wrapper, not verified: its vLLM module imports timm, absent from the fidelity venv; not planned"
+)
+NEEDS_TORCHAUDIO = (
+    "multimodal wrapper, not verified: its vLLM module imports torchaudio, absent from the fidelity venv; not planned"
+)
+REMOTE_MM = (
+    "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
+    "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
+)
+STEP_TEXT = (
+    "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM) that dryboot "
+    "does not plan yet (standard attention, not yet taught): refused with its language model"
 )
 HYBRID = (
     "hybrid: Mamba / linear-attention / short-convolution layers beside attention "
@@ -85,7 +104,6 @@ REASONS: dict[str, str] = {
     "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
     "AriaForConditionalGeneration": MM,
-    "AudioFlamingo3ForConditionalGeneration": MM,
     "BagelForConditionalGeneration": MM,
     "BailingMoeForCausalLM": TEXT,
     "BailingMoeV25MTPModel": SPEC_MTP,
@@ -120,7 +138,7 @@ REASONS: dict[str, str] = {
     "DiffusionGemmaForBlockDiffusion": MM,
     "Dots3NoteForCausalLM": NOFILE,
     "Dots3NoteMTPModel": NOFILE,
-    "DotsOCRForCausalLM": MM,
+    "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
     "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
@@ -149,7 +167,6 @@ REASONS: dict[str, str] = {
     "FireRedLIDForConditionalGeneration": XATTN,
     "FlexOlmoForCausalLM": TEXT,
     "FunASRForConditionalGeneration": MM,
-    "FunAudioChatForConditionalGeneration": MM,
     "GLM4VForCausalLM": MM,
     "Gemma3nForCausalLM": KVSHARE,
     "Gemma3nForConditionalGeneration": KVSHARE,
@@ -159,9 +176,7 @@ REASONS: dict[str, str] = {
     "Glm4MoeLiteForCausalLM": MLA,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
-    "GlmAsrForConditionalGeneration": MM,
     "GlmMoeDsaForCausalLM": MLA_SPARSE,
-    "GlmOcrForConditionalGeneration": MM,
     "GlmOcrMTPModel": SPEC_MTP,
     "Granite4VisionForConditionalGeneration": MM,
     "GraniteMoeHybridForCausalLM": HYBRID,
@@ -193,30 +208,28 @@ REASONS: dict[str, str] = {
     "InternS2MobiusMTP": SPEC_MTP,
     "InternS2PreviewForConditionalGeneration": MM,
     "InternVLChatModel": MM,
-    "IsaacForConditionalGeneration": MM,
+    "IsaacForConditionalGeneration": TOKENIZER,
     "Jais2ForCausalLM": TEXT,
     "K3DSparkModel": NOFILE,
-    "KananaVForConditionalGeneration": MM,
+    "KananaVForConditionalGeneration": NEEDS_TIMM,
     "KeyeForConditionalGeneration": MM,
     "KeyeVL1_5ForConditionalGeneration": MM,
-    "KimiK25ForConditionalGeneration": MM,
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
     "KimiLinearForCausalLM": NOFILE,
-    "KimiVLForConditionalGeneration": MM,
     "LLaMAForCausalLM": TEXT,
     "LagunaForCausalLM": TEXT,
     "Lfm2ForCausalLM": HYBRID,
     "Lfm2MoeForCausalLM": HYBRID,
     "Lfm2VlForConditionalGeneration": HYBRID,
-    "LightOnOCRForConditionalGeneration": MM,
+    "LightOnOCRForConditionalGeneration": PIXTRAL_IMPORT,
     "LlamaForCausalLMEagle3": SPEC_EAGLE,
     "Llama_Nemotron_Nano_VL": MM,
-    "LlavaForConditionalGeneration": MM_UNVERIFIED,
-    "LlavaNextForConditionalGeneration": MM_UNVERIFIED,
-    "LlavaNextVideoForConditionalGeneration": MM_UNVERIFIED,
+    "LlavaForConditionalGeneration": PIXTRAL_IMPORT,
+    "LlavaNextForConditionalGeneration": PIXTRAL_IMPORT,
+    "LlavaNextVideoForConditionalGeneration": PIXTRAL_IMPORT,
     "LlavaOnevision2ForConditionalGeneration": MM,
-    "LlavaOnevisionForConditionalGeneration": MM_UNVERIFIED,
+    "LlavaOnevisionForConditionalGeneration": PIXTRAL_IMPORT,
     "LongCatFlashMTPModel": SPEC_MTP,
     "LongcatFlashForCausalLM": MLA,
     "LongcatFlashNgramForCausalLM": TEXT,
@@ -224,7 +237,7 @@ REASONS: dict[str, str] = {
     "Mamba2ForCausalLM": ATTNFREE,
     "MedusaModel": MEDUSA,
     "MellumForCausalLM": TEXT,
-    "MiDashengLMModel": MM,
+    "MiDashengLMModel": NEEDS_TORCHAUDIO,
     "MiMoForCausalLM": TEXT,
     "MiMoMTPModel": SPEC_MTP,
     "MiMoV2FlashForCausalLM": SPLIT_HEAD_SIZES,
@@ -242,13 +255,12 @@ REASONS: dict[str, str] = {
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
     "Ministral3ForCausalLM": TEXT,
-    "Mistral3ForConditionalGeneration": MM_UNVERIFIED,
+    "Mistral3ForConditionalGeneration": PIXTRAL_IMPORT,
     "Molmo2ForConditionalGeneration": MM,
     "MolmoForCausalLM": MM,
     "Moondream3ForCausalLM": MM,
     "MoonshotKimiaForCausalLM": MM,
     "MossAudioModel": MM,
-    "MossTranscribeDiarizeForConditionalGeneration": MM,
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "MuseGlimmerForCausalLM": TEXT,
@@ -278,18 +290,14 @@ REASONS: dict[str, str] = {
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
     "Phi3VForCausalLM": MM,
-    "Phi4ForCausalLMV": MM,
+    "Phi4ForCausalLMV": PIXTRAL_IMPORT,
     "Phi4MMForCausalLM": MM,
-    "PixtralForConditionalGeneration": MM_UNVERIFIED,
+    "PixtralForConditionalGeneration": PIXTRAL_IMPORT,
     "Plamo3ForCausalLM": TEXT,
     "QianfanOCRForConditionalGeneration": MM,
-    "Qwen2_5OmniForConditionalGeneration": MM,
-    "Qwen2_5OmniModel": MM,
-    "Qwen3ASRForConditionalGeneration": MM,
     "Qwen3ASRRealtimeGeneration": MM,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
-    "Qwen3OmniMoeForConditionalGeneration": MM,
     "Qwen3_5ForCausalLM": HYBRID,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeForCausalLM": HYBRID,
@@ -304,17 +312,16 @@ REASONS: dict[str, str] = {
     "StableLMEpochForCausalLM": TEXT,
     "Step1ForCausalLM": TEXT,
     "Step3TextForCausalLM": TEXT,
-    "Step3VLForConditionalGeneration": MM,
+    "Step3VLForConditionalGeneration": STEP_TEXT,
     "Step3p5ForCausalLM": TEXT,
     "Step3p5MTP": SPEC_MTP,
-    "Step3p7ForConditionalGeneration": MM,
+    "Step3p7ForConditionalGeneration": STEP_TEXT,
     "StepVLForConditionalGeneration": MM,
     "TeleChat2ForCausalLM": TEXT,
     "TeleChat3ForCausalLM": TEXT,
     "TeleFLMForCausalLM": REMOTE,
-    "UltravoxModel": MM,
     "UnlimitedOCRForCausalLM": MM,
-    "VoxtralForConditionalGeneration": MM,
+    "VoxtralForConditionalGeneration": TOKENIZER,
     "VoxtralRealtimeGeneration": MM,
     "WhisperForConditionalGeneration": XATTN,
     "Zamba2ForCausalLM": HYBRID,
