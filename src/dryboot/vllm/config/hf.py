@@ -130,8 +130,9 @@ class ModelGeometry:
     ``--mamba-cache-mode all`` falls back to ``align``). ``layer_names``: each layer's module
     name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
     ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
-    ``tower_heads``: (config path, attention heads) of a multimodal wrapper's encoder towers, whose
-    tensor-parallel attention TP must divide.
+    ``tower_heads``: (config path, size) of a multimodal wrapper's encoder-tower dimensions that
+    vLLM splits across tensor-parallel ranks (attention heads, parallel linear widths): TP must
+    divide each.
     ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
     differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
     releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).

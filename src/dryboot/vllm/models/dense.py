@@ -332,6 +332,15 @@ DECODERS: dict[str, Decoder] = {
         )
         for arch in ("ChatGLMModel", "ChatGLMForConditionalGeneration")
     },
+    # glm4v.py: ChatGLM's model with an EVA2-CLIP vision tower (config.vision_config)
+    "GLM4VForCausalLM": Decoder(
+        "glm4v.py",
+        {"seq_length": 2048, "multi_query_group_num": 1},
+        head_dim="hidden",
+        multi_query_groups=True,
+        keys={"num_hidden_layers": "num_layers"},
+        required=("tie_word_embeddings", "original_rope", "vision_config"),
+    ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -374,6 +383,14 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     "PaddleOCRVLForConditionalGeneration": (
         "paddleocr_vl.py",
         {"paddleocr_vl_text": "Ernie4_5ForCausalLM", "paddleocr_vl": "Ernie4_5ForCausalLM"},
+    ),
+    "GraniteSpeechForConditionalGeneration": (
+        "granite_speech.py",
+        {"granite": "GraniteForCausalLM", "granite_speech": "GraniteForCausalLM"},
+    ),
+    "GraniteSpeechPlusForConditionalGeneration": (
+        "granite_speech_plus.py",
+        {"granite": "GraniteForCausalLM", "granite_speech_plus": "GraniteForCausalLM"},
     ),
     # UltravoxConfig builds wrapped_model_config from text_config's model_type (a text_model_id
     # naming another checkpoint is not read)
@@ -507,6 +524,17 @@ BUILT_AS: dict[str, BuiltAs] = {
         "glm_ocr_text",
         {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": None},
         text_types=("glm_ocr_text",),
+    ),
+    # aria.py's AriaTextModel is a LlamaModel whose decoder layers keep Llama's attention
+    # (AriaTextConfig: a LlamaConfig with MoE keys)
+    "AriaForConditionalGeneration": BuiltAs(
+        "aria.py",
+        "LlamaForCausalLM",
+        "llama",
+        {"max_position_embeddings": 2048},
+        text_types=("aria_text",),
+        # the Idefics3 vision tower (Idefics3VisionConfig: 16 heads)
+        tower_heads=(("vision_config.num_attention_heads", 16),),
     ),
     # Qwen3ASRTextConfig (vLLM's qwen3_asr.py config) has no window keys of its own
     "Qwen3ASRForConditionalGeneration": BuiltAs(
@@ -681,16 +709,34 @@ def _wrapped(f: ConfigFields, architecture: str) -> ModelGeometry:
     family = ARCHITECTURES[inner]
     inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
     model = family.read(f.with_defaults(inner_defaults), inner)
-    towers = tuple((path, _at(f.root, path) or default) for path, default in _WRAPPER_TOWERS.get(architecture, ()))
-    return replace(model, architecture=architecture, tower_heads=towers)
+    return replace(model, architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
 
 
-#: wrapper -> (dotted path, its config class default) of encoder-tower attention heads vLLM shards
-#: by tensor parallelism (see :attr:`BuiltAs.tower_heads`)
-_WRAPPER_TOWERS: dict[str, tuple[tuple[str, int], ...]] = {
-    # UltravoxConfig builds a WhisperConfig from audio_config (6 heads by default)
-    "UltravoxModel": (("audio_config.encoder_attention_heads", 6),),
-}
+def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
+    """(config path, size) of a :data:`WRAPPERS` model's encoder-tower dimensions that vLLM splits
+    across tensor-parallel ranks (see :attr:`BuiltAs.tower_heads`), with the config classes'
+    defaults for absent keys."""
+
+    def size(path: str, default: int) -> int:
+        value = _at(f.root, path)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f.source, path, f"must be a positive integer, got {value!r}")
+        return value
+
+    if architecture == "UltravoxModel":
+        # UltravoxConfig builds a WhisperConfig from audio_config (6 heads by default)
+        return (("audio_config.encoder_attention_heads", size("audio_config.encoder_attention_heads", 6)),)
+    if architecture.startswith("GraniteSpeech"):
+        # granite_speech.py: the conformer feed-forward (ColumnParallelLinear up to hidden_dim *
+        # feedforward_mult) and the CTC output (output_dim); GraniteSpeechEncoderConfig defaults
+        ff = size("encoder_config.hidden_dim", 1024) * size("encoder_config.feedforward_mult", 4)
+        return (
+            ("encoder_config.hidden_dim * encoder_config.feedforward_mult", ff),
+            ("encoder_config.output_dim", size("encoder_config.output_dim", 42)),
+        )
+    return ()
 
 
 #: Llama-4 (``llama4.py``, ``mllama4.py``; ``Llama4TextConfig``): rope layers use chunked local
@@ -801,8 +847,9 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
             raise InputError(
                 model.source,
                 path,
-                f"{heads} encoder attention heads are not divisible by tensor parallel size {tensor_parallel_size}: "
-                f"vLLM's {model.architecture} shards them (AssertionError while building the model)",
+                f"{heads} is not divisible by tensor parallel size {tensor_parallel_size}: vLLM's "
+                f"{model.architecture} splits this encoder dimension across ranks (AssertionError while building "
+                "the model)",
             )
     if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
         key, n = model.moe_experts
