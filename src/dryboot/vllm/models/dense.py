@@ -392,6 +392,17 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         "granite_speech_plus.py",
         {"granite": "GraniteForCausalLM", "granite_speech_plus": "GraniteForCausalLM"},
     ),
+    # OvisConfig (vLLM's) builds llm_config by its model_type as text_config
+    "Ovis": (
+        "ovis.py",
+        {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"},
+    ),
+    # QianfanOCRConfig (vLLM's) builds text_config by its model_type (qwen3 when absent); the model
+    # class is internvl.py's InternVLChatModel
+    "QianfanOCRForConditionalGeneration": (
+        "qianfan_ocr.py",
+        {"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM"},
+    ),
     # UltravoxConfig builds wrapped_model_config from text_config's model_type (a text_model_id
     # naming another checkpoint is not read)
     "UltravoxModel": (
@@ -425,7 +436,9 @@ class BuiltAs:
     :param text_types: the text ``model_type`` values the file may give (another one builds a
         different config class: refused); empty: any (the config class ignores it).
     :param named: the model class takes the architecture the text config names (``architectures``,
-        else its ``model_type``'s causal-LM class): any other than ``inner`` is refused.
+        else its ``model_type``'s causal-LM class): the names accepted (all read as ``inner``);
+        empty: the model class names it itself.
+    :param needs: text-config keys whose absence (or null) means attention not modelled here.
     :param tower_heads: (dotted path, its config class default or ``None``: required) of the
         attention heads of encoder towers vLLM shards by tensor parallelism (``QKVParallelLinear``:
         TP must divide them, else an AssertionError while building the model).
@@ -439,7 +452,8 @@ class BuiltAs:
     refuse_keys: dict[str, str] = field(default_factory=dict)
     required: tuple[str, ...] = ()
     text_types: tuple[str, ...] = ()
-    named: bool = False
+    named: tuple[str, ...] = ()
+    needs: dict[str, str] = field(default_factory=dict)
     tower_heads: tuple[tuple[str, int | None], ...] = ()
     pp_refusal: str | None = None
 
@@ -536,30 +550,56 @@ BUILT_AS: dict[str, BuiltAs] = {
         # the Idefics3 vision tower (Idefics3VisionConfig: 16 heads)
         tower_heads=(("vision_config.num_attention_heads", 16),),
     ),
-    # Qwen3ASRTextConfig (vLLM's qwen3_asr.py config) has no window keys of its own
-    "Qwen3ASRForConditionalGeneration": BuiltAs(
-        "qwen3_asr.py",
-        "Qwen3ForCausalLM",
-        "qwen3",
-        {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128, "use_sliding_window": False},
-        refuse_keys={
-            key: "window keys (which Qwen3ASRTextConfig does not define) are not modelled"
-            for key in ("sliding_window", "use_sliding_window", "layer_types")
+    # DeepseekVLV2Config (vLLM's) reads language_config as its text config (a DeepseekV2Config
+    # whose kv_lora_rank defaults to null); the model class builds the architecture it names
+    "DeepseekOCRForCausalLM": BuiltAs(
+        "deepseek_ocr.py",
+        "DeepseekV2ForCausalLM",
+        "deepseek_v2",
+        {"kv_lora_rank": None},
+        named=("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"),
+        needs={
+            "kv_lora_rank": "DeepSeek-V2 without MLA (kv_lora_rank null: plain multi-head attention) is not modelled"
         },
-        tower_heads=(("thinker_config.audio_config.encoder_attention_heads", 20),),
     ),
+    # Qwen3ASRTextConfig (vLLM's qwen3_asr.py config) has no window keys of its own;
+    # Qwen3ASRRealtimeGeneration (qwen3_asr_realtime.py) subclasses Qwen3ASRForConditionalGeneration
+    **{
+        arch: BuiltAs(
+            "qwen3_asr.py" if arch == "Qwen3ASRForConditionalGeneration" else "qwen3_asr_realtime.py",
+            "Qwen3ForCausalLM",
+            "qwen3",
+            {
+                "max_position_embeddings": 128000,
+                "num_key_value_heads": 32,
+                "head_dim": 128,
+                "use_sliding_window": False,
+            },
+            refuse_keys={
+                key: "window keys (which Qwen3ASRTextConfig does not define) are not modelled"
+                for key in ("sliding_window", "use_sliding_window", "layer_types")
+            },
+            tower_heads=(("thinker_config.audio_config.encoder_attention_heads", 20),),
+        )
+        for arch in ("Qwen3ASRForConditionalGeneration", "Qwen3ASRRealtimeGeneration")
+    },
 }
 
 #: multimodal wrapper -> where its language model's config lives when not ``text_config``
 #: (the sub-config ``get_text_config`` returns and the model class builds its language model from).
 TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
-    arch: ("thinker_config", "text_config")
-    for arch in (
-        "Qwen2_5OmniForConditionalGeneration",
-        "Qwen2_5OmniModel",
-        "Qwen3OmniMoeForConditionalGeneration",
-        "Qwen3ASRForConditionalGeneration",
-    )
+    "Ovis": ("llm_config",),
+    "DeepseekOCRForCausalLM": ("language_config",),
+    **{
+        arch: ("thinker_config", "text_config")
+        for arch in (
+            "Qwen2_5OmniForConditionalGeneration",
+            "Qwen2_5OmniModel",
+            "Qwen3OmniMoeForConditionalGeneration",
+            "Qwen3ASRForConditionalGeneration",
+            "Qwen3ASRRealtimeGeneration",
+        )
+    },
 }
 
 
@@ -588,12 +628,15 @@ def _built_as(f: ConfigFields, architecture: str) -> ModelGeometry:
             f"{architecture} with a {given!r} language model is not modelled (only {', '.join(spec.text_types)})",
         )
     named = nested.get("architectures")
-    if spec.named and isinstance(named, list) and named and named[0] != spec.inner:
+    if spec.named and isinstance(named, list) and named and named[0] not in spec.named:
         raise InputError(
             f.source,
             f.where("architectures"),
-            f"{architecture} with a {named[0]} language model is not modelled (only {spec.inner})",
+            f"{architecture} with a {named[0]} language model is not modelled (only {', '.join(spec.named)})",
         )
+    for key, why in spec.needs.items():
+        if nested.get(key) is None:
+            raise InputError(f.source, f.where(key), f"{architecture}: {why}")
     # only the text sub-config's own keys: the wrapper's (a top-level max_sequence_length...) are
     # not the language model's
     text = ConfigFields(f.source, {**nested, "model_type": spec.model_type}, f.prefix, root=f.root)
@@ -691,7 +734,7 @@ def _wrapped(f: ConfigFields, architecture: str) -> ModelGeometry:
         )
     text_type = str(f.get("model_type") or "")
     allowed = WRAPPERS[architecture][1]
-    nested = f.root.get("text_config")
+    nested = _at(f.root, ".".join(TEXT_CONFIG_PATHS.get(architecture, ("text_config",))))
     named = nested.get("architectures") if isinstance(nested, dict) else None
     if isinstance(named, list) and named:
         # the text config names the language model's architecture: vLLM builds that one
@@ -728,6 +771,14 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
     if architecture == "UltravoxModel":
         # UltravoxConfig builds a WhisperConfig from audio_config (6 heads by default)
         return (("audio_config.encoder_attention_heads", size("audio_config.encoder_attention_heads", 6)),)
+    if architecture == "Ovis":
+        # ovis.py's visual tokenizer backbone (AIMv2Config: 8 heads; SiglipVisionConfig: 12)
+        path = "visual_tokenizer_config.backbone_config"
+        backbone = _at(f.root, path)
+        if not isinstance(backbone, dict):
+            raise InputError(f.source, path, "required field is missing (Ovis: the visual tokenizer's backbone)")
+        default = 8 if backbone.get("model_type") == "aimv2" else 12
+        return ((f"{path}.num_attention_heads", size(f"{path}.num_attention_heads", default)),)
     if architecture.startswith("GraniteSpeech"):
         # granite_speech.py: the conformer feed-forward (ColumnParallelLinear up to hidden_dim *
         # feedforward_mult) and the CTC output (output_dim); GraniteSpeechEncoderConfig defaults

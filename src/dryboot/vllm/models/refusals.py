@@ -19,10 +19,6 @@ PIXTRAL_IMPORT = (
     "PixtralRotaryEmbedding from transformers; transformers 5.24 (the fidelity venv's, inside vLLM's >=5.5.3 "
     "range) no longer has it, so the harness cannot build the model; not planned"
 )
-TOKENIZER = (
-    "multimodal wrapper, not verified: vLLM builds its multimodal processor at engine start, which loads "
-    "the checkpoint's tokenizer; the offline harness has none, so it cannot build it; not planned"
-)
 NEEDS_TIMM = (
     "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
     "absent from the fidelity venv; not planned"
@@ -33,6 +29,21 @@ NEEDS_TORCHAUDIO = (
 REMOTE_MM = (
     "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
     "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
+)
+MM_CLA = (
+    "multimodal wrapper of HunYuanDenseV1ForCausalLM / HunYuanMoEV1ForCausalLM, whose cross-layer attention "
+    "(use_cla) dryboot does not model"
+)
+MM_MLA_SPARSE = (
+    "multimodal wrapper of PanguEmbeddedForCausalLM (MLA with a sparse-attention indexer), which dryboot does not model"
+)
+MM_SPLIT_HEADS = (
+    "multimodal wrapper of a MiMo-V2 language model (separate K and V head sizes, different heads for sliding "
+    "and full layers), which dryboot does not model"
+)
+MM_DEEPSEEK_MHA = (
+    "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
+    "plain multi-head attention), which dryboot's DeepSeek family (MLA only) does not read"
 )
 STEP_TEXT = (
     "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM) that dryboot "
@@ -104,7 +115,6 @@ REASONS: dict[str, str] = {
     "AfmoeForCausalLM": TEXT,
     "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
-    "AriaForConditionalGeneration": MM,
     "BagelForConditionalGeneration": MM,
     "BailingMoeForCausalLM": TEXT,
     "BailingMoeV25MTPModel": SPEC_MTP,
@@ -132,7 +142,6 @@ REASONS: dict[str, str] = {
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
     "DeepseekOCR2ForCausalLM": MM,
-    "DeepseekOCRForCausalLM": MM,
     "DeepseekV32ForCausalLM": MLA_SPARSE,
     "DeepseekV4ForCausalLM": NOFILE,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
@@ -168,7 +177,6 @@ REASONS: dict[str, str] = {
     "FireRedLIDForConditionalGeneration": XATTN,
     "FlexOlmoForCausalLM": TEXT,
     "FunASRForConditionalGeneration": MM,
-    "GLM4VForCausalLM": MM,
     "Gemma3nForCausalLM": KVSHARE,
     "Gemma3nForConditionalGeneration": KVSHARE,
     "Gemma4DSparkModel": SPEC_DSPARK,
@@ -179,11 +187,9 @@ REASONS: dict[str, str] = {
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmMoeDsaForCausalLM": MLA_SPARSE,
     "GlmOcrMTPModel": SPEC_MTP,
-    "Granite4VisionForConditionalGeneration": MM,
+    "Granite4VisionForConditionalGeneration": PIXTRAL_IMPORT,
     "GraniteMoeHybridForCausalLM": HYBRID,
     "GraniteMoeSharedForCausalLM": TEXT,
-    "GraniteSpeechForConditionalGeneration": MM,
-    "GraniteSpeechPlusForConditionalGeneration": MM,
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HCXVisionForCausalLM": TEXT,
@@ -194,7 +200,7 @@ REASONS: dict[str, str] = {
     "HrmTextForCausalLM": TEXT,
     "HunYuanDenseV1ForCausalLM": CLA,
     "HunYuanMoEV1ForCausalLM": CLA,
-    "HunYuanVLForConditionalGeneration": MM,
+    "HunYuanVLForConditionalGeneration": MM_CLA,
     "HyperCLOVAXForCausalLM": TEXT,
     "IQuestCoderForCausalLM": TEXT,
     "IQuestLoopCoderForCausalLM": LOOPED,
@@ -203,18 +209,18 @@ REASONS: dict[str, str] = {
     "InklingMTPModel": NOFILE,
     "InternLM2ForCausalLM": REMOTE,
     "InternLM3ForCausalLM": TEXT,
-    "InternS1ForConditionalGeneration": MM,
-    "InternS1ProForConditionalGeneration": MM,
+    "InternS1ForConditionalGeneration": REMOTE_MM,
+    "InternS1ProForConditionalGeneration": REMOTE_MM,
     "InternS2MobiusForConditionalGeneration": MM,
     "InternS2MobiusMTP": SPEC_MTP,
     "InternS2PreviewForConditionalGeneration": MM,
     "InternVLChatModel": REMOTE_MM,
-    "IsaacForConditionalGeneration": TOKENIZER,
+    "IsaacForConditionalGeneration": MM,
     "Jais2ForCausalLM": TEXT,
     "K3DSparkModel": NOFILE,
     "KananaVForConditionalGeneration": NEEDS_TIMM,
-    "KeyeForConditionalGeneration": MM,
-    "KeyeVL1_5ForConditionalGeneration": MM,
+    "KeyeForConditionalGeneration": REMOTE_MM,
+    "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
     "KimiLinearForCausalLM": NOFILE,
@@ -244,7 +250,7 @@ REASONS: dict[str, str] = {
     "MiMoV2FlashForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2MTPModel": SPEC_MTP,
-    "MiMoV2OmniForCausalLM": MM,
+    "MiMoV2OmniForCausalLM": MM_SPLIT_HEADS,
     "MiMoV2OmniMTPModel": SPEC_MTP,
     "MiniCPM3ForCausalLM": MLA,
     "MiniCPMForCausalLM": REMOTE,
@@ -276,10 +282,9 @@ REASONS: dict[str, str] = {
     "OlmoHybridForCausalLM": HYBRID,
     "OpenCUAForConditionalGeneration": MM,
     "OpenPanguMTPModel": SPEC_MTP,
-    "OpenPanguVLForConditionalGeneration": MM,
-    "OpenVLAForActionPrediction": MM,
+    "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
+    "OpenVLAForActionPrediction": NEEDS_TIMM,
     "OrionForCausalLM": REMOTE,
-    "Ovis": MM,
     "Ovis2_5": REMOTE_MM,
     "Ovis2_6ForCausalLM": REMOTE_MM,
     "Ovis2_6_MoeForCausalLM": REMOTE_MM,
@@ -295,8 +300,6 @@ REASONS: dict[str, str] = {
     "Phi4MMForCausalLM": REMOTE_MM,
     "PixtralForConditionalGeneration": PIXTRAL_IMPORT,
     "Plamo3ForCausalLM": TEXT,
-    "QianfanOCRForConditionalGeneration": MM,
-    "Qwen3ASRRealtimeGeneration": MM,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
     "Qwen3_5ForCausalLM": HYBRID,
@@ -321,8 +324,8 @@ REASONS: dict[str, str] = {
     "TeleChat2ForCausalLM": TEXT,
     "TeleChat3ForCausalLM": TEXT,
     "TeleFLMForCausalLM": REMOTE,
-    "UnlimitedOCRForCausalLM": MM,
-    "VoxtralForConditionalGeneration": TOKENIZER,
+    "UnlimitedOCRForCausalLM": MM_DEEPSEEK_MHA,
+    "VoxtralForConditionalGeneration": MM,
     "VoxtralRealtimeGeneration": MM,
     "WhisperForConditionalGeneration": XATTN,
     "Zamba2ForCausalLM": HYBRID,
