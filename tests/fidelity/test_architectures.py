@@ -60,7 +60,8 @@ FILES = DATA / "files"
 
 def materialize(architecture: str, path: Path) -> str:
     """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
-    architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``)."""
+    architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``, a tiny
+    ``tokenizer.json`` where its processor loads one at engine start)."""
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
     model = H.materialize_file(work, path)

@@ -332,6 +332,10 @@ DECODERS: dict[str, Decoder] = {
         )
         for arch in ("ChatGLMModel", "ChatGLMForConditionalGeneration")
     },
+    # chameleon.py's ChameleonModel: every layer full attention, head size hidden // heads
+    "ChameleonForConditionalGeneration": Decoder(
+        "chameleon.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
+    ),
     # glm4v.py: ChatGLM's model with an EVA2-CLIP vision tower (config.vision_config)
     "GLM4VForCausalLM": Decoder(
         "glm4v.py",
@@ -552,16 +556,38 @@ BUILT_AS: dict[str, BuiltAs] = {
     ),
     # DeepseekVLV2Config (vLLM's) reads language_config as its text config (a DeepseekV2Config
     # whose kv_lora_rank defaults to null); the model class builds the architecture it names
-    "DeepseekOCRForCausalLM": BuiltAs(
-        "deepseek_ocr.py",
-        "DeepseekV2ForCausalLM",
-        "deepseek_v2",
-        {"kv_lora_rank": None},
-        named=("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"),
-        needs={
-            "kv_lora_rank": "DeepSeek-V2 without MLA (kv_lora_rank null: plain multi-head attention) is not modelled"
-        },
+    **{
+        arch: BuiltAs(
+            file,
+            "DeepseekV2ForCausalLM",
+            "deepseek_v2",
+            {"kv_lora_rank": None},
+            named=("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"),
+            needs={
+                "kv_lora_rank": "DeepSeek-V2 without MLA (kv_lora_rank null: plain multi-head attention): not modelled"
+            },
+        )
+        for arch, file in (
+            ("DeepseekOCRForCausalLM", "deepseek_ocr.py"),
+            ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py"),
+        )
+    },
+    # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
+    "BagelForConditionalGeneration": BuiltAs(
+        "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
     ),
+    # CheersTextConfig (vLLM's cheers.py config): Qwen2's window rules, its own defaults
+    **{
+        arch: BuiltAs(
+            "cheers.py",
+            "Qwen2ForCausalLM",
+            "qwen2",
+            {"max_position_embeddings": 131072, "num_key_value_heads": 4, "sliding_window": 131072},
+            # its SigLIP vision tower (SiglipVisionConfig: 12 heads)
+            tower_heads=(("vision_representation_config.num_attention_heads", 12),),
+        )
+        for arch in ("Cheers", "CheersForConditionalGeneration")
+    },
     # Qwen3ASRTextConfig (vLLM's qwen3_asr.py config) has no window keys of its own;
     # Qwen3ASRRealtimeGeneration (qwen3_asr_realtime.py) subclasses Qwen3ASRForConditionalGeneration
     **{
@@ -589,7 +615,9 @@ BUILT_AS: dict[str, BuiltAs] = {
 #: (the sub-config ``get_text_config`` returns and the model class builds its language model from).
 TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "Ovis": ("llm_config",),
+    "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekOCRForCausalLM": ("language_config",),
+    "DeepseekOCR2ForCausalLM": ("language_config",),
     **{
         arch: ("thinker_config", "text_config")
         for arch in (
