@@ -45,6 +45,11 @@ MM_DEEPSEEK_MHA = (
     "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
     "plain multi-head attention), which dryboot's DeepSeek family (MLA only) does not read"
 )
+ISAAC = (
+    "multimodal wrapper whose model class builds its Qwen3 language model from the top-level config "
+    "(IsaacConfig is itself a Qwen3Config) while vLLM's text config is text_config, and sizes its M-RoPE "
+    "from the top-level head_dim: two configs for one model, not modelled"
+)
 STEP_TEXT = (
     "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM) that dryboot "
     "does not plan yet (standard attention, not yet taught): refused with its language model"
@@ -210,7 +215,7 @@ REASONS: dict[str, str] = {
     "InternS2MobiusMTP": SPEC_MTP,
     "InternS2PreviewForConditionalGeneration": MM,
     "InternVLChatModel": REMOTE_MM,
-    "IsaacForConditionalGeneration": MM,
+    "IsaacForConditionalGeneration": ISAAC,
     "Jais2ForCausalLM": TEXT,
     "K3DSparkModel": NOFILE,
     "KananaVForConditionalGeneration": NEEDS_TIMM,
