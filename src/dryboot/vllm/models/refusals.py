@@ -45,6 +45,11 @@ MM_DEEPSEEK_MHA = (
     "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
     "plain multi-head attention), which dryboot's DeepSeek family (MLA only) does not read"
 )
+VOXTRAL = (
+    "multimodal wrapper served by vLLM 0.28.0 from its Mistral-format checkpoint: voxtral.py reads audio "
+    "encoder keys (downsample_factor, window_size...) that transformers' VoxtralEncoderConfig does not have, "
+    "and builds its processor from the Mistral tokenizer; dryboot reads config.json only: not modelled"
+)
 ISAAC = (
     "multimodal wrapper whose model class builds its Qwen3 language model from the top-level config "
     "(IsaacConfig is itself a Qwen3Config) while vLLM's text config is text_config, and sizes its M-RoPE "
@@ -325,7 +330,7 @@ REASONS: dict[str, str] = {
     "TeleChat3ForCausalLM": TEXT,
     "TeleFLMForCausalLM": REMOTE,
     "UnlimitedOCRForCausalLM": MM_DEEPSEEK_MHA,
-    "VoxtralForConditionalGeneration": MM,
+    "VoxtralForConditionalGeneration": VOXTRAL,
     "VoxtralRealtimeGeneration": MM,
     "WhisperForConditionalGeneration": XATTN,
     "Zamba2ForCausalLM": HYBRID,
