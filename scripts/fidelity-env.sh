@@ -91,6 +91,11 @@ LIGHT_REQS=(
   "loguru==0.7.3"
   "nvidia-ml-py==13.615.71"     # flashinfer imports pynvml
   "apache-tvm-ffi==0.1.11"      # vllm: ==0.1.11 (xgrammar and flashinfer import tvm_ffi)
+  # mistral_common's import-time dependencies (llava.py, mistral3.py, pixtral.py, voxtral.py
+  # import mistral_common; it is installed --no-deps below: its numpy cap is below vLLM's pin)
+  "jsonschema==4.26.0"
+  "pydantic-extra-types[pycountry]==2.11.1"
+  "tiktoken==0.14.0"
   ${EXTRA_REQS[@]+"${EXTRA_REQS[@]}"}
 )
 # Installed with --no-deps (their dependency trees are GPU stacks vLLM never touches here).
@@ -100,6 +105,8 @@ NODEPS_REQS=(
   "$TORCHVISION_REQ"            # pinned ==; (multimodal model classes import transformers'
                                 # image processors; e2e_oracle.py declares the two op schemas
                                 # its CUDA-built kernel library would register)
+  "mistral_common==1.13.1"      # vllm: mistral_common[image]>=1.11.6; requires numpy<2.4 on
+                                # Python <= 3.12, which only its audio/image helpers use
 )
 
 stamp_text="$(printf '%s\n' "v2" "$TORCH_REQ" "$VLLM_REQ" "${LIGHT_REQS[@]}" "${NODEPS_REQS[@]}")"

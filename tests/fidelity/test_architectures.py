@@ -60,7 +60,8 @@ FILES = DATA / "files"
 
 def materialize(architecture: str, path: Path) -> str:
     """A model directory: ``path`` as ``config.json``, with the files vLLM also reads for this
-    architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``)."""
+    architecture (``files/<architecture>/``: a multimodal model's ``preprocessor_config.json``, a tiny
+    ``tokenizer.json`` where its processor loads one at engine start)."""
     work = H.default_workdir()
     work.mkdir(parents=True, exist_ok=True)
     model = H.materialize_file(work, path)
@@ -100,6 +101,16 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
     cfg = json.loads(path.read_text())
     if architecture in DRAFTERS:
         cfg = json.loads(tiny_configs()[DRAFTERS[architecture][0]].read_text())
+    from dryboot.vllm.models.dense import TEXT_CONFIG_PATHS
+
+    if architecture in TEXT_CONFIG_PATHS:
+        # the language model's config lives elsewhere (thinker_config.text_config, llm_config...):
+        # the flag generator reads text_config
+        text: Any = cfg
+        for key in TEXT_CONFIG_PATHS[architecture]:
+            text = text.get(key) if isinstance(text, dict) else None
+        if isinstance(text, dict):
+            cfg = {**cfg, "text_config": text}
     for key in ("n_positions", "max_seq_len"):
         if "max_position_embeddings" not in cfg and key in cfg:
             # the flag generator picks lengths within the model's own (GPT-2 style configs name it

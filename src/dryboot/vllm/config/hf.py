@@ -130,6 +130,9 @@ class ModelGeometry:
     ``--mamba-cache-mode all`` falls back to ``align``). ``layer_names``: each layer's module
     name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
     ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
+    ``tower_heads``: (config path, size) of a multimodal wrapper's encoder-tower dimensions that
+    vLLM splits across tensor-parallel ranks (attention heads, parallel linear widths): TP must
+    divide each.
     ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
     differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
     releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
@@ -206,6 +209,7 @@ class ModelGeometry:
     mamba_prefix_caching: bool = True
     layer_names: tuple[str, ...] | None = None
     vision_num_heads: int | None = None
+    tower_heads: tuple[tuple[str, int], ...] = ()
     moe_experts: tuple[str, int] | None = None
     layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
     global_kv_heads_unset: bool = False
@@ -473,10 +477,19 @@ def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFi
     if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
         raise InputError(source, "architectures", "must be a list of strings")
     architecture = architectures[0] if architectures else ""
-    nested = data.get("text_config")
-    if isinstance(nested, dict) and "num_hidden_layers" in nested:
-        text = {**{k: v for k, v in data.items() if k != "text_config"}, **nested}
-        return architecture, ConfigFields(source, text, "text_config.", root=data)
+    from dryboot.vllm.models.dense import TEXT_CONFIG_PATHS
+
+    path = TEXT_CONFIG_PATHS.get(architecture, ("text_config",))
+    # each level's other keys beneath the next level's
+    merged: dict[str, Any] = {}
+    level: Any = data
+    for key in path:
+        if not isinstance(level, dict) or not isinstance(level.get(key), dict):
+            return architecture, ConfigFields(source, data, "", root=data)
+        merged.update({k: v for k, v in level.items() if k != key})
+        level = level[key]
+    if "num_hidden_layers" in level:
+        return architecture, ConfigFields(source, {**merged, **level}, "".join(f"{k}." for k in path), root=data)
     return architecture, ConfigFields(source, data, "", root=data)
 
 

@@ -14,9 +14,50 @@ TEXT = (
     "and a tiny-config verification"
 )
 MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
-MM_UNVERIFIED = (
-    "multimodal wrapper of a decoder dryboot reads, not verified: its vLLM module needs mistral_common, "
-    "absent from the fidelity venv, so the harness cannot build it; not planned"
+PIXTRAL_IMPORT = (
+    "multimodal wrapper, not verified: its vLLM 0.28.0 module imports pixtral.py, which imports "
+    "PixtralRotaryEmbedding from transformers; transformers 5.24 (the fidelity venv's, inside vLLM's >=5.5.3 "
+    "range) no longer has it, so the harness cannot build the model; not planned"
+)
+NEEDS_TIMM = (
+    "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
+    "absent from the fidelity venv; not planned"
+)
+NEEDS_TORCHAUDIO = (
+    "multimodal wrapper, not verified: its vLLM module imports torchaudio, absent from the fidelity venv; not planned"
+)
+REMOTE_MM = (
+    "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
+    "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
+)
+MM_CLA = (
+    "multimodal wrapper of HunYuanDenseV1ForCausalLM / HunYuanMoEV1ForCausalLM, whose cross-layer attention "
+    "(use_cla) dryboot does not model"
+)
+MM_MLA_SPARSE = (
+    "multimodal wrapper of PanguEmbeddedForCausalLM (MLA with a sparse-attention indexer), which dryboot does not model"
+)
+MM_SPLIT_HEADS = (
+    "multimodal wrapper of a MiMo-V2 language model (separate K and V head sizes, different heads for sliding "
+    "and full layers), which dryboot does not model"
+)
+MM_DEEPSEEK_MHA = (
+    "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
+    "plain multi-head attention), which dryboot's DeepSeek family (MLA only) does not read"
+)
+VOXTRAL = (
+    "multimodal wrapper served by vLLM 0.28.0 from its Mistral-format checkpoint: voxtral.py reads audio "
+    "encoder keys (downsample_factor, window_size...) that transformers' VoxtralEncoderConfig does not have, "
+    "and builds its processor from the Mistral tokenizer; dryboot reads config.json only: not modelled"
+)
+ISAAC = (
+    "multimodal wrapper whose model class builds its Qwen3 language model from the top-level config "
+    "(IsaacConfig is itself a Qwen3Config) while vLLM's text config is text_config, and sizes its M-RoPE "
+    "from the top-level head_dim: two configs for one model, not modelled"
+)
+STEP_TEXT = (
+    "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM) that dryboot "
+    "does not plan yet (standard attention, not yet taught): refused with its language model"
 )
 TIMM = (
     "multimodal wrapper of a decoder dryboot reads (Gemma3nForCausalLM), not verified: its vision tower is a "
@@ -96,9 +137,6 @@ SPEC_OTHER = "draft model: its draft layers are not modelled"
 REASONS: dict[str, str] = {
     "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
-    "AriaForConditionalGeneration": MM,
-    "AudioFlamingo3ForConditionalGeneration": MM,
-    "BagelForConditionalGeneration": MM,
     "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
     "BailingMoeV2ForCausalLM": REMOTE,
@@ -107,9 +145,6 @@ REASONS: dict[str, str] = {
     "BailingMoeV3MTPModel": SPEC_MTP,
     "BeeForConditionalGeneration": MM,
     "BloomForCausalLM": BLOOM_ALIBI,
-    "ChameleonForConditionalGeneration": MM,
-    "Cheers": MM,
-    "CheersForConditionalGeneration": MM,
     "CohereAsrForConditionalGeneration": XATTN,
     "Cosmos3EdgeForConditionalGeneration": MM,
     "Cosmos3ForConditionalGeneration": MM,
@@ -121,14 +156,12 @@ REASONS: dict[str, str] = {
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
-    "DeepseekOCR2ForCausalLM": MM,
-    "DeepseekOCRForCausalLM": MM,
     "DeepseekV4ForCausalLM": NOFILE,
-    "DeepseekVLV2ForCausalLM": MM,
+    "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
     "DiffusionGemmaForBlockDiffusion": MM,
     "Dots3NoteForCausalLM": NOFILE,
     "Dots3NoteMTPModel": NOFILE,
-    "DotsOCRForCausalLM": MM,
+    "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
     "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
@@ -152,85 +185,76 @@ REASONS: dict[str, str] = {
     "FireRedASR2ForConditionalGeneration": MM,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FunASRForConditionalGeneration": MM,
-    "FunAudioChatForConditionalGeneration": MM,
-    "GLM4VForCausalLM": MM,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Gemma4UnifiedForConditionalGeneration": MM,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
-    "GlmAsrForConditionalGeneration": MM,
-    "GlmOcrForConditionalGeneration": MM,
     "GlmOcrMTPModel": SPEC_MTP,
-    "Granite4VisionForConditionalGeneration": MM,
-    "GraniteSpeechForConditionalGeneration": MM,
-    "GraniteSpeechPlusForConditionalGeneration": MM,
+    "Granite4VisionForConditionalGeneration": PIXTRAL_IMPORT,
     "GritLM": POOLING,
-    "H2OVLChatModel": MM,
+    "H2OVLChatModel": REMOTE_MM,
     "HCXVisionForCausalLM": TEXT,
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": MM,
-    "HunYuanVLForConditionalGeneration": MM,
+    "HunYuanVLForConditionalGeneration": MM_CLA,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
     "InklingForConditionalGeneration": NOFILE,
     "InklingMTPModel": NOFILE,
     "InternLM2ForCausalLM": REMOTE,
-    "InternS1ForConditionalGeneration": MM,
-    "InternS1ProForConditionalGeneration": MM,
+    "InternS1ForConditionalGeneration": REMOTE_MM,
+    "InternS1ProForConditionalGeneration": REMOTE_MM,
     "InternS2MobiusForConditionalGeneration": MM,
     "InternS2MobiusMTP": SPEC_MTP,
     "InternS2PreviewForConditionalGeneration": MM,
-    "InternVLChatModel": MM,
-    "IsaacForConditionalGeneration": MM,
+    "InternVLChatModel": REMOTE_MM,
+    "IsaacForConditionalGeneration": ISAAC,
     "K3DSparkModel": NOFILE,
-    "KananaVForConditionalGeneration": MM,
-    "KeyeForConditionalGeneration": MM,
-    "KeyeVL1_5ForConditionalGeneration": MM,
-    "KimiK25ForConditionalGeneration": MM,
+    "KananaVForConditionalGeneration": NEEDS_TIMM,
+    "KeyeForConditionalGeneration": REMOTE_MM,
+    "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
-    "KimiVLForConditionalGeneration": MM,
-    "LightOnOCRForConditionalGeneration": MM,
+    "LightOnOCRForConditionalGeneration": PIXTRAL_IMPORT,
     "LlamaForCausalLMEagle3": SPEC_EAGLE,
-    "Llama_Nemotron_Nano_VL": MM,
-    "LlavaForConditionalGeneration": MM_UNVERIFIED,
-    "LlavaNextForConditionalGeneration": MM_UNVERIFIED,
-    "LlavaNextVideoForConditionalGeneration": MM_UNVERIFIED,
+    "Llama_Nemotron_Nano_VL": REMOTE_MM,
+    "LlavaForConditionalGeneration": PIXTRAL_IMPORT,
+    "LlavaNextForConditionalGeneration": PIXTRAL_IMPORT,
+    "LlavaNextVideoForConditionalGeneration": PIXTRAL_IMPORT,
     "LlavaOnevision2ForConditionalGeneration": MM,
-    "LlavaOnevisionForConditionalGeneration": MM_UNVERIFIED,
+    "LlavaOnevisionForConditionalGeneration": PIXTRAL_IMPORT,
     "LongCatFlashMTPModel": SPEC_MTP,
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,
-    "MiDashengLMModel": MM,
+    "MiDashengLMModel": NEEDS_TORCHAUDIO,
     "MiMoForCausalLM": REMOTE,
     "MiMoMTPModel": SPEC_MTP,
     "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
     "MiMoV2MTPModel": SPEC_MTP,
-    "MiMoV2OmniForCausalLM": MM,
+    "MiMoV2OmniForCausalLM": MM_SPLIT_HEADS,
     "MiMoV2OmniMTPModel": SPEC_MTP,
     "MiniCPMForCausalLM": REMOTE,
-    "MiniCPMO": MM,
-    "MiniCPMV": MM,
+    "MiniCPMO": REMOTE_MM,
+    "MiniCPMV": REMOTE_MM,
     "MiniCPMV4_6ForConditionalGeneration": HYBRID,
     "MiniMaxM2ForCausalLM": TP_CUDA,
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
-    "Mistral3ForConditionalGeneration": MM_UNVERIFIED,
+    "Mistral3ForConditionalGeneration": PIXTRAL_IMPORT,
     "Molmo2ForConditionalGeneration": MM,
-    "MolmoForCausalLM": MM,
+    "MolmoForCausalLM": REMOTE_MM,
     "Moondream3ForCausalLM": MM,
     "MoonshotKimiaForCausalLM": MM,
     "MossAudioModel": MM,
-    "MossTranscribeDiarizeForConditionalGeneration": MM,
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "MuseGlimmerForCausalLM": TEXT,
     "MuseGlimmerForConditionalGeneration": MM,
-    "NVLM_D": MM,
+    "NVLM_D": REMOTE_MM,
     "NemotronHMTPModel": SPEC_MTP,
     "NemotronHPuzzleForCausalLM": HYBRID,
     "NemotronH_Nano_Omni_Reasoning_V3": HYBRID,
@@ -240,13 +264,12 @@ REASONS: dict[str, str] = {
     "OlmoHybridForCausalLM": HYBRID,
     "OpenCUAForConditionalGeneration": MM,
     "OpenPanguMTPModel": SPEC_MTP,
-    "OpenPanguVLForConditionalGeneration": MM,
-    "OpenVLAForActionPrediction": MM,
+    "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
+    "OpenVLAForActionPrediction": NEEDS_TIMM,
     "OrionForCausalLM": REMOTE,
-    "Ovis": MM,
-    "Ovis2_5": MM,
-    "Ovis2_6ForCausalLM": MM,
-    "Ovis2_6_MoeForCausalLM": MM,
+    "Ovis2_5": REMOTE_MM,
+    "Ovis2_6ForCausalLM": REMOTE_MM,
+    "Ovis2_6_MoeForCausalLM": REMOTE_MM,
     "PEagleDraftModel": SPEC_EAGLE,
     "PanguEmbeddedForCausalLM": PANGU,
     "PanguProMoEV2ForCausalLM": PANGU,
@@ -254,19 +277,13 @@ REASONS: dict[str, str] = {
     "Param2MoEForCausalLM": REMOTE,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
-    "Phi3VForCausalLM": MM,
-    "Phi4ForCausalLMV": MM,
-    "Phi4MMForCausalLM": MM,
-    "PixtralForConditionalGeneration": MM_UNVERIFIED,
+    "Phi3VForCausalLM": REMOTE_MM,
+    "Phi4ForCausalLMV": PIXTRAL_IMPORT,
+    "Phi4MMForCausalLM": REMOTE_MM,
+    "PixtralForConditionalGeneration": PIXTRAL_IMPORT,
     "Plamo3ForCausalLM": REMOTE,
-    "QianfanOCRForConditionalGeneration": MM,
-    "Qwen2_5OmniForConditionalGeneration": MM,
-    "Qwen2_5OmniModel": MM,
-    "Qwen3ASRForConditionalGeneration": MM,
-    "Qwen3ASRRealtimeGeneration": MM,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
-    "Qwen3OmniMoeForConditionalGeneration": MM,
     "Qwen3_5ForCausalLM": HYBRID,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeForCausalLM": HYBRID,
@@ -274,19 +291,18 @@ REASONS: dict[str, str] = {
     "RForConditionalGeneration": MM,
     "Rnj1ForCausalLM": CHUNK_LOOKBACK,
     "SarvamMoEForCausalLM": TEXT,
-    "SkyworkR1VChatModel": MM,
+    "SkyworkR1VChatModel": REMOTE_MM,
     "SolarForCausalLM": REMOTE,
     "Step1ForCausalLM": REMOTE,
-    "Step3VLForConditionalGeneration": MM,
+    "Step3VLForConditionalGeneration": STEP_TEXT,
     "Step3p5MTP": SPEC_MTP,
-    "Step3p7ForConditionalGeneration": MM,
+    "Step3p7ForConditionalGeneration": STEP_TEXT,
     "StepVLForConditionalGeneration": MM,
     "TeleChat2ForCausalLM": REMOTE,
     "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,
-    "UltravoxModel": MM,
-    "UnlimitedOCRForCausalLM": MM,
-    "VoxtralForConditionalGeneration": MM,
+    "UnlimitedOCRForCausalLM": MM_DEEPSEEK_MHA,
+    "VoxtralForConditionalGeneration": VOXTRAL,
     "VoxtralRealtimeGeneration": MM,
     "WhisperForConditionalGeneration": XATTN,
 }

@@ -118,7 +118,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
 )
 
-from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
+from dryboot.vllm.models.dense import BUILT_AS, DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
 
 FAMILIES += (
     Family(
@@ -128,9 +128,10 @@ FAMILIES += (
                 {d.vllm_file for d in DECODERS.values()}
                 | {w[0] for w in WRAPPERS.values()}
                 | {w[0] for w in LLAMA4.values()}
+                | {b.vllm_file for b in BUILT_AS.values()}
             )
         ),
-        (*DECODERS, *WRAPPERS, *LLAMA4),
+        (*DECODERS, *WRAPPERS, *LLAMA4, *BUILT_AS),
     ),
 )
 
