@@ -30,7 +30,7 @@ def test_unknown_architecture_is_refused_by_name() -> None:
     assert info.value.where == "architectures"
     assert "DeepseekV4ForCausalLM is not modelled" in info.value.reason
     # the layer kinds that are missing are named (vllm/models/deepseek_v4: attention.py, compressor.py)
-    assert "compress_ratio" in info.value.reason and "indexer caches" in info.value.reason
+    assert "compress_ratio" in info.value.reason and "indexer key caches" in info.value.reason
 
 
 def llama(**extra: object) -> dict[str, object]:
