@@ -1,6 +1,5 @@
-"""Record vLLM's answers for ``test_deepseek_v4.py``: DeepSeek-V4's tiny config under the
-architecture tests' flag sets and under fp8 flag sets (the only KV cache dtype vLLM 0.28.0 builds
-it with).
+"""Record vLLM's answers for ``test_deepseek_v4.py``: DeepSeek-V4's fp8 cases (the only KV
+cache dtype vLLM 0.28.0 builds it with).
 
     .venv/bin/python tests/fidelity/record_deepseek_v4.py /work/venvs/vllm-0.28.0/bin/python
 
@@ -23,18 +22,17 @@ import test_deepseek_v4 as D
 
 def main() -> int:
     python = sys.argv[1]
-    sets = D.flag_sets()
-    cases = [D.make_case(i, argv) for i, argv in enumerate(sets)]
+    cases = [D.make_case(i, config, argv) for i, (config, argv) in enumerate(D.FP8_CASES)]
     runner = H.OracleRunner(python, jobs=1)
     res = runner.run([c.oracle_input() for c in cases])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
     rows = []
-    for c, argv in zip(cases, sets, strict=True):
+    for c, (config, argv) in zip(cases, D.FP8_CASES, strict=True):
         v = res[c.id]
         kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
         if "error" in kept:
             kept["error"] = str(kept["error"])[:500]
-        rows.append({"argv": T.portable(argv), "vllm": kept})
+        rows.append({"config": config, "argv": T.portable(argv), "vllm": kept})
     D.RECORDED.write_text(json.dumps({"vllm": version, "cases": rows}, indent=1) + "\n")
     served = sum(1 for r in rows if r["vllm"].get("ok"))
     print(f"vLLM {version}: {len(rows)} cases recorded, {served} served")

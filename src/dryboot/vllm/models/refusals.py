@@ -123,7 +123,6 @@ REASONS: dict[str, str] = {
     "DeepseekForCausalLM": REMOTE,
     "DeepseekOCR2ForCausalLM": MM,
     "DeepseekOCRForCausalLM": MM,
-    "DeepseekV4ForCausalLM": NOFILE,
     "DeepseekVLV2ForCausalLM": MM,
     "DiffusionGemmaForBlockDiffusion": MM,
     "Dots3NoteForCausalLM": NOFILE,

@@ -116,6 +116,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
+    Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
 )
 
 from dryboot.vllm.models.dense import DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
@@ -136,24 +137,14 @@ FAMILIES += (
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
-#: DeepSeek-V4 (``vllm/models/deepseek_v4/``): what vLLM 0.28.0 builds, as its oracle answered
-#: (``tests/fidelity/test_deepseek_v4.py``); the packed multi-group plan is not modelled.
+#: DeepSeek-V4's drafters (``vllm/models/deepseek_v4/``)
 _DEEPSEEK_V4 = (
-    "its packed KV cache is not modelled (vLLM 0.28.0 builds it on the meta device: verifiable once taught): "
-    "compressed MLA layers (MLAAttentionSpec with compress_ratio 4 or 128: a storage block of block / ratio "
-    "tokens, pages rounded up to 576 bytes for fp8_ds_mla) and the compress-ratio-4 layers' indexer key "
-    "caches in one group at the cache block (256 tokens by default), every layer's 64-token sliding-window "
-    "cache and the compressor state caches (SlidingWindowMLASpec, 4- or 8-token blocks) in groups per "
-    "(block, window), split into layer tuples (group_and_unify_kv_cache_specs, "
-    "_get_kv_cache_groups_uniform_groups) and overlaid in one block slab whose stride is the largest group's "
-    "pages (_get_kv_cache_config_packed); vLLM accepts only an fp8 KV cache for it (fp8_ds_mla; "
-    "AssertionError otherwise), fails below --block-size 128 (ZeroDivisionError: a ratio-128 layer's "
-    "storage block is 0 tokens) and with decode context parallelism"
+    "DeepSeek-V4 drafter: dryboot plans DeepSeek-V4's MTP layer only as the target's own (DeepseekV4ForCausalLM "
+    "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
 )
 
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
-    "DeepseekV4ForCausalLM": _DEEPSEEK_V4,
     "DeepSeekV4MTPModel": _DEEPSEEK_V4,
     "DSparkDraftModel": _DEEPSEEK_V4,
     "BailingMoeV2_5ForCausalLM": (
