@@ -5,7 +5,8 @@ flag sets (``test_architectures.py``, on ``data/architectures/DeepseekV4ForCausa
 served. These cases add fp8 flag sets (:data:`FP8_CASES`: tensor and pipeline parallelism, block
 sizes, lengths, auto-fit, batch limits, prefix caching, MTP, hidden-state extraction, a block
 override, decode context parallelism) on that config and on ``data/deepseek_v4/interleaved.json``
-(6 layers, ratios 4/128/4/4/1/128, a 64-token window, a 64-wide indexer).
+(6 layers, ratios 4/128/4/4/1/128, a 64-token window), ``c4_first.json`` (5 layers, all ratio 4)
+and ``c128_only.json`` (ratios 128/1/128/128).
 ``data/deepseek_v4/recorded.json`` holds what vLLM 0.28.0 answered for each (written by
 ``record_deepseek_v4.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot); dryboot must
 agree with every one.
@@ -31,7 +32,12 @@ ARCH = "DeepseekV4ForCausalLM"
 DATA = Path(__file__).resolve().parent / "data" / "deepseek_v4"
 RECORDED = DATA / "recorded.json"
 #: config name -> file
-CONFIGS = {"tiny": T.DATA / f"{ARCH}.json", "interleaved": DATA / "interleaved.json"}
+CONFIGS = {
+    "tiny": T.DATA / f"{ARCH}.json",
+    "interleaved": DATA / "interleaved.json",
+    "c4_first": DATA / "c4_first.json",
+    "c128_only": DATA / "c128_only.json",
+}
 
 _MEM = ["--kv-cache-memory-bytes", "1000000000", "--kv-cache-dtype", "fp8"]
 _MTP1 = json.dumps({"method": "mtp", "num_speculative_tokens": 1})
@@ -94,6 +100,11 @@ _MORE: list[list[str]] = [
 FP8_CASES: list[tuple[str, list[str]]] = [
     *(("tiny", _MEM + s) for s in _SETS + _MORE),
     *(("interleaved", _MEM + s) for s in _SETS[:7] + _SETS[10:19] + _MORE[:6]),
+    *(
+        (name, _MEM + s)
+        for name in ("c4_first", "c128_only")
+        for s in [_SETS[1], _SETS[4], _SETS[5], _SETS[10], _SETS[17]]
+    ),
 ]
 
 

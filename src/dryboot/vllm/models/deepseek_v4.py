@@ -66,6 +66,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             f.where("compress_ratios"),
             f"{bad}: vLLM's DeepseekCompressor builds only ratios 4 and 128 (AssertionError)",
         )
+    if all(r == 1 for r in ratios):
+        raise InputError(
+            f.source,
+            f.where("compress_ratios"),
+            "no compressed layer: vLLM then plans the sliding-window caches alone on its uniform-spec path, which is "
+            "not modelled for DeepSeek-V4",
+        )
     for key in ("head_dim", "index_head_dim", "sliding_window", "num_attention_heads", "o_groups"):
         if f.get(key) is None:
             raise InputError(f.source, f.where(key), "required field is missing (vLLM's DeepseekV4 layers read it)")
