@@ -19,6 +19,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "architectures.md"
 RECORDED = REPO / "tests" / "fidelity" / "data" / "architectures" / "recorded.json"
+#: architectures checked under more recorded cases: (test module, its record)
+EXTRA_CASES = {
+    "DeepseekV4ForCausalLM": (
+        "tests/fidelity/test_deepseek_v4.py",
+        REPO / "tests" / "fidelity" / "data" / "deepseek_v4" / "recorded.json",
+    ),
+}
 
 
 def render() -> str:
@@ -79,6 +86,11 @@ def render() -> str:
             rec = recorded.get(r.architecture, [])
             served = sum(1 for c in rec if c["vllm"].get("ok"))
             detail = f"`{r.tiny_config}` ({len(rec)} flag sets, {served} served by vLLM)"
+            extra = EXTRA_CASES.get(r.architecture)
+            if extra is not None and extra[1].exists():
+                more = json.loads(extra[1].read_text())["cases"]
+                ok = sum(1 for c in more if c["vllm"].get("ok"))
+                detail += f"; `{extra[0]}`: {len(more)} more cases, {ok} served"
         else:
             detail = r.reason
         out.append(f"| {r.architecture} | {r.status} | `{r.vllm_file}` | {r.kind} | {detail} |")

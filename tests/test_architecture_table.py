@@ -47,7 +47,7 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
     [
         ("Gemma3nForConditionalGeneration", "timm"),
         ("NemotronHPuzzleForCausalLM", "per-layer configs"),
-        ("DeepseekV4ForCausalLM", "indexer caches"),
+        ("DeepSeekV4MTPModel", "DeepSeek-V4 drafter"),
         ("WhisperForConditionalGeneration", "encoder-decoder"),
         ("IQuestLoopCoderForCausalLM", "looped layers"),
         ("EagleLlamaForCausalLM", "EAGLE"),

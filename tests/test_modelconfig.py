@@ -57,7 +57,7 @@ LLAMA = '"architectures": ["LlamaForCausalLM"], "num_attention_heads": 8, "hidde
         ("{not json", "line 1 column 2", "invalid JSON"),
         ("[1, 2]", None, "JSON object"),
         ('{"num_hidden_layers": 2}', "architectures", "missing"),
-        ('{"architectures": ["DeepseekV4ForCausalLM"], "num_hidden_layers": 2}', "architectures", "not modelled"),
+        ('{"architectures": ["DeepSeekV4MTPModel"], "num_hidden_layers": 2}', "architectures", "not modelled"),
         ("{" + LLAMA + ', "num_hidden_layers": "64"}', "num_hidden_layers", "must be an integer"),
         ("{" + LLAMA + "}", "num_hidden_layers", "required field is missing"),
         ("{" + LLAMA + ', "num_hidden_layers": 1000000000}', "num_hidden_layers", "must be <= 10,000"),

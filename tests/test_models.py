@@ -26,11 +26,11 @@ def test_table_covers_vllm_registry() -> None:
 
 def test_unknown_architecture_is_refused_by_name() -> None:
     with pytest.raises(InputError) as info:
-        geometry_from_config({"architectures": ["DeepseekV4ForCausalLM"], "num_hidden_layers": 4}, "dsv4.json")
+        geometry_from_config({"architectures": ["DeepSeekV4MTPModel"], "num_hidden_layers": 4}, "dsv4.json")
     assert info.value.where == "architectures"
-    assert "DeepseekV4ForCausalLM is not modelled" in info.value.reason
-    # the layer kinds that are missing are named (vllm/models/deepseek_v4: attention.py, compressor.py)
-    assert "compress_ratio" in info.value.reason and "indexer caches" in info.value.reason
+    assert "DeepSeekV4MTPModel is not modelled" in info.value.reason
+    # what is planned instead is named: the target's own MTP layer
+    assert "DeepseekV4ForCausalLM" in info.value.reason and "method mtp" in info.value.reason
 
 
 def llama(**extra: object) -> dict[str, object]:

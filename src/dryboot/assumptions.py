@@ -82,7 +82,18 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
             )
         )
     has_attention = p.drafter is not None or any(k.is_attention for k in p.model.kinds)
-    if has_attention and args.attention_backend is None and not p.kv_cache_dtype.endswith("_per_token_head"):
+    if p.model.deepseek_v4 is not None:
+        # vllm/models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls: FlashMLA's layers on SM90
+        out.append(
+            Assumption(
+                "assumed",
+                "--attention-backend",
+                p.backend.name,
+                "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on the SM90 GPU "
+                "assumed, H100/H200), whatever --attention-backend names; other GPUs' are not modelled",
+            )
+        )
+    elif has_attention and args.attention_backend is None and not p.kv_cache_dtype.endswith("_per_token_head"):
         blackwell = "FLASHINFER_MLA" if p.model.use_mla else "FLASHINFER"
         if p.model.sparse_mla:
             # platforms/cuda.py: SM100's sparse MLA priorities

@@ -20,6 +20,7 @@ from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config, uses_v2_model_runner
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
+from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
@@ -114,7 +115,7 @@ class Plan:
     @property
     def page_size_bytes(self) -> int | None:
         """The unified page, or ``None`` when unification failed."""
-        if self.grouping is None or not self.grouping.runs:
+        if self.grouping is None or not (self.grouping.runs or self.grouping.packed):
             return None
         return self.grouping.page_size_bytes
 
@@ -166,9 +167,26 @@ def plan(
         names the flag or config field).
     """
     policies = policies or Policies()
-    cfg = create_engine_config(model, args or EngineArgs(), drafter)
+    args = args or EngineArgs()
+    if model.deepseek_v4 is not None and args.attention_backend is not None:
+        # DeepSeek-V4's layers choose their attention class themselves (nvidia/model.py
+        # _select_dsv4_attn_cls): FlashMLA's, with the fp8_ds_mla cache, for any other name on SM90
+        if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
+            raise InputError(
+                "--attention-backend",
+                args.attention_backend,
+                f"{model.architecture}: FlashInfer's DeepSeek-V4 attention (FLASHINFER_MLA_SPARSE_DSV4; the other "
+                "FLASHINFER_MLA_SPARSE names are refused by vLLM) and its cache are not modelled",
+            )
+        args = replace(args, attention_backend=None)
+    if model.deepseek_v4 is not None and args.kv_cache_dtype == "fp8_ds_mla":
+        # its layers store any fp8 KV cache as fp8_ds_mla (_resolve_dsv4_kv_cache_dtype)
+        args = replace(args, kv_cache_dtype="fp8")
+    cfg = create_engine_config(model, args, drafter)
     model = cfg.model  # as the release reads the config
     log = list(cfg.log)
+    if model.deepseek_v4 is not None:
+        return _plan_deepseek_v4(cfg, policies, log)
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
@@ -237,6 +255,184 @@ def plan(
         drafter=cfg.drafter,
         notes=cfg.notes + _parallel_notes(cfg.args, stages),
         pipeline_stages=tuple(tuple(n for n in layers.order if n in s) for s in stages or ()),
+    )
+
+
+def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """DeepSeek-V4's packed plan (:mod:`dryboot.vllm.kv_cache_utils.packed`): the sparse SWA
+    backend's cache block (``--block-size`` or 256 tokens), every cache's spec, the packed groups,
+    then blocks and concurrency per pipeline stage.
+
+    :raises InputError: what vLLM 0.28.0 refuses (a KV cache dtype other than fp8, a block below
+        128 tokens) or what was not verified against it.
+    """
+    from dryboot.vllm.distributed import pp_stage_ranges  # local: as _pipeline_stages
+    from dryboot.vllm.kv_cache_utils import packed as P
+
+    model, args = cfg.model, cfg.args
+    caches = model.deepseek_v4
+    assert caches is not None
+    if not cfg.kv_cache_dtype.startswith("fp8"):
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"{model.architecture}: vLLM 0.28.0 builds it only with an fp8 KV cache (AssertionError: DeepseekV4 "
+            f"fp8_ds_mla layout only supports fp8 kv-cache, got {cfg.kv_cache_dtype})",
+        )
+    if cfg.rules.version != "0.28.0":
+        raise InputError(
+            "--vllm-version", cfg.rules.version, f"{model.architecture} is verified against vLLM 0.28.0 only"
+        )
+    block = args.block_size or P.DEFAULT_BLOCK
+    if block < 128:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM 0.28.0 fails "
+            "planning the KV cache (ZeroDivisionError)",
+        )
+    if block not in P.VERIFIED_BLOCKS:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{model.architecture}: blocks {sorted(P.VERIFIED_BLOCKS)} are verified against vLLM 0.28.0; this one "
+            "is not modelled",
+        )
+    for flag, value in (
+        ("--attention-backend", args.attention_backend),
+        ("--prefix-match-unit", args.prefix_match_unit),
+    ):
+        if value is not None:
+            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM 0.28.0")
+    if args.block_size is None:
+        log.append(f"Setting kv cache block size to {block} for {P.BACKEND} backend.")
+    num_mtp = 0
+    hidden: list[tuple[str, AttentionSpec]] = []
+    d = cfg.drafter
+    if d is not None and args.pipeline_parallel_size > 1:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            f"{d.method} drafter: Pipeline parallelism is not supported for this model. Supported models implement "
+            "the `SupportsPP` interface.",
+        )
+    if d is not None and d.method == "extract_hidden_states":
+        # HiddenStateCacheSpec, an MLAAttentionSpec: it joins the MLA group, unaligned
+        heads, width = d.model.num_kv_heads, d.model.head_dim
+        dtype = cfg.drafter_model_dtype or cfg.model_dtype
+        hidden.append(
+            (
+                d.model.layer_names[0] if d.model.layer_names else f"cache_only_layers.{model.num_decoder_layers}",
+                AttentionSpec(
+                    layer_kind=LayerKind.HIDDEN_STATE,
+                    block_size=block,
+                    num_kv_heads=heads,
+                    head_size=width,
+                    head_size_v=0,
+                    torch_dtype=dtype,
+                    kv_cache_dtype=dtype,
+                    quant_mode=KVQuantMode.NONE,
+                    content_bytes=width * dtype_bytes(dtype),
+                    backend=P.BACKEND,
+                    indexes_kv_by_block_stride=False,
+                ),
+            )
+        )
+    elif d is not None:
+        if d.method != "mtp" or model.num_mtp_layers != 1:
+            raise InputError(
+                "--speculative-config",
+                d.method,
+                f"{model.architecture}: only its one MTP layer (num_nextn_predict_layers 1, method mtp) and the "
+                "extract_hidden_states cache are modelled",
+            )
+        num_mtp = 1
+    pairs = P.layer_specs(caches, block, num_mtp) + hidden
+    specs = dict(pairs)
+    try:
+        groups = P.group_specs(specs)
+    except ValueError as exc:
+        raise InputError("--model", model.source, f"{model.architecture}: {exc}") from None
+    n = len(caches.compress_ratios)
+    workers: list[frozenset[str] | None] = [None]
+    stage_names: list[frozenset[str]] | None = None
+    if args.pipeline_parallel_size > 1:
+        ranges = pp_stage_ranges(n, args.pipeline_parallel_size, args.pp_layer_partition)
+        last = len(ranges) - 1
+        stage_names = []
+        for s, r in enumerate(ranges):
+            # the MTP layer sits on the last stage
+            held = {i for i in r} | ({*range(n, n + num_mtp)} if s == last else set())
+            stage_names.append(frozenset(name for name, _ in pairs if int(name.split(".")[2]) in held))
+        if any(not st for st in stage_names):
+            raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), "a stage holds no layer")
+        workers = list(stage_names)
+    kv_groups = P.kv_groups(groups, specs)
+    stride = P.block_stride(P.worker_groups(groups, workers[0]), specs)
+    grouping = Grouping(
+        runs=(),
+        group_size=max(len(g) for g in groups.groups),
+        path="packed",
+        log=(),
+        packed=kv_groups,
+        packed_stride=stride,
+    )
+    in_flight = args.resolved_max_num_batched_tokens() * _max_concurrent_batches(cfg)
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    capacity: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = P.auto_fit(
+                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
+                )
+                log.append(line)
+            cap = P.capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
+            log.extend(cap.log)
+            capacity = Capacity(
+                available_bytes=cap.available_bytes,
+                page_size_bytes=cap.block_stride,
+                group_size=1,
+                num_blocks=cap.num_blocks,
+                blocks_per_request=cap.blocks_per_request,
+                max_concurrency=cap.max_concurrency,
+                kv_cache_size_tokens=cap.kv_cache_size_tokens,
+                max_model_len=max_model_len,
+                request_bytes=cap.request_bytes,
+                log=cap.log,
+            )
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    layer_set = LayerSet.from_pairs(pairs)
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0)))
+    return Plan(
+        model=model,
+        args=args,
+        rules=cfg.rules,
+        policies=policies,
+        model_dtype=cfg.model_dtype,
+        kv_cache_dtype="fp8_ds_mla",
+        backend=P.SPARSE_SWA,
+        block_size=block,
+        block_decision=None,
+        mamba_page_size_bytes=None,
+        max_model_len=max_model_len,
+        layer_table=table,
+        decisions=(),
+        grouping=grouping,
+        unify_error=None,
+        capacity=capacity,
+        memory_error=memory_error,
+        scheduler_block_size=block,
+        hash_block_size=min(g.block_size for g in kv_groups) if args.enable_prefix_caching else block,
+        invariants=tuple(_fit_invariant(capacity, memory_error, max_model_len)),
+        log=tuple(log),
+        drafter=cfg.drafter,
+        # its layers pick their backend themselves: the generic backend assumption does not apply
+        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, stage_names),
+        pipeline_stages=tuple(tuple(n for n, _ in pairs if n in st) for st in stage_names or ()),
     )
 
 

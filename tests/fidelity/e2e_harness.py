@@ -43,6 +43,7 @@ KIND_TO_VLLM = {
     "sliding": "SlidingWindow",
     "chunked": "ChunkedLocalAttention",
     "mla": "MLAAttention",
+    "sliding_mla": "SlidingWindowMLA",
     "mamba": "Mamba",
     "hidden_state": "HiddenStateCache",
 }

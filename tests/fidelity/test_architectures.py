@@ -181,6 +181,13 @@ def _recorded_cases(architecture: str) -> list[tuple[H.Case, dict[str, Any]]]:
     return [(make_case(architecture, i, local(r["argv"])), r["vllm"]) for i, r in enumerate(rec)]
 
 
+#: Architectures whose flag sets vLLM mostly refuses, with the fewest served cases accepted; their
+#: served cases are checked elsewhere.
+FEW_SERVED: dict[str, int] = {
+    # vLLM 0.28.0 builds it only with an fp8 KV cache: its fp8 cases are in test_deepseek_v4.py
+    "DeepseekV4ForCausalLM": 4,
+}
+
 #: Recorded cases dryboot is known to answer differently, by case id, with the kind: each must
 #: still disagree (an agreement means the kind is fixed and the entry goes).
 KNOWN: dict[str, str] = {}
@@ -205,7 +212,8 @@ def disagreements(pairs: list[tuple[H.Case, dict[str, Any]]]) -> list[str]:
 def test_dryboot_matches_recorded_oracle(architecture: str) -> None:
     pairs = _recorded_cases(architecture)
     assert len(pairs) >= 20, f"{architecture}: only {len(pairs)} recorded flag sets"
-    assert sum(1 for _, v in pairs if v.get("ok")) >= 12, f"{architecture}: too few cases vLLM serves"
+    served = sum(1 for _, v in pairs if v.get("ok"))
+    assert served >= FEW_SERVED.get(architecture, 12), f"{architecture}: too few cases vLLM serves"
     problems = disagreements(pairs)
     assert not problems, f"{len(problems)}/{len(pairs)} disagree:\n" + "\n".join(problems)
 

@@ -143,6 +143,8 @@ def _plan_at(inputs: Inputs, candidate: Candidate, budget: int | None) -> Plan:
 
 
 def _per_block(p: Plan) -> int | None:
+    if p.grouping is not None and p.grouping.path == "packed":
+        return p.grouping.packed_stride  # DeepSeek-V4's slab block (stage 0's)
     if p.grouping is None or not p.grouping.runs:
         return None
     return pool_bytes_per_block(p.grouping)

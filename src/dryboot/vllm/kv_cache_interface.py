@@ -30,6 +30,13 @@ class LayerKind(Enum):
     (``deepseek_v2.py`` ``DeepseekV32IndexerCache``, at ``<layer>.self_attn.indexer.k_cache``):
     an ``MLAAttentionSpec`` of one head, ``index_head_dim`` fp8 bytes plus one fp32 scale per 128
     of them per token (uint8), served by ``DEEPSEEK_V32_INDEXER``.
+
+    DeepSeek-V4's caches (``vllm/models/deepseek_v4/``): ``DSV4_MLA`` a compressed MLA layer
+    (``DeepseekV4Attention``: ``MLAAttentionSpec`` with ``compress_ratio`` 4 or 128),
+    ``DSV4_INDEXER`` a ratio-4 layer's indexer key cache (``DeepseekV4IndexerCache``),
+    ``DSV4_SWA`` every layer's sliding-window cache (``DeepseekV4SWACache``) and
+    ``DSV4_COMPRESSOR`` a compressor's state cache (``CompressorStateCache``); the last two are
+    ``SlidingWindowMLASpec``.
     """
 
     FULL = "full_attention"
@@ -43,6 +50,10 @@ class LayerKind(Enum):
     HIDDEN_STATE = "hidden_state"
     SHORT_CONV = "short_conv"
     KDA = "kimi_delta_attention"
+    DSV4_MLA = "dsv4_compressed_mla"
+    DSV4_INDEXER = "dsv4_indexer"
+    DSV4_SWA = "dsv4_sliding_window"
+    DSV4_COMPRESSOR = "dsv4_compressor_state"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -57,6 +68,10 @@ class LayerKind(Enum):
             LayerKind.MLA,
             LayerKind.MLA_INDEXER,
             LayerKind.HIDDEN_STATE,
+            LayerKind.DSV4_MLA,
+            LayerKind.DSV4_INDEXER,
+            LayerKind.DSV4_SWA,
+            LayerKind.DSV4_COMPRESSOR,
         )
 
     @property
@@ -85,6 +100,10 @@ _SPEC_KIND = {
     LayerKind.HIDDEN_STATE: "hidden_state",
     LayerKind.SHORT_CONV: "mamba",
     LayerKind.KDA: "mamba",
+    LayerKind.DSV4_MLA: "mla",
+    LayerKind.DSV4_INDEXER: "mla",
+    LayerKind.DSV4_SWA: "sliding_mla",
+    LayerKind.DSV4_COMPRESSOR: "sliding_mla",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -99,6 +118,10 @@ _LABEL = {
     LayerKind.HIDDEN_STATE: "hidden-state cache",
     LayerKind.SHORT_CONV: "ShortConv",
     LayerKind.KDA: "Kimi Delta Attention",
+    LayerKind.DSV4_MLA: "compressed MLA",
+    LayerKind.DSV4_INDEXER: "compressed indexer",
+    LayerKind.DSV4_SWA: "MLA sliding window",
+    LayerKind.DSV4_COMPRESSOR: "compressor state",
     LayerKind.NONE: "no cache",
 }
 
@@ -132,17 +155,25 @@ class AttentionSpec:
     sliding_window: int | None = None
     attention_chunk_size: int | None = None
     page_size_padded: int | None = None
+    compress_ratio: int = 1
+    alignment: int | None = None
 
     @property
     def natural_page_size_bytes(self) -> int:
-        """``num_kv_heads * block_size * content_bytes`` (vLLM's unpadded page)."""
-        return self.num_kv_heads * self.block_size * self.content_bytes
+        """``num_kv_heads * (block_size // compress_ratio) * content_bytes`` (vLLM's unpadded
+        page: ``storage_block_size`` tokens are stored per block)."""
+        return self.num_kv_heads * (self.block_size // self.compress_ratio) * self.content_bytes
 
     @property
     def page_size_bytes(self) -> int:
+        """Bytes per block: ``page_size_padded`` when set, else the natural page rounded up to
+        ``alignment`` bytes (DeepSeek-V4's specs: ``_apply_alignment_padding``)."""
         if self.page_size_padded is not None:
             return self.page_size_padded
-        return self.natural_page_size_bytes
+        natural = self.natural_page_size_bytes
+        if self.alignment is not None:
+            return -(-natural // self.alignment) * self.alignment
+        return natural
 
     @property
     def bytes_per_token(self) -> int:
@@ -167,7 +198,7 @@ class AttentionSpec:
         return self.layer_kind.spec_kind
 
     def describe(self) -> str:
-        if self.layer_kind is LayerKind.SLIDING:
+        if self.layer_kind is LayerKind.SLIDING or self.sliding_window is not None:
             return f"{self.layer_kind.label} {self.sliding_window}"
         if self.layer_kind is LayerKind.CHUNKED:
             return f"{self.layer_kind.label} {self.attention_chunk_size}"

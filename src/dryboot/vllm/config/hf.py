@@ -97,6 +97,28 @@ class AttentionGeometry:
 
 
 @dataclass(frozen=True)
+class DeepseekV4Caches:
+    """What DeepSeek-V4's layers cache (``vllm/models/deepseek_v4/attention.py``,
+    ``compressor.py``, ``v1/attention/backends/mla/sparse_swa.py``).
+
+    :param compress_ratios: per backbone layer, ``max(1, compress_ratios[i])`` (1, 4 or 128);
+        MTP layers use 1.
+    :param head_dim: the latent row (``head_dim``, elements).
+    :param index_head_dim: the ratio-4 layers' indexer head (elements).
+    :param sliding_window: every layer's sliding-window cache (tokens).
+    :param num_attention_heads: query heads (split by tensor parallelism).
+    :param o_groups: output projection groups (split by tensor parallelism).
+    """
+
+    compress_ratios: tuple[int, ...]
+    head_dim: int
+    index_head_dim: int
+    sliding_window: int
+    num_attention_heads: int
+    o_groups: int
+
+
+@dataclass(frozen=True)
 class ModelGeometry:
     """The cache-relevant shape of one model.
 
@@ -221,6 +243,7 @@ class ModelGeometry:
     extra_attention_heads: tuple[int, ...] = ()
     cache_config_ignored: bool = False
     diffkv: bool = False
+    deepseek_v4: DeepseekV4Caches | None = None
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``

@@ -74,18 +74,24 @@ class Grouping:
 
     :param runs: one :class:`GroupRun` per bucket, in vLLM's group order.
     :param uniform_pages: the uniform-type case: every layer's own page, module order.
+    :param packed: the ``packed`` case (DeepSeek-V4, :mod:`dryboot.vllm.kv_cache_utils.packed`):
+        every group, each a uniform-type group; ``packed_stride`` the slab's block (bytes).
     """
 
     runs: tuple[GroupRun, ...]
     group_size: int
-    path: Literal["uniform-spec", "uniform-type", "hybrid", "empty"]
+    path: Literal["uniform-spec", "uniform-type", "hybrid", "empty", "packed"]
     log: tuple[str, ...]
     decisions: tuple[str, ...] = ()
     uniform_pages: tuple[int, ...] = ()
+    packed: tuple[KVCacheGroup, ...] = ()
+    packed_stride: int = 0
 
     @cached_property
     def groups(self) -> tuple[KVCacheGroup, ...]:
         """Every KV cache group (``KVCacheGroupSpec``), in vLLM's order (built on first use)."""
+        if self.path == "packed":
+            return self.packed
         if self.path == "uniform-type":
             run = self.runs[0]
             return (KVCacheGroup(run.members, run.spec, uniform_type=True, page_sizes=self.uniform_pages),)
@@ -95,6 +101,8 @@ class Grouping:
 
     @property
     def num_groups(self) -> int:
+        if self.path == "packed":
+            return len(self.packed)
         return sum(run.num_groups for run in self.runs)
 
     @property
@@ -104,7 +112,10 @@ class Grouping:
 
     @property
     def page_size_bytes(self) -> int:
-        """The pool's page: the unified page, or the sum of pages of a uniform-type group."""
+        """The pool's page: the unified page, the sum of pages of a uniform-type group, or the
+        packed slab's block stride (DeepSeek-V4)."""
+        if self.path == "packed":
+            return self.packed_stride
         return sum(self.uniform_pages) if self.path == "uniform-type" else self.runs[0].spec.page_size_bytes
 
 

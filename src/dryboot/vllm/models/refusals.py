@@ -156,7 +156,6 @@ REASONS: dict[str, str] = {
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
-    "DeepseekV4ForCausalLM": NOFILE,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
     "DiffusionGemmaForBlockDiffusion": MM,
     "Dots3NoteForCausalLM": NOFILE,

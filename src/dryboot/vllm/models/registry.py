@@ -116,6 +116,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
+    Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
 )
 
 from dryboot.vllm.models.dense import BUILT_AS, DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
@@ -137,18 +138,14 @@ FAMILIES += (
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
 
+#: DeepSeek-V4's drafters (``vllm/models/deepseek_v4/``)
 _DEEPSEEK_V4 = (
-    "its cache layer kinds are not modelled (vLLM 0.28.0 builds it on the meta device: verifiable once taught): "
-    "compressed MLA layers (MLAAttentionSpec with compress_ratio 4 or 128, a storage block of block / ratio "
-    "tokens, pages aligned to 576 bytes for fp8_ds_mla, else 512), the DeepseekV4 indexer caches "
-    "(256-token kernel pages), the compressor state caches and every layer's sliding-window cache "
-    "(SlidingWindowMLASpec), grouped per (block, window) into UniformTypeKVCacheSpecs "
-    "(group_and_unify_kv_cache_specs); vLLM accepts only an fp8 KV cache for it (fp8_ds_mla)"
+    "DeepSeek-V4 drafter: dryboot plans DeepSeek-V4's MTP layer only as the target's own (DeepseekV4ForCausalLM "
+    "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
 )
 
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
-    "DeepseekV4ForCausalLM": _DEEPSEEK_V4,
     "DeepSeekV4MTPModel": _DEEPSEEK_V4,
     "DSparkDraftModel": _DEEPSEEK_V4,
     "BailingMoeV2_5ForCausalLM": (

@@ -1,0 +1,372 @@
+"""DeepSeek-V4's KV cache: its specs, its multi-group grouping and its packed block slab.
+
+Mirrors vLLM 0.28.0: the layers' ``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
+``DeepseekV4Attention`` / ``DeepseekV4IndexerCache``, ``compressor.py``
+``CompressorStateCache``, ``v1/attention/backends/mla/sparse_swa.py`` ``DeepseekV4SWACache``),
+``v1/kv_cache_interface.py`` (``MLAAttentionSpec`` / ``SlidingWindowMLASpec`` storage blocks and
+alignment, ``UniformTypeKVCacheSpecs``) and ``v1/core/kv_cache_utils.py``
+(``group_and_unify_kv_cache_specs``, ``_get_kv_cache_groups_uniform_groups``,
+``_approximate_gcd``, ``_get_kv_cache_config_packed``, ``_max_memory_usage_bytes_from_groups``,
+``get_max_concurrency_for_kv_cache_config``).
+
+Per layer, in registration order: a ratio-4 layer's indexer key cache and indexer compressor
+state; the sliding-window cache; a compressed layer's MLA cache and compressor state. The
+``fp8_ds_mla`` latent row is 584 bytes per token (448 fp8 values, 64 bf16 rope values, 8 scale
+bytes), the indexer row ``index_head_dim + index_head_dim / 128 * 4`` bytes; every page is
+rounded up to 576 bytes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from dryboot.vllm.backends import AttentionBackend
+from dryboot.vllm.config.hf import DeepseekV4Caches
+from dryboot.vllm.dtypes import KVQuantMode
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
+from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, NotEnoughMemory, format_gib
+from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
+from dryboot.vllm.platforms import cdiv
+
+#: bytes per token of the ``fp8_ds_mla`` latent row of a 512-wide head (``attention.py``)
+FP8_DS_MLA_ROW = 584
+#: page alignment of every DeepSeek-V4 spec with the ``fp8_ds_mla`` layout (bytes)
+ALIGNMENT = 576
+#: tokens per block of the sliding-window cache (``DeepseekV4SWACache``)
+SWA_BLOCK = 64
+#: the sparse SWA backend's default cache block (tokens; "Setting kv cache block size to 256")
+DEFAULT_BLOCK = 256
+#: cache blocks vLLM 0.28.0 was verified to build (below 128 a ratio-128 layer's storage block
+#: is 0 tokens: ZeroDivisionError)
+VERIFIED_BLOCKS = frozenset({128, 256, 512})
+#: the backend vLLM logs choosing the block (its kernel blocks are not modelled: not used here)
+SPARSE_SWA = AttentionBackend("DEEPSEEK_SPARSE_SWA", (), False, is_mla=True)
+BACKEND = SPARSE_SWA.name
+
+
+def _spec(
+    kind: LayerKind,
+    block: int,
+    head: int,
+    content: int,
+    dtype: str,
+    *,
+    ratio: int = 1,
+    window: int | None = None,
+) -> AttentionSpec:
+    return AttentionSpec(
+        layer_kind=kind,
+        block_size=block,
+        num_kv_heads=1,
+        head_size=head,
+        head_size_v=0,
+        torch_dtype=dtype,
+        kv_cache_dtype="fp8_ds_mla" if kind in (LayerKind.DSV4_MLA, LayerKind.DSV4_SWA) else dtype,
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=content,
+        backend=BACKEND,
+        indexes_kv_by_block_stride=False,
+        sliding_window=window,
+        compress_ratio=ratio,
+        alignment=ALIGNMENT,
+    )
+
+
+def layer_specs(caches: DeepseekV4Caches, block: int, num_mtp: int) -> list[tuple[str, AttentionSpec]]:
+    """(layer name, spec) of every cache, in registration order; the ``num_mtp`` MTP layers
+    (ratio 1: a sliding-window cache only) follow the backbone.
+
+    Compressed MLA (``DeepseekV4Attention.get_kv_cache_spec``): ``block`` tokens, stored
+    ``block / ratio``. Indexer key cache: the same at ratio 4, one uint8 head of
+    ``index_head_dim + index_head_dim / 128 * 4`` bytes. Sliding window: 64-token blocks,
+    ``sliding_window`` tokens. Compressor state (``CompressorStateCache``): float32
+    ``2 * coff * head`` per token (``coff`` 2 at ratio 4, else 1), blocks of 4 (ratio 4) or 8
+    (ratio 128) tokens, a window of ``coff * ratio`` tokens.
+    """
+    out: list[tuple[str, AttentionSpec]] = []
+    ratios = (*caches.compress_ratios, *(1,) * num_mtp)
+    index_row = caches.index_head_dim + caches.index_head_dim // 128 * 4
+
+    def state(ratio: int, head: int) -> AttentionSpec:
+        coff = 2 if ratio == 4 else 1
+        width = 2 * coff * head
+        return _spec(
+            LayerKind.DSV4_COMPRESSOR,
+            4 if ratio == 4 else 8,
+            width,
+            width * 4,
+            "float32",
+            window=coff * ratio,
+        )
+
+    for i, ratio in enumerate(ratios):
+        p = f"model.layers.{i}.attn"
+        if ratio == 4:
+            out.append(
+                (f"{p}.indexer.k_cache", _spec(LayerKind.DSV4_INDEXER, block, index_row, index_row, "uint8", ratio=4))
+            )
+            out.append((f"{p}.indexer.compressor.state_cache", state(4, caches.index_head_dim)))
+        out.append(
+            (
+                f"{p}.swa_cache",
+                _spec(
+                    LayerKind.DSV4_SWA,
+                    SWA_BLOCK,
+                    caches.head_dim,
+                    FP8_DS_MLA_ROW,
+                    "uint8",
+                    window=caches.sliding_window,
+                ),
+            )
+        )
+        if ratio > 1:
+            out.append((p, _spec(LayerKind.DSV4_MLA, block, caches.head_dim, FP8_DS_MLA_ROW, "uint8", ratio=ratio)))
+            out.append((f"{p}.compressor.state_cache", state(ratio, caches.head_dim)))
+    return out
+
+
+def approximate_gcd(values: list[int], lower_bound: int) -> int:
+    """The divisor ``d`` in ``[lower_bound, max(values)]`` whose rounding up of every value adds
+    the least padding, the larger on ties (``_approximate_gcd``)."""
+    best, best_pad = lower_bound, None
+    for d in range(max(1, lower_bound), max(values) + 1):
+        pad = sum((d - x % d) % d for x in values)
+        if best_pad is None or pad < best_pad or (pad == best_pad and d > best):
+            best, best_pad = d, pad
+    return best
+
+
+def _tuples(pages: list[int]) -> int:
+    """Layer tuples of a uniform-type spec: the count of its most common page."""
+    return Counter(pages).most_common(1)[0][1]
+
+
+@dataclass(frozen=True)
+class PackedGroups:
+    """The KV cache groups (``KVCacheGroupSpec``; each a ``UniformTypeKVCacheSpecs``), first the
+    MLA group.
+
+    :param groups: member layer names per group, in vLLM's order.
+    """
+
+    groups: tuple[tuple[str, ...], ...]
+
+
+def group_specs(specs: dict[str, AttentionSpec]) -> PackedGroups:
+    """``group_and_unify_kv_cache_specs`` then ``_get_kv_cache_groups_uniform_groups``: the MLA
+    specs in one group; the sliding-window specs bucketed by (block, window), each bucket split
+    into ``cdiv(layers per page size, T)`` groups of layer tuples (tuple ``j`` of group ``i``:
+    ``tuples[i::groups]``), ``T`` the approximate GCD of every bucket's tuple count, at least the
+    MLA group's.
+
+    :raises ValueError: a bucket whose page sizes hold different layer counts (vLLM asserts).
+    """
+    mla = [n for n, s in specs.items() if s.sliding_window is None]
+    buckets: dict[tuple[int, int], list[str]] = {}
+    for n, s in specs.items():
+        if s.sliding_window is not None:
+            buckets.setdefault((s.block_size, s.sliding_window), []).append(n)
+    counts = [_tuples([specs[n].page_size_bytes for n in mla])]
+    counts += [_tuples([specs[n].page_size_bytes for n in b]) for b in buckets.values()]
+    t = approximate_gcd(counts, counts[0])
+    groups: list[tuple[str, ...]] = [tuple(mla)]
+    for members in buckets.values():
+        by_page: dict[int, list[str]] = {}
+        for n in members:
+            by_page.setdefault(specs[n].page_size_bytes, []).append(n)
+        sizes = {len(v) for v in by_page.values()}
+        if len(sizes) != 1:
+            raise ValueError(
+                f"a (block, window) bucket holds page sizes with different layer counts {sorted(sizes)}: vLLM's "
+                "_get_kv_cache_groups_uniform_groups asserts they match"
+            )
+        per = sizes.pop()
+        k = cdiv(per, t)
+        layer_tuples = list(zip(*by_page.values(), strict=True))
+        for i in range(k):
+            groups.append(tuple(n for tup in layer_tuples[i::k] for n in tup))
+    return PackedGroups(tuple(groups))
+
+
+def blocks_per_request(spec: AttentionSpec, max_model_len: int, in_flight: int) -> int:
+    """Pages one ``max_model_len`` request holds of a spec: ``cdiv(len, block)`` (MLA), or
+    ``cdiv(min(window - 1 + in_flight, len), block) + 1`` (sliding window MLA)."""
+    if spec.sliding_window is None:
+        return cdiv(max_model_len, spec.block_size)
+    return cdiv(min(spec.sliding_window - 1 + in_flight, max_model_len), spec.block_size) + 1
+
+
+def _group_pages(names: tuple[str, ...], specs: dict[str, AttentionSpec], length: int, in_flight: int) -> int:
+    return max(blocks_per_request(specs[n], length, in_flight) for n in names)
+
+
+def worker_groups(groups: PackedGroups, worker: frozenset[str] | None) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """(the worker's layers, the layers its spec covers) per group
+    (``_project_kv_cache_groups_to_worker``: a group without layers on the worker keeps the
+    whole group's spec)."""
+    out = []
+    for g in groups.groups:
+        own = g if worker is None else tuple(n for n in g if n in worker)
+        out.append((own, own or g))
+    return out
+
+
+def block_stride(projected: list[tuple[tuple[str, ...], tuple[str, ...]]], specs: dict[str, AttentionSpec]) -> int:
+    """Bytes of one block of the packed slab: the largest group's pages on this worker
+    (``_get_packed_kv_cache_layout``)."""
+    return max(sum(specs[n].page_size_bytes for n in own) for own, _ in projected)
+
+
+def needed_bytes(
+    projected: list[tuple[tuple[str, ...], tuple[str, ...]]],
+    specs: dict[str, AttentionSpec],
+    length: int,
+    in_flight: int,
+) -> int:
+    """What one ``length``-token request needs on a worker (``_max_memory_usage_bytes_from_groups``,
+    the all-uniform-type case): every group reserves the most layer tuples of any group times its
+    pages times the MLA group's distinct page sizes summed."""
+    tuple_bytes = sum({specs[n].page_size_bytes for n in projected[0][1]})
+    most = max(_tuples([specs[n].page_size_bytes for n in cover]) for _, cover in projected)
+    return sum(most * _group_pages(cover, specs, length, in_flight) * tuple_bytes for _, cover in projected)
+
+
+def estimate_max_model_len(
+    projected: list[tuple[tuple[str, ...], tuple[str, ...]]],
+    specs: dict[str, AttentionSpec],
+    upper: int,
+    in_flight: int,
+    available: int,
+) -> int:
+    """The largest length in ``[1, upper]`` whose request fits, 0 if none (binary search,
+    ``_estimate_max_model_len_from_groups``)."""
+
+    def fits(length: int) -> bool:
+        return needed_bytes(projected, specs, length, in_flight) <= available
+
+    if not fits(1):
+        return 0
+    left, right, result = 1, upper, 1
+    while left <= right:
+        mid = (left + right) // 2
+        if fits(mid):
+            result, left = mid, mid + 1
+        else:
+            right = mid - 1
+    return result
+
+
+@dataclass(frozen=True)
+class PackedCapacity:
+    """Blocks and concurrency of the packed slab.
+
+    :param block_stride: bytes per block (stage 0's slab).
+    :param num_blocks: blocks (the fewest of any worker, or ``--num-gpu-blocks-override``).
+    :param blocks_per_request: per group, pages one request holds.
+    :param request_bytes: stage 0's need for one ``max_model_len`` request.
+    """
+
+    block_stride: int
+    num_blocks: int
+    blocks_per_request: tuple[int, ...]
+    max_concurrency: float
+    kv_cache_size_tokens: int
+    max_model_len: int
+    request_bytes: int
+    available_bytes: int
+    log: tuple[str, ...]
+
+
+def auto_fit(
+    groups: PackedGroups,
+    specs: dict[str, AttentionSpec],
+    workers: list[frozenset[str] | None],
+    upper: int,
+    in_flight: int,
+    available: int,
+    override: int | None,
+) -> tuple[int, str]:
+    """``--max-model-len -1``: the largest length every worker fits (``_auto_fit_max_model_len``).
+
+    :raises CannotAutoFit: not even one token fits.
+    """
+    fitted, limiting = upper, available
+    for w in workers:
+        projected = worker_groups(groups, w)
+        budget = override * block_stride(projected, specs) if override is not None else available
+        worker_max = estimate_max_model_len(projected, specs, upper, in_flight, budget)
+        if worker_max < fitted:
+            fitted, limiting = worker_max, budget
+    if fitted <= 0:
+        raise CannotAutoFit(0, limiting, 1, 0)
+    if fitted >= upper:
+        return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
+    return fitted, (
+        f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in available GPU memory "
+        f"({format_gib(limiting)} GiB available for KV cache)"
+    )
+
+
+def capacity(
+    groups: PackedGroups,
+    specs: dict[str, AttentionSpec],
+    workers: list[frozenset[str] | None],
+    max_model_len: int,
+    in_flight: int,
+    available: int,
+    override: int | None,
+) -> PackedCapacity:
+    """``get_kv_cache_configs`` on the packed groups: each worker checks one request fits its
+    budget (``--num-gpu-blocks-override`` blocks of its slab, when given) and counts
+    ``budget // block stride`` blocks; the engine keeps the fewest. Concurrency is
+    ``num_blocks / sum of pages per request`` over stage 0's groups
+    (``get_max_concurrency_for_kv_cache_config``), tokens ``int(concurrency * max_model_len)``.
+
+    :raises NotEnoughMemory: one request does not fit a worker.
+    """
+    log: list[str] = []
+    counts, needs, strides = [], [], []
+    for w in workers:
+        projected = worker_groups(groups, w)
+        stride = block_stride(projected, specs)
+        budget = available
+        if override is not None:
+            log.append(f"Overriding num_gpu_blocks={available // stride} with num_gpu_blocks_override={override}")
+            budget = override * stride
+        need = needed_bytes(projected, specs, max_model_len, in_flight)
+        if budget <= 0 or need > budget:
+            est = estimate_max_model_len(projected, specs, max_model_len, in_flight, budget) if budget > 0 else 0
+            raise NotEnoughMemory(need, budget, max_model_len, est)
+        counts.append(budget // stride)
+        needs.append(need)
+        strides.append(stride)
+    num_blocks = override if override is not None else min(counts)
+    stage0 = worker_groups(groups, workers[0])
+    per = tuple(blocks_per_request(specs[cover[0]], max_model_len, in_flight) for _, cover in stage0)
+    concurrency = num_blocks / sum(per)
+    tokens = int(concurrency * max_model_len)
+    log.append(
+        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_model_len:,} tokens per request: "
+        f"{concurrency:.2f}x"
+    )
+    return PackedCapacity(
+        block_stride=strides[0],
+        num_blocks=num_blocks,
+        blocks_per_request=per,
+        max_concurrency=concurrency,
+        kv_cache_size_tokens=tokens,
+        max_model_len=max_model_len,
+        request_bytes=needs[0],
+        available_bytes=available if override is None else override * strides[0],
+        log=tuple(log),
+    )
+
+
+def kv_groups(groups: PackedGroups, specs: dict[str, AttentionSpec]) -> tuple[KVCacheGroup, ...]:
+    """The groups as dryboot reports them: each with its first layer's spec (the scheduler's
+    ``generate_scheduler_kv_cache_config``) and every layer's page."""
+    return tuple(
+        KVCacheGroup(g, specs[g[0]], uniform_type=True, page_sizes=tuple(specs[n].page_size_bytes for n in g))
+        for g in groups.groups
+    )

@@ -1,0 +1,113 @@
+"""DeepSeek-V4 (``DeepseekV4ForCausalLM``; vLLM 0.28.0's ``vllm/models/deepseek_v4/``, config
+class ``transformers_utils/configs/deepseek_v4.py``).
+
+Each backbone layer ``i`` is a ``DeepseekV4Attention`` of compress ratio
+``max(1, compress_ratios[i])`` (1, 4 or 128; the MTP layer 1). Every layer keeps a sliding-window
+cache of ``sliding_window`` tokens; a layer of ratio 4 or 128 also keeps its compressed MLA cache
+and its compressor's state cache, and a ratio-4 layer its indexer's key cache and the indexer
+compressor's state cache. The cache specs, their grouping and the packed plan are in
+:mod:`dryboot.vllm.kv_cache_utils.packed`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, ModelGeometry
+from dryboot.vllm.models.common import geometry, num_layers
+
+#: compress ratios vLLM 0.28.0 builds (``DeepseekCompressor`` asserts 4 or 128; 0 and 1: none)
+RATIOS = frozenset({1, 4, 128})
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    """``DeepseekV4Config``'s one cache-relevant default."""
+    return {"max_position_embeddings": 1048576}
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """:raises InputError: query heads that do not split over the ranks (vLLM's
+    ``DeepseekV4Attention`` asserts it) or output groups that do not (not verified)."""
+    caches = model.deepseek_v4
+    assert caches is not None
+    tp = tensor_parallel_size
+    if caches.num_attention_heads % tp:
+        raise InputError(
+            "--tensor-parallel-size",
+            str(tp),
+            f"{model.source}: num_attention_heads {caches.num_attention_heads} is not divisible by it "
+            "(vLLM's DeepseekV4Attention asserts n_heads % tp_size == 0)",
+        )
+    if caches.o_groups % tp:
+        raise InputError(
+            "--tensor-parallel-size",
+            str(tp),
+            f"{model.source}: o_groups {caches.o_groups} is not divisible by it: not verified against vLLM",
+        )
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """:raises InputError: a missing field the cache reads, a ``compress_ratios`` list shorter
+    than the layers, or a ratio other than 0, 1, 4 and 128 (vLLM's compressor asserts)."""
+    n = num_layers(f)
+    raw = f.get("compress_ratios")
+    if not isinstance(raw, list) or len(raw) < n or not all(isinstance(r, int) for r in raw[:n]):
+        raise InputError(
+            f.source,
+            f.where("compress_ratios"),
+            f"needs an integer per layer ({n}): vLLM's DeepseekV4Attention reads compress_ratios[layer]",
+        )
+    ratios = tuple(max(1, r) for r in raw[:n])
+    bad = sorted({r for r in ratios if r not in RATIOS})
+    if bad:
+        raise InputError(
+            f.source,
+            f.where("compress_ratios"),
+            f"{bad}: vLLM's DeepseekCompressor builds only ratios 4 and 128 (AssertionError)",
+        )
+    if all(r == 1 for r in ratios):
+        raise InputError(
+            f.source,
+            f.where("compress_ratios"),
+            "no compressed layer: vLLM then plans the sliding-window caches alone on its uniform-spec path, which is "
+            "not modelled for DeepSeek-V4",
+        )
+    for key in ("head_dim", "index_head_dim", "sliding_window", "num_attention_heads", "o_groups"):
+        if f.get(key) is None:
+            raise InputError(f.source, f.where(key), "required field is missing (vLLM's DeepseekV4 layers read it)")
+    head_dim = f.integer("head_dim")
+    if head_dim != 512:
+        raise InputError(
+            f.source,
+            f.where("head_dim"),
+            f"{head_dim}: the fp8_ds_mla row (584 bytes per token) is modelled for the 512-wide latent of "
+            "DeepSeek-V4's checkpoints only",
+        )
+    heads = f.integer("num_attention_heads")
+    if f.integer("index_head_dim") != 128:
+        raise InputError(
+            f.source,
+            f.where("index_head_dim"),
+            f"{f.get('index_head_dim')}: the indexer is modelled at the 128-wide head of DeepSeek-V4's checkpoints "
+            "only (vLLM 0.28.0 refuses 64: Unsupported head_dim for fused quant+cache)",
+        )
+    caches = DeepseekV4Caches(
+        compress_ratios=ratios,
+        head_dim=head_dim,
+        index_head_dim=f.integer("index_head_dim"),
+        sliding_window=f.integer("sliding_window"),
+        num_attention_heads=heads,
+        o_groups=f.integer("o_groups"),
+    )
+    return geometry(
+        f,
+        architecture,
+        "deepseek_v4",
+        (LayerKind.DSV4_SWA,) * n,
+        heads=(heads, 1, head_dim),
+        head_dim_v=0,
+        num_mtp_layers=f.integer("num_nextn_predict_layers", default=0, minimum=0),
+        mtp_kind=LayerKind.DSV4_SWA,
+        deepseek_v4=caches,
+    )

@@ -1,0 +1,44 @@
+"""Record vLLM's answers for ``test_deepseek_v4.py``: DeepSeek-V4's fp8 cases (the only KV
+cache dtype vLLM 0.28.0 builds it with).
+
+    .venv/bin/python tests/fidelity/record_deepseek_v4.py /work/venvs/vllm-0.28.0/bin/python
+
+Runs ``e2e_oracle.py`` in that venv and writes its answers into
+``data/deepseek_v4/recorded.json``. Nothing recorded comes from dryboot.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import test_architectures as T
+import test_deepseek_v4 as D
+
+
+def main() -> int:
+    python = sys.argv[1]
+    cases = [D.make_case(i, config, argv) for i, (config, argv) in enumerate(D.FP8_CASES)]
+    runner = H.OracleRunner(python, jobs=1)
+    res = runner.run([c.oracle_input() for c in cases])
+    version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
+    rows = []
+    for c, (config, argv) in zip(cases, D.FP8_CASES, strict=True):
+        v = res[c.id]
+        kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
+        if "error" in kept:
+            kept["error"] = str(kept["error"])[:500]
+        rows.append({"config": config, "argv": T.portable(argv), "vllm": kept})
+    D.RECORDED.write_text(json.dumps({"vllm": version, "cases": rows}, indent=1) + "\n")
+    served = sum(1 for r in rows if r["vllm"].get("ok"))
+    print(f"vLLM {version}: {len(rows)} cases recorded, {served} served")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(H.REPO / "src"))
+    sys.exit(main())
