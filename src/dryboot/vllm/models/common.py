@@ -48,6 +48,13 @@ def attention_heads(f: ConfigFields) -> tuple[int, int, int]:
     heads = f.integer("num_attention_heads")
     kv = f.integer("num_key_value_heads", default=heads)
     head_dim = f.integer("head_dim") if f.has("head_dim") else f.integer("hidden_size") // heads
+    check_kv_heads_divide(f, heads, kv)
+    return heads, kv, head_dim
+
+
+def check_kv_heads_divide(f: ConfigFields, heads: int, kv: int) -> None:
+    """:raises InputError: ``kv`` KV heads that do not divide the ``heads`` attention heads
+    (vLLM's ``Attention`` asserts ``num_heads % num_kv_heads == 0``)."""
     if heads % kv:
         raise InputError(
             f.source,
@@ -55,7 +62,6 @@ def attention_heads(f: ConfigFields) -> tuple[int, int, int]:
             f"{kv} KV heads do not divide the {heads} attention heads; vLLM asserts "
             f"num_heads ({heads}) is divisible by num_kv_heads ({kv})",
         )
-    return heads, kv, head_dim
 
 
 def layer_types(f: ConfigFields, n: int) -> list[str] | None:

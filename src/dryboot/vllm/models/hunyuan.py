@@ -30,7 +30,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
-from dryboot.vllm.models.common import geometry, num_layers, window
+from dryboot.vllm.models.common import check_kv_heads_divide, geometry, num_layers, window
 
 MOE = "HunYuanMoEV1ForCausalLM"
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -77,13 +77,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         head_dim = f.integer("attention_head_dim")
     else:
         head_dim = f.integer("hidden_size") // heads
-    if heads % kv:
-        raise InputError(
-            f.source,
-            f.where("num_key_value_heads"),
-            f"{kv} KV heads do not divide the {heads} attention heads; vLLM asserts "
-            f"num_heads ({heads}) is divisible by num_kv_heads ({kv})",
-        )
+    check_kv_heads_divide(f, heads, kv)
     if window(f) is not None:
         raise InputError(
             f.source,
