@@ -31,6 +31,10 @@ def main() -> int:
     runner = H.OracleRunner(python, jobs=1)
     res = runner.run([c.oracle_input() for cs in [*cases.values(), *dcases.values()] for c in cs])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:  # the oracle process died: that is not vLLM's answer, and nothing is recorded
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+        return 1
     doc = json.loads(T.RECORDED.read_text()) if T.RECORDED.exists() else {"architectures": {}}
     doc["vllm"] = version
     doc["architectures"] = {a: r for a, r in doc["architectures"].items() if a in T.tiny_configs()}
