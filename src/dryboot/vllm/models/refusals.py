@@ -31,15 +31,18 @@ REMOTE_MM = (
     "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
 )
 MM_CLA = (
-    "multimodal wrapper of HunYuanDenseV1ForCausalLM / HunYuanMoEV1ForCausalLM, whose cross-layer attention "
-    "(use_cla) dryboot does not model"
+    "multimodal wrapper of HunYuanDenseV1ForCausalLM / HunYuanMoEV1ForCausalLM (planned; their cross-layer "
+    "attention with cla_share_factor > 1 refused as vLLM fails it): the wrapper's reader of its language model "
+    "and an end-to-end check are not yet taught"
 )
 MM_MLA_SPARSE = (
-    "multimodal wrapper of PanguEmbeddedForCausalLM (MLA with a sparse-attention indexer), which dryboot does not model"
+    "multimodal wrapper of PanguEmbeddedForCausalLM, itself refused (a remote-code config; MLA and "
+    "sink-attention layers, no sparse-attention indexer)"
 )
 MM_SPLIT_HEADS = (
     "multimodal wrapper of a MiMo-V2 language model (separate K and V head sizes, different heads for sliding "
-    "and full layers), which dryboot does not model"
+    "and full layers; MiMoV2FlashForCausalLM is planned): the wrapper's reader of its language model and an "
+    "end-to-end check are not yet taught"
 )
 MM_DEEPSEEK_MHA = (
     "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
@@ -56,8 +59,8 @@ ISAAC = (
     "from the top-level head_dim: two configs for one model, not modelled"
 )
 STEP_TEXT = (
-    "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM) that dryboot "
-    "does not plan yet (standard attention, not yet taught): refused with its language model"
+    "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM, both planned): "
+    "the wrapper's reader of its language model and an end-to-end check are not yet taught"
 )
 TIMM = (
     "multimodal wrapper of a decoder dryboot reads (Gemma3nForCausalLM), not verified: its vision tower is a "
