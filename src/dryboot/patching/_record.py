@@ -85,6 +85,13 @@ def _build(cls: Any, frozen: bool) -> Any:
     # compiling was most of these classes' import time): positional and keyword arguments in
     # field order, then the defaults.
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if not kwargs and len(args) == n:  # every field given in order: the common call
+            if slotted:
+                for k, v in zip(names, args):  # noqa: B905 (len(args) == n, checked above)
+                    put(self, k, v)
+            else:
+                self.__dict__.update(zip(names, args))  # noqa: B905
+            return
         if len(args) > n:
             raise TypeError(f"{qualname}() takes {n} positional arguments but {len(args)} were given")
         values = dict(zip(names, args, strict=False))  # len(args) <= n, checked above
