@@ -21,7 +21,7 @@ from dryboot.patching.place import FileRun, HunkResult, Pieces, run_hunks, sides
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time (start-up time)
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
 
@@ -151,6 +151,17 @@ class Tree:
         """Record that ``lines`` is ``data`` split (see :meth:`split`), and ``pieces`` where their
         bytes live, e.g. as the hunk engine assembled them."""
         self._split[rel] = (data, lines, pieces)
+
+    def forget(self, rels: Iterable[str], keep: set[str]) -> None:
+        """Drop what is cached about the files ``rels`` (contents read from disk, their lines,
+        line sets) except those in ``keep``: memory the run no longer needs once no later patch
+        reads them (a file's pending changes are kept; a later read of a forgotten file reads
+        the disk again, unchanged)."""
+        for rel in rels:
+            if rel and rel not in keep:
+                self._split.pop(rel, None)
+                self._disk.pop(rel, None)
+                self._linesets.pop(rel, None)
 
     def write(self, rel: str, data: bytes, mode: int | None = None) -> None:
         self.changes[rel] = data
