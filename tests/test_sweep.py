@@ -219,6 +219,24 @@ def test_output_identical_across_runs_and_jobs() -> None:
     assert a.planned == 150
 
 
+def test_workers_start_from_a_fork_server_while_other_threads_run() -> None:
+    # forking a multi-threaded process can copy a lock another thread holds into the worker,
+    # which then waits on it forever (a test run once hung so): the pool must not fork then
+    import threading
+
+    stop = threading.Event()
+    waiter = threading.Thread(target=stop.wait, daemon=True)
+    waiter.start()
+    try:
+        arms = [Arm("upstream"), *PROMOTERS]
+        a = run_sweep(MIXED, arms, limit=60, seed=3, jobs=1, progress=False, chunk_size=16)
+        b = run_sweep(MIXED, arms, limit=60, seed=3, jobs=2, progress=False, chunk_size=16)
+    finally:
+        stop.set()
+        waiter.join()
+    assert a.to_dict() == b.to_dict()
+
+
 def test_cli_json_is_deterministic() -> None:
     from dryboot.cli import cli
 

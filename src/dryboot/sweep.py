@@ -468,8 +468,13 @@ def plan_all(
             consume(map(_work, tasks), advance)
             return
         import multiprocessing
+        import threading
 
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        # fork copies a lock another thread holds (rich's refresh thread, a caller's threads)
+        # into the child, which then waits on it forever: fork only a single-threaded process,
+        # else start the workers from a clean fork server
+        method = "fork" if threading.active_count() == 1 else "forkserver"
+        with multiprocessing.get_context(method).Pool(jobs) as pool:
             consume(pool.imap_unordered(_work, tasks), advance)
 
     if not show:
