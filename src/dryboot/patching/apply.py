@@ -152,13 +152,13 @@ class Tree:
         bytes live, e.g. as the hunk engine assembled them."""
         self._split[rel] = (data, lines, pieces)
 
-    def forget(self, rels: Iterable[str], keep: set[str]) -> None:
+    def forget(self, rels: Iterable[str]) -> None:
         """Drop what is cached about the files ``rels`` (contents read from disk, their lines,
-        line sets) except those in ``keep``: memory the run no longer needs once no later patch
-        reads them (a file's pending changes are kept; a later read of a forgotten file reads
-        the disk again, unchanged)."""
+        line sets): memory the run no longer needs once no later patch reads them (a file's
+        pending changes are kept; a later read of a forgotten file reads the disk again,
+        unchanged)."""
         for rel in rels:
-            if rel and rel not in keep:
+            if rel:
                 self._split.pop(rel, None)
                 self._disk.pop(rel, None)
                 self._linesets.pop(rel, None)

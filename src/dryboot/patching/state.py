@@ -225,11 +225,11 @@ def stack_state(patches: list[Patch], tree: Tree, fuzz: int = 0, stop: bool = Fa
     k, statuses = applied_prefix(patches, tree, fuzz)
     layer = tree.child()
     out = StackState(k, statuses, layer)
-    later = _names_after(patches)
+    last = _last_named(patches)
     for i in range(k, len(patches)):
         e, pf = patches[i]
         st = judge(layer, e, pf, fuzz)
-        tree.forget((f.new_path or f.path for f in st.forward.files), keep=later[i])
+        tree.forget(p for p in (f.new_path or f.path for f in st.forward.files) if last.get(p, -1) <= i)
         if st.state == "applied" and not st.note:
             st.note = "applied out of order (the patches before it are not all applied)"
         out.statuses.append(st)
@@ -245,18 +245,15 @@ def stack_state(patches: list[Patch], tree: Tree, fuzz: int = 0, stop: bool = Fa
     return out
 
 
-def _names_after(patches: list[Patch]) -> list[set[str]]:
-    """Per patch, the target-relative names (``-p`` stripped, ``./`` and repeated slashes
-    removed) that the patches after it name: the files whose cached contents and lines a later
-    patch may read again."""
-    out: list[set[str]] = [set() for _ in patches]
-    acc: set[str] = set()
-    for i in range(len(patches) - 1, -1, -1):
-        out[i] = set(acc)
-        e, pf = patches[i]
+def _last_named(patches: list[Patch]) -> dict[str, int]:
+    """For each target-relative name a patch of the series names (``-p`` stripped, ``./`` and
+    repeated slashes removed), the index of the last patch naming it: after that patch no later
+    one reads the file's cached contents and lines again."""
+    last: dict[str, int] = {}
+    for i, (e, pf) in enumerate(patches):
         for sec in pf.sections:
             for nm in (sec.old, sec.new):
                 got = nm.stripped(e.strip) if nm is not None else None
                 if got is not None:
-                    acc.add("/".join(c for c in got.split("/") if c not in ("", ".")))
-    return out
+                    last["/".join(c for c in got.split("/") if c not in ("", "."))] = i
+    return last
