@@ -240,28 +240,37 @@ def head_size_supported(backend: str, head_size: int) -> bool:
     return True
 
 
-def invalid_reasons(
-    backend: AttentionBackend,
-    head_size: int,
-    kv_cache_dtype: str,
-    block_size: int | None,
-    has_sinks: bool,
-    use_sparse: bool = False,
-    model_dtype: str | None = None,
-    mm_prefix: bool = False,
-    fa4_forced: bool = False,
-    encoder_only: bool = False,
-) -> list[str]:
-    """Why ``backend`` cannot serve a layer on SM90, in vLLM's words and order
-    (``AttentionBackend.validate_configuration``, then ``supports_combination``); ``block_size``
-    is the user's ``--block-size`` (``None``: the backend picks its own); ``use_sparse``: an MLA
-    layer with a sparse-attention indexer; ``model_dtype``: the model's torch dtype (checked where
-    the backend declares its dtypes); ``mm_prefix``: ``ModelConfig.is_mm_prefix_lm``;
-    ``fa4_forced``: see :func:`flash_attn_version`.
+@dataclass(frozen=True)
+class AttentionSelectorConfig:
+    """What a model's attention layers ask of their backend on SM90 (as vLLM's
+    ``AttentionSelectorConfig``): ``head_size`` (elements), the KV cache dtype, the user's
+    ``--block-size`` (``None``: the backend picks its own), attention sinks, ``use_sparse`` (MLA
+    layers with a sparse-attention indexer), ``model_dtype`` (the model's torch dtype, checked
+    where a backend declares its dtypes), ``mm_prefix`` (``ModelConfig.is_mm_prefix_lm``),
+    ``fa4_forced`` (see :func:`flash_attn_version`) and ``encoder_only``
+    (``AttentionType.ENCODER_ONLY`` layers)."""
+
+    head_size: int
+    kv_cache_dtype: str
+    block_size: int | None = None
+    has_sinks: bool = False
+    use_sparse: bool = False
+    model_dtype: str | None = None
+    mm_prefix: bool = False
+    fa4_forced: bool = False
+    encoder_only: bool = False
+
+
+def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -> list[str]:
+    """Why ``backend`` cannot serve ``layer`` on SM90, in vLLM's words and order
+    (``AttentionBackend.validate_configuration``, then ``supports_combination``).
 
     FlashAttention serves an fp8 cache only on FA3 on SM90 (``flash_attn_supports_kv_cache_dtype``:
     asked without the head size, it sees only a forced version) and a multimodal prefix only on
     FA4 (``FlashAttentionBackend.supports_combination``)."""
+    head_size, kv_cache_dtype, block_size = layer.head_size, layer.kv_cache_dtype, layer.block_size
+    use_sparse, model_dtype, mm_prefix = layer.use_sparse, layer.model_dtype, layer.mm_prefix
+    fa4_forced, encoder_only, has_sinks = layer.fa4_forced, layer.encoder_only, layer.has_sinks
     fa = backend.name == "FLASH_ATTN"
     quantized = fa and kv_cache_dtype in _QUANTIZED_FA
     reasons = []
@@ -316,17 +325,7 @@ def backend_table(flashinfer_nvfp4: bool = False) -> dict[str, AttentionBackend]
 
 
 def default_backend(
-    kv_cache_dtype: str,
-    is_mla: bool,
-    head_size: int = 128,
-    block_size: int | None = None,
-    has_sinks: bool = False,
-    table: dict[str, AttentionBackend] | None = None,
-    use_sparse: bool = False,
-    model_dtype: str | None = None,
-    mm_prefix: bool = False,
-    fa4_forced: bool = False,
-    encoder_only: bool = False,
+    layer: AttentionSelectorConfig, is_mla: bool, table: dict[str, AttentionBackend] | None = None
 ) -> str:
     """The backend vLLM 0.28.0 picks when ``--attention-backend`` is not given, on the GPU
     dryboot assumes (SM90): the first of :data:`SM90_PRIORITIES` (MLA:
@@ -337,23 +336,12 @@ def default_backend(
     :raises ValueError: no backend is valid (vLLM's "No valid attention backend found").
     """
     priorities: tuple[str, ...] = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
-    if use_sparse:
+    if layer.use_sparse:
         priorities = SM90_SPARSE_MLA_PRIORITIES
     why: dict[str, list[str]] = {}
     for name in priorities:
-        reasons = invalid_reasons(
-            (table or BACKENDS)[name],
-            head_size,
-            kv_cache_dtype,
-            block_size,
-            has_sinks,
-            use_sparse=use_sparse,
-            model_dtype=model_dtype,
-            mm_prefix=mm_prefix,
-            fa4_forced=fa4_forced,
-            encoder_only=encoder_only,
-        )
+        reasons = invalid_reasons((table or BACKENDS)[name], layer)
         if not reasons:
             return name
         why[name] = reasons
-    raise ValueError(f"No valid attention backend found on SM90 (head size {head_size}). Reasons: {why}")
+    raise ValueError(f"No valid attention backend found on SM90 (head size {layer.head_size}). Reasons: {why}")

@@ -17,6 +17,7 @@ from dryboot.vllm.backends import (
     CACHE_ONLY_ATTN,
     DEEPSEEK_V32_INDEXER,
     AttentionBackend,
+    AttentionSelectorConfig,
     KernelBlock,
     backend_table,
     custom_backend,
@@ -173,22 +174,25 @@ def backend_for(
         # (flash_attn.py _get_sm90_fa4_fp8_kv_block_size); FLASH_ATTN leads the priorities
         fa = BACKENDS["FLASH_ATTN"]
         return AttentionBackend(fa.name, (KernelBlock(fa4),), True, kv_cache_dtypes=fa.kv_cache_dtypes)
-    backend = _resolve_backend(
-        name,
-        kv_cache_dtype,
-        model.use_mla,
-        model.source,
-        args.custom_dtype(kv_cache_dtype),
-        flag,
+    layer = AttentionSelectorConfig(
         head_size,
+        kv_cache_dtype,
         args.block_size,
         model.attention_sinks,
-        rules.flashinfer_nvfp4_sm90,
         model.sparse_mla,
         model_dtype_of(model, args) if model.sparse_mla else None,
         model.mm_prefix_lm,
         model.fa4_all_layers and name in (None, "FLASH_ATTN"),
         model.encoder_only_attention,
+    )
+    backend = _resolve_backend(
+        name,
+        model.use_mla,
+        model.source,
+        args.custom_dtype(kv_cache_dtype),
+        flag,
+        layer,
+        rules.flashinfer_nvfp4_sm90,
     )
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
@@ -199,25 +203,17 @@ def backend_for(
 @lru_cache(maxsize=1024)
 def _resolve_backend(
     name: str | None,
-    kv_cache_dtype: str,
     use_mla: bool,
     source: str,
     custom: CustomKVCacheDtype | None,
     flag: str,
-    head_size: int,
-    block_size: int | None,
-    has_sinks: bool,
+    layer: AttentionSelectorConfig,
     flashinfer_nvfp4: bool = False,
-    use_sparse: bool = False,
-    model_dtype: str | None = None,
-    mm_prefix: bool = False,
-    fa4_forced: bool = False,
-    encoder_only: bool = False,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
-    FlashAttention's kernels unless a backend is named). ``use_sparse``: the MLA layers of a
-    model with a sparse-attention indexer (``model_dtype`` checked against the sparse backends).
+    FlashAttention's kernels unless a backend is named); ``layer``: what the model's attention
+    layers ask of it.
 
     :raises InputError: unknown backend, MLA mismatch, or a backend that cannot serve the
         layer (vLLM's reasons: head size, KV dtype, ``--block-size``, a multimodal prefix,
@@ -225,7 +221,7 @@ def _resolve_backend(
     """
     table = backend_table(flashinfer_nvfp4)
     if name is None and custom is not None:
-        if use_sparse:
+        if layer.use_sparse:
             raise InputError(
                 "--custom-kv-cache-dtype",
                 custom.name,
@@ -234,19 +230,7 @@ def _resolve_backend(
         chosen = "FLASH_ATTN_MLA" if use_mla else "FLASH_ATTN"
     elif name is None:
         try:
-            chosen = default_backend(
-                kv_cache_dtype,
-                use_mla,
-                head_size,
-                block_size,
-                has_sinks,
-                table,
-                use_sparse=use_sparse,
-                model_dtype=model_dtype,
-                mm_prefix=mm_prefix,
-                fa4_forced=fa4_forced,
-                encoder_only=encoder_only,
-            )
+            chosen = default_backend(layer, use_mla, table)
         except ValueError as exc:
             raise InputError("--attention-backend", None, f"{source}: {exc}") from None
     else:
@@ -259,24 +243,13 @@ def _resolve_backend(
         raise InputError(flag, chosen, f"{source} is {what} model; pick a matching backend")
     if custom is not None:
         return custom_backend(custom, backend)
-    reasons = invalid_reasons(
-        backend,
-        head_size,
-        kv_cache_dtype,
-        block_size,
-        has_sinks,
-        use_sparse=use_sparse,
-        model_dtype=model_dtype,
-        mm_prefix=mm_prefix,
-        fa4_forced=fa4_forced,
-        encoder_only=encoder_only,
-    )
+    reasons = invalid_reasons(backend, layer)
     if reasons:
         raise InputError(
             flag,
             chosen,
             f"Selected backend AttentionBackendEnum.{chosen} is not valid for this configuration. "
-            f"Reason: {reasons} ({source}: head size {head_size}, KV cache dtype {kv_cache_dtype})",
+            f"Reason: {reasons} ({source}: head size {layer.head_size}, KV cache dtype {layer.kv_cache_dtype})",
         )
     return backend
 
