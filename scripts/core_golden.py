@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -93,14 +94,19 @@ def record(out: Path) -> None:
     print(f"{out}: {len(plugin.rows)} fidelity cases, {len(cli)} CLI answers")
 
 
+def _portable(text: str) -> str:
+    """``text`` without what differs run to run: pytest's numbered temporary directories."""
+    return re.sub(r"/[^\s'\"]*/pytest-of-[^/]+/pytest-\d+", "<pytest-tmp>", text)
+
+
 def compare(golden: Path) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         record(Path(tmp))
         bad = 0
         total = 0
         for name in ("fidelity.json", "cli.json"):
-            old = json.loads((golden / name).read_text())
-            new = json.loads((Path(tmp) / name).read_text())
+            old = json.loads(_portable((golden / name).read_text()))
+            new = json.loads(_portable((Path(tmp) / name).read_text()))
             for key in sorted(set(old) | set(new)):
                 total += 1
                 if old.get(key) != new.get(key):

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import LayerKind, load_model
+from dryboot.vllm.config.hf import LayerKind
+from dryboot.vllm.transformers_utils.config import load_model
 
 
 def test_qwen3_next_flat_interval(models_dir: Path) -> None:

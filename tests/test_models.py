@@ -13,8 +13,9 @@ from collections import Counter
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry, geometry_from_config
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.models.registry import ARCHITECTURES, architecture_table
+from dryboot.vllm.transformers_utils.config import geometry_from_config
 
 
 def test_table_covers_vllm_registry() -> None:
@@ -380,8 +381,8 @@ def test_gemma4_assistant_shares_the_targets_caches() -> None:
     import json
     from pathlib import Path
 
-    from dryboot.vllm.config.hf import apply_hf_overrides
     from dryboot.vllm.models.gemma import assistant_overrides, share_with_target
+    from dryboot.vllm.transformers_utils.config import apply_hf_overrides
 
     data = json.loads((Path(__file__).parent / "fidelity/data/architectures/Gemma4MTPModel.json").read_text())
     # SpeculativeConfig.hf_config_override: Gemma4MTPModel, the assistant's own sharing off

@@ -7,8 +7,8 @@ import pytest
 
 from dryboot.errors import InputError
 from dryboot.planner.plan import plan
-from dryboot.vllm.config.hf import geometry_from_config, load_model
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.transformers_utils.config import geometry_from_config, load_model
 
 GIB = 2**30
 BUDGET = 42_949_672_960

@@ -101,7 +101,7 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
     cfg = json.loads(path.read_text())
     if architecture in DRAFTERS:
         cfg = json.loads(tiny_configs()[DRAFTERS[architecture][0]].read_text())
-    from dryboot.vllm.models.dense import TEXT_CONFIG_PATHS
+    from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
 
     if architecture in TEXT_CONFIG_PATHS:
         # the language model's config lives elsewhere (thinker_config.text_config, llm_config...):

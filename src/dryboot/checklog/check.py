@@ -23,8 +23,8 @@ from dryboot.errors import InputError
 from dryboot.planner.flags import add_custom_dtypes
 from dryboot.planner.plan import Policies
 from dryboot.planner.runner import load_drafter_and_k
-from dryboot.vllm.config.hf import load_model
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.transformers_utils.config import load_model
 from dryboot.vllm.versions import DEFAULT_VERSION, rules_for
 
 _SPEC_KEYS_READ = ("method", "model", "num_speculative_tokens", "kv_cache_dtype", "attention_backend", "block_size")

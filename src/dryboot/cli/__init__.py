@@ -7,8 +7,11 @@ command start fast. Exit codes: 0 ok, 1 a finding (violated invariant, mismatch,
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import signal
 import sys
+import threading
 from typing import Any
 
 import click
@@ -102,10 +105,6 @@ class _Terminated(KeyboardInterrupt):
 def _exit_on_sigterm() -> None:
     """SIGTERM ends the command the way SIGINT does (cleanly, exit 128 + 15 = 143), instead of
     Python's default of dying without cleanup."""
-    import contextlib
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -135,16 +137,15 @@ def plan(
     Exit 0: every invariant holds; 1: an invariant is violated or one request does not
     fit; 2: bad input.
     """
-    import json
-
+    # at call: `dryboot plan --help` and the other commands do not load the planner (~0.25 s)
     from dryboot.planner.plan import Policies
     from dryboot.planner.plan import plan as make_plan
     from dryboot.planner.report import plan_to_dict, render_text
     from dryboot.planner.runner import build_engine_args, load_drafter_and_k
+    from dryboot.vllm.models.registry import architecture_table
+    from dryboot.vllm.versions import resolve_version
 
     if list_architectures:
-        from dryboot.vllm.models.registry import architecture_table
-
         table = architecture_table()
         if as_json:
             click.echo(json.dumps([row.__dict__ for row in table], indent=2))
@@ -164,10 +165,6 @@ def plan(
     drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if compare_version is not None:
-        from dataclasses import replace
-
-        from dryboot.vllm.versions import resolve_version
-
         other_args = replace(args, vllm_version=resolve_version(compare_version, "--compare-version"))
         other = make_plan(model, other_args, drafter=drafter, policies=Policies(grouping, unification))
         a, b = plan_to_dict(result, given=flags), plan_to_dict(other, given=flags)
@@ -184,7 +181,7 @@ def plan(
                 click.echo(f"{r['figure']:{width}}  {r['a']!s:>22}  {r['b']!s:>22}{mark}")
         raise SystemExit(0 if result.ok and other.ok else 1)
     if svg_path is not None:
-        from dryboot.planner.svg import write
+        from dryboot.planner.svg import write  # at call: drawsvg loads only for --svg (~0.2 s)
 
         write(result, svg_path)
     if as_json:

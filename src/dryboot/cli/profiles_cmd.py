@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from dryboot.errors import InputError
+from dryboot.textout import Column, draw, output_width, table, wrap
 
 if TYPE_CHECKING:
     from dryboot.planner.plan import Plan
@@ -43,8 +48,7 @@ def profiles(
     invariant is violated in any plan (e.g. one request does not fit), or with
     --expect-identical when the compared arms differ; 2 on bad input.
     """
-    import json
-
+    # at call: `dryboot profiles --help` and the other commands do not load the planner (~0.25 s)
     from dryboot.planner.assumptions import assumptions
     from dryboot.planner.profiles import COMPARED, compare, load_profiles, run
     from dryboot.planner.profiles import format_figure as _fmt
@@ -168,10 +172,7 @@ def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -
     """One picture per profile and arm in ``svg_dir`` (created when missing)."""
     if svg_dir is None:
         return
-    from pathlib import Path
-
-    from dryboot.errors import InputError
-    from dryboot.planner.svg import file_name, write
+    from dryboot.planner.svg import file_name, write  # at call: drawsvg loads only for --svg (~0.2 s)
 
     folder = Path(svg_dir)
     try:
@@ -184,8 +185,7 @@ def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -
 
 def _echo_assumptions(results: list[tuple[Profile, Arm, Plan]]) -> None:
     """What the plans assume, each statement once, naming the plans it concerns unless all."""
-    from dryboot.planner.assumptions import assumptions
-    from dryboot.textout import output_width, wrap
+    from dryboot.planner.assumptions import assumptions  # at call: as in profiles(), the planner loads late
 
     where: dict[str, list[str]] = {}
     for p, arm, pl in results:
@@ -217,8 +217,6 @@ def _emit(
         for r in rows:
             click.echo("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         return
-    from dryboot.textout import Column, draw, output_width, table, wrap
-
     width = output_width()
     lines = wrap(title, width)
     wide = draw([Column(h, wrap=h in prose) for h in header], rows, width)
@@ -247,7 +245,7 @@ def _emit(
 @click.option("--attention-backend", default="FLASH_ATTN", show_default=True, help="Backend for promote-kernel.")
 def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
     """Explain one drafter block-promotion decision under every policy."""
-    from dryboot.errors import InputError
+    # at call: `dryboot promote --help` and the other commands do not load the planner (~0.25 s)
     from dryboot.planner.policies import UNIFICATION_POLICIES
     from dryboot.planner.policies.promotion import choose_block, divisors_from
     from dryboot.vllm.backends import BACKENDS

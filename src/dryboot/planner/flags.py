@@ -17,6 +17,7 @@ from dryboot.errors import InputError
 from dryboot.units import parse_human_int, parse_human_int_or_auto
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.versions import resolve_version
 
 
 def _int(text: str) -> int:
@@ -44,8 +45,6 @@ def _str(text: str) -> str:
 
 
 def _vllm_version(text: str) -> str:
-    from dryboot.vllm.versions import resolve_version
-
     return resolve_version(text)
 
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
+from dryboot.planner.policies.promotion import unify_layer_set_with_policy
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config, uses_v2_model_runner
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
+from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -27,6 +29,7 @@ from dryboot.vllm.kv_cache_interface import (
     state_bytes,
 )
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, kv_layout, mamba_state
+from dryboot.vllm.kv_cache_utils import packed as P
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
@@ -37,7 +40,7 @@ from dryboot.vllm.kv_cache_utils.capacity import (
 )
 from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
-from dryboot.vllm.layer_set import LayerSet
+from dryboot.vllm.layer_set import LayerSet, LayerTable
 from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.vllm.versions import VersionRules
 
@@ -66,16 +69,6 @@ class LayerPlan:
     initial: LayerSpec
     spec: LayerSpec
     backend: str
-
-
-@dataclass(frozen=True)
-class LayerTable:
-    """Every layer, as built (``initial``) and as unified; the first ``num_target`` layers (in
-    module order) are the target model's, the rest the drafter's."""
-
-    initial: LayerSet
-    unified: LayerSet
-    num_target: int
 
 
 @dataclass(frozen=True)
@@ -266,9 +259,6 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
     :raises InputError: what vLLM 0.28.0 refuses (a KV cache dtype other than fp8, a block below
         128 tokens) or what was not verified against it.
     """
-    from dryboot.vllm.distributed import pp_stage_ranges  # local: as _pipeline_stages
-    from dryboot.vllm.kv_cache_utils import packed as P
-
     model, args = cfg.model, cfg.args
     caches = model.deepseek_v4
     assert caches is not None
@@ -522,7 +512,6 @@ def _pipeline_stages(
 
     :raises InputError: a bad ``VLLM_PP_LAYER_PARTITION``.
     """
-    from dryboot.vllm.distributed import pp_stage_ranges  # local: only pipeline plans need it
 
     model, args = cfg.model, cfg.args
     pp = args.pipeline_parallel_size
@@ -632,7 +621,6 @@ def _kv_cache_groups(
 ) -> tuple[LayerSet, list[Decision], Grouping | None, UnifyError | None]:
     """(unified layers, unification decisions, groups, unification failure):
     ``get_kv_cache_groups`` under the chosen policies."""
-    from dryboot.planner.policies.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
 
     grouping = uniform_path(layers)
     if grouping is not None:

@@ -42,9 +42,10 @@ from dryboot.planner.flags import apply_flags, check_speculative_config, parse_s
 from dryboot.planner.plan import Drafter, Plan, Policies, plan
 from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.planner.report import summary
-from dryboot.vllm.config.hf import ModelGeometry, load_model
+from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.transformers_utils.config import load_model
 from dryboot.vllm.versions import resolve_version, rules_for
 
 _T = TypeVar("_T")

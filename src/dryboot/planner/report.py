@@ -11,7 +11,9 @@ from collections import Counter
 from collections.abc import Collection
 from typing import Any
 
+from dryboot.planner.assumptions import assumptions
 from dryboot.planner.plan import Plan
+from dryboot.textout import Column, output_width, table, wrap
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
 
 
@@ -74,7 +76,6 @@ def summary(p: Plan) -> dict[str, Any]:
 def plan_to_dict(p: Plan, given: Collection[str] | None = None) -> dict[str, Any]:
     """Every figure of the plan as plain JSON types, with what they assume
     (``given``: the engine flags the user gave, see :func:`dryboot.planner.assumptions.assumptions`)."""
-    from dryboot.planner.assumptions import assumptions
 
     cap = p.capacity
     return {
@@ -187,8 +188,6 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
     quoted verbatim, one per line, whatever the width, so a boot log can be diffed against
     them. ``given``: the engine flags the user gave (for what the figures assume).
     """
-    from dryboot.planner.assumptions import assumptions
-    from dryboot.textout import Column, output_width, table, wrap
 
     w = width or output_width()
     out: list[str] = []

@@ -15,10 +15,11 @@ from dryboot.planner.flags import (
     parse_speculative_config,
 )
 from dryboot.planner.plan import Drafter
-from dryboot.vllm.config.hf import ModelGeometry, load_config_json, load_model
+from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
+from dryboot.vllm.transformers_utils.config import load_config_json, load_model
 
 
 def build_engine_args(

@@ -74,3 +74,13 @@ class LayerSet:
 
     def __len__(self) -> int:
         return len(self.order)
+
+
+@dataclass(frozen=True)
+class LayerTable:
+    """Every layer, as built (``initial``) and as unified; the first ``num_target`` layers (in
+    module order) are the target model's, the rest the drafter's."""
+
+    initial: LayerSet
+    unified: LayerSet
+    num_target: int

@@ -284,7 +284,7 @@ def installed_vllm_version(source: str = "--vllm-version") -> str:
 
     :raises InputError: when no vLLM is installed.
     """
-    from importlib import metadata
+    from importlib import metadata  # at call: only --vllm-version auto reads it (35-65 ms of start-up)
 
     try:
         found = metadata.version("vllm")

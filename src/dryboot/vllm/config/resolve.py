@@ -7,15 +7,18 @@ none re-reads a flag.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     BACKENDS,
     CACHE_ONLY_ATTN,
     DEEPSEEK_V32_INDEXER,
+    DIFFKV_BACKENDS,
     AttentionBackend,
     AttentionSelectorConfig,
     KernelBlock,
@@ -32,7 +35,9 @@ from dryboot.vllm.dtypes import (
     torch_dtype_of,
 )
 from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
-from dryboot.vllm.versions import VersionRules, rules_for
+from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
+from dryboot.vllm.models.registry import DATA, drafter_architecture, family_for
+from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
 
 
 @dataclass(frozen=True)
@@ -59,10 +64,7 @@ class Drafter:
 def _pp_support() -> tuple[frozenset[str], frozenset[str]]:
     """(architectures without ``SupportsPP``, architectures not inspectable) of vLLM 0.28.0's
     registry, as ``scripts/vllm_pp_support.py`` read them from vLLM itself."""
-    import json
-    from importlib.resources import files
-
-    data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-no-pp.json").read_text(encoding="utf-8"))
+    data = json.loads(Path(DATA, "vllm-0.28.0-no-pp.json").read_text(encoding="utf-8"))
     return frozenset(data["no_pp"]), frozenset(data["unknown"])
 
 
@@ -163,8 +165,6 @@ def backend_for(
     if model.diffkv:
         # the model hands its layers a DiffKV backend (mimo_v2.py): the requested one when it is
         # a DiffKV backend, else FLASH_ATTN_DIFFKV (FlashAttention 3 on SM90)
-        from dryboot.vllm.backends import DIFFKV_BACKENDS
-
         return DIFFKV_BACKENDS[name if name in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]
     rules = rules_for(args.vllm_version)
     fa4 = rules.fa4_fp8_block
@@ -541,10 +541,6 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
         (the message names the flag or config field and vLLM's reason).
     """
-    from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-    from dryboot.vllm.models.registry import drafter_architecture, family_for
-    from dryboot.vllm.versions import rules_for
-
     args.validate()
     rules = rules_for(args.vllm_version)
     model = for_release(model, rules)
@@ -568,8 +564,6 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "blocks and concurrency not computed."
         )
     if model.architecture in rules.unverified_architectures:
-        from dryboot.vllm.versions import unverified_reason
-
         raise InputError(
             model.source,
             "architectures",

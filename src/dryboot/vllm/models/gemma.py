@@ -14,6 +14,7 @@ differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gem
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -166,8 +167,6 @@ def share_with_target(drafter: ModelGeometry, target: ModelGeometry) -> ModelGeo
         and shares its embeddings: not verified), or a draft layer type the target's own layers
         lack (the draft layer would keep its own cache: not verified).
     """
-    from dataclasses import replace
-
     if not target.architecture.startswith("Gemma4") or target.family != "gemma":
         raise InputError(
             drafter.source,

@@ -6,11 +6,17 @@ dryboot never plans a model whose layer structure it has not been taught.
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.models.dense import DECODERS, LLAMA4
+from dryboot.vllm.models.refusals import reason
+from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 
 if TYPE_CHECKING:
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
@@ -23,11 +29,14 @@ class Family:
     :param name: module under :mod:`dryboot.vllm.models`.
     :param vllm_files: the ``vllm/model_executor/models/`` files whose layer structure it follows.
     :param architectures: the ``architectures`` names it serves.
+    :param delegates: it reads a language model through another architecture's family (the
+        multimodal wrappers): its ``read`` takes the registry's table of families.
     """
 
     name: str
     vllm_files: tuple[str, ...]
     architectures: tuple[str, ...]
+    delegates: bool = False
 
     def module(self) -> ModuleType:
         return importlib.import_module(f"dryboot.vllm.models.{self.name}")
@@ -42,6 +51,9 @@ class Family:
 
         :raises InputError: a field is missing or malformed, or vLLM refuses the config.
         """
+        if self.delegates:
+            delegated: ModelGeometry = self.module().read(f, architecture, ARCHITECTURES)
+            return delegated
         model: ModelGeometry = self.module().read(f, architecture)
         return model
 
@@ -119,20 +131,17 @@ FAMILIES: tuple[Family, ...] = (
     Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
 )
 
-from dryboot.vllm.models.dense import BUILT_AS, DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
-
 FAMILIES += (
     Family(
         "dense",
-        tuple(
-            sorted(
-                {d.vllm_file for d in DECODERS.values()}
-                | {w[0] for w in WRAPPERS.values()}
-                | {w[0] for w in LLAMA4.values()}
-                | {b.vllm_file for b in BUILT_AS.values()}
-            )
-        ),
-        (*DECODERS, *WRAPPERS, *LLAMA4, *BUILT_AS),
+        tuple(sorted({d.vllm_file for d in DECODERS.values()} | {w[0] for w in LLAMA4.values()})),
+        (*DECODERS, *LLAMA4),
+    ),
+    Family(
+        "wrappers",
+        tuple(sorted({w[0] for w in WRAPPERS.values()} | {b.vllm_file for b in BUILT_AS.values()})),
+        (*WRAPPERS, *BUILT_AS),
+        delegates=True,
     ),
 )
 
@@ -175,8 +184,6 @@ NOT_MODELLED: dict[str, str] = {
 def refusal_reason(architecture: str) -> str:
     """Why dryboot refuses ``architecture``: the specific reason where one is known, else its
     category (:mod:`dryboot.vllm.models.refusals`)."""
-    from dryboot.vllm.models.refusals import reason
-
     return NOT_MODELLED.get(architecture) or reason(architecture)
 
 
@@ -223,15 +230,22 @@ class ArchitectureRow:
     tiny_config: str = ""
 
 
+#: the package's data directory (vLLM's registry and its SupportsPP table, as recorded from vLLM)
+DATA = Path(__file__).resolve().parent.parent.parent / "data"
+
+
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, dict[str, str]]:
+    """vLLM 0.28.0's registry, architecture -> ``kind`` and ``file``; read once per process."""
+    data: dict[str, dict[str, str]] = json.loads((DATA / "vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
+    return data
+
+
 def architecture_table() -> list[ArchitectureRow]:
     """Every architecture of vLLM 0.28.0's registry (text generation, multimodal wrappers,
     speculative decoding), with what dryboot does with it."""
-    import json
-    from importlib.resources import files
-
-    data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
     rows = []
-    for arch, entry in data.items():
+    for arch, entry in _registry().items():
         family = ARCHITECTURES.get(arch)
         rows.append(
             ArchitectureRow(
@@ -263,7 +277,7 @@ def drafter_architecture(method: str, architecture: str, source: str) -> str:
         resolved = f"DFlash{architecture}"
     else:
         resolved = architecture
-    if method in ("eagle", "eagle3", "dflash") and resolved not in {r.architecture for r in architecture_table()}:
+    if method in ("eagle", "eagle3", "dflash") and resolved not in _registry():
         raise InputError(
             source,
             "architectures",
