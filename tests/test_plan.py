@@ -1,7 +1,10 @@
 """The acceptance figures of issue 2: vLLM 0.28.0 rules and its planner's own output."""
 
+import builtins
+import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -274,3 +277,37 @@ def test_unknown_version_is_planned_with_nearest_rules_and_said(qwen3_next) -> N
 
     [a] = [a for a in assumptions(p) if a.flag == "--vllm-version"]
     assert "no rule table for vLLM 0.30.2: planned with those of 0.30.0" in a.reason
+
+
+def test_plan_repeats_no_once_per_process_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan reads no file and decodes no JSON once the first plan has run: the registry's
+    architecture table and the release rules are built once per process (counted, not timed;
+    bench/sweep_speed.py times it)."""
+    from dryboot.planner.sweep import Arm, Space, planner_inputs
+    from dryboot.vllm.models import registry
+
+    space = Space()
+    arm = Arm("promote-granular")
+    inputs = [planner_inputs(space.point(i)) for i in space.sample(40, 3)]
+
+    def run_all() -> None:
+        for model, args, drafter in inputs:
+            with contextlib.suppress(InputError):
+                plan(model, args, drafter=drafter, policies=arm.policies)
+
+    run_all()
+    counts = {"json.loads": 0, "open": 0, "read_text": 0}
+
+    def counted(name: str, real: Any) -> Any:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            counts[name] += 1
+            return real(*a, **k)
+
+        return wrapper
+
+    monkeypatch.setattr(json, "loads", counted("json.loads", json.loads))
+    monkeypatch.setattr(builtins, "open", counted("open", builtins.open))
+    monkeypatch.setattr(Path, "read_text", counted("read_text", Path.read_text))
+    run_all()
+    assert counts == {"json.loads": 0, "open": 0, "read_text": 0}
+    assert registry._registry.cache_info().misses == 1

@@ -626,13 +626,12 @@ def _kv_cache_groups(
     if grouping is not None:
         return layers, [], grouping, None
     # hidden-state cache layers stay out of page unification and grouping, then join aligned
-    pairs = layers.pairs()
-    hidden = [(n, s) for n, s in pairs if isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE]
-    rest = (
-        LayerSet.from_pairs([(n, s) for n, s in pairs if s.layer_kind is not LayerKind.HIDDEN_STATE])
-        if hidden
-        else layers
-    )
+    hidden: list[tuple[str, AttentionSpec]] = []
+    rest = layers
+    if any(isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE for s in layers.specs):
+        pairs = layers.pairs()
+        hidden = [(n, s) for n, s in pairs if isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE]
+        rest = LayerSet.from_pairs([(n, s) for n, s in pairs if s.layer_kind is not LayerKind.HIDDEN_STATE])
     try:
         unified, decisions = unify_layer_set_with_policy(
             rest, policies.unification, cfg.rules, primary_block=block_size, backends=cfg.backends

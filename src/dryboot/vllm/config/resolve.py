@@ -544,13 +544,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     args.validate()
     rules = rules_for(args.vllm_version)
     model = for_release(model, rules)
-    if drafter is not None:
-        drafter = replace(drafter, model=for_release(drafter.model, rules))
+    if drafter is not None and (released := for_release(drafter.model, rules)) is not drafter.model:
+        drafter = replace(drafter, model=released)
     if args.enable_prefix_caching is None:
         # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
         on = not model.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
-        args = replace(args, enable_prefix_caching=on)
+        args = args.evolve(enable_prefix_caching=on)
     notes: list[str] = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:
         notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
