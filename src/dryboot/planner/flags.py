@@ -21,7 +21,10 @@ from dryboot.vllm.versions import resolve_version
 
 
 def _int(text: str) -> int:
-    return int(text)
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"must be a whole number, got {text!r}") from None
 
 
 def _float(text: str) -> float:

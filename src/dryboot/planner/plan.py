@@ -161,6 +161,7 @@ def plan(
     """
     policies = policies or Policies()
     args = args or EngineArgs()
+    args.validate()  # the API's arguments, checked before any stage reads them
     if model.deepseek_v4 is not None and args.attention_backend is not None:
         # DeepSeek-V4's layers choose their attention class themselves (nvidia/model.py
         # _select_dsv4_attn_cls): FlashMLA's, with the fp8_ds_mla cache, for any other name on SM90

@@ -19,7 +19,7 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
-from dryboot.vllm.transformers_utils.config import load_config_json, load_model
+from dryboot.vllm.transformers_utils.config import check_config, load_config_json, load_model, unknown_override_keys
 
 
 def build_engine_args(
@@ -44,8 +44,16 @@ def build_engine_args(
         overrides = parsed
     elif hf_overrides is not None:
         overrides = dict(hf_overrides)
+    notes: tuple[str, ...] = ()
+    if overrides:
+        check_config(overrides, "--hf-overrides")
+        _, data = load_config_json(model_path)
+        notes = tuple(
+            f"--hf-overrides: {key} is not a key of the model's config.json (vLLM sets it anyway; is it misspelled?)"
+            for key in unknown_override_keys(data, overrides)
+        )
     model = load_model(model_path, overrides)
-    args = EngineArgs()
+    args = EngineArgs(input_notes=notes)
     for name, value in flags.items():
         args = apply_flags(args, {name: value}, f"--{name}")
     args = add_custom_dtypes(args, custom_dtypes)
@@ -104,13 +112,16 @@ def load_drafter_and_k(
         if cfg.method in MODEL_FREE_METHODS or cfg.method.endswith("mtp"):
             return None, args  # proposals without separate draft layers
         raise InputError(source, "model", f"method {cfg.method!r} needs the drafter's config.json")
+    where = "--speculative-model" if spec_model else f"{source}: model"
+    try:
+        _, data = load_config_json(path)
+    except InputError as exc:
+        raise InputError(where, None, exc.line()) from None
     if not args.num_speculative_tokens:
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     try:
-        _, data = load_config_json(path)
         drafter_model = load_model(path, assistant_overrides(data, cfg.method, str(path)))
     except InputError as exc:
-        where = "--speculative-model" if spec_model else f"{source}: model"
         raise InputError(where, None, exc.line()) from None
     drafter = Drafter(
         model=drafter_model,

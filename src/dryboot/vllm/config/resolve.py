@@ -551,7 +551,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
         on = not model.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
         args = args.evolve(enable_prefix_caching=on)
-    notes: list[str] = []
+    notes: list[str] = list(args.input_notes)
     if args.async_scheduling is None and not args.resolved_async_scheduling:
         notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
