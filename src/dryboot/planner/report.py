@@ -7,6 +7,7 @@ against it), then tables for layers, groups and capacity, then one verdict per i
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Collection
 from typing import Any
@@ -180,6 +181,17 @@ def _layer_rows(p: Plan) -> list[tuple[str, ...]]:
     return rows
 
 
+def shown_path(path: str) -> str:
+    """``path`` as the report shows it: relative to the current directory when it lies beneath
+    it (a path is one word the report cannot wrap, so a deep clone's absolute path would widen
+    the report), else as given."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith("..") else relative
+
+
 def render_text(p: Plan, width: int | None = None, given: Collection[str] | None = None) -> str:
     """The human report as text, fitted to ``width`` columns (default: the terminal's, or
     ``COLUMNS``, or 80 when piped; see :mod:`dryboot.textout`).
@@ -193,7 +205,7 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
     out: list[str] = []
     kv = f"{p.kv_cache_dtype} ({p.model_dtype})" if p.kv_cache_dtype == "auto" else p.kv_cache_dtype
     out += wrap(
-        f"dryboot plan: {p.model.source} ({p.model.architecture}) on vLLM {p.rules.version}, "
+        f"dryboot plan: {shown_path(p.model.source)} ({p.model.architecture}) on vLLM {p.rules.version}, "
         f"TP {p.args.tensor_parallel_size}, KV {kv} on {p.backend.name}, "
         f"policies {p.policies.grouping} / {p.policies.unification}",
         w,
@@ -201,7 +213,7 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
         "  ",
     )
     if p.drafter is not None:
-        out += wrap(f"drafter: {p.drafter.model.source} ({p.drafter.method})", w, "", "  ")
+        out += wrap(f"drafter: {shown_path(p.drafter.model.source)} ({p.drafter.method})", w, "", "  ")
     out.append("")
     out.append("vLLM would log:")
     out += [f"  {line}" for line in p.log]
