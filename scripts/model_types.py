@@ -3,7 +3,7 @@ Hugging Face config class vLLM reads its checkpoints with), as its verifying tin
 (``tests/fidelity/data/architectures/<Architecture>.json``, checked against vLLM 0.28.0).
 
 The config reader uses it to refuse a ``config.json`` whose ``model_type`` is another family's
-config class. ``tests/test_transformers_utils_config.py`` checks the file is up to date.
+config class. ``tests/test_vllm_transformers_utils_config.py`` checks the file is up to date.
 
     python scripts/model_types.py
 """

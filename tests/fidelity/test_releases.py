@@ -766,7 +766,7 @@ def _check(expect: dict[str, Any], got: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(
     "key",
     [
-        pytest.param(k, marks=pytest.mark.xfail(reason=XFAIL[k], strict=False)) if k in XFAIL else k
+        pytest.param(k, marks=pytest.mark.xfail(reason=XFAIL[k], strict=True)) if k in XFAIL else k
         for k in sorted(RECORDED)
     ],
     ids=[f"{v}-{c}" for v, c in sorted(RECORDED)],
