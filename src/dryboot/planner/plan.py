@@ -18,9 +18,9 @@ from dryboot.errors import InputError
 from dryboot.planner.policies.promotion import unify_layer_set_with_policy
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config, uses_v2_model_runner
+from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
-from dryboot.vllm.distributed import pp_stage_ranges
+from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -183,13 +183,13 @@ def plan(
         return _plan_deepseek_v4(cfg, policies, log)
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
-    mamba = mamba_state(model, cfg.args, cfg.model_dtype) if model.has_mamba_state else None
+    mamba = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules) if model.has_mamba_state else None
     align = mamba
     without_spec = model.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec
     if model.short_conv is not None and cfg.rules.short_conv_spec_rows:
         without_spec = True  # Lfm2's get_mamba_state_shape_from_config passes no num_spec
     if mamba is not None and without_spec:
-        align = mamba_state(model, cfg.args, cfg.model_dtype, speculative_rows=False)
+        align = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules, speculative_rows=False)
     stages: list[frozenset[str]] | None = None
     if cfg.args.pipeline_parallel_size > 1:
         block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, align, log)
@@ -301,12 +301,7 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
     hidden: list[tuple[str, AttentionSpec]] = []
     d = cfg.drafter
     if d is not None and args.pipeline_parallel_size > 1:
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(args.pipeline_parallel_size),
-            f"{d.method} drafter: Pipeline parallelism is not supported for this model. Supported models implement "
-            "the `SupportsPP` interface.",
-        )
+        raise pp_refused(args.pipeline_parallel_size, f"{d.method} drafter")
     if d is not None and d.method == "extract_hidden_states":
         # HiddenStateCacheSpec, an MLAAttentionSpec: it joins the MLA group, unaligned
         heads, width = d.model.num_kv_heads, d.model.head_dim
@@ -368,7 +363,7 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
         packed=kv_groups,
         packed_stride=stride,
     )
-    in_flight = args.resolved_max_num_batched_tokens() * _max_concurrent_batches(cfg)
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
     max_model_len = cfg.max_model_len
     available = args.available_kv_bytes()
     capacity: Capacity | None = None
@@ -519,16 +514,11 @@ def _pipeline_stages(
     if cfg.drafter is not None and (not cfg.rules.pp_draft_models or cfg.drafter.method == "extract_hidden_states"):
         # ModelConfig.verify_with_parallel_config on the draft model: its class (MTP, EAGLE,
         # DFlash; the hidden-state extractor in every release) does not implement SupportsPP
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(pp),
-            f"{cfg.drafter.method} drafter: Pipeline parallelism is not supported for this model. "
-            "Supported models implement the `SupportsPP` interface.",
-        )
+        raise pp_refused(pp, f"{cfg.drafter.method} drafter")
     ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
     if model.pp_refusal is not None:
-        raise InputError("--pipeline-parallel-size", str(pp), f"{model.architecture}: {model.pp_refusal}")
+        raise pp_refused(pp, model.architecture, model.pp_refusal)
     first_moe = model.first_moe_layer
     if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
         # the model class (Lfm2MoeModel, AfmoeModel, ...) looks for an MoE block among its
@@ -673,7 +663,7 @@ def _kv_cache_capacity(
     limits = SchedulerLimits(
         max_model_len=max_model_len,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
-        max_concurrent_batches=_max_concurrent_batches(cfg),
+        max_concurrent_batches=cfg.max_concurrent_batches,
         mamba2_align_pages=cfg.rules.mamba2_align_pages,
         gdn_align_pages=3 if _gdn_checkpoints(cfg) else 2,
     )
@@ -704,16 +694,6 @@ def _kv_cache_capacity(
         return None, exc, max_model_len
     log.extend(capacity.log)
     return capacity, None, max_model_len
-
-
-def _max_concurrent_batches(cfg: EngineConfig) -> int:
-    """``VllmConfig.max_concurrent_batches``: 2 with async scheduling at PP = 1, PP + 1 with it
-    on the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
-    args = cfg.args
-    pp = args.pipeline_parallel_size
-    if pp > 1 and args.resolved_async_scheduling and uses_v2_model_runner(cfg.model, args, cfg.drafter, cfg.rules):
-        return pp + 1
-    return args.max_concurrent_batches
 
 
 def _fit_invariant(capacity: Capacity | None, error: NotEnoughMemory | None, max_model_len: int) -> list[Invariant]:

@@ -39,11 +39,6 @@ ASYNC_SPECULATIVE_METHODS = frozenset(
 )
 
 
-#: Speculative methods the V2 model runner does not run (vLLM 0.33.0
-#: ``VllmConfig._get_v2_model_runner_unsupported_features``): they keep the V1 runner.
-V1_RUNNER_SPECULATIVE_METHODS = frozenset({"suffix", "custom_class"})
-
-
 def supports_async_scheduling(method: str) -> bool:
     """Whether speculative ``method`` keeps async scheduling (MTP variants end in ``mtp``)."""
     return method in ASYNC_SPECULATIVE_METHODS or method.endswith("mtp")
@@ -276,8 +271,7 @@ class EngineArgs:
 
         Before 0.33 a method outside :data:`ASYNC_SPECULATIVE_METHODS` or
         ``disable_padded_drafter_batch`` blocks it; from 0.33 only under the V1 model runner,
-        which runs the methods of :data:`V1_RUNNER_SPECULATIVE_METHODS` (switch
-        ``async_limits_v1_runner_only``).
+        which runs the release's ``v2_runner_v1_methods`` (switch ``async_limits_v1_runner_only``).
         """
         method = self.speculative_method
         if method is None:
@@ -285,7 +279,7 @@ class EngineArgs:
         rules = rules_for(self.vllm_version)
         if rules.async_limits_v1_runner_only:
             # the V1 runner's methods are none of the async-capable ones
-            if method in V1_RUNNER_SPECULATIVE_METHODS:
+            if method in (rules.v2_runner_v1_methods or ()):
                 return (
                     f"Async scheduling is not supported by the V1 model runner with {method}-based speculative decoding"
                 )
@@ -315,15 +309,6 @@ class EngineArgs:
         if self.async_scheduling is not None:
             return self.async_scheduling
         return self.async_scheduling_blocker() is None
-
-    @property
-    def max_concurrent_batches(self) -> int:
-        """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``
-        on the V1 model runner; the planner makes it PP + 1 for the V2 runner with async
-        scheduling, which depends on the model)."""
-        if self.resolved_async_scheduling and self.pipeline_parallel_size <= 1:
-            return 2
-        return self.pipeline_parallel_size
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(EngineArgs))

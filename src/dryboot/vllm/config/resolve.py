@@ -7,11 +7,9 @@ none re-reads a flag.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from pathlib import Path
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
@@ -28,15 +26,16 @@ from dryboot.vllm.backends import (
     invalid_reasons,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.distributed import check_pipeline_parallel, check_tensor_parallel, check_world_size
 from dryboot.vllm.dtypes import (
     KV_CACHE_DTYPES,
     SPARSE_MLA_ONLY_KV_CACHE_DTYPES,
     CustomKVCacheDtype,
     torch_dtype_of,
 )
-from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-from dryboot.vllm.models.registry import DATA, drafter_architecture, family_for
+from dryboot.vllm.models.registry import drafter_architecture, family_for
 from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
 
 
@@ -58,70 +57,6 @@ class Drafter:
     attention_backend: str | None = None
     block_size: int | None = None
     layer_prefix: str = "drafter.layers"
-
-
-@lru_cache(maxsize=1)
-def _pp_support() -> tuple[frozenset[str], frozenset[str]]:
-    """(architectures without ``SupportsPP``, architectures not inspectable) of vLLM 0.28.0's
-    registry, as ``scripts/vllm_pp_support.py`` read them from vLLM itself."""
-    data = json.loads(Path(DATA, "vllm-0.28.0-no-pp.json").read_text(encoding="utf-8"))
-    return frozenset(data["no_pp"]), frozenset(data["unknown"])
-
-
-def check_pipeline_parallel(architecture: str, pp: int) -> None:
-    """vLLM's ``ModelConfig.verify_with_parallel_config``: pipeline parallelism needs a model
-    class implementing ``SupportsPP``.
-
-    :raises InputError: the architecture's class does not (vLLM's message), or could not be
-        inspected.
-    """
-    no_pp, unknown = _pp_support()
-    if architecture in no_pp:
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(pp),
-            f"{architecture}: Pipeline parallelism is not supported for this model. "
-            "Supported models implement the `SupportsPP` interface.",
-        )
-    if architecture in unknown:
-        raise InputError(
-            "--pipeline-parallel-size", str(pp), f"whether {architecture} supports pipeline parallelism is not known"
-        )
-
-
-def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
-    """The head splits vLLM requires: attention heads divisible by TP
-    (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
-    dividing it (replicated; ``QKVParallelLinear``). MLA keeps one latent head.
-
-    :raises InputError: naming the flag, the model file and the heads that do not split.
-    """
-    if tp == 1 or model.attention_free:
-        return
-    heads = model.num_attention_heads
-    if heads and heads % tp:
-        raise InputError(
-            flag,
-            str(tp),
-            f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
-            f"tensor parallel size ({tp})",
-        )
-    for other in model.extra_attention_heads:
-        # layers with heads of their own assert the same while the model is built
-        if other % tp:
-            raise InputError(
-                flag,
-                str(tp),
-                f"{model.source}: layers with {other} attention heads: total_num_heads % tp_size == 0 fails "
-                f"(AssertionError while vLLM builds the model)",
-            )
-    kv = model.num_kv_heads
-    if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
-        raise InputError(
-            flag,
-            str(tp),
-            f"{model.source}: {kv} KV heads can neither be split across nor replicated over {tp} ranks",
-        )
 
 
 #: Model types vLLM 0.28.0 refuses to run in float16 (``_FLOAT16_NOT_SUPPORTED_MODELS``).
@@ -153,7 +88,7 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
 
 
 def backend_for(
-    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
+    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, rules: VersionRules, flag: str
 ) -> AttentionBackend:
     if not any(k.is_attention for k in model.kinds):
         # no attention layer is built, so no backend is selected or validated
@@ -166,7 +101,6 @@ def backend_for(
         # the model hands its layers a DiffKV backend (mimo_v2.py): the requested one when it is
         # a DiffKV backend, else FLASH_ATTN_DIFFKV (FlashAttention 3 on SM90)
         return DIFFKV_BACKENDS[name if name in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]
-    rules = rules_for(args.vllm_version)
     fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
     if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
@@ -386,6 +320,17 @@ def uses_v2_model_runner(
     return default_v2 or model.num_experts == 0
 
 
+def max_concurrent_batches(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules) -> int:
+    """``VllmConfig.max_concurrent_batches``: 2 with async scheduling at PP = 1, PP + 1 with it on
+    the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
+    pp = args.pipeline_parallel_size
+    if not args.resolved_async_scheduling:
+        return pp
+    if pp <= 1:
+        return 2
+    return pp + 1 if uses_v2_model_runner(model, args, drafter, rules) else pp
+
+
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """``--max-model-len`` checked against the length the config allows, or that length when
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
@@ -489,6 +434,7 @@ class EngineConfig:
     drafter_backend: AttentionBackend | None
     log: tuple[str, ...]
     notes: tuple[str, ...]
+    max_concurrent_batches: int
 
     @property
     def backends(self) -> dict[str, AttentionBackend]:
@@ -578,15 +524,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
             f"(vLLM {rules.version})",
         )
-    world = args.tensor_parallel_size * args.pipeline_parallel_size
-    if args.nnodes == 1 and world > ASSUMED_GPUS_PER_NODE:
-        # ParallelConfig: the mp executor on one node (no --nnodes, no ray)
-        raise InputError(
-            "--pipeline-parallel-size" if args.pipeline_parallel_size > 1 else "--tensor-parallel-size",
-            None,
-            f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
-            "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
-        )
+    check_world_size(args)
     if model.encoder_only_attention and not model.layer_table():
         raise InputError(
             model.source,
@@ -677,7 +615,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
                 f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
             )
         d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
-        d_backend = backend_for(d_name, d_dtype, drafter.model, args, "--speculative-config attention_backend")
+        d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
         d_model_dtype = model_dtype_of(drafter.model, args)
     model_dtype = model_dtype_of(model, args)
     float_kv = args.kv_cache_dtype in ("float16", "bfloat16")
@@ -700,7 +638,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         rules=rules,
         model_dtype=model_dtype,
         kv_cache_dtype=kv_dtype,
-        backend=backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend"),
+        backend=backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend"),
         max_model_len=derive_max_model_len(model, args),
         mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if has_mamba else "none",
         drafter=drafter,
@@ -709,4 +647,5 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         drafter_backend=d_backend,
         log=tuple(log),
         notes=tuple(notes),
+        max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules),
     )

@@ -9,11 +9,11 @@ import importlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
 from dryboot.vllm.models.refusals import reason
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
@@ -228,10 +228,6 @@ class ArchitectureRow:
     family: str
     reason: str = ""
     tiny_config: str = ""
-
-
-#: the package's data directory (vLLM's registry and its SupportsPP table, as recorded from vLLM)
-DATA = Path(__file__).resolve().parent.parent.parent / "data"
 
 
 @lru_cache(maxsize=1)

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+from dryboot.vllm.distributed import NOT_SUPPORTS_PP
 from dryboot.vllm.models.dense import DECODERS
 from dryboot.vllm.models.dense import verify as verify
 
@@ -136,8 +137,6 @@ class BuiltAs:
     pp_refusal: str | None = None
 
 
-_NO_PP = "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` interface."
-
 #: multimodal wrapper -> how it builds its language model (vLLM 0.28.0 model files).
 BUILT_AS: dict[str, BuiltAs] = {
     # KimiVLConfig reads text_config as a DeepseekV2Config
@@ -197,7 +196,7 @@ BUILT_AS: dict[str, BuiltAs] = {
         },
         # audio_config given: a WhisperConfig (6 heads by default); absent: 16 heads
         tower_heads=(("audio_config.encoder_attention_heads", None),),
-        pp_refusal=_NO_PP,
+        pp_refusal=NOT_SUPPORTS_PP,
     ),
     # FunAudioChatConfig builds text_config by its model_type (qwen2 when absent): only qwen3 here
     "FunAudioChatForConditionalGeneration": BuiltAs(

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
-from dryboot.vllm.models.registry import DATA, Family, family_for
+from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
 
 __all__ = [
