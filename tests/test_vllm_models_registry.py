@@ -103,3 +103,29 @@ def test_published_table_is_up_to_date() -> None:
         timeout=60,
     )
     assert r.returncode == 0, r.stderr
+
+
+#: fields of ModelGeometry only their family's hooks read (``registry.Family``)
+FAMILY_PRIVATE = (
+    "diffkv",
+    "cache_config_ignored",
+    "global_kv_heads_unset",
+    "layer_kinds_hf_class",
+    "all_layers_indexed",
+)
+
+
+def test_generic_code_reads_no_family_private_field() -> None:
+    """A family's own rule lives in its module, behind a ``Family`` hook: the generic stages
+    (config resolution, specs, the planner) never test its fields."""
+    import re
+
+    src = Path(__file__).resolve().parents[1] / "src" / "dryboot"
+    generic = [p for p in src.rglob("*.py") if "models" not in p.parts and p.name != "hf.py"]
+    found = [
+        f"{p.relative_to(src)}: {name}"
+        for p in generic
+        for name in FAMILY_PRIVATE
+        if re.search(rf"\.{name}\b", p.read_text(encoding="utf-8"))
+    ]
+    assert not found, found

@@ -16,7 +16,6 @@ from dryboot.vllm.backends import (
     BACKENDS,
     CACHE_ONLY_ATTN,
     DEEPSEEK_V32_INDEXER,
-    DIFFKV_BACKENDS,
     AttentionBackend,
     AttentionSelectorConfig,
     KernelBlock,
@@ -35,7 +34,7 @@ from dryboot.vllm.dtypes import (
 )
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-from dryboot.vllm.models.registry import drafter_architecture, family_for
+from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
 from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
 
 
@@ -97,10 +96,9 @@ def backend_for(
     head_size = max(
         model.attention(k).head_dim for k in model.kinds if k.is_attention and k is not LayerKind.MLA_INDEXER
     )
-    if model.diffkv:
-        # the model hands its layers a DiffKV backend (mimo_v2.py): the requested one when it is
-        # a DiffKV backend, else FLASH_ATTN_DIFFKV (FlashAttention 3 on SM90)
-        return DIFFKV_BACKENDS[name if name in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]
+    handed = family_of(model).attention_backend(model, name)
+    if handed is not None:
+        return handed
     fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
     if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
@@ -469,16 +467,8 @@ def check_drafting_slots(args: EngineArgs, method: str) -> None:
 
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
-    """``model`` as ``rules``' release reads its config: transformers' config class where the
-    release no longer bundles its own (switch ``qwen3_next_hf_config_class``); GLM-5 with an
-    indexer in every layer where the release's config class drops the IndexCache keys (switch
-    ``glm_moe_dsa_drops_index_keys``)."""
-    if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
-        return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
-    if rules.glm_moe_dsa_drops_index_keys and model.all_layers_indexed is not None:
-        kinds, decoder = model.all_layers_indexed
-        return replace(model, layer_kinds=kinds, decoder_layers=decoder, all_layers_indexed=None)
-    return model
+    """``model`` as ``rules``' release reads its config (its family's ``for_release`` hook)."""
+    return family_of(model).for_release(model, rules)
 
 
 def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:
@@ -555,13 +545,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
     elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         drafter = mtp_drafter(model, args.speculative_method)
-    if rules.gemma4_global_kv_heads_required and model.global_kv_heads_unset:
-        raise InputError(
-            model.source,
-            "num_global_key_value_heads",
-            "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
-            "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
-        )
+    family_of(model).verify_release(model, rules)
     method = args.speculative_method or (drafter.method if drafter is not None else None)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
@@ -628,10 +612,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
             f"Please set `--kv-cache-dtype` to {allowed}.",
         )
-    if model.cache_config_ignored:
-        # the target's attention layers are built without the cache config (falcon.py): their
-        # KV cache dtype is "auto" (the model dtype), and they select their backend with it
-        kv_dtype = "auto"
+    kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
     return EngineConfig(
         model=model,
         args=args,

@@ -19,12 +19,27 @@ from dryboot.vllm.models.refusals import reason
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 
 if TYPE_CHECKING:
+    from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+    from dryboot.vllm.versions import VersionRules
+
+
+#: the module of the generic family: it defines no hook
+_NO_HOOKS = ModuleType("dryboot.vllm.models.generic")
 
 
 @dataclass(frozen=True)
 class Family:
     """A model family: the dryboot module that reads its configs and the vLLM file it mirrors.
+
+    What differs between families is a hook here, each an optional function of the family's
+    module with the generic rule as its default (generic code calls the hook, never tests a
+    family's own fields): ``defaults`` and ``read`` (config reading), ``for_release`` (how a
+    release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
+    builds the model), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
+    ``attention_backend`` (a backend the model hands its layers itself). The hooks that apply to
+    a built model are looked up by :attr:`ModelGeometry.family` (:func:`family_of`): the family
+    whose rules laid out its layers, a wrapper's language model's included.
 
     :param name: module under :mod:`dryboot.vllm.models`.
     :param vllm_files: the ``vllm/model_executor/models/`` files whose layer structure it follows.
@@ -39,6 +54,8 @@ class Family:
     delegates: bool = False
 
     def module(self) -> ModuleType:
+        if not self.name:
+            return _NO_HOOKS
         return importlib.import_module(f"dryboot.vllm.models.{self.name}")
 
     def defaults(self, f: ConfigFields) -> dict[str, Any]:
@@ -56,6 +73,31 @@ class Family:
             return delegated
         model: ModelGeometry = self.module().read(f, architecture)
         return model
+
+    def for_release(self, model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+        """``model`` as ``rules``' release reads its config (default: as read)."""
+        hook = getattr(self.module(), "for_release", None)
+        return model if hook is None else hook(model, rules)
+
+    def verify_release(self, model: ModelGeometry, rules: VersionRules) -> None:
+        """Refusals only some releases make while building the model (default: none).
+
+        :raises InputError: naming the config field and the release's failure.
+        """
+        hook = getattr(self.module(), "verify_release", None)
+        if hook is not None:
+            hook(model, rules)
+
+    def kv_cache_dtype(self, model: ModelGeometry, requested: str) -> str:
+        """The KV cache dtype the attention layers are built with (default: ``requested``)."""
+        hook = getattr(self.module(), "kv_cache_dtype", None)
+        return requested if hook is None else hook(model, requested)
+
+    def attention_backend(self, model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
+        """The backend the model hands its attention layers itself, or ``None``: vLLM's selection
+        (default)."""
+        hook = getattr(self.module(), "attention_backend", None)
+        return None if hook is None else hook(model, requested)
 
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.
@@ -146,6 +188,15 @@ FAMILIES += (
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
+_BY_NAME: dict[str, Family] = {fam.name: fam for fam in FAMILIES}
+#: the hooks' defaults, for a geometry no family read (built by hand through the API)
+_GENERIC = Family("", (), ())
+
+
+def family_of(model: ModelGeometry) -> Family:
+    """The family whose rules laid out ``model``'s layers (:attr:`ModelGeometry.family`)."""
+    return _BY_NAME.get(model.family, _GENERIC)
+
 
 #: DeepSeek-V4's drafters (``vllm/models/deepseek_v4/``)
 _DEEPSEEK_V4 = (
