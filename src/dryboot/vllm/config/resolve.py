@@ -472,13 +472,59 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
 
 
 def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:
-    """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does.
+    """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does: the
+    stages below, in vLLM's order (so the first refusal is the one vLLM would give).
 
     :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
         (the message names the flag or config field and vLLM's reason).
     """
     args.validate()
     rules = rules_for(args.vllm_version)
+    model, args, drafter = _for_release(model, args, drafter, rules)
+    notes = [*args.input_notes, *_budget_notes(args)]
+    _check_release_inputs(model, args, rules)
+    _check_model_builds(model, args)
+    drafter = _resolve_drafter(model, args, drafter, rules)
+    family_of(model).verify_release(model, rules)
+    method = args.speculative_method or (drafter.method if drafter is not None else None)
+    if rules.drafting_slots_per_seq and method is not None:
+        check_drafting_slots(args, method)
+    kv_dtype = _target_kv_cache_dtype(model, args)
+    log: list[str] = []
+    if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
+        # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
+        log.append(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
+            "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
+        )
+    d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, kv_dtype, rules)
+    model_dtype = model_dtype_of(model, args)
+    _check_float_kv_cache_dtype(args, model_dtype, rules)
+    kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
+    return EngineConfig(
+        model=model,
+        args=args,
+        rules=rules,
+        model_dtype=model_dtype,
+        kv_cache_dtype=kv_dtype,
+        backend=backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend"),
+        max_model_len=derive_max_model_len(model, args),
+        # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
+        mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if model.has_mamba_state else "none",
+        drafter=drafter,
+        drafter_kv_cache_dtype=d_dtype,
+        drafter_model_dtype=d_model_dtype,
+        drafter_backend=d_backend,
+        log=tuple(log),
+        notes=tuple(notes),
+        max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules),
+    )
+
+
+def _for_release(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules
+) -> tuple[ModelGeometry, EngineArgs, Drafter | None]:
+    """The models as the release reads their configs, and the release's prefix-caching default."""
     model = for_release(model, rules)
     if drafter is not None and (released := for_release(drafter.model, rules)) is not drafter.model:
         drafter = replace(drafter, model=released)
@@ -487,7 +533,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
         on = not model.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
         args = args.evolve(enable_prefix_caching=on)
-    notes: list[str] = list(args.input_notes)
+    return model, args, drafter
+
+
+def _budget_notes(args: EngineArgs) -> list[str]:
+    """What the flags leave out or make vLLM ignore (async scheduling, the memory flags)."""
+    notes = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:
         notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
@@ -499,6 +550,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."
         )
+    return notes
+
+
+def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: VersionRules) -> None:
+    """What the release itself cannot take: an architecture not verified on it, a KV cache dtype
+    its parser does not know.
+
+    :raises InputError: naming ``architectures`` or ``--kv-cache-dtype``.
+    """
     if model.architecture in rules.unverified_architectures:
         raise InputError(
             model.source,
@@ -514,6 +574,14 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
             f"(vLLM {rules.version})",
         )
+
+
+def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
+    """The target model builds on this parallel layout (:mod:`dryboot.vllm.distributed`, its
+    family's ``verify``), and keeps a KV cache at all.
+
+    :raises InputError: naming the flag or config field and vLLM's reason.
+    """
     check_world_size(args)
     if model.encoder_only_attention and not model.layer_table():
         raise InputError(
@@ -527,9 +595,19 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     check_tensor_parallel(model, args.tensor_parallel_size)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
+
+
+def _resolve_drafter(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules
+) -> Drafter | None:
+    """The drafter vLLM builds: the hidden-state extractor, the given draft model (checked as the
+    target is), or the checkpoint's MTP module.
+
+    :raises InputError: a drafter vLLM refuses, or one not modelled with these flags.
+    """
     if drafter is None and args.speculative_method == "extract_hidden_states":
-        drafter = hidden_state_drafter(model, args)
-    elif drafter is not None:
+        return hidden_state_drafter(model, args)
+    if drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
         if drafter.model.architecture == MTP_ARCHITECTURE:
             if args.pipeline_parallel_size > 1 and rules.pp_draft_models:
@@ -543,12 +621,17 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
-    elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):
-        drafter = mtp_drafter(model, args.speculative_method)
-    family_of(model).verify_release(model, rules)
-    method = args.speculative_method or (drafter.method if drafter is not None else None)
-    if rules.drafting_slots_per_seq and method is not None:
-        check_drafting_slots(args, method)
+        return drafter
+    if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
+        return mtp_drafter(model, args.speculative_method)
+    return None
+
+
+def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs) -> str:
+    """``--kv-cache-dtype`` for the target: ``auto`` takes the quantization config's dtype.
+
+    :raises InputError: a layout the model cannot take.
+    """
     kv_dtype = args.kv_cache_dtype
     if kv_dtype in SPARSE_MLA_ONLY_KV_CACHE_DTYPES and not model.sparse_mla:
         raise InputError(
@@ -564,17 +647,19 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         raise InputError(
             "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
         )
-    log: list[str] = []
-    if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
-        # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
-        log.append(
-            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
-            "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
-        )
-    # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
-    has_mamba = model.has_mamba_state
-    d_dtype = d_model_dtype = d_backend = None
-    if drafter is not None and drafter.method == "extract_hidden_states":
+    return kv_dtype
+
+
+def _drafter_caches(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, kv_dtype: str, rules: VersionRules
+) -> tuple[str | None, str | None, AttentionBackend | None]:
+    """(KV cache dtype, model dtype, backend) of the drafter's layers (``None`` without one).
+
+    :raises InputError: a drafter KV cache dtype its layers cannot take.
+    """
+    if drafter is None:
+        return None, None, None
+    if drafter.method == "extract_hidden_states":
         # the hidden states keep the model dtype whatever quantized KV cache the target uses
         # (is_quantized_kv_cache: fp8*, *_per_token_head, nvfp4*); any other cache fails the
         # CacheOnlyAttentionLayer's check
@@ -588,23 +673,27 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
                 kv_dtype,
                 "CacheOnlyAttentionLayer (extract_hidden_states) doesn't support this KV cache dtype",
             )
-        d_backend = CACHE_ONLY_ATTN
-        d_model_dtype = model_dtype_of(model, args)
-    elif drafter is not None:
-        d_dtype = drafter.kv_cache_dtype or kv_dtype
-        if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
-            raise InputError(
-                "--speculative-config",
-                "kv_cache_dtype",
-                f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
-            )
-        d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
-        d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
-        d_model_dtype = model_dtype_of(drafter.model, args)
-    model_dtype = model_dtype_of(model, args)
+        return d_dtype, model_dtype_of(model, args), CACHE_ONLY_ATTN
+    d_dtype = drafter.kv_cache_dtype or kv_dtype
+    if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
+        raise InputError(
+            "--speculative-config",
+            "kv_cache_dtype",
+            f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
+        )
+    d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
+    d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
+    return d_dtype, model_dtype_of(drafter.model, args), d_backend
+
+
+def _check_float_kv_cache_dtype(args: EngineArgs, model_dtype: str, rules: VersionRules) -> None:
+    """``VllmConfig._reject_mismatched_float_kv_cache`` (0.33): a float KV cache dtype must be the
+    model's.
+
+    :raises InputError: naming ``--kv-cache-dtype``.
+    """
     float_kv = args.kv_cache_dtype in ("float16", "bfloat16")
     if rules.float_kv_dtype_must_match and float_kv and args.kv_cache_dtype != model_dtype:
-        # VllmConfig._reject_mismatched_float_kv_cache (0.33)
         allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
         raise InputError(
             "--kv-cache-dtype",
@@ -612,21 +701,3 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
             f"Please set `--kv-cache-dtype` to {allowed}.",
         )
-    kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
-    return EngineConfig(
-        model=model,
-        args=args,
-        rules=rules,
-        model_dtype=model_dtype,
-        kv_cache_dtype=kv_dtype,
-        backend=backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend"),
-        max_model_len=derive_max_model_len(model, args),
-        mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if has_mamba else "none",
-        drafter=drafter,
-        drafter_kv_cache_dtype=d_dtype,
-        drafter_model_dtype=d_model_dtype,
-        drafter_backend=d_backend,
-        log=tuple(log),
-        notes=tuple(notes),
-        max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules),
-    )
