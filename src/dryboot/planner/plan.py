@@ -162,20 +162,6 @@ def plan(
     policies = policies or Policies()
     args = args or EngineArgs()
     args.validate()  # the API's arguments, checked before any stage reads them
-    if model.deepseek_v4 is not None and args.attention_backend is not None:
-        # DeepSeek-V4's layers choose their attention class themselves (nvidia/model.py
-        # _select_dsv4_attn_cls): FlashMLA's, with the fp8_ds_mla cache, for any other name on SM90
-        if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
-            raise InputError(
-                "--attention-backend",
-                args.attention_backend,
-                f"{model.architecture}: FlashInfer's DeepSeek-V4 attention (FLASHINFER_MLA_SPARSE_DSV4; the other "
-                "FLASHINFER_MLA_SPARSE names are refused by vLLM) and its cache are not modelled",
-            )
-        args = replace(args, attention_backend=None)
-    if model.deepseek_v4 is not None and args.kv_cache_dtype == "fp8_ds_mla":
-        # its layers store any fp8 KV cache as fp8_ds_mla (_resolve_dsv4_kv_cache_dtype)
-        args = replace(args, kv_cache_dtype="fp8")
     cfg = create_engine_config(model, args, drafter)
     model = cfg.model  # as the release reads the config
     log = list(cfg.log)

@@ -479,6 +479,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         (the message names the flag or config field and vLLM's reason).
     """
     args.validate()
+    args = family_of(model).engine_args(model, args)
+    args.validate()
     rules = rules_for(args.vllm_version)
     model, args, drafter = _for_release(model, args, drafter, rules)
     notes = [*args.input_notes, *_budget_notes(args)]

@@ -21,6 +21,7 @@ from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 if TYPE_CHECKING:
     from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+    from dryboot.vllm.engine_args import EngineArgs
     from dryboot.vllm.versions import VersionRules
 
 
@@ -34,7 +35,8 @@ class Family:
 
     What differs between families is a hook here, each an optional function of the family's
     module with the generic rule as its default (generic code calls the hook, never tests a
-    family's own fields): ``defaults`` and ``read`` (config reading), ``for_release`` (how a
+    family's own fields): ``defaults`` and ``read`` (config reading), ``engine_args`` (flags the
+    model's layers decide for themselves), ``for_release`` (how a
     release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
     builds the model), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
     ``attention_backend`` (a backend the model hands its layers itself). The hooks that apply to
@@ -73,6 +75,15 @@ class Family:
             return delegated
         model: ModelGeometry = self.module().read(f, architecture)
         return model
+
+    def engine_args(self, model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+        """The flags as the model's layers take them, where they decide for themselves (default:
+        as given).
+
+        :raises InputError: a flag the model's layers refuse.
+        """
+        hook = getattr(self.module(), "engine_args", None)
+        return args if hook is None else hook(model, args)
 
     def for_release(self, model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
         """``model`` as ``rules``' release reads its config (default: as read)."""
