@@ -18,8 +18,8 @@ The public Python API, for planning a KV cache offline::
 
 Everything else (``dryboot.report``, ``dryboot.patching``...) is importable but not promised to
 stay. The package root imports nothing heavy, so ``dryboot`` answers in a fraction of a second:
-the names above load on first use. ``dryboot.plan`` is the function; its module stays
-importable as ``from dryboot.planner.plan import ...``.
+the names above load on first use. ``dryboot.plan`` is the function; the planner's modules are
+``dryboot.planner`` (``from dryboot.planner.plan import ...``).
 """
 
 from __future__ import annotations
@@ -93,22 +93,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-if TYPE_CHECKING:
-    from types import ModuleType as _ModuleType
-else:
-    _ModuleType = type(sys)  # types.ModuleType, without importing types (start-up time)
-
-
-class _Package(_ModuleType):
-    """Keeps ``dryboot.plan`` the function: importing the submodule of the same name would
-    otherwise replace the package attribute with the module."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "plan" and isinstance(value, _ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
