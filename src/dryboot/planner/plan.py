@@ -21,7 +21,6 @@ from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
-from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
@@ -249,96 +248,16 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
     model, args = cfg.model, cfg.args
     caches = model.deepseek_v4
     assert caches is not None
-    if not cfg.kv_cache_dtype.startswith("fp8"):
-        raise InputError(
-            "--kv-cache-dtype",
-            args.kv_cache_dtype,
-            f"{model.architecture}: vLLM 0.28.0 builds it only with an fp8 KV cache (AssertionError: DeepseekV4 "
-            f"fp8_ds_mla layout only supports fp8 kv-cache, got {cfg.kv_cache_dtype})",
-        )
-    if cfg.rules.version != "0.28.0":
-        raise InputError(
-            "--vllm-version", cfg.rules.version, f"{model.architecture} is verified against vLLM 0.28.0 only"
-        )
-    block = args.block_size or P.DEFAULT_BLOCK
-    if block < 128:
-        raise InputError(
-            "--block-size",
-            str(block),
-            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM 0.28.0 fails "
-            "planning the KV cache (ZeroDivisionError)",
-        )
-    if block not in P.VERIFIED_BLOCKS:
-        raise InputError(
-            "--block-size",
-            str(block),
-            f"{model.architecture}: blocks {sorted(P.VERIFIED_BLOCKS)} are verified against vLLM 0.28.0; this one "
-            "is not modelled",
-        )
-    for flag, value in (
-        ("--attention-backend", args.attention_backend),
-        ("--prefix-match-unit", args.prefix_match_unit),
-    ):
-        if value is not None:
-            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM 0.28.0")
-    if args.block_size is None:
-        log.append(f"Setting kv cache block size to {block} for {P.BACKEND} backend.")
-    num_mtp = 0
-    hidden: list[tuple[str, AttentionSpec]] = []
-    d = cfg.drafter
-    if d is not None and args.pipeline_parallel_size > 1:
-        raise pp_refused(args.pipeline_parallel_size, f"{d.method} drafter")
-    if d is not None and d.method == "extract_hidden_states":
-        # HiddenStateCacheSpec, an MLAAttentionSpec: it joins the MLA group, unaligned
-        heads, width = d.model.num_kv_heads, d.model.head_dim
-        dtype = cfg.drafter_model_dtype or cfg.model_dtype
-        hidden.append(
-            (
-                d.model.layer_names[0] if d.model.layer_names else f"cache_only_layers.{model.num_decoder_layers}",
-                AttentionSpec(
-                    layer_kind=LayerKind.HIDDEN_STATE,
-                    block_size=block,
-                    num_kv_heads=heads,
-                    head_size=width,
-                    head_size_v=0,
-                    torch_dtype=dtype,
-                    kv_cache_dtype=dtype,
-                    quant_mode=KVQuantMode.NONE,
-                    content_bytes=width * dtype_bytes(dtype),
-                    backend=P.BACKEND,
-                    indexes_kv_by_block_stride=False,
-                ),
-            )
-        )
-    elif d is not None:
-        if d.method != "mtp" or model.num_mtp_layers != 1:
-            raise InputError(
-                "--speculative-config",
-                d.method,
-                f"{model.architecture}: only its one MTP layer (num_nextn_predict_layers 1, method mtp) and the "
-                "extract_hidden_states cache are modelled",
-            )
-        num_mtp = 1
+    block = P.check_engine_config(cfg, log)
+    num_mtp, hidden = P.drafter_layers(cfg, block)
     pairs = P.layer_specs(caches, block, num_mtp) + hidden
     specs = dict(pairs)
     try:
         groups = P.group_specs(specs)
     except ValueError as exc:
         raise InputError("--model", model.source, f"{model.architecture}: {exc}") from None
-    n = len(caches.compress_ratios)
-    workers: list[frozenset[str] | None] = [None]
-    stage_names: list[frozenset[str]] | None = None
-    if args.pipeline_parallel_size > 1:
-        ranges = pp_stage_ranges(n, args.pipeline_parallel_size, args.pp_layer_partition)
-        last = len(ranges) - 1
-        stage_names = []
-        for s, r in enumerate(ranges):
-            # the MTP layer sits on the last stage
-            held = {i for i in r} | ({*range(n, n + num_mtp)} if s == last else set())
-            stage_names.append(frozenset(name for name, _ in pairs if int(name.split(".")[2]) in held))
-        if any(not st for st in stage_names):
-            raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), "a stage holds no layer")
-        workers = list(stage_names)
+    stage_names = P.stage_layers(pairs, len(caches.compress_ratios), num_mtp, args)
+    workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
     kv_groups = P.kv_groups(groups, specs)
     stride = P.block_stride(P.worker_groups(groups, workers[0]), specs)
     grouping = Grouping(
