@@ -33,7 +33,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-ORACLE = HERE / "e2e_oracle.py"
+ORACLE = REPO / "src" / "dryboot" / "boot" / "engine_start.py"  # the one oracle: dryboot boot's
 EXAMPLES = REPO / "examples" / "models"
 E2E_MIN = HERE / "data" / "e2e-min"
 

@@ -158,9 +158,12 @@ V: SimpleNamespace  # vLLM handles, filled by _load_vllm()
 
 def _load_vllm() -> SimpleNamespace:
     import torch
-    from venv_shims import declare_torchvision_ops
 
-    torchvision_lib = declare_torchvision_ops()
+    # the torchvision op declarations of the engine-start oracle (dryboot boot's child)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "dryboot", "boot"))
+    from engine_start import _declare_torchvision_ops
+
+    torchvision_lib = _declare_torchvision_ops()
     import vllm
     import vllm.logger as vllm_logger
     from vllm.config import VllmConfig
