@@ -48,7 +48,7 @@ def check_log(
     from dryboot.checklog.check import read_log_file
     from dryboot.checklog.render import render_text, to_dict
     from dryboot.errors import InputError
-    from dryboot.plan import Policies
+    from dryboot.planner.plan import Policies
     from dryboot.units import parse_human_int
 
     gpu_bytes = None
