@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.boot.compare import Figures, boot_figures
-from dryboot.boot.session import H200, GPU, BootSession, Tree, resolve_tree
+from dryboot.boot.session import GPU, H200, BootSession, Tree, resolve_tree
 from dryboot.boot.trees import choose_python, tree_from_series
 from dryboot.errors import InputError
 

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from dryboot.plan import Plan
-from dryboot.report import plan_to_dict
+from dryboot.planner.plan import Plan
+from dryboot.planner.report import plan_to_dict
 
 #: dryboot's group kinds -> vLLM's KV cache spec class names without ``Spec``.
 KIND_TO_VLLM = {
@@ -136,8 +136,8 @@ def differences(a: Figures, b: Figures, a_name: str = "tree", b_name: str = "dry
             return []
         ra = "refuses" if a.refusal is not None else "starts"
         rb = "refuses" if b.refusal is not None else "starts"
-        why = a.refusal or b.refusal
-        return [f"engine start: {a_name} {ra}, {b_name} {rb} ({why})"]
+        why = str(a.refusal or b.refusal)
+        return [f"engine start: {a_name} {ra}, {b_name} {rb} ({why[:120]}{'...' if len(why) > 120 else ''})"]
     return [
         f"{label}: {a_name} {getattr(a, attr)}, {b_name} {getattr(b, attr)}"
         for attr, label in COMPARED

@@ -136,6 +136,28 @@ def release_of(version: str, source: str) -> str:
     return release
 
 
+#: What only a missing CUDA runtime (or a called kernel placeholder) raises; vLLM's own refusals
+#: ("No valid attention backend found for cuda ...") are answers, not limits.
+_NEEDS_CUDA = re.compile(
+    r"Torch not compiled with CUDA|Found no NVIDIA driver|libcuda|NVML|CUDA driver|no CUDA GPUs|"
+    r"kernel \S+ is absent \(CPU oracle\)|Cannot re-initialize CUDA"
+)
+
+
+def limitation(answer: dict[str, Any]) -> str | None:
+    """What the boot cannot do for this engine start (the answer is then not vLLM's), or
+    ``None``: a model class that needs CUDA (or calls a kernel) at construction, a process that
+    died or hung."""
+    if answer.get("ok"):
+        return None
+    stage, error = answer.get("stage"), str(answer.get("error"))
+    if stage == "crash":
+        return f"the boot process failed: {error}"
+    if stage == "model" and _NEEDS_CUDA.search(error):
+        return f"the model class needs CUDA at construction, which the boot does not fake ({error[:300]})"
+    return None
+
+
 def _read(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
     assert proc.stdout is not None
     for line in proc.stdout:
