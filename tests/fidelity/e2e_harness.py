@@ -2,7 +2,7 @@
 
 Both tools get exactly what a user gives: a directory holding ``config.json`` and the same flags.
 dryboot runs in-process through its click group (``dryboot plan ... --json``); vLLM runs in
-``e2e_oracle.py`` inside the fidelity venv (``DRYBOOT_VLLM_PYTHON``). This module has no test of its
+``src/dryboot/boot/engine_start.py`` inside the fidelity venv (``DRYBOOT_VLLM_PYTHON``). This module has no test of its
 own: ``test_e2e.py`` drives it, and it can be run as a script for a report without pytest:
 
     DRYBOOT_VLLM_PYTHON=... python tests/fidelity/e2e_harness.py --cases 300 [--seed 0] [--jobs 2]
@@ -957,7 +957,7 @@ def _read(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
 
 
 class OracleRunner:
-    """Runs ``e2e_oracle.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
+    """Runs ``src/dryboot/boot/engine_start.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
     case is replaced and that case reported as a crash/timeout."""
 
     def __init__(self, python: str, jobs: int = 1, case_timeout: float = 300.0, recycle: int = 1000) -> None:
