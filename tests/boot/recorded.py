@@ -104,7 +104,7 @@ class Outcome:
     problems: list[str] | None = None
 
 
-def run(python: str, chosen: list[Item], limit_problems: int = 40) -> Outcome:
+def run(python: str, chosen: list[Item], limit_problems: int = 40, progress: bool = False) -> Outcome:
     """Boot every item in one process on the environment's pristine tree; check each answer
     against its record, and dryboot's plan against the answer."""
     import os
@@ -127,6 +127,8 @@ def run(python: str, chosen: list[Item], limit_problems: int = 40) -> Outcome:
                 session = BootSession(python, tree)
             out.cases += 1
             out.boot_seconds += float(answer.get("seconds") or 0)
+            if progress and out.cases % 100 == 0:
+                print(f"{out.cases} cases, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
             wrong = item.check(answer)
             if not wrong:
                 out.reproduced += 1
@@ -166,7 +168,7 @@ def main() -> int:
     t0 = time.perf_counter()
     chosen = items()[::every]
     build = time.perf_counter() - t0
-    res = run(python, chosen)
+    res = run(python, chosen, progress=True)
     doc = asdict(res)
     doc["build_seconds"] = round(build, 1)
     doc["per_case_seconds"] = round(res.wall_seconds / max(res.cases, 1), 3)

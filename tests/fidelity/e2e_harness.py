@@ -31,22 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dryboot.boot.compare import KIND_TO_VLLM  # dryboot's group kinds -> vLLM's spec type names
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 ORACLE = REPO / "src" / "dryboot" / "boot" / "engine_start.py"  # the one oracle: dryboot boot's
 EXAMPLES = REPO / "examples" / "models"
 E2E_MIN = HERE / "data" / "e2e-min"
-
-# dryboot's group kinds -> vLLM's KV cache spec type names (class name without "Spec").
-KIND_TO_VLLM = {
-    "full": "FullAttention",
-    "sliding": "SlidingWindow",
-    "chunked": "ChunkedLocalAttention",
-    "mla": "MLAAttention",
-    "sliding_mla": "SlidingWindowMLA",
-    "mamba": "Mamba",
-    "hidden_state": "HiddenStateCache",
-}
 
 COMPARED = ("block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from dryboot.boot.env import default_env_dir, installed_vllm
 from dryboot.boot.session import Tree, resolve_tree
 from dryboot.errors import InputError
+from dryboot.patching.commands import series_apply
 
 PYTHON_ENV_VAR = "DRYBOOT_BOOT_PYTHON"
 
@@ -87,8 +88,6 @@ def apply_series(series_dir: str, root: Path, source: str) -> list[str]:
     :returns: what the engine reported, line by line.
     :raises InputError: the series does not apply (its report's last lines), or is malformed.
     """
-    from dryboot.patching.commands import series_apply
-
     lines: list[str] = []
 
     def echo(text: str = "", err: bool = False) -> None:

@@ -80,7 +80,7 @@ def boot(
     """
     from dryboot.boot.arms import model_dir
     from dryboot.boot.compare import boot_figures, differences
-    from dryboot.boot.session import FAKED, BootSession, limitation, parse_gpu, resolve_tree
+    from dryboot.boot.session import FAKED, H200, BootSession, limitation, parse_gpu, resolve_tree
     from dryboot.boot.trees import choose_python
     from dryboot.errors import InputError
 
@@ -120,6 +120,8 @@ def boot(
         verdict = f"the tree differs from {rules}: the tree changed a rule, or dryboot's model is wrong"
     else:
         verdict = f"the tree agrees with {rules}"
+    if theirs is not None and gpu != H200:
+        verdict += f" (dryboot's model assumes an SM90 GPU until the GPU table, issue 21; the tree saw {gpu.name})"
     if as_json:
         from dryboot.planner.report import plan_to_dict
 
@@ -234,7 +236,7 @@ def boot_env(release: str, directory: str | None) -> None:
     A venv with CPU torch, vllm==X installed without its CUDA dependencies, and the light packages
     importing its engine start needs (default DIRECTORY: ~/.cache/dryboot/boot-env/X, or
     $DRYBOOT_BOOT_ENV_ROOT/X). Reused as it is when its stamp matches and its smoke test (one engine
-    start) passes. For 0.28.0 it takes about 1.5 minutes from a warm pip cache and 2.3 GB of disk.
+    start) passes. For 0.28.0: about 1.5 minutes from a warm pip cache (more on a loaded machine), 2.2 GB.
     The last line printed is the environment's python.
     """
     from dryboot.boot.env import build_env
