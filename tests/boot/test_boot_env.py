@@ -82,8 +82,10 @@ def test_a_patched_rule_shows_and_plan_with_its_policy_agrees(boot_python: str, 
     assert json.loads(plan.stdout)["capacity"]["kv_cache_size_tokens"] == mine["figures"]["tokens"]
 
 
-def _rows(python: str, a: str, b: str) -> dict[str, dict[str, Any]]:
-    toml = REPO / "examples" / "reference-deployment-boot.toml"
+EXAMPLE = REPO / "examples" / "reference-deployment-boot.toml"
+
+
+def _rows(python: str, a: str, b: str, toml: Path = EXAMPLE) -> dict[str, dict[str, Any]]:
     r = dryboot("profiles", str(toml), "--compare", a, b, "--boot", "--python", python, "--json")
     assert r.returncode in (0, 1), r.stderr
     doc = json.loads(r.stdout)
@@ -102,8 +104,18 @@ def test_reference_deployment_rows_from_the_arms_own_code(boot_python: str) -> N
     assert "invalid choice: 'kvarn'" in str(rows["CTX=huge"]["main"]["refusal"])
 
 
-def test_the_pristine_arm_refuses_each_profile(boot_python: str) -> None:
-    rows = _rows(boot_python, "upstream", "main")
+def test_the_pristine_tree_refuses_each_profile(boot_python: str, pristine: Path, tmp_path: Path) -> None:
+    # the upstream arm as a tree: the environment's installed (pristine) vllm, named by path
+    text = (
+        EXAMPLE.read_text()
+        .replace('"models/', f'"{REPO}/examples/models/')
+        .replace('"patches/', f'"{REPO}/examples/patches/')
+    )
+    text = text.replace('series = "' + f"{REPO}/examples/patches/none" + '"\nbase = "0.28.0"', f'tree = "{pristine}"')
+    toml = tmp_path / "deploy.toml"
+    toml.write_text(text)
+    assert f'tree = "{pristine}"' in text
+    rows = _rows(boot_python, "upstream", "main", toml)
     for name, length in (("CTX=fast", "56,000"), ("CTX=long", "31,104"), ("CTX=fast DFLASH_TOKENS=15", "46,080")):
         assert rows[name]["upstream"]["row"] == f"does not start (max len {length})", name
         assert not rows[name]["identical"]

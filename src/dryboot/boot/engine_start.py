@@ -67,10 +67,11 @@ What is faked, and why (nothing else is):
   three CUTLASS capability queries of ``vllm._custom_ops`` answer as an SM90 build does
   (fp8: SM>=89, block fp8: SM>=90, fp4: SM>=100). ``torch.cuda.Stream``/``Event`` are inert
   stand-ins (layers create side streams at construction).
-* **The GPU: a stand-in H200.** ``vllm.platforms.current_platform`` is a subclass of vLLM's own
-  ``NonNvmlCudaPlatform`` (so backend selection, priorities and validity checks are CUDA's) that
-  answers compute capability 9.0, name "NVIDIA H200", 141 GiB total memory, 132 SMs, 8 devices,
-  no pinned memory (host buffers only) and ``current_device()`` = the meta device.
+* **The GPU: a stand-in (``--gpu``; default an H200).** ``vllm.platforms.current_platform`` is a
+  subclass of vLLM's own ``NonNvmlCudaPlatform`` (so backend selection, priorities and validity
+  checks are CUDA's) that answers the ``--gpu`` compute capability, name, total memory and SM
+  count (default 9.0, "NVIDIA H200", 141 GiB, 132 SMs), 8 devices, no pinned memory (host buffers
+  only) and ``current_device()`` = the meta device.
 * **torchvision's kernels.** PyPI's torchvision 0.28.0 is a CUDA build whose op library cannot
   load next to CPU torch; the two op schemas (``torchvision::nms``/``qnms``) its import registers
   fake kernels for are declared first, so the multimodal model classes (which import
