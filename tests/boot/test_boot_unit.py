@@ -176,3 +176,14 @@ def test_boot_env_refuses_an_unknown_release(tmp_path: Path) -> None:
 def test_help_says_what_is_faked_and_which_gpus() -> None:
     out = dryboot("boot", "--help").stdout
     assert "What is faked" in out and "issue 21" in out and "smXY:NNG" in out
+
+
+def test_an_environment_that_cannot_import_the_tree_is_named(tmp_path: Path) -> None:
+    pkg = tmp_path / "vllm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_version.py").write_text("__version__ = version = '0.28.0'\n")
+    r = dryboot("boot", "--vllm", str(tmp_path), "--python", sys.executable, "--model", "m",
+                "--kv-cache-memory-bytes", "1")  # fmt: skip
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "the tree does not import: ModuleNotFoundError: No module named" in r.stderr  # torch, or vllm.platforms

@@ -13,6 +13,7 @@ import os
 import queue
 import re
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -173,7 +174,7 @@ class BootSession:
         tree's, or the tree's release is outside 0.27.1-0.33.0.
     """
 
-    def __init__(self, python: str, tree: Tree, gpu: GPU = H200, stderr_path: str | None = None) -> None:
+    def __init__(self, python: str, tree: Tree, gpu: GPU = H200) -> None:
         if tree.version is not None:
             release_of(tree.version, f"{tree.path}: vllm/_version.py")
         if not Path(python).is_file():
@@ -184,7 +185,8 @@ class BootSession:
         t0 = time.perf_counter()
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)  # the tree, and nothing else, comes before the environment
-        self._stderr = open(stderr_path or os.devnull, "w")  # noqa: SIM115 (closed in close())
+        # what the child prints (vLLM's warnings); its last line names a crash before the import
+        self._stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
         self._proc = subprocess.Popen(
             [python, str(ENGINE_START), "--tree", tree.import_root, "--gpu", gpu.as_json()],
             stdin=subprocess.PIPE,
@@ -220,7 +222,10 @@ class BootSession:
             raise InputError(self.tree.path, None, f"vLLM did not import within {timeout:.0f} s") from None
         if line is None:
             code = self._proc.wait()
-            raise InputError(self.tree.path, None, f"the boot environment exited ({code}) before vLLM imported")
+            self._stderr.seek(0)
+            last = [ln.strip() for ln in self._stderr.read().splitlines() if ln.strip()][-1:]
+            said = f": {last[0][:300]}" if last else ""
+            raise InputError(self.tree.path, None, f"the boot environment exited ({code}) before vLLM imported{said}")
         doc = json.loads(line)
         meta: dict[str, Any] = doc.get("meta") or {}
         if meta.get("stage") == "import":
