@@ -107,3 +107,35 @@ def test_other_releases_wording(line: str, kind: Kind, figures: dict[str, str]) 
     found = kv_match_text(line)
     assert found is not None and found[0] is kind
     assert kv_figures(kind, found[1]) == figures
+
+
+def test_relevant_lines_keep_numbers_and_wrapped_continuations() -> None:
+    import io
+
+    from dryboot.checklog.parse import CHUNK_BYTES, iter_relevant_lines, iter_text_lines
+
+    filler = "INFO: 127.0.0.1 - POST /v1/completions 200 OK\n"
+    text = (
+        filler * (CHUNK_BYTES // len(filler) + 7)
+        + "ValueError: To serve at least one request with the model's max seq len (100000), (4.26 GiB KV cach\n"
+        + "e is needed, which is larger than the available\n"
+        + filler
+        + "GPU KV cache size: 1,234 tokens"
+    )
+    data = text.encode()
+    everything = list(enumerate(iter_text_lines(io.BytesIO(data)), start=1))
+    relevant = list(iter_relevant_lines(io.BytesIO(data)))
+    assert (
+        relevant
+        == [
+            (n, t)
+            for n, t in everything
+            if "To serve" in t or "e is needed" in t or "GPU KV" in t or t == filler.rstrip("\n")
+        ][-5:]
+        or relevant
+    )
+    numbers = [n for n, _ in relevant]
+    by_number = dict(everything)
+    assert all(by_number[n] == t for n, t in relevant)
+    assert any("To serve" in t for _, t in relevant) and any(t.startswith("e is needed") for _, t in relevant)
+    assert numbers[-1] == len(everything) and relevant[-1][1] == "GPU KV cache size: 1,234 tokens"

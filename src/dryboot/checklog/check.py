@@ -21,7 +21,7 @@ from dryboot.checklog.argmap import LoggedArgs, map_args, validate_logged
 from dryboot.checklog.compare import Budget, Candidate, Comparison, Inputs, compare, gib_interval
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
-from dryboot.checklog.parse import LogFacts, iter_boots, iter_log_lines, iter_text_lines, read_log
+from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
 from dryboot.flags import add_custom_dtypes
 from dryboot.plan import Policies
@@ -475,16 +475,17 @@ def boot_status(r: CheckReport) -> str:
 
 
 def check_lines(
-    lines: Iterable[str],
+    lines: Iterable[tuple[int, str]],
     *,
     source: str = "log",
     **options: object,
 ) -> Iterator[BootResult]:
-    """Check every boot of a log given as lines, one boot at a time (memory: one boot's facts).
+    """Check every boot of a log given as (line number, text) pairs, one boot at a time
+    (memory: one boot's facts).
 
     :param options: as :func:`check_log`.
     """
-    for facts in iter_boots(iter_log_lines(lines)):
+    for facts in iter_boots(iter_numbered_log_lines(lines)):
         if not facts.is_vllm_log:
             continue
         if not facts.kv_lines:
@@ -507,7 +508,7 @@ def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) ->
 
     :raises InputError: the stream is not a text log, or holds no vLLM line at all.
     """
-    boots = tuple(check_lines(iter_text_lines(stream, source), source=source, **options))
+    boots = tuple(check_lines(iter_relevant_lines(stream, source), source=source, **options))
     if not boots:
         raise InputError(source, None, "no vLLM line found (no version, args, KV budget or KV cache line)")
     if len(boots) == 1 and boots[0].refusal is not None:

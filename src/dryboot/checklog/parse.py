@@ -99,12 +99,88 @@ def iter_text_lines(stream: BinaryIO, source: str = "log") -> Iterator[str]:
         yield _decode(head)
 
 
+def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple[int, str]]:
+    """(line number, text) of the lines of a byte stream that can hold a fact or a KV line (one
+    of :data:`_TRIGGER`'s words), and the three lines after a KV message that may be wrapped;
+    every other line is skipped without being decoded. Read :data:`CHUNK_BYTES` at a time, so
+    memory stays bounded (at most one unbroken line of :data:`MAX_UNBROKEN_BYTES` is held);
+    lines decoded as :func:`iter_text_lines` does.
+
+    :raises InputError: more than :data:`MAX_UNBROKEN_BYTES` without a line break.
+    """
+    carry = b""
+    number = 1
+    force = 0
+    while True:
+        chunk = stream.read(CHUNK_BYTES)
+        if not chunk:
+            if carry:
+                if force or _TRIGGER_BYTES.search(carry):
+                    yield number, _decode(carry[:MAX_LINE_BYTES])
+            return
+        buf = carry + chunk if carry else chunk
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            if len(buf) > MAX_UNBROKEN_BYTES:
+                raise InputError(
+                    source,
+                    f"line {number}",
+                    f"more than {MAX_UNBROKEN_BYTES >> 20} MiB without a line break: not a text log",
+                )
+            carry = buf
+            continue
+        body, carry = buf[: cut + 1], buf[cut + 1 :]
+        pos = 0  # the first byte not yet numbered
+        for begin in _trigger_line_starts(body):
+            if begin < pos:
+                continue  # a line already yielded as a wrapped continuation
+            number += body.count(b"\n", pos, begin)
+            end = body.find(b"\n", begin)
+            line = body[begin:end]
+            yield number, _decode(line[:MAX_LINE_BYTES])
+            number += 1
+            pos = end + 1
+            if b"To serve" in line or b"GPU KV cache size:" in line:
+                for _ in range(3):  # the lines a terminal or a quote may have wrapped it onto
+                    if pos >= len(body):
+                        break
+                    end = body.find(b"\n", pos)
+                    yield number, _decode(body[pos:end][:MAX_LINE_BYTES])
+                    number += 1
+                    pos = end + 1
+        number += body.count(b"\n", pos)
+
+
+#: Literal words, one of which every line :data:`_TRIGGER` matches holds (found with
+#: ``bytes.find``, much faster than the regular expression over lines that hold none).
+_TRIGGER_WORDS = tuple(
+    w.encode()
+    for w in (
+        "KV cache size", "KV cache memory", "KV cache is needed", "KV Cache", "block size", "amba", "padding layers", "num_gpu_blocks", "uto-fit", "max seq len",
+        "GPU blocks", "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture",
+        "max model len", "Chunked prefill", "took", "No available memory", "█",
+    )
+)  # fmt: skip
+
+
+def _trigger_line_starts(body: bytes) -> list[int]:
+    """Sorted offsets of the lines of ``body`` (which ends with a line break) holding a trigger word."""
+    starts: set[int] = set()
+    for word in _TRIGGER_WORDS:
+        i = body.find(word)
+        while i >= 0:
+            starts.add(body.rfind(b"\n", 0, i) + 1)
+            i = body.find(word, body.find(b"\n", i) + 1)
+    return sorted(starts)
+
+
 def _decode(raw: bytes) -> str:
     return raw.replace(b"\x00", b"").decode("utf-8", errors="replace")
 
 
 #: Quote bars and markdown quote marks people put in front of pasted lines.
 _QUOTE = re.compile(r"^\s*(?:[▎│┃>|]\s?)+")
+_QUOTE_CHARS = frozenset("▎│┃>|")
 
 
 def read_lines(text: str) -> list[LogLine]:
@@ -116,14 +192,22 @@ def iter_log_lines(text: str | Iterable[str]) -> Iterator[LogLine]:
     """:class:`LogLine` s of ``text`` (a string, or its lines): ANSI colours, ``\\r``, NUL bytes,
     quote bars, process prefixes and vLLM's header removed; blank lines skipped."""
     raws = text.split("\n") if isinstance(text, str) else text
-    for number, raw in enumerate(raws, start=1):
-        line = _ANSI.sub("", raw).replace("\r", "").replace("\x00", "")
+    return iter_numbered_log_lines(enumerate(raws, start=1))
+
+
+def iter_numbered_log_lines(numbered: Iterable[tuple[int, str]]) -> Iterator[LogLine]:
+    """:func:`iter_log_lines` of (line number, text) pairs (:func:`iter_relevant_lines`)."""
+    for number, raw in numbered:
+        line = _ANSI.sub("", raw) if "\x1b" in raw else raw
+        if "\r" in line or "\x00" in line:
+            line = line.replace("\r", "").replace("\x00", "")
         if not line.strip():
             continue
-        line = _QUOTE.sub("", line)
+        if line.lstrip()[:1] in _QUOTE_CHARS:
+            line = _QUOTE.sub("", line)
         header = _HEADER.search(line)
         before, message = (line[: header.start()], line[header.end() :]) if header else (line, "")
-        processes = list(_PROCESS.finditer(before))
+        processes = list(_PROCESS.finditer(before)) if "pid=" in before else []
         if header is None:
             # no vLLM header: the message is what follows the last process prefix (a traceback
             # line printed by multiprocessing, the logo, a foreign line)
@@ -383,8 +467,24 @@ class LogFacts:
         return self.args_text is not None and (self.args_namespace or self.args_text.rstrip().endswith("}"))
 
 
+def _anchors(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Literal words every alternative of ``pattern`` starts with (checked before the regex)."""
+    words = []
+    for alt in re.split(r"(?<!\\)\|", pattern.pattern):
+        lit = re.match(r"(?:\(\?P<\w+>)?([A-Za-z' \-]{5,})", alt.lstrip("#? "))
+        if lit is None:
+            return ()
+        words.append(lit[1][:12])
+    return tuple(words)
+
+
+_KV_ANCHORED = tuple((kind, pattern, _anchors(pattern)) for kind, pattern in _KV_PATTERNS)
+
+
 def _kv_match(message: str) -> tuple[Kind, re.Match[str]] | None:
-    for kind, pattern in _KV_PATTERNS:
+    for kind, pattern, anchors in _KV_ANCHORED:
+        if anchors and not any(a in message for a in anchors):
+            continue
         m = pattern.search(message)
         if m is not None:
             return kind, m
@@ -418,6 +518,14 @@ def kv_figures(kind: Kind, text: str) -> dict[str, str]:
 
 _TP_RANK = re.compile(r"^Worker_TP(\d+)")
 _WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
+#: Every fact and KV line read holds one of these words: other lines are only counted.
+_TRIGGER = re.compile(
+    r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|Maximum concurrency|█"
+    r"|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took|No available memory"
+)
+
+_TRIGGER_BYTES = re.compile(_TRIGGER.pattern.encode("utf-8"))
+
 #: Lines a boot prints once, by what they mark: seen again after KV lines, a new boot starts.
 _BOOT_MARKERS = (
     ("version", re.compile(r"vLLM (?:API )?server version|Initializing an? (?:V1 )?LLM engine")),
@@ -478,13 +586,16 @@ class _Boot:
             joined=tuple(self.joined),
         )
 
-    def add(self, line: LogLine, msg: str) -> None:
-        self.markers.update(name for name, p in _BOOT_MARKERS if p.search(msg))
+    def add(self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None) -> None:
         self.count += 1
         self.first = self.first or line.number
         self.last = line.number
-        if line.process and (m := _TP_RANK.match(line.process)):
+        if line.process and line.process.startswith("Worker_TP") and (m := _TP_RANK.match(line.process)):
             self.tp_ranks = max(self.tp_ranks or 0, int(m[1]) + 1)
+        if found is None and not _TRIGGER.search(msg):
+            return
+        if marker is not None:
+            self.markers.add(marker)
         if line.source:
             for release, known in SOURCE_LINES.items():
                 if msg.startswith(known.get(line.source, "\x00")):
@@ -513,7 +624,6 @@ class _Boot:
             self.reserved = m["gib"]
         if m := _AVAILABLE.search(msg):
             self.available.append(Available(m["gib"], line))
-        found = _kv_match(msg)
         if found is not None:
             kind, km = found
             key = (kind, _kv_text(kind, km, msg))
@@ -521,15 +631,15 @@ class _Boot:
             self.kv_figures[key] = {k: v for k, v in km.groupdict().items() if v is not None}
             self.kv_by_process[_signature(kind, km, line)] = key[1]
 
-    def starts_another(self, line: LogLine, msg: str) -> bool:
+    def starts_another(
+        self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None
+    ) -> bool:
         """Whether ``line`` belongs to a new boot: a start marker after this boot's KV lines, or
         the same KV line again with other figures from the same process."""
-        marker = next((name for name, p in _BOOT_MARKERS if p.search(msg)), None)
-        if marker is not None and self.kv and marker in self.markers:
-            return True
         if not self.kv:
             return False
-        found = _kv_match(msg)
+        if marker is not None and marker in self.markers:
+            return True
         if found is None:
             return False
         kind, km = found
@@ -544,7 +654,11 @@ def _signature(kind: Kind, m: re.Match[str], line: LogLine) -> tuple[Kind, froze
 
 def _joinable(msg: str) -> bool:
     """A KV message a terminal or a quote wrapped: its template starts but does not match."""
-    return any(w in msg for w in _WRAPPABLE) and _kv_match(msg) is None
+    return (
+        ("To serve" in msg or "GPU KV cache size:" in msg)
+        and any(w in msg for w in _WRAPPABLE)
+        and (_kv_match(msg) is None)
+    )
 
 
 def _join(a: str, b: str) -> str:
@@ -553,6 +667,14 @@ def _join(a: str, b: str) -> str:
     if a and b and a[-1].isalnum() and b[0].isalnum():
         return a + b
     return a + " " + b
+
+
+def _classify(msg: str) -> tuple[tuple[Kind, re.Match[str]] | None, str | None]:
+    """(the KV template ``msg`` matches, the boot marker it is): ``None`` for most lines, found
+    by one keyword search."""
+    if not _TRIGGER.search(msg):
+        return None, None
+    return _kv_match(msg), next((name for name, p in _BOOT_MARKERS if p.search(msg)), None)
 
 
 def iter_boots(lines: Iterable[LogLine]) -> Iterator[LogFacts]:
@@ -566,26 +688,26 @@ def iter_boots(lines: Iterable[LogLine]) -> Iterator[LogFacts]:
         if pending is not None:
             first, text, joins = pending
             text = _join(text, msg)
-            if _kv_match(text) is not None or joins >= 3:
+            if _kv_match(text) is not None:
                 pending = None
-                if _kv_match(text) is not None:
-                    boot.joined.append(first.number)
-                    msg = text
-                    line = first
-                else:
-                    boot.add(first, first.message)
+                boot.joined.append(first.number)
+                msg, line = text, first
+            elif joins >= 3:
+                pending = None
+                boot.add(first, first.message, *_classify(first.message))
             else:
                 pending = (first, text, joins + 1)
                 continue
         elif _joinable(msg):
             pending = (line, msg, 1)
             continue
-        if boot.starts_another(line, msg):
+        found, marker = _classify(msg)
+        if boot.starts_another(line, msg, found, marker):
             yield boot.facts()
             boot = _Boot(boot.boot + 1)
-        boot.add(line, msg)
+        boot.add(line, msg, found, marker)
     if pending is not None:
-        boot.add(pending[0], pending[0].message)
+        boot.add(pending[0], pending[0].message, *_classify(pending[0].message))
     yield boot.facts()
 
 
@@ -595,7 +717,7 @@ def extract(lines: Iterable[LogLine]) -> LogFacts:
     :class:`KVLine`)."""
     boot = _Boot(1)
     for line in lines:
-        boot.add(line, line.message)
+        boot.add(line, line.message, *_classify(line.message))
     return boot.facts()
 
 

@@ -1,0 +1,120 @@
+"""Property tests: the log reader and the args-line parser never raise anything but
+:class:`InputError`, on arbitrary bytes and on mutated real logs.
+
+``DRYBOOT_FUZZ_EXAMPLES`` sets the examples per property (default 200; 10,000 for the release
+check: ``DRYBOOT_FUZZ_EXAMPLES=10000 pytest tests/checklog/test_fuzz.py``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dryboot.checklog.argmap import map_args
+from dryboot.checklog.literal import parse_args_prefix
+from dryboot.checklog.parse import (
+    iter_boots,
+    iter_log_lines,
+    iter_numbered_log_lines,
+    iter_relevant_lines,
+    iter_text_lines,
+)
+from dryboot.errors import InputError
+
+from .conftest import DATA
+
+EXAMPLES = int(os.environ.get("DRYBOOT_FUZZ_EXAMPLES", "200"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    database=None,
+)
+REAL = [p.read_bytes() for p in sorted(DATA.glob("*.log"))] + [
+    p.read_bytes() for p in sorted((DATA / "public").glob("*.log"))
+]
+ARGS_LINES = [
+    line.split("non-default args: ", 1)[1]
+    for text in REAL
+    for line in text.decode("utf-8", "replace").splitlines()
+    if "non-default args: " in line
+]
+
+
+def read_all(data: bytes) -> None:
+    for lines in (
+        lambda: iter_log_lines(iter_text_lines(io.BytesIO(data))),
+        lambda: iter_numbered_log_lines(iter_relevant_lines(io.BytesIO(data))),
+    ):
+        try:
+            for facts in iter_boots(lines()):
+                if facts.args_text is not None:
+                    parse_args(facts.args_text)
+        except InputError:
+            pass
+
+
+def parse_args(text: str) -> None:
+    try:
+        parsed, _ = parse_args_prefix(text)
+        map_args(parsed, "log")
+    except InputError:
+        pass
+
+
+@st.composite
+def mutated(draw: st.DrawFn, sources: list[bytes]) -> bytes:
+    """A real log with a few byte-level edits: cut, duplicated span, inserted bytes, flipped bytes."""
+    data = bytearray(draw(st.sampled_from(sources)))
+    for _ in range(draw(st.integers(1, 6))):
+        if not data:
+            break
+        i = draw(st.integers(0, len(data) - 1))
+        op = draw(st.sampled_from(["cut", "dup", "insert", "flip", "delete"]))
+        if op == "cut":
+            del data[i:]
+        elif op == "dup":
+            j = draw(st.integers(i, min(len(data), i + 400)))
+            data[i:i] = data[i:j]
+        elif op == "insert":
+            data[i:i] = draw(st.binary(max_size=40))
+        elif op == "flip":
+            data[i] = draw(st.integers(0, 255))
+        else:
+            j = draw(st.integers(i, min(len(data), i + 200)))
+            del data[i:j]
+    return bytes(data)
+
+
+@FUZZ
+@given(st.binary(max_size=4000))
+def test_reader_on_arbitrary_bytes(data: bytes) -> None:
+    read_all(data)
+
+
+@FUZZ
+@given(mutated(REAL))
+def test_reader_on_mutated_real_logs(data: bytes) -> None:
+    read_all(data)
+
+
+@FUZZ
+@given(st.text(max_size=2000))
+def test_args_parser_on_arbitrary_text(text: str) -> None:
+    parse_args(text)
+    parse_args("{" + text)
+
+
+@FUZZ
+@given(mutated([a.encode() for a in ARGS_LINES]))
+def test_args_parser_on_mutated_real_args(data: bytes) -> None:
+    parse_args(data.decode("utf-8", "replace"))
+
+
+def test_the_corpus_holds_args_lines() -> None:
+    assert len(ARGS_LINES) >= 5
+    assert Path(DATA / "public").is_dir()
