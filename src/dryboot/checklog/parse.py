@@ -114,9 +114,8 @@ def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple
     while True:
         chunk = stream.read(CHUNK_BYTES)
         if not chunk:
-            if carry:
-                if force or _TRIGGER_BYTES.search(carry):
-                    yield number, _decode(carry[:MAX_LINE_BYTES])
+            if carry and (force or _TRIGGER_BYTES.search(carry)):
+                yield number, _decode(carry[:MAX_LINE_BYTES])
             return
         buf = carry + chunk if carry else chunk
         cut = buf.rfind(b"\n")
@@ -131,6 +130,10 @@ def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple
             continue
         body, carry = buf[: cut + 1], buf[cut + 1 :]
         pos = 0  # the first byte not yet numbered
+        while force and pos < len(body):  # continuations of a wrapped line at the last chunk's end
+            end = body.find(b"\n", pos)
+            yield number, _decode(body[pos:end][:MAX_LINE_BYTES])
+            number, pos, force = number + 1, end + 1, force - 1
         for begin in _trigger_line_starts(body):
             if begin < pos:
                 continue  # a line already yielded as a wrapped continuation
@@ -141,13 +144,11 @@ def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple
             number += 1
             pos = end + 1
             if b"To serve" in line or b"GPU KV cache size:" in line:
-                for _ in range(3):  # the lines a terminal or a quote may have wrapped it onto
-                    if pos >= len(body):
-                        break
+                force = 3  # the lines a terminal or a quote may have wrapped it onto
+                while force and pos < len(body):
                     end = body.find(b"\n", pos)
                     yield number, _decode(body[pos:end][:MAX_LINE_BYTES])
-                    number += 1
-                    pos = end + 1
+                    number, pos, force = number + 1, end + 1, force - 1
         number += body.count(b"\n", pos)
 
 
@@ -156,9 +157,10 @@ def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple
 _TRIGGER_WORDS = tuple(
     w.encode()
     for w in (
-        "KV cache size", "KV cache memory", "KV cache is needed", "KV Cache", "block size", "amba", "padding layers", "num_gpu_blocks", "uto-fit", "max seq len",
-        "GPU blocks", "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture",
-        "max model len", "Chunked prefill", "took", "No available memory", "█",
+        "KV cache size", "KV cache memory", "KV cache is needed", "KV Cache", "block size", "amba",
+        "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "Maximum concurrency",
+        "version", "LLM engine", "args", "Resolved architecture", "max model len", "Chunked prefill", "took",
+        "No available memory", "█",
     )
 )  # fmt: skip
 
@@ -520,8 +522,9 @@ _TP_RANK = re.compile(r"^Worker_TP(\d+)")
 _WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
 #: Every fact and KV line read holds one of these words: other lines are only counted.
 _TRIGGER = re.compile(
-    r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|Maximum concurrency|█"
-    r"|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took|No available memory"
+    r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks"
+    r"|Maximum concurrency|█|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took"
+    r"|No available memory"
 )
 
 _TRIGGER_BYTES = re.compile(_TRIGGER.pattern.encode("utf-8"))
