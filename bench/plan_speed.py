@@ -44,7 +44,7 @@ CLI_PLAN = [
 
 
 def _cases() -> dict[str, Callable[[], object]]:
-    from dryboot.plan import Drafter, Policies, plan
+    from dryboot.planner.plan import Drafter, Policies, plan
     from dryboot.vllm.config.hf import load_model
     from dryboot.vllm.engine_args import EngineArgs
 

@@ -3,7 +3,7 @@
 Run from the repository root: ``python bench/sweep_speed.py [--geometries N] [--profile]``.
 
 1. dryboot: ``--geometries`` points sampled from the sweep's default space
-   (:class:`dryboot.sweep.Space`: 64-layer hybrid target + 5-layer drafter, section 7 sizes),
+   (:class:`dryboot.planner.sweep.Space`: 64-layer hybrid target + 5-layer drafter, section 7 sizes),
    each fully planned (``plan()``: block size, specs, unification, grouping, invariants) under
    ``promote-granular`` in one process -> full plans per second per core. Also the
    unification step alone (``dryboot.vllm.kv_cache_utils.unify.unify_page_sizes`` on each plan's initial specs).
@@ -128,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
 
     from dryboot.errors import InputError
-    from dryboot.plan import plan
-    from dryboot.sweep import Arm, Space, planner_inputs
+    from dryboot.planner.plan import plan
+    from dryboot.planner.sweep import Arm, Space, planner_inputs
     from dryboot.vllm.kv_cache_utils.unify import UnifyError, unify_page_sizes
     from dryboot.vllm.versions import rules_for
 

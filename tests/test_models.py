@@ -109,7 +109,7 @@ def test_qwen3_next_every_fourth_layer_whatever_the_interval() -> None:
 
 
 def test_yarn_scaling_extends_the_derived_length() -> None:
-    from dryboot.plan import plan
+    from dryboot.planner.plan import plan
     from dryboot.vllm.engine_args import EngineArgs
 
     # _get_and_verify_max_len: yarn -> original_max_position_embeddings x factor
@@ -130,7 +130,7 @@ def test_yarn_scaling_extends_the_derived_length() -> None:
 
 
 def test_longrope_defaults_to_the_original_length() -> None:
-    from dryboot.plan import plan
+    from dryboot.planner.plan import plan
 
     rope = {"rope_type": "longrope", "long_factor": [1.0], "short_factor": [1.0]}
     cfg = {
@@ -144,8 +144,8 @@ def test_longrope_defaults_to_the_original_length() -> None:
 def test_hf_overrides_apply_before_reading() -> None:
     from pathlib import Path
 
-    from dryboot.plan import plan
-    from dryboot.runner import build_engine_args
+    from dryboot.planner.plan import plan
+    from dryboot.planner.runner import build_engine_args
 
     qwen3_next = str(Path(__file__).resolve().parents[1] / "examples/models/Qwen3-Next-80B-A3B-Thinking.config.json")
     rope = '{"rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144}}'

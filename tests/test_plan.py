@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.plan import plan
+from dryboot.planner.plan import plan
 from dryboot.vllm.config.hf import geometry_from_config, load_model
 from dryboot.vllm.engine_args import EngineArgs
 
@@ -249,7 +249,7 @@ def test_hybrid_gdn_fields_take_the_config_class_defaults(models_dir: Path, tmp_
 
 
 def test_padding_layer_warnings_are_logged(qwen35, models_dir: Path) -> None:
-    from dryboot.plan import Drafter
+    from dryboot.planner.plan import Drafter
 
     drafter = Drafter(load_model(models_dir / "dflash2-drafter-sw5.config.json"))
     p = plan(
@@ -270,7 +270,7 @@ def test_padding_layer_warnings_are_logged(qwen35, models_dir: Path) -> None:
 def test_unknown_version_is_planned_with_nearest_rules_and_said(qwen3_next) -> None:
     p = plan(qwen3_next, EngineArgs(vllm_version="0.30.2"))
     assert p.rules.version == "0.30.0"
-    from dryboot.assumptions import assumptions
+    from dryboot.planner.assumptions import assumptions
 
     [a] = [a for a in assumptions(p) if a.flag == "--vllm-version"]
     assert "no rule table for vLLM 0.30.2: planned with those of 0.30.0" in a.reason

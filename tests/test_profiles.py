@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.profiles import compare, load_profiles, run
+from dryboot.planner.profiles import compare, load_profiles, run
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "reference-deployment.toml"

@@ -1,4 +1,4 @@
-from dryboot.policies.promotion import choose_block, covering_block, divisors_from
+from dryboot.planner.policies.promotion import choose_block, covering_block, divisors_from
 from dryboot.vllm.backends import BACKENDS
 from dryboot.vllm.kv_cache_interface import AttentionSpec
 
@@ -50,7 +50,7 @@ def _sliding(block: int) -> AttentionSpec:
 
 
 def test_identical_drafter_layers_reach_the_same_decision() -> None:
-    from dryboot.policies.promotion import unify_with_policy
+    from dryboot.planner.policies.promotion import unify_with_policy
     from dryboot.vllm.kv_cache_interface import MambaSpec
     from dryboot.vllm.versions import rules_for
 

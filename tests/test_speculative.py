@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.plan import plan
-from dryboot.runner import build_engine_args, load_drafter_and_k
+from dryboot.planner.plan import plan
+from dryboot.planner.runner import build_engine_args, load_drafter_and_k
 
 GPT_OSS = str(Path(__file__).resolve().parents[1] / "examples" / "models" / "gpt-oss-20b.config.json")
 FLAGS = {"max-model-len": "65536", "kv-cache-memory-bytes": "20000000000", "max-num-batched-tokens": "8192"}
@@ -28,7 +28,7 @@ def test_keys_without_kv_effect_are_ignored_with_a_note() -> None:
     assert planned('{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 5}') == 721_960
     model, args = build_engine_args(GPT_OSS, FLAGS, [])
     _, args = load_drafter_and_k('{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_min": 2}', None, args)
-    from dryboot.assumptions import assumptions
+    from dryboot.planner.assumptions import assumptions
 
     ignored = [a for a in assumptions(plan(model, args)) if a.kind == "ignored"]
     assert [(a.flag, a.value) for a in ignored] == [("--speculative-config", "prompt_lookup_min")]

@@ -126,7 +126,7 @@ def test_svg_is_not_on_the_command_lines_import_path() -> None:
         timeout=60,
     )
     assert r.returncode == 0
-    assert "dryboot.svg" not in r.stderr and "drawsvg" not in r.stderr
+    assert "dryboot.planner.svg" not in r.stderr and "drawsvg" not in r.stderr
 
 
 def test_unwritable_svg_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from dryboot.policies.promotion import choose_block
-from dryboot.sweep import (
+from dryboot.planner.policies.promotion import choose_block
+from dryboot.planner.sweep import (
     DRAFTER_NOT_16,
     KERNEL_BLOCK,
     UNIFY_ERROR,

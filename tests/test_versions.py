@@ -96,8 +96,8 @@ def test_reference_deployment_main_arm_on_0_27_1(tmp_path: Path) -> None:
     drafter's slots per sequence off the scheduler budget (2048 - 14 x 256 = -1536), as its own
     engine start refuses (test_releases.RECORDED ("0.27.1", "ref-fast15")); 0.28.0 logged 480 /
     1.27% / 57,669."""
-    from dryboot.profiles import load_profiles, plan_profile
-    from dryboot.report import summary
+    from dryboot.planner.profiles import load_profiles, plan_profile
+    from dryboot.planner.report import summary
 
     repo = Path(__file__).resolve().parents[1]
     text = (repo / "examples" / "reference-deployment.toml").read_text()

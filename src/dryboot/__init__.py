@@ -19,7 +19,7 @@ The public Python API, for planning a KV cache offline::
 Everything else (``dryboot.report``, ``dryboot.patching``...) is importable but not promised to
 stay. The package root imports nothing heavy, so ``dryboot`` answers in a fraction of a second:
 the names above load on first use. ``dryboot.plan`` is the function; its module stays
-importable as ``from dryboot.plan import ...``.
+importable as ``from dryboot.planner.plan import ...``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from dryboot.errors import InputError
-    from dryboot.plan import Drafter, Plan, Policies
+    from dryboot.planner.plan import Drafter, Plan, Policies
     from dryboot.vllm.config.hf import ModelGeometry, load_model
     from dryboot.vllm.engine_args import EngineArgs
 
@@ -50,12 +50,12 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Drafter": "dryboot.plan",
+    "Drafter": "dryboot.planner.plan",
     "EngineArgs": "dryboot.vllm.engine_args",
     "InputError": "dryboot.errors",
     "ModelGeometry": "dryboot.vllm.config.hf",
-    "Plan": "dryboot.plan",
-    "Policies": "dryboot.plan",
+    "Plan": "dryboot.planner.plan",
+    "Policies": "dryboot.planner.plan",
     "load_model": "dryboot.vllm.config.hf",
 }
 
@@ -75,7 +75,7 @@ def plan(
 
     :raises InputError: a flag the model cannot take (the message names flag and field).
     """
-    from dryboot.plan import plan as _plan
+    from dryboot.planner.plan import plan as _plan
 
     return _plan(model, args, drafter=drafter, policies=policies)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from dryboot.checklog.literal import Opaque
 from dryboot.errors import InputError
-from dryboot.flags import FLAGS_BY_NAME, parse_value
+from dryboot.planner.flags import FLAGS_BY_NAME, parse_value
 from dryboot.vllm.engine_args import EngineArgs
 
 #: logged key -> dryboot flag (vLLM's name, without dashes).
@@ -182,7 +182,7 @@ _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
 
 
 def _as_flag_text(value: object) -> object:
-    """A logged value as :func:`dryboot.flags.parse_value` takes it (an enum repr -> its name)."""
+    """A logged value as :func:`dryboot.planner.flags.parse_value` takes it (an enum repr -> its name)."""
     if isinstance(value, Opaque):
         m = _ENUM_NAME.search(value.text)
         return m["name"] if m else value.text

@@ -23,9 +23,9 @@ from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
 from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
-from dryboot.flags import add_custom_dtypes
-from dryboot.plan import Policies
-from dryboot.runner import load_drafter_and_k
+from dryboot.planner.flags import add_custom_dtypes
+from dryboot.planner.plan import Policies
+from dryboot.planner.runner import load_drafter_and_k
 from dryboot.vllm.config.hf import load_model
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, rules_for

@@ -10,7 +10,7 @@ when its text is one of the predicted texts of its kind.
 For a differing line the candidates are tried in this order: a downstream policy or another vLLM
 version that explains *every* differing line; a different KV budget (budget-dependent lines,
 searched within :data:`BUDGET_SEARCH_FRACTION` of the logged budget); a policy
-(``dryboot.policies``); another known vLLM version (``dryboot.vllm.versions.VERSIONS``).
+(``dryboot.planner.policies``); another known vLLM version (``dryboot.vllm.versions.VERSIONS``).
 Otherwise the tree differs from the rules dryboot planned with.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 
 from dryboot.checklog.parse import Kind, KVLine, kv_figures, kv_match_text
 from dryboot.errors import InputError
-from dryboot.plan import Drafter, Plan, Policies, plan
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.plan import Drafter, Plan, Policies, plan
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_utils.capacity import format_gib, pool_bytes_per_block

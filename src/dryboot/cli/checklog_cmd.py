@@ -51,7 +51,7 @@ def check_log(
     from dryboot.checklog.check import check_stream, open_log
     from dryboot.checklog.render import log_to_dict, render_log
     from dryboot.errors import InputError
-    from dryboot.plan import Policies
+    from dryboot.planner.plan import Policies
     from dryboot.units import parse_human_int
 
     gpu_bytes = None

@@ -7,15 +7,15 @@ from typing import Any
 
 import click
 
-from dryboot.flags import FLAGS
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.flags import FLAGS
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Attach every vLLM engine flag of :data:`dryboot.flags.FLAGS` as a click option.
+    """Attach every vLLM engine flag of :data:`dryboot.planner.flags.FLAGS` as a click option.
 
     Values arrive raw (text) in ``engine_flags`` and are parsed by
-    :func:`dryboot.flags.apply_flags`, so errors name the flag.
+    :func:`dryboot.planner.flags.apply_flags`, so errors name the flag.
     """
     for flag in reversed(FLAGS):
         if flag.kind is bool:
@@ -37,7 +37,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def policy_options(whose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--grouping`` and ``--unification`` with the choices of :mod:`dryboot.policies`;
+    """``--grouping`` and ``--unification`` with the choices of :mod:`dryboot.planner.policies`;
     ``whose`` ends their help (e.g. " of the tree that wrote the log")."""
 
     def attach(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -137,10 +137,10 @@ def plan(
     """
     import json
 
-    from dryboot.plan import Policies
-    from dryboot.plan import plan as make_plan
-    from dryboot.report import plan_to_dict, render_text
-    from dryboot.runner import build_engine_args, load_drafter_and_k
+    from dryboot.planner.plan import Policies
+    from dryboot.planner.plan import plan as make_plan
+    from dryboot.planner.report import plan_to_dict, render_text
+    from dryboot.planner.runner import build_engine_args, load_drafter_and_k
 
     if list_architectures:
         from dryboot.vllm.models.registry import architecture_table
@@ -184,7 +184,7 @@ def plan(
                 click.echo(f"{r['figure']:{width}}  {r['a']!s:>22}  {r['b']!s:>22}{mark}")
         raise SystemExit(0 if result.ok and other.ok else 1)
     if svg_path is not None:
-        from dryboot.svg import write
+        from dryboot.planner.svg import write
 
         write(result, svg_path)
     if as_json:

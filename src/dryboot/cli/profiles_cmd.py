@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from dryboot.plan import Plan
-    from dryboot.profiles import Arm, Profile
+    from dryboot.planner.plan import Plan
+    from dryboot.planner.profiles import Arm, Profile
 
 
 @click.command("profiles")
@@ -45,10 +45,10 @@ def profiles(
     """
     import json
 
-    from dryboot.assumptions import assumptions
-    from dryboot.profiles import COMPARED, compare, load_profiles, run
-    from dryboot.profiles import format_figure as _fmt
-    from dryboot.report import summary
+    from dryboot.planner.assumptions import assumptions
+    from dryboot.planner.profiles import COMPARED, compare, load_profiles, run
+    from dryboot.planner.profiles import format_figure as _fmt
+    from dryboot.planner.report import summary
 
     if expect_identical and not compare_arms:
         raise click.UsageError("--expect-identical needs --compare A B")
@@ -171,7 +171,7 @@ def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -
     from pathlib import Path
 
     from dryboot.errors import InputError
-    from dryboot.svg import file_name, write
+    from dryboot.planner.svg import file_name, write
 
     folder = Path(svg_dir)
     try:
@@ -184,7 +184,7 @@ def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -
 
 def _echo_assumptions(results: list[tuple[Profile, Arm, Plan]]) -> None:
     """What the plans assume, each statement once, naming the plans it concerns unless all."""
-    from dryboot.assumptions import assumptions
+    from dryboot.planner.assumptions import assumptions
     from dryboot.textout import output_width, wrap
 
     where: dict[str, list[str]] = {}
@@ -248,8 +248,8 @@ def _emit(
 def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
     """Explain one drafter block-promotion decision under every policy."""
     from dryboot.errors import InputError
-    from dryboot.policies import UNIFICATION_POLICIES
-    from dryboot.policies.promotion import choose_block, divisors_from
+    from dryboot.planner.policies import UNIFICATION_POLICIES
+    from dryboot.planner.policies.promotion import choose_block, divisors_from
     from dryboot.vllm.backends import BACKENDS
 
     backend = BACKENDS.get(attention_backend)

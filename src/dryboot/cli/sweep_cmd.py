@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 
 
 def _int_list(text: str | None, name: str) -> tuple[int, ...] | None:
@@ -92,7 +92,7 @@ def sweep(
     """
     from dataclasses import replace
 
-    from dryboot.sweep import Arm, Space, format_report, run_sweep
+    from dryboot.planner.sweep import Arm, Space, format_report, run_sweep
 
     space = Space(target_layers=(target_layers,), drafter_layers=(drafter_layers,))
     k = _int_list(spec_tokens, "--spec-tokens")

@@ -13,7 +13,7 @@ from dryboot.vllm.kv_cache_interface import AttentionSpec, MambaSpec
 from dryboot.vllm.kv_cache_utils.groups import Grouping
 
 if TYPE_CHECKING:
-    from dryboot.plan import LayerTable
+    from dryboot.planner.plan import LayerTable
 
 
 @dataclass(frozen=True)

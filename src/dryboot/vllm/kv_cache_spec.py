@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 from dryboot.errors import InputError
-from dryboot.layers import LayerSet
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, FP8_DS_MLA_BYTES, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
@@ -24,6 +23,7 @@ from dryboot.vllm.kv_cache_interface import (
     short_conv_state_shapes,
     state_bytes,
 )
+from dryboot.vllm.layer_set import LayerSet
 from dryboot.vllm.versions import VersionRules, rules_for
 
 

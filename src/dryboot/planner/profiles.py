@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
-from dryboot.flags import apply_flags, check_speculative_config, parse_speculative_config, resolve_path
-from dryboot.plan import Drafter, Plan, Policies, plan
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
-from dryboot.report import summary
+from dryboot.planner.flags import apply_flags, check_speculative_config, parse_speculative_config, resolve_path
+from dryboot.planner.plan import Drafter, Plan, Policies, plan
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.report import summary
 from dryboot.vllm.config.hf import ModelGeometry, load_model
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs

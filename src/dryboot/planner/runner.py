@@ -7,14 +7,14 @@ import os
 from dataclasses import replace
 
 from dryboot.errors import InputError
-from dryboot.flags import (
+from dryboot.planner.flags import (
     MODEL_FREE_METHODS,
     add_custom_dtypes,
     apply_flags,
     check_speculative_config,
     parse_speculative_config,
 )
-from dryboot.plan import Drafter
+from dryboot.planner.plan import Drafter
 from dryboot.vllm.config.hf import ModelGeometry, load_config_json, load_model
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs

@@ -1,7 +1,7 @@
 """Downstream planner policies: the rules a patch stack changes, one registry each.
 
 The CLI's choices, profile validation and the sweep read these registries; the rules live in
-:mod:`dryboot.policies.promotion` (unification) and :mod:`dryboot.vllm.kv_cache_utils.groups`
+:mod:`dryboot.planner.policies.promotion` (unification) and :mod:`dryboot.vllm.kv_cache_utils.groups`
 (grouping).
 """
 

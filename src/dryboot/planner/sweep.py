@@ -44,8 +44,8 @@ from functools import lru_cache
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.plan import Drafter, Plan, Policies, plan
-from dryboot.policies import UNIFICATION_POLICIES
+from dryboot.planner.plan import Drafter, Plan, Policies, plan
+from dryboot.planner.policies import UNIFICATION_POLICIES
 from dryboot.vllm.config.hf import ModelGeometry, geometry_from_config
 from dryboot.vllm.dtypes import CustomKVCacheDtype
 from dryboot.vllm.engine_args import EngineArgs
@@ -290,7 +290,7 @@ def _drafter_model(layers: int, kind: str, heads: int, head_dim: int) -> ModelGe
 
 
 def planner_inputs(g: Geometry) -> tuple[ModelGeometry, EngineArgs, Drafter]:
-    """The (target model, engine args, drafter) :func:`dryboot.plan.plan` takes for ``g``."""
+    """The (target model, engine args, drafter) :func:`dryboot.planner.plan.plan` takes for ``g``."""
     target = _target_model(
         g.target_layers,
         g.target_kv_heads,

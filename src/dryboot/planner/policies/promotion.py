@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from dryboot.layers import LayerSet
-from dryboot.policies import UNIFICATION_POLICIES
+from dryboot.planner.policies import UNIFICATION_POLICIES
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind, LayerSpec
 from dryboot.vllm.kv_cache_utils.unify import Decision, can_reach, unify_layer_set
+from dryboot.vllm.layer_set import LayerSet
 from dryboot.vllm.platforms import cdiv
 from dryboot.vllm.versions import VersionRules
 

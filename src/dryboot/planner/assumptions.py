@@ -16,7 +16,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from dryboot.plan import Plan
+from dryboot.planner.plan import Plan
 from dryboot.vllm.engine_args import ASSUMED_GPU, ASSUMED_GPU_MEMORY_BYTES, GIB, EngineArgs
 from dryboot.vllm.versions import VERIFIED_VERSIONS
 

@@ -1,4 +1,4 @@
-"""Render a :class:`~dryboot.plan.Plan`: a JSON-ready dict and a human report.
+"""Render a :class:`~dryboot.planner.plan.Plan`: a JSON-ready dict and a human report.
 
 The human report prints vLLM's own log lines verbatim (so a real boot log can be diffed
 against it), then tables for layers, groups and capacity, then one verdict per invariant.
@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Collection
 from typing import Any
 
-from dryboot.plan import Plan
+from dryboot.planner.plan import Plan
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec, MambaSpec
 
 
@@ -73,8 +73,8 @@ def summary(p: Plan) -> dict[str, Any]:
 
 def plan_to_dict(p: Plan, given: Collection[str] | None = None) -> dict[str, Any]:
     """Every figure of the plan as plain JSON types, with what they assume
-    (``given``: the engine flags the user gave, see :func:`dryboot.assumptions.assumptions`)."""
-    from dryboot.assumptions import assumptions
+    (``given``: the engine flags the user gave, see :func:`dryboot.planner.assumptions.assumptions`)."""
+    from dryboot.planner.assumptions import assumptions
 
     cap = p.capacity
     return {
@@ -187,7 +187,7 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
     quoted verbatim, one per line, whatever the width, so a boot log can be diffed against
     them. ``given``: the engine flags the user gave (for what the figures assume).
     """
-    from dryboot.assumptions import assumptions
+    from dryboot.planner.assumptions import assumptions
     from dryboot.textout import Column, output_width, table, wrap
 
     w = width or output_width()

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
-from dryboot.layers import LayerSet
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config, uses_v2_model_runner
@@ -38,6 +37,7 @@ from dryboot.vllm.kv_cache_utils.capacity import (
 )
 from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
+from dryboot.vllm.layer_set import LayerSet
 from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
 from dryboot.vllm.versions import VersionRules
 
@@ -46,7 +46,7 @@ __all__ = ["Drafter", "Invariant", "LayerPlan", "LayerTable", "Plan", "Policies"
 
 @dataclass(frozen=True)
 class Policies:
-    """The planner rules a downstream patch stack may change (see :mod:`dryboot.policies.promotion`).
+    """The planner rules a downstream patch stack may change (see :mod:`dryboot.planner.policies.promotion`).
 
     :param grouping: ``upstream`` | ``pad-sliding-window-buckets``.
     :param unification: ``upstream`` | ``promote-cover`` | ``promote-divisor`` |
@@ -632,7 +632,7 @@ def _kv_cache_groups(
 ) -> tuple[LayerSet, list[Decision], Grouping | None, UnifyError | None]:
     """(unified layers, unification decisions, groups, unification failure):
     ``get_kv_cache_groups`` under the chosen policies."""
-    from dryboot.policies.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
+    from dryboot.planner.policies.promotion import unify_layer_set_with_policy  # local: keeps import graph acyclic
 
     grouping = uniform_path(layers)
     if grouping is not None:

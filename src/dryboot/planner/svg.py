@@ -19,7 +19,7 @@ from pathlib import Path
 import drawsvg as draw
 
 from dryboot.errors import InputError
-from dryboot.plan import Plan
+from dryboot.planner.plan import Plan
 
 WIDTH = 1260
 ROW = 30
