@@ -24,7 +24,7 @@ from dryboot.checklog.locate import Located, find_config
 from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
 from dryboot.planner.flags import add_custom_dtypes
-from dryboot.planner.plan import Policies
+from dryboot.planner.plan import Drafter, Policies
 from dryboot.planner.runner import load_drafter_and_k
 from dryboot.vllm.config.hf import load_model
 from dryboot.vllm.engine_args import EngineArgs
@@ -256,23 +256,7 @@ def check_facts(
     args = replace(args, vllm_version=version)
     validate_logged(args, source)
 
-    speculative = logged.speculative
-    drafter = None
-    if speculative is not None or speculative_model is not None:
-        spec = dict(speculative or {})
-        dropped = sorted(k for k in spec if k not in _SPEC_KEYS_READ)
-        if dropped:
-            notes.append(f"speculative_config keys dryboot does not read: {', '.join(dropped)}")
-        spec = {k: v for k, v in spec.items() if k in _SPEC_KEYS_READ}
-        drafter_ref = spec.get("model")
-        if speculative_model is None and isinstance(drafter_ref, str) and drafter_ref:
-            found = find_config(None, drafter_ref, what="speculative_config.model", source=source)
-            spec["model"] = str(found.path)
-            notes.append(f"drafter config: {found.path} ({found.how})")
-        elif speculative_model is not None:
-            spec.pop("model", None)
-        drafter, args = load_drafter_and_k(spec, speculative_model, args)
-        speculative = spec
+    speculative, drafter, args = resolve_speculative(logged.speculative, speculative_model, args, notes, source)
 
     budget, no_budget = _budget(facts, args, source)
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
@@ -308,6 +292,36 @@ def check_facts(
         notes=tuple(notes),
         search=search,
     )
+
+
+def resolve_speculative(
+    speculative: dict[str, object] | None,
+    speculative_model: str | None,
+    args: EngineArgs,
+    notes: list[str],
+    source: str,
+) -> tuple[dict[str, object] | None, Drafter | None, EngineArgs]:
+    """The speculative config dryboot reads (unread keys noted), its drafter (a hub id found in
+    the Hugging Face cache as the model is) and the args with its ``num_speculative_tokens``.
+
+    :raises InputError: the drafter cannot be found or read.
+    """
+    if speculative is None and speculative_model is None:
+        return None, None, args
+    spec = dict(speculative or {})
+    dropped = sorted(k for k in spec if k not in _SPEC_KEYS_READ)
+    if dropped:
+        notes.append(f"speculative_config keys dryboot does not read: {', '.join(dropped)}")
+    spec = {k: v for k, v in spec.items() if k in _SPEC_KEYS_READ}
+    drafter_ref = spec.get("model")
+    if speculative_model is None and isinstance(drafter_ref, str) and drafter_ref:
+        found = find_config(None, drafter_ref, what="speculative_config.model", source=source)
+        spec["model"] = str(found.path)
+        notes.append(f"drafter config: {found.path} ({found.how})")
+    elif speculative_model is not None:
+        spec.pop("model", None)
+    drafter, args = load_drafter_and_k(spec, speculative_model, args)
+    return spec, drafter, args
 
 
 def _logged_version(facts: LogFacts, notes: list[str]) -> str | None:
