@@ -44,11 +44,18 @@ def test_public_log_verdict(name: str, tmp_path: Path, monkeypatch: pytest.Monke
     try:
         report = check_stream(io.BytesIO(body(name)), source=name, model_path=config)
     except InputError as exc:
-        code, boots, reason = 2, ["refused"], exc.reason
+        code, boots, reason, lines, explained = 2, ["refused"], exc.reason, [], []
     else:
         code = report.exit_code
         boots = [b.status for b in report.boots]
         reason = next((b.reason for b in report.boots if b.reason), None)
+        lines = [[c.status for c in b.report.comparison.checks] if b.report else [] for b in report.boots]
+        explained = [
+            [c.describe() for c in b.report.search.explaining] if b.report and b.report.search else []
+            for b in report.boots
+        ]
     assert (code, boots) == (expected["exit"], expected["boots"])
+    assert lines == expected["lines"] and explained == expected["explained_by"]
+    assert expected["verdict_note"]
     if expected["reason"] is not None:
         assert reason is not None and reason.endswith(expected["reason"].split(": ")[-1])
