@@ -195,7 +195,7 @@ def _neutral(value: object, neutral: tuple[object, ...]) -> bool:
 
 def _spec_dict(value: object, source: str, key: str) -> dict[str, object]:
     if isinstance(value, str):
-        import json
+        import json  # at call: only a speculative config given as text is JSON
 
         try:
             value = json.loads(value)

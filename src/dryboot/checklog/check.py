@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from dryboot.checklog.argmap import LoggedArgs, map_args, validate_logged
-from dryboot.checklog.compare import Budget, Candidate, Comparison, Inputs, compare, gib_interval
+from dryboot.checklog.compare import (
+    Budget,
+    Candidate,
+    Comparison,
+    Inputs,
+    compare,
+    gib_interval,
+    search_budget_anywhere,
+)
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
 from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
@@ -386,8 +395,6 @@ def _search_unknown(
     """Every combination of values for the unknown flags under which each checked line matches
     (budget-dependent lines without a logged budget: a budget that gives the line is searched
     for, so they are explained only together with that budget)."""
-    from dryboot.checklog.compare import search_budget_anywhere
-
     dims = _search_space(unknown, model, args)
     explaining: list[Combination] = []
     budget_notes: list[str] = []
@@ -535,8 +542,6 @@ def open_log(path: str) -> tuple[BinaryIO, str]:
 
     :raises InputError: unreadable.
     """
-    import sys
-
     if path == "-":
         return sys.stdin.buffer, "<stdin>"
     try:
@@ -552,8 +557,6 @@ def read_log_file(path: str) -> tuple[str, str]:
 
     :raises InputError: unreadable.
     """
-    import sys
-
     if path == "-":
         return sys.stdin.read(), "<stdin>"
     p = Path(path)

@@ -520,8 +520,6 @@ def _first_of_each(exps: list[Explanation]) -> list[Explanation]:
 
 def describe_figures(kind: Kind, texts: tuple[str, ...] | list[str]) -> str:
     """The figures of one or more texts of ``kind``, ranges where they vary (for reports)."""
-    from dryboot.checklog.parse import kv_figures
-
     if not texts:
         return "no such line"
     figs = [kv_figures(kind, t) for t in texts]

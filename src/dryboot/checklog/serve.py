@@ -23,13 +23,18 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from dryboot.checklog.argmap import map_args, validate_logged
+from dryboot.checklog.check import resolve_speculative
+from dryboot.checklog.locate import find_config
 from dryboot.errors import InputError
+from dryboot.planner.flags import add_custom_dtypes, apply_flags
+from dryboot.vllm.config.hf import load_model
 
 SOURCE = "--serve"
 #: vLLM release whose parser and environment variables are read.
@@ -134,7 +139,7 @@ def _config_words(path: str, source: str) -> list[str]:
 
     :raises InputError: not a readable YAML mapping.
     """
-    import yaml  # only a --config file needs it
+    import yaml  # at call: only a --config file needs PyYAML
 
     if path.split(".")[-1] not in ("yaml", "yml"):
         raise InputError(source, "--config", f"{path}: vLLM reads only .yaml / .yml config files")
@@ -394,14 +399,6 @@ def plan_inputs(
         GPU's memory); they override the command line's, each such override noted.
     :raises InputError: a refused option or variable, a config that cannot be found or read.
     """
-    from dataclasses import replace
-
-    from dryboot.checklog.argmap import map_args, validate_logged
-    from dryboot.checklog.check import resolve_speculative
-    from dryboot.checklog.locate import find_config
-    from dryboot.planner.flags import add_custom_dtypes, apply_flags
-    from dryboot.vllm.config.hf import load_model
-
     logged = map_args(cmd.args, source, label="", plan=True)
     notes = list(cmd.notes) + [
         n.replace("measured in the logged KV budget", "measured in the KV budget vLLM profiles (give it to dryboot)")

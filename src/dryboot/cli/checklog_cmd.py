@@ -46,6 +46,7 @@ def check_log(
     budget, no config); 4: the args line is missing or cut and the lines are explained only by
     the flag combinations listed.
     """
+    # at call: `dryboot --help` and other commands never load check-log (test_help_does_not_import_checklog)
     import json
 
     from dryboot.checklog.check import check_stream, open_log

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -179,8 +180,7 @@ def plan(
             raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
         if spec_config is not None or spec_model is not None or hf_overrides is not None:
             raise click.UsageError("With --serve, give --speculative-config / --hf-overrides in the command line.")
-        import os
-
+        # at call: only --serve reads a command line; plan's other paths never load check-log
         from dryboot.checklog.serve import parse_serve, plan_inputs
 
         cmd = parse_serve(serve_line if serve_line is not None else list(serve_words), os.environ)
@@ -232,8 +232,6 @@ def plan(
 def _environment(values: dict[str, str]) -> Iterator[None]:
     """The variables of a --serve command line set while planning (vLLM's rules read some from
     the environment, as vLLM does), restored after."""
-    import os
-
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:
