@@ -10,6 +10,7 @@ its source text (:class:`Opaque`) so that a key dryboot does not need never bloc
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 
 from dryboot.errors import InputError
@@ -42,7 +43,9 @@ def parse_args_text(text: str, source: str = "log") -> dict[str, object]:
     if len(stripped) > MAX_ARGS_CHARS:
         raise InputError(source, "non-default args", f"longer than {MAX_ARGS_CHARS:,} characters")
     try:
-        tree = ast.parse(stripped, mode="eval")
+        with warnings.catch_warnings():  # an invalid escape in a logged string is not the user's to fix
+            warnings.simplefilter("ignore")
+            tree = ast.parse(stripped, mode="eval")
     except (SyntaxError, ValueError):  # ValueError: NUL bytes
         return _split_entries(stripped, source)
     except (MemoryError, RecursionError):  # nesting deeper than CPython's parser takes
@@ -115,7 +118,9 @@ def _split_entries(text: str, source: str) -> dict[str, object]:
         raw_key, raw_value = parts[0].strip(), parts[1].strip()
         if sep == ":":
             try:
-                key = ast.literal_eval(raw_key)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    key = ast.literal_eval(raw_key)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 raise InputError(source, "non-default args", f"key {raw_key[:60]!r} is not a string") from None
         else:
@@ -123,7 +128,9 @@ def _split_entries(text: str, source: str) -> dict[str, object]:
         if not isinstance(key, str) or not key:
             raise InputError(source, "non-default args", f"key {raw_key[:60]!r} is not a string")
         try:
-            out[key] = ast.literal_eval(raw_value)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out[key] = ast.literal_eval(raw_value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             out[key] = Opaque(raw_value)
     return out

@@ -158,9 +158,9 @@ _TRIGGER_WORDS = tuple(
     w.encode()
     for w in (
         "KV cache size", "KV cache memory", "KV cache is needed", "KV Cache", "block size", "amba",
-        "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "Maximum concurrency",
-        "version", "LLM engine", "args", "Resolved architecture", "max model len", "Chunked prefill", "took",
-        "No available memory", "█",
+        "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "cuda blocks",
+        "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture", "max model len",
+        "Chunked prefill", "took", "No available memory", "█",
     )
 )  # fmt: skip
 
@@ -351,7 +351,7 @@ _KV_PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         ),
     ),
     # vLLM before 0.8 (V0 and early V1): reported, never checked
-    (Kind.GPU_BLOCKS, re.compile(r"#? ?GPU blocks: (?P<blocks>\d+)")),
+    (Kind.GPU_BLOCKS, re.compile(r"#? ?(?:GPU|cuda) blocks: (?P<blocks>\d+)")),
     (
         Kind.V0_NOT_ENOUGH,
         re.compile(
@@ -522,7 +522,7 @@ _TP_RANK = re.compile(r"^Worker_TP(\d+)")
 _WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
 #: Every fact and KV line read holds one of these words: other lines are only counted.
 _TRIGGER = re.compile(
-    r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks"
+    r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|cuda blocks"
     r"|Maximum concurrency|█|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took"
     r"|No available memory"
 )
@@ -646,7 +646,13 @@ class _Boot:
         if found is None:
             return False
         kind, km = found
-        seen = self.kv_by_process.get(_signature(kind, km, line))
+        signature = _signature(kind, km, line)
+        if kind is Kind.CAPACITY and signature[1] == {"tokens"}:
+            # a two-line report starts with its tokens: after a concurrency line, another boot
+            concurrency = (Kind.CAPACITY, frozenset({"max_model_len", "concurrency"}), line.process)
+            if concurrency in self.kv_by_process:
+                return True
+        seen = self.kv_by_process.get(signature)
         return seen is not None and seen != _kv_text(kind, km, msg)
 
 
