@@ -285,3 +285,16 @@ def test_drafter_hub_id_is_found_in_the_cache(tmp_path: Path, monkeypatch: pytes
     r = check_log(text, source="dflash.log")
     assert r.speculative is not None and str(r.speculative["model"]).startswith(str(hub))
     assert any(n.startswith("drafter config: ") for n in r.notes)
+
+
+def test_two_boots_in_one_file_are_checked_one_by_one(tmp_path: Path, hf_cache: Path) -> None:
+    log = tmp_path / "two.log"
+    log.write_text((DATA / "mtp.log").read_text() + (DATA / "edited.log").read_text())
+    r = dryboot("check-log", str(log), "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert [b["status"] for b in doc["boots"]] == ["matches", "differs"]
+    assert doc["boots"][1]["summary"]["differs"] == 1 and doc["exit"] == 1
+    text = dryboot("check-log", str(log)).stdout
+    assert "== boot 1 (lines" in text and "== boot 2 (lines" in text
+    assert "exit 1: some KV line differs (2 boots)" in text
