@@ -15,7 +15,6 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from dryboot.checklog.argmap import LoggedArgs, map_args, validate_logged
@@ -550,20 +549,3 @@ def open_log(path: str) -> tuple[BinaryIO, str]:
         raise InputError(path, None, "no such file") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
-
-
-def read_log_file(path: str) -> tuple[str, str]:
-    """(text, source name) of ``path`` (``-``: standard input).
-
-    :raises InputError: unreadable.
-    """
-    if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    return data.decode("utf-8", errors="replace"), path
