@@ -21,7 +21,8 @@ def body(name: str) -> bytes:
 
 def verdict(name: str, config: str | None) -> dict[str, Any]:
     """Exit code, each boot's status, each boot's KV lines read (kinds) and checked (statuses),
-    the flag combinations that explain a boot, and the first reason given."""
+    the flag combinations that explain a boot, the memory lines read (for budget calibration) and
+    the first reason given."""
     stream = io.BytesIO(body(name))
     boots = tuple(
         check_lines(iter_relevant_lines(stream, name), source=name, model_path=str(REPO / config) if config else None)
@@ -35,5 +36,6 @@ def verdict(name: str, config: str | None) -> dict[str, Any]:
         "explained_by": [
             [c.describe() for c in b.report.search.explaining] if b.report and b.report.search else [] for b in boots
         ],
+        "memory": [[f"{what}: {figure}" for what, figure, _ in b.facts.memory] for b in boots],
         "reason": next((b.reason.split(": ", 2)[-1] for b in boots if b.reason), None),
     }

@@ -160,7 +160,8 @@ _TRIGGER_WORDS = tuple(
         "KV cache size", "KV cache memory", "KV cache is needed", "KV Cache", "block size", "amba",
         "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "cuda blocks",
         "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture", "max model len",
-        "Chunked prefill", "took", "No available memory", "█",
+        "Chunked prefill", "took", "No available memory", "graph memory", "Actual usage", "Free memory on device",
+        "graph pool memory", "█",
     )
 )  # fmt: skip
 
@@ -381,6 +382,17 @@ _ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _MAX_MODEL_LEN = re.compile(r"Using max model len (?P<n>\d+)")
 _BATCHED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.")
 _AVAILABLE = re.compile(r"Available KV cache memory: (?P<gib>-?[\d.]+) GiB")
+#: Memory lines a boot logs besides the KV budget (kept for budget calibration; not checked):
+#: name -> pattern with a ``gib`` group, in GiB unless the name says GB (``v1/worker/gpu_model_runner.py``,
+#: ``gpu_worker.py``; V0's ``Loading model weights took X GB``).
+MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("model loading", re.compile(r"Model loading took (?P<gib>[\d.]+) GiB(?: memory)?")),
+    ("model weights (V0, GB)", re.compile(r"Loading model weights took (?P<gib>[\d.]+) GB")),
+    ("estimated CUDA graph memory", re.compile(r"Estimated CUDA graph memory: (?P<gib>[\d.]+) GiB")),
+    ("actual usage", re.compile(r"Actual usage is (?P<gib>[\d.]+) GiB for consumed memory")),
+    ("free memory on device", re.compile(r"Free memory on device \((?P<gib>[\d.]+)/(?P<total>[\d.]+) GiB\)")),
+    ("CUDA graph pool", re.compile(r"CUDA graph pool memory: (?P<gib>[\d.]+) GiB \(actual\)")),
+)
 _RESERVED = re.compile(r"reserved (?P<gib>[\d.]+) GiB memory for KV Cache as specified by kv_cache_memory_bytes config")
 
 
@@ -449,6 +461,7 @@ class LogFacts:
     max_num_batched_tokens: int | None = None
     available: tuple[Available, ...] = ()
     reserved_gib: str | None = None
+    memory: tuple[tuple[str, str, LogLine], ...] = ()  # (what, figure with its unit, line)
     kv_lines: tuple[KVLine, ...] = field(default=())
     num_lines: int = 0
     versions: tuple[VersionEvidence, ...] = ()
@@ -461,7 +474,9 @@ class LogFacts:
     @property
     def is_vllm_log(self) -> bool:
         """Whether anything vLLM-specific was found at all."""
-        return bool(self.version or self.args_text or self.architecture or self.available or self.kv_lines)
+        return bool(
+            self.version or self.args_text or self.architecture or self.available or self.kv_lines or self.memory
+        )
 
     @property
     def args_complete(self) -> bool:
@@ -524,7 +539,7 @@ _WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
 _TRIGGER = re.compile(
     r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|cuda blocks"
     r"|Maximum concurrency|█|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took"
-    r"|No available memory"
+    r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory"
 )
 
 _TRIGGER_BYTES = re.compile(_TRIGGER.pattern.encode("utf-8"))
@@ -553,6 +568,7 @@ class _Boot:
         self.batched: int | None = None
         self.reserved: str | None = None
         self.available: list[Available] = []
+        self.memory: list[tuple[str, str, LogLine]] = []
         self.kv: dict[tuple[Kind, str], list[LogLine]] = {}
         self.kv_figures: dict[tuple[Kind, str], dict[str, str]] = {}
         self.kv_by_process: dict[tuple[Kind, frozenset[str], str | None], str] = {}
@@ -579,6 +595,7 @@ class _Boot:
             max_num_batched_tokens=self.batched,
             available=tuple(self.available),
             reserved_gib=self.reserved,
+            memory=tuple(self.memory),
             kv_lines=tuple(KVLine(k, t, self.kv_figures[(k, t)], tuple(ls)) for (k, t), ls in self.kv.items()),
             num_lines=self.count,
             versions=tuple(self.versions),
@@ -627,6 +644,11 @@ class _Boot:
             self.reserved = m["gib"]
         if m := _AVAILABLE.search(msg):
             self.available.append(Available(m["gib"], line))
+        if "took" in msg or "memory" in msg or "usage" in msg:
+            for name, pattern in MEMORY_PATTERNS:
+                if mm := pattern.search(msg):
+                    unit = "GB" if name.endswith("GB)") else "GiB"
+                    self.memory.append((name, f"{mm['gib']} {unit}", line))
         if found is not None:
             kind, km = found
             key = (kind, _kv_text(kind, km, msg))

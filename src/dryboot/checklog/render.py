@@ -113,9 +113,12 @@ def render_log(report: LogReport) -> str:
 
 
 def _boot_text(b: BootResult, source: str) -> str:
+    memory = "".join(
+        f"memory: {name}: {figure} ({line.where})\n" for name, figure, line in b.facts.memory
+    )  # read for budget calibration, not checked
     if b.report is not None:
-        return render_text(b.report)
-    return f"dryboot check-log: {source}: {b.status}: {b.reason}\n"
+        return render_text(b.report) + memory
+    return f"dryboot check-log: {source}: {b.status}: {b.reason}\n" + memory
 
 
 def _explanation(e: Explanation) -> dict[str, Any]:
@@ -139,6 +142,7 @@ def log_to_dict(report: LogReport) -> dict[str, Any]:
             d.update(to_dict(b.report))
         else:
             d["reason"] = b.reason
+        d["memory"] = [{"line": ln.number, "what": name, "figure": fig} for name, fig, ln in b.facts.memory]
         boots.append(d)
     return {"log": report.source, "boots": boots, "exit": report.exit_code}
 
