@@ -139,3 +139,38 @@ def test_relevant_lines_keep_numbers_and_wrapped_continuations() -> None:
     assert all(by_number[n] == t for n, t in relevant)
     assert any("To serve" in t for _, t in relevant) and any(t.startswith("e is needed") for _, t in relevant)
     assert numbers[-1] == len(everything) and relevant[-1][1] == "GPU KV cache size: 1,234 tokens"
+
+
+def test_versions_from_every_line_that_carries_one() -> None:
+    from dryboot.checklog.parse import iter_boots, iter_log_lines
+
+    text = (
+        "(APIServer pid=1) INFO 01-01 00:00:00 [api_server.py:1896] vLLM API server version 0.10.2.dev756+gfx906\n"
+        "(EngineCore pid=2) INFO 01-01 00:00:01 [core.py:122] Initializing a V1 LLM engine (v0.27.1) with con\n"
+        "(EngineCore pid=2) INFO 01-01 00:00:02 [kv_cache_utils.py:1869] GPU KV cache size: 10 tokens, "
+        "Maximum concurrency for 10 tokens per request: 1.00x\n"
+    )
+    (boot,) = list(iter_boots(iter_log_lines(text)))
+    assert [(v.version, v.how) for v in boot.versions] == [
+        ("0.10.2.dev756+gfx906", "stated"),
+        ("0.28.0", "the source line core.py:122"),  # where 0.28.0 logs the engine line
+        ("0.27.1", "stated"),
+        ("0.28.0", "the source line kv_cache_utils.py:1869"),
+    ]
+    # a source line counts only for the message vLLM logs there
+    other = "INFO 01-01 00:00:02 [kv_cache_utils.py:1869] something else entirely\n"
+    assert not next(iter_boots(iter_log_lines(other))).versions
+
+
+def test_disagreeing_versions_are_noted_and_the_first_stated_used() -> None:
+    from dryboot.checklog.check import _logged_version
+    from dryboot.checklog.parse import iter_boots, iter_log_lines
+
+    text = (
+        "INFO 01-01 00:00:00 [api_utils.py:313] vLLM server version 0.28.0, serving model a/b\n"
+        "INFO 01-01 00:00:01 [core.py:122] Initializing a V1 LLM engine (v0.27.1) with config: model='a/b'\n"
+    )
+    (boot,) = list(iter_boots(iter_log_lines(text)))
+    notes: list[str] = []
+    assert _logged_version(boot, notes) == "0.28.0"
+    assert notes and "several versions" in notes[0] and "0.27.1" in notes[0]
