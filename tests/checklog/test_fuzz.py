@@ -1,13 +1,14 @@
-"""Property tests: the log reader and the args-line parser never raise anything but
-:class:`InputError`, on arbitrary bytes and on mutated real logs.
+"""Property tests: the log reader, the args-line parser and the ``vllm serve`` command-line parser
+never raise anything but :class:`InputError`, on arbitrary bytes or words and on mutated real logs.
 
 ``DRYBOOT_FUZZ_EXAMPLES`` sets the examples per property (default 200; 10,000 for the release
-check: ``DRYBOOT_FUZZ_EXAMPLES=10000 pytest tests/checklog/test_fuzz.py``, about 4 minutes on two
+check: ``DRYBOOT_FUZZ_EXAMPLES=10000 pytest tests/checklog/test_fuzz.py``, about 6 minutes on two
 cores); the whole-check property, which plans each example, runs a twentieth of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Iterator
@@ -27,6 +28,7 @@ from dryboot.checklog.parse import (
     iter_relevant_lines,
     iter_text_lines,
 )
+from dryboot.checklog.serve import env_effects, parse_serve
 from dryboot.errors import InputError
 
 from .conftest import DATA
@@ -160,3 +162,37 @@ def test_whole_check_on_mutated_vllm_logs(hub: None, data: bytes) -> None:
     except InputError:
         return
     assert report.exit_code in (0, 1, 2, 3, 4)
+
+
+SERVE_WORDS = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["vllm", "serve", "-tp", "2", "--max-model-len", "--max_model_len=8", "-O3", "-O", "--config",
+             "--speculative-config.num_speculative_tokens", "--enable-prefix-caching", "--no-enable-prefix-caching",
+             "--served-model-name", "a", "b", "--model", "m/x", "--kv-cache-dtype", "fp8", "VLLM_X=1", "--", "-",
+             "--gpu-memory-util", "0.9", "{", '{"a": 1}', "--hf-overrides", "--max", "--tensor-parallel-size=x"]
+        ),
+        st.text(max_size=12),
+    ),
+    max_size=16,
+)  # fmt: skip
+
+
+@FUZZ
+@given(SERVE_WORDS)
+def test_serve_parser_on_arbitrary_words(words: list[str]) -> None:
+    for candidate in (words, ["vllm", "serve", *words]):
+        try:
+            cmd = parse_serve(candidate, {})
+            env_effects(cmd.env)
+            map_args(cmd.args, "--serve", label="", plan=True)
+        except InputError:
+            pass
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_serve_parser_on_arbitrary_text(text: str) -> None:
+    for candidate in (text, "vllm serve " + text):
+        with contextlib.suppress(InputError):
+            parse_serve(candidate, {})
