@@ -174,3 +174,28 @@ def test_disagreeing_versions_are_noted_and_the_first_stated_used() -> None:
     notes: list[str] = []
     assert _logged_version(boot, notes) == "0.28.0"
     assert notes and "several versions" in notes[0] and "0.27.1" in notes[0]
+
+
+def test_relevant_lines_agree_with_every_line_whatever_the_chunk_boundaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """64-byte chunks put line breaks, long lines and wrapped messages across every boundary: each
+    line kept has the number and text the plain reader gives it, and no line holding a fact word
+    is skipped."""
+    import io
+    import random
+
+    from dryboot.checklog import parse
+
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(parse, "MAX_LINE_BYTES", 400)
+    rng = random.Random(19)
+    words = [
+        "GPU KV cache size: 1 tokens", "x" * 300, "hello", "To serve at least one request", "",
+        "Available KV cache memory: 1 GiB", "y" * 70, "▎ Padding mamba page size by 1.00% to",
+    ]  # fmt: skip
+    for _ in range(300):
+        data = "\n".join(rng.choice(words) for _ in range(rng.randint(0, 30))).encode()
+        data += b"\n" if rng.random() < 0.5 else b""
+        every = dict(enumerate(parse.iter_text_lines(io.BytesIO(data)), start=1))
+        kept = list(parse.iter_relevant_lines(io.BytesIO(data)))
+        assert all(every[n] == t for n, t in kept)
+        assert {n for n, t in every.items() if parse._TRIGGER.search(t)} <= {n for n, _ in kept}

@@ -103,12 +103,13 @@ def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple
     """(line number, text) of the lines of a byte stream that can hold a fact or a KV line (one
     of :data:`_TRIGGER`'s words), and the three lines after a KV message that may be wrapped;
     every other line is skipped without being decoded. Read :data:`CHUNK_BYTES` at a time, so
-    memory stays bounded (at most one unbroken line of :data:`MAX_UNBROKEN_BYTES` is held);
-    lines decoded as :func:`iter_text_lines` does.
+    memory stays bounded (a chunk and the kept head of one line); lines are cut at
+    :data:`MAX_LINE_BYTES` and decoded as :func:`iter_text_lines` does.
 
     :raises InputError: more than :data:`MAX_UNBROKEN_BYTES` without a line break.
     """
-    carry = b""
+    carry = b""  # the kept head (at most MAX_LINE_BYTES) of the line the last chunk ended in
+    unbroken = 0  # that line's length so far
     number = 1
     force = 0
     while True:
@@ -117,18 +118,34 @@ def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple
             if carry and (force or _TRIGGER_BYTES.search(carry)):
                 yield number, _decode(carry[:MAX_LINE_BYTES])
             return
-        buf = carry + chunk if carry else chunk
-        cut = buf.rfind(b"\n")
+        cut = chunk.rfind(b"\n")
         if cut < 0:
-            if len(buf) > MAX_UNBROKEN_BYTES:
+            unbroken += len(chunk)
+            if unbroken > MAX_UNBROKEN_BYTES:
                 raise InputError(
                     source,
                     f"line {number}",
                     f"more than {MAX_UNBROKEN_BYTES >> 20} MiB without a line break: not a text log",
                 )
-            carry = buf
+            if len(carry) < MAX_LINE_BYTES:
+                carry += chunk[: MAX_LINE_BYTES - len(carry)]
             continue
-        body, carry = buf[: cut + 1], buf[cut + 1 :]
+        tail = len(chunk) - cut - 1  # bytes after the chunk's last line break
+        if carry:  # the first line of this chunk continues the kept head
+            first = chunk.find(b"\n")
+            if unbroken + first > MAX_UNBROKEN_BYTES:
+                raise InputError(
+                    source,
+                    f"line {number}",
+                    f"more than {MAX_UNBROKEN_BYTES >> 20} MiB without a line break: not a text log",
+                )
+            head = (carry + chunk[:first])[:MAX_LINE_BYTES]
+            buf = head + chunk[first:]
+            cut += len(head) - first
+        else:
+            buf = chunk
+        unbroken = tail
+        body, carry = buf[: cut + 1], buf[cut + 1 :][:MAX_LINE_BYTES]
         pos = 0  # the first byte not yet numbered
         while force and pos < len(body):  # continuations of a wrapped line at the last chunk's end
             end = body.find(b"\n", pos)
