@@ -79,10 +79,14 @@ class _StandInModelConfig:
 
         self.dtype = torch.bfloat16
         self._q, self._kv, self._hs = q_heads, kv_heads, head_size
-        text = types.SimpleNamespace(attn_logit_softcapping=None)
+        text = types.SimpleNamespace(attn_logit_softcapping=None, model_type="deepseek_v32", sliding_window=None)
         if dims is not None:
+            # A DeepSeek-V3.2-like MLA text config (the attributes the sparse backends read).
             text.qk_nope_head_dim, text.qk_rope_head_dim, text.v_head_dim = dims
+            text.kv_lora_rank = 512
             text.index_topk = 2048
+            text.index_n_heads = 64
+            text.index_head_dim = 128
         self.hf_text_config = text
         self.hf_config = text
         self.is_mm_prefix_lm = False
@@ -269,80 +273,54 @@ def _inside(standin: Any, gpu: dict[str, Any], arm: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- driver
 
 
+_FLAGS = ("has_sink", "use_mm_prefix", "use_non_causal")
+
+
 def _pick(cases: list[dict[str, Any]], **want: Any) -> str:
+    """The selected backend and preferred block of the first case matching ``want`` (absent flags are False)."""
     for c in cases:
-        if all(
-            c.get(k, False if k in ("has_sink", "use_mm_prefix", "use_non_causal") else None) == v
-            for k, v in want.items()
-        ):
-            sel = c.get("selected")
-            if sel is None:
-                return "refused" if "error" not in c else "error"
-            return f"{sel} {c['preferred_block_size']}"
+        if all(c.get(k, False if k in _FLAGS else None) == v for k, v in want.items()):
+            if c.get("selected") is None:
+                return "error" if "error" in c else "refused"
+            return f"{c['selected']} {c['preferred_block_size']}"
     return "?"
 
 
+#: The summary's columns: (header, what the case must match). Standard cases are plain causal
+#: attention unless a flag is named.
+_COLUMNS: list[tuple[str, dict[str, Any]]] = [
+    ("bf16 h128", {"kind": "standard", "kv_cache_dtype": "auto", "head_size": 128}),
+    ("fp8 h128", {"kind": "standard", "kv_cache_dtype": "fp8", "head_size": 128}),
+    ("fp8 h256", {"kind": "standard", "kv_cache_dtype": "fp8", "head_size": 256}),
+    ("fp8 h96", {"kind": "standard", "kv_cache_dtype": "fp8", "head_size": 96}),
+    ("fp8 h64+sinks", {"kind": "standard", "kv_cache_dtype": "fp8", "head_size": 64, "has_sink": True}),
+    ("nvfp4 h128", {"kind": "standard", "kv_cache_dtype": "nvfp4", "head_size": 128}),
+    ("MLA bf16", {"kind": "mla", "kv_cache_dtype": "auto", "mla_dims": [128, 64, 128]}),
+    ("MLA fp8", {"kind": "mla", "kv_cache_dtype": "fp8", "mla_dims": [128, 64, 128]}),
+    ("DSA bf16 128h", {"kind": "sparse_mla", "kv_cache_dtype": "auto", "num_heads": 128}),
+    ("DSA fp8", {"kind": "sparse_mla", "kv_cache_dtype": "fp8", "num_heads": 128}),
+]
+
+
 def summary(doc: dict[str, Any]) -> str:
-    """A markdown table of what each GPU gets (first arm of each GPU; other arms listed if they differ)."""
+    """A markdown table of what each GPU gets, one line per GPU and arm (arms equal to "cubin" left out)."""
+    head = ["GPU", "arm", "FA by head 64/128/256/512", *(name for name, _ in _COLUMNS), "serve defaults"]
     lines = [
         f"vLLM {doc['vllm_version']}: selected backend and its preferred block (`get_preferred_block_size(16)`).",
         "",
-        "| GPU | arm | FA by head 64/128/256/512 | bf16 h128 | fp8 h128 | fp8 h256 | fp8 h96 | fp8 h64+sinks "
-        "| nvfp4 h128 | MLA bf16 | MLA fp8 | DSA bf16 128h | DSA fp8 | serve defaults |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
     ]
     for row in doc["rows"]:
         if "same_as" in row:
             continue
-        cs = row["cases"]
         fa = row["flash_attn_version_by_head_size"]
         d = row["batch_defaults"]["OPENAI_API_SERVER"]
         cells = [
             row["gpu"],
             row["arm"],
             "/".join(str(fa.get(h)) for h in ("64", "128", "256", "512")),
-            _pick(
-                cs,
-                kind="standard",
-                kv_cache_dtype="auto",
-                head_size=128,
-                has_sink=False,
-                use_mm_prefix=False,
-                use_non_causal=False,
-            ),
-            _pick(
-                cs,
-                kind="standard",
-                kv_cache_dtype="fp8",
-                head_size=128,
-                has_sink=False,
-                use_mm_prefix=False,
-                use_non_causal=False,
-            ),
-            _pick(
-                cs,
-                kind="standard",
-                kv_cache_dtype="fp8",
-                head_size=256,
-                has_sink=False,
-                use_mm_prefix=False,
-                use_non_causal=False,
-            ),
-            _pick(
-                cs,
-                kind="standard",
-                kv_cache_dtype="fp8",
-                head_size=96,
-                has_sink=False,
-                use_mm_prefix=False,
-                use_non_causal=False,
-            ),
-            _pick(cs, kind="standard", kv_cache_dtype="fp8", head_size=64, has_sink=True),
-            _pick(cs, kind="standard", kv_cache_dtype="nvfp4", head_size=128),
-            _pick(cs, kind="mla", kv_cache_dtype="auto", mla_dims=[128, 64, 128]),
-            _pick(cs, kind="mla", kv_cache_dtype="fp8", mla_dims=[128, 64, 128]),
-            _pick(cs, kind="sparse_mla", kv_cache_dtype="auto", num_heads=128),
-            _pick(cs, kind="sparse_mla", kv_cache_dtype="fp8", num_heads=128),
+            *(_pick(row["cases"], **want) for _, want in _COLUMNS),
             f"{d['max_num_batched_tokens']} / {d['max_num_seqs']}",
         ]
         lines.append("| " + " | ".join(cells) + " |")

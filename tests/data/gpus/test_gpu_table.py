@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -75,3 +76,57 @@ def test_every_cited_source_is_quoted() -> None:
             assert key in quoted, f"{row['name']}: source {key} is not in SOURCES.md"
         if row["nvml_total_quality"] != "spec" or row["cuda_total_quality"] != "spec":
             assert row["sources"], f"{row['name']}: a measured figure needs a source"
+
+
+GiB = 1 << 30
+
+
+def _matrices() -> dict[str, dict[str, Any]]:
+    found = {}
+    for path in sorted((HERE / "backend-matrix").glob("vllm-*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        found[doc["vllm_version"]] = doc
+    return found
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def _serve_defaults(gpu: dict[str, Any], version: str) -> tuple[int, int]:
+    """docs/gpu-rules.md section 6, restated: `vllm serve` batch defaults from NVML memory and name."""
+    memory, name = gpu["nvml_total_bytes"], gpu["device_name"].lower()
+    gb10 = _minor(version) >= 33 and tuple(gpu["compute_capability"]) == (12, 1)
+    if _minor(version) >= 28 and memory >= 160 * GiB:
+        return 16384, 1024
+    if memory >= 70 * GiB and "a100" not in name and not gb10:
+        return 8192, 1024
+    return 2048, 256
+
+
+def test_matrices_cover_the_table_and_agree_with_the_documented_defaults() -> None:
+    matrices = _matrices()
+    assert "0.28.0" in matrices
+    for version, doc in matrices.items():
+        rows = {(r["gpu"], r["arm"]): r for r in doc["rows"]}
+        for gpu in _table():
+            row = rows.get((gpu["name"], "cubin"))
+            assert row is not None and "cases" in row, f"{version}: {gpu['name']} not recorded"
+            got = row["batch_defaults"]["OPENAI_API_SERVER"]
+            assert (got["max_num_batched_tokens"], got["max_num_seqs"]) == _serve_defaults(gpu, version), (
+                f"{version} {gpu['name']}"
+            )
+
+
+def test_matrices_agree_with_the_documented_flash_attention_versions() -> None:
+    """docs/gpu-rules.md section 3: FA2 only on SM 8.x and 12.x; FA3 on SM 9.x up to head 256, FA4 above."""
+    for version, doc in _matrices().items():
+        for row in doc["rows"]:
+            if "cases" not in row:
+                continue
+            fa = row["flash_attn_version_by_head_size"]
+            major = row["compute_capability"][0]
+            if major in (8, 12):
+                assert set(fa.values()) == {2}, f"{version} {row['gpu']}"
+            elif major == 9:
+                assert [fa[h] for h in ("64", "128", "256", "512")] == [3, 3, 3, 4], f"{version} {row['gpu']}"
