@@ -130,3 +130,24 @@ def test_matrices_agree_with_the_documented_flash_attention_versions() -> None:
                 assert set(fa.values()) == {2}, f"{version} {row['gpu']}"
             elif major == 9:
                 assert [fa[h] for h in ("64", "128", "256", "512")] == [3, 3, 3, 4], f"{version} {row['gpu']}"
+
+
+def test_engine_starts_follow_the_documented_refusals() -> None:
+    """docs/gpu-rules.md section 3: fp8 through Triton (gpt-oss's sinks, every MLA model) is refused
+    below SM 8.9 with vLLM's message; the recorded DSA config (``index_topk`` 256) starts only on
+    SM 9.x and 10.x (SM 12.x's sparse backend takes ``index_topk`` 2048 only)."""
+    caps = {g["name"]: tuple(g["compute_capability"]) for g in _table()}
+    files = sorted((HERE / "oracle-as-gpu").glob("vllm-*.jsonl"))
+    assert files
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            cap, case = caps[row["gpu"]], row["id"]
+            where = f"{path.name} {row['gpu']} {case}"
+            if case in ("GptOssForCausalLM/fp8", "DeepseekV3ForCausalLM/fp8"):
+                refused = "FP8 KV cache is not supported by the Triton" in row.get("error", "")
+                assert refused == (cap < (8, 9)), where
+                if refused:
+                    assert row["gpu"] != "" and f"(compute capability {cap[0]}.{cap[1]})" in row["error"], where
+            if case.startswith("DeepseekV32ForCausalLM/"):
+                assert bool(row.get("ok")) == (cap[0] in (9, 10)), where
