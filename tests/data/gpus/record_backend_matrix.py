@@ -7,7 +7,7 @@
     python3 tests/data/gpus/record_backend_matrix.py --summary tests/data/gpus/backend-matrix/vllm-0.28.0.json
 
 Runs inside the given fidelity venv (``scripts/fidelity-env.sh``),
-with the e2e oracle's stand-ins (``tests/fidelity/e2e_oracle.py`` ``_install``) answering as that
+with the e2e oracle's stand-ins (``src/dryboot/boot/engine_start.py`` ``_install``) answering as that
 GPU: compute capability, NVML name, NVML total memory and SM count on the platform, and the
 same figures from ``torch.cuda.get_device_properties``/``get_device_capability``. Then it asks
 vLLM's own functions, under a ``VllmConfig`` whose model config is a small stand-in carrying the
@@ -48,7 +48,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 _REAL_WHICH = shutil.which
-ORACLE_DIR = HERE.parents[1] / "fidelity"
+ORACLE_DIR = HERE.parents[2] / "src" / "dryboot" / "boot"
 
 STANDARD_KV = ["auto", "fp8", "fp8_e4m3", "fp8_e5m2", "nvfp4", "int8_per_token_head", "fp8_per_token_head"]
 STANDARD_HEADS = [64, 80, 96, 128, 192, 256, 512]
@@ -107,7 +107,7 @@ class _StandInModelConfig:
 def _install() -> Any:
     """The e2e oracle's stand-ins (kernels, torch device queries, the platform), once per process."""
     sys.path.insert(0, str(ORACLE_DIR))
-    import e2e_oracle as oracle
+    import engine_start as oracle
 
     oracle._install()
     import vllm.platforms as platforms
@@ -145,7 +145,7 @@ def _as_gpu(standin: Any, gpu: dict[str, Any], arm: str) -> None:
     from vllm.platforms.interface import DeviceCapability
 
     sys.path.insert(0, str(ORACLE_DIR))
-    import e2e_oracle as oracle
+    import engine_start as oracle
 
     cap = tuple(gpu["compute_capability"])
     sms = gpu.get("sm_count", 132)

@@ -1,4 +1,4 @@
-"""Run the e2e oracle (``tests/fidelity/e2e_oracle.py``) as another GPU of ``gpus.toml``.
+"""Run the e2e oracle (``src/dryboot/boot/engine_start.py``) as another GPU of ``gpus.toml``.
 
     /work/venvs/vllm-0.28.0/bin/python tests/data/gpus/run_oracle_as.py "RTX 3090" [ARM] < cases.jsonl
 
@@ -20,9 +20,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "fidelity"))
+sys.path.insert(0, str(HERE.parents[2] / "src" / "dryboot" / "boot"))
 
-import e2e_oracle as oracle  # noqa: E402
+import engine_start as oracle  # noqa: E402
 import record_backend_matrix as matrix  # noqa: E402
 
 
@@ -60,7 +60,7 @@ def main() -> int:
 
     sys.stdout = _Tagged()  # type: ignore[assignment]
     try:
-        return oracle.main()
+        return oracle.main([])
     finally:
         sys.stdout = real_stdout
 
