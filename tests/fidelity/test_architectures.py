@@ -9,7 +9,7 @@ engine start, on its tiny config under many flag sets.
 architecture's name.
 
 ``data/architectures/recorded.json`` holds what vLLM 0.28.0 answered for every case (written by
-``record_architectures.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot). The default
+``record_architectures.py`` from ``src/dryboot/boot/engine_start.py``; nothing in it comes from dryboot). The default
 run checks dryboot against those figures; with ``DRYBOOT_VLLM_PYTHON`` set (a vLLM 0.28.0 venv),
 ``test_live_oracle`` re-runs the oracle and checks it still says what was recorded and that
 dryboot agrees.

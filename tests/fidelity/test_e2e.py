@@ -1,6 +1,6 @@
 """End-to-end fidelity: dryboot against vLLM 0.28.0's engine start, from the same config.json and flags.
 
-* ``test_oracle_reproduces_recorded``: the oracle (``e2e_oracle.py``) reproduces every figure
+* ``test_oracle_reproduces_recorded``: the oracle (``src/dryboot/boot/engine_start.py``) reproduces every figure
   recorded in ``data/e2e-min/README.md`` (vLLM 0.28.0's own engine start, stand-in H200).
 * ``test_dryboot_matches_recorded``: dryboot against those recorded vLLM figures. Needs no vLLM;
   the kinds dryboot gets wrong today are marked ``xfail`` (strict: an XPASS fails the run, so a

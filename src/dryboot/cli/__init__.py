@@ -22,6 +22,8 @@ from dryboot.errors import InputError
 # command name -> "module:attribute" of a click.Command; loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("dryboot.cli.plan_cmd", "plan"),
+    "boot": ("dryboot.cli.boot_cmd", "boot"),
+    "boot-env": ("dryboot.cli.boot_cmd", "boot_env"),
     "check-log": ("dryboot.cli.checklog_cmd", "check_log"),
     "sweep": ("dryboot.cli.sweep_cmd", "sweep"),
     "profiles": ("dryboot.cli.profiles_cmd", "profiles"),

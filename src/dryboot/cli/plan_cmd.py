@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -104,6 +106,14 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 )
 @policy_options("")
 @click.option(
+    "--serve",
+    "serve_line",
+    metavar="'vllm serve ...'",
+    help="Plan from a vllm serve command line (vLLM's option names, --config YAML, VAR=value "
+    "words before it; VLLM_* variables of the environment too). Or give it after '--'.",
+)
+@click.argument("serve_words", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
+@click.option(
     "--compare-version",
     metavar="B",
     help="Also plan with vLLM B's rules and show what the upgrade changes, figure by figure.",
@@ -128,12 +138,18 @@ def plan(
     compare_version: str | None,
     as_json: bool,
     svg_path: str | None,
+    serve_line: str | None,
+    serve_words: tuple[str, ...],
     **kwargs: Any,
 ) -> None:
     """Predict vLLM's KV cache at engine start, offline.
 
     Prints the lines vLLM logs (block size, mamba padding, "GPU KV cache size", maximum
     concurrency), tables of layers, groups and capacity, and a verdict per invariant.
+    With --serve 'vllm serve MODEL ...' (or after '--') the flags and the model come from the
+    command line people already have: its options mapped as check-log maps a logged args line
+    (refused or noted by name), the model's config.json from --model, a local path or the
+    Hugging Face cache. dryboot's own flags (a KV budget, --gpu-memory) may be given beside it.
     Exit 0: every invariant holds; 1: an invariant is violated or one request does not
     fit; 2: bad input.
     """
@@ -158,12 +174,30 @@ def plan(
             verified = sum(r.status == "verified" for r in table)
             click.echo(f"{len(table)} architectures: {verified} verified, {len(table) - verified} refused")
         return
-    if model_path is None:
-        raise click.UsageError("Missing option '--model'.")
     flags = collect_flags(kwargs)
-    model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
-    drafter, args = load_drafter_and_k(spec_config, spec_model, args)
-    result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+    env: dict[str, str] = {}
+    if serve_line is not None or serve_words:
+        if serve_line is not None and serve_words:
+            raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
+        if spec_config is not None or spec_model is not None or hf_overrides is not None:
+            raise click.UsageError("With --serve, give --speculative-config / --hf-overrides in the command line.")
+        # at call: only --serve reads a command line; plan's other paths never load check-log
+        from dryboot.checklog.serve import parse_serve, plan_inputs
+
+        cmd = parse_serve(serve_line if serve_line is not None else list(serve_words), os.environ)
+        served = plan_inputs(cmd, model_path=model_path, extra_flags=flags, custom_dtypes=custom_dtypes)
+        model, args, drafter, env = served.model, served.args, served.drafter, served.env
+        flags = served.flags
+        for note in served.notes:
+            click.echo(f"serve: {note}", err=True)
+        click.echo(f"serve: config {served.config.path} ({served.config.how})", err=True)
+    else:
+        if model_path is None:
+            raise click.UsageError("Missing option '--model'.")
+        model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
+        drafter, args = load_drafter_and_k(spec_config, spec_model, args)
+    with _environment(env):
+        result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if compare_version is not None:
         other_args = replace(args, vllm_version=resolve_version(compare_version, "--compare-version"))
         other = make_plan(model, other_args, drafter=drafter, policies=Policies(grouping, unification))
@@ -189,6 +223,22 @@ def plan(
     else:
         click.echo(render_text(result, given=flags), nl=False)
     raise SystemExit(0 if result.ok else 1)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """The variables of a --serve command line set while planning (vLLM's rules read some from
+    the environment, as vLLM does), restored after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def compare_figures(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:

@@ -32,6 +32,14 @@ if TYPE_CHECKING:
     metavar="DIR",
     help="Also draw each plan's KV pool into DIR, one PROFILE--ARM.svg per profile and arm.",
 )
+@click.option(
+    "--boot",
+    is_flag=True,
+    help="With --compare: fill the table from each arm's own code (its tree = ..., or series = ... + base = ...), "
+    "each profile's engine start run offline on a faked GPU (see dryboot boot --help).",
+)
+@click.option("--python", "boot_python", metavar="PYTHON", help="With --boot: the boot environment's python.")
+@click.option("--gpu", "gpu_name", metavar="NAME", help="With --boot: the faked GPU (H200, default, or smXY:NNG).")
 def profiles(
     file: str,
     arms: tuple[str, ...],
@@ -40,6 +48,9 @@ def profiles(
     as_json: bool,
     expect_identical: bool,
     svg_dir: str | None,
+    boot: bool,
+    boot_python: str | None,
+    gpu_name: str | None,
 ) -> None:
     """Plan every launcher profile of FILE (TOML) under each arm.
 
@@ -59,6 +70,15 @@ def profiles(
     if as_json and fmt != "table":
         raise click.UsageError("--json and --format are alternatives; give one")
     pset = load_profiles(file)
+    if boot:
+        if not compare_arms:
+            raise click.UsageError("--boot needs --compare A B")
+        from dryboot.boot.session import parse_gpu
+        from dryboot.cli.profiles_boot import run_boot_compare
+
+        raise SystemExit(
+            run_boot_compare(pset, *compare_arms, boot_python, parse_gpu(gpu_name), as_json, expect_identical)
+        )
     if compare_arms:
         a, b = compare_arms
         results = run(pset, [a, b])

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -53,21 +53,34 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class Profile:
-    """One launcher profile: a model, engine flags and an optional drafter."""
+    """One launcher profile: a model, engine flags and an optional drafter.
+
+    ``flags`` (vLLM flag names -> the file's values, ``model`` and ``drafter`` included, paths
+    relative to ``base``) is what the launcher passes, kept for running the arm's own code
+    (``dryboot profiles --boot``); ``drafter_spec`` the merged drafter table (``None``: none).
+    """
 
     name: str
     model: ModelGeometry
     args: EngineArgs
     drafter: Drafter | None
+    flags: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    drafter_spec: Mapping[str, Any] | None = field(default=None, compare=False, hash=False)
+    base: Path = field(default=Path("."), compare=False, hash=False)
 
 
 @dataclass(frozen=True)
 class Arm:
-    """One arm: a vLLM version and a set of policies."""
+    """One arm: a vLLM version and a set of policies, and optionally its own code: a ``tree``
+    (a directory holding ``vllm/``) or a patch ``series`` directory on the pristine release
+    ``base`` (both resolved against the file's directory; read by ``dryboot profiles --boot``)."""
 
     name: str
     vllm_version: str
     policies: Policies
+    tree: str | None = None
+    series: str | None = None
+    base: str | None = None
 
 
 @dataclass(frozen=True)
@@ -203,12 +216,15 @@ def load_profiles(path: str | Path) -> ProfileSet:
             if not args.num_speculative_tokens:
                 raise InputError(source, f"{where}.num-speculative-tokens", "required with a drafter")
         _within(source, where, args.validate)
-        profiles.append(Profile(name, model, args, drafter))
+        spec = None if drafter is None else {**default_drafter, **(drafter_spec or {})}
+        profiles.append(Profile(name, model, args, drafter, {**merged, "model": model_path}, spec, base))
     arms = []
     arms_t = _table(data, "arms", source) or {"upstream": {}}
     for name, raw in arms_t.items():
         where = f"arms.{name}"
-        body = _entry(raw, source, where, frozenset({"vllm-version", "grouping", "unification"}))
+        body = _entry(
+            raw, source, where, frozenset({"vllm-version", "grouping", "unification", "tree", "series", "base"})
+        )
         grouping = body.get("grouping", "upstream")
         unification = body.get("unification", "upstream")
         if grouping not in GROUPING_POLICIES:
@@ -219,10 +235,32 @@ def load_profiles(path: str | Path) -> ProfileSet:
             raise InputError(
                 source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})"
             )
-        version = resolve_version(str(body.get("vllm-version", "0.28.0")), f"{source}: {where}.vllm-version")
+        code = _arm_code(body, base, source, where)
+        default_version = code[2] or "0.28.0"
+        version = resolve_version(str(body.get("vllm-version", default_version)), f"{source}: {where}.vllm-version")
         rules_for(version, f"{source}: {where}.vllm-version")
-        arms.append(Arm(name, version, Policies(grouping, unification)))
+        arms.append(Arm(name, version, Policies(grouping, unification), *code))
     return ProfileSet(source, tuple(profiles), tuple(arms))
+
+
+def _arm_code(
+    body: Mapping[str, Any], base: Path, source: str, where: str
+) -> tuple[str | None, str | None, str | None]:
+    """An arm's ``tree`` / ``series`` + ``base`` (paths resolved against ``base``)."""
+    for key in ("tree", "series", "base"):
+        if key in body and not isinstance(body[key], str):
+            raise InputError(source, f"{where}.{key}", "must be a string")
+    tree, series, release = body.get("tree"), body.get("series"), body.get("base")
+    if tree is not None and (series is not None or release is not None):
+        raise InputError(source, f"{where}.tree", "give tree, or series with base, not both")
+    if (series is None) != (release is None):
+        missing = "base" if release is None else "series"
+        raise InputError(source, f"{where}.{missing}", "series and base go together (a series on a pristine release)")
+    return (
+        None if tree is None else str((base / tree).resolve()),
+        None if series is None else str((base / series).resolve()),
+        release,
+    )
 
 
 def plan_profile(profile: Profile, arm: Arm, source: str = "<profiles>") -> Plan:

@@ -1,5 +1,14 @@
-"""End-to-end vLLM oracle (0.28.0; also 0.27.1, 0.29.0-0.33.0): the engine-start path from a
-user's config.json and CLI flags.
+# mypy: disable-error-code="unused-ignore,misc"
+"""A vLLM tree's own engine start, run offline on a faked GPU (0.28.0; also 0.27.1, 0.29.0-0.33.0):
+the engine-start path from a user's config.json and CLI flags.
+
+This file runs *inside* the boot environment's interpreter, by path
+(``python engine_start.py --tree DIR [--gpu JSON]``); :mod:`dryboot.boot.session` starts it.
+``--tree DIR`` puts DIR (the directory holding the ``vllm`` package: a source checkout, a
+``site-packages``, or a tree ``dryboot series apply`` produced) first on ``sys.path``, so that
+tree's code runs, not the environment's installed vLLM. dryboot never imports this file and this
+file never imports dryboot (the environment has no dryboot). It is also the fidelity oracle of
+``tests/fidelity`` (one oracle: the tests run this copy).
 
 One file for every release; what differs by release is checked where it is used (by the
 presence of the function a release introduced, or ``VLLM_MINOR``):
@@ -14,13 +23,13 @@ presence of the function a release introduced, or ``VLLM_MINOR``):
   runner's ``RequestState`` (a stand-in with its sizes); no ``VllmConfig.is_encoder_only``;
   torch 2.14.0 is a CUDA build whose torchvision loads its own ops; the SSD kernels read
   ``triton.Config`` fields at import (a small stand-in for vLLM's Triton placeholder);
-  ``torch.cuda.get_device_properties`` answers as the H200; FlashInfer's multi-CTA KV counter
+  ``torch.cuda.get_device_properties`` answers as the faked GPU; FlashInfer's multi-CTA KV counter
   (allocated on "cuda" at construction) is allocated on the meta device.
 
-Run with the fidelity venv's python (``scripts/fidelity-env.sh`` prints it). dryboot never imports
-this file and this file never imports dryboot. Unlike ``vllm_oracle.py`` (which feeds vLLM's planner
-with layer specs described by the caller), every figure here starts from exactly what a user gives
-``vllm serve``: a model directory holding ``config.json`` and the command-line flags.
+Run with the boot environment's python (``dryboot boot-env`` prints it). Unlike
+``tests/fidelity/vllm_oracle.py`` (which feeds vLLM's planner with layer specs described by the
+caller), every figure here starts from exactly what a user gives ``vllm serve``:
+a model directory holding ``config.json`` and the command-line flags.
 
 What runs, in the engine's own order (each step is vLLM's function, called as vLLM calls it):
 
@@ -58,10 +67,11 @@ What is faked, and why (nothing else is):
   three CUTLASS capability queries of ``vllm._custom_ops`` answer as an SM90 build does
   (fp8: SM>=89, block fp8: SM>=90, fp4: SM>=100). ``torch.cuda.Stream``/``Event`` are inert
   stand-ins (layers create side streams at construction).
-* **The GPU: a stand-in H200.** ``vllm.platforms.current_platform`` is a subclass of vLLM's own
-  ``NonNvmlCudaPlatform`` (so backend selection, priorities and validity checks are CUDA's) that
-  answers compute capability 9.0, name "NVIDIA H200", 141 GiB total memory, 132 SMs, 8 devices,
-  no pinned memory (host buffers only) and ``current_device()`` = the meta device.
+* **The GPU: a stand-in (``--gpu``; default an H200).** ``vllm.platforms.current_platform`` is a
+  subclass of vLLM's own ``NonNvmlCudaPlatform`` (so backend selection, priorities and validity
+  checks are CUDA's) that answers the ``--gpu`` compute capability, name, total memory and SM
+  count (default 9.0, "NVIDIA H200", 141 GiB, 132 SMs), 8 devices, no pinned memory (host buffers
+  only) and ``current_device()`` = the meta device.
 * **torchvision's kernels.** PyPI's torchvision 0.28.0 is a CUDA build whose op library cannot
   load next to CPU torch; the two op schemas (``torchvision::nms``/``qnms``) its import registers
   fake kernels for are declared first, so the multimodal model classes (which import
@@ -96,7 +106,9 @@ What is faked, and why (nothing else is):
   exactly as the worker returns it (a case without it fails at stage "plan"). PP > 1 is refused
   (one process cannot hold several stages' layers).
 
-Protocol: JSON lines on stdin, one case each (or one document ``{"cases": [...]}``):
+Protocol: first a line ``{"meta": {"stage": "ready", "vllm_version", "vllm_file", "import_seconds",
+"gpu"}}`` once vLLM imported (or ``{"meta": {"stage": "import", "error"}}`` and exit 3 when the
+tree does not import), then JSON lines on stdin, one case each (or one document ``{"cases": [...]}``):
 
     {"id": "x", "model": "/dir/with/config.json", "argv": ["--max-model-len", "8192", ...]}
 
@@ -119,7 +131,9 @@ prints goes to stderr.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import dataclasses
 import functools
 import gc
 import io
@@ -141,10 +155,19 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 if "VLLM_CACHE_ROOT" not in os.environ:
     os.environ["VLLM_CACHE_ROOT"] = tempfile.mkdtemp(prefix="e2e-oracle-vllm-cache-")
 
-H200_CAPABILITY = (9, 0)
-H200_NAME = "NVIDIA H200"
-H200_TOTAL_MEMORY = 141 << 30
-H200_SM_COUNT = 132
+
+@dataclasses.dataclass
+class FakeGPU:
+    """The GPU the stand-in platform answers as (``--gpu`` JSON: name, capability, memory, SMs)."""
+
+    name: str = "NVIDIA H200"
+    capability: tuple[int, int] = (9, 0)
+    total_memory: int = 141 << 30
+    sm_count: int = 132
+    device_count: int = 8
+
+
+GPU = FakeGPU()
 
 GC_EVERY = 100
 #: vLLM's minor release number (0.X.y), set by _install(); the few steps that differ by release
@@ -265,6 +288,27 @@ def _stand_in_group(size: int, name: str) -> types.SimpleNamespace:
     )
 
 
+def _declare_torchvision_ops() -> Any:
+    """Declare the two torchvision op schemas; returns the registration (keep it alive).
+
+    PyPI's torchvision is a CUDA build whose op library cannot load next to CPU torch: its
+    import registers fake kernels for ``torchvision::nms`` / ``qnms`` and fails unless those op
+    schemas exist. With a CUDA torch (0.33.0's torch 2.14.0 is PyPI's CUDA build) torchvision's
+    own op library loads and registers them, and declaring them first would abort the process:
+    nothing is done then. No torchvision kernel is ever called.
+    """
+    import torch
+
+    if torch.version.cuda is not None:
+        return None
+    with contextlib.suppress(Exception):
+        lib = torch.library.Library("torchvision", "DEF")
+        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        return lib
+    return None
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -281,9 +325,7 @@ def _install() -> None:
     # torchvision on PyPI is a CUDA build whose kernel library cannot load next to CPU torch;
     # declaring the two ops its import registers fake kernels for lets it import (the
     # multimodal model classes import transformers' image processors, which import it).
-    from venv_shims import declare_torchvision_ops
-
-    V.torchvision_lib = declare_torchvision_ops()  # keep the registration alive
+    V.torchvision_lib = _declare_torchvision_ops()  # keep the registration alive
 
     # 0.33.0's SSD kernels filter their autotune configs at import on SM90 (reading num_stages,
     # num_warps, kwargs); vLLM's Triton placeholder makes triton.Config a no-op decorator.
@@ -302,11 +344,11 @@ def _install() -> None:
     torch.cuda.Stream = _InertStream  # type: ignore[misc,assignment]
     # 0.33.0's FlashInfer GDN prefill probes the device properties at layer construction.
     torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(  # type: ignore[assignment]
-        name=H200_NAME,
-        major=H200_CAPABILITY[0],
-        minor=H200_CAPABILITY[1],
-        total_memory=H200_TOTAL_MEMORY,
-        multi_processor_count=H200_SM_COUNT,
+        name=GPU.name,
+        major=GPU.capability[0],
+        minor=GPU.capability[1],
+        total_memory=GPU.total_memory,
+        multi_processor_count=GPU.sm_count,
     )
     torch.cuda.Event = _InertEvent  # type: ignore[misc,assignment]
     # The workspace manager empties the device's caching allocator before it grows a workspace
@@ -320,15 +362,15 @@ def _install() -> None:
     class StandInH200(NonNvmlCudaPlatform):
         @classmethod
         def get_device_capability(cls, device_id: int = 0) -> DeviceCapability:
-            return DeviceCapability(*H200_CAPABILITY)
+            return DeviceCapability(*GPU.capability)
 
         @classmethod
         def get_device_name(cls, device_id: int = 0) -> str:
-            return H200_NAME
+            return GPU.name
 
         @classmethod
         def get_device_total_memory(cls, device_id: int = 0) -> int:
-            return H200_TOTAL_MEMORY
+            return GPU.total_memory
 
         @classmethod
         def is_pin_memory_available(cls) -> bool:
@@ -340,11 +382,11 @@ def _install() -> None:
 
         @classmethod
         def device_count(cls) -> int:
-            return 8
+            return GPU.device_count
 
         @classmethod
         def num_compute_units(cls, device_id: int = 0) -> int:
-            return H200_SM_COUNT
+            return GPU.sm_count
 
     platforms._current_platform = StandInH200()  # type: ignore[attr-defined]
     import vllm.utils.torch_utils as torch_utils
@@ -859,12 +901,53 @@ def _read_cases(stream: Any) -> Any:
             yield json.loads(line)
 
 
-def main() -> int:
+def _options(argv: list[str]) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="engine_start.py")
+    ap.add_argument("--tree", help="directory holding the vllm package to import (put first on sys.path)")
+    ap.add_argument("--gpu", help='JSON: {"name", "capability": [9, 0], "total_memory", "sm_count"}')
+    return ap.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = _options(sys.argv[1:] if argv is None else argv)
+    # This file's own directory (sys.path[0] when run by path) holds dryboot's modules, which
+    # must not shadow anything the tree imports; the tree under test goes first instead.
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    if opts.tree:
+        sys.path.insert(0, os.path.abspath(opts.tree))
+    if opts.gpu:
+        g = json.loads(opts.gpu)
+        GPU.name = str(g.get("name", GPU.name))
+        GPU.capability = tuple(int(x) for x in g.get("capability", GPU.capability))  # type: ignore[assignment]
+        GPU.total_memory = int(g.get("total_memory", GPU.total_memory))
+        GPU.sm_count = int(g.get("sm_count", GPU.sm_count))
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # anything vLLM prints must not corrupt the JSON lines
     t0 = time.perf_counter()
-    _install()
+    try:
+        _install()
+    except BaseException as e:  # a tree that does not import: one line saying what failed
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        where = ""
+        tb = traceback.extract_tb(e.__traceback__)
+        if tb:
+            where = f" at {tb[-1].filename}:{tb[-1].lineno}"
+        failed = {"stage": "import", "error": _fmt_exc(e) + where}
+        real_stdout.write(json.dumps({"meta": failed}) + "\n")
+        real_stdout.flush()
+        return 3
     import_seconds = time.perf_counter() - t0
+    ready = {
+        "stage": "ready",
+        "vllm_version": V.vllm.__version__,
+        "vllm_file": V.vllm.__file__,
+        "import_seconds": round(import_seconds, 3),
+        "gpu": dataclasses.asdict(GPU),
+    }
+    real_stdout.write(json.dumps({"meta": ready}) + "\n")
+    real_stdout.flush()
 
     capture = _Capture()
     root = logging.getLogger("vllm")
@@ -882,7 +965,7 @@ def main() -> int:
         case_seconds += res["seconds"]
         real_stdout.write(json.dumps(res, default=str) + "\n")
         real_stdout.flush()
-    meta = {
+    meta: dict[str, Any] = {
         "vllm_version": V.vllm.__version__,
         "cases": n,
         "import_seconds": round(import_seconds, 3),
