@@ -9,7 +9,8 @@ and ``index.json`` beside the configs, and prints per directory how many cases v
 how many dryboot agrees with. Nothing recorded comes from dryboot. A case whose oracle process
 died or hung is never recorded (the script exits 1: run it again); an answer that is the CPU
 oracle's environment gap (a module missing from the venv, a kernel handle called) is recorded
-with ``"env_gap": true`` and never compared.
+with ``"env_gap": true`` and never compared; vLLM's refusal of a config whose class is remote code is
+recorded with ``"remote_code": true``.
 """
 
 from __future__ import annotations
@@ -67,10 +68,7 @@ def main() -> int:
             continue
         rows = []
         for c, argv in zip(cases[name], sets[name], strict=True):
-            row: dict[str, Any] = {"argv": argv, "vllm": kept(res[c.id])}
-            if T.env_gap(row["vllm"]):
-                row["env_gap"] = True
-            rows.append(row)
+            rows.append(T.mark({"argv": argv, "vllm": kept(res[c.id])}))
         recorded[name] = rows
         served = sum(1 for r in rows if r["vllm"].get("ok"))
         gaps = sum(1 for r in rows if r.get("env_gap"))
