@@ -463,29 +463,47 @@ KNOWN: dict[str, str] = {
 }
 
 
-def verdict(case: H.Case, answer: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(dryboot's answer, the comparison) for one recorded case."""
-    d = H.run_dryboot(case, VLLM_VERSION)
+#: Other releases' known disagreements (a partial record: the directories it holds), by release:
+#: case id -> kind, as :data:`KNOWN` is for 0.28.0.
+KNOWN_RELEASES: dict[str, dict[str, str]] = {}
+
+
+def known_for(version: str) -> dict[str, str]:
+    return KNOWN if version == VLLM_VERSION else KNOWN_RELEASES.get(version, {})
+
+
+def verdict(case: H.Case, answer: dict[str, Any], version: str = VLLM_VERSION) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(dryboot's answer with ``--vllm-version version``, the comparison) for one recorded case."""
+    d = H.run_dryboot(case, version)
     return d, H.compare(answer, d)
 
 
-def problems_of(name: str, rows: list[dict[str, Any]]) -> list[str]:
+def problems_of(name: str, rows: list[dict[str, Any]], version: str = VLLM_VERSION) -> list[str]:
+    """What is wrong with dryboot on ``name``'s recorded cases of ``version``: a disagreement not
+    in the release's known table, or a known one that now agrees."""
+    known = known_for(version)
     out = []
     for i, row in enumerate(rows):
         if row.get("env_gap"):
             continue
         c = make_case(name, i, row["argv"])
-        d, v = verdict(c, row["vllm"])
-        if c.id in KNOWN:
+        d, v = verdict(c, row["vllm"], version)
+        if c.id in known:
             if v["agree"]:
-                out.append(f"{c.id} now agrees: remove it from KNOWN ({KNOWN[c.id]})")
+                out.append(f"{c.id} now agrees on {version}: remove it from the known table ({known[c.id]})")
             continue
         if not v["agree"]:
             out.append(
-                f"{c.id}: {c.command(VLLM_VERSION)}\n    vLLM:    {H._answer(row['vllm'], vllm=True)}"
+                f"{c.id}: {c.command(version)}\n    vLLM:    {H._answer(row['vllm'], vllm=True)}"
                 f"\n    dryboot: {H._answer(d, vllm=False)}"
             )
     return out
+
+
+def other_releases() -> list[str]:
+    """The releases recorded beside 0.28.0."""
+    names = (p.name.removeprefix("vllm-").removesuffix(".json") for p in RECORDED_DIR.glob("vllm-*.json"))
+    return sorted(v for v in names if v != VLLM_VERSION)
 
 
 RECORDED = load_recorded()
@@ -531,3 +549,22 @@ def test_dryboot_matches_recorded_vllm(name: str) -> None:
 def test_known_entries_are_recorded_cases() -> None:
     ids = {f"{n}#{i}" for n, rows in RECORDED.items() for i, r in enumerate(rows) if not r.get("env_gap")}
     assert not set(KNOWN) - ids, sorted(set(KNOWN) - ids)[:10]
+
+
+OTHER = [(v, name) for v in other_releases() for name in sorted(load_recorded(v))]
+
+
+@pytest.mark.parametrize(("version", "name"), OTHER, ids=[f"{v}:{n}" for v, n in OTHER])
+def test_dryboot_matches_recorded_vllm_on_other_releases(version: str, name: str) -> None:
+    rows = load_recorded(version)[name]
+    assert [r["argv"] for r in rows] == flag_sets(name), name
+    assert all(r == mark(dict(r)) for r in rows), name
+    problems = problems_of(name, rows, version)
+    assert not problems, f"{len(problems)}/{len(rows)} disagree on {version}:\n" + "\n".join(problems)
+
+
+def test_other_releases_known_entries_are_recorded_cases() -> None:
+    for version, known in KNOWN_RELEASES.items():
+        rows = load_recorded(version)
+        ids = {f"{n}#{i}" for n, rs in rows.items() for i, r in enumerate(rs) if not r.get("env_gap")}
+        assert not set(known) - ids, (version, sorted(set(known) - ids)[:10])
