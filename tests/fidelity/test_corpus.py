@@ -9,10 +9,14 @@ each config's architecture, family and quantization. Every config runs under :fu
 ``--speculative-config`` of its target, :data:`DRAFTERS`).
 
 ``data/corpus/vllm-<version>.json`` holds what vLLM answered for every case (written by
-``record_corpus.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot). The default run
-checks dryboot against those answers. Cases dryboot is known to answer differently are listed in
-:data:`KNOWN` by case id with the kind of disagreement; the check is strict both ways: a case
-outside :data:`KNOWN` must agree, and a :data:`KNOWN` case that agrees fails until its entry goes.
+``record_corpus.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot): every config on
+0.28.0, and the configs recorded so far on other releases (0.32.0). The default run checks dryboot
+(in-process, ``dryboot plan ... --json --vllm-version X``) against those answers: block size, KV
+cache groups and page sizes, blocks, tokens, concurrency, max model length, or the refusal (the
+end-to-end harness's ``compare``). Cases dryboot is known to answer differently are listed by kind
+in :data:`KNOWN_BY_KIND` (0.28.0) and :data:`KNOWN_RELEASES_BY_KIND`; the check is strict both
+ways: a case outside them must agree, and a listed case that agrees fails until its entry goes.
+Answers that are the CPU oracle's environment gaps (``env_gap``) are recorded but not compared.
 """
 
 from __future__ import annotations
@@ -58,8 +62,8 @@ DRAFTERS: dict[str, tuple[str, str]] = {
     "specforge--qwen3-32b-eagle3": ("Qwen--Qwen3-32B", "eagle3"),
     "specforge--qwen3-30B-A3B-eagle3": ("Qwen--Qwen3-30B-A3B", "eagle3"),
     "specforge--qwen3-235B-A22B-eagle3": ("Qwen--Qwen3-235B-A22B", "eagle3"),
-    # Qwen3-4B is not in the corpus; Qwen3-1.7B is not its shape either: drafts for Qwen3-8B's
-    # vocabulary and runs on Qwen3-8B (EAGLE-3 reads the target's hidden states by layer id)
+    # no Qwen3-4B in the corpus: it runs on Qwen3-8B (the drafter's KV cache follows its own config;
+    # the target's hidden size only shapes weights, which the oracle builds on the meta device)
     "specforge--qwen3-4b-eagle3": ("Qwen--Qwen3-8B", "eagle3"),
     "specforge--deepseek-v3-671b-eagle3": ("deepseek-ai--DeepSeek-V3", "eagle3"),
     "specforge--llama4-scout-17B-16E-eagle3": ("meta-llama--Llama-4-Scout-17B-16E-Instruct", "eagle3"),
