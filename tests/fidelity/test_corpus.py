@@ -10,7 +10,7 @@ each config's architecture, family and quantization. Every config runs under :fu
 
 ``data/corpus/vllm-<version>.json`` holds what vLLM answered for every case (written by
 ``record_corpus.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot): every config on
-0.28.0, and the configs recorded so far on other releases (0.32.0). The default run checks dryboot
+0.28.0 and on 0.32.0 (other releases' files are checked the same way, each with its own table). The default run checks dryboot
 (in-process, ``dryboot plan ... --json --vllm-version X``) against those answers: block size, KV
 cache groups and page sizes, blocks, tokens, concurrency, max model length, or the refusal (the
 end-to-end harness's ``compare``). Cases dryboot is known to answer differently are listed by kind
@@ -390,6 +390,10 @@ KINDS: dict[str, str] = {
         "hf_quant_config.json kv_cache_quant_algo FP8 ignored on 0.32.0's sparse MLA: vLLM serves the fp8"
         " cache (dryboot plans bf16: about half the blocks, or refuses for memory)"
     ),
+    "dflash-mask-token-id-0.32": (
+        "DFlash drafter without dflash_config.mask_token_id on 0.32.0: vLLM's V2-runner DFlash speculator"
+        " fails (TypeError: int() of None); dryboot plans it, exit 0"
+    ),
 }
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
@@ -482,26 +486,75 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
     "0.32.0": {
         "eagle3": {
             "specforge--deepseek-r1-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--deepseek-v3-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--gemma4-26b-a4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--gpt-oss-120B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--gpt-oss-20B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--kimi-k25-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--llama3-70B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
             "specforge--llama3-8B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--llama4-scout-17B-16E-eagle3": [1, 2, 3, 4, 6, 7, 8, 9],
+            "specforge--qwen2.5-7b-eagle3": [0, 1, 2, 4, 5, 6, 8, 9],
+            "specforge--qwen3-235B-A22B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-30B-A3B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-30B-A3B-eagle3.1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-32b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-8b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-coder-30B-A3B-instruct-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-coder-480B-A35B-instruct-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-next-80b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-vl-235b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-vl-30b-a3b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3-vl-8b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+            "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
         },
         "hf-quant-kv-fp8": {
+            "Qwen--Qwen3-32B-FP8-Static-PerTensor": [0, 1, 3, 4, 6, 8, 9],
             "nvidia--DeepSeek-V3.1-NVFP4": [0, 1, 3, 4, 6, 8, 9, 10],
+            "nvidia--Gemma-4-26B-A4B-NVFP4": [4, 9],
+            "nvidia--Gemma-4-31B-IT-NVFP4": [4, 9],
+            "nvidia--Llama-3.1-70B-Instruct-FP8": [1, 3, 4, 6, 8, 9],
+            "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
+            "nvidia--Qwen3-235B-A22B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
+            "nvidia--Qwen3-30B-A3B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
             "nvidia--Qwen3-32B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
+        },
+        "nemotron-h-layers-block-type": {
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
+        },
+        "hf-quant-kv-fp8-sparse-mla-0.32": {
+            "nvidia--DeepSeek-V3.2-NVFP4": [0, 1, 3, 6, 8, 10],
+            "nvidia--GLM-5-NVFP4": [0, 1, 3, 6, 8, 10],
+            "nvidia--GLM-5.1-NVFP4": [0, 1, 3, 6, 8, 10],
+            "nvidia--GLM-5.2-NVFP4": [1, 3, 6, 8, 10],
+            "nvidia--GLM-5.3-NVFP4": [1, 3, 6, 8, 10],
         },
         "mimo-v2-flash-0.32": {
             "XiaomiMiMo--MiMo-V2-Flash": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         },
+        "minimax-m2-tp1": {
+            "MiniMaxAI--MiniMax-M2.5": [4, 8],
+            "MiniMaxAI--MiniMax-M2.7": [4, 8],
+            "nvidia--MiniMax-M2.5-NVFP4": [4, 8],
+            "nvidia--MiniMax-M2.7-NVFP4": [4, 8],
+        },
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
         },
-        "hf-quant-kv-fp8-sparse-mla-0.32": {
-            "nvidia--GLM-5-NVFP4": [0, 1, 3, 6, 8, 10],
-        },
-        "minimax-m2-tp1": {
-            "MiniMaxAI--MiniMax-M2.5": [4, 8],
+        "dflash-mask-token-id-0.32": {
+            "specforge--qwen3.5-27b-dflash": [1, 2, 3, 4, 5, 6, 7, 9],
         },
         "nemotron-h-mtp": {
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
+        },
+        "fp8-block-tp-linear": {
+            "poolside--Laguna-XS.2-FP8": [3, 7],
         },
         "glm4-moe-mtp": {
             "zai-org--GLM-4.5": [10, 11],
