@@ -10,10 +10,10 @@ each config's architecture, family and quantization. Every config runs under :fu
 
 ``data/corpus/vllm-<version>.json`` holds what vLLM answered for every case (written by
 ``record_corpus.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot): every config on
-0.28.0 and on 0.32.0 (other releases' files are checked the same way, each with its own table). The default run checks dryboot
-(in-process, ``dryboot plan ... --json --vllm-version X``) against those answers: block size, KV
-cache groups and page sizes, blocks, tokens, concurrency, max model length, or the refusal (the
-end-to-end harness's ``compare``). Cases dryboot is known to answer differently are listed by kind
+0.28.0 and on 0.32.0 (another release's file is checked the same way, with its own table). The
+default run checks dryboot (in-process, ``dryboot plan ... --json --vllm-version X``) against those
+answers: block size, KV cache groups and page sizes, blocks, tokens, concurrency, max model length,
+or the refusal (the end-to-end harness's ``compare``). Cases dryboot is known to answer differently are listed by kind
 in :data:`KNOWN_BY_KIND` (0.28.0) and :data:`KNOWN_RELEASES_BY_KIND`; the check is strict both
 ways: a case outside them must agree, and a listed case that agrees fails until its entry goes.
 Answers that are the CPU oracle's environment gaps (``env_gap``) are recorded but not compared.
