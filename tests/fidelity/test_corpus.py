@@ -129,6 +129,7 @@ def classify(name: str) -> dict[str, Any]:
         or text.get("layers_block_type")
         or layer_kinds & {"linear_attention", "mamba", "conv", "minimax"}
         or any(k.startswith("mamba") for k in text)
+        or any(k in text for k in ("full_attention_interval", "linear_num_value_heads", "linear_attn_config"))
     ):
         traits.append("hybrid")
     if text.get("index_topk"):
