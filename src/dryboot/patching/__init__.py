@@ -22,7 +22,8 @@ Modules (import the one you need; nothing heavy is imported here):
 - :mod:`dryboot.patching.state` -- the state of a tree under a series: the applied prefix,
   proven by reversal, and the judgement of the patches after it.
 - :mod:`dryboot.patching.check` -- ``series check`` against an upstream git tag.
-- :mod:`dryboot.patching.swap` -- replace one applied patch by another in one transaction.
+- :mod:`dryboot.patching.stack` -- the typed entry points: apply a series (transactional), a
+  tree's state under a series, swap one patch for another; results, never printing.
 """
 
 from dryboot.patching.place import FileRun, HunkResult, HunkSides, run_hunks, sides, split_keep

@@ -317,6 +317,7 @@ class FileSection:
     old_mode: int | None = None
     new_mode: int | None = None
     hunks: list[Hunk] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def display_name(self) -> str:
         """The name to show the user (the new name, else the old, with ``a/``/``b/`` kept)."""
@@ -345,6 +346,10 @@ class PatchFile:
             for h in s.hunks:
                 out.extend(h.problems)
         return sorted(out, key=lambda p: p.lineno)
+
+    def notes(self) -> list[str]:
+        """Warnings about this patch that do not stop it (a file name GNU patch reads short)."""
+        return [n for s in self.sections for n in s.notes]
 
     def require_valid(self) -> None:
         """Raise :class:`InputError` for the first problem, if any (used before applying)."""
@@ -464,15 +469,23 @@ def _is_epoch(ts: bytes) -> bool:
     return t == 0
 
 
-def _header_name(rest: bytes) -> tuple[bytes, bytes]:
-    """Split the text after ``--- ``/``+++ `` into (name, timestamp)."""
+def _header_name(rest: bytes) -> tuple[bytes, bytes, bytes | None]:
+    """Split the text after ``--- ``/``+++ `` into (name, timestamp, meant) as GNU patch 2.7.6
+    reads it: a quoted name is unquoted; else the name ends at a tab, or, without a tab, at the
+    first space (so ``b/Core and Builtins/x.rst`` names ``b/Core``). ``meant`` is the whole
+    unquoted text when that cut a name with spaces (not a timestamp) short, else None."""
     if rest.startswith(b'"'):
         name, after = _unquote(rest)
-        return name, after.strip()
+        return name, after.strip(), None
     if b"\t" in rest:
         name, ts = rest.split(b"\t", 1)
-        return name, ts
-    return rest.rstrip(b" "), b""
+        return name, ts, None
+    whole = rest.rstrip(b" \r")
+    k = whole.find(b" ")
+    if k < 0:
+        return whole, b"", None
+    name, ts = whole[:k], whole[k + 1 :].lstrip(b" ")
+    return name, ts, (None if _timestamp(ts) is not None else whole)
 
 
 def _git_names(rest: bytes) -> tuple[bytes, bytes] | None:
@@ -548,6 +561,20 @@ class _Parser:
             return True
         return self.is_triple(i)
 
+    def text_until_section(self, i: int) -> int | None:
+        """When the lines from ``i`` on are free text up to the next file section (or the end of
+        the patch) -- a blank line, a ``git log -p`` commit header, an ``Index:``/``====`` block
+        before ``diff --git``, a trailer -- the index of that section (or the end); None when a
+        ``@@`` hunk header comes first (a hunk without a file header: GNU patch would drop it)."""
+        lines = self.lines
+        for k in range(i, self.n):
+            ln = lines[k]
+            if ln.startswith(b"@@ -"):
+                return None
+            if ln.startswith((b"diff ", b"Index: ", b"--- ")) and self.section_start(k):
+                return k
+        return self.n
+
     def check_crlf(self, i: int) -> None:
         if self.lines[i].endswith(b"\r"):
             raise self.err(
@@ -559,9 +586,6 @@ class _Parser:
     # -- top level -----------------------------------------------------------------------
     def run(self) -> PatchFile:
         lines = self.lines
-        for k, ln in enumerate(lines if self.has_nul else ()):
-            if b"\x00" in ln:
-                raise self.err(k, "NUL byte in the patch: binary content is not supported")
         i = 0
         expect_structure = False  # True right after a hunk: only structure may follow
         while i < self.n:
@@ -592,6 +616,11 @@ class _Parser:
                     raise self.err(
                         i, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported"
                     )
+                after = self.text_until_section(i)
+                if after is not None:  # text between file sections (a commit's header, Index:)
+                    i = after
+                    expect_structure = False
+                    continue
                 self.problems.append(
                     Problem(
                         i + 1,
@@ -645,8 +674,19 @@ class _Parser:
     def names_from_pair(self, sec: FileSection, i: int) -> None:
         self.check_crlf(i)
         self.check_crlf(i + 1)
-        oname, ots = _header_name(self.lines[i][4:])
-        nname, nts = _header_name(self.lines[i + 1][4:])
+        for k in (i, i + 1):
+            if self.has_nul and b"\x00" in self.lines[k]:
+                raise self.err(k, "NUL byte in a file name: refused")
+        oname, ots, ometa = _header_name(self.lines[i][4:])
+        nname, nts, nmeta = _header_name(self.lines[i + 1][4:])
+        for k, name, meant in ((i, oname, ometa), (i + 1, nname, nmeta)):
+            if meant is not None:
+                sec.notes.append(
+                    f"{self.source}: line {k + 1}: unquoted file name with spaces: GNU patch 2.7.6 "
+                    f"reads {os.fsdecode(name)!r} (the name ends at the first space), and so does "
+                    f"dryboot, to build the same tree; the header probably meant "
+                    f"{os.fsdecode(meant)!r} (quote it, as git does, or end it with a tab)"
+                )
         if oname == b"/dev/null" or (not sec.git and _is_epoch(ots)):
             sec.old_absent = True
         if nname == b"/dev/null" or (not sec.git and _is_epoch(nts)):
@@ -655,8 +695,10 @@ class _Parser:
             return  # names come from rename/copy headers
         if sec.git:
             # git apply: the ---/+++ names must be the 'diff --git' line's names
-            for k, (name, git_name, side) in enumerate(((oname, sec.old, "old"), (nname, sec.new, "new"))):
-                if name == b"/dev/null" or git_name is None:
+            for k, (name, git_name, side, meant) in enumerate(
+                ((oname, sec.old, "old", ometa), (nname, sec.new, "new", nmeta))
+            ):
+                if name == b"/dev/null" or git_name is None or meant is not None:
                     continue
                 mine, theirs = Name(name), git_name
                 if (mine.stripped(1) or mine.raw) != (theirs.stripped(1) or theirs.raw):
@@ -840,8 +882,8 @@ class _Parser:
                     and lines[i + 2].startswith(b"@@ -")
                 ):
                     break  # the next file section
-                if complete and ln in _SIGNATURES:
-                    break  # the counts are complete: a mail signature, not a removed "- " line
+                if complete and (ln in _SIGNATURES or ln.rstrip(b" \t\r") == b"---"):
+                    break  # the counts are complete: a mail signature or a '---' trailer, not a removed line
                 old += 1
             elif kind == PLUS:
                 new += 1
@@ -858,8 +900,8 @@ class _Parser:
         blank_extra = met is not None and all(lines[b.lineno - 1] == b"" for b in body[k:])
         if old == dold and new == dnew:
             h.lines = body
-        elif blank_extra and end == n:
-            h.lines = body[:k]  # blank lines at the end of the file
+        elif blank_extra and (end == n or self.text_until_section(end) is not None):
+            h.lines = body[:k]  # blank lines at the end of the file, or before the next file's section
         elif blank_extra:
             h.lines = body
             h.problems.append(
