@@ -83,7 +83,7 @@ def test_journal_path_outside_the_target_is_refused(tmp_path: Path, path: str, w
 
 
 def test_journal_backup_outside_the_journal_is_refused(tmp_path: Path) -> None:
-    s, t, out = _setup(tmp_path)
+    s, t, _out = _setup(tmp_path)
     _journal(t, [{"path": "f.py", "backup": "../../outside/secret", "mode": 0o644}])
     _refused(tmp_path, s, t, "is not a journal file name")
 

@@ -230,3 +230,36 @@ def test_space_before_a_timestamp_is_no_name(tmp_path: Path) -> None:
     r = run_cli("series", "apply", str(s), "--to", str(t))
     assert r.exit_code == 0 and "probably meant" not in r.stderr, r.output
     assert snapshot(t) == snapshot(_gnu_loop(tmp_path, files, patches))
+
+
+def test_binary_notice_without_data_creates_the_file_empty_as_gnu(tmp_path: Path) -> None:
+    """glibc's git-updates.diff (Debian 12) holds ``Binary files /dev/null and b/... differ``
+    for a new test file: GNU patch 2.7.6 creates it empty and exits 0; so does dryboot, warning."""
+    patch = (
+        b"diff --git a/t/XT6 b/t/XT6\nnew file mode 100644\nindex 0000000000..07b393bb7d\n"
+        b"Binary files /dev/null and b/t/XT6 differ\n" + GIT_A
+    )
+    patches = {"0001-x.patch": patch}
+    s, t = _stack(tmp_path, AB, patches)
+    r = run_cli("series", "apply", str(s), "--to", str(t))
+    assert r.exit_code == 0 and "a binary file with no data in the patch" in r.stderr, r.output
+    assert snapshot(t) == snapshot(_gnu_loop(tmp_path, AB, patches))
+    assert (t / "t" / "XT6").read_bytes() == b""
+
+
+def test_context_past_the_counts_before_the_next_file_is_skipped_as_gnu_and_git(tmp_path: Path) -> None:
+    """glibc's hurd-i386/tg-sysvshm.diff: a hunk whose body runs one context line past its counts,
+    then the next file's ---/+++: GNU patch and git read by the counts; dryboot too, warning."""
+    first = b"--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n x\n-y\n+Y\n z\n not in the file\n"
+    patches = {"0001-x.patch": first + GIT_B.split(b"\n", 2)[2]}
+    s, t = _stack(tmp_path, AB, patches)
+    r = run_cli("series", "apply", str(s), "--to", str(t))
+    assert r.exit_code == 0 and "1 context line after its declared counts (-3 +3)" in r.stderr, r.output
+    assert snapshot(t) == snapshot(_gnu_loop(tmp_path, AB, patches))
+    g = tmp_path / "g"
+    g.mkdir()
+    for k, v in AB.items():
+        (g / k).write_bytes(v)
+    subprocess.run(["git", "init", "-q"], cwd=g, check=True)
+    assert subprocess.run(["git", "apply", str(s / "0001-x.patch")], cwd=g, env=ENV).returncode == 0
+    assert (g / "a.py").read_bytes() == (t / "a.py").read_bytes()

@@ -107,7 +107,8 @@ class Problem:
     :param lineno: 1-based line number in the patch file.
     :param kind: ``count`` (declared count differs from the body), ``stray`` (a line after a
         complete hunk), ``noop`` (a hunk with no ``-``/``+`` line), ``marker`` (a misplaced
-        ``\\ No newline`` line).
+        ``\\ No newline`` line), ``extra`` (context lines past the counts before the next file:
+        GNU patch and git skip them, so appliers do; ``hunks fix`` counts them).
     :param message: the reason, phrased for the user.
     """
 
@@ -182,6 +183,7 @@ class Hunk:
         self._texts: tuple[list[bytes], str] | None = None
         self._sides: tuple[tuple[bytes, ...], tuple[bytes, ...], int, int] | None = None
         self.problems: list[Problem] = [] if problems is None else problems
+        self.extra: list[BodyLine] = []  # context lines past the counts that appliers skip (see Problem "extra")
 
     @property
     def lines(self) -> list[BodyLine]:
@@ -352,8 +354,10 @@ class PatchFile:
         return [n for s in self.sections for n in s.notes]
 
     def require_valid(self) -> None:
-        """Raise :class:`InputError` for the first problem, if any (used before applying)."""
-        probs = self.all_problems()
+        """Raise :class:`InputError` for the first problem, if any (used before applying); an
+        ``extra`` problem (context past a hunk's counts, which GNU patch and git skip) is not
+        one an applier stops at."""
+        probs = [p for p in self.all_problems() if p.kind != "extra"]
         if probs:
             p = probs[0]
             raise InputError(self.source, f"line {p.lineno}", p.message)
@@ -731,6 +735,18 @@ class _Parser:
         j = i + 1
         while j < self.n:
             ln = self.lines[j]
+            if _is_binary_notice(ln) and not sec.new_absent and not sec.rename and not sec.copy:
+                # a notice with no data (git diff without --binary): GNU patch 2.7.6 creates the
+                # file empty (new file mode) or leaves it as it is, and exits 0 -- so a tree
+                # dpkg-source builds has it so; dryboot builds the same tree, and says so
+                what = "creates it empty" if sec.old_absent else "leaves it unchanged"
+                sec.notes.append(
+                    f"{self.source}: line {j + 1}: {sec.display_name()}: a binary file with no data in the "
+                    f"patch ({ln.decode('utf-8', 'replace')}): GNU patch 2.7.6 {what}, and so does dryboot, "
+                    "to build the same tree; its real content is not in this patch"
+                )
+                j += 1
+                break
             if ln.startswith(b"GIT binary patch") or _is_binary_notice(ln):
                 raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are not supported")
             if ln.startswith(GIT_HEADERS):
@@ -897,11 +913,30 @@ class _Parser:
         end = i
         if k < 0:
             k = len(body)
-        blank_extra = met is not None and all(lines[b.lineno - 1] == b"" for b in body[k:])
+        # past the declared counts, lines that are empty or hold only white space (an empty
+        # context line " " GNU diff never writes there) are what GNU patch ignores
+        blank_extra = met is not None and all(not lines[b.lineno - 1].strip(b" \t") for b in body[k:])
         if old == dold and new == dnew:
             h.lines = body
         elif blank_extra and (end == n or self.text_until_section(end) is not None):
             h.lines = body[:k]  # blank lines at the end of the file, or before the next file's section
+        elif (
+            met is not None
+            and all(b.kind == SP for b in body[k:])
+            and (end == n or self.text_until_section(end) is not None)
+        ):
+            # context lines past the declared counts, then the next file's section: GNU patch and
+            # git both read the hunk by its counts and skip them; so does dryboot, saying so
+            h.lines, h.extra = body[:k], body[k:]
+            extra = len(h.extra)
+            what = (
+                f"hunk {h.number} of {sec.display_name()}: {extra} context line{'s' if extra != 1 else ''} "
+                f"after its declared counts (-{dold} +{dnew}) are complete"
+            )
+            sec.notes.append(f"{self.source}: line {met + 1}: {what}, ignored as GNU patch and git ignore them")
+            h.problems.append(
+                Problem(met + 1, "extra", f"{what} (GNU patch and git ignore them; `hunks fix` counts them)")
+            )
         elif blank_extra:
             h.lines = body
             h.problems.append(

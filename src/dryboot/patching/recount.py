@@ -97,7 +97,7 @@ def fix_patch(data: bytes, source: str) -> FixResult:
             for p in h.problems:
                 if p.kind == "marker":
                     res.unfixable.append(p)
-            body = h.lines if blank is None else [b for b in h.lines if b.lineno < blank.lineno]
+            body = h.lines + h.extra if blank is None else [b for b in h.lines if b.lineno < blank.lineno]
             co = sum(1 for b in body if b.kind != 0x2B)
             cn = sum(1 for b in body if b.kind != 0x2D)
             ostart = _side(h.old_start, h.old_count, co)
