@@ -31,6 +31,10 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .helpers import snapshot
+
+__all__ = ["snapshot"]  # the corpus tests and the bench compare trees with it
+
 CACHE = Path(os.environ.get("DRYBOOT_STACK_CACHE", str(Path.home() / ".cache" / "dryboot-stacks")))
 DATA = Path(__file__).resolve().parent.parent / "data" / "stacks"
 ENV = {**os.environ, "LC_ALL": "C"}
@@ -41,6 +45,7 @@ DEBIAN = [
     "bash",
     "busybox",
     "bzip2",
+    "coreutils",  # 3 patches
     "cpio",
     "cron",
     "curl",
@@ -49,8 +54,11 @@ DEBIAN = [
     "git",
     "glibc",  # over 100 patches
     "grep",
+    "gzip",  # 3 patches
     "less",
     "libxml2",
+    "lua5.4",  # 5 patches
+    "nano",  # 4 patches
     "openssh",
     "openssl",
     "patch",
@@ -58,10 +66,12 @@ DEBIAN = [
     "python3.11",
     "rsync",
     "screen",
+    "sed",  # 1 patch
     "sqlite3",
     "sudo",
     "tar",
     "vim",
+    "wget",  # 4 patches
     "xz-utils",
     "zsh",
 ]
@@ -316,21 +326,6 @@ def gnu_apply(
         if m and m.group(4):
             offsets.append((int(m.group(1)), int(m.group(4))))
     return p.returncode, offsets, p.stdout + p.stderr
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (relative path -> bytes; a symlink as its target, a directory as
-    ``<dir>``)."""
-    out: dict[str, bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            p = os.path.join(dirpath, d)
-            out[os.path.relpath(p, root) + "/"] = b"<link>" + os.readlink(p).encode() if os.path.islink(p) else b"<dir>"
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            rel = os.path.relpath(p, root)
-            out[rel] = b"<link>" + os.readlink(p).encode() if os.path.islink(p) else Path(p).read_bytes()
-    return out
 
 
 def diff_keys(a: dict[str, bytes], b: dict[str, bytes]) -> list[str]:

@@ -29,6 +29,8 @@ import gc
 import os
 import sys
 
+from dryboot.errors import InputError
+from dryboot.patching import _signals, stack
 from dryboot.patching.census import hunk_json, hunk_status_words, outcome_lines, plural, refresh_hint
 
 TYPE_CHECKING = False
@@ -263,9 +265,6 @@ def main(argv: list[str]) -> int | None:
     # a run of a few hundred milliseconds that makes ~10^5 objects and no garbage cycles worth
     # collecting: the cyclic collector would only walk them, again and again
     gc.disable()
-    from dryboot.errors import InputError
-    from dryboot.patching import stack
-
     _exit_on_sigterm()
     try:
         if cmd == "apply":
@@ -300,7 +299,6 @@ class _Terminated(KeyboardInterrupt):
 
 def _exit_on_sigterm() -> None:
     """SIGTERM ends the command the way SIGINT does (exit 143), as :func:`dryboot.cli.main`."""
-    from dryboot.patching import _signals
 
     def handler(signum: int, frame: object) -> None:
         raise _Terminated("interrupted by SIGTERM")

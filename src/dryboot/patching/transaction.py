@@ -32,6 +32,7 @@ Durability (what survives what):
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 
@@ -73,7 +74,7 @@ def _fsync_dir(path: str) -> None:
 def _syncfs(path: str) -> bool:
     """Flush the file system holding ``path`` (Linux ``syncfs``): one call instead of one
     ``fsync`` per written file. False where it is not available."""
-    import ctypes
+    import ctypes  # DRYBOOT_SYNC=1 only: ctypes costs every other run's start
 
     try:
         fn = ctypes.CDLL(None, use_errno=True).syncfs
@@ -147,7 +148,7 @@ def _drop_dir(d: str) -> None:
     try:
         os.rmdir(d)
     except OSError:  # something else in it: remove it all
-        import shutil
+        import shutil  # a journal directory someone added files to: rare, and shutil is slow to import
 
         shutil.rmtree(d, ignore_errors=True)
 
@@ -369,8 +370,6 @@ class _Lock:
         self.fd = -1
 
     def __enter__(self) -> None:
-        import fcntl  # only the writing and reading commands need it (start-up time)
-
         self.fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
         op = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
         try:
@@ -398,7 +397,7 @@ def _journal_text(entries: list[dict[str, Any]]) -> str:
         assert isinstance(v, str)
         if v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
             return f'"{v}"'
-        import json
+        import json  # a name with quotes or non-ASCII only: json costs the common start
 
         return json.dumps(v)
 
@@ -448,7 +447,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 try:
                     os.link(full, backup)
                 except OSError:
-                    import shutil
+                    import shutil  # a file system refusing hard links only (start-up time)
 
                     shutil.copyfile(full, backup)
                 entry["backup"] = name
