@@ -10,7 +10,8 @@ The stacks are those of ``tests/patching/test_corpus.py`` (Debian 12 source pack
 - ``python -m dryboot series apply SERIES --to TREE`` (a process of its own: start-up included).
 
 It prints, per stack, the number of patches, whether both trees are byte-identical, the median
-wall times and their ratio; then the median ratio over stacks of >= 20 patches and over stacks
+wall times and their ratio, and the floor (``python -c pass``, the interpreter's bare start, over
+the GNU loop: no Python program can go below it); then the median ratio over stacks of >= 20 patches and over stacks
 of 1-5 patches (issue 20's targets: <= 1.0 and <= 2.0), and the load average.
 
 Run: ``python bench/corpus_speed.py [--repeat 5] [--only glibc,bash]``.
@@ -53,9 +54,9 @@ def _timed(cmd: list[str]) -> tuple[float, int]:
     return time.perf_counter() - t, p.returncode
 
 
-def bench(kind: str, name: str, repeat: int, work: Path) -> tuple[int, bool, float, float]:
+def bench(kind: str, name: str, repeat: int, work: Path) -> tuple[int, bool, float, float, float]:
     st = C.debian_stack(name, work) if kind == "debian" else C.data_stack(name, work)
-    gnu_t, mine_t = [], []
+    gnu_t, mine_t, floor_t = [], [], []
     same = True
     for _ in range(repeat):
         g, m = work / "g", work / "m"
@@ -69,8 +70,13 @@ def bench(kind: str, name: str, repeat: int, work: Path) -> tuple[int, bool, flo
         assert rg == 0 and rm == 0, (name, rg, rm)
         gnu_t.append(tg)
         mine_t.append(tm)
-        same = same and not C.diff_keys(C.snapshot(g), C.snapshot(m))
-    return len(st.entries), same, statistics.median(gnu_t), statistics.median(mine_t)
+        floor_t.append(_timed([sys.executable, "-c", "pass"])[0])
+        same = (
+            same
+            and subprocess.run(["diff", "-r", "-q", "--no-dereference", str(g), str(m)], capture_output=True).returncode
+            == 0
+        )
+    return len(st.entries), same, statistics.median(gnu_t), statistics.median(mine_t), statistics.median(floor_t)
 
 
 def main() -> None:
@@ -83,18 +89,24 @@ def main() -> None:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c[1] in keep]
     rows = []
-    print(f"{'stack':<20} {'patches':>7}  {'tree':<9} {'GNU loop':>9} {'dryboot':>9} {'ratio':>6}")
+    print(f"{'stack':<20} {'patches':>7}  {'tree':<9} {'GNU loop':>9} {'dryboot':>9} {'ratio':>6} {'floor':>6}")
     for kind, name in cases:
         with tempfile.TemporaryDirectory() as d:
-            n, same, tg, tm = bench(kind, name, args.repeat, Path(d))
-        rows.append((name, n, same, tg, tm))
-        print(f"{name:<20} {n:>7}  {'identical' if same else 'DIFFERENT':<9} {tg:>8.3f}s {tm:>8.3f}s {tm / tg:>6.2f}")
-    long = [tm / tg for _, n, _, tg, tm in rows if n >= 20]
-    short = [tm / tg for _, n, _, tg, tm in rows if 1 <= n <= 5]
-    if long:
-        print(f"median ratio, stacks of >= 20 patches ({len(long)}): {statistics.median(long):.2f}")
-    if short:
-        print(f"median ratio, stacks of 1-5 patches ({len(short)}): {statistics.median(short):.2f}")
+            n, same, tg, tm, tf = bench(kind, name, args.repeat, Path(d))
+        rows.append((name, n, same, tg, tm, tf))
+        print(
+            f"{name:<20} {n:>7}  {'identical' if same else 'DIFFERENT':<9} {tg:>8.3f}s {tm:>8.3f}s {tm / tg:>6.2f}"
+            f" {tf / tg:>6.2f}",
+            flush=True,
+        )
+    long = [(tm / tg, tf / tg) for _, n, _, tg, tm, tf in rows if n >= 20]
+    short = [(tm / tg, tf / tg) for _, n, _, tg, tm, tf in rows if 1 <= n <= 5]
+    for label, got in ((">= 20", long), ("1-5", short)):
+        if got:
+            print(
+                f"median ratio, stacks of {label} patches ({len(got)}): {statistics.median(r for r, _ in got):.2f}"
+                f" (floor, `python -c pass` / GNU loop: {statistics.median(f for _, f in got):.2f})"
+            )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not all(r[2] for r in rows):
         sys.exit(1)

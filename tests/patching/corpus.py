@@ -192,6 +192,7 @@ def read_entries(series_dir: Path) -> list[tuple[str, list[str]]]:
 def debian_stack(package: str, work: Path) -> Stack:
     """``package``'s Debian source unpacked under ``work``: the tree and its series."""
     d = debian_source(package)
+    work.mkdir(parents=True, exist_ok=True)
     tree = work / "tree"
     origs = sorted(p for p in d.iterdir() if ".orig" in p.name and not p.name.endswith(".asc"))
     main = [p for p in origs if re.search(r"\.orig\.tar\.", p.name)]

@@ -283,7 +283,7 @@ def _apply_section(
         op = "modify"
     assert path is not None
     path = tree.confine(path, src, where)
-    out = FileOutcome(path, op)
+    out = FileOutcome(path, op, [], "", "")  # every field given: the record's quick path
     target = path
     if op in ("rename", "copy"):
         assert new_name is not None

@@ -840,6 +840,16 @@ class _Parser:
         except IndexError:  # a blank row, which reads as context
             kinds = bytes(map(_FIRST_BYTE, map(_PAD, window)))
         end = len(kinds) - len(kinds.lstrip(b" +-"))  # the run of context, removed, added rows
+        if MINUS in kinds[:end]:
+            # the run may go on into the next file's `--- a/x` / `+++ b/x` header (a quilt or
+            # `diff -u` patch without `diff` lines): it ends there
+            k = kinds.find(MINUS)
+            while 0 <= k < end:
+                nxt = start + k + 1
+                if window[k].startswith(b"--- ") and nxt < self.n and self.lines[nxt].startswith(b"+++ "):
+                    end = k
+                    break
+                k = kinds.find(MINUS, k + 1)
         if end == len(window) and start + end < self.n:
             return None  # no end in sight: the counts are wrong
         if end < len(window) and kinds[end] == BSL:

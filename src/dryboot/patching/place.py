@@ -708,7 +708,8 @@ def run_hunks(
             state.growth += len(h.new) - len(h.old)
             offset = p - start
             status = "fuzz" if found.level else ("offset" if offset else "exact")
-            results.append(HunkResult(h.number, status, offset, line_no, fuzz=found.level, tie=tie))
+            # every field in order: the record's quick path (no keyword handling)
+            results.append(HunkResult(h.number, status, offset, line_no, found.level, None, tie, "", False, False))
             continue
         misordered = p is not None
         line_no = (p if p is not None else start) + state.growth
