@@ -10,7 +10,8 @@ The stacks are those of ``tests/patching/test_corpus.py`` (Debian 12 source pack
 - ``python -m dryboot series apply SERIES --to TREE`` (a process of its own: start-up included).
 
 It prints, per stack, the number of patches, whether both trees are byte-identical, the median
-wall times and their ratio, and the floor (``python -c pass``, the interpreter's bare start, over
+wall times and their ratio, the same ratio of CPU times (user + system, steadier than wall time
+on a loaded machine), and the floor (``python -c pass``, the interpreter's bare start, over
 the GNU loop: no Python program can go below it); then the median ratio over stacks of >= 20 patches and over stacks
 of 1-5 patches (issue 20's targets: <= 1.0 and <= 2.0), and the load average.
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import shutil
 import statistics
@@ -46,17 +48,21 @@ def _gnu_script(st: C.Stack, tree: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _timed(cmd: list[str]) -> tuple[float, int]:
+def _timed(cmd: list[str]) -> tuple[float, int, float]:
+    """Wall time, exit code, and CPU time (user + system of the process and every descendant it
+    waited for: steadier than wall time on a loaded machine)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**C.ENV, "PYTHONDONTWRITEBYTECODE": ""}
-    )
-    return time.perf_counter() - t, p.returncode
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=C.ENV)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, p.returncode, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def bench(kind: str, name: str, repeat: int, work: Path) -> tuple[int, bool, float, float, float]:
+def bench(kind: str, name: str, repeat: int, work: Path) -> dict[str, object]:
     st = C.debian_stack(name, work) if kind == "debian" else C.data_stack(name, work)
-    gnu_t, mine_t, floor_t = [], [], []
+    keys = ("gnu", "mine", "floor", "gnu_cpu", "mine_cpu", "floor_cpu")
+    got: dict[str, list[float]] = {k: [] for k in keys}
     same = True
     for _ in range(repeat):
         g, m = work / "g", work / "m"
@@ -65,18 +71,21 @@ def bench(kind: str, name: str, repeat: int, work: Path) -> tuple[int, bool, flo
             shutil.copytree(st.tree, d, symlinks=True)
         script = work / "loop.sh"
         script.write_text(_gnu_script(st, g))
-        tg, rg = _timed(["sh", str(script)])
-        tm, rm = _timed([sys.executable, "-m", "dryboot", "series", "apply", str(st.series), "--to", str(m)])
+        tg, rg, cg = _timed(["sh", str(script)])
+        tm, rm, cm = _timed([sys.executable, "-m", "dryboot", "series", "apply", str(st.series), "--to", str(m)])
+        tf, _, cf = _timed([sys.executable, "-c", "pass"])
         assert rg == 0 and rm == 0, (name, rg, rm)
-        gnu_t.append(tg)
-        mine_t.append(tm)
-        floor_t.append(_timed([sys.executable, "-c", "pass"])[0])
-        same = (
-            same
-            and subprocess.run(["diff", "-r", "-q", "--no-dereference", str(g), str(m)], capture_output=True).returncode
-            == 0
-        )
-    return len(st.entries), same, statistics.median(gnu_t), statistics.median(mine_t), statistics.median(floor_t)
+        for key, v in zip(keys, (tg, tm, tf, cg, cm, cf), strict=True):
+            got[key].append(v)
+        diff = ["diff", "-r", "-q", "--no-dereference", str(g), str(m)]
+        same = same and subprocess.run(diff, capture_output=True).returncode == 0
+    out: dict[str, object] = {k: statistics.median(v) for k, v in got.items()}
+    out.update(name=name, n=len(st.entries), same=same)
+    return out
+
+
+def _med(rows: list[dict[str, object]], key: str, base: str) -> float:
+    return statistics.median(float(r[key]) / float(r[base]) for r in rows)  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -88,27 +97,29 @@ def main() -> None:
     if args.only:
         keep = set(args.only.split(","))
         cases = [c for c in cases if c[1] in keep]
-    rows = []
-    print(f"{'stack':<20} {'patches':>7}  {'tree':<9} {'GNU loop':>9} {'dryboot':>9} {'ratio':>6} {'floor':>6}")
+    rows: list[dict[str, object]] = []
+    head = f"{'stack':<20} {'patches':>7}  {'tree':<9} {'GNU loop':>9} {'dryboot':>9} {'ratio':>6} {'floor':>6}"
+    print(head + f" {'CPU ratio':>9} {'floor':>6}")
     for kind, name in cases:
         with tempfile.TemporaryDirectory() as d:
-            n, same, tg, tm, tf = bench(kind, name, args.repeat, Path(d))
-        rows.append((name, n, same, tg, tm, tf))
+            r = bench(kind, name, args.repeat, Path(d))
+        rows.append(r)
+        g, m, f, gc, mc, fc = (float(r[k]) for k in ("gnu", "mine", "floor", "gnu_cpu", "mine_cpu", "floor_cpu"))  # type: ignore[arg-type]
         print(
-            f"{name:<20} {n:>7}  {'identical' if same else 'DIFFERENT':<9} {tg:>8.3f}s {tm:>8.3f}s {tm / tg:>6.2f}"
-            f" {tf / tg:>6.2f}",
+            f"{name:<20} {r['n']:>7}  {'identical' if r['same'] else 'DIFFERENT':<9} {g:>8.3f}s {m:>8.3f}s"
+            f" {m / g:>6.2f} {f / g:>6.2f} {mc / gc:>9.2f} {fc / gc:>6.2f}",
             flush=True,
         )
-    long = [(tm / tg, tf / tg) for _, n, _, tg, tm, tf in rows if n >= 20]
-    short = [(tm / tg, tf / tg) for _, n, _, tg, tm, tf in rows if 1 <= n <= 5]
-    for label, got in ((">= 20", long), ("1-5", short)):
-        if got:
+    for label, lo, hi in ((">= 20", 20, 10**9), ("1-5", 1, 5)):
+        sel = [r for r in rows if lo <= int(r["n"]) <= hi]  # type: ignore[call-overload]
+        if sel:
             print(
-                f"median ratio, stacks of {label} patches ({len(got)}): {statistics.median(r for r, _ in got):.2f}"
-                f" (floor, `python -c pass` / GNU loop: {statistics.median(f for _, f in got):.2f})"
+                f"median ratio, stacks of {label} patches ({len(sel)}): wall {_med(sel, 'mine', 'gnu'):.2f}"
+                f" (floor {_med(sel, 'floor', 'gnu'):.2f}), CPU {_med(sel, 'mine_cpu', 'gnu_cpu'):.2f}"
+                f" (floor {_med(sel, 'floor_cpu', 'gnu_cpu'):.2f})"
             )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if not all(r[2] for r in rows):
+    if not all(r["same"] for r in rows):
         sys.exit(1)
 
 

@@ -336,18 +336,23 @@ def _restore(root: str, entries: list[dict[str, Any]]) -> None:
             _remove_empty_dirs(root, e["path"])
 
 
-def _in_the_way(root: str, rel: str, data: bytes | None) -> str | None:
+def _in_the_way(root: str, rel: str, data: bytes | None, dirs: set[str]) -> str | None:
     """Why ``rel`` cannot be written (``data``) or deleted (None) under ``root``: a directory
-    (or other non-regular file) where the file goes, or a non-directory among its parents."""
+    (or other non-regular file) where the file goes, or a non-directory among its parents.
+    ``dirs``: the directories already seen to be directories (added to)."""
     parts = rel.split("/")
     cur = root
     for k, comp in enumerate(parts):
         cur = os.path.join(cur, comp)
+        last = k == len(parts) - 1
+        if not last and cur in dirs:
+            continue
         try:
             st = os.lstat(cur)
         except FileNotFoundError:
             return None
-        last = k == len(parts) - 1
+        if not last and stat.S_ISDIR(st.st_mode):
+            dirs.add(cur)
         if last and not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
             return f"{rel}: {kind} is where the patch {'creates' if data is not None else 'deletes'} a file"
@@ -418,8 +423,9 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
     if not changes and not modes:
         return
     recover(root)
+    seen: set[str] = set()
     for rel in sorted(changes):
-        why = _in_the_way(root, rel, changes[rel])
+        why = _in_the_way(root, rel, changes[rel], seen)
         if why is not None:
             raise InputError(os.path.join(root, rel), None, f"cannot write: {why}; nothing was written")
     jdir = os.path.join(root, JOURNAL_DIR)
