@@ -421,9 +421,15 @@ def find_position(view: FileView, h: HunkSides, expected: int, consumed: int, to
         if view.matches(old, p, lo, hi):
             return p
     # the rest of the order: rank the positions where the rarest compared line occurs
-    # (counting is a scan of the file: at most the 8 longest lines, which are the rarest, mostly)
-    tried = sorted(range(lo, hi), key=lambda i: -len(old[i]))[:8]
-    key = min(tried, key=lambda i: view.count_of(old[i]))
+    # (counting is a scan of the file: the longest lines first, which are the rarest, mostly;
+    # at most 8, and none after one that occurs at most 4 times)
+    key, fewest = lo, -1
+    for i in sorted(range(lo, hi), key=lambda i: -len(old[i]))[:8]:
+        c = view.count_of(old[i])
+        if fewest < 0 or c < fewest:
+            key, fewest = i, c
+        if c <= 4:
+            break
     ranked: list[tuple[int, int]] = []
     for q in view.positions_of(old[key]):
         p = q - key
