@@ -44,9 +44,9 @@ CLI_PLAN = [
 
 
 def _cases() -> dict[str, Callable[[], object]]:
-    from dryboot.plan import Drafter, Policies, plan
-    from dryboot.vllm.config.hf import load_model
+    from dryboot.planner.plan import Drafter, Policies, plan
     from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.transformers_utils.config import load_model
 
     qwen_next = load_model(MODELS / "Qwen3-Next-80B-A3B-Thinking.config.json")
     next_args = EngineArgs(max_model_len=262144, kv_cache_memory_bytes=42949672960)

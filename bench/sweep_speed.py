@@ -3,7 +3,7 @@
 Run from the repository root: ``python bench/sweep_speed.py [--geometries N] [--profile]``.
 
 1. dryboot: ``--geometries`` points sampled from the sweep's default space
-   (:class:`dryboot.sweep.Space`: 64-layer hybrid target + 5-layer drafter, section 7 sizes),
+   (:class:`dryboot.planner.sweep.Space`: 64-layer hybrid target + 5-layer drafter, section 7 sizes),
    each fully planned (``plan()``: block size, specs, unification, grouping, invariants) under
    ``promote-granular`` in one process -> full plans per second per core. Also the
    unification step alone (``dryboot.vllm.kv_cache_utils.unify.unify_page_sizes`` on each plan's initial specs).
@@ -16,7 +16,8 @@ Run from the repository root: ``python bench/sweep_speed.py [--geometries N] [--
 3. ``--profile`` (automatic when below target): cProfile of the full plans, hot spots as
    ``file:function`` with their share of the total time.
 
-Targets: >= 10,000 full plans/s/core, and faster than vLLM's function. Exit 0 always.
+Targets: >= 10,000 full plans/s/core (CPU time of this process, best of three passes), and faster
+than vLLM's function. Exit 1 below the plans target, else 0.
 """
 
 from __future__ import annotations
@@ -128,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
 
     from dryboot.errors import InputError
-    from dryboot.plan import plan
-    from dryboot.sweep import Arm, Space, planner_inputs
+    from dryboot.planner.plan import plan
+    from dryboot.planner.sweep import Arm, Space, planner_inputs
     from dryboot.vllm.kv_cache_utils.unify import UnifyError, unify_page_sizes
     from dryboot.vllm.versions import rules_for
 
@@ -158,14 +159,20 @@ def main(argv: list[str] | None = None) -> int:
         return ok
 
     plan_and_drop()  # warm caches
-    t0 = time.perf_counter()
-    plan_and_drop()
-    dt = time.perf_counter() - t0
-    rate = len(inputs) / dt
+    # per core: the CPU time this process spent (a shared machine's other work does not count);
+    # best of three passes
+    best_cpu, best_wall = float("inf"), float("inf")
+    for _ in range(3):
+        t0, c0 = time.perf_counter(), time.process_time()
+        plan_and_drop()
+        best_wall = min(best_wall, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    rate = len(inputs) / best_cpu
+    below = rate < TARGET_PLANS_PER_S
     print(
         f"dryboot: {len(inputs):,} geometries fully planned ({arm.unification}, 64+5 layers) "
-        f"in {dt:.3f} s on one core: {rate:,.0f} plans/s/core "
-        f"({'ok' if rate >= TARGET_PLANS_PER_S else 'below'} target {TARGET_PLANS_PER_S:,})"
+        f"in {best_cpu:.3f} s of CPU on one core ({best_wall:.3f} s wall): {rate:,.0f} plans/s/core "
+        f"({'below' if below else 'ok'} target {TARGET_PLANS_PER_S:,})"
     )
     t0 = time.perf_counter()
     plans = plan_all()
@@ -259,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         mine = [r for r in rows if "dryboot" in r[2]]
         for _tt, ct, name in sorted(mine, key=lambda r: r[1], reverse=True)[:15]:
             print(f"    {100 * ct / total:5.1f}%  {name}")
-    return 0
+    return 1 if below else 0
 
 
 def _short(path: str) -> str:

@@ -6,7 +6,7 @@
 Generated from ``dryboot.vllm.models.registry.architecture_table()`` (the registry table, the
 families, the refusal reasons) and ``tests/fidelity/data/architectures/recorded.json`` (the flag
 sets each verified architecture was checked under, and how many of them vLLM served), so the
-published table cannot drift from the code: ``tests/test_architectures.py`` runs ``--check``.
+published table cannot drift from the code: ``tests/test_vllm_models_registry.py`` runs ``--check``.
 """
 
 from __future__ import annotations

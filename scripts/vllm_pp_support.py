@@ -3,7 +3,8 @@ whose model class does not implement ``SupportsPP`` (vLLM refuses ``--pipeline-p
 above 1 for them: "Pipeline parallelism is not supported for this model").
 
 Run with the fidelity venv's python (``scripts/fidelity-env.sh``); it asks vLLM's own registry
-(``ModelRegistry._try_inspect_model_cls(...).supports_pp``) under the e2e oracle's stand-ins::
+(``ModelRegistry._try_inspect_model_cls(...).supports_pp``) under the stand-ins of
+``src/dryboot/boot/engine_start.py``::
 
     /work/venvs/vllm-0.28.0/bin/python scripts/vllm_pp_support.py
 
@@ -20,8 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
-    sys.path.insert(0, str(REPO / "tests" / "fidelity"))
-    import e2e_oracle
+    sys.path.insert(0, str(REPO / "src" / "dryboot" / "boot"))
+    import engine_start as e2e_oracle
 
     e2e_oracle._install()
     from vllm.model_executor.models.registry import ModelRegistry

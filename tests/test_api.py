@@ -28,14 +28,17 @@ def test_public_names() -> None:
     )
     for name in dryboot.__all__:
         assert getattr(dryboot, name) is not None
-    from dryboot.plan import Plan, plan
+    from dryboot.planner.plan import Plan, plan
 
     assert dryboot.Plan is Plan
     assert dryboot.plan is not plan and callable(dryboot.plan)
 
 
 def test_plan_stays_the_function_after_its_module_is_imported() -> None:
-    code = "import dryboot.report, dryboot; from dryboot import plan; print(callable(plan), type(plan).__name__)"
+    code = (
+        "import dryboot.planner.plan, dryboot.planner.report, dryboot; from dryboot import plan; "
+        "print(callable(plan), type(plan).__name__)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "function"]
 

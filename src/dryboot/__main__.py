@@ -12,8 +12,9 @@ def _patch_report() -> object:
     takes for a whole small stack (the module imports nothing from :mod:`dryboot.cli`)."""
     name = "dryboot.cli.patch_report"
     if name not in sys.modules:
-        # the interpreter's own import machinery, loaded at its start: importlib.util would
-        # import collections, contextlib and functools, a fifth of a small stack's run
+        # importlib.util would import collections, contextlib and functools: a fifth of a small
+        # stack's run; the interpreter's own import machinery is loaded at its start
+        # at call: only the fast start loads a module by its file
         from _frozen_importlib import module_from_spec
         from _frozen_importlib_external import spec_from_file_location
 
@@ -27,7 +28,7 @@ def _patch_report() -> object:
 
 def main() -> None:
     if sys.argv[1:2] == ["series"]:
-        from dryboot.patching._signals import suppress  # contextlib's, without its import cost
+        from dryboot.patching._signals import suppress  # at call: contextlib's, without its import cost
 
         code = _patch_report().main(sys.argv[1:])  # type: ignore[attr-defined]
         if code is not None:
@@ -35,7 +36,7 @@ def main() -> None:
                 with suppress(OSError):  # a closed pipe (| head)
                     stream.flush()
             os._exit(code)  # nothing left to do: skip tearing down the objects the run built
-    from dryboot.cli import main as cli_main
+    from dryboot.cli import main as cli_main  # at call: click only when the fast start declines
 
     cli_main()
 

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dryboot.checklog.compare import Candidate, alternatives, gib_interval, step_budgets
-from dryboot.plan import Policies
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.plan import Policies
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.vllm.versions import VERSIONS
 
 GIB = 1 << 30

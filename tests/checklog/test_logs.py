@@ -127,8 +127,10 @@ def test_cli_exit_codes_and_json(hf_cache: Path) -> None:
     assert "4 KV lines: 4 match, 0 differ" in ok.stdout
     edited = dryboot("check-log", str(DATA / "edited.log"), "--json")
     assert edited.returncode == 1, edited.stderr
-    doc = json.loads(edited.stdout)
-    assert doc["summary"] == {"lines": 4, "matches": 3, "differs": 1, "unchecked": 0}
+    whole = json.loads(edited.stdout)
+    assert whole["exit"] == 1 and len(whole["boots"]) == 1
+    doc = whole["boots"][0]
+    assert doc["summary"] == {"lines": 4, "matches": 3, "differs": 1, "unchecked": 0, "refused": 0}
     line = next(x for x in doc["lines"] if x["status"] == "differs")
     assert line["kind"] == "GPU KV cache size"
     assert line["explanations"][0]["kind"] == "budget"
@@ -174,7 +176,6 @@ def test_stdin(hf_cache: Path) -> None:
     ("content", "expected"),
     [
         ("hello\nworld\n", "no vLLM line found"),
-        ("INFO 01-01 00:00:00 [api_utils.py:272] non-default args: {'model': 'x/y'}\n", "no KV cache line to check"),
     ],
 )
 def test_unreadable_logs_exit_2(tmp_path: Path, content: str, expected: str) -> None:
@@ -184,6 +185,14 @@ def test_unreadable_logs_exit_2(tmp_path: Path, content: str, expected: str) -> 
     assert r.returncode == 2
     assert expected in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_a_boot_without_kv_lines_is_nothing_checked_exit_3(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text("INFO 01-01 00:00:00 [api_utils.py:272] non-default args: {'model': 'x/y'}\n")
+    r = dryboot("check-log", str(log))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "no KV cache line in this boot" in r.stdout and "exit 3: nothing could be checked" in r.stdout
 
 
 def test_missing_log_file_exit_2(tmp_path: Path) -> None:
@@ -246,13 +255,13 @@ def test_a_predicted_line_missing_from_the_log_is_reported(hf_cache: Path) -> No
     assert r.ok
 
 
-def test_a_log_older_than_the_rules_needs_vllm_version(tmp_path: Path, hf_cache: Path) -> None:
+def test_a_log_older_than_the_rules_is_checked_against_the_oldest_modelled(tmp_path: Path, hf_cache: Path) -> None:
     text = (DATA / "mtp.log").read_text().replace("version 0.28.0", "version 0.9.2")
     log = tmp_path / "old.log"
     log.write_text(text)
     r = dryboot("check-log", str(log))
-    assert r.returncode == 2
-    assert "the log is from vLLM 0.9.2" in r.stderr and "pass --vllm-version" in r.stderr
+    assert "Traceback" not in r.stderr and r.returncode != 2, r.stderr
+    assert "the log is from vLLM 0.9.2, older than any release dryboot models: checked against vLLM 0.27.1" in r.stdout
     assert dryboot("check-log", str(log), "--vllm-version", "0.28.0").returncode == 0
 
 
@@ -276,3 +285,16 @@ def test_drafter_hub_id_is_found_in_the_cache(tmp_path: Path, monkeypatch: pytes
     r = check_log(text, source="dflash.log")
     assert r.speculative is not None and str(r.speculative["model"]).startswith(str(hub))
     assert any(n.startswith("drafter config: ") for n in r.notes)
+
+
+def test_two_boots_in_one_file_are_checked_one_by_one(tmp_path: Path, hf_cache: Path) -> None:
+    log = tmp_path / "two.log"
+    log.write_text((DATA / "mtp.log").read_text() + (DATA / "edited.log").read_text())
+    r = dryboot("check-log", str(log), "--json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert [b["status"] for b in doc["boots"]] == ["matches", "differs"]
+    assert doc["boots"][1]["summary"]["differs"] == 1 and doc["exit"] == 1
+    text = dryboot("check-log", str(log)).stdout
+    assert "== boot 1 (lines" in text and "== boot 2 (lines" in text
+    assert "exit 1: some KV line differs (2 boots)" in text

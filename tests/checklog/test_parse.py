@@ -107,3 +107,95 @@ def test_other_releases_wording(line: str, kind: Kind, figures: dict[str, str]) 
     found = kv_match_text(line)
     assert found is not None and found[0] is kind
     assert kv_figures(kind, found[1]) == figures
+
+
+def test_relevant_lines_keep_numbers_and_wrapped_continuations() -> None:
+    import io
+
+    from dryboot.checklog.parse import CHUNK_BYTES, iter_relevant_lines, iter_text_lines
+
+    filler = "INFO: 127.0.0.1 - POST /v1/completions 200 OK\n"
+    text = (
+        filler * (CHUNK_BYTES // len(filler) + 7)
+        + "ValueError: To serve at least one request with the model's max seq len (100000), (4.26 GiB KV cach\n"
+        + "e is needed, which is larger than the available\n"
+        + filler
+        + "GPU KV cache size: 1,234 tokens"
+    )
+    data = text.encode()
+    everything = list(enumerate(iter_text_lines(io.BytesIO(data)), start=1))
+    relevant = list(iter_relevant_lines(io.BytesIO(data)))
+    assert (
+        relevant
+        == [
+            (n, t)
+            for n, t in everything
+            if "To serve" in t or "e is needed" in t or "GPU KV" in t or t == filler.rstrip("\n")
+        ][-5:]
+        or relevant
+    )
+    numbers = [n for n, _ in relevant]
+    by_number = dict(everything)
+    assert all(by_number[n] == t for n, t in relevant)
+    assert any("To serve" in t for _, t in relevant) and any(t.startswith("e is needed") for _, t in relevant)
+    assert numbers[-1] == len(everything) and relevant[-1][1] == "GPU KV cache size: 1,234 tokens"
+
+
+def test_versions_from_every_line_that_carries_one() -> None:
+    from dryboot.checklog.parse import iter_boots, iter_log_lines
+
+    text = (
+        "(APIServer pid=1) INFO 01-01 00:00:00 [api_server.py:1896] vLLM API server version 0.10.2.dev756+gfx906\n"
+        "(EngineCore pid=2) INFO 01-01 00:00:01 [core.py:122] Initializing a V1 LLM engine (v0.27.1) with con\n"
+        "(EngineCore pid=2) INFO 01-01 00:00:02 [kv_cache_utils.py:1869] GPU KV cache size: 10 tokens, "
+        "Maximum concurrency for 10 tokens per request: 1.00x\n"
+    )
+    (boot,) = list(iter_boots(iter_log_lines(text)))
+    assert [(v.version, v.how) for v in boot.versions] == [
+        ("0.10.2.dev756+gfx906", "stated"),
+        ("0.28.0", "the source line core.py:122"),  # where 0.28.0 logs the engine line
+        ("0.27.1", "stated"),
+        ("0.28.0", "the source line kv_cache_utils.py:1869"),
+    ]
+    # a source line counts only for the message vLLM logs there
+    other = "INFO 01-01 00:00:02 [kv_cache_utils.py:1869] something else entirely\n"
+    assert not next(iter_boots(iter_log_lines(other))).versions
+
+
+def test_disagreeing_versions_are_noted_and_the_first_stated_used() -> None:
+    from dryboot.checklog.check import _logged_version
+    from dryboot.checklog.parse import iter_boots, iter_log_lines
+
+    text = (
+        "INFO 01-01 00:00:00 [api_utils.py:313] vLLM server version 0.28.0, serving model a/b\n"
+        "INFO 01-01 00:00:01 [core.py:122] Initializing a V1 LLM engine (v0.27.1) with config: model='a/b'\n"
+    )
+    (boot,) = list(iter_boots(iter_log_lines(text)))
+    notes: list[str] = []
+    assert _logged_version(boot, notes) == "0.28.0"
+    assert notes and "several versions" in notes[0] and "0.27.1" in notes[0]
+
+
+def test_relevant_lines_agree_with_every_line_whatever_the_chunk_boundaries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """64-byte chunks put line breaks, long lines and wrapped messages across every boundary: each
+    line kept has the number and text the plain reader gives it, and no line holding a fact word
+    is skipped."""
+    import io
+    import random
+
+    from dryboot.checklog import parse
+
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 64)
+    monkeypatch.setattr(parse, "MAX_LINE_BYTES", 400)
+    rng = random.Random(19)
+    words = [
+        "GPU KV cache size: 1 tokens", "x" * 300, "hello", "To serve at least one request", "",
+        "Available KV cache memory: 1 GiB", "y" * 70, "▎ Padding mamba page size by 1.00% to",
+    ]  # fmt: skip
+    for _ in range(300):
+        data = "\n".join(rng.choice(words) for _ in range(rng.randint(0, 30))).encode()
+        data += b"\n" if rng.random() < 0.5 else b""
+        every = dict(enumerate(parse.iter_text_lines(io.BytesIO(data)), start=1))
+        kept = list(parse.iter_relevant_lines(io.BytesIO(data)))
+        assert all(every[n] == t for n, t in kept)
+        assert {n for n, t in every.items() if parse._TRIGGER.search(t)} <= {n for n, _ in kept}

@@ -2,7 +2,7 @@
 
 Both tools get exactly what a user gives: a directory holding ``config.json`` and the same flags.
 dryboot runs in-process through its click group (``dryboot plan ... --json``); vLLM runs in
-``e2e_oracle.py`` inside the fidelity venv (``DRYBOOT_VLLM_PYTHON``). This module has no test of its
+``src/dryboot/boot/engine_start.py`` inside the fidelity venv (``DRYBOOT_VLLM_PYTHON``). This module has no test of its
 own: ``test_e2e.py`` drives it, and it can be run as a script for a report without pytest:
 
     DRYBOOT_VLLM_PYTHON=... python tests/fidelity/e2e_harness.py --cases 300 [--seed 0] [--jobs 2]
@@ -31,22 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dryboot.boot.compare import KIND_TO_VLLM  # dryboot's group kinds -> vLLM's spec type names
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-ORACLE = HERE / "e2e_oracle.py"
+ORACLE = REPO / "src" / "dryboot" / "boot" / "engine_start.py"  # the one oracle: dryboot boot's
 EXAMPLES = REPO / "examples" / "models"
 E2E_MIN = HERE / "data" / "e2e-min"
-
-# dryboot's group kinds -> vLLM's KV cache spec type names (class name without "Spec").
-KIND_TO_VLLM = {
-    "full": "FullAttention",
-    "sliding": "SlidingWindow",
-    "chunked": "ChunkedLocalAttention",
-    "mla": "MLAAttention",
-    "sliding_mla": "SlidingWindowMLA",
-    "mamba": "Mamba",
-    "hidden_state": "HiddenStateCache",
-}
 
 COMPARED = ("block_size", "groups", "num_blocks", "tokens", "concurrency", "max_model_len")
 
@@ -957,7 +948,7 @@ def _read(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
 
 
 class OracleRunner:
-    """Runs ``e2e_oracle.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
+    """Runs ``src/dryboot/boot/engine_start.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
     case is replaced and that case reported as a crash/timeout."""
 
     def __init__(self, python: str, jobs: int = 1, case_timeout: float = 300.0, recycle: int = 1000) -> None:

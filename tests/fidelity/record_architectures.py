@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/fidelity/record_architectures.py /work/venvs/vllm-0.28.0/bin/python [ARCH...]
 
-Runs ``e2e_oracle.py`` in that venv over every tiny config in ``data/architectures/`` (or only
+Runs ``src/dryboot/boot/engine_start.py`` in that venv over every tiny config in ``data/architectures/`` (or only
 the named architectures) under its flag sets, writes the oracle's answers into
 ``data/architectures/recorded.json`` (other architectures' records are kept) and prints, per
 architecture, how many cases vLLM serves and how many dryboot agrees with. Nothing recorded

@@ -3,7 +3,7 @@ cache dtype vLLM 0.28.0 builds it with).
 
     .venv/bin/python tests/fidelity/record_deepseek_v4.py /work/venvs/vllm-0.28.0/bin/python
 
-Runs ``e2e_oracle.py`` in that venv and writes its answers into
+Runs ``src/dryboot/boot/engine_start.py`` in that venv and writes its answers into
 ``data/deepseek_v4/recorded.json``. Nothing recorded comes from dryboot.
 """
 

@@ -5,7 +5,7 @@
 For each architecture of :data:`ARCHITECTURES` (its tiny config is
 ``data/architectures/<Arch>.json``), :data:`FLAG_SETS` flag sets drawn by the harness's own
 flag generator (``e2e_harness._flags``, seeded by the architecture and the index) run through
-``e2e_oracle.py``; the answers (vLLM's figures or its refusal) are written to
+``src/dryboot/boot/engine_start.py``; the answers (vLLM's figures or its refusal) are written to
 ``data/hybrids-recorded.json``. ``test_hybrids.py`` checks dryboot against them without vLLM,
 and the oracle against them with it. Nothing in the file comes from dryboot.
 """

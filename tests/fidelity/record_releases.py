@@ -2,7 +2,7 @@
 
     python3 tests/fidelity/record_releases.py /work/venvs/vllm-0.29.0/bin/python [CASE ...] > out.jsonl
 
-Runs ``e2e_oracle.py`` in that venv over ``test_releases.CASES`` and prints one JSON line per
+Runs ``src/dryboot/boot/engine_start.py`` in that venv over ``test_releases.CASES`` and prints one JSON line per
 case (the oracle's answer, with the vLLM version). The figures in ``test_releases.RECORDED`` are
 copied from such runs; nothing there comes from dryboot.
 """

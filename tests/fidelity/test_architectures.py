@@ -9,7 +9,7 @@ engine start, on its tiny config under many flag sets.
 architecture's name.
 
 ``data/architectures/recorded.json`` holds what vLLM 0.28.0 answered for every case (written by
-``record_architectures.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot). The default
+``record_architectures.py`` from ``src/dryboot/boot/engine_start.py``; nothing in it comes from dryboot). The default
 run checks dryboot against those figures; with ``DRYBOOT_VLLM_PYTHON`` set (a vLLM 0.28.0 venv),
 ``test_live_oracle`` re-runs the oracle and checks it still says what was recorded and that
 dryboot agrees.
@@ -101,7 +101,7 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
     cfg = json.loads(path.read_text())
     if architecture in DRAFTERS:
         cfg = json.loads(tiny_configs()[DRAFTERS[architecture][0]].read_text())
-    from dryboot.vllm.models.dense import TEXT_CONFIG_PATHS
+    from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
 
     if architecture in TEXT_CONFIG_PATHS:
         # the language model's config lives elsewhere (thinker_config.text_config, llm_config...):

@@ -8,7 +8,7 @@ override, decode context parallelism) on that config and on ``data/deepseek_v4/i
 (6 layers, ratios 4/128/4/4/1/128, a 64-token window), ``c4_first.json`` (5 layers, all ratio 4)
 and ``c128_only.json`` (ratios 128/1/128/128).
 ``data/deepseek_v4/recorded.json`` holds what vLLM 0.28.0 answered for each (written by
-``record_deepseek_v4.py`` from ``e2e_oracle.py``; nothing in it comes from dryboot); dryboot must
+``record_deepseek_v4.py`` from ``src/dryboot/boot/engine_start.py``; nothing in it comes from dryboot); dryboot must
 agree with every one.
 """
 

@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.plan import Drafter, Plan, plan
-from dryboot.vllm.config.hf import LayerKind, geometry_from_config
+from dryboot.planner.plan import Drafter, Plan, plan
+from dryboot.vllm.config.hf import LayerKind
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import MambaSpec
+from dryboot.vllm.transformers_utils.config import geometry_from_config
 
 pytestmark = pytest.mark.fidelity
 

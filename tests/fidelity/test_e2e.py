@@ -1,10 +1,10 @@
 """End-to-end fidelity: dryboot against vLLM 0.28.0's engine start, from the same config.json and flags.
 
-* ``test_oracle_reproduces_recorded``: the oracle (``e2e_oracle.py``) reproduces every figure
+* ``test_oracle_reproduces_recorded``: the oracle (``src/dryboot/boot/engine_start.py``) reproduces every figure
   recorded in ``data/e2e-min/README.md`` (vLLM 0.28.0's own engine start, stand-in H200).
 * ``test_dryboot_matches_recorded``: dryboot against those recorded vLLM figures. Needs no vLLM;
-  the kinds dryboot gets wrong today are marked ``xfail`` (not strict: an XPASS means a kind is
-  fixed and its mark can go).
+  the kinds dryboot gets wrong today are marked ``xfail`` (strict: an XPASS fails the run, so a
+  fixed kind's mark goes with the fix).
 * ``test_e2e_agreement``: ``DRYBOOT_E2E_CASES`` (default 300) generated cases (shipped configs
   under many flag sets, small configs of every family) through both tools; prints a per-family
   table and every disagreement as a ``dryboot plan`` command with both answers, writes the report
@@ -991,7 +991,7 @@ def test_oracle_reproduces_recorded(rec: Recorded, recorded_oracle_results: dict
 @pytest.mark.parametrize(
     "rec",
     [
-        pytest.param(r, marks=pytest.mark.xfail(reason=r.dryboot_xfail, strict=False)) if r.dryboot_xfail else r
+        pytest.param(r, marks=pytest.mark.xfail(reason=r.dryboot_xfail, strict=True)) if r.dryboot_xfail else r
         for r in RECORDED
     ],
     ids=[r.id for r in RECORDED],

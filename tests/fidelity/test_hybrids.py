@@ -1,6 +1,6 @@
 """Hybrid / non-attention-state architectures against vLLM's recorded answers.
 
-``data/hybrids-recorded.json`` holds what vLLM 0.28.0's engine start (``e2e_oracle.py``) answered
+``data/hybrids-recorded.json`` holds what vLLM 0.28.0's engine start (``src/dryboot/boot/engine_start.py``) answered
 for each architecture's tiny config (``data/architectures/<Arch>.json``) under >= 20 flag sets
 (``record_hybrids.py`` records it). ``test_dryboot_matches_vllm`` needs no vLLM: dryboot must
 agree with every answer (same figures, or both refuse). ``test_oracle_reproduces_record`` re-runs

@@ -1,6 +1,6 @@
 """Release differences: dryboot ``--vllm-version X`` against figures each vLLM release printed.
 
-Every figure below was produced by that release's own engine start (``e2e_oracle.py`` in a venv
+Every figure below was produced by that release's own engine start (``src/dryboot/boot/engine_start.py`` in a venv
 built by ``VLLM_VERSION=X bash scripts/fidelity-env.sh DIR``), recorded with
 ``python3 tests/fidelity/record_releases.py DIR/bin/python``; the configs are in
 ``data/releases/`` (see its README). Needs no vLLM.
@@ -260,7 +260,7 @@ def _ok(block: int, nb: int, tok: int, mml: int, log: tuple[str, ...] | None = N
     return out
 
 
-#: The lines ``e2e_oracle.py`` keeps as ``kv_log`` (its ``KV_LOG_MARKERS``); "kv lcm" is a vLLM
+#: The lines ``src/dryboot/boot/engine_start.py`` keeps as ``kv_log`` (its ``KV_LOG_MARKERS``); "kv lcm" is a vLLM
 #: debug line dryboot does not print.
 _KV_MARKERS = (
     "block size",
@@ -766,7 +766,7 @@ def _check(expect: dict[str, Any], got: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(
     "key",
     [
-        pytest.param(k, marks=pytest.mark.xfail(reason=XFAIL[k], strict=False)) if k in XFAIL else k
+        pytest.param(k, marks=pytest.mark.xfail(reason=XFAIL[k], strict=True)) if k in XFAIL else k
         for k in sorted(RECORDED)
     ],
     ids=[f"{v}-{c}" for v, c in sorted(RECORDED)],

@@ -1,9 +1,9 @@
-"""vLLM 0.28.0 KV-cache planner oracle (planner level; see ``e2e_oracle.py`` for the engine start).
+"""vLLM 0.28.0 KV-cache planner oracle (planner level; see ``src/dryboot/boot/engine_start.py`` for the engine start).
 
 Scope: this oracle feeds vLLM's planner functions with layer specs *the caller describes*, so it
 cannot see a mistake in reading a config.json or a flag. End-to-end fidelity (same config.json and
 flags as a user, vLLM's own parser, config classes, model classes and planner) is
-``e2e_oracle.py`` / ``test_e2e.py``. Keep this one only for what the end-to-end oracle cannot
+``src/dryboot/boot/engine_start.py`` / ``test_e2e.py``. Keep this one only for what the end-to-end oracle cannot
 reach: downstream policies (``--grouping``/``--unification``, promoted blocks, custom KV cache
 dtypes, hand-built specs with explicit pages or blocks, per-worker memory lists) whose inputs are
 not a stock vLLM boot.
@@ -158,9 +158,12 @@ V: SimpleNamespace  # vLLM handles, filled by _load_vllm()
 
 def _load_vllm() -> SimpleNamespace:
     import torch
-    from venv_shims import declare_torchvision_ops
 
-    torchvision_lib = declare_torchvision_ops()
+    # the torchvision op declarations of the engine-start oracle (dryboot boot's child)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "dryboot", "boot"))
+    from engine_start import _declare_torchvision_ops
+
+    torchvision_lib = _declare_torchvision_ops()
     import vllm
     import vllm.logger as vllm_logger
     from vllm.config import VllmConfig

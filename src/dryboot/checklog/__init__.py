@@ -14,7 +14,7 @@ __all__ = ["check_log"]
 
 def __getattr__(name: str) -> object:
     if name == "check_log":
-        from dryboot.checklog.check import check_log
+        from dryboot.checklog.check import check_log  # at call: keeps `import dryboot` light
 
         return check_log
     raise AttributeError(name)

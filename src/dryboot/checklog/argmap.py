@@ -22,7 +22,7 @@ from typing import Any
 
 from dryboot.checklog.literal import Opaque
 from dryboot.errors import InputError
-from dryboot.flags import FLAGS_BY_NAME, parse_value
+from dryboot.planner.flags import FLAGS_BY_NAME, parse_value
 from dryboot.vllm.engine_args import EngineArgs
 
 #: logged key -> dryboot flag (vLLM's name, without dashes).
@@ -182,7 +182,7 @@ _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
 
 
 def _as_flag_text(value: object) -> object:
-    """A logged value as :func:`dryboot.flags.parse_value` takes it (an enum repr -> its name)."""
+    """A logged value as :func:`dryboot.planner.flags.parse_value` takes it (an enum repr -> its name)."""
     if isinstance(value, Opaque):
         m = _ENUM_NAME.search(value.text)
         return m["name"] if m else value.text
@@ -195,7 +195,7 @@ def _neutral(value: object, neutral: tuple[object, ...]) -> bool:
 
 def _spec_dict(value: object, source: str, key: str) -> dict[str, object]:
     if isinstance(value, str):
-        import json
+        import json  # at call: only a speculative config given as text is JSON
 
         try:
             value = json.loads(value)
@@ -206,13 +206,24 @@ def _spec_dict(value: object, source: str, key: str) -> dict[str, object]:
     return {str(k).replace("-", "_"): v for k, v in value.items()}
 
 
-def map_args(logged: dict[str, object], source: str) -> LoggedArgs:
-    """Map ``logged`` (a parsed ``non-default args`` dict or ``Namespace``) onto engine flags.
+#: Keys the planner models that a logged boot cannot be checked with (its budget lines are per
+#: pipeline stage): mapped only when :func:`map_args` is asked to plan (``plan --serve``).
+PLANNED_ONLY: dict[str, str] = {"pipeline_parallel_size": "pipeline-parallel-size"}
 
-    :raises InputError: a key that changes the geometry and dryboot cannot model (``<source>:
-        non-default args: <key>: ...``), or a value dryboot's flag parser rejects.
+
+def map_args(
+    logged: dict[str, object], source: str, *, label: str = "non-default args", plan: bool = False
+) -> LoggedArgs:
+    """Map ``logged`` (a parsed ``non-default args`` dict or ``Namespace``, or a parsed ``vllm
+    serve`` command line) onto engine flags.
+
+    :param label: what ``logged`` is, in error messages (``<source>: <label>: <key>: ...``).
+    :param plan: also map :data:`PLANNED_ONLY` keys (planning a command line, not checking a log).
+    :raises InputError: a key that changes the geometry and dryboot cannot model, or a value
+        dryboot's flag parser rejects.
     """
-    where = f"{source}: non-default args"
+    where = f"{source}: {label}" if label else source
+    mapped = {**MAPPED, **PLANNED_ONLY} if plan else MAPPED
     args = EngineArgs()
     flags: dict[str, object] = {}
     notes: list[str] = []
@@ -222,10 +233,10 @@ def map_args(logged: dict[str, object], source: str) -> LoggedArgs:
     hf_config_path: str | None = None
     revision: str | None = None
     for key, value in logged.items():
-        if key in MAPPED:
+        if key in mapped:
             if value is None:
                 continue  # the default (an old Namespace prints every argument)
-            flag = FLAGS_BY_NAME[MAPPED[key]]
+            flag = FLAGS_BY_NAME[mapped[key]]
             parsed: Any = parse_value(flag, _as_flag_text(value), where, key)
             args = replace(args, **{flag.field: parsed})
             flags[flag.name] = value if not isinstance(value, Opaque) else str(_as_flag_text(value))

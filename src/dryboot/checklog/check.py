@@ -10,22 +10,33 @@ budget decides), else the GiB the not-enough-memory error or the auto-fit line p
 
 from __future__ import annotations
 
+import itertools
 import re
+import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from typing import Any, BinaryIO
 
 from dryboot.checklog.argmap import LoggedArgs, map_args, validate_logged
-from dryboot.checklog.compare import Budget, Candidate, Comparison, Inputs, compare, gib_interval
-from dryboot.checklog.literal import parse_args_text
+from dryboot.checklog.compare import (
+    Budget,
+    Candidate,
+    Comparison,
+    Inputs,
+    compare,
+    gib_interval,
+    search_budget_anywhere,
+)
+from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
-from dryboot.checklog.parse import LogFacts, read_log
+from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
-from dryboot.flags import add_custom_dtypes
-from dryboot.plan import Policies
-from dryboot.runner import load_drafter_and_k
-from dryboot.vllm.config.hf import load_model
+from dryboot.planner.flags import add_custom_dtypes
+from dryboot.planner.plan import Drafter, Policies
+from dryboot.planner.runner import load_drafter_and_k
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.versions import DEFAULT_VERSION, rules_for
+from dryboot.vllm.transformers_utils.config import load_model
+from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, rules_for
 
 _SPEC_KEYS_READ = ("method", "model", "num_speculative_tokens", "kv_cache_dtype", "attention_backend", "block_size")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")
@@ -47,6 +58,7 @@ class CheckReport:
     budget: Budget | None
     comparison: Comparison
     notes: tuple[str, ...] = field(default=())
+    search: Search | None = None
 
     @property
     def ok(self) -> bool:
@@ -63,12 +75,14 @@ def _rules_version(requested: str | None, logged: str | None, notes: list[str], 
     if m is None:
         raise InputError(source, "version", f"cannot read the logged vLLM version {logged!r}; pass --vllm-version")
     plain = f"{m[1]}.{m[2]}.{m[3] or 0}"
-    try:
-        version = rules_for(plain, source=f"{source}: vLLM version").version
-    except InputError as exc:
-        raise InputError(
-            source, "version", f"the log is from vLLM {logged}: {exc.reason}; pass --vllm-version to plan anyway"
-        ) from None
+    oldest = next(iter(VERSIONS))
+    if tuple(int(x) for x in plain.split(".")) < tuple(int(x) for x in oldest.split(".")):
+        notes.append(
+            f"the log is from vLLM {logged}, older than any release dryboot models: checked against vLLM "
+            f"{oldest}'s rules, the nearest (pass --vllm-version to choose)"
+        )
+        plain = oldest
+    version = rules_for(plain, source=f"{source}: vLLM version").version
     if version != plain:
         notes.append(
             f"the log is from vLLM {logged}: planned with vLLM {version}'s rules, the newest dryboot knows before it"
@@ -103,6 +117,45 @@ def _budget(facts: LogFacts, args: EngineArgs, source: str) -> tuple[Budget | No
     return None, "the log has no 'Available KV cache memory' line and the args no kv_cache_memory_bytes"
 
 
+#: Flags a missing or cut args line leaves unknown that change the logged figures, searched in
+#: this order (values tried: see :func:`_search_space`).
+SEARCHED = ("kv_cache_dtype", "enable_prefix_caching", "speculative_config", "tensor_parallel_size")
+#: Speculative tokens tried for an MTP-capable model when the args are unknown.
+MTP_TOKENS = (1, 2, 3, 4, 5)
+#: At most this many flag combinations are planned for one boot.
+MAX_COMBINATIONS = 96
+
+
+@dataclass(frozen=True)
+class Combination:
+    """One set of values for the flags the log does not give."""
+
+    values: tuple[tuple[str, object], ...]
+
+    def describe(self) -> str:
+        parts = []
+        for key, value in self.values:
+            if key == "speculative_config":
+                parts.append("no speculative decoding" if value is None else f"MTP k={value}")
+            elif key == "enable_prefix_caching":
+                parts.append("prefix caching " + ("on" if value else "off"))
+            elif key == "kv_cache_dtype":
+                parts.append(f"--kv-cache-dtype {value}")
+            elif key == "tensor_parallel_size":
+                parts.append(f"TP {value}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class Search:
+    """The flags the log leaves unknown and every combination of values that explains its lines."""
+
+    unknown: tuple[str, ...]
+    tried: int
+    explaining: tuple[Combination, ...]
+    budget_notes: tuple[str, ...] = ()
+
+
 def check_log(
     text: str,
     *,
@@ -114,7 +167,7 @@ def check_log(
     speculative_model: str | None = None,
     gpu_memory_bytes: int | None = None,
 ) -> CheckReport:
-    """Check a vLLM boot log (its text) line by line against dryboot's prediction.
+    """Check a vLLM boot log (its text, read as one boot) line by line against dryboot's prediction.
 
     :param model_path: the model's config.json (or its directory); else found from the log.
     :param vllm_version: rules to plan with (default: the logged version's).
@@ -126,6 +179,33 @@ def check_log(
     facts = read_log(text)
     if not facts.is_vllm_log:
         raise InputError(source, None, "no vLLM line found (no version, args, KV budget or KV cache line)")
+    return check_facts(
+        facts,
+        source=source,
+        model_path=model_path,
+        vllm_version=vllm_version,
+        policies=policies,
+        custom_dtypes=custom_dtypes,
+        speculative_model=speculative_model,
+        gpu_memory_bytes=gpu_memory_bytes,
+    )
+
+
+def check_facts(
+    facts: LogFacts,
+    *,
+    source: str = "log",
+    model_path: str | None = None,
+    vllm_version: str | None = None,
+    policies: Policies | None = None,
+    custom_dtypes: tuple[str, ...] = (),
+    speculative_model: str | None = None,
+    gpu_memory_bytes: int | None = None,
+) -> CheckReport:
+    """:func:`check_log` for one boot's facts (see :func:`dryboot.checklog.parse.iter_boots`).
+
+    :raises InputError: as :func:`check_log`.
+    """
     if not facts.kv_lines:
         raise InputError(
             source,
@@ -134,14 +214,24 @@ def check_log(
             "the not-enough-memory error): the log ends before the KV cache is set up",
         )
     notes: list[str] = []
+    unknown: list[str] = []
     if facts.args_text is not None:
         where = facts.args_line.where if facts.args_line else "non-default args"
-        logged = map_args(parse_args_text(facts.args_text, f"{source}: {where}"), source)
+        parsed, cut = parse_args_prefix(facts.args_text, f"{source}: {where}")
+        logged = map_args(parsed, source)
+        if cut is not None:
+            known = set(parsed)
+            unknown = [k for k in SEARCHED if k not in known]
+            notes.append(
+                f"the args line is cut at {cut!r} ({where}): {len(parsed)} entries read; unknown flags: "
+                + (", ".join(unknown) or "none that dryboot searches")
+            )
     else:
         logged = LoggedArgs(EngineArgs(), {}, None, None, None, None)
-        notes.append("the log has no 'non-default args' line: vLLM's defaults assumed")
+        unknown = list(SEARCHED)
+        notes.append("the log has no 'non-default args' line: unknown flags: " + ", ".join(SEARCHED))
     notes.extend(logged.notes)
-    version = _rules_version(vllm_version, facts.version, notes, source)
+    version = _rules_version(vllm_version, _logged_version(facts, notes), notes, source)
 
     located = find_config(
         model_path,
@@ -155,37 +245,26 @@ def check_log(
         notes.append(f"the log resolved {facts.architecture}; {located.path} declares {model.architecture or 'none'}")
 
     args = logged.args
-    if "max-model-len" not in logged.flags and facts.max_model_len is not None:
-        args = replace(args, max_model_len=facts.max_model_len)
-        notes.append(f"max_model_len {facts.max_model_len} from the log ('Using max model len')")
+    if "max-model-len" not in logged.flags:
+        length, said = _logged_max_model_len(facts)
+        if length is not None:
+            args = replace(args, max_model_len=length)
+            notes.append(f"max_model_len {length} from the log ({said})")
     if "max-num-batched-tokens" not in logged.flags and facts.max_num_batched_tokens is not None:
         args = replace(args, max_num_batched_tokens=facts.max_num_batched_tokens)
         notes.append(
             f"max_num_batched_tokens {facts.max_num_batched_tokens} from the log ('Chunked prefill is enabled')"
         )
+    if "tensor_parallel_size" in unknown and facts.tp_ranks:
+        args = replace(args, tensor_parallel_size=facts.tp_ranks)
+        notes.append(f"tensor_parallel_size at least {facts.tp_ranks} (Worker_TP prefixes in the log)")
     if gpu_memory_bytes is not None:
         args = replace(args, gpu_memory_bytes=gpu_memory_bytes)
     args = add_custom_dtypes(args, list(custom_dtypes))
     args = replace(args, vllm_version=version)
     validate_logged(args, source)
 
-    speculative = logged.speculative
-    drafter = None
-    if speculative is not None or speculative_model is not None:
-        spec = dict(speculative or {})
-        dropped = sorted(k for k in spec if k not in _SPEC_KEYS_READ)
-        if dropped:
-            notes.append(f"speculative_config keys dryboot does not read: {', '.join(dropped)}")
-        spec = {k: v for k, v in spec.items() if k in _SPEC_KEYS_READ}
-        drafter_ref = spec.get("model")
-        if speculative_model is None and isinstance(drafter_ref, str) and drafter_ref:
-            found = find_config(None, drafter_ref, what="speculative_config.model", source=source)
-            spec["model"] = str(found.path)
-            notes.append(f"drafter config: {found.path} ({found.how})")
-        elif speculative_model is not None:
-            spec.pop("model", None)
-        drafter, args = load_drafter_and_k(spec, speculative_model, args)
-        speculative = spec
+    speculative, drafter, args = resolve_speculative(logged.speculative, speculative_model, args, notes, source)
 
     budget, no_budget = _budget(facts, args, source)
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
@@ -195,6 +274,17 @@ def check_log(
     notes.extend(n for n in comparison.prediction.plan.notes if n not in notes)
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
+    search = None
+    if unknown:
+        search = _search_unknown(facts, model, args, speculative, unknown, candidate, budget, no_budget)
+        at_defaults = "under vLLM's defaults for the unknown flags (see 'unknown flags')"
+        comparison = replace(
+            comparison,
+            checks=tuple(
+                replace(c, reason=at_defaults, explanations=()) if c.status == "differs" else c
+                for c in comparison.checks
+            ),
+        )
     return CheckReport(
         source=source,
         facts=facts,
@@ -208,23 +298,254 @@ def check_log(
         budget=budget,
         comparison=comparison,
         notes=tuple(notes),
+        search=search,
     )
 
 
-def read_log_file(path: str) -> tuple[str, str]:
-    """(text, source name) of ``path`` (``-``: standard input).
+def resolve_speculative(
+    speculative: dict[str, object] | None,
+    speculative_model: str | None,
+    args: EngineArgs,
+    notes: list[str],
+    source: str,
+) -> tuple[dict[str, object] | None, Drafter | None, EngineArgs]:
+    """The speculative config dryboot reads (unread keys noted), its drafter (a hub id found in
+    the Hugging Face cache as the model is) and the args with its ``num_speculative_tokens``.
+
+    :raises InputError: the drafter cannot be found or read.
+    """
+    if speculative is None and speculative_model is None:
+        return None, None, args
+    spec = dict(speculative or {})
+    dropped = sorted(k for k in spec if k not in _SPEC_KEYS_READ)
+    if dropped:
+        notes.append(f"speculative_config keys dryboot does not read: {', '.join(dropped)}")
+    spec = {k: v for k, v in spec.items() if k in _SPEC_KEYS_READ}
+    drafter_ref = spec.get("model")
+    if speculative_model is None and isinstance(drafter_ref, str) and drafter_ref:
+        found = find_config(None, drafter_ref, what="speculative_config.model", source=source)
+        spec["model"] = str(found.path)
+        notes.append(f"drafter config: {found.path} ({found.how})")
+    elif speculative_model is not None:
+        spec.pop("model", None)
+    drafter, args = load_drafter_and_k(spec, speculative_model, args)
+    return spec, drafter, args
+
+
+def _logged_version(facts: LogFacts, notes: list[str]) -> str | None:
+    """The version the boot states; every line that carries one is read, a disagreement noted."""
+    stated = [v for v in facts.versions if v.how == "stated"]
+    by_source = [v for v in facts.versions if v.how != "stated"]
+    distinct = list(dict.fromkeys(v.version for v in stated))
+    if len(distinct) > 1:
+        notes.append(
+            "the log states several versions: "
+            + ", ".join(f"{v.version} ({v.line.where})" for v in stated)
+            + f"; {distinct[0]} is used"
+        )
+    if distinct:
+        return distinct[0]
+    if by_source:
+        releases = sorted({v.version for v in by_source})
+        notes.append(
+            "the log states no version; "
+            + ", ".join(f"{v.line.source} ({v.line.where})" for v in by_source[:3])
+            + f" is where vLLM {'/'.join(releases)} logs these lines"
+        )
+        return releases[0] if len(releases) == 1 else None
+    return None
+
+
+def _logged_max_model_len(facts: LogFacts) -> tuple[int | None, str]:
+    if facts.max_model_len is not None:
+        return facts.max_model_len, "'Using max model len'"
+    for line in facts.kv_lines:
+        value = line.figures.get("max_model_len")
+        if value:
+            return int(value.replace(",", "")), f"the {line.kind.value} line, {line.where}"
+    return None, ""
+
+
+def _search_space(unknown: list[str], model: object, args: EngineArgs) -> list[list[tuple[str, object]]]:
+    dims: list[list[tuple[str, object]]] = []
+    for key in unknown:
+        if key == "kv_cache_dtype":
+            dims.append([(key, "auto"), (key, "fp8")])
+        elif key == "enable_prefix_caching":
+            dims.append([(key, True), (key, False)])
+        elif key == "speculative_config":
+            dims.append([(key, None)] + [(key, k) for k in MTP_TOKENS])
+        elif key == "tensor_parallel_size":
+            start = args.tensor_parallel_size
+            dims.append([(key, tp) for tp in (1, 2, 4, 8) if tp >= start])
+    return dims
+
+
+def _search_unknown(
+    facts: LogFacts,
+    model: object,
+    args: EngineArgs,
+    speculative: dict[str, object] | None,
+    unknown: list[str],
+    candidate: Candidate,
+    budget: Budget | None,
+    no_budget: str,
+) -> Search:
+    """Every combination of values for the unknown flags under which each checked line matches
+    (budget-dependent lines without a logged budget: a budget that gives the line is searched
+    for, so they are explained only together with that budget)."""
+    dims = _search_space(unknown, model, args)
+    explaining: list[Combination] = []
+    budget_notes: list[str] = []
+    tried = 0
+    for combo in itertools.islice(itertools.product(*dims), MAX_COMBINATIONS):
+        trial = args
+        spec: dict[str, object] | None = speculative
+        for key, value in combo:
+            if key == "speculative_config":
+                spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
+            else:
+                changed: dict[str, Any] = {key: value}
+                trial = replace(trial, **changed)
+        try:
+            drafter = None
+            if spec is not None:
+                drafter, trial = load_drafter_and_k(spec, None, trial)
+            inputs = Inputs(model, trial, drafter)  # type: ignore[arg-type]
+            cmp = compare(facts.kv_lines, inputs, candidate, budget, no_budget, explain=False)
+        except InputError:
+            continue
+        tried += 1
+        statuses = [c.status for c in cmp.checks]
+        if "differs" in statuses:
+            continue
+        found = Combination(tuple(combo))
+        if "unchecked" in statuses:
+            budgets = []
+            for c in cmp.checks:
+                if c.status == "unchecked":
+                    b = search_budget_anywhere(c.line, inputs, candidate)
+                    if b is None:
+                        break
+                    budgets.append(b)
+            else:
+                explaining.append(found)
+                budget_notes.append(f"{found.describe()}: " + "; ".join(budgets))
+            continue
+        explaining.append(found)
+    return Search(tuple(unknown), tried, tuple(explaining), tuple(budget_notes))
+
+
+@dataclass(frozen=True)
+class BootResult:
+    """One boot of a log: its report, or why it could not be checked.
+
+    :param status: ``matches`` (every KV line matched under the logged flags), ``differs``,
+        ``explained`` (the flags are incomplete; the combinations in the search explain every
+        line), ``unexplained`` (the flags are incomplete and no combination explains every line),
+        ``unchecked`` (no KV line, or none checkable) or ``refused`` (one-line reason).
+    """
+
+    facts: LogFacts
+    report: CheckReport | None
+    status: str
+    reason: str | None = None
+    refusal: InputError | None = None
+
+
+#: Exit codes of ``dryboot check-log`` (README, "check-log").
+EXIT_MATCHES = 0
+EXIT_DIFFERS = 1
+EXIT_REFUSED = 2
+EXIT_NOTHING_CHECKED = 3
+EXIT_EXPLAINED_ONLY = 4
+
+
+@dataclass(frozen=True)
+class LogReport:
+    """Every boot of a log, checked one by one."""
+
+    source: str
+    boots: tuple[BootResult, ...]
+
+    @property
+    def exit_code(self) -> int:
+        statuses = {b.status for b in self.boots}
+        if "differs" in statuses or "unexplained" in statuses:
+            return EXIT_DIFFERS
+        if "refused" in statuses:
+            return EXIT_REFUSED
+        if "explained" in statuses:
+            return EXIT_EXPLAINED_ONLY
+        if "matches" in statuses:
+            return EXIT_MATCHES
+        return EXIT_NOTHING_CHECKED
+
+
+def boot_status(r: CheckReport) -> str:
+    """``matches`` / ``differs`` / ``explained`` / ``unchecked`` of one checked boot."""
+    statuses = [c.status for c in r.comparison.checks]
+    if r.search is not None:
+        return "explained" if r.search.explaining else "unexplained"
+    if "differs" in statuses:
+        return "differs"
+    if "matches" in statuses:
+        return "matches"
+    return "unchecked"
+
+
+def check_lines(
+    lines: Iterable[tuple[int, str]],
+    *,
+    source: str = "log",
+    **options: object,
+) -> Iterator[BootResult]:
+    """Check every boot of a log given as (line number, text) pairs, one boot at a time
+    (memory: one boot's facts).
+
+    :param options: as :func:`check_log`.
+    """
+    for facts in iter_boots(iter_numbered_log_lines(lines)):
+        if not facts.is_vllm_log:
+            continue
+        if not facts.kv_lines:
+            yield BootResult(facts, None, "unchecked", "no KV cache line in this boot")
+            continue
+        try:
+            report = check_facts(facts, source=source, **options)  # type: ignore[arg-type]
+        except InputError as exc:
+            yield BootResult(facts, None, "refused", exc.line(), exc)
+            continue
+        status = boot_status(report)
+        reason = None
+        if status == "unchecked":
+            reason = "no KV line of this boot could be checked"
+        yield BootResult(facts, report, status, reason)
+
+
+def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> LogReport:
+    """:func:`check_lines` over a byte stream read in bounded chunks.
+
+    :raises InputError: the stream is not a text log, or holds no vLLM line at all.
+    """
+    boots = tuple(check_lines(iter_relevant_lines(stream, source), source=source, **options))
+    if not boots:
+        raise InputError(source, None, "no vLLM line found (no version, args, KV budget or KV cache line)")
+    if len(boots) == 1 and boots[0].refusal is not None:
+        raise boots[0].refusal  # one boot: bad input is one line and exit 2, as everywhere
+    return LogReport(source, boots)
+
+
+def open_log(path: str) -> tuple[BinaryIO, str]:
+    """(binary stream, source name) of ``path`` (``-``: standard input), to read in chunks.
 
     :raises InputError: unreadable.
     """
-    import sys
-
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
-    p = Path(path)
+        return sys.stdin.buffer, "<stdin>"
     try:
-        data = p.read_bytes()
+        return open(path, "rb"), path
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    return data.decode("utf-8", errors="replace"), path

@@ -10,7 +10,7 @@ when its text is one of the predicted texts of its kind.
 For a differing line the candidates are tried in this order: a downstream policy or another vLLM
 version that explains *every* differing line; a different KV budget (budget-dependent lines,
 searched within :data:`BUDGET_SEARCH_FRACTION` of the logged budget); a policy
-(``dryboot.policies``); another known vLLM version (``dryboot.vllm.versions.VERSIONS``).
+(``dryboot.planner.policies``); another known vLLM version (``dryboot.vllm.versions.VERSIONS``).
 Otherwise the tree differs from the rules dryboot planned with.
 """
 
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from dryboot.checklog.parse import Kind, KVLine, kv_match_text
+from dryboot.checklog.parse import Kind, KVLine, kv_figures, kv_match_text
 from dryboot.errors import InputError
-from dryboot.plan import Drafter, Plan, Policies, plan
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.plan import Drafter, Plan, Policies, plan
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_utils.capacity import format_gib, pool_bytes_per_block
@@ -121,7 +121,37 @@ class Prediction:
     plan: Plan
 
     def has(self, line: KVLine) -> bool:
-        return line.text in self.texts.get(line.kind, ())
+        """Whether a predicted line of the same kind agrees with every figure the logged line
+        shows (a line cut short, an older wording or 0.27.1's two-line capacity report shows
+        fewer figures; a line without figures is compared as text)."""
+        texts = self.texts.get(line.kind, ())
+        if line.text in texts:
+            return True
+        if not line.figures:
+            return False
+        return any(figures_agree(line.figures, kv_figures(line.kind, t)) for t in texts)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def figures_agree(logged: dict[str, str], predicted: dict[str, str]) -> bool:
+    """Every figure of ``logged`` is in ``predicted`` with the same value (numbers compared as
+    numbers: ``2048`` and ``2,048`` agree); at least one figure is shared."""
+    shared = [k for k in logged if k in predicted]
+    if not shared or len(shared) != len(logged):
+        return False
+    for k in shared:
+        a, b = _number(logged[k]), _number(predicted[k])
+        if (a is None or b is None) and logged[k] != predicted[k]:
+            return False
+        if a is not None and b is not None and a != b:
+            return False
+    return True
 
 
 def predicted_lines(p: Plan) -> list[tuple[Kind, str]]:
@@ -223,7 +253,7 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
     interval: tuple[int, int] | None = None
     f = line.figures
     if line.kind is Kind.CAPACITY:
-        interval = _search_tokens(int(f["tokens"].replace(",", "")), inputs, candidate, budget, per)
+        interval = _search_capacity(f, inputs, candidate, budget, per)
     elif line.kind is Kind.NOT_ENOUGH_MEMORY and "available_gib" in f:
         interval = gib_interval(f["available_gib"])
     elif line.kind is Kind.AUTO_FIT and ("gib" in f or "full_gib" in f):
@@ -234,11 +264,7 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
     if interval is None:
         return None
     lo, hi = interval
-    matching = [
-        b
-        for b in step_budgets(lo, hi, per)
-        if line.text in dict(predicted_lines(_plan_at(inputs, candidate, b))).values()
-    ]
+    matching = [b for b in step_budgets(lo, hi, per) if _predicts(line, _plan_at(inputs, candidate, b))]
     if not matching:
         return None
     first, last = matching[0], matching[-1]
@@ -260,31 +286,100 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
     )
 
 
-def _search_tokens(
-    target: int, inputs: Inputs, candidate: Candidate, budget: Budget, per: int
-) -> tuple[int, int] | None:
-    """The budgets (pool-block steps within the search bound) whose "GPU KV cache size" is
-    ``target`` tokens (it grows with the blocks)."""
-    lo_n = max(1, int(budget.lo * (1 - BUDGET_SEARCH_FRACTION)) // per)
-    hi_n = int(budget.hi * (1 + BUDGET_SEARCH_FRACTION)) // per + 1
+def _predicts(line: KVLine, p: Plan) -> bool:
+    texts = tuple(t for k, t in predicted_lines(p) if k is line.kind)
+    return Prediction({line.kind: texts}, p).has(line)
 
-    def tokens(n: int) -> int:
-        p = _plan_at(inputs, candidate, n * per)
-        return p.capacity.kv_cache_size_tokens if p.capacity is not None else -1
+
+def _capacity_value(f: dict[str, str]) -> tuple[str, float] | None:
+    """The figure a capacity line is searched by: its tokens, else (0.27.1's lone second line)
+    its concurrency; both grow with the blocks."""
+    for key in ("tokens", "concurrency"):
+        if key in f and (v := _number(f[key])) is not None:
+            return key, v
+    return None
+
+
+def _capacity_of(p: Plan, key: str) -> float:
+    if p.capacity is None:
+        return -1.0
+    if key == "tokens":
+        return float(p.capacity.kv_cache_size_tokens)
+    found = [kv_figures(Kind.CAPACITY, t).get("concurrency") for k, t in predicted_lines(p) if k is Kind.CAPACITY]
+    values = [_number(v) for v in found if v]
+    return next((v for v in values if v is not None), -1.0)
+
+
+def _search_blocks(
+    key: str, target: float, inputs: Inputs, candidate: Candidate, per: int, lo_n: int, hi_n: int
+) -> tuple[int, int] | None:
+    """The budgets (pool-block steps in ``[lo_n, hi_n]``) whose capacity figure ``key`` is
+    ``target`` (it grows with the blocks)."""
+
+    def value(n: int) -> float:
+        return _capacity_of(_plan_at(inputs, candidate, n * per), key)
 
     left, right = lo_n, hi_n
     while left < right:
         mid = (left + right) // 2
-        if tokens(mid) >= target:
+        if value(mid) >= target:
             right = mid
         else:
             left = mid + 1
-    if tokens(left) != target:
+    if value(left) != target:
         return None
     last = left
-    while last + 1 <= hi_n and last - left < MAX_STEPS and tokens(last + 1) == target:
+    while last + 1 <= hi_n and last - left < MAX_STEPS and value(last + 1) == target:
         last += 1
     return left * per, (last + 1) * per - 1
+
+
+def _search_capacity(
+    f: dict[str, str], inputs: Inputs, candidate: Candidate, budget: Budget, per: int
+) -> tuple[int, int] | None:
+    found = _capacity_value(f)
+    if found is None:
+        return None
+    lo_n = max(1, int(budget.lo * (1 - BUDGET_SEARCH_FRACTION)) // per)
+    hi_n = int(budget.hi * (1 + BUDGET_SEARCH_FRACTION)) // per + 1
+    return _search_blocks(found[0], found[1], inputs, candidate, per, lo_n, hi_n)
+
+
+#: Without a logged budget, budgets up to this are searched (bytes).
+MAX_SEARCHED_BUDGET = 4 << 40
+
+
+def search_budget_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate) -> str | None:
+    """Without a logged budget: the KV budget under which ``candidate`` prints ``line``, as a
+    sentence, or ``None`` when no budget does."""
+    try:
+        p0 = _plan_at(inputs, candidate, GIB)
+    except InputError:
+        return None
+    per = _per_block(p0)
+    if per is None:
+        return None
+    f = line.figures
+    interval: tuple[int, int] | None = None
+    if line.kind is Kind.CAPACITY and (found := _capacity_value(f)) is not None:
+        interval = _search_blocks(found[0], found[1], inputs, candidate, per, 1, MAX_SEARCHED_BUDGET // per)
+    elif line.kind is Kind.NOT_ENOUGH_MEMORY and "available_gib" in f:
+        interval = gib_interval(f["available_gib"])
+    elif line.kind is Kind.AUTO_FIT and ("gib" in f or "full_gib" in f):
+        interval = gib_interval(f.get("gib") or f["full_gib"])
+    elif line.kind is Kind.OVERRIDE:
+        computed = int(f["computed"])
+        interval = (computed * per, (computed + 1) * per - 1)
+    if interval is None:
+        return None
+    lo, hi = interval
+    if line.kind is not Kind.CAPACITY and not any(
+        _predicts(line, _plan_at(inputs, candidate, b)) for b in step_budgets(max(lo, 0), max(hi, 0), per)
+    ):
+        return None
+    lo_gib, hi_gib = format_gib(lo), format_gib(hi)
+    gib = lo_gib if lo_gib == hi_gib else f"{lo_gib}–{hi_gib}"
+    return f"a KV budget of {gib} GiB ({lo:,}–{hi:,} B) gives the {line.kind.value} line"
 
 
 def alternatives(current: Candidate) -> list[Candidate]:
@@ -352,18 +447,23 @@ def compare(
     candidate: Candidate,
     budget: Budget | None,
     no_budget_reason: str = "the log states no KV budget",
+    *,
+    explain: bool = True,
 ) -> Comparison:
-    """Check every logged KV line against ``candidate``'s prediction and explain differences."""
+    """Check every logged KV line against ``candidate``'s prediction and explain differences
+    (``explain=False``: statuses only)."""
     prediction = predict(inputs, candidate, budget)
     status: dict[int, str] = {}
     for i, line in enumerate(kv_lines):
-        if budget is None and line.kind.budget_dependent:
+        if line.kind.unmodelled is not None:
+            status[i] = "refused"
+        elif budget is None and line.kind.budget_dependent:
             status[i] = "unchecked"
         else:
             status[i] = "matches" if prediction.has(line) else "differs"
     differing = [i for i, s in status.items() if s == "differs"]
     found: dict[int, list[Explanation]] = {i: [] for i in differing}
-    if differing:
+    if differing and explain:
         alt_hits: list[tuple[Candidate, set[int]]] = []
         for alt in alternatives(candidate):
             try:
@@ -390,7 +490,9 @@ def compare(
     checks = []
     for i, line in enumerate(kv_lines):
         predicted = prediction.texts.get(line.kind, ())
-        if status[i] == "unchecked":
+        if status[i] == "refused":
+            checks.append(LineCheck(line, "refused", (), line.kind.unmodelled))
+        elif status[i] == "unchecked":
             checks.append(LineCheck(line, "unchecked", predicted, f"{no_budget_reason}: its figures depend on it"))
         elif status[i] == "matches":
             checks.append(LineCheck(line, "matches", predicted))
@@ -418,8 +520,6 @@ def _first_of_each(exps: list[Explanation]) -> list[Explanation]:
 
 def describe_figures(kind: Kind, texts: tuple[str, ...] | list[str]) -> str:
     """The figures of one or more texts of ``kind``, ranges where they vary (for reports)."""
-    from dryboot.checklog.parse import kv_figures
-
     if not texts:
         return "no such line"
     figs = [kv_figures(kind, t) for t in texts]

@@ -10,6 +10,7 @@ its source text (:class:`Opaque`) so that a key dryboot does not need never bloc
 from __future__ import annotations
 
 import ast
+import warnings
 from dataclasses import dataclass
 
 from dryboot.errors import InputError
@@ -39,10 +40,16 @@ def parse_args_text(text: str, source: str = "log") -> dict[str, object]:
     :raises InputError: the text is neither (naming the position).
     """
     stripped = text.strip()
+    if len(stripped) > MAX_ARGS_CHARS:
+        raise InputError(source, "non-default args", f"longer than {MAX_ARGS_CHARS:,} characters")
     try:
-        tree = ast.parse(stripped, mode="eval")
-    except SyntaxError:
+        with warnings.catch_warnings():  # an invalid escape in a logged string is not the user's to fix
+            warnings.simplefilter("ignore")
+            tree = ast.parse(stripped, mode="eval")
+    except (SyntaxError, ValueError):  # ValueError: NUL bytes
         return _split_entries(stripped, source)
+    except (MemoryError, RecursionError):  # nesting deeper than CPython's parser takes
+        raise InputError(source, "non-default args", "nested too deeply to read") from None
     body = tree.body
     out: dict[str, object] = {}
     if isinstance(body, ast.Dict):
@@ -63,6 +70,30 @@ def parse_args_text(text: str, source: str = "log") -> dict[str, object]:
             out[kw.arg] = _literal(kw.value, stripped)
         return out
     raise InputError(source, "non-default args", "expected a {...} dict or Namespace(...)")
+
+
+#: An args line longer than this is not one vLLM printed.
+MAX_ARGS_CHARS = 200_000
+#: Brackets nested deeper than this are not a logged value.
+MAX_DEPTH = 100
+
+
+def parse_args_prefix(text: str, source: str = "log") -> tuple[dict[str, object], str | None]:
+    """The entries of an args dict cut short (a pasted line ends mid-dict): every complete
+    top-level entry before the cut, and the key the cut falls in (``None`` when nothing was cut).
+
+    :raises InputError: not the start of a ``{...}`` dict.
+    """
+    stripped = text.strip()
+    if stripped.endswith("}") or stripped.startswith("Namespace("):
+        return parse_args_text(stripped, source), None
+    if not stripped.startswith("{"):
+        raise InputError(source, "non-default args", "expected a {...} dict or Namespace(...)")
+    entries = _top_level_split(stripped[1:], ",")
+    complete, cut = entries[:-1], entries[-1]
+    out = _split_entries("{" + ",".join(complete) + "}", source) if complete else {}
+    head = _top_level_split(cut, ":", maxsplit=1)[0].strip().strip("'\"")
+    return out, head or "?"
 
 
 _OPEN = {"(": ")", "[": "]", "{": "}"}
@@ -87,15 +118,19 @@ def _split_entries(text: str, source: str) -> dict[str, object]:
         raw_key, raw_value = parts[0].strip(), parts[1].strip()
         if sep == ":":
             try:
-                key = ast.literal_eval(raw_key)
-            except (ValueError, SyntaxError):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    key = ast.literal_eval(raw_key)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 raise InputError(source, "non-default args", f"key {raw_key[:60]!r} is not a string") from None
         else:
             key = raw_key
         if not isinstance(key, str) or not key:
             raise InputError(source, "non-default args", f"key {raw_key[:60]!r} is not a string")
         try:
-            out[key] = ast.literal_eval(raw_value)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out[key] = ast.literal_eval(raw_value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             out[key] = Opaque(raw_value)
     return out
@@ -120,6 +155,8 @@ def _top_level_split(text: str, sep: str, maxsplit: int = -1) -> list[str]:
             quote = c
         elif c in _OPEN:
             stack.append(_OPEN[c])
+            if len(stack) > MAX_DEPTH:
+                raise InputError("log", "non-default args", "nested too deeply to read")
         elif c == "<" and _looks_like_repr(text, i):
             stack.append(">")
         elif stack and c == stack[-1]:

@@ -15,15 +15,26 @@ The message patterns are vLLM 0.28.0's own templates (file and line named beside
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import BinaryIO
+
+from dryboot.errors import InputError
+
+#: Bytes read at a time.
+CHUNK_BYTES = 1 << 20
+#: A line is kept up to this many bytes (the rest of a longer line is dropped: no vLLM message
+#: dryboot reads is longer than the args line, a few KiB).
+MAX_LINE_BYTES = 256 << 10
+#: More bytes than this without a line break: not a text log (``/dev/zero``, a binary file).
+MAX_UNBROKEN_BYTES = 64 << 20
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROCESS = re.compile(r"\((?P<name>[A-Za-z][\w.\-]*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)")
 _HEADER = re.compile(
     r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<date>\d\d-\d\d) (?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? "
-    r"\[(?P<file>[^\]\s]+?):(?P<lineno>\d+)\] ?"
+    r"\[?(?P<file>[\w.\-]+?\.py):(?P<lineno>\d+)\] ?"
 )
 
 
@@ -53,34 +64,184 @@ class LogLine:
         return f"line {self.number}{who}"
 
 
+def iter_text_lines(stream: BinaryIO, source: str = "log") -> Iterator[str]:
+    """The lines of a byte stream, read :data:`CHUNK_BYTES` at a time (memory stays bounded
+    whatever the size): UTF-8 with undecodable bytes replaced, NUL bytes dropped, each line cut
+    at :data:`MAX_LINE_BYTES`.
+
+    :raises InputError: more than :data:`MAX_UNBROKEN_BYTES` without a line break (not a text log).
+    """
+    head = b""  # the kept start of the current line
+    unbroken = 0  # bytes of the current line so far
+    number = 1
+    while True:
+        chunk = stream.read(CHUNK_BYTES)
+        if not chunk:
+            break
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
+            if len(head) < MAX_LINE_BYTES:
+                head += piece[: MAX_LINE_BYTES - len(head)]
+            unbroken += len(piece)
+            if nl < 0:
+                if unbroken > MAX_UNBROKEN_BYTES:
+                    raise InputError(
+                        source,
+                        f"line {number}",
+                        f"more than {MAX_UNBROKEN_BYTES >> 20} MiB without a line break: not a text log",
+                    )
+                break
+            yield _decode(head)
+            head, unbroken, number, start = b"", 0, number + 1, nl + 1
+    if unbroken or head:
+        yield _decode(head)
+
+
+def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple[int, str]]:
+    """(line number, text) of the lines of a byte stream that can hold a fact or a KV line (one
+    of :data:`_TRIGGER`'s words), and the three lines after a KV message that may be wrapped;
+    every other line is skipped without being decoded. Read :data:`CHUNK_BYTES` at a time, so
+    memory stays bounded (a chunk and the kept head of one line); lines are cut at
+    :data:`MAX_LINE_BYTES` and decoded as :func:`iter_text_lines` does.
+
+    :raises InputError: more than :data:`MAX_UNBROKEN_BYTES` without a line break.
+    """
+    carry = b""  # the kept head (at most MAX_LINE_BYTES) of the line the last chunk ended in
+    unbroken = 0  # that line's length so far
+    number = 1
+    force = 0
+    while True:
+        chunk = stream.read(CHUNK_BYTES)
+        if not chunk:
+            if carry and (force or _TRIGGER_BYTES.search(carry)):
+                yield number, _decode(carry[:MAX_LINE_BYTES])
+            return
+        cut = chunk.rfind(b"\n")
+        if cut < 0:
+            unbroken += len(chunk)
+            if unbroken > MAX_UNBROKEN_BYTES:
+                raise InputError(
+                    source,
+                    f"line {number}",
+                    f"more than {MAX_UNBROKEN_BYTES >> 20} MiB without a line break: not a text log",
+                )
+            if len(carry) < MAX_LINE_BYTES:
+                carry += chunk[: MAX_LINE_BYTES - len(carry)]
+            continue
+        tail = len(chunk) - cut - 1  # bytes after the chunk's last line break
+        if carry:  # the first line of this chunk continues the kept head
+            first = chunk.find(b"\n")
+            if unbroken + first > MAX_UNBROKEN_BYTES:
+                raise InputError(
+                    source,
+                    f"line {number}",
+                    f"more than {MAX_UNBROKEN_BYTES >> 20} MiB without a line break: not a text log",
+                )
+            head = (carry + chunk[:first])[:MAX_LINE_BYTES]
+            buf = head + chunk[first:]
+            cut += len(head) - first
+        else:
+            buf = chunk
+        unbroken = tail
+        body, carry = buf[: cut + 1], buf[cut + 1 :][:MAX_LINE_BYTES]
+        pos = 0  # the first byte not yet numbered
+        while force and pos < len(body):  # continuations of a wrapped line at the last chunk's end
+            end = body.find(b"\n", pos)
+            yield number, _decode(body[pos:end][:MAX_LINE_BYTES])
+            number, pos, force = number + 1, end + 1, force - 1
+        for begin in _trigger_line_starts(body):
+            if begin < pos:
+                continue  # a line already yielded as a wrapped continuation
+            number += body.count(b"\n", pos, begin)
+            end = body.find(b"\n", begin)
+            line = body[begin:end]
+            yield number, _decode(line[:MAX_LINE_BYTES])
+            number += 1
+            pos = end + 1
+            if b"To serve" in line or b"GPU KV cache size:" in line:
+                force = 3  # the lines a terminal or a quote may have wrapped it onto
+                while force and pos < len(body):
+                    end = body.find(b"\n", pos)
+                    yield number, _decode(body[pos:end][:MAX_LINE_BYTES])
+                    number, pos, force = number + 1, end + 1, force - 1
+        number += body.count(b"\n", pos)
+
+
+#: Literal words, one of which every line :data:`_TRIGGER` matches holds (found with
+#: ``bytes.find``, much faster than the regular expression over lines that hold none).
+_TRIGGER_WORDS = tuple(
+    w.encode()
+    for w in (
+        "KV cache size", "KV cache memory", "KV cache is needed", "KV Cache", "block size", "amba",
+        "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "cuda blocks",
+        "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture", "max model len",
+        "Chunked prefill", "took", "No available memory", "graph memory", "Actual usage", "Free memory on device",
+        "graph pool memory", "█",
+    )
+)  # fmt: skip
+
+
+def _trigger_line_starts(body: bytes) -> list[int]:
+    """Sorted offsets of the lines of ``body`` (which ends with a line break) holding a trigger word."""
+    starts: set[int] = set()
+    for word in _TRIGGER_WORDS:
+        i = body.find(word)
+        while i >= 0:
+            starts.add(body.rfind(b"\n", 0, i) + 1)
+            i = body.find(word, body.find(b"\n", i) + 1)
+    return sorted(starts)
+
+
+def _decode(raw: bytes) -> str:
+    return raw.replace(b"\x00", b"").decode("utf-8", errors="replace")
+
+
+#: Quote bars and markdown quote marks people put in front of pasted lines.
+_QUOTE = re.compile(r"^\s*(?:[▎│┃>|]\s?)+")
+_QUOTE_CHARS = frozenset("▎│┃>|")
+
+
 def read_lines(text: str) -> list[LogLine]:
-    """Split ``text`` into :class:`LogLine` s: ANSI colours, ``\\r``, process prefixes and vLLM's
-    header removed."""
-    out: list[LogLine] = []
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = _ANSI.sub("", raw).replace("\r", "")
+    """:func:`iter_log_lines` of a whole text, as a list."""
+    return list(iter_log_lines(text))
+
+
+def iter_log_lines(text: str | Iterable[str]) -> Iterator[LogLine]:
+    """:class:`LogLine` s of ``text`` (a string, or its lines): ANSI colours, ``\\r``, NUL bytes,
+    quote bars, process prefixes and vLLM's header removed; blank lines skipped."""
+    raws = text.split("\n") if isinstance(text, str) else text
+    return iter_numbered_log_lines(enumerate(raws, start=1))
+
+
+def iter_numbered_log_lines(numbered: Iterable[tuple[int, str]]) -> Iterator[LogLine]:
+    """:func:`iter_log_lines` of (line number, text) pairs (:func:`iter_relevant_lines`)."""
+    for number, raw in numbered:
+        line = _ANSI.sub("", raw) if "\x1b" in raw else raw
+        if "\r" in line or "\x00" in line:
+            line = line.replace("\r", "").replace("\x00", "")
         if not line.strip():
             continue
+        if line.lstrip()[:1] in _QUOTE_CHARS:
+            line = _QUOTE.sub("", line)
         header = _HEADER.search(line)
         before, message = (line[: header.start()], line[header.end() :]) if header else (line, "")
-        processes = list(_PROCESS.finditer(before))
+        processes = list(_PROCESS.finditer(before)) if "pid=" in before else []
         if header is None:
             # no vLLM header: the message is what follows the last process prefix (a traceback
             # line printed by multiprocessing, the logo, a foreign line)
             message = line[processes[-1].end() :] if processes else line
             message = message[1:] if message.startswith(" ") else message
         process = processes[-1] if processes else None
-        out.append(
-            LogLine(
-                number=number,
-                process=process["name"] if process else None,
-                pid=int(process["pid"]) if process else None,
-                level=header["level"] if header else None,
-                source=f"{header['file']}:{header['lineno']}" if header else None,
-                message=message.rstrip(),
-            )
+        yield LogLine(
+            number=number,
+            process=process["name"] if process else None,
+            pid=int(process["pid"]) if process else None,
+            level=header["level"] if header else None,
+            source=f"{header['file']}:{header['lineno']}" if header else None,
+            message=message.rstrip(),
         )
-    return out
 
 
 class Kind(Enum):
@@ -95,11 +256,29 @@ class Kind(Enum):
     AUTO_FIT = "auto-fit max_model_len"
     CAPACITY = "GPU KV cache size"
     NOT_ENOUGH_MEMORY = "not enough KV cache memory"
+    GPU_BLOCKS = "GPU blocks (before 0.8)"
+    V0_NOT_ENOUGH = "max seq len larger than the KV cache (V0 engine)"
 
     @property
     def budget_dependent(self) -> bool:
         """Whether the line's figures depend on the KV budget."""
-        return self in (Kind.OVERRIDE, Kind.AUTO_FIT, Kind.CAPACITY, Kind.NOT_ENOUGH_MEMORY)
+        return self in (
+            Kind.OVERRIDE,
+            Kind.AUTO_FIT,
+            Kind.CAPACITY,
+            Kind.NOT_ENOUGH_MEMORY,
+            Kind.GPU_BLOCKS,
+            Kind.V0_NOT_ENOUGH,
+        )
+
+    @property
+    def unmodelled(self) -> str | None:
+        """Why no release dryboot models prints this line (it is reported, never checked)."""
+        if self is Kind.GPU_BLOCKS:
+            return "'# GPU blocks: N' is the wording of vLLM before 0.8 (the V0 engine and early V1)"
+        if self is Kind.V0_NOT_ENOUGH:
+            return "this error is the V0 engine's (vLLM before 0.10), which dryboot does not model"
+        return None
 
 
 # vLLM 0.28.0's templates, as regular expressions over the formatted message.
@@ -177,15 +356,25 @@ _KV_PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         Kind.CAPACITY,
         re.compile(r"Maximum concurrency for (?P<max_model_len>[\d,]+) tokens per request: (?P<concurrency>[\d.]+)x"),
     ),
-    # v1/core/kv_cache_utils.py:760 (_check_enough_kv_cache_memory), :741
+    # v1/core/kv_cache_utils.py:760 (_check_enough_kv_cache_memory), :741; older releases say
+    # "the models's max seq len"; a pasted excerpt may end anywhere after the available figure.
     (
         Kind.NOT_ENOUGH_MEMORY,
         re.compile(
-            r"To serve at least one request with the model's max seq len \((?P<max_model_len>\d+)\), "
-            r"\((?P<needed_gib>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache "
-            r"memory \((?P<available_gib>[\d.]+) GiB\)\. (?:Based on the available memory, the estimated maximum "
-            r"model length is (?P<estimated>\d+)\. )?Try increasing"
+            r"To serve at least one request with the models?'s? max seq len \((?P<max_model_len>\d+)\), "
+            r"\(?(?P<needed_gib>[\d.]+) GiB KV cache is needed, which is larger than the available KV cache "
+            r"memory \((?P<available_gib>-?[\d.]+) GiB\)\.(?: Based on the available memory, the estimated maximum "
+            r"model length is (?P<estimated>\d+)\.)?"
             r"|(?P<no_memory>No available memory for the cache blocks\.)"
+        ),
+    ),
+    # vLLM before 0.8 (V0 and early V1): reported, never checked
+    (Kind.GPU_BLOCKS, re.compile(r"#? ?(?:GPU|cuda) blocks: (?P<blocks>\d+)")),
+    (
+        Kind.V0_NOT_ENOUGH,
+        re.compile(
+            r"The model's max seq len \((?P<max_model_len>\d+)\) is larger than the maximum number of tokens "
+            r"that can be stored in KV cache \((?P<tokens>\d+)\)"
         ),
     ),
 )
@@ -196,18 +385,31 @@ _VERSION_PATTERNS = (
     re.compile(r"vLLM server version (?P<version>\S+), serving model (?P<model>\S+)"),
     # entrypoints/openai/api_server.py before the logo (<= 0.1x)
     re.compile(r"vLLM API server version (?P<version>\S+)"),
-    # v1/engine/core.py:123
-    re.compile(r"Initializing a V1 LLM engine \(v(?P<version>[^)\s]+)\) with config: model='(?P<model>[^']*)'"),
+    # v1/engine/core.py:123 (the model may be cut off)
+    re.compile(r"Initializing a V1 LLM engine \(v(?P<version>[^)\s]+)\)(?: with config: model='(?P<model>[^']*)')?"),
+    # V0 (<= 0.10): "Initializing an LLM engine (v0.5.4) with config"
+    re.compile(r"Initializing an LLM engine \(v(?P<version>[^)\s]+)\)"),
     # the logo (log_version_and_model with a formatter): "█ ... version X" / "... model M"
     re.compile(r"█.*\bversion\s+(?P<version>\d+\.\d+\S*)"),
 )
 _LOGO_MODEL = re.compile(r"█.*\bmodel\s+(?P<model>\S+)")
-_ARGS = re.compile(r"(?:^|\s)non-default args: (?P<args>\{.*\})\s*$")
+_ARGS = re.compile(r"(?:^|\s)non-default args: (?P<args>\{.*?)\s*$")
 _NAMESPACE_ARGS = re.compile(r"(?:^|\s)args: (?P<args>Namespace\(.*\))\s*$")
 _ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _MAX_MODEL_LEN = re.compile(r"Using max model len (?P<n>\d+)")
 _BATCHED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.")
 _AVAILABLE = re.compile(r"Available KV cache memory: (?P<gib>-?[\d.]+) GiB")
+#: Memory lines a boot logs besides the KV budget (kept for budget calibration; not checked):
+#: name -> pattern with a ``gib`` group, in GiB unless the name says GB (``v1/worker/gpu_model_runner.py``,
+#: ``gpu_worker.py``; V0's ``Loading model weights took X GB``).
+MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("model loading", re.compile(r"Model loading took (?P<gib>[\d.]+) GiB(?: memory)?")),
+    ("model weights (V0, GB)", re.compile(r"Loading model weights took (?P<gib>[\d.]+) GB")),
+    ("estimated CUDA graph memory", re.compile(r"Estimated CUDA graph memory: (?P<gib>[\d.]+) GiB")),
+    ("actual usage", re.compile(r"Actual usage is (?P<gib>[\d.]+) GiB for consumed memory")),
+    ("free memory on device", re.compile(r"Free memory on device \((?P<gib>[\d.]+)/(?P<total>[\d.]+) GiB\)")),
+    ("CUDA graph pool", re.compile(r"CUDA graph pool memory: (?P<gib>[\d.]+) GiB \(actual\)")),
+)
 _RESERVED = re.compile(r"reserved (?P<gib>[\d.]+) GiB memory for KV Cache as specified by kv_cache_memory_bytes config")
 
 
@@ -235,8 +437,36 @@ class Available:
 
 
 @dataclass(frozen=True)
+class VersionEvidence:
+    """A vLLM version a line states (or implies), and how."""
+
+    version: str
+    how: str
+    line: LogLine
+
+
+#: ``file.py:line`` of known logging calls, per modelled release, read from the release's logs
+#: (vLLM's own logging writes the line of the ``logger`` call): a log line whose header names
+#: one of these is evidence for that release.
+SOURCE_LINES: dict[str, dict[str, str]] = {
+    "0.28.0": {
+        "api_utils.py:272": "non-default args:",
+        "core.py:122": "Initializing a V1 LLM engine",
+        "gpu_worker.py:578": "Available KV cache memory:",
+        "interface.py:911": "Setting attention block size",
+        "interface.py:935": "Padding mamba page size",
+        "kv_cache_utils.py:1227": "Add ",
+        "kv_cache_utils.py:1869": "GPU KV cache size:",
+        "config.py:605": "Mamba cache mode",
+        "model.py:1965": "Using max model len",
+        "scheduler.py:242": "Chunked prefill is enabled",
+    },
+}
+
+
+@dataclass(frozen=True)
 class LogFacts:
-    """Everything the log says that a prediction needs, and its KV lines in order."""
+    """Everything one boot of the log says that a prediction needs, and its KV lines in order."""
 
     version: str | None = None
     served_model: str | None = None
@@ -248,17 +478,47 @@ class LogFacts:
     max_num_batched_tokens: int | None = None
     available: tuple[Available, ...] = ()
     reserved_gib: str | None = None
+    memory: tuple[tuple[str, str, LogLine], ...] = ()  # (what, figure with its unit, line)
     kv_lines: tuple[KVLine, ...] = field(default=())
     num_lines: int = 0
+    versions: tuple[VersionEvidence, ...] = ()
+    boot: int = 1
+    first_line: int = 0
+    last_line: int = 0
+    tp_ranks: int | None = None
+    joined: tuple[int, ...] = ()
 
     @property
     def is_vllm_log(self) -> bool:
         """Whether anything vLLM-specific was found at all."""
-        return bool(self.version or self.args_text or self.architecture or self.available or self.kv_lines)
+        return bool(
+            self.version or self.args_text or self.architecture or self.available or self.kv_lines or self.memory
+        )
+
+    @property
+    def args_complete(self) -> bool:
+        """Whether the args line was read whole (a pasted one is often cut mid-dict)."""
+        return self.args_text is not None and (self.args_namespace or self.args_text.rstrip().endswith("}"))
+
+
+def _anchors(pattern: re.Pattern[str]) -> tuple[str, ...]:
+    """Literal words every alternative of ``pattern`` starts with (checked before the regex)."""
+    words = []
+    for alt in re.split(r"(?<!\\)\|", pattern.pattern):
+        lit = re.match(r"(?:\(\?P<\w+>)?([A-Za-z' \-]{5,})", alt.lstrip("#? "))
+        if lit is None:
+            return ()
+        words.append(lit[1][:12])
+    return tuple(words)
+
+
+_KV_ANCHORED = tuple((kind, pattern, _anchors(pattern)) for kind, pattern in _KV_PATTERNS)
 
 
 def _kv_match(message: str) -> tuple[Kind, re.Match[str]] | None:
-    for kind, pattern in _KV_PATTERNS:
+    for kind, pattern, anchors in _KV_ANCHORED:
+        if anchors and not any(a in message for a in anchors):
+            continue
         m = pattern.search(message)
         if m is not None:
             return kind, m
@@ -290,68 +550,223 @@ def kv_figures(kind: Kind, text: str) -> dict[str, str]:
     return {}
 
 
-def extract(lines: Iterable[LogLine]) -> LogFacts:
-    """The facts and KV lines of a log (first occurrence of each fact; identical KV lines logged
-    by several processes, or again in a traceback, are one :class:`KVLine`)."""
-    version: str | None = None
-    served_model: str | None = None
-    args_text: str | None = None
-    args_line: LogLine | None = None
-    args_namespace = False
-    architecture: str | None = None
-    max_model_len: int | None = None
-    batched: int | None = None
-    reserved: str | None = None
-    available: list[Available] = []
-    kv: dict[tuple[Kind, str], list[LogLine]] = {}
-    kv_figures_of: dict[tuple[Kind, str], dict[str, str]] = {}
-    count = 0
-    logo = False
-    for line in lines:
-        count += 1
-        msg = line.message
-        if version is None and "version" in msg:
+_TP_RANK = re.compile(r"^Worker_TP(\d+)")
+_WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
+#: Every fact and KV line read holds one of these words: other lines are only counted.
+_TRIGGER = re.compile(
+    r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|cuda blocks"
+    r"|Maximum concurrency|█|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took"
+    r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory"
+)
+
+_TRIGGER_BYTES = re.compile(_TRIGGER.pattern.encode("utf-8"))
+
+#: Lines a boot prints once, by what they mark: seen again after KV lines, a new boot starts.
+_BOOT_MARKERS = (
+    ("version", re.compile(r"vLLM (?:API )?server version|Initializing an? (?:V1 )?LLM engine")),
+    ("args", re.compile(r"non-default args:|\bargs: Namespace\(")),
+    ("load", re.compile(r"Loading model weights took|Model loading took")),
+)
+
+
+class _Boot:
+    """The facts of one boot while its lines are read."""
+
+    def __init__(self, boot: int) -> None:
+        self.boot = boot
+        self.version: str | None = None
+        self.versions: list[VersionEvidence] = []
+        self.served_model: str | None = None
+        self.args_text: str | None = None
+        self.args_line: LogLine | None = None
+        self.args_namespace = False
+        self.architecture: str | None = None
+        self.max_model_len: int | None = None
+        self.batched: int | None = None
+        self.reserved: str | None = None
+        self.available: list[Available] = []
+        self.memory: list[tuple[str, str, LogLine]] = []
+        self.kv: dict[tuple[Kind, str], list[LogLine]] = {}
+        self.kv_figures: dict[tuple[Kind, str], dict[str, str]] = {}
+        self.kv_by_process: dict[tuple[Kind, frozenset[str], str | None], str] = {}
+        self.count = 0
+        self.first = 0
+        self.last = 0
+        self.tp_ranks: int | None = None
+        self.logo = False
+        self.markers: set[str] = set()
+        self.joined: list[int] = []
+
+    def facts(self) -> LogFacts:
+        version = self.version
+        if version is None and self.versions:
+            version = self.versions[0].version
+        return LogFacts(
+            version=version,
+            served_model=self.served_model,
+            args_text=self.args_text,
+            args_line=self.args_line,
+            args_namespace=self.args_namespace,
+            architecture=self.architecture,
+            max_model_len=self.max_model_len,
+            max_num_batched_tokens=self.batched,
+            available=tuple(self.available),
+            reserved_gib=self.reserved,
+            memory=tuple(self.memory),
+            kv_lines=tuple(KVLine(k, t, self.kv_figures[(k, t)], tuple(ls)) for (k, t), ls in self.kv.items()),
+            num_lines=self.count,
+            versions=tuple(self.versions),
+            boot=self.boot,
+            first_line=self.first,
+            last_line=self.last,
+            tp_ranks=self.tp_ranks,
+            joined=tuple(self.joined),
+        )
+
+    def add(self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None) -> None:
+        self.count += 1
+        self.first = self.first or line.number
+        self.last = line.number
+        if line.process and line.process.startswith("Worker_TP") and (m := _TP_RANK.match(line.process)):
+            self.tp_ranks = max(self.tp_ranks or 0, int(m[1]) + 1)
+        if found is None and not _TRIGGER.search(msg):
+            return
+        if marker is not None:
+            self.markers.add(marker)
+        if line.source:
+            for release, known in SOURCE_LINES.items():
+                if msg.startswith(known.get(line.source, "\x00")):
+                    self.versions.append(VersionEvidence(release, f"the source line {line.source}", line))
+        if "version" in msg or "LLM engine (v" in msg:
             for pattern in _VERSION_PATTERNS:
                 if m := pattern.search(msg):
-                    version = m["version"]
+                    if self.version is None:
+                        self.version = m["version"]
+                    self.versions.append(VersionEvidence(m["version"], "stated", line))
                     if m.groupdict().get("model"):
-                        served_model = served_model or m["model"]
-                    logo = "█" in msg
+                        self.served_model = self.served_model or m["model"]
+                    self.logo = self.logo or "█" in msg
                     break
-        if logo and served_model is None and (m := _LOGO_MODEL.search(msg)):
-            served_model = m["model"]
-        if args_text is None and "args:" in msg and (m := _ARGS.search(msg) or _NAMESPACE_ARGS.search(msg)):
-            args_text, args_line, args_namespace = m["args"], line, m.re is _NAMESPACE_ARGS
-        if architecture is None and (m := _ARCHITECTURE.search(msg)):
-            architecture = m["arch"]
-        if max_model_len is None and (m := _MAX_MODEL_LEN.search(msg)):
-            max_model_len = int(m["n"])
-        if batched is None and (m := _BATCHED.search(msg)):
-            batched = int(m["n"])
-        if reserved is None and (m := _RESERVED.search(msg)):
-            reserved = m["gib"]
+        if self.logo and self.served_model is None and (m := _LOGO_MODEL.search(msg)):
+            self.served_model = m["model"]
+        if self.args_text is None and "args:" in msg and (m := _ARGS.search(msg) or _NAMESPACE_ARGS.search(msg)):
+            self.args_text, self.args_line, self.args_namespace = m["args"], line, m.re is _NAMESPACE_ARGS
+        if self.architecture is None and (m := _ARCHITECTURE.search(msg)):
+            self.architecture = m["arch"]
+        if self.max_model_len is None and (m := _MAX_MODEL_LEN.search(msg)):
+            self.max_model_len = int(m["n"])
+        if self.batched is None and (m := _BATCHED.search(msg)):
+            self.batched = int(m["n"])
+        if self.reserved is None and (m := _RESERVED.search(msg)):
+            self.reserved = m["gib"]
         if m := _AVAILABLE.search(msg):
-            available.append(Available(m["gib"], line))
-        found = _kv_match(msg)
+            self.available.append(Available(m["gib"], line))
+        if "took" in msg or "memory" in msg or "usage" in msg:
+            for name, pattern in MEMORY_PATTERNS:
+                if mm := pattern.search(msg):
+                    unit = "GB" if name.endswith("GB)") else "GiB"
+                    self.memory.append((name, f"{mm['gib']} {unit}", line))
         if found is not None:
             kind, km = found
             key = (kind, _kv_text(kind, km, msg))
-            kv.setdefault(key, []).append(line)
-            kv_figures_of[key] = {k: v for k, v in km.groupdict().items() if v is not None}
-    return LogFacts(
-        version=version,
-        served_model=served_model,
-        args_text=args_text,
-        args_line=args_line,
-        args_namespace=args_namespace,
-        architecture=architecture,
-        max_model_len=max_model_len,
-        max_num_batched_tokens=batched,
-        available=tuple(available),
-        reserved_gib=reserved,
-        kv_lines=tuple(KVLine(k, t, kv_figures_of[(k, t)], tuple(ls)) for (k, t), ls in kv.items()),
-        num_lines=count,
+            self.kv.setdefault(key, []).append(line)
+            self.kv_figures[key] = {k: v for k, v in km.groupdict().items() if v is not None}
+            self.kv_by_process[_signature(kind, km, line)] = key[1]
+
+    def starts_another(
+        self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None
+    ) -> bool:
+        """Whether ``line`` belongs to a new boot: a start marker after this boot's KV lines, or
+        the same KV line again with other figures from the same process."""
+        if not self.kv:
+            return False
+        if marker is not None and marker in self.markers:
+            return True
+        if found is None:
+            return False
+        kind, km = found
+        signature = _signature(kind, km, line)
+        if kind is Kind.CAPACITY and signature[1] == {"tokens"}:
+            # a two-line report starts with its tokens: after a concurrency line, another boot
+            concurrency = (Kind.CAPACITY, frozenset({"max_model_len", "concurrency"}), line.process)
+            if concurrency in self.kv_by_process:
+                return True
+        seen = self.kv_by_process.get(signature)
+        return seen is not None and seen != _kv_text(kind, km, msg)
+
+
+def _signature(kind: Kind, m: re.Match[str], line: LogLine) -> tuple[Kind, frozenset[str], str | None]:
+    """A KV line's kind, which figures it has (0.27.1's two capacity lines differ) and process."""
+    return kind, frozenset(k for k, v in m.groupdict().items() if v is not None), line.process
+
+
+def _joinable(msg: str) -> bool:
+    """A KV message a terminal or a quote wrapped: its template starts but does not match."""
+    return (
+        ("To serve" in msg or "GPU KV cache size:" in msg)
+        and any(w in msg for w in _WRAPPABLE)
+        and (_kv_match(msg) is None)
     )
+
+
+def _join(a: str, b: str) -> str:
+    """Rejoin a wrapped line: a word cut by the terminal's width joins without a space."""
+    b = b.lstrip()
+    if a and b and a[-1].isalnum() and b[0].isalnum():
+        return a + b
+    return a + " " + b
+
+
+def _classify(msg: str) -> tuple[tuple[Kind, re.Match[str]] | None, str | None]:
+    """(the KV template ``msg`` matches, the boot marker it is): ``None`` for most lines, found
+    by one keyword search."""
+    if not _TRIGGER.search(msg):
+        return None, None
+    return _kv_match(msg), next((name for name, p in _BOOT_MARKERS if p.search(msg)), None)
+
+
+def iter_boots(lines: Iterable[LogLine]) -> Iterator[LogFacts]:
+    """The facts of each boot in ``lines``, in order, one boot at a time (nothing but the current
+    boot is held). A boot ends where another starts (:meth:`_Boot.starts_another`). A KV message
+    wrapped over up to three lines is rejoined."""
+    boot = _Boot(1)
+    pending: tuple[LogLine, str, int] | None = None
+    for line in lines:
+        msg = line.message
+        if pending is not None:
+            first, text, joins = pending
+            text = _join(text, msg)
+            if _kv_match(text) is not None:
+                pending = None
+                boot.joined.append(first.number)
+                msg, line = text, first
+            elif joins >= 3:
+                pending = None
+                boot.add(first, first.message, *_classify(first.message))
+            else:
+                pending = (first, text, joins + 1)
+                continue
+        elif _joinable(msg):
+            pending = (line, msg, 1)
+            continue
+        found, marker = _classify(msg)
+        if boot.starts_another(line, msg, found, marker):
+            yield boot.facts()
+            boot = _Boot(boot.boot + 1)
+        boot.add(line, msg, found, marker)
+    if pending is not None:
+        boot.add(pending[0], pending[0].message, *_classify(pending[0].message))
+    yield boot.facts()
+
+
+def extract(lines: Iterable[LogLine]) -> LogFacts:
+    """The facts and KV lines of a log read as one boot (first occurrence of each fact;
+    identical KV lines logged by several processes, or again in a traceback, are one
+    :class:`KVLine`)."""
+    boot = _Boot(1)
+    for line in lines:
+        boot.add(line, line.message, *_classify(line.message))
+    return boot.facts()
 
 
 def read_log(text: str) -> LogFacts:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.checklog.check import CheckReport
+from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status
 from dryboot.checklog.compare import Explanation, LineCheck, describe_figures
 
 
@@ -25,8 +25,8 @@ def check_line(c: LineCheck) -> str:
         return f"{where}: matches: {c.line.text}"
     kind = c.line.kind
     logged = describe_figures(kind, [c.line.text])
-    if c.status == "unchecked":
-        return f"{where}: unchecked: {kind.value}: logged {logged}; {c.reason}"
+    if c.status in ("unchecked", "refused"):
+        return f"{where}: {c.status}: {kind.value}: logged {logged}; {c.reason}"
     predicted = describe_figures(kind, c.predicted) if c.predicted else "no such line"
     return f"{where}: differs: {kind.value}: logged {logged}, predicted {predicted}; {c.reason}"
 
@@ -58,17 +58,67 @@ def render_text(r: CheckReport) -> str:
             out.append(f"    also: {e.text}")
     for kind, text in r.comparison.missing:
         out.append(f"not in the log: {kind.value}: vLLM would log: {text}")
+    if r.search is not None:
+        s = r.search
+        out.append(f"unknown flags: {', '.join(s.unknown)} ({s.tried} combinations planned)")
+        if s.explaining:
+            for combo in s.explaining:
+                out.append(f"    explained by: {combo.describe()}")
+            for note in s.budget_notes:
+                out.append(f"    budget: {note}")
+        else:
+            out.append("    no combination of them explains every line")
     checks = r.comparison.checks
     n_match = sum(c.status == "matches" for c in checks)
     n_diff = sum(c.status == "differs" for c in checks)
     n_unchecked = sum(c.status == "unchecked" for c in checks)
-    tail = f", {n_unchecked} unchecked" if n_unchecked else ""
+    n_refused = sum(c.status == "refused" for c in checks)
+    tail = (f", {n_unchecked} unchecked" if n_unchecked else "") + (f", {n_refused} refused" if n_refused else "")
+    status = boot_status(r)
+    verdict = {
+        "matches": f" — the boot agrees with vLLM {r.candidate.version}'s rules",
+        "differs": "",
+        "unexplained": " — no combination of the unknown flags explains them",
+        "explained": " — explained only by the searched flags above",
+        "unchecked": " — nothing checked",
+    }[status]
     out.append("")
     out.append(
-        f"{len(checks)} KV line{'s' if len(checks) != 1 else ''}: {n_match} match, {n_diff} differ{tail}"
-        + ("" if n_diff else " — the boot agrees with " + f"vLLM {r.candidate.version}'s rules")
+        f"{len(checks)} KV line{'s' if len(checks) != 1 else ''}: {n_match} match, {n_diff} differ{tail}{verdict}"
     )
     return "\n".join(out) + "\n"
+
+
+_EXIT_MEANING = {
+    0: "every KV line checked matches",
+    1: "some KV line differs",
+    2: "refused",
+    3: "nothing could be checked",
+    4: "explained only by flags the log does not give",
+}
+
+
+def render_log(report: LogReport) -> str:
+    """Every boot of ``report``: a single boot as :func:`render_text`, several under a
+    ``boot N (lines a-b)`` heading; a boot that could not be checked in one line."""
+    many = len(report.boots) > 1
+    out: list[str] = []
+    for b in report.boots:
+        if many:
+            out.append(f"== boot {b.facts.boot} (lines {b.facts.first_line}–{b.facts.last_line}): {b.status}")
+        out.append(_boot_text(b, report.source))
+    code = report.exit_code
+    out.append(f"exit {code}: {_EXIT_MEANING[code]}" + (f" ({len(report.boots)} boots)" if many else ""))
+    return "\n".join(out) + "\n"
+
+
+def _boot_text(b: BootResult, source: str) -> str:
+    memory = "".join(
+        f"memory: {name}: {figure} ({line.where})\n" for name, figure, line in b.facts.memory
+    )  # read for budget calibration, not checked
+    if b.report is not None:
+        return render_text(b.report) + memory
+    return f"dryboot check-log: {source}: {b.status}: {b.reason}\n" + memory
 
 
 def _explanation(e: Explanation) -> dict[str, Any]:
@@ -81,6 +131,20 @@ def _explanation(e: Explanation) -> dict[str, Any]:
         d["grouping"] = e.policies.grouping
         d["unification"] = e.policies.unification
     return d
+
+
+def log_to_dict(report: LogReport) -> dict[str, Any]:
+    """JSON of every boot: ``boots`` (each :func:`to_dict` or a status and reason) and ``exit``."""
+    boots: list[dict[str, Any]] = []
+    for b in report.boots:
+        d: dict[str, Any] = {"boot": b.facts.boot, "lines": [b.facts.first_line, b.facts.last_line], "status": b.status}
+        if b.report is not None:
+            d.update(to_dict(b.report))
+        else:
+            d["reason"] = b.reason
+        d["memory"] = [{"line": ln.number, "what": name, "figure": fig} for name, fig, ln in b.facts.memory]
+        boots.append(d)
+    return {"log": report.source, "boots": boots, "exit": report.exit_code}
 
 
 def to_dict(r: CheckReport) -> dict[str, Any]:
@@ -127,6 +191,16 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             "matches": sum(c.status == "matches" for c in checks),
             "differs": sum(c.status == "differs" for c in checks),
             "unchecked": sum(c.status == "unchecked" for c in checks),
+            "refused": sum(c.status == "refused" for c in checks),
         },
         "ok": r.ok,
+        "status": boot_status(r),
+        "search": None
+        if r.search is None
+        else {
+            "unknown": list(r.search.unknown),
+            "tried": r.search.tried,
+            "explaining": [c.describe() for c in r.search.explaining],
+            "budgets": list(r.search.budget_notes),
+        },
     }

@@ -7,8 +7,11 @@ command start fast. Exit codes: 0 ok, 1 a finding (violated invariant, mismatch,
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import signal
 import sys
+import threading
 from typing import Any
 
 import click
@@ -19,6 +22,8 @@ from dryboot.errors import InputError
 # command name -> "module:attribute" of a click.Command; loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("dryboot.cli.plan_cmd", "plan"),
+    "boot": ("dryboot.cli.boot_cmd", "boot"),
+    "boot-env": ("dryboot.cli.boot_cmd", "boot_env"),
     "check-log": ("dryboot.cli.checklog_cmd", "check_log"),
     "sweep": ("dryboot.cli.sweep_cmd", "sweep"),
     "profiles": ("dryboot.cli.profiles_cmd", "profiles"),
@@ -102,10 +107,6 @@ class _Terminated(KeyboardInterrupt):
 def _exit_on_sigterm() -> None:
     """SIGTERM ends the command the way SIGINT does (cleanly, exit 128 + 15 = 143), instead of
     Python's default of dying without cleanup."""
-    import contextlib
-    import signal
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return
 

@@ -39,16 +39,20 @@ def check_log(
 
     The log may carry (EngineCore pid=...) / (Worker_TP0 ...) prefixes, colours and timestamps.
     Flags come from its 'non-default args' line, the model's config.json from --model, a local
-    path in the args or the Hugging Face cache (offline). Exit 0: every KV line matches; 1: some
-    differ (each with the most likely reason); 2: the log or config cannot be read.
+    path in the args or the Hugging Face cache (offline). The log is read in bounded chunks;
+    several boots in one file are checked one by one. Exit 0: at least one KV line checked and
+    every checked line matches; 1: some differ (each with the most likely reason); 2: the log,
+    a config or a flag cannot be read or modelled; 3: nothing could be checked (no KV line, or
+    only lines that need a budget the log does not state); 4: the args line is missing or cut
+    and the lines are explained only by the flag combinations listed.
     """
+    # at call: `dryboot --help` and other commands never load check-log (test_help_does_not_import_checklog)
     import json
 
-    from dryboot.checklog.check import check_log as run_check
-    from dryboot.checklog.check import read_log_file
-    from dryboot.checklog.render import render_text, to_dict
+    from dryboot.checklog.check import check_stream, open_log
+    from dryboot.checklog.render import log_to_dict, render_log
     from dryboot.errors import InputError
-    from dryboot.plan import Policies
+    from dryboot.planner.plan import Policies
     from dryboot.units import parse_human_int
 
     gpu_bytes = None
@@ -57,19 +61,20 @@ def check_log(
             gpu_bytes = parse_human_int(gpu_memory)
         except ValueError as exc:
             raise InputError("--gpu-memory", None, str(exc)) from None
-    text, source = read_log_file(log)
-    report = run_check(
-        text,
-        source=source,
-        model_path=model_path,
-        vllm_version=vllm_version,
-        policies=Policies(grouping, unification),
-        custom_dtypes=custom_dtypes,
-        speculative_model=spec_model,
-        gpu_memory_bytes=gpu_bytes,
-    )
+    stream, source = open_log(log)
+    with stream:
+        report = check_stream(
+            stream,
+            source=source,
+            model_path=model_path,
+            vllm_version=vllm_version,
+            policies=Policies(grouping, unification),
+            custom_dtypes=custom_dtypes,
+            speculative_model=spec_model,
+            gpu_memory_bytes=gpu_bytes,
+        )
     if as_json:
-        click.echo(json.dumps(to_dict(report), indent=2, default=str))
+        click.echo(json.dumps(log_to_dict(report), indent=2, default=str))
     else:
-        click.echo(render_text(report), nl=False)
-    raise SystemExit(0 if report.ok else 1)
+        click.echo(render_log(report), nl=False)
+    raise SystemExit(report.exit_code)

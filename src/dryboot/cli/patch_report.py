@@ -136,7 +136,7 @@ def render_status(res: SeriesStatus, as_json: bool, echo: Echo) -> int:
     sts = res.state.statuses
     disabled = res.series.disabled
     if as_json:
-        import json  # only for --json
+        import json  # at call: only for --json (json costs the fast start)
 
         doc = []
         for (e, _), st in zip(res.patches, sts, strict=True):

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import click
 
-from dryboot.flags import FLAGS
-from dryboot.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.planner.flags import FLAGS
+from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Attach every vLLM engine flag of :data:`dryboot.flags.FLAGS` as a click option.
+    """Attach every vLLM engine flag of :data:`dryboot.planner.flags.FLAGS` as a click option.
 
     Values arrive raw (text) in ``engine_flags`` and are parsed by
-    :func:`dryboot.flags.apply_flags`, so errors name the flag.
+    :func:`dryboot.planner.flags.apply_flags`, so errors name the flag.
     """
     for flag in reversed(FLAGS):
         if flag.kind is bool:
@@ -37,7 +41,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def policy_options(whose: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """``--grouping`` and ``--unification`` with the choices of :mod:`dryboot.policies`;
+    """``--grouping`` and ``--unification`` with the choices of :mod:`dryboot.planner.policies`;
     ``whose`` ends their help (e.g. " of the tree that wrote the log")."""
 
     def attach(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -102,6 +106,14 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 )
 @policy_options("")
 @click.option(
+    "--serve",
+    "serve_line",
+    metavar="'vllm serve ...'",
+    help="Plan from a vllm serve command line (vLLM's option names, --config YAML, VAR=value "
+    "words before it; VLLM_* variables of the environment too). Or give it after '--'.",
+)
+@click.argument("serve_words", nargs=-1, type=click.UNPROCESSED, metavar="[-- vllm serve ...]")
+@click.option(
     "--compare-version",
     metavar="B",
     help="Also plan with vLLM B's rules and show what the upgrade changes, figure by figure.",
@@ -126,25 +138,30 @@ def plan(
     compare_version: str | None,
     as_json: bool,
     svg_path: str | None,
+    serve_line: str | None,
+    serve_words: tuple[str, ...],
     **kwargs: Any,
 ) -> None:
     """Predict vLLM's KV cache at engine start, offline.
 
     Prints the lines vLLM logs (block size, mamba padding, "GPU KV cache size", maximum
     concurrency), tables of layers, groups and capacity, and a verdict per invariant.
+    With --serve 'vllm serve MODEL ...' (or after '--') the flags and the model come from the
+    command line people already have: its options mapped as check-log maps a logged args line
+    (refused or noted by name), the model's config.json from --model, a local path or the
+    Hugging Face cache. dryboot's own flags (a KV budget, --gpu-memory) may be given beside it.
     Exit 0: every invariant holds; 1: an invariant is violated or one request does not
     fit; 2: bad input.
     """
-    import json
-
-    from dryboot.plan import Policies
-    from dryboot.plan import plan as make_plan
-    from dryboot.report import plan_to_dict, render_text
-    from dryboot.runner import build_engine_args, load_drafter_and_k
+    # at call: `dryboot plan --help` and the other commands do not load the planner (~0.25 s)
+    from dryboot.planner.plan import Policies
+    from dryboot.planner.plan import plan as make_plan
+    from dryboot.planner.report import plan_to_dict, render_text
+    from dryboot.planner.runner import build_engine_args, load_drafter_and_k
+    from dryboot.vllm.models.registry import architecture_table
+    from dryboot.vllm.versions import resolve_version
 
     if list_architectures:
-        from dryboot.vllm.models.registry import architecture_table
-
         table = architecture_table()
         if as_json:
             click.echo(json.dumps([row.__dict__ for row in table], indent=2))
@@ -157,17 +174,31 @@ def plan(
             verified = sum(r.status == "verified" for r in table)
             click.echo(f"{len(table)} architectures: {verified} verified, {len(table) - verified} refused")
         return
-    if model_path is None:
-        raise click.UsageError("Missing option '--model'.")
     flags = collect_flags(kwargs)
-    model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
-    drafter, args = load_drafter_and_k(spec_config, spec_model, args)
-    result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+    env: dict[str, str] = {}
+    if serve_line is not None or serve_words:
+        if serve_line is not None and serve_words:
+            raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
+        if spec_config is not None or spec_model is not None or hf_overrides is not None:
+            raise click.UsageError("With --serve, give --speculative-config / --hf-overrides in the command line.")
+        # at call: only --serve reads a command line; plan's other paths never load check-log
+        from dryboot.checklog.serve import parse_serve, plan_inputs
+
+        cmd = parse_serve(serve_line if serve_line is not None else list(serve_words), os.environ)
+        served = plan_inputs(cmd, model_path=model_path, extra_flags=flags, custom_dtypes=custom_dtypes)
+        model, args, drafter, env = served.model, served.args, served.drafter, served.env
+        flags = served.flags
+        for note in served.notes:
+            click.echo(f"serve: {note}", err=True)
+        click.echo(f"serve: config {served.config.path} ({served.config.how})", err=True)
+    else:
+        if model_path is None:
+            raise click.UsageError("Missing option '--model'.")
+        model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
+        drafter, args = load_drafter_and_k(spec_config, spec_model, args)
+    with _environment(env):
+        result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if compare_version is not None:
-        from dataclasses import replace
-
-        from dryboot.vllm.versions import resolve_version
-
         other_args = replace(args, vllm_version=resolve_version(compare_version, "--compare-version"))
         other = make_plan(model, other_args, drafter=drafter, policies=Policies(grouping, unification))
         a, b = plan_to_dict(result, given=flags), plan_to_dict(other, given=flags)
@@ -184,7 +215,7 @@ def plan(
                 click.echo(f"{r['figure']:{width}}  {r['a']!s:>22}  {r['b']!s:>22}{mark}")
         raise SystemExit(0 if result.ok and other.ok else 1)
     if svg_path is not None:
-        from dryboot.svg import write
+        from dryboot.planner.svg import write  # at call: drawsvg loads only for --svg (~0.2 s)
 
         write(result, svg_path)
     if as_json:
@@ -192,6 +223,22 @@ def plan(
     else:
         click.echo(render_text(result, given=flags), nl=False)
     raise SystemExit(0 if result.ok else 1)
+
+
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """The variables of a --serve command line set while planning (vLLM's rules read some from
+    the environment, as vLLM does), restored after."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def compare_figures(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:

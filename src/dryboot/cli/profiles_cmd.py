@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from dryboot.errors import InputError
+from dryboot.textout import Column, draw, output_width, table, wrap
+
 if TYPE_CHECKING:
-    from dryboot.plan import Plan
-    from dryboot.profiles import Arm, Profile
+    from dryboot.planner.plan import Plan
+    from dryboot.planner.profiles import Arm, Profile
 
 
 @click.command("profiles")
@@ -27,6 +32,14 @@ if TYPE_CHECKING:
     metavar="DIR",
     help="Also draw each plan's KV pool into DIR, one PROFILE--ARM.svg per profile and arm.",
 )
+@click.option(
+    "--boot",
+    is_flag=True,
+    help="With --compare: fill the table from each arm's own code (its tree = ..., or series = ... + base = ...), "
+    "each profile's engine start run offline on a faked GPU (see dryboot boot --help).",
+)
+@click.option("--python", "boot_python", metavar="PYTHON", help="With --boot: the boot environment's python.")
+@click.option("--gpu", "gpu_name", metavar="NAME", help="With --boot: the faked GPU (H200, default, or smXY:NNG).")
 def profiles(
     file: str,
     arms: tuple[str, ...],
@@ -35,6 +48,9 @@ def profiles(
     as_json: bool,
     expect_identical: bool,
     svg_dir: str | None,
+    boot: bool,
+    boot_python: str | None,
+    gpu_name: str | None,
 ) -> None:
     """Plan every launcher profile of FILE (TOML) under each arm.
 
@@ -43,18 +59,26 @@ def profiles(
     invariant is violated in any plan (e.g. one request does not fit), or with
     --expect-identical when the compared arms differ; 2 on bad input.
     """
-    import json
-
-    from dryboot.assumptions import assumptions
-    from dryboot.profiles import COMPARED, compare, load_profiles, run
-    from dryboot.profiles import format_figure as _fmt
-    from dryboot.report import summary
+    # at call: `dryboot profiles --help` and the other commands do not load the planner (~0.25 s)
+    from dryboot.planner.assumptions import assumptions
+    from dryboot.planner.profiles import COMPARED, compare, load_profiles, run
+    from dryboot.planner.profiles import format_figure as _fmt
+    from dryboot.planner.report import summary
 
     if expect_identical and not compare_arms:
         raise click.UsageError("--expect-identical needs --compare A B")
     if as_json and fmt != "table":
         raise click.UsageError("--json and --format are alternatives; give one")
     pset = load_profiles(file)
+    if boot:
+        if not compare_arms:
+            raise click.UsageError("--boot needs --compare A B")
+        from dryboot.boot.session import parse_gpu
+        from dryboot.cli.profiles_boot import run_boot_compare
+
+        raise SystemExit(
+            run_boot_compare(pset, *compare_arms, boot_python, parse_gpu(gpu_name), as_json, expect_identical)
+        )
     if compare_arms:
         a, b = compare_arms
         results = run(pset, [a, b])
@@ -168,10 +192,7 @@ def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -
     """One picture per profile and arm in ``svg_dir`` (created when missing)."""
     if svg_dir is None:
         return
-    from pathlib import Path
-
-    from dryboot.errors import InputError
-    from dryboot.svg import file_name, write
+    from dryboot.planner.svg import file_name, write  # at call: drawsvg loads only for --svg (~0.2 s)
 
     folder = Path(svg_dir)
     try:
@@ -184,8 +205,7 @@ def _write_svgs(results: list[tuple[Profile, Arm, Plan]], svg_dir: str | None) -
 
 def _echo_assumptions(results: list[tuple[Profile, Arm, Plan]]) -> None:
     """What the plans assume, each statement once, naming the plans it concerns unless all."""
-    from dryboot.assumptions import assumptions
-    from dryboot.textout import output_width, wrap
+    from dryboot.planner.assumptions import assumptions  # at call: as in profiles(), the planner loads late
 
     where: dict[str, list[str]] = {}
     for p, arm, pl in results:
@@ -217,8 +237,6 @@ def _emit(
         for r in rows:
             click.echo("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
         return
-    from dryboot.textout import Column, draw, output_width, table, wrap
-
     width = output_width()
     lines = wrap(title, width)
     wide = draw([Column(h, wrap=h in prose) for h in header], rows, width)
@@ -247,9 +265,9 @@ def _emit(
 @click.option("--attention-backend", default="FLASH_ATTN", show_default=True, help="Backend for promote-kernel.")
 def promote(primary_block: int, covering_block: int, granularity: int, attention_backend: str) -> None:
     """Explain one drafter block-promotion decision under every policy."""
-    from dryboot.errors import InputError
-    from dryboot.policies import UNIFICATION_POLICIES
-    from dryboot.policies.promotion import choose_block, divisors_from
+    # at call: `dryboot promote --help` and the other commands do not load the planner (~0.25 s)
+    from dryboot.planner.policies import UNIFICATION_POLICIES
+    from dryboot.planner.policies.promotion import choose_block, divisors_from
     from dryboot.vllm.backends import BACKENDS
 
     backend = BACKENDS.get(attention_backend)

@@ -644,7 +644,7 @@ class _Parser:
         return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
 
     def no_sections(self) -> None:
-        import re  # an error path only (see _ED_PATTERN): `re` stays out of every start
+        import re  # at call: an error path only (see _ED_PATTERN); `re` stays out of every start
 
         lines = self.lines
         for k, ln in enumerate(lines):

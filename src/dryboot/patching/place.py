@@ -106,7 +106,7 @@ def _runs(body: Sequence[tuple[str, bytes]]) -> tuple[tuple[str, int, tuple[byte
 
 
 def _kind_runs(kinds: str, lines: Sequence[bytes]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
-    import re  # only for hunks placed with fuzz or over consumed lines
+    import re  # at call: only for hunks placed with fuzz or over consumed lines
 
     out: list[tuple[str, int, tuple[bytes, ...]]] = []
     for m in re.finditer(r" +|-+|\++", kinds):

@@ -74,7 +74,7 @@ def _fsync_dir(path: str) -> None:
 def _syncfs(path: str) -> bool:
     """Flush the file system holding ``path`` (Linux ``syncfs``): one call instead of one
     ``fsync`` per written file. False where it is not available."""
-    import ctypes  # DRYBOOT_SYNC=1 only: ctypes costs every other run's start
+    import ctypes  # at call: DRYBOOT_SYNC=1 only; ctypes costs every other run's start
 
     try:
         fn = ctypes.CDLL(None, use_errno=True).syncfs
@@ -148,7 +148,7 @@ def _drop_dir(d: str) -> None:
     try:
         os.rmdir(d)
     except OSError:  # something else in it: remove it all
-        import shutil  # a journal directory someone added files to: rare, and shutil is slow to import
+        import shutil  # at call: a journal directory someone added files to (rare; shutil is slow to import)
 
         shutil.rmtree(d, ignore_errors=True)
 
@@ -258,7 +258,7 @@ def pending(root: str) -> list[dict[str, Any]] | None:
         raise _bad(jpath, f"cannot read it: {exc.strerror}") from None
     try:
         with open(fd, encoding="utf-8", closefd=True) as fh:
-            import json  # only when there is a journal
+            import json  # at call: only when there is a journal (json costs the common start)
 
             entries = json.load(fh)
     except (OSError, ValueError) as exc:
@@ -402,7 +402,7 @@ def _journal_text(entries: list[dict[str, Any]]) -> str:
         assert isinstance(v, str)
         if v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
             return f'"{v}"'
-        import json  # a name with quotes or non-ASCII only: json costs the common start
+        import json  # at call: a name with quotes or non-ASCII only (json costs the common start)
 
         return json.dumps(v)
 
@@ -453,7 +453,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 try:
                     os.link(full, backup)
                 except OSError:
-                    import shutil  # a file system refusing hard links only (start-up time)
+                    import shutil  # at call: a file system refusing hard links only (start-up time)
 
                     shutil.copyfile(full, backup)
                 entry["backup"] = name

@@ -13,4 +13,12 @@ Each module names the vLLM file whose behaviour it reproduces; none contains vLL
 - :mod:`.backends` -- attention backends: kernel block sizes, dtype support (``v1/attention/backends``).
 - :mod:`.coordinator` -- scheduler / hash block invariants (``v1/core/kv_cache_coordinator.py``).
 - :mod:`.versions` -- per-release switches.
+- :mod:`.transformers_utils` -- reading a ``config.json`` and choosing the family that reads it.
+- :mod:`.distributed` -- TP/PP/DP checks and the layers each pipeline stage builds.
 """
+
+from pathlib import Path
+
+#: the package's data directory: vLLM 0.28.0's registry, its SupportsPP table (both recorded from
+#: vLLM by ``scripts/``) and each planned architecture's ``model_type``
+DATA = Path(__file__).resolve().parent.parent / "data"

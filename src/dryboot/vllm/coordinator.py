@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd, lcm
-from typing import TYPE_CHECKING
 
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec, MambaSpec
 from dryboot.vllm.kv_cache_utils.groups import Grouping
-
-if TYPE_CHECKING:
-    from dryboot.plan import LayerTable
+from dryboot.vllm.layer_set import LayerTable
 
 
 @dataclass(frozen=True)

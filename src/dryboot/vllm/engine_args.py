@@ -8,7 +8,8 @@ measures and a planner must be told: the GPU's total memory and the non-KV bytes
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.dtypes import (
@@ -38,11 +39,6 @@ ASYNC_SPECULATIVE_METHODS = frozenset(
 )
 
 
-#: Speculative methods the V2 model runner does not run (vLLM 0.33.0
-#: ``VllmConfig._get_v2_model_runner_unsupported_features``): they keep the V1 runner.
-V1_RUNNER_SPECULATIVE_METHODS = frozenset({"suffix", "custom_class"})
-
-
 def supports_async_scheduling(method: str) -> bool:
     """Whether speculative ``method`` keeps async scheduling (MTP variants end in ``mtp``)."""
     return method in ASYNC_SPECULATIVE_METHODS or method.endswith("mtp")
@@ -69,8 +65,9 @@ class EngineArgs:
     ``extract_hidden_states``) are ``--speculative-config``'s.
     ``pipeline_parallel_size`` splits the layers into stages (``pp_layer_partition`` is
     ``VLLM_PP_LAYER_PARTITION``); ``data_parallel_size`` engines each plan the same KV cache.
-    ``ignored_inputs`` names inputs accepted but ignored because they do not change the KV
-    cache (reported as notes).
+    ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
+    key the config does not have). ``ignored_inputs`` names inputs accepted but ignored because
+    they do not change the KV cache (reported as notes).
     """
 
     tensor_parallel_size: int = 1
@@ -103,12 +100,29 @@ class EngineArgs:
     prefix_match_unit: int | None = None
     custom_kv_cache_dtypes: tuple[CustomKVCacheDtype, ...] = field(default=())
     vllm_version: str = DEFAULT_VERSION
+    input_notes: tuple[str, ...] = ()
 
     def custom_dtype(self, name: str) -> CustomKVCacheDtype | None:
         for custom in self.custom_kv_cache_dtypes:
             if custom.name == name:
                 return custom
         return None
+
+    def evolve(self, **changes: Any) -> EngineArgs:
+        """``dataclasses.replace(self, **changes)`` without its per-field work (a plan resolves
+        one default this way; ``replace`` was a tenth of a plan's time). EngineArgs has no
+        ``__post_init__``, so copying the fields (less the mark that they were checked) is all
+        ``replace`` does.
+
+        :raises TypeError: a name that is not a field.
+        """
+        unknown = changes.keys() - _FIELD_NAMES
+        if unknown:
+            raise TypeError(f"EngineArgs has no field {sorted(unknown)[0]!r}")
+        new = object.__new__(EngineArgs)
+        new.__dict__.update(self.__dict__, **changes)
+        new.__dict__.pop("_valid", None)  # the changed fields are checked again
+        return new
 
     def validate(self) -> None:
         """Reject impossible flags, naming the flag (checked once per instance: it is immutable).
@@ -121,6 +135,7 @@ class EngineArgs:
         self.__dict__["_valid"] = True
 
     def _check(self) -> None:
+        self._check_types()
         positive = {
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--pipeline-parallel-size": self.pipeline_parallel_size,
@@ -189,6 +204,41 @@ class EngineArgs:
                 None,
                 "also give --non-kv-memory (weights, activations and graphs a boot profiles)",
             )
+        if (
+            self.non_kv_memory_bytes is not None
+            and self.gpu_memory_bytes is None
+            and self.kv_cache_memory_bytes is None
+        ):
+            raise InputError(
+                "--non-kv-memory",
+                None,
+                "needs --gpu-memory (the KV budget is the GPU's share minus the non-KV bytes)",
+            )
+        for flag, value in (
+            ("--kv-cache-memory-bytes", self.kv_cache_memory_bytes),
+            ("--gpu-memory", self.gpu_memory_bytes),
+            ("--non-kv-memory", self.non_kv_memory_bytes),
+        ):
+            if value is not None and value > MAX_MEMORY_BYTES:
+                raise InputError(flag, None, f"{value:.3g} bytes is more than any GPU has (at most 1 PiB, 2**50)")
+
+    def _check_types(self) -> None:
+        """Every field of the type it is declared with (the API takes any object; the CLI parses)."""
+        for name, kinds in _FIELD_TYPES.items():
+            value = self.__dict__[name]
+            if value is None and type(None) in kinds:
+                continue
+            if isinstance(value, bool) and bool not in kinds:
+                ok = False
+            elif isinstance(value, tuple) and tuple in kinds:
+                ok = True
+            else:
+                ok = isinstance(value, tuple(k for k in kinds if k is not tuple))
+            if not ok:
+                expected = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+                raise InputError("EngineArgs", name, f"must be {expected}, got {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InputError("EngineArgs", name, f"must be a finite number, got {value!r}")
 
     def available_kv_bytes(self) -> int | None:
         """The KV budget in bytes, or ``None`` when no memory flag was given.
@@ -221,8 +271,7 @@ class EngineArgs:
 
         Before 0.33 a method outside :data:`ASYNC_SPECULATIVE_METHODS` or
         ``disable_padded_drafter_batch`` blocks it; from 0.33 only under the V1 model runner,
-        which runs the methods of :data:`V1_RUNNER_SPECULATIVE_METHODS` (switch
-        ``async_limits_v1_runner_only``).
+        which runs the release's ``v2_runner_v1_methods`` (switch ``async_limits_v1_runner_only``).
         """
         method = self.speculative_method
         if method is None:
@@ -230,7 +279,7 @@ class EngineArgs:
         rules = rules_for(self.vllm_version)
         if rules.async_limits_v1_runner_only:
             # the V1 runner's methods are none of the async-capable ones
-            if method in V1_RUNNER_SPECULATIVE_METHODS:
+            if method in (rules.v2_runner_v1_methods or ()):
                 return (
                     f"Async scheduling is not supported by the V1 model runner with {method}-based speculative decoding"
                 )
@@ -261,11 +310,15 @@ class EngineArgs:
             return self.async_scheduling
         return self.async_scheduling_blocker() is None
 
-    @property
-    def max_concurrent_batches(self) -> int:
-        """2 with async scheduling at PP = 1, else the PP size (``VllmConfig.max_concurrent_batches``
-        on the V1 model runner; the planner makes it PP + 1 for the V2 runner with async
-        scheduling, which depends on the model)."""
-        if self.resolved_async_scheduling and self.pipeline_parallel_size <= 1:
-            return 2
-        return self.pipeline_parallel_size
+
+_FIELD_NAMES = frozenset(f.name for f in fields(EngineArgs))
+#: each field's accepted Python types (a float field takes an int too)
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    f.name: tuple(
+        {"int": int, "str": str, "bool": bool, "float": float, "None": type(None)}.get(part.strip(), tuple)
+        for part in str(f.type).replace("float", "float | int").split("|")
+    )
+    for f in fields(EngineArgs)
+}
+#: the largest memory figure taken (2**50 bytes, 1 PiB: no GPU comes near)
+MAX_MEMORY_BYTES = 1 << 50

@@ -8,7 +8,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 from dryboot.errors import InputError
-from dryboot.layers import LayerSet
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, FP8_DS_MLA_BYTES, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
@@ -24,7 +23,8 @@ from dryboot.vllm.kv_cache_interface import (
     short_conv_state_shapes,
     state_bytes,
 )
-from dryboot.vllm.versions import VersionRules, rules_for
+from dryboot.vllm.layer_set import LayerSet
+from dryboot.vllm.versions import VersionRules
 
 
 @lru_cache(maxsize=1024)
@@ -124,7 +124,12 @@ MambaState = tuple[LayerKind, tuple[tuple[int, ...], ...], tuple[str, ...]]
 
 
 def mamba_state(
-    model: ModelGeometry, args: EngineArgs, model_dtype: str, *, speculative_rows: bool = True
+    model: ModelGeometry,
+    args: EngineArgs,
+    model_dtype: str,
+    rules: VersionRules,
+    *,
+    speculative_rows: bool = True,
 ) -> MambaState | None:
     """The mamba-family state one layer keeps (``MambaStateShapeCalculator``,
     ``MambaStateDtypeCalculator``), or ``None`` for a model without such layers.
@@ -161,7 +166,7 @@ def mamba_state(
         if model.short_conv is not None:
             sc = model.short_conv
             # the ShortConv layer keeps the speculative tokens' rows from 0.29 on
-            spec_rows = k if rules_for(args.vllm_version).short_conv_spec_rows else 0
+            spec_rows = k if rules.short_conv_spec_rows else 0
             return LayerKind.SHORT_CONV, short_conv_state_shapes(tp, sc.conv_dim, sc.l_cache, spec_rows), (conv,)
     except ValueError as exc:
         raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None

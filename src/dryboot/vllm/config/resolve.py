@@ -25,14 +25,17 @@ from dryboot.vllm.backends import (
     invalid_reasons,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.distributed import check_pipeline_parallel, check_tensor_parallel, check_world_size
 from dryboot.vllm.dtypes import (
     KV_CACHE_DTYPES,
     SPARSE_MLA_ONLY_KV_CACHE_DTYPES,
     CustomKVCacheDtype,
     torch_dtype_of,
 )
-from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
-from dryboot.vllm.versions import VersionRules, rules_for
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
+from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
+from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
 
 
 @dataclass(frozen=True)
@@ -53,73 +56,6 @@ class Drafter:
     attention_backend: str | None = None
     block_size: int | None = None
     layer_prefix: str = "drafter.layers"
-
-
-@lru_cache(maxsize=1)
-def _pp_support() -> tuple[frozenset[str], frozenset[str]]:
-    """(architectures without ``SupportsPP``, architectures not inspectable) of vLLM 0.28.0's
-    registry, as ``scripts/vllm_pp_support.py`` read them from vLLM itself."""
-    import json
-    from importlib.resources import files
-
-    data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-no-pp.json").read_text(encoding="utf-8"))
-    return frozenset(data["no_pp"]), frozenset(data["unknown"])
-
-
-def check_pipeline_parallel(architecture: str, pp: int) -> None:
-    """vLLM's ``ModelConfig.verify_with_parallel_config``: pipeline parallelism needs a model
-    class implementing ``SupportsPP``.
-
-    :raises InputError: the architecture's class does not (vLLM's message), or could not be
-        inspected.
-    """
-    no_pp, unknown = _pp_support()
-    if architecture in no_pp:
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(pp),
-            f"{architecture}: Pipeline parallelism is not supported for this model. "
-            "Supported models implement the `SupportsPP` interface.",
-        )
-    if architecture in unknown:
-        raise InputError(
-            "--pipeline-parallel-size", str(pp), f"whether {architecture} supports pipeline parallelism is not known"
-        )
-
-
-def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-parallel-size") -> None:
-    """The head splits vLLM requires: attention heads divisible by TP
-    (``ModelConfig.verify_with_parallel_config``) and KV heads either divisible by TP or
-    dividing it (replicated; ``QKVParallelLinear``). MLA keeps one latent head.
-
-    :raises InputError: naming the flag, the model file and the heads that do not split.
-    """
-    if tp == 1 or model.attention_free:
-        return
-    heads = model.num_attention_heads
-    if heads and heads % tp:
-        raise InputError(
-            flag,
-            str(tp),
-            f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
-            f"tensor parallel size ({tp})",
-        )
-    for other in model.extra_attention_heads:
-        # layers with heads of their own assert the same while the model is built
-        if other % tp:
-            raise InputError(
-                flag,
-                str(tp),
-                f"{model.source}: layers with {other} attention heads: total_num_heads % tp_size == 0 fails "
-                f"(AssertionError while vLLM builds the model)",
-            )
-    kv = model.num_kv_heads
-    if not model.use_mla and any(k.is_attention for k in model.kinds) and (kv % tp if kv >= tp else tp % kv):
-        raise InputError(
-            flag,
-            str(tp),
-            f"{model.source}: {kv} KV heads can neither be split across nor replicated over {tp} ranks",
-        )
 
 
 #: Model types vLLM 0.28.0 refuses to run in float16 (``_FLOAT16_NOT_SUPPORTED_MODELS``).
@@ -151,7 +87,7 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
 
 
 def backend_for(
-    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, flag: str
+    name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, rules: VersionRules, flag: str
 ) -> AttentionBackend:
     if not any(k.is_attention for k in model.kinds):
         # no attention layer is built, so no backend is selected or validated
@@ -160,13 +96,9 @@ def backend_for(
     head_size = max(
         model.attention(k).head_dim for k in model.kinds if k.is_attention and k is not LayerKind.MLA_INDEXER
     )
-    if model.diffkv:
-        # the model hands its layers a DiffKV backend (mimo_v2.py): the requested one when it is
-        # a DiffKV backend, else FLASH_ATTN_DIFFKV (FlashAttention 3 on SM90)
-        from dryboot.vllm.backends import DIFFKV_BACKENDS
-
-        return DIFFKV_BACKENDS[name if name in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]
-    rules = rules_for(args.vllm_version)
+    handed = family_of(model).attention_backend(model, name)
+    if handed is not None:
+        return handed
     fa4 = rules.fa4_fp8_block
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
     if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
@@ -386,6 +318,17 @@ def uses_v2_model_runner(
     return default_v2 or model.num_experts == 0
 
 
+def max_concurrent_batches(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules) -> int:
+    """``VllmConfig.max_concurrent_batches``: 2 with async scheduling at PP = 1, PP + 1 with it on
+    the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
+    pp = args.pipeline_parallel_size
+    if not args.resolved_async_scheduling:
+        return pp
+    if pp <= 1:
+        return 2
+    return pp + 1 if uses_v2_model_runner(model, args, drafter, rules) else pp
+
+
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """``--max-model-len`` checked against the length the config allows, or that length when
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
@@ -489,6 +432,7 @@ class EngineConfig:
     drafter_backend: AttentionBackend | None
     log: tuple[str, ...]
     notes: tuple[str, ...]
+    max_concurrent_batches: int
 
     @property
     def backends(self) -> dict[str, AttentionBackend]:
@@ -523,39 +467,80 @@ def check_drafting_slots(args: EngineArgs, method: str) -> None:
 
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
-    """``model`` as ``rules``' release reads its config: transformers' config class where the
-    release no longer bundles its own (switch ``qwen3_next_hf_config_class``); GLM-5 with an
-    indexer in every layer where the release's config class drops the IndexCache keys (switch
-    ``glm_moe_dsa_drops_index_keys``)."""
-    if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
-        return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
-    if rules.glm_moe_dsa_drops_index_keys and model.all_layers_indexed is not None:
-        kinds, decoder = model.all_layers_indexed
-        return replace(model, layer_kinds=kinds, decoder_layers=decoder, all_layers_indexed=None)
-    return model
+    """``model`` as ``rules``' release reads its config (its family's ``for_release`` hook)."""
+    return family_of(model).for_release(model, rules)
 
 
 def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> EngineConfig:
-    """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does.
+    """Resolve the flags for ``model`` (and its drafter) as ``create_engine_config`` does: the
+    stages below, in vLLM's order (so the first refusal is the one vLLM would give).
 
     :raises InputError: an impossible flag, or a model vLLM refuses to build with these flags
         (the message names the flag or config field and vLLM's reason).
     """
-    from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-    from dryboot.vllm.models.registry import drafter_architecture, family_for
-    from dryboot.vllm.versions import rules_for
-
+    args.validate()
+    args = family_of(model).engine_args(model, args)
     args.validate()
     rules = rules_for(args.vllm_version)
+    model, args, drafter = _for_release(model, args, drafter, rules)
+    notes = [*args.input_notes, *_budget_notes(args)]
+    _check_release_inputs(model, args, rules)
+    _check_model_builds(model, args)
+    drafter = _resolve_drafter(model, args, drafter, rules)
+    family_of(model).verify_release(model, rules)
+    method = args.speculative_method or (drafter.method if drafter is not None else None)
+    if rules.drafting_slots_per_seq and method is not None:
+        check_drafting_slots(args, method)
+    kv_dtype = _target_kv_cache_dtype(model, args)
+    log: list[str] = []
+    if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
+        # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
+        log.append(
+            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
+            "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
+        )
+    d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, kv_dtype, rules)
+    model_dtype = model_dtype_of(model, args)
+    _check_float_kv_cache_dtype(args, model_dtype, rules)
+    kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
+    return EngineConfig(
+        model=model,
+        args=args,
+        rules=rules,
+        model_dtype=model_dtype,
+        kv_cache_dtype=kv_dtype,
+        backend=backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend"),
+        max_model_len=derive_max_model_len(model, args),
+        # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
+        mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if model.has_mamba_state else "none",
+        drafter=drafter,
+        drafter_kv_cache_dtype=d_dtype,
+        drafter_model_dtype=d_model_dtype,
+        drafter_backend=d_backend,
+        log=tuple(log),
+        notes=tuple(notes),
+        max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules),
+    )
+
+
+def _for_release(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules
+) -> tuple[ModelGeometry, EngineArgs, Drafter | None]:
+    """The models as the release reads their configs, and the release's prefix-caching default."""
     model = for_release(model, rules)
-    if drafter is not None:
-        drafter = replace(drafter, model=for_release(drafter.model, rules))
+    if drafter is not None and (released := for_release(drafter.model, rules)) is not drafter.model:
+        drafter = replace(drafter, model=released)
     if args.enable_prefix_caching is None:
         # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
         on = not model.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
-        args = replace(args, enable_prefix_caching=on)
-    notes: list[str] = []
+        args = args.evolve(enable_prefix_caching=on)
+    return model, args, drafter
+
+
+def _budget_notes(args: EngineArgs) -> list[str]:
+    """What the flags leave out or make vLLM ignore (async scheduling, the memory flags)."""
+    notes = []
     if args.async_scheduling is None and not args.resolved_async_scheduling:
         notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
@@ -567,9 +552,16 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "No KV budget given (--kv-cache-memory-bytes, or --gpu-memory with --non-kv-memory): "
             "blocks and concurrency not computed."
         )
-    if model.architecture in rules.unverified_architectures:
-        from dryboot.vllm.versions import unverified_reason
+    return notes
 
+
+def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: VersionRules) -> None:
+    """What the release itself cannot take: an architecture not verified on it, a KV cache dtype
+    its parser does not know.
+
+    :raises InputError: naming ``architectures`` or ``--kv-cache-dtype``.
+    """
+    if model.architecture in rules.unverified_architectures:
         raise InputError(
             model.source,
             "architectures",
@@ -584,15 +576,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
             f"(vLLM {rules.version})",
         )
-    world = args.tensor_parallel_size * args.pipeline_parallel_size
-    if args.nnodes == 1 and world > ASSUMED_GPUS_PER_NODE:
-        # ParallelConfig: the mp executor on one node (no --nnodes, no ray)
-        raise InputError(
-            "--pipeline-parallel-size" if args.pipeline_parallel_size > 1 else "--tensor-parallel-size",
-            None,
-            f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
-            "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
-        )
+
+
+def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
+    """The target model builds on this parallel layout (:mod:`dryboot.vllm.distributed`, its
+    family's ``verify``), and keeps a KV cache at all.
+
+    :raises InputError: naming the flag or config field and vLLM's reason.
+    """
+    check_world_size(args)
     if model.encoder_only_attention and not model.layer_table():
         raise InputError(
             model.source,
@@ -605,9 +597,19 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     check_tensor_parallel(model, args.tensor_parallel_size)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
+
+
+def _resolve_drafter(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules
+) -> Drafter | None:
+    """The drafter vLLM builds: the hidden-state extractor, the given draft model (checked as the
+    target is), or the checkpoint's MTP module.
+
+    :raises InputError: a drafter vLLM refuses, or one not modelled with these flags.
+    """
     if drafter is None and args.speculative_method == "extract_hidden_states":
-        drafter = hidden_state_drafter(model, args)
-    elif drafter is not None:
+        return hidden_state_drafter(model, args)
+    if drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
         if drafter.model.architecture == MTP_ARCHITECTURE:
             if args.pipeline_parallel_size > 1 and rules.pp_draft_models:
@@ -621,18 +623,17 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
-    elif args.speculative_method is not None and args.speculative_method.endswith("mtp"):
-        drafter = mtp_drafter(model, args.speculative_method)
-    if rules.gemma4_global_kv_heads_required and model.global_kv_heads_unset:
-        raise InputError(
-            model.source,
-            "num_global_key_value_heads",
-            "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
-            "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
-        )
-    method = args.speculative_method or (drafter.method if drafter is not None else None)
-    if rules.drafting_slots_per_seq and method is not None:
-        check_drafting_slots(args, method)
+        return drafter
+    if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
+        return mtp_drafter(model, args.speculative_method)
+    return None
+
+
+def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs) -> str:
+    """``--kv-cache-dtype`` for the target: ``auto`` takes the quantization config's dtype.
+
+    :raises InputError: a layout the model cannot take.
+    """
     kv_dtype = args.kv_cache_dtype
     if kv_dtype in SPARSE_MLA_ONLY_KV_CACHE_DTYPES and not model.sparse_mla:
         raise InputError(
@@ -648,17 +649,19 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         raise InputError(
             "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
         )
-    log: list[str] = []
-    if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
-        # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
-        log.append(
-            "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
-            "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
-        )
-    # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
-    has_mamba = model.has_mamba_state
-    d_dtype = d_model_dtype = d_backend = None
-    if drafter is not None and drafter.method == "extract_hidden_states":
+    return kv_dtype
+
+
+def _drafter_caches(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, kv_dtype: str, rules: VersionRules
+) -> tuple[str | None, str | None, AttentionBackend | None]:
+    """(KV cache dtype, model dtype, backend) of the drafter's layers (``None`` without one).
+
+    :raises InputError: a drafter KV cache dtype its layers cannot take.
+    """
+    if drafter is None:
+        return None, None, None
+    if drafter.method == "extract_hidden_states":
         # the hidden states keep the model dtype whatever quantized KV cache the target uses
         # (is_quantized_kv_cache: fp8*, *_per_token_head, nvfp4*); any other cache fails the
         # CacheOnlyAttentionLayer's check
@@ -672,23 +675,27 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
                 kv_dtype,
                 "CacheOnlyAttentionLayer (extract_hidden_states) doesn't support this KV cache dtype",
             )
-        d_backend = CACHE_ONLY_ATTN
-        d_model_dtype = model_dtype_of(model, args)
-    elif drafter is not None:
-        d_dtype = drafter.kv_cache_dtype or kv_dtype
-        if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
-            raise InputError(
-                "--speculative-config",
-                "kv_cache_dtype",
-                f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
-            )
-        d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
-        d_backend = backend_for(d_name, d_dtype, drafter.model, args, "--speculative-config attention_backend")
-        d_model_dtype = model_dtype_of(drafter.model, args)
-    model_dtype = model_dtype_of(model, args)
+        return d_dtype, model_dtype_of(model, args), CACHE_ONLY_ATTN
+    d_dtype = drafter.kv_cache_dtype or kv_dtype
+    if d_dtype not in KV_CACHE_DTYPES and args.custom_dtype(d_dtype) is None:
+        raise InputError(
+            "--speculative-config",
+            "kv_cache_dtype",
+            f"unknown KV cache dtype {d_dtype!r} ({', '.join(KV_CACHE_DTYPES)}, or a custom one declared)",
+        )
+    d_name = drafter.attention_backend or (args.attention_backend if drafter.kv_cache_dtype is None else None)
+    d_backend = backend_for(d_name, d_dtype, drafter.model, args, rules, "--speculative-config attention_backend")
+    return d_dtype, model_dtype_of(drafter.model, args), d_backend
+
+
+def _check_float_kv_cache_dtype(args: EngineArgs, model_dtype: str, rules: VersionRules) -> None:
+    """``VllmConfig._reject_mismatched_float_kv_cache`` (0.33): a float KV cache dtype must be the
+    model's.
+
+    :raises InputError: naming ``--kv-cache-dtype``.
+    """
     float_kv = args.kv_cache_dtype in ("float16", "bfloat16")
     if rules.float_kv_dtype_must_match and float_kv and args.kv_cache_dtype != model_dtype:
-        # VllmConfig._reject_mismatched_float_kv_cache (0.33)
         allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
         raise InputError(
             "--kv-cache-dtype",
@@ -696,23 +703,3 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f'kv_cache_dtype="{args.kv_cache_dtype}" is incompatible with dtype="{model_dtype}". '
             f"Please set `--kv-cache-dtype` to {allowed}.",
         )
-    if model.cache_config_ignored:
-        # the target's attention layers are built without the cache config (falcon.py): their
-        # KV cache dtype is "auto" (the model dtype), and they select their backend with it
-        kv_dtype = "auto"
-    return EngineConfig(
-        model=model,
-        args=args,
-        rules=rules,
-        model_dtype=model_dtype,
-        kv_cache_dtype=kv_dtype,
-        backend=backend_for(args.attention_backend, kv_dtype, model, args, "--attention-backend"),
-        max_model_len=derive_max_model_len(model, args),
-        mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if has_mamba else "none",
-        drafter=drafter,
-        drafter_kv_cache_dtype=d_dtype,
-        drafter_model_dtype=d_model_dtype,
-        drafter_backend=d_backend,
-        log=tuple(log),
-        notes=tuple(notes),
-    )

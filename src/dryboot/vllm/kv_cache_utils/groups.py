@@ -22,8 +22,8 @@ from functools import cached_property
 from math import gcd
 from typing import Literal, NamedTuple
 
-from dryboot.layers import LayerSet
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind, LayerSpec, MambaSpec
+from dryboot.vllm.layer_set import LayerSet
 from dryboot.vllm.platforms import cdiv
 
 GroupingPolicy = Literal["upstream", "pad-sliding-window-buckets"]

@@ -21,9 +21,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import DeepseekV4Caches
-from dryboot.vllm.dtypes import KVQuantMode
+from dryboot.vllm.config.resolve import EngineConfig
+from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
+from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
 from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, NotEnoughMemory, format_gib
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
@@ -370,3 +374,110 @@ def kv_groups(groups: PackedGroups, specs: dict[str, AttentionSpec]) -> tuple[KV
         KVCacheGroup(g, specs[g[0]], uniform_type=True, page_sizes=tuple(specs[n].page_size_bytes for n in g))
         for g in groups.groups
     )
+
+
+def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
+    """The cache block the packed layers take (``--block-size`` or :data:`DEFAULT_BLOCK`, the
+    sparse SWA backend's), after what vLLM 0.28.0 refuses for them or was not verified; logs
+    vLLM's block-size line when the block is the default.
+
+    :raises InputError: a KV cache dtype other than fp8 (vLLM's AssertionError), a block below 128
+        tokens (its ZeroDivisionError), another release, block or named backend (not verified).
+    """
+    model, args = cfg.model, cfg.args
+    if not cfg.kv_cache_dtype.startswith("fp8"):
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"{model.architecture}: vLLM 0.28.0 builds it only with an fp8 KV cache (AssertionError: DeepseekV4 "
+            f"fp8_ds_mla layout only supports fp8 kv-cache, got {cfg.kv_cache_dtype})",
+        )
+    if cfg.rules.version != "0.28.0":
+        raise InputError(
+            "--vllm-version", cfg.rules.version, f"{model.architecture} is verified against vLLM 0.28.0 only"
+        )
+    block = args.block_size or DEFAULT_BLOCK
+    if block < 128:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM 0.28.0 fails "
+            "planning the KV cache (ZeroDivisionError)",
+        )
+    if block not in VERIFIED_BLOCKS:
+        raise InputError(
+            "--block-size",
+            str(block),
+            f"{model.architecture}: blocks {sorted(VERIFIED_BLOCKS)} are verified against vLLM 0.28.0; this one "
+            "is not modelled",
+        )
+    for flag, value in (
+        ("--attention-backend", args.attention_backend),
+        ("--prefix-match-unit", args.prefix_match_unit),
+    ):
+        if value is not None:
+            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM 0.28.0")
+    if args.block_size is None:
+        log.append(f"Setting kv cache block size to {block} for {BACKEND} backend.")
+    return block
+
+
+def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, AttentionSpec]]]:
+    """(MTP layers, hidden-state cache layers) the drafter adds: the checkpoint's one MTP layer
+    (``"method": "mtp"``), or the ``extract_hidden_states`` cache (``HiddenStateCacheSpec``, an
+    ``MLAAttentionSpec``: it joins the MLA group, unaligned).
+
+    :raises InputError: any other drafter, or a drafter under pipeline parallelism.
+    """
+    model, args, d = cfg.model, cfg.args, cfg.drafter
+    if d is None:
+        return 0, []
+    if args.pipeline_parallel_size > 1:
+        raise pp_refused(args.pipeline_parallel_size, f"{d.method} drafter")
+    if d.method == "extract_hidden_states":
+        heads, width = d.model.num_kv_heads, d.model.head_dim
+        dtype = cfg.drafter_model_dtype or cfg.model_dtype
+        name = d.model.layer_names[0] if d.model.layer_names else f"cache_only_layers.{model.num_decoder_layers}"
+        spec = AttentionSpec(
+            layer_kind=LayerKind.HIDDEN_STATE,
+            block_size=block,
+            num_kv_heads=heads,
+            head_size=width,
+            head_size_v=0,
+            torch_dtype=dtype,
+            kv_cache_dtype=dtype,
+            quant_mode=KVQuantMode.NONE,
+            content_bytes=width * dtype_bytes(dtype),
+            backend=BACKEND,
+            indexes_kv_by_block_stride=False,
+        )
+        return 0, [(name, spec)]
+    if d.method != "mtp" or model.num_mtp_layers != 1:
+        raise InputError(
+            "--speculative-config",
+            d.method,
+            f"{model.architecture}: only its one MTP layer (num_nextn_predict_layers 1, method mtp) and the "
+            "extract_hidden_states cache are modelled",
+        )
+    return 1, []
+
+
+def stage_layers(
+    pairs: list[tuple[str, AttentionSpec]], num_layers: int, num_mtp: int, args: EngineArgs
+) -> list[frozenset[str]] | None:
+    """The layer names each pipeline stage's worker builds (``get_pp_indices``; the MTP layer on
+    the last stage), or ``None`` without pipeline parallelism.
+
+    :raises InputError: a stage that holds no layer.
+    """
+    if args.pipeline_parallel_size <= 1:
+        return None
+    ranges = pp_stage_ranges(num_layers, args.pipeline_parallel_size, args.pp_layer_partition)
+    last = len(ranges) - 1
+    stages = []
+    for s, r in enumerate(ranges):
+        held = set(r) | ({*range(num_layers, num_layers + num_mtp)} if s == last else set())
+        stages.append(frozenset(name for name, _ in pairs if int(name.split(".")[2]) in held))
+    if any(not st for st in stages):
+        raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), "a stage holds no layer")
+    return stages

@@ -6,7 +6,7 @@ page to ``max``; a layer whose page divides ``max`` scales its block by ``max //
 an attention layer whose backend indexes KV by block stride pads to ``max`` (from 0.29: any
 non-MLA attention); anything else is vLLM's ``NotImplementedError``.
 
-Downstream promotion policies (``promote-*``) are in :mod:`dryboot.policies.promotion` and run
+Downstream promotion policies (``promote-*``) are in :mod:`dryboot.planner.policies.promotion` and run
 before this rule for the sliding-window layers they apply to.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dryboot.layers import LayerSet
 from dryboot.vllm.kv_cache_interface import LayerKind, LayerSpec, MambaSpec
+from dryboot.vllm.layer_set import LayerSet
 from dryboot.vllm.versions import VersionRules
 
 UNIFY_ERROR = (

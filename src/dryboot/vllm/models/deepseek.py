@@ -27,11 +27,13 @@ refused, as vLLM refuses them while building the model.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, num_layers
+from dryboot.vllm.versions import VersionRules
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v2": {
@@ -343,3 +345,12 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         decoder_layers=tuple(i for i in range(n) for _ in range(2)),
         layer_names=tuple(f"model.layers.{i}.self_attn.{j}.attn" for i in range(n) for j in range(2)),
     )
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """GLM-5 with an indexer in every layer where the release's ``GlmMoeDsaConfig`` drops the
+    IndexCache keys (switch ``glm_moe_dsa_drops_index_keys``)."""
+    if rules.glm_moe_dsa_drops_index_keys and model.all_layers_indexed is not None:
+        kinds, decoder = model.all_layers_indexed
+        return replace(model, layer_kinds=kinds, decoder_layers=decoder, all_layers_indexed=None)
+    return model

@@ -15,6 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, ModelGeometry
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 
 #: compress ratios vLLM 0.28.0 builds (``DeepseekCompressor`` asserts 4 or 128; 0 and 1: none)
@@ -111,3 +112,26 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mtp_kind=LayerKind.DSV4_SWA,
         deepseek_v4=caches,
     )
+
+
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """DeepSeek-V4's layers choose their attention class themselves (``nvidia/model.py``
+    ``_select_dsv4_attn_cls``): FlashMLA's, with the fp8_ds_mla cache, for any other backend name
+    on SM90; they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
+
+    :raises InputError: FlashInfer's DeepSeek-V4 attention, which is not modelled.
+    """
+    if model.deepseek_v4 is None:
+        return args
+    if args.attention_backend is not None:
+        if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
+            raise InputError(
+                "--attention-backend",
+                args.attention_backend,
+                f"{model.architecture}: FlashInfer's DeepSeek-V4 attention (FLASHINFER_MLA_SPARSE_DSV4; the other "
+                "FLASHINFER_MLA_SPARSE names are refused by vLLM) and its cache are not modelled",
+            )
+        args = args.evolve(attention_backend=None)
+    if args.kv_cache_dtype == "fp8_ds_mla":
+        args = args.evolve(kv_cache_dtype="fp8")
+    return args

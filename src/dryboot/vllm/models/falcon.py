@@ -102,3 +102,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         layer_prefix="transformer.h",
         attention_suffix="self_attention.attn",
     )
+
+
+def kv_cache_dtype(model: ModelGeometry, requested: str) -> str:
+    """The attention layers are built without the cache config (``falcon.py``): their KV cache dtype is
+    ``auto`` (the model dtype) whatever ``--kv-cache-dtype`` says, and they select their backend
+    with it."""
+    return "auto" if model.cache_config_ignored else requested

@@ -14,11 +14,13 @@ differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gem
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers, window
+from dryboot.vllm.versions import VersionRules
 
 _GEMMA_BASE = {"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096}
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -166,8 +168,6 @@ def share_with_target(drafter: ModelGeometry, target: ModelGeometry) -> ModelGeo
         and shares its embeddings: not verified), or a draft layer type the target's own layers
         lack (the draft layer would keep its own cache: not verified).
     """
-    from dataclasses import replace
-
     if not target.architecture.startswith("Gemma4") or target.family != "gemma":
         raise InputError(
             drafter.source,
@@ -185,3 +185,19 @@ def share_with_target(drafter: ModelGeometry, target: ModelGeometry) -> ModelGeo
             "with, so vLLM gives them their own: not verified, not modelled",
         )
     return replace(drafter, layer_kinds=(LayerKind.NONE,) * len(drafter.layer_kinds))
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """Gemma-4 with ``attention_k_eq_v`` full-attention layers but no
+    ``num_global_key_value_heads``: releases with switch ``gemma4_global_kv_heads_required``
+    fail building it.
+
+    :raises InputError: naming ``num_global_key_value_heads``.
+    """
+    if rules.gemma4_global_kv_heads_required and model.global_kv_heads_unset:
+        raise InputError(
+            model.source,
+            "num_global_key_value_heads",
+            "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
+            "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
+        )

@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import DIFFKV_BACKENDS, AttentionBackend
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
 
@@ -120,3 +121,18 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
             key,
             f"Tensor parallel size {tensor_parallel_size} is greater than the number of experts {n}.",
         )
+
+
+def kv_cache_dtype(model: ModelGeometry, requested: str) -> str:
+    """The attention layers are built without the cache config (``mimo_v2.py``): their KV cache dtype is
+    ``auto`` (the model dtype) whatever ``--kv-cache-dtype`` says, and they select their backend
+    with it."""
+    return "auto" if model.cache_config_ignored else requested
+
+
+def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
+    """The model hands its layers a DiffKV backend (``mimo_v2.py``): the requested one when it is
+    a DiffKV backend, else ``FLASH_ATTN_DIFFKV`` (FlashAttention 3 on SM90)."""
+    if not model.diffkv:
+        return None
+    return DIFFKV_BACKENDS[requested if requested in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]

@@ -11,10 +11,12 @@ and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dryboot.vllm.config.hf import ConfigFields, GatedDeltaNet, LayerKind, ModelGeometry, ssm_dtype
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
+from dryboot.vllm.versions import VersionRules
 
 _GDN = {
     "num_attention_heads": 16,
@@ -76,3 +78,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         hybrid_class=True,
         layer_kinds_hf_class=hf_class_kinds,
     )
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """Releases that no longer bundle vLLM's own ``Qwen3NextConfig`` read the file with
+    transformers' (switch ``qwen3_next_hf_config_class``): its layer pattern."""
+    if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
+        return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
+    return model

@@ -6,30 +6,57 @@ dryboot never plans a model whose layer structure it has not been taught.
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
+from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
+from dryboot.vllm.models.dense import DECODERS, LLAMA4
+from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 
 if TYPE_CHECKING:
+    from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+    from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.versions import VersionRules
+
+
+#: the module of the generic family: it defines no hook
+_NO_HOOKS = ModuleType("dryboot.vllm.models.generic")
 
 
 @dataclass(frozen=True)
 class Family:
     """A model family: the dryboot module that reads its configs and the vLLM file it mirrors.
 
+    What differs between families is a hook here, each an optional function of the family's
+    module with the generic rule as its default (generic code calls the hook, never tests a
+    family's own fields): ``defaults`` and ``read`` (config reading), ``engine_args`` (flags the
+    model's layers decide for themselves), ``for_release`` (how a
+    release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
+    builds the model), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
+    ``attention_backend`` (a backend the model hands its layers itself). The hooks that apply to
+    a built model are looked up by :attr:`ModelGeometry.family` (:func:`family_of`): the family
+    whose rules laid out its layers, a wrapper's language model's included.
+
     :param name: module under :mod:`dryboot.vllm.models`.
     :param vllm_files: the ``vllm/model_executor/models/`` files whose layer structure it follows.
     :param architectures: the ``architectures`` names it serves.
+    :param delegates: it reads a language model through another architecture's family (the
+        multimodal wrappers): its ``read`` takes the registry's table of families.
     """
 
     name: str
     vllm_files: tuple[str, ...]
     architectures: tuple[str, ...]
+    delegates: bool = False
 
     def module(self) -> ModuleType:
+        if not self.name:
+            return _NO_HOOKS
         return importlib.import_module(f"dryboot.vllm.models.{self.name}")
 
     def defaults(self, f: ConfigFields) -> dict[str, Any]:
@@ -42,8 +69,45 @@ class Family:
 
         :raises InputError: a field is missing or malformed, or vLLM refuses the config.
         """
+        if self.delegates:
+            delegated: ModelGeometry = self.module().read(f, architecture, ARCHITECTURES)
+            return delegated
         model: ModelGeometry = self.module().read(f, architecture)
         return model
+
+    def engine_args(self, model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+        """The flags as the model's layers take them, where they decide for themselves (default:
+        as given).
+
+        :raises InputError: a flag the model's layers refuse.
+        """
+        hook = getattr(self.module(), "engine_args", None)
+        return args if hook is None else hook(model, args)
+
+    def for_release(self, model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+        """``model`` as ``rules``' release reads its config (default: as read)."""
+        hook = getattr(self.module(), "for_release", None)
+        return model if hook is None else hook(model, rules)
+
+    def verify_release(self, model: ModelGeometry, rules: VersionRules) -> None:
+        """Refusals only some releases make while building the model (default: none).
+
+        :raises InputError: naming the config field and the release's failure.
+        """
+        hook = getattr(self.module(), "verify_release", None)
+        if hook is not None:
+            hook(model, rules)
+
+    def kv_cache_dtype(self, model: ModelGeometry, requested: str) -> str:
+        """The KV cache dtype the attention layers are built with (default: ``requested``)."""
+        hook = getattr(self.module(), "kv_cache_dtype", None)
+        return requested if hook is None else hook(model, requested)
+
+    def attention_backend(self, model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
+        """The backend the model hands its attention layers itself, or ``None``: vLLM's selection
+        (default)."""
+        hook = getattr(self.module(), "attention_backend", None)
+        return None if hook is None else hook(model, requested)
 
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.
@@ -119,24 +183,30 @@ FAMILIES: tuple[Family, ...] = (
     Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
 )
 
-from dryboot.vllm.models.dense import BUILT_AS, DECODERS, LLAMA4, WRAPPERS  # noqa: E402  (the dense tables name their files)
-
 FAMILIES += (
     Family(
         "dense",
-        tuple(
-            sorted(
-                {d.vllm_file for d in DECODERS.values()}
-                | {w[0] for w in WRAPPERS.values()}
-                | {w[0] for w in LLAMA4.values()}
-                | {b.vllm_file for b in BUILT_AS.values()}
-            )
-        ),
-        (*DECODERS, *WRAPPERS, *LLAMA4, *BUILT_AS),
+        tuple(sorted({d.vllm_file for d in DECODERS.values()} | {w[0] for w in LLAMA4.values()})),
+        (*DECODERS, *LLAMA4),
+    ),
+    Family(
+        "wrappers",
+        tuple(sorted({w[0] for w in WRAPPERS.values()} | {b.vllm_file for b in BUILT_AS.values()})),
+        (*WRAPPERS, *BUILT_AS),
+        delegates=True,
     ),
 )
 
 ARCHITECTURES: dict[str, Family] = {arch: fam for fam in FAMILIES for arch in fam.architectures}
+_BY_NAME: dict[str, Family] = {fam.name: fam for fam in FAMILIES}
+#: the hooks' defaults, for a geometry no family read (built by hand through the API)
+_GENERIC = Family("", (), ())
+
+
+def family_of(model: ModelGeometry) -> Family:
+    """The family whose rules laid out ``model``'s layers (:attr:`ModelGeometry.family`)."""
+    return _BY_NAME.get(model.family, _GENERIC)
+
 
 #: DeepSeek-V4's drafters (``vllm/models/deepseek_v4/``)
 _DEEPSEEK_V4 = (
@@ -175,7 +245,7 @@ NOT_MODELLED: dict[str, str] = {
 def refusal_reason(architecture: str) -> str:
     """Why dryboot refuses ``architecture``: the specific reason where one is known, else its
     category (:mod:`dryboot.vllm.models.refusals`)."""
-    from dryboot.vllm.models.refusals import reason
+    from dryboot.vllm.models.refusals import reason  # at call: only a refusal's message needs it (~1.3 ms)
 
     return NOT_MODELLED.get(architecture) or reason(architecture)
 
@@ -223,15 +293,18 @@ class ArchitectureRow:
     tiny_config: str = ""
 
 
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, dict[str, str]]:
+    """vLLM 0.28.0's registry, architecture -> ``kind`` and ``file``; read once per process."""
+    data: dict[str, dict[str, str]] = json.loads((DATA / "vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
+    return data
+
+
 def architecture_table() -> list[ArchitectureRow]:
     """Every architecture of vLLM 0.28.0's registry (text generation, multimodal wrappers,
     speculative decoding), with what dryboot does with it."""
-    import json
-    from importlib.resources import files
-
-    data = json.loads(files("dryboot").joinpath("data/vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
     rows = []
-    for arch, entry in data.items():
+    for arch, entry in _registry().items():
         family = ARCHITECTURES.get(arch)
         rows.append(
             ArchitectureRow(
@@ -263,7 +336,7 @@ def drafter_architecture(method: str, architecture: str, source: str) -> str:
         resolved = f"DFlash{architecture}"
     else:
         resolved = architecture
-    if method in ("eagle", "eagle3", "dflash") and resolved not in {r.architecture for r in architecture_table()}:
+    if method in ("eagle", "eagle3", "dflash") and resolved not in _registry():
         raise InputError(
             source,
             "architectures",

@@ -1,0 +1,249 @@
+"""``dryboot boot`` (a vLLM tree's own engine start, offline) and ``dryboot boot-env``."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from dryboot.cli.plan_cmd import policy_options
+
+if TYPE_CHECKING:
+    from dryboot.boot.compare import Figures
+    from dryboot.planner.plan import Plan
+
+_FAKED_HELP = (
+    "What is faked: the GPU (vLLM's own CUDA platform class answering the --gpu name, compute "
+    "capability, memory and SM count; tensors on the meta device); compiled kernels (present but "
+    "never called); weights (none read: the model class is built on the meta device); worker "
+    "processes and parallel groups (one process, groups of the configured sizes); the profile run "
+    "(the KV budget is --kv-cache-memory-bytes, required). Everything else -- the CLI parser, "
+    "create_engine_config, the model class, get_kv_cache_spec, the KV cache planner -- is the tree's "
+    "own code."
+)
+
+
+@click.command(
+    "boot",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True},
+    epilog=_FAKED_HELP,
+)
+@click.option(
+    "--vllm",
+    "tree_path",
+    required=True,
+    metavar="TREE",
+    help="The vLLM tree: a source checkout, an "
+    "installed site-packages/vllm, or a tree `dryboot series apply` produced.",
+)
+@click.option(
+    "--python",
+    "python",
+    metavar="PYTHON",
+    help="The boot environment's python (default: "
+    "$DRYBOOT_BOOT_PYTHON, the venv TREE lies in, or `dryboot boot-env`'s default for TREE's release).",
+)
+@click.option("--model", "model_path", required=True, metavar="PATH", help="A config.json or a directory holding one.")
+@click.option(
+    "--gpu",
+    "gpu_name",
+    metavar="NAME",
+    help="The faked GPU: H200 (default) or smXY:NNG (e.g. sm89:24G). "
+    "More named GPUs arrive with the GPU table (issue 21).",
+)
+@policy_options(" of dryboot's model the tree is compared with")
+@click.option("--json", "as_json", is_flag=True, help="Print the tree's answer, dryboot's plan and the diff as JSON.")
+@click.argument("vllm_flags", nargs=-1, type=click.UNPROCESSED, metavar="[VLLM FLAGS]...")
+def boot(
+    tree_path: str,
+    python: str | None,
+    model_path: str,
+    gpu_name: str | None,
+    grouping: str,
+    unification: str,
+    as_json: bool,
+    vllm_flags: tuple[str, ...],
+) -> None:
+    """Run TREE's own engine start for --model and the vLLM flags, offline, on a faked GPU.
+
+    The tree's code (first on the child's sys.path, checked) parses the flags, builds the engine
+    config and the model class on the meta device, and plans the KV cache; no weight is read. Prints
+    the KV lines the tree logged, dryboot's report for the same inputs (as `dryboot plan`), and the
+    diff: "the tree agrees with vLLM X's rules" or which figure differs (the tree changed a rule).
+    --kv-cache-memory-bytes is required (no profile run). Exit 0: agrees and starts; 1: a figure
+    differs, or the engine does not start; 2: bad input or what the boot cannot do (a model class
+    needing CUDA at construction, a tree that does not import, a release outside 0.27.1-0.33.0).
+    """
+    from dryboot.boot.arms import model_dir
+    from dryboot.boot.compare import boot_figures, differences
+    from dryboot.boot.session import FAKED, H200, BootSession, limitation, parse_gpu, resolve_tree
+    from dryboot.boot.trees import choose_python
+    from dryboot.errors import InputError
+
+    flags = list(vllm_flags)
+    if not any(
+        f == "--kv-cache-memory-bytes" or f.startswith(("--kv-cache-memory-bytes=", "--kv-cache-memory")) for f in flags
+    ):
+        raise InputError("--kv-cache-memory-bytes", None, "required: dryboot boot runs no profile run")
+    gpu = parse_gpu(gpu_name)
+    tree = resolve_tree(tree_path)
+    py = choose_python(python, tree.version, tree)
+    with tempfile.TemporaryDirectory(prefix="dryboot-boot-") as tmp:
+        work = Path(tmp)
+        child_argv = _child_argv(flags, work, model_dir)
+        t0 = time.perf_counter()
+        with BootSession(py, tree, gpu) as session:
+            answer = session.boot(model_dir(model_path, work), child_argv)
+        total = time.perf_counter() - t0
+        limit = limitation(answer)
+        if limit is not None:
+            raise InputError(tree_path, str(answer.get("stage")), limit)
+        release = session.release
+        mine = boot_figures(answer)
+        model, model_note = _dryboot_plan(model_path, flags, release, grouping, unification)
+    theirs: Figures | None = None
+    diffs: list[str] = []
+    if model is not None:
+        from dryboot.boot.compare import plan_figures
+
+        theirs = plan_figures(model)
+        diffs = differences(mine, theirs, "tree", "dryboot")
+    policies = "" if grouping == unification == "upstream" else f" (grouping {grouping}, unification {unification})"
+    rules = f"vLLM {release}'s rules{policies}"
+    if theirs is None:
+        verdict = f"not compared: dryboot cannot model these inputs ({model_note})"
+    elif diffs:
+        verdict = f"the tree differs from {rules}: the tree changed a rule, or dryboot's model is wrong"
+    else:
+        verdict = f"the tree agrees with {rules}"
+    if theirs is not None and gpu != H200:
+        verdict += f" (dryboot's model assumes an SM90 GPU until the GPU table, issue 21; the tree saw {gpu.name})"
+    if as_json:
+        from dryboot.planner.report import plan_to_dict
+
+        doc: dict[str, Any] = {
+            "tree": tree_path,
+            "import_root": tree.import_root,
+            "vllm_version": session.vllm_version,
+            "gpu": {"name": gpu.name, "capability": list(gpu.capability), "total_memory": gpu.total_memory},
+            "faked": list(FAKED),
+            "seconds": {
+                "import": session.import_seconds,
+                "engine_start": answer.get("seconds"),
+                "total": round(total, 3),
+            },
+            "boot": {k: v for k, v in answer.items() if k != "log"},
+            "figures": _figures_dict(mine),
+            "plan": None if model is None else plan_to_dict(model),
+            "agrees": theirs is not None and not diffs,
+            "differences": diffs,
+            "verdict": verdict,
+        }
+        click.echo(json.dumps(doc, indent=2, default=str))
+    else:
+        from dryboot.planner.report import render_text
+
+        click.echo(
+            f"dryboot boot: vLLM {session.vllm_version} from {tree.import_root} on a faked {gpu.name} "
+            f"(sm{gpu.capability[0]}{gpu.capability[1]}, {gpu.total_memory / (1 << 30):g} GiB); "
+            f"import {session.import_seconds:.1f} s, engine start {answer.get('seconds', 0):.2f} s"
+        )
+        click.echo("KV lines the tree logged:")
+        for line in mine.kv_log:
+            click.echo(f"  {line}")
+        if mine.refusal is not None:
+            click.echo(f"the tree's engine does not start: {mine.refusal}")
+        else:
+            click.echo(f"the tree's figures: block / mamba padding / GPU KV cache tokens = {mine.row()}")
+        if model is not None:
+            click.echo(f"dryboot's model of {rules}:")
+            click.echo(render_text(model), nl=False)
+        click.echo(f"tree vs dryboot: {verdict}")
+        for d in diffs:
+            click.echo(f"  {d}")
+        click.echo("faked (nothing else):")
+        for f in FAKED:
+            click.echo(f"  - {f}")
+    raise SystemExit(0 if mine.refusal is None and theirs is not None and not diffs else 1)
+
+
+def _child_argv(flags: list[str], work: Path, model_dir: Any) -> list[str]:
+    """The vLLM flags for the child: a speculative config's drafter model given as a config
+    file becomes a directory (vLLM takes model directories)."""
+    out = list(flags)
+    for i, f in enumerate(out):
+        if f in ("--speculative-config", "-sc") and i + 1 < len(out):
+            try:
+                spec = json.loads(out[i + 1])
+            except ValueError:
+                continue  # vLLM's own parser says what is wrong with it
+            if isinstance(spec, dict) and isinstance(spec.get("model"), str) and Path(spec["model"]).is_file():
+                spec["model"] = model_dir(spec["model"], work)
+                out[i + 1] = json.dumps(spec)
+    return out
+
+
+def _dryboot_plan(
+    model_path: str, flags: list[str], release: str, grouping: str, unification: str
+) -> tuple[Plan | None, str]:
+    """dryboot's plan for the same inputs (``dryboot plan``'s parsing of the same flags), or
+    ``None`` and why not (a flag dryboot does not know, input it refuses by name)."""
+    from dryboot.cli.plan_cmd import collect_flags, plan
+    from dryboot.errors import InputError
+    from dryboot.planner.plan import Policies
+    from dryboot.planner.plan import plan as make_plan
+    from dryboot.planner.runner import build_engine_args, load_drafter_and_k
+
+    argv = ["--model", model_path, *flags, "--vllm-version", release]
+    try:
+        ctx = plan.make_context("plan", argv)
+    except click.exceptions.UsageError as exc:
+        return None, exc.format_message()
+    params = dict(ctx.params)
+    try:
+        given = collect_flags(params)
+        model, args = build_engine_args(model_path, given, list(params["custom_dtypes"]), params["hf_overrides"])
+        drafter, args = load_drafter_and_k(params["spec_config"], params["spec_model"], args)
+        return make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification)), ""
+    except InputError as exc:
+        return None, exc.line()
+
+
+def _figures_dict(f: Figures) -> dict[str, Any]:
+    return {
+        "refusal": f.refusal,
+        "block_size": f.block_size,
+        "mamba_padding_pct": f.mamba_padding_pct,
+        "groups": [list(g) for g in f.groups],
+        "num_blocks": f.num_blocks,
+        "tokens": f.tokens,
+        "concurrency": f.concurrency,
+        "max_model_len": f.max_model_len,
+        "row": f.row(),
+    }
+
+
+@click.command("boot-env")
+@click.option("--vllm-version", "release", required=True, metavar="X", help="The vLLM release (0.27.1 ... 0.33.0).")
+@click.argument("directory", required=False, type=click.Path(file_okay=False))
+def boot_env(release: str, directory: str | None) -> None:
+    """Build (or reuse) the boot environment of vLLM X in DIRECTORY.
+
+    A venv with CPU torch, vllm==X installed without its CUDA dependencies, and the light packages
+    importing its engine start needs (default DIRECTORY: ~/.cache/dryboot/boot-env/X, or
+    $DRYBOOT_BOOT_ENV_ROOT/X). Reused as it is when its stamp matches and its smoke test (one engine
+    start) passes. For 0.28.0: about 1.5 minutes from a warm pip cache (more on a loaded machine), 2.2 GB.
+    The last line printed is the environment's python.
+    """
+    from dryboot.boot.env import build_env
+
+    info = build_env(
+        release, Path(directory) if directory else None, log=lambda t: click.echo(f"[boot-env] {t}", err=True)
+    )
+    what = "reused" if info.reused else "built"
+    click.echo(f"[boot-env] {what} in {info.seconds:.0f} s, {info.size_bytes / 1e9:.1f} GB", err=True)
+    click.echo(info.python)

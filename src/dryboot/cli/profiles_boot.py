@@ -1,0 +1,157 @@
+"""``dryboot profiles FILE --compare A B --boot``: the arms table filled from each arm's own code.
+
+Each compared arm names its code (``tree = ...``, or ``series = ...`` + ``base = ...``); one boot
+process per arm runs every profile's engine start (the launcher's flags as ``vllm serve`` takes
+them). Per profile: each arm's row (block / mamba padding / GPU KV cache tokens, or why its
+engine does not start), the verdict between the arms ("identical to the token" or each figure
+that changed), and whether dryboot's model of each arm (its ``vllm-version`` and policies) says
+the same. The planner knows nothing of this: the CLI injects the boot as the arm evaluator.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from dryboot.boot.arms import ArmBooter, vllm_argv
+from dryboot.boot.compare import Figures, differences, plan_figures
+from dryboot.boot.session import FAKED, GPU, limitation
+from dryboot.errors import InputError
+from dryboot.planner.profiles import Arm, Profile, ProfileSet, plan_profile
+
+_ESTIMATE = re.compile(r"estimated maximum model length is (\d+)")
+
+
+def short_row(f: Figures) -> str:
+    """A row as the arms table shows it: ``448/3.23%/68,605``, or ``does not start (max len
+    56,000)`` / ``does not start: <vLLM's error, cut>``."""
+    if f.refusal is None:
+        return f.row()
+    m = _ESTIMATE.search(f.refusal)
+    if m:
+        return f"does not start (max len {int(m.group(1)):,})"
+    return f"does not start: {f.refusal[:160]}"
+
+
+def _booter(pset: ProfileSet, arm: Arm, python: str | None, gpu: GPU) -> ArmBooter:
+    if arm.tree is None and arm.series is None:
+        raise InputError(
+            pset.source, f"arms.{arm.name}", "--boot needs the arm's code: tree = ..., or series = ... with base = ..."
+        )
+    return ArmBooter(
+        arm.name, tree=arm.tree, series=arm.series, base=arm.base, python=python, gpu=gpu, source=pset.source
+    )
+
+
+def evaluate(booter: ArmBooter, profile: Profile, work: Path, source: str) -> tuple[Figures, float]:
+    """One profile's engine start on the arm's code: its figures and seconds.
+
+    :raises InputError: what the boot cannot do (a model class needing CUDA at construction ...).
+    """
+    argv = vllm_argv(profile.flags, profile.drafter_spec, profile.base, work)
+    figures, answer = booter.boot(profile.base / str(profile.flags["model"]), argv)
+    limit = limitation(answer)
+    if limit is not None:
+        raise InputError(source, f"profiles.{profile.name} (arm {booter.name})", limit)
+    return figures, float(answer.get("seconds") or 0)
+
+
+def run_boot_compare(
+    pset: ProfileSet, a: str, b: str, python: str | None, gpu: GPU, as_json: bool, expect_identical: bool
+) -> int:
+    """Print the comparison; the exit code (1: an engine does not start, or with
+    ``expect_identical`` the arms differ)."""
+    arms = [pset.arm(a), pset.arm(b)]
+    rows: list[dict[str, Any]] = []
+    timing: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="dryboot-profiles-boot-") as tmp:
+        work = Path(tmp)
+        results: dict[tuple[str, str], Figures] = {}
+        for arm in arms:
+            t0 = time.perf_counter()
+            with _booter(pset, arm, python, gpu) as booter:
+                ready = time.perf_counter() - t0
+                starts = []
+                for prof in pset.profiles:
+                    fig, secs = evaluate(booter, prof, work, pset.source)
+                    results[(prof.name, arm.name)] = fig
+                    starts.append(secs)
+                timing[arm.name] = {
+                    "prepare_and_import": round(ready, 1),
+                    "engine_starts": round(sum(starts), 2),
+                    "profiles": len(starts),
+                    "processes": 1,
+                }
+        for prof in pset.profiles:
+            fa, fb = results[(prof.name, a)], results[(prof.name, b)]
+            diffs = differences(fa, fb, a, b)
+            model: dict[str, str] = {}
+            for arm, fig in ((arms[0], fa), (arms[1], fb)):
+                try:
+                    mine = plan_figures(plan_profile(prof, arm, pset.source))
+                except InputError as exc:
+                    model[arm.name] = f"dryboot refuses: {exc.reason}"
+                    continue
+                d = differences(fig, mine, "code", "dryboot")
+                model[arm.name] = "agrees" if not d else "; ".join(d)
+            rows.append({"profile": prof.name, a: fa, b: fb, "changes": diffs, "model": model})
+    differ = any(r["changes"] for r in rows)
+    refused = any(r[a].refusal is not None or r[b].refusal is not None for r in rows)
+    if as_json:
+        doc = {
+            "arms": {arm.name: {"tree": arm.tree, "series": arm.series, "base": arm.base} for arm in arms},
+            "gpu": gpu.name,
+            "faked": list(FAKED),
+            "seconds": timing,
+            "profiles": [
+                {
+                    "profile": r["profile"],
+                    a: {"row": short_row(r[a]), "refusal": r[a].refusal, "kv_log": list(r[a].kv_log)},
+                    b: {"row": short_row(r[b]), "refusal": r[b].refusal, "kv_log": list(r[b].kv_log)},
+                    "identical": not r["changes"],
+                    "changes": r["changes"],
+                    "dryboot_model": r["model"],
+                }
+                for r in rows
+            ],
+        }
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        from dryboot.textout import Column, draw, output_width, wrap
+
+        width = output_width()
+        header = ["profile", f"{a} (its code)", f"{b} (its code)", "verdict", "dryboot's model"]
+        cells = []
+        for r in rows:
+            verdict = "identical to the token" if not r["changes"] else "; ".join(r["changes"])
+            said = "; ".join(f"{k}: {v}" for k, v in r["model"].items())
+            cells.append([r["profile"], short_row(r[a]), short_row(r[b]), verdict, said])
+        lines = wrap(
+            f"{pset.source}: {a} vs {b}, booted on a faked {gpu.name} (block / mamba padding / GPU KV cache tokens)",
+            width,
+        )
+        drawn = draw(
+            [Column(h, wrap=h in ("verdict", "dryboot's model", header[1], header[2])) for h in header], cells, width
+        )
+        if drawn is None:
+            for c in cells:
+                lines += wrap(f"{c[0]}: {a} {c[1]}; {b} {c[2]}; {c[3]}; dryboot's model: {c[4]}", width, "", "  ")
+        else:
+            lines += drawn
+        for name, t in timing.items():
+            lines += wrap(
+                f"arm {name}: tree ready and vLLM imported in {t['prepare_and_import']:.1f} s, "
+                f"{t['profiles']:.0f} engine starts in {t['engine_starts']:.2f} s (one process)",
+                width,
+            )
+        lines.append("faked (nothing else):")
+        for f in FAKED:
+            lines += wrap(f"- {f}", width, "  ", "    ")
+        click.echo("\n".join(lines))
+    return 1 if refused or (expect_identical and differ) else 0

@@ -1,0 +1,611 @@
+"""Plan a vLLM engine's KV cache offline: the public entry point of the geometry engine.
+
+:func:`plan` composes the rule modules in the order vLLM runs them at engine start:
+block size (``platforms/interface.py``), per-layer specs (``v1/kv_cache_interface.py`` and
+the attention/mamba layers' ``get_kv_cache_spec``), page unification and grouping
+(``get_kv_cache_groups``), capacity (``get_kv_cache_configs``, ``update_kv_cache_capacity``)
+and the scheduler's block-size invariants (``resolve_kv_cache_block_sizes``,
+``KVCacheCoordinator``). It never raises for a boot failure: a failure is part of the plan
+(``unify_error``, ``memory_error``, violated invariants). Bad input raises
+:class:`~dryboot.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from dryboot.errors import InputError
+from dryboot.planner.policies.promotion import unify_layer_set_with_policy
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config
+from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
+from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.kv_cache_interface import (
+    AttentionSpec,
+    LayerSpec,
+    state_bytes,
+)
+from dryboot.vllm.kv_cache_spec import MambaState, build_layers, kv_layout, mamba_state
+from dryboot.vllm.kv_cache_utils.capacity import (
+    Capacity,
+    NotEnoughMemory,
+    SchedulerLimits,
+    auto_fit_max_model_len,
+    compute_capacity,
+    worker_shares,
+)
+from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
+from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
+from dryboot.vllm.layer_set import LayerSet, LayerTable
+from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
+from dryboot.vllm.versions import VersionRules
+
+__all__ = ["Drafter", "Invariant", "LayerPlan", "LayerTable", "Plan", "Policies", "plan"]
+
+
+@dataclass(frozen=True)
+class Policies:
+    """The planner rules a downstream patch stack may change (see :mod:`dryboot.planner.policies.promotion`).
+
+    :param grouping: ``upstream`` | ``pad-sliding-window-buckets``.
+    :param unification: ``upstream`` | ``promote-cover`` | ``promote-divisor`` |
+        ``promote-granular`` | ``promote-kernel``.
+    """
+
+    grouping: str = "upstream"
+    unification: str = "upstream"
+
+
+@dataclass(frozen=True)
+class LayerPlan:
+    """One layer: its spec as built (``initial``) and after unification (``spec``)."""
+
+    name: str
+    role: str
+    initial: LayerSpec
+    spec: LayerSpec
+    backend: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a boot would compute about the KV cache. Sizes in bytes, blocks in tokens."""
+
+    model: ModelGeometry
+    args: EngineArgs
+    rules: VersionRules
+    policies: Policies
+    model_dtype: str
+    kv_cache_dtype: str
+    backend: AttentionBackend
+    block_size: int
+    block_decision: BlockSizeDecision | None
+    mamba_page_size_bytes: int | None
+    max_model_len: int
+    layer_table: LayerTable
+    decisions: tuple[Decision, ...]
+    grouping: Grouping | None
+    unify_error: UnifyError | None
+    capacity: Capacity | None
+    memory_error: NotEnoughMemory | None
+    scheduler_block_size: int | None
+    hash_block_size: int | None
+    invariants: tuple[Invariant, ...]
+    log: tuple[str, ...]
+    drafter: Drafter | None = None
+    notes: tuple[str, ...] = field(default=())
+    pipeline_stages: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when the engine boots and every invariant holds."""
+        return all(i.ok for i in self.invariants)
+
+    @property
+    def page_size_bytes(self) -> int | None:
+        """The unified page, or ``None`` when unification failed."""
+        if self.grouping is None or not (self.grouping.runs or self.grouping.packed):
+            return None
+        return self.grouping.page_size_bytes
+
+    @property
+    def layers(self) -> tuple[LayerPlan, ...]:
+        """Every layer with its spec as built and as unified, in module order (target first)."""
+        t = self.layer_table
+        initial = t.initial.pairs()
+        unified = dict(t.unified.pairs())
+        out = []
+        for i, (name, spec0) in enumerate(initial):
+            spec = unified[name]
+            serving = spec.backend if isinstance(spec, AttentionSpec) else spec.mamba_cache_mode
+            out.append(LayerPlan(name, "target" if i < t.num_target else "drafter", spec0, spec, serving))
+        return tuple(out)
+
+    def layer(self, name: str) -> LayerPlan:
+        """The :class:`LayerPlan` of layer ``name``.
+
+        :raises KeyError: no such layer.
+        """
+        for lp in self.layers:
+            if lp.name == name:
+                return lp
+        raise KeyError(name)
+
+
+# --------------------------------------------------------------------------------------
+# building blocks
+# --------------------------------------------------------------------------------------
+
+
+# --------------------------------------------------------------------------------------
+# the plan
+# --------------------------------------------------------------------------------------
+
+
+def plan(
+    model: ModelGeometry,
+    args: EngineArgs | None = None,
+    *,
+    drafter: Drafter | None = None,
+    policies: Policies | None = None,
+) -> Plan:
+    """Plan the KV cache vLLM builds for ``model`` under ``args``: the engine-start steps in
+    vLLM's order, each a stage below.
+
+    :raises InputError: an impossible flag or a model the flags cannot serve (the message
+        names the flag or config field).
+    """
+    policies = policies or Policies()
+    args = args or EngineArgs()
+    args.validate()  # the API's arguments, checked before any stage reads them
+    cfg = create_engine_config(model, args, drafter)
+    model = cfg.model  # as the release reads the config
+    log = list(cfg.log)
+    if model.deepseek_v4 is not None:
+        return _plan_deepseek_v4(cfg, policies, log)
+    # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
+    # block to it even where this config gives it no mamba layer
+    mamba = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules) if model.has_mamba_state else None
+    align = mamba
+    without_spec = model.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec
+    if model.short_conv is not None and cfg.rules.short_conv_spec_rows:
+        without_spec = True  # Lfm2's get_mamba_state_shape_from_config passes no num_spec
+    if mamba is not None and without_spec:
+        align = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules, speculative_rows=False)
+    stages: list[frozenset[str]] | None = None
+    if cfg.args.pipeline_parallel_size > 1:
+        block_size, decision, layers, stages = _pipeline_stages(cfg, mamba, align, log)
+        num_target = len(layers.order)
+    else:
+        block_size, decision = _block_sizes(cfg, align, log)
+        layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
+    unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
+    if unify_error is not None and not cfg.rules.pad_requires_block_stride:
+        # 0.29+: get_kv_cache_groups catches the NotImplementedError and retries with a
+        # full-allocation fallback (unify_kv_cache_spec_page_size), which is not modelled
+        raise InputError(
+            "--vllm-version",
+            cfg.rules.version,
+            f"{unify_error}; vLLM {cfg.rules.version} then retries with a full-allocation KV cache fallback, "
+            "which dryboot does not model",
+        )
+    table = LayerTable(initial=layers, unified=unified, num_target=num_target)
+    capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log, stages)
+    scheduler_block = hash_block = None
+    invariants: list[Invariant] = []
+    if unify_error is not None:
+        invariants.append(
+            Invariant(
+                "page-unification",
+                False,
+                str(unify_error),
+                "NotImplementedError in get_kv_cache_groups: the engine does not start",
+            )
+        )
+    if grouping is not None and grouping.runs:
+        scheduler_block, hash_block, hash_error = resolve_kv_cache_block_sizes(grouping, cfg.args, block_size)
+        invariants.extend(check_invariants(grouping, scheduler_block, hash_block, hash_error, table, cfg.backends))
+    invariants.extend(_fit_invariant(capacity, memory_error, max_model_len))
+    return Plan(
+        model=model,
+        args=cfg.args,
+        rules=cfg.rules,
+        policies=policies,
+        model_dtype=cfg.model_dtype,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        backend=cfg.backend,
+        block_size=block_size,
+        block_decision=decision,
+        mamba_page_size_bytes=state_bytes(mamba[1], mamba[2]) if mamba is not None else None,
+        max_model_len=max_model_len,
+        layer_table=table,
+        decisions=tuple(decisions),
+        grouping=grouping,
+        unify_error=unify_error,
+        capacity=capacity,
+        memory_error=memory_error,
+        scheduler_block_size=scheduler_block,
+        hash_block_size=hash_block,
+        invariants=tuple(invariants),
+        log=tuple(log),
+        drafter=cfg.drafter,
+        notes=cfg.notes + _parallel_notes(cfg.args, stages),
+        pipeline_stages=tuple(tuple(n for n in layers.order if n in s) for s in stages or ()),
+    )
+
+
+def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """DeepSeek-V4's packed plan (:mod:`dryboot.vllm.kv_cache_utils.packed`): the sparse SWA
+    backend's cache block (``--block-size`` or 256 tokens), every cache's spec, the packed groups,
+    then blocks and concurrency per pipeline stage.
+
+    :raises InputError: what vLLM 0.28.0 refuses (a KV cache dtype other than fp8, a block below
+        128 tokens) or what was not verified against it.
+    """
+    from dryboot.vllm.kv_cache_utils import packed as P  # at call: only DeepSeek-V4 plans load it (~8 ms)
+
+    model, args = cfg.model, cfg.args
+    caches = model.deepseek_v4
+    assert caches is not None
+    block = P.check_engine_config(cfg, log)
+    num_mtp, hidden = P.drafter_layers(cfg, block)
+    pairs = P.layer_specs(caches, block, num_mtp) + hidden
+    specs = dict(pairs)
+    try:
+        groups = P.group_specs(specs)
+    except ValueError as exc:
+        raise InputError("--model", model.source, f"{model.architecture}: {exc}") from None
+    stage_names = P.stage_layers(pairs, len(caches.compress_ratios), num_mtp, args)
+    workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
+    kv_groups = P.kv_groups(groups, specs)
+    stride = P.block_stride(P.worker_groups(groups, workers[0]), specs)
+    grouping = Grouping(
+        runs=(),
+        group_size=max(len(g) for g in groups.groups),
+        path="packed",
+        log=(),
+        packed=kv_groups,
+        packed_stride=stride,
+    )
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    capacity: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = P.auto_fit(
+                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
+                )
+                log.append(line)
+            cap = P.capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
+            log.extend(cap.log)
+            capacity = Capacity(
+                available_bytes=cap.available_bytes,
+                page_size_bytes=cap.block_stride,
+                group_size=1,
+                num_blocks=cap.num_blocks,
+                blocks_per_request=cap.blocks_per_request,
+                max_concurrency=cap.max_concurrency,
+                kv_cache_size_tokens=cap.kv_cache_size_tokens,
+                max_model_len=max_model_len,
+                request_bytes=cap.request_bytes,
+                log=cap.log,
+            )
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    layer_set = LayerSet.from_pairs(pairs)
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0)))
+    return Plan(
+        model=model,
+        args=args,
+        rules=cfg.rules,
+        policies=policies,
+        model_dtype=cfg.model_dtype,
+        kv_cache_dtype="fp8_ds_mla",
+        backend=P.SPARSE_SWA,
+        block_size=block,
+        block_decision=None,
+        mamba_page_size_bytes=None,
+        max_model_len=max_model_len,
+        layer_table=table,
+        decisions=(),
+        grouping=grouping,
+        unify_error=None,
+        capacity=capacity,
+        memory_error=memory_error,
+        scheduler_block_size=block,
+        hash_block_size=min(g.block_size for g in kv_groups) if args.enable_prefix_caching else block,
+        invariants=tuple(_fit_invariant(capacity, memory_error, max_model_len)),
+        log=tuple(log),
+        drafter=cfg.drafter,
+        # its layers pick their backend themselves: the generic backend assumption does not apply
+        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, stage_names),
+        pipeline_stages=tuple(tuple(n for n, _ in pairs if n in st) for st in stage_names or ()),
+    )
+
+
+def _parallel_notes(args: EngineArgs, stages: list[frozenset[str]] | None) -> tuple[str, ...]:
+    """What the figures mean under pipeline and data parallelism."""
+    notes = []
+    if stages:
+        sizes = ", ".join(str(len(s)) for s in stages)
+        notes.append(
+            f"pipeline parallelism: {len(stages)} stages holding {sizes} KV cache layers; each stage's GPUs have "
+            "the whole budget for their own layers and the engine keeps the fewest blocks of any stage "
+            "(groups are counted over every layer, their layer lists are stage 0's in vLLM's log)"
+        )
+    if args.data_parallel_size > 1:
+        notes.append(
+            f"data parallelism: {args.data_parallel_size} engines, each planning this same KV cache; "
+            "blocks, tokens and concurrency are per engine"
+        )
+    return tuple(notes)
+
+
+def _gdn_checkpoints(cfg: EngineConfig) -> bool:
+    """vLLM 0.33 on SM90: Gated DeltaNet layers in mamba ``align`` mode take FlashInfer's GDN
+    prefill, which keeps prefill checkpoints every ``gdn_align_sm90`` tokens: the hybrid block
+    is rounded to a multiple of it and each request holds one checkpoint page per GDN group
+    (``qwen_gdn_linear_attn.py`` ``_checkpoint_alignment``, ``get_kv_cache_spec``)."""
+    return bool(cfg.rules.gdn_align_sm90) and cfg.model.gdn is not None and cfg.mamba_cache_mode == "align"
+
+
+def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) -> tuple[int, BlockSizeDecision | None]:
+    """(attention block, hybrid alignment): the backend's block
+    (``update_block_size_for_backend``) then, for attention + mamba models, the hybrid block and
+    mamba padding (``Platform._align_hybrid_block_size``)."""
+    model, args = cfg.model, cfg.args
+    drafter_attention = cfg.drafter is not None and any(k.is_attention for k in cfg.drafter.model.kinds)
+    if not (drafter_attention or any(k.is_attention for k in model.kinds)):
+        # no attention layer on this worker (a pipeline stage of only mamba layers, an
+        # attention-free model): Platform._find_non_ssm_backend finds no backend, and
+        # update_block_size_for_backend returns before either phase: the block stays
+        # --block-size or CacheConfig.DEFAULT_BLOCK_SIZE (16 tokens)
+        return args.block_size or 16, None
+    names = "/".join(cfg.backends) if cfg.rules.block_size_log_backends else None
+    # Platform._find_non_ssm_backend: the backend of the first attention layer built (a sparse
+    # MLA model's first layer is usually its indexer's key cache)
+    first = next((k for k in model.layer_kinds if k is not LayerKind.NONE), None)
+    phase1 = DEEPSEEK_V32_INDEXER if first is LayerKind.MLA_INDEXER else cfg.backend
+    block_size, phase1_log = preferred_block_size(phase1, args.block_size, all_backends=names)
+    log.extend(phase1_log)
+    if mamba is None or not model.is_hybrid:
+        # alignment needs a hybrid model class (ModelConfig.is_hybrid)
+        return block_size, None
+    mla = model.use_mla or model.mla_config  # vLLM's ModelConfig.use_mla
+    full = model.attention(LayerKind.MLA if mla else LayerKind.FULL)
+    _, _, content = kv_layout(
+        cfg.kv_cache_dtype,
+        cfg.model_dtype,
+        full.head_dim,
+        0 if mla else full.head_dim_v,
+        args.custom_dtype(cfg.kv_cache_dtype),
+    )
+    heads = model.kv_heads_per_rank(LayerKind.MLA if mla else LayerKind.FULL, args.tensor_parallel_size)
+    decision = align_hybrid_block_size(
+        block_size=block_size,
+        attn_page_size_1_token=heads * content,
+        mamba_page_size=state_bytes(mamba[1], mamba[2]),
+        backend=cfg.backend,
+        mamba_cache_mode=cfg.mamba_cache_mode,
+        use_mla=mla,
+        mamba_chunk_size=model.mamba_chunk_size,
+        extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
+        if cfg.rules.gdn_align_sm90 is not None and _gdn_checkpoints(cfg)
+        else (),
+        max_model_len=cfg.max_model_len,
+    )
+    log.extend(decision.log)
+    return decision.block_size, decision
+
+
+def _pipeline_stages(
+    cfg: EngineConfig, mamba: MambaState | None, align: MambaState | None, log: list[str]
+) -> tuple[int, BlockSizeDecision | None, LayerSet, list[frozenset[str]]]:
+    """(stage 0's block, its hybrid alignment, every stage's layers merged, each stage's layer
+    names): each pipeline stage is a worker that builds only its layers
+    (``get_pp_indices``; the drafter's layers on the last stage) and aligns its own block to them
+    (``update_block_size_for_backend`` runs per worker: a stage without attention layers keeps the
+    plain block); the engine merges the workers' specs (``get_kv_cache_configs``).
+
+    :raises InputError: a bad ``VLLM_PP_LAYER_PARTITION``.
+    """
+
+    model, args = cfg.model, cfg.args
+    pp = args.pipeline_parallel_size
+    if cfg.drafter is not None and (not cfg.rules.pp_draft_models or cfg.drafter.method == "extract_hidden_states"):
+        # ModelConfig.verify_with_parallel_config on the draft model: its class (MTP, EAGLE,
+        # DFlash; the hidden-state extractor in every release) does not implement SupportsPP
+        raise pp_refused(pp, f"{cfg.drafter.method} drafter")
+    ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
+    stage_of = {i: s for s, r in enumerate(ranges) for i in r}
+    if model.pp_refusal is not None:
+        raise pp_refused(pp, model.architecture, model.pp_refusal)
+    first_moe = model.first_moe_layer
+    if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
+        # the model class (Lfm2MoeModel, AfmoeModel, ...) looks for an MoE block among its
+        # stage's layers
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"a stage holds only dense layers (the first {first_moe} are): vLLM's {model.architecture} finds "
+            "no MoE layer in its model.layers (RuntimeError)",
+        )
+    for layer, target in model.kv_sharing:
+        if stage_of[layer] != stage_of[target]:
+            raise InputError(
+                "--pipeline-parallel-size",
+                str(pp),
+                f"Specified KV sharing target layer for layer {layer} is not valid: target layer {target} is on "
+                f"pipeline stage {stage_of[target]}, not {stage_of[layer]} (not a valid Attention layer there)",
+            )
+    pairs: list[tuple[str, LayerSpec]] = []
+    stages: list[frozenset[str]] = []
+    first: tuple[int, BlockSizeDecision | None] | None = None
+    for s, layers_of_stage in enumerate(ranges):
+        kinds = tuple(
+            k if model.decoder_layer(i) in layers_of_stage else LayerKind.NONE for i, k in enumerate(model.layer_kinds)
+        )
+        # the whole drafter sits on the last stage (GPUModelRunner: "the entire draft model on
+        # the last PP rank")
+        drafter = cfg.drafter if s == len(ranges) - 1 else None
+        stage_cfg = replace(cfg, model=replace(model, layer_kinds=kinds), drafter=drafter)
+        stage_log: list[str] = []
+        block, decision = _block_sizes(stage_cfg, align, stage_log)
+        stage_layers, _ = _kv_cache_specs(stage_cfg, block, decision, mamba)
+        if first is None:
+            first = (block, decision)
+            log.extend(stage_log)
+        pairs.extend(stage_layers.pairs())
+        stages.append(frozenset(stage_layers.order))
+    assert first is not None
+    return first[0], first[1], LayerSet.from_pairs(pairs), stages
+
+
+def _kv_cache_specs(
+    cfg: EngineConfig, block_size: int, decision: BlockSizeDecision | None, mamba: MambaState | None
+) -> tuple[LayerSet, int]:
+    """Every layer's spec, target then drafter (``GPUModelRunner.get_kv_cache_spec``), and the
+    number of target layers."""
+    model, args = cfg.model, cfg.args
+    if decision is not None:
+        mamba_block, mamba_padded = decision.mamba_block_size, decision.mamba_page_size_padded
+    else:
+        # MambaModelConfig: with prefix caching (align or all) the mamba block is the cache block
+        mamba_block = block_size if cfg.mamba_cache_mode in ("align", "all") else cfg.max_model_len
+        mamba_padded = None
+    layers = build_layers(
+        model,
+        args,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        model_dtype=cfg.model_dtype,
+        backend=cfg.backend,
+        block_size=block_size,
+        mamba=mamba,
+        mamba_block=mamba_block,
+        mamba_mode=cfg.mamba_cache_mode,
+        mamba_padded=mamba_padded,
+        rules=cfg.rules,
+    )
+    num_target = len(layers.order)
+    d = cfg.drafter
+    if d is not None and cfg.drafter_backend is not None and cfg.drafter_kv_cache_dtype and cfg.drafter_model_dtype:
+        d_layers = build_layers(
+            d.model,
+            args,
+            kv_cache_dtype=cfg.drafter_kv_cache_dtype,
+            model_dtype=cfg.drafter_model_dtype,
+            backend=cfg.drafter_backend,
+            block_size=d.block_size or block_size,
+            mamba=None,
+            mamba_block=block_size,
+            mamba_mode=cfg.mamba_cache_mode,
+            mamba_padded=None,
+            rules=cfg.rules,
+            sliding_block=d.block_size,
+            prefix=d.layer_prefix,
+        )
+        layers = LayerSet.concat([layers, d_layers])
+    return layers, num_target
+
+
+def _kv_cache_groups(
+    cfg: EngineConfig, layers: LayerSet, block_size: int, policies: Policies, log: list[str]
+) -> tuple[LayerSet, list[Decision], Grouping | None, UnifyError | None]:
+    """(unified layers, unification decisions, groups, unification failure):
+    ``get_kv_cache_groups`` under the chosen policies."""
+
+    grouping = uniform_path(layers)
+    if grouping is not None:
+        return layers, [], grouping, None
+    # hidden-state cache layers stay out of page unification and grouping, then join aligned
+    hidden: list[tuple[str, AttentionSpec]] = []
+    rest = layers
+    if any(isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE for s in layers.specs):
+        pairs = layers.pairs()
+        hidden = [(n, s) for n, s in pairs if isinstance(s, AttentionSpec) and s.layer_kind is LayerKind.HIDDEN_STATE]
+        rest = LayerSet.from_pairs([(n, s) for n, s in pairs if s.layer_kind is not LayerKind.HIDDEN_STATE])
+    try:
+        unified, decisions = unify_layer_set_with_policy(
+            rest, policies.unification, cfg.rules, primary_block=block_size, backends=cfg.backends
+        )
+        grouping = group_layers(unified, policies.grouping)
+    except UnifyError as exc:
+        return layers, [], None, exc
+    if hidden:
+        try:
+            grouping, scaled, aligned = add_hidden_state_groups(
+                grouping, hidden, cfg.rules.hidden_state_min_page, cfg.rules.hidden_state_block_divides
+            )
+        except ValueError as exc:  # a hidden-state token larger than the common page
+            return layers, [], None, UnifyError(hidden[0][0], str(exc))
+        unified = LayerSet.from_pairs([*((n, scaled.get(s, s)) for n, s in unified.pairs()), *aligned])
+    log.extend(grouping.log)
+    return unified, decisions, grouping, None
+
+
+def _kv_cache_capacity(
+    cfg: EngineConfig, grouping: Grouping | None, log: list[str], stages: list[frozenset[str]] | None = None
+) -> tuple[Capacity | None, NotEnoughMemory | None, int]:
+    """(capacity, not-enough-memory failure, final max_model_len): auto-fit, blocks and
+    concurrency (``get_kv_cache_configs``, ``_auto_fit_max_model_len``), each pipeline stage
+    (``stages``: its layer names) with its own share of the groups and the same budget.
+
+    :raises InputError: a pipeline stage holds no KV cache layer.
+    """
+    args = cfg.args
+    available = args.available_kv_bytes()
+    max_model_len = cfg.max_model_len
+    if grouping is None or not grouping.runs or available is None:
+        return None, None, max_model_len
+    try:
+        shares = worker_shares(grouping, stages)
+    except ValueError as exc:
+        raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), str(exc)) from None
+    limits = SchedulerLimits(
+        max_model_len=max_model_len,
+        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+        max_concurrent_batches=cfg.max_concurrent_batches,
+        mamba2_align_pages=cfg.rules.mamba2_align_pages,
+        gdn_align_pages=3 if _gdn_checkpoints(cfg) else 2,
+    )
+    try:
+        if args.max_model_len == -1:
+            rules = cfg.rules
+            max_model_len, line = auto_fit_max_model_len(
+                grouping,
+                limits,
+                available,
+                args.num_gpu_blocks_override,
+                rules.reserve_null_block,
+                rules.autofit_log_kv_memory,
+                shares,
+            )
+            log.append(line)
+            limits = replace(limits, max_model_len=max_model_len)
+        capacity = compute_capacity(
+            grouping,
+            limits,
+            available,
+            args.num_gpu_blocks_override,
+            cfg.rules.reserve_null_block,
+            shares,
+            split_log=cfg.rules.capacity_log_split,
+        )
+    except NotEnoughMemory as exc:
+        return None, exc, max_model_len
+    log.extend(capacity.log)
+    return capacity, None, max_model_len
+
+
+def _fit_invariant(capacity: Capacity | None, error: NotEnoughMemory | None, max_model_len: int) -> list[Invariant]:
+    if error is not None:
+        return [Invariant("one-request-fits", False, str(error), "ValueError at engine start")]
+    if capacity is None:
+        return []
+    detail = f"one {max_model_len:,}-token request needs {capacity.request_bytes:,} B of {capacity.available_bytes:,} B"
+    return [Invariant("one-request-fits", True, detail)]

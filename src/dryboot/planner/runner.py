@@ -1,0 +1,133 @@
+"""Glue from user-facing inputs (paths, flag values, a speculative config) to plan inputs."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+from dryboot.errors import InputError
+from dryboot.planner.flags import (
+    MODEL_FREE_METHODS,
+    add_custom_dtypes,
+    apply_flags,
+    check_speculative_config,
+    parse_speculative_config,
+)
+from dryboot.planner.plan import Drafter
+from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.models.gemma import assistant_overrides
+from dryboot.vllm.transformers_utils.config import check_config, load_config_json, load_model, unknown_override_keys
+
+
+def build_engine_args(
+    model_path: str,
+    flags: dict[str, object],
+    custom_dtypes: list[str],
+    hf_overrides: str | dict[str, object] | None = None,
+) -> tuple[ModelGeometry, EngineArgs]:
+    """Load the model (with ``--hf-overrides``, JSON) and parse command-line engine flags into
+    :class:`EngineArgs` (errors name the flag, ``--<name>``).
+
+    :raises InputError: a bad path, config, override or flag value.
+    """
+    overrides: dict[str, object] | None = None
+    if isinstance(hf_overrides, str):
+        try:
+            parsed = json.loads(hf_overrides)
+        except json.JSONDecodeError as exc:
+            raise InputError("--hf-overrides", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        if not isinstance(parsed, dict):
+            raise InputError("--hf-overrides", None, "must be a JSON object")
+        overrides = parsed
+    elif hf_overrides is not None:
+        overrides = dict(hf_overrides)
+    notes: tuple[str, ...] = ()
+    if overrides:
+        check_config(overrides, "--hf-overrides")
+        _, data = load_config_json(model_path)
+        notes = tuple(
+            f"--hf-overrides: {key} is not a key of the model's config.json (vLLM sets it anyway; is it misspelled?)"
+            for key in unknown_override_keys(data, overrides)
+        )
+    model = load_model(model_path, overrides)
+    args = EngineArgs(input_notes=notes)
+    for name, value in flags.items():
+        args = apply_flags(args, {name: value}, f"--{name}")
+    args = add_custom_dtypes(args, custom_dtypes)
+    if args.pipeline_parallel_size > 1 and ENV_PP_LAYER_PARTITION in os.environ:
+        # read from the environment, as vLLM's get_pp_indices does
+        args = replace(args, pp_layer_partition=os.environ[ENV_PP_LAYER_PARTITION])
+    args.validate()
+    return model, args
+
+
+def load_drafter_and_k(
+    spec_config: str | dict[str, object] | None,
+    spec_model: str | None,
+    args: EngineArgs,
+) -> tuple[Drafter | None, EngineArgs]:
+    """Read the drafter from ``--speculative-config`` / ``--speculative-model``.
+
+    ``num_speculative_tokens`` from the speculative config sets the engine's (as in vLLM);
+    ``--num-speculative-tokens`` alone plans a drafter-less speculative engine (e.g. MTP
+    inside the target) that still grows the mamba state.
+
+    :raises InputError: malformed JSON or an unreadable drafter config.
+    """
+    source = "--speculative-config"
+    if spec_config is None and spec_model is None:
+        return None, args
+    cfg = parse_speculative_config(spec_config if spec_config is not None else {}, source)
+    check_speculative_config(cfg, args, source)
+    if spec_model is not None and cfg.model is not None:
+        raise InputError("--speculative-model", spec_model, f"{source} already names the drafter ({cfg.model})")
+    k = cfg.num_speculative_tokens
+    if k and args.num_speculative_tokens and k != args.num_speculative_tokens:
+        raise InputError(
+            "--num-speculative-tokens",
+            str(args.num_speculative_tokens),
+            f"{source} sets num_speculative_tokens to {k}; give it once",
+        )
+    args = replace(
+        args,
+        speculative_method=cfg.method,
+        disable_padded_drafter_batch=cfg.disable_padded_drafter_batch,
+        aux_hidden_state_layer_ids=cfg.aux_hidden_state_layer_ids,
+        ignored_inputs=args.ignored_inputs + tuple(f"--speculative-config {k}" for k in cfg.ignored),
+    )
+    if k:
+        args = replace(args, num_speculative_tokens=k)
+    path = spec_model or cfg.model
+    if cfg.method == "extract_hidden_states":
+        if path is not None:
+            where = "--speculative-model" if spec_model else "model"
+            raise InputError(
+                source, where, "extract_hidden_states builds its own cache layer from the target: no model"
+            )
+        return None, args  # its cache layer is built from the target (create_engine_config)
+    if path is None:
+        if cfg.method in MODEL_FREE_METHODS or cfg.method.endswith("mtp"):
+            return None, args  # proposals without separate draft layers
+        raise InputError(source, "model", f"method {cfg.method!r} needs the drafter's config.json")
+    where = "--speculative-model" if spec_model else f"{source}: model"
+    try:
+        _, data = load_config_json(path)
+    except InputError as exc:
+        raise InputError(where, None, exc.line()) from None
+    if not args.num_speculative_tokens:
+        raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
+    try:
+        drafter_model = load_model(path, assistant_overrides(data, cfg.method, str(path)))
+    except InputError as exc:
+        raise InputError(where, None, exc.line()) from None
+    drafter = Drafter(
+        model=drafter_model,
+        method=cfg.method,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        attention_backend=cfg.attention_backend,
+        block_size=cfg.block_size,
+    )
+    return drafter, args

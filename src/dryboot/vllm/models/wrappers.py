@@ -1,0 +1,448 @@
+"""Multimodal wrappers (and one alias) whose language model is an architecture another family
+reads: vLLM builds the language model with ``init_vllm_registered_model`` on the text config, so
+dryboot reads the text config with that architecture's family and keeps the wrapper's name.
+
+Two tables: :data:`WRAPPERS` (the text config's ``architectures`` or ``model_type`` picks the
+language model) and :data:`BUILT_AS` (the wrapper's model class names it itself).
+:data:`TEXT_CONFIG_PATHS` says where a wrapper's text config lives when not ``text_config``.
+
+The registry lists these wrappers, so this module cannot import it: the family that reads a
+language model is looked up through the ``families`` mapping the registry passes to :func:`read`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+from dryboot.vllm.distributed import NOT_SUPPORTS_PP
+from dryboot.vllm.models.dense import DECODERS
+from dryboot.vllm.models.dense import verify as verify
+
+
+class LanguageModelFamily(Protocol):
+    """What a wrapper needs of the family that reads its language model."""
+
+    def defaults(self, f: ConfigFields) -> dict[str, Any]: ...
+
+    def read(self, f: ConfigFields, architecture: str) -> ModelGeometry: ...
+
+
+#: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
+#: its language model). The text config's ``architectures`` picks it when given (one of these),
+#: else its ``model_type`` (the wrapper's own ``model_type`` stands for the config class's default
+#: text model); any other language model is refused.
+WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
+    "PaliGemmaForConditionalGeneration": (
+        "paligemma.py",
+        {"gemma": "GemmaForCausalLM", "paligemma": "GemmaForCausalLM"},
+    ),
+    "Idefics3ForConditionalGeneration": ("idefics3.py", {"llama": "LlamaForCausalLM", "idefics3": "LlamaForCausalLM"}),
+    "SmolVLMForConditionalGeneration": ("smolvlm.py", {"llama": "LlamaForCausalLM", "smolvlm": "LlamaForCausalLM"}),
+    "InternVLForConditionalGeneration": (
+        "interns1.py",
+        {"qwen2": "Qwen2ForCausalLM", "internvl": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"},
+    ),
+    "Cohere2VisionForConditionalGeneration": (
+        "cohere2_vision.py",
+        {"cohere2": "Cohere2ForCausalLM", "cohere2_vision": "Cohere2ForCausalLM"},
+    ),
+    "Blip2ForConditionalGeneration": ("blip2.py", {"opt": "OPTForCausalLM", "blip-2": "OPTForCausalLM"}),
+    "Qwen2AudioForConditionalGeneration": (
+        "qwen2_audio.py",
+        {"qwen2": "Qwen2ForCausalLM", "qwen2_audio": "Qwen2ForCausalLM"},
+    ),
+    "Exaone4_5_ForConditionalGeneration": (
+        "exaone4_5.py",
+        {"exaone4": "Exaone4ForCausalLM", "exaone4_5": "Exaone4ForCausalLM"},
+    ),
+    "PaddleOCRVLForConditionalGeneration": (
+        "paddleocr_vl.py",
+        {"paddleocr_vl_text": "Ernie4_5ForCausalLM", "paddleocr_vl": "Ernie4_5ForCausalLM"},
+    ),
+    "GraniteSpeechForConditionalGeneration": (
+        "granite_speech.py",
+        {"granite": "GraniteForCausalLM", "granite_speech": "GraniteForCausalLM"},
+    ),
+    "GraniteSpeechPlusForConditionalGeneration": (
+        "granite_speech_plus.py",
+        {"granite": "GraniteForCausalLM", "granite_speech_plus": "GraniteForCausalLM"},
+    ),
+    # OvisConfig (vLLM's) builds llm_config by its model_type as text_config
+    "Ovis": (
+        "ovis.py",
+        {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"},
+    ),
+    # QianfanOCRConfig (vLLM's) builds text_config by its model_type (qwen3 when absent); the model
+    # class is internvl.py's InternVLChatModel
+    "QianfanOCRForConditionalGeneration": (
+        "qianfan_ocr.py",
+        {"qwen3": "Qwen3ForCausalLM", "qwen2": "Qwen2ForCausalLM"},
+    ),
+    # UltravoxConfig builds wrapped_model_config from text_config's model_type (a text_model_id
+    # naming another checkpoint is not read)
+    "UltravoxModel": (
+        "ultravox.py",
+        {
+            "llama": "LlamaForCausalLM",
+            "mistral": "MistralForCausalLM",
+            "qwen2": "Qwen2ForCausalLM",
+            "qwen3": "Qwen3ForCausalLM",
+        },
+    ),
+    # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
+    "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
+}
+
+
+@dataclass(frozen=True)
+class BuiltAs:
+    """A multimodal wrapper whose model class names its language model's architecture itself
+    (``init_vllm_registered_model(..., architectures=[...])``, whatever the text config says).
+
+    :param vllm_file: the wrapper's ``vllm/model_executor/models/`` file.
+    :param inner: the architecture it builds the language model as.
+    :param model_type: the ``model_type`` the inner family reads the text config as (its rules and
+        defaults), whatever the file says: the config class that reads the text sub-config.
+    :param defaults: that config class's defaults where they differ from the family's for
+        ``model_type``.
+    :param refuse_keys: text-config keys whose presence means attention not modelled here.
+    :param required: dotted paths from the file's top that the model class reads and no config
+        class defaults (vLLM fails building the model without them).
+    :param text_types: the text ``model_type`` values the file may give (another one builds a
+        different config class: refused); empty: any (the config class ignores it).
+    :param named: the model class takes the architecture the text config names (``architectures``,
+        else its ``model_type``'s causal-LM class): the names accepted (all read as ``inner``);
+        empty: the model class names it itself.
+    :param needs: text-config keys whose absence (or null) means attention not modelled here.
+    :param tower_heads: (dotted path, its config class default or ``None``: required) of the
+        attention heads of encoder towers vLLM shards by tensor parallelism (``QKVParallelLinear``:
+        TP must divide them, else an AssertionError while building the model).
+    :param pp_refusal: vLLM's refusal of pipeline parallelism (a class without ``SupportsPP``).
+    """
+
+    vllm_file: str
+    inner: str
+    model_type: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    refuse_keys: dict[str, str] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    text_types: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
+    needs: dict[str, str] = field(default_factory=dict)
+    tower_heads: tuple[tuple[str, int | None], ...] = ()
+    pp_refusal: str | None = None
+
+
+#: multimodal wrapper -> how it builds its language model (vLLM 0.28.0 model files).
+BUILT_AS: dict[str, BuiltAs] = {
+    # KimiVLConfig reads text_config as a DeepseekV2Config
+    "KimiVLForConditionalGeneration": BuiltAs("kimi_vl.py", "DeepseekV2ForCausalLM", "deepseek_v2"),
+    # KimiK25Config (vLLM's) reads text_config as a DeepseekV3Config
+    "KimiK25ForConditionalGeneration": BuiltAs("kimi_k25.py", "DeepseekV2ForCausalLM", "deepseek_v3"),
+    # the thinker's language model; Qwen2_5OmniTextConfig keeps Qwen2Config's window rules
+    **{
+        arch: BuiltAs(
+            "qwen2_5_omni_thinker.py",
+            "Qwen2ForCausalLM",
+            "qwen2",
+            {"num_key_value_heads": 4, "sliding_window": 32768},
+            tower_heads=(
+                ("thinker_config.audio_config.encoder_attention_heads", 20),
+                ("thinker_config.vision_config.num_heads", 16),
+            ),
+        )
+        for arch in ("Qwen2_5OmniForConditionalGeneration", "Qwen2_5OmniModel")
+    },
+    # Qwen3OmniMoeTextConfig has no use_sliding_window: a window it is given stays set
+    "Qwen3OmniMoeForConditionalGeneration": BuiltAs(
+        "qwen3_omni_moe_thinker.py",
+        "Qwen3MoeForCausalLM",
+        "qwen3_omni_moe_text",
+        {"sliding_window": None},
+        refuse_keys={"sliding_window": "a sliding window (kept by Qwen3OmniMoeTextConfig) is not modelled"},
+        tower_heads=(
+            ("thinker_config.audio_config.encoder_attention_heads", 20),
+            ("thinker_config.vision_config.num_heads", 16),
+        ),
+        required=(
+            "thinker_config.text_config.tie_word_embeddings",
+            "thinker_config.vision_config.image_size",
+            "thinker_config.vision_config.apply_vit_abs_pos_embed",
+        ),
+    ),
+    "AudioFlamingo3ForConditionalGeneration": BuiltAs(
+        "audioflamingo3.py", "Qwen2ForCausalLM", "qwen2", text_types=("qwen2",)
+    ),
+    # GlmAsrConfig lays the file's text_config over its own Llama defaults
+    "GlmAsrForConditionalGeneration": BuiltAs(
+        "glmasr.py",
+        "LlamaForCausalLM",
+        "llama",
+        {"num_attention_heads": 16, "num_key_value_heads": 4, "hidden_size": 2048, "max_position_embeddings": 8192},
+        text_types=("llama",),
+        tower_heads=(("audio_config.num_attention_heads", 20),),
+    ),
+    # MossTranscribeDiarizeConfig reads text_config as a Qwen3Config and writes all-full layer_types
+    "MossTranscribeDiarizeForConditionalGeneration": BuiltAs(
+        "moss_transcribe_diarize.py",
+        "Qwen3ForCausalLM",
+        "qwen3",
+        refuse_keys={
+            "use_sliding_window": "a sliding window (its config class writes full-attention layer_types): not modelled"
+        },
+        # audio_config given: a WhisperConfig (6 heads by default); absent: 16 heads
+        tower_heads=(("audio_config.encoder_attention_heads", None),),
+        pp_refusal=NOT_SUPPORTS_PP,
+    ),
+    # FunAudioChatConfig builds text_config by its model_type (qwen2 when absent): only qwen3 here
+    "FunAudioChatForConditionalGeneration": BuiltAs(
+        "funaudiochat.py",
+        "Qwen3ForCausalLM",
+        "qwen3",
+        text_types=("qwen3",),
+        required=("text_config.model_type", "audio_config.pad_token_id", "audio_config.codebook_size"),
+        tower_heads=(("audio_config.encoder_attention_heads", 20),),
+    ),
+    # Glm4vForConditionalGeneration's model class builds a glm_ocr model's language model as
+    # Glm4ForCausalLM; GlmOcrTextConfig has no head_dim of its own
+    "GlmOcrForConditionalGeneration": BuiltAs(
+        "glm_ocr.py",
+        "Glm4ForCausalLM",
+        "glm_ocr_text",
+        {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": None},
+        text_types=("glm_ocr_text",),
+    ),
+    # aria.py's AriaTextModel is a LlamaModel whose decoder layers keep Llama's attention
+    # (AriaTextConfig: a LlamaConfig with MoE keys)
+    "AriaForConditionalGeneration": BuiltAs(
+        "aria.py",
+        "LlamaForCausalLM",
+        "llama",
+        {"max_position_embeddings": 2048},
+        text_types=("aria_text",),
+        # the Idefics3 vision tower (Idefics3VisionConfig: 16 heads)
+        tower_heads=(("vision_config.num_attention_heads", 16),),
+    ),
+    # DeepseekVLV2Config (vLLM's) reads language_config as its text config (a DeepseekV2Config
+    # whose kv_lora_rank defaults to null); the model class builds the architecture it names
+    **{
+        arch: BuiltAs(
+            file,
+            "DeepseekV2ForCausalLM",
+            "deepseek_v2",
+            {"kv_lora_rank": None},
+            named=("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"),
+            needs={
+                "kv_lora_rank": "DeepSeek-V2 without MLA (kv_lora_rank null: plain multi-head attention): not modelled"
+            },
+        )
+        for arch, file in (
+            ("DeepseekOCRForCausalLM", "deepseek_ocr.py"),
+            ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py"),
+        )
+    },
+    # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
+    "BagelForConditionalGeneration": BuiltAs(
+        "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
+    ),
+    # CheersTextConfig (vLLM's cheers.py config): Qwen2's window rules, its own defaults
+    **{
+        arch: BuiltAs(
+            "cheers.py",
+            "Qwen2ForCausalLM",
+            "qwen2",
+            {"max_position_embeddings": 131072, "num_key_value_heads": 4, "sliding_window": 131072},
+            # its SigLIP vision tower (SiglipVisionConfig: 12 heads)
+            tower_heads=(("vision_representation_config.num_attention_heads", 12),),
+        )
+        for arch in ("Cheers", "CheersForConditionalGeneration")
+    },
+    # Qwen3ASRTextConfig (vLLM's qwen3_asr.py config) has no window keys of its own;
+    # Qwen3ASRRealtimeGeneration (qwen3_asr_realtime.py) subclasses Qwen3ASRForConditionalGeneration
+    **{
+        arch: BuiltAs(
+            "qwen3_asr.py" if arch == "Qwen3ASRForConditionalGeneration" else "qwen3_asr_realtime.py",
+            "Qwen3ForCausalLM",
+            "qwen3",
+            {
+                "max_position_embeddings": 128000,
+                "num_key_value_heads": 32,
+                "head_dim": 128,
+                "use_sliding_window": False,
+            },
+            refuse_keys={
+                key: "window keys (which Qwen3ASRTextConfig does not define) are not modelled"
+                for key in ("sliding_window", "use_sliding_window", "layer_types")
+            },
+            tower_heads=(("thinker_config.audio_config.encoder_attention_heads", 20),),
+        )
+        for arch in ("Qwen3ASRForConditionalGeneration", "Qwen3ASRRealtimeGeneration")
+    },
+}
+
+#: multimodal wrapper -> where its language model's config lives when not ``text_config``
+#: (the sub-config ``get_text_config`` returns and the model class builds its language model from).
+TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
+    "Ovis": ("llm_config",),
+    "BagelForConditionalGeneration": ("llm_config",),
+    "DeepseekOCRForCausalLM": ("language_config",),
+    "DeepseekOCR2ForCausalLM": ("language_config",),
+    **{
+        arch: ("thinker_config", "text_config")
+        for arch in (
+            "Qwen2_5OmniForConditionalGeneration",
+            "Qwen2_5OmniModel",
+            "Qwen3OmniMoeForConditionalGeneration",
+            "Qwen3ASRForConditionalGeneration",
+            "Qwen3ASRRealtimeGeneration",
+        )
+    },
+}
+
+
+def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, LanguageModelFamily]) -> ModelGeometry:
+    """A :data:`BUILT_AS` wrapper's language model, read by its inner architecture's family."""
+    spec = BUILT_AS[architecture]
+    for path in spec.required:
+        if _at(f.root, path) is None:
+            raise InputError(f.source, path, f"required field is missing ({architecture}: vLLM's model class reads it)")
+    for key, why in spec.refuse_keys.items():
+        if f.get(key):
+            raise InputError(f.source, f.where(key), f"{architecture}: {why}")
+    nested: Any = f.root
+    for key in TEXT_CONFIG_PATHS.get(architecture, ("text_config",)):
+        nested = nested.get(key) if isinstance(nested, dict) else None
+    nested = nested if isinstance(nested, dict) else {}
+    given = nested.get("model_type")
+    if spec.text_types and given is not None and given not in spec.text_types:
+        raise InputError(
+            f.source,
+            f.where("model_type"),
+            f"{architecture} with a {given!r} language model is not modelled (only {', '.join(spec.text_types)})",
+        )
+    named = nested.get("architectures")
+    if spec.named and isinstance(named, list) and named and named[0] not in spec.named:
+        raise InputError(
+            f.source,
+            f.where("architectures"),
+            f"{architecture} with a {named[0]} language model is not modelled (only {', '.join(spec.named)})",
+        )
+    for key, why in spec.needs.items():
+        if nested.get(key) is None:
+            raise InputError(f.source, f.where(key), f"{architecture}: {why}")
+    # only the text sub-config's own keys: the wrapper's (a top-level max_sequence_length...) are
+    # not the language model's
+    text = ConfigFields(f.source, {**nested, "model_type": spec.model_type}, f.prefix, root=f.root)
+    family = families[spec.inner]
+    base = DECODERS[spec.inner].defaults if spec.inner in DECODERS else family.defaults(text)
+    model = family.read(text.with_defaults({**base, **spec.defaults}), spec.inner)
+    towers = []
+    for path, default in spec.tower_heads:
+        value = _at(f.root, path)
+        if value is None and default is None:
+            raise InputError(f.source, path, f"required field is missing ({architecture}: vLLM's model class reads it)")
+        heads = default if value is None else value
+        if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
+            raise InputError(f.source, path, f"must be a positive integer, got {heads!r}")
+        towers.append((path, heads))
+    extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers)}
+    if spec.pp_refusal is not None:
+        extra["pp_refusal"] = spec.pp_refusal
+    return replace(model, **extra)
+
+
+def _at(data: dict[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` of ``data`` (``None`` when any level is absent)."""
+    level: Any = data
+    for key in path.split("."):
+        level = level.get(key) if isinstance(level, dict) else None
+    return level
+
+
+def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, LanguageModelFamily]) -> ModelGeometry:
+    """A multimodal wrapper's language model, read by the family of the architecture vLLM builds
+    for it (``init_vllm_registered_model`` on the text config)."""
+    if architecture == "UltravoxModel" and f.root.get("text_model_id") is not None:
+        raise InputError(
+            f.source, "text_model_id", "a language model read from another checkpoint (text_model_id) is not modelled"
+        )
+    if architecture == "UltravoxModel" and f.root.get("vocab_size") is None:
+        # ultravox.py reads config.vocab_size, which UltravoxConfig does not default
+        raise InputError(
+            f.source, "vocab_size", "required field is missing (UltravoxModel: vLLM's model class reads it)"
+        )
+    text_type = str(f.get("model_type") or "")
+    allowed = WRAPPERS[architecture][1]
+    nested = _at(f.root, ".".join(TEXT_CONFIG_PATHS.get(architecture, ("text_config",))))
+    named = nested.get("architectures") if isinstance(nested, dict) else None
+    if isinstance(named, list) and named:
+        # the text config names the language model's architecture: vLLM builds that one
+        inner = str(named[0]) if str(named[0]) in allowed.values() else None
+        text_type = str(named[0])
+    else:
+        inner = allowed.get(text_type)
+    if inner is None:
+        raise InputError(
+            f.source,
+            f.where("model_type"),
+            f"{architecture} with a {text_type!r} language model is not modelled "
+            f"(only {', '.join(sorted(set(WRAPPERS[architecture][1].values())))})",
+        )
+    family = families[inner]
+    inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
+    model = family.read(f.with_defaults(inner_defaults), inner)
+    return replace(model, architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
+
+
+def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
+    """(config path, size) of a :data:`WRAPPERS` model's encoder-tower dimensions that vLLM splits
+    across tensor-parallel ranks (see :attr:`BuiltAs.tower_heads`), with the config classes'
+    defaults for absent keys."""
+
+    def size(path: str, default: int) -> int:
+        value = _at(f.root, path)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f.source, path, f"must be a positive integer, got {value!r}")
+        return value
+
+    if architecture == "UltravoxModel":
+        # UltravoxConfig builds a WhisperConfig from audio_config (6 heads by default)
+        return (("audio_config.encoder_attention_heads", size("audio_config.encoder_attention_heads", 6)),)
+    if architecture == "Ovis":
+        # ovis.py's visual tokenizer backbone (AIMv2Config: 8 heads; SiglipVisionConfig: 12)
+        path = "visual_tokenizer_config.backbone_config"
+        backbone = _at(f.root, path)
+        if not isinstance(backbone, dict):
+            raise InputError(f.source, path, "required field is missing (Ovis: the visual tokenizer's backbone)")
+        default = 8 if backbone.get("model_type") == "aimv2" else 12
+        return ((f"{path}.num_attention_heads", size(f"{path}.num_attention_heads", default)),)
+    if architecture.startswith("GraniteSpeech"):
+        # granite_speech.py: the conformer feed-forward (ColumnParallelLinear up to hidden_dim *
+        # feedforward_mult) and the CTC output (output_dim); GraniteSpeechEncoderConfig defaults
+        ff = size("encoder_config.hidden_dim", 1024) * size("encoder_config.feedforward_mult", 4)
+        return (
+            ("encoder_config.hidden_dim * encoder_config.feedforward_mult", ff),
+            ("encoder_config.output_dim", size("encoder_config.output_dim", 42)),
+        )
+    return ()
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    """A wrapper's own config class adds no defaults: its language model's family supplies them."""
+    return {}
+
+
+def read(f: ConfigFields, architecture: str, families: Mapping[str, LanguageModelFamily]) -> ModelGeometry:
+    """The wrapper's language model, read by ``families[<the architecture vLLM builds>]``.
+
+    :raises InputError: a language model or key the wrapper's model class would not build.
+    """
+    if architecture in BUILT_AS:
+        return _built_as(f, architecture, families)
+    return _wrapped(f, architecture, families)

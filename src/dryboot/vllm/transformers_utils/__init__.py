@@ -1,0 +1,1 @@
+"""Mirrors ``vllm/transformers_utils/``: reading a checkpoint's Hugging Face config."""

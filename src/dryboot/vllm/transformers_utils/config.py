@@ -1,0 +1,206 @@
+"""Read a Hugging Face ``config.json`` and choose the model family that reads it, as
+``vllm/transformers_utils/config.py`` (``get_config``) and the model registry do.
+
+:func:`load_model` is the entry point (a file or a directory); :func:`geometry_from_config` takes
+an already parsed object. The family's rules are in :mod:`dryboot.vllm.models`; the typed field
+access they share is :mod:`dryboot.vllm.config.hf`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm import DATA
+from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+from dryboot.vllm.models.registry import Family, family_for
+from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
+
+__all__ = [
+    "apply_hf_overrides",
+    "check_config",
+    "geometry_from_config",
+    "load_config_json",
+    "load_model",
+    "text_config_fields",
+    "unknown_override_keys",
+]
+
+#: the largest ``config.json`` read (the largest published ones are tens of KiB)
+MAX_CONFIG_BYTES = 16 << 20
+#: the deepest nesting taken (published configs nest three or four levels)
+MAX_DEPTH = 64
+
+
+def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
+    """Read ``path`` (a ``config.json`` or a directory holding one) as a JSON object.
+
+    :returns: (the file's path as text, the parsed object).
+    :raises InputError: missing file, unreadable JSON, or not an object.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
+    source = str(p)
+    try:
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(source, None, "no such file") from None
+    except OSError as exc:
+        raise InputError(source, None, f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise InputError(source, None, f"larger than {MAX_CONFIG_BYTES >> 20} MiB: not a config.json")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(source, f"byte {exc.start}", "not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(source, None, f"nested deeper than {MAX_DEPTH} levels: not a config.json") from None
+    if not isinstance(data, dict):
+        raise InputError(source, None, "a config.json must hold a JSON object")
+    return source, data
+
+
+def check_config(data: dict[str, Any], source: str) -> None:
+    """What every config must be before a family reads it: at most :data:`MAX_DEPTH` levels of
+    nesting, and each ``model_type`` a string (at the top and in every sub-config).
+
+    :raises InputError: naming the field.
+    """
+    todo: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while todo:
+        value, path, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(source, path.rstrip(".") or None, f"nested deeper than {MAX_DEPTH} levels")
+        if isinstance(value, dict):
+            kind = value.get("model_type")
+            if kind is not None and not isinstance(kind, str):
+                raise InputError(source, f"{path}model_type", f"must be a string, got {json.dumps(kind)}")
+            todo.extend((v, f"{path}{k}.", depth + 1) for k, v in value.items() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            todo.extend(
+                (v, f"{path.rstrip('.')}[{i}].", depth + 1) for i, v in enumerate(value) if isinstance(v, dict | list)
+            )
+
+
+def check_model_type(architecture: str, family: Family, data: dict[str, Any], source: str) -> None:
+    """Refuse a ``model_type`` that names another family's config class: vLLM would read the
+    file with that class and build ``architecture`` from it, a pairing no family models.
+
+    :raises InputError: naming ``model_type``, the architecture and what its family reads.
+    """
+    kind = data.get("model_type")
+    table = _model_types()
+    if not isinstance(kind, str) or kind not in table.values():
+        return  # a config class no family names: the family's own rules decide
+    mine = {table[a] for a in family.architectures if a in table}
+    if kind not in mine:
+        owners = sorted(a for a, t in table.items() if t == kind)
+        raise InputError(
+            source,
+            "model_type",
+            f"{kind!r} is the config class of {', '.join(owners)}, but architectures names {architecture} "
+            f"(read as {', '.join(sorted(mine))}): the two disagree, and dryboot does not guess which one vLLM's "
+            "checkpoint means",
+        )
+
+
+@lru_cache(maxsize=1)
+def _model_types() -> dict[str, str]:
+    """architecture -> its config class's ``model_type`` (``data/model-types.json``)."""
+    table: dict[str, str] = json.loads((DATA / "model-types.json").read_text(encoding="utf-8"))
+    return table
+
+
+def unknown_override_keys(data: dict[str, Any], overrides: dict[str, Any]) -> list[str]:
+    """The ``--hf-overrides`` keys ``config.json`` does not have (dotted for a nested config):
+    vLLM sets them anyway, so a misspelled key changes nothing, silently."""
+    out = []
+    for key, value in overrides.items():
+        if key not in data:
+            out.append(key)
+        elif isinstance(value, dict) and isinstance(data[key], dict) and key.endswith("_config"):
+            out += [f"{key}.{k}" for k in unknown_override_keys(data[key], value)]
+    return out
+
+
+def load_model(path: str | Path, hf_overrides: dict[str, Any] | None = None) -> ModelGeometry:
+    """Load a model's :class:`ModelGeometry` from its ``config.json`` (file or directory),
+    with ``--hf-overrides`` applied (:func:`apply_hf_overrides`).
+
+    :raises InputError: the file is missing or malformed, or a field the planner needs is
+        missing or has the wrong type (the message names the field).
+    """
+    source, data = load_config_json(path)
+    if hf_overrides:
+        data = apply_hf_overrides(data, hf_overrides)
+    return geometry_from_config(data, source)
+
+
+def apply_hf_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``config.json`` with ``--hf-overrides`` applied as ``ModelConfig`` applies a dict: a
+    value for a nested config (``text_config``...) updates it key by key, recursively; any
+    other value replaces the key at the top level (a dict value whole, as ``setattr`` does).
+    """
+    out = dict(data)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key.endswith("_config"):
+            out[key] = _update_nested(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _update_nested(target: dict[str, Any], updates: dict[str, Any]) -> dict[str, Any]:
+    out = dict(target)
+    for key, value in updates.items():
+        out[key] = (
+            _update_nested(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        )
+    return out
+
+
+def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFields]:
+    """(architecture, fields of the language model): a multimodal wrapper's ``text_config``
+    is read with the wrapper's other keys beneath it (``get_text_config``).
+
+    :raises InputError: ``architectures`` is not a list of strings.
+    """
+    architectures = data.get("architectures") or []
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise InputError(source, "architectures", "must be a list of strings")
+    architecture = architectures[0] if architectures else ""
+    path = TEXT_CONFIG_PATHS.get(architecture, ("text_config",))
+    # each level's other keys beneath the next level's
+    merged: dict[str, Any] = {}
+    level: Any = data
+    for key in path:
+        if not isinstance(level, dict) or not isinstance(level.get(key), dict):
+            return architecture, ConfigFields(source, data, "", root=data)
+        merged.update({k: v for k, v in level.items() if k != key})
+        level = level[key]
+    if "num_hidden_layers" in level:
+        return architecture, ConfigFields(source, {**merged, **level}, "".join(f"{k}." for k in path), root=data)
+    return architecture, ConfigFields(source, data, "", root=data)
+
+
+def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> ModelGeometry:
+    """Build a :class:`ModelGeometry` from a parsed HF config object, by the rules of the
+    model family that serves its architecture (:mod:`dryboot.vllm.models`).
+
+    :raises InputError: as :func:`load_model`, and for an architecture dryboot does not model
+        (named, with the families it does).
+    """
+    check_config(data, source)
+    architecture, f = text_config_fields(data, source)
+    family = family_for(architecture, source)
+    check_model_type(architecture, family, data, source)
+    return family.read(f.with_defaults(family.defaults(f)), architecture)

@@ -1,0 +1,189 @@
+"""dryboot boot's pieces that need no boot environment: parsing, trees, arms, limits by name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dryboot.boot.arms import vllm_argv
+from dryboot.boot.compare import Figures, boot_figures, differences
+from dryboot.boot.env import RELEASES, requirements
+from dryboot.boot.session import H200, limitation, parse_gpu, release_of, resolve_tree
+from dryboot.errors import InputError
+from dryboot.planner.profiles import load_profiles
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "reference-deployment-boot.toml"
+
+
+def dryboot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dryboot", *args], capture_output=True, text=True, check=False)
+
+
+def test_gpu_names() -> None:
+    assert parse_gpu(None) is H200
+    assert parse_gpu("h200") is H200
+    g = parse_gpu("sm89:24G")
+    assert (g.capability, g.total_memory) == ((8, 9), 24 << 30)
+    with pytest.raises(InputError, match="unknown GPU"):
+        parse_gpu("B200")
+
+
+def test_tree_resolution(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such directory"):
+        resolve_tree(str(tmp_path / "nope"))
+    with pytest.raises(InputError, match="holds no vllm package"):
+        resolve_tree(str(tmp_path))
+    pkg = tmp_path / "vllm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_version.py").write_text("__version__ = version = '0.28.0'\n")
+    for given in (tmp_path, pkg):
+        t = resolve_tree(str(given))
+        assert (t.import_root, t.version) == (str(tmp_path.resolve()), "0.28.0")
+
+
+@pytest.mark.parametrize("version", ["0.26.0", "0.27.0", "0.34.0", "1.0.0"])
+def test_releases_outside_the_range_are_refused(version: str) -> None:
+    with pytest.raises(InputError, match=r"0\.27\.1 to 0\.33\.x"):
+        release_of(version, "x")
+
+
+def test_releases_inside_the_range() -> None:
+    assert [release_of(v, "x") for v in ("0.27.1", "0.28.0+cu129", "0.33.0")] == ["0.27.1", "0.28.0", "0.33.0"]
+
+
+def test_environment_pins() -> None:
+    assert RELEASES[0] == "0.27.1" and RELEASES[-1] == "0.33.0"
+    r = requirements("0.28.0")
+    assert r.torch == "torch==2.13.0" and r.vllm == "vllm==0.28.0"
+    assert r.stamp().splitlines()[:3] == ["v2", "torch==2.13.0", "vllm==0.28.0"]
+    assert requirements("0.33.0").torch == "torch==2.14.0"
+    with pytest.raises(InputError, match="no pin table"):
+        requirements("0.26.0")
+
+
+def test_profile_flags_become_vllm_serve_flags(tmp_path: Path) -> None:
+    drafter = tmp_path / "d.config.json"
+    drafter.write_text("{}")
+    argv = vllm_argv(
+        {
+            "model": "m.json",
+            "max-model-len": 4096,
+            "enable-prefix-caching": True,
+            "async-scheduling": False,
+            "num-speculative-tokens": 7,
+        },
+        {"method": "dflash", "model": "d.config.json"},
+        tmp_path,
+        tmp_path / "work",
+    )
+    i = argv.index("--speculative-config")
+    spec = json.loads(argv[i + 1])
+    assert argv[:i] == ["--max-model-len", "4096", "--enable-prefix-caching", "--no-async-scheduling"]
+    assert spec["num_speculative_tokens"] == 7 and (Path(spec["model"]) / "config.json").is_file()
+
+
+def test_a_cuda_need_is_a_limit_but_vllm_refusing_a_backend_is_an_answer() -> None:
+    cuda = {"ok": False, "stage": "model", "error": "AssertionError: Torch not compiled with CUDA enabled"}
+    assert "needs CUDA at construction" in str(limitation(cuda))
+    answer = {"ok": False, "stage": "model", "error": "ValueError: No valid attention backend found for cuda with X"}
+    assert limitation(answer) is None
+    assert limitation({"ok": False, "stage": "crash", "error": "died"}) is not None
+
+
+def test_figures_and_differences() -> None:
+    a = boot_figures(
+        {
+            "ok": True,
+            "block_size": 448,
+            "groups": [["Mamba", 448, 10, 8]],
+            "num_blocks": 3,
+            "tokens": 68605,
+            "concurrency": 1.049,
+            "max_model_len": 65536,
+            "kv_log": ["Padding mamba page size by 3.23% to ensure ..."],
+        }
+    )
+    assert a.row() == "448/3.23%/68,605" and a.concurrency == 1.05
+    assert differences(a, a) == []
+    b = Figures(refusal="ValueError: To serve at least one request ...")
+    assert differences(b, Figures(refusal="other words")) == []
+    assert differences(a, b, "main", "pr") == [
+        "engine start: main starts, pr refuses (ValueError: To serve at least one request ...)"
+    ]
+
+
+def test_arms_name_their_code() -> None:
+    pset = load_profiles(EXAMPLE)
+    main, pr, up = pset.arm("main"), pset.arm("pr"), pset.arm("upstream")
+    assert main.series is not None and main.series.endswith("examples/patches/promote-divisor")
+    assert (main.base, main.vllm_version, pr.policies.unification) == ("0.28.0", "0.28.0", "promote-granular")
+    assert up.tree is None and up.series is not None
+
+
+@pytest.mark.parametrize(
+    ("arm", "reason"),
+    [
+        ('tree = "t"\nseries = "s"\nbase = "0.28.0"', "not both"),
+        ('series = "s"', "series and base go together"),
+        ("tree = 3", "must be a string"),
+    ],
+)
+def test_bad_arm_code_is_refused_by_name(tmp_path: Path, arm: str, reason: str) -> None:
+    text = EXAMPLE.read_text().split("[arms.main]")[0].replace('"models/', f'"{REPO}/examples/models/')
+    f = tmp_path / "p.toml"
+    f.write_text(text + f"[arms.x]\n{arm}\n")
+    r = dryboot("profiles", str(f))
+    assert r.returncode == 2 and reason in r.stderr and "arms.x" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_boot_needs_compare_and_code() -> None:
+    r = dryboot("profiles", str(EXAMPLE), "--boot")
+    assert r.returncode == 2 and "--boot needs --compare" in r.stderr
+    r = dryboot("profiles", str(REPO / "examples" / "reference-deployment.toml"), "--compare", "main", "pr", "--boot")
+    assert r.returncode == 2 and "arms.main: --boot needs the arm's code" in r.stderr
+
+
+def test_boot_needs_the_kv_budget(tmp_path: Path) -> None:
+    r = dryboot("boot", "--vllm", str(tmp_path), "--model", "m", "--max-model-len", "8")
+    assert r.returncode == 2 and "--kv-cache-memory-bytes: required" in r.stderr
+
+
+def test_boot_refuses_a_missing_tree_and_a_release_outside_the_range(tmp_path: Path) -> None:
+    r = dryboot("boot", "--vllm", str(tmp_path / "no"), "--model", "m", "--kv-cache-memory-bytes", "1")
+    assert r.returncode == 2 and "no such directory" in r.stderr
+    pkg = tmp_path / "vllm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_version.py").write_text("__version__ = version = '0.26.0'\n")
+    r = dryboot(
+        "boot", "--vllm", str(tmp_path), "--python", sys.executable, "--model", "m", "--kv-cache-memory-bytes", "1"
+    )
+    assert r.returncode == 2 and "0.26.0: dryboot boot runs vLLM 0.27.1 to 0.33.x" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_boot_env_refuses_an_unknown_release(tmp_path: Path) -> None:
+    r = dryboot("boot-env", "--vllm-version", "0.26.0", str(tmp_path / "env"))
+    assert r.returncode == 2 and "no pin table" in r.stderr and not (tmp_path / "env").exists()
+
+
+def test_help_says_what_is_faked_and_which_gpus() -> None:
+    out = dryboot("boot", "--help").stdout
+    assert "What is faked" in out and "issue 21" in out and "smXY:NNG" in out
+
+
+def test_an_environment_that_cannot_import_the_tree_is_named(tmp_path: Path) -> None:
+    pkg = tmp_path / "vllm"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_version.py").write_text("__version__ = version = '0.28.0'\n")
+    r = dryboot("boot", "--vllm", str(tmp_path), "--python", sys.executable, "--model", "m",
+                "--kv-cache-memory-bytes", "1")  # fmt: skip
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "the tree does not import: ModuleNotFoundError: No module named" in r.stderr  # torch, or vllm.platforms

@@ -1,0 +1,139 @@
+"""``dryboot plan --serve 'vllm serve ...'`` / ``dryboot plan -- vllm serve ...``: the command line
+read as vLLM 0.28.0's parser reads it, mapped as check-log maps a logged args line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dryboot.checklog.serve import parse_serve
+from dryboot.cli import cli
+from dryboot.errors import InputError
+
+from .conftest import REPO
+
+QWEN_NEXT = "Qwen/Qwen3-Next-80B-A3B-Thinking"
+CONFIG = REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json"
+
+
+def plan_json(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, object], str]:
+    r = CliRunner().invoke(cli, ["plan", "--json", *args], env=env, catch_exceptions=False)
+    out = r.stdout if hasattr(r, "stdout") else r.output
+    start = out.find("{")
+    return r.exit_code, (json.loads(out[start:]) if start >= 0 else {}), r.output
+
+
+def without_paths(doc: dict[str, object]) -> dict[str, object]:
+    text = json.dumps(doc)
+    text = text.replace(str(CONFIG), "CONFIG")
+    out: dict[str, object] = json.loads(text)
+    for key in ("model", "config", "given", "flags", "drafter"):
+        out.pop(key, None)
+    return out
+
+
+def test_parse_the_forms_vllm_accepts() -> None:
+    cmd = parse_serve(
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve -tp=2 --model Qwen/Qwen3-8B --max_model_len 32768 "
+        "--kv-cache-dtype=fp8 --no-enable-prefix-caching --gpu-memory-util 0.9 -O3 "
+        "--speculative-config.method mtp --speculative-config.num_speculative_tokens 2 --served-model-name a b",
+        {},
+    )
+    a = cmd.args
+    assert a["model"] == a["model_tag"] == "Qwen/Qwen3-8B"
+    assert a["tensor_parallel_size"] == 2 and a["max_model_len"] == 32768 and a["kv_cache_dtype"] == "fp8"
+    assert a["enable_prefix_caching"] is False and a["gpu_memory_utilization"] == 0.9
+    assert a["optimization_level"] == 3
+    assert a["speculative_config"] == {"method": "mtp", "num_speculative_tokens": 2}
+    assert a["served_model_name"] == ["a", "b"]
+    assert cmd.env == {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
+    assert any("--gpu-memory-utilization" in n for n in cmd.notes)
+
+
+def test_python_module_form_and_line_continuations() -> None:
+    cmd = parse_serve("$ python3 -m vllm.entrypoints.openai.api_server \\\n  --model m/x \\\n  -tp 4\n", {})
+    assert cmd.args["model"] == "m/x" and cmd.args["tensor_parallel_size"] == 4
+
+
+def test_config_yaml_keys_then_the_command_line_wins(tmp_path: Path) -> None:
+    cfg = tmp_path / "serve.yaml"
+    cfg.write_text(
+        "tensor-parallel-size: 4\nmax_model_len: 8192\nenable-prefix-caching: false\n"
+        "speculative-config:\n  method: mtp\n  num_speculative_tokens: 1\n"
+    )
+    cmd = parse_serve(f"vllm serve m/x --config {cfg} -tp 2", {})
+    assert cmd.args["tensor_parallel_size"] == 2  # the command line wins
+    assert cmd.args["max_model_len"] == 8192 and cmd.args["enable_prefix_caching"] is False
+    assert cmd.args["speculative_config"] == {"method": "mtp", "num_speculative_tokens": 1}
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("vllm serve m/x --bogus 1", "no such option"),
+        ("vllm serve m/x --max-model-len", "expected a value"),
+        ("vllm serve m/x extra", "extra positional"),
+        ("llama-server -m x", "expected a command 'vllm serve MODEL"),
+        ("vllm serve 'm/x", "cannot split"),
+        ("vllm serve m/x --config a.json", "only .yaml"),
+        ("vllm serve m/x --enable-prefix-caching=1", "takes no value"),
+    ],
+)
+def test_bad_command_lines_are_one_line(line: str, reason: str) -> None:
+    with pytest.raises(InputError, match=reason):
+        parse_serve(line, {})
+
+
+def test_environment_variables_are_read_from_the_environment_and_the_prefix() -> None:
+    cmd = parse_serve("VLLM_KV_CACHE_LAYOUT=HND vllm serve m/x", {"VLLM_LOGGING_LEVEL": "DEBUG", "HOME": "/root"})
+    assert cmd.env == {"VLLM_LOGGING_LEVEL": "DEBUG", "VLLM_KV_CACHE_LAYOUT": "HND"}
+
+
+def test_serve_plans_what_the_same_flags_plan() -> None:
+    native = plan_json("--model", str(CONFIG), "-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "65536",
+                       "--kv-cache-memory-bytes", "40G", "--no-enable-prefix-caching")  # fmt: skip
+    served = plan_json(
+        "--model", str(CONFIG), "--kv-cache-memory-bytes", "40G", "--serve",
+        f"vllm serve {QWEN_NEXT} --tensor-parallel-size=2 --kv_cache_dtype fp8 --max-model-len 65536 "
+        "--no-enable-prefix-caching --port 8000 --trust-remote-code",
+    )  # fmt: skip
+    after_dashes = plan_json(
+        "--model", str(CONFIG), "--kv-cache-memory-bytes", "40G", "--",
+        "vllm", "serve", QWEN_NEXT, "-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len=65536",
+        "--no-enable-prefix-caching",
+    )  # fmt: skip
+    assert native[0] == served[0] == after_dashes[0]
+    assert without_paths(native[1]) == without_paths(served[1]) == without_paths(after_dashes[1])
+    assert "ignored port: does not touch the KV cache" in served[2]
+
+
+def test_the_model_is_resolved_through_the_hub_cache(hf_cache: Path) -> None:
+    code, doc, out = plan_json("--kv-cache-memory-bytes", "40G", "--serve", f"vllm serve {QWEN_NEXT} -tp 2")
+    assert code in (0, 1), out
+    assert "the Hugging Face cache" in out and doc
+
+
+def test_refused_options_and_variables_name_themselves() -> None:
+    r = CliRunner().invoke(
+        cli, ["plan", "--model", str(CONFIG), "--", "vllm", "serve", QWEN_NEXT, "--hf-overrides", '{"a": 1}']
+    )
+    assert r.exit_code == 2 and "--serve: hf_overrides:" in r.output and "dryboot cannot model it" in r.output
+    r = CliRunner().invoke(
+        cli, ["plan", "--model", str(CONFIG), "--serve", f"VLLM_USE_SIMPLE_KV_OFFLOAD=1 vllm serve {QWEN_NEXT}"]
+    )
+    assert r.exit_code == 2 and "VLLM_USE_SIMPLE_KV_OFFLOAD" in r.output
+
+
+def test_allow_long_max_model_len_from_the_prefix_is_applied() -> None:
+    too_long = f"vllm serve {QWEN_NEXT} --max-model-len 1000000"
+    r = CliRunner().invoke(cli, ["plan", "--model", str(CONFIG), "--kv-cache-memory-bytes", "40G", "--serve", too_long])
+    assert r.exit_code == 2, r.output
+    r = CliRunner().invoke(
+        cli,
+        ["plan", "--model", str(CONFIG), "--kv-cache-memory-bytes", "40G", "--serve",
+         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " + too_long],
+    )  # fmt: skip
+    assert r.exit_code in (0, 1), r.output

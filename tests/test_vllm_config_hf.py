@@ -1,0 +1,82 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import LayerKind
+from dryboot.vllm.transformers_utils.config import load_model
+
+
+def test_qwen3_next_flat_interval(models_dir: Path) -> None:
+    m = load_model(models_dir / "Qwen3-Next-80B-A3B-Thinking.config.json")
+    assert m.count(LayerKind.GDN) == 36 and m.count(LayerKind.FULL) == 12
+    assert (m.num_kv_heads, m.head_dim) == (2, 256)
+    assert m.hf_ssm_dtype is None  # no mamba_ssm_dtype key: state follows the model dtype
+    assert m.layer_kinds[3] is LayerKind.FULL and m.layer_kinds[0] is LayerKind.GDN
+
+
+def test_qwen35_nested_text_config(models_dir: Path) -> None:
+    m = load_model(models_dir / "Qwen3.5-27B.config.json")
+    assert m.architecture == "Qwen3_5ForConditionalGeneration"
+    assert m.count(LayerKind.GDN) == 48 and m.count(LayerKind.FULL) == 16
+    assert m.hf_ssm_dtype == "float32"
+    assert m.gdn is not None and (m.gdn.num_k_heads, m.gdn.num_v_heads) == (16, 48)
+
+
+def test_nemotron_h_pattern(models_dir: Path) -> None:
+    m = load_model(models_dir / "Nemotron-H-56B-Base-8K.config.json")
+    pattern = json.loads((models_dir / "Nemotron-H-56B-Base-8K.config.json").read_text())["hybrid_override_pattern"]
+    assert m.count(LayerKind.MAMBA2) == pattern.count("M")
+    assert m.count(LayerKind.FULL) == pattern.count("*")
+    assert m.hf_ssm_dtype == "float32"  # Nemotron-H default when the config names none
+    assert m.head_dim == 128 and m.num_kv_heads == 8
+
+
+def test_gpt_oss_alternates(models_dir: Path) -> None:
+    m = load_model(models_dir / "gpt-oss-20b.config.json")
+    assert m.count(LayerKind.SLIDING) == 12 and m.count(LayerKind.FULL) == 12
+    assert m.sliding_window == 128 and m.head_dim == 64
+
+
+def test_drafter_sliding(models_dir: Path) -> None:
+    m = load_model(models_dir / "dflash2-drafter-sw5.config.json")
+    assert m.count(LayerKind.SLIDING) == 5 and m.sliding_window == 2048
+
+
+def test_directory_holding_config(tmp_path: Path, models_dir: Path) -> None:
+    (tmp_path / "config.json").write_bytes((models_dir / "gpt-oss-20b.config.json").read_bytes())
+    assert load_model(tmp_path).num_layers == 24
+
+
+LLAMA = '"architectures": ["LlamaForCausalLM"], "num_attention_heads": 8, "hidden_size": 1024'
+
+
+@pytest.mark.parametrize(
+    ("content", "where", "reason"),
+    [
+        ("{not json", "line 1 column 2", "invalid JSON"),
+        ("[1, 2]", None, "JSON object"),
+        ('{"num_hidden_layers": 2}', "architectures", "missing"),
+        ('{"architectures": ["DeepSeekV4MTPModel"], "num_hidden_layers": 2}', "architectures", "not modelled"),
+        ("{" + LLAMA + ', "num_hidden_layers": "64"}', "num_hidden_layers", "must be an integer"),
+        ("{" + LLAMA + "}", "num_hidden_layers", "required field is missing"),
+        ("{" + LLAMA + ', "num_hidden_layers": 1000000000}', "num_hidden_layers", "must be <= 10,000"),
+        ("{" + LLAMA + ', "num_hidden_layers": 2, "num_key_value_heads": 5}', "num_key_value_heads", "do not divide"),
+        ("{" + LLAMA + ', "num_hidden_layers": 2, "layer_types": ["full_attention"]}', "layer_types", "one type per"),
+        ("{" + LLAMA + ', "num_hidden_layers": 1, "layer_types": ["moe"]}', "layer_types[0]", "unknown layer type"),
+    ],
+)
+def test_malformed_configs_name_the_field(tmp_path: Path, content: str, where: str | None, reason: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(content)
+    with pytest.raises(InputError) as info:
+        load_model(path)
+    assert info.value.source == str(path)
+    assert info.value.where == where
+    assert reason in info.value.reason
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        load_model(tmp_path / "nope.json")

@@ -1,0 +1,131 @@
+"""The architecture table: every architecture of vLLM 0.28.0's registry is verified or refused by
+name with a reason, ``--list-architectures`` prints it, ``docs/architectures.md`` publishes it.
+
+Which architectures vLLM serves, and the figures it prints for them, are checked in
+``tests/fidelity/test_architectures.py`` (recorded from vLLM 0.28.0's engine start); here: the
+refusals (exit 2, one line, the reason), and that the table and the document agree with the code.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dryboot.vllm.models.refusals import REASONS
+from dryboot.vllm.models.registry import ARCHITECTURES, NOT_MODELLED, architecture_table
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def dryboot(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dryboot", *args], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+
+
+def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
+    cfg = {
+        "architectures": [architecture],
+        "num_hidden_layers": 2,
+        "hidden_size": 512,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 4096,
+        **extra,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("architecture", "words"),
+    [
+        ("Gemma3nForConditionalGeneration", "timm"),
+        ("NemotronHPuzzleForCausalLM", "per-layer configs"),
+        ("DeepSeekV4MTPModel", "DeepSeek-V4 drafter"),
+        ("WhisperForConditionalGeneration", "encoder-decoder"),
+        ("IQuestLoopCoderForCausalLM", "looped layers"),
+        ("EagleLlamaForCausalLM", "EAGLE"),
+        ("BloomForCausalLM", "meta device"),
+        ("NoSuchModelForCausalLM", "not in vLLM 0.28.0's model registry"),
+    ],
+)
+def test_refused_architecture_exits_2_naming_it_and_why(tmp_path: Path, architecture: str, words: str) -> None:
+    r = dryboot("plan", "--model", _config(tmp_path, architecture), "--kv-cache-memory-bytes", "1G")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert f"architectures: {architecture} is not modelled by dryboot" in lines[0]
+    assert words in lines[0]
+
+
+def test_every_row_is_verified_or_refused_with_a_reason() -> None:
+    rows = architecture_table()
+    assert {r.status for r in rows} == {"verified", "refused"}
+    for r in rows:
+        if r.status == "verified":
+            assert r.architecture in ARCHITECTURES and not r.reason
+            assert (REPO / r.tiny_config).is_file(), r.tiny_config
+        else:
+            # a specific reason (NOT_MODELLED) where one is known, else the category's
+            assert r.reason == NOT_MODELLED.get(r.architecture, REASONS.get(r.architecture)), r.architecture
+    # every reason names a registry architecture that dryboot still refuses (none is stale)
+    assert set(REASONS) <= {r.architecture for r in rows}
+    assert not set(REASONS) & set(ARCHITECTURES), sorted(set(REASONS) & set(ARCHITECTURES))
+
+
+def test_list_architectures_prints_status_and_reason() -> None:
+    r = dryboot("plan", "--list-architectures")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rows = architecture_table()
+    verified = sum(x.status == "verified" for x in rows)
+    assert lines[-1] == f"{len(rows)} architectures: {verified} verified, {len(rows) - verified} refused"
+    by_name = {ln.split()[0]: ln for ln in lines[:-1]}
+    assert len(by_name) == len(rows)
+    assert "  refused  " in by_name["OlmoHybridForCausalLM"] and "Gated DeltaNet" in by_name["OlmoHybridForCausalLM"]
+    assert "  verified  zamba2  " in by_name["Zamba2ForCausalLM"]
+    assert "  verified  dense  " in by_name["MixtralForCausalLM"]
+    assert "tests/fidelity/data/architectures/MixtralForCausalLM.json" in by_name["MixtralForCausalLM"]
+
+
+def test_published_table_is_up_to_date() -> None:
+    r = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "architectures_doc.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+#: fields of ModelGeometry only their family's hooks read (``registry.Family``)
+FAMILY_PRIVATE = (
+    "diffkv",
+    "cache_config_ignored",
+    "global_kv_heads_unset",
+    "layer_kinds_hf_class",
+    "all_layers_indexed",
+)
+
+
+def test_generic_code_reads_no_family_private_field() -> None:
+    """A family's own rule lives in its module, behind a ``Family`` hook: the generic stages
+    (config resolution, specs, the planner) never test its fields."""
+    import re
+
+    src = Path(__file__).resolve().parents[1] / "src" / "dryboot"
+    generic = [p for p in src.rglob("*.py") if "models" not in p.parts and p.name != "hf.py"]
+    found = [
+        f"{p.relative_to(src)}: {name}"
+        for p in generic
+        for name in FAMILY_PRIVATE
+        if re.search(rf"\.{name}\b", p.read_text(encoding="utf-8"))
+    ]
+    assert not found, found

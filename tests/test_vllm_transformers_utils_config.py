@@ -1,0 +1,147 @@
+"""The config reader (``dryboot.vllm.transformers_utils.config``): bad and hostile ``config.json``
+files refused with one line naming the file and field, and property tests on what it accepts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.errors import InputError
+from dryboot.vllm.transformers_utils.config import (
+    MAX_DEPTH,
+    check_config,
+    geometry_from_config,
+    load_config_json,
+    load_model,
+    unknown_override_keys,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+LLAMA = REPO / "tests" / "fidelity" / "data" / "architectures" / "LlamaForCausalLM.json"
+
+
+def _llama() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(LLAMA.read_text())
+    return data
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dryboot", *args], capture_output=True, text=True, timeout=60)
+
+
+def _refused(r: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dryboot: error: "), r.stderr
+    assert "Traceback" not in r.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_deeply_nested_config_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"a": ' + "[" * 3000 + "]" * 3000 + "}")
+    _refused(_cli("plan", "--model", str(path)), str(path), "nested deeper")
+    with pytest.raises(InputError, match="nested deeper"):
+        load_config_json(path)
+
+
+def test_nesting_below_json_limit_but_above_ours_is_refused() -> None:
+    data: dict[str, Any] = _llama()
+    level: dict[str, Any] = data
+    for _ in range(MAX_DEPTH + 5):
+        level["x"] = {}
+        level = level["x"]
+    with pytest.raises(InputError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        geometry_from_config(data, "cfg")
+
+
+def test_endless_file_is_read_with_a_size_bound() -> None:
+    _refused(_cli("plan", "--model", "/dev/zero"), "/dev/zero", "larger than")
+
+
+def test_model_type_must_be_a_string(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**_llama(), "model_type": 5}))
+    _refused(_cli("plan", "--model", str(path)), "model_type", "must be a string")
+    with pytest.raises(InputError, match=r"text_config\.model_type: must be a string"):
+        check_config({"text_config": {"model_type": [1]}}, "cfg")
+
+
+def test_architecture_contradicting_model_type_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**_llama(), "model_type": "gemma2"}))
+    _refused(_cli("plan", "--model", str(path)), "model_type", "Gemma2ForCausalLM", "LlamaForCausalLM")
+
+
+def test_model_type_of_the_same_family_is_read() -> None:
+    # MistralForCausalLM's config class with a Llama architecture: one family reads both
+    assert geometry_from_config({**_llama(), "model_type": "mistral"}, "cfg").architecture == "LlamaForCausalLM"
+
+
+def test_misspelled_hf_override_key_gets_a_note() -> None:
+    r = _cli(
+        "plan", "--model", str(LLAMA), "--kv-cache-memory", "1G", "--hf-overrides", '{"num_hiden_layers": 4}', "--json"
+    )
+    assert r.returncode == 0, r.stderr
+    notes = json.loads(r.stdout)["notes"]
+    assert any("num_hiden_layers is not a key" in n for n in notes), notes
+    assert unknown_override_keys({"text_config": {"a": 1}}, {"text_config": {"b": 2}, "a": 1}) == ["text_config.b", "a"]
+
+
+def test_missing_speculative_model_names_the_file() -> None:
+    _refused(_cli("plan", "--model", str(LLAMA), "--speculative-model", "/missing"), "--speculative-model", "/missing")
+
+
+def test_model_model_type_table_matches_the_tiny_configs() -> None:
+    """``data/model-types.json`` is ``scripts/model_types.py``'s output for today's tiny configs."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    import model_types
+
+    assert json.loads(model_types.OUT.read_text()) == model_types.table()
+
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+json_values = st.recursive(
+    json_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), json_values, max_size=6))
+def test_any_json_object_is_read_or_refused_by_name(data: dict[str, Any]) -> None:
+    """The reader takes any JSON object: a geometry or an InputError, never another exception."""
+    try:
+        geometry_from_config(data, "cfg")
+    except InputError as exc:
+        assert exc.line().startswith("cfg")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "model_type"]),
+    json_values,
+)
+def test_a_real_config_with_one_field_changed_is_read_or_refused_by_name(key: str, value: Any) -> None:
+    try:
+        geometry_from_config({**_llama(), key: value}, "cfg")
+    except InputError as exc:
+        assert exc.line().startswith("cfg")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_are_read_or_refused_by_name(tmp_path_factory: pytest.TempPathFactory, raw: bytes) -> None:
+    path = tmp_path_factory.mktemp("cfg") / "config.json"
+    path.write_bytes(raw)
+    try:
+        load_model(path)
+    except InputError as exc:
+        assert exc.line().startswith(str(path))
