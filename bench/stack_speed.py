@@ -163,7 +163,8 @@ def profile(stack: Path, tree: Path) -> str:
     import pstats
 
     from dryboot.patching.apply import Tree
-    from dryboot.patching.series import load_series, run_series
+    from dryboot.patching.series import load_series
+    from dryboot.patching.state import run_series
 
     patches = load_series(str(stack))
     pr = cProfile.Profile()

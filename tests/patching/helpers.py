@@ -63,11 +63,13 @@ def run_cli(*args: str) -> Result:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (relative path -> bytes), directories included as b'<dir>'."""
+    """Every file under ``root`` (relative path -> bytes), directories as ``<dir>`` (with a
+    trailing ``/``), symlinks (to files or directories) as ``<link>`` and their target."""
     out: dict[str, bytes] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root) + "/"] = b"<dir>"
+            p = os.path.join(dirpath, d)
+            out[os.path.relpath(p, root) + "/"] = b"<link>" + os.readlink(p).encode() if os.path.islink(p) else b"<dir>"
         for f in filenames:
             p = os.path.join(dirpath, f)
             out[os.path.relpath(p, root)] = (

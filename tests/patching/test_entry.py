@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dryboot.patching.entry import parse
+from dryboot.cli.patch_report import parse
 
 from .helpers import snapshot
 from .test_series import diff, mk, numbered
@@ -127,7 +127,8 @@ def test_fast_start_imports_none_of_the_slow_modules(tmp_path: Path, cmd: str) -
         "import sys\n"
         # what the interpreter's start-up already imported (site hooks, .pth files) is not ours
         "before = set(sys.modules)\n"
-        "from dryboot.patching.entry import main\n"
+        "from dryboot.__main__ import _patch_report\n"
+        "main = _patch_report().main\n"
         f"rc = main(['series', {cmd!r}, {str(s)!r}, {flag!r}, {str(t)!r}])\n"
         "heavy = ('click', 'dataclasses', 'inspect', 'typing', 'json', 'shutil', 're', 'enum', 'signal')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules and m not in before)\n"

@@ -10,47 +10,23 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from .corpus import FetchError, pypi_release
 from .helpers import run_cli, snapshot
 
 PACKAGE = "packaging"
 VERSIONS = ["23.0", "23.1", "23.2"]
-CACHE = Path(tempfile.gettempdir()) / "dryboot-test-cache" / "pypi"
 
 
 def _fetch(version: str) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    found = list(CACHE.glob(f"{PACKAGE}-{version}-*.whl"))
-    if not found:
-        p = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary",
-                ":all:",
-                "--disable-pip-version-check",
-                "-q",
-                f"{PACKAGE}=={version}",
-                "-d",
-                str(CACHE),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        found = list(CACHE.glob(f"{PACKAGE}-{version}-*.whl"))
-        if not found:
-            pytest.skip(f"cannot download {PACKAGE} {version}: {p.stderr.strip()[-200:]}")
-    return found[0]
+    try:
+        return pypi_release(f"{PACKAGE}=={version}", "wheel")
+    except FetchError as exc:
+        pytest.skip(f"cannot download {PACKAGE} {version}: {exc}")
 
 
 def _unpack(whl: Path, dest: Path) -> Path:

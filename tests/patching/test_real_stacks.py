@@ -18,9 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -30,9 +28,8 @@ from dryboot.patching.apply import Tree
 from dryboot.patching.series import load_series
 from dryboot.patching.state import stack_state
 
+from .corpus import FetchError, pypi_release
 from .helpers import run_cli, snapshot
-
-CACHE = Path(tempfile.gettempdir()) / "dryboot-test-cache" / "pypi"
 
 # (package, versions, kind): "sdist" for source archives (C, C++ sources), "wheel" otherwise
 STACKS = [
@@ -44,46 +41,11 @@ STACKS = [
 ]
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
-def _find(package: str, version: str) -> Path | None:
-    for p in CACHE.iterdir():
-        low = p.name.lower()
-        stems = (f"{_norm(package)}-{version}".lower(), f"{package}-{version}".lower())
-        if low.startswith(stems) and low.endswith((".whl", ".tar.gz")):
-            return p
-    return None
-
-
 def _fetch(package: str, version: str, kind: str) -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    found = _find(package, version)
-    if found is None:
-        binary = ["--only-binary", ":all:"] if kind == "wheel" else ["--no-binary", ":all:"]
-        p = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                *binary,
-                "--disable-pip-version-check",
-                "-q",
-                f"{package}=={version}",
-                "-d",
-                str(CACHE),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        found = _find(package, version)
-        if found is None:
-            pytest.skip(f"cannot download {package} {version}: {p.stderr.strip()[-200:]}")
-    return found
+    try:
+        return pypi_release(f"{package}=={version}", kind)
+    except FetchError as exc:
+        pytest.skip(f"cannot download {package} {version}: {exc}")
 
 
 def _unpack(archive: Path, dest: Path) -> Path:

@@ -188,7 +188,16 @@ def test_swap(tmp_path: Path) -> None:
     r = run_cli("swap", str(tmp_path / "old.patch"), str(tmp_path / "new.patch"), "--in", str(t))
     assert r.exit_code == 0, r.output
     assert (t / "f").read_bytes() == numbered(10).replace(b"l4\n", b"NEW\n")
-    # swapping again fails (OLD is no longer applied) and writes nothing
+    # swapping again (issue 20, item 8): NEW is applied and OLD is not: nothing to do, exit 0
+    # (as a second `series apply`), nothing written
+    before = snapshot(t)
+    r = run_cli("swap", str(tmp_path / "old.patch"), str(tmp_path / "new.patch"), "--in", str(t))
+    assert r.exit_code == 0 and snapshot(t) == before, r.output
+    assert r.stdout.strip().endswith(
+        "already applied and " + str(tmp_path / "old.patch") + " not: nothing to do in " + str(t)
+    )
+    # neither applied: still a failure, nothing written
+    (t / "f").write_bytes(numbered(10))
     before = snapshot(t)
     r = run_cli("swap", str(tmp_path / "old.patch"), str(tmp_path / "new.patch"), "--in", str(t))
     assert r.exit_code == 1 and snapshot(t) == before

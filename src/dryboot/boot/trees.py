@@ -19,7 +19,8 @@ from pathlib import Path
 from dryboot.boot.env import default_env_dir, installed_vllm
 from dryboot.boot.session import Tree, resolve_tree
 from dryboot.errors import InputError
-from dryboot.patching.commands import series_apply
+from dryboot.patching.census import outcome_lines
+from dryboot.patching.stack import apply_series as apply_patch_series
 
 PYTHON_ENV_VAR = "DRYBOOT_BOOT_PYTHON"
 
@@ -81,23 +82,26 @@ def scratch_copy(package: Path, root: Path) -> None:
 
 def apply_series(series_dir: str, root: Path, source: str) -> list[str]:
     """Apply the patch series in ``series_dir`` to the tree at ``root`` with dryboot's own patch
-    engine (``dryboot series apply``'s body: one transaction, nothing written on failure).
+    engine (:func:`dryboot.patching.stack.apply_series`: one transaction, nothing written on
+    failure).
 
     The one call site of the patching package's API.
 
-    :returns: what the engine reported, line by line.
-    :raises InputError: the series does not apply (its report's last lines), or is malformed.
+    :returns: one line per patch (``== NAME``, ``(already applied)`` when it was), then the
+        engine's warnings.
+    :raises InputError: the series does not apply (the failing patch and its first failed hunks),
+        or is malformed.
     """
-    lines: list[str] = []
-
-    def echo(text: str = "", err: bool = False) -> None:
-        lines.append(str(text))
-
-    code = series_apply(series_dir, str(root), 0, echo)
-    if code != 0:
-        failed = [ln.strip() for ln in lines if ln.startswith("==") or "FAILED" in ln or "stopped" in ln]
-        raise InputError(source, series_dir, "does not apply: " + "; ".join(failed[-2:] or lines[-1:]))
-    return lines
+    res = apply_patch_series(series_dir, str(root))
+    lines = [f"== {s.entry.name}" + (" (already applied)" if s.state == "already" else "") for s in res.run.steps]
+    if not res.ok:
+        last = res.run.steps[-1]
+        failed = [
+            f"== {last.entry.name}: FAILED",
+            *(ln.strip() for ln in outcome_lines(last.outcome) if "FAILED" in ln),
+        ]
+        raise InputError(source, series_dir, "does not apply: " + "; ".join(failed[:2]))
+    return lines + res.notes
 
 
 def tree_from_series(series_dir: str, base: str, python: str, workdir: Path, source: str) -> tuple[Tree, list[str]]:

@@ -5,11 +5,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
+from dryboot.cli.patch_report import render_apply, render_status, render_swap, waiting
 from dryboot.errors import InputError
+from dryboot.patching.check import check_series
+from dryboot.patching.recount import check_patch, fix_file
+from dryboot.patching.series import read_series_file
+from dryboot.patching.stack import Options, apply_series, series_state, swap_patches
 
 
 @click.group()
@@ -21,8 +25,6 @@ def hunks() -> None:
 @click.argument("patches", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def hunks_check(patches: tuple[str, ...]) -> None:
     """Check every hunk header against its body; exit 1 on any mismatch."""
-    from dryboot.patching.recount import check_patch
-
     bad = 0
     for path in patches:
         try:
@@ -42,8 +44,6 @@ def hunks_check(patches: tuple[str, ...]) -> None:
 @click.argument("patches", nargs=-1, required=True, type=click.Path(dir_okay=False))
 def hunks_fix(patches: tuple[str, ...]) -> None:
     """Recount hunk headers in place (atomic, idempotent); print each changed header."""
-    from dryboot.patching.recount import fix_file
-
     left = 0
     for path in patches:
         res = fix_file(path)
@@ -68,29 +68,17 @@ def series() -> None:
 @series.command("list")
 @click.argument("directory", type=click.Path(file_okay=False))
 def series_list(directory: str) -> None:
-    """Print the apply order (exit 2 when the series and the directory disagree); patches whose
-    line is commented out are listed last as disabled."""
-    from dryboot.patching.series import read_series_file
-
-    entries, disabled = read_series_file(directory)
-    for e in entries:
+    """Print the apply order (exit 2 when the series names a file that is not there); patches
+    whose line is commented out are listed last as disabled; patch files the series does not
+    name are noted on stderr (never applied, as quilt and dpkg-source)."""
+    sf = read_series_file(directory)
+    if sf.unlisted:
+        click.echo(sf.unlisted_note(), err=True)
+    for e in sf.entries:
         opts = ([f"-p{e.strip}"] if e.strip != 1 else []) + (["-R"] if e.reverse else [])
         click.echo(" ".join([e.name, *opts]))
-    for name in disabled:
+    for name in sf.disabled:
         click.echo(f"# {name} (disabled: commented out in the series)")
-
-
-def _roll_back_pending(root: str, target: str) -> None:
-    """Roll back an interrupted transaction in ``root``, saying so (writing commands only)."""
-    from dryboot.patching.commands import roll_back_pending
-
-    roll_back_pending(root, target, click.echo)
-
-
-def _fuzz_hints(st: Any, flag: str = "--fuzz") -> list[str]:
-    from dryboot.patching.commands import fuzz_hints
-
-    return fuzz_hints(st, flag)
 
 
 @series.command("apply")
@@ -115,9 +103,7 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
 
     Running it again changes nothing: the patches already applied are proven so (reversed in
     memory, last first) and skipped."""
-    from dryboot.patching.commands import series_apply as run
-
-    code = run(directory, target, fuzz, click.echo)
+    code = render_apply(apply_series(directory, target, Options(fuzz, on_wait=waiting(target, click.echo))), click.echo)
     if code:
         sys.exit(code)
 
@@ -140,9 +126,8 @@ def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> 
 
     The applied patches are the longest prefix of the series that reverses, last patch first;
     the others are judged on the tree the earlier ones would leave."""
-    from dryboot.patching.commands import series_status
-
-    code = series_status(directory, target, fuzz, as_json, click.echo)
+    res = series_state(directory, target, Options(fuzz, on_wait=waiting(target, click.echo)))
+    code = render_status(res, as_json, click.echo)
     if code:
         sys.exit(code)
 
@@ -163,8 +148,6 @@ def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> 
 )
 def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply: str) -> None:
     """Verify the series on a temporary worktree of REF (your checkout is never touched)."""
-    from dryboot.patching.check import check_series
-
     report = check_series(directory, upstream, ref, prefix, git_apply, echo=click.echo)
     click.echo(report.last_line())
     if not report.ok:
@@ -187,40 +170,9 @@ def series_check(directory: str, upstream: str, ref: str, prefix: str, git_apply
     "NEW applied within it.",
 )
 def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
-    """Reverse OLD (exactly, or within --fuzz) and apply NEW, as one transaction."""
-    from dryboot.patching.apply import Tree
-    from dryboot.patching.census import outcome_lines, plural
-    from dryboot.patching.parse import read_patch
-    from dryboot.patching.swap import swap as do_swap
-    from dryboot.patching.transaction import commit
-
-    po, pn = read_patch(old), read_patch(new)
-    tree = Tree.open(target, "--in")
-    _roll_back_pending(tree.root, target)
-    res = do_swap(tree, po, pn, strip, fuzz)
-    if not res.reverse.ok:
-        click.echo(f"== {old} (reverse): FAILED")
-        for line in outcome_lines(res.reverse):
-            click.echo(line)
-        click.echo(f"swap: nothing was written to {target}")
-        sys.exit(1)
-    no = res.reverse.offset_hunks()
-    click.echo(f"== {old} (reversed" + (f", {plural(no, 'hunk')} at an offset)" if no else ")"))
-    for line in outcome_lines(res.reverse):
-        click.echo(line)
-    assert res.forward is not None
-    fo = res.forward
-    notes = []
-    if fo.offset_hunks():
-        notes.append(f"{plural(fo.offset_hunks(), 'hunk')} at an offset")
-    if fo.fuzz_hunks():
-        notes.append(f"{plural(fo.fuzz_hunks(), 'hunk')} with fuzz")
-    click.echo(f"== {new}" + (f" ({', '.join(notes)})" if notes else "") + ("" if fo.ok else ": FAILED"))
-    for line in outcome_lines(fo):
-        click.echo(line)
-    if not fo.ok:
-        click.echo(f"swap: nothing was written to {target}")
-        sys.exit(1)
-    changes, modes = fo.tree.all_changes()
-    commit(tree.root, changes, modes)
-    click.echo(f"swapped {old} -> {new} in {target}")
+    """Reverse OLD (exactly, or within --fuzz) and apply NEW, as one transaction. Run again, it
+    finds NEW applied and OLD not: nothing to do (exit 0)."""
+    res = swap_patches(old, new, target, Options(fuzz, strip, on_wait=waiting(target, click.echo)))
+    code = render_swap(res, old, new, target, click.echo)
+    if code:
+        sys.exit(code)

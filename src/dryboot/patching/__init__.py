@@ -17,12 +17,16 @@ Modules (import the one you need; nothing heavy is imported here):
   applying one hunk, per-hunk results (``match`` is an alias kept for older imports).
 - :mod:`dryboot.patching.apply` -- applying one patch to a tree, per-hunk census.
 - :mod:`dryboot.patching.paths` -- target-directory confinement (no absolute, ``..``, symlinks).
-- :mod:`dryboot.patching.transaction` -- all-or-nothing writes with a journal.
-- :mod:`dryboot.patching.series` -- quilt ``series`` files; apply and status of a stack.
+- :mod:`dryboot.patching.transaction` -- all-or-nothing writes with an (untrusted, checked)
+  journal, under an advisory lock on the target.
+- :mod:`dryboot.patching.series` -- quilt ``series`` files: entries, disabled and unlisted
+  patches, every patch parsed.
 - :mod:`dryboot.patching.state` -- the state of a tree under a series: the applied prefix,
-  proven by reversal, and the judgement of the patches after it.
+  proven by reversal, the judgement of the patches after it, and a series run in memory.
 - :mod:`dryboot.patching.check` -- ``series check`` against an upstream git tag.
-- :mod:`dryboot.patching.swap` -- replace one applied patch by another in one transaction.
+- :mod:`dryboot.patching.stack` -- the typed entry points: apply a series (transactional), a
+  tree's state under a series, swap one patch for another; results, never printing (the CLI's
+  :mod:`dryboot.cli.patch_report` renders them).
 """
 
 from dryboot.patching.place import FileRun, HunkResult, HunkSides, run_hunks, sides, split_keep

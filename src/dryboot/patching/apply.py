@@ -283,7 +283,7 @@ def _apply_section(
         op = "modify"
     assert path is not None
     path = tree.confine(path, src, where)
-    out = FileOutcome(path, op)
+    out = FileOutcome(path, op, [], "", "")  # every field given: the record's quick path
     target = path
     if op in ("rename", "copy"):
         assert new_name is not None
@@ -323,7 +323,7 @@ def _apply_section(
         run = _prefiltered(tree, path, cur, patch, sec, reverse, fuzz, measure, quick)
     else:
         run = _Ran.of(
-            run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure, tree.pieces(path, cur))
+            run_hunks(tree.split(path, cur), _sides(patch, sec, reverse), fuzz, measure, tree.pieces(path, cur), False)
         )
     out.results = run.results
     if not run.ok:
@@ -568,11 +568,11 @@ def _prefiltered(
             produced.update(c.made)
     hunks = _sides(patch, sec, reverse)
     if not rejected:
-        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure, tree.pieces(path, data)))
+        return _Ran.of(run_hunks(tree.split(path, data), hunks, fuzz, measure, tree.pieces(path, data), False))
     keep = [s for h, s in zip(parsed, hunks, strict=True) if h.number not in rejected]
     if not keep:
         return _Ran(data, [rejected[h.number] for h in parsed])
-    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure, tree.pieces(path, data)))
+    run = _Ran.of(run_hunks(tree.split(path, data), keep, fuzz, measure, tree.pieces(path, data), False))
     got = {r.number: r for r in run.results}
     results = [rejected[h.number] if h.number in rejected else got[h.number] for h in parsed]
     return _Ran(run.data, results, run.lines, run.pieces)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
 from dryboot.patching.apply import PatchOutcome, Tree, patch_status
+from dryboot.patching.census import outcome_lines
 from dryboot.patching.parse import PatchFile
 from dryboot.patching.series import SeriesEntry, load_series
 from dryboot.patching.transaction import commit
@@ -185,21 +186,28 @@ def _commit_outcome(target: str, out: PatchOutcome) -> None:
     commit(target, dict(changes), dict(modes))
 
 
+def _quiet(line: str) -> None:
+    """The default ``echo``: progress lines go nowhere."""
+
+
 def check_series(
     directory: str,
     upstream: str,
     ref: str,
     prefix: str = "",
     git_apply_names: str = "",
-    echo: Callable[[str], None] = print,
+    echo: Callable[[str], None] | None = None,
 ) -> CheckReport:
     """Check the series in ``directory`` against ``ref`` of the git repository ``upstream``.
+    Nothing is printed: ``echo`` (when given) receives each progress line and finding as it
+    comes; the report holds the findings.
 
     :param prefix: the package directory inside the repository (patch paths are relative to
         it after the strip level).
     :param git_apply_names: ``all`` or comma-separated series names for pass 2 (empty: none).
     :raises InputError: bad series, unknown names, not a git repository, unknown ref.
     """
+    echo = echo or _quiet
     patches = load_series(directory)
     names = [e.name for e, _ in patches]
     if git_apply_names.strip() == "all":
@@ -265,8 +273,6 @@ def _pass1(
             )
             mine = engine_notable(st.forward)
         else:
-            from dryboot.patching.census import outcome_lines
-
             report.fail(e.name, f"does not apply ({st.state}):\n" + "\n".join(outcome_lines(st.forward)))
             mine = engine_notable(st.forward)
         if gnu is not None:

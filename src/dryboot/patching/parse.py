@@ -107,7 +107,8 @@ class Problem:
     :param lineno: 1-based line number in the patch file.
     :param kind: ``count`` (declared count differs from the body), ``stray`` (a line after a
         complete hunk), ``noop`` (a hunk with no ``-``/``+`` line), ``marker`` (a misplaced
-        ``\\ No newline`` line).
+        ``\\ No newline`` line), ``extra`` (context lines past the counts before the next file:
+        GNU patch and git skip them, so appliers do; ``hunks fix`` counts them).
     :param message: the reason, phrased for the user.
     """
 
@@ -182,6 +183,7 @@ class Hunk:
         self._texts: tuple[list[bytes], str] | None = None
         self._sides: tuple[tuple[bytes, ...], tuple[bytes, ...], int, int] | None = None
         self.problems: list[Problem] = [] if problems is None else problems
+        self.extra: list[BodyLine] = []  # context lines past the counts that appliers skip (see Problem "extra")
 
     @property
     def lines(self) -> list[BodyLine]:
@@ -317,6 +319,7 @@ class FileSection:
     old_mode: int | None = None
     new_mode: int | None = None
     hunks: list[Hunk] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def display_name(self) -> str:
         """The name to show the user (the new name, else the old, with ``a/``/``b/`` kept)."""
@@ -346,9 +349,15 @@ class PatchFile:
                 out.extend(h.problems)
         return sorted(out, key=lambda p: p.lineno)
 
+    def notes(self) -> list[str]:
+        """Warnings about this patch that do not stop it (a file name GNU patch reads short)."""
+        return [n for s in self.sections for n in s.notes]
+
     def require_valid(self) -> None:
-        """Raise :class:`InputError` for the first problem, if any (used before applying)."""
-        probs = self.all_problems()
+        """Raise :class:`InputError` for the first problem, if any (used before applying); an
+        ``extra`` problem (context past a hunk's counts, which GNU patch and git skip) is not
+        one an applier stops at."""
+        probs = [p for p in self.all_problems() if p.kind != "extra"]
         if probs:
             p = probs[0]
             raise InputError(self.source, f"line {p.lineno}", p.message)
@@ -464,15 +473,23 @@ def _is_epoch(ts: bytes) -> bool:
     return t == 0
 
 
-def _header_name(rest: bytes) -> tuple[bytes, bytes]:
-    """Split the text after ``--- ``/``+++ `` into (name, timestamp)."""
+def _header_name(rest: bytes) -> tuple[bytes, bytes, bytes | None]:
+    """Split the text after ``--- ``/``+++ `` into (name, timestamp, meant) as GNU patch 2.7.6
+    reads it: a quoted name is unquoted; else the name ends at a tab, or, without a tab, at the
+    first space (so ``b/Core and Builtins/x.rst`` names ``b/Core``). ``meant`` is the whole
+    unquoted text when that cut a name with spaces (not a timestamp) short, else None."""
     if rest.startswith(b'"'):
         name, after = _unquote(rest)
-        return name, after.strip()
+        return name, after.strip(), None
     if b"\t" in rest:
         name, ts = rest.split(b"\t", 1)
-        return name, ts
-    return rest.rstrip(b" "), b""
+        return name, ts, None
+    whole = rest.rstrip(b" \r")
+    k = whole.find(b" ")
+    if k < 0:
+        return whole, b"", None
+    name, ts = whole[:k], whole[k + 1 :].lstrip(b" ")
+    return name, ts, (None if _timestamp(ts) is not None else whole)
 
 
 def _git_names(rest: bytes) -> tuple[bytes, bytes] | None:
@@ -548,6 +565,20 @@ class _Parser:
             return True
         return self.is_triple(i)
 
+    def text_until_section(self, i: int) -> int | None:
+        """When the lines from ``i`` on are free text up to the next file section (or the end of
+        the patch) -- a blank line, a ``git log -p`` commit header, an ``Index:``/``====`` block
+        before ``diff --git``, a trailer -- the index of that section (or the end); None when a
+        ``@@`` hunk header comes first (a hunk without a file header: GNU patch would drop it)."""
+        lines = self.lines
+        for k in range(i, self.n):
+            ln = lines[k]
+            if ln.startswith(b"@@ -"):
+                return None
+            if ln.startswith((b"diff ", b"Index: ", b"--- ")) and self.section_start(k):
+                return k
+        return self.n
+
     def check_crlf(self, i: int) -> None:
         if self.lines[i].endswith(b"\r"):
             raise self.err(
@@ -559,9 +590,6 @@ class _Parser:
     # -- top level -----------------------------------------------------------------------
     def run(self) -> PatchFile:
         lines = self.lines
-        for k, ln in enumerate(lines if self.has_nul else ()):
-            if b"\x00" in ln:
-                raise self.err(k, "NUL byte in the patch: binary content is not supported")
         i = 0
         expect_structure = False  # True right after a hunk: only structure may follow
         while i < self.n:
@@ -592,6 +620,11 @@ class _Parser:
                     raise self.err(
                         i, f"binary patch ({ln.decode('utf-8', 'replace')}): binary patches are not supported"
                     )
+                after = self.text_until_section(i)
+                if after is not None:  # text between file sections (a commit's header, Index:)
+                    i = after
+                    expect_structure = False
+                    continue
                 self.problems.append(
                     Problem(
                         i + 1,
@@ -611,7 +644,7 @@ class _Parser:
         return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
 
     def no_sections(self) -> None:
-        import re
+        import re  # at call: an error path only (see _ED_PATTERN); `re` stays out of every start
 
         lines = self.lines
         for k, ln in enumerate(lines):
@@ -645,8 +678,19 @@ class _Parser:
     def names_from_pair(self, sec: FileSection, i: int) -> None:
         self.check_crlf(i)
         self.check_crlf(i + 1)
-        oname, ots = _header_name(self.lines[i][4:])
-        nname, nts = _header_name(self.lines[i + 1][4:])
+        for k in (i, i + 1):
+            if self.has_nul and b"\x00" in self.lines[k]:
+                raise self.err(k, "NUL byte in a file name: refused")
+        oname, ots, ometa = _header_name(self.lines[i][4:])
+        nname, nts, nmeta = _header_name(self.lines[i + 1][4:])
+        for k, name, meant in ((i, oname, ometa), (i + 1, nname, nmeta)):
+            if meant is not None:
+                sec.notes.append(
+                    f"{self.source}: line {k + 1}: unquoted file name with spaces: GNU patch 2.7.6 "
+                    f"reads {os.fsdecode(name)!r} (the name ends at the first space), and so does "
+                    f"dryboot, to build the same tree; the header probably meant "
+                    f"{os.fsdecode(meant)!r} (quote it, as git does, or end it with a tab)"
+                )
         if oname == b"/dev/null" or (not sec.git and _is_epoch(ots)):
             sec.old_absent = True
         if nname == b"/dev/null" or (not sec.git and _is_epoch(nts)):
@@ -655,8 +699,10 @@ class _Parser:
             return  # names come from rename/copy headers
         if sec.git:
             # git apply: the ---/+++ names must be the 'diff --git' line's names
-            for k, (name, git_name, side) in enumerate(((oname, sec.old, "old"), (nname, sec.new, "new"))):
-                if name == b"/dev/null" or git_name is None:
+            for k, (name, git_name, side, meant) in enumerate(
+                ((oname, sec.old, "old", ometa), (nname, sec.new, "new", nmeta))
+            ):
+                if name == b"/dev/null" or git_name is None or meant is not None:
                     continue
                 mine, theirs = Name(name), git_name
                 if (mine.stripped(1) or mine.raw) != (theirs.stripped(1) or theirs.raw):
@@ -689,6 +735,18 @@ class _Parser:
         j = i + 1
         while j < self.n:
             ln = self.lines[j]
+            if _is_binary_notice(ln) and not sec.new_absent and not sec.rename and not sec.copy:
+                # a notice with no data (git diff without --binary): GNU patch 2.7.6 creates the
+                # file empty (new file mode) or leaves it as it is, and exits 0 -- so a tree
+                # dpkg-source builds has it so; dryboot builds the same tree, and says so
+                what = "creates it empty" if sec.old_absent else "leaves it unchanged"
+                sec.notes.append(
+                    f"{self.source}: line {j + 1}: {sec.display_name()}: a binary file with no data in the "
+                    f"patch ({ln.decode('utf-8', 'replace')}): GNU patch 2.7.6 {what}, and so does dryboot, "
+                    "to build the same tree; its real content is not in this patch"
+                )
+                j += 1
+                break
             if ln.startswith(b"GIT binary patch") or _is_binary_notice(ln):
                 raise self.err(j, f"binary patch for {sec.display_name()}: binary patches are not supported")
             if ln.startswith(GIT_HEADERS):
@@ -782,6 +840,16 @@ class _Parser:
         except IndexError:  # a blank row, which reads as context
             kinds = bytes(map(_FIRST_BYTE, map(_PAD, window)))
         end = len(kinds) - len(kinds.lstrip(b" +-"))  # the run of context, removed, added rows
+        if MINUS in kinds[:end]:
+            # the run may go on into the next file's `--- a/x` / `+++ b/x` header (a quilt or
+            # `diff -u` patch without `diff` lines): it ends there
+            k = kinds.find(MINUS)
+            while 0 <= k < end:
+                nxt = start + k + 1
+                if window[k].startswith(b"--- ") and nxt < self.n and self.lines[nxt].startswith(b"+++ "):
+                    end = k
+                    break
+                k = kinds.find(MINUS, k + 1)
         if end == len(window) and start + end < self.n:
             return None  # no end in sight: the counts are wrong
         if end < len(window) and kinds[end] == BSL:
@@ -840,8 +908,8 @@ class _Parser:
                     and lines[i + 2].startswith(b"@@ -")
                 ):
                     break  # the next file section
-                if complete and ln in _SIGNATURES:
-                    break  # the counts are complete: a mail signature, not a removed "- " line
+                if complete and (ln in _SIGNATURES or ln.rstrip(b" \t\r") == b"---"):
+                    break  # the counts are complete: a mail signature or a '---' trailer, not a removed line
                 old += 1
             elif kind == PLUS:
                 new += 1
@@ -855,11 +923,30 @@ class _Parser:
         end = i
         if k < 0:
             k = len(body)
-        blank_extra = met is not None and all(lines[b.lineno - 1] == b"" for b in body[k:])
+        # past the declared counts, lines that are empty or hold only white space (an empty
+        # context line " " GNU diff never writes there) are what GNU patch ignores
+        blank_extra = met is not None and all(not lines[b.lineno - 1].strip(b" \t") for b in body[k:])
         if old == dold and new == dnew:
             h.lines = body
-        elif blank_extra and end == n:
-            h.lines = body[:k]  # blank lines at the end of the file
+        elif blank_extra and (end == n or self.text_until_section(end) is not None):
+            h.lines = body[:k]  # blank lines at the end of the file, or before the next file's section
+        elif (
+            met is not None
+            and all(b.kind == SP for b in body[k:])
+            and (end == n or self.text_until_section(end) is not None)
+        ):
+            # context lines past the declared counts, then the next file's section: GNU patch and
+            # git both read the hunk by its counts and skip them; so does dryboot, saying so
+            h.lines, h.extra = body[:k], body[k:]
+            extra = len(h.extra)
+            what = (
+                f"hunk {h.number} of {sec.display_name()}: {extra} context line{'s' if extra != 1 else ''} "
+                f"after its declared counts (-{dold} +{dnew}) are complete"
+            )
+            sec.notes.append(f"{self.source}: line {met + 1}: {what}, ignored as GNU patch and git ignore them")
+            h.problems.append(
+                Problem(met + 1, "extra", f"{what} (GNU patch and git ignore them; `hunks fix` counts them)")
+            )
         elif blank_extra:
             h.lines = body
             h.problems.append(

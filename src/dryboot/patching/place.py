@@ -27,7 +27,7 @@ Entry point: :func:`run_hunks` (the lines of a file, its hunks, a maximum fuzz l
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from io import BytesIO
 from itertools import accumulate
 
@@ -106,7 +106,7 @@ def _runs(body: Sequence[tuple[str, bytes]]) -> tuple[tuple[str, int, tuple[byte
 
 
 def _kind_runs(kinds: str, lines: Sequence[bytes]) -> tuple[tuple[str, int, tuple[bytes, ...]], ...]:
-    import re  # only for hunks placed with fuzz or over consumed lines
+    import re  # at call: only for hunks placed with fuzz or over consumed lines
 
     out: list[tuple[str, int, tuple[bytes, ...]]] = []
     for m in re.finditer(r" +|-+|\++", kinds):
@@ -329,28 +329,47 @@ def is_misordered(p: int, lead: int, consumed: int) -> bool:
 
 
 class FileView:
-    """The input lines (1-based) with a line index built on first need, so that a hunk far from
-    its expected line is found without comparing at every position."""
+    """The input lines (1-based), and on first need the whole text with each line's offset in
+    it, so that a hunk far from its expected line is found by a byte search (in C) for its
+    rarest line instead of comparing at every position or indexing every line."""
 
-    __slots__ = ("_index", "lines", "n")
+    __slots__ = ("_data", "_starts", "lines", "n")
 
     def __init__(self, lines: Sequence[bytes]) -> None:
         self.lines = lines if isinstance(lines, list) else list(lines)
         self.n = len(self.lines)
-        self._index: dict[bytes, list[int]] | None = None
+        self._data: bytes | None = None
+        self._starts: list[int] = []
 
     def line(self, k: int) -> bytes | None:
         """Input line ``k`` (1-based), or None outside the file."""
         return self.lines[k - 1] if 1 <= k <= self.n else None
 
+    def _text(self) -> bytes:
+        """An LF, then every line: so each line starts right after an LF (built once)."""
+        if self._data is None:
+            self._data = b"\n" + b"".join(self.lines)
+            self._starts = list(accumulate(map(len, self.lines), initial=1))
+        return self._data
+
+    def count_of(self, text: bytes) -> int:
+        """About how many lines hold ``text`` (a line starting with it, when ``text`` has no LF):
+        a ranking of rarity, counted in C."""
+        return self._text().count(b"\n" + text)
+
     def positions_of(self, text: bytes) -> list[int]:
         """Every 1-based line number holding exactly ``text``, ascending."""
-        if self._index is None:
-            idx: dict[bytes, list[int]] = {}
-            for k, line in enumerate(self.lines, 1):
-                idx.setdefault(line, []).append(k)
-            self._index = idx
-        return self._index.get(text, [])
+        data = self._text()
+        needle = b"\n" + text
+        whole = text.endswith(b"\n")
+        out: list[int] = []
+        find = data.find
+        pos = find(needle)
+        while pos >= 0:
+            if whole or pos + len(needle) == len(data):
+                out.append(bisect_left(self._starts, pos + 1) + 1)
+            pos = find(needle, pos + len(needle) - 1 if whole else pos + 1)
+        return out
 
     def matches(self, old: Sequence[bytes], p: int, lo: int, hi: int) -> bool:
         """Whether old-side lines ``lo`` to ``hi - 1`` equal the input lines from ``p + lo``, byte
@@ -402,7 +421,15 @@ def find_position(view: FileView, h: HunkSides, expected: int, consumed: int, to
         if view.matches(old, p, lo, hi):
             return p
     # the rest of the order: rank the positions where the rarest compared line occurs
-    key = min(range(lo, hi), key=lambda i: len(view.positions_of(old[i])))
+    # (counting is a scan of the file: the longest lines first, which are the rarest, mostly;
+    # at most 8, and none after one that occurs at most 4 times)
+    key, fewest = lo, -1
+    for i in sorted(range(lo, hi), key=lambda i: -len(old[i]))[:8]:
+        c = view.count_of(old[i])
+        if fewest < 0 or c < fewest:
+            key, fewest = i, c
+        if c <= 4:
+            break
     ranked: list[tuple[int, int]] = []
     for q in view.positions_of(old[key]):
         p = q - key
@@ -678,6 +705,7 @@ def run_hunks(
     max_fuzz: int = 0,
     measure: bool = True,
     pieces: Pieces | None = None,
+    detect_reversed: bool | None = None,
 ) -> FileRun:
     """Place and apply ``hunks`` on ``lines`` (see :func:`split_keep`) as GNU patch 2.7.6 does
     with ``-f --fuzz max_fuzz``: byte-identical output, per-hunk outcome, offsets and fuzz.
@@ -685,7 +713,8 @@ def run_hunks(
     A failed hunk changes nothing and later hunks are still tried; ``data`` is then the partial
     result GNU patch would write. With ``measure`` a failure also gets the fuzz level that would
     have placed it and evidence, and ``reversed`` reports GNU patch's reversed-patch detection
-    (see :func:`reversed_fits`): reported, never taken. ``pieces``: where the bytes of
+    (see :func:`reversed_fits`): reported, never taken (``detect_reversed`` False skips that
+    detection, which costs a second search of the first hunk; default: as ``measure``). ``pieces``: where the bytes of
     ``lines`` live (see :class:`Pieces`; the output's are then in ``FileRun.pieces``).
     """
     view = FileView(lines)
@@ -695,7 +724,7 @@ def run_hunks(
     reversed_seen = False
     for idx, h in enumerate(hunks):
         levels = fuzz_levels(h, max_fuzz)
-        if idx == 0 and measure and h.old:
+        if idx == 0 and (measure if detect_reversed is None else detect_reversed) and h.old:
             reversed_seen = reversed_fits(view, h, levels)
         before = _State(state.offset, state.consumed, state.growth)
         found = locate(view, h, state, levels)
@@ -708,7 +737,8 @@ def run_hunks(
             state.growth += len(h.new) - len(h.old)
             offset = p - start
             status = "fuzz" if found.level else ("offset" if offset else "exact")
-            results.append(HunkResult(h.number, status, offset, line_no, fuzz=found.level, tie=tie))
+            # every field in order: the record's quick path (no keyword handling)
+            results.append(HunkResult(h.number, status, offset, line_no, found.level, None, tie, "", False, False))
             continue
         misordered = p is not None
         line_no = (p if p is not None else start) + state.growth

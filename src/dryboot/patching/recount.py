@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from dryboot.errors import InputError
 from dryboot.patching.parse import Hunk, PatchFile, Problem, parse_patch
+from dryboot.patching.transaction import write_atomic
 
 
 def check_patch(data: bytes, source: str) -> list[Problem]:
@@ -95,7 +97,7 @@ def fix_patch(data: bytes, source: str) -> FixResult:
             for p in h.problems:
                 if p.kind == "marker":
                     res.unfixable.append(p)
-            body = h.lines if blank is None else [b for b in h.lines if b.lineno < blank.lineno]
+            body = h.lines + h.extra if blank is None else [b for b in h.lines if b.lineno < blank.lineno]
             co = sum(1 for b in body if b.kind != 0x2B)
             cn = sum(1 for b in body if b.kind != 0x2D)
             ostart = _side(h.old_start, h.old_count, co)
@@ -133,13 +135,11 @@ def fix_patch(data: bytes, source: str) -> FixResult:
 
 
 def fix_file(path: str) -> FixResult:
-    """Recount the patch file at ``path`` in place (temporary file + rename, mode kept).
+    """Recount the patch file at ``path`` in place (temporary file + rename, mode kept; a
+    symlinked patch stays a symlink: the file it points to is rewritten).
 
     :raises InputError: unreadable or unparseable patch.
     """
-    from dryboot.errors import InputError
-    from dryboot.patching.transaction import _write_atomic
-
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -148,8 +148,9 @@ def fix_file(path: str) -> FixResult:
     res = fix_patch(data, path)
     if res.changes:
         try:
-            mode = os.stat(path).st_mode & 0o7777
-            _write_atomic(path, res.data, mode)
+            real = os.path.realpath(path)
+            mode = os.stat(real).st_mode & 0o7777
+            write_atomic(real, res.data, mode)
         except OSError as exc:
             raise InputError(
                 path, None, f"cannot write the fixed patch ({exc.strerror}); the file is unchanged"

@@ -21,7 +21,7 @@ lines do not occur in a file is rejected without a search (see ``prefilter`` in
 
 from __future__ import annotations
 
-from dryboot.patching._record import record
+from dryboot.patching._record import field, record
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
 from dryboot.patching.parse import PatchFile
 from dryboot.patching.place import HunkResult
@@ -30,10 +30,25 @@ from dryboot.patching.series import SeriesEntry
 Patch = tuple[SeriesEntry, PatchFile]
 
 
-def _cost(out: PatchOutcome) -> tuple[int, int]:
-    """How far from its headers a (successful) placement is: total fuzz, then total offset."""
+def _cost(out: PatchOutcome, patch: PatchFile, new_side: bool) -> tuple[int, int, int]:
+    """How weak the evidence of a (successful) placement is: the hunks whose sought side is
+    empty (a zero-context deletion's new side, a zero-context insertion's old side: they "fit"
+    anywhere, so they prove nothing), then total fuzz, then total offset. ``new_side``: the
+    placement sought the hunks' new sides."""
     hs = out.hunks()
-    return sum(r.fuzz for r in hs), sum(abs(r.offset) for r in hs)
+    return _blind(patch, new_side), sum(r.fuzz for r in hs), sum(abs(r.offset) for r in hs)
+
+
+def _blind(patch: PatchFile, new_side: bool) -> int:
+    """How many hunks of ``patch`` have an empty new side (``new_side``) or old side."""
+    key = ("blind", new_side)
+    got = patch.cache.get(key)
+    if got is None:
+        got = patch.cache[key] = sum(
+            1 for s in patch.sections for h in s.hunks if (h.counted_new if new_side else h.counted_old) == 0
+        )
+    assert isinstance(got, int)
+    return got
 
 
 def _ok(r: HunkResult | None) -> bool:
@@ -100,7 +115,7 @@ def judge(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int = 0) -> Pa
             tree, patch, entry.strip, not entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True
         )
     if fwd.ok and bwd.ok:
-        nearer = _cost(bwd) <= _cost(fwd)
+        nearer = _cost(bwd, patch, not entry.reverse) <= _cost(fwd, patch, entry.reverse)
         st = PatchStatus("applied" if nearer else "applicable", _hunk_statuses(fwd, bwd), fwd, bwd)
         if nearer:
             for h in st.hunks:
@@ -159,7 +174,7 @@ def _reverses(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int) -> _R
     fwd = apply_patch(
         tree, patch, entry.strip, entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True, quick=True
     )
-    if fwd.ok and _cost(fwd) < _cost(bwd):
+    if fwd.ok and _cost(fwd, patch, entry.reverse) < _cost(bwd, patch, not entry.reverse):
         return None
     return _Reversal(bwd, fwd if fwd.ok else None)
 
@@ -257,3 +272,48 @@ def _last_named(patches: list[Patch]) -> dict[str, int]:
                 if got is not None:
                     last["/".join(c for c in got.split("/") if c not in ("", "."))] = i
     return last
+
+
+@record
+class StepResult:
+    """One patch of a series run: ``state`` is ``applied`` (now), ``already`` (proven applied:
+    skipped, never reversed), or ``failed``; ``outcome`` the forward census; ``status`` the
+    full judgement (per-hunk states and a note)."""
+
+    entry: SeriesEntry
+    state: str
+    outcome: PatchOutcome
+    status: PatchStatus
+
+
+@record
+class SeriesRun:
+    """A series apply: the steps in order and whether everything applied (then ``tree``
+    holds every change, ready to commit); ``prefix`` patches were found applied already."""
+
+    steps: list[StepResult] = field(default_factory=list)
+    ok: bool = True
+    tree: Tree | None = None
+    prefix: int = 0
+
+
+def run_series(patches: list[tuple[SeriesEntry, PatchFile]], tree: Tree, fuzz: int = 0) -> SeriesRun:
+    """Apply ``patches`` in order onto ``tree`` (in memory) after the applied prefix, stopping
+    at the first patch that is neither applicable nor applied (see :mod:`dryboot.patching.state`).
+
+    The patches of the proven applied prefix are skipped (never reversed, never re-applied); a
+    patch is applied when GNU patch ``-f --fuzz fuzz`` would apply every hunk and its new side
+    is not already where its headers put it.
+    """
+    state = stack_state(patches, tree, fuzz, stop=True)
+    run = SeriesRun(tree=state.tree, prefix=state.prefix)
+    for (e, _), st in zip(patches, state.statuses, strict=False):
+        if st.state == "applicable":
+            run.steps.append(StepResult(e, "applied", st.forward, st))
+        elif st.state == "applied":
+            run.steps.append(StepResult(e, "already", st.forward, st))
+        else:
+            run.steps.append(StepResult(e, "failed", st.forward, st))
+            run.ok = False
+            break
+    return run

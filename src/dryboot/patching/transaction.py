@@ -8,6 +8,13 @@ over the original. SIGINT/SIGTERM/SIGHUP during the write phase roll back; a pro
 outright leaves the journal behind, and :func:`recover` (run at the start of every writing
 command) restores from it. Nothing is written outside the target directory.
 
+The journal is data found in the target, so it is not trusted: before anything is restored,
+every entry must be well-formed and name a path inside the target (relative, no ``..``, no
+symlinked parent, not in the journal directory) and a backup that is a regular file in the
+journal directory (itself a real directory, not a symlink); else :class:`InputError`, and
+nothing is touched. :func:`locked` holds an advisory lock (``flock``) on the target directory
+for a whole transaction: a second writer waits for the first to finish, then sees its result.
+
 Durability (what survives what):
 
 - *The process dying* (``kill -9``, a crash) at any point: the backups (hard links to the original
@@ -25,6 +32,7 @@ Durability (what survives what):
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 
@@ -66,7 +74,7 @@ def _fsync_dir(path: str) -> None:
 def _syncfs(path: str) -> bool:
     """Flush the file system holding ``path`` (Linux ``syncfs``): one call instead of one
     ``fsync`` per written file. False where it is not available."""
-    import ctypes
+    import ctypes  # at call: DRYBOOT_SYNC=1 only; ctypes costs every other run's start
 
     try:
         fn = ctypes.CDLL(None, use_errno=True).syncfs
@@ -97,12 +105,14 @@ def _make_durable(root: str, paths: list[str]) -> None:
             os.close(fd)
 
 
-def _write_atomic(path: str, data: bytes, mode: int | None, durable: bool = True) -> None:
+def write_atomic(path: str, data: bytes, mode: int | None, durable: bool = True) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory + rename
     (``durable``: fsync before the rename; else the caller flushes, see :func:`_make_durable`)."""
     d, base = os.path.split(path)
     tmp = os.path.join(d, f".{base}.dryboot-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    with _signals.suppress(FileNotFoundError):
+        os.unlink(tmp)  # a leftover (or planted) temp file, never written through
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
     try:
         try:
             view = memoryview(data)
@@ -138,7 +148,7 @@ def _drop_dir(d: str) -> None:
     try:
         os.rmdir(d)
     except OSError:  # something else in it: remove it all
-        import shutil
+        import shutil  # at call: a journal directory someone added files to (rare; shutil is slow to import)
 
         shutil.rmtree(d, ignore_errors=True)
 
@@ -155,26 +165,111 @@ def _remove_empty_dirs(root: str, rel: str) -> None:
         parts.pop()
 
 
-def pending(root: str) -> list[dict[str, Any]] | None:
-    """The journal of an interrupted transaction in ``root`` (one entry per file it touched:
-    ``path``, ``backup`` name or None for a file it created, ``mode``), or None when there is
-    none. Reading it changes nothing."""
-    jpath = os.path.join(root, JOURNAL_DIR, JOURNAL)
+def _journal_dir(root: str) -> str | None:
+    """The journal directory of ``root`` when there is one (None when absent); a symlink or a
+    non-directory in its place is refused (its files would be outside the target)."""
+    jdir = os.path.join(root, JOURNAL_DIR)
     try:
-        with open(jpath, encoding="utf-8") as fh:
-            import json  # only when there is a journal
-
-            entries: list[dict[str, Any]] = json.load(fh)
+        st = os.lstat(jdir)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise InputError(jpath, None, f"unreadable journal of an interrupted transaction ({exc})") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise InputError(jdir, None, "not a directory (a symlink or a file where dryboot's journal belongs): refused")
+    return jdir
+
+
+def _bad(jpath: str, what: str) -> InputError:
+    return InputError(
+        jpath,
+        None,
+        f"damaged journal of an interrupted transaction ({what}): nothing was restored; inspect it, "
+        "then remove the directory to discard it",
+    )
+
+
+def _inside(root: str, rel: str) -> bool:
+    """``rel`` names a path inside ``root`` that no symlink leads out of: relative, no ``..``,
+    not in the journal directory, no component before the last a symlink or a non-directory."""
+    if not rel or rel.startswith("/") or "\x00" in rel:
+        return False
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts) or parts[0] == JOURNAL_DIR:
+        return False
+    cur = root
+    for comp in parts[:-1]:
+        cur = os.path.join(cur, comp)
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return True  # the rest does not exist: restoring creates it as directories
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+    return True
+
+
+def _checked(root: str, jdir: str, jpath: str, entries: object) -> list[dict[str, Any]]:
+    """The journal's entries once every one is well-formed and confined (see the module
+    docstring); :class:`InputError` naming the first that is not."""
+    if not isinstance(entries, list):
+        raise _bad(jpath, "not a list of entries")
+    seen: set[str] = set()
+    for k, e in enumerate(entries, 1):
+        if not isinstance(e, dict) or set(e) != {"path", "backup", "mode"}:
+            raise _bad(jpath, f"entry {k} is not {{path, backup, mode}}")
+        rel, backup, mode = e["path"], e["backup"], e["mode"]
+        if not isinstance(rel, str) or not _inside(root, rel):
+            raise _bad(jpath, f"entry {k}: path {rel!r} is not inside the target")
+        if rel in seen:
+            raise _bad(jpath, f"entry {k}: path {rel!r} listed twice")
+        seen.add(rel)
+        if backup is None:
+            if mode is not None:
+                raise _bad(jpath, f"entry {k}: a mode without a backup")
+            continue
+        if not (isinstance(backup, str) and backup[:1] == "b" and backup[1:].isdigit() and backup.isascii()):
+            raise _bad(jpath, f"entry {k}: backup {backup!r} is not a journal file name")
+        if not (isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode <= 0o7777):
+            raise _bad(jpath, f"entry {k}: mode {mode!r} is not permission bits")
+        try:
+            bst = os.lstat(os.path.join(jdir, backup))
+        except OSError:
+            raise _bad(jpath, f"entry {k}: backup {backup} is missing") from None
+        if not stat.S_ISREG(bst.st_mode):
+            raise _bad(jpath, f"entry {k}: backup {backup} is not a regular file")
     return entries
+
+
+def pending(root: str) -> list[dict[str, Any]] | None:
+    """The journal of an interrupted transaction in ``root`` (one entry per file it touched:
+    ``path``, ``backup`` name or None for a file it created, ``mode``), checked (see the module
+    docstring), or None when there is none. Reading it changes nothing.
+
+    :raises InputError: the journal is unreadable, damaged, or names anything outside the target.
+    """
+    jdir = _journal_dir(root)
+    if jdir is None:
+        return None
+    jpath = os.path.join(jdir, JOURNAL)
+    try:
+        fd = os.open(jpath, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _bad(jpath, f"cannot read it: {exc.strerror}") from None
+    try:
+        with open(fd, encoding="utf-8", closefd=True) as fh:
+            import json  # at call: only when there is a journal (json costs the common start)
+
+            entries = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise _bad(jpath, f"unreadable: {exc}") from None
+    return _checked(root, jdir, jpath, entries)
 
 
 def rolled_back(root: str, entries: list[dict[str, Any]]) -> tuple[dict[str, bytes | None], dict[str, int]]:
     """What :func:`recover` would restore, as pending changes (path -> bytes or None, path ->
-    mode): lay them over the tree to see it as it will be after the roll-back."""
+    mode): lay them over the tree to see it as it will be after the roll-back. ``entries`` as
+    :func:`pending` returns them."""
     jdir = os.path.join(root, JOURNAL_DIR)
     changes: dict[str, bytes | None] = {}
     modes: dict[str, int] = {}
@@ -188,49 +283,111 @@ def rolled_back(root: str, entries: list[dict[str, Any]]) -> tuple[dict[str, byt
     return changes, modes
 
 
-def recover(root: str) -> bool:
-    """Roll back an interrupted transaction in ``root`` if its journal is present.
+def recover(root: str) -> list[dict[str, Any]] | None:
+    """Roll back an interrupted transaction in ``root`` if its journal is present (checked
+    first: see :func:`pending`).
 
-    :returns: True when something was restored.
+    :returns: the journal's entries when something was restored, else None.
+    :raises InputError: a damaged or hostile journal (nothing is touched).
     """
-    jdir = os.path.join(root, JOURNAL_DIR)
-    jpath = os.path.join(jdir, JOURNAL)
-    if not os.path.exists(jpath):
-        if os.path.isdir(jdir):
-            _drop_dir(jdir)  # journal never completed: nothing touched
-        return False
-    import json
-
-    with open(jpath, encoding="utf-8") as fh:
-        entries = json.load(fh)
+    jdir = _journal_dir(root)
+    if jdir is None:
+        return None
+    entries = pending(root)
+    if entries is None:
+        _drop_dir(jdir)  # journal never completed: nothing touched
+        return None
     _restore(root, entries)
-    os.unlink(jpath)
+    os.unlink(os.path.join(jdir, JOURNAL))
     _drop_dir(jdir)
-    return True
+    return entries
 
 
 def _restore(root: str, entries: list[dict[str, Any]]) -> None:
+    """Put back what ``entries`` (checked) saved; a path that another kind of file (a directory)
+    now occupies is left as it is rather than removed."""
     jdir = os.path.join(root, JOURNAL_DIR)
     for e in entries:
         path = os.path.join(root, e["path"])
         d, base = os.path.split(path)
         with _signals.suppress(OSError):
             os.unlink(os.path.join(d, f".{base}.dryboot-tmp"))
+        try:
+            st: os.stat_result | None = os.lstat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            continue  # never written by a transaction (commit refuses a directory in the way)
         if e["backup"] is not None:
             with open(os.path.join(jdir, e["backup"]), "rb") as fh:
                 data = fh.read()
             os.makedirs(d, exist_ok=True)
             cur = None
-            with _signals.suppress(OSError), open(path, "rb") as fh2:
-                cur = fh2.read()
-            if cur != data or not os.path.isfile(path):
-                _write_atomic(path, data, e["mode"])
+            if st is not None and stat.S_ISREG(st.st_mode):
+                with _signals.suppress(OSError), open(path, "rb") as fh2:
+                    cur = fh2.read()
+            if cur != data or st is None or not stat.S_ISREG(st.st_mode):
+                write_atomic(path, data, e["mode"])
             else:
                 os.chmod(path, e["mode"])
         else:
-            with _signals.suppress(FileNotFoundError):
+            with _signals.suppress(FileNotFoundError, NotADirectoryError):
                 os.unlink(path)
             _remove_empty_dirs(root, e["path"])
+
+
+def _in_the_way(root: str, rel: str, data: bytes | None, dirs: set[str]) -> str | None:
+    """Why ``rel`` cannot be written (``data``) or deleted (None) under ``root``: a directory
+    (or other non-regular file) where the file goes, or a non-directory among its parents.
+    ``dirs``: the directories already seen to be directories (added to)."""
+    parts = rel.split("/")
+    cur = root
+    for k, comp in enumerate(parts):
+        cur = os.path.join(cur, comp)
+        last = k == len(parts) - 1
+        if not last and cur in dirs:
+            continue
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            return None
+        if not last and stat.S_ISDIR(st.st_mode):
+            dirs.add(cur)
+        if last and not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            return f"{rel}: {kind} is where the patch {'creates' if data is not None else 'deletes'} a file"
+        if not last and not stat.S_ISDIR(st.st_mode):
+            return f"{rel}: {'/'.join(parts[: k + 1])} is a file, not a directory"
+    return None
+
+
+def locked(root: str, shared: bool = False, on_wait: Any = None) -> _Lock:
+    """``with locked(root):`` an advisory lock (``flock``) on the target directory ``root`` for
+    the block: exclusive for a writer, ``shared`` for a reader. A second writer waits until
+    the first is done (calling ``on_wait()`` once, when it has to wait), then sees the first's
+    result: two runs never interleave, and neither's changes are lost."""
+    return _Lock(root, shared, on_wait)
+
+
+class _Lock:
+    def __init__(self, root: str, shared: bool, on_wait: Any) -> None:
+        self.root, self.shared, self.on_wait = root, shared, on_wait
+        self.fd = -1
+
+    def __enter__(self) -> None:
+        self.fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY)
+        op = fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX
+        try:
+            fcntl.flock(self.fd, op | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if self.on_wait is not None:
+                self.on_wait()
+            fcntl.flock(self.fd, op)
+        except OSError:  # a file system without flock: run unlocked, as GNU patch always does
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # releases the lock
 
 
 def _journal_text(entries: list[dict[str, Any]]) -> str:
@@ -245,7 +402,7 @@ def _journal_text(entries: list[dict[str, Any]]) -> str:
         assert isinstance(v, str)
         if v.isascii() and v.isprintable() and '"' not in v and "\\" not in v:
             return f'"{v}"'
-        import json
+        import json  # at call: a name with quotes or non-ASCII only (json costs the common start)
 
         return json.dumps(v)
 
@@ -266,6 +423,11 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
     if not changes and not modes:
         return
     recover(root)
+    seen: set[str] = set()
+    for rel in sorted(changes):
+        why = _in_the_way(root, rel, changes[rel], seen)
+        if why is not None:
+            raise InputError(os.path.join(root, rel), None, f"cannot write: {why}; nothing was written")
     jdir = os.path.join(root, JOURNAL_DIR)
     try:
         os.mkdir(jdir)
@@ -291,7 +453,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 try:
                     os.link(full, backup)
                 except OSError:
-                    import shutil
+                    import shutil  # at call: a file system refusing hard links only (start-up time)
 
                     shutil.copyfile(full, backup)
                 entry["backup"] = name
@@ -326,7 +488,7 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                     if e["backup"] is None:  # a new file (an existing one's directory exists)
                         os.makedirs(os.path.dirname(full), exist_ok=True)
                     mode = modes.get(rel, e["mode"])
-                    _write_atomic(full, data, mode, durable=False)
+                    write_atomic(full, data, mode, durable=False)
                     written.append(full)
                 elif rel in modes and os.path.exists(full):
                     os.chmod(full, modes[rel])
