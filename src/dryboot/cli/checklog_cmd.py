@@ -49,6 +49,7 @@ def check_log(
     # at call: `dryboot --help` and other commands never load check-log (test_help_does_not_import_checklog)
     import json
 
+    # at call: as above
     from dryboot.checklog.check import check_stream, open_log
     from dryboot.checklog.render import log_to_dict, render_log
     from dryboot.errors import InputError

@@ -73,6 +73,7 @@ def profiles(
     if boot:
         if not compare_arms:
             raise click.UsageError("--boot needs --compare A B")
+        # at call: only --boot loads the boot package (a vLLM child process)
         from dryboot.boot.session import parse_gpu
         from dryboot.cli.profiles_boot import run_boot_compare
 
