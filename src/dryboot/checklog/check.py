@@ -23,9 +23,10 @@ from dryboot.checklog.compare import (
     Candidate,
     Comparison,
     Inputs,
+    budget_interval_anywhere,
     compare,
+    describe_budget,
     gib_interval,
-    search_budget_anywhere,
 )
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
@@ -143,7 +144,7 @@ class Combination:
                 parts.append(f"--kv-cache-dtype {value}")
             elif key == "tensor_parallel_size":
                 parts.append(f"TP {value}")
-        return ", ".join(parts)
+        return ", ".join(parts) or "the logged flags"
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,9 @@ def check_facts(
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
     search = None
+    if not unknown and budget is None and any(c.status == "unchecked" for c in comparison.checks):
+        # the flags are known, the budget is not: search the one budget that gives every line
+        search = _search_unknown(facts, model, args, speculative, [], candidate, budget, no_budget)
     if unknown:
         search = _search_unknown(facts, model, args, speculative, unknown, candidate, budget, no_budget)
         at_defaults = "under vLLM's defaults for the unknown flags (see 'unknown flags')"
@@ -421,19 +425,38 @@ def _search_unknown(
             continue
         found = Combination(tuple(combo))
         if "unchecked" in statuses:
-            budgets = []
-            for c in cmp.checks:
-                if c.status == "unchecked":
-                    b = search_budget_anywhere(c.line, inputs, candidate)
-                    if b is None:
-                        break
-                    budgets.append(b)
-            else:
+            joint = _joint_budget(cmp, inputs, candidate, no_budget)
+            if joint is not None:
                 explaining.append(found)
-                budget_notes.append(f"{found.describe()}: " + "; ".join(budgets))
+                budget_notes.append(f"{found.describe()}: {joint}")
             continue
         explaining.append(found)
     return Search(tuple(unknown), tried, tuple(explaining), tuple(budget_notes))
+
+
+def _joint_budget(cmp: Comparison, inputs: Inputs, candidate: Candidate, no_budget: str) -> str | None:
+    """The one KV budget interval under which every line ``cmp`` left unchecked prints as
+    logged (each line's interval, intersected, then checked with that budget), as a sentence;
+    ``None`` when no single budget gives them all."""
+    unchecked = [c for c in cmp.checks if c.status == "unchecked"]
+    lo, hi = 0, MAX_JOINT_BUDGET
+    for c in unchecked:
+        found = budget_interval_anywhere(c.line, inputs, candidate)
+        if found is None:
+            return None
+        lo, hi = max(lo, found[0]), min(hi, found[1])
+        if lo > hi:
+            return None
+    within = Budget(lo, hi, "searched")
+    again = compare(tuple(c.line for c in cmp.checks), inputs, candidate, within, no_budget, explain=False)
+    if any(c.status not in ("matches", "refused") for c in again.checks):
+        return None
+    what = f"the {unchecked[0].line.kind.value} line" if len(unchecked) == 1 else f"all {len(unchecked)} such lines"
+    return f"a KV budget of {describe_budget(lo, hi)} gives {what}"
+
+
+#: The largest budget a joint search accepts (bytes; as :data:`compare.MAX_SEARCHED_BUDGET`).
+MAX_JOINT_BUDGET = 4 << 40
 
 
 @dataclass(frozen=True)
