@@ -271,7 +271,20 @@ def check_facts(
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
     check_args.validate()
     candidate = Candidate(version, policies or Policies())
-    comparison = compare(facts.kv_lines, Inputs(model, args, drafter), candidate, budget, no_budget)
+    at_defaults = "under vLLM's defaults for the unknown flags (see 'unknown flags')"
+    try:
+        comparison = compare(facts.kv_lines, Inputs(model, args, drafter), candidate, budget, no_budget)
+    except InputError as refused:
+        if not unknown:
+            raise
+        # vLLM's defaults for the unknown flags cannot be built (DeepSeek-V4 needs an fp8 KV
+        # cache): report the first combination that can, and search them all below
+        first = _first_plannable(facts, model, args, speculative, unknown, candidate, budget, no_budget)
+        if first is None:
+            raise
+        comparison, combo = first
+        at_defaults = f"under {combo.describe()}, the first combination of the unknown flags that plans"
+        notes.append(f"vLLM's defaults for the unknown flags are refused ({refused.reason}); {at_defaults}")
     notes.extend(n for n in comparison.prediction.plan.notes if n not in notes)
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
@@ -281,7 +294,6 @@ def check_facts(
         search = _search_unknown(facts, model, args, speculative, [], candidate, budget, no_budget)
     if unknown:
         search = _search_unknown(facts, model, args, speculative, unknown, candidate, budget, no_budget)
-        at_defaults = "under vLLM's defaults for the unknown flags (see 'unknown flags')"
         comparison = replace(
             comparison,
             checks=tuple(
@@ -403,19 +415,8 @@ def _search_unknown(
     budget_notes: list[str] = []
     tried = 0
     for combo in itertools.islice(itertools.product(*dims), MAX_COMBINATIONS):
-        trial = args
-        spec: dict[str, object] | None = speculative
-        for key, value in combo:
-            if key == "speculative_config":
-                spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
-            else:
-                changed: dict[str, Any] = {key: value}
-                trial = replace(trial, **changed)
         try:
-            drafter = None
-            if spec is not None:
-                drafter, trial = load_drafter_and_k(spec, None, trial)
-            inputs = Inputs(model, trial, drafter)  # type: ignore[arg-type]
+            inputs = _trial_inputs(model, args, speculative, combo)
             cmp = compare(facts.kv_lines, inputs, candidate, budget, no_budget, explain=False)
         except InputError:
             continue
@@ -432,6 +433,47 @@ def _search_unknown(
             continue
         explaining.append(found)
     return Search(tuple(unknown), tried, tuple(explaining), tuple(budget_notes))
+
+
+def _trial_inputs(
+    model: object, args: EngineArgs, speculative: dict[str, object] | None, combo: tuple[tuple[str, object], ...]
+) -> Inputs:
+    """The planner's inputs with ``combo``'s values for the unknown flags.
+
+    :raises InputError: the combination cannot be built (a drafter not found, a refused flag).
+    """
+    trial = args
+    spec: dict[str, object] | None = speculative
+    for key, value in combo:
+        if key == "speculative_config":
+            spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
+        else:
+            changed: dict[str, Any] = {key: value}
+            trial = replace(trial, **changed)
+    drafter = None
+    if spec is not None:
+        drafter, trial = load_drafter_and_k(spec, None, trial)
+    return Inputs(model, trial, drafter)  # type: ignore[arg-type]
+
+
+def _first_plannable(
+    facts: LogFacts,
+    model: object,
+    args: EngineArgs,
+    speculative: dict[str, object] | None,
+    unknown: list[str],
+    candidate: Candidate,
+    budget: Budget | None,
+    no_budget: str,
+) -> tuple[Comparison, Combination] | None:
+    """The comparison under the first combination of the unknown flags that can be planned."""
+    for combo in itertools.islice(itertools.product(*_search_space(unknown, model, args)), MAX_COMBINATIONS):
+        try:
+            inputs = _trial_inputs(model, args, speculative, combo)
+            return compare(facts.kv_lines, inputs, candidate, budget, no_budget), Combination(tuple(combo))
+        except InputError:
+            continue
+    return None
 
 
 def _joint_budget(cmp: Comparison, inputs: Inputs, candidate: Candidate, no_budget: str) -> str | None:
