@@ -279,7 +279,7 @@ def check_facts(
             raise
         # vLLM's defaults for the unknown flags cannot be built (DeepSeek-V4 needs an fp8 KV
         # cache): report the first combination that can, and search them all below
-        first = _first_plannable(facts, model, args, speculative, unknown, candidate, budget, no_budget)
+        first = _first_plannable(_Question(facts, model, args, speculative, unknown, candidate, budget, no_budget))
         if first is None:
             raise
         comparison, combo = first
@@ -291,9 +291,9 @@ def check_facts(
     search = None
     if not unknown and budget is None and any(c.status == "unchecked" for c in comparison.checks):
         # the flags are known, the budget is not: search the one budget that gives every line
-        search = _search_unknown(facts, model, args, speculative, [], candidate, budget, no_budget)
+        search = _search_unknown(_Question(facts, model, args, speculative, [], candidate, budget, no_budget))
     if unknown:
-        search = _search_unknown(facts, model, args, speculative, unknown, candidate, budget, no_budget)
+        search = _search_unknown(_Question(facts, model, args, speculative, unknown, candidate, budget, no_budget))
         comparison = replace(
             comparison,
             checks=tuple(
@@ -397,42 +397,53 @@ def _search_space(unknown: list[str], model: object, args: EngineArgs) -> list[l
     return dims
 
 
-def _search_unknown(
-    facts: LogFacts,
-    model: object,
-    args: EngineArgs,
-    speculative: dict[str, object] | None,
-    unknown: list[str],
-    candidate: Candidate,
-    budget: Budget | None,
-    no_budget: str,
-) -> Search:
+@dataclass(frozen=True)
+class _Question:
+    """What a search over the unknown flags asks: the boot's lines, the model, the flags known
+    (``args``, ``speculative``), those unknown, the rules and the budget (or why there is none)."""
+
+    facts: LogFacts
+    model: object
+    args: EngineArgs
+    speculative: dict[str, object] | None
+    unknown: list[str]
+    candidate: Candidate
+    budget: Budget | None
+    no_budget: str
+
+
+def _search_unknown(q: _Question) -> Search:
     """Every combination of values for the unknown flags under which each checked line matches
-    (budget-dependent lines without a logged budget: a budget that gives the line is searched
+    (budget-dependent lines without a logged budget: one budget that gives them all is searched
     for, so they are explained only together with that budget)."""
-    dims = _search_space(unknown, model, args)
     explaining: list[Combination] = []
     budget_notes: list[str] = []
     tried = 0
-    for combo in itertools.islice(itertools.product(*dims), MAX_COMBINATIONS):
-        try:
-            inputs = _trial_inputs(model, args, speculative, combo)
-            cmp = compare(facts.kv_lines, inputs, candidate, budget, no_budget, explain=False)
-        except InputError:
-            continue
+    for found, inputs, cmp in _trials(q):
         tried += 1
         statuses = [c.status for c in cmp.checks]
         if "differs" in statuses:
             continue
-        found = Combination(tuple(combo))
         if "unchecked" in statuses:
-            joint = _joint_budget(cmp, inputs, candidate, no_budget)
+            joint = _joint_budget(cmp, inputs, q.candidate, q.no_budget)
             if joint is not None:
                 explaining.append(found)
                 budget_notes.append(f"{found.describe()}: {joint}")
             continue
         explaining.append(found)
-    return Search(tuple(unknown), tried, tuple(explaining), tuple(budget_notes))
+    return Search(tuple(q.unknown), tried, tuple(explaining), tuple(budget_notes))
+
+
+def _trials(q: _Question, *, explain: bool = False) -> Iterator[tuple[Combination, Inputs, Comparison]]:
+    """Each combination of the unknown flags' values that can be planned (at most
+    :data:`MAX_COMBINATIONS`, in :func:`_search_space` order), with its inputs and comparison."""
+    for combo in itertools.islice(itertools.product(*_search_space(q.unknown, q.model, q.args)), MAX_COMBINATIONS):
+        try:
+            inputs = _trial_inputs(q.model, q.args, q.speculative, combo)
+            cmp = compare(q.facts.kv_lines, inputs, q.candidate, q.budget, q.no_budget, explain=explain)
+        except InputError:
+            continue
+        yield Combination(tuple(combo)), inputs, cmp
 
 
 def _trial_inputs(
@@ -456,23 +467,10 @@ def _trial_inputs(
     return Inputs(model, trial, drafter)  # type: ignore[arg-type]
 
 
-def _first_plannable(
-    facts: LogFacts,
-    model: object,
-    args: EngineArgs,
-    speculative: dict[str, object] | None,
-    unknown: list[str],
-    candidate: Candidate,
-    budget: Budget | None,
-    no_budget: str,
-) -> tuple[Comparison, Combination] | None:
+def _first_plannable(q: _Question) -> tuple[Comparison, Combination] | None:
     """The comparison under the first combination of the unknown flags that can be planned."""
-    for combo in itertools.islice(itertools.product(*_search_space(unknown, model, args)), MAX_COMBINATIONS):
-        try:
-            inputs = _trial_inputs(model, args, speculative, combo)
-            return compare(facts.kv_lines, inputs, candidate, budget, no_budget), Combination(tuple(combo))
-        except InputError:
-            continue
+    for combo, _inputs, cmp in _trials(q, explain=True):
+        return cmp, combo
     return None
 
 
