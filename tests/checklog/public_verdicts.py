@@ -21,7 +21,8 @@ def body(name: str) -> bytes:
 
 def verdict(name: str, config: str | None) -> dict[str, Any]:
     """Exit code, each boot's status, each boot's KV lines read (kinds) and checked (statuses),
-    the flag combinations that explain a boot, the memory lines read (for budget calibration) and
+    the flag combinations that explain a boot (with the KV budget searched where the log states
+    none), the memory lines read (for budget calibration) and
     the first reason given."""
     stream = io.BytesIO(body(name))
     boots = tuple(
@@ -36,6 +37,7 @@ def verdict(name: str, config: str | None) -> dict[str, Any]:
         "explained_by": [
             [c.describe() for c in b.report.search.explaining] if b.report and b.report.search else [] for b in boots
         ],
+        "budgets": [list(b.report.search.budget_notes) if b.report and b.report.search else [] for b in boots],
         "memory": [[f"{what}: {figure}" for what, figure, _ in b.facts.memory] for b in boots],
         "reason": next((b.reason.split(": ", 2)[-1] for b in boots if b.reason), None),
     }

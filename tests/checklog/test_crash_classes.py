@@ -82,8 +82,26 @@ def test_nothing_checked_is_not_exit_0(tmp_path: Path, hf_cache: Path) -> None:
     log = tmp_path / "nobudget.log"
     log.write_text("".join(ln.replace("'kv_cache_memory_bytes': 42949672960, ", "") for ln in lines))
     r = dryboot("check-log", str(log))
-    assert r.returncode == 3, r.stdout + r.stderr
+    assert r.returncode == 4, r.stdout + r.stderr
     assert "the boot agrees" not in r.stdout
+    assert "explained only with the searched KV budget" in r.stdout
+    # the one budget searched holds the 40 GiB (42,949,672,960 B) the boot was given
+    assert "a KV budget of 39.99–40.0 GiB (42,939,187,200–42,954,096,639 B) gives" in r.stdout
+
+
+def test_known_flags_without_a_budget_need_one_budget_for_every_figure(tmp_path: Path, hf_cache: Path) -> None:
+    """With the flags known and no budget stated, a capacity line whose tokens and concurrency no
+    single budget gives (here the concurrency edited) is unexplained (exit 1), not 'nothing checked'."""
+    text = (DATA / "mtp.log").read_text()
+    keep = ("non-default args", "version 0.28.0", "GPU KV cache size")
+    lines = [ln for ln in text.splitlines(keepends=True) if any(k in ln for k in keep)]
+    log = tmp_path / "inconsistent.log"
+    edited = "".join(ln.replace("'kv_cache_memory_bytes': 42949672960, ", "") for ln in lines)
+    assert "per request: 5.95x" in edited
+    log.write_text(edited.replace("per request: 5.95x", "per request: 2.95x"))
+    r = dryboot("check-log", str(log))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "no single KV budget gives every line" in r.stdout
 
 
 def test_without_an_args_line_the_unknown_flags_are_named(tmp_path: Path, hf_cache: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 from .public_verdicts import PUBLIC, verdict
 
 INDEX = json.loads((PUBLIC / "INDEX.json").read_text())
-RECORDED = ("exit", "boots", "read", "lines", "explained_by", "memory", "reason")
+RECORDED = ("exit", "boots", "read", "lines", "explained_by", "budgets", "memory", "reason")
 
 
 def test_every_log_is_indexed_and_cites_its_source() -> None:

@@ -23,9 +23,10 @@ from dryboot.checklog.compare import (
     Candidate,
     Comparison,
     Inputs,
+    budget_interval_anywhere,
     compare,
+    describe_budget,
     gib_interval,
-    search_budget_anywhere,
 )
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
@@ -143,7 +144,7 @@ class Combination:
                 parts.append(f"--kv-cache-dtype {value}")
             elif key == "tensor_parallel_size":
                 parts.append(f"TP {value}")
-        return ", ".join(parts)
+        return ", ".join(parts) or "the logged flags"
 
 
 @dataclass(frozen=True)
@@ -270,14 +271,29 @@ def check_facts(
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
     check_args.validate()
     candidate = Candidate(version, policies or Policies())
-    comparison = compare(facts.kv_lines, Inputs(model, args, drafter), candidate, budget, no_budget)
+    at_defaults = "under vLLM's defaults for the unknown flags (see 'unknown flags')"
+    try:
+        comparison = compare(facts.kv_lines, Inputs(model, args, drafter), candidate, budget, no_budget)
+    except InputError as refused:
+        if not unknown:
+            raise
+        # vLLM's defaults for the unknown flags cannot be built (DeepSeek-V4 needs an fp8 KV
+        # cache): report the first combination that can, and search them all below
+        first = _first_plannable(_Question(facts, model, args, speculative, unknown, candidate, budget, no_budget))
+        if first is None:
+            raise
+        comparison, combo = first
+        at_defaults = f"under {combo.describe()}, the first combination of the unknown flags that plans"
+        notes.append(f"vLLM's defaults for the unknown flags are refused ({refused.reason}); {at_defaults}")
     notes.extend(n for n in comparison.prediction.plan.notes if n not in notes)
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
     search = None
+    if not unknown and budget is None and any(c.status == "unchecked" for c in comparison.checks):
+        # the flags are known, the budget is not: search the one budget that gives every line
+        search = _search_unknown(_Question(facts, model, args, speculative, [], candidate, budget, no_budget))
     if unknown:
-        search = _search_unknown(facts, model, args, speculative, unknown, candidate, budget, no_budget)
-        at_defaults = "under vLLM's defaults for the unknown flags (see 'unknown flags')"
+        search = _search_unknown(_Question(facts, model, args, speculative, unknown, candidate, budget, no_budget))
         comparison = replace(
             comparison,
             checks=tuple(
@@ -381,59 +397,106 @@ def _search_space(unknown: list[str], model: object, args: EngineArgs) -> list[l
     return dims
 
 
-def _search_unknown(
-    facts: LogFacts,
-    model: object,
-    args: EngineArgs,
-    speculative: dict[str, object] | None,
-    unknown: list[str],
-    candidate: Candidate,
-    budget: Budget | None,
-    no_budget: str,
-) -> Search:
+@dataclass(frozen=True)
+class _Question:
+    """What a search over the unknown flags asks: the boot's lines, the model, the flags known
+    (``args``, ``speculative``), those unknown, the rules and the budget (or why there is none)."""
+
+    facts: LogFacts
+    model: object
+    args: EngineArgs
+    speculative: dict[str, object] | None
+    unknown: list[str]
+    candidate: Candidate
+    budget: Budget | None
+    no_budget: str
+
+
+def _search_unknown(q: _Question) -> Search:
     """Every combination of values for the unknown flags under which each checked line matches
-    (budget-dependent lines without a logged budget: a budget that gives the line is searched
+    (budget-dependent lines without a logged budget: one budget that gives them all is searched
     for, so they are explained only together with that budget)."""
-    dims = _search_space(unknown, model, args)
     explaining: list[Combination] = []
     budget_notes: list[str] = []
     tried = 0
-    for combo in itertools.islice(itertools.product(*dims), MAX_COMBINATIONS):
-        trial = args
-        spec: dict[str, object] | None = speculative
-        for key, value in combo:
-            if key == "speculative_config":
-                spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
-            else:
-                changed: dict[str, Any] = {key: value}
-                trial = replace(trial, **changed)
-        try:
-            drafter = None
-            if spec is not None:
-                drafter, trial = load_drafter_and_k(spec, None, trial)
-            inputs = Inputs(model, trial, drafter)  # type: ignore[arg-type]
-            cmp = compare(facts.kv_lines, inputs, candidate, budget, no_budget, explain=False)
-        except InputError:
-            continue
+    for found, inputs, cmp in _trials(q):
         tried += 1
         statuses = [c.status for c in cmp.checks]
         if "differs" in statuses:
             continue
-        found = Combination(tuple(combo))
         if "unchecked" in statuses:
-            budgets = []
-            for c in cmp.checks:
-                if c.status == "unchecked":
-                    b = search_budget_anywhere(c.line, inputs, candidate)
-                    if b is None:
-                        break
-                    budgets.append(b)
-            else:
+            joint = _joint_budget(cmp, inputs, q.candidate, q.no_budget)
+            if joint is not None:
                 explaining.append(found)
-                budget_notes.append(f"{found.describe()}: " + "; ".join(budgets))
+                budget_notes.append(f"{found.describe()}: {joint}")
             continue
         explaining.append(found)
-    return Search(tuple(unknown), tried, tuple(explaining), tuple(budget_notes))
+    return Search(tuple(q.unknown), tried, tuple(explaining), tuple(budget_notes))
+
+
+def _trials(q: _Question, *, explain: bool = False) -> Iterator[tuple[Combination, Inputs, Comparison]]:
+    """Each combination of the unknown flags' values that can be planned (at most
+    :data:`MAX_COMBINATIONS`, in :func:`_search_space` order), with its inputs and comparison."""
+    for combo in itertools.islice(itertools.product(*_search_space(q.unknown, q.model, q.args)), MAX_COMBINATIONS):
+        try:
+            inputs = _trial_inputs(q.model, q.args, q.speculative, combo)
+            cmp = compare(q.facts.kv_lines, inputs, q.candidate, q.budget, q.no_budget, explain=explain)
+        except InputError:
+            continue
+        yield Combination(tuple(combo)), inputs, cmp
+
+
+def _trial_inputs(
+    model: object, args: EngineArgs, speculative: dict[str, object] | None, combo: tuple[tuple[str, object], ...]
+) -> Inputs:
+    """The planner's inputs with ``combo``'s values for the unknown flags.
+
+    :raises InputError: the combination cannot be built (a drafter not found, a refused flag).
+    """
+    trial = args
+    spec: dict[str, object] | None = speculative
+    for key, value in combo:
+        if key == "speculative_config":
+            spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
+        else:
+            changed: dict[str, Any] = {key: value}
+            trial = replace(trial, **changed)
+    drafter = None
+    if spec is not None:
+        drafter, trial = load_drafter_and_k(spec, None, trial)
+    return Inputs(model, trial, drafter)  # type: ignore[arg-type]
+
+
+def _first_plannable(q: _Question) -> tuple[Comparison, Combination] | None:
+    """The comparison under the first combination of the unknown flags that can be planned."""
+    for combo, _inputs, cmp in _trials(q, explain=True):
+        return cmp, combo
+    return None
+
+
+def _joint_budget(cmp: Comparison, inputs: Inputs, candidate: Candidate, no_budget: str) -> str | None:
+    """The one KV budget interval under which every line ``cmp`` left unchecked prints as
+    logged (each line's interval, intersected, then checked with that budget), as a sentence;
+    ``None`` when no single budget gives them all."""
+    unchecked = [c for c in cmp.checks if c.status == "unchecked"]
+    lo, hi = 0, MAX_JOINT_BUDGET
+    for c in unchecked:
+        found = budget_interval_anywhere(c.line, inputs, candidate)
+        if found is None:
+            return None
+        lo, hi = max(lo, found[0]), min(hi, found[1])
+        if lo > hi:
+            return None
+    within = Budget(lo, hi, "searched")
+    again = compare(tuple(c.line for c in cmp.checks), inputs, candidate, within, no_budget, explain=False)
+    if any(c.status not in ("matches", "refused") for c in again.checks):
+        return None
+    what = f"the {unchecked[0].line.kind.value} line" if len(unchecked) == 1 else f"all {len(unchecked)} such lines"
+    return f"a KV budget of {describe_budget(lo, hi)} gives {what}"
+
+
+#: The largest budget a joint search accepts (bytes; as :data:`compare.MAX_SEARCHED_BUDGET`).
+MAX_JOINT_BUDGET = 4 << 40
 
 
 @dataclass(frozen=True)

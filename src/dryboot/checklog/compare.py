@@ -349,9 +349,9 @@ def _search_capacity(
 MAX_SEARCHED_BUDGET = 4 << 40
 
 
-def search_budget_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate) -> str | None:
-    """Without a logged budget: the KV budget under which ``candidate`` prints ``line``, as a
-    sentence, or ``None`` when no budget does."""
+def budget_interval_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate) -> tuple[int, int] | None:
+    """Without a logged budget: the budgets (bytes, inclusive) under which ``candidate`` prints
+    ``line``, or ``None`` when no budget does."""
     try:
         p0 = _plan_at(inputs, candidate, GIB)
     except InputError:
@@ -377,9 +377,23 @@ def search_budget_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate) -
         _predicts(line, _plan_at(inputs, candidate, b)) for b in step_budgets(max(lo, 0), max(hi, 0), per)
     ):
         return None
+    return lo, hi
+
+
+def describe_budget(lo: int, hi: int) -> str:
+    """``0.84 GiB (905,052,160–905,707,519 B)``: a searched budget interval as reported."""
     lo_gib, hi_gib = format_gib(lo), format_gib(hi)
     gib = lo_gib if lo_gib == hi_gib else f"{lo_gib}–{hi_gib}"
-    return f"a KV budget of {gib} GiB ({lo:,}–{hi:,} B) gives the {line.kind.value} line"
+    return f"{gib} GiB ({lo:,}–{hi:,} B)"
+
+
+def search_budget_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate) -> str | None:
+    """Without a logged budget: the KV budget under which ``candidate`` prints ``line``, as a
+    sentence, or ``None`` when no budget does."""
+    found = budget_interval_anywhere(line, inputs, candidate)
+    if found is None:
+        return None
+    return f"a KV budget of {describe_budget(*found)} gives the {line.kind.value} line"
 
 
 def alternatives(current: Candidate) -> list[Candidate]:

@@ -60,14 +60,19 @@ def render_text(r: CheckReport) -> str:
         out.append(f"not in the log: {kind.value}: vLLM would log: {text}")
     if r.search is not None:
         s = r.search
-        out.append(f"unknown flags: {', '.join(s.unknown)} ({s.tried} combinations planned)")
+        if s.unknown:
+            out.append(f"unknown flags: {', '.join(s.unknown)} ({s.tried} combinations planned)")
+        else:
+            out.append("unknown: the KV budget (the log states none); one budget must give every line")
         if s.explaining:
             for combo in s.explaining:
                 out.append(f"    explained by: {combo.describe()}")
             for note in s.budget_notes:
                 out.append(f"    budget: {note}")
-        else:
+        elif s.unknown:
             out.append("    no combination of them explains every line")
+        else:
+            out.append("    no single KV budget gives every line")
     checks = r.comparison.checks
     n_match = sum(c.status == "matches" for c in checks)
     n_diff = sum(c.status == "differs" for c in checks)
@@ -78,8 +83,12 @@ def render_text(r: CheckReport) -> str:
     verdict = {
         "matches": f" — the boot agrees with vLLM {r.candidate.version}'s rules",
         "differs": "",
-        "unexplained": " — no combination of the unknown flags explains them",
-        "explained": " — explained only by the searched flags above",
+        "unexplained": " — no combination of the unknown flags explains them"
+        if r.search is None or r.search.unknown
+        else " — no single KV budget explains them",
+        "explained": " — explained only by the searched flags above"
+        if r.search is None or r.search.unknown
+        else " — explained only with the searched KV budget above",
         "unchecked": " — nothing checked",
     }[status]
     out.append("")
@@ -94,7 +103,7 @@ _EXIT_MEANING = {
     1: "some KV line differs",
     2: "refused",
     3: "nothing could be checked",
-    4: "explained only by flags the log does not give",
+    4: "explained only by flags or a KV budget the log does not give",
 }
 
 

@@ -43,8 +43,8 @@ def check_log(
     several boots in one file are checked one by one. Exit 0: at least one KV line checked and
     every checked line matches; 1: some differ (each with the most likely reason); 2: the log,
     a config or a flag cannot be read or modelled; 3: nothing could be checked (no KV line, or
-    only lines that need a budget the log does not state); 4: the args line is missing or cut
-    and the lines are explained only by the flag combinations listed.
+    only lines of releases before 0.8); 4: the args line is missing or cut, or the log states no
+    KV budget, and the lines are explained only by the flag combinations or the budget listed.
     """
     # at call: `dryboot --help` and other commands never load check-log (test_help_does_not_import_checklog)
     import json
