@@ -111,6 +111,11 @@ class VersionRules:
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import), or whose engine start there
         differs from 0.28.0's in ways not modelled (:data:`UNVERIFIED_REASONS`): refused by name.
+    :param sparse_mla_fp8_e4m3_sm90: an ``fp8_e4m3`` KV cache on a sparse MLA model (what
+        ``auto`` becomes for a ModelOpt checkpoint with an FP8 KV cache) is served on SM90 by
+        ``FLASHINFER_MLA_SPARSE_SM90`` (0.30+: ``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``),
+        a backend dryboot does not model (refused by name); before, no sparse MLA backend takes it
+        (vLLM refuses: no valid attention backend).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -146,6 +151,7 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    sparse_mla_fp8_e4m3_sm90: bool = False
 
 
 _LONGCAT_LAYERS = (
@@ -229,6 +235,7 @@ _V030 = replace(
     mamba_all_deprecated=True,
     pp_draft_models=True,
     hidden_state_min_page=True,
+    sparse_mla_fp8_e4m3_sm90=True,
 )
 _V031 = replace(
     _V030,

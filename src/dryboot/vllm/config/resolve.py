@@ -492,6 +492,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
+    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90:
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype
+            if args.kv_cache_dtype != "auto"
+            else "auto (fp8_e4m3: the checkpoint's KV quantization)",
+            f"{model.source}: vLLM {rules.version} serves an fp8_e4m3 cache on a sparse MLA model with "
+            "FLASHINFER_MLA_SPARSE_SM90, whose cache layout dryboot does not model",
+        )
     log: list[str] = []
     if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
         # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
