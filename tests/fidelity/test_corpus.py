@@ -358,10 +358,6 @@ KINDS: dict[str, str] = {
     "minimax-m3-sparse": (
         "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
     ),
-    "fp8-block-tp-moe": (
-        "fp8 block-quant TP divisibility not refused: MoE expert width / TP not a multiple of "
-        "weight_block_size[0] (vLLM refuses at model construction, dryboot exit 0)"
-    ),
     "nemotron-h-mtp": (
         "Nemotron-H MTP (num_nextn_predict_layers, mtp_layers_block_type) not modelled: dryboot refuses "
         "method mtp, vLLM serves it"
@@ -369,10 +365,6 @@ KINDS: dict[str, str] = {
     "remote-code-model-type": (
         "model_type deepseek_ref is not in transformers (remote code): vLLM refuses offline, dryboot "
         "plans it as DeepseekV4ForCausalLM (exit 0)"
-    ),
-    "fp8-block-tp-linear": (
-        "fp8 block-quant TP divisibility not refused: a linear layer's output partition not a multiple of"
-        " weight_block_size[0] (vLLM refuses, dryboot exit 0)"
     ),
     "glm4-moe-mtp": ("GLM-4.5 MTP (Glm4MoeMTPModel) not modelled: dryboot refuses method mtp, vLLM serves it"),
     "mimo-v2-flash-0.32": (
@@ -435,10 +427,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
     "minimax-m3-sparse": {
         "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
     },
-    "fp8-block-tp-moe": {
-        "Qwen--Qwen3-235B-A22B-FP8": [3, 7],
-        "Qwen--Qwen3-30B-A3B-FP8": [2, 3, 6, 7],
-    },
     "nemotron-h-mtp": {
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
@@ -447,9 +435,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
     "remote-code-model-type": {
         "sgl-project--DeepSeek-V4-Flash-FP8": [2, 5, 11],
         "sgl-project--DeepSeek-V4-Pro-FP8": [2, 5, 11],
-    },
-    "fp8-block-tp-linear": {
-        "poolside--Laguna-XS.2-FP8": [3, 7],
     },
     "glm4-moe-mtp": {
         "zai-org--GLM-4.5": [10, 11],
@@ -526,9 +511,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
             "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-        },
-        "fp8-block-tp-linear": {
-            "poolside--Laguna-XS.2-FP8": [3, 7],
         },
         "glm4-moe-mtp": {
             "zai-org--GLM-4.5": [10, 11],

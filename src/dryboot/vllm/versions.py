@@ -116,6 +116,9 @@ class VersionRules:
         ``FLASHINFER_MLA_SPARSE_SM90`` (0.30+: ``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``),
         a backend dryboot does not model (refused by name); before, no sparse MLA backend takes it
         (vLLM refuses: no valid attention backend).
+    :param fp8_moe_block_refine: a fused MoE whose TP shard of fp8 weight blocks is partial is
+        served with its block scales refined to a finer block (0.29+: ``fused_moe/oracle/fp8.py``
+        ``refine_fp8_moe_block_shape``); 0.28 refuses it (``Fp8MoEMethod.create_weights``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -152,6 +155,7 @@ class VersionRules:
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
     sparse_mla_fp8_e4m3_sm90: bool = False
+    fp8_moe_block_refine: bool = False
 
 
 _LONGCAT_LAYERS = (
@@ -221,6 +225,7 @@ _V029 = replace(
     version="0.29.0",
     unverified_architectures=frozenset({"RWForCausalLM"}),
     short_conv_spec_rows=True,
+    fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
     # speculative methods that keep the V1 model runner (0.29+)

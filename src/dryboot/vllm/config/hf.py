@@ -238,6 +238,7 @@ class ModelGeometry:
     fa4_all_layers: bool = False
     encoder_only_attention: bool = False
     extra_attention_heads: tuple[int, ...] = ()
+    fp8_block_shards: tuple[tuple[str, int, int, int], ...] = ()
     cache_config_ignored: bool = False
     diffkv: bool = False
     deepseek_v4: DeepseekV4Caches | None = None

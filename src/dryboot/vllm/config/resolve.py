@@ -33,6 +33,7 @@ from dryboot.vllm.dtypes import (
     torch_dtype_of,
 )
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
 from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
@@ -486,6 +487,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     notes = [*args.input_notes, *_budget_notes(args)]
     _check_release_inputs(model, args, rules)
     _check_model_builds(model, args)
+    check_block_shards(
+        model.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
+    )
     drafter = _resolve_drafter(model, args, drafter, rules)
     family_of(model).verify_release(model, rules)
     method = args.speculative_method or (drafter.method if drafter is not None else None)

@@ -9,6 +9,7 @@ access they share is :mod:`dryboot.vllm.config.hf`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+from dryboot.vllm.fp8_utils import block_shards
 from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
 
@@ -228,4 +230,6 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
-    return family.read(f.with_defaults(family.defaults(f)), architecture)
+    model = family.read(f.with_defaults(family.defaults(f)), architecture)
+    shards = block_shards(f.root.get("quantization_config") or f.data.get("quantization_config"), f.data)
+    return replace(model, fp8_block_shards=shards) if shards else model
