@@ -143,3 +143,23 @@ def test_modelopt_fp8_kv_on_sparse_mla_per_release(version: str) -> None:
     sm90 = versions.rules_for(version).sparse_mla_fp8_e4m3_sm90
     assert ("FLASHINFER_MLA_SPARSE_SM90" in str(exc.value)) == sm90, str(exc.value)
     assert sm90 == (version >= "0.30.0")
+
+
+def test_known_model_types_per_release() -> None:
+    """transformers' config classes plus vLLM's own, per release: ``deepseek_ref`` (the sgl-project
+    DeepSeek-V4 FP8 configs) is neither, so vLLM needs remote code for it."""
+    for version in sorted(versions.VERIFIED_VERSIONS):
+        known = versions.known_model_types(version)
+        assert {"llama", "qwen3", "deepseek_v3", "nemotron_h"} <= known, version
+        assert "deepseek_ref" not in known
+    assert versions.known_model_types("9.9.9") == frozenset()
+
+
+def test_remote_code_model_type_refused_by_name() -> None:
+    model = load_model(
+        Path(__file__).resolve().parent / "data" / "configs" / "public" / "sgl-project--DeepSeek-V4-Flash-FP8"
+    )
+    with pytest.raises(InputError) as exc:
+        create_engine_config(model, EngineArgs(kv_cache_memory_bytes=20_000_000_000), None)
+    assert "model type `deepseek_ref` but Transformers does not recognize this architecture" in str(exc.value)
+    assert "model_type" in str(exc.value)

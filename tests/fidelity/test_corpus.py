@@ -362,10 +362,6 @@ KINDS: dict[str, str] = {
         "Nemotron-H MTP (num_nextn_predict_layers, mtp_layers_block_type) not modelled: dryboot refuses "
         "method mtp, vLLM serves it"
     ),
-    "remote-code-model-type": (
-        "model_type deepseek_ref is not in transformers (remote code): vLLM refuses offline, dryboot "
-        "plans it as DeepseekV4ForCausalLM (exit 0)"
-    ),
     "glm4-moe-mtp": ("GLM-4.5 MTP (Glm4MoeMTPModel) not modelled: dryboot refuses method mtp, vLLM serves it"),
     "mimo-v2-flash-0.32": (
         "MiMoV2FlashForCausalLM refused on 0.32.0 as not verified (its attention layers' KV cache dtype),"
@@ -431,10 +427,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-    },
-    "remote-code-model-type": {
-        "sgl-project--DeepSeek-V4-Flash-FP8": [2, 5, 11],
-        "sgl-project--DeepSeek-V4-Pro-FP8": [2, 5, 11],
     },
     "glm4-moe-mtp": {
         "zai-org--GLM-4.5": [10, 11],

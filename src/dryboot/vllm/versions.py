@@ -7,10 +7,12 @@ flip switches. Rule modules read switches; they never compare version strings.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,17 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         "(no use_moe_router_bias)"
     ),
 }
+
+
+@lru_cache(maxsize=8)
+def known_model_types(version: str) -> frozenset[str]:
+    """The ``model_type`` values release ``version`` reads without remote code: transformers'
+    config classes (``CONFIG_MAPPING_NAMES`` of the transformers its fidelity venv holds) and vLLM's
+    own (``transformers_utils/config.py`` ``_CONFIG_REGISTRY``); ``data/known-model-types.json``.
+    Empty for a release the table does not hold (nothing refused)."""
+    table = json.loads((DATA / "known-model-types.json").read_text(encoding="utf-8"))
+    release = table["releases"].get(version)
+    return frozenset(table["common"]) | frozenset(release["more"]) if release else frozenset()
 
 
 def unverified_reason(version: str, architecture: str) -> str:

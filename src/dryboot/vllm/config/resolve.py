@@ -36,7 +36,7 @@ from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
-from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
+from dryboot.vllm.versions import VersionRules, known_model_types, rules_for, unverified_reason
 
 
 @dataclass(frozen=True)
@@ -580,6 +580,15 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
             "architectures",
             f"{model.architecture} is not verified against vLLM {rules.version}'s engine start "
             f"({unverified_reason(rules.version, model.architecture)}), so dryboot does not plan it for that release",
+        )
+    known = known_model_types(rules.version)
+    if model.model_type and known and model.model_type not in known:
+        # AutoConfig without trust_remote_code: vLLM's ModelConfig fails validating the config
+        raise InputError(
+            model.source,
+            "model_type",
+            f"The checkpoint you are trying to load has model type `{model.model_type}` but Transformers does not "
+            f"recognize this architecture (vLLM {rules.version} reads it only as remote code, --trust-remote-code)",
         )
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
