@@ -375,10 +375,6 @@ KINDS: dict[str, str] = {
         "Gemma-4 ModelOpt NVFP4 (fp8_e4m3 KV cache from kv_cache_scheme) with --block-size 32/16 on 0.32.0: "
         "vLLM keeps the sliding-window groups at the given block (page 131072), dryboot doubles it (262144)"
     ),
-    "dflash-mask-token-id-0.32": (
-        "DFlash drafter without dflash_config.mask_token_id on 0.32.0: vLLM's V2-runner DFlash speculator"
-        " fails (TypeError: int() of None); dryboot plans it, exit 0"
-    ),
 }
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
@@ -495,9 +491,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         },
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
-        },
-        "dflash-mask-token-id-0.32": {
-            "specforge--qwen3.5-27b-dflash": [1, 2, 3, 4, 5, 6, 7, 9],
         },
         "nemotron-h-mtp": {
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],

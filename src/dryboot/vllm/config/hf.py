@@ -239,6 +239,7 @@ class ModelGeometry:
     encoder_only_attention: bool = False
     extra_attention_heads: tuple[int, ...] = ()
     fp8_block_shards: tuple[tuple[str, int, int, int], ...] = ()
+    v2_runner_refusal: str | None = None
     cache_config_ignored: bool = False
     diffkv: bool = False
     deepseek_v4: DeepseekV4Caches | None = None

@@ -645,6 +645,8 @@ def _resolve_drafter(
             drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
+        if drafter.model.v2_runner_refusal and uses_v2_model_runner(model, args, drafter, rules):
+            raise InputError(drafter.model.source, None, f"{drafter.model.v2_runner_refusal} (vLLM {rules.version})")
         return drafter
     if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         return mtp_drafter(model, args.speculative_method)
