@@ -586,3 +586,32 @@ def test_dflash_null_mask_token_id_fails_on_the_v2_runner_only() -> None:
         if rc == 2:
             assert "mask_token_id is null" in r.stderr and "TypeError" in r.stderr
             assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_nemotron_h_layers_block_type_gives_pattern_and_layer_count() -> None:
+    """transformers' ``NemotronHConfig`` derives ``hybrid_override_pattern`` and
+    ``num_hidden_layers`` from ``layers_block_type`` (legacy names remapped); the list wins."""
+    base = {
+        "architectures": ["NemotronHForCausalLM"],
+        "model_type": "nemotron_h",
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "mamba_num_heads": 16,
+        "mamba_head_dim": 64,
+        "n_groups": 1,
+        "ssm_state_size": 128,
+        "conv_kernel": 4,
+        "vocab_size": 1000,
+    }
+    types = ["mamba", "moe", "attention", "mlp", "linear_attention", "full_attention"]
+    model = geometry_from_config({**base, "layers_block_type": types})
+    expected = (LayerKind.MAMBA2, LayerKind.NONE, LayerKind.FULL, LayerKind.NONE, LayerKind.MAMBA2, LayerKind.FULL)
+    assert model.layer_kinds == expected
+    stale = {**base, "layers_block_type": types, "num_hidden_layers": 52, "hybrid_override_pattern": "M" * 52}
+    assert geometry_from_config(stale).layer_kinds == expected
+    with pytest.raises(InputError, match=r"layers_block_type\[1\]: unknown layer type 'ssm'"):
+        geometry_from_config({**base, "layers_block_type": ["mamba", "ssm"]})
+    with pytest.raises(InputError, match="layers_block_type: must be a non-empty list"):
+        geometry_from_config({**base, "layers_block_type": "M*"})

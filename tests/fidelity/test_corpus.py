@@ -348,10 +348,6 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
     "eagle3": ("EAGLE-3 drafter (LlamaForCausalLMEagle3) not modelled: dryboot refuses, vLLM serves it"),
-    "nemotron-h-layers-block-type": (
-        "Nemotron-H layers_block_type form: num_hidden_layers / hybrid_override_pattern not derived "
-        "(dryboot refuses, vLLM serves)"
-    ),
     "minimax-m2-tp1": (
         "MiniMaxM2ForCausalLM refused outright (TP>1 unverifiable offline), though vLLM serves it at TP 1"
     ),
@@ -405,11 +401,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
         "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
     },
-    "nemotron-h-layers-block-type": {
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-    },
     "minimax-m2-tp1": {
         "MiniMaxAI--MiniMax-M2.5": [4, 8],
         "MiniMaxAI--MiniMax-M2.7": [4, 8],
@@ -423,6 +414,9 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
     },
     "glm4-moe-mtp": {
         "zai-org--GLM-4.5": [10, 11],
@@ -468,11 +462,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
             "nvidia--Gemma-4-26B-A4B-NVFP4": [4, 9],
             "nvidia--Gemma-4-31B-IT-NVFP4": [4, 9],
         },
-        "nemotron-h-layers-block-type": {
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
-        },
         "hf-quant-kv-fp8-sparse-mla-0.32": {
             "nvidia--DeepSeek-V3.2-NVFP4": [0, 1, 3, 6, 8, 10],
             "nvidia--GLM-5-NVFP4": [0, 1, 3, 6, 8, 10],
@@ -496,6 +485,9 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
             "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
         },
         "glm4-moe-mtp": {
             "zai-org--GLM-4.5": [10, 11],
