@@ -8,7 +8,11 @@ named where it is asserted.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -545,3 +549,69 @@ def test_mimo_v2_flash_diffkv_layers() -> None:
     assert m.diffkv and m.cache_config_ignored
     no_swa = {k: v for k, v in cfg.items() if k != "swa_head_dim"}
     assert _refused("MiMoV2FlashForCausalLM", "mimo_v2_flash", **no_swa).where == "swa_head_dim"
+
+
+def test_dflash_null_mask_token_id_fails_on_the_v2_runner_only() -> None:
+    """``dflash_config.mask_token_id: null`` (SpecForge's Qwen3.5-27B DFlash drafter): vLLM's V2
+    model runner reads the key as ``int()`` and fails (0.29+, where DFlash always runs on V2); the
+    0.28 V1 proposer serves it."""
+
+    public = Path(__file__).resolve().parent / "data" / "configs" / "public"
+    spec = json.dumps(
+        {"method": "dflash", "model": str(public / "specforge--qwen3.5-27b-dflash"), "num_speculative_tokens": 1}
+    )
+    for version, rc in (("0.28.0", 0), ("0.32.0", 2)):
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "dryboot",
+                "plan",
+                "--model",
+                str(public / "Qwen--Qwen3.5-27B"),
+                "--max-model-len",
+                "8192",
+                "--kv-cache-memory-bytes",
+                "20000000000",
+                "--speculative-config",
+                spec,
+                "--vllm-version",
+                version,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == rc, (version, r.stderr[-500:])
+        if rc == 2:
+            assert "mask_token_id is null" in r.stderr and "TypeError" in r.stderr
+            assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_nemotron_h_layers_block_type_gives_pattern_and_layer_count() -> None:
+    """transformers' ``NemotronHConfig`` derives ``hybrid_override_pattern`` and
+    ``num_hidden_layers`` from ``layers_block_type`` (legacy names remapped); the list wins."""
+    base = {
+        "architectures": ["NemotronHForCausalLM"],
+        "model_type": "nemotron_h",
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "mamba_num_heads": 16,
+        "mamba_head_dim": 64,
+        "n_groups": 1,
+        "ssm_state_size": 128,
+        "conv_kernel": 4,
+        "vocab_size": 1000,
+    }
+    types = ["mamba", "moe", "attention", "mlp", "linear_attention", "full_attention"]
+    model = geometry_from_config({**base, "layers_block_type": types})
+    expected = (LayerKind.MAMBA2, LayerKind.NONE, LayerKind.FULL, LayerKind.NONE, LayerKind.MAMBA2, LayerKind.FULL)
+    assert model.layer_kinds == expected
+    stale = {**base, "layers_block_type": types, "num_hidden_layers": 52, "hybrid_override_pattern": "M" * 52}
+    assert geometry_from_config(stale).layer_kinds == expected
+    with pytest.raises(InputError, match=r"layers_block_type\[1\]: unknown layer type 'ssm'"):
+        geometry_from_config({**base, "layers_block_type": ["mamba", "ssm"]})
+    with pytest.raises(InputError, match="layers_block_type: must be a non-empty list"):
+        geometry_from_config({**base, "layers_block_type": "M*"})

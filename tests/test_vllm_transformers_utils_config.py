@@ -145,3 +145,75 @@ def test_any_bytes_are_read_or_refused_by_name(tmp_path_factory: pytest.TempPath
         load_model(path)
     except InputError as exc:
         assert exc.line().startswith(str(path))
+
+
+# --------------------------------------------------------------------------- hf_quant_config.json
+
+_MODELOPT = {
+    "producer": {"name": "modelopt", "version": "0.33.0"},
+    "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16},
+}
+
+
+def _checkpoint(tmp_path: Path, quant: Any, config: dict[str, Any] | None = None) -> Path:
+    (tmp_path / "config.json").write_text(json.dumps(config or _llama()))
+    (tmp_path / "hf_quant_config.json").write_text(quant if isinstance(quant, str) else json.dumps(quant))
+    return tmp_path
+
+
+def test_hf_quant_config_beside_config_json_makes_the_kv_cache_fp8(tmp_path: Path) -> None:
+    """vLLM's ``get_config`` reads ``hf_quant_config.json`` when config.json has no
+    ``quantization_config``; ModelOpt's FP8 KV algo turns ``auto`` into fp8_e4m3."""
+    model = load_model(_checkpoint(tmp_path, _MODELOPT))
+    assert model.quant_method == "modelopt_fp4"
+    assert model.quant_kv_cache_dtype == "fp8_e4m3"
+    # the same through the config.json path
+    assert load_model(tmp_path / "config.json").quant_kv_cache_dtype == "fp8_e4m3"
+
+
+def test_hf_quant_config_ignored_where_vllm_ignores_it(tmp_path: Path) -> None:
+    # config.json's own quantization_config wins (vLLM reads the file only without one)
+    cfg = {**_llama(), "quantization_config": {"quant_method": "fp8"}}
+    assert load_model(_checkpoint(tmp_path, _MODELOPT, cfg)).quant_kv_cache_dtype is None
+    # a config under another name has no sibling file
+    other = tmp_path / "Llama.config.json"
+    other.write_text(json.dumps(_llama()))
+    assert load_model(other).quant_kv_cache_dtype is None
+
+
+def test_modelopt_without_quant_method_keeps_auto(tmp_path: Path) -> None:
+    """A ModelOpt config.json with no ``quantization.quant_algo`` has no ``quant_method``: vLLM's
+    kv_cache_quant_algo rule applies only to ``modelopt*`` methods (auto stays the model dtype)."""
+    cfg = {
+        **_llama(),
+        "quantization_config": {"producer": {"name": "modelopt"}, "quant_algo": "FP8", "kv_cache_scheme": "FP8"},
+    }
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert load_model(tmp_path).quant_kv_cache_dtype is None
+
+
+@pytest.mark.parametrize(
+    ("quant", "where", "reason"),
+    [
+        ("{", "line 1", "invalid JSON"),
+        ("[1]", None, "JSON object"),
+        (json.dumps({**_MODELOPT, "quantization": 3}), None, None),
+        (
+            json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "INT3"}}),
+            "quantization_config.quantization.quant_algo",
+            "Unknown ModelOpt quant algo",
+        ),
+    ],
+)
+def test_hostile_hf_quant_config_is_one_line(tmp_path: Path, quant: str, where: str | None, reason: str | None) -> None:
+    _checkpoint(tmp_path, quant)
+    if reason is None:  # a non-object ``quantization``: vLLM names no method, nothing to refuse
+        assert load_model(tmp_path).quant_kv_cache_dtype is None
+        return
+    with pytest.raises(InputError) as exc:
+        load_model(tmp_path)
+    assert reason in str(exc.value)
+    if where is not None:
+        assert where in str(exc.value)
+    r = _cli("plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "1000000000")
+    _refused(r, reason)

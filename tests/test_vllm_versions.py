@@ -9,6 +9,9 @@ import pytest
 
 from dryboot.errors import InputError
 from dryboot.vllm import versions
+from dryboot.vllm.config.resolve import create_engine_config
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.transformers_utils.config import load_model
 
 
 def test_table_entries_and_in_between_versions() -> None:
@@ -121,3 +124,42 @@ def test_reference_deployment_main_arm_on_0_27_1(tmp_path: Path) -> None:
         "CTX=long": (864, 1.09, 136429),
         "CTX=huge": (2176, 2.82, 268169),
     }
+
+
+_DSV32_MODELOPT = Path(__file__).resolve().parent / "data" / "configs" / "public" / "nvidia--DeepSeek-V3.2-NVFP4"
+
+
+@pytest.mark.parametrize("version", ["0.28.0", "0.29.0", "0.30.0", "0.32.0"])
+def test_modelopt_fp8_kv_on_sparse_mla_per_release(version: str) -> None:
+    """A ModelOpt FP8 KV cache (``auto`` -> fp8_e4m3, from the ``hf_quant_config.json`` beside the
+    config): no sparse MLA backend takes it before 0.30 (vLLM refuses); from 0.30 vLLM serves it
+    with FLASHINFER_MLA_SPARSE_SM90, refused by name as not modelled. Either way exit 2, never a
+    bf16 plan."""
+    model = load_model(_DSV32_MODELOPT)
+    assert model.quant_kv_cache_dtype == "fp8_e4m3"
+    args = EngineArgs(kv_cache_memory_bytes=20_000_000_000, vllm_version=version)
+    with pytest.raises(InputError) as exc:
+        create_engine_config(model, args, None)
+    sm90 = versions.rules_for(version).sparse_mla_fp8_e4m3_sm90
+    assert ("FLASHINFER_MLA_SPARSE_SM90" in str(exc.value)) == sm90, str(exc.value)
+    assert sm90 == (version >= "0.30.0")
+
+
+def test_known_model_types_per_release() -> None:
+    """transformers' config classes plus vLLM's own, per release: ``deepseek_ref`` (the sgl-project
+    DeepSeek-V4 FP8 configs) is neither, so vLLM needs remote code for it."""
+    for version in sorted(versions.VERIFIED_VERSIONS):
+        known = versions.known_model_types(version)
+        assert {"llama", "qwen3", "deepseek_v3", "nemotron_h"} <= known, version
+        assert "deepseek_ref" not in known
+    assert versions.known_model_types("9.9.9") == frozenset()
+
+
+def test_remote_code_model_type_refused_by_name() -> None:
+    model = load_model(
+        Path(__file__).resolve().parent / "data" / "configs" / "public" / "sgl-project--DeepSeek-V4-Flash-FP8"
+    )
+    with pytest.raises(InputError) as exc:
+        create_engine_config(model, EngineArgs(kv_cache_memory_bytes=20_000_000_000), None)
+    assert "model type `deepseek_ref` but Transformers does not recognize this architecture" in str(exc.value)
+    assert "model_type" in str(exc.value)

@@ -348,39 +348,15 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
     "eagle3": ("EAGLE-3 drafter (LlamaForCausalLMEagle3) not modelled: dryboot refuses, vLLM serves it"),
-    "hf-quant-kv-fp8": (
-        "hf_quant_config.json kv_cache_quant_algo FP8 ignored: vLLM stores the KV cache in fp8 under "
-        "--kv-cache-dtype auto (dryboot plans bf16: half the tokens)"
-    ),
-    "nemotron-h-layers-block-type": (
-        "Nemotron-H layers_block_type form: num_hidden_layers / hybrid_override_pattern not derived "
-        "(dryboot refuses, vLLM serves)"
-    ),
-    "hf-quant-kv-fp8-sparse-mla": (
-        "hf_quant_config.json kv_cache_quant_algo FP8 ignored: vLLM stores fp8_e4m3, which no sparse-MLA "
-        "backend serves (vLLM refuses; dryboot plans bf16, exit 0)"
-    ),
     "minimax-m2-tp1": (
         "MiniMaxM2ForCausalLM refused outright (TP>1 unverifiable offline), though vLLM serves it at TP 1"
     ),
     "minimax-m3-sparse": (
         "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
     ),
-    "fp8-block-tp-moe": (
-        "fp8 block-quant TP divisibility not refused: MoE expert width / TP not a multiple of "
-        "weight_block_size[0] (vLLM refuses at model construction, dryboot exit 0)"
-    ),
     "nemotron-h-mtp": (
         "Nemotron-H MTP (num_nextn_predict_layers, mtp_layers_block_type) not modelled: dryboot refuses "
         "method mtp, vLLM serves it"
-    ),
-    "remote-code-model-type": (
-        "model_type deepseek_ref is not in transformers (remote code): vLLM refuses offline, dryboot "
-        "plans it as DeepseekV4ForCausalLM (exit 0)"
-    ),
-    "fp8-block-tp-linear": (
-        "fp8 block-quant TP divisibility not refused: a linear layer's output partition not a multiple of"
-        " weight_block_size[0] (vLLM refuses, dryboot exit 0)"
     ),
     "glm4-moe-mtp": ("GLM-4.5 MTP (Glm4MoeMTPModel) not modelled: dryboot refuses method mtp, vLLM serves it"),
     "mimo-v2-flash-0.32": (
@@ -388,12 +364,12 @@ KINDS: dict[str, str] = {
         " though vLLM 0.32.0 serves it"
     ),
     "hf-quant-kv-fp8-sparse-mla-0.32": (
-        "hf_quant_config.json kv_cache_quant_algo FP8 ignored on 0.32.0's sparse MLA: vLLM serves the fp8"
-        " cache (dryboot plans bf16: about half the blocks, or refuses for memory)"
+        "ModelOpt FP8 KV cache (auto -> fp8_e4m3) on a sparse MLA model on 0.32.0: vLLM serves it with "
+        "FLASHINFER_MLA_SPARSE_SM90 (plain fp8 latent rows), which dryboot refuses by name (not modelled)"
     ),
-    "dflash-mask-token-id-0.32": (
-        "DFlash drafter without dflash_config.mask_token_id on 0.32.0: vLLM's V2-runner DFlash speculator"
-        " fails (TypeError: int() of None); dryboot plans it, exit 0"
+    "gemma4-fp8-e4m3-block-0.32": (
+        "Gemma-4 ModelOpt NVFP4 (fp8_e4m3 KV cache from kv_cache_scheme) with --block-size 32/16 on 0.32.0: "
+        "vLLM keeps the sliding-window groups at the given block (page 131072), dryboot doubles it (262144)"
     ),
 }
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
@@ -425,27 +401,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
         "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
     },
-    "hf-quant-kv-fp8": {
-        "Qwen--Qwen3-32B-FP8-Static-PerTensor": [0, 1, 3, 4, 6, 8, 9],
-        "nvidia--DeepSeek-V3.1-NVFP4": [0, 1, 3, 4, 6, 8, 9, 10],
-        "nvidia--Llama-3.1-70B-Instruct-FP8": [1, 3, 4, 6, 8, 9],
-        "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-        "nvidia--Qwen3-235B-A22B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-        "nvidia--Qwen3-30B-A3B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-        "nvidia--Qwen3-32B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-    },
-    "nemotron-h-layers-block-type": {
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
-    },
-    "hf-quant-kv-fp8-sparse-mla": {
-        "nvidia--DeepSeek-V3.2-NVFP4": [0, 1, 3, 6, 8, 10],
-        "nvidia--GLM-5-NVFP4": [1, 3, 6, 8, 10],
-        "nvidia--GLM-5.1-NVFP4": [0, 1, 3, 6, 8, 10],
-        "nvidia--GLM-5.2-NVFP4": [1, 3, 6, 8, 10],
-        "nvidia--GLM-5.3-NVFP4": [1, 3, 6, 8, 10],
-    },
     "minimax-m2-tp1": {
         "MiniMaxAI--MiniMax-M2.5": [4, 8],
         "MiniMaxAI--MiniMax-M2.7": [4, 8],
@@ -455,21 +410,13 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
     "minimax-m3-sparse": {
         "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
     },
-    "fp8-block-tp-moe": {
-        "Qwen--Qwen3-235B-A22B-FP8": [3, 7],
-        "Qwen--Qwen3-30B-A3B-FP8": [2, 3, 6, 7],
-    },
     "nemotron-h-mtp": {
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
         "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-    },
-    "remote-code-model-type": {
-        "sgl-project--DeepSeek-V4-Flash-FP8": [2, 5, 11],
-        "sgl-project--DeepSeek-V4-Pro-FP8": [2, 5, 11],
-    },
-    "fp8-block-tp-linear": {
-        "poolside--Laguna-XS.2-FP8": [3, 7],
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
+        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
     },
     "glm4-moe-mtp": {
         "zai-org--GLM-4.5": [10, 11],
@@ -511,21 +458,9 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
             "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
             "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
         },
-        "hf-quant-kv-fp8": {
-            "Qwen--Qwen3-32B-FP8-Static-PerTensor": [0, 1, 3, 4, 6, 8, 9],
-            "nvidia--DeepSeek-V3.1-NVFP4": [0, 1, 3, 4, 6, 8, 9, 10],
+        "gemma4-fp8-e4m3-block-0.32": {
             "nvidia--Gemma-4-26B-A4B-NVFP4": [4, 9],
             "nvidia--Gemma-4-31B-IT-NVFP4": [4, 9],
-            "nvidia--Llama-3.1-70B-Instruct-FP8": [1, 3, 4, 6, 8, 9],
-            "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-            "nvidia--Qwen3-235B-A22B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-            "nvidia--Qwen3-30B-A3B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-            "nvidia--Qwen3-32B-NVFP4": [0, 1, 3, 4, 6, 8, 9],
-        },
-        "nemotron-h-layers-block-type": {
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11],
         },
         "hf-quant-kv-fp8-sparse-mla-0.32": {
             "nvidia--DeepSeek-V3.2-NVFP4": [0, 1, 3, 6, 8, 10],
@@ -546,16 +481,13 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
         },
-        "dflash-mask-token-id-0.32": {
-            "specforge--qwen3.5-27b-dflash": [1, 2, 3, 4, 5, 6, 7, 9],
-        },
         "nemotron-h-mtp": {
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
             "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
             "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-        },
-        "fp8-block-tp-linear": {
-            "poolside--Laguna-XS.2-FP8": [3, 7],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
+            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
         },
         "glm4-moe-mtp": {
             "zai-org--GLM-4.5": [10, 11],

@@ -7,10 +7,12 @@ flip switches. Rule modules read switches; they never compare version strings.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,14 @@ class VersionRules:
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import), or whose engine start there
         differs from 0.28.0's in ways not modelled (:data:`UNVERIFIED_REASONS`): refused by name.
+    :param sparse_mla_fp8_e4m3_sm90: an ``fp8_e4m3`` KV cache on a sparse MLA model (what
+        ``auto`` becomes for a ModelOpt checkpoint with an FP8 KV cache) is served on SM90 by
+        ``FLASHINFER_MLA_SPARSE_SM90`` (0.30+: ``v1/attention/backends/mla/flashinfer_mla_sparse_sm90.py``),
+        a backend dryboot does not model (refused by name); before, no sparse MLA backend takes it
+        (vLLM refuses: no valid attention backend).
+    :param fp8_moe_block_refine: a fused MoE whose TP shard of fp8 weight blocks is partial is
+        served with its block scales refined to a finer block (0.29+: ``fused_moe/oracle/fp8.py``
+        ``refine_fp8_moe_block_shape``); 0.28 refuses it (``Fp8MoEMethod.create_weights``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -146,6 +156,8 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    sparse_mla_fp8_e4m3_sm90: bool = False
+    fp8_moe_block_refine: bool = False
 
 
 _LONGCAT_LAYERS = (
@@ -189,6 +201,17 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
 }
 
 
+@lru_cache(maxsize=8)
+def known_model_types(version: str) -> frozenset[str]:
+    """The ``model_type`` values release ``version`` reads without remote code: transformers'
+    config classes (``CONFIG_MAPPING_NAMES`` of the transformers its fidelity venv holds) and vLLM's
+    own (``transformers_utils/config.py`` ``_CONFIG_REGISTRY``); ``data/known-model-types.json``.
+    Empty for a release the table does not hold (nothing refused)."""
+    table = json.loads((DATA / "known-model-types.json").read_text(encoding="utf-8"))
+    release = table["releases"].get(version)
+    return frozenset(table["common"]) | frozenset(release["more"]) if release else frozenset()
+
+
 def unverified_reason(version: str, architecture: str) -> str:
     """Why ``architecture`` is not planned for ``version`` (one of its ``unverified_architectures``)."""
     return UNVERIFIED_REASONS.get(
@@ -215,6 +238,7 @@ _V029 = replace(
     version="0.29.0",
     unverified_architectures=frozenset({"RWForCausalLM"}),
     short_conv_spec_rows=True,
+    fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
     reserve_null_block=True,
     # speculative methods that keep the V1 model runner (0.29+)
@@ -229,6 +253,7 @@ _V030 = replace(
     mamba_all_deprecated=True,
     pp_draft_models=True,
     hidden_state_min_page=True,
+    sparse_mla_fp8_e4m3_sm90=True,
 )
 _V031 = replace(
     _V030,

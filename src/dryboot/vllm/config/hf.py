@@ -238,6 +238,8 @@ class ModelGeometry:
     fa4_all_layers: bool = False
     encoder_only_attention: bool = False
     extra_attention_heads: tuple[int, ...] = ()
+    fp8_block_shards: tuple[tuple[str, int, int, int], ...] = ()
+    v2_runner_refusal: str | None = None
     cache_config_ignored: bool = False
     diffkv: bool = False
     deepseek_v4: DeepseekV4Caches | None = None
@@ -446,15 +448,52 @@ def config_dtype(f: ConfigFields) -> str:
     return _TORCH_DTYPE_NAMES[str(name)]
 
 
-def quantization_method(f: ConfigFields) -> tuple[str | None, bool]:
-    """(``quantization_config.quant_method``, whether the checkpoint carries fp8 KV scales):
-    ModelOpt and fp8 checkpoints always do, compressed-tensors ones when they declare a
-    ``kv_cache_scheme`` (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
+#: ModelOpt ``quant_algo`` -> the ``quant_method`` vLLM names the checkpoint's
+_MODELOPT_METHODS = {
+    "FP8": "modelopt",
+    "FP8_PER_CHANNEL_PER_TOKEN": "modelopt",
+    "FP8_PB_WO": "modelopt",
+    "NVFP4": "modelopt_fp4",
+}
+#: ModelOpt ``kv_cache_quant_algo`` -> the KV cache dtype ``auto`` becomes
+_MODELOPT_KV_DTYPES = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
+
+
+def _quantization_config(f: ConfigFields) -> dict[str, Any] | None:
     q = f.root.get("quantization_config") or f.data.get("quantization_config")
-    if not isinstance(q, dict):
+    return q if isinstance(q, dict) else None
+
+
+def _normalized_method(f: ConfigFields, q: dict[str, Any]) -> str:
+    """``quant_method`` as vLLM 0.28.0 names it (``_normalize_quantization_config``): a ModelOpt
+    config (``producer.name`` modelopt) with a ``quantization.quant_algo`` is ``modelopt`` (FP8
+    kinds) or ``modelopt_fp4`` (NVFP4); otherwise its own ``quant_method``, lower case (``""``
+    without one).
+
+    :raises InputError: a ModelOpt ``quant_algo`` vLLM does not know (its ``ValueError``).
+    """
+    producer = q.get("producer")
+    inner = q.get("quantization")
+    if isinstance(producer, dict) and producer.get("name") == "modelopt" and isinstance(inner, dict):
+        algo = inner.get("quant_algo")
+        if algo is not None:
+            method = _MODELOPT_METHODS.get(str(algo).upper())
+            if method is None:
+                raise InputError(
+                    f.source, "quantization_config.quantization.quant_algo", f"Unknown ModelOpt quant algo: {algo}"
+                )
+            return method
+    return str(q.get("quant_method") or "").lower().replace("compressed_tensors", "compressed-tensors")
+
+
+def quantization_method(f: ConfigFields) -> tuple[str | None, bool]:
+    """(``quantization_config.quant_method`` as vLLM names it, whether the checkpoint carries fp8
+    KV scales): ModelOpt and fp8 checkpoints always do, compressed-tensors ones when they declare a
+    ``kv_cache_scheme`` (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
+    q = _quantization_config(f)
+    if q is None:
         return None, False
-    method = q.get("quant_method")
-    method = str(method).lower() if method is not None else None
+    method = _normalized_method(f, q) or None
     scales = method in ("modelopt", "fp8") or (method == "compressed-tensors" and q.get("kv_cache_scheme") is not None)
     return method, scales
 
@@ -462,14 +501,43 @@ def quantization_method(f: ConfigFields) -> tuple[str | None, bool]:
 def quantization_kv_cache_dtype(f: ConfigFields) -> str | None:
     """The KV cache dtype a checkpoint's quantization config implies for ``--kv-cache-dtype auto``.
 
-    ModelOpt's ``kv_cache_quant_algo`` (``FP8``) and llm-compressor's ``kv_cache_scheme`` both
-    mean an fp8 cache (vLLM 0.28.0 ``resolve_kv_cache_dtype_string``; ``Attention.__init__``).
+    A ModelOpt checkpoint's (``modelopt*`` method; vLLM 0.28.0 ``get_kv_cache_quant_algo_string``):
+    its ``kv_cache_scheme`` or ``kv_cache_quant_algo``, under its ``quantization`` object (as
+    ``hf_quant_config.json`` keeps it) or at the top; FP8 (or a static 8-bit float scheme) is
+    ``fp8_e4m3``; a value vLLM does not know leaves ``auto``. Another method's
+    ``kv_cache_quant_algo`` FP8 or compressed-tensors' ``kv_cache_scheme``: an fp8 cache
+    (``Attention.__init__``).
 
-    :raises InputError: a ``kv_cache_quant_algo`` other than FP8 (not modelled).
+    :raises InputError: an NVFP4 KV cache or a ``kv_cache_quant_algo`` other than FP8 (not modelled).
     """
-    q = f.root.get("quantization_config") or f.data.get("quantization_config")
-    if not isinstance(q, dict):
+    q = _quantization_config(f)
+    if q is None:
         return None
+    method = _normalized_method(f, q)
+    if method.startswith("modelopt"):
+        inner = q.get("quantization")
+        inner = inner if isinstance(inner, dict) else q
+        algo = (
+            inner.get("kv_cache_scheme")
+            or q.get("kv_cache_scheme")
+            or inner.get("kv_cache_quant_algo")
+            or q.get("kv_cache_quant_algo")
+        )
+        if isinstance(algo, dict):
+            if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+                algo = "fp8"
+            elif algo.get("num_bits") == 4 and algo.get("type") == "float":
+                algo = "nvfp4"
+            else:
+                return None  # vLLM warns and keeps auto
+        if not isinstance(algo, str):
+            return None
+        dtype = _MODELOPT_KV_DTYPES.get(algo.lower())
+        if dtype == "nvfp4":
+            raise InputError(
+                f.source, "quantization_config.kv_cache_quant_algo", f"{algo!r} is not modelled (only FP8)"
+            )
+        return dtype
     algo = q.get("kv_cache_quant_algo")
     if algo is not None:
         if str(algo).upper() != "FP8":
@@ -477,7 +545,7 @@ def quantization_kv_cache_dtype(f: ConfigFields) -> str | None:
                 f.source, "quantization_config.kv_cache_quant_algo", f"{algo!r} is not modelled (only FP8)"
             )
         return "fp8"
-    if q.get("kv_cache_scheme") is not None:
+    if q.get("kv_cache_scheme") is not None and method:
         return "fp8"
     return None
 

@@ -33,9 +33,10 @@ from dryboot.vllm.dtypes import (
     torch_dtype_of,
 )
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
-from dryboot.vllm.versions import VersionRules, rules_for, unverified_reason
+from dryboot.vllm.versions import VersionRules, known_model_types, rules_for, unverified_reason
 
 
 @dataclass(frozen=True)
@@ -486,12 +487,24 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     notes = [*args.input_notes, *_budget_notes(args)]
     _check_release_inputs(model, args, rules)
     _check_model_builds(model, args)
+    check_block_shards(
+        model.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
+    )
     drafter = _resolve_drafter(model, args, drafter, rules)
     family_of(model).verify_release(model, rules)
     method = args.speculative_method or (drafter.method if drafter is not None else None)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
+    if kv_dtype == "fp8_e4m3" and model.sparse_mla and rules.sparse_mla_fp8_e4m3_sm90:
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype
+            if args.kv_cache_dtype != "auto"
+            else "auto (fp8_e4m3: the checkpoint's KV quantization)",
+            f"{model.source}: vLLM {rules.version} serves an fp8_e4m3 cache on a sparse MLA model with "
+            "FLASHINFER_MLA_SPARSE_SM90, whose cache layout dryboot does not model",
+        )
     log: list[str] = []
     if args.mamba_cache_mode == "all" and rules.mamba_all_deprecated:
         # CacheConfig._validate_mamba_cache_mode (0.30, 0.31), whatever the model
@@ -568,6 +581,15 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
             f"{model.architecture} is not verified against vLLM {rules.version}'s engine start "
             f"({unverified_reason(rules.version, model.architecture)}), so dryboot does not plan it for that release",
         )
+    known = known_model_types(rules.version)
+    if model.model_type and known and model.model_type not in known:
+        # AutoConfig without trust_remote_code: vLLM's ModelConfig fails validating the config
+        raise InputError(
+            model.source,
+            "model_type",
+            f"The checkpoint you are trying to load has model type `{model.model_type}` but Transformers does not "
+            f"recognize this architecture (vLLM {rules.version} reads it only as remote code, --trust-remote-code)",
+        )
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
         raise InputError(
@@ -623,6 +645,8 @@ def _resolve_drafter(
             drafter = replace(drafter, model=share_with_target(drafter.model, model))
         check_tensor_parallel(drafter.model, args.tensor_parallel_size)
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
+        if drafter.model.v2_runner_refusal and uses_v2_model_runner(model, args, drafter, rules):
+            raise InputError(drafter.model.source, None, f"{drafter.model.v2_runner_refusal} (vLLM {rules.version})")
         return drafter
     if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         return mtp_drafter(model, args.speculative_method)

@@ -10,6 +10,7 @@ or all sliding, and a layer without a window of its own takes the model-level on
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -108,7 +109,19 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         if isinstance(dflash, dict) and dflash.get("swa_window_size") is not None:
             sw = int(dflash["swa_window_size"])
         kinds = _dflash_kinds(f, types, sw, n)
-        return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
+        model = geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
+        if isinstance(dflash, dict) and "mask_token_id" in dflash and dflash["mask_token_id"] is None:
+            # the V2 model runner's DFlash speculator takes dflash_config's key first, as int()
+            # (v1/worker/gpu/spec_decode/utils.py); the V1 proposer serves it
+            model = replace(
+                model,
+                v2_runner_refusal=(
+                    f"{f.where('dflash_config')}.mask_token_id is null: vLLM's V2 model runner fails building the "
+                    "DFlash speculator (TypeError: int() argument must be a string, a bytes-like object or a real "
+                    "number, not 'NoneType')"
+                ),
+            )
+        return model
     if architecture in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and types is not None and len(set(types)) > 1:
         first = f.integer("max_window_layers", minimum=0)
         if first != n:

@@ -1,4 +1,5 @@
-"""Nemotron-H: Mamba2 layers with a few attention layers, by ``hybrid_override_pattern``.
+"""Nemotron-H: Mamba2 layers with a few attention layers, by ``hybrid_override_pattern`` (or the
+``layers_block_type`` list newer configs give instead: :func:`layers_block_pattern`).
 
 Mirrors ``vllm/model_executor/models/nemotron_h.py`` fed by vLLM's ``NemotronHConfig``
 (``transformers_utils/configs/nemotron_h.py``): ``M`` Mamba2, ``*`` attention, ``-``/``E``
@@ -17,11 +18,60 @@ from dryboot.vllm.models.common import geometry, num_layers
 _PATTERN = {"M": LayerKind.MAMBA2, "*": LayerKind.FULL, "-": LayerKind.NONE, "E": LayerKind.NONE}
 
 
+#: ``layers_block_type`` entries (and their legacy names, transformers' ``remap_legacy_layer_types``)
+#: as ``hybrid_override_pattern`` symbols (``NemotronHConfig._list_to_pattern``)
+_BLOCK_SYMBOLS = {
+    "linear_attention": "M",
+    "mamba": "M",
+    "full_attention": "*",
+    "attention": "*",
+    "mlp": "-",
+    "moe": "E",
+}
+
+
+def layers_block_pattern(f: ConfigFields) -> str | None:
+    """The ``hybrid_override_pattern`` transformers' ``NemotronHConfig`` derives from a config's
+    ``layers_block_type`` list (which then also gives ``num_hidden_layers``, its length), or
+    ``None`` without one.
+
+    :raises InputError: not a list of the known layer types.
+    """
+    types = f.data.get("layers_block_type")
+    if types is None:
+        return None
+    if not isinstance(types, list) or not types:
+        raise InputError(f.source, f.where("layers_block_type"), "must be a non-empty list of layer types")
+    for i, t in enumerate(types):
+        if not isinstance(t, str) or t not in _BLOCK_SYMBOLS:
+            raise InputError(
+                f.source,
+                f"{f.where('layers_block_type')}[{i}]",
+                f"unknown layer type {t!r} (one of {', '.join(sorted(_BLOCK_SYMBOLS))})",
+            )
+    return "".join(_BLOCK_SYMBOLS[t] for t in types)
+
+
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    return {"num_key_value_heads": 8, "max_position_embeddings": 4096, "n_groups": 1}
+    out: dict[str, Any] = {"num_key_value_heads": 8, "max_position_embeddings": 4096, "n_groups": 1}
+    pattern = layers_block_pattern(f)
+    if pattern is not None:
+        # NemotronHConfig: num_hidden_layers and hybrid_override_pattern are properties of the list
+        out |= {"num_hidden_layers": len(pattern), "hybrid_override_pattern": pattern}
+    return out
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    derived = layers_block_pattern(f)
+    if derived is not None and (f.given("num_hidden_layers") or f.given("hybrid_override_pattern")):
+        # the list wins over both (NemotronHConfig ignores them when it is given)
+        f = ConfigFields(
+            f.source,
+            {**f.data, "num_hidden_layers": len(derived), "hybrid_override_pattern": derived},
+            f.prefix,
+            root=f.root,
+            defaults=f.defaults,
+        )
     n = num_layers(f)
     pattern = f.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or len(pattern) != n:

@@ -9,6 +9,7 @@ access they share is :mod:`dryboot.vllm.config.hf`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+from dryboot.vllm.fp8_utils import block_shards
 from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
 
@@ -27,6 +29,7 @@ __all__ = [
     "load_model",
     "text_config_fields",
     "unknown_override_keys",
+    "with_hf_quant_config",
 ]
 
 #: the largest ``config.json`` read (the largest published ones are tens of KiB)
@@ -140,9 +143,33 @@ def load_model(path: str | Path, hf_overrides: dict[str, Any] | None = None) -> 
         missing or has the wrong type (the message names the field).
     """
     source, data = load_config_json(path)
+    data = with_hf_quant_config(data, source)
     if hf_overrides:
         data = apply_hf_overrides(data, hf_overrides)
     return geometry_from_config(data, source)
+
+
+#: the file ModelOpt 0.29 and earlier keep their quantization config in, beside ``config.json``
+HF_QUANT_CONFIG = "hf_quant_config.json"
+
+
+def with_hf_quant_config(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """``config.json`` (read from ``source``) with the ``hf_quant_config.json`` beside it as its
+    ``quantization_config``, where it has none: vLLM 0.28.0 ``get_config`` reads that file then,
+    and ``_normalize_quantization_config`` names a ModelOpt one's ``quant_method`` from its
+    ``quantization.quant_algo`` (FP8 kinds: ``modelopt``; NVFP4: ``modelopt_fp4``). Only a file
+    named ``config.json`` has such a sibling (any other name is a config on its own).
+
+    :raises InputError: the file is unreadable, not a JSON object, or names a ModelOpt
+        ``quant_algo`` vLLM does not know (its ``ValueError``).
+    """
+    config = Path(source)
+    sibling = config.with_name(HF_QUANT_CONFIG)
+    if data.get("quantization_config") is not None or config.name != "config.json" or not sibling.is_file():
+        return data
+    where, quant = load_config_json(sibling)
+    check_config(quant, where)
+    return {**data, "quantization_config": quant}
 
 
 def apply_hf_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
@@ -203,4 +230,6 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
-    return family.read(f.with_defaults(family.defaults(f)), architecture)
+    model = family.read(f.with_defaults(family.defaults(f)), architecture)
+    shards = block_shards(f.root.get("quantization_config") or f.data.get("quantization_config"), f.data)
+    return replace(model, fp8_block_shards=shards) if shards else model
