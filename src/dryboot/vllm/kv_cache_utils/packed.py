@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
-from dryboot.vllm.config.hf import DeepseekV4Caches
+from dryboot.vllm.config.hf import DeepseekV4Caches, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import EngineConfig
 from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
@@ -47,6 +47,17 @@ VERIFIED_BLOCKS = frozenset({128, 256, 512})
 #: the backend vLLM logs choosing the block (its kernel blocks are not modelled: not used here)
 SPARSE_SWA = AttentionBackend("DEEPSEEK_SPARSE_SWA", (), False, is_mla=True)
 BACKEND = SPARSE_SWA.name
+
+
+def packed_caches(model: ModelGeometry) -> DeepseekV4Caches:
+    """What ``model``'s layers cache, for a model whose family lays them out packed.
+
+    :raises InputError: a model without packed caches (its family's ``kv_cache_layout`` is wrong).
+    """
+    caches = extra_of(model, DeepseekV4Caches)
+    if caches is None:
+        raise InputError("--model", model.source, f"{model.architecture}: no packed KV caches to plan")
+    return caches
 
 
 def _spec(
@@ -437,7 +448,8 @@ def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, 
     if d.method == "extract_hidden_states":
         heads, width = d.model.num_kv_heads, d.model.head_dim
         dtype = cfg.drafter_model_dtype or cfg.model_dtype
-        name = d.model.layer_names[0] if d.model.layer_names else f"cache_only_layers.{model.num_decoder_layers}"
+        names = d.model.naming.layer_names
+        name = names[0] if names else f"cache_only_layers.{model.num_decoder_layers}"
         spec = AttentionSpec(
             layer_kind=LayerKind.HIDDEN_STATE,
             block_size=block,
@@ -452,7 +464,7 @@ def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, 
             indexes_kv_by_block_stride=False,
         )
         return 0, [(name, spec)]
-    if d.method != "mtp" or model.num_mtp_layers != 1:
+    if d.method != "mtp" or model.mtp.num_mtp_layers != 1:
         raise InputError(
             "--speculative-config",
             d.method,

@@ -678,7 +678,7 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming the experts key and vLLM's message.
     """
-    for path, heads in model.tower_heads:
+    for path, heads in model.parallel.tower_heads:
         if heads % tensor_parallel_size:
             raise InputError(
                 model.source,
@@ -687,8 +687,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 f"{model.architecture} splits this encoder dimension across ranks (AssertionError while building "
                 "the model)",
             )
-    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
-        key, n = model.moe_experts
+    if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
+        key, n = model.parallel.moe_experts
         raise InputError(
             model.source,
             key,

@@ -119,8 +119,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming ``num_experts`` and vLLM's message.
     """
-    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
-        key, n = model.moe_experts
+    if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
+        key, n = model.parallel.moe_experts
         raise InputError(
             model.source,
             key,

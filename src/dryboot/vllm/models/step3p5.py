@@ -156,9 +156,9 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 "num_attention_groups",
                 f"{kv} KV heads can neither be split across nor replicated over {tp} ranks (Step3p5Attention)",
             )
-    if model.moe_experts is not None and tp > model.moe_experts[1]:
+    if model.parallel.moe_experts is not None and tp > model.parallel.moe_experts[1]:
         raise InputError(
             model.source,
-            model.moe_experts[0],
-            f"Tensor parallel size {tp} is greater than the number of experts {model.moe_experts[1]}.",
+            model.parallel.moe_experts[0],
+            f"Tensor parallel size {tp} is greater than the number of experts {model.parallel.moe_experts[1]}.",
         )

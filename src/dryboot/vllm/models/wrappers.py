@@ -13,7 +13,7 @@ language model is looked up through the ``families`` mapping the registry passes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dryboot.errors import InputError
@@ -352,7 +352,7 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers)}
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
-    return replace(model, **extra)
+    return model.evolve(**extra)
 
 
 def _at(data: dict[str, Any], path: str) -> Any:
@@ -395,7 +395,7 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
     family = families[inner]
     inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
     model = family.read(f.with_defaults(inner_defaults), inner)
-    return replace(model, architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
+    return model.evolve(architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
 
 
 def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
