@@ -313,27 +313,16 @@ class ModelGeometry:
 
         :raises TypeError: a keyword no record has.
         """
-        own = {k: v for k, v in fields.items() if k in cls.__dataclass_fields__}
-        rest = {k: v for k, v in fields.items() if k not in own}
-        for name, record in _SUB_RECORDS.items():
-            mine = {k: rest.pop(k) for k in list(rest) if k in record.__dataclass_fields__}
-            if mine:
-                own[name] = record(**mine)
-        if rest:
-            raise TypeError(f"ModelGeometry has no field {sorted(rest)}")
-        return cls(**own)
+        own, records = _route(fields)
+        return cls(**own, **{name: _SUB_RECORDS[name](**given) for name, given in records.items()})
 
     def evolve(self, **fields: Any) -> ModelGeometry:
-        """``self`` with flat keywords changed, routed as :meth:`build` routes them."""
-        own = {k: v for k, v in fields.items() if k in type(self).__dataclass_fields__}
-        rest = {k: v for k, v in fields.items() if k not in own}
-        for name, record in _SUB_RECORDS.items():
-            mine = {k: rest.pop(k) for k in list(rest) if k in record.__dataclass_fields__}
-            if mine:
-                own[name] = replace(getattr(self, name), **mine)
-        if rest:
-            raise TypeError(f"ModelGeometry has no field {sorted(rest)}")
-        return replace(self, **own)
+        """``self`` with flat keywords changed, routed as :meth:`build` routes them.
+
+        :raises TypeError: a keyword no record has.
+        """
+        own, records = _route(fields)
+        return replace(self, **own, **{name: replace(getattr(self, name), **given) for name, given in records.items()})
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -449,6 +438,23 @@ class ModelGeometry:
     def num_decoder_layers(self) -> int:
         """Decoder layers, as pipeline parallelism splits them (``num_hidden_layers``)."""
         return len(self.layer_kinds) if self.decoder_layers is None else max(self.decoder_layers) + 1
+
+
+def _route(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Flat keywords split into :class:`ModelGeometry`'s own and those of each sub-record.
+
+    :raises TypeError: a keyword no record has.
+    """
+    own = {k: v for k, v in fields.items() if k in ModelGeometry.__dataclass_fields__}
+    records: dict[str, dict[str, Any]] = {}
+    for key, value in fields.items():
+        if key in own:
+            continue
+        name = next((n for n, r in _SUB_RECORDS.items() if key in r.__dataclass_fields__), None)
+        if name is None:
+            raise TypeError(f"ModelGeometry has no field {key!r}")
+        records.setdefault(name, {})[key] = value
+    return own, records
 
 
 class ConfigFields:
