@@ -272,34 +272,7 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
         packed=kv_groups,
         packed_stride=stride,
     )
-    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
-    max_model_len = cfg.max_model_len
-    available = args.available_kv_bytes()
-    capacity: Capacity | None = None
-    memory_error: NotEnoughMemory | None = None
-    if available is not None:
-        try:
-            if args.max_model_len == -1:
-                max_model_len, line = P.auto_fit(
-                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
-                )
-                log.append(line)
-            cap = P.capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
-            log.extend(cap.log)
-            capacity = Capacity(
-                available_bytes=cap.available_bytes,
-                page_size_bytes=cap.block_stride,
-                group_size=1,
-                num_blocks=cap.num_blocks,
-                blocks_per_request=cap.blocks_per_request,
-                max_concurrency=cap.max_concurrency,
-                kv_cache_size_tokens=cap.kv_cache_size_tokens,
-                max_model_len=max_model_len,
-                request_bytes=cap.request_bytes,
-                log=cap.log,
-            )
-        except NotEnoughMemory as exc:
-            memory_error = exc
+    capacity, memory_error, max_model_len = P.engine_capacity(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(pairs)
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0)))
     return Plan(

@@ -29,7 +29,7 @@ from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
-from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, NotEnoughMemory, format_gib
+from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, Capacity, NotEnoughMemory, format_gib
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
 from dryboot.vllm.platforms import cdiv
 
@@ -493,3 +493,45 @@ def stage_layers(
     if any(not st for st in stages):
         raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), "a stage holds no layer")
     return stages
+
+
+def engine_capacity(
+    cfg: EngineConfig,
+    groups: PackedGroups,
+    specs: dict[str, AttentionSpec],
+    workers: list[frozenset[str] | None],
+    log: list[str],
+) -> tuple[Capacity | None, NotEnoughMemory | None, int]:
+    """(the engine's capacity, or ``None`` without a KV budget; the memory refusal, if any; the max
+    model length, auto-fitted under ``--max-model-len -1``) for the packed groups on each
+    pipeline stage's ``workers``; vLLM's log lines go to ``log``."""
+    args = cfg.args
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    result: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = auto_fit(
+                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
+                )
+                log.append(line)
+            cap = capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
+            log.extend(cap.log)
+            result = Capacity(
+                available_bytes=cap.available_bytes,
+                page_size_bytes=cap.block_stride,
+                group_size=1,
+                num_blocks=cap.num_blocks,
+                blocks_per_request=cap.blocks_per_request,
+                max_concurrency=cap.max_concurrency,
+                kv_cache_size_tokens=cap.kv_cache_size_tokens,
+                max_model_len=max_model_len,
+                request_bytes=cap.request_bytes,
+                log=cap.log,
+            )
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    return result, memory_error, max_model_len
