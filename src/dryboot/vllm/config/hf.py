@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, TypeVar
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.kv_cache_interface import LayerKind
 
 __all__ = [
@@ -503,7 +503,7 @@ class ConfigFields:
         value = self.get(key)
         if value is None:
             if default is None:
-                raise InputError(self.source, self.where(key), "required field is missing")
+                raise InputError(self.source, self.where(key), missing_field())
             return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(self.source, self.where(key), f"must be an integer, got {json.dumps(value)}")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, num_layers
 from dryboot.vllm.versions import VersionRules
@@ -295,9 +295,7 @@ def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
             "null: vLLM's Glm4MoeLiteForCausalLM finds no MoE layer (RuntimeError)",
         )
     if not f.given("first_k_dense_replace"):
-        raise InputError(
-            f.source, f.where("first_k_dense_replace"), "required field is missing (vLLM's Glm4MoeLite reads it)"
-        )
+        raise InputError(f.source, f.where("first_k_dense_replace"), missing_field("vLLM's Glm4MoeLite reads it"))
     latent, _ = _latent(f)
     return geometry(
         f,
@@ -334,9 +332,7 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
     if f.get("kv_lora_rank") is None:
         raise InputError(f.source, f.where("kv_lora_rank"), "null: not modelled (vLLM builds MLA only)")
     if f.get("zero_expert_type") is None:
-        raise InputError(
-            f.source, f.where("zero_expert_type"), "required field is missing (vLLM's LongcatMoe asserts it)"
-        )
+        raise InputError(f.source, f.where("zero_expert_type"), missing_field("vLLM's LongcatMoe asserts it"))
     latent, _ = _latent(f)
     return geometry(
         f,

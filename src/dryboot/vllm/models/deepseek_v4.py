@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
@@ -76,7 +76,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         )
     for key in ("head_dim", "index_head_dim", "sliding_window", "num_attention_heads", "o_groups"):
         if f.get(key) is None:
-            raise InputError(f.source, f.where(key), "required field is missing (vLLM's DeepseekV4 layers read it)")
+            raise InputError(f.source, f.where(key), missing_field("vLLM's DeepseekV4 layers read it"))
     head_dim = f.integer("head_dim")
     if head_dim != 512:
         raise InputError(

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
 
@@ -565,9 +565,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
     for key in spec.required:
         if not f.given(key):
-            raise InputError(
-                f.source, f.where(key), f"required field is missing ({architecture}: dryboot does not derive it)"
-            )
+            raise InputError(f.source, f.where(key), missing_field(f"{architecture}: dryboot does not derive it"))
     # a config class's attribute_map lets a file name the layer count either way (ExaoneConfig)
     layers_key = spec.key("num_hidden_layers")
     if not f.given(layers_key) and f.given("num_hidden_layers"):

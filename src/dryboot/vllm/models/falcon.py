@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import MAX_LAYERS, geometry
 
@@ -57,7 +57,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             raise InputError(
                 f.source,
                 f.where(key),
-                f"required field is missing (RWConfig has no {key}: AttributeError in vLLM's Falcon model)",
+                missing_field(f"RWConfig has no {key}: AttributeError in vLLM's Falcon model"),
             )
     if f.boolean("alibi"):
         raise InputError(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import check_kv_heads_divide, geometry, num_layers, window
 
@@ -106,8 +106,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                 raise InputError(
                     f.source,
                     f.where(key),
-                    "required field is missing (vLLM's HunYuanSparseMoeBlock reads it; HunYuanMoEV1Config has no "
-                    "default)",
+                    missing_field("vLLM's HunYuanSparseMoeBlock reads it; HunYuanMoEV1Config has no default"),
                 )
         experts = ("num_experts", n_experts)
     kinds = (LayerKind.FULL,) * n

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.backends import DIFFKV_BACKENDS, AttentionBackend
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import geometry, num_layers
@@ -59,9 +59,7 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     if not f.given("layernorm_epsilon"):
-        raise InputError(
-            f.source, f.where("layernorm_epsilon"), "required field is missing (vLLM's MiMo-V2 layers read it)"
-        )
+        raise InputError(f.source, f.where("layernorm_epsilon"), missing_field("vLLM's MiMo-V2 layers read it"))
     pattern = f.get("hybrid_layer_pattern")
     if not isinstance(pattern, list) or len(pattern) != n or any(p not in (0, 1) for p in pattern):
         raise InputError(f.source, f.where("hybrid_layer_pattern"), f"required: one 0 or 1 per layer ({n})")
@@ -74,7 +72,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if LayerKind.SLIDING in kinds:
         for key in _SWA_KEYS:
             if not f.given(key):
-                raise InputError(f.source, f.where(key), "required field is missing (vLLM's MiMo-V2 reads it)")
+                raise InputError(f.source, f.where(key), missing_field("vLLM's MiMo-V2 reads it"))
         swa = (
             f.integer("swa_num_attention_heads"),
             f.integer("swa_num_key_value_heads"),

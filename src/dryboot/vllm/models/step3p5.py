@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
 
@@ -82,7 +82,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(
             f.source,
             f.where("max_position_embeddings"),
-            "required field is missing (vLLM builds the rotary embedding with it: TypeError on None)",
+            missing_field("vLLM builds the rotary embedding with it: TypeError on None"),
         )
     types = f.get("layer_types")
     if types is not None:
