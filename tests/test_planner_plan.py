@@ -247,7 +247,7 @@ def test_hybrid_gdn_fields_take_the_config_class_defaults(models_dir: Path, tmp_
     assert (info.value.where, info.value.reason) == ("linear_key_head_dim", 'must be an integer, got "128"')
     del data["linear_key_head_dim"]  # default 128
     path.write_text(json.dumps(data))
-    gdn = load_model(path).gdn
+    gdn = load_model(path).mamba.gdn
     assert gdn is not None and (gdn.num_v_heads, gdn.head_k_dim) == (32, 128)
 
 

@@ -12,7 +12,7 @@ def test_qwen3_next_flat_interval(models_dir: Path) -> None:
     m = load_model(models_dir / "Qwen3-Next-80B-A3B-Thinking.config.json")
     assert m.count(LayerKind.GDN) == 36 and m.count(LayerKind.FULL) == 12
     assert (m.num_kv_heads, m.head_dim) == (2, 256)
-    assert m.hf_ssm_dtype is None  # no mamba_ssm_dtype key: state follows the model dtype
+    assert m.mamba.hf_ssm_dtype is None  # no mamba_ssm_dtype key: state follows the model dtype
     assert m.layer_kinds[3] is LayerKind.FULL and m.layer_kinds[0] is LayerKind.GDN
 
 
@@ -20,8 +20,8 @@ def test_qwen35_nested_text_config(models_dir: Path) -> None:
     m = load_model(models_dir / "Qwen3.5-27B.config.json")
     assert m.architecture == "Qwen3_5ForConditionalGeneration"
     assert m.count(LayerKind.GDN) == 48 and m.count(LayerKind.FULL) == 16
-    assert m.hf_ssm_dtype == "float32"
-    assert m.gdn is not None and (m.gdn.num_k_heads, m.gdn.num_v_heads) == (16, 48)
+    assert m.mamba.hf_ssm_dtype == "float32"
+    assert m.mamba.gdn is not None and (m.mamba.gdn.num_k_heads, m.mamba.gdn.num_v_heads) == (16, 48)
 
 
 def test_nemotron_h_pattern(models_dir: Path) -> None:
@@ -29,7 +29,7 @@ def test_nemotron_h_pattern(models_dir: Path) -> None:
     pattern = json.loads((models_dir / "Nemotron-H-56B-Base-8K.config.json").read_text())["hybrid_override_pattern"]
     assert m.count(LayerKind.MAMBA2) == pattern.count("M")
     assert m.count(LayerKind.FULL) == pattern.count("*")
-    assert m.hf_ssm_dtype == "float32"  # Nemotron-H default when the config names none
+    assert m.mamba.hf_ssm_dtype == "float32"  # Nemotron-H default when the config names none
     assert m.head_dim == 128 and m.num_kv_heads == 8
 
 
@@ -80,3 +80,29 @@ def test_malformed_configs_name_the_field(tmp_path: Path, content: str, where: s
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         load_model(tmp_path / "nope.json")
+
+
+def test_geometry_build_routes_flat_keywords_to_sub_records() -> None:
+    from dryboot.vllm.config.hf import ModelGeometry
+
+    base = {
+        "source": "c.json",
+        "architecture": "LlamaForCausalLM",
+        "model_type": "llama",
+        "dtype": "bfloat16",
+        "layer_kinds": (LayerKind.FULL,),
+        "num_kv_heads": 8,
+        "head_dim": 128,
+        "head_dim_v": 128,
+        "sliding_window": None,
+        "attention_chunk_size": None,
+    }
+    m = ModelGeometry.build(**base, pp_refusal="why", layer_prefix="transformer.h", quant_method="fp8")
+    assert (m.parallel.pp_refusal, m.naming.layer_prefix, m.quant.quant_method) == ("why", "transformer.h", "fp8")
+    assert m.layer_name(0) == "transformer.h.0.self_attn.attn"
+    moved = m.evolve(layer_prefix="mtp.layers", num_mtp_layers=1)
+    assert (moved.naming.layer_prefix, moved.parallel.pp_refusal, moved.mtp.num_mtp_layers) == ("mtp.layers", "why", 1)
+    with pytest.raises(TypeError, match="no_such_field"):
+        ModelGeometry.build(**base, no_such_field=1)
+    with pytest.raises(TypeError, match="no_such_field"):
+        m.evolve(no_such_field=1)

@@ -73,3 +73,18 @@ def test_evolve_is_replace_and_checks_again() -> None:
         args.evolve(block_size="32").validate()
     with pytest.raises(TypeError, match="no field 'nope'"):
         args.evolve(nope=1)
+
+
+def test_async_scheduling_resolved_with_the_release_rules() -> None:
+    from dryboot.vllm.config.resolve import resolve_async_scheduling
+    from dryboot.vllm.versions import rules_for
+
+    rules = rules_for("0.28.0")
+    blocked = EngineArgs(speculative_method="eagle", disable_padded_drafter_batch=True)
+    assert resolve_async_scheduling(blocked, rules) == (
+        False,
+        "Async scheduling is not compatible with disable_padded_drafter_batch=True",
+    )
+    assert resolve_async_scheduling(EngineArgs(), rules) == (True, None)
+    with pytest.raises(InputError, match="--async-scheduling"):
+        resolve_async_scheduling(blocked.evolve(async_scheduling=True), rules)

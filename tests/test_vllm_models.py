@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.models.registry import ARCHITECTURES, architecture_table
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.models.mimo_v2 import MiMoV2Extra
+from dryboot.vllm.models.registry import ARCHITECTURES, architecture_table, family_of
 from dryboot.vllm.transformers_utils.config import geometry_from_config
 
 
@@ -44,7 +45,7 @@ def llama(**extra: object) -> dict[str, object]:
 
 def test_llama_config_class_defaults() -> None:
     m = geometry_from_config({"architectures": ["LlamaForCausalLM"], "model_type": "llama", **llama()})
-    assert m.max_position_embeddings == 2048  # LlamaConfig
+    assert m.max_len.max_position_embeddings == 2048  # LlamaConfig
     assert (m.num_kv_heads, m.head_dim) == (8, 128)  # KV heads = heads, head_dim = hidden // heads
 
 
@@ -110,7 +111,7 @@ def test_qwen3_next_every_fourth_layer_whatever_the_interval() -> None:
     }
     m = geometry_from_config(base)
     assert [i for i, k in enumerate(m.layer_kinds) if k is LayerKind.FULL] == [3, 7]
-    assert m.num_mtp_layers == 1  # qwen3_next_mtp.py: num_nextn_predict_layers default 1
+    assert m.mtp.num_mtp_layers == 1  # qwen3_next_mtp.py: num_nextn_predict_layers default 1
 
 
 def test_yarn_scaling_extends_the_derived_length() -> None:
@@ -125,13 +126,13 @@ def test_yarn_scaling_extends_the_derived_length() -> None:
         **llama(max_position_embeddings=262144, rope_scaling=rope),
     }
     m = geometry_from_config(cfg)
-    assert m.max_position_embeddings == 1_048_576
+    assert m.max_len.max_position_embeddings == 1_048_576
     assert plan(m, EngineArgs(max_model_len=1_048_576)).max_model_len == 1_048_576
     with pytest.raises(InputError, match=r"max_position_embeddings=1048576"):
         plan(m, EngineArgs(max_model_len=1_048_577))
     # llama3-type scaling does not extend it
     cfg["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0}
-    assert geometry_from_config(cfg).max_position_embeddings == 262144
+    assert geometry_from_config(cfg).max_len.max_position_embeddings == 262144
 
 
 def test_longrope_defaults_to_the_original_length() -> None:
@@ -185,7 +186,7 @@ def test_granite4_layer_types_and_mixer_width() -> None:
     assert old.layer_kinds == new.layer_kinds == (LayerKind.MAMBA2, LayerKind.FULL)
     every = geometry_from_config({**base, "num_hidden_layers": 3, "mamba_n_heads": 24})
     assert every.layer_kinds == (LayerKind.MAMBA2,) * 3
-    assert every.mamba2 is not None and (every.mamba2.head_dim, every.mamba2.d_inner) == (64, 1536)
+    assert every.mamba.mamba2 is not None and (every.mamba.mamba2.head_dim, every.mamba.mamba2.d_inner) == (64, 1536)
 
 
 def test_granite4_heads_that_miss_the_width_are_refused() -> None:
@@ -216,7 +217,7 @@ def test_falcon_h1_layers_keep_attention_and_mamba() -> None:
         "model.layers.2.mixer",
         "model.layers.3.mixer",
     ]
-    assert m.mamba2 is not None and m.mamba2.d_inner == 1024  # FalconH1Config: mamba_d_ssm 1024
+    assert m.mamba.mamba2 is not None and m.mamba.mamba2.d_inner == 1024  # FalconH1Config: mamba_d_ssm 1024
 
 
 def test_lfm2_layers_from_full_attn_idxs_and_moe_needs_layer_types() -> None:
@@ -303,7 +304,7 @@ def test_mamba2_width_from_the_file_or_expand() -> None:
     ``expand * hidden_size``; ``Mamba2Config`` refuses heads that do not tile ``expand * hidden``."""
     base = {"architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "num_hidden_layers": 2}
     m = geometry_from_config({**base, "hidden_size": 1024, "num_heads": 32, "head_dim": 64})
-    assert m.attention_free and m.mamba2 is not None and m.mamba2.d_inner == 2048
+    assert m.mamba.attention_free and m.mamba.mamba2 is not None and m.mamba.mamba2.d_inner == 2048
     assert m.layer_kinds == (LayerKind.MAMBA2,) * 2
     with pytest.raises(InputError) as info:
         geometry_from_config({**base, "hidden_size": 1024, "num_heads": 16, "head_dim": 64})
@@ -326,7 +327,7 @@ def test_lfm2_vl_reads_its_text_config() -> None:
     m = geometry_from_config(wrapper)
     assert m.layer_kinds == (LayerKind.SHORT_CONV, LayerKind.FULL)
     assert m.layer_name(0) == "language_model.model.layers.0.short_conv"
-    assert m.vision_num_heads == 12  # Siglip2VisionConfig, the default vision_config
+    assert m.parallel.vision_num_heads == 12  # Siglip2VisionConfig, the default vision_config
     with pytest.raises(InputError) as info:
         geometry_from_config({**wrapper, "text_config": {**text, "conv_dim": 512}})
     assert info.value.where == "text_config.conv_dim"
@@ -373,7 +374,10 @@ def test_hunyuan_head_size_and_cla() -> None:
 def test_hunyuan_moe_needs_experts_and_the_block_keys() -> None:
     moe = {"moe_topk": 2, "moe_intermediate_size": 256, "use_mixed_mlp_moe": False, "num_shared_expert": 1}
     arch = "HunYuanMoEV1ForCausalLM"
-    assert geometry_from_config(hunyuan(arch, num_experts=4, **moe), "h.json").moe_experts == ("num_experts", 4)
+    assert geometry_from_config(hunyuan(arch, num_experts=4, **moe), "h.json").parallel.moe_experts == (
+        "num_experts",
+        4,
+    )
     with pytest.raises(InputError, match="No HunYuanMoE layer"):
         geometry_from_config(hunyuan(arch, **moe), "h.json")  # HunYuanMoEV1Config: num_experts 1
     with pytest.raises(InputError) as info:
@@ -410,15 +414,15 @@ def test_is_causal_false_builds_encoder_only_attention_where_the_model_file_read
     # qwen3.py / llama.py: getattr(config, "is_causal", True) false -> EncoderOnlyAttention (no KV
     # cache); qwen3_moe.py ignores the key
     qwen3 = geometry_from_config({"architectures": ["Qwen3ForCausalLM"], **llama(is_causal=False)}, "q.json")
-    assert qwen3.encoder_only_attention and qwen3.layer_table() == ()
+    assert qwen3.attn.encoder_only_attention and qwen3.layer_table() == ()
     moe = {"architectures": ["Qwen3MoeForCausalLM"], **llama(is_causal=False)}
-    assert not geometry_from_config(moe, "m.json").encoder_only_attention
+    assert not geometry_from_config(moe, "m.json").attn.encoder_only_attention
     # a wrapper's language model reads its own text_config, not the wrapper's keys
     text = {"model_type": "qwen2", "num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 512}
     wrapper = {"architectures": ["Qwen2VLForConditionalGeneration"], "is_causal": False, "text_config": text}
-    assert not geometry_from_config(wrapper, "w.json").encoder_only_attention
+    assert not geometry_from_config(wrapper, "w.json").attn.encoder_only_attention
     wrapper["text_config"] = {**text, "is_causal": False}
-    assert geometry_from_config(wrapper, "w.json").encoder_only_attention
+    assert geometry_from_config(wrapper, "w.json").attn.encoder_only_attention
 
 
 def _geo(architecture: str, model_type: str, **cfg: object) -> ModelGeometry:
@@ -454,8 +458,8 @@ def test_glm4_moe_lite_is_deepseek_mla_with_its_own_refusals() -> None:
     cfg = {"num_hidden_layers": 3, "first_k_dense_replace": 1}
     m = _geo("Glm4MoeLiteForCausalLM", "glm4_moe_lite", **cfg)
     # Glm4MoeLiteConfig defaults: kv_lora_rank 512, qk_rope_head_dim 64, (192, 64, 256) head dims
-    assert m.layer_kinds == (LayerKind.MLA,) * 3 and m.head_dim == 576 and m.mla_dims == (192, 64, 256)
-    assert m.first_moe_layer == 1
+    assert m.layer_kinds == (LayerKind.MLA,) * 3 and m.head_dim == 576
+    assert m.parallel.first_moe_layer == 1
     # the attribute_map writes head_dim over qk_rope_head_dim
     assert _refused("Glm4MoeLiteForCausalLM", "glm4_moe_lite", head_dim=128, **cfg).where == "head_dim"
     missing = _refused("Glm4MoeLiteForCausalLM", "glm4_moe_lite", num_hidden_layers=3)
@@ -498,7 +502,7 @@ def test_step3p5_heads_by_layer_type() -> None:
     assert m.layer_kinds == (LayerKind.FULL,) + (LayerKind.SLIDING,) * 3
     assert (m.num_kv_heads, m.head_dim) == (2, 64)
     assert m.full_attention is not None and (m.full_attention.num_kv_heads, m.full_attention.head_dim) == (4, 128)
-    assert m.extra_attention_heads == (16,) and m.first_moe_layer == 1
+    assert m.parallel.extra_attention_heads == (16,) and m.parallel.first_moe_layer == 1
     # Step3p5Config defaults max_position_embeddings to None, which the rotary embedding cannot take
     no_len = {k: v for k, v in cfg.items() if k != "max_position_embeddings"}
     assert _refused("Step3p5ForCausalLM", "step3p5", **no_len).where == "max_position_embeddings"
@@ -507,7 +511,7 @@ def test_step3p5_heads_by_layer_type() -> None:
 def test_falcon_kv_heads_and_cache_config() -> None:
     m = _geo("FalconForCausalLM", "falcon", num_hidden_layers=2, hidden_size=512, num_attention_heads=8)
     # FalconConfig: multi_query (one KV head); FalconAttention builds Attention without cache_config
-    assert (m.num_kv_heads, m.head_dim) == (1, 64) and m.cache_config_ignored
+    assert (m.num_kv_heads, m.head_dim) == (1, 64) and family_of(m).kv_cache_dtype(m, "fp8") == "auto"
     new = _geo(
         "FalconForCausalLM",
         "falcon",
@@ -526,7 +530,7 @@ def test_falcon_kv_heads_and_cache_config() -> None:
 def test_hrm_text_one_cache_per_step_and_layer() -> None:
     m = _geo("HrmTextForCausalLM", "hrm_text", num_hidden_layers=2, H_cycles=2, L_cycles=3)
     assert m.layer_kinds == (LayerKind.FULL,) * 16  # 2 per stack x 2 H cycles x (3 L cycles + 1)
-    assert (m.num_kv_heads, m.head_dim) == (12, 128) and m.pp_refusal is not None
+    assert (m.num_kv_heads, m.head_dim) == (12, 128) and m.parallel.pp_refusal is not None
     assert _geo("HrmTextForCausalLM", "hrm_text", num_hidden_layers=16, num_layers_per_stack=2).num_layers == 16
 
 
@@ -544,9 +548,10 @@ def test_mimo_v2_flash_diffkv_layers() -> None:
     }
     m = _geo("MiMoV2FlashForCausalLM", "mimo_v2_flash", **cfg)
     assert m.layer_kinds == (LayerKind.FULL, LayerKind.SLIDING) and m.sliding_window == 128
-    assert (m.num_kv_heads, m.head_dim, m.head_dim_v) == (8, 192, 128) and m.attention_sinks
+    assert (m.num_kv_heads, m.head_dim, m.head_dim_v) == (8, 192, 128) and m.attn.attention_sinks
     assert m.full_attention is not None and m.full_attention.num_kv_heads == 4  # MiMoV2FlashConfig defaults
-    assert m.diffkv and m.cache_config_ignored
+    extra = extra_of(m, MiMoV2Extra)
+    assert extra is not None and extra.diffkv and family_of(m).kv_cache_dtype(m, "fp8") == "auto"
     no_swa = {k: v for k, v in cfg.items() if k != "swa_head_dim"}
     assert _refused("MiMoV2FlashForCausalLM", "mimo_v2_flash", **no_swa).where == "swa_head_dim"
 

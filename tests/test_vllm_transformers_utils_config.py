@@ -165,20 +165,20 @@ def test_hf_quant_config_beside_config_json_makes_the_kv_cache_fp8(tmp_path: Pat
     """vLLM's ``get_config`` reads ``hf_quant_config.json`` when config.json has no
     ``quantization_config``; ModelOpt's FP8 KV algo turns ``auto`` into fp8_e4m3."""
     model = load_model(_checkpoint(tmp_path, _MODELOPT))
-    assert model.quant_method == "modelopt_fp4"
-    assert model.quant_kv_cache_dtype == "fp8_e4m3"
+    assert model.quant.quant_method == "modelopt_fp4"
+    assert model.quant.quant_kv_cache_dtype == "fp8_e4m3"
     # the same through the config.json path
-    assert load_model(tmp_path / "config.json").quant_kv_cache_dtype == "fp8_e4m3"
+    assert load_model(tmp_path / "config.json").quant.quant_kv_cache_dtype == "fp8_e4m3"
 
 
 def test_hf_quant_config_ignored_where_vllm_ignores_it(tmp_path: Path) -> None:
     # config.json's own quantization_config wins (vLLM reads the file only without one)
     cfg = {**_llama(), "quantization_config": {"quant_method": "fp8"}}
-    assert load_model(_checkpoint(tmp_path, _MODELOPT, cfg)).quant_kv_cache_dtype is None
+    assert load_model(_checkpoint(tmp_path, _MODELOPT, cfg)).quant.quant_kv_cache_dtype is None
     # a config under another name has no sibling file
     other = tmp_path / "Llama.config.json"
     other.write_text(json.dumps(_llama()))
-    assert load_model(other).quant_kv_cache_dtype is None
+    assert load_model(other).quant.quant_kv_cache_dtype is None
 
 
 def test_modelopt_without_quant_method_keeps_auto(tmp_path: Path) -> None:
@@ -189,7 +189,7 @@ def test_modelopt_without_quant_method_keeps_auto(tmp_path: Path) -> None:
         "quantization_config": {"producer": {"name": "modelopt"}, "quant_algo": "FP8", "kv_cache_scheme": "FP8"},
     }
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    assert load_model(tmp_path).quant_kv_cache_dtype is None
+    assert load_model(tmp_path).quant.quant_kv_cache_dtype is None
 
 
 @pytest.mark.parametrize(
@@ -208,7 +208,7 @@ def test_modelopt_without_quant_method_keeps_auto(tmp_path: Path) -> None:
 def test_hostile_hf_quant_config_is_one_line(tmp_path: Path, quant: str, where: str | None, reason: str | None) -> None:
     _checkpoint(tmp_path, quant)
     if reason is None:  # a non-object ``quantization``: vLLM names no method, nothing to refuse
-        assert load_model(tmp_path).quant_kv_cache_dtype is None
+        assert load_model(tmp_path).quant.quant_kv_cache_dtype is None
         return
     with pytest.raises(InputError) as exc:
         load_model(tmp_path)

@@ -136,7 +136,7 @@ def test_modelopt_fp8_kv_on_sparse_mla_per_release(version: str) -> None:
     with FLASHINFER_MLA_SPARSE_SM90, refused by name as not modelled. Either way exit 2, never a
     bf16 plan."""
     model = load_model(_DSV32_MODELOPT)
-    assert model.quant_kv_cache_dtype == "fp8_e4m3"
+    assert model.quant.quant_kv_cache_dtype == "fp8_e4m3"
     args = EngineArgs(kv_cache_memory_bytes=20_000_000_000, vllm_version=version)
     with pytest.raises(InputError) as exc:
         create_engine_config(model, args, None)

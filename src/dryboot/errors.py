@@ -29,3 +29,20 @@ class InputError(Exception):
             parts.append(self.where)
         parts.append(self.reason)
         return ": ".join(parts)
+
+
+# --------------------------------------------------------------------------------------
+# refusals' wording: every refusal of the same kind says it the same way
+# --------------------------------------------------------------------------------------
+
+
+def missing_field(why: str | None = None) -> str:
+    """The reason of a refusal of an absent required field: ``required field is missing``, with
+    ``why`` (which vLLM code reads it, what fails without it) in parentheses."""
+    return "required field is missing" if why is None else f"required field is missing ({why})"
+
+
+def not_positive_integer(value: object, name: str | None = None) -> str:
+    """The reason of a refusal of a value that must be a positive integer: ``[<name> ]must be a
+    positive integer, got <value!r>``."""
+    return f"{name + ' ' if name else ''}must be a positive integer, got {value!r}"

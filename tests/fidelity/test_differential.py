@@ -25,9 +25,11 @@ import pytest
 from dryboot.errors import InputError
 from dryboot.planner.plan import Drafter, Plan, plan
 from dryboot.vllm.config.hf import LayerKind
+from dryboot.vllm.config.resolve import resolve_async_scheduling
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import MambaSpec
 from dryboot.vllm.transformers_utils.config import geometry_from_config
+from dryboot.vllm.versions import rules_for
 
 pytestmark = pytest.mark.fidelity
 
@@ -234,7 +236,7 @@ def oracle_case(gen: Generated) -> dict[str, Any]:
     config: dict[str, Any] = {
         "max_model_len": a.max_model_len,
         "max_num_batched_tokens": a.max_num_batched_tokens,
-        "async_scheduling": a.resolved_async_scheduling,
+        "async_scheduling": resolve_async_scheduling(a, rules_for(a.vllm_version))[0],
         "enable_prefix_caching": a.enable_prefix_caching is not False,  # None: vLLM's default, on
         "kv_cache_dtype": a.kv_cache_dtype,
         "mamba_ssm_cache_dtype": a.mamba_ssm_cache_dtype,
@@ -385,7 +387,7 @@ def test_real_model_configs_agree(vllm_oracle: Any, models_dir: Any) -> None:
             for budget in (40 * GIB, GIB):
                 is_hybrid = model.is_hybrid
                 args = EngineArgs(
-                    max_model_len=min(model.max_position_embeddings or 131072, 131072),
+                    max_model_len=min(model.max_len.max_position_embeddings or 131072, 131072),
                     max_num_batched_tokens=2048,
                     kv_cache_memory_bytes=budget,
                     **{k: v for k, v in flags.items() if is_hybrid or not k.startswith(("mamba", "num_spec"))},

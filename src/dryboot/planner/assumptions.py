@@ -18,6 +18,7 @@ from typing import Any
 
 from dryboot.planner.plan import Plan
 from dryboot.vllm.engine_args import ASSUMED_GPU, ASSUMED_GPU_MEMORY_BYTES, GIB, EngineArgs
+from dryboot.vllm.models.registry import family_of
 from dryboot.vllm.versions import VERIFIED_VERSIONS
 
 
@@ -82,17 +83,9 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
             )
         )
     has_attention = p.drafter is not None or any(k.is_attention for k in p.model.kinds)
-    if p.model.deepseek_v4 is not None:
-        # vllm/models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls: FlashMLA's layers on SM90
-        out.append(
-            Assumption(
-                "assumed",
-                "--attention-backend",
-                p.backend.name,
-                "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on the SM90 GPU "
-                "assumed, H100/H200), whatever --attention-backend names; other GPUs' are not modelled",
-            )
-        )
+    chosen_by_layers = family_of(p.model).backend_assumption(p.model)
+    if chosen_by_layers is not None:
+        out.append(Assumption("assumed", "--attention-backend", p.backend.name, chosen_by_layers))
     elif has_attention and args.attention_backend is None and not p.kv_cache_dtype.endswith("_per_token_head"):
         blackwell = "FLASHINFER_MLA" if p.model.use_mla else "FLASHINFER"
         if p.model.sparse_mla:

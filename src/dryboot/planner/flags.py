@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, not_positive_integer
 from dryboot.units import parse_human_int, parse_human_int_or_auto
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
@@ -337,7 +337,7 @@ def parse_speculative_config(data: object, source: str = "--speculative-config")
         raise InputError(source, "num_speculative_tokens", f"must be an integer >= 0, got {k!r}")
     block = data.get("block_size")
     if block is not None and (isinstance(block, bool) or not isinstance(block, int) or block < 1):
-        raise InputError(source, "block_size", f"must be a positive integer, got {block!r}")
+        raise InputError(source, "block_size", not_positive_integer(block))
     draft_tp = data.get("draft_tensor_parallel_size")
     if draft_tp is not None and (isinstance(draft_tp, bool) or not isinstance(draft_tp, int) or draft_tp < 1):
         # vLLM: SpeculativeConfig.draft_tensor_parallel_size = Field(default=None, ge=1)

@@ -161,16 +161,20 @@ def plan(
     args = args or EngineArgs()
     args.validate()  # the API's arguments, checked before any stage reads them
     cfg = create_engine_config(model, args, drafter)
-    model = cfg.model  # as the release reads the config
     log = list(cfg.log)
-    if model.deepseek_v4 is not None:
-        return _plan_deepseek_v4(cfg, policies, log)
+    return _PLANNERS[cfg.kv_cache_layout](cfg, policies, log)
+
+
+def _plan_grouped(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """The plan of a model whose caches take vLLM's KV cache groups: the state a mamba layer
+    keeps, the block size, the specs, the groups, the capacity, the invariants."""
+    model = cfg.model  # as the release reads the config
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
     mamba = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules) if model.has_mamba_state else None
     align = mamba
-    without_spec = model.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec
-    if model.short_conv is not None and cfg.rules.short_conv_spec_rows:
+    without_spec = model.mamba.align_state_without_spec and not cfg.rules.mamba_align_state_with_spec
+    if model.mamba.short_conv is not None and cfg.rules.short_conv_spec_rows:
         without_spec = True  # Lfm2's get_mamba_state_shape_from_config passes no num_spec
     if mamba is not None and without_spec:
         align = mamba_state(model, cfg.args, cfg.model_dtype, cfg.rules, speculative_rows=False)
@@ -236,8 +240,8 @@ def plan(
     )
 
 
-def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
-    """DeepSeek-V4's packed plan (:mod:`dryboot.vllm.kv_cache_utils.packed`): the sparse SWA
+def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """The packed plan (:mod:`dryboot.vllm.kv_cache_utils.packed`, DeepSeek-V4's caches): the sparse SWA
     backend's cache block (``--block-size`` or 256 tokens), every cache's spec, the packed groups,
     then blocks and concurrency per pipeline stage.
 
@@ -247,8 +251,7 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
     from dryboot.vllm.kv_cache_utils import packed as P  # at call: only DeepSeek-V4 plans load it (~8 ms)
 
     model, args = cfg.model, cfg.args
-    caches = model.deepseek_v4
-    assert caches is not None
+    caches = P.packed_caches(model)
     block = P.check_engine_config(cfg, log)
     num_mtp, hidden = P.drafter_layers(cfg, block)
     pairs = P.layer_specs(caches, block, num_mtp) + hidden
@@ -269,34 +272,7 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
         packed=kv_groups,
         packed_stride=stride,
     )
-    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
-    max_model_len = cfg.max_model_len
-    available = args.available_kv_bytes()
-    capacity: Capacity | None = None
-    memory_error: NotEnoughMemory | None = None
-    if available is not None:
-        try:
-            if args.max_model_len == -1:
-                max_model_len, line = P.auto_fit(
-                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
-                )
-                log.append(line)
-            cap = P.capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
-            log.extend(cap.log)
-            capacity = Capacity(
-                available_bytes=cap.available_bytes,
-                page_size_bytes=cap.block_stride,
-                group_size=1,
-                num_blocks=cap.num_blocks,
-                blocks_per_request=cap.blocks_per_request,
-                max_concurrency=cap.max_concurrency,
-                kv_cache_size_tokens=cap.kv_cache_size_tokens,
-                max_model_len=max_model_len,
-                request_bytes=cap.request_bytes,
-                log=cap.log,
-            )
-        except NotEnoughMemory as exc:
-            memory_error = exc
+    capacity, memory_error, max_model_len = P.engine_capacity(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(pairs)
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0)))
     return Plan(
@@ -328,6 +304,10 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
     )
 
 
+#: the planner of each ``EngineConfig.kv_cache_layout``
+_PLANNERS = {"grouped": _plan_grouped, "packed": _plan_packed}
+
+
 def _parallel_notes(args: EngineArgs, stages: list[frozenset[str]] | None) -> tuple[str, ...]:
     """What the figures mean under pipeline and data parallelism."""
     notes = []
@@ -351,7 +331,7 @@ def _gdn_checkpoints(cfg: EngineConfig) -> bool:
     prefill, which keeps prefill checkpoints every ``gdn_align_sm90`` tokens: the hybrid block
     is rounded to a multiple of it and each request holds one checkpoint page per GDN group
     (``qwen_gdn_linear_attn.py`` ``_checkpoint_alignment``, ``get_kv_cache_spec``)."""
-    return bool(cfg.rules.gdn_align_sm90) and cfg.model.gdn is not None and cfg.mamba_cache_mode == "align"
+    return bool(cfg.rules.gdn_align_sm90) and cfg.model.mamba.gdn is not None and cfg.mamba_cache_mode == "align"
 
 
 def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) -> tuple[int, BlockSizeDecision | None]:
@@ -376,7 +356,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     if mamba is None or not model.is_hybrid:
         # alignment needs a hybrid model class (ModelConfig.is_hybrid)
         return block_size, None
-    mla = model.use_mla or model.mla_config  # vLLM's ModelConfig.use_mla
+    mla = model.use_mla or model.attn.mla_config  # vLLM's ModelConfig.use_mla
     full = model.attention(LayerKind.MLA if mla else LayerKind.FULL)
     _, _, content = kv_layout(
         cfg.kv_cache_dtype,
@@ -393,7 +373,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         backend=cfg.backend,
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=mla,
-        mamba_chunk_size=model.mamba_chunk_size,
+        mamba_chunk_size=model.mamba.mamba_chunk_size,
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
         if cfg.rules.gdn_align_sm90 is not None and _gdn_checkpoints(cfg)
         else (),
@@ -423,9 +403,9 @@ def _pipeline_stages(
         raise pp_refused(pp, f"{cfg.drafter.method} drafter")
     ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
-    if model.pp_refusal is not None:
-        raise pp_refused(pp, model.architecture, model.pp_refusal)
-    first_moe = model.first_moe_layer
+    if model.parallel.pp_refusal is not None:
+        raise pp_refused(pp, model.architecture, model.parallel.pp_refusal)
+    first_moe = model.parallel.first_moe_layer
     if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
         # the model class (Lfm2MoeModel, AfmoeModel, ...) looks for an MoE block among its
         # stage's layers

@@ -82,7 +82,7 @@ def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-p
 
     :raises InputError: naming the flag, the model file and the heads that do not split.
     """
-    if tp == 1 or model.attention_free:
+    if tp == 1 or model.mamba.attention_free:
         return
     heads = model.num_attention_heads
     if heads and heads % tp:
@@ -92,7 +92,7 @@ def check_tensor_parallel(model: ModelGeometry, tp: int, flag: str = "--tensor-p
             f"{model.source}: total number of attention heads ({heads}) must be divisible by the "
             f"tensor parallel size ({tp})",
         )
-    for other in model.extra_attention_heads:
+    for other in model.parallel.extra_attention_heads:
         # layers with heads of their own assert the same while the model is built
         if other % tp:
             raise InputError(

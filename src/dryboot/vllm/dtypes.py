@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, not_positive_integer
 
 #: torch dtype name -> bytes per element.
 TORCH_DTYPE_BYTES: dict[str, int] = {
@@ -237,7 +237,7 @@ def parse_custom_kv_cache_dtype(text: str, source: str = "--custom-kv-cache-dtyp
         key, _, value = extra.partition("=")
         if key == "kernel_block":
             if not value.isdigit() or int(value) <= 0:
-                raise InputError(source, text, f"kernel_block must be a positive integer, got {value!r}")
+                raise InputError(source, text, not_positive_integer(value, "kernel_block"))
             kernel_block = int(value)
         elif key == "pad":
             if value not in ("yes", "no", "true", "false"):

@@ -19,7 +19,7 @@ from dryboot.vllm.dtypes import (
     UNMODELLED_KV_CACHE_DTYPES,
     CustomKVCacheDtype,
 )
-from dryboot.vllm.versions import DEFAULT_VERSION, rules_for
+from dryboot.vllm.versions import DEFAULT_VERSION
 
 GIB = 1 << 30
 
@@ -189,9 +189,6 @@ class EngineArgs:
         ):
             if dtype_name not in MAMBA_DTYPES:
                 raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
-        blocker = self.async_scheduling_blocker()
-        if self.async_scheduling and blocker is not None:
-            raise InputError("--async-scheduling", None, f"{blocker} (vLLM's VllmConfig refuses it)")
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
         if (
@@ -265,34 +262,6 @@ class EngineArgs:
             return 8192
         return 2048
 
-    def async_scheduling_blocker(self) -> str | None:
-        """Why vLLM cannot schedule async with this speculative config (its refusal of an explicit
-        ``--async-scheduling``, in the release's wording), or ``None`` (``VllmConfig.__post_init__``).
-
-        Before 0.33 a method outside :data:`ASYNC_SPECULATIVE_METHODS` or
-        ``disable_padded_drafter_batch`` blocks it; from 0.33 only under the V1 model runner,
-        which runs the release's ``v2_runner_v1_methods`` (switch ``async_limits_v1_runner_only``).
-        """
-        method = self.speculative_method
-        if method is None:
-            return None
-        rules = rules_for(self.vllm_version)
-        if rules.async_limits_v1_runner_only:
-            # the V1 runner's methods are none of the async-capable ones
-            if method in (rules.v2_runner_v1_methods or ()):
-                return (
-                    f"Async scheduling is not supported by the V1 model runner with {method}-based speculative decoding"
-                )
-            return None
-        if not supports_async_scheduling(method):
-            return (
-                "Currently, async scheduling is only supported with EAGLE/MTP/Draft Model/NGram GPU/DSpark kind "
-                f"of speculative decoding (method {method!r})"
-            )
-        if self.disable_padded_drafter_batch:
-            return "Async scheduling is not compatible with disable_padded_drafter_batch=True"
-        return None
-
     def resolved_max_num_seqs(self) -> int:
         """``--max-num-seqs`` or ``vllm serve``'s default: 1024 on a GPU of 70 GiB or more, else
         256, capped at the batched-token budget (``EngineArgs.get_batch_defaults``,
@@ -301,14 +270,6 @@ class EngineArgs:
             return self.max_num_seqs
         total = self.gpu_memory_bytes or ASSUMED_GPU_MEMORY_BYTES
         return min(1024 if total >= 70 * GIB else 256, self.resolved_max_num_batched_tokens())
-
-    @property
-    def resolved_async_scheduling(self) -> bool:
-        """Async scheduling as ``VllmConfig.__post_init__`` resolves it: the flag when given,
-        else on unless :meth:`async_scheduling_blocker` names a reason."""
-        if self.async_scheduling is not None:
-            return self.async_scheduling
-        return self.async_scheduling_blocker() is None
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(EngineArgs))

@@ -113,8 +113,8 @@ def mamba_dtypes(model: ModelGeometry, args: EngineArgs, model_dtype: str) -> tu
     after the model's config hook (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H float32)."""
     conv = torch_dtype_of(args.mamba_cache_dtype, model_dtype)
     ssm_flag = args.mamba_ssm_cache_dtype
-    if ssm_flag == "auto" and model.hf_ssm_dtype is not None:
-        ssm_flag = model.hf_ssm_dtype
+    if ssm_flag == "auto" and model.mamba.hf_ssm_dtype is not None:
+        ssm_flag = model.mamba.hf_ssm_dtype
     ssm = conv if ssm_flag == "auto" else torch_dtype_of(ssm_flag, model_dtype)
     return conv, ssm
 
@@ -143,28 +143,28 @@ def mamba_state(
     k = args.num_speculative_tokens if speculative_rows else 0
     conv, ssm = mamba_dtypes(model, args, model_dtype)
     try:
-        if model.gdn is not None:
-            g = model.gdn
+        if model.mamba.gdn is not None:
+            g = model.mamba.gdn
             shapes: tuple[tuple[int, ...], ...] = gdn_state_shapes(
                 tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k
             )
             return LayerKind.GDN, shapes, (conv, ssm)
-        if model.mamba2 is not None:
-            m = model.mamba2
+        if model.mamba.mamba2 is not None:
+            m = model.mamba.mamba2
             shapes = mamba2_state_shapes(
                 tp, m.num_heads, m.head_dim, m.n_groups, m.state_size, m.conv_kernel, k, m.d_inner
             )
             return LayerKind.MAMBA2, shapes, (conv, ssm)
-        if model.mamba1 is not None:
-            m1 = model.mamba1
+        if model.mamba.mamba1 is not None:
+            m1 = model.mamba.mamba1
             return LayerKind.MAMBA1, mamba1_state_shapes(tp, m1.d_inner, m1.d_state, m1.d_conv), (conv, ssm)
-        if model.kda is not None:
-            g = model.kda
+        if model.mamba.kda is not None:
+            g = model.mamba.kda
             shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
             # kda_state_dtype: the recurrent state is always float32
             return LayerKind.KDA, shapes, (conv, "float32")
-        if model.short_conv is not None:
-            sc = model.short_conv
+        if model.mamba.short_conv is not None:
+            sc = model.mamba.short_conv
             # the ShortConv layer keeps the speculative tokens' rows from 0.29 on
             spec_rows = k if rules.short_conv_spec_rows else 0
             return LayerKind.SHORT_CONV, short_conv_state_shapes(tp, sc.conv_dim, sc.l_cache, spec_rows), (conv,)

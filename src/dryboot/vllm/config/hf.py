@@ -12,11 +12,11 @@ architecture no family claims is refused, never guessed.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.kv_cache_interface import LayerKind
 
 __all__ = [
@@ -94,7 +94,23 @@ class AttentionGeometry:
 
 
 @dataclass(frozen=True)
-class DeepseekV4Caches:
+class FamilyExtra:
+    """What only one family's hooks read (``ModelGeometry.family_extra``): each family that needs
+    one subclasses this in its own module (or, where the generic KV cache code lays the layers
+    out, beside that code) and reads it back with :func:`extra_of`."""
+
+
+_E = TypeVar("_E", bound=FamilyExtra)
+
+
+def extra_of(model: ModelGeometry, cls: type[_E]) -> _E | None:
+    """``model.family_extra`` when it is a ``cls``, else ``None``."""
+    extra = model.family_extra
+    return extra if isinstance(extra, cls) else None
+
+
+@dataclass(frozen=True)
+class DeepseekV4Caches(FamilyExtra):
     """What DeepSeek-V4's layers cache (``vllm/models/deepseek_v4/attention.py``,
     ``compressor.py``, ``v1/attention/backends/mla/sparse_swa.py``).
 
@@ -116,69 +132,157 @@ class DeepseekV4Caches:
 
 
 @dataclass(frozen=True)
-class ModelGeometry:
-    """The cache-relevant shape of one model.
+class MaxLenTraits:
+    """How ``ModelConfig`` derives the maximum model length (tokens).
 
-    Head counts are totals (before tensor parallelism). ``dtype`` is the torch dtype name the
-    HF config declares (``bfloat16``...). ``hf_ssm_dtype`` is the SSM state dtype the config
-    pins (Qwen3.5 ``mamba_ssm_dtype``, Nemotron-H ``mamba_ssm_cache_dtype`` or float32), or
-    ``None`` when the state follows ``--mamba-cache-dtype``.
+    ``max_position_embeddings``: the derived length (RoPE scaling included; ``None``: the config
+    names none); ``max_len_key``: the config key it came from; ``default_max_model_len``: a model
+    class's own default; ``model_max_length``: the tokenizer-style cap some configs carry."""
 
-    ``full_attention`` overrides the heads of full-attention layers where they differ from the
-    sliding ones (Gemma-4's global layers). ``num_mtp_layers`` is how many multi-token-prediction
-    layers the checkpoint carries (they join the KV cache under ``"method": "mtp"``; each is a
-    layer of kind ``mtp_kind``). ``quant_kv_cache_dtype`` is the KV dtype the quantization config
-    implies for ``--kv-cache-dtype auto``. ``mla_dims`` = (qk_nope, qk_rope, v) head dims of an
-    MLA model. ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
-    ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
-    the config has none); ``num_experts`` its routed experts (``ModelConfig.get_num_experts``;
-    0: dense; LFM2-MoE also refuses a TP size above them). ``kv_sharing``: pairs (layer, the
-    earlier layer whose KV cache it reads) of cross-layer KV sharing. ``decoder_layers``: the
-    decoder layer each entry of ``layer_kinds`` belongs to, where one decoder layer keeps two
-    caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own index.
-    ``first_moe_layer``: the first MoE decoder layer of a model class that needs one on every
-    pipeline stage (LFM2-MoE: ``num_dense_layers``). ``pp_refusal``: why vLLM fails to build this
-    config under pipeline parallelism. ``mla_config``: vLLM's ``ModelConfig.use_mla`` holds for the
-    config even where no layer is MLA (Kimi-Linear with ``kv_lora_rank``): the hybrid alignment
-    then takes the latent page and a 128-token kernel alignment.
+    max_position_embeddings: int | None = None
+    max_len_key: str = "max_position_embeddings"
+    default_max_model_len: int | None = None
+    model_max_length: int | None = None
+
+
+@dataclass(frozen=True)
+class QuantTraits:
+    """The quantization config's bearing on the KV cache: ``quant_kv_cache_dtype`` the KV dtype it
+    implies for ``--kv-cache-dtype auto``, ``quant_method`` its method,
+    ``kv_scales_in_checkpoint`` whether the checkpoint ships KV scales. ``fp8_block_shards``:
+    (layer kind, output size, TP-sharded or not, ``weight_block_size[0]``) of each fp8
+    block-quantized weight whose TP shard vLLM checks against the block
+    (:func:`dryboot.vllm.fp8_utils.check_block_shards`)."""
+
+    quant_kv_cache_dtype: str | None = None
+    quant_method: str | None = None
+    kv_scales_in_checkpoint: bool = False
+    fp8_block_shards: tuple[tuple[str, int, int, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class MambaState:
+    """A mamba-family state and the interfaces of a model class that keeps one.
+
+    ``gdn``, ``mamba2``, ``mamba1``, ``short_conv``, ``kda``: the state's parameters (at most a
+    few set). ``hf_ssm_dtype`` is the SSM state dtype the config pins (Qwen3.5
+    ``mamba_ssm_dtype``, Nemotron-H ``mamba_ssm_cache_dtype`` or float32), or ``None`` when the
+    state follows ``--mamba-cache-dtype``. ``mamba_chunk_size``: ``ModelConfig.get_mamba_chunk_size``.
     ``align_state_without_spec``: the model class's ``get_mamba_state_shape_from_config`` leaves
     out the speculative tokens' convolution rows, so the hybrid alignment sizes the attention
     block to a state smaller than the layers keep (Granite-4, Falcon-H1, Zamba2).
-    ``attention_suffix`` ends an attention layer's module name (``model.layers.<i>.<suffix>``).
     ``mamba_prefix_caching``: the model class implements ``SupportsMambaPrefixCaching`` (else
-    ``--mamba-cache-mode all`` falls back to ``align``). ``layer_names``: each layer's module
-    name where the model class does not follow ``<layer_prefix>.<i>.<module>`` (Zamba2).
-    ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
-    ``tower_heads``: (config path, size) of a multimodal wrapper's encoder-tower dimensions that
-    vLLM splits across tensor-parallel ranks (attention heads, parallel linear widths): TP must
-    divide each.
-    ``layer_kinds_hf_class`` is the layer pattern transformers' own config class gives where it
-    differs from vLLM's bundled one (Qwen3-Next: vLLM's class ignores ``full_attention_interval``;
-    releases without the bundled class use transformers', switch ``qwen3_next_hf_config_class``).
-    ``extra_attention_heads``: attention head counts some layers have besides
-    ``num_attention_heads``, which the layers also require TP to divide (Step-3.5's
-    ``attention_other_setting``).
-    ``cache_config_ignored``: the model builds its attention layers without the cache config
-    (Falcon): their KV cache keeps the model dtype whatever ``--kv-cache-dtype`` says.
-    ``diffkv``: the attention layers have separate K and V head sizes and take a DiffKV backend
-    (MiMo-V2: ``FLASH_ATTN_DIFFKV`` unless ``--attention-backend`` names a ``*_DIFFKV`` one).
-    ``global_kv_heads_unset``: Gemma-4 with ``attention_k_eq_v`` and full-attention layers but no
-    ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
+    ``--mamba-cache-mode all`` falls back to ``align``). ``hybrid_class``: the class is ``IsHybrid``;
+    ``attention_free``: it is ``IsAttentionFree``."""
+
+    gdn: GatedDeltaNet | None = None
+    mamba2: Mamba2 | None = None
+    mamba1: Mamba1 | None = None
+    short_conv: ShortConv | None = None
+    kda: GatedDeltaNet | None = None
+    hf_ssm_dtype: str | None = None
+    mamba_chunk_size: int = 2048
+    align_state_without_spec: bool = False
+    mamba_prefix_caching: bool = True
+    hybrid_class: bool = False
+    attention_free: bool = False
+
+
+@dataclass(frozen=True)
+class LayerNaming:
+    """vLLM's module names of the layers: ``model.layers.<i>.<attention_suffix>`` with
+    ``layer_prefix`` for the first part; ``layer_names`` each layer's name where the model class
+    does not follow that pattern (Zamba2)."""
+
+    layer_prefix: str = "model.layers"
+    attention_suffix: str = "self_attn.attn"
+    layer_names: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AttentionTraits:
+    """What the attention backend selection reads from the model besides head sizes.
+
+    ``attention_sinks``, ``logits_soft_cap``: the layers use them. ``mm_prefix_lm``: vLLM's
+    ``ModelConfig.is_mm_prefix_lm`` (image tokens attend bidirectionally; every attention layer's
+    backend must support it). ``encoder_only_attention``: the config sets ``is_causal`` false and
+    the model file then builds its attention layers as ``EncoderOnlyAttention``: they take a
+    backend but keep no KV cache, so only the other layers' caches are planned.
     ``indexer_head_size``: a DeepSeek-V3.2-style sparse MLA model (its config has ``index_topk``):
     the bytes per token of each sparse-attention indexer's key cache (``MLA_INDEXER`` entries of
-    ``layer_kinds``, each in the decoder layer of the ``MLA`` entry after it); its MLA layers take
-    a sparse MLA backend. ``None``: no indexer. ``all_layers_indexed``: (``layer_kinds``,
-    ``decoder_layers``) with an indexer in every layer, for a GLM-5 config whose IndexCache keys
-    skip some, as releases whose ``GlmMoeDsaConfig`` drops those keys build it (switch
-    ``glm_moe_dsa_drops_index_keys``).
-    ``mm_prefix_lm``: vLLM's ``ModelConfig.is_mm_prefix_lm`` (image tokens attend
-    bidirectionally; every attention layer's backend must support it). ``fa4_all_layers``: the
-    model's config hook runs every layer on FlashAttention 4 when FlashAttention serves it
-    (``model_executor/models/config.py`` ``Gemma4Config``: heterogeneous head sizes).
-    ``encoder_only_attention``: the config sets ``is_causal`` false and the model file then builds
-    its attention layers as ``EncoderOnlyAttention`` (``AttentionType.ENCODER_ONLY``): they take a
-    backend (chosen for that attention type) but keep no KV cache (``get_kv_cache_spec`` returns
-    ``None``), so only the other layers' caches are planned.
+    ``layer_kinds``, each in the decoder layer of the ``MLA`` entry after it); ``None``: no
+    indexer. ``mla_config``: vLLM's ``ModelConfig.use_mla`` holds for the config even where no
+    layer is MLA (Kimi-Linear with ``kv_lora_rank``): the hybrid alignment then takes the latent
+    page and a 128-token kernel alignment."""
+
+    attention_sinks: bool = False
+    logits_soft_cap: bool = False
+    mm_prefix_lm: bool = False
+    encoder_only_attention: bool = False
+    indexer_head_size: int | None = None
+    mla_config: bool = False
+
+
+@dataclass(frozen=True)
+class ParallelTraits:
+    """What tensor and pipeline parallelism check on the model.
+
+    ``num_experts``: routed experts (``ModelConfig.get_num_experts``; 0: dense).
+    ``first_moe_layer``: the first MoE decoder layer of a model class that needs one on every
+    pipeline stage (LFM2-MoE: ``num_dense_layers``). ``pp_refusal``: why vLLM fails to build this
+    config under pipeline parallelism. ``extra_attention_heads``: attention head counts some
+    layers have besides ``num_attention_heads``, which TP must also divide (Step-3.5).
+    ``vision_num_heads``: a vision tower's attention heads, which TP must divide (LFM2-VL).
+    ``tower_heads``: (config path, size) of a multimodal wrapper's encoder-tower dimensions that
+    vLLM splits across tensor-parallel ranks: TP must divide each. ``moe_experts``: (config key,
+    experts) TP's expert split checks."""
+
+    num_experts: int = 0
+    first_moe_layer: int | None = None
+    pp_refusal: str | None = None
+    extra_attention_heads: tuple[int, ...] = ()
+    vision_num_heads: int | None = None
+    tower_heads: tuple[tuple[str, int], ...] = ()
+    moe_experts: tuple[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class MtpLayers:
+    """``num_mtp_layers``: the multi-token-prediction layers the checkpoint carries (they join the
+    KV cache under ``"method": "mtp"``), each a layer of kind ``mtp_kind``."""
+
+    num_mtp_layers: int = 0
+    mtp_kind: LayerKind | None = None
+
+
+#: ModelGeometry's sub-records, by field name (``ModelGeometry.build`` routes flat keywords)
+_SUB_RECORDS: dict[str, type[Any]] = {
+    "max_len": MaxLenTraits,
+    "quant": QuantTraits,
+    "mamba": MambaState,
+    "naming": LayerNaming,
+    "attn": AttentionTraits,
+    "parallel": ParallelTraits,
+    "mtp": MtpLayers,
+}
+
+
+@dataclass(frozen=True)
+class ModelGeometry:
+    """The cache-relevant shape of one model: what every family has, and its traits in
+    sub-records (:class:`MaxLenTraits`, :class:`QuantTraits`, :class:`MambaState`,
+    :class:`LayerNaming`, :class:`AttentionTraits`, :class:`ParallelTraits`, :class:`MtpLayers`);
+    what only one family's hooks read is its ``family_extra`` (:class:`FamilyExtra`).
+
+    Head counts are totals (before tensor parallelism). ``dtype`` is the torch dtype name the
+    HF config declares (``bfloat16``...). ``full_attention`` overrides the heads of
+    full-attention layers where they differ from the sliding ones (Gemma-4's global layers).
+    ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
+    ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
+    the config has none). ``kv_sharing``: pairs (layer, the earlier layer whose KV cache it reads)
+    of cross-layer KV sharing. ``decoder_layers``: the decoder layer each entry of ``layer_kinds``
+    belongs to, where one decoder layer keeps two caches (Falcon-H1: attention and Mamba2 side by
+    side); ``None``: its own index.
     """
 
     source: str
@@ -191,58 +295,39 @@ class ModelGeometry:
     head_dim_v: int
     sliding_window: int | None
     attention_chunk_size: int | None
-    max_position_embeddings: int | None
-    gdn: GatedDeltaNet | None = None
-    mamba2: Mamba2 | None = None
-    mamba1: Mamba1 | None = None
-    short_conv: ShortConv | None = None
-    kda: GatedDeltaNet | None = None
-    hf_ssm_dtype: str | None = None
-    layer_prefix: str = "model.layers"
     num_attention_heads: int = 0
     full_attention: AttentionGeometry | None = None
-    num_mtp_layers: int = 0
-    mtp_kind: LayerKind | None = None
-    quant_kv_cache_dtype: str | None = None
-    mla_dims: tuple[int, int, int] | None = None
     family: str = ""
-    max_len_key: str = "max_position_embeddings"
-    default_max_model_len: int | None = None
-    model_max_length: int | None = None
-    attention_sinks: bool = False
-    hybrid_class: bool = False
-    attention_free: bool = False
-    mamba_chunk_size: int = 2048
-    quant_method: str | None = None
-    kv_scales_in_checkpoint: bool = False
-    logits_soft_cap: bool = False
     hidden_size: int = 0
-    num_experts: int = 0
     kv_sharing: tuple[tuple[int, int], ...] = ()
     decoder_layers: tuple[int, ...] | None = None
-    first_moe_layer: int | None = None
-    pp_refusal: str | None = None
-    mla_config: bool = False
-    align_state_without_spec: bool = False
-    attention_suffix: str = "self_attn.attn"
-    mamba_prefix_caching: bool = True
-    layer_names: tuple[str, ...] | None = None
-    vision_num_heads: int | None = None
-    tower_heads: tuple[tuple[str, int], ...] = ()
-    moe_experts: tuple[str, int] | None = None
-    layer_kinds_hf_class: tuple[LayerKind, ...] | None = None
-    global_kv_heads_unset: bool = False
-    indexer_head_size: int | None = None
-    all_layers_indexed: tuple[tuple[LayerKind, ...], tuple[int, ...]] | None = None
-    mm_prefix_lm: bool = False
-    fa4_all_layers: bool = False
-    encoder_only_attention: bool = False
-    extra_attention_heads: tuple[int, ...] = ()
-    fp8_block_shards: tuple[tuple[str, int, int, int], ...] = ()
-    v2_runner_refusal: str | None = None
-    cache_config_ignored: bool = False
-    diffkv: bool = False
-    deepseek_v4: DeepseekV4Caches | None = None
+    v2_runner_refusal: str | None = None  # why vLLM's V2 model runner fails to build this model as a drafter
+    max_len: MaxLenTraits = MaxLenTraits()
+    quant: QuantTraits = QuantTraits()
+    mamba: MambaState = MambaState()
+    naming: LayerNaming = LayerNaming()
+    attn: AttentionTraits = AttentionTraits()
+    parallel: ParallelTraits = ParallelTraits()
+    mtp: MtpLayers = MtpLayers()
+    family_extra: FamilyExtra | None = None
+
+    @classmethod
+    def build(cls, **fields: Any) -> ModelGeometry:
+        """A geometry from flat keywords: each is a field of this class or of one of its
+        sub-records (``gdn=`` goes to ``mamba``, ``pp_refusal=`` to ``parallel``...).
+
+        :raises TypeError: a keyword no record has.
+        """
+        own, records = _route(fields)
+        return cls(**own, **{name: _SUB_RECORDS[name](**given) for name, given in records.items()})
+
+    def evolve(self, **fields: Any) -> ModelGeometry:
+        """``self`` with flat keywords changed, routed as :meth:`build` routes them.
+
+        :raises TypeError: a keyword no record has.
+        """
+        own, records = _route(fields)
+        return replace(self, **own, **{name: replace(getattr(self, name), **given) for name, given in records.items()})
 
     def kv_heads_per_rank(self, kind: LayerKind, tp: int) -> int:
         """KV heads one rank holds for layers of ``kind``: ``max(1, total // TP)``
@@ -257,8 +342,8 @@ class ModelGeometry:
         """Heads and head sizes of layers of ``kind``."""
         if kind is LayerKind.FULL and self.full_attention is not None:
             return self.full_attention
-        if kind is LayerKind.MLA_INDEXER and self.indexer_head_size is not None:
-            return AttentionGeometry(1, self.indexer_head_size, 0)
+        if kind is LayerKind.MLA_INDEXER and self.attn.indexer_head_size is not None:
+            return AttentionGeometry(1, self.attn.indexer_head_size, 0)
         return AttentionGeometry(self.num_kv_heads, self.head_dim, self.head_dim_v)
 
     @property
@@ -273,20 +358,20 @@ class ModelGeometry:
     @property
     def has_mamba_state(self) -> bool:
         """The config describes a mamba-family state (Gated DeltaNet, Mamba2, Mamba1, ShortConv, KDA)."""
-        states = (self.gdn, self.mamba2, self.mamba1, self.short_conv, self.kda)
+        states = (self.mamba.gdn, self.mamba.mamba2, self.mamba.mamba1, self.mamba.short_conv, self.mamba.kda)
         return any(s is not None for s in states)
 
     @property
     def supports_mamba_prefix_caching(self) -> bool:
         """``SupportsMambaPrefixCaching``: Gated DeltaNet models and the classes that say so
         (:attr:`mamba_prefix_caching`) do not."""
-        return self.gdn is None and self.mamba_prefix_caching
+        return self.mamba.gdn is None and self.mamba.mamba_prefix_caching
 
     @property
     def is_hybrid(self) -> bool:
         """vLLM's ``ModelConfig.is_hybrid``: the model class is a hybrid (``IsHybrid``), whatever
         mix of layers this config gives it."""
-        return self.hybrid_class
+        return self.mamba.hybrid_class
 
     @property
     def use_mla(self) -> bool:
@@ -316,36 +401,36 @@ class ModelGeometry:
         table = cache.get(prefix)
         if table is None:
             table = cache[prefix] = tuple(
-                (self.layer_name(i) if prefix is None or self.layer_names is not None else f"{prefix}.{i}", kind)
+                (self.layer_name(i) if prefix is None or self.naming.layer_names is not None else f"{prefix}.{i}", kind)
                 for i, kind in enumerate(self.layer_kinds)
-                if kind is not LayerKind.NONE and not (self.encoder_only_attention and kind.is_attention)
+                if kind is not LayerKind.NONE and not (self.attn.encoder_only_attention and kind.is_attention)
             )
         return table
 
     def layer_name(self, index: int) -> str:
         """vLLM's module name of layer ``index`` (the key of its KV cache spec)."""
-        if self.layer_names is not None:
-            return self.layer_names[index]
+        if self.naming.layer_names is not None:
+            return self.naming.layer_names[index]
         kind = self.layer_kinds[index]
         if kind is LayerKind.GDN:
-            return f"{self.layer_prefix}.{index}.linear_attn"
+            return f"{self.naming.layer_prefix}.{index}.linear_attn"
         if kind in (LayerKind.MAMBA2, LayerKind.MAMBA1):
-            return f"{self.layer_prefix}.{index}.mixer"
+            return f"{self.naming.layer_prefix}.{index}.mixer"
         if kind is LayerKind.SHORT_CONV:
-            return f"{self.layer_prefix}.{index}.short_conv"
-        if self.indexer_head_size is not None:
+            return f"{self.naming.layer_prefix}.{index}.short_conv"
+        if self.attn.indexer_head_size is not None:
             # an indexer and its MLA layer share one decoder layer
             layer = self.decoder_layer(index)
             if kind is LayerKind.MLA_INDEXER:
-                return f"{self.layer_prefix}.{layer}.self_attn.indexer.k_cache"
-            return f"{self.layer_prefix}.{layer}.{self.attention_suffix}"
-        return f"{self.layer_prefix}.{index}.{self.attention_suffix}"
+                return f"{self.naming.layer_prefix}.{layer}.self_attn.indexer.k_cache"
+            return f"{self.naming.layer_prefix}.{layer}.{self.naming.attention_suffix}"
+        return f"{self.naming.layer_prefix}.{index}.{self.naming.attention_suffix}"
 
     @property
     def sparse_mla(self) -> bool:
         """vLLM's ``is_v32`` (``deepseek_v2.py``): the MLA layers come with a sparse-attention
         indexer and take a sparse MLA backend."""
-        return self.indexer_head_size is not None
+        return self.attn.indexer_head_size is not None
 
     def count(self, kind: LayerKind) -> int:
         return sum(1 for k in self.layer_kinds if k is kind)
@@ -358,6 +443,23 @@ class ModelGeometry:
     def num_decoder_layers(self) -> int:
         """Decoder layers, as pipeline parallelism splits them (``num_hidden_layers``)."""
         return len(self.layer_kinds) if self.decoder_layers is None else max(self.decoder_layers) + 1
+
+
+def _route(fields: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Flat keywords split into :class:`ModelGeometry`'s own and those of each sub-record.
+
+    :raises TypeError: a keyword no record has.
+    """
+    own = {k: v for k, v in fields.items() if k in ModelGeometry.__dataclass_fields__}
+    records: dict[str, dict[str, Any]] = {}
+    for key, value in fields.items():
+        if key in own:
+            continue
+        name = next((n for n, r in _SUB_RECORDS.items() if key in r.__dataclass_fields__), None)
+        if name is None:
+            raise TypeError(f"ModelGeometry has no field {key!r}")
+        records.setdefault(name, {})[key] = value
+    return own, records
 
 
 class ConfigFields:
@@ -406,7 +508,7 @@ class ConfigFields:
         value = self.get(key)
         if value is None:
             if default is None:
-                raise InputError(self.source, self.where(key), "required field is missing")
+                raise InputError(self.source, self.where(key), missing_field())
             return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise InputError(self.source, self.where(key), f"must be an integer, got {json.dumps(value)}")

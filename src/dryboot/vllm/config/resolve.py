@@ -32,7 +32,7 @@ from dryboot.vllm.dtypes import (
     CustomKVCacheDtype,
     torch_dtype_of,
 )
-from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
@@ -78,7 +78,7 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
             f"The model type {model.model_type!r} does not support float16. Reason: Numerical instability. "
             "Please use bfloat16 or float32 instead.",
         )
-    if dtype == "float16" and model.quant_method == "mxfp4":
+    if dtype == "float16" and model.quant.quant_method == "mxfp4":
         raise InputError(
             "--dtype",
             args.dtype,
@@ -111,12 +111,12 @@ def backend_for(
         head_size,
         kv_cache_dtype,
         args.block_size,
-        model.attention_sinks,
+        model.attn.attention_sinks,
         model.sparse_mla,
         model_dtype_of(model, args) if model.sparse_mla else None,
-        model.mm_prefix_lm,
-        model.fa4_all_layers and name in (None, "FLASH_ATTN"),
-        model.encoder_only_attention,
+        model.attn.mm_prefix_lm,
+        family_of(model).fa4_all_layers(model, name),
+        model.attn.encoder_only_attention,
     )
     backend = _resolve_backend(
         name,
@@ -127,7 +127,7 @@ def backend_for(
         layer,
         rules.flashinfer_nvfp4_sm90,
     )
-    if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
+    if backend.name == "FLEX_ATTENTION" and model.attn.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
     return backend
@@ -195,29 +195,29 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
     :raises InputError: the checkpoint carries no MTP layers, or MTP layers of a kind not
         modelled (``mtp_kind`` unset).
     """
-    if model.num_mtp_layers and model.mtp_kind is None:
+    if model.mtp.num_mtp_layers and model.mtp.mtp_kind is None:
         raise InputError(
             "--speculative-config",
             f"method={method}",
-            f"the MTP module of {model.architecture} ({model.num_mtp_layers} layers) is not modelled",
+            f"the MTP module of {model.architecture} ({model.mtp.num_mtp_layers} layers) is not modelled",
         )
-    if not model.num_mtp_layers or model.mtp_kind is None:
+    if not model.mtp.num_mtp_layers or model.mtp.mtp_kind is None:
         raise InputError(
             "--speculative-config",
             f"method={method}",
             f"{model.source} has no multi-token-prediction layers vLLM builds as a drafter "
             f"({model.architecture}, model_type {model.model_type!r})",
         )
-    n = model.num_mtp_layers
+    n = model.mtp.num_mtp_layers
     if model.sparse_mla:
         # every MTP layer of a sparse MLA model builds its indexer (deepseek_v2.py: the
         # index_topk_freq / index_topk_pattern skips govern only the backbone layers)
-        kinds = (LayerKind.MLA_INDEXER, model.mtp_kind) * n
-        mtp = replace(
-            model, layer_kinds=kinds, layer_prefix="mtp.layers", decoder_layers=tuple(i // 2 for i in range(2 * n))
+        kinds = (LayerKind.MLA_INDEXER, model.mtp.mtp_kind) * n
+        mtp = model.evolve(
+            layer_kinds=kinds, layer_prefix="mtp.layers", decoder_layers=tuple(i // 2 for i in range(2 * n))
         )
     else:
-        mtp = replace(model, layer_kinds=(model.mtp_kind,) * n, layer_prefix="mtp.layers")
+        mtp = model.evolve(layer_kinds=(model.mtp.mtp_kind,) * n, layer_prefix="mtp.layers")
     return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
 
 
@@ -253,8 +253,7 @@ def hidden_state_drafter(model: ModelGeometry, args: EngineArgs) -> Drafter:
         )
     if not model.hidden_size:
         raise InputError(model.source, "hidden_size", "missing: the hidden-state cache layer is hidden_size wide")
-    layer = replace(
-        model,
+    layer = model.evolve(
         layer_kinds=(LayerKind.HIDDEN_STATE,),
         num_kv_heads=len(args.aux_hidden_state_layer_ids),
         head_dim=model.hidden_size,
@@ -314,16 +313,57 @@ def uses_v2_model_runner(
     ):
         return False
     default_v2 = model.architecture in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES
-    if (model.is_hybrid and not default_v2) or model.attention_free:
+    if (model.is_hybrid and not default_v2) or model.mamba.attention_free:
         return False
-    return default_v2 or model.num_experts == 0
+    return default_v2 or model.parallel.num_experts == 0
 
 
-def max_concurrent_batches(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules) -> int:
+def async_scheduling_blocker(args: EngineArgs, rules: VersionRules) -> str | None:
+    """Why vLLM cannot schedule async with this speculative config (its refusal of an explicit
+    ``--async-scheduling``, in the release's wording), or ``None`` (``VllmConfig.__post_init__``).
+
+    Before 0.33 a method outside ``ASYNC_SPECULATIVE_METHODS`` or ``disable_padded_drafter_batch``
+    blocks it; from 0.33 only under the V1 model runner, which runs the release's
+    ``v2_runner_v1_methods`` (switch ``async_limits_v1_runner_only``).
+    """
+    method = args.speculative_method
+    if method is None:
+        return None
+    if rules.async_limits_v1_runner_only:
+        # the V1 runner's methods are none of the async-capable ones
+        if method in (rules.v2_runner_v1_methods or ()):
+            return f"Async scheduling is not supported by the V1 model runner with {method}-based speculative decoding"
+        return None
+    if not supports_async_scheduling(method):
+        return (
+            "Currently, async scheduling is only supported with EAGLE/MTP/Draft Model/NGram GPU/DSpark kind "
+            f"of speculative decoding (method {method!r})"
+        )
+    if args.disable_padded_drafter_batch:
+        return "Async scheduling is not compatible with disable_padded_drafter_batch=True"
+    return None
+
+
+def resolve_async_scheduling(args: EngineArgs, rules: VersionRules) -> tuple[bool, str | None]:
+    """(async scheduling on, why vLLM turns it off or ``None``), as ``VllmConfig.__post_init__``
+    resolves it: the flag when given, else on unless :func:`async_scheduling_blocker` names a reason.
+
+    :raises InputError: ``--async-scheduling`` given with a speculative config that blocks it.
+    """
+    blocker = async_scheduling_blocker(args, rules)
+    if args.async_scheduling and blocker is not None:
+        raise InputError("--async-scheduling", None, f"{blocker} (vLLM's VllmConfig refuses it)")
+    on = args.async_scheduling if args.async_scheduling is not None else blocker is None
+    return on, blocker
+
+
+def max_concurrent_batches(
+    model: ModelGeometry, args: EngineArgs, drafter: Drafter | None, rules: VersionRules, async_scheduling: bool
+) -> int:
     """``VllmConfig.max_concurrent_batches``: 2 with async scheduling at PP = 1, PP + 1 with it on
     the V2 model runner at PP > 1, else PP (sliding windows keep that many batches' tokens)."""
     pp = args.pipeline_parallel_size
-    if not args.resolved_async_scheduling:
+    if not async_scheduling:
         return pp
     if pp <= 1:
         return 2
@@ -338,7 +378,7 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     :raises InputError: a length beyond the derived one (unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
         is set, as vLLM allows), or no length at all.
     """
-    derived = model.max_position_embeddings
+    derived = model.max_len.max_position_embeddings
     requested = args.max_model_len
     if derived is None:
         # no length key at all: vLLM takes the flag as it is (so -1 fails its validation), else
@@ -352,20 +392,21 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
             )
         return requested if requested is not None else 2048
     if requested is None or requested == -1:
-        if model.default_max_model_len is not None:
-            return model.default_max_model_len
+        if model.max_len.default_max_model_len is not None:
+            return model.max_len.default_max_model_len
         return derived
     if (
         derived is not None
         and requested > derived
-        and (model.model_max_length is None or requested > model.model_max_length)
+        and (model.max_len.model_max_length is None or requested > model.max_len.model_max_length)
         and os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0") not in ("1", "true", "True")
     ):
         raise InputError(
             "--max-model-len",
             str(requested),
             f"User-specified max_model_len ({requested}) is greater than the derived max_model_len "
-            f"({model.max_len_key}={derived} or model_max_length={model.model_max_length} in {model.source}); "
+            f"({model.max_len.max_len_key}={derived} or model_max_length={model.max_len.model_max_length} in "
+            f"{model.source}); "
             "vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
         )
     return requested
@@ -416,7 +457,9 @@ class EngineConfig:
     ``kv_cache_dtype`` is the resolved name (``auto`` becomes the quantization config's dtype
     where it sets one); ``drafter`` includes an MTP module under ``"method": "mtp"``; ``log``
     holds the lines vLLM prints while resolving (mamba cache mode); ``notes`` the assumptions
-    and caveats the figures rest on.
+    and caveats the figures rest on. ``async_scheduling``: ``VllmConfig``'s resolved
+    ``scheduler_config.async_scheduling``. ``kv_cache_layout``: ``"grouped"`` (vLLM's KV cache
+    groups) or ``"packed"`` (the model family's ``kv_cache_layout`` hook: DeepSeek-V4).
     """
 
     model: ModelGeometry
@@ -434,6 +477,8 @@ class EngineConfig:
     log: tuple[str, ...]
     notes: tuple[str, ...]
     max_concurrent_batches: int
+    async_scheduling: bool
+    kv_cache_layout: str
 
     @property
     def backends(self) -> dict[str, AttentionBackend]:
@@ -480,15 +525,16 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         (the message names the flag or config field and vLLM's reason).
     """
     args.validate()
+    rules = rules_for(args.vllm_version)
+    async_on, async_blocker = resolve_async_scheduling(args, rules)
     args = family_of(model).engine_args(model, args)
     args.validate()
-    rules = rules_for(args.vllm_version)
     model, args, drafter = _for_release(model, args, drafter, rules)
-    notes = [*args.input_notes, *_budget_notes(args)]
+    notes = [*args.input_notes, *_budget_notes(args, async_blocker)]
     _check_release_inputs(model, args, rules)
     _check_model_builds(model, args)
     check_block_shards(
-        model.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
+        model.quant.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
     )
     drafter = _resolve_drafter(model, args, drafter, rules)
     family_of(model).verify_release(model, rules)
@@ -532,7 +578,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         drafter_backend=d_backend,
         log=tuple(log),
         notes=tuple(notes),
-        max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules),
+        max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules, async_on),
+        async_scheduling=async_on,
+        kv_cache_layout=family_of(model).kv_cache_layout(model),
     )
 
 
@@ -546,16 +594,16 @@ def _for_release(
     if args.enable_prefix_caching is None:
         # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
         # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
-        on = not model.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
+        on = not model.mamba.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
         args = args.evolve(enable_prefix_caching=on)
     return model, args, drafter
 
 
-def _budget_notes(args: EngineArgs) -> list[str]:
+def _budget_notes(args: EngineArgs, async_blocker: str | None) -> list[str]:
     """What the flags leave out or make vLLM ignore (async scheduling, the memory flags)."""
     notes = []
-    if args.async_scheduling is None and not args.resolved_async_scheduling:
-        notes.append(f"async scheduling is off: {args.async_scheduling_blocker()}")
+    if args.async_scheduling is None and async_blocker is not None:
+        notes.append(f"async scheduling is off: {async_blocker}")
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
         notes.append(
             "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"
@@ -607,7 +655,7 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     :raises InputError: naming the flag or config field and vLLM's reason.
     """
     check_world_size(args)
-    if model.encoder_only_attention and not model.layer_table():
+    if model.attn.encoder_only_attention and not model.layer_table():
         raise InputError(
             model.source,
             "is_causal",
@@ -667,9 +715,9 @@ def _target_kv_cache_dtype(model: ModelGeometry, args: EngineArgs) -> str:
             "(FLASHMLA_SPARSE, for a model with a sparse-attention indexer) serves; for this model the layout "
             "is not modelled",
         )
-    if kv_dtype == "auto" and model.quant_kv_cache_dtype is not None:
-        kv_dtype = model.quant_kv_cache_dtype
-    if kv_dtype == "fp8_e5m2" and model.kv_scales_in_checkpoint:
+    if kv_dtype == "auto" and model.quant.quant_kv_cache_dtype is not None:
+        kv_dtype = model.quant.quant_kv_cache_dtype
+    if kv_dtype == "fp8_e5m2" and model.quant.kv_scales_in_checkpoint:
         raise InputError(
             "--kv-cache-dtype", kv_dtype, f"{model.source}: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
         )

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
-from dryboot.vllm.config.hf import DeepseekV4Caches
+from dryboot.vllm.config.hf import DeepseekV4Caches, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import EngineConfig
 from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
-from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, NotEnoughMemory, format_gib
+from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, Capacity, NotEnoughMemory, format_gib
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
 from dryboot.vllm.platforms import cdiv
 
@@ -47,6 +47,17 @@ VERIFIED_BLOCKS = frozenset({128, 256, 512})
 #: the backend vLLM logs choosing the block (its kernel blocks are not modelled: not used here)
 SPARSE_SWA = AttentionBackend("DEEPSEEK_SPARSE_SWA", (), False, is_mla=True)
 BACKEND = SPARSE_SWA.name
+
+
+def packed_caches(model: ModelGeometry) -> DeepseekV4Caches:
+    """What ``model``'s layers cache, for a model whose family lays them out packed.
+
+    :raises InputError: a model without packed caches (its family's ``kv_cache_layout`` is wrong).
+    """
+    caches = extra_of(model, DeepseekV4Caches)
+    if caches is None:
+        raise InputError("--model", model.source, f"{model.architecture}: no packed KV caches to plan")
+    return caches
 
 
 def _spec(
@@ -437,7 +448,8 @@ def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, 
     if d.method == "extract_hidden_states":
         heads, width = d.model.num_kv_heads, d.model.head_dim
         dtype = cfg.drafter_model_dtype or cfg.model_dtype
-        name = d.model.layer_names[0] if d.model.layer_names else f"cache_only_layers.{model.num_decoder_layers}"
+        names = d.model.naming.layer_names
+        name = names[0] if names else f"cache_only_layers.{model.num_decoder_layers}"
         spec = AttentionSpec(
             layer_kind=LayerKind.HIDDEN_STATE,
             block_size=block,
@@ -452,7 +464,7 @@ def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, 
             indexes_kv_by_block_stride=False,
         )
         return 0, [(name, spec)]
-    if d.method != "mtp" or model.num_mtp_layers != 1:
+    if d.method != "mtp" or model.mtp.num_mtp_layers != 1:
         raise InputError(
             "--speculative-config",
             d.method,
@@ -481,3 +493,45 @@ def stage_layers(
     if any(not st for st in stages):
         raise InputError("--pipeline-parallel-size", str(args.pipeline_parallel_size), "a stage holds no layer")
     return stages
+
+
+def engine_capacity(
+    cfg: EngineConfig,
+    groups: PackedGroups,
+    specs: dict[str, AttentionSpec],
+    workers: list[frozenset[str] | None],
+    log: list[str],
+) -> tuple[Capacity | None, NotEnoughMemory | None, int]:
+    """(the engine's capacity, or ``None`` without a KV budget; the memory refusal, if any; the max
+    model length, auto-fitted under ``--max-model-len -1``) for the packed groups on each
+    pipeline stage's ``workers``; vLLM's log lines go to ``log``."""
+    args = cfg.args
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    result: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = auto_fit(
+                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
+                )
+                log.append(line)
+            cap = capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
+            log.extend(cap.log)
+            result = Capacity(
+                available_bytes=cap.available_bytes,
+                page_size_bytes=cap.block_stride,
+                group_size=1,
+                num_blocks=cap.num_blocks,
+                blocks_per_request=cap.blocks_per_request,
+                max_concurrency=cap.max_concurrency,
+                kv_cache_size_tokens=cap.kv_cache_size_tokens,
+                max_model_len=max_model_len,
+                request_bytes=cap.request_bytes,
+                log=cap.log,
+            )
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    return result, memory_error, max_model_len

@@ -269,7 +269,7 @@ def geometry(
         "encoder_only_attention": architecture in ENCODER_ONLY_WHEN_NOT_CAUSAL and not_causal(f),
     }
     fields.update(extra)
-    return ModelGeometry(**fields)
+    return ModelGeometry.build(**fields)
 
 
 def mamba2_mixer(f: ConfigFields, inner: int) -> Mamba2:

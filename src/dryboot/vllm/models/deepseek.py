@@ -27,11 +27,11 @@ refused, as vLLM refuses them while building the model.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from dryboot.errors import InputError
-from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.errors import InputError, missing_field
+from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, num_layers
 from dryboot.vllm.versions import VersionRules
 
@@ -106,6 +106,15 @@ _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v
 
 #: (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) the SM90 MLA prefill backend serves.
 SM90_PREFILL_DIMS = frozenset({(128, 64, 128), (192, 64, 256), (64, 64, 128)})
+
+
+@dataclass(frozen=True)
+class AllLayersIndexed(FamilyExtra):
+    """``layers``: (``layer_kinds``, ``decoder_layers``) with an indexer in every layer, for a
+    GLM-5 config whose IndexCache keys skip some, as releases whose ``GlmMoeDsaConfig`` drops
+    those keys build it (switch ``glm_moe_dsa_drops_index_keys``)."""
+
+    layers: tuple[tuple[LayerKind, ...], tuple[int, ...]]
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -217,7 +226,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             (LayerKind.MLA,) * n,
             heads=(heads, 1, latent),
             head_dim_v=0,
-            mla_dims=dims,
             num_mtp_layers=mtp,
             mtp_kind=LayerKind.MLA,
             **(_sarvam_pipeline(f) if model_type == "sarvam_mla" else {}),
@@ -247,13 +255,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         tuple(kinds),
         heads=(heads, 1, latent),
         head_dim_v=0,
-        mla_dims=dims,
         num_mtp_layers=mtp,
         mtp_kind=LayerKind.MLA,
         indexer_head_size=indexer,
         decoder_layers=decoder,
         # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
-        all_layers_indexed=every if model_type == "glm_moe_dsa" and not all(indexed) else None,
+        family_extra=AllLayersIndexed(every) if model_type == "glm_moe_dsa" and not all(indexed) else None,
     )
 
 
@@ -288,10 +295,8 @@ def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
             "null: vLLM's Glm4MoeLiteForCausalLM finds no MoE layer (RuntimeError)",
         )
     if not f.given("first_k_dense_replace"):
-        raise InputError(
-            f.source, f.where("first_k_dense_replace"), "required field is missing (vLLM's Glm4MoeLite reads it)"
-        )
-    latent, dims = _latent(f)
+        raise InputError(f.source, f.where("first_k_dense_replace"), missing_field("vLLM's Glm4MoeLite reads it"))
+    latent, _ = _latent(f)
     return geometry(
         f,
         architecture,
@@ -299,7 +304,6 @@ def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
         (LayerKind.MLA,) * n,
         heads=(f.integer("num_attention_heads"), 1, latent),
         head_dim_v=0,
-        mla_dims=dims,
         num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
         mtp_kind=None,
         first_moe_layer=f.integer("first_k_dense_replace", minimum=0),
@@ -328,10 +332,8 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
     if f.get("kv_lora_rank") is None:
         raise InputError(f.source, f.where("kv_lora_rank"), "null: not modelled (vLLM builds MLA only)")
     if f.get("zero_expert_type") is None:
-        raise InputError(
-            f.source, f.where("zero_expert_type"), "required field is missing (vLLM's LongcatMoe asserts it)"
-        )
-    latent, dims = _latent(f)
+        raise InputError(f.source, f.where("zero_expert_type"), missing_field("vLLM's LongcatMoe asserts it"))
+    latent, _ = _latent(f)
     return geometry(
         f,
         architecture,
@@ -339,7 +341,6 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         (LayerKind.MLA,) * (2 * n),
         heads=(f.integer("num_attention_heads"), 1, latent),
         head_dim_v=0,
-        mla_dims=dims,
         num_mtp_layers=f.integer("num_nextn_predict_layers", default=1, minimum=0),
         mtp_kind=None,
         decoder_layers=tuple(i for i in range(n) for _ in range(2)),
@@ -350,7 +351,8 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """GLM-5 with an indexer in every layer where the release's ``GlmMoeDsaConfig`` drops the
     IndexCache keys (switch ``glm_moe_dsa_drops_index_keys``)."""
-    if rules.glm_moe_dsa_drops_index_keys and model.all_layers_indexed is not None:
-        kinds, decoder = model.all_layers_indexed
-        return replace(model, layer_kinds=kinds, decoder_layers=decoder, all_layers_indexed=None)
+    extra = extra_of(model, AllLayersIndexed)
+    if rules.glm_moe_dsa_drops_index_keys and extra is not None:
+        kinds, decoder = extra.layers
+        return replace(model, layer_kinds=kinds, decoder_layers=decoder, family_extra=None)
     return model

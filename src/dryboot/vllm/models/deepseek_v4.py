@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
-from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, ModelGeometry
+from dryboot.errors import InputError, missing_field
+from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 
@@ -30,7 +30,7 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
     """:raises InputError: query heads that do not split over the ranks (vLLM's
     ``DeepseekV4Attention`` asserts it) or output groups that do not (not verified)."""
-    caches = model.deepseek_v4
+    caches = extra_of(model, DeepseekV4Caches)
     assert caches is not None
     tp = tensor_parallel_size
     if caches.num_attention_heads % tp:
@@ -76,7 +76,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         )
     for key in ("head_dim", "index_head_dim", "sliding_window", "num_attention_heads", "o_groups"):
         if f.get(key) is None:
-            raise InputError(f.source, f.where(key), "required field is missing (vLLM's DeepseekV4 layers read it)")
+            raise InputError(f.source, f.where(key), missing_field("vLLM's DeepseekV4 layers read it"))
     head_dim = f.integer("head_dim")
     if head_dim != 512:
         raise InputError(
@@ -110,7 +110,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         head_dim_v=0,
         num_mtp_layers=f.integer("num_nextn_predict_layers", default=0, minimum=0),
         mtp_kind=LayerKind.DSV4_SWA,
-        deepseek_v4=caches,
+        family_extra=caches,
     )
 
 
@@ -121,7 +121,7 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
 
     :raises InputError: FlashInfer's DeepSeek-V4 attention, which is not modelled.
     """
-    if model.deepseek_v4 is None:
+    if extra_of(model, DeepseekV4Caches) is None:
         return args
     if args.attention_backend is not None:
         if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
@@ -135,3 +135,18 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     if args.kv_cache_dtype == "fp8_ds_mla":
         args = args.evolve(kv_cache_dtype="fp8")
     return args
+
+
+def kv_cache_layout(model: ModelGeometry) -> str:
+    """DeepSeek-V4's caches take the packed groups (:mod:`dryboot.vllm.kv_cache_utils.packed`)."""
+    return "packed" if extra_of(model, DeepseekV4Caches) is not None else "grouped"
+
+
+def backend_assumption(model: ModelGeometry) -> str | None:
+    """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on SM90."""
+    if extra_of(model, DeepseekV4Caches) is None:
+        return None
+    return (
+        "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on the SM90 GPU "
+        "assumed, H100/H200), whatever --attention-backend names; other GPUs' are not modelled"
+    )

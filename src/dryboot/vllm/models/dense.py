@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
 
@@ -565,9 +565,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
     for key in spec.required:
         if not f.given(key):
-            raise InputError(
-                f.source, f.where(key), f"required field is missing ({architecture}: dryboot does not derive it)"
-            )
+            raise InputError(f.source, f.where(key), missing_field(f"{architecture}: dryboot does not derive it"))
     # a config class's attribute_map lets a file name the layer count either way (ExaoneConfig)
     layers_key = spec.key("num_hidden_layers")
     if not f.given(layers_key) and f.given("num_hidden_layers"):
@@ -678,7 +676,7 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming the experts key and vLLM's message.
     """
-    for path, heads in model.tower_heads:
+    for path, heads in model.parallel.tower_heads:
         if heads % tensor_parallel_size:
             raise InputError(
                 model.source,
@@ -687,8 +685,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 f"{model.architecture} splits this encoder dimension across ranks (AssertionError while building "
                 "the model)",
             )
-    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
-        key, n = model.moe_experts
+    if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
+        key, n = model.parallel.moe_experts
         raise InputError(
             model.source,
             key,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import MAX_LAYERS, geometry
 
@@ -57,7 +57,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             raise InputError(
                 f.source,
                 f.where(key),
-                f"required field is missing (RWConfig has no {key}: AttributeError in vLLM's Falcon model)",
+                missing_field(f"RWConfig has no {key}: AttributeError in vLLM's Falcon model"),
             )
     if f.boolean("alibi"):
         raise InputError(
@@ -98,7 +98,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         (LayerKind.FULL,) * n,
         heads=(heads, kv, hidden // heads),
         hidden_size=hidden,
-        cache_config_ignored=True,
         layer_prefix="transformer.h",
         attention_suffix="self_attention.attn",
     )
@@ -108,4 +107,4 @@ def kv_cache_dtype(model: ModelGeometry, requested: str) -> str:
     """The attention layers are built without the cache config (``falcon.py``): their KV cache dtype is
     ``auto`` (the model dtype) whatever ``--kv-cache-dtype`` says, and they select their backend
     with it."""
-    return "auto" if model.cache_config_ignored else requested
+    return "auto"

@@ -14,11 +14,11 @@ differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gem
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers, window
 from dryboot.vllm.versions import VersionRules
 
@@ -30,6 +30,18 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
     "gemma3": {**_GEMMA_BASE, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
 }
+
+
+@dataclass(frozen=True)
+class Gemma4Extra(FamilyExtra):
+    """Gemma-4's own traits. ``global_kv_heads_unset``: ``attention_k_eq_v`` and full-attention
+    layers but no ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
+    ``fa4_all_layers``: the model's config hook runs every layer on FlashAttention 4 when
+    FlashAttention serves it (``model_executor/models/config.py`` ``Gemma4Config``: heterogeneous
+    head sizes)."""
+
+    global_kv_heads_unset: bool = False
+    fa4_all_layers: bool = False
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -56,7 +68,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(f.source, f.where("layer_types"), "Gemma layers are sliding_attention or full_attention")
     full: AttentionGeometry | None = None
     sharing: tuple[tuple[int, int], ...] = ()
-    extra: dict[str, bool] = {}
+    extra: dict[str, Any] = {}
     if gemma4:
         shared = f.integer("num_kv_shared_layers", default=0, minimum=0) if f.has("num_kv_shared_layers") else 0
         kinds, sharing = _share_kv(f, kinds, types, shared)
@@ -67,12 +79,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             global_kv = f.integer("num_global_key_value_heads")
         full = AttentionGeometry(global_kv, global_dim, global_dim)
         unset = f.boolean("attention_k_eq_v") and not f.has("num_global_key_value_heads")
-        extra["global_kv_heads_unset"] = unset and LayerKind.FULL in kinds
         # Gemma4ModelArchConfigConvertor.is_mm_prefix_lm
         extra["mm_prefix_lm"] = f.get("use_bidirectional_attention") == "vision"
         # Gemma4Config.verify_and_update_config: one head size per layer type; when they differ,
         # FlashAttention 4 serves every layer
-        extra["fa4_all_layers"] = len({global_dim if t == "full_attention" else heads[2] for t in types}) > 1
+        extra["family_extra"] = Gemma4Extra(
+            global_kv_heads_unset=unset and LayerKind.FULL in kinds,
+            fa4_all_layers=len({global_dim if t == "full_attention" else heads[2] for t in types}) > 1,
+        )
     sw = window(f)
     if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
         sw = sw // 2 + 1  # Gemma4TextConfig: exclusive bounds for bidirectional attention
@@ -194,10 +208,19 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
 
     :raises InputError: naming ``num_global_key_value_heads``.
     """
-    if rules.gemma4_global_kv_heads_required and model.global_kv_heads_unset:
+    extra = extra_of(model, Gemma4Extra)
+    if rules.gemma4_global_kv_heads_required and extra is not None and extra.global_kv_heads_unset:
         raise InputError(
             model.source,
             "num_global_key_value_heads",
             "attention_k_eq_v full-attention layers need num_global_key_value_heads: this vLLM release fails "
             "to build the model without it (TypeError: '>=' not supported between instances of 'NoneType' and 'int')",
         )
+
+
+def fa4_all_layers(model: ModelGeometry, requested: str | None) -> bool:
+    """Whether every attention layer runs on FlashAttention 4 (``Gemma4Config`` with
+    heterogeneous head sizes, when FlashAttention serves the model: ``--attention-backend``
+    unset or ``FLASH_ATTN``)."""
+    extra = extra_of(model, Gemma4Extra)
+    return extra is not None and extra.fa4_all_layers and requested in (None, "FLASH_ATTN")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import check_kv_heads_divide, geometry, num_layers, window
 
@@ -106,8 +106,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                 raise InputError(
                     f.source,
                     f.where(key),
-                    "required field is missing (vLLM's HunYuanSparseMoeBlock reads it; HunYuanMoEV1Config has no "
-                    "default)",
+                    missing_field("vLLM's HunYuanSparseMoeBlock reads it; HunYuanMoEV1Config has no default"),
                 )
         experts = ("num_experts", n_experts)
     kinds = (LayerKind.FULL,) * n
@@ -119,8 +118,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming ``num_experts`` and vLLM's message.
     """
-    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
-        key, n = model.moe_experts
+    if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
+        key, n = model.parallel.moe_experts
         raise InputError(
             model.source,
             key,

@@ -135,17 +135,17 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
     :raises InputError: ``--tensor-parallel-size`` above ``num_experts`` or not dividing the
         vision heads.
     """
-    if model.vision_num_heads is not None and model.vision_num_heads % tensor_parallel_size:
+    if model.parallel.vision_num_heads is not None and model.parallel.vision_num_heads % tensor_parallel_size:
         raise InputError(
             "--tensor-parallel-size",
             str(tensor_parallel_size),
-            f"{model.source}: vision_config.num_attention_heads={model.vision_num_heads}: the SigLIP2 vision "
+            f"{model.source}: vision_config.num_attention_heads={model.parallel.vision_num_heads}: the SigLIP2 vision "
             "tower splits its heads over the TP ranks (vLLM asserts num_heads % tp_size == 0)",
         )
-    if model.num_experts and tensor_parallel_size > model.num_experts:
+    if model.parallel.num_experts and tensor_parallel_size > model.parallel.num_experts:
         raise InputError(
             "--tensor-parallel-size",
             str(tensor_parallel_size),
             f"{model.source}: Tensor parallel size {tensor_parallel_size} is greater than the number of "
-            f"experts {model.num_experts} (LFM2-MoE)",
+            f"experts {model.parallel.num_experts} (LFM2-MoE)",
         )

@@ -22,11 +22,12 @@ Its MTP module (``MiMoV2MTP``) is not modelled.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.backends import DIFFKV_BACKENDS, AttentionBackend
-from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import geometry, num_layers
 
 _DEFAULTS: dict[str, Any] = {
@@ -43,6 +44,14 @@ _DEFAULTS: dict[str, Any] = {
 _SWA_KEYS = ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim", "sliding_window_size")
 
 
+@dataclass(frozen=True)
+class MiMoV2Extra(FamilyExtra):
+    """``diffkv``: the attention layers have separate K and V head sizes and take a DiffKV backend
+    (``FLASH_ATTN_DIFFKV`` unless ``--attention-backend`` names a ``*_DIFFKV`` one)."""
+
+    diffkv: bool = False
+
+
 def defaults(f: ConfigFields) -> dict[str, Any]:
     return dict(_DEFAULTS)
 
@@ -50,9 +59,7 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     if not f.given("layernorm_epsilon"):
-        raise InputError(
-            f.source, f.where("layernorm_epsilon"), "required field is missing (vLLM's MiMo-V2 layers read it)"
-        )
+        raise InputError(f.source, f.where("layernorm_epsilon"), missing_field("vLLM's MiMo-V2 layers read it"))
     pattern = f.get("hybrid_layer_pattern")
     if not isinstance(pattern, list) or len(pattern) != n or any(p not in (0, 1) for p in pattern):
         raise InputError(f.source, f.where("hybrid_layer_pattern"), f"required: one 0 or 1 per layer ({n})")
@@ -65,7 +72,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if LayerKind.SLIDING in kinds:
         for key in _SWA_KEYS:
             if not f.given(key):
-                raise InputError(f.source, f.where(key), "required field is missing (vLLM's MiMo-V2 reads it)")
+                raise InputError(f.source, f.where(key), missing_field("vLLM's MiMo-V2 reads it"))
         swa = (
             f.integer("swa_num_attention_heads"),
             f.integer("swa_num_key_value_heads"),
@@ -101,8 +108,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         full_attention=AttentionGeometry(full[1], full[2], full_v) if LayerKind.SLIDING in kinds else None,
         extra_attention_heads=tuple(sorted({swa[0]} - {f.integer("num_attention_heads")})),
         attention_sinks=LayerKind.SLIDING in kinds and f.boolean("add_swa_attention_sink_bias"),
-        cache_config_ignored=True,
-        diffkv=split == {True},
+        family_extra=MiMoV2Extra(diffkv=split == {True}),
         moe_experts=("n_routed_experts", f.integer("n_routed_experts")) if has_moe else None,
         num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
         mtp_kind=None,
@@ -114,8 +120,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming the experts key and vLLM's message.
     """
-    if model.moe_experts is not None and tensor_parallel_size > model.moe_experts[1]:
-        key, n = model.moe_experts
+    if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
+        key, n = model.parallel.moe_experts
         raise InputError(
             model.source,
             key,
@@ -127,12 +133,13 @@ def kv_cache_dtype(model: ModelGeometry, requested: str) -> str:
     """The attention layers are built without the cache config (``mimo_v2.py``): their KV cache dtype is
     ``auto`` (the model dtype) whatever ``--kv-cache-dtype`` says, and they select their backend
     with it."""
-    return "auto" if model.cache_config_ignored else requested
+    return "auto"
 
 
 def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
     """The model hands its layers a DiffKV backend (``mimo_v2.py``): the requested one when it is
     a DiffKV backend, else ``FLASH_ATTN_DIFFKV`` (FlashAttention 3 on SM90)."""
-    if not model.diffkv:
+    extra = extra_of(model, MiMoV2Extra)
+    if extra is None or not extra.diffkv:
         return None
     return DIFFKV_BACKENDS[requested if requested in DIFFKV_BACKENDS else "FLASH_ATTN_DIFFKV"]

@@ -112,7 +112,7 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: ``n_groups`` neither 1 nor divisible by the TP size.
     """
-    m = model.mamba2
+    m = model.mamba.mamba2
     if m is not None and LayerKind.MAMBA2 in model.kinds and m.n_groups != 1 and m.n_groups % tensor_parallel_size:
         raise InputError(
             "--tensor-parallel-size",

@@ -11,10 +11,18 @@ and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from dryboot.vllm.config.hf import ConfigFields, GatedDeltaNet, LayerKind, ModelGeometry, ssm_dtype
+from dryboot.vllm.config.hf import (
+    ConfigFields,
+    FamilyExtra,
+    GatedDeltaNet,
+    LayerKind,
+    ModelGeometry,
+    extra_of,
+    ssm_dtype,
+)
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
 from dryboot.vllm.versions import VersionRules
 
@@ -28,6 +36,15 @@ _GDN = {
     "linear_num_key_heads": 16,
     "linear_num_value_heads": 32,
 }
+
+
+@dataclass(frozen=True)
+class Qwen3NextExtra(FamilyExtra):
+    """``layer_kinds_hf_class``: the layer pattern transformers' own config class gives where it
+    differs from vLLM's bundled one (vLLM's class ignores ``full_attention_interval``; releases
+    without the bundled class use transformers', switch ``qwen3_next_hf_config_class``)."""
+
+    layer_kinds_hf_class: tuple[LayerKind, ...]
 
 
 def _is_qwen3_5(f: ConfigFields) -> bool:
@@ -76,13 +93,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=f.integer(mtp_key, minimum=0),
         mtp_kind=LayerKind.FULL,
         hybrid_class=True,
-        layer_kinds_hf_class=hf_class_kinds,
+        family_extra=None if hf_class_kinds is None else Qwen3NextExtra(hf_class_kinds),
     )
 
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     """Releases that no longer bundle vLLM's own ``Qwen3NextConfig`` read the file with
     transformers' (switch ``qwen3_next_hf_config_class``): its layer pattern."""
-    if rules.qwen3_next_hf_config_class and model.layer_kinds_hf_class is not None:
-        return replace(model, layer_kinds=model.layer_kinds_hf_class, layer_kinds_hf_class=None)
+    extra = extra_of(model, Qwen3NextExtra)
+    if rules.qwen3_next_hf_config_class and extra is not None:
+        return replace(model, layer_kinds=extra.layer_kinds_hf_class, family_extra=None)
     return model

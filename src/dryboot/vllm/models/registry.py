@@ -38,7 +38,11 @@ class Family:
     model's layers decide for themselves), ``for_release`` (how a
     release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
     builds the model), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
-    ``attention_backend`` (a backend the model hands its layers itself). The hooks that apply to
+    ``attention_backend`` (a backend the model hands its layers itself), ``fa4_all_layers`` (the
+    model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
+    layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
+    (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
+    :mod:`dryboot.vllm.kv_cache_utils.packed`). The hooks that apply to
     a built model are looked up by :attr:`ModelGeometry.family` (:func:`family_of`): the family
     whose rules laid out its layers, a wrapper's language model's included.
 
@@ -108,6 +112,26 @@ class Family:
         (default)."""
         hook = getattr(self.module(), "attention_backend", None)
         return None if hook is None else hook(model, requested)
+
+    def fa4_all_layers(self, model: ModelGeometry, requested: str | None) -> bool:
+        """Whether the model's config hook runs every attention layer on FlashAttention 4 when
+        ``requested`` (``--attention-backend``, ``None``: unset) lets FlashAttention serve it
+        (default: no)."""
+        hook = getattr(self.module(), "fa4_all_layers", None)
+        return False if hook is None else bool(hook(model, requested))
+
+    def backend_assumption(self, model: ModelGeometry) -> str | None:
+        """Why the model's layers choose their attention backend themselves, whatever
+        ``--attention-backend`` names (the assumption the plan states), or ``None``: vLLM's
+        selection (default)."""
+        hook = getattr(self.module(), "backend_assumption", None)
+        return None if hook is None else hook(model)
+
+    def kv_cache_layout(self, model: ModelGeometry) -> str:
+        """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
+        default) or ``"packed"`` (DeepSeek-V4's packed groups)."""
+        hook = getattr(self.module(), "kv_cache_layout", None)
+        return "grouped" if hook is None else str(hook(model))
 
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.

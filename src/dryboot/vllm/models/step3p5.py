@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import geometry, num_layers
 
@@ -82,7 +82,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(
             f.source,
             f.where("max_position_embeddings"),
-            "required field is missing (vLLM builds the rotary embedding with it: TypeError on None)",
+            missing_field("vLLM builds the rotary embedding with it: TypeError on None"),
         )
     types = f.get("layer_types")
     if types is not None:
@@ -156,9 +156,9 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 "num_attention_groups",
                 f"{kv} KV heads can neither be split across nor replicated over {tp} ranks (Step3p5Attention)",
             )
-    if model.moe_experts is not None and tp > model.moe_experts[1]:
+    if model.parallel.moe_experts is not None and tp > model.parallel.moe_experts[1]:
         raise InputError(
             model.source,
-            model.moe_experts[0],
-            f"Tensor parallel size {tp} is greater than the number of experts {model.moe_experts[1]}.",
+            model.parallel.moe_experts[0],
+            f"Tensor parallel size {tp} is greater than the number of experts {model.parallel.moe_experts[1]}.",
         )

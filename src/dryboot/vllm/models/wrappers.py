@@ -13,10 +13,10 @@ language model is looked up through the ``families`` mapping the registry passes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, missing_field, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.distributed import NOT_SUPPORTS_PP
 from dryboot.vllm.models.dense import DECODERS
@@ -309,7 +309,7 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     spec = BUILT_AS[architecture]
     for path in spec.required:
         if _at(f.root, path) is None:
-            raise InputError(f.source, path, f"required field is missing ({architecture}: vLLM's model class reads it)")
+            raise InputError(f.source, path, missing_field(f"{architecture}: vLLM's model class reads it"))
     for key, why in spec.refuse_keys.items():
         if f.get(key):
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
@@ -344,15 +344,15 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     for path, default in spec.tower_heads:
         value = _at(f.root, path)
         if value is None and default is None:
-            raise InputError(f.source, path, f"required field is missing ({architecture}: vLLM's model class reads it)")
+            raise InputError(f.source, path, missing_field(f"{architecture}: vLLM's model class reads it"))
         heads = default if value is None else value
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
-            raise InputError(f.source, path, f"must be a positive integer, got {heads!r}")
+            raise InputError(f.source, path, not_positive_integer(heads))
         towers.append((path, heads))
     extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers)}
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
-    return replace(model, **extra)
+    return model.evolve(**extra)
 
 
 def _at(data: dict[str, Any], path: str) -> Any:
@@ -372,9 +372,7 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
         )
     if architecture == "UltravoxModel" and f.root.get("vocab_size") is None:
         # ultravox.py reads config.vocab_size, which UltravoxConfig does not default
-        raise InputError(
-            f.source, "vocab_size", "required field is missing (UltravoxModel: vLLM's model class reads it)"
-        )
+        raise InputError(f.source, "vocab_size", missing_field("UltravoxModel: vLLM's model class reads it"))
     text_type = str(f.get("model_type") or "")
     allowed = WRAPPERS[architecture][1]
     nested = _at(f.root, ".".join(TEXT_CONFIG_PATHS.get(architecture, ("text_config",))))
@@ -395,7 +393,7 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
     family = families[inner]
     inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
     model = family.read(f.with_defaults(inner_defaults), inner)
-    return replace(model, architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
+    return model.evolve(architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
 
 
 def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
@@ -408,7 +406,7 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f.source, path, f"must be a positive integer, got {value!r}")
+            raise InputError(f.source, path, not_positive_integer(value))
         return value
 
     if architecture == "UltravoxModel":
@@ -419,7 +417,7 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
         path = "visual_tokenizer_config.backbone_config"
         backbone = _at(f.root, path)
         if not isinstance(backbone, dict):
-            raise InputError(f.source, path, "required field is missing (Ovis: the visual tokenizer's backbone)")
+            raise InputError(f.source, path, missing_field("Ovis: the visual tokenizer's backbone"))
         default = 8 if backbone.get("model_type") == "aimv2" else 12
         return ((f"{path}.num_attention_heads", size(f"{path}.num_attention_heads", default)),)
     if architecture.startswith("GraniteSpeech"):

@@ -9,7 +9,6 @@ access they share is :mod:`dryboot.vllm.config.hf`.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -232,4 +231,4 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     check_model_type(architecture, family, data, source)
     model = family.read(f.with_defaults(family.defaults(f)), architecture)
     shards = block_shards(f.root.get("quantization_config") or f.data.get("quantization_config"), f.data)
-    return replace(model, fp8_block_shards=shards) if shards else model
+    return model.evolve(fp8_block_shards=shards) if shards else model
