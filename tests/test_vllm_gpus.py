@@ -215,3 +215,40 @@ def test_budget_from_utilization_uses_cudas_total() -> None:
 def test_unknown_gpu_is_one_line() -> None:
     rc, out = _plan("--model", GPT_OSS, "--gpu", "rtx 9999")
     assert rc == 2 and "unknown GPU" in str(out)
+
+
+def _posted_on_3090() -> list[str]:
+    public = REPO / "tests" / "data" / "checklog" / "public"
+    index = json.loads((public / "INDEX.json").read_text())
+    out = []
+    for name in sorted(index):
+        citation = (public / name).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace")
+        if "RTX 3090" in citation:
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("name", _posted_on_3090())
+def test_check_log_on_logs_posted_from_rtx_3090s(name: str) -> None:
+    """Every public log whose post names RTX 3090s reads the same with ``--gpu "RTX 3090"`` as
+    its recorded verdict (vLLM prints no device name on the lines check-log reads, so the GPU is
+    the flag's)."""
+    import io
+
+    from dryboot.checklog.check import LogReport, check_lines
+    from dryboot.checklog.parse import iter_relevant_lines
+
+    public = REPO / "tests" / "data" / "checklog" / "public"
+    entry = json.loads((public / "INDEX.json").read_text())[name]
+    config = entry["config"]
+    stream = io.BytesIO((public / name).read_bytes().split(b"\n", 1)[1])
+    boots = tuple(
+        check_lines(
+            iter_relevant_lines(stream, name),
+            source=name,
+            model_path=str(REPO / config) if config else None,
+            gpu=gpu_table()["RTX 3090"],
+        )
+    )
+    assert (LogReport(name, boots).exit_code if boots else 2) == entry["exit"]
+    assert [b.status for b in boots] == entry["boots"]
