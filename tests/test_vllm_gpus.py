@@ -252,3 +252,19 @@ def test_check_log_on_logs_posted_from_rtx_3090s(name: str) -> None:
     )
     assert (LogReport(name, boots).exit_code if boots else 2) == entry["exit"]
     assert [b.status for b in boots] == entry["boots"]
+
+
+def test_sweep_takes_gpus_as_a_value_of_the_space() -> None:
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+    from dryboot.planner.sweep import Geometry, planner_inputs
+
+    assert planner_inputs(Geometry(gpu="RTX 3090"))[1].device.capability == (8, 6)
+    res = CliRunner().invoke(
+        cli, ["sweep", "--limit", "20", "--gpu", "rtx3090", "--gpu", "b200", "--jobs", "1", "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)
+    bad = CliRunner().invoke(cli, ["sweep", "--limit", "5", "--gpu", "rtx 9999"])
+    assert bad.exit_code == 2

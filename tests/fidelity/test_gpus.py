@@ -96,14 +96,59 @@ def _case(gpu: str, case_id: str, argv: list[str]) -> H.Case:
 #: each must still disagree (an agreement means it is fixed and the entry goes).
 #: The oracle's own limit, not vLLM's answer: with an nvfp4 KV cache on SM 10.x, FlashInfer's TRT-LLM
 #: path allocates a CUDA tensor while the model is built, which the CPU oracle cannot
-#: ("AssertionError: Torch not compiled with CUDA enabled"); a real B200 with flashinfer-cubin
-#: serves it on FLASHINFER (the recorded backend matrix), which is what dryboot plans.
+#: ("AssertionError: Torch not compiled with CUDA enabled"; 0.33: "Found no NVIDIA driver"); a
+#: real B200 with flashinfer-cubin serves it on FLASHINFER (the recorded backend matrix), which is
+#: what dryboot plans.
 _NVFP4_ON_CPU = "the CPU oracle cannot build FlashInfer's nvfp4 TRT-LLM path (a CUDA tensor at model build)"
 _DSA_SM100_031 = (
     "vLLM 0.31.0 gives a DSA model on SM 10.x 0.23% fewer blocks than 0.30/0.32 for the same budget; "
     "the cause is not read yet, so dryboot refuses it by name"
 )
+#: not a GPU rule (the same on every GPU, the H200 included): 0.27.1 stores int4_per_token_head
+#: one byte per element (a release rule dryboot's 0.27.1 table lacks)
+_INT4_0271 = "vLLM 0.27.1's int4_per_token_head page (one byte per element), on every GPU"
+#: Recorded cases dryboot is known to answer differently, by (release, GPU, case id), with the
+#: reason: each must still disagree (an agreement means it is fixed and the entry goes).
 KNOWN: dict[tuple[str, str, str], str] = {
+    ("0.27.1", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
+    ("0.28.0", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
+    ("0.31.0", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
+    ("0.32.0", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
+    ("0.33.0", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
     ("0.31.0", "B200", "DeepseekV32ForCausalLM#0"): _DSA_SM100_031,
     ("0.31.0", "B200", "DeepseekV32ForCausalLM#10"): _DSA_SM100_031,
     ("0.31.0", "B200", "DeepseekV32ForCausalLM#11"): _DSA_SM100_031,
@@ -124,14 +169,14 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("0.31.0", "B200", "DeepseekV32ForCausalLM#7"): _DSA_SM100_031,
     ("0.31.0", "B200", "DeepseekV32ForCausalLM#8"): _DSA_SM100_031,
     ("0.31.0", "B200", "DeepseekV32ForCausalLM#9"): _DSA_SM100_031,
-    ("*", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
-    ("*", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
-    ("*", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
-    ("*", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
-    ("*", "B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
-    ("*", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
-    ("*", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
-    ("*", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
+    ("0.27.1", "B200", "Gemma3ForCausalLM#7"): _INT4_0271,
+    ("0.27.1", "B200", "Phi3ForCausalLM#18"): _INT4_0271,
+    ("0.27.1", "H200", "Gemma3ForCausalLM#7"): _INT4_0271,
+    ("0.27.1", "H200", "Phi3ForCausalLM#18"): _INT4_0271,
+    ("0.27.1", "RTX 3090", "Gemma3ForCausalLM#7"): _INT4_0271,
+    ("0.27.1", "RTX 3090", "Phi3ForCausalLM#18"): _INT4_0271,
+    ("0.27.1", "RTX 4090", "Gemma3ForCausalLM#7"): _INT4_0271,
+    ("0.27.1", "RTX 4090", "Phi3ForCausalLM#18"): _INT4_0271,
 }
 
 
@@ -143,7 +188,7 @@ def disagreements(gpu: str, version: str = "0.28.0") -> tuple[int, list[str]]:
         c = _case(gpu, case_id, r["argv"])
         d = H.run_dryboot(c, version)
         verdict = H.compare(r["vllm"], d)
-        if (version, gpu, case_id) in KNOWN or ("*", gpu, case_id) in KNOWN:
+        if (version, gpu, case_id) in KNOWN:
             if verdict["agree"]:
                 out.append(f"{gpu} {case_id} now agrees: remove it from KNOWN")
             continue
