@@ -213,7 +213,8 @@ class AttentionTraits:
     ``layer_kinds``, each in the decoder layer of the ``MLA`` entry after it); ``None``: no
     indexer. ``mla_config``: vLLM's ``ModelConfig.use_mla`` holds for the config even where no
     layer is MLA (Kimi-Linear with ``kv_lora_rank``): the hybrid alignment then takes the latent
-    page and a 128-token kernel alignment."""
+    page and a 128-token kernel alignment. ``mla_dims``: (qk_nope, qk_rope, v) head dims of an
+    MLA model (the MLA backends' validity per GPU reads the first)."""
 
     attention_sinks: bool = False
     logits_soft_cap: bool = False
@@ -221,6 +222,7 @@ class AttentionTraits:
     encoder_only_attention: bool = False
     indexer_head_size: int | None = None
     mla_config: bool = False
+    mla_dims: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)

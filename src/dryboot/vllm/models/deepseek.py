@@ -226,6 +226,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             (LayerKind.MLA,) * n,
             heads=(heads, 1, latent),
             head_dim_v=0,
+            mla_dims=dims,
             num_mtp_layers=mtp,
             mtp_kind=LayerKind.MLA,
             **(_sarvam_pipeline(f) if model_type == "sarvam_mla" else {}),
@@ -255,6 +256,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         tuple(kinds),
         heads=(heads, 1, latent),
         head_dim_v=0,
+        mla_dims=dims,
         num_mtp_layers=mtp,
         mtp_kind=LayerKind.MLA,
         indexer_head_size=indexer,
@@ -296,7 +298,7 @@ def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
         )
     if not f.given("first_k_dense_replace"):
         raise InputError(f.source, f.where("first_k_dense_replace"), missing_field("vLLM's Glm4MoeLite reads it"))
-    latent, _ = _latent(f)
+    latent, dims = _latent(f)
     return geometry(
         f,
         architecture,
@@ -304,6 +306,7 @@ def _glm4_moe_lite(f: ConfigFields, architecture: str) -> ModelGeometry:
         (LayerKind.MLA,) * n,
         heads=(f.integer("num_attention_heads"), 1, latent),
         head_dim_v=0,
+        mla_dims=dims,
         num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0,
         mtp_kind=None,
         first_moe_layer=f.integer("first_k_dense_replace", minimum=0),
@@ -333,7 +336,7 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(f.source, f.where("kv_lora_rank"), "null: not modelled (vLLM builds MLA only)")
     if f.get("zero_expert_type") is None:
         raise InputError(f.source, f.where("zero_expert_type"), missing_field("vLLM's LongcatMoe asserts it"))
-    latent, _ = _latent(f)
+    latent, dims = _latent(f)
     return geometry(
         f,
         architecture,
@@ -341,6 +344,7 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         (LayerKind.MLA,) * (2 * n),
         heads=(f.integer("num_attention_heads"), 1, latent),
         head_dim_v=0,
+        mla_dims=dims,
         num_mtp_layers=f.integer("num_nextn_predict_layers", default=1, minimum=0),
         mtp_kind=None,
         decoder_layers=tuple(i for i in range(n) for _ in range(2)),

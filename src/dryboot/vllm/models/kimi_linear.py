@@ -83,6 +83,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         kinds,
         heads=(heads, 1, latent),
         head_dim_v=0,
+        mla_dims=dims if LayerKind.MLA in kinds else None,
         mla_config=f.get("kv_lora_rank") is not None,
         kda=kda,
         hybrid_class=True,
