@@ -28,7 +28,6 @@ from dryboot.vllm.kv_cache_interface import (
     state_bytes,
 )
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, kv_layout, mamba_state
-from dryboot.vllm.kv_cache_utils import packed as P
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
@@ -245,6 +244,8 @@ def _plan_deepseek_v4(cfg: EngineConfig, policies: Policies, log: list[str]) -> 
     :raises InputError: what vLLM 0.28.0 refuses (a KV cache dtype other than fp8, a block below
         128 tokens) or what was not verified against it.
     """
+    from dryboot.vllm.kv_cache_utils import packed as P  # at call: only DeepSeek-V4 plans load it (~8 ms)
+
     model, args = cfg.model, cfg.args
     caches = model.deepseek_v4
     assert caches is not None
