@@ -16,12 +16,15 @@ weights) is computed on the CPU (``determine_expert_map`` reads its values). Eve
 allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags.
 
 Writes ``data/weights/recorded.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
-"param_bytes", "buffer_bytes", "by_dtype", "error"}}}``. Nothing recorded comes from dryboot.
+"param_bytes", "buffer_bytes", "by_dtype", "stages", "error"}}}`` (``stages``: [param, buffer]
+bytes of each pipeline stage's rank 0, under ``--pipeline-parallel-size``; the top-level figures
+are then the last stage's). Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib.util
 import json
 import os
@@ -44,6 +47,8 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     moe = any(k in config for k in ("num_experts", "num_local_experts", "n_routed_experts"))
     if moe:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
+    # pipeline stages: each stage's worker builds its own layers (recorded per stage)
+    sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
     return sets
 
 
@@ -87,11 +92,23 @@ def main() -> int:
                 cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
                     usage_context=V.UsageContext.OPENAI_API_SERVER
                 )
-                es._set_parallel_groups(cfg, 0)
-                with V.set_current_vllm_config(cfg):
-                    model = V.get_model_loader(cfg.load_config).load_model(
-                        vllm_config=cfg, model_config=cfg.model_config
+                pp = cfg.parallel_config.pipeline_parallel_size
+                stages = []
+                for pp_rank in range(pp):
+                    stage_cfg = copy.deepcopy(cfg) if pp > 1 else cfg
+                    es._set_parallel_groups(stage_cfg, pp_rank)
+                    with V.set_current_vllm_config(stage_cfg):
+                        model = V.get_model_loader(stage_cfg.load_config).load_model(
+                            vllm_config=stage_cfg, model_config=stage_cfg.model_config
+                        )
+                    stages.append(
+                        [
+                            sum(p.numel() * p.element_size() for p in model.parameters()),
+                            sum(b.numel() * b.element_size() for b in model.buffers()),
+                        ]
                     )
+                if pp > 1:
+                    row["stages"] = stages
                 by_dtype: dict[str, int] = {}
                 pbytes = 0
                 for p in model.parameters():

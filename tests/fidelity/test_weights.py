@@ -37,11 +37,24 @@ def _config(name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
     return json.loads((cdir / "config.json").read_text()), (json.loads(hq.read_text()) if hq.exists() else None)
 
 
-def _parallel(argv: list[str]) -> Parallel:
+def _parallel(argv: list[str], pp_rank: int = 0) -> Parallel:
+    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
     return Parallel(
-        tp=int(argv[argv.index("--tensor-parallel-size") + 1]), expert_parallel="--enable-expert-parallel" in argv
+        tp=int(argv[argv.index("--tensor-parallel-size") + 1]),
+        pp=pp,
+        pp_rank=pp_rank,
+        expert_parallel="--enable-expert-parallel" in argv,
     )
 
+
+def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:
+    """vLLM's [param, buffer] bytes per pipeline stage (one stage without PP)."""
+    return [(s[0], s[1]) for s in row.get("stages") or [[row["param_bytes"], row["buffer_bytes"]]]]
+
+
+#: architectures whose pipeline stages dryboot refuses (vLLM's classes place embedding and head
+#: on stages differently; recorded, not yet modelled)
+PP_REFUSED = {"Qwen3MoeForCausalLM", "MixtralForCausalLM", "Gemma2ForCausalLM"}
 
 MODELLED = {cid: row for cid, row in RECORDED.items() if not row["config"].startswith("openai--")}
 
@@ -56,12 +69,15 @@ def test_recorded_corpus_size() -> None:
 def test_config_alone_matches_vllm(cid: str) -> None:
     row = MODELLED[cid]
     config, hq = _config(row["config"])
-    if not row["ok"]:
+    if not row["ok"] or (len(_stages(row)) > 1 and config["architectures"][0] in PP_REFUSED):
         with pytest.raises(InputError):
             rank_weights(config, _parallel(row["argv"]), hf_quant=hq)
         return
-    w = rank_weights(config, _parallel(row["argv"]), hf_quant=hq)
-    assert (w.param_bytes, w.buffer_bytes) == (row["param_bytes"], row["buffer_bytes"])
+    got = []
+    for stage in range(len(_stages(row))):
+        w = rank_weights(config, _parallel(row["argv"], stage), hf_quant=hq)
+        got.append((w.param_bytes, w.buffer_bytes))
+    assert got == _stages(row)
 
 
 # ---------------------------------------------------------------- checkpoint headers
@@ -163,11 +179,14 @@ def write_header_only_shards(directory: Path, tensors: dict[str, tuple[str, list
     )
 
 
+PP_REFUSED_DIRS = {"Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8", "Qwen3-30B-A3B-NVFP4", "Mixtral-8x7B-v0.1", "gemma-2-9b-it"}
 HEADER_CASES = sorted(
     cid
     for cid, row in MODELLED.items()
-    if row["ok"] and row["argv"][1] in ("1", "4", "8") and "--enable-expert-parallel" not in row["argv"]
-) + sorted(cid for cid, row in MODELLED.items() if row["ok"] and "--enable-expert-parallel" in row["argv"])
+    if row["ok"]
+    and (row["argv"][1] in ("1", "4", "8") or len(row["argv"]) > 2)
+    and not ("--pipeline-parallel-size" in row["argv"] and row["config"].split("--")[1] in PP_REFUSED_DIRS)
+)
 
 
 @pytest.mark.parametrize("cid", HEADER_CASES)
@@ -177,9 +196,12 @@ def test_checkpoint_headers_match_vllm(cid: str, tmp_path: Path) -> None:
     write_header_only_shards(tmp_path, hf_tensors(config, hq))
     tensors, total = read_checkpoint(tmp_path)
     assert total == sum(t.nbytes for t in tensors.values())
-    w = checkpoint_rank_weights(tensors, config, _parallel(row["argv"]), hf_quant=hq)
-    assert w.source == "checkpoint headers"
-    assert (w.param_bytes, w.buffer_bytes) == (row["param_bytes"], row["buffer_bytes"])
+    got = []
+    for stage in range(len(_stages(row))):
+        w = checkpoint_rank_weights(tensors, config, _parallel(row["argv"], stage), hf_quant=hq)
+        assert w.source == "checkpoint headers"
+        got.append((w.param_bytes, w.buffer_bytes))
+    assert got == _stages(row)
 
 
 def test_tied_lm_head_in_checkpoint_counted_once(tmp_path: Path) -> None:

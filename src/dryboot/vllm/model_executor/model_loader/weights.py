@@ -59,6 +59,10 @@ ARCHITECTURES = {
     "Gemma2ForCausalLM": "gemma2",
 }
 
+#: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
+#: norm and LM head on the last; a tied head on a later stage holds its own copy)
+PP_FAMILIES = {"llama", "qwen2", "qwen3"}
+
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
@@ -280,8 +284,8 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
 
 def pp_layers(num_layers: int, par: Parallel) -> range:
     """The decoder layers of stage ``pp_rank`` (``vllm/distributed/utils.py::get_pp_indices``):
-    ``VLLM_PP_LAYER_PARTITION`` when given, else ``num_layers // pp`` each with the remainder
-    spread over the last stages."""
+    ``VLLM_PP_LAYER_PARTITION`` when given, else ``num_layers // pp`` each, the remainder one layer
+    each to the stages before the last, from the second-to-last backwards."""
     if par.pp_partition is not None:
         if len(par.pp_partition) != par.pp or sum(par.pp_partition) != num_layers:
             raise InputError(
@@ -291,7 +295,9 @@ def pp_layers(num_layers: int, par: Parallel) -> range:
         return range(start, start + par.pp_partition[par.pp_rank])
     per = num_layers // par.pp
     extra = num_layers % par.pp
-    sizes = [per + (1 if s >= par.pp - extra else 0) for s in range(par.pp)]
+    sizes = [per] * par.pp
+    for i in range(2, extra + 2):
+        sizes[par.pp - i] += 1
     start = sum(sizes[: par.pp_rank])
     return range(start, start + sizes[par.pp_rank])
 
@@ -335,6 +341,12 @@ def rank_weights(
             "config.json",
             "architectures",
             f"weights of {arch} are not modelled (modelled: {', '.join(sorted(ARCHITECTURES))})",
+        )
+    if par.pp > 1 and family not in PP_FAMILIES:
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"the pipeline stages of {arch} are not modelled (its model class places embedding and head differently)",
         )
     quant = quant_from_config(config, hf_quant)
     ab = model_dtype_bytes(config, dtype)
@@ -486,9 +498,10 @@ def checkpoint_rank_weights(
             kind = "lm_head"
             shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
         elif name.startswith("model.embed_tokens."):
-            if not first:
+            if not first and not (last and tied):
                 continue
-            kind = "embedding"
+            # a tied head on a later stage than the embedding is its own copy of this tensor
+            kind = "embedding" if first else "lm_head"
             shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
         elif name.startswith("model.norm."):
             if not last:
