@@ -78,7 +78,7 @@ def test_ignored_gpu_memory_utilization_is_stated_when_given() -> None:
 
 
 def test_every_unverified_version_says_so() -> None:
-    pinned = (*GPT_OSS_64K, "--max-num-batched-tokens", "2048", "--attention-backend", "FLASH_ATTN")
+    pinned = (*GPT_OSS_64K, "--max-num-batched-tokens", "2048", "--attention-backend", "FLASH_ATTN", "--gpu", "H200")
     # verified: 2,000 harness cases against that release (tests/fidelity/data/releases/HARNESS.md)
     for version in ("0.28", "0.28.0", "0.27.1", "0.29.0", "0.31.0", "0.32.0", "0.33.0"):
         assert plan_json(*pinned, "--vllm-version", version)["assumptions"] == []
@@ -97,9 +97,12 @@ def test_profiles_state_assumptions_once(tmp_path: Path) -> None:
     toml = tmp_path / "p.toml"
     toml.write_text(text.replace("max-num-batched-tokens = 2048\n", ""))
     r = dryboot("profiles", str(toml), "--compare", "main", "pr")
-    assert r.stdout.count("assumed --max-num-batched-tokens 8192:") == 1  # no GPU named: H200
+    assert r.stdout.count("assumed --max-num-batched-tokens 2048:") == 1  # its RTX 3090 (24 GiB)
     rows = json.loads(dryboot("profiles", str(toml), "--json").stdout)
-    assert all(row["assumptions"][0]["value"] == 8192 for row in rows)
+    assert all(row["assumptions"][0]["value"] == 2048 for row in rows)
+    toml.write_text(text.replace("max-num-batched-tokens = 2048\n", "").replace('gpu = "RTX 3090"\n', ""))
+    r = dryboot("profiles", str(toml), "--compare", "main", "pr")
+    assert r.stdout.count("assumed --max-num-batched-tokens 8192:") == 1  # no GPU named: H200
     # the shipped file pins every GPU-dependent default
     rows = json.loads(dryboot("profiles", str(REPO / "examples" / "reference-deployment.toml"), "--json").stdout)
     assert all(row["assumptions"] == [] for row in rows)

@@ -951,8 +951,18 @@ class OracleRunner:
     """Runs ``src/dryboot/boot/engine_start.py`` over cases in ``jobs`` processes; a process that dies or hangs on a
     case is replaced and that case reported as a crash/timeout."""
 
-    def __init__(self, python: str, jobs: int = 1, case_timeout: float = 300.0, recycle: int = 1000) -> None:
+    def __init__(
+        self,
+        python: str,
+        jobs: int = 1,
+        case_timeout: float = 300.0,
+        recycle: int = 1000,
+        oracle_argv: list[str] | None = None,
+    ) -> None:
+        """``oracle_argv``: the script and its arguments run by ``python`` instead of the oracle
+        itself (``tests/data/gpus/run_oracle_as.py GPU``: the oracle answering as another GPU)."""
         self.python = python
+        self.oracle_argv = oracle_argv or [str(ORACLE)]
         self.jobs = max(1, jobs)
         self.case_timeout = case_timeout
         self.recycle = max(1, recycle)
@@ -965,7 +975,7 @@ class OracleRunner:
             batch = pending[: self.recycle]
             remaining = {c["id"] for c in batch}
             proc = subprocess.Popen(
-                [self.python, str(ORACLE)],
+                [self.python, *self.oracle_argv],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -35,6 +35,7 @@ from dryboot.planner.flags import add_custom_dtypes
 from dryboot.planner.plan import Drafter, Policies
 from dryboot.planner.runner import load_drafter_and_k
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import GPU
 from dryboot.vllm.transformers_utils.config import load_model
 from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, rules_for
 
@@ -166,6 +167,7 @@ def check_log(
     custom_dtypes: tuple[str, ...] = (),
     speculative_model: str | None = None,
     gpu_memory_bytes: int | None = None,
+    gpu: GPU | None = None,
 ) -> CheckReport:
     """Check a vLLM boot log (its text, read as one boot) line by line against dryboot's prediction.
 
@@ -173,6 +175,7 @@ def check_log(
     :param vllm_version: rules to plan with (default: the logged version's).
     :param speculative_model: the drafter's config.json when the log's drafter cannot be found.
     :param gpu_memory_bytes: the GPU's total memory, for vLLM's GPU-dependent defaults.
+    :param gpu: the GPU the log was written on (``--gpu``; default an H200).
     :raises InputError: the log or a config cannot be read, or the args hold a key dryboot
         cannot model.
     """
@@ -188,6 +191,7 @@ def check_log(
         custom_dtypes=custom_dtypes,
         speculative_model=speculative_model,
         gpu_memory_bytes=gpu_memory_bytes,
+        gpu=gpu,
     )
 
 
@@ -201,6 +205,7 @@ def check_facts(
     custom_dtypes: tuple[str, ...] = (),
     speculative_model: str | None = None,
     gpu_memory_bytes: int | None = None,
+    gpu: GPU | None = None,
 ) -> CheckReport:
     """:func:`check_log` for one boot's facts (see :func:`dryboot.checklog.parse.iter_boots`).
 
@@ -260,6 +265,8 @@ def check_facts(
         notes.append(f"tensor_parallel_size at least {facts.tp_ranks} (Worker_TP prefixes in the log)")
     if gpu_memory_bytes is not None:
         args = replace(args, gpu_memory_bytes=gpu_memory_bytes)
+    if gpu is not None:
+        args = replace(args, gpu=gpu)
     args = add_custom_dtypes(args, list(custom_dtypes))
     args = replace(args, vllm_version=version)
     validate_logged(args, source)

@@ -78,6 +78,7 @@ def boot(
     differs, or the engine does not start; 2: bad input or what the boot cannot do (a model class
     needing CUDA at construction, a tree that does not import, a release outside 0.27.1-0.33.0).
     """
+    # at call: `dryboot --help` and the other commands do not load the boot package or the planner
     from dryboot.boot.arms import model_dir
     from dryboot.boot.compare import boot_figures, differences
     from dryboot.boot.session import FAKED, H200, BootSession, limitation, parse_gpu, resolve_tree
@@ -108,6 +109,7 @@ def boot(
     theirs: Figures | None = None
     diffs: list[str] = []
     if model is not None:
+        # at call: `dryboot --help` and the other commands do not load the boot package or the planner
         from dryboot.boot.compare import plan_figures
 
         theirs = plan_figures(model)
@@ -123,6 +125,7 @@ def boot(
     if theirs is not None and gpu != H200:
         verdict += f" (dryboot's model assumes an SM90 GPU until the GPU table, issue 21; the tree saw {gpu.name})"
     if as_json:
+        # at call: `dryboot --help` and the other commands do not load the boot package or the planner
         from dryboot.planner.report import plan_to_dict
 
         doc: dict[str, Any] = {
@@ -145,6 +148,7 @@ def boot(
         }
         click.echo(json.dumps(doc, indent=2, default=str))
     else:
+        # at call: `dryboot --help` and the other commands do not load the boot package or the planner
         from dryboot.planner.report import render_text
 
         click.echo(
@@ -192,6 +196,7 @@ def _dryboot_plan(
 ) -> tuple[Plan | None, str]:
     """dryboot's plan for the same inputs (``dryboot plan``'s parsing of the same flags), or
     ``None`` and why not (a flag dryboot does not know, input it refuses by name)."""
+    # at call: `dryboot --help` and the other commands do not load the boot package or the planner
     from dryboot.cli.plan_cmd import collect_flags, plan
     from dryboot.errors import InputError
     from dryboot.planner.plan import Policies
@@ -239,6 +244,7 @@ def boot_env(release: str, directory: str | None) -> None:
     start) passes. For 0.28.0: about 1.5 minutes from a warm pip cache (more on a loaded machine), 2.2 GB.
     The last line printed is the environment's python.
     """
+    # at call: `dryboot --help` and the other commands do not load the boot package or the planner
     from dryboot.boot.env import build_env
 
     info = build_env(

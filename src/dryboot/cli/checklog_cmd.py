@@ -23,6 +23,12 @@ from dryboot.cli.plan_cmd import policy_options
 @click.option(
     "--gpu-memory", metavar="SIZE", help="The GPU's total memory (vLLM's defaults depend on it; default H200)."
 )
+@click.option(
+    "--gpu",
+    "gpu_name",
+    metavar="NAME",
+    help="The GPU the log was written on, as for dryboot plan (a name of dryboot's table or smXY:SIZE; default H200).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 def check_log(
     log: str,
@@ -33,6 +39,7 @@ def check_log(
     custom_dtypes: tuple[str, ...],
     spec_model: str | None,
     gpu_memory: str | None,
+    gpu_name: str | None,
     as_json: bool,
 ) -> None:
     """Read a vLLM boot LOG ('-' for stdin), predict its KV lines and say whether each matches.
@@ -54,6 +61,7 @@ def check_log(
     from dryboot.errors import InputError
     from dryboot.planner.plan import Policies
     from dryboot.units import parse_human_int
+    from dryboot.vllm.gpus import parse_gpu
 
     gpu_bytes = None
     if gpu_memory is not None:
@@ -61,6 +69,7 @@ def check_log(
             gpu_bytes = parse_human_int(gpu_memory)
         except ValueError as exc:
             raise InputError("--gpu-memory", None, str(exc)) from None
+    gpu = parse_gpu(gpu_name) if gpu_name is not None else None
     stream, source = open_log(log)
     with stream:
         report = check_stream(
@@ -72,6 +81,7 @@ def check_log(
             custom_dtypes=custom_dtypes,
             speculative_model=spec_model,
             gpu_memory_bytes=gpu_bytes,
+            gpu=gpu,
         )
     if as_json:
         click.echo(json.dumps(log_to_dict(report), indent=2, default=str))

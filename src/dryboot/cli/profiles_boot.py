@@ -123,6 +123,7 @@ def run_boot_compare(
         }
         click.echo(json.dumps(doc, indent=2))
     else:
+        # at call: only the text report draws tables
         from dryboot.textout import Column, draw, output_width, wrap
 
         width = output_width()

@@ -39,7 +39,13 @@ if TYPE_CHECKING:
     "each profile's engine start run offline on a faked GPU (see dryboot boot --help).",
 )
 @click.option("--python", "boot_python", metavar="PYTHON", help="With --boot: the boot environment's python.")
-@click.option("--gpu", "gpu_name", metavar="NAME", help="With --boot: the faked GPU (H200, default, or smXY:NNG).")
+@click.option(
+    "--gpu",
+    "gpu_name",
+    metavar="NAME",
+    help="The GPU of every profile that names none (a profile's or an arm's gpu = ... wins): a name of "
+    "dryboot's table (RTX 3090, B200...) or smXY:SIZE; default H200. With --boot: the faked GPU (H200 or smXY:NNG).",
+)
 def profiles(
     file: str,
     arms: tuple[str, ...],
@@ -61,18 +67,22 @@ def profiles(
     """
     # at call: `dryboot profiles --help` and the other commands do not load the planner (~0.25 s)
     from dryboot.planner.assumptions import assumptions
-    from dryboot.planner.profiles import COMPARED, compare, load_profiles, run
+    from dryboot.planner.profiles import COMPARED, compare, load_profiles, run, with_gpu
     from dryboot.planner.profiles import format_figure as _fmt
     from dryboot.planner.report import summary
+    from dryboot.vllm.gpus import parse_gpu as parse_table_gpu
 
     if expect_identical and not compare_arms:
         raise click.UsageError("--expect-identical needs --compare A B")
     if as_json and fmt != "table":
         raise click.UsageError("--json and --format are alternatives; give one")
     pset = load_profiles(file)
+    if gpu_name is not None and not boot:
+        pset = with_gpu(pset, parse_table_gpu(gpu_name))
     if boot:
         if not compare_arms:
             raise click.UsageError("--boot needs --compare A B")
+        # at call: only --boot loads the boot package
         from dryboot.boot.session import parse_gpu
         from dryboot.cli.profiles_boot import run_boot_compare
 

@@ -66,6 +66,13 @@ def _int_list(text: str | None, name: str) -> tuple[int, ...] | None:
 @click.option(
     "--drafter-layers", type=click.IntRange(min=1, max=256), default=5, show_default=True, help="Drafter layers."
 )
+@click.option(
+    "--gpu",
+    "gpus",
+    multiple=True,
+    metavar="NAME",
+    help="The GPU (repeatable: each is a value of the space): a name of dryboot's table or smXY:SIZE; default H200.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @click.option("--no-progress", is_flag=True, help="No progress bar (it is off anyway when stderr is not a TTY).")
 def sweep(
@@ -79,6 +86,7 @@ def sweep(
     kernel_blocks: str | None,
     target_layers: int,
     drafter_layers: int,
+    gpus: tuple[str, ...],
     as_json: bool,
     no_progress: bool,
 ) -> None:
@@ -94,8 +102,12 @@ def sweep(
     """
     # at call: `dryboot sweep --help` and the other commands do not load the planner (~0.25 s)
     from dryboot.planner.sweep import Arm, Space, format_report, run_sweep
+    from dryboot.vllm.gpus import parse_gpu
 
     space = Space(target_layers=(target_layers,), drafter_layers=(drafter_layers,))
+    if gpus:
+        # each name checked now (one clear line), kept as the table's name for the report
+        space = replace(space, gpu=tuple(dict.fromkeys(parse_gpu(g).name for g in gpus)))
     k = _int_list(spec_tokens, "--spec-tokens")
     if k is not None:
         space = replace(space, num_speculative_tokens=k)

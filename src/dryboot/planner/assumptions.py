@@ -48,6 +48,12 @@ def _given(args: EngineArgs, given: Collection[str] | None, flag: str, field: st
 
 def _batched_tokens_reason(args: EngineArgs) -> str:
     rule = "2048 below 70 GiB or on an A100, 8192 from 70 GiB, 16384 from 160 GiB"
+    if args.gpu is not None and args.gpu_memory_bytes is None:
+        gpu = args.gpu
+        return (
+            f"vLLM's `vllm serve` default for the {gpu.label()}, whose NVML total is "
+            f"{gpu.nvml_total_bytes / GIB:,.2f} GiB ({rule})"
+        )
     if args.gpu_memory_bytes is None:
         return (
             f"vLLM's `vllm serve` default, which depends on the GPU's memory ({rule}); "
@@ -62,6 +68,51 @@ def _depends_on_batched_tokens(p: Plan) -> bool:
     computed = p.capacity is not None or p.memory_error is not None
     groups = p.grouping.groups if p.grouping is not None else ()
     return computed and any(g.kind in ("sliding", "chunked") for g in groups)
+
+
+def _gpu_assumptions(args: EngineArgs, has_attention: bool) -> list[Assumption]:
+    """The GPU assumed when none is named; a table figure that is a placeholder; what the box's
+    FlashInfer install is assumed to be where it changes vLLM's choices (SM 10.x, 12.x)."""
+    out = []
+    gpu = args.device
+    if args.gpu is None and args.gpu_memory_bytes is None:
+        out.append(
+            Assumption(
+                "assumed",
+                "--gpu",
+                gpu.name,
+                f"no GPU named: an {gpu.label()} is assumed; the GPU decides vLLM's attention backend, its "
+                "block size, fp8 refusals and the batch defaults (give --gpu NAME or --gpu smXY:SIZE)",
+            )
+        )
+    if (
+        args.gpu is not None
+        and gpu.approximate
+        and args.kv_cache_memory_bytes is None
+        and args.gpu_memory_bytes is None
+        and args.non_kv_memory_bytes is not None
+    ):
+        out.append(
+            Assumption(
+                "assumed",
+                "--gpu",
+                gpu.name,
+                f"the {gpu.name}'s CUDA total ({gpu.cuda_total_bytes:,} bytes) is a specification figure, not "
+                "a posted one: the budget from --gpu-memory-utilization is approximate (give --gpu-memory)",
+            )
+        )
+    if args.gpu is not None and has_attention and gpu.capability[0] in (10, 12):
+        out.append(
+            Assumption(
+                "assumed",
+                "--flashinfer-cubin",
+                args.flashinfer_cubin,
+                "whether flashinfer-cubin is installed (vLLM's images: yes): it enables FlashInfer's TRT-LLM "
+                "kernels, which decide FlashInfer attention sinks here"
+                + (" and the nvfp4 KV cache" if gpu.capability[0] == 10 else ""),
+            )
+        )
+    return out
 
 
 def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumption]:
@@ -82,6 +133,7 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
             )
         )
     has_attention = p.drafter is not None or any(k.is_attention for k in p.model.kinds)
+    out.extend(_gpu_assumptions(args, has_attention))
     if p.model.deepseek_v4 is not None:
         # vllm/models/deepseek_v4/nvidia/model.py _select_dsv4_attn_cls: FlashMLA's layers on SM90
         out.append(
@@ -98,15 +150,13 @@ def assumptions(p: Plan, given: Collection[str] | None = None) -> list[Assumptio
         if p.model.sparse_mla:
             # platforms/cuda.py: SM100's sparse MLA priorities
             blackwell = "FLASHINFER_MLA_SPARSE or FLASHMLA_SPARSE (by KV dtype and heads)"
-        out.append(
-            Assumption(
-                "assumed",
-                "--attention-backend",
-                p.backend.name.split("+")[0],
-                f"vLLM's choice on the SM90 GPU assumed (H100, H200) for this model and KV dtype; "
-                f"on SM100 (B200) it prefers {blackwell}",
-            )
+        where = (
+            f"vLLM's choice on the SM90 GPU assumed (H100, H200) for this model and KV dtype; "
+            f"on SM100 (B200) it prefers {blackwell}"
+            if args.gpu is None
+            else f"vLLM's choice on the {args.gpu.label()} for this model and KV dtype"
         )
+        out.append(Assumption("assumed", "--attention-backend", p.backend.name.split("+")[0], where))
     for name in args.ignored_inputs:
         flag, _, key = name.partition(" ")
         out.append(Assumption("ignored", flag, key, "vLLM reads it, but it does not change the KV cache"))

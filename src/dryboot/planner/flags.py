@@ -17,6 +17,7 @@ from dryboot.errors import InputError
 from dryboot.units import parse_human_int, parse_human_int_or_auto
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import GPU, parse_gpu
 from dryboot.vllm.versions import resolve_version
 
 
@@ -49,6 +50,13 @@ def _str(text: str) -> str:
 
 def _vllm_version(text: str) -> str:
     return resolve_version(text)
+
+
+def _gpu(text: str) -> GPU:
+    try:
+        return parse_gpu(text)
+    except InputError as exc:
+        raise ValueError(exc.reason) from None
 
 
 @dataclass(frozen=True)
@@ -168,6 +176,21 @@ FLAGS: tuple[Flag, ...] = (
         _int,
         "Hash block size for prefix matching (default: GCD of group blocks).",
         int,
+    ),
+    Flag(
+        "gpu",
+        "gpu",
+        _gpu,
+        "The GPU: a name of dryboot's table (RTX 3090, A100-80GB, H100, B200...; case and separators "
+        "ignored) or smXY:SIZE (sm86:24G). Default: an H200, stated as an assumption.",
+    ),
+    Flag(
+        "flashinfer-cubin",
+        "flashinfer_cubin",
+        _bool,
+        "Whether the box has flashinfer-cubin (vLLM's images: yes, the default): FlashInfer's TRT-LLM "
+        "kernels (SM 10.x nvfp4 KV, FlashInfer attention sinks on SM 10.x/12.x).",
+        bool,
     ),
     Flag(
         "vllm-version",

@@ -22,6 +22,7 @@ from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_con
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
     LayerSpec,
@@ -351,7 +352,10 @@ def _gdn_checkpoints(cfg: EngineConfig) -> bool:
     prefill, which keeps prefill checkpoints every ``gdn_align_sm90`` tokens: the hybrid block
     is rounded to a multiple of it and each request holds one checkpoint page per GDN group
     (``qwen_gdn_linear_attn.py`` ``_checkpoint_alignment``, ``get_kv_cache_spec``)."""
-    return bool(cfg.rules.gdn_align_sm90) and cfg.model.gdn is not None and cfg.mamba_cache_mode == "align"
+    gdn = cfg.model.gdn
+    if gdn is None or cfg.mamba_cache_mode != "align":
+        return False
+    return bool(gdn_prefill_alignment(cfg.rules.gdn_align_sm90, cfg.args.device, gdn.head_k_dim))
 
 
 def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) -> tuple[int, BlockSizeDecision | None]:
@@ -395,7 +399,7 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
         use_mla=mla,
         mamba_chunk_size=model.mamba_chunk_size,
         extra_kernel_alignments=(cfg.rules.gdn_align_sm90,)
-        if cfg.rules.gdn_align_sm90 is not None and _gdn_checkpoints(cfg)
+        if _gdn_checkpoints(cfg) and cfg.rules.gdn_align_sm90
         else (),
         max_model_len=cfg.max_model_len,
     )

@@ -5,6 +5,7 @@ A profiles file is TOML::
     [defaults]                      # engine flags every profile starts from (vLLM names)
     model = "models/Qwen3.5-27B.config.json"
     mamba-ssm-cache-dtype = "float16"
+    gpu = "RTX 3090"                # the GPU (--gpu; default an H200)
 
     [custom-kv-cache-dtypes.kvarn]  # out-of-tree caches
     bytes-per-head-token = "210*head_dim//256"
@@ -25,6 +26,7 @@ A profiles file is TOML::
     vllm-version = "0.28.0"
     grouping = "pad-sliding-window-buckets"
     unification = "promote-divisor"
+    gpu = "B200"                    # optional: this arm's GPU (wins over the profiles')
 
 Paths are relative to the file. Unknown keys are errors naming the table and key.
 """
@@ -38,13 +40,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
-from dryboot.planner.flags import apply_flags, check_speculative_config, parse_speculative_config, resolve_path
+from dryboot.planner.flags import (
+    FLAGS_BY_NAME,
+    apply_flags,
+    check_speculative_config,
+    parse_speculative_config,
+    parse_value,
+    resolve_path,
+)
 from dryboot.planner.plan import Drafter, Plan, Policies, plan
 from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.planner.report import summary
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import GPU
 from dryboot.vllm.transformers_utils.config import load_model
 from dryboot.vllm.versions import resolve_version, rules_for
 
@@ -81,6 +91,7 @@ class Arm:
     tree: str | None = None
     series: str | None = None
     base: str | None = None
+    gpu: GPU | None = None
 
 
 @dataclass(frozen=True)
@@ -223,7 +234,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
     for name, raw in arms_t.items():
         where = f"arms.{name}"
         body = _entry(
-            raw, source, where, frozenset({"vllm-version", "grouping", "unification", "tree", "series", "base"})
+            raw, source, where, frozenset({"vllm-version", "grouping", "unification", "tree", "series", "base", "gpu"})
         )
         grouping = body.get("grouping", "upstream")
         unification = body.get("unification", "upstream")
@@ -239,7 +250,10 @@ def load_profiles(path: str | Path) -> ProfileSet:
         default_version = code[2] or "0.28.0"
         version = resolve_version(str(body.get("vllm-version", default_version)), f"{source}: {where}.vllm-version")
         rules_for(version, f"{source}: {where}.vllm-version")
-        arms.append(Arm(name, version, Policies(grouping, unification), *code))
+        gpu = None
+        if "gpu" in body:
+            gpu = parse_value(FLAGS_BY_NAME["gpu"], body["gpu"], source, f"{where}.gpu")
+        arms.append(Arm(name, version, Policies(grouping, unification), *code, gpu=gpu))
     return ProfileSet(source, tuple(profiles), tuple(arms))
 
 
@@ -268,11 +282,20 @@ def plan_profile(profile: Profile, arm: Arm, source: str = "<profiles>") -> Plan
 
     :raises InputError: a flag the model cannot take, named as ``<file>: profiles.<name>: ...``.
     """
-    args = replace(profile.args, vllm_version=arm.vllm_version)
+    args = replace(profile.args, vllm_version=arm.vllm_version, gpu=arm.gpu or profile.args.gpu)
     try:
         return plan(profile.model, args, drafter=profile.drafter, policies=arm.policies)
     except InputError as exc:
         raise InputError(source, f"profiles.{profile.name} (arm {arm.name})", exc.line()) from None
+
+
+def with_gpu(profile_set: ProfileSet, gpu: GPU) -> ProfileSet:
+    """``profile_set`` with ``gpu`` for every profile that names none (``dryboot profiles --gpu``;
+    a profile's ``gpu`` and an arm's win)."""
+    profiles = tuple(
+        p if p.args.gpu is not None else replace(p, args=replace(p.args, gpu=gpu)) for p in profile_set.profiles
+    )
+    return replace(profile_set, profiles=profiles)
 
 
 def run(profile_set: ProfileSet, arms: list[str] | None = None) -> list[tuple[Profile, Arm, Plan]]:

@@ -53,6 +53,7 @@ from dryboot.textout import wrap
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype
 from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import DEFAULT_GPU_NAME, parse_gpu
 from dryboot.vllm.kv_cache_interface import AttentionSpec
 from dryboot.vllm.transformers_utils.config import geometry_from_config
 
@@ -124,6 +125,7 @@ class Geometry:
     prefix_match_unit: int | None = None
     target_layers: int = 64
     drafter_layers: int = 5
+    gpu: str = DEFAULT_GPU_NAME
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -159,6 +161,7 @@ class Space:
     prefix_match_unit: tuple[int | None, ...] = (None, 16)
     target_layers: tuple[int, ...] = (64,)
     drafter_layers: tuple[int, ...] = (5,)
+    gpu: tuple[str, ...] = (DEFAULT_GPU_NAME,)
 
     def values(self, param: str) -> tuple[Any, ...]:
         vals: tuple[Any, ...] = getattr(self, param)
@@ -320,6 +323,7 @@ def planner_inputs(g: Geometry) -> tuple[ModelGeometry, EngineArgs, Drafter]:
         num_speculative_tokens=g.num_speculative_tokens,
         prefix_match_unit=g.prefix_match_unit,
         custom_kv_cache_dtypes=tuple(customs),
+        gpu=parse_gpu(g.gpu),
     )
     drafter = Drafter(
         draft,

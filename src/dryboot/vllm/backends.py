@@ -157,6 +157,24 @@ BACKENDS: dict[str, AttentionBackend] = {
             model_dtypes=frozenset({"bfloat16"}),
             head_sizes=frozenset({576}),
         ),
+        # SM 10.x (flashinfer_mla_sparse.py) and SM 12.x (its SM120 class): FlashInfer's sparse MLA
+        AttentionBackend(
+            "FLASHINFER_MLA_SPARSE",
+            (KernelBlock(32), KernelBlock(64)),
+            True,
+            is_mla=True,
+            kv_cache_dtypes=_FP8,
+            is_sparse=True,
+        ),
+        AttentionBackend(
+            "FLASHINFER_MLA_SPARSE_SM120",
+            (KernelBlock(64), KernelBlock(256)),
+            True,
+            is_mla=True,
+            kv_cache_dtypes=_FP8 | {"fp8_ds_mla"},
+            is_sparse=True,
+            model_dtypes=frozenset({"bfloat16"}),
+        ),
     )
 }
 
@@ -202,13 +220,38 @@ def custom_backend(custom: CustomKVCacheDtype, base: AttentionBackend) -> Attent
     )
 
 
-#: vLLM 0.28.0's backend priorities on SM90 (``platforms/cuda.py`` ``_get_backend_priorities``);
-#: FLASHINFER_MLA (SM100 only) is never valid there and is left out.
+#: vLLM 0.28.0's backend priorities on SM 8.x, 9.x and 12.x (``platforms/cuda.py``
+#: ``_get_backend_priorities``; FLASHINFER_MLA, valid on SM 10.x only, is left out).
 SM90_PRIORITIES = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
 SM90_MLA_PRIORITIES = ("FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
 #: The sparse MLA backends of the SM90 MLA priorities (they follow the dense ones, which all
 #: refuse a sparse layer: "sparse not supported").
 SM90_SPARSE_MLA_PRIORITIES = ("FLASH_ATTN_MLA_SPARSE", "FLASHMLA_SPARSE")
+#: SM 10.x: FlashInfer first; MLA FlashInfer's, then CUTLASS (TOKENSPEED_MLA, between them, is
+#: valid only where FLASHINFER_MLA already is: fp8 with DeepSeek-R1's head dims).
+SM100_PRIORITIES = ("FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION")
+SM100_MLA_PRIORITIES = ("FLASHINFER_MLA", "CUTLASS_MLA", "FLASH_ATTN_MLA", "FLASHMLA", "TRITON_MLA")
+#: SM 12.x: MLA on Triton only; sparse MLA on FlashInfer's SM120 kernels.
+SM120_MLA_PRIORITIES = ("TRITON_MLA",)
+SM120_SPARSE_MLA_PRIORITIES = ("FLASHINFER_MLA_SPARSE_SM120",)
+
+
+def priorities(layer: AttentionSelectorConfig, is_mla: bool) -> tuple[str, ...]:
+    """``_get_backend_priorities`` for ``layer.capability`` (vLLM 0.28.0; docs/gpu-rules.md §2)."""
+    major = layer.capability[0]
+    if layer.use_sparse:
+        if major == 10:
+            few_heads = layer.num_heads <= 16
+            quantized = layer.kv_cache_dtype not in ("auto", "float16", "bfloat16")
+            if quantized or few_heads:
+                return ("FLASHINFER_MLA_SPARSE", "FLASHMLA_SPARSE")
+            return ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE")
+        return SM120_SPARSE_MLA_PRIORITIES if major == 12 else SM90_SPARSE_MLA_PRIORITIES
+    if is_mla:
+        if major == 10:
+            return SM100_MLA_PRIORITIES
+        return SM120_MLA_PRIORITIES if major == 12 else SM90_MLA_PRIORITIES
+    return SM100_PRIORITIES if major == 10 else SM90_PRIORITIES
 
 
 #: Backends that serve a multimodal-prefix LM's bidirectional image-token attention
@@ -219,20 +262,31 @@ _QUANTIZED_FA = frozenset({"fp8", "fp8_e4m3"})
 ENCODER_ONLY_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
 
 
-def flash_attn_version(head_size: int, fa4_forced: bool = False) -> int:
-    """The FlashAttention version a layer of ``head_size`` runs on SM90
-    (``v1/attention/backends/fa_utils.py`` ``get_flash_attn_version``): 3, upgraded to 4 above
-    head size 256; 4 for every layer when the model's config hook sets
-    ``attention_config.flash_attn_version`` (``fa4_forced``: Gemma-4's heterogeneous heads)."""
-    return 4 if fa4_forced or head_size > 256 else 3
+def flash_attn_version(head_size: int, fa4_forced: bool = False, capability: tuple[int, int] = (9, 0)) -> int:
+    """The FlashAttention version a layer of ``head_size`` runs on a GPU of ``capability``
+    (``v1/attention/backends/fa_utils.py`` ``get_flash_attn_version``). SM 9.x: 3, upgraded to 4
+    above head size 256; 4 for every layer when the model's config hook sets
+    ``attention_config.flash_attn_version`` (``fa4_forced``: Gemma-4's heterogeneous heads).
+    SM 10.x: 4 up to head size 128, else 2 (0.28: FA4 at 256 "temporarily disabled").
+    SM 8.x and 12.x: 2 (only ``_vllm_fa2_C`` serves them)."""
+    major = capability[0]
+    if major == 9:
+        return 4 if fa4_forced or head_size > 256 else 3
+    if major == 10:
+        return 4 if head_size <= 128 else 2
+    return 2
 
 
-def head_size_supported(backend: str, head_size: int) -> bool:
-    """``supports_head_size`` on SM90: FlashAttention multiples of 8 up to 256 (FA3) and up to
-    512 (FA4, shipped with the CUDA wheel), FlashInfer 64/128/256/512, Triton 32 and up, the rest
-    any."""
+def fa4_available(capability: tuple[int, int]) -> bool:
+    """``is_fa_version_supported(4)``: the CuTe kernels run on families 90, 100 and 110."""
+    return capability[0] in (9, 10, 11)
+
+
+def head_size_supported(backend: str, head_size: int, capability: tuple[int, int] = (9, 0)) -> bool:
+    """``supports_head_size``: FlashAttention multiples of 8 up to 256 and up to 512 where FA4 runs
+    (SM 9.x/10.x), FlashInfer 64/128/256/512, Triton 32 and up, the rest any."""
     if backend == "FLASH_ATTN":
-        return head_size % 8 == 0 and head_size <= 512
+        return head_size % 8 == 0 and head_size <= (512 if fa4_available(capability) else 256)
     if backend == "FLASHINFER":
         return head_size in (64, 128, 256, 512)
     if backend == "TRITON_ATTN":
@@ -259,6 +313,52 @@ class AttentionSelectorConfig:
     mm_prefix: bool = False
     fa4_forced: bool = False
     encoder_only: bool = False
+    capability: tuple[int, int] = (9, 0)
+    cubin: bool = True
+    qk_nope_head_dim: int | None = None
+    num_heads: int = 0
+
+
+#: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
+#: (lowest, highest) capability or a set of majors (docs/gpu-rules.md §3).
+_MAJORS: dict[str, frozenset[int]] = {
+    "FLASH_ATTN_MLA": frozenset({9}),
+    "FLASHMLA": frozenset({9}),  # dense FlashMLA: Hopper only (is_flashmla_dense_supported)
+    "FLASHINFER_MLA": frozenset({10}),
+    "CUTLASS_MLA": frozenset({10}),
+    "FLASH_ATTN_MLA_SPARSE": frozenset({9}),
+    "FLASHMLA_SPARSE": frozenset({9, 10}),
+    "FLASHINFER_MLA_SPARSE": frozenset({10}),
+    "FLASHINFER_MLA_SPARSE_SM120": frozenset({12}),
+}
+
+
+def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[str]:
+    """The GPU-dependent part of ``validate_configuration`` / ``supports_combination``."""
+    cap, major = layer.capability, layer.capability[0]
+    out = []
+    if backend in _MAJORS and major not in _MAJORS[backend]:
+        out.append("compute capability not supported")
+    if backend == "FLASH_ATTN" and cap < (8, 0):
+        out.append("compute capability not supported")
+    if backend == "FLASHINFER" and not (8, 0) <= cap <= (12, 1):
+        out.append("compute capability not supported")
+    if backend == "FLASHINFER" and layer.has_sinks and not (layer.cubin and major in (10, 12)):
+        # FlashInferBackend.supports_sink: TRT-LLM attention (flashinfer-cubin) on family 100/120
+        out.append("attention sinks not supported")
+    if backend == "FLASHINFER_MLA" and layer.qk_nope_head_dim not in (64, 128, 192):
+        out.append("FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192]")
+    if backend == "FLASHINFER_MLA_SPARSE" and layer.qk_nope_head_dim not in (128, 192):
+        out.append("FlashInfer MLA Sparse requires qk_nope_head_dim in [128, 192]")
+    if backend == "FLASHINFER_MLA_SPARSE_SM120":
+        # needs index_topk == 2048 and has_flashinfer(): not modelled, so never chosen here
+        out.append("FlashInfer SM120 sparse MLA (index_topk == 2048, has_flashinfer()) is not modelled by dryboot")
+    if backend == "FLASH_ATTN" and layer.has_sinks and cap < (9, 0):
+        out.append("sink not supported on compute capability < 9.0")
+    elif backend == "FLASH_ATTN" and layer.has_sinks and major not in (9, 10):
+        # supports_sink: FA3 (SM 9.x) or FA4 (SM 10.x); FA2 (SM 12.x) has none
+        out.append("attention sinks not supported")
+    return out
 
 
 def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -> list[str]:
@@ -271,17 +371,21 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
     head_size, kv_cache_dtype, block_size = layer.head_size, layer.kv_cache_dtype, layer.block_size
     use_sparse, model_dtype, mm_prefix = layer.use_sparse, layer.model_dtype, layer.mm_prefix
     fa4_forced, encoder_only, has_sinks = layer.fa4_forced, layer.encoder_only, layer.has_sinks
+    cap = layer.capability
     fa = backend.name == "FLASH_ATTN"
     quantized = fa and kv_cache_dtype in _QUANTIZED_FA
     reasons = []
     if backend.head_sizes is not None:
         if head_size not in backend.head_sizes:
             reasons.append("head_size not supported")
-    elif not head_size_supported(backend.name, head_size):
+    elif not head_size_supported(backend.name, head_size, cap):
         reasons.append("head_size not supported")
     if backend.model_dtypes is not None and model_dtype is not None and model_dtype not in backend.model_dtypes:
         reasons.append("dtype not supported")
-    if not backend.supports_kv_cache_dtype(kv_cache_dtype) or (quantized and fa4_forced):
+    # flash_attn_supports_kv_cache_dtype asks without the head size: FA3 on SM 9.x (unless
+    # forced to 4), FA4 on SM 10.x; FA2 (SM 8.x, 12.x) stores no fp8
+    fa_fp8_dtype = cap[0] == 10 or (cap[0] == 9 and not fa4_forced)
+    if not backend.supports_kv_cache_dtype(kv_cache_dtype) or (quantized and not fa_fp8_dtype):
         reasons.append("kv_cache_dtype not supported")
     if block_size is not None and not backend.supports_block_size(block_size):
         reasons.append("block_size not supported")
@@ -289,7 +393,7 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
         mm_prefix = False  # EncoderOnlyAttention selects its backend without it
     if mm_prefix and backend.name not in MM_PREFIX_BACKENDS:
         reasons.append("partial multimodal token full attention not supported")
-    if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN"):
+    if has_sinks and backend.name not in ("FLASH_ATTN", "TRITON_ATTN", "FLASHINFER"):
         reasons.append("attention sinks not supported")
     if backend.is_mla and use_sparse != backend.is_sparse:
         reasons.append("sparse not supported" if use_sparse else "non-sparse not supported")
@@ -301,27 +405,32 @@ def invalid_reasons(backend: AttentionBackend, layer: AttentionSelectorConfig) -
             reasons.append("FlashAttention MLA Sparse requires model with index_topk")
     if encoder_only and backend.name not in ENCODER_ONLY_BACKENDS:
         reasons.append("attention type AttentionType.ENCODER_ONLY not supported")
-    if quantized and flash_attn_version(head_size, fa4_forced) != 3:
+    version = flash_attn_version(head_size, fa4_forced, cap)
+    if quantized and not ((version == 3 and cap[0] == 9) or (version == 4 and cap[0] == 10)):
         reasons.append("FP8 KV cache requires FA3 on SM90 or FA4 on SM100")
-    if fa and mm_prefix and flash_attn_version(head_size, fa4_forced) != 4:
+    if fa and mm_prefix and version != 4:
         reasons.append(
             "mm_prefix (PrefixLM bidirectional attention) requires FlashAttention v4, which does not resolve for "
             "this head_size"
         )
-    if backend.name == "FLASHINFER" and kv_cache_dtype.startswith("nvfp4") and head_size == 64:
+    if backend.name == "FLASHINFER" and kv_cache_dtype.startswith("nvfp4") and head_size == 64 and cap[0] != 10:
         # FlashInferBackend.supports_combination (0.32+, the SM90 FA2 path for nvfp4)
         reasons.append("fa2 prefill misreads an NVFP4 KV cache at head_size 64")
+    reasons.extend(_capability_reasons(backend.name, layer))
     return reasons
 
 
-def backend_table(flashinfer_nvfp4: bool = False) -> dict[str, AttentionBackend]:
-    """:data:`BACKENDS` as a release declares them: ``flashinfer_nvfp4`` (vLLM 0.32+) lets
-    FlashInfer serve the ``nvfp4`` cache on SM90 (its FA2 path, ``_nvfp4_kv_on_fa2``; not
-    ``nvfp4_4over6``, whose writer needs a scale search)."""
-    if not flashinfer_nvfp4:
+def backend_table(flashinfer_nvfp4: bool = False, trtllm_nvfp4: bool = False) -> dict[str, AttentionBackend]:
+    """:data:`BACKENDS` as a release and GPU declare them: ``flashinfer_nvfp4`` (vLLM 0.32+, SM
+    8.x/9.x/12.x) lets FlashInfer serve the ``nvfp4`` cache through its FA2 path
+    (``_nvfp4_kv_on_fa2``; not ``nvfp4_4over6``, whose writer needs a scale search);
+    ``trtllm_nvfp4`` (SM 10.x with TRT-LLM attention, i.e. ``flashinfer-cubin``) both nvfp4
+    caches."""
+    if not flashinfer_nvfp4 and not trtllm_nvfp4:
         return BACKENDS
     fi = BACKENDS["FLASHINFER"]
-    return {**BACKENDS, "FLASHINFER": replace(fi, kv_cache_dtypes=(fi.kv_cache_dtypes or frozenset()) | {"nvfp4"})}
+    extra = {"nvfp4", "nvfp4_4over6"} if trtllm_nvfp4 else {"nvfp4"}
+    return {**BACKENDS, "FLASHINFER": replace(fi, kv_cache_dtypes=(fi.kv_cache_dtypes or frozenset()) | extra)}
 
 
 def default_backend(
@@ -335,13 +444,11 @@ def default_backend(
 
     :raises ValueError: no backend is valid (vLLM's "No valid attention backend found").
     """
-    priorities: tuple[str, ...] = SM90_MLA_PRIORITIES if is_mla else SM90_PRIORITIES
-    if layer.use_sparse:
-        priorities = SM90_SPARSE_MLA_PRIORITIES
     why: dict[str, list[str]] = {}
-    for name in priorities:
+    for name in priorities(layer, is_mla):
         reasons = invalid_reasons((table or BACKENDS)[name], layer)
         if not reasons:
             return name
         why[name] = reasons
-    raise ValueError(f"No valid attention backend found on SM90 (head size {layer.head_size}). Reasons: {why}")
+    sm = f"SM{layer.capability[0]}{layer.capability[1]}"
+    raise ValueError(f"No valid attention backend found on {sm} (head size {layer.head_size}). Reasons: {why}")

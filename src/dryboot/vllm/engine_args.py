@@ -19,7 +19,8 @@ from dryboot.vllm.dtypes import (
     UNMODELLED_KV_CACHE_DTYPES,
     CustomKVCacheDtype,
 )
-from dryboot.vllm.versions import DEFAULT_VERSION, rules_for
+from dryboot.vllm.gpus import GPU, default_gpu
+from dryboot.vllm.versions import DEFAULT_VERSION, _key, rules_for
 
 GIB = 1 << 30
 
@@ -101,6 +102,15 @@ class EngineArgs:
     custom_kv_cache_dtypes: tuple[CustomKVCacheDtype, ...] = field(default=())
     vllm_version: str = DEFAULT_VERSION
     input_notes: tuple[str, ...] = ()
+    gpu: GPU | None = None
+    flashinfer_cubin: bool = True
+
+    @property
+    def device(self) -> GPU:
+        """The GPU vLLM runs on: ``--gpu``, else :func:`~dryboot.vllm.gpus.default_gpu` (H200).
+        ``flashinfer_cubin`` is whether the ``flashinfer-cubin`` package is installed (vLLM's
+        images: yes), which turns on FlashInfer's TRT-LLM kernels and ``has_flashinfer()``."""
+        return self.gpu or default_gpu()
 
     def custom_dtype(self, name: str) -> CustomKVCacheDtype | None:
         for custom in self.custom_kv_cache_dtypes:
@@ -207,12 +217,13 @@ class EngineArgs:
         if (
             self.non_kv_memory_bytes is not None
             and self.gpu_memory_bytes is None
+            and self.gpu is None
             and self.kv_cache_memory_bytes is None
         ):
             raise InputError(
                 "--non-kv-memory",
                 None,
-                "needs --gpu-memory (the KV budget is the GPU's share minus the non-KV bytes)",
+                "needs --gpu-memory or --gpu (the KV budget is the GPU's share minus the non-KV bytes)",
             )
         for flag, value in (
             ("--kv-cache-memory-bytes", self.kv_cache_memory_bytes),
@@ -248,9 +259,10 @@ class EngineArgs:
         """
         if self.kv_cache_memory_bytes is not None:
             return self.kv_cache_memory_bytes
-        if self.gpu_memory_bytes is None or self.non_kv_memory_bytes is None:
+        total = self.gpu_memory_bytes or (self.gpu.cuda_total_bytes if self.gpu is not None else None)
+        if total is None or self.non_kv_memory_bytes is None:
             return None
-        return math.ceil(self.gpu_memory_bytes * self.gpu_memory_utilization) - self.non_kv_memory_bytes
+        return math.ceil(total * self.gpu_memory_utilization) - self.non_kv_memory_bytes
 
     def resolved_max_num_batched_tokens(self) -> int:
         """``--max-num-batched-tokens`` or ``vllm serve``'s default for the GPU's memory:
@@ -258,12 +270,21 @@ class EngineArgs:
         GPU is ``--gpu-memory`` or, unnamed, :data:`ASSUMED_GPU` (8192)."""
         if self.max_num_batched_tokens is not None:
             return self.max_num_batched_tokens
-        total = self.gpu_memory_bytes or ASSUMED_GPU_MEMORY_BYTES
-        if total >= 160 * GIB:
-            return 16384
-        if total >= 70 * GIB:
-            return 8192
-        return 2048
+        return self._batch_tier()[0]
+
+    def _batch_tier(self) -> tuple[int, int]:
+        """``vllm serve``'s (tokens, seqs) defaults for the device (``get_batch_defaults``): NVML's
+        total (``--gpu-memory`` when given) >= 160 GiB (0.28+) 16384 / 1024; >= 70 GiB unless the
+        device name holds "a100" (0.33: nor capability 12.1) 8192 / 1024; else 2048 / 256."""
+        gpu = self.device
+        total = self.gpu_memory_bytes or gpu.nvml_total_bytes
+        name = gpu.device_name.lower()
+        if total >= 160 * GIB and _key(self.vllm_version) >= (0, 28):
+            return 16384, 1024
+        spark = _key(self.vllm_version) >= (0, 33) and gpu.capability == (12, 1)
+        if total >= 70 * GIB and "a100" not in name and not spark:
+            return 8192, 1024
+        return 2048, 256
 
     def async_scheduling_blocker(self) -> str | None:
         """Why vLLM cannot schedule async with this speculative config (its refusal of an explicit
@@ -299,8 +320,7 @@ class EngineArgs:
         ``_set_default_max_num_seqs_and_batched_tokens_args``)."""
         if self.max_num_seqs is not None:
             return self.max_num_seqs
-        total = self.gpu_memory_bytes or ASSUMED_GPU_MEMORY_BYTES
-        return min(1024 if total >= 70 * GIB else 256, self.resolved_max_num_batched_tokens())
+        return min(self._batch_tier()[1], self.resolved_max_num_batched_tokens())
 
     @property
     def resolved_async_scheduling(self) -> bool:
@@ -315,7 +335,7 @@ _FIELD_NAMES = frozenset(f.name for f in fields(EngineArgs))
 #: each field's accepted Python types (a float field takes an int too)
 _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     f.name: tuple(
-        {"int": int, "str": str, "bool": bool, "float": float, "None": type(None)}.get(part.strip(), tuple)
+        {"int": int, "str": str, "bool": bool, "float": float, "None": type(None), "GPU": GPU}.get(part.strip(), tuple)
         for part in str(f.type).replace("float", "float | int").split("|")
     )
     for f in fields(EngineArgs)

@@ -96,10 +96,21 @@ def backend_for(
     head_size = max(
         model.attention(k).head_dim for k in model.kinds if k.is_attention and k is not LayerKind.MLA_INDEXER
     )
+    gpu = args.device
     handed = family_of(model).attention_backend(model, name)
     if handed is not None:
+        if gpu.capability[0] != 9:
+            # the model's own choice (DeepSeek-V4's FlashMLA layers, MiMo-V2's DiffKV) is read
+            # from vLLM for Hopper only
+            raise InputError(
+                "--gpu",
+                gpu.name,
+                f"{model.source}: {model.architecture} chooses its layers' attention backend itself "
+                f"({handed.name} on SM 9.x); dryboot does not model that choice on SM "
+                f"{gpu.capability[0]}.{gpu.capability[1]}",
+            )
         return handed
-    fa4 = rules.fa4_fp8_block
+    fa4 = rules.fa4_fp8_block if gpu.capability[0] == 9 else None
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
     if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:
         # FlashAttention 4 serves fp8 at head size 512 on SM90 with 64-token kernel pages
@@ -116,6 +127,10 @@ def backend_for(
         model.mm_prefix_lm,
         model.fa4_all_layers and name in (None, "FLASH_ATTN"),
         model.encoder_only_attention,
+        gpu.capability,
+        args.flashinfer_cubin,
+        model.mla_dims[0] if model.mla_dims else None,
+        model.num_attention_heads // max(1, args.tensor_parallel_size),
     )
     backend = _resolve_backend(
         name,
@@ -124,8 +139,10 @@ def backend_for(
         args.custom_dtype(kv_cache_dtype),
         flag,
         layer,
-        rules.flashinfer_nvfp4_sm90,
+        rules.flashinfer_nvfp4_sm90 and gpu.capability[0] in (8, 9, 12),
+        gpu.capability[0] == 10 and args.flashinfer_cubin,
     )
+    check_triton_fp8(backend, kv_cache_dtype, args, flag)
     if backend.name == "FLEX_ATTENTION" and model.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
@@ -141,6 +158,7 @@ def _resolve_backend(
     flag: str,
     layer: AttentionSelectorConfig,
     flashinfer_nvfp4: bool = False,
+    trtllm_nvfp4: bool = False,
 ) -> AttentionBackend:
     """The backend serving the model's attention: ``--attention-backend``, or vLLM's choice on
     SM90 (:func:`~dryboot.vllm.backends.default_backend`; a custom cache is served by
@@ -151,7 +169,7 @@ def _resolve_backend(
         layer (vLLM's reasons: head size, KV dtype, ``--block-size``, a multimodal prefix,
         attention sinks; :func:`~dryboot.vllm.backends.invalid_reasons`).
     """
-    table = backend_table(flashinfer_nvfp4)
+    table = backend_table(flashinfer_nvfp4, trtllm_nvfp4)
     if name is None and custom is not None:
         if layer.use_sparse:
             raise InputError(
@@ -184,6 +202,28 @@ def _resolve_backend(
             f"Reason: {reasons} ({source}: head size {layer.head_size}, KV cache dtype {layer.kv_cache_dtype})",
         )
     return backend
+
+
+def check_triton_fp8(backend: AttentionBackend, kv_cache_dtype: str, args: EngineArgs, flag: str) -> None:
+    """The Triton backends' fp8 refusal below SM 8.9, raised when the layer is built
+    (``TritonAttentionImpl.__init__``, ``TritonMLAImpl.__init__``; docs/gpu-rules.md §3).
+
+    :raises InputError: an ``fp8*`` KV cache on TRITON_ATTN / TRITON_MLA on a GPU below SM 8.9.
+    """
+    gpu = args.device
+    base = backend.name.split("+")[0]
+    if base not in ("TRITON_ATTN", "TRITON_MLA") or not kv_cache_dtype.startswith("fp8"):
+        return
+    if gpu.capability >= (8, 9) or args.custom_dtype(kv_cache_dtype) is not None:
+        return
+    what = "Triton MLA" if base == "TRITON_MLA" else "Triton attention"
+    major, minor = gpu.capability
+    raise InputError(
+        flag,
+        backend.name,
+        f"FP8 KV cache is not supported by the {what} backend on {gpu.device_name} (compute capability "
+        f"{major}.{minor}); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.",
+    )
 
 
 def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:

@@ -119,10 +119,18 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     ``_select_dsv4_attn_cls``): FlashMLA's, with the fp8_ds_mla cache, for any other backend name
     on SM90; they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
 
-    :raises InputError: FlashInfer's DeepSeek-V4 attention, which is not modelled.
+    :raises InputError: FlashInfer's DeepSeek-V4 attention, or a GPU other than SM 9.x, which are
+        not modelled.
     """
     if model.deepseek_v4 is None:
         return args
+    if args.device.capability[0] != 9:
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{model.source}: DeepSeek-V4's attention class is read from vLLM for SM 9.x GPUs only "
+            "(FlashMLA's sparse layers); other GPUs are not modelled",
+        )
     if args.attention_backend is not None:
         if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
             raise InputError(

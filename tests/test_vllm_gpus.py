@@ -1,0 +1,254 @@
+"""``--gpu``: the GPU table, name matching, and dryboot's per-GPU rules against what vLLM 0.28.0
+itself selected and defaulted on each GPU (``tests/data/gpus/backend-matrix/vllm-0.28.0.json``,
+recorded with vLLM's own selection code by ``tests/data/gpus/record_backend_matrix.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.vllm.backends import BACKENDS, AttentionSelectorConfig, backend_table, default_backend
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import gdn_prefill_alignment, gpu_table, parse_gpu
+
+REPO = Path(__file__).resolve().parents[1]
+MATRIX = REPO / "tests" / "data" / "gpus" / "backend-matrix" / "vllm-0.28.0.json"
+
+
+def test_the_package_table_is_the_sourced_one() -> None:
+    """``src/dryboot/data/gpus.toml`` is ``tests/data/gpus/gpus.toml`` (whose SOURCES.md gives
+    every figure's source), byte for byte."""
+    shipped = REPO / "src" / "dryboot" / "data" / "gpus.toml"
+    assert shipped.read_bytes() == (REPO / "tests" / "data" / "gpus" / "gpus.toml").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("RTX 3090", "RTX 3090"),
+        ("rtx3090", "RTX 3090"),
+        ("rtx-3090", "RTX 3090"),
+        ("RTX_3090", "RTX 3090"),
+        ("NVIDIA GeForce RTX 3090", "RTX 3090"),
+        ("h100", "H100"),
+        ("H100 PCIe", "H100 PCIe"),
+        ("a100", "A100-80GB"),
+        ("a100-40gb", "A100-40GB"),
+        ("b200", "B200"),
+        ("L40S", "L40S"),
+    ],
+)
+def test_names_match_case_and_separator_insensitively(text: str, name: str) -> None:
+    assert parse_gpu(text).name == name
+
+
+def test_capability_and_memory_form() -> None:
+    gpu = parse_gpu("sm86:24G")
+    assert gpu.capability == (8, 6) and gpu.nvml_total_bytes == gpu.cuda_total_bytes == 24 << 30
+    assert parse_gpu("sm100:180G").capability == (10, 0)
+    for bad in ("rtx 9999", "sm86", "sm86:lots", "sm61:8G", ""):
+        with pytest.raises(InputError):
+            parse_gpu(bad)
+
+
+def _matrix() -> list[dict[str, Any]]:
+    """Every (GPU, FlashInfer arm) row; an arm stored as ``same_as`` another gets its answers."""
+    rows: list[dict[str, Any]] = json.loads(MATRIX.read_text())["rows"]
+    full = {(r["gpu"], r["arm"]): r for r in rows if "same_as" not in r}
+    return [{**full[(r["gpu"], r["same_as"])], "arm": r["arm"]} if "same_as" in r else r for r in rows]
+
+
+@pytest.mark.parametrize("row", _matrix(), ids=lambda r: f"{r['gpu']}/{r['arm']}")
+def test_batch_defaults_follow_the_device(row: dict[str, Any]) -> None:
+    """``vllm serve``'s defaults from NVML's total and the device name (the "a100" rule)."""
+    gpu = gpu_table()[row["gpu"]]
+    args = EngineArgs(gpu=gpu)
+    want = row["batch_defaults"]["OPENAI_API_SERVER"]
+    assert (args.resolved_max_num_batched_tokens(), args.resolved_max_num_seqs()) == (
+        want["max_num_batched_tokens"],
+        want["max_num_seqs"],
+    )
+
+
+def _layer(case: dict[str, Any], capability: tuple[int, int], cubin: bool) -> tuple[AttentionSelectorConfig, bool]:
+    kind = case["kind"]
+    mla = kind in ("mla", "sparse_mla")
+    head = 576 if mla else case["head_size"]
+    layer = AttentionSelectorConfig(
+        head,
+        case["kv_cache_dtype"],
+        has_sinks=bool(case.get("has_sink")),
+        use_sparse=kind == "sparse_mla",
+        model_dtype="bfloat16",
+        mm_prefix=bool(case.get("use_mm_prefix")),
+        capability=capability,
+        cubin=cubin,
+        qk_nope_head_dim=case["mla_dims"][0] if "mla_dims" in case else (128 if kind == "sparse_mla" else None),
+        num_heads=case.get("num_heads", 0),
+    )
+    return layer, mla
+
+
+#: Matrix cases dryboot does not model, by kind: non-causal (DFlash) layers take SM 8/9's list
+#: on SM 10.x, which dryboot does not distinguish; SM 12.x sparse MLA needs the model's
+#: index_topk, refused by name instead.
+def _modelled(case: dict[str, Any], capability: tuple[int, int]) -> bool:
+    if case.get("use_non_causal"):
+        return False
+    if case["kind"] == "sparse_mla" and capability[0] == 12:
+        return False
+    return not case["kv_cache_dtype"].startswith("nvfp4_4over6")
+
+
+@pytest.mark.parametrize(
+    "row", [r for r in _matrix() if r["arm"] in ("cubin", "bare")], ids=lambda r: f"{r['gpu']}/{r['arm']}"
+)
+def test_backend_selection_follows_vllm_per_gpu(row: dict[str, Any]) -> None:
+    """The backend vLLM 0.28.0 selects and its preferred block, for every recorded case."""
+    capability = (row["compute_capability"][0], row["compute_capability"][1])
+    problems = []
+    for case in row["cases"]:
+        if not _modelled(case, capability):
+            continue
+        layer, mla = _layer(case, capability, row["arm"] == "cubin")
+        table = backend_table(trtllm_nvfp4=capability[0] == 10 and row["arm"] == "cubin")
+        try:
+            got: str | None = default_backend(layer, mla, table)
+        except ValueError:
+            got = None
+        want = case["selected"]
+        if got != want:
+            problems.append(f"{case}: dryboot {got}")
+        elif got is not None and BACKENDS[got].preferred_block_size(16) != case["preferred_block_size"]:
+            problems.append(f"{case}: block {BACKENDS[got].preferred_block_size(16)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_gdn_alignment_follows_the_gpu() -> None:
+    """0.33's FlashInfer GDN prefill: SM 9.0; SM 10.x / 12.x with head_k_dim 128; never SM 8.x."""
+    t = gpu_table()
+    assert gdn_prefill_alignment(64, t["H200"], 128) == 64
+    assert gdn_prefill_alignment(64, t["B200"], 128) == 64
+    assert gdn_prefill_alignment(64, t["B200"], 64) is None
+    assert gdn_prefill_alignment(64, t["RTX 5090"], 128) == 64
+    assert gdn_prefill_alignment(64, t["RTX 3090"], 128) is None
+    assert gdn_prefill_alignment(None, t["H200"], 128) is None
+
+
+# --------------------------------------------------------------------------- the CLI surfaces
+
+EXAMPLES = REPO / "examples"
+GPT_OSS = str(EXAMPLES / "models" / "gpt-oss-20b.config.json")
+
+
+def _plan(*argv: str) -> tuple[int, dict[str, Any] | str]:
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    res = CliRunner().invoke(cli, ["plan", *argv, "--json"])
+    if res.exit_code != 0 or res.exception is not None:
+        exc = res.exception
+        return 2, exc.line() if isinstance(exc, InputError) else res.output
+    doc: dict[str, Any] = json.loads(res.output)
+    return 0, doc
+
+
+def test_reference_deployment_on_its_rtx_3090() -> None:
+    """The reference deployment names its GPU and reproduces its four seed rows on it (every
+    profile pins its backend and KV budget, none stores fp8; FA2's blocks are FA3's)."""
+    from dryboot.planner.profiles import load_profiles, plan_profile
+    from dryboot.planner.report import summary
+
+    ps = load_profiles(EXAMPLES / "reference-deployment.toml")
+    assert {p.args.gpu.name if p.args.gpu else None for p in ps.profiles} == {"RTX 3090"}
+    main = ps.arm("main")
+    rows = {}
+    for profile in ps.profiles:
+        s = summary(plan_profile(profile, main))
+        rows[profile.name] = (s["attention_block_size"], s["mamba_padding_pct"], s["kv_cache_size_tokens"])
+    assert rows == {
+        "CTX=fast": (448, 3.23, 68605),
+        "CTX=long": (864, 1.09, 136429),
+        "CTX=huge": (2176, 2.82, 268169),
+        "CTX=fast DFLASH_TOKENS=15": (480, 1.27, 57669),
+    }
+
+
+def test_fp8_on_triton_is_refused_below_sm89_in_vllms_words() -> None:
+    base = ("--model", GPT_OSS, "--max-model-len", "4096", "--kv-cache-memory", "4G", "--kv-cache-dtype", "fp8")
+    rc, out = _plan(*base, "--gpu", "rtx-3090")
+    assert (
+        rc == 2
+        and "FP8 KV cache is not supported by the Triton attention backend on NVIDIA GeForce RTX 3090" in str(out)
+    )
+    assert _plan(*base, "--gpu", "RTX 4090")[0] == 0  # SM 8.9: Triton stores fp8
+    assert _plan(*base, "--gpu", "sm80:40G")[0] == 2
+
+
+def test_gpu_defaults_and_assumptions() -> None:
+    base = ("--model", GPT_OSS, "--max-model-len", "65536", "--kv-cache-memory", "20G")
+    rc, doc = _plan(*base, "--gpu", "A100-80GB")
+    assert rc == 0 and isinstance(doc, dict)
+    a = {x["flag"]: x for x in doc["assumptions"]}
+    assert a["--max-num-batched-tokens"]["value"] == 2048  # "a100" in the name: below the 70 GiB tier
+    assert "--gpu" not in a
+    rc, doc = _plan(*base)
+    assert isinstance(doc, dict) and any(x["flag"] == "--gpu" and x["value"] == "H200" for x in doc["assumptions"])
+    rc, doc = _plan(*base, "--gpu", "B200")
+    assert isinstance(doc, dict)
+    assert {x["flag"]: x["value"] for x in doc["assumptions"]}["--max-num-batched-tokens"] == 16384
+
+
+def test_budget_from_utilization_uses_cudas_total() -> None:
+    args = EngineArgs(gpu=gpu_table()["RTX 3090"], gpu_memory_utilization=0.9, non_kv_memory_bytes=10 << 30)
+    assert args.available_kv_bytes() == -(-25426206392 * 9 // 10) - (10 << 30)
+    rc, doc = _plan("--model", GPT_OSS, "--gpu", "A10G", "--non-kv-memory", "16G", "--max-model-len", "4096")
+    assert rc == 0 and isinstance(doc, dict)
+    assert any("approximate" in x["reason"] for x in doc["assumptions"] if x["flag"] == "--gpu")
+
+
+def test_unknown_gpu_is_one_line() -> None:
+    rc, out = _plan("--model", GPT_OSS, "--gpu", "rtx 9999")
+    assert rc == 2 and "unknown GPU" in str(out)
+
+
+def _posted_on_3090() -> list[str]:
+    public = REPO / "tests" / "data" / "checklog" / "public"
+    index = json.loads((public / "INDEX.json").read_text())
+    out = []
+    for name in sorted(index):
+        citation = (public / name).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace")
+        if "RTX 3090" in citation:
+            out.append(name)
+    return out
+
+
+@pytest.mark.parametrize("name", _posted_on_3090())
+def test_check_log_on_logs_posted_from_rtx_3090s(name: str) -> None:
+    """Every public log whose post names RTX 3090s reads the same with ``--gpu "RTX 3090"`` as
+    its recorded verdict (vLLM prints no device name on the lines check-log reads, so the GPU is
+    the flag's)."""
+    import io
+
+    from dryboot.checklog.check import LogReport, check_lines
+    from dryboot.checklog.parse import iter_relevant_lines
+
+    public = REPO / "tests" / "data" / "checklog" / "public"
+    entry = json.loads((public / "INDEX.json").read_text())[name]
+    config = entry["config"]
+    stream = io.BytesIO((public / name).read_bytes().split(b"\n", 1)[1])
+    boots = tuple(
+        check_lines(
+            iter_relevant_lines(stream, name),
+            source=name,
+            model_path=str(REPO / config) if config else None,
+            gpu=gpu_table()["RTX 3090"],
+        )
+    )
+    assert (LogReport(name, boots).exit_code if boots else 2) == entry["exit"]
+    assert [b.status for b in boots] == entry["boots"]
