@@ -91,22 +91,47 @@ def _case(gpu: str, case_id: str, argv: list[str]) -> H.Case:
     return case
 
 
-#: Recorded cases dryboot is known to answer differently, by (GPU, case id), with the reason:
+#: Recorded cases dryboot is known to answer differently, by (release or "*", GPU, case id), with
+#: the reason:
 #: each must still disagree (an agreement means it is fixed and the entry goes).
 #: The oracle's own limit, not vLLM's answer: with an nvfp4 KV cache on SM 10.x, FlashInfer's TRT-LLM
 #: path allocates a CUDA tensor while the model is built, which the CPU oracle cannot
 #: ("AssertionError: Torch not compiled with CUDA enabled"); a real B200 with flashinfer-cubin
 #: serves it on FLASHINFER (the recorded backend matrix), which is what dryboot plans.
 _NVFP4_ON_CPU = "the CPU oracle cannot build FlashInfer's nvfp4 TRT-LLM path (a CUDA tensor at model build)"
-KNOWN: dict[tuple[str, str], str] = {
-    ("B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
-    ("B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
-    ("B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
-    ("B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
-    ("B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
-    ("B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
-    ("B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
-    ("B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
+_DSA_SM100_031 = (
+    "vLLM 0.31.0 gives a DSA model on SM 10.x 0.23% fewer blocks than 0.30/0.32 for the same budget; "
+    "the cause is not read yet, so dryboot refuses it by name"
+)
+KNOWN: dict[tuple[str, str, str], str] = {
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#0"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#10"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#11"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#12"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#14"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#15"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#16"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#17"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#18"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#19"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#2"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#21"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#22"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#23"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#3"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#5"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#6"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#7"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#8"): _DSA_SM100_031,
+    ("0.31.0", "B200", "DeepseekV32ForCausalLM#9"): _DSA_SM100_031,
+    ("*", "B200", "Gemma3ForCausalLM#21"): _NVFP4_ON_CPU,
+    ("*", "B200", "Gemma3ForCausalLM#22"): _NVFP4_ON_CPU,
+    ("*", "B200", "GptOssForCausalLM#12"): _NVFP4_ON_CPU,
+    ("*", "B200", "LlamaForCausalLM#9"): _NVFP4_ON_CPU,
+    ("*", "B200", "MistralForCausalLM#13"): _NVFP4_ON_CPU,
+    ("*", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
+    ("*", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
+    ("*", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
 }
 
 
@@ -118,7 +143,7 @@ def disagreements(gpu: str, version: str = "0.28.0") -> tuple[int, list[str]]:
         c = _case(gpu, case_id, r["argv"])
         d = H.run_dryboot(c, version)
         verdict = H.compare(r["vllm"], d)
-        if (gpu, case_id) in KNOWN:
+        if (version, gpu, case_id) in KNOWN or ("*", gpu, case_id) in KNOWN:
             if verdict["agree"]:
                 out.append(f"{gpu} {case_id} now agrees: remove it from KNOWN")
             continue
