@@ -7,12 +7,15 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
 
+from dryboot.errors import InputError
 from dryboot.planner.flags import FLAGS
 from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
+from dryboot.textout import output_width, wrap
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -120,6 +123,21 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print every figure as JSON.")
 @click.option(
+    "--load-format",
+    "load_format",
+    type=click.Choice(["auto", "safetensors", "dummy"]),
+    default="auto",
+    help="Where the weights' per-rank bytes come from: auto = the safetensors headers of the --model "
+    "directory when it has them, else the config alone; safetensors = the headers (required); dummy = "
+    "the config alone.",
+)
+@click.option(
+    "--enable-expert-parallel",
+    "expert_parallel",
+    is_flag=True,
+    help="vLLM's flag: experts split over TP x DP ranks (for the weights' per-rank bytes).",
+)
+@click.option(
     "--svg",
     "svg_path",
     type=click.Path(dir_okay=False),
@@ -137,6 +155,8 @@ def plan(
     unification: str,
     compare_version: str | None,
     as_json: bool,
+    load_format: str,
+    expert_parallel: bool,
     svg_path: str | None,
     serve_line: str | None,
     serve_words: tuple[str, ...],
@@ -188,12 +208,14 @@ def plan(
         served = plan_inputs(cmd, model_path=model_path, extra_flags=flags, custom_dtypes=custom_dtypes)
         model, args, drafter, env = served.model, served.args, served.drafter, served.env
         flags = served.flags
+        weights_path: str | None = str(served.config.path)
         for note in served.notes:
             click.echo(f"serve: {note}", err=True)
         click.echo(f"serve: config {served.config.path} ({served.config.how})", err=True)
     else:
         if model_path is None:
             raise click.UsageError("Missing option '--model'.")
+        weights_path = model_path
         model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
         drafter, args = load_drafter_and_k(spec_config, spec_model, args)
     with _environment(env):
@@ -218,11 +240,56 @@ def plan(
         from dryboot.planner.svg import write  # at call: drawsvg loads only for --svg (~0.2 s)
 
         write(result, svg_path)
+    weights = _weights(weights_path, args, load_format, expert_parallel)
     if as_json:
-        click.echo(json.dumps(plan_to_dict(result, given=flags), indent=2))
+        doc = plan_to_dict(result, given=flags)
+        doc["weights"] = weights.to_dict()
+        click.echo(json.dumps(doc, indent=2))
     else:
         click.echo(render_text(result, given=flags), nl=False)
+        click.echo(_weights_text(weights, args), nl=False)
     raise SystemExit(0 if result.ok else 1)
+
+
+def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
+    """The per-rank weights report for the plan (``model_loader.loader.model_weights``)."""
+    # at call: only a plan reads checkpoint headers; other commands never load the loader
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, model_weights
+
+    if path is None:
+        return WeightsReport(refused="no model directory")
+    partition = None
+    if args.pp_layer_partition:
+        try:
+            partition = tuple(int(x) for x in str(args.pp_layer_partition).split(","))
+        except ValueError:
+            raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
+    return model_weights(
+        Path(path),
+        tp=args.tensor_parallel_size,
+        pp=args.pipeline_parallel_size,
+        dp=args.data_parallel_size,
+        pp_partition=partition,
+        expert_parallel=expert_parallel,
+        dtype=args.dtype,
+        load_format=load_format,
+    )
+
+
+def _weights_text(weights: Any, args: Any) -> str:
+    """The weights section of the text report: vLLM's ``Model loading took`` line per stage."""
+    width = output_width()
+    if weights.refused:
+        return "\n".join(wrap(f"Weights: not given ({weights.refused})", width, "", "  ")) + "\n"
+    tp = args.tensor_parallel_size
+    lines = ["Weights per rank (vLLM's line, predicted):"]
+    for i, w in enumerate(weights.stages):
+        where = f"PP stage {i}, TP {tp}" if len(weights.stages) > 1 else f"TP {tp}"
+        lines.append(f"  {w.log_line()}")
+        lines += wrap(f"({where}: {w.allocated_bytes:,} bytes, from the {weights.source})", width, "    ")
+    for n in weights.notes:
+        lines += wrap(n, width, "  note: ", "    ")
+    return "\n".join(lines) + "\n"
 
 
 @contextlib.contextmanager

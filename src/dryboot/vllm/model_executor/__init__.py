@@ -1,0 +1,1 @@
+"""vLLM's ``vllm/model_executor``: what the model loader allocates for a model's weights."""

@@ -1,0 +1,131 @@
+"""The model directory a user serves, read as vLLM's loader reads it for the weights'
+footprint: ``config.json`` (+ ``hf_quant_config.json``) and, with ``--load-format auto`` or
+``safetensors``, the safetensors headers (``model.safetensors.index.json`` or every
+``*.safetensors``). The I/O edge of :mod:`.weights`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
+from dryboot.vllm.model_executor.model_loader.weights import (
+    Parallel,
+    RankWeights,
+    checkpoint_rank_weights,
+    rank_weights,
+)
+
+#: ``--load-format`` values dryboot reads (vLLM's names): ``auto`` takes the headers when the
+#: directory has safetensors files, else the config alone; ``safetensors`` requires them;
+#: ``dummy`` (random weights, same shapes) is the config alone.
+LOAD_FORMATS = ("auto", "safetensors", "dummy")
+
+
+@dataclass
+class WeightsReport:
+    """The weights of each pipeline stage's rank (``stages[i]`` for stage ``i``; every TP rank
+    of a stage allocates the same), how they were obtained and what the figure leaves out.
+    ``refused``: why no figure is given (an architecture or quantization not modelled)."""
+
+    stages: list[RankWeights] = field(default_factory=list)
+    source: str = ""
+    notes: list[str] = field(default_factory=list)
+    refused: str | None = None
+    index_total_size: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "refused": self.refused,
+            "notes": self.notes,
+            "index_total_size": self.index_total_size,
+            "stages": [
+                {
+                    "pp_rank": i,
+                    "param_bytes": w.param_bytes,
+                    "buffer_bytes": w.buffer_bytes,
+                    "allocated_bytes": w.allocated_bytes,
+                    "model_loading_gib": round(w.gib, 2),
+                    "log_line": w.log_line(),
+                    "by_kind": w.by_kind,
+                }
+                for i, w in enumerate(self.stages)
+            ],
+        }
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise InputError(str(path), None, f"cannot read ({e.strerror or type(e).__name__})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise InputError(str(path), None, f"not JSON ({type(e).__name__})") from None
+
+
+def model_weights(
+    model: Path,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int = 1,
+    pp_partition: tuple[int, ...] | None = None,
+    expert_parallel: bool = False,
+    dtype: str = "auto",
+    load_format: str = "auto",
+) -> WeightsReport:
+    """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
+
+    A model dryboot does not model is not an error here: the report says why (``refused``).
+    :raises InputError: a malformed config, index or header, or ``--load-format safetensors``
+        without safetensors files.
+    """
+    if load_format not in LOAD_FORMATS:
+        raise InputError("--load-format", None, f"{load_format!r} is not one of {', '.join(LOAD_FORMATS)}")
+    # a checkpoint directory, or its config.json; any other file (``X.config.json``) is a config
+    # alone, whose neighbours are not a checkpoint
+    config_path = model / "config.json" if model.is_dir() else model
+    directory = model if model.is_dir() else model.parent
+    in_checkpoint = model.is_dir() or model.name == "config.json"
+    config = _json(config_path)
+    if not isinstance(config, dict):
+        raise InputError(str(directory / "config.json"), None, "not a JSON object")
+    hq_path = directory / "hf_quant_config.json"
+    hf_quant = _json(hq_path) if in_checkpoint and hq_path.is_file() else None
+    has_shards = in_checkpoint and ((directory / INDEX_FILE).is_file() or any(directory.glob("*.safetensors")))
+    if load_format == "safetensors" and not has_shards:
+        raise InputError(str(directory), None, "--load-format safetensors: no *.safetensors file here")
+    report = WeightsReport()
+    use_headers = has_shards and load_format != "dummy"
+    tensors = None
+    if use_headers:
+        tensors, report.index_total_size = read_checkpoint(directory)
+        report.source = "checkpoint headers"
+    else:
+        report.source = "config alone"
+        report.notes.append(
+            "from the config alone: no safetensors headers read (a checkpoint's own tensors, e.g. a "
+            "pruned or re-exported one, may differ)"
+        )
+    report.notes.append(
+        "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is the "
+        "loading peak, which a kernel's post-load step (process_weights_after_loading) may raise"
+    )
+    try:
+        for stage in range(pp):
+            par = Parallel(
+                tp=tp, pp=pp, pp_rank=stage, dp=dp, expert_parallel=expert_parallel, pp_partition=pp_partition
+            )
+            if tensors is not None:
+                w = checkpoint_rank_weights(tensors, config, par, hf_quant=hf_quant, dtype=dtype)
+            else:
+                w = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype)
+            report.stages.append(w)
+    except InputError as e:
+        report.stages = []
+        report.refused = e.line()
+    return report

@@ -1,0 +1,566 @@
+"""What vLLM allocates for a model's weights on one rank (``Model loading took X GiB``).
+
+Mirrors what vLLM 0.28.0's model classes build in ``__init__`` (``initialize_model`` under the
+model dtype), layer by layer, on one tensor-parallel rank of one pipeline stage:
+
+* ``VocabParallelEmbedding`` / ``ParallelLMHead`` (``layers/vocab_parallel_embedding.py``): rows
+  padded to a multiple of 64 (``pad_vocab_size``), then divided by TP; the LM head is the
+  embedding itself under ``tie_word_embeddings`` (counted once).
+* ``QKVParallelLinear`` (``layers/linear.py``): ``num_heads / TP`` query heads and
+  ``max(1, num_kv_heads / TP)`` KV heads per rank (KV heads replicated below TP).
+* ``MergedColumnParallelLinear`` / ``ColumnParallelLinear``: output divided by TP;
+  ``RowParallelLinear``: input divided by TP, bias whole; ``ReplicatedLinear`` (MoE router),
+  norms: whole.
+* ``FusedMoE`` (``layers/fused_moe/layer.py``): ``w13`` ``[E_local, 2 I_local, H]`` and ``w2``
+  ``[E_local, H, I_local]``, with ``I_local = I / TP`` (experts on every rank) or, under
+  ``--enable-expert-parallel``, ``E_local = E / (TP x DP)`` and the whole ``I``.
+* Pipeline stages: ``make_layers`` / ``get_pp_indices`` (``models/utils.py``; layers split evenly,
+  the remainder to the last stages, or ``VLLM_PP_LAYER_PARTITION``), the embedding on the first
+  stage, the final norm and LM head on the last.
+* Buffers: the rotary ``cos_sin_cache`` ``[max_position_embeddings, rotary_dim]`` in the model
+  dtype (one, shared by every layer through ``get_rope``'s cache), four float32 scalars per
+  attention layer (``Attention._k_scale`` ...) and, under expert parallelism, each MoE layer's
+  int32 expert map ``[E]``.
+* Quantization layouts as each method's ``create_weights`` allocates them (before
+  ``process_weights_after_loading``): :func:`linear_bytes` and :func:`experts_bytes`.
+
+The figure is what the model holds after loading; vLLM's log line measures the peak of
+``torch.cuda.max_memory_allocated`` during loading, which a kernel's repacking in
+``process_weights_after_loading`` (Marlin, FlashInfer layouts) can raise: those methods are
+refused by name (:data:`REFUSED_METHODS`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
+
+GiB = 1 << 30
+#: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
+VOCAB_PADDING = 64
+#: the CUDA caching allocator rounds every allocation up to 512 bytes (``kMinBlockSize``)
+ALLOC_ROUND = 512
+
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float": 4, "half": 2}
+
+#: the decoder architectures whose layers this module builds (Llama-style: attention + MLP or MoE)
+ARCHITECTURES = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "llama",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "MixtralForCausalLM": "mixtral",
+    "Gemma2ForCausalLM": "gemma2",
+}
+
+#: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
+#: norm and LM head on the last; a tied head on a later stage holds its own copy)
+PP_FAMILIES = {"llama", "qwen2", "qwen3"}
+
+#: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
+#: layout this module does not model (refused rather than guessed)
+REFUSED_METHODS = {
+    "awq": "AWQ checkpoints are repacked to Marlin on load (awq_marlin)",
+    "awq_marlin": "AWQ checkpoints are repacked to Marlin on load",
+    "gptq": "GPTQ checkpoints are repacked to Marlin on load (gptq_marlin)",
+    "gptq_marlin": "GPTQ checkpoints are repacked to Marlin on load",
+    "compressed-tensors": "compressed-tensors schemes are not modelled yet",
+    "mxfp4": "MXFP4 expert padding depends on the MoE backend (not modelled yet)",
+    "bitsandbytes": "bitsandbytes layouts are not modelled",
+    "gguf": "GGUF checkpoints are not modelled",
+}
+
+
+@dataclass(frozen=True)
+class Quant:
+    """The weight layout a checkpoint's quantization config asks for.
+
+    ``method``: ``None`` (unquantized), ``"fp8"`` (vLLM's ``Fp8Config``), ``"modelopt"`` (ModelOpt
+    FP8 per tensor) or ``"modelopt_fp4"`` (ModelOpt NVFP4). ``block``: fp8's ``weight_block_size``
+    (``None``: one scale per tensor). ``static_input``: fp8 ``activation_scheme == "static"``.
+    ``ignored``: module names left unquantized (ModelOpt ``exclude_modules`` / ``ignore``).
+    """
+
+    method: str | None = None
+    block: tuple[int, int] | None = None
+    static_input: bool = False
+    ignored: tuple[str, ...] = ()
+    group_size: int = 16
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """One rank's place: ``tp`` ranks per stage, ``pp`` stages (this is stage ``pp_rank``),
+    ``dp`` data-parallel ranks, ``expert_parallel`` (``--enable-expert-parallel``)."""
+
+    tp: int = 1
+    pp: int = 1
+    pp_rank: int = 0
+    dp: int = 1
+    expert_parallel: bool = False
+    pp_partition: tuple[int, ...] | None = None
+
+
+@dataclass
+class RankWeights:
+    """What one rank allocates: ``param_bytes`` and ``buffer_bytes`` as tensors' sizes,
+    ``allocated_bytes`` with each tensor rounded to the CUDA allocator's 512-byte blocks
+    (what ``torch.cuda.memory_allocated`` counts), ``by_kind``: parameter bytes per weight kind;
+    ``source``: how the shapes were obtained; ``notes``: what the figure leaves out."""
+
+    param_bytes: int = 0
+    buffer_bytes: int = 0
+    allocated_bytes: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    source: str = "config"
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, kind: str, nbytes: int, *, buffer: bool = False) -> None:
+        if buffer:
+            self.buffer_bytes += nbytes
+        else:
+            self.param_bytes += nbytes
+            self.by_kind[kind] = self.by_kind.get(kind, 0) + nbytes
+        self.allocated_bytes += -(-nbytes // ALLOC_ROUND) * ALLOC_ROUND
+
+    @property
+    def total_bytes(self) -> int:
+        return self.param_bytes + self.buffer_bytes
+
+    @property
+    def gib(self) -> float:
+        """``Model loading took`` as vLLM computes it (bytes / 2**30), from allocated blocks."""
+        return self.allocated_bytes / GiB
+
+    def log_line(self) -> str:
+        """vLLM's line (``gpu_model_runner.py`` ``load_model``), with its two decimals."""
+        return f"Model loading took {self.gib:.2f} GiB memory"
+
+
+def _divide(n: int, d: int, what: str) -> int:
+    if n % d:
+        raise InputError("--tensor-parallel-size", None, f"{what} ({n}) is not divisible by {d}")
+    return n // d
+
+
+def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> Quant:
+    """The layout vLLM 0.28.0 builds for a config: ``config.json``'s ``quantization_config``, else
+    ``hf_quant_config.json`` (``transformers_utils/config.py``: ModelOpt <= 0.29 wrote it there).
+
+    :raises InputError: a quantization method in :data:`REFUSED_METHODS` or unknown.
+    """
+    qc = config.get("quantization_config")
+    if qc is None:
+        qc = hf_quant
+    if not isinstance(qc, Mapping):
+        return Quant()
+    method = qc.get("quant_method")
+    algo = None
+    ignored: tuple[str, ...] = ()
+    if isinstance(qc.get("quantization"), Mapping):  # ModelOpt's legacy hf_quant_config.json
+        inner = qc["quantization"]
+        algo = inner.get("quant_algo")
+        ignored = tuple(str(x) for x in inner.get("exclude_modules") or ())
+        method = method or "modelopt"
+    elif method == "modelopt":
+        algo = qc.get("quant_algo")
+        ignored = tuple(str(x) for x in qc.get("ignore") or qc.get("exclude_modules") or ())
+    if method is None:
+        # no quant_method: vLLM 0.28.0 builds the model unquantized (recorded by the oracle)
+        return Quant()
+    method = str(method).lower()
+    if method in REFUSED_METHODS:
+        raise InputError("quantization_config", "quant_method", f"{method}: {REFUSED_METHODS[method]}")
+    if method == "fp8":
+        block = qc.get("weight_block_size")
+        return Quant(
+            "fp8",
+            tuple(int(b) for b in block) if block else None,  # type: ignore[arg-type]
+            static_input=qc.get("activation_scheme") == "static",
+            ignored=tuple(str(x) for x in qc.get("ignored_layers") or qc.get("modules_to_not_convert") or ()),
+        )
+    if method == "modelopt" and str(algo).upper() == "FP8":
+        return Quant("modelopt", ignored=ignored)
+    if method in ("modelopt", "modelopt_fp4") and str(algo).upper() == "NVFP4":
+        group = qc.get("group_size") or (qc.get("quantization") or {}).get("group_size") or 16
+        return Quant("modelopt_fp4", ignored=ignored, group_size=int(group))
+    raise InputError("quantization_config", "quant_method", f"{method} ({algo}) is not modelled")
+
+
+def _is_ignored(quant: Quant, name: str) -> bool:
+    return any(
+        name == i or name.startswith(i + ".") or (i.endswith("*") and name.startswith(i[:-1])) for i in quant.ignored
+    )
+
+
+def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -> list[tuple[str, int]]:
+    """The tensors one linear layer's quant method creates on a rank: ``k`` input features and
+    output ``parts`` (a merged layer's logical shards, per rank), as (kind, bytes).
+
+    Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
+    plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
+    ``[ceil(N / bn), ceil(k / bk)]`` (each part must divide by ``bn``, ``k`` by ``bk``), else
+    one float32 ``weight_scale`` (and ``input_scale`` when static) per part. ModelOpt FP8: fp8
+    weight, float32 ``weight_scale`` and ``input_scale`` per part. ModelOpt NVFP4: uint8 weight
+    ``[N, k / 2]``, fp8 ``weight_scale`` ``[N, k / 16]``, float32 ``weight_scale_2`` and
+    ``input_scale`` per part.
+
+    :raises InputError: vLLM's own refusal of a block size that does not divide the shard.
+    """
+    n = sum(parts)
+    if quant.method is None:
+        return [("weight", n * k * act_bytes)]
+    if quant.method == "fp8":
+        if quant.block is None:
+            out = [("weight", n * k), ("scale", 4 * len(parts))]
+            if quant.static_input:
+                out.append(("scale", 4 * len(parts)))
+            return out
+        bn, bk = quant.block
+        for p in parts:
+            if p % bn:
+                raise InputError(
+                    "--tensor-parallel-size",
+                    None,
+                    f"an fp8 weight's output size per rank ({p}) is not divisible by weight_block_size n = {bn} "
+                    "(vLLM refuses this TP size)",
+                )
+        if k % bk and len(parts) == 1:
+            raise InputError(
+                "--tensor-parallel-size",
+                None,
+                f"an fp8 weight's input size per rank ({k}) is not divisible by weight_block_size k = {bk}",
+            )
+        return [("weight", n * k), ("scale", 4 * math.ceil(n / bn) * math.ceil(k / bk))]
+    if quant.method == "modelopt":
+        return [("weight", n * k), ("scale", 8 * len(parts))]
+    if quant.method == "modelopt_fp4":
+        g = quant.group_size
+        return [("weight", n * k // 2), ("scale", n * k // g), ("scale", 8 * len(parts))]
+    raise AssertionError(quant.method)  # pragma: no cover - quant_from_config refuses the rest
+
+
+def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
+    """The tensors a ``FusedMoE`` layer's quant method creates on a rank: ``e`` local experts,
+    hidden ``h``, intermediate ``i`` per rank; ``w13`` ``[e, 2i, h]`` and ``w2`` ``[e, h, i]``.
+
+    fp8 block: float32 ``w13_weight_scale_inv`` ``[e, ceil(2i / bn), ceil(h / bk)]`` and ``w2``'s
+    ``[e, ceil(h / bn), ceil(i / bk)]`` (``i`` must divide by ``bn``: vLLM's refusal). ModelOpt
+    NVFP4 (``ModelOptNvFp4FusedMoE``): packed uint8 weights, fp8 group scales, float32
+    ``w13_weight_scale_2`` / ``w13_input_scale`` ``[e, 2]`` and ``w2``'s ``[e]``.
+    """
+    w = e * (2 * i * h + h * i)
+    if quant.method is None:
+        return [("experts", w * act_bytes)]
+    if quant.method == "fp8":
+        if quant.block is None:
+            out = [("experts", w), ("scale", 4 * e * 3)]
+            if quant.static_input:
+                out.append(("scale", 4 * e * 2))
+            return out
+        bn, bk = quant.block
+        if (2 * i) % bn or i % bn:
+            raise InputError(
+                "--tensor-parallel-size",
+                None,
+                f"the experts' gate/up output size per rank ({2 * i}) is not divisible by weight_block_size n = {bn} "
+                "(vLLM refuses this TP size)",
+            )
+        scales = e * (math.ceil(2 * i / bn) * math.ceil(h / bk) + math.ceil(h / bn) * math.ceil(i / bk))
+        return [("experts", w), ("scale", 4 * scales)]
+    if quant.method == "modelopt":
+        return [("experts", w), ("scale", 4 * e * 6)]
+    if quant.method == "modelopt_fp4":
+        g = quant.group_size
+        return [("experts", w // 2), ("scale", w // g), ("scale", 4 * e * 6)]
+    raise AssertionError(quant.method)  # pragma: no cover
+
+
+def pp_layers(num_layers: int, par: Parallel) -> range:
+    """The decoder layers of stage ``pp_rank`` (``vllm/distributed/utils.py::get_pp_indices``):
+    ``VLLM_PP_LAYER_PARTITION`` when given, else ``num_layers // pp`` each, the remainder one layer
+    each to the stages before the last, from the second-to-last backwards."""
+    if par.pp_partition is not None:
+        if len(par.pp_partition) != par.pp or sum(par.pp_partition) != num_layers:
+            raise InputError(
+                "VLLM_PP_LAYER_PARTITION", None, f"does not split {num_layers} layers into {par.pp} stages"
+            )
+        start = sum(par.pp_partition[: par.pp_rank])
+        return range(start, start + par.pp_partition[par.pp_rank])
+    per = num_layers // par.pp
+    extra = num_layers % par.pp
+    sizes = [per] * par.pp
+    for i in range(2, extra + 2):
+        sizes[par.pp - i] += 1
+    start = sum(sizes[: par.pp_rank])
+    return range(start, start + sizes[par.pp_rank])
+
+
+def _int(config: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    v = config.get(key, default)
+    if type(v) is not int or v < 0:
+        raise InputError("config.json", key, f"missing or not a non-negative integer ({v!r})")
+    return v
+
+
+def model_dtype_bytes(config: Mapping[str, Any], dtype: str = "auto") -> int:
+    """Bytes per element of the model dtype (``--dtype``; ``auto``: the config's ``torch_dtype``
+    / ``dtype``, float32 checkpoints served as bfloat16 as vLLM 0.28 does)."""
+    name = dtype if dtype != "auto" else str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
+    name = name.replace("torch.", "")
+    if name == "float32" and dtype == "auto":
+        name = "bfloat16"
+    if name not in DTYPE_BYTES:
+        raise InputError("--dtype", None, f"{name} is not a model dtype dryboot models")
+    return DTYPE_BYTES[name]
+
+
+def rank_weights(
+    config: Mapping[str, Any],
+    par: Parallel,
+    *,
+    hf_quant: Mapping[str, Any] | None = None,
+    dtype: str = "auto",
+) -> RankWeights:
+    """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
+
+    :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
+        method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
+    """
+    archs = config.get("architectures") or []
+    arch = archs[0] if isinstance(archs, list) and archs else None
+    family = ARCHITECTURES.get(str(arch))
+    if family is None:
+        raise InputError(
+            "config.json",
+            "architectures",
+            f"weights of {arch} are not modelled (modelled: {', '.join(sorted(ARCHITECTURES))})",
+        )
+    if par.pp > 1 and family not in PP_FAMILIES:
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"the pipeline stages of {arch} are not modelled (its model class places embedding and head differently)",
+        )
+    quant = quant_from_config(config, hf_quant)
+    ab = model_dtype_bytes(config, dtype)
+    tp = par.tp
+    h = _int(config, "hidden_size")
+    n_layers = _int(config, "num_hidden_layers")
+    nq = _int(config, "num_attention_heads")
+    nkv = _int(config, "num_key_value_heads", nq)
+    hd = config.get("head_dim") or h // nq
+    if type(hd) is not int:
+        raise InputError("config.json", "head_dim", "not an integer")
+    vocab = _int(config, "vocab_size")
+    tied = bool(config.get("tie_word_embeddings", family == "gemma2"))
+    out = RankWeights(source="config")
+    nq_r = _divide(nq, tp, "num_attention_heads")
+    nkv_r = nkv // tp if nkv >= tp else 1
+    if nkv >= tp:
+        _divide(nkv, tp, "num_key_value_heads")
+    else:
+        _divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
+    vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
+    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
+    if first:
+        out.add("embedding", vocab_r * h * ab)
+    if last and (not tied or not first):
+        # a tied head on a later stage than the embedding holds its own copy
+        out.add("lm_head", vocab_r * h * ab)
+    if last:
+        out.add("norm", h * ab)
+    attn_bias = bool(config.get("attention_bias", family == "qwen2"))
+    o_bias = bool(config.get("attention_bias", False)) and family == "llama"
+    moe = family in ("qwen3_moe", "mixtral")
+    layers = pp_layers(n_layers, par)
+    for li in layers:
+        prefix = f"model.layers.{li}"
+        # attention: QKVParallelLinear + RowParallelLinear
+        qkv_parts = (nq_r * hd, nkv_r * hd, nkv_r * hd)
+        for kind, b in _linear(quant, f"{prefix}.self_attn.qkv_proj", h, qkv_parts, ab):
+            out.add("attention" if kind == "weight" else kind, b)
+        if attn_bias:
+            out.add("bias", sum(qkv_parts) * ab)
+        for kind, b in _linear(quant, f"{prefix}.self_attn.o_proj", nq_r * hd, (h,), ab):
+            out.add("attention" if kind == "weight" else kind, b)
+        if o_bias:
+            out.add("bias", h * ab)
+        if quant.method is not None:
+            out.add("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+        if family in ("qwen3", "qwen3_moe"):
+            out.add("norm", 2 * hd * ab)  # q_norm, k_norm
+        norms = 4 if family == "gemma2" else 2
+        out.add("norm", norms * h * ab)
+        sparse = moe and _is_moe_layer(config, family, li)
+        if sparse:
+            e = _int(config, "num_experts" if family == "qwen3_moe" else "num_local_experts")
+            inter = _int(config, "moe_intermediate_size" if family == "qwen3_moe" else "intermediate_size")
+            out.add("router", e * h * ab)  # ReplicatedLinear, unquantized
+            if par.expert_parallel:
+                ep = tp * par.dp
+                e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
+            else:
+                e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+            for kind, b in experts_bytes(quant, e_r, h, i_r, ab):
+                out.add(kind, b)
+            if par.expert_parallel:
+                out.add("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+        else:
+            inter = _int(config, "intermediate_size")
+            i_r = _divide(inter, tp, "intermediate_size")
+            for kind, b in _linear(quant, f"{prefix}.mlp.gate_up_proj", h, (i_r, i_r), ab):
+                out.add("mlp" if kind == "weight" else kind, b)
+            for kind, b in _linear(quant, f"{prefix}.mlp.down_proj", i_r, (h,), ab):
+                out.add("mlp" if kind == "weight" else kind, b)
+        out.add("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
+        out.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
+    if layers:
+        rot = int(hd * float(config.get("partial_rotary_factor", 1.0)))
+        out.add("rotary", _int(config, "max_position_embeddings") * rot * ab, buffer=True)
+    if family == "gemma2":
+        out.add("normalizer", ab, buffer=True)
+    return out
+
+
+def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
+    if family == "mixtral":
+        return True
+    if li in (config.get("mlp_only_layers") or []):
+        return False
+    step = config.get("decoder_sparse_step", 1) or 1
+    return bool(config.get("num_experts", 0)) and (li + 1) % int(step) == 0
+
+
+def _linear(quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int) -> list[tuple[str, int]]:
+    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab)
+
+
+#: checkpoint tensors vLLM's loaders skip (``load_weights``: rotary tables some exporters save)
+SKIPPED_SUFFIXES = ("rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached")
+#: per-part scalars vLLM keeps whole on every rank (per-tensor fp8 / ModelOpt scales)
+SCALAR_SUFFIXES = ("weight_scale_2", "input_scale", "k_scale", "v_scale", "q_scale", "prob_scale")
+_COLUMN = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "w1", "w3")
+_ROW = ("o_proj", "down_proj", "w2")
+
+
+def checkpoint_rank_weights(
+    tensors: Mapping[str, Any],
+    config: Mapping[str, Any],
+    par: Parallel,
+    *,
+    hf_quant: Mapping[str, Any] | None = None,
+    dtype: str = "auto",
+) -> RankWeights:
+    """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
+    safetensors headers) sharded by the rules of :func:`rank_weights`, plus what vLLM builds
+    that no checkpoint holds (the rotary table, the attention layers' scale parameters and
+    buffers). ``tensors``: name -> object with ``dtype`` (safetensors name), ``shape``.
+
+    Unquantized tensors are counted in the model dtype (vLLM copies into parameters of that
+    dtype); fp8/uint8 weights and float32 scales keep theirs. The LM head is skipped under
+    ``tie_word_embeddings`` (vLLM ties it to the embedding and skips ``lm_head.*``).
+
+    :raises InputError: a tensor whose kind this module does not shard (named), or what
+        :func:`rank_weights` refuses for the config.
+    """
+    ref = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype)  # refusals + buffers
+    ab = model_dtype_bytes(config, dtype)
+    tp = par.tp
+    family = ARCHITECTURES[str(config["architectures"][0])]
+    nq = int(config["num_attention_heads"])
+    nkv = int(config.get("num_key_value_heads", nq))
+    tied = bool(config.get("tie_word_embeddings", family == "gemma2"))
+    n_layers = int(config["num_hidden_layers"])
+    layers = set(pp_layers(n_layers, par))
+    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
+    n_experts = int(config.get("num_experts") or config.get("num_local_experts") or 0)
+    ep = tp * par.dp if par.expert_parallel else 1
+    out = RankWeights(source="checkpoint headers")
+    quantized = quant_from_config(config, hf_quant).method is not None
+    for name, t in tensors.items():
+        if name.endswith(SKIPPED_SUFFIXES):
+            continue
+        if ".self_attn." in name and name.rsplit(".", 1)[-1] in ("k_scale", "v_scale", "q_scale", "prob_scale"):
+            continue  # loaded into the attention layer's own scale parameters (counted below)
+        parts = name.split(".")
+        shape = list(t.shape)
+        elem: float = ab if t.dtype in ("BF16", "F16", "F32") and "scale" not in parts[-1] else ST_BYTES[t.dtype]
+        if name.startswith("lm_head."):
+            if tied or not last:
+                continue
+            kind = "lm_head"
+            shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
+        elif name.startswith("model.embed_tokens."):
+            if not first and not (last and tied):
+                continue
+            # a tied head on a later stage than the embedding is its own copy of this tensor
+            kind = "embedding" if first else "lm_head"
+            shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
+        elif name.startswith("model.norm."):
+            if not last:
+                continue
+            kind = "norm"
+        elif name.startswith("model.layers."):
+            li = int(parts[2])
+            if li not in layers:
+                continue
+            module = parts[-2]
+            if "experts" in parts:
+                idx = parts[parts.index("experts") + 1]
+                if not idx.isdigit():
+                    raise InputError(name, None, "fused expert tensors are not sharded by dryboot yet")
+                e = int(idx)
+                if e >= n_experts:
+                    raise InputError(name, None, f"expert {e} beyond the config's {n_experts}")
+                if par.expert_parallel:
+                    if e // (n_experts // ep) != 0:
+                        continue  # another rank's expert (rank 0 holds the first E / EP)
+                    kind = "experts"
+                else:
+                    kind = "experts"
+                    if parts[-1] not in SCALAR_SUFFIXES:
+                        _shard(shape, module, tp, name)
+            elif parts[-1] in SCALAR_SUFFIXES:
+                kind = "scale"
+            elif "norm" in module or module in ("gate", "router") or "layernorm" in module:
+                kind = "norm" if "norm" in module else "router"
+            elif module in _COLUMN or module in _ROW:
+                kind = "attention" if parts[3] == "self_attn" else "mlp"
+                if parts[-1] == "bias" and module in _ROW:
+                    kind = "bias"
+                elif module in ("k_proj", "v_proj") and nkv < tp:
+                    shape[0] = shape[0] // nkv  # one KV head per rank, replicated
+                else:
+                    if parts[-1] == "bias":
+                        kind = "bias"
+                    _shard(shape, module, tp, name)
+            else:
+                raise InputError(name, None, "a weight kind dryboot does not shard")
+        else:
+            raise InputError(name, None, "a weight kind dryboot does not shard")
+        if "scale" in parts[-1] and kind not in ("scale",):
+            kind = "scale"
+        out.add(kind, math.ceil(math.prod(shape) * elem))
+    if quantized:
+        out.add("scale", 4 * ab * len(layers))  # Attention's q/k/v/prob scale parameters
+    out.buffer_bytes = ref.buffer_bytes
+    # vLLM allocates merged parameters (qkv, gate_up, w13): the allocator's rounding is the
+    # config model's, applied to the checkpoint's bytes
+    out.allocated_bytes = out.param_bytes + (ref.allocated_bytes - ref.param_bytes)
+    return out
+
+
+def _shard(shape: list[int], module: str, tp: int, name: str) -> None:
+    axis = 0 if module in _COLUMN else 1
+    if len(shape) <= axis:
+        return  # a row-parallel layer's bias (whole on every rank) or a scalar
+    if shape[axis] % tp:
+        raise InputError(name, None, f"dimension {shape[axis]} not divisible by the tensor parallel size {tp}")
+    shape[axis] //= tp

@@ -1,0 +1,141 @@
+"""Record what vLLM allocates for a model's weights, per rank, on the meta device.
+
+    /work/venvs/vllm-0.28.0/bin/python tests/fidelity/record_weights.py [NAME...]
+
+Runs *inside* the boot environment's interpreter (no dryboot import): it loads
+``src/dryboot/boot/engine_start.py`` by path, installs its stand-ins (faked H200, kernels absent,
+distributed groups of the configured sizes), and for every published config in
+``data/weights/configs/`` under each flag set of ``flag_sets`` it parses ``vllm serve``'s flags,
+runs ``create_engine_config`` and builds the model exactly as the worker does
+(``get_model_loader(load_config).load_model``: vLLM's ``initialize_model`` on the meta device),
+then sums ``numel * element_size`` of every parameter and buffer of the built model (each tensor
+once: tied embeddings share one parameter). That is what vLLM allocates for rank 0 *before*
+``process_weights_after_loading`` (which this oracle does not run: kernels' repacking, e.g. to
+Marlin, is outside it). Under ``--enable-expert-parallel`` the expert map (integers, not
+weights) is computed on the CPU (``determine_expert_map`` reads its values). Every TP rank
+allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags.
+
+Writes ``data/weights/recorded.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
+"param_bytes", "buffer_bytes", "by_dtype", "stages", "error"}}}`` (``stages``: [param, buffer]
+bytes of each pipeline stage's rank 0, under ``--pipeline-parallel-size``; the top-level figures
+are then the last stage's). Nothing recorded comes from dryboot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
+ENGINE_START = HERE.parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
+
+TPS = (1, 2, 4, 8)
+#: extra flag sets (beside each TP): expert parallelism for MoE configs
+EP_FLAGS = ["--enable-expert-parallel"]
+
+
+def flag_sets(config: dict[str, Any]) -> list[list[str]]:
+    sets = [["--tensor-parallel-size", str(tp)] for tp in TPS]
+    moe = any(k in config for k in ("num_experts", "num_local_experts", "n_routed_experts"))
+    if moe:
+        sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
+    # pipeline stages: each stage's worker builds its own layers (recorded per stage)
+    sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
+    return sets
+
+
+def main() -> int:
+    spec = importlib.util.spec_from_file_location("engine_start", ENGINE_START)
+    assert spec is not None and spec.loader is not None
+    es = importlib.util.module_from_spec(spec)
+    sys.modules["engine_start"] = es
+    spec.loader.exec_module(es)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    es._install()
+    # FusedMoE's expert map under --enable-expert-parallel (integer bookkeeping, no weight) reads
+    # its values at construction: it is computed on the CPU, not on the meta device
+    import torch
+    from vllm.model_executor.layers.fused_moe import expert_map_manager as emm
+
+    plain_map = emm.determine_expert_map
+
+    def expert_map_on_cpu(*a: Any, **k: Any) -> Any:
+        with torch.device("cpu"):
+            return plain_map(*a, **k)
+
+    emm.determine_expert_map = expert_map_on_cpu
+    V = es.V
+    only = set(sys.argv[1:])
+    out_path = DATA / "recorded.json"
+    doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
+    doc["vllm"] = V.vllm.__version__
+    for cdir in sorted(p for p in (DATA / "configs").iterdir() if p.is_dir()):
+        if only and cdir.name not in only:
+            continue
+        config = json.loads((cdir / "config.json").read_text())
+        for argv in flag_sets(config):
+            cid = cdir.name + " " + " ".join(argv)
+            t0 = time.perf_counter()
+            es._reset_per_process_caches()
+            row: dict[str, Any] = {"config": cdir.name, "argv": argv, "ok": False}
+            try:
+                args = es._parse(str(cdir), ["--max-model-len", "4096", *argv])
+                cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
+                    usage_context=V.UsageContext.OPENAI_API_SERVER
+                )
+                pp = cfg.parallel_config.pipeline_parallel_size
+                stages = []
+                for pp_rank in range(pp):
+                    stage_cfg = copy.deepcopy(cfg) if pp > 1 else cfg
+                    es._set_parallel_groups(stage_cfg, pp_rank)
+                    with V.set_current_vllm_config(stage_cfg):
+                        model = V.get_model_loader(stage_cfg.load_config).load_model(
+                            vllm_config=stage_cfg, model_config=stage_cfg.model_config
+                        )
+                    stages.append(
+                        [
+                            sum(p.numel() * p.element_size() for p in model.parameters()),
+                            sum(b.numel() * b.element_size() for b in model.buffers()),
+                        ]
+                    )
+                if pp > 1:
+                    row["stages"] = stages
+                by_dtype: dict[str, int] = {}
+                pbytes = 0
+                for p in model.parameters():
+                    n = p.numel() * p.element_size()
+                    pbytes += n
+                    by_dtype[str(p.dtype)] = by_dtype.get(str(p.dtype), 0) + n
+                bbytes = sum(b.numel() * b.element_size() for b in model.buffers())
+                row.update(ok=True, param_bytes=pbytes, buffer_bytes=bbytes, by_dtype=by_dtype)
+                if os.environ.get("RECORD_WEIGHTS_SHAPES") and argv[1] == "1":  # debugging aid
+                    row["params"] = {n: [list(p.shape), str(p.dtype)] for n, p in model.named_parameters()}
+                    row["buffers"] = {n: [list(b.shape), str(b.dtype)] for n, b in model.named_buffers()}
+            except BaseException as e:  # every failure recorded as vLLM's answer for that case
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                row["error"] = f"{type(e).__name__}: {e}"[:500]
+            with contextlib.suppress(Exception):
+                del model
+            row["seconds"] = round(time.perf_counter() - t0, 2)
+            doc["cases"][cid] = row
+            real_stdout.write(
+                json.dumps({cid: {k: v for k, v in row.items() if k not in ("params", "buffers")}}) + "\n"
+            )
+            real_stdout.flush()
+    doc["cases"] = dict(sorted(doc["cases"].items()))
+    out_path.write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
