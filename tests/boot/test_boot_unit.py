@@ -29,8 +29,11 @@ def test_gpu_names() -> None:
     assert parse_gpu("h200") is H200
     g = parse_gpu("sm89:24G")
     assert (g.capability, g.total_memory) == ((8, 9), 24 << 30)
-    with pytest.raises(InputError, match="unknown GPU"):
-        parse_gpu("B200")
+    b200 = parse_gpu("b-200")
+    assert (b200.name, b200.capability) == ("NVIDIA B200", (10, 0)) and b200.total_memory > 170 << 30
+    assert parse_gpu("RTX 3090").name == "NVIDIA GeForce RTX 3090"
+    with pytest.raises(InputError, match="--gpu"):
+        parse_gpu("GTX 9999")
 
 
 def test_tree_resolution(tmp_path: Path) -> None:
@@ -175,7 +178,7 @@ def test_boot_env_refuses_an_unknown_release(tmp_path: Path) -> None:
 
 def test_help_says_what_is_faked_and_which_gpus() -> None:
     out = dryboot("boot", "--help").stdout
-    assert "What is faked" in out and "issue 21" in out and "smXY:NNG" in out
+    assert "What is faked" in out and "GPU table" in out and "smXY:NNG" in out
 
 
 def test_an_environment_that_cannot_import_the_tree_is_named(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.gpus import parse_gpu as table_gpu
 from dryboot.vllm.versions import rules_for
 
 #: The child script, run by path inside the boot environment (it never imports dryboot).
@@ -68,10 +69,12 @@ _SM_FORM = re.compile(r"^sm(\d)(\d+):(\d+)G$", re.IGNORECASE)
 
 
 def parse_gpu(text: str | None, source: str = "--gpu") -> GPU:
-    """``--gpu``: ``H200`` (the default) or ``smXY:NNG`` (capability X.Y, NN GiB; name
-    ``NVIDIA smXY``, 132 SMs).
+    """``--gpu``: ``H200`` (the default), a name of dryboot's GPU table (``RTX 3090``,
+    ``a100-80gb``, ``B200``...: :func:`dryboot.vllm.gpus.parse_gpu`), faked with the table's
+    device name, capability and CUDA total, or ``smXY:NNG`` (capability X.Y, NN GiB; name
+    ``NVIDIA smXY``). 132 SMs are faked for every GPU (the SM count changes no KV figure).
 
-    :raises InputError: any other name (the GPU table arrives with issue 21).
+    :raises InputError: a name the table does not know (the known ones listed).
     """
     if text is None or text.strip().upper() in ("H200", "NVIDIA H200"):
         return H200
@@ -81,7 +84,8 @@ def parse_gpu(text: str | None, source: str = "--gpu") -> GPU:
         if gib <= 0:
             raise InputError(source, text, "memory must be at least 1G")
         return GPU(f"NVIDIA sm{major}{minor}", (major, minor), gib << 30, 132)
-    raise InputError(source, text, "unknown GPU (this release knows H200 and the smXY:NNG form, e.g. sm89:24G)")
+    row = table_gpu(text, source)
+    return GPU(row.device_name, row.capability, row.cuda_total_bytes, 132)
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,9 @@ _FAKED_HELP = (
     "--gpu",
     "gpu_name",
     metavar="NAME",
-    help="The faked GPU: H200 (default) or smXY:NNG (e.g. sm89:24G). "
-    "More named GPUs arrive with the GPU table (issue 21).",
+    help="The faked GPU: H200 (default), a name of dryboot's GPU table (RTX 3090, A100-80GB, B200...; "
+    "faked with its device name, capability and CUDA total) or smXY:NNG (e.g. sm89:24G). dryboot's "
+    "model of the release is planned for the same GPU.",
 )
 @policy_options(" of dryboot's model the tree is compared with")
 @click.option("--json", "as_json", is_flag=True, help="Print the tree's answer, dryboot's plan and the diff as JSON.")
@@ -105,7 +106,8 @@ def boot(
             raise InputError(tree_path, str(answer.get("stage")), limit)
         release = session.release
         mine = boot_figures(answer)
-        model, model_note = _dryboot_plan(model_path, flags, release, grouping, unification)
+        gpu_flag = [] if gpu_name is None or gpu == H200 else ["--gpu", gpu_name]
+        model, model_note = _dryboot_plan(model_path, [*flags, *gpu_flag], release, grouping, unification)
     theirs: Figures | None = None
     diffs: list[str] = []
     if model is not None:
@@ -122,8 +124,6 @@ def boot(
         verdict = f"the tree differs from {rules}: the tree changed a rule, or dryboot's model is wrong"
     else:
         verdict = f"the tree agrees with {rules}"
-    if theirs is not None and gpu != H200:
-        verdict += f" (dryboot's model assumes an SM90 GPU until the GPU table, issue 21; the tree saw {gpu.name})"
     if as_json:
         # at call: only --json renders the plan as a dict
         from dryboot.planner.report import plan_to_dict
