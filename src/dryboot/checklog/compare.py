@@ -239,6 +239,21 @@ class Explanation:
     policies: Policies | None = None
 
 
+def _stated_budget(line: KVLine, per: int) -> tuple[int, int] | None:
+    """The budgets (bytes, inclusive) a non-capacity line states by itself: the GiB a
+    not-enough-memory or auto-fit line prints (rounded to 2 decimals), or the blocks an override
+    line computed (``per`` bytes a block); ``None`` when the line states none."""
+    f = line.figures
+    if line.kind is Kind.NOT_ENOUGH_MEMORY and "available_gib" in f:
+        return gib_interval(f["available_gib"])
+    if line.kind is Kind.AUTO_FIT and ("gib" in f or "full_gib" in f):
+        return gib_interval(f.get("gib") or f["full_gib"])
+    if line.kind is Kind.OVERRIDE:
+        computed = int(f["computed"])
+        return computed * per, (computed + 1) * per - 1
+    return None
+
+
 def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Budget) -> Explanation | None:
     """A KV budget, other than the logged one, under which ``candidate`` predicts ``line``."""
     if not line.kind.budget_dependent:
@@ -254,13 +269,8 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
     f = line.figures
     if line.kind is Kind.CAPACITY:
         interval = _search_capacity(f, inputs, candidate, budget, per)
-    elif line.kind is Kind.NOT_ENOUGH_MEMORY and "available_gib" in f:
-        interval = gib_interval(f["available_gib"])
-    elif line.kind is Kind.AUTO_FIT and ("gib" in f or "full_gib" in f):
-        interval = gib_interval(f.get("gib") or f["full_gib"])
-    elif line.kind is Kind.OVERRIDE:
-        computed = int(f["computed"])
-        interval = (computed * per, (computed + 1) * per - 1)
+    else:
+        interval = _stated_budget(line, per)
     if interval is None:
         return None
     lo, hi = interval
@@ -272,15 +282,10 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
     last_hi = min(hi, (last // per + 1) * per - 1)
     if first_lo <= budget.hi and last_hi >= budget.lo:
         return None  # inside the logged interval: not "another" budget
-    gib = (
-        format_gib(first_lo)
-        if format_gib(first_lo) == format_gib(last_hi)
-        else (f"{format_gib(first_lo)}–{format_gib(last_hi)}")
-    )
     said = format_gib(budget.lo) if format_gib(budget.lo) == format_gib(budget.hi) else budget.describe()
     return Explanation(
         "budget",
-        f"a KV budget of {gib} GiB ({first_lo:,}–{last_hi:,} B) would explain it; the log says {said} GiB",
+        f"a KV budget of {describe_budget(first_lo, last_hi)} would explain it; the log says {said} GiB",
         budget_lo=first_lo,
         budget_hi=last_hi,
     )
@@ -363,13 +368,8 @@ def budget_interval_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate)
     interval: tuple[int, int] | None = None
     if line.kind is Kind.CAPACITY and (found := _capacity_value(f)) is not None:
         interval = _search_blocks(found[0], found[1], inputs, candidate, per, 1, MAX_SEARCHED_BUDGET // per)
-    elif line.kind is Kind.NOT_ENOUGH_MEMORY and "available_gib" in f:
-        interval = gib_interval(f["available_gib"])
-    elif line.kind is Kind.AUTO_FIT and ("gib" in f or "full_gib" in f):
-        interval = gib_interval(f.get("gib") or f["full_gib"])
-    elif line.kind is Kind.OVERRIDE:
-        computed = int(f["computed"])
-        interval = (computed * per, (computed + 1) * per - 1)
+    else:
+        interval = _stated_budget(line, per)
     if interval is None:
         return None
     lo, hi = interval
