@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.units import parse_human_int
@@ -65,11 +66,17 @@ def _key(text: str) -> str:
 
 
 @cache
+def _rows() -> tuple[dict[str, Any], ...]:
+    """The table's ``[[gpu]]`` rows, read once per process."""
+    doc = tomllib.loads(files("dryboot").joinpath("data/gpus.toml").read_text(encoding="utf-8"))
+    return tuple(doc["gpu"])
+
+
+@cache
 def gpu_table() -> dict[str, GPU]:
     """Every named GPU by its canonical name (the table's order)."""
-    doc = tomllib.loads(files("dryboot").joinpath("data/gpus.toml").read_text(encoding="utf-8"))
     out = {}
-    for row in doc["gpu"]:
+    for row in _rows():
         major, minor = row["compute_capability"]
         out[row["name"]] = GPU(
             row["name"],
@@ -84,9 +91,8 @@ def gpu_table() -> dict[str, GPU]:
 
 @cache
 def _by_key() -> dict[str, str]:
-    doc = tomllib.loads(files("dryboot").joinpath("data/gpus.toml").read_text(encoding="utf-8"))
     out: dict[str, str] = {}
-    for row in doc["gpu"]:
+    for row in _rows():
         for spelling in (row["name"], *row.get("aliases", ())):
             out.setdefault(_key(spelling), row["name"])
     return out
