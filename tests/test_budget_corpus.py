@@ -67,6 +67,7 @@ PATTERNS: dict[str, list[str]] = {
     "gpu_memory_utilization_logged": [
         rf"Desired GPU memory utilization is \({NUM}, ",
         rf"The current --gpu-memory-utilization={NUM} is equivalent",
+        rf"increase --gpu-memory-utilization from {NUM} to",
         rf"Requested memory: {NUM} \(util\)",
         rf"x gpu_memory_utilization \({NUM}\) = ",
     ],
@@ -115,7 +116,7 @@ def _value(raw: str) -> float:
 
 def test_the_corpus_counts() -> None:
     new = [e for e in LOGS if "logged_gib" not in e]
-    assert len(LOGS) >= 20
+    assert len(LOGS) >= 25
     assert len({e["log"] for e in LOGS}) == len(LOGS)
     assert all(e["release"] for e in new)
 
@@ -217,8 +218,15 @@ ESTIMATE = [e for e in LOGS if e.get("cuda_graph_estimate_share") is not None]
 
 @pytest.mark.parametrize("entry", ESTIMATE, ids=_ids(ESTIMATE))
 def test_equivalent_utilization_line_gives_the_estimate_share(entry: dict[str, Any]) -> None:
-    """ "The current --gpu-memory-utilization=U is equivalent to U′": U − U′ = estimate / total."""
+    """The graph estimate as a share of the total, as vLLM prints it: U − U′ where "the current
+    --gpu-memory-utilization=U is equivalent to U′" (0.20+), U′ − U where 0.19 says "increase
+    --gpu-memory-utilization from U to U′"."""
     text = _path(entry).read_text()
     pair = re.search(rf"--gpu-memory-utilization={NUM} is equivalent to --gpu-memory-utilization={NUM}", text)
-    assert pair is not None
-    assert math.isclose(_value(pair[1]) - _value(pair[2]), entry["cuda_graph_estimate_share"], abs_tol=1e-9)
+    if pair is not None:
+        share = _value(pair[1]) - _value(pair[2])
+    else:
+        pair = re.search(rf"increase --gpu-memory-utilization from {NUM} to {NUM}", text)
+        assert pair is not None
+        share = _value(pair[2]) - _value(pair[1])
+    assert math.isclose(share, entry["cuda_graph_estimate_share"], abs_tol=1e-9)
