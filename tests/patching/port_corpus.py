@@ -4,10 +4,10 @@
 
 A Debian source package carries its ``debian/patches`` series from one upstream version to the
 next, refreshed by its maintainers. For a package whose upstream version differs between two
-Debian releases (bookworm -> trixie), the patches present in both series under one name are
-ported with ``series port`` from bookworm's pristine tree to trixie's, and the tree the ported
-series leaves must be the tree trixie's own refreshed patches leave (applied by GNU patch,
-``-p1 --fuzz 0`` as dpkg-source does). The same inputs go through ``git am -3``.
+Debian releases (:data:`PAIRS`), the patches present in both series under one name are ported
+with ``series port`` from the older release's pristine tree to the newer's, and the tree the
+ported series leaves must be the tree the newer release's own refreshed patches leave (applied by
+GNU patch, ``-p1 --fuzz 0`` as dpkg-source does). The same inputs go through ``git am -3``.
 
 Fetched by package name (``apt-get source --download-only`` through a private apt configuration
 per release, under ``$DRYBOOT_STACK_CACHE``: the machine's apt state is neither read nor changed).
@@ -24,8 +24,8 @@ from pathlib import Path
 
 from . import corpus as C
 
-#: The release pair: the series of OLD is ported to the pristine tree of NEW.
-OLD, NEW = "bookworm", "trixie"
+#: The release pairs: the series of the older release is ported to the pristine tree of the newer.
+PAIRS = (("bullseye", "bookworm"), ("bookworm", "trixie"))
 
 
 def _apt_options(suite: str) -> list[str]:
@@ -119,10 +119,11 @@ class Pair:
     common: list[str]
 
 
-def pair(package: str, work: Path) -> Pair:
-    """Fetch both releases of ``package`` and name the patches they share."""
-    old = stack_in(OLD, package, work / OLD)
-    new = stack_in(NEW, package, work / NEW)
+def pair(package: str, work: Path, suites: tuple[str, str] = PAIRS[-1]) -> Pair:
+    """Fetch ``package`` of both releases of ``suites`` (older, newer) and name the patches they
+    share."""
+    old = stack_in(suites[0], package, work / suites[0])
+    new = stack_in(suites[1], package, work / suites[1])
     names_new = {n for n, _ in new.entries}
     common = [n for n, _ in old.entries if n in names_new]
     return Pair(package, old, new, common)
@@ -181,3 +182,55 @@ def refreshed(p: Pair) -> list[str]:
         if a == b:
             out.append(n)
     return out
+
+
+def portable(p: Pair, work: Path) -> list[str]:
+    """The refreshed patches (see :func:`refreshed`) that apply to OLD as a series on their own:
+    a refreshed patch whose context needs a patch left out (one whose change the maintainers
+    altered) is dropped too, as GNU patch would fail on it."""
+    names = refreshed(p)
+    opts = dict(p.old.entries)
+    files = touched(sub_series(p.old, names, work / "portable-series"))
+    while names:
+        dest = work / "portable"
+        shutil.rmtree(dest, ignore_errors=True)
+        subset(p.old.tree, files, dest)
+        bad = None
+        for n in names:
+            rc, _, _ = C.gnu_apply(dest, p.old.series / n, opts[n])
+            if rc != 0:
+                bad = n
+                break
+        shutil.rmtree(dest)
+        if bad is None:
+            return names
+        names = [n for n in names if n != bad]
+    return names
+
+
+def touched(*series: Path) -> set[str]:
+    """Every target-relative file the patches of these series directories name (stripped as
+    their series lines say)."""
+    from dryboot.patching.parse import read_patch
+
+    out: set[str] = set()
+    for d in series:
+        for name, opts in C.read_entries(d):
+            for sec in read_patch(str(d / name)).sections:
+                for nm in (sec.old, sec.new):
+                    got = nm.stripped(C.strip_of(opts)) if nm is not None and nm.raw != b"/dev/null" else None
+                    if got:
+                        out.add(got)
+    return out
+
+
+def subset(tree: Path, names: set[str], dest: Path) -> Path:
+    """A copy of ``tree`` holding only ``names`` (those that exist): the files a port reads and
+    writes, so that comparing and merging does not copy a whole source tree."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for n in sorted(names):
+        src = tree / n
+        if src.is_file() or src.is_symlink():
+            (dest / n).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / n, follow_symlinks=False)
+    return dest

@@ -481,8 +481,8 @@ def _check_out(out: str) -> None:
     if os.path.lexists(out) and (not os.path.isdir(out) or os.path.islink(out) or os.listdir(out)):
         raise InputError("--out", out, "exists and is not an empty directory: give a new one")
     parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise InputError("--out", out, f"{parent}: no such directory")
+    if os.path.lexists(parent) and not os.path.isdir(parent):
+        raise InputError("--out", out, f"{parent}: not a directory")
 
 
 def _series_text(series_dir: str, res: PortResult) -> bytes:
@@ -507,6 +507,7 @@ def _series_text(series_dir: str, res: PortResult) -> bytes:
 def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult) -> None:
     """Write the ported series to ``out`` whole: a temporary directory beside it, renamed."""
     parent = os.path.dirname(os.path.abspath(out))
+    os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".dryboot-port-", dir=parent)
     try:
         for p in res.patches:
