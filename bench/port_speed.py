@@ -79,7 +79,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             pr = P.pair(package, work / "src", (old, new))
-            names = P.refreshed(pr)
+            names = P.portable(pr, work)
             series = P.sub_series(pr.old, names, work / "series")
             repo, mails = _am_repo(pr, series, work)
             base = _reset_new(repo, pr, None)
