@@ -9,6 +9,7 @@ import sys
 import click
 
 from dryboot.cli.patch_report import render_apply, render_status, render_swap, waiting
+from dryboot.cli.port_cmd import series_port
 from dryboot.errors import InputError
 from dryboot.patching.check import check_series
 from dryboot.patching.recount import check_patch, fix_file
@@ -176,3 +177,6 @@ def swap(old: str, new: str, target: str, strip: int, fuzz: int) -> None:
     code = render_swap(res, old, new, target, click.echo)
     if code:
         sys.exit(code)
+
+
+series.add_command(series_port)

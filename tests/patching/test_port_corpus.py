@@ -1,0 +1,106 @@
+"""``series port`` on series their maintainers refreshed (issue 30): Debian packages whose
+upstream version moved between bookworm and trixie, fetched by package name (network).
+
+For each package of :data:`PACKAGES`, the patches both releases carry with the same change
+(:func:`port_corpus.refreshed`: only context and line numbers differ -- the maintainers'
+refresh) are ported from bookworm's pristine tree to trixie's, and:
+
+- every patch the three-way merge can carry is ported (none conflicts) and the tree the ported
+  series leaves (a GNU patch loop, ``-p1 --fuzz 0`` as dpkg-source applies) is the tree the
+  maintainers' refreshed patches leave, byte for byte;
+- ``git am -3`` of the same patches onto the same tree gives the same tree;
+- every ported patch reads applied on that tree under dryboot's own engine.
+
+:data:`PACKAGES` is the set that fetched here with at least one refreshed patch: the table in
+``docs/series-port.md`` lists every package tried and why the others are left out.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dryboot.patching.port import port_series
+from dryboot.patching.stack import apply_series
+
+from . import corpus as C
+from . import port_corpus as P
+from .test_port import git_am3, tree
+
+BW, BT = ("bullseye", "bookworm"), ("bookworm", "trixie")
+
+#: (older, newer release), package, the number of refreshed patches ported: every package that
+#: fetched here whose upstream version moved between the two releases and whose refreshed patches
+#: all port without a conflict (see docs/series-port.md for every package tried)
+CASES: list[tuple[tuple[str, str], str, int]] = [
+    (BW, "bash", 16), (BW, "busybox", 6), (BW, "dash", 9), (BW, "openssl", 1), (BW, "sqlite3", 7),
+    (BW, "sudo", 1), (BW, "vim", 1), (BW, "util-linux", 2), (BW, "libpng1.6", 1), (BW, "rsyslog", 2),
+    (BW, "lua5.4", 2), (BW, "coreutils", 3), (BW, "freetype", 2), (BW, "gtk+3.0", 4), (BW, "systemd", 8),
+    (BT, "bash", 18), (BT, "busybox", 7), (BT, "sqlite3", 10), (BT, "tar", 4), (BT, "util-linux", 3),
+    (BT, "ncurses", 1), (BT, "tiff", 2), (BT, "rsyslog", 2), (BT, "postfix", 2), (BT, "cups", 12),
+    (BT, "gzip", 2), (BT, "wget", 3), (BT, "lua5.4", 1), (BT, "coreutils", 1),
+]  # fmt: skip
+
+#: (older, newer release), package, the refreshed patch git's three-way merge conflicts on: the
+#: maintainers resolved these by hand; dryboot must report the conflict where git am -3 stops
+CONFLICTS: list[tuple[tuple[str, str], str]] = [
+    (BT, "file"), (BT, "openssh"), (BT, "procps"), (BT, "dnsmasq"), (BT, "openldap"),
+    (BW, "curl"), (BW, "libxml2"), (BW, "perl"), (BW, "zsh"), (BW, "ncurses"), (BW, "openldap"),
+]  # fmt: skip
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(("suites", "package", "count"), CASES, ids=[f"{c[0][0]}-{c[1]}" for c in CASES])
+def test_maintainers_refresh_is_reproduced(tmp_path: Path, suites: tuple[str, str], package: str, count: int) -> None:
+    try:
+        pr = P.pair(package, tmp_path, suites)
+    except C.FetchError as exc:
+        pytest.fail(f"cannot fetch {package}: {exc}")
+    names = P.portable(pr, tmp_path)
+    assert len(names) == count, names
+    old_series = P.sub_series(pr.old, names, tmp_path / "old-series")
+    res = port_series(str(old_series), str(pr.old.tree), str(pr.new.tree), str(tmp_path / "out"))
+    assert res.ok, [(p.name, p.status) for p in res.patches if p.status not in ("ported", "upstream")]
+    truth_series = P.sub_series(pr.new, [n for n, _ in pr.new.entries if n in set(names)], tmp_path / "truth-series")
+    files = P.touched(old_series, truth_series, tmp_path / "out")
+    new = P.subset(pr.new.tree, files, tmp_path / "new-files")
+    truth, failed = P.gnu_tree(new, truth_series, tmp_path / "truth")
+    assert failed == []
+    mine, failed = P.gnu_tree(new, tmp_path / "out", tmp_path / "mine")
+    assert failed == []
+    assert C.diff_keys(C.snapshot(mine), C.snapshot(truth)) == []
+    old = P.subset(pr.old.tree, files, tmp_path / "old-files")
+    am3, _ = git_am3(old, new, old_series, tmp_path / "am3")
+    assert am3 is not None
+    assert C.diff_keys(am3, tree(mine)) == []
+    again = tmp_path / "again"
+    shutil.copytree(mine, again, symlinks=True)
+    assert apply_series(str(tmp_path / "out"), str(again)).already() == [p.name for p in res.patches if p.text]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(("suites", "package"), CONFLICTS, ids=[f"{c[0][0]}-{c[1]}" for c in CONFLICTS])
+def test_conflict_is_reported_where_git_am_3_stops(tmp_path: Path, suites: tuple[str, str], package: str) -> None:
+    """No silent merge: where git's merge conflicts, dryboot reports the conflict on the same
+    patch, writes its markers and reject, and ports the patches before it as git does."""
+    try:
+        pr = P.pair(package, tmp_path, suites)
+    except C.FetchError as exc:
+        pytest.fail(f"cannot fetch {package}: {exc}")
+    names = P.portable(pr, tmp_path)
+    old_series = P.sub_series(pr.old, names, tmp_path / "old-series")
+    res = port_series(str(old_series), str(pr.old.tree), str(pr.new.tree), str(tmp_path / "out"))
+    states = [p.status for p in res.patches]
+    assert "conflict" in states
+    k = states.index("conflict")
+    files = P.touched(old_series)
+    am3, stopped = git_am3(
+        P.subset(pr.old.tree, files, tmp_path / "old-files"), P.subset(pr.new.tree, files, tmp_path / "new-files"),
+        old_series, tmp_path / "am3",
+    )  # fmt: skip
+    assert am3 is None and stopped == k, (stopped, k, names[k])
+    assert (tmp_path / "out" / f"{names[k]}.rej").is_file()
