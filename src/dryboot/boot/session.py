@@ -65,26 +65,23 @@ class GPU:
 
 H200 = GPU("NVIDIA H200", (9, 0), 141 << 30, 132)
 
-_SM_FORM = re.compile(r"^sm(\d)(\d+):(\d+)G$", re.IGNORECASE)
-
 
 def parse_gpu(text: str | None, source: str = "--gpu") -> GPU:
     """``--gpu``: ``H200`` (the default), a name of dryboot's GPU table (``RTX 3090``,
     ``a100-80gb``, ``B200``...: :func:`dryboot.vllm.gpus.parse_gpu`), faked with the table's
-    device name, capability and CUDA total, or ``smXY:NNG`` (capability X.Y, NN GiB; name
-    ``NVIDIA smXY``). 132 SMs are faked for every GPU (the SM count changes no KV figure).
+    device name, capability and CUDA total, or ``smXY:SIZE`` (capability X.Y, SIZE as
+    :func:`dryboot.vllm.gpus.parse_memory_size`; name ``NVIDIA smXY``). 132 SMs are faked
+    for every GPU (the SM count changes no KV figure).
 
-    :raises InputError: a name the table does not know (the known ones listed).
+    :raises InputError: a name the table does not know (the known ones listed), or an
+        ``smXY:SIZE`` that is malformed or out of bounds.
     """
     if text is None or text.strip().upper() in ("H200", "NVIDIA H200"):
         return H200
-    m = _SM_FORM.match(text.strip())
-    if m:
-        major, minor, gib = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        if gib <= 0:
-            raise InputError(source, text, "memory must be at least 1G")
-        return GPU(f"NVIDIA sm{major}{minor}", (major, minor), gib << 30, 132)
     row = table_gpu(text, source)
+    if ":" in row.name:  # the smXY:SIZE form (no table name holds a colon)
+        major, minor = row.capability
+        return GPU(f"NVIDIA sm{major}{minor}", row.capability, row.cuda_total_bytes, 132)
     return GPU(row.device_name, row.capability, row.cuda_total_bytes, 132)
 
 
