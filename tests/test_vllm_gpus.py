@@ -117,7 +117,7 @@ def test_new_gpus_of_issue_27() -> None:
     assert parse_gpu("RTX PRO 6000").capability == (12, 0)
     assert parse_gpu("rtx pro 4500 blackwell").device_name == "NVIDIA RTX PRO 4500 Blackwell"
     printed = {name: round(table[name].cuda_total_bytes / (1 << 30), 2) for name in table}
-    expected = {"RTX 3090": 23.56, "H100": 79.19, "A100-80GB": 79.25, "L40S": 44.42, "B200": 178.35}
+    expected = {"RTX 3090": 23.56, "H100": 79.19, "A100-80GB": 79.25, "L40S": 44.42, "RTX 5090": 31.4, "B200": 178.35}
     assert {k: printed[k] for k in expected} == expected
     # GB10's NVML reports no total: vLLM's batch defaults stay on the small tier in every release
     for version in ("0.28.0", "0.33.0"):
