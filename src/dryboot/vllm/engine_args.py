@@ -204,16 +204,6 @@ class EngineArgs:
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
         if (
-            self.kv_cache_memory_bytes is None
-            and self.gpu_memory_bytes is not None
-            and self.non_kv_memory_bytes is None
-        ):
-            raise InputError(
-                "--gpu-memory",
-                None,
-                "also give --non-kv-memory (weights, activations and graphs a boot profiles)",
-            )
-        if (
             self.non_kv_memory_bytes is not None
             and self.gpu_memory_bytes is None
             and self.gpu is None
