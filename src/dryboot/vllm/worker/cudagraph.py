@@ -25,7 +25,15 @@ from dryboot.vllm.worker.interval import MIB, Term
 from dryboot.vllm.worker.profile_run import ForwardShape, forward_widest
 
 #: a later graph's increment when the pool is reused: vLLM's floor (1 MiB) to this.
-PER_GRAPH_HIGH = 4 * MIB
+PER_GRAPH_HIGH = 2 * MIB
+#: the first capture against the working set at the largest size (widest layer plus every
+#: piece's static output), in percent (low, high): Qwen3-8B on an RTX A5000 (LMCache #3430)
+#: logged 0.52 GiB for 51 + 35 graphs, 95 % of the working set plus 84 MiB.
+FIRST_CAPTURE_PCT = (75, 110)
+#: what the first capture's free-memory delta also sees besides the pool (low, high): the
+#: capture stream's cuBLAS workspace on one GPU; under TP the all-reduce buffers registered for
+#: graphs (a 0.27.1 TP 2 boot logged 0.36 GiB for 16 graphs of at most 16 tokens).
+CAPTURE_EXTRA = {1: (0, 64 * MIB), 2: (0, 400 * MIB)}
 
 
 def capture_sizes(max_num_seqs: int, max_num_batched_tokens: int, num_speculative_tokens: int, sm: int) -> list[int]:
@@ -77,15 +85,19 @@ def cudagraph_term(
     counts = graph_counts(sizes, max_num_seqs, num_speculative_tokens, full=True)
     largest = sizes[-1]
     b = shape.dtype_bytes
-    first_lo = forward_widest(shape, largest, tp)
-    outputs = num_layers * largest * (shape.hidden_size + (shape.q_size + 2 * shape.kv_size) // tp) * b
-    first_hi = first_lo + outputs
+    working = forward_widest(shape, largest, tp)
+    working += num_layers * largest * (shape.hidden_size + (shape.q_size + 2 * shape.kv_size) // tp) * b
+    extra = CAPTURE_EXTRA[1 if tp == 1 else 2]
+    first_lo = working * FIRST_CAPTURE_PCT[0] // 100 + extra[0]
+    first_hi = working * FIRST_CAPTURE_PCT[1] // 100 + extra[1]
     later = sum(n - 1 for n in counts.values() if n > 1)
     low = first_lo + later * MIB
     high = first_hi + later * PER_GRAPH_HIGH
     desc = ", ".join(f"{m}={n}" for m, n in counts.items())
     src = (
-        f"{runner} runner, vLLM {release}: {desc} (largest={largest}); first capture = widest layer at {largest} "
-        f"tokens up to every piece's output ({num_layers} layers), later graphs 1-{PER_GRAPH_HIGH // MIB} MiB each"
+        f"{runner} runner, vLLM {release}: {desc} (largest={largest}); first capture "
+        f"{FIRST_CAPTURE_PCT[0]}-{FIRST_CAPTURE_PCT[1]} % of the widest layer plus every piece's output at {largest} "
+        f"tokens ({num_layers} layers) plus 0-{extra[1] // MIB} MiB of capture buffers, later graphs "
+        f"1-{PER_GRAPH_HIGH // MIB} MiB each"
     )
     return Term(name, low, high, src, estimate=(low + high) // 2)

@@ -14,8 +14,8 @@ larger of
   (``T x top_k x (2 x moe_intermediate / TP + hidden)``); the attention projections
   (``T x (q + 2 kv + o) / TP``) when wider;
 - **the sampler**: ``compute_logits`` in the model dtype, the float32 copy the sampler works on,
-  and top-k/top-p's sort (float32 values + int64 indices), softmax and cumulative sum
-  (``v1/sample/ops/topk_topp_sampler.py``, ``forward_native``), all ``S x vocab``.
+  the softmax and the exponential noise of ``forward_native`` (``v1/sample/ops/topk_topp_sampler.py``;
+  top-k/top-p run in place in Triton), all ``S x vocab``.
 
 The per-element factors are stated as intervals (``SAMPLER_BYTES_PER_LOGIT``,
 ``FORWARD_SLACK``); a cold torch.compile cache adds inductor's compilation and autotuning
@@ -31,10 +31,13 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.worker.interval import MIB, Term
 
-#: bytes alive per logit at the sampler's peak: the model-dtype logits (2) and their float32
-#: copy (4) always; top-k/top-p's sorted values (4), their int64 indices (8), the softmax (4)
-#: and cumulative sum (4) at most (``forward_native``); FlashInfer's sampler keeps fewer.
-SAMPLER_BYTES_PER_LOGIT = (14, 26)
+#: bytes alive per logit at the sampler's peak (low, high): the model-dtype logits
+#: ``compute_logits`` returns (2, kept by ``_dummy_sampler_run``), their float32 copy
+#: (``Sampler.forward``, 4; temperature divides in place), then the second, seeded call's
+#: ``forward_native``: top-k/top-p in place (Triton, 8+ rows), the float32 softmax (4) and the
+#: exponential noise ``q`` (4): 14; up to 2 more per logit for the tensor-parallel gather and the
+#: FlashInfer sampler's buffers of the first call.
+SAMPLER_BYTES_PER_LOGIT = (14, 16)
 #: the forward's transient over the widest layer's live tensors: inductor's buffers and the
 #: kernels' workspaces (low, high), in percent.
 FORWARD_SLACK = (100, 150)
@@ -172,7 +175,7 @@ def activation_terms(
     smp_src = (
         f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "
         f"{SAMPLER_BYTES_PER_LOGIT[0]}-{SAMPLER_BYTES_PER_LOGIT[1]} B (model-dtype logits, float32 copy, "
-        "top-k/top-p sort, softmax, cumsum)"
+        "softmax, exponential noise)"
     )
     terms: list[Term]
     if smp_lo >= fwd_hi:
