@@ -136,6 +136,13 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("async-scheduling", "async_scheduling", _bool, "Async scheduling (default on: two batches in flight).", bool),
     Flag(
+        "enforce-eager",
+        "enforce_eager",
+        _bool,
+        "No CUDA graphs and no torch.compile (the KV budget then subtracts no graph estimate).",
+        bool,
+    ),
+    Flag(
         "kv-cache-memory-bytes",
         "kv_cache_memory_bytes",
         parse_human_int,

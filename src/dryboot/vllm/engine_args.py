@@ -66,6 +66,7 @@ class EngineArgs:
     ``extract_hidden_states``) are ``--speculative-config``'s.
     ``pipeline_parallel_size`` splits the layers into stages (``pp_layer_partition`` is
     ``VLLM_PP_LAYER_PARTITION``); ``data_parallel_size`` engines each plan the same KV cache.
+    ``enforce_eager`` (``--enforce-eager``) captures no CUDA graph (the KV budget's graph term).
     ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
     key the config does not have). ``ignored_inputs`` names inputs accepted but ignored because
     they do not change the KV cache (reported as notes).
@@ -104,6 +105,7 @@ class EngineArgs:
     input_notes: tuple[str, ...] = ()
     gpu: GPU | None = None
     flashinfer_cubin: bool = True
+    enforce_eager: bool = False
 
     @property
     def device(self) -> GPU:
@@ -201,16 +203,6 @@ class EngineArgs:
                 raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
-        if (
-            self.kv_cache_memory_bytes is None
-            and self.gpu_memory_bytes is not None
-            and self.non_kv_memory_bytes is None
-        ):
-            raise InputError(
-                "--gpu-memory",
-                None,
-                "also give --non-kv-memory (weights, activations and graphs a boot profiles)",
-            )
         if (
             self.non_kv_memory_bytes is not None
             and self.gpu_memory_bytes is None

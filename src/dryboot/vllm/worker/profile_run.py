@@ -1,0 +1,206 @@
+"""The activation peak of vLLM's profile run (route b: a per-layer model read from vLLM's forward
+code, not a measurement).
+
+``GPUModelRunner.profile_run`` (0.28 ``v1/worker/gpu_model_runner.py``) runs
+``_dummy_run(max_num_batched_tokens, is_profile=True)`` then ``_dummy_sampler_run`` on
+``min(max_num_seqs, max_num_batched_tokens)`` rows; ``memory_profiling``
+(``utils/mem_utils.py``) keeps ``torch_peak - torch_allocated`` after it: the *transient* peak,
+the largest set of tensors alive at once. The two runs do not overlap, so the transient is the
+larger of
+
+- **the forward**: at its widest point a decoder layer holds the residual and the normed hidden
+  states (``T x hidden``) and the MLP's ``gate_up`` output and activation
+  (``T x 3 x intermediate / TP``), or for a fused-MoE layer the routed copies
+  (``T x top_k x (2 x moe_intermediate / TP + hidden)``); the attention projections
+  (``T x (q + 2 kv + o) / TP``) when wider;
+- **the sampler**: ``compute_logits`` in the model dtype, the float32 copy the sampler works on,
+  the softmax and the exponential noise of ``forward_native`` (``v1/sample/ops/topk_topp_sampler.py``;
+  top-k/top-p run in place in Triton), all ``S x vocab``.
+
+The per-element factors are stated as intervals (``SAMPLER_BYTES_PER_LOGIT``,
+``FORWARD_SLACK``); a cold torch.compile cache adds inductor's compilation and autotuning
+inside the profile run, a named part of the high bound (``COLD_COMPILE_FACTOR``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.worker.interval import MIB, Term
+
+#: bytes alive per logit at the sampler's peak (low, high): the model-dtype logits
+#: ``compute_logits`` returns (2, kept by ``_dummy_sampler_run``), their float32 copy
+#: (``Sampler.forward``, 4; temperature divides in place), then the second, seeded call's
+#: ``forward_native``: top-k/top-p in place (Triton, 8+ rows), the float32 softmax (4) and the
+#: exponential noise ``q`` (4): 14; up to 2 more per logit for the tensor-parallel gather and the
+#: FlashInfer sampler's buffers of the first call.
+SAMPLER_BYTES_PER_LOGIT = (14, 16)
+#: the forward's transient over the widest layer's live tensors: inductor's buffers and the
+#: kernels' workspaces (low, high), in percent.
+FORWARD_SLACK = (100, 150)
+#: a cold torch.compile cache: inductor compiles and benchmarks inside the profile run; the
+#: reference RTX 3090 deployment measured 1.96 GiB instead of 1.09 (+80 %).
+COLD_COMPILE_FACTOR = 0.8
+#: vLLM pads the vocabulary to a multiple of 64 (``DEFAULT_VOCAB_PADDING_SIZE``).
+VOCAB_PADDING = 64
+
+_DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
+
+
+@dataclass(frozen=True)
+class ForwardShape:
+    """The widths the forward and the sampler allocate with (totals, before TP).
+
+    :param vocab_size: tokens (``vocab_size``).
+    :param hidden_size: ``hidden_size``.
+    :param intermediate_size: the dense MLP's width (0: none).
+    :param moe_intermediate_size: one expert's width (0: dense).
+    :param experts_per_token: ``num_experts_per_tok`` (0: dense).
+    :param q_size: ``num_attention_heads * head_dim``; ``kv_size``: ``num_key_value_heads * head_dim``.
+    :param dtype_bytes: the activations' bytes per element (the model dtype).
+    """
+
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    moe_intermediate_size: int = 0
+    experts_per_token: int = 0
+    q_size: int = 0
+    kv_size: int = 0
+    dtype_bytes: int = 2
+
+
+def _int(cfg: Mapping[str, Any], *keys: str) -> int:
+    for k in keys:
+        v = cfg.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return 0
+
+
+def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype: str = "auto") -> ForwardShape:
+    """The :class:`ForwardShape` of an HF ``config.json`` (its ``text_config`` when it has one).
+
+    :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded).
+    """
+    cfg: Mapping[str, Any] = config
+    for key in ("text_config", "language_config", "llm_config"):
+        sub = config.get(key)
+        if isinstance(sub, Mapping) and "hidden_size" in sub:
+            cfg = sub
+            break
+    vocab = _int(cfg, "vocab_size", "padded_vocab_size") or _int(config, "vocab_size")
+    hidden = _int(cfg, "hidden_size", "d_model", "n_embd")
+    if not vocab or not hidden:
+        missing = "vocab_size" if not vocab else "hidden_size"
+        raise InputError(
+            source, missing, "activation (profile run): not found, so the sampler's logits cannot be bounded"
+        )
+    heads = _int(cfg, "num_attention_heads", "n_head")
+    head_dim = _int(cfg, "head_dim") or (hidden // heads if heads else 0)
+    kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads") or heads
+    name = (
+        dtype
+        if dtype != "auto"
+        else str(cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or "bfloat16")
+    )
+    return ForwardShape(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
+        moe_intermediate_size=_int(cfg, "moe_intermediate_size", "expert_intermediate_size"),
+        experts_per_token=_int(cfg, "num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token"),
+        q_size=heads * head_dim,
+        kv_size=kv_heads * head_dim,
+        dtype_bytes=_DTYPE_BYTES.get(name, 2),
+    )
+
+
+def padded_vocab(vocab: int) -> int:
+    """``pad_vocab_size``: rounded up to a multiple of 64."""
+    return -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
+
+
+def forward_widest(shape: ForwardShape, tokens: int, tp: int) -> int:
+    """Bytes alive at the widest point of one decoder layer's forward over ``tokens`` tokens on
+    one TP rank (the activation factor 1; see the module text)."""
+    b = shape.dtype_bytes
+    residual = 2 * tokens * shape.hidden_size * b
+    mlp = 3 * tokens * (shape.intermediate_size // tp) * b
+    moe = 0
+    if shape.moe_intermediate_size and shape.experts_per_token:
+        routed = tokens * shape.experts_per_token
+        moe = routed * (3 * shape.moe_intermediate_size // tp + shape.hidden_size) * b
+    attn = tokens * ((2 * shape.q_size + 2 * shape.kv_size) // tp) * b
+    return residual + max(mlp, moe, attn)
+
+
+def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    """The rows ``_dummy_sampler_run`` samples: ``min(max_num_seqs, max_num_batched_tokens)``."""
+    return min(max_num_seqs, max_num_batched_tokens)
+
+
+def activation_terms(
+    shape: ForwardShape,
+    *,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    tp: int,
+    compiled: bool,
+    compile_cache: str = "unknown",
+    drafter: ForwardShape | None = None,
+) -> list[Term]:
+    """The profile run's transient peak as terms: ``activation: forward`` and
+    ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
+    term is 0..0 with its figure in the text), plus ``activation: cold torch.compile`` when
+    ``compiled`` and ``compile_cache`` is not ``warm``. ``drafter``: a speculative drafter's
+    forward, run after the target's (``_dummy_run`` calls ``drafter.dummy_run``), whose own
+    transient adds only where wider.
+    """
+    t = max_num_batched_tokens
+    fwd = forward_widest(shape, t, tp)
+    if drafter is not None:
+        fwd = max(fwd, forward_widest(drafter, t, tp))
+    fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
+    rows = sampler_rows(max_num_seqs, t)
+    logits = rows * padded_vocab(shape.vocab_size)
+    smp_lo, smp_hi = logits * SAMPLER_BYTES_PER_LOGIT[0], logits * SAMPLER_BYTES_PER_LOGIT[1]
+    fwd_src = (
+        f"_dummy_run({t}, is_profile=True): widest decoder layer x {FORWARD_SLACK[0]}-{FORWARD_SLACK[1]} % "
+        f"({fwd / MIB:,.0f} MiB at factor 1)"
+    )
+    smp_src = (
+        f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "
+        f"{SAMPLER_BYTES_PER_LOGIT[0]}-{SAMPLER_BYTES_PER_LOGIT[1]} B (model-dtype logits, float32 copy, "
+        "softmax, exponential noise)"
+    )
+    terms: list[Term]
+    if smp_lo >= fwd_hi:
+        terms = [
+            Term("activation: sampler", smp_lo, smp_hi, smp_src),
+            Term("activation: forward", 0, 0, fwd_src + "; below the sampler"),
+        ]
+    elif fwd_lo >= smp_hi:
+        terms = [
+            Term("activation: forward", fwd_lo, fwd_hi, fwd_src),
+            Term("activation: sampler", 0, 0, smp_src + "; below the forward"),
+        ]
+    else:
+        lo, hi = max(fwd_lo, smp_lo), max(fwd_hi, smp_hi)
+        terms = [Term("activation: max(forward, sampler)", lo, hi, fwd_src + "; " + smp_src)]
+    if compiled and compile_cache != "warm":
+        peak = max(t_.high for t_ in terms)
+        terms.append(
+            Term(
+                "activation: cold torch.compile",
+                0,
+                int(peak * COLD_COMPILE_FACTOR),
+                "inductor compiles (and autotunes) inside the profile run when the compile cache is cold: up to "
+                f"+{COLD_COMPILE_FACTOR:.0%} (reference RTX 3090: 1.96 vs 1.09 GiB); 0 on a warm cache",
+                estimate=0,
+            )
+        )
+    return terms

@@ -1,0 +1,203 @@
+"""The KV budget model (dryboot.vllm.worker, dryboot.planner.budget): terms, interval, verdict,
+startup gate, safe pinned pool, and `plan --gpu` with no budget for every verified architecture."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.errors import InputError
+from dryboot.planner.budget import plan_with_budget, wants_budget
+from dryboot.planner.plan import plan
+from dryboot.planner.runner import build_engine_args
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import parse_gpu
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.models.registry import architecture_table
+from dryboot.vllm.versions import rules_for
+from dryboot.vllm.worker.budget import (
+    budget_verdict,
+    estimate_budget,
+    request_memory,
+    safe_kv_cache_memory_bytes,
+)
+from dryboot.vllm.worker.cudagraph import capture_sizes, graph_counts
+from dryboot.vllm.worker.interval import GIB
+from dryboot.vllm.worker.profile_run import ForwardShape, forward_shape, padded_vocab
+
+REPO = Path(__file__).resolve().parents[1]
+QWEN3_8B = REPO / "tests/data/checklog/public/configs/Qwen--Qwen3-8B.config.json"
+
+
+def _budget(cfg: Path, gpu: str, **flags: str) -> tuple[object, object]:
+    model, args = build_engine_args(str(cfg), dict(flags), [])
+    g = parse_gpu(gpu)
+    args = args.evolve(gpu=g)
+    w = model_weights(cfg)
+    assert w.refused is None
+    b = estimate_budget(
+        model,
+        args,
+        weights_bytes=w.stages[0].allocated_bytes,
+        gpu=g,
+        rules=rules_for(args.vllm_version),
+        shape=forward_shape(json.loads(cfg.read_text())),
+    )
+    return b, args
+
+
+def test_requested_is_vllms_ceil() -> None:
+    assert request_memory(25426206392, 0.92) == 23392109881  # ceil(25426206392 * 0.92)
+
+
+def test_capture_sizes_match_the_logged_graph_counts() -> None:
+    # LMCache #3430 (0.21, RTX A5000, max_num_seqs 256): "PIECEWISE=51 (largest=512), FULL=35 (largest=256)"
+    sizes = capture_sizes(256, 2048, 0, 86)
+    assert sizes[-1] == 512
+    assert graph_counts(sizes, 256, 0, full=True) == {"PIECEWISE": 51, "FULL": 35}
+    assert capture_sizes(1024, 16384, 0, 100)[-1] == 1024  # SM 10.x: up to 1024
+    assert capture_sizes(8, 2048, 0, 90)[-1] == 16
+
+
+def test_budget_terms_add_up_and_bound_the_estimate() -> None:
+    b, _ = _budget(QWEN3_8B, "RTX 3090")
+    kv = b.available_kv_cache_bytes
+    assert kv.low <= kv.estimate <= kv.high
+    assert (
+        b.requested_bytes
+        - b.weights_bytes
+        - b.activation_bytes.high
+        - b.cuda_graph_bytes.high
+        - (b.non_torch_bytes.high)
+        == kv.low
+    )
+    assert b.runner == "V2" and b.cuda_graph_bytes.high == 0  # dense model on 0.28: V2, no estimate
+    d = b.to_dict()
+    assert set(d) >= {
+        "gpu_total_bytes",
+        "requested_bytes",
+        "weights_bytes",
+        "activation_bytes",
+        "cuda_graph_bytes",
+        "non_torch_bytes",
+        "available_kv_cache_bytes",
+        "method",
+    }
+    assert d["available_kv_cache_bytes"] == {"low": kv.low, "estimate": kv.estimate, "high": kv.high}
+    assert any(t["name"] == "activation: cold torch.compile" for t in d["terms"])
+
+
+def test_enforce_eager_and_a_warm_cache_narrow_the_interval() -> None:
+    cold, _ = _budget(QWEN3_8B, "RTX 3090", **{"vllm-version": "0.29.0"})
+    eager, _ = _budget(QWEN3_8B, "RTX 3090", **{"vllm-version": "0.29.0", "enforce-eager": "true"})
+    assert cold.cuda_graph_bytes.high > 0 and eager.cuda_graph_bytes == type(eager.cuda_graph_bytes)(0, 0)
+    assert eager.available_kv_cache_bytes.low > cold.available_kv_cache_bytes.low
+
+
+def test_verdict_three_ways_and_the_gate() -> None:
+    b, _ = _budget(QWEN3_8B, "RTX 3090")
+    kv = b.available_kv_cache_bytes
+    assert budget_verdict(b, kv.low).word == "fits"
+    assert budget_verdict(b, kv.low + 1).word == "tight"
+    assert budget_verdict(b, kv.high + 1).word == "won't"
+    assert b.startup_gate.passes is True
+    high, _ = _budget(QWEN3_8B, "RTX 3090", **{"gpu-memory-utilization": "0.99"})
+    assert high.startup_gate.passes is False and "Free memory on device" in high.startup_gate.line
+    assert budget_verdict(high, 1).word == "won't"
+
+
+def test_safe_pool_leaves_the_high_bounds_and_the_margin() -> None:
+    b, _ = _budget(QWEN3_8B, "RTX 3090")
+    safe = safe_kv_cache_memory_bytes(b, GIB // 2)
+    assert safe == b.available_kv_cache_bytes.low - GIB // 2
+    assert safe_kv_cache_memory_bytes(b, 10**15) == 0
+
+
+def test_a_config_without_vocab_is_refused_naming_the_term() -> None:
+    with pytest.raises(InputError, match="vocab_size: activation"):
+        forward_shape({"hidden_size": 64}, "x.json")
+    model, args = build_engine_args(str(QWEN3_8B), {}, [])
+    with pytest.raises(InputError, match="activation"):
+        estimate_budget(model, args, weights_bytes=1, gpu=parse_gpu("L4"), rules=rules_for("0.28.0"))
+
+
+def test_wants_budget_only_with_a_gpu_and_no_budget() -> None:
+    g = parse_gpu("L4")
+    assert wants_budget(EngineArgs(gpu=g))
+    assert wants_budget(EngineArgs(gpu_memory_bytes=24 * GIB))
+    assert not wants_budget(EngineArgs())
+    assert not wants_budget(EngineArgs(gpu=g, kv_cache_memory_bytes=GIB))
+    assert not wants_budget(EngineArgs(gpu=g, non_kv_memory_bytes=GIB))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "x"]),
+        st.one_of(st.integers(-5, 10**6), st.text(max_size=3), st.none(), st.booleans()),
+    )
+)
+def test_forward_shape_takes_any_mapping(cfg: dict[str, object]) -> None:
+    try:
+        s = forward_shape(cfg)
+    except InputError as e:
+        assert "activation" in str(e)
+    else:
+        assert s.vocab_size > 0 and s.hidden_size > 0 and padded_vocab(s.vocab_size) % 64 == 0
+
+
+def _verified() -> list[tuple[str, str]]:
+    return [(r.architecture, r.tiny_config) for r in architecture_table() if r.status == "verified" and r.tiny_config]
+
+
+@pytest.mark.parametrize(("arch", "config"), _verified(), ids=[a for a, _ in _verified()])
+def test_every_verified_architecture_gets_tokens_and_a_verdict_or_one_line(arch: str, config: str) -> None:
+    path = REPO / config
+    try:
+        model, args = build_engine_args(str(path), {}, [])
+    except InputError as e:  # a drafter-only class: refused as a target before any budget
+        assert "\n" not in str(e)
+        return
+    args = args.evolve(gpu=parse_gpu("H100"))
+    w = model_weights(path)
+    stage0 = w.stages[0].allocated_bytes if w.stages and not w.refused else None
+    try:
+        bp = plan_with_budget(
+            model, args, config=json.loads(path.read_text()), weights_bytes=stage0, weights_refused=w.refused
+        )
+    except InputError as e:  # the plan's own refusal of these flags (e.g. DeepSeek-V4 needs an fp8 KV cache)
+        with pytest.raises(InputError, match=re.escape(e.reason)):
+            plan(model, args)
+        return
+    if bp.budget is None:
+        assert bp.refused and "\n" not in bp.refused
+        assert bp.refused.startswith("weights: ") or "activation" in bp.refused
+    else:
+        assert bp.verdict is not None and bp.verdict.word in ("fits", "tight", "won't")
+        if bp.plan.capacity is not None:
+            assert bp.tokens[1] == bp.plan.capacity.kv_cache_size_tokens
+
+
+def test_cli_plan_gpu_without_budget_prints_vllms_lines_and_json() -> None:
+    cmd = [sys.executable, "-m", "dryboot", "plan", "--model", str(QWEN3_8B), "--gpu", "RTX 3090"]
+    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([*cmd, "--max-model-len", "16384"], capture_output=True, text=True, env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "Model loading took" in r.stdout and "Available KV cache memory:" in r.stdout
+    assert "Verdict: fits" in r.stdout and "--kv-cache-memory-bytes=" in r.stdout
+    j = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env, check=False)
+    doc = json.loads(j.stdout)
+    assert set(doc["budget"]["available_kv_cache_bytes"]) == {"low", "estimate", "high"}
+    assert doc["budget"]["verdict"]["word"] in ("fits", "tight", "won't")
+
+
+def test_forward_shape_reads_text_config() -> None:
+    s = forward_shape({"text_config": {"hidden_size": 64, "vocab_size": 100, "intermediate_size": 128}})
+    assert s == ForwardShape(100, 64, 128, q_size=0, kv_size=0)
