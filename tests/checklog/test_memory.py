@@ -119,3 +119,97 @@ def test_reader_never_raises(text: str) -> None:
         assert matched in text and kind
         for value in figures.values():
             float(value)  # every figure is a number
+
+
+MEMORY = Path(__file__).resolve().parents[1] / "data" / "checklog" / "memory"
+CONFIGS = PUBLIC / "configs"
+LLAMA8B = str(CONFIGS / "meta-llama--Meta-Llama-3.1-8B.config.json")
+
+
+def _report(path: Path, **options: object):  # type: ignore[no-untyped-def]
+    from dryboot.checklog.check import check_stream
+
+    raw = path.read_bytes().split(b"\n", 1)[1]
+    return check_stream(io.BytesIO(raw), source=path.name, **options)
+
+
+def test_summary_boot_line_by_line() -> None:
+    """A posted boot with the summary line (80 GB card, Llama-3.1-8B geometry): vLLM's own
+    arithmetic is confirmed (T x U = R; the weights within 0.01 GiB), and the KV line's
+    difference is put on the terms the summary states."""
+    report = _report(MEMORY / "a100-llama31-8b-summary.log", model_path=LLAMA8B)
+    (boot,) = report.boots
+    assert boot.report is not None and boot.report.memory is not None
+    mem = boot.report.memory
+    by = {(c.kind, c.figure): c for c in mem.checks}
+    assert by[("model loading", "weights")].status == "confirmed"  # 15.0 GiB logged
+    assert by[("free memory", "total")].status == "confirmed"  # the log's own total, taken as the GPU's
+    assert by[("free memory", "requested")].status == "confirmed"  # ceil(79.25 GiB x 0.92) = 72.91
+    assert by[("actual usage", "cudagraph")].status == "reported"  # the captured pool is not predicted
+    kv = by[("available", "kv")]
+    assert kv.logged == 56.21 and kv.status in ("confirmed", "differs")
+    if kv.status == "differs":
+        assert "by term:" in kv.reason and "consumed" in kv.reason
+    assert any("79.25 GiB from the log" in n for n in mem.notes)
+    assert any("0.92 from the log" in n for n in mem.notes)
+
+
+def test_v0_weights_line() -> None:
+    """vllm#10517 (RTX 3090, V0): 'Loading model weights took 14.9888 GB' is Llama-3.1-8B's
+    per-rank weights within 0.01 GiB."""
+    from dryboot.vllm.gpus import gpu_table
+
+    report = _report(
+        PUBLIC / "vllm-10517-llama31-8b-3090-three-boots.log", model_path=LLAMA8B, gpu=gpu_table()["RTX 3090"]
+    )
+    weights = [
+        c
+        for b in report.boots
+        if b.report is not None and b.report.memory is not None
+        for c in b.report.memory.checks
+        if c.figure == "weights"
+    ]
+    assert weights and all(c.status == "confirmed" and c.logged == 14.9888 for c in weights)
+
+
+def test_cuda_graph_estimate_explained_by_the_runner() -> None:
+    """LMCache #3430 (vLLM 0.21.0, V1 runner): the log's 'Estimated CUDA graph memory: 0.52 GiB'
+    differs from 0.28's rules (the V2 runner estimates nothing for a dense model), and the
+    reason names the term; the KV line's difference names the CUDA-graph term."""
+    from dryboot.vllm.gpus import parse_gpu
+
+    report = _report(
+        PUBLIC / "lmcache-3430-qwen3-8b-a5000-v0.21.0.log",
+        model_path=str(CONFIGS / "Qwen--Qwen3-8B.config.json"),
+        gpu=parse_gpu("sm86:23.56G"),
+    )
+    (boot,) = report.boots
+    assert boot.report is not None and boot.report.memory is not None
+    by = {c.kind: c for c in boot.report.memory.checks}
+    cg = by["estimated CUDA graph"]
+    assert cg.logged == 0.52 and cg.status == "differs" and "V2 model runner" in cg.reason
+    kv = by["available"]
+    assert kv.logged == 6.37
+    assert kv.status == "confirmed" or "CUDA-graph estimate 0.52 GiB logged" in kv.reason
+    assert report.exit_code == 4  # the memory lines leave the exit code to the KV lines
+
+
+def test_without_a_gpu_the_budget_figures_are_reported_not_guessed() -> None:
+    report = _report(
+        PUBLIC / "lmcache-3430-qwen3-8b-a5000-v0.21.0.log", model_path=str(CONFIGS / "Qwen--Qwen3-8B.config.json")
+    )
+    (boot,) = report.boots
+    assert boot.report is not None and boot.report.memory is not None
+    assert {c.status for c in boot.report.memory.checks} == {"reported"}
+    assert all("no GPU named" in c.reason for c in boot.report.memory.checks)
+
+
+def test_json_and_text_carry_the_memory_section() -> None:
+    from dryboot.checklog.render import log_to_dict, render_log
+
+    report = _report(MEMORY / "a100-llama31-8b-summary.log", model_path=LLAMA8B)
+    doc = log_to_dict(report)
+    mem = doc["boots"][0]["memory_check"]
+    assert mem["summary"]["confirmed"] >= 4 and mem["budget"]["available_kv_cache_bytes"]["low"] > 0
+    text = render_log(report)
+    assert "memory lines (budget predicted for" in text and "confirmed: model loading: weights 15.00 GiB" in text

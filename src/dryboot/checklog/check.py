@@ -30,6 +30,7 @@ from dryboot.checklog.compare import (
 )
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
+from dryboot.checklog.memory import MemoryReport, check_memory
 from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
 from dryboot.planner.flags import add_custom_dtypes
@@ -61,6 +62,7 @@ class CheckReport:
     comparison: Comparison
     notes: tuple[str, ...] = field(default=())
     search: Search | None = None
+    memory: MemoryReport | None = None  # the memory lines against the budget (not in the exit code)
 
     @property
     def ok(self) -> bool:
@@ -308,6 +310,13 @@ def check_facts(
                 for c in comparison.checks
             ),
         )
+    memory = check_memory(
+        facts,
+        comparison.prediction.plan,
+        str(located.path),
+        util_logged="gpu-memory-utilization" in logged.flags,
+        drafter=drafter,
+    )
     return CheckReport(
         source=source,
         facts=facts,
@@ -322,6 +331,7 @@ def check_facts(
         comparison=comparison,
         notes=tuple(notes),
         search=search,
+        memory=memory,
     )
 
 

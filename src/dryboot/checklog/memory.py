@@ -3,7 +3,8 @@
 The lines (vLLM 0.28.0's templates; 0.27.1-0.33.0 print the same words):
 
 * ``Model loading took W GiB memory and S seconds`` (``v1/worker/gpu_model_runner.py`` l.5516; the
-  V2 runner's ``v1/worker/gpu/model_runner.py`` l.381; 0.27.1's V2 runner omits ``memory``);
+  V2 runner's ``v1/worker/gpu/model_runner.py`` l.381; 0.27.1's V2 runner omits ``memory``; V0's
+  ``Loading model weights took W GB``, also bytes / 2**30);
 * ``Available KV cache memory: X GiB`` (``v1/worker/gpu_worker.py`` l.579);
 * ``Estimated CUDA graph memory: X GiB total`` (``gpu_model_runner.py`` l.6942, the V1 runner's
   ``profile_cudagraph_memory``);
@@ -26,19 +27,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from dryboot.checklog.parse import LogFacts, LogLine
+from dryboot.errors import InputError
+from dryboot.planner.plan import Plan
+from dryboot.vllm.worker.budget import Budget
+from dryboot.vllm.worker.interval import Interval
 
 GIB = 1 << 30
 #: Half the last digit vLLM prints (GiB): a logged figure's rounding.
 ROUNDING_GIB = 0.005
+#: A logged ``Model loading took`` figure matches the predicted weights when vLLM's ``format_gib``
+#: of the prediction is within this of it (issue 27: "matched within 0.01 GiB").
+WEIGHTS_GIB = 0.01 + 1e-9
 
 _NUM = r"-?\d+(?:\.\d+)?"
 
 #: (kind, pattern): each pattern's named groups are GiB figures unless named ``secs`` / ``util``.
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("model loading", re.compile(rf"Model loading took (?P<weights>{_NUM}) GiB(?: memory)?")),
+    # V0 (vLLM before 0.10, ``worker/model_runner.py``): bytes / 2**30, printed as "GB"
+    ("model loading", re.compile(rf"Loading model weights took (?P<weights>{_NUM}) GB")),
     ("available", re.compile(rf"Available KV cache memory: (?P<kv>{_NUM}) GiB")),
     ("estimated CUDA graph", re.compile(rf"Estimated CUDA graph memory: (?P<cudagraph_estimate>{_NUM}) GiB total")),
     (
@@ -187,3 +198,356 @@ def check_figure(
     by = logged - high if logged > high else low - logged
     reason = f"{term}: logged {_g(logged)} GiB is {_g(by)} GiB {side} the predicted {_g(low)}-{_g(high)} GiB"
     return MemoryCheck(kind, figure, logged, predicted, "differs", reason, line)
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """The memory lines of one boot against dryboot's budget.
+
+    :param checks: one per figure, in log order.
+    :param budget: the predicted budget (``None`` with ``refused`` saying why: then only the
+        figures that need no budget are checked).
+    :param gpu: what the GPU-dependent figures were predicted for.
+    """
+
+    checks: tuple[MemoryCheck, ...]
+    budget: Budget | None
+    refused: str | None
+    gpu: str
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gpu": self.gpu,
+            "refused": self.refused,
+            "budget": self.budget.to_dict() if self.budget is not None else None,
+            "checks": [c.to_dict() for c in self.checks],
+            "notes": list(self.notes),
+            "summary": {s: sum(c.status == s for c in self.checks) for s in ("confirmed", "differs", "reported")},
+        }
+
+
+def _iv(low: int, high: int) -> tuple[float, float]:
+    return (low / GIB, high / GIB)
+
+
+_CAPTURED = (
+    "the pool captured after the KV cache is allocated; dryboot predicts vLLM's estimate of it (subtracted from the "
+    "budget), not the capture (vLLM's own estimate misses it by -92% to +457%, kv-budget.md)"
+)
+
+
+def _graph_term(budget: Budget) -> str:
+    """The source of the budget's CUDA-graph term (why it is what it is)."""
+    for term in budget.terms:
+        if "graph" in term.name.lower():
+            return term.source
+    return "no CUDA-graph term"
+
+
+def _points(budget: Budget, prefix: str) -> int:
+    """The sum of the estimates of the budget's terms whose name starts with ``prefix`` (bytes)."""
+    return sum(t.point for t in budget.terms if t.name.lower().startswith(prefix))
+
+
+def _explain_kv(lines: tuple[MemoryLine, ...], budget: Budget) -> str:
+    """Which terms of vLLM's ``available = requested - weights - non-torch - activation - CUDA-graph
+    estimate`` move the logged KV figure from the estimate, from the boot's own lines: each logged
+    term against its prediction, with its effect on the KV figure, and the rest attributed to the
+    terms the log does not state separately."""
+    kv = budget.available_kv_cache_bytes
+    logged_kv = next((m.gib("kv") for m in lines if m.kind in ("available", "kv in use")), None)
+    parts: list[str] = []
+    explained = 0.0  # GiB of the KV difference the logged terms account for
+    stated: set[str] = set()
+
+    def term(name: str, logged: float, predicted: float, sign: int) -> None:
+        nonlocal explained
+        stated.add(name)
+        delta = logged - predicted
+        if abs(delta) >= 0.01:
+            explained += sign * delta
+            parts.append(f"{name} {logged:.2f} GiB logged vs {predicted:.2f} predicted ({sign * delta:+.2f} on the KV)")
+
+    cg_mid = _points(budget, "cuda graph") / GIB
+    summary = any(m.kind == "actual usage" for m in lines)
+    for m in lines:
+        if m.kind == "free memory" and "requested" not in stated:
+            term("requested", m.gib("requested"), budget.requested_bytes / GIB, +1)
+        elif m.kind in ("model loading", "actual usage (before 0.11)") and not summary and "weights" not in stated:
+            term("weights", m.gib("weights"), budget.weights_bytes / GIB, -1)
+        elif m.kind in ("estimated CUDA graph", "CUDA graph pool") and "CUDA-graph estimate" not in stated:
+            term("CUDA-graph estimate", m.gib("cudagraph_estimate"), cg_mid, -1)
+        elif m.kind == "actual usage" and "consumed" not in stated:
+            consumed = (budget.weights_bytes + _points(budget, "non-torch") + _points(budget, "persistent")) / GIB
+            term("consumed (weights + non-torch)", m.gib("consumed"), consumed, -1)
+            peak = (_points(budget, "activation") + _points(budget, "cuda graph")) / GIB
+            term("peak activation (+ CUDA-graph estimate)", m.gib("activation"), peak, -1)
+    if logged_kv is not None:
+        rest = logged_kv - kv.estimate / GIB - explained
+        if abs(rest) >= 0.01:
+            unstated = "activation transient and non-torch memory"
+            if "consumed (weights + non-torch)" in stated:
+                unstated = "rounding"
+            parts.append(f"the rest ({rest:+.2f} GiB) lies in the terms the log does not state: {unstated}")
+    return "by term: " + ("; ".join(parts) if parts else "none stated")
+
+
+def compare_memory(
+    lines: tuple[MemoryLine, ...],
+    budget: Budget | None,
+    *,
+    weights_stages: tuple[int, ...] = (),
+    refused: str | None = None,
+    gpu: str = "",
+    gpu_named: bool = True,
+    notes: tuple[str, ...] = (),
+) -> MemoryReport:
+    """Every figure of ``lines`` against ``budget`` (bytes; see :class:`MemoryCheck`). Pure.
+
+    :param weights_stages: each pipeline stage's predicted weights (``Model loading took`` of a
+        rank of that stage); checked even without a budget.
+    :param gpu_named: whether the GPU is known (named, or its total read from the log); else the
+        GPU-dependent figures are ``reported``.
+    """
+    no_budget = refused or "no budget predicted"
+    no_gpu = "no GPU named (give --gpu): the budget's figures depend on its CUDA total"
+    out: list[MemoryCheck] = []
+    for m in lines:
+        if m.kind == "model loading":
+            logged = m.gib("weights")
+            if not weights_stages:
+                out.append(check_figure(m.kind, "weights", logged, None, m.line, term="", unpredicted=no_budget))
+                continue
+            near = round(min(weights_stages, key=lambda w: abs(w / GIB - logged)) / GIB, 2)
+            check = check_figure(
+                m.kind, "weights", logged, (near, near), m.line, term="weights per rank", tolerance=WEIGHTS_GIB
+            )
+            out.append(check)
+            continue
+        if m.kind == "graph capturing":
+            out.append(
+                check_figure(m.kind, "cudagraph", m.gib("cudagraph"), None, m.line, term="", unpredicted=_CAPTURED)
+            )
+            continue
+        if budget is None or not gpu_named:
+            for name in m.figures:
+                if name not in ("secs", "util"):
+                    why = no_budget if budget is None else no_gpu
+                    out.append(check_figure(m.kind, name, m.gib(name), None, m.line, term="", unpredicted=why))
+            continue
+        kv = budget.available_kv_cache_bytes
+        kv_iv = _iv(kv.low, kv.high)
+        cg = _iv(budget.cuda_graph_bytes.low, budget.cuda_graph_bytes.high)
+        if m.kind in ("available", "kv in use"):
+            c = check_figure(m.kind, "kv", m.gib("kv"), kv_iv, m.line, term="available KV cache memory")
+            if c.status == "differs":
+                c = MemoryCheck(
+                    c.kind,
+                    c.figure,
+                    c.logged,
+                    c.predicted,
+                    c.status,
+                    f"{c.reason}; {_explain_kv(lines, budget)}",
+                    c.line,
+                )
+            out.append(c)
+        elif m.kind == "estimated CUDA graph":
+            out.append(
+                check_figure(
+                    m.kind, "cudagraph_estimate", m.gib("cudagraph_estimate"), cg, m.line, term="CUDA-graph estimate"
+                )
+            )
+        elif m.kind == "CUDA graph pool":
+            out.append(
+                check_figure(m.kind, "cudagraph", m.gib("cudagraph"), None, m.line, term="", unpredicted=_CAPTURED)
+            )
+            out.append(
+                check_figure(
+                    m.kind, "cudagraph_estimate", m.gib("cudagraph_estimate"), cg, m.line, term="CUDA-graph estimate"
+                )
+            )
+        elif m.kind == "free memory":
+            total = budget.gpu_total_bytes / GIB
+            out.append(
+                check_figure(m.kind, "total", m.gib("total"), (total, total), m.line, term="the GPU's CUDA total")
+            )
+            req = budget.requested_bytes / GIB
+            out.append(
+                check_figure(
+                    m.kind, "requested", m.gib("requested"), (req, req), m.line, term="requested = ceil(total x util)"
+                )
+            )
+            gate = budget.startup_gate.free_bytes
+            c = check_figure(
+                m.kind,
+                "free",
+                m.gib("free"),
+                _iv(gate.low, gate.high),
+                m.line,
+                term="free memory of an idle GPU at start",
+            )
+            if c.status == "differs" and c.logged < c.predicted[0]:  # type: ignore[index]
+                c = MemoryCheck(
+                    c.kind,
+                    c.figure,
+                    c.logged,
+                    c.predicted,
+                    c.status,
+                    f"{c.reason}: other processes held memory at start",
+                    c.line,
+                )
+            out.append(c)
+        elif m.kind == "actual usage":
+            consumed = budget.non_torch_bytes + Interval(budget.weights_bytes, budget.weights_bytes)
+            peak = budget.activation_bytes + budget.cuda_graph_bytes
+            out.append(
+                check_figure(
+                    m.kind,
+                    "consumed",
+                    m.gib("consumed"),
+                    _iv(consumed.low, consumed.high),
+                    m.line,
+                    term="weights + non-torch",
+                )
+            )
+            out.append(
+                check_figure(
+                    m.kind,
+                    "activation",
+                    m.gib("activation"),
+                    _iv(peak.low, peak.high),
+                    m.line,
+                    term="transient peak + CUDA-graph estimate",
+                )
+            )
+            out.append(
+                check_figure(m.kind, "cudagraph", m.gib("cudagraph"), None, m.line, term="", unpredicted=_CAPTURED)
+            )
+        elif m.kind == "actual usage (before 0.11)":
+            w = round(budget.weights_bytes / GIB, 2)
+            out.append(
+                check_figure(
+                    m.kind, "weights", m.gib("weights"), (w, w), m.line, term="weights per rank", tolerance=WEIGHTS_GIB
+                )
+            )
+            act = budget.activation_bytes
+            out.append(
+                check_figure(
+                    m.kind, "activation", m.gib("activation"), _iv(act.low, act.high), m.line, term="transient peak"
+                )
+            )
+            nt = budget.non_torch_bytes
+            out.append(
+                check_figure(
+                    m.kind, "non_torch", m.gib("non_torch"), _iv(nt.low, nt.high), m.line, term="non-torch memory"
+                )
+            )
+            out.append(
+                check_figure(m.kind, "cudagraph", m.gib("cudagraph"), None, m.line, term="", unpredicted=_CAPTURED)
+            )
+    if budget is not None:
+        why = _graph_term(budget)
+        out = [
+            MemoryCheck(c.kind, c.figure, c.logged, c.predicted, c.status, f"{c.reason}; dryboot's term: {why}", c.line)
+            if c.status == "differs" and c.figure == "cudagraph_estimate"
+            else c
+            for c in out
+        ]
+    return MemoryReport(tuple(out), budget, refused, gpu, notes)
+
+
+def check_memory(
+    facts: LogFacts,
+    p: Plan,
+    config_path: str,
+    *,
+    util_logged: bool,
+    drafter: Any = None,
+) -> MemoryReport | None:
+    """The memory lines of one boot against dryboot's budget for the boot's plan ``p`` (its
+    flags; its KV budget is ignored), the weights from ``config_path``'s checkpoint headers or
+    the config alone. ``None`` when the boot logs no memory line.
+
+    Without ``--gpu`` / ``--gpu-memory``, the CUDA total of the log's ``Free memory on device
+    (F/T GiB)`` line is taken (``T`` GiB, stated); without a logged ``gpu_memory_utilization``,
+    the line's ``U``.
+    """
+    lines = memory_lines(facts)
+    if not lines:
+        return None
+    # at call: only a boot with memory lines reads checkpoint headers and runs the budget model
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights
+    from dryboot.vllm.transformers_utils.config import load_config_json
+    from dryboot.vllm.worker.budget import estimate_budget
+    from dryboot.vllm.worker.profile_run import forward_shape
+
+    args = p.args
+    notes: list[str] = []
+    free = next((m for m in lines if m.kind == "free memory"), None)
+    gpu_named = args.gpu is not None or args.gpu_memory_bytes is not None
+    if not gpu_named and free is not None:
+        args = args.evolve(gpu_memory_bytes=round(free.gib("total") * GIB))
+        notes.append(f"the GPU's CUDA total {free.figures['total']} GiB from the log ({free.line.where})")
+        gpu_named = True
+    if not util_logged and free is not None:
+        args = args.evolve(gpu_memory_utilization=float(free.figures["util"]))
+        notes.append(f"gpu_memory_utilization {free.figures['util']} from the log ({free.line.where})")
+    args = args.evolve(kv_cache_memory_bytes=None, non_kv_memory_bytes=None)
+    gpu = args.device
+    where = args.gpu.label() if args.gpu is not None else f"{gpu.label()} (assumed)"
+    if args.gpu_memory_bytes is not None:
+        where += f", CUDA total {args.gpu_memory_bytes / GIB:.2f} GiB"
+    try:
+        weights = model_weights(
+            Path(config_path),
+            tp=args.tensor_parallel_size,
+            pp=args.pipeline_parallel_size,
+            dp=args.data_parallel_size,
+            dtype=args.dtype,
+        )
+    except InputError as exc:
+        return compare_memory(lines, None, refused=f"weights: {exc.line()}", gpu=where, gpu_named=gpu_named)
+    if weights.refused or not weights.stages:
+        why = f"weights: {weights.refused or 'not modelled'}"
+        return compare_memory(lines, None, refused=why, gpu=where, gpu_named=gpu_named, notes=tuple(notes))
+    stages = tuple(w.allocated_bytes for w in weights.stages)
+    notes.append(f"weights from the {weights.source}")
+    budget = None
+    refused = None
+    try:
+        source, config = load_config_json(config_path)
+        shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else p.model_dtype)
+        backend = p.backend.name if p.backend is not None else "FLASH_ATTN"
+        budget = estimate_budget(
+            p.model,
+            args,
+            weights_bytes=stages[0],
+            gpu=gpu,
+            rules=p.rules,
+            drafter=drafter,
+            shape=shape,
+            backend=backend,
+        )
+    except InputError as exc:
+        refused = exc.line()
+    return compare_memory(
+        lines, budget, weights_stages=stages, refused=refused, gpu=where, gpu_named=gpu_named, notes=tuple(notes)
+    )
+
+
+def memory_text(r: MemoryReport) -> list[str]:
+    """The text report's memory section: one line per figure (``line N: confirmed: ...``)."""
+    out = ["", f"memory lines (budget predicted for the {r.gpu}; not in the exit code):"]
+    if r.refused:
+        out.append(f"  no budget: {r.refused}")
+    for note in r.notes:
+        out.append(f"  note: {note}")
+    for c in r.checks:
+        out.append(f"  {c.line.where}: {c.status}: {c.kind}: {c.figure} {c.logged:.2f} GiB; {c.reason}")
+    n = {s: sum(c.status == s for c in r.checks) for s in ("confirmed", "differs", "reported")}
+    out.append(
+        f"  {len(r.checks)} memory figures: {n['confirmed']} confirmed, {n['differs']} differ, "
+        f"{n['reported']} not predicted"
+    )
+    return out

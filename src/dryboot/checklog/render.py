@@ -6,6 +6,7 @@ from typing import Any
 
 from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status
 from dryboot.checklog.compare import Explanation, LineCheck, describe_figures
+from dryboot.checklog.memory import memory_text
 
 
 def _flag_text(flags: dict[str, object]) -> str:
@@ -73,6 +74,8 @@ def render_text(r: CheckReport) -> str:
             out.append("    no combination of them explains every line")
         else:
             out.append("    no single KV budget gives every line")
+    if r.memory is not None:
+        out.extend(memory_text(r.memory))
     checks = r.comparison.checks
     n_match = sum(c.status == "matches" for c in checks)
     n_diff = sum(c.status == "differs" for c in checks)
@@ -202,6 +205,7 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             "unchecked": sum(c.status == "unchecked" for c in checks),
             "refused": sum(c.status == "refused" for c in checks),
         },
+        "memory_check": r.memory.to_dict() if r.memory is not None else None,
         "ok": r.ok,
         "status": boot_status(r),
         "search": None
