@@ -213,3 +213,22 @@ def test_json_and_text_carry_the_memory_section() -> None:
     assert mem["summary"]["confirmed"] >= 4 and mem["budget"]["available_kv_cache_bytes"]["low"] > 0
     text = render_log(report)
     assert "memory lines (budget predicted for" in text and "confirmed: model loading: weights 15.00 GiB" in text
+
+
+def test_memory_only_boot_checks_the_gpu_figures() -> None:
+    """club-3090 #1087 (2x RTX 5090, memory lines only): with a config given, the summary's
+    total and requested memory are vLLM's ceil(T x U) on the table's RTX 5090; the boot stays
+    unchecked (no KV line), exit 3. The config is a stand-in (the post's Qwen3.8-27B is not
+    published): only the figures that need no weights are asserted."""
+    from dryboot.vllm.gpus import gpu_table
+
+    report = _report(
+        PUBLIC / "club3090-1087-qwen38-27b-2x5090-actual-usage.log",
+        model_path=str(Path(__file__).resolve().parents[2] / "examples" / "models" / "Qwen3.5-27B.config.json"),
+        gpu=gpu_table()["RTX 5090"],
+    )
+    assert report.exit_code == 3 and [b.status for b in report.boots] == ["unchecked"]
+    mem = report.boots[0].report.memory  # type: ignore[union-attr]
+    assert mem is not None
+    gpu_checks = [c for c in mem.checks if c.figure in ("total", "requested")]
+    assert len(gpu_checks) == 4 and all(c.status == "confirmed" for c in gpu_checks)

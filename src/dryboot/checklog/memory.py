@@ -25,6 +25,7 @@ stands for bytes within 0.005 GiB of ``x * 2**30``.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -293,10 +294,32 @@ def _explain_kv(lines: tuple[MemoryLine, ...], budget: Budget) -> str:
     return "by term: " + ("; ".join(parts) if parts else "none stated")
 
 
+def _gpu_figures(m: MemoryLine, total_bytes: int, util: float) -> list[MemoryCheck]:
+    """The summary's ``T`` against the GPU's CUDA total and ``R`` against ``ceil(T x U)`` (no
+    budget needed). The total is known to two decimals (a logged or posted GiB figure), so ``R``
+    is too, to ``U x 0.005`` GiB."""
+    total = total_bytes / GIB
+    req = math.ceil(total_bytes * util) / GIB
+    spread = util * ROUNDING_GIB
+    return [
+        check_figure(m.kind, "total", m.gib("total"), (total, total), m.line, term="the GPU's CUDA total"),
+        check_figure(
+            m.kind,
+            "requested",
+            m.gib("requested"),
+            (req - spread, req + spread),
+            m.line,
+            term="requested = ceil(total x util)",
+        ),
+    ]
+
+
 def compare_memory(
     lines: tuple[MemoryLine, ...],
     budget: Budget | None,
     *,
+    total_bytes: int | None = None,
+    util: float | None = None,
     weights_stages: tuple[int, ...] = (),
     refused: str | None = None,
     gpu: str = "",
@@ -309,8 +332,10 @@ def compare_memory(
         rank of that stage); checked even without a budget.
     :param gpu_named: whether the GPU is known (named, or its total read from the log); else the
         GPU-dependent figures are ``reported``.
+    :param total_bytes: the GPU's CUDA total and ``util`` the utilization, for the summary's ``T``
+        and ``R`` (checked with or without a budget).
     """
-    no_budget = refused or "no budget predicted"
+    no_budget = "no budget predicted" + (" (see above)" if refused else "")
     no_gpu = "no GPU named (give --gpu): the budget's figures depend on its CUDA total"
     out: list[MemoryCheck] = []
     for m in lines:
@@ -330,6 +355,11 @@ def compare_memory(
                 check_figure(m.kind, "cudagraph", m.gib("cudagraph"), None, m.line, term="", unpredicted=_CAPTURED)
             )
             continue
+        if m.kind == "free memory" and gpu_named and total_bytes is not None and util is not None:
+            out.extend(_gpu_figures(m, total_bytes, util))
+            if budget is None:
+                out.append(check_figure(m.kind, "free", m.gib("free"), None, m.line, term="", unpredicted=no_budget))
+                continue
         if budget is None or not gpu_named:
             for name in m.figures:
                 if name not in ("secs", "util"):
@@ -368,16 +398,6 @@ def compare_memory(
                 )
             )
         elif m.kind == "free memory":
-            total = budget.gpu_total_bytes / GIB
-            out.append(
-                check_figure(m.kind, "total", m.gib("total"), (total, total), m.line, term="the GPU's CUDA total")
-            )
-            req = budget.requested_bytes / GIB
-            out.append(
-                check_figure(
-                    m.kind, "requested", m.gib("requested"), (req, req), m.line, term="requested = ceil(total x util)"
-                )
-            )
             gate = budget.startup_gate.free_bytes
             c = check_figure(
                 m.kind,
@@ -498,6 +518,12 @@ def check_memory(
     where = args.gpu.label() if args.gpu is not None else f"{gpu.label()} (assumed)"
     if args.gpu_memory_bytes is not None:
         where += f", CUDA total {args.gpu_memory_bytes / GIB:.2f} GiB"
+    common: dict[str, Any] = {
+        "gpu": where,
+        "gpu_named": gpu_named,
+        "total_bytes": args.gpu_memory_bytes or gpu.cuda_total_bytes,
+        "util": args.gpu_memory_utilization,
+    }
     try:
         weights = model_weights(
             Path(config_path),
@@ -507,10 +533,10 @@ def check_memory(
             dtype=args.dtype,
         )
     except InputError as exc:
-        return compare_memory(lines, None, refused=f"weights: {exc.line()}", gpu=where, gpu_named=gpu_named)
+        return compare_memory(lines, None, refused=f"weights: {exc.line()}", notes=tuple(notes), **common)
     if weights.refused or not weights.stages:
         why = f"weights: {weights.refused or 'not modelled'}"
-        return compare_memory(lines, None, refused=why, gpu=where, gpu_named=gpu_named, notes=tuple(notes))
+        return compare_memory(lines, None, refused=why, notes=tuple(notes), **common)
     stages = tuple(w.allocated_bytes for w in weights.stages)
     notes.append(f"weights from the {weights.source}")
     budget = None
@@ -531,9 +557,7 @@ def check_memory(
         )
     except InputError as exc:
         refused = exc.line()
-    return compare_memory(
-        lines, budget, weights_stages=stages, refused=refused, gpu=where, gpu_named=gpu_named, notes=tuple(notes)
-    )
+    return compare_memory(lines, budget, weights_stages=stages, refused=refused, notes=tuple(notes), **common)
 
 
 def memory_text(r: MemoryReport) -> list[str]:

@@ -128,6 +128,8 @@ def _boot_text(b: BootResult, source: str) -> str:
     memory = "".join(
         f"memory: {name}: {figure} ({line.where})\n" for name, figure, line in b.facts.memory
     )  # read for budget calibration, not checked
+    if b.report is not None and not b.facts.kv_lines and b.report.memory is not None:  # memory lines only
+        return f"dryboot check-log: {source}: {b.status}: {b.reason}\n" + "\n".join(memory_text(b.report.memory)) + "\n"
     if b.report is not None:
         return render_text(b.report) + memory
     return f"dryboot check-log: {source}: {b.status}: {b.reason}\n" + memory
