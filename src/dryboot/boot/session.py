@@ -41,7 +41,9 @@ FAKED = (
     "(process_weights_after_loading is not run)",
     "workers: no process group, no GPUModelRunner object; the worker/engine-core steps that decide "
     "the KV cache run in their order in one process, with parallel groups of the configured sizes",
-    "memory: no profile run; the KV budget is --kv-cache-memory-bytes exactly (required)",
+    "memory: no profile run; the KV budget is --kv-cache-memory-bytes exactly, or without it the requested "
+    "memory less the tree's own weights per rank (parameters and buffers on the meta device) and dryboot's "
+    "estimate of the other terms (activation, CUDA-graph estimate, non-torch)",
     "Triton counts as installed; torchvision's two op schemas are declared (CPU torch)",
 )
 
@@ -235,8 +237,12 @@ class BootSession:
             raise InputError(self.tree.path, None, f"unexpected first line from the boot environment: {line[:200]}")
         return meta
 
-    def boot(self, model: str, argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-        """One engine start of ``model`` (a directory holding config.json) under vLLM ``argv``.
+    def boot(
+        self, model: str, argv: list[str], env: dict[str, str] | None = None, budget: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One engine start of ``model`` (a directory holding config.json) under vLLM ``argv``;
+        without ``--kv-cache-memory-bytes``, ``budget`` (:meth:`dryboot.boot.budget.BootBudget.case`)
+        gives the KV budget's terms other than the tree's weights.
 
         :returns: the child's answer (see ``engine_start.py``): ``ok``, ``stage``, ``error``,
             ``block_size``, ``groups``, ``num_blocks``, ``tokens``, ``concurrency``,
@@ -247,6 +253,8 @@ class BootSession:
         case: dict[str, Any] = {"id": f"boot-{self.cases}", "model": model, "argv": list(argv)}
         if env:
             case["env"] = env
+        if budget:
+            case["budget"] = budget
         assert self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(case) + "\n")
