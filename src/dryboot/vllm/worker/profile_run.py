@@ -200,7 +200,7 @@ def activation_terms(
                 int(peak * COLD_COMPILE_FACTOR),
                 "inductor compiles (and autotunes) inside the profile run when the compile cache is cold: up to "
                 f"+{COLD_COMPILE_FACTOR:.0%} (reference RTX 3090: 1.96 vs 1.09 GiB); 0 on a warm cache",
-                estimate=0,
+                estimate=int(peak * COLD_COMPILE_FACTOR) // 2 if compile_cache == "cold" else 0,
             )
         )
     return terms
