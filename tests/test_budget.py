@@ -201,3 +201,21 @@ def test_cli_plan_gpu_without_budget_prints_vllms_lines_and_json() -> None:
 def test_forward_shape_reads_text_config() -> None:
     s = forward_shape({"text_config": {"hidden_size": 64, "vocab_size": 100, "intermediate_size": 128}})
     assert s == ForwardShape(100, 64, 128, q_size=0, kv_size=0)
+
+
+def test_profiles_take_gpu_and_utilization_instead_of_a_pinned_budget(tmp_path: Path) -> None:
+    from dryboot.planner.profiles import load_profiles, run
+
+    (tmp_path / "p.toml").write_text(
+        f'[defaults]\nmodel = "{QWEN3_8B}"\ngpu = "RTX 3090"\n\n'
+        '[profiles.a]\nmax-model-len = 16384\ngpu-memory-utilization = 0.9\n\n'
+        "[profiles.b]\nmax-model-len = 16384\ngpu-memory-utilization = 0.95\n\n"
+        "[profiles.pinned]\nmax-model-len = 16384\nkv-cache-memory-bytes = 4000000000\n"
+    )
+    results = {p.name: pl for p, _, pl in run(load_profiles(tmp_path / "p.toml"))}
+    a, b, pinned = results["a"], results["b"], results["pinned"]
+    assert a.capacity is not None and b.capacity is not None and pinned.capacity is not None
+    assert b.capacity.kv_cache_size_tokens > a.capacity.kv_cache_size_tokens
+    assert any(n.startswith("KV budget predicted") and "verdict" in n for n in a.notes)
+    assert pinned.capacity.available_bytes == 4000000000
+    assert not any(n.startswith("KV budget predicted") for n in pinned.notes)

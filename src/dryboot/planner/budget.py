@@ -25,7 +25,7 @@ from dryboot.vllm.worker.budget import (
 )
 from dryboot.vllm.worker.profile_run import forward_shape
 
-__all__ = ["BudgetPlan", "plan_with_budget", "wants_budget"]
+__all__ = ["BudgetPlan", "budget_note", "plan_with_budget", "wants_budget"]
 
 
 @dataclass(frozen=True)
@@ -124,4 +124,21 @@ def plan_with_budget(
         safe_kv_cache_memory_bytes=safe_kv_cache_memory_bytes(budget, margin),
         margin_bytes=margin,
         tokens=(_tokens(at["low"]), _tokens(at["estimate"]), _tokens(at["high"])),
+    )
+
+
+def budget_note(bp: BudgetPlan) -> str:
+    """One line: the predicted budget, its interval, the tokens at both bounds and the verdict
+    (or why no budget was estimated)."""
+    if bp.budget is None:
+        return f"KV budget not estimated: {bp.refused}"
+    kv = bp.budget.available_kv_cache_bytes
+    lo, est, hi = bp.tokens
+    gib = 1 << 30
+    tokens = "" if est is None else f"; KV cache tokens {est:,} ({lo or 0:,} .. {hi or 0:,})"
+    verdict = "" if bp.verdict is None else f"; verdict {bp.verdict.word}"
+    return (
+        f"KV budget predicted (vLLM {bp.budget.release}, util {bp.budget.gpu_memory_utilization}): "
+        f"Available KV cache memory {kv.estimate / gib:.2f} GiB ({kv.low / gib:.2f} .. {kv.high / gib:.2f}){tokens}"
+        f"{verdict}; safe --kv-cache-memory-bytes={bp.safe_kv_cache_memory_bytes}"
     )
