@@ -116,8 +116,14 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if not entry.get("config"):
         row.out_of_range = "no published config for the checkpoint served"
         return row
-    if entry.get("quantization") or entry.get("speculative_config"):
-        row.out_of_range = "quantized checkpoint or speculative decoding: weights/drafter not in this calibration"
+    if entry.get("speculative_config"):
+        row.out_of_range = "speculative decoding: the drafter's weights and passes are not modelled"
+        return row
+    config = REPO / str(entry["config"])
+    config_json = json.loads((config / "config.json" if config.is_dir() else config).read_text())
+    quantized = "quantization_config" in config_json or "quantization_config" in config_json.get("text_config", {})
+    if entry.get("quantization") and not quantized:
+        row.out_of_range = f"{entry['quantization']} checkpoint served, the config is an unquantized stand-in"
         return row
     gpu = _gpu(entry)
     if gpu is None:
@@ -135,7 +141,6 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
             flags[flag] = str(entry[key])
     if entry.get("enforce_eager"):
         flags["enforce-eager"] = "true"
-    config = REPO / str(entry["config"])
     try:
         model, args = build_engine_args(str(config), flags, [])
     except InputError as e:
@@ -161,7 +166,7 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
         weights_bytes=weights.stages[0].allocated_bytes,
         gpu=gpu,
         rules=rules_for(version),
-        shape=forward_shape(json.loads((config / "config.json" if config.is_dir() else config).read_text())),
+        shape=forward_shape(config_json),
         runner=runner,
         compile_cache=row.cache,
     )
