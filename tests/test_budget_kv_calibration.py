@@ -33,7 +33,8 @@ ENTRIES: list[dict[str, Any]] = json.loads((DATA / "calibration.json").read_text
 
 #: releases with vLLM's V1 engine whose budget formula dryboot models: 0.27.1-0.33 with their own
 #: rules; 0.10-0.26 with the V1 runner and the nearest rules (0.27.1): the same
-#: determine_available_memory, the graph estimate subtracted from 0.21 (off before).
+#: determine_available_memory, the graph estimate subtracted from 0.20 (tests/data/budget/FORMULAS.md: the 0.20.0 wheel
+#: defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1; off before).
 MODELLED = tuple(VERSIONS)
 
 
@@ -83,7 +84,7 @@ def _era(release: tuple[int, int, int]) -> tuple[str, str, bool] | None:
         base = f"0.{release[1]}.0"
         return base, f"{base} (nearest release's rules)", True
     if (0, 10) <= release[:2] <= (0, 27):
-        on = release[:2] >= (0, 21)
+        on = release[:2] >= (0, 20)
         return "0.27.1", f"V1 engine 0.10-0.26 (0.27.1's rules, V1 runner, graph estimate {'on' if on else 'off'})", on
     return None
 
@@ -146,7 +147,8 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     except InputError as e:
         row.out_of_range = f"plan refused: {e}"
         return row
-    util = entry.get("gpu_memory_utilization") or (0.92 if version >= "0.19" else 0.9)
+    # vLLM's default utilization: 0.9 up to 0.19.0, 0.92 from 0.20.0 (FORMULAS.md)
+    util = entry.get("gpu_memory_utilization") or (0.92 if release and release[:2] >= (0, 20) else 0.9)
     args = args.evolve(gpu=gpu, gpu_memory_utilization=float(util))
     weights = model_weights(config, tp=tp, pp=pp)
     if weights.refused:
