@@ -208,7 +208,7 @@ def test_profiles_take_gpu_and_utilization_instead_of_a_pinned_budget(tmp_path: 
 
     (tmp_path / "p.toml").write_text(
         f'[defaults]\nmodel = "{QWEN3_8B}"\ngpu = "RTX 3090"\n\n'
-        '[profiles.a]\nmax-model-len = 16384\ngpu-memory-utilization = 0.9\n\n'
+        "[profiles.a]\nmax-model-len = 16384\ngpu-memory-utilization = 0.9\n\n"
         "[profiles.b]\nmax-model-len = 16384\ngpu-memory-utilization = 0.95\n\n"
         "[profiles.pinned]\nmax-model-len = 16384\nkv-cache-memory-bytes = 4000000000\n"
     )
@@ -219,3 +219,22 @@ def test_profiles_take_gpu_and_utilization_instead_of_a_pinned_budget(tmp_path: 
     assert any(n.startswith("KV budget predicted") and "verdict" in n for n in a.notes)
     assert pinned.capacity.available_bytes == 4000000000
     assert not any(n.startswith("KV budget predicted") for n in pinned.notes)
+
+
+def test_multimodal_encoder_profiling_is_refused_by_name() -> None:
+    from dryboot.vllm.worker.profile_run import activation_terms
+
+    shape = forward_shape({"vision_config": {}, "text_config": {"hidden_size": 64, "vocab_size": 100}})
+    assert shape.multimodal == "vision_config"
+    with pytest.raises(InputError, match="activation: multimodal encoder profiling: the model has a vision_config"):
+        activation_terms(shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=False)
+
+
+def test_speculative_decoding_widens_the_sampler_term() -> None:
+    from dryboot.vllm.worker.profile_run import activation_terms
+
+    shape = forward_shape(json.loads(QWEN3_8B.read_text()))
+    kw = {"max_num_batched_tokens": 2048, "max_num_seqs": 256, "tp": 1, "compiled": False}
+    plain = activation_terms(shape, **kw)  # type: ignore[arg-type]
+    spec = activation_terms(shape, speculative=True, **kw)  # type: ignore[arg-type]
+    assert max(t.high for t in spec) > max(t.high for t in plain)

@@ -242,7 +242,17 @@ def estimate_budget(
         compiled=not eager,
         compile_cache=compile_cache,
         drafter=drafter_shape,
+        speculative=bool(args.speculative_method or args.num_speculative_tokens),
     )
+    if drafter is not None and drafter_shape is None:
+        hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)
+        if hidden > shape.hidden_size:
+            raise InputError(
+                "activation",
+                "drafter forward",
+                f"the drafter is wider than the target (hidden_size {hidden} > {shape.hidden_size}): its forward "
+                "at max_num_batched_tokens is not bounded by the target's",
+            )
     layers = max(1, -(-model.num_decoder_layers // pp))
     cg = cudagraph_term(
         shape,

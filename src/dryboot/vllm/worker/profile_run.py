@@ -47,6 +47,14 @@ COLD_COMPILE_FACTOR = 0.8
 #: vLLM pads the vocabulary to a multiple of 64 (``DEFAULT_VOCAB_PADDING_SIZE``).
 VOCAB_PADDING = 64
 
+#: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``).
+_ENCODER_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
+#: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
+#: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
+#: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
+#: logits are still referenced: bytes per ``S x vocab`` element (low, high).
+SPECULATIVE_SAMPLER_BYTES = (14, 30)
+
 _DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
 
 
@@ -61,6 +69,8 @@ class ForwardShape:
     :param experts_per_token: ``num_experts_per_tok`` (0: dense).
     :param q_size: ``num_attention_heads * head_dim``; ``kv_size``: ``num_key_value_heads * head_dim``.
     :param dtype_bytes: the activations' bytes per element (the model dtype).
+    :param multimodal: the config key of an encoder vLLM profiles before the decoder
+        (``vision_config``...), ``None`` for a text-only model.
     """
 
     vocab_size: int
@@ -71,6 +81,7 @@ class ForwardShape:
     q_size: int = 0
     kv_size: int = 0
     dtype_bytes: int = 2
+    multimodal: str | None = None
 
 
 def _int(cfg: Mapping[str, Any], *keys: str) -> int:
@@ -107,7 +118,9 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
         if dtype != "auto"
         else str(cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or "bfloat16")
     )
+    encoder = next((k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)), None)
     return ForwardShape(
+        multimodal=encoder,
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
@@ -152,14 +165,25 @@ def activation_terms(
     compiled: bool,
     compile_cache: str = "unknown",
     drafter: ForwardShape | None = None,
+    speculative: bool = False,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
     term is 0..0 with its figure in the text), plus ``activation: cold torch.compile`` when
     ``compiled`` and ``compile_cache`` is not ``warm``. ``drafter``: a speculative drafter's
     forward, run after the target's (``_dummy_run`` calls ``drafter.dummy_run``), whose own
-    transient adds only where wider.
+    transient adds only where wider. ``speculative``: the rejection sampler's warm-up follows
+    the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`).
+
+    :raises InputError: a multimodal model (its encoder profiling is not modelled).
     """
+    if shape.multimodal is not None:
+        raise InputError(
+            "activation",
+            "multimodal encoder profiling",
+            f"the model has a {shape.multimodal}: vLLM profiles the encoder at its budget before the decoder, "
+            "which dryboot does not model",
+        )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
     if drafter is not None:
@@ -167,15 +191,20 @@ def activation_terms(
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
     rows = sampler_rows(max_num_seqs, t)
     logits = rows * padded_vocab(shape.vocab_size)
-    smp_lo, smp_hi = logits * SAMPLER_BYTES_PER_LOGIT[0], logits * SAMPLER_BYTES_PER_LOGIT[1]
+    per_logit = SPECULATIVE_SAMPLER_BYTES if speculative else SAMPLER_BYTES_PER_LOGIT
+    smp_lo, smp_hi = logits * per_logit[0], logits * per_logit[1]
     fwd_src = (
         f"_dummy_run({t}, is_profile=True): widest decoder layer x {FORWARD_SLACK[0]}-{FORWARD_SLACK[1]} % "
         f"({fwd / MIB:,.0f} MiB at factor 1)"
     )
     smp_src = (
         f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "
-        f"{SAMPLER_BYTES_PER_LOGIT[0]}-{SAMPLER_BYTES_PER_LOGIT[1]} B (model-dtype logits, float32 copy, "
-        "softmax, exponential noise)"
+        f"{per_logit[0]}-{per_logit[1]} B ("
+        + (
+            "the rejection sampler's 2 x rows of logits and probabilities beside the first logits)"
+            if speculative
+            else "model-dtype logits, float32 copy, softmax, exponential noise)"
+        )
     )
     terms: list[Term]
     if smp_lo >= fwd_hi:
