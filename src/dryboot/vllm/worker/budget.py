@@ -243,6 +243,7 @@ def estimate_budget(
         compile_cache=compile_cache,
         drafter=drafter_shape,
         speculative=bool(args.speculative_method or args.num_speculative_tokens),
+        runner=runner,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

@@ -47,6 +47,11 @@ COLD_COMPILE_FACTOR = 0.8
 #: vLLM pads the vocabulary to a multiple of 64 (``DEFAULT_VOCAB_PADDING_SIZE``).
 VOCAB_PADDING = 64
 
+#: the V2 model runner's ``_dummy_sampler_run`` (``v1/worker/gpu/model_runner.py``): the
+#: model-dtype logits (2) and, where the dummy batch needs logits processing, their float32 copy
+#: (``Sampler.apply_sampling_params``, 4); the Gumbel sampling is a Triton kernel with per-block
+#: partials only, and no rejection sampler runs (low, high).
+V2_SAMPLER_BYTES_PER_LOGIT = (2, 6)
 #: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``).
 _ENCODER_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
@@ -166,6 +171,7 @@ def activation_terms(
     compile_cache: str = "unknown",
     drafter: ForwardShape | None = None,
     speculative: bool = False,
+    runner: str = "V1",
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -173,7 +179,8 @@ def activation_terms(
     ``compiled`` and ``compile_cache`` is not ``warm``. ``drafter``: a speculative drafter's
     forward, run after the target's (``_dummy_run`` calls ``drafter.dummy_run``), whose own
     transient adds only where wider. ``speculative``: the rejection sampler's warm-up follows
-    the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`).
+    the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`; V1 runner only). ``runner``: ``V1`` or
+    ``V2`` (whose dummy sampler keeps far less: :data:`V2_SAMPLER_BYTES_PER_LOGIT`).
 
     :raises InputError: a multimodal model (its encoder profiling is not modelled).
     """
@@ -191,7 +198,15 @@ def activation_terms(
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
     rows = sampler_rows(max_num_seqs, t)
     logits = rows * padded_vocab(shape.vocab_size)
-    per_logit = SPECULATIVE_SAMPLER_BYTES if speculative else SAMPLER_BYTES_PER_LOGIT
+    if runner == "V2":
+        per_logit = V2_SAMPLER_BYTES_PER_LOGIT
+        what = "V2 runner: model-dtype logits, float32 copy where processed; Gumbel sampling in Triton)"
+    elif speculative:
+        per_logit = SPECULATIVE_SAMPLER_BYTES
+        what = "the rejection sampler's 2 x rows of logits and probabilities beside the first logits)"
+    else:
+        per_logit = SAMPLER_BYTES_PER_LOGIT
+        what = "model-dtype logits, float32 copy, softmax, exponential noise)"
     smp_lo, smp_hi = logits * per_logit[0], logits * per_logit[1]
     fwd_src = (
         f"_dummy_run({t}, is_profile=True): widest decoder layer x {FORWARD_SLACK[0]}-{FORWARD_SLACK[1]} % "
@@ -199,12 +214,7 @@ def activation_terms(
     )
     smp_src = (
         f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "
-        f"{per_logit[0]}-{per_logit[1]} B ("
-        + (
-            "the rejection sampler's 2 x rows of logits and probabilities beside the first logits)"
-            if speculative
-            else "model-dtype logits, float32 copy, softmax, exponential noise)"
-        )
+        f"{per_logit[0]}-{per_logit[1]} B ({what}"
     )
     terms: list[Term]
     if smp_lo >= fwd_hi:
