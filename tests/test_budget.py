@@ -238,3 +238,21 @@ def test_speculative_decoding_widens_the_sampler_term() -> None:
     plain = activation_terms(shape, **kw)  # type: ignore[arg-type]
     spec = activation_terms(shape, speculative=True, **kw)  # type: ignore[arg-type]
     assert max(t.high for t in spec) > max(t.high for t in plain)
+
+
+def test_pipeline_stages_each_get_a_budget_and_the_smallest_is_planned() -> None:
+    model, args = build_engine_args(str(QWEN3_8B), {"pipeline-parallel-size": "2", "max-model-len": "8192"}, [])
+    args = args.evolve(gpu=parse_gpu("RTX 3090"))
+    w = model_weights(QWEN3_8B, pp=2)
+    stages = tuple(s.allocated_bytes for s in w.stages)
+    bp = plan_with_budget(
+        model,
+        args,
+        config=json.loads(QWEN3_8B.read_text()),
+        weights_bytes=stages[0],
+        stage_weights_bytes=stages,
+    )
+    assert bp.budget is not None and any("pipeline stages' estimates" in n for n in bp.budget.notes)
+    one = plan_with_budget(model, args, config=json.loads(QWEN3_8B.read_text()), weights_bytes=max(stages))
+    assert one.budget is not None
+    assert bp.budget.available_kv_cache_bytes.estimate <= one.budget.available_kv_cache_bytes.estimate + (1 << 30)

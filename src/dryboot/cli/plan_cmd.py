@@ -316,6 +316,7 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
         policies=policies,
         compile_cache=_COMPILE_CACHE[0],
         source=source,
+        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
     )
 
 

@@ -314,6 +314,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         drafter=profile.drafter,
         policies=policies,
         source=str(config_path),
+        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
     )
     return replace(bp.plan, notes=(*bp.plan.notes, budget_note(bp)))
 

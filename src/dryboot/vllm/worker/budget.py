@@ -210,6 +210,7 @@ def estimate_budget(
     backend: str = "FLASH_ATTN",
     runner: str | None = None,
     compile_cache: str = "unknown",
+    pp_rank: int = 0,
 ) -> Budget:
     """vLLM's ``Available KV cache memory`` for ``model`` under ``args`` on ``gpu`` (one rank;
     pipeline stage 0's weights), as an interval with every term. Pure.
@@ -220,6 +221,7 @@ def estimate_budget(
     :param runner: ``V1`` / ``V2`` (``None``: ``uses_v2_model_runner``).
     :param compile_cache: ``warm`` | ``cold`` | ``unknown``: a cold or unknown torch.compile cache
         adds inductor's work to the high bound.
+    :param pp_rank: the pipeline stage whose rank this is (the last runs the sampler).
     :raises InputError: a term that cannot be bounded (named).
     """
     if shape is None:
@@ -244,6 +246,7 @@ def estimate_budget(
         drafter=drafter_shape,
         speculative=bool(args.speculative_method or args.num_speculative_tokens),
         runner=runner,
+        last_stage=pp_rank == args.pipeline_parallel_size - 1,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)
@@ -291,7 +294,7 @@ def estimate_budget(
     if gpu.approximate:
         notes.append(f"{gpu.name}: the CUDA total is the specification's, not a posted cudaMemGetInfo figure")
     if pp > 1:
-        notes.append("pipeline parallelism: stage 0's rank (its weights and a share of the layers)")
+        notes.append(f"pipeline parallelism: stage {pp_rank}'s rank (its weights, a share of the layers)")
     return Budget(
         gpu_total_bytes=total,
         gpu_memory_utilization=args.gpu_memory_utilization,

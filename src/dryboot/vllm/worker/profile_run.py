@@ -172,6 +172,7 @@ def activation_terms(
     drafter: ForwardShape | None = None,
     speculative: bool = False,
     runner: str = "V1",
+    last_stage: bool = True,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -181,6 +182,7 @@ def activation_terms(
     transient adds only where wider. ``speculative``: the rejection sampler's warm-up follows
     the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`; V1 runner only). ``runner``: ``V1`` or
     ``V2`` (whose dummy sampler keeps far less: :data:`V2_SAMPLER_BYTES_PER_LOGIT`).
+    ``last_stage``: only the last pipeline stage runs the sampler (``profile_run``).
 
     :raises InputError: a multimodal model (its encoder profiling is not modelled).
     """
@@ -196,7 +198,7 @@ def activation_terms(
     if drafter is not None:
         fwd = max(fwd, forward_widest(drafter, t, tp))
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
-    rows = sampler_rows(max_num_seqs, t)
+    rows = sampler_rows(max_num_seqs, t) if last_stage else 0
     logits = rows * padded_vocab(shape.vocab_size)
     if runner == "V2":
         per_logit = V2_SAMPLER_BYTES_PER_LOGIT
