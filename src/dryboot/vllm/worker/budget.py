@@ -55,6 +55,10 @@ CONTEXT_BYTES = (300 * MIB, 900 * MIB)
 TP_CONTEXT_BYTES = 400 * MIB
 
 
+#: an empty term (no bytes)
+NO_BYTES = Interval(0, 0)
+
+
 @dataclass(frozen=True)
 class KvEstimate:
     """vLLM's ``Available KV cache memory`` (bytes): ``low <= estimate <= high``."""
@@ -120,6 +124,7 @@ class Budget:
     method: str
     terms: tuple[Term, ...]
     startup_gate: StartupGate
+    cuda_graph_pool_bytes: Interval = NO_BYTES
     release: str = ""
     runner: str = "V1"
     notes: tuple[str, ...] = field(default=())
@@ -149,6 +154,7 @@ class Budget:
             "runner": self.runner,
             "terms": [t.to_dict() for t in self.terms],
             "startup_gate": self.startup_gate.to_dict(),
+            "cuda_graph_pool_bytes": self.cuda_graph_pool_bytes.to_dict(),
             "notes": list(self.notes),
         }
         if verdict is not None:
@@ -258,7 +264,7 @@ def estimate_budget(
                 "at max_num_batched_tokens is not bounded by the target's",
             )
     layers = max(1, -(-model.num_decoder_layers // pp))
-    cg = cudagraph_term(
+    cg, pool = cudagraph_term(
         shape,
         num_layers=layers,
         tp=tp,
@@ -307,6 +313,7 @@ def estimate_budget(
         method=METHOD,
         terms=terms,
         startup_gate=startup_gate(gpu, total, requested, tp, pp),
+        cuda_graph_pool_bytes=Interval(*pool),
         release=rules.version,
         runner=runner,
         notes=tuple(notes),
@@ -337,8 +344,9 @@ def budget_verdict(budget: Budget, request_bytes: int) -> Verdict:
 def safe_kv_cache_memory_bytes(budget: Budget, margin: int = DEFAULT_MARGIN_BYTES) -> int:
     """The ``--kv-cache-memory-bytes`` that leaves the weights, the high bounds of the activation,
     the graphs and the non-torch memory, and ``margin`` free within ``requested`` (what the
-    reference deployment computed by hand). Never below 0."""
-    used = (
-        budget.weights_bytes + budget.activation_bytes.high + budget.cuda_graph_bytes.high + budget.non_torch_bytes.high
-    )
+    reference deployment computed by hand). The graphs count with their own memory even where
+    vLLM subtracts no estimate (0.27.1/0.28.0's V2 runner: captured on top of the pool). Never
+    below 0."""
+    graphs = max(budget.cuda_graph_bytes.high, budget.cuda_graph_pool_bytes.high)
+    used = budget.weights_bytes + budget.activation_bytes.high + graphs + budget.non_torch_bytes.high
     return max(0, budget.requested_bytes - used - margin)
