@@ -253,6 +253,7 @@ def estimate_budget(
         speculative=bool(args.speculative_method or args.num_speculative_tokens),
         runner=runner,
         last_stage=pp_rank == args.pipeline_parallel_size - 1,
+        release=rules.version,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

@@ -52,6 +52,11 @@ VOCAB_PADDING = 64
 #: (``Sampler.apply_sampling_params``, 4); the Gumbel sampling is a Triton kernel with per-block
 #: partials only, and no rejection sampler runs (low, high).
 V2_SAMPLER_BYTES_PER_LOGIT = (2, 6)
+#: 0.33's V2 ``_dummy_sampler_run`` adds a pass with ``SamplingParams.for_sampler_warmup()``
+#: (penalties, min-p, top-k/top-p, 5 logprobs): the float32 logits (4), their log-softmax for the
+#: logprobs (4) beside the model-dtype logits (2), and up to 12 more for top-k/top-p's sort
+#: (float32 values, int64 indices) and min-p's probabilities (low, high).
+V2_WARMUP_SAMPLER_BYTES_PER_LOGIT = (10, 22)
 #: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``).
 _ENCODER_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
@@ -137,6 +142,10 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
     )
 
 
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
+
+
 def padded_vocab(vocab: int) -> int:
     """``pad_vocab_size``: rounded up to a multiple of 64."""
     return -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
@@ -173,6 +182,7 @@ def activation_terms(
     speculative: bool = False,
     runner: str = "V1",
     last_stage: bool = True,
+    release: str = "0.28.0",
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -200,7 +210,10 @@ def activation_terms(
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
     rows = sampler_rows(max_num_seqs, t) if last_stage else 0
     logits = rows * padded_vocab(shape.vocab_size)
-    if runner == "V2":
+    if runner == "V2" and _release_key(release) >= (0, 33):
+        per_logit = V2_WARMUP_SAMPLER_BYTES_PER_LOGIT
+        what = "V2 runner, 0.33's warm-up pass: float32 logits, log-softmax, top-k/top-p, min-p)"
+    elif runner == "V2":
         per_logit = V2_SAMPLER_BYTES_PER_LOGIT
         what = "V2 runner: model-dtype logits, float32 copy where processed; Gumbel sampling in Triton)"
     elif speculative:
