@@ -23,7 +23,7 @@ from dryboot.planner.runner import build_engine_args
 from dryboot.vllm.gpus import GPU, parse_gpu
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 from dryboot.vllm.versions import VERSIONS, rules_for
-from dryboot.vllm.worker.budget import estimate_budget
+from dryboot.vllm.worker.budget import Budget, estimate_budget
 from dryboot.vllm.worker.interval import GIB
 from dryboot.vllm.worker.profile_run import forward_shape
 
@@ -162,27 +162,34 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     runner = entry.get("runner") if entry.get("runner") in ("V1", "V2") else ("V1" if version < "0.28" else None)
     if not estimate_on:
         args = args.evolve(enforce_eager=args.enforce_eager)  # the graph term is dropped below
-    budget = estimate_budget(
-        model,
-        args,
-        weights_bytes=weights.stages[0].allocated_bytes,
-        gpu=gpu,
-        rules=rules_for(version),
-        shape=forward_shape(config_json),
-        runner=runner,
-        compile_cache=row.cache,
-    )
+    try:
+        budget = _estimate(model, args, weights.stages[0].allocated_bytes, gpu, version, config_json, runner, row.cache)
+    except InputError as e:  # a term dryboot refuses to bound (a multimodal encoder...)
+        row.out_of_range = e.line()
+        return row
     row.cold_gib = sum(t.high for t in budget.terms if t.name == "activation: cold torch.compile") / GIB
-    low, est, high = (
-        budget.available_kv_cache_bytes.low,
-        budget.available_kv_cache_bytes.estimate,
-        budget.available_kv_cache_bytes.high,
-    )
+    kv = budget.available_kv_cache_bytes
+    low, est, high = kv.low, kv.estimate, kv.high
     if not estimate_on:
         cg = budget.cuda_graph_bytes
         low, est, high = low + cg.high, est + (cg.low + cg.high) // 2, high + cg.low
     row.low_gib, row.estimate_gib, row.high_gib = low / GIB, est / GIB, high / GIB
     return row
+
+
+def _estimate(
+    model: Any, args: Any, weights: int, gpu: GPU, version: str, config: Any, runner: Any, cache: str
+) -> Budget:
+    return estimate_budget(
+        model,
+        args,
+        weights_bytes=weights,
+        gpu=gpu,
+        rules=rules_for(version),
+        shape=forward_shape(config),
+        runner=runner,
+        compile_cache=cache,
+    )
 
 
 ROWS = [r for r in (calibrate(e) for e in ENTRIES) if r is not None]
