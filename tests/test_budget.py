@@ -260,3 +260,13 @@ def test_pipeline_stages_each_get_a_budget_and_the_smallest_is_planned() -> None
     one = plan_with_budget(model, args, config=json.loads(QWEN3_8B.read_text()), weights_bytes=max(stages))
     assert one.budget is not None
     assert bp.budget.available_kv_cache_bytes.estimate <= one.budget.available_kv_cache_bytes.estimate + (1 << 30)
+
+
+def test_language_model_only_skips_the_encoder() -> None:
+    from dryboot.vllm.worker.profile_run import activation_terms
+
+    shape = forward_shape({"vision_config": {}, "text_config": {"hidden_size": 64, "vocab_size": 100}})
+    terms = activation_terms(
+        shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=False, encoder_profiled=False
+    )
+    assert terms and all("encoder" not in t.name for t in terms)

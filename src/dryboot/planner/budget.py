@@ -83,6 +83,7 @@ def plan_with_budget(
     margin: int = DEFAULT_MARGIN_BYTES,
     source: str = "config.json",
     stage_weights_bytes: tuple[int, ...] = (),
+    language_model_only: bool = False,
 ) -> BudgetPlan:
     """Plan ``model`` with vLLM's KV budget predicted for ``args``' GPU (see the module text).
 
@@ -92,6 +93,7 @@ def plan_with_budget(
         stage's budget is estimated (the last one runs the sampler) and the smallest estimate is
         planned for every stage, which never overstates the engine's blocks (vLLM keeps each
         stage's own budget and the fewest blocks of any stage).
+    :param language_model_only: ``--language-model-only``: no encoder profiling.
     :raises InputError: bad flags or model (as :func:`~dryboot.planner.plan.plan`).
     """
     base = plan(model, args, drafter=drafter, policies=policies)
@@ -113,6 +115,7 @@ def plan_with_budget(
                 backend=base.backend.name,
                 compile_cache=compile_cache,
                 pp_rank=i if len(stages) > 1 else 0,
+                language_model_only=language_model_only,
             )
             for i, w in enumerate(stages)
         ]

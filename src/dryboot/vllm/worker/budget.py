@@ -217,6 +217,7 @@ def estimate_budget(
     runner: str | None = None,
     compile_cache: str = "unknown",
     pp_rank: int = 0,
+    language_model_only: bool = False,
 ) -> Budget:
     """vLLM's ``Available KV cache memory`` for ``model`` under ``args`` on ``gpu`` (one rank;
     pipeline stage 0's weights), as an interval with every term. Pure.
@@ -228,6 +229,8 @@ def estimate_budget(
     :param compile_cache: ``warm`` | ``cold`` | ``unknown``: a cold or unknown torch.compile cache
         adds inductor's work to the high bound.
     :param pp_rank: the pipeline stage whose rank this is (the last runs the sampler).
+    :param language_model_only: vLLM's ``--language-model-only`` (or no multimodal item allowed):
+        the encoder is not profiled (and its weights are not loaded: pass them so).
     :raises InputError: a term that cannot be bounded (named).
     """
     if shape is None:
@@ -254,6 +257,7 @@ def estimate_budget(
         runner=runner,
         last_stage=pp_rank == args.pipeline_parallel_size - 1,
         release=rules.version,
+        encoder_profiled=not language_model_only,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

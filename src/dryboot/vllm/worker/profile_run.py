@@ -183,6 +183,7 @@ def activation_terms(
     runner: str = "V1",
     last_stage: bool = True,
     release: str = "0.28.0",
+    encoder_profiled: bool = True,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -193,15 +194,17 @@ def activation_terms(
     the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`; V1 runner only). ``runner``: ``V1`` or
     ``V2`` (whose dummy sampler keeps far less: :data:`V2_SAMPLER_BYTES_PER_LOGIT`).
     ``last_stage``: only the last pipeline stage runs the sampler (``profile_run``).
+    ``encoder_profiled``: ``False`` where vLLM skips the multimodal encoder's profiling
+    (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality).
 
     :raises InputError: a multimodal model (its encoder profiling is not modelled).
     """
-    if shape.multimodal is not None:
+    if shape.multimodal is not None and encoder_profiled:
         raise InputError(
             "activation",
             "multimodal encoder profiling",
             f"the model has a {shape.multimodal}: vLLM profiles the encoder at its budget before the decoder, "
-            "which dryboot does not model",
+            "which dryboot does not model (with --language-model-only it is skipped)",
         )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
