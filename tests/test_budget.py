@@ -270,3 +270,11 @@ def test_language_model_only_skips_the_encoder() -> None:
         shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=False, encoder_profiled=False
     )
     assert terms and all("encoder" not in t.name for t in terms)
+
+
+def test_reference_wsl_gate_at_0972_is_not_a_pass() -> None:
+    # the reference deployment: WSL reported 24.0 GiB total, 22.75 free; util 0.972 requests 23.33 GiB
+    b, _ = _budget(QWEN3_8B, "RTX 3090", **{"gpu-memory": "24G", "gpu-memory-utilization": "0.972"})
+    assert round(b.requested_bytes / GIB, 2) == 23.33
+    assert b.startup_gate.passes is not True
+    assert budget_verdict(b, 1).word != "fits"

@@ -327,13 +327,22 @@ def estimate_budget(
 
 def budget_verdict(budget: Budget, request_bytes: int) -> Verdict:
     """The three-way verdict for one full-length request of ``request_bytes`` (the plan's
-    ``Capacity.request_bytes``), with vLLM's startup gate first."""
+    ``Capacity.request_bytes``), with vLLM's startup gate first: a failing gate is ``won't``, an
+    uncertain one (the requested share within the CUDA context's size of the total) at best
+    ``tight``."""
     kv = budget.available_kv_cache_bytes
     if budget.startup_gate.passes is False:
         return Verdict("won't", request_bytes, budget.startup_gate.line)
     if kv.high < request_bytes:
         return Verdict(
             "won't", request_bytes, f"one request needs {_gu(request_bytes)}, above even the high bound {_gu(kv.high)}"
+        )
+    if kv.low >= request_bytes and budget.startup_gate.passes is None:
+        return Verdict(
+            "tight",
+            request_bytes,
+            f"one request needs {_gu(request_bytes)}, within the low bound {_gu(kv.low)}, but the startup gate "
+            f"{budget.startup_gate.line}",
         )
     if kv.low >= request_bytes:
         return Verdict(
