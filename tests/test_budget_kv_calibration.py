@@ -50,6 +50,9 @@ class Row:
     era: str = ""
     cache: str = "unknown"
     cold_gib: float = 0.0
+    graph_logged_gib: float | None = None
+    graph_low_gib: float = 0.0
+    graph_high_gib: float = 0.0
 
     @property
     def inside(self) -> bool:
@@ -168,6 +171,8 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
         row.out_of_range = e.line()
         return row
     row.cold_gib = sum(t.high for t in budget.terms if t.name == "activation: cold torch.compile") / GIB
+    row.graph_logged_gib = logged.get("cuda_graph_estimate_gib")
+    row.graph_low_gib, row.graph_high_gib = budget.cuda_graph_bytes.low / GIB, budget.cuda_graph_bytes.high / GIB
     kv = budget.available_kv_cache_bytes
     low, est, high = kv.low, kv.estimate, kv.high
     if not estimate_on:
@@ -204,6 +209,15 @@ def test_logged_kv_inside_the_interval(row: Row) -> None:
 @pytest.mark.parametrize("row", MODELLED_ROWS, ids=[r.log for r in MODELLED_ROWS])
 def test_interval_width(row: Row) -> None:
     assert row.width_ok, f"width {row.high_gib - row.low_gib:.2f} GiB"
+
+
+GRAPH_ROWS = [r for r in MODELLED_ROWS if r.graph_logged_gib is not None]
+
+
+@pytest.mark.parametrize("row", GRAPH_ROWS, ids=[r.log for r in GRAPH_ROWS])
+def test_logged_graph_estimate_inside_the_graph_term(row: Row) -> None:
+    assert row.graph_logged_gib is not None
+    assert row.graph_low_gib - 0.005 <= row.graph_logged_gib <= row.graph_high_gib + 0.005
 
 
 def test_median_error_at_most_3_percent() -> None:
