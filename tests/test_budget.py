@@ -278,3 +278,74 @@ def test_reference_wsl_gate_at_0972_is_not_a_pass() -> None:
     assert round(b.requested_bytes / GIB, 2) == 23.33
     assert b.startup_gate.passes is not True
     assert budget_verdict(b, 1).word != "fits"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    util=st.floats(0.05, 1.0),
+    mnbt=st.sampled_from([None, 1, 256, 2048, 8192, 65536]),
+    seqs=st.sampled_from([None, 1, 8, 256, 1024]),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    eager=st.booleans(),
+    version=st.sampled_from(["0.27.1", "0.28.0", "0.29.0", "0.31.0", "0.33.0"]),
+    gpu=st.sampled_from(["RTX 3090", "L4", "H100", "B200", "sm120:31.4G"]),
+    cache=st.sampled_from(["unknown", "warm", "cold"]),
+)
+def test_any_flags_give_ordered_bounds_or_one_line(
+    util: float, mnbt: int | None, seqs: int | None, tp: int, eager: bool, version: str, gpu: str, cache: str
+) -> None:
+    flags = {"tensor-parallel-size": str(tp), "vllm-version": version, "gpu-memory-utilization": str(util)}
+    if mnbt is not None:
+        flags["max-num-batched-tokens"] = str(mnbt)
+    if seqs is not None:
+        flags["max-num-seqs"] = str(seqs)
+    if eager:
+        flags["enforce-eager"] = "true"
+    try:
+        model, args = build_engine_args(str(QWEN3_8B), flags, [])
+        g = parse_gpu(gpu)
+        b = estimate_budget(
+            model,
+            args.evolve(gpu=g),
+            weights_bytes=model_weights(QWEN3_8B, tp=tp).stages[0].allocated_bytes,
+            gpu=g,
+            rules=rules_for(version),
+            shape=forward_shape(json.loads(QWEN3_8B.read_text())),
+            compile_cache=cache,
+        )
+    except InputError as e:
+        assert "\n" not in str(e)
+        return
+    kv = b.available_kv_cache_bytes
+    assert kv.low <= kv.estimate <= kv.high
+    assert all(t.low <= t.point <= t.high for t in b.terms)
+    assert b.requested_bytes == request_memory(b.gpu_total_bytes, util)
+
+
+def test_bad_compile_cache_is_refused_naming_the_flag() -> None:
+    model, args = build_engine_args(str(QWEN3_8B), {}, [])
+    with pytest.raises(InputError, match="--compile-cache: hot"):
+        estimate_budget(
+            model,
+            args,
+            weights_bytes=1,
+            gpu=parse_gpu("L4"),
+            rules=rules_for("0.28.0"),
+            shape=forward_shape(json.loads(QWEN3_8B.read_text())),
+            compile_cache="hot",
+        )
+
+
+def test_cli_refused_budget_is_one_line_and_the_plan_still_prints() -> None:
+    arch = REPO / "tests/fidelity/data/architectures/ArceeForCausalLM.json"
+    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run(
+        [sys.executable, "-m", "dryboot", "plan", "--model", str(arch), "--gpu", "L4"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert r.returncode in (0, 1), r.stderr
+    assert "vLLM would log:" in r.stdout
+    assert "KV budget: not estimated: weights:" in r.stdout or "Available KV cache memory:" in r.stdout

@@ -46,6 +46,9 @@ METHOD = (
     "CUDA-graph estimate from the capture sizes; non-torch from posted boots), every term an interval"
 )
 
+#: ``compile_cache`` values: the torch.compile cache a boot finds.
+COMPILE_CACHES = ("unknown", "warm", "cold")
+
 #: The margin :func:`safe_kv_cache_memory_bytes` leaves free by default (bytes).
 DEFAULT_MARGIN_BYTES = 512 * MIB
 
@@ -235,6 +238,10 @@ def estimate_budget(
     """
     if shape is None:
         raise InputError("activation", None, "cannot bound the profile run: the model's forward widths are unknown")
+    if compile_cache not in COMPILE_CACHES:
+        raise InputError("--compile-cache", compile_cache, f"must be one of {', '.join(COMPILE_CACHES)}")
+    if runner not in (None, "V1", "V2"):
+        raise InputError("runner", str(runner), "must be V1 or V2")
     if runner is None:
         from dryboot.vllm.config.resolve import uses_v2_model_runner  # at call: resolve loads the model families
 
