@@ -324,6 +324,11 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
 _COMPILE_CACHE = ["unknown"]
 
 
+def tokens_text(tokens: int | None) -> str:
+    """KV cache tokens at a bound, or why there are none."""
+    return "no full-length request fits" if tokens is None else f"{tokens:,}"
+
+
 def budget_text(bp: Any) -> str:
     """The KV budget section of the text report: vLLM's line predicted, the interval, each term,
     the tokens at both bounds, the verdict, the startup gate and the safe pinned pool."""
@@ -346,7 +351,9 @@ def budget_text(bp: Any) -> str:
         lines += wrap(f"- {t.name}: {rng} GiB ({t.source})", width, "  ", "      ")
     lo, est, hi = bp.tokens
     if est is not None:
-        lines.append(f"  KV cache tokens: {est:,} at the estimate ({lo or 0:,} at low .. {hi or 0:,} at high)")
+        lines.append(
+            f"  KV cache tokens: {est:,} at the estimate ({tokens_text(lo)} at low .. {tokens_text(hi)} at high)"
+        )
     if bp.verdict is not None:
         lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
     lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")

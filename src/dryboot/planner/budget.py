@@ -162,7 +162,8 @@ def budget_note(bp: BudgetPlan) -> str:
     kv = bp.budget.available_kv_cache_bytes
     lo, est, hi = bp.tokens
     gib = 1 << 30
-    tokens = "" if est is None else f"; KV cache tokens {est:,} ({lo or 0:,} .. {hi or 0:,})"
+    at = ["none fit" if n is None else f"{n:,}" for n in (lo, hi)]
+    tokens = "" if est is None else f"; KV cache tokens {est:,} ({at[0]} .. {at[1]})"
     verdict = "" if bp.verdict is None else f"; verdict {bp.verdict.word}"
     return (
         f"KV budget predicted (vLLM {bp.budget.release}, util {bp.budget.gpu_memory_utilization}): "
