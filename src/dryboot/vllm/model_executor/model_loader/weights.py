@@ -321,6 +321,134 @@ def model_dtype_bytes(config: Mapping[str, Any], dtype: str = "auto") -> int:
     return DTYPE_BYTES[name]
 
 
+#: checkpoint tensors vLLM's loaders skip (``load_weights``: rotary tables some exporters save)
+SKIPPED_SUFFIXES = ("rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached")
+#: per-part scalars vLLM keeps whole on every rank (per-tensor fp8 / ModelOpt scales)
+SCALAR_SUFFIXES = ("weight_scale_2", "input_scale", "k_scale", "v_scale", "q_scale", "prob_scale")
+#: the attention layer's own scales: a checkpoint's copies load into ``Attention``'s parameters
+ATTENTION_SCALES = ("k_scale", "v_scale", "q_scale", "prob_scale")
+_FLOAT = ("BF16", "F16", "F32")
+
+
+class _Checkpoint:
+    """The checkpoint source of the walk: a checkpoint's tensors grouped by module (the name
+    up to its last dot), each taken at most once by the module of vLLM's that loads it, sharded
+    as that module shards it. What no module takes is refused by name (:meth:`leftover`)."""
+
+    def __init__(self, tensors: Mapping[str, Any], tp: int, ab: int, nkv: int) -> None:
+        self.tp, self.ab, self.nkv = tp, ab, nkv
+        self.modules: dict[str, list[tuple[str, str, Any]]] = {}
+        for name, t in tensors.items():
+            prefix, _, suffix = name.rpartition(".")
+            self.modules.setdefault(prefix, []).append((suffix, name, t))
+        self.taken: set[str] = set()
+        self.names = tensors.keys()
+
+    def take(self, prefix: str, mode: str, label: str, *, count: bool = True) -> list[tuple[str, int]]:
+        """The bytes on this rank of module ``prefix``'s tensors, as (kind, bytes) labelled
+        ``label`` (``scale`` for scales, ``bias`` for a linear layer's bias). ``mode``: how vLLM
+        shards them: ``column`` (output rows / TP), ``row`` (input columns / TP, bias whole),
+        ``kv`` (one KV head's rows: KV heads replicated below TP), ``vocab`` (rows padded to 64,
+        then / TP), ``whole``. ``count=False``: taken (loaded elsewhere or on no rank), not counted."""
+        out: list[tuple[str, int]] = []
+        for suffix, name, t in self.modules.get(prefix, ()):
+            if mode == "attention scales" and suffix not in ATTENTION_SCALES:
+                continue
+            self.taken.add(name)
+            if not count or mode == "attention scales" or suffix in ATTENTION_SCALES:
+                continue  # the attention layer's own scale parameters are counted by the walk
+            shape = list(t.shape)
+            elem: float = self.ab if t.dtype in _FLOAT and "scale" not in suffix else ST_BYTES[t.dtype]
+            if suffix in SCALAR_SUFFIXES or not shape:
+                pass
+            elif mode == "column":
+                _shard(shape, 0, self.tp, name)
+            elif mode == "kv":
+                shape[0] //= self.nkv
+            elif mode == "row" and suffix != "bias" and len(shape) > 1:
+                _shard(shape, 1, self.tp, name)
+            elif mode == "vocab":
+                shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // self.tp
+            if "scale" in suffix:
+                kind = "scale"
+            elif suffix == "bias" and label in ("attention", "mlp"):
+                kind = "bias"
+            else:
+                kind = label
+            out.append((kind, math.ceil(math.prod(shape) * elem)))
+        return out
+
+    def leftover(self, layers: range, n_experts: int) -> None:
+        """Refuse, by name, the first tensor no module of this rank's walk took (tensors of
+        another stage's layers and the rotary tables vLLM skips are left aside)."""
+        for name in self.names:
+            if name in self.taken or name.endswith(SKIPPED_SUFFIXES):
+                continue
+            parts = name.split(".")
+            if name.startswith("model.layers.") and parts[2].isdigit() and int(parts[2]) not in layers:
+                continue
+            if "experts" in parts[:-1]:
+                idx = parts[parts.index("experts") + 1]
+                if not idx.isdigit():
+                    raise InputError(name, None, "fused expert tensors are not sharded by dryboot yet")
+                if int(idx) >= n_experts:
+                    raise InputError(name, None, f"expert {idx} beyond the config's {n_experts}")
+            raise InputError(name, None, "a weight kind dryboot does not shard")
+
+
+def _shard(shape: list[int], axis: int, tp: int, name: str) -> None:
+    if shape[axis] % tp:
+        raise InputError(name, None, f"dimension {shape[axis]} not divisible by the tensor parallel size {tp}")
+    shape[axis] //= tp
+
+
+class _Walk:
+    """One rank's layers, visited once; each module's bytes come from the config's shapes (the
+    layout vLLM allocates, always computed: it carries vLLM's refusals and the allocator's
+    rounding) and, given a checkpoint, from the checkpoint's own tensors."""
+
+    def __init__(self, ckpt: _Checkpoint | None) -> None:
+        self.ref = RankWeights(source="config")
+        self.ckpt = ckpt
+        self.out = RankWeights(source="checkpoint headers") if ckpt is not None else self.ref
+
+    def module(
+        self,
+        entries: list[tuple[str, int]],
+        label: str,
+        hf: tuple[tuple[str, str], ...] = (),
+        *,
+        present: bool = True,
+    ) -> None:
+        """A module of vLLM's: ``entries`` (kind, bytes) of its tensors by the config (kind
+        ``weight`` is labelled ``label``), ``hf``: the checkpoint modules (prefix, shard mode)
+        it loads. ``present=False``: not on this rank (the checkpoint's tensors are taken, not
+        counted)."""
+        if present:
+            for kind, b in entries:
+                self.ref.add(label if kind == "weight" else kind, b)
+        if self.ckpt is not None:
+            for prefix, mode in hf:
+                for kind, b in self.ckpt.take(prefix, mode, label, count=present):
+                    self.out.add(kind, b)
+
+    def own(self, kind: str, nbytes: int, *, buffer: bool = False) -> None:
+        """What vLLM builds that no checkpoint holds (attention scale parameters, buffers)."""
+        self.ref.add(kind, nbytes, buffer=buffer)
+        if self.ckpt is not None and not buffer:
+            self.out.add(kind, nbytes)
+
+    def result(self) -> RankWeights:
+        if self.ckpt is None:
+            return self.ref
+        out = self.out
+        out.buffer_bytes = self.ref.buffer_bytes
+        # vLLM allocates merged parameters (qkv, gate_up, w13): the allocator's rounding is the
+        # config layout's, applied to the checkpoint's bytes
+        out.allocated_bytes = out.param_bytes + (self.ref.allocated_bytes - self.ref.param_bytes)
+        return out
+
+
 def rank_weights(
     config: Mapping[str, Any],
     par: Parallel,
@@ -333,6 +461,40 @@ def rank_weights(
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
+    return _walk(config, par, hf_quant, dtype, None)
+
+
+def checkpoint_rank_weights(
+    tensors: Mapping[str, Any],
+    config: Mapping[str, Any],
+    par: Parallel,
+    *,
+    hf_quant: Mapping[str, Any] | None = None,
+    dtype: str = "auto",
+) -> RankWeights:
+    """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
+    safetensors headers) sharded by the rules of :func:`rank_weights` (the same walk), plus
+    what vLLM builds that no checkpoint holds (the rotary table, the attention layers' scale
+    parameters and buffers). ``tensors``: name -> object with ``dtype`` (safetensors name),
+    ``shape``.
+
+    Unquantized tensors are counted in the model dtype (vLLM copies into parameters of that
+    dtype); fp8/uint8 weights and float32 scales keep theirs. The LM head is skipped under
+    ``tie_word_embeddings`` (vLLM ties it to the embedding and skips ``lm_head.*``).
+
+    :raises InputError: a tensor whose kind this module does not shard (named), or what
+        :func:`rank_weights` refuses for the config.
+    """
+    return _walk(config, par, hf_quant, dtype, tensors)
+
+
+def _walk(
+    config: Mapping[str, Any],
+    par: Parallel,
+    hf_quant: Mapping[str, Any] | None,
+    dtype: str,
+    tensors: Mapping[str, Any] | None,
+) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
     family = ARCHITECTURES.get(str(arch))
@@ -360,7 +522,6 @@ def rank_weights(
         raise InputError("config.json", "head_dim", "not an integer")
     vocab = _int(config, "vocab_size")
     tied = bool(config.get("tie_word_embeddings", family == "gemma2"))
-    out = RankWeights(source="config")
     nq_r = _divide(nq, tp, "num_attention_heads")
     nkv_r = nkv // tp if nkv >= tp else 1
     if nkv >= tp:
@@ -368,65 +529,101 @@ def rank_weights(
     else:
         _divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
     vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
+    moe = family in ("qwen3_moe", "mixtral")
+    n_experts = _int(config, "num_experts" if family == "qwen3_moe" else "num_local_experts") if moe else 0
+    ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
+    w = _Walk(ckpt)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
-    if first:
-        out.add("embedding", vocab_r * h * ab)
-    if last and (not tied or not first):
-        # a tied head on a later stage than the embedding holds its own copy
-        out.add("lm_head", vocab_r * h * ab)
-    if last:
-        out.add("norm", h * ab)
+    emb = [("weight", vocab_r * h * ab)]
+    # the embedding on the first stage; a tied head on a later stage holds its own copy of it
+    w.module(
+        emb, "embedding" if first else "lm_head", (("model.embed_tokens", "vocab"),), present=first or (last and tied)
+    )
+    w.module(emb, "lm_head", (("lm_head", "vocab"),), present=last and not tied)
+    w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last)
     attn_bias = bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
-    moe = family in ("qwen3_moe", "mixtral")
+    kv_mode = "kv" if nkv < tp else "column"
     layers = pp_layers(n_layers, par)
     for li in layers:
         prefix = f"model.layers.{li}"
+        att = f"{prefix}.self_attn"
         # attention: QKVParallelLinear + RowParallelLinear
         qkv_parts = (nq_r * hd, nkv_r * hd, nkv_r * hd)
-        for kind, b in _linear(quant, f"{prefix}.self_attn.qkv_proj", h, qkv_parts, ab):
-            out.add("attention" if kind == "weight" else kind, b)
+        entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab)
         if attn_bias:
-            out.add("bias", sum(qkv_parts) * ab)
-        for kind, b in _linear(quant, f"{prefix}.self_attn.o_proj", nq_r * hd, (h,), ab):
-            out.add("attention" if kind == "weight" else kind, b)
+            entries.append(("bias", sum(qkv_parts) * ab))
+        w.module(
+            entries, "attention", ((f"{att}.q_proj", "column"), (f"{att}.k_proj", kv_mode), (f"{att}.v_proj", kv_mode))
+        )
+        entries = _linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab)
         if o_bias:
-            out.add("bias", h * ab)
+            entries.append(("bias", h * ab))
+        w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
+        w.module([], "attention", ((att, "attention scales"),))
         if quant.method is not None:
-            out.add("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+            w.own("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
         if family in ("qwen3", "qwen3_moe"):
-            out.add("norm", 2 * hd * ab)  # q_norm, k_norm
-        norms = 4 if family == "gemma2" else 2
-        out.add("norm", norms * h * ab)
-        sparse = moe and _is_moe_layer(config, family, li)
-        if sparse:
-            e = _int(config, "num_experts" if family == "qwen3_moe" else "num_local_experts")
-            inter = _int(config, "moe_intermediate_size" if family == "qwen3_moe" else "intermediate_size")
-            out.add("router", e * h * ab)  # ReplicatedLinear, unquantized
-            if par.expert_parallel:
-                ep = tp * par.dp
-                e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
-            else:
-                e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
-            for kind, b in experts_bytes(quant, e_r, h, i_r, ab):
-                out.add(kind, b)
-            if par.expert_parallel:
-                out.add("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+            w.module([("weight", 2 * hd * ab)], "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
+        norms = ["input_layernorm", "post_attention_layernorm"]
+        if family == "gemma2":
+            norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+        w.module([("weight", len(norms) * h * ab)], "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
+        if moe and _is_moe_layer(config, family, li):
+            _moe_layer(w, config, family, quant, par, prefix, h, n_experts, ab)
         else:
             inter = _int(config, "intermediate_size")
             i_r = _divide(inter, tp, "intermediate_size")
-            for kind, b in _linear(quant, f"{prefix}.mlp.gate_up_proj", h, (i_r, i_r), ab):
-                out.add("mlp" if kind == "weight" else kind, b)
-            for kind, b in _linear(quant, f"{prefix}.mlp.down_proj", i_r, (h,), ab):
-                out.add("mlp" if kind == "weight" else kind, b)
-        out.add("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
-        out.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
+            mlp = f"{prefix}.mlp"
+            w.module(
+                _linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab),
+                "mlp",
+                ((f"{mlp}.gate_proj", "column"), (f"{mlp}.up_proj", "column")),
+            )
+            w.module(_linear(quant, f"{mlp}.down_proj", i_r, (h,), ab), "mlp", ((f"{mlp}.down_proj", "row"),))
+        w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
+        w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
     if layers:
         rot = int(hd * float(config.get("partial_rotary_factor", 1.0)))
-        out.add("rotary", _int(config, "max_position_embeddings") * rot * ab, buffer=True)
+        w.own("rotary", _int(config, "max_position_embeddings") * rot * ab, buffer=True)
     if family == "gemma2":
-        out.add("normalizer", ab, buffer=True)
-    return out
+        w.own("normalizer", ab, buffer=True)
+    if ckpt is not None:
+        ckpt.leftover(layers, n_experts)
+    return w.result()
+
+
+def _moe_layer(
+    w: _Walk,
+    config: Mapping[str, Any],
+    family: str,
+    quant: Quant,
+    par: Parallel,
+    prefix: str,
+    h: int,
+    e: int,
+    ab: int,
+) -> None:
+    """A ``FusedMoE`` block: the router (``ReplicatedLinear``, unquantized) and the experts (one
+    checkpoint module per expert and projection, fused into ``w13`` / ``w2``)."""
+    mix = family == "mixtral"
+    base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
+    inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
+    w.module([("weight", e * h * ab)], "router", ((f"{base}.gate", "whole"),))
+    if par.expert_parallel:
+        ep = par.tp * par.dp
+        e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
+    else:
+        e_r, i_r = e, _divide(inter, par.tp, "the experts' intermediate size")
+    gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
+    col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
+    w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
+    for j in range(e):
+        ex = f"{base}.experts.{j}"
+        # under expert parallelism rank 0 holds the first E / EP experts
+        w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
+    if par.expert_parallel:
+        w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
@@ -440,127 +637,3 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
 
 def _linear(quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int) -> list[tuple[str, int]]:
     return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab)
-
-
-#: checkpoint tensors vLLM's loaders skip (``load_weights``: rotary tables some exporters save)
-SKIPPED_SUFFIXES = ("rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached")
-#: per-part scalars vLLM keeps whole on every rank (per-tensor fp8 / ModelOpt scales)
-SCALAR_SUFFIXES = ("weight_scale_2", "input_scale", "k_scale", "v_scale", "q_scale", "prob_scale")
-_COLUMN = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "w1", "w3")
-_ROW = ("o_proj", "down_proj", "w2")
-
-
-def checkpoint_rank_weights(
-    tensors: Mapping[str, Any],
-    config: Mapping[str, Any],
-    par: Parallel,
-    *,
-    hf_quant: Mapping[str, Any] | None = None,
-    dtype: str = "auto",
-) -> RankWeights:
-    """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
-    safetensors headers) sharded by the rules of :func:`rank_weights`, plus what vLLM builds
-    that no checkpoint holds (the rotary table, the attention layers' scale parameters and
-    buffers). ``tensors``: name -> object with ``dtype`` (safetensors name), ``shape``.
-
-    Unquantized tensors are counted in the model dtype (vLLM copies into parameters of that
-    dtype); fp8/uint8 weights and float32 scales keep theirs. The LM head is skipped under
-    ``tie_word_embeddings`` (vLLM ties it to the embedding and skips ``lm_head.*``).
-
-    :raises InputError: a tensor whose kind this module does not shard (named), or what
-        :func:`rank_weights` refuses for the config.
-    """
-    ref = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype)  # refusals + buffers
-    ab = model_dtype_bytes(config, dtype)
-    tp = par.tp
-    family = ARCHITECTURES[str(config["architectures"][0])]
-    nq = int(config["num_attention_heads"])
-    nkv = int(config.get("num_key_value_heads", nq))
-    tied = bool(config.get("tie_word_embeddings", family == "gemma2"))
-    n_layers = int(config["num_hidden_layers"])
-    layers = set(pp_layers(n_layers, par))
-    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
-    n_experts = int(config.get("num_experts") or config.get("num_local_experts") or 0)
-    ep = tp * par.dp if par.expert_parallel else 1
-    out = RankWeights(source="checkpoint headers")
-    quantized = quant_from_config(config, hf_quant).method is not None
-    for name, t in tensors.items():
-        if name.endswith(SKIPPED_SUFFIXES):
-            continue
-        if ".self_attn." in name and name.rsplit(".", 1)[-1] in ("k_scale", "v_scale", "q_scale", "prob_scale"):
-            continue  # loaded into the attention layer's own scale parameters (counted below)
-        parts = name.split(".")
-        shape = list(t.shape)
-        elem: float = ab if t.dtype in ("BF16", "F16", "F32") and "scale" not in parts[-1] else ST_BYTES[t.dtype]
-        if name.startswith("lm_head."):
-            if tied or not last:
-                continue
-            kind = "lm_head"
-            shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
-        elif name.startswith("model.embed_tokens."):
-            if not first and not (last and tied):
-                continue
-            # a tied head on a later stage than the embedding is its own copy of this tensor
-            kind = "embedding" if first else "lm_head"
-            shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
-        elif name.startswith("model.norm."):
-            if not last:
-                continue
-            kind = "norm"
-        elif name.startswith("model.layers."):
-            li = int(parts[2])
-            if li not in layers:
-                continue
-            module = parts[-2]
-            if "experts" in parts:
-                idx = parts[parts.index("experts") + 1]
-                if not idx.isdigit():
-                    raise InputError(name, None, "fused expert tensors are not sharded by dryboot yet")
-                e = int(idx)
-                if e >= n_experts:
-                    raise InputError(name, None, f"expert {e} beyond the config's {n_experts}")
-                if par.expert_parallel:
-                    if e // (n_experts // ep) != 0:
-                        continue  # another rank's expert (rank 0 holds the first E / EP)
-                    kind = "experts"
-                else:
-                    kind = "experts"
-                    if parts[-1] not in SCALAR_SUFFIXES:
-                        _shard(shape, module, tp, name)
-            elif parts[-1] in SCALAR_SUFFIXES:
-                kind = "scale"
-            elif "norm" in module or module in ("gate", "router") or "layernorm" in module:
-                kind = "norm" if "norm" in module else "router"
-            elif module in _COLUMN or module in _ROW:
-                kind = "attention" if parts[3] == "self_attn" else "mlp"
-                if parts[-1] == "bias" and module in _ROW:
-                    kind = "bias"
-                elif module in ("k_proj", "v_proj") and nkv < tp:
-                    shape[0] = shape[0] // nkv  # one KV head per rank, replicated
-                else:
-                    if parts[-1] == "bias":
-                        kind = "bias"
-                    _shard(shape, module, tp, name)
-            else:
-                raise InputError(name, None, "a weight kind dryboot does not shard")
-        else:
-            raise InputError(name, None, "a weight kind dryboot does not shard")
-        if "scale" in parts[-1] and kind not in ("scale",):
-            kind = "scale"
-        out.add(kind, math.ceil(math.prod(shape) * elem))
-    if quantized:
-        out.add("scale", 4 * ab * len(layers))  # Attention's q/k/v/prob scale parameters
-    out.buffer_bytes = ref.buffer_bytes
-    # vLLM allocates merged parameters (qkv, gate_up, w13): the allocator's rounding is the
-    # config model's, applied to the checkpoint's bytes
-    out.allocated_bytes = out.param_bytes + (ref.allocated_bytes - ref.param_bytes)
-    return out
-
-
-def _shard(shape: list[int], module: str, tp: int, name: str) -> None:
-    axis = 0 if module in _COLUMN else 1
-    if len(shape) <= axis:
-        return  # a row-parallel layer's bias (whole on every rank) or a scalar
-    if shape[axis] % tp:
-        raise InputError(name, None, f"dimension {shape[axis]} not divisible by the tensor parallel size {tp}")
-    shape[axis] //= tp
