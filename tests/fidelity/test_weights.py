@@ -52,9 +52,8 @@ def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:
     return [(s[0], s[1]) for s in row.get("stages") or [[row["param_bytes"], row["buffer_bytes"]]]]
 
 
-#: architectures whose pipeline stages dryboot refuses (vLLM's classes place embedding and head
-#: on stages differently; recorded, not yet modelled)
-PP_REFUSED = {"Qwen3MoeForCausalLM", "MixtralForCausalLM", "Gemma2ForCausalLM"}
+#: architectures whose pipeline stages dryboot refuses (recorded, not modelled): none today
+PP_REFUSED: set[str] = set()
 
 MODELLED = {cid: row for cid, row in RECORDED.items() if not row["config"].startswith("openai--")}
 
@@ -179,7 +178,7 @@ def write_header_only_shards(directory: Path, tensors: dict[str, tuple[str, list
     )
 
 
-PP_REFUSED_DIRS = {"Qwen3-30B-A3B", "Qwen3-30B-A3B-FP8", "Qwen3-30B-A3B-NVFP4", "Mixtral-8x7B-v0.1", "gemma-2-9b-it"}
+PP_REFUSED_DIRS: set[str] = set()
 HEADER_CASES = sorted(
     cid
     for cid, row in MODELLED.items()

@@ -61,7 +61,11 @@ ARCHITECTURES = {
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3"}
+PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2"}
+#: families whose model class builds the embedding, the final norm and the LM head on every
+#: pipeline stage (``qwen3_moe.py`` / ``mixtral.py`` / ``gemma2.py`` 0.28.0: no ``PPMissingLayer``
+#: around them, only the decoder layers are split)
+TOP_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
@@ -534,6 +538,8 @@ def _walk(
     ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
     w = _Walk(ckpt)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
+    if family in TOP_ON_EVERY_STAGE:
+        first = last = True
     emb = [("weight", vocab_r * h * ab)]
     # the embedding on the first stage; a tied head on a later stage holds its own copy of it
     w.module(
