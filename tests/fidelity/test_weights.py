@@ -131,17 +131,30 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             out[name + ".weight_scale_2"] = ("F32", [])
             out[name + ".input_scale"] = ("F32", [])
 
-    moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM")
+    moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")
+    nxt = arch == "Qwen3NextForCausalLM"
     for i in range(n):
         p = f"model.layers.{i}"
-        linear(f"{p}.self_attn.q_proj", nq * hd, h)
-        linear(f"{p}.self_attn.k_proj", nkv * hd, h)
-        linear(f"{p}.self_attn.v_proj", nkv * hd, h)
-        linear(f"{p}.self_attn.o_proj", h, nq * hd)
+        if nxt and (i + 1) % config.get("full_attention_interval", 4):  # a Gated DeltaNet layer
+            la = f"{p}.linear_attn"
+            nk, nv = config["linear_num_key_heads"], config["linear_num_value_heads"]
+            kd, vd = nk * config["linear_key_head_dim"], nv * config["linear_value_head_dim"]
+            out[f"{la}.in_proj_qkvz.weight"] = (f, [2 * kd + 2 * vd, h])
+            out[f"{la}.in_proj_ba.weight"] = (f, [2 * nv, h])
+            out[f"{la}.conv1d.weight"] = (f, [2 * kd + vd, 1, config["linear_conv_kernel_dim"]])
+            out[f"{la}.dt_bias"] = (f, [nv])
+            out[f"{la}.A_log"] = ("F32", [nv])
+            out[f"{la}.norm.weight"] = ("F32", [config["linear_value_head_dim"]])
+            out[f"{la}.out_proj.weight"] = (f, [h, vd])
+        else:
+            linear(f"{p}.self_attn.q_proj", (2 if nxt else 1) * nq * hd, h)
+            linear(f"{p}.self_attn.k_proj", nkv * hd, h)
+            linear(f"{p}.self_attn.v_proj", nkv * hd, h)
+            linear(f"{p}.self_attn.o_proj", h, nq * hd)
         if arch == "Qwen2ForCausalLM":
             for m, size in (("q_proj", nq * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
                 out[f"{p}.self_attn.{m}.bias"] = (f, [size])
-        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM"):
+        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or (nxt and f"{p}.self_attn.q_proj.weight" in out):
             out[f"{p}.self_attn.q_norm.weight"] = (f, [hd])
             out[f"{p}.self_attn.k_norm.weight"] = (f, [hd])
         norms = ["input_layernorm", "post_attention_layernorm"]
@@ -156,6 +169,12 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             base = f"{p}.block_sparse_moe" if mix else f"{p}.mlp"
             gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
             out[f"{base}.gate.weight"] = (f, [e, h])
+            if nxt:
+                si = config["shared_expert_intermediate_size"]
+                out[f"{base}.shared_expert_gate.weight"] = (f, [1, h])
+                linear(f"{base}.shared_expert.gate_proj", si, h)
+                linear(f"{base}.shared_expert.up_proj", si, h)
+                linear(f"{base}.shared_expert.down_proj", h, si)
             for j in range(e):
                 linear(f"{base}.experts.{j}.{gate}", inter, h)
                 linear(f"{base}.experts.{j}.{up}", inter, h)

@@ -57,15 +57,23 @@ ARCHITECTURES = {
     "Qwen3MoeForCausalLM": "qwen3_moe",
     "MixtralForCausalLM": "mixtral",
     "Gemma2ForCausalLM": "gemma2",
+    "Qwen3NextForCausalLM": "qwen3_next",
 }
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2"}
-#: families whose model class builds the embedding, the final norm and the LM head on every
-#: pipeline stage (``qwen3_moe.py`` / ``mixtral.py`` / ``gemma2.py`` 0.28.0: no ``PPMissingLayer``
-#: around them, only the decoder layers are split)
-TOP_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
+PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
+#: families whose model class builds the embedding / the LM head / the final norm on every
+#: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
+#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; only the decoder layers split)
+EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
+HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
+NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
+#: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
+#: layers (Mixtral's ``num_local_experts``)
+MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next"}
+#: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
+UNQUANTIZED_ONLY = {"qwen3_next"}
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
@@ -346,23 +354,33 @@ class _Checkpoint:
             prefix, _, suffix = name.rpartition(".")
             self.modules.setdefault(prefix, []).append((suffix, name, t))
         self.taken: set[str] = set()
+        self.tensors = tensors
         self.names = tensors.keys()
 
-    def take(self, prefix: str, mode: str, label: str, *, count: bool = True) -> list[tuple[str, int]]:
+    def take(
+        self, prefix: str, mode: str, label: str, *, count: bool = True, elem: int | None = None
+    ) -> list[tuple[str, int]]:
         """The bytes on this rank of module ``prefix``'s tensors, as (kind, bytes) labelled
         ``label`` (``scale`` for scales, ``bias`` for a linear layer's bias). ``mode``: how vLLM
         shards them: ``column`` (output rows / TP), ``row`` (input columns / TP, bias whole),
         ``kv`` (one KV head's rows: KV heads replicated below TP), ``vocab`` (rows padded to 64,
-        then / TP), ``whole``. ``count=False``: taken (loaded elsewhere or on no rank), not counted."""
+        then / TP), ``whole``. ``count=False``: taken (loaded elsewhere or on no rank), not counted.
+        ``prefix`` may also name one tensor (a module's own parameter, e.g. ``linear_attn.A_log``);
+        ``elem``: bytes per element of vLLM's parameter (default: the model dtype for floats)."""
         out: list[tuple[str, int]] = []
-        for suffix, name, t in self.modules.get(prefix, ()):
+        group = list(self.modules.get(prefix, ()))
+        if prefix in self.tensors:
+            group.append((prefix.rpartition(".")[2], prefix, self.tensors[prefix]))
+        for suffix, name, t in group:
             if mode == "attention scales" and suffix not in ATTENTION_SCALES:
                 continue
             self.taken.add(name)
             if not count or mode == "attention scales" or suffix in ATTENTION_SCALES:
                 continue  # the attention layer's own scale parameters are counted by the walk
             shape = list(t.shape)
-            elem: float = self.ab if t.dtype in _FLOAT and "scale" not in suffix else ST_BYTES[t.dtype]
+            nbytes: float = self.ab if t.dtype in _FLOAT and "scale" not in suffix else ST_BYTES[t.dtype]
+            if elem is not None:
+                nbytes = elem
             if suffix in SCALAR_SUFFIXES or not shape:
                 pass
             elif mode == "column":
@@ -379,7 +397,7 @@ class _Checkpoint:
                 kind = "bias"
             else:
                 kind = label
-            out.append((kind, math.ceil(math.prod(shape) * elem)))
+            out.append((kind, math.ceil(math.prod(shape) * nbytes)))
         return out
 
     def leftover(self, layers: range, n_experts: int) -> None:
@@ -420,20 +438,21 @@ class _Walk:
         self,
         entries: list[tuple[str, int]],
         label: str,
-        hf: tuple[tuple[str, str], ...] = (),
+        hf: tuple[tuple[str, str] | tuple[str, str, int], ...] = (),
         *,
         present: bool = True,
     ) -> None:
         """A module of vLLM's: ``entries`` (kind, bytes) of its tensors by the config (kind
         ``weight`` is labelled ``label``), ``hf``: the checkpoint modules (prefix, shard mode)
-        it loads. ``present=False``: not on this rank (the checkpoint's tensors are taken, not
+        it loads, with the bytes per element vLLM's parameter holds when not the model dtype
+        (``A_log``: float32). ``present=False``: not on this rank (the checkpoint's tensors are taken, not
         counted)."""
         if present:
             for kind, b in entries:
                 self.ref.add(label if kind == "weight" else kind, b)
         if self.ckpt is not None:
-            for prefix, mode in hf:
-                for kind, b in self.ckpt.take(prefix, mode, label, count=present):
+            for prefix, mode, *elem in hf:
+                for kind, b in self.ckpt.take(prefix, mode, label, count=present, elem=elem[0] if elem else None):
                     self.out.add(kind, b)
 
     def own(self, kind: str, nbytes: int, *, buffer: bool = False) -> None:
@@ -515,6 +534,10 @@ def _walk(
             f"the pipeline stages of {arch} are not modelled (its model class places embedding and head differently)",
         )
     quant = quant_from_config(config, hf_quant)
+    if quant.method is not None and family in UNQUANTIZED_ONLY:
+        raise InputError(
+            "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
+        )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
     h = _int(config, "hidden_size")
@@ -533,29 +556,45 @@ def _walk(
     else:
         _divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
     vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
-    moe = family in ("qwen3_moe", "mixtral")
-    n_experts = _int(config, "num_experts" if family == "qwen3_moe" else "num_local_experts") if moe else 0
+    moe = family in MOE_FAMILIES
+    n_experts = _int(config, "num_local_experts" if family == "mixtral" else "num_experts") if moe else 0
     ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
     w = _Walk(ckpt)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
-    if family in TOP_ON_EVERY_STAGE:
-        first = last = True
+    has_embed = first or family in EMBED_ON_EVERY_STAGE
+    has_head = last or family in HEAD_ON_EVERY_STAGE
     emb = [("weight", vocab_r * h * ab)]
-    # the embedding on the first stage; a tied head on a later stage holds its own copy of it
-    w.module(
-        emb, "embedding" if first else "lm_head", (("model.embed_tokens", "vocab"),), present=first or (last and tied)
-    )
-    w.module(emb, "lm_head", (("lm_head", "vocab"),), present=last and not tied)
-    w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last)
+    w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
+    if tied and has_head and not has_embed:
+        # a tied head on a later stage than the embedding holds its own copy of it
+        w.module(emb, "lm_head", (("model.embed_tokens", "vocab"),))
+    w.module(emb, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
+    w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     attn_bias = bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
     kv_mode = "kv" if nkv < tp else "column"
     layers = pp_layers(n_layers, par)
+    n_attention = 0
     for li in layers:
         prefix = f"model.layers.{li}"
         att = f"{prefix}.self_attn"
-        # attention: QKVParallelLinear + RowParallelLinear
-        qkv_parts = (nq_r * hd, nkv_r * hd, nkv_r * hd)
+        norms = ["input_layernorm", "post_attention_layernorm"]
+        if family == "gemma2":
+            norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+        w.module([("weight", len(norms) * h * ab)], "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
+        if moe and _is_moe_layer(config, family, li):
+            _moe_layer(w, config, family, quant, par, prefix, h, n_experts, ab)
+        else:
+            inter = _int(config, "intermediate_size")
+            _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab)
+        if family == "qwen3_next" and _layer_type(config, li) == "linear_attention":
+            _gated_delta_net(w, config, tp, f"{prefix}.linear_attn", h, ab)
+            continue
+        n_attention += 1
+        # attention: QKVParallelLinear + RowParallelLinear (Qwen3-Next: the query doubled by its
+        # output gate)
+        q_mult = 2 if family == "qwen3_next" and config.get("attn_output_gate", True) else 1
+        qkv_parts = (q_mult * nq_r * hd, nkv_r * hd, nkv_r * hd)
         entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab)
         if attn_bias:
             entries.append(("bias", sum(qkv_parts) * ab))
@@ -569,27 +608,11 @@ def _walk(
         w.module([], "attention", ((att, "attention scales"),))
         if quant.method is not None:
             w.own("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
-        if family in ("qwen3", "qwen3_moe"):
+        if family in ("qwen3", "qwen3_moe", "qwen3_next"):
             w.module([("weight", 2 * hd * ab)], "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
-        norms = ["input_layernorm", "post_attention_layernorm"]
-        if family == "gemma2":
-            norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
-        w.module([("weight", len(norms) * h * ab)], "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
-        if moe and _is_moe_layer(config, family, li):
-            _moe_layer(w, config, family, quant, par, prefix, h, n_experts, ab)
-        else:
-            inter = _int(config, "intermediate_size")
-            i_r = _divide(inter, tp, "intermediate_size")
-            mlp = f"{prefix}.mlp"
-            w.module(
-                _linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab),
-                "mlp",
-                ((f"{mlp}.gate_proj", "column"), (f"{mlp}.up_proj", "column")),
-            )
-            w.module(_linear(quant, f"{mlp}.down_proj", i_r, (h,), ab), "mlp", ((f"{mlp}.down_proj", "row"),))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
-    if layers:
+    if n_attention:
         rot = int(hd * float(config.get("partial_rotary_factor", 1.0)))
         w.own("rotary", _int(config, "max_position_embeddings") * rot * ab, buffer=True)
     if family == "gemma2":
@@ -616,6 +639,11 @@ def _moe_layer(
     base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
     inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
     w.module([("weight", e * h * ab)], "router", ((f"{base}.gate", "whole"),))
+    shared = _int(config, "shared_expert_intermediate_size", 0) if family == "qwen3_next" else 0
+    if shared:
+        # Qwen3-Next's shared expert: its gate (ReplicatedLinear [1, H]) and a TP-sharded MLP
+        w.module([("weight", h * ab)], "router", ((f"{base}.shared_expert_gate", "whole"),))
+        _mlp(w, quant, f"{base}.shared_expert", h, _divide(shared, par.tp, "shared_expert_intermediate_size"), ab)
     if par.expert_parallel:
         ep = par.tp * par.dp
         e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
@@ -630,6 +658,48 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int) -> None:
+    """A gated MLP: ``gate_up_proj`` (MergedColumnParallelLinear ``[2 I / TP, H]``) and
+    ``down_proj`` (RowParallelLinear ``[H, I / TP]``)."""
+    w.module(
+        _linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab),
+        "mlp",
+        ((f"{mlp}.gate_proj", "column"), (f"{mlp}.up_proj", "column")),
+    )
+    w.module(_linear(quant, f"{mlp}.down_proj", i_r, (h,), ab), "mlp", ((f"{mlp}.down_proj", "row"),))
+
+
+def _layer_type(config: Mapping[str, Any], li: int) -> str:
+    """``layer_types[li]``, else vLLM's config default: full attention every
+    ``full_attention_interval`` (4) layers, linear attention between
+    (``transformers_utils/configs/qwen3_next.py``)."""
+    types = config.get("layer_types")
+    if isinstance(types, list) and li < len(types):
+        return str(types[li])
+    interval = _int(config, "full_attention_interval", 4) or 4
+    return "linear_attention" if (li + 1) % interval else "full_attention"
+
+
+def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: int, ab: int) -> None:
+    """A Gated DeltaNet mixer (``layers/mamba/gdn/qwen_gdn_linear_attn.py``): ``in_proj_qkvz``
+    ``[(2 Dk + 2 Dv) / TP, H]`` and ``in_proj_ba`` ``[2 Hv / TP, H]`` (MergedColumnParallelLinear),
+    ``conv1d`` ``[(2 Dk + Dv) / TP, 1, K]``, ``dt_bias`` ``[Hv / TP]`` (model dtype), ``A_log``
+    ``[Hv / TP]`` (float32), the gated norm ``[dv]`` and ``out_proj`` ``[H, Dv / TP]``, with
+    ``Dk = Hk x dk`` and ``Dv = Hv x dv``."""
+    nk_r = _divide(_int(config, "linear_num_key_heads"), tp, "linear_num_key_heads")
+    nv_r = _divide(_int(config, "linear_num_value_heads"), tp, "linear_num_value_heads")
+    dk, dv = _int(config, "linear_key_head_dim"), _int(config, "linear_value_head_dim")
+    kd, vd = nk_r * dk, nv_r * dv
+    kernel = _int(config, "linear_conv_kernel_dim")
+    w.module([("weight", (2 * kd + 2 * vd) * h * ab)], "linear attention", ((f"{gdn}.in_proj_qkvz", "column"),))
+    w.module([("weight", 2 * nv_r * h * ab)], "linear attention", ((f"{gdn}.in_proj_ba", "column"),))
+    w.module([("weight", (2 * kd + vd) * kernel * ab)], "linear attention", ((f"{gdn}.conv1d", "column"),))
+    w.module([("weight", nv_r * ab)], "linear attention", ((f"{gdn}.dt_bias", "column"),))
+    w.module([("weight", nv_r * 4)], "linear attention", ((f"{gdn}.A_log", "column", 4),))
+    w.module([("weight", dv * ab)], "norm", ((f"{gdn}.norm", "whole"),))
+    w.module([("weight", vd * h * ab)], "linear attention", ((f"{gdn}.out_proj", "row"),))
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
