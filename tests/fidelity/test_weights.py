@@ -22,6 +22,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
     ARCHITECTURES,
+    CONFIG_ONLY,
     Parallel,
     checkpoint_rank_weights,
     quant_from_config,
@@ -46,6 +47,10 @@ def _parallel(argv: list[str], pp_rank: int = 0) -> Parallel:
         pp_rank=pp_rank,
         expert_parallel="--enable-expert-parallel" in argv,
     )
+
+
+def _lm_only(row: dict[str, Any]) -> bool:
+    return "--language-model-only" in row["argv"]
 
 
 def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:
@@ -87,11 +92,11 @@ def test_config_alone_matches_vllm(cid: str) -> None:
     config, hq = _config(row["config"])
     if not row["ok"] or (len(_stages(row)) > 1 and config["architectures"][0] in PP_REFUSED):
         with pytest.raises(InputError):
-            rank_weights(config, _parallel(row["argv"]), hf_quant=hq)
+            rank_weights(config, _parallel(row["argv"]), hf_quant=hq, language_model_only=_lm_only(row))
         return
     got = []
     for stage in range(len(_stages(row))):
-        w = rank_weights(config, _parallel(row["argv"], stage), hf_quant=hq)
+        w = rank_weights(config, _parallel(row["argv"], stage), hf_quant=hq, language_model_only=_lm_only(row))
         got.append((w.param_bytes, w.buffer_bytes))
     assert got == _stages(row)
 
@@ -221,7 +226,24 @@ HEADER_CASES = sorted(
     if row["ok"]
     and (row["argv"][1] in ("1", "4", "8") or len(row["argv"]) > 2)
     and not ("--pipeline-parallel-size" in row["argv"] and row["config"].split("--")[1] in PP_REFUSED_DIRS)
+    and ARCHITECTURES[_arch(row)] not in CONFIG_ONLY
 )
+
+
+@pytest.mark.parametrize("name", ["Qwen--Qwen3.5-27B", "Qwen--Qwen3.5-35B-A3B"])
+def test_unmapped_checkpoint_refused_by_name(name: str) -> None:
+    config, hq = _config(name)
+    with pytest.raises(InputError, match="--load-format dummy"):
+        checkpoint_rank_weights({}, config, Parallel(), hf_quant=hq)
+
+
+def test_limit_mm_per_prompt_zero_skips_the_tower() -> None:
+    config, hq = _config("Qwen--Qwen3.5-27B")
+    lm_only = RECORDED["Qwen--Qwen3.5-27B --tensor-parallel-size 1 --language-model-only"]
+    w = rank_weights(config, Parallel(), hf_quant=hq, limit_mm_per_prompt={"image": 0, "video": 0})
+    assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
+    w = rank_weights(config, Parallel(), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    assert w.param_bytes == RECORDED["Qwen--Qwen3.5-27B --tensor-parallel-size 1"]["param_bytes"]
 
 
 @pytest.mark.parametrize("cid", HEADER_CASES)

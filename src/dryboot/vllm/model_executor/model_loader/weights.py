@@ -24,10 +24,17 @@ model dtype), layer by layer, on one tensor-parallel rank of one pipeline stage:
 * Quantization layouts as each method's ``create_weights`` allocates them (before
   ``process_weights_after_loading``): :func:`linear_bytes` and :func:`experts_bytes`.
 
-The figure is what the model holds after loading; vLLM's log line measures the peak of
-``torch.cuda.max_memory_allocated`` during loading, which a kernel's repacking in
-``process_weights_after_loading`` (Marlin, FlashInfer layouts) can raise: those methods are
-refused by name (:data:`REFUSED_METHODS`).
+The figure is what the model holds after loading. vLLM 0.28.0's line (``DeviceMemoryProfiler``
+around ``load_model``) reads ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``
+(``platforms/cuda.py`` ``get_current_memory_usage``): what stays allocated once
+``process_weights_after_loading`` is done, not the loading peak. A kernel's repacking there
+(Marlin, FlashInfer layouts) changes that layout per GPU: those methods are refused by name
+(:data:`REFUSED_METHODS`).
+
+The walk (:func:`_walk`) visits one rank's modules once; each module's bytes come from the
+config's shapes and, given a checkpoint, from the checkpoint tensors that module loads.
+Families beyond Llama-style layers: Qwen3-Next and Qwen3.5 (Gated DeltaNet mixers, gated
+attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``).
 """
 
 from __future__ import annotations
@@ -58,22 +65,37 @@ ARCHITECTURES = {
     "MixtralForCausalLM": "mixtral",
     "Gemma2ForCausalLM": "gemma2",
     "Qwen3NextForCausalLM": "qwen3_next",
+    "Qwen3_5ForConditionalGeneration": "qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
 }
+#: vision-language wrappers: the text model of ``text_config`` and a vision tower of
+#: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
+VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe"}
+#: the tower's modalities: ``--limit-mm-per-prompt`` 0 for all of them skips it (``_mark_tower_model``)
+TOWER_MODALITIES = ("image", "video")
+#: hybrid families whose linear-attention layers are Gated DeltaNet mixers
+GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
+PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", *GDN_FAMILIES}
 #: families whose model class builds the embedding / the LM head / the final norm on every
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
-#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; only the decoder layers split)
-EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
+#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; ``qwen3_5.py``: the
+#: embedding only; only the decoder layers split)
+EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", *GDN_FAMILIES}
 HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
 NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next"}
+MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe"}
+#: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
+SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {"qwen3_next"}
+UNQUANTIZED_ONLY = GDN_FAMILIES
+#: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
+#: is ``--load-format dummy``)
+CONFIG_ONLY = VL_WRAPPERS
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
@@ -478,13 +500,17 @@ def rank_weights(
     *,
     hf_quant: Mapping[str, Any] | None = None,
     dtype: str = "auto",
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
 ) -> RankWeights:
     """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
+    ``language_model_only`` (``--language-model-only``) or ``limit_mm_per_prompt`` 0 for every
+    modality of a tower (``--limit-mm-per-prompt``): a vision-language model without its tower.
 
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
-    return _walk(config, par, hf_quant, dtype, None)
+    return _walk(config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt))
 
 
 def checkpoint_rank_weights(
@@ -494,6 +520,8 @@ def checkpoint_rank_weights(
     *,
     hf_quant: Mapping[str, Any] | None = None,
     dtype: str = "auto",
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
 ) -> RankWeights:
     """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
     safetensors headers) sharded by the rules of :func:`rank_weights` (the same walk), plus
@@ -508,7 +536,11 @@ def checkpoint_rank_weights(
     :raises InputError: a tensor whose kind this module does not shard (named), or what
         :func:`rank_weights` refuses for the config.
     """
-    return _walk(config, par, hf_quant, dtype, tensors)
+    return _walk(config, par, hf_quant, dtype, tensors, _no_tower(language_model_only, limit_mm_per_prompt))
+
+
+def _no_tower(language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
+    return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in TOWER_MODALITIES))
 
 
 def _walk(
@@ -517,6 +549,7 @@ def _walk(
     hf_quant: Mapping[str, Any] | None,
     dtype: str,
     tensors: Mapping[str, Any] | None,
+    no_tower: bool = False,
 ) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
@@ -533,7 +566,20 @@ def _walk(
             None,
             f"the pipeline stages of {arch} are not modelled (its model class places embedding and head differently)",
         )
+    if tensors is not None and family in CONFIG_ONLY:
+        raise InputError(
+            "safetensors headers",
+            None,
+            f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
+        )
     quant = quant_from_config(config, hf_quant)
+    vision: Mapping[str, Any] | None = None
+    if family in VL_WRAPPERS:
+        text = config.get("text_config")
+        vision = None if no_tower else config.get("vision_config")
+        if not isinstance(text, Mapping) or not (no_tower or isinstance(vision, Mapping)):
+            raise InputError("config.json", "text_config", f"{arch} needs text_config and vision_config objects")
+        config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -587,13 +633,13 @@ def _walk(
         else:
             inter = _int(config, "intermediate_size")
             _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab)
-        if family == "qwen3_next" and _layer_type(config, li) == "linear_attention":
+        if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
             _gated_delta_net(w, config, tp, f"{prefix}.linear_attn", h, ab)
             continue
         n_attention += 1
         # attention: QKVParallelLinear + RowParallelLinear (Qwen3-Next: the query doubled by its
         # output gate)
-        q_mult = 2 if family == "qwen3_next" and config.get("attn_output_gate", True) else 1
+        q_mult = 2 if family in GDN_FAMILIES and config.get("attn_output_gate", True) else 1
         qkv_parts = (q_mult * nq_r * hd, nkv_r * hd, nkv_r * hd)
         entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab)
         if attn_bias:
@@ -608,13 +654,14 @@ def _walk(
         w.module([], "attention", ((att, "attention scales"),))
         if quant.method is not None:
             w.own("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
-        if family in ("qwen3", "qwen3_moe", "qwen3_next"):
+        if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES):
             w.module([("weight", 2 * hd * ab)], "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
     if n_attention:
-        rot = int(hd * float(config.get("partial_rotary_factor", 1.0)))
-        w.own("rotary", _int(config, "max_position_embeddings") * rot * ab, buffer=True)
+        w.own("rotary", _rotary_bytes(config, hd, ab), buffer=True)
+    if vision is not None:
+        _qwen3_vision_tower(w, vision, tp, ab)
     if family == "gemma2":
         w.own("normalizer", ab, buffer=True)
     if ckpt is not None:
@@ -639,7 +686,7 @@ def _moe_layer(
     base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
     inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
     w.module([("weight", e * h * ab)], "router", ((f"{base}.gate", "whole"),))
-    shared = _int(config, "shared_expert_intermediate_size", 0) if family == "qwen3_next" else 0
+    shared = _int(config, "shared_expert_intermediate_size", 0) if family in SHARED_EXPERT_FAMILIES else 0
     if shared:
         # Qwen3-Next's shared expert: its gate (ReplicatedLinear [1, H]) and a TP-sharded MLP
         w.module([("weight", h * ab)], "router", ((f"{base}.shared_expert_gate", "whole"),))
@@ -669,6 +716,53 @@ def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int) -> None:
         ((f"{mlp}.gate_proj", "column"), (f"{mlp}.up_proj", "column")),
     )
     w.module(_linear(quant, f"{mlp}.down_proj", i_r, (h,), ab), "mlp", ((f"{mlp}.down_proj", "row"),))
+
+
+def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
+    """The rotary table ``cos_sin_cache`` ``[positions, rotary_dim]`` in the model dtype, one
+    for every attention layer (``get_rope``'s cache): ``rotary_dim = head_dim x
+    partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches four
+    times ``max_position_embeddings`` (``rotary_embedding/mrope.py``).
+
+    :raises InputError: a multimodal RoPE with a scaling type other than ``default``."""
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    if not isinstance(rope, Mapping):
+        rope = {}
+    partial = config.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))
+    positions = _int(config, "max_position_embeddings")
+    if "mrope_section" in rope:
+        if rope.get("rope_type", rope.get("type", "default")) != "default":
+            raise InputError("config.json", "rope_parameters", "a scaled multimodal RoPE table is not modelled")
+        positions *= 4
+    return positions * int(hd * float(partial)) * ab
+
+
+def _qwen3_vision_tower(w: _Walk, v: Mapping[str, Any], tp: int, ab: int) -> None:
+    """Qwen3-VL's vision transformer (``qwen3_vl.py`` ``Qwen3_VisionTransformer``), in the model
+    dtype, sharded by TP (``mm_encoder_tp_mode`` ``weights``): the Conv3d patch embedding
+    ``[D, C, T, P, P]`` + bias, the position embedding ``[N, D]``, per block two LayerNorms (weight
+    and bias), ``attn.qkv`` (QKVParallelLinear ``[3 D / TP, D]`` + bias), ``attn.proj``
+    (RowParallelLinear, bias whole), ``mlp.linear_fc1`` / ``linear_fc2`` (column / row, with
+    biases); the merger (and each deepstack merger: its LayerNorm over the merged width) with
+    ``linear_fc1`` ``[M / TP, M]`` and ``linear_fc2`` ``[out, M / TP]``, ``M = D x merge^2``; the
+    rotary table ``[8192, head_dim / 2]``."""
+    d = _int(v, "hidden_size")
+    heads = _int(v, "num_heads")
+    inter = _int(v, "intermediate_size")
+    _divide(heads, tp, "the vision tower's num_heads")
+    i_r = _divide(inter, tp, "the vision tower's intermediate_size")
+    p, t, c = _int(v, "patch_size"), _int(v, "temporal_patch_size"), _int(v, "in_channels", 3)
+    out = _int(v, "out_hidden_size")
+    m = d * _int(v, "spatial_merge_size") ** 2
+    m_r = _divide(m, tp, "the vision merger's width")
+    deepstack = v.get("deepstack_visual_indexes") or []
+    b = (d * c * t * p * p + d) + _int(v, "num_position_embeddings") * d
+    per_block = 4 * d + (3 * d // tp) * d + 3 * d // tp + d * (d // tp) + d + i_r * d + i_r + d * i_r + d
+    b += _int(v, "depth") * per_block
+    merger = m_r * m + m_r + out * m_r + out
+    b += 2 * d + merger + len(deepstack) * (2 * m + merger)
+    w.own("vision", b * ab)
+    w.own("rotary", 8192 * (d // heads // 2) * ab, buffer=True)
 
 
 def _layer_type(config: Mapping[str, Any], li: int) -> str:
