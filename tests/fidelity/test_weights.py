@@ -136,6 +136,9 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             out[name + ".weight_scale_2"] = ("F32", [])
             out[name + ".input_scale"] = ("F32", [])
 
+    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"):
+        _deepseek_tensors(config, out, linear, f)
+        return out
     moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")
     nxt = arch == "Qwen3NextForCausalLM"
     for i in range(n):
@@ -190,6 +193,46 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             linear(f"{p}.mlp.up_proj", inter, h)
             linear(f"{p}.mlp.down_proj", h, inter)
     return out
+
+
+def _deepseek_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int]]], linear: Any, f: str) -> None:
+    """DeepSeek-V2/V3 checkpoint names: MLA projections (``q_a_proj``, ``kv_a_proj_with_mqa``,
+    ``q_b_proj``, ``kv_b_proj``), dense layers below ``first_k_dense_replace``, then the gate (with
+    its float32 ``e_score_correction_bias``), ``shared_experts`` and one module per expert."""
+    h, nq = config["hidden_size"], config["num_attention_heads"]
+    nope, rope, v = config["qk_nope_head_dim"], config["qk_rope_head_dim"], config["v_head_dim"]
+    kv_lora, q_lora = config["kv_lora_rank"], config.get("q_lora_rank")
+    e, inter = config["n_routed_experts"], config["moe_intermediate_size"]
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}"
+        a = f"{p}.self_attn"
+        if q_lora:
+            linear(f"{a}.q_a_proj", q_lora, h)
+            out[f"{a}.q_a_layernorm.weight"] = (f, [q_lora])
+            linear(f"{a}.q_b_proj", nq * (nope + rope), q_lora)
+        else:
+            linear(f"{a}.q_proj", nq * (nope + rope), h)
+        linear(f"{a}.kv_a_proj_with_mqa", kv_lora + rope, h)
+        out[f"{a}.kv_a_layernorm.weight"] = (f, [kv_lora])
+        linear(f"{a}.kv_b_proj", nq * (nope + v), kv_lora)
+        linear(f"{a}.o_proj", h, nq * v)
+        for m in ("input_layernorm", "post_attention_layernorm"):
+            out[f"{p}.{m}.weight"] = (f, [h])
+        if i < config["first_k_dense_replace"]:
+            linear(f"{p}.mlp.gate_proj", config["intermediate_size"], h)
+            linear(f"{p}.mlp.up_proj", config["intermediate_size"], h)
+            linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
+            continue
+        out[f"{p}.mlp.gate.weight"] = (f, [e, h])
+        out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
+        si = inter * config["n_shared_experts"]
+        linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
+        linear(f"{p}.mlp.shared_experts.up_proj", si, h)
+        linear(f"{p}.mlp.shared_experts.down_proj", h, si)
+        for j in range(e):
+            linear(f"{p}.mlp.experts.{j}.gate_proj", inter, h)
+            linear(f"{p}.mlp.experts.{j}.up_proj", inter, h)
+            linear(f"{p}.mlp.experts.{j}.down_proj", h, inter)
 
 
 ST_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "F8_E4M3": 1, "U8": 1}

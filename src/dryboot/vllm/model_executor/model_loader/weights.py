@@ -67,7 +67,11 @@ ARCHITECTURES = {
     "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v2",
 }
+#: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``)
+MLA_FAMILIES = {"deepseek_v2"}
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
 VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe"}
@@ -78,7 +82,7 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", *GDN_FAMILIES}
+PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", *GDN_FAMILIES, *MLA_FAMILIES}
 #: families whose model class builds the embedding / the LM head / the final norm on every
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
 #: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; ``qwen3_5.py``: the
@@ -88,7 +92,7 @@ HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
 NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe"}
+MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "deepseek_v2"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
@@ -233,17 +237,30 @@ def _is_ignored(quant: Quant, name: str) -> bool:
     )
 
 
-def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -> list[tuple[str, int]]:
+def linear_bytes(
+    quant: Quant,
+    k: int,
+    parts: tuple[int, ...],
+    act_bytes: int,
+    *,
+    tp: int = 1,
+    split: str = "column",
+) -> list[tuple[str, int]]:
     """The tensors one linear layer's quant method creates on a rank: ``k`` input features and
     output ``parts`` (a merged layer's logical shards, per rank), as (kind, bytes).
 
     Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
     plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
-    ``[ceil(N / bn), ceil(k / bk)]`` (each part must divide by ``bn``, ``k`` by ``bk``), else
+    ``[ceil(N / bn), ceil(k / bk)]``, else
     one float32 ``weight_scale`` (and ``input_scale`` when static) per part. ModelOpt FP8: fp8
     weight, float32 ``weight_scale`` and ``input_scale`` per part. ModelOpt NVFP4: uint8 weight
     ``[N, k / 2]``, fp8 ``weight_scale`` ``[N, k / 16]``, float32 ``weight_scale_2`` and
     ``input_scale`` per part.
+
+    ``split``: how the layer divides over ``tp`` ranks: ``column`` (output), ``row`` (input),
+    ``replicated``; fp8 blocks are validated as ``fp8_utils.validate_fp8_block_shape`` does: a
+    row-split input must divide by ``bk``; a column-split layer's every part, or a merged layer's
+    parts but the last, by ``bn``.
 
     :raises InputError: vLLM's own refusal of a block size that does not divide the shard.
     """
@@ -257,7 +274,8 @@ def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -
                 out.append(("scale", 4 * len(parts)))
             return out
         bn, bk = quant.block
-        for p in parts:
+        split_out = tp > 1 and split == "column"
+        for p in parts if split_out else parts[:-1]:
             if p % bn:
                 raise InputError(
                     "--tensor-parallel-size",
@@ -265,7 +283,7 @@ def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -
                     f"an fp8 weight's output size per rank ({p}) is not divisible by weight_block_size n = {bn} "
                     "(vLLM refuses this TP size)",
                 )
-        if k % bk and len(parts) == 1:
+        if k % bk and tp > 1 and split == "row":
             raise InputError(
                 "--tensor-parallel-size",
                 None,
@@ -394,8 +412,8 @@ class _Checkpoint:
         if prefix in self.tensors:
             group.append((prefix.rpartition(".")[2], prefix, self.tensors[prefix]))
         for suffix, name, t in group:
-            if mode == "attention scales" and suffix not in ATTENTION_SCALES:
-                continue
+            if name in self.taken or (mode == "attention scales" and suffix not in ATTENTION_SCALES):
+                continue  # each tensor is taken once (a parameter named alone before its module)
             self.taken.add(name)
             if not count or mode == "attention scales" or suffix in ATTENTION_SCALES:
                 continue  # the attention layer's own scale parameters are counted by the walk
@@ -603,17 +621,18 @@ def _walk(
         _divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
     vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
     moe = family in MOE_FAMILIES
-    n_experts = _int(config, "num_local_experts" if family == "mixtral" else "num_experts") if moe else 0
+    n_experts = _int(config, _EXPERTS_KEY.get(family, "num_experts")) if moe else 0
     ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
     w = _Walk(ckpt)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
     has_embed = first or family in EMBED_ON_EVERY_STAGE
     has_head = last or family in HEAD_ON_EVERY_STAGE
     emb = [("weight", vocab_r * h * ab)]
-    w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
     if tied and has_head and not has_embed:
         # a tied head on a later stage than the embedding holds its own copy of it
         w.module(emb, "lm_head", (("model.embed_tokens", "vocab"),))
+    else:
+        w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
     w.module(emb, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     attn_bias = bool(config.get("attention_bias", family == "qwen2"))
@@ -632,7 +651,11 @@ def _walk(
             _moe_layer(w, config, family, quant, par, prefix, h, n_experts, ab)
         else:
             inter = _int(config, "intermediate_size")
-            _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab)
+            _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab, tp)
+        if family in MLA_FAMILIES:
+            _mla_attention(w, config, quant, tp, att, h, ab)
+            n_attention += 1
+            continue
         if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
             _gated_delta_net(w, config, tp, f"{prefix}.linear_attn", h, ab)
             continue
@@ -641,13 +664,14 @@ def _walk(
         # output gate)
         q_mult = 2 if family in GDN_FAMILIES and config.get("attn_output_gate", True) else 1
         qkv_parts = (q_mult * nq_r * hd, nkv_r * hd, nkv_r * hd)
-        entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab)
+        # a QKV layer whose KV heads are replicated is not split evenly (validated as merged)
+        entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab, tp=tp, split="column" if nkv >= tp else "")
         if attn_bias:
             entries.append(("bias", sum(qkv_parts) * ab))
         w.module(
             entries, "attention", ((f"{att}.q_proj", "column"), (f"{att}.k_proj", kv_mode), (f"{att}.v_proj", kv_mode))
         )
-        entries = _linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab)
+        entries = _linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab, tp=tp, split="row")
         if o_bias:
             entries.append(("bias", h * ab))
         w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
@@ -659,7 +683,8 @@ def _walk(
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
     if n_attention:
-        w.own("rotary", _rotary_bytes(config, hd, ab), buffer=True)
+        rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
+        w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
     if vision is not None:
         _qwen3_vision_tower(w, vision, tp, ab)
     if family == "gemma2":
@@ -685,12 +710,21 @@ def _moe_layer(
     mix = family == "mixtral"
     base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
     inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
+    if family == "deepseek_v2" and config.get("topk_method") == "noaux_tc":  # float32 [E] on the gate
+        w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     w.module([("weight", e * h * ab)], "router", ((f"{base}.gate", "whole"),))
+    if family == "deepseek_v2":
+        n_shared = config.get("n_shared_experts") or 0
+        if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
+            i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
+            _mlp(w, quant, f"{base}.shared_experts", h, i_s, ab, par.tp)
     shared = _int(config, "shared_expert_intermediate_size", 0) if family in SHARED_EXPERT_FAMILIES else 0
     if shared:
         # Qwen3-Next's shared expert: its gate (ReplicatedLinear [1, H]) and a TP-sharded MLP
         w.module([("weight", h * ab)], "router", ((f"{base}.shared_expert_gate", "whole"),))
-        _mlp(w, quant, f"{base}.shared_expert", h, _divide(shared, par.tp, "shared_expert_intermediate_size"), ab)
+        _mlp(
+            w, quant, f"{base}.shared_expert", h, _divide(shared, par.tp, "shared_expert_intermediate_size"), ab, par.tp
+        )
     if par.expert_parallel:
         ep = par.tp * par.dp
         e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
@@ -707,33 +741,45 @@ def _moe_layer(
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
 
 
-def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int) -> None:
+def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 1) -> None:
     """A gated MLP: ``gate_up_proj`` (MergedColumnParallelLinear ``[2 I / TP, H]``) and
     ``down_proj`` (RowParallelLinear ``[H, I / TP]``)."""
     w.module(
-        _linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab),
+        _linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab, tp=tp),
         "mlp",
         ((f"{mlp}.gate_proj", "column"), (f"{mlp}.up_proj", "column")),
     )
-    w.module(_linear(quant, f"{mlp}.down_proj", i_r, (h,), ab), "mlp", ((f"{mlp}.down_proj", "row"),))
+    w.module(
+        _linear(quant, f"{mlp}.down_proj", i_r, (h,), ab, tp=tp, split="row"), "mlp", ((f"{mlp}.down_proj", "row"),)
+    )
 
 
 def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
     """The rotary table ``cos_sin_cache`` ``[positions, rotary_dim]`` in the model dtype, one
     for every attention layer (``get_rope``'s cache): ``rotary_dim = head_dim x
     partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches four
-    times ``max_position_embeddings`` (``rotary_embedding/mrope.py``).
+    times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
+    ``original_max_position_embeddings x factor``; ``default`` and ``llama3``
+    ``max_position_embeddings``.
 
-    :raises InputError: a multimodal RoPE with a scaling type other than ``default``."""
+    :raises InputError: a multimodal RoPE with a scaling type other than ``default``, or a
+        rope type whose table is not modelled (named)."""
     rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
     if not isinstance(rope, Mapping):
         rope = {}
     partial = config.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))
     positions = _int(config, "max_position_embeddings")
+    kind = str(rope.get("rope_type", rope.get("type", "default")))
     if "mrope_section" in rope:
-        if rope.get("rope_type", rope.get("type", "default")) != "default":
+        if kind != "default":
             raise InputError("config.json", "rope_parameters", "a scaled multimodal RoPE table is not modelled")
         positions *= 4
+    elif kind in ("yarn", "deepseek_yarn"):
+        # YaRN tables span original_max_position_embeddings x factor (yarn_scaling_rope.py,
+        # deepseek_scaling_rope.py)
+        positions = int(_int(rope, "original_max_position_embeddings") * float(rope.get("factor", 1)))
+    elif kind not in ("default", "llama3"):
+        raise InputError("config.json", "rope_scaling", f"the rotary table of rope type {kind!r} is not modelled")
     return positions * int(hd * float(partial)) * ab
 
 
@@ -796,14 +842,75 @@ def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: 
     w.module([("weight", vd * h * ab)], "linear attention", ((f"{gdn}.out_proj", "row"),))
 
 
+#: the config key of the routed experts' count per family (default ``num_experts``)
+_EXPERTS_KEY = {"mixtral": "num_local_experts", "deepseek_v2": "n_routed_experts"}
+
+
+def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
+    """Multi-head latent attention (``DeepseekV2MLAAttention``): with ``q_lora_rank``, the
+    replicated ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]`` (checkpoint ``q_a_proj`` +
+    ``kv_a_proj_with_mqa``), ``q_a_layernorm`` and ``q_b_proj`` (column ``[heads / TP x
+    (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), H]``) and
+    the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
+    (column ``[heads / TP x (nope + v), kv_lora]``), ``o_proj`` (row ``[H, heads / TP x v]``) and
+    the attention layer's four float32 scale buffers."""
+    heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
+    nope, rope, v = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim"), _int(config, "v_head_dim")
+    kv_lora = _int(config, "kv_lora_rank")
+    q_lora = config.get("q_lora_rank")
+    if q_lora is not None:
+        q_lora = _int(config, "q_lora_rank")
+        w.module(
+            _linear(quant, f"{att}.fused_qkv_a_proj", h, (q_lora, kv_lora + rope), ab, tp=tp, split="replicated"),
+            "attention",
+            ((f"{att}.q_a_proj", "whole"), (f"{att}.kv_a_proj_with_mqa", "whole")),
+        )
+        w.module([("weight", q_lora * ab)], "norm", ((f"{att}.q_a_layernorm", "whole"),))
+        w.module(
+            _linear(quant, f"{att}.q_b_proj", q_lora, (heads_r * (nope + rope),), ab, tp=tp),
+            "attention",
+            ((f"{att}.q_b_proj", "column"),),
+        )
+    else:
+        w.module(
+            _linear(quant, f"{att}.q_proj", h, (heads_r * (nope + rope),), ab, tp=tp),
+            "attention",
+            ((f"{att}.q_proj", "column"),),
+        )
+        w.module(
+            _linear(quant, f"{att}.kv_a_proj_with_mqa", h, (kv_lora + rope,), ab, tp=tp, split="replicated"),
+            "attention",
+            ((f"{att}.kv_a_proj_with_mqa", "whole"),),
+        )
+    w.module([("weight", kv_lora * ab)], "norm", ((f"{att}.kv_a_layernorm", "whole"),))
+    w.module(
+        _linear(quant, f"{att}.kv_b_proj", kv_lora, (heads_r * (nope + v),), ab, tp=tp),
+        "attention",
+        ((f"{att}.kv_b_proj", "column"),),
+    )
+    w.module(
+        _linear(quant, f"{att}.o_proj", heads_r * v, (h,), ab, tp=tp, split="row"),
+        "attention",
+        ((f"{att}.o_proj", "row"),),
+    )
+    w.module([], "attention", ((att, "attention scales"),))
+    w.own("attention scales", 16, buffer=True)
+    w.ref.allocated_bytes += 3 * ALLOC_ROUND
+
+
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
     if family == "mixtral":
         return True
+    if family == "deepseek_v2":
+        freq = _int(config, "moe_layer_freq", 1) or 1
+        return li >= _int(config, "first_k_dense_replace", 0) and li % freq == 0
     if li in (config.get("mlp_only_layers") or []):
         return False
     step = config.get("decoder_sparse_step", 1) or 1
     return bool(config.get("num_experts", 0)) and (li + 1) % int(step) == 0
 
 
-def _linear(quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int) -> list[tuple[str, int]]:
-    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab)
+def _linear(
+    quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int, *, tp: int = 1, split: str = "column"
+) -> list[tuple[str, int]]:
+    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab, tp=tp, split=split)
