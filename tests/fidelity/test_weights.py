@@ -136,7 +136,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             out[name + ".weight_scale_2"] = ("F32", [])
             out[name + ".input_scale"] = ("F32", [])
 
-    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"):
+    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"):
         _deepseek_tensors(config, out, linear, f)
         return out
     moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")

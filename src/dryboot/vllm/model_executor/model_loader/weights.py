@@ -69,9 +69,11 @@ ARCHITECTURES = {
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v2",
+    "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
 }
-#: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``)
-MLA_FAMILIES = {"deepseek_v2"}
+#: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
+#: ``glm4_moe_lite.py`` reuses it)
+MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
 VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe"}
@@ -92,7 +94,7 @@ HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
 NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "deepseek_v2"}
+MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", *MLA_FAMILIES}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
@@ -710,10 +712,13 @@ def _moe_layer(
     mix = family == "mixtral"
     base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
     inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
-    if family == "deepseek_v2" and config.get("topk_method") == "noaux_tc":  # float32 [E] on the gate
+    glm = family == "glm4_moe_lite"
+    if glm or (family == "deepseek_v2" and config.get("topk_method") == "noaux_tc"):  # float32 [E] on the gate
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
-    w.module([("weight", e * h * ab)], "router", ((f"{base}.gate", "whole"),))
-    if family == "deepseek_v2":
+    # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
+    router = 4 if glm else ab
+    w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
+    if family in MLA_FAMILIES:
         n_shared = config.get("n_shared_experts") or 0
         if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
             i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
@@ -843,7 +848,7 @@ def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: 
 
 
 #: the config key of the routed experts' count per family (default ``num_experts``)
-_EXPERTS_KEY = {"mixtral": "num_local_experts", "deepseek_v2": "n_routed_experts"}
+_EXPERTS_KEY = {"mixtral": "num_local_experts", "deepseek_v2": "n_routed_experts", "glm4_moe_lite": "n_routed_experts"}
 
 
 def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
@@ -901,7 +906,7 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
     if family == "mixtral":
         return True
-    if family == "deepseek_v2":
+    if family in MLA_FAMILIES:
         freq = _int(config, "moe_layer_freq", 1) or 1
         return li >= _int(config, "first_k_dense_replace", 0) and li % freq == 0
     if li in (config.get("mlp_only_layers") or []):
