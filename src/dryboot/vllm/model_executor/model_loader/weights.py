@@ -70,6 +70,7 @@ ARCHITECTURES = {
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v2",
     "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+    "NemotronHForCausalLM": "nemotron_h",
 }
 #: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
 #: ``glm4_moe_lite.py`` reuses it)
@@ -84,24 +85,24 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", *GDN_FAMILIES, *MLA_FAMILIES}
+PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES, *MLA_FAMILIES}
 #: families whose model class builds the embedding / the LM head / the final norm on every
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
 #: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; ``qwen3_5.py``: the
 #: embedding only; only the decoder layers split)
-EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", *GDN_FAMILIES}
-HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next"}
-NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2"}
+EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES}
+HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron_h"}
+NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h"}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
 MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", *MLA_FAMILIES}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = GDN_FAMILIES
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h"}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
-CONFIG_ONLY = VL_WRAPPERS
+CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
@@ -637,6 +638,11 @@ def _walk(
         w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
     w.module(emb, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
+    if family == "nemotron_h":
+        layers = pp_layers(len(_nemotron_pattern(config)), par)
+        for li in layers:
+            _nemotron_h_layer(w, config, par, li, h, ab)
+        return w.result()
     attn_bias = bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
     kv_mode = "kv" if nkv < tp else "column"
@@ -899,8 +905,81 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
         ((f"{att}.o_proj", "row"),),
     )
     w.module([], "attention", ((att, "attention scales"),))
+    if quant.method in ("modelopt", "modelopt_fp4"):
+        # ModelOpt's KV-cache scale parameters reach MLA layers too (modelopt.py get_quant_method:
+        # Attention or MLAAttention); fp8's only plain Attention (fp8.py)
+        w.own("scale", 4 * ab)
     w.own("attention scales", 16, buffer=True)
     w.ref.allocated_bytes += 3 * ALLOC_ROUND
+
+
+def _nemotron_pattern(config: Mapping[str, Any]) -> str:
+    pattern = config.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern or set(pattern) - set("ME*-"):
+        raise InputError("config.json", "hybrid_override_pattern", "missing or not a string of M, E, * and -")
+    return pattern
+
+
+def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, h: int, ab: int) -> None:
+    """One Nemotron-H layer (``nemotron_h.py``) of ``hybrid_override_pattern``: its norm, then
+    ``M`` a Mamba2 mixer (``layers/mamba/mamba_mixer2.py``: ``in_proj`` ``[(2 I + 2 G N + Hm) /
+    TP, H]``, ``conv1d`` ``[(I + 2 G N) / TP, K]`` + bias, ``A`` (float32), ``D``, ``dt_bias``
+    ``[Hm / TP]``, the gated norm ``[I / TP]``, ``out_proj`` ``[H, I / TP]``; ``conv_weights`` is a
+    view, no memory), ``*`` attention without rotary, ``-`` a non-gated MLP (``up_proj`` /
+    ``down_proj``), ``E`` a MoE block: gate, float32 ``e_score_correction_bias``, a non-gated
+    shared expert and non-gated experts (``w13`` ``[E, I / TP, H]``).
+
+    :raises InputError: groups TP does not divide, a latent MoE (not modelled)."""
+    tp = par.tp
+    kind = _nemotron_pattern(config)[li]
+    w.own("norm", h * ab)
+    bias = bool(config.get("mlp_bias", False))
+    if kind == "M":
+        nh = _int(config, "mamba_num_heads")
+        inter = nh * _int(config, "mamba_head_dim")
+        g, n = _int(config, "n_groups"), _int(config, "ssm_state_size")
+        if g % tp:
+            raise InputError(
+                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp}: not modelled"
+            )
+        nh_r = _divide(nh, tp, "mamba_num_heads")
+        i_r, gn_r = inter // tp, g * n // tp
+        k = _int(config, "conv_kernel")
+        use_bias = bool(config.get("use_bias", False))
+        w.own("mamba", (2 * i_r + 2 * gn_r + nh_r) * (h + use_bias) * ab)
+        w.own("mamba", (i_r + 2 * gn_r) * (k + bool(config.get("use_conv_bias", True))) * ab)
+        w.own("mamba", nh_r * 4 + 2 * nh_r * ab)  # A (float32), D, dt_bias
+        w.own("norm", i_r * ab)
+        w.own("mamba", (h * i_r + use_bias * h) * ab)
+    elif kind == "*":
+        nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
+        hd = config.get("head_dim") or h // nq
+        nq_r = _divide(nq, tp, "num_attention_heads")
+        nkv_r = _divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+        w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab + h * nq_r * int(hd) * ab)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += 3 * ALLOC_ROUND
+    elif kind == "-":
+        i_r = _divide(_int(config, "intermediate_size"), tp, "intermediate_size")
+        w.own("mlp", (2 * i_r * h + bias * (i_r + h)) * ab)
+    else:
+        if config.get("moe_latent_size") is not None:
+            raise InputError("config.json", "moe_latent_size", "Nemotron-H's latent MoE is not modelled")
+        e = _int(config, "n_routed_experts")
+        w.own("router", e * h * ab)
+        w.own("router", 4 * e)
+        shared = _int(config, "moe_shared_expert_intermediate_size", 0) * _int(config, "n_shared_experts", 0)
+        if shared:
+            s_r = _divide(shared, tp, "the shared experts' intermediate size")
+            w.own("mlp", (2 * s_r * h + bias * (s_r + h)) * ab)
+        inter = _int(config, "moe_intermediate_size")
+        if par.expert_parallel:
+            e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
+        else:
+            e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+        w.own("experts", 2 * e_r * i_r * h * ab)  # non-gated: w13 [E, I, H] and w2 [E, H, I]
+        if par.expert_parallel:
+            w.own("expert map", 4 * e, buffer=True)
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
