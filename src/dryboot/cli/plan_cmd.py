@@ -295,6 +295,8 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         expert_parallel=expert_parallel,
         dtype=args.dtype,
         load_format=load_format,
+        language_model_only=args.language_model_only,
+        limit_mm_per_prompt=args.mm_limits,
     )
 
 

@@ -302,7 +302,12 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
     config_path = resolve_path(str(profile.flags["model"]), profile.base)
     _, config = load_config_json(config_path)
     weights = model_weights(
-        Path(config_path), tp=args.tensor_parallel_size, pp=args.pipeline_parallel_size, dtype=args.dtype
+        Path(config_path),
+        tp=args.tensor_parallel_size,
+        pp=args.pipeline_parallel_size,
+        dtype=args.dtype,
+        language_model_only=args.language_model_only,
+        limit_mm_per_prompt=args.mm_limits,
     )
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
     bp = plan_with_budget(

@@ -23,7 +23,7 @@ from dryboot.vllm.versions import VersionRules
 from dryboot.vllm.worker.cudagraph import cudagraph_term
 from dryboot.vllm.worker.interval import GIB, MIB, Interval, Term, term_sum
 from dryboot.vllm.worker.non_torch import non_torch_terms
-from dryboot.vllm.worker.profile_run import ForwardShape, activation_terms
+from dryboot.vllm.worker.profile_run import ForwardShape, activation_terms, encoder_profiled
 
 __all__ = [
     "METHOD",
@@ -232,8 +232,10 @@ def estimate_budget(
     :param compile_cache: ``warm`` | ``cold`` | ``unknown``: a cold or unknown torch.compile cache
         adds inductor's work to the high bound.
     :param pp_rank: the pipeline stage whose rank this is (the last runs the sampler).
-    :param language_model_only: vLLM's ``--language-model-only`` (or no multimodal item allowed):
-        the encoder is not profiled (and its weights are not loaded: pass them so).
+    :param language_model_only: vLLM's ``--language-model-only`` (also read from
+        ``args.language_model_only``, with ``args.limit_mm_per_prompt`` and
+        ``args.skip_mm_profiling``): the encoder is not profiled (and its weights are not loaded:
+        pass them so; :func:`~dryboot.vllm.worker.profile_run.encoder_profiled`).
     :raises InputError: a term that cannot be bounded (named).
     """
     if shape is None:
@@ -264,7 +266,12 @@ def estimate_budget(
         runner=runner,
         last_stage=pp_rank == args.pipeline_parallel_size - 1,
         release=rules.version,
-        encoder_profiled=not language_model_only,
+        encoder_profiled=encoder_profiled(
+            shape,
+            language_model_only=language_model_only or args.language_model_only,
+            limit_mm_per_prompt=args.mm_limits,
+            skip_mm_profiling=args.skip_mm_profiling,
+        ),
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

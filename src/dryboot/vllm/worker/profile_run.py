@@ -57,8 +57,15 @@ V2_SAMPLER_BYTES_PER_LOGIT = (2, 6)
 #: logprobs (4) beside the model-dtype logits (2), and up to 12 more for top-k/top-p's sort
 #: (float32 values, int64 indices) and min-p's probabilities (low, high).
 V2_WARMUP_SAMPLER_BYTES_PER_LOGIT = (10, 22)
-#: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``).
-_ENCODER_KEYS = ("vision_config", "audio_config", "vision_tower_config", "speech_config")
+#: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``), with
+#: the modalities each may serve (a vision tower: images and videos).
+ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
+    "vision_config": ("image", "video"),
+    "audio_config": ("audio",),
+    "vision_tower_config": ("image", "video"),
+    "speech_config": ("audio",),
+}
+_ENCODER_KEYS = tuple(ENCODER_MODALITIES)
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
 #: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
 #: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
@@ -81,6 +88,7 @@ class ForwardShape:
     :param dtype_bytes: the activations' bytes per element (the model dtype).
     :param multimodal: the config key of an encoder vLLM profiles before the decoder
         (``vision_config``...), ``None`` for a text-only model.
+    :param modalities: the modalities its encoders may serve (``image``, ``video``, ``audio``).
     """
 
     vocab_size: int
@@ -92,6 +100,7 @@ class ForwardShape:
     kv_size: int = 0
     dtype_bytes: int = 2
     multimodal: str | None = None
+    modalities: tuple[str, ...] = ()
 
 
 def _int(cfg: Mapping[str, Any], *keys: str) -> int:
@@ -128,9 +137,12 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
         if dtype != "auto"
         else str(cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or "bfloat16")
     )
-    encoder = next((k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)), None)
+    encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
+    encoder = encoders[0] if encoders else None
+    modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
     return ForwardShape(
         multimodal=encoder,
+        modalities=modalities,
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
@@ -140,6 +152,25 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
         kv_size=kv_heads * head_dim,
         dtype_bytes=_DTYPE_BYTES.get(name, 2),
     )
+
+
+def encoder_profiled(
+    shape: ForwardShape,
+    *,
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    skip_mm_profiling: bool = False,
+) -> bool:
+    """Whether ``profile_run`` profiles a multimodal encoder before the decoder (0.28
+    ``GPUModelRunner.profile_run``): not for a text-only model; not with
+    ``--language-model-only`` (every modality's limit is then 0) or ``--limit-mm-per-prompt`` 0
+    for every modality the encoders serve (``supports_multimodal_inputs`` is then false: text-only
+    mode); not with ``--skip-mm-profiling``. A modality the limits omit counts 999, as
+    ``MultiModalConfig.get_limit_per_prompt`` reads it."""
+    if shape.multimodal is None or language_model_only or skip_mm_profiling:
+        return False
+    limits = limit_mm_per_prompt or {}
+    return not all(limits.get(m, 999) == 0 for m in shape.modalities)
 
 
 def _release_key(release: str) -> tuple[int, ...]:
@@ -203,8 +234,9 @@ def activation_terms(
         raise InputError(
             "activation",
             "multimodal encoder profiling",
-            f"the model has a {shape.multimodal}: vLLM profiles the encoder at its budget before the decoder, "
-            "which dryboot does not model (with --language-model-only it is skipped)",
+            f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
+            "items before the decoder, and dryboot does not bound that forward; --language-model-only, "
+            f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
         )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
