@@ -1,6 +1,6 @@
 """Record what vLLM allocates for a model's weights, per rank, on the meta device.
 
-    /work/venvs/vllm-0.28.0/bin/python tests/fidelity/record_weights.py [NAME...]
+    $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py [NAME...]
 
 Runs *inside* the boot environment's interpreter (no dryboot import): it loads
 ``src/dryboot/boot/engine_start.py`` by path, installs its stand-ins (faked H200, kernels absent,
@@ -49,6 +49,8 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
+    if "vision_config" in config:  # a vision-language wrapper: the text model alone, too
+        sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
     return sets
 
 

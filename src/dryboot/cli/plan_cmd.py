@@ -295,6 +295,8 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         expert_parallel=expert_parallel,
         dtype=args.dtype,
         load_format=load_format,
+        language_model_only=args.language_model_only,
+        limit_mm_per_prompt=args.mm_limits,
     )
 
 
@@ -316,11 +318,17 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
         policies=policies,
         compile_cache=_COMPILE_CACHE[0],
         source=source,
+        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
     )
 
 
 #: ``--compile-cache`` of the running command (set by :func:`plan`)
 _COMPILE_CACHE = ["unknown"]
+
+
+def tokens_text(tokens: int | None) -> str:
+    """KV cache tokens at a bound, or why there are none."""
+    return "no full-length request fits" if tokens is None else f"{tokens:,}"
 
 
 def budget_text(bp: Any) -> str:
@@ -345,7 +353,9 @@ def budget_text(bp: Any) -> str:
         lines += wrap(f"- {t.name}: {rng} GiB ({t.source})", width, "  ", "      ")
     lo, est, hi = bp.tokens
     if est is not None:
-        lines.append(f"  KV cache tokens: {est:,} at the estimate ({lo or 0:,} at low .. {hi or 0:,} at high)")
+        lines.append(
+            f"  KV cache tokens: {est:,} at the estimate ({tokens_text(lo)} at low .. {tokens_text(hi)} at high)"
+        )
     if bp.verdict is not None:
         lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
     lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")

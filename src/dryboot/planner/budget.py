@@ -7,7 +7,7 @@ concurrency are vLLM's own at the estimate; the low and high bounds are planned 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -18,6 +18,7 @@ from dryboot.vllm.gpus import GPU
 from dryboot.vllm.worker.budget import (
     DEFAULT_MARGIN_BYTES,
     Budget,
+    KvEstimate,
     Verdict,
     budget_verdict,
     estimate_budget,
@@ -25,7 +26,7 @@ from dryboot.vllm.worker.budget import (
 )
 from dryboot.vllm.worker.profile_run import forward_shape
 
-__all__ = ["BudgetPlan", "plan_with_budget", "wants_budget"]
+__all__ = ["BudgetPlan", "budget_note", "plan_with_budget", "wants_budget"]
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,18 @@ def plan_with_budget(
     compile_cache: str = "unknown",
     margin: int = DEFAULT_MARGIN_BYTES,
     source: str = "config.json",
+    stage_weights_bytes: tuple[int, ...] = (),
+    language_model_only: bool = False,
 ) -> BudgetPlan:
     """Plan ``model`` with vLLM's KV budget predicted for ``args``' GPU (see the module text).
 
     :param config: the model's ``config.json`` (the forward's widths).
     :param weights_bytes: the rank's weights, or ``None`` with ``weights_refused`` saying why.
+    :param stage_weights_bytes: under pipeline parallelism, each stage's rank's weights: every
+        stage's budget is estimated (the last one runs the sampler) and the smallest estimate is
+        planned for every stage, which never overstates the engine's blocks (vLLM keeps each
+        stage's own budget and the fewest blocks of any stage).
+    :param language_model_only: ``--language-model-only``: no encoder profiling.
     :raises InputError: bad flags or model (as :func:`~dryboot.planner.plan.plan`).
     """
     base = plan(model, args, drafter=drafter, policies=policies)
@@ -94,19 +102,26 @@ def plan_with_budget(
     gpu: GPU = args.device
     try:
         shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype)
-        drafter_shape = None
-        budget = estimate_budget(
-            base.model,
-            base.args,
-            weights_bytes=weights_bytes,
-            gpu=gpu,
-            rules=base.rules,
-            drafter=drafter,
-            shape=shape,
-            drafter_shape=drafter_shape,
-            backend=base.backend.name,
-            compile_cache=compile_cache,
-        )
+        stages = stage_weights_bytes if len(stage_weights_bytes) == args.pipeline_parallel_size else (weights_bytes,)
+        budgets = [
+            estimate_budget(
+                base.model,
+                base.args,
+                weights_bytes=w,
+                gpu=gpu,
+                rules=base.rules,
+                drafter=drafter,
+                shape=shape,
+                backend=base.backend.name,
+                compile_cache=compile_cache,
+                pp_rank=i if len(stages) > 1 else 0,
+                language_model_only=language_model_only,
+            )
+            for i, w in enumerate(stages)
+        ]
+        budget = min(budgets, key=lambda b: b.available_kv_cache_bytes.estimate)
+        if len(budgets) > 1:
+            budget = _smallest(budget, budgets)
     except InputError as e:
         return BudgetPlan(base, refused=e.line())
     kv = budget.available_kv_cache_bytes
@@ -124,4 +139,34 @@ def plan_with_budget(
         safe_kv_cache_memory_bytes=safe_kv_cache_memory_bytes(budget, margin),
         margin_bytes=margin,
         tokens=(_tokens(at["low"]), _tokens(at["estimate"]), _tokens(at["high"])),
+    )
+
+
+def _smallest(chosen: Budget, budgets: list[Budget]) -> Budget:
+    """``chosen`` (the stage with the smallest estimate) with each bound the smallest of any stage."""
+    kv = KvEstimate(
+        min(b.available_kv_cache_bytes.low for b in budgets),
+        chosen.available_kv_cache_bytes.estimate,
+        min(b.available_kv_cache_bytes.high for b in budgets),
+    )
+    each = ", ".join(f"{b.available_kv_cache_bytes.estimate / (1 << 30):.2f}" for b in budgets)
+    note = f"pipeline stages' estimates {each} GiB: the smallest is planned for every stage (never more blocks)"
+    return replace(chosen, available_kv_cache_bytes=kv, notes=(*chosen.notes, note))
+
+
+def budget_note(bp: BudgetPlan) -> str:
+    """One line: the predicted budget, its interval, the tokens at both bounds and the verdict
+    (or why no budget was estimated)."""
+    if bp.budget is None:
+        return f"KV budget not estimated: {bp.refused}"
+    kv = bp.budget.available_kv_cache_bytes
+    lo, est, hi = bp.tokens
+    gib = 1 << 30
+    at = ["none fit" if n is None else f"{n:,}" for n in (lo, hi)]
+    tokens = "" if est is None else f"; KV cache tokens {est:,} ({at[0]} .. {at[1]})"
+    verdict = "" if bp.verdict is None else f"; verdict {bp.verdict.word}"
+    return (
+        f"KV budget predicted (vLLM {bp.budget.release}, util {bp.budget.gpu_memory_utilization}): "
+        f"Available KV cache memory {kv.estimate / gib:.2f} GiB ({kv.low / gib:.2f} .. {kv.high / gib:.2f}){tokens}"
+        f"{verdict}; safe --kv-cache-memory-bytes={bp.safe_kv_cache_memory_bytes}"
     )

@@ -48,6 +48,28 @@ def _str(text: str) -> str:
     return text
 
 
+def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
+    """``--limit-mm-per-prompt`` as vLLM 0.28 takes it: a JSON object of modality -> items per
+    prompt, each a count (``{"image": 2, "video": 0}``) or an object with a ``count``
+    (``{"image": {"count": 1, "width": 512}}``; the size options do not change the count).
+
+    :raises ValueError: not such an object (one line naming what is wrong).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError('not JSON; expected an object such as {"image": 2, "video": 0}') from None
+    if not isinstance(data, dict):
+        raise ValueError(f'expected a JSON object such as {{"image": 2, "video": 0}}, got {type(data).__name__}')
+    out: list[tuple[str, int]] = []
+    for modality, value in data.items():
+        count = value.get("count") if isinstance(value, dict) else value
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"{modality}: expected a count >= 0 (or an object with one), got {value!r}")
+        out.append((str(modality), count))
+    return tuple(sorted(out))
+
+
 def _vllm_version(text: str) -> str:
     return resolve_version(text)
 
@@ -140,6 +162,26 @@ FLAGS: tuple[Flag, ...] = (
         "enforce_eager",
         _bool,
         "No CUDA graphs and no torch.compile (the KV budget then subtracts no graph estimate).",
+        bool,
+    ),
+    Flag(
+        "language-model-only",
+        "language_model_only",
+        _bool,
+        "A multimodal model without its encoder (vLLM loads no tower and profiles no encoder).",
+        bool,
+    ),
+    Flag(
+        "limit-mm-per-prompt",
+        "limit_mm_per_prompt",
+        parse_limit_mm_per_prompt,
+        'Items per prompt by modality, JSON ({"image": 2, "video": 0}); 0 for every modality: no encoder.',
+    ),
+    Flag(
+        "skip-mm-profiling",
+        "skip_mm_profiling",
+        _bool,
+        "vLLM skips the multimodal encoder's memory profiling (the budget then has no encoder term).",
         bool,
     ),
     Flag(

@@ -23,7 +23,7 @@ from dryboot.vllm.versions import VersionRules
 from dryboot.vllm.worker.cudagraph import cudagraph_term
 from dryboot.vllm.worker.interval import GIB, MIB, Interval, Term, term_sum
 from dryboot.vllm.worker.non_torch import non_torch_terms
-from dryboot.vllm.worker.profile_run import ForwardShape, activation_terms
+from dryboot.vllm.worker.profile_run import ForwardShape, activation_terms, encoder_profiled
 
 __all__ = [
     "METHOD",
@@ -46,6 +46,9 @@ METHOD = (
     "CUDA-graph estimate from the capture sizes; non-torch from posted boots), every term an interval"
 )
 
+#: ``compile_cache`` values: the torch.compile cache a boot finds.
+COMPILE_CACHES = ("unknown", "warm", "cold")
+
 #: The margin :func:`safe_kv_cache_memory_bytes` leaves free by default (bytes).
 DEFAULT_MARGIN_BYTES = 512 * MIB
 
@@ -53,6 +56,10 @@ DEFAULT_MARGIN_BYTES = 512 * MIB
 #: the startup gate's free memory lacks on an otherwise idle GPU.
 CONTEXT_BYTES = (300 * MIB, 900 * MIB)
 TP_CONTEXT_BYTES = 400 * MIB
+
+
+#: an empty term (no bytes)
+NO_BYTES = Interval(0, 0)
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,7 @@ class Budget:
     method: str
     terms: tuple[Term, ...]
     startup_gate: StartupGate
+    cuda_graph_pool_bytes: Interval = NO_BYTES
     release: str = ""
     runner: str = "V1"
     notes: tuple[str, ...] = field(default=())
@@ -149,6 +157,7 @@ class Budget:
             "runner": self.runner,
             "terms": [t.to_dict() for t in self.terms],
             "startup_gate": self.startup_gate.to_dict(),
+            "cuda_graph_pool_bytes": self.cuda_graph_pool_bytes.to_dict(),
             "notes": list(self.notes),
         }
         if verdict is not None:
@@ -210,6 +219,8 @@ def estimate_budget(
     backend: str = "FLASH_ATTN",
     runner: str | None = None,
     compile_cache: str = "unknown",
+    pp_rank: int = 0,
+    language_model_only: bool = False,
 ) -> Budget:
     """vLLM's ``Available KV cache memory`` for ``model`` under ``args`` on ``gpu`` (one rank;
     pipeline stage 0's weights), as an interval with every term. Pure.
@@ -220,10 +231,19 @@ def estimate_budget(
     :param runner: ``V1`` / ``V2`` (``None``: ``uses_v2_model_runner``).
     :param compile_cache: ``warm`` | ``cold`` | ``unknown``: a cold or unknown torch.compile cache
         adds inductor's work to the high bound.
+    :param pp_rank: the pipeline stage whose rank this is (the last runs the sampler).
+    :param language_model_only: vLLM's ``--language-model-only`` (also read from
+        ``args.language_model_only``, with ``args.limit_mm_per_prompt`` and
+        ``args.skip_mm_profiling``): the encoder is not profiled (and its weights are not loaded:
+        pass them so; :func:`~dryboot.vllm.worker.profile_run.encoder_profiled`).
     :raises InputError: a term that cannot be bounded (named).
     """
     if shape is None:
         raise InputError("activation", None, "cannot bound the profile run: the model's forward widths are unknown")
+    if compile_cache not in COMPILE_CACHES:
+        raise InputError("--compile-cache", compile_cache, f"must be one of {', '.join(COMPILE_CACHES)}")
+    if runner not in (None, "V1", "V2"):
+        raise InputError("runner", str(runner), "must be V1 or V2")
     if runner is None:
         from dryboot.vllm.config.resolve import uses_v2_model_runner  # at call: resolve loads the model families
 
@@ -242,9 +262,28 @@ def estimate_budget(
         compiled=not eager,
         compile_cache=compile_cache,
         drafter=drafter_shape,
+        speculative=bool(args.speculative_method or args.num_speculative_tokens),
+        runner=runner,
+        last_stage=pp_rank == args.pipeline_parallel_size - 1,
+        release=rules.version,
+        encoder_profiled=encoder_profiled(
+            shape,
+            language_model_only=language_model_only or args.language_model_only,
+            limit_mm_per_prompt=args.mm_limits,
+            skip_mm_profiling=args.skip_mm_profiling,
+        ),
     )
+    if drafter is not None and drafter_shape is None:
+        hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)
+        if hidden > shape.hidden_size:
+            raise InputError(
+                "activation",
+                "drafter forward",
+                f"the drafter is wider than the target (hidden_size {hidden} > {shape.hidden_size}): its forward "
+                "at max_num_batched_tokens is not bounded by the target's",
+            )
     layers = max(1, -(-model.num_decoder_layers // pp))
-    cg = cudagraph_term(
+    cg, pool = cudagraph_term(
         shape,
         num_layers=layers,
         tp=tp,
@@ -280,7 +319,7 @@ def estimate_budget(
     if gpu.approximate:
         notes.append(f"{gpu.name}: the CUDA total is the specification's, not a posted cudaMemGetInfo figure")
     if pp > 1:
-        notes.append("pipeline parallelism: stage 0's rank (its weights and a share of the layers)")
+        notes.append(f"pipeline parallelism: stage {pp_rank}'s rank (its weights, a share of the layers)")
     return Budget(
         gpu_total_bytes=total,
         gpu_memory_utilization=args.gpu_memory_utilization,
@@ -293,6 +332,7 @@ def estimate_budget(
         method=METHOD,
         terms=terms,
         startup_gate=startup_gate(gpu, total, requested, tp, pp),
+        cuda_graph_pool_bytes=Interval(*pool),
         release=rules.version,
         runner=runner,
         notes=tuple(notes),
@@ -301,13 +341,22 @@ def estimate_budget(
 
 def budget_verdict(budget: Budget, request_bytes: int) -> Verdict:
     """The three-way verdict for one full-length request of ``request_bytes`` (the plan's
-    ``Capacity.request_bytes``), with vLLM's startup gate first."""
+    ``Capacity.request_bytes``), with vLLM's startup gate first: a failing gate is ``won't``, an
+    uncertain one (the requested share within the CUDA context's size of the total) at best
+    ``tight``."""
     kv = budget.available_kv_cache_bytes
     if budget.startup_gate.passes is False:
         return Verdict("won't", request_bytes, budget.startup_gate.line)
     if kv.high < request_bytes:
         return Verdict(
             "won't", request_bytes, f"one request needs {_gu(request_bytes)}, above even the high bound {_gu(kv.high)}"
+        )
+    if kv.low >= request_bytes and budget.startup_gate.passes is None:
+        return Verdict(
+            "tight",
+            request_bytes,
+            f"one request needs {_gu(request_bytes)}, within the low bound {_gu(kv.low)}, but the startup gate "
+            f"{budget.startup_gate.line}",
         )
     if kv.low >= request_bytes:
         return Verdict(
@@ -323,8 +372,9 @@ def budget_verdict(budget: Budget, request_bytes: int) -> Verdict:
 def safe_kv_cache_memory_bytes(budget: Budget, margin: int = DEFAULT_MARGIN_BYTES) -> int:
     """The ``--kv-cache-memory-bytes`` that leaves the weights, the high bounds of the activation,
     the graphs and the non-torch memory, and ``margin`` free within ``requested`` (what the
-    reference deployment computed by hand). Never below 0."""
-    used = (
-        budget.weights_bytes + budget.activation_bytes.high + budget.cuda_graph_bytes.high + budget.non_torch_bytes.high
-    )
+    reference deployment computed by hand). The graphs count with their own memory even where
+    vLLM subtracts no estimate (0.27.1/0.28.0's V2 runner: captured on top of the pool). Never
+    below 0."""
+    graphs = max(budget.cuda_graph_bytes.high, budget.cuda_graph_pool_bytes.high)
+    used = budget.weights_bytes + budget.activation_bytes.high + graphs + budget.non_torch_bytes.high
     return max(0, budget.requested_bytes - used - margin)

@@ -59,6 +59,37 @@ def graph_counts(sizes: list[int], max_num_seqs: int, num_speculative_tokens: in
     return out
 
 
+def graph_memory(
+    shape: ForwardShape,
+    *,
+    num_layers: int,
+    tp: int,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    num_speculative_tokens: int,
+    sm: int,
+) -> tuple[int, int, str]:
+    """(low, high, how) of the graphs' memory as ``profile_cudagraph_memory`` measures it (and
+    as the captured pool roughly takes it): see the module text."""
+    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, num_speculative_tokens, sm)
+    counts = graph_counts(sizes, max_num_seqs, num_speculative_tokens, full=True)
+    largest = sizes[-1]
+    b = shape.dtype_bytes
+    working = forward_widest(shape, largest, tp)
+    working += num_layers * largest * (shape.hidden_size + (shape.q_size + 2 * shape.kv_size) // tp) * b
+    extra = CAPTURE_EXTRA[1 if tp == 1 else 2]
+    first_lo = working * FIRST_CAPTURE_PCT[0] // 100 + extra[0]
+    first_hi = working * FIRST_CAPTURE_PCT[1] // 100 + extra[1]
+    later = sum(n - 1 for n in counts.values() if n > 1)
+    desc = ", ".join(f"{m}={n}" for m, n in counts.items())
+    how = (
+        f"{desc} (largest={largest}); first capture {FIRST_CAPTURE_PCT[0]}-{FIRST_CAPTURE_PCT[1]} % of the widest "
+        f"layer plus every piece's output at {largest} tokens ({num_layers} layers) plus 0-{extra[1] // MIB} MiB of "
+        f"capture buffers, later graphs 1-{PER_GRAPH_HIGH // MIB} MiB each"
+    )
+    return first_lo + later * MIB, first_hi + later * PER_GRAPH_HIGH, how
+
+
 def cudagraph_term(
     shape: ForwardShape,
     *,
@@ -72,32 +103,34 @@ def cudagraph_term(
     release: str,
     enforce_eager: bool,
     estimate_enabled: bool = True,
-) -> Term:
-    """The ``CUDA graphs`` term (bytes subtracted from the budget), or 0..0 with the reason."""
+) -> tuple[Term, tuple[int, int]]:
+    """(the ``CUDA graphs`` term: bytes subtracted from the budget, or 0..0 with the reason;
+    the graphs' own memory (low, high), captured after the KV cache whether or not it was
+    subtracted: what a pinned pool must leave free)."""
     name = "CUDA graphs (profile_cudagraph_memory estimate)"
     if enforce_eager:
-        return Term(name, 0, 0, "--enforce-eager: no graph is captured or estimated")
-    if not estimate_enabled:
-        return Term(name, 0, 0, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0: the estimate is not subtracted")
-    if runner == "V2" and release in ("0.27.1", "0.28.0"):
-        return Term(name, 0, 0, f"V2 model runner in vLLM {release}: profile_cudagraph_memory returns 0")
-    sizes = capture_sizes(max_num_seqs, max_num_batched_tokens, num_speculative_tokens, sm)
-    counts = graph_counts(sizes, max_num_seqs, num_speculative_tokens, full=True)
-    largest = sizes[-1]
-    b = shape.dtype_bytes
-    working = forward_widest(shape, largest, tp)
-    working += num_layers * largest * (shape.hidden_size + (shape.q_size + 2 * shape.kv_size) // tp) * b
-    extra = CAPTURE_EXTRA[1 if tp == 1 else 2]
-    first_lo = working * FIRST_CAPTURE_PCT[0] // 100 + extra[0]
-    first_hi = working * FIRST_CAPTURE_PCT[1] // 100 + extra[1]
-    later = sum(n - 1 for n in counts.values() if n > 1)
-    low = first_lo + later * MIB
-    high = first_hi + later * PER_GRAPH_HIGH
-    desc = ", ".join(f"{m}={n}" for m, n in counts.items())
-    src = (
-        f"{runner} runner, vLLM {release}: {desc} (largest={largest}); first capture "
-        f"{FIRST_CAPTURE_PCT[0]}-{FIRST_CAPTURE_PCT[1]} % of the widest layer plus every piece's output at {largest} "
-        f"tokens ({num_layers} layers) plus 0-{extra[1] // MIB} MiB of capture buffers, later graphs "
-        f"1-{PER_GRAPH_HIGH // MIB} MiB each"
+        return Term(name, 0, 0, "--enforce-eager: no graph is captured or estimated"), (0, 0)
+    low, high, how = graph_memory(
+        shape,
+        num_layers=num_layers,
+        tp=tp,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        num_speculative_tokens=num_speculative_tokens,
+        sm=sm,
     )
-    return Term(name, low, high, src, estimate=(low + high) // 2)
+    gib = 1 << 30
+    beyond = (
+        f"; the graphs themselves ({low / gib:.2f}-{high / gib:.2f} GiB) are captured after the KV cache, outside it"
+    )
+    if not estimate_enabled:
+        return Term(
+            name, 0, 0, "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0: the estimate is not subtracted" + beyond
+        ), (low, high)
+    if runner == "V2" and release in ("0.27.1", "0.28.0"):
+        return Term(name, 0, 0, f"V2 model runner in vLLM {release}: profile_cudagraph_memory returns 0" + beyond), (
+            low,
+            high,
+        )
+    src = f"{runner} runner, vLLM {release}: {how}"
+    return Term(name, low, high, src, estimate=(low + high) // 2), (low, high)

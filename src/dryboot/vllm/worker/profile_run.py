@@ -47,6 +47,31 @@ COLD_COMPILE_FACTOR = 0.8
 #: vLLM pads the vocabulary to a multiple of 64 (``DEFAULT_VOCAB_PADDING_SIZE``).
 VOCAB_PADDING = 64
 
+#: the V2 model runner's ``_dummy_sampler_run`` (``v1/worker/gpu/model_runner.py``): the
+#: model-dtype logits (2) and, where the dummy batch needs logits processing, their float32 copy
+#: (``Sampler.apply_sampling_params``, 4); the Gumbel sampling is a Triton kernel with per-block
+#: partials only, and no rejection sampler runs (low, high).
+V2_SAMPLER_BYTES_PER_LOGIT = (2, 6)
+#: 0.33's V2 ``_dummy_sampler_run`` adds a pass with ``SamplingParams.for_sampler_warmup()``
+#: (penalties, min-p, top-k/top-p, 5 logprobs): the float32 logits (4), their log-softmax for the
+#: logprobs (4) beside the model-dtype logits (2), and up to 12 more for top-k/top-p's sort
+#: (float32 values, int64 indices) and min-p's probabilities (low, high).
+V2_WARMUP_SAMPLER_BYTES_PER_LOGIT = (10, 22)
+#: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``), with
+#: the modalities each may serve (a vision tower: images and videos).
+ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
+    "vision_config": ("image", "video"),
+    "audio_config": ("audio",),
+    "vision_tower_config": ("image", "video"),
+    "speech_config": ("audio",),
+}
+_ENCODER_KEYS = tuple(ENCODER_MODALITIES)
+#: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
+#: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
+#: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
+#: logits are still referenced: bytes per ``S x vocab`` element (low, high).
+SPECULATIVE_SAMPLER_BYTES = (14, 30)
+
 _DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
 
 
@@ -61,6 +86,9 @@ class ForwardShape:
     :param experts_per_token: ``num_experts_per_tok`` (0: dense).
     :param q_size: ``num_attention_heads * head_dim``; ``kv_size``: ``num_key_value_heads * head_dim``.
     :param dtype_bytes: the activations' bytes per element (the model dtype).
+    :param multimodal: the config key of an encoder vLLM profiles before the decoder
+        (``vision_config``...), ``None`` for a text-only model.
+    :param modalities: the modalities its encoders may serve (``image``, ``video``, ``audio``).
     """
 
     vocab_size: int
@@ -71,6 +99,8 @@ class ForwardShape:
     q_size: int = 0
     kv_size: int = 0
     dtype_bytes: int = 2
+    multimodal: str | None = None
+    modalities: tuple[str, ...] = ()
 
 
 def _int(cfg: Mapping[str, Any], *keys: str) -> int:
@@ -107,7 +137,12 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
         if dtype != "auto"
         else str(cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or "bfloat16")
     )
+    encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
+    encoder = encoders[0] if encoders else None
+    modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
     return ForwardShape(
+        multimodal=encoder,
+        modalities=modalities,
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
@@ -117,6 +152,29 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
         kv_size=kv_heads * head_dim,
         dtype_bytes=_DTYPE_BYTES.get(name, 2),
     )
+
+
+def encoder_profiled(
+    shape: ForwardShape,
+    *,
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    skip_mm_profiling: bool = False,
+) -> bool:
+    """Whether ``profile_run`` profiles a multimodal encoder before the decoder (0.28
+    ``GPUModelRunner.profile_run``): not for a text-only model; not with
+    ``--language-model-only`` (every modality's limit is then 0) or ``--limit-mm-per-prompt`` 0
+    for every modality the encoders serve (``supports_multimodal_inputs`` is then false: text-only
+    mode); not with ``--skip-mm-profiling``. A modality the limits omit counts 999, as
+    ``MultiModalConfig.get_limit_per_prompt`` reads it."""
+    if shape.multimodal is None or language_model_only or skip_mm_profiling:
+        return False
+    limits = limit_mm_per_prompt or {}
+    return not all(limits.get(m, 999) == 0 for m in shape.modalities)
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
 
 
 def padded_vocab(vocab: int) -> int:
@@ -152,30 +210,61 @@ def activation_terms(
     compiled: bool,
     compile_cache: str = "unknown",
     drafter: ForwardShape | None = None,
+    speculative: bool = False,
+    runner: str = "V1",
+    last_stage: bool = True,
+    release: str = "0.28.0",
+    encoder_profiled: bool = True,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
     term is 0..0 with its figure in the text), plus ``activation: cold torch.compile`` when
     ``compiled`` and ``compile_cache`` is not ``warm``. ``drafter``: a speculative drafter's
     forward, run after the target's (``_dummy_run`` calls ``drafter.dummy_run``), whose own
-    transient adds only where wider.
+    transient adds only where wider. ``speculative``: the rejection sampler's warm-up follows
+    the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`; V1 runner only). ``runner``: ``V1`` or
+    ``V2`` (whose dummy sampler keeps far less: :data:`V2_SAMPLER_BYTES_PER_LOGIT`).
+    ``last_stage``: only the last pipeline stage runs the sampler (``profile_run``).
+    ``encoder_profiled``: ``False`` where vLLM skips the multimodal encoder's profiling
+    (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality).
+
+    :raises InputError: a multimodal model (its encoder profiling is not modelled).
     """
+    if shape.multimodal is not None and encoder_profiled:
+        raise InputError(
+            "activation",
+            "multimodal encoder profiling",
+            f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
+            "items before the decoder, and dryboot does not bound that forward; --language-model-only, "
+            f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
+        )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
     if drafter is not None:
         fwd = max(fwd, forward_widest(drafter, t, tp))
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
-    rows = sampler_rows(max_num_seqs, t)
+    rows = sampler_rows(max_num_seqs, t) if last_stage else 0
     logits = rows * padded_vocab(shape.vocab_size)
-    smp_lo, smp_hi = logits * SAMPLER_BYTES_PER_LOGIT[0], logits * SAMPLER_BYTES_PER_LOGIT[1]
+    if runner == "V2" and _release_key(release) >= (0, 33):
+        per_logit = V2_WARMUP_SAMPLER_BYTES_PER_LOGIT
+        what = "V2 runner, 0.33's warm-up pass: float32 logits, log-softmax, top-k/top-p, min-p)"
+    elif runner == "V2":
+        per_logit = V2_SAMPLER_BYTES_PER_LOGIT
+        what = "V2 runner: model-dtype logits, float32 copy where processed; Gumbel sampling in Triton)"
+    elif speculative:
+        per_logit = SPECULATIVE_SAMPLER_BYTES
+        what = "the rejection sampler's 2 x rows of logits and probabilities beside the first logits)"
+    else:
+        per_logit = SAMPLER_BYTES_PER_LOGIT
+        what = "model-dtype logits, float32 copy, softmax, exponential noise)"
+    smp_lo, smp_hi = logits * per_logit[0], logits * per_logit[1]
     fwd_src = (
         f"_dummy_run({t}, is_profile=True): widest decoder layer x {FORWARD_SLACK[0]}-{FORWARD_SLACK[1]} % "
         f"({fwd / MIB:,.0f} MiB at factor 1)"
     )
     smp_src = (
         f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "
-        f"{SAMPLER_BYTES_PER_LOGIT[0]}-{SAMPLER_BYTES_PER_LOGIT[1]} B (model-dtype logits, float32 copy, "
-        "softmax, exponential noise)"
+        f"{per_logit[0]}-{per_logit[1]} B ({what}"
     )
     terms: list[Term]
     if smp_lo >= fwd_hi:
@@ -200,7 +289,7 @@ def activation_terms(
                 int(peak * COLD_COMPILE_FACTOR),
                 "inductor compiles (and autotunes) inside the profile run when the compile cache is cold: up to "
                 f"+{COLD_COMPILE_FACTOR:.0%} (reference RTX 3090: 1.96 vs 1.09 GiB); 0 on a warm cache",
-                estimate=0,
+                estimate=int(peak * COLD_COMPILE_FACTOR) // 2 if compile_cache == "cold" else 0,
             )
         )
     return terms
