@@ -232,3 +232,58 @@ def test_memory_only_boot_checks_the_gpu_figures() -> None:
     assert mem is not None
     gpu_checks = [c for c in mem.checks if c.figure in ("total", "requested")]
     assert len(gpu_checks) == 4 and all(c.status == "confirmed" for c in gpu_checks)
+
+
+#: calibration.json's ``logged`` keys -> the (kind, figure) pairs of this reader that state them.
+CALIBRATION_KEYS = {
+    "model_loading_gib": {("model loading", "weights")},
+    "available_kv_cache_gib": {("available", "kv")},
+    "current_kv_cache_gib": {("kv in use", "kv")},
+    "free_on_startup_gib": {("free memory", "free")},
+    "total_gib": {("free memory", "total")},
+    "requested_gib": {("free memory", "requested")},
+    "consumed_gib": {("actual usage", "consumed")},
+    "peak_activation_gib": {("actual usage", "activation"), ("actual usage (before 0.11)", "activation")},
+    "weights_summary_gib": {("actual usage (before 0.11)", "weights")},
+    "summary_non_torch_gib": {("actual usage (before 0.11)", "non_torch")},
+    "cuda_graph_gib": {("actual usage", "cudagraph"), ("actual usage (before 0.11)", "cudagraph"),
+                       ("graph capturing", "cudagraph")},
+    "graph_pool_gib": {("CUDA graph pool", "cudagraph")},
+    "cuda_graph_estimate_gib": {("estimated CUDA graph", "cudagraph_estimate"),
+                                ("CUDA graph pool", "cudagraph_estimate")},
+}  # fmt: skip
+
+
+def test_reader_agrees_with_the_calibration_corpus() -> None:
+    """Every figure the budget calibration corpus (``tests/data/budget/calibration.json``, read by
+    hand from 35 public boots) records for a line this reader knows is read from the same log,
+    as a figure of that line (the V0 engine's and pre-0.11 profiling lines aside)."""
+    import json
+
+    repo = Path(__file__).resolve().parents[2]
+    corpus = repo / "tests" / "data" / "budget"
+    entries = json.loads((corpus / "calibration.json").read_text())["logs"]
+    compared = 0
+    for e in entries:
+        path = corpus / e["log"] if (corpus / e["log"]).is_file() else repo / e["log"]
+        logged = e.get("logged")
+        if not path.is_file() or not isinstance(logged, dict):
+            continue
+        raw = path.read_bytes()
+        raw = raw.split(b"\n", 1)[1] if raw.startswith(b"#") else raw
+        boots = list(iter_boots(iter_numbered_log_lines(iter_relevant_lines(io.BytesIO(raw), path.name))))
+        read: dict[tuple[str, str], set[float]] = {}
+        for b in boots:
+            for m in memory_lines(b):
+                for name, value in m.figures.items():
+                    read.setdefault((m.kind, name), set()).add(float(value))
+        for key, value in logged.items():
+            pairs = CALIBRATION_KEYS.get(key)
+            if pairs is None or value is None:
+                continue
+            if key != "model_loading_gib" and "V0" in str(e.get("release")):
+                continue  # V0's profiling lines ("total_gpu_memory (T) x gpu_memory_utilization ...")
+            found = set().union(*(read.get(p, set()) for p in pairs))
+            assert float(value) in found, f"{e['log']}: {key} {value} not read (read {sorted(found)})"
+            compared += 1
+    assert compared >= 60

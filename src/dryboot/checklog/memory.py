@@ -3,8 +3,8 @@
 The lines (vLLM 0.28.0's templates; 0.27.1-0.33.0 print the same words):
 
 * ``Model loading took W GiB memory and S seconds`` (``v1/worker/gpu_model_runner.py`` l.5516; the
-  V2 runner's ``v1/worker/gpu/model_runner.py`` l.381; 0.27.1's V2 runner omits ``memory``; V0's
-  ``Loading model weights took W GB``, also bytes / 2**30);
+  V2 runner's ``v1/worker/gpu/model_runner.py`` l.381; 0.27.1's V2 runner omits ``memory``; V0 and
+  early V1 print ``GB`` for the same bytes / 2**30, and V0's ``Loading model weights took W GB``);
 * ``Available KV cache memory: X GiB`` (``v1/worker/gpu_worker.py`` l.579);
 * ``Estimated CUDA graph memory: X GiB total`` (``gpu_model_runner.py`` l.6942, the V1 runner's
   ``profile_cudagraph_memory``);
@@ -48,7 +48,7 @@ _NUM = r"-?\d+(?:\.\d+)?"
 
 #: (kind, pattern): each pattern's named groups are GiB figures unless named ``secs`` / ``util``.
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("model loading", re.compile(rf"Model loading took (?P<weights>{_NUM}) GiB(?: memory)?")),
+    ("model loading", re.compile(rf"Model loading took (?P<weights>{_NUM}) Gi?B(?: memory)?")),
     # V0 (vLLM before 0.10, ``worker/model_runner.py``): bytes / 2**30, printed as "GB"
     ("model loading", re.compile(rf"Loading model weights took (?P<weights>{_NUM}) GB")),
     ("available", re.compile(rf"Available KV cache memory: (?P<kv>{_NUM}) GiB")),
