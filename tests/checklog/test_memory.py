@@ -288,3 +288,18 @@ def test_reader_agrees_with_the_calibration_corpus() -> None:
             assert float(value) in found, f"{e['log']}: {key} {value} not read (read {sorted(found)})"
             compared += 1
     assert compared >= 60
+
+
+def test_weights_off_by_a_tensor_parallel_factor_say_so() -> None:
+    """vllm#17469's 4x A10 boot logs a rank's 14.25 GiB of Qwen3-30B-A3B; without its TP the
+    prediction is the whole model, and the reason names the factor."""
+    from dryboot.checklog.memory import MemoryLine, compare_memory
+    from dryboot.checklog.parse import LogLine
+
+    text = "Model loading took 14.25 GiB and 30.1 seconds"
+    line = LogLine(number=1, process=None, pid=None, level="INFO", source=None, message=text)
+    m = MemoryLine("model loading", {"weights": "14.25"}, text, line)
+    (c,) = compare_memory((m,), None, weights_stages=(round(56.88 * (1 << 30)),)).checks
+    assert c.status == "differs" and "tensor_parallel_size 4?" in c.reason
+    (ok,) = compare_memory((m,), None, weights_stages=(round(14.255 * (1 << 30)),)).checks
+    assert ok.status == "confirmed"

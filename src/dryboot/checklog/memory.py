@@ -368,6 +368,12 @@ def compare_memory(
             check = check_figure(
                 m.kind, "weights", logged, (near, near), m.line, term="weights per rank", tolerance=WEIGHTS_GIB
             )
+            if check.status == "differs" and logged > 0:
+                ratio = near / logged
+                k = round(ratio)
+                if k in (2, 4, 8, 16) and abs(ratio - k) < 0.05 * k:
+                    reason = f"{check.reason} (the prediction / {k}: a rank of tensor_parallel_size {k}?)"
+                    check = MemoryCheck(check.kind, check.figure, logged, check.predicted, "differs", reason, m.line)
             out.append(check)
             continue
         if m.kind == "graph capturing":
@@ -567,6 +573,7 @@ def check_memory(
             shape=shape,
             backend=backend,
         )
+        notes.append(f"budget: vLLM {budget.release}'s rules, {budget.runner} model runner")
     except InputError as exc:
         refused = exc.line()
     return compare_memory(lines, budget, weights_stages=stages, refused=refused, notes=tuple(notes), **common)
