@@ -180,7 +180,7 @@ def test_boot_env_refuses_an_unknown_release(tmp_path: Path) -> None:
 
 def test_help_says_what_is_faked_and_which_gpus() -> None:
     out = dryboot("boot", "--help").stdout
-    assert "What is faked" in out and "GPU table" in out and "smXY:NNG" in out
+    assert "What is faked" in out and "GPU table" in out and "smXY:SIZE" in out
 
 
 def test_an_environment_that_cannot_import_the_tree_is_named(tmp_path: Path) -> None:

@@ -54,7 +54,7 @@ _FAKED_HELP = (
     "gpu_name",
     metavar="NAME",
     help="The faked GPU: H200 (default), a name of dryboot's GPU table (RTX 3090, A100-80GB, B200...; "
-    "faked with its device name, capability and CUDA total) or smXY:NNG (e.g. sm89:24G). dryboot's "
+    "faked with its device name, capability and CUDA total) or smXY:SIZE (e.g. sm89:24G, sm120:31.4G). dryboot's "
     "model of the release is planned for the same GPU.",
 )
 @policy_options(" of dryboot's model the tree is compared with")

@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     "each profile's engine start run offline on a faked GPU (see dryboot boot --help).",
 )
 @click.option("--python", "boot_python", metavar="PYTHON", help="With --boot: the boot environment's python.")
-@click.option("--gpu", "gpu_name", metavar="NAME", help="With --boot: the faked GPU (H200, default, or smXY:NNG).")
+@click.option(
+    "--gpu",
+    "gpu_name",
+    metavar="NAME",
+    help="With --boot: the faked GPU (H200, default, a name of the GPU table, or smXY:SIZE).",
+)
 def profiles(
     file: str,
     arms: tuple[str, ...],

@@ -5,7 +5,7 @@ A :class:`GPU` carries what vLLM asks the device at engine start: the compute ca
 memory (``get_device_total_memory``: the batch defaults' tiers) and CUDA's total
 (``torch.accelerator.get_memory_info``: what ``--gpu-memory-utilization`` multiplies). The named
 GPUs come from ``dryboot/data/gpus.toml`` (a copy of ``tests/data/gpus/gpus.toml``, whose
-``SOURCES.md`` gives every figure's public source); ``smXY:NNG`` names any other.
+``SOURCES.md`` gives every figure's public source); ``smXY:SIZE`` names any other.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ DEFAULT_GPU_NAME = "H200"
 class GPU:
     """One GPU.
 
-    :param name: the table's name (``RTX 3090``), or the ``smXY:NNG`` text as given.
+    :param name: the table's name (``RTX 3090``), or the ``smXY:SIZE`` text as given.
     :param capability: (major, minor) CUDA compute capability.
     :param device_name: the name vLLM prints and tests (``NVIDIA GeForce RTX 3090``; the batch
         defaults look for ``a100`` in it).
