@@ -15,6 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError, not_positive_integer
 from dryboot.units import parse_human_int, parse_human_int_or_auto
+from dryboot.vllm.config.compilation import parse_compilation_config
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, parse_gpu
@@ -183,6 +184,20 @@ FLAGS: tuple[Flag, ...] = (
         _bool,
         "vLLM skips the multimodal encoder's memory profiling (the budget then has no encoder term).",
         bool,
+    ),
+    Flag(
+        "optimization-level",
+        "optimization_level",
+        _int,
+        "vLLM's -O level: 0 no torch.compile and no CUDA graphs, 1 PIECEWISE, 2 (default) and 3 FULL_AND_PIECEWISE.",
+        int,
+    ),
+    Flag(
+        "compilation-config",
+        "compilation_config",
+        parse_compilation_config,
+        "vLLM's compilation config, JSON; the budget reads cudagraph_mode, cudagraph_capture_sizes, "
+        "max_cudagraph_capture_size, cudagraph_mm_encoder and mode (alias -cc).",
     ),
     Flag(
         "kv-cache-memory-bytes",
