@@ -291,6 +291,7 @@ def estimate_budget(
         last_stage=pp_rank == args.pipeline_parallel_size - 1,
         release=rules.version,
         encoder_profiled=mm_inputs and not args.skip_mm_profiling,
+        drafter_pass=bool(args.num_speculative_tokens) and args.speculative_method not in MODEL_FREE_METHODS,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)
