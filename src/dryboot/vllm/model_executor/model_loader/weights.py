@@ -107,12 +107,18 @@ CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "awq": "AWQ checkpoints are repacked to Marlin on load (awq_marlin)",
-    "awq_marlin": "AWQ checkpoints are repacked to Marlin on load",
-    "gptq": "GPTQ checkpoints are repacked to Marlin on load (gptq_marlin)",
-    "gptq_marlin": "GPTQ checkpoints are repacked to Marlin on load",
-    "compressed-tensors": "compressed-tensors schemes are not modelled yet",
-    "mxfp4": "MXFP4 expert padding depends on the MoE backend (not modelled yet)",
+    "awq": "AWQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
+    "(Marlin, Machete, ...: padding, zero points, workspace); not modelled",
+    "awq_marlin": "AWQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
+    "gptq": "GPTQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
+    "(Marlin, Machete, ...: padding, g_idx, workspace); not modelled",
+    "gptq_marlin": "GPTQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
+    "auto-round": "AutoRound weights are served through the GPTQ/AWQ kernels, repacked per SM after loading; "
+    "not modelled",
+    "compressed-tensors": "compressed-tensors schemes (w4a16 / w8a8 / fp8) pick a kernel per SM that "
+    "repacks after loading; not modelled",
+    "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
+    "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }
