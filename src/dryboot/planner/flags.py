@@ -66,7 +66,7 @@ def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
     for modality, value in data.items():
         count = value.get("count") if isinstance(value, dict) else value
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"{modality}: expected a count >= 0 (or an object with one), got {value!r}")
+            raise ValueError(f"{modality!r}: expected a count >= 0 (or an object with one), got {value!r}")
         out.append((str(modality), count))
     return tuple(sorted(out))
 
@@ -264,6 +264,8 @@ FLAGS: tuple[Flag, ...] = (
     ),
 )
 FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
+#: flags vLLM takes as JSON: a profile may give them as a TOML table
+JSON_FLAGS = frozenset({"limit_mm_per_prompt", "compilation_config"})
 ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}
 
 
@@ -278,6 +280,8 @@ def parse_value(flag: Flag, value: object, source: str, where: str | None) -> An
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
+    if isinstance(value, dict) and flag.field in JSON_FLAGS:
+        value = json.dumps(value)  # a TOML inline table for a flag vLLM takes as JSON
     if not isinstance(value, str):
         raise InputError(source, where, f"expected a scalar, got {type(value).__name__}")
     try:
