@@ -97,3 +97,17 @@ def test_cli_bad_limit_is_one_line_exit_2() -> None:
     r = _plan("--limit-mm-per-prompt", "image=2")
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "--limit-mm-per-prompt: not JSON" in r.stderr
+
+
+def test_profile_takes_the_limits_as_a_toml_table(tmp_path: Path) -> None:
+    from dryboot.planner.profiles import load_profiles, run
+
+    (tmp_path / "p.toml").write_text(
+        f'[defaults]\nmodel = "{QWEN35_27B}"\ngpu = "H100"\nmax-model-len = 32768\n\n'
+        "[profiles.text]\nlimit-mm-per-prompt = {image = 0, video = 0}\n"
+        'compilation-config = {cudagraph_mode = "PIECEWISE"}\n\n'
+        "[profiles.vision]\n"
+    )
+    results = {p.name: pl for p, _, pl in run(load_profiles(tmp_path / "p.toml"))}
+    assert any(n.startswith("KV budget predicted") for n in results["text"].notes)
+    assert any("multimodal encoder profiling" in n for n in results["vision"].notes)

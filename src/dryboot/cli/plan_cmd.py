@@ -39,6 +39,10 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 names.append("-pp")
             if flag.name == "data-parallel-size":
                 names.append("-dp")
+            if flag.name == "optimization-level":
+                names.append("-O")
+            if flag.name == "compilation-config":
+                names.append("-cc")
             func = click.option(*names, f"flag_{flag.field}", default=None, metavar="V", help=flag.help)(func)
     return func
 

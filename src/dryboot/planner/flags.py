@@ -15,6 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError, not_positive_integer
 from dryboot.units import parse_human_int, parse_human_int_or_auto
+from dryboot.vllm.config.compilation import parse_compilation_config
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, parse_gpu
@@ -65,7 +66,7 @@ def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
     for modality, value in data.items():
         count = value.get("count") if isinstance(value, dict) else value
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"{modality}: expected a count >= 0 (or an object with one), got {value!r}")
+            raise ValueError(f"{modality!r}: expected a count >= 0 (or an object with one), got {value!r}")
         out.append((str(modality), count))
     return tuple(sorted(out))
 
@@ -185,6 +186,20 @@ FLAGS: tuple[Flag, ...] = (
         bool,
     ),
     Flag(
+        "optimization-level",
+        "optimization_level",
+        _int,
+        "vLLM's -O level: 0 no torch.compile and no CUDA graphs, 1 PIECEWISE, 2 (default) and 3 FULL_AND_PIECEWISE.",
+        int,
+    ),
+    Flag(
+        "compilation-config",
+        "compilation_config",
+        parse_compilation_config,
+        "vLLM's compilation config, JSON; the budget reads cudagraph_mode, cudagraph_capture_sizes, "
+        "max_cudagraph_capture_size, cudagraph_mm_encoder and mode (alias -cc).",
+    ),
+    Flag(
         "kv-cache-memory-bytes",
         "kv_cache_memory_bytes",
         parse_human_int,
@@ -249,6 +264,8 @@ FLAGS: tuple[Flag, ...] = (
     ),
 )
 FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
+#: flags vLLM takes as JSON: a profile may give them as a TOML table
+JSON_FLAGS = frozenset({"limit_mm_per_prompt", "compilation_config"})
 ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}
 
 
@@ -263,6 +280,8 @@ def parse_value(flag: Flag, value: object, source: str, where: str | None) -> An
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
+    if isinstance(value, dict) and flag.field in JSON_FLAGS:
+        value = json.dumps(value)  # a TOML inline table for a flag vLLM takes as JSON
     if not isinstance(value, str):
         raise InputError(source, where, f"expected a scalar, got {type(value).__name__}")
     try:

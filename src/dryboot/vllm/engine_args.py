@@ -70,6 +70,8 @@ class EngineArgs:
     ``language_model_only`` (``--language-model-only``), ``limit_mm_per_prompt``
     (``--limit-mm-per-prompt``: (modality, items per prompt) pairs) and ``skip_mm_profiling``
     (``--skip-mm-profiling``) decide whether a multimodal model's encoder is loaded and profiled.
+    ``optimization_level`` (``-O``) and ``compilation_config`` (``--compilation-config``, canonical
+    JSON) decide the CUDA-graph capture set (:mod:`dryboot.vllm.config.compilation`).
     ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
     key the config does not have). ``ignored_inputs`` names inputs accepted but ignored because
     they do not change the KV cache (reported as notes).
@@ -112,6 +114,8 @@ class EngineArgs:
     language_model_only: bool = False
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
     skip_mm_profiling: bool = False
+    optimization_level: int = 2
+    compilation_config: str | None = None
 
     @property
     def mm_limits(self) -> dict[str, int] | None:
@@ -183,6 +187,8 @@ class EngineArgs:
         for flag, value in nonneg.items():
             if value is not None and value < 0:
                 raise InputError(flag, None, f"must be >= 0, got {value}")
+        if self.optimization_level not in (0, 1, 2, 3):
+            raise InputError("--optimization-level", None, f"must be 0, 1, 2 or 3, got {self.optimization_level}")
         for item in self.limit_mm_per_prompt or ():
             if not (
                 isinstance(item, tuple)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.config.compilation import compilation_settings
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
@@ -167,6 +168,14 @@ class Budget:
         return out
 
 
+#: speculative methods without a drafter model (no speculator graphs): ngram, suffix.
+MODEL_FREE_METHODS = (None, "ngram", "ngram_gpu", "suffix")
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
+
+
 def _g(n: int) -> str:
     return f"{n / GIB:.2f}"
 
@@ -254,24 +263,35 @@ def estimate_budget(
     mnbt = args.resolved_max_num_batched_tokens()
     seqs = args.resolved_max_num_seqs()
     eager = bool(getattr(args, "enforce_eager", False))
+    comp = compilation_settings(args.optimization_level, args.compilation_config)
+    lmo = language_model_only or args.language_model_only
+    mm_inputs = encoder_profiled(shape, language_model_only=lmo, limit_mm_per_prompt=args.mm_limits)
+    if comp.mm_encoder and mm_inputs:
+        if _release_key(rules.version) < (0, 29):
+            raise InputError(
+                "--compilation-config",
+                "cudagraph_mm_encoder",
+                f"not a field of vLLM {rules.version}'s CompilationConfig",
+            )
+        raise InputError(
+            "CUDA graphs",
+            "encoder graphs (cudagraph_mm_encoder)",
+            "the multimodal encoder's graphs are captured and measured too, and dryboot does not bound them",
+        )
     act = activation_terms(
         shape,
         max_num_batched_tokens=mnbt,
         max_num_seqs=seqs,
         tp=tp,
-        compiled=not eager,
+        compiled=not eager and comp.compiled,
         compile_cache=compile_cache,
         drafter=drafter_shape,
         speculative=bool(args.speculative_method or args.num_speculative_tokens),
         runner=runner,
         last_stage=pp_rank == args.pipeline_parallel_size - 1,
         release=rules.version,
-        encoder_profiled=encoder_profiled(
-            shape,
-            language_model_only=language_model_only or args.language_model_only,
-            limit_mm_per_prompt=args.mm_limits,
-            skip_mm_profiling=args.skip_mm_profiling,
-        ),
+        encoder_profiled=mm_inputs and not args.skip_mm_profiling,
+        drafter_pass=bool(args.num_speculative_tokens) and args.speculative_method not in MODEL_FREE_METHODS,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)
@@ -294,6 +314,10 @@ def estimate_budget(
         runner=runner,
         release=rules.version,
         enforce_eager=eager,
+        mode=comp.cudagraph_mode,
+        given_sizes=comp.capture_sizes,
+        max_capture_size=comp.max_capture_size,
+        speculator=bool(args.num_speculative_tokens) and args.speculative_method not in MODEL_FREE_METHODS,
     )
     nt = non_torch_terms(
         tp=tp,
@@ -318,6 +342,11 @@ def estimate_budget(
     notes = []
     if gpu.approximate:
         notes.append(f"{gpu.name}: the CUDA total is the specification's, not a posted cudaMemGetInfo figure")
+    if comp.unread:
+        notes.append(
+            f"--compilation-config keys not read by the budget: {', '.join(comp.unread)} (they may change the "
+            "profile run's peak and the graphs)"
+        )
     if pp > 1:
         notes.append(f"pipeline parallelism: stage {pp_rank}'s rank (its weights, a share of the layers)")
     return Budget(

@@ -215,6 +215,7 @@ def activation_terms(
     last_stage: bool = True,
     release: str = "0.28.0",
     encoder_profiled: bool = True,
+    drafter_pass: bool = False,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -225,6 +226,9 @@ def activation_terms(
     the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`; V1 runner only). ``runner``: ``V1`` or
     ``V2`` (whose dummy sampler keeps far less: :data:`V2_SAMPLER_BYTES_PER_LOGIT`).
     ``last_stage``: only the last pipeline stage runs the sampler (``profile_run``).
+    ``drafter_pass``: a drafter model runs its ``dummy_run`` after the target's forward
+    (EAGLE/EAGLE3/MTP/DFlash/draft model; ``drafter`` gives its widths, else the target's bound
+    it), the target's output hidden states held meanwhile.
     ``encoder_profiled``: ``False`` where vLLM skips the multimodal encoder's profiling
     (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality).
 
@@ -240,8 +244,14 @@ def activation_terms(
         )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
-    if drafter is not None:
-        fwd = max(fwd, forward_widest(drafter, t, tp))
+    drafted = ""
+    if drafter is not None or drafter_pass:
+        # the drafter's dummy_run follows the target's forward while the target's output hidden
+        # states (T x hidden) are still held by _dummy_run
+        held = t * shape.hidden_size * shape.dtype_bytes
+        dfwd = forward_widest(drafter or shape, t, tp) + held
+        drafted = f"; the drafter's pass with the target's {held / MIB:,.0f} MiB of hidden states held"
+        fwd = max(fwd, dfwd)
     fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
     rows = sampler_rows(max_num_seqs, t) if last_stage else 0
     logits = rows * padded_vocab(shape.vocab_size)
@@ -260,7 +270,7 @@ def activation_terms(
     smp_lo, smp_hi = logits * per_logit[0], logits * per_logit[1]
     fwd_src = (
         f"_dummy_run({t}, is_profile=True): widest decoder layer x {FORWARD_SLACK[0]}-{FORWARD_SLACK[1]} % "
-        f"({fwd / MIB:,.0f} MiB at factor 1)"
+        f"({fwd / MIB:,.0f} MiB at factor 1){drafted}"
     )
     smp_src = (
         f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "

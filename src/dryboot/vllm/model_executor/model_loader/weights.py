@@ -107,12 +107,18 @@ CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "awq": "AWQ checkpoints are repacked to Marlin on load (awq_marlin)",
-    "awq_marlin": "AWQ checkpoints are repacked to Marlin on load",
-    "gptq": "GPTQ checkpoints are repacked to Marlin on load (gptq_marlin)",
-    "gptq_marlin": "GPTQ checkpoints are repacked to Marlin on load",
-    "compressed-tensors": "compressed-tensors schemes are not modelled yet",
-    "mxfp4": "MXFP4 expert padding depends on the MoE backend (not modelled yet)",
+    "awq": "AWQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
+    "(Marlin, Machete, ...: padding, zero points, workspace); not modelled",
+    "awq_marlin": "AWQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
+    "gptq": "GPTQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
+    "(Marlin, Machete, ...: padding, g_idx, workspace); not modelled",
+    "gptq_marlin": "GPTQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
+    "auto-round": "AutoRound weights are served through the GPTQ/AWQ kernels, repacked per SM after loading; "
+    "not modelled",
+    "compressed-tensors": "compressed-tensors schemes (w4a16 / w8a8 / fp8) pick a kernel per SM that "
+    "repacks after loading; not modelled",
+    "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
+    "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }
@@ -294,10 +300,10 @@ def linear_bytes(
             )
         return [("weight", n * k), ("scale", 4 * math.ceil(n / bn) * math.ceil(k / bk))]
     if quant.method == "modelopt":
-        return [("weight", n * k), ("scale", 8 * len(parts))]
+        return [("weight", n * k), ("scale", 4 * len(parts)), ("scale", 4 * len(parts))]
     if quant.method == "modelopt_fp4":
         g = quant.group_size
-        return [("weight", n * k // 2), ("scale", n * k // g), ("scale", 8 * len(parts))]
+        return [("weight", n * k // 2), ("scale", n * k // g), ("scale", 4 * len(parts)), ("scale", 4 * len(parts))]
     raise AssertionError(quant.method)  # pragma: no cover - quant_from_config refuses the rest
 
 
@@ -310,15 +316,14 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
     NVFP4 (``ModelOptNvFp4FusedMoE``): packed uint8 weights, fp8 group scales, float32
     ``w13_weight_scale_2`` / ``w13_input_scale`` ``[e, 2]`` and ``w2``'s ``[e]``.
     """
-    w = e * (2 * i * h + h * i)
+    w13, w2 = e * 2 * i * h, e * h * i
     if quant.method is None:
-        return [("experts", w * act_bytes)]
+        return [("experts", w13 * act_bytes), ("experts", w2 * act_bytes)]
+    # the float32 per-expert scalars: w13's [e, 2] and w2's [e]
+    pair = [("scale", 4 * e * 2), ("scale", 4 * e)]
     if quant.method == "fp8":
         if quant.block is None:
-            out = [("experts", w), ("scale", 4 * e * 3)]
-            if quant.static_input:
-                out.append(("scale", 4 * e * 2))
-            return out
+            return [("experts", w13), ("experts", w2), *pair, *(pair if quant.static_input else [])]
         bn, bk = quant.block
         if (2 * i) % bn or i % bn:
             raise InputError(
@@ -327,13 +332,17 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
                 f"the experts' gate/up output size per rank ({2 * i}) is not divisible by weight_block_size n = {bn} "
                 "(vLLM refuses this TP size)",
             )
-        scales = e * (math.ceil(2 * i / bn) * math.ceil(h / bk) + math.ceil(h / bn) * math.ceil(i / bk))
-        return [("experts", w), ("scale", 4 * scales)]
+        return [
+            ("experts", w13),
+            ("experts", w2),
+            ("scale", 4 * e * math.ceil(2 * i / bn) * math.ceil(h / bk)),
+            ("scale", 4 * e * math.ceil(h / bn) * math.ceil(i / bk)),
+        ]
     if quant.method == "modelopt":
-        return [("experts", w), ("scale", 4 * e * 6)]
+        return [("experts", w13), ("experts", w2), *pair, *pair]
     if quant.method == "modelopt_fp4":
         g = quant.group_size
-        return [("experts", w // 2), ("scale", w // g), ("scale", 4 * e * 6)]
+        return [("experts", w13 // 2), ("experts", w2 // 2), ("scale", w13 // g), ("scale", w2 // g), *pair, *pair]
     raise AssertionError(quant.method)  # pragma: no cover
 
 
@@ -654,7 +663,7 @@ def _walk(
         norms = ["input_layernorm", "post_attention_layernorm"]
         if family == "gemma2":
             norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
-        w.module([("weight", len(norms) * h * ab)], "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
+        w.module([("weight", h * ab)] * len(norms), "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
         if moe and _is_moe_layer(config, family, li):
             _moe_layer(w, config, family, quant, par, prefix, h, n_experts, ab)
         else:
@@ -685,9 +694,10 @@ def _walk(
         w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
         w.module([], "attention", ((att, "attention scales"),))
         if quant.method is not None:
-            w.own("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+            for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+                w.own("scale", ab)
         if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES):
-            w.module([("weight", 2 * hd * ab)], "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
+            w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
     if n_attention:
@@ -813,12 +823,16 @@ def _qwen3_vision_tower(w: _Walk, v: Mapping[str, Any], tp: int, ab: int) -> Non
     m = d * _int(v, "spatial_merge_size") ** 2
     m_r = _divide(m, tp, "the vision merger's width")
     deepstack = v.get("deepstack_visual_indexes") or []
-    b = (d * c * t * p * p + d) + _int(v, "num_position_embeddings") * d
-    per_block = 4 * d + (3 * d // tp) * d + 3 * d // tp + d * (d // tp) + d + i_r * d + i_r + d * i_r + d
-    b += _int(v, "depth") * per_block
-    merger = m_r * m + m_r + out * m_r + out
-    b += 2 * d + merger + len(deepstack) * (2 * m + merger)
-    w.own("vision", b * ab)
+    # element counts, one per tensor (each is its own allocation)
+    tensors = [d * c * t * p * p, d, _int(v, "num_position_embeddings") * d]
+    block = [d, d, d, d, (3 * d // tp) * d, 3 * d // tp, d * (d // tp), d, i_r * d, i_r, d * i_r, d]
+    tensors += block * _int(v, "depth")
+    merger = [m_r * m, m_r, out * m_r, out]
+    tensors += [d, d, *merger]
+    for _ in deepstack:
+        tensors += [m, m, *merger]
+    for n in tensors:
+        w.own("vision", n * ab)
     w.own("rotary", 8192 * (d // heads // 2) * ab, buffer=True)
 
 
@@ -908,7 +922,8 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
     if quant.method in ("modelopt", "modelopt_fp4"):
         # ModelOpt's KV-cache scale parameters reach MLA layers too (modelopt.py get_quant_method:
         # Attention or MLAAttention); fp8's only plain Attention (fp8.py)
-        w.own("scale", 4 * ab)
+        for _ in range(4):
+            w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)
     w.ref.allocated_bytes += 3 * ALLOC_ROUND
 
@@ -946,22 +961,24 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
         i_r, gn_r = inter // tp, g * n // tp
         k = _int(config, "conv_kernel")
         use_bias = bool(config.get("use_bias", False))
-        w.own("mamba", (2 * i_r + 2 * gn_r + nh_r) * (h + use_bias) * ab)
-        w.own("mamba", (i_r + 2 * gn_r) * (k + bool(config.get("use_conv_bias", True))) * ab)
-        w.own("mamba", nh_r * 4 + 2 * nh_r * ab)  # A (float32), D, dt_bias
-        w.own("norm", i_r * ab)
-        w.own("mamba", (h * i_r + use_bias * h) * ab)
+        proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
+        sizes = [proj * h, *([proj] if use_bias else []), conv * k]
+        sizes += [conv] if config.get("use_conv_bias", True) else []
+        sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if use_bias else [])]  # D, dt_bias, norm, out_proj
+        for n in sizes:
+            w.own("mamba", n * ab)
+        w.own("mamba", nh_r * 4)  # A, float32
     elif kind == "*":
         nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
         hd = config.get("head_dim") or h // nq
         nq_r = _divide(nq, tp, "num_attention_heads")
         nkv_r = _divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
-        w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab + h * nq_r * int(hd) * ab)
+        w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab)
+        w.own("attention", h * nq_r * int(hd) * ab)
         w.own("attention scales", 16, buffer=True)
         w.ref.allocated_bytes += 3 * ALLOC_ROUND
     elif kind == "-":
-        i_r = _divide(_int(config, "intermediate_size"), tp, "intermediate_size")
-        w.own("mlp", (2 * i_r * h + bias * (i_r + h)) * ab)
+        _nemotron_mlp(w, h, _divide(_int(config, "intermediate_size"), tp, "intermediate_size"), bias, ab)
     else:
         if config.get("moe_latent_size") is not None:
             raise InputError("config.json", "moe_latent_size", "Nemotron-H's latent MoE is not modelled")
@@ -970,16 +987,23 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
         w.own("router", 4 * e)
         shared = _int(config, "moe_shared_expert_intermediate_size", 0) * _int(config, "n_shared_experts", 0)
         if shared:
-            s_r = _divide(shared, tp, "the shared experts' intermediate size")
-            w.own("mlp", (2 * s_r * h + bias * (s_r + h)) * ab)
+            _nemotron_mlp(w, h, _divide(shared, tp, "the shared experts' intermediate size"), bias, ab)
         inter = _int(config, "moe_intermediate_size")
         if par.expert_parallel:
             e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
         else:
             e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
-        w.own("experts", 2 * e_r * i_r * h * ab)  # non-gated: w13 [E, I, H] and w2 [E, H, I]
+        w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
+        w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
+
+
+def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int) -> None:
+    """A non-gated MLP: ``up_proj`` (column ``[I / TP, H]``) and ``down_proj`` (row ``[H, I / TP]``),
+    with their biases under ``mlp_bias``."""
+    for n in (i_r * h, *([i_r] if bias else []), h * i_r, *([h] if bias else [])):
+        w.own("mlp", n * ab)
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
