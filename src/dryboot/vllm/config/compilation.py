@@ -5,7 +5,7 @@
 ``-O0``: no torch.compile and ``cudagraph_mode`` NONE; ``-O1``: PIECEWISE; ``-O2`` (the
 default) and ``-O3``: FULL_AND_PIECEWISE. An explicit ``cudagraph_mode`` replaces the level's.
 ``cudagraph_capture_sizes`` / ``max_cudagraph_capture_size`` replace the default capture list
-(``VllmConfig._set_cudagraph_sizes``); ``cudagraph_mm_encoder`` (0.29+) captures a multimodal
+(``VllmConfig._set_cudagraph_sizes``); ``cudagraph_mm_encoder`` captures a multimodal
 encoder's graphs too. Other keys are kept by name: the budget says it does not read them.
 """
 

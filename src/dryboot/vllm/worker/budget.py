@@ -172,10 +172,6 @@ class Budget:
 MODEL_FREE_METHODS = (None, "ngram", "ngram_gpu", "suffix")
 
 
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
-
-
 def _g(n: int) -> str:
     return f"{n / GIB:.2f}"
 
@@ -267,12 +263,6 @@ def estimate_budget(
     lmo = language_model_only or args.language_model_only
     mm_inputs = encoder_profiled(shape, language_model_only=lmo, limit_mm_per_prompt=args.mm_limits)
     if comp.mm_encoder and mm_inputs:
-        if _release_key(rules.version) < (0, 29):
-            raise InputError(
-                "--compilation-config",
-                "cudagraph_mm_encoder",
-                f"not a field of vLLM {rules.version}'s CompilationConfig",
-            )
         raise InputError(
             "CUDA graphs",
             "encoder graphs (cudagraph_mm_encoder)",
