@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import BACKENDS, AttentionSelectorConfig, backend_table, default_backend
@@ -53,6 +55,74 @@ def test_capability_and_memory_form() -> None:
     for bad in ("rtx 9999", "sm86", "sm86:lots", "sm61:8G", ""):
         with pytest.raises(InputError):
             parse_gpu(bad)
+
+
+def test_memory_form_takes_decimals_within_bounds() -> None:
+    """Issue 28: decimals (a GiB figure vLLM printed), the 1 PiB bound, capabilities that exist,
+    and a size below any GPU's is bad input naming ``--gpu``, not "No available memory"."""
+    assert parse_gpu("sm120:31.38G").cuda_total_bytes == round(31.38 * (1 << 30))
+    assert parse_gpu("sm121:121.69G").cuda_total_bytes == gpu_table()["GB10"].cuda_total_bytes
+    assert parse_gpu("sm86:1024T").cuda_total_bytes == 1 << 50
+    assert parse_gpu("sm86:24g").cuda_total_bytes == 24 * 10**9  # vLLM's units: lower case decimal
+    spark = parse_gpu("sm121:128G")
+    assert spark.unified_memory and spark.nvml_total_bytes == 0
+    cases = {
+        "sm86:1025T": "above 1 PiB",
+        "sm99:8G": "sm70, sm72, sm75, sm80, sm86, sm87, sm89, sm90, sm100, sm103, sm110, sm120, sm121",
+        "sm123:8G": "no CUDA GPU has compute capability 12.3",
+        "sm86:24": "24 bytes, below any GPU's (1G at least) (did you mean 24G?)",
+        "sm86:0.5G": "below any GPU's",
+        "sm86:1e3G": "is not a size",
+    }
+    for text, why in cases.items():
+        with pytest.raises(InputError) as info:
+            parse_gpu(text)
+        line = info.value.line()
+        assert line.startswith(f"--gpu: {text}:") and why in line and "\n" not in line, line
+
+
+def test_gpu_memory_form_is_bad_input_on_the_cli() -> None:
+    rc, out = _plan("--model", GPT_OSS, "--gpu", "sm86:24", "--gpu-memory-utilization", "0.9")
+    assert rc == 2 and "--gpu" in str(out) and "below any GPU" in str(out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["sm", "SM", "sm_"]),
+    st.integers(0, 200),
+    st.text(alphabet="0123456789.KMGTkmgtxe-: ", max_size=12),
+)
+def test_memory_form_property(prefix: str, sm: int, size: str) -> None:
+    """Any ``smXY:SIZE`` is a GPU within the bounds, of a capability that exists, or one line
+    naming ``--gpu``; never an exception of another kind."""
+    from dryboot.vllm.gpus import CAPABILITIES, MAX_MEMORY_BYTES, MIN_MEMORY_BYTES
+
+    text = f"{prefix}{sm}:{size}"
+    try:
+        gpu = parse_gpu(text)
+    except InputError as exc:
+        line = exc.line()
+        assert line.startswith("--gpu: ") and "\n" not in line
+        return
+    assert gpu.capability in CAPABILITIES
+    assert MIN_MEMORY_BYTES <= gpu.cuda_total_bytes <= MAX_MEMORY_BYTES
+
+
+def test_new_gpus_of_issue_27() -> None:
+    table = gpu_table()
+    gb10 = table["GB10"]
+    assert (gb10.capability, gb10.unified_memory, gb10.nvml_total_bytes) == ((12, 1), True, 0)
+    assert round(gb10.cuda_total_bytes / (1 << 30), 2) == 121.69
+    assert parse_gpu("dgx spark") is gb10
+    assert parse_gpu("RTX PRO 6000").capability == (12, 0)
+    assert parse_gpu("rtx pro 4500 blackwell").device_name == "NVIDIA RTX PRO 4500 Blackwell"
+    printed = {name: round(table[name].cuda_total_bytes / (1 << 30), 2) for name in table}
+    expected = {"RTX 3090": 23.56, "H100": 79.19, "A100-80GB": 79.25, "L40S": 44.42, "RTX 5090": 31.4, "B200": 178.35}
+    assert {k: printed[k] for k in expected} == expected
+    # GB10's NVML reports no total: vLLM's batch defaults stay on the small tier in every release
+    for version in ("0.28.0", "0.33.0"):
+        args = EngineArgs(gpu=gb10, vllm_version=version)
+        assert (args.resolved_max_num_batched_tokens(), args.resolved_max_num_seqs()) == (2048, 256)
 
 
 def _matrix() -> list[dict[str, Any]]:
@@ -206,7 +276,7 @@ def test_gpu_defaults_and_assumptions() -> None:
 
 def test_budget_from_utilization_uses_cudas_total() -> None:
     args = EngineArgs(gpu=gpu_table()["RTX 3090"], gpu_memory_utilization=0.9, non_kv_memory_bytes=10 << 30)
-    assert args.available_kv_bytes() == -(-25426206392 * 9 // 10) - (10 << 30)
+    assert args.available_kv_bytes() == -(-25297357373 * 9 // 10) - (10 << 30)
     rc, doc = _plan("--model", GPT_OSS, "--gpu", "A10G", "--non-kv-memory", "16G", "--max-model-len", "4096")
     assert rc == 0 and isinstance(doc, dict)
     assert any("approximate" in x["reason"] for x in doc["assumptions"] if x["flag"] == "--gpu")

@@ -152,9 +152,11 @@ def test_boot_needs_compare_and_code() -> None:
     assert r.returncode == 2 and "arms.main: --boot needs the arm's code" in r.stderr
 
 
-def test_boot_needs_the_kv_budget(tmp_path: Path) -> None:
+def test_boot_no_longer_needs_the_kv_budget(tmp_path: Path) -> None:
+    """Issue 27 item 7: without --kv-cache-memory-bytes the budget is computed; what is refused
+    is the tree (here: none)."""
     r = dryboot("boot", "--vllm", str(tmp_path), "--model", "m", "--max-model-len", "8")
-    assert r.returncode == 2 and "--kv-cache-memory-bytes: required" in r.stderr
+    assert r.returncode == 2 and "--kv-cache-memory-bytes" not in r.stderr and "holds no vllm package" in r.stderr
 
 
 def test_boot_refuses_a_missing_tree_and_a_release_outside_the_range(tmp_path: Path) -> None:
@@ -178,7 +180,7 @@ def test_boot_env_refuses_an_unknown_release(tmp_path: Path) -> None:
 
 def test_help_says_what_is_faked_and_which_gpus() -> None:
     out = dryboot("boot", "--help").stdout
-    assert "What is faked" in out and "GPU table" in out and "smXY:NNG" in out
+    assert "What is faked" in out and "GPU table" in out and "smXY:SIZE" in out
 
 
 def test_an_environment_that_cannot_import_the_tree_is_named(tmp_path: Path) -> None:
@@ -190,3 +192,28 @@ def test_an_environment_that_cannot_import_the_tree_is_named(tmp_path: Path) -> 
                 "--kv-cache-memory-bytes", "1")  # fmt: skip
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "the tree does not import: ModuleNotFoundError: No module named" in r.stderr  # torch, or vllm.platforms
+
+
+def test_budget_flags_and_tree_only_figures() -> None:
+    """Issue 27 item 7, without a boot environment: which argv pins a budget, the figures an
+    answer with a computed budget gives, and that dryboot's plan (no weights) is not compared on
+    them; dryboot's own profile keys never reach vLLM."""
+    from dryboot.boot.arms import vllm_argv
+    from dryboot.boot.budget import needs_budget
+    from dryboot.boot.compare import Figures, boot_figures, differences
+
+    assert needs_budget(["--max-model-len", "1024"])
+    assert not needs_budget(["--kv-cache-memory-bytes", "1G"]) and not needs_budget(["--kv-cache-memory=1G"])
+    answer = {
+        "ok": True, "block_size": 16, "groups": [["FullAttention", 16, 65536, 2]], "num_blocks": 10, "tokens": 160,
+        "concurrency": 1.0, "max_model_len": 160, "weights_bytes": [1 << 30],
+        "budget": {"available": [1, 3 << 29, 2 << 30]},
+    }  # fmt: skip
+    f = boot_figures(answer)
+    assert (f.weights_gib, f.available_gib, f.available_bytes) == (1.0, 1.5, 3 << 29)
+    plain = Figures(block_size=16, groups=f.groups, num_blocks=10, tokens=160, concurrency=1.0, max_model_len=160)
+    assert differences(f, plain) == []
+    more = boot_figures({**answer, "weights_bytes": [(1 << 30) + (256 << 20)]})
+    assert differences(f, more, "a", "b") == ["Model loading took (GiB): a 1.0, b 1.25"]
+    argv = vllm_argv({"model": "m", "gpu": "RTX 3090", "max-model-len": 8}, None, Path("."), Path("."))
+    assert argv == ["--max-model-len", "8"]

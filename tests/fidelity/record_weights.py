@@ -1,6 +1,6 @@
 """Record what vLLM allocates for a model's weights, per rank, on the meta device.
 
-    /work/venvs/vllm-0.28.0/bin/python tests/fidelity/record_weights.py [NAME...]
+    $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py [NAME...]
 
 Runs *inside* the boot environment's interpreter (no dryboot import): it loads
 ``src/dryboot/boot/engine_start.py`` by path, installs its stand-ins (faked H200, kernels absent,
@@ -16,9 +16,19 @@ weights) is computed on the CPU (``determine_expert_map`` reads its values). Eve
 allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags.
 
 Writes ``data/weights/recorded.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
-"param_bytes", "buffer_bytes", "by_dtype", "stages", "error"}}}`` (``stages``: [param, buffer]
-bytes of each pipeline stage's rank 0, under ``--pipeline-parallel-size``; the top-level figures
-are then the last stage's). Nothing recorded comes from dryboot.
+"param_bytes", "buffer_bytes", "allocated_bytes", "storage_bytes", "by_dtype", "stages",
+"error"}}}`` (``stages``: [param, buffer, allocated] bytes of each pipeline stage's rank 0, under
+``--pipeline-parallel-size``; the top-level figures are then the last stage's).
+``allocated_bytes``: every storage of the model's parameters and buffers once, rounded up to the
+CUDA caching allocator's 512-byte blocks, i.e. what ``torch.cuda.memory_allocated`` would hold
+for the model as ``initialize_model`` builds it (``storage_bytes``: unrounded). Nothing recorded
+comes from dryboot.
+
+What is faked: the GPU (an H200, SM 9.0, 132 SMs: ``engine_start.py``'s stand-in), the absent
+CUDA kernels, the distributed groups. What is not run: weight loading and
+``process_weights_after_loading`` (kernels' repacking: Marlin, FlashInfer/MXFP4 layouts, fp8
+requantization), so the quantization formats whose layout changes there are refused by dryboot,
+not checked.
 """
 
 from __future__ import annotations
@@ -49,7 +59,22 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
+    if "vision_config" in config:  # a vision-language wrapper: the text model alone, too
+        sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
     return sets
+
+
+def allocated(model: Any) -> tuple[int, int]:
+    """What the model's tensors hold in device memory: each storage once (a buffer that views a
+    parameter, e.g. Mamba2's ``conv_weights``, shares its storage), as the CUDA caching allocator
+    counts it (each allocation rounded up to its 512-byte blocks) and unrounded."""
+    import itertools
+
+    sizes: dict[int, int] = {}
+    for t in itertools.chain(model.parameters(), model.buffers()):
+        st = t.untyped_storage()
+        sizes[st._cdata] = st.nbytes()
+    return sum(-(-n // 512) * 512 for n in sizes.values()), sum(sizes.values())
 
 
 def main() -> int:
@@ -105,6 +130,7 @@ def main() -> int:
                         [
                             sum(p.numel() * p.element_size() for p in model.parameters()),
                             sum(b.numel() * b.element_size() for b in model.buffers()),
+                            allocated(model)[0],
                         ]
                     )
                 if pp > 1:
@@ -116,7 +142,15 @@ def main() -> int:
                     pbytes += n
                     by_dtype[str(p.dtype)] = by_dtype.get(str(p.dtype), 0) + n
                 bbytes = sum(b.numel() * b.element_size() for b in model.buffers())
-                row.update(ok=True, param_bytes=pbytes, buffer_bytes=bbytes, by_dtype=by_dtype)
+                alloc, storage = allocated(model)
+                row.update(
+                    ok=True,
+                    param_bytes=pbytes,
+                    buffer_bytes=bbytes,
+                    allocated_bytes=alloc,
+                    storage_bytes=storage,
+                    by_dtype=by_dtype,
+                )
                 if os.environ.get("RECORD_WEIGHTS_SHAPES") and argv[1] == "1":  # debugging aid
                     row["params"] = {n: [list(p.shape), str(p.dtype)] for n, p in model.named_parameters()}
                     row["buffers"] = {n: [list(b.shape), str(b.dtype)] for n, b in model.named_buffers()}

@@ -22,6 +22,9 @@ from dryboot.boot.session import GPU, H200, BootSession, Tree, resolve_tree
 from dryboot.boot.trees import choose_python, tree_from_series
 from dryboot.errors import InputError
 
+#: Profile keys that are dryboot's, not ``vllm serve``'s (never passed to the tree).
+DRYBOOT_ONLY = frozenset({"gpu", "gpu-memory", "non-kv-memory", "flashinfer-cubin"})
+
 
 def model_dir(path: str | Path, workdir: Path) -> str:
     """A directory holding ``path`` as ``config.json`` (vLLM takes model directories; dryboot
@@ -42,14 +45,15 @@ def vllm_argv(
     base: Path,
     workdir: Path,
 ) -> list[str]:
-    """The ``vllm serve`` flags of a profile: ``key = value`` -> ``--key value``, ``true`` ->
+    """The ``vllm serve`` flags of a profile (dryboot's own keys, :data:`DRYBOOT_ONLY`, left
+    out): ``key = value`` -> ``--key value``, ``true`` ->
     ``--key``, ``false`` -> ``--no-key``; the drafter table (vLLM's speculative-config keys,
     paths relative to ``base``) with the profile's ``num-speculative-tokens`` becomes
     ``--speculative-config JSON`` (its model as a directory)."""
     argv: list[str] = []
     k = flags.get("num-speculative-tokens")
     for key, value in flags.items():
-        if key in ("model", "drafter", "num-speculative-tokens"):
+        if key in ("model", "drafter", "num-speculative-tokens") or key in DRYBOOT_ONLY:
             continue
         if value is True:
             argv.append(f"--{key}")
@@ -110,9 +114,12 @@ class ArmBooter:
             shutil.rmtree(self._scratch, ignore_errors=True)
             raise
 
-    def boot(self, model: str | Path, argv: list[str]) -> tuple[Figures, dict[str, Any]]:
-        """One engine start in this arm's process: its figures and the raw answer."""
-        answer = self.session.boot(model_dir(model, self._scratch), argv)
+    def boot(
+        self, model: str | Path, argv: list[str], budget: dict[str, Any] | None = None
+    ) -> tuple[Figures, dict[str, Any]]:
+        """One engine start in this arm's process: its figures and the raw answer (``budget``:
+        the KV budget's other terms when ``argv`` pins none, :class:`dryboot.boot.budget.BootBudget`)."""
+        answer = self.session.boot(model_dir(model, self._scratch), argv, budget=budget)
         return boot_figures(answer), answer
 
     def close(self) -> None:

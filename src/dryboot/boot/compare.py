@@ -36,6 +36,11 @@ class Figures:
     :param groups: sorted ``(spec type, block tokens, page bytes, layers)``.
     :param concurrency: rounded to two decimals, as vLLM logs it.
     :param mamba_padding_pct: the logged mamba page padding (two decimals), ``None`` if none.
+    :param weights_gib: the tree's weights per rank of pipeline stage 0 as ``Model loading took``
+        prints them (parameters and buffers on the meta device, two decimals); ``None`` for
+        dryboot's plan.
+    :param available_gib: ``Available KV cache memory`` (two decimals) when the budget was
+        computed (no ``--kv-cache-memory-bytes``): the tree's weights and dryboot's other terms.
     """
 
     refusal: str | None = None
@@ -47,6 +52,9 @@ class Figures:
     max_model_len: int | None = None
     mamba_padding_pct: float | None = None
     kv_log: tuple[str, ...] = field(default=(), compare=False)
+    weights_gib: float | None = None
+    available_gib: float | None = None
+    available_bytes: int | None = field(default=None, compare=False)
 
     def row(self) -> str:
         """``block / mamba padding / tokens``, as a launcher's table reads (``448/3.23%/68,605``)."""
@@ -71,7 +79,12 @@ def boot_figures(answer: dict[str, Any]) -> Figures:
     if not answer.get("ok"):
         return Figures(refusal=f"[{answer.get('stage')}] {answer.get('error')}", kv_log=tuple(kv_log))
     conc = answer.get("concurrency")
+    weights = answer.get("weights_bytes") or []
+    budget = answer.get("budget") or {}
     return Figures(
+        weights_gib=round(int(weights[0]) / (1 << 30), 2) if weights else None,
+        available_gib=round(int(budget["available"][1]) / (1 << 30), 2) if budget.get("available") else None,
+        available_bytes=int(budget["available"][1]) if budget.get("available") else None,
         block_size=answer.get("block_size"),
         groups=tuple(sorted((str(g[0]), int(g[1]), int(g[2]), int(g[3])) for g in answer.get("groups") or [])),
         num_blocks=answer.get("num_blocks"),
@@ -125,7 +138,11 @@ COMPARED = (
     ("tokens", "GPU KV cache tokens"),
     ("concurrency", "maximum concurrency"),
     ("max_model_len", "max_model_len"),
+    ("weights_gib", "Model loading took (GiB)"),
+    ("available_gib", "Available KV cache memory (GiB)"),
 )
+#: Figures only the trees' answers carry (compared when both sides have them).
+_TREE_ONLY = ("weights_gib", "available_gib")
 
 
 def differences(a: Figures, b: Figures, a_name: str = "tree", b_name: str = "dryboot") -> list[str]:
@@ -142,4 +159,5 @@ def differences(a: Figures, b: Figures, a_name: str = "tree", b_name: str = "dry
         f"{label}: {a_name} {getattr(a, attr)}, {b_name} {getattr(b, attr)}"
         for attr, label in COMPARED
         if getattr(a, attr) != getattr(b, attr)
+        and not (attr in _TREE_ONLY and (getattr(a, attr) is None or getattr(b, attr) is None))
     ]

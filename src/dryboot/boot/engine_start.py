@@ -678,6 +678,31 @@ def _spec_type(spec: Any) -> str:
     return name[: -len("Spec")] if name.endswith("Spec") else name
 
 
+#: The CUDA caching allocator's smallest block (bytes): every tensor takes a multiple of it.
+ALLOCATOR_ROUND = 512
+
+
+def _model_bytes(model: Any, drafter: Any) -> int:
+    """What ``Model loading took`` would count for this rank: every parameter and buffer of the
+    model (and of the drafter's own model) built on the meta device, each tensor once, rounded
+    up to the caching allocator's 512 bytes. ``process_weights_after_loading`` is not run, so a
+    layout repacked after loading (Marlin, fp8 scales) is counted as constructed."""
+    modules = [model]
+    inner = getattr(drafter, "model", None)
+    if isinstance(inner, V.torch.nn.Module):
+        modules.append(inner)
+    seen: set[int] = set()
+    total = 0
+    for module in modules:
+        for tensor in [*module.parameters(), *module.buffers()]:
+            if id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            size = tensor.numel() * tensor.element_size()
+            total += -(-size // ALLOCATOR_ROUND) * ALLOCATOR_ROUND
+    return total
+
+
 def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[str, Any]:
     """What one GPU worker does up to ``get_kv_cache_spec``: build the drafter and the model
     (pipeline stage ``pp_rank``) on the meta device, then ``update_block_size_for_backend`` on
@@ -737,6 +762,7 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
             model = V.get_model_loader(cfg.load_config).load_model(vllm_config=cfg, model_config=cfg.model_config)
             if drafter is not None and hasattr(drafter, "load_model"):
                 drafter.load_model(model)
+    res.setdefault("weights_bytes", []).append(_model_bytes(model, drafter))
     V.current_platform.update_block_size_for_backend(cfg)
     if v2:
         from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
@@ -793,6 +819,23 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         stage = "plan"
         V.register_all_kvcache_specs(cfg)
         kv_bytes = cfg.cache_config.kv_cache_memory_bytes
+        budget = case.get("budget")
+        per_stage = None
+        if not kv_bytes and budget:
+            # no --kv-cache-memory-bytes: Worker.determine_available_memory's
+            # requested - non_kv - cudagraph estimate, with this tree's own weights per rank
+            # (counted on the meta device) and the caller's other terms (low, estimate, high)
+            requested = int(budget["requested"])
+            other_low, other_est, other_high = (int(x) for x in budget["other"])
+            weights = res["weights_bytes"]
+            per_stage = [requested - w - other_est for w in weights]
+            res["budget"] = {
+                "requested": requested,
+                "weights_bytes": weights,
+                "other": [other_low, other_est, other_high],
+                "available": [requested - weights[0] - other_high, per_stage[0], requested - weights[0] - other_low],
+            }
+            kv_bytes = per_stage[0]
         if not kv_bytes:
             raise _Failed("plan", "OracleError: the oracle needs --kv-cache-memory-bytes (no profile run)")
         available = V.reserve_mm_ipc_gpu_memory(
@@ -819,7 +862,11 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         # EngineCore._initialize_kv_caches: every worker reports its budget when any has a KV
         # cache layer (a pipeline stage without one still gets the budget), else all get 0
         has_kv_cache = any(kv_cache_specs)
-        available_memory = [available if has_kv_cache else 0 for _ in kv_cache_specs]
+        if per_stage is not None:  # each stage's rank: its own weights
+            ipc = kv_bytes - available  # reserve_mm_ipc_gpu_memory's reservation
+            available_memory = [(s - ipc) if has_kv_cache else 0 for s in per_stage]
+        else:
+            available_memory = [available if has_kv_cache else 0 for _ in kv_cache_specs]
         configs = V.planning.get_kv_cache_configs(cfg, kv_cache_specs, available_memory, *extra_args)
         sched = V.kcu.generate_scheduler_kv_cache_config(configs)
         cfg.cache_config.num_gpu_blocks = sched.num_blocks

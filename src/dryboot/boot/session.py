@@ -41,7 +41,9 @@ FAKED = (
     "(process_weights_after_loading is not run)",
     "workers: no process group, no GPUModelRunner object; the worker/engine-core steps that decide "
     "the KV cache run in their order in one process, with parallel groups of the configured sizes",
-    "memory: no profile run; the KV budget is --kv-cache-memory-bytes exactly (required)",
+    "memory: no profile run; the KV budget is --kv-cache-memory-bytes exactly, or without it the requested "
+    "memory less the tree's own weights per rank (parameters and buffers on the meta device) and dryboot's "
+    "estimate of the other terms (activation, CUDA-graph estimate, non-torch)",
     "Triton counts as installed; torchvision's two op schemas are declared (CPU torch)",
 )
 
@@ -65,26 +67,23 @@ class GPU:
 
 H200 = GPU("NVIDIA H200", (9, 0), 141 << 30, 132)
 
-_SM_FORM = re.compile(r"^sm(\d)(\d+):(\d+)G$", re.IGNORECASE)
-
 
 def parse_gpu(text: str | None, source: str = "--gpu") -> GPU:
     """``--gpu``: ``H200`` (the default), a name of dryboot's GPU table (``RTX 3090``,
     ``a100-80gb``, ``B200``...: :func:`dryboot.vllm.gpus.parse_gpu`), faked with the table's
-    device name, capability and CUDA total, or ``smXY:NNG`` (capability X.Y, NN GiB; name
-    ``NVIDIA smXY``). 132 SMs are faked for every GPU (the SM count changes no KV figure).
+    device name, capability and CUDA total, or ``smXY:SIZE`` (capability X.Y, SIZE as
+    :func:`dryboot.vllm.gpus.parse_memory_size`; name ``NVIDIA smXY``). 132 SMs are faked
+    for every GPU (the SM count changes no KV figure).
 
-    :raises InputError: a name the table does not know (the known ones listed).
+    :raises InputError: a name the table does not know (the known ones listed), or an
+        ``smXY:SIZE`` that is malformed or out of bounds.
     """
     if text is None or text.strip().upper() in ("H200", "NVIDIA H200"):
         return H200
-    m = _SM_FORM.match(text.strip())
-    if m:
-        major, minor, gib = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        if gib <= 0:
-            raise InputError(source, text, "memory must be at least 1G")
-        return GPU(f"NVIDIA sm{major}{minor}", (major, minor), gib << 30, 132)
     row = table_gpu(text, source)
+    if ":" in row.name:  # the smXY:SIZE form (no table name holds a colon)
+        major, minor = row.capability
+        return GPU(f"NVIDIA sm{major}{minor}", row.capability, row.cuda_total_bytes, 132)
     return GPU(row.device_name, row.capability, row.cuda_total_bytes, 132)
 
 
@@ -238,8 +237,12 @@ class BootSession:
             raise InputError(self.tree.path, None, f"unexpected first line from the boot environment: {line[:200]}")
         return meta
 
-    def boot(self, model: str, argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
-        """One engine start of ``model`` (a directory holding config.json) under vLLM ``argv``.
+    def boot(
+        self, model: str, argv: list[str], env: dict[str, str] | None = None, budget: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """One engine start of ``model`` (a directory holding config.json) under vLLM ``argv``;
+        without ``--kv-cache-memory-bytes``, ``budget`` (:meth:`dryboot.boot.budget.BootBudget.case`)
+        gives the KV budget's terms other than the tree's weights.
 
         :returns: the child's answer (see ``engine_start.py``): ``ok``, ``stage``, ``error``,
             ``block_size``, ``groups``, ``num_blocks``, ``tokens``, ``concurrency``,
@@ -250,6 +253,8 @@ class BootSession:
         case: dict[str, Any] = {"id": f"boot-{self.cases}", "model": model, "argv": list(argv)}
         if env:
             case["env"] = env
+        if budget:
+            case["budget"] = budget
         assert self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(case) + "\n")

@@ -30,6 +30,7 @@ from dryboot.checklog.compare import (
 )
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
+from dryboot.checklog.memory import MemoryReport, check_memory
 from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
 from dryboot.planner.flags import add_custom_dtypes
@@ -61,6 +62,7 @@ class CheckReport:
     comparison: Comparison
     notes: tuple[str, ...] = field(default=())
     search: Search | None = None
+    memory: MemoryReport | None = None  # the memory lines against the budget (not in the exit code)
 
     @property
     def ok(self) -> bool:
@@ -207,12 +209,14 @@ def check_facts(
     speculative_model: str | None = None,
     gpu_memory_bytes: int | None = None,
     gpu: GPU | None = None,
+    memory_only: bool = False,
 ) -> CheckReport:
     """:func:`check_log` for one boot's facts (see :func:`dryboot.checklog.parse.iter_boots`).
 
+    :param memory_only: a boot without KV lines is planned for its memory lines alone.
     :raises InputError: as :func:`check_log`.
     """
-    if not facts.kv_lines:
+    if not facts.kv_lines and not memory_only:
         raise InputError(
             source,
             None,
@@ -296,6 +300,8 @@ def check_facts(
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
     search = None
+    if memory_only:
+        unknown = []  # no KV line to explain: nothing to search
     if not unknown and budget is None and any(c.status == "unchecked" for c in comparison.checks):
         # the flags are known, the budget is not: search the one budget that gives every line
         search = _search_unknown(_Question(facts, model, args, speculative, [], candidate, budget, no_budget))
@@ -308,6 +314,13 @@ def check_facts(
                 for c in comparison.checks
             ),
         )
+    memory = check_memory(
+        facts,
+        comparison.prediction.plan,
+        str(located.path),
+        util_logged="gpu-memory-utilization" in logged.flags,
+        drafter=drafter,
+    )
     return CheckReport(
         source=source,
         facts=facts,
@@ -322,6 +335,7 @@ def check_facts(
         comparison=comparison,
         notes=tuple(notes),
         search=search,
+        memory=memory,
     )
 
 
@@ -579,7 +593,7 @@ def check_lines(
         if not facts.is_vllm_log:
             continue
         if not facts.kv_lines:
-            yield BootResult(facts, None, "unchecked", "no KV cache line in this boot")
+            yield BootResult(facts, _memory_only(facts, source, options), "unchecked", "no KV cache line in this boot")
             continue
         try:
             report = check_facts(facts, source=source, **options)  # type: ignore[arg-type]
@@ -591,6 +605,17 @@ def check_lines(
         if status == "unchecked":
             reason = "no KV line of this boot could be checked"
         yield BootResult(facts, report, status, reason)
+
+
+def _memory_only(facts: LogFacts, source: str, options: dict[str, object]) -> CheckReport | None:
+    """A boot with memory lines and no KV line: its memory lines checked when a config is given
+    (``model_path``), else ``None`` (and ``None`` when it cannot be planned: still unchecked)."""
+    if not facts.memory or not options.get("model_path"):
+        return None
+    try:
+        return check_facts(facts, source=source, memory_only=True, **options)  # type: ignore[arg-type]
+    except InputError:
+        return None
 
 
 def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> LogReport:

@@ -399,16 +399,19 @@ _ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _MAX_MODEL_LEN = re.compile(r"Using max model len (?P<n>\d+)")
 _BATCHED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.")
 _AVAILABLE = re.compile(r"Available KV cache memory: (?P<gib>-?[\d.]+) GiB")
-#: Memory lines a boot logs besides the KV budget (kept for budget calibration; not checked):
+#: Memory lines a boot logs besides the KV budget (read figure by figure and checked by
+#: :mod:`dryboot.checklog.memory`):
 #: name -> pattern with a ``gib`` group, in GiB unless the name says GB (``v1/worker/gpu_model_runner.py``,
 #: ``gpu_worker.py``; V0's ``Loading model weights took X GB``).
 MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("model loading", re.compile(r"Model loading took (?P<gib>[\d.]+) GiB(?: memory)?")),
+    ("model loading (GB)", re.compile(r"Model loading took (?P<gib>[\d.]+) GB")),
     ("model weights (V0, GB)", re.compile(r"Loading model weights took (?P<gib>[\d.]+) GB")),
     ("estimated CUDA graph memory", re.compile(r"Estimated CUDA graph memory: (?P<gib>[\d.]+) GiB")),
     ("actual usage", re.compile(r"Actual usage is (?P<gib>[\d.]+) GiB for consumed memory")),
     ("free memory on device", re.compile(r"Free memory on device \((?P<gib>[\d.]+)/(?P<total>[\d.]+) GiB\)")),
-    ("CUDA graph pool", re.compile(r"CUDA graph pool memory: (?P<gib>[\d.]+) GiB \(actual\)")),
+    ("CUDA graph pool", re.compile(r"CUDA graph pool memory: (?P<gib>-?[\d.]+) GiB \(actual\)")),
+    ("graph capturing", re.compile(r"Graph capturing finished in [\d.]+ secs?, took (?P<gib>-?[\d.]+) GiB")),
 )
 _RESERVED = re.compile(r"reserved (?P<gib>[\d.]+) GiB memory for KV Cache as specified by kv_cache_memory_bytes config")
 

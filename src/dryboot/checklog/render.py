@@ -6,6 +6,7 @@ from typing import Any
 
 from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status
 from dryboot.checklog.compare import Explanation, LineCheck, describe_figures
+from dryboot.checklog.memory import memory_text
 
 
 def _flag_text(flags: dict[str, object]) -> str:
@@ -73,6 +74,8 @@ def render_text(r: CheckReport) -> str:
             out.append("    no combination of them explains every line")
         else:
             out.append("    no single KV budget gives every line")
+    if r.memory is not None:
+        out.extend(memory_text(r.memory))
     checks = r.comparison.checks
     n_match = sum(c.status == "matches" for c in checks)
     n_diff = sum(c.status == "differs" for c in checks)
@@ -125,6 +128,8 @@ def _boot_text(b: BootResult, source: str) -> str:
     memory = "".join(
         f"memory: {name}: {figure} ({line.where})\n" for name, figure, line in b.facts.memory
     )  # read for budget calibration, not checked
+    if b.report is not None and not b.facts.kv_lines and b.report.memory is not None:  # memory lines only
+        return f"dryboot check-log: {source}: {b.status}: {b.reason}\n" + "\n".join(memory_text(b.report.memory)) + "\n"
     if b.report is not None:
         return render_text(b.report) + memory
     return f"dryboot check-log: {source}: {b.status}: {b.reason}\n" + memory
@@ -202,6 +207,7 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             "unchecked": sum(c.status == "unchecked" for c in checks),
             "refused": sum(c.status == "refused" for c in checks),
         },
+        "memory_check": r.memory.to_dict() if r.memory is not None else None,
         "ok": r.ok,
         "status": boot_status(r),
         "search": None

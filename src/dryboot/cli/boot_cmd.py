@@ -21,7 +21,8 @@ _FAKED_HELP = (
     "capability, memory and SM count; tensors on the meta device); compiled kernels (present but "
     "never called); weights (none read: the model class is built on the meta device); worker "
     "processes and parallel groups (one process, groups of the configured sizes); the profile run "
-    "(the KV budget is --kv-cache-memory-bytes, required). Everything else -- the CLI parser, "
+    "(the KV budget is --kv-cache-memory-bytes, or without it the requested memory less the tree's own "
+    "weights and dryboot's estimate of the other terms). Everything else -- the CLI parser, "
     "create_engine_config, the model class, get_kv_cache_spec, the KV cache planner -- is the tree's "
     "own code."
 )
@@ -53,7 +54,7 @@ _FAKED_HELP = (
     "gpu_name",
     metavar="NAME",
     help="The faked GPU: H200 (default), a name of dryboot's GPU table (RTX 3090, A100-80GB, B200...; "
-    "faked with its device name, capability and CUDA total) or smXY:NNG (e.g. sm89:24G). dryboot's "
+    "faked with its device name, capability and CUDA total) or smXY:SIZE (e.g. sm89:24G, sm120:31.4G). dryboot's "
     "model of the release is planned for the same GPU.",
 )
 @policy_options(" of dryboot's model the tree is compared with")
@@ -75,22 +76,22 @@ def boot(
     config and the model class on the meta device, and plans the KV cache; no weight is read. Prints
     the KV lines the tree logged, dryboot's report for the same inputs (as `dryboot plan`), and the
     diff: "the tree agrees with vLLM X's rules" or which figure differs (the tree changed a rule).
-    --kv-cache-memory-bytes is required (no profile run). Exit 0: agrees and starts; 1: a figure
+    Without --kv-cache-memory-bytes the KV budget is the requested memory less the tree's own
+    weights per rank (its model's parameters and buffers on the meta device, as "Model loading
+    took" counts them) and dryboot's estimate of the other terms. Exit 0: agrees and starts; 1: a figure
     differs, or the engine does not start; 2: bad input or what the boot cannot do (a model class
     needing CUDA at construction, a tree that does not import, a release outside 0.27.1-0.33.0).
     """
     # at call: only `dryboot boot` loads the boot package and its session
     from dryboot.boot.arms import model_dir
+    from dryboot.boot.budget import needs_budget
     from dryboot.boot.compare import boot_figures, differences
     from dryboot.boot.session import FAKED, H200, BootSession, limitation, parse_gpu, resolve_tree
     from dryboot.boot.trees import choose_python
     from dryboot.errors import InputError
 
     flags = list(vllm_flags)
-    if not any(
-        f == "--kv-cache-memory-bytes" or f.startswith(("--kv-cache-memory-bytes=", "--kv-cache-memory")) for f in flags
-    ):
-        raise InputError("--kv-cache-memory-bytes", None, "required: dryboot boot runs no profile run")
+    estimate = needs_budget(flags)
     gpu = parse_gpu(gpu_name)
     tree = resolve_tree(tree_path)
     py = choose_python(python, tree.version, tree)
@@ -98,16 +99,22 @@ def boot(
         work = Path(tmp)
         child_argv = _child_argv(flags, work, model_dir)
         t0 = time.perf_counter()
+        gpu_flag = [] if gpu_name is None or gpu == H200 else ["--gpu", gpu_name]
+        budget = None
         with BootSession(py, tree, gpu) as session:
-            answer = session.boot(model_dir(model_path, work), child_argv)
+            if estimate:
+                budget = _boot_budget(model_path, [*flags, *gpu_flag], session.release, grouping, unification)
+            answer = session.boot(model_dir(model_path, work), child_argv, budget=budget.case() if budget else None)
         total = time.perf_counter() - t0
         limit = limitation(answer)
         if limit is not None:
             raise InputError(tree_path, str(answer.get("stage")), limit)
         release = session.release
         mine = boot_figures(answer)
-        gpu_flag = [] if gpu_name is None or gpu == H200 else ["--gpu", gpu_name]
-        model, model_note = _dryboot_plan(model_path, [*flags, *gpu_flag], release, grouping, unification)
+        tree_budget = answer.get("budget") or {}
+        pinned = ["--kv-cache-memory-bytes", str(tree_budget["available"][1])] if tree_budget else []
+        model, model_note = _dryboot_plan(model_path, [*flags, *gpu_flag, *pinned], release, grouping, unification)
+        weights_note = _weights_note(model_path, model, tree_budget) if tree_budget else None
     theirs: Figures | None = None
     diffs: list[str] = []
     if model is not None:
@@ -116,6 +123,8 @@ def boot(
 
         theirs = plan_figures(model)
         diffs = differences(mine, theirs, "tree", "dryboot")
+        if weights_note is not None and weights_note[1]:
+            diffs.append(weights_note[1])
     policies = "" if grouping == unification == "upstream" else f" (grouping {grouping}, unification {unification})"
     rules = f"vLLM {release}'s rules{policies}"
     if theirs is None:
@@ -140,6 +149,9 @@ def boot(
                 "total": round(total, 3),
             },
             "boot": {k: v for k, v in answer.items() if k != "log"},
+            "budget": None
+            if budget is None
+            else {**budget.case(), "method": budget.budget.method, "terms": [x.to_dict() for x in budget.budget.terms]},
             "figures": _figures_dict(mine),
             "plan": None if model is None else plan_to_dict(model),
             "agrees": theirs is not None and not diffs,
@@ -159,6 +171,16 @@ def boot(
         click.echo("KV lines the tree logged:")
         for line in mine.kv_log:
             click.echo(f"  {line}")
+        if budget is not None:
+            click.echo("memory (no --kv-cache-memory-bytes; no profile run):")
+            for w in tree_budget.get("weights_bytes") or answer.get("weights_bytes") or []:
+                click.echo(f"  Model loading took {round(w / (1 << 30), 2)} GiB memory (the tree's model: {w:,} bytes)")
+            if tree_budget:
+                lo, est, hi = (round(x / (1 << 30), 2) for x in tree_budget["available"])
+                click.echo(f"  Available KV cache memory: {est} GiB ({lo}-{hi} GiB)")
+            click.echo(f"  = {budget.describe()}")
+            if weights_note is not None:
+                click.echo(f"  {weights_note[0]}")
         if mine.refusal is not None:
             click.echo(f"the tree's engine does not start: {mine.refusal}")
         else:
@@ -173,6 +195,53 @@ def boot(
         for f in FAKED:
             click.echo(f"  - {f}")
     raise SystemExit(0 if mine.refusal is None and theirs is not None and not diffs else 1)
+
+
+def _boot_budget(model_path: str, flags: list[str], release: str, grouping: str, unification: str) -> Any:
+    """dryboot's estimate of the budget's terms other than the weights for these inputs
+    (:func:`dryboot.boot.budget.boot_budget`).
+
+    :raises InputError: dryboot cannot plan the inputs, or cannot bound a term (named).
+    """
+    # at call: only a boot without --kv-cache-memory-bytes estimates a budget
+    from dryboot.boot.budget import boot_budget
+    from dryboot.errors import InputError
+    from dryboot.vllm.transformers_utils.config import load_config_json
+
+    p, why = _dryboot_plan(model_path, flags, release, grouping, unification)
+    if p is None:
+        raise InputError("--kv-cache-memory-bytes", None, f"not given, and dryboot cannot estimate the budget: {why}")
+    source, config = load_config_json(model_path)
+    return boot_budget(p, config, source)
+
+
+def _weights_note(model_path: str, p: Plan | None, tree_budget: dict[str, Any]) -> tuple[str, str]:
+    """(the line comparing the tree's weights with dryboot's weights model, the difference or "")."""
+    # at call: only a boot without --kv-cache-memory-bytes reads the weights model
+    from dryboot.errors import InputError
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+    tree = int(tree_budget["weights_bytes"][0])
+    args = p.args if p is not None else None
+    try:
+        w = model_weights(
+            Path(model_path),
+            tp=args.tensor_parallel_size if args else 1,
+            pp=args.pipeline_parallel_size if args else 1,
+            dtype=args.dtype if args else "auto",
+        )
+    except InputError as exc:
+        return f"dryboot's weights model: {exc.line()}", ""
+    if w.refused or not w.stages:
+        return f"dryboot's weights model: {w.refused or 'no figure'}", ""
+    mine = w.stages[0].allocated_bytes
+    line = f"dryboot's weights model: {round(mine / (1 << 30), 2)} GiB ({mine:,} bytes, from the {w.source})"
+    if abs(round(tree / (1 << 30), 2) - round(mine / (1 << 30), 2)) > 0.01 + 1e-9:
+        return line, (
+            f"Model loading took (GiB): tree {round(tree / (1 << 30), 2)}, dryboot {round(mine / (1 << 30), 2)} "
+            "(the tree's model holds other weights or buffers)"
+        )
+    return line, ""
 
 
 def _child_argv(flags: list[str], work: Path, model_dir: Any) -> list[str]:

@@ -39,6 +39,10 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 names.append("-pp")
             if flag.name == "data-parallel-size":
                 names.append("-dp")
+            if flag.name == "optimization-level":
+                names.append("-O")
+            if flag.name == "compilation-config":
+                names.append("-cc")
             func = click.option(*names, f"flag_{flag.field}", default=None, metavar="V", help=flag.help)(func)
     return func
 
@@ -138,6 +142,14 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
     help="vLLM's flag: experts split over TP x DP ranks (for the weights' per-rank bytes).",
 )
 @click.option(
+    "--compile-cache",
+    "compile_cache",
+    type=click.Choice(["unknown", "warm", "cold"]),
+    default="unknown",
+    help="The torch.compile cache a boot finds, for the KV budget predicted with --gpu and no budget: "
+    "cold (or unknown) adds inductor's compilation inside the profile run to the high bound.",
+)
+@click.option(
     "--svg",
     "svg_path",
     type=click.Path(dir_okay=False),
@@ -157,6 +169,7 @@ def plan(
     as_json: bool,
     load_format: str,
     expert_parallel: bool,
+    compile_cache: str,
     svg_path: str | None,
     serve_line: str | None,
     serve_words: tuple[str, ...],
@@ -174,6 +187,7 @@ def plan(
     fit; 2: bad input.
     """
     # at call: `dryboot plan --help` and the other commands do not load the planner (~0.25 s)
+    from dryboot.planner.budget import wants_budget
     from dryboot.planner.plan import Policies
     from dryboot.planner.plan import plan as make_plan
     from dryboot.planner.report import plan_to_dict, render_text
@@ -195,6 +209,7 @@ def plan(
             click.echo(f"{len(table)} architectures: {verified} verified, {len(table) - verified} refused")
         return
     flags = collect_flags(kwargs)
+    _COMPILE_CACHE[0] = compile_cache
     env: dict[str, str] = {}
     if serve_line is not None or serve_words:
         if serve_line is not None and serve_words:
@@ -218,8 +233,14 @@ def plan(
         weights_path = model_path
         model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
         drafter, args = load_drafter_and_k(spec_config, spec_model, args)
+    budget = None
     with _environment(env):
-        result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
+        if compare_version is None and wants_budget(args):
+            weights = _weights(weights_path, args, load_format, expert_parallel)
+            budget = _plan_budget(model, args, drafter, Policies(grouping, unification), weights, weights_path)
+            result = budget.plan
+        else:
+            result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if compare_version is not None:
         other_args = replace(args, vllm_version=resolve_version(compare_version, "--compare-version"))
         other = make_plan(model, other_args, drafter=drafter, policies=Policies(grouping, unification))
@@ -240,14 +261,19 @@ def plan(
         from dryboot.planner.svg import write  # at call: drawsvg loads only for --svg (~0.2 s)
 
         write(result, svg_path)
-    weights = _weights(weights_path, args, load_format, expert_parallel)
+    if budget is None:
+        weights = _weights(weights_path, args, load_format, expert_parallel)
     if as_json:
         doc = plan_to_dict(result, given=flags)
         doc["weights"] = weights.to_dict()
+        if budget is not None:
+            doc["budget"] = budget.to_dict()
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo(render_text(result, given=flags), nl=False)
         click.echo(_weights_text(weights, args), nl=False)
+        if budget is not None:
+            click.echo(budget_text(budget), nl=False)
     raise SystemExit(0 if result.ok else 1)
 
 
@@ -273,7 +299,83 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         expert_parallel=expert_parallel,
         dtype=args.dtype,
         load_format=load_format,
+        language_model_only=args.language_model_only,
+        limit_mm_per_prompt=args.mm_limits,
     )
+
+
+def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: Any, path: str | None) -> Any:
+    """The plan with vLLM's KV budget predicted (:func:`dryboot.planner.budget.plan_with_budget`)."""
+    # at call: only a plan with a GPU and no budget estimates one
+    from dryboot.planner.budget import plan_with_budget
+    from dryboot.vllm.transformers_utils.config import load_config_json
+
+    source, config = load_config_json(path) if path is not None else ("config.json", {})
+    stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
+    return plan_with_budget(
+        model,
+        args,
+        config=config,
+        weights_bytes=stage0,
+        weights_refused=weights.refused,
+        drafter=drafter,
+        policies=policies,
+        compile_cache=_COMPILE_CACHE[0],
+        source=source,
+        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
+    )
+
+
+#: ``--compile-cache`` of the running command (set by :func:`plan`)
+_COMPILE_CACHE = ["unknown"]
+
+
+def tokens_text(tokens: int | None) -> str:
+    """KV cache tokens at a bound, or why there are none."""
+    return "no full-length request fits" if tokens is None else f"{tokens:,}"
+
+
+def budget_text(bp: Any) -> str:
+    """The KV budget section of the text report: vLLM's line predicted, the interval, each term,
+    the tokens at both bounds, the verdict, the startup gate and the safe pinned pool."""
+    width = output_width()
+    if bp.budget is None:
+        return "\n".join(wrap(f"KV budget: not estimated: {bp.refused}", width, "", "  ")) + "\n"
+    b = bp.budget
+    kv = b.available_kv_cache_bytes
+
+    def g(n: int) -> str:
+        return f"{n / (1 << 30):.2f}"
+
+    lines = [
+        f"KV budget (predicted; vLLM {b.release}, {b.runner} model runner):",
+        f"  {b.log_line()}  (interval {g(kv.low)} .. {g(kv.high)} GiB)",
+        f"  requested = ceil({g(b.gpu_total_bytes)} GiB x {b.gpu_memory_utilization}) = {g(b.requested_bytes)} GiB",
+    ]
+    for t in b.terms:
+        rng = g(t.low) if t.low == t.high else f"{g(t.low)} .. {g(t.high)}"
+        lines += wrap(f"- {t.name}: {rng} GiB ({t.source})", width, "  ", "      ")
+    lo, est, hi = bp.tokens
+    if est is not None:
+        lines.append(
+            f"  KV cache tokens: {est:,} at the estimate ({tokens_text(lo)} at low .. {tokens_text(hi)} at high)"
+        )
+    if bp.verdict is not None:
+        lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
+    lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")
+    safe = bp.safe_kv_cache_memory_bytes
+    lines += wrap(
+        f"Safe pinned pool: --kv-cache-memory-bytes={safe} ({g(safe)} GiB): leaves the weights, the high bounds "
+        f"of the activation, the graphs and the non-torch memory, and a {g(bp.margin_bytes)} GiB margin free "
+        "within the requested share",
+        width,
+        "",
+        "  ",
+    )
+    lines += wrap(f"method: {b.method}", width, "  ", "    ")
+    for n in b.notes:
+        lines += wrap(n, width, "  note: ", "    ")
+    return "\n".join(lines) + "\n"
 
 
 def _weights_text(weights: Any, args: Any) -> str:

@@ -14,12 +14,14 @@ import json
 import re
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dryboot.boot.arms import ArmBooter, vllm_argv
+from dryboot.boot.budget import needs_budget
 from dryboot.boot.compare import Figures, differences, plan_figures
 from dryboot.boot.session import FAKED, GPU, limitation
 from dryboot.errors import InputError
@@ -49,13 +51,27 @@ def _booter(pset: ProfileSet, arm: Arm, python: str | None, gpu: GPU) -> ArmBoot
     )
 
 
-def evaluate(booter: ArmBooter, profile: Profile, work: Path, source: str) -> tuple[Figures, float]:
-    """One profile's engine start on the arm's code: its figures and seconds.
+def evaluate(
+    booter: ArmBooter, profile: Profile, work: Path, source: str, arm: Arm | None = None
+) -> tuple[Figures, float]:
+    """One profile's engine start on the arm's code: its figures and seconds. A profile that
+    pins no KV budget gets the requested memory less the arm's own weights and dryboot's other
+    terms (:mod:`dryboot.boot.budget`), so what a patch changes in the model's memory shows.
 
-    :raises InputError: what the boot cannot do (a model class needing CUDA at construction ...).
+    :raises InputError: what the boot cannot do (a model class needing CUDA at construction ...),
+        or a budget dryboot cannot estimate.
     """
     argv = vllm_argv(profile.flags, profile.drafter_spec, profile.base, work)
-    figures, answer = booter.boot(profile.base / str(profile.flags["model"]), argv)
+    model = profile.base / str(profile.flags["model"])
+    budget = None
+    if arm is not None and needs_budget(argv):
+        # at call: only a profile without a pinned budget estimates one
+        from dryboot.boot.budget import boot_budget
+        from dryboot.vllm.transformers_utils.config import load_config_json
+
+        config_source, config = load_config_json(model)
+        budget = boot_budget(plan_profile(profile, arm, source), config, config_source).case()
+    figures, answer = booter.boot(model, argv, budget=budget)
     limit = limitation(answer)
     if limit is not None:
         raise InputError(source, f"profiles.{profile.name} (arm {booter.name})", limit)
@@ -79,7 +95,7 @@ def run_boot_compare(
                 ready = time.perf_counter() - t0
                 starts = []
                 for prof in pset.profiles:
-                    fig, secs = evaluate(booter, prof, work, pset.source)
+                    fig, secs = evaluate(booter, prof, work, pset.source, arm)
                     results[(prof.name, arm.name)] = fig
                     starts.append(secs)
                 timing[arm.name] = {
@@ -94,7 +110,11 @@ def run_boot_compare(
             model: dict[str, str] = {}
             for arm, fig in ((arms[0], fa), (arms[1], fb)):
                 try:
-                    mine = plan_figures(plan_profile(prof, arm, pset.source))
+                    # an arm whose budget was computed: dryboot plans at the arm's own budget
+                    at = prof
+                    if fig.available_bytes is not None:
+                        at = replace(prof, args=replace(prof.args, kv_cache_memory_bytes=fig.available_bytes))
+                    mine = plan_figures(plan_profile(at, arm, pset.source))
                 except InputError as exc:
                     model[arm.name] = f"dryboot refuses: {exc.reason}"
                     continue

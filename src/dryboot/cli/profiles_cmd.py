@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     "each profile's engine start run offline on a faked GPU (see dryboot boot --help).",
 )
 @click.option("--python", "boot_python", metavar="PYTHON", help="With --boot: the boot environment's python.")
-@click.option("--gpu", "gpu_name", metavar="NAME", help="With --boot: the faked GPU (H200, default, or smXY:NNG).")
+@click.option(
+    "--gpu",
+    "gpu_name",
+    metavar="NAME",
+    help="With --boot: the faked GPU (H200, default, a name of the GPU table, or smXY:SIZE).",
+)
 def profiles(
     file: str,
     arms: tuple[str, ...],
@@ -138,6 +143,7 @@ def profiles(
                         "arm": arm.name,
                         **summary(pl),
                         "assumptions": [x.to_dict() for x in assumptions(pl)],
+                        "kv_budget": next((n for n in pl.notes if n.startswith("KV budget")), None),
                     }
                     for p, arm, pl in results
                 ],
@@ -186,6 +192,11 @@ def profiles(
         _emit(header, lines, fmt, pset.source, arm_names, per_profile, prose=("KV cache tokens", "invariants"))
         if fmt == "table":
             _echo_assumptions(results)
+            width = output_width()
+            for p, arm, pl in results:
+                for n in pl.notes:
+                    if n.startswith("KV budget"):
+                        click.echo("\n".join(wrap(f"{p.name} (arm {arm.name}): {n}", width, "", "  ")))
     raise SystemExit(0 if all(pl.ok for _, _, pl in results) else 1)
 
 

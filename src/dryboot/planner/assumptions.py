@@ -51,6 +51,11 @@ def _batched_tokens_reason(args: EngineArgs) -> str:
     rule = "2048 below 70 GiB or on an A100, 8192 from 70 GiB, 16384 from 160 GiB"
     if args.gpu is not None and args.gpu_memory_bytes is None:
         gpu = args.gpu
+        if gpu.unified_memory and not gpu.nvml_total_bytes:
+            return (
+                f"vLLM's `vllm serve` default for the {gpu.label()}, whose NVML reports no memory total "
+                f"(unified memory): the small tier ({rule})"
+            )
         return (
             f"vLLM's `vllm serve` default for the {gpu.label()}, whose NVML total is "
             f"{gpu.nvml_total_bytes / GIB:,.2f} GiB ({rule})"

@@ -15,6 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError, not_positive_integer
 from dryboot.units import parse_human_int, parse_human_int_or_auto
+from dryboot.vllm.config.compilation import parse_compilation_config
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, parse_gpu
@@ -46,6 +47,28 @@ def _bool(text: str) -> bool:
 
 def _str(text: str) -> str:
     return text
+
+
+def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
+    """``--limit-mm-per-prompt`` as vLLM 0.28 takes it: a JSON object of modality -> items per
+    prompt, each a count (``{"image": 2, "video": 0}``) or an object with a ``count``
+    (``{"image": {"count": 1, "width": 512}}``; the size options do not change the count).
+
+    :raises ValueError: not such an object (one line naming what is wrong).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError('not JSON; expected an object such as {"image": 2, "video": 0}') from None
+    if not isinstance(data, dict):
+        raise ValueError(f'expected a JSON object such as {{"image": 2, "video": 0}}, got {type(data).__name__}')
+    out: list[tuple[str, int]] = []
+    for modality, value in data.items():
+        count = value.get("count") if isinstance(value, dict) else value
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"{modality!r}: expected a count >= 0 (or an object with one), got {value!r}")
+        out.append((str(modality), count))
+    return tuple(sorted(out))
 
 
 def _vllm_version(text: str) -> str:
@@ -136,6 +159,47 @@ FLAGS: tuple[Flag, ...] = (
     ),
     Flag("async-scheduling", "async_scheduling", _bool, "Async scheduling (default on: two batches in flight).", bool),
     Flag(
+        "enforce-eager",
+        "enforce_eager",
+        _bool,
+        "No CUDA graphs and no torch.compile (the KV budget then subtracts no graph estimate).",
+        bool,
+    ),
+    Flag(
+        "language-model-only",
+        "language_model_only",
+        _bool,
+        "A multimodal model without its encoder (vLLM loads no tower and profiles no encoder).",
+        bool,
+    ),
+    Flag(
+        "limit-mm-per-prompt",
+        "limit_mm_per_prompt",
+        parse_limit_mm_per_prompt,
+        'Items per prompt by modality, JSON ({"image": 2, "video": 0}); 0 for every modality: no encoder.',
+    ),
+    Flag(
+        "skip-mm-profiling",
+        "skip_mm_profiling",
+        _bool,
+        "vLLM skips the multimodal encoder's memory profiling (the budget then has no encoder term).",
+        bool,
+    ),
+    Flag(
+        "optimization-level",
+        "optimization_level",
+        _int,
+        "vLLM's -O level: 0 no torch.compile and no CUDA graphs, 1 PIECEWISE, 2 (default) and 3 FULL_AND_PIECEWISE.",
+        int,
+    ),
+    Flag(
+        "compilation-config",
+        "compilation_config",
+        parse_compilation_config,
+        "vLLM's compilation config, JSON; the budget reads cudagraph_mode, cudagraph_capture_sizes, "
+        "max_cudagraph_capture_size, cudagraph_mm_encoder and mode (alias -cc).",
+    ),
+    Flag(
         "kv-cache-memory-bytes",
         "kv_cache_memory_bytes",
         parse_human_int,
@@ -200,6 +264,8 @@ FLAGS: tuple[Flag, ...] = (
     ),
 )
 FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
+#: flags vLLM takes as JSON: a profile may give them as a TOML table
+JSON_FLAGS = frozenset({"limit_mm_per_prompt", "compilation_config"})
 ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}
 
 
@@ -214,6 +280,8 @@ def parse_value(flag: Flag, value: object, source: str, where: str | None) -> An
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
+    if isinstance(value, dict) and flag.field in JSON_FLAGS:
+        value = json.dumps(value)  # a TOML inline table for a flag vLLM takes as JSON
     if not isinstance(value, str):
         raise InputError(source, where, f"expected a scalar, got {type(value).__name__}")
     try:

@@ -5,7 +5,9 @@ A profiles file is TOML::
     [defaults]                      # engine flags every profile starts from (vLLM names)
     model = "models/Qwen3.5-27B.config.json"
     mamba-ssm-cache-dtype = "float16"
-    gpu = "RTX 3090"                # the GPU (--gpu; default an H200)
+    gpu = "RTX 3090"                # the GPU (--gpu; default an H200); with no
+                                    # kv-cache-memory-bytes / non-kv-memory the KV budget is
+                                    # predicted from gpu-memory-utilization (dryboot.planner.budget)
 
     [custom-kv-cache-dtypes.kvarn]  # out-of-tree caches
     bytes-per-head-token = "210*head_dim//256"
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
+from dryboot.planner.budget import budget_note, plan_with_budget, wants_budget
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
     apply_flags,
@@ -55,7 +58,8 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
-from dryboot.vllm.transformers_utils.config import load_model
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.transformers_utils.config import load_config_json, load_model
 from dryboot.vllm.versions import resolve_version, rules_for
 
 _T = TypeVar("_T")
@@ -284,9 +288,40 @@ def plan_profile(profile: Profile, arm: Arm, source: str = "<profiles>") -> Plan
     """
     args = replace(profile.args, vllm_version=arm.vllm_version, gpu=arm.gpu or profile.args.gpu)
     try:
+        if wants_budget(args) and isinstance(profile.flags.get("model"), str):
+            return _plan_with_budget(profile, args, arm.policies)
         return plan(profile.model, args, drafter=profile.drafter, policies=arm.policies)
     except InputError as exc:
         raise InputError(source, f"profiles.{profile.name} (arm {arm.name})", exc.line()) from None
+
+
+def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) -> Plan:
+    """A profile with ``gpu`` (+ ``gpu-memory-utilization``) and no pinned budget: planned at
+    vLLM's predicted ``Available KV cache memory`` (:func:`dryboot.planner.budget.plan_with_budget`),
+    the budget, its interval, the tokens at both bounds and the verdict in a note."""
+    config_path = resolve_path(str(profile.flags["model"]), profile.base)
+    _, config = load_config_json(config_path)
+    weights = model_weights(
+        Path(config_path),
+        tp=args.tensor_parallel_size,
+        pp=args.pipeline_parallel_size,
+        dtype=args.dtype,
+        language_model_only=args.language_model_only,
+        limit_mm_per_prompt=args.mm_limits,
+    )
+    stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
+    bp = plan_with_budget(
+        profile.model,
+        args,
+        config=config,
+        weights_bytes=stage0,
+        weights_refused=weights.refused,
+        drafter=profile.drafter,
+        policies=policies,
+        source=str(config_path),
+        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
+    )
+    return replace(bp.plan, notes=(*bp.plan.notes, budget_note(bp)))
 
 
 def with_gpu(profile_set: ProfileSet, gpu: GPU) -> ProfileSet:

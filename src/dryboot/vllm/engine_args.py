@@ -66,6 +66,12 @@ class EngineArgs:
     ``extract_hidden_states``) are ``--speculative-config``'s.
     ``pipeline_parallel_size`` splits the layers into stages (``pp_layer_partition`` is
     ``VLLM_PP_LAYER_PARTITION``); ``data_parallel_size`` engines each plan the same KV cache.
+    ``enforce_eager`` (``--enforce-eager``) captures no CUDA graph (the KV budget's graph term).
+    ``language_model_only`` (``--language-model-only``), ``limit_mm_per_prompt``
+    (``--limit-mm-per-prompt``: (modality, items per prompt) pairs) and ``skip_mm_profiling``
+    (``--skip-mm-profiling``) decide whether a multimodal model's encoder is loaded and profiled.
+    ``optimization_level`` (``-O``) and ``compilation_config`` (``--compilation-config``, canonical
+    JSON) decide the CUDA-graph capture set (:mod:`dryboot.vllm.config.compilation`).
     ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
     key the config does not have). ``ignored_inputs`` names inputs accepted but ignored because
     they do not change the KV cache (reported as notes).
@@ -104,6 +110,18 @@ class EngineArgs:
     input_notes: tuple[str, ...] = ()
     gpu: GPU | None = None
     flashinfer_cubin: bool = True
+    enforce_eager: bool = False
+    language_model_only: bool = False
+    limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
+    skip_mm_profiling: bool = False
+    optimization_level: int = 2
+    compilation_config: str | None = None
+
+    @property
+    def mm_limits(self) -> dict[str, int] | None:
+        """``--limit-mm-per-prompt`` as vLLM's ``MultiModalConfig.get_limit_per_prompt`` reads it
+        (items per prompt by modality; ``None``: not given, every modality 999)."""
+        return None if self.limit_mm_per_prompt is None else dict(self.limit_mm_per_prompt)
 
     @property
     def device(self) -> GPU:
@@ -169,6 +187,20 @@ class EngineArgs:
         for flag, value in nonneg.items():
             if value is not None and value < 0:
                 raise InputError(flag, None, f"must be >= 0, got {value}")
+        if self.optimization_level not in (0, 1, 2, 3):
+            raise InputError("--optimization-level", None, f"must be 0, 1, 2 or 3, got {self.optimization_level}")
+        for item in self.limit_mm_per_prompt or ():
+            if not (
+                isinstance(item, tuple)
+                and len(item) == 2
+                and isinstance(item[0], str)
+                and isinstance(item[1], int)
+                and not isinstance(item[1], bool)
+                and item[1] >= 0
+            ):
+                raise InputError(
+                    "--limit-mm-per-prompt", None, f"each entry must be (modality, count >= 0), got {item!r}"
+                )
         if self.max_model_len is not None and self.max_model_len < 1 and self.max_model_len != -1:
             raise InputError("--max-model-len", None, f"must be >= 1 or -1/auto, got {self.max_model_len}")
         if not 0 < self.gpu_memory_utilization <= 1:
@@ -201,16 +233,6 @@ class EngineArgs:
                 raise InputError(flag, None, f"unknown dtype {dtype_name!r} ({', '.join(MAMBA_DTYPES)})")
         if self.mamba_cache_mode not in (None, "none", "align", "all"):
             raise InputError("--mamba-cache-mode", None, f"must be none, align or all, got {self.mamba_cache_mode!r}")
-        if (
-            self.kv_cache_memory_bytes is None
-            and self.gpu_memory_bytes is not None
-            and self.non_kv_memory_bytes is None
-        ):
-            raise InputError(
-                "--gpu-memory",
-                None,
-                "also give --non-kv-memory (weights, activations and graphs a boot profiles)",
-            )
         if (
             self.non_kv_memory_bytes is not None
             and self.gpu_memory_bytes is None

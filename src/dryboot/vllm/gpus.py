@@ -5,7 +5,7 @@ A :class:`GPU` carries what vLLM asks the device at engine start: the compute ca
 memory (``get_device_total_memory``: the batch defaults' tiers) and CUDA's total
 (``torch.accelerator.get_memory_info``: what ``--gpu-memory-utilization`` multiplies). The named
 GPUs come from ``dryboot/data/gpus.toml`` (a copy of ``tests/data/gpus/gpus.toml``, whose
-``SOURCES.md`` gives every figure's public source); ``smXY:NNG`` names any other.
+``SOURCES.md`` gives every figure's public source); ``smXY:SIZE`` names any other.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from importlib.resources import files
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.units import parse_human_int
 
 #: The GPU dryboot assumes when none is named.
 DEFAULT_GPU_NAME = "H200"
@@ -28,7 +27,7 @@ DEFAULT_GPU_NAME = "H200"
 class GPU:
     """One GPU.
 
-    :param name: the table's name (``RTX 3090``), or the ``smXY:NNG`` text as given.
+    :param name: the table's name (``RTX 3090``), or the ``smXY:SIZE`` text as given.
     :param capability: (major, minor) CUDA compute capability.
     :param device_name: the name vLLM prints and tests (``NVIDIA GeForce RTX 3090``; the batch
         defaults look for ``a100`` in it).
@@ -36,6 +35,10 @@ class GPU:
     :param cuda_total_bytes: CUDA's total memory (bytes).
     :param approximate: the CUDA total is a specification placeholder, not a posted figure,
         so a budget from ``--gpu-memory-utilization`` is approximate.
+    :param unified_memory: CPU and GPU share memory (GB10): vLLM's ``MemorySnapshot`` takes free
+        memory from ``psutil`` (``utils/mem_utils.py``) and NVML reports no total
+        (``nvml_total_bytes`` 0: ``get_device_total_memory`` raises, the batch defaults take the
+        small tier).
     """
 
     name: str
@@ -44,6 +47,7 @@ class GPU:
     nvml_total_bytes: int
     cuda_total_bytes: int
     approximate: bool = False
+    unified_memory: bool = False
 
     @property
     def sm(self) -> int:
@@ -85,6 +89,7 @@ def gpu_table() -> dict[str, GPU]:
             row["nvml_total_bytes"],
             row["cuda_total_bytes"],
             row["cuda_total_quality"] == "spec",
+            bool(row.get("unified_memory", False)),
         )
     return out
 
@@ -103,14 +108,61 @@ def default_gpu() -> GPU:
     return gpu_table()[DEFAULT_GPU_NAME]
 
 
-_SM = re.compile(r"sm_?(\d{2,3}):(.+)", re.IGNORECASE)
+_SM = re.compile(r"sm_?(\d{2,3}):(.*)", re.IGNORECASE | re.DOTALL)
+_SIZE = re.compile(r"(\d{1,30}(?:\.\d{1,30})?)([KMGTkmgt]?)")
+#: vLLM's human-readable units (``dryboot.units``): upper case binary, lower case decimal
+_UNIT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+
+#: The compute capabilities of the CUDA GPUs that exist (``smXY`` must name one): Volta (7.0),
+#: Xavier (7.2), Turing (7.5), Ampere (8.0, 8.6, Orin 8.7), Ada (8.9), Hopper (9.0), Blackwell
+#: (10.0, 10.3; Thor 11.0; 12.0; GB10 12.1).
+CAPABILITIES: tuple[tuple[int, int], ...] = (
+    (7, 0), (7, 2), (7, 5), (8, 0), (8, 6), (8, 7), (8, 9), (9, 0), (10, 0), (10, 3), (11, 0), (12, 0), (12, 1),
+)  # fmt: skip
+#: The smallest memory ``smXY:SIZE`` takes (1 GiB: no CUDA GPU vLLM runs on has less).
+MIN_MEMORY_BYTES = 1 << 30
+#: The largest (1 PiB, as every memory flag: no GPU comes near).
+MAX_MEMORY_BYTES = 1 << 50
+
+
+def _sm_names() -> str:
+    return ", ".join(f"sm{major}{minor}" for major, minor in CAPABILITIES)
+
+
+def parse_memory_size(text: str, source: str, whole: str) -> int:
+    """``SIZE`` of ``smXY:SIZE`` in bytes: a number, decimals allowed, with vLLM's units (``K``
+    ``M`` ``G`` ``T`` binary, ``k`` ``m`` ``g`` ``t`` decimal; ``31.38G`` is
+    ``round(31.38 * 2^30)``, a GiB figure vLLM printed with ``format_gib`` read back), or bytes
+    without a unit; between :data:`MIN_MEMORY_BYTES` and :data:`MAX_MEMORY_BYTES`.
+
+    :raises InputError: ``source`` ``whole``, a malformed size or one out of bounds.
+    """
+    m = _SIZE.fullmatch(text.strip())
+    if m is None:
+        raise InputError(source, whole, f"memory {text.strip()!r} is not a size (e.g. 24G, 31.38G, 178.35G)")
+    number, unit = m.group(1), m.group(2)
+    whole_part, _, frac = number.partition(".")
+    scale = _UNIT[unit]
+    # exact decimal arithmetic: int(digits) * scale / 10**len(frac), rounded half up
+    denominator = int(10 ** len(frac))
+    total = (int(whole_part + frac) * scale * 2 + denominator) // (2 * denominator)
+    if total > MAX_MEMORY_BYTES:
+        raise InputError(source, whole, f"memory {text.strip()} is above 1 PiB (1024T), more than any GPU has")
+    if total < MIN_MEMORY_BYTES:
+        hint = f" (did you mean {number}G?)" if not unit else ""
+        raise InputError(
+            source, whole, f"memory {text.strip()} is {total:,} bytes, below any GPU's (1G at least){hint}"
+        )
+    return total
 
 
 def parse_gpu(text: str, source: str = "--gpu") -> GPU:
     """A GPU of the table by name or alias (``RTX 3090``, ``rtx3090``, ``a100-80gb``), or
-    ``smXY:SIZE`` (``sm86:24G``: capability 8.6, 24 GiB as both totals; ``sm100:180G``).
+    ``smXY:SIZE`` (``sm86:24G``: capability 8.6, 24 GiB as both totals; ``sm120:31.38G``;
+    ``sm100:180G``): ``XY`` one of :data:`CAPABILITIES`, ``SIZE`` as :func:`parse_memory_size`.
 
-    :raises InputError: an unknown name (the known ones listed) or a malformed ``sm`` form.
+    :raises InputError: an unknown name (the known ones listed), a capability no GPU has (the
+        existing ones listed), or a malformed or out-of-bounds size.
     """
     name = _by_key().get(_key(text))
     if name is not None:
@@ -119,12 +171,15 @@ def parse_gpu(text: str, source: str = "--gpu") -> GPU:
     if m:
         digits = m.group(1)
         major, minor = int(digits[:-1]), int(digits[-1])
-        try:
-            total = parse_human_int(m.group(2))
-        except ValueError as exc:
-            raise InputError(source, text, f"memory: {exc}") from None
-        if total < 1 or major < 7:
-            raise InputError(source, text, "needs a capability of SM 7.0 or newer and a positive memory size")
+        if (major, minor) not in CAPABILITIES:
+            raise InputError(
+                source,
+                text,
+                f"no CUDA GPU has compute capability {major}.{minor} (sm{digits}); the ones that exist: {_sm_names()}",
+            )
+        total = parse_memory_size(m.group(2), source, text)
+        if (major, minor) == (12, 1):  # only GB10: unified memory, NVML reports no total
+            return GPU(text.strip(), (12, 1), "SM 12.1 GPU", 0, total, unified_memory=True)
         return GPU(text.strip(), (major, minor), f"SM {major}.{minor} GPU", total, total)
     known = ", ".join(gpu_table())
     raise InputError(source, text, f"unknown GPU (known: {known}; or smXY:SIZE, e.g. sm86:24G)")

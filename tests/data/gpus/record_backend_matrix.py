@@ -151,7 +151,7 @@ def _as_gpu(standin: Any, gpu: dict[str, Any], arm: str) -> None:
     sms = gpu.get("sm_count", 132)
     standin.get_device_capability = classmethod(lambda cls, device_id=0: DeviceCapability(*cap))
     standin.get_device_name = classmethod(lambda cls, device_id=0: gpu["device_name"])
-    standin.get_device_total_memory = classmethod(lambda cls, device_id=0: gpu["nvml_total_bytes"])
+    standin.get_device_total_memory = classmethod(lambda cls, device_id=0: _nvml_total(gpu))
     standin.num_compute_units = classmethod(lambda cls, device_id=0: sms)
     torch.cuda.get_device_capability = lambda device=None: cap  # type: ignore[assignment]
     torch.cuda.get_device_properties = lambda device=None: types.SimpleNamespace(  # type: ignore[assignment]
@@ -325,6 +325,13 @@ def summary(doc: dict[str, Any]) -> str:
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _nvml_total(gpu: dict) -> int:
+    """NVML's total; on GB10 (quality "unsupported") NVML reports none and pynvml raises."""
+    if gpu["nvml_total_quality"] == "unsupported":
+        raise RuntimeError("NVML: Not Supported (unified memory)")
+    return int(gpu["nvml_total_bytes"])
 
 
 def main() -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-QUALITIES = {"bytes", "mib", "mb-repr", "gib2", "spec"}
+QUALITIES = {"bytes", "mib", "mb-repr", "gib2", "spec", "unsupported"}
 REQUIRED = {
     "name": str,
     "aliases": list,
@@ -37,6 +37,17 @@ WANTED = {
     "GH200",
     "B200",
     "B300",
+    # issue 27
+    "GB10",
+    "RTX PRO 6000 Blackwell",
+    "RTX PRO 4500 Blackwell",
+}
+#: GPUs added after a release's matrix was recorded, with no venv of that release at hand
+#: (re-record with the README's loop): (release, GPU).
+NOT_RECORDED = {
+    (version, gpu)
+    for version in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    for gpu in ("GB10", "RTX PRO 6000 Blackwell", "RTX PRO 4500 Blackwell")
 }
 
 
@@ -57,7 +68,11 @@ def test_rows_are_complete_and_typed() -> None:
         assert row["nvml_total_quality"] in QUALITIES and row["cuda_total_quality"] in QUALITIES
         major, minor = row["compute_capability"]
         assert 8 <= major <= 12 and 0 <= minor <= 9
-        assert 16 << 30 < row["cuda_total_bytes"] <= row["nvml_total_bytes"] < 300 << 30
+        if row["nvml_total_quality"] == "unsupported":  # GB10: NVML reports no total
+            assert row["nvml_total_bytes"] == 0 and row.get("unified_memory") is True
+            assert 16 << 30 < row["cuda_total_bytes"] < 300 << 30
+        else:
+            assert 16 << 30 < row["cuda_total_bytes"] <= row["nvml_total_bytes"] < 300 << 30
 
 
 def test_names_and_aliases_are_unambiguous() -> None:
@@ -110,6 +125,8 @@ def test_matrices_cover_the_table_and_agree_with_the_documented_defaults() -> No
     for version, doc in matrices.items():
         rows = {(r["gpu"], r["arm"]): r for r in doc["rows"]}
         for gpu in _table():
+            if (version, gpu["name"]) in NOT_RECORDED:
+                continue
             row = rows.get((gpu["name"], "cubin"))
             assert row is not None and "cases" in row, f"{version}: {gpu['name']} not recorded"
             got = row["batch_defaults"]["OPENAI_API_SERVER"]

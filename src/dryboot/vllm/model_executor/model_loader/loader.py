@@ -6,6 +6,7 @@ footprint: ``config.json`` (+ ``hf_quant_config.json``) and, with ``--load-forma
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,8 +78,12 @@ def model_weights(
     expert_parallel: bool = False,
     dtype: str = "auto",
     load_format: str = "auto",
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
+    ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
+    ``--limit-mm-per-prompt`` (0 for every modality of a vision tower: no tower).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, or ``--load-format safetensors``
@@ -112,18 +117,23 @@ def model_weights(
             "pruned or re-exported one, may differ)"
         )
     report.notes.append(
-        "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is the "
-        "loading peak, which a kernel's post-load step (process_weights_after_loading) may raise"
+        "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is what "
+        "stays allocated after loading, which a kernel's post-load step (process_weights_after_loading) may change"
     )
     try:
         for stage in range(pp):
             par = Parallel(
                 tp=tp, pp=pp, pp_rank=stage, dp=dp, expert_parallel=expert_parallel, pp_partition=pp_partition
             )
+            lm, mm = language_model_only, limit_mm_per_prompt
             if tensors is not None:
-                w = checkpoint_rank_weights(tensors, config, par, hf_quant=hf_quant, dtype=dtype)
+                w = checkpoint_rank_weights(
+                    tensors, config, par, hf_quant=hf_quant, dtype=dtype, language_model_only=lm, limit_mm_per_prompt=mm
+                )
             else:
-                w = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype)
+                w = rank_weights(
+                    config, par, hf_quant=hf_quant, dtype=dtype, language_model_only=lm, limit_mm_per_prompt=mm
+                )
             report.stages.append(w)
     except InputError as e:
         report.stages = []

@@ -24,10 +24,17 @@ model dtype), layer by layer, on one tensor-parallel rank of one pipeline stage:
 * Quantization layouts as each method's ``create_weights`` allocates them (before
   ``process_weights_after_loading``): :func:`linear_bytes` and :func:`experts_bytes`.
 
-The figure is what the model holds after loading; vLLM's log line measures the peak of
-``torch.cuda.max_memory_allocated`` during loading, which a kernel's repacking in
-``process_weights_after_loading`` (Marlin, FlashInfer layouts) can raise: those methods are
-refused by name (:data:`REFUSED_METHODS`).
+The figure is what the model holds after loading. vLLM 0.28.0's line (``DeviceMemoryProfiler``
+around ``load_model``) reads ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``
+(``platforms/cuda.py`` ``get_current_memory_usage``): what stays allocated once
+``process_weights_after_loading`` is done, not the loading peak. A kernel's repacking there
+(Marlin, FlashInfer layouts) changes that layout per GPU: those methods are refused by name
+(:data:`REFUSED_METHODS`).
+
+The walk (:func:`_walk`) visits one rank's modules once; each module's bytes come from the
+config's shapes and, given a checkpoint, from the checkpoint tensors that module loads.
+Families beyond Llama-style layers: Qwen3-Next and Qwen3.5 (Gated DeltaNet mixers, gated
+attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``).
 """
 
 from __future__ import annotations
@@ -57,21 +64,61 @@ ARCHITECTURES = {
     "Qwen3MoeForCausalLM": "qwen3_moe",
     "MixtralForCausalLM": "mixtral",
     "Gemma2ForCausalLM": "gemma2",
+    "Qwen3NextForCausalLM": "qwen3_next",
+    "Qwen3_5ForConditionalGeneration": "qwen3_5",
+    "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v2",
+    "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+    "NemotronHForCausalLM": "nemotron_h",
 }
+#: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
+#: ``glm4_moe_lite.py`` reuses it)
+MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
+#: vision-language wrappers: the text model of ``text_config`` and a vision tower of
+#: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
+VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe"}
+#: the tower's modalities: ``--limit-mm-per-prompt`` 0 for all of them skips it (``_mark_tower_model``)
+TOWER_MODALITIES = ("image", "video")
+#: hybrid families whose linear-attention layers are Gated DeltaNet mixers
+GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3"}
+PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES, *MLA_FAMILIES}
+#: families whose model class builds the embedding / the LM head / the final norm on every
+#: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
+#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; ``qwen3_5.py``: the
+#: embedding only; only the decoder layers split)
+EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES}
+HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron_h"}
+NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h"}
+#: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
+#: layers (Mixtral's ``num_local_experts``)
+MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", *MLA_FAMILIES}
+#: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
+SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
+#: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h"}
+#: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
+#: is ``--load-format dummy``)
+CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "awq": "AWQ checkpoints are repacked to Marlin on load (awq_marlin)",
-    "awq_marlin": "AWQ checkpoints are repacked to Marlin on load",
-    "gptq": "GPTQ checkpoints are repacked to Marlin on load (gptq_marlin)",
-    "gptq_marlin": "GPTQ checkpoints are repacked to Marlin on load",
-    "compressed-tensors": "compressed-tensors schemes are not modelled yet",
-    "mxfp4": "MXFP4 expert padding depends on the MoE backend (not modelled yet)",
+    "awq": "AWQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
+    "(Marlin, Machete, ...: padding, zero points, workspace); not modelled",
+    "awq_marlin": "AWQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
+    "gptq": "GPTQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
+    "(Marlin, Machete, ...: padding, g_idx, workspace); not modelled",
+    "gptq_marlin": "GPTQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
+    "auto-round": "AutoRound weights are served through the GPTQ/AWQ kernels, repacked per SM after loading; "
+    "not modelled",
+    "compressed-tensors": "compressed-tensors schemes (w4a16 / w8a8 / fp8) pick a kernel per SM that "
+    "repacks after loading; not modelled",
+    "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
+    "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }
@@ -199,17 +246,30 @@ def _is_ignored(quant: Quant, name: str) -> bool:
     )
 
 
-def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -> list[tuple[str, int]]:
+def linear_bytes(
+    quant: Quant,
+    k: int,
+    parts: tuple[int, ...],
+    act_bytes: int,
+    *,
+    tp: int = 1,
+    split: str = "column",
+) -> list[tuple[str, int]]:
     """The tensors one linear layer's quant method creates on a rank: ``k`` input features and
     output ``parts`` (a merged layer's logical shards, per rank), as (kind, bytes).
 
     Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
     plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
-    ``[ceil(N / bn), ceil(k / bk)]`` (each part must divide by ``bn``, ``k`` by ``bk``), else
+    ``[ceil(N / bn), ceil(k / bk)]``, else
     one float32 ``weight_scale`` (and ``input_scale`` when static) per part. ModelOpt FP8: fp8
     weight, float32 ``weight_scale`` and ``input_scale`` per part. ModelOpt NVFP4: uint8 weight
     ``[N, k / 2]``, fp8 ``weight_scale`` ``[N, k / 16]``, float32 ``weight_scale_2`` and
     ``input_scale`` per part.
+
+    ``split``: how the layer divides over ``tp`` ranks: ``column`` (output), ``row`` (input),
+    ``replicated``; fp8 blocks are validated as ``fp8_utils.validate_fp8_block_shape`` does: a
+    row-split input must divide by ``bk``; a column-split layer's every part, or a merged layer's
+    parts but the last, by ``bn``.
 
     :raises InputError: vLLM's own refusal of a block size that does not divide the shard.
     """
@@ -223,7 +283,8 @@ def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -
                 out.append(("scale", 4 * len(parts)))
             return out
         bn, bk = quant.block
-        for p in parts:
+        split_out = tp > 1 and split == "column"
+        for p in parts if split_out else parts[:-1]:
             if p % bn:
                 raise InputError(
                     "--tensor-parallel-size",
@@ -231,7 +292,7 @@ def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -
                     f"an fp8 weight's output size per rank ({p}) is not divisible by weight_block_size n = {bn} "
                     "(vLLM refuses this TP size)",
                 )
-        if k % bk and len(parts) == 1:
+        if k % bk and tp > 1 and split == "row":
             raise InputError(
                 "--tensor-parallel-size",
                 None,
@@ -239,10 +300,10 @@ def linear_bytes(quant: Quant, k: int, parts: tuple[int, ...], act_bytes: int) -
             )
         return [("weight", n * k), ("scale", 4 * math.ceil(n / bn) * math.ceil(k / bk))]
     if quant.method == "modelopt":
-        return [("weight", n * k), ("scale", 8 * len(parts))]
+        return [("weight", n * k), ("scale", 4 * len(parts)), ("scale", 4 * len(parts))]
     if quant.method == "modelopt_fp4":
         g = quant.group_size
-        return [("weight", n * k // 2), ("scale", n * k // g), ("scale", 8 * len(parts))]
+        return [("weight", n * k // 2), ("scale", n * k // g), ("scale", 4 * len(parts)), ("scale", 4 * len(parts))]
     raise AssertionError(quant.method)  # pragma: no cover - quant_from_config refuses the rest
 
 
@@ -255,15 +316,14 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
     NVFP4 (``ModelOptNvFp4FusedMoE``): packed uint8 weights, fp8 group scales, float32
     ``w13_weight_scale_2`` / ``w13_input_scale`` ``[e, 2]`` and ``w2``'s ``[e]``.
     """
-    w = e * (2 * i * h + h * i)
+    w13, w2 = e * 2 * i * h, e * h * i
     if quant.method is None:
-        return [("experts", w * act_bytes)]
+        return [("experts", w13 * act_bytes), ("experts", w2 * act_bytes)]
+    # the float32 per-expert scalars: w13's [e, 2] and w2's [e]
+    pair = [("scale", 4 * e * 2), ("scale", 4 * e)]
     if quant.method == "fp8":
         if quant.block is None:
-            out = [("experts", w), ("scale", 4 * e * 3)]
-            if quant.static_input:
-                out.append(("scale", 4 * e * 2))
-            return out
+            return [("experts", w13), ("experts", w2), *pair, *(pair if quant.static_input else [])]
         bn, bk = quant.block
         if (2 * i) % bn or i % bn:
             raise InputError(
@@ -272,13 +332,17 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
                 f"the experts' gate/up output size per rank ({2 * i}) is not divisible by weight_block_size n = {bn} "
                 "(vLLM refuses this TP size)",
             )
-        scales = e * (math.ceil(2 * i / bn) * math.ceil(h / bk) + math.ceil(h / bn) * math.ceil(i / bk))
-        return [("experts", w), ("scale", 4 * scales)]
+        return [
+            ("experts", w13),
+            ("experts", w2),
+            ("scale", 4 * e * math.ceil(2 * i / bn) * math.ceil(h / bk)),
+            ("scale", 4 * e * math.ceil(h / bn) * math.ceil(i / bk)),
+        ]
     if quant.method == "modelopt":
-        return [("experts", w), ("scale", 4 * e * 6)]
+        return [("experts", w13), ("experts", w2), *pair, *pair]
     if quant.method == "modelopt_fp4":
         g = quant.group_size
-        return [("experts", w // 2), ("scale", w // g), ("scale", 4 * e * 6)]
+        return [("experts", w13 // 2), ("experts", w2 // 2), ("scale", w13 // g), ("scale", w2 // g), *pair, *pair]
     raise AssertionError(quant.method)  # pragma: no cover
 
 
@@ -321,18 +385,202 @@ def model_dtype_bytes(config: Mapping[str, Any], dtype: str = "auto") -> int:
     return DTYPE_BYTES[name]
 
 
+#: checkpoint tensors vLLM's loaders skip (``load_weights``: rotary tables some exporters save)
+SKIPPED_SUFFIXES = ("rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached")
+#: per-part scalars vLLM keeps whole on every rank (per-tensor fp8 / ModelOpt scales)
+SCALAR_SUFFIXES = ("weight_scale_2", "input_scale", "k_scale", "v_scale", "q_scale", "prob_scale")
+#: the attention layer's own scales: a checkpoint's copies load into ``Attention``'s parameters
+ATTENTION_SCALES = ("k_scale", "v_scale", "q_scale", "prob_scale")
+_FLOAT = ("BF16", "F16", "F32")
+
+
+class _Checkpoint:
+    """The checkpoint source of the walk: a checkpoint's tensors grouped by module (the name
+    up to its last dot), each taken at most once by the module of vLLM's that loads it, sharded
+    as that module shards it. What no module takes is refused by name (:meth:`leftover`)."""
+
+    def __init__(self, tensors: Mapping[str, Any], tp: int, ab: int, nkv: int) -> None:
+        self.tp, self.ab, self.nkv = tp, ab, nkv
+        self.modules: dict[str, list[tuple[str, str, Any]]] = {}
+        for name, t in tensors.items():
+            prefix, _, suffix = name.rpartition(".")
+            self.modules.setdefault(prefix, []).append((suffix, name, t))
+        self.taken: set[str] = set()
+        self.tensors = tensors
+        self.names = tensors.keys()
+
+    def take(
+        self, prefix: str, mode: str, label: str, *, count: bool = True, elem: int | None = None
+    ) -> list[tuple[str, int]]:
+        """The bytes on this rank of module ``prefix``'s tensors, as (kind, bytes) labelled
+        ``label`` (``scale`` for scales, ``bias`` for a linear layer's bias). ``mode``: how vLLM
+        shards them: ``column`` (output rows / TP), ``row`` (input columns / TP, bias whole),
+        ``kv`` (one KV head's rows: KV heads replicated below TP), ``vocab`` (rows padded to 64,
+        then / TP), ``whole``. ``count=False``: taken (loaded elsewhere or on no rank), not counted.
+        ``prefix`` may also name one tensor (a module's own parameter, e.g. ``linear_attn.A_log``);
+        ``elem``: bytes per element of vLLM's parameter (default: the model dtype for floats)."""
+        out: list[tuple[str, int]] = []
+        group = list(self.modules.get(prefix, ()))
+        if prefix in self.tensors:
+            group.append((prefix.rpartition(".")[2], prefix, self.tensors[prefix]))
+        for suffix, name, t in group:
+            if name in self.taken or (mode == "attention scales" and suffix not in ATTENTION_SCALES):
+                continue  # each tensor is taken once (a parameter named alone before its module)
+            self.taken.add(name)
+            if not count or mode == "attention scales" or suffix in ATTENTION_SCALES:
+                continue  # the attention layer's own scale parameters are counted by the walk
+            shape = list(t.shape)
+            nbytes: float = self.ab if t.dtype in _FLOAT and "scale" not in suffix else ST_BYTES[t.dtype]
+            if elem is not None:
+                nbytes = elem
+            if suffix in SCALAR_SUFFIXES or not shape:
+                pass
+            elif mode == "column":
+                _shard(shape, 0, self.tp, name)
+            elif mode == "kv":
+                shape[0] //= self.nkv
+            elif mode == "row" and suffix != "bias" and len(shape) > 1:
+                _shard(shape, 1, self.tp, name)
+            elif mode == "vocab":
+                shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // self.tp
+            if "scale" in suffix:
+                kind = "scale"
+            elif suffix == "bias" and label in ("attention", "mlp"):
+                kind = "bias"
+            else:
+                kind = label
+            out.append((kind, math.ceil(math.prod(shape) * nbytes)))
+        return out
+
+    def leftover(self, layers: range, n_experts: int) -> None:
+        """Refuse, by name, the first tensor no module of this rank's walk took (tensors of
+        another stage's layers and the rotary tables vLLM skips are left aside)."""
+        for name in self.names:
+            if name in self.taken or name.endswith(SKIPPED_SUFFIXES):
+                continue
+            parts = name.split(".")
+            if name.startswith("model.layers.") and parts[2].isdigit() and int(parts[2]) not in layers:
+                continue
+            if "experts" in parts[:-1]:
+                idx = parts[parts.index("experts") + 1]
+                if not idx.isdigit():
+                    raise InputError(name, None, "fused expert tensors are not sharded by dryboot yet")
+                if int(idx) >= n_experts:
+                    raise InputError(name, None, f"expert {idx} beyond the config's {n_experts}")
+            raise InputError(name, None, "a weight kind dryboot does not shard")
+
+
+def _shard(shape: list[int], axis: int, tp: int, name: str) -> None:
+    if shape[axis] % tp:
+        raise InputError(name, None, f"dimension {shape[axis]} not divisible by the tensor parallel size {tp}")
+    shape[axis] //= tp
+
+
+class _Walk:
+    """One rank's layers, visited once; each module's bytes come from the config's shapes (the
+    layout vLLM allocates, always computed: it carries vLLM's refusals and the allocator's
+    rounding) and, given a checkpoint, from the checkpoint's own tensors."""
+
+    def __init__(self, ckpt: _Checkpoint | None) -> None:
+        self.ref = RankWeights(source="config")
+        self.ckpt = ckpt
+        self.out = RankWeights(source="checkpoint headers") if ckpt is not None else self.ref
+
+    def module(
+        self,
+        entries: list[tuple[str, int]],
+        label: str,
+        hf: tuple[tuple[str, str] | tuple[str, str, int], ...] = (),
+        *,
+        present: bool = True,
+    ) -> None:
+        """A module of vLLM's: ``entries`` (kind, bytes) of its tensors by the config (kind
+        ``weight`` is labelled ``label``), ``hf``: the checkpoint modules (prefix, shard mode)
+        it loads, with the bytes per element vLLM's parameter holds when not the model dtype
+        (``A_log``: float32). ``present=False``: not on this rank (the checkpoint's tensors are taken, not
+        counted)."""
+        if present:
+            for kind, b in entries:
+                self.ref.add(label if kind == "weight" else kind, b)
+        if self.ckpt is not None:
+            for prefix, mode, *elem in hf:
+                for kind, b in self.ckpt.take(prefix, mode, label, count=present, elem=elem[0] if elem else None):
+                    self.out.add(kind, b)
+
+    def own(self, kind: str, nbytes: int, *, buffer: bool = False) -> None:
+        """What vLLM builds that no checkpoint holds (attention scale parameters, buffers)."""
+        self.ref.add(kind, nbytes, buffer=buffer)
+        if self.ckpt is not None and not buffer:
+            self.out.add(kind, nbytes)
+
+    def result(self) -> RankWeights:
+        if self.ckpt is None:
+            return self.ref
+        out = self.out
+        out.buffer_bytes = self.ref.buffer_bytes
+        # vLLM allocates merged parameters (qkv, gate_up, w13): the allocator's rounding is the
+        # config layout's, applied to the checkpoint's bytes
+        out.allocated_bytes = out.param_bytes + (self.ref.allocated_bytes - self.ref.param_bytes)
+        return out
+
+
 def rank_weights(
     config: Mapping[str, Any],
     par: Parallel,
     *,
     hf_quant: Mapping[str, Any] | None = None,
     dtype: str = "auto",
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
 ) -> RankWeights:
     """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
+    ``language_model_only`` (``--language-model-only``) or ``limit_mm_per_prompt`` 0 for every
+    modality of a tower (``--limit-mm-per-prompt``): a vision-language model without its tower.
 
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
+    return _walk(config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt))
+
+
+def checkpoint_rank_weights(
+    tensors: Mapping[str, Any],
+    config: Mapping[str, Any],
+    par: Parallel,
+    *,
+    hf_quant: Mapping[str, Any] | None = None,
+    dtype: str = "auto",
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+) -> RankWeights:
+    """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
+    safetensors headers) sharded by the rules of :func:`rank_weights` (the same walk), plus
+    what vLLM builds that no checkpoint holds (the rotary table, the attention layers' scale
+    parameters and buffers). ``tensors``: name -> object with ``dtype`` (safetensors name),
+    ``shape``.
+
+    Unquantized tensors are counted in the model dtype (vLLM copies into parameters of that
+    dtype); fp8/uint8 weights and float32 scales keep theirs. The LM head is skipped under
+    ``tie_word_embeddings`` (vLLM ties it to the embedding and skips ``lm_head.*``).
+
+    :raises InputError: a tensor whose kind this module does not shard (named), or what
+        :func:`rank_weights` refuses for the config.
+    """
+    return _walk(config, par, hf_quant, dtype, tensors, _no_tower(language_model_only, limit_mm_per_prompt))
+
+
+def _no_tower(language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
+    return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in TOWER_MODALITIES))
+
+
+def _walk(
+    config: Mapping[str, Any],
+    par: Parallel,
+    hf_quant: Mapping[str, Any] | None,
+    dtype: str,
+    tensors: Mapping[str, Any] | None,
+    no_tower: bool = False,
+) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
     family = ARCHITECTURES.get(str(arch))
@@ -348,7 +596,24 @@ def rank_weights(
             None,
             f"the pipeline stages of {arch} are not modelled (its model class places embedding and head differently)",
         )
+    if tensors is not None and family in CONFIG_ONLY:
+        raise InputError(
+            "safetensors headers",
+            None,
+            f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
+        )
     quant = quant_from_config(config, hf_quant)
+    vision: Mapping[str, Any] | None = None
+    if family in VL_WRAPPERS:
+        text = config.get("text_config")
+        vision = None if no_tower else config.get("vision_config")
+        if not isinstance(text, Mapping) or not (no_tower or isinstance(vision, Mapping)):
+            raise InputError("config.json", "text_config", f"{arch} needs text_config and vision_config objects")
+        config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
+    if quant.method is not None and family in UNQUANTIZED_ONLY:
+        raise InputError(
+            "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
+        )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
     h = _int(config, "hidden_size")
@@ -360,7 +625,6 @@ def rank_weights(
         raise InputError("config.json", "head_dim", "not an integer")
     vocab = _int(config, "vocab_size")
     tied = bool(config.get("tie_word_embeddings", family == "gemma2"))
-    out = RankWeights(source="config")
     nq_r = _divide(nq, tp, "num_attention_heads")
     nkv_r = nkv // tp if nkv >= tp else 1
     if nkv >= tp:
@@ -368,199 +632,393 @@ def rank_weights(
     else:
         _divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
     vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
+    moe = family in MOE_FAMILIES
+    n_experts = _int(config, _EXPERTS_KEY.get(family, "num_experts")) if moe else 0
+    ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
+    w = _Walk(ckpt)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
-    if first:
-        out.add("embedding", vocab_r * h * ab)
-    if last and (not tied or not first):
-        # a tied head on a later stage than the embedding holds its own copy
-        out.add("lm_head", vocab_r * h * ab)
-    if last:
-        out.add("norm", h * ab)
+    has_embed = first or family in EMBED_ON_EVERY_STAGE
+    has_head = last or family in HEAD_ON_EVERY_STAGE
+    emb = [("weight", vocab_r * h * ab)]
+    if tied and has_head and not has_embed:
+        # a tied head on a later stage than the embedding holds its own copy of it
+        w.module(emb, "lm_head", (("model.embed_tokens", "vocab"),))
+    else:
+        w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
+    w.module(emb, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
+    w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
+    if family == "nemotron_h":
+        layers = pp_layers(len(_nemotron_pattern(config)), par)
+        for li in layers:
+            _nemotron_h_layer(w, config, par, li, h, ab)
+        return w.result()
     attn_bias = bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
-    moe = family in ("qwen3_moe", "mixtral")
+    kv_mode = "kv" if nkv < tp else "column"
     layers = pp_layers(n_layers, par)
+    n_attention = 0
     for li in layers:
         prefix = f"model.layers.{li}"
-        # attention: QKVParallelLinear + RowParallelLinear
-        qkv_parts = (nq_r * hd, nkv_r * hd, nkv_r * hd)
-        for kind, b in _linear(quant, f"{prefix}.self_attn.qkv_proj", h, qkv_parts, ab):
-            out.add("attention" if kind == "weight" else kind, b)
-        if attn_bias:
-            out.add("bias", sum(qkv_parts) * ab)
-        for kind, b in _linear(quant, f"{prefix}.self_attn.o_proj", nq_r * hd, (h,), ab):
-            out.add("attention" if kind == "weight" else kind, b)
-        if o_bias:
-            out.add("bias", h * ab)
-        if quant.method is not None:
-            out.add("scale", 4 * ab)  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
-        if family in ("qwen3", "qwen3_moe"):
-            out.add("norm", 2 * hd * ab)  # q_norm, k_norm
-        norms = 4 if family == "gemma2" else 2
-        out.add("norm", norms * h * ab)
-        sparse = moe and _is_moe_layer(config, family, li)
-        if sparse:
-            e = _int(config, "num_experts" if family == "qwen3_moe" else "num_local_experts")
-            inter = _int(config, "moe_intermediate_size" if family == "qwen3_moe" else "intermediate_size")
-            out.add("router", e * h * ab)  # ReplicatedLinear, unquantized
-            if par.expert_parallel:
-                ep = tp * par.dp
-                e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
-            else:
-                e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
-            for kind, b in experts_bytes(quant, e_r, h, i_r, ab):
-                out.add(kind, b)
-            if par.expert_parallel:
-                out.add("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+        att = f"{prefix}.self_attn"
+        norms = ["input_layernorm", "post_attention_layernorm"]
+        if family == "gemma2":
+            norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
+        w.module([("weight", h * ab)] * len(norms), "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
+        if moe and _is_moe_layer(config, family, li):
+            _moe_layer(w, config, family, quant, par, prefix, h, n_experts, ab)
         else:
             inter = _int(config, "intermediate_size")
-            i_r = _divide(inter, tp, "intermediate_size")
-            for kind, b in _linear(quant, f"{prefix}.mlp.gate_up_proj", h, (i_r, i_r), ab):
-                out.add("mlp" if kind == "weight" else kind, b)
-            for kind, b in _linear(quant, f"{prefix}.mlp.down_proj", i_r, (h,), ab):
-                out.add("mlp" if kind == "weight" else kind, b)
-        out.add("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
-        out.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
-    if layers:
-        rot = int(hd * float(config.get("partial_rotary_factor", 1.0)))
-        out.add("rotary", _int(config, "max_position_embeddings") * rot * ab, buffer=True)
+            _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab, tp)
+        if family in MLA_FAMILIES:
+            _mla_attention(w, config, quant, tp, att, h, ab)
+            n_attention += 1
+            continue
+        if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
+            _gated_delta_net(w, config, tp, f"{prefix}.linear_attn", h, ab)
+            continue
+        n_attention += 1
+        # attention: QKVParallelLinear + RowParallelLinear (Qwen3-Next: the query doubled by its
+        # output gate)
+        q_mult = 2 if family in GDN_FAMILIES and config.get("attn_output_gate", True) else 1
+        qkv_parts = (q_mult * nq_r * hd, nkv_r * hd, nkv_r * hd)
+        # a QKV layer whose KV heads are replicated is not split evenly (validated as merged)
+        entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab, tp=tp, split="column" if nkv >= tp else "")
+        if attn_bias:
+            entries.append(("bias", sum(qkv_parts) * ab))
+        w.module(
+            entries, "attention", ((f"{att}.q_proj", "column"), (f"{att}.k_proj", kv_mode), (f"{att}.v_proj", kv_mode))
+        )
+        entries = _linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab, tp=tp, split="row")
+        if o_bias:
+            entries.append(("bias", h * ab))
+        w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
+        w.module([], "attention", ((att, "attention scales"),))
+        if quant.method is not None:
+            for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+                w.own("scale", ab)
+        if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES):
+            w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
+        w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
+        w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
+    if n_attention:
+        rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
+        w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+    if vision is not None:
+        _qwen3_vision_tower(w, vision, tp, ab)
     if family == "gemma2":
-        out.add("normalizer", ab, buffer=True)
-    return out
+        w.own("normalizer", ab, buffer=True)
+    if ckpt is not None:
+        ckpt.leftover(layers, n_experts)
+    return w.result()
+
+
+def _moe_layer(
+    w: _Walk,
+    config: Mapping[str, Any],
+    family: str,
+    quant: Quant,
+    par: Parallel,
+    prefix: str,
+    h: int,
+    e: int,
+    ab: int,
+) -> None:
+    """A ``FusedMoE`` block: the router (``ReplicatedLinear``, unquantized) and the experts (one
+    checkpoint module per expert and projection, fused into ``w13`` / ``w2``)."""
+    mix = family == "mixtral"
+    base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
+    inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
+    glm = family == "glm4_moe_lite"
+    if glm or (family == "deepseek_v2" and config.get("topk_method") == "noaux_tc"):  # float32 [E] on the gate
+        w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
+    # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
+    router = 4 if glm else ab
+    w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
+    if family in MLA_FAMILIES:
+        n_shared = config.get("n_shared_experts") or 0
+        if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
+            i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
+            _mlp(w, quant, f"{base}.shared_experts", h, i_s, ab, par.tp)
+    shared = _int(config, "shared_expert_intermediate_size", 0) if family in SHARED_EXPERT_FAMILIES else 0
+    if shared:
+        # Qwen3-Next's shared expert: its gate (ReplicatedLinear [1, H]) and a TP-sharded MLP
+        w.module([("weight", h * ab)], "router", ((f"{base}.shared_expert_gate", "whole"),))
+        _mlp(
+            w, quant, f"{base}.shared_expert", h, _divide(shared, par.tp, "shared_expert_intermediate_size"), ab, par.tp
+        )
+    if par.expert_parallel:
+        ep = par.tp * par.dp
+        e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
+    else:
+        e_r, i_r = e, _divide(inter, par.tp, "the experts' intermediate size")
+    gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
+    col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
+    w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
+    for j in range(e):
+        ex = f"{base}.experts.{j}"
+        # under expert parallelism rank 0 holds the first E / EP experts
+        w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
+    if par.expert_parallel:
+        w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 1) -> None:
+    """A gated MLP: ``gate_up_proj`` (MergedColumnParallelLinear ``[2 I / TP, H]``) and
+    ``down_proj`` (RowParallelLinear ``[H, I / TP]``)."""
+    w.module(
+        _linear(quant, f"{mlp}.gate_up_proj", h, (i_r, i_r), ab, tp=tp),
+        "mlp",
+        ((f"{mlp}.gate_proj", "column"), (f"{mlp}.up_proj", "column")),
+    )
+    w.module(
+        _linear(quant, f"{mlp}.down_proj", i_r, (h,), ab, tp=tp, split="row"), "mlp", ((f"{mlp}.down_proj", "row"),)
+    )
+
+
+def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
+    """The rotary table ``cos_sin_cache`` ``[positions, rotary_dim]`` in the model dtype, one
+    for every attention layer (``get_rope``'s cache): ``rotary_dim = head_dim x
+    partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches four
+    times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
+    ``original_max_position_embeddings x factor``; ``default`` and ``llama3``
+    ``max_position_embeddings``.
+
+    :raises InputError: a multimodal RoPE with a scaling type other than ``default``, or a
+        rope type whose table is not modelled (named)."""
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    if not isinstance(rope, Mapping):
+        rope = {}
+    partial = config.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))
+    positions = _int(config, "max_position_embeddings")
+    kind = str(rope.get("rope_type", rope.get("type", "default")))
+    if "mrope_section" in rope:
+        if kind != "default":
+            raise InputError("config.json", "rope_parameters", "a scaled multimodal RoPE table is not modelled")
+        positions *= 4
+    elif kind in ("yarn", "deepseek_yarn"):
+        # YaRN tables span original_max_position_embeddings x factor (yarn_scaling_rope.py,
+        # deepseek_scaling_rope.py)
+        positions = int(_int(rope, "original_max_position_embeddings") * float(rope.get("factor", 1)))
+    elif kind not in ("default", "llama3"):
+        raise InputError("config.json", "rope_scaling", f"the rotary table of rope type {kind!r} is not modelled")
+    return positions * int(hd * float(partial)) * ab
+
+
+def _qwen3_vision_tower(w: _Walk, v: Mapping[str, Any], tp: int, ab: int) -> None:
+    """Qwen3-VL's vision transformer (``qwen3_vl.py`` ``Qwen3_VisionTransformer``), in the model
+    dtype, sharded by TP (``mm_encoder_tp_mode`` ``weights``): the Conv3d patch embedding
+    ``[D, C, T, P, P]`` + bias, the position embedding ``[N, D]``, per block two LayerNorms (weight
+    and bias), ``attn.qkv`` (QKVParallelLinear ``[3 D / TP, D]`` + bias), ``attn.proj``
+    (RowParallelLinear, bias whole), ``mlp.linear_fc1`` / ``linear_fc2`` (column / row, with
+    biases); the merger (and each deepstack merger: its LayerNorm over the merged width) with
+    ``linear_fc1`` ``[M / TP, M]`` and ``linear_fc2`` ``[out, M / TP]``, ``M = D x merge^2``; the
+    rotary table ``[8192, head_dim / 2]``."""
+    d = _int(v, "hidden_size")
+    heads = _int(v, "num_heads")
+    inter = _int(v, "intermediate_size")
+    _divide(heads, tp, "the vision tower's num_heads")
+    i_r = _divide(inter, tp, "the vision tower's intermediate_size")
+    p, t, c = _int(v, "patch_size"), _int(v, "temporal_patch_size"), _int(v, "in_channels", 3)
+    out = _int(v, "out_hidden_size")
+    m = d * _int(v, "spatial_merge_size") ** 2
+    m_r = _divide(m, tp, "the vision merger's width")
+    deepstack = v.get("deepstack_visual_indexes") or []
+    # element counts, one per tensor (each is its own allocation)
+    tensors = [d * c * t * p * p, d, _int(v, "num_position_embeddings") * d]
+    block = [d, d, d, d, (3 * d // tp) * d, 3 * d // tp, d * (d // tp), d, i_r * d, i_r, d * i_r, d]
+    tensors += block * _int(v, "depth")
+    merger = [m_r * m, m_r, out * m_r, out]
+    tensors += [d, d, *merger]
+    for _ in deepstack:
+        tensors += [m, m, *merger]
+    for n in tensors:
+        w.own("vision", n * ab)
+    w.own("rotary", 8192 * (d // heads // 2) * ab, buffer=True)
+
+
+def _layer_type(config: Mapping[str, Any], li: int) -> str:
+    """``layer_types[li]``, else vLLM's config default: full attention every
+    ``full_attention_interval`` (4) layers, linear attention between
+    (``transformers_utils/configs/qwen3_next.py``)."""
+    types = config.get("layer_types")
+    if isinstance(types, list) and li < len(types):
+        return str(types[li])
+    interval = _int(config, "full_attention_interval", 4) or 4
+    return "linear_attention" if (li + 1) % interval else "full_attention"
+
+
+def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: int, ab: int) -> None:
+    """A Gated DeltaNet mixer (``layers/mamba/gdn/qwen_gdn_linear_attn.py``): ``in_proj_qkvz``
+    ``[(2 Dk + 2 Dv) / TP, H]`` and ``in_proj_ba`` ``[2 Hv / TP, H]`` (MergedColumnParallelLinear),
+    ``conv1d`` ``[(2 Dk + Dv) / TP, 1, K]``, ``dt_bias`` ``[Hv / TP]`` (model dtype), ``A_log``
+    ``[Hv / TP]`` (float32), the gated norm ``[dv]`` and ``out_proj`` ``[H, Dv / TP]``, with
+    ``Dk = Hk x dk`` and ``Dv = Hv x dv``."""
+    nk_r = _divide(_int(config, "linear_num_key_heads"), tp, "linear_num_key_heads")
+    nv_r = _divide(_int(config, "linear_num_value_heads"), tp, "linear_num_value_heads")
+    dk, dv = _int(config, "linear_key_head_dim"), _int(config, "linear_value_head_dim")
+    kd, vd = nk_r * dk, nv_r * dv
+    kernel = _int(config, "linear_conv_kernel_dim")
+    w.module([("weight", (2 * kd + 2 * vd) * h * ab)], "linear attention", ((f"{gdn}.in_proj_qkvz", "column"),))
+    w.module([("weight", 2 * nv_r * h * ab)], "linear attention", ((f"{gdn}.in_proj_ba", "column"),))
+    w.module([("weight", (2 * kd + vd) * kernel * ab)], "linear attention", ((f"{gdn}.conv1d", "column"),))
+    w.module([("weight", nv_r * ab)], "linear attention", ((f"{gdn}.dt_bias", "column"),))
+    w.module([("weight", nv_r * 4)], "linear attention", ((f"{gdn}.A_log", "column", 4),))
+    w.module([("weight", dv * ab)], "norm", ((f"{gdn}.norm", "whole"),))
+    w.module([("weight", vd * h * ab)], "linear attention", ((f"{gdn}.out_proj", "row"),))
+
+
+#: the config key of the routed experts' count per family (default ``num_experts``)
+_EXPERTS_KEY = {"mixtral": "num_local_experts", "deepseek_v2": "n_routed_experts", "glm4_moe_lite": "n_routed_experts"}
+
+
+def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
+    """Multi-head latent attention (``DeepseekV2MLAAttention``): with ``q_lora_rank``, the
+    replicated ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]`` (checkpoint ``q_a_proj`` +
+    ``kv_a_proj_with_mqa``), ``q_a_layernorm`` and ``q_b_proj`` (column ``[heads / TP x
+    (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), H]``) and
+    the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
+    (column ``[heads / TP x (nope + v), kv_lora]``), ``o_proj`` (row ``[H, heads / TP x v]``) and
+    the attention layer's four float32 scale buffers."""
+    heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
+    nope, rope, v = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim"), _int(config, "v_head_dim")
+    kv_lora = _int(config, "kv_lora_rank")
+    q_lora = config.get("q_lora_rank")
+    if q_lora is not None:
+        q_lora = _int(config, "q_lora_rank")
+        w.module(
+            _linear(quant, f"{att}.fused_qkv_a_proj", h, (q_lora, kv_lora + rope), ab, tp=tp, split="replicated"),
+            "attention",
+            ((f"{att}.q_a_proj", "whole"), (f"{att}.kv_a_proj_with_mqa", "whole")),
+        )
+        w.module([("weight", q_lora * ab)], "norm", ((f"{att}.q_a_layernorm", "whole"),))
+        w.module(
+            _linear(quant, f"{att}.q_b_proj", q_lora, (heads_r * (nope + rope),), ab, tp=tp),
+            "attention",
+            ((f"{att}.q_b_proj", "column"),),
+        )
+    else:
+        w.module(
+            _linear(quant, f"{att}.q_proj", h, (heads_r * (nope + rope),), ab, tp=tp),
+            "attention",
+            ((f"{att}.q_proj", "column"),),
+        )
+        w.module(
+            _linear(quant, f"{att}.kv_a_proj_with_mqa", h, (kv_lora + rope,), ab, tp=tp, split="replicated"),
+            "attention",
+            ((f"{att}.kv_a_proj_with_mqa", "whole"),),
+        )
+    w.module([("weight", kv_lora * ab)], "norm", ((f"{att}.kv_a_layernorm", "whole"),))
+    w.module(
+        _linear(quant, f"{att}.kv_b_proj", kv_lora, (heads_r * (nope + v),), ab, tp=tp),
+        "attention",
+        ((f"{att}.kv_b_proj", "column"),),
+    )
+    w.module(
+        _linear(quant, f"{att}.o_proj", heads_r * v, (h,), ab, tp=tp, split="row"),
+        "attention",
+        ((f"{att}.o_proj", "row"),),
+    )
+    w.module([], "attention", ((att, "attention scales"),))
+    if quant.method in ("modelopt", "modelopt_fp4"):
+        # ModelOpt's KV-cache scale parameters reach MLA layers too (modelopt.py get_quant_method:
+        # Attention or MLAAttention); fp8's only plain Attention (fp8.py)
+        for _ in range(4):
+            w.own("scale", ab)
+    w.own("attention scales", 16, buffer=True)
+    w.ref.allocated_bytes += 3 * ALLOC_ROUND
+
+
+def _nemotron_pattern(config: Mapping[str, Any]) -> str:
+    pattern = config.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or not pattern or set(pattern) - set("ME*-"):
+        raise InputError("config.json", "hybrid_override_pattern", "missing or not a string of M, E, * and -")
+    return pattern
+
+
+def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, h: int, ab: int) -> None:
+    """One Nemotron-H layer (``nemotron_h.py``) of ``hybrid_override_pattern``: its norm, then
+    ``M`` a Mamba2 mixer (``layers/mamba/mamba_mixer2.py``: ``in_proj`` ``[(2 I + 2 G N + Hm) /
+    TP, H]``, ``conv1d`` ``[(I + 2 G N) / TP, K]`` + bias, ``A`` (float32), ``D``, ``dt_bias``
+    ``[Hm / TP]``, the gated norm ``[I / TP]``, ``out_proj`` ``[H, I / TP]``; ``conv_weights`` is a
+    view, no memory), ``*`` attention without rotary, ``-`` a non-gated MLP (``up_proj`` /
+    ``down_proj``), ``E`` a MoE block: gate, float32 ``e_score_correction_bias``, a non-gated
+    shared expert and non-gated experts (``w13`` ``[E, I / TP, H]``).
+
+    :raises InputError: groups TP does not divide, a latent MoE (not modelled)."""
+    tp = par.tp
+    kind = _nemotron_pattern(config)[li]
+    w.own("norm", h * ab)
+    bias = bool(config.get("mlp_bias", False))
+    if kind == "M":
+        nh = _int(config, "mamba_num_heads")
+        inter = nh * _int(config, "mamba_head_dim")
+        g, n = _int(config, "n_groups"), _int(config, "ssm_state_size")
+        if g % tp:
+            raise InputError(
+                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp}: not modelled"
+            )
+        nh_r = _divide(nh, tp, "mamba_num_heads")
+        i_r, gn_r = inter // tp, g * n // tp
+        k = _int(config, "conv_kernel")
+        use_bias = bool(config.get("use_bias", False))
+        proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
+        sizes = [proj * h, *([proj] if use_bias else []), conv * k]
+        sizes += [conv] if config.get("use_conv_bias", True) else []
+        sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if use_bias else [])]  # D, dt_bias, norm, out_proj
+        for n in sizes:
+            w.own("mamba", n * ab)
+        w.own("mamba", nh_r * 4)  # A, float32
+    elif kind == "*":
+        nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
+        hd = config.get("head_dim") or h // nq
+        nq_r = _divide(nq, tp, "num_attention_heads")
+        nkv_r = _divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+        w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab)
+        w.own("attention", h * nq_r * int(hd) * ab)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += 3 * ALLOC_ROUND
+    elif kind == "-":
+        _nemotron_mlp(w, h, _divide(_int(config, "intermediate_size"), tp, "intermediate_size"), bias, ab)
+    else:
+        if config.get("moe_latent_size") is not None:
+            raise InputError("config.json", "moe_latent_size", "Nemotron-H's latent MoE is not modelled")
+        e = _int(config, "n_routed_experts")
+        w.own("router", e * h * ab)
+        w.own("router", 4 * e)
+        shared = _int(config, "moe_shared_expert_intermediate_size", 0) * _int(config, "n_shared_experts", 0)
+        if shared:
+            _nemotron_mlp(w, h, _divide(shared, tp, "the shared experts' intermediate size"), bias, ab)
+        inter = _int(config, "moe_intermediate_size")
+        if par.expert_parallel:
+            e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
+        else:
+            e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+        w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
+        w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
+        if par.expert_parallel:
+            w.own("expert map", 4 * e, buffer=True)
+
+
+def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int) -> None:
+    """A non-gated MLP: ``up_proj`` (column ``[I / TP, H]``) and ``down_proj`` (row ``[H, I / TP]``),
+    with their biases under ``mlp_bias``."""
+    for n in (i_r * h, *([i_r] if bias else []), h * i_r, *([h] if bias else [])):
+        w.own("mlp", n * ab)
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
     if family == "mixtral":
         return True
+    if family in MLA_FAMILIES:
+        freq = _int(config, "moe_layer_freq", 1) or 1
+        return li >= _int(config, "first_k_dense_replace", 0) and li % freq == 0
     if li in (config.get("mlp_only_layers") or []):
         return False
     step = config.get("decoder_sparse_step", 1) or 1
     return bool(config.get("num_experts", 0)) and (li + 1) % int(step) == 0
 
 
-def _linear(quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int) -> list[tuple[str, int]]:
-    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab)
-
-
-#: checkpoint tensors vLLM's loaders skip (``load_weights``: rotary tables some exporters save)
-SKIPPED_SUFFIXES = ("rotary_emb.inv_freq", "rotary_emb.cos_cached", "rotary_emb.sin_cached")
-#: per-part scalars vLLM keeps whole on every rank (per-tensor fp8 / ModelOpt scales)
-SCALAR_SUFFIXES = ("weight_scale_2", "input_scale", "k_scale", "v_scale", "q_scale", "prob_scale")
-_COLUMN = ("q_proj", "k_proj", "v_proj", "gate_proj", "up_proj", "w1", "w3")
-_ROW = ("o_proj", "down_proj", "w2")
-
-
-def checkpoint_rank_weights(
-    tensors: Mapping[str, Any],
-    config: Mapping[str, Any],
-    par: Parallel,
-    *,
-    hf_quant: Mapping[str, Any] | None = None,
-    dtype: str = "auto",
-) -> RankWeights:
-    """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
-    safetensors headers) sharded by the rules of :func:`rank_weights`, plus what vLLM builds
-    that no checkpoint holds (the rotary table, the attention layers' scale parameters and
-    buffers). ``tensors``: name -> object with ``dtype`` (safetensors name), ``shape``.
-
-    Unquantized tensors are counted in the model dtype (vLLM copies into parameters of that
-    dtype); fp8/uint8 weights and float32 scales keep theirs. The LM head is skipped under
-    ``tie_word_embeddings`` (vLLM ties it to the embedding and skips ``lm_head.*``).
-
-    :raises InputError: a tensor whose kind this module does not shard (named), or what
-        :func:`rank_weights` refuses for the config.
-    """
-    ref = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype)  # refusals + buffers
-    ab = model_dtype_bytes(config, dtype)
-    tp = par.tp
-    family = ARCHITECTURES[str(config["architectures"][0])]
-    nq = int(config["num_attention_heads"])
-    nkv = int(config.get("num_key_value_heads", nq))
-    tied = bool(config.get("tie_word_embeddings", family == "gemma2"))
-    n_layers = int(config["num_hidden_layers"])
-    layers = set(pp_layers(n_layers, par))
-    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
-    n_experts = int(config.get("num_experts") or config.get("num_local_experts") or 0)
-    ep = tp * par.dp if par.expert_parallel else 1
-    out = RankWeights(source="checkpoint headers")
-    quantized = quant_from_config(config, hf_quant).method is not None
-    for name, t in tensors.items():
-        if name.endswith(SKIPPED_SUFFIXES):
-            continue
-        if ".self_attn." in name and name.rsplit(".", 1)[-1] in ("k_scale", "v_scale", "q_scale", "prob_scale"):
-            continue  # loaded into the attention layer's own scale parameters (counted below)
-        parts = name.split(".")
-        shape = list(t.shape)
-        elem: float = ab if t.dtype in ("BF16", "F16", "F32") and "scale" not in parts[-1] else ST_BYTES[t.dtype]
-        if name.startswith("lm_head."):
-            if tied or not last:
-                continue
-            kind = "lm_head"
-            shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
-        elif name.startswith("model.embed_tokens."):
-            if not first and not (last and tied):
-                continue
-            # a tied head on a later stage than the embedding is its own copy of this tensor
-            kind = "embedding" if first else "lm_head"
-            shape[0] = -(-shape[0] // VOCAB_PADDING) * VOCAB_PADDING // tp
-        elif name.startswith("model.norm."):
-            if not last:
-                continue
-            kind = "norm"
-        elif name.startswith("model.layers."):
-            li = int(parts[2])
-            if li not in layers:
-                continue
-            module = parts[-2]
-            if "experts" in parts:
-                idx = parts[parts.index("experts") + 1]
-                if not idx.isdigit():
-                    raise InputError(name, None, "fused expert tensors are not sharded by dryboot yet")
-                e = int(idx)
-                if e >= n_experts:
-                    raise InputError(name, None, f"expert {e} beyond the config's {n_experts}")
-                if par.expert_parallel:
-                    if e // (n_experts // ep) != 0:
-                        continue  # another rank's expert (rank 0 holds the first E / EP)
-                    kind = "experts"
-                else:
-                    kind = "experts"
-                    if parts[-1] not in SCALAR_SUFFIXES:
-                        _shard(shape, module, tp, name)
-            elif parts[-1] in SCALAR_SUFFIXES:
-                kind = "scale"
-            elif "norm" in module or module in ("gate", "router") or "layernorm" in module:
-                kind = "norm" if "norm" in module else "router"
-            elif module in _COLUMN or module in _ROW:
-                kind = "attention" if parts[3] == "self_attn" else "mlp"
-                if parts[-1] == "bias" and module in _ROW:
-                    kind = "bias"
-                elif module in ("k_proj", "v_proj") and nkv < tp:
-                    shape[0] = shape[0] // nkv  # one KV head per rank, replicated
-                else:
-                    if parts[-1] == "bias":
-                        kind = "bias"
-                    _shard(shape, module, tp, name)
-            else:
-                raise InputError(name, None, "a weight kind dryboot does not shard")
-        else:
-            raise InputError(name, None, "a weight kind dryboot does not shard")
-        if "scale" in parts[-1] and kind not in ("scale",):
-            kind = "scale"
-        out.add(kind, math.ceil(math.prod(shape) * elem))
-    if quantized:
-        out.add("scale", 4 * ab * len(layers))  # Attention's q/k/v/prob scale parameters
-    out.buffer_bytes = ref.buffer_bytes
-    # vLLM allocates merged parameters (qkv, gate_up, w13): the allocator's rounding is the
-    # config model's, applied to the checkpoint's bytes
-    out.allocated_bytes = out.param_bytes + (ref.allocated_bytes - ref.param_bytes)
-    return out
-
-
-def _shard(shape: list[int], module: str, tp: int, name: str) -> None:
-    axis = 0 if module in _COLUMN else 1
-    if len(shape) <= axis:
-        return  # a row-parallel layer's bias (whole on every rank) or a scalar
-    if shape[axis] % tp:
-        raise InputError(name, None, f"dimension {shape[axis]} not divisible by the tensor parallel size {tp}")
-    shape[axis] //= tp
+def _linear(
+    quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int, *, tp: int = 1, split: str = "column"
+) -> list[tuple[str, int]]:
+    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab, tp=tp, split=split)

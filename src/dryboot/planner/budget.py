@@ -1,0 +1,172 @@
+"""The KV budget beside a plan: with a GPU named (``--gpu`` / ``--gpu-memory``) and neither
+``--kv-cache-memory-bytes`` nor ``--non-kv-memory``, vLLM's ``Available KV cache memory`` is
+predicted (:func:`dryboot.vllm.worker.budget.estimate_budget`) and fed into the existing capacity
+step as ``--non-kv-memory = requested - estimate`` (vLLM's ``C + A``), so blocks, tokens and
+concurrency are vLLM's own at the estimate; the low and high bounds are planned the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.planner.plan import Drafter, Plan, Policies, plan
+from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import GPU
+from dryboot.vllm.worker.budget import (
+    DEFAULT_MARGIN_BYTES,
+    Budget,
+    KvEstimate,
+    Verdict,
+    budget_verdict,
+    estimate_budget,
+    safe_kv_cache_memory_bytes,
+)
+from dryboot.vllm.worker.profile_run import forward_shape
+
+__all__ = ["BudgetPlan", "budget_note", "plan_with_budget", "wants_budget"]
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """The budget, the plan at its estimate (``plan``), the tokens at the low and high bounds,
+    the verdict and the safe pinned pool; or ``refused``: one line naming the term that cannot
+    be bounded (then only ``plan``, without capacity, is given)."""
+
+    plan: Plan
+    budget: Budget | None = None
+    verdict: Verdict | None = None
+    safe_kv_cache_memory_bytes: int | None = None
+    margin_bytes: int = DEFAULT_MARGIN_BYTES
+    tokens: tuple[int | None, int | None, int | None] = (None, None, None)
+    refused: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.budget is None:
+            return {"refused": self.refused}
+        out = self.budget.to_dict(self.verdict, self.safe_kv_cache_memory_bytes)
+        out["safe_margin_bytes"] = self.margin_bytes
+        out["kv_cache_size_tokens"] = dict(zip(("low", "estimate", "high"), self.tokens, strict=True))
+        return out
+
+
+def wants_budget(args: EngineArgs) -> bool:
+    """A GPU is named and no budget is given: the budget is estimated."""
+    named = args.gpu is not None or args.gpu_memory_bytes is not None
+    return named and args.kv_cache_memory_bytes is None and args.non_kv_memory_bytes is None
+
+
+def _tokens(p: Plan) -> int | None:
+    return p.capacity.kv_cache_size_tokens if p.capacity is not None else None
+
+
+def _request_bytes(p: Plan) -> int | None:
+    if p.capacity is not None:
+        return p.capacity.request_bytes
+    if p.memory_error is not None:
+        return p.memory_error.needed
+    return None
+
+
+def plan_with_budget(
+    model: ModelGeometry,
+    args: EngineArgs,
+    *,
+    config: Mapping[str, Any],
+    weights_bytes: int | None,
+    weights_refused: str | None = None,
+    drafter: Drafter | None = None,
+    policies: Policies | None = None,
+    compile_cache: str = "unknown",
+    margin: int = DEFAULT_MARGIN_BYTES,
+    source: str = "config.json",
+    stage_weights_bytes: tuple[int, ...] = (),
+    language_model_only: bool = False,
+) -> BudgetPlan:
+    """Plan ``model`` with vLLM's KV budget predicted for ``args``' GPU (see the module text).
+
+    :param config: the model's ``config.json`` (the forward's widths).
+    :param weights_bytes: the rank's weights, or ``None`` with ``weights_refused`` saying why.
+    :param stage_weights_bytes: under pipeline parallelism, each stage's rank's weights: every
+        stage's budget is estimated (the last one runs the sampler) and the smallest estimate is
+        planned for every stage, which never overstates the engine's blocks (vLLM keeps each
+        stage's own budget and the fewest blocks of any stage).
+    :param language_model_only: ``--language-model-only``: no encoder profiling.
+    :raises InputError: bad flags or model (as :func:`~dryboot.planner.plan.plan`).
+    """
+    base = plan(model, args, drafter=drafter, policies=policies)
+    if weights_bytes is None:
+        return BudgetPlan(base, refused=f"weights: {weights_refused or 'not given'}")
+    gpu: GPU = args.device
+    try:
+        shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype)
+        stages = stage_weights_bytes if len(stage_weights_bytes) == args.pipeline_parallel_size else (weights_bytes,)
+        budgets = [
+            estimate_budget(
+                base.model,
+                base.args,
+                weights_bytes=w,
+                gpu=gpu,
+                rules=base.rules,
+                drafter=drafter,
+                shape=shape,
+                backend=base.backend.name,
+                compile_cache=compile_cache,
+                pp_rank=i if len(stages) > 1 else 0,
+                language_model_only=language_model_only,
+            )
+            for i, w in enumerate(stages)
+        ]
+        budget = min(budgets, key=lambda b: b.available_kv_cache_bytes.estimate)
+        if len(budgets) > 1:
+            budget = _smallest(budget, budgets)
+    except InputError as e:
+        return BudgetPlan(base, refused=e.line())
+    kv = budget.available_kv_cache_bytes
+    at = {}
+    for name, value in (("estimate", kv.estimate), ("low", kv.low), ("high", kv.high)):
+        at[name] = plan(
+            model, args.evolve(non_kv_memory_bytes=budget.requested_bytes - value), drafter=drafter, policies=policies
+        )
+    request = _request_bytes(at["estimate"])
+    verdict = budget_verdict(budget, request) if request is not None else None
+    return BudgetPlan(
+        plan=at["estimate"],
+        budget=budget,
+        verdict=verdict,
+        safe_kv_cache_memory_bytes=safe_kv_cache_memory_bytes(budget, margin),
+        margin_bytes=margin,
+        tokens=(_tokens(at["low"]), _tokens(at["estimate"]), _tokens(at["high"])),
+    )
+
+
+def _smallest(chosen: Budget, budgets: list[Budget]) -> Budget:
+    """``chosen`` (the stage with the smallest estimate) with each bound the smallest of any stage."""
+    kv = KvEstimate(
+        min(b.available_kv_cache_bytes.low for b in budgets),
+        chosen.available_kv_cache_bytes.estimate,
+        min(b.available_kv_cache_bytes.high for b in budgets),
+    )
+    each = ", ".join(f"{b.available_kv_cache_bytes.estimate / (1 << 30):.2f}" for b in budgets)
+    note = f"pipeline stages' estimates {each} GiB: the smallest is planned for every stage (never more blocks)"
+    return replace(chosen, available_kv_cache_bytes=kv, notes=(*chosen.notes, note))
+
+
+def budget_note(bp: BudgetPlan) -> str:
+    """One line: the predicted budget, its interval, the tokens at both bounds and the verdict
+    (or why no budget was estimated)."""
+    if bp.budget is None:
+        return f"KV budget not estimated: {bp.refused}"
+    kv = bp.budget.available_kv_cache_bytes
+    lo, est, hi = bp.tokens
+    gib = 1 << 30
+    at = ["none fit" if n is None else f"{n:,}" for n in (lo, hi)]
+    tokens = "" if est is None else f"; KV cache tokens {est:,} ({at[0]} .. {at[1]})"
+    verdict = "" if bp.verdict is None else f"; verdict {bp.verdict.word}"
+    return (
+        f"KV budget predicted (vLLM {bp.budget.release}, util {bp.budget.gpu_memory_utilization}): "
+        f"Available KV cache memory {kv.estimate / gib:.2f} GiB ({kv.low / gib:.2f} .. {kv.high / gib:.2f}){tokens}"
+        f"{verdict}; safe --kv-cache-memory-bytes={bp.safe_kv_cache_memory_bytes}"
+    )

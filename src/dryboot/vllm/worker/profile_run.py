@@ -1,0 +1,305 @@
+"""The activation peak of vLLM's profile run (route b: a per-layer model read from vLLM's forward
+code, not a measurement).
+
+``GPUModelRunner.profile_run`` (0.28 ``v1/worker/gpu_model_runner.py``) runs
+``_dummy_run(max_num_batched_tokens, is_profile=True)`` then ``_dummy_sampler_run`` on
+``min(max_num_seqs, max_num_batched_tokens)`` rows; ``memory_profiling``
+(``utils/mem_utils.py``) keeps ``torch_peak - torch_allocated`` after it: the *transient* peak,
+the largest set of tensors alive at once. The two runs do not overlap, so the transient is the
+larger of
+
+- **the forward**: at its widest point a decoder layer holds the residual and the normed hidden
+  states (``T x hidden``) and the MLP's ``gate_up`` output and activation
+  (``T x 3 x intermediate / TP``), or for a fused-MoE layer the routed copies
+  (``T x top_k x (2 x moe_intermediate / TP + hidden)``); the attention projections
+  (``T x (q + 2 kv + o) / TP``) when wider;
+- **the sampler**: ``compute_logits`` in the model dtype, the float32 copy the sampler works on,
+  the softmax and the exponential noise of ``forward_native`` (``v1/sample/ops/topk_topp_sampler.py``;
+  top-k/top-p run in place in Triton), all ``S x vocab``.
+
+The per-element factors are stated as intervals (``SAMPLER_BYTES_PER_LOGIT``,
+``FORWARD_SLACK``); a cold torch.compile cache adds inductor's compilation and autotuning
+inside the profile run, a named part of the high bound (``COLD_COMPILE_FACTOR``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.worker.interval import MIB, Term
+
+#: bytes alive per logit at the sampler's peak (low, high): the model-dtype logits
+#: ``compute_logits`` returns (2, kept by ``_dummy_sampler_run``), their float32 copy
+#: (``Sampler.forward``, 4; temperature divides in place), then the second, seeded call's
+#: ``forward_native``: top-k/top-p in place (Triton, 8+ rows), the float32 softmax (4) and the
+#: exponential noise ``q`` (4): 14; up to 2 more per logit for the tensor-parallel gather and the
+#: FlashInfer sampler's buffers of the first call.
+SAMPLER_BYTES_PER_LOGIT = (14, 16)
+#: the forward's transient over the widest layer's live tensors: inductor's buffers and the
+#: kernels' workspaces (low, high), in percent.
+FORWARD_SLACK = (100, 150)
+#: a cold torch.compile cache: inductor compiles and benchmarks inside the profile run; the
+#: reference RTX 3090 deployment measured 1.96 GiB instead of 1.09 (+80 %).
+COLD_COMPILE_FACTOR = 0.8
+#: vLLM pads the vocabulary to a multiple of 64 (``DEFAULT_VOCAB_PADDING_SIZE``).
+VOCAB_PADDING = 64
+
+#: the V2 model runner's ``_dummy_sampler_run`` (``v1/worker/gpu/model_runner.py``): the
+#: model-dtype logits (2) and, where the dummy batch needs logits processing, their float32 copy
+#: (``Sampler.apply_sampling_params``, 4); the Gumbel sampling is a Triton kernel with per-block
+#: partials only, and no rejection sampler runs (low, high).
+V2_SAMPLER_BYTES_PER_LOGIT = (2, 6)
+#: 0.33's V2 ``_dummy_sampler_run`` adds a pass with ``SamplingParams.for_sampler_warmup()``
+#: (penalties, min-p, top-k/top-p, 5 logprobs): the float32 logits (4), their log-softmax for the
+#: logprobs (4) beside the model-dtype logits (2), and up to 12 more for top-k/top-p's sort
+#: (float32 values, int64 indices) and min-p's probabilities (low, high).
+V2_WARMUP_SAMPLER_BYTES_PER_LOGIT = (10, 22)
+#: config keys of the encoders ``profile_run`` profiles first (``_get_mm_dummy_batch``), with
+#: the modalities each may serve (a vision tower: images and videos).
+ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
+    "vision_config": ("image", "video"),
+    "audio_config": ("audio",),
+    "vision_tower_config": ("image", "video"),
+    "speech_config": ("audio",),
+}
+_ENCODER_KEYS = tuple(ENCODER_MODALITIES)
+#: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
+#: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
+#: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
+#: logits are still referenced: bytes per ``S x vocab`` element (low, high).
+SPECULATIVE_SAMPLER_BYTES = (14, 30)
+
+_DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2}
+
+
+@dataclass(frozen=True)
+class ForwardShape:
+    """The widths the forward and the sampler allocate with (totals, before TP).
+
+    :param vocab_size: tokens (``vocab_size``).
+    :param hidden_size: ``hidden_size``.
+    :param intermediate_size: the dense MLP's width (0: none).
+    :param moe_intermediate_size: one expert's width (0: dense).
+    :param experts_per_token: ``num_experts_per_tok`` (0: dense).
+    :param q_size: ``num_attention_heads * head_dim``; ``kv_size``: ``num_key_value_heads * head_dim``.
+    :param dtype_bytes: the activations' bytes per element (the model dtype).
+    :param multimodal: the config key of an encoder vLLM profiles before the decoder
+        (``vision_config``...), ``None`` for a text-only model.
+    :param modalities: the modalities its encoders may serve (``image``, ``video``, ``audio``).
+    """
+
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    moe_intermediate_size: int = 0
+    experts_per_token: int = 0
+    q_size: int = 0
+    kv_size: int = 0
+    dtype_bytes: int = 2
+    multimodal: str | None = None
+    modalities: tuple[str, ...] = ()
+
+
+def _int(cfg: Mapping[str, Any], *keys: str) -> int:
+    for k in keys:
+        v = cfg.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return 0
+
+
+def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype: str = "auto") -> ForwardShape:
+    """The :class:`ForwardShape` of an HF ``config.json`` (its ``text_config`` when it has one).
+
+    :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded).
+    """
+    cfg: Mapping[str, Any] = config
+    for key in ("text_config", "language_config", "llm_config"):
+        sub = config.get(key)
+        if isinstance(sub, Mapping) and "hidden_size" in sub:
+            cfg = sub
+            break
+    vocab = _int(cfg, "vocab_size", "padded_vocab_size") or _int(config, "vocab_size")
+    hidden = _int(cfg, "hidden_size", "d_model", "n_embd")
+    if not vocab or not hidden:
+        missing = "vocab_size" if not vocab else "hidden_size"
+        raise InputError(
+            source, missing, "activation (profile run): not found, so the sampler's logits cannot be bounded"
+        )
+    heads = _int(cfg, "num_attention_heads", "n_head")
+    head_dim = _int(cfg, "head_dim") or (hidden // heads if heads else 0)
+    kv_heads = _int(cfg, "num_key_value_heads", "num_kv_heads") or heads
+    name = (
+        dtype
+        if dtype != "auto"
+        else str(cfg.get("torch_dtype") or cfg.get("dtype") or config.get("torch_dtype") or "bfloat16")
+    )
+    encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
+    encoder = encoders[0] if encoders else None
+    modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
+    return ForwardShape(
+        multimodal=encoder,
+        modalities=modalities,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
+        moe_intermediate_size=_int(cfg, "moe_intermediate_size", "expert_intermediate_size"),
+        experts_per_token=_int(cfg, "num_experts_per_tok", "moe_topk", "top_k", "num_experts_per_token"),
+        q_size=heads * head_dim,
+        kv_size=kv_heads * head_dim,
+        dtype_bytes=_DTYPE_BYTES.get(name, 2),
+    )
+
+
+def encoder_profiled(
+    shape: ForwardShape,
+    *,
+    language_model_only: bool = False,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    skip_mm_profiling: bool = False,
+) -> bool:
+    """Whether ``profile_run`` profiles a multimodal encoder before the decoder (0.28
+    ``GPUModelRunner.profile_run``): not for a text-only model; not with
+    ``--language-model-only`` (every modality's limit is then 0) or ``--limit-mm-per-prompt`` 0
+    for every modality the encoders serve (``supports_multimodal_inputs`` is then false: text-only
+    mode); not with ``--skip-mm-profiling``. A modality the limits omit counts 999, as
+    ``MultiModalConfig.get_limit_per_prompt`` reads it."""
+    if shape.multimodal is None or language_model_only or skip_mm_profiling:
+        return False
+    limits = limit_mm_per_prompt or {}
+    return not all(limits.get(m, 999) == 0 for m in shape.modalities)
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split(".")[:2] if p.isdigit())
+
+
+def padded_vocab(vocab: int) -> int:
+    """``pad_vocab_size``: rounded up to a multiple of 64."""
+    return -(-vocab // VOCAB_PADDING) * VOCAB_PADDING
+
+
+def forward_widest(shape: ForwardShape, tokens: int, tp: int) -> int:
+    """Bytes alive at the widest point of one decoder layer's forward over ``tokens`` tokens on
+    one TP rank (the activation factor 1; see the module text)."""
+    b = shape.dtype_bytes
+    residual = 2 * tokens * shape.hidden_size * b
+    mlp = 3 * tokens * (shape.intermediate_size // tp) * b
+    moe = 0
+    if shape.moe_intermediate_size and shape.experts_per_token:
+        routed = tokens * shape.experts_per_token
+        moe = routed * (3 * shape.moe_intermediate_size // tp + shape.hidden_size) * b
+    attn = tokens * ((2 * shape.q_size + 2 * shape.kv_size) // tp) * b
+    return residual + max(mlp, moe, attn)
+
+
+def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
+    """The rows ``_dummy_sampler_run`` samples: ``min(max_num_seqs, max_num_batched_tokens)``."""
+    return min(max_num_seqs, max_num_batched_tokens)
+
+
+def activation_terms(
+    shape: ForwardShape,
+    *,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    tp: int,
+    compiled: bool,
+    compile_cache: str = "unknown",
+    drafter: ForwardShape | None = None,
+    speculative: bool = False,
+    runner: str = "V1",
+    last_stage: bool = True,
+    release: str = "0.28.0",
+    encoder_profiled: bool = True,
+    drafter_pass: bool = False,
+) -> list[Term]:
+    """The profile run's transient peak as terms: ``activation: forward`` and
+    ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
+    term is 0..0 with its figure in the text), plus ``activation: cold torch.compile`` when
+    ``compiled`` and ``compile_cache`` is not ``warm``. ``drafter``: a speculative drafter's
+    forward, run after the target's (``_dummy_run`` calls ``drafter.dummy_run``), whose own
+    transient adds only where wider. ``speculative``: the rejection sampler's warm-up follows
+    the sampler's (:data:`SPECULATIVE_SAMPLER_BYTES`; V1 runner only). ``runner``: ``V1`` or
+    ``V2`` (whose dummy sampler keeps far less: :data:`V2_SAMPLER_BYTES_PER_LOGIT`).
+    ``last_stage``: only the last pipeline stage runs the sampler (``profile_run``).
+    ``drafter_pass``: a drafter model runs its ``dummy_run`` after the target's forward
+    (EAGLE/EAGLE3/MTP/DFlash/draft model; ``drafter`` gives its widths, else the target's bound
+    it), the target's output hidden states held meanwhile.
+    ``encoder_profiled``: ``False`` where vLLM skips the multimodal encoder's profiling
+    (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality).
+
+    :raises InputError: a multimodal model (its encoder profiling is not modelled).
+    """
+    if shape.multimodal is not None and encoder_profiled:
+        raise InputError(
+            "activation",
+            "multimodal encoder profiling",
+            f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
+            "items before the decoder, and dryboot does not bound that forward; --language-model-only, "
+            f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
+        )
+    t = max_num_batched_tokens
+    fwd = forward_widest(shape, t, tp)
+    drafted = ""
+    if drafter is not None or drafter_pass:
+        # the drafter's dummy_run follows the target's forward while the target's output hidden
+        # states (T x hidden) are still held by _dummy_run
+        held = t * shape.hidden_size * shape.dtype_bytes
+        dfwd = forward_widest(drafter or shape, t, tp) + held
+        drafted = f"; the drafter's pass with the target's {held / MIB:,.0f} MiB of hidden states held"
+        fwd = max(fwd, dfwd)
+    fwd_lo, fwd_hi = fwd * FORWARD_SLACK[0] // 100, fwd * FORWARD_SLACK[1] // 100
+    rows = sampler_rows(max_num_seqs, t) if last_stage else 0
+    logits = rows * padded_vocab(shape.vocab_size)
+    if runner == "V2" and _release_key(release) >= (0, 33):
+        per_logit = V2_WARMUP_SAMPLER_BYTES_PER_LOGIT
+        what = "V2 runner, 0.33's warm-up pass: float32 logits, log-softmax, top-k/top-p, min-p)"
+    elif runner == "V2":
+        per_logit = V2_SAMPLER_BYTES_PER_LOGIT
+        what = "V2 runner: model-dtype logits, float32 copy where processed; Gumbel sampling in Triton)"
+    elif speculative:
+        per_logit = SPECULATIVE_SAMPLER_BYTES
+        what = "the rejection sampler's 2 x rows of logits and probabilities beside the first logits)"
+    else:
+        per_logit = SAMPLER_BYTES_PER_LOGIT
+        what = "model-dtype logits, float32 copy, softmax, exponential noise)"
+    smp_lo, smp_hi = logits * per_logit[0], logits * per_logit[1]
+    fwd_src = (
+        f"_dummy_run({t}, is_profile=True): widest decoder layer x {FORWARD_SLACK[0]}-{FORWARD_SLACK[1]} % "
+        f"({fwd / MIB:,.0f} MiB at factor 1){drafted}"
+    )
+    smp_src = (
+        f"_dummy_sampler_run: {rows} rows x {padded_vocab(shape.vocab_size):,} logits x "
+        f"{per_logit[0]}-{per_logit[1]} B ({what}"
+    )
+    terms: list[Term]
+    if smp_lo >= fwd_hi:
+        terms = [
+            Term("activation: sampler", smp_lo, smp_hi, smp_src),
+            Term("activation: forward", 0, 0, fwd_src + "; below the sampler"),
+        ]
+    elif fwd_lo >= smp_hi:
+        terms = [
+            Term("activation: forward", fwd_lo, fwd_hi, fwd_src),
+            Term("activation: sampler", 0, 0, smp_src + "; below the forward"),
+        ]
+    else:
+        lo, hi = max(fwd_lo, smp_lo), max(fwd_hi, smp_hi)
+        terms = [Term("activation: max(forward, sampler)", lo, hi, fwd_src + "; " + smp_src)]
+    if compiled and compile_cache != "warm":
+        peak = max(t_.high for t_ in terms)
+        terms.append(
+            Term(
+                "activation: cold torch.compile",
+                0,
+                int(peak * COLD_COMPILE_FACTOR),
+                "inductor compiles (and autotunes) inside the profile run when the compile cache is cold: up to "
+                f"+{COLD_COMPILE_FACTOR:.0%} (reference RTX 3090: 1.96 vs 1.09 GiB); 0 on a warm cache",
+                estimate=int(peak * COLD_COMPILE_FACTOR) // 2 if compile_cache == "cold" else 0,
+            )
+        )
+    return terms

@@ -1,0 +1,281 @@
+"""dryboot's KV budget against public boot logs (tests/data/budget/calibration.json): for every boot
+whose config, GPU and release dryboot models, vLLM's logged ``Available KV cache memory`` lies in
+dryboot's interval, the interval is at most max(1 GiB, 10 %) wide (warm compile cache assumed
+where the log loads compiled graphs from the cache, else cold/unknown), and the median
+|estimate - logged| is at most 3 %. The others are listed with the reason they are out of range.
+
+Run as a script (``PYTHONPATH=src python3 tests/test_budget_kv_calibration.py``) for the table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.planner.runner import build_engine_args
+from dryboot.vllm.gpus import GPU, parse_gpu
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.versions import VERSIONS, rules_for
+from dryboot.vllm.worker.budget import Budget, estimate_budget
+from dryboot.vllm.worker.interval import GIB
+from dryboot.vllm.worker.profile_run import forward_shape
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data" / "budget"
+ENTRIES: list[dict[str, Any]] = json.loads((DATA / "calibration.json").read_text())["logs"]
+
+#: releases with vLLM's V1 engine whose budget formula dryboot models: 0.27.1-0.33 with their own
+#: rules; 0.10-0.26 with the V1 runner and the nearest rules (0.27.1): the same
+#: determine_available_memory, the graph estimate subtracted from 0.20 (tests/data/budget/FORMULAS.md: the 0.20.0 wheel
+#: defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1; off before).
+MODELLED = tuple(VERSIONS)
+
+
+@dataclass
+class Row:
+    log: str
+    release: str
+    logged_gib: float
+    low_gib: float = 0.0
+    estimate_gib: float = 0.0
+    high_gib: float = 0.0
+    out_of_range: str = ""
+    era: str = ""
+    cache: str = "unknown"
+    cold_gib: float = 0.0
+    graph_logged_gib: float | None = None
+    graph_low_gib: float = 0.0
+    graph_high_gib: float = 0.0
+
+    @property
+    def inside(self) -> bool:
+        return self.low_gib - 0.005 <= self.logged_gib <= self.high_gib + 0.005
+
+    @property
+    def error(self) -> float:
+        return (self.estimate_gib - self.logged_gib) / self.logged_gib
+
+    @property
+    def width_gib(self) -> float:
+        """The interval's width; where the log does not show the compile cache's state, without the
+        cold-compile term (reported beside it)."""
+        return self.high_gib - self.low_gib - (self.cold_gib if self.cache == "unknown" else 0.0)
+
+    @property
+    def width_ok(self) -> bool:
+        return self.width_gib <= max(1.0, 0.10 * self.logged_gib)
+
+
+def _release(text: str) -> tuple[int, int, int] | None:
+    m = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", text or "")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+
+
+def _era(release: tuple[int, int, int]) -> tuple[str, str, bool] | None:
+    """(the rules' version, the era's name, graph estimate on), or None (not modelled)."""
+    text = ".".join(map(str, release))
+    if text in MODELLED:
+        return text, f"{text} (own rules)", True
+    if release[:2] in ((0, 29), (0, 30), (0, 31), (0, 32), (0, 33)):
+        base = f"0.{release[1]}.0"
+        return base, f"{base} (nearest release's rules)", True
+    if (0, 10) <= release[:2] <= (0, 27):
+        on = release[:2] >= (0, 20)
+        return "0.27.1", f"V1 engine 0.10-0.26 (0.27.1's rules, V1 runner, graph estimate {'on' if on else 'off'})", on
+    return None
+
+
+def _gpu(entry: dict[str, Any]) -> GPU | None:
+    logged = entry.get("logged") or {}
+    table = parse_gpu(entry["gpu_table"]) if entry.get("gpu_table") else None
+    total = logged.get("total_gib")
+    util = entry.get("gpu_memory_utilization")
+    if total is None and logged.get("requested_gib") and util:
+        # a DEBUG boot logs the requested share: total = requested / util (to its 0.01 GiB)
+        total = logged["requested_gib"] / float(util)
+    if total is None and logged.get("cuda_graph_estimate_gib") and entry.get("cuda_graph_estimate_share"):
+        total = logged["cuda_graph_estimate_gib"] / entry["cuda_graph_estimate_share"]
+    if total is None:
+        return table
+    base = table or GPU("logged", (8, 6), "logged GPU", int(total * GIB), int(total * GIB))
+    return GPU(base.name, base.capability, base.device_name, base.nvml_total_bytes, int(total * GIB))
+
+
+def calibrate(entry: dict[str, Any]) -> Row | None:
+    """The row of one log with a logged ``Available KV cache memory`` (None: the log has none)."""
+    logged = entry.get("logged") or {}
+    kv = logged.get("available_kv_cache_gib")
+    if kv is None:
+        return None
+    row = Row(Path(str(entry["log"])).stem, str(entry.get("release")), float(kv))
+    release = _release(row.release)
+    era = _era(release) if release else None
+    if era is None:
+        row.out_of_range = f"release {row.release}: not a V1-engine release dryboot models (0.10-0.33)"
+        return row
+    version, row.era, estimate_on = era
+    if not entry.get("config"):
+        row.out_of_range = "no published config for the checkpoint served"
+        return row
+    if entry.get("speculative_config"):
+        row.out_of_range = "speculative decoding: the drafter's weights are not modelled (its pass and graphs are)"
+        return row
+    config = REPO / str(entry["config"])
+    config_json = json.loads((config / "config.json" if config.is_dir() else config).read_text())
+    quantized = "quantization_config" in config_json or "quantization_config" in config_json.get("text_config", {})
+    if entry.get("quantization") and not quantized:
+        row.out_of_range = f"{entry['quantization']} checkpoint served, the config is an unquantized stand-in"
+        return row
+    gpu = _gpu(entry)
+    if gpu is None:
+        row.out_of_range = f"GPU {entry.get('gpu')!r}: its CUDA total is neither in the table nor logged"
+        return row
+    tp, pp = int(entry.get("tp") or 1), int(entry.get("pp") or 1)
+    flags = {"tensor-parallel-size": str(tp), "pipeline-parallel-size": str(pp), "vllm-version": version}
+    for key, flag in (
+        ("max_num_batched_tokens", "max-num-batched-tokens"),
+        ("max_num_seqs", "max-num-seqs"),
+        ("max_model_len", "max-model-len"),
+        ("kv_cache_dtype", "kv-cache-dtype"),
+    ):
+        if entry.get(key) is not None:
+            flags[flag] = str(entry[key])
+    if entry.get("enforce_eager"):
+        flags["enforce-eager"] = "true"
+    try:
+        model, args = build_engine_args(str(config), flags, [])
+    except InputError as e:
+        row.out_of_range = f"plan refused: {e}"
+        return row
+    # vLLM's default utilization: 0.9 up to 0.19.0, 0.92 from 0.20.0 (FORMULAS.md)
+    util = entry.get("gpu_memory_utilization") or (0.92 if release and release[:2] >= (0, 20) else 0.9)
+    args = args.evolve(gpu=gpu, gpu_memory_utilization=float(util))
+    weights = model_weights(config, tp=tp, pp=pp)
+    if weights.refused:
+        row.out_of_range = f"weights: {weights.refused}"
+        return row
+    log_text = (REPO / str(entry["log"])).read_text(errors="replace") if str(entry["log"]).startswith("tests/") else ""
+    if "Directly load the compiled graph" in log_text:
+        row.cache = "warm"
+    elif "Compiling a graph for" in log_text or "torch.compile takes" in log_text:
+        row.cache = "cold"
+    runner = entry.get("runner") if entry.get("runner") in ("V1", "V2") else ("V1" if version < "0.28" else None)
+    if not estimate_on:
+        args = args.evolve(enforce_eager=args.enforce_eager)  # the graph term is dropped below
+    try:
+        budget = _estimate(model, args, weights.stages[0].allocated_bytes, gpu, version, config_json, runner, row.cache)
+    except InputError as e:  # a term dryboot refuses to bound (a multimodal encoder...)
+        row.out_of_range = e.line()
+        return row
+    row.cold_gib = sum(t.high for t in budget.terms if t.name == "activation: cold torch.compile") / GIB
+    row.graph_logged_gib = logged.get("cuda_graph_estimate_gib")
+    row.graph_low_gib, row.graph_high_gib = budget.cuda_graph_bytes.low / GIB, budget.cuda_graph_bytes.high / GIB
+    kv = budget.available_kv_cache_bytes
+    low, est, high = kv.low, kv.estimate, kv.high
+    if not estimate_on:
+        cg = budget.cuda_graph_bytes
+        low, est, high = low + cg.high, est + (cg.low + cg.high) // 2, high + cg.low
+    row.low_gib, row.estimate_gib, row.high_gib = low / GIB, est / GIB, high / GIB
+    return row
+
+
+def _estimate(
+    model: Any, args: Any, weights: int, gpu: GPU, version: str, config: Any, runner: Any, cache: str
+) -> Budget:
+    return estimate_budget(
+        model,
+        args,
+        weights_bytes=weights,
+        gpu=gpu,
+        rules=rules_for(version),
+        shape=forward_shape(config),
+        runner=runner,
+        compile_cache=cache,
+    )
+
+
+ROWS = [r for r in (calibrate(e) for e in ENTRIES) if r is not None]
+MODELLED_ROWS = [r for r in ROWS if not r.out_of_range]
+
+#: modelled boots dryboot misses, each with what the log shows against the model (strict: a fix
+#: turns them into failures to remove from here). Both are older than the corpus's 0.19 range,
+#: checked with 0.27.1's rules as the V1 era is; their sampler and non-torch terms are not 0.27.1's.
+KNOWN_MISSES = {
+    "vllm-pr21429-qwen3-235b-fp8-tp4-debug-before": (
+        "0.10 main, Qwen3-235B-A22B-FP8 TP 4 at util 0.5: the DEBUG line logs a torch peak increase of 5.62 GiB "
+        "(dryboot 2.03-2.32, +1.86 cold compile: 1024 rows x 151,936 logits at 0.28's 14-16 B per logit) and "
+        "non-torch 2.04 GiB (dryboot 0.15-1.07): 0.10's sampler warm-up and TP 4 non-torch growth are wider "
+        "than 0.27.1's, not modelled per release before 0.27.1"
+    ),
+}
+
+
+def _rows(rows: list[Row]) -> list[Any]:
+    return [
+        pytest.param(r, id=r.log, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[r.log]))
+        if r.log in KNOWN_MISSES
+        else pytest.param(r, id=r.log)
+        for r in rows
+    ]
+
+
+@pytest.mark.parametrize("row", _rows(MODELLED_ROWS))
+def test_logged_kv_inside_the_interval(row: Row) -> None:
+    assert row.inside, f"{row.logged_gib} not in [{row.low_gib:.2f}, {row.high_gib:.2f}]"
+
+
+@pytest.mark.parametrize("row", _rows(MODELLED_ROWS))
+def test_interval_width(row: Row) -> None:
+    assert row.width_ok, f"width {row.high_gib - row.low_gib:.2f} GiB"
+
+
+GRAPH_ROWS = [r for r in MODELLED_ROWS if r.graph_logged_gib is not None]
+
+
+@pytest.mark.parametrize("row", GRAPH_ROWS, ids=[r.log for r in GRAPH_ROWS])
+def test_logged_graph_estimate_inside_the_graph_term(row: Row) -> None:
+    assert row.graph_logged_gib is not None
+    assert row.graph_low_gib - 0.005 <= row.graph_logged_gib <= row.graph_high_gib + 0.005
+
+
+def test_median_error_at_most_3_percent() -> None:
+    if not MODELLED_ROWS:
+        pytest.skip("no calibration boot of a modelled release with a config in calibration.json")
+    assert statistics.median(abs(r.error) for r in MODELLED_ROWS) <= 0.03
+
+
+def test_out_of_range_rows_say_why() -> None:
+    for r in ROWS:
+        assert r.out_of_range or r.estimate_gib > 0
+        assert "\n" not in r.out_of_range
+
+
+def table() -> str:
+    lines = [
+        "| log | release (era) | logged | dryboot low / estimate / high | error | in | width (GiB) | compile cache |",
+        "|---|---|---:|---|---:|---|---|---|",
+    ]
+    for r in ROWS:
+        if r.out_of_range:
+            lines.append(
+                f"| {r.log} | {r.release} | {r.logged_gib:.2f} | out of range: {r.out_of_range[:110]} | | | | |"
+            )
+        else:
+            lines.append(
+                f"| {r.log} | {r.release} ({r.era}) | {r.logged_gib:.2f} | {r.low_gib:.2f} / {r.estimate_gib:.2f} / "
+                f"{r.high_gib:.2f} | {r.error:+.1%} | {'yes' if r.inside else 'NO'} | "
+                f"{r.width_gib:.2f}{'' if r.width_ok else ' (wide)'} | {r.cache}"
+                f"{f' (+{r.cold_gib:.2f} cold-compile high)' if r.cache == 'unknown' and r.cold_gib else ''} |"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table())
