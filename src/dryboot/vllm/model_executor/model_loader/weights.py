@@ -549,7 +549,7 @@ def rank_weights(
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
-    return _walk(
+    return _guarded(
         config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt), max_num_batched_tokens
     )
 
@@ -578,7 +578,7 @@ def checkpoint_rank_weights(
     :raises InputError: a tensor whose kind this module does not shard (named), or what
         :func:`rank_weights` refuses for the config.
     """
-    return _walk(
+    return _guarded(
         config,
         par,
         hf_quant,
@@ -587,6 +587,19 @@ def checkpoint_rank_weights(
         _no_tower(language_model_only, limit_mm_per_prompt),
         max_num_batched_tokens,
     )
+
+
+def _guarded(*args: Any) -> RankWeights:
+    """:func:`_walk`, with a config field of an unexpected type or value (a list where a number
+    belongs, a float count, ...) refused in one line like every other refusal."""
+    try:
+        return _walk(*args)
+    except InputError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as e:
+        raise InputError(
+            "config.json", None, f"a field has an unexpected type or value ({type(e).__name__}: {e})"[:200]
+        ) from None
 
 
 def _no_tower(language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
