@@ -54,6 +54,18 @@ def _lm_only(row: dict[str, Any]) -> bool:
     return "--language-model-only" in row["argv"]
 
 
+def _serve(row: dict[str, Any]) -> dict[str, Any]:
+    """The serving flags of a recorded case that the weights depend on."""
+    return {"language_model_only": _lm_only(row), "max_num_batched_tokens": row.get("max_num_batched_tokens", 8192)}
+
+
+def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
+    """Tensors vLLM allocates with the model as plain module attributes (not parameters or
+    buffers: the recorder's ``allocated_bytes`` has them, its ``buffer_bytes`` not): DeepSeek-V3.2's
+    int32 top-k indices ``[max_num_batched_tokens, index_topk]``."""
+    return 4 * row.get("max_num_batched_tokens", 8192) * config["index_topk"] if "index_topk" in config else 0
+
+
 def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:
     """vLLM's [param, buffer] bytes per pipeline stage (one stage without PP)."""
     return [(s[0], s[1]) for s in row.get("stages") or [[row["param_bytes"], row["buffer_bytes"]]]]
@@ -95,12 +107,12 @@ def test_config_alone_matches_vllm(cid: str) -> None:
     config, hq = _config(row["config"])
     if not row["ok"] or (len(_stages(row)) > 1 and config["architectures"][0] in PP_REFUSED):
         with pytest.raises(InputError):
-            rank_weights(config, _parallel(row["argv"]), hf_quant=hq, language_model_only=_lm_only(row))
+            rank_weights(config, _parallel(row["argv"]), hf_quant=hq, **_serve(row))
         return
     got = []
     for stage in range(len(_stages(row))):
-        w = rank_weights(config, _parallel(row["argv"], stage), hf_quant=hq, language_model_only=_lm_only(row))
-        got.append((w.param_bytes, w.buffer_bytes))
+        w = rank_weights(config, _parallel(row["argv"], stage), hf_quant=hq, **_serve(row))
+        got.append((w.param_bytes, w.buffer_bytes - _attr_bytes(config, row)))
     if config["architectures"][0] in VIEW_BUFFERS:
         # vLLM's buffers include views of parameters (no memory of their own): the recorder's
         # buffer sum counts them, dryboot does not (the allocated bytes check the rest)
@@ -119,9 +131,7 @@ def test_allocated_bytes_match_vllm(cid: str) -> None:
     config, hq = _config(row["config"])
     recorded = [s[2] for s in row["stages"]] if "stages" in row else [row["allocated_bytes"]]
     got = [
-        rank_weights(
-            config, _parallel(row["argv"], stage), hf_quant=hq, language_model_only=_lm_only(row)
-        ).allocated_bytes
+        rank_weights(config, _parallel(row["argv"], stage), hf_quant=hq, **_serve(row)).allocated_bytes
         for stage in range(len(recorded))
     ]
     assert got == recorded
@@ -166,7 +176,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             out[name + ".weight_scale_2"] = ("F32", [])
             out[name + ".input_scale"] = ("F32", [])
 
-    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"):
+    if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "Glm4MoeLiteForCausalLM"):
         _deepseek_tensors(config, out, linear, f)
         return out
     moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")
@@ -246,6 +256,13 @@ def _deepseek_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
         out[f"{a}.kv_a_layernorm.weight"] = (f, [kv_lora])
         linear(f"{a}.kv_b_proj", nq * (nope + v), kv_lora)
         linear(f"{a}.o_proj", h, nq * v)
+        if "index_topk" in config:  # DeepSeek-V3.2's indexer
+            ih, hd = config["index_n_heads"], config["index_head_dim"]
+            linear(f"{a}.indexer.wq_b", ih * hd, q_lora)
+            out[f"{a}.indexer.wk.weight"] = (f, [hd, h])
+            out[f"{a}.indexer.weights_proj.weight"] = (f, [ih, h])
+            out[f"{a}.indexer.k_norm.weight"] = ("F32", [hd])
+            out[f"{a}.indexer.k_norm.bias"] = ("F32", [hd])
         for m in ("input_layernorm", "post_attention_layernorm"):
             out[f"{p}.{m}.weight"] = (f, [h])
         if i < config["first_k_dense_replace"]:
@@ -339,9 +356,9 @@ def test_checkpoint_headers_match_vllm(cid: str, tmp_path: Path) -> None:
     assert total == sum(t.nbytes for t in tensors.values())
     got = []
     for stage in range(len(_stages(row))):
-        w = checkpoint_rank_weights(tensors, config, _parallel(row["argv"], stage), hf_quant=hq)
+        w = checkpoint_rank_weights(tensors, config, _parallel(row["argv"], stage), hf_quant=hq, **_serve(row))
         assert w.source == "checkpoint headers"
-        got.append((w.param_bytes, w.buffer_bytes))
+        got.append((w.param_bytes, w.buffer_bytes - _attr_bytes(config, row)))
     assert got == _stages(row)
 
 
