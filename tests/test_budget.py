@@ -349,3 +349,12 @@ def test_cli_refused_budget_is_one_line_and_the_plan_still_prints() -> None:
     assert r.returncode in (0, 1), r.stderr
     assert "vLLM would log:" in r.stdout
     assert "KV budget: not estimated: weights:" in r.stdout or "Available KV cache memory:" in r.stdout
+
+
+def test_cli_passes_max_num_batched_tokens_to_the_weights() -> None:
+    # DeepSeek-V3.2's indexer buffer [max_num_batched_tokens, index_topk] is allocated with the weights
+    cfg = REPO / "tests/fidelity/data/weights/configs/deepseek-ai--DeepSeek-V3.2/config.json"
+    env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
+    cmd = [sys.executable, "-m", "dryboot", "plan", "--model", str(cfg), "--gpu", "B200", "-tp", "8", "--json"]
+    doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=env, check=False).stdout)
+    assert "refused" not in doc["budget"] and doc["budget"]["weights_bytes"] > 0

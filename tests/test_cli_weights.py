@@ -31,7 +31,7 @@ def test_plan_prints_model_loading_from_headers(tmp_path: Path) -> None:
     r = dryboot("plan", "--model", str(d), "-tp", "2", "--kv-cache-memory-bytes", "10G")
     assert r.returncode == 0, r.stderr
     assert "\n  Model loading took 7.51 GiB memory\n" in r.stdout
-    assert "\n    (TP 2: 8,064,147,456 bytes, from the checkpoint headers)\n" in r.stdout
+    assert "\n    (TP 2: 8,064,180,224 bytes, from the checkpoint headers)\n" in r.stdout
     r = dryboot("plan", "--model", str(d), "-tp", "2", "--kv-cache-memory-bytes", "10G", "--json")
     w = json.loads(r.stdout)["weights"]
     want = RECORDED["meta-llama--Meta-Llama-3.1-8B --tensor-parallel-size 2"]

@@ -65,13 +65,22 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
 
 
 def allocated(model: Any) -> tuple[int, int]:
-    """What the model's tensors hold in device memory: each storage once (a buffer that views a
-    parameter, e.g. Mamba2's ``conv_weights``, shares its storage), as the CUDA caching allocator
-    counts it (each allocation rounded up to its 512-byte blocks) and unrounded."""
+    """What the model's tensors hold in device memory: each storage of its parameters, buffers and
+    tensor attributes once (a buffer that views a parameter, e.g. Mamba2's ``conv_weights``,
+    shares its storage), as the CUDA caching allocator counts it (each allocation rounded up to
+    its 512-byte blocks) and unrounded."""
     import itertools
 
+    import torch
+
     sizes: dict[int, int] = {}
-    for t in itertools.chain(model.parameters(), model.buffers()):
+    # tensors a module keeps as a plain attribute are allocated with the model too (DeepSeek-V3.2's
+    # top-k indices buffer, shared by every indexer)
+    # (on the meta device, i.e. the GPU's; ``Attention._k_scale_cpu`` and the like stay on the CPU)
+    attrs = (
+        v for m in model.modules() for v in vars(m).values() if isinstance(v, torch.Tensor) and v.device.type == "meta"
+    )
+    for t in itertools.chain(model.parameters(), model.buffers(), attrs):
         st = t.untyped_storage()
         sizes[st._cdata] = st.nbytes()
     return sum(-(-n // 512) * 512 for n in sizes.values()), sum(sizes.values())
@@ -149,6 +158,7 @@ def main() -> int:
                     buffer_bytes=bbytes,
                     allocated_bytes=alloc,
                     storage_bytes=storage,
+                    max_num_batched_tokens=cfg.scheduler_config.max_num_batched_tokens,
                     by_dtype=by_dtype,
                 )
                 if os.environ.get("RECORD_WEIGHTS_SHAPES") and argv[1] == "1":  # debugging aid

@@ -301,6 +301,7 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         load_format=load_format,
         language_model_only=args.language_model_only,
         limit_mm_per_prompt=args.mm_limits,
+        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
     )
 
 

@@ -308,6 +308,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         dtype=args.dtype,
         language_model_only=args.language_model_only,
         limit_mm_per_prompt=args.mm_limits,
+        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
     )
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
     bp = plan_with_budget(

@@ -80,10 +80,13 @@ def model_weights(
     load_format: str = "auto",
     language_model_only: bool = False,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
-    ``--limit-mm-per-prompt`` (0 for every modality of a vision tower: no tower).
+    ``--limit-mm-per-prompt`` (0 for every modality of a vision tower: no tower);
+    ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
+    rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, or ``--load-format safetensors``
@@ -125,15 +128,15 @@ def model_weights(
             par = Parallel(
                 tp=tp, pp=pp, pp_rank=stage, dp=dp, expert_parallel=expert_parallel, pp_partition=pp_partition
             )
-            lm, mm = language_model_only, limit_mm_per_prompt
+            serve: dict[str, Any] = {
+                "language_model_only": language_model_only,
+                "limit_mm_per_prompt": limit_mm_per_prompt,
+                "max_num_batched_tokens": max_num_batched_tokens,
+            }
             if tensors is not None:
-                w = checkpoint_rank_weights(
-                    tensors, config, par, hf_quant=hf_quant, dtype=dtype, language_model_only=lm, limit_mm_per_prompt=mm
-                )
+                w = checkpoint_rank_weights(tensors, config, par, hf_quant=hf_quant, dtype=dtype, **serve)
             else:
-                w = rank_weights(
-                    config, par, hf_quant=hf_quant, dtype=dtype, language_model_only=lm, limit_mm_per_prompt=mm
-                )
+                w = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype, **serve)
             report.stages.append(w)
     except InputError as e:
         report.stages = []

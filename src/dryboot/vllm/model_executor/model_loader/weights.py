@@ -52,6 +52,11 @@ GiB = 1 << 30
 VOCAB_PADDING = 64
 #: the CUDA caching allocator rounds every allocation up to 512 bytes (``kMinBlockSize``)
 ALLOC_ROUND = 512
+#: blocks an attention layer holds beyond the one its 16 bytes of scale buffers are counted in:
+#: the four float32 scalar buffers ``_q/_k/_v/_prob_scale`` are four blocks, and
+#: ``set_default_quant_scales`` (``layers/attention/attention.py``) also creates ``_k_scale_cpu``
+#: and ``_v_scale_cpu`` under the loader's device context, i.e. on the GPU: two more
+ATTENTION_EXTRA_BLOCKS = 5
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float": 4, "half": 2}
 
@@ -69,6 +74,7 @@ ARCHITECTURES = {
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v2",
+    "DeepseekV32ForCausalLM": "deepseek_v2",
     "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "NemotronHForCausalLM": "nemotron_h",
 }
@@ -532,15 +538,20 @@ def rank_weights(
     dtype: str = "auto",
     language_model_only: bool = False,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> RankWeights:
     """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
+    ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
+    rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
     ``language_model_only`` (``--language-model-only``) or ``limit_mm_per_prompt`` 0 for every
     modality of a tower (``--limit-mm-per-prompt``): a vision-language model without its tower.
 
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
-    return _walk(config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt))
+    return _guarded(
+        config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt), max_num_batched_tokens
+    )
 
 
 def checkpoint_rank_weights(
@@ -552,6 +563,7 @@ def checkpoint_rank_weights(
     dtype: str = "auto",
     language_model_only: bool = False,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
+    max_num_batched_tokens: int | None = None,
 ) -> RankWeights:
     """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
     safetensors headers) sharded by the rules of :func:`rank_weights` (the same walk), plus
@@ -566,7 +578,28 @@ def checkpoint_rank_weights(
     :raises InputError: a tensor whose kind this module does not shard (named), or what
         :func:`rank_weights` refuses for the config.
     """
-    return _walk(config, par, hf_quant, dtype, tensors, _no_tower(language_model_only, limit_mm_per_prompt))
+    return _guarded(
+        config,
+        par,
+        hf_quant,
+        dtype,
+        tensors,
+        _no_tower(language_model_only, limit_mm_per_prompt),
+        max_num_batched_tokens,
+    )
+
+
+def _guarded(*args: Any) -> RankWeights:
+    """:func:`_walk`, with a config field of an unexpected type or value (a list where a number
+    belongs, a float count, ...) refused in one line like every other refusal."""
+    try:
+        return _walk(*args)
+    except InputError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as e:
+        raise InputError(
+            "config.json", None, f"a field has an unexpected type or value ({type(e).__name__}: {e})"[:200]
+        ) from None
 
 
 def _no_tower(language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
@@ -580,6 +613,7 @@ def _walk(
     dtype: str,
     tensors: Mapping[str, Any] | None,
     no_tower: bool = False,
+    max_num_batched_tokens: int | None = None,
 ) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
@@ -671,6 +705,8 @@ def _walk(
             _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab, tp)
         if family in MLA_FAMILIES:
             _mla_attention(w, config, quant, tp, att, h, ab)
+            if "index_topk" in config:
+                _indexer(w, config, quant, li, f"{att}.indexer", h, ab)
             n_attention += 1
             continue
         if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
@@ -699,10 +735,23 @@ def _walk(
         if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES):
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
-        w.ref.allocated_bytes += 3 * ALLOC_ROUND  # four separate 4-byte tensors: four blocks
+        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
     if n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
         w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+        if "index_topk" in config and family in MLA_FAMILIES:
+            if not config.get("indexer_rope_interleave", False):
+                # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
+                w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+            if max_num_batched_tokens is None:
+                raise InputError(
+                    "--max-num-batched-tokens",
+                    None,
+                    f"{arch} allocates its top-k indices buffer (max_num_batched_tokens x index_topk int32) with "
+                    "the weights: give max_num_batched_tokens",
+                )
+            # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
+            w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
     if vision is not None:
         _qwen3_vision_tower(w, vision, tp, ab)
     if family == "gemma2":
@@ -925,7 +974,7 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
         for _ in range(4):
             w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)
-    w.ref.allocated_bytes += 3 * ALLOC_ROUND
+    w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
 
 
 def _nemotron_pattern(config: Mapping[str, Any]) -> str:
@@ -976,7 +1025,7 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
         w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab)
         w.own("attention", h * nq_r * int(hd) * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += 3 * ALLOC_ROUND
+        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
     elif kind == "-":
         _nemotron_mlp(w, h, _divide(_int(config, "intermediate_size"), tp, "intermediate_size"), bias, ab)
     else:
@@ -1004,6 +1053,26 @@ def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int) -> None:
     with their biases under ``mlp_bias``."""
     for n in (i_r * h, *([i_r] if bias else []), h * i_r, *([h] if bias else [])):
         w.own("mlp", n * ab)
+
+
+def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str, h: int, ab: int) -> None:
+    """DeepSeek-V3.2's sparse-attention indexer (``deepseek_v2.py`` ``Indexer``), replicated on
+    every rank: ``wq_b`` (ReplicatedLinear ``[n_heads x head_dim, q_lora]``, quantized),
+    ``wk_weights_proj`` (``[head_dim + n_heads, H]``, unquantized), ``k_norm`` (LayerNorm, float32
+    weight and bias ``[head_dim]``). Layers the IndexCache pattern skips have none.
+
+    :raises InputError: ``index_topk_pattern`` / ``index_topk_freq`` (not modelled)."""
+    if config.get("index_topk_pattern") is not None or (config.get("index_topk_freq") or 1) != 1:
+        raise InputError("config.json", "index_topk_freq", "an IndexCache layer pattern is not modelled")
+    heads, hd = _int(config, "index_n_heads"), _int(config, "index_head_dim")
+    q_lora = _int(config, "q_lora_rank")
+    w.module(
+        _linear(quant, f"{ix}.wq_b", q_lora, (heads * hd,), ab, split="replicated"),
+        "indexer",
+        ((f"{ix}.wq_b", "whole"),),
+    )
+    w.module([("weight", (hd + heads) * h * ab)], "indexer", ((f"{ix}.wk", "whole"), (f"{ix}.weights_proj", "whole")))
+    w.module([("weight", hd * 4), ("weight", hd * 4)], "norm", ((f"{ix}.k_norm", "whole", 4),))
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
