@@ -9,7 +9,7 @@ import sys
 import click
 
 from dryboot.cli.patch_report import render_apply, render_status, render_swap, waiting
-from dryboot.errors import InputError
+from dryboot.inputs import read_regular
 from dryboot.patching.check import check_series
 from dryboot.patching.recount import check_patch, fix_file
 from dryboot.patching.series import read_series_file
@@ -27,12 +27,7 @@ def hunks_check(patches: tuple[str, ...]) -> None:
     """Check every hunk header against its body; exit 1 on any mismatch."""
     bad = 0
     for path in patches:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-        for p in check_patch(data, path):
+        for p in check_patch(read_regular(path), path):
             click.echo(f"{path}:{p.lineno}: {p.message}")
             bad += 1
     if bad:

@@ -14,6 +14,7 @@ import os
 import stat
 
 from dryboot.errors import InputError
+from dryboot.inputs import file_kind
 from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
@@ -91,6 +92,9 @@ class Tree:
             path = os.path.join(self.root, rel)
             try:
                 st = os.lstat(path)
+                if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                    # a FIFO would block the read, a device never end: refused, named (issue 28)
+                    raise InputError(path, None, f"is {file_kind(st.st_mode)}, not a regular file")
                 self._disk[rel] = _read_file(path, st.st_size) if stat.S_ISREG(st.st_mode) else None
             except FileNotFoundError:
                 self._disk[rel] = None

@@ -19,6 +19,7 @@ from itertools import compress, repeat
 from operator import itemgetter, methodcaller, ne
 
 from dryboot.errors import InputError
+from dryboot.inputs import read_regular
 from dryboot.patching._record import field, record
 
 TYPE_CHECKING = False
@@ -1013,9 +1014,4 @@ def parse_patch(data: bytes, source: str) -> PatchFile:
 
 def read_patch(path: str) -> PatchFile:
     """Read and parse the patch file at ``path``; :class:`InputError` if unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    return parse_patch(data, path)
+    return parse_patch(read_regular(path), path)

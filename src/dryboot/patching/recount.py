@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
+from dryboot.inputs import read_regular
 from dryboot.patching.parse import Hunk, PatchFile, Problem, parse_patch
 from dryboot.patching.transaction import write_atomic
 
@@ -140,12 +141,7 @@ def fix_file(path: str) -> FixResult:
 
     :raises InputError: unreadable or unparseable patch.
     """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    res = fix_patch(data, path)
+    res = fix_patch(read_regular(path), path)
     if res.changes:
         try:
             real = os.path.realpath(path)
