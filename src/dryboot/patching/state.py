@@ -24,7 +24,7 @@ from __future__ import annotations
 from dryboot.patching._record import field, record
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
 from dryboot.patching.parse import PatchFile
-from dryboot.patching.place import HunkResult
+from dryboot.patching.place import HunkResult, sides, trimmed_context
 from dryboot.patching.series import SeriesEntry
 
 Patch = tuple[SeriesEntry, PatchFile]
@@ -36,7 +36,34 @@ def _cost(out: PatchOutcome, patch: PatchFile, new_side: bool) -> tuple[int, int
     anywhere, so they prove nothing), then total fuzz, then total offset. ``new_side``: the
     placement sought the hunks' new sides."""
     hs = out.hunks()
-    return _blind(patch, new_side), sum(r.fuzz for r in hs), sum(abs(r.offset) for r in hs)
+    return (
+        _blind(patch, new_side) + _fuzzed_blind(out, patch, new_side),
+        sum(r.fuzz for r in hs),
+        sum(abs(r.offset) for r in hs),
+    )
+
+
+def blind_hunks(out: PatchOutcome, patch: PatchFile, new_side: bool) -> int:
+    """How many hunks of the (successful) placement ``out`` prove nothing: their sought side
+    (the new sides when ``new_side``) is empty, or the fuzz used trimmed all of it."""
+    return _blind(patch, new_side) + _fuzzed_blind(out, patch, new_side)
+
+
+def _fuzzed_blind(out: PatchOutcome, patch: PatchFile, new_side: bool) -> int:
+    """How many hunks of ``out`` were placed with a fuzz that trimmed every line of the side
+    sought: a pure deletion with three lines of context on each side, sought by its new side
+    (context only) at fuzz 3, "fits" anywhere and proves nothing (issue 28: it was read
+    applied, and its deletion skipped)."""
+    n = 0
+    for fo, sec in zip(out.files, patch.sections, strict=False):
+        for r in fo.results:
+            if r.fuzz <= 0 or not 1 <= r.number <= len(sec.hunks):
+                continue
+            sd = sides(sec.hunks[r.number - 1])
+            top, bottom = trimmed_context(sd.lead, sd.trail, r.fuzz)
+            if len(sd.new if new_side else sd.old) - max(top, 0) - max(bottom, 0) <= 0:
+                n += 1
+    return n
 
 
 def _blind(patch: PatchFile, new_side: bool) -> int:
