@@ -109,7 +109,8 @@ class Problem:
     :param kind: ``count`` (declared count differs from the body), ``stray`` (a line after a
         complete hunk), ``noop`` (a hunk with no ``-``/``+`` line), ``marker`` (a misplaced
         ``\\ No newline`` line), ``extra`` (context lines past the counts before the next file:
-        GNU patch and git skip them, so appliers do; ``hunks fix`` counts them).
+        GNU patch and git skip them, so appliers do; ``hunks fix`` counts them),
+        ``unterminated`` (the patch ends inside a hunk line: no final LF, no marker).
     :param message: the reason, phrased for the user.
     """
 
@@ -864,8 +865,25 @@ class _Parser:
         h.set_plain(rows, kinds, start + 1)
         return start + end
 
+    def unterminated(self, sec: FileSection, h: Hunk) -> None:
+        """The patch's last line is a body line of ``h`` with no LF and no ``\\ No newline``
+        marker: GNU patch says "patch unexpectedly ends in middle of line" and fails (at fuzz 0;
+        "malformed patch" for an added line), git apply calls it a corrupt patch. A problem, so
+        the patch is refused (issue 28: it applied silently, as if the line ended)."""
+        h.problems.append(
+            Problem(
+                self.n,
+                "unterminated",
+                f"hunk {h.number} of {sec.display_name()}: the patch ends in the middle of a line (no final "
+                "newline and no '\\ No newline at end of file' marker; GNU patch: 'patch unexpectedly ends "
+                "in middle of line', git apply: 'corrupt patch')",
+            )
+        )
+
     def body(self, sec: FileSection, h: Hunk, start: int) -> int:
         fast = self.plain_body(h, start)
+        if fast is not None and not self.final_newline and fast == self.n:
+            self.unterminated(sec, h)
         if fast is not None:
             if h.changes_nothing():
                 h.problems.append(
@@ -980,6 +998,8 @@ class _Parser:
             )
         if markers:
             self.check_markers(sec, h)
+        if not self.final_newline and end == self.n and h.lines and h.lines[-1].lineno == self.n:
+            self.unterminated(sec, h)
         return end
 
     def check_markers(self, sec: FileSection, h: Hunk) -> None:

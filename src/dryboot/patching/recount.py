@@ -96,7 +96,7 @@ def fix_patch(data: bytes, source: str) -> FixResult:
                     )
                 )
             for p in h.problems:
-                if p.kind == "marker":
+                if p.kind in ("marker", "unterminated"):  # which the last line meant: the author's to say
                     res.unfixable.append(p)
             body = h.lines + h.extra if blank is None else [b for b in h.lines if b.lineno < blank.lineno]
             co = sum(1 for b in body if b.kind != 0x2B)
