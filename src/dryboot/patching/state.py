@@ -189,15 +189,48 @@ class _Reversal:
 
     reverse: PatchOutcome
     forward: PatchOutcome | None
+    note: str = ""
+
+
+#: The fuzz up to which a patch is *recognised* applied whatever fuzz the run allows: a patch a
+#: run with ``--fuzz N`` applied keeps its fuzzed context in the tree, so a later run without
+#: ``--fuzz`` must still see it applied (issue 28). GNU patch's default maximum, 2: at 3 a
+#: ``diff -u`` hunk keeps only its changed lines, too little to call a patch applied (a
+#: hand-edited line next to it would go unnoticed); a patch applied with ``--fuzz 3`` is
+#: recognised by a run with ``--fuzz 3``. Only recognising: nothing is written with this fuzz.
+RECOGNISE_FUZZ = 2
+
+
+def _recognised(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int) -> _Reversal | None:
+    """The reversal of ``patch`` at :data:`RECOGNISE_FUZZ` when ``fuzz`` is lower and the patch
+    reads applied only with more fuzz: every hunk's new side placed with context the fuzz
+    trimmed but some of it kept (no blind placement), and its old side not placeable even then.
+    That is the tree a run with ``--fuzz`` leaves; None otherwise."""
+    if fuzz >= RECOGNISE_FUZZ:
+        return None
+    kw = {"measure": False, "check_modes": True, "prefilter": True, "quick": True}
+    bwd = apply_patch(tree, patch, entry.strip, not entry.reverse, RECOGNISE_FUZZ, **kw)
+    if not bwd.ok or blind_hunks(bwd, patch, not entry.reverse):
+        return None
+    if apply_patch(tree, patch, entry.strip, entry.reverse, RECOGNISE_FUZZ, **kw).ok:
+        return None
+    used = max((r.fuzz for r in bwd.hunks()), default=0)
+    return _Reversal(
+        bwd,
+        None,
+        f"applied with fuzz {used}: its context differs from the tree's as a run with --fuzz {used} leaves it "
+        "(recognised, never re-applied)",
+    )
 
 
 def _reverses(tree: Tree, entry: SeriesEntry, patch: PatchFile, fuzz: int) -> _Reversal | None:
-    """The reversal of ``patch`` on ``tree`` if the patch reads applied there, else None."""
+    """The reversal of ``patch`` on ``tree`` if the patch reads applied there (within ``fuzz``,
+    or as a run with more fuzz left it: see :func:`_recognised`), else None."""
     bwd = apply_patch(
         tree, patch, entry.strip, not entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True, quick=True
     )
     if not bwd.ok:
-        return None
+        return _recognised(tree, entry, patch, fuzz)
     fwd = apply_patch(
         tree, patch, entry.strip, entry.reverse, fuzz, measure=False, check_modes=True, prefilter=True, quick=True
     )
@@ -234,7 +267,7 @@ def _proven(r: _Reversal) -> PatchStatus:
         hs = _hunk_statuses(r.reverse, r.reverse)
         for h in hs:
             h.state = "applied"
-        return PatchStatus("applied", hs, r.reverse, r.reverse)
+        return PatchStatus("applied", hs, r.reverse, r.reverse, r.note)
     hs = _hunk_statuses(r.forward, r.reverse)
     for h in hs:
         h.state = "applied"
