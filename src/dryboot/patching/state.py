@@ -255,11 +255,32 @@ def applied_prefix(patches: list[Patch], tree: Tree, fuzz: int = 0) -> tuple[int
             if r is None:
                 break
             chain.append(r)
-            cur = r.reverse.tree
+            cur = _flatten(r, tree)
         else:
             chain.reverse()
             return top + 1, [_proven(r) for r in chain]
     return 0, []
+
+
+def _flatten(r: _Reversal, base: Tree) -> Tree:
+    """The tree ``r``'s reversal left, as one layer over ``base`` holding only the latest
+    content of each file, and ``r``'s own layers emptied (only their per-hunk results are kept).
+    Without it a chain of k reversals holds k versions of a file patched k times: 357 MiB for
+    200 patches over a 50,000-line file (issue 28); with it, two versions at a time."""
+    top = r.reverse.tree
+    layers: list[Tree] = []
+    t: Tree | None = top
+    while t is not None and t is not base:
+        layers.append(t)
+        t = t.parent
+    flat = base.child()
+    for layer in reversed(layers):
+        flat.changes.update(layer.changes)
+        flat.modes.update(layer.modes)
+        layer.changes, layer.modes = {}, {}
+    if r.forward is not None:
+        r.forward.tree.changes, r.forward.tree.modes = {}, {}
+    return flat
 
 
 def _proven(r: _Reversal) -> PatchStatus:
