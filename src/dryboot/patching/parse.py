@@ -342,6 +342,8 @@ class PatchFile:
     sections: list[FileSection]
     problems: list[Problem] = field(default_factory=list)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: lines whose trailing CR was stripped (file sections with CRLF headers, as GNU patch does)
+    crlf_stripped: int = 0
 
     def all_problems(self) -> list[Problem]:
         """Every problem (file-level and per hunk), ordered by line."""
@@ -352,8 +354,17 @@ class PatchFile:
         return sorted(out, key=lambda p: p.lineno)
 
     def notes(self) -> list[str]:
-        """Warnings about this patch that do not stop it (a file name GNU patch reads short)."""
-        return [n for s in self.sections for n in s.notes]
+        """Warnings about this patch that do not stop it (a file name GNU patch reads short, CRs
+        stripped)."""
+        out = [n for s in self.sections for n in s.notes]
+        if self.crlf_stripped:
+            out.insert(
+                0,
+                f"{self.source}: CRLF line endings in the patch headers: the trailing CR of {self.crlf_stripped} "
+                "line(s) of those file sections stripped, as GNU patch does ('Stripping trailing CRs from "
+                "patch'); their lines then match LF files only",
+            )
+        return out
 
     def require_valid(self) -> None:
         """Raise :class:`InputError` for the first problem, if any (used before applying); an
@@ -526,10 +537,33 @@ def _mode(value: bytes) -> int | None:
         return None
 
 
+def strip_crlf_sections(lines: list[bytes]) -> int:
+    """Strip, in place, the trailing CR of every line of each file section whose header ends in
+    CR, as GNU patch 2.7.6 does ("Stripping trailing CRs from patch; use --binary to disable.");
+    returns how many lines lost one. A section here runs from a ``diff``/``Index:`` line or a
+    ``--- ``/``+++ `` pair to the next one; it is stripped when that line (or the ``+++ `` line
+    of the pair) ends in CR. A section with LF headers keeps its CRs: they are content (a CRLF
+    file's diff), as GNU patch keeps them. GNU patch 2.7.6 behaviour, observed."""
+    n = len(lines)
+    strip = False
+    count = 0
+    for i in range(n):
+        ln = lines[i]
+        if ln.startswith((b"diff ", b"Index: ")):
+            strip = ln.endswith(b"\r")
+        elif ln.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            strip = ln.endswith(b"\r") or lines[i + 1].endswith(b"\r")
+        if strip and ln.endswith(b"\r"):
+            lines[i] = ln[:-1]
+            count += 1
+    return count
+
+
 class _Parser:
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.lines, self.final_newline = split_lines(data)
+        self.crlf_stripped = strip_crlf_sections(self.lines) if b"\r" in data else 0
         self.has_nul = b"\x00" in data
         self.n = len(self.lines)
         self.sections: list[FileSection] = []
@@ -643,7 +677,9 @@ class _Parser:
                 i += 1
         if not self.sections:
             self.no_sections()
-        return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
+        pf = PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
+        pf.crlf_stripped = self.crlf_stripped
+        return pf
 
     def no_sections(self) -> None:
         import re  # at call: an error path only (see _ED_PATTERN); `re` stays out of every start
@@ -1025,8 +1061,9 @@ def parse_patch(data: bytes, source: str) -> PatchFile:
     """Parse patch ``data`` (bytes). ``source`` names it in messages.
 
     Count mismatches and stray lines are recorded as :class:`Problem` (see
-    :meth:`PatchFile.all_problems`); structural failures raise :class:`InputError`: CRLF
-    header lines, NUL bytes, binary patches, ed scripts, context/normal diffs, malformed
+    :meth:`PatchFile.all_problems`); a file section with CRLF headers has its lines' trailing
+    CRs stripped (:func:`strip_crlf_sections`, noted in :meth:`PatchFile.notes`); structural
+    failures raise :class:`InputError`: NUL bytes, binary patches, ed scripts, context/normal diffs, malformed
     ``@@`` lines, or no unified diff at all.
     """
     return _Parser(data, source).run()

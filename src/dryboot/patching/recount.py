@@ -78,8 +78,18 @@ def fix_patch(data: bytes, source: str) -> FixResult:
     :raises InputError: the patch cannot be parsed at all.
     """
     pf = parse_patch(data, source)
-    lines = list(pf.lines)
     res = FixResult(data)
+    if pf.crlf_stripped:  # rewriting would drop the CRs: never change a patch's line endings
+        res.unfixable.append(
+            Problem(
+                1,
+                "crlf",
+                "CRLF line endings in the patch headers: hunks fix does not rewrite a CRLF patch; convert it "
+                "to LF line endings first (for example `dos2unix`)",
+            )
+        )
+        return res
+    lines = list(pf.lines)
     for p in pf.problems:
         res.unfixable.append(p)
     for sec in pf.sections:
