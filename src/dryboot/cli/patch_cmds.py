@@ -91,7 +91,7 @@ def series_list(directory: str) -> None:
     show_default=True,
     type=click.IntRange(0, 100),
     help="Accept hunks that need up to this much fuzz (GNU patch --fuzz); applied patches are "
-    "recognised within the same fuzz.",
+    "recognised within it, and within 2 whatever it is (a rerun after --fuzz 1 or 2 needs no --fuzz).",
 )
 def series_apply(directory: str, target: str, fuzz: int) -> None:
     """Apply the series after its applied prefix, in order: all of it, or nothing.
@@ -113,7 +113,8 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
     default=0,
     show_default=True,
     type=click.IntRange(0, 100),
-    help="Judge hunks within this much fuzz (as the series was applied with).",
+    help="Judge hunks within this much fuzz (as the series was applied with); applied patches are "
+    "recognised within 2 whatever it is.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> None:
