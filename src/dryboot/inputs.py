@@ -2,8 +2,9 @@
 file is expected is refused in one line instead of hanging (a FIFO with no writer blocks ``open``
 and ``read`` forever) or reading an endless device.
 
-Every dryboot input that is read whole (a config, a log, a patch, a series file, a file inside a
-patch target) goes through :func:`read_regular` or is checked with :func:`require_regular`.
+An input that is read whole (a patch, a series file, a file inside a patch target; meant for
+configs and logs too) goes through :func:`read_regular` or is checked with
+:func:`require_regular`.
 The refusal is an :class:`~dryboot.errors.InputError` naming the input: ``<source>: is a FIFO
 (named pipe), not a regular file``.
 """
