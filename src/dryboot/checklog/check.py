@@ -32,6 +32,7 @@ from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
 from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
+from dryboot.infile import open_regular
 from dryboot.planner.flags import add_custom_dtypes
 from dryboot.planner.plan import Drafter, Policies
 from dryboot.planner.runner import load_drafter_and_k
@@ -609,13 +610,8 @@ def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) ->
 def open_log(path: str) -> tuple[BinaryIO, str]:
     """(binary stream, source name) of ``path`` (``-``: standard input), to read in chunks.
 
-    :raises InputError: unreadable.
+    :raises InputError: unreadable, or not a regular file (a FIFO would block the read).
     """
     if path == "-":
         return sys.stdin.buffer, "<stdin>"
-    try:
-        return open(path, "rb"), path
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    return open_regular(path), path

@@ -60,6 +60,7 @@ def check_log(
     from dryboot.checklog.check import check_stream, open_log
     from dryboot.checklog.render import log_to_dict, render_log
     from dryboot.errors import InputError
+    from dryboot.infile import check_regular
     from dryboot.planner.plan import Policies
     from dryboot.units import parse_human_int
     from dryboot.vllm.gpus import parse_gpu
@@ -71,6 +72,9 @@ def check_log(
         except ValueError as exc:
             raise InputError("--gpu-memory", None, str(exc)) from None
     gpu = parse_gpu(gpu_name) if gpu_name is not None else None
+    for given in (model_path, spec_model):  # refused before the log is read, whichever is read first
+        if given is not None:
+            check_regular(given, given, allow_dir=True)
     stream, source = open_log(log)
     with stream:
         report = check_stream(

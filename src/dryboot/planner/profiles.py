@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
+from dryboot.infile import open_regular
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
     apply_flags,
@@ -180,9 +181,8 @@ def load_profiles(path: str | Path) -> ProfileSet:
     p = Path(path)
     source = str(p)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(source, None, "no such file") from None
+        with open_regular(p, source) as fh:
+            data = tomllib.loads(fh.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(source, None, f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
