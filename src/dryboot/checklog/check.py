@@ -30,7 +30,7 @@ from dryboot.checklog.compare import (
 )
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
-from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
+from dryboot.checklog.parse import LogFacts, LogLine, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
 from dryboot.infile import open_regular
 from dryboot.planner.flags import add_custom_dtypes
@@ -579,6 +579,11 @@ def check_lines(
     for facts in iter_boots(iter_numbered_log_lines(lines)):
         if not facts.is_vllm_log:
             continue
+        if facts.unread and not facts.kv_lines:
+            first = facts.unread[0]
+            refusal = InputError(source, first.where, unread_reason(first))
+            yield BootResult(facts, None, "refused", refusal.line(), refusal)
+            continue
         if not facts.kv_lines:
             yield BootResult(facts, None, "unchecked", "no KV cache line in this boot")
             continue
@@ -591,7 +596,19 @@ def check_lines(
         reason = None
         if status == "unchecked":
             reason = "no KV line of this boot could be checked"
+        if facts.unread and status in ("matches", "explained", "unchecked"):
+            # a KV line present but not read was not checked: never a clean verdict
+            status, reason = "refused", f"{facts.unread[0].where}: {unread_reason(facts.unread[0])}"
         yield BootResult(facts, report, status, reason)
+
+
+def unread_reason(line: LogLine) -> str:
+    """Why a KV line of the log was not checked (it matches none of vLLM's templates)."""
+    text = line.message if len(line.message) <= 120 else line.message[:117] + "..."
+    return (
+        f"{text!r} starts a KV line but matches no vLLM template dryboot reads (a cut line or a figure "
+        "that is not a number); it is not checked"
+    )
 
 
 def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> LogReport:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status
+from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status, unread_reason
 from dryboot.checklog.compare import Explanation, LineCheck, describe_figures
 
 
@@ -56,6 +56,8 @@ def render_text(r: CheckReport) -> str:
         out.append(check_line(c))
         for e in c.explanations[1:]:
             out.append(f"    also: {e.text}")
+    for line in f.unread:
+        out.append(f"{line.where}: unread: {unread_reason(line)}")
     for kind, text in r.comparison.missing:
         out.append(f"not in the log: {kind.value}: vLLM would log: {text}")
     if r.search is not None:
@@ -78,7 +80,11 @@ def render_text(r: CheckReport) -> str:
     n_diff = sum(c.status == "differs" for c in checks)
     n_unchecked = sum(c.status == "unchecked" for c in checks)
     n_refused = sum(c.status == "refused" for c in checks)
-    tail = (f", {n_unchecked} unchecked" if n_unchecked else "") + (f", {n_refused} refused" if n_refused else "")
+    tail = (
+        (f", {n_unchecked} unchecked" if n_unchecked else "")
+        + (f", {n_refused} refused" if n_refused else "")
+        + (f", {len(f.unread)} unread" if f.unread else "")
+    )
     status = boot_status(r)
     verdict = {
         "matches": f" — the boot agrees with vLLM {r.candidate.version}'s rules",
@@ -91,6 +97,8 @@ def render_text(r: CheckReport) -> str:
         else " — explained only with the searched KV budget above",
         "unchecked": " — nothing checked",
     }[status]
+    if f.unread and status in ("matches", "explained", "unchecked"):
+        verdict = " — but a KV line of the log could not be read (unread, above): not a clean verdict"
     out.append("")
     out.append(
         f"{len(checks)} KV line{'s' if len(checks) != 1 else ''}: {n_match} match, {n_diff} differ{tail}{verdict}"
@@ -195,6 +203,7 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             for c in checks
         ],
         "not_in_log": [{"kind": k.value, "predicted": t} for k, t in r.comparison.missing],
+        "unread": [{"line": ln.number, "process": ln.process, "text": ln.message} for ln in f.unread],
         "summary": {
             "lines": len(checks),
             "matches": sum(c.status == "matches" for c in checks),
