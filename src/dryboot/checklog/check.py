@@ -541,16 +541,22 @@ class LogReport:
 
     @property
     def exit_code(self) -> int:
-        statuses = {b.status for b in self.boots}
-        if "differs" in statuses or "unexplained" in statuses:
-            return EXIT_DIFFERS
-        if "refused" in statuses:
-            return EXIT_REFUSED
-        if "explained" in statuses:
-            return EXIT_EXPLAINED_ONLY
-        if "matches" in statuses:
-            return EXIT_MATCHES
-        return EXIT_NOTHING_CHECKED
+        return exit_code_of({b.status for b in self.boots})
+
+
+def exit_code_of(statuses: set[str]) -> int:
+    """check-log's exit code for boots of these statuses (:class:`BootResult`): 1 when one
+    differs, else 2 when one is refused, 4 when one is explained only by searched flags, 0 when
+    one matches, else 3."""
+    if "differs" in statuses or "unexplained" in statuses:
+        return EXIT_DIFFERS
+    if "refused" in statuses:
+        return EXIT_REFUSED
+    if "explained" in statuses:
+        return EXIT_EXPLAINED_ONLY
+    if "matches" in statuses:
+        return EXIT_MATCHES
+    return EXIT_NOTHING_CHECKED
 
 
 def boot_status(r: CheckReport) -> str:
@@ -612,16 +618,35 @@ def unread_reason(line: LogLine) -> str:
 
 
 def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> LogReport:
-    """:func:`check_lines` over a byte stream read in bounded chunks.
+    """:func:`iter_check_stream`, every boot kept (memory grows with the boots: the CLI renders
+    :func:`iter_check_stream` boot by boot instead).
 
-    :raises InputError: the stream is not a text log, or holds no vLLM line at all.
+    :raises InputError: as :func:`iter_check_stream`.
     """
-    boots = tuple(check_lines(iter_relevant_lines(stream, source), source=source, **options))
-    if not boots:
+    return LogReport(source, tuple(iter_check_stream(stream, source=source, **options)))
+
+
+def iter_check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> Iterator[BootResult]:
+    """:func:`check_lines` over a byte stream read in bounded chunks, one boot at a time (memory:
+    the boot being checked and the next one, whatever the number of boots).
+
+    :raises InputError: the stream is not a text log, or holds no vLLM line at all; a log of one
+        boot that is refused (bad input is one line and exit 2, as everywhere), raised before
+        anything is yielded.
+    """
+    boots = check_lines(iter_relevant_lines(stream, source), source=source, **options)
+    first = next(boots, None)
+    if first is None:
         raise InputError(source, None, "no vLLM line found (no version, args, KV budget or KV cache line)")
-    if len(boots) == 1 and boots[0].refusal is not None:
-        raise boots[0].refusal  # one boot: bad input is one line and exit 2, as everywhere
-    return LogReport(source, boots)
+    second = next(boots, None)
+    if second is None:
+        if first.refusal is not None:
+            raise first.refusal
+        yield first
+        return
+    yield first
+    yield second
+    yield from boots
 
 
 def open_log(path: str) -> tuple[BinaryIO, str]:

@@ -54,11 +54,9 @@ def check_log(
     KV budget, and the lines are explained only by the flag combinations or the budget listed.
     """
     # at call: `dryboot --help` and other commands never load check-log (test_help_does_not_import_checklog)
-    import json
-
     # at call: as above
-    from dryboot.checklog.check import check_stream, open_log
-    from dryboot.checklog.render import log_to_dict, render_log
+    from dryboot.checklog.check import iter_check_stream, open_log
+    from dryboot.checklog.render import stream_log
     from dryboot.errors import InputError
     from dryboot.infile import check_regular
     from dryboot.planner.plan import Policies
@@ -77,7 +75,7 @@ def check_log(
             check_regular(given, given, allow_dir=True)
     stream, source = open_log(log)
     with stream:
-        report = check_stream(
+        boots = iter_check_stream(
             stream,
             source=source,
             model_path=model_path,
@@ -88,8 +86,6 @@ def check_log(
             gpu_memory_bytes=gpu_bytes,
             gpu=gpu,
         )
-    if as_json:
-        click.echo(json.dumps(log_to_dict(report), indent=2, default=str))
-    else:
-        click.echo(render_log(report), nl=False)
-    raise SystemExit(report.exit_code)
+        # each boot is printed once checked, then dropped: memory does not grow with the boots
+        code = stream_log(boots, source, lambda text: click.echo(text, nl=False), as_json=as_json)
+    raise SystemExit(code)
