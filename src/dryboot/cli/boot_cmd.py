@@ -76,8 +76,11 @@ def boot(
     the KV lines the tree logged, dryboot's report for the same inputs (as `dryboot plan`), and the
     diff: "the tree agrees with vLLM X's rules" or which figure differs (the tree changed a rule).
     --kv-cache-memory-bytes is required (no profile run). Exit 0: agrees and starts; 1: a figure
-    differs, or the engine does not start; 2: bad input or what the boot cannot do (a model class
-    needing CUDA at construction, a tree that does not import, a release outside 0.27.1-0.33.0).
+    differs, or the engine does not start; 2: bad input (a malformed config, or inputs both the
+    tree and dryboot refuse) or what the boot cannot do (a model class needing CUDA at
+    construction, a tree that does not import, a release outside 0.27.1-0.33.0); 3: the tree
+    started but dryboot cannot model its inputs (a cache dtype the tree registers itself, a flag
+    dryboot does not know): the tree's figures are printed, none is compared.
     """
     # at call: only `dryboot boot` loads the boot package and its session
     from dryboot.boot.arms import model_dir
@@ -85,12 +88,16 @@ def boot(
     from dryboot.boot.session import FAKED, H200, BootSession, limitation, parse_gpu, resolve_tree
     from dryboot.boot.trees import choose_python
     from dryboot.errors import InputError
+    from dryboot.vllm.transformers_utils.config import check_config, load_config_json
 
     flags = list(vllm_flags)
     if not any(
         f == "--kv-cache-memory-bytes" or f.startswith(("--kv-cache-memory-bytes=", "--kv-cache-memory")) for f in flags
     ):
         raise InputError("--kv-cache-memory-bytes", None, "required: dryboot boot runs no profile run")
+    if Path(model_path).exists():  # a malformed config: one line, exit 2, as plan says it, before any boot
+        source, data = load_config_json(model_path)
+        check_config(data, source)
     gpu = parse_gpu(gpu_name)
     tree = resolve_tree(tree_path)
     py = choose_python(python, tree.version, tree)
@@ -118,8 +125,15 @@ def boot(
         diffs = differences(mine, theirs, "tree", "dryboot")
     policies = "" if grouping == unification == "upstream" else f" (grouping {grouping}, unification {unification})"
     rules = f"vLLM {release}'s rules{policies}"
+    if theirs is None and mine.refusal is not None:
+        # both refuse: bad input, said in one line as `dryboot plan` says it
+        tree_says = " ".join(mine.refusal.split())
+        raise InputError(model_note, None, f"the tree refuses it too ({tree_says[:300]})")
     if theirs is None:
-        verdict = f"not compared: dryboot cannot model these inputs ({model_note})"
+        verdict = (
+            f"not compared: the tree started, but dryboot cannot model these inputs ({model_note}); "
+            "the tree's figures above (block size, mamba padding, GPU KV cache tokens) are its own, unchecked"
+        )
     elif diffs:
         verdict = f"the tree differs from {rules}: the tree changed a rule, or dryboot's model is wrong"
     else:
@@ -172,7 +186,13 @@ def boot(
         click.echo("faked (nothing else):")
         for f in FAKED:
             click.echo(f"  - {f}")
-    raise SystemExit(0 if mine.refusal is None and theirs is not None and not diffs else 1)
+    if theirs is None:
+        raise SystemExit(EXIT_NOT_COMPARED)
+    raise SystemExit(0 if mine.refusal is None and not diffs else 1)
+
+
+#: ``dryboot boot``'s exit code when the tree started and dryboot has no model to compare with.
+EXIT_NOT_COMPARED = 3
 
 
 def _child_argv(flags: list[str], work: Path, model_dir: Any) -> list[str]:
