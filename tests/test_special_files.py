@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dryboot.errors import InputError
-from dryboot.infile import check_regular, open_regular
+from dryboot.inputs import check_regular, open_regular
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "examples" / "models" / "Qwen3.5-27B.config.json"

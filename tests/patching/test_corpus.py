@@ -35,6 +35,9 @@ from dryboot.patching.state import stack_state
 
 from . import corpus as C
 
+#: fetched from the package registries: skipped unless DRYBOOT_NETWORK=1 (tests/conftest.py)
+pytestmark = pytest.mark.network
+
 
 def _stack(kind: str, name: str, work: Path) -> C.Stack:
     try:

@@ -214,17 +214,21 @@ def test_11_bare_cr_in_added_line(tmp_path: Path) -> None:
     assert out.data == gnu_out == new
 
 
-def test_12_crlf_headers_diagnosed(tmp_path: Path) -> None:
+def test_12_crlf_headers_stripped_as_gnu_patch_does(tmp_path: Path) -> None:
+    """Issue 28 changed item 12: a section with CRLF headers has its CRs stripped, as GNU patch
+    does, and says so (tests/patching/test_crlf.py compares with GNU patch); ``hunks fix``
+    refuses to rewrite it (it would change the line endings)."""
     p = b"--- a/f\r\n+++ b/f\r\n@@ -1,1 +1,1 @@\r\n-a\r\n+b\r\n"
-    with pytest.raises(InputError) as ei:
-        parse_patch(p, "twelve.patch")
-    assert "CRLF line endings in the patch headers" in str(ei.value)
-    assert str(ei.value).startswith("twelve.patch: line 1: ")
+    pf = parse_patch(p, "twelve.patch")
+    pf.require_valid()
+    assert pf.crlf_stripped == 5
+    assert pf.notes()[0].startswith("twelve.patch: CRLF line endings in the patch headers: the trailing CR of 5 ")
     f = tmp_path / "twelve.patch"
     f.write_bytes(p)
-    r = run_cli("hunks", "check", str(f))
-    assert r.exit_code == 2
-    assert "CRLF line endings in the patch headers" in r.stderr
+    assert run_cli("hunks", "check", str(f)).exit_code == 0
+    r = run_cli("hunks", "fix", str(f))
+    assert r.exit_code == 1 and "does not rewrite a CRLF patch" in r.stdout
+    assert f.read_bytes() == p
     assert "Traceback" not in r.output
 
 

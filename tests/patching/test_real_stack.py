@@ -18,6 +18,9 @@ import pytest
 from .corpus import FetchError, pypi_release
 from .helpers import run_cli, snapshot
 
+#: fetched from the package registries: skipped unless DRYBOOT_NETWORK=1 (tests/conftest.py)
+pytestmark = pytest.mark.network
+
 PACKAGE = "packaging"
 VERSIONS = ["23.0", "23.1", "23.2"]
 

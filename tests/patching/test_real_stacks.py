@@ -31,6 +31,9 @@ from dryboot.patching.state import stack_state
 from .corpus import FetchError, pypi_release
 from .helpers import run_cli, snapshot
 
+#: fetched from the package registries: skipped unless DRYBOOT_NETWORK=1 (tests/conftest.py)
+pytestmark = pytest.mark.network
+
 # (package, versions, kind): "sdist" for source archives (C, C++ sources), "wheel" otherwise
 STACKS = [
     ("idna", ["3.4", "3.6", "3.7"], "wheel"),  # Python

@@ -32,7 +32,7 @@ from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
 from dryboot.checklog.parse import LogFacts, LogLine, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
-from dryboot.infile import open_regular
+from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes
 from dryboot.planner.plan import Drafter, Policies
 from dryboot.planner.runner import load_drafter_and_k

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dryboot.errors import InputError
-from dryboot.infile import check_regular
+from dryboot.inputs import check_regular
 
 
 @dataclass(frozen=True)

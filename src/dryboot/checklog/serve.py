@@ -33,7 +33,7 @@ from dryboot.checklog.argmap import map_args, validate_logged
 from dryboot.checklog.check import resolve_speculative
 from dryboot.checklog.locate import find_config
 from dryboot.errors import InputError
-from dryboot.infile import open_regular
+from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes, apply_flags
 from dryboot.vllm.transformers_utils.config import load_model
 

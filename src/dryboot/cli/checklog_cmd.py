@@ -58,7 +58,7 @@ def check_log(
     from dryboot.checklog.check import iter_check_stream, open_log
     from dryboot.checklog.render import stream_log
     from dryboot.errors import InputError
-    from dryboot.infile import check_regular
+    from dryboot.inputs import check_regular
     from dryboot.planner.plan import Policies
     from dryboot.units import parse_human_int
     from dryboot.vllm.gpus import parse_gpu

@@ -9,7 +9,7 @@ import sys
 import click
 
 from dryboot.cli.patch_report import render_apply, render_status, render_swap, waiting
-from dryboot.errors import InputError
+from dryboot.inputs import read_regular
 from dryboot.patching.check import check_series
 from dryboot.patching.recount import check_patch, fix_file
 from dryboot.patching.series import read_series_file
@@ -27,12 +27,7 @@ def hunks_check(patches: tuple[str, ...]) -> None:
     """Check every hunk header against its body; exit 1 on any mismatch."""
     bad = 0
     for path in patches:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-        for p in check_patch(data, path):
+        for p in check_patch(read_regular(path), path):
             click.echo(f"{path}:{p.lineno}: {p.message}")
             bad += 1
     if bad:
@@ -96,7 +91,7 @@ def series_list(directory: str) -> None:
     show_default=True,
     type=click.IntRange(0, 100),
     help="Accept hunks that need up to this much fuzz (GNU patch --fuzz); applied patches are "
-    "recognised within the same fuzz.",
+    "recognised within it, and within 2 whatever it is (a rerun after --fuzz 1 or 2 needs no --fuzz).",
 )
 def series_apply(directory: str, target: str, fuzz: int) -> None:
     """Apply the series after its applied prefix, in order: all of it, or nothing.
@@ -118,7 +113,8 @@ def series_apply(directory: str, target: str, fuzz: int) -> None:
     default=0,
     show_default=True,
     type=click.IntRange(0, 100),
-    help="Judge hunks within this much fuzz (as the series was applied with).",
+    help="Judge hunks within this much fuzz (as the series was applied with); applied patches are "
+    "recognised within 2 whatever it is.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def series_status_cmd(directory: str, target: str, fuzz: int, as_json: bool) -> None:

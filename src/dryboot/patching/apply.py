@@ -14,6 +14,7 @@ import os
 import stat
 
 from dryboot.errors import InputError
+from dryboot.inputs import file_kind
 from dryboot.patching._record import field, record
 from dryboot.patching.parse import MINUS, PLUS, SP, FileSection, Hunk, PatchFile
 from dryboot.patching.paths import confine
@@ -91,12 +92,38 @@ class Tree:
             path = os.path.join(self.root, rel)
             try:
                 st = os.lstat(path)
+                if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                    # a FIFO would block the read, a device never end: refused, named (issue 28)
+                    raise InputError(path, None, f"is {file_kind(st.st_mode)}, not a regular file")
                 self._disk[rel] = _read_file(path, st.st_size) if stat.S_ISREG(st.st_mode) else None
             except FileNotFoundError:
                 self._disk[rel] = None
             except NotADirectoryError:
                 self._disk[rel] = None
         return self._disk[rel]
+
+    def blocked(self, rel: str) -> str | None:
+        """Why a file cannot be created at ``rel`` (absent from the tree), else None: a directory
+        where it goes, or a file (on disk or pending in the layers) where one of its parent
+        directories must be. The same refusal as the commit's (see
+        :func:`~dryboot.patching.transaction.commit`), made while judging, so that ``series
+        status`` says what ``series apply`` will do (issue 28); GNU patch fails such a file too."""
+        parts = rel.split("/")
+        for k in range(1, len(parts)):
+            q = "/".join(parts[:k])
+            if self.read(q) is not None:
+                return f"{rel}: {q} is a file, not a directory"
+        try:
+            st = os.lstat(os.path.join(self.root, rel))
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return f"{rel}: a directory is where the patch creates a file"
+        under = rel + "/"
+        changes, _ = self.all_changes()
+        if any(data is not None and p.startswith(under) for p, data in changes.items()):
+            return f"{rel}: an earlier patch creates files under it (a directory) where the patch creates a file"
+        return None
 
     def mode(self, rel: str) -> int | None:
         """Permission bits of ``rel`` (pending or on disk), None when absent."""
@@ -301,6 +328,9 @@ def _apply_section(
     if op == "create":
         if cur is not None and cur != b"":
             return fail_all(f"{path}: the patch creates this file but it already exists")
+        why = tree.blocked(path) if cur is None else None
+        if why is not None:
+            return fail_all(why)
         cur = b""
     elif cur is None:
         if sec.git or not sec.hunks or any(_side_lines(h, (SP, PLUS) if reverse else (SP, MINUS)) for h in sec.hunks):
@@ -311,6 +341,10 @@ def _apply_section(
         cur = b""
     if op in ("rename", "copy") and target != path and tree.read(target) is not None:
         return fail_all(f"{target}: the {op} target already exists")
+    if op in ("rename", "copy") and target != path:
+        why = tree.blocked(target)
+        if why is not None:
+            return fail_all(why)
 
     if check_modes and old_mode is not None and new_mode is not None and old_mode != new_mode:
         have = tree.mode(path)

@@ -19,6 +19,7 @@ from itertools import compress, repeat
 from operator import itemgetter, methodcaller, ne
 
 from dryboot.errors import InputError
+from dryboot.inputs import read_regular
 from dryboot.patching._record import field, record
 
 TYPE_CHECKING = False
@@ -108,7 +109,8 @@ class Problem:
     :param kind: ``count`` (declared count differs from the body), ``stray`` (a line after a
         complete hunk), ``noop`` (a hunk with no ``-``/``+`` line), ``marker`` (a misplaced
         ``\\ No newline`` line), ``extra`` (context lines past the counts before the next file:
-        GNU patch and git skip them, so appliers do; ``hunks fix`` counts them).
+        GNU patch and git skip them, so appliers do; ``hunks fix`` counts them),
+        ``unterminated`` (the patch ends inside a hunk line: no final LF, no marker).
     :param message: the reason, phrased for the user.
     """
 
@@ -340,6 +342,8 @@ class PatchFile:
     sections: list[FileSection]
     problems: list[Problem] = field(default_factory=list)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: lines whose trailing CR was stripped (file sections with CRLF headers, as GNU patch does)
+    crlf_stripped: int = 0
 
     def all_problems(self) -> list[Problem]:
         """Every problem (file-level and per hunk), ordered by line."""
@@ -350,8 +354,17 @@ class PatchFile:
         return sorted(out, key=lambda p: p.lineno)
 
     def notes(self) -> list[str]:
-        """Warnings about this patch that do not stop it (a file name GNU patch reads short)."""
-        return [n for s in self.sections for n in s.notes]
+        """Warnings about this patch that do not stop it (a file name GNU patch reads short, CRs
+        stripped)."""
+        out = [n for s in self.sections for n in s.notes]
+        if self.crlf_stripped:
+            out.insert(
+                0,
+                f"{self.source}: CRLF line endings in the patch headers: the trailing CR of {self.crlf_stripped} "
+                "line(s) of those file sections stripped, as GNU patch does ('Stripping trailing CRs from "
+                "patch'); their lines then match LF files only",
+            )
+        return out
 
     def require_valid(self) -> None:
         """Raise :class:`InputError` for the first problem, if any (used before applying); an
@@ -524,10 +537,33 @@ def _mode(value: bytes) -> int | None:
         return None
 
 
+def strip_crlf_sections(lines: list[bytes]) -> int:
+    """Strip, in place, the trailing CR of every line of each file section whose header ends in
+    CR, as GNU patch 2.7.6 does ("Stripping trailing CRs from patch; use --binary to disable.");
+    returns how many lines lost one. A section here runs from a ``diff``/``Index:`` line or a
+    ``--- ``/``+++ `` pair to the next one; it is stripped when that line (or the ``+++ `` line
+    of the pair) ends in CR. A section with LF headers keeps its CRs: they are content (a CRLF
+    file's diff), as GNU patch keeps them. GNU patch 2.7.6 behaviour, observed."""
+    n = len(lines)
+    strip = False
+    count = 0
+    for i in range(n):
+        ln = lines[i]
+        if ln.startswith((b"diff ", b"Index: ")):
+            strip = ln.endswith(b"\r")
+        elif ln.startswith(b"--- ") and i + 1 < n and lines[i + 1].startswith(b"+++ "):
+            strip = ln.endswith(b"\r") or lines[i + 1].endswith(b"\r")
+        if strip and ln.endswith(b"\r"):
+            lines[i] = ln[:-1]
+            count += 1
+    return count
+
+
 class _Parser:
     def __init__(self, data: bytes, source: str) -> None:
         self.source = source
         self.lines, self.final_newline = split_lines(data)
+        self.crlf_stripped = strip_crlf_sections(self.lines) if b"\r" in data else 0
         self.has_nul = b"\x00" in data
         self.n = len(self.lines)
         self.sections: list[FileSection] = []
@@ -641,7 +677,9 @@ class _Parser:
                 i += 1
         if not self.sections:
             self.no_sections()
-        return PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
+        pf = PatchFile(self.source, lines, self.final_newline, self.sections, self.problems)
+        pf.crlf_stripped = self.crlf_stripped
+        return pf
 
     def no_sections(self) -> None:
         import re  # at call: an error path only (see _ED_PATTERN); `re` stays out of every start
@@ -863,8 +901,25 @@ class _Parser:
         h.set_plain(rows, kinds, start + 1)
         return start + end
 
+    def unterminated(self, sec: FileSection, h: Hunk) -> None:
+        """The patch's last line is a body line of ``h`` with no LF and no ``\\ No newline``
+        marker: GNU patch says "patch unexpectedly ends in middle of line" and fails (at fuzz 0;
+        "malformed patch" for an added line), git apply calls it a corrupt patch. A problem, so
+        the patch is refused (issue 28: it applied silently, as if the line ended)."""
+        h.problems.append(
+            Problem(
+                self.n,
+                "unterminated",
+                f"hunk {h.number} of {sec.display_name()}: the patch ends in the middle of a line (no final "
+                "newline and no '\\ No newline at end of file' marker; GNU patch: 'patch unexpectedly ends "
+                "in middle of line', git apply: 'corrupt patch')",
+            )
+        )
+
     def body(self, sec: FileSection, h: Hunk, start: int) -> int:
         fast = self.plain_body(h, start)
+        if fast is not None and not self.final_newline and fast == self.n:
+            self.unterminated(sec, h)
         if fast is not None:
             if h.changes_nothing():
                 h.problems.append(
@@ -979,6 +1034,8 @@ class _Parser:
             )
         if markers:
             self.check_markers(sec, h)
+        if not self.final_newline and end == self.n and h.lines and h.lines[-1].lineno == self.n:
+            self.unterminated(sec, h)
         return end
 
     def check_markers(self, sec: FileSection, h: Hunk) -> None:
@@ -1004,8 +1061,9 @@ def parse_patch(data: bytes, source: str) -> PatchFile:
     """Parse patch ``data`` (bytes). ``source`` names it in messages.
 
     Count mismatches and stray lines are recorded as :class:`Problem` (see
-    :meth:`PatchFile.all_problems`); structural failures raise :class:`InputError`: CRLF
-    header lines, NUL bytes, binary patches, ed scripts, context/normal diffs, malformed
+    :meth:`PatchFile.all_problems`); a file section with CRLF headers has its lines' trailing
+    CRs stripped (:func:`strip_crlf_sections`, noted in :meth:`PatchFile.notes`); structural
+    failures raise :class:`InputError`: NUL bytes, binary patches, ed scripts, context/normal diffs, malformed
     ``@@`` lines, or no unified diff at all.
     """
     return _Parser(data, source).run()
@@ -1013,9 +1071,4 @@ def parse_patch(data: bytes, source: str) -> PatchFile:
 
 def read_patch(path: str) -> PatchFile:
     """Read and parse the patch file at ``path``; :class:`InputError` if unreadable."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    return parse_patch(data, path)
+    return parse_patch(read_regular(path), path)

@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 
 from dryboot.errors import InputError
+from dryboot.inputs import read_regular
 from dryboot.patching.parse import Hunk, PatchFile, Problem, parse_patch
 from dryboot.patching.transaction import write_atomic
 
@@ -77,8 +78,18 @@ def fix_patch(data: bytes, source: str) -> FixResult:
     :raises InputError: the patch cannot be parsed at all.
     """
     pf = parse_patch(data, source)
-    lines = list(pf.lines)
     res = FixResult(data)
+    if pf.crlf_stripped:  # rewriting would drop the CRs: never change a patch's line endings
+        res.unfixable.append(
+            Problem(
+                1,
+                "crlf",
+                "CRLF line endings in the patch headers: hunks fix does not rewrite a CRLF patch; convert it "
+                "to LF line endings first (for example `dos2unix`)",
+            )
+        )
+        return res
+    lines = list(pf.lines)
     for p in pf.problems:
         res.unfixable.append(p)
     for sec in pf.sections:
@@ -95,7 +106,7 @@ def fix_patch(data: bytes, source: str) -> FixResult:
                     )
                 )
             for p in h.problems:
-                if p.kind == "marker":
+                if p.kind in ("marker", "unterminated"):  # which the last line meant: the author's to say
                     res.unfixable.append(p)
             body = h.lines + h.extra if blank is None else [b for b in h.lines if b.lineno < blank.lineno]
             co = sum(1 for b in body if b.kind != 0x2B)
@@ -140,12 +151,7 @@ def fix_file(path: str) -> FixResult:
 
     :raises InputError: unreadable or unparseable patch.
     """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
-    res = fix_patch(data, path)
+    res = fix_patch(read_regular(path), path)
     if res.changes:
         try:
             real = os.path.realpath(path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from dryboot.errors import InputError
+from dryboot.inputs import read_regular, require_regular
 from dryboot.patching._record import record
 from dryboot.patching.parse import PatchFile, read_patch
 
@@ -81,11 +82,9 @@ def read_series_file(directory: str) -> SeriesFile:
     if not os.path.isdir(directory):
         raise InputError(directory, None, "not a directory")
     spath = os.path.join(directory, "series")
-    try:
-        with open(spath, "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        raise InputError(spath, None, "no series file (one patch name per line, in apply order)") from None
+    if not os.path.lexists(spath):
+        raise InputError(spath, None, "no series file (one patch name per line, in apply order)")
+    raw = read_regular(spath)
     entries: list[SeriesEntry] = []
     seen: dict[str, int] = {}
     commented: list[str] = []
@@ -120,9 +119,11 @@ def read_series_file(directory: str) -> SeriesFile:
         seen[name] = k
         entries.append(e)
     listed = {e.name for e in entries}
-    missing = [e.name for e in entries if not os.path.isfile(e.path)]
+    missing = [e.name for e in entries if not os.path.exists(e.path)]
     if missing:
         raise InputError(spath, None, "listed in the series but no such file (typo?): " + ", ".join(missing))
+    for e in entries:  # a FIFO, device or directory listed is refused before anything is read
+        require_regular(e.path)
     present = _scan_dir(directory) - listed
     disabled = [n for n in commented if n in present]
     return SeriesFile(entries, disabled, sorted(present - set(disabled)))

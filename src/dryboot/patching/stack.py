@@ -27,7 +27,7 @@ from dryboot.patching._record import field, record
 from dryboot.patching.apply import PatchOutcome, Tree, apply_patch
 from dryboot.patching.parse import PatchFile, read_patch
 from dryboot.patching.series import SeriesEntry, SeriesFile, load_series, read_series_file
-from dryboot.patching.state import SeriesRun, StackState, run_series, stack_state
+from dryboot.patching.state import SeriesRun, StackState, blind_hunks, run_series, stack_state
 from dryboot.patching.transaction import commit, locked, pending, recover, rolled_back
 
 TYPE_CHECKING = False
@@ -191,6 +191,13 @@ def swap_patches(old: str, new: str, target: str, options: Options | None = None
         restored = _restored(recover(tree.root))
         notes = po.notes() + pn.notes()
         rev = apply_patch(tree, po, opts.strip, reverse=True, fuzz=opts.fuzz)
+        if rev.ok and blind_hunks(rev, po, new_side=True):
+            # OLD "reverses" only by a placement that proves nothing (fuzz trimmed all of a
+            # hunk's new side): when NEW's new side is really there, NEW is applied already
+            # (issue 28: a second swap at --fuzz 3 re-added OLD's deleted lines, then NEW again)
+            undo = apply_patch(tree, pn, opts.strip, reverse=True, fuzz=opts.fuzz, measure=False)
+            if undo.ok and not blind_hunks(undo, pn, new_side=True):
+                return Swapped("already", rev, None, restored, notes)
         if not rev.ok:
             undo = apply_patch(tree, pn, opts.strip, reverse=True, fuzz=opts.fuzz, measure=False)
             redo = apply_patch(tree, po, opts.strip, reverse=False, fuzz=opts.fuzz, measure=False)

@@ -11,8 +11,15 @@ command) restores from it. Nothing is written outside the target directory.
 The journal is data found in the target, so it is not trusted: before anything is restored,
 every entry must be well-formed and name a path inside the target (relative, no ``..``, no
 symlinked parent, not in the journal directory) and a backup that is a regular file in the
-journal directory (itself a real directory, not a symlink); else :class:`InputError`, and
-nothing is touched. :func:`locked` holds an advisory lock (``flock``) on the target directory
+journal directory (itself a real directory, not a symlink) under the name the entry's place
+gives it (``b<k>``, k counted from 0) and at most :data:`MAX_BACKUP` bytes; the journal itself
+is a regular file of at most :data:`MAX_JOURNAL` bytes; else :class:`InputError`, and nothing is
+touched. A restored file gets permission bits only: the journal's mode masked to ``0o777`` (as a
+patch's mode is: no setuid, setgid or sticky bit is ever set from a journal) and to the bits
+the backup file itself has (a backup hard-linked to a file outside cannot be restored readable
+to more people than that file is). The threat model: whoever can write in the target can
+change any file in it anyway; a journal must not let them reach outside it, raise a file's
+privileges, or hang or exhaust the run. :func:`locked` holds an advisory lock (``flock``) on the target directory
 for a whole transaction: a second writer waits for the first to finish, then sees its result.
 
 Durability (what survives what):
@@ -45,6 +52,11 @@ if TYPE_CHECKING:  # typing is not imported at run time: it costs a fair share o
     from typing import Any
 
 JOURNAL = "journal.json"
+#: The largest journal read (bytes): about 60 bytes an entry, so a million files fit in 64 MiB.
+MAX_JOURNAL = 64 << 20
+#: The largest backup restored (bytes); dryboot reads every file it patches whole, so no real
+#: transaction saves a larger one.
+MAX_BACKUP = 4 << 30
 
 
 class Interrupted(KeyboardInterrupt):
@@ -192,8 +204,15 @@ def _inside(root: str, rel: str) -> bool:
     not in the journal directory, no component before the last a symlink or a non-directory."""
     if not rel or rel.startswith("/") or "\x00" in rel:
         return False
+    try:
+        raw = os.fsencode(rel)
+    except UnicodeError:  # a lone surrogate from the JSON: no file system name
+        return False
     parts = rel.split("/")
     if any(p in ("", ".", "..") for p in parts) or parts[0] == JOURNAL_DIR:
+        return False
+    # no name the system could hold (NAME_MAX 255 bytes a component, PATH_MAX 4096 in all)
+    if len(os.fsencode(root)) + 1 + len(raw) >= 4096 or any(len(c) > 255 for c in raw.split(b"/")):
         return False
     cur = root
     for comp in parts[:-1]:
@@ -202,6 +221,8 @@ def _inside(root: str, rel: str) -> bool:
             st = os.lstat(cur)
         except FileNotFoundError:
             return True  # the rest does not exist: restoring creates it as directories
+        except OSError:  # a name too long, a loop, no permission: not a path to restore
+            return False
         if not stat.S_ISDIR(st.st_mode):
             return False
     return True
@@ -213,6 +234,7 @@ def _checked(root: str, jdir: str, jpath: str, entries: object) -> list[dict[str
     if not isinstance(entries, list):
         raise _bad(jpath, "not a list of entries")
     seen: set[str] = set()
+    checked: list[dict[str, Any]] = []
     for k, e in enumerate(entries, 1):
         if not isinstance(e, dict) or set(e) != {"path", "backup", "mode"}:
             raise _bad(jpath, f"entry {k} is not {{path, backup, mode}}")
@@ -225,9 +247,12 @@ def _checked(root: str, jdir: str, jpath: str, entries: object) -> list[dict[str
         if backup is None:
             if mode is not None:
                 raise _bad(jpath, f"entry {k}: a mode without a backup")
+            checked.append({"path": rel, "backup": None, "mode": None})
             continue
         if not (isinstance(backup, str) and backup[:1] == "b" and backup[1:].isdigit() and backup.isascii()):
             raise _bad(jpath, f"entry {k}: backup {backup!r} is not a journal file name")
+        if backup != f"b{k - 1}":  # commit names entry k's backup b<k-1>; no two entries share one
+            raise _bad(jpath, f"entry {k}: backup {backup!r} is not this entry's (b{k - 1})")
         if not (isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode <= 0o7777):
             raise _bad(jpath, f"entry {k}: mode {mode!r} is not permission bits")
         try:
@@ -236,7 +261,43 @@ def _checked(root: str, jdir: str, jpath: str, entries: object) -> list[dict[str
             raise _bad(jpath, f"entry {k}: backup {backup} is missing") from None
         if not stat.S_ISREG(bst.st_mode):
             raise _bad(jpath, f"entry {k}: backup {backup} is not a regular file")
-    return entries
+        if bst.st_size > MAX_BACKUP:
+            raise _bad(jpath, f"entry {k}: backup {backup} is {bst.st_size} bytes, above {MAX_BACKUP}")
+        # permission bits only, never more than the backup itself grants (see the module docstring)
+        checked.append({"path": rel, "backup": backup, "mode": mode & 0o777 & stat.S_IMODE(bst.st_mode)})
+    return checked
+
+
+def _read_journal_file(path: str, limit: int) -> bytes:
+    """The bytes of the journal's file ``path``: not through a symlink, never blocking on a FIFO
+    (non-blocking open), a regular file of at most ``limit`` bytes; else OSError or ValueError
+    saying why."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"{st.st_size} bytes, above {limit}")
+        parts = [os.read(fd, st.st_size + 1)]
+        total = len(parts[0])
+        while parts[-1] and total <= limit:
+            parts.append(os.read(fd, 1 << 20))
+            total += len(parts[-1])
+        if total > limit:
+            raise ValueError(f"grew above {limit} bytes while read")
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) <= 2 else b"".join(parts)
+
+
+def _backup(jdir: str, name: str) -> bytes:
+    """The bytes of backup ``name`` (checked by :func:`_checked`; read again safely: it may have
+    been swapped for a symlink or a FIFO since)."""
+    try:
+        return _read_journal_file(os.path.join(jdir, name), MAX_BACKUP)
+    except (OSError, ValueError) as exc:
+        raise _bad(os.path.join(jdir, JOURNAL), f"backup {name}: {exc}") from None
 
 
 def pending(root: str) -> list[dict[str, Any]] | None:
@@ -251,17 +312,18 @@ def pending(root: str) -> list[dict[str, Any]] | None:
         return None
     jpath = os.path.join(jdir, JOURNAL)
     try:
-        fd = os.open(jpath, os.O_RDONLY | os.O_NOFOLLOW)
+        raw = _read_journal_file(jpath, MAX_JOURNAL)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise _bad(jpath, f"cannot read it: {exc.strerror}") from None
+    except ValueError as exc:
+        raise _bad(jpath, f"cannot read it: {exc}") from None
     try:
-        with open(fd, encoding="utf-8", closefd=True) as fh:
-            import json  # at call: only when there is a journal (json costs the common start)
+        import json  # at call: only when there is a journal (json costs the common start)
 
-            entries = json.load(fh)
-    except (OSError, ValueError) as exc:
+        entries = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise _bad(jpath, f"unreadable: {exc}") from None
     return _checked(root, jdir, jpath, entries)
 
@@ -277,8 +339,7 @@ def rolled_back(root: str, entries: list[dict[str, Any]]) -> tuple[dict[str, byt
         if e["backup"] is None:
             changes[e["path"]] = None
             continue
-        with open(os.path.join(jdir, e["backup"]), "rb") as fh:
-            changes[e["path"]] = fh.read()
+        changes[e["path"]] = _backup(jdir, e["backup"])
         modes[e["path"]] = e["mode"]
     return changes, modes
 
@@ -319,8 +380,7 @@ def _restore(root: str, entries: list[dict[str, Any]]) -> None:
         if st is not None and stat.S_ISDIR(st.st_mode):
             continue  # never written by a transaction (commit refuses a directory in the way)
         if e["backup"] is not None:
-            with open(os.path.join(jdir, e["backup"]), "rb") as fh:
-                data = fh.read()
+            data = _backup(jdir, e["backup"])
             os.makedirs(d, exist_ok=True)
             cur = None
             if st is not None and stat.S_ISREG(st.st_mode):
@@ -449,13 +509,19 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                 backup = os.path.join(jdir, name)
                 # A hard link keeps the original bytes at no copying cost: files are only ever
                 # replaced (temp file + rename) or unlinked, never written in place, so the
-                # journal's link still holds the old content. Copy where links are refused.
+                # journal's link still holds the old content and mode. A file whose mode alone
+                # changes is chmod-ed in place (its inode's mode would change under the link) and
+                # is copied, as is every file where links are refused; a copy gets the file's
+                # permission bits (a restore never grants more than its backup has).
                 try:
+                    if rel not in changes:
+                        raise OSError("a mode change: copied")
                     os.link(full, backup)
                 except OSError:
-                    import shutil  # at call: a file system refusing hard links only (start-up time)
+                    import shutil  # at call: mode changes and file systems refusing hard links (start-up time)
 
                     shutil.copyfile(full, backup)
+                    os.chmod(backup, st.st_mode & 0o777)
                 entry["backup"] = name
                 entry["mode"] = st.st_mode & 0o7777
             entries.append(entry)

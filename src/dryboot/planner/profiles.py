@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
-from dryboot.infile import open_regular
+from dryboot.inputs import open_regular
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
     apply_flags,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.infile import open_regular
+from dryboot.inputs import open_regular
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.fp8_utils import block_shards
