@@ -208,10 +208,13 @@ def check_facts(
     speculative_model: str | None = None,
     gpu_memory_bytes: int | None = None,
     gpu: GPU | None = None,
+    given: dict[str, object] | None = None,
 ) -> CheckReport:
     """:func:`check_log` for one boot's facts (see :func:`dryboot.checklog.parse.iter_boots`).
 
-    :raises InputError: as :func:`check_log`.
+    :param given: vLLM's flags given to check-log (``kv_cache_dtype``, ``tensor_parallel_size``,
+        ``enable_prefix_caching``, ``speculative_config`` as a dict): known facts, never searched.
+    :raises InputError: as :func:`check_log`; a given flag the log's args contradict.
     """
     if not facts.kv_lines:
         raise InputError(
@@ -252,19 +255,39 @@ def check_facts(
         notes.append(f"the log resolved {facts.architecture}; {located.path} declares {model.architecture or 'none'}")
 
     args = logged.args
+    for key, value in (given or {}).items():  # vLLM's flags given to check-log: known facts
+        if key == "speculative_config":
+            continue
+        logged_value = getattr(args, key) if _flag_name(key) in logged.flags else None
+        if logged_value is not None and logged_value != value:
+            raise InputError(
+                f"--{_flag_name(key)}",
+                str(value),
+                f"the log's non-default args say {logged_value} ({where_args(facts)})",
+            )
+        changed: dict[str, Any] = {key: value}
+        args = replace(args, **changed)
+        if key in unknown:
+            unknown.remove(key)
+        notes.append(f"--{_flag_name(key)} {value}: given on the command line (a known fact, not searched)")
     if "max-model-len" not in logged.flags:
         length, said = _logged_max_model_len(facts)
         if length is not None:
             args = replace(args, max_model_len=length)
-            notes.append(f"max_model_len {length} from the log ({said})")
+            notes.append(f"max_model_len {length} read from the log ({said})")
     if "max-num-batched-tokens" not in logged.flags and facts.max_num_batched_tokens is not None:
         args = replace(args, max_num_batched_tokens=facts.max_num_batched_tokens)
         notes.append(
-            f"max_num_batched_tokens {facts.max_num_batched_tokens} from the log ('Chunked prefill is enabled')"
+            f"max_num_batched_tokens {facts.max_num_batched_tokens} read from the log ('Chunked prefill is enabled')"
         )
     if "tensor_parallel_size" in unknown and facts.tp_ranks:
         args = replace(args, tensor_parallel_size=facts.tp_ranks)
-        notes.append(f"tensor_parallel_size at least {facts.tp_ranks} (Worker_TP prefixes in the log)")
+        notes.append(
+            f"tensor_parallel_size: ranks up to TP{facts.tp_ranks - 1} read from the log (Worker_TP prefixes): "
+            f"at least {facts.tp_ranks}, larger sizes searched (the log does not state it; give "
+            "--tensor-parallel-size N if you know it)"
+        )
+    args = _allow_logged_length(model, args, notes)
     if gpu_memory_bytes is not None:
         args = replace(args, gpu_memory_bytes=gpu_memory_bytes)
     if gpu is not None:
@@ -273,7 +296,13 @@ def check_facts(
     args = replace(args, vllm_version=version)
     validate_logged(args, source)
 
-    speculative, drafter, args = resolve_speculative(logged.speculative, speculative_model, args, notes, source)
+    spec_in = logged.speculative
+    if given and "speculative_config" in given:
+        spec_in = dict(given["speculative_config"])  # type: ignore[call-overload]
+        if "speculative_config" in unknown:
+            unknown.remove("speculative_config")
+        notes.append("--speculative-config: given on the command line (a known fact, not searched)")
+    speculative, drafter, args = resolve_speculative(spec_in, speculative_model, args, notes, source)
 
     budget, no_budget = _budget(facts, args, source)
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
@@ -324,6 +353,37 @@ def check_facts(
         notes=tuple(notes),
         search=search,
     )
+
+
+def _flag_name(key: str) -> str:
+    return key.replace("_", "-")
+
+
+def where_args(facts: LogFacts) -> str:
+    """``read from the log (line N)`` for the args line."""
+    return f"read from the log ({facts.args_line.where})" if facts.args_line else "read from the log"
+
+
+def _allow_logged_length(model: Any, args: EngineArgs, notes: list[str]) -> EngineArgs:
+    """The args with ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` known set when the log's max_model_len is
+    above what the config allows: vLLM started with it, so the variable was set (noted)."""
+    # at call: the planner's resolution is needed only for a length the log gives
+    from dryboot.vllm.config.resolve import derive_max_model_len
+
+    if args.max_model_len is None or args.max_model_len == -1:
+        return args
+    try:
+        derive_max_model_len(model, args)
+    except InputError as exc:
+        if "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in exc.reason:
+            return args
+        notes.append(
+            f"max_model_len {args.max_model_len} read from the log is above the config's limit "
+            f"({model.max_len.max_len_key}={model.max_len.max_position_embeddings}): vLLM accepts it only with "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so that was set"
+        )
+        return replace(args, allow_long_max_model_len=True)
+    return args
 
 
 def resolve_speculative(

@@ -1,0 +1,55 @@
+"""check-log on logs as posted (issue 28): vLLM's flags a post states given on check-log's
+command line are known facts, not searched; a logged max_model_len above the config's limit
+means VLLM_ALLOW_LONG_MAX_MODEL_LEN was set; values read from the log are said to be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import DATA, REPO
+from .public_verdicts import body
+from .test_logs import dryboot
+
+POSTED = "club3090-642-qwen36-27b-2x3090-args-cut.log"
+CONFIG = str(REPO / "examples" / "models" / "Qwen3.5-27B.config.json")
+
+
+def _posted(tmp_path: Path) -> str:
+    log = tmp_path / POSTED
+    log.write_bytes(body(POSTED))
+    return str(log)
+
+
+@pytest.mark.parametrize(("k", "code"), [(3, 4), (1, 1)])
+def test_given_speculative_config_is_a_fact_not_searched(tmp_path: Path, k: int, code: int) -> None:
+    """Before: MTP k=1..5 were searched whatever the post said (k=1 given: 'explained by MTP
+    k=3'). Given, only that k is planned: k=3 explains the lines, k=1 does not."""
+    spec = json.dumps({"method": "mtp", "num_speculative_tokens": k})
+    r = dryboot(
+        "check-log", _posted(tmp_path), "--model", CONFIG, "--kv-cache-dtype", "fp8", "--speculative-config", spec,
+        env={"HF_HUB_CACHE": str(tmp_path / "hub")},
+    )  # fmt: skip
+    assert r.returncode == code, r.stdout + r.stderr
+    assert "--speculative-config: given on the command line (a known fact, not searched)" in r.stdout
+    assert "unknown flags: enable_prefix_caching, tensor_parallel_size" in r.stdout
+    assert ("explained by: prefix caching on, TP 2" in r.stdout) == (k == 3)
+
+
+def test_a_given_flag_the_log_contradicts_is_refused(hf_cache: Path) -> None:
+    r = dryboot("check-log", str(DATA / "tp2.log"), "--tensor-parallel-size", "4")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "--tensor-parallel-size: 4: the log's non-default args say 2 (read from the log (line 7" in r.stderr
+
+
+def test_a_logged_length_above_the_config_means_the_variable_was_set(tmp_path: Path, hf_cache: Path) -> None:
+    """Before: refused ('vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1'), though the
+    log shows vLLM started with it."""
+    text = (DATA / "tp2.log").read_text().replace("'max_model_len': 262144", "'max_model_len': 300000")
+    log = tmp_path / "long.log"
+    log.write_text(text)
+    r = dryboot("check-log", str(log))
+    assert r.returncode != 2, r.stderr
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so that was set" in r.stdout
