@@ -53,3 +53,19 @@ def test_a_logged_length_above_the_config_means_the_variable_was_set(tmp_path: P
     r = dryboot("check-log", str(log))
     assert r.returncode != 2, r.stderr
     assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so that was set" in r.stdout
+
+
+def test_a_cut_num_speculative_tokens_is_searched_with_the_drafter_read(tmp_path: Path) -> None:
+    """mtp.log (vLLM 0.28.0 wrote it, MTP with 3 tokens) with its args cut inside
+    speculative_config, before num_speculative_tokens' value: the method is kept and the count
+    is an unknown flag to search, not a dropped speculative config."""
+    text = (DATA / "mtp.log").read_text()
+    start = text.index("'num_speculative_tokens': 3}")
+    cut = text[:start] + "'num_speculative_tok" + text[text.index("\n", start) :]
+    log = tmp_path / "cut.log"
+    log.write_text(cut)
+    model = str(REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json")
+    r = dryboot("check-log", str(log), "--model", model, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert r.returncode == 4, r.stdout + r.stderr
+    assert "unknown flags: kv_cache_dtype, enable_prefix_caching, tensor_parallel_size, num_speculative_tokens" in r.stdout
+    assert "explained by: --kv-cache-dtype auto, prefix caching on, TP 1, num_speculative_tokens 3" in r.stdout

@@ -125,6 +125,8 @@ def _budget(facts: LogFacts, args: EngineArgs, source: str) -> tuple[Budget | No
 SEARCHED = ("kv_cache_dtype", "enable_prefix_caching", "speculative_config", "tensor_parallel_size")
 #: Speculative tokens tried for an MTP-capable model when the args are unknown.
 MTP_TOKENS = (1, 2, 3, 4, 5)
+#: Speculative tokens tried for a drafter whose ``num_speculative_tokens`` the cut args hide.
+SPEC_TOKENS = tuple(range(1, 17))
 #: At most this many flag combinations are planned for one boot.
 MAX_COMBINATIONS = 96
 
@@ -146,6 +148,8 @@ class Combination:
                 parts.append(f"--kv-cache-dtype {value}")
             elif key == "tensor_parallel_size":
                 parts.append(f"TP {value}")
+            elif key == "num_speculative_tokens":
+                parts.append(f"num_speculative_tokens {value}")
         return ", ".join(parts) or "the logged flags"
 
 
@@ -228,10 +232,13 @@ def check_facts(
     if facts.args_text is not None:
         where = facts.args_line.where if facts.args_line else "non-default args"
         parsed, cut = parse_args_prefix(facts.args_text, f"{source}: {where}")
+        drafter_cut = cut == "speculative_config" and _cut_drafter(facts.args_text, parsed)
         logged = map_args(parsed, source)
         if cut is not None:
             known = set(parsed)
             unknown = [k for k in SEARCHED if k not in known]
+            if drafter_cut:  # the drafter is read; only its token count is cut: that is searched
+                unknown.append("num_speculative_tokens")
             notes.append(
                 f"the args line is cut at {cut!r} ({where}): {len(parsed)} entries read; unknown flags: "
                 + (", ".join(unknown) or "none that dryboot searches")
@@ -355,6 +362,23 @@ def check_facts(
     )
 
 
+def _cut_drafter(args_text: str, parsed: dict[str, object]) -> bool:
+    """When the args line is cut inside ``speculative_config`` before its
+    ``num_speculative_tokens``: put the entries read (method, model...) into ``parsed`` with
+    :data:`SPEC_TOKENS`'s first value, and say so (the count is then searched, not refused)."""
+    start = args_text.find("'speculative_config': {")
+    if start < 0:
+        return False
+    try:
+        partial, _ = parse_args_prefix(args_text[start + len("'speculative_config': ") :], "speculative_config")
+    except InputError:
+        return False
+    if "method" not in partial or "num_speculative_tokens" in partial:
+        return False
+    parsed["speculative_config"] = {**partial, "num_speculative_tokens": SPEC_TOKENS[0]}
+    return True
+
+
 def _flag_name(key: str) -> str:
     return key.replace("_", "-")
 
@@ -459,6 +483,8 @@ def _search_space(unknown: list[str], model: object, args: EngineArgs) -> list[l
             dims.append([(key, True), (key, False)])
         elif key == "speculative_config":
             dims.append([(key, None)] + [(key, k) for k in MTP_TOKENS])
+        elif key == "num_speculative_tokens":
+            dims.append([(key, k) for k in SPEC_TOKENS])
         elif key == "tensor_parallel_size":
             start = args.tensor_parallel_size
             dims.append([(key, tp) for tp in (1, 2, 4, 8) if tp >= start])
@@ -526,6 +552,9 @@ def _trial_inputs(
     for key, value in combo:
         if key == "speculative_config":
             spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
+        elif key == "num_speculative_tokens":
+            spec = {**(spec or {}), "num_speculative_tokens": value}
+            trial = replace(trial, num_speculative_tokens=0)  # set again from spec below
         else:
             changed: dict[str, Any] = {key: value}
             trial = replace(trial, **changed)
