@@ -67,5 +67,6 @@ def test_a_cut_num_speculative_tokens_is_searched_with_the_drafter_read(tmp_path
     model = str(REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json")
     r = dryboot("check-log", str(log), "--model", model, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
     assert r.returncode == 4, r.stdout + r.stderr
-    assert "unknown flags: kv_cache_dtype, enable_prefix_caching, tensor_parallel_size, num_speculative_tokens" in r.stdout
+    unknown = "kv_cache_dtype, enable_prefix_caching, tensor_parallel_size, num_speculative_tokens"
+    assert f"unknown flags: {unknown}" in r.stdout
     assert "explained by: --kv-cache-dtype auto, prefix caching on, TP 1, num_speculative_tokens 3" in r.stdout
