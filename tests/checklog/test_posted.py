@@ -70,3 +70,19 @@ def test_a_cut_num_speculative_tokens_is_searched_with_the_drafter_read(tmp_path
     unknown = "kv_cache_dtype, enable_prefix_caching, tensor_parallel_size, num_speculative_tokens"
     assert f"unknown flags: {unknown}" in r.stdout
     assert "explained by: --kv-cache-dtype auto, prefix caching on, TP 1, num_speculative_tokens 3" in r.stdout
+
+
+def test_a_log_without_a_version_says_which_releases_fit(tmp_path: Path) -> None:
+    """tp2.log (vLLM 0.28.0 wrote it) without its version lines and with its source lines
+    blurred: no release is named, so every release's rules are tried and those that give every
+    line are listed (0.28.0 among them), not 0.28.0's silently."""
+    import re
+
+    lines = [ln for ln in (DATA / "tp2.log").read_text().split("\n") if "version" not in ln and "LLM engine" not in ln]
+    log = tmp_path / "noversion.log"
+    log.write_text(re.sub(r"\.py:\d+\]", ".py:1]", "\n".join(lines)))
+    model = str(REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json")
+    r = dryboot("check-log", str(log), "--model", model, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert r.returncode == 0, r.stdout + r.stderr
+    fit = re.search(r"the releases whose rules give every checked line as logged: ([\d., ]+)", r.stdout)
+    assert fit is not None and "0.28.0" in fit[1].split(", ")

@@ -330,6 +330,8 @@ def check_facts(
         at_defaults = f"under {combo.describe()}, the first combination of the unknown flags that plans"
         notes.append(f"vLLM's defaults for the unknown flags are refused ({refused.reason}); {at_defaults}")
     notes.extend(n for n in comparison.prediction.plan.notes if n not in notes)
+    if vllm_version is None and facts.version is None and not any(v.how != "stated" for v in facts.versions):
+        notes.append(_fitting_releases(facts, Inputs(model, args, drafter), candidate, budget, no_budget))
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
     search = None
@@ -377,6 +379,31 @@ def _cut_drafter(args_text: str, parsed: dict[str, object]) -> bool:
         return False
     parsed["speculative_config"] = {**partial, "num_speculative_tokens": SPEC_TOKENS[0]}
     return True
+
+
+def _fitting_releases(
+    facts: LogFacts, inputs: Inputs, candidate: Candidate, budget: Budget | None, no_budget: str
+) -> str:
+    """For a log that names no version: the releases whose rules give every checked line as
+    logged (each release's table tried with the same flags and budget), as a note."""
+    fitting, refused = [], []
+    for version in VERSIONS:
+        trial = Inputs(inputs.model, replace(inputs.args, vllm_version=version), inputs.drafter)
+        try:
+            cmp = compare(facts.kv_lines, trial, replace(candidate, version=version), budget, no_budget, explain=False)
+        except InputError:
+            refused.append(version)
+            continue
+        statuses = {c.status for c in cmp.checks}
+        if "differs" not in statuses and "matches" in statuses:
+            fitting.append(version)
+    said = (
+        f"the releases whose rules give every checked line as logged: {', '.join(fitting)}"
+        if fitting
+        else "no release's rules give every checked line as logged (under the flags above)"
+    )
+    tail = f"; refused by the rules of {', '.join(refused)}" if refused else ""
+    return f"the log names no vLLM version: checked with {candidate.version}'s rules; {said}{tail}"
 
 
 def _flag_name(key: str) -> str:
