@@ -86,3 +86,23 @@ def test_a_log_without_a_version_says_which_releases_fit(tmp_path: Path) -> None
     assert r.returncode == 0, r.stdout + r.stderr
     fit = re.search(r"the releases whose rules give every checked line as logged: ([\d., ]+)", r.stdout)
     assert fit is not None and "0.28.0" in fit[1].split(", ")
+
+
+def test_the_workers_logging_a_budget_count_as_ranks() -> None:
+    """Workers of one TP 8 boot each log their own 'Available KV cache memory' line, with
+    different figures: eight ranks, each budget read (the smallest decides), never 'at least 4'
+    from the four prefixes a post happened to keep."""
+    from dryboot.checklog.parse import iter_boots, iter_log_lines
+
+    gib = ["61.2", "61.5", "61.5", "61.4", "61.5", "61.5", "61.3", "61.6"]
+    lines = [
+        f"(Worker pid={100 + i}) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: {g} GiB"
+        for i, g in enumerate(gib)
+    ]
+    lines.append("(Worker_TP3 pid=103) INFO 07-08 15:38:04 [kv_cache_utils.py:1] GPU KV cache size: 1,000 tokens")
+    (boot,) = list(iter_boots(iter_log_lines("\n".join(lines))))
+    assert boot.tp_ranks == 8
+    assert [a.gib for a in boot.available] == gib
+    pp = "(Worker_PP1_TP0 pid=7) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: 1 GiB"
+    (staged,) = list(iter_boots(iter_log_lines("\n".join([lines[0], pp]))))
+    assert staged.tp_ranks is None  # a pipeline stage's worker is not another tensor-parallel rank

@@ -878,6 +878,9 @@ class _Boot:
             self.reserved = m["gib"]
         if m := _AVAILABLE.search(msg):
             self.available.append(Available(m["gib"], line))
+            workers = {(a.line.process, a.line.pid) for a in self.available if _is_worker(a.line.process)}
+            if len(workers) > 1:  # each worker of one engine logs its own budget: at least that many ranks
+                self.tp_ranks = max(self.tp_ranks or 0, len(workers))
         if "took" in msg or "memory" in msg or "usage" in msg:
             found_memory = []
             for name, pattern in MEMORY_PATTERNS:
@@ -918,6 +921,17 @@ class _Boot:
                 return True
         seen = self.kv_by_process.get(signature)
         return seen is not None and seen != _kv_text(kind, km, msg)
+
+
+def _is_worker(process: str | None) -> bool:
+    """Whether a ``decorate_logs`` process name is a worker of the engine (``Worker``,
+    ``Worker_TP3``, ``VllmWorker``...), not an engine core or the API server."""
+    return process is not None and _TP_WORKER.match(process) is not None
+
+
+#: A worker process of one tensor-parallel group (``Worker``, ``Worker_TP3``, ``VllmWorker-2``):
+#: not a pipeline stage's (``Worker_PP1_TP0``) nor another engine's.
+_TP_WORKER = re.compile(r"^(?:Vllm)?Worker(?:_TP\d+|-\d+)?$")
 
 
 def _signature(kind: Kind, m: re.Match[str], line: LogLine) -> tuple[Kind, frozenset[str], str | None]:
