@@ -106,3 +106,13 @@ def test_the_workers_logging_a_budget_count_as_ranks() -> None:
     pp = "(Worker_PP1_TP0 pid=7) INFO 07-08 15:38:03 [gpu_worker.py:508] Available KV cache memory: 1 GiB"
     (staged,) = list(iter_boots(iter_log_lines("\n".join([lines[0], pp]))))
     assert staged.tp_ranks is None  # a pipeline stage's worker is not another tensor-parallel rank
+
+
+def test_a_refused_value_read_from_the_log_is_named_as_read_from_the_log(tmp_path: Path, hf_cache: Path) -> None:
+    """Before: '--tensor-parallel-size: 3: ...', as if the user had given the flag."""
+    log = tmp_path / "tp3.log"
+    log.write_text((DATA / "tp2.log").read_text().replace("'tensor_parallel_size': 2", "'tensor_parallel_size': 3"))
+    r = dryboot("check-log", str(log))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"{log}: tensor_parallel_size 3 read from the log (line 7, APIServer): " in r.stderr
+    assert "--tensor-parallel-size" not in r.stderr

@@ -218,8 +218,57 @@ def check_facts(
 
     :param given: vLLM's flags given to check-log (``kv_cache_dtype``, ``tensor_parallel_size``,
         ``enable_prefix_caching``, ``speculative_config`` as a dict): known facts, never searched.
-    :raises InputError: as :func:`check_log`; a given flag the log's args contradict.
+    :raises InputError: as :func:`check_log`; a given flag the log's args contradict. A refusal
+        of a value read from the log names it as read from the log (its line), never as a flag
+        the user gave.
     """
+    options = {"model_path": model_path, "vllm_version": vllm_version, "policies": policies}
+    try:
+        return _check_facts(
+            facts,
+            source=source,
+            custom_dtypes=custom_dtypes,
+            speculative_model=speculative_model,
+            gpu_memory_bytes=gpu_memory_bytes,
+            gpu=gpu,
+            given=given,
+            **options,  # type: ignore[arg-type]
+        )
+    except InputError as exc:
+        raise _as_read_from_log(exc, facts, source, given) from None
+
+
+#: check-log's own options: a refusal naming one names what the user gave.
+_OWN_OPTIONS = frozenset(
+    {"--model", "--speculative-model", "--vllm-version", "--gpu", "--gpu-memory", "--custom-kv-cache-dtype"}
+)
+
+
+def _as_read_from_log(exc: InputError, facts: LogFacts, source: str, given: dict[str, object] | None) -> InputError:
+    """``exc`` with a vLLM flag it names (``--max-model-len``...) said to be read from the log,
+    unless the user gave that flag to check-log."""
+    flag = exc.source
+    if not flag.startswith("--") or flag in _OWN_OPTIONS or flag.lstrip("-").replace("-", "_") in (given or {}):
+        return exc
+    key = flag.lstrip("-").replace("-", "_")
+    where = facts.args_line.where if facts.args_line is not None else "its lines"
+    value = f" {exc.where}" if exc.where else ""
+    return InputError(source, f"{key}{value} read from the log ({where})", exc.reason)
+
+
+def _check_facts(
+    facts: LogFacts,
+    *,
+    source: str,
+    model_path: str | None,
+    vllm_version: str | None,
+    policies: Policies | None,
+    custom_dtypes: tuple[str, ...],
+    speculative_model: str | None,
+    gpu_memory_bytes: int | None,
+    gpu: GPU | None,
+    given: dict[str, object] | None,
+) -> CheckReport:
     if not facts.kv_lines:
         raise InputError(
             source,
