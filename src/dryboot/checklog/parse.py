@@ -274,6 +274,16 @@ def _crossing_patterns() -> tuple[re.Pattern[str], ...]:
     )
 
 
+def _crossed(text: str, boundaries: list[int]) -> set[int]:
+    """The ``boundaries`` (offsets in ``text``) a template dryboot reads matches across (it starts
+    before and ends after the offset): where a line was cut and the next piece continues it."""
+    found: set[int] = set()
+    for pattern in _CROSSING:
+        for m in pattern.finditer(text):
+            found.update(b for b in boundaries if m.start() < b < m.end())
+    return found
+
+
 def _crosses(text: str, boundary: int) -> bool:
     """Whether a template dryboot reads matches ``text`` across offset ``boundary`` (it starts
     before and ends after it): the line was cut there and the next piece continues it."""
@@ -365,11 +375,10 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
                     break
                 boundaries.append(len(joined))
                 joined += piece
-            for k in range(len(boundaries), 0, -1):
-                candidate = joined[: boundaries[k - 1] + len(window[k - 1][1])]
-                if all(_crosses(candidate, b) for b in boundaries[:k]):
-                    take = k
-                    break
+            if _TRIGGER.search(joined) or "pid=" in joined or ".py:" in joined:
+                crossed = _crossed(joined, boundaries)
+                while take < len(boundaries) and boundaries[take] in crossed:
+                    take += 1
             if take == 0:
                 break
             for _ in range(take):
