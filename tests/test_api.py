@@ -1,4 +1,5 @@
-"""The public Python API: ``from dryboot import plan, load_model, EngineArgs`` and the README's example."""
+"""The public Python API: ``from dryboot import plan, load_model, EngineArgs`` and the example of
+docs/plan.md (the README's before it moved there)."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_the_package_root_imports_nothing_heavy() -> None:
 
 
 def test_readme_python_example_runs() -> None:
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "plan.md").read_text()
     [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "from dryboot import" in b]
     out = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True, cwd=REPO, check=True).stdout
     # vLLM 0.28.0 on this config and budget: block 544, 3,212 blocks, 1,725,423 tokens
@@ -58,7 +59,7 @@ def test_readme_python_example_runs() -> None:
 
 
 def test_readme_python_example_handles_no_capacity() -> None:
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "plan.md").read_text()
     [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "from dryboot import" in b]
     no_budget = block.replace(", kv_cache_memory_bytes=40 << 30", "")
     does_not_fit = block.replace("40 << 30", "2 << 30")

@@ -163,3 +163,23 @@ def test_remote_code_model_type_refused_by_name() -> None:
         create_engine_config(model, EngineArgs(kv_cache_memory_bytes=20_000_000_000), None)
     assert "model type `deepseek_ref` but Transformers does not recognize this architecture" in str(exc.value)
     assert "model_type" in str(exc.value)
+
+
+def test_compare_version_refusal_and_unverified_name_compare_version() -> None:
+    """Issue 28: `--compare-version abc` named --vllm-version; `--compare-version 1.0.0` compared
+    with 0.33.0's rules without saying so. As for --vllm-version 1.0.0: planned with the newest
+    table, stated as unverified, naming the flag given."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    model = str(Path(__file__).resolve().parent / "fidelity" / "data" / "releases" / "gdn64")
+    bad = CliRunner().invoke(cli, ["plan", "--model", model, "--compare-version", "abc"])
+    assert bad.exit_code == 2
+    assert "--compare-version: abc: expected a version" in bad.output and "--vllm-version" not in bad.output
+    newer = CliRunner().invoke(cli, ["plan", "--model", model, "--compare-version", "1.0.0"])
+    assert newer.exit_code in (0, 1), newer.output
+    text = " ".join(newer.output.split())
+    assert "unverified --compare-version 1.0.0: no rule table for vLLM 1.0.0: planned with those of 0.33.0" in text

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
 
-__all__ = ["file_kind", "read_regular", "require_regular"]
+__all__ = ["check_regular", "file_kind", "open_regular", "read_regular", "require_regular"]
 
 
 def file_kind(mode: int) -> str:
@@ -88,3 +90,47 @@ def read_regular(path: str, source: str | None = None, where: str | None = None)
     finally:
         os.close(fd)
     return parts[0] if len(parts) <= 2 else b"".join(parts)
+
+
+def check_regular(path: str | Path, source: str, *, allow_dir: bool = False) -> None:
+    """Refuse ``path`` unless it is a regular file (or, with ``allow_dir``, a directory); a path
+    that does not exist passes (the caller says what is missing). Never opens the file (for a
+    path read later by code that cannot take a stream: a ``--model`` directory, a drafter).
+
+    :raises InputError: ``<source>: is a FIFO (named pipe), not a regular file``.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or (allow_dir and stat.S_ISDIR(mode)):
+        return
+    raise _refuse(source, None, mode)
+
+
+def open_regular(path: str | Path, source: str | None = None) -> BinaryIO:
+    """The regular file at ``path`` open for reading in binary, to be read in chunks (a log of
+    any size), refused without blocking when it is anything else (opened ``O_NONBLOCK``, its
+    type read from the open descriptor; blocking is restored for the reads).
+
+    :param source: the name a refusal gives (default: the path).
+    :raises InputError: no such file, unreadable, a directory, a FIFO, a device or a socket.
+    """
+    name = str(path) if source is None else source
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(name, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(name, None, "is a directory, not a regular file") from None
+    except OSError as exc:
+        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _refuse(name, None, mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

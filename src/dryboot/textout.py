@@ -168,3 +168,16 @@ def table(
         pairs = [(c.header, v) for c, v in zip(columns[key_columns:], r[key_columns:], strict=True)]
         lines.extend(_pairs(pairs, width, "    "))
     return lines
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` shortened to at most ``limit`` characters at a blank (never inside a word or a
+    figure), ``...`` marking the cut; whole when it fits. A first word longer than ``limit`` is
+    kept whole."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, max(1, limit - 3) + 1)
+    if cut <= 0:
+        cut = text.find(" ")
+        return text if cut < 0 else text[:cut] + " ..."
+    return text[:cut].rstrip() + " ..."

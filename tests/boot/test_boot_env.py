@@ -152,3 +152,46 @@ def test_one_process_serves_many_engine_starts(boot_python: str, pristine: Path)
         assert s._proc.pid == pid and s.cases == 3
     assert [a["num_blocks"] for a in answers] == [100, 100, 100]
     assert max(a["seconds"] for a in answers[1:]) < s.import_seconds / 5
+
+
+def test_a_syntax_error_is_reported_at_the_trees_file_and_line(
+    boot_python: str, pristine: Path, tmp_path: Path
+) -> None:
+    """Issue 28: the line reported was dryboot's own engine_start.py, where the import ran."""
+    tree = tmp_path / "tree"
+    scratch_copy(pristine, tree)
+    broken = tree / "vllm" / "v1" / "core" / "kv_cache_utils.py"
+    lines = broken.read_text().count("\n")
+    broken.write_text(broken.read_text() + "def broken(:\n")
+    r = dryboot("boot", "--vllm", str(tree), "--python", boot_python, "--model", str(LLAMA), *SMALL)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "the tree does not import: SyntaxError" in r.stderr
+    assert f"kv_cache_utils.py:{lines + 1}" in r.stderr and "engine_start.py" not in r.stderr
+
+
+def test_inputs_only_dryboot_cannot_model_are_not_compared_exit_3(boot_python: str, pristine: Path) -> None:
+    """The tree starts (vLLM takes --disable-log-stats; dryboot plan has no such flag): what the
+    tree printed is shown, nothing is compared, exit 3 (was 'not compared', exit 1)."""
+    r = dryboot(
+        "boot", "--vllm", str(pristine), "--python", boot_python, "--model", str(LLAMA), *SMALL, "--disable-log-stats"
+    )
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "GPU KV cache size: 1,600 tokens" in r.stdout
+    assert "not compared: the tree started, but dryboot cannot model these inputs" in r.stdout
+
+
+def test_inputs_both_refuse_are_bad_input_in_one_line(boot_python: str, pristine: Path) -> None:
+    r = dryboot(
+        "boot",
+        "--vllm",
+        str(pristine),
+        "--python",
+        boot_python,
+        "--model",
+        str(LLAMA),
+        *SMALL,
+        "--kv-cache-dtype",
+        "bogus",
+    )
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stdout + r.stderr
+    assert "--kv-cache-dtype" in r.stderr and "the tree refuses it too" in r.stderr

@@ -217,3 +217,47 @@ def test_budget_flags_and_tree_only_figures() -> None:
     assert differences(f, more, "a", "b") == ["Model loading took (GiB): a 1.0, b 1.25"]
     argv = vllm_argv({"model": "m", "gpu": "RTX 3090", "max-model-len": 8}, None, Path("."), Path("."))
     assert argv == ["--max-model-len", "8"]
+
+
+def test_a_malformed_config_is_one_line_exit_2_as_plan_says_it(tmp_path: Path) -> None:
+    """Issue 28: boot exited 1 with a full report where plan exits 2 in one line."""
+    import subprocess
+    import sys
+
+    bad = tmp_path / "config.json"
+    bad.write_text('{"architectures": ["LlamaForCausalLM"], ')
+    argv = ["--model", str(bad), "--kv-cache-memory-bytes", "1G"]
+    boot = subprocess.run(
+        [sys.executable, "-m", "dryboot", "boot", "--vllm", str(tmp_path / "no-tree"), *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    plan = subprocess.run([sys.executable, "-m", "dryboot", "plan", *argv], capture_output=True, text=True, check=False)
+    assert boot.returncode == plan.returncode == 2
+    assert boot.stderr == plan.stderr and len(boot.stderr.strip().splitlines()) == 1
+
+
+def test_two_arms_that_fail_to_start_are_said_to_fail_and_messages_are_cut_at_a_blank() -> None:
+    """Issue 28: `profiles --boot` said "identical to the token" for two arms that both failed
+    to start, and cut vLLM's message mid-token."""
+    from dryboot.boot.compare import Figures, differences
+    from dryboot.cli.profiles_boot import _verdict, short_row
+    from dryboot.textout import clip
+
+    error = (
+        "[parse] SystemExit: argument --kv-cache-dtype: invalid choice: 'int8_per_token_head' (choose from "
+        "'auto', 'bfloat16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'int8_per_token_head_x', "
+        "'nvfp4', 'turboquant_k8v4')"
+    )
+    a, b = Figures(refusal=error), Figures(refusal=error.replace("'auto', ", ""))
+    assert differences(a, b, "main", "pr") == []  # refusal texts are not figures
+    verdict = _verdict(a, b, "main", "pr", [])
+    assert verdict.startswith("both fail to start: main: [parse] SystemExit") and "identical" not in verdict
+    assert _verdict(a, a, "main", "pr", []).startswith("both fail to start, the same way: ")
+    row = short_row(a)
+    assert row.startswith("does not start: ") and row.endswith(" ...")
+    words = set(error.split())
+    assert all(w in words for w in row.removeprefix("does not start: ").removesuffix(" ...").split())
+    assert clip("short", 10) == "short"
+    assert clip("abcdefghijkl mn", 5) == "abcdefghijkl ..."

@@ -14,6 +14,7 @@ from typing import Any
 
 from dryboot.planner.plan import Plan
 from dryboot.planner.report import plan_to_dict
+from dryboot.textout import clip
 
 #: dryboot's group kinds -> vLLM's KV cache spec class names without ``Spec``.
 KIND_TO_VLLM = {
@@ -154,7 +155,7 @@ def differences(a: Figures, b: Figures, a_name: str = "tree", b_name: str = "dry
         ra = "refuses" if a.refusal is not None else "starts"
         rb = "refuses" if b.refusal is not None else "starts"
         why = str(a.refusal or b.refusal)
-        return [f"engine start: {a_name} {ra}, {b_name} {rb} ({why[:120]}{'...' if len(why) > 120 else ''})"]
+        return [f"engine start: {a_name} {ra}, {b_name} {rb} ({clip(why, 120)})"]
     return [
         f"{label}: {a_name} {getattr(a, attr)}, {b_name} {getattr(b, attr)}"
         for attr, label in COMPARED

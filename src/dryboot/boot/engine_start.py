@@ -622,6 +622,20 @@ def _fmt_exc(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}"
 
 
+def _where(e: BaseException) -> str:
+    """`` at FILE:LINE`` of the tree's code that failed: a syntax error's own file and line (its
+    traceback ends in the importer, this file), else the last frame outside this file and the
+    import machinery."""
+    if isinstance(e, SyntaxError) and e.filename:
+        return f" at {e.filename}:{e.lineno}"
+    frames = [
+        f
+        for f in traceback.extract_tb(e.__traceback__)
+        if f.filename != __file__ and not f.filename.startswith("<frozen")
+    ]
+    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
 def _parse(model: str, argv: list[str]) -> Any:
     err = io.StringIO()
     try:
@@ -977,11 +991,7 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as e:  # a tree that does not import: one line saying what failed
         if isinstance(e, KeyboardInterrupt):
             raise
-        where = ""
-        tb = traceback.extract_tb(e.__traceback__)
-        if tb:
-            where = f" at {tb[-1].filename}:{tb[-1].lineno}"
-        failed = {"stage": "import", "error": _fmt_exc(e) + where}
+        failed = {"stage": "import", "error": _fmt_exc(e) + _where(e)}
         real_stdout.write(json.dumps({"meta": failed}) + "\n")
         real_stdout.flush()
         return 3

@@ -31,8 +31,9 @@ from dryboot.checklog.compare import (
 from dryboot.checklog.literal import parse_args_prefix
 from dryboot.checklog.locate import Located, find_config
 from dryboot.checklog.memory import MemoryReport, check_memory
-from dryboot.checklog.parse import LogFacts, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
+from dryboot.checklog.parse import LogFacts, LogLine, iter_boots, iter_numbered_log_lines, iter_relevant_lines, read_log
 from dryboot.errors import InputError
+from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes
 from dryboot.planner.plan import Drafter, Policies
 from dryboot.planner.runner import load_drafter_and_k
@@ -126,6 +127,8 @@ def _budget(facts: LogFacts, args: EngineArgs, source: str) -> tuple[Budget | No
 SEARCHED = ("kv_cache_dtype", "enable_prefix_caching", "speculative_config", "tensor_parallel_size")
 #: Speculative tokens tried for an MTP-capable model when the args are unknown.
 MTP_TOKENS = (1, 2, 3, 4, 5)
+#: Speculative tokens tried for a drafter whose ``num_speculative_tokens`` the cut args hide.
+SPEC_TOKENS = tuple(range(1, 17))
 #: At most this many flag combinations are planned for one boot.
 MAX_COMBINATIONS = 96
 
@@ -147,6 +150,8 @@ class Combination:
                 parts.append(f"--kv-cache-dtype {value}")
             elif key == "tensor_parallel_size":
                 parts.append(f"TP {value}")
+            elif key == "num_speculative_tokens":
+                parts.append(f"num_speculative_tokens {value}")
         return ", ".join(parts) or "the logged flags"
 
 
@@ -209,13 +214,68 @@ def check_facts(
     speculative_model: str | None = None,
     gpu_memory_bytes: int | None = None,
     gpu: GPU | None = None,
+    given: dict[str, object] | None = None,
     memory_only: bool = False,
 ) -> CheckReport:
     """:func:`check_log` for one boot's facts (see :func:`dryboot.checklog.parse.iter_boots`).
 
     :param memory_only: a boot without KV lines is planned for its memory lines alone.
-    :raises InputError: as :func:`check_log`.
+
+    :param given: vLLM's flags given to check-log (``kv_cache_dtype``, ``tensor_parallel_size``,
+        ``enable_prefix_caching``, ``speculative_config`` as a dict): known facts, never searched.
+    :raises InputError: as :func:`check_log`; a given flag the log's args contradict. A refusal
+        of a value read from the log names it as read from the log (its line), never as a flag
+        the user gave.
     """
+    options = {"model_path": model_path, "vllm_version": vllm_version, "policies": policies}
+    try:
+        return _check_facts(
+            facts,
+            source=source,
+            custom_dtypes=custom_dtypes,
+            speculative_model=speculative_model,
+            gpu_memory_bytes=gpu_memory_bytes,
+            gpu=gpu,
+            given=given,
+            memory_only=memory_only,
+            **options,  # type: ignore[arg-type]
+        )
+    except InputError as exc:
+        raise _as_read_from_log(exc, facts, source, given) from None
+
+
+#: check-log's own options: a refusal naming one names what the user gave.
+_OWN_OPTIONS = frozenset(
+    {"--model", "--speculative-model", "--vllm-version", "--gpu", "--gpu-memory", "--custom-kv-cache-dtype"}
+)
+
+
+def _as_read_from_log(exc: InputError, facts: LogFacts, source: str, given: dict[str, object] | None) -> InputError:
+    """``exc`` with a vLLM flag it names (``--max-model-len``...) said to be read from the log,
+    unless the user gave that flag to check-log."""
+    flag = exc.source
+    if not flag.startswith("--") or flag in _OWN_OPTIONS or flag.lstrip("-").replace("-", "_") in (given or {}):
+        return exc
+    key = flag.lstrip("-").replace("-", "_")
+    where = facts.args_line.where if facts.args_line is not None else "its lines"
+    value = f" {exc.where}" if exc.where else ""
+    return InputError(source, f"{key}{value} read from the log ({where})", exc.reason)
+
+
+def _check_facts(
+    facts: LogFacts,
+    *,
+    source: str,
+    model_path: str | None,
+    vllm_version: str | None,
+    policies: Policies | None,
+    custom_dtypes: tuple[str, ...],
+    speculative_model: str | None,
+    gpu_memory_bytes: int | None,
+    gpu: GPU | None,
+    given: dict[str, object] | None,
+    memory_only: bool = False,
+) -> CheckReport:
     if not facts.kv_lines and not memory_only:
         raise InputError(
             source,
@@ -228,10 +288,13 @@ def check_facts(
     if facts.args_text is not None:
         where = facts.args_line.where if facts.args_line else "non-default args"
         parsed, cut = parse_args_prefix(facts.args_text, f"{source}: {where}")
+        drafter_cut = cut == "speculative_config" and _cut_drafter(facts.args_text, parsed)
         logged = map_args(parsed, source)
         if cut is not None:
             known = set(parsed)
             unknown = [k for k in SEARCHED if k not in known]
+            if drafter_cut:  # the drafter is read; only its token count is cut: that is searched
+                unknown.append("num_speculative_tokens")
             notes.append(
                 f"the args line is cut at {cut!r} ({where}): {len(parsed)} entries read; unknown flags: "
                 + (", ".join(unknown) or "none that dryboot searches")
@@ -255,19 +318,39 @@ def check_facts(
         notes.append(f"the log resolved {facts.architecture}; {located.path} declares {model.architecture or 'none'}")
 
     args = logged.args
+    for key, value in (given or {}).items():  # vLLM's flags given to check-log: known facts
+        if key == "speculative_config":
+            continue
+        logged_value = getattr(args, key) if _flag_name(key) in logged.flags else None
+        if logged_value is not None and logged_value != value:
+            raise InputError(
+                f"--{_flag_name(key)}",
+                str(value),
+                f"the log's non-default args say {logged_value} ({where_args(facts)})",
+            )
+        changed: dict[str, Any] = {key: value}
+        args = replace(args, **changed)
+        if key in unknown:
+            unknown.remove(key)
+        notes.append(f"--{_flag_name(key)} {value}: given on the command line (a known fact, not searched)")
     if "max-model-len" not in logged.flags:
         length, said = _logged_max_model_len(facts)
         if length is not None:
             args = replace(args, max_model_len=length)
-            notes.append(f"max_model_len {length} from the log ({said})")
+            notes.append(f"max_model_len {length} read from the log ({said})")
     if "max-num-batched-tokens" not in logged.flags and facts.max_num_batched_tokens is not None:
         args = replace(args, max_num_batched_tokens=facts.max_num_batched_tokens)
         notes.append(
-            f"max_num_batched_tokens {facts.max_num_batched_tokens} from the log ('Chunked prefill is enabled')"
+            f"max_num_batched_tokens {facts.max_num_batched_tokens} read from the log ('Chunked prefill is enabled')"
         )
     if "tensor_parallel_size" in unknown and facts.tp_ranks:
         args = replace(args, tensor_parallel_size=facts.tp_ranks)
-        notes.append(f"tensor_parallel_size at least {facts.tp_ranks} (Worker_TP prefixes in the log)")
+        notes.append(
+            f"tensor_parallel_size: ranks up to TP{facts.tp_ranks - 1} read from the log (Worker_TP prefixes): "
+            f"at least {facts.tp_ranks}, larger sizes searched (the log does not state it; give "
+            "--tensor-parallel-size N if you know it)"
+        )
+    args = _allow_logged_length(model, args, notes)
     if gpu_memory_bytes is not None:
         args = replace(args, gpu_memory_bytes=gpu_memory_bytes)
     if gpu is not None:
@@ -276,7 +359,13 @@ def check_facts(
     args = replace(args, vllm_version=version)
     validate_logged(args, source)
 
-    speculative, drafter, args = resolve_speculative(logged.speculative, speculative_model, args, notes, source)
+    spec_in = logged.speculative
+    if given and "speculative_config" in given:
+        spec_in = dict(given["speculative_config"])  # type: ignore[call-overload]
+        if "speculative_config" in unknown:
+            unknown.remove("speculative_config")
+        notes.append("--speculative-config: given on the command line (a known fact, not searched)")
+    speculative, drafter, args = resolve_speculative(spec_in, speculative_model, args, notes, source)
 
     budget, no_budget = _budget(facts, args, source)
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
@@ -297,6 +386,8 @@ def check_facts(
         at_defaults = f"under {combo.describe()}, the first combination of the unknown flags that plans"
         notes.append(f"vLLM's defaults for the unknown flags are refused ({refused.reason}); {at_defaults}")
     notes.extend(n for n in comparison.prediction.plan.notes if n not in notes)
+    if vllm_version is None and facts.version is None and not any(v.how != "stated" for v in facts.versions):
+        notes.append(_fitting_releases(facts, Inputs(model, args, drafter), candidate, budget, no_budget))
     if budget is None:
         notes.append(no_budget + ": the lines whose figures depend on it are unchecked")
     search = None
@@ -337,6 +428,79 @@ def check_facts(
         search=search,
         memory=memory,
     )
+
+
+def _cut_drafter(args_text: str, parsed: dict[str, object]) -> bool:
+    """When the args line is cut inside ``speculative_config`` before its
+    ``num_speculative_tokens``: put the entries read (method, model...) into ``parsed`` with
+    :data:`SPEC_TOKENS`'s first value, and say so (the count is then searched, not refused)."""
+    start = args_text.find("'speculative_config': {")
+    if start < 0:
+        return False
+    try:
+        partial, _ = parse_args_prefix(args_text[start + len("'speculative_config': ") :], "speculative_config")
+    except InputError:
+        return False
+    if "method" not in partial or "num_speculative_tokens" in partial:
+        return False
+    parsed["speculative_config"] = {**partial, "num_speculative_tokens": SPEC_TOKENS[0]}
+    return True
+
+
+def _fitting_releases(
+    facts: LogFacts, inputs: Inputs, candidate: Candidate, budget: Budget | None, no_budget: str
+) -> str:
+    """For a log that names no version: the releases whose rules give every checked line as
+    logged (each release's table tried with the same flags and budget), as a note."""
+    fitting, refused = [], []
+    for version in VERSIONS:
+        trial = Inputs(inputs.model, replace(inputs.args, vllm_version=version), inputs.drafter)
+        try:
+            cmp = compare(facts.kv_lines, trial, replace(candidate, version=version), budget, no_budget, explain=False)
+        except InputError:
+            refused.append(version)
+            continue
+        statuses = {c.status for c in cmp.checks}
+        if "differs" not in statuses and "matches" in statuses:
+            fitting.append(version)
+    said = (
+        f"the releases whose rules give every checked line as logged: {', '.join(fitting)}"
+        if fitting
+        else "no release's rules give every checked line as logged (under the flags above)"
+    )
+    tail = f"; refused by the rules of {', '.join(refused)}" if refused else ""
+    return f"the log names no vLLM version: checked with {candidate.version}'s rules; {said}{tail}"
+
+
+def _flag_name(key: str) -> str:
+    return key.replace("_", "-")
+
+
+def where_args(facts: LogFacts) -> str:
+    """``read from the log (line N)`` for the args line."""
+    return f"read from the log ({facts.args_line.where})" if facts.args_line else "read from the log"
+
+
+def _allow_logged_length(model: Any, args: EngineArgs, notes: list[str]) -> EngineArgs:
+    """The args with ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` known set when the log's max_model_len is
+    above what the config allows: vLLM started with it, so the variable was set (noted)."""
+    # at call: the planner's resolution is needed only for a length the log gives
+    from dryboot.vllm.config.resolve import derive_max_model_len
+
+    if args.max_model_len is None or args.max_model_len == -1:
+        return args
+    try:
+        derive_max_model_len(model, args)
+    except InputError as exc:
+        if "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in exc.reason:
+            return args
+        notes.append(
+            f"max_model_len {args.max_model_len} read from the log is above the config's limit "
+            f"({model.max_len.max_len_key}={model.max_len.max_position_embeddings}): vLLM accepts it only with "
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so that was set"
+        )
+        return replace(args, allow_long_max_model_len=True)
+    return args
 
 
 def resolve_speculative(
@@ -412,6 +576,8 @@ def _search_space(unknown: list[str], model: object, args: EngineArgs) -> list[l
             dims.append([(key, True), (key, False)])
         elif key == "speculative_config":
             dims.append([(key, None)] + [(key, k) for k in MTP_TOKENS])
+        elif key == "num_speculative_tokens":
+            dims.append([(key, k) for k in SPEC_TOKENS])
         elif key == "tensor_parallel_size":
             start = args.tensor_parallel_size
             dims.append([(key, tp) for tp in (1, 2, 4, 8) if tp >= start])
@@ -479,6 +645,9 @@ def _trial_inputs(
     for key, value in combo:
         if key == "speculative_config":
             spec = None if value is None else {"method": "mtp", "num_speculative_tokens": value}
+        elif key == "num_speculative_tokens":
+            spec = {**(spec or {}), "num_speculative_tokens": value}
+            trial = replace(trial, num_speculative_tokens=0)  # set again from spec below
         else:
             changed: dict[str, Any] = {key: value}
             trial = replace(trial, **changed)
@@ -554,16 +723,22 @@ class LogReport:
 
     @property
     def exit_code(self) -> int:
-        statuses = {b.status for b in self.boots}
-        if "differs" in statuses or "unexplained" in statuses:
-            return EXIT_DIFFERS
-        if "refused" in statuses:
-            return EXIT_REFUSED
-        if "explained" in statuses:
-            return EXIT_EXPLAINED_ONLY
-        if "matches" in statuses:
-            return EXIT_MATCHES
-        return EXIT_NOTHING_CHECKED
+        return exit_code_of({b.status for b in self.boots})
+
+
+def exit_code_of(statuses: set[str]) -> int:
+    """check-log's exit code for boots of these statuses (:class:`BootResult`): 1 when one
+    differs, else 2 when one is refused, 4 when one is explained only by searched flags, 0 when
+    one matches, else 3."""
+    if "differs" in statuses or "unexplained" in statuses:
+        return EXIT_DIFFERS
+    if "refused" in statuses:
+        return EXIT_REFUSED
+    if "explained" in statuses:
+        return EXIT_EXPLAINED_ONLY
+    if "matches" in statuses:
+        return EXIT_MATCHES
+    return EXIT_NOTHING_CHECKED
 
 
 def boot_status(r: CheckReport) -> str:
@@ -592,6 +767,11 @@ def check_lines(
     for facts in iter_boots(iter_numbered_log_lines(lines)):
         if not facts.is_vllm_log:
             continue
+        if facts.unread and not facts.kv_lines:
+            first = facts.unread[0]
+            refusal = InputError(source, first.where, unread_reason(first))
+            yield BootResult(facts, None, "refused", refusal.line(), refusal)
+            continue
         if not facts.kv_lines:
             yield BootResult(facts, _memory_only(facts, source, options), "unchecked", "no KV cache line in this boot")
             continue
@@ -604,6 +784,9 @@ def check_lines(
         reason = None
         if status == "unchecked":
             reason = "no KV line of this boot could be checked"
+        if facts.unread and status in ("matches", "explained", "unchecked"):
+            # a KV line present but not read was not checked: never a clean verdict
+            status, reason = "refused", f"{facts.unread[0].where}: {unread_reason(facts.unread[0])}"
         yield BootResult(facts, report, status, reason)
 
 
@@ -618,29 +801,52 @@ def _memory_only(facts: LogFacts, source: str, options: dict[str, object]) -> Ch
         return None
 
 
-def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> LogReport:
-    """:func:`check_lines` over a byte stream read in bounded chunks.
+def unread_reason(line: LogLine) -> str:
+    """Why a KV line of the log was not checked (it matches none of vLLM's templates)."""
+    text = line.message if len(line.message) <= 120 else line.message[:117] + "..."
+    return (
+        f"{text!r} starts a KV line but matches no vLLM template dryboot reads (a cut line or a figure "
+        "that is not a number); it is not checked"
+    )
 
-    :raises InputError: the stream is not a text log, or holds no vLLM line at all.
+
+def check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> LogReport:
+    """:func:`iter_check_stream`, every boot kept (memory grows with the boots: the CLI renders
+    :func:`iter_check_stream` boot by boot instead).
+
+    :raises InputError: as :func:`iter_check_stream`.
     """
-    boots = tuple(check_lines(iter_relevant_lines(stream, source), source=source, **options))
-    if not boots:
+    return LogReport(source, tuple(iter_check_stream(stream, source=source, **options)))
+
+
+def iter_check_stream(stream: BinaryIO, *, source: str = "log", **options: object) -> Iterator[BootResult]:
+    """:func:`check_lines` over a byte stream read in bounded chunks, one boot at a time (memory:
+    the boot being checked and the next one, whatever the number of boots).
+
+    :raises InputError: the stream is not a text log, or holds no vLLM line at all; a log of one
+        boot that is refused (bad input is one line and exit 2, as everywhere), raised before
+        anything is yielded.
+    """
+    boots = check_lines(iter_relevant_lines(stream, source), source=source, **options)
+    first = next(boots, None)
+    if first is None:
         raise InputError(source, None, "no vLLM line found (no version, args, KV budget or KV cache line)")
-    if len(boots) == 1 and boots[0].refusal is not None:
-        raise boots[0].refusal  # one boot: bad input is one line and exit 2, as everywhere
-    return LogReport(source, boots)
+    second = next(boots, None)
+    if second is None:
+        if first.refusal is not None:
+            raise first.refusal
+        yield first
+        return
+    yield first
+    yield second
+    yield from boots
 
 
 def open_log(path: str) -> tuple[BinaryIO, str]:
     """(binary stream, source name) of ``path`` (``-``: standard input), to read in chunks.
 
-    :raises InputError: unreadable.
+    :raises InputError: unreadable, or not a regular file (a FIFO would block the read).
     """
     if path == "-":
         return sys.stdin.buffer, "<stdin>"
-    try:
-        return open(path, "rb"), path
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    return open_regular(path), path

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dryboot.errors import InputError
+from dryboot.inputs import check_regular
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ def hub_cache_dir() -> tuple[Path, str]:
     return base / "huggingface" / "hub", "default"
 
 
-def _local(path: str) -> Path | None:
+def _local(path: str, source: str | None = None) -> Path | None:
     p = Path(path).expanduser()
+    check_regular(p, source or path, allow_dir=True)
     if p.is_file():
         return p
     if p.is_dir() and (p / "config.json").is_file():

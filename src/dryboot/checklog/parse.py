@@ -15,10 +15,11 @@ The message patterns are vLLM 0.28.0's own templates (file and line named beside
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from dryboot.errors import InputError
 
@@ -100,6 +101,58 @@ def iter_text_lines(stream: BinaryIO, source: str = "log") -> Iterator[str]:
 
 
 def iter_relevant_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple[int, str]]:
+    """(line number, text) of the logical lines of a byte stream that can hold a fact or a KV
+    line, a line a terminal or an editor wrapped rejoined (:func:`unwrap`).
+
+    The first :data:`CHUNK_BYTES` are read first: a log that ends within them, or whose first
+    chunk holds a wrapped line, is decoded line by line and unwrapped whole; a longer log
+    whose start is not wrapped (what vLLM writes to a file) is read by the faster byte filter
+    :func:`iter_trigger_lines`, which rejoins only the KV messages wrapped within three lines.
+
+    :raises InputError: more than :data:`MAX_UNBROKEN_BYTES` without a line break.
+    """
+    first = stream.read(CHUNK_BYTES)
+    whole = len(first) < CHUNK_BYTES
+    rest = cast(BinaryIO, _Prepended(first, stream))
+    if whole or _starts_wrapped(first):
+        yield from _relevant(unwrap(enumerate(iter_text_lines(rest, source), start=1)))
+    else:
+        yield from iter_trigger_lines(rest, source)
+
+
+class _Prepended:
+    """A binary stream that yields ``head`` before the rest of ``stream`` (``read`` only)."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self._head = head
+        self._stream = stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            out, self._head = self._head, b""
+            return out
+        return self._stream.read(size)
+
+
+def _starts_wrapped(chunk: bytes) -> bool:
+    """Whether the complete lines of ``chunk`` hold a line wrapped onto the next (:func:`unwrap`
+    joins two of them)."""
+    body = chunk[: chunk.rfind(b"\n") + 1]
+    lines = [_decode(raw) for raw in body.split(b"\n")[:-1]]
+    return any(n > 1 for n in _piece_counts(enumerate(lines, start=1)))
+
+
+def _relevant(logical: Iterable[tuple[int, str, int]]) -> Iterator[tuple[int, str]]:
+    """The logical lines :data:`_TRIGGER` selects, and the three after a KV message that
+    a post may have wrapped with its spaces dropped (as :func:`iter_trigger_lines`)."""
+    force = 0
+    for number, text, _pieces in logical:
+        if force or _TRIGGER.search(text):
+            yield number, text
+            force = 3 if ("To serve" in text or "GPU KV cache size:" in text) else max(force - 1, 0)
+
+
+def iter_trigger_lines(stream: BinaryIO, source: str = "log") -> Iterator[tuple[int, str]]:
     """(line number, text) of the lines of a byte stream that can hold a fact or a KV line (one
     of :data:`_TRIGGER`'s words), and the three lines after a KV message that may be wrapped;
     every other line is skipped without being decoded. Read :data:`CHUNK_BYTES` at a time, so
@@ -181,6 +234,161 @@ _TRIGGER_WORDS = tuple(
         "graph pool memory", "█",
     )
 )  # fmt: skip
+
+
+#: A line that begins a record of its own, never the continuation of a wrapped one: vLLM's
+#: ``decorate_logs`` prefix or header, a timestamp (ISO, glog, syslog/journal), markdown fences,
+#: quote bars and table rows, a traceback's first line.
+_RECORD_START = re.compile(
+    r"^`?(?:\x1b\[[0-9;?]*[A-Za-z])*(?:\([A-Za-z][\w.\-]* pid=\d"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d"
+    r"|\d{4}-\d\d-\d\d[T ]\d|\[?\d{4}[-/]\d\d|[IWEF]\d{4} \d\d:"
+    r"|\w{3}\.? +\d{1,2} \d\d:\d\d:\d\d"
+    r"|```|~~~|\.\.\.|[▎│┃]|>(?![=>])|\|\s|#+\s|Traceback \(most recent call last\))"
+)
+#: Most pieces one wrapped message (other than the args line) is rejoined from.
+MAX_PIECES = 8
+#: Most pieces a wrapped ``non-default args`` line is rejoined from.
+MAX_ARGS_PIECES = 4096
+
+
+def _continues(text: str) -> bool:
+    """Whether ``text`` can be the continuation of a wrapped line (not blank, not a record's start)."""
+    return bool(text.strip()) and _RECORD_START.match(text) is None
+
+
+def _crossing_patterns() -> tuple[re.Pattern[str], ...]:
+    return (
+        _HEADER,
+        _PROCESS,
+        re.compile(r"non-default args: \{|args: Namespace\("),
+        *(p for _, p in _KV_PATTERNS),
+        *_VERSION_PATTERNS,
+        _ARCHITECTURE,
+        _MAX_MODEL_LEN,
+        _BATCHED,
+        _AVAILABLE,
+        _RESERVED,
+        *(p for _, p in MEMORY_PATTERNS),
+        re.compile(r"(?:GPU|cuda) blocks: \d+"),
+    )
+
+
+def _crossed(text: str, boundaries: list[int]) -> set[int]:
+    """The ``boundaries`` (offsets in ``text``) a template dryboot reads matches across (it starts
+    before and ends after the offset): where a line was cut and the next piece continues it."""
+    found: set[int] = set()
+    for pattern in _CROSSING:
+        for m in pattern.finditer(text):
+            found.update(b for b in boundaries if m.start() < b < m.end())
+    return found
+
+
+def _crosses(text: str, boundary: int) -> bool:
+    """Whether a template dryboot reads matches ``text`` across offset ``boundary`` (it starts
+    before and ends after it): the line was cut there and the next piece continues it."""
+    for pattern in _CROSSING:
+        for m in pattern.finditer(text, max(0, boundary - 700)):
+            if m.start() >= boundary:
+                break
+            if m.end() > boundary:
+                return True
+    return False
+
+
+def _bare_header(text: str) -> bool:
+    """Whether ``text`` ends with vLLM's header or a ``decorate_logs`` prefix and holds no
+    message after it (the message is on the next piece)."""
+    tail = text.rstrip()
+    if not tail.endswith(("]", ")")):
+        return False
+    header = _HEADER.search(tail[-120:]) if tail.endswith("]") else None
+    if header is not None and header.end() >= len(tail[-120:]):
+        return True
+    process = _PROCESS.search(tail[-120:]) if tail.endswith(")") else None
+    return process is not None and process.end() >= len(tail[-120:]) and not _HEADER.search(tail)
+
+
+def _args_open(text: str) -> bool:
+    """Whether ``text`` holds the start of an args line whose brackets are not all closed yet."""
+    i = text.find("non-default args: {")
+    j = text.find("args: Namespace(") if i < 0 else -1
+    if i < 0 and j < 0:
+        return False
+    depth = 0
+    quote = ""
+    for ch in text[max(i, j) :]:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+    return depth > 0
+
+
+def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]]:
+    """(number of the first piece, logical line, pieces) of (line number, text) pairs: a line
+    a terminal hard-wrapped at its width, or ``fold -s`` re-flowed at blanks, is rejoined
+    exactly (the pieces concatenated: neither drops a character).
+
+    A following line is a piece of the line before it when it can continue a line
+    (:func:`_continues`) and a template dryboot reads (vLLM's header or ``decorate_logs``
+    prefix, a KV line, a fact) matches across the join (:func:`_crosses`), or the line before
+    holds an args dict whose brackets are still open. Up to :data:`MAX_PIECES` following lines
+    are looked at (:data:`MAX_ARGS_PIECES` for an args line); memory is that window.
+    """
+    it = iter(numbered)
+    window: deque[tuple[int, str]] = deque()
+
+    def fill(size: int) -> None:
+        while len(window) < size:
+            item = next(it, None)
+            if item is None:
+                return
+            window.append(item)
+
+    while True:
+        fill(1)
+        if not window:
+            return
+        number, text = window.popleft()
+        pieces = 1
+        while True:
+            fill(MAX_PIECES)
+            if not window or not _continues(window[0][1]):
+                break
+            if _args_open(text) and pieces < MAX_ARGS_PIECES and len(text) < MAX_LINE_BYTES:
+                text += window.popleft()[1]
+                pieces += 1
+                continue
+            if _joinable(text) or _bare_header(text):  # a message begun, or not yet begun
+                text += window.popleft()[1]
+                pieces += 1
+                continue
+            joined, boundaries, take = text, [], 0
+            for _, piece in window:
+                if not _continues(piece):
+                    break
+                boundaries.append(len(joined))
+                joined += piece
+            if _TRIGGER.search(joined) or "pid=" in joined or ".py:" in joined:
+                crossed = _crossed(joined, boundaries)
+                while take < len(boundaries) and boundaries[take] in crossed:
+                    take += 1
+            if take == 0:
+                break
+            for _ in range(take):
+                text += window.popleft()[1]
+            pieces += take
+        yield number, text, pieces
+
+
+def _piece_counts(numbered: Iterable[tuple[int, str]]) -> Iterator[int]:
+    return (pieces for _, _, pieces in unwrap(numbered))
 
 
 def _trigger_line_starts(body: bytes) -> list[int]:
@@ -346,12 +554,12 @@ _KV_PATTERNS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (
         Kind.CAPACITY,
         re.compile(
-            r"GPU KV cache size: (?P<tokens>[\d,]+) tokens, Maximum concurrency for (?P<max_model_len>[\d,]+) "
+            r"GPU KV cache size:\s+(?P<tokens>[\d,]+) tokens, Maximum concurrency for (?P<max_model_len>[\d,]+) "
             r"tokens per request: (?P<concurrency>[\d.]+)x"
         ),
     ),
     # vLLM 0.27.1: the size and the concurrency are two lines
-    (Kind.CAPACITY, re.compile(r"GPU KV cache size: (?P<tokens>[\d,]+) tokens(?!,)")),
+    (Kind.CAPACITY, re.compile(r"GPU KV cache size:\s+(?P<tokens>[\d,]+) tokens(?!,)")),
     (
         Kind.CAPACITY,
         re.compile(r"Maximum concurrency for (?P<max_model_len>[\d,]+) tokens per request: (?P<concurrency>[\d.]+)x"),
@@ -490,12 +698,19 @@ class LogFacts:
     last_line: int = 0
     tp_ranks: int | None = None
     joined: tuple[int, ...] = ()
+    unread: tuple[LogLine, ...] = ()
 
     @property
     def is_vllm_log(self) -> bool:
         """Whether anything vLLM-specific was found at all."""
         return bool(
-            self.version or self.args_text or self.architecture or self.available or self.kv_lines or self.memory
+            self.version
+            or self.args_text
+            or self.architecture
+            or self.available
+            or self.kv_lines
+            or self.memory
+            or self.unread
         )
 
     @property
@@ -562,7 +777,16 @@ _TRIGGER = re.compile(
     r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory"
 )
 
+#: The start of every KV message dryboot reads (and of the KV budget line): a line holding one
+#: that matches no template is a KV line dryboot could not read (a cut, ``NaN``...), reported
+#: as unread, never passed over.
+_KV_FRAGMENT = re.compile(
+    r"GPU KV cache size|Maximum concurrency for|To serve at least one request|Setting (?:kv cache|attention) block size"
+    r"|Padding mamba page size|padding layers, may waste|Overriding num_gpu_blocks|Auto-fit max_model_len"
+    r"|Available KV cache memory"
+)
 _TRIGGER_BYTES = re.compile(_TRIGGER.pattern.encode("utf-8"))
+_CROSSING = _crossing_patterns()
 
 #: Lines a boot prints once, by what they mark: seen again after KV lines, a new boot starts.
 _BOOT_MARKERS = (
@@ -599,6 +823,7 @@ class _Boot:
         self.logo = False
         self.markers: set[str] = set()
         self.joined: list[int] = []
+        self.unread: list[LogLine] = []
 
     def facts(self) -> LogFacts:
         version = self.version
@@ -624,6 +849,7 @@ class _Boot:
             last_line=self.last,
             tp_ranks=self.tp_ranks,
             joined=tuple(self.joined),
+            unread=tuple(self.unread),
         )
 
     def add(self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None) -> None:
@@ -664,11 +890,22 @@ class _Boot:
             self.reserved = m["gib"]
         if m := _AVAILABLE.search(msg):
             self.available.append(Available(m["gib"], line))
+            workers = {(a.line.process, a.line.pid) for a in self.available if _is_worker(a.line.process)}
+            if len(workers) > 1:  # each worker of one engine logs its own budget: at least that many ranks
+                self.tp_ranks = max(self.tp_ranks or 0, len(workers))
         if "took" in msg or "memory" in msg or "usage" in msg:
+            found_memory = []
             for name, pattern in MEMORY_PATTERNS:
                 if mm := pattern.search(msg):
                     unit = "GB" if name.endswith("GB)") else "GiB"
-                    self.memory.append((name, f"{mm['gib']} {unit}", line))
+                    found_memory.append((mm.start(), name, f"{mm['gib']} {unit}"))
+            for _, name, figure in sorted(found_memory):  # in the order the line states them
+                self.memory.append((name, figure, line))
+        if (m := _KV_FRAGMENT.search(msg)) and not _AVAILABLE.search(msg):
+            # a KV message begun before what the templates read (or where none matches)
+            end = found[1].start() if found is not None else len(msg)
+            if m.start() < end:
+                self.unread.append(replace(line, message=msg[m.start() : end].rstrip(" ,")))
         if found is not None:
             kind, km = found
             key = (kind, _kv_text(kind, km, msg))
@@ -698,6 +935,17 @@ class _Boot:
         return seen is not None and seen != _kv_text(kind, km, msg)
 
 
+def _is_worker(process: str | None) -> bool:
+    """Whether a ``decorate_logs`` process name is a worker of the engine (``Worker``,
+    ``Worker_TP3``, ``VllmWorker``...), not an engine core or the API server."""
+    return process is not None and _TP_WORKER.match(process) is not None
+
+
+#: A worker process of one tensor-parallel group (``Worker``, ``Worker_TP3``, ``VllmWorker-2``):
+#: not a pipeline stage's (``Worker_PP1_TP0``) nor another engine's.
+_TP_WORKER = re.compile(r"^(?:Vllm)?Worker(?:_TP\d+|-\d+)?$")
+
+
 def _signature(kind: Kind, m: re.Match[str], line: LogLine) -> tuple[Kind, frozenset[str], str | None]:
     """A KV line's kind, which figures it has (0.27.1's two capacity lines differ) and process."""
     return kind, frozenset(k for k, v in m.groupdict().items() if v is not None), line.process
@@ -715,9 +963,24 @@ def _joinable(msg: str) -> bool:
 def _join(a: str, b: str) -> str:
     """Rejoin a wrapped line: a word cut by the terminal's width joins without a space."""
     b = b.lstrip()
+    if a[-1:].isspace():  # re-flowed at a blank, which stayed on the first piece
+        return a + b
     if a and b and a[-1].isalnum() and b[0].isalnum():
         return a + b
     return a + " " + b
+
+
+def _join_variants(texts: list[str], b: str) -> list[str]:
+    """Each of ``texts`` joined to the next line ``b`` (:func:`_join`), and with a blank where
+    both sides are word characters (a line re-flowed at a blank loses that blank when its end is
+    stripped, a line cut mid-word has none): at most 16 variants."""
+    out: list[str] = []
+    for a in texts:
+        out.append(_join(a, b))
+        tail = b.lstrip()
+        if a[-1:].isalnum() and tail[:1].isalnum():
+            out.append(a + " " + tail)
+    return list(dict.fromkeys(out))[:16]
 
 
 def _classify(msg: str) -> tuple[tuple[Kind, re.Match[str]] | None, str | None]:
@@ -731,34 +994,42 @@ def _classify(msg: str) -> tuple[tuple[Kind, re.Match[str]] | None, str | None]:
 def iter_boots(lines: Iterable[LogLine]) -> Iterator[LogFacts]:
     """The facts of each boot in ``lines``, in order, one boot at a time (nothing but the current
     boot is held). A boot ends where another starts (:meth:`_Boot.starts_another`). A KV message
-    wrapped over up to three lines is rejoined."""
+    wrapped over up to three more lines is rejoined (:func:`_join_variants`); when no join
+    completes it, the lines are read one by one."""
     boot = _Boot(1)
-    pending: tuple[LogLine, str, int] | None = None
-    for line in lines:
-        msg = line.message
-        if pending is not None:
-            first, text, joins = pending
-            text = _join(text, msg)
-            if _kv_match(text) is not None:
-                pending = None
-                boot.joined.append(first.number)
-                msg, line = text, first
-            elif joins >= 3:
-                pending = None
-                boot.add(first, first.message, *_classify(first.message))
-            else:
-                pending = (first, text, joins + 1)
-                continue
-        elif _joinable(msg):
-            pending = (line, msg, 1)
-            continue
+    pending: tuple[LogLine, list[str], list[LogLine]] | None = None
+
+    def take(line: LogLine, msg: str) -> Iterator[LogFacts]:
+        nonlocal boot
         found, marker = _classify(msg)
         if boot.starts_another(line, msg, found, marker):
             yield boot.facts()
             boot = _Boot(boot.boot + 1)
         boot.add(line, msg, found, marker)
+
+    for line in lines:
+        if pending is not None:
+            first, texts, held = pending
+            texts = _join_variants(texts, line.message)
+            joined = next((t for t in texts if _kv_match(t) is not None), None)
+            if joined is not None:
+                pending = None
+                boot.joined.append(first.number)
+                yield from take(first, joined)
+            elif len(held) >= 2:
+                pending = None
+                for one in (first, *held, line):
+                    yield from take(one, one.message)
+            else:
+                pending = (first, texts, [*held, line])
+            continue
+        if _joinable(line.message):
+            pending = (line, [line.message], [])
+            continue
+        yield from take(line, line.message)
     if pending is not None:
-        boot.add(pending[0], pending[0].message, *_classify(pending[0].message))
+        for one in (pending[0], *pending[2]):
+            yield from take(one, one.message)
     yield boot.facts()
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status
+from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status, exit_code_of, unread_reason
 from dryboot.checklog.compare import Explanation, LineCheck, describe_figures
 from dryboot.checklog.memory import memory_text
 
@@ -57,6 +59,8 @@ def render_text(r: CheckReport) -> str:
         out.append(check_line(c))
         for e in c.explanations[1:]:
             out.append(f"    also: {e.text}")
+    for line in f.unread:
+        out.append(f"{line.where}: unread: {unread_reason(line)}")
     for kind, text in r.comparison.missing:
         out.append(f"not in the log: {kind.value}: vLLM would log: {text}")
     if r.search is not None:
@@ -81,7 +85,11 @@ def render_text(r: CheckReport) -> str:
     n_diff = sum(c.status == "differs" for c in checks)
     n_unchecked = sum(c.status == "unchecked" for c in checks)
     n_refused = sum(c.status == "refused" for c in checks)
-    tail = (f", {n_unchecked} unchecked" if n_unchecked else "") + (f", {n_refused} refused" if n_refused else "")
+    tail = (
+        (f", {n_unchecked} unchecked" if n_unchecked else "")
+        + (f", {n_refused} refused" if n_refused else "")
+        + (f", {len(f.unread)} unread" if f.unread else "")
+    )
     status = boot_status(r)
     verdict = {
         "matches": f" — the boot agrees with vLLM {r.candidate.version}'s rules",
@@ -94,6 +102,8 @@ def render_text(r: CheckReport) -> str:
         else " — explained only with the searched KV budget above",
         "unchecked": " — nothing checked",
     }[status]
+    if f.unread and status in ("matches", "explained", "unchecked"):
+        verdict = " — but a KV line of the log could not be read (unread, above): not a clean verdict"
     out.append("")
     out.append(
         f"{len(checks)} KV line{'s' if len(checks) != 1 else ''}: {n_match} match, {n_diff} differ{tail}{verdict}"
@@ -114,14 +124,53 @@ def render_log(report: LogReport) -> str:
     """Every boot of ``report``: a single boot as :func:`render_text`, several under a
     ``boot N (lines a-b)`` heading; a boot that could not be checked in one line."""
     many = len(report.boots) > 1
-    out: list[str] = []
-    for b in report.boots:
-        if many:
-            out.append(f"== boot {b.facts.boot} (lines {b.facts.first_line}–{b.facts.last_line}): {b.status}")
-        out.append(_boot_text(b, report.source))
-    code = report.exit_code
-    out.append(f"exit {code}: {_EXIT_MEANING[code]}" + (f" ({len(report.boots)} boots)" if many else ""))
-    return "\n".join(out) + "\n"
+    out = [render_boot(b, report.source, many) for b in report.boots]
+    out.append(render_exit(report.exit_code, len(report.boots), many))
+    return "".join(out)
+
+
+def render_boot(b: BootResult, source: str, many: bool) -> str:
+    """One boot's text (:func:`render_log`), under its heading when the log holds ``many``."""
+    head = f"== boot {b.facts.boot} (lines {b.facts.first_line}–{b.facts.last_line}): {b.status}\n" if many else ""
+    return head + _boot_text(b, source) + "\n"
+
+
+def render_exit(code: int, boots: int, many: bool) -> str:
+    """The last line: ``exit N: meaning`` (with the number of boots when there are several)."""
+    return f"exit {code}: {_EXIT_MEANING[code]}" + (f" ({boots} boots)" if many else "") + "\n"
+
+
+def stream_log(boots: Iterable[BootResult], source: str, echo: Callable[[str], None], *, as_json: bool) -> int:
+    """Render ``boots`` one at a time through ``echo`` (text as :func:`render_log`, JSON as
+    :func:`log_to_dict`), keeping only their statuses: memory stays that of one boot whatever
+    their number. Returns the exit code.
+
+    :raises InputError: as :func:`dryboot.checklog.check.iter_check_stream`, before any output.
+    """
+    it = iter(boots)
+    first = next(it, None)
+    second = next(it, None)
+    many = second is not None
+    statuses: set[str] = set()
+    count = 0
+    if as_json:
+        echo("{\n" + f'  "log": {json.dumps(source)},\n  "boots": [')
+    for b in (x for x in (first, second) if x is not None):
+        count += 1
+        statuses.add(b.status)
+        echo(_json_boot(b, count > 1) if as_json else render_boot(b, source, many))
+    for b in it:
+        count += 1
+        statuses.add(b.status)
+        echo(_json_boot(b, True) if as_json else render_boot(b, source, many))
+    code = exit_code_of(statuses)
+    echo(f'\n  ],\n  "exit": {code}\n}}\n' if as_json else render_exit(code, count, many))
+    return code
+
+
+def _json_boot(b: BootResult, comma: bool) -> str:
+    text = json.dumps(boot_to_dict(b), indent=2, default=str)
+    return ("," if comma else "") + "\n" + "\n".join("    " + line for line in text.split("\n"))
 
 
 def _boot_text(b: BootResult, source: str) -> str:
@@ -149,16 +198,19 @@ def _explanation(e: Explanation) -> dict[str, Any]:
 
 def log_to_dict(report: LogReport) -> dict[str, Any]:
     """JSON of every boot: ``boots`` (each :func:`to_dict` or a status and reason) and ``exit``."""
-    boots: list[dict[str, Any]] = []
-    for b in report.boots:
-        d: dict[str, Any] = {"boot": b.facts.boot, "lines": [b.facts.first_line, b.facts.last_line], "status": b.status}
-        if b.report is not None:
-            d.update(to_dict(b.report))
-        else:
-            d["reason"] = b.reason
-        d["memory"] = [{"line": ln.number, "what": name, "figure": fig} for name, fig, ln in b.facts.memory]
-        boots.append(d)
-    return {"log": report.source, "boots": boots, "exit": report.exit_code}
+    return {"log": report.source, "boots": [boot_to_dict(b) for b in report.boots], "exit": report.exit_code}
+
+
+def boot_to_dict(b: BootResult) -> dict[str, Any]:
+    """One boot of :func:`log_to_dict`."""
+    d: dict[str, Any] = {"boot": b.facts.boot, "lines": [b.facts.first_line, b.facts.last_line], "status": b.status}
+    if b.report is not None:
+        d.update(to_dict(b.report))
+        d["status"] = b.status
+    else:
+        d["reason"] = b.reason
+    d["memory"] = [{"line": ln.number, "what": name, "figure": fig} for name, fig, ln in b.facts.memory]
+    return d
 
 
 def to_dict(r: CheckReport) -> dict[str, Any]:
@@ -200,6 +252,7 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             for c in checks
         ],
         "not_in_log": [{"kind": k.value, "predicted": t} for k, t in r.comparison.missing],
+        "unread": [{"line": ln.number, "process": ln.process, "text": ln.message} for ln in f.unread],
         "summary": {
             "lines": len(checks),
             "matches": sum(c.status == "matches" for c in checks),

@@ -33,6 +33,7 @@ from dryboot.checklog.argmap import map_args, validate_logged
 from dryboot.checklog.check import resolve_speculative
 from dryboot.checklog.locate import find_config
 from dryboot.errors import InputError
+from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes, apply_flags
 from dryboot.vllm.transformers_utils.config import load_model
 
@@ -144,9 +145,8 @@ def _config_words(path: str, source: str) -> list[str]:
     if path.split(".")[-1] not in ("yaml", "yml"):
         raise InputError(source, "--config", f"{path}: vLLM reads only .yaml / .yml config files")
     try:
-        data = yaml.safe_load(Path(path).expanduser().read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(source, "--config", f"{path}: no such file") from None
+        with open_regular(Path(path).expanduser(), f"{source}: --config {path}") as fh:
+            data = yaml.safe_load(fh.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InputError(source, "--config", f"{path}: cannot read: {str(exc).splitlines()[0]}") from None
     if data is None:

@@ -78,9 +78,12 @@ def boot(
     diff: "the tree agrees with vLLM X's rules" or which figure differs (the tree changed a rule).
     Without --kv-cache-memory-bytes the KV budget is the requested memory less the tree's own
     weights per rank (its model's parameters and buffers on the meta device, as "Model loading
-    took" counts them) and dryboot's estimate of the other terms. Exit 0: agrees and starts; 1: a figure
-    differs, or the engine does not start; 2: bad input or what the boot cannot do (a model class
-    needing CUDA at construction, a tree that does not import, a release outside 0.27.1-0.33.0).
+    took" counts them) and dryboot's estimate of the other terms. Exit 0: agrees and starts; 1: a
+    figure differs, or the engine does not start; 2: bad input (a malformed config, or inputs both
+    the tree and dryboot refuse) or what the boot cannot do (a model class needing CUDA at
+    construction, a tree that does not import, a release outside 0.27.1-0.33.0); 3: the tree
+    started but dryboot cannot model its inputs (a cache dtype the tree registers itself, a flag
+    dryboot does not know): the tree's figures are printed, none is compared.
     """
     # at call: only `dryboot boot` loads the boot package and its session
     from dryboot.boot.arms import model_dir
@@ -89,9 +92,13 @@ def boot(
     from dryboot.boot.session import FAKED, H200, BootSession, limitation, parse_gpu, resolve_tree
     from dryboot.boot.trees import choose_python
     from dryboot.errors import InputError
+    from dryboot.vllm.transformers_utils.config import check_config, load_config_json
 
     flags = list(vllm_flags)
     estimate = needs_budget(flags)
+    if Path(model_path).exists():  # a malformed config: one line, exit 2, as plan says it, before any boot
+        source, data = load_config_json(model_path)
+        check_config(data, source)
     gpu = parse_gpu(gpu_name)
     tree = resolve_tree(tree_path)
     py = choose_python(python, tree.version, tree)
@@ -127,8 +134,15 @@ def boot(
             diffs.append(weights_note[1])
     policies = "" if grouping == unification == "upstream" else f" (grouping {grouping}, unification {unification})"
     rules = f"vLLM {release}'s rules{policies}"
+    if theirs is None and mine.refusal is not None:
+        # both refuse: bad input, said in one line as `dryboot plan` says it
+        tree_says = " ".join(mine.refusal.split())
+        raise InputError(model_note, None, f"the tree refuses it too ({tree_says[:300]})")
     if theirs is None:
-        verdict = f"not compared: dryboot cannot model these inputs ({model_note})"
+        verdict = (
+            f"not compared: the tree started, but dryboot cannot model these inputs ({model_note}); "
+            "the tree's figures above (block size, mamba padding, GPU KV cache tokens) are its own, unchecked"
+        )
     elif diffs:
         verdict = f"the tree differs from {rules}: the tree changed a rule, or dryboot's model is wrong"
     else:
@@ -194,7 +208,13 @@ def boot(
         click.echo("faked (nothing else):")
         for f in FAKED:
             click.echo(f"  - {f}")
-    raise SystemExit(0 if mine.refusal is None and theirs is not None and not diffs else 1)
+    if theirs is None:
+        raise SystemExit(EXIT_NOT_COMPARED)
+    raise SystemExit(0 if mine.refusal is None and not diffs else 1)
+
+
+#: ``dryboot boot``'s exit code when the tree started and dryboot has no model to compare with.
+EXIT_NOT_COMPARED = 3
 
 
 def _boot_budget(model_path: str, flags: list[str], release: str, grouping: str, unification: str) -> Any:

@@ -10,7 +10,6 @@ import click
 
 from dryboot.cli.patch_report import render_apply, render_status, render_swap, waiting
 from dryboot.cli.port_cmd import series_port
-from dryboot.errors import InputError
 from dryboot.inputs import read_regular
 from dryboot.patching.check import check_series
 from dryboot.patching.recount import check_patch, fix_file

@@ -242,13 +242,27 @@ def plan(
         else:
             result = make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification))
     if compare_version is not None:
-        other_args = replace(args, vllm_version=resolve_version(compare_version, "--compare-version"))
+        # at call: as above
+        from dryboot.planner.assumptions import assumptions
+        from dryboot.vllm.versions import rules_for
+
+        other_version = resolve_version(compare_version, "--compare-version")
+        rules_for(other_version, "--compare-version")  # refused naming the flag it came from
+        other_args = replace(args, vllm_version=other_version)
         other = make_plan(model, other_args, drafter=drafter, policies=Policies(grouping, unification))
         a, b = plan_to_dict(result, given=flags), plan_to_dict(other, given=flags)
         rows = compare_figures(a, b)
+        unverified = [
+            replace(x, flag=flag).line()
+            for plan_, flag in ((result, "--vllm-version"), (other, "--compare-version"))
+            for x in assumptions(plan_, flags)
+            if x.kind == "unverified"
+        ]
         if as_json:
-            click.echo(json.dumps({"a": a, "b": b, "changes": rows}, indent=2))
+            click.echo(json.dumps({"a": a, "b": b, "changes": rows, "unverified": unverified}, indent=2))
         else:
+            for line in unverified:
+                click.echo("\n".join(wrap(line, output_width(), "", "  ")))
             va, vb = result.rules.version, other.rules.version
             width = max([len("figure"), *(len(r["figure"]) for r in rows)])
             click.echo(f"vLLM {va} -> {vb}: {sum(r['changed'] for r in rows)} of {len(rows)} figures change")

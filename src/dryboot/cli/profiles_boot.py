@@ -26,6 +26,7 @@ from dryboot.boot.compare import Figures, differences, plan_figures
 from dryboot.boot.session import FAKED, GPU, limitation
 from dryboot.errors import InputError
 from dryboot.planner.profiles import Arm, Profile, ProfileSet, plan_profile
+from dryboot.textout import clip
 
 _ESTIMATE = re.compile(r"estimated maximum model length is (\d+)")
 
@@ -38,7 +39,17 @@ def short_row(f: Figures) -> str:
     m = _ESTIMATE.search(f.refusal)
     if m:
         return f"does not start (max len {int(m.group(1)):,})"
-    return f"does not start: {f.refusal[:160]}"
+    return f"does not start: {clip(f.refusal, 160)}"
+
+
+def _verdict(fa: Figures, fb: Figures, a: str, b: str, changes: list[str]) -> str:
+    """The verdict between two arms' engine starts: identical figures, both failing to start
+    (and how), or each figure that changed."""
+    if fa.refusal is not None and fb.refusal is not None:
+        if fa.refusal == fb.refusal:
+            return f"both fail to start, the same way: {clip(fa.refusal, 200)}"
+        return f"both fail to start: {a}: {clip(fa.refusal, 160)}; {b}: {clip(fb.refusal, 160)}"
+    return "identical to the token" if not changes else "; ".join(changes)
 
 
 def _booter(pset: ProfileSet, arm: Arm, python: str | None, gpu: GPU) -> ArmBooter:
@@ -134,7 +145,8 @@ def run_boot_compare(
                     "profile": r["profile"],
                     a: {"row": short_row(r[a]), "refusal": r[a].refusal, "kv_log": list(r[a].kv_log)},
                     b: {"row": short_row(r[b]), "refusal": r[b].refusal, "kv_log": list(r[b].kv_log)},
-                    "identical": not r["changes"],
+                    "identical": not r["changes"] and r[a].refusal is None and r[b].refusal is None,
+                    "verdict": _verdict(r[a], r[b], a, b, r["changes"]),
                     "changes": r["changes"],
                     "dryboot_model": r["model"],
                 }
@@ -150,7 +162,7 @@ def run_boot_compare(
         header = ["profile", f"{a} (its code)", f"{b} (its code)", "verdict", "dryboot's model"]
         cells = []
         for r in rows:
-            verdict = "identical to the token" if not r["changes"] else "; ".join(r["changes"])
+            verdict = _verdict(r[a], r[b], a, b, r["changes"])
             said = "; ".join(f"{k}: {v}" for k, v in r["model"].items())
             cells.append([r["profile"], short_row(r[a]), short_row(r[b]), verdict, said])
         lines = wrap(

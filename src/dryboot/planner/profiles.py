@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
+from dryboot.inputs import open_regular
 from dryboot.planner.budget import budget_note, plan_with_budget, wants_budget
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
@@ -184,9 +185,8 @@ def load_profiles(path: str | Path) -> ProfileSet:
     p = Path(path)
     source = str(p)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(source, None, "no such file") from None
+        with open_regular(p, source) as fh:
+            data = tomllib.loads(fh.read().decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(source, None, f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -118,6 +118,13 @@ def load_drafter_and_k(
     except InputError as exc:
         raise InputError(where, None, exc.line()) from None
     if not args.num_speculative_tokens:
+        if spec_config is None:  # only --speculative-model was given: name it, not a flag the user did not give
+            raise InputError(
+                "--speculative-model",
+                spec_model,
+                "a draft model needs its number of speculative tokens: --num-speculative-tokens N "
+                "(or --speculative-config with num_speculative_tokens)",
+            )
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     try:
         drafter_model = load_model(path, assistant_overrides(data, cfg.method, str(path)))

@@ -110,6 +110,8 @@ class EngineArgs:
     input_notes: tuple[str, ...] = ()
     gpu: GPU | None = None
     flashinfer_cubin: bool = True
+    #: ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` known set (check-log: a logged length above the config's)
+    allow_long_max_model_len: bool = False
     enforce_eager: bool = False
     language_model_only: bool = False
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None

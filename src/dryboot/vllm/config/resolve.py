@@ -447,6 +447,7 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
         derived is not None
         and requested > derived
         and (model.max_len.model_max_length is None or requested > model.max_len.model_max_length)
+        and not args.allow_long_max_model_len
         and os.environ.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "0") not in ("1", "true", "True")
     ):
         raise InputError(

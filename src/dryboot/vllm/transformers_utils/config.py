@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.inputs import open_regular
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.fp8_utils import block_shards
@@ -48,10 +49,8 @@ def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
         p = p / "config.json"
     source = str(p)
     try:
-        with p.open("rb") as fh:
+        with open_regular(p, source) as fh:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError(source, None, "no such file") from None
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:
