@@ -347,7 +347,6 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: The kinds of disagreement dryboot has with vLLM 0.28.0 (and, the ``-0.32`` ones, 0.32.0) on this
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
-    "eagle3": ("EAGLE-3 drafter (LlamaForCausalLMEagle3) not modelled: dryboot refuses, vLLM serves it"),
     "minimax-m2-tp1": (
         "MiniMaxM2ForCausalLM refused outright (TP>1 unverifiable offline), though vLLM serves it at TP 1"
     ),
@@ -375,32 +374,6 @@ KINDS: dict[str, str] = {
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
 KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
-    "eagle3": {
-        "specforge--deepseek-r1-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--deepseek-v3-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--gemma4-26b-a4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--gpt-oss-120B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--gpt-oss-20B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--kimi-k25-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--llama3-70B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--llama3-8B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--llama4-scout-17B-16E-eagle3": [1, 2, 3, 4, 6, 7, 8, 9],
-        "specforge--qwen2.5-7b-eagle3": [0, 1, 2, 4, 5, 6, 8, 9],
-        "specforge--qwen3-235B-A22B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-30B-A3B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-30B-A3B-eagle3.1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-32b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-8b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-coder-30B-A3B-instruct-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-coder-480B-A35B-instruct-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-next-80b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-vl-235b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-vl-30b-a3b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-vl-8b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-    },
     "minimax-m2-tp1": {
         "MiniMaxAI--MiniMax-M2.5": [4, 8],
         "MiniMaxAI--MiniMax-M2.7": [4, 8],
@@ -432,32 +405,6 @@ KNOWN: dict[str, str] = {
 #: case id -> kind, as :data:`KNOWN` is for 0.28.0.
 KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
     "0.32.0": {
-        "eagle3": {
-            "specforge--deepseek-r1-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--deepseek-v3-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--gemma4-26b-a4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--gpt-oss-120B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--gpt-oss-20B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--kimi-k25-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--llama3-70B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--llama3-8B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--llama4-scout-17B-16E-eagle3": [1, 2, 3, 4, 6, 7, 8, 9],
-            "specforge--qwen2.5-7b-eagle3": [0, 1, 2, 4, 5, 6, 8, 9],
-            "specforge--qwen3-235B-A22B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-30B-A3B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-30B-A3B-eagle3.1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-32b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-8b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-coder-30B-A3B-instruct-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-coder-480B-A35B-instruct-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-next-80b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-vl-235b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-vl-30b-a3b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-vl-8b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        },
         "gemma4-fp8-e4m3-block-0.32": {
             "nvidia--Gemma-4-26B-A4B-NVFP4": [4, 9],
             "nvidia--Gemma-4-31B-IT-NVFP4": [4, 9],

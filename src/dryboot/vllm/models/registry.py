@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
+from dryboot.vllm.models.llama import EAGLE_HEADS
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 
 if TYPE_CHECKING:
@@ -146,8 +147,15 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family(
         "llama",
-        ("llama.py", "mistral.py", "qwen2.py", "qwen3.py", "qwen3_dflash.py"),
-        ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "DFlashDraftModel"),
+        ("llama.py", "mistral.py", "qwen2.py", "qwen3.py", "qwen3_dflash.py", *sorted(set(EAGLE_HEADS.values()))),
+        (
+            "LlamaForCausalLM",
+            "MistralForCausalLM",
+            "Qwen2ForCausalLM",
+            "Qwen3ForCausalLM",
+            "DFlashDraftModel",
+            *EAGLE_HEADS,
+        ),
     ),
     Family(
         "gemma",
@@ -322,6 +330,12 @@ def _registry() -> dict[str, dict[str, str]]:
     """vLLM 0.28.0's registry, architecture -> ``kind`` and ``file``; read once per process."""
     data: dict[str, dict[str, str]] = json.loads((DATA / "vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
     return data
+
+
+def is_draft_model(architecture: str) -> bool:
+    """Whether vLLM 0.28.0's registry lists ``architecture`` among its speculative-decoding
+    models (``_SPECULATIVE_DECODING_MODELS``): a class built only as a target's drafter."""
+    return _registry().get(architecture, {}).get("kind") == "speculative-decoding"
 
 
 def architecture_table() -> list[ArchitectureRow]:
