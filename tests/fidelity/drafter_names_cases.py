@@ -23,7 +23,11 @@ CORPUS_CASES = (
     "deepseek-ai--DeepSeek-V3#10",  # mtp, deepseek_mtp.py
     "zai-org--GLM-5#10",  # mtp with a sparse-attention indexer
     "Qwen--Qwen3.5-27B#10",  # mtp, qwen3_5_mtp.py
+    "zai-org--GLM-4.5#10",  # mtp, glm4_moe_mtp.py
+    "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8#10",  # mtp, nemotron_h_mtp.py (a hybrid target)
 )
+#: drafter stand-ins' cases (``test_drafter_cases.py``)
+STANDIN_CASES = ("eagle-mixtral-8x7b-standin#1",)  # eagle, EagleLlamaForCausalLM from a MixtralConfig
 #: cases outside the corpus's flag sets: id -> (corpus directory of the model, argv)
 OTHER_CASES: dict[str, tuple[str, list[str]]] = {
     "draft_model#0": (
@@ -40,6 +44,11 @@ OTHER_CASES: dict[str, tuple[str, list[str]]] = {
 
 
 def case(case_id: str) -> H.Case:
+    if case_id in STANDIN_CASES:
+        import test_drafter_cases as D  # at call: it imports this module's neighbours only when asked
+
+        name, index = case_id.split("#")
+        return D.make_case(name, int(index), D.recorded()[name][int(index)]["argv"])
     if case_id in OTHER_CASES:
         name, argv = OTHER_CASES[case_id]
         for n in T.corpus_dirs():
@@ -51,7 +60,7 @@ def case(case_id: str) -> H.Case:
 
 
 def all_ids() -> list[str]:
-    return [*CORPUS_CASES, *OTHER_CASES]
+    return [*CORPUS_CASES, *STANDIN_CASES, *OTHER_CASES]
 
 
 def recorded() -> dict[str, Any]:

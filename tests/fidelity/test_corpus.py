@@ -353,11 +353,6 @@ KINDS: dict[str, str] = {
     "minimax-m3-sparse": (
         "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
     ),
-    "nemotron-h-mtp": (
-        "Nemotron-H MTP (num_nextn_predict_layers, mtp_layers_block_type) not modelled: dryboot refuses "
-        "method mtp, vLLM serves it"
-    ),
-    "glm4-moe-mtp": ("GLM-4.5 MTP (Glm4MoeMTPModel) not modelled: dryboot refuses method mtp, vLLM serves it"),
     "mimo-v2-flash-0.32": (
         "MiMoV2FlashForCausalLM refused on 0.32.0 as not verified (its attention layers' KV cache dtype),"
         " though vLLM 0.32.0 serves it"
@@ -382,17 +377,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
     },
     "minimax-m3-sparse": {
         "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
-    },
-    "nemotron-h-mtp": {
-        "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
-    },
-    "glm4-moe-mtp": {
-        "zai-org--GLM-4.5": [10, 11],
     },
 }
 #: case id -> the kind of its known disagreement
@@ -427,17 +411,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         },
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
-        },
-        "nemotron-h-mtp": {
-            "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
-        },
-        "glm4-moe-mtp": {
-            "zai-org--GLM-4.5": [10, 11],
         },
     },
 }

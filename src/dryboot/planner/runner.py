@@ -19,6 +19,7 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
+from dryboot.vllm.models.registry import eagle_head_overrides
 from dryboot.vllm.transformers_utils.config import check_config, load_config_json, load_model, unknown_override_keys
 
 
@@ -120,7 +121,11 @@ def load_drafter_and_k(
     if not args.num_speculative_tokens:
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     try:
-        drafter_model = load_model(path, assistant_overrides(data, cfg.method, str(path)))
+        source_path = str(path)
+        overrides = assistant_overrides(data, cfg.method, source_path) or eagle_head_overrides(
+            data, cfg.method, source_path
+        )
+        drafter_model = load_model(path, overrides)
     except InputError as exc:
         raise InputError(where, None, exc.line()) from None
     drafter = Drafter(

@@ -257,7 +257,7 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
             f"({model.architecture}, model_type {model.model_type!r})",
         )
     n = model.mtp.num_mtp_layers
-    named = MTP_LAYER_NAMES.get(model.family)
+    named = MTP_LAYER_NAMES.get(model.architecture) or MTP_LAYER_NAMES.get(model.family)
     prefix = named[0] if named else "mtp.layers"
     first = None if named is None else model.num_decoder_layers if named[1] else 0
     if model.sparse_mla:
@@ -274,18 +274,22 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
             mtp = mtp.evolve(layer_names=names)
     else:
         mtp = model.evolve(layer_kinds=(model.mtp.mtp_kind,) * n, layer_prefix="mtp.layers")
-        if first is not None:
+        if model.mtp.mtp_layer_names is not None:
+            mtp = mtp.evolve(layer_names=model.mtp.mtp_layer_names)
+        elif first is not None:
             mtp = mtp.evolve(layer_names=tuple(f"{prefix}.{first + i}.self_attn.attn" for i in range(n)))
     return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
 
 
-#: How the MTP module of a family's checkpoints names its layers: (module prefix, whether the
+#: How the MTP module of a family's (or an architecture's) checkpoints names its layers, where
+#: the family sets no ``mtp_layer_names`` of its own: (module prefix, whether the
 #: numbering starts after the target's ``num_hidden_layers`` (``deepseek_mtp.py``:
 #: ``model.layers.<num_hidden_layers + i>``) or at 0 (``qwen3_next_mtp.py``, ``qwen3_5_mtp.py``:
 #: ``mtp.layers.<i>``)). Each layer's attention is its ``self_attn.attn``.
 MTP_LAYER_NAMES: dict[str, tuple[str, bool]] = {
     "deepseek": ("model.layers", True),
     "qwen3_next": ("mtp.layers", False),
+    "Glm4MoeForCausalLM": ("model.layers", True),  # glm4_moe_mtp.py
 }
 #: Draft models whose decoder layers vLLM numbers after the target's (``start_layer_id`` =
 #: the target's ``num_hidden_layers``: ``llama_eagle.py``, ``llama_eagle3.py``,

@@ -37,11 +37,19 @@ EAGLE_HEADS: dict[str, str] = {
     "Eagle3Qwen3vlForCausalLM": "llama_eagle3.py",
     "Eagle3Qwen3ForCausalLM": "qwen3_eagle3.py",
 }
+#: The config classes (``model_type``) an EAGLE head is read with here: vLLM's ``EAGLEConfig``
+#: reads the head with whatever class its ``model_type`` names (the published Mixtral-8x7B EAGLE
+#: head: ``mixtral`` with ``LlamaForCausalLM``), and the Llama layers then read the heads,
+#: ``head_dim`` (else ``hidden_size // num_attention_heads``) and ``layer_types`` from it.
+EAGLE_MODEL_TYPES = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen3"})
 
 #: transformers 5 config-class defaults that change the KV cache, by ``model_type``.
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {"max_position_embeddings": 2048},
     "mistral": {"max_position_embeddings": 131072, "sliding_window": 4096},
+    # an EAGLE head read with MixtralConfig (its window is read only through layer_types, which
+    # MixtralConfig has not)
+    "mixtral": {"max_position_embeddings": 131072},
     "qwen2": {
         "max_position_embeddings": 32768,
         "sliding_window": 4096,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
-from dryboot.vllm.models.llama import EAGLE_HEADS
+from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 
 if TYPE_CHECKING:
@@ -382,3 +382,31 @@ def drafter_architecture(method: str, architecture: str, source: str) -> str:
             f"drafter of {architecture} as {resolved})",
         )
     return resolved
+
+
+def eagle_head_overrides(data: dict[str, Any], method: str, source: str) -> dict[str, Any] | None:
+    """The rewrite vLLM's ``EAGLEConfig`` makes of an EAGLE / EAGLE-3 head's config
+    (``transformers_utils/configs/eagle.py``): ``architectures`` as :func:`drafter_architecture`
+    names the class it builds (``LlamaForCausalLM`` -> ``EagleLlamaForCausalLM`` /
+    ``Eagle3LlamaForCausalLM``), whatever its ``model_type``; ``None`` for other methods, or when
+    the name already is the built one.
+
+    :raises InputError: vLLM's registry has no such head ("Model architectures [...] are not
+        supported for now"), or the head's ``model_type`` names a config class whose fields
+        dryboot does not read for an EAGLE head.
+    """
+    if method not in ("eagle", "eagle3"):
+        return None
+    archs = data.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return None
+    resolved = drafter_architecture(method, archs[0], source)
+    kind = data.get("model_type")
+    if resolved in EAGLE_HEADS and isinstance(kind, str) and kind not in EAGLE_MODEL_TYPES:
+        raise InputError(
+            source,
+            "model_type",
+            f"{kind!r}: vLLM reads this {method} head ({resolved}) with that config class, whose fields dryboot "
+            f"reads for an EAGLE head only for model_type {', '.join(sorted(EAGLE_MODEL_TYPES))}: not modelled",
+        )
+    return None if resolved == archs[0] else {"architectures": [resolved]}

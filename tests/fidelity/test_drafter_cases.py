@@ -1,0 +1,76 @@
+"""Drafter stand-ins against vLLM's own engine start: draft-model configs whose published file is
+not stored (``data/drafters/README.md`` says what each stands for), each run as the
+``--speculative-config`` of a published target of the corpus under that target's corpus flag
+sets. ``data/drafters/vllm-0.28.0.json`` holds vLLM 0.28.0's answers (``record_drafter_cases.py``);
+nothing in it comes from dryboot. The check is the corpus's: every case agrees.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import test_corpus as T
+
+pytestmark = pytest.mark.fidelity
+
+DATA = Path(__file__).resolve().parent / "data" / "drafters"
+RECORDED = DATA / "vllm-0.28.0.json"
+#: stands for ``data/drafters`` in recorded flag sets
+TOKEN = "<drafters>"
+
+#: stand-in -> (its target's corpus directory, ``--speculative-config`` method)
+STANDINS: dict[str, tuple[str, str]] = {
+    # EAGLE-1 head with model_type mixtral and architectures LlamaForCausalLM (vLLM builds
+    # EagleLlamaForCausalLM from a MixtralConfig)
+    "eagle-mixtral-8x7b-standin": ("mistralai--Mixtral-8x7B-v0.1", "eagle"),
+}
+
+
+def flag_sets(name: str) -> list[list[str]]:
+    """The target's first ten corpus flag sets, each ending with the stand-in as its drafter."""
+    target, method = STANDINS[name]
+    out = []
+    for i, argv in enumerate(T.flag_sets(target)[:10]):
+        spec = {"method": method, "model": f"{TOKEN}/{name}", "num_speculative_tokens": 1 + i % 5}
+        out.append([*argv, "--speculative-config", json.dumps(spec)])
+    return out
+
+
+def make_case(name: str, index: int, argv: list[str]) -> H.Case:
+    model = T.materialize(STANDINS[name][0])
+    local = [a.replace(TOKEN, str(DATA)) for a in argv]
+    return H.Case(id=f"{name}#{index}", family=name, model=model, argv=local, source=f"drafters/{name}")
+
+
+def recorded() -> dict[str, list[dict[str, Any]]]:
+    cases: dict[str, list[dict[str, Any]]] = json.loads(RECORDED.read_text())["cases"]
+    return cases
+
+
+def test_every_standin_is_recorded_with_its_flag_sets() -> None:
+    rec = recorded()
+    assert sorted(rec) == sorted(STANDINS)
+    for name, rows in rec.items():
+        assert [r["argv"] for r in rows] == flag_sets(name), name
+
+
+@pytest.mark.parametrize("name", sorted(STANDINS))
+def test_dryboot_matches_recorded_vllm(name: str) -> None:
+    problems = []
+    for i, row in enumerate(recorded()[name]):
+        c = make_case(name, i, row["argv"])
+        d, v = T.verdict(c, row["vllm"])
+        if not v["agree"]:
+            problems.append(
+                f"{c.id}: {c.command()}\n    vLLM:    {H._answer(row['vllm'], vllm=True)}"
+                f"\n    dryboot: {H._answer(d, vllm=False)}"
+            )
+    assert not problems, "\n".join(problems)
