@@ -28,11 +28,16 @@ def main() -> int:
     if any(v.get("stage") == "crash" for v in res.values()):
         print("the oracle crashed; nothing recorded", file=sys.stderr)
         return 1
-    out = {n: [{"argv": a, "vllm": R.kept(res[c.id])} for c, a in zip(cases[n], sets[n], strict=True)] for n in sets}
+    out = {
+        n: [D.T.mark({"argv": a, "vllm": R.kept(res[c.id])}) for c, a in zip(cases[n], sets[n], strict=True)]
+        for n in sets
+    }
     (D.DATA / f"vllm-{version}.json").write_text(json.dumps({"vllm": version, "cases": out}, indent=1) + "\n")
     for n, rows in out.items():
-        agree = sum(D.T.verdict(c, r["vllm"])[1]["agree"] for c, r in zip(cases[n], rows, strict=True))
-        print(f"{n:50} {agree}/{len(rows)} agree ({sum(1 for r in rows if r['vllm'].get('ok'))} served by vLLM)")
+        pairs = [(c, r) for c, r in zip(cases[n], rows, strict=True) if not r.get("env_gap")]
+        agree = sum(D.T.verdict(c, r["vllm"])[1]["agree"] for c, r in pairs)
+        served = sum(1 for r in rows if r["vllm"].get("ok"))
+        print(f"{n:50} {agree}/{len(pairs)} agree ({served} served by vLLM, {len(rows) - len(pairs)} env gaps)")
     return 0
 
 

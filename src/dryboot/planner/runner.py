@@ -22,6 +22,11 @@ from dryboot.vllm.models.gemma import assistant_overrides
 from dryboot.vllm.models.registry import eagle_head_overrides
 from dryboot.vllm.transformers_utils.config import check_config, load_config_json, load_model, unknown_override_keys
 
+#: Methods whose draft model keeps no KV cache (``medusa``: ``MedusaModel``'s heads are
+#: residual MLP blocks over the target's last hidden state; vLLM's ``SpeculativeConfig`` reads an
+#: old-format Medusa checkpoint as ``model_type: medusa``): the plan is the target's alone.
+KV_FREE_DRAFT_METHODS = frozenset({"medusa"})
+
 
 def build_engine_args(
     model_path: str,
@@ -120,6 +125,8 @@ def load_drafter_and_k(
         raise InputError(where, None, exc.line()) from None
     if not args.num_speculative_tokens:
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
+    if cfg.method in KV_FREE_DRAFT_METHODS:
+        return None, args  # its heads read the target's hidden states and keep no KV cache
     try:
         source_path = str(path)
         overrides = assistant_overrides(data, cfg.method, source_path) or eagle_head_overrides(
