@@ -91,6 +91,17 @@ DRAFTERS: dict[str, tuple[str, str]] = {
     "specforge--qwen3.5-35b-a3b-dflash-vlm-8layer": ("Qwen--Qwen3.5-35B-A3B", "dflash"),
     "specforge--qwen3-30B-A3B-eagle3.1": ("Qwen--Qwen3-30B-A3B", "eagle3"),
     "specforge--qwen3.5-122b-a10b-eagle3-moe": ("Qwen--Qwen3.5-122B-A10B", "eagle3"),
+    # the EAGLE project's (SafeAILab/EAGLE) EAGLE-1 heads: a config saying LlamaForCausalLM, which
+    # vLLM builds as EagleLlamaForCausalLM under "method": "eagle"
+    "eagle--EAGLE-LLaMA3-Instruct-8B": ("meta-llama--Meta-Llama-3-8B-Instruct", "eagle"),
+    # Llama-3-70B-Instruct has Llama-3.1-70B's shapes
+    "eagle--EAGLE-LLaMA3-Instruct-70B": ("meta-llama--Meta-Llama-3.1-70B", "eagle"),
+    # the Llama-2 chat models have their base models' shapes
+    "eagle--EAGLE-llama2-chat-7B": ("meta-llama--Llama-2-7b-hf", "eagle"),
+    "eagle--EAGLE-llama2-chat-13B": ("meta-llama--Llama-2-13b-hf", "eagle"),
+    "eagle--EAGLE-llama2-chat-70B": ("meta-llama--Llama-2-70b-hf", "eagle"),
+    # Vicuna-13B v1.3 has LLaMA-13B's (so Llama-2-13B's) layer shapes
+    "eagle--EAGLE-Vicuna-13B-v1.3": ("meta-llama--Llama-2-13b-hf", "eagle"),
 }
 
 
