@@ -35,6 +35,9 @@ STANDINS: dict[str, tuple[str, str]] = {
     "eagle-mixtral-8x7b-standin": ("mistralai--Mixtral-8x7B-v0.1", "eagle"),
     # an old-format Medusa checkpoint (no model_type: vLLM reads it as medusa): no KV cache
     "medusa-vicuna-7b-standin": ("meta-llama--Llama-2-7b-hf", "medusa"),
+    # the speculators format (speculators_config, transformer_layer_config): EAGLE-3 heads
+    "speculators-llama3.1-8b-eagle3-standin": ("meta-llama--Meta-Llama-3.1-8B", "eagle3"),
+    "speculators-gpt-oss-20b-eagle3-standin": ("openai--gpt-oss-20b", "eagle3"),
     # methods without a draft model: no drafter layers
     "ngram@meta-llama--Meta-Llama-3.1-8B": ("meta-llama--Meta-Llama-3.1-8B", "ngram"),
     "ngram@Qwen--Qwen3.5-27B": ("Qwen--Qwen3.5-27B", "ngram"),

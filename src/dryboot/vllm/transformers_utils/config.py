@@ -20,6 +20,7 @@ from dryboot.vllm.fp8_utils import block_shards
 from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
 from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
+from dryboot.vllm.transformers_utils.speculators import is_speculators, verifier
 
 __all__ = [
     "apply_hf_overrides",
@@ -229,6 +230,13 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
         (named, with the families it does).
     """
     check_config(data, source)
+    if is_speculators(data):
+        raise InputError(
+            source,
+            "speculators_config",
+            f"a speculators-format draft model: vLLM serves its verifier ({verifier(data)}) with it as the drafter; "
+            "plan the verifier's config with this one as --speculative-config model",
+        )
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
