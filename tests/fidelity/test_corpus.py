@@ -102,6 +102,12 @@ DRAFTERS: dict[str, tuple[str, str]] = {
     "eagle--EAGLE-llama2-chat-70B": ("meta-llama--Llama-2-70b-hf", "eagle"),
     # Vicuna-13B v1.3 has LLaMA-13B's (so Llama-2-13B's) layer shapes
     "eagle--EAGLE-Vicuna-13B-v1.3": ("meta-llama--Llama-2-13b-hf", "eagle"),
+    # the speculators project's (vllm-project/speculators) EAGLE-3 head training configs, saying
+    # LlamaForCausalLM (vLLM builds Eagle3LlamaForCausalLM under "method": "eagle3")
+    "speculators--research-eagle3-qwen3-8B": ("Qwen--Qwen3-8B", "eagle3"),
+    "speculators--research-eagle3-llama3.3-70B": ("meta-llama--Llama-3.3-70B-Instruct", "eagle3"),
+    # a Llama-3.1-8B head (max_position_embeddings 131072, llama3 rope)
+    "speculators--research-eagle3-llama3-8B": ("meta-llama--Meta-Llama-3.1-8B", "eagle3"),
 }
 
 
