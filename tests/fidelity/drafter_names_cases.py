@@ -27,7 +27,11 @@ CORPUS_CASES = (
     "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8#10",  # mtp, nemotron_h_mtp.py (a hybrid target)
 )
 #: drafter stand-ins' cases (``test_drafter_cases.py``)
-STANDIN_CASES = ("eagle-mixtral-8x7b-standin#1",)  # eagle, EagleLlamaForCausalLM from a MixtralConfig
+STANDIN_CASES = (
+    "eagle-mixtral-8x7b-standin#1",  # eagle, EagleLlamaForCausalLM from a MixtralConfig
+    "speculators-llama3.1-8b-eagle3-standin#1",  # eagle3 in the speculators format
+    "mtp@ernie4.5-moe-mtp-target-standin#1",  # mtp, ernie_mtp.py
+)
 #: cases outside the corpus's flag sets: id -> (corpus directory of the model, argv)
 OTHER_CASES: dict[str, tuple[str, list[str]]] = {
     "draft_model#0": (

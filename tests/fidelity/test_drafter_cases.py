@@ -38,6 +38,8 @@ STANDINS: dict[str, tuple[str, str]] = {
     # the speculators format (speculators_config, transformer_layer_config): EAGLE-3 heads
     "speculators-llama3.1-8b-eagle3-standin": ("meta-llama--Meta-Llama-3.1-8B", "eagle3"),
     "speculators-gpt-oss-20b-eagle3-standin": ("openai--gpt-oss-20b", "eagle3"),
+    # an MTP module on a stand-in target (data/drafters): Ernie-4.5 MoE with one MTP layer
+    "mtp@ernie4.5-moe-mtp-target-standin": ("ernie4.5-moe-mtp-target-standin", "mtp"),
     # methods without a draft model: no drafter layers
     "ngram@meta-llama--Meta-Llama-3.1-8B": ("meta-llama--Meta-Llama-3.1-8B", "ngram"),
     "ngram@Qwen--Qwen3.5-27B": ("Qwen--Qwen3.5-27B", "ngram"),
@@ -50,7 +52,7 @@ def flag_sets(name: str) -> list[list[str]]:
     """The target's first ten corpus flag sets, each ending with the speculative config."""
     target, method = STANDINS[name]
     out = []
-    for i, argv in enumerate(T.flag_sets(target)[:10]):
+    for i, argv in enumerate(STANDIN_TARGET_SETS if (DATA / target).is_dir() else T.flag_sets(target)[:10]):
         spec: dict[str, Any] = {"method": method, "num_speculative_tokens": 1 + i % 5}
         if (DATA / name).is_dir():
             spec["model"] = f"{TOKEN}/{name}"
@@ -58,8 +60,20 @@ def flag_sets(name: str) -> list[list[str]]:
     return out
 
 
+#: the flag sets of a stand-in target (a directory of ``data/drafters``)
+STANDIN_TARGET_SETS: list[list[str]] = [
+    ["--kv-cache-memory-bytes", "2000000000"],
+    ["--kv-cache-memory-bytes", "2000000000", "-tp", "2", "--max-model-len", "8192"],
+    ["--kv-cache-memory-bytes", "4000000000", "-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "4096"],
+    ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "2048", "--block-size", "32"],
+    ["--kv-cache-memory-bytes", "3000000000", "--enable-prefix-caching", "--max-num-seqs", "64"],
+    ["--kv-cache-memory-bytes", "500000000", "--max-model-len", "16384", "--block-size", "64"],
+]
+
+
 def make_case(name: str, index: int, argv: list[str]) -> H.Case:
-    model = T.materialize(STANDINS[name][0])
+    target = STANDINS[name][0]
+    model = str(DATA / target) if (DATA / target).is_dir() else T.materialize(target)
     local = [a.replace(TOKEN, str(DATA)) for a in argv]
     return H.Case(id=f"{name}#{index}", family=name, model=model, argv=local, source=f"drafters/{name}")
 

@@ -290,6 +290,7 @@ MTP_LAYER_NAMES: dict[str, tuple[str, bool]] = {
     "deepseek": ("model.layers", True),
     "qwen3_next": ("mtp.layers", False),
     "Glm4MoeForCausalLM": ("model.layers", True),  # glm4_moe_mtp.py
+    "Ernie4_5_MoeForCausalLM": ("model.layers", True),  # ernie_mtp.py
 }
 #: Draft models whose decoder layers vLLM numbers after the target's (``start_layer_id`` =
 #: the target's ``num_hidden_layers``: ``llama_eagle.py``, ``llama_eagle3.py``,
