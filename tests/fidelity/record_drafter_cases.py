@@ -35,7 +35,7 @@ def main() -> int:
     (D.DATA / f"vllm-{version}.json").write_text(json.dumps({"vllm": version, "cases": out}, indent=1) + "\n")
     for n, rows in out.items():
         pairs = [(c, r) for c, r in zip(cases[n], rows, strict=True) if not r.get("env_gap")]
-        agree = sum(D.T.verdict(c, r["vllm"])[1]["agree"] for c, r in pairs)
+        agree = sum(D.T.verdict(c, r["vllm"], version)[1]["agree"] for c, r in pairs)
         served = sum(1 for r in rows if r["vllm"].get("ok"))
         print(f"{n:50} {agree}/{len(pairs)} agree ({served} served by vLLM, {len(rows) - len(pairs)} env gaps)")
     return 0

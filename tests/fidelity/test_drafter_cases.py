@@ -1,8 +1,9 @@
 """Drafter stand-ins against vLLM's own engine start: draft-model configs whose published file is
 not stored (``data/drafters/README.md`` says what each stands for), each run as the
 ``--speculative-config`` of a published target of the corpus under that target's corpus flag
-sets. ``data/drafters/vllm-0.28.0.json`` holds vLLM 0.28.0's answers (``record_drafter_cases.py``);
-nothing in it comes from dryboot. The check is the corpus's: every case agrees.
+sets. ``data/drafters/vllm-<release>.json`` holds that release's answers (``record_drafter_cases.py``
+run with its boot environment); nothing in them comes from dryboot. The check is the corpus's:
+every case agrees, on every recorded release.
 """
 
 from __future__ import annotations
@@ -78,9 +79,15 @@ def make_case(name: str, index: int, argv: list[str]) -> H.Case:
     return H.Case(id=f"{name}#{index}", family=name, model=model, argv=local, source=f"drafters/{name}")
 
 
-def recorded() -> dict[str, list[dict[str, Any]]]:
-    cases: dict[str, list[dict[str, Any]]] = json.loads(RECORDED.read_text())["cases"]
+def recorded(version: str = "0.28.0") -> dict[str, list[dict[str, Any]]]:
+    cases: dict[str, list[dict[str, Any]]] = json.loads((DATA / f"vllm-{version}.json").read_text())["cases"]
     return cases
+
+
+#: the releases recorded here besides 0.28.0
+OTHER_RELEASES = sorted(
+    p.name.removeprefix("vllm-").removesuffix(".json") for p in DATA.glob("vllm-*.json") if p != RECORDED
+)
 
 
 def test_every_standin_is_recorded_with_its_flag_sets() -> None:
@@ -92,17 +99,17 @@ def test_every_standin_is_recorded_with_its_flag_sets() -> None:
         assert sum(1 for r in rows if not r.get("env_gap")) >= 5, f"{name}: too few cases compared"
 
 
-@pytest.mark.parametrize("name", sorted(STANDINS))
-def test_dryboot_matches_recorded_vllm(name: str) -> None:
+@pytest.mark.parametrize(("version", "name"), [(v, n) for v in ["0.28.0", *OTHER_RELEASES] for n in sorted(STANDINS)])
+def test_dryboot_matches_recorded_vllm(version: str, name: str) -> None:
     problems = []
-    for i, row in enumerate(recorded()[name]):
+    for i, row in enumerate(recorded(version)[name]):
         if row.get("env_gap"):
             continue
         c = make_case(name, i, row["argv"])
-        d, v = T.verdict(c, row["vllm"])
+        d, v = T.verdict(c, row["vllm"], version)
         if not v["agree"]:
             problems.append(
-                f"{c.id}: {c.command()}\n    vLLM:    {H._answer(row['vllm'], vllm=True)}"
+                f"{c.id}: {c.command(version)}\n    vLLM:    {H._answer(row['vllm'], vllm=True)}"
                 f"\n    dryboot: {H._answer(d, vllm=False)}"
             )
     assert not problems, "\n".join(problems)
