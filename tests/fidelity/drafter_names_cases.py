@@ -31,6 +31,7 @@ STANDIN_CASES = (
     "eagle-mixtral-8x7b-standin#1",  # eagle, EagleLlamaForCausalLM from a MixtralConfig
     "speculators-llama3.1-8b-eagle3-standin#1",  # eagle3 in the speculators format
     "mtp@ernie4.5-moe-mtp-target-standin#1",  # mtp, ernie_mtp.py
+    "mtp@longcat-flash-mtp-target-standin#0",  # mtp, longcat_flash_mtp.py
 )
 #: cases outside the corpus's flag sets: id -> (corpus directory of the model, argv)
 OTHER_CASES: dict[str, tuple[str, list[str]]] = {

@@ -41,6 +41,8 @@ STANDINS: dict[str, tuple[str, str]] = {
     "speculators-gpt-oss-20b-eagle3-standin": ("openai--gpt-oss-20b", "eagle3"),
     # an MTP module on a stand-in target (data/drafters): Ernie-4.5 MoE with one MTP layer
     "mtp@ernie4.5-moe-mtp-target-standin": ("ernie4.5-moe-mtp-target-standin", "mtp"),
+    # LongCat-Flash with its MTP layer (longcat_flash_mtp.py)
+    "mtp@longcat-flash-mtp-target-standin": ("longcat-flash-mtp-target-standin", "mtp"),
     # methods without a draft model: no drafter layers
     "ngram@meta-llama--Meta-Llama-3.1-8B": ("meta-llama--Meta-Llama-3.1-8B", "ngram"),
     "ngram@Qwen--Qwen3.5-27B": ("Qwen--Qwen3.5-27B", "ngram"),

@@ -126,8 +126,9 @@ LOOPED = (
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
-    "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3 "
-    "with --speculative-config method mtp); this drafter's layers are not modelled"
+    "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3, "
+    "GLM-4.5, GLM-5, Ernie-4.5, LongCat-Flash, Nemotron-H with --speculative-config method mtp); this "
+    "drafter as a model of its own is not modelled"
 )
 SPEC_EAGLE = "EAGLE / EAGLE-3 draft model: its draft layers (and the target's hidden states they read) are not modelled"
 SPEC_DFLASH = "DFlash-style drafter other than DFlashDraftModel: its draft layers are not modelled"
