@@ -41,9 +41,9 @@ def test_group_sizing_patch_gives_nine_groups() -> None:
 
 def test_long_profile_promotes_drafter_to_864() -> None:
     ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=long"]
-    assert p.layer("drafter.layers.0").spec.block_size == 864
+    assert p.layer("model.layers.64.self_attn.attn").spec.block_size == 864
     assert any(
-        d.message == "Raising block size of drafter.layers.0 from 16 to 864 tokens so its page "
+        d.message == "Raising block size of model.layers.64.self_attn.attn from 16 to 864 tokens so its page "
         "(1824768 B) covers the maximum (1797120 B)"
         for d in p.decisions
     )
@@ -52,7 +52,7 @@ def test_long_profile_promotes_drafter_to_864() -> None:
 def test_huge_profile_pads_drafter_at_128() -> None:
     # KVarN cannot take a padded page, so no promotion is possible; the bf16 drafter pads
     ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["pr"]) if r[0].name == "CTX=huge"]
-    d = p.layer("drafter.layers.0").spec
+    d = p.layer("model.layers.64.self_attn.attn").spec
     assert d.block_size == 128 and d.page_size_bytes == 2176 * 4 * 210
 
 
@@ -70,7 +70,7 @@ def test_upstream_still_plans_and_shows_the_difference() -> None:
     by = {(p.name, a.name): pl for p, a, pl in results}
     up = by[("CTX=long", "upstream")]
     # upstream pads the int8 drafter at block 16 (Triton indexes by block stride) and uses 15 groups
-    assert up.layer("drafter.layers.0").spec.block_size == 16
+    assert up.layer("model.layers.64.self_attn.attn").spec.block_size == 16
     assert up.grouping is not None and len(up.grouping.groups) == 15
     diffs = compare(by[("CTX=long", "main")], up)
     assert any(d.startswith("groups: 9 -> 15") for d in diffs)

@@ -50,7 +50,7 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
         ("DeepSeekV4MTPModel", "DeepSeek-V4 drafter"),
         ("WhisperForConditionalGeneration", "encoder-decoder"),
         ("IQuestLoopCoderForCausalLM", "looped layers"),
-        ("EagleLlamaForCausalLM", "EAGLE"),
+        ("EagleMiniCPMForCausalLM", "EAGLE"),
         ("BloomForCausalLM", "meta device"),
         ("NoSuchModelForCausalLM", "not in vLLM 0.28.0's model registry"),
     ],
@@ -146,3 +146,17 @@ def test_generic_code_reads_no_family_private_field() -> None:
         if re.search(rf"(?<![/\w]){name}\b(?![(/])", p.read_text(encoding="utf-8"))
     ]
     assert not found, found
+
+
+@pytest.mark.parametrize(
+    "architecture",
+    ["LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "EagleLlamaForCausalLM", "Eagle3Qwen3ForCausalLM"],
+)
+def test_a_draft_model_as_the_target_is_refused(tmp_path: Path, architecture: str) -> None:
+    """vLLM builds its speculative-decoding classes only as a target's drafter (their
+    constructors read ``speculative_config.draft_model_config``): one line, exit 2."""
+    r = dryboot("plan", "--model", _config(tmp_path, architecture), "--kv-cache-memory-bytes", "1G")
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    assert f"{architecture} is a speculative-decoding draft model" in lines[0]

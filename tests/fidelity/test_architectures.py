@@ -89,6 +89,15 @@ DRAFTERS = {
     "DFlashDraftModel": ("Qwen3ForCausalLM", "dflash"),
     # a Gemma-4 assistant checkpoint (model_type gemma4_assistant), built by vLLM as Gemma4MTPModel
     "Gemma4MTPModel": ("Gemma4ForCausalLM", "mtp"),
+    # EAGLE-1 / EAGLE-3 heads under the registry's names, each on a target it is published for
+    "EagleLlamaForCausalLM": ("LlamaForCausalLM", "eagle"),
+    "LlamaForCausalLMEagle3": ("LlamaForCausalLM", "eagle3"),
+    "Eagle3LlamaForCausalLM": ("Qwen3ForCausalLM", "eagle3"),
+    "Eagle3Qwen3ForCausalLM": ("Qwen3ForCausalLM", "eagle3"),
+    "Eagle3Qwen2_5vlForCausalLM": ("Qwen2_5_VLForConditionalGeneration", "eagle3"),
+    "Eagle3Qwen3vlForCausalLM": ("Qwen3VLForConditionalGeneration", "eagle3"),
+    # no MiniMax-M2 target is planned at TP 1 by dryboot: the head drafts for a Llama target
+    "Eagle3MiniMaxM2ForCausalLM": ("LlamaForCausalLM", "eagle3"),
 }
 #: stands for the drafter's directory in recorded flag sets
 DRAFTER = "{drafter}"

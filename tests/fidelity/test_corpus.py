@@ -91,6 +91,23 @@ DRAFTERS: dict[str, tuple[str, str]] = {
     "specforge--qwen3.5-35b-a3b-dflash-vlm-8layer": ("Qwen--Qwen3.5-35B-A3B", "dflash"),
     "specforge--qwen3-30B-A3B-eagle3.1": ("Qwen--Qwen3-30B-A3B", "eagle3"),
     "specforge--qwen3.5-122b-a10b-eagle3-moe": ("Qwen--Qwen3.5-122B-A10B", "eagle3"),
+    # the EAGLE project's (SafeAILab/EAGLE) EAGLE-1 heads: a config saying LlamaForCausalLM, which
+    # vLLM builds as EagleLlamaForCausalLM under "method": "eagle"
+    "eagle--EAGLE-LLaMA3-Instruct-8B": ("meta-llama--Meta-Llama-3-8B-Instruct", "eagle"),
+    # Llama-3-70B-Instruct has Llama-3.1-70B's shapes
+    "eagle--EAGLE-LLaMA3-Instruct-70B": ("meta-llama--Meta-Llama-3.1-70B", "eagle"),
+    # the Llama-2 chat models have their base models' shapes
+    "eagle--EAGLE-llama2-chat-7B": ("meta-llama--Llama-2-7b-hf", "eagle"),
+    "eagle--EAGLE-llama2-chat-13B": ("meta-llama--Llama-2-13b-hf", "eagle"),
+    "eagle--EAGLE-llama2-chat-70B": ("meta-llama--Llama-2-70b-hf", "eagle"),
+    # Vicuna-13B v1.3 has LLaMA-13B's (so Llama-2-13B's) layer shapes
+    "eagle--EAGLE-Vicuna-13B-v1.3": ("meta-llama--Llama-2-13b-hf", "eagle"),
+    # the speculators project's (vllm-project/speculators) EAGLE-3 head training configs, saying
+    # LlamaForCausalLM (vLLM builds Eagle3LlamaForCausalLM under "method": "eagle3")
+    "speculators--research-eagle3-qwen3-8B": ("Qwen--Qwen3-8B", "eagle3"),
+    "speculators--research-eagle3-llama3.3-70B": ("meta-llama--Llama-3.3-70B-Instruct", "eagle3"),
+    # a Llama-3.1-8B head (max_position_embeddings 131072, llama3 rope)
+    "speculators--research-eagle3-llama3-8B": ("meta-llama--Meta-Llama-3.1-8B", "eagle3"),
 }
 
 
@@ -347,18 +364,12 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: The kinds of disagreement dryboot has with vLLM 0.28.0 (and, the ``-0.32`` ones, 0.32.0) on this
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
-    "eagle3": ("EAGLE-3 drafter (LlamaForCausalLMEagle3) not modelled: dryboot refuses, vLLM serves it"),
     "minimax-m2-tp1": (
         "MiniMaxM2ForCausalLM refused outright (TP>1 unverifiable offline), though vLLM serves it at TP 1"
     ),
     "minimax-m3-sparse": (
         "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
     ),
-    "nemotron-h-mtp": (
-        "Nemotron-H MTP (num_nextn_predict_layers, mtp_layers_block_type) not modelled: dryboot refuses "
-        "method mtp, vLLM serves it"
-    ),
-    "glm4-moe-mtp": ("GLM-4.5 MTP (Glm4MoeMTPModel) not modelled: dryboot refuses method mtp, vLLM serves it"),
     "mimo-v2-flash-0.32": (
         "MiMoV2FlashForCausalLM refused on 0.32.0 as not verified (its attention layers' KV cache dtype),"
         " though vLLM 0.32.0 serves it"
@@ -375,32 +386,6 @@ KINDS: dict[str, str] = {
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
 KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
-    "eagle3": {
-        "specforge--deepseek-r1-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--deepseek-v3-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--gemma4-26b-a4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--gpt-oss-120B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--gpt-oss-20B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--kimi-k25-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--llama3-70B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--llama3-8B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--llama4-scout-17B-16E-eagle3": [1, 2, 3, 4, 6, 7, 8, 9],
-        "specforge--qwen2.5-7b-eagle3": [0, 1, 2, 4, 5, 6, 8, 9],
-        "specforge--qwen3-235B-A22B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-30B-A3B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-30B-A3B-eagle3.1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-32b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-8b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-coder-30B-A3B-instruct-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-coder-480B-A35B-instruct-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-next-80b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-vl-235b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-vl-30b-a3b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3-vl-8b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-    },
     "minimax-m2-tp1": {
         "MiniMaxAI--MiniMax-M2.5": [4, 8],
         "MiniMaxAI--MiniMax-M2.7": [4, 8],
@@ -409,17 +394,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
     },
     "minimax-m3-sparse": {
         "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
-    },
-    "nemotron-h-mtp": {
-        "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
-        "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
-    },
-    "glm4-moe-mtp": {
-        "zai-org--GLM-4.5": [10, 11],
     },
 }
 #: case id -> the kind of its known disagreement
@@ -432,32 +406,6 @@ KNOWN: dict[str, str] = {
 #: case id -> kind, as :data:`KNOWN` is for 0.28.0.
 KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
     "0.32.0": {
-        "eagle3": {
-            "specforge--deepseek-r1-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--deepseek-v3-671b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--gemma4-26b-a4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--gpt-oss-120B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--gpt-oss-20B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--kimi-k25-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--llama3-70B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--llama3-8B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--llama4-scout-17B-16E-eagle3": [1, 2, 3, 4, 6, 7, 8, 9],
-            "specforge--qwen2.5-7b-eagle3": [0, 1, 2, 4, 5, 6, 8, 9],
-            "specforge--qwen3-235B-A22B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-30B-A3B-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-30B-A3B-eagle3.1": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-32b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-4b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-8b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-coder-30B-A3B-instruct-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-coder-480B-A35B-instruct-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-next-80b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-vl-235b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-vl-30b-a3b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3-vl-8b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-            "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-        },
         "gemma4-fp8-e4m3-block-0.32": {
             "nvidia--Gemma-4-26B-A4B-NVFP4": [4, 9],
             "nvidia--Gemma-4-31B-IT-NVFP4": [4, 9],
@@ -480,17 +428,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         },
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
-        },
-        "nemotron-h-mtp": {
-            "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-FP8": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Super-120B-NVFP4-FP8KV": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8": [10, 11],
-            "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4": [10, 11],
-        },
-        "glm4-moe-mtp": {
-            "zai-org--GLM-4.5": [10, 11],
         },
     },
 }

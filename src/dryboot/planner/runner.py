@@ -19,7 +19,20 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.distributed import ENV as ENV_PP_LAYER_PARTITION
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.gemma import assistant_overrides
-from dryboot.vllm.transformers_utils.config import check_config, load_config_json, load_model, unknown_override_keys
+from dryboot.vllm.models.registry import eagle_head_overrides
+from dryboot.vllm.transformers_utils.config import (
+    check_config,
+    geometry_from_config,
+    load_config_json,
+    load_model,
+    unknown_override_keys,
+)
+from dryboot.vllm.transformers_utils.speculators import draft_config, is_speculators
+
+#: Methods whose draft model keeps no KV cache (``medusa``: ``MedusaModel``'s heads are
+#: residual MLP blocks over the target's last hidden state; vLLM's ``SpeculativeConfig`` reads an
+#: old-format Medusa checkpoint as ``model_type: medusa``): the plan is the target's alone.
+KV_FREE_DRAFT_METHODS = frozenset({"medusa"})
 
 
 def build_engine_args(
@@ -126,8 +139,17 @@ def load_drafter_and_k(
                 "(or --speculative-config with num_speculative_tokens)",
             )
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
+    if cfg.method in KV_FREE_DRAFT_METHODS:
+        return None, args  # its heads read the target's hidden states and keep no KV cache
     try:
-        drafter_model = load_model(path, assistant_overrides(data, cfg.method, str(path)))
+        source_path = str(path)
+        if is_speculators(data):
+            drafter_model = speculators_draft_model(path, data, cfg.method)
+        else:
+            overrides = assistant_overrides(data, cfg.method, source_path) or eagle_head_overrides(
+                data, cfg.method, source_path
+            )
+            drafter_model = load_model(path, overrides)
     except InputError as exc:
         raise InputError(where, None, exc.line()) from None
     drafter = Drafter(
@@ -138,3 +160,21 @@ def load_drafter_and_k(
         block_size=cfg.block_size,
     )
     return drafter, args
+
+
+def speculators_draft_model(path: str, data: dict[str, object], method: str) -> ModelGeometry:
+    """A speculators-format draft model (``speculators_config``) as vLLM builds it: its
+    ``transformer_layer_config`` under the class its algorithm names
+    (:func:`dryboot.vllm.transformers_utils.speculators.draft_config`).
+
+    :raises InputError: the format's refusals, or a ``method`` other than the config's algorithm.
+    """
+    source, _ = load_config_json(path)
+    kind = data.get("speculators_model_type")
+    if kind != method:
+        raise InputError(
+            source,
+            "speculators_model_type",
+            f"{kind!r}: a speculators-format {kind} draft model under method {method!r} is not modelled",
+        )
+    return geometry_from_config(draft_config(dict(data), source), source)

@@ -251,10 +251,13 @@ class ParallelTraits:
 @dataclass(frozen=True)
 class MtpLayers:
     """``num_mtp_layers``: the multi-token-prediction layers the checkpoint carries (they join the
-    KV cache under ``"method": "mtp"``), each a layer of kind ``mtp_kind``."""
+    KV cache under ``"method": "mtp"``), each a layer of kind ``mtp_kind``; ``mtp_layer_names``
+    their module names where the family's MTP module names them itself (``None``: by the rule of
+    ``resolve.mtp_drafter``)."""
 
     num_mtp_layers: int = 0
     mtp_kind: LayerKind | None = None
+    mtp_layer_names: tuple[str, ...] | None = None
 
 
 #: ModelGeometry's sub-records, by field name (``ModelGeometry.build`` routes flat keywords)

@@ -35,7 +35,7 @@ from dryboot.vllm.dtypes import (
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of
+from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of, is_draft_model
 from dryboot.vllm.versions import VersionRules, known_model_types, rules_for, unverified_reason
 
 
@@ -257,6 +257,9 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
             f"({model.architecture}, model_type {model.model_type!r})",
         )
     n = model.mtp.num_mtp_layers
+    named = MTP_LAYER_NAMES.get(model.architecture) or MTP_LAYER_NAMES.get(model.family)
+    prefix = named[0] if named else "mtp.layers"
+    first = None if named is None else model.num_decoder_layers if named[1] else 0
     if model.sparse_mla:
         # every MTP layer of a sparse MLA model builds its indexer (deepseek_v2.py: the
         # index_topk_freq / index_topk_pattern skips govern only the backbone layers)
@@ -264,9 +267,79 @@ def mtp_drafter(model: ModelGeometry, method: str) -> Drafter:
         mtp = model.evolve(
             layer_kinds=kinds, layer_prefix="mtp.layers", decoder_layers=tuple(i // 2 for i in range(2 * n))
         )
+        if first is not None:
+            names = tuple(
+                f"{prefix}.{first + i}.self_attn.{suffix}" for i in range(n) for suffix in ("indexer.k_cache", "attn")
+            )
+            mtp = mtp.evolve(layer_names=names)
     else:
         mtp = model.evolve(layer_kinds=(model.mtp.mtp_kind,) * n, layer_prefix="mtp.layers")
+        if model.mtp.mtp_layer_names is not None:
+            mtp = mtp.evolve(layer_names=model.mtp.mtp_layer_names)
+        elif first is not None:
+            mtp = mtp.evolve(layer_names=tuple(f"{prefix}.{first + i}.self_attn.attn" for i in range(n)))
     return Drafter(model=mtp, method=method, layer_prefix="mtp.layers")
+
+
+#: How the MTP module of a family's (or an architecture's) checkpoints names its layers, where
+#: the family sets no ``mtp_layer_names`` of its own: (module prefix, whether the
+#: numbering starts after the target's ``num_hidden_layers`` (``deepseek_mtp.py``:
+#: ``model.layers.<num_hidden_layers + i>``) or at 0 (``qwen3_next_mtp.py``, ``qwen3_5_mtp.py``:
+#: ``mtp.layers.<i>``)). Each layer's attention is its ``self_attn.attn``.
+MTP_LAYER_NAMES: dict[str, tuple[str, bool]] = {
+    "deepseek": ("model.layers", True),
+    "qwen3_next": ("mtp.layers", False),
+    "Glm4MoeForCausalLM": ("model.layers", True),  # glm4_moe_mtp.py
+    "Ernie4_5_MoeForCausalLM": ("model.layers", True),  # ernie_mtp.py
+}
+#: Draft models whose decoder layers vLLM numbers after the target's (``start_layer_id`` =
+#: the target's ``num_hidden_layers``: ``llama_eagle.py``, ``llama_eagle3.py``,
+#: ``qwen3_eagle3.py``, ``qwen3_dflash.py``), by ``--speculative-config`` method
+EAGLE_NUMBERED_METHODS = frozenset({"eagle", "eagle3", "dflash"})
+
+
+def name_drafter_layers(target: ModelGeometry, drafter: Drafter) -> Drafter:
+    """``drafter`` with its layers named as vLLM names them (the keys of their KV cache specs,
+    and the names its log lines print):
+
+    - an EAGLE / EAGLE-3 / DFlash head of the Llama family: ``model.layers.<N + i>.self_attn.attn``,
+      ``N`` the target's ``num_hidden_layers`` (the head's ``start_layer_id``);
+    - ``draft_model``: the draft model's own names under ``draft_model.``
+      (``DraftModelProposer._get_model``: ``get_model(..., prefix="draft_model")``).
+
+    Other drafters keep their names (MTP modules are named by :func:`mtp_drafter`).
+    """
+    m = drafter.model
+    if drafter.method in EAGLE_NUMBERED_METHODS and m.family == "llama" and m.naming.layer_names is None:
+        n = target.num_decoder_layers
+        names = tuple(f"model.layers.{n + i}.self_attn.attn" for i in range(m.num_layers))
+    elif drafter.method == "draft_model":
+        names = tuple(f"draft_model.{m.layer_name(i)}" for i in range(m.num_layers))
+    else:
+        return drafter
+    return replace(drafter, model=m.evolve(layer_names=names))
+
+
+#: ``SpeculativeConfig.use_eagle()``: the methods that draft from the target's hidden states
+EAGLE_STYLE_METHODS = frozenset({"eagle", "eagle3", "mtp", "dflash", "dspark"})
+
+
+def chunked_local_without_hybrid_manager(model: ModelGeometry, method: str | None) -> tuple[ModelGeometry, str]:
+    """``model`` as vLLM lays out its KV cache when chunked local attention meets an EAGLE-style
+    drafter (``method`` in :data:`EAGLE_STYLE_METHODS`, any ``*_mtp``): ``VllmConfig`` turns the
+    hybrid KV cache manager off, and ``unify_hybrid_kv_cache_specs`` then promotes every chunked
+    local layer to full attention (``_promote_local_kv_cache_specs``). Returns the model with
+    its chunked layers full, and the note saying so (``""`` and ``model`` unchanged otherwise).
+    """
+    if method is None or LayerKind.CHUNKED not in model.layer_kinds:
+        return model, ""
+    if method not in EAGLE_STYLE_METHODS and not method.endswith("mtp"):
+        return model, ""
+    kinds = tuple(LayerKind.FULL if k is LayerKind.CHUNKED else k for k in model.layer_kinds)
+    return model.evolve(layer_kinds=kinds, attention_chunk_size=None), (
+        f"speculative method {method} with chunked local attention: vLLM disables the hybrid KV cache "
+        "manager and caches the chunked local layers as full attention"
+    )
 
 
 def hidden_state_drafter(model: ModelGeometry, args: EngineArgs) -> Drafter:
@@ -588,6 +661,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     drafter = _resolve_drafter(model, args, drafter, rules)
     family_of(model).verify_release(model, rules)
     method = args.speculative_method or (drafter.method if drafter is not None else None)
+    model, hma_note = chunked_local_without_hybrid_manager(model, method)
+    if hma_note:
+        notes.append(hma_note)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
@@ -704,6 +780,14 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     :raises InputError: naming the flag or config field and vLLM's reason.
     """
     check_world_size(args)
+    if is_draft_model(model.architecture):
+        raise InputError(
+            model.source,
+            "architectures",
+            f"{model.architecture} is a speculative-decoding draft model: vLLM builds it only as a target's "
+            "drafter (its class reads speculative_config.draft_model_config, None without --speculative-config); "
+            "give it as the --speculative-config model of its target",
+        )
     if model.attn.encoder_only_attention and not model.layer_table():
         raise InputError(
             model.source,
@@ -744,7 +828,7 @@ def _resolve_drafter(
         family_for(drafter.model.architecture, drafter.model.source).verify(drafter.model, args.tensor_parallel_size)
         if drafter.model.v2_runner_refusal and uses_v2_model_runner(model, args, drafter, rules):
             raise InputError(drafter.model.source, None, f"{drafter.model.v2_runner_refusal} (vLLM {rules.version})")
-        return drafter
+        return name_drafter_layers(model, drafter)
     if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         return mtp_drafter(model, args.speculative_method)
     return None

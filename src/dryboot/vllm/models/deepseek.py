@@ -345,8 +345,12 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         heads=(f.integer("num_attention_heads"), 1, latent),
         head_dim_v=0,
         mla_dims=dims,
-        num_mtp_layers=f.integer("num_nextn_predict_layers", default=1, minimum=0),
-        mtp_kind=None,
+        # longcat_flash_mtp.py: one DeepSeek-V2 MLA decoder layer whatever num_nextn_predict_layers
+        # says, numbered after twice FlashConfig's num_hidden_layers (num_layers: the transformers
+        # class's num_hidden_layers is a property, left out of the config's __dict__)
+        num_mtp_layers=1,
+        mtp_kind=LayerKind.MLA,
+        mtp_layer_names=(f"model.layers.{2 * n}.self_attn.attn",),
         decoder_layers=tuple(i for i in range(n) for _ in range(2)),
         layer_names=tuple(f"model.layers.{i}.self_attn.{j}.attn" for i in range(n) for j in range(2)),
     )

@@ -604,6 +604,16 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra["pp_refusal"] = (
             "tie_word_embeddings: AttributeError: 'PPMissingLayer' object has no attribute 'tie_weights'"
         )
+    if architecture == "Ernie4_5_MoeForCausalLM":
+        # ernie_mtp.py (ErnieMTP, "method": "mtp"): num_nextn_predict_layers Llama decoder layers
+        # of the target's attention
+        mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.given("num_nextn_predict_layers") else 0
+        extra.update(num_mtp_layers=mtp, mtp_kind=LayerKind.FULL)
+    if architecture == "Glm4MoeForCausalLM":
+        # glm4_moe_mtp.py (Glm4MoeMTP, "method": "mtp"): num_nextn_predict_layers decoder layers of
+        # the target's attention
+        mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.given("num_nextn_predict_layers") else 0
+        extra.update(num_mtp_layers=mtp, mtp_kind=LayerKind.FULL)
     if architecture == "MellumForCausalLM":
         extra["first_moe_layer"] = _first_sparse(f, n)
     if architecture == "LagunaForCausalLM":

@@ -1,8 +1,12 @@
-"""Llama-style decoders: Llama, Mistral, Qwen2, Qwen3 and the Qwen3-based DFlash drafter.
+"""Llama-style decoders: Llama, Mistral, Qwen2, Qwen3, the Qwen3-based DFlash drafter and the
+EAGLE / EAGLE-3 heads vLLM builds from Llama or Qwen3 decoder layers.
 
 Mirrors ``vllm/model_executor/models/llama.py`` (per-layer windows from ``layer_types``),
-``qwen2.py``/``qwen3.py`` (no per-layer window; mixed layer types refused) and
-``qwen3_dflash.py``, fed by transformers' config classes (``LlamaConfig``, ``MistralConfig``,
+``qwen2.py``/``qwen3.py`` (no per-layer window; mixed layer types refused),
+``qwen3_dflash.py``, ``llama_eagle.py``, ``llama_eagle3.py`` and ``qwen3_eagle3.py`` (the head's
+``num_hidden_layers`` decoder layers, built from the head's own config: its KV heads and head
+dim; a window only where the head's own ``layer_types`` says sliding, counted from the head's
+first layer), fed by transformers' config classes (``LlamaConfig``, ``MistralConfig``,
 ``Qwen2Config``, ``Qwen3Config``) and vLLM 0.28.0's ``EngineArgs.create_engine_config``: the
 model-level window (``CacheConfig.sliding_window``) is set only when ``layer_types`` is absent
 or all sliding, and a layer without a window of its own takes the model-level one.
@@ -19,10 +23,33 @@ from dryboot.vllm.models.common import attention_heads, geometry, layer_types, n
 
 SLIDING = "sliding_attention"
 
+#: EAGLE / EAGLE-3 head architectures (vLLM 0.28.0's ``_SPECULATIVE_DECODING_MODELS``) -> the
+#: model file that builds their decoder layers: ``LlamaDecoderLayer`` (``llama_eagle.py``,
+#: ``llama_eagle3.py``) or ``Qwen3DecoderLayer`` (``qwen3_eagle3.py``). The registry maps
+#: ``Eagle3MiniMaxM2ForCausalLM``, ``Eagle3Qwen2_5vlForCausalLM`` and ``Eagle3Qwen3vlForCausalLM`` to
+#: the Llama EAGLE-3 head as well.
+EAGLE_HEADS: dict[str, str] = {
+    "EagleLlamaForCausalLM": "llama_eagle.py",
+    "Eagle3LlamaForCausalLM": "llama_eagle3.py",
+    "LlamaForCausalLMEagle3": "llama_eagle3.py",
+    "Eagle3MiniMaxM2ForCausalLM": "llama_eagle3.py",
+    "Eagle3Qwen2_5vlForCausalLM": "llama_eagle3.py",
+    "Eagle3Qwen3vlForCausalLM": "llama_eagle3.py",
+    "Eagle3Qwen3ForCausalLM": "qwen3_eagle3.py",
+}
+#: The config classes (``model_type``) an EAGLE head is read with here: vLLM's ``EAGLEConfig``
+#: reads the head with whatever class its ``model_type`` names (the published Mixtral-8x7B EAGLE
+#: head: ``mixtral`` with ``LlamaForCausalLM``), and the Llama layers then read the heads,
+#: ``head_dim`` (else ``hidden_size // num_attention_heads``) and ``layer_types`` from it.
+EAGLE_MODEL_TYPES = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen3"})
+
 #: transformers 5 config-class defaults that change the KV cache, by ``model_type``.
 _DEFAULTS: dict[str, dict[str, Any]] = {
     "llama": {"max_position_embeddings": 2048},
     "mistral": {"max_position_embeddings": 131072, "sliding_window": 4096},
+    # an EAGLE head read with MixtralConfig (its window is read only through layer_types, which
+    # MixtralConfig has not)
+    "mixtral": {"max_position_embeddings": 131072},
     "qwen2": {
         "max_position_embeddings": 32768,
         "sliding_window": 4096,
@@ -122,6 +149,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                 ),
             )
         return model
+    if architecture in EAGLE_HEADS:
+        # the head's layers take their window from its own layer_types, indexed from the head's
+        # first layer (llama.py: layer_idx - target_layer_count; qwen3_eagle3.py: layer_idx)
+        kinds = tuple(
+            LayerKind.SLIDING if types is not None and types[i] == SLIDING and sw is not None else LayerKind.FULL
+            for i in range(n)
+        )
+        return geometry(f, architecture, "llama", kinds, heads=heads, sliding_window=sw)
     if architecture in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and types is not None and len(set(types)) > 1:
         first = f.integer("max_window_layers", minimum=0)
         if first != n:

@@ -103,7 +103,41 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mamba2=mamba2,
         hf_ssm_dtype=hf_ssm,
         hybrid_class=True,
+        **_mtp(f),
     )
+
+
+def _mtp(f: ConfigFields) -> dict[str, Any]:
+    """The MTP module vLLM builds under ``"method": "mtp"`` (``nemotron_h_mtp.py``'s
+    ``NemotronHMultiTokenPredictor``): one step of ``mtp_hybrid_override_pattern`` sublayers
+    (``*`` attention, ``E`` MoE; from ``mtp_layers_block_type`` when the config lists them;
+    ``"*E"`` by default), named ``mtp.layers.<i>``; each attention sublayer keeps a full-attention
+    cache of the target's heads (``mtp.layers.<i>.mixer.attn``). Empty without
+    ``num_nextn_predict_layers``.
+
+    :raises InputError: more than one MTP step, or a pattern symbol vLLM does not build (its
+        ``AssertionError`` / ``NotImplementedError``).
+    """
+    steps = f.integer("num_nextn_predict_layers", minimum=0) if f.given("num_nextn_predict_layers") else 0
+    if not steps:
+        return {}
+    listed = f.data.get("mtp_layers_block_type")
+    if isinstance(listed, list) and all(isinstance(t, str) and t in _BLOCK_SYMBOLS for t in listed) and listed:
+        pattern = "".join(_BLOCK_SYMBOLS[t] for t in listed)
+        where = f.where("mtp_layers_block_type")
+    else:
+        raw = f.get("mtp_hybrid_override_pattern")
+        pattern = raw if isinstance(raw, str) else "*E"
+        where = f.where("mtp_hybrid_override_pattern")
+    if steps != 1:
+        # vLLM asserts one step ("Only one MTP layer is supported for NemotronH-MTP"): not modelled
+        return {"num_mtp_layers": steps, "mtp_kind": None}
+    if not pattern or set(pattern) - {"*", "E"}:
+        raise InputError(
+            f.source, where, f"MTP pattern {pattern!r}: vLLM's NemotronH MTP builds only '*' and 'E' sublayers"
+        )
+    names = tuple(f"mtp.layers.{i}.mixer.attn" for i, c in enumerate(pattern) if c == "*")
+    return {"num_mtp_layers": len(names), "mtp_kind": LayerKind.FULL, "mtp_layer_names": names}
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:

@@ -126,8 +126,9 @@ LOOPED = (
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
-    "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3 "
-    "with --speculative-config method mtp); this drafter's layers are not modelled"
+    "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3, "
+    "GLM-4.5, GLM-5, Ernie-4.5, LongCat-Flash, Nemotron-H with --speculative-config method mtp); this "
+    "drafter as a model of its own is not modelled"
 )
 SPEC_EAGLE = "EAGLE / EAGLE-3 draft model: its draft layers (and the target's hidden states they read) are not modelled"
 SPEC_DFLASH = "DFlash-style drafter other than DFlashDraftModel: its draft layers are not modelled"
@@ -167,15 +168,9 @@ REASONS: dict[str, str] = {
     "Eagle2_5_VLForConditionalGeneration": MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
     "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
-    "Eagle3LlamaForCausalLM": SPEC_EAGLE,
-    "Eagle3MiniMaxM2ForCausalLM": SPEC_EAGLE,
-    "Eagle3Qwen2_5vlForCausalLM": SPEC_EAGLE,
-    "Eagle3Qwen3ForCausalLM": SPEC_EAGLE,
-    "Eagle3Qwen3vlForCausalLM": SPEC_EAGLE,
     "EagleCohereForCausalLM": SPEC_EAGLE,
     "EagleDeepSeekMTPModel": SPEC_MTP,
     "EagleLlama4ForCausalLM": SPEC_EAGLE,
-    "EagleLlamaForCausalLM": SPEC_EAGLE,
     "EagleMiniCPMForCausalLM": SPEC_EAGLE,
     "EagleMistralForCausalLM": SPEC_EAGLE,
     "EagleMistralLarge3ForCausalLM": SPEC_EAGLE,
@@ -220,7 +215,6 @@ REASONS: dict[str, str] = {
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
     "LightOnOCRForConditionalGeneration": PIXTRAL_IMPORT,
-    "LlamaForCausalLMEagle3": SPEC_EAGLE,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
     "LlavaForConditionalGeneration": PIXTRAL_IMPORT,
     "LlavaNextForConditionalGeneration": PIXTRAL_IMPORT,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
+from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 
 if TYPE_CHECKING:
@@ -146,8 +147,15 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family(
         "llama",
-        ("llama.py", "mistral.py", "qwen2.py", "qwen3.py", "qwen3_dflash.py"),
-        ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM", "DFlashDraftModel"),
+        ("llama.py", "mistral.py", "qwen2.py", "qwen3.py", "qwen3_dflash.py", *sorted(set(EAGLE_HEADS.values()))),
+        (
+            "LlamaForCausalLM",
+            "MistralForCausalLM",
+            "Qwen2ForCausalLM",
+            "Qwen3ForCausalLM",
+            "DFlashDraftModel",
+            *EAGLE_HEADS,
+        ),
     ),
     Family(
         "gemma",
@@ -324,6 +332,12 @@ def _registry() -> dict[str, dict[str, str]]:
     return data
 
 
+def is_draft_model(architecture: str) -> bool:
+    """Whether vLLM 0.28.0's registry lists ``architecture`` among its speculative-decoding
+    models (``_SPECULATIVE_DECODING_MODELS``): a class built only as a target's drafter."""
+    return _registry().get(architecture, {}).get("kind") == "speculative-decoding"
+
+
 def architecture_table() -> list[ArchitectureRow]:
     """Every architecture of vLLM 0.28.0's registry (text generation, multimodal wrappers,
     speculative decoding), with what dryboot does with it."""
@@ -368,3 +382,31 @@ def drafter_architecture(method: str, architecture: str, source: str) -> str:
             f"drafter of {architecture} as {resolved})",
         )
     return resolved
+
+
+def eagle_head_overrides(data: dict[str, Any], method: str, source: str) -> dict[str, Any] | None:
+    """The rewrite vLLM's ``EAGLEConfig`` makes of an EAGLE / EAGLE-3 head's config
+    (``transformers_utils/configs/eagle.py``): ``architectures`` as :func:`drafter_architecture`
+    names the class it builds (``LlamaForCausalLM`` -> ``EagleLlamaForCausalLM`` /
+    ``Eagle3LlamaForCausalLM``), whatever its ``model_type``; ``None`` for other methods, or when
+    the name already is the built one.
+
+    :raises InputError: vLLM's registry has no such head ("Model architectures [...] are not
+        supported for now"), or the head's ``model_type`` names a config class whose fields
+        dryboot does not read for an EAGLE head.
+    """
+    if method not in ("eagle", "eagle3"):
+        return None
+    archs = data.get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return None
+    resolved = drafter_architecture(method, archs[0], source)
+    kind = data.get("model_type")
+    if resolved in EAGLE_HEADS and isinstance(kind, str) and kind not in EAGLE_MODEL_TYPES:
+        raise InputError(
+            source,
+            "model_type",
+            f"{kind!r}: vLLM reads this {method} head ({resolved}) with that config class, whose fields dryboot "
+            f"reads for an EAGLE head only for model_type {', '.join(sorted(EAGLE_MODEL_TYPES))}: not modelled",
+        )
+    return None if resolved == archs[0] else {"architectures": [resolved]}

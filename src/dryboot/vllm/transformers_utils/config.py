@@ -18,8 +18,10 @@ from dryboot.inputs import open_regular
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.fp8_utils import block_shards
+from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
 from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
+from dryboot.vllm.transformers_utils.speculators import is_speculators, verifier
 
 __all__ = [
     "apply_hf_overrides",
@@ -102,6 +104,8 @@ def check_model_type(architecture: str, family: Family, data: dict[str, Any], so
     table = _model_types()
     if not isinstance(kind, str) or kind not in table.values():
         return  # a config class no family names: the family's own rules decide
+    if architecture in EAGLE_HEADS and kind in EAGLE_MODEL_TYPES:
+        return  # vLLM's EAGLEConfig reads a head with whatever class its model_type names
     mine = {table[a] for a in family.architectures if a in table}
     if kind not in mine:
         owners = sorted(a for a, t in table.items() if t == kind)
@@ -225,6 +229,13 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
         (named, with the families it does).
     """
     check_config(data, source)
+    if is_speculators(data):
+        raise InputError(
+            source,
+            "speculators_config",
+            f"a speculators-format draft model: vLLM serves its verifier ({verifier(data)}) with it as the drafter; "
+            "plan the verifier's config with this one as --speculative-config model",
+        )
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
