@@ -68,7 +68,9 @@ class EngineArgs:
     ``VLLM_PP_LAYER_PARTITION``); ``data_parallel_size`` engines each plan the same KV cache.
     ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
     key the config does not have). ``ignored_inputs`` names inputs accepted but ignored because
-    they do not change the KV cache (reported as notes).
+    they do not change the KV cache (reported as notes). ``trust_remote_code`` is
+    ``--trust-remote-code``: a config whose class is the checkpoint's own code (``auto_map``) is
+    read, as the config class transformers ships for its ``model_type`` would read it.
     """
 
     tensor_parallel_size: int = 1
@@ -104,6 +106,7 @@ class EngineArgs:
     input_notes: tuple[str, ...] = ()
     gpu: GPU | None = None
     flashinfer_cubin: bool = True
+    trust_remote_code: bool = False
 
     @property
     def device(self) -> GPU:
