@@ -94,6 +94,23 @@ def _qwen2_vl_types(f: ConfigFields, n: int) -> list[str]:
     return [SLIDING if use and i >= first else FULL for i in range(n)]
 
 
+def _smollm3_types(f: ConfigFields, n: int) -> list[str]:
+    """``SmolLM3Config``: with ``use_sliding_window`` (and a window), the NoPE layers slide
+    (``no_rope_layers[i] == 0``; absent: every ``no_rope_layer_interval``-th layer is NoPE)."""
+    use = f.boolean("use_sliding_window") and f.get("sliding_window") is not None
+    rope = f.get("no_rope_layers")
+    if rope is None:
+        interval = f.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(n)]
+    if not isinstance(rope, list) or len(rope) != n or not all(isinstance(x, int) for x in rope):
+        raise InputError(f.source, f.where("no_rope_layers"), f"must list one 0/1 per layer ({n})")
+    return [SLIDING if use and not rope[i] else FULL for i in range(n)]
+
+
+#: the ``vllm_file`` of the architectures vLLM serves through its Transformers modeling backend
+TRANSFORMERS_BACKEND = "transformers/causal.py"
+
+
 @dataclass(frozen=True)
 class Decoder:
     """What one architecture's model file and config class decide about its KV cache.
@@ -119,6 +136,8 @@ class Decoder:
         experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
     :param fixed_kv_heads: the model builds its ``Attention`` with this many KV heads whatever the
         config says (``step3_text.py``: one, on every rank).
+    :param multi_query: the config class sets the KV heads from ``multi_query`` (one, else one per
+        attention head), whatever ``num_key_value_heads`` says (``GPTBigCodeConfig``).
     """
 
     vllm_file: str
@@ -134,6 +153,7 @@ class Decoder:
     required: tuple[str, ...] = ()
     multi_query_groups: bool = False
     fixed_kv_heads: int | None = None
+    multi_query: bool = False
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -433,6 +453,38 @@ DECODERS: dict[str, Decoder] = {
         keys={"num_hidden_layers": "num_layers"},
         required=("tie_word_embeddings", "original_rope", "vision_config"),
     ),
+    # served by vLLM's Transformers modeling backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS ->
+    # transformers/causal.py TransformersForCausalLM): base.py create_attention_instances builds one
+    # Attention per layer, head size and KV heads as ModelConfig reads them, and a sliding_attention
+    # entry of layer_types takes the config's sliding_window (per_layer_sliding_window)
+    **{
+        arch: Decoder(TRANSFORMERS_BACKEND, defaults, per_layer_window=True, **more)
+        for arch, defaults, more in (
+            ("OlmoForCausalLM", {"max_position_embeddings": 2048}, {}),
+            ("Olmo2ForCausalLM", {"max_position_embeddings": 2048}, {}),
+            ("Starcoder2ForCausalLM", {"max_position_embeddings": 4096, "num_key_value_heads": 2}, {}),
+            (
+                "SmolLM3ForCausalLM",
+                {
+                    "max_position_embeddings": 32768,
+                    "num_key_value_heads": 4,
+                    "use_sliding_window": False,
+                    "no_rope_layer_interval": 4,
+                },
+                {"generated_types": _smollm3_types},
+            ),
+            (
+                "VaultGemmaForCausalLM",
+                {"max_position_embeddings": 8192, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096},
+                {"generated_types": _every(2)},
+            ),
+            (
+                "GPTBigCodeForCausalLM",
+                {"n_positions": 1024},
+                {"keys": _GPT2_KEYS, "multi_query": True},
+            ),
+        )
+    },
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -463,6 +515,8 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
         kv = spec.fixed_kv_heads
     elif spec.mha:
         kv = n_heads
+    elif spec.multi_query:
+        kv = 1 if f.boolean("multi_query", default=True) else n_heads
     elif spec.multi_query_groups:
         kv = f.integer("multi_query_group_num") if f.boolean("multi_query_attention") else n_heads
     elif "." in kv_key:  # a nested config (DBRX ``attn_config.kv_n_heads``)
@@ -632,6 +686,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra.update(_laguna(f, n, types, attn))
         if f.integer("num_experts", minimum=0):
             experts = ("num_experts", f.integer("num_experts"))
+    if spec.vllm_file == TRANSFORMERS_BACKEND:
+        # base.py names each layer's Attention f"{i}.attn" and passes it the config's
+        # attn_logit_softcapping
+        extra["layer_names"] = tuple(f"{i}.attn" for i in range(n))
+        if f.get("attn_logit_softcapping"):
+            extra["logits_soft_cap"] = True
     if architecture in _VISION_TOWERS:
         extra["tower_heads"] = _vision_towers(f, architecture)
     if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
