@@ -348,9 +348,6 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
     "eagle3": ("EAGLE-3 drafter (LlamaForCausalLMEagle3) not modelled: dryboot refuses, vLLM serves it"),
-    "minimax-m2-tp1": (
-        "MiniMaxM2ForCausalLM refused outright (TP>1 unverifiable offline), though vLLM serves it at TP 1"
-    ),
     "minimax-m3-sparse": (
         "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
     ),
@@ -400,12 +397,6 @@ KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
         "specforge--qwen3-vl-8b-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
         "specforge--qwen3.5-35b-a3b-eagle3": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         "specforge--qwq-32B-eagle3": [1, 2, 3, 4, 5, 6, 7, 8, 9],
-    },
-    "minimax-m2-tp1": {
-        "MiniMaxAI--MiniMax-M2.5": [4, 8],
-        "MiniMaxAI--MiniMax-M2.7": [4, 8],
-        "nvidia--MiniMax-M2.5-NVFP4": [4, 8],
-        "nvidia--MiniMax-M2.7-NVFP4": [4, 8],
     },
     "minimax-m3-sparse": {
         "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
@@ -471,12 +462,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         },
         "mimo-v2-flash-0.32": {
             "XiaomiMiMo--MiMo-V2-Flash": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        },
-        "minimax-m2-tp1": {
-            "MiniMaxAI--MiniMax-M2.5": [4, 8],
-            "MiniMaxAI--MiniMax-M2.7": [4, 8],
-            "nvidia--MiniMax-M2.5-NVFP4": [4, 8],
-            "nvidia--MiniMax-M2.7-NVFP4": [4, 8],
         },
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],

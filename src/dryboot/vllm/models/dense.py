@@ -485,6 +485,13 @@ DECODERS: dict[str, Decoder] = {
             ),
         )
     },
+    # minimax_m2.py: every layer full attention (the model passes no attn_window_size), head_dim from
+    # the config; verified at TP 1 only (see verify)
+    "MiniMaxM2ForCausalLM": Decoder(
+        "minimax_m2.py",
+        {"max_position_embeddings": 196608, "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 256},
+        experts_key="num_local_experts",
+    ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -828,6 +835,14 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 f"{model.architecture} splits this encoder dimension across ranks (AssertionError while building "
                 "the model)",
             )
+    if model.architecture == "MiniMaxM2ForCausalLM" and tensor_parallel_size > 1:
+        raise InputError(
+            model.source,
+            "architectures",
+            f"MiniMaxM2ForCausalLM at tensor parallel size {tensor_parallel_size} is not verified: with tensor "
+            "parallelism its per-layer QK norm builds CUDA-only communication, which vLLM's engine start cannot "
+            "construct offline; dryboot plans it at TP 1 only",
+        )
     if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
         key, n = model.parallel.moe_experts
         raise InputError(
