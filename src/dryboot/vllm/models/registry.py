@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -331,12 +331,21 @@ class ArchitectureRow:
 REGISTRY_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
+@lru_cache(maxsize=1)
+def _registry() -> dict[str, dict[str, str]]:
+    """vLLM 0.28.0's registry, architecture -> ``kind`` and ``file``; read once per process."""
+    data: dict[str, dict[str, str]] = json.loads((DATA / "vllm-0.28.0-architectures.json").read_text(encoding="utf-8"))
+    return data
+
+
 @cache
-def _registry(version: str = "0.28.0") -> dict[str, dict[str, str]]:
-    """Release ``version``'s registry, architecture -> ``kind`` and ``file``; read once per process.
+def _release_registry(version: str) -> dict[str, dict[str, str]]:
+    """Release ``version``'s registry, as :func:`_registry` is 0.28.0's; read once per process.
 
     :raises InputError: a release whose table dryboot does not ship.
     """
+    if version == "0.28.0":
+        return _registry()
     if version not in REGISTRY_RELEASES:
         raise InputError(
             "--vllm-version", version, f"no registry table for this release (only {', '.join(REGISTRY_RELEASES)})"
@@ -356,7 +365,7 @@ def architecture_table(version: str = "0.28.0") -> list[ArchitectureRow]:
     """
     unverified = rules_for(version).unverified_architectures
     rows = []
-    for arch, entry in _registry(version).items():
+    for arch, entry in _release_registry(version).items():
         family = ARCHITECTURES.get(arch)
         if family is not None and arch in unverified:
             why = f"not verified against vLLM {version}'s engine start ({unverified_reason(version, arch)})"
