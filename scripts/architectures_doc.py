@@ -46,7 +46,8 @@ def render() -> str:
         "",
         f"vLLM 0.28.0's model registry has {len(rows)} architectures that generate text "
         f"({kinds['text-generation']} text-generation, {kinds['multimodal']} multimodal wrappers, "
-        f"{kinds['speculative-decoding']} speculative-decoding drafters). dryboot plans "
+        f"{kinds['speculative-decoding']} speculative-decoding drafters, {kinds['transformers-backend']} served "
+        "through its Transformers modeling backend). dryboot plans "
         f"**{len(verified)} (verified)** and refuses **{len(refused)}** by name: `dryboot plan` exits 2 "
         "with the reason below, and an architecture outside the registry is refused the same way. "
         "`dryboot plan --list-architectures` prints this table.",

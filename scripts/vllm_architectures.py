@@ -1,10 +1,13 @@
 """Write the architecture table of an installed vLLM's model registry as JSON.
 
     python scripts/vllm_architectures.py SITE_PACKAGES/vllm > src/dryboot/data/vllm-0.28.0-architectures.json
+    python scripts/vllm_architectures.py /work/vllm-src/0.32.0/vllm > src/dryboot/data/vllm-0.32.0-architectures.json
 
 Reads ``model_executor/models/registry.py`` as text (its ``_*_MODELS`` dictionaries: architecture
 -> (module, class)), without importing vLLM. Only the text-generation, multimodal and
-speculative-decoding tables are kept: those are the models whose KV cache ``dryboot plan`` plans.
+speculative-decoding tables are kept, and the architectures the registry serves through its
+Transformers modeling backend (``_TRANSFORMERS_SUPPORTED_MODELS``, kind ``transformers-backend``):
+those are the models whose KV cache ``dryboot plan`` plans.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ TABLES = {
     "_TEXT_GENERATION_MODELS": "text-generation",
     "_MULTIMODAL_MODELS": "multimodal",
     "_SPECULATIVE_DECODING_MODELS": "speculative-decoding",
+    "_TRANSFORMERS_SUPPORTED_MODELS": "transformers-backend",
 }
 
 
@@ -33,7 +37,9 @@ def main(vllm_dir: str) -> None:
             if isinstance(key, ast.Constant) and isinstance(entry, ast.Tuple):
                 module = entry.elts[0]
                 if isinstance(module, ast.Constant):
-                    rows.setdefault(str(key.value), {"kind": TABLES[target.id], "file": f"{module.value}.py"})
+                    # the Transformers backend is a package (transformers/causal.py, multimodal.py...)
+                    file = "transformers/" if module.value == "transformers" else f"{module.value}.py"
+                    rows.setdefault(str(key.value), {"kind": TABLES[target.id], "file": file})
     json.dump(dict(sorted(rows.items())), sys.stdout, indent=1)
     sys.stdout.write("\n")
 

@@ -25,9 +25,60 @@ from dryboot.vllm.transformers_utils.config import geometry_from_config
 
 def test_table_covers_vllm_registry() -> None:
     rows = architecture_table()
-    assert Counter(r.kind for r in rows) == {"text-generation": 131, "multimodal": 119, "speculative-decoding": 56}
+    # registry.py's _TRANSFORMERS_SUPPORTED_MODELS: 6 text models and 2 multimodal ones served through
+    # the Transformers modeling backend
+    assert Counter(r.kind for r in rows) == {
+        "text-generation": 131,
+        "multimodal": 119,
+        "speculative-decoding": 56,
+        "transformers-backend": 8,
+    }
     modelled = {r.architecture for r in rows if r.status == "verified"}
     assert modelled == set(ARCHITECTURES)  # every family architecture is a real vLLM 0.28.0 name
+
+
+def test_table_per_release() -> None:
+    """``--list-architectures --vllm-version X``: the release's own registry (its registry.py), and
+    what dryboot does with each architecture on that release."""
+    rows = {r.architecture: r for r in architecture_table("0.32.0")}
+    assert len(rows) == 325
+    # planned on 0.28.0, not verified on 0.32.0 (VersionRules.unverified_architectures)
+    assert rows["MiMoV2FlashForCausalLM"].status == "refused"
+    assert "0.32.0" in rows["MiMoV2FlashForCausalLM"].reason
+    assert rows["Gemma4ForCausalLM"].status == "verified"
+    rows33 = {r.architecture: r for r in architecture_table("0.33.0")}
+    assert "not in 0.28.0's" in rows33["AliceAIForCausalLM"].reason
+    assert len(architecture_table("0.27.1")) == 303
+    r = subprocess.run(
+        [sys.executable, "-m", "dryboot", "plan", "--list-architectures", "--vllm-version", "0.33.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("refused"), r.stderr
+    assert r.stdout.splitlines()[-1].startswith("342 architectures")
+
+
+def test_transformers_backend_architectures_read_as_it_builds_them() -> None:
+    """The Transformers modeling backend (base.py create_attention_instances): a sliding_attention
+    layer takes the config's window, the others are full; layers are named ``<i>.attn``."""
+    cfg = {
+        "architectures": ["VaultGemmaForCausalLM"],
+        "model_type": "vaultgemma",
+        "num_hidden_layers": 4,
+        "hidden_size": 512,
+        "num_attention_heads": 4,
+        "sliding_window": 512,
+    }
+    model = geometry_from_config(cfg)
+    # VaultGemmaConfig: layer i slides when (i + 1) is odd; head_dim 256 and 4 KV heads by default
+    assert model.layer_kinds == (LayerKind.SLIDING, LayerKind.FULL, LayerKind.SLIDING, LayerKind.FULL)
+    assert (model.num_kv_heads, model.head_dim, model.sliding_window) == (4, 256, 512)
+    assert model.layer_name(1) == "1.attn"
+    big = {"architectures": ["GPTBigCodeForCausalLM"], "n_layer": 2, "n_embd": 512, "n_head": 8}
+    # GPTBigCodeConfig: multi_query (default true) -> one KV head
+    assert geometry_from_config(big).num_kv_heads == 1
+    assert geometry_from_config({**big, "multi_query": False}).num_kv_heads == 8
 
 
 def test_unknown_architecture_is_refused_by_name() -> None:

@@ -217,3 +217,44 @@ def test_hostile_hf_quant_config_is_one_line(tmp_path: Path, quant: str, where: 
         assert where in str(exc.value)
     r = _cli("plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "1000000000")
     _refused(r, reason)
+
+
+# --------------------------------------------------------------------------- remote code (issue 29)
+
+CONFIG_READING = REPO / "tests" / "fidelity" / "data" / "config_reading" / "configs"
+
+
+def test_remote_config_class_is_refused_without_trust_remote_code(tmp_path: Path) -> None:
+    """LFM2-VL's published form (model_type ``lfm2-vl``, an ``auto_map`` AutoConfig): vLLM refuses it
+    at config loading without --trust-remote-code (recorded in test_config_reading.py); dryboot read
+    the language model's ``lfm2`` and planned it. The top-level model_type is what AutoConfig reads."""
+    (tmp_path / "config.json").write_bytes((CONFIG_READING / "lfm2_vl-remote-model-type.json").read_bytes())
+    r = _cli("plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "2G")
+    _refused(r, "model_type", "lfm2-vl", "--trust-remote-code")
+
+
+def test_trust_remote_code_plans_a_modelled_architecture_with_a_note(tmp_path: Path) -> None:
+    """With --trust-remote-code vLLM runs the checkpoint's config class (its Python files, beside the
+    config): dryboot plans the architecture it models, and says how it read the config."""
+    (tmp_path / "config.json").write_bytes((CONFIG_READING / "lfm2_vl-remote-model-type.json").read_bytes())
+    r = _cli("plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "2G", "--trust-remote-code", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    assert any("--trust-remote-code" in n and "auto_map" in n for n in out["notes"]), out["notes"]
+
+
+def test_trust_remote_code_without_auto_config_is_still_refused(tmp_path: Path) -> None:
+    """An unknown model_type whose auto_map names no AutoConfig: transformers has no class to load,
+    with the flag or without."""
+    data = json.loads((CONFIG_READING / "lfm2_vl-remote-model-type.json").read_text())
+    data["auto_map"] = {"AutoModelForImageTextToText": "modeling_lfm2_vl.Lfm2VlForConditionalGeneration"}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    r = _cli("plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "2G", "--trust-remote-code")
+    _refused(r, "auto_map", "lfm2-vl")
+
+
+def test_config_class_traits_are_read() -> None:
+    data = json.loads((CONFIG_READING / "lfm2_vl-remote-model-type.json").read_text())
+    model = geometry_from_config(data)
+    assert (model.config_class.hf_model_type, model.config_class.auto_config) == ("lfm2-vl", True)
+    assert model.model_type == "lfm2"

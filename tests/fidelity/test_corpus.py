@@ -364,9 +364,6 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: The kinds of disagreement dryboot has with vLLM 0.28.0 (and, the ``-0.32`` ones, 0.32.0) on this
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
-    "minimax-m2-tp1": (
-        "MiniMaxM2ForCausalLM refused outright (TP>1 unverifiable offline), though vLLM serves it at TP 1"
-    ),
     "minimax-m3-sparse": (
         "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
     ),
@@ -386,12 +383,6 @@ KINDS: dict[str, str] = {
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
 KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
-    "minimax-m2-tp1": {
-        "MiniMaxAI--MiniMax-M2.5": [4, 8],
-        "MiniMaxAI--MiniMax-M2.7": [4, 8],
-        "nvidia--MiniMax-M2.5-NVFP4": [4, 8],
-        "nvidia--MiniMax-M2.7-NVFP4": [4, 8],
-    },
     "minimax-m3-sparse": {
         "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
     },
@@ -419,12 +410,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         },
         "mimo-v2-flash-0.32": {
             "XiaomiMiMo--MiMo-V2-Flash": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        },
-        "minimax-m2-tp1": {
-            "MiniMaxAI--MiniMax-M2.5": [4, 8],
-            "MiniMaxAI--MiniMax-M2.7": [4, 8],
-            "nvidia--MiniMax-M2.5-NVFP4": [4, 8],
-            "nvidia--MiniMax-M2.7-NVFP4": [4, 8],
         },
         "minimax-m3-sparse": {
             "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],

@@ -88,6 +88,9 @@ What is faked, and why (nothing else is):
   indexer's DeepGEMM check answers as the CUDA wheel, which vendors DeepGEMM; the worker's
   workspace manager is initialised (on the meta device) before the model, as ``Worker.init_device``
   does, and ``torch.accelerator.empty_cache`` (called when a workspace grows) does nothing.
+* **Transformers modeling backend.** The parameters it materializes from the meta device
+  (``transformers/base.py`` ``init_parameters``, on "cuda") stay on the meta device (only for an
+  architecture of the registry's Transformers tables); its attention layers are built as they are.
 * **Triton present.** ``vllm.config.vllm.HAS_TRITON`` is set: on an H200 host Triton is
   installed, and the config uses it to choose (and validate) the V2 model runner for its default
   architectures (DeepSeek-V2, ...) and for mixed sliding/full DFlash drafts. With the V2 runner the
@@ -473,6 +476,16 @@ def _install() -> None:
     from vllm.v1.core.single_type_kv_cache_manager import register_all_kvcache_specs
     from vllm.v1.worker.gpu_model_runner import GPUModelRunner
 
+    try:
+        from vllm.model_executor.models import registry as _registry
+
+        _TRANSFORMERS_TABLES = {
+            *getattr(_registry, "_TRANSFORMERS_SUPPORTED_MODELS", {}),
+            *getattr(_registry, "_TRANSFORMERS_BACKEND_MODELS", {}),
+        }
+    except ImportError:  # a release without them
+        _TRANSFORMERS_TABLES = set()
+
     class CudaBuffersOnMeta(TorchFunctionMode):
         """Tensors created with an explicit ``device="cuda"`` are created on the meta device."""
 
@@ -488,10 +501,13 @@ def _install() -> None:
         # at construction (``deepseek_v2.py`` ``DeepseekV2Model.__init__``): on the meta device
         # here (its size never reaches the KV cache). Other models are built as they are.
         sparse = hasattr(model_config.hf_text_config, "index_topk")
+        # the Transformers modeling backend materializes its meta parameters on "cuda"
+        # (transformers/base.py init_parameters): on the meta device here
+        backend = any(a in _TRANSFORMERS_TABLES for a in (model_config.architectures or []))
         with (
             set_default_torch_dtype(model_config.dtype),
             torch.device("meta"),
-            CudaBuffersOnMeta() if sparse else contextlib.nullcontext(),
+            CudaBuffersOnMeta() if sparse or backend else contextlib.nullcontext(),
         ):
             model = initialize_model(vllm_config=vllm_config, model_config=model_config, prefix=prefix)
         return model.eval()

@@ -44,6 +44,8 @@ MAPPED: dict[str, str] = {
     "gpu_memory_utilization": "gpu-memory-utilization",
     "num_gpu_blocks_override": "num-gpu-blocks-override",
     "prefix_match_unit": "prefix-match-unit",
+    # the config class vLLM reads with (the checkpoint's own with an auto_map AutoConfig)
+    "trust_remote_code": "trust-remote-code",
 }
 
 _LOCATION_KEYS = frozenset({"model", "model_tag", "hf_config_path", "revision"})
@@ -123,7 +125,7 @@ MEASURED = frozenset(
 #: scheduling policy, distributed plumbing).
 HARMLESS_PATTERNS = re.compile(
     r"^(?:host|port|uds|api_key|api_server_count|headless|served_model_name|tokenizer\w*|skip_tokenizer_init"
-    r"|trust_remote_code|download_dir|seed|revision|code_revision|hf_token|config_format|chat_\w+|response_role"
+    r"|download_dir|seed|revision|code_revision|hf_token|config_format|chat_\w+|response_role"
     r"|ssl_\w+|root_path|middleware|allowed_\w+|allow_credentials|enable_auto_tool_choice|tool_\w+"
     r"|reasoning_\w+|enable_log_\w+|disable_log_\w+|\w*log_level|disable_uvicorn_access_log|disable_fastapi_docs"
     r"|enable_request_id_headers|enable_server_load_tracking|enable_force_include_usage|enable_prompt_tokens_details"

@@ -85,8 +85,8 @@ def collect_flags(kwargs: dict[str, Any]) -> dict[str, object]:
 @click.option(
     "--list-architectures",
     is_flag=True,
-    help="Print every architecture of vLLM 0.28.0's registry: verified (planned, checked against vLLM) "
-    "or refused, with the reason.",
+    help="Print every architecture of the registry of vLLM 0.28.0 (or of --vllm-version X): verified "
+    "(planned, checked against vLLM) or refused, with the reason.",
 )
 @engine_options
 @click.option(
@@ -196,7 +196,8 @@ def plan(
     from dryboot.vllm.versions import resolve_version
 
     if list_architectures:
-        table = architecture_table()
+        release = kwargs.get("flag_vllm_version")
+        table = architecture_table(resolve_version(str(release)) if release is not None else "0.28.0")
         if as_json:
             click.echo(json.dumps([row.__dict__ for row in table], indent=2))
         else:

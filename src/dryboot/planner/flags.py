@@ -257,6 +257,14 @@ FLAGS: tuple[Flag, ...] = (
         bool,
     ),
     Flag(
+        "trust-remote-code",
+        "trust_remote_code",
+        _bool,
+        "Trust the checkpoint's own config code (auto_map): without it a model_type transformers does not "
+        "ship is refused, as vLLM refuses it; with it the config is read as dryboot reads its architecture.",
+        bool,
+    ),
+    Flag(
         "vllm-version",
         "vllm_version",
         _vllm_version,

@@ -74,7 +74,9 @@ class EngineArgs:
     JSON) decide the CUDA-graph capture set (:mod:`dryboot.vllm.config.compilation`).
     ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
     key the config does not have). ``ignored_inputs`` names inputs accepted but ignored because
-    they do not change the KV cache (reported as notes).
+    they do not change the KV cache (reported as notes). ``trust_remote_code`` is
+    ``--trust-remote-code``: a config whose class is the checkpoint's own code (``auto_map``) is
+    read, as the config class transformers ships for its ``model_type`` would read it.
     """
 
     tensor_parallel_size: int = 1
@@ -124,6 +126,7 @@ class EngineArgs:
         """``--limit-mm-per-prompt`` as vLLM's ``MultiModalConfig.get_limit_per_prompt`` reads it
         (items per prompt by modality; ``None``: not given, every modality 999)."""
         return None if self.limit_mm_per_prompt is None else dict(self.limit_mm_per_prompt)
+    trust_remote_code: bool = False
 
     @property
     def device(self) -> GPU:

@@ -21,6 +21,7 @@ from dryboot.vllm.kv_cache_interface import LayerKind
 
 __all__ = [
     "AttentionGeometry",
+    "ConfigClass",
     "ConfigFields",
     "GatedDeltaNet",
     "LayerKind",
@@ -260,6 +261,17 @@ class MtpLayers:
     mtp_layer_names: tuple[str, ...] | None = None
 
 
+@dataclass(frozen=True)
+class ConfigClass:
+    """The config class ``AutoConfig`` picks for the file: ``hf_model_type`` the file's top-level
+    ``model_type`` (a wrapper's, not its language model's; ``""``: none), ``auto_config`` whether its
+    ``auto_map`` names an ``AutoConfig`` class of the checkpoint's own code (loaded only with
+    ``--trust-remote-code``)."""
+
+    hf_model_type: str = ""
+    auto_config: bool = False
+
+
 #: ModelGeometry's sub-records, by field name (``ModelGeometry.build`` routes flat keywords)
 _SUB_RECORDS: dict[str, type[Any]] = {
     "max_len": MaxLenTraits,
@@ -269,6 +281,7 @@ _SUB_RECORDS: dict[str, type[Any]] = {
     "attn": AttentionTraits,
     "parallel": ParallelTraits,
     "mtp": MtpLayers,
+    "config_class": ConfigClass,
 }
 
 
@@ -276,7 +289,8 @@ _SUB_RECORDS: dict[str, type[Any]] = {
 class ModelGeometry:
     """The cache-relevant shape of one model: what every family has, and its traits in
     sub-records (:class:`MaxLenTraits`, :class:`QuantTraits`, :class:`MambaState`,
-    :class:`LayerNaming`, :class:`AttentionTraits`, :class:`ParallelTraits`, :class:`MtpLayers`);
+    :class:`LayerNaming`, :class:`AttentionTraits`, :class:`ParallelTraits`, :class:`MtpLayers`,
+    :class:`ConfigClass`);
     what only one family's hooks read is its ``family_extra`` (:class:`FamilyExtra`).
 
     Head counts are totals (before tensor parallelism). ``dtype`` is the torch dtype name the
@@ -314,6 +328,7 @@ class ModelGeometry:
     attn: AttentionTraits = AttentionTraits()
     parallel: ParallelTraits = ParallelTraits()
     mtp: MtpLayers = MtpLayers()
+    config_class: ConfigClass = ConfigClass()
     family_extra: FamilyExtra | None = None
 
     @classmethod

@@ -654,6 +654,11 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     model, args, drafter = _for_release(model, args, drafter, rules)
     notes = [*args.input_notes, *_budget_notes(args, async_blocker)]
     _check_release_inputs(model, args, rules)
+    if args.trust_remote_code and model.config_class.auto_config:
+        notes.append(
+            f"--trust-remote-code: vLLM reads this config with the checkpoint's own config class (auto_map); dryboot "
+            f"reads it as {model.architecture}'s config class reads it (the checkpoint's code is not run)"
+        )
     _check_model_builds(model, args)
     check_block_shards(
         model.quant.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
@@ -755,14 +760,22 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
             f"({unverified_reason(rules.version, model.architecture)}), so dryboot does not plan it for that release",
         )
     known = known_model_types(rules.version)
-    if model.model_type and known and model.model_type not in known:
-        # AutoConfig without trust_remote_code: vLLM's ModelConfig fails validating the config
-        raise InputError(
-            model.source,
-            "model_type",
-            f"The checkpoint you are trying to load has model type `{model.model_type}` but Transformers does not "
-            f"recognize this architecture (vLLM {rules.version} reads it only as remote code, --trust-remote-code)",
-        )
+    remote = args.trust_remote_code and model.config_class.auto_config
+    for kind in dict.fromkeys(k for k in (model.config_class.hf_model_type, model.model_type) if k):
+        if known and kind not in known and not remote:
+            # AutoConfig without the checkpoint's own config class: vLLM's ModelConfig fails
+            # validating the config (with --trust-remote-code too, when auto_map names no AutoConfig)
+            why = (
+                "with --trust-remote-code too: its auto_map names no AutoConfig class of its own"
+                if args.trust_remote_code
+                else f"vLLM {rules.version} reads it only as remote code, --trust-remote-code"
+            )
+            raise InputError(
+                model.source,
+                "auto_map" if args.trust_remote_code else "model_type",
+                f"The checkpoint you are trying to load has model type `{kind}` but Transformers does not "
+                f"recognize this architecture ({why})",
+            )
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
         raise InputError(

@@ -110,7 +110,9 @@ MAX_LEN_KEYS = (
 def derived_max_model_len(f: ConfigFields) -> tuple[int | None, str | None, int | None]:
     """(derived max length, the key it came from, the default length when that differs), tokens.
 
-    The smallest of :data:`MAX_LEN_KEYS`, times the RoPE scaling factor (``rope_parameters`` or
+    The smallest of :data:`MAX_LEN_KEYS`, or the config's ``model_max_length`` whenever it sets
+    one (``derive_max_model_len_and_key``: Command-R's 8192 ``max_position_embeddings`` with
+    ``model_max_length`` 131072 serves 131072), times the RoPE scaling factor (``rope_parameters`` or
     the older ``rope_scaling``, per layer type or flat) unless the type is ``su``, ``longrope``
     or ``llama3`` or the model is a Gemma-3; a ``yarn`` scaling starts from its
     ``original_max_position_embeddings``. A ``longrope`` model defaults to its
@@ -122,6 +124,11 @@ def derived_max_model_len(f: ConfigFields) -> tuple[int | None, str | None, int 
     if not found:
         return None, None, None
     derived, key = min(found)
+    cap = f.get("model_max_length")
+    if isinstance(cap, int) and not isinstance(cap, bool) and cap:
+        # "For Command-R / Cohere, Cohere2 models": a config's model_max_length replaces the
+        # smallest key, whichever is smaller (0.27.1-0.33.0 alike)
+        derived, key = cap, "model_max_length"
     rope = f.get("rope_parameters") or f.get("rope_scaling")
     model_type = str(f.get("model_type") or "")
     if not rope or "gemma3" in model_type:

@@ -86,6 +86,31 @@ def _qwen2_moe_types(f: ConfigFields, n: int) -> list[str]:
     return [SLIDING if (i + 1) % 2 and i < below and use else FULL for i in range(n)]
 
 
+def _qwen2_vl_types(f: ConfigFields, n: int) -> list[str]:
+    """``Qwen2VLTextConfig`` / ``Qwen2_5_VLTextConfig``: with ``use_sliding_window`` (and a window),
+    layers from ``max_window_layers`` on slide; otherwise every layer is full."""
+    use = f.boolean("use_sliding_window") and f.get("sliding_window") is not None
+    first = f.integer("max_window_layers", minimum=0)
+    return [SLIDING if use and i >= first else FULL for i in range(n)]
+
+
+def _smollm3_types(f: ConfigFields, n: int) -> list[str]:
+    """``SmolLM3Config``: with ``use_sliding_window`` (and a window), the NoPE layers slide
+    (``no_rope_layers[i] == 0``; absent: every ``no_rope_layer_interval``-th layer is NoPE)."""
+    use = f.boolean("use_sliding_window") and f.get("sliding_window") is not None
+    rope = f.get("no_rope_layers")
+    if rope is None:
+        interval = f.integer("no_rope_layer_interval")
+        rope = [int((i + 1) % interval != 0) for i in range(n)]
+    if not isinstance(rope, list) or len(rope) != n or not all(isinstance(x, int) for x in rope):
+        raise InputError(f.source, f.where("no_rope_layers"), f"must list one 0/1 per layer ({n})")
+    return [SLIDING if use and not rope[i] else FULL for i in range(n)]
+
+
+#: the ``vllm_file`` of the architectures vLLM serves through its Transformers modeling backend
+TRANSFORMERS_BACKEND = "transformers/causal.py"
+
+
 @dataclass(frozen=True)
 class Decoder:
     """What one architecture's model file and config class decide about its KV cache.
@@ -111,6 +136,8 @@ class Decoder:
         experts (``Qwen2MoeSparseMoeBlock``, ``Qwen3MoeSparseMoeBlock``, ``Ernie4_5_MoeMoE``).
     :param fixed_kv_heads: the model builds its ``Attention`` with this many KV heads whatever the
         config says (``step3_text.py``: one, on every rank).
+    :param multi_query: the config class sets the KV heads from ``multi_query`` (one, else one per
+        attention head), whatever ``num_key_value_heads`` says (``GPTBigCodeConfig``).
     """
 
     vllm_file: str
@@ -126,16 +153,13 @@ class Decoder:
     required: tuple[str, ...] = ()
     multi_query_groups: bool = False
     fixed_kv_heads: int | None = None
+    multi_query: bool = False
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
 
 
 _GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
-_QWEN2_SWA = {
-    "use_sliding_window": "a sliding window in the Qwen2 language model (some layers from max_window_layers on) "
-    "is not modelled for this wrapper"
-}
 _DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
 
 #: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
@@ -377,18 +401,27 @@ DECODERS: dict[str, Decoder] = {
         required=("num_key_value_heads", "max_position_embeddings"),
         refuse_keys={"interleaved_sliding_window": "per-layer interleaved sliding windows are not modelled"},
     ),
-    "Qwen2VLForConditionalGeneration": Decoder(
-        "qwen2_vl.py",
-        {"max_position_embeddings": 32768, "num_key_value_heads": 8},
-        head_dim="hidden",
-        refuse_keys=_QWEN2_SWA,
-    ),
-    "Qwen2_5_VLForConditionalGeneration": Decoder(
-        "qwen2_5_vl.py",
-        {"max_position_embeddings": 32768, "num_key_value_heads": 8},
-        head_dim="hidden",
-        refuse_keys=_QWEN2_SWA,
-    ),
+    # Qwen2VLTextConfig / Qwen2_5_VLTextConfig keep sliding_window only with use_sliding_window
+    # (a published "use_sliding_window": false with "sliding_window": 32768 is full attention)
+    **{
+        arch: Decoder(
+            file,
+            {
+                "max_position_embeddings": 32768,
+                "num_key_value_heads": 8,
+                "use_sliding_window": False,
+                "sliding_window": 4096,
+                "max_window_layers": 80,
+            },
+            head_dim="hidden",
+            qwen_window=True,
+            generated_types=_qwen2_vl_types,
+        )
+        for arch, file in (
+            ("Qwen2VLForConditionalGeneration", "qwen2_vl.py"),
+            ("Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl.py"),
+        )
+    },
     "Glm4vForConditionalGeneration": Decoder(
         "glm4_1v.py", {"max_position_embeddings": 32768, "num_key_value_heads": 2}
     ),
@@ -420,6 +453,45 @@ DECODERS: dict[str, Decoder] = {
         keys={"num_hidden_layers": "num_layers"},
         required=("tie_word_embeddings", "original_rope", "vision_config"),
     ),
+    # served by vLLM's Transformers modeling backend (registry.py _TRANSFORMERS_SUPPORTED_MODELS ->
+    # transformers/causal.py TransformersForCausalLM): base.py create_attention_instances builds one
+    # Attention per layer, head size and KV heads as ModelConfig reads them, and a sliding_attention
+    # entry of layer_types takes the config's sliding_window (per_layer_sliding_window)
+    **{
+        arch: Decoder(TRANSFORMERS_BACKEND, defaults, per_layer_window=True, **more)
+        for arch, defaults, more in (
+            ("OlmoForCausalLM", {"max_position_embeddings": 2048}, {}),
+            ("Olmo2ForCausalLM", {"max_position_embeddings": 2048}, {}),
+            ("Starcoder2ForCausalLM", {"max_position_embeddings": 4096, "num_key_value_heads": 2}, {}),
+            (
+                "SmolLM3ForCausalLM",
+                {
+                    "max_position_embeddings": 32768,
+                    "num_key_value_heads": 4,
+                    "use_sliding_window": False,
+                    "no_rope_layer_interval": 4,
+                },
+                {"generated_types": _smollm3_types},
+            ),
+            (
+                "VaultGemmaForCausalLM",
+                {"max_position_embeddings": 8192, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096},
+                {"generated_types": _every(2)},
+            ),
+            (
+                "GPTBigCodeForCausalLM",
+                {"n_positions": 1024},
+                {"keys": _GPT2_KEYS, "multi_query": True},
+            ),
+        )
+    },
+    # minimax_m2.py: every layer full attention (the model passes no attn_window_size), head_dim from
+    # the config; verified at TP 1 only (see verify)
+    "MiniMaxM2ForCausalLM": Decoder(
+        "minimax_m2.py",
+        {"max_position_embeddings": 196608, "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 256},
+        experts_key="num_local_experts",
+    ),
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
@@ -450,6 +522,8 @@ def heads(f: ConfigFields, spec: Decoder) -> tuple[int, int, int]:
         kv = spec.fixed_kv_heads
     elif spec.mha:
         kv = n_heads
+    elif spec.multi_query:
+        kv = 1 if f.boolean("multi_query", default=True) else n_heads
     elif spec.multi_query_groups:
         kv = f.integer("multi_query_group_num") if f.boolean("multi_query_attention") else n_heads
     elif "." in kv_key:  # a nested config (DBRX ``attn_config.kv_n_heads``)
@@ -586,6 +660,15 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra.update(num_mtp_layers=f.opt_int("num_nextn_predict_layers") or 0, mtp_kind=None)
         moe = ("num_experts", f.integer("num_experts"))
         return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=moe, **extra)
+    if spec.qwen_window and spec.vllm_file in ("qwen2_vl.py", "qwen2_5_vl.py") and types and len(set(types)) > 1:
+        # the language model is qwen2.py's Qwen2Model, which asserts every layer or none slides
+        first = f.integer("max_window_layers", minimum=0)
+        raise InputError(
+            f.source,
+            f.where("max_window_layers"),
+            "Sliding window for some but all layers is not supported. This model uses sliding window "
+            f"but `max_window_layers` = {first} is less than `num_hidden_layers` = {n} (vLLM's Qwen2Model)",
+        )
     # EngineArgs.create_engine_config: the model-level window only without mixed layer types
     model_window = sw if types is None or all(t == SLIDING for t in types) else None
     kinds = tuple(
@@ -620,11 +703,78 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra.update(_laguna(f, n, types, attn))
         if f.integer("num_experts", minimum=0):
             experts = ("num_experts", f.integer("num_experts"))
+    if spec.vllm_file == TRANSFORMERS_BACKEND:
+        # base.py names each layer's Attention f"{i}.attn" and passes it the config's
+        # attn_logit_softcapping
+        extra["layer_names"] = tuple(f"{i}.attn" for i in range(n))
+        if f.get("attn_logit_softcapping"):
+            extra["logits_soft_cap"] = True
+    if architecture in _VISION_TOWERS:
+        extra["tower_heads"] = _vision_towers(f, architecture)
     if architecture == "Step3TextForCausalLM" and not f.given("tie_word_embeddings"):
         # Step3TextModel reads config.tie_word_embeddings on a stage other than the first, and
         # Step3TextConfig sets none of its own
         extra["pp_refusal"] = "AttributeError: 'Step3TextConfig' object has no attribute 'tie_word_embeddings'"
     return geometry(f, architecture, "dense", kinds, heads=attn, sliding_window=sw, moe_experts=experts, **extra)
+
+
+#: Qwen2-VL / Qwen2.5-VL vision towers (``qwen2_vl.py``, ``qwen2_5_vl.py``): what each splits across
+#: tensor-parallel ranks (attention heads, the MLP's width, the patch merger's width), as
+#: ``vision_config`` key -> its vision config class's default (``Qwen2VLVisionConfig``,
+#: ``Qwen2_5_VLVisionConfig``)
+_VISION_TOWERS: dict[str, dict[str, int | float]] = {
+    "Qwen2VLForConditionalGeneration": {"num_heads": 16, "embed_dim": 1280, "mlp_ratio": 4, "spatial_merge_size": 2},
+    "Qwen2_5_VLForConditionalGeneration": {
+        "num_heads": 16,
+        "hidden_size": 1280,
+        "intermediate_size": 3420,
+        "spatial_merge_size": 2,
+    },
+}
+
+
+def _vision_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
+    """(config path, size) of each vision-tower dimension vLLM's model class divides by the
+    tensor-parallel size while building the tower (``dist_utils.divide``, ``MergedColumnParallelLinear``,
+    ``RowParallelLinear``: an AssertionError when TP does not divide it), with the vision config
+    class's defaults for absent keys.
+
+    :raises InputError: a size that is not a positive number.
+    """
+    vision = f.root.get("vision_config")
+    vision = vision if isinstance(vision, dict) else {}
+    defaults = _VISION_TOWERS[architecture]
+
+    def size(key: str) -> int | float:
+        value = vision.get(key, defaults[key])
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise InputError(f.source, f"vision_config.{key}", f"must be a positive number, got {value!r}")
+        return value
+
+    merge = int(size("spatial_merge_size")) ** 2
+    width_key = "embed_dim" if architecture == "Qwen2VLForConditionalGeneration" else "hidden_size"
+    heads, width = int(size("num_heads")), int(size(width_key))
+    if width % heads:
+        # the vision attention's head size: dist_utils.divide(width, num_heads), on any TP
+        raise InputError(
+            f.source,
+            f"vision_config.{width_key}",
+            f"{width} is not divisible by {heads} (vision_config.num_heads): vLLM's {architecture} fails building "
+            "its vision attention (AssertionError)",
+        )
+    if architecture == "Qwen2VLForConditionalGeneration":
+        # Qwen2VisionBlock: an MLP of int(embed_dim * mlp_ratio); the merger embed_dim * merge**2
+        dim = width
+        return (
+            ("vision_config.num_heads", int(size("num_heads"))),
+            ("vision_config.embed_dim * vision_config.mlp_ratio", int(dim * size("mlp_ratio"))),
+            ("vision_config.embed_dim * vision_config.spatial_merge_size**2", dim * merge),
+        )
+    return (
+        ("vision_config.num_heads", int(size("num_heads"))),
+        ("vision_config.intermediate_size", int(size("intermediate_size"))),
+        ("vision_config.hidden_size * vision_config.spatial_merge_size**2", int(size("hidden_size")) * merge),
+    )
 
 
 #: MoE models whose class looks for an MoE layer among its pipeline stage's layers and fails
@@ -695,6 +845,14 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 f"{model.architecture} splits this encoder dimension across ranks (AssertionError while building "
                 "the model)",
             )
+    if model.architecture == "MiniMaxM2ForCausalLM" and tensor_parallel_size > 1:
+        raise InputError(
+            model.source,
+            "architectures",
+            f"MiniMaxM2ForCausalLM at tensor parallel size {tensor_parallel_size} is not verified: with tensor "
+            "parallelism its per-layer QK norm builds CUDA-only communication, which vLLM's engine start cannot "
+            "construct offline; dryboot plans it at TP 1 only",
+        )
     if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
         key, n = model.parallel.moe_experts
         raise InputError(

@@ -91,10 +91,6 @@ META_DEVICE = (
     "vLLM 0.28.0 cannot build this model on the meta device (a layer computes tensors from data at "
     "construction), so the harness cannot verify it: not planned"
 )
-TP_CUDA = (
-    "not verified: with tensor parallelism its per-layer QK norm builds CUDA-only communication, which the "
-    "harness cannot construct offline; not planned"
-)
 NEEDS_CUDA = (
     "vLLM 0.28.0 needs CUDA to build this model (its MoE layer allocates on the GPU at construction), so "
     "the meta-device harness cannot verify it: not planned"
@@ -236,7 +232,6 @@ REASONS: dict[str, str] = {
     "MiniCPMO": REMOTE_MM,
     "MiniCPMV": REMOTE_MM,
     "MiniCPMV4_6ForConditionalGeneration": HYBRID,
-    "MiniMaxM2ForCausalLM": TP_CUDA,
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,

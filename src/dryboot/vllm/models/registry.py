@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
 from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
+from dryboot.vllm.versions import rules_for, unverified_reason
 
 if TYPE_CHECKING:
     from dryboot.vllm.backends import AttentionBackend
@@ -266,6 +267,14 @@ NOT_MODELLED: dict[str, str] = {
         "its Gated DeltaNet layers (olmo_gdn_linear_attn.py) are not verified against vLLM 0.28.0's own "
         "engine start: the model class needs Triton at construction (triton.set_allocator)"
     ),
+    # multimodal models vLLM serves through its Transformers modeling backend
+    **{
+        arch: (
+            "multimodal model served through vLLM's Transformers modeling backend (TransformersMultiModalForCausalLM, "
+            "transformers/multimodal.py): its language model's layers are not modelled"
+        )
+        for arch in ("Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration")
+    },
     # vLLM 0.28.0's _PREVIOUSLY_SUPPORTED_MODELS: its registry refuses them
     **{
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
@@ -325,6 +334,11 @@ class ArchitectureRow:
     tiny_config: str = ""
 
 
+#: the releases whose registry table dryboot ships (``data/vllm-<release>-architectures.json``,
+#: written by ``scripts/vllm_architectures.py`` from each release's ``registry.py``)
+REGISTRY_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+
+
 @lru_cache(maxsize=1)
 def _registry() -> dict[str, dict[str, str]]:
     """vLLM 0.28.0's registry, architecture -> ``kind`` and ``file``; read once per process."""
@@ -338,12 +352,39 @@ def is_draft_model(architecture: str) -> bool:
     return _registry().get(architecture, {}).get("kind") == "speculative-decoding"
 
 
-def architecture_table() -> list[ArchitectureRow]:
-    """Every architecture of vLLM 0.28.0's registry (text generation, multimodal wrappers,
-    speculative decoding), with what dryboot does with it."""
+@cache
+def _release_registry(version: str) -> dict[str, dict[str, str]]:
+    """Release ``version``'s registry, as :func:`_registry` is 0.28.0's; read once per process.
+
+    :raises InputError: a release whose table dryboot does not ship.
+    """
+    if version == "0.28.0":
+        return _registry()
+    if version not in REGISTRY_RELEASES:
+        raise InputError(
+            "--vllm-version", version, f"no registry table for this release (only {', '.join(REGISTRY_RELEASES)})"
+        )
+    path = DATA / f"vllm-{version}-architectures.json"
+    data: dict[str, dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def architecture_table(version: str = "0.28.0") -> list[ArchitectureRow]:
+    """Every architecture of release ``version``'s registry (text generation, multimodal wrappers,
+    speculative decoding, the Transformers backend's), with what dryboot does with it on that
+    release: ``verified`` (a family plans it; its tiny config checked against vLLM 0.28.0) or
+    ``refused`` (not modelled, or not verified on that release: :func:`unverified_reason`).
+
+    :raises InputError: a release whose table dryboot does not ship.
+    """
+    unverified = rules_for(version).unverified_architectures
     rows = []
-    for arch, entry in _registry().items():
+    for arch, entry in _release_registry(version).items():
         family = ARCHITECTURES.get(arch)
+        if family is not None and arch in unverified:
+            why = f"not verified against vLLM {version}'s engine start ({unverified_reason(version, arch)})"
+            rows.append(ArchitectureRow(arch, entry["kind"], entry["file"], "refused", family.name, why))
+            continue
         rows.append(
             ArchitectureRow(
                 arch,
@@ -351,11 +392,18 @@ def architecture_table() -> list[ArchitectureRow]:
                 entry["file"],
                 "verified" if family else "refused",
                 family.name if family else "",
-                "" if family else refusal_reason(arch),
+                "" if family else _release_reason(arch, version),
                 f"{TINY_CONFIGS}/{arch}.json" if family else "",
             )
         )
     return rows
+
+
+def _release_reason(architecture: str, version: str) -> str:
+    """Why ``architecture`` of release ``version``'s registry is refused."""
+    if architecture not in _registry() and architecture not in NOT_MODELLED:
+        return f"in vLLM {version}'s registry, not in 0.28.0's: its model file is not modelled"
+    return refusal_reason(architecture)
 
 
 def drafter_architecture(method: str, architecture: str, source: str) -> str:

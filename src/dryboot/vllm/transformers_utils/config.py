@@ -241,4 +241,10 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     check_model_type(architecture, family, data, source)
     model = family.read(f.with_defaults(family.defaults(f)), architecture)
     shards = block_shards(f.root.get("quantization_config") or f.data.get("quantization_config"), f.data)
-    return model.evolve(fp8_block_shards=shards) if shards else model
+    if shards:
+        model = model.evolve(fp8_block_shards=shards)
+    auto_map = data.get("auto_map")
+    return model.evolve(
+        hf_model_type=str(data.get("model_type") or ""),
+        auto_config=isinstance(auto_map, dict) and "AutoConfig" in auto_map,
+    )
