@@ -126,6 +126,7 @@ class EngineArgs:
         """``--limit-mm-per-prompt`` as vLLM's ``MultiModalConfig.get_limit_per_prompt`` reads it
         (items per prompt by modality; ``None``: not given, every modality 999)."""
         return None if self.limit_mm_per_prompt is None else dict(self.limit_mm_per_prompt)
+
     trust_remote_code: bool = False
 
     @property
