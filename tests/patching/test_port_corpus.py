@@ -45,9 +45,11 @@ CASES: list[tuple[tuple[str, str], str, int]] = [
 
 #: (older, newer release), package, the refreshed patch git's three-way merge conflicts on: the
 #: maintainers resolved these by hand; dryboot must report the conflict where git am -3 stops
+#: (bullseye -> bookworm libxml2 conflicts too, but `git apply` refuses one of its patches on OLD,
+#: so git has no answer to compare with)
 CONFLICTS: list[tuple[tuple[str, str], str]] = [
     (BT, "file"), (BT, "openssh"), (BT, "procps"), (BT, "dnsmasq"), (BT, "openldap"),
-    (BW, "curl"), (BW, "libxml2"), (BW, "perl"), (BW, "zsh"), (BW, "ncurses"), (BW, "openldap"),
+    (BW, "curl"), (BW, "perl"), (BW, "zsh"), (BW, "ncurses"), (BW, "openldap"),
 ]  # fmt: skip
 
 
