@@ -63,8 +63,9 @@ def test_nesting_below_json_limit_but_above_ours_is_refused() -> None:
         geometry_from_config(data, "cfg")
 
 
-def test_endless_file_is_read_with_a_size_bound() -> None:
-    _refused(_cli("plan", "--model", "/dev/zero"), "/dev/zero", "larger than")
+def test_endless_file_is_refused_in_one_line() -> None:
+    """/dev/zero is a device: refused before any read (issue 28), as a FIFO is."""
+    _refused(_cli("plan", "--model", "/dev/zero"), "/dev/zero", "not a regular file")
 
 
 def test_model_type_must_be_a_string(tmp_path: Path) -> None:
