@@ -91,15 +91,17 @@ def _release() -> str:
     return m.group(1) if m else "bookworm"
 
 
-def _apt_options() -> list[str]:
-    root = CACHE / "apt"
+def _apt_options(suite: str | None = None) -> list[str]:
+    """apt-get options of a private configuration for ``suite``'s sources (default: the machine's
+    own release, under ``CACHE/apt``; another suite under ``CACHE/apt-SUITE``)."""
+    root = CACHE / ("apt" if suite is None else f"apt-{suite}")
     for sub in ("lists/partial", "cache/archives/partial", "etc"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     src = root / "etc" / "sources.list"
-    want = f"deb-src http://deb.debian.org/debian {_release()} main\n"
+    want = f"deb-src http://deb.debian.org/debian {suite or _release()} main\n"
     if not src.exists() or src.read_text() != want:
         src.write_text(want)
-    return [
+    opts = [
         f"-oDir::Etc::SourceList={src}",
         "-oDir::Etc::SourceParts=/nonexistent",
         f"-oDir::State::Lists={root / 'lists'}",
@@ -107,6 +109,9 @@ def _apt_options() -> list[str]:
         "-oDebug::NoLocking=1",
         "-oAPT::Sandbox::User=root",
     ]
+    if suite is not None:  # the installed packages' versions never pick another release's source
+        opts.append("-oDir::State::status=/dev/null")
+    return opts
 
 
 def _apt_update() -> None:

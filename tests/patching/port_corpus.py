@@ -28,31 +28,14 @@ from . import corpus as C
 PAIRS = (("bullseye", "bookworm"), ("bookworm", "trixie"))
 
 
-def _apt_options(suite: str) -> list[str]:
-    root = C.CACHE / f"apt-{suite}"
-    for sub in ("lists/partial", "cache/archives/partial", "etc"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    src = root / "etc" / "sources.list"
-    want = f"deb-src http://deb.debian.org/debian {suite} main\n"
-    if not src.exists() or src.read_text() != want:
-        src.write_text(want)
-    return [
-        f"-oDir::Etc::SourceList={src}",
-        "-oDir::Etc::SourceParts=/nonexistent",
-        f"-oDir::State::Lists={root / 'lists'}",
-        f"-oDir::Cache={root / 'cache'}",
-        "-oDebug::NoLocking=1",
-        "-oAPT::Sandbox::User=root",
-        "-oDir::State::status=/dev/null",  # the installed packages' versions never pick the source
-    ]
-
-
 def _apt_update(suite: str) -> None:
     root = C.CACHE / f"apt-{suite}"
     stamp = root / "updated"
     if stamp.exists() and time.time() - stamp.stat().st_mtime < 86400 and any((root / "lists").glob("*Sources*")):
         return
-    p = subprocess.run(["apt-get", "-qq", *_apt_options(suite), "update"], capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        ["apt-get", "-qq", *C._apt_options(suite), "update"], capture_output=True, text=True, timeout=600
+    )
     if p.returncode != 0:
         raise C.FetchError(f"apt-get update ({suite}): {p.stderr.strip()[-300:]}")
     stamp.touch()
@@ -69,7 +52,7 @@ def source_in(suite: str, package: str) -> Path:
     tmp.mkdir(parents=True)
     _apt_update(suite)
     p = subprocess.run(
-        ["apt-get", "-qq", *_apt_options(suite), "source", "--download-only", package],
+        ["apt-get", "-qq", *C._apt_options(suite), "source", "--download-only", package],
         cwd=tmp,
         capture_output=True,
         text=True,

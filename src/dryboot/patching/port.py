@@ -37,7 +37,7 @@ import tempfile
 from dryboot.errors import InputError
 from dryboot.patching._record import field, record
 from dryboot.patching.apply import FileOutcome, Tree, apply_patch
-from dryboot.patching.parse import FileSection, Hunk, PatchFile
+from dryboot.patching.parse import GIT_HEADERS, FileSection, Hunk, PatchFile
 from dryboot.patching.place import HunkResult, run_hunks, sides, split_keep
 from dryboot.patching.series import SeriesEntry, SeriesFile, load_series, read_series_file
 
@@ -326,22 +326,7 @@ def _header_len(patch: PatchFile, sec: FileSection) -> int:
     return n
 
 
-_HEADER_WORDS = (
-    b"--- ",
-    b"+++ ",
-    b"index ",
-    b"old mode ",
-    b"new mode ",
-    b"deleted file mode ",
-    b"new file mode ",
-    b"similarity index ",
-    b"dissimilarity index ",
-    b"rename from ",
-    b"rename to ",
-    b"copy from ",
-    b"copy to ",
-    b"Binary files ",
-)
+_HEADER_WORDS = (b"--- ", b"+++ ", b"Binary files ", *GIT_HEADERS)
 
 
 def _is_header(line: bytes) -> bool:
