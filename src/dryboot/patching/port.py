@@ -152,8 +152,8 @@ class _Tools:
     def diff(self, a: bytes | None, b: bytes | None, context: int) -> list[bytes]:
         """GNU ``diff -u -U context`` of ``a`` -> ``b`` (None: the file is absent): the hunk
         lines only (from the first ``@@``), LF removed; empty when the contents are equal."""
-        pa = self._file("a", a or b"") if a is not None else os.devnull
-        pb = self._file("b", b or b"") if b is not None else os.devnull
+        pa = self._file("a", a) if a is not None else os.devnull
+        pb = self._file("b", b) if b is not None else os.devnull
         done = subprocess.run(
             ["diff", "-a", f"-U{context}", "--label", "a", "--label", "b", pa, pb],
             capture_output=True,
@@ -303,7 +303,8 @@ def _section_spans(patch: PatchFile) -> list[tuple[int, int, int]]:
     for sec in patch.sections:
         start = sec.lineno - 1
         if not sec.hunks:
-            spans.append((start, start + _header_len(patch, sec), start + _header_len(patch, sec)))
+            end = start + _header_len(patch, sec)
+            spans.append((start, end, end))
             continue
         first = sec.hunks[0].lineno - 1
         last = sec.hunks[-1]
