@@ -261,3 +261,30 @@ def test_two_arms_that_fail_to_start_are_said_to_fail_and_messages_are_cut_at_a_
     assert all(w in words for w in row.removeprefix("does not start: ").removesuffix(" ...").split())
     assert clip("short", 10) == "short"
     assert clip("abcdefghijkl mn", 5) == "abcdefghijkl ..."
+
+
+def _fake_env(root: Path, version: str) -> str:
+    """A venv-shaped directory whose installed vllm says ``version``; returns its python."""
+    pkg = root / "lib" / "python3.11" / "site-packages" / "vllm"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_version.py").write_text(f"__version__ = version = '{version}'\n")
+    (root / "bin").mkdir()
+    (root / "bin" / "python").write_text("")
+    return str(root / "bin" / "python")
+
+
+def test_the_environment_variable_serves_its_own_release_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CI exports $DRYBOOT_BOOT_PYTHON for 0.28.0; an arm on 0.29.0 takes 0.29.0's environment,
+    not the variable's (profiles comparing a stack across releases boot each on its own code)."""
+    from dryboot.boot.trees import choose_python
+
+    monkeypatch.setenv("DRYBOOT_BOOT_ENV_ROOT", str(tmp_path / "envs"))
+    monkeypatch.setenv("DRYBOOT_BOOT_PYTHON", _fake_env(tmp_path / "e028", "0.28.0+cu129"))
+    own = _fake_env(tmp_path / "envs" / "0.29.0", "0.29.0")
+    assert choose_python(None, "0.28.0") == str(tmp_path / "e028" / "bin" / "python")
+    assert choose_python(None, None) == str(tmp_path / "e028" / "bin" / "python")
+    assert choose_python(None, "0.29.0") == own
+    assert choose_python("/explicit/python", "0.29.0") == "/explicit/python"
+    with pytest.raises(InputError, match=r"no boot environment for vLLM 0\.30\.0"):
+        choose_python(None, "0.30.0")

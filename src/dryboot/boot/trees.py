@@ -5,9 +5,11 @@
   the boot environment's installed ``vllm`` of that release is copied into a scratch directory
   (``.py`` files copied, everything else -- compiled extensions, data -- linked) and the series is
   applied there with dryboot's own patch engine; the environment itself is never written.
-* The interpreter: ``--python``, else ``$DRYBOOT_BOOT_PYTHON``, else the venv a tree lies in
-  (``.../lib/pythonX.Y/site-packages``), else the default boot environment of the release
-  (``~/.cache/dryboot/boot-env/<release>``, see :mod:`dryboot.boot.env`).
+* The interpreter: ``--python``, else ``$DRYBOOT_BOOT_PYTHON`` (when the release wanted is
+  unknown or is the one installed there: profiles whose arms sit on two releases take each
+  release's own environment), else the venv a tree lies in (``.../lib/pythonX.Y/site-packages``),
+  else the default boot environment of the release (``~/.cache/dryboot/boot-env/<release>``, see
+  :mod:`dryboot.boot.env`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def choose_python(explicit: str | None, release: str | None, tree: Tree | None =
     if explicit:
         return explicit
     env = os.environ.get(PYTHON_ENV_VAR)
-    if env:
+    if env and (release is None or _release_installed(env) in (None, _release(release))):
         return env
     if tree is not None:
         own = venv_python_of(tree)
@@ -60,6 +62,21 @@ def choose_python(explicit: str | None, release: str | None, tree: Tree | None =
             f"or give --python / ${PYTHON_ENV_VAR})",
         )
     raise InputError("--python", None, f"give the boot environment's python (--python or ${PYTHON_ENV_VAR})")
+
+
+def _release(version: str) -> str:
+    return version.split("+")[0]
+
+
+def _release_installed(python: str) -> str | None:
+    """The vLLM release installed in the venv of ``python`` (its ``vllm/_version.py``), or
+    ``None`` when that cannot be read (the choice is then left to the caller's check)."""
+    try:
+        package = installed_vllm(python)
+    except InputError:
+        return None
+    version = resolve_tree(str(package.parent), PYTHON_ENV_VAR).version
+    return None if version is None else _release(version)
 
 
 def scratch_copy(package: Path, root: Path) -> None:
@@ -113,7 +130,7 @@ def tree_from_series(series_dir: str, base: str, python: str, workdir: Path, sou
     """
     package = installed_vllm(python)
     pristine = resolve_tree(str(package.parent), "--python")
-    if pristine.version is not None and pristine.version.split("+")[0] != base:
+    if pristine.version is not None and _release(pristine.version) != base:
         raise InputError(source, f"base = {base!r}", f"the environment {python} has vLLM {pristine.version}")
     workdir.mkdir(parents=True, exist_ok=True)
     scratch_copy(package, workdir)
