@@ -19,6 +19,7 @@ from dryboot.errors import InputError
 from dryboot.patching.port import port_series
 from dryboot.patching.stack import apply_series
 
+from . import corpus as C
 from .helpers import gnu_patch as _unused  # noqa: F401  (GNU patch is what the ported series is applied with)
 
 GIT_ENV = {
@@ -99,26 +100,9 @@ def applied(new: Path, series: Path, work: Path) -> dict[str, bytes]:
     """``new`` with ``series`` applied by a GNU patch loop (-p1, fuzz 0)."""
     dest = work / "applied"
     shutil.copytree(new, dest)
-    for name in (series / "series").read_text().split("\n"):
-        if name and not name.startswith("#"):
-            done = subprocess.run(
-                [
-                    "patch",
-                    "-p1",
-                    "-f",
-                    "--fuzz",
-                    "0",
-                    "--no-backup-if-mismatch",
-                    "-d",
-                    str(dest),
-                    "-i",
-                    str(series / name),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            assert done.returncode == 0, done.stdout + done.stderr
+    for name, opts in C.read_entries(series):
+        rc, _, out = C.gnu_apply(dest, series / name, opts)
+        assert rc == 0, out
     return tree(dest)
 
 

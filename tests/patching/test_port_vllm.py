@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,6 +25,8 @@ import pytest
 from dryboot.boot.releases import release_tree
 from dryboot.patching.port import port_series
 from dryboot.patching.stack import series_state
+
+from . import corpus as C
 
 REPO = Path(__file__).resolve().parents[2]
 NIXPKGS = REPO / "tests" / "data" / "stacks" / "nixpkgs-vllm" / "patches"
@@ -53,26 +54,9 @@ def chain(series: Path, releases: list[str], work: Path) -> list[tuple[str, str,
 def check_applies(series: Path, tree: Path, work: Path) -> None:
     """GNU patch applies ``series`` to ``tree`` with no fuzz and no offset; dryboot reads it applied."""
     shutil.copytree(tree / "vllm", work / "vllm", symlinks=True)
-    for line in (series / "series").read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            done = subprocess.run(
-                [
-                    "patch",
-                    "-p1",
-                    "-f",
-                    "--fuzz",
-                    "0",
-                    "--no-backup-if-mismatch",
-                    "-d",
-                    str(work),
-                    "-i",
-                    str(series / line.split()[0]),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            assert done.returncode == 0 and "offset" not in done.stdout and "fuzz" not in done.stdout, done.stdout
+    for name, opts in C.read_entries(series):
+        rc, offsets, out = C.gnu_apply(work, series / name, opts)
+        assert rc == 0 and not offsets and "fuzz" not in out, out
     state = series_state(str(series), str(work)).state
     assert state.prefix == len(state.statuses), [s.state for s in state.statuses]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -373,7 +373,7 @@ def compare_memory(
                 k = round(ratio)
                 if k in (2, 4, 8, 16) and abs(ratio - k) < 0.05 * k:
                     reason = f"{check.reason} (the prediction / {k}: a rank of tensor_parallel_size {k}?)"
-                    check = MemoryCheck(check.kind, check.figure, logged, check.predicted, "differs", reason, m.line)
+                    check = replace(check, reason=reason)
             out.append(check)
             continue
         if m.kind == "graph capturing":
@@ -396,15 +396,7 @@ def compare_memory(
         if m.kind in ("available", "kv in use"):
             c = check_figure(m.kind, "kv", m.gib("kv"), kv_iv, m.line, term="available KV cache memory")
             if c.status == "differs":
-                c = MemoryCheck(
-                    c.kind,
-                    c.figure,
-                    c.logged,
-                    c.predicted,
-                    c.status,
-                    f"{c.reason}; {_explain_kv(lines, budget)}",
-                    c.line,
-                )
+                c = replace(c, reason=f"{c.reason}; {_explain_kv(lines, budget)}")
             out.append(c)
         elif m.kind == "estimated CUDA graph":
             out.append(
@@ -430,15 +422,7 @@ def compare_memory(
                 term="free memory of an idle GPU at start",
             )
             if c.status == "differs" and c.logged < c.predicted[0]:  # type: ignore[index]
-                c = MemoryCheck(
-                    c.kind,
-                    c.figure,
-                    c.logged,
-                    c.predicted,
-                    c.status,
-                    f"{c.reason}: other processes held memory at start",
-                    c.line,
-                )
+                c = replace(c, reason=f"{c.reason}: other processes held memory at start")
             out.append(c)
         elif m.kind == "actual usage":
             consumed = budget.non_torch_bytes + Interval(budget.weights_bytes, budget.weights_bytes)
@@ -487,7 +471,7 @@ def compare_memory(
     if budget is not None:
         why = _graph_term(budget)
         out = [
-            MemoryCheck(c.kind, c.figure, c.logged, c.predicted, c.status, f"{c.reason}; dryboot's term: {why}", c.line)
+            replace(c, reason=f"{c.reason}; dryboot's term: {why}")
             if c.status == "differs" and c.figure == "cudagraph_estimate"
             else c
             for c in out

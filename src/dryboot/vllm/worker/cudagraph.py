@@ -137,13 +137,13 @@ def graph_memory(
     first_lo = working * FIRST_CAPTURE_PCT[0] // 100 + extra[0]
     first_hi = working * FIRST_CAPTURE_PCT[1] // 100 + extra[1]
     desc = ", ".join(f"{m}={n}" for m, n in counts.items())
+    first = (
+        f"first capture {FIRST_CAPTURE_PCT[0]}-{FIRST_CAPTURE_PCT[1]} % of the widest layer plus every piece's "
+        f"output at {largest} tokens ({num_layers} layers) plus 0-{extra[1] // MIB} MiB of capture buffers"
+    )
     if not v2:
         later = sum(n - 1 for n in counts.values() if n > 1)
-        how = (
-            f"{desc} (largest={largest}); first capture {FIRST_CAPTURE_PCT[0]}-{FIRST_CAPTURE_PCT[1]} % of the widest "
-            f"layer plus every piece's output at {largest} tokens ({num_layers} layers) plus "
-            f"0-{extra[1] // MIB} MiB of capture buffers, later graphs 1-{PER_GRAPH_HIGH // MIB} MiB each"
-        )
+        how = f"{desc} (largest={largest}); {first}, later graphs 1-{PER_GRAPH_HIGH // MIB} MiB each"
         return first_lo + later * MIB, first_hi + later * PER_GRAPH_HIGH, how
     pw, full = counts.get("PIECEWISE", 0), counts.get("FULL", 0)
     # later PIECEWISE graphs, and FULL's first sample (captured after them, into their pool),
@@ -157,9 +157,8 @@ def graph_memory(
     low = first_lo + floored * MIB
     high = first_hi + (measured + floored + spec) * PER_GRAPH_HIGH
     how = (
-        f"{desc} (largest={largest}); V2 estimator: first capture {FIRST_CAPTURE_PCT[0]}-{FIRST_CAPTURE_PCT[1]} % "
-        f"of the widest layer plus every piece's output at {largest} tokens ({num_layers} layers) plus "
-        f"0-{extra[1] // MIB} MiB of capture buffers; later PIECEWISE graphs measured, 0-{PER_GRAPH_HIGH // MIB} MiB "
+        f"{desc} (largest={largest}); V2 estimator: {first}; later PIECEWISE graphs measured, "
+        f"0-{PER_GRAPH_HIGH // MIB} MiB "
         f"each; FULL extrapolated from its 2 largest, 1-{PER_GRAPH_HIGH // MIB} MiB per graph"
         + (f"; {spec} speculator graphs measured, 0-{PER_GRAPH_HIGH // MIB} MiB each" if spec else "")
     )
