@@ -219,10 +219,9 @@ def check_facts(
 ) -> CheckReport:
     """:func:`check_log` for one boot's facts (see :func:`dryboot.checklog.parse.iter_boots`).
 
-    :param memory_only: a boot without KV lines is planned for its memory lines alone.
-
     :param given: vLLM's flags given to check-log (``kv_cache_dtype``, ``tensor_parallel_size``,
         ``enable_prefix_caching``, ``speculative_config`` as a dict): known facts, never searched.
+    :param memory_only: a boot without KV lines is planned for its memory lines alone.
     :raises InputError: as :func:`check_log`; a given flag the log's args contradict. A refusal
         of a value read from the log names it as read from the log (its line), never as a flag
         the user gave.
