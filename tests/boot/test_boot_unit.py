@@ -286,5 +286,8 @@ def test_the_environment_variable_serves_its_own_release_only(tmp_path: Path, mo
     assert choose_python(None, None) == str(tmp_path / "e028" / "bin" / "python")
     assert choose_python(None, "0.29.0") == own
     assert choose_python("/explicit/python", "0.29.0") == "/explicit/python"
+    # a tree the user names is imported first: the variable's environment serves it whatever its release
+    tree = resolve_tree(str(tmp_path / "e028" / "lib" / "python3.11" / "site-packages"))
+    assert choose_python(None, "0.29.1.dev3+g0abc", tree) == str(tmp_path / "e028" / "bin" / "python")
     with pytest.raises(InputError, match=r"no boot environment for vLLM 0\.30\.0"):
         choose_python(None, "0.30.0")

@@ -5,11 +5,12 @@
   the boot environment's installed ``vllm`` of that release is copied into a scratch directory
   (``.py`` files copied, everything else -- compiled extensions, data -- linked) and the series is
   applied there with dryboot's own patch engine; the environment itself is never written.
-* The interpreter: ``--python``, else ``$DRYBOOT_BOOT_PYTHON`` (when the release wanted is
-  unknown or is the one installed there: profiles whose arms sit on two releases take each
-  release's own environment), else the venv a tree lies in (``.../lib/pythonX.Y/site-packages``),
-  else the default boot environment of the release (``~/.cache/dryboot/boot-env/<release>``, see
-  :mod:`dryboot.boot.env`).
+* The interpreter: ``--python``, else ``$DRYBOOT_BOOT_PYTHON`` (for a series on a pristine
+  release, only when that release is the one installed there: the installed ``vllm`` is the code
+  patched, so profiles whose arms sit on two releases take each release's own environment; a
+  named tree is imported first and only needs the environment's dependencies), else the venv a
+  tree lies in (``.../lib/pythonX.Y/site-packages``), else the default boot environment of the
+  release (``~/.cache/dryboot/boot-env/<release>``, see :mod:`dryboot.boot.env`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def choose_python(explicit: str | None, release: str | None, tree: Tree | None =
     if explicit:
         return explicit
     env = os.environ.get(PYTHON_ENV_VAR)
-    if env and (release is None or _release_installed(env) in (None, _release(release))):
+    if env and (tree is not None or release is None or _release_installed(env) in (None, _release(release))):
         return env
     if tree is not None:
         own = venv_python_of(tree)
