@@ -56,6 +56,7 @@ Besides the logs, ``figures.json`` records each scenario's inputs and what vLLM 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import multiprocessing as mp
@@ -152,9 +153,27 @@ class _AbsentKernel:
         return _AbsentKernel(f"{self.__name__}.{name}")
 
 
+#: dryboot's boot stand-ins, loaded by path (this script runs in the vLLM venv, without dryboot)
+ENGINE_START = Path(__file__).resolve().parents[2] / "src" / "dryboot" / "boot" / "engine_start.py"
+_KEEP: list[Any] = []
+
+
+def _declare_torchvision_ops() -> None:
+    """PyPI's torchvision (a CUDA build) cannot load its op library next to CPU torch; the
+    transformers import vLLM's config makes reaches it: declare its two op schemas as the boot
+    does (``engine_start._declare_torchvision_ops``)."""
+    spec = importlib.util.spec_from_file_location("dryboot_engine_start", ENGINE_START)
+    assert spec is not None and spec.loader is not None
+    es = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = es  # its dataclasses look their module up
+    spec.loader.exec_module(es)
+    _KEEP.append(es._declare_torchvision_ops())
+
+
 def _install() -> types.SimpleNamespace:
     for mod in ("vllm._C_stable_libtorch", "vllm.vllm_flash_attn._vllm_fa2_C", "vllm.vllm_flash_attn._vllm_fa3_C"):
         sys.modules[mod] = types.ModuleType(mod)
+    _declare_torchvision_ops()
     import torch
     import vllm.platforms as platforms
     from vllm.platforms.cuda import NonNvmlCudaPlatform
