@@ -151,7 +151,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
     f = "F16" if config.get("torch_dtype") == "float16" else "BF16"
     arch = config["architectures"][0]
     out: dict[str, tuple[str, list[int]]] = {"model.embed_tokens.weight": (f, [config["vocab_size"], h])}
-    if not config.get("tie_word_embeddings", arch == "Gemma2ForCausalLM"):
+    if not config.get("tie_word_embeddings", arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM")):
         out["lm_head.weight"] = (f, [config["vocab_size"], h])
     out["model.norm.weight"] = (f, [h])
 
@@ -202,11 +202,12 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
         if arch == "Qwen2ForCausalLM":
             for m, size in (("q_proj", nq * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
                 out[f"{p}.self_attn.{m}.bias"] = (f, [size])
-        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or (nxt and f"{p}.self_attn.q_proj.weight" in out):
+        qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
+        if qk_norm or (nxt and f"{p}.self_attn.q_proj.weight" in out):
             out[f"{p}.self_attn.q_norm.weight"] = (f, [hd])
             out[f"{p}.self_attn.k_norm.weight"] = (f, [hd])
         norms = ["input_layernorm", "post_attention_layernorm"]
-        if arch == "Gemma2ForCausalLM":
+        if arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM"):
             norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
         for m in norms:
             out[f"{p}.{m}.weight"] = (f, [h])
@@ -345,6 +346,21 @@ def test_limit_mm_per_prompt_zero_skips_the_tower() -> None:
     assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
     w = rank_weights(config, Parallel(), hf_quant=hq, limit_mm_per_prompt={"image": 0})
     assert w.param_bytes == RECORDED["Qwen--Qwen3.5-27B --tensor-parallel-size 1"]["param_bytes"]
+
+
+def test_gemma3_limit_mm_image_zero_skips_the_tower() -> None:
+    """Gemma-3's tower takes images only: ``--limit-mm-per-prompt '{"image": 0}'`` skips it."""
+    config, hq = _config("unsloth--gemma-3-12b-it")
+    lm_only = RECORDED["unsloth--gemma-3-12b-it --tensor-parallel-size 2 --language-model-only"]
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
+
+
+def test_gemma3_quantized_refused_by_name() -> None:
+    config, _ = _config("google--gemma-3-1b-it")
+    config = {**config, "quantization_config": {"quant_method": "fp8"}}
+    with pytest.raises(InputError, match="Gemma3ForCausalLM layouts are not modelled"):
+        rank_weights(config, Parallel())
 
 
 @pytest.mark.parametrize("cid", HEADER_CASES)

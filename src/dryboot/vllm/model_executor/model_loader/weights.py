@@ -69,6 +69,8 @@ ARCHITECTURES = {
     "Qwen3MoeForCausalLM": "qwen3_moe",
     "MixtralForCausalLM": "mixtral",
     "Gemma2ForCausalLM": "gemma2",
+    "Gemma3ForCausalLM": "gemma3",
+    "Gemma3ForConditionalGeneration": "gemma3_mm",
     "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
@@ -83,29 +85,70 @@ ARCHITECTURES = {
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
-VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe"}
-#: the tower's modalities: ``--limit-mm-per-prompt`` 0 for all of them skips it (``_mark_tower_model``)
+VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe", "gemma3_mm"}
+#: the tower's modalities: ``--limit-mm-per-prompt`` 0 for all of them skips it (``_mark_tower_model``;
+#: Gemma-3's tower takes images only)
 TOWER_MODALITIES = ("image", "video")
+TOWER_MODALITIES_OF = {"gemma3_mm": ("image",)}
+#: Gemma-3 (``gemma3.py``; ``gemma3_mm.py`` wraps its ``Gemma3ForCausalLM``): four norms per layer,
+#: q/k norms, the embedding scaled by a ``normalizer`` buffer, a tied head, one rotary table per
+#: distinct rope of its layer types (sliding / full attention)
+GEMMA3_FAMILIES = {"gemma3", "gemma3_mm"}
+#: ``Gemma3TextConfig``'s defaults (transformers 5.x, the boot environment's), for what a
+#: ``text_config`` leaves out
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "tie_word_embeddings": True,
+    "attention_bias": False,
+}
+#: ``SiglipVisionConfig``'s defaults (transformers 5.x)
+SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "num_channels": 3,
+    "image_size": 224,
+    "patch_size": 16,
+}
 #: hybrid families whose linear-attention layers are Gated DeltaNet mixers
 GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES, *MLA_FAMILIES}
+PP_FAMILIES = {
+    "llama",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "mixtral",
+    "gemma2",
+    "nemotron_h",
+    *GEMMA3_FAMILIES,
+    *GDN_FAMILIES,
+    *MLA_FAMILIES,
+}
 #: families whose model class builds the embedding / the LM head / the final norm on every
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
-#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; ``qwen3_5.py``: the
-#: embedding only; only the decoder layers split)
-EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES}
-HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron_h"}
-NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h"}
+#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``gemma3.py``, ``qwen3_next.py``; ``qwen3_5.py``:
+#: the embedding only; only the decoder layers split; a vision tower is on every stage)
+EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GEMMA3_FAMILIES, *GDN_FAMILIES}
+HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron_h", *GEMMA3_FAMILIES}
+NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GEMMA3_FAMILIES}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
 MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", *MLA_FAMILIES}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h"}
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", *GEMMA3_FAMILIES}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
 CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
@@ -550,7 +593,13 @@ def rank_weights(
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
     return _guarded(
-        config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt), max_num_batched_tokens
+        config,
+        par,
+        hf_quant,
+        dtype,
+        None,
+        _no_tower(config, language_model_only, limit_mm_per_prompt),
+        max_num_batched_tokens,
     )
 
 
@@ -584,7 +633,7 @@ def checkpoint_rank_weights(
         hf_quant,
         dtype,
         tensors,
-        _no_tower(language_model_only, limit_mm_per_prompt),
+        _no_tower(config, language_model_only, limit_mm_per_prompt),
         max_num_batched_tokens,
     )
 
@@ -602,8 +651,11 @@ def _guarded(*args: Any) -> RankWeights:
         ) from None
 
 
-def _no_tower(language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
-    return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in TOWER_MODALITIES))
+def _no_tower(config: Mapping[str, Any], language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
+    archs = config.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs else None
+    modalities = TOWER_MODALITIES_OF.get(ARCHITECTURES.get(str(arch), ""), TOWER_MODALITIES)
+    return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in modalities))
 
 
 def _walk(
@@ -641,9 +693,17 @@ def _walk(
     if family in VL_WRAPPERS:
         text = config.get("text_config")
         vision = None if no_tower else config.get("vision_config")
+        if family == "gemma3_mm":  # Gemma3Config: both sub-configs default (gemma3_mm.py builds them)
+            text = {} if text is None else text
+            vision = None if no_tower else (config.get("vision_config") or {})
         if not isinstance(text, Mapping) or not (no_tower or isinstance(vision, Mapping)):
             raise InputError("config.json", "text_config", f"{arch} needs text_config and vision_config objects")
-        config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
+        if family == "gemma3_mm":  # the language model's own Gemma3TextConfig ties its head
+            config = dict(text)
+        else:
+            config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
+    if family in GEMMA3_FAMILIES:
+        config = {**GEMMA3_TEXT_DEFAULTS, **config}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -695,7 +755,7 @@ def _walk(
         prefix = f"model.layers.{li}"
         att = f"{prefix}.self_attn"
         norms = ["input_layernorm", "post_attention_layernorm"]
-        if family == "gemma2":
+        if family == "gemma2" or family in GEMMA3_FAMILIES:
             norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
         w.module([("weight", h * ab)] * len(norms), "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
         if moe and _is_moe_layer(config, family, li):
@@ -732,11 +792,14 @@ def _walk(
         if quant.method is not None:
             for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
                 w.own("scale", ab)
-        if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES):
+        if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES, *GEMMA3_FAMILIES):
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
-    if n_attention:
+    if n_attention and family in GEMMA3_FAMILIES:
+        for nbytes in _gemma3_rotary_tables(config, layers, hd, ab):
+            w.own("rotary", nbytes, buffer=True)
+    elif n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
         w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
@@ -752,9 +815,11 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if vision is not None:
+    if vision is not None and family == "gemma3_mm":
+        _siglip_vision_tower(w, {**SIGLIP_VISION_DEFAULTS, **vision}, h, tp, ab)
+    elif vision is not None:
         _qwen3_vision_tower(w, vision, tp, ab)
-    if family == "gemma2":
+    if family == "gemma2" or family in GEMMA3_FAMILIES:
         w.own("normalizer", ab, buffer=True)
     if ckpt is not None:
         ckpt.leftover(layers, n_experts)
@@ -883,6 +948,79 @@ def _qwen3_vision_tower(w: _Walk, v: Mapping[str, Any], tp: int, ab: int) -> Non
     for n in tensors:
         w.own("vision", n * ab)
     w.own("rotary", 8192 * (d // heads // 2) * ab, buffer=True)
+
+
+def _siglip_vision_tower(w: _Walk, v: Mapping[str, Any], text_h: int, tp: int, ab: int) -> None:
+    """Gemma-3's SigLIP tower (``siglip.py`` ``SiglipVisionModel``, no pooling head) and projector
+    (``gemma3_mm.py`` ``Gemma3MultiModalProjector``), in the model dtype, sharded by TP: the Conv2d
+    patch embedding ``[D, C, P, P]`` + bias, the position embedding ``[N, D]`` (``N = (image /
+    patch)^2``) and its int64 ``position_ids`` buffer ``[1, N]``; per layer two LayerNorms (weight,
+    bias), ``qkv_proj`` (``[3 D / TP, D]`` + bias), ``out_proj`` (``[D, D / TP]``, bias whole),
+    ``fc1`` (``[I / TP, D]`` + bias), ``fc2`` (``[D, I / TP]``, bias whole); the post LayerNorm; the
+    projector's ``mm_input_projection_weight`` ``[D, H_text]`` and ``mm_soft_emb_norm`` ``[D]``.
+
+    :raises InputError: heads or intermediate size that TP does not divide."""
+    d, inter, heads = _int(v, "hidden_size"), _int(v, "intermediate_size"), _int(v, "num_attention_heads")
+    _divide(heads, tp, "the vision tower's num_attention_heads")
+    i_r = _divide(inter, tp, "the vision tower's intermediate_size")
+    d_r = _divide(d, tp, "the vision tower's hidden_size")
+    p, c = _int(v, "patch_size"), _int(v, "num_channels")
+    n = (_int(v, "image_size") // p) ** 2
+    tensors = [d * c * p * p, d, n * d]
+    layer = [d, d, 3 * d_r * d, 3 * d_r, d * d_r, d, d, d, i_r * d, i_r, d * i_r, d]
+    tensors += layer * _int(v, "num_hidden_layers")
+    tensors += [d, d, d * text_h, d]
+    for count in tensors:
+        w.own("vision", count * ab)
+    w.own("vision", 8 * n, buffer=True)
+
+
+def _gemma3_layer_type(config: Mapping[str, Any], li: int) -> str:
+    """``layer_types[li]``, else ``Gemma3TextConfig``'s: full attention every
+    ``sliding_window_pattern`` (6) layers, sliding between."""
+    types = config.get("layer_types")
+    if isinstance(types, list) and li < len(types):
+        return str(types[li])
+    pattern = config.get("sliding_window_pattern", config.get("_sliding_window_pattern", 6))
+    return "sliding_attention" if (li + 1) % _int({"p": pattern}, "p") else "full_attention"
+
+
+def _gemma3_rotary_tables(config: Mapping[str, Any], layers: range, hd: int, ab: int) -> list[int]:
+    """The rotary tables of a Gemma-3 stage: one per distinct rope of its layers' types
+    (``get_rope``'s cache): full attention the config's rope (``rope_scaling``, ``rope_theta``),
+    sliding attention ``default`` at ``rope_local_base_freq``; ``[positions, head_dim]`` in the
+    model dtype, ``positions`` = ``max_position_embeddings`` (``linear``: times its factor,
+    ``linear_scaling_rope.py``).
+
+    :raises InputError: a rope type whose table is not modelled (named)."""
+    params = config.get("rope_parameters")
+    per_type: dict[str, Mapping[str, Any]] = {}
+    if isinstance(params, Mapping) and {"full_attention", "sliding_attention"} & set(params):
+        for t in ("full_attention", "sliding_attention"):
+            per_type[t] = params.get(t) or {"rope_type": "default"}
+    else:
+        scaling = config.get("rope_scaling") or {}
+        if not isinstance(scaling, Mapping):
+            raise InputError("config.json", "rope_scaling", "not an object")
+        per_type["full_attention"] = {"rope_theta": config.get("rope_theta", 1_000_000.0), **scaling}
+        per_type["sliding_attention"] = {
+            "rope_type": "default",
+            "rope_theta": config.get("rope_local_base_freq", 10_000.0),
+        }
+    positions = _int(config, "max_position_embeddings")
+    tables: dict[tuple[str, float, float], int] = {}
+    for li in layers:
+        rope = per_type.get(_gemma3_layer_type(config, li)) or {"rope_type": "default"}
+        kind = str(rope.get("rope_type", rope.get("type", "default")))
+        factor = float(rope.get("factor", 1.0))
+        key = (kind, float(rope.get("rope_theta", 10_000.0)), factor)
+        if kind == "default":
+            tables[key] = positions * hd * ab
+        elif kind == "linear":
+            tables[key] = int(positions * factor) * hd * ab
+        else:
+            raise InputError("config.json", "rope_scaling", f"the rotary table of rope type {kind!r} is not modelled")
+    return list(tables.values())
 
 
 def _layer_type(config: Mapping[str, Any], li: int) -> str:
