@@ -179,6 +179,9 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
     if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "Glm4MoeLiteForCausalLM"):
         _deepseek_tensors(config, out, linear, f)
         return out
+    if arch == "Glm4MoeForCausalLM":
+        _glm4_moe_tensors(config, out, linear, f)
+        return out
     moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")
     nxt = arch == "Qwen3NextForCausalLM"
     for i in range(n):
@@ -272,6 +275,42 @@ def _deepseek_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
             linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
             continue
         out[f"{p}.mlp.gate.weight"] = (f, [e, h])
+        out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
+        si = inter * config["n_shared_experts"]
+        linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
+        linear(f"{p}.mlp.shared_experts.up_proj", si, h)
+        linear(f"{p}.mlp.shared_experts.down_proj", h, si)
+        for j in range(e):
+            linear(f"{p}.mlp.experts.{j}.gate_proj", inter, h)
+            linear(f"{p}.mlp.experts.{j}.up_proj", inter, h)
+            linear(f"{p}.mlp.experts.{j}.down_proj", h, inter)
+
+
+def _glm4_moe_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int]]], linear: Any, f: str) -> None:
+    """GLM-4.5 checkpoint names (transformers' ``Glm4MoeForCausalLM``): q/k/v with biases,
+    ``o_proj``, q/k norms, dense MLPs below ``first_k_dense_replace``, then the gate with its
+    float32 ``e_score_correction_bias``, ``shared_experts`` and one module per expert."""
+    h, nq, nkv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
+    hd = config["head_dim"]
+    e, inter = config["n_routed_experts"], config["moe_intermediate_size"]
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}"
+        a = f"{p}.self_attn"
+        for m, size in (("q_proj", nq * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
+            linear(f"{a}.{m}", size, h)
+            out[f"{a}.{m}.bias"] = (f, [size])
+        linear(f"{a}.o_proj", h, nq * hd)
+        if config.get("use_qk_norm"):
+            out[f"{a}.q_norm.weight"] = (f, [hd])
+            out[f"{a}.k_norm.weight"] = (f, [hd])
+        for m in ("input_layernorm", "post_attention_layernorm"):
+            out[f"{p}.{m}.weight"] = (f, [h])
+        if i < config["first_k_dense_replace"]:
+            linear(f"{p}.mlp.gate_proj", config["intermediate_size"], h)
+            linear(f"{p}.mlp.up_proj", config["intermediate_size"], h)
+            linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
+            continue
+        out[f"{p}.mlp.gate.weight"] = ("F32", [e, h])
         out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
         si = inter * config["n_shared_experts"]
         linear(f"{p}.mlp.shared_experts.gate_proj", si, h)

@@ -78,6 +78,7 @@ ARCHITECTURES = {
     "DeepseekV3ForCausalLM": "deepseek_v2",
     "DeepseekV32ForCausalLM": "deepseek_v2",
     "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+    "Glm4MoeForCausalLM": "glm4_moe",
     "NemotronHForCausalLM": "nemotron_h",
 }
 #: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
@@ -131,6 +132,7 @@ PP_FAMILIES = {
     "mixtral",
     "gemma2",
     "nemotron_h",
+    "glm4_moe",
     *GEMMA3_FAMILIES,
     *GDN_FAMILIES,
     *MLA_FAMILIES,
@@ -144,11 +146,16 @@ HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron
 NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GEMMA3_FAMILIES}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", *MLA_FAMILIES}
+MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
+#: families whose MoE blocks are DeepSeek-style: dense layers below ``first_k_dense_replace``, a
+#: sigmoid gate with a float32 ``e_score_correction_bias``, ``n_shared_experts`` shared experts
+#: (``glm4_moe.py`` ``Glm4MoE``: its gate an ``nn.Linear`` in float32)
+DEEPSEEK_MOE_FAMILIES = {"glm4_moe", *MLA_FAMILIES}
+GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", *GEMMA3_FAMILIES}
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", *GEMMA3_FAMILIES}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
 CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
@@ -704,6 +711,8 @@ def _walk(
             config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
     if family in GEMMA3_FAMILIES:
         config = {**GEMMA3_TEXT_DEFAULTS, **config}
+    if family == "glm4_moe":  # Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5)
+        config = {"partial_rotary_factor": 0.5, **config}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -792,7 +801,8 @@ def _walk(
         if quant.method is not None:
             for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
                 w.own("scale", ab)
-        if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES, *GEMMA3_FAMILIES):
+        qk_norm = family == "glm4_moe" and bool(config.get("use_qk_norm", False))
+        if qk_norm or family in ("qwen3", "qwen3_moe", *GDN_FAMILIES, *GEMMA3_FAMILIES):
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
@@ -842,13 +852,13 @@ def _moe_layer(
     mix = family == "mixtral"
     base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
     inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
-    glm = family == "glm4_moe_lite"
+    glm = family in GLM_MOE_FAMILIES
     if glm or (family == "deepseek_v2" and config.get("topk_method") == "noaux_tc"):  # float32 [E] on the gate
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
     w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
-    if family in MLA_FAMILIES:
+    if family in DEEPSEEK_MOE_FAMILIES:
         n_shared = config.get("n_shared_experts") or 0
         if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
             i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
@@ -1055,7 +1065,12 @@ def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: 
 
 
 #: the config key of the routed experts' count per family (default ``num_experts``)
-_EXPERTS_KEY = {"mixtral": "num_local_experts", "deepseek_v2": "n_routed_experts", "glm4_moe_lite": "n_routed_experts"}
+_EXPERTS_KEY = {
+    "mixtral": "num_local_experts",
+    "deepseek_v2": "n_routed_experts",
+    "glm4_moe_lite": "n_routed_experts",
+    "glm4_moe": "n_routed_experts",
+}
 
 
 def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
@@ -1219,6 +1234,8 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
     if family in MLA_FAMILIES:
         freq = _int(config, "moe_layer_freq", 1) or 1
         return li >= _int(config, "first_k_dense_replace", 0) and li % freq == 0
+    if family == "glm4_moe":
+        return li >= _int(config, "first_k_dense_replace", 0)
     if li in (config.get("mlp_only_layers") or []):
         return False
     step = config.get("decoder_sparse_step", 1) or 1
