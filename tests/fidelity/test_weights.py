@@ -82,7 +82,7 @@ def _arch(row: dict[str, Any]) -> str:
 #: recorded cases of architectures dryboot models; the others (recorded for the families to come)
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
-VIEW_BUFFERS = {"NemotronHForCausalLM"}
+VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
 MODELLED = {cid: row for cid, row in RECORDED.items() if _arch(row) in ARCHITECTURES}
 UNMODELLED = {cid: row for cid, row in RECORDED.items() if cid not in MODELLED}
 

@@ -80,6 +80,7 @@ ARCHITECTURES = {
     "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
     "Glm4MoeForCausalLM": "glm4_moe",
     "NemotronHForCausalLM": "nemotron_h",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid",
 }
 #: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
 #: ``glm4_moe_lite.py`` reuses it)
@@ -133,6 +134,7 @@ PP_FAMILIES = {
     "gemma2",
     "nemotron_h",
     "glm4_moe",
+    "granitemoehybrid",
     *GEMMA3_FAMILIES,
     *GDN_FAMILIES,
     *MLA_FAMILIES,
@@ -141,9 +143,25 @@ PP_FAMILIES = {
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
 #: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``gemma3.py``, ``qwen3_next.py``; ``qwen3_5.py``:
 #: the embedding only; only the decoder layers split; a vision tower is on every stage)
-EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GEMMA3_FAMILIES, *GDN_FAMILIES}
-HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron_h", *GEMMA3_FAMILIES}
-NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GEMMA3_FAMILIES}
+EMBED_ON_EVERY_STAGE = {
+    "qwen3_moe",
+    "mixtral",
+    "gemma2",
+    "nemotron_h",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+    *GDN_FAMILIES,
+}
+HEAD_ON_EVERY_STAGE = {
+    "qwen3_moe",
+    "mixtral",
+    "gemma2",
+    "qwen3_next",
+    "nemotron_h",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+}
+NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", "granitemoehybrid", *GEMMA3_FAMILIES}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
 MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
@@ -155,10 +173,32 @@ GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", *GEMMA3_FAMILIES}
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
-CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
+CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h", "granitemoehybrid"}
+#: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out
+GRANITE_HYBRID_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": False,
+    "attention_bias": False,
+    "num_local_experts": 8,
+    "shared_intermediate_size": 1024,
+    "position_embedding_type": None,
+    "mamba_n_heads": 128,
+    "mamba_n_groups": 1,
+    "mamba_d_state": 256,
+    "mamba_d_head": "auto",
+    "mamba_d_conv": 4,
+    "mamba_expand": 2,
+    "mamba_conv_bias": True,
+    "mamba_proj_bias": False,
+}
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
@@ -711,6 +751,10 @@ def _walk(
             config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
     if family in GEMMA3_FAMILIES:
         config = {**GEMMA3_TEXT_DEFAULTS, **config}
+    if family == "granitemoehybrid":
+        config = {**GRANITE_HYBRID_DEFAULTS, **config}
+        if config.get("num_key_value_heads") is None:
+            config["num_key_value_heads"] = config["num_attention_heads"]
     if family == "glm4_moe":  # Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5)
         config = {"partial_rotary_factor": 0.5, **config}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
@@ -754,6 +798,16 @@ def _walk(
         layers = pp_layers(len(_nemotron_pattern(config)), par)
         for li in layers:
             _nemotron_h_layer(w, config, par, li, h, ab)
+        return w.result()
+    if family == "granitemoehybrid":
+        if par.expert_parallel and not _int(config, "num_local_experts"):
+            raise InputError(
+                "--enable-expert-parallel", None, f"{arch} has no experts (num_local_experts 0): vLLM refuses it"
+            )
+        layers = pp_layers(n_layers, par)
+        attention = [li for li in layers if _granite_layer(w, config, par, li, h, ab)]
+        if attention and config.get("position_embedding_type") == "rope":
+            w.own("rotary", _rotary_bytes(config, h // nq, ab), buffer=True)
         return w.result()
     attn_bias = bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
@@ -1199,6 +1253,101 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
         w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
+
+
+def _mamba2_mixer(
+    w: _Walk, h: int, nh: int, inter: int, g: int, n: int, k: int, tp: int, ab: int, *, bias: bool, conv_bias: bool
+) -> None:
+    """A Mamba2 mixer (``layers/mamba/mamba_mixer2.py`` ``MambaMixer2``), ``inter`` wide with ``nh``
+    heads, ``g`` groups of state ``n``, conv kernel ``k``: ``in_proj`` ``[(2 I + 2 G N + Hm) / TP,
+    H]``, ``conv1d`` ``[(I + 2 G N) / TP, K]`` (+ bias), ``A`` (float32), ``D``, ``dt_bias`` ``[Hm /
+    TP]``, the gated norm ``[I / TP]``, ``out_proj`` ``[H, I / TP]`` (``conv_weights`` is a view, no
+    memory). A single group that TP does not divide is replicated to one per rank
+    (``extra_groups_for_head_shards``: ``G = TP``).
+
+    :raises InputError: more than one group and TP does not divide them; heads TP does not divide."""
+    if g % tp:
+        if g != 1:
+            raise InputError(
+                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp} (vLLM refuses it)"
+            )
+        g = tp
+    nh_r = _divide(nh, tp, "the Mamba2 heads")
+    i_r, gn_r = _divide(inter, tp, "the Mamba2 intermediate size"), g * n // tp
+    proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
+    sizes = [proj * h, *([proj] if bias else []), conv * k, *([conv] if conv_bias else [])]
+    sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if bias else [])]  # D, dt_bias, norm, out_proj
+    for count in sizes:
+        w.own("mamba", count * ab)
+    w.own("mamba", nh_r * 4)  # A, float32
+
+
+def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, h: int, ab: int) -> bool:
+    """One Granite-4 layer (``granitemoehybrid.py``) of ``layer_types``: two norms, a Mamba2 mixer
+    (``mamba`` / ``linear_attention``: ``intermediate = mamba_expand x H``) or attention (``attention``
+    / ``full_attention``: ``head_dim = H / heads``, biases under ``attention_bias``, no rotary unless
+    ``position_embedding_type`` is ``rope``), then, with ``num_local_experts``, the MoE block
+    (``granitemoe.py`` ``GraniteMoeMoE``: gate ``[E, H]``, ``w13`` / ``w2``) and, with
+    ``shared_intermediate_size``, the shared MLP (``input_linear`` ``[2 S / TP, H]``,
+    ``output_linear`` ``[H, S / TP]``). Returns whether it is an attention layer.
+
+    :raises InputError: a layer type not modelled (named), sizes TP does not divide."""
+    tp = par.tp
+    types = config.get("layer_types")
+    if not isinstance(types, list):
+        types = ["linear_attention"] * _int(config, "num_hidden_layers")
+    kind = str(types[li]) if li < len(types) else ""
+    for _ in range(2):
+        w.own("norm", h * ab)
+    if kind in ("mamba", "linear_attention"):
+        nh, inter = _int(config, "mamba_n_heads"), _int(config, "mamba_expand") * h
+        _mamba2_mixer(
+            w,
+            h,
+            nh,
+            inter,
+            _int(config, "mamba_n_groups"),
+            _int(config, "mamba_d_state"),
+            _int(config, "mamba_d_conv"),
+            tp,
+            ab,
+            bias=bool(config.get("mamba_proj_bias")),
+            conv_bias=bool(config.get("mamba_conv_bias")),
+        )
+    elif kind in ("attention", "full_attention"):
+        nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
+        hd = h // nq
+        nq_r = _divide(nq, tp, "num_attention_heads")
+        nkv_r = _divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+        bias = bool(config.get("attention_bias"))
+        w.own("attention", (nq_r + 2 * nkv_r) * hd * h * ab)
+        if bias:
+            w.own("bias", (nq_r + 2 * nkv_r) * hd * ab)
+        w.own("attention", h * nq_r * hd * ab)
+        if bias:
+            w.own("bias", h * ab)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
+    else:
+        raise InputError("config.json", "layer_types", f"Granite-4 layer type {kind!r} is not modelled")
+    e = _int(config, "num_local_experts")
+    if e:
+        inter = _int(config, "intermediate_size")
+        w.own("router", e * h * ab)
+        if par.expert_parallel:
+            e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
+        else:
+            e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+        for kind_bytes in experts_bytes(Quant(), e_r, h, i_r, ab):
+            w.own(*kind_bytes)
+        if par.expert_parallel:
+            w.own("expert map", 4 * e, buffer=True)
+    shared = _int(config, "shared_intermediate_size")
+    if shared:
+        s_r = _divide(shared, tp, "shared_intermediate_size")
+        w.own("mlp", 2 * s_r * h * ab)
+        w.own("mlp", h * s_r * ab)
+    return kind in ("attention", "full_attention")
 
 
 def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int) -> None:
