@@ -1207,23 +1207,19 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
     bias = bool(config.get("mlp_bias", False))
     if kind == "M":
         nh = _int(config, "mamba_num_heads")
-        inter = nh * _int(config, "mamba_head_dim")
-        g, n = _int(config, "n_groups"), _int(config, "ssm_state_size")
-        if g % tp:
-            raise InputError(
-                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp}: not modelled"
-            )
-        nh_r = _divide(nh, tp, "mamba_num_heads")
-        i_r, gn_r = inter // tp, g * n // tp
-        k = _int(config, "conv_kernel")
-        use_bias = bool(config.get("use_bias", False))
-        proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
-        sizes = [proj * h, *([proj] if use_bias else []), conv * k]
-        sizes += [conv] if config.get("use_conv_bias", True) else []
-        sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if use_bias else [])]  # D, dt_bias, norm, out_proj
-        for n in sizes:
-            w.own("mamba", n * ab)
-        w.own("mamba", nh_r * 4)  # A, float32
+        _mamba2_mixer(
+            w,
+            h,
+            nh,
+            nh * _int(config, "mamba_head_dim"),
+            _int(config, "n_groups"),
+            _int(config, "ssm_state_size"),
+            _int(config, "conv_kernel"),
+            tp,
+            ab,
+            bias=bool(config.get("use_bias", False)),
+            conv_bias=bool(config.get("use_conv_bias", True)),
+        )
     elif kind == "*":
         nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
         hd = config.get("head_dim") or h // nq
