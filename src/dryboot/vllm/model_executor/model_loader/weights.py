@@ -34,7 +34,9 @@ around ``load_model``) reads ``torch.cuda.max_memory_allocated`` after ``reset_p
 The walk (:func:`_walk`) visits one rank's modules once; each module's bytes come from the
 config's shapes and, given a checkpoint, from the checkpoint tensors that module loads.
 Families beyond Llama-style layers: Qwen3-Next and Qwen3.5 (Gated DeltaNet mixers, gated
-attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``).
+attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``), Gemma-3 (rotary
+tables per layer type; the SigLIP tower of its vision-language wrapper), GLM-4.5, DeepSeek MLA,
+Nemotron-H and Granite-4.0-H (Mamba2 mixers).
 """
 
 from __future__ import annotations
