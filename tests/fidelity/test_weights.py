@@ -182,7 +182,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
     if arch == "Glm4MoeForCausalLM":
         _glm4_moe_tensors(config, out, linear, f)
         return out
-    moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")
+    moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM", "Qwen2MoeForCausalLM")
     nxt = arch == "Qwen3NextForCausalLM"
     for i in range(n):
         p = f"model.layers.{i}"
@@ -202,7 +202,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             linear(f"{p}.self_attn.k_proj", nkv * hd, h)
             linear(f"{p}.self_attn.v_proj", nkv * hd, h)
             linear(f"{p}.self_attn.o_proj", h, nq * hd)
-        if arch == "Qwen2ForCausalLM":
+        if arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM"):
             for m, size in (("q_proj", nq * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
                 out[f"{p}.self_attn.{m}.bias"] = (f, [size])
         qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
@@ -221,7 +221,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             base = f"{p}.block_sparse_moe" if mix else f"{p}.mlp"
             gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
             out[f"{base}.gate.weight"] = (f, [e, h])
-            if nxt:
+            if nxt or arch == "Qwen2MoeForCausalLM":
                 si = config["shared_expert_intermediate_size"]
                 out[f"{base}.shared_expert_gate.weight"] = (f, [1, h])
                 linear(f"{base}.shared_expert.gate_proj", si, h)

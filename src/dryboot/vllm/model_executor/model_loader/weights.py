@@ -13,7 +13,7 @@ model dtype), layer by layer, on one tensor-parallel rank of one pipeline stage:
   norms: whole.
 * ``FusedMoE`` (``layers/fused_moe/layer.py``): ``w13`` ``[E_local, 2 I_local, H]`` and ``w2``
   ``[E_local, H, I_local]``, with ``I_local = I / TP`` (experts on every rank) or, under
-  ``--enable-expert-parallel``, ``E_local = E / (TP x DP)`` and the whole ``I``.
+  ``--enable-expert-parallel``, ``E_local = ceil(E / (TP x DP))`` on rank 0 and the whole ``I``.
 * Pipeline stages: ``make_layers`` / ``get_pp_indices`` (``models/utils.py``; layers split evenly,
   the remainder to the last stages, or ``VLLM_PP_LAYER_PARTITION``), the embedding on the first
   stage, the final norm and LM head on the last.
@@ -69,6 +69,7 @@ ARCHITECTURES = {
     "Qwen2ForCausalLM": "qwen2",
     "Qwen3ForCausalLM": "qwen3",
     "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
     "MixtralForCausalLM": "mixtral",
     "Gemma2ForCausalLM": "gemma2",
     "Gemma3ForCausalLM": "gemma3",
@@ -132,6 +133,7 @@ PP_FAMILIES = {
     "qwen2",
     "qwen3",
     "qwen3_moe",
+    "qwen2_moe",
     "mixtral",
     "gemma2",
     "nemotron_h",
@@ -147,6 +149,7 @@ PP_FAMILIES = {
 #: the embedding only; only the decoder layers split; a vision tower is on every stage)
 EMBED_ON_EVERY_STAGE = {
     "qwen3_moe",
+    "qwen2_moe",
     "mixtral",
     "gemma2",
     "nemotron_h",
@@ -156,6 +159,7 @@ EMBED_ON_EVERY_STAGE = {
 }
 HEAD_ON_EVERY_STAGE = {
     "qwen3_moe",
+    "qwen2_moe",
     "mixtral",
     "gemma2",
     "qwen3_next",
@@ -163,19 +167,27 @@ HEAD_ON_EVERY_STAGE = {
     "granitemoehybrid",
     *GEMMA3_FAMILIES,
 }
-NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", "granitemoehybrid", *GEMMA3_FAMILIES}
+NORM_ON_EVERY_STAGE = {
+    "qwen3_moe",
+    "qwen2_moe",
+    "mixtral",
+    "gemma2",
+    "nemotron_h",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
+MOE_FAMILIES = {"qwen3_moe", "qwen2_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
 #: families whose MoE blocks are DeepSeek-style: dense layers below ``first_k_dense_replace``, a
 #: sigmoid gate with a float32 ``e_score_correction_bias``, ``n_shared_experts`` shared experts
 #: (``glm4_moe.py`` ``Glm4MoE``: its gate an ``nn.Linear`` in float32)
 DEEPSEEK_MOE_FAMILIES = {"glm4_moe", *MLA_FAMILIES}
 GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
-SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
+SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "qwen2_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
 CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h", "granitemoehybrid"}
@@ -811,7 +823,8 @@ def _walk(
         if attention and config.get("position_embedding_type") == "rope":
             w.own("rotary", _rotary_bytes(config, h // nq, ab), buffer=True)
         return w.result()
-    attn_bias = bool(config.get("attention_bias", family == "qwen2"))
+    # Qwen2-MoE's QKV always has a bias (qwen2_moe.py), whatever the config says
+    attn_bias = family == "qwen2_moe" or bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
     kv_mode = "kv" if nkv < tp else "column"
     layers = pp_layers(n_layers, par)
@@ -920,15 +933,17 @@ def _moe_layer(
             i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
             _mlp(w, quant, f"{base}.shared_experts", h, i_s, ab, par.tp)
     shared = _int(config, "shared_expert_intermediate_size", 0) if family in SHARED_EXPERT_FAMILIES else 0
-    if shared:
+    if shared or family == "qwen2_moe":
         # Qwen3-Next's shared expert: its gate (ReplicatedLinear [1, H]) and a TP-sharded MLP
+        # (Qwen2-MoE builds the gate even without a shared expert)
         w.module([("weight", h * ab)], "router", ((f"{base}.shared_expert_gate", "whole"),))
+    if shared:
         _mlp(
             w, quant, f"{base}.shared_expert", h, _divide(shared, par.tp, "shared_expert_intermediate_size"), ab, par.tp
         )
     if par.expert_parallel:
         ep = par.tp * par.dp
-        e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
+        e_r, i_r = _local_experts(e, ep), inter
     else:
         e_r, i_r = e, _divide(inter, par.tp, "the experts' intermediate size")
     gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
@@ -940,6 +955,13 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _local_experts(e: int, ep: int) -> int:
+    """The experts rank 0 holds under expert parallelism (``fused_moe/expert_map_manager.py``
+    ``determine_expert_map``, ``linear`` placement): ``E // EP``, one more on the first ``E % EP``
+    ranks, so ``ceil(E / EP)`` on rank 0 (uneven splits are served)."""
+    return -(-e // ep)
 
 
 def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 1) -> None:
@@ -1244,7 +1266,7 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
             _nemotron_mlp(w, h, _divide(shared, tp, "the shared experts' intermediate size"), bias, ab)
         inter = _int(config, "moe_intermediate_size")
         if par.expert_parallel:
-            e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
+            e_r, i_r = _local_experts(e, tp * par.dp), inter
         else:
             e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
         w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
@@ -1333,7 +1355,7 @@ def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, 
         inter = _int(config, "intermediate_size")
         w.own("router", e * h * ab)
         if par.expert_parallel:
-            e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
+            e_r, i_r = _local_experts(e, tp * par.dp), inter
         else:
             e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
         for kind_bytes in experts_bytes(Quant(), e_r, h, i_r, ab):
