@@ -82,7 +82,7 @@ def _arch(row: dict[str, Any]) -> str:
 #: recorded cases of architectures dryboot models; the others (recorded for the families to come)
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
-VIEW_BUFFERS = {"NemotronHForCausalLM"}
+VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
 MODELLED = {cid: row for cid, row in RECORDED.items() if _arch(row) in ARCHITECTURES}
 UNMODELLED = {cid: row for cid, row in RECORDED.items() if cid not in MODELLED}
 
@@ -151,7 +151,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
     f = "F16" if config.get("torch_dtype") == "float16" else "BF16"
     arch = config["architectures"][0]
     out: dict[str, tuple[str, list[int]]] = {"model.embed_tokens.weight": (f, [config["vocab_size"], h])}
-    if not config.get("tie_word_embeddings", arch == "Gemma2ForCausalLM"):
+    if not config.get("tie_word_embeddings", arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM")):
         out["lm_head.weight"] = (f, [config["vocab_size"], h])
     out["model.norm.weight"] = (f, [h])
 
@@ -179,7 +179,10 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
     if arch in ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "Glm4MoeLiteForCausalLM"):
         _deepseek_tensors(config, out, linear, f)
         return out
-    moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM")
+    if arch == "Glm4MoeForCausalLM":
+        _glm4_moe_tensors(config, out, linear, f)
+        return out
+    moe = arch in ("Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3NextForCausalLM", "Qwen2MoeForCausalLM")
     nxt = arch == "Qwen3NextForCausalLM"
     for i in range(n):
         p = f"model.layers.{i}"
@@ -199,14 +202,15 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             linear(f"{p}.self_attn.k_proj", nkv * hd, h)
             linear(f"{p}.self_attn.v_proj", nkv * hd, h)
             linear(f"{p}.self_attn.o_proj", h, nq * hd)
-        if arch == "Qwen2ForCausalLM":
+        if arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM"):
             for m, size in (("q_proj", nq * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
                 out[f"{p}.self_attn.{m}.bias"] = (f, [size])
-        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or (nxt and f"{p}.self_attn.q_proj.weight" in out):
+        qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Gemma3ForCausalLM")
+        if qk_norm or (nxt and f"{p}.self_attn.q_proj.weight" in out):
             out[f"{p}.self_attn.q_norm.weight"] = (f, [hd])
             out[f"{p}.self_attn.k_norm.weight"] = (f, [hd])
         norms = ["input_layernorm", "post_attention_layernorm"]
-        if arch == "Gemma2ForCausalLM":
+        if arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM"):
             norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
         for m in norms:
             out[f"{p}.{m}.weight"] = (f, [h])
@@ -217,7 +221,7 @@ def hf_tensors(config: dict[str, Any], hq: dict[str, Any] | None) -> dict[str, t
             base = f"{p}.block_sparse_moe" if mix else f"{p}.mlp"
             gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
             out[f"{base}.gate.weight"] = (f, [e, h])
-            if nxt:
+            if nxt or arch == "Qwen2MoeForCausalLM":
                 si = config["shared_expert_intermediate_size"]
                 out[f"{base}.shared_expert_gate.weight"] = (f, [1, h])
                 linear(f"{base}.shared_expert.gate_proj", si, h)
@@ -271,6 +275,42 @@ def _deepseek_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
             linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
             continue
         out[f"{p}.mlp.gate.weight"] = (f, [e, h])
+        out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
+        si = inter * config["n_shared_experts"]
+        linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
+        linear(f"{p}.mlp.shared_experts.up_proj", si, h)
+        linear(f"{p}.mlp.shared_experts.down_proj", h, si)
+        for j in range(e):
+            linear(f"{p}.mlp.experts.{j}.gate_proj", inter, h)
+            linear(f"{p}.mlp.experts.{j}.up_proj", inter, h)
+            linear(f"{p}.mlp.experts.{j}.down_proj", h, inter)
+
+
+def _glm4_moe_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int]]], linear: Any, f: str) -> None:
+    """GLM-4.5 checkpoint names (transformers' ``Glm4MoeForCausalLM``): q/k/v with biases,
+    ``o_proj``, q/k norms, dense MLPs below ``first_k_dense_replace``, then the gate with its
+    float32 ``e_score_correction_bias``, ``shared_experts`` and one module per expert."""
+    h, nq, nkv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
+    hd = config["head_dim"]
+    e, inter = config["n_routed_experts"], config["moe_intermediate_size"]
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}"
+        a = f"{p}.self_attn"
+        for m, size in (("q_proj", nq * hd), ("k_proj", nkv * hd), ("v_proj", nkv * hd)):
+            linear(f"{a}.{m}", size, h)
+            out[f"{a}.{m}.bias"] = (f, [size])
+        linear(f"{a}.o_proj", h, nq * hd)
+        if config.get("use_qk_norm"):
+            out[f"{a}.q_norm.weight"] = (f, [hd])
+            out[f"{a}.k_norm.weight"] = (f, [hd])
+        for m in ("input_layernorm", "post_attention_layernorm"):
+            out[f"{p}.{m}.weight"] = (f, [h])
+        if i < config["first_k_dense_replace"]:
+            linear(f"{p}.mlp.gate_proj", config["intermediate_size"], h)
+            linear(f"{p}.mlp.up_proj", config["intermediate_size"], h)
+            linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
+            continue
+        out[f"{p}.mlp.gate.weight"] = ("F32", [e, h])
         out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
         si = inter * config["n_shared_experts"]
         linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
@@ -345,6 +385,21 @@ def test_limit_mm_per_prompt_zero_skips_the_tower() -> None:
     assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
     w = rank_weights(config, Parallel(), hf_quant=hq, limit_mm_per_prompt={"image": 0})
     assert w.param_bytes == RECORDED["Qwen--Qwen3.5-27B --tensor-parallel-size 1"]["param_bytes"]
+
+
+def test_gemma3_limit_mm_image_zero_skips_the_tower() -> None:
+    """Gemma-3's tower takes images only: ``--limit-mm-per-prompt '{"image": 0}'`` skips it."""
+    config, hq = _config("unsloth--gemma-3-12b-it")
+    lm_only = RECORDED["unsloth--gemma-3-12b-it --tensor-parallel-size 2 --language-model-only"]
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
+
+
+def test_gemma3_quantized_refused_by_name() -> None:
+    config, _ = _config("google--gemma-3-1b-it")
+    config = {**config, "quantization_config": {"quant_method": "fp8"}}
+    with pytest.raises(InputError, match="Gemma3ForCausalLM layouts are not modelled"):
+        rank_weights(config, Parallel())
 
 
 @pytest.mark.parametrize("cid", HEADER_CASES)

@@ -13,7 +13,7 @@ model dtype), layer by layer, on one tensor-parallel rank of one pipeline stage:
   norms: whole.
 * ``FusedMoE`` (``layers/fused_moe/layer.py``): ``w13`` ``[E_local, 2 I_local, H]`` and ``w2``
   ``[E_local, H, I_local]``, with ``I_local = I / TP`` (experts on every rank) or, under
-  ``--enable-expert-parallel``, ``E_local = E / (TP x DP)`` and the whole ``I``.
+  ``--enable-expert-parallel``, ``E_local = ceil(E / (TP x DP))`` on rank 0 and the whole ``I``.
 * Pipeline stages: ``make_layers`` / ``get_pp_indices`` (``models/utils.py``; layers split evenly,
   the remainder to the last stages, or ``VLLM_PP_LAYER_PARTITION``), the embedding on the first
   stage, the final norm and LM head on the last.
@@ -34,7 +34,9 @@ around ``load_model``) reads ``torch.cuda.max_memory_allocated`` after ``reset_p
 The walk (:func:`_walk`) visits one rank's modules once; each module's bytes come from the
 config's shapes and, given a checkpoint, from the checkpoint tensors that module loads.
 Families beyond Llama-style layers: Qwen3-Next and Qwen3.5 (Gated DeltaNet mixers, gated
-attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``).
+attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``), Gemma-3 (rotary
+tables per layer type; the SigLIP tower of its vision-language wrapper), GLM-4.5, DeepSeek MLA,
+Nemotron-H and Granite-4.0-H (Mamba2 mixers).
 """
 
 from __future__ import annotations
@@ -67,8 +69,11 @@ ARCHITECTURES = {
     "Qwen2ForCausalLM": "qwen2",
     "Qwen3ForCausalLM": "qwen3",
     "Qwen3MoeForCausalLM": "qwen3_moe",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
     "MixtralForCausalLM": "mixtral",
     "Gemma2ForCausalLM": "gemma2",
+    "Gemma3ForCausalLM": "gemma3",
+    "Gemma3ForConditionalGeneration": "gemma3_mm",
     "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
@@ -76,39 +81,138 @@ ARCHITECTURES = {
     "DeepseekV3ForCausalLM": "deepseek_v2",
     "DeepseekV32ForCausalLM": "deepseek_v2",
     "Glm4MoeLiteForCausalLM": "glm4_moe_lite",
+    "Glm4MoeForCausalLM": "glm4_moe",
     "NemotronHForCausalLM": "nemotron_h",
+    "GraniteMoeHybridForCausalLM": "granitemoehybrid",
 }
 #: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
 #: ``glm4_moe_lite.py`` reuses it)
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
-VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe"}
-#: the tower's modalities: ``--limit-mm-per-prompt`` 0 for all of them skips it (``_mark_tower_model``)
+VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe", "gemma3_mm"}
+#: the tower's modalities: ``--limit-mm-per-prompt`` 0 for all of them skips it (``_mark_tower_model``;
+#: Gemma-3's tower takes images only)
 TOWER_MODALITIES = ("image", "video")
+TOWER_MODALITIES_OF = {"gemma3_mm": ("image",)}
+#: Gemma-3 (``gemma3.py``; ``gemma3_mm.py`` wraps its ``Gemma3ForCausalLM``): four norms per layer,
+#: q/k norms, the embedding scaled by a ``normalizer`` buffer, a tied head, one rotary table per
+#: distinct rope of its layer types (sliding / full attention)
+GEMMA3_FAMILIES = {"gemma3", "gemma3_mm"}
+#: ``Gemma3TextConfig``'s defaults (transformers 5.x, the boot environment's), for what a
+#: ``text_config`` leaves out
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208,
+    "hidden_size": 2304,
+    "intermediate_size": 9216,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 4,
+    "head_dim": 256,
+    "max_position_embeddings": 131_072,
+    "tie_word_embeddings": True,
+    "attention_bias": False,
+}
+#: ``SiglipVisionConfig``'s defaults (transformers 5.x)
+SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "num_channels": 3,
+    "image_size": 224,
+    "patch_size": 16,
+}
 #: hybrid families whose linear-attention layers are Gated DeltaNet mixers
 GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
-PP_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES, *MLA_FAMILIES}
+PP_FAMILIES = {
+    "llama",
+    "qwen2",
+    "qwen3",
+    "qwen3_moe",
+    "qwen2_moe",
+    "mixtral",
+    "gemma2",
+    "nemotron_h",
+    "glm4_moe",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+    *GDN_FAMILIES,
+    *MLA_FAMILIES,
+}
 #: families whose model class builds the embedding / the LM head / the final norm on every
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
-#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``qwen3_next.py``; ``qwen3_5.py``: the
-#: embedding only; only the decoder layers split)
-EMBED_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h", *GDN_FAMILIES}
-HEAD_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "qwen3_next", "nemotron_h"}
-NORM_ON_EVERY_STAGE = {"qwen3_moe", "mixtral", "gemma2", "nemotron_h"}
+#: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``gemma3.py``, ``qwen3_next.py``; ``qwen3_5.py``:
+#: the embedding only; only the decoder layers split; a vision tower is on every stage)
+EMBED_ON_EVERY_STAGE = {
+    "qwen3_moe",
+    "qwen2_moe",
+    "mixtral",
+    "gemma2",
+    "nemotron_h",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+    *GDN_FAMILIES,
+}
+HEAD_ON_EVERY_STAGE = {
+    "qwen3_moe",
+    "qwen2_moe",
+    "mixtral",
+    "gemma2",
+    "qwen3_next",
+    "nemotron_h",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+}
+NORM_ON_EVERY_STAGE = {
+    "qwen3_moe",
+    "qwen2_moe",
+    "mixtral",
+    "gemma2",
+    "nemotron_h",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen3_next", "qwen3_5_moe", *MLA_FAMILIES}
+MOE_FAMILIES = {"qwen3_moe", "qwen2_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
+#: families whose MoE blocks are DeepSeek-style: dense layers below ``first_k_dense_replace``, a
+#: sigmoid gate with a float32 ``e_score_correction_bias``, ``n_shared_experts`` shared experts
+#: (``glm4_moe.py`` ``Glm4MoE``: its gate an ``nn.Linear`` in float32)
+DEEPSEEK_MOE_FAMILIES = {"glm4_moe", *MLA_FAMILIES}
+GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
-SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe"}
+SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h"}
+UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "qwen2_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
-CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h"}
+CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h", "granitemoehybrid"}
+#: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out
+GRANITE_HYBRID_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": False,
+    "attention_bias": False,
+    "num_local_experts": 8,
+    "shared_intermediate_size": 1024,
+    "position_embedding_type": None,
+    "mamba_n_heads": 128,
+    "mamba_n_groups": 1,
+    "mamba_d_state": 256,
+    "mamba_d_head": "auto",
+    "mamba_d_conv": 4,
+    "mamba_expand": 2,
+    "mamba_conv_bias": True,
+    "mamba_proj_bias": False,
+}
 
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
@@ -550,7 +654,13 @@ def rank_weights(
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
     """
     return _guarded(
-        config, par, hf_quant, dtype, None, _no_tower(language_model_only, limit_mm_per_prompt), max_num_batched_tokens
+        config,
+        par,
+        hf_quant,
+        dtype,
+        None,
+        _no_tower(config, language_model_only, limit_mm_per_prompt),
+        max_num_batched_tokens,
     )
 
 
@@ -584,7 +694,7 @@ def checkpoint_rank_weights(
         hf_quant,
         dtype,
         tensors,
-        _no_tower(language_model_only, limit_mm_per_prompt),
+        _no_tower(config, language_model_only, limit_mm_per_prompt),
         max_num_batched_tokens,
     )
 
@@ -602,8 +712,11 @@ def _guarded(*args: Any) -> RankWeights:
         ) from None
 
 
-def _no_tower(language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
-    return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in TOWER_MODALITIES))
+def _no_tower(config: Mapping[str, Any], language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
+    archs = config.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs else None
+    modalities = TOWER_MODALITIES_OF.get(ARCHITECTURES.get(str(arch), ""), TOWER_MODALITIES)
+    return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in modalities))
 
 
 def _walk(
@@ -641,9 +754,23 @@ def _walk(
     if family in VL_WRAPPERS:
         text = config.get("text_config")
         vision = None if no_tower else config.get("vision_config")
+        if family == "gemma3_mm":  # Gemma3Config: both sub-configs default (gemma3_mm.py builds them)
+            text = {} if text is None else text
+            vision = None if no_tower else (config.get("vision_config") or {})
         if not isinstance(text, Mapping) or not (no_tower or isinstance(vision, Mapping)):
             raise InputError("config.json", "text_config", f"{arch} needs text_config and vision_config objects")
-        config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
+        if family == "gemma3_mm":  # the language model's own Gemma3TextConfig ties its head
+            config = dict(text)
+        else:
+            config = {"tie_word_embeddings": config.get("tie_word_embeddings", False), **text}
+    if family in GEMMA3_FAMILIES:
+        config = {**GEMMA3_TEXT_DEFAULTS, **config}
+    if family == "granitemoehybrid":
+        config = {**GRANITE_HYBRID_DEFAULTS, **config}
+        if config.get("num_key_value_heads") is None:
+            config["num_key_value_heads"] = config["num_attention_heads"]
+    if family == "glm4_moe":  # Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5)
+        config = {"partial_rotary_factor": 0.5, **config}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -686,7 +813,18 @@ def _walk(
         for li in layers:
             _nemotron_h_layer(w, config, par, li, h, ab)
         return w.result()
-    attn_bias = bool(config.get("attention_bias", family == "qwen2"))
+    if family == "granitemoehybrid":
+        if par.expert_parallel and not _int(config, "num_local_experts"):
+            raise InputError(
+                "--enable-expert-parallel", None, f"{arch} has no experts (num_local_experts 0): vLLM refuses it"
+            )
+        layers = pp_layers(n_layers, par)
+        attention = [li for li in layers if _granite_layer(w, config, par, li, h, ab)]
+        if attention and config.get("position_embedding_type") == "rope":
+            w.own("rotary", _rotary_bytes(config, h // nq, ab), buffer=True)
+        return w.result()
+    # Qwen2-MoE's QKV always has a bias (qwen2_moe.py), whatever the config says
+    attn_bias = family == "qwen2_moe" or bool(config.get("attention_bias", family == "qwen2"))
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
     kv_mode = "kv" if nkv < tp else "column"
     layers = pp_layers(n_layers, par)
@@ -695,7 +833,7 @@ def _walk(
         prefix = f"model.layers.{li}"
         att = f"{prefix}.self_attn"
         norms = ["input_layernorm", "post_attention_layernorm"]
-        if family == "gemma2":
+        if family == "gemma2" or family in GEMMA3_FAMILIES:
             norms += ["pre_feedforward_layernorm", "post_feedforward_layernorm"]
         w.module([("weight", h * ab)] * len(norms), "norm", tuple((f"{prefix}.{n}", "whole") for n in norms))
         if moe and _is_moe_layer(config, family, li):
@@ -732,11 +870,15 @@ def _walk(
         if quant.method is not None:
             for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
                 w.own("scale", ab)
-        if family in ("qwen3", "qwen3_moe", *GDN_FAMILIES):
+        qk_norm = family == "glm4_moe" and bool(config.get("use_qk_norm", False))
+        if qk_norm or family in ("qwen3", "qwen3_moe", *GDN_FAMILIES, *GEMMA3_FAMILIES):
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
-    if n_attention:
+    if n_attention and family in GEMMA3_FAMILIES:
+        for nbytes in _gemma3_rotary_tables(config, layers, hd, ab):
+            w.own("rotary", nbytes, buffer=True)
+    elif n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
         w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
@@ -752,9 +894,11 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if vision is not None:
+    if vision is not None and family == "gemma3_mm":
+        _siglip_vision_tower(w, {**SIGLIP_VISION_DEFAULTS, **vision}, h, tp, ab)
+    elif vision is not None:
         _qwen3_vision_tower(w, vision, tp, ab)
-    if family == "gemma2":
+    if family == "gemma2" or family in GEMMA3_FAMILIES:
         w.own("normalizer", ab, buffer=True)
     if ckpt is not None:
         ckpt.leftover(layers, n_experts)
@@ -777,27 +921,29 @@ def _moe_layer(
     mix = family == "mixtral"
     base = f"{prefix}.block_sparse_moe" if mix else f"{prefix}.mlp"
     inter = _int(config, "intermediate_size" if mix else "moe_intermediate_size")
-    glm = family == "glm4_moe_lite"
+    glm = family in GLM_MOE_FAMILIES
     if glm or (family == "deepseek_v2" and config.get("topk_method") == "noaux_tc"):  # float32 [E] on the gate
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
     w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
-    if family in MLA_FAMILIES:
+    if family in DEEPSEEK_MOE_FAMILIES:
         n_shared = config.get("n_shared_experts") or 0
         if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
             i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
             _mlp(w, quant, f"{base}.shared_experts", h, i_s, ab, par.tp)
     shared = _int(config, "shared_expert_intermediate_size", 0) if family in SHARED_EXPERT_FAMILIES else 0
-    if shared:
+    if shared or family == "qwen2_moe":
         # Qwen3-Next's shared expert: its gate (ReplicatedLinear [1, H]) and a TP-sharded MLP
+        # (Qwen2-MoE builds the gate even without a shared expert)
         w.module([("weight", h * ab)], "router", ((f"{base}.shared_expert_gate", "whole"),))
+    if shared:
         _mlp(
             w, quant, f"{base}.shared_expert", h, _divide(shared, par.tp, "shared_expert_intermediate_size"), ab, par.tp
         )
     if par.expert_parallel:
         ep = par.tp * par.dp
-        e_r, i_r = _divide(e, ep, "the experts over the expert-parallel size"), inter
+        e_r, i_r = _local_experts(e, ep), inter
     else:
         e_r, i_r = e, _divide(inter, par.tp, "the experts' intermediate size")
     gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
@@ -809,6 +955,13 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _local_experts(e: int, ep: int) -> int:
+    """The experts rank 0 holds under expert parallelism (``fused_moe/expert_map_manager.py``
+    ``determine_expert_map``, ``linear`` placement): ``E // EP``, one more on the first ``E % EP``
+    ranks, so ``ceil(E / EP)`` on rank 0 (uneven splits are served)."""
+    return -(-e // ep)
 
 
 def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 1) -> None:
@@ -885,6 +1038,79 @@ def _qwen3_vision_tower(w: _Walk, v: Mapping[str, Any], tp: int, ab: int) -> Non
     w.own("rotary", 8192 * (d // heads // 2) * ab, buffer=True)
 
 
+def _siglip_vision_tower(w: _Walk, v: Mapping[str, Any], text_h: int, tp: int, ab: int) -> None:
+    """Gemma-3's SigLIP tower (``siglip.py`` ``SiglipVisionModel``, no pooling head) and projector
+    (``gemma3_mm.py`` ``Gemma3MultiModalProjector``), in the model dtype, sharded by TP: the Conv2d
+    patch embedding ``[D, C, P, P]`` + bias, the position embedding ``[N, D]`` (``N = (image /
+    patch)^2``) and its int64 ``position_ids`` buffer ``[1, N]``; per layer two LayerNorms (weight,
+    bias), ``qkv_proj`` (``[3 D / TP, D]`` + bias), ``out_proj`` (``[D, D / TP]``, bias whole),
+    ``fc1`` (``[I / TP, D]`` + bias), ``fc2`` (``[D, I / TP]``, bias whole); the post LayerNorm; the
+    projector's ``mm_input_projection_weight`` ``[D, H_text]`` and ``mm_soft_emb_norm`` ``[D]``.
+
+    :raises InputError: heads or intermediate size that TP does not divide."""
+    d, inter, heads = _int(v, "hidden_size"), _int(v, "intermediate_size"), _int(v, "num_attention_heads")
+    _divide(heads, tp, "the vision tower's num_attention_heads")
+    i_r = _divide(inter, tp, "the vision tower's intermediate_size")
+    d_r = _divide(d, tp, "the vision tower's hidden_size")
+    p, c = _int(v, "patch_size"), _int(v, "num_channels")
+    n = (_int(v, "image_size") // p) ** 2
+    tensors = [d * c * p * p, d, n * d]
+    layer = [d, d, 3 * d_r * d, 3 * d_r, d * d_r, d, d, d, i_r * d, i_r, d * i_r, d]
+    tensors += layer * _int(v, "num_hidden_layers")
+    tensors += [d, d, d * text_h, d]
+    for count in tensors:
+        w.own("vision", count * ab)
+    w.own("vision", 8 * n, buffer=True)
+
+
+def _gemma3_layer_type(config: Mapping[str, Any], li: int) -> str:
+    """``layer_types[li]``, else ``Gemma3TextConfig``'s: full attention every
+    ``sliding_window_pattern`` (6) layers, sliding between."""
+    types = config.get("layer_types")
+    if isinstance(types, list) and li < len(types):
+        return str(types[li])
+    pattern = config.get("sliding_window_pattern", config.get("_sliding_window_pattern", 6))
+    return "sliding_attention" if (li + 1) % _int({"p": pattern}, "p") else "full_attention"
+
+
+def _gemma3_rotary_tables(config: Mapping[str, Any], layers: range, hd: int, ab: int) -> list[int]:
+    """The rotary tables of a Gemma-3 stage: one per distinct rope of its layers' types
+    (``get_rope``'s cache): full attention the config's rope (``rope_scaling``, ``rope_theta``),
+    sliding attention ``default`` at ``rope_local_base_freq``; ``[positions, head_dim]`` in the
+    model dtype, ``positions`` = ``max_position_embeddings`` (``linear``: times its factor,
+    ``linear_scaling_rope.py``).
+
+    :raises InputError: a rope type whose table is not modelled (named)."""
+    params = config.get("rope_parameters")
+    per_type: dict[str, Mapping[str, Any]] = {}
+    if isinstance(params, Mapping) and {"full_attention", "sliding_attention"} & set(params):
+        for t in ("full_attention", "sliding_attention"):
+            per_type[t] = params.get(t) or {"rope_type": "default"}
+    else:
+        scaling = config.get("rope_scaling") or {}
+        if not isinstance(scaling, Mapping):
+            raise InputError("config.json", "rope_scaling", "not an object")
+        per_type["full_attention"] = {"rope_theta": config.get("rope_theta", 1_000_000.0), **scaling}
+        per_type["sliding_attention"] = {
+            "rope_type": "default",
+            "rope_theta": config.get("rope_local_base_freq", 10_000.0),
+        }
+    positions = _int(config, "max_position_embeddings")
+    tables: dict[tuple[str, float, float], int] = {}
+    for li in layers:
+        rope = per_type.get(_gemma3_layer_type(config, li)) or {"rope_type": "default"}
+        kind = str(rope.get("rope_type", rope.get("type", "default")))
+        factor = float(rope.get("factor", 1.0))
+        key = (kind, float(rope.get("rope_theta", 10_000.0)), factor)
+        if kind == "default":
+            tables[key] = positions * hd * ab
+        elif kind == "linear":
+            tables[key] = int(positions * factor) * hd * ab
+        else:
+            raise InputError("config.json", "rope_scaling", f"the rotary table of rope type {kind!r} is not modelled")
+    return list(tables.values())
+
+
 def _layer_type(config: Mapping[str, Any], li: int) -> str:
     """``layer_types[li]``, else vLLM's config default: full attention every
     ``full_attention_interval`` (4) layers, linear attention between
@@ -917,7 +1143,12 @@ def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: 
 
 
 #: the config key of the routed experts' count per family (default ``num_experts``)
-_EXPERTS_KEY = {"mixtral": "num_local_experts", "deepseek_v2": "n_routed_experts", "glm4_moe_lite": "n_routed_experts"}
+_EXPERTS_KEY = {
+    "mixtral": "num_local_experts",
+    "deepseek_v2": "n_routed_experts",
+    "glm4_moe_lite": "n_routed_experts",
+    "glm4_moe": "n_routed_experts",
+}
 
 
 def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
@@ -1000,23 +1231,19 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
     bias = bool(config.get("mlp_bias", False))
     if kind == "M":
         nh = _int(config, "mamba_num_heads")
-        inter = nh * _int(config, "mamba_head_dim")
-        g, n = _int(config, "n_groups"), _int(config, "ssm_state_size")
-        if g % tp:
-            raise InputError(
-                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp}: not modelled"
-            )
-        nh_r = _divide(nh, tp, "mamba_num_heads")
-        i_r, gn_r = inter // tp, g * n // tp
-        k = _int(config, "conv_kernel")
-        use_bias = bool(config.get("use_bias", False))
-        proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
-        sizes = [proj * h, *([proj] if use_bias else []), conv * k]
-        sizes += [conv] if config.get("use_conv_bias", True) else []
-        sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if use_bias else [])]  # D, dt_bias, norm, out_proj
-        for n in sizes:
-            w.own("mamba", n * ab)
-        w.own("mamba", nh_r * 4)  # A, float32
+        _mamba2_mixer(
+            w,
+            h,
+            nh,
+            nh * _int(config, "mamba_head_dim"),
+            _int(config, "n_groups"),
+            _int(config, "ssm_state_size"),
+            _int(config, "conv_kernel"),
+            tp,
+            ab,
+            bias=bool(config.get("use_bias", False)),
+            conv_bias=bool(config.get("use_conv_bias", True)),
+        )
     elif kind == "*":
         nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
         hd = config.get("head_dim") or h // nq
@@ -1039,13 +1266,108 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
             _nemotron_mlp(w, h, _divide(shared, tp, "the shared experts' intermediate size"), bias, ab)
         inter = _int(config, "moe_intermediate_size")
         if par.expert_parallel:
-            e_r, i_r = _divide(e, tp * par.dp, "the experts over the expert-parallel size"), inter
+            e_r, i_r = _local_experts(e, tp * par.dp), inter
         else:
             e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
         w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
         w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
+
+
+def _mamba2_mixer(
+    w: _Walk, h: int, nh: int, inter: int, g: int, n: int, k: int, tp: int, ab: int, *, bias: bool, conv_bias: bool
+) -> None:
+    """A Mamba2 mixer (``layers/mamba/mamba_mixer2.py`` ``MambaMixer2``), ``inter`` wide with ``nh``
+    heads, ``g`` groups of state ``n``, conv kernel ``k``: ``in_proj`` ``[(2 I + 2 G N + Hm) / TP,
+    H]``, ``conv1d`` ``[(I + 2 G N) / TP, K]`` (+ bias), ``A`` (float32), ``D``, ``dt_bias`` ``[Hm /
+    TP]``, the gated norm ``[I / TP]``, ``out_proj`` ``[H, I / TP]`` (``conv_weights`` is a view, no
+    memory). A single group that TP does not divide is replicated to one per rank
+    (``extra_groups_for_head_shards``: ``G = TP``).
+
+    :raises InputError: more than one group and TP does not divide them; heads TP does not divide."""
+    if g % tp:
+        if g != 1:
+            raise InputError(
+                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp} (vLLM refuses it)"
+            )
+        g = tp
+    nh_r = _divide(nh, tp, "the Mamba2 heads")
+    i_r, gn_r = _divide(inter, tp, "the Mamba2 intermediate size"), g * n // tp
+    proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
+    sizes = [proj * h, *([proj] if bias else []), conv * k, *([conv] if conv_bias else [])]
+    sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if bias else [])]  # D, dt_bias, norm, out_proj
+    for count in sizes:
+        w.own("mamba", count * ab)
+    w.own("mamba", nh_r * 4)  # A, float32
+
+
+def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, h: int, ab: int) -> bool:
+    """One Granite-4 layer (``granitemoehybrid.py``) of ``layer_types``: two norms, a Mamba2 mixer
+    (``mamba`` / ``linear_attention``: ``intermediate = mamba_expand x H``) or attention (``attention``
+    / ``full_attention``: ``head_dim = H / heads``, biases under ``attention_bias``, no rotary unless
+    ``position_embedding_type`` is ``rope``), then, with ``num_local_experts``, the MoE block
+    (``granitemoe.py`` ``GraniteMoeMoE``: gate ``[E, H]``, ``w13`` / ``w2``) and, with
+    ``shared_intermediate_size``, the shared MLP (``input_linear`` ``[2 S / TP, H]``,
+    ``output_linear`` ``[H, S / TP]``). Returns whether it is an attention layer.
+
+    :raises InputError: a layer type not modelled (named), sizes TP does not divide."""
+    tp = par.tp
+    types = config.get("layer_types")
+    if not isinstance(types, list):
+        types = ["linear_attention"] * _int(config, "num_hidden_layers")
+    kind = str(types[li]) if li < len(types) else ""
+    for _ in range(2):
+        w.own("norm", h * ab)
+    if kind in ("mamba", "linear_attention"):
+        nh, inter = _int(config, "mamba_n_heads"), _int(config, "mamba_expand") * h
+        _mamba2_mixer(
+            w,
+            h,
+            nh,
+            inter,
+            _int(config, "mamba_n_groups"),
+            _int(config, "mamba_d_state"),
+            _int(config, "mamba_d_conv"),
+            tp,
+            ab,
+            bias=bool(config.get("mamba_proj_bias")),
+            conv_bias=bool(config.get("mamba_conv_bias")),
+        )
+    elif kind in ("attention", "full_attention"):
+        nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
+        hd = h // nq
+        nq_r = _divide(nq, tp, "num_attention_heads")
+        nkv_r = _divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+        bias = bool(config.get("attention_bias"))
+        w.own("attention", (nq_r + 2 * nkv_r) * hd * h * ab)
+        if bias:
+            w.own("bias", (nq_r + 2 * nkv_r) * hd * ab)
+        w.own("attention", h * nq_r * hd * ab)
+        if bias:
+            w.own("bias", h * ab)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
+    else:
+        raise InputError("config.json", "layer_types", f"Granite-4 layer type {kind!r} is not modelled")
+    e = _int(config, "num_local_experts")
+    if e:
+        inter = _int(config, "intermediate_size")
+        w.own("router", e * h * ab)
+        if par.expert_parallel:
+            e_r, i_r = _local_experts(e, tp * par.dp), inter
+        else:
+            e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+        for kind_bytes in experts_bytes(Quant(), e_r, h, i_r, ab):
+            w.own(*kind_bytes)
+        if par.expert_parallel:
+            w.own("expert map", 4 * e, buffer=True)
+    shared = _int(config, "shared_intermediate_size")
+    if shared:
+        s_r = _divide(shared, tp, "shared_intermediate_size")
+        w.own("mlp", 2 * s_r * h * ab)
+        w.own("mlp", h * s_r * ab)
+    return kind in ("attention", "full_attention")
 
 
 def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int) -> None:
@@ -1081,6 +1403,8 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
     if family in MLA_FAMILIES:
         freq = _int(config, "moe_layer_freq", 1) or 1
         return li >= _int(config, "first_k_dense_replace", 0) and li % freq == 0
+    if family == "glm4_moe":
+        return li >= _int(config, "first_k_dense_replace", 0)
     if li in (config.get("mlp_only_layers") or []):
         return False
     step = config.get("decoder_sparse_step", 1) or 1
