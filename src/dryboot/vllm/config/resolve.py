@@ -25,6 +25,7 @@ from dryboot.vllm.backends import (
     invalid_reasons,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.config.scheduler import verify_max_model_len
 from dryboot.vllm.distributed import check_pipeline_parallel, check_tensor_parallel, check_world_size
 from dryboot.vllm.dtypes import (
     KV_CACHE_DTYPES,
@@ -669,6 +670,8 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     model, hma_note = chunked_local_without_hybrid_manager(model, method)
     if hma_note:
         notes.append(hma_note)
+    max_model_len = derive_max_model_len(model, args)
+    verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
@@ -699,7 +702,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         model_dtype=model_dtype,
         kv_cache_dtype=kv_dtype,
         backend=backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend"),
-        max_model_len=derive_max_model_len(model, args),
+        max_model_len=max_model_len,
         # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
         mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if model.has_mamba_state else "none",
         drafter=drafter,
