@@ -137,3 +137,57 @@ def test_allow_long_max_model_len_from_the_prefix_is_applied() -> None:
          "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 " + too_long],
     )  # fmt: skip
     assert r.exit_code in (0, 1), r.output
+
+
+QWEN3_30B = REPO / "tests" / "data" / "configs" / "public" / "Qwen--Qwen3-30B-A3B" / "config.json"
+
+
+@pytest.mark.parametrize(
+    ("served", "native"),
+    [
+        ("--enforce-eager", ["--enforce-eager"]),
+        ("-O0", ["--optimization-level", "0"]),
+        ("-O 3", ["--optimization-level", "3"]),
+        ("-cc.cudagraph_mode=PIECEWISE", ["--compilation-config", '{"cudagraph_mode": "PIECEWISE"}']),
+        ('--compilation-config \'{"cudagraph_mode": "NONE"}\'', ["-cc", '{"cudagraph_mode": "NONE"}']),
+        ("--cudagraph-capture-sizes 1 2 4", ["--compilation-config", '{"cudagraph_capture_sizes": [1, 2, 4]}']),
+        ("--max-cudagraph-capture-size 64", ["--compilation-config", '{"max_cudagraph_capture_size": 64}']),
+    ],
+)
+def test_serve_maps_the_flags_the_predicted_budget_reads(served: str, native: list[str]) -> None:
+    """newuser-report item 4: these were dropped as "measured in the KV budget vLLM profiles"."""
+    common = ["--model", str(QWEN3_30B), "--gpu", "H100"]
+    a = plan_json(*common, "--max-model-len", "32768", *native)
+    b = plan_json(*common, "--serve", f"vllm serve x --max-model-len 32768 {served}")
+    assert a[0] == b[0] and a[1]["summary"] == b[1]["summary"], b[2]
+    assert "ignored" not in b[2] or "its memory is measured" not in b[2]
+
+
+def test_enforce_eager_from_serve_gives_the_native_tokens() -> None:
+    common = ["--model", str(QWEN3_30B), "--gpu", "H100"]
+    eager = plan_json(*common, "--serve", "vllm serve x --max-model-len 32768 --enforce-eager")
+    graphs = plan_json(*common, "--serve", "vllm serve x --max-model-len 32768")
+    assert eager[1]["summary"]["kv_cache_size_tokens"] == 146_656  # = plan --enforce-eager
+    assert graphs[1]["summary"]["kv_cache_size_tokens"] == 141_024
+
+
+def test_capture_sizes_twice_are_refused_as_vllm_refuses_them() -> None:
+    line = "vllm serve x --cudagraph-capture-sizes 1 2 -cc.cudagraph_capture_sizes=[4]"
+    r = CliRunner().invoke(cli, ["plan", "--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line])
+    assert r.exit_code == 2 and "cudagraph_capture_sizes: " in r.output and "mutually exclusive" in r.output
+
+
+def test_lora_is_noted_as_not_counted_in_the_predicted_budget() -> None:
+    line = "vllm serve x --max-model-len 32768 --enable-lora --max-loras 4 --max-lora-rank 64"
+    code, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
+    assert code in (0, 1), out
+    assert "enable_lora: " in out and "does not count LoRA memory" in out
+    assert "give it to dryboot" not in out and "ignored max_loras" not in out
+
+
+def test_expert_parallel_from_serve_reaches_the_weights() -> None:
+    common = ["--model", str(QWEN3_30B), "--gpu", "H100", "--max-model-len", "32768", "-tp", "2"]
+    native = plan_json(*common, "--enable-expert-parallel")
+    served = plan_json(*common, "--serve", "vllm serve x --enable-expert-parallel")
+    assert native[1]["weights"] == served[1]["weights"]
+    assert plan_json(*common)[1]["weights"] != native[1]["weights"]

@@ -169,6 +169,7 @@ class LoggedArgs:
     :param hf_config_path: ``hf_config_path`` when given.
     :param revision: the hub revision the args name.
     :param notes: one sentence per ignored key.
+    :param expert_parallel: ``enable_expert_parallel`` (planning only: the weights per rank).
     """
 
     args: EngineArgs
@@ -178,6 +179,7 @@ class LoggedArgs:
     hf_config_path: str | None
     revision: str | None
     notes: tuple[str, ...] = field(default=())
+    expert_parallel: bool = False
 
 
 _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
@@ -210,7 +212,41 @@ def _spec_dict(value: object, source: str, key: str) -> dict[str, object]:
 
 #: Keys the planner models that a logged boot cannot be checked with (its budget lines are per
 #: pipeline stage): mapped only when :func:`map_args` is asked to plan (``plan --serve``).
-PLANNED_ONLY: dict[str, str] = {"pipeline_parallel_size": "pipeline-parallel-size"}
+PLANNED_ONLY: dict[str, str] = {
+    "pipeline_parallel_size": "pipeline-parallel-size",
+    # what the KV budget predicted from --gpu reads (a logged boot's budget already holds them)
+    "enforce_eager": "enforce-eager",
+    "optimization_level": "optimization-level",
+    "compilation_config": "compilation-config",
+    "language_model_only": "language-model-only",
+    "limit_mm_per_prompt": "limit-mm-per-prompt",
+    "skip_mm_profiling": "skip-mm-profiling",
+}
+#: ``EngineArgs`` shorthands vLLM copies into ``compilation_config`` (``create_engine_config``:
+#: each "and compilation_config.<key> are mutually exclusive").
+_COMPILATION_SHORTHANDS = ("cudagraph_capture_sizes", "max_cudagraph_capture_size")
+_LORA_KEYS = frozenset(
+    {"enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras", "lora_dtype", "fully_sharded_loras"}
+)
+
+
+def _planned_memory_note(key: str, value: object) -> str | None:
+    """``plan``'s note for a :data:`MEASURED` key it does not map: what the KV budget dryboot
+    predicts from ``--gpu`` leaves out (``None``: the key is off)."""
+    if key in _LORA_KEYS:
+        if key != "enable_lora" or value is not True:
+            return None  # the adapters' sizes matter only with LoRA on
+        return (
+            "enable_lora: vLLM allocates the adapters' LoRA weights (max_loras x max_lora_rank per layer) and "
+            "profiles a dummy LoRA, which shrinks its KV budget; the budget dryboot predicts from --gpu does not "
+            "count LoRA memory (a pinned --kv-cache-memory-bytes is exact)"
+        )
+    if key == "enable_expert_parallel":
+        return None
+    return (
+        f"ignored {key}: its memory is not counted in the KV budget dryboot predicts from --gpu "
+        "(a pinned --kv-cache-memory-bytes is exact)"
+    )
 
 
 def map_args(
@@ -234,6 +270,8 @@ def map_args(
     model: str | None = None
     hf_config_path: str | None = None
     revision: str | None = None
+    shorthands_cc: dict[str, object] = {}
+    expert_parallel = False
     for key, value in logged.items():
         if key in mapped:
             if value is None:
@@ -267,6 +305,15 @@ def map_args(
                 raise InputError(
                     where, key, f"{value!s:.60} changes the KV cache geometry ({why}); dryboot cannot model it"
                 )
+        elif key in _COMPILATION_SHORTHANDS and plan:
+            if value is not None:
+                shorthands_cc[key] = value
+        elif key in MEASURED and plan:
+            note = _planned_memory_note(key, value)
+            if note is not None:
+                notes.append(note)
+            if key == "enable_expert_parallel":
+                expert_parallel = value is True
         elif key in MEASURED:
             notes.append(f"ignored {key}: its memory is measured in the logged KV budget")
         elif HARMLESS_PATTERNS.match(key):
@@ -281,6 +328,8 @@ def map_args(
             if k in speculative:
                 raise InputError(where, f"spec_{k}", f"given with speculative_config[{k!r}]; vLLM refuses both")
             speculative[k] = v
+    if shorthands_cc:
+        args, flags = _compilation_shorthands(shorthands_cc, args, flags, where)
     if logged.get("performance_mode") == "throughput" and "max_num_batched_tokens" not in flags:
         doubled = 2 * args.resolved_max_num_batched_tokens()
         args = replace(args, max_num_batched_tokens=doubled)
@@ -296,7 +345,29 @@ def map_args(
         hf_config_path=hf_config_path,
         revision=revision,
         notes=tuple(notes),
+        expert_parallel=expert_parallel,
     )
+
+
+def _compilation_shorthands(
+    given: dict[str, object], args: EngineArgs, flags: dict[str, object], where: str
+) -> tuple[EngineArgs, dict[str, object]]:
+    """``--cudagraph-capture-sizes`` / ``--max-cudagraph-capture-size`` copied into the
+    compilation config, as ``EngineArgs.create_engine_config`` copies them.
+
+    :raises InputError: the key also given inside ``compilation_config`` (vLLM refuses both).
+    """
+    import json  # at call: only these shorthands rebuild the compilation config
+
+    config = json.loads(args.compilation_config) if args.compilation_config else {}
+    for key, value in given.items():
+        if key in config:
+            raise InputError(where, key, f"{key} and compilation_config.{key} are mutually exclusive")
+        config[key] = value
+    flag = FLAGS_BY_NAME["compilation-config"]
+    text = json.dumps(config)
+    args = replace(args, compilation_config=parse_value(flag, text, where, "compilation_config"))
+    return args, {**flags, flag.name: text}
 
 
 def validate_logged(args: EngineArgs, source: str) -> None:

@@ -381,6 +381,7 @@ class ServePlan:
     env: dict[str, str]
     flags: dict[str, object]
     notes: tuple[str, ...]
+    expert_parallel: bool = False
 
 
 def plan_inputs(
@@ -400,10 +401,7 @@ def plan_inputs(
     :raises InputError: a refused option or variable, a config that cannot be found or read.
     """
     logged = map_args(cmd.args, source, label="", plan=True)
-    notes = list(cmd.notes) + [
-        n.replace("measured in the logged KV budget", "measured in the KV budget vLLM profiles (give it to dryboot)")
-        for n in logged.notes
-    ]
+    notes = list(cmd.notes) + list(logged.notes)
     applied, env_notes = env_effects(cmd.env, source)
     notes.extend(env_notes)
     located = find_config(
@@ -423,4 +421,4 @@ def plan_inputs(
     validate_logged(args, source)
     _, drafter, args = resolve_speculative(logged.speculative, None, args, notes, source)
     args.validate()
-    return ServePlan(model, args, drafter, located, applied, flags, tuple(notes))
+    return ServePlan(model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel)

@@ -224,6 +224,7 @@ def plan(
         served = plan_inputs(cmd, model_path=model_path, extra_flags=flags, custom_dtypes=custom_dtypes)
         model, args, drafter, env = served.model, served.args, served.drafter, served.env
         flags = served.flags
+        expert_parallel = expert_parallel or served.expert_parallel
         weights_path: str | None = str(served.config.path)
         for note in served.notes:
             click.echo(f"serve: {note}", err=True)
