@@ -138,7 +138,8 @@ def _config_words(path: str, source: str) -> list[str]:
     """``--config FILE``'s keys as command-line words, as vLLM's ``load_config_file`` turns
     them (a true boolean: the option; false: ``--no-`` option; a list: its items; a dict: JSON).
 
-    :raises InputError: not a readable YAML mapping.
+    :raises InputError: not a readable YAML mapping, or a key that is no option of vLLM's
+        ``serve`` (``<source>: --config <path>: --<key>: ...``).
     """
     import yaml  # at call: only a --config file needs PyYAML
 
@@ -157,6 +158,8 @@ def _config_words(path: str, source: str) -> list[str]:
     words: list[str] = []
     for key, value in data.items():
         name = f"--{key}"
+        # an option vLLM's parser does not have is refused here, naming the file it came from
+        _lookup(_normalise([name])[0].partition(".")[0], [], f"{source}: --config {path}")
         if isinstance(value, bool):
             if value:
                 words.append(name)

@@ -205,12 +205,15 @@ def load_profiles(path: str | Path) -> ProfileSet:
     profiles = []
     for name, body in profiles_t.items():
         where = f"profiles.{name}"
-        merged = {**defaults, **_entry(body, source, where)}
+        own = _entry(body, source, where)
+        merged = {**defaults, **own}
         drafter_spec: Any = merged.pop("drafter", None)
         model_path = merged.pop("model", None)
         if not isinstance(model_path, str):
             raise InputError(source, f"{where}.model", "required (a config.json path), here or in [defaults]")
-        model = _within(source, f"{where}.model", load_model, resolve_path(model_path, base))
+        # a path the profile inherits is named where the file spells it
+        model_key = f"{where}.model" if "model" in own else "defaults.model"
+        model = _within(source, model_key, load_model, resolve_path(model_path, base))
         args = apply_flags(EngineArgs(custom_kv_cache_dtypes=customs), merged, source, f"{where}.")
         drafter = None
         if drafter_spec is not False and (default_drafter or drafter_spec):

@@ -23,6 +23,7 @@ from dryboot.vllm.backends import (
     custom_backend,
     default_backend,
     invalid_reasons,
+    priorities,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.scheduler import verify_max_model_len
@@ -159,6 +160,11 @@ def backend_for(
     return backend
 
 
+#: the reason vLLM's backend validation gives for a block size no kernel serves; a backend
+#: failing for it alone puts the refusal on ``--block-size``
+BLOCK_SIZE_REASON = "block_size not supported"
+
+
 @lru_cache(maxsize=1024)
 def _resolve_backend(
     name: str | None,
@@ -192,7 +198,9 @@ def _resolve_backend(
         try:
             chosen = default_backend(layer, use_mla, table)
         except ValueError as exc:
-            raise InputError("--attention-backend", None, f"{source}: {exc}") from None
+            blamed = any(invalid_reasons(table[n], layer) == [BLOCK_SIZE_REASON] for n in priorities(layer, use_mla))
+            flag_, value = ("--block-size", str(layer.block_size)) if blamed else ("--attention-backend", None)
+            raise InputError(flag_, value, f"{source}: {exc}") from None
     else:
         chosen = name
     if chosen not in table:
@@ -205,9 +213,10 @@ def _resolve_backend(
         return custom_backend(custom, backend)
     reasons = invalid_reasons(backend, layer)
     if reasons:
+        block_only = reasons == [BLOCK_SIZE_REASON]
         raise InputError(
-            flag,
-            chosen,
+            "--block-size" if block_only else flag,
+            str(layer.block_size) if block_only else chosen,
             f"Selected backend AttentionBackendEnum.{chosen} is not valid for this configuration. "
             f"Reason: {reasons} ({source}: head size {layer.head_size}, KV cache dtype {layer.kv_cache_dtype})",
         )
