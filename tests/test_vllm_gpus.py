@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from dryboot.errors import InputError
 from dryboot.vllm.backends import BACKENDS, AttentionSelectorConfig, backend_table, default_backend
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.gpus import gdn_prefill_alignment, gpu_table, parse_gpu
+from dryboot.vllm.gpus import closest_gpu_names, gdn_prefill_alignment, gpu_table, parse_gpu
 
 REPO = Path(__file__).resolve().parents[1]
 MATRIX = REPO / "tests" / "data" / "gpus" / "backend-matrix" / "vllm-0.28.0.json"
@@ -338,3 +338,26 @@ def test_sweep_takes_gpus_as_a_value_of_the_space() -> None:
     assert json.loads(res.output)
     bad = CliRunner().invoke(cli, ["sweep", "--limit", "5", "--gpu", "rtx 9999"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("A100-PCIe", ("A100-40GB-PCIe", "A100-80GB-PCIe")),
+        ("H100-80GB", ("H100", "H100 PCIe")),
+        ("rtx3080", ("RTX 3090",)),
+    ],
+)
+def test_an_unknown_gpu_name_says_which_it_may_mean(text: str, first: tuple[str, ...]) -> None:
+    """newuser-report item 13: `--gpu A100-PCIe` / `--gpu H100-80GB` were refused with the list only."""
+    with pytest.raises(InputError) as exc:
+        parse_gpu(text)
+    assert exc.value.source == "--gpu"
+    assert f"did you mean {' or '.join(closest_gpu_names(text))}?" in exc.value.reason
+    assert closest_gpu_names(text)[: len(first)] == first
+
+
+def test_nothing_close_gives_no_guess() -> None:
+    assert closest_gpu_names("MI300X") == ()
+    with pytest.raises(InputError, match=r"unknown GPU \(known: "):
+        parse_gpu("MI300X")

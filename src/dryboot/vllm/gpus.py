@@ -182,7 +182,35 @@ def parse_gpu(text: str, source: str = "--gpu") -> GPU:
             return GPU(text.strip(), (12, 1), "SM 12.1 GPU", 0, total, unified_memory=True)
         return GPU(text.strip(), (major, minor), f"SM {major}.{minor} GPU", total, total)
     known = ", ".join(gpu_table())
-    raise InputError(source, text, f"unknown GPU (known: {known}; or smXY:SIZE, e.g. sm86:24G)")
+    close = closest_gpu_names(text)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    raise InputError(source, text, f"unknown GPU ({hint}known: {known}; or smXY:SIZE, e.g. sm86:24G)")
+
+
+_FIRST_WORD = re.compile(r"[A-Za-z]*\d+")
+
+
+def closest_gpu_names(text: str, n: int = 3) -> tuple[str, ...]:
+    """Up to ``n`` table names closest to an unknown ``text`` (``A100-PCIe`` -> ``A100-40GB-PCIe``,
+    ``A100-80GB-PCIe``, ...): spellings beginning with its model number (``A100``, ``H100``)
+    first, then by :class:`difflib.SequenceMatcher` ratio (at least 0.7 for another model).
+    Empty: nothing close."""
+    import difflib  # at call: only an unknown GPU name is compared
+
+    key = _key(text)
+    word = _FIRST_WORD.match(text.strip().removeprefix("NVIDIA ").removeprefix("nvidia "))
+    model = word.group(0).lower() if word else None
+    ranked: list[tuple[bool, float, str]] = []
+    for spelling, name in _by_key().items():
+        ratio = difflib.SequenceMatcher(None, key, spelling).ratio()
+        same = model is not None and spelling.removeprefix("nvidia").startswith(model)
+        if same or ratio >= 0.7:
+            ranked.append((same, ratio, name))
+    out: list[str] = []
+    for _, _, name in sorted(ranked, key=lambda r: (not r[0], -r[1])):
+        if name not in out:
+            out.append(name)
+    return tuple(out[:n])
 
 
 def gdn_prefill_alignment(release_alignment: int | None, gpu: GPU, head_k_dim: int) -> int | None:
