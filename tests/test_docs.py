@@ -100,3 +100,17 @@ def test_every_dryboot_example_in_the_readme_runs() -> None:
             check=False,
         )
         assert r.returncode == 0, f"{command}: exit {r.returncode}: {r.stderr[-500:]}"
+
+
+def test_plan_page_states_the_tools_own_counts_and_gpu_names() -> None:
+    """newuser-report item 13: the page said 306 architectures and left GPUs out of its --gpu list."""
+    from dryboot.vllm.gpus import gpu_table
+    from dryboot.vllm.models.registry import architecture_table
+
+    page = " ".join((REPO / "docs" / "plan.md").read_text().split())
+    table = architecture_table("0.28.0")
+    verified = sum(r.status == "verified" for r in table)
+    assert f"({len(table)}: {verified} verified, {len(table) - verified} refused;" in page
+    gpu_list = page[page.index("- `--gpu NAME`") : page.index("Anything else: `--gpu sm86:24G`")]
+    missing = [name for name in gpu_table() if name not in gpu_list]
+    assert not missing, missing
