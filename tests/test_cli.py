@@ -141,7 +141,7 @@ def test_profile_errors_name_the_file_and_profile(tmp_path: Path) -> None:
     bad = tmp_path / "p.toml"
     bad.write_text(text.replace('model = "models/Qwen3.5-27B.config.json"', 'model = "models/nope.json"'))
     line = one_line_error(dryboot("profiles", str(bad)))
-    assert line.startswith(f"dryboot: error: {bad}: profiles.CTX=fast.model: ")
+    assert line.startswith(f"dryboot: error: {bad}: defaults.model: ")  # where the file spells it
     bad.write_text(
         text.replace(
             'attention-backend = "TRITON_ATTN"\nmax-model-len = 131072',
