@@ -61,3 +61,18 @@ def test_plan_refuses_it_exit_2_for_every_release(version: str) -> None:
     assert r.returncode == 2, r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "--max-num-batched-tokens" in lines[0] and VLLM_MESSAGE in lines[0]
+
+
+def test_a_serve_lines_long_prefill_threshold_above_max_model_len_is_refused() -> None:
+    # SchedulerConfig.verify_max_model_len (0.27.1-0.33.0): "long_prefill_token_threshold (40000)
+    # cannot be greater than the max_model_len (32768)."
+    from click.testing import CliRunner  # at call: the one CLI test here
+
+    from dryboot.cli import cli  # at call: as above
+
+    line = "vllm serve x --max-model-len 32768 --long-prefill-token-threshold {}"
+    common = ["plan", "--model", QWEN3_8B, "--kv-cache-memory", "10G", "--serve"]
+    r = CliRunner().invoke(cli, [*common, line.format(40000)])
+    assert r.exit_code == 2
+    assert "--serve: long_prefill_token_threshold: long_prefill_token_threshold (40000) cannot be greater" in r.output
+    assert CliRunner().invoke(cli, [*common, line.format(32768)]).exit_code == 0

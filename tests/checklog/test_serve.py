@@ -191,3 +191,9 @@ def test_expert_parallel_from_serve_reaches_the_weights() -> None:
     served = plan_json(*common, "--serve", "vllm serve x --enable-expert-parallel")
     assert native[1]["weights"] == served[1]["weights"]
     assert plan_json(*common)[1]["weights"] != native[1]["weights"]
+
+
+def test_interactivity_mode_is_noted_as_not_followed_by_the_predicted_budget() -> None:
+    line = "vllm serve x --max-model-len 32768 --performance-mode interactivity"
+    code, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
+    assert code in (0, 1) and "ignored performance_mode 'interactivity': it changes the CUDA graph" in out

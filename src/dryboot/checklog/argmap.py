@@ -297,7 +297,12 @@ def map_args(
             args, flags, more = _attention_config(value, args, flags, where)
             notes.extend(more)
         elif key == "performance_mode":
-            if value != "throughput":
+            if value == "interactivity" and plan:
+                notes.append(
+                    f"ignored performance_mode {value!r}: it changes the CUDA graph capture sizes, which the KV "
+                    "budget dryboot predicts from --gpu does not follow (a pinned --kv-cache-memory-bytes is exact)"
+                )
+            elif value != "throughput" and not plan:
                 notes.append(f"ignored performance_mode {value!r}: only CUDA graph sizes change")
         elif key in REFUSED:
             neutral, why = REFUSED[key]

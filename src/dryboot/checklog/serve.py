@@ -35,6 +35,8 @@ from dryboot.checklog.locate import find_config
 from dryboot.errors import InputError
 from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes, apply_flags
+from dryboot.vllm.config.resolve import derive_max_model_len
+from dryboot.vllm.config.scheduler import verify_long_prefill_token_threshold
 from dryboot.vllm.transformers_utils.config import load_model
 
 SOURCE = "--serve"
@@ -422,6 +424,11 @@ def plan_inputs(
     if "VLLM_PP_LAYER_PARTITION" in applied and args.pipeline_parallel_size > 1:
         args = replace(args, pp_layer_partition=applied["VLLM_PP_LAYER_PARTITION"])
     validate_logged(args, source)
+    threshold = cmd.args.get("long_prefill_token_threshold")
+    if threshold:  # the resolved length, only when a threshold is given (the prefix's variables apply later)
+        allowed = applied.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True")
+        long_ok = replace(args, allow_long_max_model_len=True) if allowed else args
+        verify_long_prefill_token_threshold(threshold, derive_max_model_len(model, long_ok), source)
     _, drafter, args = resolve_speculative(logged.speculative, None, args, notes, source)
     args.validate()
     return ServePlan(model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel)

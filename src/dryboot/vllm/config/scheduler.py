@@ -4,7 +4,8 @@
 dryboot models chunked prefill on only (``--no-enable-chunked-prefill`` is refused by name), so
 of the rules there the one that applies is: the tokens of one scheduler step
 (``max_num_batched_tokens``) must be at least the sequences of one step (``max_num_seqs``).
-``long_prefill_token_threshold`` is not a dryboot flag; 0.31+'s ``max_num_active_seqs`` neither.
+``long_prefill_token_threshold`` is not a dryboot flag: a ``vllm serve`` line's is checked
+(:func:`verify_long_prefill_token_threshold`); 0.31+'s ``max_num_active_seqs`` is not read.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dryboot.errors import InputError
 from dryboot.vllm.engine_args import EngineArgs
 
-__all__ = ["scheduler_limits", "verify_max_model_len"]
+__all__ = ["scheduler_limits", "verify_long_prefill_token_threshold", "verify_max_model_len"]
 
 
 def scheduler_limits(args: EngineArgs, max_model_len: int) -> tuple[int, int]:
@@ -45,4 +46,19 @@ def verify_max_model_len(args: EngineArgs, max_model_len: int) -> None:
             None,
             f"max_num_batched_tokens ({tokens}) must be greater than or equal to max_num_seqs ({seqs}) "
             "(vLLM's SchedulerConfig refuses it)",
+        )
+
+
+def verify_long_prefill_token_threshold(threshold: object, max_model_len: int, source: str) -> None:
+    """``SchedulerConfig.verify_max_model_len``: ``long_prefill_token_threshold`` (tokens) may not
+    exceed ``max_model_len`` (the resolved one). ``source``: where the threshold came from.
+
+    :raises InputError: ``<source>: long_prefill_token_threshold: ...`` with vLLM's reason.
+    """
+    if isinstance(threshold, int) and not isinstance(threshold, bool) and threshold > max_model_len:
+        raise InputError(
+            source,
+            "long_prefill_token_threshold",
+            f"long_prefill_token_threshold ({threshold}) cannot be greater than the max_model_len "
+            f"({max_model_len}) (vLLM's SchedulerConfig refuses it)",
         )
