@@ -183,6 +183,8 @@ def test_lora_is_noted_as_not_counted_in_the_predicted_budget() -> None:
     assert code in (0, 1), out
     assert "enable_lora: " in out and "does not count LoRA memory" in out
     assert "give it to dryboot" not in out and "ignored max_loras" not in out
+    _, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", "vllm serve x --max-loras 4")
+    assert "ignored max_loras: LoRA is off (no enable_lora)" in out
 
 
 def test_expert_parallel_from_serve_reaches_the_weights() -> None:

@@ -230,12 +230,15 @@ _LORA_KEYS = frozenset(
 )
 
 
-def _planned_memory_note(key: str, value: object) -> str | None:
+def _planned_memory_note(key: str, value: object, lora_on: bool) -> str | None:
     """``plan``'s note for a :data:`MEASURED` key it does not map: what the KV budget dryboot
-    predicts from ``--gpu`` leaves out (``None``: the key is off)."""
+    predicts from ``--gpu`` leaves out (``None``: nothing to say; ``lora_on``: ``enable_lora``
+    is set, whose note covers the adapters' sizes)."""
     if key in _LORA_KEYS:
-        if key != "enable_lora" or value is not True:
-            return None  # the adapters' sizes matter only with LoRA on
+        if key != "enable_lora":
+            return None if lora_on else f"ignored {key}: LoRA is off (no enable_lora)"
+        if value is not True:
+            return None
         return (
             "enable_lora: vLLM allocates the adapters' LoRA weights (max_loras x max_lora_rank per layer) and "
             "profiles a dummy LoRA, which shrinks its KV budget; the budget dryboot predicts from --gpu does not "
@@ -314,7 +317,7 @@ def map_args(
             if value is not None:
                 shorthands_cc[key] = value
         elif key in MEASURED and plan:
-            note = _planned_memory_note(key, value)
+            note = _planned_memory_note(key, value, logged.get("enable_lora") is True)
             if note is not None:
                 notes.append(note)
             if key == "enable_expert_parallel":
