@@ -199,3 +199,14 @@ def test_interactivity_mode_is_noted_as_not_followed_by_the_predicted_budget() -
     line = "vllm serve x --max-model-len 32768 --performance-mode interactivity"
     code, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
     assert code in (0, 1) and "ignored performance_mode 'interactivity': it changes the CUDA graph" in out
+
+
+@pytest.mark.parametrize(
+    "words", [["-dp", "2", "--enable-expert-parallel"], ["-tp", "16", "--nnodes", "2"]], ids=["dp-ep", "nnodes"]
+)
+def test_serve_maps_data_parallelism_and_nodes(words: list[str]) -> None:
+    common = ["--model", str(QWEN3_30B), "--gpu", "H100"]
+    native = plan_json(*common, "--max-model-len", "32768", *words)
+    served = plan_json(*common, "--serve", f"vllm serve x --max-model-len 32768 {' '.join(words)}")
+    assert native[0] == served[0] == 0, served[2]
+    assert native[1]["summary"] == served[1]["summary"] and native[1]["weights"] == served[1]["weights"]

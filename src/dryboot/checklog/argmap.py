@@ -214,6 +214,8 @@ def _spec_dict(value: object, source: str, key: str) -> dict[str, object]:
 #: pipeline stage): mapped only when :func:`map_args` is asked to plan (``plan --serve``).
 PLANNED_ONLY: dict[str, str] = {
     "pipeline_parallel_size": "pipeline-parallel-size",
+    "data_parallel_size": "data-parallel-size",  # experts split over TP x DP ranks (the weights)
+    "nnodes": "nnodes",
     # what the KV budget predicted from --gpu reads (a logged boot's budget already holds them)
     "enforce_eager": "enforce-eager",
     "optimization_level": "optimization-level",
