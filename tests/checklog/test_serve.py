@@ -210,3 +210,9 @@ def test_serve_maps_data_parallelism_and_nodes(words: list[str]) -> None:
     served = plan_json(*common, "--serve", f"vllm serve x --max-model-len 32768 {' '.join(words)}")
     assert native[0] == served[0] == 0, served[2]
     assert native[1]["summary"] == served[1]["summary"] and native[1]["weights"] == served[1]["weights"]
+
+
+def test_a_load_format_of_the_default_loader_is_noted_as_not_changing_sizes() -> None:
+    line = "vllm serve x --max-model-len 32768 --load-format dummy"
+    _, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
+    assert "ignored load_format 'dummy': where vLLM reads the weights from, not their size" in out

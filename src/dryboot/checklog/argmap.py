@@ -231,6 +231,11 @@ _LORA_KEYS = frozenset(
     {"enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras", "lora_dtype", "fully_sharded_loras"}
 )
 
+#: vLLM 0.28.0 load formats served by its default or dummy loader: the same tensors, read elsewhere
+_SAME_SIZE_LOAD_FORMATS = frozenset(
+    {"auto", "hf", "dummy", "fastsafetensors", "instanttensor", "npcache", "pt", "safetensors"}
+)
+
 
 def _planned_memory_note(key: str, value: object, lora_on: bool) -> str | None:
     """``plan``'s note for a :data:`MEASURED` key it does not map: what the KV budget dryboot
@@ -248,6 +253,8 @@ def _planned_memory_note(key: str, value: object, lora_on: bool) -> str | None:
         )
     if key == "enable_expert_parallel":
         return None
+    if key == "load_format" and value in _SAME_SIZE_LOAD_FORMATS:
+        return f"ignored load_format {value!r}: where vLLM reads the weights from, not their size"
     return (
         f"ignored {key}: its memory is not counted in the KV budget dryboot predicts from --gpu "
         "(a pinned --kv-cache-memory-bytes is exact)"
