@@ -216,3 +216,9 @@ def test_a_load_format_of_the_default_loader_is_noted_as_not_changing_sizes() ->
     line = "vllm serve x --max-model-len 32768 --load-format dummy"
     _, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
     assert "ignored load_format 'dummy': where vLLM reads the weights from, not their size" in out
+
+
+def test_estimate_cudagraphs_off_is_noted_as_not_followed_by_the_predicted_budget() -> None:
+    line = "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve x --max-model-len 32768"
+    _, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
+    assert "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0: vLLM then does not subtract" in out

@@ -352,6 +352,11 @@ def env_effects(env: Mapping[str, str], source: str = SOURCE) -> tuple[dict[str,
                 )
         elif name in ENV_MODELLED:
             applied[name] = value
+        elif name == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" and value.strip() == "0":
+            notes.append(
+                f"{name}=0: vLLM then does not subtract its CUDA-graph estimate from the KV budget; the budget "
+                "dryboot predicts from --gpu subtracts it (a pinned --kv-cache-memory-bytes is exact)"
+            )
         elif name in ENV_MEASURED:
             notes.append(
                 f"{name}: changes only the budget vLLM measures; give dryboot the budget (--kv-cache-memory-bytes)"
