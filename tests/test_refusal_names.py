@@ -1,13 +1,17 @@
 """Refusals name the flag or the file the bad value came from (newuser-report item 11)."""
 
+import math
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dryboot.checklog.serve import parse_serve
 from dryboot.cli import cli
 from dryboot.errors import InputError
+from dryboot.planner.flags import FLAGS_BY_NAME, parse_value
 from dryboot.planner.plan import plan
 from dryboot.planner.profiles import load_profiles
 from dryboot.vllm.engine_args import EngineArgs
@@ -63,3 +67,15 @@ def test_a_missing_model_in_defaults_names_defaults_model(tmp_path: Path) -> Non
     with pytest.raises(InputError) as exc:
         load_profiles(toml)
     assert exc.value.line().startswith(f"{toml}: profiles.fast.model: ")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr), st.text(max_size=20)))
+def test_a_float_flag_is_finite_or_refused_naming_it(text: str) -> None:
+    flag = FLAGS_BY_NAME["gpu-memory-utilization"]
+    try:
+        value = parse_value(flag, text, "--gpu-memory-utilization", None)
+    except InputError as exc:
+        assert exc.line().startswith("--gpu-memory-utilization: ") and "\n" not in exc.line()
+        return
+    assert math.isfinite(value)

@@ -361,3 +361,15 @@ def test_nothing_close_gives_no_guess() -> None:
     assert closest_gpu_names("MI300X") == ()
     with pytest.raises(InputError, match=r"unknown GPU \(known: "):
         parse_gpu("MI300X")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_any_name_is_a_gpu_or_one_line_with_at_most_three_guesses(text: str) -> None:
+    """An unknown name's refusal is one line naming ``--gpu``; its guesses are table names."""
+    try:
+        parse_gpu(text)
+    except InputError as exc:
+        assert exc.line().startswith("--gpu: ")
+        guesses = closest_gpu_names(text)
+        assert len(guesses) <= 3 and all(g in gpu_table() for g in guesses)
