@@ -417,7 +417,14 @@ def budget_text(bp: Any) -> str:
     lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")
     safe = bp.safe_kv_cache_memory_bytes
     if safe is None:
-        lines += wrap("Safe pinned pool: none: the weights alone exceed the requested share", width, "", "  ")
+        lines += wrap(
+            "Safe pinned pool: none within the requested share (the weights alone exceed it); a pinned "
+            "--kv-cache-memory-bytes ignores the utilization, but the weights, the pool and the profile run's "
+            "transients must then fit the GPU's free memory",
+            width,
+            "",
+            "  ",
+        )
     else:
         lines += wrap(
             f"Safe pinned pool: --kv-cache-memory-bytes={safe} ({g(safe)} GiB): leaves the weights, the high "
