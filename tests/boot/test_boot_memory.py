@@ -58,3 +58,16 @@ def test_a_patch_holding_more_memory_shows_in_the_arms(boot_python: str) -> None
         # 256 MiB less KV: 32,768 tokens fewer at Llama-nullblk's 8 KiB per token (2 layers x 2 x 8 x 128 x 2 B)
         assert a - b == (256 << 20) // (2 * 2 * 8 * 128 * 2)
         assert p["dryboot_model"] == {"pristine": "agrees", "scratch": "agrees"}
+
+
+def test_weights_above_the_gpu_are_an_answer_not_a_negative_pool(boot_python: str, pristine: Path) -> None:
+    """New-user report item 3: Qwen3-32B (61.03 GiB per rank) on an RTX 3090 without a pinned pool:
+    vLLM would fail loading it; the boot says so (exit 1) instead of pinning a negative pool."""
+    qwen3_32b = REPO / "tests" / "data" / "configs" / "public" / "Qwen--Qwen3-32B" / "config.json"
+    r = dryboot(
+        "boot", "--vllm", str(pristine.parent), "--python", boot_python, "--model", str(qwen3_32b),
+        "--gpu", "rtx3090", "--gpu-memory-utilization", "0.92", "--max-model-len", "32768",
+    )  # fmt: skip
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "won't: weights 61.03 GiB per rank exceed the requested 21.68 GiB" in r.stdout
+    assert "must be >= 0" not in r.stdout + r.stderr

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.planner.plan import Plan
-from dryboot.vllm.worker.budget import Budget, estimate_budget
+from dryboot.vllm.worker.budget import Budget, Verdict, estimate_budget, load_verdict
 from dryboot.vllm.worker.profile_run import forward_shape
 
 __all__ = ["BootBudget", "boot_budget", "needs_budget"]
@@ -34,6 +34,20 @@ class BootBudget:
     def case(self) -> dict[str, Any]:
         """The engine-start case's ``budget`` field (``engine_start.py``)."""
         return {"requested": self.requested, "other": list(self.other)}
+
+    def load_verdict(self, weights_bytes: list[int]) -> Verdict | None:
+        """``won't`` when the heaviest rank's weights (the tree's own count, bytes) exceed the
+        requested memory or the GPU (:func:`dryboot.vllm.worker.budget.load_verdict`): vLLM never
+        reaches a KV budget there, so no ``--kv-cache-memory-bytes`` follows; ``None`` otherwise."""
+        if not weights_bytes:
+            return None
+        b = self.budget
+        return load_verdict(
+            max(weights_bytes),
+            total_bytes=b.gpu_total_bytes,
+            requested_bytes=b.requested_bytes,
+            free=b.startup_gate.free_bytes,
+        )
 
     def describe(self) -> str:
         lo, est, hi = (x / GIB for x in self.other)

@@ -119,6 +119,15 @@ def boot(
         release = session.release
         mine = boot_figures(answer)
         tree_budget = answer.get("budget") or {}
+        load = budget.load_verdict(list(tree_budget.get("weights_bytes") or [])) if budget and tree_budget else None
+        if load is not None:  # vLLM never sizes a KV cache: no --kv-cache-memory-bytes to plan with
+            line = f"won't: {load.reason}"
+            if as_json:
+                click.echo(json.dumps({"tree": tree_path, "verdict": line, "fails_in": load.fails_in}, indent=2))
+            else:
+                click.echo(f"dryboot boot: vLLM {session.vllm_version} from {tree.import_root} on a faked {gpu.name}")
+                click.echo(line)
+            raise SystemExit(1)
         pinned = ["--kv-cache-memory-bytes", str(tree_budget["available"][1])] if tree_budget else []
         model, model_note = _dryboot_plan(model_path, [*flags, *gpu_flag, *pinned], release, grouping, unification)
         weights_note = _weights_note(model_path, model, tree_budget) if tree_budget else None

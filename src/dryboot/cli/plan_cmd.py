@@ -279,6 +279,7 @@ def plan(
         write(result, svg_path)
     if budget is None:
         weights = _weights(weights_path, args, load_format, expert_parallel)
+        result = _pinned_check(result, args, weights)
     if as_json:
         doc = plan_to_dict(result, given=flags)
         doc["weights"] = weights.to_dict()
@@ -291,6 +292,29 @@ def plan(
         if budget is not None:
             click.echo(budget_text(budget), nl=False)
     raise SystemExit(0 if result.ok else 1)
+
+
+def _pinned_check(result: Any, args: Any, weights: Any) -> Any:
+    """With a GPU named and a budget given (``--kv-cache-memory-bytes`` or ``--non-kv-memory``):
+    ``result`` with a failing ``weights-fit-the-gpu`` invariant when the weights per rank (or they
+    and the pinned pool) leave no room on it (:func:`dryboot.planner.budget.weights_check`).
+    Without a GPU named (the assumed H200), a note only."""
+    # at call: as in plan
+    from dryboot.planner.budget import gpu_named, weights_check, with_load_failure
+
+    if weights.refused or not weights.stages:
+        return result
+    heaviest = max(w.allocated_bytes for w in weights.stages)
+    verdict = weights_check(args, heaviest)
+    if verdict is None:
+        return result
+    if gpu_named(args):
+        return with_load_failure(result, verdict)
+    note = (
+        f"no GPU named (--gpu): on the assumed {args.device.name}, {verdict.reason.split(': vLLM')[0]}; "
+        "name the GPU for a verdict"
+    )
+    return replace(result, notes=(*result.notes, note))
 
 
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
@@ -357,13 +381,25 @@ def budget_text(bp: Any) -> str:
     the tokens at both bounds, the verdict, the startup gate and the safe pinned pool."""
     width = output_width()
     if bp.budget is None:
-        return "\n".join(wrap(f"KV budget: not estimated: {bp.refused}", width, "", "  ")) + "\n"
+        lines = wrap(f"KV budget: not estimated: {bp.refused}", width, "", "  ")
+        if bp.verdict is not None:
+            lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
+        return "\n".join(lines) + "\n"
     b = bp.budget
     kv = b.available_kv_cache_bytes
 
     def g(n: int) -> str:
         return f"{n / (1 << 30):.2f}"
 
+    if bp.verdict is not None and bp.verdict.fails_in == "load_model":
+        lines = [
+            f"KV budget (vLLM {b.release}): not reached: vLLM fails loading the model",
+            f"  requested = ceil({g(b.gpu_total_bytes)} GiB x {b.gpu_memory_utilization}) = {g(b.requested_bytes)} GiB",
+            f"  - weights: {g(b.weights_bytes)} GiB per rank",
+        ]
+        lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
+        lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")
+        return "\n".join(lines) + "\n"
     lines = [
         f"KV budget (predicted; vLLM {b.release}, {b.runner} model runner):",
         f"  {b.log_line()}  (interval {g(kv.low)} .. {g(kv.high)} GiB)",
@@ -381,14 +417,24 @@ def budget_text(bp: Any) -> str:
         lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
     lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")
     safe = bp.safe_kv_cache_memory_bytes
-    lines += wrap(
-        f"Safe pinned pool: --kv-cache-memory-bytes={safe} ({g(safe)} GiB): leaves the weights, the high bounds "
-        f"of the activation, the graphs and the non-torch memory, and a {g(bp.margin_bytes)} GiB margin free "
-        "within the requested share",
-        width,
-        "",
-        "  ",
-    )
+    if safe is None:
+        lines += wrap(
+            "Safe pinned pool: none within the requested share (the weights alone exceed it); a pinned "
+            "--kv-cache-memory-bytes ignores the utilization, but the weights, the pool and the profile run's "
+            "transients must then fit the GPU's free memory",
+            width,
+            "",
+            "  ",
+        )
+    else:
+        lines += wrap(
+            f"Safe pinned pool: --kv-cache-memory-bytes={safe} ({g(safe)} GiB): leaves the weights, the high "
+            f"bounds of the activation, the graphs and the non-torch memory, and a {g(bp.margin_bytes)} GiB margin "
+            "free within the requested share",
+            width,
+            "",
+            "  ",
+        )
     lines += wrap(f"method: {b.method}", width, "  ", "    ")
     for n in b.notes:
         lines += wrap(n, width, "  note: ", "    ")

@@ -13,6 +13,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.planner.plan import Drafter, Plan, Policies, plan
 from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.coordinator import Invariant
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
 from dryboot.vllm.worker.budget import (
@@ -22,11 +23,26 @@ from dryboot.vllm.worker.budget import (
     Verdict,
     budget_verdict,
     estimate_budget,
+    free_memory,
+    load_verdict,
+    request_memory,
     safe_kv_cache_memory_bytes,
 )
 from dryboot.vllm.worker.profile_run import forward_shape
 
-__all__ = ["BudgetPlan", "budget_note", "plan_with_budget", "wants_budget"]
+__all__ = [
+    "BudgetPlan",
+    "budget_note",
+    "gpu_named",
+    "plan_with_budget",
+    "wants_budget",
+    "weights_check",
+    "with_load_failure",
+]
+
+#: the note :func:`~dryboot.vllm.config.resolve` gives a plan without a budget (replaced where
+#: the budget was wanted but not estimated)
+_NO_BUDGET_NOTE = "No KV budget given"
 
 
 @dataclass(frozen=True)
@@ -45,17 +61,73 @@ class BudgetPlan:
 
     def to_dict(self) -> dict[str, Any]:
         if self.budget is None:
-            return {"refused": self.refused}
+            out0: dict[str, Any] = {"refused": self.refused}
+            if self.verdict is not None:
+                out0["verdict"] = self.verdict.to_dict()
+            return out0
         out = self.budget.to_dict(self.verdict, self.safe_kv_cache_memory_bytes)
+        if self.verdict is not None and self.verdict.fails_in == "load_model":
+            out["available_kv_cache_bytes"] = None  # vLLM never computes it
         out["safe_margin_bytes"] = self.margin_bytes
         out["kv_cache_size_tokens"] = dict(zip(("low", "estimate", "high"), self.tokens, strict=True))
         return out
 
 
+def gpu_named(args: EngineArgs) -> bool:
+    """``--gpu`` or ``--gpu-memory`` was given (the default H200 is only an assumption)."""
+    return args.gpu is not None or args.gpu_memory_bytes is not None
+
+
 def wants_budget(args: EngineArgs) -> bool:
     """A GPU is named and no budget is given: the budget is estimated."""
-    named = args.gpu is not None or args.gpu_memory_bytes is not None
-    return named and args.kv_cache_memory_bytes is None and args.non_kv_memory_bytes is None
+    return gpu_named(args) and args.kv_cache_memory_bytes is None and args.non_kv_memory_bytes is None
+
+
+def weights_check(args: EngineArgs, weights_bytes: int) -> Verdict | None:
+    """:func:`~dryboot.vllm.worker.budget.load_verdict` for the largest rank's weights
+    (``weights_bytes``) on ``args``' GPU (``--gpu-memory`` or the table's CUDA total), with
+    ``--kv-cache-memory-bytes`` where pinned; ``None`` when they leave room for a KV cache."""
+    gpu = args.device
+    total = args.gpu_memory_bytes or gpu.cuda_total_bytes
+    return load_verdict(
+        weights_bytes,
+        total_bytes=total,
+        requested_bytes=request_memory(total, args.gpu_memory_utilization),
+        free=free_memory(gpu, total, args.tensor_parallel_size, args.pipeline_parallel_size),
+        kv_cache_memory_bytes=args.kv_cache_memory_bytes,
+    )
+
+
+def with_load_failure(p: Plan, verdict: Verdict) -> Plan:
+    """``p`` with ``verdict`` (a ``won't`` from :func:`weights_check`) as a failing invariant
+    (``weights-fit-the-gpu``); where vLLM fails loading the model, the KV lines it never reaches
+    (the log, the ``ValueError``) are dropped and the report says why."""
+    inv = Invariant("weights-fit-the-gpu", False, verdict.reason, _consequence(verdict))
+    invariants = (*p.invariants, inv)
+    if verdict.fails_in == "load_model":
+        kept = tuple(i for i in p.invariants if i.name != "one-request-fits")
+        note = "nothing about the KV cache: vLLM runs out of CUDA memory loading the weights (load_model)"
+        notes = tuple(n for n in p.notes if not n.startswith(_NO_BUDGET_NOTE))
+        return replace(p, log=(), memory_error=None, invariants=(*kept, inv), log_note=note, notes=notes)
+    if verdict.fails_in == "initialize_kv_cache":
+        then = "then torch.OutOfMemoryError allocating the KV cache (initialize_kv_cache)"
+        return replace(p, invariants=invariants, log_note=then)
+    return replace(p, invariants=invariants)
+
+
+def _consequence(verdict: Verdict) -> str:
+    if verdict.fails_in == "load_model":
+        return "torch.OutOfMemoryError in load_model"
+    if verdict.fails_in == "initialize_kv_cache":
+        return "torch.OutOfMemoryError in initialize_kv_cache"
+    return "ValueError: No available memory for the cache blocks"
+
+
+def _undetermined(p: Plan, reason: str) -> Plan:
+    """``p`` (planned without a budget) saying first why the budget was not estimated."""
+    notes = tuple(n for n in p.notes if not n.startswith(_NO_BUDGET_NOTE))
+    line = f"KV budget not estimated: {reason}; whether it fits is undetermined"
+    return replace(p, notes=(line, *notes), log_note="no KV cache line predicted: KV budget not estimated (see below)")
 
 
 def _tokens(p: Plan) -> int | None:
@@ -98,7 +170,10 @@ def plan_with_budget(
     """
     base = plan(model, args, drafter=drafter, policies=policies)
     if weights_bytes is None:
-        return BudgetPlan(base, refused=f"weights: {weights_refused or 'not given'}")
+        reason = f"weights: {weights_refused or 'not given'}"
+        return BudgetPlan(_undetermined(base, reason), refused=reason, verdict=Verdict("undetermined", None, reason))
+    heaviest = max((weights_bytes, *stage_weights_bytes))
+    load = weights_check(args, heaviest)
     gpu: GPU = args.device
     try:
         shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype)
@@ -123,7 +198,12 @@ def plan_with_budget(
         if len(budgets) > 1:
             budget = _smallest(budget, budgets)
     except InputError as e:
-        return BudgetPlan(base, refused=e.line())
+        why = e.line()
+        if load is not None:
+            return BudgetPlan(with_load_failure(_undetermined(base, why), load), verdict=load, refused=why)
+        return BudgetPlan(_undetermined(base, why), refused=why, verdict=Verdict("undetermined", None, why))
+    if load is not None and load.fails_in == "load_model" and budget.startup_gate.passes is not False:
+        return BudgetPlan(plan=with_load_failure(base, load), budget=budget, verdict=load, margin_bytes=margin)
     kv = budget.available_kv_cache_bytes
     at = {}
     for name, value in (("estimate", kv.estimate), ("low", kv.low), ("high", kv.high)):
@@ -132,11 +212,15 @@ def plan_with_budget(
         )
     request = _request_bytes(at["estimate"])
     verdict = budget_verdict(budget, request) if request is not None else None
+    safe: int | None = safe_kv_cache_memory_bytes(budget, margin)
+    estimate = at["estimate"]
+    if load is not None and budget.startup_gate.passes is not False:
+        verdict, safe, estimate = replace(load, request_bytes=request), None, with_load_failure(estimate, load)
     return BudgetPlan(
-        plan=at["estimate"],
+        plan=estimate,
         budget=budget,
         verdict=verdict,
-        safe_kv_cache_memory_bytes=safe_kv_cache_memory_bytes(budget, margin),
+        safe_kv_cache_memory_bytes=safe,
         margin_bytes=margin,
         tokens=(_tokens(at["low"]), _tokens(at["estimate"]), _tokens(at["high"])),
     )
@@ -158,15 +242,21 @@ def budget_note(bp: BudgetPlan) -> str:
     """One line: the predicted budget, its interval, the tokens at both bounds and the verdict
     (or why no budget was estimated)."""
     if bp.budget is None:
-        return f"KV budget not estimated: {bp.refused}"
+        word = "undetermined" if bp.verdict is None else bp.verdict.word
+        why = "" if bp.verdict is None or word == "undetermined" else f": {bp.verdict.reason}"
+        return f"KV budget not estimated: {bp.refused}; verdict {word}{why}"
+    if bp.verdict is not None and bp.verdict.fails_in == "load_model":
+        return f"KV budget not reached (vLLM {bp.budget.release}): verdict won't: {bp.verdict.reason}"
     kv = bp.budget.available_kv_cache_bytes
     lo, est, hi = bp.tokens
     gib = 1 << 30
     at = ["none fit" if n is None else f"{n:,}" for n in (lo, hi)]
     tokens = "" if est is None else f"; KV cache tokens {est:,} ({at[0]} .. {at[1]})"
     verdict = "" if bp.verdict is None else f"; verdict {bp.verdict.word}"
+    pool = bp.safe_kv_cache_memory_bytes
+    safe = "" if pool is None else f"; safe --kv-cache-memory-bytes={pool}"
     return (
         f"KV budget predicted (vLLM {bp.budget.release}, util {bp.budget.gpu_memory_utilization}): "
         f"Available KV cache memory {kv.estimate / gib:.2f} GiB ({kv.low / gib:.2f} .. {kv.high / gib:.2f}){tokens}"
-        f"{verdict}; safe --kv-cache-memory-bytes={bp.safe_kv_cache_memory_bytes}"
+        f"{verdict}{safe}"
     )

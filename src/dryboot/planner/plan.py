@@ -98,6 +98,9 @@ class Plan:
     drafter: Drafter | None = None
     notes: tuple[str, ...] = field(default=())
     pipeline_stages: tuple[tuple[str, ...], ...] = ()
+    #: why ``log`` holds no KV-cache line, or what vLLM does after it (the report prints it under
+    #: "vLLM would log:" in parentheses); ``""``: nothing to say
+    log_note: str = ""
 
     @property
     def ok(self) -> bool:

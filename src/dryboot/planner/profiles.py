@@ -325,6 +325,8 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         source=str(config_path),
         stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
     )
+    if bp.budget is None and (bp.verdict is None or bp.verdict.word == "undetermined"):
+        return bp.plan  # its first note already says why the budget was not estimated
     return replace(bp.plan, notes=(*bp.plan.notes, budget_note(bp)))
 
 

@@ -144,6 +144,7 @@ def plan_to_dict(p: Plan, given: Collection[str] | None = None) -> dict[str, Any
             {"name": i.name, "ok": i.ok, "detail": i.detail, "consequence": i.consequence} for i in p.invariants
         ],
         "log": list(p.log),
+        "log_note": p.log_note,
         "notes": list(p.notes),
         "assumptions": [a.to_dict() for a in assumptions(p, given)],
         "ok": p.ok,
@@ -221,6 +222,10 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
         out.append(f"  NotImplementedError: {p.unify_error}")
     if p.memory_error:
         out.append(f"  ValueError: {p.memory_error}")
+    if p.log_note:
+        out += wrap(f"({p.log_note})", w, "  ", "   ")
+    elif not (p.log or p.unify_error or p.memory_error):
+        out.append("  (no KV cache line predicted: no KV budget)")
     out.append("")
 
     layer_cols = [
@@ -298,5 +303,7 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
         tail = f" -> {inv.consequence}" if not inv.ok and inv.consequence else ""
         out += wrap(f"[{mark}] {inv.name}: {inv.detail}{tail}", w, "  ", "         ")
     verdict = "OK" if p.ok else "VIOLATED: " + ", ".join(i.name for i in p.invariants if not i.ok)
+    if p.ok and any(n.startswith("KV budget not estimated") for n in p.notes):
+        verdict += " (the geometry; whether the KV cache fits the GPU is undetermined: KV budget not estimated)"
     out += wrap(f"verdict: {verdict}", w, "", "  ")
     return "\n".join(out) + "\n"

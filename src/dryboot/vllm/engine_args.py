@@ -250,6 +250,15 @@ class EngineArgs:
                 None,
                 "needs --gpu-memory or --gpu (the KV budget is the GPU's share minus the non-KV bytes)",
             )
+        if self.gpu is not None and self.gpu_memory_bytes is not None:
+            most = max(self.gpu.nvml_total_bytes, self.gpu.cuda_total_bytes)
+            if 0 < most < self.gpu_memory_bytes:
+                raise InputError(
+                    "--gpu-memory",
+                    None,
+                    f"{self.gpu_memory_bytes / 2**30:.2f} GiB contradicts --gpu {self.gpu.name} "
+                    f"({most / 2**30:.2f} GiB): give one of them (--gpu smXY:SIZE names another GPU)",
+                )
         for flag, value in (
             ("--kv-cache-memory-bytes", self.kv_cache_memory_bytes),
             ("--gpu-memory", self.gpu_memory_bytes),

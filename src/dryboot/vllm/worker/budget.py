@@ -36,6 +36,8 @@ __all__ = [
     "Verdict",
     "budget_verdict",
     "estimate_budget",
+    "free_memory",
+    "load_verdict",
     "request_memory",
     "safe_kv_cache_memory_bytes",
     "startup_gate",
@@ -102,14 +104,21 @@ class StartupGate:
 @dataclass(frozen=True)
 class Verdict:
     """``fits`` (one full-length request fits at the low bound), ``tight`` (only above low),
-    ``won't`` (not even at the high bound). ``request_bytes``: one ``max_model_len`` request."""
+    ``won't`` (not even at the high bound, or the model cannot load), ``undetermined`` (the
+    budget could not be estimated: ``reason`` says why). ``request_bytes``: one ``max_model_len``
+    request (``None`` where not computed). ``fails_in``: for a ``won't`` decided before the KV
+    sizing, the vLLM function that fails (``load_model``, ``initialize_kv_cache``), else ``""``."""
 
     word: str
-    request_bytes: int
+    request_bytes: int | None
     reason: str
+    fails_in: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"word": self.word, "request_bytes": self.request_bytes, "reason": self.reason}
+        out: dict[str, Any] = {"word": self.word, "request_bytes": self.request_bytes, "reason": self.reason}
+        if self.fails_in:
+            out["fails_in"] = self.fails_in
+        return out
 
 
 @dataclass(frozen=True)
@@ -185,12 +194,80 @@ def request_memory(total_bytes: int, gpu_memory_utilization: float) -> int:
     return math.ceil(total_bytes * gpu_memory_utilization)
 
 
-def startup_gate(gpu: GPU, total_bytes: int, requested: int, tp: int, pp: int) -> StartupGate:
-    """The startup free-memory gate on an otherwise idle GPU (see :class:`StartupGate`)."""
+def free_memory(gpu: GPU, total_bytes: int, tp: int, pp: int) -> Interval:
+    """The free memory of an otherwise idle GPU at vLLM's ``init_snapshot`` (bytes): the CUDA
+    total less the CUDA context (and NCCL under TP/PP; GB10: psutil's free memory, 2 GiB less)."""
     extra = TP_CONTEXT_BYTES if tp * pp > 1 else 0
     free = Interval(total_bytes - CONTEXT_BYTES[1] - extra, total_bytes - CONTEXT_BYTES[0])
     if gpu.capability == (12, 1):
         free = Interval(free.low - 2 * GIB, free.high)  # GB10: unified memory, psutil's free memory
+    return free
+
+
+def load_verdict(
+    weights_bytes: int,
+    *,
+    total_bytes: int,
+    requested_bytes: int,
+    free: Interval,
+    kv_cache_memory_bytes: int | None = None,
+) -> Verdict | None:
+    """``won't`` when one rank's weights cannot leave room for a KV cache on the named GPU, with
+    what vLLM does (0.28 ``Worker``: ``init_device``'s startup gate, then ``load_model``, then
+    ``determine_available_memory``, then ``initialize_kv_cache``); ``None`` otherwise.
+
+    - weights above the free memory at the snapshot (``free.high``: the total less the smallest
+      CUDA context): ``load_model`` allocates them on the device and fails with
+      ``torch.OutOfMemoryError: CUDA out of memory``; nothing about the KV cache is logged
+      (``fails_in="load_model"``);
+    - without a pinned pool, weights above ``requested_bytes`` (``ceil(total x util)``) but within
+      the free memory: vLLM loads them, profiles, logs a negative ``Available KV cache memory``
+      and raises ``No available memory for the cache blocks`` (``fails_in=""``: the KV sizing);
+    - with ``--kv-cache-memory-bytes`` (vLLM skips the budget and ignores the utilization):
+      weights plus the pinned pool above ``free.high``: ``initialize_kv_cache`` runs out of CUDA
+      memory allocating the pool (``fails_in="initialize_kv_cache"``).
+
+    Bytes throughout; ``free`` from :func:`free_memory`.
+    """
+    w, t = _gu(weights_bytes), _gu(total_bytes)
+    room = f"the GPU's {t} (about {_g(free.low)}-{_gu(free.high)} free after the CUDA context)"
+    if weights_bytes > free.high:
+        exceeded = f"the requested {_gu(requested_bytes)} and {room}"
+        if kv_cache_memory_bytes is not None:
+            exceeded = room
+        return Verdict(
+            "won't",
+            None,
+            f"weights {w} per rank exceed {exceeded}: vLLM fails loading the model (load_model: "
+            "torch.OutOfMemoryError: CUDA out of memory), before any KV sizing",
+            "load_model",
+        )
+    if kv_cache_memory_bytes is not None:
+        if weights_bytes + kv_cache_memory_bytes > free.high:
+            return Verdict(
+                "won't",
+                None,
+                f"weights {w} per rank plus the pinned pool {_gu(kv_cache_memory_bytes)} exceed {room}: vLLM loads "
+                "the weights, skips the budget (the pool is pinned) and runs out of CUDA memory allocating the KV "
+                "cache (initialize_kv_cache: torch.OutOfMemoryError), if not already in the profile run",
+                "initialize_kv_cache",
+            )
+        return None
+    if weights_bytes > requested_bytes:
+        return Verdict(
+            "won't",
+            None,
+            f"weights {w} per rank exceed the requested {_gu(requested_bytes)} (ceil(total x "
+            f"gpu_memory_utilization)): vLLM loads them (they fit {room}), then logs a negative Available KV "
+            "cache memory and raises 'No available memory for the cache blocks' (or runs out of memory in the "
+            "profile run); raise --gpu-memory-utilization or shard the weights (--tensor-parallel-size)",
+        )
+    return None
+
+
+def startup_gate(gpu: GPU, total_bytes: int, requested: int, tp: int, pp: int) -> StartupGate:
+    """The startup free-memory gate on an otherwise idle GPU (see :class:`StartupGate`)."""
+    free = free_memory(gpu, total_bytes, tp, pp)
     passes = True if free.low >= requested else False if free.high < requested else None
     if passes is False:
         line = (
