@@ -247,3 +247,20 @@ def test_kv_heads_must_divide_attention_heads(tmp_path: Path) -> None:
     data.update(num_key_value_heads=8)
     cfg.write_text(json.dumps(data))
     assert dryboot("plan", "--model", str(cfg), "--max-model-len", "4096", "--kv-cache-memory", "1G").returncode == 0
+
+
+def test_no_command_prints_the_help_as_click_does() -> None:
+    """Before: `dryboot: error: dryboot: Usage: ...` (the help as an error, prefixed twice).
+    Now the help itself, on stderr with exit 2, as click's `no_args_is_help` does."""
+    for args, usage in (((), "Usage: dryboot [OPTIONS] COMMAND"), (("series",), "Usage: dryboot series [OPTIONS]")):
+        r = dryboot(*args)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.startswith(usage), r.stderr
+        assert "error" not in r.stderr and "Commands:" in r.stderr
+
+
+def test_a_usage_error_names_the_command_once() -> None:
+    """Before: `dryboot: error: dryboot plan: No such option ...`."""
+    line = one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--bogus", "1"))
+    assert line.startswith("dryboot plan: error: No such option '--bogus'"), line
+    assert one_line_error(dryboot("bogus")).startswith("dryboot: error: No such command 'bogus'")

@@ -67,3 +67,30 @@ def test_hostile_header_one_line_exit_2(tmp_path: Path) -> None:
     assert r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and "above the 100000000-byte bound" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def _partial_checkpoint(tmp_path: Path, name: str, keep: object) -> Path:
+    tmp_path.mkdir()
+    shutil.copy(DATA / "configs" / name / "config.json", tmp_path / "config.json")
+    config, hq = _config(name)
+    tensors = {k: v for k, v in hf_tensors(config, hq).items() if keep(k)}  # type: ignore[operator]
+    write_header_only_shards(tmp_path, tensors, shards=1)
+    return tmp_path
+
+
+def test_a_checkpoint_without_the_configs_layers_is_refused_by_name(tmp_path: Path) -> None:
+    """New user's trial, item 12. Before: a Qwen3-0.6B config beside headers holding only
+    model.embed_tokens.weight gave 'Model loading took 0.30 GiB ... from the checkpoint headers',
+    exit 0, its 28 layers missing. Now one line, exit 2, naming the first missing tensor."""
+    d = _partial_checkpoint(tmp_path / "a", "Qwen--Qwen3-0.6B", lambda k: k == "model.embed_tokens.weight")
+    r = dryboot("plan", "--model", str(d), "--gpu", "rtx3090")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr == (
+        "dryboot: error: safetensors headers: model.norm: no such tensor, though the config implies it: "
+        "the checkpoint does not hold the config's model (or is cut)\n"
+    )
+    # one layer's MLP missing: named with its layer
+    d = _partial_checkpoint(tmp_path / "b", "Qwen--Qwen3-0.6B", lambda k: not k.startswith("model.layers.3.mlp."))
+    r = dryboot("plan", "--model", str(d), "--kv-cache-memory-bytes", "10G")
+    assert r.returncode == 2, r.stdout
+    assert r.stderr.startswith("dryboot: error: safetensors headers: model.layers.3.mlp.gate_proj: no such tensor")

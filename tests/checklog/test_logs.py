@@ -297,4 +297,4 @@ def test_two_boots_in_one_file_are_checked_one_by_one(tmp_path: Path, hf_cache: 
     assert doc["boots"][1]["summary"]["differs"] == 1 and doc["exit"] == 1
     text = dryboot("check-log", str(log)).stdout
     assert "== boot 1 (lines" in text and "== boot 2 (lines" in text
-    assert "exit 1: some KV line differs (2 boots)" in text
+    assert "exit 1: a KV line differs (boot 2) — 2 boots" in text

@@ -41,7 +41,7 @@ def test_given_speculative_config_is_a_fact_not_searched(tmp_path: Path, k: int,
 def test_a_given_flag_the_log_contradicts_is_refused(hf_cache: Path) -> None:
     r = dryboot("check-log", str(DATA / "tp2.log"), "--tensor-parallel-size", "4")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert "--tensor-parallel-size: 4: the log's non-default args say 2 (read from the log (line 7" in r.stderr
+    assert "--tensor-parallel-size 4: the log's non-default args say --tensor-parallel-size 2 (line 7" in r.stderr
 
 
 def test_a_logged_length_above_the_config_means_the_variable_was_set(tmp_path: Path, hf_cache: Path) -> None:

@@ -252,6 +252,17 @@ def test_cli_check_writes_nothing_and_exit_codes(tmp_path: Path) -> None:
     assert r.exit_code == 0 and '"unchanged": 1' in r.output
 
 
+def test_cli_out_with_a_trailing_slash_prints_single_slashes(tmp_path: Path) -> None:
+    """Before: `--out dir/` printed `dir//a.patch.rej` and `dir//conflicts/`."""
+    new_text = BASE.replace("line 30\n", "line 30 upstream\n")
+    old, new, s = make(tmp_path, {"f.txt": BASE}, {"f.txt": new_text}, [("a.patch", udiff(BASE, PATCHED, "f.txt"))])
+    out = tmp_path / "out"
+    r = CliRunner().invoke(cli, ["series", "port", str(s), "--from", str(old), "--to", str(new), "--out", f"{out}/"])
+    assert r.exit_code == 1, r.output
+    assert "//" not in r.output
+    assert f"written: {out}/a.patch.rej, the conflicted files under {out}/conflicts/" in r.output
+
+
 # --- against git am -3 ---------------------------------------------------------------------------
 
 

@@ -243,6 +243,10 @@ def check_facts(
         raise _as_read_from_log(exc, facts, source, given) from None
 
 
+#: The start of plan's note on a missing KV budget (:func:`dryboot.vllm.config.resolve`'s budget
+#: notes): it names plan's budget options; check-log reads the budget from the log alone.
+_PLAN_NO_BUDGET = "No KV budget given ("
+
 #: check-log's own options: a refusal naming one names what the user gave.
 _OWN_OPTIONS = frozenset(
     {"--model", "--speculative-model", "--vllm-version", "--gpu", "--gpu-memory", "--custom-kv-cache-dtype"}
@@ -253,7 +257,8 @@ def _as_read_from_log(exc: InputError, facts: LogFacts, source: str, given: dict
     """``exc`` with a vLLM flag it names (``--max-model-len``...) said to be read from the log,
     unless the user gave that flag to check-log."""
     flag = exc.source
-    if not flag.startswith("--") or flag in _OWN_OPTIONS or flag.lstrip("-").replace("-", "_") in (given or {}):
+    name = flag.split()[0].lstrip("-").removeprefix("no-").replace("-", "_") if flag.startswith("--") else ""
+    if not flag.startswith("--") or flag in _OWN_OPTIONS or name in (given or {}):
         return exc
     key = flag.lstrip("-").replace("-", "_")
     where = facts.args_line.where if facts.args_line is not None else "its lines"
@@ -313,25 +318,18 @@ def _check_facts(
         source=source,
     )
     model = load_model(located.path)
-    if facts.architecture and facts.architecture != model.architecture:
-        notes.append(f"the log resolved {facts.architecture}; {located.path} declares {model.architecture or 'none'}")
+    _check_architecture(facts, model.architecture, str(located.path), model_path is not None, notes)
 
     args = logged.args
     for key, value in (given or {}).items():  # vLLM's flags given to check-log: known facts
         if key == "speculative_config":
             continue
-        logged_value = getattr(args, key) if _flag_name(key) in logged.flags else None
-        if logged_value is not None and logged_value != value:
-            raise InputError(
-                f"--{_flag_name(key)}",
-                str(value),
-                f"the log's non-default args say {logged_value} ({where_args(facts)})",
-            )
+        _check_given(key, value, args, logged, facts, unknown, model, version)
         changed: dict[str, Any] = {key: value}
         args = replace(args, **changed)
         if key in unknown:
             unknown.remove(key)
-        notes.append(f"--{_flag_name(key)} {value}: given on the command line (a known fact, not searched)")
+        notes.append(f"{given_spelling(key, value)}: given on the command line (a known fact, not searched)")
     if "max-model-len" not in logged.flags:
         length, said = _logged_max_model_len(facts)
         if length is not None:
@@ -360,6 +358,7 @@ def _check_facts(
 
     spec_in = logged.speculative
     if given and "speculative_config" in given:
+        _check_given_speculative(given["speculative_config"], logged, facts, unknown)
         spec_in = dict(given["speculative_config"])  # type: ignore[call-overload]
         if "speculative_config" in unknown:
             unknown.remove("speculative_config")
@@ -384,7 +383,9 @@ def _check_facts(
         comparison, combo = first
         at_defaults = f"under {combo.describe()}, the first combination of the unknown flags that plans"
         notes.append(f"vLLM's defaults for the unknown flags are refused ({refused.reason}); {at_defaults}")
-    notes.extend(n for n in comparison.prediction.plan.notes if n not in notes)
+    # plan's "No KV budget given (--kv-cache-memory-bytes, ...)" names plan's options, which
+    # check-log has not: the log is its only budget (said below when it states none)
+    notes.extend(n for n in comparison.prediction.plan.notes if n not in notes and not n.startswith(_PLAN_NO_BUDGET))
     if vllm_version is None and facts.version is None and not any(v.how != "stated" for v in facts.versions):
         notes.append(_fitting_releases(facts, Inputs(model, args, drafter), candidate, budget, no_budget))
     if budget is None:
@@ -473,6 +474,111 @@ def _fitting_releases(
 
 def _flag_name(key: str) -> str:
     return key.replace("_", "-")
+
+
+def given_spelling(key: str, value: object) -> str:
+    """A flag given to check-log as vLLM spells it: ``--no-enable-prefix-caching``,
+    ``--kv-cache-dtype fp8``."""
+    if isinstance(value, bool):
+        return f"--{'' if value else 'no-'}{_flag_name(key)}"
+    return f"--{_flag_name(key)} {value}"
+
+
+#: vLLM's defaults of the flags check-log takes, where they do not depend on the model.
+_FLAG_DEFAULTS: dict[str, object] = {"kv_cache_dtype": "auto", "tensor_parallel_size": 1}
+
+
+def _check_given(
+    key: str,
+    value: object,
+    args: EngineArgs,
+    logged: LoggedArgs,
+    facts: LogFacts,
+    unknown: list[str],
+    model: Any,
+    version: str,
+) -> None:
+    """Refuse a flag given to check-log that the log's args line contradicts: a value the line
+    states, or, for a line read whole (or up to past the flag's place), vLLM's default that
+    applied because the line lacks it (``non-default args`` omits values equal to the default).
+
+    :raises InputError: naming the flag as given and the args line.
+    """
+    if _flag_name(key) in logged.flags:
+        logged_value = getattr(args, key)
+        if logged_value is not None and logged_value != value:
+            raise InputError(
+                given_spelling(key, value),
+                None,
+                f"the log's non-default args say {given_spelling(key, logged_value)} ({_args_where(facts)})",
+            )
+        return
+    if facts.args_text is None or key in unknown:
+        return  # the line is missing or cut before the flag: the flag is a fact the log lacks
+    if key == "enable_prefix_caching":
+        # at call: the release's default is needed only when prefix caching is given
+        from dryboot.vllm.config.resolve import prefix_caching_default
+
+        default: object = prefix_caching_default(model, rules_for(version))
+    elif key in _FLAG_DEFAULTS:
+        default = _FLAG_DEFAULTS[key]
+    else:
+        return
+    if value != default:
+        raise InputError(
+            given_spelling(key, value),
+            None,
+            f"the log's non-default args ({_args_where(facts)}) have no {key}: vLLM's default "
+            f"{given_spelling(key, default)} applied",
+        )
+
+
+def _check_given_speculative(value: object, logged: LoggedArgs, facts: LogFacts, unknown: list[str]) -> None:
+    """Refuse ``--speculative-config`` when the log's args line states another one (a key both
+    give, with another value), or is read past its place and has none.
+
+    :raises InputError: naming ``--speculative-config`` and the args line.
+    """
+    if facts.args_text is None or "speculative_config" in unknown:
+        return
+    if logged.speculative is None:
+        raise InputError(
+            "--speculative-config",
+            None,
+            f"the log's non-default args ({_args_where(facts)}) have no speculative_config: "
+            "vLLM ran without speculative decoding",
+        )
+    given = value if isinstance(value, dict) else {}
+    for k, v in given.items():
+        if k in logged.speculative and logged.speculative[k] != v:
+            raise InputError(
+                "--speculative-config",
+                f"{k}",
+                f"the log's non-default args say {logged.speculative[k]!r} ({_args_where(facts)}), given {v!r}",
+            )
+
+
+def _check_architecture(facts: LogFacts, declared: str | None, path: str, given: bool, notes: list[str]) -> None:
+    """Refuse a config whose architecture is not the one the log's ``Resolved architecture`` line
+    names: every KV line would be predicted for another model. vLLM's Transformers backend
+    (``Transformers...``) serves any config's architecture under its own name: only noted.
+
+    :raises InputError: naming ``--model`` (or the config found) and the log's line.
+    """
+    logged = facts.architecture
+    if not logged or logged == declared:
+        return
+    if declared is None or logged.startswith("Transformers"):
+        notes.append(f"the log resolved {logged}; {path} declares {declared or 'no architecture'}")
+        return
+    where = facts.architecture_line.where if facts.architecture_line is not None else "its lines"
+    if given:
+        raise InputError("--model", path, f"is {declared}; the log serves {logged} (its {where})")
+    raise InputError(path, None, f"the config found for the log is {declared}; the log serves {logged} (its {where})")
+
+
+def _args_where(facts: LogFacts) -> str:
+    return facts.args_line.where if facts.args_line else "its args line"
 
 
 def where_args(facts: LogFacts) -> str:

@@ -578,11 +578,17 @@ def _auto_fit(f: dict[str, str]) -> str:
     return "cannot auto-fit"
 
 
+def _mamba_mode(f: dict[str, str]) -> str:
+    """The mode, with the architecture the line names (two models' lines differ in it alone)."""
+    mode = "'" + (f.get("mode") or f.get("mode_off") or f.get("mode_fallback") or "?") + "'"
+    return f"{mode} for {f['arch']}" if f.get("arch") else mode
+
+
 _FORMATS: dict[Kind, Callable[[dict[str, str]], str]] = {
     Kind.BACKEND_BLOCK: lambda f: f"{f.get('block')} tokens for {f.get('backend')}",
     Kind.HYBRID_BLOCK: lambda f: f"{f.get('block')} tokens",
     Kind.MAMBA_PADDING: lambda f: f"{f.get('pct')}%",
-    Kind.MAMBA_MODE: lambda f: "'" + (f.get("mode") or f.get("mode_off") or f.get("mode_fallback") or "?") + "'",
+    Kind.MAMBA_MODE: _mamba_mode,
     Kind.PADDING_LAYERS: lambda f: f"{f.get('layers')} layers ({f.get('pct')}%)",
     Kind.OVERRIDE: lambda f: f"{f.get('computed')} blocks overridden by {f.get('override')}",
     Kind.AUTO_FIT: _auto_fit,

@@ -685,6 +685,7 @@ class LogFacts:
     args_line: LogLine | None = None
     args_namespace: bool = False
     architecture: str | None = None
+    architecture_line: LogLine | None = None
     max_model_len: int | None = None
     max_num_batched_tokens: int | None = None
     available: tuple[Available, ...] = ()
@@ -808,6 +809,7 @@ class _Boot:
         self.args_line: LogLine | None = None
         self.args_namespace = False
         self.architecture: str | None = None
+        self.architecture_line: LogLine | None = None
         self.max_model_len: int | None = None
         self.batched: int | None = None
         self.reserved: str | None = None
@@ -836,6 +838,7 @@ class _Boot:
             args_line=self.args_line,
             args_namespace=self.args_namespace,
             architecture=self.architecture,
+            architecture_line=self.architecture_line,
             max_model_len=self.max_model_len,
             max_num_batched_tokens=self.batched,
             available=tuple(self.available),
@@ -881,7 +884,7 @@ class _Boot:
         if self.args_text is None and "args:" in msg and (m := _ARGS.search(msg) or _NAMESPACE_ARGS.search(msg)):
             self.args_text, self.args_line, self.args_namespace = m["args"], line, m.re is _NAMESPACE_ARGS
         if self.architecture is None and (m := _ARCHITECTURE.search(msg)):
-            self.architecture = m["arch"]
+            self.architecture, self.architecture_line = m["arch"], line
         if self.max_model_len is None and (m := _MAX_MODEL_LEN.search(msg)):
             self.max_model_len = int(m["n"])
         if self.batched is None and (m := _BATCHED.search(msg)):

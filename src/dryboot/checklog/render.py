@@ -113,10 +113,28 @@ def render_text(r: CheckReport) -> str:
 
 _EXIT_MEANING = {
     0: "every KV line checked matches",
-    1: "some KV line differs",
+    1: "a KV line differs",
     2: "refused",
     3: "nothing could be checked",
     4: "explained only by flags or a KV budget the log does not give",
+}
+
+#: What each boot status that decides an exit code says (check-log's exit table, docs/check-log.md).
+_DECIDED_BY = {
+    "differs": "a KV line differs",
+    "unexplained": "no combination of the unknown flags (or single KV budget) explains the lines",
+    "refused": "refused",
+    "explained": "explained only by flags or a KV budget the log does not give",
+    "matches": "every KV line checked matches",
+    "unchecked": "nothing could be checked",
+}
+#: The statuses that give each exit code (:func:`dryboot.checklog.check.exit_code_of`).
+_STATUSES_OF = {
+    1: ("differs", "unexplained"),
+    2: ("refused",),
+    4: ("explained",),
+    0: ("matches",),
+    3: ("unchecked",),
 }
 
 
@@ -125,7 +143,10 @@ def render_log(report: LogReport) -> str:
     ``boot N (lines a-b)`` heading; a boot that could not be checked in one line."""
     many = len(report.boots) > 1
     out = [render_boot(b, report.source, many) for b in report.boots]
-    out.append(render_exit(report.exit_code, len(report.boots), many))
+    seen: dict[str, tuple[int, int]] = {}
+    for b in report.boots:
+        _count_status(seen, b)
+    out.append(render_exit(report.exit_code, len(report.boots), many, seen))
     return "".join(out)
 
 
@@ -135,9 +156,26 @@ def render_boot(b: BootResult, source: str, many: bool) -> str:
     return head + _boot_text(b, source) + "\n"
 
 
-def render_exit(code: int, boots: int, many: bool) -> str:
-    """The last line: ``exit N: meaning`` (with the number of boots when there are several)."""
-    return f"exit {code}: {_EXIT_MEANING[code]}" + (f" ({boots} boots)" if many else "") + "\n"
+def _count_status(seen: dict[str, tuple[int, int]], b: BootResult) -> None:
+    """Keep, per status, the first boot that has it and how many do (memory: one pair each)."""
+    first, count = seen.get(b.status, (b.facts.boot, 0))
+    seen[b.status] = (first, count + 1)
+
+
+def render_exit(code: int, boots: int, many: bool, seen: dict[str, tuple[int, int]] | None = None) -> str:
+    """The last line: ``exit N: what decided it``, the boots that decided it when there are
+    several (``seen``: status -> first boot with it, number of boots with it)."""
+    if seen is None:
+        return f"exit {code}: {_EXIT_MEANING[code]}" + (f" ({boots} boots)" if many else "") + "\n"
+    parts = []
+    for status in _STATUSES_OF[code]:
+        if status not in seen:
+            continue
+        first, count = seen[status]
+        which = "" if not many else f" (boot {first})" if count == 1 else f" ({count} boots, the first boot {first})"
+        parts.append(_DECIDED_BY[status] + which)
+    text = "; ".join(parts) or _EXIT_MEANING[code]
+    return f"exit {code}: {text}" + (f" — {boots} boots" if many else "") + "\n"
 
 
 def stream_log(boots: Iterable[BootResult], source: str, echo: Callable[[str], None], *, as_json: bool) -> int:
@@ -152,19 +190,22 @@ def stream_log(boots: Iterable[BootResult], source: str, echo: Callable[[str], N
     second = next(it, None)
     many = second is not None
     statuses: set[str] = set()
+    seen: dict[str, tuple[int, int]] = {}
     count = 0
     if as_json:
         echo("{\n" + f'  "log": {json.dumps(source)},\n  "boots": [')
     for b in (x for x in (first, second) if x is not None):
         count += 1
         statuses.add(b.status)
+        _count_status(seen, b)
         echo(_json_boot(b, count > 1) if as_json else render_boot(b, source, many))
     for b in it:
         count += 1
         statuses.add(b.status)
+        _count_status(seen, b)
         echo(_json_boot(b, True) if as_json else render_boot(b, source, many))
     code = exit_code_of(statuses)
-    echo(f'\n  ],\n  "exit": {code}\n}}\n' if as_json else render_exit(code, count, many))
+    echo(f'\n  ],\n  "exit": {code}\n}}\n' if as_json else render_exit(code, count, many, seen))
     return code
 
 

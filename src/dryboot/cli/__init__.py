@@ -72,14 +72,20 @@ def main(argv: list[str] | None = None) -> Any:
 
     Every bad-input path ends as one line on stderr and exit 2: :class:`InputError` in
     the group (:meth:`_LazyGroup.invoke`), click's own usage errors (unknown option, bad
-    choice), which click would otherwise print over several lines, here.
+    choice), which click would otherwise print over several lines, here (``dryboot plan:
+    error: ...``). A group given no command prints its help as click does (stderr, exit 2).
     """
     _exit_on_sigterm()
     try:
         cli.main(args=argv, prog_name="dryboot", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # a group called with no command: its help, as click prints it (on stderr, exit 2)
+        exc.show()
+        sys.exit(exc.exit_code)
     except click.exceptions.UsageError as exc:
-        where = f"{exc.ctx.command_path}: " if exc.ctx is not None else ""
-        click.echo(f"dryboot: error: {where}{exc.format_message()}", err=True)
+        # "dryboot plan: error: No such option ..." (argparse's "prog: error: message" form)
+        prog = exc.ctx.command_path if exc.ctx is not None else "dryboot"
+        click.echo(f"{prog}: error: {exc.format_message()}", err=True)
         sys.exit(2)
     except click.exceptions.Abort as exc:
         cause = exc.__cause__

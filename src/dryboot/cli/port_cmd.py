@@ -5,6 +5,7 @@ upstream), 1 a conflict (reported per hunk; the patches before it written), 2 ba
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -53,7 +54,8 @@ def render_port(res: PortResult, as_json: bool) -> int:
         for line in _hunk_words(p):
             click.echo(line)
         if p.reject is not None and res.written:
-            click.echo(f"   written: {res.written}/{p.name}.rej, the conflicted files under {res.written}/conflicts/")
+            rej, conflicts = os.path.join(res.written, f"{p.name}.rej"), os.path.join(res.written, "conflicts", "")
+            click.echo(f"   written: {rej}, the conflicted files under {conflicts}")
     c = res.counts()
     ported = sum(1 for p in res.patches if p.status == "ported")
     upstream = sum(1 for p in res.patches if p.status == "upstream")

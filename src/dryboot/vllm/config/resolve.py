@@ -734,11 +734,21 @@ def _for_release(
     if drafter is not None and (released := for_release(drafter.model, rules)) is not drafter.model:
         drafter = replace(drafter, model=released)
     if args.enable_prefix_caching is None:
-        # ModelConfig.is_prefix_caching_supported: on, except for attention-free models
-        # (and, before 0.28, hybrid models: EngineArgs._set_default_chunked_prefill_and_prefix_caching_args)
-        on = not model.mamba.attention_free and (rules.hybrid_prefix_caching_default or not model.is_hybrid)
-        args = args.evolve(enable_prefix_caching=on)
+        args = args.evolve(enable_prefix_caching=_prefix_caching_on(model, rules))
     return model, args, drafter
+
+
+def prefix_caching_default(model: ModelGeometry, rules: VersionRules) -> bool:
+    """Whether prefix caching is on when no flag sets it, for ``model`` as the release reads it.
+
+    Mirrors ``ModelConfig.is_prefix_caching_supported``: on, except for attention-free models
+    (and, before 0.28, hybrid models: ``EngineArgs._set_default_chunked_prefill_and_prefix_caching_args``).
+    """
+    return _prefix_caching_on(for_release(model, rules), rules)
+
+
+def _prefix_caching_on(released: ModelGeometry, rules: VersionRules) -> bool:
+    return not released.mamba.attention_free and (rules.hybrid_prefix_caching_default or not released.is_hybrid)
 
 
 def _budget_notes(args: EngineArgs, async_blocker: str | None) -> list[str]:

@@ -186,7 +186,17 @@ def _g(n: int) -> str:
 
 
 def _gu(n: int) -> str:
+    """``n`` bytes in GiB with 2 decimals; in MiB when that would print 0.00 GiB."""
+    if 0 < abs(n) < GIB // 200:
+        return f"{n / MIB:.2f} MiB"
     return f"{n / GIB:.2f} GiB"
+
+
+def _gu_apart(n: int, bound: int) -> tuple[str, str]:
+    """``n`` and ``bound`` as :func:`_gu` prints them, in bytes when two different figures
+    would print the same ("needs 5.62 GiB, above ... 5.62 GiB")."""
+    a, b = _gu(n), _gu(bound)
+    return (f"{n:,} B", f"{bound:,} B") if a == b and n != bound else (a, b)
 
 
 def request_memory(total_bytes: int, gpu_memory_utilization: float) -> int:
@@ -444,9 +454,8 @@ def budget_verdict(budget: Budget, request_bytes: int) -> Verdict:
     if budget.startup_gate.passes is False:
         return Verdict("won't", request_bytes, budget.startup_gate.line)
     if kv.high < request_bytes:
-        return Verdict(
-            "won't", request_bytes, f"one request needs {_gu(request_bytes)}, above even the high bound {_gu(kv.high)}"
-        )
+        need, high = _gu_apart(request_bytes, kv.high)
+        return Verdict("won't", request_bytes, f"one request needs {need}, above even the high bound {high}")
     if kv.low >= request_bytes and budget.startup_gate.passes is None:
         return Verdict(
             "tight",
@@ -461,7 +470,8 @@ def budget_verdict(budget: Budget, request_bytes: int) -> Verdict:
     return Verdict(
         "tight",
         request_bytes,
-        f"one request needs {_gu(request_bytes)}: fits only above the low bound {_gu(kv.low)} (up to {_gu(kv.high)})",
+        "one request needs {}: fits only above the low bound {}".format(*_gu_apart(request_bytes, kv.low))
+        + f" (up to {_gu(kv.high)})",
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
+    MissingTensor,
     Parallel,
     RankWeights,
     checkpoint_rank_weights,
@@ -89,8 +90,9 @@ def model_weights(
     rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
-    :raises InputError: a malformed config, index or header, or ``--load-format safetensors``
-        without safetensors files.
+    :raises InputError: a malformed config, index or header, ``--load-format safetensors``
+        without safetensors files, or headers that lack a tensor the config implies
+        (:class:`.weights.MissingTensor`, naming the first: ``model.layers.3.mlp.gate_proj``).
     """
     if load_format not in LOAD_FORMATS:
         raise InputError("--load-format", None, f"{load_format!r} is not one of {', '.join(LOAD_FORMATS)}")
@@ -138,6 +140,8 @@ def model_weights(
             else:
                 w = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype, **serve)
             report.stages.append(w)
+    except MissingTensor:
+        raise  # a checkpoint that is not the config's model: bad input, not a limitation
     except InputError as e:
         report.stages = []
         report.refused = e.line()

@@ -42,7 +42,7 @@ Nemotron-H and Granite-4.0-H (Mamba2 mixers).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,6 +232,11 @@ REFUSED_METHODS = {
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }
+
+
+class MissingTensor(InputError):
+    """A checkpoint that lacks a tensor its config implies: bad input (exit 2), never a weights
+    figure the report states as not modelled."""
 
 
 @dataclass(frozen=True)
@@ -562,6 +567,23 @@ class _Checkpoint:
             out.append((kind, math.ceil(math.prod(shape) * nbytes)))
         return out
 
+    def require(self, prefixes: Iterable[str]) -> None:
+        """Refuse a module the config implies of which the checkpoint holds no tensor (a module
+        is a tensor's name up to its last dot, or one tensor's name): the headers' sum would
+        leave out what vLLM allocates for it (vLLM's loader refuses a checkpoint that leaves a
+        parameter uninitialized, except those of layers with a quantization method).
+
+        :raises MissingTensor: naming the first missing module.
+        """
+        for prefix in prefixes:
+            if prefix not in self.modules and prefix not in self.tensors:
+                raise MissingTensor(
+                    "safetensors headers",
+                    prefix,
+                    "no such tensor, though the config implies it: the checkpoint does not hold the config's "
+                    "model (or is cut)",
+                )
+
     def leftover(self, layers: range, n_experts: int) -> None:
         """Refuse, by name, the first tensor no module of this rank's walk took (tensors of
         another stage's layers and the rotary tables vLLM skips are left aside)."""
@@ -613,6 +635,8 @@ class _Walk:
             for kind, b in entries:
                 self.ref.add(label if kind == "weight" else kind, b)
         if self.ckpt is not None:
+            if present and entries:
+                self.ckpt.require(prefix for prefix, mode, *_ in hf if mode != "attention scales")
             for prefix, mode, *elem in hf:
                 for kind, b in self.ckpt.take(prefix, mode, label, count=present, elem=elem[0] if elem else None):
                     self.out.add(kind, b)
