@@ -175,3 +175,45 @@ def test_flushes_only_with_dryboot_sync(tmp_path: Path, monkeypatch: pytest.Monk
         assert calls[0] == "fsync before journal" and calls[-1] == "flush"
     else:
         assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("before", "changes", "after"),
+    [
+        # a file deleted, a file created under its name (GNU patch: patch 1 deletes a, patch 2 creates a/x)
+        ({"a": b"1\n"}, {"a": None, "a/x": b"2\n"}, {"a/": b"<dir>", "a/x": b"2\n"}),
+        # a directory emptied by its deletions, a file created in its place
+        ({"a/x": b"1\n", "a/b/y": b"1\n"}, {"a/x": None, "a/b/y": None, "a": b"2\n"}, {"a": b"2\n"}),
+    ],
+)
+def test_a_deleted_path_makes_room_as_gnu_patch_does(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    before: dict[str, bytes],
+    changes: dict[str, bytes | None],
+    after: dict[str, bytes],
+) -> None:
+    """What a series deletes makes room for what it then creates (the hypothesis example of
+    tests/patching/test_status_agrees.py: status said applicable, apply refused); a failed
+    write puts the deleted file back even where a new directory stood."""
+    root = tmp_path / "t"
+    for rel, data in before.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    original = snapshot(root)
+    real = os.replace
+    failed: list[str] = []
+
+    def full_disk(a: str, b: str) -> None:
+        if JOURNAL_DIR not in b and not failed:  # the first write of the new contents fails
+            failed.append(b)
+            raise OSError(28, "No space left on device")
+        real(a, b)
+
+    monkeypatch.setattr(transaction.os, "replace", full_disk)
+    with pytest.raises(OSError):
+        transaction.commit(str(root), changes, {})
+    monkeypatch.setattr(transaction.os, "replace", real)
+    assert snapshot(root) == original
+    transaction.commit(str(root), changes, {})
+    assert snapshot(root) == after

@@ -368,7 +368,9 @@ def _restore(root: str, entries: list[dict[str, Any]]) -> None:
     """Put back what ``entries`` (checked) saved; a path that another kind of file (a directory)
     now occupies is left as it is rather than removed."""
     jdir = os.path.join(root, JOURNAL_DIR)
-    for e in entries:
+    # what the transaction created goes first: a directory it made for a new file (``a/x``) may
+    # stand where a saved file (``a``) goes back; then what was saved, parents before children
+    for e in sorted(entries, key=lambda e: e["backup"] is not None):
         path = os.path.join(root, e["path"])
         d, base = os.path.split(path)
         with _signals.suppress(OSError):
@@ -396,10 +398,14 @@ def _restore(root: str, entries: list[dict[str, Any]]) -> None:
             _remove_empty_dirs(root, e["path"])
 
 
-def _in_the_way(root: str, rel: str, data: bytes | None, dirs: set[str]) -> str | None:
+def _in_the_way(
+    root: str, rel: str, data: bytes | None, dirs: set[str], deleted: frozenset[str] = frozenset()
+) -> str | None:
     """Why ``rel`` cannot be written (``data``) or deleted (None) under ``root``: a directory
     (or other non-regular file) where the file goes, or a non-directory among its parents.
-    ``dirs``: the directories already seen to be directories (added to)."""
+    ``dirs``: the directories already seen to be directories (added to). ``deleted``: the files
+    the same transaction deletes first (GNU patch applied patch by patch: a file ``a`` deleted,
+    then ``a/x`` created; or ``a/x`` deleted, its emptied directory removed, then ``a`` created)."""
     parts = rel.split("/")
     cur = root
     for k, comp in enumerate(parts):
@@ -414,11 +420,33 @@ def _in_the_way(root: str, rel: str, data: bytes | None, dirs: set[str]) -> str 
         if not last and stat.S_ISDIR(st.st_mode):
             dirs.add(cur)
         if last and not stat.S_ISREG(st.st_mode):
+            if data is not None and stat.S_ISDIR(st.st_mode) and _emptied(root, rel, deleted):
+                return None
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
             return f"{rel}: {kind} is where the patch {'creates' if data is not None else 'deletes'} a file"
         if not last and not stat.S_ISDIR(st.st_mode):
+            if stat.S_ISREG(st.st_mode) and "/".join(parts[: k + 1]) in deleted:
+                return None  # deleted first: its path becomes the new file's directory
             return f"{rel}: {'/'.join(parts[: k + 1])} is a file, not a directory"
     return None
+
+
+def _emptied(root: str, rel: str, deleted: frozenset[str]) -> bool:
+    """Whether deleting ``deleted`` empties the directory ``rel`` and removes it: every entry
+    under it a regular file in ``deleted``, and no directory left empty (a removal climbs from
+    a deleted file's directory only)."""
+    top = os.path.join(root, rel)
+    for dirpath, dirnames, filenames in os.walk(top):
+        if not dirnames and not filenames:
+            return False
+        for fn in filenames:
+            full = os.path.join(dirpath, fn)
+            if not stat.S_ISREG(os.lstat(full).st_mode) or os.path.relpath(full, root) not in deleted:
+                return False
+        for dn in dirnames:
+            if os.path.islink(os.path.join(dirpath, dn)):
+                return False
+    return True
 
 
 def locked(root: str, shared: bool = False, on_wait: Any = None) -> _Lock:
@@ -484,8 +512,9 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
         return
     recover(root)
     seen: set[str] = set()
+    deleting = frozenset(rel for rel, data in changes.items() if data is None)
     for rel in sorted(changes):
-        why = _in_the_way(root, rel, changes[rel], seen)
+        why = _in_the_way(root, rel, changes[rel], seen, deleting)
         if why is not None:
             raise InputError(os.path.join(root, rel), None, f"cannot write: {why}; nothing was written")
     jdir = os.path.join(root, JOURNAL_DIR)
@@ -539,17 +568,20 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
         raise
     try:
         with _signals.handling(_raise_interrupted):
-            deleted = []
             written: list[str] = []
+            # deletions first, and the directories they empty: a deleted ``a`` makes room for
+            # a new ``a/x``, a deleted ``a/x`` for a new ``a`` (as GNU patch, patch by patch)
+            for rel in deleting:
+                with _signals.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(root, rel))
+            for rel in deleting:
+                _remove_empty_dirs(root, rel)
             for e in entries:
                 rel = e["path"]
                 full = os.path.join(root, rel)
                 if rel in changes:
                     data = changes[rel]
                     if data is None:
-                        with _signals.suppress(FileNotFoundError):
-                            os.unlink(full)
-                        deleted.append(rel)
                         continue
                     if e["backup"] is None:  # a new file (an existing one's directory exists)
                         os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -558,8 +590,6 @@ def commit(root: str, changes: dict[str, bytes | None], modes: dict[str, int]) -
                     written.append(full)
                 elif rel in modes and os.path.exists(full):
                     os.chmod(full, modes[rel])
-            for rel in deleted:
-                _remove_empty_dirs(root, rel)
             if sync:
                 _make_durable(root, written)  # every new content on disk before the commit point
             os.unlink(os.path.join(jdir, JOURNAL))  # the commit point
