@@ -246,7 +246,6 @@ def _deepseek_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
     h, nq = config["hidden_size"], config["num_attention_heads"]
     nope, rope, v = config["qk_nope_head_dim"], config["qk_rope_head_dim"], config["v_head_dim"]
     kv_lora, q_lora = config["kv_lora_rank"], config.get("q_lora_rank")
-    e, inter = config["n_routed_experts"], config["moe_intermediate_size"]
     for i in range(config["num_hidden_layers"]):
         p = f"model.layers.{i}"
         a = f"{p}.self_attn"
@@ -267,23 +266,34 @@ def _deepseek_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
             out[f"{a}.indexer.weights_proj.weight"] = (f, [ih, h])
             out[f"{a}.indexer.k_norm.weight"] = ("F32", [hd])
             out[f"{a}.indexer.k_norm.bias"] = ("F32", [hd])
-        for m in ("input_layernorm", "post_attention_layernorm"):
-            out[f"{p}.{m}.weight"] = (f, [h])
-        if i < config["first_k_dense_replace"]:
-            linear(f"{p}.mlp.gate_proj", config["intermediate_size"], h)
-            linear(f"{p}.mlp.up_proj", config["intermediate_size"], h)
-            linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
-            continue
-        out[f"{p}.mlp.gate.weight"] = (f, [e, h])
-        out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
-        si = inter * config["n_shared_experts"]
-        linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
-        linear(f"{p}.mlp.shared_experts.up_proj", si, h)
-        linear(f"{p}.mlp.shared_experts.down_proj", h, si)
-        for j in range(e):
-            linear(f"{p}.mlp.experts.{j}.gate_proj", inter, h)
-            linear(f"{p}.mlp.experts.{j}.up_proj", inter, h)
-            linear(f"{p}.mlp.experts.{j}.down_proj", h, inter)
+        _deepseek_moe_layer(config, i, out, linear, f, gate=f)
+
+
+def _deepseek_moe_layer(
+    config: dict[str, Any], i: int, out: dict[str, tuple[str, list[int]]], linear: Any, f: str, gate: str
+) -> None:
+    """Layer ``i``'s norms and DeepSeek-style MLP checkpoint names (DeepSeek-V2/V3, GLM-4.5): a
+    dense MLP below ``first_k_dense_replace``, then the gate (``gate``: its dtype) with its
+    float32 ``e_score_correction_bias``, ``shared_experts`` and one module per expert."""
+    h, e, inter = config["hidden_size"], config["n_routed_experts"], config["moe_intermediate_size"]
+    p = f"model.layers.{i}"
+    for m in ("input_layernorm", "post_attention_layernorm"):
+        out[f"{p}.{m}.weight"] = (f, [h])
+    if i < config["first_k_dense_replace"]:
+        linear(f"{p}.mlp.gate_proj", config["intermediate_size"], h)
+        linear(f"{p}.mlp.up_proj", config["intermediate_size"], h)
+        linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
+        return
+    out[f"{p}.mlp.gate.weight"] = (gate, [e, h])
+    out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
+    si = inter * config["n_shared_experts"]
+    linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
+    linear(f"{p}.mlp.shared_experts.up_proj", si, h)
+    linear(f"{p}.mlp.shared_experts.down_proj", h, si)
+    for j in range(e):
+        linear(f"{p}.mlp.experts.{j}.gate_proj", inter, h)
+        linear(f"{p}.mlp.experts.{j}.up_proj", inter, h)
+        linear(f"{p}.mlp.experts.{j}.down_proj", h, inter)
 
 
 def _glm4_moe_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int]]], linear: Any, f: str) -> None:
@@ -292,7 +302,6 @@ def _glm4_moe_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
     float32 ``e_score_correction_bias``, ``shared_experts`` and one module per expert."""
     h, nq, nkv = config["hidden_size"], config["num_attention_heads"], config["num_key_value_heads"]
     hd = config["head_dim"]
-    e, inter = config["n_routed_experts"], config["moe_intermediate_size"]
     for i in range(config["num_hidden_layers"]):
         p = f"model.layers.{i}"
         a = f"{p}.self_attn"
@@ -303,23 +312,7 @@ def _glm4_moe_tensors(config: dict[str, Any], out: dict[str, tuple[str, list[int
         if config.get("use_qk_norm"):
             out[f"{a}.q_norm.weight"] = (f, [hd])
             out[f"{a}.k_norm.weight"] = (f, [hd])
-        for m in ("input_layernorm", "post_attention_layernorm"):
-            out[f"{p}.{m}.weight"] = (f, [h])
-        if i < config["first_k_dense_replace"]:
-            linear(f"{p}.mlp.gate_proj", config["intermediate_size"], h)
-            linear(f"{p}.mlp.up_proj", config["intermediate_size"], h)
-            linear(f"{p}.mlp.down_proj", h, config["intermediate_size"])
-            continue
-        out[f"{p}.mlp.gate.weight"] = ("F32", [e, h])
-        out[f"{p}.mlp.gate.e_score_correction_bias"] = ("F32", [e])
-        si = inter * config["n_shared_experts"]
-        linear(f"{p}.mlp.shared_experts.gate_proj", si, h)
-        linear(f"{p}.mlp.shared_experts.up_proj", si, h)
-        linear(f"{p}.mlp.shared_experts.down_proj", h, si)
-        for j in range(e):
-            linear(f"{p}.mlp.experts.{j}.gate_proj", inter, h)
-            linear(f"{p}.mlp.experts.{j}.up_proj", inter, h)
-            linear(f"{p}.mlp.experts.{j}.down_proj", h, inter)
+        _deepseek_moe_layer(config, i, out, linear, f, gate="F32")
 
 
 ST_BYTES = {"BF16": 2, "F16": 2, "F32": 4, "F8_E4M3": 1, "U8": 1}
