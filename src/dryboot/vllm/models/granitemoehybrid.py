@@ -31,7 +31,9 @@ _TYPES = {
     "full_attention": LayerKind.FULL,
 }
 
-_DEFAULTS = {
+#: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) the geometry reads (the weights per
+#: rank read these and more: ``model_loader/weights.py``)
+CONFIG_DEFAULTS: dict[str, Any] = {
     "hidden_size": 4096,
     "num_hidden_layers": 32,
     "num_attention_heads": 32,
@@ -47,7 +49,7 @@ _DEFAULTS = {
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    return dict(_DEFAULTS)
+    return dict(CONFIG_DEFAULTS)
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:

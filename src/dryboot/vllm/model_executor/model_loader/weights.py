@@ -147,26 +147,6 @@ PP_FAMILIES = {
 #: pipeline stage, not only the first / last (0.28.0: no ``PPMissingLayer`` around them in
 #: ``qwen3_moe.py``, ``mixtral.py``, ``gemma2.py``, ``gemma3.py``, ``qwen3_next.py``; ``qwen3_5.py``:
 #: the embedding only; only the decoder layers split; a vision tower is on every stage)
-EMBED_ON_EVERY_STAGE = {
-    "qwen3_moe",
-    "qwen2_moe",
-    "mixtral",
-    "gemma2",
-    "nemotron_h",
-    "granitemoehybrid",
-    *GEMMA3_FAMILIES,
-    *GDN_FAMILIES,
-}
-HEAD_ON_EVERY_STAGE = {
-    "qwen3_moe",
-    "qwen2_moe",
-    "mixtral",
-    "gemma2",
-    "qwen3_next",
-    "nemotron_h",
-    "granitemoehybrid",
-    *GEMMA3_FAMILIES,
-}
 NORM_ON_EVERY_STAGE = {
     "qwen3_moe",
     "qwen2_moe",
@@ -176,6 +156,9 @@ NORM_ON_EVERY_STAGE = {
     "granitemoehybrid",
     *GEMMA3_FAMILIES,
 }
+#: the LM head: also Qwen3-Next's; the embedding: also every Gated DeltaNet family's
+HEAD_ON_EVERY_STAGE = {*NORM_ON_EVERY_STAGE, "qwen3_next"}
+EMBED_ON_EVERY_STAGE = {*NORM_ON_EVERY_STAGE, *GDN_FAMILIES}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
 MOE_FAMILIES = {"qwen3_moe", "qwen2_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
@@ -191,25 +174,16 @@ UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "qwen2_moe", "grani
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
 CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h", "granitemoehybrid"}
-#: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out
-GRANITE_HYBRID_DEFAULTS: dict[str, Any] = {
+#: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out, beyond
+#: those the geometry reads (:data:`dryboot.vllm.models.granitemoehybrid.CONFIG_DEFAULTS`)
+GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
     "vocab_size": 32000,
-    "hidden_size": 4096,
     "intermediate_size": 11008,
-    "num_hidden_layers": 32,
-    "num_attention_heads": 32,
-    "max_position_embeddings": 2048,
     "tie_word_embeddings": False,
     "attention_bias": False,
     "num_local_experts": 8,
     "shared_intermediate_size": 1024,
     "position_embedding_type": None,
-    "mamba_n_heads": 128,
-    "mamba_n_groups": 1,
-    "mamba_d_state": 256,
-    "mamba_d_head": "auto",
-    "mamba_d_conv": 4,
-    "mamba_expand": 2,
     "mamba_conv_bias": True,
     "mamba_proj_bias": False,
 }
@@ -790,7 +764,10 @@ def _walk(
     if family in GEMMA3_FAMILIES:
         config = {**GEMMA3_TEXT_DEFAULTS, **config}
     if family == "granitemoehybrid":
-        config = {**GRANITE_HYBRID_DEFAULTS, **config}
+        # at call: only a Granite-4.0-H config reads the geometry's defaults of its config class
+        from dryboot.vllm.models.granitemoehybrid import CONFIG_DEFAULTS
+
+        config = {**CONFIG_DEFAULTS, **GRANITE_HYBRID_WEIGHT_DEFAULTS, **config}
         if config.get("num_key_value_heads") is None:
             config["num_key_value_heads"] = config["num_attention_heads"]
     if family == "glm4_moe":  # Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5)
