@@ -279,7 +279,11 @@ def plan(
         write(result, svg_path)
     if budget is None:
         weights = _weights(weights_path, args, load_format, expert_parallel)
-        result = _pinned_check(result, args, weights)
+        if not weights.refused and weights.stages:
+            # at call: as in plan
+            from dryboot.planner.budget import with_weights_check
+
+            result = with_weights_check(result, args, max(w.allocated_bytes for w in weights.stages))
     if as_json:
         doc = plan_to_dict(result, given=flags)
         doc["weights"] = weights.to_dict()
@@ -292,29 +296,6 @@ def plan(
         if budget is not None:
             click.echo(budget_text(budget), nl=False)
     raise SystemExit(0 if result.ok else 1)
-
-
-def _pinned_check(result: Any, args: Any, weights: Any) -> Any:
-    """With a GPU named and a budget given (``--kv-cache-memory-bytes`` or ``--non-kv-memory``):
-    ``result`` with a failing ``weights-fit-the-gpu`` invariant when the weights per rank (or they
-    and the pinned pool) leave no room on it (:func:`dryboot.planner.budget.weights_check`).
-    Without a GPU named (the assumed H200), a note only."""
-    # at call: as in plan
-    from dryboot.planner.budget import gpu_named, weights_check, with_load_failure
-
-    if weights.refused or not weights.stages:
-        return result
-    heaviest = max(w.allocated_bytes for w in weights.stages)
-    verdict = weights_check(args, heaviest)
-    if verdict is None:
-        return result
-    if gpu_named(args):
-        return with_load_failure(result, verdict)
-    note = (
-        f"no GPU named (--gpu): on the assumed {args.device.name}, {verdict.reason.split(': vLLM')[0]}; "
-        "name the GPU for a verdict"
-    )
-    return replace(result, notes=(*result.notes, note))
 
 
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:

@@ -38,6 +38,7 @@ __all__ = [
     "wants_budget",
     "weights_check",
     "with_load_failure",
+    "with_weights_check",
 ]
 
 #: the note :func:`~dryboot.vllm.config.resolve` gives a plan without a budget (replaced where
@@ -113,6 +114,24 @@ def with_load_failure(p: Plan, verdict: Verdict) -> Plan:
         then = "then torch.OutOfMemoryError allocating the KV cache (initialize_kv_cache)"
         return replace(p, invariants=invariants, log_note=then)
     return replace(p, invariants=invariants)
+
+
+def with_weights_check(p: Plan, args: EngineArgs, weights_bytes: int) -> Plan:
+    """``p`` planned with a given budget (``--kv-cache-memory-bytes``, ``--non-kv-memory``, or
+    none), checked against the heaviest rank's weights (``weights_bytes``) by
+    :func:`weights_check`: with a GPU named, a failing ``weights-fit-the-gpu`` invariant
+    (:func:`with_load_failure`) when they (or they and the pinned pool) leave no room on it;
+    without one (the assumed H200), a note only. ``p`` itself when they fit."""
+    verdict = weights_check(args, weights_bytes)
+    if verdict is None:
+        return p
+    if gpu_named(args):
+        return with_load_failure(p, verdict)
+    note = (
+        f"no GPU named (--gpu): on the assumed {args.device.name}, {verdict.reason.split(': vLLM')[0]}; "
+        "name the GPU for a verdict"
+    )
+    return replace(p, notes=(*p.notes, note))
 
 
 def _consequence(verdict: Verdict) -> str:
