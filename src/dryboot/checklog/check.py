@@ -831,18 +831,23 @@ class LogReport:
         return exit_code_of({b.status for b in self.boots})
 
 
+#: each exit code and the boot statuses (:class:`BootResult`) that give it, in the order they
+#: win: 1 when one differs, else 2 when one is refused, 4 when one is explained only by searched
+#: flags, 0 when one matches, else 3
+STATUSES_BY_EXIT: dict[int, tuple[str, ...]] = {
+    EXIT_DIFFERS: ("differs", "unexplained"),
+    EXIT_REFUSED: ("refused",),
+    EXIT_EXPLAINED_ONLY: ("explained",),
+    EXIT_MATCHES: ("matches",),
+    EXIT_NOTHING_CHECKED: ("unchecked",),
+}
+
+
 def exit_code_of(statuses: set[str]) -> int:
-    """check-log's exit code for boots of these statuses (:class:`BootResult`): 1 when one
-    differs, else 2 when one is refused, 4 when one is explained only by searched flags, 0 when
-    one matches, else 3."""
-    if "differs" in statuses or "unexplained" in statuses:
-        return EXIT_DIFFERS
-    if "refused" in statuses:
-        return EXIT_REFUSED
-    if "explained" in statuses:
-        return EXIT_EXPLAINED_ONLY
-    if "matches" in statuses:
-        return EXIT_MATCHES
+    """check-log's exit code for boots of these statuses (see :data:`STATUSES_BY_EXIT`)."""
+    for code, giving in STATUSES_BY_EXIT.items():
+        if statuses.intersection(giving):
+            return code
     return EXIT_NOTHING_CHECKED
 
 

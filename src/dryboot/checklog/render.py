@@ -6,7 +6,15 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dryboot.checklog.check import BootResult, CheckReport, LogReport, boot_status, exit_code_of, unread_reason
+from dryboot.checklog.check import (
+    STATUSES_BY_EXIT,
+    BootResult,
+    CheckReport,
+    LogReport,
+    boot_status,
+    exit_code_of,
+    unread_reason,
+)
 from dryboot.checklog.compare import Explanation, LineCheck, describe_figures
 from dryboot.checklog.memory import memory_text
 
@@ -128,14 +136,6 @@ _DECIDED_BY = {
     "matches": "every KV line checked matches",
     "unchecked": "nothing could be checked",
 }
-#: The statuses that give each exit code (:func:`dryboot.checklog.check.exit_code_of`).
-_STATUSES_OF = {
-    1: ("differs", "unexplained"),
-    2: ("refused",),
-    4: ("explained",),
-    0: ("matches",),
-    3: ("unchecked",),
-}
 
 
 def render_log(report: LogReport) -> str:
@@ -168,7 +168,7 @@ def render_exit(code: int, boots: int, many: bool, seen: dict[str, tuple[int, in
     if seen is None:
         return f"exit {code}: {_EXIT_MEANING[code]}" + (f" ({boots} boots)" if many else "") + "\n"
     parts = []
-    for status in _STATUSES_OF[code]:
+    for status in STATUSES_BY_EXIT[code]:
         if status not in seen:
             continue
         first, count = seen[status]
