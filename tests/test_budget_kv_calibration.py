@@ -95,7 +95,8 @@ def _era(release: tuple[int, int, int]) -> tuple[str, str, bool] | None:
 def _gpu(entry: dict[str, Any]) -> GPU | None:
     logged = entry.get("logged") or {}
     table = parse_gpu(entry["gpu_table"]) if entry.get("gpu_table") else None
-    total = logged.get("total_gib")
+    # the CUDA total as the host shows it: logged, else stated in the post (a Server Edition, WSL2)
+    total = logged.get("total_gib") or entry.get("gpu_total_gib")
     util = entry.get("gpu_memory_utilization")
     if total is None and logged.get("requested_gib") and util:
         # a DEBUG boot logs the requested share: total = requested / util (to its 0.01 GiB)
@@ -111,7 +112,8 @@ def _gpu(entry: dict[str, Any]) -> GPU | None:
 def calibrate(entry: dict[str, Any]) -> Row | None:
     """The row of one log with a logged ``Available KV cache memory`` (None: the log has none)."""
     logged = entry.get("logged") or {}
-    kv = logged.get("available_kv_cache_gib")
+    # without a pinned pool the summary's "Current kv cache memory in use" is the same figure
+    kv = logged.get("available_kv_cache_gib", logged.get("current_kv_cache_gib"))
     if kv is None:
         return None
     row = Row(Path(str(entry["log"])).stem, str(entry.get("release")), float(kv))
