@@ -28,6 +28,14 @@ NO_CONFIG = {
     "club3090-751-dual3090-fp8-model-loading": "an fp8 checkpoint not named exactly",
     "club3090-552-agents-a1-dual-fp8-marlin": "the checkpoint is not named (and weight-only FP8 Marlin on SM 8.6 "
     "repacks after loading)",
+    "llmso-qwen25-05b-4090-wsl2-lab3": "Qwen2.5-0.5B-Instruct's published config is not stored (the only copy "
+    "in the index is a re-saved float32 one)",
+    "llmso-qwen25-05b-4090-wsl2-lab5": "as lab3",
+    "llmso-qwen25-05b-instruct-4090-wsl2-util085": "as lab3",
+    "golite-qwen38-27b-exl3-16gb-compile-cache-disabled": "a local exl3 checkpoint on a source build",
+    "golite-qwen38-27b-exl3-16gb-cache-populating": "a local exl3 checkpoint on a source build",
+    "golite-qwen38-27b-exl3-16gb-warm-cache": "a local exl3 checkpoint on a source build",
+    "pickr-qwen25-3b-awq-4050laptop-wsl2-v0.29.0-warm": "Qwen2.5-3B-Instruct-AWQ's published config is not stored",
 }
 #: boots with a config that is not the served checkpoint's own
 NOT_THE_SERVED_CHECKPOINT = {
@@ -52,8 +60,34 @@ def _logged(entry: dict[str, Any]) -> float:
 
 MODELLED = [e for e in WITH_WEIGHTS if _stem(e) not in {**NO_CONFIG, **NOT_THE_SERVED_CHECKPOINT, **REFUSED_BY_DRYBOOT}]
 
+#: modelled boots whose logged weights dryboot does not reproduce yet, each with what the log shows
+#: (strict: a fix turns the entry into a failure to remove from here; issue 33 (c))
+KNOWN_MISSES = {
+    "kubesimplify-qwen3-32b-rtxpro6000se-tp2": (
+        "0.27.1 TP 2: each rank logs 30.59 GiB, dryboot's weights per rank are 30.52 GiB, while the same "
+        "checkpoint at TP 1 (61.03) and PP 2 (30.52) matches: ~70 MiB per rank allocated while loading under TP"
+    ),
+    "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": (
+        "0.27.1 TP 4: each rank logs 55.19 GiB, dryboot 55.13 GiB (~62 MiB per rank), the TP-time load "
+        "allocation again; Qwen3-235B-A22B-FP8's config stands in for Instruct-2507-FP8"
+    ),
+    "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
+        "0.30.0 V2 runner at TP 1 under WSL2: logs 2.98 GiB, dryboot 2.91 GiB (+75 MiB); the source notes the V2 "
+        "runner's UVA buffers fall back to device memory under WSL2 (the base config stands in for Instruct)"
+    ),
+}
 
-@pytest.mark.parametrize("entry", MODELLED, ids=_stem)
+
+def _params(entries: list[dict[str, Any]]) -> list[Any]:
+    return [
+        pytest.param(e, id=_stem(e), marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[_stem(e)]))
+        if _stem(e) in KNOWN_MISSES
+        else pytest.param(e, id=_stem(e))
+        for e in entries
+    ]
+
+
+@pytest.mark.parametrize("entry", _params(MODELLED))
 def test_logged_weights_reproduced_to_a_hundredth_gib(entry: dict[str, Any]) -> None:
     report = model_weights(
         REPO / str(entry["config"]),
@@ -76,6 +110,7 @@ def test_every_weights_boot_is_accounted_for() -> None:
     stems = {_stem(e) for e in WITH_WEIGHTS}
     listed = {**NO_CONFIG, **NOT_THE_SERVED_CHECKPOINT, **REFUSED_BY_DRYBOOT}
     assert set(listed) <= stems  # no stale name
+    assert set(KNOWN_MISSES) <= {_stem(e) for e in MODELLED}
     for entry in WITH_WEIGHTS:
         if _stem(entry) in NO_CONFIG:
             assert entry["config"] is None
