@@ -389,6 +389,7 @@ def budget_text(bp: Any) -> str:
         f"KV budget (predicted; vLLM {b.release}, {b.runner} model runner; the terms of the {decided}):",
         f"  {b.log_line()}  (interval {g(kv.low)} .. {g(kv.high)} GiB)",
         f"  requested = ceil({g(b.gpu_total_bytes)} GiB x {b.gpu_memory_utilization}) = {g(b.requested_bytes)} GiB",
+        f"    (CUDA total {g(b.gpu_total_bytes)} GiB from {b.gpu_total_source})",
     ]
     for t in b.terms:
         rng = g(t.low) if t.low == t.high else f"{g(t.low)} .. {g(t.high)}"

@@ -18,6 +18,7 @@ from importlib.resources import files
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.units import parse_human_int
 
 #: The GPU dryboot assumes when none is named.
 DEFAULT_GPU_NAME = "H200"
@@ -123,6 +124,23 @@ CAPABILITIES: tuple[tuple[int, int], ...] = (
 MIN_MEMORY_BYTES = 1 << 30
 #: The largest (1 PiB, as every memory flag: no GPU comes near).
 MAX_MEMORY_BYTES = 1 << 50
+
+
+#: vLLM's startup line (the gate's refusal and the INFO summary): ``Free memory on device [cuda:0]
+#: (F/T GiB) on startup``; ``T`` is CUDA's total as the host shows it.
+_FREE_LINE = re.compile(r"Free memory on device(?:\s+cuda:\d+)?\s*\(\s*(\d{1,6}(?:\.\d{1,6})?)\s*/\s*(\d{1,6}(?:\.\d{1,6})?)\s*GiB\)")
+
+
+def parse_gpu_memory(text: str) -> int:
+    """``--gpu-memory``: bytes (``24G``, ``25757220864``), or vLLM's logged ``Free memory on device
+    (F/T GiB) on startup`` line, whose ``T`` (CUDA's total, two decimals) gives ``round(T x 2^30)``.
+
+    :raises ValueError: one line, neither form.
+    """
+    m = _FREE_LINE.search(text)
+    if m:
+        return round(float(m.group(2)) * (1 << 30))
+    return parse_human_int(text)
 
 
 def _sm_names() -> str:

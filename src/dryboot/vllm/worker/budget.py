@@ -141,6 +141,7 @@ class Budget:
     release: str = ""
     runner: str = "V1"
     notes: tuple[str, ...] = field(default=())
+    gpu_total_source: str = ""
 
     @property
     def non_kv_bytes(self) -> Interval:
@@ -166,6 +167,7 @@ class Budget:
             "release": self.release,
             "runner": self.runner,
             "terms": [t.to_dict() for t in self.terms],
+            "gpu_total_source": self.gpu_total_source,
             "startup_gate": self.startup_gate.to_dict(),
             "cuda_graph_pool_bytes": self.cuda_graph_pool_bytes.to_dict(),
             "notes": list(self.notes),
@@ -341,6 +343,11 @@ def estimate_budget(
 
         runner = "V2" if uses_v2_model_runner(model, args, drafter, rules) else "V1"
     total = args.gpu_memory_bytes or gpu.cuda_total_bytes
+    source = (
+        "--gpu-memory (overrides the GPU table)"
+        if args.gpu_memory_bytes
+        else f"the GPU table's {gpu.name}" + (" (a specification placeholder)" if gpu.approximate else "")
+    )
     requested = request_memory(total, args.gpu_memory_utilization)
     tp, pp = args.tensor_parallel_size, args.pipeline_parallel_size
     mnbt = args.resolved_max_num_batched_tokens()
@@ -442,6 +449,7 @@ def estimate_budget(
         release=rules.version,
         runner=runner,
         notes=tuple(notes),
+        gpu_total_source=source,
     )
 
 
