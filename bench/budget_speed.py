@@ -69,8 +69,8 @@ def _p(values: list[float], q: int) -> float:
 
 
 def main(repeats: int) -> int:
-    head = f"{'config':34} {'gpu':22} {'plan p50/p95':>13} {'+weights p95':>12} {'+budget p95':>11} {'added p95':>9} {'ratio':>6}"
-    print(head)
+    cols = f"{'plan p50/p95':>13} {'+weights p95':>12} {'+budget p95':>11} {'added p95':>9} {'ratio':>6}"
+    print(f"{'config':34} {'gpu':22} {cols}")
     worst = 0.0
     for rel, gpu_name, length in CASES:
         path = REPO / rel

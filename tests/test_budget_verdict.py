@@ -68,7 +68,9 @@ def test_weights_above_the_named_gpu_are_a_verdict_not_a_negative_budget() -> No
     r = _plan(*flags, "--max-model-len", "32768")
     assert r.returncode == 1, r.stderr
     out = r.stdout
-    assert "verdict: won't (exit 1): weights-fit-the-gpu: weights 61.03 GiB per rank exceed the requested 21.68 GiB" in out
+    assert (
+        "verdict: won't (exit 1): weights-fit-the-gpu: weights 61.03 GiB per rank exceed the requested 21.68 GiB" in out
+    )
     assert "CUDA out of memory" in out and "before any KV sizing" in out
     assert "Available KV cache memory" not in out
     assert "--kv-cache-memory-bytes=0" not in out

@@ -393,7 +393,7 @@ def test_host_variants_carry_the_totals_people_post() -> None:
     assert parse_gpu("rtx 4090 wsl2") is t["RTX 4090 (WSL2)"]
     assert parse_gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition").device_name.endswith("Server Edition")
     assert parse_gpu("RTX PRO 6000") is t["RTX PRO 6000 Blackwell"]  # the Workstation Edition stays the default
-    line = "(Worker_TP1 pid=771) INFO 08-21 18:22:06 [gpu_worker.py:789] Free memory on device (94.05/95.01 GiB) on startup."
+    line = "(Worker_TP1 pid=771) INFO 08-21 18:22:06 [gpu_worker.py:789] Free memory on device (94.05/95.01 GiB) on"
     assert parse_gpu_memory(line) == t["RTX PRO 6000 Blackwell Server Edition"].cuda_total_bytes
     gate = "ValueError: Free memory on device cuda:0 (22.04/23.52 GiB) on startup is less than desired"
     assert parse_gpu_memory(gate) == t["RTX 4090 (cloud VM)"].cuda_total_bytes

@@ -128,7 +128,9 @@ MAX_MEMORY_BYTES = 1 << 50
 
 #: vLLM's startup line (the gate's refusal and the INFO summary): ``Free memory on device [cuda:0]
 #: (F/T GiB) on startup``; ``T`` is CUDA's total as the host shows it.
-_FREE_LINE = re.compile(r"Free memory on device(?:\s+cuda:\d+)?\s*\(\s*(\d{1,6}(?:\.\d{1,6})?)\s*/\s*(\d{1,6}(?:\.\d{1,6})?)\s*GiB\)")
+_FREE_LINE = re.compile(
+    r"Free memory on device(?:\s+cuda:\d+)?\s*\(\s*(\d{1,6}(?:\.\d{1,6})?)\s*/\s*(\d{1,6}(?:\.\d{1,6})?)\s*GiB\)"
+)
 
 
 def parse_gpu_memory(text: str) -> int:
