@@ -54,7 +54,7 @@ def _accepted(model: Any, args: Any, weights: int) -> bool:
     gpu=st.sampled_from(sorted(gpu_table())),
     length=st.sampled_from([1024, 4096, 8192, 16384, 32768, 40960]),
     util=st.sampled_from([0.8, 0.9, 0.92, 0.95]),
-    tp=st.sampled_from([1, 2]),
+    tp=st.sampled_from([1, 2, 4]),
 )
 def test_the_safe_pool_is_accepted(name: str, gpu: str, length: int, util: float, tp: int) -> None:
     path = PUBLIC / name / "config.json"
