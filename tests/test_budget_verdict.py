@@ -237,3 +237,15 @@ def test_exit_codes_are_the_documented_table() -> None:
         assert f"| {code} | {word}" in doc or f"| {code} | `{word}`" in doc, (word, code)
     assert len({EXIT_CODES[w] for w in ("fits", "won't", "undetermined", "tight")}) == 4
     assert 2 not in EXIT_CODES.values()
+
+
+def test_wsl2_desktop_share_keeps_the_startup_gate_from_a_false_fits() -> None:
+    """Posted: 'Free memory on device cuda:0 (22.45/23.99 GiB) on startup is less than desired GPU
+    memory utilization (0.95, 22.79 GiB)' on an RTX 4090 under WSL2; 0.92 (22.07 GiB) started."""
+    flags = ["--model", str(QWEN3_8B), "--gpu", "RTX 4090 (WSL2)", "--max-model-len", "8192"]
+    refused = json.loads(_plan(*flags, "--gpu-memory-utilization", "0.95", "--json").stdout)
+    gate = refused["budget"]["startup_gate"]
+    assert gate["passes"] is not True and refused["verdict"]["word"] != "fits"
+    assert gate["free_bytes"]["low"] <= round(22.45 * GIB) <= gate["free_bytes"]["high"]
+    started = json.loads(_plan(*flags, "--gpu-memory-utilization", "0.92", "--json").stdout)
+    assert started["budget"]["startup_gate"]["passes"] is not False

@@ -40,6 +40,8 @@ class GPU:
         memory from ``psutil`` (``utils/mem_utils.py``) and NVML reports no total
         (``nvml_total_bytes`` 0: ``get_device_total_memory`` raises, the batch defaults take the
         small tier).
+    :param host_reserved_bytes: (low, high) memory the host itself holds on the device besides the
+        CUDA context (the Windows desktop under WSL2): the startup gate's free memory lacks it.
     """
 
     name: str
@@ -49,6 +51,7 @@ class GPU:
     cuda_total_bytes: int
     approximate: bool = False
     unified_memory: bool = False
+    host_reserved_bytes: tuple[int, int] = (0, 0)
 
     @property
     def sm(self) -> int:
@@ -91,8 +94,14 @@ def gpu_table() -> dict[str, GPU]:
             row["cuda_total_bytes"],
             row["cuda_total_quality"] == "spec",
             bool(row.get("unified_memory", False)),
+            _host_reserved(row),
         )
     return out
+
+
+def _host_reserved(row: dict[str, Any]) -> tuple[int, int]:
+    low, high = row.get("host_reserved_mib", (0, 0))
+    return int(low) << 20, int(high) << 20
 
 
 @cache

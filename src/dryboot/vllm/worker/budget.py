@@ -217,9 +217,11 @@ def request_memory(total_bytes: int, gpu_memory_utilization: float) -> int:
 
 def free_memory(gpu: GPU, total_bytes: int, tp: int, pp: int) -> Interval:
     """The free memory of an otherwise idle GPU at vLLM's ``init_snapshot`` (bytes): the CUDA
-    total less the CUDA context (and NCCL under TP/PP; GB10: psutil's free memory, 2 GiB less)."""
+    total less the CUDA context (and NCCL under TP/PP; GB10: psutil's free memory, 2 GiB less; the
+    host's own share, ``GPU.host_reserved_bytes``: the Windows desktop under WSL2)."""
     extra = TP_CONTEXT_BYTES if tp * pp > 1 else 0
-    free = Interval(total_bytes - CONTEXT_BYTES[1] - extra, total_bytes - CONTEXT_BYTES[0])
+    host_lo, host_hi = gpu.host_reserved_bytes  # the Windows desktop under WSL2
+    free = Interval(total_bytes - CONTEXT_BYTES[1] - extra - host_hi, total_bytes - CONTEXT_BYTES[0] - host_lo)
     if gpu.capability == (12, 1):
         free = Interval(free.low - 2 * GIB, free.high)  # GB10: unified memory, psutil's free memory
     return free
@@ -298,7 +300,9 @@ def startup_gate(gpu: GPU, total_bytes: int, requested: int, tp: int, pp: int) -
         )
     elif passes is None:
         line = (
-            f"may not start: requested {_g(requested)} GiB is within the CUDA context's size of the free memory "
+            f"may not start: requested {_g(requested)} GiB is within the CUDA context's "
+            + ("(and the host's own share's) " if gpu.host_reserved_bytes[1] else "")
+            + "size of the free memory "
             f"(about {_g(free.low)}-{_g(free.high)} GiB of {_g(total_bytes)}); any other process on the GPU refuses it"
         )
     else:
