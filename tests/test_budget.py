@@ -195,7 +195,7 @@ def test_cli_plan_gpu_without_budget_prints_vllms_lines_and_json() -> None:
     r = subprocess.run([*cmd, "--max-model-len", "16384"], capture_output=True, text=True, env=env, check=False)
     assert r.returncode == 0, r.stderr
     assert "Model loading took" in r.stdout and "Available KV cache memory:" in r.stdout
-    assert "Verdict: fits" in r.stdout and "--kv-cache-memory-bytes=" in r.stdout
+    assert "verdict: fits (exit 0)" in r.stdout and "--kv-cache-memory-bytes=" in r.stdout
     j = subprocess.run([*cmd, "--json"], capture_output=True, text=True, env=env, check=False)
     doc = json.loads(j.stdout)
     assert set(doc["budget"]["available_kv_cache_bytes"]) == {"low", "estimate", "high"}
@@ -346,9 +346,11 @@ def test_cli_refused_budget_is_one_line_and_the_plan_still_prints() -> None:
         env=env,
         check=False,
     )
-    assert r.returncode in (0, 1), r.stderr
     assert "vLLM would log:" in r.stdout
-    assert "KV budget: not estimated: weights:" in r.stdout or "Available KV cache memory:" in r.stdout
+    if "KV budget: not estimated: weights:" in r.stdout:
+        assert r.returncode == 3, r.stderr  # undetermined
+    else:
+        assert "Available KV cache memory:" in r.stdout and r.returncode in (0, 1, 4), r.stderr
 
 
 def test_cli_passes_max_num_batched_tokens_to_the_weights() -> None:

@@ -240,11 +240,6 @@ KNOWN_MISSES = {
         "and a cold compile is known to cost ~1 GiB of peak on this card and release (Qwen3-8B: 1.18 cold vs "
         "0.19 GiB warm, issue 33 (a)); VLLM_USE_FLASHINFER_SAMPLER=0 was set"
     ),
-    "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
-        "0.30.0, Qwen2.5-1.5B-Instruct on an RTX 4070 Laptop under WSL2 at util 0.8: logged 1.95 GiB, dryboot "
-        "2.04-3.10; the CUDA total is nvidia-smi's 8188 MiB (not logged; WSL2 and the Windows desktop may show "
-        "vLLM less, issue 33 item 4), the weights line is 75 MiB above dryboot's, the compile cache is not shown"
-    ),
 }
 
 #: modelled boots inside the interval whose interval is wider than max(1 GiB, 10 %) (issue 33 (b))

@@ -75,7 +75,7 @@ def test_limit_parser_gives_counts_or_one_value_error(text: str) -> None:
 
 def test_cli_vision_language_model_refused_by_name_unless_the_encoder_is_skipped() -> None:
     default = _plan()
-    assert default.returncode == 0, default.stderr
+    assert default.returncode == 3, default.stderr  # undetermined
     refused = json.loads(default.stdout)["budget"]["refused"]
     assert refused.startswith("activation: multimodal encoder profiling:")
     assert "--language-model-only" in refused and "--limit-mm-per-prompt 0 for image, video" in refused

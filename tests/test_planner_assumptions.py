@@ -28,7 +28,7 @@ def dryboot(*args: str) -> subprocess.CompletedProcess[str]:
 
 def plan_json(*args: str) -> dict[str, Any]:
     r = dryboot("plan", *args, "--json")
-    assert r.returncode in (0, 1), r.stderr
+    assert r.returncode in (0, 1, 3, 4), r.stderr  # 3: a named GPU beside weights not modelled (gpt-oss)
     data: dict[str, Any] = json.loads(r.stdout)
     return data
 

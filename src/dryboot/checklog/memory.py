@@ -491,9 +491,9 @@ def check_memory(
     flags; its KV budget is ignored), the weights from ``config_path``'s checkpoint headers or
     the config alone. ``None`` when the boot logs no memory line.
 
-    Without ``--gpu`` / ``--gpu-memory``, the CUDA total of the log's ``Free memory on device
-    (F/T GiB)`` line is taken (``T`` GiB, stated); without a logged ``gpu_memory_utilization``,
-    the line's ``U``.
+    Without ``--gpu-memory``, the CUDA total of the log's ``Free memory on device (F/T GiB)``
+    line is taken (``T`` GiB, stated), also beside ``--gpu`` (the host's figure beats the table's)
+    unless it exceeds that GPU; without a logged ``gpu_memory_utilization``, the line's ``U``.
     """
     lines = memory_lines(facts)
     if not lines:
@@ -508,10 +508,17 @@ def check_memory(
     notes: list[str] = []
     free = next((m for m in lines if m.kind == "free memory"), None)
     gpu_named = args.gpu is not None or args.gpu_memory_bytes is not None
-    if not gpu_named and free is not None:
-        args = args.evolve(gpu_memory_bytes=round(free.gib("total") * GIB))
-        notes.append(f"the GPU's CUDA total {free.figures['total']} GiB from the log ({free.line.where})")
-        gpu_named = True
+    if args.gpu_memory_bytes is None and free is not None:
+        # the host's own figure (WSL2, a cloud VM, another edition) overrides the table's
+        logged = args.evolve(gpu_memory_bytes=round(free.gib("total") * GIB))
+        try:
+            logged.validate()
+        except InputError as exc:  # a figure above the named card: that card is not the one logged
+            notes.append(f"the log's CUDA total {free.figures['total']} GiB is not taken: {exc.reason}")
+        else:
+            args = logged
+            notes.append(f"the GPU's CUDA total {free.figures['total']} GiB from the log ({free.line.where})")
+            gpu_named = True
     if not util_logged and free is not None:
         args = args.evolve(gpu_memory_utilization=float(free.figures["util"]))
         notes.append(f"gpu_memory_utilization {free.figures['util']} from the log ({free.line.where})")

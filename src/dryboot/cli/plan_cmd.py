@@ -183,8 +183,10 @@ def plan(
     command line people already have: its options mapped as check-log maps a logged args line
     (refused or noted by name), the model's config.json from --model, a local path or the
     Hugging Face cache. dryboot's own flags (a KV budget, --gpu-memory) may be given beside it.
-    Exit 0: every invariant holds; 1: an invariant is violated or one request does not
-    fit; 2: bad input.
+    One verdict ends the report. Exit 0: fits (no GPU named: every invariant holds); 1: won't
+    (an invariant is violated or one request does not fit); 2: bad input; 3: undetermined (a GPU
+    is named but the budget or the weights are not known); 4: tight (fits only above the low
+    bound, or not within the safe pinned pool).
     """
     # at call: `dryboot plan --help` and the other commands do not load the planner (~0.25 s)
     from dryboot.planner.budget import wants_budget
@@ -284,18 +286,23 @@ def plan(
             from dryboot.planner.budget import with_weights_check
 
             result = with_weights_check(result, args, max(w.allocated_bytes for w in weights.stages))
+    from dryboot.planner.budget import plan_verdict  # at call: as above
+
+    verdict = plan_verdict(result, budget, args, weights_refused=weights.refused or None)
     if as_json:
         doc = plan_to_dict(result, given=flags)
         doc["weights"] = weights.to_dict()
         if budget is not None:
             doc["budget"] = budget.to_dict()
+        doc["verdict"] = verdict.to_dict()
         click.echo(json.dumps(doc, indent=2))
     else:
-        click.echo(render_text(result, given=flags), nl=False)
+        click.echo(render_text(result, given=flags, verdict=""), nl=False)
         click.echo(_weights_text(weights, args), nl=False)
         if budget is not None:
             click.echo(budget_text(budget), nl=False)
-    raise SystemExit(0 if result.ok else 1)
+        click.echo("\n".join(wrap(verdict.line(), output_width(), "", "  ")))
+    raise SystemExit(verdict.exit_code)
 
 
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
@@ -362,10 +369,7 @@ def budget_text(bp: Any) -> str:
     the tokens at both bounds, the verdict, the startup gate and the safe pinned pool."""
     width = output_width()
     if bp.budget is None:
-        lines = wrap(f"KV budget: not estimated: {bp.refused}", width, "", "  ")
-        if bp.verdict is not None:
-            lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
-        return "\n".join(lines) + "\n"
+        return "\n".join(wrap(f"KV budget: not estimated: {bp.refused}", width, "", "  ")) + "\n"
     b = bp.budget
     kv = b.available_kv_cache_bytes
 
@@ -378,40 +382,39 @@ def budget_text(bp: Any) -> str:
             f"  requested = ceil({g(b.gpu_total_bytes)} GiB x {b.gpu_memory_utilization}) = {g(b.requested_bytes)} GiB",
             f"  - weights: {g(b.weights_bytes)} GiB per rank",
         ]
-        lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
         lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")
         return "\n".join(lines) + "\n"
+    decided = next((s.name for s in bp.starts if s.budget is b), "")
     lines = [
-        f"KV budget (predicted; vLLM {b.release}, {b.runner} model runner):",
+        f"KV budget (predicted; vLLM {b.release}, {b.runner} model runner; the terms of the {decided}):",
         f"  {b.log_line()}  (interval {g(kv.low)} .. {g(kv.high)} GiB)",
         f"  requested = ceil({g(b.gpu_total_bytes)} GiB x {b.gpu_memory_utilization}) = {g(b.requested_bytes)} GiB",
+        f"    (CUDA total {g(b.gpu_total_bytes)} GiB from {b.gpu_total_source})",
     ]
     for t in b.terms:
         rng = g(t.low) if t.low == t.high else f"{g(t.low)} .. {g(t.high)}"
         lines += wrap(f"- {t.name}: {rng} GiB ({t.source})", width, "  ", "      ")
-    lo, est, hi = bp.tokens
-    if est is not None:
-        lines.append(
-            f"  KV cache tokens: {est:,} at the estimate ({tokens_text(lo)} at low .. {tokens_text(hi)} at high)"
+    for st in bp.starts:
+        skv = st.budget.available_kv_cache_bytes
+        lo, est, hi = st.tokens
+        mark = " (decides the verdict and the safe pool)" if st.budget is b and len(bp.starts) > 1 else ""
+        toks = "" if est is None else f"; KV cache tokens {est:,} ({tokens_text(lo)} .. {tokens_text(hi)})"
+        lines += wrap(
+            f"{st.name}: Available KV cache memory {g(skv.estimate)} GiB ({g(skv.low)} .. {g(skv.high)}){toks}{mark}",
+            width,
+            "  ",
+            "    ",
         )
-    if bp.verdict is not None:
-        lines += wrap(f"Verdict: {bp.verdict.word}: {bp.verdict.reason}", width, "", "  ")
     lines += wrap(f"Startup gate: {b.startup_gate.line}", width, "", "  ")
     safe = bp.safe_kv_cache_memory_bytes
     if safe is None:
-        lines += wrap(
-            "Safe pinned pool: none within the requested share (the weights alone exceed it); a pinned "
-            "--kv-cache-memory-bytes ignores the utilization, but the weights, the pool and the profile run's "
-            "transients must then fit the GPU's free memory",
-            width,
-            "",
-            "  ",
-        )
+        why = bp.safe_refused or "the weights alone exceed the requested share"
+        lines += wrap(f"Safe pinned pool: none: {why}", width, "", "  ")
     else:
         lines += wrap(
             f"Safe pinned pool: --kv-cache-memory-bytes={safe} ({g(safe)} GiB): leaves the weights, the high "
             f"bounds of the activation, the graphs and the non-torch memory, and a {g(bp.margin_bytes)} GiB margin "
-            "free within the requested share",
+            "free within the requested share; one full-length request fits it (vLLM accepts it pinned)",
             width,
             "",
             "  ",

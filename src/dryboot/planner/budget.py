@@ -31,9 +31,13 @@ from dryboot.vllm.worker.budget import (
 from dryboot.vllm.worker.profile_run import forward_shape
 
 __all__ = [
+    "EXIT_CODES",
     "BudgetPlan",
+    "PlanVerdict",
+    "Start",
     "budget_note",
     "gpu_named",
+    "plan_verdict",
     "plan_with_budget",
     "wants_budget",
     "weights_check",
@@ -47,10 +51,41 @@ _NO_BUDGET_NOTE = "No KV budget given"
 
 
 @dataclass(frozen=True)
+class Start:
+    """One of vLLM's two budgets for the same command line: the first start (``cold``: the
+    torch.compile cache is empty, inductor compiles and autotunes inside the profile run) or the
+    later starts (``warm``), with the KV cache tokens at its low, estimate and high."""
+
+    compile_cache: str
+    budget: Budget
+    tokens: tuple[int | None, int | None, int | None]
+
+    @property
+    def name(self) -> str:
+        return "first start (cold compile cache)" if self.compile_cache == "cold" else "later starts (warm cache)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": "first" if self.compile_cache == "cold" else "later",
+            "compile_cache": self.compile_cache,
+            "available_kv_cache_bytes": self.budget.available_kv_cache_bytes.to_dict(),
+            "activation_bytes": self.budget.activation_bytes.to_dict(),
+            "kv_cache_size_tokens": dict(zip(("low", "estimate", "high"), self.tokens, strict=True)),
+        }
+
+
+@dataclass(frozen=True)
 class BudgetPlan:
     """The budget, the plan at its estimate (``plan``), the tokens at the low and high bounds,
     the verdict and the safe pinned pool; or ``refused``: one line naming the term that cannot
-    be bounded (then only ``plan``, without capacity, is given)."""
+    be bounded (then only ``plan``, without capacity, is given).
+
+    ``starts``: the first and the later starts' budgets (one where nothing is compiled);
+    ``budget`` is the one that decides (the worse, the first start's, unless the compile cache
+    is said to be warm). ``safe_kv_cache_memory_bytes`` is offered only where vLLM accepts it
+    (one ``max_model_len`` request fits it, and the weights and it fit the GPU); otherwise
+    ``safe_refused`` says why and ``max_model_len_fits`` is the largest length that fits it
+    (vLLM's ``estimate_max_model_len``; 0: none)."""
 
     plan: Plan
     budget: Budget | None = None
@@ -59,6 +94,10 @@ class BudgetPlan:
     margin_bytes: int = DEFAULT_MARGIN_BYTES
     tokens: tuple[int | None, int | None, int | None] = (None, None, None)
     refused: str | None = None
+    starts: tuple[Start, ...] = ()
+    safe_refused: str | None = None
+    max_model_len_fits: int | None = None
+    refused_pool_bytes: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.budget is None:
@@ -71,7 +110,67 @@ class BudgetPlan:
             out["available_kv_cache_bytes"] = None  # vLLM never computes it
         out["safe_margin_bytes"] = self.margin_bytes
         out["kv_cache_size_tokens"] = dict(zip(("low", "estimate", "high"), self.tokens, strict=True))
+        out["starts"] = [s.to_dict() for s in self.starts]
+        if self.safe_refused is not None:
+            out["safe_kv_cache_memory_refused"] = self.safe_refused
+            out["refused_pool_bytes"] = self.refused_pool_bytes
+            out["max_model_len_fits"] = self.max_model_len_fits
         return out
+
+
+#: ``dryboot plan``'s exit status per verdict word (docs/plan.md); 2 stays bad input.
+EXIT_CODES = {"fits": 0, "OK": 0, "won't": 1, "VIOLATED": 1, "undetermined": 3, "tight": 4}
+
+
+@dataclass(frozen=True)
+class PlanVerdict:
+    """The plan's one verdict, geometry and budget together: ``word`` is ``fits``, ``tight``,
+    ``won't`` or ``undetermined`` where a GPU is named, ``OK`` where none is (the geometry on the
+    assumed GPU), ``VIOLATED`` for an invariant of the geometry; ``exit_code`` from
+    :data:`EXIT_CODES`."""
+
+    word: str
+    reason: str
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.word]
+
+    def line(self) -> str:
+        return f"verdict: {self.word} (exit {self.exit_code}): {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"word": self.word, "exit_code": self.exit_code, "reason": self.reason}
+
+
+#: the invariants whose failure means vLLM refuses the memory (``won't``), not the geometry
+_MEMORY_INVARIANTS = ("one-request-fits", "weights-fit-the-gpu")
+
+
+def plan_verdict(
+    p: Plan, bp: BudgetPlan | None, args: EngineArgs, *, weights_refused: str | None = None
+) -> PlanVerdict:
+    """The one verdict of ``dryboot plan`` (see :class:`PlanVerdict`): a failing invariant first
+    (``won't`` for the memory ones, else ``VIOLATED``), then the budget's verdict where one was
+    predicted, else, with a GPU named and a pinned ``--kv-cache-memory-bytes``, ``undetermined``
+    when the weights per rank are not known (``weights_refused``: why), ``fits`` when they and
+    the pool fit; ``OK`` when no GPU is named."""
+    failing = [i for i in p.invariants if not i.ok]
+    if failing:
+        word = "won't" if all(i.name in _MEMORY_INVARIANTS for i in failing) else "VIOLATED"
+        return PlanVerdict(word, "; ".join(f"{i.name}: {i.detail}" for i in failing))
+    if bp is not None and bp.verdict is not None:
+        return PlanVerdict(bp.verdict.word, bp.verdict.reason)
+    if not gpu_named(args):
+        return PlanVerdict("OK", f"the geometry (every invariant holds) on the assumed {args.device.name}")
+    if args.kv_cache_memory_bytes is not None and weights_refused is not None:
+        return PlanVerdict(
+            "undetermined",
+            f"the weights per rank are not known ({weights_refused}): whether they and the pinned "
+            f"--kv-cache-memory-bytes fit the {args.device.name} is undetermined",
+        )
+    given = "--kv-cache-memory-bytes" if args.kv_cache_memory_bytes is not None else "--non-kv-memory"
+    return PlanVerdict("fits", f"one request fits the KV budget given ({given}) and the weights fit the GPU")
 
 
 def gpu_named(args: EngineArgs) -> bool:
@@ -194,9 +293,9 @@ def plan_with_budget(
     heaviest = max((weights_bytes, *stage_weights_bytes))
     load = weights_check(args, heaviest)
     gpu: GPU = args.device
-    try:
-        shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype)
-        stages = stage_weights_bytes if len(stage_weights_bytes) == args.pipeline_parallel_size else (weights_bytes,)
+    stages = stage_weights_bytes if len(stage_weights_bytes) == args.pipeline_parallel_size else (weights_bytes,)
+
+    def estimate(cache: str) -> Budget:
         budgets = [
             estimate_budget(
                 base.model,
@@ -207,42 +306,112 @@ def plan_with_budget(
                 drafter=drafter,
                 shape=shape,
                 backend=base.backend.name,
-                compile_cache=compile_cache,
+                compile_cache=cache,
                 pp_rank=i if len(stages) > 1 else 0,
                 language_model_only=language_model_only,
             )
             for i, w in enumerate(stages)
         ]
-        budget = min(budgets, key=lambda b: b.available_kv_cache_bytes.estimate)
-        if len(budgets) > 1:
-            budget = _smallest(budget, budgets)
+        chosen = min(budgets, key=lambda b: b.available_kv_cache_bytes.estimate)
+        return _smallest(chosen, budgets) if len(budgets) > 1 else chosen
+
+    try:
+        shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype)
+        cold, warm = estimate("cold"), estimate("warm")
     except InputError as e:
         why = e.line()
         if load is not None:
             return BudgetPlan(with_load_failure(_undetermined(base, why), load), verdict=load, refused=why)
         return BudgetPlan(_undetermined(base, why), refused=why, verdict=Verdict("undetermined", None, why))
+    compiled = cold.available_kv_cache_bytes != warm.available_kv_cache_bytes
+    budget = warm if compile_cache == "warm" or not compiled else cold
     if load is not None and load.fails_in == "load_model" and budget.startup_gate.passes is not False:
         return BudgetPlan(plan=with_load_failure(base, load), budget=budget, verdict=load, margin_bytes=margin)
-    kv = budget.available_kv_cache_bytes
-    at = {}
-    for name, value in (("estimate", kv.estimate), ("low", kv.low), ("high", kv.high)):
-        at[name] = plan(
-            model, args.evolve(non_kv_memory_bytes=budget.requested_bytes - value), drafter=drafter, policies=policies
-        )
-    request = _request_bytes(at["estimate"])
+
+    def at(b: Budget) -> dict[str, Plan]:
+        kv = b.available_kv_cache_bytes
+        return {
+            name: plan(
+                model, args.evolve(non_kv_memory_bytes=b.requested_bytes - value), drafter=drafter, policies=policies
+            )
+            for name, value in (("estimate", kv.estimate), ("low", kv.low), ("high", kv.high))
+        }
+
+    def tokens(plans: dict[str, Plan]) -> tuple[int | None, int | None, int | None]:
+        return _tokens(plans["low"]), _tokens(plans["estimate"]), _tokens(plans["high"])
+
+    plans = at(budget)
+    starts = tuple(
+        Start(cache, b, tokens(plans) if b is budget else tokens(at(b)))
+        for cache, b in (("cold", cold), ("warm", warm))
+        if compiled or cache == "warm"
+    )
+    request = _request_bytes(plans["estimate"])
     verdict = budget_verdict(budget, request) if request is not None else None
-    safe: int | None = safe_kv_cache_memory_bytes(budget, margin)
-    estimate = at["estimate"]
+    estimate_plan = plans["estimate"]
     if load is not None and budget.startup_gate.passes is not False:
-        verdict, safe, estimate = replace(load, request_bytes=request), None, with_load_failure(estimate, load)
+        verdict = replace(load, request_bytes=request)
+        return BudgetPlan(
+            plan=with_load_failure(estimate_plan, load),
+            budget=budget,
+            verdict=verdict,
+            margin_bytes=margin,
+            tokens=tokens(plans),
+            starts=starts,
+            safe_refused="the weights alone exceed the requested share",
+        )
+    safe = safe_kv_cache_memory_bytes(budget, margin)
+    refused, max_len = _pool_refused(model, args, safe, heaviest, drafter, policies)
+    if refused is not None and verdict is not None and verdict.word == "fits":
+        verdict = Verdict(
+            "tight",
+            request,
+            f"{verdict.reason}, but not within the safe pinned pool ({refused}); vLLM fits it only where the "
+            "transients stay below their high bounds",
+        )
     return BudgetPlan(
-        plan=estimate,
+        plan=estimate_plan,
         budget=budget,
         verdict=verdict,
-        safe_kv_cache_memory_bytes=safe,
+        safe_kv_cache_memory_bytes=None if refused is not None else safe,
         margin_bytes=margin,
-        tokens=(_tokens(at["low"]), _tokens(at["estimate"]), _tokens(at["high"])),
+        tokens=tokens(plans),
+        starts=starts,
+        safe_refused=refused,
+        max_model_len_fits=max_len,
+        refused_pool_bytes=safe if refused is not None else None,
     )
+
+
+def _pool_refused(
+    model: ModelGeometry,
+    args: EngineArgs,
+    pool: int,
+    weights_bytes: int,
+    drafter: Drafter | None,
+    policies: Policies | None,
+) -> tuple[str | None, int | None]:
+    """Whether vLLM accepts ``pool`` as ``--kv-cache-memory-bytes`` (the plan of that pool: one
+    ``max_model_len`` request fits it, vLLM's ``check_enough_kv_cache_memory``, and the weights
+    and it fit the GPU, :func:`weights_check`): ``(None, None)`` when it does, else why not and
+    the largest ``max_model_len`` that fits it (vLLM's ``estimate_max_model_len``; 0: none)."""
+    if pool <= 0:
+        return "no room is left for a pinned pool: won't at any max length", 0
+    pinned_args = args.evolve(kv_cache_memory_bytes=pool)
+    pinned = plan(model, pinned_args, drafter=drafter, policies=policies)
+    err = pinned.memory_error
+    if err is not None:
+        longest = err.estimated_max_model_len
+        fits = f"the largest that fits: {longest:,}" if longest > 0 else "not even one token fits"
+        return (
+            f"one {err.max_model_len:,}-token request needs "
+            f"{err.needed / (1 << 30):.2f} GiB, above the safe pool {pool / (1 << 30):.2f} GiB: won't at this max "
+            f"length pinned ({fits}, vLLM's estimate_max_model_len)",
+            longest,
+        )
+    if weights_check(pinned_args, weights_bytes) is not None or not pinned.ok:
+        return "vLLM refuses the pinned pool (see its plan)", None
+    return None, None
 
 
 def _smallest(chosen: Budget, budgets: list[Budget]) -> Budget:

@@ -19,7 +19,7 @@ from dryboot.units import parse_human_int, parse_human_int_or_auto
 from dryboot.vllm.config.compilation import parse_compilation_config
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.gpus import GPU, parse_gpu
+from dryboot.vllm.gpus import GPU, parse_gpu, parse_gpu_memory
 from dryboot.vllm.versions import resolve_version
 
 
@@ -212,8 +212,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag(
         "gpu-memory",
         "gpu_memory_bytes",
-        parse_human_int,
-        "Total GPU memory in bytes (with --non-kv-memory, instead of a KV budget).",
+        parse_gpu_memory,
+        "CUDA's total GPU memory as vLLM sees it: bytes (24G), or vLLM's logged 'Free memory on device (F/T "
+        "GiB)' line (T is taken); overrides the --gpu table's total (with --non-kv-memory, instead of a KV budget).",
     ),
     Flag(
         "gpu-memory-utilization",

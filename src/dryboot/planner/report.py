@@ -193,13 +193,17 @@ def shown_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def render_text(p: Plan, width: int | None = None, given: Collection[str] | None = None) -> str:
+def render_text(
+    p: Plan, width: int | None = None, given: Collection[str] | None = None, verdict: str | None = None
+) -> str:
     """The human report as text, fitted to ``width`` columns (default: the terminal's, or
     ``COLUMNS``, or 80 when piped; see :mod:`dryboot.textout`).
 
     Tables too wide for ``width`` are stacked; prose wraps. The lines vLLM would log are
     quoted verbatim, one per line, whatever the width, so a boot log can be diffed against
-    them. ``given``: the engine flags the user gave (for what the figures assume).
+    them. ``given``: the engine flags the user gave (for what the figures assume). ``verdict``:
+    the last line's replacement (``""``: none; ``dryboot plan`` prints its one verdict after the
+    weights and the budget).
     """
 
     w = width or output_width()
@@ -302,8 +306,11 @@ def render_text(p: Plan, width: int | None = None, given: Collection[str] | None
         mark = "ok  " if inv.ok else "FAIL"
         tail = f" -> {inv.consequence}" if not inv.ok and inv.consequence else ""
         out += wrap(f"[{mark}] {inv.name}: {inv.detail}{tail}", w, "  ", "         ")
-    verdict = "OK" if p.ok else "VIOLATED: " + ", ".join(i.name for i in p.invariants if not i.ok)
-    if p.ok and any(n.startswith("KV budget not estimated") for n in p.notes):
-        verdict += " (the geometry; whether the KV cache fits the GPU is undetermined: KV budget not estimated)"
-    out += wrap(f"verdict: {verdict}", w, "", "  ")
+    if verdict is None:
+        verdict = "OK" if p.ok else "VIOLATED: " + ", ".join(i.name for i in p.invariants if not i.ok)
+        if p.ok and any(n.startswith("KV budget not estimated") for n in p.notes):
+            verdict += " (the geometry; whether the KV cache fits the GPU is undetermined: KV budget not estimated)"
+        out += wrap(f"verdict: {verdict}", w, "", "  ")
+    elif verdict:
+        out += wrap(verdict, w, "", "  ")
     return "\n".join(out) + "\n"

@@ -252,7 +252,8 @@ class EngineArgs:
             )
         if self.gpu is not None and self.gpu_memory_bytes is not None:
             most = max(self.gpu.nvml_total_bytes, self.gpu.cuda_total_bytes)
-            if 0 < most < self.gpu_memory_bytes:
+            # a GiB figure vLLM printed with two decimals may round up past the card's bytes
+            if 0 < most + (1 << 30) // 200 < self.gpu_memory_bytes:
                 raise InputError(
                     "--gpu-memory",
                     None,

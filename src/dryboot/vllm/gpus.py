@@ -18,6 +18,7 @@ from importlib.resources import files
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.units import parse_human_int
 
 #: The GPU dryboot assumes when none is named.
 DEFAULT_GPU_NAME = "H200"
@@ -39,6 +40,8 @@ class GPU:
         memory from ``psutil`` (``utils/mem_utils.py``) and NVML reports no total
         (``nvml_total_bytes`` 0: ``get_device_total_memory`` raises, the batch defaults take the
         small tier).
+    :param host_reserved_bytes: (low, high) memory the host itself holds on the device besides the
+        CUDA context (the Windows desktop under WSL2): the startup gate's free memory lacks it.
     """
 
     name: str
@@ -48,6 +51,7 @@ class GPU:
     cuda_total_bytes: int
     approximate: bool = False
     unified_memory: bool = False
+    host_reserved_bytes: tuple[int, int] = (0, 0)
 
     @property
     def sm(self) -> int:
@@ -90,8 +94,14 @@ def gpu_table() -> dict[str, GPU]:
             row["cuda_total_bytes"],
             row["cuda_total_quality"] == "spec",
             bool(row.get("unified_memory", False)),
+            _host_reserved(row),
         )
     return out
+
+
+def _host_reserved(row: dict[str, Any]) -> tuple[int, int]:
+    low, high = row.get("host_reserved_mib", (0, 0))
+    return int(low) << 20, int(high) << 20
 
 
 @cache
@@ -123,6 +133,25 @@ CAPABILITIES: tuple[tuple[int, int], ...] = (
 MIN_MEMORY_BYTES = 1 << 30
 #: The largest (1 PiB, as every memory flag: no GPU comes near).
 MAX_MEMORY_BYTES = 1 << 50
+
+
+#: vLLM's startup line (the gate's refusal and the INFO summary): ``Free memory on device [cuda:0]
+#: (F/T GiB) on startup``; ``T`` is CUDA's total as the host shows it.
+_FREE_LINE = re.compile(
+    r"Free memory on device(?:\s+cuda:\d+)?\s*\(\s*(\d{1,6}(?:\.\d{1,6})?)\s*/\s*(\d{1,6}(?:\.\d{1,6})?)\s*GiB\)"
+)
+
+
+def parse_gpu_memory(text: str) -> int:
+    """``--gpu-memory``: bytes (``24G``, ``25757220864``), or vLLM's logged ``Free memory on device
+    (F/T GiB) on startup`` line, whose ``T`` (CUDA's total, two decimals) gives ``round(T x 2^30)``.
+
+    :raises ValueError: one line, neither form.
+    """
+    m = _FREE_LINE.search(text)
+    if m:
+        return round(float(m.group(2)) * (1 << 30))
+    return parse_human_int(text)
 
 
 def _sm_names() -> str:

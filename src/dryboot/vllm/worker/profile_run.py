@@ -19,7 +19,7 @@ larger of
 
 The per-element factors are stated as intervals (``SAMPLER_BYTES_PER_LOGIT``,
 ``FORWARD_SLACK``); a cold torch.compile cache adds inductor's compilation and autotuning
-inside the profile run, a named part of the high bound (``COLD_COMPILE_FACTOR``).
+inside the profile run, its own term (``COLD_COMPILE_MIB``).
 """
 
 from __future__ import annotations
@@ -41,9 +41,15 @@ SAMPLER_BYTES_PER_LOGIT = (14, 16)
 #: the forward's transient over the widest layer's live tensors: inductor's buffers and the
 #: kernels' workspaces (low, high), in percent.
 FORWARD_SLACK = (100, 150)
-#: a cold torch.compile cache: inductor compiles and benchmarks inside the profile run; the
-#: reference RTX 3090 deployment measured 1.96 GiB instead of 1.09 (+80 %).
-COLD_COMPILE_FACTOR = 0.8
+#: a cold torch.compile cache: inductor compiles (and Triton autotunes) inside the profile run, and
+#: its temporaries raise the torch peak vLLM charges as activation (low, high), MiB. Not a share of
+#: the activation: posted cold/warm pairs lose about the same KV on very different peaks, all at
+#: max_num_batched_tokens 2048: an RTX 4090 boot of Qwen3-8B (0.27.1), peak 1.18 vs 0.19 GiB
+#: (+0.99); the reference RTX 3090 deployment (Qwen3.8-27B W4A16), 1.96 vs 1.09 (+0.87); an RTX
+#: 4050 laptop (Qwen2.5-3B-AWQ, 0.29.0), KV 1.50 vs 2.41 (+0.91: +0.45 peak, +0.53 left
+#: allocated); a 0.28-era source build on a 16 GB SM 12.0 card (Qwen3.8-27B EXL3, max_num_seqs
+#: 1), 0.79 vs 0.40 (+0.39). tests/data/budget/EVIDENCE-0.27-0.33.md of the calibration corpus.
+COLD_COMPILE_MIB = (390, 1100)
 #: vLLM pads the vocabulary to a multiple of 64 (``DEFAULT_VOCAB_PADDING_SIZE``).
 VOCAB_PADDING = 64
 
@@ -291,15 +297,17 @@ def activation_terms(
         lo, hi = max(fwd_lo, smp_lo), max(fwd_hi, smp_hi)
         terms = [Term("activation: max(forward, sampler)", lo, hi, fwd_src + "; " + smp_src)]
     if compiled and compile_cache != "warm":
-        peak = max(t_.high for t_ in terms)
+        lo, hi = COLD_COMPILE_MIB
         terms.append(
             Term(
                 "activation: cold torch.compile",
-                0,
-                int(peak * COLD_COMPILE_FACTOR),
-                "inductor compiles (and autotunes) inside the profile run when the compile cache is cold: up to "
-                f"+{COLD_COMPILE_FACTOR:.0%} (reference RTX 3090: 1.96 vs 1.09 GiB); 0 on a warm cache",
-                estimate=int(peak * COLD_COMPILE_FACTOR) // 2 if compile_cache == "cold" else 0,
+                lo * MIB if compile_cache == "cold" else 0,
+                hi * MIB,
+                "inductor compiles and autotunes inside the profile run on a cold compile cache: "
+                f"+{lo / 1024:.2f}-{hi / 1024:.2f} GiB (four posted cold/warm pairs lose +0.39, +0.87, +0.91 and "
+                "+0.99 GiB); 0 on a warm cache"
+                + ("; the cache's state unknown: 0 up to the cold figure" if compile_cache == "unknown" else ""),
+                estimate=(lo + hi) // 2 * MIB if compile_cache == "cold" else 0,
             )
         )
     return terms
