@@ -13,7 +13,7 @@ import click
 
 from dryboot.boot.releases import release_tree
 from dryboot.errors import InputError
-from dryboot.patching.port import PatchPort, PortResult, port_series
+from dryboot.patching.port import PatchPort, PortResult, port_series, resume_from, was_keep_going
 
 
 def _tree(path: str | None, version: str | None, flag: str) -> str:
@@ -44,26 +44,63 @@ def _hunk_words(p: PatchPort) -> list[str]:
     return out
 
 
+def _fate(p: PatchPort) -> str:
+    """One patch's fate in a few words (the summary table's second column)."""
+    if p.status == "partly upstream":
+        up, total = p.upstream_hunks()
+        files_up = sum(1 for f in p.files if f.status == "upstream")
+        return f"partly upstream ({up} of {total} hunks in NEW)" if up else f"partly upstream ({files_up} file(s) in NEW)"
+    if p.status == "depends":
+        return f"depends on {', '.join(p.depends)}"
+    if p.status == "conflict" and any(f.offer is not None for f in p.files):
+        return "conflict (creates a file NEW has)"
+    return p.status
+
+
+def _hunk_tally(p: PatchPort) -> str:
+    c: dict[str, int] = {}
+    for h in p.hunks():
+        c[h.status] = c.get(h.status, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in c.items()) or "-"
+
+
+def _summary(res: PortResult) -> list[str]:
+    """The table of every patch's fate: name, fate, hunks."""
+    rows = [("patch", "fate", "hunks")] + [(p.name, _fate(p), _hunk_tally(p)) for p in res.patches]
+    w0, w1 = (max(len(r[k]) for r in rows) for k in (0, 1))
+    return [f"{a:<{w0}}  {b:<{w1}}  {c}".rstrip() for a, b, c in rows]
+
+
 def render_port(res: PortResult, as_json: bool) -> int:
-    """Print the port report; return the exit code (0 ported, 1 a conflict)."""
+    """Print the port report (a summary table of every patch's fate, then the detail per hunk);
+    return the exit code (0 ported, 1 a conflict)."""
     if as_json:
         click.echo(json.dumps(_json(res), indent=2))
         return 0 if res.ok else 1
+    for line in _summary(res):
+        click.echo(line)
+    click.echo("")
     for p in res.patches:
-        click.echo(f"== {p.name}: {p.status}")
+        click.echo(f"== {p.name}: {_fate(p)}")
         for line in _hunk_words(p):
             click.echo(line)
         if p.reject is not None and res.written:
             rej, conflicts = os.path.join(res.written, f"{p.name}.rej"), os.path.join(res.written, "conflicts", "")
             click.echo(f"   written: {rej}, the conflicted files under {conflicts}")
     c = res.counts()
-    ported = sum(1 for p in res.patches if p.status == "ported")
+    ported = sum(1 for p in res.patches if p.status in ("ported", "partly upstream", "resolved"))
     upstream = sum(1 for p in res.patches if p.status == "upstream")
     hunks = ", ".join(f"{n} {k}" for k, n in c.items() if n)
     where = f"; written to {res.written}" if res.written else " (--check: nothing written)"
     click.echo(
         f"{ported} of {len(res.patches)} patches ported, {upstream} already upstream (hunks: {hunks or 'none'}){where}"
     )
+    first = res.first_conflict()
+    if first is not None and res.written:
+        click.echo(
+            f"resolve the markers under {os.path.join(res.written, 'conflicts', first.name, '')} and run the same "
+            "command with --continue, or drop the patch with --skip"
+        )
     return 0 if res.ok else 1
 
 
@@ -78,12 +115,15 @@ def _json(res: PortResult) -> dict[str, Any]:
             {
                 "name": p.name,
                 "status": p.status,
+                "fate": _fate(p),
+                "depends": p.depends,
                 "files": [
                     {
                         "path": f.path,
                         "new_path": f.new_path or None,
                         "op": f.op,
                         "status": f.status,
+                        "detail": f.detail,
                         "hunks": [
                             {"number": h.number, "status": h.status, "offset": h.offset, "detail": h.detail}
                             for h in f.hunks
@@ -103,8 +143,22 @@ def _json(res: PortResult) -> dict[str, Any]:
 @click.option("--to", "new", type=click.Path(file_okay=False), help="The tree to carry it to (NEW).")
 @click.option("--from-version", help="OLD as vLLM release X, fetched by package name (0.27.1-0.33.0).")
 @click.option("--to-version", help="NEW as vLLM release X, fetched by package name.")
+@click.option(
+    "--directory",
+    "root_dir",
+    metavar="DIR",
+    help="The folder of both trees the series' paths are relative to (e.g. vllm); default: found.",
+)
 @click.option("--out", type=click.Path(), help="Write the ported series here (a new or empty directory).")
 @click.option("--check", is_flag=True, help="Report only; write nothing.")
+@click.option("--keep-going", is_flag=True, help="Port every patch: a conflicting one is left out, the rest go on.")
+@click.option(
+    "--continue",
+    "cont",
+    is_flag=True,
+    help="After resolving the markers under OUT/conflicts/PATCH/: take them as the patch's content and go on.",
+)
+@click.option("--skip", is_flag=True, help="Drop the conflicting patch (commented out in the series) and go on.")
 @click.option(
     "--fuzz", default=0, show_default=True, type=click.IntRange(0, 100), help="Fuzz accepted applying to OLD."
 )
@@ -115,17 +169,38 @@ def series_port(
     new: str | None,
     from_version: str | None,
     to_version: str | None,
+    root_dir: str | None,
     out: str | None,
     check: bool,
+    keep_going: bool,
+    cont: bool,
+    skip: bool,
     fuzz: int,
     as_json: bool,
 ) -> None:
     """Carry the series to a newer tree: each patch applied to OLD exactly, its change merged
     into NEW three ways (git's merge: OLD the ancestor), and written back against NEW as quilt
-    refresh writes it, with a report per hunk: unchanged, moved, merged or conflict."""
+    refresh writes it, with a report per hunk: unchanged, moved, merged, upstream or conflict."""
     if check == (out is not None):
         raise InputError("--out", None, "give --out DIR to write the ported series, or --check to write nothing")
-    res = port_series(directory, _tree(old, from_version, "from"), _tree(new, to_version, "to"), out, fuzz)
+    if cont and skip:
+        raise InputError("--continue", None, "give one of --continue and --skip")
+    resume = None
+    if (cont or skip) and out is not None:
+        resume = resume_from(out, directory, "continue" if cont else "skip")
+        keep_going = keep_going or was_keep_going(out)
+    elif cont or skip:
+        raise InputError("--continue" if cont else "--skip", None, "needs --out DIR, the earlier port's output")
+    res = port_series(
+        directory,
+        _tree(old, from_version, "from"),
+        _tree(new, to_version, "to"),
+        out,
+        fuzz,
+        keep_going=keep_going,
+        resume=resume,
+        directory=root_dir,
+    )
     code = render_port(res, as_json)
     if code:
         sys.exit(code)
