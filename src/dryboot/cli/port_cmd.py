@@ -40,6 +40,8 @@ def _hunk_words(p: PatchPort) -> list[str]:
         tail = "; ".join(words) if words else f.status
         if f.status == "upstream":
             tail += " -- already in --to"
+        elif f.detail.startswith("warning:"):
+            tail += f" -- {f.detail}"
         out.append(f"   {name} ({f.op}): {tail}")
     return out
 

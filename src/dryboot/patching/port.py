@@ -311,7 +311,7 @@ def _port_file(
             return FilePort(f.path, f.op, "upstream", _all(sec, "upstream", "NEW has it"), f.new_path, merged)
         hunks = [_hunk_state(h, r, as_placed) for h, r in zip(sec.hunks, direct.results, strict=True)]
         hunks = [_upstream_or(tools, h, hp, base, theirs, labels) for h, hp in zip(sec.hunks, hunks, strict=True)]
-        return FilePort(f.path, f.op, "clean", hunks, f.new_path, merged)
+        return FilePort(f.path, f.op, "clean", hunks, f.new_path, merged, _mixed_endings(theirs, merged))
     # which hunks conflict: each hunk's change merged alone, as git would merge it
     hunks = []
     for h, r in zip(sec.hunks, direct.results, strict=True):
@@ -324,6 +324,15 @@ def _port_file(
         why = "conflicts only together with the file's other hunks"
         hunks = [HunkPort(h.number, conflict, 0, 0, why) for h in sec.hunks]
     return FilePort(f.path, f.op, conflict, hunks, f.new_path, merged, f"{conflicts} conflicting region(s)")
+
+
+def _mixed_endings(theirs: bytes, merged: bytes) -> str:
+    """A warning when NEW's file ends every line in CRLF and the ported file no longer does
+    (the patch's lines end in LF alone): the port would mix line endings."""
+    if b"\r\n" not in theirs or theirs.count(b"\n") != theirs.count(b"\r\n"):
+        return ""
+    lf = merged.count(b"\n") - merged.count(b"\r\n")
+    return f"warning: NEW's file is CRLF; {lf} line(s) the patch brings end in LF alone (mixed line endings)" if lf else ""
 
 
 def _upstream_or(
@@ -417,6 +426,8 @@ def _refresh(
     changed = False
     for k, (sec, (fp, pre, post), (start, hunks_at, end)) in enumerate(zip(patch.sections, ported, spans, strict=True)):
         body = tools.diff(pre, post, _context_width(patch, sec)) if sec.hunks or pre != post else []
+        if any(h.section.strip() for h in sec.hunks) and pre is not None:
+            body = with_funcnames(body, split_keep(pre))
         if fp.status == "upstream" or (sec.hunks and not body and fp.op in ("modify", "create")):
             pass  # this file's change is NEW's already: the section is left out
         else:
@@ -431,7 +442,42 @@ def _refresh(
         out.extend(lines[end:nxt])  # prose between sections, a trailer after the last
     if not changed:
         return None
+    if patch.crlf_stripped:  # a CRLF patch (GNU patch strips its CRs): written CRLF throughout, never mixed
+        out = [ln if ln.endswith(b"\r") else ln + b"\r" for ln in out]
     return b"\n".join(out) + (b"\n" if patch.final_newline or out else b"")
+
+
+#: git's default funcname (xdiff's ``def_ff``): a line opening with a letter, ``_`` or ``$``,
+#: at most 80 bytes, trailing white space dropped
+_FUNCNAME_MAX = 80
+
+
+def _funcname(line: bytes) -> bytes | None:
+    if not line or not (line[:1].isalpha() or line[:1] in (b"_", b"$")):
+        return None
+    return line[:_FUNCNAME_MAX].rstrip(b" \t\r\n\v\f")
+
+
+def with_funcnames(body: list[bytes], pre: list[bytes]) -> list[bytes]:
+    """``diff -u`` hunk lines with git's funcname after each ``@@ ... @@`` (``diff -p`` as git
+    writes it: the nearest line above the hunk, in the file before the change, that opens with a
+    letter, ``_`` or ``$``, cut to 80 bytes; none found, the header stays bare).
+
+    :param pre: the file before the change, split after each LF."""
+    out = []
+    for ln in body:
+        if ln.startswith(b"@@ -"):
+            old = ln[4 : ln.index(b" ", 4)].split(b",")
+            start, count = int(old[0]), int(old[1]) if len(old) > 1 else 1
+            k = (start - 1 if count > 0 else start) - 1
+            name = None
+            while k >= 0 and name is None:
+                name = _funcname(pre[k]) if k < len(pre) else None
+                k -= 1
+            if name:
+                ln = ln.rstrip(b" ") + b" " + name
+        out.append(ln)
+    return out
 
 
 def _as_modification(heads: list[bytes]) -> list[bytes]:
