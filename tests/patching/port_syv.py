@@ -29,7 +29,9 @@ def series_copy(dest: Path) -> Path:
     return dest
 
 
-def git_am3_skipping(old: Path, new: Path, series: Path, work: Path, strip: str = "-p1") -> tuple[dict[str, bytes], list[str]]:
+def git_am3_skipping(
+    old: Path, new: Path, series: Path, work: Path, strip: str = "-p1"
+) -> tuple[dict[str, bytes], list[str]]:
     """``git am -3`` of the series (made into commits on OLD by ``git apply``) onto NEW, one
     patch at a time, ``git am --skip`` after each that fails: the tree it leaves and the names
     of the patches it skipped."""

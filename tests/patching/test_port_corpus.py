@@ -65,7 +65,9 @@ CONFLICTS: list[tuple[tuple[str, str], str]] = [
 UPSTREAM: list[tuple[tuple[str, str], str, list[str]]] = [
     (BT, "zstd", ["0019-upstream-fix-cli-tests.patch", "0021-tests-newline.patch"]),
     (BT, "groff", ["sort-perl-hash-keys.patch"]),
-    (BT, "libarchive", ["iconv-pkgconfig.patch", "robust-error-reporting.patch", "fix-OOB-in-rar-e8-filter-2135.patch"]),
+    (BT, "libarchive", [
+        "iconv-pkgconfig.patch", "robust-error-reporting.patch", "fix-OOB-in-rar-e8-filter-2135.patch",
+    ]),
     (BT, "krb5", [
         "upstream/0010-Ensure-array-count-consistency-in-kadm5-RPC.patch", "CVE-2024-37370", "CVE-2024-26462.patch",
         "kdc-assume-aes-support.patch",

@@ -71,7 +71,9 @@ def test_patch_entirely_upstream_is_upstream(tmp_path: Path) -> None:
     series line commented out, no patch written -- as git am -3 ("No changes")."""
     patched = BASE.replace("line 20\n", "line 20 fixed\n")
     text = udiff(BASE, patched, "f.txt") + udiff(None, "new file\n", "g.txt")
-    old, new, s = make(tmp_path, {"f.txt": BASE}, {"f.txt": "top\n" + patched, "g.txt": "new file\n"}, [("a.patch", text)])
+    old, new, s = make(
+        tmp_path, {"f.txt": BASE}, {"f.txt": "top\n" + patched, "g.txt": "new file\n"}, [("a.patch", text)]
+    )
     res = port_series(str(s), str(old), str(new), str(tmp_path / "out"))
     assert [p.status for p in res.patches] == ["upstream"]  # before: "ported", an empty creation section
     assert all(h.status == "upstream" for h in res.patches[0].hunks())
@@ -88,7 +90,9 @@ def test_partly_upstream_counts_the_hunks_new_has(tmp_path: Path) -> None:
     res = port_series(str(s), str(old), str(new), str(tmp_path / "out"))
     p = res.patches[0]
     assert p.status == "partly upstream" and p.upstream_hunks() == (1, 2)
-    assert b"line 5 fixed" not in (tmp_path / "out" / "a.patch").read_bytes().split(b"@@", 1)[1].replace(b" line 5 fixed", b"")
+    assert b"line 5 fixed" not in (tmp_path / "out" / "a.patch").read_bytes().split(b"@@", 1)[1].replace(
+        b" line 5 fixed", b""
+    )
 
 
 def _swap_dir(tmp: Path) -> tuple[Path, Path, Path]:
@@ -119,7 +123,7 @@ C_FILE = "".join(
     ["#include <stdio.h>\n", "\n", "static int helper(int x)\n", "{\n"]
     + [f"\tint v{i} = x + {i};\n" for i in range(20)]
     + ["\treturn x;\n", "}\n", "\n", "int main(void)\n", "{\n"]
-    + [f"\tputs(\"{i}\");\n" for i in range(20)]
+    + [f'\tputs("{i}");\n' for i in range(20)]
     + ["\treturn 0;\n", "}\n"]
 )
 
@@ -143,7 +147,11 @@ def test_ported_hunk_headers_keep_gits_funcname(tmp_path: Path) -> None:
     old, new, s = make(tmp_path, {"f.c": C_FILE}, {"f.c": new_text}, [("a.patch", text)])
     port_series(str(s), str(old), str(new), str(tmp_path / "out"))
     got = [ln for ln in (tmp_path / "out" / "a.patch").read_text().splitlines() if ln.startswith("@@")]
-    want = [ln for ln in _git_diff(tmp_path, new_text, "/* upstream header */\n" * 7 + patched).splitlines() if ln.startswith("@@")]
+    want = [
+        ln
+        for ln in _git_diff(tmp_path, new_text, "/* upstream header */\n" * 7 + patched).splitlines()
+        if ln.startswith("@@")
+    ]
     assert got == want  # before: "@@ -34,7 +34,7 @@" with no funcname
     assert with_funcnames([b"@@ -1,3 +1,3 @@"], [b"x\n"]) == [b"@@ -1,3 +1,3 @@"]  # nothing above line 1
 

@@ -18,11 +18,12 @@ from click.testing import CliRunner
 
 from dryboot.cli import cli
 from dryboot.errors import InputError
-from dryboot.patching.port import port_series, resume_from
+from dryboot.patching.port import port_series
+from dryboot.patching.port_resume import resume_from
 
 from . import corpus as C
 from . import port_syv as S
-from .test_port import applied, tree
+from .test_port import applied
 
 FATES = [ln.split() for ln in (S.DATA / "fates.txt").read_text().splitlines() if ln and not ln.startswith("#")]
 
@@ -178,7 +179,9 @@ def test_versions_find_the_package_root_without_flags(tmp_path: Path, monkeypatc
         (cache / "releases" / v / ".dryboot-release").write_text(f"vllm=={v} (test sample)\n")
     monkeypatch.setenv("DRYBOOT_CACHE", str(cache))
     s = _sub_series(tmp_path / "s", ["marlin-int8-negative-scales.patch", "qwen3_5-embed-quant.patch"])
-    r = CliRunner().invoke(cli, ["series", "port", str(s), "--from-version", "0.27.1", "--to-version", "0.28.0", "--check"])
+    r = CliRunner().invoke(
+        cli, ["series", "port", str(s), "--from-version", "0.27.1", "--to-version", "0.28.0", "--check"]
+    )
     assert r.exit_code == 0, r.output
     assert "2 of 2 patches ported" in r.output
     rel = cache / "releases"
@@ -202,5 +205,11 @@ def test_keep_going_on_the_whole_releases(tmp_path: Path, version: str) -> None:
     assert [(p.name, _fate(p.status, p.depends)) for p in res.patches] == [
         (p, f) for v, p, f, _ in FATES if v == version
     ]
-    files = {os.path.relpath(os.path.join(d, f), tmp_path / "sample" / version / "vllm") for d, _, fs in os.walk(S.release(version, tmp_path / "sample") / "vllm") for f in fs}
-    assert all((new / "vllm" / f).read_bytes() == (tmp_path / "sample" / version / "vllm" / f).read_bytes() for f in files)
+    files = {
+        os.path.relpath(os.path.join(d, f), tmp_path / "sample" / version / "vllm")
+        for d, _, fs in os.walk(S.release(version, tmp_path / "sample") / "vllm")
+        for f in fs
+    }
+    assert all(
+        (new / "vllm" / f).read_bytes() == (tmp_path / "sample" / version / "vllm" / f).read_bytes() for f in files
+    )

@@ -13,7 +13,8 @@ import click
 
 from dryboot.boot.releases import release_tree
 from dryboot.errors import InputError
-from dryboot.patching.port import PatchPort, PortResult, port_series, resume_from, was_keep_going
+from dryboot.patching.port import PatchPort, PortResult, port_series
+from dryboot.patching.port_resume import resume_from, was_keep_going
 
 
 def _tree(path: str | None, version: str | None, flag: str) -> str:
@@ -51,7 +52,9 @@ def _fate(p: PatchPort) -> str:
     if p.status == "partly upstream":
         up, total = p.upstream_hunks()
         files_up = sum(1 for f in p.files if f.status == "upstream")
-        return f"partly upstream ({up} of {total} hunks in NEW)" if up else f"partly upstream ({files_up} file(s) in NEW)"
+        return (
+            f"partly upstream ({up} of {total} hunks in NEW)" if up else f"partly upstream ({files_up} file(s) in NEW)"
+        )
     if p.status == "depends":
         return f"depends on {', '.join(p.depends)}"
     if p.status == "conflict" and any(f.offer is not None for f in p.files):

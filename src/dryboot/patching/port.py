@@ -29,18 +29,17 @@ dryboot's own patch engine. Nothing is written outside ``out``, and ``out`` is w
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import subprocess
 import tempfile
 
 from dryboot.errors import InputError
-from dryboot.inputs import read_regular
 from dryboot.patching._record import field, record
 from dryboot.patching.apply import FileOutcome, PatchOutcome, Tree, apply_patch
 from dryboot.patching.parse import GIT_HEADERS, FileSection, Hunk, PatchFile
 from dryboot.patching.place import HunkResult, run_hunks, sides, split_keep
+from dryboot.patching.port_resume import Resume, put, save_state
 from dryboot.patching.port_root import find_root, read_paths, relation
 from dryboot.patching.series import SeriesEntry, SeriesFile, load_series, read_series_file
 
@@ -283,7 +282,9 @@ def _port_file(
         if theirs is None:
             return FilePort(f.path, f.op, "clean", _all(sec, "unchanged"), f.new_path, ours)
         if theirs == ours:
-            return FilePort(f.path, f.op, "upstream", _all(sec, "upstream", "NEW has the file as created"), f.new_path, ours)
+            return FilePort(
+                f.path, f.op, "upstream", _all(sec, "upstream", "NEW has the file as created"), f.new_path, ours
+            )
         return _created_in_new(tools, sec, f, ours or b"", theirs, labels)
     if theirs is None:
         if f.op == "delete":
@@ -332,7 +333,9 @@ def _mixed_endings(theirs: bytes, merged: bytes) -> str:
     if b"\r\n" not in theirs or theirs.count(b"\n") != theirs.count(b"\r\n"):
         return ""
     lf = merged.count(b"\n") - merged.count(b"\r\n")
-    return f"warning: NEW's file is CRLF; {lf} line(s) the patch brings end in LF alone (mixed line endings)" if lf else ""
+    return (
+        f"warning: NEW's file is CRLF; {lf} line(s) the patch brings end in LF alone (mixed line endings)" if lf else ""
+    )
 
 
 def _upstream_or(
@@ -520,16 +523,6 @@ def _reject(patch: PatchFile, fps: list[FilePort]) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
-@record
-class Resume:
-    """What a ``--continue`` / ``--skip`` brings to a port run again: ``resolved`` per patch
-    name, the files (target-relative path -> content, None: deleted) the maintainer resolved;
-    ``skipped`` the patches dropped (as ``git rebase --skip``)."""
-
-    resolved: dict[str, dict[str, bytes | None]] = field(default_factory=dict)
-    skipped: list[str] = field(default_factory=list)
-
-
 def _apply_old(entry: SeriesEntry, patch: PatchFile, old: Tree, fuzz: int) -> PatchOutcome:
     """The patch applied to OLD exactly (bad input when it does not apply)."""
     applied = apply_patch(old, patch, strip=entry.strip, reverse=entry.reverse, fuzz=fuzz, measure=False)
@@ -574,7 +567,13 @@ def _port_patch(
         target = f.new_path or f.path
         fps.append(
             _port_file(
-                tools, patch.sections[len(fps)], f, old.read(f.path), applied.tree.read(target), new.read(f.path), labels
+                tools,
+                patch.sections[len(fps)],
+                f,
+                old.read(f.path),
+                applied.tree.read(target),
+                new.read(f.path),
+                labels,
             )
         )
     if resolved is not None and any(fp.status == "conflict" for fp in fps):
@@ -671,7 +670,9 @@ def port_series(
             if entry.name in resume.skipped:
                 applied = _apply_old(entry, patch, old, fuzz)
                 applied.tree.merge_into_parent()
-                left_out.append((entry.name, {f.new_path or f.path for f in applied.files} | {f.path for f in applied.files}))
+                left_out.append(
+                    (entry.name, {f.new_path or f.path for f in applied.files} | {f.path for f in applied.files})
+                )
                 results.append(PatchPort(entry.name, "skipped"))
                 continue
             pp, old, new = _port_patch(tools, entry, patch, old, new, fuzz, resume.resolved.get(entry.name))
@@ -742,13 +743,13 @@ def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult, resum
             dest = os.path.join(tmp, p.name)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             if p.text is not None:
-                _put(dest, p.text)
+                put(dest, p.text)
             if p.reject is not None:
-                _put(dest + ".rej", p.reject)
+                put(dest + ".rej", p.reject)
                 for fp in p.files:
                     if fp.status == "conflict" and fp.merged is not None:
-                        _put(os.path.join(tmp, "conflicts", p.name, fp.new_path or fp.path), fp.merged)
-        _put(os.path.join(tmp, "series"), _series_text(series_dir, res))
+                        put(os.path.join(tmp, "conflicts", p.name, fp.new_path or fp.path), fp.merged)
+        put(os.path.join(tmp, "series"), _series_text(series_dir, res))
         for name in series.disabled:  # commented-out patches travel as they are
             shutil.copyfile(os.path.join(series_dir, name), os.path.join(tmp, name))
         save_state(tmp, series_dir, res, resume)
@@ -764,107 +765,3 @@ def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult, resum
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _put(path: str, data: bytes) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "xb") as fh:
-        fh.write(data)
-
-
-# --- --continue and --skip ------------------------------------------------------------------------
-
-STATE_DIR = ".dryboot-port"
-_MARKERS = (b"<<<<<<< ", b">>>>>>> ", b"<<<<<<<\n", b">>>>>>>\n")
-
-
-def save_state(out: str, series_dir: str, res: PortResult, resume: Resume) -> None:
-    """``out/.dryboot-port/``: what ``--continue`` / ``--skip`` need to run the port again --
-    the series, the skipped patches, the resolutions taken so far (their files under
-    ``resolved/PATCH/PATH``), and the conflicting patches of this run with their files."""
-    root = os.path.join(out, STATE_DIR)
-    deleted: dict[str, list[str]] = {}
-    for name, files in resume.resolved.items():
-        for path, data in files.items():
-            if data is None:
-                deleted.setdefault(name, []).append(path)
-            else:
-                _put(os.path.join(root, "resolved", name, path), data)
-    conflicts = {
-        p.name: [fp.new_path or fp.path for fp in p.files if fp.status == "conflict"]
-        for p in res.patches
-        if p.status in ("conflict", "depends")
-    }
-    state = {
-        "series": os.path.realpath(series_dir),
-        "keep_going": res.keep_going,
-        "skipped": resume.skipped,
-        "resolved": sorted(resume.resolved),
-        "deleted": deleted,
-        "conflicts": conflicts,
-    }
-    _put(os.path.join(root, "state.json"), json.dumps(state, indent=1).encode() + b"\n")
-
-
-def resume_from(out: str, series_dir: str, action: str) -> Resume:
-    """The :class:`Resume` of ``--continue`` (``action`` "continue": the first conflicting
-    patch's files under ``out/conflicts/`` taken as resolved; a file deleted there is deleted)
-    or ``--skip`` (the first conflicting patch skipped), with the earlier ones kept.
-
-    :raises InputError: ``out`` holds no port, of another series, with no conflict left, or a
-        resolved file still holds conflict markers.
-    """
-    root = os.path.join(out, STATE_DIR)
-    path = os.path.join(root, "state.json")
-    if not os.path.isfile(path):
-        raise InputError(f"--{action}", out, f"holds no port to {action} (no {STATE_DIR}/state.json)")
-    try:
-        state = json.loads(read_regular(path))
-        series = str(state["series"])
-        skipped = [str(x) for x in state["skipped"]]
-        names = [str(x) for x in state["resolved"]]
-        deleted = {str(k): [str(x) for x in v] for k, v in dict(state["deleted"]).items()}
-        conflicts = {str(k): [str(x) for x in v] for k, v in dict(state["conflicts"]).items()}
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"--{action}", path, f"damaged port state ({exc})") from None
-    if series != os.path.realpath(series_dir):
-        raise InputError(f"--{action}", out, f"is the port of {series}, not of {series_dir}")
-    resolved: dict[str, dict[str, bytes | None]] = {}
-    for name in names:
-        resolved[name] = dict.fromkeys(deleted.get(name, []))
-        base = os.path.join(root, "resolved", name)
-        for rel in _files_under(base):
-            resolved[name][rel] = read_regular(os.path.join(base, rel))
-    if not conflicts:
-        raise InputError(f"--{action}", out, "the port has no conflict left to resolve or skip")
-    first = next(iter(conflicts))
-    if action == "skip":
-        return Resume(resolved, [*skipped, first])
-    mine: dict[str, bytes | None] = {}
-    for rel in conflicts[first]:
-        full = os.path.join(out, "conflicts", first, rel)
-        if not os.path.lexists(full):
-            mine[rel] = None  # deleted by the maintainer: the patch deletes it
-            continue
-        data = read_regular(full)
-        for k, line in enumerate(data.split(b"\n"), 1):
-            if (line + b"\n").startswith(_MARKERS):
-                raise InputError(full, f"line {k}", "still has a conflict marker: resolve it, or --skip the patch")
-        mine[rel] = data
-    resolved[first] = mine
-    return Resume(resolved, skipped)
-
-
-def _files_under(base: str) -> list[str]:
-    out = []
-    for d, _dirs, files in os.walk(base):
-        out.extend(os.path.relpath(os.path.join(d, f), base).replace(os.sep, "/") for f in files)
-    return sorted(out)
-
-
-def was_keep_going(out: str) -> bool:
-    """Whether the port written to ``out`` ran with ``--keep-going`` (a ``--continue`` keeps it)."""
-    try:
-        return bool(json.loads(read_regular(os.path.join(out, STATE_DIR, "state.json"))).get("keep_going"))
-    except (InputError, ValueError, AttributeError):
-        return False
