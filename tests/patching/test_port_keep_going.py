@@ -213,3 +213,42 @@ def test_keep_going_on_the_whole_releases(tmp_path: Path, version: str) -> None:
     assert all(
         (new / "vllm" / f).read_bytes() == (tmp_path / "sample" / version / "vllm" / f).read_bytes() for f in files
     )
+
+
+def test_port_writes_boot_arms_for_profiles_compare(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OUT/boot/arms.toml``: the original stack on OLD and the ported one on NEW as boot arms
+    (a boot arm applies its series to the tree holding ``vllm/``, so this package-rooted stack is
+    copied re-rooted); each arm's series applies to its release laid out as a boot arm lays it."""
+    import tomllib
+
+    cache = tmp_path / "cache"
+    for v in ("0.27.1", "0.28.0"):
+        S.release(v, cache / "releases")
+        (cache / "releases" / v / ".dryboot-release").write_text(f"vllm=={v} (test sample)\n")
+    monkeypatch.setenv("DRYBOOT_CACHE", str(cache))
+    s = _sub_series(tmp_path / "s", SUB)
+    out = tmp_path / "out"
+    args = ["series", "port", str(s), "--from-version", "0.27.1", "--to-version", "0.28.0", "--out", str(out)]
+    r = CliRunner().invoke(cli, [*args, "--keep-going"])
+    assert r.exit_code == 1, r.output
+    arms = tomllib.loads((out / "boot" / "arms.toml").read_text())["arms"]
+    assert arms == {
+        "original-0.27.1": {"series": str(out / "boot" / "original"), "base": "0.27.1"},
+        "ported-0.28.0": {"series": str(out / "boot" / "ported"), "base": "0.28.0"},
+    }
+    for arm, version, series in (("original", "0.27.1", s), ("ported", "0.28.0", out)):
+        rooted = tmp_path / f"{arm}-tree"
+        shutil.copytree(cache / "releases" / version, rooted)
+        pkg = tmp_path / f"{arm}-pkg"
+        shutil.copytree(cache / "releases" / version / "vllm", pkg)
+        assert (
+            applied(rooted, out / "boot" / arm, tmp_path / f"{arm}-a")["vllm/" + KV]
+            == applied(pkg, series, tmp_path / f"{arm}-b")[KV]
+        )
+    # resolving goes on from the same folder, and the arms are written again
+    marked = out / "conflicts" / "hybrid-sw-block-promote.patch" / KV
+    marked.write_bytes(_resolve_as_the_fork_wants(marked.read_bytes()))
+    r = CliRunner().invoke(cli, [*args, "--continue"])
+    assert r.exit_code == 0, r.output
+    assert "hybrid-sw-block-promote.patch" in (out / "boot" / "ported" / "series").read_text()
+    assert (out / "boot" / "ported" / "hybrid-sw-block-promote.patch").read_text().count("+++ b/vllm/") == 1

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 from typing import Any
 
 import click
@@ -15,6 +17,8 @@ from dryboot.boot.releases import release_tree
 from dryboot.errors import InputError
 from dryboot.patching.port import PatchPort, PortResult, port_series
 from dryboot.patching.port_resume import resume_from, was_keep_going
+from dryboot.patching.port_root import relation
+from dryboot.patching.reroot import reroot_series
 
 
 def _tree(path: str | None, version: str | None, flag: str) -> str:
@@ -206,6 +210,50 @@ def series_port(
         resume=resume,
         directory=root_dir,
     )
+    if res.written and from_version and to_version:
+        boot_arms(res, directory, from_version, to_version)
     code = render_port(res, as_json)
     if code:
         sys.exit(code)
+
+
+def boot_arms(res: PortResult, series_dir: str, old_version: str, new_version: str) -> str:
+    """``OUT/boot/arms.toml``: the original stack on OLD and the ported one on NEW as
+    ``profiles --compare --boot`` arms (a boot arm applies its series to the tree holding
+    ``vllm/``: a stack rooted in the package folder is copied there re-rooted, under
+    ``OUT/boot/``). Written whole (a temporary folder renamed), after the port itself."""
+    assert res.written is not None
+    out = os.path.abspath(res.written)
+    boot = os.path.join(out, "boot")
+    tmp = tempfile.mkdtemp(prefix=".boot-", dir=out)
+    try:
+        folder = relation(str(release_tree(old_version, "--from-version")), res.old)
+        arms = {"original": os.path.abspath(series_dir), "ported": out}
+        if folder.startswith("sub:"):
+            for arm, src in list(arms.items()):
+                reroot_series(src, os.path.join(tmp, arm), folder[4:])
+                arms[arm] = os.path.join(boot, arm)
+        names = (f"original-{old_version}", f"ported-{new_version}")
+        text = [
+            "# The original stack on its release and the ported stack on the new one, as arms of",
+            "# `dryboot profiles --compare --boot` (written by dryboot series port). Boot both with a",
+            "# deployment's profiles file (its [defaults] and [profiles]):",
+            f"#   cat DEPLOYMENT.toml {os.path.join(boot, 'arms.toml')} > boot.toml &&",
+            f"#   dryboot profiles boot.toml --compare {names[0]} {names[1]} --boot",
+            "",
+            f'[arms."{names[0]}"]',
+            f"series = {json.dumps(arms['original'])}",
+            f'base = "{old_version}"',
+            "",
+            f'[arms."{names[1]}"]',
+            f"series = {json.dumps(arms['ported'])}",
+            f'base = "{new_version}"',
+            "",
+        ]
+        with open(os.path.join(tmp, "arms.toml"), "x") as fh:
+            fh.write("\n".join(text))
+        os.rename(tmp, boot)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return os.path.join(boot, "arms.toml")
