@@ -61,8 +61,11 @@ def _fate(p: PatchPort) -> str:
         )
     if p.status == "depends":
         return f"depends on {', '.join(p.depends)}"
-    if p.status == "conflict" and any(f.offer is not None for f in p.files):
-        return "conflict (creates a file NEW has)"
+    if p.status == "conflict":
+        up, total = p.upstream_hunks()
+        why = ["creates a file NEW has"] if any(f.offer is not None for f in p.files) else []
+        why += [f"{up} of {total} hunks in NEW"] if up else []
+        return f"conflict ({'; '.join(why)})" if why else "conflict"
     return p.status
 
 
