@@ -9,12 +9,15 @@ against the list checked by hand in the test data (``fates.txt``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dryboot.cli import cli
 from dryboot.errors import InputError
@@ -252,3 +255,37 @@ def test_port_writes_boot_arms_for_profiles_compare(tmp_path: Path, monkeypatch:
     assert r.exit_code == 0, r.output
     assert "hybrid-sw-block-promote.patch" in (out / "boot" / "ported" / "series").read_text()
     assert (out / "boot" / "ported" / "hybrid-sw-block-promote.patch").read_text().count("+++ b/vllm/") == 1
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    state=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=8), c, max_size=4),
+        max_leaves=12,
+    ),
+    raw=st.binary(max_size=40),
+)
+def test_a_damaged_port_state_is_one_line(tmp_path: Path, state: object, raw: bytes) -> None:
+    """``OUT/.dryboot-port/state.json`` is data found in a folder: anything but the port's own
+    is refused as InputError (never a traceback), and no path in it reaches outside ``OUT``."""
+    import json
+
+    d = tmp_path / "o" / ".dryboot-port"
+    d.mkdir(parents=True, exist_ok=True)
+    for blob in (json.dumps(state).encode(), raw):
+        (d / "state.json").write_bytes(blob)
+        with contextlib.suppress(InputError):
+            resume_from(str(tmp_path / "o"), str(S.PATCHES), "skip")
+
+
+def test_state_paths_outside_out_are_refused(tmp_path: Path) -> None:
+    import json
+
+    d = tmp_path / "o" / ".dryboot-port"
+    d.mkdir(parents=True)
+    state = {"series": str(S.PATCHES), "keep_going": False, "skipped": [], "resolved": [], "deleted": {}}
+    for bad in ({"a.patch": ["../../x"]}, {"../a": ["x"]}, {"a": ["/etc/passwd"]}):
+        (d / "state.json").write_text(json.dumps({**state, "conflicts": bad}))
+        with pytest.raises(InputError, match="damaged port state"):
+            resume_from(str(tmp_path / "o"), str(S.PATCHES), "continue")

@@ -83,8 +83,18 @@ def resume_from(out: str, series_dir: str, action: str) -> Resume:
         names = [str(x) for x in state["resolved"]]
         deleted = {str(k): [str(x) for x in v] for k, v in dict(state["deleted"]).items()}
         conflicts = {str(k): [str(x) for x in v] for k, v in dict(state["conflicts"]).items()}
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"--{action}", path, f"damaged port state ({exc})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"--{action}", path, f"damaged port state ({type(exc).__name__})") from None
+    for rel in [
+        *skipped,
+        *names,
+        *deleted,
+        *conflicts,
+        *(r for v in [*deleted.values(), *conflicts.values()] for r in v),
+    ]:
+        parts = rel.split("/")
+        if not rel or rel.startswith("/") or ".." in parts or "" in parts or "\0" in rel:
+            raise InputError(f"--{action}", path, f"damaged port state (path {rel!r})")
     if series != os.path.realpath(series_dir):
         raise InputError(f"--{action}", out, f"is the port of {series}, not of {series_dir}")
     resolved: dict[str, dict[str, bytes | None]] = {}
