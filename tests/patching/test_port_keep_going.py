@@ -138,9 +138,10 @@ def test_continue_takes_the_resolved_file_and_the_series_applies_to_new(tmp_path
     got = applied(new / "vllm", out, tmp_path)  # GNU patch, -p1 --fuzz 0: every patch applies
     assert b"def _promote_indivisible_block_sizes(" in got[KV]
     assert b"def is_kv_cache_page_size_uniform(" not in got[KV]
-    # a second --continue has nothing to resolve
+    # a second --continue has nothing to resolve: the finished port keeps no state
+    assert not (out / ".dryboot-port").exists()
     r = CliRunner().invoke(cli, [*args, "--continue"])
-    assert r.exit_code == 2 and "no conflict left" in r.output
+    assert r.exit_code == 2 and "holds no port to continue" in r.output
 
 
 @pytest.mark.parametrize("version", ["0.28.0", "0.29.0"])
@@ -232,6 +233,7 @@ def test_port_writes_boot_arms_for_profiles_compare(tmp_path: Path, monkeypatch:
     s = _sub_series(tmp_path / "s", SUB)
     out = tmp_path / "out"
     args = ["series", "port", str(s), "--from-version", "0.27.1", "--to-version", "0.28.0", "--out", str(out)]
+    args.append("--boot-arms")
     r = CliRunner().invoke(cli, [*args, "--keep-going"])
     assert r.exit_code == 1, r.output
     arms = tomllib.loads((out / "boot" / "arms.toml").read_text())["arms"]

@@ -174,6 +174,12 @@ def _json(res: PortResult) -> dict[str, Any]:
 @click.option(
     "--fuzz", default=0, show_default=True, type=click.IntRange(0, 100), help="Fuzz accepted applying to OLD."
 )
+@click.option(
+    "--boot-arms",
+    is_flag=True,
+    help="With --from-version/--to-version: also write OUT/boot/arms.toml, the original and ported stacks "
+    "as profiles --compare --boot arms.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable report.")
 def series_port(
     directory: str,
@@ -188,6 +194,7 @@ def series_port(
     cont: bool,
     skip: bool,
     fuzz: int,
+    boot_arms: bool,
     as_json: bool,
 ) -> None:
     """Carry the series to a newer tree: each patch applied to OLD exactly, its change merged
@@ -213,14 +220,16 @@ def series_port(
         resume=resume,
         directory=root_dir,
     )
-    if res.written and from_version and to_version:
-        boot_arms(res, directory, from_version, to_version)
+    if boot_arms and not (from_version and to_version and out):
+        raise InputError("--boot-arms", None, "needs --from-version, --to-version and --out")
+    if boot_arms and res.written and from_version and to_version:
+        write_boot_arms(res, directory, from_version, to_version)
     code = render_port(res, as_json)
     if code:
         sys.exit(code)
 
 
-def boot_arms(res: PortResult, series_dir: str, old_version: str, new_version: str) -> str:
+def write_boot_arms(res: PortResult, series_dir: str, old_version: str, new_version: str) -> str:
     """``OUT/boot/arms.toml``: the original stack on OLD and the ported one on NEW as
     ``profiles --compare --boot`` arms (a boot arm applies its series to the tree holding
     ``vllm/``: a stack rooted in the package folder is copied there re-rooted, under

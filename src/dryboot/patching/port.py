@@ -752,7 +752,8 @@ def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult, resum
         put(os.path.join(tmp, "series"), _series_text(series_dir, res))
         for name in series.disabled:  # commented-out patches travel as they are
             shutil.copyfile(os.path.join(series_dir, name), os.path.join(tmp, name))
-        save_state(tmp, series_dir, res, resume)
+        if not res.ok:  # a conflict left: what --continue / --skip need
+            save_state(tmp, series_dir, res, resume)
         if os.path.isdir(out) and os.listdir(out):
             gone = tempfile.mkdtemp(prefix=".dryboot-port-old-", dir=parent)
             os.rename(out, os.path.join(gone, "out"))
