@@ -198,3 +198,30 @@ def test_lf_lines_ported_into_a_crlf_file_are_warned(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["series", "port", str(s), "--from", str(old), "--to", str(new), "--check"])
     assert r.exit_code == 0, r.output
     assert "NEW's file is CRLF; 1 line(s) the patch brings end in LF alone (mixed line endings)" in r.output
+
+
+def test_resolved_creation_of_a_file_new_has_becomes_a_modification(tmp_path: Path) -> None:
+    """A git patch creating ``g.txt`` that NEW ships with other content: a conflict whose reject
+    is the patch as a change of NEW's file; resolved (the fork's content kept) and continued, the
+    written section modifies NEW's file (no ``new file mode``, ``--- a/g.txt``) and GNU patch
+    applies it to NEW."""
+    fork = "".join(f"fork {i}\n" for i in range(12))
+    theirs = fork.replace("fork 3\n", "upstream 3\n").replace("fork 9\n", "")
+    text = "Subject: add g\n\ndiff --git a/g.txt b/g.txt\nnew file mode 100644\nindex 0000000..1111111\n"
+    text += udiff(None, fork, "g.txt")
+    old, new, s = make(tmp_path, {"f.txt": BASE}, {"f.txt": BASE, "g.txt": theirs}, [("a.patch", text)])
+    out = tmp_path / "out"
+    args = ["series", "port", str(s), "--from", str(old), "--to", str(new), "--out", str(out)]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 1 and "conflict (creates a file NEW has)" in r.output, r.output
+    rej = (out / "a.patch.rej").read_text()
+    assert rej.startswith("--- a/g.txt\n+++ b/g.txt\n@@")
+    (out / "conflicts" / "a.patch" / "g.txt").write_text(fork)
+    r = CliRunner().invoke(cli, [*args, "--continue"])
+    assert r.exit_code == 0, r.output
+    written = (out / "a.patch").read_text()
+    assert "new file mode" not in written and "--- a/g.txt\n+++ b/g.txt\n" in written
+    assert "index " + git(tmp_path, "hash-object", str(new / "g.txt")).stdout.strip()[:7] in written
+    g = shutil.copytree(new, tmp_path / "g")
+    assert C.gnu_apply(g, out / "a.patch", [])[0] == 0
+    assert (g / "g.txt").read_text() == fork
