@@ -753,7 +753,12 @@ def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult, resum
         for name in series.disabled:  # commented-out patches travel as they are
             shutil.copyfile(os.path.join(series_dir, name), os.path.join(tmp, name))
         if not res.ok:  # a conflict left: what --continue / --skip need
-            save_state(tmp, series_dir, res, resume)
+            conflicts = {
+                p.name: [fp.new_path or fp.path for fp in p.files if fp.status == "conflict"]
+                for p in res.patches
+                if p.status in ("conflict", "depends")
+            }
+            save_state(tmp, series_dir, conflicts, res.keep_going, resume)
         if os.path.isdir(out) and os.listdir(out):
             gone = tempfile.mkdtemp(prefix=".dryboot-port-old-", dir=parent)
             os.rename(out, os.path.join(gone, "out"))

@@ -12,14 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 from dryboot.errors import InputError
 from dryboot.inputs import read_regular
 from dryboot.patching._record import field, record
-
-if TYPE_CHECKING:
-    from dryboot.patching.port import PortResult
 
 
 @record
@@ -36,10 +32,11 @@ STATE_DIR = ".dryboot-port"
 _MARKERS = (b"<<<<<<< ", b">>>>>>> ", b"<<<<<<<\n", b">>>>>>>\n")
 
 
-def save_state(out: str, series_dir: str, res: PortResult, resume: Resume) -> None:
+def save_state(out: str, series_dir: str, conflicts: dict[str, list[str]], keep_going: bool, resume: Resume) -> None:
     """``out/.dryboot-port/``: what ``--continue`` / ``--skip`` need to run the port again --
     the series, the skipped patches, the resolutions taken so far (their files under
-    ``resolved/PATCH/PATH``), and the conflicting patches of this run with their files."""
+    ``resolved/PATCH/PATH``), and ``conflicts``: this run's conflicting patches, in series
+    order, with their conflicting files."""
     root = os.path.join(out, STATE_DIR)
     deleted: dict[str, list[str]] = {}
     for name, files in resume.resolved.items():
@@ -48,14 +45,9 @@ def save_state(out: str, series_dir: str, res: PortResult, resume: Resume) -> No
                 deleted.setdefault(name, []).append(path)
             else:
                 put(os.path.join(root, "resolved", name, path), data)
-    conflicts = {
-        p.name: [fp.new_path or fp.path for fp in p.files if fp.status == "conflict"]
-        for p in res.patches
-        if p.status in ("conflict", "depends")
-    }
     state = {
         "series": os.path.realpath(series_dir),
-        "keep_going": res.keep_going,
+        "keep_going": keep_going,
         "skipped": resume.skipped,
         "resolved": sorted(resume.resolved),
         "deleted": deleted,
