@@ -41,6 +41,10 @@ CASES: list[tuple[tuple[str, str], str, int]] = [
     (BT, "bash", 18), (BT, "busybox", 7), (BT, "sqlite3", 10), (BT, "tar", 4), (BT, "util-linux", 3),
     (BT, "ncurses", 1), (BT, "tiff", 2), (BT, "rsyslog", 2), (BT, "postfix", 2), (BT, "cups", 12),
     (BT, "gzip", 2), (BT, "wget", 3), (BT, "lua5.4", 1), (BT, "coreutils", 1),
+    # issue 35: upstreams not in the corpus before
+    (BT, "zstd", 4), (BT, "libpcap", 3), (BT, "groff", 3), (BT, "nettle", 1), (BT, "smartmontools", 5),
+    (BT, "fontconfig", 3), (BT, "dbus", 1), (BT, "krb5", 11), (BT, "libffi", 1),
+    (BW, "nettle", 1), (BW, "gnutls28", 2), (BW, "libxslt", 4),
 ]  # fmt: skip
 
 #: (older, newer release), package, the refreshed patch git's three-way merge conflicts on: the
@@ -50,6 +54,26 @@ CASES: list[tuple[tuple[str, str], str, int]] = [
 CONFLICTS: list[tuple[tuple[str, str], str]] = [
     (BT, "file"), (BT, "openssh"), (BT, "procps"), (BT, "dnsmasq"), (BT, "openldap"),
     (BW, "curl"), (BW, "perl"), (BW, "zsh"), (BW, "ncurses"), (BW, "openldap"),
+    # issue 35
+    (BT, "libarchive"), (BW, "shadow"), (BW, "libjpeg-turbo"), (BW, "krb5"), (BW, "json-c"),
+]  # fmt: skip
+
+#: (older, newer release), package, patches of the older series the newer one dropped because
+#: upstream merged them: `series port --keep-going` of the whole older series calls each of them
+#: upstream (issue 35: a patch entirely upstream is upstream, not "ported"), and calls upstream
+#: no patch the maintainers kept
+UPSTREAM: list[tuple[tuple[str, str], str, list[str]]] = [
+    (BT, "zstd", ["0019-upstream-fix-cli-tests.patch", "0021-tests-newline.patch"]),
+    (BT, "groff", ["sort-perl-hash-keys.patch"]),
+    (BT, "libarchive", [
+        "iconv-pkgconfig.patch", "robust-error-reporting.patch", "fix-OOB-in-rar-e8-filter-2135.patch",
+    ]),
+    (BT, "krb5", [
+        "upstream/0010-Ensure-array-count-consistency-in-kadm5-RPC.patch", "CVE-2024-37370", "CVE-2024-26462.patch",
+        "kdc-assume-aes-support.patch",
+    ]),
+    (BW, "json-c", ["0004-reproducible-build.patch", "0005-CVE-2021-32292.patch"]),
+    (BW, "libxslt", ["0006-Fix-use-after-free-in-xsltApplyTemplates.patch"]),
 ]  # fmt: skip
 
 
@@ -106,3 +130,20 @@ def test_conflict_is_reported_where_git_am_3_stops(tmp_path: Path, suites: tuple
     )  # fmt: skip
     assert am3 is None and stopped == k, (stopped, k, names[k])
     assert (tmp_path / "out" / f"{names[k]}.rej").is_file()
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(("suites", "package", "dropped"), UPSTREAM, ids=[f"{c[0][0]}-{c[1]}" for c in UPSTREAM])
+def test_patches_the_maintainers_dropped_as_upstream_are_upstream(
+    tmp_path: Path, suites: tuple[str, str], package: str, dropped: list[str]
+) -> None:
+    try:
+        pr = P.pair(package, tmp_path, suites)
+    except C.FetchError as exc:
+        pytest.fail(f"cannot fetch {package}: {exc}")
+    res = port_series(str(pr.old.series), str(pr.old.tree), str(pr.new.tree), None, keep_going=True)
+    upstream = [p.name for p in res.patches if p.status == "upstream"]
+    assert upstream == dropped
+    kept = {n for n, _ in pr.new.entries}
+    assert not kept & set(upstream)

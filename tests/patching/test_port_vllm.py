@@ -76,7 +76,7 @@ def test_nixpkgs_stack_through_every_release(tmp_path: Path) -> None:
 def test_sliding_window_patch_to_032_then_conflicts(tmp_path: Path) -> None:
     got = chain(SLIDING, ["0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"], tmp_path)
     assert [s for _, _, s, _ in got] == [["ported"]] * 4 + [["conflict"]]
-    assert got[-1][3] == {"unchanged": 0, "moved": 0, "merged": 0, "conflict": 2}
+    assert got[-1][3] == {"unchanged": 0, "moved": 0, "merged": 0, "upstream": 0, "resolved": 0, "conflict": 2}
     assert (tmp_path / "to-0.33.0" / "0001-group-size-for-sliding-window-buckets.patch.rej").is_file()
 
 

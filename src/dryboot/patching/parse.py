@@ -965,6 +965,9 @@ class _Parser:
                     break  # the next file section
                 if complete and (ln in _SIGNATURES or ln.rstrip(b" \t\r") == b"---"):
                     break  # the counts are complete: a mail signature or a '---' trailer, not a removed line
+                if complete and ln.rstrip(b"\r") == b"--" and self.text_until_section(i + 1) is not None:
+                    break  # a bare '--' (git format-patch's signature separator, a mail footer's) after
+                    # the counts, with only prose up to the next file: GNU patch and git apply stop there
                 old += 1
             elif kind == PLUS:
                 new += 1

@@ -36,13 +36,25 @@ import tempfile
 
 from dryboot.errors import InputError
 from dryboot.patching._record import field, record
-from dryboot.patching.apply import FileOutcome, Tree, apply_patch
+from dryboot.patching.apply import FileOutcome, PatchOutcome, Tree, apply_patch
 from dryboot.patching.parse import GIT_HEADERS, FileSection, Hunk, PatchFile
 from dryboot.patching.place import HunkResult, run_hunks, sides, split_keep
+from dryboot.patching.port_resume import Resume, put, save_state
+from dryboot.patching.port_root import find_root, read_paths, relation
 from dryboot.patching.series import SeriesEntry, SeriesFile, load_series, read_series_file
 
 #: The hunk states of a port (see the module docstring).
-HUNK_STATES = ("unchanged", "moved", "merged", "conflict")
+HUNK_STATES = ("unchanged", "moved", "merged", "upstream", "resolved", "conflict")
+
+#: The fates of a patch: written against NEW (``ported``, ``partly upstream``: some hunks NEW
+#: already has; ``resolved``: a conflict the maintainer resolved, see ``--continue``), left out
+#: (``upstream``: NEW has all of it; ``skipped``: ``--skip``), not ported (``conflict``;
+#: ``depends``: it changes lines a conflicting patch brought, which it names; ``not tried``:
+#: after a conflict, without ``--keep-going``).
+PATCH_STATES = ("ported", "partly upstream", "resolved", "upstream", "skipped", "conflict", "depends", "not tried")
+
+#: The fates that write the patch (or leave it out as NEW's already): no conflict left.
+DONE_STATES = ("ported", "partly upstream", "resolved", "upstream", "skipped")
 
 
 @record
@@ -58,13 +70,18 @@ class HunkPort:
     line: int = 0
     detail: str = ""
 
+    def with_status(self, status: str, detail: str = "") -> HunkPort:
+        return HunkPort(self.number, status, self.offset, self.line, detail or self.detail)
+
 
 @record
 class FilePort:
     """One file section carried to NEW: ``op`` as the patch engine names it (``modify``,
     ``create``, ``delete``, ``rename``, ``copy``, ``mode``); ``status`` ``clean``, ``conflict``
     or ``upstream`` (NEW already holds the patched content); ``merged`` the file on NEW after
-    the port (with conflict markers on a conflict; None for a deletion)."""
+    the port (with conflict markers on a conflict; None for a deletion); ``offer`` for a file
+    the patch creates and NEW already has with other content: the patch as a modification of
+    NEW's file (``diff -u`` NEW -> the patch's file, a/ b/ names), written as its reject."""
 
     path: str
     op: str
@@ -73,23 +90,29 @@ class FilePort:
     new_path: str = ""
     merged: bytes | None = field(default=None, repr=False, compare=False)
     detail: str = ""
+    offer: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @record
 class PatchPort:
-    """One patch of the series: ``status`` ``ported`` (written against NEW), ``upstream``
-    (NEW has its change; left out), ``conflict`` (not written; see ``reject``) or ``not tried``
-    (after a conflict); ``text`` the refreshed patch; ``reject`` the conflicting hunks as a
-    GNU patch reject file."""
+    """One patch of the series: ``status`` one of :data:`PATCH_STATES`; ``depends`` the
+    conflicting (or skipped) patches whose lines it changes (``depends``); ``text`` the
+    refreshed patch; ``reject`` the conflicting hunks as a GNU patch reject file."""
 
     name: str
     status: str
     files: list[FilePort] = field(default_factory=list)
     text: bytes | None = field(default=None, repr=False, compare=False)
     reject: bytes | None = field(default=None, repr=False, compare=False)
+    depends: list[str] = field(default_factory=list)
 
     def hunks(self) -> list[HunkPort]:
         return [h for f in self.files for h in f.hunks]
+
+    def upstream_hunks(self) -> tuple[int, int]:
+        """(hunks NEW already has, hunks in all)."""
+        hs = self.hunks()
+        return sum(1 for h in hs if h.status == "upstream"), len(hs)
 
 
 @record
@@ -102,11 +125,16 @@ class PortResult:
     new: str
     patches: list[PatchPort]
     written: str | None = None
+    keep_going: bool = False
 
     @property
     def ok(self) -> bool:
-        """True when every patch was ported or found upstream (no conflict)."""
-        return all(p.status in ("ported", "upstream") for p in self.patches)
+        """True when every patch was ported, resolved, skipped or found upstream (no conflict)."""
+        return all(p.status in DONE_STATES for p in self.patches)
+
+    def first_conflict(self) -> PatchPort | None:
+        """The first patch not ported (``conflict`` or ``depends``), in series order."""
+        return next((p for p in self.patches if p.status in ("conflict", "depends")), None)
 
     def counts(self) -> dict[str, int]:
         """Hunks per state, over the whole series."""
@@ -254,9 +282,10 @@ def _port_file(
         if theirs is None:
             return FilePort(f.path, f.op, "clean", _all(sec, "unchanged"), f.new_path, ours)
         if theirs == ours:
-            return FilePort(f.path, f.op, "upstream", _all(sec, "unchanged"), f.new_path, ours)
-        why = "the patch creates this file and NEW has it"
-        return FilePort(f.path, f.op, conflict, _all(sec, conflict, why), f.new_path, theirs, why)
+            return FilePort(
+                f.path, f.op, "upstream", _all(sec, "upstream", "NEW has the file as created"), f.new_path, ours
+            )
+        return _created_in_new(tools, sec, f, ours or b"", theirs, labels)
     if theirs is None:
         if f.op == "delete":
             return FilePort(f.path, f.op, "upstream", _all(sec, "unchanged"), f.new_path, None)
@@ -279,9 +308,11 @@ def _port_file(
     direct = run_hunks(split_keep(theirs), [sides(h) for h in sec.hunks], 0, False, None, False)
     as_placed = direct.ok and direct.data == merged
     if conflicts == 0:
-        status = "upstream" if merged == theirs and ours_b != base else "clean"
+        if merged == theirs and ours_b != base:
+            return FilePort(f.path, f.op, "upstream", _all(sec, "upstream", "NEW has it"), f.new_path, merged)
         hunks = [_hunk_state(h, r, as_placed) for h, r in zip(sec.hunks, direct.results, strict=True)]
-        return FilePort(f.path, f.op, status, hunks, f.new_path, merged)
+        hunks = [_upstream_or(tools, h, hp, base, theirs, labels) for h, hp in zip(sec.hunks, hunks, strict=True)]
+        return FilePort(f.path, f.op, "clean", hunks, f.new_path, merged, _mixed_endings(theirs, merged))
     # which hunks conflict: each hunk's change merged alone, as git would merge it
     hunks = []
     for h, r in zip(sec.hunks, direct.results, strict=True):
@@ -294,6 +325,56 @@ def _port_file(
         why = "conflicts only together with the file's other hunks"
         hunks = [HunkPort(h.number, conflict, 0, 0, why) for h in sec.hunks]
     return FilePort(f.path, f.op, conflict, hunks, f.new_path, merged, f"{conflicts} conflicting region(s)")
+
+
+def _mixed_endings(theirs: bytes, merged: bytes) -> str:
+    """A warning when NEW's file ends every line in CRLF and the ported file no longer does
+    (the patch's lines end in LF alone): the port would mix line endings."""
+    if b"\r\n" not in theirs or theirs.count(b"\n") != theirs.count(b"\r\n"):
+        return ""
+    lf = merged.count(b"\n") - merged.count(b"\r\n")
+    return (
+        f"warning: NEW's file is CRLF; {lf} line(s) the patch brings end in LF alone (mixed line endings)" if lf else ""
+    )
+
+
+def _upstream_or(
+    tools: _Tools, h: Hunk, hp: HunkPort, base: bytes, theirs: bytes, labels: tuple[str, str, str]
+) -> HunkPort:
+    """``hp``, or the hunk marked ``upstream`` when its change merged alone leaves NEW as it is
+    (NEW already has it). Only a hunk whose context NEW does not hold where the patch engine
+    looked is tried: one placed exactly still has its old side on NEW."""
+    if hp.status != "merged":
+        return hp
+    alone = _single_hunk(base, h)
+    if alone is None or alone == base:
+        return hp
+    merged, n = tools.merge(theirs, base, alone, labels)
+    return hp.with_status("upstream", "NEW already has it") if n == 0 and merged == theirs else hp
+
+
+def _created_in_new(
+    tools: _Tools, sec: FileSection, f: FileOutcome, ours: bytes, theirs: bytes, labels: tuple[str, str, str]
+) -> FilePort:
+    """A file the patch creates that NEW already has with other content: a conflict, as git's
+    add/add (the file with git's markers, merged from an empty ancestor), and the patch offered
+    as a modification of NEW's file, saying how far the two differ."""
+    body = tools.diff(theirs, ours, 3)
+    added = sum(1 for ln in body if ln[:1] == b"+")
+    removed = sum(1 for ln in body if ln[:1] == b"-")
+    n_new, n_ours = len(split_keep(theirs)), len(split_keep(ours))
+    why = (
+        f"the patch creates this file and NEW has it ({n_new} lines, the patch's {n_ours}): as a change of "
+        f"NEW's file, -{removed} +{added} lines"
+    )
+    name = (f.new_path or f.path).encode()
+    offer = b"\n".join([b"--- a/" + name, b"+++ b/" + name, *body]) + b"\n"
+    try:
+        merged, _ = tools.merge(theirs, b"", ours, labels)
+    except _Binary:
+        merged = theirs
+    hunks = _all(sec, "conflict", "the patch creates this file and NEW has it")
+    return FilePort(f.path, f.op, "conflict", hunks, f.new_path, merged, why, offer)
 
 
 def _section_spans(patch: PatchFile) -> list[tuple[int, int, int]]:
@@ -348,27 +429,90 @@ def _refresh(
     changed = False
     for k, (sec, (fp, pre, post), (start, hunks_at, end)) in enumerate(zip(patch.sections, ported, spans, strict=True)):
         body = tools.diff(pre, post, _context_width(patch, sec)) if sec.hunks or pre != post else []
-        if sec.hunks and not body and fp.op == "modify":
+        if any(h.section.strip() for h in sec.hunks) and pre is not None:
+            body = with_funcnames(body, split_keep(pre))
+        if fp.status == "upstream" or (sec.hunks and not body and fp.op in ("modify", "create")):
             pass  # this file's change is NEW's already: the section is left out
         else:
             changed = True
-            for ln in lines[start:hunks_at]:
+            heads = lines[start:hunks_at]
+            if fp.op == "create" and pre is not None:  # resolved onto NEW's own file: a modification
+                heads = _as_modification(heads)
+            for ln in heads:
                 out.append(_index_line(ln, pre, post) if ln.startswith(b"index ") else ln)
             out.extend(body)
         nxt = spans[k + 1][0] if k + 1 < len(spans) else len(lines)
         out.extend(lines[end:nxt])  # prose between sections, a trailer after the last
     if not changed:
         return None
+    if patch.crlf_stripped:  # a CRLF patch (GNU patch strips its CRs): written CRLF throughout, never mixed
+        out = [ln if ln.endswith(b"\r") else ln + b"\r" for ln in out]
     return b"\n".join(out) + (b"\n" if patch.final_newline or out else b"")
 
 
+#: git's default funcname (xdiff's ``def_ff``): a line opening with a letter, ``_`` or ``$``,
+#: at most 80 bytes, trailing white space dropped
+_FUNCNAME_MAX = 80
+
+
+def _funcname(line: bytes) -> bytes | None:
+    if not line or not (line[:1].isalpha() or line[:1] in (b"_", b"$")):
+        return None
+    return line[:_FUNCNAME_MAX].rstrip(b" \t\r\n\v\f")
+
+
+def with_funcnames(body: list[bytes], pre: list[bytes]) -> list[bytes]:
+    """``diff -u`` hunk lines with git's funcname after each ``@@ ... @@`` (``diff -p`` as git
+    writes it: the nearest line above the hunk, in the file before the change, that opens with a
+    letter, ``_`` or ``$``, cut to 80 bytes; none found, the header stays bare).
+
+    :param pre: the file before the change, split after each LF."""
+    out = []
+    for ln in body:
+        if ln.startswith(b"@@ -"):
+            old = ln[4 : ln.index(b" ", 4)].split(b",")
+            start, count = int(old[0]), int(old[1]) if len(old) > 1 else 1
+            k = (start - 1 if count > 0 else start) - 1
+            name = None
+            while k >= 0 and name is None:
+                name = _funcname(pre[k]) if k < len(pre) else None
+                k -= 1
+            if name:
+                ln = ln.rstrip(b" ") + b" " + name
+        out.append(ln)
+    return out
+
+
+def _as_modification(heads: list[bytes]) -> list[bytes]:
+    """A creation's header lines rewritten as a modification of the file (NEW has it): ``new
+    file mode M`` dropped (its mode moved onto the ``index`` line), ``--- /dev/null`` named as
+    the ``+++`` line names the file (its ``b/`` prefix made ``a/``)."""
+    mode = next((ln.split()[-1] for ln in heads if ln.startswith(b"new file mode ")), None)
+    plus = next((ln[4:] for ln in heads if ln.startswith(b"+++ ")), b"")
+    old_name = b"a/" + plus[2:] if plus.startswith(b"b/") else plus
+    out = []
+    for ln in heads:
+        if ln.startswith(b"new file mode "):
+            continue
+        if ln.startswith(b"--- /dev/null"):
+            ln = b"--- " + old_name
+        elif ln.startswith(b"index ") and mode is not None and len(ln.split()) == 2:
+            ln = ln + b" " + mode
+        out.append(ln)
+    return out
+
+
 def _reject(patch: PatchFile, fps: list[FilePort]) -> bytes:
-    """The conflicting hunks in their original form, as a GNU patch ``.rej`` file holds them."""
+    """The conflicting hunks in their original form, as a GNU patch ``.rej`` file holds them (a
+    file the patch creates and NEW has: the patch offered as a modification of NEW's file)."""
     out: list[bytes] = []
     spans = _section_spans(patch)
     for sec, fp, (start, hunks_at, _end) in zip(patch.sections, fps, spans, strict=True):
         bad = {h.number for h in fp.hunks if h.status == "conflict"}
         if not bad:
+            continue
+        if fp.offer is not None:
+            out.extend(fp.offer.rstrip(b"\n").split(b"\n"))
             continue
         out.extend(ln for ln in patch.lines[start:hunks_at] if ln.startswith((b"--- ", b"+++ ")))
         for h in sec.hunks:
@@ -379,11 +523,8 @@ def _reject(patch: PatchFile, fps: list[FilePort]) -> bytes:
     return b"\n".join(out) + b"\n"
 
 
-def _port_patch(
-    tools: _Tools, entry: SeriesEntry, patch: PatchFile, old: Tree, new: Tree, fuzz: int
-) -> tuple[PatchPort, Tree, Tree]:
-    """Port one patch; returns its report and the OLD and NEW trees with it applied (NEW
-    unchanged on a conflict)."""
+def _apply_old(entry: SeriesEntry, patch: PatchFile, old: Tree, fuzz: int) -> PatchOutcome:
+    """The patch applied to OLD exactly (bad input when it does not apply)."""
     applied = apply_patch(old, patch, strip=entry.strip, reverse=entry.reverse, fuzz=fuzz, measure=False)
     if not applied.ok:
         bad = next(f for f in applied.files if not f.ok)
@@ -392,20 +533,55 @@ def _port_patch(
         raise InputError(
             entry.name, bad.path, f"does not apply to --from ({why}): the series must apply to OLD exactly"
         )
-    if fuzz == 0 and any(r.status == "fuzz" for r in applied.hunks()):  # pragma: no cover - fuzz 0 never fuzzes
-        raise InputError(entry.name, None, "applies to --from only with fuzz")
+    return applied
+
+
+def _resolve(name: str, fps: list[FilePort], resolved: dict[str, bytes | None]) -> None:
+    """Take the maintainer's resolution of each conflicting file of patch ``name``."""
+    for fp in fps:
+        if fp.status != "conflict":
+            continue
+        key = fp.new_path or fp.path
+        if key not in resolved:
+            raise InputError(name, key, "--continue: no resolved file for it under conflicts/ (resolve it, or --skip)")
+        fp.status, fp.merged = "resolved", resolved[key]
+        fp.hunks = [h.with_status("resolved", "resolved by hand") for h in fp.hunks]
+
+
+def _port_patch(
+    tools: _Tools,
+    entry: SeriesEntry,
+    patch: PatchFile,
+    old: Tree,
+    new: Tree,
+    fuzz: int,
+    resolved: dict[str, bytes | None] | None = None,
+) -> tuple[PatchPort, Tree, Tree]:
+    """Port one patch; returns its report and the OLD and NEW trees with it applied (NEW
+    unchanged on a conflict). ``resolved``: the maintainer's files for its conflicts."""
+    applied = _apply_old(entry, patch, old, fuzz)
     labels = (f"NEW ({entry.name})", "OLD", f"OLD+{entry.name}")
     ported_new = new.child()
     fps: list[FilePort] = []
-    pairs: list[tuple[FilePort, bytes | None, bytes | None]] = []
     for f in applied.files:
         target = f.new_path or f.path
-        base = old.read(f.path)
-        ours = applied.tree.read(target)
-        theirs = new.read(f.path)
-        fp = _port_file(tools, patch.sections[len(fps)], f, base, ours, theirs, labels)
-        fps.append(fp)
-        pairs.append((fp, theirs, fp.merged))
+        fps.append(
+            _port_file(
+                tools,
+                patch.sections[len(fps)],
+                f,
+                old.read(f.path),
+                applied.tree.read(target),
+                new.read(f.path),
+                labels,
+            )
+        )
+    if resolved is not None and any(fp.status == "conflict" for fp in fps):
+        _resolve(entry.name, fps, resolved)
+    pairs: list[tuple[FilePort, bytes | None, bytes | None]] = []
+    for f, fp in zip(applied.files, fps, strict=True):
+        target = f.new_path or f.path
+        pairs.append((fp, new.read(f.path), fp.merged))
         if fp.status != "conflict":
             if f.op == "rename" and target != f.path:
                 ported_new.delete(f.path)
@@ -418,8 +594,29 @@ def _port_patch(
         return PatchPort(entry.name, "conflict", fps, None, _reject(patch, fps)), old, new
     text = _refresh(tools, patch, pairs)
     ported_new.merge_into_parent()
-    status = "upstream" if text is None else "ported"
+    up, total = sum(1 for fp in fps for h in fp.hunks if h.status == "upstream"), sum(len(fp.hunks) for fp in fps)
+    if text is None:
+        status = "upstream"
+    elif any(fp.status == "resolved" for fp in fps):
+        status = "resolved"
+    else:
+        status = "partly upstream" if 0 < up < total or any(fp.status == "upstream" for fp in fps) else "ported"
     return PatchPort(entry.name, status, fps, text), old, new
+
+
+def _depends_on(
+    entry: SeriesEntry, patch: PatchFile, kept: Tree, left_out: list[tuple[str, set[str]]], fuzz: int
+) -> list[str]:
+    """The left-out patches a patch that did not port depends on: when it does not apply to OLD
+    without them (``kept``: OLD with only the patches that ported), those of them touching a
+    file it fails on, latest first."""
+    if not left_out:
+        return []
+    out = apply_patch(kept, patch, strip=entry.strip, reverse=entry.reverse, fuzz=fuzz, measure=False)
+    if out.ok:
+        return []
+    bad = {f.path for f in out.files if not f.ok} | {f.new_path for f in out.files if not f.ok and f.new_path}
+    return [name for name, files in reversed(left_out) if files & bad]
 
 
 def port_series(
@@ -428,12 +625,22 @@ def port_series(
     new_root: str,
     out: str | None = None,
     fuzz: int = 0,
+    keep_going: bool = False,
+    resume: Resume | None = None,
+    directory: str | None = None,
 ) -> PortResult:
     """Port the series in ``series_dir`` from the tree ``old_root`` to ``new_root``.
 
-    :param out: the directory to write the ported series to (must not exist, or be empty);
+    :param out: the directory to write the ported series to (must not exist, or be empty,
+        unless ``resume`` is given: then the earlier port's output, rewritten whole);
         None: report only (``--check``).
     :param fuzz: GNU patch ``--fuzz`` accepted when applying a patch to OLD (0: exactly).
+    :param keep_going: port every patch whatever fails before it (``--keep-going``): a
+        conflicting patch is left out of NEW, and a later one that conflicts because it changes
+        lines the left-out one brought is ``depends``, naming it.
+    :param resume: the resolved and skipped patches of ``--continue`` / ``--skip``.
+    :param directory: the folder of both trees the series' paths are relative to
+        (``--directory``); None: found (:func:`~dryboot.patching.port_root.find_root`).
     :returns: the per-patch, per-hunk report; on a conflict the patches before it are written,
         with the conflicted files (markers) and the reject file beside them.
     :raises InputError: the series is unreadable, a patch does not apply to OLD, a tree or the
@@ -441,11 +648,18 @@ def port_series(
     """
     series = read_series_file(series_dir)
     patches = load_series(series_dir, series)
+    resume = resume or Resume()
+    paths = read_paths(patches)
+    given = old_root
+    old_root = find_root(old_root, paths, directory, "--from")
+    new_root = find_root(new_root, paths, directory, "--to", relation(given, old_root))
     old = Tree.open(old_root, "--from").child()
+    kept = Tree.open(old_root, "--from").child()  # OLD with only the patches carried to NEW
     new = Tree.open(new_root, "--to").child()
-    if out is not None:
+    if out is not None and not resume.resolved and not resume.skipped:
         _check_out(out)
     results: list[PatchPort] = []
+    left_out: list[tuple[str, set[str]]] = []
     with tempfile.TemporaryDirectory(prefix="dryboot-port-") as scratch:
         tools = _Tools(scratch)
         stopped = False
@@ -453,27 +667,53 @@ def port_series(
             if stopped:
                 results.append(PatchPort(entry.name, "not tried"))
                 continue
-            pp, old, new = _port_patch(tools, entry, patch, old, new, fuzz)
+            if entry.name in resume.skipped:
+                applied = _apply_old(entry, patch, old, fuzz)
+                applied.tree.merge_into_parent()
+                left_out.append(
+                    (entry.name, {f.new_path or f.path for f in applied.files} | {f.path for f in applied.files})
+                )
+                results.append(PatchPort(entry.name, "skipped"))
+                continue
+            pp, old, new = _port_patch(tools, entry, patch, old, new, fuzz, resume.resolved.get(entry.name))
+            if pp.status == "conflict":
+                pp.depends = _depends_on(entry, patch, kept, left_out, fuzz)
+                if pp.depends:
+                    pp.status = "depends"
+                left_out.append((entry.name, {f.path for f in pp.files} | {f.new_path for f in pp.files if f.new_path}))
+                stopped = not keep_going
+            else:
+                kept_out = apply_patch(kept, patch, strip=entry.strip, reverse=entry.reverse, fuzz=fuzz, measure=False)
+                if kept_out.ok:
+                    kept_out.tree.merge_into_parent()
             results.append(pp)
-            stopped = pp.status == "conflict"
-    res = PortResult(series_dir, old_root, new_root, results)
+    res = PortResult(series_dir, old_root, new_root, results, keep_going=keep_going)
     if out is not None:
-        _write(out, series_dir, series, res)
+        _write(out, series_dir, series, res, resume)
         res.written = out
     return res
 
 
 def _check_out(out: str) -> None:
     if os.path.lexists(out) and (not os.path.isdir(out) or os.path.islink(out) or os.listdir(out)):
-        raise InputError("--out", out, "exists and is not an empty directory: give a new one")
+        raise InputError("--out", out, "exists and is not an empty directory: give a new one (or --continue / --skip)")
     parent = os.path.dirname(os.path.abspath(out))
     if os.path.lexists(parent) and not os.path.isdir(parent):
         raise InputError("--out", out, f"{parent}: not a directory")
 
 
+_SERIES_NOTES = {
+    "upstream": b"upstream in --to: dropped by dryboot series port",
+    "skipped": b"skipped (dryboot series port --skip)",
+    "conflict": b"not ported: conflict",
+    "depends": b"not ported: depends on a conflicting patch",
+    "not tried": b"not ported: not tried",
+}
+
+
 def _series_text(series_dir: str, res: PortResult) -> bytes:
-    """The series file with each upstream (or unported) patch's line commented out, the rest
-    kept as written."""
+    """The series file with each upstream, skipped or unported patch's line commented out, the
+    rest kept as written."""
     with open(os.path.join(series_dir, "series"), "rb") as fh:
         raw = fh.read()
     state = {p.name: p.status for p in res.patches}
@@ -481,43 +721,53 @@ def _series_text(series_dir: str, res: PortResult) -> bytes:
     for line in raw.split(b"\n"):
         words = line.split()
         name = os.fsdecode(words[0]) if words and not line.lstrip().startswith(b"#") else None
-        st = state.get(name) if name else None
-        if st == "upstream":
-            line = b"# " + line + b"  # upstream in --to: dropped by dryboot series port"
-        elif st in ("conflict", "not tried"):
-            line = b"# " + line + b"  # not ported: " + st.encode()
+        note = _SERIES_NOTES.get(state.get(name, "")) if name else None
+        if note is not None:
+            line = b"# " + line + b"  # " + note
         out.append(line)
     return b"\n".join(out)
 
 
-def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult) -> None:
-    """Write the ported series to ``out`` whole: a temporary directory beside it, renamed."""
+def _write(out: str, series_dir: str, series: SeriesFile, res: PortResult, resume: Resume) -> None:
+    """Write the ported series to ``out`` whole: a temporary directory beside it, renamed over
+    it (an earlier port's output, on ``--continue`` / ``--skip``: replaced as a whole). Made
+    with the umask's mode, as ``mkdir`` makes a directory."""
     parent = os.path.dirname(os.path.abspath(out))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".dryboot-port-", dir=parent)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o777 & ~mask)
     try:
         for p in res.patches:
             dest = os.path.join(tmp, p.name)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             if p.text is not None:
-                _put(dest, p.text)
+                put(dest, p.text)
             if p.reject is not None:
-                _put(dest + ".rej", p.reject)
+                put(dest + ".rej", p.reject)
                 for fp in p.files:
                     if fp.status == "conflict" and fp.merged is not None:
-                        _put(os.path.join(tmp, "conflicts", p.name, fp.new_path or fp.path), fp.merged)
-        _put(os.path.join(tmp, "series"), _series_text(series_dir, res))
+                        put(os.path.join(tmp, "conflicts", p.name, fp.new_path or fp.path), fp.merged)
+        put(os.path.join(tmp, "series"), _series_text(series_dir, res))
         for name in series.disabled:  # commented-out patches travel as they are
             shutil.copyfile(os.path.join(series_dir, name), os.path.join(tmp, name))
+        if not res.ok:  # a conflict left: what --continue / --skip need
+            conflicts = {
+                p.name: [fp.new_path or fp.path for fp in p.files if fp.status == "conflict"]
+                for p in res.patches
+                if p.status in ("conflict", "depends")
+            }
+            save_state(tmp, series_dir, conflicts, res.keep_going, resume)
+        if os.path.isdir(out) and os.listdir(out):
+            gone = tempfile.mkdtemp(prefix=".dryboot-port-old-", dir=parent)
+            os.rename(out, os.path.join(gone, "out"))
+            os.rename(tmp, out)
+            shutil.rmtree(gone, ignore_errors=True)
+            return
         if os.path.isdir(out):
             os.rmdir(out)  # empty (checked)
         os.rename(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-
-
-def _put(path: str, data: bytes) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "xb") as fh:
-        fh.write(data)

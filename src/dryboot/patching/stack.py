@@ -27,7 +27,7 @@ from dryboot.patching._record import field, record
 from dryboot.patching.apply import PatchOutcome, Tree, apply_patch
 from dryboot.patching.parse import PatchFile, read_patch
 from dryboot.patching.series import SeriesEntry, SeriesFile, load_series, read_series_file
-from dryboot.patching.state import SeriesRun, StackState, blind_hunks, run_series, stack_state
+from dryboot.patching.state import SeriesRun, StackState, blind_hunks, contextless_hunks, run_series, stack_state
 from dryboot.patching.transaction import commit, locked, pending, recover, rolled_back
 
 TYPE_CHECKING = False
@@ -201,7 +201,9 @@ def swap_patches(old: str, new: str, target: str, options: Options | None = None
         if not rev.ok:
             undo = apply_patch(tree, pn, opts.strip, reverse=True, fuzz=opts.fuzz, measure=False)
             redo = apply_patch(tree, po, opts.strip, reverse=False, fuzz=opts.fuzz, measure=False)
-            state = "already" if undo.ok and not redo.ok else "failed"
+            # OLD "applicable" only with all of a hunk's context fuzzed away proves nothing
+            redo_fits = redo.ok and not blind_hunks(redo, po, new_side=False) and not contextless_hunks(redo, po)
+            state = "already" if undo.ok and not redo_fits else "failed"
             return Swapped(state, rev, None, restored, notes)
         fwd = apply_patch(rev.tree, pn, opts.strip, reverse=False, fuzz=opts.fuzz)
         if not fwd.ok:

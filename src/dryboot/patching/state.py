@@ -66,6 +66,23 @@ def _fuzzed_blind(out: PatchOutcome, patch: PatchFile, new_side: bool) -> int:
     return n
 
 
+def contextless_hunks(out: PatchOutcome, patch: PatchFile) -> int:
+    """How many hunks of the (successful) placement ``out`` matched with every context line
+    fuzzed away (fuzz 3 on a ``diff -u`` hunk): only the changed lines were sought, which proves
+    nothing about where the patch belongs (issue 35: a second ``swap --fuzz 3`` found OLD's old
+    side "applicable" by its removed line alone, next to NEW's addition)."""
+    n = 0
+    for fo, sec in zip(out.files, patch.sections, strict=False):
+        for r in fo.results:
+            if r.fuzz <= 0 or not 1 <= r.number <= len(sec.hunks):
+                continue
+            sd = sides(sec.hunks[r.number - 1])
+            top, bottom = trimmed_context(sd.lead, sd.trail, r.fuzz)
+            if sd.lead + sd.trail > 0 and top >= sd.lead and bottom >= sd.trail:
+                n += 1
+    return n
+
+
 def _blind(patch: PatchFile, new_side: bool) -> int:
     """How many hunks of ``patch`` have an empty new side (``new_side``) or old side."""
     key = ("blind", new_side)
