@@ -26,15 +26,20 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     REFUSED_METHODS,
     Parallel,
     checkpoint_rank_weights,
+    modelled_architectures,
     quant_from_config,
     rank_weights,
 )
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"
+#: the planned architectures' tiny configs, recorded as ``arch--<Architecture>``
+ARCHS = Path(__file__).resolve().parent / "data" / "architectures"
 RECORDED = json.loads((DATA / "recorded.json").read_text())["cases"]
 
 
 def _config(name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    if name.startswith("arch--"):
+        return json.loads((ARCHS / f"{name[6:]}.json").read_text()), None
     cdir = DATA / "configs" / name
     hq = cdir / "hf_quant_config.json"
     return json.loads((cdir / "config.json").read_text()), (json.loads(hq.read_text()) if hq.exists() else None)
@@ -83,7 +88,7 @@ def _arch(row: dict[str, Any]) -> str:
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
 VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
-MODELLED = {cid: row for cid, row in RECORDED.items() if _arch(row) in ARCHITECTURES}
+MODELLED = {cid: row for cid, row in RECORDED.items() if _arch(row) in modelled_architectures()}
 UNMODELLED = {cid: row for cid, row in RECORDED.items() if cid not in MODELLED}
 
 
@@ -360,6 +365,8 @@ HEADER_CASES = sorted(
     and (row["argv"][1] in ("1", "4", "8") or len(row["argv"]) > 2)
     and (not _large(row) or row["argv"][1] == "1" or "--pipeline-parallel-size" in row["argv"])
     and not ("--pipeline-parallel-size" in row["argv"] and row["config"].split("--")[1] in PP_REFUSED_DIRS)
+    and not row["config"].startswith("arch--")  # tiny configs: no published checkpoint
+    and _arch(row) in ARCHITECTURES
     and ARCHITECTURES[_arch(row)] not in CONFIG_ONLY
 )
 
