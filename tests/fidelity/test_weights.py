@@ -88,7 +88,16 @@ def _arch(row: dict[str, Any]) -> str:
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
 VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
-MODELLED = {cid: row for cid, row in RECORDED.items() if _arch(row) in modelled_architectures()}
+def _method_refused(row: dict[str, Any]) -> bool:
+    """A checkpoint whose quantization method dryboot refuses by name (:data:`REFUSED_METHODS`)."""
+    config, hq = _config(row["config"])
+    qc = config.get("quantization_config") or hq or {}
+    return str(qc.get("quant_method", "")).lower() in REFUSED_METHODS
+
+
+MODELLED = {
+    cid: row for cid, row in RECORDED.items() if _arch(row) in modelled_architectures() and not _method_refused(row)
+}
 UNMODELLED = {cid: row for cid, row in RECORDED.items() if cid not in MODELLED}
 
 

@@ -10,9 +10,10 @@ dense families the walk builds under another architecture's layout (:mod:`.llama
 from __future__ import annotations
 
 from dryboot.vllm.model_executor.models.compose import Family
+from dryboot.vllm.model_executor.models.gpt_oss import FAMILIES as GPT_OSS
 from dryboot.vllm.model_executor.models.llama import FAMILIES as LLAMA_LIKE
 from dryboot.vllm.model_executor.models.qwen2_vl import FAMILIES as QWEN2_VL
 from dryboot.vllm.model_executor.models.qwen3_vl import FAMILIES as QWEN3_VL
 
 #: architecture -> how its weights are built
-FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE}
+FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS}

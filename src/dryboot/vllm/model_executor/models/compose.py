@@ -52,7 +52,7 @@ def _arch(config: Mapping[str, Any]) -> str:
     return str(config["architectures"][0])
 
 
-def _config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
+def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
     if args.tensors is not None:
         raise InputError(
             "safetensors headers",
@@ -84,7 +84,7 @@ def built_as(
     :raises InputError: a ``refused`` field true or a ``required`` one false (named)."""
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-        _config_only(config, args)
+        config_only(config, args)
         if prepare is not None:
             config = prepare(config)
         for key in refused:
@@ -122,7 +122,7 @@ def vision_language(
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         arch = _arch(config)
-        _config_only(config, args)
+        config_only(config, args)
         if par.pp > 1 and pp_refused is not None:
             raise InputError("--pipeline-parallel-size", None, f"{arch}: {pp_refused}")
         if W.quant_from_config(config, args.hf_quant).method is not None:
