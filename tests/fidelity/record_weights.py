@@ -93,6 +93,33 @@ def allocated(model: Any) -> tuple[int, int]:
     return sum(-(-n // 512) * 512 for n in sizes.values()), sum(sizes.values())
 
 
+def _stub_cuda_python() -> None:
+    """MiniMax-M2's q/k norm (``layers/minimax_rms_norm/rms_norm_tp.py``) at TP > 1 imports
+    cuda-python to allocate its Lamport all-reduce workspace with ``cudaMalloc``, outside torch's
+    caching allocator (so outside ``Model loading took``), and falls back to the eager path when
+    that allocation raises (a GPU without P2P). cuda-python is absent here: a stub module whose
+    every call raises gives vLLM's own fallback; the model's tensors are the same either way."""
+    import types
+
+    if importlib.util.find_spec("cuda") is not None:
+        return
+
+    class _Raising(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+
+            def fail(*a: Any, **k: Any) -> Any:
+                raise RuntimeError("cuda-python stub (fidelity recorder): no CUDA here")
+
+            return fail
+
+    cuda, bindings, runtime = types.ModuleType("cuda"), types.ModuleType("cuda.bindings"), _Raising("runtime")
+    bindings.runtime = runtime  # type: ignore[attr-defined]
+    cuda.bindings = bindings  # type: ignore[attr-defined]
+    sys.modules.update({"cuda": cuda, "cuda.bindings": bindings, "cuda.bindings.runtime": runtime})
+
+
 def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
     """The config directories to record: the published ones of ``data/weights/configs/`` (or those
     named), or with ``--tiny`` each planned architecture's tiny config, written to ``scratch``."""
@@ -134,6 +161,7 @@ def main() -> int:
             return plain_map(*a, **k)
 
     emm.determine_expert_map = expert_map_on_cpu
+    _stub_cuda_python()
     V = es.V
     import tempfile
 
