@@ -10,6 +10,7 @@ dense families the walk builds under another architecture's layout (:mod:`.llama
 from __future__ import annotations
 
 from dryboot.vllm.model_executor.models.compose import Family
+from dryboot.vllm.model_executor.models.gemma4 import FAMILIES as GEMMA4
 from dryboot.vllm.model_executor.models.gpt_oss import FAMILIES as GPT_OSS
 from dryboot.vllm.model_executor.models.llama import FAMILIES as LLAMA_LIKE
 from dryboot.vllm.model_executor.models.minimax_m2 import FAMILIES as MINIMAX_M2
@@ -17,4 +18,4 @@ from dryboot.vllm.model_executor.models.qwen2_vl import FAMILIES as QWEN2_VL
 from dryboot.vllm.model_executor.models.qwen3_vl import FAMILIES as QWEN3_VL
 
 #: architecture -> how its weights are built
-FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS, **MINIMAX_M2}
+FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS, **MINIMAX_M2, **GEMMA4}
