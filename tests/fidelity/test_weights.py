@@ -396,6 +396,35 @@ def test_limit_mm_per_prompt_zero_skips_the_tower() -> None:
     assert w.param_bytes == RECORDED["Qwen--Qwen3.5-27B --tensor-parallel-size 1"]["param_bytes"]
 
 
+@pytest.mark.parametrize(
+    "name", ["Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3-VL-30B-A3B-Instruct", "google--gemma-4-26B-A4B"]
+)
+def test_composed_wrapper_limit_mm_zero_skips_the_tower(name: str) -> None:
+    """A wrapper of ``models/`` (its tower composed onto the walk's text model) drops the tower when
+    every modality it takes is limited to 0, as ``--language-model-only`` does; one left keeps it."""
+    config, hq = _config(name)
+    lm_only = RECORDED[f"{name} --tensor-parallel-size 2 --language-model-only"]
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0, "video": 0})
+    assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    assert w.param_bytes == RECORDED[f"{name} --tensor-parallel-size 2"]["param_bytes"]
+
+
+@pytest.mark.parametrize("name", ["Qwen--Qwen3-VL-8B-Instruct", "MiniMaxAI--MiniMax-M2.5", "google--gemma-4-26B-A4B"])
+def test_composed_family_checkpoint_refused_by_name(name: str) -> None:
+    """The families of ``models/`` are sized from the config only: headers are refused by name."""
+    config, hq = _config(name)
+    with pytest.raises(InputError, match="--load-format dummy"):
+        checkpoint_rank_weights({}, config, Parallel(), hf_quant=hq)
+
+
+def test_built_as_refuses_a_parameter_its_layout_lacks() -> None:
+    """A decoder built as another's layout refuses a field that adds parameters that layout lacks."""
+    config = json.loads((ARCHS / "GraniteForCausalLM.json").read_text())
+    with pytest.raises(InputError, match="mlp_bias"):
+        rank_weights({**config, "mlp_bias": True}, Parallel())
+
+
 def test_gemma3_limit_mm_image_zero_skips_the_tower() -> None:
     """Gemma-3's tower takes images only: ``--limit-mm-per-prompt '{"image": 0}'`` skips it."""
     config, hq = _config("unsloth--gemma-3-12b-it")
