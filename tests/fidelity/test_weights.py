@@ -88,6 +88,8 @@ def _arch(row: dict[str, Any]) -> str:
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
 VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
+
+
 def _method_refused(row: dict[str, Any]) -> bool:
     """A checkpoint whose quantization method dryboot refuses by name (:data:`REFUSED_METHODS`)."""
     config, hq = _config(row["config"])
