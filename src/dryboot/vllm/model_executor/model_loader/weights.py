@@ -36,7 +36,8 @@ config's shapes and, given a checkpoint, from the checkpoint tensors that module
 Families beyond Llama-style layers: Qwen3-Next and Qwen3.5 (Gated DeltaNet mixers, gated
 attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``), Gemma-3 (rotary
 tables per layer type; the SigLIP tower of its vision-language wrapper), GLM-4.5, DeepSeek MLA,
-Nemotron-H and Granite-4.0-H (Mamba2 mixers).
+Nemotron-H and Granite-4.0-H (Mamba2 mixers). Every other modelled architecture is a family of
+``model_executor/models/`` (:func:`families`), to which the walk dispatches.
 """
 
 from __future__ import annotations
