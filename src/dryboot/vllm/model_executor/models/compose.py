@@ -74,12 +74,14 @@ def built_as(
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
     refused: tuple[str, ...] = (),
     required: tuple[str, ...] = (),
+    extra: Callable[[Mapping[str, Any], W.Parallel, int], W.RankWeights] | None = None,
 ) -> Family:
     """A decoder whose vLLM model class allocates what ``architecture``'s does for the same
     config (its checkpoint names may differ, e.g. fused ``qkv_proj``: from the config only).
     ``prepare``: the family's reading of its config (defaults its config class sets);
     ``refused``: fields whose truth adds parameters that layout lacks, ``required``: fields
-    whose falsehood removes some (each refused by name).
+    whose falsehood removes some (each refused by name); ``extra``: what the family adds to that
+    layout on the rank, ``(config, rank, bytes per element)``.
 
     :raises InputError: a ``refused`` field true or a ``required`` one false (named)."""
 
@@ -93,7 +95,10 @@ def built_as(
         for key in required:
             if not config.get(key):
                 raise InputError("config.json", key, f"{_arch(config)} without {key} is not modelled")
-        return _text(config, architecture, par, args)
+        weights = _text(config, architecture, par, args)
+        if extra is None:
+            return weights
+        return merged(weights, extra(config, par, W.model_dtype_bytes(config, args.dtype)))
 
     return Family(walk)
 
