@@ -30,7 +30,9 @@ for the model as ``initialize_model`` builds it (``storage_bytes``: unrounded). 
 comes from dryboot.
 
 What is faked: the GPU (an H200, SM 9.0, 132 SMs: ``engine_start.py``'s stand-in), the absent
-CUDA kernels, the distributed groups. What is not run: weight loading and
+CUDA kernels, the distributed groups, cuda-python (a stub whose calls raise: MiniMax-M2's TP > 1
+norm then takes vLLM's own no-P2P fallback; its workspace is ``cudaMalloc``'d outside torch's
+allocator either way). What is not run: weight loading and
 ``process_weights_after_loading`` (kernels' repacking: Marlin, FlashInfer/MXFP4 layouts, fp8
 requantization), so the quantization formats whose layout changes there are refused by dryboot,
 not checked.
@@ -236,6 +238,9 @@ def main() -> int:
             real_stdout.flush()
     doc["cases"] = dict(sorted(doc["cases"].items()))
     out_path.write_text(json.dumps(doc, indent=1) + "\n")
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 
