@@ -42,10 +42,14 @@ NOT_THE_SERVED_CHECKPOINT = {
     "genesis-24-qwen35-122b-a10b-8x3090-tp8": "an unnamed 8-bit copy of Qwen3.5-122B-A10B: the base model's bf16 "
     "config gives another layout; the copy's quantization_config is not published",
 }
+#: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
+OTHER_RELEASE = {
+    "myoceane-gemma-4-26b-a4b-a100-eager": "vLLM 0.19.0's Gemma-4: the 0.28.0 layout (byte-exact against 0.28.0) "
+    "gives 48.47 GiB, the 0.19.0 boot logs 48.5 (a per-release difference of ~0.03 GiB, not modelled)",
+}
 #: boots dryboot refuses by name (the report's ``refused`` line)
 REFUSED_BY_DRYBOOT = {
     "myoceane-gpt-oss-20b-a100-v0.19.0": "GptOssForCausalLM (MXFP4 experts padded per MoE backend)",
-    "myoceane-gemma-4-26b-a4b-a100-eager": "Gemma4ForConditionalGeneration",
 }
 
 
@@ -58,7 +62,11 @@ def _logged(entry: dict[str, Any]) -> float:
     return float(logged.get("model_loading_gib", logged.get("weights_memory_gib")))
 
 
-MODELLED = [e for e in WITH_WEIGHTS if _stem(e) not in {**NO_CONFIG, **NOT_THE_SERVED_CHECKPOINT, **REFUSED_BY_DRYBOOT}]
+MODELLED = [
+    e
+    for e in WITH_WEIGHTS
+    if _stem(e) not in {**NO_CONFIG, **NOT_THE_SERVED_CHECKPOINT, **REFUSED_BY_DRYBOOT, **OTHER_RELEASE}
+]
 
 #: modelled boots whose logged weights dryboot does not reproduce yet, each with what the log shows
 #: (strict: a fix turns the entry into a failure to remove from here; issue 33 (c))
@@ -108,7 +116,7 @@ def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
 
 def test_every_weights_boot_is_accounted_for() -> None:
     stems = {_stem(e) for e in WITH_WEIGHTS}
-    listed = {**NO_CONFIG, **NOT_THE_SERVED_CHECKPOINT, **REFUSED_BY_DRYBOOT}
+    listed = {**NO_CONFIG, **NOT_THE_SERVED_CHECKPOINT, **REFUSED_BY_DRYBOOT, **OTHER_RELEASE}
     assert set(listed) <= stems  # no stale name
     assert set(KNOWN_MISSES) <= {_stem(e) for e in MODELLED}
     for entry in WITH_WEIGHTS:

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.model_loader.weights import ARCHITECTURES, Parallel, rank_weights
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_architectures, rank_weights
 
 CONFIGS = Path(__file__).resolve().parent / "fidelity" / "data" / "weights" / "configs"
 MODELLED = sorted(
     p.name
     for p in CONFIGS.iterdir()
-    if json.loads((p / "config.json").read_text())["architectures"][0] in ARCHITECTURES
+    if json.loads((p / "config.json").read_text())["architectures"][0] in modelled_architectures()
 )
 ODD = st.one_of(
     st.none(),

@@ -1,6 +1,11 @@
 """Record what vLLM allocates for a model's weights, per rank, on the meta device.
 
     $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py [NAME...]
+    $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py --tiny [ARCHITECTURE...]
+
+``--tiny``: the tiny verification config of each planned architecture
+(``data/architectures/<Architecture>.json``, with its ``files/<Architecture>/``), recorded as
+config ``arch--<Architecture>``.
 
 Runs *inside* the boot environment's interpreter (no dryboot import): it loads
 ``src/dryboot/boot/engine_start.py`` by path, installs its stand-ins (faked H200, kernels absent,
@@ -25,7 +30,9 @@ for the model as ``initialize_model`` builds it (``storage_bytes``: unrounded). 
 comes from dryboot.
 
 What is faked: the GPU (an H200, SM 9.0, 132 SMs: ``engine_start.py``'s stand-in), the absent
-CUDA kernels, the distributed groups. What is not run: weight loading and
+CUDA kernels, the distributed groups, cuda-python (a stub whose calls raise: MiniMax-M2's TP > 1
+norm then takes vLLM's own no-P2P fallback; its workspace is ``cudaMalloc``'d outside torch's
+allocator either way). What is not run: weight loading and
 ``process_weights_after_loading`` (kernels' repacking: Marlin, FlashInfer/MXFP4 layouts, fp8
 requantization), so the quantization formats whose layout changes there are refused by dryboot,
 not checked.
@@ -45,6 +52,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
+ARCHS = HERE / "data" / "architectures"
 ENGINE_START = HERE.parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
 
 TPS = (1, 2, 4, 8)
@@ -54,7 +62,8 @@ EP_FLAGS = ["--enable-expert-parallel"]
 
 def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     sets = [["--tensor-parallel-size", str(tp)] for tp in TPS]
-    moe = any(k in config for k in ("num_experts", "num_local_experts", "n_routed_experts"))
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    moe = any(k in config or k in text for k in ("num_experts", "num_local_experts", "n_routed_experts"))
     if moe:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
@@ -86,6 +95,53 @@ def allocated(model: Any) -> tuple[int, int]:
     return sum(-(-n // 512) * 512 for n in sizes.values()), sum(sizes.values())
 
 
+def _stub_cuda_python() -> None:
+    """MiniMax-M2's q/k norm (``layers/minimax_rms_norm/rms_norm_tp.py``) at TP > 1 imports
+    cuda-python to allocate its Lamport all-reduce workspace with ``cudaMalloc``, outside torch's
+    caching allocator (so outside ``Model loading took``), and falls back to the eager path when
+    that allocation raises (a GPU without P2P). cuda-python is absent here: a stub module whose
+    every call raises gives vLLM's own fallback; the model's tensors are the same either way."""
+    import types
+
+    if importlib.util.find_spec("cuda") is not None:
+        return
+
+    class _Raising(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+
+            def fail(*a: Any, **k: Any) -> Any:
+                raise RuntimeError("cuda-python stub (fidelity recorder): no CUDA here")
+
+            return fail
+
+    cuda, bindings, runtime = types.ModuleType("cuda"), types.ModuleType("cuda.bindings"), _Raising("runtime")
+    bindings.runtime = runtime  # type: ignore[attr-defined]
+    cuda.bindings = bindings  # type: ignore[attr-defined]
+    sys.modules.update({"cuda": cuda, "cuda.bindings": bindings, "cuda.bindings.runtime": runtime})
+
+
+def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
+    """The config directories to record: the published ones of ``data/weights/configs/`` (or those
+    named), or with ``--tiny`` each planned architecture's tiny config, written to ``scratch``."""
+    if argv[:1] != ["--tiny"]:
+        return sorted(p for p in (DATA / "configs").iterdir() if p.is_dir() and (not argv or p.name in argv))
+    import shutil
+
+    dirs = []
+    for cfg in sorted(ARCHS.glob("*.json")):
+        if cfg.stem == "recorded" or (argv[1:] and cfg.stem not in argv[1:]):
+            continue
+        d = scratch / f"arch--{cfg.stem}"
+        d.mkdir()
+        shutil.copy(cfg, d / "config.json")
+        if (ARCHS / "files" / cfg.stem).is_dir():
+            shutil.copytree(ARCHS / "files" / cfg.stem, d, dirs_exist_ok=True)
+        dirs.append(d)
+    return dirs
+
+
 def main() -> int:
     spec = importlib.util.spec_from_file_location("engine_start", ENGINE_START)
     assert spec is not None and spec.loader is not None
@@ -107,16 +163,20 @@ def main() -> int:
             return plain_map(*a, **k)
 
     emm.determine_expert_map = expert_map_on_cpu
+    _stub_cuda_python()
     V = es.V
-    only = set(sys.argv[1:])
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="record-weights-"))
     out_path = DATA / "recorded.json"
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
-    for cdir in sorted(p for p in (DATA / "configs").iterdir() if p.is_dir()):
-        if only and cdir.name not in only:
-            continue
+    for cdir in config_dirs(sys.argv[1:], scratch):
         config = json.loads((cdir / "config.json").read_text())
         for argv in flag_sets(config):
+            # RECORD_WEIGHTS_FLAGS=S: only the flag sets containing S
+            if os.environ.get("RECORD_WEIGHTS_FLAGS", "") not in " ".join(argv):
+                continue
             cid = cdir.name + " " + " ".join(argv)
             t0 = time.perf_counter()
             es._reset_per_process_caches()
@@ -178,6 +238,9 @@ def main() -> int:
             real_stdout.flush()
     doc["cases"] = dict(sorted(doc["cases"].items()))
     out_path.write_text(json.dumps(doc, indent=1) + "\n")
+    import shutil
+
+    shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

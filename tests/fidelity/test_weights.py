@@ -26,15 +26,20 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     REFUSED_METHODS,
     Parallel,
     checkpoint_rank_weights,
+    modelled_architectures,
     quant_from_config,
     rank_weights,
 )
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"
+#: the planned architectures' tiny configs, recorded as ``arch--<Architecture>``
+ARCHS = Path(__file__).resolve().parent / "data" / "architectures"
 RECORDED = json.loads((DATA / "recorded.json").read_text())["cases"]
 
 
 def _config(name: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    if name.startswith("arch--"):
+        return json.loads((ARCHS / f"{name[6:]}.json").read_text()), None
     cdir = DATA / "configs" / name
     hq = cdir / "hf_quant_config.json"
     return json.loads((cdir / "config.json").read_text()), (json.loads(hq.read_text()) if hq.exists() else None)
@@ -83,7 +88,18 @@ def _arch(row: dict[str, Any]) -> str:
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
 VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
-MODELLED = {cid: row for cid, row in RECORDED.items() if _arch(row) in ARCHITECTURES}
+
+
+def _method_refused(row: dict[str, Any]) -> bool:
+    """A checkpoint whose quantization method dryboot refuses by name (:data:`REFUSED_METHODS`)."""
+    config, hq = _config(row["config"])
+    qc = config.get("quantization_config") or hq or {}
+    return str(qc.get("quant_method", "")).lower() in REFUSED_METHODS
+
+
+MODELLED = {
+    cid: row for cid, row in RECORDED.items() if _arch(row) in modelled_architectures() and not _method_refused(row)
+}
 UNMODELLED = {cid: row for cid, row in RECORDED.items() if cid not in MODELLED}
 
 
@@ -360,6 +376,8 @@ HEADER_CASES = sorted(
     and (row["argv"][1] in ("1", "4", "8") or len(row["argv"]) > 2)
     and (not _large(row) or row["argv"][1] == "1" or "--pipeline-parallel-size" in row["argv"])
     and not ("--pipeline-parallel-size" in row["argv"] and row["config"].split("--")[1] in PP_REFUSED_DIRS)
+    and not row["config"].startswith("arch--")  # tiny configs: no published checkpoint
+    and _arch(row) in ARCHITECTURES
     and ARCHITECTURES[_arch(row)] not in CONFIG_ONLY
 )
 
@@ -378,6 +396,35 @@ def test_limit_mm_per_prompt_zero_skips_the_tower() -> None:
     assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
     w = rank_weights(config, Parallel(), hf_quant=hq, limit_mm_per_prompt={"image": 0})
     assert w.param_bytes == RECORDED["Qwen--Qwen3.5-27B --tensor-parallel-size 1"]["param_bytes"]
+
+
+@pytest.mark.parametrize(
+    "name", ["Qwen--Qwen3-VL-8B-Instruct", "Qwen--Qwen3-VL-30B-A3B-Instruct", "google--gemma-4-26B-A4B"]
+)
+def test_composed_wrapper_limit_mm_zero_skips_the_tower(name: str) -> None:
+    """A wrapper of ``models/`` (its tower composed onto the walk's text model) drops the tower when
+    every modality it takes is limited to 0, as ``--language-model-only`` does; one left keeps it."""
+    config, hq = _config(name)
+    lm_only = RECORDED[f"{name} --tensor-parallel-size 2 --language-model-only"]
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0, "video": 0})
+    assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    assert w.param_bytes == RECORDED[f"{name} --tensor-parallel-size 2"]["param_bytes"]
+
+
+@pytest.mark.parametrize("name", ["Qwen--Qwen3-VL-8B-Instruct", "MiniMaxAI--MiniMax-M2.5", "google--gemma-4-26B-A4B"])
+def test_composed_family_checkpoint_refused_by_name(name: str) -> None:
+    """The families of ``models/`` are sized from the config only: headers are refused by name."""
+    config, hq = _config(name)
+    with pytest.raises(InputError, match="--load-format dummy"):
+        checkpoint_rank_weights({}, config, Parallel(), hf_quant=hq)
+
+
+def test_built_as_refuses_a_parameter_its_layout_lacks() -> None:
+    """A decoder built as another's layout refuses a field that adds parameters that layout lacks."""
+    config = json.loads((ARCHS / "GraniteForCausalLM.json").read_text())
+    with pytest.raises(InputError, match="mlp_bias"):
+        rank_weights({**config, "mlp_bias": True}, Parallel())
 
 
 def test_gemma3_limit_mm_image_zero_skips_the_tower() -> None:

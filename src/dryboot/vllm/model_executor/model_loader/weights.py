@@ -36,7 +36,8 @@ config's shapes and, given a checkpoint, from the checkpoint tensors that module
 Families beyond Llama-style layers: Qwen3-Next and Qwen3.5 (Gated DeltaNet mixers, gated
 attention, shared experts; Qwen3.5's vision tower, ``--language-model-only``), Gemma-3 (rotary
 tables per layer type; the SigLIP tower of its vision-language wrapper), GLM-4.5, DeepSeek MLA,
-Nemotron-H and Granite-4.0-H (Mamba2 mixers).
+Nemotron-H and Granite-4.0-H (Mamba2 mixers). Every other modelled architecture is a family of
+``model_executor/models/`` (:func:`families`), to which the walk dispatches.
 """
 
 from __future__ import annotations
@@ -44,10 +45,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
+
+if TYPE_CHECKING:
+    from dryboot.vllm.model_executor.models.compose import Family
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -710,10 +714,26 @@ def _guarded(*args: Any) -> RankWeights:
         ) from None
 
 
+def families() -> Mapping[str, Family]:
+    """The families of ``model_executor/models/`` (architecture -> ``Family``), built on this
+    walk (imported at call: they import this module)."""
+    from dryboot.vllm.model_executor.models import FAMILIES
+
+    return FAMILIES
+
+
+def modelled_architectures() -> set[str]:
+    """Every architecture whose weights are modelled: this module's and :func:`families`'."""
+    return {*ARCHITECTURES, *families()}
+
+
 def _no_tower(config: Mapping[str, Any], language_model_only: bool, limits: Mapping[str, int] | None) -> bool:
     archs = config.get("architectures")
     arch = archs[0] if isinstance(archs, list) and archs else None
-    modalities = TOWER_MODALITIES_OF.get(ARCHITECTURES.get(str(arch), ""), TOWER_MODALITIES)
+    composed = families().get(str(arch))
+    modalities: tuple[str, ...] = TOWER_MODALITIES_OF.get(ARCHITECTURES.get(str(arch), ""), TOWER_MODALITIES)
+    if composed is not None:
+        modalities = composed.modalities
     return language_model_only or (limits is not None and all(limits.get(m, 1) == 0 for m in modalities))
 
 
@@ -730,10 +750,15 @@ def _walk(
     arch = archs[0] if isinstance(archs, list) and archs else None
     family = ARCHITECTURES.get(str(arch))
     if family is None:
+        composed = families().get(str(arch))
+        if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
+            from dryboot.vllm.model_executor.models.compose import WalkArgs
+
+            return composed.walk(config, par, WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens))
         raise InputError(
             "config.json",
             "architectures",
-            f"weights of {arch} are not modelled (modelled: {', '.join(sorted(ARCHITECTURES))})",
+            f"weights of {arch} are not modelled (modelled: {', '.join(sorted(modelled_architectures()))})",
         )
     if par.pp > 1 and family not in PP_FAMILIES:
         raise InputError(
@@ -772,6 +797,8 @@ def _walk(
             config["num_key_value_heads"] = config["num_attention_heads"]
     if family == "glm4_moe":  # Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5)
         config = {"partial_rotary_factor": 0.5, **config}
+    if family == "qwen3_next":  # Qwen3NextConfig: partial_rotary_factor defaults to 0.25
+        config = {"partial_rotary_factor": 0.25, **config}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -796,6 +823,10 @@ def _walk(
     vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
     moe = family in MOE_FAMILIES
     n_experts = _int(config, _EXPERTS_KEY.get(family, "num_experts")) if moe else 0
+    if family in ("qwen3_moe", "qwen2_moe") and tp > n_experts:  # Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock
+        raise InputError(
+            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {n_experts} (vLLM refuses it)"
+        )
     ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
     w = _Walk(ckpt)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
@@ -829,6 +860,11 @@ def _walk(
     o_bias = bool(config.get("attention_bias", False)) and family == "llama"
     kv_mode = "kv" if nkv < tp else "column"
     layers = pp_layers(n_layers, par)
+    if family in GLM_MOE_FAMILIES and not any(_is_moe_layer(config, family, li) for li in layers):
+        # Glm4MoeForCausalLM.__init__ (and Glm4MoeLite's) looks up a MoE layer of its stage
+        raise InputError(
+            "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses it (No Glm4MoE layer found)"
+        )
     n_attention = 0
     for li in layers:
         prefix = f"model.layers.{li}"

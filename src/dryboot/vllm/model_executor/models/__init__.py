@@ -1,0 +1,21 @@
+"""The weights of families built beside :mod:`..model_loader.weights`' walk, one module per
+family as vLLM's ``model_executor/models/<family>.py``: vision-language wrappers composed of a
+text model that walk builds and a tower of their own (:mod:`.qwen3_vl`, :mod:`.qwen2_vl`), and
+dense families the walk builds under another architecture's layout (:mod:`.llama`).
+
+:data:`FAMILIES` maps an architecture to its :class:`~.compose.Family`; the walk
+(``weights._walk``) dispatches to it for every architecture its own table does not name.
+"""
+
+from __future__ import annotations
+
+from dryboot.vllm.model_executor.models.compose import Family
+from dryboot.vllm.model_executor.models.gemma4 import FAMILIES as GEMMA4
+from dryboot.vllm.model_executor.models.gpt_oss import FAMILIES as GPT_OSS
+from dryboot.vllm.model_executor.models.llama import FAMILIES as LLAMA_LIKE
+from dryboot.vllm.model_executor.models.minimax_m2 import FAMILIES as MINIMAX_M2
+from dryboot.vllm.model_executor.models.qwen2_vl import FAMILIES as QWEN2_VL
+from dryboot.vllm.model_executor.models.qwen3_vl import FAMILIES as QWEN3_VL
+
+#: architecture -> how its weights are built
+FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS, **MINIMAX_M2, **GEMMA4}

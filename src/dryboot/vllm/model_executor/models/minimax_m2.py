@@ -1,0 +1,100 @@
+"""MiniMax-M2 (``minimax_m2.py``, ``MiniMaxM2ForCausalLM``): the embedding on the first pipeline
+stage, the final norm and the untied LM head on the last, then per layer:
+
+* two RMSNorms ``[H]``;
+* attention: ``qkv_proj`` / ``o_proj`` (quantized as the checkpoint says), the q/k norms over
+  the whole projection (``MiniMaxText01RMSNormTP``: ``q_norm`` ``[heads x head_dim / TP]``,
+  ``k_norm`` ``[kv_heads x head_dim / TP]``, one KV head's when KV heads are replicated);
+* the MoE block: ``gate`` (float32 ``[E, H]``), the float32 ``e_score_correction_bias`` ``[E]``
+  under ``use_routing_bias``, the experts (``weights.experts_bytes``);
+* one rotary table ``[max_position_embeddings, rotary_dim]`` per stage.
+
+vLLM refuses TP above the number of experts. At TP > 1 the q/k norms' fused all-reduce allocates
+a Lamport workspace with ``cudaMalloc`` (outside torch's allocator, so outside ``Model loading
+took``). The MTP modules (``use_mtp``) are not part of the served model. A shared expert
+(``shared_intermediate_size``) is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage (module docstring).
+
+    :raises InputError: TP above the experts or not dividing heads / sizes, a shared expert,
+        checkpoint headers (not mapped)."""
+    config_only(config, args)
+    quant = W.quant_from_config(config, args.hf_quant)
+    ab = W.model_dtype_bytes(config, args.dtype)
+    tp = par.tp
+    h, e, inter = (
+        W._int(config, "hidden_size"),
+        W._int(config, "num_local_experts"),
+        W._int(config, "intermediate_size"),
+    )
+    if tp > e:
+        raise InputError(
+            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
+        )
+    if config.get("shared_intermediate_size"):
+        raise InputError("config.json", "shared_intermediate_size", "MiniMax-M2's shared expert is not modelled")
+    nq, nkv, hd = (
+        W._int(config, "num_attention_heads"),
+        W._int(config, "num_key_value_heads"),
+        W._int(config, "head_dim"),
+    )
+    nq_r = W._divide(nq, tp, "num_attention_heads")
+    nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+    if nkv < tp:
+        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
+    vocab_r = W._divide(
+        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
+    )
+    w = W._Walk(None)
+    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
+    if first:
+        w.own("embedding", vocab_r * h * ab)
+    if last:
+        w.own("lm_head", vocab_r * h * ab)
+        w.own("norm", h * ab)
+    if par.expert_parallel:
+        e_r, i_r = W._local_experts(e, tp * par.dp), inter
+    else:
+        e_r, i_r = e, W._divide(inter, tp, "intermediate_size")
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    for li in layers:
+        att = f"model.layers.{li}.self_attn"
+        split = "column" if nkv >= tp else ""
+        entries = [
+            *W._linear(quant, f"{att}.qkv_proj", h, (nq_r * hd, nkv_r * hd, nkv_r * hd), ab, tp=tp, split=split),
+            *W._linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab, tp=tp, split="row"),
+            ("norm", h * ab),
+            ("norm", h * ab),
+            ("norm", nq_r * hd * ab),
+            ("norm", nkv_r * hd * ab),
+            ("router", 4 * e * h),
+            *([("router", 4 * e)] if config.get("use_routing_bias") else []),
+            *W.experts_bytes(quant, e_r, h, i_r, ab),
+        ]
+        if quant.method is not None:  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+            entries += [("scale", ab)] * 4
+        for kind, nbytes in entries:
+            w.own("attention" if kind == "weight" else kind, nbytes)
+        if par.expert_parallel:
+            w.own("expert map", 4 * e, buffer=True)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+    if layers:
+        rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
+        w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
+    return w.result()
+
+
+FAMILIES: dict[str, Family] = {"MiniMaxM2ForCausalLM": Family(walk)}
