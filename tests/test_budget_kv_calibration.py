@@ -292,9 +292,11 @@ RECENT_ROWS = [r for r in MODELLED_ROWS if (_release(r.release) or (0, 0, 0)) >=
 
 @pytest.mark.xfail(
     strict=True,
-    reason="0.27.1-0.33 rows (6 with today's corpus): |errors| 2.3, 2.4, 7.3, 10.9, 31.4, 40.0 % (median 9.1 %): "
-    "PP 2's estimate is 0.76 GiB above the log (inside, but 1.75 GiB wide); the Qwen2.5-7B RTX 4090 and the "
-    "Qwen2.5-1.5B RTX 4070 Laptop rows (both WSL2) miss (see KNOWN_MISSES)",
+    reason="0.27.1-0.33 rows (11 with today's corpus): |errors| 0.4, 1.0, 1.5, 1.9, 1.9, 5.8, 7.3, 10.9, 17.9, 31.4, "
+    "40.0 % (median 5.8 %): PP 2's estimate is 0.76 GiB above the log (inside, but 1.75 GiB wide); the cold-compile "
+    "RunPod RTX 4090 Qwen3-8B boot is 0.88 GiB below the estimate (inside only through the cold term: peak activation "
+    "1.18 GiB cold against 0.19 warm); the Qwen2.5-7B RTX 4090 row (WSL2) misses (see KNOWN_MISSES) and the "
+    "Qwen2.5-1.5B RTX 4070 Laptop row (WSL2) is inside 40 % above",
 )
 def test_median_error_at_most_3_percent() -> None:
     """The issue's "median |estimate - logged| at most 3 %" over the boots of the releases dryboot models
