@@ -169,8 +169,13 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if weights.refused:
         row.out_of_range = f"weights: {weights.refused}"
         return row
-    log_text = (REPO / str(entry["log"])).read_text(errors="replace") if str(entry["log"]).startswith("tests/") else ""
-    if "Directly load the compiled graph" in log_text:
+    # the compile cache's state as the log shows it (corpus logs are named relative to DATA);
+    # warm: vLLM loads a compiled artifact ("Directly load the compiled graph", 0.27.1's "Directly
+    # load AOT compilation"); cold: it compiles one
+    log = str(entry["log"])
+    log_path = REPO / log if log.startswith("tests/") else DATA / log
+    log_text = log_path.read_text(errors="replace") if log_path.is_file() else ""
+    if "Directly load the compiled graph" in log_text or "Directly load AOT compilation" in log_text:
         row.cache = "warm"
     elif "Compiling a graph for" in log_text or "torch.compile takes" in log_text:
         row.cache = "cold"
@@ -252,6 +257,10 @@ WIDE = {
     "kubesimplify-qwen3-32b-rtxpro6000se-tp2": (
         "1.46 GiB at TP 2: forward/sampler 0.74-1.11, non-torch 0.15-0.68, NCCL 0-0.39, buffers 0-0.16 GiB"
     ),
+    "coldstart-recon-qwen3-8b-4090-runpod-cold-0": (
+        "1.35 GiB on a first start (the log compiles): the cold-compile term is +0.38-1.07 GiB, the span of the "
+        "four posted cold/warm pairs (+0.39..+0.99 GiB of peak activation), on top of the later-starts interval"
+    ),
     "kubesimplify-qwen3-32b-rtxpro6000se-pp2": (
         "1.75 GiB at PP 2: forward 1.33-1.99 (stage 0 at 32,768 batched tokens), non-torch 0.15-0.68, "
         "NCCL 0-0.39, buffers 0-0.16 GiB"
@@ -290,14 +299,6 @@ def test_logged_graph_estimate_inside_the_graph_term(row: Row) -> None:
 RECENT_ROWS = [r for r in MODELLED_ROWS if (_release(r.release) or (0, 0, 0)) >= (0, 27, 1)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="0.27.1-0.33 rows (11 with today's corpus): |errors| 0.4, 1.0, 1.5, 1.9, 1.9, 5.8, 7.3, 10.9, 17.9, 31.4, "
-    "40.0 % (median 5.8 %): PP 2's estimate is 0.76 GiB above the log (inside, but 1.75 GiB wide); the cold-compile "
-    "RunPod RTX 4090 Qwen3-8B boot is 0.88 GiB below the estimate (inside only through the cold term: peak activation "
-    "1.18 GiB cold against 0.19 warm); the Qwen2.5-7B RTX 4090 row (WSL2) misses (see KNOWN_MISSES) and the "
-    "Qwen2.5-1.5B RTX 4070 Laptop row (WSL2) is inside 40 % above",
-)
 def test_median_error_at_most_3_percent() -> None:
     """The issue's "median |estimate - logged| at most 3 %" over the boots of the releases dryboot models
     with their own rules (0.27.1-0.33)."""
