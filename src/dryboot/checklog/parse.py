@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import BinaryIO, cast
 
+from dryboot.checklog.facts import TRIGGER_WORDS as FACT_WORDS
+from dryboot.checklog.facts import Fact, read_facts
 from dryboot.errors import InputError
 
 #: Bytes read at a time.
@@ -30,6 +32,8 @@ CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 256 << 10
 #: More bytes than this without a line break: not a text log (``/dev/zero``, a binary file).
 MAX_UNBROKEN_BYTES = 64 << 20
+#: At most this many stated facts are kept per boot (a log repeating a fact line stays bounded).
+MAX_FACTS = 256
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROCESS = re.compile(r"\((?P<name>[A-Za-z][\w.\-]*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)")
@@ -231,7 +235,7 @@ _TRIGGER_WORDS = tuple(
         "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "cuda blocks",
         "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture", "max model len",
         "Chunked prefill", "took", "No available memory", "graph memory", "Actual usage", "Free memory on device",
-        "graph pool memory", "█",
+        "graph pool memory", "█", *FACT_WORDS,
     )
 )  # fmt: skip
 
@@ -700,6 +704,7 @@ class LogFacts:
     tp_ranks: int | None = None
     joined: tuple[int, ...] = ()
     unread: tuple[LogLine, ...] = ()
+    stated: tuple[Fact, ...] = ()  # every fact a line states (dryboot.checklog.facts)
 
     @property
     def is_vllm_log(self) -> bool:
@@ -775,7 +780,8 @@ _WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
 _TRIGGER = re.compile(
     r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|cuda blocks"
     r"|Maximum concurrency|█|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took"
-    r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory"
+    r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory|"
+    + "|".join(re.escape(w) for w in FACT_WORDS)
 )
 
 #: The start of every KV message dryboot reads (and of the KV budget line): a line holding one
@@ -826,6 +832,7 @@ class _Boot:
         self.markers: set[str] = set()
         self.joined: list[int] = []
         self.unread: list[LogLine] = []
+        self.stated: list[Fact] = []
 
     def facts(self) -> LogFacts:
         version = self.version
@@ -853,6 +860,7 @@ class _Boot:
             tp_ranks=self.tp_ranks,
             joined=tuple(self.joined),
             unread=tuple(self.unread),
+            stated=tuple(self.stated),
         )
 
     def add(self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None) -> None:
@@ -883,6 +891,8 @@ class _Boot:
             self.served_model = m["model"]
         if self.args_text is None and "args:" in msg and (m := _ARGS.search(msg) or _NAMESPACE_ARGS.search(msg)):
             self.args_text, self.args_line, self.args_namespace = m["args"], line, m.re is _NAMESPACE_ARGS
+        if len(self.stated) < MAX_FACTS:
+            self.stated.extend(read_facts(msg, line)[: MAX_FACTS - len(self.stated)])
         if self.architecture is None and (m := _ARCHITECTURE.search(msg)):
             self.architecture, self.architecture_line = m["arch"], line
         if self.max_model_len is None and (m := _MAX_MODEL_LEN.search(msg)):
