@@ -375,8 +375,6 @@ def _check_facts(
     _check_architecture(facts, model.architecture, str(located.path), model_path is not None, notes)
 
     args = logged.args
-    stated = StatedFlags()
-    args, gpu = _apply_stated(facts, logged, args, unknown, given or {}, gpu, gpu_memory_bytes, stated, notes, source)
     for key, value in (given or {}).items():  # vLLM's flags given to check-log: known facts
         if key == "speculative_config":
             continue
@@ -386,6 +384,9 @@ def _check_facts(
         if key in unknown:
             unknown.remove(key)
         notes.append(f"{given_spelling(key, value)}: given on the command line (a known fact, not searched)")
+    # the flags the log's own lines state (after the args line's, which are refused first)
+    stated = StatedFlags()
+    args, gpu = _apply_stated(facts, logged, args, unknown, given or {}, gpu, gpu_memory_bytes, stated, notes, source)
     if "max-model-len" not in logged.flags:
         length, said = _logged_max_model_len(facts)
         if length is not None:
@@ -416,6 +417,9 @@ def _check_facts(
     if stated.speculative is not None and "speculative_config" in unknown:
         spec_in = stated.speculative
         unknown.remove("speculative_config")
+    elif stated.speculative is not None and "num_speculative_tokens" in unknown and spec_in is not None:
+        spec_in = {**spec_in, "num_speculative_tokens": stated.speculative["num_speculative_tokens"]}
+        unknown.remove("num_speculative_tokens")
     if given and "speculative_config" in given:
         _check_given_speculative(given["speculative_config"], logged, facts, unknown)
         spec_in = dict(given["speculative_config"])  # type: ignore[call-overload]

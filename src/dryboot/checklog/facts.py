@@ -143,7 +143,8 @@ def read_facts(message: str, line: LogLine) -> list[Fact]:
                     value = ",".join(v.strip() for v in value.split(",") if v.strip())
                 elif name == "dtype":
                     value = {"half": "float16", "float": "float32"}.get(value, value)
-                out.append(Fact(name, value, f"{said}={km['v']}", line))
+                text = km.group(0) if not name.startswith(("speculative", "num_spec")) else f"{said}={km['v']}"
+                out.append(Fact(name, value, text if len(text) <= 80 else text[:77] + "...", line))
     if "Resolved architecture" in message and (m := _ARCHITECTURE.search(message)):
         out.append(Fact("architecture", m["arch"], m.group(0), line))
     if "Free memory on device" in message and (m := _FREE.search(message)):
