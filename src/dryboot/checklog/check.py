@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from dryboot.checklog.argmap import LoggedArgs, map_args, validate_logged
@@ -128,12 +129,70 @@ def _budget(facts: LogFacts, args: EngineArgs, source: str) -> tuple[Budget | No
         what = "Available KV cache memory: " + shown
         if len(intervals) > 1:
             what += "; vLLM keeps the fewest blocks of all workers"
+        if lo <= 0:  # a failed boot: vLLM's KV sizing refuses any budget <= 0
+            what += f"; {FAILED_BOOT}, planned at 0 B"
+            return Budget(max(lo, 0), max(hi, 0), what), ""
         return Budget(lo, hi, what), ""
     for line in facts.kv_lines:
         gib = line.figures.get("available_gib") or line.figures.get("gib") or line.figures.get("full_gib")
         if gib and (interval := gib_interval(gib)):
             return Budget(interval[0], interval[1], f"{gib} GiB in the {line.kind.value} line, {line.where}"), ""
     return None, "the log has no 'Available KV cache memory' line and the args no kv_cache_memory_bytes"
+
+
+#: What vLLM does with a KV budget of 0 B or less (``_check_enough_kv_cache_memory``).
+FAILED_BOOT = "at most 0 B: vLLM raises 'No available memory for the cache blocks'"
+
+
+def failed_boot_reason(facts: LogFacts, options: dict[str, object] | None = None) -> str | None:
+    """Why a boot without KV lines failed, when its own lines say so: a worker's ``Available KV
+    cache memory`` at or below 0 GiB, or torch's CUDA out-of-memory error (with the stage its
+    traceback names, checked against dryboot's prediction when a config is given: see
+    :func:`_predicted_failure`); ``None`` otherwise."""
+    negative = next((a for a in facts.available if a.gib.startswith("-") or float(a.gib) == 0), None)
+    oom = first_of(facts.stated, "failure")
+    if negative is None and oom is not None:
+        stage = first_of(facts.stated, "failure_stage")
+        where = f" in {stage.value} ({stage.line.where})" if stage else " (the traceback names no stage dryboot reads)"
+        said = f"the boot failed: {oom.said!r} ({oom.line.where}){where}"
+        return said + _predicted_failure(facts, stage.value if stage else None, options or {})
+    if negative is None:
+        return None
+    return (
+        f"the boot failed: 'Available KV cache memory: {negative.gib} GiB' ({negative.line.where}) is {FAILED_BOOT} "
+        "for any model (its KV sizing, before a block is allocated); the log ends before that error"
+    )
+
+
+def _predicted_failure(facts: LogFacts, stage: str | None, options: dict[str, object]) -> str:
+    """dryboot's prediction of a failure in ``load_model`` (the weights per rank against the
+    GPU the log names, :func:`dryboot.planner.budget.weights_check`), as a clause of the reason;
+    empty without a config or a GPU."""
+    model_path = options.get("model_path")
+    if stage != "load_model" or not isinstance(model_path, str):
+        return ""
+    from dryboot.planner.budget import weights_check
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+    notes: list[str] = []
+    gpu = _gpu_from_log(facts, options.get("gpu"), options.get("gpu_memory_bytes"), notes)  # type: ignore[arg-type]
+    if gpu is None:
+        return "; name the GPU (--gpu) for dryboot's prediction of it"
+    try:
+        args = EngineArgs(gpu=gpu)
+        weights = model_weights(Path(find_config(model_path, None, source="log").path))
+    except InputError as exc:
+        return f"; dryboot cannot predict it ({exc.reason})"
+    if weights.refused or not weights.stages:
+        return f"; dryboot cannot predict it (weights: {weights.refused or 'not modelled'})"
+    verdict = weights_check(args, weights.stages[0].allocated_bytes)
+    if verdict is not None and verdict.fails_in == "load_model":
+        return f"; dryboot predicts it on the {gpu.label()}: {verdict.reason}"
+    gib = weights.stages[0].allocated_bytes / GIB
+    return (
+        f"; dryboot does not predict it on the {gpu.label()} at vLLM's defaults ({gib:.2f} GiB of weights "
+        "per rank fit): the boot's flags (TP, quantization) or another process's memory differ"
+    )
 
 
 #: Flags a missing or cut args line leaves unknown that change the logged figures, searched in
@@ -1421,7 +1480,8 @@ def check_lines(
             yield BootResult(facts, None, "refused", refusal.line(), refusal)
             continue
         if not facts.kv_lines:
-            yield BootResult(facts, _memory_only(facts, source, options), "unchecked", "no KV cache line in this boot")
+            failed = failed_boot_reason(facts, options) or "no KV cache line in this boot"
+            yield BootResult(facts, _memory_only(facts, source, options), "unchecked", failed)
             continue
         try:
             report = check_facts(facts, source=source, **options)  # type: ignore[arg-type]
@@ -1429,7 +1489,7 @@ def check_lines(
             yield BootResult(facts, None, "refused", exc.line(), exc)
             continue
         status = boot_status(report)
-        reason = None
+        reason: str | None = None
         if status == "unchecked":
             reason = "no KV line of this boot could be checked"
         if facts.unread and status in ("matches", "explained", "unchecked"):

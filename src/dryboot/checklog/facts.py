@@ -18,7 +18,10 @@ Read (vLLM's wording, 0.10-0.33; the file each is logged from):
   re-wrapped (rejoined by :func:`dryboot.checklog.parse.unwrap`) or abridged with ``…`` gives the
   keys it still shows;
 * ``Resolved architecture: X`` (``config/model.py``);
-* ``Free memory on device (F/T GiB)`` (``v1/worker/gpu_worker.py``): the GPU's CUDA total.
+* ``Free memory on device (F/T GiB)`` (``v1/worker/gpu_worker.py``): the GPU's CUDA total;
+* torch's ``CUDA out of memory. Tried to allocate X GiB. GPU 0 has a total capacity of T GiB``
+  (the GPU's CUDA total again) and the traceback frame it came from (``in load_model``, ``in
+  initialize_kv_cache``, ``in _allocate_kv_cache_tensors``): a boot that failed, and where.
 
 All functions are pure; nothing here raises.
 """
@@ -41,7 +44,9 @@ class Fact:
         ``enable_prefix_caching``, ``max_model_len``, ``dtype``, ``quantization``,
         ``pipeline_parallel_size``, ``speculative_method``, ``num_speculative_tokens``,
         ``num_speculative_tokens_over_1``, ``attention_backend``, ``cudagraph_capture_sizes``,
-        ``architecture``) or the GPU (``gpu_capability`` as ``major.minor``, ``gpu_total_gib``).
+        ``architecture``), the GPU (``gpu_capability`` as ``major.minor``, ``gpu_total_gib``), or a
+        failed boot (``failure``: torch's CUDA out-of-memory error; ``failure_stage``: the
+        traceback frame it came from, ``load_model`` or ``initialize_kv_cache``).
     :param value: the value as the line states it, normalised to vLLM's flag spelling where one
         exists (``fp8`` for ``torch.float8_e4m3fn``; ``True``/``False`` as ``true``/``false``).
     :param said: the words of the line it was read from (for the report).
@@ -71,6 +76,10 @@ TRIGGER_WORDS = (
     "with config:",
     "Resolved architecture",
     "Free memory on device",
+    "CUDA out of memory",
+    ", in load_model",
+    ", in initialize_kv_cache",
+    ", in _allocate_kv_cache",
 )
 
 _KV_STORE = re.compile(r"Using (?P<dtype>fp8|nvfp4)\w* data type to store kv cache")
@@ -86,6 +95,13 @@ _BACKENDS = (
 _ENGINE_CONFIG = re.compile(r"LLM engine \(v[^)\s]*\) with config: (?P<config>.*)")
 _ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
+_OOM = re.compile(
+    r"CUDA out of memory\. Tried to allocate (?P<alloc>[\d.]+ [GM]iB)\.(?: GPU (?P<gpu>\d+) has a total "
+    r"capacity of (?P<total>[\d.]+) GiB)?"
+)
+#: The traceback frames that say where a boot ran out of memory (``gpu_model_runner.py``,
+#: ``gpu_worker.py``): loading the weights, or allocating the KV cache.
+_FRAME = re.compile(r", in (?P<frame>load_model|initialize_kv_cache|_allocate_kv_cache_tensors|initialize_kv_cache_tensors)\s*$")
 
 #: Keys of the engine's config line read, with the pattern of the value.
 _CONFIG_KEYS: tuple[tuple[str, str, str], ...] = (
@@ -149,6 +165,13 @@ def read_facts(message: str, line: LogLine) -> list[Fact]:
         out.append(Fact("architecture", m["arch"], m.group(0), line))
     if "Free memory on device" in message and (m := _FREE.search(message)):
         out.append(Fact("gpu_total_gib", m["total"], m.group(0), line))
+    if "CUDA out of memory" in message and (m := _OOM.search(message)):
+        out.append(Fact("failure", "CUDA out of memory", m.group(0), line))
+        if m["total"]:
+            out.append(Fact("gpu_total_gib", m["total"], m.group(0), line))
+    if ", in " in message and "vllm" in message and (m := _FRAME.search(message)):  # vLLM's own frame
+        stage = "load_model" if m["frame"] == "load_model" else "initialize_kv_cache"
+        out.append(Fact("failure_stage", stage, m.group(0).strip(", "), line))
     return out
 
 

@@ -717,6 +717,7 @@ class LogFacts:
             or self.kv_lines
             or self.memory
             or self.unread
+            or any(f.name != "failure" for f in self.stated)  # torch's OOM alone is not vLLM's
         )
 
     @property
