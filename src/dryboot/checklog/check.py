@@ -11,6 +11,7 @@ budget decides), else the GiB the not-enough-memory error or the auto-fit line p
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -29,6 +30,7 @@ from dryboot.checklog.compare import (
     budget_interval_anywhere,
     compare,
     describe_budget,
+    figures_agree,
     gib_interval,
     predicted_lines,
 )
@@ -263,8 +265,10 @@ class Search:
     :param same: per flag value searched, the values that give the same KV lines (planned once).
     :param nearest: when none explains: the combination that comes nearest (most lines matching,
         then the capacity figure nearest the logged one), in words.
-    :param not_planned: combinations beyond :data:`MAX_COMBINATIONS` (0: the whole space).
-    :param pruned: KV dtype x TP pairs dropped for a capacity too far from the logged one.
+    :param not_planned: combinations neither screened nor planned, beyond the search's limits
+        (:data:`MAX_SCREENED`, :data:`MAX_COMBINATIONS`; 0: the whole space).
+    :param screened: combinations screened by one plan each (:func:`_passes_screen`).
+    :param pruned: KV dtype x TP pairs the planner refuses (not plannable).
     """
 
     unknown: tuple[str, ...]
@@ -276,6 +280,7 @@ class Search:
     nearest: str | None = None
     not_planned: int = 0
     pruned: tuple[str, ...] = ()
+    screened: int = 0
 
 
 def check_log(
@@ -1170,9 +1175,9 @@ def _capacity_offset(line: KVLine, predicted: tuple[tuple[Kind, str], ...]) -> f
     return best
 
 
-#: A KV dtype x TP pair is kept when its capacity is within this fraction of the logged one,
-#: beyond what the other flags' values move it (:func:`_search_unknown`).
-PAIR_MARGIN = 0.03
+def _all_pairs(dims: list[tuple[str, list[object]]]) -> list[tuple[object, object]]:
+    values = dict(dims)
+    return [(d, t) for d in values.get("kv_cache_dtype", [None]) for t in values.get("tensor_parallel_size", [None])]
 
 
 def _pair_offsets(q: _Question, dims: list[tuple[str, list[object]]]) -> dict[tuple[object, object], float]:
@@ -1210,21 +1215,17 @@ def _search_unknown(q: _Question) -> Search:
         dt, tp = min(finite_pairs, key=lambda p: abs(finite_pairs[p]))
         base = [(k, dt if k == "kv_cache_dtype" else tp if k == "tensor_parallel_size" else v) for k, v in base]
     reduced, merged, capacity = _classes(q, dims, base)
-    finite = [v for v in capacity.values() if v != float("inf")]
-    spread = (max(finite) - min(finite)) if finite else 0.0
-    offsets: dict[tuple[str, object], float] = {("pair", p): o for p, o in finite_pairs.items()}
+    # capacities as logarithms of their ratio to the logged one: the flags' effects multiply
+    offsets: dict[tuple[str, object], float] = {("pair", p): math.log1p(o) for p, o in finite_pairs.items() if o > -1}
     firsts = dict(base)
     for (k, v), o in capacity.items():  # each value's change from the base value of its flag
-        if o != float("inf") and capacity.get((k, firsts[k]), float("inf")) != float("inf"):
-            offsets[(k, v)] = o - capacity[(k, firsts[k])]
-    pruned: list[str] = []
-    if finite_pairs:
-        near = {p for p, o in finite_pairs.items() if abs(o) <= spread + PAIR_MARGIN}
-        pruned = [f"--kv-cache-dtype {p[0]}, TP {p[1]} ({abs(o):.0%} off)" for p, o in pairs.items() if p not in near]
-        reduced = [
-            (k, [v for v in values if any(p[_PAIR.index(k)] == v for p in near)] if k in _PAIR else values)
-            for k, values in reduced
-        ]
+        at_base = capacity.get((k, firsts[k]), float("inf"))
+        if o != float("inf") and o > -1 and at_base != float("inf") and at_base > -1:
+            offsets[(k, v)] = math.log1p(o) - math.log1p(at_base)
+    # pairs the planner cannot build (a refused flag) are named; every other pair stays: the
+    # other flags' effects are not additive, so no capacity bound drops a pair (the order and
+    # the screen decide what is planned first)
+    pruned = [f"--kv-cache-dtype {p[0]}, TP {p[1]} (refused)" for p in _all_pairs(dims) if pairs and p not in pairs]
     explaining: list[Combination] = []
     budget_notes: list[str] = []
     tried = 0
@@ -1234,7 +1235,9 @@ def _search_unknown(q: _Question) -> Search:
         total *= max(len(values), 1)
     line = _capacity_line(q)
     joint_left, skipped = MAX_JOINT_SEARCHES, 0
-    for found, inputs, cmp in _trials(q, reduced, _estimate_order(reduced, offsets)):
+    counts: dict[str, int] = {}
+    order = _estimate_order(reduced, offsets)
+    for found, inputs, cmp in _trials(q, reduced, order, counts=counts):
         tried += 1
         statuses = [c.status for c in cmp.checks]
         score = (
@@ -1272,23 +1275,25 @@ def _search_unknown(q: _Question) -> Search:
         space,
         tuple(merged),
         near_text,
-        (max(total - tried, 0) if total > MAX_COMBINATIONS else 0) + skipped,
+        max(total - counts.get("screened", tried), 0) + skipped,
         tuple(pruned),
+        counts.get("screened", 0),
     )
 
 
 def _estimate_order(
     dims: list[tuple[str, list[object]]], offsets: dict[tuple[str, object], float]
 ) -> Callable[[tuple[tuple[str, object], ...]], tuple[float, ...]] | None:
-    """A sort key putting first the combinations whose capacity, estimated to first order (the
-    KV dtype x TP pair's offset from the logged capacity plus each other value's change from the
-    first value of its flag), is nearest the logged one; ``None`` without a logged capacity."""
+    """A sort key putting first the combinations whose capacity, estimated as a product (the
+    KV dtype x TP pair's ratio to the logged capacity times each other value's ratio to the base
+    value of its flag; ``offsets`` holds their logarithms), is nearest the logged one; ``None``
+    without a logged capacity."""
     if not offsets:
         return None
 
     def key(combo: tuple[tuple[str, object], ...]) -> tuple[float, ...]:
         pair = dict(combo)
-        total = offsets.get(("pair", (pair.get("kv_cache_dtype"), pair.get("tensor_parallel_size"))), 1.0)
+        total = offsets.get(("pair", (pair.get("kv_cache_dtype"), pair.get("tensor_parallel_size"))), 10.0)
         for k, v in combo:
             total += offsets.get((k, v), 0.0)
         return (abs(total),)
@@ -1306,6 +1311,7 @@ def _trials(
     order: Callable[[tuple[tuple[str, object], ...]], tuple[float, ...]] | None = None,
     *,
     explain: bool = False,
+    counts: dict[str, int] | None = None,
 ) -> Iterator[tuple[Combination, Inputs, Comparison]]:
     """Each combination of the unknown flags' values that can be planned (at most
     :data:`MAX_COMBINATIONS`, in :func:`_dimensions` order or nearest first by ``order``), with
@@ -1313,15 +1319,54 @@ def _trials(
     dims = _dimensions(q) if dims is None else dims
     space = [[(key, v) for v in values] for key, values in dims]
     combos: Iterable[tuple[tuple[str, object], ...]] = itertools.product(*space)
+    screen = order is not None
     if order is not None:
         combos = sorted(itertools.islice(combos, MAX_ENUMERATED), key=order)
-    for combo in itertools.islice(combos, MAX_COMBINATIONS):
+    planned = screened = 0
+    for combo in combos:
+        if planned >= MAX_COMBINATIONS or screened >= MAX_SCREENED:
+            return
         try:
             inputs = _trial_inputs(q.model, q.args, q.speculative, combo)
+            if screen:
+                screened += 1
+                if counts is not None:
+                    counts["screened"] = screened
+                if not _passes_screen(q, inputs):
+                    continue
+            planned += 1
             cmp = compare(q.facts.kv_lines, inputs, q.candidate, q.budget, q.no_budget, explain=explain)
         except InputError:
             continue
         yield Combination(tuple(combo)), inputs, cmp
+
+
+#: At most this many combinations are screened (one plan each, :func:`_passes_screen`) before
+#: the survivors are planned over the whole budget interval.
+MAX_SCREENED = 240
+#: A screened capacity may be this far (relative) from the logged one at the budget's low end.
+SCREEN_TOLERANCE = 0.02
+
+
+def _passes_screen(q: _Question, inputs: Inputs) -> bool:
+    """Whether one plan at the budget's low end can give the boot's lines: every logged line
+    that does not depend on the budget is predicted as logged, and the capacity is within
+    :data:`SCREEN_TOLERANCE` of the logged one (the interval moves it by less)."""
+    sig = _signature(inputs, q)
+    if sig is None:
+        return False
+    predicted: tuple[tuple[Kind, str], ...] = sig[0]  # type: ignore[assignment]
+    by_kind: dict[Kind, list[str]] = {}
+    for kind, text in predicted:
+        by_kind.setdefault(kind, []).append(text)
+    for line in q.facts.kv_lines:
+        if line.kind.budget_dependent or line.kind.unmodelled is not None:
+            continue
+        texts = by_kind.get(line.kind, [])
+        if line.text not in texts and not any(figures_agree(line.figures, kv_figures(line.kind, t)) for t in texts):
+            return False
+    capacity = _capacity_line(q)
+    return capacity is None or _capacity_figure(capacity, predicted) <= SCREEN_TOLERANCE
 
 
 def _trial_inputs(

@@ -101,7 +101,9 @@ _OOM = re.compile(
 )
 #: The traceback frames that say where a boot ran out of memory (``gpu_model_runner.py``,
 #: ``gpu_worker.py``): loading the weights, or allocating the KV cache.
-_FRAME = re.compile(r", in (?P<frame>load_model|initialize_kv_cache|_allocate_kv_cache_tensors|initialize_kv_cache_tensors)\s*$")
+_FRAME = re.compile(
+    r", in (?P<frame>load_model|initialize_kv_cache|_allocate_kv_cache_tensors|initialize_kv_cache_tensors)\s*$"
+)
 
 #: Keys of the engine's config line read, with the pattern of the value.
 _CONFIG_KEYS: tuple[tuple[str, str, str], ...] = (

@@ -76,12 +76,13 @@ def render_text(r: CheckReport) -> str:
     if r.search is not None:
         s = r.search
         if s.unknown:
-            out.append(f"unknown flags: {', '.join(s.unknown)} ({s.tried} combinations planned)")
+            screened = f"{s.screened} screened by one plan each, " if s.screened else ""
+            out.append(f"unknown flags: {', '.join(s.unknown)} ({screened}{s.tried} combinations planned)")
             out.append(f"    searched: {s.space}")
             for same in s.same:
                 out.append(f"    same lines: {same}")
             if s.pruned:
-                out.append(f"    dropped (capacity too far from the logged one): {'; '.join(s.pruned)}")
+                out.append(f"    not plannable: {'; '.join(s.pruned)}")
             if s.not_planned:
                 out.append(
                     f"    not planned: {s.not_planned} combinations beyond the search's limit (give the flags you know)"
@@ -327,6 +328,7 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             "same": list(r.search.same),
             "pruned": list(r.search.pruned),
             "not_planned": r.search.not_planned,
+            "screened": r.search.screened,
             "nearest": r.search.nearest,
         },
         "stated": [fact.to_dict() for fact in f.stated],
