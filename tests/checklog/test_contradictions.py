@@ -91,7 +91,9 @@ def test_a_given_flag_is_spelled_as_vllm_spells_it(tmp_path: Path) -> None:
     text = (DATA / "mtp.log").read_text()
     log = tmp_path / "noargs.log"
     # the args line and the engine's config line (which states enable_prefix_caching) removed
-    log.write_text("\n".join(ln for ln in text.split("\n") if "non-default args" not in ln and "with config:" not in ln))
+    log.write_text(
+        "\n".join(ln for ln in text.split("\n") if "non-default args" not in ln and "with config:" not in ln)
+    )
     r = dryboot("check-log", str(log), "--model", QWEN_NEXT, "--no-enable-prefix-caching")
     assert r.returncode != 2, r.stderr
     assert "note: --no-enable-prefix-caching: given on the command line (a known fact, not searched)" in r.stdout
