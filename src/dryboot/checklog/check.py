@@ -51,11 +51,13 @@ from dryboot.checklog.parse import (
 )
 from dryboot.errors import InputError
 from dryboot.inputs import open_regular
+from dryboot.planner.budget import weights_check
 from dryboot.planner.flags import add_custom_dtypes
 from dryboot.planner.plan import Drafter, Policies, plan
 from dryboot.planner.runner import load_drafter_and_k
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, gpu_table, parse_gpu
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
 from dryboot.vllm.transformers_utils.config import load_model
 from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, rules_for
 
@@ -173,9 +175,6 @@ def _predicted_failure(facts: LogFacts, stage: str | None, options: dict[str, ob
     model_path = options.get("model_path")
     if stage != "load_model" or not isinstance(model_path, str):
         return ""
-    from dryboot.planner.budget import weights_check
-    from dryboot.vllm.model_executor.model_loader.loader import model_weights
-
     notes: list[str] = []
     gpu = _gpu_from_log(facts, options.get("gpu"), options.get("gpu_memory_bytes"), notes)  # type: ignore[arg-type]
     if gpu is None:

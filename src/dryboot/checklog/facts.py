@@ -30,10 +30,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from dryboot.checklog.parse import LogLine
+
+class LogLine(Protocol):
+    """The line a fact comes from (:class:`dryboot.checklog.parse.LogLine`, which imports this
+    module: named here by what is read of it)."""
+
+    @property
+    def number(self) -> int: ...
+
+    @property
+    def process(self) -> str | None: ...
+
+    @property
+    def where(self) -> str: ...
 
 
 @dataclass(frozen=True)
