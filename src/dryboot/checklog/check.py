@@ -375,7 +375,7 @@ def _as_read_from_log(exc: InputError, facts: LogFacts, source: str, given: dict
     unless the user gave that flag to check-log."""
     flag = exc.source
     name = flag.split()[0].lstrip("-").removeprefix("no-").replace("-", "_") if flag.startswith("--") else ""
-    if not flag.startswith("--") or flag in _OWN_OPTIONS or name in (given or {}):
+    if not flag.startswith("--") or flag.split()[0] in _OWN_OPTIONS or name in (given or {}):
         return exc
     key = flag.lstrip("-").replace("-", "_")
     where = facts.args_line.where if facts.args_line is not None else "its lines"

@@ -334,6 +334,27 @@ def _args_open(text: str) -> bool:
     return depth > 0
 
 
+def _config_open(text: str) -> bool:
+    """Whether ``text`` holds the engine's ``... with config: ...`` line not yet ended: a bracket
+    still open, or not ending with the ``}`` / ``)`` of its last key (a document re-wrapped it)."""
+    i = text.find("LLM engine (v")
+    if i < 0 or "with config: " not in text:
+        return False
+    depth = 0
+    quote = ""
+    for ch in text[i:]:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+    return depth > 0 or not text.rstrip().endswith(("}", ")"))
+
+
 def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]]:
     """(number of the first piece, logical line, pieces) of (line number, text) pairs: a line
     a terminal hard-wrapped at its width, or ``fold -s`` re-flowed at blanks, is rejoined
@@ -342,8 +363,9 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
     A following line is a piece of the line before it when it can continue a line
     (:func:`_continues`) and a template dryboot reads (vLLM's header or ``decorate_logs``
     prefix, a KV line, a fact) matches across the join (:func:`_crosses`), or the line before
-    holds an args dict whose brackets are still open. Up to :data:`MAX_PIECES` following lines
-    are looked at (:data:`MAX_ARGS_PIECES` for an args line); memory is that window.
+    holds an args dict whose brackets are still open, or the engine's config line not yet ended
+    (:func:`_config_open`). Up to :data:`MAX_PIECES` following lines are looked at
+    (:data:`MAX_ARGS_PIECES` for an args or config line); memory is that window.
     """
     it = iter(numbered)
     window: deque[tuple[int, str]] = deque()
@@ -365,7 +387,7 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
             fill(MAX_PIECES)
             if not window or not _continues(window[0][1]):
                 break
-            if _args_open(text) and pieces < MAX_ARGS_PIECES and len(text) < MAX_LINE_BYTES:
+            if (_args_open(text) or _config_open(text)) and pieces < MAX_ARGS_PIECES and len(text) < MAX_LINE_BYTES:
                 text += window.popleft()[1]
                 pieces += 1
                 continue
