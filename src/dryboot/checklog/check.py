@@ -1088,10 +1088,14 @@ def _signature(inputs: Inputs, q: _Question) -> tuple[object, ...] | None:
     return tuple(predicted_lines(p)), block_stride(p)
 
 
+#: The budget a signature is planned at when the log states none: its capacity lines then tell
+#: apart values whose pages agree but whose blocks per request do not (mamba cache modes).
+SIGNATURE_BUDGET = 64 << 30
+
+
 def _plan_one(inputs: Inputs, q: _Question) -> Any:
-    args = replace(
-        inputs.args, vllm_version=q.candidate.version, kv_cache_memory_bytes=q.budget.lo if q.budget else None
-    )
+    budget = q.budget.lo if q.budget else SIGNATURE_BUDGET
+    args = replace(inputs.args, vllm_version=q.candidate.version, kv_cache_memory_bytes=budget)
     return plan(inputs.model, args, drafter=inputs.drafter, policies=q.candidate.policies)
 
 
