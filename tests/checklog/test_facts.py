@@ -194,3 +194,15 @@ def test_a_cuda_oom_in_load_model_is_checked_against_the_weights() -> None:
     assert boot.status == "unchecked" and boot.reason is not None
     assert "in load_model (line 1, EngineCore_DP0)" in boot.reason
     assert "dryboot does not predict it on the RTX 3090" in boot.reason
+
+
+def test_a_draft_model_without_its_token_count_is_searched_not_refused(tmp_path: Path) -> None:
+    """Before: '--speculative-config: num_speculative_tokens: required with a draft model' (exit
+    2). vLLM requires the count with a draft model, so the boot had one: it is searched (1-16)."""
+    log = tmp_path / "lmcache-1739.log"
+    log.write_bytes(body("lmcache-1739-qwen3-14b.log"))
+    spec = '{"method": "draft_model", "model": "' + QWEN3_8B + '"}'
+    r = dryboot("check-log", str(log), "--model", str(PUBLIC / "configs" / "Qwen--Qwen3-14B.config.json"),
+                "--speculative-config", spec)  # fmt: skip
+    assert r.returncode != 2, r.stderr
+    assert "num_speculative_tokens" in next(ln for ln in r.stdout.splitlines() if ln.startswith("unknown flags:"))

@@ -489,6 +489,15 @@ def _check_facts(
         if "speculative_config" in unknown:
             unknown.remove("speculative_config")
         notes.append("--speculative-config: given on the command line (a known fact, not searched)")
+    if spec_in is not None and "num_speculative_tokens" not in spec_in and _names_drafter(spec_in, speculative_model):
+        # vLLM needs the count with a draft model: the log ran with one, which is searched
+        spec_in = {**spec_in, "num_speculative_tokens": SPEC_TOKENS[0]}
+        if "num_speculative_tokens" not in unknown:
+            unknown.append("num_speculative_tokens")
+        notes.append(
+            "the speculative config names a drafter without num_speculative_tokens (vLLM requires it with a draft "
+            "model): searched"
+        )
     speculative, drafter, args = resolve_speculative(spec_in, speculative_model, args, notes, source)
 
     budget, no_budget = _budget(facts, args, source)
@@ -768,6 +777,11 @@ def _gpu_from_log(facts: LogFacts, gpu: GPU | None, gpu_memory_bytes: int | None
             return found
         return None
     return None
+
+
+def _names_drafter(spec: dict[str, object], speculative_model: str | None) -> bool:
+    """Whether a speculative config uses a drafter model of its own (not the target's MTP layers)."""
+    return speculative_model is not None or (bool(spec.get("model")) and spec.get("method") != "mtp")
 
 
 def _cut_drafter(args_text: str, parsed: dict[str, object]) -> bool:
