@@ -101,7 +101,7 @@ _BACKENDS = (
     re.compile(r"Using (?P<backend>[A-Za-z][\w ]*?) backend on V1 engine"),
     re.compile(r"Using (?P<backend>[A-Z][A-Z0-9_]+) backend\.?$"),
 )
-_ENGINE_CONFIG = re.compile(r"LLM engine \(v[^)\s]*\) with config: (?P<config>.*)")
+_ENGINE_CONFIG = re.compile(r"LLM engine (?:\(v[^)\s]*\) )?with config: (?P<config>.*)")
 _ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
 _OOM = re.compile(

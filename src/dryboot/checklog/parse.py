@@ -337,7 +337,7 @@ def _args_open(text: str) -> bool:
 def _config_open(text: str) -> bool:
     """Whether ``text`` holds the engine's ``... with config: ...`` line not yet ended: a bracket
     still open, or not ending with the ``}`` / ``)`` of its last key (a document re-wrapped it)."""
-    i = text.find("LLM engine (v")
+    i = text.find("LLM engine ")
     if i < 0 or "with config: " not in text:
         return False
     depth = 0
