@@ -1,7 +1,9 @@
 """Record the verdict dryboot check-log gives each public log in tests/data/checklog/public/INDEX.json
 (tests/checklog/public_verdicts.py says what is recorded), keeping the hand-written fields (config,
 config_note, features, release, verdict_note). Run after a deliberate change, then read the diff:
-tests/checklog/test_public_corpus.py checks the file.
+tests/checklog/test_public_corpus_change_detector.py compares dryboot's output with the file (a
+change detector: what it records is dryboot's own verdict, never vLLM's; the posted figures are
+checked against vLLM's in tests/checklog/test_posted_figures.py).
 
     HF_HUB_CACHE=/nonexistent python scripts/checklog_corpus_verdicts.py
 """

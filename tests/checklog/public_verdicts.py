@@ -1,5 +1,5 @@
 """The verdict ``dryboot check-log`` gives one public log, as tests/data/checklog/public/INDEX.json
-records it (shared by test_public_corpus.py and scripts/checklog_corpus_verdicts.py)."""
+records it (shared by test_public_corpus_change_detector.py and scripts/checklog_corpus_verdicts.py)."""
 
 from __future__ import annotations
 

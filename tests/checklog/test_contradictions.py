@@ -75,8 +75,8 @@ def test_a_flag_a_complete_args_line_contradicts_is_refused(log: str, flags: tup
     [
         ("tp2.log", ("--kv-cache-dtype", "auto", "--tensor-parallel-size", "2", "--enable-prefix-caching")),
         ("mtp.log", ("--speculative-config", json.dumps({"method": "mtp", "num_speculative_tokens": 3}))),
-        # 0.27.1's rules: prefix caching is off by default for hybrid models, so 'off' agrees
-        ("mtp.log", ("--no-enable-prefix-caching", "--vllm-version", "0.27.1")),
+        # the engine's config line states enable_prefix_caching=True: 'on' agrees
+        ("mtp.log", ("--enable-prefix-caching",)),
     ],
 )
 def test_a_flag_equal_to_what_applied_is_consistent(log: str, flags: tuple[str, ...]) -> None:
@@ -90,7 +90,10 @@ def test_a_given_flag_is_spelled_as_vllm_spells_it(tmp_path: Path) -> None:
     """Before: 'note: --enable-prefix-caching False: given on the command line'."""
     text = (DATA / "mtp.log").read_text()
     log = tmp_path / "noargs.log"
-    log.write_text("\n".join(ln for ln in text.split("\n") if "non-default args" not in ln))
+    # the args line and the engine's config line (which states enable_prefix_caching) removed
+    log.write_text(
+        "\n".join(ln for ln in text.split("\n") if "non-default args" not in ln and "with config:" not in ln)
+    )
     r = dryboot("check-log", str(log), "--model", QWEN_NEXT, "--no-enable-prefix-caching")
     assert r.returncode != 2, r.stderr
     assert "note: --no-enable-prefix-caching: given on the command line (a known fact, not searched)" in r.stdout
@@ -101,11 +104,9 @@ def test_the_exit_line_says_what_decided_it() -> None:
     (3 boots)': boot 2's lines were unexplained by every combination of the unknown flags."""
     config = str(PUBLIC / "configs" / "meta-llama--Meta-Llama-3.1-8B.config.json")
     r = dryboot("check-log", str(PUBLIC / "vllm-10517-llama31-8b-3090-three-boots.log"), "--model", config)
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 5, r.stderr
     last = r.stdout.strip().splitlines()[-1]
-    assert last == (
-        "exit 1: no combination of the unknown flags (or single KV budget) explains the lines (boot 2) — 3 boots"
-    )
+    assert last == "exit 5: no combination of the unknown flags explains the lines (boot 2) — 3 boots"
     assert "differs" not in last
 
 

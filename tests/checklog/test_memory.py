@@ -151,7 +151,8 @@ def test_summary_boot_line_by_line() -> None:
     assert kv.logged == 56.21 and kv.status in ("confirmed", "differs")
     if kv.status == "differs":
         assert "by term:" in kv.reason and "consumed" in kv.reason
-    assert any("79.25 GiB from the log" in n for n in mem.notes)
+    # the log's total (79.25 GiB) names the GPU: the table's one row with it, not an assumed H200
+    assert mem.gpu.startswith("A100-80GB (SM 8.0") and "assumed" not in mem.gpu
     assert any("0.92 from the log" in n for n in mem.notes)
 
 

@@ -23,10 +23,11 @@ def _posted(tmp_path: Path) -> str:
     return str(log)
 
 
-@pytest.mark.parametrize(("k", "code"), [(3, 4), (1, 1)])
+@pytest.mark.parametrize(("k", "code"), [(3, 4), (1, 5)])
 def test_given_speculative_config_is_a_fact_not_searched(tmp_path: Path, k: int, code: int) -> None:
     """Before: MTP k=1..5 were searched whatever the post said (k=1 given: 'explained by MTP
-    k=3'). Given, only that k is planned: k=3 explains the lines, k=1 does not."""
+    k=3'). Given, only that k is planned: k=3 explains the lines, k=1 does not (exit 5: the
+    flags still unknown explain nothing; no line the log states is contradicted)."""
     spec = json.dumps({"method": "mtp", "num_speculative_tokens": k})
     r = dryboot(
         "check-log", _posted(tmp_path), "--model", CONFIG, "--kv-cache-dtype", "fp8", "--speculative-config", spec,
@@ -62,6 +63,8 @@ def test_a_cut_num_speculative_tokens_is_searched_with_the_drafter_read(tmp_path
     text = (DATA / "mtp.log").read_text()
     start = text.index("'num_speculative_tokens': 3}")
     cut = text[:start] + "'num_speculative_tok" + text[text.index("\n", start) :]
+    # the engine's config line states every flag (test below): removed here
+    cut = "\n".join(ln for ln in cut.split("\n") if "with config:" not in ln)
     log = tmp_path / "cut.log"
     log.write_text(cut)
     model = str(REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json")
@@ -116,3 +119,21 @@ def test_a_refused_value_read_from_the_log_is_named_as_read_from_the_log(tmp_pat
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert f"{log}: tensor_parallel_size 3 read from the log (line 7, APIServer): " in r.stderr
     assert "--tensor-parallel-size" not in r.stderr
+
+
+def test_the_engine_config_line_states_the_flags_a_cut_args_line_hides(tmp_path: Path) -> None:
+    """mtp.log with its args cut before num_speculative_tokens: the engine's 'Initializing a V1
+    LLM engine ... with config:' line states the KV dtype, TP, prefix caching and the MTP
+    config (num_spec_tokens=3), so nothing is left to search: every line matches as logged.
+    Before: 'unknown flags: kv_cache_dtype, enable_prefix_caching, tensor_parallel_size,
+    num_speculative_tokens' and exit 4."""
+    text = (DATA / "mtp.log").read_text()
+    start = text.index("'num_speculative_tokens': 3}")
+    log = tmp_path / "cut.log"
+    log.write_text(text[:start] + "'num_speculative_tok" + text[text.index("\n", start) :])
+    model = str(REPO / "examples" / "models" / "Qwen3-Next-80B-A3B-Thinking.config.json")
+    r = dryboot("check-log", str(log), "--model", model, env={"HF_HUB_CACHE": str(tmp_path / "hub")})
+    assert "\nunknown flags:" not in r.stdout, r.stdout  # no search (the note lists what the args hid)
+    assert "tensor_parallel_size 1 read from the log ('tensor_parallel_size=1', line 17, EngineCore)" in r.stdout
+    assert "stated: num_speculative_tokens 3 (line 17, EngineCore: 'num_spec_tokens=3')" in r.stdout
+    assert r.returncode == 0, r.stdout

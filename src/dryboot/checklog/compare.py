@@ -172,7 +172,7 @@ def _plan_at(inputs: Inputs, candidate: Candidate, budget: int | None) -> Plan:
     return plan(inputs.model, args, drafter=inputs.drafter, policies=candidate.policies)
 
 
-def _per_block(p: Plan) -> int | None:
+def block_stride(p: Plan) -> int | None:
     if p.grouping is not None and p.grouping.path == "packed":
         return p.grouping.packed_stride  # DeepSeek-V4's slab block (stage 0's)
     if p.grouping is None or not p.grouping.runs:
@@ -205,7 +205,7 @@ def predict(inputs: Inputs, candidate: Candidate, budget: Budget | None) -> Pred
         return Prediction(_collect([p]), p)
     p0 = _plan_at(inputs, candidate, budget.lo)
     plans = [p0]
-    for b in step_budgets(budget.lo, budget.hi, _per_block(p0))[1:]:
+    for b in step_budgets(budget.lo, budget.hi, block_stride(p0))[1:]:
         plans.append(_plan_at(inputs, candidate, b))
     return Prediction(_collect(plans), p0)
 
@@ -262,7 +262,7 @@ def search_budget(line: KVLine, inputs: Inputs, candidate: Candidate, budget: Bu
         p0 = _plan_at(inputs, candidate, budget.lo)
     except InputError:
         return None
-    per = _per_block(p0)
+    per = block_stride(p0)
     if per is None:
         return None
     interval: tuple[int, int] | None = None
@@ -361,7 +361,7 @@ def budget_interval_anywhere(line: KVLine, inputs: Inputs, candidate: Candidate)
         p0 = _plan_at(inputs, candidate, GIB)
     except InputError:
         return None
-    per = _per_block(p0)
+    per = block_stride(p0)
     if per is None:
         return None
     f = line.figures

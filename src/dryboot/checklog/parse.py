@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import BinaryIO, cast
 
+from dryboot.checklog.facts import TRIGGER_WORDS as FACT_WORDS
+from dryboot.checklog.facts import Fact, read_facts
 from dryboot.errors import InputError
 
 #: Bytes read at a time.
@@ -30,6 +32,8 @@ CHUNK_BYTES = 1 << 20
 MAX_LINE_BYTES = 256 << 10
 #: More bytes than this without a line break: not a text log (``/dev/zero``, a binary file).
 MAX_UNBROKEN_BYTES = 64 << 20
+#: At most this many stated facts are kept per boot (a log repeating a fact line stays bounded).
+MAX_FACTS = 256
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROCESS = re.compile(r"\((?P<name>[A-Za-z][\w.\-]*) pid=(?P<pid>\d+)(?:, ip=[^)]*)?\)")
@@ -231,7 +235,7 @@ _TRIGGER_WORDS = tuple(
         "padding layers", "num_gpu_blocks", "uto-fit", "max seq len", "GPU blocks", "cuda blocks",
         "Maximum concurrency", "version", "LLM engine", "args", "Resolved architecture", "max model len",
         "Chunked prefill", "took", "No available memory", "graph memory", "Actual usage", "Free memory on device",
-        "graph pool memory", "█",
+        "graph pool memory", "█", *FACT_WORDS,
     )
 )  # fmt: skip
 
@@ -330,6 +334,27 @@ def _args_open(text: str) -> bool:
     return depth > 0
 
 
+def _config_open(text: str) -> bool:
+    """Whether ``text`` holds the engine's ``... with config: ...`` line not yet ended: a bracket
+    still open, or not ending with the ``}`` / ``)`` of its last key (a document re-wrapped it)."""
+    i = text.find("LLM engine ")
+    if i < 0 or "with config: " not in text:
+        return False
+    depth = 0
+    quote = ""
+    for ch in text[i:]:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "{[(":
+            depth += 1
+        elif ch in "}])":
+            depth -= 1
+    return depth > 0 or not text.rstrip().endswith(("}", ")"))
+
+
 def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]]:
     """(number of the first piece, logical line, pieces) of (line number, text) pairs: a line
     a terminal hard-wrapped at its width, or ``fold -s`` re-flowed at blanks, is rejoined
@@ -338,8 +363,9 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
     A following line is a piece of the line before it when it can continue a line
     (:func:`_continues`) and a template dryboot reads (vLLM's header or ``decorate_logs``
     prefix, a KV line, a fact) matches across the join (:func:`_crosses`), or the line before
-    holds an args dict whose brackets are still open. Up to :data:`MAX_PIECES` following lines
-    are looked at (:data:`MAX_ARGS_PIECES` for an args line); memory is that window.
+    holds an args dict whose brackets are still open, or the engine's config line not yet ended
+    (:func:`_config_open`). Up to :data:`MAX_PIECES` following lines are looked at
+    (:data:`MAX_ARGS_PIECES` for an args or config line); memory is that window.
     """
     it = iter(numbered)
     window: deque[tuple[int, str]] = deque()
@@ -361,7 +387,7 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
             fill(MAX_PIECES)
             if not window or not _continues(window[0][1]):
                 break
-            if _args_open(text) and pieces < MAX_ARGS_PIECES and len(text) < MAX_LINE_BYTES:
+            if (_args_open(text) or _config_open(text)) and pieces < MAX_ARGS_PIECES and len(text) < MAX_LINE_BYTES:
                 text += window.popleft()[1]
                 pieces += 1
                 continue
@@ -700,6 +726,7 @@ class LogFacts:
     tp_ranks: int | None = None
     joined: tuple[int, ...] = ()
     unread: tuple[LogLine, ...] = ()
+    stated: tuple[Fact, ...] = ()  # every fact a line states (dryboot.checklog.facts)
 
     @property
     def is_vllm_log(self) -> bool:
@@ -712,6 +739,7 @@ class LogFacts:
             or self.kv_lines
             or self.memory
             or self.unread
+            or any(f.name != "failure" for f in self.stated)  # torch's OOM alone is not vLLM's
         )
 
     @property
@@ -775,7 +803,8 @@ _WRAPPABLE = ("To serve at least one request", "GPU KV cache size:")
 _TRIGGER = re.compile(
     r"KV [Cc]ache|block size|[Mm]amba|padding layers|num_gpu_blocks|[Aa]uto-fit|max seq len|GPU blocks|cuda blocks"
     r"|Maximum concurrency|█|version|LLM engine|args|Resolved architecture|max model len|Chunked prefill|took"
-    r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory"
+    r"|No available memory|graph memory|Actual usage|Free memory on device|graph pool memory|"
+    + "|".join(re.escape(w) for w in FACT_WORDS)
 )
 
 #: The start of every KV message dryboot reads (and of the KV budget line): a line holding one
@@ -826,6 +855,7 @@ class _Boot:
         self.markers: set[str] = set()
         self.joined: list[int] = []
         self.unread: list[LogLine] = []
+        self.stated: list[Fact] = []
 
     def facts(self) -> LogFacts:
         version = self.version
@@ -853,6 +883,7 @@ class _Boot:
             tp_ranks=self.tp_ranks,
             joined=tuple(self.joined),
             unread=tuple(self.unread),
+            stated=tuple(self.stated),
         )
 
     def add(self, line: LogLine, msg: str, found: tuple[Kind, re.Match[str]] | None, marker: str | None) -> None:
@@ -883,6 +914,8 @@ class _Boot:
             self.served_model = m["model"]
         if self.args_text is None and "args:" in msg and (m := _ARGS.search(msg) or _NAMESPACE_ARGS.search(msg)):
             self.args_text, self.args_line, self.args_namespace = m["args"], line, m.re is _NAMESPACE_ARGS
+        if len(self.stated) < MAX_FACTS:
+            self.stated.extend(read_facts(msg, line)[: MAX_FACTS - len(self.stated)])
         if self.architecture is None and (m := _ARCHITECTURE.search(msg)):
             self.architecture, self.architecture_line = m["arch"], line
         if self.max_model_len is None and (m := _MAX_MODEL_LEN.search(msg)):

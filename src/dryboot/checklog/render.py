@@ -62,6 +62,8 @@ def render_text(r: CheckReport) -> str:
     )
     for note in r.notes:
         out.append(f"note: {note}")
+    for fact in f.stated:
+        out.append(f"stated: {fact.name} {fact.value} ({fact.line.where}: {fact.said!r})")
     out.append("")
     for c in r.comparison.checks:
         out.append(check_line(c))
@@ -74,7 +76,17 @@ def render_text(r: CheckReport) -> str:
     if r.search is not None:
         s = r.search
         if s.unknown:
-            out.append(f"unknown flags: {', '.join(s.unknown)} ({s.tried} combinations planned)")
+            screened = f"{s.screened} screened by one plan each, " if s.screened else ""
+            out.append(f"unknown flags: {', '.join(s.unknown)} ({screened}{s.tried} combinations planned)")
+            out.append(f"    searched: {s.space}")
+            for same in s.same:
+                out.append(f"    same lines: {same}")
+            if s.pruned:
+                out.append(f"    not plannable: {'; '.join(s.pruned)}")
+            if s.not_planned:
+                out.append(
+                    f"    not planned: {s.not_planned} combinations beyond the search's limit (give the flags you know)"
+                )
         else:
             out.append("unknown: the KV budget (the log states none); one budget must give every line")
         if s.explaining:
@@ -84,6 +96,8 @@ def render_text(r: CheckReport) -> str:
                 out.append(f"    budget: {note}")
         elif s.unknown:
             out.append("    no combination of them explains every line")
+            if s.nearest:
+                out.append(f"    nearest: {s.nearest}")
         else:
             out.append("    no single KV budget gives every line")
     if r.memory is not None:
@@ -101,10 +115,8 @@ def render_text(r: CheckReport) -> str:
     status = boot_status(r)
     verdict = {
         "matches": f" — the boot agrees with vLLM {r.candidate.version}'s rules",
-        "differs": "",
-        "unexplained": " — no combination of the unknown flags explains them"
-        if r.search is None or r.search.unknown
-        else " — no single KV budget explains them",
+        "differs": " — no single KV budget explains them" if r.search is not None and not r.search.unknown else "",
+        "unexplained": " — no combination of the unknown flags explains them",
         "explained": " — explained only by the searched flags above"
         if r.search is None or r.search.unknown
         else " — explained only with the searched KV budget above",
@@ -125,12 +137,13 @@ _EXIT_MEANING = {
     2: "refused",
     3: "nothing could be checked",
     4: "explained only by flags or a KV budget the log does not give",
+    5: "no combination of the unknown flags explains the lines",
 }
 
 #: What each boot status that decides an exit code says (check-log's exit table, docs/check-log.md).
 _DECIDED_BY = {
     "differs": "a KV line differs",
-    "unexplained": "no combination of the unknown flags (or single KV budget) explains the lines",
+    "unexplained": "no combination of the unknown flags explains the lines",
     "refused": "refused",
     "explained": "explained only by flags or a KV budget the log does not give",
     "matches": "every KV line checked matches",
@@ -311,5 +324,12 @@ def to_dict(r: CheckReport) -> dict[str, Any]:
             "tried": r.search.tried,
             "explaining": [c.describe() for c in r.search.explaining],
             "budgets": list(r.search.budget_notes),
+            "space": r.search.space,
+            "same": list(r.search.same),
+            "pruned": list(r.search.pruned),
+            "not_planned": r.search.not_planned,
+            "screened": r.search.screened,
+            "nearest": r.search.nearest,
         },
+        "stated": [fact.to_dict() for fact in f.stated],
     }
