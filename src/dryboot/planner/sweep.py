@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import os
 import random
-import sys
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
