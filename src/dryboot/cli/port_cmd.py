@@ -14,6 +14,7 @@ import click
 from dryboot.boot.releases import release_tree
 from dryboot.errors import InputError
 from dryboot.patching.port import PatchPort, PortResult, port_series
+from dryboot.textout import fit, terminal_width
 
 
 def _tree(path: str | None, version: str | None, flag: str) -> str:
@@ -44,26 +45,30 @@ def _hunk_words(p: PatchPort) -> list[str]:
     return out
 
 
-def render_port(res: PortResult, as_json: bool) -> int:
-    """Print the port report; return the exit code (0 ported, 1 a conflict)."""
+def render_port(res: PortResult, as_json: bool, width: int | None = None) -> int:
+    """Print the port report, its text fitting ``width`` columns (default: the terminal's,
+    :func:`dryboot.textout.terminal_width`; piped, lines whole); return the exit code (0 ported, 1 a conflict)."""
     if as_json:
         click.echo(json.dumps(_json(res), indent=2))
         return 0 if res.ok else 1
+    columns = terminal_width() if width is None else width
+
+    def say(line: str) -> None:
+        click.echo(fit(line, columns))
+
     for p in res.patches:
-        click.echo(f"== {p.name}: {p.status}")
+        say(f"== {p.name}: {p.status}")
         for line in _hunk_words(p):
-            click.echo(line)
+            say(line)
         if p.reject is not None and res.written:
             rej, conflicts = os.path.join(res.written, f"{p.name}.rej"), os.path.join(res.written, "conflicts", "")
-            click.echo(f"   written: {rej}, the conflicted files under {conflicts}")
+            say(f"   written: {rej}, the conflicted files under {conflicts}")
     c = res.counts()
     ported = sum(1 for p in res.patches if p.status == "ported")
     upstream = sum(1 for p in res.patches if p.status == "upstream")
     hunks = ", ".join(f"{n} {k}" for k, n in c.items() if n)
     where = f"; written to {res.written}" if res.written else " (--check: nothing written)"
-    click.echo(
-        f"{ported} of {len(res.patches)} patches ported, {upstream} already upstream (hunks: {hunks or 'none'}){where}"
-    )
+    say(f"{ported} of {len(res.patches)} patches ported, {upstream} already upstream (hunks: {hunks or 'none'}){where}")
     return 0 if res.ok else 1
 
 
