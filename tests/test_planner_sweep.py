@@ -288,3 +288,28 @@ def test_text_report_fits_80_columns_without_cutting() -> None:
     assert all(len(line) <= 80 and line == line.rstrip() for line in narrow.output.splitlines())
     assert any(len(line) > 80 for line in wide.output.splitlines())
     assert narrow.output.split() == wide.output.split()  # the same words: wrapped, nothing cut
+
+
+@pytest.mark.parametrize("extra", [[], ["--policy", "promote-divisor", "--json"]])
+def test_a_parallel_sweep_ends_its_workers_without_tracebacks(extra: list[str]) -> None:
+    """Issue 35 item 7: the pool ended its forked workers with SIGTERM, and each, having inherited
+    the CLI's SIGTERM handler, printed a ``_Terminated`` traceback while the sweep exited 0. The
+    two shapes of docs/sweep.md, smaller, on two workers."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-m", "dryboot", "sweep", "--limit", "400", "--jobs", "2", *extra],
+        capture_output=True,
+        text=True,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo / "src")},
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-500:]
+    assert "Traceback" not in r.stderr and "_Terminated" not in r.stderr, r.stderr[-500:]
+    assert r.stderr == ""

@@ -106,3 +106,30 @@ def test_geometry_build_routes_flat_keywords_to_sub_records() -> None:
         ModelGeometry.build(**base, no_such_field=1)
     with pytest.raises(TypeError, match="no_such_field"):
         m.evolve(no_such_field=1)
+
+
+def test_geometry_keeps_at_most_25_fields_and_its_layer_map_reads_through() -> None:
+    """Issue 35 item 12: ModelGeometry had grown back to 26 fields; how its layers map to vLLM's
+    (names, decoder layers, KV sharing) is one record, ``naming``, read through by the old names."""
+    from dataclasses import fields
+
+    from dryboot.vllm.config.hf import LayerNaming, ModelGeometry
+
+    assert len(fields(ModelGeometry)) <= 25
+    base = {
+        "source": "c.json",
+        "architecture": "Gemma3nForCausalLM",
+        "model_type": "gemma3n",
+        "dtype": "bfloat16",
+        "layer_kinds": (LayerKind.FULL,) * 4,
+        "num_kv_heads": 2,
+        "head_dim": 256,
+        "head_dim_v": 256,
+        "sliding_window": None,
+        "attention_chunk_size": None,
+    }
+    m = ModelGeometry.build(**base, kv_sharing=((3, 1),), decoder_layers=(0, 0, 1, 1))
+    assert m.naming == LayerNaming(kv_sharing=((3, 1),), decoder_layers=(0, 0, 1, 1))
+    assert (m.kv_sharing, m.decoder_layers, m.num_decoder_layers, m.decoder_layer(3)) == (((3, 1),), (0, 0, 1, 1), 2, 1)
+    moved = m.evolve(decoder_layers=None)
+    assert (moved.decoder_layers, moved.kv_sharing, moved.num_decoder_layers) == (None, ((3, 1),), 4)

@@ -21,24 +21,22 @@ from .errors import InputError
 __all__ = ["check_regular", "file_kind", "open_regular", "read_regular", "require_regular"]
 
 
+#: ``st_mode`` tests and their words, the first that holds naming the kind
+_KINDS = (
+    (stat.S_ISREG, "a regular file"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
 def file_kind(mode: int) -> str:
     """What a ``st_mode`` is, in words: ``a regular file``, ``a directory``, ``a FIFO (named
     pipe)``, ``a character device``, ``a block device``, ``a socket``, ``a symbolic link``."""
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    return "not a regular file"
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
 
 
 def _refuse(source: str, where: str | None, mode: int) -> InputError:
@@ -74,15 +72,9 @@ def read_regular(path: str, source: str | None = None, where: str | None = None)
     """
     name = path if source is None else source
     require_regular(path, source, where)
+    fd, size = _open_regular_fd(path, name, where)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise InputError(name, where, f"cannot read: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _refuse(name, where, st.st_mode)
-        parts = [os.read(fd, st.st_size + 1)]
+        parts = [os.read(fd, size + 1)]
         while parts[-1]:
             parts.append(os.read(fd, 1 << 20))
     except OSError as exc:
@@ -117,20 +109,35 @@ def open_regular(path: str | Path, source: str | None = None) -> BinaryIO:
     :raises InputError: no such file, unreadable, a directory, a FIFO, a device or a socket.
     """
     name = str(path) if source is None else source
+    fd, _ = _open_regular_fd(path, name, None)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise InputError(name, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(name, None, "is a directory, not a regular file") from None
-    except OSError as exc:
-        raise InputError(name, None, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise _refuse(name, None, mode)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+def _open_regular_fd(path: str | Path, name: str, where: str | None) -> tuple[int, int]:
+    """(descriptor, size in bytes) of ``path`` opened for reading without blocking (``O_NONBLOCK``:
+    a FIFO with no writer would block ``open`` itself), once the open descriptor is known to be a
+    regular file (the path may have been swapped since any earlier stat). The caller closes it.
+
+    :raises InputError: no such file, a directory, unreadable, or not a regular file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(name, where, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(name, where, "is a directory, not a regular file") from None
+    except OSError as exc:
+        raise InputError(name, where, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse(name, where, st.st_mode)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size

@@ -28,13 +28,24 @@ def output_width(stream: TextIO | None = None) -> int:
     env = os.environ.get("COLUMNS", "").strip()
     if env.isdigit() and int(env) > 0:
         return max(MIN_WIDTH, int(env))
+    return terminal_width(stream) or PIPE_WIDTH
+
+
+def terminal_width(stream: TextIO | None = None) -> int | None:
+    """The width to fit when ``stream`` (default stdout) is a terminal: ``COLUMNS`` when set,
+    else the terminal's own (at least :data:`MIN_WIDTH`); ``None`` when it is not (a pipe, a
+    file): the reports whose lines are read by ``grep`` (check-log's, series port's) keep them
+    whole there, whatever ``COLUMNS`` says (GNU readline exports it in any process that loads it)."""
     stream = stream if stream is not None else sys.stdout
     try:
-        if stream.isatty():
-            return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+        if not stream.isatty():
+            return None
+        env = os.environ.get("COLUMNS", "").strip()
+        if env.isdigit() and int(env) > 0:
+            return max(MIN_WIDTH, int(env))
+        return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
     except (AttributeError, OSError, ValueError):
-        pass
-    return PIPE_WIDTH
+        return None
 
 
 def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
@@ -49,6 +60,32 @@ def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None)
         break_on_hyphens=False,
     )
     return lines or [indent.rstrip()]
+
+
+def fit(text: str, width: int | None, verbatim_after: Sequence[str] = ()) -> str:
+    """``text`` (lines, a trailing newline kept; as it is when ``width`` is ``None``, see
+    :func:`terminal_width`) with each line longer than ``width`` wrapped at
+    spaces (:func:`wrap`), its continuation lines under the line's own indent plus four spaces.
+    A long line holding one of ``verbatim_after`` (``": matches: "``) is broken after it: the
+    head is wrapped, what follows (a log line quoted verbatim) goes whole on the next line, at
+    the continuation indent, however long. Short lines are returned as they are."""
+    if width is None:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        more = indent + "    "
+        marker = next((m for m in verbatim_after if m in line), None)
+        if marker is None:
+            out.extend(wrap(line.strip(), width, indent, more))
+            continue
+        cut = line.index(marker) + len(marker)
+        out.extend(wrap(line[:cut].strip(), width, indent, more))
+        out.append(more + line[cut:].strip())
+    return "\n".join(out)
 
 
 @dataclass(frozen=True)

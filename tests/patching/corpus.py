@@ -334,5 +334,24 @@ def gnu_apply(
     return p.returncode, offsets, p.stdout + p.stderr
 
 
+def release_series(trees: list[Path], stack: Path) -> list[str]:
+    """A series in ``stack`` made from consecutive release trees (siblings under one directory):
+    ``diff -ruN`` between neighbours cut into one patch per changed file, named
+    ``<step><n>-<file>.patch``; returns the names, in series order."""
+    stack.mkdir()
+    names: list[str] = []
+    for k in range(len(trees) - 1):
+        d = subprocess.run(["diff", "-ruN", trees[k].name, trees[k + 1].name], cwd=trees[k].parent, capture_output=True)
+        assert d.returncode == 1, d.stderr
+        for n, part in enumerate(p for p in re.split(rb"(?m)^(?=diff -ruN )", d.stdout) if p.startswith(b"diff -ruN ")):
+            m = re.match(rb"^diff -ruN \S+?/(\S+) ", part)
+            assert m
+            name = f"{k + 1:02d}{n:03d}-{re.sub(r'[^A-Za-z0-9.]+', '_', m.group(1).decode())}.patch"
+            (stack / name).write_bytes(part)
+            names.append(name)
+    (stack / "series").write_text("".join(n + "\n" for n in names))
+    return names
+
+
 def diff_keys(a: dict[str, bytes], b: dict[str, bytes]) -> list[str]:
     return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))

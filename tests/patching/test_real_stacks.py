@@ -15,7 +15,6 @@ For each stack, with GNU patch and git as ground truth:
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import tarfile
@@ -28,7 +27,7 @@ from dryboot.patching.apply import Tree
 from dryboot.patching.series import load_series
 from dryboot.patching.state import stack_state
 
-from .corpus import FetchError, pypi_release
+from .corpus import FetchError, gnu_apply, pypi_release, release_series
 from .helpers import run_cli, snapshot
 
 #: fetched from the package registries: skipped unless DRYBOOT_NETWORK=1 (tests/conftest.py)
@@ -76,56 +75,12 @@ def _unpack(archive: Path, dest: Path) -> Path:
     return root
 
 
-def _cut(diff: bytes) -> list[tuple[str, bytes]]:
-    parts = re.split(rb"(?m)^(?=diff -ruN )", diff)
-    out = []
-    for part in parts:
-        if not part.startswith(b"diff -ruN "):
-            continue
-        m = re.match(rb"^diff -ruN \S+?/(\S+) ", part)
-        assert m
-        out.append((re.sub(r"[^A-Za-z0-9.]+", "_", m.group(1).decode()), part))
-    return out
-
-
-def _gnu(target: Path, patch: Path, *opts: str) -> None:
-    p = subprocess.run(
-        [
-            "patch",
-            "-f",
-            "-s",
-            "--fuzz",
-            "0",
-            "--no-backup-if-mismatch",
-            "-p1",
-            *opts,
-            "-d",
-            str(target),
-            "-i",
-            str(patch),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "LC_ALL": "C"},
-    )
-    assert p.returncode == 0, p.stdout + p.stderr
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("package", "versions", "kind"), STACKS, ids=[s[0] for s in STACKS])
 def test_real_stack_state(tmp_path: Path, package: str, versions: list[str], kind: str) -> None:
     trees = [_unpack(_fetch(package, v, kind), tmp_path / f"r{k}") for k, v in enumerate(versions)]
     stack = tmp_path / "stack"
-    stack.mkdir()
-    names: list[str] = []
-    for k in range(len(trees) - 1):
-        d = subprocess.run(["diff", "-ruN", f"r{k}", f"r{k + 1}"], cwd=tmp_path, capture_output=True)
-        assert d.returncode == 1, d.stderr
-        for n, (fname, part) in enumerate(_cut(d.stdout)):
-            name = f"{k + 1:02d}{n:03d}-{fname}.patch"
-            (stack / name).write_bytes(part)
-            names.append(name)
-    (stack / "series").write_text("".join(n + "\n" for n in names))
+    names = release_series(trees, stack)
     twice = {n.split("-", 1)[1] for n in names if n.startswith("01")} & {
         n.split("-", 1)[1] for n in names if n.startswith("02")
     }
@@ -140,7 +95,8 @@ def test_real_stack_state(tmp_path: Path, package: str, versions: list[str], kin
         got = [s.state for s in st.statuses]
         assert st.prefix == k and got == ["applied"] * k + ["applicable"] * (len(names) - k), (k, got)
         if k < len(names):
-            _gnu(gnu, stack / names[k])
+            rc, _, out = gnu_apply(gnu, stack / names[k], [])
+            assert rc == 0, out
 
     # git apply, one patch at a time
     git = shutil.copytree(trees[0], tmp_path / "git")

@@ -34,7 +34,7 @@ from typing import Any
 from dryboot.checklog.parse import LogFacts, LogLine
 from dryboot.errors import InputError
 from dryboot.planner.plan import Plan
-from dryboot.vllm.worker.budget import Budget
+from dryboot.vllm.worker.budget import Budget, KvEstimate
 from dryboot.vllm.worker.interval import Interval
 
 GIB = 1 << 30
@@ -232,6 +232,11 @@ def _iv(low: int, high: int) -> tuple[float, float]:
     return (low / GIB, high / GIB)
 
 
+def _check_bytes(m: MemoryLine, figure: str, predicted: Interval | KvEstimate, *, term: str) -> MemoryCheck:
+    """:func:`check_figure` of the line's ``figure`` against ``predicted`` (bytes)."""
+    return check_figure(m.kind, figure, m.gib(figure), _iv(predicted.low, predicted.high), m.line, term=term)
+
+
 _CAPTURED = (
     "the pool captured after the KV cache is allocated; dryboot predicts vLLM's estimate of it (subtracted from the "
     "budget), not the capture (vLLM's own estimate misses it by -92% to +457%, kv-budget.md)"
@@ -390,63 +395,26 @@ def compare_memory(
                     why = no_budget if budget is None else no_gpu
                     out.append(check_figure(m.kind, name, m.gib(name), None, m.line, term="", unpredicted=why))
             continue
-        kv = budget.available_kv_cache_bytes
-        kv_iv = _iv(kv.low, kv.high)
-        cg = _iv(budget.cuda_graph_bytes.low, budget.cuda_graph_bytes.high)
         if m.kind in ("available", "kv in use"):
-            c = check_figure(m.kind, "kv", m.gib("kv"), kv_iv, m.line, term="available KV cache memory")
+            c = _check_bytes(m, "kv", budget.available_kv_cache_bytes, term="available KV cache memory")
             if c.status == "differs":
                 c = replace(c, reason=f"{c.reason}; {_explain_kv(lines, budget)}")
             out.append(c)
-        elif m.kind == "estimated CUDA graph":
-            out.append(
-                check_figure(
-                    m.kind, "cudagraph_estimate", m.gib("cudagraph_estimate"), cg, m.line, term="CUDA-graph estimate"
-                )
-            )
-        elif m.kind == "CUDA graph pool":
-            out.append(_captured(m, budget))
-            out.append(
-                check_figure(
-                    m.kind, "cudagraph_estimate", m.gib("cudagraph_estimate"), cg, m.line, term="CUDA-graph estimate"
-                )
-            )
+        elif m.kind in ("estimated CUDA graph", "CUDA graph pool"):
+            if m.kind == "CUDA graph pool":
+                out.append(_captured(m, budget))
+            out.append(_check_bytes(m, "cudagraph_estimate", budget.cuda_graph_bytes, term="CUDA-graph estimate"))
         elif m.kind == "free memory":
             gate = budget.startup_gate.free_bytes
-            c = check_figure(
-                m.kind,
-                "free",
-                m.gib("free"),
-                _iv(gate.low, gate.high),
-                m.line,
-                term="free memory of an idle GPU at start",
-            )
+            c = _check_bytes(m, "free", gate, term="free memory of an idle GPU at start")
             if c.status == "differs" and c.logged < c.predicted[0]:  # type: ignore[index]
                 c = replace(c, reason=f"{c.reason}: other processes held memory at start")
             out.append(c)
         elif m.kind == "actual usage":
             consumed = budget.non_torch_bytes + Interval(budget.weights_bytes, budget.weights_bytes)
             peak = budget.activation_bytes + budget.cuda_graph_bytes
-            out.append(
-                check_figure(
-                    m.kind,
-                    "consumed",
-                    m.gib("consumed"),
-                    _iv(consumed.low, consumed.high),
-                    m.line,
-                    term="weights + non-torch",
-                )
-            )
-            out.append(
-                check_figure(
-                    m.kind,
-                    "activation",
-                    m.gib("activation"),
-                    _iv(peak.low, peak.high),
-                    m.line,
-                    term="transient peak + CUDA-graph estimate",
-                )
-            )
+            out.append(_check_bytes(m, "consumed", consumed, term="weights + non-torch"))
+            out.append(_check_bytes(m, "activation", peak, term="transient peak + CUDA-graph estimate"))
             out.append(_captured(m, budget))
         elif m.kind == "actual usage (before 0.11)":
             w = round(budget.weights_bytes / GIB, 2)
@@ -455,18 +423,8 @@ def compare_memory(
                     m.kind, "weights", m.gib("weights"), (w, w), m.line, term="weights per rank", tolerance=WEIGHTS_GIB
                 )
             )
-            act = budget.activation_bytes
-            out.append(
-                check_figure(
-                    m.kind, "activation", m.gib("activation"), _iv(act.low, act.high), m.line, term="transient peak"
-                )
-            )
-            nt = budget.non_torch_bytes
-            out.append(
-                check_figure(
-                    m.kind, "non_torch", m.gib("non_torch"), _iv(nt.low, nt.high), m.line, term="non-torch memory"
-                )
-            )
+            out.append(_check_bytes(m, "activation", budget.activation_bytes, term="transient peak"))
+            out.append(_check_bytes(m, "non_torch", budget.non_torch_bytes, term="non-torch memory"))
             out.append(_captured(m, budget))
     if budget is not None:
         why = _graph_term(budget)

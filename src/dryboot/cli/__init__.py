@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from dryboot import __version__
-from dryboot.errors import InputError
+from dryboot.errors import InputError, end_on_output_error
 
 # command name -> "module:attribute" of a click.Command; loaded on first use.
 _COMMANDS: dict[str, tuple[str, str]] = {
@@ -76,6 +76,23 @@ def main(argv: list[str] | None = None) -> Any:
     error: ...``). A group given no command prints its help as click does (stderr, exit 2).
     """
     _exit_on_sigterm()
+    try:
+        _run(argv)
+    except SystemExit as exc:
+        code = exc.code
+    except OSError as exc:  # a write of the report failed (> /dev/full, | head)
+        sys.exit(end_on_output_error(exc))
+    else:
+        code = 0
+    try:  # what the buffer still holds is written now, where a failure is reported as one line
+        sys.stdout.flush()
+    except OSError as exc:
+        code = end_on_output_error(exc)
+    sys.exit(code)
+
+
+def _run(argv: list[str] | None) -> None:
+    """:func:`main` but for the output's flush and its write errors: ends in ``sys.exit``."""
     try:
         cli.main(args=argv, prog_name="dryboot", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:

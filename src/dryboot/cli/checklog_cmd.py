@@ -87,6 +87,7 @@ def check_log(
     from dryboot.errors import InputError
     from dryboot.inputs import check_regular
     from dryboot.planner.plan import Policies
+    from dryboot.textout import fit, terminal_width
     from dryboot.units import parse_human_int
     from dryboot.vllm.gpus import parse_gpu
 
@@ -132,5 +133,12 @@ def check_log(
             given=given or None,
         )
         # each boot is printed once checked, then dropped: memory does not grow with the boots
-        code = stream_log(boots, source, lambda text: click.echo(text, nl=False), as_json=as_json)
+        width = terminal_width()
+        code = stream_log(
+            boots,
+            source,
+            # text fits the terminal as plan's does; vLLM's line after "matches:" stays whole
+            lambda text: click.echo(text if as_json else fit(text, width, (": matches: ",)), nl=False),
+            as_json=as_json,
+        )
     raise SystemExit(code)

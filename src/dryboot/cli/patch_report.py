@@ -29,7 +29,7 @@ import gc
 import os
 import sys
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, end_on_output_error
 from dryboot.patching import _signals, stack
 from dryboot.patching.census import hunk_json, hunk_status_words, outcome_lines, plural, refresh_hint
 
@@ -277,9 +277,8 @@ def main(argv: list[str]) -> int | None:
     except InputError as exc:
         _echo(f"dryboot: error: {exc.line()}", err=True)
         return 2
-    except BrokenPipeError:  # the reader went away (| head): exit 1 quietly, as click does
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (what is left is flushed there at exit)
-        return 1
+    except OSError as exc:  # the reader went away (| head), or the report cannot be written
+        return end_on_output_error(exc)
     except KeyboardInterrupt as exc:  # as click reports it: a blank line, then why
         _echo("", err=True)
         if str(exc):
@@ -287,7 +286,10 @@ def main(argv: list[str]) -> int | None:
         else:
             _echo("dryboot: aborted", err=True)
         return 128 + int(getattr(exc, "signum", 2))
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return end_on_output_error(exc)
     return code
 
 

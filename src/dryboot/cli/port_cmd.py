@@ -19,6 +19,7 @@ from dryboot.patching.port import PatchPort, PortResult, port_series
 from dryboot.patching.port_resume import resume_from, was_keep_going
 from dryboot.patching.port_root import relation
 from dryboot.patching.reroot import reroot_series
+from dryboot.textout import fit, terminal_width
 
 
 def _tree(path: str | None, version: str | None, flag: str) -> str:
@@ -83,33 +84,37 @@ def _summary(res: PortResult) -> list[str]:
     return [f"{a:<{w0}}  {b:<{w1}}  {c}".rstrip() for a, b, c in rows]
 
 
-def render_port(res: PortResult, as_json: bool) -> int:
-    """Print the port report (a summary table of every patch's fate, then the detail per hunk);
-    return the exit code (0 ported, 1 a conflict)."""
+def render_port(res: PortResult, as_json: bool, width: int | None = None) -> int:
+    """Print the port report (a summary table of every patch's fate, then the detail per hunk), its
+    text fitting ``width`` columns (default: the terminal's, :func:`dryboot.textout.terminal_width`;
+    piped, lines whole); return the exit code (0 ported, 1 a conflict)."""
     if as_json:
         click.echo(json.dumps(_json(res), indent=2))
         return 0 if res.ok else 1
+    columns = terminal_width() if width is None else width
+
+    def say(line: str) -> None:
+        click.echo(fit(line, columns))
+
     for line in _summary(res):
-        click.echo(line)
+        say(line)
     click.echo("")
     for p in res.patches:
-        click.echo(f"== {p.name}: {_fate(p)}")
+        say(f"== {p.name}: {_fate(p)}")
         for line in _hunk_words(p):
-            click.echo(line)
+            say(line)
         if p.reject is not None and res.written:
             rej, conflicts = os.path.join(res.written, f"{p.name}.rej"), os.path.join(res.written, "conflicts", "")
-            click.echo(f"   written: {rej}, the conflicted files under {conflicts}")
+            say(f"   written: {rej}, the conflicted files under {conflicts}")
     c = res.counts()
     ported = sum(1 for p in res.patches if p.status in ("ported", "partly upstream", "resolved"))
     upstream = sum(1 for p in res.patches if p.status == "upstream")
     hunks = ", ".join(f"{n} {k}" for k, n in c.items() if n)
     where = f"; written to {res.written}" if res.written else " (--check: nothing written)"
-    click.echo(
-        f"{ported} of {len(res.patches)} patches ported, {upstream} already upstream (hunks: {hunks or 'none'}){where}"
-    )
+    say(f"{ported} of {len(res.patches)} patches ported, {upstream} already upstream (hunks: {hunks or 'none'}){where}")
     first = res.first_conflict()
     if first is not None and res.written:
-        click.echo(
+        say(
             f"resolve the markers under {os.path.join(res.written, 'conflicts', first.name, '')} and run the same "
             "command with --continue, or drop the patch with --skip"
         )

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -443,6 +444,16 @@ def _progress_enabled(progress: bool | None) -> bool:
     return bool(progress) or sys.stderr.isatty()
 
 
+def _worker_signals() -> None:
+    """A worker's signals as the interpreter's defaults, not its parent's: a forked worker
+    inherits the CLI's SIGTERM handler (which raises, for the parent's clean exit), and the
+    pool ends its workers with SIGTERM (on an error or an interrupt), each of which would then
+    print a traceback. SIGINT (a Ctrl-C sent to the whole process group) is the parent's to
+    handle: it ends the pool."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def plan_all(
     space: Space,
     arms: Sequence[Arm],
@@ -478,8 +489,10 @@ def plan_all(
         # into the child, which then waits on it forever: fork only a single-threaded process,
         # else start the workers from a clean fork server
         method = "fork" if threading.active_count() == 1 else "forkserver"
-        with multiprocessing.get_context(method).Pool(jobs) as pool:
+        with multiprocessing.get_context(method).Pool(jobs, initializer=_worker_signals) as pool:
             consume(pool.imap_unordered(_work, tasks), advance)
+            pool.close()  # the work is done: the workers end on their own, none is terminated
+            pool.join()
 
     if not show:
         run(lambda n: None)

@@ -191,13 +191,19 @@ class MambaState:
 
 @dataclass(frozen=True)
 class LayerNaming:
-    """vLLM's module names of the layers: ``model.layers.<i>.<attention_suffix>`` with
-    ``layer_prefix`` for the first part; ``layer_names`` each layer's name where the model class
-    does not follow that pattern (Zamba2)."""
+    """How the entries of ``layer_kinds`` map to vLLM's layers: their module names,
+    ``model.layers.<i>.<attention_suffix>`` with ``layer_prefix`` for the first part;
+    ``layer_names`` each layer's name where the model class does not follow that pattern
+    (Zamba2). ``decoder_layers``: the decoder layer each entry belongs to, where one decoder
+    layer keeps two caches (Falcon-H1: attention and Mamba2 side by side); ``None``: its own
+    index. ``kv_sharing``: pairs (layer, the earlier layer whose KV cache it reads) of
+    cross-layer KV sharing."""
 
     layer_prefix: str = "model.layers"
     attention_suffix: str = "self_attn.attn"
     layer_names: tuple[str, ...] | None = None
+    decoder_layers: tuple[int, ...] | None = None
+    kv_sharing: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -298,10 +304,8 @@ class ModelGeometry:
     full-attention layers where they differ from the sliding ones (Gemma-4's global layers).
     ``family`` names the :mod:`dryboot.vllm.models` module that read the config.
     ``hidden_size`` is the text model's ``hidden_size`` (``ModelConfig.get_hidden_size``; 0 when
-    the config has none). ``kv_sharing``: pairs (layer, the earlier layer whose KV cache it reads)
-    of cross-layer KV sharing. ``decoder_layers``: the decoder layer each entry of ``layer_kinds``
-    belongs to, where one decoder layer keeps two caches (Falcon-H1: attention and Mamba2 side by
-    side); ``None``: its own index.
+    the config has none). How the layers map to vLLM's (names, decoder layers, KV sharing) is
+    ``naming`` (:class:`LayerNaming`; ``kv_sharing`` and ``decoder_layers`` read through).
     """
 
     source: str
@@ -318,8 +322,6 @@ class ModelGeometry:
     full_attention: AttentionGeometry | None = None
     family: str = ""
     hidden_size: int = 0
-    kv_sharing: tuple[tuple[int, int], ...] = ()
-    decoder_layers: tuple[int, ...] | None = None
     v2_runner_refusal: str | None = None  # why vLLM's V2 model runner fails to build this model as a drafter
     max_len: MaxLenTraits = MaxLenTraits()
     quant: QuantTraits = QuantTraits()
@@ -369,6 +371,16 @@ class ModelGeometry:
     @property
     def num_layers(self) -> int:
         return len(self.layer_kinds)
+
+    @property
+    def kv_sharing(self) -> tuple[tuple[int, int], ...]:
+        """``naming.kv_sharing``: (layer, the earlier layer whose KV cache it reads) pairs."""
+        return self.naming.kv_sharing
+
+    @property
+    def decoder_layers(self) -> tuple[int, ...] | None:
+        """``naming.decoder_layers``: the decoder layer of each entry of ``layer_kinds``."""
+        return self.naming.decoder_layers
 
     @cached_property
     def kinds(self) -> frozenset[LayerKind]:

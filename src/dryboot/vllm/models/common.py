@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import math
+from typing import Any, TypeGuard
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import (
@@ -42,12 +44,24 @@ def attention_heads(f: ConfigFields) -> tuple[int, int, int]:
     """(attention heads, KV heads, head dim): KV heads default to the attention heads, the head
     dim to ``hidden_size // num_attention_heads`` (the HF config classes' rule).
 
-    :raises InputError: a missing or malformed field, or attention heads that KV heads do
-        not divide (the grouped-query layout every decoder requires).
+    :raises InputError: a missing or malformed field, attention heads that KV heads do not
+        divide (the grouped-query layout every decoder requires), or, without ``head_dim``, a
+        ``hidden_size`` the attention heads do not divide.
     """
     heads = f.integer("num_attention_heads")
     kv = f.integer("num_key_value_heads", default=heads)
-    head_dim = f.integer("head_dim") if f.has("head_dim") else f.integer("hidden_size") // heads
+    if f.has("head_dim"):
+        head_dim = f.integer("head_dim")
+    else:
+        hidden = f.integer("hidden_size")
+        if hidden % heads:
+            # transformers' validate_architecture, at vLLM's config load
+            raise InputError(
+                f.source,
+                f.where("hidden_size"),
+                f"{hidden} is not a multiple of the {heads} attention heads (transformers refuses the config)",
+            )
+        head_dim = hidden // heads
     check_kv_heads_divide(f, heads, kv)
     return heads, kv, head_dim
 
@@ -90,6 +104,85 @@ def window(f: ConfigFields, key: str = "sliding_window") -> int | None:
     if value is None or value == 0:
         return None
     return f.integer(key)
+
+
+#: The fields transformers' config classes declare ``int`` (5.x, the release vLLM 0.28.0 runs
+#: with): their strict dataclass refuses a string, a float (NaN and 4096.0 included), a bool or
+#: null for any of them when vLLM's engine start loads the config
+#: (``StrictDataclassFieldValidationError``), recorded in ``tests/fidelity/test_numeric_fields.py``.
+#: ``intermediate_size`` may also be a list (one size per layer: Gemma-3n).
+STRICT_INT_FIELDS = (
+    "vocab_size",
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "max_position_embeddings",
+)
+
+
+def _plain_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_numeric_fields(f: ConfigFields) -> None:
+    """The numeric fields of a (text) config that vLLM 0.28.0 refuses before any geometry:
+    a value of :data:`STRICT_INT_FIELDS` that is not an integer; ``max_position_embeddings``
+    of 0 or less (``ModelConfig``: "max_model_len must be a positive integer"); a negative
+    ``intermediate_size`` (the MLP's weight cannot be built); a RoPE ``factor`` or
+    ``original_max_position_embeddings`` that is a string or null (the rotary embedding divides
+    by the one, transformers' ``validate_rope`` compares the other).
+
+    :raises InputError: the first such field, named.
+    """
+    for key in STRICT_INT_FIELDS:
+        if key not in f.data:
+            continue
+        value = f.data[key]
+        if key == "intermediate_size" and isinstance(value, list) and value and all(map(_plain_int, value)):
+            continue
+        if not _plain_int(value):
+            raise InputError(
+                f.source,
+                f.where(key),
+                f"must be an integer, got {json.dumps(value)} (transformers' config class declares it int: "
+                "vLLM's engine start refuses the config)",
+            )
+    if "num_key_value_heads" in f.data and f.data["num_key_value_heads"] is None:
+        # a strict int for most classes (Mistral), a None ModelConfig refuses for others
+        # (Qwen3-Next: total_num_kv_heads); only Llama's class defaults it to the attention heads
+        raise InputError(
+            f.source,
+            f.where("num_key_value_heads"),
+            "must be an integer, got null (vLLM 0.28.0 refuses most such configs)",
+        )
+    positions = f.data.get("max_position_embeddings")
+    if _plain_int(positions) and positions <= 0:
+        raise InputError(
+            f.source,
+            f.where("max_position_embeddings"),
+            f"must be a positive integer, got {positions} "
+            "(vLLM's ModelConfig: max_model_len must be a positive integer)",
+        )
+    inter = f.data.get("intermediate_size")
+    if _plain_int(inter) and inter < 0:
+        raise InputError(
+            f.source, f.where("intermediate_size"), f"must be >= 0, got {inter} (vLLM cannot build the MLP's weights)"
+        )
+    for name in ("rope_parameters", "rope_scaling"):
+        rope = f.get(name)
+        blocks = [rope] if isinstance(rope, dict) else []
+        if isinstance(rope, dict) and rope and all(isinstance(v, dict) for v in rope.values()):
+            blocks = list(rope.values())
+        for block in blocks:
+            for key in ("factor", "original_max_position_embeddings"):
+                value = block.get(key, 0)
+                if value is None or isinstance(value, str):
+                    raise InputError(
+                        f.source,
+                        f"{f.where(name)}.{key}",
+                        f"must be a number, got {json.dumps(value)} (vLLM's engine start refuses the config)",
+                    )
 
 
 #: Config keys that bound the context length; the smallest present wins
@@ -149,6 +242,16 @@ def derived_max_model_len(f: ConfigFields) -> tuple[int | None, str | None, int 
                     rp.get("original_max_position_embeddings") or f.get("original_max_position_embeddings") or derived
                 )
     scaled *= factor if isinstance(factor, int | float) else 1.0
+    if not isinstance(scaled, int | float) or not math.isfinite(scaled) or int(scaled) <= 0:
+        # a NaN, infinite, zero or negative factor (or a yarn base length): vLLM's ModelConfig
+        # refuses the length it derives ("max_model_len must be a positive integer"), or fails
+        # computing it
+        raise InputError(
+            f.source,
+            f.where(key),
+            f"the RoPE scaling gives a maximum length of {scaled!r} tokens from {derived:,}: "
+            "vLLM's ModelConfig needs a positive integer",
+        )
     default = None
     if longrope:
         default = int(f.get("original_max_position_embeddings") or scaled)

@@ -27,7 +27,7 @@ refused, as vLLM refuses them while building the model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
@@ -362,5 +362,5 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     extra = extra_of(model, AllLayersIndexed)
     if rules.glm_moe_dsa_drops_index_keys and extra is not None:
         kinds, decoder = extra.layers
-        return replace(model, layer_kinds=kinds, decoder_layers=decoder, family_extra=None)
+        return model.evolve(layer_kinds=kinds, decoder_layers=decoder, family_extra=None)
     return model

@@ -18,6 +18,7 @@ from dryboot.inputs import open_regular
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.fp8_utils import block_shards
+from dryboot.vllm.models.common import check_numeric_fields
 from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
 from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
@@ -239,6 +240,7 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
+    check_numeric_fields(f)
     model = family.read(f.with_defaults(family.defaults(f)), architecture)
     shards = block_shards(f.root.get("quantization_config") or f.data.get("quantization_config"), f.data)
     if shards:

@@ -152,7 +152,9 @@ def graph_memory(
     floored = max(full - 1, 0)  # FULL past its first sample: max(second sample, 1 MiB) each
     spec = 0
     if speculator:
-        spec = sum(graph_counts(sizes, max_num_seqs, num_speculative_tokens, mode=mode).values())
+        # its prefill manager captures what the target's does (``counts``); its decode manager,
+        # in a FULL mode, the uniform-decode sizes at one token per request
+        spec = sum(counts.values())
         spec += sum(graph_counts(sizes, max_num_seqs, 0, mode="FULL_DECODE_ONLY").values()) if "FULL" in mode else 0
     low = first_lo + floored * MIB
     high = first_hi + (measured + floored + spec) * PER_GRAPH_HIGH

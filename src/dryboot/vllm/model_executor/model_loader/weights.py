@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
@@ -645,12 +645,15 @@ def rank_weights(
     language_model_only: bool = False,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
     max_num_batched_tokens: int | None = None,
+    tensors: Mapping[str, Any] | None = None,
 ) -> RankWeights:
     """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
     ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
     rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
     ``language_model_only`` (``--language-model-only``) or ``limit_mm_per_prompt`` 0 for every
     modality of a tower (``--limit-mm-per-prompt``): a vision-language model without its tower.
+    ``tensors``: a checkpoint's own tensors, sharded by the same walk
+    (:func:`checkpoint_rank_weights`).
 
     :raises InputError: an architecture outside :data:`ARCHITECTURES` (named), a quantization
         method not modelled, or a TP size vLLM refuses (heads, vocab or blocks not divisible).
@@ -660,22 +663,24 @@ def rank_weights(
         par,
         hf_quant,
         dtype,
-        None,
+        tensors,
         _no_tower(config, language_model_only, limit_mm_per_prompt),
         max_num_batched_tokens,
     )
 
 
+class RankOptions(TypedDict, total=False):
+    """The keyword options of :func:`rank_weights`, which :func:`checkpoint_rank_weights` takes too."""
+
+    hf_quant: Mapping[str, Any] | None
+    dtype: str
+    language_model_only: bool
+    limit_mm_per_prompt: Mapping[str, int] | None
+    max_num_batched_tokens: int | None
+
+
 def checkpoint_rank_weights(
-    tensors: Mapping[str, Any],
-    config: Mapping[str, Any],
-    par: Parallel,
-    *,
-    hf_quant: Mapping[str, Any] | None = None,
-    dtype: str = "auto",
-    language_model_only: bool = False,
-    limit_mm_per_prompt: Mapping[str, int] | None = None,
-    max_num_batched_tokens: int | None = None,
+    tensors: Mapping[str, Any], config: Mapping[str, Any], par: Parallel, **options: Unpack[RankOptions]
 ) -> RankWeights:
     """What one rank allocates, from a checkpoint's own tensors (names, dtypes, shapes of its
     safetensors headers) sharded by the rules of :func:`rank_weights` (the same walk), plus
@@ -690,15 +695,7 @@ def checkpoint_rank_weights(
     :raises InputError: a tensor whose kind this module does not shard (named), or what
         :func:`rank_weights` refuses for the config.
     """
-    return _guarded(
-        config,
-        par,
-        hf_quant,
-        dtype,
-        tensors,
-        _no_tower(config, language_model_only, limit_mm_per_prompt),
-        max_num_batched_tokens,
-    )
+    return rank_weights(config, par, tensors=tensors, **options)
 
 
 def _guarded(*args: Any) -> RankWeights:
