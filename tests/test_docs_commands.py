@@ -160,6 +160,8 @@ def test_the_check_log_page_counts_the_public_corpus_as_its_index_records() -> N
     assert f"holds {len(index)} boot logs people posted" in page
     assert f"the published config used — {configs} logs have one" in page
     assert (
-        f"check-log gives: {exits[0]} matched, {exits[4]} explained, {exits[1]} unexplained with the reason in the "
-        f"note, {exits[2]} refused, {exits[3]} with nothing to check" in page
+        f"check-log gives: {exits[0]} matched, {exits[4]} explained, {exits[5]} unexplained under unknown flags "
+        f"(exit 5;" in page
     )
+    assert f"{exits[2]} refused, {exits[3]} with nothing to check" in page
+    assert exits[1] == 0 and "no log exits 1" in page
