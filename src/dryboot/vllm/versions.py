@@ -71,7 +71,8 @@ class VersionRules:
         per request: Xx" are two log lines (0.27.1: ``v1/core/kv_cache_utils.py``
         ``get_kv_cache_configs``); one line from 0.28.
     :param autofit_log_kv_memory: the auto-fit line names the KV cache memory ("fits in available
-        KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory".
+        KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory";
+        X is the budget less the null block's bytes (``check_memory``), what the checks see.
     :param block_size_log_backends: the preferred-block line names every attention backend,
         "for A/B backend(s)." (0.31+: ``platforms/interface.py`` ``update_block_size_for_backend``).
     :param mamba_cache_mode_ignored: ``--mamba-cache-mode`` has no effect (a deprecation warning);

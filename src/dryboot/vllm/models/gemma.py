@@ -53,7 +53,7 @@ MM_ARCHITECTURE = "Gemma4ForConditionalGeneration"
 #: one video item's tokens at most, the largest item of any modality (``gemma4_mm.py``
 #: ``get_mm_max_tokens_per_item``: ``_VIDEO_MAX_FRAMES`` 32 frames of ``_VIDEO_MAX_SOFT_TOKENS``
 #: 70 soft tokens plus boi, eoi and 6 timestamp tokens; an image is at most 1120 soft tokens,
-#: an audio clip the processor's ``audio_seq_length``), 0.28.0-0.33.0
+#: an audio clip the processor's ``audio_seq_length``), 0.27.1-0.33.0
 VIDEO_ITEM_TOKENS = 32 * (70 + 2 + 6)
 
 
@@ -128,7 +128,7 @@ def _modalities(f: ConfigFields) -> tuple[str, ...]:
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """The multimodal Gemma-4's batch floor (``EngineArgs._set_default_max_num_seqs_and_batched_tokens_args``,
-    0.28.0-0.33.0): a multimodal prefix-LM disables chunked multimodal input, so with no
+    0.27.1-0.33.0): a multimodal prefix-LM disables chunked multimodal input, so with no
     ``--max-num-batched-tokens`` vLLM raises the default (2048 below 70 GiB and on an A100) to
     the largest item's tokens, :data:`VIDEO_ITEM_TOKENS` (2496), then caps it at
     ``max_num_seqs * max_model_len``. Not when multimodal inputs are off
