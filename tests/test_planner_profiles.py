@@ -48,9 +48,7 @@ def test_long_profile_promotes_drafter_to_864() -> None:
     ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=long"]
     # the line the patched 0.27.1 tree with the block-promotion patch logs (issue 37)
     assert p.layer("model.layers.64.self_attn.attn").spec.block_size == 864
-    assert any(
-        d.message == PATCH_LINE for d in p.decisions
-    )
+    assert any(d.message == PATCH_LINE for d in p.decisions)
     assert PATCH_LINE in p.log
 
 

@@ -146,7 +146,7 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     if all(limits.get(m, 999) == 0 for m in extra.mm_modalities):
         return args
     default = args.resolved_max_num_batched_tokens()
-    if VIDEO_ITEM_TOKENS <= default:
+    if default >= VIDEO_ITEM_TOKENS:
         return args
     tokens = VIDEO_ITEM_TOKENS
     if args.max_model_len is not None and args.max_model_len > 0:

@@ -99,7 +99,9 @@ def eagle_head_refusal(model_type: str, data: dict[str, Any]) -> str | None:
             "read them (data/eagle-head-fields.json)"
         )
     if fields["layer_types"] == "generated" and "layer_types" not in data:
-        return "its config class writes layer_types of its own (which the EAGLE layers read) that the head does not give"
+        return (
+            "its config class writes layer_types of its own (which the EAGLE layers read) that the head does not give"
+        )
     return None
 
 

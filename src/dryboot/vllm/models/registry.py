@@ -178,6 +178,8 @@ FAMILIES: tuple[Family, ...] = (
             "Qwen3NextForCausalLM",
             "Qwen3_5ForConditionalGeneration",
             "Qwen3_5MoeForConditionalGeneration",
+            # minicpmv4_6.py builds Qwen3_5ForCausalLM on the text config (a Qwen3.5 hybrid)
+            "MiniCPMV4_6ForConditionalGeneration",
         ),
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
