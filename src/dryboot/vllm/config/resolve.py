@@ -14,6 +14,7 @@ from functools import lru_cache
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     BACKENDS,
+    COMPOSITE_BACKENDS,
     CACHE_ONLY_ATTN,
     DEEPSEEK_V32_INDEXER,
     AttentionBackend,
@@ -142,6 +143,7 @@ def backend_for(
         args.flashinfer_cubin,
         model.attn.mla_dims[0] if model.attn.mla_dims else None,
         model.num_attention_heads // max(1, args.tensor_parallel_size),
+        rules.mm_prefix_composites,
     )
     backend = _resolve_backend(
         name,
@@ -203,6 +205,13 @@ def _resolve_backend(
             raise InputError(flag_, value, f"{source}: {exc}") from None
     else:
         chosen = name
+        if name in COMPOSITE_BACKENDS:
+            raise InputError(
+                flag,
+                name,
+                f"{source}: a composite backend vLLM 0.30+ picks itself for a multimodal-prefix LM on SM 10.x; "
+                "named as a flag it is not modelled",
+            )
     if chosen not in table:
         raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(table)})")
     backend = table[chosen]
