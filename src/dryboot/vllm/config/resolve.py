@@ -14,8 +14,8 @@ from functools import lru_cache
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     BACKENDS,
-    COMPOSITE_BACKENDS,
     CACHE_ONLY_ATTN,
+    COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
     AttentionBackend,
     AttentionSelectorConfig,
