@@ -15,7 +15,7 @@ from dryboot.vllm.models.registry import architecture_table
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: wrapper -> why it stays refused although its text model is planned
 KNOWN = {
-    "Gemma3nForConditionalGeneration": "its timm vision tower cannot be built in the fidelity venv (an environment gap)",
+    "Gemma3nForConditionalGeneration": "its timm vision tower cannot be built in the fidelity venv",
     "MiMoV2OmniForCausalLM": "its language-model reader (separate K and V head sizes) is not taught yet",
     "HunYuanVLForConditionalGeneration": "its language-model reader and end-to-end check are not taught yet",
     "Step3VLForConditionalGeneration": "its language-model reader and end-to-end check are not taught yet",
