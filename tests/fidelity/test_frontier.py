@@ -9,6 +9,7 @@ refusal), and an "Auto-fit" line vLLM logged must be dryboot's to the character.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import e2e_harness as H
 import frontier_cases as F
+
+from dryboot.vllm import versions
 
 pytestmark = pytest.mark.fidelity
 
@@ -71,3 +74,23 @@ def test_frontier_recording_covers_every_gpu() -> None:
         assert {cid.split("|")[0] for cid in rec} >= set(F.GPUS), version
     a100 = F.recorded("0.28.0")["A100-80GB|google--gemma-4-26B-A4B#0"]["vllm"]
     assert a100["tokens"] == 85131
+
+
+def test_mm_prefix_composite_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flipping ``mm_prefix_composites`` off for 0.33.0 loses vLLM's TRITON_FLASHINFER answer
+    for Gemma-4 on a B200 (64-token blocks)."""
+    rec = F.recorded("0.33.0")
+    cid = "B200|Gemma4ForCausalLM#0"
+    case = next(c for c in F.cases() if c["id"] == cid)
+    rules = versions.rules_for("0.33.0")
+    assert _agrees(rec[cid]["vllm"], _dryboot(case, "0.33.0"))
+    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, mm_prefix_composites=False))
+    versions.rules_for.cache_clear()
+    try:
+        assert not _agrees(rec[cid]["vllm"], _dryboot(case, "0.33.0"))
+    finally:
+        versions.rules_for.cache_clear()
+
+
+def _agrees(v: dict[str, Any], d: dict[str, Any]) -> bool:
+    return bool(H.compare(v, d)["agree"])
