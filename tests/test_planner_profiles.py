@@ -10,6 +10,11 @@ from dryboot.planner.profiles import compare, load_profiles, run
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "reference-deployment.toml"
+#: what the patched 0.27.1 tree with the block-promotion patch logs for the reference deployment
+PATCH_LINE = (
+    "Raising block size of model.layers.64.self_attn.attn from 16 to 864 tokens so its page (1824768 B) covers "
+    "the maximum (1797120 B) instead of being padded to it at block 16."
+)
 
 # (attention block, mamba pad %, GPU KV cache size tokens), as the deployment logged them
 LOGGED = {
@@ -41,12 +46,10 @@ def test_group_sizing_patch_gives_nine_groups() -> None:
 
 def test_long_profile_promotes_drafter_to_864() -> None:
     ((_, _, p),) = [r for r in run(load_profiles(EXAMPLE), ["main"]) if r[0].name == "CTX=long"]
+    # the line the patched 0.27.1 tree with the block-promotion patch logs (issue 37)
     assert p.layer("model.layers.64.self_attn.attn").spec.block_size == 864
-    assert any(
-        d.message == "Raising block size of model.layers.64.self_attn.attn from 16 to 864 tokens so its page "
-        "(1824768 B) covers the maximum (1797120 B)"
-        for d in p.decisions
-    )
+    assert any(d.message == PATCH_LINE for d in p.decisions)
+    assert PATCH_LINE in p.log
 
 
 def test_huge_profile_pads_drafter_at_128() -> None:

@@ -806,6 +806,8 @@ NO_FLIP_CASE = {
     # sparse MLA cases, Qwen3-30B-A3B-FP8 at TP 4/8) and tests/test_vllm_versions.py, test_vllm_fp8_utils.py
     "sparse_mla_fp8_e4m3_sm90": "a refusal by name (not modelled) of what 0.30+ serves; the corpus pins it",
     "fp8_moe_block_refine": "flipping it turns the corpus's recorded 0.28.0 refusals (or 0.32.0 plans) into disagreements",
+    # pinned by test_frontier.py's recorded Gemma-4 on a B200 (test_mm_prefix_composite_switch_is_needed)
+    "mm_prefix_composites": "the per-GPU frontier recording pins it (a B200 case; this table's cases run on an H200)",
 }
 
 

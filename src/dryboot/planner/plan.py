@@ -523,6 +523,8 @@ def _kv_cache_groups(
         grouping = group_layers(unified, policies.grouping)
     except UnifyError as exc:
         return layers, [], None, exc
+    # a promotion policy's own line, as the patched tree logs it while unifying
+    log.extend(d.message for d in decisions if d.action == "promote")
     if hidden:
         try:
             grouping, scaled, aligned = add_hidden_state_groups(

@@ -129,6 +129,15 @@ BACKENDS: dict[str, AttentionBackend] = {
             kv_cache_dtypes=_E5M2,
         ),
         AttentionBackend("FLEX_ATTENTION", _M16, True, kv_cache_dtypes=_PLAIN),
+        # 0.30+: Triton for image-mask batches, FlashInfer for causal ones (one cache for both);
+        # its own kernel blocks (64), head sizes (256, 512) and majors (10); the dtypes both serve
+        AttentionBackend(
+            "TRITON_FLASHINFER",
+            (KernelBlock(64),),
+            True,
+            kv_cache_dtypes=_E5M2,
+            head_sizes=frozenset({256, 512}),
+        ),
         AttentionBackend("CPU_ATTN", _M16, False, kv_cache_dtypes=frozenset({"auto", "fp8", "fp8_e4m3", "fp8_e5m2"})),
         AttentionBackend("FLASH_ATTN_MLA", _M16, True, is_mla=True, kv_cache_dtypes=_PLAIN),
         AttentionBackend("TRITON_MLA", _M16, True, is_mla=True, kv_cache_dtypes=_FP8),
@@ -251,12 +260,14 @@ def priorities(layer: AttentionSelectorConfig, is_mla: bool) -> tuple[str, ...]:
         if major == 10:
             return SM100_MLA_PRIORITIES
         return SM120_MLA_PRIORITIES if major == 12 else SM90_MLA_PRIORITIES
+    if major == 10 and layer.mm_prefix and layer.mm_prefix_composites:
+        return ("TRITON_FLASHINFER", *SM100_PRIORITIES)
     return SM100_PRIORITIES if major == 10 else SM90_PRIORITIES
 
 
 #: Backends that serve a multimodal-prefix LM's bidirectional image-token attention
 #: (``supports_mm_prefix``; FlashAttention's needs its v4 kernels, shipped in the CUDA wheel).
-MM_PREFIX_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
+MM_PREFIX_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TRITON_FLASHINFER"})
 _QUANTIZED_FA = frozenset({"fp8", "fp8_e4m3"})
 #: Backends that serve ``AttentionType.ENCODER_ONLY`` (``supports_attn_type``)
 ENCODER_ONLY_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION"})
@@ -301,8 +312,9 @@ class AttentionSelectorConfig:
     ``--block-size`` (``None``: the backend picks its own), attention sinks, ``use_sparse`` (MLA
     layers with a sparse-attention indexer), ``model_dtype`` (the model's torch dtype, checked
     where a backend declares its dtypes), ``mm_prefix`` (``ModelConfig.is_mm_prefix_lm``),
-    ``fa4_forced`` (see :func:`flash_attn_version`) and ``encoder_only``
-    (``AttentionType.ENCODER_ONLY`` layers)."""
+    ``fa4_forced`` (see :func:`flash_attn_version`), ``encoder_only``
+    (``AttentionType.ENCODER_ONLY`` layers) and ``mm_prefix_composites`` (the release's switch:
+    a multimodal-prefix LM on SM 10.x tries ``TRITON_FLASHINFER`` first)."""
 
     head_size: int
     kv_cache_dtype: str
@@ -317,6 +329,7 @@ class AttentionSelectorConfig:
     cubin: bool = True
     qk_nope_head_dim: int | None = None
     num_heads: int = 0
+    mm_prefix_composites: bool = False
 
 
 #: Backends whose ``supports_compute_capability`` limits them (other than "any"), as
@@ -330,7 +343,11 @@ _MAJORS: dict[str, frozenset[int]] = {
     "FLASHMLA_SPARSE": frozenset({9, 10}),
     "FLASHINFER_MLA_SPARSE": frozenset({10}),
     "FLASHINFER_MLA_SPARSE_SM120": frozenset({12}),
+    "TRITON_FLASHINFER": frozenset({10}),
 }
+#: Backends only vLLM's own priorities pick (composites of two backends, 0.30+), never a flag
+#: dryboot takes
+COMPOSITE_BACKENDS = frozenset({"TRITON_FLASHINFER"})
 
 
 def _capability_reasons(backend: str, layer: AttentionSelectorConfig) -> list[str]:

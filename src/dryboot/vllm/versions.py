@@ -31,6 +31,9 @@ class VersionRules:
     :param reserve_null_block: the memory check and auto-fit plan against the budget minus one
         pool block, the null block (0.29+: ``v1/core/kv_cache_utils.py`` ``get_kv_cache_configs``,
         ``check_memory``; 0.33: ``v1/core/kv_cache_planning.py``).
+    :param mm_prefix_composites: a multimodal-prefix LM's layers on SM 10.x try the Triton image-mask /
+        FlashInfer causal composite (``TRITON_FLASHINFER``, 64-token kernel blocks, head sizes 256
+        and 512) before FlashInfer (0.30+: ``platforms/cuda.py`` ``_get_backend_priorities``).
     :param sliding_window_start: where sliding-window layers start their block: ``smallest``
         kernel block (0.28, 0.29: ``unify`` scales them) or ``largest-fitting`` kernel block
         whose page fits ``sw_bytes_per_token * primary_block`` (0.30+).
@@ -71,7 +74,8 @@ class VersionRules:
         per request: Xx" are two log lines (0.27.1: ``v1/core/kv_cache_utils.py``
         ``get_kv_cache_configs``); one line from 0.28.
     :param autofit_log_kv_memory: the auto-fit line names the KV cache memory ("fits in available
-        KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory".
+        KV cache memory (X GiB GPU)"; 0.32+: ``_auto_fit_max_model_len``), not "available GPU memory";
+        X is the budget less the null block's bytes (``check_memory``), what the checks see.
     :param block_size_log_backends: the preferred-block line names every attention backend,
         "for A/B backend(s)." (0.31+: ``platforms/interface.py`` ``update_block_size_for_backend``).
     :param mamba_cache_mode_ignored: ``--mamba-cache-mode`` has no effect (a deprecation warning);
@@ -132,6 +136,7 @@ class VersionRules:
     pad_requires_block_stride: bool = True
     reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
+    mm_prefix_composites: bool = False
     mamba_mode_all: bool = True
     mamba2_align_pages: int = 2
     gdn_align_sm90: int | None = None
@@ -250,6 +255,7 @@ _V030 = replace(
     _V029,
     version="0.30.0",
     sliding_window_start="largest-fitting",
+    mm_prefix_composites=True,
     mamba_all_deprecated=True,
     pp_draft_models=True,
     hidden_state_min_page=True,

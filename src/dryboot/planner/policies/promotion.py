@@ -13,6 +13,10 @@ Policies (``docs/kv-geometry-rules.md`` section 7, the reference deployment's dr
 * ``promote-kernel`` - dryboot's stricter variant: the divisor must be a block the layer's
   backend supports (``supports_block_size`` over its declared kernel block sizes).
 
+A promotion is logged as the block-promotion patch logs it ("Raising block size of
+model.layers.64.self_attn.attn from 16 to 864 tokens so its page (1824768 B) covers the maximum
+(1797120 B) instead of being padded to it at block 16."): the plan's log carries the line.
+
 Every promotion policy falls back to upstream (pad at the small block, or vLLM's error)
 when no block qualifies, and skips a promotion whose page some other layer could neither
 scale nor pad to.
@@ -191,8 +195,9 @@ def unify_layer_set_with_policy(
             Decision(
                 name,
                 "promote",
-                "Raising block size of {} from {} to {} tokens so its page ({} B) covers the maximum ({} B)",
-                (name, spec.block_size, choice.block, new_page, max_page),
+                "Raising block size of {} from {} to {} tokens so its page ({} B) covers the maximum ({} B) "
+                "instead of being padded to it at block {}.",
+                (name, spec.block_size, choice.block, new_page, max_page, spec.block_size),
                 count,
             )
         )

@@ -15,6 +15,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     BACKENDS,
     CACHE_ONLY_ATTN,
+    COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
     AttentionBackend,
     AttentionSelectorConfig,
@@ -142,6 +143,7 @@ def backend_for(
         args.flashinfer_cubin,
         model.attn.mla_dims[0] if model.attn.mla_dims else None,
         model.num_attention_heads // max(1, args.tensor_parallel_size),
+        rules.mm_prefix_composites,
     )
     backend = _resolve_backend(
         name,
@@ -203,6 +205,13 @@ def _resolve_backend(
             raise InputError(flag_, value, f"{source}: {exc}") from None
     else:
         chosen = name
+        if name in COMPOSITE_BACKENDS:
+            raise InputError(
+                flag,
+                name,
+                f"{source}: a composite backend vLLM 0.30+ picks itself for a multimodal-prefix LM on SM 10.x; "
+                "named as a flag it is not modelled",
+            )
     if chosen not in table:
         raise InputError(flag, chosen, f"unknown attention backend (known: {', '.join(table)})")
     backend = table[chosen]
@@ -808,6 +817,18 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
         )
 
 
+def _draft_as_target_failure(architecture: str, version: str) -> str:
+    """How vLLM ``version`` fails building the DFlash drafter as the target (``qwen3_dflash.py``:
+    it asserts a speculative config from 0.31, earlier releases read the missing
+    ``draft_model_config``; recorded on 0.28.0 and 0.33.0), as a clause; ``""`` for others."""
+    if architecture != "DFlashDraftModel":
+        return ""
+    key = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if key >= (0, 31):
+        return f"; vLLM {version} fails on AssertionError (speculative_config is None)"
+    return f"; vLLM {version} fails on AttributeError: 'NoneType' object has no attribute 'draft_model_config'"
+
+
 def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     """The target model builds on this parallel layout (:mod:`dryboot.vllm.distributed`, its
     family's ``verify``), and keeps a KV cache at all.
@@ -820,7 +841,8 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
             model.source,
             "architectures",
             f"{model.architecture} is a speculative-decoding draft model: vLLM builds it only as a target's "
-            "drafter (its class reads speculative_config.draft_model_config, None without --speculative-config); "
+            "drafter (its class reads speculative_config.draft_model_config, None without --speculative-config"
+            f"{_draft_as_target_failure(model.architecture, args.vllm_version)}); "
             "give it as the --speculative-config model of its target",
         )
     if model.attn.encoder_only_attention and not model.layer_table():

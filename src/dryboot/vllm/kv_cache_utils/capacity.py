@@ -266,24 +266,25 @@ def auto_fit_max_model_len(
     (``_auto_fit_max_model_len``; ``shares``: one per pipeline stage, default one worker).
     ``--num-gpu-blocks-override`` already replaced the budget by that many blocks there.
     ``reserve_null_block`` (vLLM 0.29+): the block pool's null block is taken off the budget first.
-    ``kv_memory_wording`` (vLLM 0.32+): the line names the KV cache memory before the null block.
+    ``kv_memory_wording`` (vLLM 0.32+): the line names the KV cache memory the checks see (after
+    the null block: ``_auto_fit_max_model_len`` is handed ``check_memory``).
 
     :returns: (length, vLLM's log line, naming the limiting worker's budget).
     :raises CannotAutoFit: when not even one token fits.
     """
     workers = list(shares or worker_shares(grouping))
-    budgets = []  # (budget, budget the checks see), per worker
+    checked = []  # the budget the checks see, per worker
     for share in workers:
         pool = pool_bytes_per_block(grouping, share)
         budget = num_gpu_blocks_override * pool if num_gpu_blocks_override is not None else available
-        budgets.append((budget, budget - pool if reserve_null_block else budget))
+        checked.append(budget - pool if reserve_null_block else budget)
     fitted, limiting = limits.max_model_len, 0
-    for i, (share, (_, checked)) in enumerate(zip(workers, budgets, strict=True)):
-        worker_max = estimate_max_model_len(grouping, limits, checked, share)
+    for i, (share, budget) in enumerate(zip(workers, checked, strict=True)):
+        worker_max = estimate_max_model_len(grouping, limits, budget, share)
         if worker_max < fitted:
             fitted, limiting = worker_max, i
-    kv_memory = f"{format_gib(budgets[limiting][0])} GiB GPU"
-    available = budgets[limiting][1]
+    available = checked[limiting]
+    kv_memory = f"{format_gib(available)} GiB GPU"
     if fitted <= 0:
         raise CannotAutoFit(request_bytes(grouping, limits, 1, workers[limiting]), available, 1, 0)
     if kv_memory_wording:

@@ -9,7 +9,8 @@ global, its full-attention layers use ``global_head_dim`` (default 512) and, wit
 ``gemma4_layer_config``). A Gemma-4 with ``use_bidirectional_attention: "vision"`` is a
 multimodal-prefix LM (``Gemma4ModelArchConfigConvertor``); one whose sliding and global heads
 differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gemma4Config`` in
-``model_executor/models/config.py``).
+``model_executor/models/config.py``). The multimodal wrapper, serving images or video, raises a
+default ``max_num_batched_tokens`` to one video item's tokens (:func:`engine_args`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers, window
 from dryboot.vllm.versions import VersionRules
 
@@ -38,10 +40,21 @@ class Gemma4Extra(FamilyExtra):
     layers but no ``num_global_key_value_heads`` (switch ``gemma4_global_kv_heads_required``).
     ``fa4_all_layers``: the model's config hook runs every layer on FlashAttention 4 when
     FlashAttention serves it (``model_executor/models/config.py`` ``Gemma4Config``: heterogeneous
-    head sizes)."""
+    head sizes). ``mm_modalities``: the modalities the multimodal wrapper serves (image and video,
+    audio with an ``audio_config``; empty for the text-only model)."""
 
     global_kv_heads_unset: bool = False
     fa4_all_layers: bool = False
+    mm_modalities: tuple[str, ...] = ()
+
+
+#: the multimodal Gemma-4 wrapper (``gemma4_mm.py``: ``is_multimodal_model``)
+MM_ARCHITECTURE = "Gemma4ForConditionalGeneration"
+#: one video item's tokens at most, the largest item of any modality (``gemma4_mm.py``
+#: ``get_mm_max_tokens_per_item``: ``_VIDEO_MAX_FRAMES`` 32 frames of ``_VIDEO_MAX_SOFT_TOKENS``
+#: 70 soft tokens plus boi, eoi and 6 timestamp tokens; an image is at most 1120 soft tokens,
+#: an audio clip the processor's ``audio_seq_length``), 0.27.1-0.33.0
+VIDEO_ITEM_TOKENS = 32 * (70 + 2 + 6)
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -86,6 +99,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         extra["family_extra"] = Gemma4Extra(
             global_kv_heads_unset=unset and LayerKind.FULL in kinds,
             fa4_all_layers=len({global_dim if t == "full_attention" else heads[2] for t in types}) > 1,
+            mm_modalities=_modalities(f) if architecture == MM_ARCHITECTURE else (),
         )
     sw = window(f)
     if gemma4 and sw is not None and f.get("use_bidirectional_attention") == "all":
@@ -103,6 +117,46 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         kv_sharing=sharing,
         **extra,
     )
+
+
+def _modalities(f: ConfigFields) -> tuple[str, ...]:
+    """The modalities ``Gemma4ProcessingInfo.get_supported_mm_limits`` names: image and video,
+    audio when the root config has an ``audio_config``."""
+    audio = isinstance(f.root.get("audio_config"), dict)
+    return ("image", "video", "audio") if audio else ("image", "video")
+
+
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """The multimodal Gemma-4's batch floor (``EngineArgs._set_default_max_num_seqs_and_batched_tokens_args``,
+    0.27.1-0.33.0): a multimodal prefix-LM disables chunked multimodal input, so with no
+    ``--max-num-batched-tokens`` vLLM raises the default (2048 below 70 GiB and on an A100) to
+    the largest item's tokens, :data:`VIDEO_ITEM_TOKENS` (2496), then caps it at
+    ``max_num_seqs * max_model_len``. Not when multimodal inputs are off
+    (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality:
+    ``supports_multimodal_inputs`` false). The raised figure widens every sliding-window
+    layer's blocks per request (``window - 1 + in-flight tokens``). Returns ``args`` with
+    ``max_num_batched_tokens`` set and vLLM's log line as a note, or ``args`` unchanged.
+    """
+    extra = extra_of(model, Gemma4Extra)
+    if extra is None or not extra.mm_modalities or not model.attn.mm_prefix_lm:
+        return args
+    if args.max_num_batched_tokens is not None or args.language_model_only:
+        return args
+    limits = args.mm_limits or {}
+    if all(limits.get(m, 999) == 0 for m in extra.mm_modalities):
+        return args
+    default = args.resolved_max_num_batched_tokens()
+    if default >= VIDEO_ITEM_TOKENS:
+        return args
+    tokens = VIDEO_ITEM_TOKENS
+    if args.max_model_len is not None and args.max_model_len > 0:
+        tokens = min(tokens, args.resolved_max_num_seqs() * args.max_model_len)
+    note = (
+        f"Raising max_num_batched_tokens from {default} to {VIDEO_ITEM_TOKENS} to accommodate 'video' input for "
+        f"prefix-LM model {model.source} (vLLM's default, as it raises it for a multimodal Gemma-4; "
+        "--language-model-only keeps the default)"
+    )
+    return args.evolve(max_num_batched_tokens=tokens, input_notes=(*args.input_notes, note))
 
 
 def _share_kv(

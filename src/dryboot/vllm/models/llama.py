@@ -14,10 +14,13 @@ or all sliding, and a layer without a window of its own takes the model-level on
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.models.common import attention_heads, geometry, layer_types, num_layers, window
 
@@ -37,10 +40,13 @@ EAGLE_HEADS: dict[str, str] = {
     "Eagle3Qwen3vlForCausalLM": "llama_eagle3.py",
     "Eagle3Qwen3ForCausalLM": "qwen3_eagle3.py",
 }
-#: The config classes (``model_type``) an EAGLE head is read with here: vLLM's ``EAGLEConfig``
-#: reads the head with whatever class its ``model_type`` names (the published Mixtral-8x7B EAGLE
-#: head: ``mixtral`` with ``LlamaForCausalLM``), and the Llama layers then read the heads,
-#: ``head_dim`` (else ``hidden_size // num_attention_heads``) and ``layer_types`` from it.
+#: The config classes (``model_type``) whose heads are read with this module's own defaults
+#: (:data:`_DEFAULTS`, the Qwen layer-type rule): vLLM's ``EAGLEConfig`` reads the head with
+#: whatever class its ``model_type`` names (the published Mixtral-8x7B EAGLE head: ``mixtral``
+#: with ``LlamaForCausalLM``), and the Llama layers then read the heads, ``head_dim`` (else
+#: ``hidden_size // num_attention_heads``) and ``layer_types`` from it. A head of any other
+#: ``model_type`` is read by :func:`eagle_head_refusal` and :func:`defaults` from
+#: ``data/eagle-head-fields.json``.
 EAGLE_MODEL_TYPES = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen3"})
 
 #: transformers 5 config-class defaults that change the KV cache, by ``model_type``.
@@ -66,8 +72,51 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+@lru_cache(maxsize=1)
+def _head_fields() -> dict[str, dict[str, Any]]:
+    """``model_type`` -> what the Llama EAGLE layers read from that config class where a head's
+    ``config.json`` omits it (``data/eagle-head-fields.json``, recorded from the transformers of
+    vLLM 0.28.0, 0.29.0 and 0.33.0 by ``scripts/record_eagle_head_fields.py``)."""
+    table: dict[str, dict[str, Any]] = json.loads((DATA / "eagle-head-fields.json").read_text(encoding="utf-8"))[
+        "model_types"
+    ]
+    return table
+
+
+def eagle_head_refusal(model_type: str, data: dict[str, Any]) -> str | None:
+    """Why an EAGLE / EAGLE-3 head of ``model_type`` (``data``: its config.json) is not read,
+    or ``None`` when it is: vLLM builds the Llama EAGLE layers from whatever config class the
+    head names, and they read only heads, KV heads, ``head_dim``, ``max_position_embeddings``,
+    ``sliding_window`` and ``layer_types``; a class that cannot hold a head (sub-configs,
+    other field names, or a transformers release that reads it otherwise) or one that writes
+    ``layer_types`` of its own the head does not give is refused."""
+    if model_type in EAGLE_MODEL_TYPES:
+        return None
+    fields = _head_fields().get(model_type)
+    if fields is None:
+        return (
+            "its config class does not hold a decoder head's fields as the transformers of every recorded release "
+            "read them (data/eagle-head-fields.json)"
+        )
+    if fields["layer_types"] == "generated" and "layer_types" not in data:
+        return (
+            "its config class writes layer_types of its own (which the EAGLE layers read) that the head does not give"
+        )
+    return None
+
+
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    return _DEFAULTS.get(str(f.get("model_type") or ""), {})
+    """The config class's defaults that change the KV cache, by ``model_type``: this module's
+    own (:data:`_DEFAULTS`), else, for an EAGLE head of another class, that class's recorded
+    ``head_dim``, ``num_key_value_heads``, ``max_position_embeddings`` and ``sliding_window``."""
+    model_type = str(f.get("model_type") or "")
+    if model_type in _DEFAULTS:
+        return _DEFAULTS[model_type]
+    fields = _head_fields().get(model_type)
+    if fields is None:
+        return {}
+    keys = ("head_dim", "num_key_value_heads", "max_position_embeddings", "sliding_window")
+    return {k: fields[k] for k in keys if isinstance(fields[k], int)}
 
 
 def _qwen_layer_types(f: ConfigFields, n: int) -> tuple[list[str], int | None]:

@@ -7,6 +7,7 @@ from 0.32, which reads transformers' ``Qwen3NextConfig``, it is: ``layer_kinds_h
 and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
 (``qwen3_next_mtp.py``: ``num_nextn_predict_layers``; ``qwen3_5_mtp.py``:
 ``mtp_num_hidden_layers``; default 1) adds full-attention layers under ``"method": "mtp"``.
+MiniCPM-V-4.6 (``minicpmv4_6.py``) builds ``Qwen3_5ForCausalLM`` on its text config.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ class Qwen3NextExtra(FamilyExtra):
     layer_kinds_hf_class: tuple[LayerKind, ...]
 
 
+#: wrappers of the Qwen3.5 text model whose state-dtype hook ignores ``mamba_ssm_dtype``
+SSM_DTYPE_NOT_READ = frozenset({"MiniCPMV4_6ForConditionalGeneration"})
+
+
 def _is_qwen3_5(f: ConfigFields) -> bool:
     return str(f.get("model_type") or "").startswith("qwen3_5")
 
@@ -80,7 +85,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         head_v_dim=f.integer("linear_value_head_dim"),
         conv_kernel=f.integer("linear_conv_kernel_dim"),
     )
-    hf_ssm = ssm_dtype(f, "mamba_ssm_dtype") if qwen3_5 and f.has("mamba_ssm_dtype") else None
+    # MiniCPM-V-4.6's own state-dtype hook (minicpmv4_6.py) does not pass the text config's
+    # mamba_ssm_dtype on, as Qwen3.5's does: its SSM state takes the cache flags' dtype
+    reads_ssm = qwen3_5 and architecture not in SSM_DTYPE_NOT_READ
+    hf_ssm = ssm_dtype(f, "mamba_ssm_dtype") if reads_ssm and f.has("mamba_ssm_dtype") else None
     mtp_key = "mtp_num_hidden_layers" if qwen3_5 else "num_nextn_predict_layers"
     return geometry(
         f,

@@ -231,7 +231,6 @@ REASONS: dict[str, str] = {
     "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": REMOTE_MM,
     "MiniCPMV": REMOTE_MM,
-    "MiniCPMV4_6ForConditionalGeneration": HYBRID,
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,

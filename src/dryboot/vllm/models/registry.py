@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
-from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
+from dryboot.vllm.models.llama import EAGLE_HEADS, eagle_head_refusal
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 from dryboot.vllm.versions import rules_for, unverified_reason
 
@@ -178,6 +178,8 @@ FAMILIES: tuple[Family, ...] = (
             "Qwen3NextForCausalLM",
             "Qwen3_5ForConditionalGeneration",
             "Qwen3_5MoeForConditionalGeneration",
+            # minicpmv4_6.py builds Qwen3_5ForCausalLM on the text config (a Qwen3.5 hybrid)
+            "MiniCPMV4_6ForConditionalGeneration",
         ),
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
@@ -450,11 +452,11 @@ def eagle_head_overrides(data: dict[str, Any], method: str, source: str) -> dict
         return None
     resolved = drafter_architecture(method, archs[0], source)
     kind = data.get("model_type")
-    if resolved in EAGLE_HEADS and isinstance(kind, str) and kind not in EAGLE_MODEL_TYPES:
+    refusal = eagle_head_refusal(kind, data) if resolved in EAGLE_HEADS and isinstance(kind, str) else None
+    if refusal is not None:
         raise InputError(
             source,
             "model_type",
-            f"{kind!r}: vLLM reads this {method} head ({resolved}) with that config class, whose fields dryboot "
-            f"reads for an EAGLE head only for model_type {', '.join(sorted(EAGLE_MODEL_TYPES))}: not modelled",
+            f"{kind!r}: vLLM reads this {method} head ({resolved}) with that config class, and {refusal}: not modelled",
         )
     return None if resolved == archs[0] else {"architectures": [resolved]}

@@ -19,7 +19,7 @@ from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.fp8_utils import block_shards
 from dryboot.vllm.models.common import check_numeric_fields
-from dryboot.vllm.models.llama import EAGLE_HEADS, EAGLE_MODEL_TYPES
+from dryboot.vllm.models.llama import EAGLE_HEADS, eagle_head_refusal
 from dryboot.vllm.models.registry import Family, family_for
 from dryboot.vllm.models.wrappers import TEXT_CONFIG_PATHS
 from dryboot.vllm.transformers_utils.speculators import is_speculators, verifier
@@ -105,7 +105,7 @@ def check_model_type(architecture: str, family: Family, data: dict[str, Any], so
     table = _model_types()
     if not isinstance(kind, str) or kind not in table.values():
         return  # a config class no family names: the family's own rules decide
-    if architecture in EAGLE_HEADS and kind in EAGLE_MODEL_TYPES:
+    if architecture in EAGLE_HEADS and eagle_head_refusal(kind, data) is None:
         return  # vLLM's EAGLEConfig reads a head with whatever class its model_type names
     mine = {table[a] for a in family.architectures if a in table}
     if kind not in mine:

@@ -1,0 +1,96 @@
+"""dryboot against vLLM's recorded engine start on the frontier cases of issue 37
+(``frontier_cases.py``): Gemma-4 (published configs and the tiny one) on nine GPUs, with its
+multimodal inputs on (a stand-in tokenizer in the model directory, as every real checkpoint has
+one) and off, and 0.32+'s auto-fit line. ``data/frontier/vllm-X.json`` is written by
+``record_frontier.py`` from ``tests/data/gpus/run_oracle_as.py``; nothing in it comes from dryboot.
+Every case must agree (block size, groups, blocks, tokens, concurrency, max model length, or the
+refusal), and an "Auto-fit" line vLLM logged must be dryboot's to the character.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import frontier_cases as F
+
+from dryboot.vllm import versions
+
+pytestmark = pytest.mark.fidelity
+
+
+def _dryboot(case: dict[str, Any], version: str) -> dict[str, Any]:
+    c = H.Case(
+        id=case["id"],
+        family="frontier",
+        model=F.materialize(case),
+        argv=[*F.argv(case), "--gpu", case["gpu"]],
+        source=case["model"],
+    )
+    return H.run_dryboot(c, version)
+
+
+def _problems(version: str) -> tuple[int, list[str]]:
+    rec = F.recorded(version)
+    out = []
+    for case in F.cases():
+        if case["id"] not in rec:
+            continue
+        v = rec[case["id"]]["vllm"]
+        d = _dryboot(case, version)
+        verdict = H.compare(v, d)
+        if not verdict["agree"]:
+            out.append(
+                f"{case['id']} {case['argv']}: vLLM {H._answer(v, vllm=True)}\n    dryboot {H._answer(d, vllm=False)}"
+            )
+            continue
+        fits = [ln for ln in v.get("kv_log") or [] if ln.startswith("Auto-fit")]
+        missing = [ln for ln in fits if ln not in (d.get("log") or [])]
+        if missing:
+            out.append(f"{case['id']}: vLLM logs {missing[0]!r}; dryboot: {d.get('log')}")
+    return len(rec), out
+
+
+@pytest.mark.parametrize("version", F.VERSIONS)
+def test_frontier_cases_agree(version: str) -> None:
+    n, problems = _problems(version)
+    if n == 0:
+        pytest.skip(f"no frontier recording for {version}")
+    assert not problems, f"{len(problems)}/{n} disagree on {version}:\n" + "\n".join(problems)
+
+
+def test_frontier_recording_covers_every_gpu() -> None:
+    """Both releases recorded on the nine GPUs (SM 8.0, 8.6, 8.9, 9.0, 10.0, 12.0), and the
+    A100 case of issue 37 holds vLLM's 85,131 tokens (multimodal inputs on)."""
+    for version in F.VERSIONS:
+        rec = F.recorded(version)
+        assert {cid.split("|")[0] for cid in rec} >= set(F.GPUS), version
+    a100 = F.recorded("0.28.0")["A100-80GB|google--gemma-4-26B-A4B#0"]["vllm"]
+    assert a100["tokens"] == 85131
+
+
+def test_mm_prefix_composite_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flipping ``mm_prefix_composites`` off for 0.33.0 loses vLLM's TRITON_FLASHINFER answer
+    for Gemma-4 on a B200 (64-token blocks)."""
+    rec = F.recorded("0.33.0")
+    cid = "B200|Gemma4ForCausalLM#0"
+    case = next(c for c in F.cases() if c["id"] == cid)
+    rules = versions.rules_for("0.33.0")
+    assert _agrees(rec[cid]["vllm"], _dryboot(case, "0.33.0"))
+    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, mm_prefix_composites=False))
+    versions.rules_for.cache_clear()
+    try:
+        assert not _agrees(rec[cid]["vllm"], _dryboot(case, "0.33.0"))
+    finally:
+        versions.rules_for.cache_clear()
+
+
+def _agrees(v: dict[str, Any], d: dict[str, Any]) -> bool:
+    return bool(H.compare(v, d)["agree"])
