@@ -926,6 +926,8 @@ def run_dryboot(case: Case, vllm_version: str | None = None) -> dict[str, Any]:
         tokens=cap.get("kv_cache_size_tokens"),
         concurrency=cap.get("max_concurrency"),
         log=doc.get("log") or [],
+        # why "vLLM would log" is empty (e.g. the weights do not load on the named GPU)
+        log_note=doc.get("log_note"),
     )
     return out
 
