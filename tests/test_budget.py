@@ -319,7 +319,7 @@ def test_any_flags_give_ordered_bounds_or_one_line(
     kv = b.available_kv_cache_bytes
     assert kv.low <= kv.estimate <= kv.high
     assert all(t.low <= t.point <= t.high for t in b.terms)
-    assert b.requested_bytes == request_memory(b.gpu_total_bytes, util)
+    assert b.requested_bytes - 1 < b.gpu_total_bytes * util <= b.requested_bytes  # vLLM's ceil, not round
 
 
 def test_bad_compile_cache_is_refused_naming_the_flag() -> None:

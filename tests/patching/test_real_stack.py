@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .corpus import FetchError, pypi_release
-from .helpers import run_cli, snapshot
+from .helpers import gnu_patch_bin, run_cli, snapshot
 
 #: fetched from the package registries: skipped unless DRYBOOT_NETWORK=1 (tests/conftest.py)
 pytestmark = pytest.mark.network
@@ -76,7 +76,7 @@ def test_release_stack_matches_gnu_and_newest(tmp_path: Path) -> None:
     for n in names:
         p = subprocess.run(
             [
-                "patch",
+                gnu_patch_bin(),
                 "-f",
                 "-s",
                 "--fuzz",

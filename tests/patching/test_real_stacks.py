@@ -29,7 +29,7 @@ from dryboot.patching.series import load_series
 from dryboot.patching.state import stack_state
 
 from .corpus import FetchError, pypi_release
-from .helpers import run_cli, snapshot
+from .helpers import gnu_patch_bin, run_cli, snapshot
 
 #: fetched from the package registries: skipped unless DRYBOOT_NETWORK=1 (tests/conftest.py)
 pytestmark = pytest.mark.network
@@ -91,7 +91,7 @@ def _cut(diff: bytes) -> list[tuple[str, bytes]]:
 def _gnu(target: Path, patch: Path, *opts: str) -> None:
     p = subprocess.run(
         [
-            "patch",
+            gnu_patch_bin(),
             "-f",
             "-s",
             "--fuzz",
