@@ -218,8 +218,8 @@ RECORDED = [
         MNB,
         _refused(
             "config",
-            "ValidationError: 1 validation error for ModelConfig\n  Value error, User-specified max_model_len (8192) is "
-            "greater than the derived max_model_len (max_position_embeddings=2048.0 or model_max_length=None",
+            "ValidationError: 1 validation error for ModelConfig\n  Value error, User-specified max_model_len (8192) "
+            "is greater than the derived max_model_len (max_position_embeddings=2048.0 or model_max_length=None",
         ),
     ),
     Recorded(

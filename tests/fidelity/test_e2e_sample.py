@@ -48,7 +48,9 @@ def test_the_sample_is_the_generators_cases(generated: tuple[Path, dict[str, H.C
 
 
 @pytest.mark.parametrize("row", DOC["rows"], ids=[r["id"] for r in DOC["rows"]])
-def test_dryboot_agrees_with_the_recorded_answer(row: dict[str, Any], generated: tuple[Path, dict[str, H.Case]]) -> None:
+def test_dryboot_agrees_with_the_recorded_answer(
+    row: dict[str, Any], generated: tuple[Path, dict[str, H.Case]]
+) -> None:
     _, cases = generated
     case = cases[row["id"]]
     got = H.run_dryboot(case, DOC["meta"]["vllm_version"])

@@ -376,14 +376,16 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
     # LFM2's ShortConv state gains the speculative rows in 0.29, its alignment does not: AssertionError
     ("0.28.0", "lfm2-spec"): _ok(16, 2322321, 37133927, 128000),
     ("0.29.0", "lfm2-spec"): _refused_as(
-        "AssertionError: ", "v1/kv_cache_interface.py:879 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size"
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:879 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
     ),
     # FlashInfer's SM90 nvfp4 path (0.32+); 0.28.0 finds no backend
     ("0.28.0", "nvfp4-fi"): _refused_with("No valid attention backend"),
     ("0.33.0", "nvfp4-fi"): _ok(16, 11338802, 181420832, 131072),
     # Granite-4 aligns to the state with its speculative rows from 0.32; 0.28.0 asserts (AssertionError)
     ("0.28.0", "granite-spec"): _refused_as(
-        "AssertionError: ", "v1/kv_cache_interface.py:683 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size"
+        "AssertionError: ",
+        "v1/kv_cache_interface.py:683 MambaSpec.page_size_bytes: assert self.page_size_padded >= page_size",
     ),
     ("0.33.0", "granite-spec"): _ok(1136, 64, 2184, 1024),
     ("0.30.0", "pp-mtp"): _ok(16, 3487, 510098, 4096),
@@ -758,6 +760,8 @@ SWITCH_CASES: list[tuple[str, str, str, Any]] = [
 
 
 def _check(expect: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    if H.is_crash(got):  # a crash is never the refusal recorded, whatever its message says
+        return [f"dryboot crashed: {got.get('error')}"]
     if expect.get("refused"):
         if not got.get("refused"):
             return [f"expected a refusal, got {H._answer(got, vllm=False)}"]
