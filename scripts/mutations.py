@@ -39,7 +39,7 @@ FIDELITY = [
     "tests/fidelity/test_releases.py",
     "tests/fidelity/test_hybrids.py",
 ]
-GEOMETRY = [*FIDELITY, "tests/test_planner_plan.py", "tests/test_vllm_models.py"]
+GEOMETRY = [*FIDELITY, "tests/fidelity/test_deepseek_v4.py", "tests/test_planner_plan.py", "tests/test_vllm_models.py"]
 BUDGET = ["tests/test_vllm_worker_utils.py", "tests/test_budget.py", "tests/test_vllm_gpus.py"]
 CHECKLOG = ["tests/checklog"]
 PATCHING = [

@@ -21,6 +21,38 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import e2e_harness as H
 
 CASES, SEED, EVERY = 300, 0, 10
+#: cases that pin a rule the sample rarely reaches: (id, shipped config, flags, the rule)
+PINNED = [
+    (
+        "sw-edge",
+        "examples/models/gpt-oss-20b.config.json",
+        [
+            "--max-model-len",
+            "8192",
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--max-num-batched-tokens",
+            "2049",
+            "--no-async-scheduling",
+        ],
+        "a sliding window holds window - 1 + in-flight tokens (one batch without async scheduling): "
+        "127 + 2049 = 2176 = 136 blocks of 16, + 1",
+    ),
+    (
+        "sw-edge-control",
+        "examples/models/gpt-oss-20b.config.json",
+        [
+            "--max-model-len",
+            "8192",
+            "--kv-cache-memory-bytes",
+            "2000000000",
+            "--max-num-batched-tokens",
+            "2048",
+            "--no-async-scheduling",
+        ],
+        "the same one token below the block boundary",
+    ),
+]
 KEEP = ("ok", "stage", "error", *H.COMPARED)
 
 
@@ -33,7 +65,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         work = Path(d)
         cases = H.generate_cases(CASES, SEED, work)[::EVERY]
-        answers = H.OracleRunner(python, jobs=1).run([c.oracle_input() for c in cases])
+        pinned = [
+            H.Case(id=cid, family="pinned", model=H.materialize_file(work, H.REPO / path), argv=argv, note=rule)
+            for cid, path, argv, rule in PINNED
+        ]
+        answers = H.OracleRunner(python, jobs=1).run([c.oracle_input() for c in cases + pinned])
         rows: list[dict[str, Any]] = []
         for c in cases:
             a = answers[c.id]
@@ -47,8 +83,18 @@ def main() -> int:
                     "vllm": {k: a[k] for k in KEEP if k in a},
                 }
             )
+        pins = [
+            {
+                "id": c.id,
+                "config": path,
+                "argv": c.argv,
+                "rule": c.note,
+                "vllm": {k: answers[c.id][k] for k in KEEP if k in answers[c.id]},
+            }
+            for c, (_, path, _, _) in zip(pinned, PINNED, strict=True)
+        ]
         meta = {"vllm_version": "0.28.0", "cases": CASES, "seed": SEED, "every": EVERY, "python": "DRYBOOT_VLLM_PYTHON"}
-        print(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        print(json.dumps({"meta": meta, "rows": rows, "pinned": pins}, indent=1))
     return 0
 
 

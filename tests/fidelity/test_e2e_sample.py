@@ -58,3 +58,13 @@ def test_dryboot_agrees_with_the_recorded_answer(
     assert verdict["agree"], (
         f"{case.command()}\n  vLLM:    {H._answer(row['vllm'], vllm=True)}\n  dryboot: {H._answer(got, vllm=False)}"
     )
+
+
+@pytest.mark.parametrize("pin", DOC["pinned"], ids=[p["id"] for p in DOC["pinned"]])
+def test_dryboot_agrees_on_the_pinned_cases(pin: dict[str, Any], tmp_path: Path) -> None:
+    """Cases recorded beside the sample to pin a rule it rarely reaches (``record_e2e_sample.PINNED``)."""
+    model = H.materialize_file(tmp_path, H.REPO / pin["config"])
+    case = H.Case(id=pin["id"], family="pinned", model=model, argv=pin["argv"])
+    got = H.run_dryboot(case, DOC["meta"]["vllm_version"])
+    verdict = H.compare(pin["vllm"], got)
+    assert verdict["agree"], (pin["rule"], verdict["diffs"])
