@@ -6,6 +6,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# --- git's configuration is the tests' own (issue 38): the git oracles (``git apply``, ``git am``) read
+# no user or system config, so a stray ``~/.gitconfig`` (``core.autocrlf``, ``apply.whitespace``) cannot
+# change the truth; set at import, before any test module builds its environment from os.environ.
+#: The variables that pin it; tests that build a git environment from scratch add these.
+GIT_PINNED = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+for _name in [n for n in os.environ if n.startswith("GIT_")]:
+    del os.environ[_name]
+os.environ.update(GIT_PINNED)
 #: The model configs the repository ships (examples and tests share them).
 MODELS = REPO / "examples" / "models"
 

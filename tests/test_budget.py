@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dryboot.errors import InputError
@@ -141,20 +141,53 @@ def test_wants_budget_only_with_a_gpu_and_no_budget() -> None:
     assert not wants_budget(EngineArgs(gpu=g, non_kv_memory_bytes=GIB))
 
 
+_SHAPE_KEYS = ["vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "x"]
+#: a text config as published: every key a positive integer (heads dividing the hidden size)
+_VALID_SHAPE = st.builds(
+    lambda heads, d, vocab, inter: {
+        "vocab_size": vocab,
+        "hidden_size": heads * d,
+        "intermediate_size": inter,
+        "num_attention_heads": heads,
+        "head_dim": d,
+    },
+    st.integers(1, 64),
+    st.sampled_from([64, 80, 128, 256]),
+    st.integers(1, 300_000),
+    st.integers(1, 60_000),
+)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.dictionaries(
-        st.sampled_from(["vocab_size", "hidden_size", "intermediate_size", "num_attention_heads", "head_dim", "x"]),
+        st.sampled_from(_SHAPE_KEYS),
         st.one_of(st.integers(-5, 10**6), st.text(max_size=3), st.none(), st.booleans()),
     )
+    | _VALID_SHAPE
 )
 def test_forward_shape_takes_any_mapping(cfg: dict[str, object]) -> None:
+    """A shape from what is usable, or the one refusal naming the missing field: a positive integer
+    is read as given, anything else (0, negative, text, bool) as absent."""
+
+    def usable(key: str) -> int:
+        v = cfg.get(key)
+        return v if type(v) is int and v > 0 else 0
+
     try:
         s = forward_shape(cfg)
     except InputError as e:
+        event("refused")
         assert "activation" in str(e)
+        assert not usable("vocab_size") or not usable("hidden_size")
+        assert e.where == ("vocab_size" if not usable("vocab_size") else "hidden_size")
     else:
-        assert s.vocab_size > 0 and s.hidden_size > 0 and padded_vocab(s.vocab_size) % 64 == 0
+        event("shaped")
+        assert (s.vocab_size, s.hidden_size) == (usable("vocab_size"), usable("hidden_size"))
+        assert padded_vocab(s.vocab_size) % 64 == 0 and padded_vocab(s.vocab_size) >= s.vocab_size
+        assert s.intermediate_size == (usable("intermediate_size") or 4 * s.hidden_size)
+        heads = usable("num_attention_heads")
+        assert s.q_size == heads * (usable("head_dim") or (s.hidden_size // heads if heads else 0))
 
 
 def _verified() -> list[tuple[str, str]]:
@@ -319,7 +352,7 @@ def test_any_flags_give_ordered_bounds_or_one_line(
     kv = b.available_kv_cache_bytes
     assert kv.low <= kv.estimate <= kv.high
     assert all(t.low <= t.point <= t.high for t in b.terms)
-    assert b.requested_bytes == request_memory(b.gpu_total_bytes, util)
+    assert b.requested_bytes - 1 < b.gpu_total_bytes * util <= b.requested_bytes  # vLLM's ceil, not round
 
 
 def test_bad_compile_cache_is_refused_naming_the_flag() -> None:

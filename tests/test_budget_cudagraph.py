@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings, target
 from hypothesis import strategies as st
 
 from dryboot.errors import InputError
@@ -57,6 +57,22 @@ def test_levels_and_explicit_mode() -> None:
         compilation_settings(4, None)
 
 
+#: a --compilation-config vLLM accepts: the keys dryboot reads, each with a value of its type, and an unread key
+VALID_CC = st.fixed_dictionaries(
+    {},
+    optional={
+        "cudagraph_mode": st.sampled_from(["NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"]).map(
+            lambda m: m.lower() if len(m) % 2 else m
+        ),
+        "cudagraph_capture_sizes": st.lists(st.integers(1, 600), min_size=1, max_size=6),
+        "max_cudagraph_capture_size": st.integers(1, 1024),
+        "cudagraph_mm_encoder": st.booleans(),
+        "mode": st.sampled_from([0, 1, 2, 3, "NONE", "VLLM_COMPILE", "stock_torch_compile"]),
+        "pass_config": st.just({"fuse_norm_quant": True}),
+    },
+)
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.one_of(
@@ -65,19 +81,38 @@ def test_levels_and_explicit_mode() -> None:
             st.sampled_from(["cudagraph_mode", "cudagraph_capture_sizes", "max_cudagraph_capture_size", "mode", "x"]),
             st.one_of(st.integers(-2, 600), st.text(max_size=6), st.lists(st.integers(-1, 600), max_size=4)),
         ).map(json.dumps),
+        VALID_CC.map(json.dumps),
     )
 )
 def test_compilation_config_parser_gives_settings_or_one_value_error(text: str) -> None:
     try:
         canonical = parse_compilation_config(text)
     except ValueError as e:
+        event("refused")
         assert "\n" not in str(e)
         return
+    event("parsed")
+    data = json.loads(text)
     s = compilation_settings(2, canonical)
+    assert s.cudagraph_mode == str(data.get("cudagraph_mode", "FULL_AND_PIECEWISE")).upper()
+    if "cudagraph_capture_sizes" in data:
+        assert s.capture_sizes == tuple(sorted(set(data["cudagraph_capture_sizes"])))
+    else:
+        assert s.capture_sizes is None
+    assert s.max_capture_size == data.get("max_cudagraph_capture_size")
+    assert s.compiled == (str(data.get("mode", 3)).upper() not in ("0", "NONE"))
+    assert s.unread == tuple(sorted(k for k in data if k not in ("cudagraph_mode", "cudagraph_capture_sizes",
+                                                                  "max_cudagraph_capture_size", "cudagraph_mm_encoder",
+                                                                  "mode")))  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(VALID_CC)
+def test_every_valid_compilation_config_is_accepted(data: dict[str, object]) -> None:
+    """The valid half alone: vLLM accepts each of these, so dryboot must too."""
+    target(float(len(data)), label="keys given")
+    s = compilation_settings(2, parse_compilation_config(json.dumps(data)))
     assert s.cudagraph_mode in ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE")
-    assert s.capture_sizes is None or (
-        s.capture_sizes == tuple(sorted(set(s.capture_sizes))) and min(s.capture_sizes) >= 1
-    )
 
 
 def test_graph_counts_per_mode() -> None:

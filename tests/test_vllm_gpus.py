@@ -21,11 +21,38 @@ REPO = Path(__file__).resolve().parents[1]
 MATRIX = REPO / "tests" / "data" / "gpus" / "backend-matrix" / "vllm-0.28.0.json"
 
 
-def test_the_package_table_is_the_sourced_one() -> None:
-    """``src/dryboot/data/gpus.toml`` is ``tests/data/gpus/gpus.toml`` (whose SOURCES.md gives
-    every figure's source), byte for byte."""
-    shipped = REPO / "src" / "dryboot" / "data" / "gpus.toml"
-    assert shipped.read_bytes() == (REPO / "tests" / "data" / "gpus" / "gpus.toml").read_bytes()
+#: where dryboot's table (src/dryboot/data/gpus.toml) differs from the oracle's, recorded from the
+#: sources (tests/data/gpus/gpus.toml): (GPU, figure) -> why. Strict: a listed figure that agrees fails.
+KNOWN_TABLE_DIFFERENCES = {
+    ("H200", "nvml_total_bytes"): "dryboot's default GPU keeps its 141 GiB placeholder; the posted total is 143771 MiB",
+    ("H200", "cuda_total_bytes"): "dryboot's default GPU keeps its 141 GiB placeholder; torch posts 143156 MiB",
+    ("A10G", "cuda_total_bytes"): "dryboot takes the NVML total; torch posts 22587 MiB",
+    ("RTX 4090 (WSL2)", "cuda_total_bytes"): (
+        "dryboot takes the whole 24564 MiB (GPUInspector's 23.988 GiB under WSL2); vLLM's line prints 23.99 GiB"
+    ),
+}
+
+
+def test_the_package_table_agrees_with_the_sourced_one() -> None:
+    """Every GPU the oracle's table records from its sources (``tests/data/gpus/gpus.toml``) is in
+    dryboot's table with the same device name, capability and totals, but for the listed differences."""
+    import tomllib
+
+    def rows(path: Path) -> dict[str, dict[str, object]]:
+        return {r["name"]: r for r in tomllib.loads(path.read_text(encoding="utf-8"))["gpu"]}
+
+    shipped = rows(REPO / "src" / "dryboot" / "data" / "gpus.toml")
+    sourced = rows(REPO / "tests" / "data" / "gpus" / "gpus.toml")
+    assert set(sourced) <= set(shipped), sorted(set(sourced) - set(shipped))
+    differs = set()
+    for name, row in sourced.items():
+        for figure in ("device_name", "compute_capability", "nvml_total_bytes", "cuda_total_bytes"):
+            if shipped[name][figure] != row[figure]:
+                differs.add((name, figure))
+    assert differs == set(KNOWN_TABLE_DIFFERENCES), (
+        sorted(differs - set(KNOWN_TABLE_DIFFERENCES)),
+        sorted(set(KNOWN_TABLE_DIFFERENCES) - differs),
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from dryboot.errors import InputError
@@ -115,17 +115,61 @@ json_values = st.recursive(
 )
 
 
+@st.composite
+def headers(draw: st.DrawFn) -> tuple[bytes, str | None]:
+    """A header as bytes, and the tensor whose entry was spoiled (``None``: a valid header): a valid
+    header of up to four tensors, then (half the time) one field of one entry replaced by any JSON
+    value, or the bytes cut short."""
+    spec = draw(
+        st.dictionaries(
+            st.text(min_size=1, max_size=8).filter(lambda n: n != "__metadata__"),
+            st.tuples(st.sampled_from(sorted(DTYPE_BYTES)), st.lists(st.integers(0, 16), max_size=3)),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    header: dict[str, object] = {"__metadata__": {"format": "pt"}}
+    off = 0
+    for name, (dt, shape) in spec.items():
+        nb = TensorInfo(dt, tuple(shape)).nbytes
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + nb]}
+        off += nb
+    spoiled = None
+    how = draw(st.sampled_from(["valid", "field", "cut"]))
+    if how == "field":
+        spoiled = draw(st.sampled_from(sorted(spec)))
+        field = draw(st.sampled_from(["dtype", "shape", "data_offsets"]))
+        entry = dict(header[spoiled])  # type: ignore[call-overload]
+        entry[field] = draw(json_values)
+        header[spoiled] = entry
+    blob = json.dumps(header).encode()
+    if how == "cut":
+        blob = blob[: draw(st.integers(0, len(blob) - 1))]
+        spoiled = "<cut>"
+    return blob, spoiled
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=200) | json_values.map(lambda v: json.dumps(v).encode()))
-def test_parse_header_never_crashes(blob: bytes) -> None:
-    """Arbitrary bytes or JSON: tensors or one InputError, nothing else."""
+@given(st.binary(max_size=200) | json_values.map(lambda v: (json.dumps(v).encode(), "<any>")) | headers())
+def test_parse_header_never_crashes(given_: bytes | tuple[bytes, str | None]) -> None:
+    """Arbitrary bytes or JSON, or a header valid or spoiled in one field: the tensors it declares,
+    or one InputError naming the spoiled entry; nothing else."""
+    blob, spoiled = (given_, "<any>") if isinstance(given_, bytes) else given_
     try:
         got = parse_header(blob)
     except InputError as e:
+        event("refused")
         assert "\n" not in e.line()
+        assert spoiled is not None, f"a valid header refused: {e.line()}"
+        if spoiled not in ("<any>", "<cut>"):
+            assert f"header[{spoiled!r}]" in e.line()
         return
-    for info in got.values():
-        assert info.dtype in DTYPE_BYTES and all(d >= 0 for d in info.shape)
+    event("parsed, tensors" if got else "parsed, empty")
+    doc = json.loads(blob)
+    assert set(got) == set(doc) - {"__metadata__"}
+    for name, info in got.items():
+        assert info.dtype == doc[name]["dtype"] and list(info.shape) == doc[name]["shape"]
+        assert doc[name]["data_offsets"][1] - doc[name]["data_offsets"][0] == info.nbytes
 
 
 @settings(max_examples=100, deadline=None)

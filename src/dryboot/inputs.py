@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
-from typing import BinaryIO
 
 from .errors import InputError
+
+TYPE_CHECKING = False  # not typing's: the patch fast path (dryboot.__main__) imports neither typing nor pathlib
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
 
 __all__ = ["check_regular", "file_kind", "open_regular", "read_regular", "require_regular"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -139,10 +138,13 @@ def test_a_patch_that_breaks_import_is_refused_by_name(boot_python: str, pristin
 
 def test_a_release_outside_the_range_is_refused(boot_python: str, pristine: Path, tmp_path: Path) -> None:
     tree = patched(pristine, PATCHES / "release-0.34.0", tmp_path / "tree")
-    t0 = time.perf_counter()
-    r = dryboot("boot", "--vllm", str(tree), "--python", boot_python, "--model", str(LLAMA), *SMALL)
+    # refused before the environment's python runs at all: this one leaves a mark when it does
+    marked = tmp_path / "python"
+    marked.write_text(f'#!/bin/sh\ntouch "{tmp_path / "ran"}"\nexec "{boot_python}" "$@"\n')
+    marked.chmod(0o755)
+    r = dryboot("boot", "--vllm", str(tree), "--python", str(marked), "--model", str(LLAMA), *SMALL)
     assert r.returncode == 2 and "0.34.0: dryboot boot runs vLLM 0.27.1 to 0.33.x" in r.stderr
-    assert time.perf_counter() - t0 < 5  # refused before any import
+    assert not (tmp_path / "ran").exists()
 
 
 def test_one_process_serves_many_engine_starts(boot_python: str, pristine: Path) -> None:
@@ -151,7 +153,6 @@ def test_one_process_serves_many_engine_starts(boot_python: str, pristine: Path)
         answers = [s.boot(str(LLAMA), SMALL) for _ in range(3)]
         assert s._proc.pid == pid and s.cases == 3
     assert [a["num_blocks"] for a in answers] == [100, 100, 100]
-    assert max(a["seconds"] for a in answers[1:]) < s.import_seconds / 5
 
 
 def test_a_syntax_error_is_reported_at_the_trees_file_and_line(

@@ -1068,14 +1068,222 @@ def reason_kind(message: str | None) -> str:
     return "other"
 
 
+def vllm_refusal(error: str | None) -> tuple[str, str]:
+    """vLLM's refusal as (exception type, message): ``"ValueError: X"`` -> ``("ValueError", "X")``;
+    a pydantic ``N validation error for C\\n  Value error, X [type=...`` gives X itself."""
+    m = re.match(r"([A-Za-z_][\w.]*): ?(.*)", error or "", re.S)
+    kind, message = (m.group(1), m.group(2)) if m else ("", error or "")
+    inner = re.search(r"Value error, (.*?)(?: \[type=|$)", message, re.S)
+    return kind, (inner.group(1) if inner else message).strip()
+
+
+def _key_phrase(message: str, words: int = 4) -> str | None:
+    """The first ``words`` words of vLLM's message as a pattern (figures and paths may differ)."""
+    found = message.split()[:words]
+    if len(found) < min(words, 2):
+        return None
+    return r"\s+".join(r"\S+" if re.search(r"\d|/", w) else re.escape(w) for w in found)
+
+
+#: The same refusal in dryboot's own words: (vLLM's exception types, a key phrase of vLLM's message,
+#: what dryboot's line says, the check both make). Each is one check of vLLM's that dryboot words
+#: otherwise (vLLM's message is a bare ``assert`` or names internals dryboot states in the user's terms).
+SAME_REFUSAL: list[tuple[tuple[str, ...], str, str, str]] = [
+    (
+        ("AssertionError",),
+        r"^$",
+        r"(?i:assert)|not divisible by tensor parallel size|larger than the common page|sizes the hybrid attention "
+        r"block to its mamba|greater than the number of experts|proposes exactly 1 token",
+        "a bare assert of vLLM's, which dryboot's line names (its condition, or 'vLLM asserts')",
+    ),
+    (
+        ("ValueError",),
+        r"extract_hidden_states requires num_speculative_tokens to be 1",
+        r"extract_hidden_states proposes exactly 1 token",
+        "extract_hidden_states drafts exactly one token",
+    ),
+    (
+        ("ValueError",),
+        r"Selected backend AttentionBackendEnum\.(\w+) is not valid for",
+        r"is an MLA model; pick a matching backend",
+        "a non-MLA --attention-backend on an MLA model",
+    ),
+    (
+        ("AssertionError", "ZeroDivisionError"),
+        r"group_size must be greater than 0|integer division or modulo by zero",
+        r"pipeline stage \d+ holds no KV cache layer|a ratio-\d+ layer stores block / \d+",
+        "an empty KV cache group (a pipeline stage without KV layers, a compressed layer's zero block): vLLM "
+        "asserts its size, or divides by it (0.32+)",
+    ),
+    (
+        ("RuntimeError", "AssertionError"),
+        r"No \w+ layers? found\s+in (?:the )?model(?:\.layers)?",
+        r"finds no MoE layer",
+        "a pipeline stage holding only dense layers of an MoE model",
+    ),
+    (
+        ("SystemExit",),
+        r"invalid choice",
+        r"invalid choice",
+        "a flag value vLLM's argument parser does not offer",
+    ),
+    (
+        ("ValueError",),
+        r"mask_token_id",
+        r"mask_token_id",
+        "a DFlash drafter without its mask token (vLLM's words change between releases)",
+    ),
+    (
+        ("ValueError",),
+        r"FLASHINFER_MLA_SPARSE is not a DeepSeek V4 attention",
+        r"FLASHINFER_MLA_SPARSE",
+        "FlashInfer's sparse MLA backend for DeepSeek-V4",
+    ),
+    (
+        ("ValueError", "IndexError"),
+        r"No valid attention backend found|list index out of range",
+        r"No valid attention backend found|serves an fp8_e4m3 cache on a sparse MLA model",
+        "no attention backend for the layer (vLLM 0.33's selector indexes its empty list of candidates)",
+    ),
+    (
+        ("ValidationError",),
+        r"contains custom code which must be executed",
+        r"Transformers does not recognize this",
+        "a model_type Transformers does not know (vLLM asks for trust_remote_code)",
+    ),
+]
+
+#: Documented exceptions: both refuse the input, for different checks, because dryboot runs a check in
+#: another order than vLLM (or first refuses by name what it does not model). (vLLM's exception types,
+#: a key phrase of vLLM's message, what dryboot's line says, why). Nothing else counts as agreement.
+OTHER_ORDER: list[tuple[tuple[str, ...], str, str, str]] = [
+    (
+        (),
+        r"",
+        r"is not modelled by dryboot|is not verified|is not modelled$|whose cache layout dryboot does not model|"
+        r"KV capacity on SM [\d.x]+ under vLLM [\d.]+ is not modelled",
+        "dryboot refuses by name what it does not model before any check of vLLM's (exact or refused)",
+    ),
+    (
+        ("ValidationError",),
+        r"User-specified max_model_len \(\d+\) is greater than the derived|max_model_len must be a positive "
+        r"integer|does not support float16",
+        r"World size \(\d+\) is larger|eagle_aux_hidden_state_layer_ids must be set|total number of attention "
+        r"heads|async scheduling is only supported|hidden_size wide|is not divisible by tensor parallel size|"
+        r"extract_hidden_states proposes exactly|vision tower splits its heads|User-specified max_model_len|"
+        r"Sliding window for some but all layers is not supported|No valid MLA prefill backend found|"
+        r"does not divide num_groups",
+        "vLLM's ModelConfig checks max_model_len and the dtype first; dryboot checks the parallel and "
+        "speculative configuration, the model's layers and attention backends (and the length before the "
+        "dtype) first",
+    ),
+    (
+        ("ValidationError",),
+        r"World size \(\d+\) is larger than the number of available GPUs",
+        r"No valid MLA prefill backend found",
+        "vLLM's ParallelConfig checks the world size before the model; dryboot checks the model's MLA "
+        "prefill backend first",
+    ),
+    (
+        ("ValueError", "AssertionError"),
+        r"eagle_aux_hidden_state_layer_ids must be set|^$",
+        r"is not divisible by tensor parallel size",
+        "vLLM builds the drafter before the target's towers; dryboot checks the target's heads first",
+    ),
+    (
+        ("NotImplementedError",),
+        r"Pipeline parallelism is not supported for this model",
+        r"eagle_aux_hidden_state_layer_ids must be set|disable_padded_drafter_batch is not supported|"
+        r"extract_hidden_states proposes exactly|Selected backend AttentionBackendEnum",
+        "vLLM refuses pipeline parallelism when it builds the model; dryboot checks the speculative and "
+        "backend flags first",
+    ),
+    (
+        ("AttributeError",),
+        r"'ExtractHiddenStatesConfig' object has no attribute",
+        r"hidden_size: missing|eagle_aux_hidden_state_layer_ids must be set",
+        "a drafter config lacking a field: vLLM fails reading it, dryboot names the field",
+    ),
+    (
+        ("SystemExit",),
+        r"invalid choice",
+        r"disable_padded_drafter_batch is not supported",
+        "vLLM parses every flag first; dryboot checks the speculative config while reading flags",
+    ),
+    (
+        ("RuntimeError",),
+        r"No \w*MoE layer found\s+in model\.layers",
+        r"pipeline stage \d+ holds no KV cache layer",
+        "a stage without KV layers and without MoE layers: vLLM's model class fails first",
+    ),
+    (
+        ("StrictDataclassClassValidationError",),
+        r"validate_rope",
+        r"is not a multiple of the \d+ attention heads",
+        "Transformers validates the rope settings before vLLM's head check",
+    ),
+    (
+        ("ValidationError",),
+        r"nvfp4 KV cache is not supported with MLA",
+        r"No valid attention backend found|is an MLA model; pick a matching backend",
+        "vLLM's CacheConfig refuses nvfp4 on MLA; dryboot finds no backend for that cache first",
+    ),
+    (
+        ("ValueError",),
+        r"To serve at least one request .*available KV cache memory \(0\.0 GiB\)",
+        r"No available memory for the cache blocks",
+        "a budget at zero: vLLM's available memory is a few bytes above it, dryboot's estimate at or below",
+    ),
+]
+
+
+def _table_match(table: list[tuple[tuple[str, ...], str, str, str]], kind: str, message: str, line: str) -> str | None:
+    for kinds, v_phrase, d_phrase, why in table:
+        if (not kinds or kind in kinds) and re.search(v_phrase, message) and re.search(d_phrase, line):
+            return why
+    return None
+
+
+def same_refusal(v_error: str | None, d_error: str | None) -> str | None:
+    """Why vLLM's refusal and dryboot's are the same refusal, or ``None``: dryboot's line carries
+    the key phrase of vLLM's message (its first words), or :data:`SAME_REFUSAL` pairs them."""
+    kind, message = vllm_refusal(v_error)
+    line = d_error or ""
+    phrase = _key_phrase(message)
+    if phrase is not None and re.search(phrase, line, re.I):
+        return f"{kind}: dryboot says vLLM's words"
+    return _table_match(SAME_REFUSAL, kind, message, line)
+
+
+def is_crash(d: dict[str, Any]) -> bool:
+    """dryboot's answer is a crash (a traceback's exception, or output that is not its JSON)."""
+    return d.get("rc") == -1 or str(d.get("error") or "").startswith(("crash:", "unparseable output"))
+
+
 def compare(v: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
-    """Verdict for one case: agree, and the differing fields."""
+    """Verdict for one case: agree, and the differing fields.
+
+    A crash on dryboot's side never agrees. When both refuse, they agree only on the same refusal
+    (:func:`same_refusal`) or on a documented exception (:data:`OTHER_ORDER`); ``diffs["refusal"]``
+    holds both messages otherwise."""
+    if is_crash(d):
+        return {"agree": False, "both_refuse": False, "diffs": {"crash": [v.get("error"), d.get("error")]}}
     v_ref = not v.get("ok")
     d_ref = bool(d.get("refused"))
     if v_ref or d_ref:
         if v_ref and d_ref:
-            rv, rd = reason_kind(v.get("error")), reason_kind(d.get("error"))
-            return {"agree": True, "both_refuse": True, "reasons_match": rv == rd, "reasons": [rv, rd], "diffs": {}}
+            same = same_refusal(v.get("error"), d.get("error"))
+            kind, message = vllm_refusal(v.get("error"))
+            exception = None if same else _table_match(OTHER_ORDER, kind, message, d.get("error") or "")
+            agree = bool(same or exception)
+            return {
+                "agree": agree,
+                "both_refuse": True,
+                "reasons_match": same is not None,
+                "same_refusal": same,
+                "exception": exception,
+                "diffs": {} if agree else {"refusal": [v.get("error"), d.get("error")]},
+            }
         return {
             "agree": False,
             "both_refuse": False,
@@ -1114,7 +1322,7 @@ def signature(case: Case, verdict: dict[str, Any]) -> str:
     diffs = verdict["diffs"]
     if "refusal" in diffs:
         v_err, d_err = diffs["refusal"]
-        who = "vllm-refuses" if v_err else "dryboot-refuses"
+        who = "both-refuse-differently" if v_err and d_err else "vllm-refuses" if v_err else "dryboot-refuses"
         return f"{case.family.split('[')[0]}: {who}: {reason_kind(v_err or d_err)}"
     return f"{case.family.split('[')[0]}: " + ",".join(sorted(diffs))
 

@@ -127,6 +127,22 @@ def test_vllm_serves_enough_distinct_fp8_cases() -> None:
     assert len(served) >= 20
 
 
+#: recorded cases dryboot answers otherwise today (strict: a known case that agrees fails the test):
+#: (config, flags) -> why
+KNOWN: dict[tuple[str, str], str] = {
+    (
+        "tiny",
+        "-dcp 2",
+    ): "dryboot has no -dcp/--decode-context-parallel-size flag: its usage error ('No such option') is not vLLM's "
+    "refusal ('DCP not support sliding window', AssertionError)",
+}
+
+
+def _known(row: dict[str, Any]) -> str | None:
+    flags = " ".join(row["argv"])
+    return next((why for (config, f), why in KNOWN.items() if row["config"] == config and f in flags), None)
+
+
 def test_dryboot_matches_recorded_oracle() -> None:
     problems = []
     rows = recorded()
@@ -134,6 +150,11 @@ def test_dryboot_matches_recorded_oracle() -> None:
         case = make_case(i, row["config"], T.local(row["argv"]))
         d = H.run_dryboot(case, "0.28.0")
         verdict = H.compare(row["vllm"], d)
+        known = _known(row)
+        if known is not None:
+            if verdict["agree"]:
+                problems.append(f"{case.id} now agrees: remove it from KNOWN ({known})")
+            continue
         if not verdict["agree"]:
             answers = f"vLLM:    {H._answer(row['vllm'], vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
             problems.append(f"{case.command('0.28.0')}\n    {answers}")

@@ -31,7 +31,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .helpers import snapshot
+from .helpers import gnu_patch_bin, snapshot
 
 __all__ = ["snapshot"]  # the corpus tests and the bench compare trees with it
 
@@ -310,7 +310,7 @@ def gnu_apply(
     """One ``patch`` run as dpkg-source's quilt format makes it (``-p1 -f --fuzz 0``, no backups):
     exit code, (hunk number, offset) of each hunk GNU reports at an offset, its output."""
     cmd = [
-        "patch",
+        gnu_patch_bin(),
         "-f",
         "--fuzz",
         "0",

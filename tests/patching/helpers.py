@@ -2,18 +2,44 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from dryboot.cli import cli
 from dryboot.patching.parse import parse_patch
 from dryboot.patching.place import run_hunks, sides, split_keep
+
+#: The GNU patch release dryboot reproduces: its messages and placement are the differential tests' truth.
+GNU_PATCH_VERSION = "GNU patch 2.7.6"
+
+
+@functools.cache
+def _patch_on_path() -> tuple[str | None, str]:
+    found = shutil.which("patch")
+    if found is None:
+        return None, "no patch on PATH"
+    r = subprocess.run([found, "--version"], capture_output=True, text=True, check=False, env={"LC_ALL": "C"})
+    first = (r.stdout.splitlines() or ["(no output)"])[0].strip()
+    return (found if first == GNU_PATCH_VERSION else None), f"{found} --version says {first!r}"
+
+
+def gnu_patch_bin() -> str:
+    """The path of the ``patch`` the tests compare dryboot with, checked to be GNU patch 2.7.6;
+    the calling test is skipped, saying which ``patch`` it found, where it is another one."""
+    found, what = _patch_on_path()
+    if found is None:
+        pytest.skip(f"needs {GNU_PATCH_VERSION} as `patch` (the release dryboot reproduces): {what}")
+    return found
+
 
 GNU_HUNK = re.compile(r"^Hunk #(\d+) (succeeded|FAILED) at (-?\d+)(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?")
 
@@ -31,7 +57,7 @@ def gnu_patch(
         Path(src).write_bytes(data)
         Path(os.path.join(d, "p")).write_bytes(patch)
         cmd = [
-            "patch",
+            gnu_patch_bin(),
             "-f",
             "--fuzz",
             str(fuzz),
@@ -113,7 +139,7 @@ def gnu_patch_tree(
             p.write_bytes(data)
         Path(d, "p").write_bytes(patch)
         cmd = [
-            "patch",
+            gnu_patch_bin(),
             "-p1",
             "--fuzz",
             str(fuzz),

@@ -53,11 +53,17 @@ CASES = [("debian", p) for p in C.DEBIAN] + [("data", s) for s in C.data_stacks(
 @pytest.mark.parametrize(("kind", "name"), CASES, ids=[c[1] for c in CASES])
 def test_real_stack_against_gnu_patch(tmp_path: Path, kind: str, name: str) -> None:
     st = _stack(kind, name, tmp_path)
+    _record(name, _facts(st, load_series(str(st.series))))
+    judge_stack(st, tmp_path)
+
+
+def judge_stack(st: C.Stack, tmp_path: Path) -> None:
+    """The checks of the module's docstring on one stack (``tmp_path``: scratch space); also run
+    offline on the recorded sample (``test_offline_sample.py``)."""
     n = len(st.entries)
     assert n >= 1
     pristine = C.snapshot(st.tree)
     patches = load_series(str(st.series))
-    _record(name, _facts(st, patches))
 
     # the GNU loop, the status of every prefix read on the tree it leaves
     gnu = tmp_path / "gnu"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from .helpers import run_cli
+from .helpers import gnu_patch_bin, run_cli
 
 PATCH = b"--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"
 
@@ -14,7 +14,9 @@ def test_plain_diff_creates_missing_file_like_gnu_patch(tmp_path: Path) -> None:
     gnu = tmp_path / "gnu"
     gnu.mkdir()
     (tmp_path / "p.patch").write_bytes(PATCH)
-    r = subprocess.run(["patch", "-p1", "-i", str(tmp_path / "p.patch")], cwd=gnu, capture_output=True, check=False)
+    r = subprocess.run(
+        [gnu_patch_bin(), "-p1", "-i", str(tmp_path / "p.patch")], cwd=gnu, capture_output=True, check=False
+    )
     assert r.returncode == 0, r.stderr
 
     stack = tmp_path / "stack"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run_cli, snapshot
+from .helpers import gnu_patch_bin, run_cli, snapshot
 
 LF_PATCH = b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
 CASES = {
@@ -26,7 +26,7 @@ TREES = {"lf": b"a\nb\nc\n", "crlf": b"a\r\nb\r\nc\r\n"}
 
 def _gnu(tree: Path, patch: Path) -> int:
     p = subprocess.run(
-        ["patch", "-p1", "-f", "--fuzz", "0", "--no-backup-if-mismatch", "-r", "-", "-i", str(patch)],
+        [gnu_patch_bin(), "-p1", "-f", "--fuzz", "0", "--no-backup-if-mismatch", "-r", "-", "-i", str(patch)],
         cwd=tree,
         capture_output=True,
         env={**os.environ, "LC_ALL": "C"},

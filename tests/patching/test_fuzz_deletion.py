@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run_cli
+from .helpers import gnu_patch_bin, run_cli
 
 LEAD_ONLY = b"--- a/f\n+++ b/f\n@@ -1,6 +1,3 @@\n a\n b\n c\n-d1\n-d2\n-d3\n"
 BOTH = b"--- a/f\n+++ b/f\n@@ -1,9 +1,6 @@\n a\n b\n c\n-d1\n-d2\n-d3\n q\n r\n s\n"
@@ -20,7 +20,7 @@ TREES = {LEAD_ONLY: b"x\ny\nz\nd1\nd2\nd3\n", BOTH: b"x\ny\nz\nd1\nd2\nd3\nq\nr\
 
 def _gnu(tree: Path, patch: Path, *args: str) -> int:
     p = subprocess.run(
-        ["patch", "-p1", "-f", "--no-backup-if-mismatch", "-s", *args, "-i", str(patch)],
+        [gnu_patch_bin(), "-p1", "-f", "--no-backup-if-mismatch", "-s", *args, "-i", str(patch)],
         cwd=tree,
         capture_output=True,
         env={**os.environ, "LC_ALL": "C"},

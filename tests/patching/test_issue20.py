@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from .helpers import run_cli, snapshot
+from .helpers import gnu_patch_bin, run_cli, snapshot
 
 ENV = {**os.environ, "LC_ALL": "C"}
 
@@ -38,7 +38,7 @@ def _gnu_loop(tmp: Path, files: dict[str, bytes], patches: dict[str, bytes], nam
         pf = tmp / "p.tmp"
         pf.write_bytes(patches[name])
         p = subprocess.run(
-            ["patch", "-f", "-s", "--fuzz", "0", "--no-backup-if-mismatch", "-p1", "-d", str(g), "-i", str(pf)],
+            [gnu_patch_bin(), "-f", "-s", "--fuzz", "0", "--no-backup-if-mismatch", "-p1", "-d", str(g), "-i", str(pf)],
             capture_output=True,
             env=ENV,
         )

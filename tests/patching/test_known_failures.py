@@ -145,7 +145,7 @@ def test_8_partial(tmp_path: Path) -> None:
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = dict(os.environ)  # conftest left only its GIT_CONFIG_GLOBAL and GIT_CONFIG_NOSYSTEM pins
     env.update(
         GIT_AUTHOR_NAME="t",
         GIT_AUTHOR_EMAIL="t@t",

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .helpers import run_cli, snapshot
+from .helpers import gnu_patch_bin, run_cli, snapshot
 
 
 def mk(root: Path, files: dict[str, bytes]) -> Path:
@@ -52,7 +52,7 @@ def test_series_apply_offsets_census_matches_gnu(tmp_path: Path) -> None:
     gnu_out = []
     for name in ("0001-m.patch", "0002-n.patch"):
         p = subprocess.run(
-            ["patch", "-f", "--no-backup-if-mismatch", "--fuzz", "0", "-p1", "-d", str(g), "-i", str(s / name)],
+            [gnu_patch_bin(), "-f", "--no-backup-if-mismatch", "--fuzz", "0", "-p1", "-d", str(g), "-i", str(s / name)],
             capture_output=True,
             text=True,
         )
@@ -144,7 +144,7 @@ def test_tie_reported_and_gnu_choice_followed(tmp_path: Path) -> None:
 def test_git_create_delete_rename_mode(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     mk(repo, {"keep.py": numbered(10), "old.py": numbered(12, "o"), "gone.py": b"bye\n", "run.sh": b"#!/bin/sh\n"})
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = dict(os.environ)  # conftest left only its GIT_CONFIG_GLOBAL and GIT_CONFIG_NOSYSTEM pins
     env.update(
         GIT_AUTHOR_NAME="t",
         GIT_AUTHOR_EMAIL="t@t",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run_cli, snapshot
+from .helpers import gnu_patch_bin, run_cli, snapshot
 
 ENV = {**os.environ, "LC_ALL": "C"}
 
@@ -39,7 +39,7 @@ def udiff(a: bytes, b: bytes, name: str, tmp: Path) -> bytes:
 
 def gnu(target: Path, patch: Path, *opts: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["patch", "-f", "--no-backup-if-mismatch", "-p1", *opts, "-d", str(target), "-i", str(patch)],
+        [gnu_patch_bin(), "-f", "--no-backup-if-mismatch", "-p1", *opts, "-d", str(target), "-i", str(patch)],
         capture_output=True,
         text=True,
         env=ENV,
@@ -325,7 +325,7 @@ def test_5_signals_roll_back_with_exit_code(tmp_path: Path, sig: signal.Signals,
 
 
 def _git(repo: Path, *a: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = dict(os.environ)  # conftest left only its GIT_CONFIG_GLOBAL and GIT_CONFIG_NOSYSTEM pins
     env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
     env.update(HOME=str(repo.parent), GIT_CONFIG_NOSYSTEM="1")
     return subprocess.run(["git", *a], cwd=repo, env=env, check=True, capture_output=True).stdout.decode()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import run_cli
+from .helpers import gnu_patch_bin, run_cli
 
 HEAD = b"--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n"
 CASES = {
@@ -33,7 +33,7 @@ def test_unterminated_last_line_fails_as_gnu_patch_and_git_do(tmp_path: Path, na
     env = {**os.environ, "LC_ALL": "C"}
     _tree(tmp_path / "g")
     gnu = subprocess.run(
-        ["patch", "-p1", "-f", "--fuzz", "0", "--no-backup-if-mismatch", "-r", "-", "-i", str(patch)],
+        [gnu_patch_bin(), "-p1", "-f", "--fuzz", "0", "--no-backup-if-mismatch", "-r", "-", "-i", str(patch)],
         cwd=tmp_path / "g",
         capture_output=True,
         text=True,

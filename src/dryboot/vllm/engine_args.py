@@ -21,6 +21,7 @@ from dryboot.vllm.dtypes import (
 )
 from dryboot.vllm.gpus import GPU, default_gpu
 from dryboot.vllm.versions import DEFAULT_VERSION, _key
+from dryboot.vllm.worker.utils import request_memory
 
 GIB = 1 << 30
 
@@ -297,7 +298,7 @@ class EngineArgs:
         total = self.gpu_memory_bytes or (self.gpu.cuda_total_bytes if self.gpu is not None else None)
         if total is None or self.non_kv_memory_bytes is None:
             return None
-        return math.ceil(total * self.gpu_memory_utilization) - self.non_kv_memory_bytes
+        return request_memory(total, self.gpu_memory_utilization) - self.non_kv_memory_bytes
 
     def resolved_max_num_batched_tokens(self) -> int:
         """``--max-num-batched-tokens`` or ``vllm serve``'s default for the GPU's memory:

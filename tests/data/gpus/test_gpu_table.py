@@ -172,3 +172,75 @@ def test_engine_starts_follow_the_documented_refusals() -> None:
                     assert row["gpu"] != "" and f"(compute capability {cap[0]}.{cap[1]})" in row["error"], where
             if case.startswith("DeepseekV32ForCausalLM/"):
                 assert bool(row.get("ok")) == (cap[0] in (9, 10)), where
+
+
+# --- every figure from its source's own words (issue 38) --------------------------------------
+FIGURES = ("device_name", "compute_capability", "nvml_total_bytes", "cuda_total_bytes")
+MiB = 1 << 20
+
+
+def _sections() -> dict[str, str]:
+    """SOURCES.md's sections by key, whitespace collapsed (a quote may span an aligned column)."""
+    text = (HERE / "SOURCES.md").read_text(encoding="utf-8")
+    return {
+        m.group(1): " ".join(m.group(2).split())
+        for m in re.finditer(r"^## ([\w.-]+) —(.*?)(?=^## |\Z)", text, re.M | re.S)
+    }
+
+
+def _stated(field: str, quality: str | None, words: str) -> set[object]:
+    """The figures ``words`` state for ``field``, read as the quality says they are written."""
+    if field == "device_name":
+        return {words}
+    if field == "compute_capability":
+        found = re.findall(r"major=(\d+), minor=(\d+)|sm_(\d)(\d)\b|(?<![\d.])(\d+)\.(\d)(?![\d.])", words)
+        return {tuple(int(x) for x in m if x) for m in found}
+    if quality == "unsupported":
+        return {0} if "Not Supported" in words else set()
+    if quality == "bytes":
+        return {int(n) for n in re.findall(r"(\d+) bytes", words)}
+    if quality == "mib":  # llama.cpp's memory breakdown prints MiB without a unit: "| total = free + ..."
+        found = re.findall(r"([\d,]+)\s?(?:MiB|MB)\b|\| (\d+) =", words)
+        return {int((a or b).replace(",", "")) * MiB for a, b in found}
+    if quality == "mb-repr":
+        return {int(n) * MiB for n in re.findall(r"total_memory=(\d+)MB", words)}
+    if quality == "gib2":  # vLLM's and torch's two decimals (torchao's dump says "GB" for GiB)
+        return {round(float(n) * GIB_) for n in re.findall(r"(\d+\.\d+) ?Gi?B", words)}
+    return set()
+
+
+GIB_ = 1 << 30
+
+
+def test_every_figure_is_its_sources_quoted_figure() -> None:
+    """Each device name, capability and total reads back out of the words its source is quoted
+    with; a figure no source states is listed as unquoted, with why, and its quality says so."""
+    sections = _sections()
+    for row in _table():
+        quoted, unquoted = row.get("quoted", {}), row.get("unquoted", {})
+        for field in FIGURES:
+            where = f"{row['name']}: {field}"
+            assert (field in quoted) != (field in unquoted), f"{where}: quoted or unquoted (with why), once"
+            if field in unquoted:
+                assert field.endswith("_bytes") or field == "compute_capability", where
+                if field.endswith("_bytes"):
+                    assert row[field.replace("_bytes", "_quality")] == "spec", where
+                continue
+            key, words = quoted[field]
+            assert key in row["sources"], f"{where}: {key} is not among the row's sources"
+            assert " ".join(words.split()) in sections[key], f"{where}: {key} does not say {words!r}"
+            quality = row.get(field.replace("_bytes", "_quality")) if field.endswith("_bytes") else None
+            assert quality != "spec", f"{where}: a quoted figure is not a spec figure"
+            figure = tuple(row[field]) if field == "compute_capability" else row[field]
+            stated = _stated(field, quality, words)
+            if field == "device_name":
+                assert row["device_name"] in words, f"{where}: {words!r}"
+            else:
+                assert figure in stated, f"{where}: {figure} is not what {key} says ({words!r} -> {stated})"
+
+
+def test_dryboots_default_gpu_is_a_posted_figure() -> None:
+    """The H200 (the oracle's stand-in and dryboot's default) holds posted totals, not a placeholder."""
+    (h200,) = [r for r in _table() if r["name"] == "H200"]
+    assert h200["nvml_total_quality"] != "spec" and h200["cuda_total_quality"] != "spec"
+    assert not h200.get("unquoted")

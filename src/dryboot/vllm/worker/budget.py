@@ -11,7 +11,6 @@ model read from vLLM's forward code (:data:`METHOD`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ from dryboot.vllm.worker.cudagraph import cudagraph_term
 from dryboot.vllm.worker.interval import GIB, MIB, Interval, Term, term_sum
 from dryboot.vllm.worker.non_torch import non_torch_terms
 from dryboot.vllm.worker.profile_run import ForwardShape, activation_terms, encoder_profiled
+from dryboot.vllm.worker.utils import request_memory
 
 __all__ = [
     "METHOD",
@@ -208,11 +208,6 @@ def _gu_apart(n: int, bound: int) -> tuple[str, str]:
     would print the same ("needs 5.62 GiB, above ... 5.62 GiB")."""
     a, b = _gu(n), _gu(bound)
     return (f"{n:,} B", f"{bound:,} B") if a == b and n != bound else (a, b)
-
-
-def request_memory(total_bytes: int, gpu_memory_utilization: float) -> int:
-    """``request_memory``: ``ceil(total x util)`` (bytes)."""
-    return math.ceil(total_bytes * gpu_memory_utilization)
 
 
 def free_memory(gpu: GPU, total_bytes: int, tp: int, pp: int) -> Interval:
