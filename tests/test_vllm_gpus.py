@@ -27,9 +27,6 @@ KNOWN_TABLE_DIFFERENCES = {
     ("H200", "nvml_total_bytes"): "dryboot's default GPU keeps its 141 GiB placeholder; the posted total is 143771 MiB",
     ("H200", "cuda_total_bytes"): "dryboot's default GPU keeps its 141 GiB placeholder; torch posts 143156 MiB",
     ("A10G", "cuda_total_bytes"): "dryboot takes the NVML total; torch posts 22587 MiB",
-    ("RTX 4090 (WSL2)", "cuda_total_bytes"): (
-        "dryboot takes the whole 24564 MiB (GPUInspector's 23.988 GiB under WSL2); vLLM's line prints 23.99 GiB"
-    ),
 }
 
 
