@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
     MissingTensor,
@@ -69,6 +70,14 @@ def _json(path: Path) -> Any:
         raise InputError(str(path), None, f"not JSON ({type(e).__name__})") from None
 
 
+def _repacked(config: Mapping[str, Any], hf_quant: Any) -> bool:
+    """A checkpoint whose layers vLLM repacks for a weight-only integer kernel (GPTQ, AWQ,
+    AutoRound): its own tensors are not what stays allocated."""
+    qc = config.get("quantization_config")
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None
+    return str(method).lower() in WNA16_METHODS
+
+
 def model_weights(
     model: Path,
     *,
@@ -82,12 +91,16 @@ def model_weights(
     language_model_only: bool = False,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
     max_num_batched_tokens: int | None = None,
+    compute_capability: tuple[int, int] | None = None,
+    sm_count: int | None = None,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
     ``--limit-mm-per-prompt`` (0 for every modality of a vision tower: no tower);
     ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
-    rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
+    rows with its weights (DeepSeek-V3.2's top-k indices; refused without it);
+    ``compute_capability`` / ``sm_count``: the GPU, for layouts vLLM's kernels repack per GPU
+    (GPTQ, AWQ, AutoRound: refused without a capability; the Marlin workspace per SM).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -112,6 +125,12 @@ def model_weights(
     report = WeightsReport()
     use_headers = has_shards and load_format != "dummy"
     tensors = None
+    if use_headers and _repacked(config, hf_quant):
+        use_headers = False
+        report.notes.append(
+            "GPTQ/AWQ/AutoRound: from the config (every decoder-block linear layer quantized, as vLLM reads the "
+            "checkpoint's dtypes); the repacked layout is the kernel's, not the checkpoint's tensors"
+        )
     if use_headers:
         tensors, report.index_total_size = read_checkpoint(directory)
         report.source = "checkpoint headers"
@@ -128,7 +147,14 @@ def model_weights(
     try:
         for stage in range(pp):
             par = Parallel(
-                tp=tp, pp=pp, pp_rank=stage, dp=dp, expert_parallel=expert_parallel, pp_partition=pp_partition
+                tp=tp,
+                pp=pp,
+                pp_rank=stage,
+                dp=dp,
+                expert_parallel=expert_parallel,
+                pp_partition=pp_partition,
+                capability=compute_capability,
+                sm_count=sm_count,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

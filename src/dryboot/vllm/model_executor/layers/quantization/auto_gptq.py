@@ -1,0 +1,177 @@
+"""GPTQ checkpoints (``quant_method: gptq``), as vLLM 0.28.0 serves them: ``auto_gptq.py``
+``AutoGPTQConfig`` / ``AutoGPTQLinearMethod`` over the mixed-precision kernel vLLM chooses per GPU
+(:mod:`dryboot.vllm.model_executor.kernels.linear.mixed_precision`).
+
+Also the shared description of a weight-only integer scheme (:class:`WNA16`), which AWQ
+(:mod:`.auto_awq`) and AutoRound (:mod:`.inc`) fill from their own configs, and the per-layer
+bytes of all three (:func:`wna16_linear_bytes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
+    MPLinearLayerConfig,
+    after_loading,
+    choose_mp_linear_kernel,
+)
+
+#: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``)
+PACKED_MODULES = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
+
+
+@dataclass(frozen=True)
+class LayerScheme:
+    """One layer's weight-only scheme: ``bits``, ``group_size`` (-1: per channel), ``sym``."""
+
+    bits: int
+    group_size: int
+    sym: bool = True
+
+
+@dataclass(frozen=True)
+class WNA16:
+    """A weight-only integer checkpoint (W4A16 / W8A16) and the GPU that serves it.
+
+    :param packing: ``gptq`` (``qweight [k / pack, n]``, ``g_idx``, ``qzeros``, ``scales``;
+        symmetric) or ``awq`` (``qweight [k, n / pack]``, ``qzeros``, ``scales``; zero points).
+    :param scheme: the default layer scheme.
+    :param desc_act: GPTQ act-order (``g_idx`` reorders the input; off with ``group_size -1``).
+    :param skip: module name substrings left unquantized (AWQ ``modules_to_not_convert``).
+    :param per_layer: layer name -> scheme, or ``None`` for a layer kept in 16 bits (AutoRound's
+        ``extra_config``), matched on the name or its ``.``-suffix.
+    :param quantize_prefixes: only layers under these prefixes are quantized (AutoRound's
+        ``block_name_to_quantize``), or ``None``.
+    :param capability: the GPU's compute capability as ``major * 10 + minor``.
+    :param sm_count: the GPU's multiprocessors (the Marlin workspace), ``None`` when unknown.
+    :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
+    """
+
+    packing: str
+    scheme: LayerScheme
+    desc_act: bool = False
+    skip: tuple[str, ...] = ()
+    per_layer: tuple[tuple[str, LayerScheme | None], ...] = ()
+    quantize_prefixes: tuple[str, ...] | None = None
+    capability: int = 90
+    sm_count: int | None = None
+    allspark: bool = True
+
+    def layer_scheme(self, name: str) -> LayerScheme | None:
+        """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
+        (unquantized). A fused layer takes its checkpoint modules' common entry.
+
+        :raises InputError: a fused layer whose parts have different schemes (vLLM refuses it).
+        """
+        if any(s in name for s in self.skip):
+            return None
+        if self.per_layer:
+            parts = _parts(name)
+            found = {self._entry(p) for p in parts}
+            if len(found) > 1:
+                raise InputError(
+                    "quantization_config", "extra_config", f"{name}: its parts {', '.join(parts)} differ in scheme"
+                )
+            entry = found.pop()
+            if entry != "default":
+                return entry  # type: ignore[return-value]
+        if self.quantize_prefixes is not None and not any(name.startswith(p) for p in self.quantize_prefixes):
+            return None
+        return self.scheme
+
+    def _entry(self, name: str) -> LayerScheme | None | str:
+        for key, scheme in self.per_layer:
+            if name == key or name.endswith("." + key) or name == "model." + key:
+                return scheme
+        return "default"
+
+
+def _parts(name: str) -> tuple[str, ...]:
+    head, _, last = name.rpartition(".")
+    if last in PACKED_MODULES:
+        return tuple(f"{head}.{p}" for p in PACKED_MODULES[last])
+    return (name,)
+
+
+def _int(qc: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+    for k in keys:
+        if k in qc:
+            return qc[k]
+    if default is not None:
+        return default
+    raise InputError("quantization_config", keys[0], "missing")
+
+
+def gptq_from_config(qc: Mapping[str, Any]) -> WNA16:
+    """``AutoGPTQConfig.from_config``: ``bits``, ``group_size``, ``desc_act``, ``sym`` (all
+    required), ``lm_head``; 4- or 8-bit symmetric only (vLLM's ``TYPE_MAP``).
+
+    :raises InputError: a scheme vLLM refuses (asymmetric, other bits), or what is not modelled:
+        a quantized LM head, ``dynamic`` per-module overrides, ``modules_in_block_to_quantize``.
+    """
+    bits, group = int(_int(qc, "bits")), int(_int(qc, "group_size"))
+    desc_act, sym = bool(_int(qc, "desc_act")), bool(_int(qc, "sym"))
+    if (bits, sym) not in ((4, True), (8, True)):
+        raise InputError("quantization_config", "bits", f"GPTQ bits={bits}, sym={sym}: vLLM serves 4/8-bit sym only")
+    if qc.get("lm_head"):
+        raise InputError("quantization_config", "lm_head", "a GPTQ-quantized LM head is not modelled")
+    if qc.get("dynamic"):
+        raise InputError("quantization_config", "dynamic", "GPTQ per-module overrides are not modelled")
+    if qc.get("modules_in_block_to_quantize"):
+        raise InputError(
+            "quantization_config", "modules_in_block_to_quantize", "a partial GPTQ module list is not modelled"
+        )
+    return WNA16("gptq", LayerScheme(bits, group, True), desc_act=desc_act and group != -1)
+
+
+def wna16_linear_bytes(
+    q: WNA16,
+    name: str,
+    k: int,
+    parts: tuple[int, ...],
+    act_bytes: int,
+    *,
+    tp: int,
+    split: str,
+) -> list[tuple[str, int]] | None:
+    """What one linear layer holds after ``process_weights_after_loading``, as (kind, bytes), or
+    ``None`` for a layer vLLM leaves unquantized. ``k``: input per rank; ``parts``: output parts
+    per rank; ``split``: ``row`` (the input divided over ``tp``), else the input whole.
+
+    GPTQ's ``create_weights`` (``AutoGPTQLinearMethod``): scales ``[groups, n]`` with the whole
+    input's groups on every rank under act-order or a per-channel row-parallel layer
+    (``marlin_repeat_scales_on_all_ranks``), else the partition's. AWQ's
+    (``AutoAWQMarlinLinearMethod``): the partition's groups. Then the chosen kernel's layout
+    (:func:`~dryboot.vllm.model_executor.kernels.linear.mixed_precision.after_loading`).
+
+    :raises InputError: vLLM's refusal of the layer (no kernel), or a kernel not modelled.
+    """
+    s = q.layer_scheme(name)
+    if s is None:
+        return None
+    n = sum(parts)
+    full_k = k * tp if split == "row" and tp > 1 else k
+    awq = q.packing == "awq"
+    has_g_idx = q.desc_act and not awq
+    c = MPLinearLayerConfig(
+        k=k,
+        n=n,
+        full_k=full_k,
+        bits=s.bits,
+        zero_points=awq and not s.sym,
+        group_size=s.group_size,
+        has_g_idx=has_g_idx,
+        act_bytes=act_bytes,
+    )
+    try:
+        kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark)
+    except InputError as e:
+        raise InputError(e.source, e.where, f"{name}: {e.reason}") from None
+    group = s.group_size if s.group_size != -1 else full_k
+    repeat = not awq and (has_g_idx or (s.group_size == -1 and c.row_parallel))
+    scale_rows = (full_k if repeat else k) // group
+    return after_loading(kernel, c, scale_rows, sm_count=q.sm_count or 0, gptq_layout=not awq)

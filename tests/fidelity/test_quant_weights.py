@@ -1,0 +1,160 @@
+"""dryboot's weights of GPTQ / AWQ / AutoRound checkpoints against what vLLM holds after loading.
+
+``data/weights/quant-recorded-<version>.json`` holds vLLM's own figures (``record_quant_weights.py``:
+the model built by vLLM's loader on the meta device, then vLLM's ``process_weights_after_loading``
+run through the repack kernels' own shape declarations (``quant_fakes.py``), every storage still
+held counted in 512-byte allocator blocks) for the configs of ``data/weights/quant-configs/`` on
+five GPUs (SM 8.0, 8.6, 8.9, 9.0, 10.0) under TP 1/2/4. Every case is checked in the default run
+(no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, a few cases are re-recorded live and checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
+    MPLinearLayerConfig,
+    after_loading,
+    choose_mp_linear_kernel,
+    marlin_padded_nk,
+)
+from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS, wna16_from_config
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
+CONFIGS = DATA / "quant-configs"
+RECORDED = {
+    p.stem.removeprefix("quant-recorded-"): json.loads(p.read_text())["cases"]
+    for p in sorted(DATA.glob("quant-recorded-*.json"))
+}
+CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+
+
+def _dryboot(row: dict[str, Any]) -> Any:
+    return model_weights(
+        CONFIGS / row["config"],
+        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
+        compute_capability=tuple(row["capability"]),
+        sm_count=row["sm_count"],
+    )
+
+
+def test_corpus_size() -> None:
+    """At least 100 recorded cases, each with vLLM's figure or vLLM's refusal."""
+    assert len(CASES) >= 100
+    assert all(row["ok"] or row.get("error") for cases in RECORDED.values() for row in cases.values())
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_matches_vllm_after_loading(version: str, cid: str) -> None:
+    row = RECORDED[version][cid]
+    report = _dryboot(row)
+    if not row["ok"]:
+        assert report.refused, f"vLLM refuses ({row['error']}); dryboot answered"
+        return
+    assert not report.refused, report.refused
+    assert report.stages[0].allocated_bytes == row["allocated_bytes"]
+
+
+def test_kernel_per_gpu_is_vllms() -> None:
+    """The recorded kernel names: Machete on SM 9.0 only, Marlin on the others."""
+    for cases in RECORDED.values():
+        for row in cases.values():
+            if not row["ok"]:
+                continue
+            kernels = set(row["kernels"]) - {"UnquantizedFusedMoEMethod"}
+            want = "MacheteLinearKernel" if row["capability"] == [9, 0] else "MarlinLinearKernel"
+            assert kernels == {want}, (row["config"], row["gpu"], kernels)
+
+
+def _layer(k: int = 4096, n: int = 6144, **kw: Any) -> MPLinearLayerConfig:
+    base: dict[str, Any] = {
+        "k": k,
+        "n": n,
+        "full_k": k,
+        "bits": 4,
+        "zero_points": False,
+        "group_size": 128,
+        "has_g_idx": False,
+    }
+    return MPLinearLayerConfig(**{**base, **kw})
+
+
+def test_choice_by_capability() -> None:
+    assert choose_mp_linear_kernel(_layer(), 90) == "MacheteLinearKernel"
+    for sm in (75, 80, 86, 89, 100, 120):
+        assert choose_mp_linear_kernel(_layer(), sm) == "MarlinLinearKernel"
+    # Machete declines act-order over a partitioned input: Marlin takes it on SM 9.0
+    assert choose_mp_linear_kernel(_layer(k=2048, full_k=4096, has_g_idx=True), 90) == "MarlinLinearKernel"
+    with pytest.raises(InputError, match="AllSpark"):
+        choose_mp_linear_kernel(_layer(bits=8, group_size=-1), 86)
+    assert choose_mp_linear_kernel(_layer(bits=8, group_size=-1), 86, allspark=False) == "MarlinLinearKernel"
+    with pytest.raises(InputError, match="not modelled"):
+        choose_mp_linear_kernel(_layer(), 70)
+
+
+def test_marlin_padding() -> None:
+    """``marlin_padded_nk``: n to 64 with k to 128, or n to 128 with k to 64, the smaller."""
+    assert marlin_padded_nk(6144, 4096, 128) == (6144, 4096)
+    assert marlin_padded_nk(100, 4096, 128) == (128, 4096)
+    assert marlin_padded_nk(64, 200, -1) == (64, 256)
+    # the repacked weight and scales take the padded extents
+    out = dict((k, v) for k, v in after_loading("MarlinLinearKernel", _layer(n=100), 32, sm_count=82, gptq_layout=True))
+    assert out["weight"] == 4096 * 128 // 2
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["bits", "group_size", "desc_act", "sym", "zero_point", "w_bit", "q_group_size", "lm_head", "dynamic",
+             "extra_config", "packing_format", "data_type", "block_name_to_quantize", "modules_to_not_convert"]
+        ),
+        st.one_of(st.integers(-3, 300), st.booleans(), st.none(), st.text(max_size=8),
+                  st.dictionaries(st.text(max_size=6), st.dictionaries(st.sampled_from(["bits", "group_size"]),
+                                                                          st.integers(0, 32)), max_size=2)),
+    ),
+    st.sampled_from(sorted(WNA16_METHODS)),
+)
+@settings(max_examples=300, deadline=None)
+def test_parsers_refuse_with_one_line(qc: dict[str, Any], method: str) -> None:
+    """Any ``quantization_config`` is read or refused as InputError, never a crash."""
+    try:
+        wna16_from_config(method, qc)
+    except InputError as e:
+        assert "\n" not in e.line()
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
+def test_live_oracle(tmp_path: Path) -> None:
+    """Re-record a few cases with the boot environment's vLLM and check dryboot against them."""
+    env = {
+        **os.environ,
+        "RECORD_OUT": str(tmp_path / "live.json"),
+        "RECORD_GPUS": "RTX 3090,H100",
+        "RECORD_TPS": "1,2",
+    }
+    names = ["Qwen--Qwen3-8B+GPTQ-Int4-g128-desc_act", "Qwen--Qwen3-32B-AWQ"]
+    subprocess.run(
+        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *names],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=sys.stderr,
+        timeout=1800,
+    )
+    cases = json.loads((tmp_path / "live.json").read_text())["cases"]
+    assert len(cases) == 8
+    for row in cases.values():
+        assert row["ok"], row.get("error")
+        assert _dryboot(row).stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
