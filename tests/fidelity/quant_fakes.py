@@ -35,17 +35,22 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from pathlib import Path
 from typing import Any
 
-#: the repack kernels whose output shapes vLLM declares in ``_custom_ops.py`` (``register_fake``):
-#: name -> schema, with the argument names of vLLM's fakes
-OPS = {
-    "gptq_marlin_repack": "gptq_marlin_repack(Tensor b_q_weight, Tensor perm, SymInt size_k, SymInt size_n, "
-    "int num_bits, bool is_a_8bit=False) -> Tensor",
-    "awq_marlin_repack": "awq_marlin_repack(Tensor b_q_weight, SymInt size_k, SymInt size_n, int num_bits, "
-    "bool is_a_8bit=False) -> Tensor",
-    "machete_prepack_B": "machete_prepack_B(Tensor b_q_weight, ScalarType a_type, int b_type, "
-    "ScalarType? group_scales_type) -> Tensor",
+#: the repack kernels whose output shapes vLLM declares in ``_custom_ops.py`` (``register_fake``)
+OPS = ("gptq_marlin_repack", "awq_marlin_repack", "machete_prepack_B")
+#: vLLM's fake signatures' annotations -> schema types (``ScalarType``: the wrapper passes its id)
+_SCHEMA_TYPES = {
+    "torch.Tensor": "Tensor",
+    "torch.SymInt": "SymInt",
+    "int": "int",
+    "bool": "bool",
+    "float": "float",
+    "torch.dtype": "ScalarType",
+    "torch.dtype | None": "ScalarType?",
+    "ScalarType": "int",
+    "torch.Tensor | None": "Tensor?",
 }
 
 #: storages of vLLM's meta-device bookkeeping copies (no GPU memory), by storage id
@@ -55,13 +60,50 @@ _LIB: Any = None
 _REAL_NS: Any = None
 
 
+def schemas() -> dict[str, str]:
+    """Each op of :data:`OPS` as this release's ``_custom_ops.py`` declares its fake: the
+    ``register_fake("_C::NAME")`` function's parameters and annotations, read from the source
+    (``ast``; vLLM is not imported), as a ``torch.library`` schema."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("vllm")
+    assert spec is not None and spec.submodule_search_locations
+    src = (Path(next(iter(spec.submodule_search_locations))) / "_custom_ops.py").read_text()
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.parse(src)):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if (
+                isinstance(dec, ast.Call)
+                and isinstance(dec.func, ast.Name)
+                and dec.func.id == "register_fake"
+                and isinstance(dec.args[0], ast.Constant)
+                and str(dec.args[0].value).removeprefix("_C::") in OPS
+            ):
+                name = str(dec.args[0].value).removeprefix("_C::")
+                args = node.args.args
+                defaults = [None] * (len(args) - len(node.args.defaults)) + list(node.args.defaults)
+                params = []
+                for a, d in zip(args, defaults, strict=True):
+                    ann = ast.unparse(a.annotation) if a.annotation is not None else "torch.Tensor"
+                    p = f"{_SCHEMA_TYPES[ann]} {a.arg}"
+                    if d is not None:
+                        p += f"={ast.unparse(d)}"
+                    params.append(p)
+                out[name] = f"{name}({', '.join(params)}) -> Tensor"
+    return out
+
+
 def define_ops() -> None:
-    """Declare :data:`OPS` in ``torch.ops._C`` (schemas only), before ``vllm._custom_ops`` imports."""
+    """Declare :data:`OPS` in ``torch.ops._C`` (schemas only, :func:`schemas`), before
+    ``vllm._custom_ops`` imports."""
     global _LIB, _REAL_NS
     import torch
 
     _LIB = torch.library.Library("_C", "FRAGMENT")
-    for schema in OPS.values():
+    for schema in schemas().values():
         _LIB.define(schema)
     _REAL_NS = torch.ops._C
 

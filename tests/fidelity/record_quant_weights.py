@@ -15,7 +15,8 @@ meta device, created since before the build, rounded to the CUDA allocator's 512
 ``_kernel_backends_being_used`` sets / ``kernel`` attributes).
 
 Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restrict the cases,
-``RECORD_OUT`` writes elsewhere, ``RECORD_TRACE`` prints each failure's traceback.
+``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
+``RECORD_TRACE`` prints each failure's traceback.
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
@@ -94,8 +95,15 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
         p = f"model.layers.{i}"
         for n in ("input_layernorm", "post_attention_layernorm", "self_attn.q_norm", "self_attn.k_norm"):
             add(f"{p}.{n}.weight", "BF16")
-        for lin in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
-                    "mlp.up_proj", "mlp.down_proj"):
+        for lin in (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "mlp.gate_proj",
+            "mlp.up_proj",
+            "mlp.down_proj",
+        ):
             for t, dt in (("qweight", "I32"), ("qzeros", "I32"), ("scales", "F16"), ("g_idx", "I32")):
                 add(f"{p}.{lin}.{t}", dt)
     blob = json.dumps(header).encode()
@@ -125,9 +133,8 @@ def main() -> int:
     sys.stdout = sys.stderr
     es._install()
     qf.route_ops()
-    from vllm.model_executor.model_loader.utils import process_weights_after_loading
-
     import torch
+    from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
     V = es.V
     only = set(sys.argv[1:])
@@ -143,6 +150,8 @@ def main() -> int:
             for tp in TPS:
                 argv = ["--tensor-parallel-size", str(tp)]
                 cid = f"{cdir.name} {gpu} {' '.join(argv)}"
+                if cid in doc["cases"] and not os.environ.get("RECORD_AGAIN"):
+                    continue
                 t0 = time.perf_counter()
                 es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
                 es._reset_per_process_caches()

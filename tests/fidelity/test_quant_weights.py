@@ -41,25 +41,27 @@ RECORDED = {
 CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
 
 
-def _dryboot(row: dict[str, Any]) -> Any:
+def _dryboot(row: dict[str, Any], version: str = "0.28.0") -> Any:
     return model_weights(
         CONFIGS / row["config"],
         tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
         compute_capability=tuple(row["capability"]),
         sm_count=row["sm_count"],
+        vllm_version=version,
     )
 
 
 def test_corpus_size() -> None:
-    """At least 100 recorded cases, each with vLLM's figure or vLLM's refusal."""
+    """At least 100 recorded cases over two releases, each with vLLM's figure or vLLM's refusal."""
     assert len(CASES) >= 100
+    assert {"0.28.0", "0.33.0"} <= set(RECORDED)
     assert all(row["ok"] or row.get("error") for cases in RECORDED.values() for row in cases.values())
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
-    report = _dryboot(row)
+    report = _dryboot(row, version)
     if not row["ok"]:
         assert report.refused, f"vLLM refuses ({row['error']}); dryboot answered"
         return
@@ -117,12 +119,34 @@ def test_marlin_padding() -> None:
 @given(
     st.dictionaries(
         st.sampled_from(
-            ["bits", "group_size", "desc_act", "sym", "zero_point", "w_bit", "q_group_size", "lm_head", "dynamic",
-             "extra_config", "packing_format", "data_type", "block_name_to_quantize", "modules_to_not_convert"]
+            [
+                "bits",
+                "group_size",
+                "desc_act",
+                "sym",
+                "zero_point",
+                "w_bit",
+                "q_group_size",
+                "lm_head",
+                "dynamic",
+                "extra_config",
+                "packing_format",
+                "data_type",
+                "block_name_to_quantize",
+                "modules_to_not_convert",
+            ]
         ),
-        st.one_of(st.integers(-3, 300), st.booleans(), st.none(), st.text(max_size=8),
-                  st.dictionaries(st.text(max_size=6), st.dictionaries(st.sampled_from(["bits", "group_size"]),
-                                                                          st.integers(0, 32)), max_size=2)),
+        st.one_of(
+            st.integers(-3, 300),
+            st.booleans(),
+            st.none(),
+            st.text(max_size=8),
+            st.dictionaries(
+                st.text(max_size=6),
+                st.dictionaries(st.sampled_from(["bits", "group_size"]), st.integers(0, 32)),
+                max_size=2,
+            ),
+        ),
     ),
     st.sampled_from(sorted(WNA16_METHODS)),
 )
@@ -137,7 +161,8 @@ def test_parsers_refuse_with_one_line(qc: dict[str, Any], method: str) -> None:
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
-    """Re-record a few cases with the boot environment's vLLM and check dryboot against them."""
+    """Re-record a few cases with the boot environment's vLLM (its release's rules) and check
+    dryboot against them."""
     env = {
         **os.environ,
         "RECORD_OUT": str(tmp_path / "live.json"),
@@ -153,8 +178,11 @@ def test_live_oracle(tmp_path: Path) -> None:
         stderr=sys.stderr,
         timeout=1800,
     )
-    cases = json.loads((tmp_path / "live.json").read_text())["cases"]
-    assert len(cases) == 8
-    for row in cases.values():
-        assert row["ok"], row.get("error")
-        assert _dryboot(row).stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
+    doc = json.loads((tmp_path / "live.json").read_text())
+    assert len(doc["cases"]) == 8
+    for row in doc["cases"].values():
+        report = _dryboot(row, doc["vllm"])
+        if not row["ok"]:
+            assert report.refused, row["error"]
+            continue
+        assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]

@@ -94,6 +94,15 @@ def gpu_table() -> dict[str, GPU]:
     return out
 
 
+def sm_count(name: str) -> int | None:
+    """The multiprocessors of the table's GPU ``name`` (``sm_count``), ``None`` where no source
+    gives them (the Marlin kernels' workspace is one int32 per SM)."""
+    for row in _rows():
+        if row["name"] == name:
+            return int(row["sm_count"]) if "sm_count" in row else None
+    return None
+
+
 @cache
 def _by_key() -> dict[str, str]:
     out: dict[str, str] = {}

@@ -93,6 +93,7 @@ def model_weights(
     max_num_batched_tokens: int | None = None,
     compute_capability: tuple[int, int] | None = None,
     sm_count: int | None = None,
+    vllm_version: str = "0.28.0",
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -100,7 +101,8 @@ def model_weights(
     ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
     rows with its weights (DeepSeek-V3.2's top-k indices; refused without it);
     ``compute_capability`` / ``sm_count``: the GPU, for layouts vLLM's kernels repack per GPU
-    (GPTQ, AWQ, AutoRound: refused without a capability; the Marlin workspace per SM).
+    (GPTQ, AWQ, AutoRound: refused without a capability; the Marlin workspace per SM);
+    ``vllm_version``: the release, where those layouts differ by release.
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -125,6 +127,11 @@ def model_weights(
     report = WeightsReport()
     use_headers = has_shards and load_format != "dummy"
     tensors = None
+    if _repacked(config, hf_quant) and sm_count is None:
+        report.notes.append(
+            "the GPU's SM count is unknown: each Marlin-served layer's workspace is taken as two 512-byte blocks "
+            "(one on GPUs of 128 SMs or fewer)"
+        )
     if use_headers and _repacked(config, hf_quant):
         use_headers = False
         report.notes.append(
@@ -155,6 +162,7 @@ def model_weights(
                 pp_partition=pp_partition,
                 capability=compute_capability,
                 sm_count=sm_count,
+                vllm_version=vllm_version,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization import wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, wna16_linear_bytes
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 
@@ -242,6 +242,8 @@ class Parallel:
     #: capability (major, minor) and multiprocessors (``None``: unknown)
     capability: tuple[int, int] | None = None
     sm_count: int | None = None
+    #: the vLLM release serving it, where layouts differ by release (GPTQ/AWQ)
+    vllm_version: str = "0.28.0"
 
 
 @dataclass
@@ -1448,5 +1450,12 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             "quant_method",
             f"{quant.method} weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
         )
+    rules = quant_rules(par.vllm_version)
+    if quant.wna16.desc_act and not rules.gptq_act_order:
+        raise InputError(
+            "quantization_config",
+            "desc_act",
+            f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
+        )
     sm = par.capability[0] * 10 + par.capability[1]
-    return replace(quant, wna16=replace(quant.wna16, capability=sm, sm_count=par.sm_count))
+    return replace(quant, wna16=replace(quant.wna16, capability=sm, sm_count=par.sm_count, allspark=rules.allspark))

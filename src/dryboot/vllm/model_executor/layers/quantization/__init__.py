@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_awq import awq_from_config
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, gptq_from_config
 from dryboot.vllm.model_executor.layers.quantization.inc import inc_from_config
@@ -29,3 +31,38 @@ def wna16_from_config(method: str, qc: Mapping[str, Any]) -> WNA16 | None:
     :raises InputError: a scheme vLLM refuses or dryboot does not model (named)."""
     reader = WNA16_METHODS.get(method)
     return reader(qc) if reader is not None else None
+
+
+@dataclass(frozen=True)
+class QuantRules:
+    """What differs between releases in how vLLM serves weight-only integer checkpoints.
+
+    :param allspark: ``AllSparkLinearKernel`` is in the CUDA kernel list (0.28; not in 0.33).
+    :param gptq_act_order: GPTQ ``desc_act: true`` is served (0.28); 0.33's ``VllmConfig``
+        refuses it ("GPTQ group activation ordering (desc_act=True) is no longer supported").
+    """
+
+    allspark: bool = True
+    gptq_act_order: bool = True
+
+
+#: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
+#: (``tests/fidelity/data/weights/quant-recorded-<version>.json``)
+QUANT_RULES = {
+    "0.28.0": QuantRules(),
+    "0.33.0": QuantRules(allspark=False, gptq_act_order=False),
+}
+
+
+def quant_rules(version: str) -> QuantRules:
+    """The rules of ``version``.
+
+    :raises InputError: a release whose layouts are not checked (named with those that are)."""
+    rules = QUANT_RULES.get(version)
+    if rules is None:
+        raise InputError(
+            "--vllm-version",
+            None,
+            f"GPTQ/AWQ/AutoRound weights are checked on vLLM {', '.join(QUANT_RULES)} only, not {version}",
+        )
+    return rules

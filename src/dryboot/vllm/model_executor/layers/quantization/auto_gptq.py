@@ -20,6 +20,9 @@ from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
     choose_mp_linear_kernel,
 )
 
+#: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
+#: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one)
+UNKNOWN_SM_COUNT = 256
 #: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``)
 PACKED_MODULES = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
 
@@ -83,7 +86,7 @@ class WNA16:
             return None
         return self.scheme
 
-    def _entry(self, name: str) -> LayerScheme | None | str:
+    def _entry(self, name: str) -> LayerScheme | str | None:
         for key, scheme in self.per_layer:
             if name == key or name.endswith("." + key) or name == "model." + key:
                 return scheme
@@ -97,13 +100,33 @@ def _parts(name: str) -> tuple[str, ...]:
     return (name,)
 
 
-def _int(qc: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
+def int_field(qc: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
+    """The first of ``keys`` in ``qc`` as an integer (JSON number), else ``default``.
+
+    :raises InputError: absent without a default, or not an integer."""
     for k in keys:
         if k in qc:
-            return qc[k]
-    if default is not None:
+            v = qc[k]
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InputError("quantization_config", k, f"not an integer: {v!r}"[:80])
+            return v
+    if default is None:
+        raise InputError("quantization_config", keys[0], "missing")
+    return default
+
+
+def bool_field(qc: Mapping[str, Any], key: str, default: bool | None = None) -> bool:
+    """``qc[key]`` as a boolean (JSON true/false), else ``default``.
+
+    :raises InputError: absent without a default, or not a boolean."""
+    if key not in qc or qc[key] is None:
+        if default is None:
+            raise InputError("quantization_config", key, "missing")
         return default
-    raise InputError("quantization_config", keys[0], "missing")
+    v = qc[key]
+    if not isinstance(v, bool):
+        raise InputError("quantization_config", key, f"not a boolean: {v!r}"[:80])
+    return v
 
 
 def gptq_from_config(qc: Mapping[str, Any]) -> WNA16:
@@ -113,8 +136,8 @@ def gptq_from_config(qc: Mapping[str, Any]) -> WNA16:
     :raises InputError: a scheme vLLM refuses (asymmetric, other bits), or what is not modelled:
         a quantized LM head, ``dynamic`` per-module overrides, ``modules_in_block_to_quantize``.
     """
-    bits, group = int(_int(qc, "bits")), int(_int(qc, "group_size"))
-    desc_act, sym = bool(_int(qc, "desc_act")), bool(_int(qc, "sym"))
+    bits, group = int_field(qc, "bits"), int_field(qc, "group_size")
+    desc_act, sym = bool_field(qc, "desc_act"), bool_field(qc, "sym")
     if (bits, sym) not in ((4, True), (8, True)):
         raise InputError("quantization_config", "bits", f"GPTQ bits={bits}, sym={sym}: vLLM serves 4/8-bit sym only")
     if qc.get("lm_head"):
@@ -174,4 +197,6 @@ def wna16_linear_bytes(
     group = s.group_size if s.group_size != -1 else full_k
     repeat = not awq and (has_g_idx or (s.group_size == -1 and c.row_parallel))
     scale_rows = (full_k if repeat else k) // group
-    return after_loading(kernel, c, scale_rows, sm_count=q.sm_count or 0, gptq_layout=not awq)
+    # an unknown SM count: the workspace of the largest GPUs (<= 256 SMs: 1024 bytes, two blocks)
+    sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
+    return after_loading(kernel, c, scale_rows, sm_count=sms, gptq_layout=not awq)

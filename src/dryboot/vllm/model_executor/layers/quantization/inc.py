@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import LayerScheme, WNA16
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, LayerScheme, bool_field, int_field
 
 #: characters that make an ``extra_config`` key a regular expression (``config_parser.py``)
 REGEX_CHARS = set(r"*+?^$()[]{}|\\")
@@ -24,16 +24,13 @@ def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
     :raises InputError: what is not modelled (MXFP data types, the llm_compressor packing,
         regular-expression ``extra_config`` keys, asymmetric GPTQ packing).
     """
-    for key in ("bits", "group_size", "sym"):
-        if key not in qc:
-            raise InputError("quantization_config", key, "missing")
     data_type = str(qc.get("data_type", "int"))
     packing = str(qc.get("packing_format", "auto_round:auto_gptq"))
     if data_type != "int":
-        raise InputError("quantization_config", "data_type", f"AutoRound {data_type} weights are not modelled")
+        raise InputError("quantization_config", "data_type", f"AutoRound {data_type!r} weights are not modelled")
     if packing not in ("auto_round:auto_gptq", "auto_round:auto_awq"):
-        raise InputError("quantization_config", "packing_format", f"AutoRound {packing} is not modelled")
-    base = LayerScheme(int(qc["bits"]), int(qc["group_size"]), bool(qc["sym"]))
+        raise InputError("quantization_config", "packing_format", f"AutoRound {packing!r} is not modelled")
+    base = LayerScheme(int_field(qc, "bits"), int_field(qc, "group_size"), bool_field(qc, "sym"))
     extra = qc.get("extra_config") or {}
     if not isinstance(extra, Mapping):
         raise InputError("quantization_config", "extra_config", "not an object")
@@ -43,16 +40,35 @@ def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
             raise InputError("quantization_config", "extra_config", f"{key}: pattern keys are not modelled")
         if not isinstance(cfg, Mapping):
             raise InputError("quantization_config", f"extra_config.{key}", "not an object")
-        bits = int(cfg.get("bits", base.bits))
-        scheme = None if bits >= 16 else LayerScheme(bits, int(cfg.get("group_size", base.group_size)), bool(cfg.get("sym", base.sym)))
+        bits = int_field(cfg, "bits", default=base.bits)
+        scheme = (
+            None
+            if bits >= 16
+            else LayerScheme(
+                bits, int_field(cfg, "group_size", default=base.group_size), bool_field(cfg, "sym", base.sym)
+            )
+        )
         per_layer.append((str(key), scheme))
+    backend = str(qc.get("backend", qc.get("vllm_backend", "auto")))
+    if backend not in ("auto", "marlin", "gptq:marlin", "awq:marlin"):
+        raise InputError("quantization_config", "backend", f"AutoRound backend {backend!r} is not modelled")
     awq = "awq" in packing
     schemes = [base, *(s for _, s in per_layer if s is not None)]
     for s in schemes:
+        if awq and (s.bits != 4 or s.sym):
+            raise InputError(
+                "quantization_config", "bits", f"AutoRound AWQ packing bits={s.bits}, sym={s.sym}: not modelled"
+            )
         if not awq and (s.bits, s.sym) not in ((4, True), (8, True)):
-            raise InputError("quantization_config", "bits", f"AutoRound GPTQ packing bits={s.bits}, sym={s.sym}: not served by Marlin")
+            raise InputError(
+                "quantization_config",
+                "bits",
+                f"AutoRound GPTQ packing bits={s.bits}, sym={s.sym}: not served by Marlin",
+            )
     blocks = qc.get("block_name_to_quantize", qc.get("to_quant_block_names"))
     prefixes = None
     if blocks:
+        if not isinstance(blocks, (str, list)):
+            raise InputError("quantization_config", "block_name_to_quantize", "not a string or a list")
         prefixes = tuple(str(b) for b in (blocks.split(",") if isinstance(blocks, str) else blocks))
     return WNA16("awq" if awq else "gptq", base, per_layer=tuple(per_layer), quantize_prefixes=prefixes)
