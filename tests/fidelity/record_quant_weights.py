@@ -112,15 +112,29 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
 
 
 def kernels_of(model: Any) -> dict[str, int]:
-    """The kernel class each quantized layer's method holds (``kernel``), counted by name."""
+    """The kernel object each quantized layer's method holds (an attribute whose class name ends
+    in ``LinearKernel``, searched through the method's attributes, e.g. INC's
+    ``scheme.inner_method.kernel``), counted by class name; the method's name where none."""
+
+    def find(obj: Any, depth: int) -> str | None:
+        if type(obj).__name__.endswith("LinearKernel"):
+            return type(obj).__name__
+        if depth == 0 or not hasattr(obj, "__dict__"):
+            return None
+        for v in vars(obj).values():
+            if hasattr(v, "__dict__") and not isinstance(v, type):
+                found = find(v, depth - 1)
+                if found:
+                    return found
+        return None
+
     out: dict[str, int] = {}
     for m in model.modules():
         qm = getattr(m, "quant_method", None)
-        k = getattr(qm, "kernel", None)
-        if k is None:  # INC: INCLinearMethod(scheme) -> scheme.inner_method (GPTQ/AWQ) -> kernel
-            k = getattr(getattr(getattr(qm, "scheme", None), "inner_method", None), "kernel", None)
-        name = type(k).__name__ if k is not None else (type(qm).__name__ if qm is not None else None)
-        if name and name not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod"):
+        if qm is None:
+            continue
+        name = find(qm, 3) or type(qm).__name__
+        if name not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod"):
             out[name] = out.get(name, 0) + 1
     return dict(sorted(out.items()))
 

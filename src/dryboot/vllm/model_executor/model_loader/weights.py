@@ -1458,4 +1458,14 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
         )
     sm = par.capability[0] * 10 + par.capability[1]
-    return replace(quant, wna16=replace(quant.wna16, capability=sm, sm_count=par.sm_count, allspark=rules.allspark))
+    return replace(
+        quant,
+        wna16=replace(
+            quant.wna16,
+            capability=sm,
+            sm_count=par.sm_count,
+            allspark=rules.allspark,
+            g_idx_param=rules.gptq_g_idx_param,
+            layer_workspace=rules.marlin_layer_workspace,
+        ),
+    )

@@ -151,12 +151,16 @@ def after_loading(
     *,
     sm_count: int,
     gptq_layout: bool,
+    g_idx_param: bool = True,
+    layer_workspace: bool = True,
 ) -> list[tuple[str, int]]:
     """What ``kernel``'s ``process_weights_after_loading`` leaves for one layer, as (kind, bytes).
 
     ``scale_rows``: the rows of the loaded ``scales`` (groups; the whole input's under act-order).
-    ``gptq_layout``: the method left the GPTQ ``qzeros`` / ``g_idx`` parameters (AutoGPTQ) rather
-    than AWQ's (no ``g_idx``).
+    ``gptq_layout``: the method created GPTQ's ``qzeros`` (and, with ``g_idx_param``, ``g_idx``
+    ``[k]`` int32: 0.28; gone in 0.33) rather than AWQ's. ``layer_workspace``: Marlin allocates
+    its workspace per layer at loading (0.28); 0.33 takes it from the worker's workspace manager
+    at run time (not a weight).
 
     Marlin (``mixed_precision/marlin.py``): the weight repacked by ``gptq_marlin_repack`` to
     ``[pk / 16, pn * 16 / (32 / bits)]`` int32 over the padded ``(pn, pk)`` of
@@ -177,11 +181,9 @@ def after_loading(
         pn, pk = (c.n, c.k) if c.has_g_idx else marlin_padded_nk(c.n, c.k, c.group_size)
         padded = (pn, pk) != (c.n, c.k)
         rows = pk // c.group_size if padded and c.group_size > 0 else scale_rows
-        out = [
-            ("weight", pk * pn * c.bits // 8),
-            ("scale", rows * pn * ab),
-            ("workspace", 4 * sm_count),
-        ]
+        out = [("weight", pk * pn * c.bits // 8), ("scale", rows * pn * ab)]
+        if layer_workspace:
+            out.append(("workspace", 4 * sm_count))
         if c.zero_points:
             groups = pk // c.group_size if c.group_size != -1 else 1
             out.append(("scale", groups * pn // per_int32 * 4))
@@ -194,7 +196,7 @@ def after_loading(
             out.append(("scale", scale_rows * c.n * ab))
         elif gptq_layout:
             out.append(("scale", scale_rows * (c.n // per_int32) * 4))  # qzeros as loaded
-        if gptq_layout:
+        if gptq_layout and g_idx_param:
             out.append(("g_idx", 4 * c.k))
         if c.has_g_idx:
             out.append(("g_idx", 4 * c.k))  # the activation permutation Machete keeps

@@ -40,17 +40,23 @@ class QuantRules:
     :param allspark: ``AllSparkLinearKernel`` is in the CUDA kernel list (0.28; not in 0.33).
     :param gptq_act_order: GPTQ ``desc_act: true`` is served (0.28); 0.33's ``VllmConfig``
         refuses it ("GPTQ group activation ordering (desc_act=True) is no longer supported").
+    :param gptq_g_idx_param: ``AutoGPTQLinearMethod.create_weights`` registers ``g_idx`` (0.28; gone
+        in 0.33), which Machete keeps.
+    :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
+        a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
     """
 
     allspark: bool = True
     gptq_act_order: bool = True
+    gptq_g_idx_param: bool = True
+    marlin_layer_workspace: bool = True
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
 #: (``tests/fidelity/data/weights/quant-recorded-<version>.json``)
 QUANT_RULES = {
     "0.28.0": QuantRules(),
-    "0.33.0": QuantRules(allspark=False, gptq_act_order=False),
+    "0.33.0": QuantRules(allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False),
 }
 
 

@@ -52,6 +52,8 @@ class WNA16:
     :param capability: the GPU's compute capability as ``major * 10 + minor``.
     :param sm_count: the GPU's multiprocessors (the Marlin workspace), ``None`` when unknown.
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
+    :param g_idx_param: GPTQ's method creates ``g_idx`` (0.28; not in 0.33).
+    :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
     """
 
     packing: str
@@ -63,6 +65,8 @@ class WNA16:
     capability: int = 90
     sm_count: int | None = None
     allspark: bool = True
+    g_idx_param: bool = True
+    layer_workspace: bool = True
 
     def layer_scheme(self, name: str) -> LayerScheme | None:
         """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
@@ -199,4 +203,12 @@ def wna16_linear_bytes(
     scale_rows = (full_k if repeat else k) // group
     # an unknown SM count: the workspace of the largest GPUs (<= 256 SMs: 1024 bytes, two blocks)
     sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
-    return after_loading(kernel, c, scale_rows, sm_count=sms, gptq_layout=not awq)
+    return after_loading(
+        kernel,
+        c,
+        scale_rows,
+        sm_count=sms,
+        gptq_layout=not awq,
+        g_idx_param=q.g_idx_param,
+        layer_workspace=q.layer_workspace,
+    )
