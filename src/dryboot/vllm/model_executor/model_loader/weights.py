@@ -193,8 +193,8 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "compressed-tensors": "compressed-tensors schemes (w4a16 / w8a8 / fp8) pick a kernel per SM that "
-    "repacks after loading; not modelled",
+    "compressed-tensors": "compressed-tensors schemes other than weight-only integer (W8A8 int8/fp8, NVFP4, "
+    "several groups) pick a kernel per SM that repacks after loading; not modelled",
     "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
     "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_awq import awq_from_config
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, gptq_from_config
+from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ct_from_config
 from dryboot.vllm.model_executor.layers.quantization.inc import inc_from_config
 
 #: ``quant_method`` values vLLM serves as weight-only integer layers, and how each is read
 #: (``get_quantization_config``'s table and the configs' ``override_quantization_method``)
-WNA16_METHODS = {
+WNA16_METHODS: dict[str, Callable[[Mapping[str, Any]], WNA16 | None]] = {
     "gptq": gptq_from_config,
     "gptq_marlin": gptq_from_config,
     "auto_gptq": gptq_from_config,
@@ -21,6 +22,8 @@ WNA16_METHODS = {
     "awq_marlin": awq_from_config,
     "auto_awq": awq_from_config,
     "auto-round": inc_from_config,
+    # W4A16 / W8A16 only (None for its other schemes, refused by name in weights.py)
+    "compressed-tensors": ct_from_config,
 }
 
 

@@ -9,6 +9,7 @@ bytes of all three (:func:`wna16_linear_bytes`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,10 +42,14 @@ class WNA16:
     """A weight-only integer checkpoint (W4A16 / W8A16) and the GPU that serves it.
 
     :param packing: ``gptq`` (``qweight [k / pack, n]``, ``g_idx``, ``qzeros``, ``scales``;
-        symmetric) or ``awq`` (``qweight [k, n / pack]``, ``qzeros``, ``scales``; zero points).
+        symmetric), ``awq`` (``qweight [k, n / pack]``, ``qzeros``, ``scales``; zero points) or
+        ``ct`` (compressed-tensors: ``weight_packed [n, k / pack]``, ``weight_scale``, an int64
+        ``weight_shape [2]``, zero points when asymmetric).
     :param scheme: the default layer scheme.
     :param desc_act: GPTQ act-order (``g_idx`` reorders the input; off with ``group_size -1``).
     :param skip: module name substrings left unquantized (AWQ ``modules_to_not_convert``).
+    :param ignore: compressed-tensors ``ignore``: layer names, or ``re:`` patterns
+        (``re.match``), a fused layer matched by any of its parts.
     :param per_layer: layer name -> scheme, or ``None`` for a layer kept in 16 bits (AutoRound's
         ``extra_config``), matched on the name or its ``.``-suffix.
     :param quantize_prefixes: only layers under these prefixes are quantized (AutoRound's
@@ -60,6 +65,7 @@ class WNA16:
     scheme: LayerScheme
     desc_act: bool = False
     skip: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
     per_layer: tuple[tuple[str, LayerScheme | None], ...] = ()
     quantize_prefixes: tuple[str, ...] | None = None
     capability: int = 90
@@ -75,6 +81,8 @@ class WNA16:
         :raises InputError: a fused layer whose parts have different schemes (vLLM refuses it).
         """
         if any(s in name for s in self.skip):
+            return None
+        if self.ignore and any(_matches(p, i) for p in (name, *_parts(name)) for i in self.ignore):
             return None
         if self.per_layer:
             parts = _parts(name)
@@ -95,6 +103,13 @@ class WNA16:
             if name == key or name.endswith("." + key) or name == "model." + key:
                 return scheme
         return "default"
+
+
+def _matches(name: str, entry: str) -> bool:
+    """compressed-tensors' ``_is_equal_or_regex_match``: ``re:`` patterns by ``re.match``."""
+    if entry.startswith("re:"):
+        return re.match(entry[3:], name) is not None
+    return name == entry
 
 
 def _parts(name: str) -> tuple[str, ...]:
@@ -183,13 +198,13 @@ def wna16_linear_bytes(
     n = sum(parts)
     full_k = k * tp if split == "row" and tp > 1 else k
     awq = q.packing == "awq"
-    has_g_idx = q.desc_act and not awq
+    has_g_idx = q.desc_act and q.packing == "gptq"
     c = MPLinearLayerConfig(
         k=k,
         n=n,
         full_k=full_k,
         bits=s.bits,
-        zero_points=awq and not s.sym,
+        zero_points=not s.sym,
         group_size=s.group_size,
         has_g_idx=has_g_idx,
         act_bytes=act_bytes,
@@ -203,12 +218,15 @@ def wna16_linear_bytes(
     scale_rows = (full_k if repeat else k) // group
     # an unknown SM count: the workspace of the largest GPUs (<= 256 SMs: 1024 bytes, two blocks)
     sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
-    return after_loading(
+    out = after_loading(
         kernel,
         c,
         scale_rows,
         sm_count=sms,
-        gptq_layout=not awq,
+        gptq_layout=q.packing == "gptq",
         g_idx_param=q.g_idx_param,
         layer_workspace=q.layer_workspace,
     )
+    if q.packing == "ct":
+        out.append(("weight_shape", 16))  # int64 [2], kept
+    return out

@@ -48,6 +48,10 @@ def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
                 bits, int_field(cfg, "group_size", default=base.group_size), bool_field(cfg, "sym", base.sym)
             )
         )
+        if scheme is not None and (str(key) == "lm_head" or str(key).endswith(".lm_head")):
+            raise InputError(
+                "quantization_config", f"extra_config.{key}", f"a {bits}-bit LM head (ParallelLMHead) is not modelled"
+            )
         per_layer.append((str(key), scheme))
     backend = str(qc.get("backend", qc.get("vllm_backend", "auto")))
     if backend not in ("auto", "marlin", "gptq:marlin", "awq:marlin"):
