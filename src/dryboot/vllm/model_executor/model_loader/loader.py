@@ -147,10 +147,17 @@ def model_weights(
             "from the config alone: no safetensors headers read (a checkpoint's own tensors, e.g. a "
             "pruned or re-exported one, may differ)"
         )
-    report.notes.append(
-        "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is what "
-        "stays allocated after loading, which a kernel's post-load step (process_weights_after_loading) may change"
-    )
+    if _repacked(config, hf_quant) and compute_capability is not None:
+        report.notes.append(
+            f"what stays allocated after vLLM {vllm_version}'s post-load repacking for the kernels it picks on SM "
+            f"{compute_capability[0]}.{compute_capability[1]} (checked against vLLM on the meta device)"
+        )
+    else:
+        report.notes.append(
+            "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is what "
+            "stays allocated after loading, which a kernel's post-load step (process_weights_after_loading) may "
+            "change"
+        )
     try:
         for stage in range(pp):
             par = Parallel(
