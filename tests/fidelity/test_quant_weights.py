@@ -267,3 +267,44 @@ def test_plan_names_the_gpu_weights(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["plan", "--model", str(cfg), "--gpu", "RTX 3090", "--max-model-len", "8192"])
     want = RECORDED["0.28.0"]["Qwen--Qwen3-32B+AutoRound-W4A16 RTX 3090 --tensor-parallel-size 1"]["allocated_bytes"]
     assert f"{want:,} bytes" in res.output, res.output[-2000:]
+
+
+def _gptq_headers(directory: Path, config: dict[str, Any], bf16: tuple[str, ...] = ()) -> None:
+    """Header-only safetensors of a GPTQ checkpoint of ``config`` (shapes [1]: vLLM reads dtypes),
+    the modules of ``bf16`` left in bfloat16."""
+    import struct
+
+    header: dict[str, Any] = {}
+    off = 0
+    for i in range(config["num_hidden_layers"]):
+        for lin in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                    "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"):  # fmt: skip
+            name = f"model.layers.{i}.{lin}"
+            tensors = [("weight", "BF16")] if name in bf16 else [("qweight", "I32"), ("scales", "F16")]
+            for t, dt in tensors:
+                nb = 4 if dt == "I32" else 2
+                header[f"{name}.{t}"] = {"dtype": dt, "shape": [1], "data_offsets": [off, off + nb]}
+                off += nb
+    blob = json.dumps(header).encode()
+    (directory / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob + bytes(off))
+
+
+def test_gptq_quantized_layers_from_the_headers(tmp_path: Path) -> None:
+    """With headers, GPTQ layers are quantized where the checkpoint's tensors are not floats
+    (vLLM's ``maybe_update_config``); a fused layer half quantized is refused as vLLM refuses it."""
+    src = CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g128"
+    config = json.loads((src / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    gpu = {"compute_capability": (8, 6), "sm_count": 82}
+    _gptq_headers(tmp_path, config)
+    assert (
+        model_weights(tmp_path, **gpu).stages[0].allocated_bytes == model_weights(src, **gpu).stages[0].allocated_bytes
+    )
+    _gptq_headers(tmp_path, config, bf16=("model.layers.0.mlp.down_proj",))
+    more = (
+        model_weights(tmp_path, **gpu).stages[0].allocated_bytes - model_weights(src, **gpu).stages[0].allocated_bytes
+    )
+    # down_proj [4096, 12288] in bf16 instead of Marlin's 4-bit weight, its g128 scales and workspace
+    assert more == 4096 * 12288 * 2 - (4096 * 12288 // 2 + 12288 // 128 * 4096 * 2 + 512)
+    _gptq_headers(tmp_path, config, bf16=("model.layers.0.mlp.up_proj",))
+    assert "some but not all parts" in (model_weights(tmp_path, **gpu).refused or "")

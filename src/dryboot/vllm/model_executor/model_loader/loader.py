@@ -78,6 +78,26 @@ def _repacked(config: Mapping[str, Any], hf_quant: Any) -> bool:
     return str(method).lower() in WNA16_METHODS
 
 
+#: safetensors dtypes vLLM counts as unquantized (``AutoGPTQConfig.maybe_update_config``)
+FLOAT_DTYPES = ("F16", "BF16", "F32")
+
+
+def _gptq_modules_from_headers(config: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """A GPTQ config without ``modules_in_block_to_quantize`` gets the modules holding a
+    non-float tensor in the checkpoint's headers, as vLLM 0.28's ``maybe_update_config`` reads
+    them (``get_safetensors_params_metadata``)."""
+    qc = config.get("quantization_config")
+    if not isinstance(qc, Mapping) or str(qc.get("quant_method", "")).lower() not in ("gptq", "gptq_marlin"):
+        return config
+    if qc.get("modules_in_block_to_quantize"):
+        return config
+    tensors, _ = read_checkpoint(directory)
+    quantized = sorted({name.rsplit(".", 1)[0] for name, t in tensors.items() if t.dtype not in FLOAT_DTYPES})
+    # no quantized tensor at all: a module list that names nothing (vLLM quantizes no layer)
+    found = quantized or ["(no quantized tensor in the checkpoint)"]
+    return {**config, "quantization_config": {**qc, "modules_in_block_to_quantize": found}}
+
+
 def model_weights(
     model: Path,
     *,
@@ -133,6 +153,7 @@ def model_weights(
             "(one on GPUs of 128 SMs or fewer)"
         )
     if use_headers and _repacked(config, hf_quant):
+        config = _gptq_modules_from_headers(config, directory)
         use_headers = False
         report.notes.append(
             "GPTQ/AWQ/AutoRound: from the config (every decoder-block linear layer quantized, as vLLM reads the "

@@ -54,6 +54,10 @@ class WNA16:
         ``extra_config``), matched on the name or its ``.``-suffix.
     :param quantize_prefixes: only layers under these prefixes are quantized (AutoRound's
         ``block_name_to_quantize``), or ``None``.
+    :param quantize_substrings: GPTQ's ``modules_in_block_to_quantize`` (given, or read from the
+        checkpoint's non-float tensors as vLLM's ``maybe_update_config`` does): a layer is
+        quantized when one of them is a substring of its name (a fused layer's parts must agree);
+        ``None``: every layer.
     :param capability: the GPU's compute capability as ``major * 10 + minor``.
     :param sm_count: the GPU's multiprocessors (the Marlin workspace), ``None`` when unknown.
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
@@ -68,6 +72,7 @@ class WNA16:
     ignore: tuple[str, ...] = ()
     per_layer: tuple[tuple[str, LayerScheme | None], ...] = ()
     quantize_prefixes: tuple[str, ...] | None = None
+    quantize_substrings: tuple[str, ...] | None = None
     capability: int = 90
     sm_count: int | None = None
     allspark: bool = True
@@ -96,6 +101,16 @@ class WNA16:
                 return entry  # type: ignore[return-value]
         if self.quantize_prefixes is not None and not any(name.startswith(p) for p in self.quantize_prefixes):
             return None
+        if self.quantize_substrings is not None:
+            found = {any(m in p for m in self.quantize_substrings) for p in _parts(name)}
+            if len(found) > 1:
+                raise InputError(
+                    "quantization_config",
+                    "modules_in_block_to_quantize",
+                    f"some but not all parts of {name} are quantized (vLLM refuses it)",
+                )
+            if not found.pop():
+                return None
         return self.scheme
 
     def _entry(self, name: str) -> LayerScheme | str | None:
@@ -163,11 +178,19 @@ def gptq_from_config(qc: Mapping[str, Any]) -> WNA16:
         raise InputError("quantization_config", "lm_head", "a GPTQ-quantized LM head is not modelled")
     if qc.get("dynamic"):
         raise InputError("quantization_config", "dynamic", "GPTQ per-module overrides are not modelled")
-    if qc.get("modules_in_block_to_quantize"):
-        raise InputError(
-            "quantization_config", "modules_in_block_to_quantize", "a partial GPTQ module list is not modelled"
-        )
-    return WNA16("gptq", LayerScheme(bits, group, True), desc_act=desc_act and group != -1)
+    modules = qc.get("modules_in_block_to_quantize")
+    substrings = None
+    if modules is not None:
+        if not isinstance(modules, list):
+            raise InputError("quantization_config", "modules_in_block_to_quantize", "not a list")
+        flat = [m for item in modules for m in (item if isinstance(item, list) else [item])]
+        if not flat:
+            modules = None  # vLLM then reads the checkpoint's dtypes (maybe_update_config)
+        else:
+            substrings = tuple(str(m) for m in flat)
+    return WNA16(
+        "gptq", LayerScheme(bits, group, True), desc_act=desc_act and group != -1, quantize_substrings=substrings
+    )
 
 
 def wna16_linear_bytes(
