@@ -102,14 +102,14 @@ class WNA16:
         if self.quantize_prefixes is not None and not any(name.startswith(p) for p in self.quantize_prefixes):
             return None
         if self.quantize_substrings is not None:
-            found = {any(m in p for m in self.quantize_substrings) for p in _parts(name)}
-            if len(found) > 1:
+            quantized = {any(m in p for m in self.quantize_substrings) for p in _parts(name)}
+            if len(quantized) > 1:
                 raise InputError(
                     "quantization_config",
                     "modules_in_block_to_quantize",
                     f"some but not all parts of {name} are quantized (vLLM refuses it)",
                 )
-            if not found.pop():
+            if not quantized.pop():
                 return None
         return self.scheme
 
