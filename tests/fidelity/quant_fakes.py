@@ -17,6 +17,8 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   copy to the CPU and back) are replaced, where the Marlin kernel and ``marlin_utils`` import
   them, by their output: int32 ``[size_k, size_n / (32 / num_bits)]`` and ``[size_k, size_n]`` on
   the input's device (the shapes their own ``numpy.zeros`` allocate).
+* **Scale values.** ``Tensor.item()`` on a meta tensor answers 1.0 (compressed-tensors' KV-cache
+  method reads its loaded scales as Python floats after loading; a value never changes a shape).
 * **vLLM's reload bookkeeping.** After loading, ``model_loader/reload`` keeps a meta-device copy
   of each layer's tensors (``to_meta_tensor``: ``tensor.data.to("meta")``), which costs nothing on
   a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
@@ -136,6 +138,13 @@ def route_ops() -> None:
         return meta
 
     reload_meta.to_meta_tensor = to_meta_tensor
+
+    real_item = torch.Tensor.item
+
+    def item(self: Any) -> Any:
+        return 1.0 if self.device.type == "meta" else real_item(self)
+
+    torch.Tensor.item = item  # type: ignore[method-assign]
 
     def pack_cols(q_w: Any, num_bits: int, size_k: int, size_n: int) -> Any:
         return torch.empty((size_k, size_n // (32 // num_bits)), dtype=torch.int32, device=q_w.device)

@@ -133,7 +133,7 @@ def kernels_of(model: Any) -> dict[str, int]:
         qm = getattr(m, "quant_method", None)
         if qm is None:
             continue
-        name = find(qm, 3) or type(qm).__name__
+        name = find(qm, 3) or find(getattr(m, "scheme", None), 2) or type(qm).__name__
         if name not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod"):
             out[name] = out.get(name, 0) + 1
     return dict(sorted(out.items()))

@@ -1434,8 +1434,12 @@ def _post_load_host_blocks(quant: Quant) -> int:
     KV scales ``Attention.process_weights_after_loading`` calls ``set_default_quant_scales`` again,
     outside the loader's device context, so ``_k_scale_cpu`` / ``_v_scale_cpu`` move to the host.
     Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
-    figures are checked as ``initialize_model`` builds them (two blocks more per layer)."""
-    return 2 if quant.wna16 is not None else 0
+    figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
+    compressed-tensors' KV-cache method keeps them (``fill_``)."""
+    if quant.wna16 is None or quant.wna16.packing == "ct":
+        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place
+        return 0
+    return 2
 
 
 def _on_gpu(quant: Quant, par: Parallel) -> Quant:
