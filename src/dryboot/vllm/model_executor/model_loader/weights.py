@@ -1462,6 +1462,13 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
         )
     sm = par.capability[0] * 10 + par.capability[1]
+    if rules.blackwell_attention_buffer and sm >= 100:
+        raise InputError(
+            "--gpu",
+            None,
+            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
+            "shared counter buffer while loading; not modelled",
+        )
     return replace(
         quant,
         wna16=replace(

@@ -45,6 +45,9 @@ class QuantRules:
         refuses it ("GPTQ group activation ordering (desc_act=True) is no longer supported").
     :param gptq_g_idx_param: ``AutoGPTQLinearMethod.create_weights`` registers ``g_idx`` (0.28; gone
         in 0.33), which Machete keeps.
+    :param blackwell_attention_buffer: on SM 10.0+ the FlashInfer attention layers share a
+        counter buffer allocated at construction (0.33 ``v1/attention/backends/flashinfer.py``
+        ``_get_multi_ctas_kv_counter_buffer``: 1-2 MiB seen), not modelled: refused by name there.
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
     """
@@ -53,13 +56,20 @@ class QuantRules:
     gptq_act_order: bool = True
     gptq_g_idx_param: bool = True
     marlin_layer_workspace: bool = True
+    blackwell_attention_buffer: bool = False
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
 #: (``tests/fidelity/data/weights/quant-recorded-<version>.json``)
 QUANT_RULES = {
     "0.28.0": QuantRules(),
-    "0.33.0": QuantRules(allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False),
+    "0.33.0": QuantRules(
+        allspark=False,
+        gptq_act_order=False,
+        gptq_g_idx_param=False,
+        marlin_layer_workspace=False,
+        blackwell_attention_buffer=True,
+    ),
 }
 
 
