@@ -301,7 +301,7 @@ def plan(
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
     """The per-rank weights report for the plan (``model_loader.loader.model_weights``)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
-    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, model_weights
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, model_weights, serving_gpu
 
     if path is None:
         return WeightsReport(refused="no model directory")
@@ -323,21 +323,8 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         language_model_only=args.language_model_only,
         limit_mm_per_prompt=args.mm_limits,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
-        **_serving_gpu(args),
+        **serving_gpu(args.device, args.vllm_version),
     )
-
-
-def _serving_gpu(args: Any) -> dict[str, Any]:
-    """The GPU and release the weights' kernels are chosen for (GPTQ/AWQ repacking): the named
-    GPU, else the one the plan assumes."""
-    from dryboot.vllm.gpus import default_gpu, sm_count
-
-    gpu = args.gpu or default_gpu()
-    return {
-        "compute_capability": gpu.capability,
-        "sm_count": sm_count(gpu.name),
-        "vllm_version": args.vllm_version,
-    }
 
 
 def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: Any, path: str | None) -> Any:

@@ -70,6 +70,14 @@ def _json(path: Path) -> Any:
         raise InputError(str(path), None, f"not JSON ({type(e).__name__})") from None
 
 
+def serving_gpu(gpu: Any, vllm_version: str) -> dict[str, Any]:
+    """:func:`model_weights`' GPU arguments for a :class:`dryboot.vllm.gpus.GPU` (its capability
+    and the table's SM count) and a release."""
+    from dryboot.vllm.gpus import sm_count
+
+    return {"compute_capability": gpu.capability, "sm_count": sm_count(gpu.name), "vllm_version": vllm_version}
+
+
 def _repacked(config: Mapping[str, Any], hf_quant: Any) -> bool:
     """A checkpoint whose layers vLLM repacks for a weight-only integer kernel (GPTQ, AWQ,
     AutoRound): its own tensors are not what stays allocated."""
