@@ -28,8 +28,10 @@ The figure is what the model holds after loading. vLLM 0.28.0's line (``DeviceMe
 around ``load_model``) reads ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``
 (``platforms/cuda.py`` ``get_current_memory_usage``): what stays allocated once
 ``process_weights_after_loading`` is done, not the loading peak. A kernel's repacking there
-(Marlin, FlashInfer layouts) changes that layout per GPU: those methods are refused by name
-(:data:`REFUSED_METHODS`).
+changes that layout per GPU: GPTQ, AWQ, AutoRound and compressed-tensors W4A16/W8A16 are modelled
+as the chosen kernel leaves them (:mod:`dryboot.vllm.model_executor.layers.quantization`, the GPU
+given through :class:`Parallel`); the others (MXFP4, compressed-tensors' other schemes, ...) are
+refused by name (:data:`REFUSED_METHODS`).
 
 The walk (:func:`_walk`) visits one rank's modules once; each module's bytes come from the
 config's shapes and, given a checkpoint, from the checkpoint tensors that module loads.
