@@ -457,7 +457,7 @@ def check_memory(
     if not lines:
         return None
     # at call: only a boot with memory lines reads checkpoint headers and runs the budget model
-    from dryboot.vllm.model_executor.model_loader.loader import model_weights
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
     from dryboot.vllm.transformers_utils.config import load_config_json
     from dryboot.vllm.worker.budget import estimate_budget
     from dryboot.vllm.worker.profile_run import forward_shape
@@ -498,6 +498,7 @@ def check_memory(
             pp=args.pipeline_parallel_size,
             dp=args.data_parallel_size,
             dtype=args.dtype,
+            **serving_gpu(gpu, args.vllm_version),
         )
     except InputError as exc:
         return compare_memory(lines, None, refused=f"weights: {exc.line()}", notes=tuple(notes), **common)

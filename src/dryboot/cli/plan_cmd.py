@@ -308,7 +308,7 @@ def plan(
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
     """The per-rank weights report for the plan (``model_loader.loader.model_weights``)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
-    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, model_weights
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, model_weights, serving_gpu
 
     if path is None:
         return WeightsReport(refused="no model directory")
@@ -330,6 +330,7 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         language_model_only=args.language_model_only,
         limit_mm_per_prompt=args.mm_limits,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+        **serving_gpu(args.device, args.vllm_version),
     )
 
 

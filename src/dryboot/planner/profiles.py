@@ -59,7 +59,7 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
 from dryboot.vllm.transformers_utils.config import load_config_json, load_model
 from dryboot.vllm.versions import resolve_version, rules_for
 
@@ -312,6 +312,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         language_model_only=args.language_model_only,
         limit_mm_per_prompt=args.mm_limits,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+        **serving_gpu(args.device, args.vllm_version),
     )
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
     bp = plan_with_budget(

@@ -104,6 +104,15 @@ def _host_reserved(row: dict[str, Any]) -> tuple[int, int]:
     return int(low) << 20, int(high) << 20
 
 
+def sm_count(name: str) -> int | None:
+    """The multiprocessors of the table's GPU ``name`` (``sm_count``), ``None`` where no source
+    gives them (the Marlin kernels' workspace is one int32 per SM)."""
+    for row in _rows():
+        if row["name"] == name:
+            return int(row["sm_count"]) if "sm_count" in row else None
+    return None
+
+
 @cache
 def _by_key() -> dict[str, str]:
     out: dict[str, str] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
     MissingTensor,
@@ -69,6 +70,42 @@ def _json(path: Path) -> Any:
         raise InputError(str(path), None, f"not JSON ({type(e).__name__})") from None
 
 
+def serving_gpu(gpu: Any, vllm_version: str) -> dict[str, Any]:
+    """:func:`model_weights`' GPU arguments for a :class:`dryboot.vllm.gpus.GPU` (its capability
+    and the table's SM count) and a release."""
+    from dryboot.vllm.gpus import sm_count
+
+    return {"compute_capability": gpu.capability, "sm_count": sm_count(gpu.name), "vllm_version": vllm_version}
+
+
+def _repacked(config: Mapping[str, Any], hf_quant: Any) -> bool:
+    """A checkpoint whose layers vLLM repacks for a weight-only integer kernel (GPTQ, AWQ,
+    AutoRound): its own tensors are not what stays allocated."""
+    qc = config.get("quantization_config")
+    method = qc.get("quant_method") if isinstance(qc, Mapping) else None
+    return str(method).lower() in WNA16_METHODS
+
+
+#: safetensors dtypes vLLM counts as unquantized (``AutoGPTQConfig.maybe_update_config``)
+FLOAT_DTYPES = ("F16", "BF16", "F32")
+
+
+def _gptq_modules_from_headers(config: dict[str, Any], directory: Path) -> dict[str, Any]:
+    """A GPTQ config without ``modules_in_block_to_quantize`` gets the modules holding a
+    non-float tensor in the checkpoint's headers, as vLLM 0.28's ``maybe_update_config`` reads
+    them (``get_safetensors_params_metadata``)."""
+    qc = config.get("quantization_config")
+    if not isinstance(qc, Mapping) or str(qc.get("quant_method", "")).lower() not in ("gptq", "gptq_marlin"):
+        return config
+    if qc.get("modules_in_block_to_quantize"):
+        return config
+    tensors, _ = read_checkpoint(directory)
+    quantized = sorted({name.rsplit(".", 1)[0] for name, t in tensors.items() if t.dtype not in FLOAT_DTYPES})
+    # no quantized tensor at all: a module list that names nothing (vLLM quantizes no layer)
+    found = quantized or ["(no quantized tensor in the checkpoint)"]
+    return {**config, "quantization_config": {**qc, "modules_in_block_to_quantize": found}}
+
+
 def model_weights(
     model: Path,
     *,
@@ -82,12 +119,18 @@ def model_weights(
     language_model_only: bool = False,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
     max_num_batched_tokens: int | None = None,
+    compute_capability: tuple[int, int] | None = None,
+    sm_count: int | None = None,
+    vllm_version: str = "0.28.0",
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
     ``--limit-mm-per-prompt`` (0 for every modality of a vision tower: no tower);
     ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
-    rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
+    rows with its weights (DeepSeek-V3.2's top-k indices; refused without it);
+    ``compute_capability`` / ``sm_count``: the GPU, for layouts vLLM's kernels repack per GPU
+    (GPTQ, AWQ, AutoRound: refused without a capability; the Marlin workspace per SM);
+    ``vllm_version``: the release, where those layouts differ by release.
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -112,6 +155,18 @@ def model_weights(
     report = WeightsReport()
     use_headers = has_shards and load_format != "dummy"
     tensors = None
+    if _repacked(config, hf_quant) and sm_count is None:
+        report.notes.append(
+            "the GPU's SM count is unknown: each Marlin-served layer's workspace is taken as two 512-byte blocks "
+            "(one on GPUs of 128 SMs or fewer)"
+        )
+    if use_headers and _repacked(config, hf_quant):
+        config = _gptq_modules_from_headers(config, directory)
+        use_headers = False
+        report.notes.append(
+            "GPTQ/AWQ/AutoRound: from the config (every decoder-block linear layer quantized, as vLLM reads the "
+            "checkpoint's dtypes); the repacked layout is the kernel's, not the checkpoint's tensors"
+        )
     if use_headers:
         tensors, report.index_total_size = read_checkpoint(directory)
         report.source = "checkpoint headers"
@@ -121,14 +176,29 @@ def model_weights(
             "from the config alone: no safetensors headers read (a checkpoint's own tensors, e.g. a "
             "pruned or re-exported one, may differ)"
         )
-    report.notes.append(
-        "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is what "
-        "stays allocated after loading, which a kernel's post-load step (process_weights_after_loading) may change"
-    )
+    if _repacked(config, hf_quant) and compute_capability is not None:
+        report.notes.append(
+            f"what stays allocated after vLLM {vllm_version}'s post-load repacking for the kernels it picks on SM "
+            f"{compute_capability[0]}.{compute_capability[1]} (checked against vLLM on the meta device)"
+        )
+    else:
+        report.notes.append(
+            "what vLLM's model class allocates (checked against vLLM on the meta device); vLLM's line is what "
+            "stays allocated after loading, which a kernel's post-load step (process_weights_after_loading) may "
+            "change"
+        )
     try:
         for stage in range(pp):
             par = Parallel(
-                tp=tp, pp=pp, pp_rank=stage, dp=dp, expert_parallel=expert_parallel, pp_partition=pp_partition
+                tp=tp,
+                pp=pp,
+                pp_rank=stage,
+                dp=dp,
+                expert_parallel=expert_parallel,
+                pp_partition=pp_partition,
+                capability=compute_capability,
+                sm_count=sm_count,
+                vllm_version=vllm_version,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

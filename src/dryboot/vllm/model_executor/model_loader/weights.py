@@ -28,8 +28,10 @@ The figure is what the model holds after loading. vLLM 0.28.0's line (``DeviceMe
 around ``load_model``) reads ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``
 (``platforms/cuda.py`` ``get_current_memory_usage``): what stays allocated once
 ``process_weights_after_loading`` is done, not the loading peak. A kernel's repacking there
-(Marlin, FlashInfer layouts) changes that layout per GPU: those methods are refused by name
-(:data:`REFUSED_METHODS`).
+changes that layout per GPU: GPTQ, AWQ, AutoRound and compressed-tensors W4A16/W8A16 are modelled
+as the chosen kernel leaves them (:mod:`dryboot.vllm.model_executor.layers.quantization`, the GPU
+given through :class:`Parallel`); the others (MXFP4, compressed-tensors' other schemes, ...) are
+refused by name (:data:`REFUSED_METHODS`).
 
 The walk (:func:`_walk`) visits one rank's modules once; each module's bytes come from the
 config's shapes and, given a checkpoint, from the checkpoint tensors that module loads.
@@ -44,10 +46,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, wna16_linear_bytes
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 
 if TYPE_CHECKING:
@@ -195,16 +199,8 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "awq": "AWQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
-    "(Marlin, Machete, ...: padding, zero points, workspace); not modelled",
-    "awq_marlin": "AWQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
-    "gptq": "GPTQ weights are repacked after loading for the mixed-precision kernel vLLM picks per SM "
-    "(Marlin, Machete, ...: padding, g_idx, workspace); not modelled",
-    "gptq_marlin": "GPTQ weights are repacked to Marlin after loading (per-SM kernel layout); not modelled",
-    "auto-round": "AutoRound weights are served through the GPTQ/AWQ kernels, repacked per SM after loading; "
-    "not modelled",
-    "compressed-tensors": "compressed-tensors schemes (w4a16 / w8a8 / fp8) pick a kernel per SM that "
-    "repacks after loading; not modelled",
+    "compressed-tensors": "compressed-tensors schemes other than weight-only integer (W8A8 int8/fp8, NVFP4, "
+    "several groups) pick a kernel per SM that repacks after loading; not modelled",
     "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
     "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
@@ -232,6 +228,9 @@ class Quant:
     static_input: bool = False
     ignored: tuple[str, ...] = ()
     group_size: int = 16
+    #: GPTQ / AWQ / AutoRound: the weight-only integer scheme and the GPU serving it
+    #: (:mod:`dryboot.vllm.model_executor.layers.quantization`)
+    wna16: WNA16 | None = None
 
 
 @dataclass(frozen=True)
@@ -245,6 +244,12 @@ class Parallel:
     dp: int = 1
     expert_parallel: bool = False
     pp_partition: tuple[int, ...] | None = None
+    #: the GPU this rank runs on, where the layout depends on it (GPTQ/AWQ kernels): compute
+    #: capability (major, minor) and multiprocessors (``None``: unknown)
+    capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    #: the vLLM release serving it, where layouts differ by release (GPTQ/AWQ)
+    vllm_version: str = "0.28.0"
 
 
 @dataclass
@@ -315,6 +320,9 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
         # no quant_method: vLLM 0.28.0 builds the model unquantized (recorded by the oracle)
         return Quant()
     method = str(method).lower()
+    wna16 = wna16_from_config(method, qc)
+    if wna16 is not None:
+        return Quant(method, wna16=wna16)
     if method in REFUSED_METHODS:
         raise InputError("quantization_config", "quant_method", f"{method}: {REFUSED_METHODS[method]}")
     if method == "fp8":
@@ -410,6 +418,8 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
     ``w13_weight_scale_2`` / ``w13_input_scale`` ``[e, 2]`` and ``w2``'s ``[e]``.
     """
     w13, w2 = e * 2 * i * h, e * h * i
+    if quant.wna16 is not None:
+        raise InputError("quantization_config", "quant_method", f"{quant.method} MoE experts are not modelled")
     if quant.method is None:
         return [("experts", w13 * act_bytes), ("experts", w2 * act_bytes)]
     # the float32 per-expert scalars: w13's [e, 2] and w2's [e]
@@ -769,7 +779,7 @@ def _walk(
             None,
             f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
         )
-    quant = quant_from_config(config, hf_quant)
+    quant = _on_gpu(quant_from_config(config, hf_quant), par)
     vision: Mapping[str, Any] | None = None
     if family in VL_WRAPPERS:
         text = config.get("text_config")
@@ -901,14 +911,14 @@ def _walk(
             entries.append(("bias", h * ab))
         w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
         w.module([], "attention", ((att, "attention scales"),))
-        if quant.method is not None:
+        if quant.method is not None and quant.wna16 is None:
             for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
                 w.own("scale", ab)
         qk_norm = family == "glm4_moe" and bool(config.get("use_qk_norm", False))
         if qk_norm or family in ("qwen3", "qwen3_moe", *GDN_FAMILIES, *GEMMA3_FAMILIES):
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
-        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
+        w.ref.allocated_bytes += (ATTENTION_EXTRA_BLOCKS - _post_load_host_blocks(quant)) * ALLOC_ROUND
     if n_attention and family in GEMMA3_FAMILIES:
         for nbytes in _gemma3_rotary_tables(config, layers, hd, ab):
             w.own("rotary", nbytes, buffer=True)
@@ -1448,4 +1458,60 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
 def _linear(
     quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int, *, tp: int = 1, split: str = "column"
 ) -> list[tuple[str, int]]:
+    if quant.wna16 is not None:
+        out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split)
+        return out if out is not None else linear_bytes(Quant(), k, parts, ab)
     return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab, tp=tp, split=split)
+
+
+def _post_load_host_blocks(quant: Quant) -> int:
+    """Blocks an attention layer frees in ``process_weights_after_loading``: without quantized
+    KV scales ``Attention.process_weights_after_loading`` calls ``set_default_quant_scales`` again,
+    outside the loader's device context, so ``_k_scale_cpu`` / ``_v_scale_cpu`` move to the host.
+    Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
+    figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
+    compressed-tensors' KV-cache method keeps them (``fill_``)."""
+    if quant.wna16 is None or quant.wna16.packing == "ct":
+        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place
+        return 0
+    return 2
+
+
+def _on_gpu(quant: Quant, par: Parallel) -> Quant:
+    """A weight-only integer layout is the kernel's vLLM picks per GPU: the rank's GPU joins it.
+
+    :raises InputError: no GPU given (the layout after loading depends on it)."""
+    if quant.wna16 is None:
+        return quant
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
+        )
+    rules = quant_rules(par.vllm_version)
+    if quant.wna16.desc_act and not rules.gptq_act_order:
+        raise InputError(
+            "quantization_config",
+            "desc_act",
+            f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
+        )
+    sm = par.capability[0] * 10 + par.capability[1]
+    if rules.blackwell_attention_buffer and sm >= 100:
+        raise InputError(
+            "--gpu",
+            None,
+            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
+            "shared counter buffer while loading; not modelled",
+        )
+    return replace(
+        quant,
+        wna16=replace(
+            quant.wna16,
+            capability=sm,
+            sm_count=par.sm_count,
+            allspark=rules.allspark,
+            g_idx_param=rules.gptq_g_idx_param,
+            layer_workspace=rules.marlin_layer_workspace,
+        ),
+    )

@@ -1,0 +1,1 @@
+"""vLLM's ``model_executor/layers``: quantization methods' weight layouts."""

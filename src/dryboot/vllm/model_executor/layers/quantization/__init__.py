@@ -1,0 +1,87 @@
+"""vLLM's ``layers/quantization``: each method's weight layout, as vLLM holds it after loading."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.auto_awq import awq_from_config
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, gptq_from_config
+from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ct_from_config
+from dryboot.vllm.model_executor.layers.quantization.inc import inc_from_config
+
+#: ``quant_method`` values vLLM serves as weight-only integer layers, and how each is read
+#: (``get_quantization_config``'s table and the configs' ``override_quantization_method``)
+WNA16_METHODS: dict[str, Callable[[Mapping[str, Any]], WNA16 | None]] = {
+    "gptq": gptq_from_config,
+    "gptq_marlin": gptq_from_config,
+    "auto_gptq": gptq_from_config,
+    "awq": awq_from_config,
+    "awq_marlin": awq_from_config,
+    "auto_awq": awq_from_config,
+    "auto-round": inc_from_config,
+    # W4A16 / W8A16 only (None for its other schemes, refused by name in weights.py)
+    "compressed-tensors": ct_from_config,
+}
+
+
+def wna16_from_config(method: str, qc: Mapping[str, Any]) -> WNA16 | None:
+    """The weight-only integer scheme of a ``quantization_config`` whose ``quant_method`` is
+    ``method``, or ``None`` for another method.
+
+    :raises InputError: a scheme vLLM refuses or dryboot does not model (named)."""
+    reader = WNA16_METHODS.get(method)
+    return reader(qc) if reader is not None else None
+
+
+@dataclass(frozen=True)
+class QuantRules:
+    """What differs between releases in how vLLM serves weight-only integer checkpoints.
+
+    :param allspark: ``AllSparkLinearKernel`` is in the CUDA kernel list (0.28; not in 0.33).
+    :param gptq_act_order: GPTQ ``desc_act: true`` is served (0.28); 0.33's ``VllmConfig``
+        refuses it ("GPTQ group activation ordering (desc_act=True) is no longer supported").
+    :param gptq_g_idx_param: ``AutoGPTQLinearMethod.create_weights`` registers ``g_idx`` (0.28; gone
+        in 0.33), which Machete keeps.
+    :param blackwell_attention_buffer: on SM 10.0+ the FlashInfer attention layers share a
+        counter buffer allocated at construction (0.33 ``v1/attention/backends/flashinfer.py``
+        ``_get_multi_ctas_kv_counter_buffer``: 1-2 MiB seen), not modelled: refused by name there.
+    :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
+        a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
+    """
+
+    allspark: bool = True
+    gptq_act_order: bool = True
+    gptq_g_idx_param: bool = True
+    marlin_layer_workspace: bool = True
+    blackwell_attention_buffer: bool = False
+
+
+#: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
+#: (``tests/fidelity/data/weights/quant-recorded-<version>.json``)
+QUANT_RULES = {
+    "0.28.0": QuantRules(),
+    "0.33.0": QuantRules(
+        allspark=False,
+        gptq_act_order=False,
+        gptq_g_idx_param=False,
+        marlin_layer_workspace=False,
+        blackwell_attention_buffer=True,
+    ),
+}
+
+
+def quant_rules(version: str) -> QuantRules:
+    """The rules of ``version``.
+
+    :raises InputError: a release whose layouts are not checked (named with those that are)."""
+    rules = QUANT_RULES.get(version)
+    if rules is None:
+        raise InputError(
+            "--vllm-version",
+            None,
+            f"GPTQ/AWQ/AutoRound weights are checked on vLLM {', '.join(QUANT_RULES)} only, not {version}",
+        )
+    return rules

@@ -1,0 +1,255 @@
+"""GPTQ checkpoints (``quant_method: gptq``), as vLLM 0.28.0 serves them: ``auto_gptq.py``
+``AutoGPTQConfig`` / ``AutoGPTQLinearMethod`` over the mixed-precision kernel vLLM chooses per GPU
+(:mod:`dryboot.vllm.model_executor.kernels.linear.mixed_precision`).
+
+Also the shared description of a weight-only integer scheme (:class:`WNA16`), which AWQ
+(:mod:`.auto_awq`) and AutoRound (:mod:`.inc`) fill from their own configs, and the per-layer
+bytes of all three (:func:`wna16_linear_bytes`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
+    MPLinearLayerConfig,
+    after_loading,
+    choose_mp_linear_kernel,
+)
+
+#: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
+#: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one)
+UNKNOWN_SM_COUNT = 256
+#: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``)
+PACKED_MODULES = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
+
+
+@dataclass(frozen=True)
+class LayerScheme:
+    """One layer's weight-only scheme: ``bits``, ``group_size`` (-1: per channel), ``sym``."""
+
+    bits: int
+    group_size: int
+    sym: bool = True
+
+
+@dataclass(frozen=True)
+class WNA16:
+    """A weight-only integer checkpoint (W4A16 / W8A16) and the GPU that serves it.
+
+    :param packing: ``gptq`` (``qweight [k / pack, n]``, ``g_idx``, ``qzeros``, ``scales``;
+        symmetric), ``awq`` (``qweight [k, n / pack]``, ``qzeros``, ``scales``; zero points) or
+        ``ct`` (compressed-tensors: ``weight_packed [n, k / pack]``, ``weight_scale``, an int64
+        ``weight_shape [2]``, zero points when asymmetric).
+    :param scheme: the default layer scheme.
+    :param desc_act: GPTQ act-order (``g_idx`` reorders the input; off with ``group_size -1``).
+    :param skip: module name substrings left unquantized (AWQ ``modules_to_not_convert``).
+    :param ignore: compressed-tensors ``ignore``: layer names, or ``re:`` patterns
+        (``re.match``), a fused layer matched by any of its parts.
+    :param per_layer: layer name -> scheme, or ``None`` for a layer kept in 16 bits (AutoRound's
+        ``extra_config``), matched on the name or its ``.``-suffix.
+    :param quantize_prefixes: only layers under these prefixes are quantized (AutoRound's
+        ``block_name_to_quantize``), or ``None``.
+    :param quantize_substrings: GPTQ's ``modules_in_block_to_quantize`` (given, or read from the
+        checkpoint's non-float tensors as vLLM's ``maybe_update_config`` does): a layer is
+        quantized when one of them is a substring of its name (a fused layer's parts must agree);
+        ``None``: every layer.
+    :param capability: the GPU's compute capability as ``major * 10 + minor``.
+    :param sm_count: the GPU's multiprocessors (the Marlin workspace), ``None`` when unknown.
+    :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
+    :param g_idx_param: GPTQ's method creates ``g_idx`` (0.28; not in 0.33).
+    :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
+    """
+
+    packing: str
+    scheme: LayerScheme
+    desc_act: bool = False
+    skip: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_layer: tuple[tuple[str, LayerScheme | None], ...] = ()
+    quantize_prefixes: tuple[str, ...] | None = None
+    quantize_substrings: tuple[str, ...] | None = None
+    capability: int = 90
+    sm_count: int | None = None
+    allspark: bool = True
+    g_idx_param: bool = True
+    layer_workspace: bool = True
+
+    def layer_scheme(self, name: str) -> LayerScheme | None:
+        """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
+        (unquantized). A fused layer takes its checkpoint modules' common entry.
+
+        :raises InputError: a fused layer whose parts have different schemes (vLLM refuses it).
+        """
+        if any(s in name for s in self.skip):
+            return None
+        if self.ignore and any(_matches(p, i) for p in (name, *_parts(name)) for i in self.ignore):
+            return None
+        if self.per_layer:
+            parts = _parts(name)
+            found = {self._entry(p) for p in parts}
+            if len(found) > 1:
+                raise InputError(
+                    "quantization_config", "extra_config", f"{name}: its parts {', '.join(parts)} differ in scheme"
+                )
+            entry = found.pop()
+            if entry != "default":
+                return entry  # type: ignore[return-value]
+        if self.quantize_prefixes is not None and not any(name.startswith(p) for p in self.quantize_prefixes):
+            return None
+        if self.quantize_substrings is not None:
+            quantized = {any(m in p for m in self.quantize_substrings) for p in _parts(name)}
+            if len(quantized) > 1:
+                raise InputError(
+                    "quantization_config",
+                    "modules_in_block_to_quantize",
+                    f"some but not all parts of {name} are quantized (vLLM refuses it)",
+                )
+            if not quantized.pop():
+                return None
+        return self.scheme
+
+    def _entry(self, name: str) -> LayerScheme | str | None:
+        for key, scheme in self.per_layer:
+            if name == key or name.endswith("." + key) or name == "model." + key:
+                return scheme
+        return "default"
+
+
+def _matches(name: str, entry: str) -> bool:
+    """compressed-tensors' ``_is_equal_or_regex_match``: ``re:`` patterns by ``re.match``."""
+    if entry.startswith("re:"):
+        return re.match(entry[3:], name) is not None
+    return name == entry
+
+
+def _parts(name: str) -> tuple[str, ...]:
+    head, _, last = name.rpartition(".")
+    if last in PACKED_MODULES:
+        return tuple(f"{head}.{p}" for p in PACKED_MODULES[last])
+    return (name,)
+
+
+def int_field(qc: Mapping[str, Any], *keys: str, default: int | None = None) -> int:
+    """The first of ``keys`` in ``qc`` as an integer (JSON number), else ``default``.
+
+    :raises InputError: absent without a default, or not an integer."""
+    for k in keys:
+        if k in qc:
+            v = qc[k]
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InputError("quantization_config", k, f"not an integer: {v!r}"[:80])
+            return v
+    if default is None:
+        raise InputError("quantization_config", keys[0], "missing")
+    return default
+
+
+def bool_field(qc: Mapping[str, Any], key: str, default: bool | None = None) -> bool:
+    """``qc[key]`` as a boolean (JSON true/false), else ``default``.
+
+    :raises InputError: absent without a default, or not a boolean."""
+    if key not in qc or qc[key] is None:
+        if default is None:
+            raise InputError("quantization_config", key, "missing")
+        return default
+    v = qc[key]
+    if not isinstance(v, bool):
+        raise InputError("quantization_config", key, f"not a boolean: {v!r}"[:80])
+    return v
+
+
+def gptq_from_config(qc: Mapping[str, Any]) -> WNA16:
+    """``AutoGPTQConfig.from_config``: ``bits``, ``group_size``, ``desc_act``, ``sym`` (all
+    required), ``lm_head``; 4- or 8-bit symmetric only (vLLM's ``TYPE_MAP``).
+
+    :raises InputError: a scheme vLLM refuses (asymmetric, other bits), or what is not modelled:
+        a quantized LM head, ``dynamic`` per-module overrides, ``modules_in_block_to_quantize``.
+    """
+    bits, group = int_field(qc, "bits"), int_field(qc, "group_size")
+    desc_act, sym = bool_field(qc, "desc_act"), bool_field(qc, "sym")
+    if (bits, sym) not in ((4, True), (8, True)):
+        raise InputError("quantization_config", "bits", f"GPTQ bits={bits}, sym={sym}: vLLM serves 4/8-bit sym only")
+    if qc.get("lm_head"):
+        raise InputError("quantization_config", "lm_head", "a GPTQ-quantized LM head is not modelled")
+    if qc.get("dynamic"):
+        raise InputError("quantization_config", "dynamic", "GPTQ per-module overrides are not modelled")
+    modules = qc.get("modules_in_block_to_quantize")
+    substrings = None
+    if modules is not None:
+        if not isinstance(modules, list):
+            raise InputError("quantization_config", "modules_in_block_to_quantize", "not a list")
+        flat = [m for item in modules for m in (item if isinstance(item, list) else [item])]
+        if not flat:
+            modules = None  # vLLM then reads the checkpoint's dtypes (maybe_update_config)
+        else:
+            substrings = tuple(str(m) for m in flat)
+    return WNA16(
+        "gptq", LayerScheme(bits, group, True), desc_act=desc_act and group != -1, quantize_substrings=substrings
+    )
+
+
+def wna16_linear_bytes(
+    q: WNA16,
+    name: str,
+    k: int,
+    parts: tuple[int, ...],
+    act_bytes: int,
+    *,
+    tp: int,
+    split: str,
+) -> list[tuple[str, int]] | None:
+    """What one linear layer holds after ``process_weights_after_loading``, as (kind, bytes), or
+    ``None`` for a layer vLLM leaves unquantized. ``k``: input per rank; ``parts``: output parts
+    per rank; ``split``: ``row`` (the input divided over ``tp``), else the input whole.
+
+    GPTQ's ``create_weights`` (``AutoGPTQLinearMethod``): scales ``[groups, n]`` with the whole
+    input's groups on every rank under act-order or a per-channel row-parallel layer
+    (``marlin_repeat_scales_on_all_ranks``), else the partition's. AWQ's
+    (``AutoAWQMarlinLinearMethod``): the partition's groups. Then the chosen kernel's layout
+    (:func:`~dryboot.vllm.model_executor.kernels.linear.mixed_precision.after_loading`).
+
+    :raises InputError: vLLM's refusal of the layer (no kernel), or a kernel not modelled.
+    """
+    s = q.layer_scheme(name)
+    if s is None:
+        return None
+    n = sum(parts)
+    full_k = k * tp if split == "row" and tp > 1 else k
+    awq = q.packing == "awq"
+    has_g_idx = q.desc_act and q.packing == "gptq"
+    c = MPLinearLayerConfig(
+        k=k,
+        n=n,
+        full_k=full_k,
+        bits=s.bits,
+        zero_points=not s.sym,
+        group_size=s.group_size,
+        has_g_idx=has_g_idx,
+        act_bytes=act_bytes,
+    )
+    try:
+        kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark)
+    except InputError as e:
+        raise InputError(e.source, e.where, f"{name}: {e.reason}") from None
+    group = s.group_size if s.group_size != -1 else full_k
+    repeat = not awq and (has_g_idx or (s.group_size == -1 and c.row_parallel))
+    scale_rows = (full_k if repeat else k) // group
+    # an unknown SM count: the workspace of the largest GPUs (<= 256 SMs: 1024 bytes, two blocks)
+    sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
+    out = after_loading(
+        kernel,
+        c,
+        scale_rows,
+        sm_count=sms,
+        gptq_layout=q.packing == "gptq",
+        g_idx_param=q.g_idx_param,
+        layer_workspace=q.layer_workspace,
+    )
+    if q.packing == "ct":
+        out.append(("weight_shape", 16))  # int64 [2], kept
+    return out

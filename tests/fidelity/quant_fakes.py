@@ -1,0 +1,199 @@
+"""Stand-ins that let vLLM's quantized layers run ``process_weights_after_loading`` on the meta device.
+
+Runs *inside* the boot environment's interpreter (no dryboot import), next to
+``src/dryboot/boot/engine_start.py``'s stand-ins. What is faked, exactly:
+
+* **The repack kernels' schemas.** vLLM's ``_custom_ops.py`` registers a fake (shape-only)
+  implementation for each repack kernel, but only ``if hasattr(torch.ops._C, NAME)``: on a CPU
+  wheel the kernels do not exist and neither do the fakes. :func:`define_ops` declares each op of
+  :data:`OPS` in the ``_C`` namespace with ``torch.library`` (the schema only, no kernel) *before*
+  vLLM imports, so vLLM's own ``register_fake`` functions register; called on meta tensors, the
+  op dispatches to vLLM's fake, i.e. vLLM's own declaration of the output shape and dtype. The
+  ops whose output dryboot depends on: ``gptq_marlin_repack``, ``awq_marlin_repack``,
+  ``machete_prepack_B``. Nothing else of the kernels is run or imitated.
+* **The op namespace.** ``engine_start`` replaces ``torch.ops._C`` by a namespace whose every op
+  is an absent kernel; :func:`route_ops` puts the declared ops of :data:`OPS` back in front of it.
+* **Two numpy bit-packing helpers** (``quant_utils.py`` ``pack_cols`` / ``unpack_cols``, which
+  copy to the CPU and back) are replaced, where the Marlin kernel and ``marlin_utils`` import
+  them, by their output: int32 ``[size_k, size_n / (32 / num_bits)]`` and ``[size_k, size_n]`` on
+  the input's device (the shapes their own ``numpy.zeros`` allocate).
+* **Scale values.** ``Tensor.item()`` on a meta tensor answers 1.0 (compressed-tensors' KV-cache
+  method reads its loaded scales as Python floats after loading; a value never changes a shape).
+* **vLLM's reload bookkeeping.** After loading, ``model_loader/reload`` keeps a meta-device copy
+  of each layer's tensors (``to_meta_tensor``: ``tensor.data.to("meta")``), which costs nothing on
+  a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
+  pre-repack storage alive. :func:`route_ops` makes that copy a distinct meta tensor and
+  :func:`allocated_since` leaves those copies out (:data:`SHADOWS`).
+* **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
+  workspace is one int32 per SM), set per case by the recorder.
+
+What stays allocated is counted by :func:`live_meta_storages`: every tensor object Python still
+holds on the meta device (parameters, buffers, module attributes, kernel objects' workspaces,
+closures' tensors such as Machete's activation permutation), each storage once, rounded up to the
+CUDA caching allocator's 512-byte blocks, less what was alive before the model was built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from pathlib import Path
+from typing import Any
+
+#: the repack kernels whose output shapes vLLM declares in ``_custom_ops.py`` (``register_fake``)
+OPS = ("gptq_marlin_repack", "awq_marlin_repack", "machete_prepack_B")
+#: vLLM's fake signatures' annotations -> schema types (``ScalarType``: the wrapper passes its id)
+_SCHEMA_TYPES = {
+    "torch.Tensor": "Tensor",
+    "torch.SymInt": "SymInt",
+    "int": "int",
+    "bool": "bool",
+    "float": "float",
+    "torch.dtype": "ScalarType",
+    "torch.dtype | None": "ScalarType?",
+    "ScalarType": "int",
+    "torch.Tensor | None": "Tensor?",
+}
+
+#: storages of vLLM's meta-device bookkeeping copies (no GPU memory), by storage id
+SHADOWS: dict[int, Any] = {}
+
+_LIB: Any = None
+_REAL_NS: Any = None
+
+
+def schemas() -> dict[str, str]:
+    """Each op of :data:`OPS` as this release's ``_custom_ops.py`` declares its fake: the
+    ``register_fake("_C::NAME")`` function's parameters and annotations, read from the source
+    (``ast``; vLLM is not imported), as a ``torch.library`` schema."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("vllm")
+    assert spec is not None and spec.submodule_search_locations
+    src = (Path(next(iter(spec.submodule_search_locations))) / "_custom_ops.py").read_text()
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.parse(src)):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if (
+                isinstance(dec, ast.Call)
+                and isinstance(dec.func, ast.Name)
+                and dec.func.id == "register_fake"
+                and isinstance(dec.args[0], ast.Constant)
+                and str(dec.args[0].value).removeprefix("_C::") in OPS
+            ):
+                name = str(dec.args[0].value).removeprefix("_C::")
+                args = node.args.args
+                defaults = [None] * (len(args) - len(node.args.defaults)) + list(node.args.defaults)
+                params = []
+                for a, d in zip(args, defaults, strict=True):
+                    ann = ast.unparse(a.annotation) if a.annotation is not None else "torch.Tensor"
+                    p = f"{_SCHEMA_TYPES[ann]} {a.arg}"
+                    if d is not None:
+                        p += f"={ast.unparse(d)}"
+                    params.append(p)
+                out[name] = f"{name}({', '.join(params)}) -> Tensor"
+    return out
+
+
+def define_ops() -> None:
+    """Declare :data:`OPS` in ``torch.ops._C`` (schemas only, :func:`schemas`), before
+    ``vllm._custom_ops`` imports."""
+    global _LIB, _REAL_NS
+    import torch
+
+    _LIB = torch.library.Library("_C", "FRAGMENT")
+    for schema in schemas().values():
+        _LIB.define(schema)
+    _REAL_NS = torch.ops._C
+
+
+class _RoutedNamespace:
+    """``torch.ops._C`` after ``engine_start``: the declared ops, else its absent kernels."""
+
+    def __init__(self, real: Any, absent: Any) -> None:
+        self._real, self._absent = real, absent
+
+    def __getattr__(self, name: str) -> Any:
+        if name in OPS:
+            return getattr(self._real, name)
+        return getattr(self._absent, name)
+
+
+def route_ops() -> None:
+    """After ``engine_start._install``: the declared ops answer again (vLLM's fakes registered)."""
+    import torch
+
+    setattr(torch.ops, "_C", _RoutedNamespace(_REAL_NS, torch.ops._C))  # noqa: B010
+    import vllm.model_executor.model_loader.reload.meta as reload_meta
+
+    def to_meta_tensor(tensor: Any) -> Any:
+        meta = torch.empty_strided(tuple(tensor.size()), tuple(tensor.stride()), dtype=tensor.dtype, device="meta")
+        meta.__class__ = tensor.__class__
+        meta.__dict__ = tensor.__dict__.copy()
+        st = meta.untyped_storage()
+        SHADOWS[st._cdata] = st
+        return meta
+
+    reload_meta.to_meta_tensor = to_meta_tensor
+
+    real_item = torch.Tensor.item
+
+    def item(self: Any) -> Any:
+        return 1.0 if self.device.type == "meta" else real_item(self)
+
+    torch.Tensor.item = item  # type: ignore[method-assign]
+
+    def pack_cols(q_w: Any, num_bits: int, size_k: int, size_n: int) -> Any:
+        return torch.empty((size_k, size_n // (32 // num_bits)), dtype=torch.int32, device=q_w.device)
+
+    def unpack_cols(packed_q_w: Any, num_bits: int, size_k: int, size_n: int) -> Any:
+        return torch.empty((size_k, size_n), dtype=torch.int32, device=packed_q_w.device)
+
+    import importlib
+
+    for modname in (
+        "vllm.model_executor.kernels.linear.mixed_precision.marlin",
+        "vllm.model_executor.layers.quantization.utils.marlin_utils",
+    ):
+        with contextlib.suppress(ImportError):
+            mod = importlib.import_module(modname)
+            if hasattr(mod, "pack_cols"):
+                mod.pack_cols = pack_cols
+            if hasattr(mod, "unpack_cols"):
+                mod.unpack_cols = unpack_cols
+    # repacking's transients are released per layer on unified-memory devices: nothing to release
+    import vllm.model_executor.model_loader.utils as loader_utils
+
+    if hasattr(loader_utils, "release_device_memory_under_pressure"):
+        loader_utils.release_device_memory_under_pressure = lambda *a, **k: None
+
+
+def live_meta_storages() -> dict[int, tuple[int, Any]]:
+    """Every storage of a tensor Python holds on the meta device: {id: (bytes, storage)}."""
+    import torch
+
+    gc.collect()
+    out: dict[int, tuple[int, Any]] = {}
+    for o in gc.get_objects():
+        if isinstance(o, torch.Tensor) and o.device.type == "meta":
+            st = o.untyped_storage()
+            out[st._cdata] = (st.nbytes(), st)
+    return out
+
+
+def allocated_since(before: dict[int, tuple[int, Any]], model: Any = None) -> tuple[int, int, int]:
+    """(allocator blocks in bytes, storage bytes, storages) of what is alive now and was not in
+    ``before`` (whose storages the caller keeps alive, so no id is reused), plus every storage of
+    ``model``'s parameters and buffers even if it existed before (a table vLLM caches across
+    models in one process, e.g. ``get_rope``'s, is allocated anew by a fresh engine)."""
+    import itertools
+
+    now = live_meta_storages()
+    mine = set()
+    if model is not None:
+        mine = {t.untyped_storage()._cdata for t in itertools.chain(model.parameters(), model.buffers())}
+    sizes = [n for k, (n, _) in now.items() if (k not in before or k in mine) and k not in SHADOWS]
+    return sum(-(-n // 512) * 512 for n in sizes), sum(sizes), len(sizes)

@@ -1,0 +1,225 @@
+"""Record what vLLM holds for a quantized model's weights after ``process_weights_after_loading``.
+
+    $DRYBOOT_VLLM_PYTHON tests/fidelity/record_quant_weights.py [NAME...]
+
+Runs *inside* a boot environment's interpreter (no dryboot import). For every published config of
+``data/weights/quant-configs/`` on each GPU of :data:`GPUS` under each TP of :data:`TPS`: the
+stand-ins of ``engine_start.py`` (the GPU faked with the row's capability and SM count, kernels
+absent, distributed groups of the configured sizes) plus ``quant_fakes.py`` (the repack kernels'
+schemas declared so vLLM's own ``register_fake`` shape functions register); vLLM's CLI parser,
+``create_engine_config``, the model built by vLLM's loader on the meta device
+(``initialize_model``), then vLLM's own ``model_loader.utils.process_weights_after_loading`` (each
+quantized layer's repacking for the kernel vLLM chose). Counted: every storage still held on the
+meta device, created since before the build, rounded to the CUDA allocator's 512-byte blocks
+(``quant_fakes.allocated_since``), and the kernel each layer class chose (vLLM's own
+``_kernel_backends_being_used`` sets / ``kernel`` attributes).
+
+Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restrict the cases,
+``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
+``RECORD_TRACE`` prints each failure's traceback.
+
+Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
+"gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
+"error"}}}``. Nothing recorded comes from dryboot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
+ENGINE_START = HERE.parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
+
+#: name, capability, SM count (tests/data/gpus/gpus.toml)
+GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
+    ("RTX 3090", (8, 6), 82),
+    ("A100-80GB", (8, 0), 108),
+    ("RTX 4090", (8, 9), 128),
+    ("H100", (9, 0), 132),
+    ("B200", (10, 0), 148),
+)
+TPS = (1, 2, 4)
+
+import os  # noqa: E402
+
+if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
+    GPUS = tuple(g for g in GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
+if os.environ.get("RECORD_TPS"):
+    TPS = tuple(int(t) for t in os.environ["RECORD_TPS"].split(","))
+
+
+def _load(name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
+    """The directory vLLM is given: the config, and header-only safetensors naming the tensors a
+    GPTQ-packed checkpoint holds (every decoder-block linear layer as ``qweight``/``qzeros`` I32,
+    ``scales`` F16, ``g_idx`` I32; embedding, norms and head BF16). vLLM 0.28.0 reads which layers
+    are quantized from the checkpoint's safetensors metadata (dtypes only; ``AutoGPTQConfig.
+    maybe_update_config``) when ``modules_in_block_to_quantize`` is absent; shapes are [1]."""
+    config = json.loads((cdir / "config.json").read_text())
+    d = tmp / cdir.name
+    d.mkdir(parents=True, exist_ok=True)
+    for f in cdir.iterdir():
+        if f.suffix == ".json":
+            (d / f.name).write_bytes(f.read_bytes())
+    header: dict[str, Any] = {"__metadata__": {"format": "pt"}}
+    off = 0
+
+    def add(name: str, dt: str) -> None:
+        nonlocal off
+        nb = 2 if dt == "BF16" or dt == "F16" else 4
+        header[name] = {"dtype": dt, "shape": [1], "data_offsets": [off, off + nb]}
+        off += nb
+
+    add("model.embed_tokens.weight", "BF16")
+    add("model.norm.weight", "BF16")
+    if not config.get("tie_word_embeddings"):
+        add("lm_head.weight", "BF16")
+    for i in range(int(config["num_hidden_layers"])):
+        p = f"model.layers.{i}"
+        for n in ("input_layernorm", "post_attention_layernorm", "self_attn.q_norm", "self_attn.k_norm"):
+            add(f"{p}.{n}.weight", "BF16")
+        for lin in (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.o_proj",
+            "mlp.gate_proj",
+            "mlp.up_proj",
+            "mlp.down_proj",
+        ):
+            for t, dt in (("qweight", "I32"), ("qzeros", "I32"), ("scales", "F16"), ("g_idx", "I32")):
+                add(f"{p}.{lin}.{t}", dt)
+    blob = json.dumps(header).encode()
+    (d / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob)
+    return d
+
+
+def kernels_of(model: Any) -> dict[str, int]:
+    """The kernel object each quantized layer's method holds (an attribute whose class name ends
+    in ``LinearKernel``, searched through the method's attributes, e.g. INC's
+    ``scheme.inner_method.kernel``), counted by class name; the method's name where none."""
+
+    def find(obj: Any, depth: int) -> str | None:
+        if type(obj).__name__.endswith("LinearKernel"):
+            return type(obj).__name__
+        if depth == 0 or not hasattr(obj, "__dict__"):
+            return None
+        for v in vars(obj).values():
+            if hasattr(v, "__dict__") and not isinstance(v, type):
+                found = find(v, depth - 1)
+                if found:
+                    return found
+        return None
+
+    out: dict[str, int] = {}
+    for m in model.modules():
+        qm = getattr(m, "quant_method", None)
+        if qm is None:
+            continue
+        name = find(qm, 3) or find(getattr(m, "scheme", None), 2) or type(qm).__name__
+        if name not in ("UnquantizedLinearMethod", "UnquantizedEmbeddingMethod"):
+            out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def main() -> int:
+    qf = _load("quant_fakes", HERE / "quant_fakes.py")
+    qf.define_ops()
+    es = _load("engine_start", ENGINE_START)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    es._install()
+    qf.route_ops()
+    import torch
+    from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+    V = es.V
+    only = set(sys.argv[1:])
+    out_path = Path(os.environ.get("RECORD_OUT") or DATA / f"quant-recorded-{V.vllm.__version__}.json")
+    doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
+    doc["vllm"] = V.vllm.__version__
+    tmp = Path(tempfile.mkdtemp(prefix="record-quant-"))
+    for cdir in sorted(p for p in (DATA / "quant-configs").iterdir() if p.is_dir()):
+        if only and cdir.name not in only:
+            continue
+        mdir = checkpoint_dir(cdir, tmp)
+        for gpu, cap, sms in GPUS:
+            for tp in TPS:
+                argv = ["--tensor-parallel-size", str(tp)]
+                cid = f"{cdir.name} {gpu} {' '.join(argv)}"
+                if cid in doc["cases"] and not os.environ.get("RECORD_AGAIN"):
+                    continue
+                t0 = time.perf_counter()
+                es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
+                es._reset_per_process_caches()
+                row: dict[str, Any] = {
+                    "config": cdir.name,
+                    "gpu": gpu,
+                    "capability": list(cap),
+                    "sm_count": sms,
+                    "argv": argv,
+                    "ok": False,
+                }
+                model = None
+                before = qf.live_meta_storages()
+                try:
+                    args = es._parse(str(mdir), ["--max-model-len", "4096", *argv])
+                    cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
+                        usage_context=V.UsageContext.OPENAI_API_SERVER
+                    )
+                    es._set_parallel_groups(cfg, 0)
+                    with V.set_current_vllm_config(cfg):
+                        model = V.get_model_loader(cfg.load_config).load_model(
+                            vllm_config=cfg, model_config=cfg.model_config
+                        )
+                        built = qf.allocated_since(before, model)
+                        process_weights_after_loading(model, cfg.model_config, torch.device("meta"))
+                    alloc, storage, n = qf.allocated_since(before, model)
+                    row.update(
+                        ok=True,
+                        allocated_bytes=alloc,
+                        storage_bytes=storage,
+                        storages=n,
+                        built_allocated_bytes=built[0],
+                        kernels=kernels_of(model),
+                        quantization=cfg.model_config.quantization,
+                    )
+                except BaseException as e:  # every failure recorded as vLLM's answer for that case
+                    if isinstance(e, KeyboardInterrupt):
+                        raise
+                    row["error"] = f"{type(e).__name__}: {e}"[:500]
+                    if os.environ.get("RECORD_TRACE"):
+                        import traceback
+
+                        traceback.print_exc()
+                with contextlib.suppress(Exception):
+                    del model
+                del before
+                row["seconds"] = round(time.perf_counter() - t0, 2)
+                doc["cases"][cid] = row
+                real_stdout.write(json.dumps({cid: row}) + "\n")
+                real_stdout.flush()
+                doc["cases"] = dict(sorted(doc["cases"].items()))
+                out_path.write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
