@@ -813,6 +813,9 @@ def _walk(
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
     h = _int(config, "hidden_size")
+    if h == 0:
+        # vLLM builds zero-width layers (no weights at all); no checkpoint is such a model
+        raise InputError("config.json", "hidden_size", "must be a positive integer (0: a model with no weights)")
     n_layers = _int(config, "num_hidden_layers")
     nq = _int(config, "num_attention_heads")
     nkv = _int(config, "num_key_value_heads", nq)
@@ -972,7 +975,7 @@ def _moe_layer(
     router = 4 if glm else ab
     w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
     if family in DEEPSEEK_MOE_FAMILIES:
-        n_shared = config.get("n_shared_experts") or 0
+        n_shared = _int(config, "n_shared_experts", 0) if config.get("n_shared_experts") is not None else 0
         if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
             i_s = _divide(inter * int(n_shared), par.tp, "the shared experts' intermediate size")
             _mlp(w, quant, f"{base}.shared_experts", h, i_s, ab, par.tp)
