@@ -206,3 +206,22 @@ def test_a_draft_model_without_its_token_count_is_searched_not_refused(tmp_path:
                 "--speculative-config", spec)  # fmt: skip
     assert r.returncode != 2, r.stderr
     assert "num_speculative_tokens" in next(ln for ln in r.stdout.splitlines() if ln.startswith("unknown flags:"))
+
+
+def test_a_refused_stated_flag_names_the_line_that_states_it() -> None:
+    """No args line: a refusal of a flag the log states (the attention backend chosen) names
+    that line and its words, not "its lines"."""
+    from dryboot.checklog.check import _as_read_from_log
+    from dryboot.errors import InputError
+
+    text = (
+        "(EngineCore pid=1) INFO 01-01 00:00:00 [cuda.py:1] Using FLASHINFER attention backend out of"
+        " potential backends: ['FLASHINFER', 'TRITON_ATTN'].\n"
+        "(EngineCore pid=1) INFO 01-01 00:00:01 [kv_cache_utils.py:1] GPU KV cache size: 1,000 tokens\n"
+    )
+    (facts,) = tuple(iter_boots(iter_numbered_log_lines(iter_relevant_lines(io.BytesIO(text.encode()), "x.log"))))
+    exc = _as_read_from_log(InputError("--attention-backend", None, "no backend"), facts, "x.log", None)
+    assert exc.where == (
+        "attention_backend read from the log ('Using FLASHINFER attention backend out of potential backends', "
+        "line 1, EngineCore)"
+    )

@@ -113,3 +113,22 @@ def test_a_lone_nan_kv_line_is_refused_in_one_line(tmp_path: Path) -> None:
     r = dryboot("check-log", str(log))
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and "line 1, EngineCore" in r.stderr and "NaN" in r.stderr
+
+
+def test_a_post_that_rewrapped_at_a_blank_and_dropped_it_is_read() -> None:
+    """kaito-project/kaito #2132 posts vLLM's one-line error over three lines, broken at blanks
+    that the post dropped: '(1048576),' / '22.5 GiB ...'. Joined exactly it reads no template;
+    the blank is put back where the join with it reads one."""
+    import io
+
+    from dryboot.checklog.parse import iter_boots, iter_numbered_log_lines, iter_relevant_lines
+
+    text = (
+        "ValueError: To serve at least one request with the model's max seq len (1048576),\n"
+        "22.5 GiB KV cache is needed, which is larger than the available KV cache memory (17.39 GiB).\n"
+        "Based on the available memory, the estimated maximum model length is 810208.\n"
+    )
+    (facts,) = tuple(iter_boots(iter_numbered_log_lines(iter_relevant_lines(io.BytesIO(text.encode()), "x.log"))))
+    (line,) = facts.kv_lines
+    assert line.kind.name == "NOT_ENOUGH_MEMORY"
+    assert not facts.unread

@@ -378,9 +378,16 @@ def _as_read_from_log(exc: InputError, facts: LogFacts, source: str, given: dict
     if not flag.startswith("--") or flag.split()[0] in _OWN_OPTIONS or name in (given or {}):
         return exc
     key = flag.lstrip("-").replace("-", "_")
-    where = facts.args_line.where if facts.args_line is not None else "its lines"
+    where = facts.args_line.where if facts.args_line is not None else _stating_line(facts, name)
     value = f" {exc.where}" if exc.where else ""
     return InputError(source, f"{key}{value} read from the log ({where})", exc.reason)
+
+
+def _stating_line(facts: LogFacts, name: str) -> str:
+    """Where a log without an args line states the flag ``name`` (the attention backend chosen,
+    the engine's config line...): that line's place and its words, else "its lines"."""
+    fact = next((f for f in facts.stated if f.name == name), None)
+    return f"{fact.said!r}, {fact.line.where}" if fact is not None else "its lines"
 
 
 def _check_facts(

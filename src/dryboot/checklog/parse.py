@@ -392,7 +392,7 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
                 pieces += 1
                 continue
             if _joinable(text) or _bare_header(text):  # a message begun, or not yet begun
-                text += window.popleft()[1]
+                text = _rejoin(text, window.popleft()[1])
                 pieces += 1
                 continue
             joined, boundaries, take = text, [], 0
@@ -411,6 +411,18 @@ def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]
                 text += window.popleft()[1]
             pieces += take
         yield number, text, pieces
+
+
+def _rejoin(text: str, piece: str) -> str:
+    """``text`` and the next ``piece`` of a KV message rejoined: exactly (a terminal and
+    ``fold -s`` drop nothing), or with a blank where a post re-wrapped at a blank and dropped it
+    (``(1048576),`` / ``22.5 GiB KV cache is needed``): the blank is put back only when the exact
+    join reads no template and the join with it does."""
+    exact = text + piece
+    if text[-1:].isspace() or piece[:1].isspace() or _kv_match(exact) is not None:
+        return exact
+    spaced = text + " " + piece
+    return spaced if _kv_match(spaced) is not None else exact
 
 
 def _piece_counts(numbered: Iterable[tuple[int, str]]) -> Iterator[int]:
