@@ -85,6 +85,7 @@ ARCHITECTURES = {
     "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+    "Qwen3_5ForCausalLM": "qwen3_5_text",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v2",
     "DeepseekV32ForCausalLM": "deepseek_v2",
@@ -132,7 +133,11 @@ SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
     "patch_size": 16,
 }
 #: hybrid families whose linear-attention layers are Gated DeltaNet mixers
-GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
+GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
+#: hybrid families checked quantized too, in the weight-only integer layouts only (GPTQ, AWQ,
+#: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
+#: an AutoRound export of Qwen3.5/3.6 declares)
+WNA16_HYBRIDS = {"qwen3_5_text"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -178,10 +183,10 @@ GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "qwen2_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
+UNQUANTIZED_ONLY = {*(GDN_FAMILIES - WNA16_HYBRIDS), "nemotron_h", "glm4_moe", "qwen2_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
-CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h", "granitemoehybrid"}
+CONFIG_ONLY = {*VL_WRAPPERS, "qwen3_5_text", "nemotron_h", "granitemoehybrid"}
 #: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out, beyond
 #: those the geometry reads (:data:`dryboot.vllm.models.granitemoehybrid.CONFIG_DEFAULTS`)
 GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
@@ -806,9 +811,23 @@ def _walk(
         config = {"partial_rotary_factor": 0.5, **config}
     if family == "qwen3_next":  # Qwen3NextConfig: partial_rotary_factor defaults to 0.25
         config = {"partial_rotary_factor": 0.25, **config}
+    if family == "qwen3_5_text":
+        # models/config.py Qwen3_5ForCausalLMConfig: a text-only Qwen3.5 has one-dimensional
+        # positions; the M-RoPE fields are dropped (a plain rotary table, not four times as long)
+        rope = config.get("rope_parameters")
+        if isinstance(rope, Mapping):
+            rope = {k: v for k, v in rope.items() if k not in ("mrope_section", "mrope_interleaved")}
+            config = {**config, "rope_parameters": rope}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
+        )
+    if quant.method is not None and quant.wna16 is None and family in WNA16_HYBRIDS:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} {arch} layouts are not modelled (unquantized, GPTQ, AWQ, AutoRound and "
+            "compressed-tensors W4A16/W8A16 only)",
         )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
@@ -895,7 +914,7 @@ def _walk(
             n_attention += 1
             continue
         if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
-            _gated_delta_net(w, config, tp, f"{prefix}.linear_attn", h, ab)
+            _gated_delta_net(w, config, quant, tp, f"{prefix}.linear_attn", h, ab)
             continue
         n_attention += 1
         # attention: QKVParallelLinear + RowParallelLinear (Qwen3-Next: the query doubled by its
@@ -1169,24 +1188,35 @@ def _layer_type(config: Mapping[str, Any], li: int) -> str:
     return "linear_attention" if (li + 1) % interval else "full_attention"
 
 
-def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: int, ab: int) -> None:
+def _gated_delta_net(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, gdn: str, h: int, ab: int) -> None:
     """A Gated DeltaNet mixer (``layers/mamba/gdn/qwen_gdn_linear_attn.py``): ``in_proj_qkvz``
     ``[(2 Dk + 2 Dv) / TP, H]`` and ``in_proj_ba`` ``[2 Hv / TP, H]`` (MergedColumnParallelLinear),
     ``conv1d`` ``[(2 Dk + Dv) / TP, 1, K]``, ``dt_bias`` ``[Hv / TP]`` (model dtype), ``A_log``
     ``[Hv / TP]`` (float32), the gated norm ``[dv]`` and ``out_proj`` ``[H, Dv / TP]``, with
-    ``Dk = Hk x dk`` and ``Dv = Hv x dv``."""
+    ``Dk = Hk x dk`` and ``Dv = Hv x dv``.
+
+    Quantized (weight-only integer layouts): ``in_proj_qkvz``, ``in_proj_ba`` and ``out_proj``
+    take the layer's quant method (``conv1d`` has none); ``in_proj_ba`` is then replicated,
+    ``[2 Hv, H]`` whole on every rank (``maybe_disable_tp``: vLLM keeps it above Marlin's minimum
+    output width on CUDA for the GPTQ, AWQ and INC methods)."""
     nk_r = _divide(_int(config, "linear_num_key_heads"), tp, "linear_num_key_heads")
     nv_r = _divide(_int(config, "linear_num_value_heads"), tp, "linear_num_value_heads")
     dk, dv = _int(config, "linear_key_head_dim"), _int(config, "linear_value_head_dim")
     kd, vd = nk_r * dk, nv_r * dv
     kernel = _int(config, "linear_conv_kernel_dim")
-    w.module([("weight", (2 * kd + 2 * vd) * h * ab)], "linear attention", ((f"{gdn}.in_proj_qkvz", "column"),))
-    w.module([("weight", 2 * nv_r * h * ab)], "linear attention", ((f"{gdn}.in_proj_ba", "column"),))
+    entries = _linear(quant, f"{gdn}.in_proj_qkvz", h, (kd, kd, vd, vd), ab, tp=tp)
+    w.module(entries, "linear attention", ((f"{gdn}.in_proj_qkvz", "column"),))
+    if quant.wna16 is not None and quant.wna16.packing != "ct":
+        ba = _linear(quant, f"{gdn}.in_proj_ba", h, (nv_r * tp, nv_r * tp), ab)
+    else:
+        ba = _linear(quant, f"{gdn}.in_proj_ba", h, (nv_r, nv_r), ab, tp=tp)
+    w.module(ba, "linear attention", ((f"{gdn}.in_proj_ba", "column"),))
     w.module([("weight", (2 * kd + vd) * kernel * ab)], "linear attention", ((f"{gdn}.conv1d", "column"),))
     w.module([("weight", nv_r * ab)], "linear attention", ((f"{gdn}.dt_bias", "column"),))
     w.module([("weight", nv_r * 4)], "linear attention", ((f"{gdn}.A_log", "column", 4),))
     w.module([("weight", dv * ab)], "norm", ((f"{gdn}.norm", "whole"),))
-    w.module([("weight", vd * h * ab)], "linear attention", ((f"{gdn}.out_proj", "row"),))
+    entries = _linear(quant, f"{gdn}.out_proj", vd, (h,), ab, tp=tp, split="row")
+    w.module(entries, "linear attention", ((f"{gdn}.out_proj", "row"),))
 
 
 #: the config key of the routed experts' count per family (default ``num_experts``)

@@ -24,8 +24,14 @@ from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
 #: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
 #: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one)
 UNKNOWN_SM_COUNT = 256
-#: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``)
-PACKED_MODULES = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
+#: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``; the
+#: Gated DeltaNet projections: ``qwen3_5.py`` ``Qwen3_5ForCausalLMBase``)
+PACKED_MODULES = {
+    "qkv_proj": ("q_proj", "k_proj", "v_proj"),
+    "gate_up_proj": ("gate_proj", "up_proj"),
+    "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"),
+    "in_proj_ba": ("in_proj_b", "in_proj_a"),
+}
 
 
 @dataclass(frozen=True)
