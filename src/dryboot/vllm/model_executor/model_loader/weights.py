@@ -183,7 +183,14 @@ GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*(GDN_FAMILIES - WNA16_HYBRIDS), "nemotron_h", "glm4_moe", "qwen2_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
+UNQUANTIZED_ONLY = {
+    *(GDN_FAMILIES - WNA16_HYBRIDS),
+    "nemotron_h",
+    "glm4_moe",
+    "qwen2_moe",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
 CONFIG_ONLY = {*VL_WRAPPERS, "qwen3_5_text", "nemotron_h", "granitemoehybrid"}
