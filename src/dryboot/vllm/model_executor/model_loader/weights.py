@@ -874,7 +874,15 @@ def _walk(
         w.module(emb, "lm_head", (("model.embed_tokens", "vocab"),))
     else:
         w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
-    w.module(emb, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
+    head = emb
+    if quant.wna16 is not None and quant.wna16.head_scheme() is not None:
+        if tied:
+            raise InputError(
+                "quantization_config", "extra_config.lm_head", "a quantized LM head tied to the embedding is not modelled"
+            )
+        # INC serves the ParallelLMHead with the layer's weight-only method (Marlin / Machete)
+        head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
+    w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     if family == "nemotron_h":
         layers = pp_layers(len(_nemotron_pattern(config)), par)

@@ -119,6 +119,12 @@ class WNA16:
                 return None
         return self.scheme
 
+    def head_scheme(self) -> LayerScheme | None:
+        """The LM head's scheme: only an explicit ``lm_head`` entry quantizes it (vLLM's INC
+        ``config_parser``: a ``ParallelLMHead`` is otherwise unquantized); ``None``: the model
+        dtype."""
+        return next((s for key, s in self.per_layer if key == "lm_head"), None)
+
     def _entry(self, name: str) -> LayerScheme | str | None:
         for key, scheme in self.per_layer:
             if name == key or name.endswith("." + key) or name == "model." + key:
