@@ -878,7 +878,9 @@ def _walk(
     if quant.wna16 is not None and quant.wna16.head_scheme() is not None:
         if tied:
             raise InputError(
-                "quantization_config", "extra_config.lm_head", "a quantized LM head tied to the embedding is not modelled"
+                "quantization_config",
+                "extra_config.lm_head",
+                "a quantized LM head tied to the embedding is not modelled",
             )
         # INC serves the ParallelLMHead with the layer's weight-only method (Marlin / Machete)
         head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
