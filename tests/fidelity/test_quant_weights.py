@@ -318,3 +318,11 @@ def test_gptq_quantized_layers_from_the_headers(tmp_path: Path) -> None:
     assert more == 4096 * 12288 * 2 - (4096 * 12288 // 2 + 12288 // 128 * 4096 * 2 + 512)
     _gptq_headers(tmp_path, config, bf16=("model.layers.0.mlp.up_proj",))
     assert "some but not all parts" in (model_weights(tmp_path, **gpu).refused or "")
+
+
+def test_moe_experts_refused_where_not_checked() -> None:
+    """Marlin MoE experts are checked on vLLM 0.28.0 and SM 7.5-9.x: elsewhere refused by name."""
+    moe = CONFIGS / "Qwen--Qwen3-30B-A3B+AutoRound-W4A16"
+    assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.28.0").refused is None
+    assert "0.28.0 only" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.33.0").refused or "")
+    assert "SM 7.5-9.x" in (model_weights(moe, compute_capability=(10, 0), vllm_version="0.28.0").refused or "")

@@ -51,7 +51,11 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, wna16_linear_bytes
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
+    WNA16,
+    wna16_experts_bytes,
+    wna16_linear_bytes,
+)
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 
 if TYPE_CHECKING:
@@ -1009,7 +1013,16 @@ def _moe_layer(
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
-    w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
+    if quant.wna16 is not None:
+        # weight-only integer experts: Qwen3-MoE only (its gate, a ReplicatedLinear, takes the quant method)
+        if family != "qwen3_moe":
+            raise InputError(
+                "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
+            )
+        gate = _linear(quant, f"{base}.gate", h, (e,), ab, split="")
+        w.module(gate, "router", ((f"{base}.gate", "whole"),))
+    else:
+        w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
     if family in DEEPSEEK_MOE_FAMILIES:
         n_shared = _int(config, "n_shared_experts", 0) if config.get("n_shared_experts") is not None else 0
         if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
@@ -1031,7 +1044,10 @@ def _moe_layer(
         e_r, i_r = e, _divide(inter, par.tp, "the experts' intermediate size")
     gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
-    w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
+    if quant.wna16 is not None:
+        w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    else:
+        w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e):
         ex = f"{base}.experts.{j}"
         # under expert parallelism rank 0 holds the first E / EP experts
