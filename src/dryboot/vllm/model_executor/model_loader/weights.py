@@ -1019,8 +1019,7 @@ def _moe_layer(
             raise InputError(
                 "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
             )
-        gate = _linear(quant, f"{base}.gate", h, (e,), ab, split="")
-        w.module(gate, "router", ((f"{base}.gate", "whole"),))
+        w.module(_linear(quant, f"{base}.gate", h, (e,), ab, split=""), "router", ((f"{base}.gate", "whole"),))
     else:
         w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
     if family in DEEPSEEK_MOE_FAMILIES:
