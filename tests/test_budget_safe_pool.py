@@ -20,10 +20,12 @@ from dryboot.planner.budget import EXIT_CODES, plan_verdict, plan_with_budget, w
 from dryboot.planner.plan import plan
 from dryboot.planner.runner import build_engine_args
 from dryboot.vllm.gpus import gpu_table, parse_gpu
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = REPO / "tests/data/configs/public"
+#: issue 33's 4-bit 27B hybrid: Qwen3.6-27B AutoRound W4A16 (text-only Qwen3_5ForCausalLM)
+QUANT_HYBRID = "../../../fidelity/data/weights/quant-configs/Qwen--Qwen3.6-27B+AutoRound-W4A16-RTN"
 #: published configs whose weights are modelled, small to large (dense, MoE, fp8)
 CONFIGS = [
     "Qwen--Qwen3-0.6B",
@@ -33,6 +35,8 @@ CONFIGS = [
     "Qwen--Qwen3-32B",
     "Qwen--Qwen3-32B-FP8",
     "Qwen--Qwen2.5-72B",
+    # a 4-bit hybrid (Gated DeltaNet): weights repacked per GPU (Marlin / Machete)
+    QUANT_HYBRID,
 ]
 
 
@@ -66,7 +70,7 @@ def test_the_safe_pool_is_accepted(name: str, gpu: str, length: int, util: float
     except InputError:
         assume(False)
         return
-    w = model_weights(path, tp=tp)
+    w = model_weights(path, tp=tp, **serving_gpu(args.gpu, "0.28.0"))
     assume(not w.refused and bool(w.stages))
     weights = max(s.allocated_bytes for s in w.stages)
     try:
@@ -95,3 +99,44 @@ def test_the_safe_pool_is_accepted(name: str, gpu: str, length: int, util: float
         assert _accepted(model, fits, weights), (name, gpu, longest, pool)
         over = args.evolve(kv_cache_memory_bytes=pool, max_model_len=longest + 16)
         assert not _accepted(model, over, weights)
+
+
+def test_reference_deployment_on_an_rtx_3090() -> None:
+    """Issue 33's done-when: ``plan --gpu "RTX 3090"`` on a 4-bit 27B hybrid with fp8 KV prints
+    tokens for the first and later starts, a verdict, and a safe pool that ``plan
+    --kv-cache-memory-bytes <pool>`` accepts (exit 0, ``fits``)."""
+    import re
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    flags = [
+        "plan",
+        "--model",
+        str(PUBLIC / QUANT_HYBRID),
+        "--gpu",
+        "RTX 3090",
+        "--kv-cache-dtype",
+        "fp8",
+        "--max-model-len",
+        "65536",
+        "--gpu-memory-utilization",
+        "0.972",
+        "--max-num-batched-tokens",
+        "2048",
+        "--max-num-seqs",
+        "64",
+    ]
+    out = CliRunner().invoke(cli, flags)
+    text = " ".join(out.output.split())
+    assert "first start (cold compile cache): Available KV cache memory" in text, out.output
+    assert "later starts (warm cache): Available KV cache memory" in text
+    assert len(re.findall(r"KV cache tokens [0-9,]+ \(", text)) == 2
+    assert "Model loading took 16.50 GiB memory" in text  # vLLM 0.28.0's figure on SM 8.6 (recorded)
+    verdict = re.search(r"verdict: (\S+) \(exit (\d)\)", text)
+    assert verdict is not None and out.exit_code == int(verdict.group(2))
+    pool = re.search(r"--kv-cache-memory-bytes=(\d+)", text)
+    assert pool is not None, out.output
+    pinned = CliRunner().invoke(cli, [*flags, "--kv-cache-memory-bytes", pool.group(1)])
+    assert pinned.exit_code == 0 and "verdict: fits (exit 0)" in pinned.output, pinned.output

@@ -210,7 +210,8 @@ def test_live_oracle(tmp_path: Path) -> None:
 
 
 def test_refusals_name_what_is_missing() -> None:
-    """No GPU, a release not checked, 0.33's act-order refusal, a quantized LM head: refused by name."""
+    """No GPU, a release not checked, 0.33's act-order refusal, a quantized LM head under a prefix:
+    refused by name."""
     gptq = CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g128"
     assert "name the GPU" in (model_weights(gptq).refused or "")
     assert "checked on vLLM 0.28.0, 0.33.0 only" in (
@@ -225,8 +226,12 @@ def test_refusals_name_what_is_missing() -> None:
         "sym": True,
         "extra_config": {"lm_head": {"bits": 8}},
     }
+    # an lm_head entry quantizes the head (recorded: the +int8-lm_head cases); under a prefix: refused
+    head = wna16_from_config("auto-round", qc).head_scheme()
+    assert head is not None and (head.bits, head.group_size) == (8, 128)
+    assert wna16_from_config("auto-round", {**qc, "extra_config": {}}).head_scheme() is None
     with pytest.raises(InputError, match="LM head"):
-        wna16_from_config("auto-round", qc)
+        wna16_from_config("auto-round", {**qc, "extra_config": {"language_model.lm_head": {"bits": 8}}})
 
 
 def test_unknown_sm_count_takes_the_larger_workspace() -> None:
@@ -313,3 +318,11 @@ def test_gptq_quantized_layers_from_the_headers(tmp_path: Path) -> None:
     assert more == 4096 * 12288 * 2 - (4096 * 12288 // 2 + 12288 // 128 * 4096 * 2 + 512)
     _gptq_headers(tmp_path, config, bf16=("model.layers.0.mlp.up_proj",))
     assert "some but not all parts" in (model_weights(tmp_path, **gpu).refused or "")
+
+
+def test_moe_experts_refused_where_not_checked() -> None:
+    """Marlin MoE experts are checked on vLLM 0.28.0 and SM 7.5-9.x: elsewhere refused by name."""
+    moe = CONFIGS / "Qwen--Qwen3-30B-A3B+AutoRound-W4A16"
+    assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.28.0").refused is None
+    assert "0.28.0 only" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.33.0").refused or "")
+    assert "SM 7.5-9.x" in (model_weights(moe, compute_capability=(10, 0), vllm_version="0.28.0").refused or "")

@@ -315,6 +315,7 @@ ENCODER_ONLY_WHEN_NOT_CAUSAL = frozenset(
         "Qwen3ForCausalLM",
         "Qwen3NextForCausalLM",
         "Qwen3VLForConditionalGeneration",
+        "Qwen3_5ForCausalLM",
         "Qwen3_5ForConditionalGeneration",
         "Qwen3_5MoeForConditionalGeneration",
         "SeedOssForCausalLM",

@@ -274,7 +274,6 @@ REASONS: dict[str, str] = {
     "Plamo3ForCausalLM": REMOTE,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
-    "Qwen3_5ForCausalLM": HYBRID,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,

@@ -178,6 +178,8 @@ FAMILIES: tuple[Family, ...] = (
             "Qwen3NextForCausalLM",
             "Qwen3_5ForConditionalGeneration",
             "Qwen3_5MoeForConditionalGeneration",
+            # the text-only model an AutoRound / GPTQ export of Qwen3.5 / 3.6 declares
+            "Qwen3_5ForCausalLM",
             # minicpmv4_6.py builds Qwen3_5ForCausalLM on the text config (a Qwen3.5 hybrid)
             "MiniCPMV4_6ForConditionalGeneration",
         ),

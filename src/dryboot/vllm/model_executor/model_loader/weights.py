@@ -51,7 +51,11 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import WNA16, wna16_linear_bytes
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
+    WNA16,
+    wna16_experts_bytes,
+    wna16_linear_bytes,
+)
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 
 if TYPE_CHECKING:
@@ -85,6 +89,7 @@ ARCHITECTURES = {
     "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
+    "Qwen3_5ForCausalLM": "qwen3_5_text",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v2",
     "DeepseekV32ForCausalLM": "deepseek_v2",
@@ -132,7 +137,11 @@ SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
     "patch_size": 16,
 }
 #: hybrid families whose linear-attention layers are Gated DeltaNet mixers
-GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
+GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
+#: hybrid families checked quantized too, in the weight-only integer layouts only (GPTQ, AWQ,
+#: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
+#: an AutoRound export of Qwen3.5/3.6 declares)
+WNA16_HYBRIDS = {"qwen3_5_text"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -178,10 +187,17 @@ GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
-UNQUANTIZED_ONLY = {*GDN_FAMILIES, "nemotron_h", "glm4_moe", "qwen2_moe", "granitemoehybrid", *GEMMA3_FAMILIES}
+UNQUANTIZED_ONLY = {
+    *(GDN_FAMILIES - WNA16_HYBRIDS),
+    "nemotron_h",
+    "glm4_moe",
+    "qwen2_moe",
+    "granitemoehybrid",
+    *GEMMA3_FAMILIES,
+}
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
-CONFIG_ONLY = {*VL_WRAPPERS, "nemotron_h", "granitemoehybrid"}
+CONFIG_ONLY = {*VL_WRAPPERS, "qwen3_5_text", "nemotron_h", "granitemoehybrid"}
 #: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out, beyond
 #: those the geometry reads (:data:`dryboot.vllm.models.granitemoehybrid.CONFIG_DEFAULTS`)
 GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
@@ -806,9 +822,23 @@ def _walk(
         config = {"partial_rotary_factor": 0.5, **config}
     if family == "qwen3_next":  # Qwen3NextConfig: partial_rotary_factor defaults to 0.25
         config = {"partial_rotary_factor": 0.25, **config}
+    if family == "qwen3_5_text":
+        # models/config.py Qwen3_5ForCausalLMConfig: a text-only Qwen3.5 has one-dimensional
+        # positions; the M-RoPE fields are dropped (a plain rotary table, not four times as long)
+        rope = config.get("rope_parameters")
+        if isinstance(rope, Mapping):
+            rope = {k: v for k, v in rope.items() if k not in ("mrope_section", "mrope_interleaved")}
+            config = {**config, "rope_parameters": rope}
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
+        )
+    if quant.method is not None and quant.wna16 is None and family in WNA16_HYBRIDS:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} {arch} layouts are not modelled (unquantized, GPTQ, AWQ, AutoRound and "
+            "compressed-tensors W4A16/W8A16 only)",
         )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
@@ -848,7 +878,17 @@ def _walk(
         w.module(emb, "lm_head", (("model.embed_tokens", "vocab"),))
     else:
         w.module(emb, "embedding", (("model.embed_tokens", "vocab"),), present=has_embed)
-    w.module(emb, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
+    head = emb
+    if quant.wna16 is not None and quant.wna16.head_scheme() is not None:
+        if tied:
+            raise InputError(
+                "quantization_config",
+                "extra_config.lm_head",
+                "a quantized LM head tied to the embedding is not modelled",
+            )
+        # INC serves the ParallelLMHead with the layer's weight-only method (Marlin / Machete)
+        head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
+    w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     if family == "nemotron_h":
         layers = pp_layers(len(_nemotron_pattern(config)), par)
@@ -895,7 +935,7 @@ def _walk(
             n_attention += 1
             continue
         if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
-            _gated_delta_net(w, config, tp, f"{prefix}.linear_attn", h, ab)
+            _gated_delta_net(w, config, quant, tp, f"{prefix}.linear_attn", h, ab)
             continue
         n_attention += 1
         # attention: QKVParallelLinear + RowParallelLinear (Qwen3-Next: the query doubled by its
@@ -973,7 +1013,15 @@ def _moe_layer(
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
-    w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
+    if quant.wna16 is not None:
+        # weight-only integer experts: Qwen3-MoE only (its gate, a ReplicatedLinear, takes the quant method)
+        if family != "qwen3_moe":
+            raise InputError(
+                "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
+            )
+        w.module(_linear(quant, f"{base}.gate", h, (e,), ab, split=""), "router", ((f"{base}.gate", "whole"),))
+    else:
+        w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
     if family in DEEPSEEK_MOE_FAMILIES:
         n_shared = _int(config, "n_shared_experts", 0) if config.get("n_shared_experts") is not None else 0
         if n_shared:  # DeepseekV2MLP of moe_intermediate_size x n_shared_experts, TP-sharded
@@ -995,7 +1043,10 @@ def _moe_layer(
         e_r, i_r = e, _divide(inter, par.tp, "the experts' intermediate size")
     gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
-    w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
+    if quant.wna16 is not None:
+        w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    else:
+        w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e):
         ex = f"{base}.experts.{j}"
         # under expert parallelism rank 0 holds the first E / EP experts
@@ -1169,24 +1220,35 @@ def _layer_type(config: Mapping[str, Any], li: int) -> str:
     return "linear_attention" if (li + 1) % interval else "full_attention"
 
 
-def _gated_delta_net(w: _Walk, config: Mapping[str, Any], tp: int, gdn: str, h: int, ab: int) -> None:
+def _gated_delta_net(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, gdn: str, h: int, ab: int) -> None:
     """A Gated DeltaNet mixer (``layers/mamba/gdn/qwen_gdn_linear_attn.py``): ``in_proj_qkvz``
     ``[(2 Dk + 2 Dv) / TP, H]`` and ``in_proj_ba`` ``[2 Hv / TP, H]`` (MergedColumnParallelLinear),
     ``conv1d`` ``[(2 Dk + Dv) / TP, 1, K]``, ``dt_bias`` ``[Hv / TP]`` (model dtype), ``A_log``
     ``[Hv / TP]`` (float32), the gated norm ``[dv]`` and ``out_proj`` ``[H, Dv / TP]``, with
-    ``Dk = Hk x dk`` and ``Dv = Hv x dv``."""
+    ``Dk = Hk x dk`` and ``Dv = Hv x dv``.
+
+    Quantized (weight-only integer layouts): ``in_proj_qkvz``, ``in_proj_ba`` and ``out_proj``
+    take the layer's quant method (``conv1d`` has none); ``in_proj_ba`` is then replicated,
+    ``[2 Hv, H]`` whole on every rank (``maybe_disable_tp``: vLLM keeps it above Marlin's minimum
+    output width on CUDA for the GPTQ, AWQ and INC methods)."""
     nk_r = _divide(_int(config, "linear_num_key_heads"), tp, "linear_num_key_heads")
     nv_r = _divide(_int(config, "linear_num_value_heads"), tp, "linear_num_value_heads")
     dk, dv = _int(config, "linear_key_head_dim"), _int(config, "linear_value_head_dim")
     kd, vd = nk_r * dk, nv_r * dv
     kernel = _int(config, "linear_conv_kernel_dim")
-    w.module([("weight", (2 * kd + 2 * vd) * h * ab)], "linear attention", ((f"{gdn}.in_proj_qkvz", "column"),))
-    w.module([("weight", 2 * nv_r * h * ab)], "linear attention", ((f"{gdn}.in_proj_ba", "column"),))
+    entries = _linear(quant, f"{gdn}.in_proj_qkvz", h, (kd, kd, vd, vd), ab, tp=tp)
+    w.module(entries, "linear attention", ((f"{gdn}.in_proj_qkvz", "column"),))
+    if quant.wna16 is not None and quant.wna16.packing != "ct":
+        ba = _linear(quant, f"{gdn}.in_proj_ba", h, (nv_r * tp, nv_r * tp), ab)
+    else:
+        ba = _linear(quant, f"{gdn}.in_proj_ba", h, (nv_r, nv_r), ab, tp=tp)
+    w.module(ba, "linear attention", ((f"{gdn}.in_proj_ba", "column"),))
     w.module([("weight", (2 * kd + vd) * kernel * ab)], "linear attention", ((f"{gdn}.conv1d", "column"),))
     w.module([("weight", nv_r * ab)], "linear attention", ((f"{gdn}.dt_bias", "column"),))
     w.module([("weight", nv_r * 4)], "linear attention", ((f"{gdn}.A_log", "column", 4),))
     w.module([("weight", dv * ab)], "norm", ((f"{gdn}.norm", "whole"),))
-    w.module([("weight", vd * h * ab)], "linear attention", ((f"{gdn}.out_proj", "row"),))
+    entries = _linear(quant, f"{gdn}.out_proj", vd, (h,), ab, tp=tp, split="row")
+    w.module(entries, "linear attention", ((f"{gdn}.out_proj", "row"),))
 
 
 #: the config key of the routed experts' count per family (default ``num_experts``)

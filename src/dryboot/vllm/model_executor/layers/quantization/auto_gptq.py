@@ -24,8 +24,14 @@ from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
 #: the SM count taken when the GPU's is not known (an upper bound of the Marlin workspace: two
 #: 512-byte blocks per layer; GPUs of 128 SMs or fewer take one)
 UNKNOWN_SM_COUNT = 256
-#: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``)
-PACKED_MODULES = {"qkv_proj": ("q_proj", "k_proj", "v_proj"), "gate_up_proj": ("gate_proj", "up_proj")}
+#: vLLM's fused layers and the checkpoint modules each loads (``packed_modules_mapping``; the
+#: Gated DeltaNet projections: ``qwen3_5.py`` ``Qwen3_5ForCausalLMBase``)
+PACKED_MODULES = {
+    "qkv_proj": ("q_proj", "k_proj", "v_proj"),
+    "gate_up_proj": ("gate_proj", "up_proj"),
+    "in_proj_qkvz": ("in_proj_qkv", "in_proj_z"),
+    "in_proj_ba": ("in_proj_b", "in_proj_a"),
+}
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,12 @@ class WNA16:
             if not quantized.pop():
                 return None
         return self.scheme
+
+    def head_scheme(self) -> LayerScheme | None:
+        """The LM head's scheme: only an explicit ``lm_head`` entry quantizes it (vLLM's INC
+        ``config_parser``: a ``ParallelLMHead`` is otherwise unquantized); ``None``: the model
+        dtype."""
+        return next((s for key, s in self.per_layer if key == "lm_head"), None)
 
     def _entry(self, name: str) -> LayerScheme | str | None:
         for key, scheme in self.per_layer:
@@ -253,3 +265,59 @@ def wna16_linear_bytes(
     if q.packing == "ct":
         out.append(("weight_shape", 16))  # int64 [2], kept
     return out
+
+
+#: the group sizes vLLM's fused MoE Marlin kernel takes (``check_moe_marlin_supports_config``)
+MOE_MARLIN_GROUPS = (-1, 32, 64, 128)
+
+
+def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
+    """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per rank)
+    holds after ``process_weights_after_loading`` under GPTQ packing (AutoRound
+    ``auto_round:auto_gptq`` or GPTQ) served by vLLM 0.28.0's fused MoE Marlin backend
+    (``fused_moe/oracle/int_wna16.py`` ``_process_weights_marlin``): the weights repacked per
+    expert by ``gptq_marlin_moe_repack`` (``[e, k / 16, n x bits / 2]`` int32: the bytes they were
+    loaded in), the scales ``[e, groups, n]`` in the activation dtype, the GPTQ zero points
+    ``[e, groups, n / (32 / bits)]`` int32, both kept; ``g_idx`` and its sort indices emptied
+    (``[e, 0]``) and the biases dropped; the layer's workspace, four int32 per SM.
+    ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.28.0 only.
+
+    :raises InputError: what is not modelled: AWQ / compressed-tensors experts, act-order,
+        per-expert ``extra_config`` entries, SM 10.0+ (other backends come first), shapes Marlin
+        pads (``allow_tile_padding``) or does not take.
+    """
+    if not q.layer_workspace:
+        raise InputError("quantization_config", "quant_method", "quantized MoE experts are checked on vLLM 0.28.0 only")
+    if q.packing != "gptq":
+        raise InputError("quantization_config", "quant_method", f"{q.packing} MoE experts are not modelled")
+    if q.desc_act:
+        raise InputError("quantization_config", "desc_act", "act-order MoE experts are not modelled")
+    if any(key.startswith(name) or ".experts." in key for key, _ in q.per_layer):
+        raise InputError("quantization_config", "extra_config", f"per-expert entries under {name} are not modelled")
+    s = q.layer_scheme(name)
+    if s is None:
+        raise InputError("quantization_config", "extra_config", f"{name}: unquantized experts beside quantized layers")
+    if q.capability is None or not 75 <= q.capability < 100:
+        raise InputError(
+            "--gpu", None, "quantized MoE experts are modelled on SM 7.5-9.x only (vLLM's Marlin MoE backend)"
+        )
+    g = s.group_size
+    if g not in MOE_MARLIN_GROUPS or h % 128 or i % max(64, g):
+        raise InputError(
+            "quantization_config",
+            "group_size",
+            f"{name}: Marlin MoE pads or refuses hidden {h}, intermediate {i} per rank, group {g}: not modelled",
+        )
+    pack = 32 // s.bits
+    groups_h, groups_i = (1, 1) if g == -1 else (h // g, i // g)
+    act = act_bytes
+    return [
+        ("experts", e * h * 2 * i * s.bits // 8),
+        ("experts", e * i * h * s.bits // 8),
+        ("scale", e * groups_h * 2 * i * act),
+        ("scale", e * groups_i * h * act),
+        ("zeros", e * groups_h * (2 * i // pack) * 4),
+        ("zeros", e * groups_i * (h // pack) * 4),
+        # the layer's Marlin MoE workspace: four int32 per SM (marlin_make_workspace_new(device, 4))
+        ("workspace", 4 * 4 * (q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT)),
+    ]

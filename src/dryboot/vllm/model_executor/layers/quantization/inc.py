@@ -18,7 +18,9 @@ REGEX_CHARS = set(r"*+?^$()[]{}|\\")
 def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
     """``INCConfig.from_config``: ``bits``, ``group_size``, ``sym``, ``packing_format``
     (``auto_round:auto_gptq`` by default, or ``auto_round:auto_awq``), ``data_type`` ``int``,
-    ``extra_config`` (per layer; ``bits >= 16``: kept in 16 bits), ``block_name_to_quantize``.
+    ``extra_config`` (per layer; ``bits >= 16``: kept in 16 bits; an ``lm_head`` entry quantizes
+    the ``ParallelLMHead``, which vLLM's ``INCConfig.get_quant_method`` serves like a linear
+    layer), ``block_name_to_quantize``.
     GPTQ packing is served without act-order (``desc_act`` is ignored).
 
     :raises InputError: what is not modelled (MXFP data types, the llm_compressor packing,
@@ -48,9 +50,9 @@ def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
                 bits, int_field(cfg, "group_size", default=base.group_size), bool_field(cfg, "sym", base.sym)
             )
         )
-        if scheme is not None and (str(key) == "lm_head" or str(key).endswith(".lm_head")):
+        if scheme is not None and str(key) != "lm_head" and str(key).endswith(".lm_head"):
             raise InputError(
-                "quantization_config", f"extra_config.{key}", f"a {bits}-bit LM head (ParallelLMHead) is not modelled"
+                "quantization_config", f"extra_config.{key}", f"a {bits}-bit LM head under a prefix is not modelled"
             )
         per_layer.append((str(key), scheme))
     backend = str(qc.get("backend", qc.get("vllm_backend", "auto")))
