@@ -1,0 +1,186 @@
+"""The drafters' own weights (``--speculative-config``): what the proposer's ``load_model`` adds
+to the last pipeline stage's ``Model loading took`` (vLLM builds the drafter inside the same
+``DeviceMemoryProfiler`` as the target, ``v1/spec_decode/llm_base_proposer.py``).
+
+Modelled: EAGLE-3 heads of the Llama layout (``llama_eagle3.py`` ``Eagle3LlamaForCausalLM``, the
+class vLLM builds for ``LlamaForCausalLMEagle3`` / ``Eagle3LlamaForCausalLM`` and for a
+``llama`` / ``qwen3`` head config rewritten by ``EAGLEConfig``), per rank, in the target's dtype:
+
+* one mid-layer: ``qkv_proj`` over ``2 H`` inputs (the embedding and the hidden state)
+  ``[(heads / TP + 2 kv_r) x head_dim, 2 H]``, ``o_proj`` ``[H, heads x head_dim / TP]``,
+  ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``, three RMSNorms ``[H]``
+  (``input_layernorm``, ``hidden_norm``, ``post_attention_layernorm``), the attention layer's
+  six float32 scalars;
+* ``fc`` ``[H, n_aux x H_target]`` (replicated; ``n_aux`` 3 unless the config says), the final
+  norm ``[H]``;
+* ``draft_id_to_target_id`` ``[draft_vocab]`` int64 (always built: a parameter);
+* a rotary table ``[positions, head_dim]`` over ``max(max_position_embeddings, the target's
+  max_model_len)`` (``SpeculativeConfig._maybe_override_draft_max_position_embeddings``), unless
+  ``get_rope``'s cache returns the target's own table (same positions, size, base and scaling);
+* the embedding ``[pad64(vocab) / TP, H]`` and the LM head ``[pad64(draft_vocab) / TP, H]``,
+  each **own or shared with the target's**: vLLM decides at load time
+  (``_maybe_share_embeddings`` / ``_maybe_share_lm_head``): a checkpoint without the tensor
+  (``process_eagle_weight``: a name containing ``embed_tokens`` / ``lm_head``) shares the
+  target's; one with it keeps its own unless ``torch.equal`` finds it identical to the target's
+  (only possible at the same shape); the embedding is shared only at the target's width and only
+  without pipeline parallelism.
+
+From the config alone the choice is unknown: an interval (``low``: both shared, ``high``: both
+own). With the drafter checkpoint's tensor names it is decided where vLLM decides it from names,
+and where the shapes differ (``torch.equal`` is then false); an own tensor of the target's shape
+stays an interval (vLLM compares values).
+
+Not modelled (refused by name): other drafters (EAGLE-1, MTP, DFlash, draft models), a quantized
+drafter, ``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+
+#: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
+EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
+
+
+@dataclass(frozen=True)
+class DrafterWeights:
+    """The drafter's weights on the last stage's rank: ``low`` (embedding and LM head shared with
+    the target's) and ``high`` (both its own) as far as the inputs leave it open; equal when
+    decided. ``how``: what decided it, or why it is open."""
+
+    low: W.RankWeights
+    high: W.RankWeights
+    how: str
+
+    @property
+    def decided(self) -> bool:
+        return self.low.allocated_bytes == self.high.allocated_bytes
+
+
+def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, ...]:
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    theta = config.get("rope_theta", (rope if isinstance(rope, Mapping) else {}).get("rope_theta", 10000))
+    scaling = (
+        tuple(sorted((k, str(v)) for k, v in rope.items() if k != "rope_theta")) if isinstance(rope, Mapping) else ()
+    )
+    return positions, hd, float(theta), scaling
+
+
+def drafter_weights(
+    target_config: Mapping[str, Any],
+    draft_config: Mapping[str, Any],
+    method: str,
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None = None,
+    *,
+    max_model_len: int,
+    dtype: str = "auto",
+) -> DrafterWeights:
+    """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
+    ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
+
+    :param draft_tensors: the drafter checkpoint's tensor names (safetensors headers), or ``None``.
+    :param max_model_len: the target's ``max_model_len`` (the drafter's rotary table spans at
+        least it).
+    :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
+    """
+    archs = list(draft_config.get("architectures") or [])
+    if method != "eagle3" or not archs or archs[0] not in EAGLE3_LLAMA:
+        raise InputError(
+            "--speculative-config",
+            "method",
+            f"the drafter's weights ({method}, {archs[0] if archs else 'no architectures'}) are not modelled "
+            "(only EAGLE-3 heads of the Llama layout)",
+        )
+    if "quantization_config" in draft_config:
+        raise InputError(
+            "--speculative-config", "quantization_config", "a quantized drafter's weights are not modelled"
+        )
+    eagle = draft_config.get("eagle_config") or {}
+    for key in ("norm_before_fc", "fc_norm", "attention_bias", "mlp_bias"):
+        if draft_config.get(key) or eagle.get(key):
+            raise InputError("--speculative-config", key, "this EAGLE-3 head's layout is not modelled")
+    if eagle.get("use_aux_hidden_state") is False:
+        raise InputError("--speculative-config", "use_aux_hidden_state", "an EAGLE-3 head without fc is not modelled")
+    tp = par.tp
+    ab = W.model_dtype_bytes(target_config, dtype)
+    h = W._int(draft_config, "hidden_size")
+    h_t = int(
+        draft_config.get("target_hidden_size")
+        or W._int(target_config.get("text_config") or target_config, "hidden_size")
+    )
+    heads = W._int(draft_config, "num_attention_heads")
+    kv = int(draft_config.get("num_key_value_heads") or heads)
+    hd = int(draft_config.get("head_dim") or h // heads)
+    inter = W._int(draft_config, "intermediate_size")
+    vocab = W._int(draft_config, "vocab_size")
+    draft_vocab = int(draft_config.get("draft_vocab_size") or vocab)
+    n_aux = int(
+        draft_config.get("num_aux_hidden_states") or len(eagle.get("eagle_aux_hidden_state_layer_ids") or ()) or 3
+    )
+    layers = W._int(draft_config, "num_hidden_layers")
+    heads_r = W._divide(heads, tp, "the drafter's attention heads")
+    kv_r = max(1, kv // tp) if kv >= tp else 1
+    if kv >= tp:
+        W._divide(kv, tp, "the drafter's KV heads")
+    inter_r = W._divide(inter, tp, "the drafter's intermediate size")
+
+    def pad(n: int) -> int:
+        return W._divide(-(-n // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the drafter's padded vocabulary")
+
+    core = W.RankWeights(source="config")
+    for _ in range(layers):
+        core.add("attention", (heads_r + 2 * kv_r) * hd * 2 * h * ab)
+        core.add("attention", h * heads_r * hd * ab)
+        core.add("mlp", 2 * inter_r * h * ab)
+        core.add("mlp", h * inter_r * ab)
+        for _norm in range(3):
+            core.add("norm", h * ab)
+        for _scale in range(6):
+            core.add("attention scales", 4)
+    core.add("fc", h * n_aux * h_t * ab)
+    core.add("norm", h * ab)
+    core.add("draft_id_to_target_id", draft_vocab * 8)
+    positions = max(int(draft_config.get("max_position_embeddings") or 0), max_model_len)
+    target = target_config.get("text_config") or target_config
+    t_hd = int(target.get("head_dim") or W._int(target, "hidden_size") // W._int(target, "num_attention_heads"))
+    t_positions = int(target.get("max_position_embeddings") or 0)
+    if _rope_key(draft_config, positions, hd) != _rope_key(target, t_positions, t_hd):
+        core.add("rotary", W._rotary_bytes({**draft_config, "max_position_embeddings": positions}, hd, ab), buffer=True)
+    embed_bytes = pad(vocab) * h * ab
+    head_bytes = pad(draft_vocab) * h * ab
+    t_vocab = W._int(target, "vocab_size")
+    same_embed = h == h_t and pad(vocab) == pad(t_vocab)
+    same_head = h == h_t and pad(draft_vocab) == pad(t_vocab)
+    # each part: True own, False shared, None open
+    if draft_tensors is None:
+        embed: bool | None = None if (h == h_t and par.pp == 1) else True
+        head: bool | None = None
+        how = "from the config alone: whether the drafter keeps its own embedding and LM head is decided at load time"
+    else:
+        names = list(draft_tensors)
+        has_embed = any("embed_tokens" in n for n in names)
+        has_head = any("lm_head" in n for n in names)
+        embed = True if (par.pp > 1 or h != h_t) else (None if has_embed and same_embed else has_embed)
+        head = None if has_head and same_head else has_head
+        how = "from the drafter checkpoint's tensor names" + (
+            ""
+            if embed is not None and head is not None
+            else " (an own tensor of the target's shape: vLLM compares values)"
+        )
+    low, high = _copy(core), _copy(core)
+    for part, nbytes, kind in ((embed, embed_bytes, "embedding"), (head, head_bytes, "lm_head")):
+        if part is not False:
+            high.add(kind, nbytes)
+        if part is True:
+            low.add(kind, nbytes)
+    return DrafterWeights(low, high, how)
+
+
+def _copy(r: W.RankWeights) -> W.RankWeights:
+    return W.RankWeights(r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind), r.source, list(r.notes))
