@@ -128,9 +128,11 @@ def main() -> int:
                     built: dict[str, Any] = {}
                     plain_get = drafter._get_model
 
-                    def get_model(plain: Any = plain_get, into: dict[str, Any] = built) -> Any:
+                    def get_model(
+                        plain: Any = plain_get, into: dict[str, Any] = built, held: set[int] = target_st
+                    ) -> Any:
                         m = plain()
-                        into.update(_tensors(m, target_st))
+                        into.update(_tensors(m, held))
                         return m
 
                     drafter._get_model = get_model

@@ -216,3 +216,31 @@ def model_weights(
         report.stages = []
         report.refused = e.line()
     return report
+
+
+def drafter_model_weights(
+    path: Path,
+    target_config: Mapping[str, Any],
+    method: str,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    max_model_len: int,
+    dtype: str = "auto",
+) -> Any:
+    """The drafter's own weights on the last stage's rank (``models.llama_eagle3.drafter_weights``)
+    for the drafter at ``path`` (its ``config.json``, and its safetensors headers' tensor names
+    when the directory holds them: they decide whether it keeps its own embedding and LM head).
+
+    :raises InputError: an unreadable config or header, or a drafter whose weights are not
+        modelled (named)."""
+    from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights  # at call: plan with a drafter only
+
+    directory = path if path.is_dir() else path.parent
+    config = _json(directory / "config.json" if path.is_dir() else path)
+    names = None
+    if path.is_dir() and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).exists()):
+        names = list(read_checkpoint(directory)[0])
+    return drafter_weights(
+        target_config, config, method, Parallel(tp=tp, pp=pp), names, max_model_len=max_model_len, dtype=dtype
+    )
