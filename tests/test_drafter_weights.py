@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import subprocess
+import sys
+
 import pytest
 
 from dryboot.errors import InputError
@@ -62,3 +65,78 @@ def test_other_drafters_refused_by_name() -> None:
         )
     with pytest.raises(InputError, match="norm_before_fc"):
         drafter_weights(target, {**draft, "norm_before_fc": True}, "eagle3", Parallel(), max_model_len=4096)
+
+
+# The tensors of an EAGLE-3 checkpoint as published (EAGLE and SpecForge format: one "midlayer",
+# the draft vocabulary's LM head and d2t / t2d maps, no embedding), shapes of the Llama-3.1-8B head.
+EAGLE3_8B = {
+    "midlayer.input_layernorm.weight": ("BF16", [4096]),
+    "midlayer.hidden_norm.weight": ("BF16", [4096]),
+    "midlayer.post_attention_layernorm.weight": ("BF16", [4096]),
+    "midlayer.self_attn.q_proj.weight": ("BF16", [4096, 8192]),
+    "midlayer.self_attn.k_proj.weight": ("BF16", [1024, 8192]),
+    "midlayer.self_attn.v_proj.weight": ("BF16", [1024, 8192]),
+    "midlayer.self_attn.o_proj.weight": ("BF16", [4096, 4096]),
+    "midlayer.mlp.gate_proj.weight": ("BF16", [14336, 4096]),
+    "midlayer.mlp.up_proj.weight": ("BF16", [14336, 4096]),
+    "midlayer.mlp.down_proj.weight": ("BF16", [4096, 14336]),
+    "norm.weight": ("BF16", [4096]),
+    "fc.weight": ("BF16", [4096, 12288]),
+    "lm_head.weight": ("BF16", [32000, 4096]),
+    "d2t": ("F32", [32000]),
+    "t2d": ("F32", [128256]),
+}
+
+
+def _plan(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dryboot", "plan", *args], capture_output=True, text=True, check=False)
+
+
+def _drafter_term(doc: dict) -> dict:
+    return next(t for t in doc["budget"]["terms"] if t["name"] == "weights: the drafter's own")
+
+
+def test_plan_budget_counts_the_drafter(tmp_path: Path) -> None:
+    import shutil
+
+    sys.path.insert(0, str(HERE / "fidelity"))
+    from test_weights import write_header_only_shards
+
+    row = RECORDED["cases"][
+        "meta-llama--Meta-Llama-3.1-8B + specforge--llama3-8B-eagle3 (eagle3) --tensor-parallel-size 1"
+    ]
+    target = str(HERE / "fidelity/data/weights/configs/meta-llama--Meta-Llama-3.1-8B")
+    common = ("--model", target, "--gpu", "H100", "--max-model-len", "4096", "--json")
+    spec = {
+        "method": "eagle3",
+        "model": str(HERE / "data/configs/public/specforge--llama3-8B-eagle3"),
+        "num_speculative_tokens": 3,
+    }
+    plain = json.loads(_plan(*common).stdout)
+    r = _plan(*common, "--speculative-config", json.dumps(spec))
+    doc = json.loads(r.stdout)
+    term = _drafter_term(doc)
+    assert (term["low"], term["high"]) == (row["shared_allocated_bytes"], row["own_allocated_bytes"])
+    assert "config alone" in term["source"]
+    # with the checkpoint's headers: no embedding, its own LM head (draft vocabulary): decided
+    d = tmp_path / "eagle3"
+    d.mkdir()
+    shutil.copy(HERE / "data/configs/public/specforge--llama3-8B-eagle3/config.json", d / "config.json")
+    write_header_only_shards(d, EAGLE3_8B, shards=1)
+    r = _plan(*common, "--speculative-config", json.dumps({**spec, "model": str(d)}))
+    term = _drafter_term(json.loads(r.stdout))
+    head = -(-row["tensors"]["lm_head.weight"][2] // 512) * 512
+    assert term["low"] == term["high"] == row["shared_allocated_bytes"] + head
+    assert plain["budget"]["weights_bytes"] == json.loads(r.stdout)["budget"]["weights_bytes"]
+
+
+def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
+    target = str(HERE / "data/configs/public/Qwen--Qwen3-8B")
+    spec = {
+        "method": "dflash",
+        "model": str(HERE / "data/configs/public/specforge--qwen3-8b-dflash"),
+        "num_speculative_tokens": 3,
+    }
+    r = _plan("--model", target, "--gpu", "H100", "--max-model-len", "4096", "--speculative-config", json.dumps(spec))
+    assert r.returncode == 3, r.stderr
+    assert "the drafter's weights" in " ".join(r.stdout.split()) and "DFlashDraftModel" in r.stdout

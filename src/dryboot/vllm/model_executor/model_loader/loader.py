@@ -239,7 +239,8 @@ def drafter_model_weights(
     directory = path if path.is_dir() else path.parent
     config = _json(directory / "config.json" if path.is_dir() else path)
     names = None
-    if path.is_dir() and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).exists()):
+    in_checkpoint = path.is_dir() or path.name == "config.json"  # as model_weights reads the target
+    if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
         names = list(read_checkpoint(directory)[0])
     return drafter_weights(
         target_config, config, method, Parallel(tp=tp, pp=pp), names, max_model_len=max_model_len, dtype=dtype
