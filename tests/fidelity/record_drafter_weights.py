@@ -35,11 +35,19 @@ REPO = HERE.parents[1]
 OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
 ENGINE_START = REPO / "src" / "dryboot" / "boot" / "engine_start.py"
 
-#: (target config dir under data/weights/configs, drafter dir under tests/data/configs/public, method)
+#: (target config dir under data/weights/configs, drafter (a directory under
+#: tests/data/configs/public, or a config file relative to the repository; None: the target's
+#: own MTP layers), method)
 CASES = [
     ("meta-llama--Meta-Llama-3.1-8B", "specforge--llama3-8B-eagle3", "eagle3"),
     ("Qwen--Qwen3-8B", "specforge--qwen3-8b-eagle3", "eagle3"),
     ("meta-llama--Llama-3.3-70B-Instruct", "specforge--llama3-70B-eagle3", "eagle3"),
+    ("Qwen--Qwen3-8B", "specforge--qwen3-8b-dflash", "dflash"),
+    ("Qwen--Qwen3.5-27B", "specforge--qwen3.5-27b-dflash", "dflash"),
+    ("Qwen--Qwen3.5-27B", "examples/models/dflash2-drafter-sw5.config.json", "dflash"),
+    ("Qwen--Qwen3.5-27B", None, "mtp"),
+    ("Qwen--Qwen3-Next-80B-A3B-Thinking", None, "mtp"),
+    ("deepseek-ai--DeepSeek-V3", None, "mtp"),
 ]
 TPS = (1, 2, 4)
 
@@ -92,6 +100,9 @@ def main() -> int:
 
     doc: dict[str, Any] = {"vllm": V.vllm.__version__, "cases": {}}
     meta = torch.device("meta")
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="record-drafter-weights-"))
     for target, draft, method in CASES:
         for tp in TPS:
             cid = f"{target} + {draft} ({method}) --tensor-parallel-size {tp}"
@@ -99,11 +110,14 @@ def main() -> int:
             es._reset_per_process_caches()
             row: dict[str, Any] = {"target": target, "drafter": draft, "method": method, "tp": tp, "ok": False}
             try:
-                spec_cfg = {
-                    "method": method,
-                    "model": str(REPO / "tests/data/configs/public" / draft),
-                    "num_speculative_tokens": 3,
-                }
+                spec_cfg: dict[str, Any] = {"method": method, "num_speculative_tokens": 1 if method == "mtp" else 3}
+                if draft is not None and draft.endswith(".json"):
+                    ddir = scratch / Path(draft).stem
+                    ddir.mkdir(exist_ok=True)
+                    (ddir / "config.json").write_text((REPO / draft).read_text())
+                    spec_cfg["model"] = str(ddir)
+                elif draft is not None:
+                    spec_cfg["model"] = str(REPO / "tests/data/configs/public" / draft)
                 args = es._parse(
                     str(HERE / "data" / "weights" / "configs" / target),
                     [
