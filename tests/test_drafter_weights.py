@@ -7,10 +7,9 @@ allocator blocks, per TP."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,15 +20,22 @@ from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights
 HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "fidelity/data/weights/drafters/recorded.json").read_text())
 CASES = sorted(RECORDED["cases"].items())
+#: the drafters modelled (MTP: recorded, not modelled yet)
+MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash")]
 
 
 def _configs(row: dict) -> tuple[dict, dict]:
     target = json.loads((HERE / "fidelity/data/weights/configs" / row["target"] / "config.json").read_text())
-    draft = json.loads((HERE / "data/configs/public" / row["drafter"] / "config.json").read_text())
+    where = (
+        HERE.parent / row["drafter"]
+        if row["drafter"].endswith(".json")
+        else HERE / "data/configs/public" / row["drafter"] / "config.json"
+    )
+    draft = json.loads(where.read_text())
     return target, draft
 
 
-@pytest.mark.parametrize(("cid", "row"), CASES, ids=[c for c, _ in CASES])
+@pytest.mark.parametrize(("cid", "row"), MODELLED, ids=[c for c, _ in MODELLED])
 def test_config_alone_bounds_are_vllms(cid: str, row: dict) -> None:
     assert row["ok"], row.get("error")
     target, draft = _configs(row)
@@ -39,7 +45,10 @@ def test_config_alone_bounds_are_vllms(cid: str, row: dict) -> None:
     assert not got.decided
 
 
-@pytest.mark.parametrize(("cid", "row"), CASES[:3], ids=[c for c, _ in CASES[:3]])
+EAGLE3_LLAMA_8B = [(c, r) for c, r in CASES if r["drafter"] == "specforge--llama3-8B-eagle3"]
+
+
+@pytest.mark.parametrize(("cid", "row"), EAGLE3_LLAMA_8B, ids=[c for c, _ in EAGLE3_LLAMA_8B])
 def test_checkpoint_names_decide(cid: str, row: dict) -> None:
     target, draft = _configs(row)
     par = Parallel(tp=row["tp"])
@@ -58,10 +67,18 @@ def test_checkpoint_names_decide(cid: str, row: dict) -> None:
 
 
 def test_other_drafters_refused_by_name() -> None:
-    target, draft = _configs(CASES[0][1])
+    target, draft = _configs(EAGLE3_LLAMA_8B[0][1])
     with pytest.raises(InputError, match="not modelled"):
         drafter_weights(
-            target, {**draft, "architectures": ["DFlashDraftModel"]}, "dflash", Parallel(), max_model_len=4096
+            target, {**draft, "architectures": ["EagleLlamaForCausalLM"]}, "eagle", Parallel(), max_model_len=4096
+        )
+    with pytest.raises(InputError, match="not modelled"):
+        drafter_weights(
+            target,
+            {**draft, "architectures": ["DFlashDraftModel"], "attention_bias": True},
+            "dflash",
+            Parallel(),
+            max_model_len=4096,
         )
     with pytest.raises(InputError, match="norm_before_fc"):
         drafter_weights(target, {**draft, "norm_before_fc": True}, "eagle3", Parallel(), max_model_len=4096)
@@ -131,12 +148,19 @@ def test_plan_budget_counts_the_drafter(tmp_path: Path) -> None:
 
 
 def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
-    target = str(HERE / "data/configs/public/Qwen--Qwen3-8B")
-    spec = {
-        "method": "dflash",
-        "model": str(HERE / "data/configs/public/specforge--qwen3-8b-dflash"),
-        "num_speculative_tokens": 3,
-    }
-    r = _plan("--model", target, "--gpu", "H100", "--max-model-len", "4096", "--speculative-config", json.dumps(spec))
+    public = HERE / "data/configs/public"
+    eagle = {"method": "eagle", "model": str(public / "eagle--EAGLE-LLaMA3-Instruct-8B"), "num_speculative_tokens": 3}
+    r = _plan(
+        "--model", str(public / "meta-llama--Meta-Llama-3-8B-Instruct"), "--gpu", "H100", "--max-model-len", "4096",
+        "--speculative-config", json.dumps(eagle),
+    )  # fmt: skip
     assert r.returncode == 3, r.stderr
-    assert "the drafter's weights" in " ".join(r.stdout.split()) and "DFlashDraftModel" in r.stdout
+    text = " ".join(r.stdout.split())
+    assert "speculative decoding (eagle): the drafter's weights" in text and "are not modelled" in text
+    mtp = {"method": "mtp", "num_speculative_tokens": 1}
+    r = _plan(
+        "--model", str(public / "Qwen--Qwen3.5-27B"), "--gpu", "H100", "--max-model-len", "4096",
+        "--speculative-config", json.dumps(mtp),
+    )  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    assert "the target's MTP layers are not modelled" in " ".join(r.stdout.split())

@@ -90,12 +90,14 @@ def drafter_weights(
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     archs = list(draft_config.get("architectures") or [])
+    if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
+        return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
     if method != "eagle3" or not archs or archs[0] not in EAGLE3_LLAMA:
         raise InputError(
             "--speculative-config",
             "method",
             f"the drafter's weights ({method}, {archs[0] if archs else 'no architectures'}) are not modelled "
-            "(only EAGLE-3 heads of the Llama layout)",
+            "(EAGLE-3 heads of the Llama layout and DFlash drafters are)",
         )
     if "quantization_config" in draft_config:
         raise InputError(
@@ -152,6 +154,28 @@ def drafter_weights(
     t_positions = int(target.get("max_position_embeddings") or 0)
     if _rope_key(draft_config, positions, hd) != _rope_key(target, t_positions, t_hd):
         core.add("rotary", W._rotary_bytes({**draft_config, "max_position_embeddings": positions}, hd, ab), buffer=True)
+    return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
+
+
+def _with_embedding_and_head(
+    core: W.RankWeights,
+    target: Mapping[str, Any],
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None,
+    *,
+    h: int,
+    vocab: int,
+    draft_vocab: int,
+    ab: int,
+) -> DrafterWeights:
+    """``core`` plus the drafter's embedding and LM head, each own, shared or open (vLLM's
+    ``_maybe_share_embeddings`` / ``_maybe_share_lm_head``; the module text)."""
+    tp = par.tp
+
+    def pad(n: int) -> int:
+        return W._divide(-(-n // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the drafter's padded vocabulary")
+
+    h_t = W._int(target, "hidden_size")
     embed_bytes = pad(vocab) * h * ab
     head_bytes = pad(draft_vocab) * h * ab
     t_vocab = W._int(target, "vocab_size")
@@ -180,6 +204,121 @@ def drafter_weights(
         if part is True:
             low.add(kind, nbytes)
     return DrafterWeights(low, high, how)
+
+
+#: transformers' ``Qwen3Config`` defaults for the fields a DFlash drafter's layers read (a config
+#: that leaves them out, as the reference deployment's drafter does, gets these from vLLM)
+QWEN3_DEFAULTS: Mapping[str, Any] = {
+    "vocab_size": 151936,
+    "hidden_size": 4096,
+    "intermediate_size": 22016,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "head_dim": 128,
+    "max_position_embeddings": 32768,
+}
+
+
+def _attention_mlp_layer(
+    r: W.RankWeights, *, h: int, qkv_in: int, heads: int, kv: int, hd: int, inter: int, tp: int, ab: int, qk_norm: bool
+) -> None:
+    """One decoder layer: ``qkv_proj`` over ``qkv_in`` inputs, ``o_proj``, optional
+    ``q_norm`` / ``k_norm`` ``[head_dim]``, ``gate_up_proj`` / ``down_proj``, the two layer norms
+    and the attention layer's six float32 scalars."""
+    heads_r = W._divide(heads, tp, "the drafter's attention heads")
+    if kv >= tp:
+        kv_r = W._divide(kv, tp, "the drafter's KV heads")
+    else:
+        kv_r = 1  # one KV head replicated per rank below TP
+    inter_r = W._divide(inter, tp, "the drafter's intermediate size")
+    r.add("attention", (heads_r + 2 * kv_r) * hd * qkv_in * ab)
+    r.add("attention", h * heads_r * hd * ab)
+    if qk_norm:
+        r.add("norm", hd * ab)
+        r.add("norm", hd * ab)
+    r.add("mlp", 2 * inter_r * h * ab)
+    r.add("mlp", h * inter_r * ab)
+    r.add("norm", h * ab)
+    r.add("norm", h * ab)
+    for _scale in range(6):
+        r.add("attention scales", 4)
+
+
+def _aux_layers(config: Mapping[str, Any]) -> int:
+    """How many target hidden states ``fc`` takes (``get_eagle3_aux_layers_from_config``: the
+    first of ``eagle_aux_hidden_state_layer_ids``, ``dflash_config.target_layer_ids``,
+    ``dspark_target_layer_ids``, ``target_layer_ids``, ``dflash_config`` / ``eagle_config``
+    ``layer_ids``; else every draft layer)."""
+    dflash = config.get("dflash_config") or {}
+    eagle = config.get("eagle_config") or {}
+    for ids in (
+        config.get("eagle_aux_hidden_state_layer_ids"),
+        dflash.get("target_layer_ids"),
+        config.get("dspark_target_layer_ids"),
+        config.get("target_layer_ids"),
+        dflash.get("layer_ids"),
+        eagle.get("layer_ids"),
+    ):
+        if ids:
+            return len(ids)
+    return W._int(config, "num_hidden_layers")
+
+
+def _dflash(
+    target_config: Mapping[str, Any],
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None,
+    dtype: str,
+) -> DrafterWeights:
+    """A DFlash drafter (``qwen3_dflash.py`` ``DFlashQwen3ForCausalLM``): per layer Qwen3's
+    attention (``qkv_proj`` over ``H``, q/k norms) and MLP; ``fc`` ``[H, n_aux x
+    target_hidden_size]`` (the draft's ``target_hidden_size``, else its own ``H``; replicated),
+    ``hidden_norm``, ``norm``, ``mask_embedding`` ``[H]``; ``draft_id_to_target_id``
+    ``[draft_vocab]`` int64 only when the draft vocabulary differs from the target's; one
+    rotary table ``[max_position_embeddings, head_dim]`` (no raise to the target's length:
+    vLLM raises it for EAGLE only) unless the target's is the same table; the embedding and LM
+    head as EAGLE-3's."""
+    dflash = config.get("dflash_config") or {}
+    if config.get("attention_bias") or dflash.get("attention_sink_bias") or config.get("add_swa_attention_sink_bias"):
+        raise InputError("--speculative-config", "attention_bias", "this DFlash drafter's layout is not modelled")
+    if dflash.get("use_aux_hidden_state") is False or "quantization_config" in config:
+        raise InputError("--speculative-config", "dflash_config", "this DFlash drafter's layout is not modelled")
+    tp = par.tp
+    ab = W.model_dtype_bytes(target_config, dtype)
+    target = target_config.get("text_config") or target_config
+    h = W._int(config, "hidden_size")
+    heads = W._int(config, "num_attention_heads")
+    hd = int(config.get("head_dim") or h // heads)
+    core = W.RankWeights(source="config")
+    core.add("mask_embedding", h * ab)
+    for _ in range(W._int(config, "num_hidden_layers")):
+        _attention_mlp_layer(
+            core,
+            h=h,
+            qkv_in=h,
+            heads=heads,
+            kv=int(config.get("num_key_value_heads") or heads),
+            hd=hd,
+            inter=W._int(config, "intermediate_size"),
+            tp=tp,
+            ab=ab,
+            qk_norm=True,
+        )
+    core.add("fc", h * _aux_layers(config) * int(config.get("target_hidden_size") or h) * ab)
+    core.add("norm", h * ab)
+    core.add("norm", h * ab)
+    vocab = W._int(config, "vocab_size")
+    draft_vocab = int(config.get("draft_vocab_size") or vocab)
+    if draft_vocab != W._int(target, "vocab_size"):
+        core.add("draft_id_to_target_id", draft_vocab * 8)
+    positions = W._int(config, "max_position_embeddings")
+    rope = {**config, "rope_theta": config.get("rope_theta", 1000000)}
+    t_hd = int(target.get("head_dim") or W._int(target, "hidden_size") // W._int(target, "num_attention_heads"))
+    if _rope_key(rope, positions, hd) != _rope_key(target, int(target.get("max_position_embeddings") or 0), t_hd):
+        core.add("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+    return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
 
 
 def _copy(r: W.RankWeights) -> W.RankWeights:
