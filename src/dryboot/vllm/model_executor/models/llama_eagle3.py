@@ -125,26 +125,13 @@ def drafter_weights(
     n_aux = int(
         draft_config.get("num_aux_hidden_states") or len(eagle.get("eagle_aux_hidden_state_layer_ids") or ()) or 3
     )
-    layers = W._int(draft_config, "num_hidden_layers")
-    heads_r = W._divide(heads, tp, "the drafter's attention heads")
-    kv_r = max(1, kv // tp) if kv >= tp else 1
-    if kv >= tp:
-        W._divide(kv, tp, "the drafter's KV heads")
-    inter_r = W._divide(inter, tp, "the drafter's intermediate size")
-
-    def pad(n: int) -> int:
-        return W._divide(-(-n // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the drafter's padded vocabulary")
-
     core = W.RankWeights(source="config")
-    for _ in range(layers):
-        core.add("attention", (heads_r + 2 * kv_r) * hd * 2 * h * ab)
-        core.add("attention", h * heads_r * hd * ab)
-        core.add("mlp", 2 * inter_r * h * ab)
-        core.add("mlp", h * inter_r * ab)
-        for _norm in range(3):
-            core.add("norm", h * ab)
-        for _scale in range(6):
-            core.add("attention scales", 4)
+    for _ in range(W._int(draft_config, "num_hidden_layers")):
+        # the mid-layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
+        _attention_mlp_layer(
+            core, h=h, qkv_in=2 * h, heads=heads, kv=kv, hd=hd, inter=inter, tp=tp, ab=ab, qk_norm=False
+        )
+        core.add("norm", h * ab)  # hidden_norm
     core.add("fc", h * n_aux * h_t * ab)
     core.add("norm", h * ab)
     core.add("draft_id_to_target_id", draft_vocab * 8)
