@@ -22,10 +22,13 @@ RECORDED = json.loads((HERE / "fidelity/data/weights/drafters/recorded.json").re
 CASES = sorted(RECORDED["cases"].items())
 #: the drafters modelled (MTP: recorded, not modelled yet)
 MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash")]
+MTP = [(c, r) for c, r in CASES if r["method"] == "mtp"]
 
 
 def _configs(row: dict) -> tuple[dict, dict]:
     target = json.loads((HERE / "fidelity/data/weights/configs" / row["target"] / "config.json").read_text())
+    if row["drafter"] is None:  # the target's own MTP layers
+        return target, target
     where = (
         HERE.parent / row["drafter"]
         if row["drafter"].endswith(".json")
@@ -43,6 +46,15 @@ def test_config_alone_bounds_are_vllms(cid: str, row: dict) -> None:
     assert got.low.allocated_bytes == row["shared_allocated_bytes"]
     assert got.high.allocated_bytes == row["own_allocated_bytes"]
     assert not got.decided
+
+
+@pytest.mark.parametrize(("cid", "row"), MTP, ids=[c for c, _ in MTP])
+def test_mtp_layers_are_vllms(cid: str, row: dict) -> None:
+    # an MTP drafter always shares the target's embedding and LM head: decided, vLLM's shared figure
+    assert row["ok"], row.get("error")
+    target, _ = _configs(row)
+    got = drafter_weights(target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096)
+    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
 
 
 EAGLE3_LLAMA_8B = [(c, r) for c, r in CASES if r["drafter"] == "specforge--llama3-8B-eagle3"]
@@ -159,8 +171,8 @@ def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
     assert "speculative decoding (eagle): the drafter's weights" in text and "are not modelled" in text
     mtp = {"method": "mtp", "num_speculative_tokens": 1}
     r = _plan(
-        "--model", str(public / "Qwen--Qwen3.5-27B"), "--gpu", "H100", "--max-model-len", "4096",
+        "--model", str(public / "zai-org--GLM-4.5"), "--gpu", "H200", "-tp", "8", "--max-model-len", "4096",
         "--speculative-config", json.dumps(mtp),
     )  # fmt: skip
     assert r.returncode == 3, r.stderr
-    assert "the target's MTP layers are not modelled" in " ".join(r.stdout.split())
+    assert "the MTP layers of Glm4MoeForCausalLM are not modelled" in " ".join(r.stdout.split())

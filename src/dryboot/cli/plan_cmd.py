@@ -362,15 +362,16 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
 def _drafter_weights(drafter: Any, args: Any, config: Any) -> tuple[Any, str | None]:
     """The drafter's own weights per rank of the last stage as (low, high, how), or ``None`` and
     why (``model_loader.loader.drafter_model_weights``)."""
-    if drafter is None:
-        return None, "the target's MTP layers are not modelled" if args.speculative_method else None
+    method = drafter.method if drafter is not None else args.speculative_method
+    if not method:
+        return None, None
     from dryboot.vllm.model_executor.model_loader.loader import drafter_model_weights  # at call: as above
 
     try:
         dw = drafter_model_weights(
-            Path(str(drafter.model.source)),
+            Path(str(drafter.model.source)) if drafter is not None else None,
             config,
-            drafter.method,
+            method,
             tp=args.tensor_parallel_size,
             pp=args.pipeline_parallel_size,
             # the drafter's rotary table spans at least the target's max_model_len (the derived

@@ -219,7 +219,7 @@ def model_weights(
 
 
 def drafter_model_weights(
-    path: Path,
+    path: Path | None,
     target_config: Mapping[str, Any],
     method: str,
     *,
@@ -230,12 +230,17 @@ def drafter_model_weights(
 ) -> Any:
     """The drafter's own weights on the last stage's rank (``models.llama_eagle3.drafter_weights``)
     for the drafter at ``path`` (its ``config.json``, and its safetensors headers' tensor names
-    when the directory holds them: they decide whether it keeps its own embedding and LM head).
+    when the directory holds them: they decide whether it keeps its own embedding and LM head);
+    ``path`` ``None``: the target's own MTP layers (``method`` ``mtp``).
 
     :raises InputError: an unreadable config or header, or a drafter whose weights are not
         modelled (named)."""
     from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights  # at call: plan with a drafter only
 
+    if path is None:  # the target's own MTP layers
+        return drafter_weights(
+            target_config, target_config, method, Parallel(tp=tp, pp=pp), None, max_model_len=max_model_len, dtype=dtype
+        )
     directory = path if path.is_dir() else path.parent
     config = _json(directory / "config.json" if path.is_dir() else path)
     names = None

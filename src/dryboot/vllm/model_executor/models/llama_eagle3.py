@@ -30,8 +30,10 @@ own). With the drafter checkpoint's tensor names it is decided where vLLM decide
 and where the shapes differ (``torch.equal`` is then false); an own tensor of the target's shape
 stays an interval (vLLM compares values).
 
-Not modelled (refused by name): other drafters (EAGLE-1, MTP, DFlash, draft models), a quantized
-drafter, ``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
+DFlash drafters (``qwen3_dflash.py``) follow the same sharing rules (:func:`_dflash`); MTP layers
+are the target's (``models/mtp.py``, always shared, decided). Not modelled (refused by name): other
+drafters (EAGLE-1, other EAGLE-3 layouts, draft models, Medusa), a quantized drafter,
+``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
 """
 
 from __future__ import annotations
@@ -89,6 +91,11 @@ def drafter_weights(
         least it).
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
+    if method == "mtp" or method.endswith("_mtp"):
+        from dryboot.vllm.model_executor.models.mtp import mtp_weights
+
+        w = mtp_weights(target_config, par, dtype=dtype)
+        return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
         return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
