@@ -342,7 +342,9 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
 
     source, config = load_config_json(path) if path is not None else ("config.json", {})
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
-    drafter_weights, drafter_refused = _drafter_weights(drafter, args, config)
+    from dryboot.planner.budget import drafter_weights_term
+
+    drafter_weights, drafter_refused = drafter_weights_term(drafter, args, config)
     return plan_with_budget(
         model,
         args,
@@ -357,33 +359,6 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
         drafter_weights=drafter_weights,
         drafter_weights_refused=drafter_refused,
     )
-
-
-def _drafter_weights(drafter: Any, args: Any, config: Any) -> tuple[Any, str | None]:
-    """The drafter's own weights per rank of the last stage as (low, high, how), or ``None`` and
-    why (``model_loader.loader.drafter_model_weights``)."""
-    method = drafter.method if drafter is not None else args.speculative_method
-    if not method:
-        return None, None
-    from dryboot.vllm.model_executor.model_loader.loader import drafter_model_weights  # at call: as above
-
-    try:
-        dw = drafter_model_weights(
-            Path(str(drafter.model.source)) if drafter is not None else None,
-            config,
-            method,
-            tp=args.tensor_parallel_size,
-            pp=args.pipeline_parallel_size,
-            # the drafter's rotary table spans at least the target's max_model_len (the derived
-            # one: max_position_embeddings, when not given)
-            max_model_len=args.max_model_len
-            if args.max_model_len and args.max_model_len > 0
-            else int((config.get("text_config") or config).get("max_position_embeddings") or 0),
-            dtype=args.dtype,
-        )
-    except InputError as e:
-        return None, e.line()
-    return (dw.low.allocated_bytes, dw.high.allocated_bytes, dw.how), None
 
 
 #: ``--compile-cache`` of the running command (set by :func:`plan`)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
@@ -463,3 +464,35 @@ def budget_note(bp: BudgetPlan) -> str:
         f"Available KV cache memory {kv.estimate / gib:.2f} GiB ({kv.low / gib:.2f} .. {kv.high / gib:.2f}){tokens}"
         f"{verdict}{safe}"
     )
+
+
+def drafter_weights_term(
+    drafter: Drafter | None, args: EngineArgs, config: Mapping[str, Any]
+) -> tuple[tuple[int, int, str] | None, str | None]:
+    """The drafter's own weights per rank of the last stage as (low, high allocated bytes, how)
+    for :func:`plan_with_budget`, or ``None`` and why (``None, None`` without speculative
+    decoding); ``model_loader.loader.drafter_model_weights`` reads the drafter's config and
+    safetensors headers."""
+    method = drafter.method if drafter is not None else args.speculative_method
+    if not method or method in MODEL_FREE_METHODS:
+        return None, None
+    # at call: only a budget with a drafter reads the drafter's files
+    from dryboot.vllm.model_executor.model_loader.loader import drafter_model_weights
+
+    try:
+        dw = drafter_model_weights(
+            Path(str(drafter.model.source)) if drafter is not None else None,
+            config,
+            method,
+            tp=args.tensor_parallel_size,
+            pp=args.pipeline_parallel_size,
+            # the drafter's rotary table spans at least the target's max_model_len (the derived
+            # one: max_position_embeddings, when not given)
+            max_model_len=args.max_model_len
+            if args.max_model_len and args.max_model_len > 0
+            else int((config.get("text_config") or config).get("max_position_embeddings") or 0),
+            dtype=args.dtype,
+        )
+    except InputError as e:
+        return None, e.line()
+    return (dw.low.allocated_bytes, dw.high.allocated_bytes, dw.how), None
