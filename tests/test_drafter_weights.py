@@ -23,17 +23,20 @@ CASES = sorted(RECORDED["cases"].items())
 #: the drafters modelled (MTP: recorded, not modelled yet)
 MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash")]
 MTP = [(c, r) for c, r in CASES if r["method"] == "mtp"]
+DRAFT_MODELS = [(c, r) for c, r in CASES if r["method"] == "draft_model"]
 
 
 def _configs(row: dict) -> tuple[dict, dict]:
     target = json.loads((HERE / "fidelity/data/weights/configs" / row["target"] / "config.json").read_text())
     if row["drafter"] is None:  # the target's own MTP layers
         return target, target
-    where = (
-        HERE.parent / row["drafter"]
-        if row["drafter"].endswith(".json")
-        else HERE / "data/configs/public" / row["drafter"] / "config.json"
-    )
+    drafter = row["drafter"]
+    if drafter.endswith(".json"):
+        where = HERE.parent / drafter
+    elif "/" in drafter:
+        where = HERE.parent / drafter / "config.json"
+    else:
+        where = HERE / "data/configs/public" / drafter / "config.json"
     draft = json.loads(where.read_text())
     return target, draft
 
@@ -54,6 +57,24 @@ def test_mtp_layers_are_vllms(cid: str, row: dict) -> None:
     assert row["ok"], row.get("error")
     target, _ = _configs(row)
     got = drafter_weights(target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096)
+    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
+
+
+@pytest.mark.parametrize(("cid", "row"), DRAFT_MODELS, ids=[c for c, _ in DRAFT_MODELS])
+def test_draft_models_are_vllms(cid: str, row: dict) -> None:
+    # a whole draft model shares nothing (its rotary table aside, when get_rope hands back the
+    # target's); vLLM refuses a draft model of another vocabulary, and so does dryboot's plan
+    target, draft = _configs(row)
+    if not row["ok"]:
+        assert "same vocabulary size" in row["error"]
+        spec = {"method": "draft_model", "model": str(HERE.parent / row["drafter"]), "num_speculative_tokens": 3}
+        r = _plan(
+            "--model", str(HERE / "fidelity/data/weights/configs" / row["target"]),
+            "--max-model-len", "4096", "--speculative-config", json.dumps(spec),
+        )  # fmt: skip
+        assert r.returncode == 2 and "same vocabulary size" in r.stderr, r.stdout
+        return
+    got = drafter_weights(target, draft, "draft_model", Parallel(tp=row["tp"]), max_model_len=4096)
     assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
 
 

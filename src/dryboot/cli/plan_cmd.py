@@ -236,7 +236,9 @@ def plan(
             raise click.UsageError("Missing option '--model'.")
         weights_path = model_path
         model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
-        drafter, args = load_drafter_and_k(spec_config, spec_model, args)
+        drafter, args = load_drafter_and_k(
+            spec_config, spec_model, args, target_vocab_size=_vocab_size(model_path, spec_config, spec_model)
+        )
     budget = None
     with _environment(env):
         if compare_version is None and wants_budget(args):
@@ -303,6 +305,18 @@ def plan(
             click.echo(budget_text(budget), nl=False)
         click.echo("\n".join(wrap(verdict.line(), output_width(), "", "  ")))
     raise SystemExit(verdict.exit_code)
+
+
+def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
+    """The target's vocabulary (``hf_text_config.vocab_size``), read only with a drafter."""
+    if spec_config is None and spec_model is None:
+        return None
+    from dryboot.vllm.transformers_utils.config import load_config_json  # at call: as in _plan_budget
+
+    _, config = load_config_json(path)
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    vocab = text.get("vocab_size") if isinstance(text, dict) else None
+    return vocab if isinstance(vocab, int) else None
 
 
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:

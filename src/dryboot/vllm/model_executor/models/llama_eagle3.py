@@ -96,6 +96,8 @@ def drafter_weights(
 
         w = mtp_weights(target_config, par, dtype=dtype)
         return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+    if method == "draft_model":
+        return _draft_model(target_config, draft_config, par, dtype)
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
         return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
@@ -313,6 +315,31 @@ def _dflash(
     if _rope_key(rope, positions, hd) != _rope_key(target, int(target.get("max_position_embeddings") or 0), t_hd):
         core.add("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
+
+
+def _draft_model(
+    target_config: Mapping[str, Any], draft_config: Mapping[str, Any], par: W.Parallel, dtype: str
+) -> DrafterWeights:
+    """A whole draft model (``v1/spec_decode/draft_model.py``: it shares nothing with the target,
+    its ``_maybe_share_*`` do nothing), built at the target's TP in the target's dtype: the walk
+    of its config (pipeline stage: the whole model), less its rotary table when ``get_rope``'s
+    cache hands back the target's (same positions, size, base and scaling). Decided."""
+    target = target_config.get("text_config") or target_config
+    text = draft_config.get("text_config") or draft_config
+    if dtype == "auto":  # the draft ModelConfig takes the target's dtype
+        name = str(target.get("torch_dtype") or target.get("dtype") or target_config.get("torch_dtype") or "bfloat16")
+        dtype = "bfloat16" if name.replace("torch.", "") == "float32" else name.replace("torch.", "")
+    w = W.rank_weights(draft_config, W.Parallel(tp=par.tp), dtype=dtype, language_model_only=True)
+    ab = W.model_dtype_bytes(target_config, dtype)
+    hd = int(text.get("head_dim") or W._int(text, "hidden_size") // W._int(text, "num_attention_heads"))
+    t_hd = int(target.get("head_dim") or W._int(target, "hidden_size") // W._int(target, "num_attention_heads"))
+    positions = int(text.get("max_position_embeddings") or 0)
+    if _rope_key(text, positions, hd) == _rope_key(target, int(target.get("max_position_embeddings") or 0), t_hd):
+        table = W._rotary_bytes(text, hd, ab)
+        w = _copy(w)
+        w.buffer_bytes -= table
+        w.allocated_bytes -= -(-table // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return DrafterWeights(w, w, "a draft model: its own weights whole (vLLM shares nothing with the target)")
 
 
 def _copy(r: W.RankWeights) -> W.RankWeights:
