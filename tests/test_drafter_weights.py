@@ -197,3 +197,33 @@ def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
     )  # fmt: skip
     assert r.returncode == 3, r.stderr
     assert "the MTP layers of Glm4MoeForCausalLM are not modelled" in " ".join(r.stdout.split())
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 1 << 20), st.text(max_size=3), st.lists(st.integers(0, 8), max_size=3)
+)
+_FIELDS = (
+    "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+    "draft_vocab_size", "num_hidden_layers", "max_position_embeddings", "target_layer_ids", "rope_theta",
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    method=st.sampled_from(["eagle3", "dflash", "draft_model", "mtp"]),
+    changes=st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=4),
+    tp=st.sampled_from([1, 2, 3, 8]),
+)
+def test_hostile_drafter_configs_are_refused_by_name(method: str, changes: dict, tp: int) -> None:
+    # a drafter config with missing, zero, negative or mistyped fields: a figure or one InputError
+    target, draft = _configs(EAGLE3_LLAMA_8B[0][1])
+    arch = {"dflash": "DFlashDraftModel", "draft_model": "LlamaForCausalLM"}.get(method, "LlamaForCausalLMEagle3")
+    hostile = {**draft, "architectures": [arch], **changes}
+    try:
+        got = drafter_weights(target, hostile, method, Parallel(tp=tp), max_model_len=4096)
+    except InputError:
+        return
+    assert 0 <= got.low.allocated_bytes <= got.high.allocated_bytes

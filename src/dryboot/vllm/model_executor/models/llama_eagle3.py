@@ -64,9 +64,42 @@ class DrafterWeights:
         return self.low.allocated_bytes == self.high.allocated_bytes
 
 
+def _opt(config: Mapping[str, Any], key: str, default: int) -> int:
+    """An optional non-negative integer field (``default`` when absent or null)."""
+    return default if config.get(key) is None else W._int(config, key)
+
+
+def _positive(config: Mapping[str, Any], key: str) -> int:
+    v = W._int(config, key)
+    if v == 0:
+        raise InputError("config.json", key, "must be positive, got 0")
+    return v
+
+
+def _head_dim(config: Mapping[str, Any]) -> int:
+    """``head_dim``, else ``hidden_size / num_attention_heads``."""
+    if config.get("head_dim") is not None:
+        return W._int(config, "head_dim")
+    return W._int(config, "hidden_size") // _positive(config, "num_attention_heads")
+
+
+def _ids(config: Mapping[str, Any], key: str) -> list[Any]:
+    v = config.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise InputError("config.json", key, f"must be a list of layer indices, got {v!r}")
+    return v
+
+
 def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, ...]:
+    """What ``get_rope``'s cache tells tables apart by: positions, size, base and scaling."""
     rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
-    theta = config.get("rope_theta", (rope if isinstance(rope, Mapping) else {}).get("rope_theta", 10000))
+    theta = config.get("rope_theta")
+    if theta is None:
+        theta = (rope if isinstance(rope, Mapping) else {}).get("rope_theta", 10000)
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)):
+        raise InputError("config.json", "rope_theta", f"must be a number, got {theta!r}")
     scaling = (
         tuple(sorted((k, str(v)) for k, v in rope.items() if k != "rope_theta")) if isinstance(rope, Mapping) else ()
     )
@@ -113,6 +146,8 @@ def drafter_weights(
             "--speculative-config", "quantization_config", "a quantized drafter's weights are not modelled"
         )
     eagle = draft_config.get("eagle_config") or {}
+    if not isinstance(eagle, Mapping):
+        raise InputError("config.json", "eagle_config", "must be an object")
     for key in ("norm_before_fc", "fc_norm", "attention_bias", "mlp_bias"):
         if draft_config.get(key) or eagle.get(key):
             raise InputError("--speculative-config", key, "this EAGLE-3 head's layout is not modelled")
@@ -121,19 +156,16 @@ def drafter_weights(
     tp = par.tp
     ab = W.model_dtype_bytes(target_config, dtype)
     h = W._int(draft_config, "hidden_size")
-    h_t = int(
-        draft_config.get("target_hidden_size")
-        or W._int(target_config.get("text_config") or target_config, "hidden_size")
+    h_t = _opt(
+        draft_config, "target_hidden_size", W._int(target_config.get("text_config") or target_config, "hidden_size")
     )
-    heads = W._int(draft_config, "num_attention_heads")
-    kv = int(draft_config.get("num_key_value_heads") or heads)
-    hd = int(draft_config.get("head_dim") or h // heads)
+    heads = _positive(draft_config, "num_attention_heads")
+    kv = _opt(draft_config, "num_key_value_heads", heads)
+    hd = _head_dim(draft_config)
     inter = W._int(draft_config, "intermediate_size")
     vocab = W._int(draft_config, "vocab_size")
-    draft_vocab = int(draft_config.get("draft_vocab_size") or vocab)
-    n_aux = int(
-        draft_config.get("num_aux_hidden_states") or len(eagle.get("eagle_aux_hidden_state_layer_ids") or ()) or 3
-    )
+    draft_vocab = _opt(draft_config, "draft_vocab_size", vocab)
+    n_aux = _opt(draft_config, "num_aux_hidden_states", len(_ids(eagle, "eagle_aux_hidden_state_layer_ids")) or 3)
     core = W.RankWeights(source="config")
     for _ in range(W._int(draft_config, "num_hidden_layers")):
         # the mid-layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
@@ -144,10 +176,10 @@ def drafter_weights(
     core.add("fc", h * n_aux * h_t * ab)
     core.add("norm", h * ab)
     core.add("draft_id_to_target_id", draft_vocab * 8)
-    positions = max(int(draft_config.get("max_position_embeddings") or 0), max_model_len)
+    positions = max(_opt(draft_config, "max_position_embeddings", 0), max_model_len)
     target = target_config.get("text_config") or target_config
-    t_hd = int(target.get("head_dim") or W._int(target, "hidden_size") // W._int(target, "num_attention_heads"))
-    t_positions = int(target.get("max_position_embeddings") or 0)
+    t_hd = _head_dim(target)
+    t_positions = _opt(target, "max_position_embeddings", 0)
     if _rope_key(draft_config, positions, hd) != _rope_key(target, t_positions, t_hd):
         core.add("rotary", W._rotary_bytes({**draft_config, "max_position_embeddings": positions}, hd, ab), buffer=True)
     return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
@@ -248,13 +280,15 @@ def _aux_layers(config: Mapping[str, Any]) -> int:
     ``layer_ids``; else every draft layer)."""
     dflash = config.get("dflash_config") or {}
     eagle = config.get("eagle_config") or {}
+    if not isinstance(dflash, Mapping) or not isinstance(eagle, Mapping):
+        raise InputError("config.json", "dflash_config", "must be an object")
     for ids in (
-        config.get("eagle_aux_hidden_state_layer_ids"),
-        dflash.get("target_layer_ids"),
-        config.get("dspark_target_layer_ids"),
-        config.get("target_layer_ids"),
-        dflash.get("layer_ids"),
-        eagle.get("layer_ids"),
+        _ids(config, "eagle_aux_hidden_state_layer_ids"),
+        _ids(dflash, "target_layer_ids"),
+        _ids(config, "dspark_target_layer_ids"),
+        _ids(config, "target_layer_ids"),
+        _ids(dflash, "layer_ids"),
+        _ids(eagle, "layer_ids"),
     ):
         if ids:
             return len(ids)
@@ -277,6 +311,8 @@ def _dflash(
     vLLM raises it for EAGLE only) unless the target's is the same table; the embedding and LM
     head as EAGLE-3's."""
     dflash = config.get("dflash_config") or {}
+    if not isinstance(dflash, Mapping):
+        raise InputError("config.json", "dflash_config", "must be an object")
     if config.get("attention_bias") or dflash.get("attention_sink_bias") or config.get("add_swa_attention_sink_bias"):
         raise InputError("--speculative-config", "attention_bias", "this DFlash drafter's layout is not modelled")
     if dflash.get("use_aux_hidden_state") is False or "quantization_config" in config:
@@ -285,8 +321,8 @@ def _dflash(
     ab = W.model_dtype_bytes(target_config, dtype)
     target = target_config.get("text_config") or target_config
     h = W._int(config, "hidden_size")
-    heads = W._int(config, "num_attention_heads")
-    hd = int(config.get("head_dim") or h // heads)
+    heads = _positive(config, "num_attention_heads")
+    hd = _head_dim(config)
     core = W.RankWeights(source="config")
     core.add("mask_embedding", h * ab)
     for _ in range(W._int(config, "num_hidden_layers")):
@@ -295,24 +331,25 @@ def _dflash(
             h=h,
             qkv_in=h,
             heads=heads,
-            kv=int(config.get("num_key_value_heads") or heads),
+            kv=_opt(config, "num_key_value_heads", heads),
             hd=hd,
             inter=W._int(config, "intermediate_size"),
             tp=tp,
             ab=ab,
             qk_norm=True,
         )
-    core.add("fc", h * _aux_layers(config) * int(config.get("target_hidden_size") or h) * ab)
+    core.add("fc", h * _aux_layers(config) * _opt(config, "target_hidden_size", h) * ab)
     core.add("norm", h * ab)
     core.add("norm", h * ab)
     vocab = W._int(config, "vocab_size")
-    draft_vocab = int(config.get("draft_vocab_size") or vocab)
+    draft_vocab = _opt(config, "draft_vocab_size", vocab)
     if draft_vocab != W._int(target, "vocab_size"):
         core.add("draft_id_to_target_id", draft_vocab * 8)
     positions = W._int(config, "max_position_embeddings")
-    rope = {**config, "rope_theta": config.get("rope_theta", 1000000)}
-    t_hd = int(target.get("head_dim") or W._int(target, "hidden_size") // W._int(target, "num_attention_heads"))
-    if _rope_key(rope, positions, hd) != _rope_key(target, int(target.get("max_position_embeddings") or 0), t_hd):
+    # set_default_rope_theta: 1e6 where the drafter's config gives none
+    rope = {**config, "rope_theta": 1000000 if config.get("rope_theta") is None else config["rope_theta"]}
+    t_hd = _head_dim(target)
+    if _rope_key(rope, positions, hd) != _rope_key(target, _opt(target, "max_position_embeddings", 0), t_hd):
         core.add("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
 
@@ -331,10 +368,10 @@ def _draft_model(
         dtype = "bfloat16" if name.replace("torch.", "") == "float32" else name.replace("torch.", "")
     w = W.rank_weights(draft_config, W.Parallel(tp=par.tp), dtype=dtype, language_model_only=True)
     ab = W.model_dtype_bytes(target_config, dtype)
-    hd = int(text.get("head_dim") or W._int(text, "hidden_size") // W._int(text, "num_attention_heads"))
-    t_hd = int(target.get("head_dim") or W._int(target, "hidden_size") // W._int(target, "num_attention_heads"))
-    positions = int(text.get("max_position_embeddings") or 0)
-    if _rope_key(text, positions, hd) == _rope_key(target, int(target.get("max_position_embeddings") or 0), t_hd):
+    hd = _head_dim(text)
+    t_hd = _head_dim(target)
+    positions = _opt(text, "max_position_embeddings", 0)
+    if _rope_key(text, positions, hd) == _rope_key(target, _opt(target, "max_position_embeddings", 0), t_hd):
         table = W._rotary_bytes(text, hd, ab)
         w = _copy(w)
         w.buffer_bytes -= table

@@ -57,7 +57,7 @@ def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str
     flat = W.Parallel(tp=par.tp, dp=par.dp, expert_parallel=par.expert_parallel)
     out = W.RankWeights(source="config")
     if arch in QWEN_MTP:
-        n = int(text.get("mtp_num_hidden_layers") or text.get("num_nextn_predict_layers") or 1)
+        n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
 
         def walk(k: int) -> int:
             cut = _cut(target_config, k, full_attention=True)
@@ -71,8 +71,8 @@ def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str
             out.add("norm", h * ab)
         return out
     if arch in DEEPSEEK_MTP and text.get("num_nextn_predict_layers"):
-        n = int(text["num_nextn_predict_layers"])
-        dense = int(text.get("first_k_dense_replace") or 0)
+        n = W._int(text, "num_nextn_predict_layers")
+        dense = W._int(text, "first_k_dense_replace", 0)
 
         def walk_ds(k: int) -> int:
             return W.rank_weights(_cut(target_config, k, full_attention=False), flat, dtype=dtype).allocated_bytes
