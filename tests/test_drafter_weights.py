@@ -190,6 +190,13 @@ def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
     assert r.returncode == 3, r.stderr
     text = " ".join(r.stdout.split())
     assert "speculative decoding (eagle): the drafter's weights" in text and "are not modelled" in text
+    # a pinned pool on a named GPU: whether the weights and the pool fit is undetermined too
+    r = _plan(
+        "--model", str(public / "meta-llama--Meta-Llama-3-8B-Instruct"), "--gpu", "H100", "--max-model-len", "4096",
+        "--kv-cache-memory-bytes", "10G", "--speculative-config", json.dumps(eagle),
+    )  # fmt: skip
+    assert r.returncode == 3, r.stdout
+    assert "speculative decoding: the drafter's weights" in " ".join(r.stdout.split())
     mtp = {"method": "mtp", "num_speculative_tokens": 1}
     r = _plan(
         "--model", str(public / "zai-org--GLM-4.5"), "--gpu", "H200", "-tp", "8", "--max-model-len", "4096",

@@ -281,16 +281,29 @@ def plan(
         from dryboot.planner.svg import write  # at call: drawsvg loads only for --svg (~0.2 s)
 
         write(result, svg_path)
+    refused = None
     if budget is None:
         weights = _weights(weights_path, args, load_format, expert_parallel)
+        refused = weights.refused or None
         if not weights.refused and weights.stages:
             # at call: as in plan
-            from dryboot.planner.budget import with_weights_check
+            from dryboot.planner.budget import drafter_weights_term, with_weights_check
+            from dryboot.vllm.transformers_utils.config import load_config_json
 
-            result = with_weights_check(result, args, max(w.allocated_bytes for w in weights.stages))
+            stages = [w.allocated_bytes for w in weights.stages]
+            drafted, refused = (
+                drafter_weights_term(drafter, args, load_config_json(weights_path)[1])
+                if weights_path is not None
+                else (None, None)
+            )
+            if refused is not None:
+                refused = f"speculative decoding: the drafter's weights: {refused}"
+            # the drafter loads on the last stage (its low bound checked)
+            stages[-1] += drafted[0] if drafted else 0
+            result = with_weights_check(result, args, max(stages))
     from dryboot.planner.budget import plan_verdict  # at call: as above
 
-    verdict = plan_verdict(result, budget, args, weights_refused=weights.refused or None)
+    verdict = plan_verdict(result, budget, args, weights_refused=refused)
     if as_json:
         doc = plan_to_dict(result, given=flags)
         doc["weights"] = weights.to_dict()
