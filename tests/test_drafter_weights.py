@@ -7,6 +7,7 @@ allocator blocks, per TP."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -234,3 +235,28 @@ def test_hostile_drafter_configs_are_refused_by_name(method: str, changes: dict,
     except InputError:
         return
     assert 0 <= got.low.allocated_bytes <= got.high.allocated_bytes
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
+def test_live_oracle(tmp_path: Path) -> None:
+    """Re-record every drafter case at TP 2 with the boot environment's vLLM and check dryboot
+    against it (seconds)."""
+    env = {**os.environ, "RECORD_OUT": str(tmp_path / "live.json"), "RECORD_TPS": "2"}
+    subprocess.run(
+        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "fidelity/record_drafter_weights.py")],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        timeout=900,
+    )
+    live = json.loads((tmp_path / "live.json").read_text())["cases"]
+    assert len(live) == len(CASES) // 3
+    for row in live.values():
+        target, draft = _configs(row)
+        if not row["ok"]:
+            assert row["method"] == "draft_model" and "same vocabulary size" in row["error"]
+            continue
+        got = drafter_weights(target, draft, row["method"], Parallel(tp=2), max_model_len=4096)
+        assert got.low.allocated_bytes == row["shared_allocated_bytes"]
+        if row["method"] in ("eagle3", "dflash"):
+            assert got.high.allocated_bytes == row["own_allocated_bytes"]

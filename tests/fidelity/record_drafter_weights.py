@@ -18,13 +18,15 @@ attributes that the target does not hold (a rotary table ``get_rope`` caches for
 target's), in the allocator's 512-byte blocks (``allocated_bytes``), plus each tensor's name,
 shape and dtype (``tensors``).
 
-Writes ``data/weights/drafters/recorded.json``.
+Writes ``data/weights/drafters/recorded.json`` (``RECORD_OUT``: elsewhere; ``RECORD_TPS``: a
+comma-separated subset of the TP sizes).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -105,8 +107,9 @@ def main() -> int:
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="record-drafter-weights-"))
+    tps = [int(t) for t in os.environ.get("RECORD_TPS", "").split(",") if t] or list(TPS)
     for target, draft, method in CASES:
-        for tp in TPS:
+        for tp in tps:
             cid = f"{target} + {draft} ({method}) --tensor-parallel-size {tp}"
             t0 = time.perf_counter()
             es._reset_per_process_caches()
@@ -174,8 +177,9 @@ def main() -> int:
                 json.dumps({cid: {k: v for k, v in row.items() if k not in ("tensors", "shared_tensors")}}) + "\n"
             )
             real_stdout.flush()
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    out = Path(os.environ.get("RECORD_OUT") or OUT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
     return 0
 
 
