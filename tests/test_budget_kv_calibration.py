@@ -131,7 +131,10 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
         row.out_of_range = "no published config for the checkpoint served"
         return row
     if entry.get("speculative_config"):
-        row.out_of_range = "speculative decoding: the drafter's weights are not modelled (its pass and graphs are)"
+        row.out_of_range = (
+            "speculative decoding: not calibrated yet "
+            "(drafter weights modelled: EAGLE-3 Llama, DFlash, Qwen/DeepSeek MTP)"
+        )
         return row
     config = REPO / str(entry["config"])
     config_json = json.loads((config / "config.json" if config.is_dir() else config).read_text())

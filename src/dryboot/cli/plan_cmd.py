@@ -236,7 +236,9 @@ def plan(
             raise click.UsageError("Missing option '--model'.")
         weights_path = model_path
         model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
-        drafter, args = load_drafter_and_k(spec_config, spec_model, args)
+        drafter, args = load_drafter_and_k(
+            spec_config, spec_model, args, target_vocab_size=_vocab_size(model_path, spec_config, spec_model)
+        )
     budget = None
     with _environment(env):
         if compare_version is None and wants_budget(args):
@@ -279,16 +281,29 @@ def plan(
         from dryboot.planner.svg import write  # at call: drawsvg loads only for --svg (~0.2 s)
 
         write(result, svg_path)
+    refused = None
     if budget is None:
         weights = _weights(weights_path, args, load_format, expert_parallel)
+        refused = weights.refused or None
         if not weights.refused and weights.stages:
             # at call: as in plan
-            from dryboot.planner.budget import with_weights_check
+            from dryboot.planner.budget import drafter_weights_term, with_weights_check
+            from dryboot.vllm.transformers_utils.config import load_config_json
 
-            result = with_weights_check(result, args, max(w.allocated_bytes for w in weights.stages))
+            stages = [w.allocated_bytes for w in weights.stages]
+            drafted, refused = (
+                drafter_weights_term(drafter, args, load_config_json(weights_path)[1])
+                if weights_path is not None
+                else (None, None)
+            )
+            if refused is not None:
+                refused = f"speculative decoding: the drafter's weights: {refused}"
+            # the drafter loads on the last stage (its low bound checked)
+            stages[-1] += drafted[0] if drafted else 0
+            result = with_weights_check(result, args, max(stages))
     from dryboot.planner.budget import plan_verdict  # at call: as above
 
-    verdict = plan_verdict(result, budget, args, weights_refused=weights.refused or None)
+    verdict = plan_verdict(result, budget, args, weights_refused=refused)
     if as_json:
         doc = plan_to_dict(result, given=flags)
         doc["weights"] = weights.to_dict()
@@ -303,6 +318,18 @@ def plan(
             click.echo(budget_text(budget), nl=False)
         click.echo("\n".join(wrap(verdict.line(), output_width(), "", "  ")))
     raise SystemExit(verdict.exit_code)
+
+
+def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
+    """The target's vocabulary (``hf_text_config.vocab_size``), read only with a drafter."""
+    if spec_config is None and spec_model is None:
+        return None
+    from dryboot.vllm.transformers_utils.config import load_config_json  # at call: as in _plan_budget
+
+    _, config = load_config_json(path)
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    vocab = text.get("vocab_size") if isinstance(text, dict) else None
+    return vocab if isinstance(vocab, int) else None
 
 
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
@@ -342,6 +369,9 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
 
     source, config = load_config_json(path) if path is not None else ("config.json", {})
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
+    from dryboot.planner.budget import drafter_weights_term
+
+    drafter_weights, drafter_refused = drafter_weights_term(drafter, args, config)
     return plan_with_budget(
         model,
         args,
@@ -353,6 +383,8 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
         compile_cache=_COMPILE_CACHE[0],
         source=source,
         stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
+        drafter_weights=drafter_weights,
+        drafter_weights_refused=drafter_refused,
     )
 
 

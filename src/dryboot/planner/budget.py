@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.planner.flags import MODEL_FREE_METHODS
 from dryboot.planner.plan import Drafter, Plan, Policies, plan
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.coordinator import Invariant
@@ -274,6 +276,8 @@ def plan_with_budget(
     source: str = "config.json",
     stage_weights_bytes: tuple[int, ...] = (),
     language_model_only: bool = False,
+    drafter_weights: tuple[int, int, str] | None = None,
+    drafter_weights_refused: str | None = None,
 ) -> BudgetPlan:
     """Plan ``model`` with vLLM's KV budget predicted for ``args``' GPU (see the module text).
 
@@ -284,16 +288,27 @@ def plan_with_budget(
         planned for every stage, which never overstates the engine's blocks (vLLM keeps each
         stage's own budget and the fewest blocks of any stage).
     :param language_model_only: ``--language-model-only``: no encoder profiling.
+    :param drafter_weights: the drafter's own weights per rank of the last stage (low, high
+        allocated bytes, how decided); a speculative method that loads a model (anything but
+        ``ngram`` / ``suffix``) without them is undetermined, ``drafter_weights_refused`` saying why.
     :raises InputError: bad flags or model (as :func:`~dryboot.planner.plan.plan`).
     """
     base = plan(model, args, drafter=drafter, policies=policies)
+    method = args.speculative_method or (drafter.method if drafter is not None else None)
+    if weights_bytes is not None and drafter_weights is None and method and method not in MODEL_FREE_METHODS:
+        weights_bytes, weights_refused = (
+            None,
+            (f"speculative decoding ({method}): the drafter's weights: {drafter_weights_refused or 'not given'}"),
+        )
     if weights_bytes is None:
         reason = f"weights: {weights_refused or 'not given'}"
         return BudgetPlan(_undetermined(base, reason), refused=reason, verdict=Verdict("undetermined", None, reason))
-    heaviest = max((weights_bytes, *stage_weights_bytes))
-    load = weights_check(args, heaviest)
     gpu: GPU = args.device
     stages = stage_weights_bytes if len(stage_weights_bytes) == args.pipeline_parallel_size else (weights_bytes,)
+    # the drafter loads on the last stage, inside its Model loading took (its low bound checked)
+    loaded = [*stages[:-1], stages[-1] + (drafter_weights[0] if drafter_weights else 0)]
+    heaviest = max((weights_bytes, *loaded))
+    load = weights_check(args, heaviest)
 
     def estimate(cache: str) -> Budget:
         budgets = [
@@ -309,6 +324,7 @@ def plan_with_budget(
                 compile_cache=cache,
                 pp_rank=i if len(stages) > 1 else 0,
                 language_model_only=language_model_only,
+                drafter_weights=drafter_weights,
             )
             for i, w in enumerate(stages)
         ]
@@ -448,3 +464,35 @@ def budget_note(bp: BudgetPlan) -> str:
         f"Available KV cache memory {kv.estimate / gib:.2f} GiB ({kv.low / gib:.2f} .. {kv.high / gib:.2f}){tokens}"
         f"{verdict}{safe}"
     )
+
+
+def drafter_weights_term(
+    drafter: Drafter | None, args: EngineArgs, config: Mapping[str, Any]
+) -> tuple[tuple[int, int, str] | None, str | None]:
+    """The drafter's own weights per rank of the last stage as (low, high allocated bytes, how)
+    for :func:`plan_with_budget`, or ``None`` and why (``None, None`` without speculative
+    decoding); ``model_loader.loader.drafter_model_weights`` reads the drafter's config and
+    safetensors headers."""
+    method = drafter.method if drafter is not None else args.speculative_method
+    if not method or method in MODEL_FREE_METHODS:
+        return None, None
+    # at call: only a budget with a drafter reads the drafter's files
+    from dryboot.vllm.model_executor.model_loader.loader import drafter_model_weights
+
+    try:
+        dw = drafter_model_weights(
+            Path(str(drafter.model.source)) if drafter is not None else None,
+            config,
+            method,
+            tp=args.tensor_parallel_size,
+            pp=args.pipeline_parallel_size,
+            # the drafter's rotary table spans at least the target's max_model_len (the derived
+            # one: max_position_embeddings, when not given)
+            max_model_len=args.max_model_len
+            if args.max_model_len and args.max_model_len > 0
+            else int((config.get("text_config") or config).get("max_position_embeddings") or 0),
+            dtype=args.dtype,
+        )
+    except InputError as e:
+        return None, e.line()
+    return (dw.low.allocated_bytes, dw.high.allocated_bytes, dw.how), None

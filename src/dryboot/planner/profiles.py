@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 from dryboot.errors import InputError
 from dryboot.inputs import open_regular
-from dryboot.planner.budget import budget_note, plan_with_budget, wants_budget
+from dryboot.planner.budget import budget_note, drafter_weights_term, plan_with_budget, wants_budget
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
     apply_flags,
@@ -315,6 +315,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         **serving_gpu(args.device, args.vllm_version),
     )
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
+    drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)
     bp = plan_with_budget(
         profile.model,
         args,
@@ -325,6 +326,8 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         policies=policies,
         source=str(config_path),
         stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
+        drafter_weights=drafter_weights,
+        drafter_weights_refused=drafter_refused,
     )
     if bp.budget is None and (bp.verdict is None or bp.verdict.word == "undetermined"):
         return bp.plan  # its first note already says why the budget was not estimated

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import replace
@@ -81,6 +82,8 @@ def load_drafter_and_k(
     spec_config: str | dict[str, object] | None,
     spec_model: str | None,
     args: EngineArgs,
+    *,
+    target_vocab_size: int | None = None,
 ) -> tuple[Drafter | None, EngineArgs]:
     """Read the drafter from ``--speculative-config`` / ``--speculative-model``.
 
@@ -141,6 +144,26 @@ def load_drafter_and_k(
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     if cfg.method in KV_FREE_DRAFT_METHODS:
         return None, args  # its heads read the target's hidden states and keep no KV cache
+    spec_data = spec_config if isinstance(spec_config, dict) else {}
+    if isinstance(spec_config, str) and spec_config.lstrip().startswith("{"):
+        with contextlib.suppress(ValueError):
+            spec_data = json.loads(spec_config)
+    draft_text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
+    draft_vocab = draft_text.get("vocab_size") if isinstance(draft_text, dict) else None
+    if (
+        cfg.method == "draft_model"
+        and target_vocab_size is not None
+        and isinstance(draft_vocab, int)
+        and draft_vocab != target_vocab_size
+        and not spec_data.get("use_heterogeneous_vocab")
+    ):
+        # vLLM's SpeculativeConfig.verify_equal_vocab_size_if_draft_model
+        raise InputError(
+            where,
+            "vocab_size",
+            f"the target and the draft model must have the same vocabulary size ({target_vocab_size} vs "
+            f"{draft_vocab}), as vLLM requires (use_heterogeneous_vocab lifts it)",
+        )
     try:
         source_path = str(path)
         if is_speculators(data):

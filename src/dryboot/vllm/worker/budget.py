@@ -323,6 +323,7 @@ def estimate_budget(
     compile_cache: str = "unknown",
     pp_rank: int = 0,
     language_model_only: bool = False,
+    drafter_weights: tuple[int, int, str] | None = None,
 ) -> Budget:
     """vLLM's ``Available KV cache memory`` for ``model`` under ``args`` on ``gpu`` (one rank;
     pipeline stage 0's weights), as an interval with every term. Pure.
@@ -338,6 +339,9 @@ def estimate_budget(
         ``args.language_model_only``, with ``args.limit_mm_per_prompt`` and
         ``args.skip_mm_profiling``): the encoder is not profiled (and its weights are not loaded:
         pass them so; :func:`~dryboot.vllm.worker.profile_run.encoder_profiled`).
+    :param drafter_weights: the drafter's own weights on this rank (low, high allocated bytes, and
+        how they were decided; ``models.llama_eagle3.drafter_weights``): vLLM loads the drafter
+        inside the same ``Model loading took`` measurement, on the last pipeline stage only.
     :raises InputError: a term that cannot be bounded (named).
     """
     if shape is None:
@@ -431,6 +435,11 @@ def estimate_budget(
                 f"Model loading took reads {TP_LOAD_MIB[0]}-{TP_LOAD_MIB[1]} MiB per rank above the parameters at TP 2 "
                 "and 4 (0.27.1 boots; TP 1 and PP 2 match): its owner is not identified in vLLM's load path",
             )
+        )
+    if drafter_weights is not None and pp_rank == pp - 1:
+        d_low, d_high, d_how = drafter_weights
+        nt.append(
+            Term("weights: the drafter's own", d_low, d_high, f"Model loading took, the proposer's load_model: {d_how}")
         )
     terms = (weights, *act, cg, *nt)
     a_iv, a_est = term_sum(act)

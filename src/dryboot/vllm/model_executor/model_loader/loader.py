@@ -216,3 +216,37 @@ def model_weights(
         report.stages = []
         report.refused = e.line()
     return report
+
+
+def drafter_model_weights(
+    path: Path | None,
+    target_config: Mapping[str, Any],
+    method: str,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    max_model_len: int,
+    dtype: str = "auto",
+) -> Any:
+    """The drafter's own weights on the last stage's rank (``models.llama_eagle3.drafter_weights``)
+    for the drafter at ``path`` (its ``config.json``, and its safetensors headers' tensor names
+    when the directory holds them: they decide whether it keeps its own embedding and LM head);
+    ``path`` ``None``: the target's own MTP layers (``method`` ``mtp``).
+
+    :raises InputError: an unreadable config or header, or a drafter whose weights are not
+        modelled (named)."""
+    from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights  # at call: plan with a drafter only
+
+    if path is None:  # the target's own MTP layers
+        return drafter_weights(
+            target_config, target_config, method, Parallel(tp=tp, pp=pp), None, max_model_len=max_model_len, dtype=dtype
+        )
+    directory = path if path.is_dir() else path.parent
+    config = _json(directory / "config.json" if path.is_dir() else path)
+    names = None
+    in_checkpoint = path.is_dir() or path.name == "config.json"  # as model_weights reads the target
+    if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
+        names = list(read_checkpoint(directory)[0])
+    return drafter_weights(
+        target_config, config, method, Parallel(tp=tp, pp=pp), names, max_model_len=max_model_len, dtype=dtype
+    )

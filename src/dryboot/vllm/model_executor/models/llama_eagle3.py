@@ -1,0 +1,383 @@
+"""The drafters' own weights (``--speculative-config``): what the proposer's ``load_model`` adds
+to the last pipeline stage's ``Model loading took`` (vLLM builds the drafter inside the same
+``DeviceMemoryProfiler`` as the target, ``v1/spec_decode/llm_base_proposer.py``).
+
+Modelled: EAGLE-3 heads of the Llama layout (``llama_eagle3.py`` ``Eagle3LlamaForCausalLM``, the
+class vLLM builds for ``LlamaForCausalLMEagle3`` / ``Eagle3LlamaForCausalLM`` and for a
+``llama`` / ``qwen3`` head config rewritten by ``EAGLEConfig``), per rank, in the target's dtype:
+
+* one mid-layer: ``qkv_proj`` over ``2 H`` inputs (the embedding and the hidden state)
+  ``[(heads / TP + 2 kv_r) x head_dim, 2 H]``, ``o_proj`` ``[H, heads x head_dim / TP]``,
+  ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``, three RMSNorms ``[H]``
+  (``input_layernorm``, ``hidden_norm``, ``post_attention_layernorm``), the attention layer's
+  six float32 scalars;
+* ``fc`` ``[H, n_aux x H_target]`` (replicated; ``n_aux`` 3 unless the config says), the final
+  norm ``[H]``;
+* ``draft_id_to_target_id`` ``[draft_vocab]`` int64 (always built: a parameter);
+* a rotary table ``[positions, head_dim]`` over ``max(max_position_embeddings, the target's
+  max_model_len)`` (``SpeculativeConfig._maybe_override_draft_max_position_embeddings``), unless
+  ``get_rope``'s cache returns the target's own table (same positions, size, base and scaling);
+* the embedding ``[pad64(vocab) / TP, H]`` and the LM head ``[pad64(draft_vocab) / TP, H]``,
+  each **own or shared with the target's**: vLLM decides at load time
+  (``_maybe_share_embeddings`` / ``_maybe_share_lm_head``): a checkpoint without the tensor
+  (``process_eagle_weight``: a name containing ``embed_tokens`` / ``lm_head``) shares the
+  target's; one with it keeps its own unless ``torch.equal`` finds it identical to the target's
+  (only possible at the same shape); the embedding is shared only at the target's width and only
+  without pipeline parallelism.
+
+From the config alone the choice is unknown: an interval (``low``: both shared, ``high``: both
+own). With the drafter checkpoint's tensor names it is decided where vLLM decides it from names,
+and where the shapes differ (``torch.equal`` is then false); an own tensor of the target's shape
+stays an interval (vLLM compares values).
+
+DFlash drafters (``qwen3_dflash.py``) follow the same sharing rules (:func:`_dflash`); MTP layers
+are the target's (``models/mtp.py``, always shared, decided). Not modelled (refused by name): other
+drafters (EAGLE-1, other EAGLE-3 layouts, draft models, Medusa), a quantized drafter,
+``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+
+#: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
+EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
+
+
+@dataclass(frozen=True)
+class DrafterWeights:
+    """The drafter's weights on the last stage's rank: ``low`` (embedding and LM head shared with
+    the target's) and ``high`` (both its own) as far as the inputs leave it open; equal when
+    decided. ``how``: what decided it, or why it is open."""
+
+    low: W.RankWeights
+    high: W.RankWeights
+    how: str
+
+    @property
+    def decided(self) -> bool:
+        return self.low.allocated_bytes == self.high.allocated_bytes
+
+
+def _opt(config: Mapping[str, Any], key: str, default: int) -> int:
+    """An optional non-negative integer field (``default`` when absent or null)."""
+    return default if config.get(key) is None else W._int(config, key)
+
+
+def _positive(config: Mapping[str, Any], key: str) -> int:
+    v = W._int(config, key)
+    if v == 0:
+        raise InputError("config.json", key, "must be positive, got 0")
+    return v
+
+
+def _head_dim(config: Mapping[str, Any]) -> int:
+    """``head_dim``, else ``hidden_size / num_attention_heads``."""
+    if config.get("head_dim") is not None:
+        return W._int(config, "head_dim")
+    return W._int(config, "hidden_size") // _positive(config, "num_attention_heads")
+
+
+def _ids(config: Mapping[str, Any], key: str) -> list[Any]:
+    v = config.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise InputError("config.json", key, f"must be a list of layer indices, got {v!r}")
+    return v
+
+
+def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, ...]:
+    """What ``get_rope``'s cache tells tables apart by: positions, size, base and scaling."""
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    theta = config.get("rope_theta")
+    if theta is None:
+        theta = (rope if isinstance(rope, Mapping) else {}).get("rope_theta", 10000)
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)):
+        raise InputError("config.json", "rope_theta", f"must be a number, got {theta!r}")
+    scaling = (
+        tuple(sorted((k, str(v)) for k, v in rope.items() if k != "rope_theta")) if isinstance(rope, Mapping) else ()
+    )
+    return positions, hd, float(theta), scaling
+
+
+def drafter_weights(
+    target_config: Mapping[str, Any],
+    draft_config: Mapping[str, Any],
+    method: str,
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None = None,
+    *,
+    max_model_len: int,
+    dtype: str = "auto",
+) -> DrafterWeights:
+    """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
+    ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
+
+    :param draft_tensors: the drafter checkpoint's tensor names (safetensors headers), or ``None``.
+    :param max_model_len: the target's ``max_model_len`` (the drafter's rotary table spans at
+        least it).
+    :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
+    """
+    if method == "mtp" or method.endswith("_mtp"):
+        from dryboot.vllm.model_executor.models.mtp import mtp_weights
+
+        w = mtp_weights(target_config, par, dtype=dtype)
+        return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+    if method == "draft_model":
+        return _draft_model(target_config, draft_config, par, dtype)
+    archs = list(draft_config.get("architectures") or [])
+    if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
+        return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
+    if method != "eagle3" or not archs or archs[0] not in EAGLE3_LLAMA:
+        raise InputError(
+            "--speculative-config",
+            "method",
+            f"the drafter's weights ({method}, {archs[0] if archs else 'no architectures'}) are not modelled "
+            "(EAGLE-3 heads of the Llama layout and DFlash drafters are)",
+        )
+    if "quantization_config" in draft_config:
+        raise InputError(
+            "--speculative-config", "quantization_config", "a quantized drafter's weights are not modelled"
+        )
+    eagle = draft_config.get("eagle_config") or {}
+    if not isinstance(eagle, Mapping):
+        raise InputError("config.json", "eagle_config", "must be an object")
+    for key in ("norm_before_fc", "fc_norm", "attention_bias", "mlp_bias"):
+        if draft_config.get(key) or eagle.get(key):
+            raise InputError("--speculative-config", key, "this EAGLE-3 head's layout is not modelled")
+    if eagle.get("use_aux_hidden_state") is False:
+        raise InputError("--speculative-config", "use_aux_hidden_state", "an EAGLE-3 head without fc is not modelled")
+    tp = par.tp
+    ab = W.model_dtype_bytes(target_config, dtype)
+    h = W._int(draft_config, "hidden_size")
+    h_t = _opt(
+        draft_config, "target_hidden_size", W._int(target_config.get("text_config") or target_config, "hidden_size")
+    )
+    heads = _positive(draft_config, "num_attention_heads")
+    kv = _opt(draft_config, "num_key_value_heads", heads)
+    hd = _head_dim(draft_config)
+    inter = W._int(draft_config, "intermediate_size")
+    vocab = W._int(draft_config, "vocab_size")
+    draft_vocab = _opt(draft_config, "draft_vocab_size", vocab)
+    n_aux = _opt(draft_config, "num_aux_hidden_states", len(_ids(eagle, "eagle_aux_hidden_state_layer_ids")) or 3)
+    core = W.RankWeights(source="config")
+    for _ in range(W._int(draft_config, "num_hidden_layers")):
+        # the mid-layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
+        _attention_mlp_layer(
+            core, h=h, qkv_in=2 * h, heads=heads, kv=kv, hd=hd, inter=inter, tp=tp, ab=ab, qk_norm=False
+        )
+        core.add("norm", h * ab)  # hidden_norm
+    core.add("fc", h * n_aux * h_t * ab)
+    core.add("norm", h * ab)
+    core.add("draft_id_to_target_id", draft_vocab * 8)
+    positions = max(_opt(draft_config, "max_position_embeddings", 0), max_model_len)
+    target = target_config.get("text_config") or target_config
+    t_hd = _head_dim(target)
+    t_positions = _opt(target, "max_position_embeddings", 0)
+    if _rope_key(draft_config, positions, hd) != _rope_key(target, t_positions, t_hd):
+        core.add("rotary", W._rotary_bytes({**draft_config, "max_position_embeddings": positions}, hd, ab), buffer=True)
+    return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
+
+
+def _with_embedding_and_head(
+    core: W.RankWeights,
+    target: Mapping[str, Any],
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None,
+    *,
+    h: int,
+    vocab: int,
+    draft_vocab: int,
+    ab: int,
+) -> DrafterWeights:
+    """``core`` plus the drafter's embedding and LM head, each own, shared or open (vLLM's
+    ``_maybe_share_embeddings`` / ``_maybe_share_lm_head``; the module text)."""
+    tp = par.tp
+
+    def pad(n: int) -> int:
+        return W._divide(-(-n // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the drafter's padded vocabulary")
+
+    h_t = W._int(target, "hidden_size")
+    embed_bytes = pad(vocab) * h * ab
+    head_bytes = pad(draft_vocab) * h * ab
+    t_vocab = W._int(target, "vocab_size")
+    same_embed = h == h_t and pad(vocab) == pad(t_vocab)
+    same_head = h == h_t and pad(draft_vocab) == pad(t_vocab)
+    # each part: True own, False shared, None open
+    if draft_tensors is None:
+        embed: bool | None = None if (h == h_t and par.pp == 1) else True
+        head: bool | None = None
+        how = "from the config alone: whether the drafter keeps its own embedding and LM head is decided at load time"
+    else:
+        names = list(draft_tensors)
+        has_embed = any("embed_tokens" in n for n in names)
+        has_head = any("lm_head" in n for n in names)
+        embed = True if (par.pp > 1 or h != h_t) else (None if has_embed and same_embed else has_embed)
+        head = None if has_head and same_head else has_head
+        how = "from the drafter checkpoint's tensor names" + (
+            ""
+            if embed is not None and head is not None
+            else " (an own tensor of the target's shape: vLLM compares values)"
+        )
+    low, high = _copy(core), _copy(core)
+    for part, nbytes, kind in ((embed, embed_bytes, "embedding"), (head, head_bytes, "lm_head")):
+        if part is not False:
+            high.add(kind, nbytes)
+        if part is True:
+            low.add(kind, nbytes)
+    return DrafterWeights(low, high, how)
+
+
+#: transformers' ``Qwen3Config`` defaults for the fields a DFlash drafter's layers read (a config
+#: that leaves them out, as the reference deployment's drafter does, gets these from vLLM)
+QWEN3_DEFAULTS: Mapping[str, Any] = {
+    "vocab_size": 151936,
+    "hidden_size": 4096,
+    "intermediate_size": 22016,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "head_dim": 128,
+    "max_position_embeddings": 32768,
+}
+
+
+def _attention_mlp_layer(
+    r: W.RankWeights, *, h: int, qkv_in: int, heads: int, kv: int, hd: int, inter: int, tp: int, ab: int, qk_norm: bool
+) -> None:
+    """One decoder layer: ``qkv_proj`` over ``qkv_in`` inputs, ``o_proj``, optional
+    ``q_norm`` / ``k_norm`` ``[head_dim]``, ``gate_up_proj`` / ``down_proj``, the two layer norms
+    and the attention layer's six float32 scalars."""
+    heads_r = W._divide(heads, tp, "the drafter's attention heads")
+    if kv >= tp:
+        kv_r = W._divide(kv, tp, "the drafter's KV heads")
+    else:
+        kv_r = 1  # one KV head replicated per rank below TP
+    inter_r = W._divide(inter, tp, "the drafter's intermediate size")
+    r.add("attention", (heads_r + 2 * kv_r) * hd * qkv_in * ab)
+    r.add("attention", h * heads_r * hd * ab)
+    if qk_norm:
+        r.add("norm", hd * ab)
+        r.add("norm", hd * ab)
+    r.add("mlp", 2 * inter_r * h * ab)
+    r.add("mlp", h * inter_r * ab)
+    r.add("norm", h * ab)
+    r.add("norm", h * ab)
+    for _scale in range(6):
+        r.add("attention scales", 4)
+
+
+def _aux_layers(config: Mapping[str, Any]) -> int:
+    """How many target hidden states ``fc`` takes (``get_eagle3_aux_layers_from_config``: the
+    first of ``eagle_aux_hidden_state_layer_ids``, ``dflash_config.target_layer_ids``,
+    ``dspark_target_layer_ids``, ``target_layer_ids``, ``dflash_config`` / ``eagle_config``
+    ``layer_ids``; else every draft layer)."""
+    dflash = config.get("dflash_config") or {}
+    eagle = config.get("eagle_config") or {}
+    if not isinstance(dflash, Mapping) or not isinstance(eagle, Mapping):
+        raise InputError("config.json", "dflash_config", "must be an object")
+    for ids in (
+        _ids(config, "eagle_aux_hidden_state_layer_ids"),
+        _ids(dflash, "target_layer_ids"),
+        _ids(config, "dspark_target_layer_ids"),
+        _ids(config, "target_layer_ids"),
+        _ids(dflash, "layer_ids"),
+        _ids(eagle, "layer_ids"),
+    ):
+        if ids:
+            return len(ids)
+    return W._int(config, "num_hidden_layers")
+
+
+def _dflash(
+    target_config: Mapping[str, Any],
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None,
+    dtype: str,
+) -> DrafterWeights:
+    """A DFlash drafter (``qwen3_dflash.py`` ``DFlashQwen3ForCausalLM``): per layer Qwen3's
+    attention (``qkv_proj`` over ``H``, q/k norms) and MLP; ``fc`` ``[H, n_aux x
+    target_hidden_size]`` (the draft's ``target_hidden_size``, else its own ``H``; replicated),
+    ``hidden_norm``, ``norm``, ``mask_embedding`` ``[H]``; ``draft_id_to_target_id``
+    ``[draft_vocab]`` int64 only when the draft vocabulary differs from the target's; one
+    rotary table ``[max_position_embeddings, head_dim]`` (no raise to the target's length:
+    vLLM raises it for EAGLE only) unless the target's is the same table; the embedding and LM
+    head as EAGLE-3's."""
+    dflash = config.get("dflash_config") or {}
+    if not isinstance(dflash, Mapping):
+        raise InputError("config.json", "dflash_config", "must be an object")
+    if config.get("attention_bias") or dflash.get("attention_sink_bias") or config.get("add_swa_attention_sink_bias"):
+        raise InputError("--speculative-config", "attention_bias", "this DFlash drafter's layout is not modelled")
+    if dflash.get("use_aux_hidden_state") is False or "quantization_config" in config:
+        raise InputError("--speculative-config", "dflash_config", "this DFlash drafter's layout is not modelled")
+    tp = par.tp
+    ab = W.model_dtype_bytes(target_config, dtype)
+    target = target_config.get("text_config") or target_config
+    h = W._int(config, "hidden_size")
+    heads = _positive(config, "num_attention_heads")
+    hd = _head_dim(config)
+    core = W.RankWeights(source="config")
+    core.add("mask_embedding", h * ab)
+    for _ in range(W._int(config, "num_hidden_layers")):
+        _attention_mlp_layer(
+            core,
+            h=h,
+            qkv_in=h,
+            heads=heads,
+            kv=_opt(config, "num_key_value_heads", heads),
+            hd=hd,
+            inter=W._int(config, "intermediate_size"),
+            tp=tp,
+            ab=ab,
+            qk_norm=True,
+        )
+    core.add("fc", h * _aux_layers(config) * _opt(config, "target_hidden_size", h) * ab)
+    core.add("norm", h * ab)
+    core.add("norm", h * ab)
+    vocab = W._int(config, "vocab_size")
+    draft_vocab = _opt(config, "draft_vocab_size", vocab)
+    if draft_vocab != W._int(target, "vocab_size"):
+        core.add("draft_id_to_target_id", draft_vocab * 8)
+    positions = W._int(config, "max_position_embeddings")
+    # set_default_rope_theta: 1e6 where the drafter's config gives none
+    rope = {**config, "rope_theta": 1000000 if config.get("rope_theta") is None else config["rope_theta"]}
+    t_hd = _head_dim(target)
+    if _rope_key(rope, positions, hd) != _rope_key(target, _opt(target, "max_position_embeddings", 0), t_hd):
+        core.add("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+    return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
+
+
+def _draft_model(
+    target_config: Mapping[str, Any], draft_config: Mapping[str, Any], par: W.Parallel, dtype: str
+) -> DrafterWeights:
+    """A whole draft model (``v1/spec_decode/draft_model.py``: it shares nothing with the target,
+    its ``_maybe_share_*`` do nothing), built at the target's TP in the target's dtype: the walk
+    of its config (pipeline stage: the whole model), less its rotary table when ``get_rope``'s
+    cache hands back the target's (same positions, size, base and scaling). Decided."""
+    target = target_config.get("text_config") or target_config
+    text = draft_config.get("text_config") or draft_config
+    if dtype == "auto":  # the draft ModelConfig takes the target's dtype
+        name = str(target.get("torch_dtype") or target.get("dtype") or target_config.get("torch_dtype") or "bfloat16")
+        dtype = "bfloat16" if name.replace("torch.", "") == "float32" else name.replace("torch.", "")
+    w = W.rank_weights(draft_config, W.Parallel(tp=par.tp), dtype=dtype, language_model_only=True)
+    ab = W.model_dtype_bytes(target_config, dtype)
+    hd = _head_dim(text)
+    t_hd = _head_dim(target)
+    positions = _opt(text, "max_position_embeddings", 0)
+    if _rope_key(text, positions, hd) == _rope_key(target, _opt(target, "max_position_embeddings", 0), t_hd):
+        table = W._rotary_bytes(text, hd, ab)
+        w = _copy(w)
+        w.buffer_bytes -= table
+        w.allocated_bytes -= -(-table // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return DrafterWeights(w, w, "a draft model: its own weights whole (vLLM shares nothing with the target)")
+
+
+def _copy(r: W.RankWeights) -> W.RankWeights:
+    return W.RankWeights(r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind), r.source, list(r.notes))

@@ -1,0 +1,187 @@
+"""Record what vLLM allocates for a drafter's own weights (``--speculative-config``), per rank,
+on the meta device.
+
+    $DRYBOOT_VLLM_PYTHON tests/fidelity/record_drafter_weights.py
+
+Runs inside the boot environment (no dryboot import), with ``record_weights.py``'s stand-ins
+(``engine_start.py``'s faked H200, kernels absent, distributed groups). For each case of
+``CASES`` (a published target config of ``data/weights/configs/``, a published drafter config of
+``tests/data/configs/public/``, a method, a TP size) it builds the target as the worker does, then
+the proposer ``GPUModelRunner.__init__`` builds (``engine_start._make_drafter``) and its
+``load_model(target)`` (the drafter's ``get_model`` on the meta device, then vLLM's own
+``_maybe_share_embeddings`` / ``_maybe_share_lm_head``). No weight is loaded, so the drafter
+holds no ``has_own_embed_tokens`` / ``has_own_lm_head`` and vLLM shares both: the ``shared``
+figure. The drafter model as ``get_model`` built it (before sharing) gives the ``own`` figure:
+what stays when its checkpoint holds its own embedding and LM head that differ from the
+target's. Each figure counts every storage of the drafter's parameters, buffers and tensor
+attributes that the target does not hold (a rotary table ``get_rope`` caches for both is the
+target's), in the allocator's 512-byte blocks (``allocated_bytes``), plus each tensor's name,
+shape and dtype (``tensors``).
+
+Writes ``data/weights/drafters/recorded.json`` (``RECORD_OUT``: elsewhere; ``RECORD_TPS``: a
+comma-separated subset of the TP sizes).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
+ENGINE_START = REPO / "src" / "dryboot" / "boot" / "engine_start.py"
+
+#: (target config dir under data/weights/configs, drafter (a directory under
+#: tests/data/configs/public, or a config file relative to the repository; None: the target's
+#: own MTP layers), method)
+CASES = [
+    ("meta-llama--Meta-Llama-3.1-8B", "specforge--llama3-8B-eagle3", "eagle3"),
+    ("Qwen--Qwen3-8B", "specforge--qwen3-8b-eagle3", "eagle3"),
+    ("meta-llama--Llama-3.3-70B-Instruct", "specforge--llama3-70B-eagle3", "eagle3"),
+    ("Qwen--Qwen3-8B", "specforge--qwen3-8b-dflash", "dflash"),
+    ("Qwen--Qwen3.5-27B", "specforge--qwen3.5-27b-dflash", "dflash"),
+    ("Qwen--Qwen3.5-27B", "examples/models/dflash2-drafter-sw5.config.json", "dflash"),
+    ("Qwen--Qwen3.5-27B", None, "mtp"),
+    ("Qwen--Qwen3-Next-80B-A3B-Thinking", None, "mtp"),
+    ("deepseek-ai--DeepSeek-V3", None, "mtp"),
+    ("Qwen--Qwen3-8B", "tests/fidelity/data/weights/configs/Qwen--Qwen3-0.6B", "draft_model"),
+    ("meta-llama--Meta-Llama-3.1-8B", "tests/fidelity/data/weights/configs/Qwen--Qwen3-1.7B", "draft_model"),
+]
+TPS = (1, 2, 4)
+
+
+def _tensors(module: Any, exclude: set[int]) -> dict[str, Any]:
+    import itertools
+
+    import torch
+
+    out: dict[str, Any] = {}
+    seen: set[int] = set()
+    named = itertools.chain(
+        module.named_parameters(remove_duplicate=False), module.named_buffers(remove_duplicate=False)
+    )
+    attrs = (
+        (f"{mname}.{k}" if mname else k, v)
+        for mname, m in module.named_modules()
+        for k, v in vars(m).items()
+        if isinstance(v, torch.Tensor) and v.device.type == "meta"
+    )
+    for name, t in itertools.chain(named, attrs):
+        key = t.untyped_storage()._cdata
+        if key in exclude or key in seen:
+            continue
+        seen.add(key)
+        out[name] = [list(t.shape), str(t.dtype).replace("torch.", ""), t.untyped_storage().nbytes()]
+    return out
+
+
+def _storages(module: Any) -> set[int]:
+    import itertools
+
+    import torch
+
+    attrs = (v for m in module.modules() for v in vars(m).values() if isinstance(v, torch.Tensor))
+    return {t.untyped_storage()._cdata for t in itertools.chain(module.parameters(), module.buffers(), attrs)}
+
+
+def main() -> int:
+    spec = importlib.util.spec_from_file_location("engine_start", ENGINE_START)
+    assert spec is not None and spec.loader is not None
+    es = importlib.util.module_from_spec(spec)
+    sys.modules["engine_start"] = es
+    spec.loader.exec_module(es)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    es._install()
+    V = es.V
+    import torch
+
+    doc: dict[str, Any] = {"vllm": V.vllm.__version__, "cases": {}}
+    meta = torch.device("meta")
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="record-drafter-weights-"))
+    tps = [int(t) for t in os.environ.get("RECORD_TPS", "").split(",") if t] or list(TPS)
+    for target, draft, method in CASES:
+        for tp in tps:
+            cid = f"{target} + {draft} ({method}) --tensor-parallel-size {tp}"
+            t0 = time.perf_counter()
+            es._reset_per_process_caches()
+            row: dict[str, Any] = {"target": target, "drafter": draft, "method": method, "tp": tp, "ok": False}
+            try:
+                spec_cfg: dict[str, Any] = {"method": method, "num_speculative_tokens": 1 if method == "mtp" else 3}
+                if draft is not None and draft.endswith(".json"):
+                    ddir = scratch / Path(draft).stem
+                    ddir.mkdir(exist_ok=True)
+                    (ddir / "config.json").write_text((REPO / draft).read_text())
+                    spec_cfg["model"] = str(ddir)
+                elif draft is not None and "/" in draft:
+                    spec_cfg["model"] = str(REPO / draft)
+                elif draft is not None:
+                    spec_cfg["model"] = str(REPO / "tests/data/configs/public" / draft)
+                args = es._parse(
+                    str(HERE / "data" / "weights" / "configs" / target),
+                    [
+                        "--max-model-len",
+                        "4096",
+                        "--tensor-parallel-size",
+                        str(tp),
+                        "--speculative-config",
+                        json.dumps(spec_cfg),
+                    ],
+                )
+                cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
+                    usage_context=V.UsageContext.OPENAI_API_SERVER
+                )
+                es._set_parallel_groups(cfg, 0)
+                with V.set_current_vllm_config(cfg):
+                    model = V.get_model_loader(cfg.load_config).load_model(
+                        vllm_config=cfg, model_config=cfg.model_config
+                    )
+                    target_st = _storages(model)
+                    drafter = es._make_drafter(cfg, meta)
+                    built: dict[str, Any] = {}
+                    plain_get = drafter._get_model
+
+                    def get_model(
+                        plain: Any = plain_get, into: dict[str, Any] = built, held: set[int] = target_st
+                    ) -> Any:
+                        m = plain()
+                        into.update(_tensors(m, held))
+                        return m
+
+                    drafter._get_model = get_model
+                    drafter.load_model(model)
+                shared = _tensors(drafter.model, target_st)
+                row.update(
+                    ok=True,
+                    shared_allocated_bytes=sum(-(-v[2] // 512) * 512 for v in shared.values()),
+                    own_allocated_bytes=sum(-(-v[2] // 512) * 512 for v in built.values()),
+                    shared_tensors=sorted(shared),
+                    # a draft model's tensors are the walk's (recorded.json's own cases): not listed
+                    tensors=built if method != "draft_model" else {},
+                )
+            except BaseException as e:
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                row["error"] = f"{type(e).__name__}: {e}"[:500]
+            row["seconds"] = round(time.perf_counter() - t0, 2)
+            doc["cases"][cid] = row
+            real_stdout.write(
+                json.dumps({cid: {k: v for k, v in row.items() if k not in ("tensors", "shared_tensors")}}) + "\n"
+            )
+            real_stdout.flush()
+    out = Path(os.environ.get("RECORD_OUT") or OUT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+"""The drafters' own weights (``models/llama_eagle3.py``) against vLLM 0.28.0 on the meta device
+(``tests/fidelity/data/weights/drafters/recorded.json``, written by
+``tests/fidelity/record_drafter_weights.py``): the shared bound against vLLM's drafter after its
+load-time sharing, the own bound against the drafter as ``get_model`` built it, both in 512-byte
+allocator blocks, per TP."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel
+from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights
+
+HERE = Path(__file__).resolve().parent
+RECORDED = json.loads((HERE / "fidelity/data/weights/drafters/recorded.json").read_text())
+CASES = sorted(RECORDED["cases"].items())
+#: the drafters modelled (MTP: recorded, not modelled yet)
+MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash")]
+MTP = [(c, r) for c, r in CASES if r["method"] == "mtp"]
+DRAFT_MODELS = [(c, r) for c, r in CASES if r["method"] == "draft_model"]
+
+
+def _configs(row: dict) -> tuple[dict, dict]:
+    target = json.loads((HERE / "fidelity/data/weights/configs" / row["target"] / "config.json").read_text())
+    if row["drafter"] is None:  # the target's own MTP layers
+        return target, target
+    drafter = row["drafter"]
+    if drafter.endswith(".json"):
+        where = HERE.parent / drafter
+    elif "/" in drafter:
+        where = HERE.parent / drafter / "config.json"
+    else:
+        where = HERE / "data/configs/public" / drafter / "config.json"
+    draft = json.loads(where.read_text())
+    return target, draft
+
+
+@pytest.mark.parametrize(("cid", "row"), MODELLED, ids=[c for c, _ in MODELLED])
+def test_config_alone_bounds_are_vllms(cid: str, row: dict) -> None:
+    assert row["ok"], row.get("error")
+    target, draft = _configs(row)
+    got = drafter_weights(target, draft, row["method"], Parallel(tp=row["tp"]), max_model_len=4096)
+    assert got.low.allocated_bytes == row["shared_allocated_bytes"]
+    assert got.high.allocated_bytes == row["own_allocated_bytes"]
+    assert not got.decided
+
+
+@pytest.mark.parametrize(("cid", "row"), MTP, ids=[c for c, _ in MTP])
+def test_mtp_layers_are_vllms(cid: str, row: dict) -> None:
+    # an MTP drafter always shares the target's embedding and LM head: decided, vLLM's shared figure
+    assert row["ok"], row.get("error")
+    target, _ = _configs(row)
+    got = drafter_weights(target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096)
+    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
+
+
+@pytest.mark.parametrize(("cid", "row"), DRAFT_MODELS, ids=[c for c, _ in DRAFT_MODELS])
+def test_draft_models_are_vllms(cid: str, row: dict) -> None:
+    # a whole draft model shares nothing (its rotary table aside, when get_rope hands back the
+    # target's); vLLM refuses a draft model of another vocabulary, and so does dryboot's plan
+    target, draft = _configs(row)
+    if not row["ok"]:
+        assert "same vocabulary size" in row["error"]
+        spec = {"method": "draft_model", "model": str(HERE.parent / row["drafter"]), "num_speculative_tokens": 3}
+        r = _plan(
+            "--model", str(HERE / "fidelity/data/weights/configs" / row["target"]),
+            "--max-model-len", "4096", "--speculative-config", json.dumps(spec),
+        )  # fmt: skip
+        assert r.returncode == 2 and "same vocabulary size" in r.stderr, r.stdout
+        return
+    got = drafter_weights(target, draft, "draft_model", Parallel(tp=row["tp"]), max_model_len=4096)
+    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
+
+
+EAGLE3_LLAMA_8B = [(c, r) for c, r in CASES if r["drafter"] == "specforge--llama3-8B-eagle3"]
+
+
+@pytest.mark.parametrize(("cid", "row"), EAGLE3_LLAMA_8B, ids=[c for c, _ in EAGLE3_LLAMA_8B])
+def test_checkpoint_names_decide(cid: str, row: dict) -> None:
+    target, draft = _configs(row)
+    par = Parallel(tp=row["tp"])
+    # a SpecForge EAGLE-3 checkpoint: its own LM head over the draft vocabulary, no embedding
+    names = ["midlayer.self_attn.q_proj.weight", "fc.weight", "norm.weight", "lm_head.weight", "d2t", "t2d"]
+    got = drafter_weights(target, draft, "eagle3", par, names, max_model_len=4096)
+    assert got.decided
+    head = row["tensors"]["lm_head.weight"][2]
+    assert got.low.allocated_bytes == row["shared_allocated_bytes"] + -(-head // 512) * 512
+    # no lm_head, no embedding: both shared, as vLLM's process_eagle_weight leaves them
+    shared = drafter_weights(target, draft, "eagle3", par, names[:3], max_model_len=4096)
+    assert shared.decided and shared.low.allocated_bytes == row["shared_allocated_bytes"]
+    # an own embedding of the target's shape: vLLM compares values, so it stays open
+    both = drafter_weights(target, draft, "eagle3", par, [*names, "embed_tokens.weight"], max_model_len=4096)
+    assert not both.decided
+
+
+def test_other_drafters_refused_by_name() -> None:
+    target, draft = _configs(EAGLE3_LLAMA_8B[0][1])
+    with pytest.raises(InputError, match="not modelled"):
+        drafter_weights(
+            target, {**draft, "architectures": ["EagleLlamaForCausalLM"]}, "eagle", Parallel(), max_model_len=4096
+        )
+    with pytest.raises(InputError, match="not modelled"):
+        drafter_weights(
+            target,
+            {**draft, "architectures": ["DFlashDraftModel"], "attention_bias": True},
+            "dflash",
+            Parallel(),
+            max_model_len=4096,
+        )
+    with pytest.raises(InputError, match="norm_before_fc"):
+        drafter_weights(target, {**draft, "norm_before_fc": True}, "eagle3", Parallel(), max_model_len=4096)
+
+
+# The tensors of an EAGLE-3 checkpoint as published (EAGLE and SpecForge format: one "midlayer",
+# the draft vocabulary's LM head and d2t / t2d maps, no embedding), shapes of the Llama-3.1-8B head.
+EAGLE3_8B = {
+    "midlayer.input_layernorm.weight": ("BF16", [4096]),
+    "midlayer.hidden_norm.weight": ("BF16", [4096]),
+    "midlayer.post_attention_layernorm.weight": ("BF16", [4096]),
+    "midlayer.self_attn.q_proj.weight": ("BF16", [4096, 8192]),
+    "midlayer.self_attn.k_proj.weight": ("BF16", [1024, 8192]),
+    "midlayer.self_attn.v_proj.weight": ("BF16", [1024, 8192]),
+    "midlayer.self_attn.o_proj.weight": ("BF16", [4096, 4096]),
+    "midlayer.mlp.gate_proj.weight": ("BF16", [14336, 4096]),
+    "midlayer.mlp.up_proj.weight": ("BF16", [14336, 4096]),
+    "midlayer.mlp.down_proj.weight": ("BF16", [4096, 14336]),
+    "norm.weight": ("BF16", [4096]),
+    "fc.weight": ("BF16", [4096, 12288]),
+    "lm_head.weight": ("BF16", [32000, 4096]),
+    "d2t": ("F32", [32000]),
+    "t2d": ("F32", [128256]),
+}
+
+
+def _plan(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dryboot", "plan", *args], capture_output=True, text=True, check=False)
+
+
+def _drafter_term(doc: dict) -> dict:
+    return next(t for t in doc["budget"]["terms"] if t["name"] == "weights: the drafter's own")
+
+
+def test_plan_budget_counts_the_drafter(tmp_path: Path) -> None:
+    import shutil
+
+    sys.path.insert(0, str(HERE / "fidelity"))
+    from test_weights import write_header_only_shards
+
+    row = RECORDED["cases"][
+        "meta-llama--Meta-Llama-3.1-8B + specforge--llama3-8B-eagle3 (eagle3) --tensor-parallel-size 1"
+    ]
+    target = str(HERE / "fidelity/data/weights/configs/meta-llama--Meta-Llama-3.1-8B")
+    common = ("--model", target, "--gpu", "H100", "--max-model-len", "4096", "--json")
+    spec = {
+        "method": "eagle3",
+        "model": str(HERE / "data/configs/public/specforge--llama3-8B-eagle3"),
+        "num_speculative_tokens": 3,
+    }
+    plain = json.loads(_plan(*common).stdout)
+    r = _plan(*common, "--speculative-config", json.dumps(spec))
+    doc = json.loads(r.stdout)
+    term = _drafter_term(doc)
+    assert (term["low"], term["high"]) == (row["shared_allocated_bytes"], row["own_allocated_bytes"])
+    assert "config alone" in term["source"]
+    # with the checkpoint's headers: no embedding, its own LM head (draft vocabulary): decided
+    d = tmp_path / "eagle3"
+    d.mkdir()
+    shutil.copy(HERE / "data/configs/public/specforge--llama3-8B-eagle3/config.json", d / "config.json")
+    write_header_only_shards(d, EAGLE3_8B, shards=1)
+    r = _plan(*common, "--speculative-config", json.dumps({**spec, "model": str(d)}))
+    term = _drafter_term(json.loads(r.stdout))
+    head = -(-row["tensors"]["lm_head.weight"][2] // 512) * 512
+    assert term["low"] == term["high"] == row["shared_allocated_bytes"] + head
+    assert plain["budget"]["weights_bytes"] == json.loads(r.stdout)["budget"]["weights_bytes"]
+
+
+def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
+    public = HERE / "data/configs/public"
+    eagle = {"method": "eagle", "model": str(public / "eagle--EAGLE-LLaMA3-Instruct-8B"), "num_speculative_tokens": 3}
+    r = _plan(
+        "--model", str(public / "meta-llama--Meta-Llama-3-8B-Instruct"), "--gpu", "H100", "--max-model-len", "4096",
+        "--speculative-config", json.dumps(eagle),
+    )  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    text = " ".join(r.stdout.split())
+    assert "speculative decoding (eagle): the drafter's weights" in text and "are not modelled" in text
+    # a pinned pool on a named GPU: whether the weights and the pool fit is undetermined too
+    r = _plan(
+        "--model", str(public / "meta-llama--Meta-Llama-3-8B-Instruct"), "--gpu", "H100", "--max-model-len", "4096",
+        "--kv-cache-memory-bytes", "10G", "--speculative-config", json.dumps(eagle),
+    )  # fmt: skip
+    assert r.returncode == 3, r.stdout
+    assert "speculative decoding: the drafter's weights" in " ".join(r.stdout.split())
+    mtp = {"method": "mtp", "num_speculative_tokens": 1}
+    r = _plan(
+        "--model", str(public / "zai-org--GLM-4.5"), "--gpu", "H200", "-tp", "8", "--max-model-len", "4096",
+        "--speculative-config", json.dumps(mtp),
+    )  # fmt: skip
+    assert r.returncode == 3, r.stderr
+    assert "the MTP layers of Glm4MoeForCausalLM are not modelled" in " ".join(r.stdout.split())
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 1 << 20), st.text(max_size=3), st.lists(st.integers(0, 8), max_size=3)
+)
+_FIELDS = (
+    "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+    "draft_vocab_size", "num_hidden_layers", "max_position_embeddings", "target_layer_ids", "rope_theta",
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(
+    method=st.sampled_from(["eagle3", "dflash", "draft_model", "mtp"]),
+    changes=st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=4),
+    tp=st.sampled_from([1, 2, 3, 8]),
+)
+def test_hostile_drafter_configs_are_refused_by_name(method: str, changes: dict, tp: int) -> None:
+    # a drafter config with missing, zero, negative or mistyped fields: a figure or one InputError
+    target, draft = _configs(EAGLE3_LLAMA_8B[0][1])
+    arch = {"dflash": "DFlashDraftModel", "draft_model": "LlamaForCausalLM"}.get(method, "LlamaForCausalLMEagle3")
+    hostile = {**draft, "architectures": [arch], **changes}
+    try:
+        got = drafter_weights(target, hostile, method, Parallel(tp=tp), max_model_len=4096)
+    except InputError:
+        return
+    assert 0 <= got.low.allocated_bytes <= got.high.allocated_bytes
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
+def test_live_oracle(tmp_path: Path) -> None:
+    """Re-record every drafter case at TP 2 with the boot environment's vLLM and check dryboot
+    against it (seconds)."""
+    env = {**os.environ, "RECORD_OUT": str(tmp_path / "live.json"), "RECORD_TPS": "2"}
+    subprocess.run(
+        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "fidelity/record_drafter_weights.py")],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        timeout=900,
+    )
+    live = json.loads((tmp_path / "live.json").read_text())["cases"]
+    assert len(live) == len(CASES) // 3
+    for row in live.values():
+        target, draft = _configs(row)
+        if not row["ok"]:
+            assert row["method"] == "draft_model" and "same vocabulary size" in row["error"]
+            continue
+        got = drafter_weights(target, draft, row["method"], Parallel(tp=2), max_model_len=4096)
+        assert got.low.allocated_bytes == row["shared_allocated_bytes"]
+        if row["method"] in ("eagle3", "dflash"):
+            assert got.high.allocated_bytes == row["own_allocated_bytes"]
