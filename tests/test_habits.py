@@ -35,7 +35,10 @@ def test_ci_and_pre_commit_run_the_same_checks_before_the_tests() -> None:
         next((k for k in ("ruff check", "ruff format", "mypy", "importlinter", "pytest") if k in line), line)
         for line in ci
     ]
-    assert steps[1:] == ["ruff check", "ruff format", "mypy", "importlinter", "pytest"], steps
+    # the setup before them: a fresh virtualenv, then the install the README gives
+    setup = [s for s in steps if "-m venv" in s or "pip install" in s]
+    assert len(setup) == 2 and steps[: len(setup)] == setup, steps
+    assert steps[len(setup) :] == ["ruff check", "ruff format", "mypy", "importlinter", "pytest"], steps
     hooks = (REPO / ".pre-commit-config.yaml").read_text()
     for entry in ("ruff check", "ruff format --check", "mypy", "lint_imports", "pytest"):
         assert f"entry: python -m {entry}" in hooks or entry in hooks, entry

@@ -132,6 +132,12 @@ def disagreement(case: H.Case, answer: dict[str, Any]) -> str | None:
         return f"{case.command('0.28.0')}\n    dryboot ended badly: {d}"
     if H.compare(answer, d)["agree"] or (answer.get("ok") and d.get("refused")):
         return None
+    if not answer.get("ok") and d.get("refused") and "config.json" in str(d.get("error")):
+        # both refuse the odd value: vLLM with whatever its config class or layer raises on it
+        # (a TypeError, a ZeroDivisionError...), dryboot naming the field in config.json, which
+        # is what this test is about (the harness's same-refusal rule matches vLLM's engine
+        # messages, not the exception a bad value happens to raise inside a model class)
+        return None
     return (
         f"{case.command('0.28.0')}\n    vLLM:    {H._answer(answer, vllm=True)}"
         f"\n    dryboot: {H._answer(d, vllm=False)}"

@@ -653,7 +653,7 @@ MEMORY_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("model loading", re.compile(r"Model loading took (?P<gib>[\d.]+) GiB(?: memory)?")),
     ("model loading (GB)", re.compile(r"Model loading took (?P<gib>[\d.]+) GB")),
     ("model weights (V0, GB)", re.compile(r"Loading model weights took (?P<gib>[\d.]+) GB")),
-    ("estimated CUDA graph memory", re.compile(r"Estimated CUDA graph memory: (?P<gib>[\d.]+) GiB")),
+    ("estimated CUDA graph memory", re.compile(r"Estimated CUDA graph memory: (?P<gib>-?[\d.]+) GiB")),
     ("actual usage", re.compile(r"Actual usage is (?P<gib>[\d.]+) GiB for consumed memory")),
     ("free memory on device", re.compile(r"Free memory on device \((?P<gib>[\d.]+)/(?P<total>[\d.]+) GiB\)")),
     ("CUDA graph pool", re.compile(r"CUDA graph pool memory: (?P<gib>-?[\d.]+) GiB \(actual\)")),

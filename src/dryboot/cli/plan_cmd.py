@@ -369,7 +369,7 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
 
     source, config = load_config_json(path) if path is not None else ("config.json", {})
     stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
-    from dryboot.planner.budget import drafter_weights_term
+    from dryboot.planner.budget import drafter_weights_term  # at call: as in plan (the planner loads at call)
 
     drafter_weights, drafter_refused = drafter_weights_term(drafter, args, config)
     return plan_with_budget(

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
@@ -73,7 +74,7 @@ def _json(path: Path) -> Any:
 def serving_gpu(gpu: Any, vllm_version: str) -> dict[str, Any]:
     """:func:`model_weights`' GPU arguments for a :class:`dryboot.vllm.gpus.GPU` (its capability
     and the table's SM count) and a release."""
-    from dryboot.vllm.gpus import sm_count
+    from dryboot.vllm.gpus import sm_count  # at call: the GPU table is read only when a GPU is named
 
     return {"compute_capability": gpu.capability, "sm_count": sm_count(gpu.name), "vllm_version": vllm_version}
 

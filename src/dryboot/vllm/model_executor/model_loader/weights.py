@@ -47,7 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
@@ -57,9 +57,6 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_linear_bytes,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
-
-if TYPE_CHECKING:
-    from dryboot.vllm.model_executor.models.compose import Family
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -737,12 +734,40 @@ def _guarded(*args: Any) -> RankWeights:
         ) from None
 
 
-def families() -> Mapping[str, Family]:
-    """The families of ``model_executor/models/`` (architecture -> ``Family``), built on this
-    walk (imported at call: they import this module)."""
-    from dryboot.vllm.model_executor.models import FAMILIES
+@dataclass(frozen=True)
+class WalkArgs:
+    """What the walk was asked besides the config and the rank (see :func:`rank_weights`)."""
 
-    return FAMILIES
+    hf_quant: Mapping[str, Any] | None
+    dtype: str
+    tensors: Mapping[str, Any] | None
+    no_tower: bool
+    max_num_batched_tokens: int | None
+
+
+class ComposedFamily(Protocol):
+    """A family of ``model_executor/models/`` built on this walk (``compose.Family``)."""
+
+    @property
+    def modalities(self) -> tuple[str, ...]: ...
+
+    def walk(self, config: Mapping[str, Any], par: Parallel, args: WalkArgs) -> RankWeights: ...
+
+
+#: the families of ``model_executor/models/`` (architecture -> family): that package registers
+#: them when it is imported (``model_loader/loader.py`` imports it), so this module imports none
+#: of them (they import this module)
+_COMPOSED: dict[str, ComposedFamily] = {}
+
+
+def register_families(found: Mapping[str, ComposedFamily]) -> None:
+    """Add ``model_executor/models/``'s families (called by that package at import)."""
+    _COMPOSED.update(found)
+
+
+def families() -> Mapping[str, ComposedFamily]:
+    """The registered families of ``model_executor/models/`` (architecture -> family)."""
+    return _COMPOSED
 
 
 def modelled_architectures() -> set[str]:
@@ -775,8 +800,6 @@ def _walk(
     if family is None:
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
-            from dryboot.vllm.model_executor.models.compose import WalkArgs
-
             return composed.walk(config, par, WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens))
         raise InputError(
             "config.json",

@@ -9,6 +9,7 @@ dense families the walk builds under another architecture's layout (:mod:`.llama
 
 from __future__ import annotations
 
+from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family
 from dryboot.vllm.model_executor.models.gemma4 import FAMILIES as GEMMA4
 from dryboot.vllm.model_executor.models.gpt_oss import FAMILIES as GPT_OSS
@@ -19,3 +20,4 @@ from dryboot.vllm.model_executor.models.qwen3_vl import FAMILIES as QWEN3_VL
 
 #: architecture -> how its weights are built
 FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS, **MINIMAX_M2, **GEMMA4}
+W.register_families(FAMILIES)

@@ -11,21 +11,11 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
 
 #: a tower and its projector on one rank: (vision config, text config, TP size, bytes per element)
 #: -> what it allocates
 Tower = Callable[[Mapping[str, Any], Mapping[str, Any], int, int], W.RankWeights]
-
-
-@dataclass(frozen=True)
-class WalkArgs:
-    """What the walk was asked besides the config and the rank (see ``weights.rank_weights``)."""
-
-    hf_quant: Mapping[str, Any] | None
-    dtype: str
-    tensors: Mapping[str, Any] | None
-    no_tower: bool
-    max_num_batched_tokens: int | None
 
 
 @dataclass(frozen=True)

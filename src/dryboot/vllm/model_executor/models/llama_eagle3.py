@@ -125,7 +125,7 @@ def drafter_weights(
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     if method == "mtp" or method.endswith("_mtp"):
-        from dryboot.vllm.model_executor.models.mtp import mtp_weights
+        from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 
         w = mtp_weights(target_config, par, dtype=dtype)
         return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
