@@ -313,15 +313,11 @@ def _bare_header(text: str) -> bool:
     return process is not None and process.end() >= len(tail[-120:]) and not _HEADER.search(tail)
 
 
-def _args_open(text: str) -> bool:
-    """Whether ``text`` holds the start of an args line whose brackets are not all closed yet."""
-    i = text.find("non-default args: {")
-    j = text.find("args: Namespace(") if i < 0 else -1
-    if i < 0 and j < 0:
-        return False
+def _bracket_depth(text: str) -> int:
+    """Brackets ``text`` opens and leaves open (quoted ones not counted)."""
     depth = 0
     quote = ""
-    for ch in text[max(i, j) :]:
+    for ch in text:
         if quote:
             if ch == quote:
                 quote = ""
@@ -331,7 +327,16 @@ def _args_open(text: str) -> bool:
             depth += 1
         elif ch in "}])":
             depth -= 1
-    return depth > 0
+    return depth
+
+
+def _args_open(text: str) -> bool:
+    """Whether ``text`` holds the start of an args line whose brackets are not all closed yet."""
+    i = text.find("non-default args: {")
+    j = text.find("args: Namespace(") if i < 0 else -1
+    if i < 0 and j < 0:
+        return False
+    return _bracket_depth(text[max(i, j) :]) > 0
 
 
 def _config_open(text: str) -> bool:
@@ -340,19 +345,7 @@ def _config_open(text: str) -> bool:
     i = text.find("LLM engine ")
     if i < 0 or "with config: " not in text:
         return False
-    depth = 0
-    quote = ""
-    for ch in text[i:]:
-        if quote:
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "{[(":
-            depth += 1
-        elif ch in "}])":
-            depth -= 1
-    return depth > 0 or not text.rstrip().endswith(("}", ")"))
+    return _bracket_depth(text[i:]) > 0 or not text.rstrip().endswith(("}", ")"))
 
 
 def unwrap(numbered: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, int]]:

@@ -21,10 +21,12 @@ lines do not occur in a file is rejected without a search (see ``prefilter`` in
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from dryboot.patching._record import field, record
 from dryboot.patching.apply import HunkStatus, PatchOutcome, PatchStatus, Tree, apply_patch
 from dryboot.patching.parse import PatchFile
-from dryboot.patching.place import HunkResult, sides, trimmed_context
+from dryboot.patching.place import HunkResult, HunkSides, sides, trimmed_context
 from dryboot.patching.series import SeriesEntry
 
 Patch = tuple[SeriesEntry, PatchFile]
@@ -49,21 +51,27 @@ def blind_hunks(out: PatchOutcome, patch: PatchFile, new_side: bool) -> int:
     return _blind(patch, new_side) + _fuzzed_blind(out, patch, new_side)
 
 
-def _fuzzed_blind(out: PatchOutcome, patch: PatchFile, new_side: bool) -> int:
-    """How many hunks of ``out`` were placed with a fuzz that trimmed every line of the side
-    sought: a pure deletion with three lines of context on each side, sought by its new side
-    (context only) at fuzz 3, "fits" anywhere and proves nothing (issue 28: it was read
-    applied, and its deletion skipped)."""
-    n = 0
+def _fuzzed_placements(out: PatchOutcome, patch: PatchFile) -> Iterator[tuple[HunkSides, int, int]]:
+    """Each hunk of ``out`` placed with fuzz: its sides and the context lines the fuzz trimmed
+    at the top and the bottom."""
     for fo, sec in zip(out.files, patch.sections, strict=False):
         for r in fo.results:
             if r.fuzz <= 0 or not 1 <= r.number <= len(sec.hunks):
                 continue
             sd = sides(sec.hunks[r.number - 1])
             top, bottom = trimmed_context(sd.lead, sd.trail, r.fuzz)
-            if len(sd.new if new_side else sd.old) - max(top, 0) - max(bottom, 0) <= 0:
-                n += 1
-    return n
+            yield sd, top, bottom
+
+
+def _fuzzed_blind(out: PatchOutcome, patch: PatchFile, new_side: bool) -> int:
+    """How many hunks of ``out`` were placed with a fuzz that trimmed every line of the side
+    sought: a pure deletion with three lines of context on each side, sought by its new side
+    (context only) at fuzz 3, "fits" anywhere and proves nothing (issue 28: it was read
+    applied, and its deletion skipped)."""
+    return sum(
+        len(sd.new if new_side else sd.old) - max(top, 0) - max(bottom, 0) <= 0
+        for sd, top, bottom in _fuzzed_placements(out, patch)
+    )
 
 
 def contextless_hunks(out: PatchOutcome, patch: PatchFile) -> int:
@@ -71,16 +79,10 @@ def contextless_hunks(out: PatchOutcome, patch: PatchFile) -> int:
     fuzzed away (fuzz 3 on a ``diff -u`` hunk): only the changed lines were sought, which proves
     nothing about where the patch belongs (issue 35: a second ``swap --fuzz 3`` found OLD's old
     side "applicable" by its removed line alone, next to NEW's addition)."""
-    n = 0
-    for fo, sec in zip(out.files, patch.sections, strict=False):
-        for r in fo.results:
-            if r.fuzz <= 0 or not 1 <= r.number <= len(sec.hunks):
-                continue
-            sd = sides(sec.hunks[r.number - 1])
-            top, bottom = trimmed_context(sd.lead, sd.trail, r.fuzz)
-            if sd.lead + sd.trail > 0 and top >= sd.lead and bottom >= sd.trail:
-                n += 1
-    return n
+    return sum(
+        sd.lead + sd.trail > 0 and top >= sd.lead and bottom >= sd.trail
+        for sd, top, bottom in _fuzzed_placements(out, patch)
+    )
 
 
 def _blind(patch: PatchFile, new_side: bool) -> int:
