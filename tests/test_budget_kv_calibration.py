@@ -188,7 +188,7 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if not estimate_on:
         args = args.evolve(enforce_eager=args.enforce_eager)  # the graph term is dropped below
     try:
-        budget = _estimate(model, args, weights.stages[0].allocated_bytes, gpu, version, config_json, runner, row.cache)
+        budget = _estimate(model, args, weights.stages[0].loaded_bytes, gpu, version, config_json, runner, row.cache)
     except InputError as e:  # a term dryboot refuses to bound (a multimodal encoder...)
         row.out_of_range = e.line()
         return row

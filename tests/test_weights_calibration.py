@@ -71,17 +71,17 @@ MODELLED = [
 #: modelled boots whose logged weights dryboot does not reproduce yet, each with what the log shows
 #: (strict: a fix turns the entry into a failure to remove from here; issue 33 (c))
 KNOWN_MISSES = {
-    "kubesimplify-qwen3-32b-rtxpro6000se-tp2": (
-        "0.27.1 TP 2: each rank logs 30.59 GiB, dryboot's weights per rank are 30.52 GiB, while the same "
-        "checkpoint at TP 1 (61.03) and PP 2 (30.52) matches: ~70 MiB per rank allocated while loading under TP"
-    ),
     "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": (
-        "0.27.1 TP 4: each rank logs 55.19 GiB, dryboot 55.13 GiB (~62 MiB per rank), the TP-time load "
-        "allocation again; Qwen3-235B-A22B-FP8's config stands in for Instruct-2507-FP8"
+        "0.27.1 TP 4 (V1 runner): each rank logs 55.19 GiB, dryboot 55.1344 GiB with the allocator's unsplit "
+        "segments (2.5 MiB: the embedding and LM head); 52-62 MiB per rank left whose owner is not identified (the "
+        "block-FP8 MoE's post-load step on SM 12.0 is the candidate); Qwen3-235B-A22B-FP8's config stands in for "
+        "Instruct-2507-FP8"
     ),
     "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
-        "0.30.0 V2 runner at TP 1 under WSL2: logs 2.98 GiB, dryboot 2.91 GiB (+75 MiB); the source notes the V2 "
-        "runner's UVA buffers fall back to device memory under WSL2 (the base config stands in for Instruct)"
+        "0.30.0 V2 runner at TP 1 under WSL2: logs 2.98 GiB, dryboot 3.00 GiB (2.9067 of parameters + 91.9 MiB of "
+        "unsplit segments: gate_up 52.5 -> 54 MiB, down_proj 26.25 -> 28 MiB per layer); the base config stands in "
+        "for Instruct: its rotary table is 131,072 positions (32 MiB), the Instruct model's 32,768 (8 MiB), which "
+        "would give 2.973 GiB"
     ),
 }
 

@@ -186,10 +186,10 @@ def _predicted_failure(facts: LogFacts, stage: str | None, options: dict[str, ob
         return f"; dryboot cannot predict it ({exc.reason})"
     if weights.refused or not weights.stages:
         return f"; dryboot cannot predict it (weights: {weights.refused or 'not modelled'})"
-    verdict = weights_check(args, weights.stages[0].allocated_bytes)
+    verdict = weights_check(args, weights.stages[0].loaded_bytes)
     if verdict is not None and verdict.fails_in == "load_model":
         return f"; dryboot predicts it on the {gpu.label()}: {verdict.reason}"
-    gib = weights.stages[0].allocated_bytes / GIB
+    gib = weights.stages[0].loaded_bytes / GIB
     return (
         f"; dryboot does not predict it on the {gpu.label()} at vLLM's defaults ({gib:.2f} GiB of weights "
         "per rank fit): the boot's flags (TP, quantization) or another process's memory differ"

@@ -505,7 +505,7 @@ def check_memory(
     if weights.refused or not weights.stages:
         why = f"weights: {weights.refused or 'not modelled'}"
         return compare_memory(lines, None, refused=why, notes=tuple(notes), **common)
-    stages = tuple(w.allocated_bytes for w in weights.stages)
+    stages = tuple(w.loaded_bytes for w in weights.stages)
     notes.append(f"weights from the {weights.source}")
     budget = None
     refused = None

@@ -290,7 +290,7 @@ def plan(
             from dryboot.planner.budget import drafter_weights_term, with_weights_check
             from dryboot.vllm.transformers_utils.config import load_config_json
 
-            stages = [w.allocated_bytes for w in weights.stages]
+            stages = [w.loaded_bytes for w in weights.stages]
             drafted, refused = (
                 drafter_weights_term(drafter, args, load_config_json(weights_path)[1])
                 if weights_path is not None
@@ -368,7 +368,7 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
     from dryboot.vllm.transformers_utils.config import load_config_json
 
     source, config = load_config_json(path) if path is not None else ("config.json", {})
-    stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
+    stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     from dryboot.planner.budget import drafter_weights_term  # at call: as in plan (the planner loads at call)
 
     drafter_weights, drafter_refused = drafter_weights_term(drafter, args, config)
@@ -382,7 +382,7 @@ def _plan_budget(model: Any, args: Any, drafter: Any, policies: Any, weights: An
         policies=policies,
         compile_cache=_COMPILE_CACHE[0],
         source=source,
-        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
+        stage_weights_bytes=tuple(w.loaded_bytes for w in weights.stages) if not weights.refused else (),
         drafter_weights=drafter_weights,
         drafter_weights_refused=drafter_refused,
     )
@@ -468,7 +468,7 @@ def _weights_text(weights: Any, args: Any) -> str:
     for i, w in enumerate(weights.stages):
         where = f"PP stage {i}, TP {tp}" if len(weights.stages) > 1 else f"TP {tp}"
         lines.append(f"  {w.log_line()}")
-        lines += wrap(f"({where}: {w.allocated_bytes:,} bytes, from the {weights.source})", width, "    ")
+        lines += wrap(f"({where}: {w.loaded_bytes:,} bytes, from the {weights.source})", width, "    ")
     for n in weights.notes:
         lines += wrap(n, width, "  note: ", "    ")
     return "\n".join(lines) + "\n"

@@ -495,4 +495,4 @@ def drafter_weights_term(
         )
     except InputError as e:
         return None, e.line()
-    return (dw.low.allocated_bytes, dw.high.allocated_bytes, dw.how), None
+    return (dw.low.loaded_bytes, dw.high.loaded_bytes, dw.how), None

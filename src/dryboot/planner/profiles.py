@@ -314,7 +314,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         **serving_gpu(args.device, args.vllm_version),
     )
-    stage0 = weights.stages[0].allocated_bytes if weights.stages and not weights.refused else None
+    stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)
     bp = plan_with_budget(
         profile.model,
@@ -325,7 +325,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         drafter=profile.drafter,
         policies=policies,
         source=str(config_path),
-        stage_weights_bytes=tuple(w.allocated_bytes for w in weights.stages) if not weights.refused else (),
+        stage_weights_bytes=tuple(w.loaded_bytes for w in weights.stages) if not weights.refused else (),
         drafter_weights=drafter_weights,
         drafter_weights_refused=drafter_refused,
     )

@@ -53,6 +53,7 @@ class WeightsReport:
                     "param_bytes": w.param_bytes,
                     "buffer_bytes": w.buffer_bytes,
                     "allocated_bytes": w.allocated_bytes,
+                    "loaded_bytes": w.loaded_bytes,
                     "model_loading_gib": round(w.gib, 2),
                     "log_line": w.log_line(),
                     "by_kind": w.by_kind,

@@ -63,6 +63,33 @@ GiB = 1 << 30
 VOCAB_PADDING = 64
 #: the CUDA caching allocator rounds every allocation up to 512 bytes (``kMinBlockSize``)
 ALLOC_ROUND = 512
+#: the caching allocator's pools and segments (bytes): requests up to ``kSmallSize`` (1 MiB) come from
+#: the small pool's 2 MiB segments; larger ones below ``kMinLargeAlloc`` (10 MiB) from 20 MiB segments
+#: (``kLargeBuffer``); from 10 MiB on a request gets a segment of its size rounded up to ``kRoundLarge``
+#: (2 MiB). A large-pool block is split (the request counts alone) only when the request is below
+#: ``max_split_size`` and more than ``kSmallSize`` remains; otherwise the whole segment is allocated
+#: (``DeviceCachingAllocator::should_split``, ``get_allocation_size``).
+ALLOC_SMALL_SIZE = 1 << 20
+ALLOC_MIN_LARGE = 10 << 20
+ALLOC_ROUND_LARGE = 2 << 20
+#: ``max_split_size_mb`` while vLLM loads the weights: ``Worker.load_model`` sets 20 (PyTorch's
+#: smallest) inside ``_scoped_allocator_max_split`` (0.27.1-0.33 ``v1/worker/gpu_worker.py``)
+LOAD_MAX_SPLIT = 20 << 20
+
+
+def load_segment_bytes(nbytes: int, max_split: int = LOAD_MAX_SPLIT) -> int:
+    """What ``torch.cuda.memory_allocated`` counts for one tensor of ``nbytes`` allocated while vLLM
+    loads the weights (bytes): the request rounded to 512 bytes, or its whole 2 MiB-rounded segment
+    where the allocator does not split it (a request of ``max_split`` or more, or one that leaves
+    at most 1 MiB of its segment). Assumes a fresh segment (no cached block of the load is reused).
+    E.g. Qwen3-32B's ``down_proj`` at TP 2 (5120 x 12800 bf16, 125 MiB) counts 126 MiB."""
+    size = -(-nbytes // ALLOC_ROUND) * ALLOC_ROUND
+    if size <= ALLOC_SMALL_SIZE or size < ALLOC_MIN_LARGE:
+        return size
+    segment = -(-size // ALLOC_ROUND_LARGE) * ALLOC_ROUND_LARGE
+    if size >= max_split or segment - size <= ALLOC_SMALL_SIZE:
+        return segment
+    return size
 #: blocks an attention layer holds beyond the one its 16 bytes of scale buffers are counted in:
 #: the four float32 scalar buffers ``_q/_k/_v/_prob_scale`` are four blocks, and
 #: ``set_default_quant_scales`` (``layers/attention/attention.py``) also creates ``_k_scale_cpu``
@@ -269,8 +296,11 @@ class Parallel:
 class RankWeights:
     """What one rank allocates: ``param_bytes`` and ``buffer_bytes`` as tensors' sizes,
     ``allocated_bytes`` with each tensor rounded to the CUDA allocator's 512-byte blocks
-    (what ``torch.cuda.memory_allocated`` counts), ``by_kind``: parameter bytes per weight kind;
-    ``source``: how the shapes were obtained; ``notes``: what the figure leaves out."""
+    (the meta-device figure the fidelity oracle checks), ``by_kind``: parameter bytes per weight
+    kind; ``source``: how the shapes were obtained; ``notes``: what the figure leaves out;
+    ``load_segment_bytes``: what the allocator counts on top of ``allocated_bytes`` while vLLM
+    loads (whole segments of the tensors it does not split: :func:`load_segment_bytes`), so
+    ``loaded_bytes`` is ``Model loading took``."""
 
     param_bytes: int = 0
     buffer_bytes: int = 0
@@ -278,6 +308,7 @@ class RankWeights:
     by_kind: dict[str, int] = field(default_factory=dict)
     source: str = "config"
     notes: list[str] = field(default_factory=list)
+    load_segment_bytes: int = 0
 
     def add(self, kind: str, nbytes: int, *, buffer: bool = False) -> None:
         if buffer:
@@ -285,16 +316,24 @@ class RankWeights:
         else:
             self.param_bytes += nbytes
             self.by_kind[kind] = self.by_kind.get(kind, 0) + nbytes
-        self.allocated_bytes += -(-nbytes // ALLOC_ROUND) * ALLOC_ROUND
+        rounded = -(-nbytes // ALLOC_ROUND) * ALLOC_ROUND
+        self.allocated_bytes += rounded
+        self.load_segment_bytes += load_segment_bytes(nbytes) - rounded
 
     @property
     def total_bytes(self) -> int:
         return self.param_bytes + self.buffer_bytes
 
     @property
+    def loaded_bytes(self) -> int:
+        """``Model loading took`` in bytes: ``DeviceMemoryProfiler``'s allocated bytes after
+        ``load_model`` less before it, the allocator's unsplit segments included."""
+        return self.allocated_bytes + self.load_segment_bytes
+
+    @property
     def gib(self) -> float:
         """``Model loading took`` as vLLM computes it (bytes / 2**30), from allocated blocks."""
-        return self.allocated_bytes / GiB
+        return self.loaded_bytes / GiB
 
     def log_line(self) -> str:
         """vLLM's line (``gpu_model_runner.py`` ``load_model``), with its two decimals."""
@@ -656,6 +695,7 @@ class _Walk:
         # vLLM allocates merged parameters (qkv, gate_up, w13): the allocator's rounding is the
         # config layout's, applied to the checkpoint's bytes
         out.allocated_bytes = out.param_bytes + (self.ref.allocated_bytes - self.ref.param_bytes)
+        out.load_segment_bytes = self.ref.load_segment_bytes
         return out
 
 

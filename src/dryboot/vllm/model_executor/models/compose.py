@@ -33,6 +33,7 @@ def merged(a: W.RankWeights, b: W.RankWeights) -> W.RankWeights:
     a.param_bytes += b.param_bytes
     a.buffer_bytes += b.buffer_bytes
     a.allocated_bytes += b.allocated_bytes
+    a.load_segment_bytes += b.load_segment_bytes
     for kind, n in b.by_kind.items():
         a.by_kind[kind] = a.by_kind.get(kind, 0) + n
     return a
