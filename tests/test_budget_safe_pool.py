@@ -133,7 +133,9 @@ def test_reference_deployment_on_an_rtx_3090() -> None:
     assert "first start (cold compile cache): Available KV cache memory" in text, out.output
     assert "later starts (warm cache): Available KV cache memory" in text
     assert len(re.findall(r"KV cache tokens [0-9,]+ \(", text)) == 2
-    assert "Model loading took 16.50 GiB memory" in text  # vLLM 0.28.0's figure on SM 8.6 (recorded)
+    # vLLM 0.28.0's tensors on SM 8.6 (16.50 GiB, recorded on the meta device) plus the caching allocator's
+    # unsplit segments while loading (242 MiB: e.g. each repacked 85 MiB gate_up qweight holds an 86 MiB segment)
+    assert "Model loading took 16.74 GiB memory" in text
     verdict = re.search(r"verdict: (\S+) \(exit (\d)\)", text)
     assert verdict is not None and out.exit_code == int(verdict.group(2))
     pool = re.search(r"--kv-cache-memory-bytes=(\d+)", text)

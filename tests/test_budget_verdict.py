@@ -128,7 +128,7 @@ def test_without_a_named_gpu_only_a_note() -> None:
 def test_weights_above_the_gpu_decide_even_when_the_budget_is_refused() -> None:
     r = _plan("--model", str(QWEN35_27B), "--gpu", "rtx3090", "--gpu-memory-utilization", "0.92")
     assert r.returncode == 1, r.stdout
-    assert "verdict: won't (exit 1): weights-fit-the-gpu: weights 51.08 GiB per rank exceed" in r.stdout
+    assert "verdict: won't (exit 1): weights-fit-the-gpu: weights 51.09 GiB per rank exceed" in r.stdout
 
 
 def test_a_budget_not_estimated_says_why_first_and_is_undetermined() -> None:

@@ -36,11 +36,18 @@ NO_CONFIG = {
     "golite-qwen38-27b-exl3-16gb-cache-populating": "a local exl3 checkpoint on a source build",
     "golite-qwen38-27b-exl3-16gb-warm-cache": "a local exl3 checkpoint on a source build",
     "pickr-qwen25-3b-awq-4050laptop-wsl2-v0.29.0-warm": "Qwen2.5-3B-Instruct-AWQ's published config is not stored",
+    "virtualtubers-qwen3.8-27b-fp8-gb10-v0.30.0": "Qwen3.8-27B-FP8's config is not published in the corpus",
+    "virtualtubers-glm-4.7-flash-fp8-gb10-v0.30.0": "unsloth/GLM-4.7-Flash-FP8-Dynamic's config is not stored",
+    "virtualtubers-hermes-4-14b-fp8-gb10-v0.30.0": "NousResearch/Hermes-4-14B-FP8's config is not stored",
 }
 #: boots with a config that is not the served checkpoint's own
 NOT_THE_SERVED_CHECKPOINT = {
     "genesis-24-qwen35-122b-a10b-8x3090-tp8": "an unnamed 8-bit copy of Qwen3.5-122B-A10B: the base model's bf16 "
     "config gives another layout; the copy's quantization_config is not published",
+    "virtualtubers-qwen3-30b-a3b-thinking-2507-fp8-gb10-v0.30.0": "Qwen3-30B-A3B-FP8's config stands in for "
+    "Thinking-2507-FP8: 40,960 rotary positions against 262,144 (54 MiB less in bf16): 29.0446 GiB against the logged "
+    "29.1; with 262,144 positions the walk gives 29.0973 (29.10, as logged)",
+    "virtualtubers-qwen3.6-35b-a3b-fp8-gb10-v0.30.0": "the bf16 Qwen3.6-35B-A3B config stands in for the FP8 checkpoint",
 }
 #: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
 OTHER_RELEASE = {
@@ -50,6 +57,8 @@ OTHER_RELEASE = {
 #: boots dryboot refuses by name (the report's ``refused`` line)
 REFUSED_BY_DRYBOOT = {
     "myoceane-gpt-oss-20b-a100-v0.19.0": "GptOssForCausalLM (MXFP4 experts padded per MoE backend)",
+    "virtualtubers-gpt-oss-20b-gb10-v0.30.0": "GptOssForCausalLM (MXFP4 experts padded per MoE backend)",
+    "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0": "ModelOpt MIXED_PRECISION",
 }
 
 

@@ -468,7 +468,12 @@ def _weights_text(weights: Any, args: Any) -> str:
     for i, w in enumerate(weights.stages):
         where = f"PP stage {i}, TP {tp}" if len(weights.stages) > 1 else f"TP {tp}"
         lines.append(f"  {w.log_line()}")
-        lines += wrap(f"({where}: {w.loaded_bytes:,} bytes, from the {weights.source})", width, "    ")
+        segments = (
+            f"; + {w.load_segment_bytes:,} bytes of the allocator's unsplit segments while loading"
+            if w.load_segment_bytes
+            else ""
+        )
+        lines += wrap(f"({where}: {w.allocated_bytes:,} bytes, from the {weights.source}{segments})", width, "    ")
     for n in weights.notes:
         lines += wrap(n, width, "  note: ", "    ")
     return "\n".join(lines) + "\n"
