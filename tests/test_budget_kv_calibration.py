@@ -254,7 +254,7 @@ KNOWN_MISSES = {
         "'Free memory on device (22.45/23.99 GiB)' shows) leaves no persistent surplus, so the ~0.13 GiB is a "
         "transient or a device-wide non-torch reading (under WSL2 the desktop shares the device) that no other "
         "boot of the corpus shows; the excerpt has neither the compile cache's state nor the summary line"
-        ),
+    ),
 }
 
 #: modelled boots inside the interval whose interval is wider than max(1 GiB, 10 %) (issue 33 (b))

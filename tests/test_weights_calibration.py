@@ -47,7 +47,8 @@ NOT_THE_SERVED_CHECKPOINT = {
     "virtualtubers-qwen3-30b-a3b-thinking-2507-fp8-gb10-v0.30.0": "Qwen3-30B-A3B-FP8's config stands in for "
     "Thinking-2507-FP8: 40,960 rotary positions against 262,144 (54 MiB less in bf16): 29.0446 GiB against the logged "
     "29.1; with 262,144 positions the walk gives 29.0973 (29.10, as logged)",
-    "virtualtubers-qwen3.6-35b-a3b-fp8-gb10-v0.30.0": "the bf16 Qwen3.6-35B-A3B config stands in for the FP8 checkpoint",
+    "virtualtubers-qwen3.6-35b-a3b-fp8-gb10-v0.30.0": "the bf16 Qwen3.6-35B-A3B config stands in for the FP8 "
+    "checkpoint",
 }
 #: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
 OTHER_RELEASE = {

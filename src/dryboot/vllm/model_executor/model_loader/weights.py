@@ -81,15 +81,19 @@ def load_segment_bytes(nbytes: int, max_split: int = LOAD_MAX_SPLIT) -> int:
     """What ``torch.cuda.memory_allocated`` counts for one tensor of ``nbytes`` allocated while vLLM
     loads the weights (bytes): the request rounded to 512 bytes, or its whole 2 MiB-rounded segment
     where the allocator does not split it (a request of ``max_split`` or more, or one that leaves
-    at most 1 MiB of its segment). Assumes a fresh segment (no cached block of the load is reused).
-    E.g. Qwen3-32B's ``down_proj`` at TP 2 (5120 x 12800 bf16, 125 MiB) counts 126 MiB."""
+    at most 1 MiB of its segment). Assumes a fresh segment (no cached block of the load is reused)
+    and PyTorch's default segments: with ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`` every
+    block is split and the tensor counts alone. E.g. Qwen3-32B's ``down_proj`` at TP 2 (5120 x 12800
+    bf16, 125 MiB) counts 126 MiB."""
     size = -(-nbytes // ALLOC_ROUND) * ALLOC_ROUND
-    if size <= ALLOC_SMALL_SIZE or size < ALLOC_MIN_LARGE:
+    if size < ALLOC_MIN_LARGE:  # the small pool, or a split 20 MiB segment
         return size
     segment = -(-size // ALLOC_ROUND_LARGE) * ALLOC_ROUND_LARGE
     if size >= max_split or segment - size <= ALLOC_SMALL_SIZE:
         return segment
     return size
+
+
 #: blocks an attention layer holds beyond the one its 16 bytes of scale buffers are counted in:
 #: the four float32 scalar buffers ``_q/_k/_v/_prob_scale`` are four blocks, and
 #: ``set_default_quant_scales`` (``layers/attention/attention.py``) also creates ``_k_scale_cpu``
