@@ -53,7 +53,9 @@ NOT_THE_SERVED_CHECKPOINT = {
 #: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
 OTHER_RELEASE = {
     "myoceane-gemma-4-26b-a4b-a100-eager": "vLLM 0.19.0's Gemma-4: the 0.28.0 layout (byte-exact against 0.28.0) "
-    "gives 48.47 GiB, the 0.19.0 boot logs 48.5 (a per-release difference of ~0.03 GiB, not modelled)",
+    "gives 48.47 GiB of tensors and 48.53 with 0.27.1-0.33's load segments (max_split_size_mb 20); 0.19.0 predates "
+    "that scope (vLLM PR #41268), and with PyTorch's default splitting the segments add 25.7 MiB: 48.49, the boot logs "
+    "48.5 (the allocator rule per release is not modelled)",
 }
 #: boots dryboot refuses by name (the report's ``refused`` line)
 REFUSED_BY_DRYBOOT = {
