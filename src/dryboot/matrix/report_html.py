@@ -75,7 +75,8 @@ table.grid{border-collapse:collapse;margin:.3em 0}
 .grid td.none{background:repeating-linear-gradient(45deg,#f3f4f6,#f3f4f6 5px,#e9ebee 5px,#e9ebee 10px);cursor:default}
 .grid td:focus{outline:2px solid #2b6cb0;outline-offset:-2px}
 td.met{background:#eaf7ee}td.differs{background:#fff4d6}td.failed{background:#fde2e1}
-td.error{background:#ece4f7}td.failed.differs{border-left:5px solid #e0a800}td.selected{box-shadow:inset 0 0 0 2px #2b6cb0}
+td.error{background:#ece4f7}td.failed.differs{border-left:5px solid #e0a800}
+td.selected{box-shadow:inset 0 0 0 2px #2b6cb0}
 .arm{white-space:nowrap;font-variant-numeric:tabular-nums}.arm strong{font-weight:600;margin-right:.4em}
 .arm.plan{color:#5b6573}.arm.refused{color:#9a3412}.arm.error{color:#6b21a8}
 .verdict{font-size:.85em;color:#5b6573;margin-top:.15em}
