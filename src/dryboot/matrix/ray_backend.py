@@ -26,8 +26,9 @@ What travels (Ray's ``runtime_env``, uploaded once, each node unpacking it once)
 - the driver's ``DRYBOOT_*`` environment variables.
 
 Faults: an actor that dies (its process killed, its node lost) fails its in-flight tasks; each is
-retried once on another actor (Ray restarts a dead actor once, cold), then reported as status
-``"error"`` naming the death. A task that runs past its ``timeout_s`` (and a minute's grace for
+retried once on another actor, alone there (so that a second death is its own, not a neighbour's
+in the same actor's queue), then reported as status ``"error"`` naming the death (Ray restarts a
+dead actor once, cold). A task that runs past its ``timeout_s`` (and a minute's grace for
 the engine start's own timeout) is an ``"error"``, its actor restarted. The results do not depend
 on order or placement: a task's result is a function of the task (only ``worker`` and ``seconds``
 say where and how long it ran).
@@ -185,6 +186,8 @@ class _Actor:
     env: tuple[str, str] | None = None
     inflight: int = 0
     dead: bool = False
+    #: runs a task that was in flight on an actor that died: alone, so that a second death is its own
+    alone: bool = False
 
 
 def _dryboot_dir() -> str:
@@ -354,15 +357,20 @@ class RayBackend:
 
         def next_task(i: int) -> BootTask | None:
             actor = self._actors[i]
+            if actor.alone:
+                return None
             order = sorted(groups, key=lambda k: (k != actor.env, -len(groups[k])))
             alive = sum(1 for a in self._actors if not a.dead)
             for k in order:
                 q = groups[k]
                 for _ in range(len(q)):
                     t = q.popleft()
-                    if i in avoid.get((t.cell_id, t.arm), ()) and alive > 1:
+                    key = (t.cell_id, t.arm)
+                    suspect = key in deaths
+                    if (i in avoid.get(key, ()) and alive > 1) or (suspect and actor.inflight):
                         q.append(t)
                         continue
+                    actor.alone = suspect
                     if not q:
                         del groups[k]
                     actor.env = k
@@ -397,6 +405,8 @@ class RayBackend:
                 i, t, _started = inflight.pop(ref)
                 actor = self._actors[i]
                 actor.inflight -= 1
+                if actor.inflight == 0:
+                    actor.alone = False
                 if ref in timed_out:
                     timed_out.discard(ref)
                     continue
