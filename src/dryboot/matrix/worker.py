@@ -176,9 +176,8 @@ def run_task(task: BootTask) -> TaskResult:
     try:
         if task.env_key[1].startswith("dryboot:"):
             try:
-                p = plan_task(
-                    task, task.version or "0.28.0", task.grouping or "upstream", task.unification or "upstream"
-                )
+                rules = (task.grouping or "upstream", task.unification or "upstream")
+                p = plan_task(task, task.version or "0.28.0", *rules, budgeted=True)
             except InputError as exc:
                 return _result(task, "refused", Figures(refusal=exc.line()), exc.line(), t0)
             fig = plan_figures(p)
