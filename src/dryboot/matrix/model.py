@@ -237,6 +237,8 @@ class Matrix:
     :param expectations: per-cell expectations keyed by cell id (the most specific wins: cell,
         then flag set, then model, then :attr:`expect`).
     :param expect: the matrix-wide expectation (``None``: none).
+    :param timeout_s: seconds one engine start may take.
+    :param vllm_version: the release dryboot's own plan of each cell models.
     """
 
     source: str
@@ -247,6 +249,11 @@ class Matrix:
     expectations: dict[str, Expectation] = field(default_factory=dict)
     expect: Expectation | None = None
     timeout_s: float = 300.0
+    vllm_version: str = "0.28.0"
+
+    def expectation(self, cell_id: str) -> Expectation | None:
+        """The cell's expectation: its own, its flag set's, GPU's or model's, else the matrix's."""
+        return self.expectations.get(cell_id, self.expect)
 
 
 @dataclass(frozen=True)
