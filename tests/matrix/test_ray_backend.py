@@ -12,11 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ray_cluster import local_cluster, need_ray
 
 from dryboot.matrix.model import BootTask, TaskResult
 from dryboot.matrix.worker import TEST_HOOK, run_task
-
-from .ray_cluster import local_cluster, need_ray
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
 # named explicitly: dryboot's default GPU row may change

@@ -8,11 +8,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from chromium import Cells, dump_dom
+from reports_sample import ARMS, HOSTILE, sample
+
 from dryboot.matrix.model import PLAN_ARM, MatrixResult
 from dryboot.matrix.report_html import arm_attribute, arm_attributes, render_html
-
-from .chromium import Cells, dump_dom
-from .reports_sample import ARMS, HOSTILE, sample
 
 
 def check_cells(cells: Cells, doc: dict[str, Any]) -> None:

@@ -7,10 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import junitparser
+from reports_sample import sample
 
 from dryboot.matrix.report_junit import render_junit, xml_text
-
-from .reports_sample import sample
 
 
 def test_one_testcase_per_cell_with_its_verdict() -> None:
