@@ -4,6 +4,8 @@ lines and messages)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dryboot.matrix.model import PLAN_ARM, CellResult, MatrixResult, TaskResult
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>&amp;"\''
@@ -102,3 +104,40 @@ def sample() -> MatrixResult:
         cache_hits=2,
         source="examples/<matrix>.toml",
     )
+
+
+#: A real matrix for the CLI's reports: a small model every arm refuses at this length (failed,
+#: "both refuse"), a hybrid one that vLLM 0.28.0 and 0.33.0 size alike on the RTX 3090 and differ on
+#: the H100 (block 400 vs 448): met/identical, met/differs and failed cells, dryboot's modelled arms
+#: (no boot environment needed). GPUs named explicitly.
+CLI_MATRIX = '''
+gpus = ["RTX 3090", "H100"]
+[models]
+small = "{configs}/Qwen--Qwen3-0.6B"
+qwen35 = "{configs}/Qwen--Qwen3.5-27B"
+[flags]
+fast = """vllm serve --max-model-len 65536 --kv-cache-memory-bytes 5583457484 --max-num-batched-tokens 2048 \\
+--mamba-ssm-cache-dtype float16 --enable-prefix-caching"""
+[arms.main]
+vllm-version = "0.28.0"
+[arms.next]
+vllm-version = "0.33.0"
+'''
+
+
+def cli_matrix(directory: Path) -> Path:
+    """:data:`CLI_MATRIX` written to ``directory``."""
+    configs = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
+    path = directory / "matrix.toml"
+    path.write_text(CLI_MATRIX.format(configs=configs), encoding="utf-8")
+    return path
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """``dryboot ARGS`` in this process: exit code, stdout, stderr."""
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from chromium import Cells, dump_dom
-from reports_sample import ARMS, HOSTILE, sample
+from reports_sample import ARMS, HOSTILE, cli_matrix, run_cli, sample
 
 from dryboot.matrix.model import PLAN_ARM, MatrixResult
 from dryboot.matrix.report_html import arm_attribute, arm_attributes, render_html
@@ -87,3 +87,37 @@ def test_page_in_headless_chromium(tmp_path: Path) -> None:
         assert line in text
     assert f"{ARMS[1]}: 140,000 / 448 / ok" in text
     assert "selected" in cells.cells[differing.id]["class"].split()
+
+
+def test_cli_report_in_headless_chromium_matches_its_json(tmp_path: Path) -> None:
+    """``dryboot matrix --json --html --junit`` on a real matrix: the page Chromium builds holds
+    every cell of the JSON document, each arm's tokens equal, the differing cell marked; the JUnit
+    file has a test case per cell, failures where the JSON says."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    html, xml = tmp_path / "m.html", tmp_path / "m.xml"
+    code, out, err = run_cli(
+        "matrix",
+        str(cli_matrix(tmp_path)),
+        "--no-cache",
+        "--workers",
+        "2",
+        "--json",
+        "--html",
+        str(html),
+        "--junit",
+        str(xml),
+    )
+    doc = json.loads(out)
+    assert code == doc["exit_code"] == 1, err
+    assert {c["agreement"] for c in doc["cells"]} == {"identical", "differs", "both refuse"}
+    cells = Cells(dump_dom(html))
+    assert cells.body.get("data-ready") == str(len(doc["cells"]))
+    check_cells(cells, doc)
+    root = ET.fromstring(xml.read_bytes())
+    cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
+    assert set(cases) == {(c["flag_set"], f"{c['model']} @ {c['gpu']}") for c in doc["cells"]}
+    for c in doc["cells"]:
+        case = cases[(c["flag_set"], f"{c['model']} @ {c['gpu']}")]
+        assert (case.find("failure") is not None) == (c["status"] == "failed")
