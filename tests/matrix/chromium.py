@@ -14,8 +14,12 @@ import subprocess
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from dryboot.matrix.model import PLAN_ARM
+from dryboot.matrix.report_html import arm_attributes
 
 FLAGS = (
     "--headless",
@@ -89,3 +93,20 @@ class Cells(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_detail:
             self.detail_text.append(data)
+
+
+def check_cells(cells: Cells, doc: dict[str, Any]) -> None:
+    """Every cell of the ``--json`` document ``doc`` is on the page once, with its status,
+    agreement and each arm's tokens (dryboot's plan's too); a differing cell is marked."""
+    attrs = arm_attributes(doc["arms"])
+    assert set(cells.cells) == {c["id"] for c in doc["cells"]}
+    for c in doc["cells"]:
+        got = cells.cells[c["id"]]
+        assert got["data-status"] == c["status"], c["id"]
+        assert got["data-agreement"] == c["agreement"], c["id"]
+        for arm, task in [(PLAN_ARM, c["plan"]), *c["arms"].items()]:
+            want = "" if task["tokens"] is None else str(task["tokens"])
+            assert got[f"data-tokens-{attrs[arm]}"] == want, (c["id"], arm)
+        classes = got["class"].split()
+        assert c["status"] in classes or "differs" in classes, (c["id"], classes)
+        assert ("differs" in classes) == (c["agreement"] == "differs"), (c["id"], classes)

@@ -169,3 +169,35 @@ def test_tree_travels_in_the_runtime_env(cluster: str, tmp_path: Path) -> None:
     assert "runtime_resources" in opened.parts, r.reason
     assert (opened / "vllm" / "__init__.py").read_text() == init
     assert not (opened / "vllm" / "_C.abi3.so").exists()
+
+
+def _without_placement(doc: dict) -> dict:
+    """The ``--json`` document less what says where and how long a task ran."""
+    for c in doc["cells"]:
+        for task in [c["plan"], *c["arms"].values()]:
+            for k in ("worker", "seconds", "cached"):
+                task.pop(k)
+    doc.pop("seconds")
+    return doc
+
+
+def test_cli_on_ray_gives_the_local_json(cluster: str, tmp_path: Path) -> None:
+    """``dryboot matrix --ray ADDRESS --json --html`` equals ``--workers 2``'s document, and its page
+    holds the same cells."""
+    import json
+
+    from chromium import Cells, check_cells
+    from reports_sample import cli_matrix, run_cli
+
+    matrix = str(cli_matrix(tmp_path))
+    code, out, _ = run_cli("matrix", matrix, "--no-cache", "--workers", "2", "--json")
+    local = json.loads(out)
+    html = tmp_path / "ray.html"
+    rcode, rout, rerr = run_cli("matrix", matrix, "--no-cache", "--ray", cluster, "--json", "--html", str(html))
+    on_ray = json.loads(rout)
+    assert rcode == code == 1, rerr
+    assert {t["worker"] for c in on_ray["cells"] for t in c["arms"].values()}.isdisjoint(
+        {t["worker"] for c in local["cells"] for t in c["arms"].values()}
+    )
+    assert _without_placement(on_ray) == _without_placement(local)
+    check_cells(Cells(html.read_text(encoding="utf-8")), on_ray)

@@ -27,3 +27,14 @@ def test_ray_is_imported_only_by_the_backend() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cli_without_ray_is_exit_2_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    from pathlib import Path
+
+    from reports_sample import cli_matrix, run_cli
+
+    monkeypatch.setitem(sys.modules, "ray", None)
+    code, out, err = run_cli("matrix", str(cli_matrix(Path(str(tmp_path)))), "--no-cache", "--ray", "auto")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == ["dryboot: error: --ray: Ray is not installed: pip install 'dryboot[ray]'"]
