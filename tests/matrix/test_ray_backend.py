@@ -109,26 +109,6 @@ def test_actor_killed_mid_matrix_loses_no_task(
     assert retried.worker != killed
 
 
-def test_actor_killed_from_outside(cluster: str, tasks: list[BootTask], reference: dict) -> None:
-    from dryboot.matrix.ray_backend import RayBackend
-
-    backend = RayBackend(cluster)
-    got: list[TaskResult] = []
-    killed: list[str] = []
-
-    def done(r: TaskResult) -> None:
-        got.append(r)
-        if len(got) == 3:
-            killed.append(backend.kill_actor(0))
-
-    try:
-        backend.run(tasks, done)
-    finally:
-        backend.close()
-    assert killed
-    check(got, reference)
-
-
 def test_a_task_that_kills_every_worker_is_named(
     cluster: str, tasks: list[BootTask], reference: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -201,3 +181,46 @@ def test_cli_on_ray_gives_the_local_json(cluster: str, tmp_path: Path) -> None:
     )
     assert _without_placement(on_ray) == _without_placement(local)
     check_cells(Cells(html.read_text(encoding="utf-8")), on_ray)
+
+
+def test_release_arm_boots_on_the_actors(cluster: str, tmp_path: Path) -> None:
+    """vLLM 0.28.0's own engine start in the actors (each keeps its warm boot process), against
+    dryboot's model of the same release: every cell identical to the token. Needs the 0.28.0 boot
+    environment named by ``DRYBOOT_BOOT_PYTHON`` (a skip without it, a failure in CI)."""
+    import json
+
+    from reports_sample import run_cli
+
+    python = os.environ.get("DRYBOOT_BOOT_PYTHON")
+    if not python:
+        why = "no vLLM 0.28.0 boot environment named: set DRYBOOT_BOOT_PYTHON (dryboot boot-env --vllm-version 0.28.0)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    configs = Path(__file__).resolve().parents[1] / "data" / "configs" / "public"
+    matrix = tmp_path / "boot.toml"
+    matrix.write_text(
+        f"""gpus = ["RTX 3090", "H100"]
+expect = {{ all = "identical" }}
+[models]
+small = "{configs}/Qwen--Qwen3-0.6B"
+[flags]
+short = "vllm serve --max-model-len 4096 --kv-cache-memory-bytes 2G"
+long = "vllm serve --max-model-len 16384 --kv-cache-memory-bytes 3G --max-num-seqs 16"
+[arms.booted]
+release = "0.28.0"
+python = "{python}"
+[arms.modelled]
+vllm-version = "0.28.0"
+""",
+        encoding="utf-8",
+    )
+    code, out, err = run_cli("matrix", str(matrix), "--no-cache", "--ray", cluster, "--json")
+    doc = json.loads(out)
+    assert code == 0, err + out[-3000:]
+    assert len(doc["cells"]) == 4
+    for c in doc["cells"]:
+        booted = c["arms"]["booted"]
+        assert c["status"] == "met" and c["agreement"] == "identical", c["id"]
+        assert booted["status"] == "ok" and booted["tokens"] == c["arms"]["modelled"]["tokens"], c["id"]
+        assert booted["lines"], c["id"]  # the KV lines the tree logged

@@ -188,6 +188,8 @@ class _Actor:
     dead: bool = False
     #: runs a task that was in flight on an actor that died: alone, so that a second death is its own
     alone: bool = False
+    #: restarting (monotonic seconds until it is tried again)
+    resting_until: float = 0.0
 
 
 def _dryboot_dir() -> str:
@@ -328,21 +330,13 @@ class RayBackend:
         self._actors = []
         self._key = None
 
-    def kill_actor(self, index: int) -> str:
-        """Kill actor ``index``'s process now (fault tests): Ray restarts it once, cold."""
-        ray = self.ray
-        actor = self._actors[index]
-        name: str = ray.get(actor.handle.name.remote(), timeout=120)
-        os.kill(int(name.split("@")[0]), 9)
-        return name
-
     # -- Backend ----------------------------------------------------------------------------
     def run(self, tasks: Sequence[BootTask], done: Callable[[TaskResult], None]) -> None:
         """Every task on the cluster; ``done`` once per task, from this thread."""
         if not tasks:
             return
         ray = self.ray
-        from ray.exceptions import GetTimeoutError, RayActorError
+        from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
         from dryboot.matrix.worker import _result
 
@@ -387,13 +381,17 @@ class RayBackend:
                         fail(t, "every Ray actor died")
                 groups.clear()
                 break
+            now = time.monotonic()
             for i, actor in enumerate(self._actors):
-                while not actor.dead and actor.inflight < PER_ACTOR:
+                while not actor.dead and actor.resting_until <= now and actor.inflight < PER_ACTOR:
                     nxt = next_task(i)
                     if nxt is None:
                         break
                     inflight[actor.handle.run.remote(nxt)] = (i, nxt, time.monotonic())
                     actor.inflight += 1
+            if not inflight and any(a.resting_until > now for a in self._actors if not a.dead):
+                time.sleep(0.2)  # an actor restarts
+                continue
             if not inflight:  # no actor would take what is left (cannot happen: named, not a hang)
                 for q in groups.values():
                     for t in q:
@@ -412,6 +410,10 @@ class RayBackend:
                     continue
                 try:
                     result = ray.get(ref, timeout=60)
+                except ActorUnavailableError:
+                    # the actor is restarting: the task never ran there; again later, not a death
+                    actor.resting_until = time.monotonic() + 1.0
+                    groups[(t.env_key[0], t.env_key[1])].appendleft(t)
                 except RayActorError as exc:
                     key = (t.cell_id, t.arm)
                     deaths[key] = deaths.get(key, 0) + 1
