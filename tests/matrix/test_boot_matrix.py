@@ -71,9 +71,13 @@ def _reference(python: str, pristine: Path, work: Path) -> dict[tuple[str, str, 
                     flags = list(argv)
                     budget = None
                     if needs_budget(flags):
-                        budget = _boot_budget(path, [*flags, "--gpu", gpu_name], session.release, "upstream", "upstream")
+                        budget = _boot_budget(
+                            path, [*flags, "--gpu", gpu_name], session.release, "upstream", "upstream"
+                        )
                     answer = session.boot(
-                        model_dir(path, work), _child_argv(flags, work, model_dir), budget=budget.case() if budget else None
+                        model_dir(path, work),
+                        _child_argv(flags, work, model_dir),
+                        budget=budget.case() if budget else None,
                     )
                     fig = boot_figures(answer)
                     tree_budget = answer.get("budget") or {}

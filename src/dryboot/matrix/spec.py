@@ -35,7 +35,9 @@ A matrix file (paths relative to it)::
     flag-sets = { "CTX=huge" = "refused" }
     cells = { "Qwen3-0.6B|L40S|short" = "identical" }
 
-An expectation is ``"identical"``, ``"tokens >= N"`` or ``"refused"``. Every error is one
+An expectation is ``"identical"`` (the first two arms' figures equal, both starting),
+``"differs"`` (they differ: what a patch series is for), ``"tokens >= N"`` (every arm starts with
+at least N tokens) or ``"refused"`` (every arm refuses). Every error is one
 :class:`dryboot.errors.InputError` line naming the file and the field.
 """
 
@@ -69,19 +71,22 @@ _NAME = re.compile(r"^[^|\x00-\x1f]{1,200}$")
 
 
 def parse_expectation(text: object, source: str, where: str) -> Expectation:
-    """``"identical"``, ``"tokens >= N"`` (N tokens, ``_``/``,`` separators allowed) or ``"refused"``.
+    """``"identical"``, ``"differs"``, ``"tokens >= N"`` (N tokens, ``_``/``,`` separators
+    allowed) or ``"refused"``.
 
     :raises InputError: anything else.
     """
     if not isinstance(text, str):
-        raise InputError(source, where, 'must be a string: "identical", "tokens >= N" or "refused"')
+        raise InputError(source, where, 'must be a string: "identical", "differs", "tokens >= N" or "refused"')
     t = " ".join(text.split())
-    if t in ("identical", "refused"):
+    if t in ("identical", "differs", "refused"):
         return Expectation(t, None, t)
     m = _TOKENS.match(t)
     if m:
         return Expectation("tokens>=", int(m.group(1).replace("_", "").replace(",", "")), t)
-    raise InputError(source, where, f'unknown expectation {text[:80]!r} ("identical", "tokens >= N" or "refused")')
+    raise InputError(
+        source, where, f'unknown expectation {text[:80]!r} ("identical", "differs", "tokens >= N" or "refused")'
+    )
 
 
 def _name(value: str, source: str, where: str) -> str:
