@@ -44,7 +44,6 @@ at least N tokens) or ``"refused"`` (every arm refuses). Every error is one
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -56,7 +55,7 @@ from dryboot.boot.trees import choose_python
 from dryboot.checklog.locate import find_config
 from dryboot.checklog.serve import parse_serve, split_command
 from dryboot.errors import InputError
-from dryboot.inputs import open_regular
+from dryboot.inputs import read_toml
 from dryboot.matrix.model import PLAN_ARM, Arm, Expectation, FlagSet, Matrix, ModelRef
 from dryboot.planner.flags import apply_flags
 from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
@@ -371,11 +370,4 @@ def load_matrix(path: str | Path, workdir: Path) -> Matrix:
     """
     p = Path(path)
     source = str(path)
-    try:
-        with open_regular(p, source) as fh:
-            data = tomllib.loads(fh.read().decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, None, f"cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(source, None, f"invalid TOML: {exc}") from None
-    return parse_matrix(data, source, p.parent, workdir)
+    return parse_matrix(read_toml(p, source), source, p.parent, workdir)
