@@ -27,6 +27,7 @@ SKIPPED: dict[str, str] = {
     r"python3 -m pytest\b": "the test suite itself",
     r"\bdryboot boot-env\b": "builds vLLM's boot environment from the network (2.2 GB)",
     r"\bdryboot boot\b|--boot\b|~/\.cache/dryboot/boot-env|\"\$tree\"": "needs vLLM's boot environment",
+    r"reference-deployment-matrix\.toml": "needs vLLM's boot environment (a matrix of booted arms)",
     r"fidelity-env\.sh|tests/fidelity/": "needs vLLM's own environment (DRYBOOT_VLLM_PYTHON)",
     r"vllm serve Qwen/Qwen3-8B(?!.*--model)": "",  # filled below: a hub model without --model
     r"--from-version|site-packages-0\.2": "needs vLLM release trees (fetched from the network)",

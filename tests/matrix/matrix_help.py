@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "tests" / "data" / "configs" / "public"
 #: Light, published configs (tests/data/configs/public/<repo>/config.json with its SOURCE).

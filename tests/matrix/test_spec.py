@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import tomllib
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from matrix_help import QWEN3_06B, QWEN25_15B, write_matrix
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from matrix_help import QWEN3_06B, QWEN25_15B, write_matrix
 
 from dryboot.cli import cli
 from dryboot.errors import InputError
@@ -70,6 +71,11 @@ def test_flag_sets_from_a_profiles_file_take_its_model(tmp_path: Path) -> None:
     assert "--speculative-config" in fast and "--max-model-len" in fast and "65536" in fast
 
 
+#: the start of a matrix file: one GPU, one model (MODEL: replaced by a corpus config's path), one flag set
+MODEL = 'gpus = ["H100"]\n[models]\nm = "MODEL"\n'
+HEAD = MODEL + '[flags]\na = "vllm serve"\n'
+
+
 @pytest.mark.parametrize(
     ("text", "where"),
     [
@@ -80,32 +86,47 @@ def test_flag_sets_from_a_profiles_file_take_its_model(tmp_path: Path) -> None:
         ('gpus = ["H100"]\ncolour = 1', "colour"),
         ('gpus = ["H100"]\ntimeout = -3', "timeout"),
         ('gpus = ["H100"]\ntimeout = true', "timeout"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n', "flags"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = 3\n', "flags.a"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve --no-such-flag 1"\n', "--no-such-flag"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "ls -l"\n', "flags.a"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = { max-model-len = "x" }\n', "flags.a.max-model-len"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = { model = "x" }\n', "flags.a.model"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\n"a|b" = "vllm serve"\n', "flags.a|b"),
+        (MODEL + "", "flags"),
+        (MODEL + "[flags]\na = 3\n", "flags.a"),
+        (MODEL + '[flags]\na = "vllm serve --no-such-flag 1"\n', "--no-such-flag"),
+        (MODEL + '[flags]\na = "ls -l"\n', "flags.a"),
+        (MODEL + '[flags]\na = { max-model-len = "x" }\n', "flags.a.max-model-len"),
+        (MODEL + '[flags]\na = { model = "x" }\n', "flags.a.model"),
+        (MODEL + '[flags]\n"a|b" = "vllm serve"\n', "flags.a|b"),
         ('gpus = ["H100"]\n[models]\nm = "nope/nowhere"\n[flags]\na = "vllm serve"\n[arms.a]\n', "models.m"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n', "arms"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.dryboot]\n', "arms.dryboot"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\nseries = "p"\n', "arms.a.base"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\ntree = "/nonexistent"\n', "arms.a"),
+        (HEAD + "", "arms"),
+        (HEAD + "[arms.dryboot]\n", "arms.dryboot"),
+        (HEAD + '[arms.a]\nseries = "p"\n', "arms.a.base"),
         (
-            'gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\ntree = "x"\nrelease = "0.28.0"\n',
+            HEAD + '[arms.a]\ntree = "/nonexistent"\n',
+            "arms.a",
+        ),
+        (
+            HEAD + '[arms.a]\ntree = "x"\nrelease = "0.28.0"\n',
             "arms.a.release",
         ),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\nrelease = "0.9.1"\n', "0.9.1"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\ngrouping = "best"\n', "grouping"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\ncolour = "red"\n', "colour"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\nexpect = "tokens > 5"', "expect"),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\n[expect]\nall = "fast"', "expect.all"),
+        (HEAD + '[arms.a]\nrelease = "0.9.1"\n', "0.9.1"),
         (
-            'gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\n[expect.cells]\n"m|B200|a" = "refused"',
+            HEAD + '[arms.a]\ngrouping = "best"\n',
+            "grouping",
+        ),
+        (HEAD + '[arms.a]\ncolour = "red"\n', "colour"),
+        (
+            HEAD + '[arms.a]\nexpect = "tokens > 5"',
+            "expect",
+        ),
+        (
+            HEAD + '[arms.a]\n[expect]\nall = "fast"',
+            "expect.all",
+        ),
+        (
+            HEAD + '[arms.a]\n[expect.cells]\n"m|B200|a" = "refused"',
             "expect.cells.m|B200|a",
         ),
-        ('gpus = ["H100"]\n[models]\nm = "MODEL"\n[flags]\na = "vllm serve"\n[arms.a]\n[expect.gpus]\nB200 = "refused"', "B200"),
+        (
+            HEAD + '[arms.a]\n[expect.gpus]\nB200 = "refused"',
+            "B200",
+        ),
         ("gpus = [", None),
     ],
 )
@@ -127,7 +148,7 @@ def test_the_cli_says_bad_input_in_one_line_and_exits_2(tmp_path: Path) -> None:
 
 
 def test_a_file_that_is_not_regular_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read|not a regular"):
+    with pytest.raises(InputError, match=r"cannot read|not a regular"):
         load_matrix(tmp_path, tmp_path / "work")
 
 
@@ -150,7 +171,9 @@ _LEAF = st.one_of(
     st.integers(-(2**70), 2**70),
     st.floats(allow_nan=True),
     st.text(max_size=30),
-    st.sampled_from(["H100", "RTX 3090", "sm89:24G", "vllm serve --max-model-len 4", "identical", "tokens >= 3", "0.28.0"]),
+    st.sampled_from(
+        ["H100", "RTX 3090", "sm89:24G", "vllm serve --max-model-len 4", "identical", "tokens >= 3", "0.28.0"]
+    ),
 )
 _VALUE = st.recursive(
     _LEAF.filter(lambda v: v is not None),
@@ -177,10 +200,8 @@ def test_any_text_is_a_matrix_or_one_input_error(tmp_path: Path, text: str) -> N
     p.write_text(text, encoding="utf-8", errors="surrogatepass") if "\ud800" not in text else None
     if not p.exists():
         return
-    try:
+    with contextlib.suppress(tomllib.TOMLDecodeError, ValueError):
         tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError):
-        pass
     try:
         load_matrix(p, tmp_path / "work")
     except InputError as exc:

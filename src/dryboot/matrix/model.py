@@ -94,6 +94,7 @@ class Expectation:
     """What the user states a cell does.
 
     :param kind: ``"identical"`` (every arm boots and the first two arms' figures are equal),
+        ``"differs"`` (the first two arms' figures differ, or one starts and the other refuses),
         ``"tokens>="`` (every arm's GPU KV cache tokens at least :attr:`tokens`), or
         ``"refused"`` (every arm refuses the inputs, as vLLM would).
     :param tokens: the bound for ``"tokens>="`` (tokens), else ``None``.

@@ -119,6 +119,8 @@ def _meets(exp: Expectation | None, arms: list[TaskResult], agreement: str) -> s
         if agreement != "identical":
             return f"expected identical, the arms {agreement}"
         return None
+    if exp.kind == "differs":
+        return None if agreement == "differs" else f"expected the arms to differ, they are {agreement}"
     if exp.kind == "refused":
         started = [r for r in arms if r.status != "refused"]
         return None if not started else f"expected refused, arm {started[0].arm} starts"

@@ -35,14 +35,15 @@ A matrix file (paths relative to it)::
     flag-sets = { "CTX=huge" = "refused" }
     cells = { "Qwen3-0.6B|L40S|short" = "identical" }
 
-An expectation is ``"identical"``, ``"tokens >= N"`` or ``"refused"``. Every error is one
+An expectation is ``"identical"`` (the first two arms' figures equal, both starting),
+``"differs"`` (they differ: what a patch series is for), ``"tokens >= N"`` (every arm starts with
+at least N tokens) or ``"refused"`` (every arm refuses). Every error is one
 :class:`dryboot.errors.InputError` line naming the file and the field.
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ from dryboot.boot.trees import choose_python
 from dryboot.checklog.locate import find_config
 from dryboot.checklog.serve import parse_serve, split_command
 from dryboot.errors import InputError
-from dryboot.inputs import open_regular
+from dryboot.inputs import read_toml
 from dryboot.matrix.model import PLAN_ARM, Arm, Expectation, FlagSet, Matrix, ModelRef
 from dryboot.planner.flags import apply_flags
 from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
@@ -69,19 +70,22 @@ _NAME = re.compile(r"^[^|\x00-\x1f]{1,200}$")
 
 
 def parse_expectation(text: object, source: str, where: str) -> Expectation:
-    """``"identical"``, ``"tokens >= N"`` (N tokens, ``_``/``,`` separators allowed) or ``"refused"``.
+    """``"identical"``, ``"differs"``, ``"tokens >= N"`` (N tokens, ``_``/``,`` separators
+    allowed) or ``"refused"``.
 
     :raises InputError: anything else.
     """
     if not isinstance(text, str):
-        raise InputError(source, where, 'must be a string: "identical", "tokens >= N" or "refused"')
+        raise InputError(source, where, 'must be a string: "identical", "differs", "tokens >= N" or "refused"')
     t = " ".join(text.split())
-    if t in ("identical", "refused"):
+    if t in ("identical", "differs", "refused"):
         return Expectation(t, None, t)
     m = _TOKENS.match(t)
     if m:
         return Expectation("tokens>=", int(m.group(1).replace("_", "").replace(",", "")), t)
-    raise InputError(source, where, f'unknown expectation {text[:80]!r} ("identical", "tokens >= N" or "refused")')
+    raise InputError(
+        source, where, f'unknown expectation {text[:80]!r} ("identical", "differs", "tokens >= N" or "refused")'
+    )
 
 
 def _name(value: str, source: str, where: str) -> str:
@@ -366,11 +370,4 @@ def load_matrix(path: str | Path, workdir: Path) -> Matrix:
     """
     p = Path(path)
     source = str(path)
-    try:
-        with open_regular(p, source) as fh:
-            data = tomllib.loads(fh.read().decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, None, f"cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(source, None, f"invalid TOML: {exc}") from None
-    return parse_matrix(data, source, p.parent, workdir)
+    return parse_matrix(read_toml(p, source), source, p.parent, workdir)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import signal
 import socket
 import time
@@ -99,7 +100,7 @@ def plan_task(
 
     :raises InputError: dryboot refuses the inputs (named).
     """
-    source = f"{task.cell_id} (flags)"
+    source = "flags"
     cmd = parse_serve(["vllm", "serve", task.model, *task.argv], {}, source)
     extra: dict[str, object] = {"vllm-version": version}
     if parse_gpu(task.gpu) != H200:
@@ -108,7 +109,10 @@ def plan_task(
     policies = Policies(grouping, unification)
     if budgeted:
         prof = Profile(task.cell_id, sp.model, sp.args, sp.drafter, {"model": task.model}, None, Path("/"))
-        return plan_profile(prof, ProfileArm(task.arm, version, policies), source)
+        try:
+            return plan_profile(prof, ProfileArm(task.arm, version, policies), source)
+        except InputError as exc:  # said as plan says it: the flag and why, not the profile's name
+            raise InputError("flags", None, exc.reason.removeprefix(f"{source}: ")) from None
     return plan(sp.model, sp.args, drafter=sp.drafter, policies=policies)
 
 
@@ -181,6 +185,15 @@ def run_task(task: BootTask) -> TaskResult:
             except InputError as exc:
                 return _result(task, "refused", Figures(refusal=exc.line()), exc.line(), t0)
             fig = plan_figures(p)
+            if fig.refusal is None and fig.tokens is None and needs_budget(list(task.argv)):
+                # no budget predicted: vLLM would not start (won't), or dryboot cannot say (named)
+                note = next((n for n in reversed(p.notes) if n.startswith("KV budget")), "KV budget not estimated")
+                won = re.search(r"verdict won't: (.*)", note)
+                if won:
+                    return _result(
+                        task, "refused", Figures(refusal=f"won't: {won.group(1)}"), f"won't: {won.group(1)}", t0
+                    )
+                return _result(task, "error", None, f"dryboot's model: {note}", t0)
             return _result(task, "ok" if fig.refusal is None else "refused", fig, fig.refusal, t0)
         return _boot(task, t0)
     except Exception as exc:  # one task's failure is its result, never the worker's end
