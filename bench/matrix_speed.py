@@ -14,6 +14,11 @@ Run from the repository root (needs vLLM 0.28.0's boot environment)::
    cell (dryboot's plan of the cell included in its own task).
 3. The alternative: ``--processes`` cells each run as its own ``dryboot boot`` process (vLLM's
    import every time) -> seconds per cell, and the ratio to the warm per-cell cost.
+4. With ``--ray`` (needs ``dryboot[ray]``): the same matrix on a local Ray cluster the bench
+   starts (``ray start --head`` on loopback, two CPUs: two actors,
+   :func:`dryboot.matrix.ray_backend.local_head`) -> cells per second against 1 and 2 local
+   workers (the actors' start and vLLM's import in each are part of the wall time, as the pool's
+   are; attaching to the cluster is not).
 
 The interpreter: ``--python``, else ``$DRYBOOT_BOOT_PYTHON``, else ``~/.cache/dryboot/boot-env/0.28.0``.
 Wall times on a shared machine vary with its load: the script prints the 1-minute load average
@@ -79,6 +84,28 @@ def _run(path: Path, workers: int, work: Path) -> tuple[MatrixResult, float]:
     return res, time.perf_counter() - t0
 
 
+def _ray_column(path: Path, work: Path, rates: dict[int, float]) -> None:
+    from dryboot.matrix.ray_backend import RayBackend, local_head
+
+    with local_head(cpus=2) as address:
+        backend = RayBackend(address)
+        try:
+            matrix = load_matrix(path, work / "models")
+            t0 = time.perf_counter()
+            res = run_matrix(matrix, backend, Cache(None), None, work / "ray")
+            wall = time.perf_counter() - t0
+        finally:
+            backend.close()
+    n = len(res.cells)
+    rate = n / wall
+    bad = [c.id for c in res.cells if c.status != "met"]
+    versus = ", ".join(f"x{rate / rates[w]:.2f} of {w} local worker(s)" for w in sorted(rates) if w <= 2)
+    print(
+        f"  Ray, 2 actors on a local cluster: {n} cells in {wall:.1f} s = {rate:.2f} cells/s ({versus}; load {_load()})"
+        + (f"; not met: {bad[:3]}" if bad else "")
+    )
+
+
 def _load() -> str:
     try:
         return f"{os.getloadavg()[0]:.1f}"
@@ -91,6 +118,7 @@ def main() -> int:
     ap.add_argument("--python", default=os.environ.get("DRYBOOT_BOOT_PYTHON"))
     ap.add_argument("--cells", type=int, default=60, help="cells of the matrix (rounded up to whole models x 6 GPUs)")
     ap.add_argument("--processes", type=int, default=3, help="cells run as one `dryboot boot` process each")
+    ap.add_argument("--ray", action="store_true", help="also on a local two-CPU Ray cluster (dryboot[ray])")
     opts = ap.parse_args()
     python = opts.python or str(default_env_dir("0.28.0") / "bin" / "python")
     if not Path(python).is_file():
@@ -122,6 +150,8 @@ def main() -> int:
                     f"  warm worker: median engine start {statistics.median(warm):.2f} s a cell "
                     f"(first cell, with vLLM's import: {boots[0]:.1f} s); dryboot's plan {plan_s:.3f} s"
                 )
+        if opts.ray:
+            _ray_column(path, work, rates)
         tree = installed_vllm(python).parent
         per_process = []
         for model, gpu in list(zip(MODELS, GPUS, strict=False))[: opts.processes]:

@@ -44,9 +44,15 @@ import contextlib
 import dataclasses
 import hashlib
 import os
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -446,3 +452,75 @@ class RayBackend:
             self._stop_actors()
         if self._owns and self.ray.is_initialized():
             self.ray.shutdown()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def local_head(cpus: int = 2, object_store_bytes: int = 200_000_000, timeout_s: float = 120.0) -> Iterator[str]:
+    """A one-machine Ray cluster for tests and benches: ``ray start --head`` on loopback with
+    ``cpus`` CPUs (so ``cpus`` actors), ``object_store_bytes`` of object store, no dashboard, its
+    ports picked free, in a temporary directory of its own; yields its address (``127.0.0.1:PORT``).
+    ``--block`` keeps the head and its processes in one process group, which the exit ends
+    (SIGTERM, then SIGKILL): this cluster's processes only, never another Ray on the machine.
+
+    :raises InputError: Ray is not installed, or the head did not start (its log's tail).
+    """
+    _ray()
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths must fit 107 bytes
+    port = _free_port()
+    ports = {
+        "--port": port,
+        "--dashboard-agent-listen-port": _free_port(),
+        "--dashboard-agent-grpc-port": _free_port(),
+        "--metrics-export-port": _free_port(),
+        "--runtime-env-agent-port": _free_port(),
+    }
+    beside = Path(sys.executable).parent / "ray"
+    cli = str(beside) if beside.is_file() else (shutil.which("ray") or "ray")
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    env.pop("RAY_ADDRESS", None)
+    log_path = Path(temp) / "head.log"
+    with open(log_path, "w") as log:
+        head = subprocess.Popen(
+            [
+                cli,
+                "start",
+                "--head",
+                "--node-ip-address=127.0.0.1",
+                *(f"{k}={v}" for k, v in ports.items()),
+                f"--num-cpus={cpus}",
+                "--include-dashboard=false",
+                f"--object-store-memory={object_store_bytes}",
+                "--disable-usage-stats",
+                f"--temp-dir={temp}",
+                "--block",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + timeout_s
+        while "Ray runtime started" not in log_path.read_text(errors="replace"):
+            if head.poll() is not None or time.monotonic() > deadline:
+                tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+                raise InputError("ray start --head", None, f"the head did not start: {tail[0]}")
+            time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 10.0)):
+            try:
+                os.killpg(head.pid, sig)
+            except ProcessLookupError:
+                break
+            with suppress(subprocess.TimeoutExpired):
+                head.wait(timeout=wait)
+        with suppress(ProcessLookupError):  # what the head's children left in its group
+            os.killpg(head.pid, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
