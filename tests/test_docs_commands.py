@@ -31,6 +31,7 @@ SKIPPED: dict[str, str] = {
     r"fidelity-env\.sh|tests/fidelity/": "needs vLLM's own environment (DRYBOOT_VLLM_PYTHON)",
     r"vllm serve Qwen/Qwen3-8B(?!.*--model)": "",  # filled below: a hub model without --model
     r"--from-version|site-packages-0\.2": "needs vLLM release trees (fetched from the network)",
+    r"^ray (start|stop)\b|--ray\b": "starts, uses or stops a Ray cluster (tests/matrix/test_ray_backend.py runs one)",
 }
 HUB = "names a hub model without --model: needs it in the Hugging Face cache"
 
