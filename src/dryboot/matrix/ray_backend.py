@@ -288,14 +288,21 @@ class RayBackend:
         if self._key == key and any(not a.dead for a in self._actors):
             return
         self._stop_actors()
-        probe = ray.remote(num_cpus=0)(_probe)
-        on_node = {
-            n["NodeID"]: probe.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
-            ).remote(list(trees))
-            for n in self.nodes
-        }
-        found = {node: ray.get(ref, timeout=300) for node, ref in on_node.items()}
+        found: dict[str, dict[str, str | None]] = {n["NodeID"]: {} for n in self.nodes}
+        if trees and self.ship == "auto":  # which node holds which tree, at the driver's path
+            probe = ray.remote(num_cpus=0)(_probe)
+            on_node = {
+                n["NodeID"]: probe.options(
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+                ).remote(list(trees))
+                for n in self.nodes
+            }
+            for node, ref in on_node.items():
+                try:
+                    found[node] = ray.get(ref, timeout=300)
+                except Exception as exc:  # a node lost, a probe that cannot start
+                    why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    raise InputError("--ray", self.address, f"node {node[:12]} did not answer: {why}") from None
         self.shipped = {
             n["NodeID"]: [
                 r
