@@ -196,6 +196,12 @@ class _Actor:
     alone: bool = False
     #: restarting (monotonic seconds until it is tried again)
     resting_until: float = 0.0
+    #: died, and Ray restarts it: no task until its health probe answers
+    recovering: bool = False
+
+    def ready(self, now: float) -> bool:
+        """Takes tasks now."""
+        return not self.dead and not self.recovering and self.resting_until <= now
 
 
 def _dryboot_dir() -> str:
@@ -360,6 +366,7 @@ class RayBackend:
         avoid: dict[tuple[str, str], set[int]] = {}
         deaths: dict[tuple[str, str], int] = {}
         inflight: dict[Any, tuple[int, BootTask, float]] = {}
+        probes: dict[Any, int] = {}  # a restarting actor's health probe -> the actor
         timed_out: set[Any] = set()
 
         def next_task(i: int) -> BootTask | None:
@@ -388,31 +395,35 @@ class RayBackend:
             done(_result(t, "error", None, reason, time.perf_counter()))
 
         while groups or inflight:
-            if not any(not a.dead for a in self._actors):
+            if not any(not a.dead for a in self._actors):  # what is in flight still answers (an error)
                 for q in groups.values():
                     for t in q:
                         fail(t, "every Ray actor died")
                 groups.clear()
-                break
+                if not inflight:
+                    break
             now = time.monotonic()
             for i, actor in enumerate(self._actors):
-                while not actor.dead and actor.resting_until <= now and actor.inflight < PER_ACTOR:
+                while actor.ready(now) and actor.inflight < PER_ACTOR:
                     nxt = next_task(i)
                     if nxt is None:
                         break
                     inflight[actor.handle.run.remote(nxt)] = (i, nxt, time.monotonic())
                     actor.inflight += 1
-            if not inflight and any(a.resting_until > now for a in self._actors if not a.dead):
+            if not inflight and not probes and any(a.resting_until > now for a in self._actors if not a.dead):
                 time.sleep(0.2)  # an actor restarts
                 continue
-            if not inflight:  # no actor would take what is left (cannot happen: named, not a hang)
+            if not inflight and not probes:  # no actor would take what is left (named, not a hang)
                 for q in groups.values():
                     for t in q:
                         fail(t, "no Ray actor could take the task")
                 groups.clear()
                 break
-            ready, _ = ray.wait(list(inflight), num_returns=1, timeout=1.0)
+            ready, _ = ray.wait([*inflight, *probes], num_returns=1, timeout=1.0)
             for ref in ready:
+                if ref in probes:
+                    self._probed(ref, probes)
+                    continue
                 i, t, _started = inflight.pop(ref)
                 actor = self._actors[i]
                 actor.inflight -= 1
@@ -430,10 +441,14 @@ class RayBackend:
                 except RayActorError as exc:
                     key = (t.cell_id, t.arm)
                     deaths[key] = deaths.get(key, 0) + 1
-                    actor.deaths += 1
-                    actor.env = None
-                    if actor.deaths > 1:
-                        actor.dead = True  # Ray restarts an actor once
+                    if not actor.recovering and not actor.dead:  # one death, whatever was in flight
+                        actor.deaths += 1
+                        actor.env = None
+                        if actor.deaths > 1:
+                            actor.dead = True  # Ray restarts an actor once
+                        else:
+                            actor.recovering = True
+                            probes[actor.handle.name.remote()] = i
                     why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                     if deaths[key] >= 2:
                         fail(t, f"worker died twice (Ray actor: {why})")
@@ -452,6 +467,24 @@ class RayBackend:
                     timed_out.add(ref)
                     fail(t, f"timed out: the engine start took more than {t.timeout_s:g} s")
                     self.ray.kill(self._actors[i].handle, no_restart=False)
+
+    def _probed(self, ref: Any, probes: dict[Any, int]) -> None:
+        """A restarting actor's health probe answered: the actor takes tasks again, is probed
+        again (still restarting), or is dead."""
+        from ray.exceptions import ActorUnavailableError
+
+        i = probes.pop(ref)
+        actor = self._actors[i]
+        try:
+            self.ray.get(ref, timeout=60)
+        except ActorUnavailableError:
+            time.sleep(0.5)
+            probes[actor.handle.name.remote()] = i
+        except Exception:  # the restart failed: Ray gives it up
+            actor.dead = True
+            actor.recovering = False
+        else:
+            actor.recovering = False
 
     def close(self) -> None:
         """Stop the actors (their warm sessions end) and detach from the cluster."""
