@@ -27,9 +27,11 @@ SKIPPED: dict[str, str] = {
     r"python3 -m pytest\b": "the test suite itself",
     r"\bdryboot boot-env\b": "builds vLLM's boot environment from the network (2.2 GB)",
     r"\bdryboot boot\b|--boot\b|~/\.cache/dryboot/boot-env|\"\$tree\"": "needs vLLM's boot environment",
+    r"reference-deployment-matrix\.toml": "needs vLLM's boot environment (a matrix of booted arms)",
     r"fidelity-env\.sh|tests/fidelity/": "needs vLLM's own environment (DRYBOOT_VLLM_PYTHON)",
     r"vllm serve Qwen/Qwen3-8B(?!.*--model)": "",  # filled below: a hub model without --model
     r"--from-version|site-packages-0\.2": "needs vLLM release trees (fetched from the network)",
+    r"^ray (start|stop)\b|--ray\b": "starts, uses or stops a Ray cluster (tests/matrix/test_ray_backend.py runs one)",
 }
 HUB = "names a hub model without --model: needs it in the Hugging Face cache"
 

@@ -19,7 +19,7 @@ from .errors import InputError
 TYPE_CHECKING = False  # not typing's: the patch fast path (dryboot.__main__) imports neither typing nor pathlib
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import BinaryIO
+    from typing import Any, BinaryIO
 
 __all__ = ["check_regular", "file_kind", "open_regular", "read_regular", "require_regular"]
 
@@ -119,6 +119,24 @@ def open_regular(path: str | Path, source: str | None = None) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_toml(path: str | Path, source: str | None = None) -> dict[str, Any]:
+    """The TOML document of the regular file at ``path`` (a profiles file, a matrix file).
+
+    :param source: the name a refusal gives (default: the path).
+    :raises InputError: the file cannot be read (not regular, not UTF-8), or is not TOML (the line named).
+    """
+    import tomllib  # at call: the patch fast path never reads TOML
+
+    name = str(path) if source is None else source
+    try:
+        with open_regular(path, name) as fh:
+            return tomllib.loads(fh.read().decode("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(name, None, f"cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(name, None, f"invalid TOML: {exc}") from None
 
 
 def _open_regular_fd(path: str | Path, name: str, where: str | None) -> tuple[int, int]:

@@ -816,8 +816,22 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
     return dict(specs)
 
 
+def _set_gpu(g: dict[str, Any]) -> None:
+    """Answer as GPU ``g`` (``--gpu``'s JSON, or a case's ``gpu``) from now on: the stand-in
+    platform and ``torch.cuda.get_device_properties`` read these fields at each call."""
+    GPU.name = str(g.get("name", GPU.name))
+    GPU.capability = tuple(int(x) for x in g.get("capability", GPU.capability))  # type: ignore[assignment]
+    GPU.total_memory = int(g.get("total_memory", GPU.total_memory))
+    GPU.sm_count = int(g.get("sm_count", GPU.sm_count))
+
+
 def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
     t0 = time.perf_counter()
+    # a case may name its own GPU (one process serves several GPUs; the caches that could hold
+    # the last GPU's answers are cleared just below); without one, the process's --gpu
+    saved_gpu = dataclasses.asdict(GPU)
+    if case.get("gpu"):
+        _set_gpu(case["gpu"])
     _reset_per_process_caches()
     capture.take()
     res: dict[str, Any] = {"id": case.get("id"), "ok": False}
@@ -946,6 +960,7 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         if os.environ.get("E2E_ORACLE_TRACEBACKS"):
             res["traceback"] = "".join(traceback.format_exception(type(e), e, e.__traceback__)[-6:])
     finally:
+        _set_gpu(saved_gpu)
         for k, v in saved_env.items():
             if v is None:
                 os.environ.pop(k, None)
@@ -994,11 +1009,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts.tree:
         sys.path.insert(0, os.path.abspath(opts.tree))
     if opts.gpu:
-        g = json.loads(opts.gpu)
-        GPU.name = str(g.get("name", GPU.name))
-        GPU.capability = tuple(int(x) for x in g.get("capability", GPU.capability))  # type: ignore[assignment]
-        GPU.total_memory = int(g.get("total_memory", GPU.total_memory))
-        GPU.sm_count = int(g.get("sm_count", GPU.sm_count))
+        _set_gpu(json.loads(opts.gpu))
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # anything vLLM prints must not corrupt the JSON lines
     t0 = time.perf_counter()

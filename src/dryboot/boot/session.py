@@ -238,11 +238,20 @@ class BootSession:
         return meta
 
     def boot(
-        self, model: str, argv: list[str], env: dict[str, str] | None = None, budget: dict[str, Any] | None = None
+        self,
+        model: str,
+        argv: list[str],
+        env: dict[str, str] | None = None,
+        budget: dict[str, Any] | None = None,
+        gpu: GPU | None = None,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
         """One engine start of ``model`` (a directory holding config.json) under vLLM ``argv``;
         without ``--kv-cache-memory-bytes``, ``budget`` (:meth:`dryboot.boot.budget.BootBudget.case`)
-        gives the KV budget's terms other than the tree's weights.
+        gives the KV budget's terms other than the tree's weights. ``gpu``: this engine start's
+        faked GPU (``None``: the session's); the child clears vLLM's per-process caches before
+        each start, so one session serves several GPUs. ``timeout``: seconds (default
+        :data:`CASE_TIMEOUT`) before the start counts as hung.
 
         :returns: the child's answer (see ``engine_start.py``): ``ok``, ``stage``, ``error``,
             ``block_size``, ``groups``, ``num_blocks``, ``tokens``, ``concurrency``,
@@ -255,6 +264,8 @@ class BootSession:
             case["env"] = env
         if budget:
             case["budget"] = budget
+        if gpu is not None and gpu != self.gpu:
+            case["gpu"] = asdict(gpu)
         assert self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(case) + "\n")
@@ -262,7 +273,7 @@ class BootSession:
         except (BrokenPipeError, OSError):
             return {"id": case["id"], "ok": False, "stage": "crash", "error": "the boot process has exited"}
         try:
-            line = self._lines.get(timeout=CASE_TIMEOUT)
+            line = self._lines.get(timeout=CASE_TIMEOUT if timeout is None else timeout)
         except queue.Empty:
             line = None
         if line is None:

@@ -27,6 +27,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "check-log": ("dryboot.cli.checklog_cmd", "check_log"),
     "sweep": ("dryboot.cli.sweep_cmd", "sweep"),
     "profiles": ("dryboot.cli.profiles_cmd", "profiles"),
+    "matrix": ("dryboot.cli.matrix_cmd", "matrix"),
     "promote": ("dryboot.cli.profiles_cmd", "promote"),
     "hunks": ("dryboot.cli.patch_cmds", "hunks"),
     "series": ("dryboot.cli.patch_cmds", "series"),

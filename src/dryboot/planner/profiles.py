@@ -35,14 +35,13 @@ Paths are relative to the file. Unknown keys are errors naming the table and key
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError
-from dryboot.inputs import open_regular
+from dryboot.inputs import read_toml
 from dryboot.planner.budget import budget_note, drafter_weights_term, plan_with_budget, wants_budget
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
@@ -184,13 +183,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
     """
     p = Path(path)
     source = str(p)
-    try:
-        with open_regular(p, source) as fh:
-            data = tomllib.loads(fh.read().decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, None, f"cannot read: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(source, None, f"invalid TOML: {exc}") from None
+    data = read_toml(p, source)
     unknown = set(data) - {"defaults", "custom-kv-cache-dtypes", "drafter", "profiles", "arms"}
     if unknown:
         raise InputError(source, sorted(unknown)[0], "unknown table")
