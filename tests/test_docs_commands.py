@@ -5,7 +5,10 @@ never a traceback. The extraction is generic: a new ``bash`` block on any page i
 
 What cannot run here is listed in :data:`SKIPPED`, each pattern with its reason (the network,
 vLLM's boot environment, a Hugging Face cache); a command whose ``&&`` parts are all skipped is
-reported as skipped, one with some parts left runs those."""
+reported as skipped, one with some parts left runs those. The vLLM releases ``series port
+--from-version`` fetches are stood in for by the files of 0.27.1, 0.28.0 and 0.29.0 that the
+bundled stack touches (``tests/data/port/syv-qwen38-27b-rtx3090/releases.tar.xz``), laid out in a
+``$DRYBOOT_CACHE`` of the run's own as a fetched release is."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -30,8 +34,9 @@ SKIPPED: dict[str, str] = {
     r"reference-deployment-matrix\.toml": "needs vLLM's boot environment (a matrix of booted arms)",
     r"fidelity-env\.sh|tests/fidelity/": "needs vLLM's own environment (DRYBOOT_VLLM_PYTHON)",
     r"vllm serve Qwen/Qwen3-8B(?!.*--model)": "",  # filled below: a hub model without --model
-    r"--from-version|site-packages-0\.2": "needs vLLM release trees (fetched from the network)",
     r"^ray (start|stop)\b|--ray\b": "starts, uses or stops a Ray cluster (tests/matrix/test_ray_backend.py runs one)",
+    r"series port patches/": "a walk-through on a stack of the reader's own (a conflict is edited by hand between "
+    "its commands)",
 }
 HUB = "names a hub model without --model: needs it in the Hugging Face cache"
 
@@ -91,6 +96,18 @@ def test_the_pages_have_commands_and_the_skips_are_named() -> None:
     ran = [c for cmds in found.values() for _, c in cmds if runnable(c)[0] is not None]
     assert any("examples/serve.yaml" in c for c in ran)
     assert any("Qwen--Qwen3-8B/ --gpu" in c for c in ran)
+    assert any("syv-qwen38-27b-rtx3090/patches --from-version" in c for c in ran)
+    assert any('--from "$trees/0.27.1"' in c for c in ran)
+
+
+def release_cache(dest: Path) -> Path:
+    """A ``$DRYBOOT_CACHE`` whose ``releases/X/`` hold the bundled stack's files of each release,
+    stamped as ``boot.releases.release_tree`` stamps a fetched one (so nothing is fetched)."""
+    with tarfile.open(REPO / "tests" / "data" / "port" / "syv-qwen38-27b-rtx3090" / "releases.tar.xz") as t:
+        t.extractall(dest / "releases", filter="data")
+    for tree in (dest / "releases").iterdir():
+        (tree / ".dryboot-release").write_text(f"vllm=={tree.name}: the bundled sample of the touched files\n")
+    return dest
 
 
 def copy_of_the_tree(dest: Path) -> Path:
@@ -136,6 +153,7 @@ def test_every_command_of_the_page_runs_as_written(page: Path, tmp_path: Path) -
         "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(tree / "src"),
         "HF_HUB_CACHE": str(tmp_path / "no-hub-cache"),
+        "DRYBOOT_CACHE": str(release_cache(tmp_path / "dryboot-cache")),
         "TMPDIR": str(tmp_path),
     }
     subprocess.run(["bash", "-c", "\n".join(script)], cwd=tree, env=env, timeout=600, check=False)

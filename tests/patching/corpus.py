@@ -334,6 +334,19 @@ def gnu_apply(
     return p.returncode, offsets, p.stdout + p.stderr
 
 
+def gnu_series(tree: Path, series: Path, dest: Path) -> tuple[Path, dict[str, str]]:
+    """``tree`` copied to ``dest`` with ``series`` applied by a GNU patch loop (:func:`gnu_apply`,
+    each series line's options); the patches GNU patch failed on, with its output (their hunks left
+    out, as dpkg-source would refuse them)."""
+    shutil.copytree(tree, dest, symlinks=True)
+    failed = {}
+    for name, opts in read_entries(series):
+        rc, _, out = gnu_apply(dest, series / name, opts)
+        if rc != 0:
+            failed[name] = out
+    return dest, failed
+
+
 def release_series(trees: list[Path], stack: Path) -> list[str]:
     """A series in ``stack`` made from consecutive release trees (siblings under one directory):
     ``diff -ruN`` between neighbours cut into one patch per changed file, named

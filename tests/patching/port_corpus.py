@@ -129,13 +129,8 @@ def sub_series(stack: C.Stack, names: list[str], dest: Path) -> Path:
 def gnu_tree(tree: Path, series: Path, dest: Path) -> tuple[Path, list[str]]:
     """``tree`` copied to ``dest`` with ``series`` applied by a GNU patch loop; the names of the
     patches GNU patch failed on (their hunks left out, as dpkg-source would refuse them)."""
-    shutil.copytree(tree, dest, symlinks=True)
-    failed = []
-    for name, opts in C.read_entries(series):
-        rc, _, _ = C.gnu_apply(dest, series / name, opts)
-        if rc != 0:
-            failed.append(name)
-    return dest, failed
+    dest, failed = C.gnu_series(tree, series, dest)
+    return dest, list(failed)
 
 
 def change_of(path: Path, strip: int = 1) -> list[tuple[str, list[bytes]]]:

@@ -98,11 +98,8 @@ def tree(root: Path) -> dict[str, bytes]:
 
 def applied(new: Path, series: Path, work: Path) -> dict[str, bytes]:
     """``new`` with ``series`` applied by a GNU patch loop (-p1, fuzz 0)."""
-    dest = work / "applied"
-    shutil.copytree(new, dest)
-    for name, opts in C.read_entries(series):
-        rc, _, out = C.gnu_apply(dest, series / name, opts)
-        assert rc == 0, out
+    dest, failed = C.gnu_series(new, series, work / "applied")
+    assert not failed, failed
     return tree(dest)
 
 

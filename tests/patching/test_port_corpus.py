@@ -147,3 +147,63 @@ def test_patches_the_maintainers_dropped_as_upstream_are_upstream(
     assert upstream == dropped
     kept = {n for n, _ in pr.new.entries}
     assert not kept & set(upstream)
+
+
+#: Buildroot's series (another distribution's packaging; tests/data/port/buildroot/SOURCE): the
+#: package, its older and newer version (Buildroot folders) and Debian suites of the same upstream
+#: versions, and the number of patches Buildroot carried with the same change at both (refreshed)
+BUILDROOT = Path(__file__).resolve().parent.parent / "data" / "port" / "buildroot"
+BUILDROOT_CASES: list[tuple[str, str, str, str, str, int]] = [
+    ("busybox", "1.30.1", "bullseye", "1.35.0", "bookworm", 2),
+    ("busybox", "1.35.0", "bookworm", "1.37.0", "trixie", 4),
+    ("nettle", "3.7.3", "bullseye", "3.8.1", "bookworm", 1),
+    ("nettle", "3.8.1", "bookworm", "3.10.1", "trixie", 1),
+    ("wget", "1.21.3", "bookworm", "1.25.0", "trixie", 1),
+]
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("package", "v_old", "s_old", "v_new", "s_new", "count"),
+    BUILDROOT_CASES,
+    ids=[f"buildroot-{c[0]}-{c[1]}-{c[3]}" for c in BUILDROOT_CASES],
+)
+def test_buildroot_refresh_is_reproduced(
+    tmp_path: Path, package: str, v_old: str, s_old: str, v_new: str, s_new: str, count: int
+) -> None:
+    """Buildroot's patches of the older version that the newer carries with the same change,
+    ported from Debian's pristine tree of the older upstream version to the newer's: the tree
+    Buildroot's refreshed patches leave (GNU patch, -p1 --fuzz 0), byte for byte, and git am -3's."""
+    try:
+        old = P.stack_in(s_old, package, tmp_path / "old")
+        new = P.stack_in(s_new, package, tmp_path / "new")
+    except C.FetchError as exc:
+        pytest.fail(f"cannot fetch {package}: {exc}")
+    br_old, br_new = BUILDROOT / f"{package}-{v_old}", BUILDROOT / f"{package}-{v_new}"
+    names_new = [n for n, _ in C.read_entries(br_new)]
+    changes_new = {repr(P.change_of(br_new / n)): n for n in names_new}
+    pairs = [(n, changes_new.get(repr(P.change_of(br_old / n)))) for n, _ in C.read_entries(br_old)]
+    common = [(a, b) for a, b in pairs if b is not None]
+    assert len(common) == count, common
+    old_series, truth_series = tmp_path / "old-series", tmp_path / "truth-series"
+    for series, names, src in (
+        (old_series, [a for a, _ in common], br_old),
+        (truth_series, [b for _, b in common], br_new),
+    ):
+        series.mkdir()
+        for n in names:
+            shutil.copyfile(src / n, series / n)
+        (series / "series").write_text("".join(n + "\n" for n in names))
+    res = port_series(str(old_series), str(old.tree), str(new.tree), str(tmp_path / "out"))
+    assert res.ok and all(p.status == "ported" for p in res.patches), [(p.name, p.status) for p in res.patches]
+    files = P.touched(old_series, truth_series, tmp_path / "out")
+    new_files = P.subset(new.tree, files, tmp_path / "new-files")
+    truth, failed = P.gnu_tree(new_files, truth_series, tmp_path / "truth")
+    assert failed == []
+    mine, failed = P.gnu_tree(new_files, tmp_path / "out", tmp_path / "mine")
+    assert failed == []
+    assert C.diff_keys(C.snapshot(mine), C.snapshot(truth)) == []
+    am3, _ = git_am3(P.subset(old.tree, files, tmp_path / "old-files"), new_files, old_series, tmp_path / "am3")
+    assert am3 is not None
+    assert C.diff_keys(am3, tree(mine)) == []

@@ -58,6 +58,33 @@ def test_bare_signature_separator_is_not_a_removed_line(tmp_path: Path) -> None:
         assert (tmp_path / f"out{k}" / "1.patch").read_text().endswith(footer.replace("\r", ""))
 
 
+#: Buildroot's snooze series: its first patch is a real git format-patch mail whose last hunk is
+#: followed by a bare "--" (see its SOURCE)
+SNOOZE = Path(__file__).resolve().parent.parent / "data" / "port" / "buildroot-snooze"
+
+
+def test_a_real_patch_ending_in_a_bare_separator(tmp_path: Path) -> None:
+    """Buildroot's snooze series on snooze 0.5 (the tree Buildroot applies it to): the bare
+    ``--`` after the last hunk ends the hunk, as GNU patch reads it; ported to 0.5.1, which
+    carries both changes, the two patches are upstream and the tree is git am -3's."""
+    series = SNOOZE / "patches"
+    first = series / "0001-fix-snooze-n-format-string.patch"
+    assert b"\n \t\t\t} else {\n--\n2.43.0\n" in first.read_bytes()  # the input is what this test is about
+    r = run_cli("hunks", "check", str(first))
+    assert r.exit_code == 0, r.output
+    gnu, failed = C.gnu_series(SNOOZE / "releases" / "0.5", series, tmp_path / "gnu")
+    assert not failed, failed
+    mine = shutil.copytree(SNOOZE / "releases" / "0.5", tmp_path / "mine")
+    r = run_cli("series", "apply", str(series), "--to", str(mine))
+    assert r.exit_code == 0, r.output
+    assert tree(mine) == tree(gnu)
+    old, new = SNOOZE / "releases" / "0.5", SNOOZE / "releases" / "0.5.1"
+    res = port_series(str(series), str(old), str(new), str(tmp_path / "out"))
+    assert [p.status for p in res.patches] == ["upstream", "upstream"]
+    want, applied_count = git_am3(old, new, series, tmp_path / "am3")
+    assert want == tree(new) and applied_count == 2  # "No changes -- Patch already applied", twice
+
+
 def test_a_bare_separator_before_an_orphan_hunk_stays_an_error(tmp_path: Path) -> None:
     """Only prose may follow it: a later ``@@`` with no file header (GNU patch would drop it
     silently) keeps the count error."""

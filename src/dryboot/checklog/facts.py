@@ -102,7 +102,8 @@ _BACKENDS = (
     re.compile(r"Using (?P<backend>[A-Z][A-Z0-9_]+) backend\.?$"),
 )
 _ENGINE_CONFIG = re.compile(r"LLM engine (?:\(v[^)\s]*\) )?with config: (?P<config>.*)")
-_ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
+#: vLLM's ``Resolved architecture: X`` line (``config/model.py``), read here and by the parser
+ARCHITECTURE_LINE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _FREE = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\)")
 _OOM = re.compile(
     r"CUDA out of memory\. Tried to allocate (?P<alloc>[\d.]+ [GM]iB)\.(?: GPU (?P<gpu>\d+) has a total "
@@ -172,7 +173,7 @@ def read_facts(message: str, line: LogLine) -> list[Fact]:
                     value = {"half": "float16", "float": "float32"}.get(value, value)
                 text = km.group(0) if not name.startswith(("speculative", "num_spec")) else f"{said}={km['v']}"
                 out.append(Fact(name, value, text if len(text) <= 80 else text[:77] + "...", line))
-    if "Resolved architecture" in message and (m := _ARCHITECTURE.search(message)):
+    if "Resolved architecture" in message and (m := ARCHITECTURE_LINE.search(message)):
         out.append(Fact("architecture", m["arch"], m.group(0), line))
     if "Free memory on device" in message and (m := _FREE.search(message)):
         out.append(Fact("gpu_total_gib", m["total"], m.group(0), line))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import BinaryIO, cast
 
+from dryboot.checklog.facts import ARCHITECTURE_LINE as _ARCHITECTURE
 from dryboot.checklog.facts import TRIGGER_WORDS as FACT_WORDS
 from dryboot.checklog.facts import Fact, read_facts
 from dryboot.errors import InputError
@@ -634,7 +635,6 @@ _VERSION_PATTERNS = (
 _LOGO_MODEL = re.compile(r"█.*\bmodel\s+(?P<model>\S+)")
 _ARGS = re.compile(r"(?:^|\s)non-default args: (?P<args>\{.*?)\s*$")
 _NAMESPACE_ARGS = re.compile(r"(?:^|\s)args: (?P<args>Namespace\(.*\))\s*$")
-_ARCHITECTURE = re.compile(r"Resolved architecture: (?P<arch>\S+)")
 _MAX_MODEL_LEN = re.compile(r"Using max model len (?P<n>\d+)")
 _BATCHED = re.compile(r"Chunked prefill is enabled with max_num_batched_tokens=(?P<n>\d+)\.")
 _AVAILABLE = re.compile(r"Available KV cache memory: (?P<gib>-?[\d.]+) GiB")

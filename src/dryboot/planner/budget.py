@@ -6,14 +6,14 @@ concurrency are vLLM's own at the estimate; the low and high bounds are planned 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.planner.flags import MODEL_FREE_METHODS
-from dryboot.planner.plan import Drafter, Plan, Policies, plan
+from dryboot.planner.plan import Drafter, Plan, Policies, plans_by_memory
 from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.coordinator import Invariant
 from dryboot.vllm.engine_args import EngineArgs
@@ -293,7 +293,9 @@ def plan_with_budget(
         ``ngram`` / ``suffix``) without them is undetermined, ``drafter_weights_refused`` saying why.
     :raises InputError: bad flags or model (as :func:`~dryboot.planner.plan.plan`).
     """
-    base = plan(model, args, drafter=drafter, policies=policies)
+    # the engine config and the layout resolved once; each plan below differs in its KV budget
+    plan_at = plans_by_memory(model, args, drafter=drafter, policies=policies)
+    base = plan_at()
     method = args.speculative_method or (drafter.method if drafter is not None else None)
     if weights_bytes is not None and drafter_weights is None and method and method not in MODEL_FREE_METHODS:
         weights_bytes, weights_refused = (
@@ -347,9 +349,7 @@ def plan_with_budget(
     def at(b: Budget) -> dict[str, Plan]:
         kv = b.available_kv_cache_bytes
         return {
-            name: plan(
-                model, args.evolve(non_kv_memory_bytes=b.requested_bytes - value), drafter=drafter, policies=policies
-            )
+            name: plan_at(non_kv_memory_bytes=b.requested_bytes - value)
             for name, value in (("estimate", kv.estimate), ("low", kv.low), ("high", kv.high))
         }
 
@@ -377,7 +377,7 @@ def plan_with_budget(
             safe_refused="the weights alone exceed the requested share",
         )
     safe = safe_kv_cache_memory_bytes(budget, margin)
-    refused, max_len = _pool_refused(model, args, safe, heaviest, drafter, policies)
+    refused, max_len = _pool_refused(plan_at, args, safe, heaviest)
     if refused is not None and verdict is not None and verdict.word == "fits":
         verdict = Verdict(
             "tight",
@@ -400,21 +400,17 @@ def plan_with_budget(
 
 
 def _pool_refused(
-    model: ModelGeometry,
-    args: EngineArgs,
-    pool: int,
-    weights_bytes: int,
-    drafter: Drafter | None,
-    policies: Policies | None,
+    plan_at: Callable[..., Plan], args: EngineArgs, pool: int, weights_bytes: int
 ) -> tuple[str | None, int | None]:
     """Whether vLLM accepts ``pool`` as ``--kv-cache-memory-bytes`` (the plan of that pool: one
     ``max_model_len`` request fits it, vLLM's ``check_enough_kv_cache_memory``, and the weights
     and it fit the GPU, :func:`weights_check`): ``(None, None)`` when it does, else why not and
-    the largest ``max_model_len`` that fits it (vLLM's ``estimate_max_model_len``; 0: none)."""
+    the largest ``max_model_len`` that fits it (vLLM's ``estimate_max_model_len``; 0: none).
+    ``plan_at``: the model's plans by memory flags (:func:`~dryboot.planner.plan.plans_by_memory`)."""
     if pool <= 0:
         return "no room is left for a pinned pool: won't at any max length", 0
     pinned_args = args.evolve(kv_cache_memory_bytes=pool)
-    pinned = plan(model, pinned_args, drafter=drafter, policies=policies)
+    pinned = plan_at(kv_cache_memory_bytes=pool)
     err = pinned.memory_error
     if err is not None:
         longest = err.estimated_max_model_len

@@ -12,13 +12,14 @@ and the scheduler's block-size invariants (``resolve_kv_cache_block_sizes``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
 from dryboot.planner.policies.promotion import unify_layer_set_with_policy
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.config.resolve import Drafter, EngineConfig, create_engine_config
+from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
 from dryboot.vllm.engine_args import EngineArgs
@@ -172,6 +173,30 @@ def plan(
 def _plan_grouped(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     """The plan of a model whose caches take vLLM's KV cache groups: the state a mamba layer
     keeps, the block size, the specs, the groups, the capacity, the invariants."""
+    return _grouped_plan(cfg, _grouped_layout(cfg, policies, log), log)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a grouped plan holds before the capacity (nothing of it reads the KV budget)."""
+
+    policies: Policies
+    mamba: MambaState | None
+    block_size: int
+    decision: BlockSizeDecision | None
+    layers: LayerSet
+    stages: list[frozenset[str]] | None
+    table: LayerTable
+    decisions: tuple[Decision, ...]
+    grouping: Grouping | None
+    unify_error: UnifyError | None
+
+
+def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _Layout:
+    """The state a mamba layer keeps, the block size, the specs and the groups (their lines
+    appended to ``log``).
+
+    :raises InputError: what vLLM refuses while laying them out."""
     model = cfg.model  # as the release reads the config
     # the state a mamba layer would keep, from the config: a hybrid class aligns its attention
     # block to it even where this config gives it no mamba layer
@@ -200,6 +225,14 @@ def _plan_grouped(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan
             "which dryboot does not model",
         )
     table = LayerTable(initial=layers, unified=unified, num_target=num_target)
+    return _Layout(
+        policies, mamba, block_size, decision, layers, stages, table, tuple(decisions), grouping, unify_error
+    )
+
+
+def _grouped_plan(cfg: EngineConfig, layout: _Layout, log: list[str]) -> Plan:
+    """The plan of ``layout`` under ``cfg``'s KV budget: the capacity and the invariants."""
+    grouping, unify_error, stages, block_size = layout.grouping, layout.unify_error, layout.stages, layout.block_size
     capacity, memory_error, max_model_len = _kv_cache_capacity(cfg, grouping, log, stages)
     scheduler_block = hash_block = None
     invariants: list[Invariant] = []
@@ -214,22 +247,25 @@ def _plan_grouped(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan
         )
     if grouping is not None and grouping.runs:
         scheduler_block, hash_block, hash_error = resolve_kv_cache_block_sizes(grouping, cfg.args, block_size)
-        invariants.extend(check_invariants(grouping, scheduler_block, hash_block, hash_error, table, cfg.backends))
+        invariants.extend(
+            check_invariants(grouping, scheduler_block, hash_block, hash_error, layout.table, cfg.backends)
+        )
     invariants.extend(_fit_invariant(capacity, memory_error, max_model_len))
+    mamba = layout.mamba
     return Plan(
-        model=model,
+        model=cfg.model,
         args=cfg.args,
         rules=cfg.rules,
-        policies=policies,
+        policies=layout.policies,
         model_dtype=cfg.model_dtype,
         kv_cache_dtype=cfg.kv_cache_dtype,
         backend=cfg.backend,
         block_size=block_size,
-        block_decision=decision,
+        block_decision=layout.decision,
         mamba_page_size_bytes=state_bytes(mamba[1], mamba[2]) if mamba is not None else None,
         max_model_len=max_model_len,
-        layer_table=table,
-        decisions=tuple(decisions),
+        layer_table=layout.table,
+        decisions=layout.decisions,
         grouping=grouping,
         unify_error=unify_error,
         capacity=capacity,
@@ -240,8 +276,43 @@ def _plan_grouped(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan
         log=tuple(log),
         drafter=cfg.drafter,
         notes=cfg.notes + _parallel_notes(cfg.args, stages),
-        pipeline_stages=tuple(tuple(n for n in layers.order if n in s) for s in stages or ()),
+        pipeline_stages=tuple(tuple(n for n in layout.layers.order if n in s) for s in stages or ()),
     )
+
+
+def plans_by_memory(
+    model: ModelGeometry,
+    args: EngineArgs,
+    *,
+    drafter: Drafter | None = None,
+    policies: Policies | None = None,
+) -> Callable[..., Plan]:
+    """``at(**memory)``: :func:`plan` of ``model`` under ``args.evolve(**memory)``, for memory
+    flags (:data:`~dryboot.vllm.config.resolve.MEMORY_FLAGS`) given as keywords. The engine
+    config and the layout (mamba state, block size, specs, groups) read no memory flag: they are
+    resolved once, and each call computes the capacity (a KV budget's bounds, its pinned pool).
+
+    :raises InputError: what :func:`plan` refuses whatever the memory (at once), or a memory
+        flag it refuses (at the call)."""
+    policies = policies or Policies()
+    args.validate()
+    bare = args.evolve(**dict.fromkeys(MEMORY_FLAGS))
+    cfg = create_engine_config(model, bare, drafter)
+    if cfg.kv_cache_layout != "grouped":
+
+        def replan(**memory: int | None) -> Plan:
+            return plan(model, args.evolve(**memory), drafter=drafter, policies=policies)
+
+        return replan
+    log = list(cfg.log)
+    layout = _grouped_layout(cfg, policies, log)
+
+    def at(**memory: int | None) -> Plan:
+        given = args.evolve(**memory)
+        given.validate()
+        return _grouped_plan(with_memory(cfg, given), layout, list(log))
+
+    return at
 
 
 def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:

@@ -273,6 +273,8 @@ class EngineArgs:
         """Every field of the type it is declared with (the API takes any object; the CLI parses)."""
         for name, kinds in _FIELD_TYPES.items():
             value = self.__dict__[name]
+            if type(value) in _FIELD_EXACT_TYPES[name] and type(value) is not float:
+                continue  # exactly a declared type (the common case; a float is checked finite below)
             if value is None and type(None) in kinds:
                 continue
             if isinstance(value, bool) and bool not in kinds:
@@ -340,5 +342,8 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     )
     for f in fields(EngineArgs)
 }
+#: each field's types a value of exactly that type passes as (a ``bool`` passes an ``int`` field
+#: only where ``bool`` is declared: ``type(True)`` is ``bool``)
+_FIELD_EXACT_TYPES: dict[str, frozenset[type]] = {name: frozenset(kinds) for name, kinds in _FIELD_TYPES.items()}
 #: the largest memory figure taken (2**50 bytes, 1 PiB: no GPU comes near)
 MAX_MEMORY_BYTES = 1 << 50

@@ -620,6 +620,8 @@ class EngineConfig:
     max_concurrent_batches: int
     async_scheduling: bool
     kv_cache_layout: str
+    #: where ``notes`` holds the memory flags' notes (:func:`memory_notes`), as (start, end)
+    memory_notes_at: tuple[int, int] = (0, 0)
 
     @property
     def backends(self) -> dict[str, AttentionBackend]:
@@ -672,6 +674,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     args.validate()
     model, args, drafter = _for_release(model, args, drafter, rules)
     notes = [*args.input_notes, *_budget_notes(args, async_blocker)]
+    memory_at = (len(notes) - len(memory_notes(args)), len(notes))
     _check_release_inputs(model, args, rules)
     if args.trust_remote_code and model.config_class.auto_config:
         notes.append(
@@ -732,6 +735,27 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         max_concurrent_batches=max_concurrent_batches(model, args, drafter, rules, async_on),
         async_scheduling=async_on,
         kv_cache_layout=family_of(model).kv_cache_layout(model),
+        memory_notes_at=memory_at,
+    )
+
+
+#: the flags that size the KV budget and nothing else the engine config resolves
+MEMORY_FLAGS = ("kv_cache_memory_bytes", "non_kv_memory_bytes")
+
+
+def with_memory(cfg: EngineConfig, args: EngineArgs) -> EngineConfig:
+    """``cfg`` as :func:`create_engine_config` resolves it for ``args``, which differ from the
+    flags ``cfg`` was resolved for in :data:`MEMORY_FLAGS` alone (checked with
+    ``args.validate()`` by the caller): the same config, those flags and their notes. Nothing
+    else it resolves reads them (they size the budget, which the capacity takes)."""
+    resolved = cfg.args.evolve(**{name: getattr(args, name) for name in MEMORY_FLAGS})
+    start, end = cfg.memory_notes_at
+    notes = memory_notes(resolved)
+    return replace(
+        cfg,
+        args=resolved,
+        notes=(*cfg.notes[:start], *notes, *cfg.notes[end:]),
+        memory_notes_at=(start, start + len(notes)),
     )
 
 
@@ -765,6 +789,12 @@ def _budget_notes(args: EngineArgs, async_blocker: str | None) -> list[str]:
     notes = []
     if args.async_scheduling is None and async_blocker is not None:
         notes.append(f"async scheduling is off: {async_blocker}")
+    return notes + memory_notes(args)
+
+
+def memory_notes(args: EngineArgs) -> list[str]:
+    """What the memory flags leave out or make vLLM ignore."""
+    notes = []
     if args.kv_cache_memory_bytes is not None and args.gpu_memory_bytes is not None:
         notes.append(
             "--kv-cache-memory-bytes is the KV budget; --gpu-memory and --non-kv-memory are ignored (as vLLM does)"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import ModuleType
@@ -63,7 +64,9 @@ class Family:
     def module(self) -> ModuleType:
         if not self.name:
             return _NO_HOOKS
-        return importlib.import_module(f"dryboot.vllm.models.{self.name}")
+        # imported on first use; after that, the loaded module (a plan asks ~8 hooks)
+        name = f"dryboot.vllm.models.{self.name}"
+        return sys.modules.get(name) or importlib.import_module(name)
 
     def defaults(self, f: ConfigFields) -> dict[str, Any]:
         """The HF config class defaults for ``f``'s ``model_type``."""

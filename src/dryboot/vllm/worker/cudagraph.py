@@ -23,6 +23,8 @@ buffer), a later one reuses it (1 MiB floor up to ``PER_GRAPH_HIGH``).
 
 from __future__ import annotations
 
+from typing import NotRequired, TypedDict, Unpack
+
 from dryboot.vllm.worker.interval import MIB, Term
 from dryboot.vllm.worker.profile_run import ForwardShape, forward_widest
 
@@ -167,49 +169,45 @@ def graph_memory(
     return low, high, how
 
 
+class GraphCapture(TypedDict):
+    """What the graphs are captured for: :func:`graph_memory`'s keyword arguments but its
+    estimator's (``v2``), which :func:`cudagraph_term` takes from the runner and the release."""
+
+    num_layers: int
+    tp: int
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    num_speculative_tokens: int
+    sm: int
+    mode: NotRequired[str]
+    given_sizes: NotRequired[tuple[int, ...] | None]
+    max_capture_size: NotRequired[int | None]
+    speculator: NotRequired[bool]
+
+
 def cudagraph_term(
     shape: ForwardShape,
     *,
-    num_layers: int,
-    tp: int,
-    max_num_seqs: int,
-    max_num_batched_tokens: int,
-    num_speculative_tokens: int,
-    sm: int,
     runner: str,
     release: str,
     enforce_eager: bool,
     estimate_enabled: bool = True,
-    mode: str = "FULL_AND_PIECEWISE",
-    given_sizes: tuple[int, ...] | None = None,
-    max_capture_size: int | None = None,
-    speculator: bool = False,
+    **capture: Unpack[GraphCapture],
 ) -> tuple[Term, tuple[int, int]]:
     """(the ``CUDA graphs`` term: bytes subtracted from the budget, or 0..0 with the reason;
     the graphs' own memory (low, high), captured after the KV cache whether or not it was
-    subtracted: what a pinned pool must leave free). ``mode``: ``cudagraph_mode`` (after ``-O``
-    and ``--compilation-config``); ``given_sizes`` / ``max_capture_size``: its
-    ``cudagraph_capture_sizes`` / ``max_cudagraph_capture_size``; ``speculator``: a drafter's
-    graphs are captured (the V2 estimator of 0.29+ measures them)."""
+    subtracted: what a pinned pool must leave free). ``capture``: :func:`graph_memory`'s
+    (``mode``: ``cudagraph_mode`` after ``-O`` and ``--compilation-config``; ``given_sizes`` /
+    ``max_capture_size``: its ``cudagraph_capture_sizes`` / ``max_cudagraph_capture_size``;
+    ``speculator``: a drafter's graphs are captured, which the V2 estimator of 0.29+ measures)."""
     name = "CUDA graphs (profile_cudagraph_memory estimate)"
     if enforce_eager:
         return Term(name, 0, 0, "--enforce-eager: no graph is captured or estimated"), (0, 0)
-    if mode == "NONE":
+    if capture.get("mode", "FULL_AND_PIECEWISE") == "NONE":
         return Term(name, 0, 0, "cudagraph_mode NONE (-O0 or --compilation-config): no graph is captured"), (0, 0)
-    low, high, how = graph_memory(
-        shape,
-        num_layers=num_layers,
-        tp=tp,
-        max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens,
-        num_speculative_tokens=num_speculative_tokens,
-        sm=sm,
-        mode=mode,
-        given_sizes=given_sizes,
-        max_capture_size=max_capture_size,
-        v2=v2_measures(runner, release),
-        speculator=speculator and v2_measures(runner, release),
-    )
+    v2 = v2_measures(runner, release)
+    capture["speculator"] = capture.get("speculator", False) and v2  # (its own copy of the arguments)
+    low, high, how = graph_memory(shape, **capture, v2=v2)
     gib = 1 << 30
     beyond = (
         f"; the graphs themselves ({low / gib:.2f}-{high / gib:.2f} GiB) are captured after the KV cache, outside it"

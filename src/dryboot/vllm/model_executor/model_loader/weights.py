@@ -45,8 +45,9 @@ Nemotron-H and Granite-4.0-H (Mamba2 mixers). Every other modelled architecture 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
@@ -397,6 +398,15 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     raise InputError("quantization_config", "quant_method", f"{method} ({algo}) is not modelled")
 
 
+def _layers_quantized_alike(quant: Quant) -> bool:
+    """Whether every decoder layer's linear layers take the same method: no weight-only integer
+    scheme (those are chosen per layer name) and no ignored name reaching ``model.layers.``."""
+    if quant.wna16 is not None:
+        return False
+    stems = (i[:-1] if i.endswith("*") else i for i in quant.ignored)
+    return not any(s.startswith("model.layers") or "model.layers.".startswith(s) for s in stems)
+
+
 def _is_ignored(quant: Quant, name: str) -> bool:
     return any(
         name == i or name.startswith(i + ".") or (i.endswith("*") and name.startswith(i[:-1])) for i in quant.ignored
@@ -661,6 +671,7 @@ class _Walk:
         self.ref = RankWeights(source="config")
         self.ckpt = ckpt
         self.out = RankWeights(source="checkpoint headers") if ckpt is not None else self.ref
+        self._layers: dict[Hashable, tuple[tuple[int, int, int, tuple[tuple[str, int], ...]], bool]] = {}
 
     def module(
         self,
@@ -690,6 +701,30 @@ class _Walk:
         self.ref.add(kind, nbytes, buffer=buffer)
         if self.ckpt is not None and not buffer:
             self.out.add(kind, nbytes)
+
+    def layer(self, kind: Hashable, build: Callable[[], bool]) -> bool:
+        """One decoder layer: ``build()`` adds its modules and says whether it holds attention.
+        A layer of a ``kind`` (not ``None``) this walk built before adds what that one added,
+        without building it again: without a checkpoint a layer's bytes follow from the config's
+        shapes, so layers of one kind add the same (48 MoE layers: one built, 47 added)."""
+        if kind is None or self.ckpt is not None:
+            return build()
+        r = self.ref
+        seen = self._layers.get(kind)
+        if seen is not None:
+            (param, buffer, allocated, kinds), attention = seen
+            r.param_bytes += param
+            r.buffer_bytes += buffer
+            r.allocated_bytes += allocated
+            for k, b in kinds:
+                r.by_kind[k] = r.by_kind.get(k, 0) + b
+            return attention
+        before = (r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind))
+        attention = build()
+        kinds = tuple((k, b - before[3].get(k, 0)) for k, b in r.by_kind.items())
+        added = (r.param_bytes - before[0], r.buffer_bytes - before[1], r.allocated_bytes - before[2], kinds)
+        self._layers[kind] = (added, attention)
+        return attention
 
     def result(self) -> RankWeights:
         if self.ckpt is None:
@@ -982,8 +1017,9 @@ def _walk(
         raise InputError(
             "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses it (No Glm4MoE layer found)"
         )
-    n_attention = 0
-    for li in layers:
+
+    def decoder_layer(li: int) -> bool:
+        """Layer ``li``'s modules; whether it holds an attention layer."""
         prefix = f"model.layers.{li}"
         att = f"{prefix}.self_attn"
         norms = ["input_layernorm", "post_attention_layernorm"]
@@ -999,12 +1035,10 @@ def _walk(
             _mla_attention(w, config, quant, tp, att, h, ab)
             if "index_topk" in config:
                 _indexer(w, config, quant, li, f"{att}.indexer", h, ab)
-            n_attention += 1
-            continue
+            return True
         if family in GDN_FAMILIES and _layer_type(config, li) == "linear_attention":
             _gated_delta_net(w, config, quant, tp, f"{prefix}.linear_attn", h, ab)
-            continue
-        n_attention += 1
+            return False
         # attention: QKVParallelLinear + RowParallelLinear (Qwen3-Next: the query doubled by its
         # output gate)
         q_mult = 2 if family in GDN_FAMILIES and config.get("attn_output_gate", True) else 1
@@ -1029,6 +1063,22 @@ def _walk(
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
         w.ref.allocated_bytes += (ATTENTION_EXTRA_BLOCKS - _post_load_host_blocks(quant)) * ALLOC_ROUND
+        return True
+
+    # without a checkpoint, a per-name quantization rule or DeepSeek-V3.2's per-layer indexer, the
+    # layers differ only in these decisions: each kind is built once and repeated (_Walk.layer)
+    alike = tensors is None and _layers_quantized_alike(quant)
+    alike = alike and not (family in MLA_FAMILIES and "index_topk" in config)
+
+    def layer_kind(li: int) -> Hashable:
+        if not alike:
+            return None
+        try:
+            return (moe and _is_moe_layer(config, family, li), family in GDN_FAMILIES and _layer_type(config, li))
+        except Exception:  # built, to refuse in the layer's own order
+            return None
+
+    n_attention = sum(w.layer(layer_kind(li), partial(decoder_layer, li)) for li in layers)
     if n_attention and family in GEMMA3_FAMILIES:
         for nbytes in _gemma3_rotary_tables(config, layers, hd, ab):
             w.own("rotary", nbytes, buffer=True)
@@ -1114,7 +1164,7 @@ def _moe_layer(
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
-    for j in range(e):
+    for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
         ex = f"{base}.experts.{j}"
         # under expert parallelism rank 0 holds the first E / EP experts
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
