@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (

@@ -11,6 +11,20 @@ from __future__ import annotations
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family
+from dryboot.vllm.model_executor.models.arcee import FAMILIES as ARCEE
+from dryboot.vllm.model_executor.models.commandr import FAMILIES as COMMANDR
+from dryboot.vllm.model_executor.models.ernie45 import FAMILIES as ERNIE45
+from dryboot.vllm.model_executor.models.exaone import FAMILIES as EXAONE
+from dryboot.vllm.model_executor.models.gemma import FAMILIES as GEMMA
+from dryboot.vllm.model_executor.models.glm4 import FAMILIES as GLM4
+from dryboot.vllm.model_executor.models.hyperclovax import FAMILIES as HYPERCLOVAX
+from dryboot.vllm.model_executor.models.jais2 import FAMILIES as JAIS2
+from dryboot.vllm.model_executor.models.nemotron import FAMILIES as NEMOTRON
+from dryboot.vllm.model_executor.models.olmo3 import FAMILIES as OLMO3
+from dryboot.vllm.model_executor.models.olmoe import FAMILIES as OLMOE
+from dryboot.vllm.model_executor.models.phimoe import FAMILIES as PHIMOE
+from dryboot.vllm.model_executor.models.stablelm import FAMILIES as STABLELM
+from dryboot.vllm.model_executor.models.transformers import FAMILIES as TRANSFORMERS
 from dryboot.vllm.model_executor.models.gemma4 import FAMILIES as GEMMA4
 from dryboot.vllm.model_executor.models.gpt_oss import FAMILIES as GPT_OSS
 from dryboot.vllm.model_executor.models.llama import FAMILIES as LLAMA_LIKE
@@ -20,4 +34,6 @@ from dryboot.vllm.model_executor.models.qwen3_vl import FAMILIES as QWEN3_VL
 
 #: architecture -> how its weights are built
 FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS, **MINIMAX_M2, **GEMMA4}
+#: decoder-only families of one shared layout (``compose.Layout``), each in its own module
+FAMILIES.update({k: v for m in (ARCEE, COMMANDR, ERNIE45, EXAONE, GEMMA, GLM4, HYPERCLOVAX, JAIS2, NEMOTRON, OLMO3, OLMOE, PHIMOE, STABLELM, TRANSFORMERS) for k, v in m.items()})
 W.register_families(FAMILIES)
