@@ -27,6 +27,22 @@ class Family:
     modalities: tuple[str, ...] = ()
 
 
+def without_pp(family: Family) -> Family:
+    """``family`` for a model class without ``SupportsPP``: vLLM refuses pipeline parallelism
+    ("Pipeline parallelism is not supported for this model").
+
+    :raises InputError: ``--pipeline-parallel-size`` above 1."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        if par.pp > 1:
+            raise InputError(
+                "--pipeline-parallel-size", None, f"{_arch(config)} does not support pipeline parallelism (vLLM refuses it)"
+            )
+        return family.walk(config, par, args)
+
+    return Family(walk, family.modalities)
+
+
 def merged(a: W.RankWeights, b: W.RankWeights) -> W.RankWeights:
     """What two parts of one rank's model allocate together (each tensor still its own
     allocation: the allocator's rounding adds up)."""
