@@ -207,6 +207,10 @@ class Layout:
     experts_key: str = "num_experts"
     moe_inter_key: str = "moe_intermediate_size"
     final_norm: bool = True
+    dense_inter_key: str = "intermediate_size"
+    tp_over_experts_refused: bool = False
+    attributes: Callable[[Mapping[str, Any], int, int], tuple[int, ...]] | None = None
+    uses_rope: Callable[[Mapping[str, Any], int], bool] | None = None
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -300,13 +304,17 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
         elif lay.qk_norm == "whole":
             w.own("norm", nq * hd * ab)
             w.own("norm", nkv * hd * ab)
+        for nbytes in lay.attributes(config, li, hd) if lay.attributes is not None else ():
+            w.ref.allocated_bytes += -(-nbytes // W.ALLOC_ROUND) * W.ALLOC_ROUND
         if lay.attention_scales:
             w.own("attention scales", 16, buffer=True)
             w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
         if lay.moe is not None and lay.moe(config, li):
             _moe_block(w, lay, config, par, h, ab)
         elif lay.mlp is not None:
-            _dense_mlp(w, lay.mlp, _flag(config, lay.mlp_bias), h, W._int(config, "intermediate_size"), tp, ab)
+            _dense_mlp(w, lay.mlp, _flag(config, lay.mlp_bias), h, W._int(config, lay.dense_inter_key), tp, ab)
+    if lay.uses_rope is not None:
+        layers = range(0) if not any(lay.uses_rope(config, li) for li in layers) else layers
     if layers and lay.rope == "table":
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     elif layers and lay.rope == "hf":
@@ -338,6 +346,10 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
     (``weights.experts_bytes``), a gated shared MLP, the expert map under expert parallelism."""
     e = W._int(config, lay.experts_key)
     inter = W._int(config, lay.moe_inter_key)
+    if lay.tp_over_experts_refused and par.tp > e:
+        raise InputError(
+            "--tensor-parallel-size", None, f"{par.tp} is greater than the number of experts {e} (vLLM refuses it)"
+        )
     w.own("router", e * h * (4 if lay.router_fp32 else ab))
     if lay.router_bias:
         w.own("router", e * ab)
