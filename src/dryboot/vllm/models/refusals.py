@@ -19,7 +19,6 @@ PIXTRAL_IMPORT = (
     "(PixtralRotaryEmbedding, position_ids_in_meshgrid) transformers 5.24 no longer has; the harness stands in for "
     "them (LLaVA and LLaVA-Next, CLIP towers, are verified so), but this wrapper's check is not yet recorded, and a "
     "Pixtral tower builds PixtralRotaryEmbedding itself, which the stand-in cannot: not planned"
-) no longer has it, so the harness cannot build the model; not planned"
 )
 NEEDS_TIMM = (
     "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
