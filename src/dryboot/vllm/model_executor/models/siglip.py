@@ -24,8 +24,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def vision_tower(v: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    """One rank's SigLIP tower (module docstring).
+def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, position_ids: bool = True) -> W.RankWeights:
+    """One rank's SigLIP tower (module docstring); ``position_ids``: the buffer (Idefics3's
+    embeddings compute positions per image and hold none).
 
     :raises InputError: heads or sizes TP does not divide."""
     v = {**DEFAULTS, **v}
@@ -38,7 +39,8 @@ def vision_tower(v: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     w = W.RankWeights()
     for n in (d * c * p * p, d, positions * d):
         w.add("vision", n * ab)
-    w.add("vision", 8 * positions, buffer=True)  # position_ids, int64
+    if position_ids:
+        w.add("vision", 8 * positions, buffer=True)  # int64
     block = (d, d, 3 * d_r * d, 3 * d_r, d * d_r, d, d, d, i_r * d, i_r, d * i_r, d)
     for _ in range(W._int(v, "num_hidden_layers")):
         for n in block:
