@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family
+from dryboot.vllm.model_executor.models.mllama4 import FAMILIES as MLLAMA4
 from dryboot.vllm.model_executor.models.falcon_h1 import FAMILIES as FALCON_H1
 from dryboot.vllm.model_executor.models.falcon import FAMILIES as FALCON
 from dryboot.vllm.model_executor.models.idefics3 import FAMILIES as IDEFICS3
@@ -53,5 +54,5 @@ from dryboot.vllm.model_executor.models.qwen3_vl import FAMILIES as QWEN3_VL
 #: architecture -> how its weights are built
 FAMILIES: dict[str, Family] = {**QWEN3_VL, **QWEN2_VL, **LLAMA_LIKE, **GPT_OSS, **MINIMAX_M2, **GEMMA4}
 #: decoder-only families of one shared layout (``compose.Layout``), each in its own module
-FAMILIES.update({k: v for m in (FALCON_H1, FALCON, IDEFICS3, COHERE2_VISION, INTERNS1, PALIGEMMA, LLAVA, LLAMA4, ERNIE45_MOE, EXAONE_MOE, HUNYUAN_V1, DBRX, JAMBA, SARVAM, MAMBA, MAMBA2, MISTRAL_LARGE_3, AXK1, ARCEE, COMMANDR, ERNIE45, EXAONE, GEMMA, GLM4, HYPERCLOVAX, JAIS2, NEMOTRON, OLMO3, OLMOE, PHIMOE, STABLELM, TRANSFORMERS) for k, v in m.items()})
+FAMILIES.update({k: v for m in (MLLAMA4, FALCON_H1, FALCON, IDEFICS3, COHERE2_VISION, INTERNS1, PALIGEMMA, LLAVA, LLAMA4, ERNIE45_MOE, EXAONE_MOE, HUNYUAN_V1, DBRX, JAMBA, SARVAM, MAMBA, MAMBA2, MISTRAL_LARGE_3, AXK1, ARCEE, COMMANDR, ERNIE45, EXAONE, GEMMA, GLM4, HYPERCLOVAX, JAIS2, NEMOTRON, OLMO3, OLMOE, PHIMOE, STABLELM, TRANSFORMERS) for k, v in m.items()})
 W.register_families(FAMILIES)
