@@ -143,6 +143,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import importlib
 import io
 import json
 import logging
@@ -325,7 +326,7 @@ def _pixtral_stand_ins() -> None:
     tower is Pixtral's (Mistral-3, Pixtral-HF) fails to build here, as it would under this
     transformers. Nothing is done where transformers has the names (vLLM 0.33.0 reads the new one)."""
     with contextlib.suppress(Exception):
-        from transformers.models.pixtral import modeling_pixtral as mp
+        mp = importlib.import_module("transformers.models.pixtral.modeling_pixtral")
 
         def _absent(name: str) -> Any:
             def fail(*a: Any, **k: Any) -> Any:

@@ -42,12 +42,10 @@ def layers_built(feature_layer: Any, num_layers: int) -> int:
     layers = feature_layer if isinstance(feature_layer, list) else [feature_layer]
     if not layers or any(type(x) is not int for x in layers):
         raise InputError("config.json", "vision_feature_layer", "an integer or a list of integers")
-    return max(x + num_layers + 1 if x < 0 else x + 1 for x in layers)
+    return max(int(x) + num_layers + 1 if x < 0 else int(x) + 1 for x in layers)
 
 
-def vision_tower(
-    v: Mapping[str, Any], tp: int, ab: int, *, layers: int, post_norm: bool = False
-) -> W.RankWeights:
+def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int, post_norm: bool = False) -> W.RankWeights:
     """One rank's CLIP tower of ``layers`` encoder layers (module docstring).
 
     :raises InputError: heads or the intermediate size TP does not divide (vLLM's
@@ -55,7 +53,10 @@ def vision_tower(
     v = {**DEFAULTS, **v}
     d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
     W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
-    d_r, i_r = W._divide(d, tp, "the vision tower's hidden size"), W._divide(inter, tp, "the vision tower's intermediate_size")
+    d_r, i_r = (
+        W._divide(d, tp, "the vision tower's hidden size"),
+        W._divide(inter, tp, "the vision tower's intermediate_size"),
+    )
     p, c = W._int(v, "patch_size"), W._int(v, "num_channels")
     positions = (W._int(v, "image_size") // p) ** 2 + 1
     w = W.RankWeights()

@@ -36,7 +36,9 @@ def without_pp(family: Family) -> Family:
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         if par.pp > 1:
             raise InputError(
-                "--pipeline-parallel-size", None, f"{_arch(config)} does not support pipeline parallelism (vLLM refuses it)"
+                "--pipeline-parallel-size",
+                None,
+                f"{_arch(config)} does not support pipeline parallelism (vLLM refuses it)",
             )
         return family.walk(config, par, args)
 

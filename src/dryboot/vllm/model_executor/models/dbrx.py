@@ -1,8 +1,8 @@
 """DBRX (``dbrx.py``, ``DbrxForCausalLM``): per block two LayerNorms without bias (``norm_1``,
 ``norm_2``), a fused ``Wqkv`` and ``out_proj``, a MoE block on every layer (router ``[E, H]``,
-``moe_num_experts`` experts of ``ffn_hidden_size``), the final norm and an untied head, the embedding, final norm and head on every pipeline stage. Its
-config nests the sizes: ``d_model``, ``n_layers``, ``n_heads``, ``attn_config.kv_n_heads``,
-``ffn_config``, ``max_seq_len``."""
+``moe_num_experts`` experts of ``ffn_hidden_size``), the final norm and an untied head, the
+embedding, final norm and head on every pipeline stage. Its config nests the sizes: ``d_model``,
+``n_layers``, ``n_heads``, ``attn_config.kv_n_heads``, ``ffn_config``, ``max_seq_len``."""
 
 from __future__ import annotations
 
@@ -35,4 +35,6 @@ def _every_layer(config: Mapping[str, Any], li: int) -> bool:
     return True
 
 
-FAMILIES: dict[str, Family] = {"DbrxForCausalLM": decoder(Layout(moe=_every_layer, mlp=None, every_stage=True), _prepare)}
+FAMILIES: dict[str, Family] = {
+    "DbrxForCausalLM": decoder(Layout(moe=_every_layer, mlp=None, every_stage=True), _prepare)
+}

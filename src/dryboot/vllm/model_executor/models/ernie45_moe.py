@@ -1,10 +1,10 @@
-"""ERNIE 4.5 MoE (``ernie45_moe.py``, ``Ernie4_5_MoeForCausalLM``): Llama's attention, dense gated
-MLPs outside ``[moe_layer_start_index, moe_layer_end_index]`` (every ``moe_layer_interval``),
-else a MoE block: the router in float32 with its float32 ``e_score_correction_bias`` ``[E]``,
+"""ERNIE 4.5 MoE (``ernie45_moe.py``, ``Ernie4_5_MoeForCausalLM``): Llama's attention, dense gated MLPs
+outside ``[moe_layer_start_index, moe_layer_end_index]`` (every ``moe_layer_interval``), else a MoE
+block: the router in float32 with its float32 ``e_score_correction_bias`` ``[E]``,
 ``moe_num_shared_experts`` shared experts (one gated MLP ``moe_intermediate_size x
 moe_num_shared_experts`` wide) and ``moe_num_experts`` experts; the head tied unless the config
-unties it. TP above the experts is refused, as vLLM refuses it. vLLM 0.28.0 fails it under pipeline parallelism (``PPMissingLayer`` has no
-``tie_weights``): refused by name."""
+unties it. TP above the experts is refused, as vLLM refuses it. vLLM 0.28.0 fails it under pipeline
+parallelism (``PPMissingLayer`` has no ``tie_weights``): refused by name."""
 
 from __future__ import annotations
 

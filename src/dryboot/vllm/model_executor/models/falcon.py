@@ -1,13 +1,13 @@
 """Falcon (``falcon.py``, ``FalconForCausalLM``, also serving ``RWForCausalLM``): one fused
 ``query_key_value`` (KV heads: ``num_kv_heads`` under ``new_decoder_architecture``, one under
-``multi_query``, else every head) and ``dense``, a non-gated MLP (``dense_h_to_4h`` ``[F / TP,
-H]``, ``dense_4h_to_h``; ``F = ffn_hidden_size``, ``4 H`` by default), biases on all of them under
+``multi_query``, else every head) and ``dense``, a non-gated MLP (``dense_h_to_4h`` ``[F / TP, H]``,
+``dense_4h_to_h``; ``F = ffn_hidden_size``, ``4 H`` by default), biases on all of them under
 ``bias``; LayerNorms with biases: ``ln_attn`` and ``ln_mlp`` under ``new_decoder_architecture``,
-else ``input_layernorm`` (and ``post_attention_layernorm`` without ``parallel_attn``); ``ln_f``;
-the head tied unless the config unties it (embedding, ``ln_f`` and head on every pipeline
-stage); one rotary table unless ``alibi`` (refused by name:
-its slopes are computed on the device). RefinedWeb configs name the sizes ``n_layer``, ``n_head``,
-``n_head_kv`` and hold no ``max_position_embeddings`` (vLLM takes 8192)."""
+else ``input_layernorm`` (and ``post_attention_layernorm`` without ``parallel_attn``); ``ln_f``; the
+head tied unless the config unties it (embedding, ``ln_f`` and head on every pipeline stage); one
+rotary table unless ``alibi`` (refused by name: its slopes are computed on the device). RefinedWeb
+configs name the sizes ``n_layer``, ``n_head``, ``n_head_kv`` and hold no
+``max_position_embeddings`` (vLLM takes 8192)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,16 @@ def _prepare(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _layout(norms: int) -> Family:
     return decoder(
-        Layout(norms=norms, norm_bias=True, qkv_bias="bias", o_bias="bias", mlp="plain", mlp_bias="bias", tied=True, every_stage=True),
+        Layout(
+            norms=norms,
+            norm_bias=True,
+            qkv_bias="bias",
+            o_bias="bias",
+            mlp="plain",
+            mlp_bias="bias",
+            tied=True,
+            every_stage=True,
+        ),
         _prepare,
     )
 

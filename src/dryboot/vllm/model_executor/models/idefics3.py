@@ -15,8 +15,14 @@ from dryboot.vllm.model_executor.models import siglip
 from dryboot.vllm.model_executor.models.compose import Family, vision_language, without_pp
 
 #: ``Idefics3VisionConfig``'s defaults (transformers 5.x) where they differ from SigLIP's
-VISION_DEFAULTS: dict[str, Any] = {"hidden_size": 1152, "intermediate_size": 3072, "num_hidden_layers": 12,
-                                   "num_attention_heads": 16, "image_size": 224, "patch_size": 32}
+VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1152,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 16,
+    "image_size": 224,
+    "patch_size": 32,
+}
 
 
 def _connector(scale: int) -> Any:

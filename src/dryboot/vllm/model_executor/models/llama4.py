@@ -1,8 +1,9 @@
 """Llama 4 text model (``llama4.py``, ``Llama4ForCausalLM``): Llama's attention (its q/k L2 norm, on
-the layers with rope, keeps a float32 ``[head_dim]`` of ones as a plain attribute; the layers with rope share one ``llama3`` table, which a pipeline stage of only layers
-without rope does not hold), a MoE block every ``interleave_moe_layer_step`` layers (router ``[E, H]``, a gated
-shared expert and ``num_local_experts`` experts, both of ``intermediate_size``), a dense gated MLP
-of ``intermediate_size_mlp`` elsewhere; the head untied unless the config ties it."""
+the layers with rope, keeps a float32 ``[head_dim]`` of ones as a plain attribute; the layers with
+rope share one ``llama3`` table, which a pipeline stage of only layers without rope does not hold),
+a MoE block every ``interleave_moe_layer_step`` layers (router ``[E, H]``, a gated shared expert and
+``num_local_experts`` experts, both of ``intermediate_size``), a dense gated MLP of
+``intermediate_size_mlp`` elsewhere; the head untied unless the config ties it."""
 
 from __future__ import annotations
 

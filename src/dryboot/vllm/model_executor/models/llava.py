@@ -30,13 +30,19 @@ TEXT_ARCHITECTURES = {
 
 
 def _tower(newline: bool) -> Any:
-    def tower(config: Mapping[str, Any], v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    def tower(
+        config: Mapping[str, Any], v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int
+    ) -> W.RankWeights:
         if v.get("model_type", "clip_vision_model") != "clip_vision_model":
-            raise InputError("config.json", "vision_config.model_type", f"a {v.get('model_type')} tower is not modelled")
+            raise InputError(
+                "config.json", "vision_config.model_type", f"a {v.get('model_type')} tower is not modelled"
+            )
         n_layers = W._int({**clip.DEFAULTS, **v}, "num_hidden_layers")
         feature = config.get("vision_feature_layer", -2)
         w = clip.vision_tower(v, tp, ab, layers=clip.layers_built(feature, n_layers))
-        d = W._int({**clip.DEFAULTS, **v}, "hidden_size") * (len(feature) if newline and isinstance(feature, list) else 1)
+        d = W._int({**clip.DEFAULTS, **v}, "hidden_size") * (
+            len(feature) if newline and isinstance(feature, list) else 1
+        )
         h = W._int(text, "hidden_size")
         h_r = W._divide(h, tp, "the projector's width")
         bias = bool(config.get("multimodal_projector_bias", True))
@@ -59,8 +65,8 @@ def _family(newline: bool) -> Family:
         )
         weights = family.walk(config, par, args)
         if newline:  # a plain parameter of the wrapper: kept without the tower too
-            text_h = {**config, **text}.get("hidden_size")
-            weights.add("vision", W._int({"hidden_size": text_h}, "hidden_size") * W.model_dtype_bytes({**config, **text}, args.dtype))
+            merged = {**config, **text}
+            weights.add("vision", W._int(merged, "hidden_size") * W.model_dtype_bytes(merged, args.dtype))
         return weights
 
     return Family(walk, ("image",))

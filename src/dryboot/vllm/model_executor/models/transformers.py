@@ -23,7 +23,10 @@ from typing import Any
 
 from dryboot.vllm.model_executor.models.compose import Family, Layout, decoder
 
-_HF = {"qkv": "separate", "rope": "hf", "attention_scales": False}
+
+def _hf(**fields: Any) -> Layout:
+    """The backend's layout: separate q/k/v, transformers' rotary buffers, no attention scales."""
+    return Layout(qkv="separate", rope="hf", attention_scales=False, **fields)
 
 
 def _starcoder2(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -31,12 +34,12 @@ def _starcoder2(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 FAMILIES: dict[str, Family] = {
-    "OlmoForCausalLM": decoder(Layout(**_HF, norms=0, final_norm=False), refused=("clip_qkv",)),  # type: ignore[arg-type]
-    "Olmo2ForCausalLM": decoder(Layout(**_HF, qk_norm="whole")),  # type: ignore[arg-type]
-    "SmolLM3ForCausalLM": decoder(Layout(**_HF, tied=True), refused=("mlp_bias", "attention_bias")),  # type: ignore[arg-type]
+    "OlmoForCausalLM": decoder(_hf(norms=0, final_norm=False), refused=("clip_qkv",)),
+    "Olmo2ForCausalLM": decoder(_hf(qk_norm="whole")),
+    "SmolLM3ForCausalLM": decoder(_hf(tied=True), refused=("mlp_bias", "attention_bias")),
     "Starcoder2ForCausalLM": decoder(
-        Layout(**_HF, qkv_bias="use_bias", o_bias="use_bias", norm_bias=True, mlp="plain", mlp_bias="use_bias", tied=True),  # type: ignore[arg-type]
+        _hf(qkv_bias="use_bias", o_bias="use_bias", norm_bias=True, mlp="plain", mlp_bias="use_bias", tied=True),
         _starcoder2,
     ),
-    "VaultGemmaForCausalLM": decoder(Layout(**_HF, tied=True, scalars=1)),  # type: ignore[arg-type]
+    "VaultGemmaForCausalLM": decoder(_hf(tied=True, scalars=1)),
 }
