@@ -45,6 +45,58 @@ def without_pp(family: Family) -> Family:
     return Family(walk, family.modalities)
 
 
+@dataclass(frozen=True)
+class MoeDims:
+    """One rank's sizes of a decoder with an expert block on every layer (gpt-oss, MiniMax-M2):
+    ``quant`` (the checkpoint's method), ``ab`` (bytes per element of the model dtype), ``h``,
+    ``e`` experts of ``inter`` width, ``hd``, the heads ``nq_r`` / ``nkv_r`` and padded vocabulary
+    ``vocab_r`` on the rank, the experts it holds ``e_r`` of width ``i_r`` (``I / TP``, or whole
+    experts under expert parallelism), the stage's ``layers``."""
+
+    quant: W.Quant
+    ab: int
+    h: int
+    e: int
+    inter: int
+    hd: int
+    nq_r: int
+    nkv_r: int
+    vocab_r: int
+    e_r: int
+    i_r: int
+    layers: range
+
+
+def moe_decoder_dims(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> MoeDims:
+    """:class:`MoeDims` of ``config`` (``hidden_size``, ``num_local_experts``,
+    ``intermediate_size``, ``num_attention_heads``, ``num_key_value_heads``, ``head_dim``) on
+    ``par``'s rank.
+
+    :raises InputError: checkpoint headers (not mapped), a quantization method not modelled,
+        heads, KV heads or sizes TP does not divide (KV heads below TP must divide it, as
+        ``QKVParallelLinear`` requires)."""
+    config_only(config, args)
+    quant = W.quant_from_config(config, args.hf_quant)
+    tp = par.tp
+    h, e, inter = (W._int(config, k) for k in ("hidden_size", "num_local_experts", "intermediate_size"))
+    nq, nkv, hd = (W._int(config, k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    nq_r = W._divide(nq, tp, "num_attention_heads")
+    nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+    if nkv < tp:
+        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
+    vocab_r = W._divide(
+        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
+    )
+    if par.expert_parallel:
+        e_r, i_r = W._local_experts(e, tp * par.dp), inter
+    else:
+        e_r, i_r = e, W._divide(inter, tp, "intermediate_size")
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    return MoeDims(
+        quant, W.model_dtype_bytes(config, args.dtype), h, e, inter, hd, nq_r, nkv_r, vocab_r, e_r, i_r, layers
+    )
+
+
 def merged(a: W.RankWeights, b: W.RankWeights) -> W.RankWeights:
     """What two parts of one rank's model allocate together (each tensor still its own
     allocation: the allocator's rounding adds up)."""
