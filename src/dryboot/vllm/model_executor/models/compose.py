@@ -265,6 +265,7 @@ class Layout:
     tp_over_experts_refused: bool = False
     attributes: Callable[[Mapping[str, Any], int, int], tuple[int, ...]] | None = None
     uses_rope: Callable[[Mapping[str, Any], int], bool] | None = None
+    learned_positions: Callable[[Mapping[str, Any]], int] | None = None
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -322,6 +323,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     has_embed, has_head = first or lay.every_stage, last or lay.every_stage
     if has_embed:
         w.own("embedding", vocab_r * h * ab)
+    if has_embed and lay.learned_positions is not None:
+        w.own("embedding", lay.learned_positions(config) * h * ab)
     if has_head and (not tied or not has_embed):
         w.own("lm_head", vocab_r * h * ab)  # a tied head on a later stage holds its own copy
     if has_head and lay.head_bias:
