@@ -266,6 +266,8 @@ class Layout:
     attributes: Callable[[Mapping[str, Any], int, int], tuple[int, ...]] | None = None
     uses_rope: Callable[[Mapping[str, Any], int], bool] | None = None
     learned_positions: Callable[[Mapping[str, Any]], int] | None = None
+    rope_tables: Callable[[Mapping[str, Any], range], int] | None = None
+    stage_needs_moe: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -336,6 +338,12 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     if lay.moe is not None and par.expert_parallel and not any(lay.moe(config, li) for li in range(len(layers) + 1)):
         raise InputError("--enable-expert-parallel", None, f"{_arch(config)} has no experts: vLLM refuses it")
+    if lay.stage_needs_moe and lay.moe is not None and not any(lay.moe(config, li) for li in layers):
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"a stage without MoE layers: vLLM refuses {_arch(config)} (No MoE layer found)",
+        )
     qkv = (nq_r * hd, nkv_r * hd, nkv_r * hd)
     for li in layers:
         for _ in range(lay.norms * (2 if lay.norm_bias else 1)):
@@ -373,7 +381,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     if lay.uses_rope is not None:
         layers = range(0) if not any(lay.uses_rope(config, li) for li in layers) else layers
     if layers and lay.rope == "table":
-        w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+        for _ in range(lay.rope_tables(config, layers) if lay.rope_tables is not None else 1):
+            w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     elif layers and lay.rope == "hf":
         half = int(hd * float(config.get("partial_rotary_factor", 1.0))) // 2
         w.own("rotary", 4 * half, buffer=True)
