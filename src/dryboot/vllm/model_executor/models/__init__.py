@@ -15,7 +15,9 @@ from types import ModuleType
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import (
     AXK1,
+    afmoe,
     arcee,
+    cohere2_moe,
     cohere2_vision,
     commandr,
     dbrx,
@@ -68,7 +70,9 @@ from dryboot.vllm.model_executor.models.compose import Family
 #: the family modules, each with its ``FAMILIES`` (architecture -> how its weights are built)
 MODULES: tuple[ModuleType, ...] = (
     AXK1,
+    afmoe,
     arcee,
+    cohere2_moe,
     cohere2_vision,
     commandr,
     dbrx,

@@ -268,6 +268,7 @@ class Layout:
     learned_positions: Callable[[Mapping[str, Any]], int] | None = None
     rope_tables: Callable[[Mapping[str, Any], range], int] | None = None
     stage_needs_moe: bool = False
+    output_gate: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -361,6 +362,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
                 if _flag(config, lay.qkv_bias):
                     w.own("bias", part * ab)
         w.own("attention", h * nq_r * hd * ab)
+        if lay.output_gate:
+            w.own("attention", nq_r * hd * h * ab)
         if _flag(config, lay.o_bias):
             w.own("bias", h * ab)
         if lay.qk_norm == "head":
