@@ -25,18 +25,34 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    a = {**DEFAULTS, **a}
-    d, f = W._int(a, "d_model"), W._int(a, "encoder_ffn_dim")
-    sizes = [d * W._int(a, "num_mel_bins") * 3, d, d * d * 3, d, W._int(a, "max_source_positions") * d]
+def audio_encoder(d: int, f: int, layers: int, mels: int, positions: int, ab: int) -> W.RankWeights:
+    """transformers' Whisper-style encoder (whole on every rank, module docstring), ``d`` wide
+    with ``layers`` layers of FFN width ``f`` over ``mels`` mel bins, ``positions`` positions;
+    without the projector."""
+    sizes = [d * mels * 3, d, d * d * 3, d, positions * d]
     # k_proj (no bias), v_proj, q_proj, out_proj (with biases), two LayerNorms, fc1, fc2
     block = [d * d, d * d, d, d * d, d, d * d, d, d, d, f * d, f, d * f, d, d, d]
-    sizes += block * W._int(a, "encoder_layers")
-    h = W._int(text, "hidden_size")
-    sizes += [d, d, h * d, h]
+    sizes += block * layers + [d, d]
     w = W.RankWeights()
     for n in sizes:
         w.add("audio", n * ab)
+    return w
+
+
+def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    a = {**DEFAULTS, **a}
+    d = W._int(a, "d_model")
+    w = audio_encoder(
+        d,
+        W._int(a, "encoder_ffn_dim"),
+        W._int(a, "encoder_layers"),
+        W._int(a, "num_mel_bins"),
+        W._int(a, "max_source_positions"),
+        ab,
+    )
+    h = W._int(text, "hidden_size")
+    w.add("audio", h * d * ab)
+    w.add("audio", h * ab)
     return w
 
 
