@@ -65,6 +65,7 @@ from dryboot.vllm.model_executor.models import (
     qwen3_vl,
     sarvam,
     stablelm,
+    step3_text,
     transformers,
 )
 from dryboot.vllm.model_executor.models.compose import Family
@@ -122,6 +123,7 @@ MODULES: tuple[ModuleType, ...] = (
     qwen3_vl,
     sarvam,
     stablelm,
+    step3_text,
     transformers,
 )
 FAMILIES: dict[str, Family] = {arch: family for module in MODULES for arch, family in module.FAMILIES.items()}
