@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "fidelity/data/weights/drafters/recorded.json").read_text())
 CASES = sorted(RECORDED["cases"].items())
 #: the drafters modelled (MTP: recorded, not modelled yet)
-MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash")]
+MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash", "eagle")]
 MTP = [(c, r) for c, r in CASES if r["method"] == "mtp"]
 DRAFT_MODELS = [(c, r) for c, r in CASES if r["method"] == "draft_model"]
 
@@ -104,8 +104,10 @@ def test_other_drafters_refused_by_name() -> None:
     target, draft = _configs(EAGLE3_LLAMA_8B[0][1])
     with pytest.raises(InputError, match="not modelled"):
         drafter_weights(
-            target, {**draft, "architectures": ["EagleLlamaForCausalLM"]}, "eagle", Parallel(), max_model_len=4096
+            target, {**draft, "architectures": ["Qwen2ForCausalLM"]}, "eagle", Parallel(), max_model_len=4096
         )
+    with pytest.raises(InputError, match="not modelled"):
+        drafter_weights(target, draft, "medusa", Parallel(), max_model_len=4096)
     with pytest.raises(InputError, match="not modelled"):
         drafter_weights(
             target,
@@ -181,16 +183,19 @@ def test_plan_budget_counts_the_drafter(tmp_path: Path) -> None:
     assert plain["budget"]["weights_bytes"] == json.loads(r.stdout)["budget"]["weights_bytes"]
 
 
-def test_plan_budget_undetermined_for_unmodelled_drafters() -> None:
+def test_plan_budget_undetermined_for_unmodelled_drafters(tmp_path: Path) -> None:
     public = HERE / "data/configs/public"
-    eagle = {"method": "eagle", "model": str(public / "eagle--EAGLE-LLaMA3-Instruct-8B"), "num_speculative_tokens": 3}
+    # an EAGLE-1 head whose layout is not modelled (the published Llama-3 head with attention biases)
+    head = json.loads((public / "eagle--EAGLE-LLaMA3-Instruct-8B" / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**head, "attention_bias": True}))
+    eagle = {"method": "eagle", "model": str(tmp_path), "num_speculative_tokens": 3}
     r = _plan(
         "--model", str(public / "meta-llama--Meta-Llama-3-8B-Instruct"), "--gpu", "H100", "--max-model-len", "4096",
         "--speculative-config", json.dumps(eagle),
     )  # fmt: skip
     assert r.returncode == 3, r.stderr
     text = " ".join(r.stdout.split())
-    assert "speculative decoding (eagle): the drafter's weights" in text and "are not modelled" in text
+    assert "speculative decoding (eagle): the drafter's weights" in text and "not modelled" in text
     # a pinned pool on a named GPU: whether the weights and the pool fit is undetermined too
     r = _plan(
         "--model", str(public / "meta-llama--Meta-Llama-3-8B-Instruct"), "--gpu", "H100", "--max-model-len", "4096",

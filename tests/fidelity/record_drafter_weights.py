@@ -42,6 +42,7 @@ ENGINE_START = REPO / "src" / "dryboot" / "boot" / "engine_start.py"
 #: own MTP layers), method)
 CASES = [
     ("meta-llama--Meta-Llama-3.1-8B", "specforge--llama3-8B-eagle3", "eagle3"),
+    ("meta-llama--Meta-Llama-3.1-8B", "eagle--EAGLE-LLaMA3-Instruct-8B", "eagle"),
     ("Qwen--Qwen3-8B", "specforge--qwen3-8b-eagle3", "eagle3"),
     ("meta-llama--Llama-3.3-70B-Instruct", "specforge--llama3-70B-eagle3", "eagle3"),
     ("Qwen--Qwen3-8B", "specforge--qwen3-8b-dflash", "dflash"),

@@ -73,6 +73,15 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     return sets
 
 
+def _max_model_len(config: dict[str, Any]) -> int:
+    """4096, or the model's own length where shorter (GPT-2 style configs: ``n_positions``,
+    ``n_ctx``, ``max_position_embeddings``): the weights do not depend on it, and vLLM refuses a
+    length beyond the model's."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    own = [text.get(k) for k in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length")]
+    return min([4096, *(v for v in own if type(v) is int and v > 0)])
+
+
 def allocated(model: Any) -> tuple[int, int]:
     """What the model's tensors hold in device memory: each storage of its parameters, buffers and
     tensor attributes once (a buffer that views a parameter, e.g. Mamba2's ``conv_weights``,
@@ -182,7 +191,7 @@ def main() -> int:
             es._reset_per_process_caches()
             row: dict[str, Any] = {"config": cdir.name, "argv": argv, "ok": False}
             try:
-                args = es._parse(str(cdir), ["--max-model-len", "4096", *argv])
+                args = es._parse(str(cdir), ["--max-model-len", str(_max_model_len(config)), *argv])
                 cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
                     usage_context=V.UsageContext.OPENAI_API_SERVER
                 )

@@ -88,6 +88,16 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             json.dumps({"method": "dflash", "num_speculative_tokens": 3, "model": str(REL / "dflash5")}),
         ],
     ),
+    # LLaVA-Next (a Mistral text model, CLIP tower): planned through its text model; vLLM 0.28.0's
+    # module imports pixtral.py's old transformers names (the oracle's stand-ins), 0.33.0's not
+    "llava-next": (
+        ARCH / "LlavaNextForConditionalGeneration.json",
+        ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+    ),
+    "llava-next-tp2-fp8": (
+        ARCH / "LlavaNextForConditionalGeneration.json",
+        ["-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "16384", "--kv-cache-memory-bytes", "200000000"],
+    ),
     "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
     # sparse MLA (the architectures' tiny configs): GLM-5 with index_topk_freq 2, DeepSeek-V3.2 with
     # fp8 (fp8_ds_mla) and its MTP layer
@@ -296,6 +306,34 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    ("0.28.0", "llava-next"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        ("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.28.0", "llava-next-tp2-fp8"): _ok(
+        16,
+        32552,
+        520832,
+        16384,
+        ("GPU KV cache size: 520,832 tokens, Maximum concurrency for 16,384 tokens per request: 31.79x",),
+    ),
+    ("0.33.0", "llava-next"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        ("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.33.0", "llava-next-tp2-fp8"): _ok(
+        16,
+        32552,
+        520832,
+        16384,
+        ("GPU KV cache size: 520,832 tokens, Maximum concurrency for 16,384 tokens per request: 31.79x",),
+    ),
     ("0.27.1", "nullblk-est"): _refused(160),
     ("0.27.1", "nullblk-admit"): _ok(
         16,

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
@@ -87,7 +88,7 @@ def _arch(row: dict[str, Any]) -> str:
 #: recorded cases of architectures dryboot models; the others (recorded for the families to come)
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
-VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM"}
+VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM", "Mamba2ForCausalLM", "FalconH1ForCausalLM"}
 
 
 def _method_refused(row: dict[str, Any]) -> bool:

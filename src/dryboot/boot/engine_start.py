@@ -76,6 +76,10 @@ What is faked, and why (nothing else is):
   load next to CPU torch; the two op schemas (``torchvision::nms``/``qnms``) its import registers
   fake kernels for are declared first, so the multimodal model classes (which import
   transformers' image processors) import.
+* **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
+  modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
+  5.x no longer has: stand-ins that raise when built or called are added where missing, so those
+  modules import; CLIP/SigLIP-tower wrappers never use them, Pixtral towers fail to build.
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
@@ -139,6 +143,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import importlib
 import io
 import json
 import logging
@@ -312,6 +317,34 @@ def _declare_torchvision_ops() -> Any:
     return None
 
 
+def _pixtral_stand_ins() -> None:
+    """Give transformers' Pixtral module the two names vLLM 0.28.0's ``pixtral.py`` imports and
+    transformers 5.x no longer has (``PixtralRotaryEmbedding``, renamed ``PixtralVisionRotaryEmbedding``
+    with another buffer layout, and ``position_ids_in_meshgrid``), so the modules that import
+    ``pixtral.py`` (``llava.py``, ``llava_next.py``, ``mistral3.py``, ...) import. Both stand-ins
+    raise when built or called: a wrapper whose tower is CLIP or SigLIP never uses them; one whose
+    tower is Pixtral's (Mistral-3, Pixtral-HF) fails to build here, as it would under this
+    transformers. Nothing is done where transformers has the names (vLLM 0.33.0 reads the new one)."""
+    with contextlib.suppress(Exception):
+        mp = importlib.import_module("transformers.models.pixtral.modeling_pixtral")
+
+        def _absent(name: str) -> Any:
+            def fail(*a: Any, **k: Any) -> Any:
+                raise RuntimeError(f"transformers {name} stand-in (this transformers lacks it): not built here")
+
+            return fail
+
+        if not hasattr(mp, "PixtralRotaryEmbedding"):
+
+            class PixtralRotaryEmbedding:
+                def __init__(self, *a: Any, **k: Any) -> None:
+                    _absent("PixtralRotaryEmbedding")()
+
+            mp.PixtralRotaryEmbedding = PixtralRotaryEmbedding  # type: ignore[attr-defined]
+        if not hasattr(mp, "position_ids_in_meshgrid"):
+            mp.position_ids_in_meshgrid = _absent("position_ids_in_meshgrid")  # type: ignore[attr-defined]
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -329,6 +362,7 @@ def _install() -> None:
     # declaring the two ops its import registers fake kernels for lets it import (the
     # multimodal model classes import transformers' image processors, which import it).
     V.torchvision_lib = _declare_torchvision_ops()  # keep the registration alive
+    _pixtral_stand_ins()
 
     # 0.33.0's SSD kernels filter their autotune configs at import on SM90 (reading num_stages,
     # num_warps, kwargs); vLLM's Triton placeholder makes triton.Config a no-op decorator.

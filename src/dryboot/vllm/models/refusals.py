@@ -15,9 +15,10 @@ TEXT = (
 )
 MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
 PIXTRAL_IMPORT = (
-    "multimodal wrapper, not verified: its vLLM 0.28.0 module imports pixtral.py, which imports "
-    "PixtralRotaryEmbedding from transformers; transformers 5.24 (the fidelity venv's, inside vLLM's >=5.5.3 "
-    "range) no longer has it, so the harness cannot build the model; not planned"
+    "multimodal wrapper, not verified: its vLLM 0.28.0 module imports pixtral.py, whose transformers names "
+    "(PixtralRotaryEmbedding, position_ids_in_meshgrid) transformers 5.24 no longer has; the harness stands in for "
+    "them (LLaVA and LLaVA-Next, CLIP towers, are verified so), but this wrapper's check is not yet recorded, and a "
+    "Pixtral tower builds PixtralRotaryEmbedding itself, which the stand-in cannot: not planned"
 )
 NEEDS_TIMM = (
     "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
@@ -212,8 +213,6 @@ REASONS: dict[str, str] = {
     "KimiK3MTPModel": NOFILE,
     "LightOnOCRForConditionalGeneration": PIXTRAL_IMPORT,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
-    "LlavaForConditionalGeneration": PIXTRAL_IMPORT,
-    "LlavaNextForConditionalGeneration": PIXTRAL_IMPORT,
     "LlavaNextVideoForConditionalGeneration": PIXTRAL_IMPORT,
     "LlavaOnevision2ForConditionalGeneration": MM,
     "LlavaOnevisionForConditionalGeneration": PIXTRAL_IMPORT,

@@ -40,6 +40,26 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         "paligemma.py",
         {"gemma": "GemmaForCausalLM", "paligemma": "GemmaForCausalLM"},
     ),
+    # LlavaConfig / LlavaNextConfig build text_config by its model_type (llama when absent); the
+    # model class builds whatever text architecture that config names
+    "LlavaForConditionalGeneration": (
+        "llava.py",
+        {
+            "llama": "LlamaForCausalLM",
+            "llava": "LlamaForCausalLM",
+            "mistral": "MistralForCausalLM",
+            "qwen2": "Qwen2ForCausalLM",
+        },
+    ),
+    "LlavaNextForConditionalGeneration": (
+        "llava_next.py",
+        {
+            "llama": "LlamaForCausalLM",
+            "llava_next": "LlamaForCausalLM",
+            "mistral": "MistralForCausalLM",
+            "qwen2": "Qwen2ForCausalLM",
+        },
+    ),
     "Idefics3ForConditionalGeneration": ("idefics3.py", {"llama": "LlamaForCausalLM", "idefics3": "LlamaForCausalLM"}),
     "SmolVLMForConditionalGeneration": ("smolvlm.py", {"llama": "LlamaForCausalLM", "smolvlm": "LlamaForCausalLM"}),
     "InternVLForConditionalGeneration": (

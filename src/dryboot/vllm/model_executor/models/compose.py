@@ -27,6 +27,76 @@ class Family:
     modalities: tuple[str, ...] = ()
 
 
+def without_pp(family: Family) -> Family:
+    """``family`` for a model class without ``SupportsPP``: vLLM refuses pipeline parallelism
+    ("Pipeline parallelism is not supported for this model").
+
+    :raises InputError: ``--pipeline-parallel-size`` above 1."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        if par.pp > 1:
+            raise InputError(
+                "--pipeline-parallel-size",
+                None,
+                f"{_arch(config)} does not support pipeline parallelism (vLLM refuses it)",
+            )
+        return family.walk(config, par, args)
+
+    return Family(walk, family.modalities)
+
+
+@dataclass(frozen=True)
+class MoeDims:
+    """One rank's sizes of a decoder with an expert block on every layer (gpt-oss, MiniMax-M2):
+    ``quant`` (the checkpoint's method), ``ab`` (bytes per element of the model dtype), ``h``,
+    ``e`` experts of ``inter`` width, ``hd``, the heads ``nq_r`` / ``nkv_r`` and padded vocabulary
+    ``vocab_r`` on the rank, the experts it holds ``e_r`` of width ``i_r`` (``I / TP``, or whole
+    experts under expert parallelism), the stage's ``layers``."""
+
+    quant: W.Quant
+    ab: int
+    h: int
+    e: int
+    inter: int
+    hd: int
+    nq_r: int
+    nkv_r: int
+    vocab_r: int
+    e_r: int
+    i_r: int
+    layers: range
+
+
+def moe_decoder_dims(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> MoeDims:
+    """:class:`MoeDims` of ``config`` (``hidden_size``, ``num_local_experts``,
+    ``intermediate_size``, ``num_attention_heads``, ``num_key_value_heads``, ``head_dim``) on
+    ``par``'s rank.
+
+    :raises InputError: checkpoint headers (not mapped), a quantization method not modelled,
+        heads, KV heads or sizes TP does not divide (KV heads below TP must divide it, as
+        ``QKVParallelLinear`` requires)."""
+    config_only(config, args)
+    quant = W.quant_from_config(config, args.hf_quant)
+    tp = par.tp
+    h, e, inter = (W._int(config, k) for k in ("hidden_size", "num_local_experts", "intermediate_size"))
+    nq, nkv, hd = (W._int(config, k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    nq_r = W._divide(nq, tp, "num_attention_heads")
+    nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
+    if nkv < tp:
+        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
+    vocab_r = W._divide(
+        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
+    )
+    if par.expert_parallel:
+        e_r, i_r = W._local_experts(e, tp * par.dp), inter
+    else:
+        e_r, i_r = e, W._divide(inter, tp, "intermediate_size")
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    return MoeDims(
+        quant, W.model_dtype_bytes(config, args.dtype), h, e, inter, hd, nq_r, nkv_r, vocab_r, e_r, i_r, layers
+    )
+
+
 def merged(a: W.RankWeights, b: W.RankWeights) -> W.RankWeights:
     """What two parts of one rank's model allocate together (each tensor still its own
     allocation: the allocator's rounding adds up)."""
@@ -141,3 +211,228 @@ def vision_language(
         return merged(weights, tower(vision, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
 
     return Family(walk, modalities)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What one decoder layer (and the model around it) allocates, for the families whose vLLM
+    classes differ from Llama's only in names, biases, norms and the MLP's kind; each family's
+    module gives its own :class:`Layout` (and a ``prepare`` that reads its config class's field
+    names and defaults into the walk's: ``hidden_size``, ``num_hidden_layers``,
+    ``num_attention_heads``, ``num_key_value_heads``, ``head_dim``, ``intermediate_size``,
+    ``vocab_size``, ``max_position_embeddings``).
+
+    ``qkv``: ``fused`` (one ``QKVParallelLinear``), ``separate`` (three allocations: the
+    Transformers modeling backend's ``q_proj`` / ``k_proj`` / ``v_proj``); ``qkv_bias`` /
+    ``o_bias``: the config key that turns the bias on, or ``True`` / ``False``; ``qk_norm``:
+    ``head`` (``[head_dim]`` each), ``whole`` (``[heads x head_dim]`` and ``[kv_heads x head_dim]``,
+    replicated), or ``None``; ``norms``: RMS/LayerNorms per layer (``norm_bias``: LayerNorms with a
+    bias, the final norm too); ``mlp``: ``gated`` (``gate_up_proj`` ``[2 I / TP, H]``), ``plain``
+    (``up_proj`` ``[I / TP, H]``) or ``None``, ``mlp_bias``; ``tied``: the default of
+    ``tie_word_embeddings``; ``head_bias``: the LM head's bias (``[vocab padded / TP]``); ``rope``:
+    ``table`` (one ``cos_sin_cache`` in the model dtype, ``rotary_dim = head_dim x
+    partial_rotary_factor``), ``hf`` (the Transformers backend's float32 ``inv_freq`` and
+    ``original_inv_freq`` ``[rotary_dim / 2]``) or ``None``; ``scalars``: scalar buffers in the
+    model dtype beside the embedding (Gemma's ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers
+    per layer; ``every_stage``: the embedding, final norm and LM head built on every pipeline stage
+    (no ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is
+    a ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
+    MLP of ``shared(config)`` width).
+    """
+
+    qkv: str = "fused"
+    qkv_bias: str | bool = False
+    o_bias: str | bool = False
+    qk_norm: str | None = None
+    norms: int = 2
+    norm_bias: bool = False
+    mlp: str | None = "gated"
+    mlp_bias: str | bool = False
+    tied: bool = False
+    head_bias: bool = False
+    rope: str | None = "table"
+    scalars: int = 0
+    attention_scales: bool = True
+    every_stage: bool = False
+    moe: Callable[[Mapping[str, Any], int], bool] | None = None
+    router_bias: bool = False
+    shared: Callable[[Mapping[str, Any]], int] | None = None
+    router_fp32: bool = False
+    score_bias: bool = False
+    experts_key: str = "num_experts"
+    moe_inter_key: str = "moe_intermediate_size"
+    final_norm: bool = True
+    dense_inter_key: str = "intermediate_size"
+    tp_over_experts_refused: bool = False
+    attributes: Callable[[Mapping[str, Any], int, int], tuple[int, ...]] | None = None
+    uses_rope: Callable[[Mapping[str, Any], int], bool] | None = None
+    learned_positions: Callable[[Mapping[str, Any]], int] | None = None
+    rope_tables: Callable[[Mapping[str, Any], range], int] | None = None
+    stage_needs_moe: bool = False
+    output_gate: bool = False
+
+
+def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
+    return bool(config.get(v)) if isinstance(v, str) else v
+
+
+def decoder(
+    layout: Layout,
+    prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    refused: tuple[str, ...] = (),
+) -> Family:
+    """A decoder-only family of :class:`Layout` (one rank of one pipeline stage), unquantized and
+    from the config only. ``refused``: config fields whose truth adds what the layout lacks.
+
+    :raises InputError: a quantization method, checkpoint headers, a ``refused`` field, heads or
+        sizes TP does not divide, expert parallelism without experts (vLLM refuses it)."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        arch = _arch(config)
+        config_only(config, args)
+        if W.quant_from_config(config, args.hf_quant).method is not None:
+            raise InputError(
+                "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
+            )
+        if prepare is not None:
+            config = prepare(config)
+        for key in refused:
+            if config.get(key):
+                raise InputError("config.json", key, f"{arch} with {key} is not modelled")
+        return _decoder_rank(layout, config, par, W.model_dtype_bytes(config, args.dtype))
+
+    return Family(walk)
+
+
+def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: int) -> W.RankWeights:
+    tp = par.tp
+    h = W._int(config, "hidden_size")
+    nq = W._int(config, "num_attention_heads")
+    nkv = W._int(config, "num_key_value_heads", nq)
+    hd = config.get("head_dim") or h // nq
+    if type(hd) is not int:
+        raise InputError("config.json", "head_dim", "not an integer")
+    nq_r = W._divide(nq, tp, "num_attention_heads")
+    if nkv >= tp:
+        nkv_r = W._divide(nkv, tp, "num_key_value_heads")
+    else:
+        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
+        nkv_r = 1
+    vocab_r = W._divide(
+        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
+    )
+    tied = bool(config.get("tie_word_embeddings", lay.tied))
+    w = W._Walk(None)
+    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
+    has_embed, has_head = first or lay.every_stage, last or lay.every_stage
+    if has_embed:
+        w.own("embedding", vocab_r * h * ab)
+    if has_embed and lay.learned_positions is not None:
+        w.own("embedding", lay.learned_positions(config) * h * ab)
+    if has_head and (not tied or not has_embed):
+        w.own("lm_head", vocab_r * h * ab)  # a tied head on a later stage holds its own copy
+    if has_head and lay.head_bias:
+        w.own("lm_head", vocab_r * ab)
+    if has_head and lay.final_norm:
+        w.own("norm", h * ab)
+        if lay.norm_bias:
+            w.own("norm", h * ab)
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    if lay.moe is not None and par.expert_parallel and not any(lay.moe(config, li) for li in range(len(layers) + 1)):
+        raise InputError("--enable-expert-parallel", None, f"{_arch(config)} has no experts: vLLM refuses it")
+    if lay.stage_needs_moe and lay.moe is not None and not any(lay.moe(config, li) for li in layers):
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"a stage without MoE layers: vLLM refuses {_arch(config)} (No MoE layer found)",
+        )
+    qkv = (nq_r * hd, nkv_r * hd, nkv_r * hd)
+    for li in layers:
+        for _ in range(lay.norms * (2 if lay.norm_bias else 1)):
+            w.own("norm", h * ab)
+        if lay.qkv == "fused":
+            w.own("attention", sum(qkv) * h * ab)
+            if _flag(config, lay.qkv_bias):
+                w.own("bias", sum(qkv) * ab)
+        else:
+            # the Transformers backend column-splits k_proj / v_proj rows over TP, replicating no
+            # KV head (a head split across ranks when TP exceeds the KV heads)
+            rows = (nq_r * hd, *(2 * [W._divide(nkv * hd, tp, "the key/value projection rows")]))
+            for part in rows:
+                w.own("attention", part * h * ab)
+                if _flag(config, lay.qkv_bias):
+                    w.own("bias", part * ab)
+        w.own("attention", h * nq_r * hd * ab)
+        if lay.output_gate:
+            w.own("attention", nq_r * hd * h * ab)
+        if _flag(config, lay.o_bias):
+            w.own("bias", h * ab)
+        if lay.qk_norm == "head":
+            w.own("norm", hd * ab)
+            w.own("norm", hd * ab)
+        elif lay.qk_norm == "whole":
+            w.own("norm", nq * hd * ab)
+            w.own("norm", nkv * hd * ab)
+        for nbytes in lay.attributes(config, li, hd) if lay.attributes is not None else ():
+            w.ref.allocated_bytes += -(-nbytes // W.ALLOC_ROUND) * W.ALLOC_ROUND
+        if lay.attention_scales:
+            w.own("attention scales", 16, buffer=True)
+            w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        if lay.moe is not None and lay.moe(config, li):
+            _moe_block(w, lay, config, par, h, ab)
+        elif lay.mlp is not None:
+            _dense_mlp(w, lay.mlp, _flag(config, lay.mlp_bias), h, W._int(config, lay.dense_inter_key), tp, ab)
+    if lay.uses_rope is not None:
+        layers = range(0) if not any(lay.uses_rope(config, li) for li in layers) else layers
+    if layers and lay.rope == "table":
+        for _ in range(lay.rope_tables(config, layers) if lay.rope_tables is not None else 1):
+            w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+    elif layers and lay.rope == "hf":
+        half = int(hd * float(config.get("partial_rotary_factor", 1.0))) // 2
+        w.own("rotary", 4 * half, buffer=True)
+        w.own("rotary", 4 * half, buffer=True)
+    # the embedding's scale, with the embedding or a tied head's copy of it
+    for _ in range(lay.scalars if has_embed or (tied and has_head) else 0):
+        w.own("normalizer", ab, buffer=True)
+    return w.result()
+
+
+def _dense_mlp(w: W._Walk, kind: str, bias: bool, h: int, inter: int, tp: int, ab: int) -> None:
+    """``gated``: ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``; ``plain``:
+    ``up_proj`` ``[I / TP, H]`` and ``down_proj``; biases: the column layer's split, the row
+    layer's whole."""
+    i_r = W._divide(inter, tp, "intermediate_size")
+    up = (2 if kind == "gated" else 1) * i_r
+    w.own("mlp", up * h * ab)
+    if bias:
+        w.own("bias", up * ab)
+    w.own("mlp", h * i_r * ab)
+    if bias:
+        w.own("bias", h * ab)
+
+
+def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parallel, h: int, ab: int) -> None:
+    """A ``FusedMoE`` block: the router (``ReplicatedLinear`` ``[E, H]``), the experts
+    (``weights.experts_bytes``), a gated shared MLP, the expert map under expert parallelism."""
+    e = W._int(config, lay.experts_key)
+    inter = W._int(config, lay.moe_inter_key)
+    if lay.tp_over_experts_refused and par.tp > e:
+        raise InputError(
+            "--tensor-parallel-size", None, f"{par.tp} is greater than the number of experts {e} (vLLM refuses it)"
+        )
+    w.own("router", e * h * (4 if lay.router_fp32 else ab))
+    if lay.router_bias:
+        w.own("router", e * ab)
+    if lay.score_bias:
+        w.own("router", 4 * e)
+    shared = lay.shared(config) if lay.shared is not None else 0
+    if shared:
+        _dense_mlp(w, "gated", False, h, shared, par.tp, ab)
+    if par.expert_parallel:
+        e_r, i_r = W._local_experts(e, par.tp * par.dp), inter
+    else:
+        e_r, i_r = e, W._divide(inter, par.tp, "the experts' intermediate size")
+    for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
+        w.own(kind, nbytes)
+    if par.expert_parallel:
+        w.own("expert map", 4 * e, buffer=True)

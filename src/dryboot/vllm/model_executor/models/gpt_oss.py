@@ -24,7 +24,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
 
 
 def expert_biases(quant: W.Quant, e: int, h: int, i: int, ab: int) -> list[tuple[str, int]]:
@@ -43,35 +43,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: heads, KV heads or the intermediate size TP does not divide, a
         quantization method, checkpoint headers (not mapped)."""
-    config_only(config, args)
-    quant = W.quant_from_config(config, args.hf_quant)
-    ab = W.model_dtype_bytes(config, args.dtype)
-    tp = par.tp
-    h, e, inter = (
-        W._int(config, "hidden_size"),
-        W._int(config, "num_local_experts"),
-        W._int(config, "intermediate_size"),
-    )
-    nq, nkv, hd = (
-        W._int(config, "num_attention_heads"),
-        W._int(config, "num_key_value_heads"),
-        W._int(config, "head_dim"),
-    )
-    nq_r = W._divide(nq, tp, "num_attention_heads")
-    nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    d = moe_decoder_dims(config, par, args)
+    quant, ab, h, e, hd = d.quant, d.ab, d.h, d.e, d.hd
     w = W._Walk(None)
     for _ in range(2):  # embedding and the untied LM head, on every stage
-        w.own("embedding", vocab_r * h * ab)
+        w.own("embedding", d.vocab_r * h * ab)
     w.own("norm", h * ab)
-    if par.expert_parallel:
-        e_r, i_r = W._local_experts(e, tp * par.dp), inter
-    else:
-        e_r, i_r = e, W._divide(inter, tp, "intermediate_size")
-    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
-    qkv = (nq_r + 2 * nkv_r) * hd
+    nq_r, e_r, i_r, layers = d.nq_r, d.e_r, d.i_r, d.layers
+    qkv = (nq_r + 2 * d.nkv_r) * hd
     for _ in layers:
         for n in (h, h, nq_r, qkv * h, qkv, h * nq_r * hd, h, e * h, e):  # norms, sinks, qkv, o_proj, router
             w.own("attention", n * ab)

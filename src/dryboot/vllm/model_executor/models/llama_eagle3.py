@@ -30,9 +30,10 @@ own). With the drafter checkpoint's tensor names it is decided where vLLM decide
 and where the shapes differ (``torch.equal`` is then false); an own tensor of the target's shape
 stays an interval (vLLM compares values).
 
-DFlash drafters (``qwen3_dflash.py``) follow the same sharing rules (:func:`_dflash`); MTP layers
-are the target's (``models/mtp.py``, always shared, decided). Not modelled (refused by name): other
-drafters (EAGLE-1, other EAGLE-3 layouts, draft models, Medusa), a quantized drafter,
+DFlash drafters (``qwen3_dflash.py``) follow the same sharing rules (:func:`_dflash`), EAGLE-1
+heads too (``models/llama_eagle.py``, no LM head of their own); MTP layers are the target's
+(``models/mtp.py``, always shared, decided). Not modelled (refused by name): other drafters (other
+EAGLE-3 layouts, Medusa), a quantized drafter,
 ``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
 """
 
@@ -131,6 +132,10 @@ def drafter_weights(
         return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
     if method == "draft_model":
         return _draft_model(target_config, draft_config, par, dtype)
+    if method == "eagle":
+        from dryboot.vllm.model_executor.models.llama_eagle import eagle_weights  # at call: it imports this
+
+        return eagle_weights(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
         return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
@@ -195,9 +200,11 @@ def _with_embedding_and_head(
     vocab: int,
     draft_vocab: int,
     ab: int,
+    has_head: bool = True,
 ) -> DrafterWeights:
     """``core`` plus the drafter's embedding and LM head, each own, shared or open (vLLM's
-    ``_maybe_share_embeddings`` / ``_maybe_share_lm_head``; the module text)."""
+    ``_maybe_share_embeddings`` / ``_maybe_share_lm_head``; the module text). ``has_head``: the
+    drafter's class builds an LM head (EAGLE-1's computes logits with the target's)."""
     tp = par.tp
 
     def pad(n: int) -> int:
@@ -225,6 +232,8 @@ def _with_embedding_and_head(
             if embed is not None and head is not None
             else " (an own tensor of the target's shape: vLLM compares values)"
         )
+    if not has_head:
+        head = False
     low, high = _copy(core), _copy(core)
     for part, nbytes, kind in ((embed, embed_bytes, "embedding"), (head, head_bytes, "lm_head")):
         if part is not False:
@@ -249,11 +258,23 @@ QWEN3_DEFAULTS: Mapping[str, Any] = {
 
 
 def _attention_mlp_layer(
-    r: W.RankWeights, *, h: int, qkv_in: int, heads: int, kv: int, hd: int, inter: int, tp: int, ab: int, qk_norm: bool
+    r: W.RankWeights,
+    *,
+    h: int,
+    qkv_in: int,
+    heads: int,
+    kv: int,
+    hd: int,
+    inter: int,
+    tp: int,
+    ab: int,
+    qk_norm: bool,
+    norms: int = 2,
 ) -> None:
     """One decoder layer: ``qkv_proj`` over ``qkv_in`` inputs, ``o_proj``, optional
-    ``q_norm`` / ``k_norm`` ``[head_dim]``, ``gate_up_proj`` / ``down_proj``, the two layer norms
-    and the attention layer's six float32 scalars."""
+    ``q_norm`` / ``k_norm`` ``[head_dim]``, ``gate_up_proj`` / ``down_proj``, ``norms`` layer norms
+    (EAGLE-1's first layer drops its ``input_layernorm``) and the attention layer's six float32
+    scalars."""
     heads_r = W._divide(heads, tp, "the drafter's attention heads")
     if kv >= tp:
         kv_r = W._divide(kv, tp, "the drafter's KV heads")
@@ -267,8 +288,8 @@ def _attention_mlp_layer(
         r.add("norm", hd * ab)
     r.add("mlp", 2 * inter_r * h * ab)
     r.add("mlp", h * inter_r * ab)
-    r.add("norm", h * ab)
-    r.add("norm", h * ab)
+    for _ in range(norms):
+        r.add("norm", h * ab)
     for _scale in range(6):
         r.add("attention scales", 4)
 

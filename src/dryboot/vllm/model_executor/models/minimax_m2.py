@@ -22,7 +22,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -30,45 +30,23 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: TP above the experts or not dividing heads / sizes, a shared expert,
         checkpoint headers (not mapped)."""
-    config_only(config, args)
-    quant = W.quant_from_config(config, args.hf_quant)
-    ab = W.model_dtype_bytes(config, args.dtype)
-    tp = par.tp
-    h, e, inter = (
-        W._int(config, "hidden_size"),
-        W._int(config, "num_local_experts"),
-        W._int(config, "intermediate_size"),
-    )
-    if tp > e:
+    e = W._int(config, "num_local_experts")
+    if par.tp > e:
         raise InputError(
-            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
+            "--tensor-parallel-size", None, f"{par.tp} is greater than the number of experts {e} (vLLM refuses it)"
         )
     if config.get("shared_intermediate_size"):
         raise InputError("config.json", "shared_intermediate_size", "MiniMax-M2's shared expert is not modelled")
-    nq, nkv, hd = (
-        W._int(config, "num_attention_heads"),
-        W._int(config, "num_key_value_heads"),
-        W._int(config, "head_dim"),
-    )
-    nq_r = W._divide(nq, tp, "num_attention_heads")
-    nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
-    if nkv < tp:
-        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    d = moe_decoder_dims(config, par, args)
+    quant, ab, h, hd, tp = d.quant, d.ab, d.h, d.hd, par.tp
+    nq_r, nkv_r, e_r, i_r, layers = d.nq_r, d.nkv_r, d.e_r, d.i_r, d.layers
+    nkv = W._int(config, "num_key_value_heads")
     w = W._Walk(None)
-    first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
-    if first:
-        w.own("embedding", vocab_r * h * ab)
-    if last:
-        w.own("lm_head", vocab_r * h * ab)
+    if par.pp_rank == 0:
+        w.own("embedding", d.vocab_r * h * ab)
+    if par.pp_rank == par.pp - 1:
+        w.own("lm_head", d.vocab_r * h * ab)
         w.own("norm", h * ab)
-    if par.expert_parallel:
-        e_r, i_r = W._local_experts(e, tp * par.dp), inter
-    else:
-        e_r, i_r = e, W._divide(inter, tp, "intermediate_size")
-    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
         att = f"model.layers.{li}.self_attn"
         split = "column" if nkv >= tp else ""

@@ -62,9 +62,12 @@ VISION_ROPE_POSITIONS = 8192
 INPUT_NORM_CHANNELS = 3
 
 
-def _tower(v: Mapping[str, Any], tp: int, ab: int, *, d: int, gated: bool, r: int, out: int) -> W.RankWeights:
+def _tower(
+    v: Mapping[str, Any], tp: int, ab: int, *, d: int, gated: bool, r: int, out: int, input_norm: bool = True
+) -> W.RankWeights:
     """One rank of a Qwen2-VL-style tower of width ``d``, MLP width ``r``, merger output ``out``
-    (``gated``: Qwen2.5-VL's RMSNorms and gated MLP)."""
+    (``gated``: Qwen2.5-VL's RMSNorms and gated MLP; ``input_norm``: the device-side input
+    normalization's buffers)."""
     heads = W._int(v, "num_heads")
     W._divide(heads, tp, "the vision tower's num_heads")
     d_r = W._divide(d, tp, "the vision tower's width")
@@ -80,7 +83,7 @@ def _tower(v: Mapping[str, Any], tp: int, ab: int, *, d: int, gated: bool, r: in
     for n in counts:
         w.add("vision", n * ab)
     w.add("rotary", VISION_ROPE_POSITIONS * (d // heads // 2) * ab, buffer=True)
-    for _ in range(2):  # FusedInputNorm's weight and bias, float32 [3] (mm_device_do_normalize)
+    for _ in range(2 if input_norm else 0):  # FusedInputNorm's weight and bias, float32 [3]
         w.add("input norm", 4 * INPUT_NORM_CHANNELS, buffer=True)
     return w
 
@@ -93,11 +96,14 @@ def qwen2_vl_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, 
     return _tower(v, tp, ab, d=d, gated=False, r=r, out=W._int(v, "hidden_size"))
 
 
-def qwen2_5_vl_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    """``Qwen2_5_VisionTransformer`` on one rank (module docstring)."""
+def qwen2_5_vl_tower(
+    vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int, *, input_norm: bool = True
+) -> W.RankWeights:
+    """``Qwen2_5_VisionTransformer`` on one rank (module docstring); ``input_norm``: with the
+    device-side input normalization (EXAONE 4.5's tower has none)."""
     v = {**QWEN2_5_VL_VISION, **vision}
     d, r = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
-    return _tower(v, tp, ab, d=d, gated=True, r=r, out=W._int(v, "out_hidden_size"))
+    return _tower(v, tp, ab, d=d, gated=True, r=r, out=W._int(v, "out_hidden_size"), input_norm=input_norm)
 
 
 def mrope_text(text: Mapping[str, Any]) -> dict[str, Any]:

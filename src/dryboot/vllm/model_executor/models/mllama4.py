@@ -1,0 +1,68 @@
+"""Llama 4 with its vision tower (``mllama4.py``, ``Llama4ForConditionalGeneration``): the Llama 4
+text model of ``text_config`` (:mod:`.llama4`), then on every TP rank and pipeline stage, in the
+model dtype:
+
+* the vision model: ``class_embedding`` ``[D]``, ``positional_embedding_vlm`` ``[N + 1, D]``
+  (``N = (image_size / patch_size)^2``), the unfold patch embedding ``linear`` (ColumnParallel
+  ``[D / TP, C x P x P]``, no bias), ``layernorm_pre`` / ``layernorm_post`` (weight, bias); per
+  layer ``qkv_proj`` ``[3 D / TP, D]`` + bias, ``o_proj`` ``[D, D / TP]`` + bias, ``fc1`` ``[I /
+  TP, D]`` + bias, ``fc2`` ``[D, I / TP]`` + bias, two LayerNorms (weight, bias); its 2-D rotary
+  table, one complex64 ``[N + 1, 1, head_dim / 2]`` buffer;
+* the pixel-shuffle adapter (``fc1`` ``[projector_input_dim / TP, intermediate_size]``, ``fc2``
+  ``[projector_output_dim, projector_input_dim / TP]``, biases under
+  ``multi_modal_projector_bias``) and the projector ``linear_1`` ``[H_text / TP,
+  vision_output_dim]`` (no bias).
+
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, vision_language
+
+#: ``Llama4VisionConfig``'s defaults (transformers 5.x) for what a ``vision_config`` leaves out
+DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "num_hidden_layers": 34,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "intermediate_size": 5632,
+    "vision_output_dim": 7680,
+    "image_size": 448,
+    "patch_size": 14,
+    "projector_input_dim": 4096,
+    "projector_output_dim": 4096,
+    "multi_modal_projector_bias": False,
+}
+
+
+def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    v = {**DEFAULTS, **v}
+    d, inter, heads = W._int(v, "hidden_size"), W._int(v, "intermediate_size"), W._int(v, "num_attention_heads")
+    W._divide(heads, tp, "the vision tower's num_attention_heads")
+    d_r, i_r = W._divide(d, tp, "the vision hidden size"), W._divide(inter, tp, "the vision intermediate_size")
+    p, c = W._int(v, "patch_size"), W._int(v, "num_channels")
+    positions = (W._int(v, "image_size") // p) ** 2 + 1
+    pin, pout = W._int(v, "projector_input_dim"), W._int(v, "projector_output_dim")
+    pin_r = W._divide(pin, tp, "projector_input_dim")
+    h_r = W._divide(W._int(text, "hidden_size"), tp, "the projector's width")
+    bias = bool(v.get("multi_modal_projector_bias"))
+    sizes = [d, positions * d, d_r * c * p * p, d, d, d, d]
+    block = [3 * d_r * d, 3 * d_r, d * d_r, d, i_r * d, i_r, d * i_r, d, d, d, d, d]
+    sizes += block * W._int(v, "num_hidden_layers")
+    sizes += [pin_r * inter, *([pin_r] if bias else []), pout * pin_r, *([pout] if bias else [])]
+    sizes.append(h_r * W._int(v, "vision_output_dim"))
+    w = W.RankWeights()
+    for n in sizes:
+        w.add("vision", n * ab)
+    w.add("rotary", positions * (d // heads // 2) * 8, buffer=True)  # complex64
+    return w
+
+
+FAMILIES: dict[str, Family] = {
+    "Llama4ForConditionalGeneration": vision_language("Llama4ForCausalLM", _tower, modalities=("image",)),
+}
