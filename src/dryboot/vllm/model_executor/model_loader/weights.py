@@ -50,6 +50,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
+    ScaledQuant,
+    checkpoint_parts,
+    ct_scaled_from_config,
+    modelopt_scaled,
+    scaled_linear_bytes,
+    scaled_refusal,
+)
 from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     WNA16,
@@ -244,6 +252,9 @@ class Quant:
     #: GPTQ / AWQ / AutoRound: the weight-only integer scheme and the GPU serving it
     #: (:mod:`dryboot.vllm.model_executor.layers.quantization`)
     wna16: WNA16 | None = None
+    #: W8A8 int8 / fp8 and NVFP4 after loading, on a named GPU
+    #: (:mod:`dryboot.vllm.model_executor.layers.quantization.scaled_mm`)
+    scaled: ScaledQuant | None = None
 
 
 @dataclass(frozen=True)
@@ -336,6 +347,8 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     wna16 = wna16_from_config(method, qc)
     if wna16 is not None:
         return Quant(method, wna16=wna16)
+    if method == "compressed-tensors":
+        return Quant(method, scaled=ct_scaled_from_config(qc))
     if method in REFUSED_METHODS:
         raise InputError("quantization_config", "quant_method", f"{method}: {REFUSED_METHODS[method]}")
     if method == "fp8":
@@ -977,7 +990,9 @@ def _walk(
             entries.append(("bias", h * ab))
         w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
         w.module([], "attention", ((att, "attention scales"),))
-        if quant.method is not None and quant.wna16 is None:
+        if quant.method is not None and quant.wna16 is None and quant.scaled is None:
+            # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod), as built: the layouts
+            # after loading (quant.scaled) have them deleted (the KV cache is not quantized)
             for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
                 w.own("scale", ab)
         qk_norm = family == "glm4_moe" and bool(config.get("use_qk_norm", False))
@@ -1546,6 +1561,11 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
 def _linear(
     quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int, *, tp: int = 1, split: str = "column"
 ) -> list[tuple[str, int]]:
+    if quant.scaled is not None:
+        scheme = quant.scaled.layer_scheme(name, checkpoint_parts(name))
+        if scheme is None:
+            return linear_bytes(Quant(), k, parts, ab)
+        return scaled_linear_bytes(quant.scaled, scheme, k, parts, ab)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split)
         return out if out is not None else linear_bytes(Quant(), k, parts, ab)
@@ -1566,9 +1586,15 @@ def _post_load_host_blocks(quant: Quant) -> int:
 
 
 def _on_gpu(quant: Quant, par: Parallel) -> Quant:
-    """A weight-only integer layout is the kernel's vLLM picks per GPU: the rank's GPU joins it.
+    """A weight-only integer, W8A8 or NVFP4 layout is the kernel's vLLM picks per GPU: the rank's
+    GPU joins it. ModelOpt FP8 / NVFP4 without a GPU keep the layout vLLM creates (before its
+    post-load step); with one, the layout after it.
 
     :raises InputError: no GPU given (the layout after loading depends on it)."""
+    if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
+        quant = replace(quant, scaled=modelopt_scaled("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
+    if quant.scaled is not None:
+        return _scaled_on_gpu(quant, quant.scaled, par)
     if quant.wna16 is None:
         return quant
     if par.capability is None:
@@ -1602,4 +1628,31 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
         ),
+    )
+
+
+def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
+    """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout.
+
+    :raises InputError: no GPU, a release or GPU whose layout is not checked (named)."""
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
+        )
+    rules = quant_rules(par.vllm_version)
+    sm = par.capability[0] * 10 + par.capability[1]
+    if rules.blackwell_attention_buffer and sm >= 100:
+        raise InputError(
+            "--gpu",
+            None,
+            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
+            "shared counter buffer while loading; not modelled",
+        )
+    refused = scaled_refusal(scaled, sm, par.vllm_version)
+    if refused:
+        raise InputError("quantization_config", "config_groups", refused)
+    return replace(
+        quant, scaled=replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
     )
