@@ -147,6 +147,9 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
 #: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
 #: an AutoRound export of Qwen3.5/3.6 declares)
 WNA16_HYBRIDS = {"qwen3_5_text"}
+#: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
+#: decoders; their MoE experts are refused by name)
+SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -444,6 +447,12 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
     ``w13_weight_scale_2`` / ``w13_input_scale`` ``[e, 2]`` and ``w2``'s ``[e]``.
     """
     w13, w2 = e * 2 * i * h, e * h * i
+    if quant.scaled is not None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 MoE experts after loading (per-backend shuffles and padding) are not modelled",
+        )
     if quant.wna16 is not None:
         raise InputError("quantization_config", "quant_method", f"{quant.method} MoE experts are not modelled")
     if quant.method is None:
@@ -868,6 +877,13 @@ def _walk(
     if quant.method is not None and family in UNQUANTIZED_ONLY:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
+        )
+    if quant.scaled is not None and family not in SCALED_FAMILIES:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 layouts after loading are checked for "
+            f"{', '.join(sorted(SCALED_FAMILIES))} only, not {arch}",
         )
     if quant.method is not None and quant.wna16 is None and family in WNA16_HYBRIDS:
         raise InputError(

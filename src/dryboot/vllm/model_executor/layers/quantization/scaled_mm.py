@@ -244,7 +244,8 @@ def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
     if qc.get("transform_config"):
         raise InputError("quantization_config", "transform_config", "compressed-tensors transforms are not modelled")
     out = []
-    for key, g in groups.items():
+    for raw_key, g in groups.items():
+        key = repr(str(raw_key))[1:-1][:40]
         if not isinstance(g, Mapping):
             raise InputError("quantization_config", f"config_groups.{key}", "not an object")
         targets = g.get("targets")
