@@ -50,6 +50,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
+    WNA16,
+    wna16_experts_bytes,
+    wna16_linear_bytes,
+)
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     checkpoint_parts,
@@ -57,12 +63,6 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     modelopt_scaled,
     scaled_linear_bytes,
     scaled_refusal,
-)
-from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
-from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
-    WNA16,
-    wna16_experts_bytes,
-    wna16_linear_bytes,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 
@@ -223,8 +223,6 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "compressed-tensors": "compressed-tensors schemes other than weight-only integer (W8A8 int8/fp8, NVFP4, "
-    "several groups) pick a kernel per SM that repacks after loading; not modelled",
     "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
     "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
@@ -1670,5 +1668,6 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
     return replace(
-        quant, scaled=replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
+        quant,
+        scaled=replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace),
     )

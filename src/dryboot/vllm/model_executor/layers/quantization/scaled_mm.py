@@ -196,7 +196,9 @@ def ct_scheme(group: Mapping[str, Any]) -> ScaledScheme:
     bits, typ, strategy = w.get("num_bits"), w.get("type", "int"), w.get("strategy")
     if typ == "float" and bits == 4 and strategy == "tensor_group" and w.get("group_size") == 16:
         if a is not None and not (a.get("num_bits") == 4 and a.get("type") == "float"):
-            raise InputError("quantization_config", "input_activations", "NVFP4 weights with these inputs: not modelled")
+            raise InputError(
+                "quantization_config", "input_activations", "NVFP4 weights with these inputs: not modelled"
+            )
         if a is None:
             raise InputError("quantization_config", "input_activations", "W4A16 NVFP4 is not modelled")
         return ScaledScheme("nvfp4", "group")
@@ -211,7 +213,9 @@ def ct_scheme(group: Mapping[str, Any]) -> ScaledScheme:
                 "quantization_config", "weights", "int8 W8A8 other than channel weights, dynamic tokens: not modelled"
             )
         if a.get("symmetric") is False:
-            raise InputError("quantization_config", "input_activations", "asymmetric int8 activations (azp): not modelled")
+            raise InputError(
+                "quantization_config", "input_activations", "asymmetric int8 activations (azp): not modelled"
+            )
         return ScaledScheme("int8", "channel")
     if not w.get("symmetric", True):
         raise InputError("quantization_config", "weights", "asymmetric fp8 weights: not modelled")
@@ -229,7 +233,9 @@ def ct_scheme(group: Mapping[str, Any]) -> ScaledScheme:
     if strategy not in ("channel", "tensor"):
         raise InputError("quantization_config", "strategy", f"fp8 {strategy!r} weights: not modelled")
     if not dynamic and a.get("strategy") != "tensor":
-        raise InputError("quantization_config", "input_activations", "static fp8 inputs other than per tensor: not modelled")
+        raise InputError(
+            "quantization_config", "input_activations", "static fp8 inputs other than per tensor: not modelled"
+        )
     return ScaledScheme("fp8", str(strategy), static_input=not dynamic)
 
 
