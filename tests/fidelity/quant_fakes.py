@@ -26,7 +26,9 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   tensor copied to the host (``kv_cache.py`` reads the KV scales as floats) is ones of its shape,
   and ``torch.nonzero`` of a meta tensor counts every element (torch's own
   ``meta_nonzero_assume_all_nonzero``; NVFP4 Marlin's scale factor reads the largest non-zero
-  scale).
+  scale), and ``torch.isnan`` of a meta tensor all false (0.33's ModelOpt NVFP4 checks that its
+  scales were loaded, i.e. are no longer the NaN they were created with; the oracle loads no
+  weights).
 * **vLLM's reload bookkeeping.** After loading, ``model_loader/reload`` keeps a meta-device copy
   of each layer's tensors (``to_meta_tensor``: ``tensor.data.to("meta")``), which costs nothing on
   a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
@@ -192,6 +194,16 @@ def route_ops() -> None:
 
     fx_config.meta_nonzero_assume_all_nonzero = True
     torch.Tensor.__bool__ = as_bool  # type: ignore[method-assign]
+    real_isnan = torch.isnan
+
+    def isnan(t: Any) -> Any:
+        # ModelOpt NVFP4's "scales were loaded" check (0.33: still the NaN they were created with):
+        # a loaded checkpoint's scales are numbers, so no element is NaN (on the host)
+        if isinstance(t, torch.Tensor) and t.device.type == "meta":
+            return torch.zeros(tuple(t.shape), dtype=torch.bool)
+        return real_isnan(t)
+
+    torch.isnan = isnan
     torch.Tensor.cuda = cuda  # type: ignore[method-assign]
 
     def pack_cols(q_w: Any, num_bits: int, size_k: int, size_n: int) -> Any:
