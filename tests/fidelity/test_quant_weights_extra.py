@@ -52,7 +52,9 @@ def _dryboot(row: dict[str, Any], version: str) -> Any:
 
 
 def _exact(version: str, row: dict[str, Any]) -> bool:
-    return bool(row["ok"]) and not (version != "0.28.0" and row["capability"][0] >= 10)
+    if version != "0.28.0" and (row["capability"][0] >= 10 or row["config"].startswith("nvidia--")):
+        return False
+    return bool(row["ok"])
 
 
 def test_corpus_size() -> None:
@@ -80,6 +82,11 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         assert report.refused, f"vLLM or the oracle fails ({row['error'][:200]}); dryboot answered"
         if ORACLE_LIMIT in row["error"]:
             assert "not modelled" in report.refused
+        return
+    if version != "0.28.0" and row["config"].startswith("nvidia--"):
+        # 0.33's ModelOpt path allocates a 2 MiB buffer once per process (the first case of a
+        # recording process holds it, the later ones not): refused by name
+        assert "once per process" in (report.refused or ""), report.refused
         return
     if not _exact(version, row):
         # 0.33's FlashInfer attention on Blackwell shares a counter buffer allocated at load

@@ -1664,6 +1664,13 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
             "shared counter buffer while loading; not modelled",
         )
+    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version != "0.28.0":
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"ModelOpt checkpoints on vLLM {par.vllm_version}: a 2 MiB buffer allocated once per process while "
+            "loading (seen by the oracle in a process's first ModelOpt case only) is not modelled",
+        )
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
