@@ -69,6 +69,7 @@ def test_corpus_size() -> None:
         "Qwen--Qwen3-8B+CT-W8A8-FP8-dynamic",
         "Qwen--Qwen3-8B+CT-W8A8-FP8-block",
         "Qwen--Qwen3-8B+CT-NVFP4",
+        "Qwen--Qwen3-30B-A3B+CT-W4A16-g32",  # Marlin MoE experts (0.28.0)
     } <= configs
     assert all(row["ok"] or row.get("error") for cases in RECORDED.values() for row in cases.values())
 
@@ -106,7 +107,10 @@ def test_kernel_per_gpu_is_vllms() -> None:
             if not row["ok"] or not kernels:
                 continue
             sm = row["capability"][0] * 10 + row["capability"][1]
-            if "INT8" in row["config"]:
+            if "W4A16" in row["config"]:  # the MoE model's attention and router (group 32: not Machete)
+                assert kernels == {"MarlinLinearKernel"}
+                assert row["kernels"]["CompressedTensorsWNA16MoEMethod"] == 48
+            elif "INT8" in row["config"]:
                 assert kernels == {"CutlassInt8ScaledMMLinearKernel"}
             elif "NVFP4" in row["config"]:
                 assert (kernels == {"MarlinNvFp4LinearKernel"}) == (sm < 100), (row["config"], sm, kernels)
