@@ -18,7 +18,17 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   them, by their output: int32 ``[size_k, size_n / (32 / num_bits)]`` and ``[size_k, size_n]`` on
   the input's device (the shapes their own ``numpy.zeros`` allocate).
 * **Scale values.** ``Tensor.item()`` on a meta tensor answers 1.0 (compressed-tensors' KV-cache
-  method reads its loaded scales as Python floats after loading; a value never changes a shape).
+  method reads its loaded scales as Python floats after loading; a value never changes a shape),
+  ``torch.unique`` of a meta tensor one element (NVFP4's check that a fused layer's parts
+  share one global scale), a meta tensor's truth value ``True`` (NVFP4 Marlin's "scales are
+  non-negative"), and ``Tensor.cuda()`` of a meta tensor the tensor itself (the swizzled block
+  scales are moved "to the GPU": they stay on the meta device, same shape and dtype); a meta
+  tensor copied to the host (``kv_cache.py`` reads the KV scales as floats) is ones of its shape,
+  and ``torch.nonzero`` of a meta tensor counts every element (torch's own
+  ``meta_nonzero_assume_all_nonzero``; NVFP4 Marlin's scale factor reads the largest non-zero
+  scale), and ``torch.isnan`` of a meta tensor all false (0.33's ModelOpt NVFP4 checks that its
+  scales were loaded, i.e. are no longer the NaN they were created with; the oracle loads no
+  weights).
 * **vLLM's reload bookkeeping.** After loading, ``model_loader/reload`` keeps a meta-device copy
   of each layer's tensors (``to_meta_tensor``: ``tensor.data.to("meta")``), which costs nothing on
   a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
@@ -145,6 +155,56 @@ def route_ops() -> None:
         return 1.0 if self.device.type == "meta" else real_item(self)
 
     torch.Tensor.item = item  # type: ignore[method-assign]
+
+    real_unique = torch.unique
+
+    def unique(t: Any, *args: Any, **kwargs: Any) -> Any:
+        # a value check on loaded scales ("one global scale per fused layer"): on the meta device
+        # the values agree, one element (never a shape that stays allocated)
+        if isinstance(t, torch.Tensor) and t.device.type == "meta" and not args and not kwargs:
+            return torch.empty((min(t.numel(), 1),), dtype=t.dtype, device="meta")
+        return real_unique(t, *args, **kwargs)
+
+    torch.unique = unique
+
+    real_bool, real_cuda = torch.Tensor.__bool__, torch.Tensor.cuda
+
+    def as_bool(self: Any) -> bool:
+        # a value check on loaded scales (NVFP4 Marlin's "scales are non-negative"): passes
+        return True if self.device.type == "meta" else real_bool(self)
+
+    def cuda(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # a tensor moved to "the GPU" (nvfp4_utils.swizzle_blockscale's ``.cuda()``) stays where
+        # the model is, on the meta device, with its shape
+        return self if self.device.type == "meta" else real_cuda(self, *args, **kwargs)
+
+    real_to = torch.Tensor.to
+
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # loaded scales read on the host as Python floats (kv_cache.py's ``k_scale.to("cpu")``):
+        # ones of the same shape (a value, never a shape of what stays on the GPU)
+        dev = args[0] if args else kwargs.get("device")
+        if self.device.type == "meta" and str(dev) == "cpu":
+            return torch.ones(tuple(self.shape), dtype=self.dtype)
+        return real_to(self, *args, **kwargs)
+
+    torch.Tensor.to = to  # type: ignore[method-assign]
+    # NVFP4 Marlin's scale factor reads the largest non-zero scale: every element counts as one
+    import torch.fx.experimental._config as fx_config
+
+    fx_config.meta_nonzero_assume_all_nonzero = True
+    torch.Tensor.__bool__ = as_bool  # type: ignore[method-assign]
+    real_isnan = torch.isnan
+
+    def isnan(t: Any) -> Any:
+        # ModelOpt NVFP4's "scales were loaded" check (0.33: still the NaN they were created with):
+        # a loaded checkpoint's scales are numbers, so no element is NaN (on the host)
+        if isinstance(t, torch.Tensor) and t.device.type == "meta":
+            return torch.zeros(tuple(t.shape), dtype=torch.bool)
+        return real_isnan(t)
+
+    torch.isnan = isnan
+    torch.Tensor.cuda = cuda  # type: ignore[method-assign]
 
     def pack_cols(q_w: Any, num_bits: int, size_k: int, size_n: int) -> Any:
         return torch.empty((size_k, size_n // (32 // num_bits)), dtype=torch.int32, device=q_w.device)

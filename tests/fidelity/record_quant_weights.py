@@ -51,6 +51,13 @@ TPS = (1, 2, 4)
 
 import os  # noqa: E402
 
+QUANT_CONFIGS = DATA / "quant-configs"
+RECORDED_NAME = "quant-recorded-{version}.json"
+if os.environ.get("RECORD_SET") == "extra":  # the second set of cases (quant_cases_extra.py)
+    sys.path.insert(0, str(HERE))
+    import quant_cases_extra as _extra
+
+    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _extra.GPUS, _extra.TPS, _extra.CONFIGS, _extra.RECORDED_NAME
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -152,11 +159,11 @@ def main() -> int:
 
     V = es.V
     only = set(sys.argv[1:])
-    out_path = Path(os.environ.get("RECORD_OUT") or DATA / f"quant-recorded-{V.vllm.__version__}.json")
+    out_path = Path(os.environ.get("RECORD_OUT") or DATA / RECORDED_NAME.format(version=V.vllm.__version__))
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
     tmp = Path(tempfile.mkdtemp(prefix="record-quant-"))
-    for cdir in sorted(p for p in (DATA / "quant-configs").iterdir() if p.is_dir()):
+    for cdir in sorted(p for p in QUANT_CONFIGS.iterdir() if p.is_dir()):
         if only and cdir.name not in only:
             continue
         mdir = checkpoint_dir(cdir, tmp)

@@ -37,6 +37,7 @@ CONFIGS = DATA / "quant-configs"
 RECORDED = {
     p.stem.removeprefix("quant-recorded-"): json.loads(p.read_text())["cases"]
     for p in sorted(DATA.glob("quant-recorded-*.json"))
+    if not p.stem.startswith("quant-recorded-extra-")  # the second set: test_quant_weights_extra.py
 }
 CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
 

@@ -57,6 +57,14 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
+    ScaledQuant,
+    checkpoint_parts,
+    ct_scaled_from_config,
+    modelopt_scaled,
+    scaled_linear_bytes,
+    scaled_refusal,
+)
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 
 GiB = 1 << 30
@@ -171,6 +179,9 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
 #: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
 #: an AutoRound export of Qwen3.5/3.6 declares)
 WNA16_HYBRIDS = {"qwen3_5_text"}
+#: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
+#: decoders; their MoE experts are refused by name)
+SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -244,8 +255,6 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "compressed-tensors": "compressed-tensors schemes other than weight-only integer (W8A8 int8/fp8, NVFP4, "
-    "several groups) pick a kernel per SM that repacks after loading; not modelled",
     "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
     "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
@@ -276,6 +285,9 @@ class Quant:
     #: GPTQ / AWQ / AutoRound: the weight-only integer scheme and the GPU serving it
     #: (:mod:`dryboot.vllm.model_executor.layers.quantization`)
     wna16: WNA16 | None = None
+    #: W8A8 int8 / fp8 and NVFP4 after loading, on a named GPU
+    #: (:mod:`dryboot.vllm.model_executor.layers.quantization.scaled_mm`)
+    scaled: ScaledQuant | None = None
 
 
 @dataclass(frozen=True)
@@ -380,6 +392,8 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
     wna16 = wna16_from_config(method, qc)
     if wna16 is not None:
         return Quant(method, wna16=wna16)
+    if method == "compressed-tensors":
+        return Quant(method, scaled=ct_scaled_from_config(qc))
     if method in REFUSED_METHODS:
         raise InputError("quantization_config", "quant_method", f"{method}: {REFUSED_METHODS[method]}")
     if method == "fp8":
@@ -484,6 +498,12 @@ def experts_bytes(quant: Quant, e: int, h: int, i: int, act_bytes: int) -> list[
     ``w13_weight_scale_2`` / ``w13_input_scale`` ``[e, 2]`` and ``w2``'s ``[e]``.
     """
     w13, w2 = e * 2 * i * h, e * h * i
+    if quant.scaled is not None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 MoE experts after loading (per-backend shuffles and padding) are not modelled",
+        )
     if quant.wna16 is not None:
         raise InputError("quantization_config", "quant_method", f"{quant.method} MoE experts are not modelled")
     if quant.method is None:
@@ -935,6 +955,13 @@ def _walk(
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
+    if quant.scaled is not None and family not in SCALED_FAMILIES:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 layouts after loading are checked for "
+            f"{', '.join(sorted(SCALED_FAMILIES))} only, not {arch}",
+        )
     if quant.method is not None and quant.wna16 is None and family in WNA16_HYBRIDS:
         raise InputError(
             "quantization_config",
@@ -1055,7 +1082,9 @@ def _walk(
             entries.append(("bias", h * ab))
         w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
         w.module([], "attention", ((att, "attention scales"),))
-        if quant.method is not None and quant.wna16 is None:
+        if quant.method is not None and quant.wna16 is None and quant.scaled is None:
+            # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod), as built: the layouts
+            # after loading (quant.scaled) have them deleted (the KV cache is not quantized)
             for _ in range(4):  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
                 w.own("scale", ab)
         qk_norm = family == "glm4_moe" and bool(config.get("use_qk_norm", False))
@@ -1640,6 +1669,11 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
 def _linear(
     quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int, *, tp: int = 1, split: str = "column"
 ) -> list[tuple[str, int]]:
+    if quant.scaled is not None:
+        scheme = quant.scaled.layer_scheme(name, checkpoint_parts(name))
+        if scheme is None:
+            return linear_bytes(Quant(), k, parts, ab)
+        return scaled_linear_bytes(quant.scaled, scheme, k, parts, ab)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split)
         return out if out is not None else linear_bytes(Quant(), k, parts, ab)
@@ -1660,9 +1694,15 @@ def _post_load_host_blocks(quant: Quant) -> int:
 
 
 def _on_gpu(quant: Quant, par: Parallel) -> Quant:
-    """A weight-only integer layout is the kernel's vLLM picks per GPU: the rank's GPU joins it.
+    """A weight-only integer, W8A8 or NVFP4 layout is the kernel's vLLM picks per GPU: the rank's
+    GPU joins it. ModelOpt FP8 / NVFP4 without a GPU keep the layout vLLM creates (before its
+    post-load step); with one, the layout after it.
 
     :raises InputError: no GPU given (the layout after loading depends on it)."""
+    if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
+        quant = replace(quant, scaled=modelopt_scaled("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
+    if quant.scaled is not None:
+        return _scaled_on_gpu(quant, quant.scaled, par)
     if quant.wna16 is None:
         return quant
     if par.capability is None:
@@ -1696,4 +1736,39 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
         ),
+    )
+
+
+def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
+    """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout.
+
+    :raises InputError: no GPU, a release or GPU whose layout is not checked (named)."""
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
+        )
+    rules = quant_rules(par.vllm_version)
+    sm = par.capability[0] * 10 + par.capability[1]
+    if rules.blackwell_attention_buffer and sm >= 100:
+        raise InputError(
+            "--gpu",
+            None,
+            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
+            "shared counter buffer while loading; not modelled",
+        )
+    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version != "0.28.0":
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"ModelOpt checkpoints on vLLM {par.vllm_version}: a 2 MiB buffer allocated once per process while "
+            "loading (seen by the oracle in a process's first ModelOpt case only) is not modelled",
+        )
+    refused = scaled_refusal(scaled, sm, par.vllm_version)
+    if refused:
+        raise InputError("quantization_config", "config_groups", refused)
+    return replace(
+        quant,
+        scaled=replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace),
     )

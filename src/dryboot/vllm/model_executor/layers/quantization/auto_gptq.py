@@ -274,7 +274,9 @@ MOE_MARLIN_GROUPS = (-1, 32, 64, 128)
 def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per rank)
     holds after ``process_weights_after_loading`` under GPTQ packing (AutoRound
-    ``auto_round:auto_gptq`` or GPTQ) served by vLLM 0.28.0's fused MoE Marlin backend
+    ``auto_round:auto_gptq`` or GPTQ) or compressed-tensors' symmetric W4A16 / W8A16
+    (``CompressedTensorsWNA16MoEMethod``: no zero points, its two ``weight_shape [e, 2]``
+    parameters in the model dtype kept) served by vLLM 0.28.0's fused MoE Marlin backend
     (``fused_moe/oracle/int_wna16.py`` ``_process_weights_marlin``): the weights repacked per
     expert by ``gptq_marlin_moe_repack`` (``[e, k / 16, n x bits / 2]`` int32: the bytes they were
     loaded in), the scales ``[e, groups, n]`` in the activation dtype, the GPTQ zero points
@@ -282,14 +284,19 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     (``[e, 0]``) and the biases dropped; the layer's workspace, four int32 per SM.
     ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.28.0 only.
 
-    :raises InputError: what is not modelled: AWQ / compressed-tensors experts, act-order,
+    :raises InputError: what is not modelled: AWQ / asymmetric compressed-tensors experts, act-order,
         per-expert ``extra_config`` entries, SM 10.0+ (other backends come first), shapes Marlin
         pads (``allow_tile_padding``) or does not take.
     """
     if not q.layer_workspace:
         raise InputError("quantization_config", "quant_method", "quantized MoE experts are checked on vLLM 0.28.0 only")
-    if q.packing != "gptq":
+    if q.packing not in ("gptq", "ct"):
         raise InputError("quantization_config", "quant_method", f"{q.packing} MoE experts are not modelled")
+    ct_scheme = q.layer_scheme(name) if q.packing == "ct" else None
+    if q.packing == "ct" and (ct_scheme is None or not ct_scheme.sym):
+        raise InputError(
+            "quantization_config", "config_groups", "compressed-tensors experts: asymmetric or ignored: not modelled"
+        )
     if q.desc_act:
         raise InputError("quantization_config", "desc_act", "act-order MoE experts are not modelled")
     if any(key.startswith(name) or ".experts." in key for key, _ in q.per_layer):
@@ -311,13 +318,18 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     pack = 32 // s.bits
     groups_h, groups_i = (1, 1) if g == -1 else (h // g, i // g)
     act = act_bytes
+    if q.packing == "ct":
+        # compressed-tensors (CompressedTensorsWNA16MoEMethod): symmetric, no zero points kept;
+        # its two weight_shape parameters [e, 2] in the model dtype stay
+        extra = [("weight_shape", e * 2 * act), ("weight_shape", e * 2 * act)]
+    else:
+        extra = [("zeros", e * groups_h * (2 * i // pack) * 4), ("zeros", e * groups_i * (h // pack) * 4)]
     return [
         ("experts", e * h * 2 * i * s.bits // 8),
         ("experts", e * i * h * s.bits // 8),
         ("scale", e * groups_h * 2 * i * act),
         ("scale", e * groups_i * h * act),
-        ("zeros", e * groups_h * (2 * i // pack) * 4),
-        ("zeros", e * groups_i * (h // pack) * 4),
+        *extra,
         # the layer's Marlin MoE workspace: four int32 per SM (marlin_make_workspace_new(device, 4))
         ("workspace", 4 * 4 * (q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT)),
     ]

@@ -1,0 +1,278 @@
+"""W8A8 (int8, fp8) and NVFP4 (W4A4) linear layers as vLLM holds them after loading:
+compressed-tensors' ``CompressedTensorsW8A8Int8`` / ``CompressedTensorsW8A8Fp8`` /
+``CompressedTensorsW4A4Fp4`` schemes and ModelOpt's FP8 / NVFP4 linear methods, over the kernel
+vLLM 0.28.0 / 0.33.0 pick per GPU (``kernels/linear/scaled_mm``, ``kernels/linear/nvfp4``).
+
+What each kernel keeps per linear layer of ``n`` outputs (``parts`` merged) and ``k`` inputs per
+rank, checked against vLLM on the meta device (``tests/fidelity/quant_cases_extra.py``):
+
+* int8, channel weights (CUTLASS, every SM): int8 ``[k, n]``, float32 ``weight_scale [n, 1]``;
+  with asymmetric (``azp``) activations also ``azp_adj`` int32 ``[n]`` (refused: not checked).
+* fp8 below SM 8.9 (``MarlinFP8ScaledMMLinearKernel``, weight-only): the weight repacked to int32
+  (its bytes), the scales in the activation dtype ``[1, n]`` (channel / tensor) or ``[k / bk, n]``
+  (block: each block's scale repeated over its ``bn`` columns), a workspace of one int32 per SM
+  (0.28; 0.33 takes it from the worker).
+* fp8 on SM 8.9+ (CUTLASS / FlashInfer): fp8 ``[k, n]``; float32 ``weight_scale [n, 1]``
+  (channel), one float32 per fused part (tensor: a per-part scale, requantized to the largest)
+  or ``[ceil(n / bn), ceil(k / bk)]`` (block).
+* NVFP4 below SM 10.0 (``MarlinNvFp4LinearKernel``, weight-only): the packed weight repacked to
+  int32 (its bytes ``n x k / 2``), the fp8 block scales permuted (``n x k / 16`` bytes), four
+  float32 scalars (``weight_global_scale``, ``input_global_scale`` and its inverse, ``alpha``), the
+  workspace as above.
+* NVFP4 on SM 10.0+ (FlashInfer CUTLASS / CuTe DSL): uint8 ``[n, k / 2]``, the block scales
+  swizzled for the tensor cores: fp8 ``[round_up(n, 128), round_up(k / 16, 4)]``
+  (``nvfp4_utils.swizzle_blockscale``), the four float32 scalars.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
+
+#: the float32 scalars an NVFP4 layer keeps after loading (global scales, inverse, alpha)
+NVFP4_SCALARS = 4
+
+
+@dataclass(frozen=True)
+class ScaledScheme:
+    """One layer's W8A8 / W4A4 scheme.
+
+    :param kind: ``int8``, ``fp8`` or ``nvfp4``.
+    :param strategy: the weight scales': ``tensor``, ``channel``, ``block`` (fp8 ``[bn, bk]``
+        blocks) or ``group`` (NVFP4's 16-element groups).
+    :param block: fp8 block ``(bn, bk)``.
+    :param static_input: a static input scale per part (fp8 ``tensor`` activations).
+    """
+
+    kind: str
+    strategy: str
+    block: tuple[int, int] | None = None
+    static_input: bool = False
+
+
+@dataclass(frozen=True)
+class ScaledQuant:
+    """A W8A8 / NVFP4 checkpoint and the GPU serving it.
+
+    :param groups: (targets, scheme) in the config's order: a layer takes the scheme of the
+        group whose target matches its name (``re:`` patterns by ``re.match``; ``Linear``: every
+        linear layer), the most specific (a name) before a pattern before ``Linear``.
+    :param ignore: layer names or ``re:`` patterns kept unquantized (a fused layer by any part).
+    :param capability: the GPU's compute capability as ``major * 10 + minor``.
+    :param sm_count: the GPU's multiprocessors (Marlin's workspace), ``None`` when unknown.
+    :param layer_workspace: Marlin allocates a workspace per layer (0.28; not 0.33).
+    """
+
+    groups: tuple[tuple[tuple[str, ...], ScaledScheme], ...]
+    ignore: tuple[str, ...] = ()
+    capability: int = 90
+    sm_count: int | None = None
+    layer_workspace: bool = True
+
+    def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
+        """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
+        (unquantized).
+
+        :raises InputError: a fused layer whose parts have different schemes (vLLM refuses it)."""
+        names = (name, *parts)
+        if any(_matches(p, i) for p in names for i in self.ignore):
+            return None
+        found = {self._scheme_of(p) for p in parts}
+        if len(found) > 1:
+            raise InputError("quantization_config", "config_groups", f"{name}: its parts differ in scheme")
+        return found.pop()
+
+    def _scheme_of(self, name: str) -> ScaledScheme | None:
+        best: tuple[int, ScaledScheme] | None = None
+        for targets, scheme in self.groups:
+            for t in targets:
+                rank = 0 if t == name else 1 if t.startswith("re:") and _matches(name, t) else 2 if t == "Linear" else 3
+                if rank < 3 and (best is None or rank < best[0]):
+                    best = (rank, scheme)
+        return best[1] if best is not None else None
+
+
+def checkpoint_parts(name: str) -> tuple[str, ...]:
+    """The checkpoint modules vLLM's layer ``name`` loads (a fused layer's parts, else itself)."""
+    head, _, last = name.rpartition(".")
+    if last in PACKED_MODULES:
+        return tuple(f"{head}.{p}" for p in PACKED_MODULES[last])
+    return (name,)
+
+
+def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
+    """Why the layout of ``q`` on SM ``capability`` under vLLM ``version`` is not given, or
+    ``None``: vLLM's own refusal (fp8 needs SM 8.9 for W8A8 inputs, served weight-only below; int8
+    CUTLASS needs SM 7.5), or a kernel the oracle cannot run (0.33's fp8 blocks on SM 9.0+ go
+    through DeepGEMM, whose scale-layout transform declares no shape)."""
+    for _, s in q.groups:
+        if s.kind == "int8" and capability < 75:
+            return "int8 W8A8 needs SM 7.5 (vLLM refuses)"
+        if s.kind == "fp8" and s.strategy == "block" and capability >= 90 and version != "0.28.0":
+            return (
+                f"fp8 block weights on SM {capability // 10}.{capability % 10} in vLLM {version}: DeepGEMM's scale "
+                "layout (a kernel without a shape declaration) is not modelled"
+            )
+        if capability < 80 and s.kind in ("fp8", "nvfp4"):
+            return f"{s.kind} weights on SM {capability // 10}.{capability % 10} are not checked"
+    return None
+
+
+def _matches(name: str, entry: str) -> bool:
+    if entry.startswith("re:"):
+        return re.match(entry[3:], name) is not None
+    return name == entry
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def scaled_linear_bytes(
+    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
+) -> list[tuple[str, int]]:
+    """What one W8A8 / NVFP4 linear layer holds after ``process_weights_after_loading``, as
+    (kind, bytes): ``k`` inputs and output ``parts`` per rank (see the module's docstring).
+
+    :raises InputError: what is not modelled (named)."""
+    n = sum(parts)
+    sms = q.sm_count if q.sm_count is not None else 256
+    workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
+    if s.kind == "int8":
+        if s.strategy != "channel" or s.static_input:
+            raise InputError("quantization_config", "config_groups", f"int8 {s.strategy} weights are not modelled")
+        return [("weight", n * k), ("scale", 4 * n)]
+    if s.kind == "fp8":
+        if q.capability < 89:  # weight-only fp8 through Marlin
+            if s.strategy == "block":
+                assert s.block is not None
+                scale = -(-k // s.block[1]) * n * act_bytes
+            else:
+                scale = n * act_bytes
+            return [("weight", n * k), ("scale", scale), *workspace]
+        if s.strategy == "channel":
+            out = [("weight", n * k), ("scale", 4 * n)]
+        elif s.strategy == "block":
+            assert s.block is not None
+            bn, bk = s.block
+            out = [("weight", n * k), ("scale", 4 * -(-n // bn) * -(-k // bk))]
+        else:
+            out = [("weight", n * k), ("scale", 4 * len(parts))]
+        if s.static_input:
+            out.append(("scale", 4))
+        return out
+    if s.kind == "nvfp4":
+        scalars = [("scale", 4)] * NVFP4_SCALARS
+        if q.capability < 100:  # weight-only NVFP4 through Marlin
+            return [("weight", n * k // 2), ("scale", n * k // 16), *scalars, *workspace]
+        return [("weight", n * k // 2), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), *scalars]
+    raise AssertionError(s.kind)  # pragma: no cover
+
+
+def _args(g: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    v = g.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, Mapping):
+        raise InputError("quantization_config", key, "not an object")
+    return v
+
+
+def ct_scheme(group: Mapping[str, Any]) -> ScaledScheme:
+    """One compressed-tensors config group's W8A8 / W4A4 scheme (``weights`` /
+    ``input_activations``: ``num_bits``, ``type``, ``strategy``, ``dynamic``, ``symmetric``,
+    ``block_structure``, ``group_size``).
+
+    :raises InputError: a scheme not modelled (named)."""
+    w = _args(group, "weights")
+    a = _args(group, "input_activations")
+    if w is None:
+        raise InputError("quantization_config", "weights", "a config group without weights")
+    bits, typ, strategy = w.get("num_bits"), w.get("type", "int"), w.get("strategy")
+    if typ == "float" and bits == 4 and strategy == "tensor_group" and w.get("group_size") == 16:
+        if a is not None and not (a.get("num_bits") == 4 and a.get("type") == "float"):
+            raise InputError(
+                "quantization_config", "input_activations", "NVFP4 weights with these inputs: not modelled"
+            )
+        if a is None:
+            raise InputError("quantization_config", "input_activations", "W4A16 NVFP4 is not modelled")
+        return ScaledScheme("nvfp4", "group")
+    if a is None:
+        raise InputError("quantization_config", "input_activations", f"{typ} {bits}-bit weight-only: not modelled")
+    if bits != 8 or a.get("num_bits") != 8 or typ != a.get("type") or typ not in ("int", "float"):
+        raise InputError("quantization_config", "weights", f"W{bits}A{a.get('num_bits')} {typ}: not modelled")
+    dynamic = a.get("dynamic") is True
+    if typ == "int":
+        if strategy != "channel" or not dynamic or a.get("strategy") != "token":
+            raise InputError(
+                "quantization_config", "weights", "int8 W8A8 other than channel weights, dynamic tokens: not modelled"
+            )
+        if a.get("symmetric") is False:
+            raise InputError(
+                "quantization_config", "input_activations", "asymmetric int8 activations (azp): not modelled"
+            )
+        return ScaledScheme("int8", "channel")
+    if not w.get("symmetric", True):
+        raise InputError("quantization_config", "weights", "asymmetric fp8 weights: not modelled")
+    if strategy == "block":
+        block = w.get("block_structure")
+        if (
+            not isinstance(block, list)
+            or len(block) != 2
+            or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)
+        ):
+            raise InputError("quantization_config", "block_structure", f"not two positive integers: {block!r}"[:80])
+        if not dynamic:
+            raise InputError("quantization_config", "input_activations", "fp8 blocks with static inputs: vLLM refuses")
+        return ScaledScheme("fp8", "block", (block[0], block[1]))
+    if strategy not in ("channel", "tensor"):
+        raise InputError("quantization_config", "strategy", f"fp8 {strategy!r} weights: not modelled")
+    if not dynamic and a.get("strategy") != "tensor":
+        raise InputError(
+            "quantization_config", "input_activations", "static fp8 inputs other than per tensor: not modelled"
+        )
+    return ScaledScheme("fp8", str(strategy), static_input=not dynamic)
+
+
+def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
+    """A compressed-tensors config whose groups are W8A8 int8 / fp8 or NVFP4 W4A4
+    (``CompressedTensorsConfig``: ``config_groups`` with ``targets``, ``ignore``).
+
+    :raises InputError: a group not modelled, or no group."""
+    groups = qc.get("config_groups")
+    if not isinstance(groups, Mapping) or not groups:
+        raise InputError("quantization_config", "config_groups", "missing or empty")
+    if qc.get("transform_config"):
+        raise InputError("quantization_config", "transform_config", "compressed-tensors transforms are not modelled")
+    out = []
+    for raw_key, g in groups.items():
+        key = repr(str(raw_key))[1:-1][:40]
+        if not isinstance(g, Mapping):
+            raise InputError("quantization_config", f"config_groups.{key}", "not an object")
+        targets = g.get("targets")
+        if not isinstance(targets, list) or not targets:
+            raise InputError("quantization_config", f"config_groups.{key}.targets", "missing or not a list")
+        out.append((tuple(str(t) for t in targets), ct_scheme(g)))
+    ignore = qc.get("ignore") or []
+    if not isinstance(ignore, list):
+        raise InputError("quantization_config", "ignore", "not a list")
+    for entry in ignore:
+        if str(entry).startswith("re:"):
+            try:
+                re.compile(str(entry)[3:])
+            except re.error:
+                raise InputError("quantization_config", "ignore", f"{entry!r}: not a regular expression") from None
+    return ScaledQuant(tuple(out), ignore=tuple(str(i) for i in ignore))
+
+
+def modelopt_scaled(algo: str, ignore: tuple[str, ...]) -> ScaledQuant:
+    """ModelOpt ``FP8`` (per-tensor weights and static per-tensor inputs) or ``NVFP4`` (16-element
+    groups): every linear layer but those of ``exclude_modules`` (names, ``*`` wildcards)."""
+    scheme = ScaledScheme("fp8", "tensor", static_input=True) if algo == "FP8" else ScaledScheme("nvfp4", "group")
+    pats = tuple("re:" + re.escape(i).replace(r"\*", ".*") + r"(\..*)?$" for i in ignore)
+    return ScaledQuant(((("Linear",), scheme),), ignore=pats)
