@@ -25,10 +25,10 @@ from dryboot.vllm.worker.utils import request_memory
 
 GIB = 1 << 30
 
-#: The GPU dryboot assumes when none is named (``--gpu-memory``): an H200, 141 GiB, SM90.
-#: It decides vLLM's GPU-dependent defaults (``--max-num-batched-tokens``) and backend rules.
+#: The GPU dryboot assumes when none is named (``--gpu-memory``): an H200 (SM90; its table row's
+#: CUDA total, 143156 MiB: :func:`~dryboot.vllm.gpus.default_gpu`). It decides vLLM's
+#: GPU-dependent defaults (``--max-num-batched-tokens``) and backend rules.
 ASSUMED_GPU = "H200"
-ASSUMED_GPU_MEMORY_BYTES = 141 * GIB
 #: GPUs per node dryboot assumes (an HGX H200 board): ``tp * pp`` may not exceed them times
 #: ``--nnodes``.
 ASSUMED_GPUS_PER_NODE = 8
