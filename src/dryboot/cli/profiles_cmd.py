@@ -77,6 +77,7 @@ def profiles(
         raise click.UsageError("--json and --format are alternatives; give one")
     pset = load_profiles(file)
     if gpu_name is not None:  # the profiles naming no GPU: planned on it, and faked on it by --boot
+        # at call: only --gpu reads the GPU table here
         from dryboot.planner.profiles import with_gpu
         from dryboot.vllm.gpus import parse_gpu as table_gpu
 
