@@ -42,9 +42,9 @@ GPT_OSS_64K = ("--model", GPT_OSS, "--max-model-len", "65536", "--kv-cache-memor
 
 def test_batched_tokens_default_is_stated_with_its_value_and_reason() -> None:
     a = by_flag(plan_json(*GPT_OSS_64K))["--max-num-batched-tokens"]
-    # no GPU named: an H200 (141 GiB) is assumed, whose `vllm serve` default is 8192
+    # no GPU named: an H200 (139.80 GiB) is assumed, whose `vllm serve` default is 8192
     assert (a["kind"], a["value"]) == ("assumed", 8192)
-    assert "the GPU is unknown: an H200 (141 GiB) is assumed" in a["reason"]
+    assert "the GPU is unknown: an H200 (139.80 GiB) is assumed" in a["reason"]
     small = by_flag(plan_json(*GPT_OSS_64K[:4], "--gpu-memory", "48G", "--non-kv-memory", "20G"))
     assert small["--max-num-batched-tokens"]["value"] == 2048
     h100 = by_flag(plan_json(*GPT_OSS_64K[:4], "--gpu-memory", "80G", "--non-kv-memory", "40G"))

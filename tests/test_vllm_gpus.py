@@ -24,8 +24,6 @@ MATRIX = REPO / "tests" / "data" / "gpus" / "backend-matrix" / "vllm-0.28.0.json
 #: where dryboot's table (src/dryboot/data/gpus.toml) differs from the oracle's, recorded from the
 #: sources (tests/data/gpus/gpus.toml): (GPU, figure) -> why. Strict: a listed figure that agrees fails.
 KNOWN_TABLE_DIFFERENCES = {
-    ("H200", "nvml_total_bytes"): "dryboot's default GPU keeps its 141 GiB placeholder; the posted total is 143771 MiB",
-    ("H200", "cuda_total_bytes"): "dryboot's default GPU keeps its 141 GiB placeholder; torch posts 143156 MiB",
     ("A10G", "cuda_total_bytes"): "dryboot takes the NVML total; torch posts 22587 MiB",
 }
 

@@ -11,6 +11,8 @@ Sources: ``data/architectures/recorded.json`` (tiny configs and ``defaults/`` co
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -61,6 +63,7 @@ def items() -> list[Item]:
                 Item("architectures/defaults", TA.defaults_case(arch, i, row["argv"]), _same_kept(row["vllm"], TA.KEPT))
             )
     work = Path(tempfile.mkdtemp(prefix="dryboot-boot-hybrids-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # the cases' model directories live until exit
     doc = RH.json.loads(RH.RECORDED.read_text())
     for arch in RH.ARCHITECTURES:
         for i, row in enumerate(doc["cases"][arch]):

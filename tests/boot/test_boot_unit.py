@@ -291,3 +291,36 @@ def test_the_environment_variable_serves_its_own_release_only(tmp_path: Path, mo
     assert choose_python(None, "0.29.1.dev3+g0abc", tree) == str(tmp_path / "e028" / "bin" / "python")
     with pytest.raises(InputError, match=r"no boot environment for vLLM 0\.30\.0"):
         choose_python(None, "0.30.0")
+
+
+def test_the_boot_fakes_the_gpu_the_model_column_plans(tmp_path: Path) -> None:
+    """`profiles --boot` faked an H200 unless --gpu, while dryboot's model column planned the
+    profile's `gpu = ...`: each engine start is now faked as the arm's GPU, else the profile's,
+    else --gpu's (the H200 by default), one boot process per GPU."""
+    from dryboot.cli.profiles_boot import boot_gpus
+    from dryboot.planner.profiles import with_gpu
+    from dryboot.vllm.gpus import parse_gpu as table_gpu
+
+    text = EXAMPLE.read_text().replace('"models/', f'"{REPO}/examples/models/')
+    text = text.replace('[profiles."CTX=long"]\n', '[profiles."CTX=long"]\ngpu = "RTX 3090"\n', 1)
+    text = text.replace("[arms.pr]\n", '[arms.pr]\ngpu = "B200"\n', 1)
+    f = tmp_path / "p.toml"
+    f.write_text(text)
+    pset = load_profiles(f)
+    names = [p.name for p in pset.profiles]
+    rtx3090 = parse_gpu("RTX 3090")
+    assert rtx3090.name == "NVIDIA GeForce RTX 3090" and rtx3090.capability == (8, 6)
+    main = dict(boot_gpus(pset, pset.arm("main"), H200))
+    assert [p.name for p in main[rtx3090]] == ["CTX=long"]
+    assert [p.name for p in main[H200]] == [n for n in names if n != "CTX=long"]
+    # the arm's GPU wins over the profile's: one process
+    assert [(g, [p.name for p in ps]) for g, ps in boot_gpus(pset, pset.arm("pr"), H200)] == [
+        (parse_gpu("B200"), names)
+    ]
+    # --gpu: the profiles naming none, for the boot and for the model column alike
+    l40s = with_gpu(pset, table_gpu("L40S"))
+    assert {g.name for g, _ in boot_gpus(l40s, l40s.arm("main"), parse_gpu("L40S"))} == {
+        "NVIDIA L40S",
+        "NVIDIA GeForce RTX 3090",
+    }
+    assert all(p.args.gpu is not None for p in l40s.profiles)

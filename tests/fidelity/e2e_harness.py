@@ -82,6 +82,26 @@ def _write_config(workdir: Path, name: str, config: dict[str, Any]) -> str:
     return str(d)
 
 
+#: A stand-in tokenizer (``frontier_cases.py``'s ``gemma4-mm``): without one vLLM cannot build
+#: Gemma-4's processing info and starts the multimodal model text-only (mm-prefix attention off,
+#: so a backend without mm-prefix support passes), which no real checkpoint directory does.
+MM_TOKENIZER = HERE / "data" / "frontier" / "files" / "gemma4-mm"
+#: multimodal architectures whose generated directories get :data:`MM_TOKENIZER`
+NEEDS_TOKENIZER = frozenset({"Gemma4ForConditionalGeneration"})
+
+
+def _with_tokenizer(model: str, config: dict[str, Any]) -> str:
+    """``model`` with :data:`MM_TOKENIZER`'s files beside its config.json when the config is of
+    :data:`NEEDS_TOKENIZER`, so vLLM starts it as it starts a published checkpoint."""
+    if NEEDS_TOKENIZER.isdisjoint(config.get("architectures") or ()):
+        return model
+    for f in MM_TOKENIZER.iterdir():
+        target = Path(model) / f.name
+        if not target.exists():
+            target.write_bytes(f.read_bytes())
+    return model
+
+
 def materialize_file(workdir: Path, path: Path) -> str:
     """A directory holding ``path`` as config.json (vLLM takes model directories)."""
     if path.is_dir():
@@ -858,7 +878,7 @@ def generate_cases(n: int, seed: int, workdir: Path, families: list[str] | None 
         else:
             gen = _pick(rng, generators)
             family, cfg = gen(rng)
-            model = _write_config(workdir, family.split("[")[0].split("+")[0], cfg)
+            model = _with_tokenizer(_write_config(workdir, family.split("[")[0].split("+")[0], cfg), cfg)
             argv = _flags(rng, family, cfg, workdir, shipped=False)
             source = gen.__name__
         env: dict[str, str] = {}

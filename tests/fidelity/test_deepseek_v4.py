@@ -129,13 +129,7 @@ def test_vllm_serves_enough_distinct_fp8_cases() -> None:
 
 #: recorded cases dryboot answers otherwise today (strict: a known case that agrees fails the test):
 #: (config, flags) -> why
-KNOWN: dict[tuple[str, str], str] = {
-    (
-        "tiny",
-        "-dcp 2",
-    ): "dryboot has no -dcp/--decode-context-parallel-size flag: its usage error ('No such option') is not vLLM's "
-    "refusal ('DCP not support sliding window', AssertionError)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _known(row: dict[str, Any]) -> str | None:

@@ -867,6 +867,8 @@ NO_FLIP_CASE = {
     "fp8_moe_block_refine": "flipping it turns the corpus's recorded 0.28.0 refusals (or 0.32.0 plans) into disagreements",
     # pinned by test_frontier.py's recorded Gemma-4 on a B200 (test_mm_prefix_composite_switch_is_needed)
     "mm_prefix_composites": "the per-GPU frontier recording pins it (a B200 case; this table's cases run on an H200)",
+    # pinned by tests/test_vllm_distributed_dcp.py (0.33.0 refuses TRITON_ATTN under -dcp 2; checked live)
+    "dcp_backends": "no recorded case of this table uses -dcp; the DCP test pins the 0.33.0 backend refusal",
 }
 
 

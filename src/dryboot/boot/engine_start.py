@@ -70,8 +70,9 @@ What is faked, and why (nothing else is):
 * **The GPU: a stand-in (``--gpu``; default an H200).** ``vllm.platforms.current_platform`` is a
   subclass of vLLM's own ``NonNvmlCudaPlatform`` (so backend selection, priorities and validity
   checks are CUDA's) that answers the ``--gpu`` compute capability, name, total memory and SM
-  count (default 9.0, "NVIDIA H200", 141 GiB, 132 SMs), 8 devices, no pinned memory (host buffers
-  only) and ``current_device()`` = the meta device.
+  count (default 9.0, "NVIDIA H200", 143156 MiB, 132 SMs), 8 devices, no pinned memory (host buffers
+  only) and ``current_device()`` = the meta device. One total answers both NVML's query (the batch
+  defaults' 70 / 160 GiB tiers) and torch's (the H200's NVML 143771 MiB is in the same tier).
 * **torchvision's kernels.** PyPI's torchvision 0.28.0 is a CUDA build whose op library cannot
   load next to CPU torch; the two op schemas (``torchvision::nms``/``qnms``) its import registers
   fake kernels for are declared first, so the multimodal model classes (which import
@@ -170,7 +171,7 @@ class FakeGPU:
 
     name: str = "NVIDIA H200"
     capability: tuple[int, int] = (9, 0)
-    total_memory: int = 141 << 30
+    total_memory: int = 143156 << 20  # an H200's CUDA total (torch: total_memory=143156MB)
     sm_count: int = 132
     device_count: int = 8
 

@@ -65,7 +65,9 @@ class GPU:
         return json.dumps(asdict(self))
 
 
-H200 = GPU("NVIDIA H200", (9, 0), 141 << 30, 132)
+#: dryboot's default GPU, faked with its table row's CUDA total (143156 MiB, torch's
+#: ``total_memory=143156MB`` on an H200: ``tests/data/gpus/SOURCES.md`` h200-torch).
+H200 = GPU("NVIDIA H200", (9, 0), table_gpu("H200").cuda_total_bytes, 132)
 
 
 def parse_gpu(text: str | None, source: str = "--gpu") -> GPU:

@@ -39,6 +39,8 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 names.append("-pp")
             if flag.name == "data-parallel-size":
                 names.append("-dp")
+            if flag.name == "decode-context-parallel-size":
+                names.append("-dcp")
             if flag.name == "optimization-level":
                 names.append("-O")
             if flag.name == "compilation-config":

@@ -24,6 +24,7 @@ from dryboot.boot.arms import ArmBooter, vllm_argv
 from dryboot.boot.budget import needs_budget
 from dryboot.boot.compare import Figures, differences, plan_figures
 from dryboot.boot.session import FAKED, GPU, limitation
+from dryboot.boot.session import parse_gpu as boot_gpu
 from dryboot.errors import InputError
 from dryboot.planner.profiles import Arm, Profile, ProfileSet, plan_profile
 from dryboot.textout import clip
@@ -50,6 +51,18 @@ def _verdict(fa: Figures, fb: Figures, a: str, b: str, changes: list[str]) -> st
             return f"both fail to start, the same way: {clip(fa.refusal, 200)}"
         return f"both fail to start: {a}: {clip(fa.refusal, 160)}; {b}: {clip(fb.refusal, 160)}"
     return "identical to the token" if not changes else "; ".join(changes)
+
+
+def boot_gpus(pset: ProfileSet, arm: Arm, default: GPU) -> list[tuple[GPU, list[Profile]]]:
+    """The GPUs ``arm``'s engine starts are faked as, each with its profiles in file order: the
+    arm's ``gpu``, else the profile's (the GPU dryboot's model column plans,
+    :func:`~dryboot.planner.profiles.plan_profile`), else ``default`` (``--gpu``, or the H200).
+    One boot process serves one GPU."""
+    out: dict[GPU, list[Profile]] = {}
+    for prof in pset.profiles:
+        named = arm.gpu or prof.args.gpu
+        out.setdefault(default if named is None else boot_gpu(named.name), []).append(prof)
+    return list(out.items())
 
 
 def _booter(pset: ProfileSet, arm: Arm, python: str | None, gpu: GPU) -> ArmBooter:
@@ -93,28 +106,35 @@ def run_boot_compare(
     pset: ProfileSet, a: str, b: str, python: str | None, gpu: GPU, as_json: bool, expect_identical: bool
 ) -> int:
     """Print the comparison; the exit code (1: an engine does not start, or with
-    ``expect_identical`` the arms differ)."""
+    ``expect_identical`` the arms differ). ``gpu``: the GPU faked for a profile that names none
+    (an arm's or profile's ``gpu`` wins: :func:`boot_gpus`)."""
     arms = [pset.arm(a), pset.arm(b)]
     rows: list[dict[str, Any]] = []
     timing: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="dryboot-profiles-boot-") as tmp:
         work = Path(tmp)
         results: dict[tuple[str, str], Figures] = {}
+        faked: dict[str, list[str]] = {}  # profile -> the GPUs its engine starts were faked as
         for arm in arms:
-            t0 = time.perf_counter()
-            with _booter(pset, arm, python, gpu) as booter:
-                ready = time.perf_counter() - t0
-                starts = []
-                for prof in pset.profiles:
-                    fig, secs = evaluate(booter, prof, work, pset.source, arm)
-                    results[(prof.name, arm.name)] = fig
-                    starts.append(secs)
-                timing[arm.name] = {
-                    "prepare_and_import": round(ready, 1),
-                    "engine_starts": round(sum(starts), 2),
-                    "profiles": len(starts),
-                    "processes": 1,
-                }
+            ready = 0.0
+            starts = []
+            by_gpu = boot_gpus(pset, arm, gpu)
+            for arm_gpu, profiles in by_gpu:
+                t0 = time.perf_counter()
+                with _booter(pset, arm, python, arm_gpu) as booter:
+                    ready += time.perf_counter() - t0
+                    for prof in profiles:
+                        fig, secs = evaluate(booter, prof, work, pset.source, arm)
+                        results[(prof.name, arm.name)] = fig
+                        if arm_gpu.name not in faked.setdefault(prof.name, []):
+                            faked[prof.name].append(arm_gpu.name)
+                        starts.append(secs)
+            timing[arm.name] = {
+                "prepare_and_import": round(ready, 1),
+                "engine_starts": round(sum(starts), 2),
+                "profiles": len(starts),
+                "processes": len(by_gpu),
+            }
         for prof in pset.profiles:
             fa, fb = results[(prof.name, a)], results[(prof.name, b)]
             diffs = differences(fa, fb, a, b)
@@ -131,18 +151,28 @@ def run_boot_compare(
                     continue
                 d = differences(fig, mine, "code", "dryboot")
                 model[arm.name] = "agrees" if not d else "; ".join(d)
-            rows.append({"profile": prof.name, a: fa, b: fb, "changes": diffs, "model": model})
+            rows.append(
+                {
+                    "profile": prof.name,
+                    "gpu": " / ".join(faked[prof.name]),
+                    a: fa,
+                    b: fb,
+                    "changes": diffs,
+                    "model": model,
+                }
+            )
     differ = any(r["changes"] for r in rows)
     refused = any(r[a].refusal is not None or r[b].refusal is not None for r in rows)
     if as_json:
         doc = {
             "arms": {arm.name: {"tree": arm.tree, "series": arm.series, "base": arm.base} for arm in arms},
-            "gpu": gpu.name,
+            "gpu": " / ".join(dict.fromkeys(r["gpu"] for r in rows)),
             "faked": list(FAKED),
             "seconds": timing,
             "profiles": [
                 {
                     "profile": r["profile"],
+                    "gpu": r["gpu"],
                     a: {"row": short_row(r[a]), "refusal": r[a].refusal, "kv_log": list(r[a].kv_log)},
                     b: {"row": short_row(r[b]), "refusal": r[b].refusal, "kv_log": list(r[b].kv_log)},
                     "identical": not r["changes"] and r[a].refusal is None and r[b].refusal is None,
@@ -164,9 +194,11 @@ def run_boot_compare(
         for r in rows:
             verdict = _verdict(r[a], r[b], a, b, r["changes"])
             said = "; ".join(f"{k}: {v}" for k, v in r["model"].items())
-            cells.append([r["profile"], short_row(r[a]), short_row(r[b]), verdict, said])
+            name = r["profile"] if len({x["gpu"] for x in rows}) == 1 else f"{r['profile']} ({r['gpu']})"
+            cells.append([name, short_row(r[a]), short_row(r[b]), verdict, said])
         lines = wrap(
-            f"{pset.source}: {a} vs {b}, booted on a faked {gpu.name} (block / mamba padding / GPU KV cache tokens)",
+            f"{pset.source}: {a} vs {b}, booted on a faked {' / '.join(dict.fromkeys(r['gpu'] for r in rows))} "
+            "(block / mamba padding / GPU KV cache tokens)",
             width,
         )
         drawn = draw(
@@ -178,9 +210,11 @@ def run_boot_compare(
         else:
             lines += drawn
         for name, t in timing.items():
+            procs = "one process" if t["processes"] == 1 else f"{t['processes']:.0f} processes, one per GPU"
             lines += wrap(
                 f"arm {name}: tree ready and vLLM imported in {t['prepare_and_import']:.1f} s, "
-                f"{t['profiles']:.0f} engine starts in {t['engine_starts']:.2f} s (one process)",
+                f"{t['profiles']:.0f} engine starts in {t['engine_starts']:.2f} s "
+                f"({procs})",
                 width,
             )
         lines.append("faked (nothing else):")

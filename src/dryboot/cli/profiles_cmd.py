@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     "--gpu",
     "gpu_name",
     metavar="NAME",
-    help="With --boot: the faked GPU (H200, default, a name of the GPU table, or smXY:SIZE).",
+    help="The GPU of the profiles that name none (H200, default, a name of the GPU table, or smXY:SIZE); an "
+    "arm's or profile's gpu = ... wins. With --boot each engine start is faked as its profile's GPU.",
 )
 def profiles(
     file: str,
@@ -75,6 +76,12 @@ def profiles(
     if as_json and fmt != "table":
         raise click.UsageError("--json and --format are alternatives; give one")
     pset = load_profiles(file)
+    if gpu_name is not None:  # the profiles naming no GPU: planned on it, and faked on it by --boot
+        # at call: only --gpu reads the GPU table here
+        from dryboot.planner.profiles import with_gpu
+        from dryboot.vllm.gpus import parse_gpu as table_gpu
+
+        pset = with_gpu(pset, table_gpu(gpu_name))
     if boot:
         if not compare_arms:
             raise click.UsageError("--boot needs --compare A B")

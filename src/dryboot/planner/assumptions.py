@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.planner.plan import Plan
-from dryboot.vllm.engine_args import ASSUMED_GPU, ASSUMED_GPU_MEMORY_BYTES, GIB, EngineArgs
+from dryboot.vllm.engine_args import ASSUMED_GPU, GIB, EngineArgs
+from dryboot.vllm.gpus import default_gpu
 from dryboot.vllm.models.registry import family_of
 from dryboot.vllm.versions import VERIFIED_VERSIONS
 
@@ -63,7 +64,7 @@ def _batched_tokens_reason(args: EngineArgs) -> str:
     if args.gpu_memory_bytes is None:
         return (
             f"vLLM's `vllm serve` default, which depends on the GPU's memory ({rule}); "
-            f"the GPU is unknown: an {ASSUMED_GPU} ({ASSUMED_GPU_MEMORY_BYTES // GIB} GiB) is assumed "
+            f"the GPU is unknown: an {ASSUMED_GPU} ({default_gpu().cuda_total_bytes / GIB:,.2f} GiB) is assumed "
             "(give --max-num-batched-tokens, or --gpu-memory)"
         )
     return f"vLLM's `vllm serve` default for a GPU of {args.gpu_memory_bytes / GIB:,.1f} GiB ({rule})"

@@ -114,6 +114,15 @@ FLAGS: tuple[Flag, ...] = (
         "DP size: independent engines, each planning this same KV cache (figures are per engine).",
         int,
     ),
+    Flag(
+        "decode-context-parallel-size",
+        "decode_context_parallel_size",
+        _int,
+        "DCP size: each request's KV cache sharded across this many of the TP ranks (must divide TP); "
+        "vLLM refuses it with sliding-window, chunked-local and mamba layers, and dryboot plans no other model "
+        "with it yet (refused by name).",
+        int,
+    ),
     Flag("nnodes", "nnodes", _int, "Nodes the engine spans (8 GPUs each assumed; default 1).", int),
     Flag("dtype", "dtype", _str, "Model dtype (auto = the config's)."),
     Flag(

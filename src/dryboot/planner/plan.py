@@ -21,7 +21,7 @@ from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
-from dryboot.vllm.distributed import pp_refused, pp_stage_ranges
+from dryboot.vllm.distributed import check_dcp_layers, pp_refused, pp_stage_ranges
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
@@ -166,6 +166,8 @@ def plan(
     args = args or EngineArgs()
     args.validate()  # the API's arguments, checked before any stage reads them
     cfg = create_engine_config(model, args, drafter)
+    # DCP against the caches (vLLM's refusals at the first capacity figure), or dryboot's limit
+    check_dcp_layers(cfg.model, cfg.args, cfg.backend.name, cfg.rules.dcp_backends)
     log = list(cfg.log)
     return _PLANNERS[cfg.kv_cache_layout](cfg, policies, log)
 
@@ -632,6 +634,7 @@ def _kv_cache_capacity(
         max_concurrent_batches=cfg.max_concurrent_batches,
         mamba2_align_pages=cfg.rules.mamba2_align_pages,
         gdn_align_pages=3 if _gdn_checkpoints(cfg) else 2,
+        decode_context_parallel_size=args.decode_context_parallel_size,
     )
     try:
         if args.max_model_len == -1:

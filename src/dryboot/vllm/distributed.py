@@ -16,11 +16,12 @@ from pathlib import Path
 
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
-from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
 
 ENV = "VLLM_PP_LAYER_PARTITION"
 #: vLLM's refusal of pipeline parallelism for a model class without ``SupportsPP``
+DCP_FLAG = "--decode-context-parallel-size"
 NOT_SUPPORTS_PP = (
     "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` interface."
 )
@@ -44,6 +45,106 @@ def check_world_size(args: EngineArgs) -> None:
             None,
             f"World size ({world}) is larger than the number of available GPUs ({ASSUMED_GPUS_PER_NODE}) in this "
             "node (dryboot assumes 8-GPU nodes; give --nnodes for more)",
+        )
+
+
+#: Layer kinds whose cache vLLM refuses under DCP > 1, with its words: ``SlidingWindowSpec.max_memory_usage_bytes``
+#: asserts "DCP not support sliding window." (0.28.0 and 0.33.0 alike), ``ChunkedLocalAttentionManager`` "DCP
+#: not support chunked local attn now.".
+_DCP_REFUSED = (
+    (frozenset({LayerKind.SLIDING, LayerKind.DSV4_SWA, LayerKind.DSV4_COMPRESSOR}), "DCP not support sliding window."),
+    (frozenset({LayerKind.CHUNKED}), "DCP not support chunked local attn now."),
+)
+#: What dryboot plans under DCP > 1: full attention, its cache sharded by tokens across the DCP ranks
+#: (checked against vLLM 0.28.0 and 0.33.0's engine start). MLA, the indexer and mamba state are not:
+#: the engine-start oracle cannot build an MLA layer's DCP group, and hybrids keep replicated state.
+DCP_PLANNED = frozenset({LayerKind.FULL, LayerKind.NONE})
+
+
+def check_dcp_divides_tp(args: EngineArgs) -> None:
+    """``ParallelConfig.__post_init__`` (0.28.0): without prefill context parallelism, DCP must
+    divide TP.
+
+    :raises InputError: "tp_size=T must be divisible by dcp_size=D.", naming ``--decode-context-parallel-size``.
+    """
+    dcp, tp = args.decode_context_parallel_size, args.tensor_parallel_size
+    if dcp > 1 and tp % dcp:
+        raise InputError(DCP_FLAG, str(dcp), f"tp_size={tp} must be divisible by dcp_size={dcp}.")
+
+
+def check_dcp_kv_heads(model: ModelGeometry, args: EngineArgs) -> None:
+    """``ModelConfig.verify_with_parallel_config`` (after the head and PP checks, 0.27.1-0.33.0):
+    DCP on a model without MLA needs more TP ranks than KV heads, at most ``tp // kv_heads``
+    DCP ranks, and query heads per KV head divisible by DCP.
+
+    :raises InputError: vLLM's line for the first check that fails.
+    """
+    dcp, tp = args.decode_context_parallel_size, args.tensor_parallel_size
+    if dcp == 1 or model.use_mla:
+        return
+    kv = model.num_kv_heads
+    if tp <= kv:
+        raise InputError(
+            DCP_FLAG,
+            str(dcp),
+            f"{model.source}: Decode context parallelism for GQA/MQA requires `--tensor-parallel-size` ({tp}) to be "
+            f"greater than the model's total number of KV heads ({kv}). Increase "
+            "`--tensor-parallel-size` or set `--decode-context-parallel-size 1`.",
+        )
+    if dcp > tp // kv:
+        raise InputError(
+            DCP_FLAG,
+            str(dcp),
+            f"{model.source}: `--decode-context-parallel-size` ({dcp}) exceeds the maximum supported value "
+            f"({tp // kv}) for `--tensor-parallel-size` ({tp}) and {kv} model KV heads.",
+        )
+    q_per_kv = model.num_attention_heads // kv
+    if q_per_kv % dcp:
+        raise InputError(
+            DCP_FLAG,
+            str(dcp),
+            f"{model.source}: The model's number of query heads per KV head ({q_per_kv}) must be divisible by "
+            f"`--decode-context-parallel-size` ({dcp}) for GQA/MQA.",
+        )
+
+
+def check_dcp_layers(model: ModelGeometry, args: EngineArgs, backend: str, dcp_backends: frozenset[str] | None) -> None:
+    """DCP > 1 against the backend and the layers' caches, once the engine config stands: an
+    explicit ``--attention-backend`` the release finds invalid with DCP (``dcp_backends``:
+    vLLM's "DCP not supported"), vLLM's refusals of sliding-window and chunked-local caches
+    (:data:`_DCP_REFUSED`), then dryboot's limits: a backend vLLM's selection would skip under
+    DCP, or a cache other than full attention (:data:`DCP_PLANNED`), is refused by name.
+
+    :raises InputError: naming ``--attention-backend`` or ``--decode-context-parallel-size``.
+    """
+    dcp = args.decode_context_parallel_size
+    if dcp == 1:
+        return
+    if dcp_backends is not None and backend not in dcp_backends and not model.use_mla:
+        if args.attention_backend is not None:
+            raise InputError(
+                "--attention-backend",
+                args.attention_backend,
+                f"Selected backend AttentionBackendEnum.{backend} is not valid for this configuration. "
+                "Reason: ['DCP not supported']",
+            )
+        raise InputError(
+            DCP_FLAG,
+            str(dcp),
+            f"vLLM's selection skips {backend} under DCP (it does not support DCP) and picks another backend, "
+            "which dryboot does not model: give --attention-backend FLASH_ATTN or FLASHINFER",
+        )
+    kinds = set(model.layer_kinds)
+    for refused, words in _DCP_REFUSED:
+        if kinds & refused:
+            raise InputError(DCP_FLAG, str(dcp), f"AssertionError: {words}")
+    others = sorted(k.value for k in kinds - DCP_PLANNED)
+    if others or model.use_mla:
+        raise InputError(
+            DCP_FLAG,
+            str(dcp),
+            f"decode context parallelism with {', '.join(others) or 'mla'} caches (vLLM shards MLA caches by tokens "
+            "and keeps mamba state replicated) was not checked against vLLM's engine start: not modelled",
         )
 
 

@@ -25,10 +25,10 @@ from dryboot.vllm.worker.utils import request_memory
 
 GIB = 1 << 30
 
-#: The GPU dryboot assumes when none is named (``--gpu-memory``): an H200, 141 GiB, SM90.
-#: It decides vLLM's GPU-dependent defaults (``--max-num-batched-tokens``) and backend rules.
+#: The GPU dryboot assumes when none is named (``--gpu-memory``): an H200 (SM90; its table row's
+#: CUDA total, 143156 MiB: :func:`~dryboot.vllm.gpus.default_gpu`). It decides vLLM's
+#: GPU-dependent defaults (``--max-num-batched-tokens``) and backend rules.
 ASSUMED_GPU = "H200"
-ASSUMED_GPU_MEMORY_BYTES = 141 * GIB
 #: GPUs per node dryboot assumes (an HGX H200 board): ``tp * pp`` may not exceed them times
 #: ``--nnodes``.
 ASSUMED_GPUS_PER_NODE = 8
@@ -67,6 +67,8 @@ class EngineArgs:
     ``extract_hidden_states``) are ``--speculative-config``'s.
     ``pipeline_parallel_size`` splits the layers into stages (``pp_layer_partition`` is
     ``VLLM_PP_LAYER_PARTITION``); ``data_parallel_size`` engines each plan the same KV cache.
+    ``decode_context_parallel_size`` (``-dcp``) shards each request's tokens across that many of
+    the TP ranks (:func:`dryboot.vllm.distributed.check_decode_context_parallel`).
     ``enforce_eager`` (``--enforce-eager``) captures no CUDA graph (the KV budget's graph term).
     ``language_model_only`` (``--language-model-only``), ``limit_mm_per_prompt``
     (``--limit-mm-per-prompt``: (modality, items per prompt) pairs) and ``skip_mm_profiling``
@@ -84,6 +86,7 @@ class EngineArgs:
     pipeline_parallel_size: int = 1
     pp_layer_partition: str | None = None
     data_parallel_size: int = 1
+    decode_context_parallel_size: int = 1
     nnodes: int = 1
     dtype: str = "auto"
     kv_cache_dtype: str = "auto"
@@ -175,6 +178,7 @@ class EngineArgs:
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--pipeline-parallel-size": self.pipeline_parallel_size,
             "--data-parallel-size": self.data_parallel_size,
+            "--decode-context-parallel-size": self.decode_context_parallel_size,
             "--nnodes": self.nnodes,
             "--block-size": self.block_size,
             "--max-num-batched-tokens": self.max_num_batched_tokens,

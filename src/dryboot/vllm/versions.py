@@ -128,6 +128,9 @@ class VersionRules:
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
+    :param dcp_backends: the standard attention backends valid with ``-dcp`` > 1 (0.30+:
+        ``AttentionBackend.validate_configuration``'s "DCP not supported", from each impl's
+        ``supports_dcp``: FlashAttention and FlashInfer); ``None``: any (0.27.1-0.29.0).
     """
 
     version: str
@@ -137,6 +140,7 @@ class VersionRules:
     reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
     mm_prefix_composites: bool = False
+    dcp_backends: frozenset[str] | None = None
     mamba_mode_all: bool = True
     mamba2_align_pages: int = 2
     gdn_align_sm90: int | None = None
@@ -260,6 +264,7 @@ _V030 = replace(
     pp_draft_models=True,
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
+    dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
 )
 _V031 = replace(
     _V030,

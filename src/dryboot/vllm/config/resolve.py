@@ -28,7 +28,13 @@ from dryboot.vllm.backends import (
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.scheduler import verify_max_model_len
-from dryboot.vllm.distributed import check_pipeline_parallel, check_tensor_parallel, check_world_size
+from dryboot.vllm.distributed import (
+    check_dcp_divides_tp,
+    check_dcp_kv_heads,
+    check_pipeline_parallel,
+    check_tensor_parallel,
+    check_world_size,
+)
 from dryboot.vllm.dtypes import (
     KV_CACHE_DTYPES,
     SPARSE_MLA_ONLY_KV_CACHE_DTYPES,
@@ -866,6 +872,7 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     :raises InputError: naming the flag or config field and vLLM's reason.
     """
     check_world_size(args)
+    check_dcp_divides_tp(args)  # ParallelConfig, before the model config is verified against it
     if is_draft_model(model.architecture):
         raise InputError(
             model.source,
@@ -886,6 +893,7 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     if args.pipeline_parallel_size > 1:
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
     check_tensor_parallel(model, args.tensor_parallel_size)
+    check_dcp_kv_heads(model, args)
     family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
 
 

@@ -32,6 +32,8 @@ class SchedulerLimits:
     :param mamba2_align_pages: pages a Mamba2 ``align`` group holds (version switch).
     :param gdn_align_pages: pages a Gated DeltaNet ``align`` group holds (3 on 0.33: one
         FlashInfer prefill checkpoint).
+    :param decode_context_parallel_size: ``-dcp``: a full-attention cache holds
+        ``cdiv(max_model_len, dcp)`` of a request's tokens per rank.
     """
 
     max_model_len: int
@@ -39,6 +41,7 @@ class SchedulerLimits:
     max_concurrent_batches: int
     mamba2_align_pages: int = 2
     gdn_align_pages: int = 2
+    decode_context_parallel_size: int = 1
 
     @property
     def max_in_flight_tokens(self) -> int:
@@ -49,7 +52,8 @@ class SchedulerLimits:
 def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: int | None = None) -> int:
     """Blocks one request at ``max_model_len`` holds in one layer of ``spec``.
 
-    Full attention / MLA: ``cdiv(len, block)``; sliding window:
+    Full attention / MLA: ``cdiv(len, block)``, with ``-dcp`` ``cdiv(cdiv(len, dcp), block)``
+    (``FullAttentionSpec.max_memory_usage_bytes``); sliding window:
     ``cdiv(min(window - 1 + in_flight, len), block) + 1``; chunked local:
     ``cdiv(min(chunk + in_flight, len), block)``; mamba ``none``: ``1 + spec``,
     ``align``: ``2 + spec`` (Mamba2 from 0.32: 3 + spec), ``all``: ``cdiv(len, block) + spec``.
@@ -72,7 +76,7 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
         assert spec.attention_chunk_size is not None
         tokens = min(spec.attention_chunk_size + limits.max_in_flight_tokens, length)
         return cdiv(tokens, spec.block_size)
-    return cdiv(length, spec.block_size)
+    return cdiv(cdiv(length, limits.decode_context_parallel_size), spec.block_size)
 
 
 @dataclass(frozen=True)

@@ -122,14 +122,18 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
 
 
 def _latent(f: ConfigFields) -> tuple[int, tuple[int, int, int]]:
-    """(latent head size ``kv_lora_rank + qk_rope_head_dim``, (qk_nope, qk_rope, v) head dims).
-
-    :raises InputError: head dims no SM90 MLA prefill backend serves.
-    """
+    """(latent head size ``kv_lora_rank + qk_rope_head_dim``, (qk_nope, qk_rope, v) head dims);
+    dims no MLA prefill backend serves are refused when the model is built (:func:`verify_release`)."""
     rope = f.integer("qk_rope_head_dim", minimum=0)
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
-    check_sm90_mla_dims(f, dims)
     return f.integer("kv_lora_rank") + rope, dims
+
+
+def _no_prefill_backend(dims: tuple[int, int, int]) -> str:
+    return (
+        "No valid MLA prefill backend found on SM90 for (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) = "
+        f"{dims}: FlashAttention serves {sorted(SM90_PREFILL_DIMS)}"
+    )
 
 
 def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
@@ -138,8 +142,24 @@ def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
         raise InputError(
             f.source,
             f.where("qk_rope_head_dim"),
-            "No valid MLA prefill backend found on SM90 for (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) = "
-            f"{dims}: FlashAttention serves {sorted(SM90_PREFILL_DIMS)}",
+            _no_prefill_backend(dims),
+        )
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """A dense MLA model's prefill backend, selected when its attention layers are built
+    (``GPUModelRunner.load_model``): after the engine config and the runner's drafter checks
+    (an ``extract_hidden_states`` proposer without layer ids is refused first, as vLLM 0.28.0
+    and 0.30.0 refuse it), so not at config reading.
+
+    :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves.
+    """
+    dims = model.attn.mla_dims
+    if model.use_mla and not model.sparse_mla and dims is not None and dims not in SM90_PREFILL_DIMS:
+        raise InputError(
+            model.source,
+            "qk_rope_head_dim",
+            _no_prefill_backend(dims),
         )
 
 
@@ -218,7 +238,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     has_mtp = model_type in MTP_MODEL_TYPES and f.has("num_nextn_predict_layers")
     mtp = f.integer("num_nextn_predict_layers", minimum=0) if has_mtp else 0
     if f.get("index_topk") is None:
-        check_sm90_mla_dims(f, dims)
         return geometry(
             f,
             architecture,
