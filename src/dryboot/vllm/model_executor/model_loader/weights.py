@@ -214,8 +214,8 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 REFUSED_METHODS = {
     "compressed-tensors": "compressed-tensors schemes other than weight-only integer (W8A8 int8/fp8, NVFP4, "
     "several groups) pick a kernel per SM that repacks after loading; not modelled",
-    "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
-    "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
+    "mxfp4": "MXFP4 outside gpt-oss (vLLM's Mxfp4MoEMethod, padded per MoE backend: fused_moe/oracle/mxfp4.py) "
+    "is not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }

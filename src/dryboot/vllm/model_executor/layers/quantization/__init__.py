@@ -50,6 +50,8 @@ class QuantRules:
         ``_get_multi_ctas_kv_counter_buffer``: 1-2 MiB seen), not modelled: refused by name there.
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
+    :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
+        (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
     """
 
     allspark: bool = True
@@ -57,18 +59,26 @@ class QuantRules:
     gptq_g_idx_param: bool = True
     marlin_layer_workspace: bool = True
     blackwell_attention_buffer: bool = False
+    oai_triton_below: int = 110
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
 #: (``tests/fidelity/data/weights/quant-recorded-<version>.json``)
 QUANT_RULES = {
+    # 0.27.1's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete kernels
+    # are 0.28.0's (the differences are XPU paths and MoE shard counts)
+    "0.27.1": QuantRules(),
     "0.28.0": QuantRules(),
+    # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
+    # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
+    "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False),
     "0.33.0": QuantRules(
         allspark=False,
         gptq_act_order=False,
         gptq_g_idx_param=False,
         marlin_layer_workspace=False,
         blackwell_attention_buffer=True,
+        oai_triton_below=130,
     ),
 }
 

@@ -280,14 +280,19 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     loaded in), the scales ``[e, groups, n]`` in the activation dtype, the GPTQ zero points
     ``[e, groups, n / (32 / bits)]`` int32, both kept; ``g_idx`` and its sort indices emptied
     (``[e, 0]``) and the biases dropped; the layer's workspace, four int32 per SM.
-    ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.28.0 only.
+    ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.27.1, 0.28.0
+    and 0.30.0 (the releases with a per-layer Marlin workspace).
 
     :raises InputError: what is not modelled: AWQ / compressed-tensors experts, act-order,
         per-expert ``extra_config`` entries, SM 10.0+ (other backends come first), shapes Marlin
         pads (``allow_tile_padding``) or does not take.
     """
     if not q.layer_workspace:
-        raise InputError("quantization_config", "quant_method", "quantized MoE experts are checked on vLLM 0.28.0 only")
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "quantized MoE experts are checked on vLLM 0.27.1, 0.28.0 and 0.30.0 only",
+        )
     if q.packing != "gptq":
         raise InputError("quantization_config", "quant_method", f"{q.packing} MoE experts are not modelled")
     if q.desc_act:
