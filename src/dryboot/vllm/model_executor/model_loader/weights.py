@@ -1559,9 +1559,12 @@ def _post_load_host_blocks(quant: Quant) -> int:
     Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
     figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
     compressed-tensors' KV-cache method keeps them (``fill_``)."""
-    if quant.wna16 is None or quant.wna16.packing == "ct":
-        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place
+    if quant.wna16 is None:
         return 0
+    if quant.wna16.packing == "ct":
+        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place;
+        # 0.27.1's attention also keeps its three float32 ``q/k/v_range`` scalars on the GPU
+        return -3 if quant.wna16.attention_ranges else 0
     return 2
 
 
@@ -1601,5 +1604,6 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             allspark=rules.allspark,
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
+            attention_ranges=rules.attention_range_buffers,
         ),
     )

@@ -69,6 +69,7 @@ class WNA16:
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
     :param g_idx_param: GPTQ's method creates ``g_idx`` (0.28; not in 0.33).
     :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
+    :param attention_ranges: the release's attention layers hold ``q/k/v_range`` scalars (0.27.1).
     """
 
     packing: str
@@ -84,6 +85,7 @@ class WNA16:
     allspark: bool = True
     g_idx_param: bool = True
     layer_workspace: bool = True
+    attention_ranges: bool = False
 
     def layer_scheme(self, name: str) -> LayerScheme | None:
         """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
