@@ -50,7 +50,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization import (
+    check_attention_buffer,
+    quant_rules,
+    wna16_from_config,
+)
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     WNA16,
     wna16_experts_bytes,
@@ -1588,13 +1592,7 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
         )
     sm = par.capability[0] * 10 + par.capability[1]
-    if rules.blackwell_attention_buffer and sm >= 100:
-        raise InputError(
-            "--gpu",
-            None,
-            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
-            "shared counter buffer while loading; not modelled",
-        )
+    check_attention_buffer(par.vllm_version, par.capability)
     return replace(
         quant,
         wna16=replace(

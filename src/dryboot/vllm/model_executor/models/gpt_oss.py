@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization import quant_rules
+from dryboot.vllm.model_executor.layers.quantization import check_attention_buffer, quant_rules
 from dryboot.vllm.model_executor.layers.quantization.mxfp4 import (
     check_modelled,
     gpt_oss_mxfp4_backend,
@@ -69,13 +69,7 @@ def mxfp4_backend(config: Mapping[str, Any], par: W.Parallel) -> str | None:
         raise InputError("--enable-expert-parallel", None, "MXFP4 experts under expert parallelism are not modelled")
     backend = gpt_oss_mxfp4_backend(sm, rules.oai_triton_below)
     check_modelled(backend)
-    if rules.blackwell_attention_buffer and sm >= 100:
-        raise InputError(
-            "--gpu",
-            None,
-            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
-            "shared counter buffer while loading; not modelled",
-        )
+    check_attention_buffer(par.vllm_version, par.capability)
     return backend
 
 

@@ -100,3 +100,17 @@ def quant_rules(version: str) -> QuantRules:
             f"GPTQ/AWQ/AutoRound weights are checked on vLLM {', '.join(QUANT_RULES)} only, not {version}",
         )
     return rules
+
+
+def check_attention_buffer(version: str, capability: tuple[int, int]) -> None:
+    """Refuse a figure after the post-load step where the release's attention allocates what is
+    not modelled while loading (:attr:`QuantRules.blackwell_attention_buffer`).
+
+    :raises InputError: SM 10.0+ on such a release (named)."""
+    if quant_rules(version).blackwell_attention_buffer and capability >= (10, 0):
+        raise InputError(
+            "--gpu",
+            None,
+            f"on SM {capability[0]}.{capability[1]} vLLM {version}'s FlashInfer attention allocates a "
+            "shared counter buffer while loading; not modelled",
+        )
