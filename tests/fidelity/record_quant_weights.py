@@ -17,7 +17,8 @@ meta device, created since before the build, rounded to the CUDA allocator's 512
 Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restrict the cases,
 ``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
 ``RECORD_TRACE`` prints each failure's traceback, ``RECORD_CASES`` (a recorded file) records only
-the case ids that file holds (another release's case list).
+the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
+before the post-load step (``built_allocated_bytes``: null).
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
@@ -212,7 +213,9 @@ def main() -> int:
                         model = V.get_model_loader(cfg.load_config).load_model(
                             vllm_config=cfg, model_config=cfg.model_config
                         )
-                        built = qf.allocated_since(before, model)
+                        # the figure before the post-load step (one more scan of the heap: skipped
+                        # under RECORD_FAST)
+                        built = (None,) if os.environ.get("RECORD_FAST") else qf.allocated_since(before, model)
                         process_weights_after_loading(model, cfg.model_config, torch.device("meta"))
                     alloc, storage, n = qf.allocated_since(before, model)
                     row.update(
