@@ -280,16 +280,16 @@ def test_fp8_on_triton_is_refused_below_sm89_in_vllms_words() -> None:
         rc == 2
         and "FP8 KV cache is not supported by the Triton attention backend on NVIDIA GeForce RTX 3090" in str(out)
     )
-    # SM 8.9: Triton stores fp8; exit 3 (undetermined), not 2: gpt-oss's weights are not modelled,
-    # so whether they and the pinned pool fit the named GPU is not known
-    assert _plan(*base, "--gpu", "RTX 4090")[0] == 3
+    # SM 8.9: Triton stores fp8; exit 0, not 2: gpt-oss's MXFP4 weights on vLLM's Marlin backend
+    # (13.70 GiB) and the pinned 4 GiB pool fit the named GPU
+    assert _plan(*base, "--gpu", "RTX 4090")[0] == 0
     assert _plan(*base, "--gpu", "sm80:40G")[0] == 2
 
 
 def test_gpu_defaults_and_assumptions() -> None:
     base = ("--model", GPT_OSS, "--max-model-len", "65536", "--kv-cache-memory", "20G")
     rc, doc = _plan(*base, "--gpu", "A100-80GB")
-    assert rc == 3 and isinstance(doc, dict)  # gpt-oss's weights are not modelled: undetermined
+    assert rc == 0 and isinstance(doc, dict)  # gpt-oss's MXFP4 weights on an A100: Marlin, modelled
     a = {x["flag"]: x for x in doc["assumptions"]}
     assert a["--max-num-batched-tokens"]["value"] == 2048  # "a100" in the name: below the 70 GiB tier
     assert "--gpu" not in a

@@ -237,8 +237,10 @@ def live_meta_storages() -> dict[int, tuple[int, Any]]:
 
     gc.collect()
     out: dict[int, tuple[int, Any]] = {}
+    tensor = torch.Tensor
     for o in gc.get_objects():
-        if isinstance(o, torch.Tensor) and o.device.type == "meta":
+        # the type, not isinstance (which reads a lazy proxy's ``__class__`` and loads its module)
+        if issubclass(type(o), tensor) and o.device.type == "meta":
             st = o.untyped_storage()
             out[st._cdata] = (st.nbytes(), st)
     return out

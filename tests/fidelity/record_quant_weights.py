@@ -16,7 +16,9 @@ meta device, created since before the build, rounded to the CUDA allocator's 512
 
 Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restrict the cases,
 ``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
-``RECORD_TRACE`` prints each failure's traceback.
+``RECORD_TRACE`` prints each failure's traceback, ``RECORD_CASES`` (a recorded file) records only
+the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
+before the post-load step (``built_allocated_bytes``: null).
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
@@ -48,6 +50,8 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
     ("B200", (10, 0), 148),
 )
 TPS = (1, 2, 4)
+#: GPUs recorded only when ``RECORD_GPUS`` names them (MXFP4's Marlin backend on SM 12.0)
+EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("RTX 5090", (12, 0), 170),)
 
 import os  # noqa: E402
 
@@ -59,7 +63,7 @@ if os.environ.get("RECORD_SET") == "extra":  # the second set of cases (quant_ca
 
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _extra.GPUS, _extra.TPS, _extra.CONFIGS, _extra.RECORDED_NAME
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
-    GPUS = tuple(g for g in GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
+    GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
     TPS = tuple(int(t) for t in os.environ["RECORD_TPS"].split(","))
 
@@ -98,7 +102,10 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     add("model.norm.weight", "BF16")
     if not config.get("tie_word_embeddings"):
         add("lm_head.weight", "BF16")
-    for i in range(int(config["num_hidden_layers"])):
+    # an MXFP4 (gpt-oss) checkpoint: its float tensors are bfloat16, as vLLM reads them for the
+    # dtype; its experts' U8 blocks / scales are not read before loading
+    mxfp4 = (config.get("quantization_config") or {}).get("quant_method") == "mxfp4"
+    for i in range(0 if mxfp4 else int(config["num_hidden_layers"])):
         p = f"model.layers.{i}"
         for n in ("input_layernorm", "post_attention_layernorm", "self_attn.q_norm", "self_attn.k_norm"):
             add(f"{p}.{n}.weight", "BF16")
@@ -116,6 +123,12 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     blob = json.dumps(header).encode()
     (d / "model.safetensors").write_bytes(struct.pack("<Q", len(blob)) + blob)
     return d
+
+
+def mxfp4_config(cdir: Path) -> bool:
+    """An MXFP4 (gpt-oss) checkpoint."""
+    qc = json.loads((cdir / "config.json").read_text()).get("quantization_config") or {}
+    return bool(qc.get("quant_method") == "mxfp4")
 
 
 def kernels_of(model: Any) -> dict[str, int]:
@@ -159,6 +172,11 @@ def main() -> int:
 
     V = es.V
     only = set(sys.argv[1:])
+    listed = (
+        set(json.loads(Path(os.environ["RECORD_CASES"]).read_text())["cases"])
+        if os.environ.get("RECORD_CASES")
+        else None
+    )
     out_path = Path(os.environ.get("RECORD_OUT") or DATA / RECORDED_NAME.format(version=V.vllm.__version__))
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
@@ -172,6 +190,12 @@ def main() -> int:
                 argv = ["--tensor-parallel-size", str(tp)]
                 cid = f"{cdir.name} {gpu} {' '.join(argv)}"
                 if cid in doc["cases"] and not os.environ.get("RECORD_AGAIN"):
+                    continue
+                if listed is not None and cid not in listed:
+                    continue
+                if mxfp4_config(cdir) and cap[0] in (9, 10):
+                    # vLLM picks the OAI Triton kernels (SM 9.0) or FlashInfer TRT-LLM (SM 10.x), whose
+                    # packages this environment lacks: its own choice would be another backend
                     continue
                 t0 = time.perf_counter()
                 es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
@@ -196,7 +220,9 @@ def main() -> int:
                         model = V.get_model_loader(cfg.load_config).load_model(
                             vllm_config=cfg, model_config=cfg.model_config
                         )
-                        built = qf.allocated_since(before, model)
+                        # the figure before the post-load step (one more scan of the heap: skipped
+                        # under RECORD_FAST)
+                        built = (None,) if os.environ.get("RECORD_FAST") else qf.allocated_since(before, model)
                         process_weights_after_loading(model, cfg.model_config, torch.device("meta"))
                     alloc, storage, n = qf.allocated_since(before, model)
                     row.update(

@@ -37,6 +37,8 @@ __all__ = [
 
 #: the largest ``config.json`` read (the largest published ones are tens of KiB)
 MAX_CONFIG_BYTES = 16 << 20
+#: the first four bytes of a GGUF file (llama.cpp's format, which vLLM's GGUF loader reads)
+GGUF_MAGIC = b"GGUF"
 #: the deepest nesting taken (published configs nest three or four levels)
 MAX_DEPTH = 64
 
@@ -56,6 +58,11 @@ def load_config_json(path: str | Path) -> tuple[str, dict[str, Any]]:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc.strerror or exc}") from None
+    if raw[:4] == GGUF_MAGIC:
+        # vLLM reads a .gguf file's own metadata (its GGUF loader); dryboot reads config.json only
+        raise InputError(
+            source, None, "a GGUF file: GGUF checkpoints are not modelled (give the config.json directory)"
+        )
     if len(raw) > MAX_CONFIG_BYTES:
         raise InputError(source, None, f"larger than {MAX_CONFIG_BYTES >> 20} MiB: not a config.json")
     try:

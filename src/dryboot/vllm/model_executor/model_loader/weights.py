@@ -51,7 +51,11 @@ from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.layers.quantization import quant_rules, wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization import (
+    check_attention_buffer,
+    quant_rules,
+    wna16_from_config,
+)
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     WNA16,
     wna16_experts_bytes,
@@ -255,8 +259,8 @@ GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
 #: quantization methods whose loading vLLM 0.28.0 ends with a repacking whose peak and final
 #: layout this module does not model (refused rather than guessed)
 REFUSED_METHODS = {
-    "mxfp4": "MXFP4 experts are padded per MoE backend, which vLLM picks by GPU and installed kernels "
-    "(--moe-backend; fused_moe/oracle/mxfp4.py); not modelled",
+    "mxfp4": "MXFP4 outside gpt-oss (vLLM's Mxfp4MoEMethod, padded per MoE backend: fused_moe/oracle/mxfp4.py) "
+    "is not modelled",
     "bitsandbytes": "bitsandbytes layouts are not modelled",
     "gguf": "GGUF checkpoints are not modelled",
 }
@@ -691,7 +695,7 @@ class _Walk:
         self.ref = RankWeights(source="config")
         self.ckpt = ckpt
         self.out = RankWeights(source="checkpoint headers") if ckpt is not None else self.ref
-        self._layers: dict[Hashable, tuple[tuple[int, int, int, tuple[tuple[str, int], ...]], bool]] = {}
+        self._layers: dict[Hashable, tuple[tuple[int, int, int, int, tuple[tuple[str, int], ...]], bool]] = {}
 
     def module(
         self,
@@ -732,17 +736,24 @@ class _Walk:
         r = self.ref
         seen = self._layers.get(kind)
         if seen is not None:
-            (param, buffer, allocated, kinds), attention = seen
+            (param, buffer, allocated, segments, kinds), attention = seen
             r.param_bytes += param
             r.buffer_bytes += buffer
             r.allocated_bytes += allocated
+            r.load_segment_bytes += segments
             for k, b in kinds:
                 r.by_kind[k] = r.by_kind.get(k, 0) + b
             return attention
-        before = (r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind))
+        before = (r.param_bytes, r.buffer_bytes, r.allocated_bytes, r.load_segment_bytes, dict(r.by_kind))
         attention = build()
-        kinds = tuple((k, b - before[3].get(k, 0)) for k, b in r.by_kind.items())
-        added = (r.param_bytes - before[0], r.buffer_bytes - before[1], r.allocated_bytes - before[2], kinds)
+        kinds = tuple((k, b - before[4].get(k, 0)) for k, b in r.by_kind.items())
+        added = (
+            r.param_bytes - before[0],
+            r.buffer_bytes - before[1],
+            r.allocated_bytes - before[2],
+            r.load_segment_bytes - before[3],
+            kinds,
+        )
         self._layers[kind] = (added, attention)
         return attention
 
@@ -1687,9 +1698,12 @@ def _post_load_host_blocks(quant: Quant) -> int:
     Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
     figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
     compressed-tensors' KV-cache method keeps them (``fill_``)."""
-    if quant.wna16 is None or quant.wna16.packing == "ct":
-        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place
+    if quant.wna16 is None:
         return 0
+    if quant.wna16.packing == "ct":
+        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place;
+        # 0.27.1's attention also keeps its three float32 ``q/k/v_range`` scalars on the GPU
+        return -3 if quant.wna16.attention_ranges else 0
     return 2
 
 
@@ -1719,13 +1733,7 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             f"vLLM {par.vllm_version} refuses GPTQ group activation ordering (desc_act=True)",
         )
     sm = par.capability[0] * 10 + par.capability[1]
-    if rules.blackwell_attention_buffer and sm >= 100:
-        raise InputError(
-            "--gpu",
-            None,
-            f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
-            "shared counter buffer while loading; not modelled",
-        )
+    check_attention_buffer(par.vllm_version, par.capability)
     return replace(
         quant,
         wna16=replace(
@@ -1735,8 +1743,13 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
             allspark=rules.allspark,
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
+            attention_ranges=rules.attention_range_buffers,
         ),
     )
+
+
+#: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py)
+SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
@@ -1748,6 +1761,13 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             "quantization_config",
             "quant_method",
             f"{quant.method} W8A8/NVFP4 weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
+        )
+    if par.vllm_version not in SCALED_CHECKED_RELEASES:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} W8A8/NVFP4 layouts after loading are checked on vLLM "
+            f"{' and '.join(SCALED_CHECKED_RELEASES)} only (this plan: {par.vllm_version})",
         )
     rules = quant_rules(par.vllm_version)
     sm = par.capability[0] * 10 + par.capability[1]

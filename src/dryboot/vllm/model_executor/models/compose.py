@@ -67,16 +67,20 @@ class MoeDims:
     layers: range
 
 
-def moe_decoder_dims(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> MoeDims:
+def moe_decoder_dims(
+    config: Mapping[str, Any], par: W.Parallel, args: WalkArgs, quant: W.Quant | None = None
+) -> MoeDims:
     """:class:`MoeDims` of ``config`` (``hidden_size``, ``num_local_experts``,
     ``intermediate_size``, ``num_attention_heads``, ``num_key_value_heads``, ``head_dim``) on
-    ``par``'s rank.
+    ``par``'s rank; ``quant`` replaces the config's quantization where the family decides it
+    (gpt-oss's MXFP4 leaves every linear layer unquantized).
 
     :raises InputError: checkpoint headers (not mapped), a quantization method not modelled,
         heads, KV heads or sizes TP does not divide (KV heads below TP must divide it, as
         ``QKVParallelLinear`` requires)."""
     config_only(config, args)
-    quant = W.quant_from_config(config, args.hf_quant)
+    if quant is None:
+        quant = W.quant_from_config(config, args.hf_quant)
     tp = par.tp
     h, e, inter = (W._int(config, k) for k in ("hidden_size", "num_local_experts", "intermediate_size"))
     nq, nkv, hd = (W._int(config, k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))

@@ -12,9 +12,11 @@ final norm and the LM head (untied) on every pipeline stage, then per layer:
 * one YaRN rotary table per stage, in float32 (``get_rope(dtype=torch.float32)``),
   ``original_max_position_embeddings x factor`` positions of ``head_dim``.
 
-The experts' weights are the quantization method's (``weights.experts_bytes``): the MXFP4 layout
-of the published checkpoints belongs to that dispatch (refused there today), as do the
-quantized experts' biases (:func:`expert_biases`).
+The experts' weights are the quantization method's (``weights.experts_bytes``). The published
+checkpoints' MXFP4 (``GptOssMxfp4Config``: every linear layer, the attention and the router stay
+unquantized) is served by the MoE backend vLLM picks per GPU and release (:func:`mxfp4_backend`;
+layouts in :mod:`dryboot.vllm.model_executor.layers.quantization.mxfp4`); after its post-load step
+each attention layer's two CPU scale scalars sit on the host (two blocks fewer).
 """
 
 from __future__ import annotations
@@ -23,6 +25,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import check_attention_buffer, quant_rules
+from dryboot.vllm.model_executor.layers.quantization.mxfp4 import (
+    check_modelled,
+    gpt_oss_mxfp4_backend,
+    mxfp4_experts_bytes,
+)
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
 
@@ -38,12 +46,41 @@ def expert_biases(quant: W.Quant, e: int, h: int, i: int, ab: int) -> list[tuple
     return [("experts", e * 2 * i * ab), ("experts", e * h * ab)]
 
 
+def mxfp4_backend(config: Mapping[str, Any], par: W.Parallel) -> str | None:
+    """The MoE backend vLLM serves an MXFP4 gpt-oss checkpoint's experts with on this rank's GPU
+    (``GptOssMxfp4Config``), or ``None`` for another ``quant_method``.
+
+    :raises InputError: no GPU named, a release whose MXFP4 layout is not checked, a GPU below
+        SM 8.0 (``Mxfp4Config.get_min_capability``: vLLM refuses), a backend not modelled."""
+    qc = config.get("quantization_config")
+    if not isinstance(qc, Mapping) or str(qc.get("quant_method")).lower() != "mxfp4":
+        return None
+    if par.capability is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "mxfp4 experts are converted for the MoE backend vLLM picks per GPU: name the GPU (--gpu)",
+        )
+    rules = quant_rules(par.vllm_version)
+    sm = par.capability[0] * 10 + par.capability[1]
+    if sm < 80:
+        raise InputError("--gpu", None, f"vLLM serves mxfp4 from SM 8.0 (this GPU: SM {sm // 10}.{sm % 10})")
+    if par.expert_parallel:
+        raise InputError("--enable-expert-parallel", None, "MXFP4 experts under expert parallelism are not modelled")
+    backend = gpt_oss_mxfp4_backend(sm, rules.oai_triton_below)
+    check_modelled(backend)
+    check_attention_buffer(par.vllm_version, par.capability)
+    return backend
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank of one stage (module docstring).
 
     :raises InputError: heads, KV heads or the intermediate size TP does not divide, a
         quantization method, checkpoint headers (not mapped)."""
-    d = moe_decoder_dims(config, par, args)
+    backend = mxfp4_backend(config, par)
+    # MXFP4: the linear layers, the attention and the router stay unquantized (``Mxfp4Config``)
+    d = moe_decoder_dims(config, par, args, quant=W.Quant() if backend else None)
     quant, ab, h, e, hd = d.quant, d.ab, d.h, d.e, d.hd
     w = W._Walk(None)
     for _ in range(2):  # embedding and the untied LM head, on every stage
@@ -54,12 +91,19 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     for _ in layers:
         for n in (h, h, nq_r, qkv * h, qkv, h * nq_r * hd, h, e * h, e):  # norms, sinks, qkv, o_proj, router
             w.own("attention", n * ab)
-        for kind, nbytes in [*W.experts_bytes(quant, e_r, h, i_r, ab), *expert_biases(quant, e_r, h, i_r, ab)]:
+        experts = (
+            mxfp4_experts_bytes(backend, e_r, h, i_r, ab)
+            if backend
+            else [*W.experts_bytes(quant, e_r, h, i_r, ab), *expert_biases(quant, e_r, h, i_r, ab)]
+        )
+        for kind, nbytes in experts:
             w.own(kind, nbytes)
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        # after the post-load step (MXFP4: the attention has no KV-scale method) the two CPU scale
+        # scalars move to the host, as for GPTQ / AWQ (``weights._post_load_host_blocks``)
+        w.ref.allocated_bytes += (W.ATTENTION_EXTRA_BLOCKS - (2 if backend else 0)) * W.ALLOC_ROUND
     if layers:
         w.own("rotary", W._rotary_bytes(config, hd, 4), buffer=True)  # float32
     return w.result()

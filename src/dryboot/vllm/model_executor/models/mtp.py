@@ -59,13 +59,15 @@ def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str
     if arch in QWEN_MTP:
         n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
 
-        def walk(k: int) -> int:
+        def walk(k: int) -> W.RankWeights:
             cut = _cut(target_config, k, full_attention=True)
-            return W.rank_weights(cut, flat, dtype=dtype, language_model_only=True).allocated_bytes
+            return W.rank_weights(cut, flat, dtype=dtype, language_model_only=True)
 
-        layer = walk(2) - walk(1)
+        two, one = walk(2), walk(1)
+        layer = two.allocated_bytes - one.allocated_bytes
         out.allocated_bytes += n * layer
         out.param_bytes += n * layer
+        out.load_segment_bytes += n * (two.load_segment_bytes - one.load_segment_bytes)
         out.add("fc", W._divide(h, par.tp, "the MTP fc's output") * 2 * h * ab)
         for _norm in range(3):
             out.add("norm", h * ab)
@@ -74,13 +76,15 @@ def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str
         n = W._int(text, "num_nextn_predict_layers")
         dense = W._int(text, "first_k_dense_replace", 0)
 
-        def walk_ds(k: int) -> int:
-            return W.rank_weights(_cut(target_config, k, full_attention=False), flat, dtype=dtype).allocated_bytes
+        def walk_ds(k: int) -> W.RankWeights:
+            return W.rank_weights(_cut(target_config, k, full_attention=False), flat, dtype=dtype)
 
-        layer = walk_ds(dense + 2) - walk_ds(dense + 1)
+        two, one = walk_ds(dense + 2), walk_ds(dense + 1)
+        layer = two.allocated_bytes - one.allocated_bytes
         for _ in range(n):
             out.allocated_bytes += layer
             out.param_bytes += layer
+            out.load_segment_bytes += two.load_segment_bytes - one.load_segment_bytes
             out.add("eh_proj", h * 2 * h * ab)
             for _norm in range(3):
                 out.add("norm", h * ab)

@@ -50,6 +50,12 @@ class QuantRules:
         ``_get_multi_ctas_kv_counter_buffer``: 1-2 MiB seen), not modelled: refused by name there.
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
+    :param attention_range_buffers: ``set_default_quant_scales`` also creates three float32 scalars
+        ``q_range`` / ``k_range`` / ``v_range`` (0.27.1's ``calc_kv_scales``; gone in 0.28), on the
+        GPU under the loader's device context: they stay where no post-load step resets the
+        scales (compressed-tensors' KV-cache method), three blocks per attention layer.
+    :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
+        (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
     """
 
     allspark: bool = True
@@ -57,18 +63,27 @@ class QuantRules:
     gptq_g_idx_param: bool = True
     marlin_layer_workspace: bool = True
     blackwell_attention_buffer: bool = False
+    oai_triton_below: int = 110
+    attention_range_buffers: bool = False
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
 #: (``tests/fidelity/data/weights/quant-recorded-<version>.json``)
 QUANT_RULES = {
+    # 0.27.1's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete kernels
+    # are 0.28.0's (the differences are XPU paths and MoE shard counts)
+    "0.27.1": QuantRules(attention_range_buffers=True),
     "0.28.0": QuantRules(),
+    # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
+    # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
+    "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False),
     "0.33.0": QuantRules(
         allspark=False,
         gptq_act_order=False,
         gptq_g_idx_param=False,
         marlin_layer_workspace=False,
         blackwell_attention_buffer=True,
+        oai_triton_below=130,
     ),
 }
 
@@ -85,3 +100,17 @@ def quant_rules(version: str) -> QuantRules:
             f"GPTQ/AWQ/AutoRound weights are checked on vLLM {', '.join(QUANT_RULES)} only, not {version}",
         )
     return rules
+
+
+def check_attention_buffer(version: str, capability: tuple[int, int]) -> None:
+    """Refuse a figure after the post-load step where the release's attention allocates what is
+    not modelled while loading (:attr:`QuantRules.blackwell_attention_buffer`).
+
+    :raises InputError: SM 10.0+ on such a release (named)."""
+    if quant_rules(version).blackwell_attention_buffer and capability >= (10, 0):
+        raise InputError(
+            "--gpu",
+            None,
+            f"on SM {capability[0]}.{capability[1]} vLLM {version}'s FlashInfer attention allocates a "
+            "shared counter buffer while loading; not modelled",
+        )

@@ -69,6 +69,7 @@ class WNA16:
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
     :param g_idx_param: GPTQ's method creates ``g_idx`` (0.28; not in 0.33).
     :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
+    :param attention_ranges: the release's attention layers hold ``q/k/v_range`` scalars (0.27.1).
     """
 
     packing: str
@@ -84,6 +85,7 @@ class WNA16:
     allspark: bool = True
     g_idx_param: bool = True
     layer_workspace: bool = True
+    attention_ranges: bool = False
 
     def layer_scheme(self, name: str) -> LayerScheme | None:
         """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
@@ -282,14 +284,19 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     loaded in), the scales ``[e, groups, n]`` in the activation dtype, the GPTQ zero points
     ``[e, groups, n / (32 / bits)]`` int32, both kept; ``g_idx`` and its sort indices emptied
     (``[e, 0]``) and the biases dropped; the layer's workspace, four int32 per SM.
-    ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.28.0 only.
+    ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.27.1, 0.28.0
+    and 0.30.0 (the releases with a per-layer Marlin workspace).
 
     :raises InputError: what is not modelled: AWQ / asymmetric compressed-tensors experts, act-order,
         per-expert ``extra_config`` entries, SM 10.0+ (other backends come first), shapes Marlin
         pads (``allow_tile_padding``) or does not take.
     """
     if not q.layer_workspace:
-        raise InputError("quantization_config", "quant_method", "quantized MoE experts are checked on vLLM 0.28.0 only")
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "quantized MoE experts are checked on vLLM 0.27.1, 0.28.0 and 0.30.0 only",
+        )
     if q.packing not in ("gptq", "ct"):
         raise InputError("quantization_config", "quant_method", f"{q.packing} MoE experts are not modelled")
     ct_scheme = q.layer_scheme(name) if q.packing == "ct" else None

@@ -1,0 +1,79 @@
+"""MXFP4 checkpoints (``quant_method: mxfp4``: gpt-oss), as vLLM serves their experts on CUDA:
+``quantization/mxfp4.py`` ``GptOssMxfp4Config`` / ``GptOssMxfp4MoEMethod`` over the MoE backend
+``fused_moe/oracle/mxfp4.py`` ``select_mxfp4_moe_backend`` picks per GPU, whose padding
+(``mxfp4_round_up_hidden_size_and_intermediate_size``) and post-load conversion
+(``convert_gpt_oss_weight_to_mxfp4_moe_kernel_format``) decide what stays allocated.
+
+Modelled: the Marlin backend (``utils/marlin_utils_fp4.py`` ``prepare_moe_mxfp4_layer_for_marlin``),
+whose every shape is declared in Python (the repack through ``gptq_marlin_repack``'s
+``register_fake``). Refused by name: the OAI Triton backend (``triton_kernels``' swizzled layouts)
+and FlashInfer TRT-LLM (its shuffled, interleaved block scales), whose layouts vLLM's oracle cannot
+build without their compiled kernels' packages.
+"""
+
+from __future__ import annotations
+
+from dryboot.errors import InputError
+
+#: OCP MX block: one e8m0 scale per 32 fp4 values
+MXFP4_BLOCK = 32
+#: ``mxfp4_round_up_hidden_size_and_intermediate_size`` for Marlin on CUDA: (hidden, intermediate)
+MARLIN_ROUND_UP = (256, 128)
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def gpt_oss_mxfp4_backend(capability: int, triton_below: int) -> str:
+    """The backend vLLM picks for gpt-oss's MXFP4 experts with 16-bit activations on a CUDA GPU
+    of ``capability`` (``major * 10 + minor``), as ``select_mxfp4_moe_backend`` walks
+    ``_get_priority_backends_for_gpt_oss`` (the BF16-activation variants, no ``--moe-backend``,
+    the CUDA wheel's FlashInfer and triton_kernels installed): FlashInfer TRT-LLM on SM 10.x,
+    the OAI Triton kernels from SM 9.0 up to ``triton_below`` (110 up to 0.30, 130 in 0.33),
+    FlashInfer CUTLASS (SM 9.0, after Triton: never reached), Marlin from SM 7.5.
+
+    :raises InputError: below SM 7.5 (no backend: vLLM refuses)."""
+    if 100 <= capability < 110:
+        return "FLASHINFER_TRTLLM_MXFP4_BF16"
+    if 90 <= capability < triton_below:
+        return "TRITON"
+    if capability >= 75:
+        return "MARLIN"
+    raise InputError(
+        "--gpu", None, f"no MXFP4 MoE backend serves SM {capability // 10}.{capability % 10} (vLLM refuses)"
+    )
+
+
+def check_modelled(backend: str) -> None:
+    """:raises InputError: ``backend``'s layout after loading is not modelled (named: the OAI
+    Triton kernels, FlashInfer TRT-LLM)."""
+    if backend != "MARLIN":
+        why = {
+            "TRITON": "the OAI Triton kernels' swizzled weight and scale layouts (triton_kernels)",
+            "FLASHINFER_TRTLLM_MXFP4_BF16": "FlashInfer TRT-LLM's shuffled weights and interleaved block scales",
+        }.get(backend, backend)
+        raise InputError("--gpu", None, f"MXFP4 experts on vLLM's {backend} backend: {why} are not modelled")
+
+
+def mxfp4_experts_bytes(backend: str, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
+    """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per
+    rank, with biases: gpt-oss) holds after ``process_weights_after_loading`` under ``backend``.
+
+    Marlin: hidden padded to 256 and the intermediate to 128 (``create_weights`` takes the padded
+    sizes); ``w13`` / ``w2`` repacked per expert by ``gptq_marlin_repack`` (4-bit: ``k x n / 2``
+    bytes each, ``[e, k / 16, n / 2]`` int32); the e8m0 scales permuted into the activation dtype
+    and back to e8m0 (one byte per 32 values: ``[e, k / 32, n]``); the biases permuted in the
+    activation dtype ``[e, 2 I]`` and ``[e, H]``.
+
+    :raises InputError: a backend whose layout is not modelled (named)."""
+    check_modelled(backend)
+    hp, ip = _round_up(h, MARLIN_ROUND_UP[0]), _round_up(i, MARLIN_ROUND_UP[1])
+    return [
+        ("experts", e * hp * 2 * ip // 2),
+        ("experts", e * ip * hp // 2),
+        ("scale", e * (hp // MXFP4_BLOCK) * 2 * ip),
+        ("scale", e * (ip // MXFP4_BLOCK) * hp),
+        ("experts", e * 2 * ip * act_bytes),
+        ("experts", e * hp * act_bytes),
+    ]

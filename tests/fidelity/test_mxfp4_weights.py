@@ -1,0 +1,94 @@
+"""gpt-oss's MXFP4 experts per backend and GPU, against vLLM after ``process_weights_after_loading``.
+
+vLLM's own figures: ``data/weights/quant-recorded-<version>-mxfp4.json`` (``record_quant_weights.py``
+on the published gpt-oss-20b / gpt-oss-120b configs; the Marlin backend vLLM picks on SM 8.x and,
+up to 0.30, SM 12.0), checked case by case in ``test_quant_weights.py``. Here: the backend vLLM
+picks per SM and release, the refusals by name, and ``plan --gpu`` on gpt-oss-20b (GPUs named
+explicitly).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dryboot.cli import cli
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
+from dryboot.vllm.model_executor.layers.quantization.mxfp4 import gpt_oss_mxfp4_backend
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = HERE / "data" / "weights" / "quant-configs"
+GPT_OSS_20B = CONFIGS / "openai--gpt-oss-20b"
+RECORDED_0_28 = json.loads((HERE / "data" / "weights" / "quant-recorded-0.28.0-mxfp4.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize(
+    ("version", "sm", "backend"),
+    [
+        ("0.28.0", 80, "MARLIN"),
+        ("0.28.0", 86, "MARLIN"),
+        ("0.28.0", 89, "MARLIN"),
+        ("0.28.0", 90, "TRITON"),
+        ("0.28.0", 100, "FLASHINFER_TRTLLM_MXFP4_BF16"),
+        ("0.28.0", 120, "MARLIN"),  # the OAI Triton kernels stop below SM 11.0 up to 0.30
+        ("0.30.0", 120, "MARLIN"),
+        ("0.33.0", 120, "TRITON"),  # 0.33 widens them to SM 12.x
+        ("0.33.0", 89, "MARLIN"),
+    ],
+)
+def test_backend_per_sm_and_release(version: str, sm: int, backend: str) -> None:
+    assert gpt_oss_mxfp4_backend(sm, quant_rules(version).oai_triton_below) == backend
+
+
+def test_refused_by_name_where_not_modelled() -> None:
+    def refused(**kw: object) -> str:
+        report = model_weights(GPT_OSS_20B, **kw)  # type: ignore[arg-type]
+        assert report.refused is not None
+        return report.refused
+
+    assert "name the GPU" in refused()
+    assert "TRITON backend" in refused(compute_capability=(9, 0), sm_count=132)
+    assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(compute_capability=(10, 0), sm_count=148)
+    assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40)
+    assert "TRITON backend" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
+    assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.29.0")
+    with pytest.raises(InputError, match="no MXFP4 MoE backend"):
+        gpt_oss_mxfp4_backend(70, 110)
+
+
+def _plan(gpu: str, *extra: str) -> tuple[int, str]:
+    res = CliRunner().invoke(
+        cli, ["plan", "--model", str(GPT_OSS_20B), "--gpu", gpu, "--max-model-len", "8192", *extra]
+    )
+    return res.exit_code, res.output
+
+
+@pytest.mark.parametrize("gpu", ["RTX 4090", "RTX 5090"])
+def test_plan_prints_vllms_weights_and_a_verdict(gpu: str) -> None:
+    """Marlin on SM 8.9 and 12.0 (vLLM 0.28.0, dryboot's default release): the weights line is
+    vLLM's recorded figure, and the plan ends in a verdict."""
+    code, out = _plan(gpu)
+    want = RECORDED_0_28[f"openai--gpt-oss-20b {gpu} --tensor-parallel-size 1"]["allocated_bytes"]
+    assert f"{want:,} bytes" in out, out[-1500:]
+    # 13.70 GiB of tensors; the load segments (max_split_size_mb 20: each repacked expert stack keeps
+    # its 2 MiB-rounded segment) make the line 13.80
+    assert "Model loading took 13.80 GiB memory" in out
+    assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
+
+
+def test_plan_on_h100_names_the_triton_backend() -> None:
+    code, out = _plan("H100")
+    assert code == 3, out[-800:]
+    assert "verdict: undetermined (exit 3)" in out
+    assert "MXFP4 experts on vLLM's TRITON backend" in " ".join(out.split())
+
+
+def test_plan_on_rtx_5090_with_0_33_names_its_refusal() -> None:
+    code, out = _plan("RTX 5090", "--vllm-version", "0.33.0")
+    assert code == 3, out[-800:]
+    assert "TRITON backend" in " ".join(out.split())
