@@ -3,11 +3,12 @@
 Tasks are grouped by :attr:`~dryboot.matrix.model.BootTask.env_key`; an idle worker takes the
 next task of the environment it last ran, else a group nobody works on, else (so no core idles
 on a long queue) a share of the largest group that holds at least ``steal_min`` tasks. One task
-at a time per worker, so the parent always knows what a worker holds: a worker that dies (killed,
-out of memory) loses nothing -- its task is retried once in another (or a fresh) process, then reported as ``"error"``; a task past its deadline (its
-timeout, plus vLLM's import allowance the first time a worker meets its environment, plus
-``grace_s``) has its worker killed and is reported ``"error"``, named, without a retry. The pool
-outlives :meth:`LocalBackend.run`, so a second run finds its workers warm.
+at a time per worker, so the parent always knows what a worker holds: a worker that dies
+(killed, out of memory) loses nothing -- its task is retried once in another (or a fresh)
+process, then reported as ``"error"``; a task past its deadline (its timeout, plus vLLM's import
+allowance the first time a worker meets its environment, plus ``grace_s``) has its worker killed
+and is reported ``"error"``, named, without a retry. The pool outlives :meth:`LocalBackend.run`,
+so a second run finds its workers warm.
 """
 
 from __future__ import annotations
