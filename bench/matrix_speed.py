@@ -60,7 +60,7 @@ MODELS = (
     "google--gemma-2-9b-it",
 )
 GPUS = ("RTX 3090", "RTX 4090", "L40S", "A100-80GB", "H100", "B200")
-FLAGS = "vllm serve --max-model-len 8192 --kv-cache-memory-bytes 3G"
+FLAGS = "vllm serve --max-model-len 4096 --kv-cache-memory-bytes 3G"
 
 
 def _matrix_file(directory: Path, python: str, cells: int) -> Path:

@@ -7,6 +7,7 @@ import importlib
 import json
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import click
 
 def _optional(module: str, attr: str, option: str) -> Any:
     """``dryboot.matrix.<module>.<attr>``, imported at call (the reports and Ray are optional)."""
+    # at call: only a missing optional module raises it
     from dryboot.errors import InputError
 
     try:
@@ -58,8 +60,6 @@ def matrix(
     of every input. Exit 0: every cell met; 1: a cell failed or is in error (named); 2: bad input.
     """
     # at call: only `dryboot matrix` loads the matrix package
-    from dataclasses import replace
-
     from dryboot.matrix.cache import Cache, default_cache_dir
     from dryboot.matrix.local import LocalBackend
     from dryboot.matrix.run import run_matrix

@@ -1,13 +1,14 @@
 """The local backend: a pool of worker processes (spawned), each keeping its warm environments.
 
 Tasks are grouped by :attr:`~dryboot.matrix.model.BootTask.env_key`; an idle worker takes the
-next task of the environment it last ran, else a group nobody works on, else (so no core idles)
-a share of the largest group. One task at a time per worker, so the parent always knows what a
-worker holds: a worker that dies (killed, out of memory) loses nothing -- its task is retried once
-in another (or a fresh) process, then reported as ``"error"``; a task past its deadline (its
-timeout, plus vLLM's import allowance the first time a worker meets its environment, plus
-``grace_s``) has its worker killed and is reported ``"error"``, named, without a retry. The pool
-outlives :meth:`LocalBackend.run`, so a second run finds its workers warm.
+next task of the environment it last ran, else a group nobody works on, else (so no core idles
+on a long queue) a share of the largest group that holds at least ``steal_min`` tasks. One task
+at a time per worker, so the parent always knows what a worker holds: a worker that dies
+(killed, out of memory) loses nothing -- its task is retried once in another (or a fresh)
+process, then reported as ``"error"``; a task past its deadline (its timeout, plus vLLM's import
+allowance the first time a worker meets its environment, plus ``grace_s``) has its worker killed
+and is reported ``"error"``, named, without a retry. The pool outlives :meth:`LocalBackend.run`,
+so a second run finds its workers warm.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dryboot.matrix.model import BootTask, TaskResult
 def _serve(conn: Connection) -> None:
     """A worker's loop: receive a task, send its result, until ``None`` or the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the pool ends
+    # at call: the worker's modules load in the worker process, not in the parent's import
     from dryboot.matrix.worker import close_sessions, run_task
 
     try:
@@ -69,11 +71,14 @@ class LocalBackend:
 
     :param workers: processes (default ``os.cpu_count()``).
     :param grace_s: seconds allowed past a task's own timeout before its worker is killed.
+    :param steal_min: an idle worker joins a tree another worker runs only while at least this many
+        of its tasks wait (a warm engine start is ~0.2-1.5 s, vLLM's import ~7-17 s).
     """
 
-    def __init__(self, workers: int | None = None, grace_s: float = 30.0) -> None:
+    def __init__(self, workers: int | None = None, grace_s: float = 30.0, steal_min: int = 24) -> None:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.grace_s = grace_s
+        self.steal_min = steal_min
         self._ctx = mp.get_context("spawn")
         self._pool: list[_Worker] = []
 
@@ -105,7 +110,13 @@ class LocalBackend:
                 return groups[w.env].popleft()
             busy = {x.env for x in self._pool if x.task is not None}
             free = [k for k, q in groups.items() if q and k not in busy]
-            pool = free or [k for k, q in groups.items() if q]
+            # a share of a tree another worker runs costs this one vLLM's import: worth it only
+            # for a long queue (a modelled arm's or dryboot's plan's tasks import nothing)
+            pool = free or [
+                k
+                for k, q in groups.items()
+                if q and (len(q) >= self.steal_min or k[1].startswith("dryboot:") or k in w.warm)
+            ]
             if not pool:
                 return None
             key = max(pool, key=lambda k: (k in w.warm, len(groups[k])))

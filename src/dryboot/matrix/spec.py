@@ -58,8 +58,7 @@ from dryboot.errors import InputError
 from dryboot.inputs import read_toml
 from dryboot.matrix.model import PLAN_ARM, Arm, Expectation, FlagSet, Matrix, ModelRef
 from dryboot.planner.flags import apply_flags
-from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
-from dryboot.planner.profiles import load_profiles
+from dryboot.planner.profiles import arm_policies, load_profiles
 from dryboot.vllm.engine_args import EngineArgs
 
 _TOP = frozenset({"gpus", "profiles", "timeout", "vllm-version", "expect", "models", "flags", "arms"})
@@ -224,16 +223,8 @@ def _arm(name: str, raw: object, base: Path, source: str) -> Arm:
         if python is not None:
             raise InputError(source, f"{where}.python", "a modelled arm (no tree, release or series) boots nothing")
         version = release_of(body.get("vllm-version", "0.28.0"), f"{source}: {where}.vllm-version")
-        grouping, unification = body.get("grouping", "upstream"), body.get("unification", "upstream")
-        if grouping not in GROUPING_POLICIES:
-            raise InputError(
-                source, f"{where}.grouping", f"unknown policy {grouping!r} ({', '.join(GROUPING_POLICIES)})"
-            )
-        if unification not in UNIFICATION_POLICIES:
-            raise InputError(
-                source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})"
-            )
-        return Arm(name, "policy", version=version, grouping=grouping, unification=unification)
+        policies = arm_policies(body, source, where)
+        return Arm(name, "policy", version=version, grouping=policies.grouping, unification=policies.unification)
     for key in ("vllm-version", "grouping", "unification"):
         if key in body:
             raise InputError(source, f"{where}.{key}", "applies to a modelled arm only (the code decides here)")

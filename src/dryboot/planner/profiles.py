@@ -236,16 +236,7 @@ def load_profiles(path: str | Path) -> ProfileSet:
         body = _entry(
             raw, source, where, frozenset({"vllm-version", "grouping", "unification", "tree", "series", "base", "gpu"})
         )
-        grouping = body.get("grouping", "upstream")
-        unification = body.get("unification", "upstream")
-        if grouping not in GROUPING_POLICIES:
-            raise InputError(
-                source, f"{where}.grouping", f"unknown policy {grouping!r} ({', '.join(GROUPING_POLICIES)})"
-            )
-        if unification not in UNIFICATION_POLICIES:
-            raise InputError(
-                source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})"
-            )
+        policies = arm_policies(body, source, where)
         code = _arm_code(body, base, source, where)
         default_version = code[2] or "0.28.0"
         version = resolve_version(str(body.get("vllm-version", default_version)), f"{source}: {where}.vllm-version")
@@ -253,8 +244,24 @@ def load_profiles(path: str | Path) -> ProfileSet:
         gpu = None
         if "gpu" in body:
             gpu = parse_value(FLAGS_BY_NAME["gpu"], body["gpu"], source, f"{where}.gpu")
-        arms.append(Arm(name, version, Policies(grouping, unification), *code, gpu=gpu))
+        arms.append(Arm(name, version, policies, *code, gpu=gpu))
     return ProfileSet(source, tuple(profiles), tuple(arms))
+
+
+def arm_policies(body: Mapping[str, Any], source: str, where: str) -> Policies:
+    """An arm table's ``grouping`` and ``unification`` (default ``upstream`` each).
+
+    :raises InputError: a policy :mod:`dryboot.planner.policies` does not name (the known ones listed).
+    """
+    grouping = body.get("grouping", "upstream")
+    unification = body.get("unification", "upstream")
+    if grouping not in GROUPING_POLICIES:
+        raise InputError(source, f"{where}.grouping", f"unknown policy {grouping!r} ({', '.join(GROUPING_POLICIES)})")
+    if unification not in UNIFICATION_POLICIES:
+        raise InputError(
+            source, f"{where}.unification", f"unknown policy {unification!r} ({', '.join(UNIFICATION_POLICIES)})"
+        )
+    return Policies(grouping, unification)
 
 
 def _arm_code(
