@@ -14,8 +14,10 @@ allocated, summed once per storage and rounded to the CUDA allocator's 512-byte 
 Cases: the tiny Llama / Qwen2 / Qwen3 configs of ``data/architectures/`` at TP 1 and 2, max-lora
 rank 8 and 64, max-loras 1 and 4 (one with ``--fully-sharded-loras``). Writes
 ``data/lora/recorded-<version>.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
-"lora_allocated_bytes", "lora_storage_bytes", "tensors", "max_num_batched_tokens",
-"max_num_seqs", "error"}}}``. Nothing recorded comes from dryboot.
+"lora_allocated_bytes", "lora_storage_bytes", "tensors", "shapes", "max_num_batched_tokens",
+"max_num_seqs", "punica", "error"}}}``. What is faked: the GPU (an H200 stand-in), the absent
+CUDA/Triton kernels (vLLM's ``LoRAKernelMeta`` dataclass, which ``punica_gpu`` imports only with
+Triton, is loaded from its file), the distributed groups. Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def main() -> int:
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
+    from vllm.lora.layers import BaseLayerWithLoRA
     from vllm.lora.worker_manager import LRUCacheWorkerLoRAManager
 
     V = es.V
@@ -114,7 +117,16 @@ def main() -> int:
                 gc.collect()
                 storages: dict[int, int] = {}
                 tensors = []
-                for ref, shape, dtype in rec.made:
+                # tensors made from Python data (``torch.tensor(list, device=...)``: the TP logits
+                # mapping) bypass dispatch modes: the LoRA layers' tensor attributes are read too
+                attrs = []
+                for m in model.modules():
+                    if isinstance(m, BaseLayerWithLoRA):
+                        for v in vars(m).values():
+                            for t in v if isinstance(v, tuple) else (v,):
+                                if isinstance(t, torch.Tensor) and t.device.type == "meta":
+                                    attrs.append((weakref.ref(t), tuple(t.shape), str(t.dtype)))
+                for ref, shape, dtype in [*rec.made, *attrs]:
                     t = ref()
                     if t is None:
                         continue
@@ -122,6 +134,7 @@ def main() -> int:
                     if st._cdata not in storages:
                         storages[st._cdata] = st.nbytes()
                         tensors.append([list(shape), dtype])
+                row["shapes"] = tensors
                 row.update(
                     ok=True,
                     lora_allocated_bytes=sum(-(-n // 512) * 512 for n in storages.values()),

@@ -19,9 +19,11 @@ from dryboot.errors import InputError
 
 #: vLLM 0.28.0's ``MaxLoRARanks`` (``config/lora.py``)
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
-#: the decoder families whose wrapped layers are modelled (same layout: ``qkv_proj``,
-#: ``o_proj``, ``gate_up_proj``, ``down_proj``, ``embed_tokens``, ``lm_head``)
-LORA_ARCHITECTURES = frozenset({"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"})
+#: the decoder families whose wrapped layers are modelled (each decoder layer's ``qkv_proj``,
+#: ``o_proj``, ``gate_up_proj``, ``down_proj``), and whether the model class declares
+#: ``embedding_modules`` (``embed_tokens`` and ``lm_head`` wrapped too: Llama and Qwen3 in 0.28.0,
+#: not Qwen2)
+LORA_ARCHITECTURES: Mapping[str, bool] = {"LlamaForCausalLM": True, "Qwen2ForCausalLM": False, "Qwen3ForCausalLM": True}
 #: ``LogitsProcessorWithLoRA.create_lora_weights``' limit
 MAX_LORA_VOCAB = 258048
 #: releases whose LoRA layers are read
@@ -134,7 +136,8 @@ def lora_tensors(
       ``out = q / TP x hd`` and ``max(kv / TP, 1) x hd`` twice), ``o_proj`` (row, ``in = q x hd /
       TP``, ``out = H``), ``gate_up_proj`` (two slices ``I / TP``), ``down_proj`` (row, ``I / TP``
       -> ``H``), each as :func:`_linear_stacks`;
-    - ``embed_tokens`` (``VocabParallelEmbeddingWithLoRA``): A ``[max_loras, vocab, rank]`` (the
+    - where the class declares ``embedding_modules`` (:data:`LORA_ARCHITECTURES`):
+      ``embed_tokens`` (``VocabParallelEmbeddingWithLoRA``): A ``[max_loras, vocab, rank]`` (the
       whole unpadded vocabulary on every rank), B ``[max_loras, 1, H, rank]``;
     - ``lm_head`` through ``LogitsProcessorWithLoRA``: A ``[max_loras, 1, rank, H]``, B
       ``[max_loras, 1, vocab, rank]``, and at TP >= 2 an int64 ``sharded_to_full_mapping``
@@ -145,8 +148,8 @@ def lora_tensors(
 
     Sizes in the LoRA dtype (``auto``: the model's, ``model_dtype_bytes``).
 
-    :raises LoRARefused: another architecture or release, tied embeddings (the head is wrapped
-        twice), pipeline parallelism, a vocabulary above 258048 (vLLM's own refusal).
+    :raises LoRARefused: another architecture or release, a quantized model, tied embeddings
+        where the head is wrapped (it would be wrapped twice), pipeline parallelism, a vocabulary above 258048 (vLLM's own refusal).
     :raises InputError: a flag vLLM rejects (:meth:`LoRAConfig.validate`) or a malformed config.
     """
     lc.validate()
@@ -156,7 +159,8 @@ def lora_tensors(
     arch = archs[0] if isinstance(archs, list) and archs else None
     if arch not in LORA_ARCHITECTURES:
         raise _refuse(f"LoRA's allocations are not modelled for {arch or 'this model'} (budget undetermined)")
-    if config.get("tie_word_embeddings"):
+    embeddings = LORA_ARCHITECTURES[arch]
+    if embeddings and config.get("tie_word_embeddings"):
         raise _refuse(f"LoRA over tied embeddings ({arch}) is not modelled (budget undetermined)")
     if config.get("quantization_config"):
         raise _refuse(f"LoRA over a quantized {arch} is not modelled (budget undetermined)")
@@ -170,27 +174,30 @@ def lora_tensors(
     hd = config.get("head_dim") or h // heads
     vocab = _int(config, "vocab_size")
     layers = _int(config, "num_hidden_layers")
-    if vocab > MAX_LORA_VOCAB:
+    if embeddings and vocab > MAX_LORA_VOCAB:
         raise InputError("--enable-lora", None, f"When using LoRA, vocab size must be <= {MAX_LORA_VOCAB} (vocab_size {vocab})")
     q_out = _div(heads, tp, "num_attention_heads") * hd
     kv_out = (kv // tp if kv >= tp else 1) * hd
     i_out = _div(inter, tp, "intermediate_size")
     r, n = lc.max_lora_rank, lc.max_loras
-    out: list[LoRATensor] = [
-        LoRATensor("embed_tokens.lora_a_stacked", (n, vocab, r), item),
-        LoRATensor("embed_tokens.lora_b_stacked", (n, 1, h, r), item),
-    ]
+    out: list[LoRATensor] = []
+    if embeddings:
+        out += [
+            LoRATensor("embed_tokens.lora_a_stacked", (n, vocab, r), item),
+            LoRATensor("embed_tokens.lora_b_stacked", (n, 1, h, r), item),
+        ]
     for li in range(layers):
         p = f"layers.{li}"
         out += _linear_stacks(f"{p}.qkv_proj", h, (q_out, kv_out, kv_out), "column", lc, tp, item)
         out += _linear_stacks(f"{p}.o_proj", q_out, (h,), "row", lc, tp, item)
         out += _linear_stacks(f"{p}.gate_up_proj", h, (i_out, i_out), "column", lc, tp, item)
         out += _linear_stacks(f"{p}.down_proj", i_out, (h,), "row", lc, tp, item)
-    out += [
-        LoRATensor("logits_processor.lora_a_stacked", (n, 1, r, h), item),
-        LoRATensor("logits_processor.lora_b_stacked", (n, 1, vocab, r), item),
-    ]
-    if tp >= 2:
+    if embeddings:
+        out += [
+            LoRATensor("logits_processor.lora_a_stacked", (n, 1, r, h), item),
+            LoRATensor("logits_processor.lora_b_stacked", (n, 1, vocab, r), item),
+        ]
+    if embeddings and tp >= 2:
         out.append(LoRATensor("logits_processor.sharded_to_full_mapping_gpu", (_pad_vocab(vocab),), 8))
     t, s = max_num_batched_tokens, max_num_seqs
     out += [LoRATensor(f"punica.{k}", (t,), 8) for k in ("_token_lora_indices", "_sampler_indices", "_sampler_indices_padded")]
