@@ -88,7 +88,7 @@ def main() -> int:
             return out
 
     scratch = Path(tempfile.mkdtemp(prefix="record-lora-"))
-    out_path = HERE / "data" / "lora" / "recorded-{}.json".format(V.vllm.__version__)
+    out_path = HERE / "data" / "lora" / f"recorded-{V.vllm.__version__}.json"
     doc: dict[str, Any] = {"vllm": V.vllm.__version__, "cases": {}}
     for arch in CONFIGS:
         d = scratch / f"arch--{arch}"

@@ -103,7 +103,9 @@ def _linear_stacks(
     ``in`` the rank's slice, ``out`` whole, or / TP when fully sharded."""
     r = lc.max_lora_rank
     a_rank = _div(r, tp, "--max-lora-rank") if (lc.fully_sharded_loras and kind == "column") else r
-    tensors = [LoRATensor(f"{name}.lora_a_stacked[{i}]", (lc.max_loras, 1, a_rank, in_size), item) for i in range(len(outs))]
+    tensors = [
+        LoRATensor(f"{name}.lora_a_stacked[{i}]", (lc.max_loras, 1, a_rank, in_size), item) for i in range(len(outs))
+    ]
     for i, out in enumerate(outs):
         if kind == "row" and lc.fully_sharded_loras:
             out = _div(out, tp, f"{name} output")
@@ -149,14 +151,15 @@ def lora_tensors(
     Sizes in the LoRA dtype (``auto``: the model's, ``model_dtype_bytes``).
 
     :raises LoRARefused: another architecture or release, a quantized model, tied embeddings
-        where the head is wrapped (it would be wrapped twice), pipeline parallelism, a vocabulary above 258048 (vLLM's own refusal).
-    :raises InputError: a flag vLLM rejects (:meth:`LoRAConfig.validate`) or a malformed config.
+        where the head is wrapped (it would be wrapped twice), pipeline parallelism.
+    :raises InputError: a flag vLLM rejects (:meth:`LoRAConfig.validate`), a vocabulary above
+        258048 where the head is wrapped (vLLM's own refusal), or a malformed config.
     """
     lc.validate()
     if vllm_version not in LORA_RELEASES:
         raise _refuse(f"LoRA's allocations are modelled for vLLM {', '.join(LORA_RELEASES)} only, not {vllm_version}")
     archs = config.get("architectures") or []
-    arch = archs[0] if isinstance(archs, list) and archs else None
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
     if arch not in LORA_ARCHITECTURES:
         raise _refuse(f"LoRA's allocations are not modelled for {arch or 'this model'} (budget undetermined)")
     embeddings = LORA_ARCHITECTURES[arch]
@@ -175,7 +178,9 @@ def lora_tensors(
     vocab = _int(config, "vocab_size")
     layers = _int(config, "num_hidden_layers")
     if embeddings and vocab > MAX_LORA_VOCAB:
-        raise InputError("--enable-lora", None, f"When using LoRA, vocab size must be <= {MAX_LORA_VOCAB} (vocab_size {vocab})")
+        raise InputError(
+            "--enable-lora", None, f"When using LoRA, vocab size must be <= {MAX_LORA_VOCAB} (vocab_size {vocab})"
+        )
     q_out = _div(heads, tp, "num_attention_heads") * hd
     kv_out = (kv // tp if kv >= tp else 1) * hd
     i_out = _div(inter, tp, "intermediate_size")
@@ -200,7 +205,10 @@ def lora_tensors(
     if embeddings and tp >= 2:
         out.append(LoRATensor("logits_processor.sharded_to_full_mapping_gpu", (_pad_vocab(vocab),), 8))
     t, s = max_num_batched_tokens, max_num_seqs
-    out += [LoRATensor(f"punica.{k}", (t,), 8) for k in ("_token_lora_indices", "_sampler_indices", "_sampler_indices_padded")]
+    out += [
+        LoRATensor(f"punica.{k}", (t,), 8)
+        for k in ("_token_lora_indices", "_sampler_indices", "_sampler_indices_padded")
+    ]
     out.append(LoRATensor("punica._embeddings_indices", (2, t), 8))
     out += [LoRATensor(f"punica.{k}", (s,), 8) for k in ("_seq_start_locs", "_seq_lengths", "_lora_indices_per_batch")]
     for meta in ("token_mapping_meta", "prompt_mapping_meta"):

@@ -13,6 +13,7 @@ from typing import Any
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
+from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
@@ -23,7 +24,6 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     model_dtype_bytes,
     rank_weights,
 )
-from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 
 #: ``--load-format`` values dryboot reads (vLLM's names): ``auto`` takes the headers when the
 #: directory has safetensors files, else the config alone; ``safetensors`` requires them;
@@ -165,7 +165,9 @@ def model_weights(
     if lora is not None:
         lora.validate()
         if max_num_batched_tokens is None or max_num_seqs is None:
-            raise InputError("--enable-lora", None, "LoRA's punica buffers need max_num_batched_tokens and max_num_seqs")
+            raise InputError(
+                "--enable-lora", None, "LoRA's punica buffers need max_num_batched_tokens and max_num_seqs"
+            )
     report = WeightsReport()
     use_headers = has_shards and load_format != "dummy"
     tensors = None
