@@ -161,3 +161,17 @@ def test_plan_refuses_lora_over_an_unmodelled_family_by_name(tmp_path: Path) -> 
     text = " ".join(r.stdout.split())
     assert "Weights: not given (--enable-lora: LoRA over tied embeddings (Qwen3ForCausalLM)" in text
     assert r.returncode == 3
+
+
+def test_serve_command_line_lora_flags_reach_the_weights() -> None:
+    common = [sys.executable, "-m", "dryboot", "plan", "--json", "--model", str(QWEN3_8B), "--gpu", "RTX 4090"]
+
+    def weights(*more: str) -> object:
+        r = subprocess.run([*common, *more], capture_output=True, text=True, check=False)
+        return json.loads(r.stdout[r.stdout.find("{") :])["weights"]
+
+    native = weights("--enable-lora", "--max-loras", "4", "--max-lora-rank", "64")
+    served = weights("--serve", "vllm serve x --enable-lora --max-loras 4 --max-lora-rank 64")
+    assert native == served
+    assert native["stages"][0]["lora_bytes"] > 0  # type: ignore[index]
+    assert weights()["stages"][0]["lora_bytes"] == 0  # type: ignore[index]
