@@ -30,7 +30,7 @@ def test_lora_bytes_match_vllm_on_the_meta_device(cid: str) -> None:
     assert row["ok"], row.get("error")
     config = json.loads((FIDELITY / "architectures" / f"{row['config']}.json").read_text())
     argv = row["argv"]
-    flag = dict(zip(argv[::2], argv[1::2], strict=False))
+    flag = {k: v for k, v in zip(argv, [*argv[1:], ""], strict=True) if k.startswith("--")}
     lc = LoRAConfig(
         max_loras=int(flag["--max-loras"]),
         max_lora_rank=int(flag["--max-lora-rank"]),
