@@ -182,11 +182,12 @@ def test_capture_sizes_twice_are_refused_as_vllm_refuses_them() -> None:
     assert r.exit_code == 2 and "cudagraph_capture_sizes: " in r.output and "mutually exclusive" in r.output
 
 
-def test_lora_is_noted_as_not_counted_in_the_predicted_budget() -> None:
+def test_lora_from_serve_reaches_the_weights_or_is_refused_by_name() -> None:
+    # Qwen3-30B-A3B (MoE): LoRA's stacks are not modelled there, so the budget is undetermined
     line = "vllm serve x --max-model-len 32768 --enable-lora --max-loras 4 --max-lora-rank 64"
-    code, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
-    assert code in (0, 1), out
-    assert "enable_lora: " in out and "does not count LoRA memory" in out
+    code, doc, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
+    assert code == 3, out
+    assert "--enable-lora: LoRA's allocations are not modelled for Qwen3MoeForCausalLM" in doc["weights"]["refused"]
     assert "give it to dryboot" not in out and "ignored max_loras" not in out
     _, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", "vllm serve x --max-loras 4")
     assert "ignored max_loras: LoRA is off (no enable_lora)" in out

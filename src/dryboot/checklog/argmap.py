@@ -223,6 +223,13 @@ PLANNED_ONLY: dict[str, str] = {
     "language_model_only": "language-model-only",
     "limit_mm_per_prompt": "limit-mm-per-prompt",
     "skip_mm_profiling": "skip-mm-profiling",
+    # LoRA's stacks join the weights (vllm.lora.model_manager), mapped only with enable_lora
+    "enable_lora": "enable-lora",
+    "max_loras": "max-loras",
+    "max_lora_rank": "max-lora-rank",
+    "max_cpu_loras": "max-cpu-loras",
+    "lora_dtype": "lora-dtype",
+    "fully_sharded_loras": "fully-sharded-loras",
 }
 #: ``EngineArgs`` shorthands vLLM copies into ``compilation_config`` (``create_engine_config``:
 #: each "and compilation_config.<key> are mutually exclusive").
@@ -237,20 +244,9 @@ _SAME_SIZE_LOAD_FORMATS = frozenset(
 )
 
 
-def _planned_memory_note(key: str, value: object, lora_on: bool) -> str | None:
+def _planned_memory_note(key: str, value: object) -> str | None:
     """``plan``'s note for a :data:`MEASURED` key it does not map: what the KV budget dryboot
-    predicts from ``--gpu`` leaves out (``None``: nothing to say; ``lora_on``: ``enable_lora``
-    is set, whose note covers the adapters' sizes)."""
-    if key in _LORA_KEYS:
-        if key != "enable_lora":
-            return None if lora_on else f"ignored {key}: LoRA is off (no enable_lora)"
-        if value is not True:
-            return None
-        return (
-            "enable_lora: vLLM allocates the adapters' LoRA weights (max_loras x max_lora_rank per layer) and "
-            "profiles a dummy LoRA, which shrinks its KV budget; the budget dryboot predicts from --gpu does not "
-            "count LoRA memory (a pinned --kv-cache-memory-bytes is exact)"
-        )
+    predicts from ``--gpu`` leaves out (``None``: nothing to say)."""
     if key == "enable_expert_parallel":
         return None
     if key == "load_format" and value in _SAME_SIZE_LOAD_FORMATS:
@@ -285,7 +281,10 @@ def map_args(
     shorthands_cc: dict[str, object] = {}
     expert_parallel = False
     for key, value in logged.items():
-        if key in mapped:
+        if plan and key in _LORA_KEYS and logged.get("enable_lora") is not True:
+            if key != "enable_lora":
+                notes.append(f"ignored {key}: LoRA is off (no enable_lora)")
+        elif key in mapped:
             if value is None:
                 continue  # the default (an old Namespace prints every argument)
             flag = FLAGS_BY_NAME[mapped[key]]
@@ -326,7 +325,7 @@ def map_args(
             if value is not None:
                 shorthands_cc[key] = value
         elif key in MEASURED and plan:
-            note = _planned_memory_note(key, value, logged.get("enable_lora") is True)
+            note = _planned_memory_note(key, value)
             if note is not None:
                 notes.append(note)
             if key == "enable_expert_parallel":

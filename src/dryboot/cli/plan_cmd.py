@@ -360,6 +360,23 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         limit_mm_per_prompt=args.mm_limits,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         **serving_gpu(args.device, args.vllm_version),
+        lora=_lora_config(args),
+        max_num_seqs=args.resolved_max_num_seqs(),
+    )
+
+
+def _lora_config(args: Any) -> Any:
+    """``--enable-lora``'s settings (``vllm.lora.model_manager.LoRAConfig``), or ``None`` without it."""
+    from dryboot.vllm.lora.model_manager import LoRAConfig  # at call: as the loader
+
+    if not args.enable_lora:
+        return None
+    return LoRAConfig(
+        max_loras=args.max_loras,
+        max_lora_rank=args.max_lora_rank,
+        fully_sharded_loras=args.fully_sharded_loras,
+        lora_dtype=args.lora_dtype,
+        max_cpu_loras=args.max_cpu_loras,
     )
 
 
@@ -476,6 +493,13 @@ def _weights_text(weights: Any, args: Any) -> str:
             else ""
         )
         lines += wrap(f"({where}: {w.allocated_bytes:,} bytes, from the {weights.source}{segments})", width, "    ")
+        if w.lora_bytes:
+            lines += wrap(
+                f"of which LoRA (--max-loras {args.max_loras} x --max-lora-rank {args.max_lora_rank}): "
+                f"{w.lora_bytes:,} bytes ({w.lora_bytes / (1 << 30):.2f} GiB)",
+                width,
+                "    ",
+            )
     for n in weights.notes:
         lines += wrap(n, width, "  note: ", "    ")
     return "\n".join(lines) + "\n"

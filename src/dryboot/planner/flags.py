@@ -163,6 +163,12 @@ FLAGS: tuple[Flag, ...] = (
         "Tokens per scheduler step (default 2048; 8192 on >= 70 GiB GPUs).",
     ),
     Flag("max-num-seqs", "max_num_seqs", parse_human_int, "Max sequences per step."),
+    Flag("enable-lora", "enable_lora", _bool, "LoRA: vLLM allocates the adapters' stacks while loading.", bool),
+    Flag("max-loras", "max_loras", _int, "LoRA adapters in one batch (default 1).", int),
+    Flag("max-lora-rank", "max_lora_rank", _int, "Max LoRA rank (default 16).", int),
+    Flag("max-cpu-loras", "max_cpu_loras", _int, "LoRA adapters cached on the host (>= --max-loras).", int),
+    Flag("fully-sharded-loras", "fully_sharded_loras", _bool, "Shard LoRA's A/B stacks over TP.", bool),
+    Flag("lora-dtype", "lora_dtype", _str, "LoRA dtype (auto: the model dtype)."),
     Flag(
         "enable-prefix-caching",
         "enable_prefix_caching",

@@ -98,6 +98,12 @@ class EngineArgs:
     max_model_len: int | None = None
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
+    enable_lora: bool = False
+    max_loras: int = 1
+    max_lora_rank: int = 16
+    max_cpu_loras: int | None = None
+    fully_sharded_loras: bool = False
+    lora_dtype: str = "auto"
     enable_prefix_caching: bool | None = None
     async_scheduling: bool | None = None
     kv_cache_memory_bytes: int | None = None

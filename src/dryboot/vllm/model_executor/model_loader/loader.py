@@ -13,6 +13,7 @@ from typing import Any
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
+from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
 from dryboot.vllm.model_executor.model_loader.weights import (
@@ -20,6 +21,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     Parallel,
     RankWeights,
     checkpoint_rank_weights,
+    model_dtype_bytes,
     rank_weights,
 )
 
@@ -56,6 +58,7 @@ class WeightsReport:
                     "loaded_bytes": w.loaded_bytes,
                     "model_loading_gib": round(w.gib, 2),
                     "log_line": w.log_line(),
+                    "lora_bytes": w.lora_bytes,
                     "by_kind": w.by_kind,
                 }
                 for i, w in enumerate(self.stages)
@@ -124,6 +127,8 @@ def model_weights(
     compute_capability: tuple[int, int] | None = None,
     sm_count: int | None = None,
     vllm_version: str = "0.28.0",
+    lora: LoRAConfig | None = None,
+    max_num_seqs: int | None = None,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -132,7 +137,10 @@ def model_weights(
     rows with its weights (DeepSeek-V3.2's top-k indices; refused without it);
     ``compute_capability`` / ``sm_count``: the GPU, for layouts vLLM's kernels repack per GPU
     (GPTQ, AWQ, AutoRound: refused without a capability; the Marlin workspace per SM);
-    ``vllm_version``: the release, where those layouts differ by release.
+    ``vllm_version``: the release, where those layouts differ by release;
+    ``lora``: ``--enable-lora``'s settings: its stacks and punica buffers join each rank's figure
+    (``RankWeights.lora_bytes``; needs ``max_num_batched_tokens`` and ``max_num_seqs``;
+    :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -154,6 +162,12 @@ def model_weights(
     has_shards = in_checkpoint and ((directory / INDEX_FILE).is_file() or any(directory.glob("*.safetensors")))
     if load_format == "safetensors" and not has_shards:
         raise InputError(str(directory), None, "--load-format safetensors: no *.safetensors file here")
+    if lora is not None:
+        lora.validate()
+        if max_num_batched_tokens is None or max_num_seqs is None:
+            raise InputError(
+                "--enable-lora", None, "LoRA's punica buffers need max_num_batched_tokens and max_num_seqs"
+            )
     report = WeightsReport()
     use_headers = has_shards and load_format != "dummy"
     tensors = None
@@ -211,7 +225,26 @@ def model_weights(
                 w = checkpoint_rank_weights(tensors, config, par, hf_quant=hf_quant, dtype=dtype, **serve)
             else:
                 w = rank_weights(config, par, hf_quant=hf_quant, dtype=dtype, **serve)
+            if lora is not None:
+                assert max_num_batched_tokens is not None and max_num_seqs is not None  # checked above
+                w.add_lora(
+                    lora_tensors(
+                        config,
+                        lora,
+                        tp=tp,
+                        pp=pp,
+                        model_dtype_bytes=model_dtype_bytes(config, dtype),
+                        max_num_batched_tokens=max_num_batched_tokens,
+                        max_num_seqs=max_num_seqs,
+                        vllm_version=vllm_version,
+                    )
+                )
             report.stages.append(w)
+        if lora is not None:
+            report.notes.append(
+                "LoRA: the stacks and punica buffers are in the figure; the profile run's LoRA intermediates "
+                "(the shrink kernels' float32 [tokens, rank] buffers per slice) are not in the activation term"
+            )
     except MissingTensor:
         raise  # a checkpoint that is not the config's model: bad input, not a limitation
     except InputError as e:

@@ -51,6 +51,7 @@ from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
+from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.layers.quantization import (
     check_attention_buffer,
     quant_rules,
@@ -330,6 +331,16 @@ class RankWeights:
     source: str = "config"
     notes: list[str] = field(default_factory=list)
     load_segment_bytes: int = 0
+    lora_bytes: int = 0
+
+    def add_lora(self, tensors: Iterable[LoRATensor]) -> None:
+        """``--enable-lora``'s stacks and punica buffers (:func:`dryboot.vllm.lora.model_manager.lora_tensors`):
+        allocated inside ``load_model``'s profiler, so part of ``Model loading took``;
+        ``lora_bytes`` is their share of ``loaded_bytes`` (blocks and segments included)."""
+        for t in tensors:
+            before = self.loaded_bytes
+            self.add("lora", t.nbytes, buffer=True)
+            self.lora_bytes += self.loaded_bytes - before
 
     def add(self, kind: str, nbytes: int, *, buffer: bool = False) -> None:
         if buffer:

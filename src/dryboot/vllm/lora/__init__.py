@@ -1,0 +1,1 @@
+"""LoRA's GPU allocations at engine start (mirrors ``vllm/lora/``)."""
