@@ -16,6 +16,7 @@ import pytest
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel
+from dryboot.vllm.model_executor.models import llama_eagle  # noqa: F401  (registers EAGLE-1's walk)
 from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights
 
 HERE = Path(__file__).resolve().parent

@@ -71,6 +71,7 @@ PER_ACTOR = 2
 def _ray() -> Any:
     """The ``ray`` module, or the one-line refusal."""
     try:
+        # at call: Ray is an optional extra (dryboot[ray]); only --ray loads it
         import ray
     except ImportError:
         raise InputError("--ray", None, "Ray is not installed: pip install 'dryboot[ray]'") from None
@@ -126,6 +127,7 @@ class Worker:
         self._pythons: dict[str, str] = {}
 
     def name(self) -> str:
+        # at call: runs in the Ray actor's process, which loads the worker there
         from dryboot.matrix.worker import worker_name
 
         return worker_name()
@@ -137,6 +139,7 @@ class Worker:
         if not Path(python).is_file():
             if version is None:
                 raise InputError(python, None, "this boot environment is not on the Ray node, and no release is named")
+            # at call: only a node that lacks the environment (or a release arm) needs it
             from dryboot.boot.env import build_env
 
             local = build_env(version).python
@@ -147,6 +150,7 @@ class Worker:
         if root in self._roots:
             return self._roots[root]
         if root in self.releases:
+            # at call: only a node that lacks the environment (or a release arm) needs it
             from dryboot.boot.env import installed_vllm
 
             local = str(installed_vllm(python).parent)
@@ -163,6 +167,7 @@ class Worker:
 
     def run(self, task: BootTask) -> TaskResult:
         """:func:`dryboot.matrix.worker.run_task` on this node's copy of the task's tree."""
+        # at call: runs in the Ray actor's process, which loads the worker there
         from dryboot.matrix.worker import _result, run_task
 
         python, root, gpu = task.env_key
@@ -178,6 +183,7 @@ class Worker:
 
     def close(self) -> None:
         """End this actor's warm sessions (before the actor is killed)."""
+        # at call: runs in the Ray actor's process, which loads the worker there
         from dryboot.matrix.worker import close_sessions
 
         close_sessions()
@@ -205,6 +211,7 @@ class _Actor:
 
 
 def _dryboot_dir() -> str:
+    # at call: the package's own folder, shipped to the nodes as py_modules
     import dryboot
 
     return str(Path(dryboot.__file__).resolve().parent)
@@ -271,8 +278,10 @@ class RayBackend:
     def _start(self, tasks: Sequence[BootTask]) -> None:
         """Actors on every node for these tasks' trees (kept while the trees are the same)."""
         ray = self.ray
+        # at call: Ray is an optional extra (dryboot[ray]); only --ray loads it
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+        # at call: only a node that lacks the environment (or a release arm) needs it
         from dryboot.boot.env import installed_vllm
         from dryboot.boot.session import release_of, resolve_tree
 
@@ -355,8 +364,10 @@ class RayBackend:
         if not tasks:
             return
         ray = self.ray
+        # at call: Ray is an optional extra (dryboot[ray]); only --ray loads it
         from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
 
+        # at call: runs in the Ray actor's process, which loads the worker there
         from dryboot.matrix.worker import _result
 
         self._start(tasks)
@@ -471,6 +482,7 @@ class RayBackend:
     def _probed(self, ref: Any, probes: dict[Any, int]) -> None:
         """A restarting actor's health probe answered: the actor takes tasks again, is probed
         again (still restarting), or is dead."""
+        # at call: Ray is an optional extra (dryboot[ray]); only --ray loads it
         from ray.exceptions import ActorUnavailableError
 
         i = probes.pop(ref)

@@ -270,7 +270,9 @@ def drafter_model_weights(
 
     :raises InputError: an unreadable config or header, or a drafter whose weights are not
         modelled (named)."""
-    from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights  # at call: plan with a drafter only
+    # at call: plan with a drafter only; llama_eagle registers EAGLE-1's walk with llama_eagle3
+    from dryboot.vllm.model_executor.models import llama_eagle  # noqa: F401
+    from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights  # at call: as above
 
     if path is None:  # the target's own MTP layers
         return drafter_weights(

@@ -23,6 +23,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.llama_eagle3 import (
+    DRAFTER_WALKS,
     DrafterWeights,
     _attention_mlp_layer,
     _head_dim,
@@ -93,3 +94,6 @@ def eagle_weights(
     return _with_embedding_and_head(
         core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=vocab, ab=ab, has_head=False
     )
+
+
+DRAFTER_WALKS["eagle"] = eagle_weights

@@ -39,7 +39,7 @@ EAGLE-3 layouts, Medusa), a quantized drafter,
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +107,11 @@ def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, 
     return positions, hd, float(theta), scaling
 
 
+#: drafter methods whose walk lives in a module that builds on this one (``llama_eagle``: EAGLE-1),
+#: registered by that module at its import (the loader imports it): method -> walk
+DRAFTER_WALKS: dict[str, Callable[..., DrafterWeights]] = {}
+
+
 def drafter_weights(
     target_config: Mapping[str, Any],
     draft_config: Mapping[str, Any],
@@ -132,10 +137,9 @@ def drafter_weights(
         return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
     if method == "draft_model":
         return _draft_model(target_config, draft_config, par, dtype)
-    if method == "eagle":
-        from dryboot.vllm.model_executor.models.llama_eagle import eagle_weights  # at call: it imports this
-
-        return eagle_weights(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
+    if method in DRAFTER_WALKS:
+        walk = DRAFTER_WALKS[method]
+        return walk(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
         return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
