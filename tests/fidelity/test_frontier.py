@@ -37,9 +37,7 @@ def dryboot_answer(case: dict[str, Any], version: str) -> dict[str, Any]:
     return H.run_dryboot(c, version)
 
 
-def problems(
-    version: str, cases: list[dict[str, Any]], rec: dict[str, dict[str, Any]]
-) -> tuple[int, list[str]]:
+def problems(version: str, cases: list[dict[str, Any]], rec: dict[str, dict[str, Any]]) -> tuple[int, list[str]]:
     """(cases recorded, one line per case of ``cases`` where dryboot and vLLM's recorded answer
     ``rec`` disagree, or vLLM logged an "Auto-fit" line dryboot does not print)."""
     out = []
