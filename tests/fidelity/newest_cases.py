@@ -29,6 +29,8 @@ FLAG_SETS: tuple[tuple[str, ...], ...] = (
     ("--max-model-len", "32768"),
     ("--max-model-len", "32768", "--kv-cache-dtype", "fp8"),
     ("--max-model-len", "-1"),
+    ("--max-model-len", "65536", "-tp", "2"),
+    ("--max-model-len", "32768", "--no-enable-prefix-caching"),
 )
 
 
