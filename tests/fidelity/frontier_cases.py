@@ -3,7 +3,8 @@ release-specific lines, as vLLM's own engine start answers them (``record_fronti
 as ``test_frontier.py`` checks dryboot against them.
 
 A case names its model as ``corpus:<dir>`` (``tests/data/configs/public/<dir>/``, published
-files verbatim), ``frontier:<dir>`` (``data/frontier/configs/<dir>/``, likewise) or
+files verbatim), ``frontier:<dir>`` (``data/frontier/configs/<dir>/``, likewise), ``newest:<dir>``
+(``data/newest/configs/<dir>/``, likewise) or
 ``arch:<Architecture>`` (the tiny config of ``data/architectures/``), the
 files added to the model directory (``files``: ``data/frontier/files/<name>/``), the flags and
 the GPU. ``gemma4-mm`` is a stand-in tokenizer (five tokens, written here, no published text):
@@ -32,6 +33,8 @@ CORPUS = H.REPO / "tests" / "data" / "configs" / "public"
 TINY = HERE / "data" / "architectures"
 #: published configs kept with the frontier cases (``frontier:<dir>``, each with its ``SOURCE``)
 CONFIGS = DATA / "configs"
+#: the newest published configs (``newest:<dir>``, each with its ``SOURCE``; ``newest_cases.py``)
+NEWEST = HERE / "data" / "newest" / "configs"
 #: the releases recorded
 VERSIONS = ("0.28.0", "0.33.0")
 #: SM 8.6 twice, 8.0, 8.9 twice, 9.0 twice, 10.0, 12.0 (``test_gpus.GPUS``)
@@ -134,8 +137,8 @@ def materialize(case: dict[str, Any]) -> str:
     files = case.get("files")
     target = H.default_workdir() / "frontier" / f"{name}+{files or 'none'}"
     target.mkdir(parents=True, exist_ok=True)
-    if kind in ("corpus", "frontier"):
-        root = CORPUS if kind == "corpus" else CONFIGS
+    if kind in ("corpus", "frontier", "newest"):
+        root = {"corpus": CORPUS, "frontier": CONFIGS, "newest": NEWEST}[kind]
         sources = [p for p in sorted((root / name).iterdir()) if p.suffix == ".json"]
     else:
         sources = [TINY / f"{name}.json"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -33,9 +34,9 @@ KEPT = (
 )
 
 
-def main() -> int:
-    python, gpus = sys.argv[1], sys.argv[2:] or list(F.GPUS)
-    all_cases = F.cases()
+def record(python: str, gpus: list[str], all_cases: list[dict[str, Any]], data: Path) -> None:
+    """Record vLLM's answer for each of ``all_cases`` on its GPU into ``data/vllm-X.json``
+    (answers of other cases kept)."""
     for gpu in gpus:
         mine = [c for c in all_cases if c["gpu"] == gpu]
         if not mine:
@@ -43,7 +44,7 @@ def main() -> int:
         runner = H.OracleRunner(python, jobs=1, oracle_argv=[str(RUN_AS), gpu])
         res = runner.run([{"id": c["id"], "model": F.materialize(c), "argv": F.argv(c)} for c in mine])
         version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
-        path = F.DATA / f"vllm-{version}.json"
+        path = data / f"vllm-{version}.json"
         doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "cases": {}}
         for c in mine:
             v = res[c["id"]]
@@ -55,6 +56,11 @@ def main() -> int:
         path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         served = sum(1 for c in mine if res[c["id"]].get("ok"))
         print(f"{gpu:12} {len(mine)} cases recorded ({served} served by vLLM {version})", file=sys.stderr)
+
+
+def main() -> int:
+    python, gpus = sys.argv[1], sys.argv[2:] or list(F.GPUS)
+    record(python, gpus, F.cases(), F.DATA)
     return 0
 
 

@@ -26,7 +26,7 @@ from dryboot.vllm import versions
 pytestmark = pytest.mark.fidelity
 
 
-def _dryboot(case: dict[str, Any], version: str) -> dict[str, Any]:
+def dryboot_answer(case: dict[str, Any], version: str) -> dict[str, Any]:
     c = H.Case(
         id=case["id"],
         family="frontier",
@@ -37,14 +37,15 @@ def _dryboot(case: dict[str, Any], version: str) -> dict[str, Any]:
     return H.run_dryboot(c, version)
 
 
-def _problems(version: str) -> tuple[int, list[str]]:
-    rec = F.recorded(version)
+def problems(version: str, cases: list[dict[str, Any]], rec: dict[str, dict[str, Any]]) -> tuple[int, list[str]]:
+    """(cases recorded, one line per case of ``cases`` where dryboot and vLLM's recorded answer
+    ``rec`` disagree, or vLLM logged an "Auto-fit" line dryboot does not print)."""
     out = []
-    for case in F.cases():
+    for case in cases:
         if case["id"] not in rec:
             continue
         v = rec[case["id"]]["vllm"]
-        d = _dryboot(case, version)
+        d = dryboot_answer(case, version)
         verdict = H.compare(v, d)
         if not verdict["agree"]:
             out.append(
@@ -60,15 +61,15 @@ def _problems(version: str) -> tuple[int, list[str]]:
         missing = [ln for ln in fits if ln not in (d.get("log") or [])]
         if missing:
             out.append(f"{case['id']}: vLLM logs {missing[0]!r}; dryboot: {d.get('log')}")
-    return len(rec), out
+    return sum(1 for c in cases if c["id"] in rec), out
 
 
 @pytest.mark.parametrize("version", F.VERSIONS)
 def test_frontier_cases_agree(version: str) -> None:
-    n, problems = _problems(version)
+    n, wrong = problems(version, F.cases(), F.recorded(version))
     if n == 0:
         pytest.skip(f"no frontier recording for {version}")
-    assert not problems, f"{len(problems)}/{n} disagree on {version}:\n" + "\n".join(problems)
+    assert not wrong, f"{len(wrong)}/{n} disagree on {version}:\n" + "\n".join(wrong)
 
 
 def test_frontier_recording_covers_every_gpu() -> None:
@@ -88,11 +89,11 @@ def test_mm_prefix_composite_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -
     cid = "B200|Gemma4ForCausalLM#0"
     case = next(c for c in F.cases() if c["id"] == cid)
     rules = versions.rules_for("0.33.0")
-    assert _agrees(rec[cid]["vllm"], _dryboot(case, "0.33.0"))
+    assert _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
     monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, mm_prefix_composites=False))
     versions.rules_for.cache_clear()
     try:
-        assert not _agrees(rec[cid]["vllm"], _dryboot(case, "0.33.0"))
+        assert not _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
     finally:
         versions.rules_for.cache_clear()
 

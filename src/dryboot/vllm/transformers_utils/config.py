@@ -229,6 +229,22 @@ def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFi
     return architecture, ConfigFields(source, data, "", root=data)
 
 
+#: top-level ``model_type`` -> (the ``text_config.model_type`` its config class renames, the name
+#: it gives it): transformers' ``Exaone4_5_Config`` reads EXAONE 4.5's first published
+#: ``exaone4_5_text`` as ``exaone4`` (transformers 5.10-5.24, every release's venv)
+TEXT_MODEL_TYPE_RENAMES: dict[str, tuple[str, str]] = {"exaone4_5": ("exaone4_5_text", "exaone4")}
+
+
+def renamed_text_model_type(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with its ``text_config.model_type`` renamed as its config class renames it
+    (:data:`TEXT_MODEL_TYPE_RENAMES`); ``data`` itself when nothing is renamed."""
+    rename = TEXT_MODEL_TYPE_RENAMES.get(str(data.get("model_type")))
+    text = data.get("text_config")
+    if rename is None or not isinstance(text, dict) or text.get("model_type") != rename[0]:
+        return data
+    return {**data, "text_config": {**text, "model_type": rename[1]}}
+
+
 def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> ModelGeometry:
     """Build a :class:`ModelGeometry` from a parsed HF config object, by the rules of the
     model family that serves its architecture (:mod:`dryboot.vllm.models`).
@@ -244,6 +260,7 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
             f"a speculators-format draft model: vLLM serves its verifier ({verifier(data)}) with it as the drafter; "
             "plan the verifier's config with this one as --speculative-config model",
         )
+    data = renamed_text_model_type(data)
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
