@@ -83,7 +83,8 @@ def check(got: list[TaskResult], reference: dict[tuple[str, str], tuple[object, 
     keys = [(r.cell_id, r.arm) for r in got]
     assert sorted(keys) == sorted(reference), "every task answered exactly once"
     for r in got:
-        assert figures(r) == reference[(r.cell_id, r.arm)], (r.cell_id, r.arm, r.reason)
+        want = reference[(r.cell_id, r.arm)]
+        assert figures(r) == want, f"{r.cell_id} {r.arm} on {r.worker}: {r.status} ({r.reason}), expected {want[0]}"
 
 
 def test_same_figures_as_in_process_on_two_actors(cluster: str, tasks: list[BootTask], reference: dict) -> None:
