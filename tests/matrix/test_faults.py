@@ -67,8 +67,11 @@ def test_a_worker_killed_mid_matrix_loses_no_cell(tmp_path: Path, monkeypatch: p
 def test_a_worker_that_dies_twice_is_an_error_named_and_rerun_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(TEST_HOOK, "kill:small|RTX 3090|pinned|pad")
+    kills = tmp_path / "kills"
+    monkeypatch.setenv(TEST_HOOK, f"kill:small|RTX 3090|pinned|pad:{kills}")
     res = _run(tmp_path)
+    ran = kills.read_text().split()
+    assert len(ran) == 2 and len(set(ran)) == 2, ran  # once, then once more in a fresh process
     assert res.exit_code == 1
     bad = [c for c in res.cells if c.status != "met"]
     assert [c.id for c in bad] == ["small|RTX 3090|pinned"]

@@ -200,14 +200,12 @@ class _Actor:
     dead: bool = False
     #: runs a task that was in flight on an actor that died: alone, so that a second death is its own
     alone: bool = False
-    #: restarting (monotonic seconds until it is tried again)
-    resting_until: float = 0.0
     #: died, and Ray restarts it: no task until its health probe answers
     recovering: bool = False
 
-    def ready(self, now: float) -> bool:
+    def ready(self) -> bool:
         """Takes tasks now."""
-        return not self.dead and not self.recovering and self.resting_until <= now
+        return not self.dead and not self.recovering
 
 
 def _dryboot_dir() -> str:
@@ -365,7 +363,7 @@ class RayBackend:
             return
         ray = self.ray
         # at call: Ray is an optional extra (dryboot[ray]); only --ray loads it
-        from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError
+        from ray.exceptions import GetTimeoutError, RayActorError
 
         # at call: runs in the Ray actor's process, which loads the worker there
         from dryboot.matrix.worker import _result
@@ -376,7 +374,7 @@ class RayBackend:
             groups[(t.env_key[0], t.env_key[1])].append(t)
         avoid: dict[tuple[str, str], set[int]] = {}
         deaths: dict[tuple[str, str], int] = {}
-        inflight: dict[Any, tuple[int, BootTask, float]] = {}
+        inflight: dict[Any, tuple[int, BootTask, float, int]] = {}  # -> actor, task, sent, its deaths
         probes: dict[Any, int] = {}  # a restarting actor's health probe -> the actor
         timed_out: set[Any] = set()
 
@@ -413,17 +411,13 @@ class RayBackend:
                 groups.clear()
                 if not inflight:
                     break
-            now = time.monotonic()
             for i, actor in enumerate(self._actors):
-                while actor.ready(now) and actor.inflight < PER_ACTOR:
+                while actor.ready() and actor.inflight < PER_ACTOR:
                     nxt = next_task(i)
                     if nxt is None:
                         break
-                    inflight[actor.handle.run.remote(nxt)] = (i, nxt, time.monotonic())
+                    inflight[actor.handle.run.remote(nxt)] = (i, nxt, time.monotonic(), actor.deaths)
                     actor.inflight += 1
-            if not inflight and not probes and any(a.resting_until > now for a in self._actors if not a.dead):
-                time.sleep(0.2)  # an actor restarts
-                continue
             if not inflight and not probes:  # no actor would take what is left (named, not a hang)
                 for q in groups.values():
                     for t in q:
@@ -435,7 +429,7 @@ class RayBackend:
                 if ref in probes:
                     self._probed(ref, probes)
                     continue
-                i, t, _started = inflight.pop(ref)
+                i, t, _started, sent_after = inflight.pop(ref)
                 actor = self._actors[i]
                 actor.inflight -= 1
                 if actor.inflight == 0:
@@ -445,14 +439,16 @@ class RayBackend:
                     continue
                 try:
                     result = ray.get(ref, timeout=60)
-                except ActorUnavailableError:
-                    # the actor is restarting: the task never ran there; again later, not a death
-                    actor.resting_until = time.monotonic() + 1.0
-                    groups[(t.env_key[0], t.env_key[1])].appendleft(t)
                 except RayActorError as exc:
+                    # ActorUnavailableError too: Ray says so first when the actor's process is
+                    # killed under a task it ran (the task "may or may not have been executed"),
+                    # before it learns of the death; counting it as nothing re-ran a killer among
+                    # other tasks, until every actor's restart was spent under its neighbours
                     key = (t.cell_id, t.arm)
                     deaths[key] = deaths.get(key, 0) + 1
-                    if not actor.recovering and not actor.dead:  # one death, whatever was in flight
+                    # one death, whatever was in flight: a task sent before the last death seen
+                    # (``actor.deaths`` then) is that death again, never a second one
+                    if sent_after == actor.deaths and not actor.dead:
                         actor.deaths += 1
                         actor.env = None
                         if actor.deaths > 1:
@@ -473,7 +469,7 @@ class RayBackend:
                 else:
                     done(result)
             now = time.monotonic()
-            for ref, (i, t, started) in list(inflight.items()):
+            for ref, (i, t, started, _) in list(inflight.items()):
                 if ref not in timed_out and now - started > t.timeout_s + GRACE_S:
                     timed_out.add(ref)
                     fail(t, f"timed out: the engine start took more than {t.timeout_s:g} s")

@@ -40,7 +40,8 @@ from dryboot.vllm.transformers_utils.config import load_config_json
 _SESSIONS: dict[tuple[str, str], BootSession] = {}
 #: Test hook (fault tests only): ``kill-once:SUBSTR:MARKER_FILE`` (the task whose
 #: ``cell_id|arm`` holds SUBSTR kills its own process, once: the marker file records it),
-#: ``hang:SUBSTR`` (sleeps past any timeout), ``kill:SUBSTR`` (kills its process every time).
+#: ``hang:SUBSTR`` (sleeps past any timeout), ``kill:SUBSTR[:MARKER_FILE]`` (kills its process every
+#: time, a line per kill in the marker file).
 TEST_HOOK = "DRYBOOT_MATRIX_TEST_HOOK"
 
 
@@ -61,6 +62,9 @@ def _hook(task: BootTask) -> None:
         Path(marker).write_text(worker_name())
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "kill":
+        if marker:  # one line per kill: which process it ended
+            with open(marker, "a") as f:
+                f.write(worker_name() + "\n")
         os.kill(os.getpid(), signal.SIGKILL)
     elif what == "hang":
         time.sleep(10 * 86400)
