@@ -749,8 +749,8 @@ ALLOCATOR_ROUND = 512
 
 def _model_bytes(model: Any, drafter: Any) -> int:
     """What ``Model loading took`` would count for this rank: every parameter and buffer of the
-    model (and of the drafter's own model) built on the meta device, each tensor once, rounded
-    up to the caching allocator's 512 bytes. ``process_weights_after_loading`` is not run, so a
+    model (and of the drafter's own model) built on the meta device, each tensor once, as the
+    caching allocator holds it while loading (:func:`_loaded_bytes`). ``process_weights_after_loading`` is not run, so a
     layout repacked after loading (Marlin, fp8 scales) is counted as constructed."""
     modules = [model]
     inner = getattr(drafter, "model", None)
@@ -763,9 +763,19 @@ def _model_bytes(model: Any, drafter: Any) -> int:
             if id(tensor) in seen:
                 continue
             seen.add(id(tensor))
-            size = tensor.numel() * tensor.element_size()
-            total += -(-size // ALLOCATOR_ROUND) * ALLOCATOR_ROUND
+            total += _loaded_bytes(tensor.numel() * tensor.element_size())
     return total
+
+
+def _loaded_bytes(nbytes: int) -> int:
+    """One tensor as ``Model loading took`` counts it: 512-byte blocks, or the whole 2 MiB-rounded
+    segment where PyTorch's caching allocator does not split it under vLLM's load scope
+    (``max_split_size_mb`` 20, 0.27.1-0.33): 20 MiB or more, or 10 MiB or more leaving at most
+    1 MiB of its segment (the rule dryboot's weights model states as ``load_segment_bytes``)."""
+    size = -(-nbytes // ALLOCATOR_ROUND) * ALLOCATOR_ROUND
+    segment = -(-size // (2 << 20)) * (2 << 20)
+    unsplit = size >= (10 << 20) and (size >= (20 << 20) or segment - size <= (1 << 20))
+    return segment if unsplit else size
 
 
 def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[str, Any]:
