@@ -61,14 +61,20 @@ MODELS = (
 )
 GPUS = ("RTX 3090", "RTX 4090", "L40S", "A100-80GB", "H100", "B200")
 FLAGS = "vllm serve --max-model-len 4096 --kv-cache-memory-bytes 3G"
+#: more flag sets, for matrices beyond models x GPUs (the issue's matrices have several)
+MORE_LENGTHS = (8192, 2048, 16384, 1024, 32768)
 
 
 def _matrix_file(directory: Path, python: str, cells: int) -> Path:
     n_models = max(1, min(len(MODELS), -(-cells // len(GPUS))))
+    n_flags = max(1, min(1 + len(MORE_LENGTHS), -(-cells // (len(GPUS) * len(MODELS)))))
     models = "\n".join(f'"{m}" = "{CONFIGS / m}"' for m in MODELS[:n_models])
     gpus = ", ".join(f'"{g}"' for g in GPUS)
+    flags = [f'pinned = "{FLAGS}"'] + [
+        f'len{n} = "{FLAGS.replace("4096", str(n))}"' for n in MORE_LENGTHS[: n_flags - 1]
+    ]
     text = (
-        f'gpus = [{gpus}]\n[models]\n{models}\n[flags]\npinned = "{FLAGS}"\n'
+        f"gpus = [{gpus}]\n[models]\n{models}\n[flags]\n" + "\n".join(flags) + "\n"
         f'[arms.release]\nrelease = "0.28.0"\npython = "{python}"\n'
     )
     p = directory / "bench-matrix.toml"
@@ -116,7 +122,7 @@ def _load() -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--python", default=os.environ.get("DRYBOOT_BOOT_PYTHON"))
-    ap.add_argument("--cells", type=int, default=60, help="cells of the matrix (rounded up to whole models x 6 GPUs)")
+    ap.add_argument("--cells", type=int, default=60, help="cells (whole models x 6 GPUs; past 60, more flag sets)")
     ap.add_argument("--processes", type=int, default=3, help="cells run as one `dryboot boot` process each")
     ap.add_argument("--ray", action="store_true", help="also on a local two-CPU Ray cluster (dryboot[ray])")
     opts = ap.parse_args()
