@@ -127,6 +127,21 @@ def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
         )
 
 
+def unquantized(
+    config: Mapping[str, Any], args: WalkArgs, defaults: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], int]:
+    """The opening of a family walk that models unquantized layouts only: ``config`` over the
+    family's ``defaults`` (what its transformers config class fills in) and the model dtype's
+    bytes per element.
+
+    :raises InputError: checkpoint headers (not mapped), a quantization method (named)."""
+    config_only(config, args)
+    if W.quant_from_config(config, args.hf_quant).method is not None:
+        raise InputError("quantization_config", "quant_method", f"quantized {_arch(config)} layouts are not modelled")
+    merged = {**(defaults or {}), **config}
+    return merged, W.model_dtype_bytes(merged, args.dtype)
+
+
 def _text(config: Mapping[str, Any], architecture: str, par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """The walk over ``config`` built as ``architecture``."""
     text = {**config, "architectures": [architecture]}

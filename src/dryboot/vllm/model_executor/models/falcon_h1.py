@@ -15,7 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 
 #: ``FalconH1Config``'s defaults (transformers 5.x) for what a config leaves out
 DEFAULTS: dict[str, Any] = {
@@ -38,12 +38,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     """One rank of one stage (module docstring).
 
     :raises InputError: a quantization method, checkpoint headers, sizes TP does not divide."""
-    arch = str(config["architectures"][0])
-    config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", f"quantized {arch} layouts are not modelled")
-    config = {**DEFAULTS, **config}
-    ab = W.model_dtype_bytes(config, args.dtype)
+    config, ab = unquantized(config, args, DEFAULTS)
     tp = par.tp
     h = W._int(config, "hidden_size")
     nq = W._int(config, "num_attention_heads")

@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 from dryboot.vllm.model_executor.models.mamba import dt_rank, mamba_mixer
 
 #: ``JambaConfig``'s defaults (transformers 5.x) for what a config leaves out
@@ -45,12 +44,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     every stage (no ``PPMissingLayer`` in ``jamba.py``).
 
     :raises InputError: a quantization method, checkpoint headers, sizes TP does not divide."""
-    arch = str(config["architectures"][0])
-    config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", f"quantized {arch} layouts are not modelled")
-    config = {**DEFAULTS, **config}
-    ab = W.model_dtype_bytes(config, args.dtype)
+    config, ab = unquantized(config, args, DEFAULTS)
     tp = par.tp
     h = W._int(config, "hidden_size")
     nq = W._int(config, "num_attention_heads")

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -22,12 +21,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, heads or sizes TP does not
         divide."""
-    arch = str(config["architectures"][0])
-    config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", f"quantized {arch} layouts are not modelled")
-    config = {"tie_word_embeddings": True, **config}
-    ab = W.model_dtype_bytes(config, args.dtype)
+    config, ab = unquantized(config, args, {"tie_word_embeddings": True})
     tp = par.tp
     h = W._int(config, "hidden_size")
     heads_r = W._divide(W._int(config, "num_attention_heads"), tp, "num_attention_heads")

@@ -14,7 +14,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only, without_pp
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized, without_pp
 
 
 def _moe_layers(config: Mapping[str, Any]) -> set[int]:
@@ -31,11 +31,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     """One rank (module docstring).
 
     :raises InputError: a quantization method, checkpoint headers, sizes TP does not divide."""
-    arch = str(config["architectures"][0])
-    config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", f"quantized {arch} layouts are not modelled")
-    ab = W.model_dtype_bytes(config, args.dtype)
+    config, ab = unquantized(config, args)
     tp = par.tp
     h = W._int(config, "hidden_size")
     heads_r = W._divide(W._int(config, "num_attention_heads"), tp, "num_attention_heads")
