@@ -108,7 +108,7 @@ UNMODELLED = {cid: row for cid, row in RECORDED.items() if cid not in MODELLED}
 def test_unmodelled_architecture_refused_by_name(cid: str) -> None:
     row = UNMODELLED[cid]
     config, hq = _config(row["config"])
-    with pytest.raises(InputError, match="not modelled|name the GPU"):
+    with pytest.raises(InputError, match=r"not modelled|name the GPU"):
         rank_weights(config, _parallel(row["argv"]), hf_quant=hq)
 
 
