@@ -55,6 +55,13 @@ def ct_from_config(qc: Mapping[str, Any]) -> WNA16 | None:
         raise InputError("quantization_config", "strategy", f"{strategy!r} is not modelled")
     if w.get("actorder") == "group":
         raise InputError("quantization_config", "actorder", "group activation ordering is not modelled")
+    return WNA16("ct", LayerScheme(bits, group, bool_field(w, "symmetric")), ignore=ignore_list(qc))
+
+
+def ignore_list(qc: Mapping[str, Any]) -> tuple[str, ...]:
+    """compressed-tensors' ``ignore``: layer names and ``re:`` patterns kept unquantized.
+
+    :raises InputError: not a list, or a ``re:`` entry that is not a regular expression."""
     ignore = qc.get("ignore") or []
     if not isinstance(ignore, list):
         raise InputError("quantization_config", "ignore", "not a list")
@@ -64,4 +71,4 @@ def ct_from_config(qc: Mapping[str, Any]) -> WNA16 | None:
                 re.compile(str(entry)[3:])
             except re.error:
                 raise InputError("quantization_config", "ignore", f"{entry!r}: not a regular expression") from None
-    return WNA16("ct", LayerScheme(bits, group, bool_field(w, "symmetric")), ignore=tuple(str(i) for i in ignore))
+    return tuple(str(i) for i in ignore)

@@ -33,6 +33,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
+from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ignore_list
 
 #: the float32 scalars an NVFP4 layer keeps after loading (global scales, inverse, alpha)
 NVFP4_SCALARS = 4
@@ -258,16 +259,7 @@ def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
         if not isinstance(targets, list) or not targets:
             raise InputError("quantization_config", f"config_groups.{key}.targets", "missing or not a list")
         out.append((tuple(str(t) for t in targets), ct_scheme(g)))
-    ignore = qc.get("ignore") or []
-    if not isinstance(ignore, list):
-        raise InputError("quantization_config", "ignore", "not a list")
-    for entry in ignore:
-        if str(entry).startswith("re:"):
-            try:
-                re.compile(str(entry)[3:])
-            except re.error:
-                raise InputError("quantization_config", "ignore", f"{entry!r}: not a regular expression") from None
-    return ScaledQuant(tuple(out), ignore=tuple(str(i) for i in ignore))
+    return ScaledQuant(tuple(out), ignore=ignore_list(qc))
 
 
 def modelopt_scaled(algo: str, ignore: tuple[str, ...]) -> ScaledQuant:
