@@ -24,7 +24,6 @@ comma-separated subset of the TP sizes).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -32,10 +31,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import oracle_stand_ins
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
-ENGINE_START = REPO / "src" / "dryboot" / "boot" / "engine_start.py"
 
 #: (target config dir under data/weights/configs, drafter (a directory under
 #: tests/data/configs/public, or a config file relative to the repository; None: the target's
@@ -92,14 +93,7 @@ def _storages(module: Any) -> set[int]:
 
 
 def main() -> int:
-    spec = importlib.util.spec_from_file_location("engine_start", ENGINE_START)
-    assert spec is not None and spec.loader is not None
-    es = importlib.util.module_from_spec(spec)
-    sys.modules["engine_start"] = es
-    spec.loader.exec_module(es)
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr
-    es._install()
+    es, real_stdout = oracle_stand_ins.start()
     V = es.V
     import torch
 

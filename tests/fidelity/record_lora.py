@@ -32,9 +32,11 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import oracle_stand_ins
+
 HERE = Path(__file__).resolve().parent
 ARCHS = HERE / "data" / "architectures"
-ENGINE_START = HERE.parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
 CONFIGS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
 FLAG_SETS = [
     ["--tensor-parallel-size", "1", "--max-loras", "1", "--max-lora-rank", "8"],
@@ -46,14 +48,7 @@ FLAG_SETS = [
 
 
 def main() -> int:
-    spec = importlib.util.spec_from_file_location("engine_start", ENGINE_START)
-    assert spec is not None and spec.loader is not None
-    es = importlib.util.module_from_spec(spec)
-    sys.modules["engine_start"] = es
-    spec.loader.exec_module(es)
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr
-    es._install()
+    es, real_stdout = oracle_stand_ins.start()
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten

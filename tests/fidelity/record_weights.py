@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib.util
 import json
 import os
 import sys
@@ -50,10 +49,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import oracle_stand_ins
+
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
 ARCHS = HERE / "data" / "architectures"
-ENGINE_START = HERE.parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
 
 TPS = (1, 2, 4, 8)
 #: extra flag sets (beside each TP): expert parallelism for MoE configs
@@ -104,33 +105,6 @@ def allocated(model: Any) -> tuple[int, int]:
     return sum(-(-n // 512) * 512 for n in sizes.values()), sum(sizes.values())
 
 
-def _stub_cuda_python() -> None:
-    """MiniMax-M2's q/k norm (``layers/minimax_rms_norm/rms_norm_tp.py``) at TP > 1 imports
-    cuda-python to allocate its Lamport all-reduce workspace with ``cudaMalloc``, outside torch's
-    caching allocator (so outside ``Model loading took``), and falls back to the eager path when
-    that allocation raises (a GPU without P2P). cuda-python is absent here: a stub module whose
-    every call raises gives vLLM's own fallback; the model's tensors are the same either way."""
-    import types
-
-    if importlib.util.find_spec("cuda") is not None:
-        return
-
-    class _Raising(types.ModuleType):
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-
-            def fail(*a: Any, **k: Any) -> Any:
-                raise RuntimeError("cuda-python stub (fidelity recorder): no CUDA here")
-
-            return fail
-
-    cuda, bindings, runtime = types.ModuleType("cuda"), types.ModuleType("cuda.bindings"), _Raising("runtime")
-    bindings.runtime = runtime  # type: ignore[attr-defined]
-    cuda.bindings = bindings  # type: ignore[attr-defined]
-    sys.modules.update({"cuda": cuda, "cuda.bindings": bindings, "cuda.bindings.runtime": runtime})
-
-
 def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
     """The config directories to record: the published ones of ``data/weights/configs/`` (or those
     named), or with ``--tiny`` each planned architecture's tiny config, written to ``scratch``."""
@@ -152,14 +126,7 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
 
 
 def main() -> int:
-    spec = importlib.util.spec_from_file_location("engine_start", ENGINE_START)
-    assert spec is not None and spec.loader is not None
-    es = importlib.util.module_from_spec(spec)
-    sys.modules["engine_start"] = es
-    spec.loader.exec_module(es)
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr
-    es._install()
+    es, real_stdout = oracle_stand_ins.start()
     # FusedMoE's expert map under --enable-expert-parallel (integer bookkeeping, no weight) reads
     # its values at construction: it is computed on the CPU, not on the meta device
     import torch
@@ -172,7 +139,7 @@ def main() -> int:
             return plain_map(*a, **k)
 
     emm.determine_expert_map = expert_map_on_cpu
-    _stub_cuda_python()
+    oracle_stand_ins.stub_cuda_python()
     V = es.V
     import tempfile
 
