@@ -23,7 +23,7 @@ from dryboot.errors import InputError
 from dryboot.planner.plan import plan
 from dryboot.planner.runner import build_engine_args
 from dryboot.vllm.gpus import GPU, parse_gpu
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
 from dryboot.vllm.versions import VERSIONS, rules_for
 from dryboot.vllm.worker.budget import Budget, estimate_budget
 from dryboot.vllm.worker.interval import GIB
@@ -172,7 +172,11 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     args = args.evolve(gpu=gpu, gpu_memory_utilization=float(util))
     if tokens is not None:
         row.logged_gib = _budget_of_tokens(model, args, int(tokens)) / GIB
-    weights = model_weights(config, tp=tp, pp=pp)
+    # the GPU as the log names it: its capability (and the table's SM count) decide the layouts
+    # vLLM repacks per GPU (MXFP4's MoE backend, Marlin, W8A8/NVFP4 kernels), as `plan --gpu`
+    # passes them; a GPU known only by its logged total has no capability (refused by name there)
+    on_gpu = serving_gpu(gpu, version) if entry.get("gpu_table") else {"vllm_version": version}
+    weights = model_weights(config, tp=tp, pp=pp, **on_gpu)
     if weights.refused:
         row.out_of_range = f"weights: {weights.refused}"
         return row
@@ -209,13 +213,20 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
 
 
 def _budget_of_tokens(model: Any, args: Any, tokens: int) -> int:
-    """The KV budget vLLM had when it printed ``GPU KV cache size: tokens`` for a model whose
-    layers share one page: ``tokens / block_size`` blocks of ``page × layers`` bytes (the
-    budget lies less than one more block above)."""
-    capacity = plan(model, args.evolve(kv_cache_memory_bytes=64 * GIB)).capacity  # a pool holding one request
-    assert capacity is not None
-    block_size = capacity.kv_cache_size_tokens // capacity.num_blocks
-    return tokens // block_size * capacity.page_size_bytes * capacity.group_size
+    """The KV budget vLLM had when it printed ``GPU KV cache size: tokens``: the smallest budget
+    whose plan prints those tokens (the budget lies less than one block of every group above).
+    Found by bisection over dryboot's own capacity, so a hybrid model (sliding-window and full
+    attention groups, whose tokens are not ``blocks x block_size``) is inverted as vLLM counts it."""
+    low, high = 0, 1 << 40  # plan(low) < tokens <= plan(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        capacity = plan(model, args.evolve(kv_cache_memory_bytes=mid)).capacity
+        assert capacity is not None
+        if capacity.kv_cache_size_tokens >= tokens:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def _estimate(

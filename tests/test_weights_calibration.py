@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.gpus import parse_gpu
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
+from dryboot.vllm.versions import VERSIONS
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS: list[dict[str, Any]] = json.loads((REPO / "tests" / "data" / "budget" / "calibration.json").read_text())["logs"]
@@ -62,14 +64,23 @@ OTHER_RELEASE = {
 }
 #: boots dryboot refuses by name (the report's ``refused`` line)
 REFUSED_BY_DRYBOOT = {
-    "virtualtubers-gpt-oss-20b-gb10-v0.30.0": "GptOssForCausalLM: MXFP4 experts are laid out for the MoE backend "
-    "vLLM picks per GPU, so the config alone (no GPU) is refused",
     "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0": "ModelOpt MIXED_PRECISION",
 }
 
 
 def _stem(entry: dict[str, Any]) -> str:
     return Path(str(entry["log"])).stem
+
+
+def _on_gpu(entry: dict[str, Any]) -> dict[str, Any]:
+    """The GPU the log names (its capability and the table's SM count decide the layouts vLLM
+    repacks per GPU: MXFP4's MoE backend, Marlin) and the release where dryboot models it, as
+    ``plan --gpu`` passes them; nothing where the log names no GPU of the table."""
+    release = str(entry.get("release") or "").split(" ")[0]
+    version = {"vllm_version": release} if release in VERSIONS else {}
+    if not entry.get("gpu_table"):
+        return version
+    return serving_gpu(parse_gpu(entry["gpu_table"]), version.get("vllm_version", "0.28.0"))
 
 
 def _logged(entry: dict[str, Any]) -> float:
@@ -117,6 +128,7 @@ def test_logged_weights_reproduced_to_a_hundredth_gib(entry: dict[str, Any]) -> 
         tp=int(entry["tp"]),
         pp=int(entry.get("pp") or 1),
         dp=int(entry.get("dp") or 1),
+        **_on_gpu(entry),
     )
     assert report.refused is None
     assert abs(report.stages[0].gib - _logged(entry)) <= 0.01
@@ -124,9 +136,9 @@ def test_logged_weights_reproduced_to_a_hundredth_gib(entry: dict[str, Any]) -> 
 
 @pytest.mark.parametrize("entry", [e for e in WITH_WEIGHTS if _stem(e) in REFUSED_BY_DRYBOOT], ids=_stem)
 def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
-    report = model_weights(REPO / str(entry["config"]), tp=int(entry["tp"]))
+    report = model_weights(REPO / str(entry["config"]), tp=int(entry["tp"]), **_on_gpu(entry))
     assert report.refused is not None
-    assert "not modelled" in report.refused or "name the GPU" in report.refused
+    assert "not modelled" in report.refused
 
 
 def test_every_weights_boot_is_accounted_for() -> None:
