@@ -51,6 +51,10 @@ NOT_THE_SERVED_CHECKPOINT = {
     "29.1; with 262,144 positions the walk gives 29.0973 (29.10, as logged)",
     "virtualtubers-qwen3.6-35b-a3b-fp8-gb10-v0.30.0": "the bf16 Qwen3.6-35B-A3B config stands in for the FP8 "
     "checkpoint",
+    "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": "Qwen3-235B-A22B-FP8's config stands in for "
+    "Instruct-2507-FP8: 40,960 rotary positions against the 2507 checkpoints' 262,144; vLLM keeps one cos_sin_cache "
+    "buffer (max_position_embeddings x head_dim, bf16) on every rank, 54 MiB more: 55.1344 GiB with the stand-in, "
+    "55.1872 (55.19, as each rank logs) with 262,144 positions (test_rotary_table_explains_the_tp4_boot)",
 }
 #: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
 OTHER_RELEASE = {
@@ -97,12 +101,6 @@ MODELLED = [
 #: modelled boots whose logged weights dryboot does not reproduce yet, each with what the log shows
 #: (strict: a fix turns the entry into a failure to remove from here; issue 33 (c))
 KNOWN_MISSES = {
-    "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": (
-        "0.27.1 TP 4 (V1 runner): each rank logs 55.19 GiB, dryboot 55.1344 GiB with the allocator's unsplit "
-        "segments (2.5 MiB: the embedding and LM head); 52-62 MiB per rank left whose owner is not identified (the "
-        "block-FP8 MoE's post-load step on SM 12.0 is the candidate); Qwen3-235B-A22B-FP8's config stands in for "
-        "Instruct-2507-FP8"
-    ),
     "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
         "0.30.0 V2 runner at TP 1 under WSL2: logs 2.98 GiB, dryboot 3.00 GiB (2.9067 of parameters + 91.9 MiB of "
         "unsplit segments: gate_up 52.5 -> 54 MiB, down_proj 26.25 -> 28 MiB per layer); the base config stands in "
@@ -139,6 +137,21 @@ def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
     report = model_weights(REPO / str(entry["config"]), tp=int(entry["tp"]), **_on_gpu(entry))
     assert report.refused is not None
     assert "not modelled" in report.refused
+
+
+def test_rotary_table_explains_the_tp4_boot(tmp_path: Path) -> None:
+    """Qwen3-235B-A22B-Instruct-2507-FP8 at TP 4 (0.27.1, RTX PRO 6000 Blackwell Server Edition) logs 55.19 GiB
+    per rank: the stand-in config with the 2507 checkpoints' 262,144 rotary positions (the only field that
+    differs in the weights) gives it to the hundredth; the stand-in's own 40,960 do not (what issue 33 (c) read
+    as a TP-time allocation)."""
+    entry = next(e for e in LOGS if _stem(e) == "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4")
+    config = json.loads((REPO / str(entry["config"]) / "config.json").read_text())
+    assert config["max_position_embeddings"] == 40960
+    stand_in = model_weights(REPO / str(entry["config"]), tp=4, **_on_gpu(entry))
+    (tmp_path / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 262144}))
+    served = model_weights(tmp_path, tp=4, **_on_gpu(entry))
+    assert abs(stand_in.stages[0].gib - _logged(entry)) > 0.05
+    assert abs(served.stages[0].gib - _logged(entry)) <= 0.005
 
 
 def test_every_weights_boot_is_accounted_for() -> None:
