@@ -136,8 +136,9 @@ def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
     assert "not modelled" in report.refused
 
 
-#: (boot, the stand-in config's rotary positions, the served checkpoint's): the published 2507 and
-#: Instruct checkpoints' own max_position_embeddings (262,144; 32,768; 262,144)
+#: (boot, the stand-in config's rotary positions, the served checkpoint's): the 2507 and Instruct
+#: checkpoints' own max_position_embeddings (262,144, which the TP 4 boot's post itself states: "this
+#: model supports a 262,144-token context", read from its config.json; 32,768; 262,144)
 SERVED_POSITIONS = (
     ("kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4", 40960, 262144),
     ("statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke", 131072, 32768),
