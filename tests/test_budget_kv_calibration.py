@@ -23,7 +23,7 @@ from dryboot.errors import InputError
 from dryboot.planner.plan import plan
 from dryboot.planner.runner import build_engine_args
 from dryboot.vllm.gpus import GPU, parse_gpu
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
 from dryboot.vllm.versions import VERSIONS, rules_for
 from dryboot.vllm.worker.budget import Budget, estimate_budget
 from dryboot.vllm.worker.interval import GIB
@@ -172,7 +172,11 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     args = args.evolve(gpu=gpu, gpu_memory_utilization=float(util))
     if tokens is not None:
         row.logged_gib = _budget_of_tokens(model, args, int(tokens)) / GIB
-    weights = model_weights(config, tp=tp, pp=pp)
+    # the GPU as the log names it: its capability (and the table's SM count) decide the layouts
+    # vLLM repacks per GPU (MXFP4's MoE backend, Marlin, W8A8/NVFP4 kernels), as `plan --gpu`
+    # passes them; a GPU known only by its logged total has no capability (refused by name there)
+    on_gpu = serving_gpu(gpu, version) if entry.get("gpu_table") else {"vllm_version": version}
+    weights = model_weights(config, tp=tp, pp=pp, **on_gpu)
     if weights.refused:
         row.out_of_range = f"weights: {weights.refused}"
         return row
@@ -209,13 +213,20 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
 
 
 def _budget_of_tokens(model: Any, args: Any, tokens: int) -> int:
-    """The KV budget vLLM had when it printed ``GPU KV cache size: tokens`` for a model whose
-    layers share one page: ``tokens / block_size`` blocks of ``page × layers`` bytes (the
-    budget lies less than one more block above)."""
-    capacity = plan(model, args.evolve(kv_cache_memory_bytes=64 * GIB)).capacity  # a pool holding one request
-    assert capacity is not None
-    block_size = capacity.kv_cache_size_tokens // capacity.num_blocks
-    return tokens // block_size * capacity.page_size_bytes * capacity.group_size
+    """The KV budget vLLM had when it printed ``GPU KV cache size: tokens``: the smallest budget
+    whose plan prints those tokens (the budget lies less than one block of every group above).
+    Found by bisection over dryboot's own capacity, so a hybrid model (sliding-window and full
+    attention groups, whose tokens are not ``blocks x block_size``) is inverted as vLLM counts it."""
+    low, high = 0, 1 << 40  # plan(low) < tokens <= plan(high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        capacity = plan(model, args.evolve(kv_cache_memory_bytes=mid)).capacity
+        assert capacity is not None
+        if capacity.kv_cache_size_tokens >= tokens:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def _estimate(
@@ -247,26 +258,28 @@ KNOWN_MISSES = {
     ),
     "llmso-qwen25-7b-instruct-bf16-4090-wsl2": (
         "0.27.1, Qwen2.5-7B-Instruct on an RTX 4090 under WSL2 at util 0.92: 102,544 KV tokens are 5.48 GiB, "
-        "dryboot 5.61-7.37 (V2 runner, max_num_batched_tokens 2048 as 0.27.1's get_batch_defaults gives the API "
+        "dryboot 5.60-7.37 (V2 runner, max_num_batched_tokens 2048 as 0.27.1's get_batch_defaults gives the API "
         "server on a card under 70 GiB; forward 0.24-0.37, cold compile 0-1.07, non-torch 0.15-0.68 GiB, weights "
         "14.31 with the load's allocator segments): 2.28 GiB of transients and non-torch memory against at most "
-        "2.15 modelled. The 'VRAM used: 22951 MiB' after start (1.54 GiB of it the desktop's, as the same host's "
-        "'Free memory on device (22.45/23.99 GiB)' shows) leaves no persistent surplus, so the ~0.13 GiB is a "
-        "transient or a device-wide non-torch reading (under WSL2 the desktop shares the device) that no other "
-        "boot of the corpus shows; the excerpt has neither the compile cache's state nor the summary line"
+        "2.15 modelled. The base config stands in: the Instruct checkpoint's 32,768 rotary positions (not 131,072) "
+        "make its weights 48 MiB smaller, so the true gap is ~0.18 GiB. vLLM 0.27.1 measures consumed memory "
+        "device-wide (utils/mem_utils.py:317, total_consumed = init free - after-profile free, cudaMemGetInfo), so "
+        "under WSL2 whatever the Windows desktop allocates during the profile run is charged to it; the same "
+        "host's 0.5B boots show 0.30 and 0.56 GiB of consumed - weights. The excerpt has neither the compile "
+        "cache's state nor the summary line, so the term that is off cannot be named from the log"
     ),
 }
 
 #: modelled boots inside the interval whose interval is wider than max(1 GiB, 10 %) (issue 33 (b))
 WIDE = {
-    "vllm-pr21429-qwen3-235b-fp8-tp4-debug-before": "1.34 GiB wide (TP 4 non-torch and NCCL ranges, 0.10 main)",
+    "vllm-pr21429-qwen3-235b-fp8-tp4-debug-before": "1.49 GiB wide (TP 4 non-torch and NCCL ranges, 0.10 main)",
     "kubesimplify-qwen3-32b-rtxpro6000se-tp1-negative": (
         "1.36 GiB at TP 1 without the cold term: forward 1.33-1.99 (100-150 %, 32,768 batched tokens on the "
         "0.27.1 V2 runner), non-torch 0.15-0.68, runner buffers 0-0.16 GiB; none narrowed by evidence yet"
     ),
     "kubesimplify-qwen3-32b-rtxpro6000se-tp2": (
-        "1.52 GiB at TP 2: forward/sampler 0.74-1.11, non-torch 0.15-0.68, NCCL 0-0.39, buffers 0-0.16, the TP "
-        "load residual 0-0.06 GiB"
+        "1.46 GiB at TP 2: forward/sampler 0.74-1.11, non-torch 0.15-0.68, NCCL 0-0.39, buffers 0-0.16 GiB (the TP "
+        "load residual, 0-0.06, is gone: the allocator segments and the rotary table explain the weights lines)"
     ),
     "coldstart-recon-qwen3-8b-4090-runpod-cold-0": (
         "1.35 GiB on a first start (the log compiles): the cold-compile term is +0.38-1.07 GiB, the span of the "

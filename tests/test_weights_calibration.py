@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.gpus import parse_gpu
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
+from dryboot.vllm.versions import VERSIONS
 
 REPO = Path(__file__).resolve().parents[1]
 LOGS: list[dict[str, Any]] = json.loads((REPO / "tests" / "data" / "budget" / "calibration.json").read_text())["logs"]
@@ -49,6 +51,14 @@ NOT_THE_SERVED_CHECKPOINT = {
     "29.1; with 262,144 positions the walk gives 29.0973 (29.10, as logged)",
     "virtualtubers-qwen3.6-35b-a3b-fp8-gb10-v0.30.0": "the bf16 Qwen3.6-35B-A3B config stands in for the FP8 "
     "checkpoint",
+    "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": "Qwen3-235B-A22B-FP8's config stands in for "
+    "Instruct-2507-FP8: 40,960 rotary positions against the 2507 checkpoints' 262,144; vLLM keeps one cos_sin_cache "
+    "buffer (max_position_embeddings x head_dim, bf16) on every rank, 54 MiB more: 55.1344 GiB with the stand-in, "
+    "55.1872 (55.19, as each rank logs) with 262,144 positions (test_the_served_rotary_table_explains_the_line)",
+    "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": "Qwen2.5-1.5B's (base) config stands in for Instruct: "
+    "131,072 rotary positions (32 MiB in bf16) against the Instruct checkpoint's 32,768 (8 MiB): 2.9965 GiB (2.9067 of "
+    "parameters + 91.9 MiB of unsplit segments) with the stand-in, 2.9731 with 32,768 positions, 2.98 logged "
+    "(0.30.0, V2 runner, TP 1 under WSL2; test_the_served_rotary_table_explains_the_line)",
 }
 #: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
 OTHER_RELEASE = {
@@ -62,14 +72,23 @@ OTHER_RELEASE = {
 }
 #: boots dryboot refuses by name (the report's ``refused`` line)
 REFUSED_BY_DRYBOOT = {
-    "virtualtubers-gpt-oss-20b-gb10-v0.30.0": "GptOssForCausalLM: MXFP4 experts are laid out for the MoE backend "
-    "vLLM picks per GPU, so the config alone (no GPU) is refused",
     "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0": "ModelOpt MIXED_PRECISION",
 }
 
 
 def _stem(entry: dict[str, Any]) -> str:
     return Path(str(entry["log"])).stem
+
+
+def _on_gpu(entry: dict[str, Any]) -> dict[str, Any]:
+    """The GPU the log names (its capability and the table's SM count decide the layouts vLLM
+    repacks per GPU: MXFP4's MoE backend, Marlin) and the release where dryboot models it, as
+    ``plan --gpu`` passes them; nothing where the log names no GPU of the table."""
+    release = str(entry.get("release") or "").split(" ")[0]
+    version = {"vllm_version": release} if release in VERSIONS else {}
+    if not entry.get("gpu_table"):
+        return version
+    return serving_gpu(parse_gpu(entry["gpu_table"]), version.get("vllm_version", "0.28.0"))
 
 
 def _logged(entry: dict[str, Any]) -> float:
@@ -85,20 +104,7 @@ MODELLED = [
 
 #: modelled boots whose logged weights dryboot does not reproduce yet, each with what the log shows
 #: (strict: a fix turns the entry into a failure to remove from here; issue 33 (c))
-KNOWN_MISSES = {
-    "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": (
-        "0.27.1 TP 4 (V1 runner): each rank logs 55.19 GiB, dryboot 55.1344 GiB with the allocator's unsplit "
-        "segments (2.5 MiB: the embedding and LM head); 52-62 MiB per rank left whose owner is not identified (the "
-        "block-FP8 MoE's post-load step on SM 12.0 is the candidate); Qwen3-235B-A22B-FP8's config stands in for "
-        "Instruct-2507-FP8"
-    ),
-    "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
-        "0.30.0 V2 runner at TP 1 under WSL2: logs 2.98 GiB, dryboot 3.00 GiB (2.9067 of parameters + 91.9 MiB of "
-        "unsplit segments: gate_up 52.5 -> 54 MiB, down_proj 26.25 -> 28 MiB per layer); the base config stands in "
-        "for Instruct: its rotary table is 131,072 positions (32 MiB), the Instruct model's 32,768 (8 MiB), which "
-        "would give 2.973 GiB"
-    ),
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def _params(entries: list[dict[str, Any]]) -> list[Any]:
@@ -117,6 +123,7 @@ def test_logged_weights_reproduced_to_a_hundredth_gib(entry: dict[str, Any]) -> 
         tp=int(entry["tp"]),
         pp=int(entry.get("pp") or 1),
         dp=int(entry.get("dp") or 1),
+        **_on_gpu(entry),
     )
     assert report.refused is None
     assert abs(report.stages[0].gib - _logged(entry)) <= 0.01
@@ -124,9 +131,39 @@ def test_logged_weights_reproduced_to_a_hundredth_gib(entry: dict[str, Any]) -> 
 
 @pytest.mark.parametrize("entry", [e for e in WITH_WEIGHTS if _stem(e) in REFUSED_BY_DRYBOOT], ids=_stem)
 def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
-    report = model_weights(REPO / str(entry["config"]), tp=int(entry["tp"]))
+    report = model_weights(REPO / str(entry["config"]), tp=int(entry["tp"]), **_on_gpu(entry))
     assert report.refused is not None
-    assert "not modelled" in report.refused or "name the GPU" in report.refused
+    assert "not modelled" in report.refused
+
+
+#: (boot, the stand-in config's rotary positions, the served checkpoint's): the 2507 and Instruct
+#: checkpoints' own max_position_embeddings (262,144, which the TP 4 boot's post itself states: "this
+#: model supports a 262,144-token context", read from its config.json; 32,768; 262,144)
+SERVED_POSITIONS = (
+    ("kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4", 40960, 262144),
+    ("statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke", 131072, 32768),
+    ("virtualtubers-qwen3-30b-a3b-thinking-2507-fp8-gb10-v0.30.0", 40960, 262144),
+)
+
+
+@pytest.mark.parametrize(("stem", "stand_in_positions", "served_positions"), SERVED_POSITIONS)
+def test_the_served_rotary_table_explains_the_line(
+    tmp_path: Path, stem: str, stand_in_positions: int, served_positions: int
+) -> None:
+    """A config standing in for the served checkpoint differs from it in ``max_position_embeddings``
+    only; vLLM's rotary ``cos_sin_cache`` (positions x head_dim in the model dtype, one buffer on
+    every rank) is in ``Model loading took``: with the served positions the walk gives the logged
+    figure to the hundredth, with the stand-in's it does not (what issue 33 (c) read as a TP-time
+    allocation at TP 4)."""
+    entry = next(e for e in LOGS if _stem(e) == stem)
+    config = json.loads((REPO / str(entry["config"]) / "config.json").read_text())
+    assert config["max_position_embeddings"] == stand_in_positions
+    tp = int(entry["tp"])
+    stand_in = model_weights(REPO / str(entry["config"]), tp=tp, **_on_gpu(entry))
+    (tmp_path / "config.json").write_text(json.dumps({**config, "max_position_embeddings": served_positions}))
+    served = model_weights(tmp_path, tp=tp, **_on_gpu(entry))
+    assert abs(stand_in.stages[0].gib - _logged(entry)) > 0.01
+    assert abs(served.stages[0].gib - _logged(entry)) <= 0.01
 
 
 def test_every_weights_boot_is_accounted_for() -> None:

@@ -61,15 +61,13 @@ CONTEXT_BYTES = (300 * MIB, 900 * MIB)
 TP_CONTEXT_BYTES = 400 * MIB
 
 
-#: under tensor parallelism, what ``Model loading took`` (``DeviceMemoryProfiler``: torch's allocated
-#: bytes after the load less before it) reads above ``RankWeights.loaded_bytes`` (the parameters with
-#: the caching allocator's unsplit segments while loading under ``max_split_size_mb`` 20), per rank
-#: (low, high), MiB. The segments explain Qwen3-32B at TP 2 (0.27.1, RTX PRO 6000 Blackwell Server
-#: Edition: 30.59 GiB logged, 30.5855 modelled: 64 x 1 MiB of ``down_proj`` segments) and TP 1 / PP 2;
-#: Qwen3-235B-A22B-FP8 at TP 4 (V1 runner) logs 55.19 against 55.1344, 52-62 MiB left whose owner is
-#: not identified (the block-FP8 MoE's post-load step on SM 12.0 is the candidate), so TP > 1 keeps
-#: that residual as an interval.
-TP_LOAD_MIB = (0, 62)
+#: ``Model loading took`` (``DeviceMemoryProfiler``: torch's allocated bytes after the load less
+#: before it) is ``RankWeights.loaded_bytes`` at every TP size: the parameters and buffers with the
+#: caching allocator's unsplit segments under ``max_split_size_mb`` 20. No residual under TP is
+#: kept: the two boots that once read above it are explained, Qwen3-32B at TP 2 by the segments
+#: (64 x 1 MiB of ``down_proj``: 30.5855 GiB, 30.59 logged) and Qwen3-235B-A22B-Instruct-2507-FP8
+#: at TP 4 by its rotary table (262,144 positions against the stand-in config's 40,960: the
+#: replicated ``cos_sin_cache`` buffer is 54 MiB larger per rank in bf16: 55.1872, 55.19 logged).
 
 #: an empty term (no bytes)
 NO_BYTES = Interval(0, 0)
@@ -427,17 +425,6 @@ def estimate_budget(
     weights = Term(
         "weights", weights_bytes, weights_bytes, "Model loading took (model_weights: the checkpoint's per-rank bytes)"
     )
-    if tp > 1:
-        nt.append(
-            Term(
-                "weights: allocation while loading under TP",
-                TP_LOAD_MIB[0] * MIB,
-                TP_LOAD_MIB[1] * MIB,
-                f"Model loading took may read up to {TP_LOAD_MIB[1]} MiB per rank above the modelled load (parameters "
-                "and the allocator's unsplit segments) under TP: a 0.27.1 TP 4 block-FP8 MoE boot does (52-62 MiB), "
-                "a TP 2 dense one does not; its owner is not identified in vLLM's load path",
-            )
-        )
     if drafter_weights is not None and pp_rank == pp - 1:
         d_low, d_high, d_how = drafter_weights
         nt.append(

@@ -24,11 +24,12 @@ FLASHINFER_WORKSPACE_MIB = 394
 #: TP 2 (or PP alone): NCCL buffers grown by the first collectives and custom all-reduce's buffers
 #: (low, high), MiB.
 TP_COMMUNICATION_MIB = (0, 400)
-#: TP 4 and more (low, high), MiB: two posted TP 4 boots of Qwen3-235B-A22B-FP8 show 1.64 GiB of
+#: TP 4 and more (low, high), MiB: two posted TP 4 boots of Qwen3-235B-A22B-FP8 show 1.70 GiB of
 #: non-torch memory (0.27.1 on 4x RTX PRO 6000 Blackwell Server Edition over PCIe, summary line:
-#: consumed 56.89 less 55.19 logged weights, less the 0.06 the weights line itself carries) and
-#: 2.04 GiB (0.10 on 4x H100, its DEBUG profiling line): after the kernels' 150-700 MiB and the
-#: runner's buffers, 0.8-1.4 GiB of communication buffers.
+#: consumed 56.89 less the 55.19 logged weights, which are the weights: the Instruct-2507
+#: checkpoint's 262,144-position rotary table included) and 2.04 GiB (0.10 on 4x H100, its DEBUG
+#: profiling line): after the kernels' 150-700 MiB and the runner's buffers, 0.8-1.4 GiB of
+#: communication buffers (the sums of the three terms, 1.0-2.2 GiB, hold both).
 TP4_COMMUNICATION_MIB = (850, 1400)
 #: bytes per batched token of the runner's persistent buffers (ids, positions, slot mappings,
 #: query start locations, the sampler's per-token tensors), int32/int64 each.
@@ -62,7 +63,7 @@ def non_torch_terms(
                 hi * MIB,
                 f"TP {tp} x PP {pp}: NCCL buffers grown by the first collectives, custom all-reduce buffers "
                 f"({lo}-{hi} MiB; the communicators themselves predate the snapshot; "
-                + ("two posted TP 4 boots: 1.64 and 2.04 GiB of non-torch memory in all)" if tp >= 4 else "TP 2)"),
+                + ("two posted TP 4 boots: 1.70 and 2.04 GiB of non-torch memory in all)" if tp >= 4 else "TP 2)"),
             )
         )
     per_tok = (PERSISTENT_BYTES_PER_TOKEN[0], PERSISTENT_BYTES_PER_TOKEN[1] + 2 * hidden_size * dtype_bytes)
