@@ -1,0 +1,247 @@
+"""The multimodal encoder's share of vLLM's profile run, as an interval (route b: read from
+vLLM's code, not measured).
+
+``GPUModelRunner.profile_run`` (V1 ``v1/worker/gpu_model_runner.py``; V2
+``v1/worker/gpu/model_runner.py`` with ``mm/encoder_runner.py``'s ``profile_encoder_cache``),
+0.27.1-0.33.0, before the decoder's dummy run:
+
+1. ``MultiModalBudget`` (``multimodal/encoder_budget.py``): the largest item of each modality the
+   limits leave on (``get_mm_max_tokens_per_item``), the encoder budget
+   ``max(encoder_cache_size, max tokens per item)`` with ``encoder_cache_size =
+   max_num_batched_tokens`` (``SchedulerConfig``), the modality with the most tokens per item
+   (ties to the later name), and ``max(1, min(budget // tokens, max_num_seqs x
+   max(1, min(limit, max_model_len // tokens))))`` items of it (``_get_max_items``, chunked
+   prefill on);
+2. one batched forward of the vision tower over those items (``embed_multimodal``);
+3. the outputs kept in the encoder cache (``tmp_i``) through the decoder's dummy run and the
+   sampler, freed after (``encoder_cache.clear()``, inside ``memory_profiling``). V1 also keeps
+   the batched dummy inputs (the pixel values, ``batched_dummy_mm_inputs``) alive until
+   ``profile_run`` returns.
+
+So the transient peak is ``max(tower peak, outputs (+ V1's pixels) + decoder peak)``, which lies
+between ``decoder peak + outputs`` and ``decoder peak + max(tower peak, outputs + pixels)``: the
+term :func:`encoder_term` gives is that difference, over the decoder's own terms.
+
+Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
+``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
+``qwen3_5``, ``qwen3_5_moe``). Any other tower is refused by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.worker.interval import MIB, Term
+
+#: ``vision_config.model_type`` of the towers bounded here (the Qwen3-VL vision transformer).
+QWEN3_VISION_TYPES = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+#: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
+#: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
+#: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
+QWEN3_IMAGE_MAX_PIXELS = 16_777_216
+#: the Qwen3-VL video processor's default ``size["longest_edge"]`` (pixels over the temporal
+#: patch): ``Qwen3VLProcessingInfo.get_max_video_tokens`` profiles 2 frames at
+#: ``longest_edge // temporal_patch_size`` pixels: 12,288 tokens, below the image's.
+QWEN3_VIDEO_MAX_PIXELS = 25_165_824
+#: the tower's transient over its widest block's live tensors (low, high), percent: eager
+#: PyTorch kernels' temporaries and the attention's workspace (FlashAttention varlen, linear in
+#: the patches); the same slack as the decoder's forward.
+TOWER_SLACK = (100, 150)
+#: bytes per pixel-value element on the device (low, high): the processor's float32 tensors,
+#: cast to the model dtype inside the tower (``x.to(dtype=self.dtype)``) or before.
+PIXEL_BYTES = (2, 4)
+
+
+@dataclass(frozen=True)
+class VisionTower:
+    """The widths of a vision tower that :func:`encoder_term` bounds.
+
+    :param model_type: ``vision_config.model_type``.
+    :param hidden_size: the ViT's width; ``intermediate_size``: its MLP's; ``num_heads``.
+    :param patch_size: pixels per patch side; ``temporal_patch_size``: frames per patch;
+        ``spatial_merge_size``: patches merged per side into one output token.
+    :param in_channels: colour channels.
+    :param out_hidden_size: the merger's output width (the language model's hidden size).
+    :param deepstack: how many deepstack mergers add their output beside the main one.
+    """
+
+    model_type: str
+    hidden_size: int
+    intermediate_size: int
+    num_heads: int
+    patch_size: int
+    temporal_patch_size: int
+    spatial_merge_size: int
+    in_channels: int
+    out_hidden_size: int
+    deepstack: int
+
+    @property
+    def patches_per_token(self) -> int:
+        return self.spatial_merge_size**2
+
+    @property
+    def pixel_elements_per_patch(self) -> int:
+        return self.in_channels * self.temporal_patch_size * self.patch_size**2
+
+
+def _pos(cfg: Mapping[str, Any], key: str) -> int:
+    v = cfg.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+        raise InputError("config.json", f"vision_config.{key}", "must be a positive integer to bound the encoder")
+    return v
+
+
+def vision_tower(vision: Mapping[str, Any], model_type: str = "") -> VisionTower | None:
+    """The :class:`VisionTower` of a ``vision_config``, or ``None`` for a tower this module does
+    not bound (the caller refuses it by name). ``model_type``: the top-level config's, which
+    decides the tower where the ``vision_config`` names none (the config class's default then
+    applies, as transformers reads it).
+
+    :raises InputError: a bounded tower's width missing or not a positive integer (named).
+    """
+    model_type = str(vision.get("model_type") or model_type)
+    if model_type not in QWEN3_VISION_TYPES:
+        return None
+    ds = vision.get("deepstack_visual_indexes") or []
+    if not isinstance(ds, list):
+        raise InputError("config.json", "vision_config.deepstack_visual_indexes", "must be a list")
+    return VisionTower(
+        model_type=model_type,
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_heads"),
+        patch_size=_pos(vision, "patch_size"),
+        temporal_patch_size=_pos(vision, "temporal_patch_size"),
+        spatial_merge_size=_pos(vision, "spatial_merge_size"),
+        in_channels=int(vision.get("in_channels") or 3),
+        out_hidden_size=_pos(vision, "out_hidden_size"),
+        deepstack=len(ds),
+    )
+
+
+def _most_features_tokens(max_pixels: int, unit: int) -> int:
+    """Tokens of ``get_image_size_with_most_features``: the largest ``h x w`` merged-token grid
+    of at most ``max_pixels // unit**2`` tokens with an aspect ratio of at most 200."""
+    n = max_pixels // (unit * unit)
+    for seq in range(n, 0, -1):
+        d = int(seq**0.5)
+        while d > 1 and seq % d:
+            d -= 1
+        if seq // d / d <= 200:
+            return seq
+    return 1
+
+
+def max_tokens_per_item(tower: VisionTower) -> dict[str, int]:
+    """``get_mm_max_tokens_per_item`` for the processors' published defaults: merged tokens of
+    the largest image and of the profiled 2-frame video (Qwen3-VL)."""
+    unit = tower.patch_size * tower.spatial_merge_size
+    image = _most_features_tokens(QWEN3_IMAGE_MAX_PIXELS, unit)
+    video = _most_features_tokens(QWEN3_VIDEO_MAX_PIXELS // tower.temporal_patch_size, unit)
+    return {"image": image, "video": video}
+
+
+@dataclass(frozen=True)
+class EncoderBatch:
+    """What ``profile_run`` encodes: ``items`` items of ``modality`` of ``tokens_per_item``
+    merged tokens each, under an encoder budget of ``budget`` tokens (the log's "Encoder cache
+    will be initialized with a budget of B tokens, and profiled with N M items")."""
+
+    modality: str
+    tokens_per_item: int
+    items: int
+    budget: int
+
+    @property
+    def tokens(self) -> int:
+        return self.items * self.tokens_per_item
+
+
+def encoder_batch(
+    tower: VisionTower,
+    *,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    max_model_len: int,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+) -> EncoderBatch | None:
+    """The dummy batch ``MultiModalBudget`` picks (0.27.1-0.33.0, chunked prefill on); ``None``
+    when every modality's limit is 0 (nothing is encoded). A modality the limits omit counts 999."""
+    limits = limit_mm_per_prompt or {}
+    per_item = {m: t for m, t in max_tokens_per_item(tower).items() if limits.get(m, 999) > 0}
+    if not per_item:
+        return None
+    modality, tokens = max(per_item.items(), key=lambda kv: (kv[1], kv[0]))
+    budget = max(max_num_batched_tokens, max(per_item.values()))
+    per_prompt = max(1, min(limits.get(modality, 999), max_model_len // tokens))
+    items = max(1, min(budget // tokens, max_num_seqs * per_prompt))
+    return EncoderBatch(modality, tokens, items, budget)
+
+
+def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) -> tuple[int, int]:
+    """(certain, extra) bytes alive at the tower forward's widest point over ``patches`` patches
+    on one TP rank (``mm_encoder_tp_mode`` ``weights``: the attention and MLP widths sharded).
+
+    certain: the running hidden states and the position embeddings (``encoder_metadata`` holds
+    them), the deepstack features produced so far, and the widest block: its norm, then the MLP's
+    ``linear_fc1`` output and activation (``2 x intermediate / TP``), or the attention's qkv, the
+    rotated q and k, its output and projection (``(3 + 2 + 1) x hidden / TP + hidden``); or the
+    end, where the merger's and deepstack outputs and their concatenation are alive together
+    (twice the outputs). extra: the rotary cos/sin tables (float32) and the float32 pixel values'
+    model-dtype copy."""
+    b = dtype_bytes
+    h, i = tower.hidden_size, tower.intermediate_size
+    tokens = patches // tower.patches_per_token
+    out = tokens * tower.out_hidden_size * b
+    base = 2 * patches * h * b  # hidden states + position embeddings
+    deep = tower.deepstack * out
+    mlp = patches * (h + 2 * i // tp) * b
+    attn = patches * (h + 6 * h // tp) * b
+    block = base + deep + max(mlp, attn) + patches * h * b  # + the block's output before the residual add
+    merger = base + deep + 2 * tokens * 4 * h * b  # the merger's fc1 and activation on 4 x hidden
+    end = 2 * out * (1 + tower.deepstack)
+    certain = max(block, merger, end)
+    head_dim = h // tower.num_heads
+    extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b
+    return certain, extra
+
+
+def encoder_term(
+    tower: VisionTower,
+    batch: EncoderBatch,
+    *,
+    tp: int,
+    dtype_bytes: int,
+    runner: str,
+) -> Term:
+    """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
+    peak over the decoder's own terms (see the module text).
+
+    low: the encoder outputs, ``tokens x out_hidden_size x (1 + deepstack)`` in the model dtype,
+    alive through the decoder's dummy run (both runners), plus on V1 the pixel values (model
+    dtype). high: the larger of the tower forward's widest point x :data:`TOWER_SLACK` (with the
+    float32 pixel values and its rotary tables) and the outputs with V1's float32 pixels.
+    """
+    patches = batch.tokens * tower.patches_per_token
+    out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
+    pixels = patches * tower.pixel_elements_per_patch
+    held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
+    held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
+    certain, extra = tower_widest(tower, patches, tp, dtype_bytes)
+    tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
+    low = held_lo
+    high = max(held_hi, tower_hi)
+    source = (
+        f"profile_run: {batch.items} {batch.modality} item(s) x {batch.tokens_per_item:,} tokens (encoder budget "
+        f"{batch.budget:,}; {patches:,} patches through the {tower.model_type} tower, the processors' published "
+        f"default sizes); low: the encoder outputs kept in the encoder cache through the decoder's dummy run "
+        f"({out / MIB:,.0f} MiB"
+        + (", with V1's dummy pixel values" if runner == "V1" else "")
+        + f"); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
+        f"({certain / MIB:,.0f} MiB at factor 1, plus float32 pixels and rotary tables)"
+    )
+    return Term("activation: multimodal encoder", low, high, source)

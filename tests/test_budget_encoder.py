@@ -1,0 +1,142 @@
+"""The multimodal encoder's share of vLLM's profile run (``activation: multimodal encoder``,
+:mod:`dryboot.vllm.worker.encoder_profile`): the dummy batch ``MultiModalBudget`` picks against
+posted lines, the interval's bounds from the tower's widths, refusals by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.errors import InputError
+from dryboot.vllm.worker.encoder_profile import encoder_batch, encoder_term, max_tokens_per_item, vision_tower
+from dryboot.vllm.worker.profile_run import activation_terms, forward_shape
+
+REPO = Path(__file__).resolve().parents[1]
+LINES: list[dict[str, Any]] = json.loads((REPO / "tests/data/budget/encoder/profile-lines.json").read_text())["lines"]
+QWEN3_VL_8B = REPO / "tests/data/configs/public/Qwen--Qwen3-VL-8B-Instruct/config.json"
+QWEN35_27B = REPO / "tests/data/configs/public/Qwen--Qwen3.5-27B/config.json"
+GEMMA4 = REPO / "tests/data/configs/public/google--gemma-4-26B-A4B/config.json"
+
+
+def _config(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+@pytest.mark.parametrize("entry", LINES, ids=lambda e: e["source"].split(" ")[0].rsplit("/", 1)[-1])
+def test_dummy_batch_as_posted(entry: dict[str, Any]) -> None:
+    config = _config(REPO / entry["config"])
+    tower = vision_tower(config["vision_config"], config["model_type"])
+    assert tower is not None
+    batch = encoder_batch(
+        tower,
+        max_num_batched_tokens=entry["max_num_batched_tokens"],
+        max_num_seqs=entry["max_num_seqs"],
+        max_model_len=entry["max_model_len"],
+        limit_mm_per_prompt=entry["limit_mm_per_prompt"],
+    )
+    assert batch is not None
+    line = (
+        f"Encoder cache will be initialized with a budget of {batch.budget} tokens, and profiled with "
+        f"{batch.items} {batch.modality} items of the maximum feature size."
+    )
+    assert line == entry["line"]
+
+
+def test_qwen3_tower_largest_items() -> None:
+    tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
+    assert tower is not None
+    # image: 16,777,216 px / 32^2 = 16,384 tokens; video: 2 frames at 25,165,824 / 2 px = 12,288
+    assert max_tokens_per_item(tower) == {"image": 16384, "video": 12288}
+    # a larger batch budget takes more items (budget // tokens), capped by the decoder's side
+    b = encoder_batch(tower, max_num_batched_tokens=40000, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.budget, b.items, b.modality) == (40000, 2, "image")
+    b = encoder_batch(tower, max_num_batched_tokens=40000, max_num_seqs=1, max_model_len=20000)
+    assert b is not None and b.items == 1
+    # images off: the video is profiled; both off: nothing
+    b = encoder_batch(
+        tower, max_num_batched_tokens=2048, max_num_seqs=8, max_model_len=8192, limit_mm_per_prompt={"image": 0}
+    )
+    assert b is not None and (b.modality, b.tokens_per_item, b.budget) == ("video", 12288, 12288)
+    none = encoder_batch(
+        tower,
+        max_num_batched_tokens=2048,
+        max_num_seqs=8,
+        max_model_len=8192,
+        limit_mm_per_prompt={"image": 0, "video": 0},
+    )
+    assert none is None
+
+
+def test_bounds_from_the_widths() -> None:
+    tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
+    assert tower is not None
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch is not None
+    v2 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V2")
+    # the outputs held through the decoder pass: 16,384 tokens x 4,096 x (1 main + 3 deepstack) x 2 B
+    assert v2.low == 16384 * 4096 * 4 * 2
+    # the tower's MLP alone at 65,536 patches: fc1 and its activation, 2 x 4,304 x 2 B per patch
+    assert v2.high > v2.low + 65536 * 2 * 4304 * 2
+    v1 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V1")
+    # V1 also keeps the dummy pixel values (65,536 patches x 3 x 2 x 16 x 16, at least 2 B)
+    assert v1.low == v2.low + 65536 * 1536 * 2
+    tp2 = encoder_term(tower, batch, tp=2, dtype_bytes=2, runner="V2")
+    assert tp2.low == v2.low and tp2.high < v2.high
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    mnbt=st.integers(1, 300_000),
+    seqs=st.integers(1, 1024),
+    mml=st.integers(1, 1 << 20),
+    image=st.integers(0, 5),
+    video=st.integers(0, 5),
+    tp=st.sampled_from([1, 2, 4, 8]),
+)
+def test_term_is_an_interval(mnbt: int, seqs: int, mml: int, image: int, video: int, tp: int) -> None:
+    tower = vision_tower(_config(QWEN35_27B)["vision_config"])
+    assert tower is not None
+    batch = encoder_batch(
+        tower, max_num_batched_tokens=mnbt, max_num_seqs=seqs, max_model_len=mml,
+        limit_mm_per_prompt={"image": image, "video": video},
+    )
+    if image == 0 and video == 0:
+        assert batch is None
+        return
+    assert batch is not None and batch.items >= 1
+    assert batch.budget >= batch.tokens_per_item and batch.tokens <= max(batch.budget, batch.tokens_per_item)
+    for runner in ("V1", "V2"):
+        t = encoder_term(tower, batch, tp=tp, dtype_bytes=2, runner=runner)
+        assert 0 < t.low <= t.high
+
+
+def test_activation_terms_add_the_encoder_and_refuse_other_towers() -> None:
+    shape = forward_shape(_config(QWEN35_27B))
+    terms = activation_terms(
+        shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    enc = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert len(enc) == 1 and "1 image item(s) x 16,384 tokens" in enc[0].source
+    # skipped: no encoder term, and the decoder's terms unchanged
+    text = activation_terms(
+        shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, encoder_profiled=False
+    )
+    assert [t for t in terms if t is not enc[0]] == text
+    gemma = forward_shape(_config(GEMMA4))
+    with pytest.raises(InputError, match="gemma4_vision tower's forward"):
+        activation_terms(gemma, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192)
+
+
+def test_a_bounded_family_with_a_width_missing_is_refused_by_name() -> None:
+    config = _config(QWEN3_VL_8B)
+    config["vision_config"] = {k: v for k, v in config["vision_config"].items() if k != "intermediate_size"}
+    shape = forward_shape(config)  # the text-only paths still plan
+    assert shape.vision_tower is None
+    with pytest.raises(InputError, match="vision_config.intermediate_size"):
+        activation_terms(shape, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=True, max_model_len=8192)
