@@ -78,16 +78,21 @@ def test_bounds_from_the_widths() -> None:
     assert tower is not None
     batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
     assert batch is not None
-    v2 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V2")
+    v2 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V2", decoder_high=1 << 40)
     # the outputs held through the decoder pass: 16,384 tokens x 4,096 x (1 main + 3 deepstack) x 2 B
     assert v2.low == 16384 * 4096 * 4 * 2
     # the tower's MLP alone at 65,536 patches: fc1 and its activation, 2 x 4,304 x 2 B per patch
     assert v2.high > v2.low + 65536 * 2 * 4304 * 2
-    v1 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V1")
+    v1 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V1", decoder_high=1 << 40)
     # V1 also keeps the dummy pixel values (65,536 patches x 3 x 2 x 16 x 16, at least 2 B)
     assert v1.low == v2.low + 65536 * 1536 * 2
-    tp2 = encoder_term(tower, batch, tp=2, dtype_bytes=2, runner="V2")
+    tp2 = encoder_term(tower, batch, tp=2, dtype_bytes=2, runner="V2", decoder_high=1 << 40)
     assert tp2.low == v2.low and tp2.high < v2.high
+    # with a small decoder peak the run's peak is the tower's: the low bound rises to the tower's
+    # certain widest point (MLP fc1 and activation at 65,536 patches) less the decoder's high bound
+    narrow = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V2", decoder_high=256 << 20)
+    assert narrow.low >= 65536 * 2 * 4304 * 2 - (256 << 20) and narrow.low > v2.low
+    assert narrow.high == v2.high
 
 
 @settings(max_examples=150, deadline=None)
@@ -98,12 +103,16 @@ def test_bounds_from_the_widths() -> None:
     image=st.integers(0, 5),
     video=st.integers(0, 5),
     tp=st.sampled_from([1, 2, 4, 8]),
+    dec=st.integers(0, 1 << 36),
 )
-def test_term_is_an_interval(mnbt: int, seqs: int, mml: int, image: int, video: int, tp: int) -> None:
+def test_term_is_an_interval(mnbt: int, seqs: int, mml: int, image: int, video: int, tp: int, dec: int) -> None:
     tower = vision_tower(_config(QWEN35_27B)["vision_config"])
     assert tower is not None
     batch = encoder_batch(
-        tower, max_num_batched_tokens=mnbt, max_num_seqs=seqs, max_model_len=mml,
+        tower,
+        max_num_batched_tokens=mnbt,
+        max_num_seqs=seqs,
+        max_model_len=mml,
         limit_mm_per_prompt={"image": image, "video": video},
     )
     if image == 0 and video == 0:
@@ -112,7 +121,7 @@ def test_term_is_an_interval(mnbt: int, seqs: int, mml: int, image: int, video: 
     assert batch is not None and batch.items >= 1
     assert batch.budget >= batch.tokens_per_item and batch.tokens <= max(batch.budget, batch.tokens_per_item)
     for runner in ("V1", "V2"):
-        t = encoder_term(tower, batch, tp=tp, dtype_bytes=2, runner=runner)
+        t = encoder_term(tower, batch, tp=tp, dtype_bytes=2, runner=runner, decoder_high=dec)
         assert 0 < t.low <= t.high
 
 

@@ -191,8 +191,8 @@ def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) ->
     ``linear_fc1`` output and activation (``2 x intermediate / TP``), or the attention's qkv, the
     rotated q and k, its output and projection (``(3 + 2 + 1) x hidden / TP + hidden``); or the
     end, where the merger's and deepstack outputs and their concatenation are alive together
-    (twice the outputs). extra: the rotary cos/sin tables (float32) and the float32 pixel values'
-    model-dtype copy."""
+    (twice the outputs). extra: the rotary cos/sin tables (float32), the float32 pixel values'
+    model-dtype copy, and the block's output before the residual add."""
     b = dtype_bytes
     h, i = tower.hidden_size, tower.intermediate_size
     tokens = patches // tower.patches_per_token
@@ -201,12 +201,12 @@ def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) ->
     deep = tower.deepstack * out
     mlp = patches * (h + 2 * i // tp) * b
     attn = patches * (h + 6 * h // tp) * b
-    block = base + deep + max(mlp, attn) + patches * h * b  # + the block's output before the residual add
+    block = base + deep + max(mlp, attn)
     merger = base + deep + 2 * tokens * 4 * h * b  # the merger's fc1 and activation on 4 x hidden
     end = 2 * out * (1 + tower.deepstack)
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
-    extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b
+    extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b
     return certain, extra
 
 
@@ -217,14 +217,18 @@ def encoder_term(
     tp: int,
     dtype_bytes: int,
     runner: str,
+    decoder_high: int,
 ) -> Term:
     """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
     peak over the decoder's own terms (see the module text).
 
-    low: the encoder outputs, ``tokens x out_hidden_size x (1 + deepstack)`` in the model dtype,
-    alive through the decoder's dummy run (both runners), plus on V1 the pixel values (model
-    dtype). high: the larger of the tower forward's widest point x :data:`TOWER_SLACK` (with the
-    float32 pixel values and its rotary tables) and the outputs with V1's float32 pixels.
+    low: the larger of the encoder outputs, ``tokens x out_hidden_size x (1 + deepstack)`` in the
+    model dtype, alive through the decoder's dummy run (both runners), plus on V1 the pixel values
+    (model dtype), and the tower's certain widest point (with its pixel values) less
+    ``decoder_high``, the decoder's own activation high bound (bytes): the run's peak is at least
+    the tower's. high: the larger of the tower forward's widest point x :data:`TOWER_SLACK` (with
+    the float32 pixel values, its rotary tables and a block's output) and the outputs with V1's
+    float32 pixels.
     """
     patches = batch.tokens * tower.patches_per_token
     out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
@@ -233,7 +237,8 @@ def encoder_term(
     held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
     certain, extra = tower_widest(tower, patches, tp, dtype_bytes)
     tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
-    low = held_lo
+    tower_lo = certain * TOWER_SLACK[0] // 100 + pixels * PIXEL_BYTES[0]
+    low = max(held_lo, tower_lo - decoder_high)
     high = max(held_hi, tower_hi)
     source = (
         f"profile_run: {batch.items} {batch.modality} item(s) x {batch.tokens_per_item:,} tokens (encoder budget "
@@ -241,7 +246,8 @@ def encoder_term(
         f"default sizes); low: the encoder outputs kept in the encoder cache through the decoder's dummy run "
         f"({out / MIB:,.0f} MiB"
         + (", with V1's dummy pixel values" if runner == "V1" else "")
-        + f"); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
+        + f"), or the tower's certain widest point less the decoder's high bound ({tower_lo / MIB:,.0f} - "
+        f"{decoder_high / MIB:,.0f} MiB); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
         f"({certain / MIB:,.0f} MiB at factor 1, plus float32 pixels and rotary tables)"
     )
     return Term("activation: multimodal encoder", low, high, source)

@@ -264,10 +264,9 @@ def activation_terms(
 
     :raises InputError: a multimodal model whose encoder is not one dryboot bounds (named).
     """
-    encoder: Term | None = None
+    batch = None
     if shape.multimodal is not None and encoder_profiled:
         tower = shape.vision_tower
-        batch = None
         if tower is not None and max_model_len > 0:
             batch = encoder_batch(
                 tower,
@@ -288,8 +287,6 @@ def activation_terms(
                 "vision tower); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
-        if batch is not None:
-            encoder = encoder_term(tower, batch, tp=tp, dtype_bytes=shape.dtype_bytes, runner=runner)
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
     drafted = ""
@@ -352,6 +349,18 @@ def activation_terms(
                 estimate=(lo + hi) // 2 * MIB if compile_cache == "cold" else 0,
             )
         )
-    if encoder is not None:
-        terms.append(encoder)
+    if batch is not None and shape.vision_tower is not None:
+        # the decoder's pass at its widest (the cold compile's temporaries included): the run's peak is
+        # at least the tower's, so the encoder adds at least the tower's peak less this
+        decoder_high = sum(t.high for t in terms)
+        terms.append(
+            encoder_term(
+                shape.vision_tower,
+                batch,
+                tp=tp,
+                dtype_bytes=shape.dtype_bytes,
+                runner=runner,
+                decoder_high=decoder_high,
+            )
+        )
     return terms
