@@ -147,5 +147,5 @@ def test_a_bounded_family_with_a_width_missing_is_refused_by_name() -> None:
     config["vision_config"] = {k: v for k, v in config["vision_config"].items() if k != "intermediate_size"}
     shape = forward_shape(config)  # the text-only paths still plan
     assert shape.vision_tower is None
-    with pytest.raises(InputError, match="vision_config.intermediate_size"):
+    with pytest.raises(InputError, match=r"vision_config\.intermediate_size"):
         activation_terms(shape, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=True, max_model_len=8192)
