@@ -13,7 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dryboot.errors import InputError
-from dryboot.vllm.worker.encoder_profile import encoder_batch, encoder_term, max_tokens_per_item, vision_tower
+from dryboot.vllm.worker.encoder_profile import (
+    encoder_batch,
+    encoder_term,
+    max_tokens_per_item,
+    processor_max_pixels,
+    vision_tower,
+)
 from dryboot.vllm.worker.profile_run import activation_terms, forward_shape
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +58,7 @@ def test_qwen3_tower_largest_items() -> None:
     tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
     assert tower is not None
     # image: 16,777,216 px / 32^2 = 16,384 tokens; video: 2 frames at 25,165,824 / 2 px = 12,288
-    assert max_tokens_per_item(tower) == {"image": 16384, "video": 12288}
+    assert max_tokens_per_item(tower, 32768) == {"image": 16384, "video": 12288}
     # a larger batch budget takes more items (budget // tokens), capped by the decoder's side
     b = encoder_batch(tower, max_num_batched_tokens=40000, max_num_seqs=256, max_model_len=32768)
     assert b is not None and (b.budget, b.items, b.modality) == (40000, 2, "image")
@@ -149,3 +155,81 @@ def test_a_bounded_family_with_a_width_missing_is_refused_by_name() -> None:
     assert shape.vision_tower is None
     with pytest.raises(InputError, match=r"vision_config\.intermediate_size"):
         activation_terms(shape, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=True, max_model_len=8192)
+
+
+FIDELITY = REPO / "tests/fidelity/data/architectures"
+
+
+def test_qwen2_family_profiles_the_longest_video_the_context_allows() -> None:
+    # Qwen2.5-VL's tower over its fidelity config; the processor's published max_pixels
+    # (files/.../preprocessor_config.json): 12,845,056 px = 16,384 tokens at patch 14, merge 2
+    config = _config(FIDELITY / "Qwen2_5_VLForConditionalGeneration.json")
+    tower = vision_tower(config["vision_config"], config["model_type"])
+    assert tower is not None and tower.gated and not tower.pos_embeds
+    pre = _config(FIDELITY / "files/Qwen2_5_VLForConditionalGeneration/preprocessor_config.json")
+    assert processor_max_pixels(pre) == (12845056, 0)
+    # 128,000 tokens: 14 frames (the cap), 7 temporal patches of 16,384 tokens; a posted 0.23.0 boot of
+    # Qwen2.5-VL-7B-Instruct at max len 128000 logs "a budget of 114688 tokens, and profiled with 1 video
+    # items" (docs/budget.md)
+    b = encoder_batch(tower, max_num_batched_tokens=2048, max_num_seqs=256, max_model_len=128000)
+    assert b is not None and (b.budget, b.items, b.modality) == (114688, 1, "video")
+    # 32,768: 4 frames, 2 temporal patches; below 16,384 the video keeps 1 frame and ties the image:
+    # vLLM's max over (tokens, name) takes the video
+    assert max_tokens_per_item(tower, 32768) == {"image": 16384, "video": 32768}
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=8192)
+    assert b is not None and (b.modality, b.tokens_per_item) == ("video", 16384)
+    # Qwen2-VL: embed_dim and mlp_ratio, the vision hidden_size is the merger's output
+    q2 = _config(FIDELITY / "Qwen2VLForConditionalGeneration.json")
+    t2 = vision_tower(q2["vision_config"], q2["model_type"])
+    assert t2 is not None and (t2.hidden_size, t2.intermediate_size, t2.out_hidden_size) == (128, 512, 512)
+    assert not t2.gated and not t2.pos_embeds
+
+
+def test_a_checkpoints_processor_sizes_decide_the_item(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    config = _config(QWEN3_VL_8B)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    shape = forward_shape(config)
+    assert with_processor_sizes(shape, str(tmp_path / "config.json")) == shape  # none beside it: defaults
+    # a checkpoint whose processor caps images at 1,843,200 px (1,800 tokens) and videos lower
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1843200}}))
+    (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1843200}}))
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert (sized.image_max_pixels, sized.video_max_pixels) == (1843200, 1843200)
+    terms = activation_terms(
+        sized, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=False, max_model_len=8192
+    )
+    enc = next(t for t in terms if t.name == "activation: multimodal encoder")
+    assert "1 image item(s) x 1,800 tokens" in enc.source and "checkpoint's processor configs" in enc.source
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": "big"}}))
+    with pytest.raises(InputError, match=r"size\.longest_edge"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+    (tmp_path / "preprocessor_config.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"preprocessor_config\.json"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["size", "max_pixels", "min_pixels"]),
+        st.one_of(
+            st.integers(-5, 1 << 40),
+            st.booleans(),
+            st.text(max_size=5),
+            st.none(),
+            st.dictionaries(
+                st.sampled_from(["longest_edge", "shortest_edge"]),
+                st.one_of(st.integers(-5, 1 << 40), st.text(max_size=3)),
+            ),
+        ),
+    )
+)
+def test_processor_sizes_parse_or_refuse_in_one_line(pre: dict[str, Any]) -> None:
+    try:
+        image, video = processor_max_pixels(pre)
+    except InputError as e:
+        assert "\n" not in e.line()
+        return
+    assert image >= 0 and video == 0

@@ -24,7 +24,8 @@ term :func:`encoder_term` gives is that difference, over the decoder's own terms
 
 Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 ``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
-``qwen3_5``, ``qwen3_5_moe``). Any other tower is refused by name.
+``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
+Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``). Any other tower is refused by name.
 """
 
 from __future__ import annotations
@@ -34,10 +35,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
 #: ``vision_config.model_type`` of the towers bounded here (the Qwen3-VL vision transformer).
 QWEN3_VISION_TYPES = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+#: Qwen2-VL's and Qwen2.5-VL's towers.
+QWEN2_VISION_TYPES = ("qwen2_vl", "qwen2_5_vl")
+#: ``max_pixels`` of the published Qwen2-VL and Qwen2.5-VL ``preprocessor_config.json`` (the
+#: image processor's size vLLM reads; 16,384 tokens at patch 14 and merge 2). Their videos use the
+#: image processor's size too (``Qwen2VLProcessingInfo.get_num_video_tokens``).
+QWEN2_IMAGE_MAX_PIXELS = 12_845_056
+#: ``_MAX_FRAMES_PER_VIDEO`` (``qwen2_vl.py``, 0.27.1-0.33.0): the dummy video's frame cap.
+QWEN2_MAX_FRAMES_PER_VIDEO = 14
 #: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
 #: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
 #: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
@@ -66,6 +76,10 @@ class VisionTower:
     :param in_channels: colour channels.
     :param out_hidden_size: the merger's output width (the language model's hidden size).
     :param deepstack: how many deepstack mergers add their output beside the main one.
+    :param gated: the MLP is gated (``gate_up_proj`` ``2 x intermediate`` kept beside its
+        activation until ``down_proj``: Qwen2.5-VL); else ``linear_fc1`` and its activation.
+    :param pos_embeds: learned position embeddings added to the patches and kept in the encoder
+        metadata through the blocks (Qwen3-VL).
     """
 
     model_type: str
@@ -78,6 +92,8 @@ class VisionTower:
     in_channels: int
     out_hidden_size: int
     deepstack: int
+    gated: bool = False
+    pos_embeds: bool = True
 
     @property
     def patches_per_token(self) -> int:
@@ -104,6 +120,41 @@ def vision_tower(vision: Mapping[str, Any], model_type: str = "") -> VisionTower
     :raises InputError: a bounded tower's width missing or not a positive integer (named).
     """
     model_type = str(vision.get("model_type") or model_type)
+    if model_type == "qwen2_vl":
+        v = {**QWEN2_VL_VISION, **vision}
+        embed = _pos(v, "embed_dim")
+        ratio = v.get("mlp_ratio")
+        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio <= 0:
+            raise InputError("config.json", "vision_config.mlp_ratio", "must be a positive number to bound the encoder")
+        return VisionTower(
+            model_type=model_type,
+            hidden_size=embed,
+            intermediate_size=int(embed * float(ratio)),
+            num_heads=_pos(v, "num_heads"),
+            patch_size=_pos(v, "patch_size"),
+            temporal_patch_size=_pos(v, "temporal_patch_size"),
+            spatial_merge_size=_pos(v, "spatial_merge_size"),
+            in_channels=int(v.get("in_channels") or v.get("in_chans") or 3),
+            out_hidden_size=_pos(v, "hidden_size"),
+            deepstack=0,
+            pos_embeds=False,
+        )
+    if model_type == "qwen2_5_vl":
+        v = {**QWEN2_5_VL_VISION, **vision}
+        return VisionTower(
+            model_type=model_type,
+            hidden_size=_pos(v, "hidden_size"),
+            intermediate_size=_pos(v, "intermediate_size"),
+            num_heads=_pos(v, "num_heads"),
+            patch_size=_pos(v, "patch_size"),
+            temporal_patch_size=_pos(v, "temporal_patch_size"),
+            spatial_merge_size=_pos(v, "spatial_merge_size"),
+            in_channels=int(v.get("in_channels") or v.get("in_chans") or 3),
+            out_hidden_size=_pos(v, "out_hidden_size"),
+            deepstack=0,
+            gated=True,
+            pos_embeds=False,
+        )
     if model_type not in QWEN3_VISION_TYPES:
         return None
     ds = vision.get("deepstack_visual_indexes") or []
@@ -136,12 +187,60 @@ def _most_features_tokens(max_pixels: int, unit: int) -> int:
     return 1
 
 
-def max_tokens_per_item(tower: VisionTower) -> dict[str, int]:
-    """``get_mm_max_tokens_per_item`` for the processors' published defaults: merged tokens of
-    the largest image and of the profiled 2-frame video (Qwen3-VL)."""
+def _edge(processor: Mapping[str, Any] | None, source: str) -> int:
+    """The ``longest_edge`` pixels of a processor config (``size.longest_edge``, else
+    ``max_pixels``); 0 where it names none."""
+    if not processor:
+        return 0
+    size = processor.get("size")
+    value = size.get("longest_edge") if isinstance(size, Mapping) else None
+    if value is None:
+        value = processor.get("max_pixels")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InputError(source, "size.longest_edge", "must be a positive integer (pixels)")
+    return value
+
+
+def processor_max_pixels(
+    preprocessor: Mapping[str, Any] | None, video_preprocessor: Mapping[str, Any] | None = None
+) -> tuple[int, int]:
+    """(image, video) ``longest_edge`` pixels from a checkpoint's ``preprocessor_config.json`` and
+    ``video_preprocessor_config.json`` as vLLM's processors read them (0: the published default
+    applies).
+
+    :raises InputError: a size that is not a positive integer (named)."""
+    return (
+        _edge(preprocessor, "preprocessor_config.json"),
+        _edge(video_preprocessor, "video_preprocessor_config.json"),
+    )
+
+
+def max_tokens_per_item(
+    tower: VisionTower, max_model_len: int, image_max_pixels: int = 0, video_max_pixels: int = 0
+) -> dict[str, int]:
+    """``get_mm_max_tokens_per_item`` for the processors' sizes (``image_max_pixels`` /
+    ``video_max_pixels`` from the checkpoint's processor configs, 0: the published defaults):
+    merged tokens of the largest image and of the dummy video.
+
+    Qwen3-VL: the video processor's own size over 2 frames. Qwen2-VL / Qwen2.5-VL: frames of the
+    largest image, as many as keep the video within ``max_model_len`` tokens (at least 1, at most
+    :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
     unit = tower.patch_size * tower.spatial_merge_size
-    image = _most_features_tokens(QWEN3_IMAGE_MAX_PIXELS, unit)
-    video = _most_features_tokens(QWEN3_VIDEO_MAX_PIXELS // tower.temporal_patch_size, unit)
+    if tower.model_type in QWEN2_VISION_TYPES:
+        image = _most_features_tokens(image_max_pixels or QWEN2_IMAGE_MAX_PIXELS, unit)
+
+        def video_tokens(frames: int) -> int:
+            return -(-frames // tower.temporal_patch_size) * image
+
+        frames = 1
+        while video_tokens(frames + 1) <= max_model_len:
+            frames += 1
+        frames = max(min(frames, QWEN2_MAX_FRAMES_PER_VIDEO), 1)
+        return {"image": image, "video": video_tokens(frames)}
+    image = _most_features_tokens(image_max_pixels or QWEN3_IMAGE_MAX_PIXELS, unit)
+    video = _most_features_tokens((video_max_pixels or QWEN3_VIDEO_MAX_PIXELS) // tower.temporal_patch_size, unit)
     return {"image": image, "video": video}
 
 
@@ -168,11 +267,15 @@ def encoder_batch(
     max_num_seqs: int,
     max_model_len: int,
     limit_mm_per_prompt: Mapping[str, int] | None = None,
+    image_max_pixels: int = 0,
+    video_max_pixels: int = 0,
 ) -> EncoderBatch | None:
     """The dummy batch ``MultiModalBudget`` picks (0.27.1-0.33.0, chunked prefill on); ``None``
-    when every modality's limit is 0 (nothing is encoded). A modality the limits omit counts 999."""
+    when every modality's limit is 0 (nothing is encoded). A modality the limits omit counts 999;
+    ``image_max_pixels`` / ``video_max_pixels``: as :func:`max_tokens_per_item`."""
     limits = limit_mm_per_prompt or {}
-    per_item = {m: t for m, t in max_tokens_per_item(tower).items() if limits.get(m, 999) > 0}
+    sizes = max_tokens_per_item(tower, max_model_len, image_max_pixels, video_max_pixels)
+    per_item = {m: t for m, t in sizes.items() if limits.get(m, 999) > 0}
     if not per_item:
         return None
     modality, tokens = max(per_item.items(), key=lambda kv: (kv[1], kv[0]))
@@ -197,13 +300,17 @@ def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) ->
     h, i = tower.hidden_size, tower.intermediate_size
     tokens = patches // tower.patches_per_token
     out = tokens * tower.out_hidden_size * b
-    base = 2 * patches * h * b  # hidden states + position embeddings
+    # the hidden states and the residual (Qwen2.5-VL's fused norm) or the position embeddings
+    base = (2 if tower.pos_embeds or tower.gated else 1) * patches * h * b
     deep = tower.deepstack * out
-    mlp = patches * (h + 2 * i // tp) * b
+    # gated: gate_up (2 I) beside its activation (I) until down_proj; else fc1 and its activation
+    mlp = patches * (h + (3 if tower.gated else 2) * i // tp) * b
     attn = patches * (h + 6 * h // tp) * b
     block = base + deep + max(mlp, attn)
-    merger = base + deep + 2 * tokens * 4 * h * b  # the merger's fc1 and activation on 4 x hidden
-    end = 2 * out * (1 + tower.deepstack)
+    merger = base + deep + 2 * patches * h * b  # the merger's fc1 and activation on merge^2 x hidden per token
+    # the merger's output beside its concatenation with the deepstack features (Qwen3-VL's
+    # torch.cat copies even without them) or its reverse-window-index copy (Qwen2.5-VL)
+    end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
     extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b
@@ -218,6 +325,7 @@ def encoder_term(
     dtype_bytes: int,
     runner: str,
     decoder_high: int,
+    sizes: str = "published default sizes",
 ) -> Term:
     """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
     peak over the decoder's own terms (see the module text).
@@ -242,8 +350,8 @@ def encoder_term(
     high = max(held_hi, tower_hi)
     source = (
         f"profile_run: {batch.items} {batch.modality} item(s) x {batch.tokens_per_item:,} tokens (encoder budget "
-        f"{batch.budget:,}; {patches:,} patches through the {tower.model_type} tower, the processors' published "
-        f"default sizes); low: the encoder outputs kept in the encoder cache through the decoder's dummy run "
+        f"{batch.budget:,}; {patches:,} patches through the {tower.model_type} tower, at the processors' "
+        f"{sizes}); low: the encoder outputs kept in the encoder cache through the decoder's dummy run "
         f"({out / MIB:,.0f} MiB"
         + (", with V1's dummy pixel values" if runner == "V1" else "")
         + f"), or the tower's certain widest point less the decoder's high bound ({tower_lo / MIB:,.0f} - "

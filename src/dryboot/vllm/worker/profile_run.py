@@ -98,7 +98,9 @@ class ForwardShape:
     :param modalities: the modalities its encoders may serve (``image``, ``video``, ``audio``).
     :param vision_tower: the vision tower's widths where :mod:`~dryboot.vllm.worker.encoder_profile`
         bounds it; ``vision_model_type``: the ``vision_config``'s ``model_type`` (named in a refusal);
-        ``vision_refusal``: why a tower of a bounded family cannot be sized (a width missing).
+        ``vision_refusal``: why a tower of a bounded family cannot be sized (a width missing);
+        ``image_max_pixels`` / ``video_max_pixels``: the checkpoint's processor sizes (0: the
+        published defaults; :func:`~dryboot.vllm.worker.encoder_profile.processor_max_pixels`).
     """
 
     vocab_size: int
@@ -114,6 +116,8 @@ class ForwardShape:
     vision_tower: VisionTower | None = None
     vision_model_type: str = ""
     vision_refusal: str = ""
+    image_max_pixels: int = 0
+    video_max_pixels: int = 0
 
 
 def _int(cfg: Mapping[str, Any], *keys: str) -> int:
@@ -274,6 +278,8 @@ def activation_terms(
                 max_num_seqs=max_num_seqs,
                 max_model_len=max_model_len,
                 limit_mm_per_prompt=mm_limits,
+                image_max_pixels=shape.image_max_pixels,
+                video_max_pixels=shape.video_max_pixels,
             )
         if tower is None or max_model_len <= 0:
             what = f"the {shape.vision_model_type} tower's" if shape.vision_model_type else f"the {shape.multimodal}'s"
@@ -283,8 +289,8 @@ def activation_terms(
                 "activation",
                 "multimodal encoder profiling",
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
-                f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen3-VL "
-                "vision tower); --language-model-only, "
+                f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
+                "Qwen2.5-VL and Qwen3-VL vision towers); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
@@ -361,6 +367,9 @@ def activation_terms(
                 dtype_bytes=shape.dtype_bytes,
                 runner=runner,
                 decoder_high=decoder_high,
+                sizes="sizes in the checkpoint's processor configs"
+                if shape.image_max_pixels or shape.video_max_pixels
+                else "published default sizes (no preprocessor_config.json beside the config)",
             )
         )
     return terms
