@@ -58,8 +58,13 @@ QWEN3_IMAGE_MAX_PIXELS = 16_777_216
 QWEN3_VIDEO_MAX_PIXELS = 25_165_824
 #: the tower's transient over its widest block's live tensors (low, high), percent: eager
 #: PyTorch kernels' temporaries and the attention's workspace (FlashAttention varlen, linear in
-#: the patches); the same slack as the decoder's forward.
-TOWER_SLACK = (100, 150)
+#: the patches). One posted boot pins it: Qwen2.5-VL-7B-Instruct on vLLM 0.23.0 (A100-SXM4-80GB,
+#: util 0.22, max len 128000: one video of 114,688 tokens, 458,752 patches) logs "Available KV
+#: cache memory: -14.28 GiB" beside 15.67 GiB of weights and a 0.53 GiB graph estimate, so the
+#: activation and non-torch memory are 15.51 GiB (activation 14.81-15.36 with 0.15-0.70 of
+#: non-torch); the tower's certain widest point (13.14 GiB) with its pixel values (1.00-2.01)
+#: is 14.15-15.15 GiB: the transient is at most 109 % of the certain point (docs/budget.md).
+TOWER_SLACK = (100, 125)
 #: bytes per pixel-value element on the device (low, high): the processor's float32 tensors,
 #: cast to the model dtype inside the tower (``x.to(dtype=self.dtype)``) or before.
 PIXEL_BYTES = (2, 4)
@@ -303,8 +308,10 @@ def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) ->
     # the hidden states and the residual (Qwen2.5-VL's fused norm) or the position embeddings
     base = (2 if tower.pos_embeds or tower.gated else 1) * patches * h * b
     deep = tower.deepstack * out
-    # gated: gate_up (2 I) beside its activation (I) until down_proj; else fc1 and its activation
-    mlp = patches * (h + (3 if tower.gated else 2) * i // tp) * b
+    # gated (Qwen2.5-VL): the block's input, attention output and fused norm (3 H), gate_up (2 I) and
+    # its activation (I) held until down_proj's output (H) exists; else (fc2(act(fc1(x)))) the
+    # norm, fc1 and its activation (fc1 is freed before fc2 runs)
+    mlp = patches * (2 * h + 3 * i // tp) * b if tower.gated else patches * (h + 2 * i // tp) * b
     attn = patches * (h + 6 * h // tp) * b
     block = base + deep + max(mlp, attn)
     merger = base + deep + 2 * patches * h * b  # the merger's fc1 and activation on merge^2 x hidden per token
