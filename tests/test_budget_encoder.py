@@ -233,3 +233,33 @@ def test_processor_sizes_parse_or_refuse_in_one_line(pre: dict[str, Any]) -> Non
         assert "\n" not in e.line()
         return
     assert image >= 0 and video == 0
+
+
+def test_fixed_size_towers_of_llava_and_paligemma() -> None:
+    llava = _config(FIDELITY / "LlavaForConditionalGeneration.json")  # CLIP, image 112, patch 14
+    shape = forward_shape(llava)
+    tower = shape.vision_tower
+    assert tower is not None and tower.class_token
+    # 8 x 8 patches and a class token run; the "default" strategy drops the class token: 64 tokens
+    assert (tower.image_patches, tower.image_tokens) == (65, 64)
+    assert tower.out_hidden_size == llava["text_config"]["hidden_size"]  # the projector's output
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=4096)
+    assert b is not None and (b.modality, b.items, b.tokens) == ("image", 128, 8192)
+    full = vision_tower(llava["vision_config"], "llava", "full")
+    assert full is not None and full.image_tokens == 65
+    t = encoder_term(tower, b, tp=1, dtype_bytes=2, runner="V1", decoder_high=1 << 40)
+    # V1 holds the outputs and the pixel values (128 images x 3 x 112 x 112, at least 2 B)
+    assert t.low == 8192 * tower.out_hidden_size * 2 + 128 * 3 * 112 * 112 * 2
+    pali = _config(FIDELITY / "PaliGemmaForConditionalGeneration.json")  # SigLIP 224 / 14: 256 tokens
+    pt = forward_shape(pali).vision_tower
+    assert pt is not None and (pt.image_patches, pt.image_tokens, pt.projector_widths) == (256, 256, 1)
+    # an image-only wrapper: images off leaves nothing to encode
+    assert (
+        encoder_batch(
+            pt, max_num_batched_tokens=8192, max_num_seqs=8, max_model_len=8192, limit_mm_per_prompt={"image": 0}
+        )
+        is None
+    )
+    nxt = forward_shape(_config(FIDELITY / "LlavaNextForConditionalGeneration.json"))
+    with pytest.raises(InputError, match=r"clip_vision_model \(in llava_next"):
+        activation_terms(nxt, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096)

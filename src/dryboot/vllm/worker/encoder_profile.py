@@ -25,7 +25,9 @@ term :func:`encoder_term` gives is that difference, over the decoder's own terms
 Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 ``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
 ``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
-Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``). Any other tower is refused by name.
+Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
+of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``). Any other tower (and
+LLaVA-NeXT's any-resolution tiling) is refused by name.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.models import clip, siglip
 from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
@@ -48,6 +51,12 @@ QWEN2_VISION_TYPES = ("qwen2_vl", "qwen2_5_vl")
 QWEN2_IMAGE_MAX_PIXELS = 12_845_056
 #: ``_MAX_FRAMES_PER_VIDEO`` (``qwen2_vl.py``, 0.27.1-0.33.0): the dummy video's frame cap.
 QWEN2_MAX_FRAMES_PER_VIDEO = 14
+#: wrappers whose image is one fixed-size crop through a CLIP or SigLIP tower (top-level
+#: ``model_type``), with the towers they may hold (``vision_config.model_type``).
+FIXED_SIZE_WRAPPERS = {
+    "llava": ("clip_vision_model", "siglip_vision_model"),
+    "paligemma": ("siglip_vision_model",),
+}
 #: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
 #: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
 #: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
@@ -85,6 +94,11 @@ class VisionTower:
         activation until ``down_proj``: Qwen2.5-VL); else ``linear_fc1`` and its activation.
     :param pos_embeds: learned position embeddings added to the patches and kept in the encoder
         metadata through the blocks (Qwen3-VL).
+    :param image_tokens: a fixed-size tower's tokens per image (0: the Qwen towers, sized by the
+        processor); ``class_token``: it runs a class token beside the patches (CLIP);
+        ``image_patches``: the positions it runs per image (patches and class token);
+        ``projector_widths``: output-wide tensors alive at its projector's widest (LLaVA's two
+        linears: 2; PaliGemma's one: 1).
     """
 
     model_type: str
@@ -99,10 +113,23 @@ class VisionTower:
     deepstack: int
     gated: bool = False
     pos_embeds: bool = True
+    image_tokens: int = 0
+    class_token: bool = False
+    image_patches: int = 0
+    projector_widths: int = 0
 
     @property
     def patches_per_token(self) -> int:
         return self.spatial_merge_size**2
+
+    def patches(self, items: int, tokens: int) -> int:
+        """The positions the tower runs for ``items`` items of ``tokens`` merged tokens in all."""
+        return items * self.image_patches if self.image_tokens else tokens * self.patches_per_token
+
+    def pixels(self, items: int, tokens: int) -> int:
+        """Pixel-value elements of the dummy batch (a class token has none)."""
+        patches = self.patches(items, tokens) - (items if self.class_token else 0)
+        return patches * self.pixel_elements_per_patch
 
     @property
     def pixel_elements_per_patch(self) -> int:
@@ -116,14 +143,17 @@ def _pos(cfg: Mapping[str, Any], key: str) -> int:
     return v
 
 
-def vision_tower(vision: Mapping[str, Any], model_type: str = "") -> VisionTower | None:
+def vision_tower(vision: Mapping[str, Any], model_type: str = "", strategy: str = "default") -> VisionTower | None:
     """The :class:`VisionTower` of a ``vision_config``, or ``None`` for a tower this module does
     not bound (the caller refuses it by name). ``model_type``: the top-level config's, which
     decides the tower where the ``vision_config`` names none (the config class's default then
-    applies, as transformers reads it).
+    applies, as transformers reads it), and a LLaVA's or PaliGemma's fixed-size tower;
+    ``strategy``: LLaVA's ``vision_feature_select_strategy``.
 
     :raises InputError: a bounded tower's width missing or not a positive integer (named).
     """
+    if model_type in FIXED_SIZE_WRAPPERS:
+        return _fixed_size_tower(vision, model_type, strategy)
     model_type = str(vision.get("model_type") or model_type)
     if model_type == "qwen2_vl":
         v = {**QWEN2_VL_VISION, **vision}
@@ -176,6 +206,46 @@ def vision_tower(vision: Mapping[str, Any], model_type: str = "") -> VisionTower
         in_channels=int(vision.get("in_channels") or 3),
         out_hidden_size=_pos(vision, "out_hidden_size"),
         deepstack=len(ds),
+    )
+
+
+def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) -> VisionTower | None:
+    """A LLaVA's or PaliGemma's CLIP / SigLIP tower: one ``image_size`` crop of
+    ``(image_size / patch_size)^2`` patches (CLIP adds a class token), the tokens LLaVA selects
+    (``get_num_selected_vision_tokens``: ``default`` drops one, ``full`` keeps all), PaliGemma all."""
+    kind = str(vision.get("model_type") or "")
+    if kind not in FIXED_SIZE_WRAPPERS[wrapper]:
+        return None
+    v = {**(clip.DEFAULTS if kind == "clip_vision_model" else siglip.DEFAULTS), **vision}
+    size, patch = _pos(v, "image_size"), _pos(v, "patch_size")
+    if size % patch:
+        raise InputError("config.json", "vision_config.image_size", "must be a multiple of patch_size")
+    cls = kind == "clip_vision_model"
+    encoded = (size // patch) ** 2 + (1 if cls else 0)
+    if wrapper == "paligemma":
+        tokens = encoded
+    elif strategy == "default":
+        tokens = encoded - 1
+    elif strategy == "full":
+        tokens = encoded
+    else:
+        raise InputError("config.json", "vision_feature_select_strategy", f"{strategy!r}: not default or full")
+    return VisionTower(
+        model_type=kind,
+        hidden_size=_pos(v, "hidden_size"),
+        intermediate_size=_pos(v, "intermediate_size"),
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=1,
+        in_channels=int(v.get("num_channels") or 3),
+        out_hidden_size=0,  # set from the text config by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=max(tokens, 1),
+        class_token=cls,
+        image_patches=encoded,
+        projector_widths=1 if wrapper == "paligemma" else 2,
     )
 
 
@@ -232,6 +302,8 @@ def max_tokens_per_item(
     Qwen3-VL: the video processor's own size over 2 frames. Qwen2-VL / Qwen2.5-VL: frames of the
     largest image, as many as keep the video within ``max_model_len`` tokens (at least 1, at most
     :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
+    if tower.image_tokens:
+        return {"image": tower.image_tokens}
     unit = tower.patch_size * tower.spatial_merge_size
     if tower.model_type in QWEN2_VISION_TYPES:
         image = _most_features_tokens(image_max_pixels or QWEN2_IMAGE_MAX_PIXELS, unit)
@@ -290,7 +362,9 @@ def encoder_batch(
     return EncoderBatch(modality, tokens, items, budget)
 
 
-def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) -> tuple[int, int]:
+def tower_widest(
+    tower: VisionTower, patches: int, tp: int, dtype_bytes: int, tokens: int | None = None
+) -> tuple[int, int]:
     """(certain, extra) bytes alive at the tower forward's widest point over ``patches`` patches
     on one TP rank (``mm_encoder_tp_mode`` ``weights``: the attention and MLP widths sharded).
 
@@ -299,11 +373,13 @@ def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) ->
     ``linear_fc1`` output and activation (``2 x intermediate / TP``), or the attention's qkv, the
     rotated q and k, its output and projection (``(3 + 2 + 1) x hidden / TP + hidden``); or the
     end, where the merger's and deepstack outputs and their concatenation are alive together
-    (twice the outputs). extra: the rotary cos/sin tables (float32), the float32 pixel values'
-    model-dtype copy, and the block's output before the residual add."""
+    (twice the outputs); a LLaVA's projector (``linear_1`` and its activation, or its output and
+    ``linear_2``'s: two output widths), PaliGemma's linear (one). ``tokens``: the output tokens
+    (default ``patches / merge^2``). extra: the rotary cos/sin tables (float32), the float32 pixel
+    values' model-dtype copy, and the block's output before the residual add."""
     b = dtype_bytes
     h, i = tower.hidden_size, tower.intermediate_size
-    tokens = patches // tower.patches_per_token
+    tokens = patches // tower.patches_per_token if tokens is None else tokens
     out = tokens * tower.out_hidden_size * b
     # the hidden states and the residual (Qwen2.5-VL's fused norm) or the position embeddings
     base = (2 if tower.pos_embeds or tower.gated else 1) * patches * h * b
@@ -318,6 +394,9 @@ def tower_widest(tower: VisionTower, patches: int, tp: int, dtype_bytes: int) ->
     # the merger's output beside its concatenation with the deepstack features (Qwen3-VL's
     # torch.cat copies even without them) or its reverse-window-index copy (Qwen2.5-VL)
     end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
+    if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
+        end = tower.projector_widths * out
+        merger = base + end
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
     extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b
@@ -345,12 +424,12 @@ def encoder_term(
     the float32 pixel values, its rotary tables and a block's output) and the outputs with V1's
     float32 pixels.
     """
-    patches = batch.tokens * tower.patches_per_token
+    patches = tower.patches(batch.items, batch.tokens)
     out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
-    pixels = patches * tower.pixel_elements_per_patch
+    pixels = tower.pixels(batch.items, batch.tokens)
     held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
     held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
-    certain, extra = tower_widest(tower, patches, tp, dtype_bytes)
+    certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
     tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
     tower_lo = certain * TOWER_SLACK[0] // 100 + pixels * PIXEL_BYTES[0]
     low = max(held_lo, tower_lo - decoder_high)

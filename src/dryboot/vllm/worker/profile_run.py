@@ -25,7 +25,7 @@ inside the profile run, its own term (``COLD_COMPILE_MIB``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -161,17 +161,24 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
     tower, vision_refusal = None, ""
     if isinstance(vision, Mapping):
         try:
-            tower = vision_tower(vision, str(config.get("model_type") or ""))
+            tower = vision_tower(
+                vision,
+                str(config.get("model_type") or ""),
+                str(config.get("vision_feature_select_strategy") or "default"),
+            )
         except InputError as e:  # refused only where the encoder is profiled (activation_terms)
             vision_refusal = str(e)
+        if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
+            tower = replace(tower, out_hidden_size=hidden)
+    vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
+    if tower is None and vision_type in ("clip_vision_model", "siglip_vision_model"):
+        vision_type += f" (in {config.get('model_type')}: only LLaVA's and PaliGemma's single crop are bounded)"
     return ForwardShape(
         multimodal=encoder,
         modalities=modalities,
         vision_tower=tower,
         vision_refusal=vision_refusal,
-        vision_model_type=(tower.model_type if tower else str(vision.get("model_type") or ""))
-        if isinstance(vision, Mapping)
-        else "",
+        vision_model_type=tower.model_type if tower else vision_type,
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
@@ -228,6 +235,15 @@ def forward_widest(shape: ForwardShape, tokens: int, tp: int) -> int:
 def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
     """The rows ``_dummy_sampler_run`` samples: ``min(max_num_seqs, max_num_batched_tokens)``."""
     return min(max_num_seqs, max_num_batched_tokens)
+
+
+def _sizes_said(shape: ForwardShape) -> str:
+    """Where the largest item's size came from, for the encoder term's text."""
+    if shape.vision_tower is not None and shape.vision_tower.image_tokens:
+        return "vision config's image_size (one crop per image)"
+    if shape.image_max_pixels or shape.video_max_pixels:
+        return "sizes in the checkpoint's processor configs"
+    return "published default sizes (no preprocessor_config.json beside the config)"
 
 
 def activation_terms(
@@ -290,7 +306,7 @@ def activation_terms(
                 "multimodal encoder profiling",
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
-                "Qwen2.5-VL and Qwen3-VL vision towers); --language-model-only, "
+                "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's and PaliGemma's CLIP / SigLIP); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
@@ -367,9 +383,7 @@ def activation_terms(
                 dtype_bytes=shape.dtype_bytes,
                 runner=runner,
                 decoder_high=decoder_high,
-                sizes="sizes in the checkpoint's processor configs"
-                if shape.image_max_pixels or shape.video_max_pixels
-                else "published default sizes (no preprocessor_config.json beside the config)",
+                sizes=_sizes_said(shape),
             )
         )
     return terms
