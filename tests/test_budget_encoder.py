@@ -263,3 +263,17 @@ def test_fixed_size_towers_of_llava_and_paligemma() -> None:
     nxt = forward_shape(_config(FIDELITY / "LlavaNextForConditionalGeneration.json"))
     with pytest.raises(InputError, match=r"clip_vision_model \(in llava_next"):
         activation_terms(nxt, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096)
+
+
+def test_only_the_v2_runners_first_stage_encodes() -> None:
+    shape = forward_shape(_config(QWEN35_27B))
+    kw: dict[str, Any] = {"max_num_batched_tokens": 2048, "max_num_seqs": 8, "tp": 1, "compiled": False}
+    names = {
+        (runner, first): [
+            t.name for t in activation_terms(shape, runner=runner, first_stage=first, max_model_len=8192, **kw)
+        ]
+        for runner in ("V1", "V2")
+        for first in (True, False)
+    }
+    assert "activation: multimodal encoder" not in names[("V2", False)]
+    assert all("activation: multimodal encoder" in names[k] for k in (("V2", True), ("V1", True), ("V1", False)))

@@ -393,6 +393,7 @@ def estimate_budget(
         or model.max_len.max_position_embeddings
         or 0,
         mm_limits=args.mm_limits,
+        first_stage=pp_rank == 0,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

@@ -263,6 +263,7 @@ def activation_terms(
     drafter_pass: bool = False,
     max_model_len: int = 0,
     mm_limits: Mapping[str, int] | None = None,
+    first_stage: bool = True,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -280,7 +281,8 @@ def activation_terms(
     (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality); where it
     runs, ``activation: multimodal encoder`` is added
     (:func:`~dryboot.vllm.worker.encoder_profile.encoder_term`, over ``max_model_len`` and the
-    ``mm_limits`` of ``--limit-mm-per-prompt``).
+    ``mm_limits`` of ``--limit-mm-per-prompt``); on the V2 runner only the first pipeline stage
+    encodes (``first_stage``), on V1 every stage does.
 
     :raises InputError: a multimodal model whose encoder is not one dryboot bounds (named).
     """
@@ -371,7 +373,7 @@ def activation_terms(
                 estimate=(lo + hi) // 2 * MIB if compile_cache == "cold" else 0,
             )
         )
-    if batch is not None and shape.vision_tower is not None:
+    if batch is not None and shape.vision_tower is not None and (first_stage or runner != "V2"):
         # the decoder's pass at its widest (the cold compile's temporaries included): the run's peak is
         # at least the tower's, so the encoder adds at least the tower's peak less this
         decoder_high = sum(t.high for t in terms)
