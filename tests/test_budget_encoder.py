@@ -277,3 +277,48 @@ def test_only_the_v2_runners_first_stage_encodes() -> None:
     }
     assert "activation: multimodal encoder" not in names[("V2", False)]
     assert all("activation: multimodal encoder" in names[k] for k in (("V2", True), ("V1", True), ("V1", False)))
+
+
+_WIDTH_KEYS = [
+    "hidden_size",
+    "intermediate_size",
+    "num_heads",
+    "num_attention_heads",
+    "patch_size",
+    "temporal_patch_size",
+    "spatial_merge_size",
+    "out_hidden_size",
+    "embed_dim",
+    "mlp_ratio",
+    "image_size",
+    "deepstack_visual_indexes",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(_WIDTH_KEYS),
+        st.one_of(
+            st.integers(-3, 5000),
+            st.floats(allow_nan=True),
+            st.booleans(),
+            st.text(max_size=3),
+            st.lists(st.integers(0, 40), max_size=4),
+        ),
+    ),
+    st.sampled_from(["qwen3_vl", "qwen3_5", "qwen2_vl", "qwen2_5_vl", "llava", "paligemma", "gemma3"]),
+    st.sampled_from(["clip_vision_model", "siglip_vision_model", None]),
+)
+def test_hostile_vision_configs_give_a_tower_none_or_one_line(
+    vision: dict[str, Any], model_type: str, kind: str | None
+) -> None:
+    if kind is not None:
+        vision = {**vision, "model_type": kind}
+    try:
+        tower = vision_tower(vision, model_type)
+    except InputError as e:
+        assert "\n" not in e.line()
+        return
+    if tower is not None:
+        assert tower.hidden_size > 0 and tower.patch_size > 0 and tower.spatial_merge_size > 0

@@ -159,7 +159,7 @@ def vision_tower(vision: Mapping[str, Any], model_type: str = "", strategy: str 
         v = {**QWEN2_VL_VISION, **vision}
         embed = _pos(v, "embed_dim")
         ratio = v.get("mlp_ratio")
-        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or ratio <= 0:
+        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio < 1024:
             raise InputError("config.json", "vision_config.mlp_ratio", "must be a positive number to bound the encoder")
         return VisionTower(
             model_type=model_type,
