@@ -322,3 +322,12 @@ def test_hostile_vision_configs_give_a_tower_none_or_one_line(
         return
     if tower is not None:
         assert tower.hidden_size > 0 and tower.patch_size > 0 and tower.spatial_merge_size > 0
+
+
+def test_an_absurd_processor_size_is_refused_not_searched() -> None:
+    tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
+    assert tower is not None
+    with pytest.raises(InputError, match="over 16,777,216 tokens"):
+        max_tokens_per_item(tower, 8192, image_max_pixels=10**18)
+    # a prime token count is factored into the widest grid of aspect ratio 200 or less
+    assert max_tokens_per_item(tower, 8192, image_max_pixels=16411 * 1024)["image"] <= 16411

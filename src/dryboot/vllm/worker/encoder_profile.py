@@ -51,6 +51,9 @@ QWEN2_VISION_TYPES = ("qwen2_vl", "qwen2_5_vl")
 QWEN2_IMAGE_MAX_PIXELS = 12_845_056
 #: ``_MAX_FRAMES_PER_VIDEO`` (``qwen2_vl.py``, 0.27.1-0.33.0): the dummy video's frame cap.
 QWEN2_MAX_FRAMES_PER_VIDEO = 14
+#: the largest item dryboot sizes, merged tokens (a processor size past it is refused: no checkpoint
+#: comes near it, and the factor search would not end in time).
+MAX_ITEM_TOKENS = 1 << 24
 #: wrappers whose image is one fixed-size crop through a CLIP or SigLIP tower (top-level
 #: ``model_type``), with the towers they may hold (``vision_config.model_type``).
 FIXED_SIZE_WRAPPERS = {
@@ -253,6 +256,10 @@ def _most_features_tokens(max_pixels: int, unit: int) -> int:
     """Tokens of ``get_image_size_with_most_features``: the largest ``h x w`` merged-token grid
     of at most ``max_pixels // unit**2`` tokens with an aspect ratio of at most 200."""
     n = max_pixels // (unit * unit)
+    if n > MAX_ITEM_TOKENS:
+        raise InputError(
+            "preprocessor_config.json", "size.longest_edge", f"{max_pixels} px is over {MAX_ITEM_TOKENS:,} tokens"
+        )
     for seq in range(n, 0, -1):
         d = int(seq**0.5)
         while d > 1 and seq % d:
