@@ -32,6 +32,7 @@ LLaVA-NeXT's any-resolution tiling) is refused by name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -261,7 +262,7 @@ def _most_features_tokens(max_pixels: int, unit: int) -> int:
             "preprocessor_config.json", "size.longest_edge", f"{max_pixels} px is over {MAX_ITEM_TOKENS:,} tokens"
         )
     for seq in range(n, 0, -1):
-        d = int(seq**0.5)
+        d = math.isqrt(seq)
         while d > 1 and seq % d:
             d -= 1
         if seq // d / d <= 200:
