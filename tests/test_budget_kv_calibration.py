@@ -180,6 +180,11 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if weights.refused:
         row.out_of_range = f"weights: {weights.refused}"
         return row
+    if weights.stages[0].loaded_bytes > (args.gpu_memory_bytes or gpu.cuda_total_bytes):
+        # vLLM cannot have booted these weights on this card: the config is not the served checkpoint's
+        # (club-3090's Qwen3.6-27B on 24 GiB cards with Qwen3.5-27B's bf16 config standing in)
+        row.out_of_range = "weights: the config's weights per rank exceed the GPU: a stand-in for the checkpoint served"
+        return row
     # the compile cache's state as the log shows it (corpus logs are named relative to DATA);
     # warm: vLLM loads a compiled artifact ("Directly load the compiled graph", 0.27.1's "Directly
     # load AOT compilation"); cold: it compiles one

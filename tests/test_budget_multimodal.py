@@ -73,13 +73,16 @@ def test_limit_parser_gives_counts_or_one_value_error(text: str) -> None:
     assert dict(parsed) == {k: (v["count"] if isinstance(v, dict) else v) for k, v in data.items()}
 
 
-def test_cli_vision_language_model_refused_by_name_unless_the_encoder_is_skipped() -> None:
-    default = _plan()
-    assert default.returncode == 3, default.stderr  # undetermined
-    refused = json.loads(default.stdout)["budget"]["refused"]
-    assert refused.startswith("activation: multimodal encoder profiling:")
-    assert "--language-model-only" in refused and "--limit-mm-per-prompt 0 for image, video" in refused
-    assert json.loads(_plan("--limit-mm-per-prompt", '{"image": 0}').stdout)["budget"]["refused"] == refused
+def test_cli_vision_language_model_gets_the_encoder_term_unless_skipped() -> None:
+    default = json.loads(_plan().stdout)["budget"]
+    assert default.get("refused") is None
+    enc = [t for t in default["terms"] if t["name"] == "activation: multimodal encoder"]
+    assert len(enc) == 1 and 0 < enc[0]["low"] < enc[0]["high"]
+    assert "1 image item(s) x 16,384 tokens" in enc[0]["source"]
+    video = json.loads(_plan("--limit-mm-per-prompt", '{"image": 0}').stdout)["budget"]
+    venc = [t for t in video["terms"] if t["name"] == "activation: multimodal encoder"]
+    assert len(venc) == 1 and "1 video item(s) x 12,288 tokens" in venc[0]["source"]
+    assert venc[0]["low"] < enc[0]["low"]
 
     lmo = json.loads(_plan("--language-model-only").stdout)["budget"]
     zero = json.loads(_plan("--limit-mm-per-prompt", '{"image": 0, "video": 0}').stdout)["budget"]
@@ -87,10 +90,14 @@ def test_cli_vision_language_model_refused_by_name_unless_the_encoder_is_skipped
     for b in (lmo, zero, skip):
         kv = b["available_kv_cache_bytes"]
         assert kv["low"] <= kv["estimate"] <= kv["high"]
+        assert not any(t["name"] == "activation: multimodal encoder" for t in b["terms"])
     assert lmo == zero
     # --skip-mm-profiling still loads the tower: more weights, the same activation
     assert skip["weights_bytes"] > lmo["weights_bytes"]
     assert skip["activation_bytes"] == lmo["activation_bytes"]
+    # the tower profiled: the same weights as skipping, and less KV cache
+    assert default["weights_bytes"] == skip["weights_bytes"]
+    assert default["available_kv_cache_bytes"]["high"] < skip["available_kv_cache_bytes"]["high"]
 
 
 def test_cli_bad_limit_is_one_line_exit_2() -> None:
@@ -110,4 +117,4 @@ def test_profile_takes_the_limits_as_a_toml_table(tmp_path: Path) -> None:
     )
     results = {p.name: pl for p, _, pl in run(load_profiles(tmp_path / "p.toml"))}
     assert any(n.startswith("KV budget predicted") for n in results["text"].notes)
-    assert any("multimodal encoder profiling" in n for n in results["vision"].notes)
+    assert any(n.startswith("KV budget predicted") for n in results["vision"].notes)

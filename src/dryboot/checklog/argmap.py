@@ -106,6 +106,9 @@ MEASURED = frozenset(
         "enable_cumem_allocator",
         "limit_mm_per_prompt",
         "mm_processor_cache_gb",
+        # the multimodal encoder's profile: the largest item's size and how TP splits the tower
+        "mm_processor_kwargs",
+        "mm_encoder_tp_mode",
         "skip_mm_profiling",
         "enable_expert_parallel",
         "enable_eplb",

@@ -30,7 +30,7 @@ from dryboot.vllm.worker.budget import (
     request_memory,
     safe_kv_cache_memory_bytes,
 )
-from dryboot.vllm.worker.profile_run import forward_shape
+from dryboot.vllm.worker.profile_run import ForwardShape, forward_shape
 
 __all__ = [
     "EXIT_CODES",
@@ -262,6 +262,27 @@ def _request_bytes(p: Plan) -> int | None:
     return None
 
 
+def with_processor_sizes(shape: ForwardShape, source: str) -> ForwardShape:
+    """``shape`` with the largest image and video sizes of the checkpoint's
+    ``preprocessor_config.json`` / ``video_preprocessor_config.json`` beside ``source`` (the
+    config.json), as vLLM's processors read them; unchanged for a model without a bounded vision
+    tower or without those files (the published defaults then apply, and the term says so).
+
+    :raises InputError: an unreadable or malformed processor config (named)."""
+    from dryboot.vllm.transformers_utils.config import load_config_json  # at call: I/O at the edge
+    from dryboot.vllm.worker.encoder_profile import processor_max_pixels
+
+    if shape.vision_tower is None:
+        return shape
+    folder = Path(source).parent
+    found = [folder / n for n in ("preprocessor_config.json", "video_preprocessor_config.json")]
+    image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
+    if image is None and video is None:
+        return shape
+    image_px, video_px = processor_max_pixels(image, video)
+    return replace(shape, image_max_pixels=image_px, video_max_pixels=video_px)
+
+
 def plan_with_budget(
     model: ModelGeometry,
     args: EngineArgs,
@@ -334,7 +355,9 @@ def plan_with_budget(
         return _smallest(chosen, budgets) if len(budgets) > 1 else chosen
 
     try:
-        shape = forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype)
+        shape = with_processor_sizes(
+            forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype), source
+        )
         cold, warm = estimate("cold"), estimate("warm")
     except InputError as e:
         why = e.line()

@@ -387,6 +387,11 @@ def estimate_budget(
         release=rules.version,
         encoder_profiled=mm_inputs and not args.skip_mm_profiling,
         drafter_pass=bool(args.num_speculative_tokens) and args.speculative_method not in MODEL_FREE_METHODS,
+        max_model_len=(args.max_model_len if args.max_model_len and args.max_model_len > 0 else 0)
+        or model.max_len.max_position_embeddings
+        or 0,
+        mm_limits=args.mm_limits,
+        first_stage=pp_rank == 0,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

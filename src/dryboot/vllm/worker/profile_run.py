@@ -25,10 +25,11 @@ inside the profile run, its own term (``COLD_COMPILE_MIB``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.worker.encoder_profile import VisionTower, encoder_batch, encoder_term, vision_tower
 from dryboot.vllm.worker.interval import MIB, Term
 
 #: bytes alive per logit at the sampler's peak (low, high): the model-dtype logits
@@ -95,6 +96,11 @@ class ForwardShape:
     :param multimodal: the config key of an encoder vLLM profiles before the decoder
         (``vision_config``...), ``None`` for a text-only model.
     :param modalities: the modalities its encoders may serve (``image``, ``video``, ``audio``).
+    :param vision_tower: the vision tower's widths where :mod:`~dryboot.vllm.worker.encoder_profile`
+        bounds it; ``vision_model_type``: the ``vision_config``'s ``model_type`` (named in a refusal);
+        ``vision_refusal``: why a tower of a bounded family cannot be sized (a width missing);
+        ``image_max_pixels`` / ``video_max_pixels``: the checkpoint's processor sizes (0: the
+        published defaults; :func:`~dryboot.vllm.worker.encoder_profile.processor_max_pixels`).
     """
 
     vocab_size: int
@@ -107,6 +113,11 @@ class ForwardShape:
     dtype_bytes: int = 2
     multimodal: str | None = None
     modalities: tuple[str, ...] = ()
+    vision_tower: VisionTower | None = None
+    vision_model_type: str = ""
+    vision_refusal: str = ""
+    image_max_pixels: int = 0
+    video_max_pixels: int = 0
 
 
 def _int(cfg: Mapping[str, Any], *keys: str) -> int:
@@ -146,9 +157,28 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
     encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
     encoder = encoders[0] if encoders else None
     modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
+    vision = config.get("vision_config") if encoders == ["vision_config"] else None
+    tower, vision_refusal = None, ""
+    if isinstance(vision, Mapping):
+        try:
+            tower = vision_tower(
+                vision,
+                str(config.get("model_type") or ""),
+                str(config.get("vision_feature_select_strategy") or "default"),
+            )
+        except InputError as e:  # refused only where the encoder is profiled (activation_terms)
+            vision_refusal = str(e)
+        if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
+            tower = replace(tower, out_hidden_size=hidden)
+    vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
+    if tower is None and vision_type in ("clip_vision_model", "siglip_vision_model"):
+        vision_type += f" (in {config.get('model_type')}: only LLaVA's and PaliGemma's single crop are bounded)"
     return ForwardShape(
         multimodal=encoder,
         modalities=modalities,
+        vision_tower=tower,
+        vision_refusal=vision_refusal,
+        vision_model_type=tower.model_type if tower else vision_type,
         vocab_size=vocab,
         hidden_size=hidden,
         intermediate_size=_int(cfg, "intermediate_size", "ffn_dim", "n_inner") or 4 * hidden,
@@ -207,6 +237,15 @@ def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
     return min(max_num_seqs, max_num_batched_tokens)
 
 
+def _sizes_said(shape: ForwardShape) -> str:
+    """Where the largest item's size came from, for the encoder term's text."""
+    if shape.vision_tower is not None and shape.vision_tower.image_tokens:
+        return "vision config's image_size (one crop per image)"
+    if shape.image_max_pixels or shape.video_max_pixels:
+        return "sizes in the checkpoint's processor configs"
+    return "published default sizes (no preprocessor_config.json beside the config)"
+
+
 def activation_terms(
     shape: ForwardShape,
     *,
@@ -222,6 +261,9 @@ def activation_terms(
     release: str = "0.28.0",
     encoder_profiled: bool = True,
     drafter_pass: bool = False,
+    max_model_len: int = 0,
+    mm_limits: Mapping[str, int] | None = None,
+    first_stage: bool = True,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -236,18 +278,39 @@ def activation_terms(
     (EAGLE/EAGLE3/MTP/DFlash/draft model; ``drafter`` gives its widths, else the target's bound
     it), the target's output hidden states held meanwhile.
     ``encoder_profiled``: ``False`` where vLLM skips the multimodal encoder's profiling
-    (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality).
+    (``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality); where it
+    runs, ``activation: multimodal encoder`` is added
+    (:func:`~dryboot.vllm.worker.encoder_profile.encoder_term`, over ``max_model_len`` and the
+    ``mm_limits`` of ``--limit-mm-per-prompt``); on the V2 runner only the first pipeline stage
+    encodes (``first_stage``), on V1 every stage does.
 
-    :raises InputError: a multimodal model (its encoder profiling is not modelled).
+    :raises InputError: a multimodal model whose encoder is not one dryboot bounds (named).
     """
+    batch = None
     if shape.multimodal is not None and encoder_profiled:
-        raise InputError(
-            "activation",
-            "multimodal encoder profiling",
-            f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
-            "items before the decoder, and dryboot does not bound that forward; --language-model-only, "
-            f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
-        )
+        tower = shape.vision_tower
+        if tower is not None and max_model_len > 0:
+            batch = encoder_batch(
+                tower,
+                max_num_batched_tokens=max_num_batched_tokens,
+                max_num_seqs=max_num_seqs,
+                max_model_len=max_model_len,
+                limit_mm_per_prompt=mm_limits,
+                image_max_pixels=shape.image_max_pixels,
+                video_max_pixels=shape.video_max_pixels,
+            )
+        if tower is None or max_model_len <= 0:
+            what = f"the {shape.vision_model_type} tower's" if shape.vision_model_type else f"the {shape.multimodal}'s"
+            if shape.vision_refusal:
+                what += f" ({shape.vision_refusal})"
+            raise InputError(
+                "activation",
+                "multimodal encoder profiling",
+                f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
+                f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
+                "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's and PaliGemma's CLIP / SigLIP); --language-model-only, "
+                f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
+            )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
     drafted = ""
@@ -308,6 +371,21 @@ def activation_terms(
                 "+0.99 GiB); 0 on a warm cache"
                 + ("; the cache's state unknown: 0 up to the cold figure" if compile_cache == "unknown" else ""),
                 estimate=(lo + hi) // 2 * MIB if compile_cache == "cold" else 0,
+            )
+        )
+    if batch is not None and shape.vision_tower is not None and (first_stage or runner != "V2"):
+        # the decoder's pass at its widest (the cold compile's temporaries included): the run's peak is
+        # at least the tower's, so the encoder adds at least the tower's peak less this
+        decoder_high = sum(t.high for t in terms)
+        terms.append(
+            encoder_term(
+                shape.vision_tower,
+                batch,
+                tp=tp,
+                dtype_bytes=shape.dtype_bytes,
+                runner=runner,
+                decoder_high=decoder_high,
+                sizes=_sizes_said(shape),
             )
         )
     return terms

@@ -1,0 +1,455 @@
+"""The multimodal encoder's share of vLLM's profile run, as an interval (route b: read from
+vLLM's code, not measured).
+
+``GPUModelRunner.profile_run`` (V1 ``v1/worker/gpu_model_runner.py``; V2
+``v1/worker/gpu/model_runner.py`` with ``mm/encoder_runner.py``'s ``profile_encoder_cache``),
+0.27.1-0.33.0, before the decoder's dummy run:
+
+1. ``MultiModalBudget`` (``multimodal/encoder_budget.py``): the largest item of each modality the
+   limits leave on (``get_mm_max_tokens_per_item``), the encoder budget
+   ``max(encoder_cache_size, max tokens per item)`` with ``encoder_cache_size =
+   max_num_batched_tokens`` (``SchedulerConfig``), the modality with the most tokens per item
+   (ties to the later name), and ``max(1, min(budget // tokens, max_num_seqs x
+   max(1, min(limit, max_model_len // tokens))))`` items of it (``_get_max_items``, chunked
+   prefill on);
+2. one batched forward of the vision tower over those items (``embed_multimodal``);
+3. the outputs kept in the encoder cache (``tmp_i``) through the decoder's dummy run and the
+   sampler, freed after (``encoder_cache.clear()``, inside ``memory_profiling``). V1 also keeps
+   the batched dummy inputs (the pixel values, ``batched_dummy_mm_inputs``) alive until
+   ``profile_run`` returns.
+
+So the transient peak is ``max(tower peak, outputs (+ V1's pixels) + decoder peak)``, which lies
+between ``decoder peak + outputs`` and ``decoder peak + max(tower peak, outputs + pixels)``: the
+term :func:`encoder_term` gives is that difference, over the decoder's own terms.
+
+Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
+``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
+``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
+Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
+of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``). Any other tower (and
+LLaVA-NeXT's any-resolution tiling) is refused by name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.models import clip, siglip
+from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
+from dryboot.vllm.worker.interval import MIB, Term
+
+#: ``vision_config.model_type`` of the towers bounded here (the Qwen3-VL vision transformer).
+QWEN3_VISION_TYPES = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+#: Qwen2-VL's and Qwen2.5-VL's towers.
+QWEN2_VISION_TYPES = ("qwen2_vl", "qwen2_5_vl")
+#: ``max_pixels`` of the published Qwen2-VL and Qwen2.5-VL ``preprocessor_config.json`` (the
+#: image processor's size vLLM reads; 16,384 tokens at patch 14 and merge 2). Their videos use the
+#: image processor's size too (``Qwen2VLProcessingInfo.get_num_video_tokens``).
+QWEN2_IMAGE_MAX_PIXELS = 12_845_056
+#: ``_MAX_FRAMES_PER_VIDEO`` (``qwen2_vl.py``, 0.27.1-0.33.0): the dummy video's frame cap.
+QWEN2_MAX_FRAMES_PER_VIDEO = 14
+#: the largest item dryboot sizes, merged tokens (a processor size past it is refused: no checkpoint
+#: comes near it, and the factor search would not end in time).
+MAX_ITEM_TOKENS = 1 << 24
+#: wrappers whose image is one fixed-size crop through a CLIP or SigLIP tower (top-level
+#: ``model_type``), with the towers they may hold (``vision_config.model_type``).
+FIXED_SIZE_WRAPPERS = {
+    "llava": ("clip_vision_model", "siglip_vision_model"),
+    "paligemma": ("siglip_vision_model",),
+}
+#: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
+#: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
+#: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
+QWEN3_IMAGE_MAX_PIXELS = 16_777_216
+#: the Qwen3-VL video processor's default ``size["longest_edge"]`` (pixels over the temporal
+#: patch): ``Qwen3VLProcessingInfo.get_max_video_tokens`` profiles 2 frames at
+#: ``longest_edge // temporal_patch_size`` pixels: 12,288 tokens, below the image's.
+QWEN3_VIDEO_MAX_PIXELS = 25_165_824
+#: the tower's transient over its widest block's live tensors (low, high), percent: eager
+#: PyTorch kernels' temporaries and the attention's workspace (FlashAttention varlen, linear in
+#: the patches). One posted boot pins it: Qwen2.5-VL-7B-Instruct on vLLM 0.23.0 (A100-SXM4-80GB,
+#: util 0.22, max len 128000: one video of 114,688 tokens, 458,752 patches) logs "Available KV
+#: cache memory: -14.28 GiB" beside 15.67 GiB of weights and a 0.53 GiB graph estimate, so the
+#: activation and non-torch memory are 15.51 GiB (activation 14.81-15.36 with 0.15-0.70 of
+#: non-torch); the tower's certain widest point (13.14 GiB) with its pixel values (1.00-2.01)
+#: is 14.15-15.15 GiB: the transient is at most 109 % of the certain point (docs/budget.md).
+TOWER_SLACK = (100, 125)
+#: bytes per pixel-value element on the device (low, high): the processor's float32 tensors,
+#: cast to the model dtype inside the tower (``x.to(dtype=self.dtype)``) or before.
+PIXEL_BYTES = (2, 4)
+
+
+@dataclass(frozen=True)
+class VisionTower:
+    """The widths of a vision tower that :func:`encoder_term` bounds.
+
+    :param model_type: ``vision_config.model_type``.
+    :param hidden_size: the ViT's width; ``intermediate_size``: its MLP's; ``num_heads``.
+    :param patch_size: pixels per patch side; ``temporal_patch_size``: frames per patch;
+        ``spatial_merge_size``: patches merged per side into one output token.
+    :param in_channels: colour channels.
+    :param out_hidden_size: the merger's output width (the language model's hidden size).
+    :param deepstack: how many deepstack mergers add their output beside the main one.
+    :param gated: the MLP is gated (``gate_up_proj`` ``2 x intermediate`` kept beside its
+        activation until ``down_proj``: Qwen2.5-VL); else ``linear_fc1`` and its activation.
+    :param pos_embeds: learned position embeddings added to the patches and kept in the encoder
+        metadata through the blocks (Qwen3-VL).
+    :param image_tokens: a fixed-size tower's tokens per image (0: the Qwen towers, sized by the
+        processor); ``class_token``: it runs a class token beside the patches (CLIP);
+        ``image_patches``: the positions it runs per image (patches and class token);
+        ``projector_widths``: output-wide tensors alive at its projector's widest (LLaVA's two
+        linears: 2; PaliGemma's one: 1).
+    """
+
+    model_type: str
+    hidden_size: int
+    intermediate_size: int
+    num_heads: int
+    patch_size: int
+    temporal_patch_size: int
+    spatial_merge_size: int
+    in_channels: int
+    out_hidden_size: int
+    deepstack: int
+    gated: bool = False
+    pos_embeds: bool = True
+    image_tokens: int = 0
+    class_token: bool = False
+    image_patches: int = 0
+    projector_widths: int = 0
+
+    @property
+    def patches_per_token(self) -> int:
+        return self.spatial_merge_size**2
+
+    def patches(self, items: int, tokens: int) -> int:
+        """The positions the tower runs for ``items`` items of ``tokens`` merged tokens in all."""
+        return items * self.image_patches if self.image_tokens else tokens * self.patches_per_token
+
+    def pixels(self, items: int, tokens: int) -> int:
+        """Pixel-value elements of the dummy batch (a class token has none)."""
+        patches = self.patches(items, tokens) - (items if self.class_token else 0)
+        return patches * self.pixel_elements_per_patch
+
+    @property
+    def pixel_elements_per_patch(self) -> int:
+        return self.in_channels * self.temporal_patch_size * self.patch_size**2
+
+
+def _pos(cfg: Mapping[str, Any], key: str) -> int:
+    v = cfg.get(key)
+    if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+        raise InputError("config.json", f"vision_config.{key}", "must be a positive integer to bound the encoder")
+    return v
+
+
+def vision_tower(vision: Mapping[str, Any], model_type: str = "", strategy: str = "default") -> VisionTower | None:
+    """The :class:`VisionTower` of a ``vision_config``, or ``None`` for a tower this module does
+    not bound (the caller refuses it by name). ``model_type``: the top-level config's, which
+    decides the tower where the ``vision_config`` names none (the config class's default then
+    applies, as transformers reads it), and a LLaVA's or PaliGemma's fixed-size tower;
+    ``strategy``: LLaVA's ``vision_feature_select_strategy``.
+
+    :raises InputError: a bounded tower's width missing or not a positive integer (named).
+    """
+    if model_type in FIXED_SIZE_WRAPPERS:
+        return _fixed_size_tower(vision, model_type, strategy)
+    model_type = str(vision.get("model_type") or model_type)
+    if model_type == "qwen2_vl":
+        v = {**QWEN2_VL_VISION, **vision}
+        embed = _pos(v, "embed_dim")
+        ratio = v.get("mlp_ratio")
+        if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio < 1024:
+            raise InputError("config.json", "vision_config.mlp_ratio", "must be a positive number to bound the encoder")
+        return VisionTower(
+            model_type=model_type,
+            hidden_size=embed,
+            intermediate_size=int(embed * float(ratio)),
+            num_heads=_pos(v, "num_heads"),
+            patch_size=_pos(v, "patch_size"),
+            temporal_patch_size=_pos(v, "temporal_patch_size"),
+            spatial_merge_size=_pos(v, "spatial_merge_size"),
+            in_channels=int(v.get("in_channels") or v.get("in_chans") or 3),
+            out_hidden_size=_pos(v, "hidden_size"),
+            deepstack=0,
+            pos_embeds=False,
+        )
+    if model_type == "qwen2_5_vl":
+        v = {**QWEN2_5_VL_VISION, **vision}
+        return VisionTower(
+            model_type=model_type,
+            hidden_size=_pos(v, "hidden_size"),
+            intermediate_size=_pos(v, "intermediate_size"),
+            num_heads=_pos(v, "num_heads"),
+            patch_size=_pos(v, "patch_size"),
+            temporal_patch_size=_pos(v, "temporal_patch_size"),
+            spatial_merge_size=_pos(v, "spatial_merge_size"),
+            in_channels=int(v.get("in_channels") or v.get("in_chans") or 3),
+            out_hidden_size=_pos(v, "out_hidden_size"),
+            deepstack=0,
+            gated=True,
+            pos_embeds=False,
+        )
+    if model_type not in QWEN3_VISION_TYPES:
+        return None
+    ds = vision.get("deepstack_visual_indexes") or []
+    if not isinstance(ds, list):
+        raise InputError("config.json", "vision_config.deepstack_visual_indexes", "must be a list")
+    return VisionTower(
+        model_type=model_type,
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_heads"),
+        patch_size=_pos(vision, "patch_size"),
+        temporal_patch_size=_pos(vision, "temporal_patch_size"),
+        spatial_merge_size=_pos(vision, "spatial_merge_size"),
+        in_channels=int(vision.get("in_channels") or 3),
+        out_hidden_size=_pos(vision, "out_hidden_size"),
+        deepstack=len(ds),
+    )
+
+
+def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) -> VisionTower | None:
+    """A LLaVA's or PaliGemma's CLIP / SigLIP tower: one ``image_size`` crop of
+    ``(image_size / patch_size)^2`` patches (CLIP adds a class token), the tokens LLaVA selects
+    (``get_num_selected_vision_tokens``: ``default`` drops one, ``full`` keeps all), PaliGemma all."""
+    kind = str(vision.get("model_type") or "")
+    if kind not in FIXED_SIZE_WRAPPERS[wrapper]:
+        return None
+    v = {**(clip.DEFAULTS if kind == "clip_vision_model" else siglip.DEFAULTS), **vision}
+    size, patch = _pos(v, "image_size"), _pos(v, "patch_size")
+    if size % patch:
+        raise InputError("config.json", "vision_config.image_size", "must be a multiple of patch_size")
+    cls = kind == "clip_vision_model"
+    encoded = (size // patch) ** 2 + (1 if cls else 0)
+    if wrapper == "paligemma":
+        tokens = encoded
+    elif strategy == "default":
+        tokens = encoded - 1
+    elif strategy == "full":
+        tokens = encoded
+    else:
+        raise InputError("config.json", "vision_feature_select_strategy", f"{strategy!r}: not default or full")
+    return VisionTower(
+        model_type=kind,
+        hidden_size=_pos(v, "hidden_size"),
+        intermediate_size=_pos(v, "intermediate_size"),
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=1,
+        in_channels=int(v.get("num_channels") or 3),
+        out_hidden_size=0,  # set from the text config by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=max(tokens, 1),
+        class_token=cls,
+        image_patches=encoded,
+        projector_widths=1 if wrapper == "paligemma" else 2,
+    )
+
+
+def _most_features_tokens(max_pixels: int, unit: int) -> int:
+    """Tokens of ``get_image_size_with_most_features``: the largest ``h x w`` merged-token grid
+    of at most ``max_pixels // unit**2`` tokens with an aspect ratio of at most 200."""
+    n = max_pixels // (unit * unit)
+    if n > MAX_ITEM_TOKENS:
+        raise InputError(
+            "preprocessor_config.json", "size.longest_edge", f"{max_pixels} px is over {MAX_ITEM_TOKENS:,} tokens"
+        )
+    for seq in range(n, 0, -1):
+        d = math.isqrt(seq)
+        while d > 1 and seq % d:
+            d -= 1
+        if seq // d / d <= 200:
+            return seq
+    return 1
+
+
+def _edge(processor: Mapping[str, Any] | None, source: str) -> int:
+    """The ``longest_edge`` pixels of a processor config (``size.longest_edge``, else
+    ``max_pixels``); 0 where it names none."""
+    if not processor:
+        return 0
+    size = processor.get("size")
+    value = size.get("longest_edge") if isinstance(size, Mapping) else None
+    if value is None:
+        value = processor.get("max_pixels")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InputError(source, "size.longest_edge", "must be a positive integer (pixels)")
+    return value
+
+
+def processor_max_pixels(
+    preprocessor: Mapping[str, Any] | None, video_preprocessor: Mapping[str, Any] | None = None
+) -> tuple[int, int]:
+    """(image, video) ``longest_edge`` pixels from a checkpoint's ``preprocessor_config.json`` and
+    ``video_preprocessor_config.json`` as vLLM's processors read them (0: the published default
+    applies).
+
+    :raises InputError: a size that is not a positive integer (named)."""
+    return (
+        _edge(preprocessor, "preprocessor_config.json"),
+        _edge(video_preprocessor, "video_preprocessor_config.json"),
+    )
+
+
+def max_tokens_per_item(
+    tower: VisionTower, max_model_len: int, image_max_pixels: int = 0, video_max_pixels: int = 0
+) -> dict[str, int]:
+    """``get_mm_max_tokens_per_item`` for the processors' sizes (``image_max_pixels`` /
+    ``video_max_pixels`` from the checkpoint's processor configs, 0: the published defaults):
+    merged tokens of the largest image and of the dummy video.
+
+    Qwen3-VL: the video processor's own size over 2 frames. Qwen2-VL / Qwen2.5-VL: frames of the
+    largest image, as many as keep the video within ``max_model_len`` tokens (at least 1, at most
+    :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
+    if tower.image_tokens:
+        return {"image": tower.image_tokens}
+    unit = tower.patch_size * tower.spatial_merge_size
+    if tower.model_type in QWEN2_VISION_TYPES:
+        image = _most_features_tokens(image_max_pixels or QWEN2_IMAGE_MAX_PIXELS, unit)
+
+        def video_tokens(frames: int) -> int:
+            return -(-frames // tower.temporal_patch_size) * image
+
+        frames = 1
+        while video_tokens(frames + 1) <= max_model_len:
+            frames += 1
+        frames = max(min(frames, QWEN2_MAX_FRAMES_PER_VIDEO), 1)
+        return {"image": image, "video": video_tokens(frames)}
+    image = _most_features_tokens(image_max_pixels or QWEN3_IMAGE_MAX_PIXELS, unit)
+    video = _most_features_tokens((video_max_pixels or QWEN3_VIDEO_MAX_PIXELS) // tower.temporal_patch_size, unit)
+    return {"image": image, "video": video}
+
+
+@dataclass(frozen=True)
+class EncoderBatch:
+    """What ``profile_run`` encodes: ``items`` items of ``modality`` of ``tokens_per_item``
+    merged tokens each, under an encoder budget of ``budget`` tokens (the log's "Encoder cache
+    will be initialized with a budget of B tokens, and profiled with N M items")."""
+
+    modality: str
+    tokens_per_item: int
+    items: int
+    budget: int
+
+    @property
+    def tokens(self) -> int:
+        return self.items * self.tokens_per_item
+
+
+def encoder_batch(
+    tower: VisionTower,
+    *,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    max_model_len: int,
+    limit_mm_per_prompt: Mapping[str, int] | None = None,
+    image_max_pixels: int = 0,
+    video_max_pixels: int = 0,
+) -> EncoderBatch | None:
+    """The dummy batch ``MultiModalBudget`` picks (0.27.1-0.33.0, chunked prefill on); ``None``
+    when every modality's limit is 0 (nothing is encoded). A modality the limits omit counts 999;
+    ``image_max_pixels`` / ``video_max_pixels``: as :func:`max_tokens_per_item`."""
+    limits = limit_mm_per_prompt or {}
+    sizes = max_tokens_per_item(tower, max_model_len, image_max_pixels, video_max_pixels)
+    per_item = {m: t for m, t in sizes.items() if limits.get(m, 999) > 0}
+    if not per_item:
+        return None
+    modality, tokens = max(per_item.items(), key=lambda kv: (kv[1], kv[0]))
+    budget = max(max_num_batched_tokens, max(per_item.values()))
+    per_prompt = max(1, min(limits.get(modality, 999), max_model_len // tokens))
+    items = max(1, min(budget // tokens, max_num_seqs * per_prompt))
+    return EncoderBatch(modality, tokens, items, budget)
+
+
+def tower_widest(
+    tower: VisionTower, patches: int, tp: int, dtype_bytes: int, tokens: int | None = None
+) -> tuple[int, int]:
+    """(certain, extra) bytes alive at the tower forward's widest point over ``patches`` patches
+    on one TP rank (``mm_encoder_tp_mode`` ``weights``: the attention and MLP widths sharded).
+
+    certain: the running hidden states and the position embeddings (``encoder_metadata`` holds
+    them), the deepstack features produced so far, and the widest block: its norm, then the MLP's
+    ``linear_fc1`` output and activation (``2 x intermediate / TP``), or the attention's qkv, the
+    rotated q and k, its output and projection (``(3 + 2 + 1) x hidden / TP + hidden``); or the
+    end, where the merger's and deepstack outputs and their concatenation are alive together
+    (twice the outputs); a LLaVA's projector (``linear_1`` and its activation, or its output and
+    ``linear_2``'s: two output widths), PaliGemma's linear (one). ``tokens``: the output tokens
+    (default ``patches / merge^2``). extra: the rotary cos/sin tables (float32), the float32 pixel
+    values' model-dtype copy, and the block's output before the residual add."""
+    b = dtype_bytes
+    h, i = tower.hidden_size, tower.intermediate_size
+    tokens = patches // tower.patches_per_token if tokens is None else tokens
+    out = tokens * tower.out_hidden_size * b
+    # the hidden states and the residual (Qwen2.5-VL's fused norm) or the position embeddings
+    base = (2 if tower.pos_embeds or tower.gated else 1) * patches * h * b
+    deep = tower.deepstack * out
+    # gated (Qwen2.5-VL): the block's input, attention output and fused norm (3 H), gate_up (2 I) and
+    # its activation (I) held until down_proj's output (H) exists; else (fc2(act(fc1(x)))) the
+    # norm, fc1 and its activation (fc1 is freed before fc2 runs)
+    mlp = patches * (2 * h + 3 * i // tp) * b if tower.gated else patches * (h + 2 * i // tp) * b
+    attn = patches * (h + 6 * h // tp) * b
+    block = base + deep + max(mlp, attn)
+    merger = base + deep + 2 * patches * h * b  # the merger's fc1 and activation on merge^2 x hidden per token
+    # the merger's output beside its concatenation with the deepstack features (Qwen3-VL's
+    # torch.cat copies even without them) or its reverse-window-index copy (Qwen2.5-VL)
+    end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
+    if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
+        end = tower.projector_widths * out
+        merger = base + end
+    certain = max(block, merger, end)
+    head_dim = h // tower.num_heads
+    extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b
+    return certain, extra
+
+
+def encoder_term(
+    tower: VisionTower,
+    batch: EncoderBatch,
+    *,
+    tp: int,
+    dtype_bytes: int,
+    runner: str,
+    decoder_high: int,
+    sizes: str = "published default sizes",
+) -> Term:
+    """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
+    peak over the decoder's own terms (see the module text).
+
+    low: the larger of the encoder outputs, ``tokens x out_hidden_size x (1 + deepstack)`` in the
+    model dtype, alive through the decoder's dummy run (both runners), plus on V1 the pixel values
+    (model dtype), and the tower's certain widest point (with its pixel values) less
+    ``decoder_high``, the decoder's own activation high bound (bytes): the run's peak is at least
+    the tower's. high: the larger of the tower forward's widest point x :data:`TOWER_SLACK` (with
+    the float32 pixel values, its rotary tables and a block's output) and the outputs with V1's
+    float32 pixels.
+    """
+    patches = tower.patches(batch.items, batch.tokens)
+    out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
+    pixels = tower.pixels(batch.items, batch.tokens)
+    held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
+    held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
+    certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
+    tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
+    tower_lo = certain * TOWER_SLACK[0] // 100 + pixels * PIXEL_BYTES[0]
+    low = max(held_lo, tower_lo - decoder_high)
+    high = max(held_hi, tower_hi)
+    source = (
+        f"profile_run: {batch.items} {batch.modality} item(s) x {batch.tokens_per_item:,} tokens (encoder budget "
+        f"{batch.budget:,}; {patches:,} patches through the {tower.model_type} tower, at the processors' "
+        f"{sizes}); low: the encoder outputs kept in the encoder cache through the decoder's dummy run "
+        f"({out / MIB:,.0f} MiB"
+        + (", with V1's dummy pixel values" if runner == "V1" else "")
+        + f"), or the tower's certain widest point less the decoder's high bound ({tower_lo / MIB:,.0f} - "
+        f"{decoder_high / MIB:,.0f} MiB); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
+        f"({certain / MIB:,.0f} MiB at factor 1, plus float32 pixels and rotary tables)"
+    )
+    return Term("activation: multimodal encoder", low, high, source)

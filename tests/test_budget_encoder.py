@@ -1,0 +1,333 @@
+"""The multimodal encoder's share of vLLM's profile run (``activation: multimodal encoder``,
+:mod:`dryboot.vllm.worker.encoder_profile`): the dummy batch ``MultiModalBudget`` picks against
+posted lines, the interval's bounds from the tower's widths, refusals by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.errors import InputError
+from dryboot.vllm.worker.encoder_profile import (
+    encoder_batch,
+    encoder_term,
+    max_tokens_per_item,
+    processor_max_pixels,
+    vision_tower,
+)
+from dryboot.vllm.worker.profile_run import activation_terms, forward_shape
+
+REPO = Path(__file__).resolve().parents[1]
+LINES: list[dict[str, Any]] = json.loads((REPO / "tests/data/budget/encoder/profile-lines.json").read_text())["lines"]
+QWEN3_VL_8B = REPO / "tests/data/configs/public/Qwen--Qwen3-VL-8B-Instruct/config.json"
+QWEN35_27B = REPO / "tests/data/configs/public/Qwen--Qwen3.5-27B/config.json"
+GEMMA4 = REPO / "tests/data/configs/public/google--gemma-4-26B-A4B/config.json"
+
+
+def _config(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+@pytest.mark.parametrize("entry", LINES, ids=lambda e: e["source"].split(" ")[0].rsplit("/", 1)[-1])
+def test_dummy_batch_as_posted(entry: dict[str, Any]) -> None:
+    config = _config(REPO / entry["config"])
+    tower = vision_tower(config["vision_config"], config["model_type"])
+    assert tower is not None
+    batch = encoder_batch(
+        tower,
+        max_num_batched_tokens=entry["max_num_batched_tokens"],
+        max_num_seqs=entry["max_num_seqs"],
+        max_model_len=entry["max_model_len"],
+        limit_mm_per_prompt=entry["limit_mm_per_prompt"],
+    )
+    assert batch is not None
+    line = (
+        f"Encoder cache will be initialized with a budget of {batch.budget} tokens, and profiled with "
+        f"{batch.items} {batch.modality} items of the maximum feature size."
+    )
+    assert line == entry["line"]
+
+
+def test_qwen3_tower_largest_items() -> None:
+    tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
+    assert tower is not None
+    # image: 16,777,216 px / 32^2 = 16,384 tokens; video: 2 frames at 25,165,824 / 2 px = 12,288
+    assert max_tokens_per_item(tower, 32768) == {"image": 16384, "video": 12288}
+    # a larger batch budget takes more items (budget // tokens), capped by the decoder's side
+    b = encoder_batch(tower, max_num_batched_tokens=40000, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.budget, b.items, b.modality) == (40000, 2, "image")
+    b = encoder_batch(tower, max_num_batched_tokens=40000, max_num_seqs=1, max_model_len=20000)
+    assert b is not None and b.items == 1
+    # images off: the video is profiled; both off: nothing
+    b = encoder_batch(
+        tower, max_num_batched_tokens=2048, max_num_seqs=8, max_model_len=8192, limit_mm_per_prompt={"image": 0}
+    )
+    assert b is not None and (b.modality, b.tokens_per_item, b.budget) == ("video", 12288, 12288)
+    none = encoder_batch(
+        tower,
+        max_num_batched_tokens=2048,
+        max_num_seqs=8,
+        max_model_len=8192,
+        limit_mm_per_prompt={"image": 0, "video": 0},
+    )
+    assert none is None
+
+
+def test_bounds_from_the_widths() -> None:
+    tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
+    assert tower is not None
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch is not None
+    v2 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V2", decoder_high=1 << 40)
+    # the outputs held through the decoder pass: 16,384 tokens x 4,096 x (1 main + 3 deepstack) x 2 B
+    assert v2.low == 16384 * 4096 * 4 * 2
+    # the tower's MLP alone at 65,536 patches: fc1 and its activation, 2 x 4,304 x 2 B per patch
+    assert v2.high > v2.low + 65536 * 2 * 4304 * 2
+    v1 = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V1", decoder_high=1 << 40)
+    # V1 also keeps the dummy pixel values (65,536 patches x 3 x 2 x 16 x 16, at least 2 B)
+    assert v1.low == v2.low + 65536 * 1536 * 2
+    tp2 = encoder_term(tower, batch, tp=2, dtype_bytes=2, runner="V2", decoder_high=1 << 40)
+    assert tp2.low == v2.low and tp2.high < v2.high
+    # with a small decoder peak the run's peak is the tower's: the low bound rises to the tower's
+    # certain widest point (MLP fc1 and activation at 65,536 patches) less the decoder's high bound
+    narrow = encoder_term(tower, batch, tp=1, dtype_bytes=2, runner="V2", decoder_high=256 << 20)
+    assert narrow.low >= 65536 * 2 * 4304 * 2 - (256 << 20) and narrow.low > v2.low
+    assert narrow.high == v2.high
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    mnbt=st.integers(1, 300_000),
+    seqs=st.integers(1, 1024),
+    mml=st.integers(1, 1 << 20),
+    image=st.integers(0, 5),
+    video=st.integers(0, 5),
+    tp=st.sampled_from([1, 2, 4, 8]),
+    dec=st.integers(0, 1 << 36),
+)
+def test_term_is_an_interval(mnbt: int, seqs: int, mml: int, image: int, video: int, tp: int, dec: int) -> None:
+    tower = vision_tower(_config(QWEN35_27B)["vision_config"])
+    assert tower is not None
+    batch = encoder_batch(
+        tower,
+        max_num_batched_tokens=mnbt,
+        max_num_seqs=seqs,
+        max_model_len=mml,
+        limit_mm_per_prompt={"image": image, "video": video},
+    )
+    if image == 0 and video == 0:
+        assert batch is None
+        return
+    assert batch is not None and batch.items >= 1
+    assert batch.budget >= batch.tokens_per_item and batch.tokens <= max(batch.budget, batch.tokens_per_item)
+    for runner in ("V1", "V2"):
+        t = encoder_term(tower, batch, tp=tp, dtype_bytes=2, runner=runner, decoder_high=dec)
+        assert 0 < t.low <= t.high
+
+
+def test_activation_terms_add_the_encoder_and_refuse_other_towers() -> None:
+    shape = forward_shape(_config(QWEN35_27B))
+    terms = activation_terms(
+        shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    enc = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert len(enc) == 1 and "1 image item(s) x 16,384 tokens" in enc[0].source
+    # skipped: no encoder term, and the decoder's terms unchanged
+    text = activation_terms(
+        shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, encoder_profiled=False
+    )
+    assert [t for t in terms if t is not enc[0]] == text
+    gemma = forward_shape(_config(GEMMA4))
+    with pytest.raises(InputError, match="gemma4_vision tower's forward"):
+        activation_terms(gemma, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192)
+
+
+def test_a_bounded_family_with_a_width_missing_is_refused_by_name() -> None:
+    config = _config(QWEN3_VL_8B)
+    config["vision_config"] = {k: v for k, v in config["vision_config"].items() if k != "intermediate_size"}
+    shape = forward_shape(config)  # the text-only paths still plan
+    assert shape.vision_tower is None
+    with pytest.raises(InputError, match=r"vision_config\.intermediate_size"):
+        activation_terms(shape, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=True, max_model_len=8192)
+
+
+FIDELITY = REPO / "tests/fidelity/data/architectures"
+
+
+def test_qwen2_family_profiles_the_longest_video_the_context_allows() -> None:
+    # Qwen2.5-VL's tower over its fidelity config; the processor's published max_pixels
+    # (files/.../preprocessor_config.json): 12,845,056 px = 16,384 tokens at patch 14, merge 2
+    config = _config(FIDELITY / "Qwen2_5_VLForConditionalGeneration.json")
+    tower = vision_tower(config["vision_config"], config["model_type"])
+    assert tower is not None and tower.gated and not tower.pos_embeds
+    pre = _config(FIDELITY / "files/Qwen2_5_VLForConditionalGeneration/preprocessor_config.json")
+    assert processor_max_pixels(pre) == (12845056, 0)
+    # 128,000 tokens: 14 frames (the cap), 7 temporal patches of 16,384 tokens; a posted 0.23.0 boot of
+    # Qwen2.5-VL-7B-Instruct at max len 128000 logs "a budget of 114688 tokens, and profiled with 1 video
+    # items" (docs/budget.md)
+    b = encoder_batch(tower, max_num_batched_tokens=2048, max_num_seqs=256, max_model_len=128000)
+    assert b is not None and (b.budget, b.items, b.modality) == (114688, 1, "video")
+    # 32,768: 4 frames, 2 temporal patches; below 16,384 the video keeps 1 frame and ties the image:
+    # vLLM's max over (tokens, name) takes the video
+    assert max_tokens_per_item(tower, 32768) == {"image": 16384, "video": 32768}
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=8192)
+    assert b is not None and (b.modality, b.tokens_per_item) == ("video", 16384)
+    # Qwen2-VL: embed_dim and mlp_ratio, the vision hidden_size is the merger's output
+    q2 = _config(FIDELITY / "Qwen2VLForConditionalGeneration.json")
+    t2 = vision_tower(q2["vision_config"], q2["model_type"])
+    assert t2 is not None and (t2.hidden_size, t2.intermediate_size, t2.out_hidden_size) == (128, 512, 512)
+    assert not t2.gated and not t2.pos_embeds
+
+
+def test_a_checkpoints_processor_sizes_decide_the_item(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    config = _config(QWEN3_VL_8B)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    shape = forward_shape(config)
+    assert with_processor_sizes(shape, str(tmp_path / "config.json")) == shape  # none beside it: defaults
+    # a checkpoint whose processor caps images at 1,843,200 px (1,800 tokens) and videos lower
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1843200}}))
+    (tmp_path / "video_preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1843200}}))
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert (sized.image_max_pixels, sized.video_max_pixels) == (1843200, 1843200)
+    terms = activation_terms(
+        sized, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=False, max_model_len=8192
+    )
+    enc = next(t for t in terms if t.name == "activation: multimodal encoder")
+    assert "1 image item(s) x 1,800 tokens" in enc.source and "checkpoint's processor configs" in enc.source
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": "big"}}))
+    with pytest.raises(InputError, match=r"size\.longest_edge"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+    (tmp_path / "preprocessor_config.json").write_text("{not json")
+    with pytest.raises(InputError, match=r"preprocessor_config\.json"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["size", "max_pixels", "min_pixels"]),
+        st.one_of(
+            st.integers(-5, 1 << 40),
+            st.booleans(),
+            st.text(max_size=5),
+            st.none(),
+            st.dictionaries(
+                st.sampled_from(["longest_edge", "shortest_edge"]),
+                st.one_of(st.integers(-5, 1 << 40), st.text(max_size=3)),
+            ),
+        ),
+    )
+)
+def test_processor_sizes_parse_or_refuse_in_one_line(pre: dict[str, Any]) -> None:
+    try:
+        image, video = processor_max_pixels(pre)
+    except InputError as e:
+        assert "\n" not in e.line()
+        return
+    assert image >= 0 and video == 0
+
+
+def test_fixed_size_towers_of_llava_and_paligemma() -> None:
+    llava = _config(FIDELITY / "LlavaForConditionalGeneration.json")  # CLIP, image 112, patch 14
+    shape = forward_shape(llava)
+    tower = shape.vision_tower
+    assert tower is not None and tower.class_token
+    # 8 x 8 patches and a class token run; the "default" strategy drops the class token: 64 tokens
+    assert (tower.image_patches, tower.image_tokens) == (65, 64)
+    assert tower.out_hidden_size == llava["text_config"]["hidden_size"]  # the projector's output
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=4096)
+    assert b is not None and (b.modality, b.items, b.tokens) == ("image", 128, 8192)
+    full = vision_tower(llava["vision_config"], "llava", "full")
+    assert full is not None and full.image_tokens == 65
+    t = encoder_term(tower, b, tp=1, dtype_bytes=2, runner="V1", decoder_high=1 << 40)
+    # V1 holds the outputs and the pixel values (128 images x 3 x 112 x 112, at least 2 B)
+    assert t.low == 8192 * tower.out_hidden_size * 2 + 128 * 3 * 112 * 112 * 2
+    pali = _config(FIDELITY / "PaliGemmaForConditionalGeneration.json")  # SigLIP 224 / 14: 256 tokens
+    pt = forward_shape(pali).vision_tower
+    assert pt is not None and (pt.image_patches, pt.image_tokens, pt.projector_widths) == (256, 256, 1)
+    # an image-only wrapper: images off leaves nothing to encode
+    assert (
+        encoder_batch(
+            pt, max_num_batched_tokens=8192, max_num_seqs=8, max_model_len=8192, limit_mm_per_prompt={"image": 0}
+        )
+        is None
+    )
+    nxt = forward_shape(_config(FIDELITY / "LlavaNextForConditionalGeneration.json"))
+    with pytest.raises(InputError, match=r"clip_vision_model \(in llava_next"):
+        activation_terms(nxt, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096)
+
+
+def test_only_the_v2_runners_first_stage_encodes() -> None:
+    shape = forward_shape(_config(QWEN35_27B))
+    kw: dict[str, Any] = {"max_num_batched_tokens": 2048, "max_num_seqs": 8, "tp": 1, "compiled": False}
+    names = {
+        (runner, first): [
+            t.name for t in activation_terms(shape, runner=runner, first_stage=first, max_model_len=8192, **kw)
+        ]
+        for runner in ("V1", "V2")
+        for first in (True, False)
+    }
+    assert "activation: multimodal encoder" not in names[("V2", False)]
+    assert all("activation: multimodal encoder" in names[k] for k in (("V2", True), ("V1", True), ("V1", False)))
+
+
+_WIDTH_KEYS = [
+    "hidden_size",
+    "intermediate_size",
+    "num_heads",
+    "num_attention_heads",
+    "patch_size",
+    "temporal_patch_size",
+    "spatial_merge_size",
+    "out_hidden_size",
+    "embed_dim",
+    "mlp_ratio",
+    "image_size",
+    "deepstack_visual_indexes",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(_WIDTH_KEYS),
+        st.one_of(
+            st.integers(-3, 5000),
+            st.floats(allow_nan=True),
+            st.booleans(),
+            st.text(max_size=3),
+            st.lists(st.integers(0, 40), max_size=4),
+        ),
+    ),
+    st.sampled_from(["qwen3_vl", "qwen3_5", "qwen2_vl", "qwen2_5_vl", "llava", "paligemma", "gemma3"]),
+    st.sampled_from(["clip_vision_model", "siglip_vision_model", None]),
+)
+def test_hostile_vision_configs_give_a_tower_none_or_one_line(
+    vision: dict[str, Any], model_type: str, kind: str | None
+) -> None:
+    if kind is not None:
+        vision = {**vision, "model_type": kind}
+    try:
+        tower = vision_tower(vision, model_type)
+    except InputError as e:
+        assert "\n" not in e.line()
+        return
+    if tower is not None:
+        assert tower.hidden_size > 0 and tower.patch_size > 0 and tower.spatial_merge_size > 0
+
+
+def test_an_absurd_processor_size_is_refused_not_searched() -> None:
+    tower = vision_tower(_config(QWEN3_VL_8B)["vision_config"])
+    assert tower is not None
+    with pytest.raises(InputError, match="over 16,777,216 tokens"):
+        max_tokens_per_item(tower, 8192, image_max_pixels=10**18)
+    # a prime token count is factored into the widest grid of aspect ratio 200 or less
+    assert max_tokens_per_item(tower, 8192, image_max_pixels=16411 * 1024)["image"] <= 16411
