@@ -70,6 +70,7 @@ from dryboot.vllm.model_executor.models import (
     sarvam,
     stablelm,
     step3_text,
+    step3p5,
     transformers,
 )
 from dryboot.vllm.model_executor.models.compose import Family
@@ -132,6 +133,7 @@ MODULES: tuple[ModuleType, ...] = (
     sarvam,
     stablelm,
     step3_text,
+    step3p5,
     transformers,
 )
 FAMILIES: dict[str, Family] = {arch: family for module in MODULES for arch, family in module.FAMILIES.items()}
