@@ -39,8 +39,10 @@ DEFAULTS: dict[str, Any] = {
 
 def _rope_factor(config: Mapping[str, Any]) -> float:
     rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
-    if not isinstance(rope, Mapping) or config.get("swa_rope_parameters") or any(
-        isinstance(v, Mapping) for v in rope.values()
+    if (
+        not isinstance(rope, Mapping)
+        or config.get("swa_rope_parameters")
+        or any(isinstance(v, Mapping) for v in rope.values())
     ):
         raise InputError("config.json", "rope_parameters", "Laguna's rope tables per layer type are not modelled")
     if str(rope.get("rope_type", rope.get("type", "default"))) != "default":

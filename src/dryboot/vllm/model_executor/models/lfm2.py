@@ -39,7 +39,9 @@ def ff_dim(config: Mapping[str, Any]) -> int:
     return ff
 
 
-def operator(w: W._Walk, attention: bool, h: int, nq_r: int, nkv_r: int, hd: int, c_r: int, cache: int, ab: int) -> None:
+def operator(
+    w: W._Walk, attention: bool, h: int, nq_r: int, nkv_r: int, hd: int, c_r: int, cache: int, ab: int
+) -> None:
     """One LFM2 layer's two norms and operator on the rank: attention (``qkv_proj``, ``out_proj``,
     per-head q/k norms, the attention scale buffers) or the short convolution (``in_proj``
     ``[3 C / TP, H]``, ``conv`` ``[C / TP, 1, L]``, ``out_proj`` ``[H, C / TP]``)."""

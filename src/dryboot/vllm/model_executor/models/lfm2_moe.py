@@ -57,7 +57,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     dense = W._int(config, "num_dense_layers")
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     if all(li < dense for li in layers):
-        raise InputError("--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Lfm2MoeForCausalLM")
+        raise InputError(
+            "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Lfm2MoeForCausalLM"
+        )
     w = W._Walk(None)
     w.own("embedding", vocab_r * h * ab)  # on every stage
     if par.pp_rank == par.pp - 1:

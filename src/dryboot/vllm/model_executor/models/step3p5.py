@@ -72,7 +72,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     moe = _moe_layers(config)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     if not any(li in moe for li in layers):
-        raise InputError("--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Step3p5ForCausalLM")
+        raise InputError(
+            "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Step3p5ForCausalLM"
+        )
     w = W._Walk(None)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
