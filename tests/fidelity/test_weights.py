@@ -88,7 +88,13 @@ def _arch(row: dict[str, Any]) -> str:
 #: recorded cases of architectures dryboot models; the others (recorded for the families to come)
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
-VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM", "Mamba2ForCausalLM", "FalconH1ForCausalLM"}
+VIEW_BUFFERS = {
+    "NemotronHForCausalLM",
+    "GraniteMoeHybridForCausalLM",
+    "Mamba2ForCausalLM",
+    "FalconH1ForCausalLM",
+    "Zamba2ForCausalLM",
+}
 
 
 def _method_refused(row: dict[str, Any]) -> bool:
