@@ -886,6 +886,16 @@ def register_families(found: Mapping[str, ComposedFamily]) -> None:
     _COMPOSED.update(found)
 
 
+#: planned architectures whose weights are refused, with the reason naming the one vLLM module
+#: that is not sized (``model_executor/models/``' ``UNSIZED``, registered with the families)
+_UNSIZED: dict[str, str] = {}
+
+
+def register_unsized(found: Mapping[str, str]) -> None:
+    """Add ``model_executor/models/``' named refusals (architecture -> reason)."""
+    _UNSIZED.update(found)
+
+
 def families() -> Mapping[str, ComposedFamily]:
     """The registered families of ``model_executor/models/`` (architecture -> family)."""
     return _COMPOSED
@@ -922,6 +932,10 @@ def _walk(
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
             return composed.walk(config, par, WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens))
+        if str(arch) in _UNSIZED:
+            raise InputError(
+                "config.json", "architectures", f"weights of {arch} are not modelled: {_UNSIZED[str(arch)]}"
+            )
         raise InputError(
             "config.json",
             "architectures",

@@ -42,3 +42,7 @@ def _families() -> dict[str, Family]:
 
 FAMILIES: dict[str, Family] = _families()
 W.register_families(FAMILIES)
+#: planned architectures refused by name: the one vLLM module whose allocation is not sized
+#: (a module's ``UNSIZED``: architecture -> reason)
+UNSIZED: dict[str, str] = {arch: why for module in MODULES for arch, why in getattr(module, "UNSIZED", {}).items()}
+W.register_unsized(UNSIZED)

@@ -59,7 +59,13 @@ def _mla(w: W._Walk, config: Mapping[str, Any], h: int, tp: int, ab: int) -> Non
     heads_r = W._divide(W._int(config, "num_attention_heads"), tp, "num_attention_heads")
     nope, rope, v = (W._int(config, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
     kv_lora = W._int(config, "kv_lora_rank")
-    sizes = (heads_r * (nope + rope) * h, (kv_lora + rope) * h, kv_lora, heads_r * (nope + v) * kv_lora, h * heads_r * v)
+    sizes = (
+        heads_r * (nope + rope) * h,
+        (kv_lora + rope) * h,
+        kv_lora,
+        heads_r * (nope + v) * kv_lora,
+        h * heads_r * v,
+    )
     for size in sizes:
         w.own("attention", size * ab)
     w.own("attention scales", 16, buffer=True)
