@@ -14,9 +14,9 @@ LAuReL ``linear_left`` ``[rank / TP, H]``, ``linear_right`` ``[H, rank / TP]`` a
 replicated ``per_layer_input_gate`` ``[P, H]`` and ``per_layer_projection`` ``[H, P]``; five
 norms ``[H]``; as tensor attributes AltUp's scalar ``router_input_scale``, the weightless
 ``v_norm``'s ones ``[head_dim]`` and, where ``activation_sparsity_pattern`` is above 0, the
-activation's float32 ``std_multiplier``. One rotary table per layer type present (``layer_types``: every fifth layer full
-attention by default), ``[max_position_embeddings, head_dim]``. No pipeline parallelism (vLLM
-refuses it)."""
+activation's float32 ``std_multiplier``. One rotary table per layer type present
+(``layer_types``: every fifth layer full attention by default), ``[max_position_embeddings,
+head_dim]``. No pipeline parallelism (vLLM refuses it)."""
 
 from __future__ import annotations
 
@@ -51,9 +51,10 @@ def _padded(n: int, tp: int, what: str) -> int:
 
 def _rope(config: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     rope = config.get("rope_parameters") or {}
-    if isinstance(rope, Mapping) and isinstance(rope.get(kind), Mapping):
-        return rope[kind]
-    return rope if isinstance(rope, Mapping) else {}
+    if not isinstance(rope, Mapping):
+        return {}
+    own = rope.get(kind)
+    return own if isinstance(own, Mapping) else rope
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
