@@ -10,10 +10,14 @@ from typing import Any
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_architectures, rank_weights
 
 CONFIGS = Path(__file__).resolve().parent / "fidelity" / "data" / "weights" / "configs"
+#: every planned architecture's tiny config (the families no published config reaches)
+TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
+TINY_MODELLED = sorted(p.stem for p in TINY.glob("*.json") if p.stem in modelled_architectures())
 MODELLED = sorted(
     p.name
     for p in CONFIGS.iterdir()
@@ -76,3 +80,14 @@ def test_odd_value_refused_in_one_line_or_served(name: str, data: Any, value: An
     event("kept, " + ("served" if got is not None else "refused") if kept else "odd, served" if got else "odd, refused")
     if kept:
         assert got == _served_or_one_line(config, tp)  # deterministic: the same config, the same answer
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(TINY_MODELLED), st.data(), ODD, st.sampled_from([1, 2, 4]))
+def test_odd_value_in_a_tiny_config_refused_in_one_line_or_served(name: str, data: Any, value: Any, tp: int) -> None:
+    """The same for the planned architectures' tiny configs: every family's walk (those of
+    ``models/`` included) answers an odd value with a one-line refusal or weights that add up."""
+    config = json.loads((TINY / f"{name}.json").read_text())
+    path = data.draw(st.sampled_from(_paths(config)))
+    got = _served_or_one_line(_mutate(config, path, value), tp)
+    event("odd, served" if got else "odd, refused")

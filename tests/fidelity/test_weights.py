@@ -88,7 +88,13 @@ def _arch(row: dict[str, Any]) -> str:
 #: recorded cases of architectures dryboot models; the others (recorded for the families to come)
 #: must be refused by name
 #: architectures with buffers that view parameters (Mamba2's ``conv_weights``)
-VIEW_BUFFERS = {"NemotronHForCausalLM", "GraniteMoeHybridForCausalLM", "Mamba2ForCausalLM", "FalconH1ForCausalLM"}
+VIEW_BUFFERS = {
+    "NemotronHForCausalLM",
+    "GraniteMoeHybridForCausalLM",
+    "Mamba2ForCausalLM",
+    "FalconH1ForCausalLM",
+    "Zamba2ForCausalLM",
+}
 
 
 def _method_refused(row: dict[str, Any]) -> bool:
@@ -484,3 +490,10 @@ def test_unmodelled_format_refused_by_name(method: str) -> None:
     config = {**config, "quantization_config": {"quant_method": method, "bits": 4}}
     with pytest.raises(InputError, match=f"quant_method: {method}: .*not modelled"):
         rank_weights(config, Parallel())
+
+
+def test_unsized_architecture_refused_naming_its_module() -> None:
+    """A planned architecture whose weights are refused names the one vLLM module not sized."""
+    config = json.loads((ARCHS / "DeepseekV4ForCausalLM.json").read_text())
+    with pytest.raises(InputError, match=r"not modelled: .*deepseek_v4/quant_config\.py"):
+        rank_weights(config, Parallel(tp=1))

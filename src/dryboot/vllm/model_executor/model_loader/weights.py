@@ -886,6 +886,16 @@ def register_families(found: Mapping[str, ComposedFamily]) -> None:
     _COMPOSED.update(found)
 
 
+#: planned architectures whose weights are refused, with the reason naming the one vLLM module
+#: that is not sized (``model_executor/models/``' ``UNSIZED``, registered with the families)
+_UNSIZED: dict[str, str] = {}
+
+
+def register_unsized(found: Mapping[str, str]) -> None:
+    """Add ``model_executor/models/``' named refusals (architecture -> reason)."""
+    _UNSIZED.update(found)
+
+
 def families() -> Mapping[str, ComposedFamily]:
     """The registered families of ``model_executor/models/`` (architecture -> family)."""
     return _COMPOSED
@@ -922,6 +932,10 @@ def _walk(
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
             return composed.walk(config, par, WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens))
+        if str(arch) in _UNSIZED:
+            raise InputError(
+                "config.json", "architectures", f"weights of {arch} are not modelled: {_UNSIZED[str(arch)]}"
+            )
         raise InputError(
             "config.json",
             "architectures",
@@ -1137,7 +1151,8 @@ def _walk(
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
         w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
-            if not config.get("indexer_rope_interleave", False):
+            indexed = any(has_indexer(config, li) for li in layers)
+            if indexed and not config.get("indexer_rope_interleave", False):
                 # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
                 w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
             if max_num_batched_tokens is None:
@@ -1658,11 +1673,10 @@ def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str
     """DeepSeek-V3.2's sparse-attention indexer (``deepseek_v2.py`` ``Indexer``), replicated on
     every rank: ``wq_b`` (ReplicatedLinear ``[n_heads x head_dim, q_lora]``, quantized),
     ``wk_weights_proj`` (``[head_dim + n_heads, H]``, unquantized), ``k_norm`` (LayerNorm, float32
-    weight and bias ``[head_dim]``). Layers the IndexCache pattern skips have none.
-
-    :raises InputError: ``index_topk_pattern`` / ``index_topk_freq`` (not modelled)."""
-    if config.get("index_topk_pattern") is not None or (config.get("index_topk_freq") or 1) != 1:
-        raise InputError("config.json", "index_topk_freq", "an IndexCache layer pattern is not modelled")
+    weight and bias ``[head_dim]``). Layers the IndexCache pattern skips have none
+    (:func:`has_indexer`)."""
+    if not has_indexer(config, li):
+        return
     heads, hd = _int(config, "index_n_heads"), _int(config, "index_head_dim")
     q_lora = _int(config, "q_lora_rank")
     w.module(
@@ -1672,6 +1686,27 @@ def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str
     )
     w.module([("weight", (hd + heads) * h * ab)], "indexer", ((f"{ix}.wk", "whole"), (f"{ix}.weights_proj", "whole")))
     w.module([("weight", hd * 4), ("weight", hd * 4)], "norm", ((f"{ix}.k_norm", "whole", 4),))
+
+
+def has_indexer(config: Mapping[str, Any], li: int) -> bool:
+    """Whether layer ``li`` of a DeepSeek-V3.2-style model builds its indexer (``deepseek_v2.py``
+    ``DeepseekV2MLAAttention``, IndexCache): under ``index_topk_pattern`` the layers not marked
+    ``S``; else those with ``max(li - index_skip_topk_offset + 1, 0) % index_topk_freq == 0``
+    (offset 2, frequency 1 by default: every layer). Layers past ``num_hidden_layers`` (MTP)
+    always do.
+
+    :raises InputError: a pattern that is not a string or list."""
+    n = config.get("num_hidden_layers")
+    if isinstance(n, int) and li >= n:
+        return True
+    pattern = config.get("index_topk_pattern")
+    if pattern is None:
+        freq = _int(config, "index_topk_freq", 1)
+        offset = _int(config, "index_skip_topk_offset", 2)
+        return max(li - offset + 1, 0) % freq == 0
+    if not isinstance(pattern, (str, list)):
+        raise InputError("config.json", "index_topk_pattern", "a string or list of F / S per layer")
+    return not (0 <= li < len(pattern) and pattern[li] == "S")
 
 
 def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:

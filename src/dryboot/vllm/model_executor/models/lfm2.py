@@ -39,6 +39,22 @@ def ff_dim(config: Mapping[str, Any]) -> int:
     return ff
 
 
+def operator(
+    w: W._Walk, attention: bool, h: int, nq_r: int, nkv_r: int, hd: int, c_r: int, cache: int, ab: int
+) -> None:
+    """One LFM2 layer's two norms and operator on the rank: attention (``qkv_proj``, ``out_proj``,
+    per-head q/k norms, the attention scale buffers) or the short convolution (``in_proj``
+    ``[3 C / TP, H]``, ``conv`` ``[C / TP, 1, L]``, ``out_proj`` ``[H, C / TP]``)."""
+    if attention:
+        sizes = [h, h, (nq_r + 2 * nkv_r) * hd * h, h * nq_r * hd, hd, hd]
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+    else:
+        sizes = [h, h, 3 * c_r * h, c_r * cache, h * c_r]
+    for n in sizes:
+        w.own("weight", n * ab)
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank of one stage (module docstring).
 
@@ -67,15 +83,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.own("lm_head", vocab_r * h * ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
-        sizes = [h, h, 2 * f_r * h, h * f_r]
-        if li in attention:
-            sizes += [(nq_r + 2 * nkv_r) * hd * h, h * nq_r * hd, hd, hd]
-            w.own("attention scales", 16, buffer=True)
-            w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
-        else:
-            sizes += [3 * c_r * h, c_r * W._int(config, "conv_L_cache"), h * c_r]
-        for n in sizes:
+        for n in [2 * f_r * h, h * f_r]:
             w.own("weight", n * ab)
+        operator(w, li in attention, h, nq_r, nkv_r, hd, c_r, W._int(config, "conv_L_cache"), ab)
     if any(li in attention for li in layers):
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     return w.result()

@@ -1,0 +1,113 @@
+"""MiMo-V2-Flash (``mimo_v2.py``, ``MiMoV2FlashForCausalLM``): per layer two RMSNorms, attention
+whose heads, key/value heads, head size and value head size are the ``swa_`` ones on the
+sliding-window layers (``hybrid_layer_pattern`` 1) and the config's elsewhere: ``qkv_proj``
+``[(heads x head_dim + kv_heads x (head_dim + v_head_dim)) / TP, H]`` (a bias under
+``attention_bias``; key/value heads below TP replicated), ``o_proj`` ``[H, heads x v_head_dim /
+TP]``, on the sliding-window layers under ``add_swa_attention_sink_bias`` a sink ``[heads /
+TP]``; then a gated MLP, or on the layers ``moe_layer_freq`` marks a MoE block: the router
+``[E, H]`` and ``e_score_correction_bias`` ``[E]`` in ``moe_router_dtype`` (float32 by default)
+and ``n_routed_experts`` experts of ``moe_intermediate_size``. One rotary table per distinct rope
+(head size, ``partial_rotary_factor``, ``rope_theta`` / ``swa_rope_theta``) of the stage. The
+embedding on the first stage, the final norm and the untied head on the last. vLLM refuses TP
+above the experts; a tied head is refused by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+
+DEFAULTS: dict[str, Any] = {
+    "rope_theta": 1000000,
+    "max_position_embeddings": 32768,
+    "partial_rotary_factor": 1.0,
+    "attention_bias": False,
+    "tie_word_embeddings": False,
+}
+_DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+
+def _flag(config: Mapping[str, Any], key: str, li: int) -> bool:
+    v = config.get(key)
+    if isinstance(v, int):
+        return False if key == "moe_layer_freq" else bool(v)
+    if not isinstance(v, list) or li >= len(v):
+        raise InputError("config.json", key, "a list with one entry per layer")
+    return bool(v[li])
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage (module docstring).
+
+    :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
+        not divide, TP above the experts."""
+    config, ab = unquantized(config, args, DEFAULTS)
+    if config.get("tie_word_embeddings"):
+        raise InputError("config.json", "tie_word_embeddings", "a tied MiMo-V2 head is not modelled")
+    tp = par.tp
+    h = W._int(config, "hidden_size")
+    e, moe_i = W._int(config, "n_routed_experts"), W._int(config, "moe_intermediate_size")
+    if tp > e:
+        raise InputError(
+            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
+        )
+    router = _DTYPES.get(str(config.get("moe_router_dtype", "float32")))
+    if router is None:
+        raise InputError("config.json", "moe_router_dtype", "float32, bfloat16 or float16")
+    vocab_r = W._divide(
+        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
+    )
+    w = W._Walk(None)
+    if par.pp_rank == 0:
+        w.own("embedding", vocab_r * h * ab)
+    if par.pp_rank == par.pp - 1:
+        w.own("lm_head", vocab_r * h * ab)
+        w.own("norm", h * ab)
+    ropes: set[tuple[int, float, float]] = set()
+    for li in W.pp_layers(W._int(config, "num_hidden_layers"), par):
+        swa = _flag(config, "hybrid_layer_pattern", li)
+        p = "swa_" if swa else ""
+        nq, nkv, hd = (W._int(config, p + k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+        vhd = config.get(p + "v_head_dim") or hd
+        nq_r = W._divide(nq, tp, p + "num_attention_heads")
+        if nkv >= tp:
+            nkv_r = W._divide(nkv, tp, p + "num_key_value_heads")
+        else:
+            W._divide(tp, nkv, f"the tensor parallel size over {p}num_key_value_heads")
+            nkv_r = 1
+        qkv = nq_r * hd + nkv_r * (hd + vhd)
+        sizes = [h, h, qkv * h, h * nq_r * vhd]
+        if config.get("attention_bias"):
+            sizes.append(qkv)
+        if swa and config.get("add_swa_attention_sink_bias"):
+            sizes.append(nq_r)
+        if _flag(config, "moe_layer_freq", li):
+            w.own("router", router * e * h)
+            w.own("router", router * e)
+            if par.expert_parallel:
+                e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
+            else:
+                e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+            sizes += [e_r * 2 * m_r * h, e_r * h * m_r]
+            if par.expert_parallel:
+                w.own("expert map", 4 * e, buffer=True)
+        else:
+            i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
+            sizes += [2 * i_r * h, h * i_r]
+        for n in sizes:
+            w.own("weight", n * ab)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        theta = float(config.get("swa_rope_theta", config["rope_theta"]) if swa else config["rope_theta"])
+        partial = float(config["partial_rotary_factor"])
+        if (hd, partial, theta) not in ropes:
+            ropes.add((hd, partial, theta))
+            rope = {"max_position_embeddings": config["max_position_embeddings"], "partial_rotary_factor": partial}
+            w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
+    return w.result()
+
+
+FAMILIES: dict[str, Family] = {"MiMoV2FlashForCausalLM": Family(walk)}

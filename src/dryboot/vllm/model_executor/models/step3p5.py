@@ -1,0 +1,139 @@
+"""Step-3.5 (``step3p5.py``, ``Step3p5ForCausalLM``): per layer two Gemma RMSNorms, attention
+(``qkv_proj`` with a bias under ``attention_bias``, ``o_proj``, per-head q/k norms, under
+``use_head_wise_attn_gate`` a column-parallel ``g_proj`` ``[heads / TP, H]``) whose heads, key/value
+groups and head size are ``attention_other_setting``'s on the layers of its ``attention_type``
+(``layer_types``), the config's elsewhere; then a gated MLP, or on the layers of
+``moe_layers_enum`` (all but the first by default) a MoE block: the float32 router ``[E, H]`` and
+``router_bias`` ``[E]``, a gated shared expert of ``share_expert_dim`` (``moe_intermediate_size
+x moe_top_k`` when null) and ``moe_num_experts`` experts of ``moe_intermediate_size``. One rotary
+table per distinct rope of the stage's layers (``get_rope``'s cache: head size, rotary size from
+``partial_rotary_factors``, ``rope_theta`` per layer when a list, ``rope_scaling`` only on the
+layer types of ``yarn_only_types`` when given). The embedding on the first stage, the final norm
+and the untied head on the last. vLLM refuses TP above the experts and a stage without MoE
+layers; a tied head is refused by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+
+#: ``Step3p5Config``'s defaults (``transformers_utils/configs/step3p5.py``) the walk reads
+DEFAULTS: dict[str, Any] = {
+    "num_attention_groups": 8,
+    "moe_intermediate_size": 10240,
+    "moe_num_experts": 16,
+    "moe_top_k": 4,
+    "rope_theta": 500000,
+    "tie_word_embeddings": False,
+}
+
+
+def _moe_layers(config: Mapping[str, Any]) -> set[int]:
+    enum = config.get("moe_layers_enum")
+    if enum is None:
+        return set(range(1, W._int(config, "num_hidden_layers")))
+    try:
+        return {int(x) for x in str(enum).strip().split(",")}
+    except ValueError:
+        raise InputError("config.json", "moe_layers_enum", "a comma-separated list of layer indices") from None
+
+
+def _at(config: Mapping[str, Any], key: str, li: int) -> Any:
+    v = config.get(key) or []
+    if not isinstance(v, list):
+        raise InputError("config.json", key, "a list per layer")
+    return v[li] if li < len(v) else None
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage (module docstring).
+
+    :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
+        not divide, TP above the experts, a stage without MoE layers."""
+    config, ab = unquantized(config, args, DEFAULTS)
+    if config.get("tie_word_embeddings"):
+        raise InputError("config.json", "tie_word_embeddings", "a tied Step-3.5 head is not modelled")
+    tp = par.tp
+    h = W._int(config, "hidden_size")
+    e, moe_i = W._int(config, "moe_num_experts"), W._int(config, "moe_intermediate_size")
+    if tp > e:
+        raise InputError(
+            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
+        )
+    share = config.get("share_expert_dim") or moe_i * W._int(config, "moe_top_k")
+    vocab_r = W._divide(
+        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
+    )
+    other = config.get("attention_other_setting") or {}
+    moe = _moe_layers(config)
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    if not any(li in moe for li in layers):
+        raise InputError(
+            "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Step3p5ForCausalLM"
+        )
+    w = W._Walk(None)
+    if par.pp_rank == 0:
+        w.own("embedding", vocab_r * h * ab)
+    if par.pp_rank == par.pp - 1:
+        w.own("lm_head", vocab_r * h * ab)
+        w.own("norm", h * ab)
+    ropes: set[tuple[int, str]] = set()
+    for li in layers:
+        kind = _at(config, "layer_types", li)
+        src = other if other and kind == other.get("attention_type") else config
+        nq, nkv = W._int(src, "num_attention_heads"), W._int(src, "num_attention_groups")
+        hd = src.get("head_dim") or h // nq
+        nq_r = W._divide(nq, tp, "num_attention_heads")
+        if nkv >= tp:
+            nkv_r = W._divide(nkv, tp, "num_attention_groups")
+        else:
+            W._divide(tp, nkv, "the tensor parallel size over num_attention_groups")
+            nkv_r = 1
+        qkv = (nq_r + 2 * nkv_r) * hd
+        sizes = [h, h, qkv * h, h * nq_r * hd, hd, hd]
+        if config.get("attention_bias"):
+            sizes.append(qkv)
+        if config.get("use_head_wise_attn_gate"):
+            sizes.append(nq_r * h)
+        if li in moe:
+            if par.expert_parallel:
+                e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
+            else:
+                e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+            s_r = W._divide(share, tp, "share_expert_dim")
+            w.own("router", 4 * e * h)  # float32 router and router_bias
+            w.own("router", 4 * e)
+            sizes += [2 * s_r * h, h * s_r, e_r * 2 * m_r * h, e_r * h * m_r]
+            if par.expert_parallel:
+                w.own("expert map", 4 * e, buffer=True)
+        else:
+            i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
+            sizes += [2 * i_r * h, h * i_r]
+        for n in sizes:
+            w.own("weight", n * ab)
+        w.own("attention scales", 16, buffer=True)
+        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        partial = _at(config, "partial_rotary_factors", li) or 1.0
+        theta = config.get("rope_theta")
+        theta = _at(config, "rope_theta", li) if isinstance(theta, list) else theta
+        scaling = config.get("rope_scaling")
+        yarn_only = config.get("yarn_only_types") or []
+        if yarn_only and kind not in yarn_only:
+            scaling = None
+        rope = {
+            "max_position_embeddings": config.get("max_position_embeddings"),
+            "partial_rotary_factor": partial,
+            "rope_parameters": scaling,
+        }
+        key = (W._rotary_bytes(rope, hd, ab), repr((hd, partial, theta, sorted((scaling or {}).items()))))
+        if key not in ropes:
+            ropes.add(key)
+            w.own("rotary", key[0], buffer=True)
+    return w.result()
+
+
+FAMILIES: dict[str, Family] = {"Step3p5ForCausalLM": Family(walk)}
