@@ -31,9 +31,7 @@ MINIMAX_M3 = (
 )
 #: release -> case id -> why dryboot disagrees with vLLM there
 KNOWN: dict[str, dict[str, str]] = {
-    "0.28.0": {
-        f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))
-    },
+    "0.28.0": {f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))},
     "0.33.0": {
         **{f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))},
         **{
