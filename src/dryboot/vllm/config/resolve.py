@@ -693,12 +693,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         model.quant.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
     )
     drafter = _resolve_drafter(model, args, drafter, rules)
-    check_drafter_pp(args.pipeline_parallel_size, drafter.method if drafter else None, rules.pp_draft_models)
     method = args.speculative_method or (drafter.method if drafter is not None else None)
     model, hma_note = chunked_local_without_hybrid_manager(model, method)
     if hma_note:
         notes.append(hma_note)
-    max_model_len = derive_max_model_len(model, args)
+    max_model_len = derive_max_model_len(model, args)  # ModelConfig
+    # SpeculativeConfig: the draft model checked with the target's pipeline size
+    check_drafter_pp(args.pipeline_parallel_size, drafter.method if drafter else None, rules.pp_draft_models)
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
