@@ -1,10 +1,13 @@
-"""The newest published configs (issue 37, item 5): checkpoints published in 2026, stored
-verbatim under ``data/newest/configs/<org>--<name>/`` with a ``SOURCE`` each, started by vLLM
-on two named GPUs (SM 9.0 and SM 8.0) with a pinned ``--kv-cache-memory-bytes`` and a maximum
-length (``record_newest.py``), and checked against dryboot by ``test_newest.py``.
+"""The newest published configs (issue 37, item 5): checkpoints published in 2026 (three in
+December 2025), stored verbatim under ``data/newest/configs/<org>--<name>/`` with a ``SOURCE``
+each, started by vLLM on two named GPUs (SM 9.0 and SM 8.0) with a pinned
+``--kv-cache-memory-bytes`` and a maximum length (``record_newest.py``), and checked against
+dryboot by ``test_newest.py``.
 
 Every config folder yields the same flag sets on each GPU, so a config added to the folder is a
-case the next recording covers.
+case the next recording covers. A Gemma-4 config gets the stand-in tokenizer of
+``frontier_cases`` (``gemma4-mm``), so that vLLM starts it with its multimodal inputs on, as
+any real checkpoint directory does.
 """
 
 from __future__ import annotations
@@ -39,13 +42,19 @@ def configs() -> list[str]:
     return sorted(p.name for p in CONFIGS.iterdir() if (p / "config.json").is_file())
 
 
+def files(name: str) -> str | None:
+    """The files added to the config's directory: the stand-in tokenizer for Gemma-4."""
+    config = json.loads((CONFIGS / name / "config.json").read_text())
+    return "gemma4-mm" if config.get("model_type") == "gemma4" else None
+
+
 def cases() -> list[dict[str, Any]]:
     """Every case: ``{id, model, files, argv, gpu}`` (``frontier_cases.materialize`` reads it)."""
     return [
         {
             "id": f"{gpu}|{name}#{i}",
             "model": f"newest:{name}",
-            "files": None,
+            "files": files(name),
             "argv": [*flags, "--kv-cache-memory-bytes", BUDGET],
             "gpu": gpu,
         }

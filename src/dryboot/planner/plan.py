@@ -21,7 +21,7 @@ from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
-from dryboot.vllm.distributed import check_dcp_layers, pp_refused, pp_stage_ranges
+from dryboot.vllm.distributed import check_dcp_layers, check_drafter_pp, pp_refused, pp_stage_ranges
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
@@ -477,10 +477,7 @@ def _pipeline_stages(
 
     model, args = cfg.model, cfg.args
     pp = args.pipeline_parallel_size
-    if cfg.drafter is not None and (not cfg.rules.pp_draft_models or cfg.drafter.method == "extract_hidden_states"):
-        # ModelConfig.verify_with_parallel_config on the draft model: its class (MTP, EAGLE,
-        # DFlash; the hidden-state extractor in every release) does not implement SupportsPP
-        raise pp_refused(pp, f"{cfg.drafter.method} drafter")
+    check_drafter_pp(pp, cfg.drafter.method if cfg.drafter else None, cfg.rules.pp_draft_models)
     ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
     if model.parallel.pp_refusal is not None:

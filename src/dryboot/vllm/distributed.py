@@ -32,6 +32,19 @@ def pp_refused(pp: int, who: str, reason: str = NOT_SUPPORTS_PP) -> InputError:
     return InputError("--pipeline-parallel-size", str(pp), f"{who}: {reason}")
 
 
+def check_drafter_pp(pp: int, method: str | None, pp_draft_models: bool) -> None:
+    """``ModelConfig.verify_with_parallel_config`` on the draft model, which
+    ``SpeculativeConfig.__post_init__`` runs with the target's pipeline size while the engine
+    config is created (before the target model is built): the drafter's class does not implement
+    ``SupportsPP`` (MTP, EAGLE, DFlash in releases without ``pp_draft_models``; the hidden-state
+    extractor in every release). ``method``: the drafter's speculative method, ``None`` for none.
+
+    :raises InputError: ``pp`` > 1 with such a drafter.
+    """
+    if pp > 1 and method is not None and (not pp_draft_models or method == "extract_hidden_states"):
+        raise pp_refused(pp, f"{method} drafter")
+
+
 def check_world_size(args: EngineArgs) -> None:
     """``ParallelConfig`` with the mp executor on one node (no ``--nnodes``, no ray): TP x PP
     GPUs must fit the node (8 assumed).

@@ -31,6 +31,7 @@ from dryboot.vllm.config.scheduler import verify_max_model_len
 from dryboot.vllm.distributed import (
     check_dcp_divides_tp,
     check_dcp_kv_heads,
+    check_drafter_pp,
     check_pipeline_parallel,
     check_tensor_parallel,
     check_world_size,
@@ -692,12 +693,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         model.quant.fp8_block_shards, args.tensor_parallel_size, model.source, moe_refine=rules.fp8_moe_block_refine
     )
     drafter = _resolve_drafter(model, args, drafter, rules)
-    family_of(model).verify_release(model, rules)
     method = args.speculative_method or (drafter.method if drafter is not None else None)
     model, hma_note = chunked_local_without_hybrid_manager(model, method)
     if hma_note:
         notes.append(hma_note)
-    max_model_len = derive_max_model_len(model, args)
+    max_model_len = derive_max_model_len(model, args)  # ModelConfig
+    # SpeculativeConfig: the draft model checked with the target's pipeline size
+    check_drafter_pp(args.pipeline_parallel_size, drafter.method if drafter else None, rules.pp_draft_models)
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
@@ -722,13 +724,17 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     model_dtype = model_dtype_of(model, args)
     _check_float_kv_cache_dtype(args, model_dtype, rules)
     kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
+    # the model is built: each attention layer selects its backend, then an MLA layer its prefill
+    # backend (the family's release checks)
+    backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
+    family_of(model).verify_release(model, rules)
     return EngineConfig(
         model=model,
         args=args,
         rules=rules,
         model_dtype=model_dtype,
         kv_cache_dtype=kv_dtype,
-        backend=backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend"),
+        backend=backend,
         max_model_len=max_model_len,
         # MambaModelConfig.verify_and_update_config runs for the model class, layers or not
         mamba_cache_mode=resolve_mamba_cache_mode(model, args, rules, log) if model.has_mamba_state else "none",

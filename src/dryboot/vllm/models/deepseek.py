@@ -148,9 +148,11 @@ def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
 
 def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     """A dense MLA model's prefill backend, selected when its attention layers are built
-    (``GPUModelRunner.load_model``): after the engine config and the runner's drafter checks
-    (an ``extract_hidden_states`` proposer without layer ids is refused first, as vLLM 0.28.0
-    and 0.30.0 refuse it), so not at config reading.
+    (``GPUModelRunner.load_model``), after each layer's decode attention backend: so after the
+    engine config (a draft model without ``SupportsPP`` under pipeline parallelism, an nvfp4 KV
+    cache), the runner's drafter checks (an ``extract_hidden_states`` proposer without layer ids)
+    and the attention backend (none valid, or a named one that is not), as vLLM 0.28.0 and 0.30.0
+    refuse them first; not at config reading.
 
     :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves.
     """

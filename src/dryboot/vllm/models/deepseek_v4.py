@@ -117,19 +117,20 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """DeepSeek-V4's layers choose their attention class themselves (``nvidia/model.py``
     ``_select_dsv4_attn_cls``): FlashMLA's, with the fp8_ds_mla cache, for any other backend name
-    on SM90; they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
+    on every CUDA GPU but SM 12.x (SM 8.0 and 9.0 checked against vLLM 0.28.0's engine start);
+    they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
 
-    :raises InputError: FlashInfer's DeepSeek-V4 attention, or a GPU other than SM 9.x, which are
-        not modelled.
+    :raises InputError: FlashInfer's DeepSeek-V4 attention (named, or SM 12.x's default), which
+        is not modelled.
     """
     if extra_of(model, DeepseekV4Caches) is None:
         return args
-    if args.device.capability[0] != 9:
+    if args.device.capability[0] == 12:
         raise InputError(
             "--gpu",
             args.device.name,
-            f"{model.source}: DeepSeek-V4's attention class is read from vLLM for SM 9.x GPUs only "
-            "(FlashMLA's sparse layers); other GPUs are not modelled",
+            f"{model.source}: on SM 12.x vLLM gives DeepSeek-V4 FlashInfer's SM120 attention and its cache, "
+            "which are not modelled (FlashMLA's sparse layers, every other CUDA GPU's, are)",
         )
     if args.attention_backend is not None:
         if args.attention_backend.startswith("FLASHINFER_MLA_SPARSE"):
@@ -151,10 +152,11 @@ def kv_cache_layout(model: ModelGeometry) -> str:
 
 
 def backend_assumption(model: ModelGeometry) -> str | None:
-    """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on SM90."""
+    """``vllm/models/deepseek_v4/nvidia/model.py`` ``_select_dsv4_attn_cls``: FlashMLA's layers on
+    every CUDA GPU but SM 12.x."""
     if extra_of(model, DeepseekV4Caches) is None:
         return None
     return (
-        "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on the SM90 GPU "
-        "assumed, H100/H200), whatever --attention-backend names; other GPUs' are not modelled"
+        "DeepSeek-V4's layers choose their own attention (FlashMLA with the fp8_ds_mla cache on every CUDA GPU "
+        "but SM 12.x), whatever --attention-backend names; SM 12.x's FlashInfer attention is not modelled"
     )
