@@ -146,6 +146,13 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if entry.get("quantization") and not quantized:
         row.out_of_range = f"{entry['quantization']} checkpoint served, the config is an unquantized stand-in"
         return row
+    # a 4-bit copy served with the base model's own quantized config standing in (an AWQ copy of
+    # MiniMax-M2.7, whose published config is FP8): the config's layout is not the served one
+    served = str(entry.get("quantization") or "").split(" ")[0].lower()
+    method = str((config_json.get("quantization_config") or {}).get("quant_method", ""))
+    if served in ("awq", "gptq") and quantized and not method.startswith(served):
+        row.out_of_range = f"{served} checkpoint served, the config is the base model's {method or 'quantized'} stand-in"
+        return row
     gpu = _gpu(entry)
     if gpu is None:
         row.out_of_range = f"GPU {entry.get('gpu')!r}: its CUDA total is neither in the table nor logged"
