@@ -363,7 +363,8 @@ def table() -> str:
     for r in ROWS:
         if r.out_of_range:
             logged = "tokens only" if math.isnan(r.logged_gib) else f"{r.logged_gib:.2f}"
-            lines.append(f"| {r.log} | {r.release} | {logged} | out of range: {r.out_of_range[:110]} | | | | |")
+            why = r.out_of_range.replace(f"{REPO}/", "")[:110]  # repository paths, not this checkout's
+            lines.append(f"| {r.log} | {r.release} | {logged} | out of range: {why} | | | | |")
         else:
             lines.append(
                 f"| {r.log} | {r.release} ({r.era}) | {r.logged_gib:.2f} | {r.low_gib:.2f} / {r.estimate_gib:.2f} / "
