@@ -151,7 +151,8 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     served = str(entry.get("quantization") or "").split(" ")[0].lower()
     method = str((config_json.get("quantization_config") or {}).get("quant_method", ""))
     if served in ("awq", "gptq") and quantized and not method.startswith(served):
-        row.out_of_range = f"{served} checkpoint served, the config is the base model's {method or 'quantized'} stand-in"
+        stand_in = method or "quantized"
+        row.out_of_range = f"{served} checkpoint served, the config is the base model's {stand_in} stand-in"
         return row
     gpu = _gpu(entry)
     if gpu is None:
