@@ -146,6 +146,14 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if entry.get("quantization") and not quantized:
         row.out_of_range = f"{entry['quantization']} checkpoint served, the config is an unquantized stand-in"
         return row
+    # a 4-bit copy served with the base model's own quantized config standing in (an AWQ copy of
+    # MiniMax-M2.7, whose published config is FP8): the config's layout is not the served one
+    served = str(entry.get("quantization") or "").split(" ")[0].lower()
+    method = str((config_json.get("quantization_config") or {}).get("quant_method", ""))
+    if served in ("awq", "gptq") and quantized and not method.startswith(served):
+        stand_in = method or "quantized"
+        row.out_of_range = f"{served} checkpoint served, the config is the base model's {stand_in} stand-in"
+        return row
     gpu = _gpu(entry)
     if gpu is None:
         row.out_of_range = f"GPU {entry.get('gpu')!r}: its CUDA total is neither in the table nor logged"
@@ -356,7 +364,8 @@ def table() -> str:
     for r in ROWS:
         if r.out_of_range:
             logged = "tokens only" if math.isnan(r.logged_gib) else f"{r.logged_gib:.2f}"
-            lines.append(f"| {r.log} | {r.release} | {logged} | out of range: {r.out_of_range[:110]} | | | | |")
+            why = r.out_of_range.replace(f"{REPO}/", "")[:110]  # repository paths, not this checkout's
+            lines.append(f"| {r.log} | {r.release} | {logged} | out of range: {why} | | | | |")
         else:
             lines.append(
                 f"| {r.log} | {r.release} ({r.era}) | {r.logged_gib:.2f} | {r.low_gib:.2f} / {r.estimate_gib:.2f} / "

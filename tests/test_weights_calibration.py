@@ -175,3 +175,23 @@ def test_every_weights_boot_is_accounted_for() -> None:
         if _stem(entry) in NO_CONFIG:
             assert entry["config"] is None
     assert len(MODELLED) >= 5
+
+
+#: vLLM's own bytes after ``process_weights_after_loading`` for a corpus boot whose excerpt prints no
+#: weights line: (config directory, GPU, TP, release) -> allocated bytes on the meta device, recorded
+#: with ``tests/fidelity/record_quant_weights.py`` in the release's boot environment, its
+#: ``QUANT_CONFIGS`` pointed at a copy of the corpus directory (RECORD_GPUS="RTX 4090", RECORD_TPS=1;
+#: 2026-12-05: MarlinLinearKernel on all 112 linear layers). The llmso GPTQ boot of 0.27.1 on an
+#: RTX 4090 (WSL2): the budget it is calibrated with rests on this figure.
+VLLM_ALLOCATED = {
+    ("Qwen--Qwen2.5-7B-Instruct-GPTQ-Int4", "RTX 4090", 1, "0.27.1"): 5_553_761_280,
+}
+
+
+@pytest.mark.parametrize(("name", "gpu", "tp", "version"), sorted(VLLM_ALLOCATED))
+def test_served_quantized_checkpoint_as_vllm_holds_it(name: str, gpu: str, tp: int, version: str) -> None:
+    report = model_weights(
+        REPO / "tests" / "data" / "configs" / "public" / name, tp=tp, **serving_gpu(parse_gpu(gpu), version)
+    )
+    assert report.refused is None
+    assert report.stages[0].allocated_bytes == VLLM_ALLOCATED[(name, gpu, tp, version)]
