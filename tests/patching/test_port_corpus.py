@@ -192,8 +192,9 @@ DISTRO_CONFLICTS: list[tuple[str, str, str, str, str, str]] = [
 ]
 
 #: ... and the patches of the older series the packager dropped at the newer version because
-#: upstream has them (backports of upstream commits): `series port --keep-going` of the whole
-#: older series calls exactly these upstream, and no patch the packager kept
+#: upstream has them (backports of upstream commits; libffi's was submitted upstream and merged):
+#: `series port --keep-going` of the whole older series calls exactly these upstream, and no patch
+#: the packager kept
 DISTRO_UPSTREAM: list[tuple[str, str, str, str, str, str, list[str]]] = [
     (OE, "coreutils", "8.32", "bullseye", "9.1", "bookworm", ["0001-fts-remove-NOSTAT_LEAF_OPTIMIZATION.patch"]),
     (OE, "groff", "1.22.4", "bookworm", "1.23.0", "trixie", ["0001-support-musl.patch"]),
