@@ -155,7 +155,7 @@ def test_patches_the_maintainers_dropped_as_upstream_are_upstream(
 #: upstream version. Per case: the distribution folder, the package (its folder and Debian source
 #: package), the older version and the Debian suite holding it, the newer and its suite.
 PORT_DATA = Path(__file__).resolve().parent.parent / "data" / "port"
-B, OE, OW = "buildroot", "openembedded", "openwrt"
+B, OE, OW, CF = "buildroot", "openembedded", "openwrt", "conda-forge"
 
 #: ... and the number of patches carried with the same change at both (refreshed): every one ports
 #: without a conflict to the packager's refreshed tree
@@ -180,6 +180,7 @@ DISTRO_CASES: list[tuple[str, str, str, str, str, str, int]] = [
     (OE, "wget", "1.21.3", "bookworm", "1.25.0", "trixie", 1),
     (OW, "openldap", "2.4.57", "bullseye", "2.6.10", "trixie", 3),
     (OW, "smartmontools", "7.3", "bookworm", "7.4", "trixie", 2),
+    (CF, "tiff", "4.5.0", "bookworm", "4.7.0", "trixie", 1),
 ]
 
 #: ... whose refreshed patch git's three-way merge conflicts on (the packager resolved it by
