@@ -149,52 +149,115 @@ def test_patches_the_maintainers_dropped_as_upstream_are_upstream(
     assert not kept & set(upstream)
 
 
-#: Buildroot's series (another distribution's packaging; tests/data/port/buildroot/SOURCE): the
-#: package, its older and newer version (Buildroot folders) and Debian suites of the same upstream
-#: versions, and the number of patches Buildroot carried with the same change at both (refreshed)
-BUILDROOT = Path(__file__).resolve().parent.parent / "data" / "port" / "buildroot"
-BUILDROOT_CASES: list[tuple[str, str, str, str, str, int]] = [
-    ("busybox", "1.30.1", "bullseye", "1.35.0", "bookworm", 2),
-    ("busybox", "1.35.0", "bookworm", "1.37.0", "trixie", 4),
-    ("nettle", "3.7.3", "bullseye", "3.8.1", "bookworm", 1),
-    ("nettle", "3.8.1", "bookworm", "3.10.1", "trixie", 1),
-    ("wget", "1.21.3", "bookworm", "1.25.0", "trixie", 1),
+#: Other distributions' series (tests/data/port/<distribution>/SOURCE): the patches a packager
+#: carried from one upstream version to the next, verbatim in <distribution>/<package>-<version>/
+#: with the distribution's order in its `series`, applied to Debian's pristine tree of the same
+#: upstream version. Per case: the distribution folder, the package (its folder and Debian source
+#: package), the older version and the Debian suite holding it, the newer and its suite.
+PORT_DATA = Path(__file__).resolve().parent.parent / "data" / "port"
+B, OE, OW, CF = "buildroot", "openembedded", "openwrt", "conda-forge"
+
+#: ... and the number of patches carried with the same change at both (refreshed): every one ports
+#: without a conflict to the packager's refreshed tree
+DISTRO_CASES: list[tuple[str, str, str, str, str, str, int]] = [
+    (B, "busybox", "1.30.1", "bullseye", "1.35.0", "bookworm", 2),
+    (B, "busybox", "1.35.0", "bookworm", "1.37.0", "trixie", 4),
+    (B, "nettle", "3.7.3", "bullseye", "3.8.1", "bookworm", 1),
+    (B, "nettle", "3.8.1", "bookworm", "3.10.1", "trixie", 1),
+    (B, "wget", "1.21.3", "bookworm", "1.25.0", "trixie", 1),
+    (OE, "coreutils", "8.32", "bullseye", "9.1", "bookworm", 2),
+    (OE, "coreutils", "9.1", "bookworm", "9.7", "trixie", 1),
+    (OE, "cups", "2.4.2", "bookworm", "2.4.10", "trixie", 4),
+    (OE, "fontconfig", "2.14.1", "bookworm", "2.15.0", "trixie", 1),
+    (OE, "gzip", "1.12", "bookworm", "1.13", "trixie", 1),
+    (OE, "libarchive", "3.6.2", "bookworm", "3.7.4", "trixie", 1),
+    (OE, "libffi", "3.4.4", "bookworm", "3.4.8", "trixie", 1),
+    (OE, "libjpeg-turbo", "2.0.6", "bullseye", "2.1.5", "bookworm", 1),
+    (OE, "nettle", "3.7.3", "bullseye", "3.8.1", "bookworm", 2),
+    (OE, "perl", "5.32.1", "bullseye", "5.36.0", "bookworm", 6),
+    (OE, "shadow", "4.8.1", "bullseye", "4.13", "bookworm", 1),
+    (OE, "util-linux", "2.36.1", "bullseye", "2.38.1", "bookworm", 3),
+    (OE, "wget", "1.21.3", "bookworm", "1.25.0", "trixie", 1),
+    (OW, "openldap", "2.4.57", "bullseye", "2.6.10", "trixie", 3),
+    (OW, "smartmontools", "7.3", "bookworm", "7.4", "trixie", 2),
+    (CF, "tiff", "4.5.0", "bookworm", "4.7.0", "trixie", 1),
 ]
 
+#: ... whose refreshed patch git's three-way merge conflicts on (the packager resolved it by
+#: hand): dryboot reports the conflict where git am -3 stops
+DISTRO_CONFLICTS: list[tuple[str, str, str, str, str, str]] = [
+    (OE, "groff", "1.22.4", "bookworm", "1.23.0", "trixie"),
+    (OE, "nettle", "3.8.1", "bookworm", "3.10.1", "trixie"),
+    (OW, "libwebp", "1.2.4", "bookworm", "1.5.0", "trixie"),
+    (OW, "lighttpd", "1.4.69", "bookworm", "1.4.79", "trixie"),
+]
 
-@pytest.mark.network
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("package", "v_old", "s_old", "v_new", "s_new", "count"),
-    BUILDROOT_CASES,
-    ids=[f"buildroot-{c[0]}-{c[1]}-{c[3]}" for c in BUILDROOT_CASES],
-)
-def test_buildroot_refresh_is_reproduced(
-    tmp_path: Path, package: str, v_old: str, s_old: str, v_new: str, s_new: str, count: int
-) -> None:
-    """Buildroot's patches of the older version that the newer carries with the same change,
-    ported from Debian's pristine tree of the older upstream version to the newer's: the tree
-    Buildroot's refreshed patches leave (GNU patch, -p1 --fuzz 0), byte for byte, and git am -3's."""
-    try:
-        old = P.stack_in(s_old, package, tmp_path / "old")
-        new = P.stack_in(s_new, package, tmp_path / "new")
-    except C.FetchError as exc:
-        pytest.fail(f"cannot fetch {package}: {exc}")
-    br_old, br_new = BUILDROOT / f"{package}-{v_old}", BUILDROOT / f"{package}-{v_new}"
-    names_new = [n for n, _ in C.read_entries(br_new)]
-    changes_new = {repr(P.change_of(br_new / n)): n for n in names_new}
-    pairs = [(n, changes_new.get(repr(P.change_of(br_old / n)))) for n, _ in C.read_entries(br_old)]
+#: ... and the patches of the older series the packager dropped at the newer version because
+#: upstream has them (backports of upstream commits; libffi's was submitted upstream and merged):
+#: `series port --keep-going` of the whole older series calls exactly these upstream, and no patch
+#: the packager kept
+DISTRO_UPSTREAM: list[tuple[str, str, str, str, str, str, list[str]]] = [
+    (OE, "coreutils", "8.32", "bullseye", "9.1", "bookworm", ["0001-fts-remove-NOSTAT_LEAF_OPTIMIZATION.patch"]),
+    (OE, "groff", "1.22.4", "bookworm", "1.23.0", "trixie", ["0001-support-musl.patch"]),
+    (OE, "libffi", "3.4.4", "bookworm", "3.4.8", "trixie", ["0001-arm-sysv-reverted-clang-VFP-mitigation.patch"]),
+    (OE, "util-linux", "2.36.1", "bullseye", "2.38.1", "bookworm", [
+        "0001-hwclock-do-not-assume-__NR_settimeofday_time32.patch",
+    ]),
+    (OW, "lighttpd", "1.4.69", "bookworm", "1.4.79", "trixie", [
+        "031-mod_mbedtls-check-MBEDTLS_DEBUG_C.patch", "032-meson-build-fix-for-builtin_mods.patch",
+    ]),
+]  # fmt: skip
+
+
+def _distro_id(c: tuple[object, ...]) -> str:
+    return f"{c[0]}-{c[1]}-{c[2]}-{c[4]}"
+
+
+def _refreshed_series(
+    distro: str, package: str, v_old: str, v_new: str, tmp_path: Path
+) -> tuple[Path, Path, list[tuple[str, str]]]:
+    """The packager's patches of ``v_old`` that ``v_new`` carries with the same change (paired by
+    change, in the older series' order), copied as two series directories: the older ones (to
+    port) and the newer ones (the packager's refresh, the ground truth)."""
+    d_old, d_new = PORT_DATA / distro / f"{package}-{v_old}", PORT_DATA / distro / f"{package}-{v_new}"
+    changes_new = {repr(P.change_of(d_new / n)): n for n, _ in C.read_entries(d_new)}
+    pairs = [(n, changes_new.get(repr(P.change_of(d_old / n)))) for n, _ in C.read_entries(d_old)]
     common = [(a, b) for a, b in pairs if b is not None]
-    assert len(common) == count, common
     old_series, truth_series = tmp_path / "old-series", tmp_path / "truth-series"
     for series, names, src in (
-        (old_series, [a for a, _ in common], br_old),
-        (truth_series, [b for _, b in common], br_new),
+        (old_series, [a for a, _ in common], d_old),
+        (truth_series, [b for _, b in common], d_new),
     ):
         series.mkdir()
         for n in names:
             shutil.copyfile(src / n, series / n)
         (series / "series").write_text("".join(n + "\n" for n in names))
+    return old_series, truth_series, common
+
+
+def _debian_pair(package: str, s_old: str, s_new: str, tmp_path: Path) -> tuple[C.Stack, C.Stack]:
+    try:
+        return P.stack_in(s_old, package, tmp_path / "old"), P.stack_in(s_new, package, tmp_path / "new")
+    except C.FetchError as exc:
+        pytest.fail(f"cannot fetch {package}: {exc}")
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("distro", "package", "v_old", "s_old", "v_new", "s_new", "count"),
+    DISTRO_CASES,
+    ids=[_distro_id(c) for c in DISTRO_CASES],
+)
+def test_packagers_refresh_is_reproduced(
+    tmp_path: Path, distro: str, package: str, v_old: str, s_old: str, v_new: str, s_new: str, count: int
+) -> None:
+    """A packager's patches of the older version that the newer carries with the same change,
+    ported from Debian's pristine tree of the older upstream version to the newer's: the tree
+    the packager's refreshed patches leave (GNU patch, -p1 --fuzz 0), byte for byte, and git am -3's."""
+    old, new = _debian_pair(package, s_old, s_new, tmp_path)
+    old_series, truth_series, common = _refreshed_series(distro, package, v_old, v_new, tmp_path)
+    assert len(common) == count, common
     res = port_series(str(old_series), str(old.tree), str(new.tree), str(tmp_path / "out"))
     assert res.ok and all(p.status == "ported" for p in res.patches), [(p.name, p.status) for p in res.patches]
     files = P.touched(old_series, truth_series, tmp_path / "out")
@@ -207,3 +270,51 @@ def test_buildroot_refresh_is_reproduced(
     am3, _ = git_am3(P.subset(old.tree, files, tmp_path / "old-files"), new_files, old_series, tmp_path / "am3")
     assert am3 is not None
     assert C.diff_keys(am3, tree(mine)) == []
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("distro", "package", "v_old", "s_old", "v_new", "s_new"),
+    DISTRO_CONFLICTS,
+    ids=[_distro_id(c) for c in DISTRO_CONFLICTS],
+)
+def test_packagers_conflict_is_reported_where_git_am_3_stops(
+    tmp_path: Path, distro: str, package: str, v_old: str, s_old: str, v_new: str, s_new: str
+) -> None:
+    """No silent merge on a refresh the packager made by hand: the refreshed patches apply to
+    both trees (GNU patch, fuzz 0), git am -3 stops on one, and dryboot reports the conflict on
+    the same patch, with its reject."""
+    old, new = _debian_pair(package, s_old, s_new, tmp_path)
+    old_series, truth_series, common = _refreshed_series(distro, package, v_old, v_new, tmp_path)
+    assert common
+    files = P.touched(old_series, truth_series)
+    old_files = P.subset(old.tree, files, tmp_path / "old-files")
+    new_files = P.subset(new.tree, files, tmp_path / "new-files")
+    assert P.gnu_tree(old_files, old_series, tmp_path / "on-old")[1] == []
+    assert P.gnu_tree(new_files, truth_series, tmp_path / "on-new")[1] == []
+    res = port_series(str(old_series), str(old.tree), str(new.tree), str(tmp_path / "out"))
+    states = [p.status for p in res.patches]
+    assert "conflict" in states
+    k = states.index("conflict")
+    am3, stopped = git_am3(old_files, new_files, old_series, tmp_path / "am3")
+    assert am3 is None and stopped == k, (stopped, k, common[k])
+    assert (tmp_path / "out" / f"{common[k][0]}.rej").is_file()
+
+
+@pytest.mark.network
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("distro", "package", "v_old", "s_old", "v_new", "s_new", "dropped"),
+    DISTRO_UPSTREAM,
+    ids=[_distro_id(c) for c in DISTRO_UPSTREAM],
+)
+def test_patches_a_packager_dropped_as_upstream_are_upstream(
+    tmp_path: Path, distro: str, package: str, v_old: str, s_old: str, v_new: str, s_new: str, dropped: list[str]
+) -> None:
+    old, new = _debian_pair(package, s_old, s_new, tmp_path)
+    d_old, d_new = PORT_DATA / distro / f"{package}-{v_old}", PORT_DATA / distro / f"{package}-{v_new}"
+    res = port_series(str(d_old), str(old.tree), str(new.tree), None, keep_going=True)
+    upstream = [p.name for p in res.patches if p.status == "upstream"]
+    assert upstream == dropped
+    assert not {n for n, _ in C.read_entries(d_new)} & set(upstream)

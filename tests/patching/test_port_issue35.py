@@ -252,3 +252,77 @@ def test_resolved_creation_of_a_file_new_has_becomes_a_modification(tmp_path: Pa
     g = shutil.copytree(new, tmp_path / "g")
     assert C.gnu_apply(g, out / "a.patch", [])[0] == 0
     assert (g / "g.txt").read_text() == fork
+
+
+def _chopped_patch(missing: int) -> str:
+    """A patch whose last hunk ends in three blank context lines, ``missing`` of them cut off
+    (as a mailer or an editor that strips trailing blank lines leaves it)."""
+    base = BASE.replace("line 22\n", "\n").replace("line 23\n", "\n").replace("line 24\n", "\n")
+    text = udiff(base, base.replace("line 21\n", "line 21 fixed\n"), "f.txt")
+    assert text.endswith("\n \n \n \n")
+    return text[: len(text) - 2 * missing] if missing else text
+
+
+def test_blank_context_lines_chopped_at_the_end_are_read_as_gnu_patch_reads_them(tmp_path: Path) -> None:
+    """GNU patch: where the file ends inside the last hunk, 1 to 3 missing lines (the same on
+    both sides) are blank context lines ("assume blank lines got chopped"); 4 are an error."""
+    base = BASE.replace("line 22\n", "\n").replace("line 23\n", "\n").replace("line 24\n", "\n")
+    for missing in (1, 2, 3, 4):
+        s, t = tmp_path / f"s{missing}", tmp_path / f"t{missing}"
+        s.mkdir()
+        t.mkdir()
+        (s / "1.patch").write_text(_chopped_patch(missing))
+        (s / "series").write_text("1.patch\n")
+        (t / "f.txt").write_text(base)
+        g = shutil.copytree(t, tmp_path / f"g{missing}")
+        gnu_rc = C.gnu_apply(g, s / "1.patch", [])[0]
+        r = run_cli("series", "apply", str(s), "--to", str(t))
+        if missing <= 3:
+            assert gnu_rc == 0
+            assert r.exit_code == 0, r.output  # before: "declares 27 old lines, body has 26", exit 2
+            assert tree(t) == tree(g)
+            check = run_cli("hunks", "check", str(s / "1.patch"))
+            assert check.exit_code == 1 and "short of its declared counts" in check.output
+        else:
+            assert gnu_rc != 0 and r.exit_code == 2 and tree(t) == {"f.txt": base.encode()}
+
+
+def test_a_short_side_is_not_padded(tmp_path: Path) -> None:
+    """Only the same shortfall on both sides is GNU patch's chopped blank context: a hunk
+    missing a removed line keeps the count error."""
+    p = tmp_path / "p.patch"
+    text = udiff(BASE, BASE.replace("line 20\n", ""), "f.txt")
+    p.write_text(text.replace(" line 21\n line 22\n line 23\n", "").replace("-line 20\n", ""))
+    r = run_cli("hunks", "check", str(p))
+    assert r.exit_code == 1 and "short of" not in r.output and "declares" in r.output
+
+
+#: conda-forge's lua series: both patches end one blank context line short (see its SOURCE)
+LUA = Path(__file__).resolve().parent.parent / "data" / "port" / "conda-forge-lua"
+
+
+def test_real_patches_chopped_at_the_end(tmp_path: Path) -> None:
+    """conda-forge's lua patches on lua 5.4.4: read as GNU patch reads them (series apply leaves
+    its tree), and luaconf.patch ported to 5.4.7 leaves the tree conda-forge's own 5.4.7 copy
+    of it leaves, written with complete counts."""
+    series = LUA / "patches"
+    assert (series / "luaconf.patch").read_bytes().endswith(b' #define LUA_CDIR\tLUA_ROOT "lib/lua/" LUA_VDIR "/"\n')
+    old, new = LUA / "releases" / "5.4.4", LUA / "releases" / "5.4.7"
+    gnu, failed = C.gnu_series(old, series, tmp_path / "gnu")
+    assert not failed, failed
+    mine = shutil.copytree(old, tmp_path / "mine")
+    r = run_cli("series", "apply", str(series), "--to", str(mine))
+    assert r.exit_code == 0, r.output  # before: "declares 7 old lines, body has 6", exit 2
+    assert tree(mine) == tree(gnu)
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copyfile(series / "luaconf.patch", one / "luaconf.patch")
+    (one / "series").write_text("luaconf.patch\n")
+    res = port_series(str(one), str(old), str(new), str(tmp_path / "out"))
+    assert [p.status for p in res.patches] == ["ported"]
+    truth, failed = C.gnu_series(new, one, tmp_path / "truth")  # conda-forge's 5.4.7 patch: the same bytes
+    assert not failed
+    ported, failed = C.gnu_series(new, tmp_path / "out", tmp_path / "ported")
+    assert not failed
+    assert tree(ported) == tree(truth)
+    assert run_cli("hunks", "check", str(tmp_path / "out" / "luaconf.patch")).exit_code == 0

@@ -110,7 +110,9 @@ class Problem:
         complete hunk), ``noop`` (a hunk with no ``-``/``+`` line), ``marker`` (a misplaced
         ``\\ No newline`` line), ``extra`` (context lines past the counts before the next file:
         GNU patch and git skip them, so appliers do; ``hunks fix`` counts them),
-        ``unterminated`` (the patch ends inside a hunk line: no final LF, no marker).
+        ``unterminated`` (the patch ends inside a hunk line: no final LF, no marker),
+        ``chopped`` (the patch file ends 1-3 blank context lines short of the last hunk's counts:
+        GNU patch reads them as blank context, so appliers do; git apply refuses it).
     :param message: the reason, phrased for the user.
     """
 
@@ -368,9 +370,10 @@ class PatchFile:
 
     def require_valid(self) -> None:
         """Raise :class:`InputError` for the first problem, if any (used before applying); an
-        ``extra`` problem (context past a hunk's counts, which GNU patch and git skip) is not
-        one an applier stops at."""
-        probs = [p for p in self.all_problems() if p.kind != "extra"]
+        ``extra`` problem (context past a hunk's counts, which GNU patch and git skip) or a
+        ``chopped`` one (blank context lines missing at the end of the file, which GNU patch
+        supplies) is not one an applier stops at."""
+        probs = [p for p in self.all_problems() if p.kind not in ("extra", "chopped")]
         if probs:
             p = probs[0]
             raise InputError(self.source, f"line {p.lineno}", p.message)
@@ -916,6 +919,41 @@ class _Parser:
             )
         )
 
+    def chopped(self, sec: FileSection, h: Hunk, body: list[BodyLine], end: int) -> bool:
+        """GNU patch's "assume blank lines got chopped": where the patch file ends (with a final
+        newline) inside the last hunk, both sides short of their declared counts by the same
+        1 to 3 lines, GNU patch (``another_hunk`` in pch.c: at end of file with at most 3 new
+        lines left, it reads ``" \\n"``) takes each missing line as a blank context line, as a
+        mailer or an editor that strips trailing blank lines leaves a hunk ending in one. The hunk
+        is read so (``h.lines`` gets the blank lines, numbered as the file's last line), noted,
+        and a ``chopped`` problem says it; git apply calls such a patch corrupt. False (nothing
+        changed) for any other shortfall."""
+        old = sum(1 for b in body if b.kind != PLUS)
+        new = sum(1 for b in body if b.kind != MINUS)
+        missing = h.new_count - new
+        if end != self.n or not self.final_newline or not 1 <= missing <= 3 or h.old_count - old != missing:
+            return False
+        if body and not body[-1].newline:
+            return False
+        h.lines = body + [BodyLine(SP, b"", True, self.n) for _ in range(missing)]
+        what = (
+            f"hunk {h.number} of {sec.display_name()}: the patch file ends {missing} line"
+            f"{'s' if missing != 1 else ''} short of its declared counts (-{h.old_count} +{h.new_count})"
+        )
+        sec.notes.append(
+            f"{self.source}: line {self.n}: {what}; read as GNU patch reads it, the missing lines as blank "
+            "context lines"
+        )
+        h.problems.append(
+            Problem(
+                h.lineno,
+                "chopped",
+                f"{what} (GNU patch takes them as blank context lines, 'assume blank lines got chopped'; "
+                "git apply: 'corrupt patch')",
+            )
+        )
+        return True
+
     def body(self, sec: FileSection, h: Hunk, start: int) -> int:
         fast = self.plain_body(h, start)
         if fast is not None and not self.final_newline and fast == self.n:
@@ -1016,6 +1054,8 @@ class _Parser:
                     "would be dropped or misread",
                 )
             )
+        elif self.chopped(sec, h, body, end):
+            pass
         else:
             h.lines = body
             ended = "the patch file ends" if end == n else f"line {end + 1} ends the hunk"
