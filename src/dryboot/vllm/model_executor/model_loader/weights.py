@@ -62,12 +62,17 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
+from dryboot.vllm.model_executor.layers.quantization.modelopt import (
+    ModelOptQuant,
+    modelopt_experts_bytes,
+    modelopt_linear_bytes,
+    modelopt_mixed_from_config,
+    modelopt_quant,
+)
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     checkpoint_parts,
     ct_scaled_from_config,
-    modelopt_scaled,
-    scaled_linear_bytes,
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
@@ -187,6 +192,9 @@ WNA16_HYBRIDS = {"qwen3_5_text"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
+#: families checked under ModelOpt MIXED_PRECISION (with their NVFP4 experts): the dense decoders
+#: and the Qwen3.5 / 3.6 MoE hybrid with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
+MODELOPT_MIXED_FAMILIES = {*SCALED_FAMILIES, "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -419,6 +427,8 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
             static_input=qc.get("activation_scheme") == "static",
             ignored=tuple(str(x) for x in qc.get("ignored_layers") or qc.get("modules_to_not_convert") or ()),
         )
+    if method in ("modelopt", "modelopt_mixed") and str(algo).upper() == "MIXED_PRECISION":
+        return Quant("modelopt_mixed", scaled=modelopt_mixed_from_config(qc, ignored))
     if method == "modelopt" and str(algo).upper() == "FP8":
         return Quant("modelopt", ignored=ignored)
     if method in ("modelopt", "modelopt_fp4") and str(algo).upper() == "NVFP4":
@@ -430,7 +440,7 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
 def _layers_quantized_alike(quant: Quant) -> bool:
     """Whether every decoder layer's linear layers take the same method: no weight-only integer
     scheme (those are chosen per layer name) and no ignored name reaching ``model.layers.``."""
-    if quant.wna16 is not None:
+    if quant.wna16 is not None or quant.method == "modelopt_mixed":
         return False
     stems = (i[:-1] if i.endswith("*") else i for i in quant.ignored)
     return not any(s.startswith("model.layers") or "model.layers.".startswith(s) for s in stems)
@@ -973,11 +983,12 @@ def _walk(
         if isinstance(rope, Mapping):
             rope = {k: v for k, v in rope.items() if k not in ("mrope_section", "mrope_interleaved")}
             config = {**config, "rope_parameters": rope}
-    if quant.method is not None and family in UNQUANTIZED_ONLY:
+    mixed_ok = quant.method == "modelopt_mixed" and family in MODELOPT_MIXED_FAMILIES
+    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES:
+    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok:
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1038,6 +1049,13 @@ def _walk(
                 "a quantized LM head tied to the embedding is not modelled",
             )
         # INC serves the ParallelLMHead with the layer's weight-only method (Marlin / Machete)
+        head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.algo is None and quant.scaled.algo_of("lm_head"):
+        if tied:
+            raise InputError(
+                "quantization_config", "quantized_layers.lm_head", "a quantized LM head tied to the embedding"
+            )
+        # MIXED_PRECISION names the head: vLLM gives the ParallelLMHead the layer's method
         head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
     w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
@@ -1213,6 +1231,8 @@ def _moe_layer(
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    elif isinstance(quant.scaled, ModelOptQuant) and quant.method == "modelopt_mixed":
+        w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
@@ -1695,7 +1715,7 @@ def _linear(
         scheme = quant.scaled.layer_scheme(name, checkpoint_parts(name))
         if scheme is None:
             return linear_bytes(Quant(), k, parts, ab)
-        return scaled_linear_bytes(quant.scaled, scheme, k, parts, ab)
+        return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split)
         return out if out is not None else linear_bytes(Quant(), k, parts, ab)
@@ -1709,6 +1729,9 @@ def _post_load_host_blocks(quant: Quant) -> int:
     Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
     figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
     compressed-tensors' KV-cache method keeps them (``fill_``)."""
+    if isinstance(quant.scaled, ModelOptQuant) and not quant.scaled.kv_cache:
+        # ModelOpt without a KV-cache algorithm gives Attention no method (MIXED_PRECISION checked)
+        return 2
     if quant.wna16 is None:
         return 0
     if quant.wna16.packing == "ct":
@@ -1725,7 +1748,7 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
 
     :raises InputError: no GPU given (the layout after loading depends on it)."""
     if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
-        quant = replace(quant, scaled=modelopt_scaled("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
+        quant = replace(quant, scaled=modelopt_quant("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
     if quant.scaled is not None:
         return _scaled_on_gpu(quant, quant.scaled, par)
     if quant.wna16 is None:
