@@ -192,9 +192,11 @@ WNA16_HYBRIDS = {"qwen3_5_text"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
-#: families checked under ModelOpt MIXED_PRECISION (with their NVFP4 experts): the dense decoders
-#: and the Qwen3.5 / 3.6 MoE hybrid with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
-MODELOPT_MIXED_FAMILIES = {*SCALED_FAMILIES, "qwen3_5_moe"}
+#: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
+#: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
+#: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
+MODELOPT_FAMILIES = {*SCALED_FAMILIES, "qwen3_moe"}
+MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -983,7 +985,9 @@ def _walk(
         if isinstance(rope, Mapping):
             rope = {k: v for k, v in rope.items() if k not in ("mrope_section", "mrope_interleaved")}
             config = {**config, "rope_parameters": rope}
-    mixed_ok = quant.method == "modelopt_mixed" and family in MODELOPT_MIXED_FAMILIES
+    mixed_ok = (quant.method == "modelopt_mixed" and family in MODELOPT_MIXED_FAMILIES) or (
+        isinstance(quant.scaled, ModelOptQuant) and family in MODELOPT_FAMILIES
+    )
     if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -1231,7 +1235,7 @@ def _moe_layer(
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
-    elif isinstance(quant.scaled, ModelOptQuant) and quant.method == "modelopt_mixed":
+    elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")

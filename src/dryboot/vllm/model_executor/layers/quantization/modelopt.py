@@ -22,6 +22,8 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   bytes), the fp8 group scales permuted (``pn x pk / 16``), one float32 ``weight_global_scale``
   (the checkpoint's ``weight_scale_2`` max-reduced; the ``input_scale`` placeholder deleted), and
   the per-layer Marlin workspace (one int32 per SM) where the release has it.
+* NVFP4 (W4A4) MoE experts on SM 12.0 through CUTLASS: :func:`_cutlass_experts_bytes`; on SM
+  10.x (FlashInfer TRT-LLM / CuTe DSL) refused by name.
 * MoE experts under ``NVFP4`` / ``W4A16_NVFP4`` (``ModelOptNvFp4FusedMoE``) through Marlin
   (``W4A16_NVFP4`` on every SM, ``NVFP4`` below SM 10.0; ``prepare_nvfp4_moe_layer_for_marlin``):
   the intermediate size per rank padded (to 64 when ``hidden % 128 == 0``, else to 128), ``w13``
@@ -205,6 +207,33 @@ def modelopt_linear_bytes(
     return [("weight", pn * pk // 2), ("scale", pn * pk // 16), ("scale", 4), *workspace]
 
 
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """NVFP4 (W4A4) experts on SM 12.0 (FlashInfer CUTLASS, or vLLM's CUTLASS: the same sizes;
+    ``prepare_nvfp4_moe_layer_for_fi_or_cutlass``): packed uint8 weights as loaded (w1 / w3
+    reordered in place), the fp8 block scales swizzled per expert (rows to 128, scale columns to
+    4), and six float32 ``[E]``: the two weight global scales, the two input scales (max-reduced,
+    or one shared value repeated) and their reciprocals the quant config holds.
+
+    :raises InputError: an intermediate size per rank vLLM would have to pad (it refuses)."""
+    if (2 * i) % 128:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"NVFP4 experts' gate/up rows per rank ({2 * i}) not a multiple of 128: vLLM's CUTLASS MoE refuses the padding",
+        )
+    return [
+        ("experts", e * 2 * i * h // 2),
+        ("experts", e * h * i // 2),
+        ("scale", e * 2 * i * _round_up(h // 16, 4)),
+        ("scale", e * _round_up(h, 128) * _round_up(i // 16, 4)),
+        *[("scale", 4 * e)] * 6,
+    ]
+
+
 def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer ``name`` of ``e`` local experts (hidden ``h``, intermediate ``i``
     per rank) holds after loading under ModelOpt (see the module's docstring: NVFP4 experts
@@ -217,12 +246,14 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
         raise InputError("quantization_config", "quantized_layers", f"{name}: unquantized ModelOpt experts")
     if algo not in ("NVFP4", "W4A16_NVFP4"):
         raise InputError("quantization_config", "quant_algo", f"ModelOpt {algo} MoE experts are not modelled")
+    if algo == "NVFP4" and q.capability >= 120:
+        return _cutlass_experts_bytes(e, h, i)
     if algo == "NVFP4" and q.capability >= 100:
         raise InputError(
             "--gpu",
             None,
-            f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer / "
-            "CUTLASS backends (their swizzled, interleaved layouts) are not modelled",
+            f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
+            "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
         )
     if not q.layer_workspace:
         raise InputError(
