@@ -114,9 +114,16 @@ def test_per_layer_resolution_is_vllms() -> None:
     assert q.algo_of("model.layers.0.mlp.shared_expert.gate_up_proj") == "W4A16_NVFP4"
     assert q.algo_of("model.layers.0.mlp.gate") is None
     assert q.algo_of("lm_head") == "W4A16_NVFP4"
-    assert q.layer_scheme("mtp.layers.0.mlp.shared_expert.down_proj", ("mtp.layers.0.mlp.shared_expert.down_proj",)) is None
-    odd = {"quantized_layers": {"model.layers.0.self_attn.q_proj": {"quant_algo": "FP8"},
-                                "model.layers.0.self_attn.k_proj": {"quant_algo": "NVFP4"}}}
+    assert (
+        q.layer_scheme("mtp.layers.0.mlp.shared_expert.down_proj", ("mtp.layers.0.mlp.shared_expert.down_proj",))
+        is None
+    )
+    odd = {
+        "quantized_layers": {
+            "model.layers.0.self_attn.q_proj": {"quant_algo": "FP8"},
+            "model.layers.0.self_attn.k_proj": {"quant_algo": "NVFP4"},
+        }
+    }
     with pytest.raises(InputError, match="differ"):
         modelopt_mixed_from_config(odd, ()).algo_of("model.layers.0.self_attn.qkv_proj")
     mx = {"quantized_layers": {"model.layers.0.mlp.down_proj": {"quant_algo": "MXFP8"}}}
@@ -142,7 +149,9 @@ def test_refusals_name_what_is_missing() -> None:
             st.fixed_dictionaries(
                 {},
                 optional={
-                    "quant_algo": st.one_of(st.sampled_from(["FP8", "NVFP4", "w4a16_nvfp4", "MXFP8", ""]), st.integers()),
+                    "quant_algo": st.one_of(
+                        st.sampled_from(["FP8", "NVFP4", "w4a16_nvfp4", "MXFP8", ""]), st.integers()
+                    ),
                     "group_size": st.one_of(st.integers(-1, 64), st.none(), st.text(max_size=2)),
                 },
             ),
@@ -184,7 +193,11 @@ def test_live_oracle(tmp_path: Path) -> None:
         "RECORD_FAST": "1",
     }
     subprocess.run(
-        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *sorted(p.name for p in mo.CONFIGS.iterdir() if p.is_dir())],
+        [
+            os.environ["DRYBOOT_VLLM_PYTHON"],
+            str(HERE / "record_quant_weights.py"),
+            *sorted(p.name for p in mo.CONFIGS.iterdir() if p.is_dir()),
+        ],
         check=True,
         env=env,
         stdout=subprocess.DEVNULL,

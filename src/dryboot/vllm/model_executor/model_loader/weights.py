@@ -53,6 +53,7 @@ from typing import Any, Protocol, TypedDict, Unpack
 from dryboot.errors import InputError
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.layers.quantization import (
+    QUANT_RULES,
     check_attention_buffer,
     quant_rules,
     wna16_from_config,
@@ -1800,7 +1801,15 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             "quant_method",
             f"{quant.method} W8A8/NVFP4 weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
         )
-    if par.vllm_version not in SCALED_CHECKED_RELEASES:
+    mixed = quant.method == "modelopt_mixed"
+    if mixed and not (par.vllm_version in QUANT_RULES and QUANT_RULES[par.vllm_version].modelopt_moe):
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "ModelOpt MIXED_PRECISION layouts after loading are checked on vLLM "
+            f"{', '.join(v for v, r in QUANT_RULES.items() if r.modelopt_moe)} only (this plan: {par.vllm_version})",
+        )
+    if par.vllm_version not in SCALED_CHECKED_RELEASES and not mixed:
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1826,7 +1835,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
-    return replace(
-        quant,
-        scaled=replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace),
-    )
+    scaled = replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
+    if isinstance(scaled, ModelOptQuant):
+        scaled = replace(scaled, moe_checked=rules.modelopt_moe)
+    return replace(quant, scaled=scaled)

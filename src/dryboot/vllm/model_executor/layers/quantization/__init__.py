@@ -56,6 +56,9 @@ class QuantRules:
         scales (compressed-tensors' KV-cache method), three blocks per attention layer.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
         (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
+    :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
+        are checked against this release (``quant-recorded-modelopt-<version>.json``); elsewhere
+        refused by name.
     """
 
     allspark: bool = True
@@ -65,6 +68,7 @@ class QuantRules:
     blackwell_attention_buffer: bool = False
     oai_triton_below: int = 110
     attention_range_buffers: bool = False
+    modelopt_moe: bool = False
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -73,7 +77,7 @@ QUANT_RULES = {
     # 0.27.1's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete kernels
     # are 0.28.0's (the differences are XPU paths and MoE shard counts)
     "0.27.1": QuantRules(attention_range_buffers=True),
-    "0.28.0": QuantRules(),
+    "0.28.0": QuantRules(modelopt_moe=True),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False),

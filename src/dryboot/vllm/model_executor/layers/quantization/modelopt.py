@@ -29,7 +29,8 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   the intermediate size per rank padded (to 64 when ``hidden % 128 == 0``, else to 128), ``w13``
   ``[E, H / 16, 2 x 2 pI]`` and ``w2`` ``[E, pI / 16, 2 H]`` int32 (``E x H x 2 pI / 2`` and
   ``E x pI x H / 2`` bytes), their fp8 scales (an eighth of that), one float32 global scale per
-  expert for each (``[E]``), the input scales dropped, and a workspace of four int32 per SM.
+  expert for each (``[E]``), the input scales dropped, and a workspace of four int32 per SM
+  (0.27.1-0.30.0; 0.33.0 takes it from the worker).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class ModelOptQuant(ScaledQuant):
     ``quantized_layers``).
 
     :param group_size: NVFP4's group (16; vLLM's kernels take no other).
+    :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
     :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
         ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
     """
@@ -92,6 +94,7 @@ class ModelOptQuant(ScaledQuant):
     layers: tuple[tuple[str, str], ...] = ()
     group_size: int = 16
     kv_cache: bool = True
+    moe_checked: bool = True
 
     def algo_of(self, name: str) -> str | None:
         """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
@@ -187,9 +190,7 @@ def modelopt_mixed_from_config(qc: Mapping[str, Any], ignore: tuple[str, ...]) -
     else:  # config.json: an 8-bit float kv_cache_scheme
         scheme = qc.get("kv_cache_scheme")
         kv = isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
-    return ModelOptQuant(
-        groups, ignore=exclude_patterns(ignore), layers=tuple(layers), group_size=group, kv_cache=kv
-    )
+    return ModelOptQuant(groups, ignore=exclude_patterns(ignore), layers=tuple(layers), group_size=group, kv_cache=kv)
 
 
 def modelopt_linear_bytes(
@@ -223,7 +224,8 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
         raise InputError(
             "--tensor-parallel-size",
             None,
-            f"NVFP4 experts' gate/up rows per rank ({2 * i}) not a multiple of 128: vLLM's CUTLASS MoE refuses the padding",
+            f"NVFP4 experts' gate/up rows per rank ({2 * i}) not a multiple of 128: vLLM's CUTLASS MoE "
+            "refuses the padding",
         )
     return [
         ("experts", e * 2 * i * h // 2),
@@ -241,6 +243,12 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
 
     :raises InputError: the experts' algorithm or backend not modelled (named): FP8 experts,
         W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace."""
+    if not q.moe_checked:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "ModelOpt MoE experts after loading: not checked on this vLLM release",
+        )
     algo = q.algo_of(name)
     if algo is None:
         raise InputError("quantization_config", "quantized_layers", f"{name}: unquantized ModelOpt experts")
@@ -255,10 +263,6 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
             f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
             "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
         )
-    if not q.layer_workspace:
-        raise InputError(
-            "quantization_config", "quant_method", "ModelOpt NVFP4 MoE experts through Marlin: not checked on this release"
-        )
     if h % 64:
         raise InputError("config.json", "hidden_size", f"{h}: not a multiple of 64 (Marlin's MoE tiles refuse it)")
     pi = -(-i // 64) * 64 if h % 128 == 0 else -(-i // 128) * 128
@@ -271,6 +275,5 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
         ("scale", w2 // 8),
         ("scale", 4 * e),
         ("scale", 4 * e),
-        ("workspace", 16 * sms),
+        *([("workspace", 16 * sms)] if q.layer_workspace else []),
     ]
-

@@ -260,4 +260,3 @@ def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
             raise InputError("quantization_config", f"config_groups.{key}.targets", "missing or not a list")
         out.append((tuple(str(t) for t in targets), ct_scheme(g)))
     return ScaledQuant(tuple(out), ignore=ignore_list(qc))
-
