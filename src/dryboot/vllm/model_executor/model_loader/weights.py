@@ -149,6 +149,11 @@ ARCHITECTURES = {
 #: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
 #: ``glm4_moe_lite.py`` reuses it)
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
+#: releases whose Qwen3.5 wrappers cache the multimodal RoPE table over ``max_position_embeddings``
+#: only (0.33 ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
+#: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
+#: Qwen3.6-35B-A3B)
+MROPE_TOKEN_POSITIONS = {"0.33.0"}
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
 VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe", "gemma3_mm"}
@@ -1158,7 +1163,8 @@ def _walk(
             w.own("rotary", nbytes, buffer=True)
     elif n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
-        w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+        factor = 1 if family in VL_WRAPPERS and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
+        w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
             if not config.get("indexer_rope_interleave", False):
                 # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
@@ -1268,11 +1274,11 @@ def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 
     )
 
 
-def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
+def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int, *, mrope_factor: int = 4) -> int:
     """The rotary table ``cos_sin_cache`` ``[positions, rotary_dim]`` in the model dtype, one
     for every attention layer (``get_rope``'s cache): ``rotary_dim = head_dim x
-    partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches four
-    times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
+    partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches
+    ``mrope_factor`` (four) times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
     ``original_max_position_embeddings x factor``; ``default`` and ``llama3``
     ``max_position_embeddings``.
 
@@ -1287,7 +1293,7 @@ def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
     if "mrope_section" in rope:
         if kind != "default":
             raise InputError("config.json", "rope_parameters", "a scaled multimodal RoPE table is not modelled")
-        positions *= 4
+        positions *= mrope_factor
     elif kind in ("yarn", "deepseek_yarn"):
         # YaRN tables span original_max_position_embeddings x factor (yarn_scaling_rope.py,
         # deepseek_scaling_rope.py)
@@ -1837,5 +1843,5 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
         raise InputError("quantization_config", "config_groups", refused)
     scaled = replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
     if isinstance(scaled, ModelOptQuant):
-        scaled = replace(scaled, moe_checked=rules.modelopt_moe)
+        scaled = replace(scaled, moe_checked=rules.modelopt_moe, fp8_marlin=rules.modelopt_fp8_marlin)
     return replace(quant, scaled=scaled)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -85,6 +85,8 @@ class ModelOptQuant(ScaledQuant):
     ``quantized_layers``).
 
     :param group_size: NVFP4's group (16; vLLM's kernels take no other).
+    :param fp8_marlin: FP8 below SM 8.9 through Marlin (:attr:`QuantRules.modelopt_fp8_marlin`),
+        else CUTLASS's layout.
     :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
     :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
         ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
@@ -95,6 +97,7 @@ class ModelOptQuant(ScaledQuant):
     group_size: int = 16
     kv_cache: bool = True
     moe_checked: bool = True
+    fp8_marlin: bool = True
 
     def algo_of(self, name: str) -> str | None:
         """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
@@ -199,6 +202,8 @@ def modelopt_linear_bytes(
     """What one ModelOpt linear layer holds after loading (``k`` inputs, output ``parts`` per
     rank), as (kind, bytes): ``W4A16_NVFP4`` through Marlin (the module's docstring), the other
     algorithms as :func:`scaled_linear_bytes` gives them."""
+    if s.kind == "fp8" and q.capability < 89 and not q.fp8_marlin:
+        return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes)
     if s.kind != "nvfp4_a16":
         return scaled_linear_bytes(q, s, k, parts, act_bytes)
     n = sum(parts)
