@@ -202,7 +202,7 @@ def modelopt_linear_bytes(
     """What one ModelOpt linear layer holds after loading (``k`` inputs, output ``parts`` per
     rank), as (kind, bytes): ``W4A16_NVFP4`` through Marlin (the module's docstring), the other
     algorithms as :func:`scaled_linear_bytes` gives them."""
-    if s.kind == "fp8" and q.capability < 89 and not q.fp8_marlin:
+    if s.kind == "fp8" and q.capability < 89 and isinstance(q, ModelOptQuant) and not q.fp8_marlin:
         return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes)
     if s.kind != "nvfp4_a16":
         return scaled_linear_bytes(q, s, k, parts, act_bytes)
