@@ -957,7 +957,7 @@ def _walk(
             None,
             f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
         )
-    quant = _on_gpu(quant_from_config(config, hf_quant), par)
+    quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
     vision: Mapping[str, Any] | None = None
     if family in VL_WRAPPERS:
         text = config.get("text_config")
@@ -1743,6 +1743,9 @@ def _post_load_host_blocks(quant: Quant) -> int:
     if isinstance(quant.scaled, ModelOptQuant) and not quant.scaled.kv_cache:
         # ModelOpt without a KV-cache algorithm gives Attention no method (MIXED_PRECISION checked)
         return 2
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.attention_ranges:
+        # ModelOptKVCacheMethod keeps 0.27.1's q/k/v_range scalars on the GPU (checked: NVFP4 MoE)
+        return -3
     if quant.wna16 is None:
         return 0
     if quant.wna16.packing == "ct":
@@ -1752,7 +1755,7 @@ def _post_load_host_blocks(quant: Quant) -> int:
     return 2
 
 
-def _on_gpu(quant: Quant, par: Parallel) -> Quant:
+def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
     """A weight-only integer, W8A8 or NVFP4 layout is the kernel's vLLM picks per GPU: the rank's
     GPU joins it. ModelOpt FP8 / NVFP4 without a GPU keep the layout vLLM creates (before its
     post-load step); with one, the layout after it.
@@ -1761,7 +1764,7 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
     if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
         quant = replace(quant, scaled=modelopt_quant("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
     if quant.scaled is not None:
-        return _scaled_on_gpu(quant, quant.scaled, par)
+        return _scaled_on_gpu(quant, quant.scaled, par, family)
     if quant.wna16 is None:
         return quant
     if par.capability is None:
@@ -1797,7 +1800,7 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
 SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 
 
-def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
+def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
     """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout.
 
     :raises InputError: no GPU, a release or GPU whose layout is not checked (named)."""
@@ -1807,12 +1810,14 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             "quant_method",
             f"{quant.method} W8A8/NVFP4 weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
         )
-    mixed = quant.method == "modelopt_mixed"
+    # MIXED_PRECISION, or a uniform ModelOpt NVFP4 MoE model: checked on the releases of modelopt_moe
+    mixed = quant.method == "modelopt_mixed" or (quant.method == "modelopt_fp4" and family in MOE_FAMILIES)
     if mixed and not (par.vllm_version in QUANT_RULES and QUANT_RULES[par.vllm_version].modelopt_moe):
         raise InputError(
             "quantization_config",
             "quant_method",
-            "ModelOpt MIXED_PRECISION layouts after loading are checked on vLLM "
+            f"ModelOpt {'MIXED_PRECISION' if quant.method == 'modelopt_mixed' else 'MoE'} layouts after loading "
+            "are checked on vLLM "
             f"{', '.join(v for v, r in QUANT_RULES.items() if r.modelopt_moe)} only (this plan: {par.vllm_version})",
         )
     if par.vllm_version not in SCALED_CHECKED_RELEASES and not mixed:
@@ -1831,7 +1836,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
             "shared counter buffer while loading; not modelled",
         )
-    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version != "0.28.0":
+    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0":
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1843,5 +1848,10 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
         raise InputError("quantization_config", "config_groups", refused)
     scaled = replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
     if isinstance(scaled, ModelOptQuant):
-        scaled = replace(scaled, moe_checked=rules.modelopt_moe, fp8_marlin=rules.modelopt_fp8_marlin)
+        scaled = replace(
+            scaled,
+            moe_checked=rules.modelopt_moe,
+            fp8_marlin=rules.modelopt_fp8_marlin,
+            attention_ranges=rules.attention_range_buffers,
+        )
     return replace(quant, scaled=scaled)

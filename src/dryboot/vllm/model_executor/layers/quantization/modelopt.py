@@ -87,6 +87,8 @@ class ModelOptQuant(ScaledQuant):
     :param group_size: NVFP4's group (16; vLLM's kernels take no other).
     :param fp8_marlin: FP8 below SM 8.9 through Marlin (:attr:`QuantRules.modelopt_fp8_marlin`),
         else CUTLASS's layout.
+    :param attention_ranges: the release's attention layers create ``q/k/v_range`` on the GPU
+        (:attr:`QuantRules.attention_range_buffers`), which a KV-cache method keeps.
     :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
     :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
         ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
@@ -98,6 +100,7 @@ class ModelOptQuant(ScaledQuant):
     kv_cache: bool = True
     moe_checked: bool = True
     fp8_marlin: bool = True
+    attention_ranges: bool = False
 
     def algo_of(self, name: str) -> str | None:
         """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
