@@ -73,7 +73,7 @@ def test_corpus_size() -> None:
     """The mixed-precision Qwen3.6 hybrid matched to the byte on every recorded GPU of 0.28.0
     (its W4A16 experts go through Marlin everywhere) and on 0.27.1, 0.30.0 and 0.33.0 (SM below
     10.0, and SM 12.0 up to 0.30.0); the uniform NVFP4 Qwen3-MoE on 0.28.0 on SM 8.6, 8.9, 9.0
-    (Marlin experts) and 12.0 (CUTLASS experts)."""
+    (Marlin experts) and 12.0 (CUTLASS experts), and on 0.27.1 / 0.30.0 where recorded."""
     exact = {
         (v, row["config"], row["gpu"], row["argv"][-1])
         for v, cases in RECORDED.items()
@@ -89,7 +89,10 @@ def test_corpus_size() -> None:
         assert {(v, QWEN36.name, g, "1") for g in gpus} <= exact, v
     moe = "nvidia--Qwen3-30B-A3B-NVFP4"
     assert {("0.28.0", moe, g, t) for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090") for t in "12"} <= exact
-    assert len(exact) >= 24
+    # 0.27.1 (its q/k/v_range scalars kept by ModelOptKVCacheMethod) and 0.30.0: Marlin experts
+    assert {("0.27.1", moe, g, t) for g in ("RTX 3090", "RTX 4090") for t in "12"} <= exact
+    assert {("0.30.0", moe, "RTX 3090", t) for t in "12"} <= exact
+    assert len(exact) >= 31
 
 
 def test_kernels_are_vllms() -> None:
