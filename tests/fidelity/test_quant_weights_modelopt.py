@@ -92,7 +92,8 @@ def test_corpus_size() -> None:
     # 0.27.1 (its q/k/v_range scalars kept by ModelOptKVCacheMethod) and 0.30.0: Marlin experts
     assert {("0.27.1", moe, g, t) for g in ("RTX 3090", "RTX 4090") for t in "12"} <= exact
     assert {("0.30.0", moe, "RTX 3090", t) for t in "12"} <= exact
-    assert len(exact) >= 31
+    assert {(v, moe, g, "1") for v in ("0.27.1", "0.30.0") for g in ("H100", "RTX 5090")} <= exact
+    assert len(exact) >= 35
 
 
 def test_kernels_are_vllms() -> None:
