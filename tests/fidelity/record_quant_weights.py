@@ -62,6 +62,11 @@ if os.environ.get("RECORD_SET") == "extra":  # the second set of cases (quant_ca
     import quant_cases_extra as _extra
 
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _extra.GPUS, _extra.TPS, _extra.CONFIGS, _extra.RECORDED_NAME
+if os.environ.get("RECORD_SET") == "modelopt":  # ModelOpt mixed precision / MoE (quant_cases_modelopt.py)
+    sys.path.insert(0, str(HERE))
+    import quant_cases_modelopt as _mo
+
+    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _mo.GPUS, _mo.TPS, _mo.CONFIGS, _mo.RECORDED_NAME
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -105,7 +110,9 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     # an MXFP4 (gpt-oss) checkpoint: its float tensors are bfloat16, as vLLM reads them for the
     # dtype; its experts' U8 blocks / scales are not read before loading
     mxfp4 = (config.get("quantization_config") or {}).get("quant_method") == "mxfp4"
-    for i in range(0 if mxfp4 else int(config["num_hidden_layers"])):
+    # a vision-language wrapper (its layers under text_config) gets no per-layer tensors: ModelOpt
+    # reads no safetensors metadata
+    for i in range(0 if mxfp4 else int(config.get("num_hidden_layers", 0))):
         p = f"model.layers.{i}"
         for n in ("input_layernorm", "post_attention_layernorm", "self_attn.q_norm", "self_attn.k_norm"):
             add(f"{p}.{n}.weight", "BF16")

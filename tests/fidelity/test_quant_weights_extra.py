@@ -129,7 +129,7 @@ def test_kernel_per_gpu_is_vllms() -> None:
 
 
 def test_refusals_name_what_is_missing() -> None:
-    """No GPU, asymmetric int8 inputs, a family not checked (a MoE model): refused by name."""
+    """No GPU, asymmetric int8 inputs, W4A4 NVFP4 experts on SM 10.0 (TRT-LLM): refused by name."""
     fp8 = extra.CONFIGS / "Qwen--Qwen3-8B+CT-W8A8-FP8-dynamic"
     assert "name the GPU" in (model_weights(fp8).refused or "")
     qc = json.loads((extra.CONFIGS / "Qwen--Qwen3-8B+CT-W8A8-INT8-dynamic" / "config.json").read_text())[
@@ -140,7 +140,7 @@ def test_refusals_name_what_is_missing() -> None:
     with pytest.raises(InputError, match="azp"):
         ct_scaled_from_config(asym)
     moe = HERE / "data" / "weights" / "configs" / "nvidia--Qwen3-30B-A3B-NVFP4"
-    assert "not Qwen3MoeForCausalLM" in (model_weights(moe, compute_capability=(10, 0), sm_count=148).refused or "")
+    assert "TRT-LLM" in (model_weights(moe, compute_capability=(10, 0), sm_count=148).refused or "")
     # without a GPU ModelOpt keeps the layout vLLM builds (before its post-load step)
     assert model_weights(moe).refused is None
 

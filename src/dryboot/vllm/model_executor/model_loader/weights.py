@@ -53,6 +53,7 @@ from typing import Any, Protocol, TypedDict, Unpack
 from dryboot.errors import InputError
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.layers.quantization import (
+    QUANT_RULES,
     check_attention_buffer,
     quant_rules,
     wna16_from_config,
@@ -62,12 +63,17 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
+from dryboot.vllm.model_executor.layers.quantization.modelopt import (
+    ModelOptQuant,
+    modelopt_experts_bytes,
+    modelopt_linear_bytes,
+    modelopt_mixed_from_config,
+    modelopt_quant,
+)
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     checkpoint_parts,
     ct_scaled_from_config,
-    modelopt_scaled,
-    scaled_linear_bytes,
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
@@ -143,6 +149,11 @@ ARCHITECTURES = {
 #: families with multi-head latent attention (``deepseek_v2.py`` ``DeepseekV2MLAAttention``;
 #: ``glm4_moe_lite.py`` reuses it)
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
+#: releases whose Qwen3.5 wrappers cache the multimodal RoPE table over ``max_position_embeddings``
+#: only (0.33 ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
+#: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
+#: Qwen3.6-35B-A3B)
+MROPE_TOKEN_POSITIONS = {"0.33.0"}
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
 VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe", "gemma3_mm"}
@@ -187,6 +198,11 @@ WNA16_HYBRIDS = {"qwen3_5_text"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
+#: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
+#: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
+#: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
+MODELOPT_FAMILIES = {*SCALED_FAMILIES, "qwen3_moe"}
+MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5_moe"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -419,6 +435,8 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
             static_input=qc.get("activation_scheme") == "static",
             ignored=tuple(str(x) for x in qc.get("ignored_layers") or qc.get("modules_to_not_convert") or ()),
         )
+    if method in ("modelopt", "modelopt_mixed") and str(algo).upper() == "MIXED_PRECISION":
+        return Quant("modelopt_mixed", scaled=modelopt_mixed_from_config(qc, ignored))
     if method == "modelopt" and str(algo).upper() == "FP8":
         return Quant("modelopt", ignored=ignored)
     if method in ("modelopt", "modelopt_fp4") and str(algo).upper() == "NVFP4":
@@ -430,7 +448,7 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
 def _layers_quantized_alike(quant: Quant) -> bool:
     """Whether every decoder layer's linear layers take the same method: no weight-only integer
     scheme (those are chosen per layer name) and no ignored name reaching ``model.layers.``."""
-    if quant.wna16 is not None:
+    if quant.wna16 is not None or quant.method == "modelopt_mixed":
         return False
     stems = (i[:-1] if i.endswith("*") else i for i in quant.ignored)
     return not any(s.startswith("model.layers") or "model.layers.".startswith(s) for s in stems)
@@ -953,7 +971,7 @@ def _walk(
             None,
             f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
         )
-    quant = _on_gpu(quant_from_config(config, hf_quant), par)
+    quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
     vision: Mapping[str, Any] | None = None
     if family in VL_WRAPPERS:
         text = config.get("text_config")
@@ -987,11 +1005,14 @@ def _walk(
         if isinstance(rope, Mapping):
             rope = {k: v for k, v in rope.items() if k not in ("mrope_section", "mrope_interleaved")}
             config = {**config, "rope_parameters": rope}
-    if quant.method is not None and family in UNQUANTIZED_ONLY:
+    mixed_ok = (quant.method == "modelopt_mixed" and family in MODELOPT_MIXED_FAMILIES) or (
+        isinstance(quant.scaled, ModelOptQuant) and family in MODELOPT_FAMILIES
+    )
+    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES:
+    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok:
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1052,6 +1073,13 @@ def _walk(
                 "a quantized LM head tied to the embedding is not modelled",
             )
         # INC serves the ParallelLMHead with the layer's weight-only method (Marlin / Machete)
+        head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.algo is None and quant.scaled.algo_of("lm_head"):
+        if tied:
+            raise InputError(
+                "quantization_config", "quantized_layers.lm_head", "a quantized LM head tied to the embedding"
+            )
+        # MIXED_PRECISION names the head: vLLM gives the ParallelLMHead the layer's method
         head = _linear(quant, "lm_head", h, (vocab_r,), ab, tp=tp)
     w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
@@ -1149,7 +1177,8 @@ def _walk(
             w.own("rotary", nbytes, buffer=True)
     elif n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
-        w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+        factor = 1 if family in VL_WRAPPERS and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
+        w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
             indexed = any(has_indexer(config, li) for li in layers)
             if indexed and not config.get("indexer_rope_interleave", False):
@@ -1228,6 +1257,8 @@ def _moe_layer(
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    elif isinstance(quant.scaled, ModelOptQuant):
+        w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
@@ -1258,11 +1289,11 @@ def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 
     )
 
 
-def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
+def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int, *, mrope_factor: int = 4) -> int:
     """The rotary table ``cos_sin_cache`` ``[positions, rotary_dim]`` in the model dtype, one
     for every attention layer (``get_rope``'s cache): ``rotary_dim = head_dim x
-    partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches four
-    times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
+    partial_rotary_factor``; multimodal RoPE (``mrope_section``, ``MRotaryEmbedding``) caches
+    ``mrope_factor`` (four) times ``max_position_embeddings`` (``rotary_embedding/mrope.py``); YaRN
     ``original_max_position_embeddings x factor``; ``default`` and ``llama3``
     ``max_position_embeddings``.
 
@@ -1277,7 +1308,7 @@ def _rotary_bytes(config: Mapping[str, Any], hd: int, ab: int) -> int:
     if "mrope_section" in rope:
         if kind != "default":
             raise InputError("config.json", "rope_parameters", "a scaled multimodal RoPE table is not modelled")
-        positions *= 4
+        positions *= mrope_factor
     elif kind in ("yarn", "deepseek_yarn"):
         # YaRN tables span original_max_position_embeddings x factor (yarn_scaling_rope.py,
         # deepseek_scaling_rope.py)
@@ -1730,7 +1761,7 @@ def _linear(
         scheme = quant.scaled.layer_scheme(name, checkpoint_parts(name))
         if scheme is None:
             return linear_bytes(Quant(), k, parts, ab)
-        return scaled_linear_bytes(quant.scaled, scheme, k, parts, ab)
+        return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split)
         return out if out is not None else linear_bytes(Quant(), k, parts, ab)
@@ -1744,6 +1775,12 @@ def _post_load_host_blocks(quant: Quant) -> int:
     Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
     figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
     compressed-tensors' KV-cache method keeps them (``fill_``)."""
+    if isinstance(quant.scaled, ModelOptQuant) and not quant.scaled.kv_cache:
+        # ModelOpt without a KV-cache algorithm gives Attention no method (MIXED_PRECISION checked)
+        return 2
+    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.attention_ranges:
+        # ModelOptKVCacheMethod keeps 0.27.1's q/k/v_range scalars on the GPU (checked: NVFP4 MoE)
+        return -3
     if quant.wna16 is None:
         return 0
     if quant.wna16.packing == "ct":
@@ -1753,16 +1790,16 @@ def _post_load_host_blocks(quant: Quant) -> int:
     return 2
 
 
-def _on_gpu(quant: Quant, par: Parallel) -> Quant:
+def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
     """A weight-only integer, W8A8 or NVFP4 layout is the kernel's vLLM picks per GPU: the rank's
     GPU joins it. ModelOpt FP8 / NVFP4 without a GPU keep the layout vLLM creates (before its
     post-load step); with one, the layout after it.
 
     :raises InputError: no GPU given (the layout after loading depends on it)."""
     if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
-        quant = replace(quant, scaled=modelopt_scaled("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
+        quant = replace(quant, scaled=modelopt_quant("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
     if quant.scaled is not None:
-        return _scaled_on_gpu(quant, quant.scaled, par)
+        return _scaled_on_gpu(quant, quant.scaled, par, family)
     if quant.wna16 is None:
         return quant
     if par.capability is None:
@@ -1798,7 +1835,7 @@ def _on_gpu(quant: Quant, par: Parallel) -> Quant:
 SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 
 
-def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
+def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
     """:func:`_on_gpu` for W8A8 / NVFP4: the GPU and the release's rules join the layout.
 
     :raises InputError: no GPU, a release or GPU whose layout is not checked (named)."""
@@ -1808,7 +1845,17 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             "quant_method",
             f"{quant.method} W8A8/NVFP4 weights are repacked for the kernel vLLM picks per GPU: name the GPU (--gpu)",
         )
-    if par.vllm_version not in SCALED_CHECKED_RELEASES:
+    # MIXED_PRECISION, or a uniform ModelOpt NVFP4 MoE model: checked on the releases of modelopt_moe
+    mixed = quant.method == "modelopt_mixed" or (quant.method == "modelopt_fp4" and family in MOE_FAMILIES)
+    if mixed and not (par.vllm_version in QUANT_RULES and QUANT_RULES[par.vllm_version].modelopt_moe):
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"ModelOpt {'MIXED_PRECISION' if quant.method == 'modelopt_mixed' else 'MoE'} layouts after loading "
+            "are checked on vLLM "
+            f"{', '.join(v for v, r in QUANT_RULES.items() if r.modelopt_moe)} only (this plan: {par.vllm_version})",
+        )
+    if par.vllm_version not in SCALED_CHECKED_RELEASES and not mixed:
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1824,7 +1871,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
             f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
             "shared counter buffer while loading; not modelled",
         )
-    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version != "0.28.0":
+    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0":
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1834,7 +1881,12 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel) -> Quant:
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
-    return replace(
-        quant,
-        scaled=replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace),
-    )
+    scaled = replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
+    if isinstance(scaled, ModelOptQuant):
+        scaled = replace(
+            scaled,
+            moe_checked=rules.modelopt_moe,
+            fp8_marlin=rules.modelopt_fp8_marlin,
+            attention_ranges=rules.attention_range_buffers,
+        )
+    return replace(quant, scaled=scaled)

@@ -56,6 +56,12 @@ class QuantRules:
         scales (compressed-tensors' KV-cache method), three blocks per attention layer.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
         (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
+    :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
+        are checked against this release (``quant-recorded-modelopt-<version>.json``); elsewhere
+        refused by name.
+    :param modelopt_fp8_marlin: ModelOpt FP8 layers below SM 8.9 go through Marlin weight-only
+        (0.27.1, 0.28.0, 0.33.0); 0.30.0's generic ``ModelOptLinearMethod`` picks CUTLASS there
+        (what its kernel list answers on SM 8.6 in the oracle), whose layout is SM 8.9's.
     """
 
     allspark: bool = True
@@ -65,6 +71,8 @@ class QuantRules:
     blackwell_attention_buffer: bool = False
     oai_triton_below: int = 110
     attention_range_buffers: bool = False
+    modelopt_moe: bool = False
+    modelopt_fp8_marlin: bool = True
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -72,11 +80,11 @@ class QuantRules:
 QUANT_RULES = {
     # 0.27.1's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete kernels
     # are 0.28.0's (the differences are XPU paths and MoE shard counts)
-    "0.27.1": QuantRules(attention_range_buffers=True),
-    "0.28.0": QuantRules(),
+    "0.27.1": QuantRules(attention_range_buffers=True, modelopt_moe=True),
+    "0.28.0": QuantRules(modelopt_moe=True),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
-    "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False),
+    "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
     "0.33.0": QuantRules(
         allspark=False,
         gptq_act_order=False,
@@ -84,6 +92,7 @@ QUANT_RULES = {
         marlin_layer_workspace=False,
         blackwell_attention_buffer=True,
         oai_triton_below=130,
+        modelopt_moe=True,
     ),
 }
 

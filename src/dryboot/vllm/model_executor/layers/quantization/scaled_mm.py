@@ -260,11 +260,3 @@ def ct_scaled_from_config(qc: Mapping[str, Any]) -> ScaledQuant:
             raise InputError("quantization_config", f"config_groups.{key}.targets", "missing or not a list")
         out.append((tuple(str(t) for t in targets), ct_scheme(g)))
     return ScaledQuant(tuple(out), ignore=ignore_list(qc))
-
-
-def modelopt_scaled(algo: str, ignore: tuple[str, ...]) -> ScaledQuant:
-    """ModelOpt ``FP8`` (per-tensor weights and static per-tensor inputs) or ``NVFP4`` (16-element
-    groups): every linear layer but those of ``exclude_modules`` (names, ``*`` wildcards)."""
-    scheme = ScaledScheme("fp8", "tensor", static_input=True) if algo == "FP8" else ScaledScheme("nvfp4", "group")
-    pats = tuple("re:" + re.escape(i).replace(r"\*", ".*") + r"(\..*)?$" for i in ignore)
-    return ScaledQuant(((("Linear",), scheme),), ignore=pats)

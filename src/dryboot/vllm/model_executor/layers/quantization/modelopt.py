@@ -1,0 +1,287 @@
+"""ModelOpt (NVIDIA Model Optimizer) checkpoints as vLLM holds them after loading: the uniform FP8 /
+NVFP4 methods and ``MIXED_PRECISION`` (vLLM's ``layers/quantization/modelopt.py``
+``ModelOptMixedPrecisionConfig``, served as ``modelopt_mixed``), linear layers and MoE experts.
+
+``MIXED_PRECISION`` names each quantized layer in ``quantized_layers`` (``{name: {"quant_algo":
+"FP8" | "NVFP4" | "W4A16_NVFP4" | ..., "group_size": 16}}``, in ``config.json``'s
+``quantization_config`` or the legacy ``hf_quant_config.json``'s ``quantization``); a layer it does
+not name stays unquantized. vLLM resolves a layer's algorithm (``_resolve_quant_algo``) by its own
+name, then a fused layer's parts (which must agree), then any key under the layer's name, then,
+for routed experts, any key under their parent block; the checkpoint's names of a vision-language
+wrapper (``model.language_model.layers.N``) are the text model's (``model.layers.N`` here).
+
+After ``process_weights_after_loading`` (checked against vLLM on the meta device,
+``tests/fidelity/quant_cases_modelopt.py``):
+
+* ``FP8`` (``ModelOptFp8LinearMethod``): per-tensor fp8 weights with static per-tensor inputs, the
+  layout of :func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.scaled_linear_bytes`
+  for the kernel vLLM picks per SM (Marlin below SM 8.9, CUTLASS / FlashInfer from it).
+* ``NVFP4`` (W4A4, ``ModelOptNvFp4LinearMethod``): the NVFP4 layout of ``scaled_linear_bytes``.
+* ``W4A16_NVFP4`` (``ModelOptNvFp4W4A16LinearMethod``): Marlin on every SM (``use_a16``): the
+  packed weight repacked to int32 over ``marlin_padded_nk``'s ``(pn, pk)`` (``pn x pk / 2``
+  bytes), the fp8 group scales permuted (``pn x pk / 16``), one float32 ``weight_global_scale``
+  (the checkpoint's ``weight_scale_2`` max-reduced; the ``input_scale`` placeholder deleted), and
+  the per-layer Marlin workspace (one int32 per SM) where the release has it.
+* NVFP4 (W4A4) MoE experts on SM 12.0 through CUTLASS: :func:`_cutlass_experts_bytes`; on SM
+  10.x (FlashInfer TRT-LLM / CuTe DSL) refused by name.
+* MoE experts under ``NVFP4`` / ``W4A16_NVFP4`` (``ModelOptNvFp4FusedMoE``) through Marlin
+  (``W4A16_NVFP4`` on every SM, ``NVFP4`` below SM 10.0; ``prepare_nvfp4_moe_layer_for_marlin``):
+  the intermediate size per rank padded (to 64 when ``hidden % 128 == 0``, else to 128), ``w13``
+  ``[E, H / 16, 2 x 2 pI]`` and ``w2`` ``[E, pI / 16, 2 H]`` int32 (``E x H x 2 pI / 2`` and
+  ``E x pI x H / 2`` bytes), their fp8 scales (an eighth of that), one float32 global scale per
+  expert for each (``[E]``), the input scales dropped, and a workspace of four int32 per SM
+  (0.27.1-0.30.0; 0.33.0 takes it from the worker).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
+    ScaledQuant,
+    ScaledScheme,
+    scaled_linear_bytes,
+)
+
+#: the per-layer ``quant_algo`` values of ``MIXED_PRECISION`` that dryboot models, as schemes
+#: (``FP8``: per-tensor weights and static per-tensor inputs; ``W4A16_NVFP4``: weight-only NVFP4)
+MIXED_ALGOS = {
+    "FP8": ScaledScheme("fp8", "tensor", static_input=True),
+    "NVFP4": ScaledScheme("nvfp4", "group"),
+    "W4A16_NVFP4": ScaledScheme("nvfp4_a16", "group"),
+}
+#: what vLLM's mixed-precision config also serves, not modelled here (refused by name)
+OTHER_ALGOS = ("MXFP8", "FP8_PB_WO", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_BLOCK_SCALES", "W4A8_AWQ", "NVFP4_AWQ")
+
+#: the checkpoint's names of a vision-language wrapper's text model, and the text model's
+_WRAPPER_PREFIXES = ("model.language_model.", "language_model.model.")
+
+
+def text_model_name(name: str) -> str:
+    """A checkpoint layer name as the text model's walk names it: ``model.language_model.X`` and
+    ``language_model.model.X`` are ``model.X`` (vLLM's ``_quantized_layer_prefix_candidates``)."""
+    for p in _WRAPPER_PREFIXES:
+        if name.startswith(p):
+            return "model." + name[len(p) :]
+    return name
+
+
+def exclude_patterns(names: tuple[str, ...]) -> tuple[str, ...]:
+    """ModelOpt's ``exclude_modules`` / ``ignore`` (names with ``*`` wildcards) as the ``re:``
+    patterns of :class:`ScaledQuant`: a name excludes itself and what is under it."""
+    return tuple("re:" + re.escape(text_model_name(i)).replace(r"\*", ".*") + r"(\..*)?$" for i in names)
+
+
+@dataclass(frozen=True)
+class ModelOptQuant(ScaledQuant):
+    """A ModelOpt checkpoint on the GPU serving it: uniform (``algo``: ``FP8`` / ``NVFP4``, every
+    linear layer but the excluded) or ``MIXED_PRECISION`` (``layers``: (text-model name, algo) of
+    ``quantized_layers``).
+
+    :param group_size: NVFP4's group (16; vLLM's kernels take no other).
+    :param fp8_marlin: FP8 below SM 8.9 through Marlin (:attr:`QuantRules.modelopt_fp8_marlin`),
+        else CUTLASS's layout.
+    :param attention_ranges: the release's attention layers create ``q/k/v_range`` on the GPU
+        (:attr:`QuantRules.attention_range_buffers`), which a KV-cache method keeps.
+    :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
+    :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
+        ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
+    """
+
+    algo: str | None = None
+    layers: tuple[tuple[str, str], ...] = ()
+    group_size: int = 16
+    kv_cache: bool = True
+    moe_checked: bool = True
+    fp8_marlin: bool = True
+    attention_ranges: bool = False
+
+    def algo_of(self, name: str) -> str | None:
+        """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
+        ``None`` (unquantized).
+
+        :raises InputError: a fused layer whose parts name different algorithms (vLLM refuses it)."""
+        if self.algo is not None:
+            return self.algo
+        table = dict(self.layers)
+        if name in table:
+            return table[name]
+        head, _, last = name.rpartition(".")
+        if last in PACKED_MODULES:
+            found = {table[f"{head}.{p}"] for p in PACKED_MODULES[last] if f"{head}.{p}" in table}
+            if len(found) > 1:
+                raise InputError("quantization_config", "quantized_layers", f"{name}: its parts differ in quant_algo")
+            if found:
+                return found.pop()
+        under = [a for k, a in self.layers if k.startswith(name + ".")]
+        if under:
+            return under[0]
+        if name.endswith(".experts"):
+            parent = name.rsplit(".experts", 1)[0] + "."
+            under = [a for k, a in self.layers if k.startswith(parent)]
+            if under:
+                return under[0]
+        return None
+
+    def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
+        """The scheme of vLLM's linear layer ``name`` (``parts``: its checkpoint modules, for the
+        exclusions), or ``None`` (unquantized).
+
+        :raises InputError: an algorithm not modelled, or fused parts that differ (named)."""
+        if self.algo is not None:
+            return super().layer_scheme(name, parts)
+        if self._excluded(name, parts):
+            return None
+        algo = self.algo_of(name)
+        return None if algo is None else _scheme(algo, name)
+
+    def _excluded(self, name: str, parts: tuple[str, ...]) -> bool:
+        pats = [re.compile(i[3:]) for i in self.ignore]
+        return any(p.match(n) for p in pats for n in (name, *parts))
+
+
+def _scheme(algo: str, name: str) -> ScaledScheme:
+    scheme = MIXED_ALGOS.get(algo)
+    if scheme is None:
+        raise InputError("quantization_config", "quantized_layers", f"{name}: quant_algo {algo} is not modelled")
+    return scheme
+
+
+def modelopt_quant(algo: str, ignore: tuple[str, ...], group_size: int = 16) -> ModelOptQuant:
+    """ModelOpt ``FP8`` (per-tensor weights and static per-tensor inputs) or ``NVFP4`` (16-element
+    groups): every linear layer but those of ``exclude_modules`` (names, ``*`` wildcards)."""
+    scheme = MIXED_ALGOS[algo]
+    return ModelOptQuant(((("Linear",), scheme),), ignore=exclude_patterns(ignore), algo=algo, group_size=group_size)
+
+
+def _layers_table(qc: Mapping[str, Any]) -> Mapping[str, Any]:
+    inner = qc.get("quantization")
+    table = inner.get("quantized_layers") if isinstance(inner, Mapping) else qc.get("quantized_layers")
+    if not isinstance(table, Mapping) or not table:
+        raise InputError(
+            "quantization_config", "quantized_layers", "MIXED_PRECISION needs a non-empty mapping (vLLM refuses it)"
+        )
+    return table
+
+
+def modelopt_mixed_from_config(qc: Mapping[str, Any], ignore: tuple[str, ...]) -> ModelOptQuant:
+    """A ``MIXED_PRECISION`` config (``quantized_layers``; ``ignore`` / ``exclude_modules`` given
+    as ``ignore``) as :class:`ModelOptQuant`.
+
+    :raises InputError: no ``quantized_layers``, an entry without a ``quant_algo`` string, or an
+        NVFP4 group other than 16 (named)."""
+    layers: list[tuple[str, str]] = []
+    group = 16
+    for raw, info in _layers_table(qc).items():
+        key = repr(str(raw))[1:-1][:60]
+        algo = info.get("quant_algo") if isinstance(info, Mapping) else None
+        if not isinstance(algo, str):
+            raise InputError("quantization_config", f"quantized_layers.{key}", "no quant_algo string")
+        algo = algo.upper()
+        if algo in ("NVFP4", "W4A16_NVFP4"):
+            g = info.get("group_size", 16)
+            if g != 16:
+                raise InputError("quantization_config", f"quantized_layers.{key}", f"NVFP4 group_size {g!r}: not 16")
+        layers.append((text_model_name(str(raw)), algo))
+    groups = tuple(((name,), MIXED_ALGOS[a]) for name, a in layers if a in MIXED_ALGOS)
+    inner = qc.get("quantization")
+    if isinstance(inner, Mapping):  # hf_quant_config.json
+        kv = bool(inner.get("kv_cache_quant_algo"))
+    else:  # config.json: an 8-bit float kv_cache_scheme
+        scheme = qc.get("kv_cache_scheme")
+        kv = isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
+    return ModelOptQuant(groups, ignore=exclude_patterns(ignore), layers=tuple(layers), group_size=group, kv_cache=kv)
+
+
+def modelopt_linear_bytes(
+    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
+) -> list[tuple[str, int]]:
+    """What one ModelOpt linear layer holds after loading (``k`` inputs, output ``parts`` per
+    rank), as (kind, bytes): ``W4A16_NVFP4`` through Marlin (the module's docstring), the other
+    algorithms as :func:`scaled_linear_bytes` gives them."""
+    if s.kind == "fp8" and q.capability < 89 and isinstance(q, ModelOptQuant) and not q.fp8_marlin:
+        return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes)
+    if s.kind != "nvfp4_a16":
+        return scaled_linear_bytes(q, s, k, parts, act_bytes)
+    n = sum(parts)
+    pn, pk = marlin_padded_nk(n, k, 16)
+    sms = q.sm_count if q.sm_count is not None else 256
+    workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
+    return [("weight", pn * pk // 2), ("scale", pn * pk // 16), ("scale", 4), *workspace]
+
+
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """NVFP4 (W4A4) experts on SM 12.0 (FlashInfer CUTLASS, or vLLM's CUTLASS: the same sizes;
+    ``prepare_nvfp4_moe_layer_for_fi_or_cutlass``): packed uint8 weights as loaded (w1 / w3
+    reordered in place), the fp8 block scales swizzled per expert (rows to 128, scale columns to
+    4), and six float32 ``[E]``: the two weight global scales, the two input scales (max-reduced,
+    or one shared value repeated) and their reciprocals the quant config holds.
+
+    :raises InputError: an intermediate size per rank vLLM would have to pad (it refuses)."""
+    if (2 * i) % 128:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"NVFP4 experts' gate/up rows per rank ({2 * i}) not a multiple of 128: vLLM's CUTLASS MoE "
+            "refuses the padding",
+        )
+    return [
+        ("experts", e * 2 * i * h // 2),
+        ("experts", e * h * i // 2),
+        ("scale", e * 2 * i * _round_up(h // 16, 4)),
+        ("scale", e * _round_up(h, 128) * _round_up(i // 16, 4)),
+        *[("scale", 4 * e)] * 6,
+    ]
+
+
+def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """What a ``FusedMoE`` layer ``name`` of ``e`` local experts (hidden ``h``, intermediate ``i``
+    per rank) holds after loading under ModelOpt (see the module's docstring: NVFP4 experts
+    through Marlin).
+
+    :raises InputError: the experts' algorithm or backend not modelled (named): FP8 experts,
+        W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace."""
+    if not q.moe_checked:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            "ModelOpt MoE experts after loading: not checked on this vLLM release",
+        )
+    algo = q.algo_of(name)
+    if algo is None:
+        raise InputError("quantization_config", "quantized_layers", f"{name}: unquantized ModelOpt experts")
+    if algo not in ("NVFP4", "W4A16_NVFP4"):
+        raise InputError("quantization_config", "quant_algo", f"ModelOpt {algo} MoE experts are not modelled")
+    if algo == "NVFP4" and q.capability >= 120:
+        return _cutlass_experts_bytes(e, h, i)
+    if algo == "NVFP4" and q.capability >= 100:
+        raise InputError(
+            "--gpu",
+            None,
+            f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
+            "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
+        )
+    if h % 64:
+        raise InputError("config.json", "hidden_size", f"{h}: not a multiple of 64 (Marlin's MoE tiles refuse it)")
+    pi = -(-i // 64) * 64 if h % 128 == 0 else -(-i // 128) * 128
+    w13, w2 = e * h * 2 * pi // 2, e * pi * h // 2
+    sms = q.sm_count if q.sm_count is not None else 256
+    return [
+        ("experts", w13),
+        ("experts", w2),
+        ("scale", w13 // 8),
+        ("scale", w2 // 8),
+        ("scale", 4 * e),
+        ("scale", 4 * e),
+        *([("workspace", 16 * sms)] if q.layer_workspace else []),
+    ]

@@ -1,0 +1,27 @@
+"""The ModelOpt quantized-weight cases: MIXED_PRECISION checkpoints and ModelOpt MoE experts.
+
+Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
+module imports nothing of dryboot) when ``RECORD_SET=modelopt``, and by
+``test_quant_weights_modelopt.py``. Its configs live in ``data/weights/quant-configs-modelopt/``
+(each with its ``SOURCE``), vLLM's answers in ``data/weights/quant-recorded-modelopt-<version>.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = HERE / "data" / "weights" / "quant-configs-modelopt"
+#: the recorded file of a release
+RECORDED_NAME = "quant-recorded-modelopt-{version}.json"
+
+#: name, capability, SM count (tests/data/gpus/gpus.toml): SM 8.6 / 8.9 / 9.0 (NVFP4 through
+#: Marlin), 10.0 (FlashInfer / TRT-LLM), 12.0 (the 32 GB RTX 5090)
+GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
+    ("RTX 3090", (8, 6), 82),
+    ("RTX 4090", (8, 9), 128),
+    ("H100", (9, 0), 132),
+    ("B200", (10, 0), 148),
+    ("RTX 5090", (12, 0), 170),
+)
+TPS = (1, 2)

@@ -1,0 +1,234 @@
+"""dryboot's ModelOpt weights (MIXED_PRECISION, NVFP4 MoE experts) against what vLLM holds after loading.
+
+The ModelOpt cases (``quant_cases_modelopt.py``): ``data/weights/quant-recorded-modelopt-<version>.json``
+holds vLLM's own figures, recorded as the other sets (``RECORD_SET=modelopt record_quant_weights.py``:
+the model built by vLLM's loader on the meta device, vLLM's ``process_weights_after_loading`` run,
+every storage still held counted in 512-byte blocks) for the published configs of
+``data/weights/quant-configs-modelopt/`` (nvidia/Qwen3.6-35B-A3B-NVFP4, a MIXED_PRECISION
+Qwen3.6-MoE hybrid with W4A16 NVFP4 experts and FP8 attention / Gated DeltaNet projections;
+nvidia/Qwen3-30B-A3B-NVFP4, W4A4 NVFP4 experts) on five GPUs (SM 8.6, 8.9, 9.0, 10.0, 12.0)
+under TP 1 and 2. Every case is checked in the default run (no vLLM needed): byte-exact where
+dryboot answers, else refused by name; with ``DRYBOOT_VLLM_PYTHON`` set, two cases are
+re-recorded live and checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.cli import cli
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.modelopt import modelopt_mixed_from_config
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import quant_cases_modelopt as mo  # noqa: E402
+
+RECORDED = {
+    p.stem.removeprefix("quant-recorded-modelopt-"): json.loads(p.read_text())["cases"]
+    for p in sorted((HERE / "data" / "weights").glob("quant-recorded-modelopt-*.json"))
+}
+CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+QWEN36 = mo.CONFIGS / "nvidia--Qwen3.6-35B-A3B-NVFP4"
+
+
+def _dryboot(row: dict[str, Any], version: str) -> Any:
+    return model_weights(
+        mo.CONFIGS / row["config"],
+        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
+        compute_capability=tuple(row["capability"]),
+        sm_count=row["sm_count"],
+        vllm_version=version,
+    )
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_matches_vllm_after_loading(version: str, cid: str) -> None:
+    """Byte-exact where dryboot answers; where it refuses, the refusal names what is missing
+    (never a figure for what vLLM or the oracle cannot give)."""
+    row = RECORDED[version][cid]
+    report = _dryboot(row, version)
+    if not row["ok"]:
+        assert report.refused, f"vLLM or the oracle fails ({row['error'][:200]}); dryboot answered"
+        return
+    if report.refused:
+        # a backend the oracle ran but dryboot does not model, or a release not checked for it
+        assert any(w in report.refused for w in ("not modelled", "not checked", " only")), report.refused
+        return
+    assert report.stages[0].allocated_bytes == row["allocated_bytes"], (cid, report.stages[0].allocated_bytes)
+
+
+def test_corpus_size() -> None:
+    """The mixed-precision Qwen3.6 hybrid matched to the byte on every recorded GPU of 0.28.0
+    (its W4A16 experts go through Marlin everywhere) and on 0.27.1, 0.30.0 and 0.33.0 (SM below
+    10.0, and SM 12.0 up to 0.30.0); the uniform NVFP4 Qwen3-MoE on 0.28.0 on SM 8.6, 8.9, 9.0
+    (Marlin experts) and 12.0 (CUTLASS experts), and on 0.27.1 / 0.30.0 where recorded."""
+    exact = {
+        (v, row["config"], row["gpu"], row["argv"][-1])
+        for v, cases in RECORDED.items()
+        for row in cases.values()
+        if row["ok"] and not _dryboot(row, v).refused
+    }
+    assert {(QWEN36.name, g) for g, _, _ in mo.GPUS} <= {(c, g) for v, c, g, _ in exact if v == "0.28.0"}
+    for v, gpus in (
+        ("0.27.1", ("RTX 3090", "RTX 5090")),
+        ("0.30.0", ("RTX 3090", "RTX 5090")),
+        ("0.33.0", ("RTX 3090", "H100")),
+    ):
+        assert {(v, QWEN36.name, g, "1") for g in gpus} <= exact, v
+    moe = "nvidia--Qwen3-30B-A3B-NVFP4"
+    assert {("0.28.0", moe, g, t) for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090") for t in "12"} <= exact
+    # 0.27.1 (its q/k/v_range scalars kept by ModelOptKVCacheMethod) and 0.30.0: Marlin experts
+    assert {("0.27.1", moe, g, t) for g in ("RTX 3090", "RTX 4090") for t in "12"} <= exact
+    assert {("0.30.0", moe, "RTX 3090", t) for t in "12"} <= exact
+    assert {(v, moe, g, "1") for v in ("0.27.1", "0.30.0") for g in ("H100", "RTX 5090")} <= exact
+    assert len(exact) >= 35
+
+
+def test_kernels_are_vllms() -> None:
+    """The kernels the layouts follow: W4A16 NVFP4 linear layers through Marlin on every SM, FP8
+    through Marlin below SM 8.9 (CUTLASS on 0.30.0, whose generic ModelOpt method picks it there)
+    and CUTLASS / FlashInfer from it, NVFP4 experts as one ``ModelOptNvFp4FusedMoE`` per MoE layer."""
+    checked = 0
+    for version, cases in RECORDED.items():
+        for row in cases.values():
+            if not row["ok"] or row["config"] != QWEN36.name:
+                continue
+            k = row["kernels"]
+            assert k["MarlinNvFp4LinearKernel"] == 81 and k["ModelOptNvFp4FusedMoE"] == 40, k
+            fp8 = {n for n in k if "FP8" in n}
+            sm = row["capability"][0] * 10 + row["capability"][1]
+            marlin = sm < 89 and version != "0.30.0"
+            assert (fp8 == {"MarlinFP8ScaledMMLinearKernel"}) == marlin, (version, sm, fp8)
+            checked += 1
+    assert checked >= 12
+
+
+def test_per_layer_resolution_is_vllms() -> None:
+    """vLLM's ``_resolve_quant_algo``: the checkpoint's wrapper names are the text model's, a
+    fused layer takes its parts' common algorithm, the experts their own key, a layer not named
+    stays unquantized, an excluded one too; parts that differ are refused."""
+    qc = json.loads((QWEN36 / "config.json").read_text())["quantization_config"]
+    q = modelopt_mixed_from_config(qc, tuple(qc["ignore"]))
+    assert q.algo_of("model.layers.0.linear_attn.in_proj_qkvz") == "FP8"
+    assert q.algo_of("model.layers.0.linear_attn.in_proj_ba") is None
+    assert q.algo_of("model.layers.3.self_attn.qkv_proj") == "FP8"
+    assert q.algo_of("model.layers.0.mlp.experts") == "W4A16_NVFP4"
+    assert q.algo_of("model.layers.0.mlp.shared_expert.gate_up_proj") == "W4A16_NVFP4"
+    assert q.algo_of("model.layers.0.mlp.gate") is None
+    assert q.algo_of("lm_head") == "W4A16_NVFP4"
+    assert (
+        q.layer_scheme("mtp.layers.0.mlp.shared_expert.down_proj", ("mtp.layers.0.mlp.shared_expert.down_proj",))
+        is None
+    )
+    odd = {
+        "quantized_layers": {
+            "model.layers.0.self_attn.q_proj": {"quant_algo": "FP8"},
+            "model.layers.0.self_attn.k_proj": {"quant_algo": "NVFP4"},
+        }
+    }
+    with pytest.raises(InputError, match="differ"):
+        modelopt_mixed_from_config(odd, ()).algo_of("model.layers.0.self_attn.qkv_proj")
+    mx = {"quantized_layers": {"model.layers.0.mlp.down_proj": {"quant_algo": "MXFP8"}}}
+    with pytest.raises(InputError, match="MXFP8 is not modelled"):
+        modelopt_mixed_from_config(mx, ()).layer_scheme("model.layers.0.mlp.down_proj", ())
+    with pytest.raises(InputError, match="non-empty"):
+        modelopt_mixed_from_config({"quant_algo": "MIXED_PRECISION"}, ())
+
+
+def test_refusals_name_what_is_missing() -> None:
+    """No GPU; W4A4 NVFP4 experts on SM 10.x (FlashInfer TRT-LLM); a release not checked: refused by name."""
+    assert "name the GPU" in (model_weights(QWEN36).refused or "")
+    moe = mo.CONFIGS / "nvidia--Qwen3-30B-A3B-NVFP4"
+    refused = model_weights(moe, compute_capability=(10, 0), sm_count=148).refused or ""
+    assert "TRT-LLM" in refused and "not modelled" in refused, refused
+    # a release whose ModelOpt MoE layouts are not checked
+    assert "only" in (
+        model_weights(QWEN36, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
+    )
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=8),
+        st.one_of(
+            st.integers(),
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "quant_algo": st.one_of(
+                        st.sampled_from(["FP8", "NVFP4", "w4a16_nvfp4", "MXFP8", ""]), st.integers()
+                    ),
+                    "group_size": st.one_of(st.integers(-1, 64), st.none(), st.text(max_size=2)),
+                },
+            ),
+        ),
+        max_size=4,
+    ),
+    st.lists(st.sampled_from(["lm_head", "mtp*", "*", "model.layers.0*"]), max_size=2),
+)
+@settings(max_examples=300, deadline=None)
+def test_parser_refuses_with_one_line(layers: dict[str, Any], ignore: list[str]) -> None:
+    """Any ``quantized_layers`` mapping is read or refused as InputError (one line), never a crash."""
+    try:
+        q = modelopt_mixed_from_config({"quant_algo": "MIXED_PRECISION", "quantized_layers": layers}, tuple(ignore))
+        for name in layers:
+            q.layer_scheme(str(name), (str(name),))
+    except InputError as e:
+        assert "\n" not in e.line()
+
+
+def test_plan_rtx5090_qwen36_prints_weights_and_verdict() -> None:
+    """``plan --gpu "RTX 5090"`` on nvidia/Qwen3.6-35B-A3B-NVFP4 (what a 32 GB card serves):
+    vLLM's weights figure after loading (the recorded one) and a verdict, not undetermined
+    (``--skip-mm-profiling``: the vision encoder's profile is another term, not modelled)."""
+    argv = ["plan", "--model", str(QWEN36), "--gpu", "RTX 5090", "--max-model-len", "32768", "--skip-mm-profiling"]
+    res = CliRunner().invoke(cli, argv)
+    want = RECORDED["0.28.0"][f"{QWEN36.name} RTX 5090 --tensor-parallel-size 1"]["allocated_bytes"]
+    assert f"{want:,} bytes" in res.output, res.output[-2000:]
+    assert "Model loading took 20.36 GiB memory" in res.output
+    assert "undetermined" not in res.output and "verdict: fits" in res.output, res.output[-2000:]
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
+def test_live_oracle(tmp_path: Path) -> None:
+    """Re-record two cases with the boot environment's vLLM and check dryboot against them."""
+    env = {
+        **os.environ,
+        "RECORD_SET": "modelopt",
+        "RECORD_OUT": str(tmp_path / "live.json"),
+        "RECORD_GPUS": "RTX 3090",
+        "RECORD_TPS": "1",
+        "RECORD_FAST": "1",
+    }
+    subprocess.run(
+        [
+            os.environ["DRYBOOT_VLLM_PYTHON"],
+            str(HERE / "record_quant_weights.py"),
+            *sorted(p.name for p in mo.CONFIGS.iterdir() if p.is_dir()),
+        ],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=sys.stderr,
+        timeout=1800,
+    )
+    doc = json.loads((tmp_path / "live.json").read_text())
+    assert len(doc["cases"]) == 2
+    for row in doc["cases"].values():
+        report = _dryboot(row, doc["vllm"])
+        if not row["ok"] or report.refused:
+            assert report.refused, row.get("error")
+            continue
+        assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
