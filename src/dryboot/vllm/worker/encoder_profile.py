@@ -43,7 +43,7 @@ from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2
 from dryboot.vllm.worker.interval import MIB, Term
 
 #: ``vision_config.model_type`` of the towers bounded here (the Qwen3-VL vision transformer).
-QWEN3_VISION_TYPES = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe")
+QWEN3_VISION_TYPES = ("qwen3_vl", "qwen3_vl_moe", "qwen3_5", "qwen3_5_moe", "qwen3_5_vision", "qwen3_5_moe_vision")
 #: Qwen2-VL's and Qwen2.5-VL's towers.
 QWEN2_VISION_TYPES = ("qwen2_vl", "qwen2_5_vl")
 #: ``max_pixels`` of the published Qwen2-VL and Qwen2.5-VL ``preprocessor_config.json`` (the
