@@ -130,3 +130,15 @@ MODULES: tuple[ModuleType, ...] = (
 )
 FAMILIES: dict[str, Family] = {arch: family for module in MODULES for arch, family in module.FAMILIES.items()}
 W.register_families(FAMILIES)
+
+# the multimodal wrappers of issue 33 (towers and projectors over the text families above)
+from dryboot.vllm.model_executor.models import (  # noqa: E402
+    kimi_vl,
+)
+
+MULTIMODAL: tuple[ModuleType, ...] = (
+    kimi_vl,
+)
+MODULES += MULTIMODAL
+FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
+W.register_families(FAMILIES)

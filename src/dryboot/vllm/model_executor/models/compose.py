@@ -189,6 +189,8 @@ def vision_language(
     modalities: tuple[str, ...] = ("image", "video"),
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
     pp_refused: str | None = None,
+    text_of: Callable[[Mapping[str, Any]], Any] | None = None,
+    tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
@@ -200,6 +202,8 @@ def vision_language(
     Under pipeline parallelism each stage's rank holds the tower and the text model's share of
     the stages (embedding on the first, norm and head on the last, as the text architecture
     places them); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
+    ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
+    (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -214,7 +218,7 @@ def vision_language(
             raise InputError(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
-        text = config.get("text_config")
+        text = config.get("text_config") if text_of is None else text_of(config)
         if not isinstance(text, Mapping):
             text = {k: v for k, v in config.items() if k != "vision_config"}
         outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
@@ -224,7 +228,7 @@ def vision_language(
         weights = _text(text, text_architecture, par, args)
         if args.no_tower:
             return weights
-        vision = config.get("vision_config")
+        vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):
             raise InputError("config.json", "vision_config", f"{arch} needs a vision_config object")
         return merged(weights, tower(vision, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
