@@ -134,10 +134,16 @@ W.register_families(FAMILIES)
 # the multimodal wrappers of issue 33 (towers and projectors over the text families above)
 from dryboot.vllm.model_executor.models import (  # noqa: E402
     kimi_vl,
+    lfm2_vl,
+    ovis,
+    ultravox,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
     kimi_vl,
+    lfm2_vl,
+    ovis,
+    ultravox,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})

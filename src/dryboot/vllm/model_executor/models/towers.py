@@ -55,15 +55,17 @@ def vit_block(
     separate_qkv: bool = False,
     k_bias: bool = True,
     layer_scale: bool = False,
+    shard_mlp: bool | None = None,
 ) -> list[int]:
     """One encoder block (module docstring): two norms, attention, MLP; ``bias`` for the
     projections (``qkv_bias`` for the QKV alone when it differs), ``separate_qkv``: three
-    ``[D, D]`` projections (``k_bias``: the key's bias).
+    ``[D, D]`` projections (``k_bias``: the key's bias); ``shard_mlp``: the MLP's own sharding
+    where it differs from the attention's (Fun-Audio-Chat: plain ``nn.Linear``).
 
     :raises InputError: widths TP does not divide (vLLM's parallel linears refuse them)."""
     t = tp if shard else 1
     d_r = W._divide(d, t, "the encoder's hidden size")
-    i_r = W._divide(inter, t, "the encoder's intermediate_size")
+    i_r = W._divide(inter, t if shard_mlp is None or shard_mlp else 1, "the encoder's intermediate_size")
     qb = bias if qkv_bias is None else qkv_bias
     norm = [d, d] if norm_bias else [d]
     out = 2 * norm
@@ -84,9 +86,18 @@ def whisper_encoder(a: Mapping[str, Any], tp: int, *, shard: bool = True, keys: 
     names ``keys`` maps them to)."""
     k = {"d_model": "d_model", "encoder_ffn_dim": "encoder_ffn_dim", "encoder_layers": "encoder_layers", **(keys or {})}
     d, f = W._int(a, k["d_model"]), W._int(a, k["encoder_ffn_dim"])
+    if shard:
+        heads(a, tp)
     block = vit_block(d, f, tp, shard=shard, separate_qkv=not shard, k_bias=False)
     counts = [d * W._int(a, "num_mel_bins") * 3, d, d * d * 3, d, W._int(a, "max_source_positions") * d]
     return counts + block * W._int(a, k["encoder_layers"]) + [d, d]
+
+
+def heads(a: Mapping[str, Any], tp: int, key: str = "encoder_attention_heads") -> None:
+    """The encoder's attention heads must divide over TP (vLLM's ``QKVParallelLinear`` asserts it).
+
+    :raises InputError: they do not."""
+    W._divide(W._int(a, key), tp, f"the encoder's {key}")
 
 
 def conv_out(n: int) -> int:
@@ -94,7 +105,9 @@ def conv_out(n: int) -> int:
     return (n - 1) // 2 + 1
 
 
-def qwen3_audio_encoder(a: Mapping[str, Any], tp: int, *, convs: bool = True, proj2: bool = True) -> list[int]:
+def qwen3_audio_encoder(
+    a: Mapping[str, Any], tp: int, *, convs: bool = True, proj2: bool = True, shard_mlp: bool = True
+) -> list[int]:
     """Qwen3-Omni's audio encoder (``qwen3_omni_moe_thinker.py`` ``Qwen3OmniMoeAudioEncoder``) on
     one rank: three Conv2d ``conv2d1`` ``[C, 1, 3, 3]``, ``conv2d2`` / ``conv2d3`` ``[C, C, 3, 3]``
     (with biases, ``C = downsample_hidden_size``) and ``conv_out`` ``[D, C x mels / 8]`` (no
@@ -103,13 +116,14 @@ def qwen3_audio_encoder(a: Mapping[str, Any], tp: int, *, convs: bool = True, pr
     front): ``conv1`` ``[D, mels, 3]`` + bias, ``conv2`` ``[D, D, 3]`` + bias, one ``proj``. The
     float32 sinusoidal positions ``[max_source_positions, D]`` are a buffer (the caller's)."""
     d, f = W._int(a, "d_model"), W._int(a, "encoder_ffn_dim")
+    heads(a, tp)
     mels, out = W._int(a, "num_mel_bins"), W._int(a, "output_dim")
     if convs:
         c = W._int(a, "downsample_hidden_size")
         counts = [c * 9, c, c * c * 9, c, c * c * 9, c, d * c * conv_out(conv_out(conv_out(mels)))]
     else:
         counts = [d * mels * 3, d, d * d * 3, d]
-    counts += vit_block(d, f, tp) * W._int(a, "encoder_layers") + [d, d]
+    counts += vit_block(d, f, tp, shard_mlp=shard_mlp) * W._int(a, "encoder_layers") + [d, d]
     counts += linear(d, d) + linear(out, d) if proj2 else linear(out, d)
     return counts
 
