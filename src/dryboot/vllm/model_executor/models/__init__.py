@@ -137,6 +137,9 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     lfm2_vl,
     ovis,
     ultravox,
+    qwen3_asr,
+    qwen3_omni_moe_thinker,
+    funaudiochat,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -144,6 +147,9 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     lfm2_vl,
     ovis,
     ultravox,
+    qwen3_asr,
+    qwen3_omni_moe_thinker,
+    funaudiochat,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
