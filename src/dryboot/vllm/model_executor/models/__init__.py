@@ -140,6 +140,8 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     qwen3_asr,
     qwen3_omni_moe_thinker,
     funaudiochat,
+    bagel,
+    qianfan_ocr,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -150,6 +152,8 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     qwen3_asr,
     qwen3_omni_moe_thinker,
     funaudiochat,
+    bagel,
+    qianfan_ocr,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})

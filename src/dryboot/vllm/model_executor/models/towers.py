@@ -65,7 +65,8 @@ def vit_block(
     :raises InputError: widths TP does not divide (vLLM's parallel linears refuse them)."""
     t = tp if shard else 1
     d_r = W._divide(d, t, "the encoder's hidden size")
-    i_r = W._divide(inter, t if shard_mlp is None or shard_mlp else 1, "the encoder's intermediate_size")
+    t_mlp = t if shard_mlp is None else (tp if shard_mlp else 1)
+    i_r = W._divide(inter, t_mlp, "the encoder's intermediate_size")
     qb = bias if qkv_bias is None else qkv_bias
     norm = [d, d] if norm_bias else [d]
     out = 2 * norm

@@ -1,0 +1,49 @@
+"""Qianfan-OCR (``qianfan_ocr.py``, ``QianfanOCRForConditionalGeneration``, InternVL's chat layout):
+the Qwen3 language model of ``text_config``, then on every TP rank and pipeline stage InternViT
+(``intern_vit.py``, all ``num_hidden_layers``, sharded) and the pixel-shuffle projector ``mlp1``
+(replicated), in the model dtype:
+
+* embeddings: ``class_embedding`` ``[1, 1, D]``, ``position_embedding`` ``[1, N + 1, D]`` (``N =
+  (image / patch)^2``), the Conv2d patch embedding ``[D, 3, P, P]`` + bias;
+* per layer (:func:`.towers.vit_block`; the attention replicated where TP does not divide the
+  heads): LayerNorms ``norm1`` / ``norm2``, ``attn.qkv`` ``[3 D /
+  TP, D]`` + bias, ``attn.proj`` + bias, ``mlp.fc1`` / ``fc2`` + biases, and the layer scales
+  ``ls1`` / ``ls2`` ``[D]``;
+* ``mlp1``: a LayerNorm over ``M = D / downsample_ratio^2``, ``[H, M]`` + bias, ``[H, H]`` + bias.
+
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them. ``qk_normalization``
+(RMS q/k norms) is refused by name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
+
+
+def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    v = config.get("vision_config") or {}
+    if v.get("qk_normalization"):
+        raise InputError("config.json", "vision_config.qk_normalization", "InternViT's q/k norms are not modelled")
+    d, p = W._int(v, "hidden_size"), W._int(v, "patch_size")
+    # heads TP does not divide: the attention is replicated (``InternParallelAttention``), the MLP not
+    split = W._int(v, "num_attention_heads") % tp == 0
+    counts = [d, ((W._int(v, "image_size") // p) ** 2 + 1) * d, *linear(d, 3 * p * p)]
+    inter = W._int(v, "intermediate_size")
+    block = vit_block(d, inter, tp, shard=split, shard_mlp=True, qkv_bias=bool(v.get("qkv_bias", True)), layer_scale=True)
+    counts += block * W._int(v, "num_hidden_layers")
+    m = int(d / float(config.get("downsample_ratio", 0.5)) ** 2)
+    h = W._int(text, "hidden_size")
+    counts += [m, m, *linear(h, m), *linear(h, h)]
+    return tensors("vision", counts, ab)
+
+
+FAMILIES: dict[str, Family] = {
+    "QianfanOCRForConditionalGeneration": vision_language(
+        "Qwen3ForCausalLM", _tower, ("image",), tower_of=lambda c: c
+    ),
+}
