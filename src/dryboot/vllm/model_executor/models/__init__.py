@@ -142,6 +142,8 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     funaudiochat,
     bagel,
     qianfan_ocr,
+    moss_transcribe_diarize,
+    glmasr,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -154,6 +156,8 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     funaudiochat,
     bagel,
     qianfan_ocr,
+    moss_transcribe_diarize,
+    glmasr,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
