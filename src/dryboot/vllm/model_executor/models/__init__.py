@@ -144,6 +144,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     qianfan_ocr,
     moss_transcribe_diarize,
     glmasr,
+    qwen2_5_omni_thinker,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -158,6 +159,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     qianfan_ocr,
     moss_transcribe_diarize,
     glmasr,
+    qwen2_5_omni_thinker,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})

@@ -81,16 +81,26 @@ def vit_block(
     return out
 
 
-def whisper_encoder(a: Mapping[str, Any], tp: int, *, shard: bool = True, keys: Mapping[str, str] | None = None) -> list[int]:
+def whisper_encoder(
+    a: Mapping[str, Any],
+    tp: int,
+    *,
+    shard: bool = True,
+    keys: Mapping[str, str] | None = None,
+    positions: bool = True,
+) -> list[int]:
     """A Whisper-style audio encoder's tensors (module docstring) from ``a`` (``d_model``,
     ``encoder_ffn_dim``, ``encoder_layers``, ``num_mel_bins``, ``max_source_positions``, or the
-    names ``keys`` maps them to)."""
+    names ``keys`` maps them to); ``positions``: the learned positions (Qwen2.5-Omni's encoder
+    holds sinusoids in a buffer instead, the caller's)."""
     k = {"d_model": "d_model", "encoder_ffn_dim": "encoder_ffn_dim", "encoder_layers": "encoder_layers", **(keys or {})}
     d, f = W._int(a, k["d_model"]), W._int(a, k["encoder_ffn_dim"])
     if shard:
         heads(a, tp)
     block = vit_block(d, f, tp, shard=shard, separate_qkv=not shard, k_bias=False)
-    counts = [d * W._int(a, "num_mel_bins") * 3, d, d * d * 3, d, W._int(a, "max_source_positions") * d]
+    counts = [d * W._int(a, "num_mel_bins") * 3, d, d * d * 3, d]
+    if positions:
+        counts.append(W._int(a, "max_source_positions") * d)
     return counts + block * W._int(a, k["encoder_layers"]) + [d, d]
 
 
