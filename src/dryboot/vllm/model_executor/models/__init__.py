@@ -145,6 +145,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     moss_transcribe_diarize,
     glmasr,
     qwen2_5_omni_thinker,
+    glm_ocr,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -160,6 +161,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     moss_transcribe_diarize,
     glmasr,
     qwen2_5_omni_thinker,
+    glm_ocr,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
