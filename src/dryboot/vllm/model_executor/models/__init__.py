@@ -146,6 +146,8 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     glmasr,
     qwen2_5_omni_thinker,
     glm_ocr,
+    paddleocr_vl,
+    aria,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -162,6 +164,8 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     glmasr,
     qwen2_5_omni_thinker,
     glm_ocr,
+    paddleocr_vl,
+    aria,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})

@@ -184,7 +184,7 @@ def built_as(
 
 
 def vision_language(
-    text_architecture: str,
+    text_architecture: str | Family,
     tower: Tower,
     modalities: tuple[str, ...] = ("image", "video"),
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
@@ -201,7 +201,8 @@ def vision_language(
 
     Under pipeline parallelism each stage's rank holds the tower and the text model's share of
     the stages (embedding on the first, norm and head on the last, as the text architecture
-    places them); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
+    places them; a :class:`Family` as ``text_architecture``: a language model no architecture of
+    the walk names, built by that family); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
     ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
     (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config).
 
@@ -225,7 +226,10 @@ def vision_language(
         text = {**outer, **text}
         if prepare is not None:
             text = prepare(text)
-        weights = _text(text, text_architecture, par, args)
+        if isinstance(text_architecture, Family):
+            weights = text_architecture.walk({**text, "architectures": [arch]}, par, args)
+        else:
+            weights = _text(text, text_architecture, par, args)
         if args.no_tower:
             return weights
         vision = config.get("vision_config") if tower_of is None else tower_of(config)
