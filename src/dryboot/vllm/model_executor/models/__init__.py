@@ -148,6 +148,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     glm_ocr,
     paddleocr_vl,
     aria,
+    granite_speech,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -166,6 +167,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     glm_ocr,
     paddleocr_vl,
     aria,
+    granite_speech,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})

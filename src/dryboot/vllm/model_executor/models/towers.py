@@ -142,3 +142,35 @@ def qwen3_audio_encoder(
 def sinusoids(a: Mapping[str, Any]) -> int:
     """The float32 sinusoidal position buffer's bytes ``[max_source_positions, d_model]``."""
     return 4 * W._int(a, "max_source_positions") * W._int(a, "d_model")
+
+
+#: ``Blip2QFormerConfig``'s defaults (transformers 5.x)
+QFORMER_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "intermediate_size": 3072,
+    "cross_attention_frequency": 2,
+    "encoder_hidden_size": 1408,
+}
+
+
+def qformer(q: Mapping[str, Any], encoder_hidden: int | None = None) -> list[int]:
+    """BLIP-2's Q-Former (``blip2.py`` ``Blip2QFormerModel``, replicated) of ``q`` over
+    :data:`QFORMER_DEFAULTS`: its LayerNorm ``[Q]`` (weight, bias); per layer the self attention
+    (``query`` / ``key`` / ``value`` ``[Q, Q]`` + bias, ``output.dense`` + bias, a LayerNorm), every
+    ``cross_attention_frequency`` layers (from the first) a cross attention (``key`` / ``value``
+    ``[Q, encoder_hidden_size]`` + bias), ``intermediate_query`` ``[I, Q]`` + bias and
+    ``output_query`` ``[Q, I]`` + bias with its LayerNorm. ``encoder_hidden``: the width the
+    wrapper feeds it, where it sets it."""
+    q = {**QFORMER_DEFAULTS, **q}
+    d, i = W._int(q, "hidden_size"), W._int(q, "intermediate_size")
+    enc = encoder_hidden if encoder_hidden is not None else W._int(q, "encoder_hidden_size")
+    every = W._int(q, "cross_attention_frequency")
+    attention = [*linear(d, d), *linear(d, d), *linear(d, d), *linear(d, d), d, d]
+    counts = [d, d]
+    for li in range(W._int(q, "num_hidden_layers")):
+        counts += attention
+        if every and li % every == 0:
+            counts += [*linear(d, d), *linear(d, enc), *linear(d, enc), *linear(d, d), d, d]
+        counts += [*linear(i, d), *linear(d, i), d, d]
+    return counts
