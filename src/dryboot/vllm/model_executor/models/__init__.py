@@ -149,6 +149,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     paddleocr_vl,
     aria,
     granite_speech,
+    kimi_k25,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -168,6 +169,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     paddleocr_vl,
     aria,
     granite_speech,
+    kimi_k25,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})

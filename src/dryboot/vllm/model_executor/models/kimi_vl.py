@@ -36,18 +36,27 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+def moonvit(
+    v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int, *, replicate_indivisible: bool = False
+) -> W.RankWeights:
+    """MoonViT and its projector on one rank (module docstring); ``replicate_indivisible``: heads
+    TP does not divide replicate the blocks (``vision.py`` ``is_vit_use_data_parallel``, Kimi-K2.5's
+    tower) instead of failing as Kimi-VL's does.
+
+    :raises InputError: heads TP does not divide (Kimi-VL)."""
     v = {**DEFAULTS, **v}
     d, inter, p = W._int(v, "hidden_size"), W._int(v, "intermediate_size"), W._int(v, "patch_size")
-    W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
+    split = W._int(v, "num_attention_heads") % tp == 0
+    if not (split or replicate_indivisible):
+        W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
     kh, kw = (int(x) for x in v["merge_kernel_size"])
     m = d * kh * kw
     counts = [d * 3 * p * p, d, W._int(v, "init_pos_emb_height") * W._int(v, "init_pos_emb_width") * d]
-    counts += vit_block(d, inter, tp) * W._int(v, "num_hidden_layers") + [d, d]
+    counts += vit_block(d, inter, tp, shard=split) * W._int(v, "num_hidden_layers") + [d, d]
     counts += [d, d, *linear(m, m), *linear(W._int(text, "hidden_size"), m)]
     return tensors("vision", counts, ab)
 
 
 FAMILIES: dict[str, Family] = {
-    "KimiVLForConditionalGeneration": vision_language("DeepseekV3ForCausalLM", _tower, modalities=("image",)),
+    "KimiVLForConditionalGeneration": vision_language("DeepseekV3ForCausalLM", moonvit, modalities=("image",)),
 }
