@@ -150,6 +150,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     aria,
     granite_speech,
     kimi_k25,
+    blip2,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -170,6 +171,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     aria,
     granite_speech,
     kimi_k25,
+    blip2,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
