@@ -151,6 +151,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     granite_speech,
     kimi_k25,
     blip2,
+    minicpmv4_6,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -172,6 +173,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     granite_speech,
     kimi_k25,
     blip2,
+    minicpmv4_6,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
