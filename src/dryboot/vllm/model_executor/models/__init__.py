@@ -152,6 +152,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     kimi_k25,
     blip2,
     minicpmv4_6,
+    deepseek_ocr,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -174,6 +175,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     kimi_k25,
     blip2,
     minicpmv4_6,
+    deepseek_ocr,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
