@@ -153,6 +153,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     blip2,
     minicpmv4_6,
     deepseek_ocr,
+    chameleon,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -176,6 +177,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     blip2,
     minicpmv4_6,
     deepseek_ocr,
+    chameleon,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
