@@ -154,6 +154,7 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     minicpmv4_6,
     deepseek_ocr,
     chameleon,
+    glm4v,
 )
 
 MULTIMODAL: tuple[ModuleType, ...] = (
@@ -178,6 +179,7 @@ MULTIMODAL: tuple[ModuleType, ...] = (
     minicpmv4_6,
     deepseek_ocr,
     chameleon,
+    glm4v,
 )
 MODULES += MULTIMODAL
 FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
