@@ -58,6 +58,17 @@ ENGINE_START = HERE.parents[1] / "src" / "dryboot" / "boot" / "engine_start.py"
 TPS = (1, 2, 4, 8)
 #: extra flag sets (beside each TP): expert parallelism for MoE configs
 EP_FLAGS = ["--enable-expert-parallel"]
+#: config keys of a multimodal wrapper's towers (recorded with ``--language-model-only`` too)
+MULTIMODAL_KEYS = (
+    "vision_config",
+    "audio_config",
+    "thinker_config",
+    "vit_config",
+    "visual_tokenizer_config",
+    "encoder_config",
+    "vq_config",
+    "vision_representation_config",
+)
 
 
 def flag_sets(config: dict[str, Any]) -> list[list[str]]:
@@ -68,7 +79,7 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
-    if "vision_config" in config:  # a vision-language wrapper: the text model alone, too
+    if any(k in config for k in MULTIMODAL_KEYS):  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
     return sets
 

@@ -14,8 +14,8 @@ replicated and built on every stage, in the model dtype:
 * ``quant_conv`` ``[E, L, 1, 1]`` + bias, the codebook ``[num_embeddings, E]``, ``post_quant_conv``
   ``[L, E, 1, 1]`` + bias.
 
-The tokenizer is part of the language model in vLLM (no tower mark): ``--language-model-only`` and
-``--limit-mm-per-prompt`` keep it."""
+The tokenizer is the image tower (``_mark_composite_model``, ``tower_targets`` image):
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops it."""
 
 from __future__ import annotations
 
@@ -90,7 +90,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     q_r, kv_r = nq // par.tp, max(nkv // par.tp, 1)
     norms = [q_r * hd, q_r * hd, kv_r * hd, kv_r * hd] * len(W.pp_layers(W._int(config, "num_hidden_layers"), par))
     tensors("norm", norms, ab, into=w)
+    if args.no_tower:
+        return w
     return tensors("vision", vq_tokenizer(config.get("vq_config") or {}), ab, into=w)
 
 
-FAMILIES: dict[str, Family] = {"ChameleonForConditionalGeneration": Family(walk)}
+FAMILIES: dict[str, Family] = {"ChameleonForConditionalGeneration": Family(walk, ("image",))}
