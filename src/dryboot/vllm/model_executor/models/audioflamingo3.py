@@ -25,7 +25,5 @@ DEFAULTS: dict[str, Any] = {
 KEYS = {"d_model": "hidden_size", "encoder_ffn_dim": "intermediate_size", "encoder_layers": "num_hidden_layers"}
 
 FAMILIES: dict[str, Family] = {
-    "AudioFlamingo3ForConditionalGeneration": audio_wrapper(
-        DEFAULTS, lambda d, h: linear(h, d) + linear(h, h), KEYS
-    ),
+    "AudioFlamingo3ForConditionalGeneration": audio_wrapper(DEFAULTS, lambda d, h: linear(h, d) + linear(h, h), KEYS),
 }

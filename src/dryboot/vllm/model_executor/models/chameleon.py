@@ -85,7 +85,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     """One rank of one stage (module docstring)."""
     w = TEXT.walk(config, par, args)
     ab = W.model_dtype_bytes(config, args.dtype)
-    nq, hd = W._int(config, "num_attention_heads"), W._int(config, "hidden_size") // W._int(config, "num_attention_heads")
+    nq, hd = (
+        W._int(config, "num_attention_heads"),
+        W._int(config, "hidden_size") // W._int(config, "num_attention_heads"),
+    )
     nkv = W._int(config, "num_key_value_heads", nq)
     q_r, kv_r = nq // par.tp, max(nkv // par.tp, 1)
     norms = [q_r * hd, q_r * hd, kv_r * hd, kv_r * hd] * len(W.pp_layers(W._int(config, "num_hidden_layers"), par))

@@ -48,7 +48,11 @@ def _family(tower: Any, separators: int) -> Family:
         if arch not in TEXT_ARCHITECTURES:
             raise InputError("config.json", "language_config.architectures", f"a {arch} language model is not modelled")
         family = vision_language(
-            arch, tower, ("image",), text_of=lambda c: c.get("language_config") or c.get("text_config"), tower_of=lambda c: c
+            arch,
+            tower,
+            ("image",),
+            text_of=lambda c: c.get("language_config") or c.get("text_config"),
+            tower_of=lambda c: c,
         )
         w = family.walk(config, par, args)
         # the separators are plain parameters of the wrapper: kept without the tower too

@@ -3,8 +3,8 @@ language model of the config's own fields (``chatglm.py``: :class:`.compose.Layo
 ``query_key_value`` (biased under ``add_qkv_bias``), ``dense`` and the MLP biased under
 ``add_bias_linear``, ``multi_query_group_num`` KV heads under ``multi_query_attention``,
 ``kv_channels`` per head, a rotary table ``[seq_length, kv_channels / 2]``; embedding, final norm
-and output layer on every pipeline stage, as ``ChatGLMModel`` builds them), then on every TP rank and pipeline stage the EVA2-CLIP tower, in the model
-dtype:
+and output layer on every pipeline stage, as ``ChatGLMModel`` builds them), then on every TP
+rank and pipeline stage the EVA2-CLIP tower, in the model dtype:
 
 * ``cls_embedding`` ``[1, D]``, the Conv2d patch embedding ``[D, C, P, P]`` + bias,
   ``position_embedding`` ``[num_positions, D]``;

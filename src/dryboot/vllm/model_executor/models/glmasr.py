@@ -27,13 +27,22 @@ from dryboot.vllm.model_executor.models.towers import heads, linear, tensors, vi
 def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     d, inter, nh = W._int(a, "hidden_size"), W._int(a, "intermediate_size"), W._int(a, "num_attention_heads")
     if W._int(a, "num_key_value_heads", nh) != nh:
-        raise InputError("config.json", "audio_config.num_key_value_heads", "grouped KV heads in the encoder are not modelled")
+        raise InputError(
+            "config.json", "audio_config.num_key_value_heads", "grouped KV heads in the encoder are not modelled"
+        )
     heads(a, tp, "num_attention_heads")
-    counts = [d * W._int(a, "num_mel_bins") * 3, d, d * d * 3, d, *vit_block(d, inter, tp) * W._int(a, "num_hidden_layers")]
+    counts = [
+        d * W._int(a, "num_mel_bins") * 3,
+        d,
+        d * d * 3,
+        d,
+        *vit_block(d, inter, tp) * W._int(a, "num_hidden_layers"),
+    ]
     h = W._int(text, "hidden_size")
     h2_r = W._divide(2 * h, tp, "the projector's width")
     counts += [d, d, *linear(h2_r, inter), h * h2_r, h]
-    rope = a.get("rope_parameters") if isinstance(a.get("rope_parameters"), Mapping) else {}
+    rope = a.get("rope_parameters")
+    rope = rope if isinstance(rope, Mapping) else {}
     factor = float(rope.get("partial_rotary_factor", a.get("partial_rotary_factor", 0.5)))
     rotary = int(W._int(a, "head_dim", d // nh) * factor) // 2
     return tensors("audio", counts, ab, buffers=[4 * rotary])

@@ -32,7 +32,9 @@ def _tower(vt: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> 
     b = vt.get("backbone_config") or {}
     if b.get("model_type") != "aimv2":
         raise InputError(
-            "config.json", "visual_tokenizer_config.backbone_config", f"a {b.get('model_type')} backbone is not modelled"
+            "config.json",
+            "visual_tokenizer_config.backbone_config",
+            f"a {b.get('model_type')} backbone is not modelled",
         )
     d, p = W._int(b, "hidden_size"), W._int(b, "patch_size")
     W._divide(W._int(b, "num_attention_heads"), tp, "the vision tower's num_attention_heads")

@@ -34,7 +34,9 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
     split = W._int(v, "num_attention_heads") % tp == 0
     counts = [d, ((W._int(v, "image_size") // p) ** 2 + 1) * d, *linear(d, 3 * p * p)]
     inter = W._int(v, "intermediate_size")
-    block = vit_block(d, inter, tp, shard=split, shard_mlp=True, qkv_bias=bool(v.get("qkv_bias", True)), layer_scale=True)
+    block = vit_block(
+        d, inter, tp, shard=split, shard_mlp=True, qkv_bias=bool(v.get("qkv_bias", True)), layer_scale=True
+    )
     counts += block * W._int(v, "num_hidden_layers")
     m = int(d / float(config.get("downsample_ratio", 0.5)) ** 2)
     h = W._int(text, "hidden_size")
@@ -43,7 +45,5 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 
 FAMILIES: dict[str, Family] = {
-    "QianfanOCRForConditionalGeneration": vision_language(
-        "Qwen3ForCausalLM", _tower, ("image",), tower_of=lambda c: c
-    ),
+    "QianfanOCRForConditionalGeneration": vision_language("Qwen3ForCausalLM", _tower, ("image",), tower_of=lambda c: c),
 }

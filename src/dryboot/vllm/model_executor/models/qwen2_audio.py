@@ -43,9 +43,7 @@ def audio_wrapper(
         counts = whisper_encoder(a, tp, shard=False, keys=keys)
         return tensors("audio", counts + projector(W._int(a, width), W._int(text, "hidden_size")), ab)
 
-    return vision_language(
-        "Qwen2ForCausalLM", tower, ("audio",), tower_of=lambda c: dict(c.get("audio_config") or {})
-    )
+    return vision_language("Qwen2ForCausalLM", tower, ("audio",), tower_of=lambda c: dict(c.get("audio_config") or {}))
 
 
 FAMILIES: dict[str, Family] = {

@@ -36,7 +36,7 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
     hid = W._int(config, "hidden_size", 4096)
     mid = hid // 2 if config.get("projector_act", "swiglu") == "swiglu" else hid
     h = W._int(text, "hidden_size")
-    counts = whisper_encoder(a, tp) + [stacked, hid * stacked, h * mid]
+    counts = [*whisper_encoder(a, tp), stacked, hid * stacked, h * mid]
     counts.append(mid if config.get("projector_ln_mid") else h)
     return tensors("audio", counts, ab)
 

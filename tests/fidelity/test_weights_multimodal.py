@@ -1,0 +1,101 @@
+"""The multimodal wrappers of ``model_executor/models/`` (issue 33): their towers dropped by
+``--limit-mm-per-prompt`` as vLLM drops them, and what they cannot size refused by name.
+
+Every recorded case of these wrappers (``data/weights/recorded.json``: vLLM 0.28.0's model on the
+meta device for each tiny config, TP 1/2/4/8, pipeline stages, expert parallelism,
+``--language-model-only``) is checked byte for byte by ``test_weights.py``; here the limits that
+are not a recorded flag set are checked against the recorded ``--language-model-only`` figures
+(vLLM's ``get_limit_per_prompt`` answers 0 for every modality under ``--language-model-only``, so
+a tower marked for a modality is dropped alike by either flag).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, families, rank_weights
+from dryboot.vllm.model_executor.models import MULTIMODAL
+
+HERE = Path(__file__).resolve().parent
+ARCHS = HERE / "data" / "architectures"
+RECORDED = json.loads((HERE / "data" / "weights" / "recorded.json").read_text())["cases"]
+
+#: the wrappers of ``models.MULTIMODAL`` and GLM-4.5V (in GLM-4.1V's module, as in vLLM)
+WRAPPERS = sorted({*(arch for module in MULTIMODAL for arch in module.FAMILIES), "Glm4vMoeForConditionalGeneration"})
+#: wrappers whose --language-model-only case vLLM serves (a model class without pipeline
+#: parallelism is still served at TP 2)
+LM_ONLY = [a for a in WRAPPERS if f"arch--{a} --tensor-parallel-size 2 --language-model-only" in RECORDED]
+
+
+def _config(arch: str) -> dict[str, Any]:
+    return dict(json.loads((ARCHS / f"{arch}.json").read_text()))
+
+
+def test_every_wrapper_is_recorded_with_and_without_its_tower() -> None:
+    assert len(WRAPPERS) >= 27
+    missing = [a for a in WRAPPERS if a not in LM_ONLY]
+    assert missing == []
+
+
+@pytest.mark.parametrize("arch", LM_ONLY)
+def test_limit_mm_per_prompt_zero_drops_the_tower(arch: str) -> None:
+    """Every modality of the wrapper limited to 0: vLLM's figure without the tower; one left: the
+    whole model's."""
+    config = _config(arch)
+    modalities = families()[arch].modalities
+    lm_only = RECORDED[f"arch--{arch} --tensor-parallel-size 2 --language-model-only"]
+    whole = RECORDED[f"arch--{arch} --tensor-parallel-size 2"]
+    assert lm_only["ok"] and whole["ok"]
+    w = rank_weights(config, Parallel(tp=2), limit_mm_per_prompt=dict.fromkeys(modalities, 0))
+    assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
+    if len(modalities) > 1:
+        w = rank_weights(config, Parallel(tp=2), limit_mm_per_prompt={modalities[0]: 0})
+        assert (w.param_bytes, w.buffer_bytes) == (whole["param_bytes"], whole["buffer_bytes"])
+
+
+def _set(config: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    node = config
+    *parents, leaf = path.split(".")
+    for key in parents:
+        node = node[key]
+    node[leaf] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    ("arch", "path", "value", "named"),
+    [
+        ("UltravoxModel", "audio_config.model_type", "hubert", "hubert encoder is not modelled"),
+        ("UltravoxModel", "text_config.model_type", "phi3", "phi3 language model is not modelled"),
+        ("Ovis", "visual_tokenizer_config.backbone_config.model_type", "siglip_vision_model", "backbone"),
+        ("BagelForConditionalGeneration", "vit_config.vision_use_head", True, "pooling head"),
+        ("QianfanOCRForConditionalGeneration", "vision_config.qk_normalization", True, "q/k norms"),
+        ("GlmAsrForConditionalGeneration", "audio_config.num_key_value_heads", 2, "grouped KV heads"),
+        ("DeepseekOCRForCausalLM", "projector_config.projector_type", "mlp_gelu", "mlp_gelu projector"),
+        ("DeepseekOCR2ForCausalLM", "language_config.architectures", ["LlamaForCausalLM"], "LlamaForCausalLM"),
+        ("Blip2ForConditionalGeneration", "text_config.model_type", "t5", "t5 language model"),
+        ("GLM4VForCausalLM", "rmsnorm", False, "LayerNorms"),
+        ("GLM4VForCausalLM", "post_layer_norm", False, "final norm"),
+    ],
+)
+def test_unmodelled_module_refused_by_name(arch: str, path: str, value: Any, named: str) -> None:
+    config = _set(_config(arch), path, value)
+    with pytest.raises(InputError, match=named):
+        rank_weights(config, Parallel())
+
+
+@pytest.mark.parametrize("arch", ["QianfanOCRForConditionalGeneration", "KimiK25ForConditionalGeneration"])
+def test_heads_tp_does_not_divide_replicate_the_tower(arch: str) -> None:
+    """InternViT's attention and Kimi-K2.5's MoonViT blocks fall back to replication where TP does
+    not divide their heads (TP 8 over 4 heads), as vLLM serves them; Kimi-VL's MoonViT fails."""
+    row = RECORDED[f"arch--{arch} --tensor-parallel-size 8"]
+    w = rank_weights(_config(arch), Parallel(tp=8))
+    assert row["ok"] and (w.param_bytes, w.allocated_bytes) == (row["param_bytes"], row["allocated_bytes"])
+    assert not RECORDED["arch--KimiVLForConditionalGeneration --tensor-parallel-size 8"]["ok"]
+    with pytest.raises(InputError, match="num_attention_heads"):
+        rank_weights(_config("KimiVLForConditionalGeneration"), Parallel(tp=8))
