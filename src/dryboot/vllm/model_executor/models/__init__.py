@@ -131,12 +131,14 @@ MODULES: tuple[ModuleType, ...] = (
 FAMILIES: dict[str, Family] = {arch: family for module in MODULES for arch, family in module.FAMILIES.items()}
 W.register_families(FAMILIES)
 
-# the multimodal wrappers of issue 33 (towers and projectors over the text families above)
+# the multimodal wrappers of issue 33 (towers and projectors over the text families above) and
+# ChatGLM, GLM-4V's language model
 from dryboot.vllm.model_executor.models import (  # noqa: E402
     aria,
     bagel,
     blip2,
     chameleon,
+    chatglm,
     deepseek_ocr,
     funaudiochat,
     glm4v,
@@ -157,30 +159,31 @@ from dryboot.vllm.model_executor.models import (  # noqa: E402
     ultravox,
 )
 
+#: the multimodal wrappers (each with its tower, dropped by ``--language-model-only``)
 MULTIMODAL: tuple[ModuleType, ...] = (
-    kimi_vl,
-    lfm2_vl,
-    ovis,
-    ultravox,
-    qwen3_asr,
-    qwen3_omni_moe_thinker,
-    funaudiochat,
-    bagel,
-    qianfan_ocr,
-    moss_transcribe_diarize,
-    glmasr,
-    qwen2_5_omni_thinker,
-    glm_ocr,
-    paddleocr_vl,
     aria,
+    bagel,
+    blip2,
+    chameleon,
+    deepseek_ocr,
+    funaudiochat,
+    glm4v,
+    glm_ocr,
+    glmasr,
     granite_speech,
     kimi_k25,
-    blip2,
+    kimi_vl,
+    lfm2_vl,
     minicpmv4_6,
-    deepseek_ocr,
-    chameleon,
-    glm4v,
+    moss_transcribe_diarize,
+    ovis,
+    paddleocr_vl,
+    qianfan_ocr,
+    qwen2_5_omni_thinker,
+    qwen3_asr,
+    qwen3_omni_moe_thinker,
+    ultravox,
 )
-MODULES += MULTIMODAL
-FAMILIES.update({arch: family for module in MULTIMODAL for arch, family in module.FAMILIES.items()})
+MODULES += (*MULTIMODAL, chatglm)
+FAMILIES.update({arch: family for module in (*MULTIMODAL, chatglm) for arch, family in module.FAMILIES.items()})
 W.register_families(FAMILIES)
