@@ -24,7 +24,7 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, Layout, WalkArgs, decoder
-from dryboot.vllm.model_executor.models.towers import linear, tensors
+from dryboot.vllm.model_executor.models.towers import conv_attention, linear, resnet_block, tensors
 
 #: ``ChameleonVQVAEConfig``'s defaults (transformers 5.x)
 VQ_DEFAULTS: dict[str, Any] = {
@@ -44,16 +44,6 @@ VQ_DEFAULTS: dict[str, Any] = {
 TEXT = decoder(Layout(every_stage=True))
 
 
-def _resnet(c_in: int, c_out: int) -> list[int]:
-    return [c_in, c_in, *linear(c_out, c_in * 9), c_out, c_out, *linear(c_out, c_out * 9)] + (
-        linear(c_out, c_in) if c_in != c_out else []
-    )
-
-
-def _attention(c: int) -> list[int]:
-    return [c, c, *linear(c, c) * 4]
-
-
 def vq_tokenizer(vq: Mapping[str, Any]) -> list[int]:
     """The VQ-GAN's tensors (module docstring) of ``vq`` over :data:`VQ_DEFAULTS`."""
     vq = {**VQ_DEFAULTS, **vq}
@@ -67,14 +57,14 @@ def vq_tokenizer(vq: Mapping[str, Any]) -> list[int]:
     for level, m in enumerate(mult):
         c, c_out = base * ins[level], base * m
         for _ in range(blocks):
-            counts += _resnet(c, c_out)
+            counts += resnet_block(c, c_out)
             c = c_out
             if vanilla and res in attn_at:
-                counts += _attention(c)
+                counts += conv_attention(c)
         if level != len(mult) - 1:
             counts += linear(c, c * 9)
             res //= 2
-    counts += _resnet(c, c) + (_attention(c) if vanilla else []) + _resnet(c, c) + [c, c]
+    counts += resnet_block(c, c) + (conv_attention(c) if vanilla else []) + resnet_block(c, c) + [c, c]
     latent, emb = W._int(vq, "latent_channels"), W._int(vq, "embed_dim")
     counts += linear(latent * (2 if vq.get("double_latent") else 1), c * 9)
     counts += [*linear(emb, latent), W._int(vq, "num_embeddings") * emb, *linear(latent, emb)]

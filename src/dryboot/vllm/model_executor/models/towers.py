@@ -12,7 +12,10 @@ own allocation, so the caller's :func:`tensors` rounds each to the allocator's b
   (``shard=False``: Qwen2-Audio, Audio Flamingo 3: ``q_proj`` / ``k_proj`` (no bias) / ``v_proj``
   separate and whole);
 * :func:`qwen3_audio_encoder`: Qwen3-Omni's audio encoder (also Qwen3-ASR's and Fun-Audio-Chat's
-  without the 2-D convolutions).
+  without the 2-D convolutions);
+* :func:`qformer`: BLIP-2's Q-Former (BLIP-2, Granite Speech);
+* :func:`resnet_block` / :func:`conv_attention`: the VQ-GAN / VAE convolution blocks (Chameleon's
+  tokenizer, Cheers' VAE).
 """
 
 from __future__ import annotations
@@ -174,3 +177,17 @@ def qformer(q: Mapping[str, Any], encoder_hidden: int | None = None) -> list[int
             counts += [*linear(d, d), *linear(d, enc), *linear(d, enc), *linear(d, d), d, d]
         counts += [*linear(i, d), *linear(d, i), d, d]
     return counts
+
+
+def resnet_block(c_in: int, c_out: int) -> list[int]:
+    """A VQ-GAN / VAE ResNet block: two GroupNorms (weight, bias) over its input and output widths,
+    two 3x3 convolutions with biases, and a 1x1 ``nin_shortcut`` with bias where the width
+    changes."""
+    shortcut = linear(c_out, c_in) if c_in != c_out else []
+    return [c_in, c_in, *linear(c_out, c_in * 9), c_out, c_out, *linear(c_out, c_out * 9), *shortcut]
+
+
+def conv_attention(c: int) -> list[int]:
+    """A VQ-GAN / VAE attention block: a GroupNorm and ``q`` / ``k`` / ``v`` / ``proj_out`` 1x1
+    convolutions with biases."""
+    return [c, c, *linear(c, c), *linear(c, c), *linear(c, c), *linear(c, c)]
