@@ -37,11 +37,19 @@ DEFAULTS: dict[str, Any] = {
 
 
 def moonvit(
-    v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int, *, replicate_indivisible: bool = False
+    v: Mapping[str, Any],
+    text: Mapping[str, Any],
+    tp: int,
+    ab: int,
+    *,
+    replicate_indivisible: bool = False,
+    projector: tuple[int, bool] | None = None,
 ) -> W.RankWeights:
     """MoonViT and its projector on one rank (module docstring); ``replicate_indivisible``: heads
     TP does not divide replicate the blocks (``vision.py`` ``is_vit_use_data_parallel``, Kimi-K2.5's
-    tower) instead of failing as Kimi-VL's does.
+    tower) instead of failing as Kimi-VL's does; ``projector``: ``(output width, v2)`` where it is
+    not the text width with Kimi-VL's projector (Kimi-K2.5's ``patchmergerv2``: no pre-norm, no
+    biases, an RMSNorm ``[out]`` after).
 
     :raises InputError: heads TP does not divide (Kimi-VL)."""
     v = {**DEFAULTS, **v}
@@ -51,9 +59,14 @@ def moonvit(
         W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
     kh, kw = (int(x) for x in v["merge_kernel_size"])
     m = d * kh * kw
-    counts = [d * 3 * p * p, d, W._int(v, "init_pos_emb_height") * W._int(v, "init_pos_emb_width") * d]
+    bias = bool(v.get("patch_embed_proj_bias", True))
+    counts = [*linear(d, 3 * p * p, bias), W._int(v, "init_pos_emb_height") * W._int(v, "init_pos_emb_width") * d]
     counts += vit_block(d, inter, tp, shard=split) * W._int(v, "num_hidden_layers") + [d, d]
-    counts += [d, d, *linear(m, m), *linear(W._int(text, "hidden_size"), m)]
+    out, v2 = projector if projector is not None else (W._int(text, "hidden_size"), False)
+    if v2:
+        counts += [m * m, out * m, out]
+    else:
+        counts += [d, d, *linear(m, m), *linear(out, m)]
     return tensors("vision", counts, ab)
 
 
