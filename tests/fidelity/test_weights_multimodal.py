@@ -99,3 +99,34 @@ def test_heads_tp_does_not_divide_replicate_the_tower(arch: str) -> None:
     assert not RECORDED["arch--KimiVLForConditionalGeneration --tensor-parallel-size 8"]["ok"]
     with pytest.raises(InputError, match="num_attention_heads"):
         rank_weights(_config("KimiVLForConditionalGeneration"), Parallel(tp=8))
+
+
+#: where each wrapper keeps its language model's config
+TEXT_KEYS = {"Ovis": "llm_config", "BagelForConditionalGeneration": "llm_config"}
+TEXT_KEYS.update(dict.fromkeys(("DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM"), "language_config"))
+TEXT_KEYS.update(
+    dict.fromkeys(
+        (
+            "Qwen2_5OmniForConditionalGeneration",
+            "Qwen2_5OmniModel",
+            "Qwen3OmniMoeForConditionalGeneration",
+            "Qwen3ASRForConditionalGeneration",
+            "Qwen3ASRRealtimeGeneration",
+        ),
+        "thinker_config",
+    )
+)
+#: wrappers whose text model is the config's own fields (no sub-config to lose), and GLM-4.5V,
+#: composed as GLM-4.1V is (a flat config read as its text model)
+FLAT = {"GLM4VForCausalLM", "ChameleonForConditionalGeneration", "Glm4vMoeForConditionalGeneration"}
+
+
+@pytest.mark.parametrize("arch", [a for a in WRAPPERS if a not in FLAT])
+def test_wrapper_without_its_text_config_refused(arch: str) -> None:
+    """A published wrapper that names its language model by repository (Ultravox's
+    ``text_model_id``) instead of carrying its config: vLLM would build another config than this
+    file's; refused in one line, never sized from the wrapper's own top-level fields."""
+    config = _config(arch)
+    config.pop(TEXT_KEYS.get(arch, "text_config"))
+    with pytest.raises(InputError):
+        rank_weights(config, Parallel())

@@ -22,7 +22,7 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import siglip
-from dryboot.vllm.model_executor.models.compose import Family, Layout, decoder, vision_language, without_pp
+from dryboot.vllm.model_executor.models.compose import Family, Layout, decoder, text_config, vision_language, without_pp
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 TEXT = decoder(
@@ -50,5 +50,7 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 
 FAMILIES: dict[str, Family] = {
-    "AriaForConditionalGeneration": without_pp(vision_language(TEXT, _tower, ("image",), tower_of=lambda c: c)),
+    "AriaForConditionalGeneration": without_pp(
+        vision_language(TEXT, _tower, ("image",), tower_of=lambda c: c, text_of=text_config)
+    ),
 }

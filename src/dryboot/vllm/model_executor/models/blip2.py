@@ -19,7 +19,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import QFORMER_DEFAULTS, linear, qformer, tensors, vit_block
 
 #: ``Blip2VisionConfig``'s defaults (transformers 5.x)
@@ -52,7 +52,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     kind = str(text.get("model_type", "opt")) if isinstance(text, Mapping) else "opt"
     if kind != "opt":
         raise InputError("config.json", "text_config.model_type", f"a {kind} language model is not modelled")
-    w = vision_language("OPTForCausalLM", _tower, ("image",), tower_of=lambda c: c).walk(config, par, args)
+    w = vision_language("OPTForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config).walk(
+        config, par, args
+    )
     q = {**QFORMER_DEFAULTS, **(config.get("qformer_config") or {})}
     queries = W._int(config, "num_query_tokens", 32) * W._int(q, "hidden_size")
     w.add("vision", queries * W.model_dtype_bytes({**config, **text}, args.dtype))

@@ -25,7 +25,7 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import siglip
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import conv_attention, linear, resnet_block, tensors
 
 #: vLLM's ``_VAE_ENCODER_DEFAULTS`` / ``_VAE_DECODER_DEFAULTS`` (``cheers.py``)
@@ -86,5 +86,5 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
     return tensors("vision", counts, ab, buffers=[z4 * ab, z4 * ab, 8] * 2, into=w)
 
 
-_FAMILY = vision_language("Qwen2ForCausalLM", _tower, ("image",), tower_of=lambda c: c)
+_FAMILY = vision_language("Qwen2ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config)
 FAMILIES: dict[str, Family] = {"Cheers": _FAMILY, "CheersForConditionalGeneration": _FAMILY}

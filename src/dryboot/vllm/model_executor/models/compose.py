@@ -183,6 +183,11 @@ def built_as(
     return Family(walk)
 
 
+def text_config(config: Mapping[str, Any]) -> Any:
+    """``config["text_config"]``: a wrapper's language model config, required (``text_of``)."""
+    return config.get("text_config")
+
+
 def vision_language(
     text_architecture: str | Family,
     tower: Tower,
@@ -204,7 +209,8 @@ def vision_language(
     places them; a :class:`Family` as ``text_architecture``: a language model no architecture of
     the walk names, built by that family); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
     ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
-    (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config).
+    (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
+    with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -220,6 +226,10 @@ def vision_language(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
         text = config.get("text_config") if text_of is None else text_of(config)
+        if not isinstance(text, Mapping) and text_of is not None:
+            # a wrapper whose text model lives in a sub-config: without it vLLM would build its
+            # config class's defaults (or fetch another repository's), not this checkpoint's
+            raise InputError("config.json", None, f"{arch}: the language model's config object is missing")
         if not isinstance(text, Mapping):
             text = {k: v for k, v in config.items() if k != "vision_config"}
         outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import qwen3_audio_encoder, sinusoids, tensors
 
 
@@ -30,6 +30,6 @@ def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 FAMILIES: dict[str, Family] = {
     "FunAudioChatForConditionalGeneration": vision_language(
-        "Qwen3ForCausalLM", _tower, ("audio",), tower_of=lambda c: c.get("audio_config")
+        "Qwen3ForCausalLM", _tower, ("audio",), tower_of=lambda c: c.get("audio_config"), text_of=text_config
     ),
 }

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.glm4_1v import glm4v_text
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
@@ -44,6 +44,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "GlmOcrForConditionalGeneration": vision_language(
-        "Glm4ForCausalLM", _tower, prepare=glm4v_text, tower_of=lambda c: c
+        "Glm4ForCausalLM", _tower, prepare=glm4v_text, tower_of=lambda c: c, text_of=text_config
     ),
 }

@@ -19,7 +19,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.moss_transcribe_diarize import tied
 from dryboot.vllm.model_executor.models.towers import heads, linear, tensors, vit_block
 
@@ -50,6 +50,11 @@ def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 FAMILIES: dict[str, Family] = {
     "GlmAsrForConditionalGeneration": vision_language(
-        "LlamaForCausalLM", _tower, ("audio",), prepare=tied, tower_of=lambda c: c.get("audio_config")
+        "LlamaForCausalLM",
+        _tower,
+        ("audio",),
+        prepare=tied,
+        tower_of=lambda c: c.get("audio_config"),
+        text_of=text_config,
     ),
 }

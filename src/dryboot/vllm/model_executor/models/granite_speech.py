@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.moss_transcribe_diarize import tied
 from dryboot.vllm.model_executor.models.towers import QFORMER_DEFAULTS, linear, qformer, tensors
 
@@ -72,7 +72,9 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
     return w
 
 
-_FAMILY = vision_language("GraniteForCausalLM", _tower, ("audio",), prepare=tied, tower_of=lambda c: c)
+_FAMILY = vision_language(
+    "GraniteForCausalLM", _tower, ("audio",), prepare=tied, tower_of=lambda c: c, text_of=text_config
+)
 FAMILIES: dict[str, Family] = {
     "GraniteSpeechForConditionalGeneration": _FAMILY,
     "GraniteSpeechPlusForConditionalGeneration": _FAMILY,

@@ -17,7 +17,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.kimi_vl import DEFAULTS, moonvit
 
 
@@ -42,5 +42,5 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 
 FAMILIES: dict[str, Family] = {
-    "KimiK25ForConditionalGeneration": vision_language("DeepseekV3ForCausalLM", _tower),
+    "KimiK25ForConditionalGeneration": vision_language("DeepseekV3ForCausalLM", _tower, text_of=text_config),
 }

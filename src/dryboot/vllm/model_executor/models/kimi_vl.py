@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
 #: ``MoonViTConfig``'s defaults for what a ``vision_config`` leaves out
@@ -71,5 +71,7 @@ def moonvit(
 
 
 FAMILIES: dict[str, Family] = {
-    "KimiVLForConditionalGeneration": vision_language("DeepseekV3ForCausalLM", moonvit, modalities=("image",)),
+    "KimiVLForConditionalGeneration": vision_language(
+        "DeepseekV3ForCausalLM", moonvit, modalities=("image",), text_of=text_config
+    ),
 }

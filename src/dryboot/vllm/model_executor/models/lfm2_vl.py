@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
 #: ``Siglip2VisionConfig``'s defaults (transformers 5.x)
@@ -45,6 +45,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "Lfm2VlForConditionalGeneration": vision_language(
-        "Lfm2ForCausalLM", _tower, modalities=("image",), tower_of=lambda c: c
+        "Lfm2ForCausalLM", _tower, modalities=("image",), tower_of=lambda c: c, text_of=text_config
     ),
 }

@@ -19,7 +19,7 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import siglip
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 
@@ -38,6 +38,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "MiniCPMV4_6ForConditionalGeneration": vision_language(
-        "Qwen3_5ForCausalLM", _tower, ("image",), tower_of=lambda c: c
+        "Qwen3_5ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config
     ),
 }

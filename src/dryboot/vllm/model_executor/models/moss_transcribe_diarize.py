@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language, without_pp
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language, without_pp
 from dryboot.vllm.model_executor.models.towers import linear, tensors, whisper_encoder
 
 
@@ -31,6 +31,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "MossTranscribeDiarizeForConditionalGeneration": without_pp(
-        vision_language("Qwen3ForCausalLM", _tower, ("audio",), prepare=tied, tower_of=lambda c: c)
+        vision_language("Qwen3ForCausalLM", _tower, ("audio",), prepare=tied, tower_of=lambda c: c, text_of=text_config)
     ),
 }

@@ -13,7 +13,7 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import siglip
-from dryboot.vllm.model_executor.models.compose import Family, vision_language, without_pp
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language, without_pp
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 
@@ -28,5 +28,7 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 
 FAMILIES: dict[str, Family] = {
-    "PaddleOCRVLForConditionalGeneration": without_pp(vision_language("Ernie4_5ForCausalLM", _tower)),
+    "PaddleOCRVLForConditionalGeneration": without_pp(
+        vision_language("Ernie4_5ForCausalLM", _tower, text_of=text_config)
+    ),
 }

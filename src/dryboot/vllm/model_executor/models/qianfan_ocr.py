@@ -21,7 +21,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
 
@@ -45,5 +45,7 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 
 FAMILIES: dict[str, Family] = {
-    "QianfanOCRForConditionalGeneration": vision_language("Qwen3ForCausalLM", _tower, ("image",), tower_of=lambda c: c),
+    "QianfanOCRForConditionalGeneration": vision_language(
+        "Qwen3ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config
+    ),
 }

@@ -15,7 +15,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import tensors, whisper_encoder
 
 TEXT_ARCHITECTURES = {
@@ -49,7 +49,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     kind = str(text.get("model_type", "llama")) if isinstance(text, Mapping) else "llama"
     if kind not in TEXT_ARCHITECTURES:
         raise InputError("config.json", "text_config.model_type", f"a {kind} language model is not modelled")
-    return vision_language(TEXT_ARCHITECTURES[kind], _tower, ("audio",), tower_of=lambda c: c).walk(config, par, args)
+    return vision_language(
+        TEXT_ARCHITECTURES[kind], _tower, ("audio",), tower_of=lambda c: c, text_of=text_config
+    ).walk(config, par, args)
 
 
 FAMILIES: dict[str, Family] = {"UltravoxModel": Family(walk, ("audio",))}
