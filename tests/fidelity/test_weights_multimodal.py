@@ -130,3 +130,20 @@ def test_wrapper_without_its_text_config_refused(arch: str) -> None:
     config.pop(TEXT_KEYS.get(arch, "text_config"))
     with pytest.raises(InputError):
         rank_weights(config, Parallel())
+
+
+def test_published_kimi_k25_unquantized_matches_vllm() -> None:
+    """The published Kimi-K2.5 config (its ``vt_*`` vision keys are not fields of vLLM's vision
+    config: MoonViT's defaults apply, as in vLLM), without its quantization: vLLM's figures."""
+    doc = json.loads((HERE / "data" / "weights" / "published-unquantized-kimi-k25.json").read_text())
+    config = json.loads((HERE.parents[1] / doc["config"]).read_text())
+    config.pop("quantization_config", None)
+    config["text_config"].pop("quantization_config", None)
+    for argv, want in doc["cases"].items():
+        par = Parallel(tp=int(argv.split()[1]), expert_parallel="--enable-expert-parallel" in argv)
+        w = rank_weights(config, par)
+        assert (w.param_bytes, w.buffer_bytes, w.allocated_bytes) == (
+            want["param_bytes"],
+            want["buffer_bytes"],
+            want["allocated_bytes"],
+        )
