@@ -9,6 +9,7 @@ bias) and the float32 2-D sin-cos positions ``[vit_max_num_patch_per_side^2, H]`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +37,7 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank of one stage (module docstring)."""
     if not config.get("visual_und", True):
-        args = WalkArgs(args.hf_quant, args.dtype, args.tensors, True, args.max_num_batched_tokens)
+        args = dataclasses.replace(args, no_tower=True)
     family = vision_language(
         "Qwen2ForCausalLM", _tower, ("image",), text_of=lambda c: c.get("llm_config"), tower_of=lambda c: c
     )

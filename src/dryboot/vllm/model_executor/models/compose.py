@@ -190,7 +190,7 @@ def text_config(config: Mapping[str, Any]) -> Any:
 
 def vision_language(
     text_architecture: str | Family,
-    tower: Tower,
+    tower: Tower | tuple[tuple[tuple[str, ...], Tower], ...],
     modalities: tuple[str, ...] = ("image", "video"),
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
     pp_refused: str | None = None,
@@ -202,7 +202,10 @@ def vision_language(
     ``text_architecture`` (the wrapper's ``tie_word_embeddings`` and dtype when the text config
     has none; ``prepare``: the family's reading of its text config), then ``tower`` over
     ``vision_config`` on every TP rank, unless the tower is off (``--language-model-only``, or
-    ``--limit-mm-per-prompt`` 0 for every modality it takes).
+    ``--limit-mm-per-prompt`` 0 for every modality it takes). ``tower`` as ``((modalities,
+    tower), ...)``: one tower per set of modalities (vLLM's ``_mark_tower_model`` per tower:
+    Qwen-Omni's audio tower and its image/video tower), each dropped when all its modalities are
+    limited to 0; ``modalities`` is then their union.
 
     Under pipeline parallelism each stage's rank holds the tower and the text model's share of
     the stages (embedding on the first, norm and head on the last, as the text architecture
@@ -245,8 +248,16 @@ def vision_language(
         vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):
             raise InputError("config.json", "vision_config", f"{arch} needs a vision_config object")
-        return merged(weights, tower(vision, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
+        ab = W.model_dtype_bytes(text, args.dtype)
+        if not isinstance(tower, tuple):
+            return merged(weights, tower(vision, text, par.tp, ab))
+        for mods, part in tower:
+            if not all(m in args.zero_modalities for m in mods):
+                weights = merged(weights, part(vision, text, par.tp, ab))
+        return weights
 
+    if isinstance(tower, tuple):
+        modalities = tuple(m for mods, _ in tower for m in mods)
     return Family(walk, modalities)
 
 

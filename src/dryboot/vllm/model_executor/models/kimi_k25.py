@@ -8,7 +8,8 @@ defaults equal them); the projector's output ``mm_hidden_size`` is the text widt
 differs from the tower's; ``mm_projector_type`` ``patchmergerv2`` (no pre-norm, no biases, an
 RMSNorm after, out ``text_hidden_size``) is modelled; another ``pos_emb_type`` or
 ``video_attn_type`` is refused by name, as vLLM refuses it.
-``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 and video 0 drop the tower."""
+``--language-model-only`` or ``--limit-mm-per-prompt`` ``vision_chunk`` 0 drops the tower (vLLM
+marks it for that modality, not image / video)."""
 
 from __future__ import annotations
 
@@ -42,5 +43,7 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 
 FAMILIES: dict[str, Family] = {
-    "KimiK25ForConditionalGeneration": vision_language("DeepseekV3ForCausalLM", _tower, text_of=text_config),
+    "KimiK25ForConditionalGeneration": vision_language(
+        "DeepseekV3ForCausalLM", _tower, ("vision_chunk",), text_of=text_config
+    ),
 }

@@ -4,7 +4,8 @@ patch embedding, positions and their int64 ids, the blocks sharded, the post Lay
 encoder's float32 rotary ``inv_freq`` ``[head_dim / 4]`` (a 2-D rope over half the head), and the
 projector ``mlp_AR`` (replicated): ``pre_norm`` LayerNorm ``[D]``, ``linear_1`` ``[M, M]`` + bias,
 ``linear_2`` ``[H_text, M]`` + bias, ``M = D x spatial_merge_size^2``. ``--language-model-only`` or
-``--limit-mm-per-prompt`` image 0 and video 0 drop them. No pipeline parallelism (vLLM refuses it)."""
+``--limit-mm-per-prompt`` image 0 drops them (vLLM marks the tower for images only). No pipeline
+parallelism (vLLM refuses it)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,6 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 FAMILIES: dict[str, Family] = {
     "PaddleOCRVLForConditionalGeneration": without_pp(
-        vision_language("Ernie4_5ForCausalLM", _tower, text_of=text_config)
+        vision_language("Ernie4_5ForCausalLM", _tower, ("image",), text_of=text_config)
     ),
 }

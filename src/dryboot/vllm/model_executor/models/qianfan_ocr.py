@@ -11,7 +11,8 @@ the Qwen3 language model of ``text_config``, then on every TP rank and pipeline 
   ``ls1`` / ``ls2`` ``[D]``;
 * ``mlp1``: a LayerNorm over ``M = D / downsample_ratio^2``, ``[H, M]`` + bias, ``[H, H]`` + bias.
 
-``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them. ``qk_normalization``
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 and video 0 drop them (InternVL's
+chat model marks its tower for both). ``qk_normalization``
 (RMS q/k norms) is refused by name."""
 
 from __future__ import annotations
@@ -46,6 +47,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "QianfanOCRForConditionalGeneration": vision_language(
-        "Qwen3ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config
+        "Qwen3ForCausalLM", _tower, ("image", "video"), tower_of=lambda c: c, text_of=text_config
     ),
 }

@@ -10,7 +10,8 @@ the config says otherwise), then on every TP rank and pipeline stage:
 * the Qwen2.5-VL vision transformer (:func:`.qwen2_vl.qwen2_5_vl_tower`, without the device-side
   input normalization's buffers).
 
-``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for audio, image and video, drops them."""
+``--language-model-only`` drops both; ``--limit-mm-per-prompt`` audio 0 the audio encoder, image 0
+and video 0 the vision transformer (vLLM marks each tower for its modalities)."""
 
 from __future__ import annotations
 
@@ -18,25 +19,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, merged, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, vision_language
 from dryboot.vllm.model_executor.models.moss_transcribe_diarize import tied
 from dryboot.vllm.model_executor.models.qwen2_vl import mrope_text, qwen2_5_vl_tower
 from dryboot.vllm.model_executor.models.qwen3_asr import thinker
 from dryboot.vllm.model_executor.models.towers import linear, sinusoids, tensors, whisper_encoder
 
 
-def _towers(t: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+def _audio(t: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     a = t.get("audio_config") or {}
     out = W._int(a, "output_dim")
     counts = whisper_encoder(a, tp, shard=False, positions=False) + linear(out, W._int(a, "d_model")) + [2 * out]
-    audio = tensors("audio", counts, ab, buffers=[sinusoids(a)])
-    return merged(audio, qwen2_5_vl_tower(t.get("vision_config") or {}, text, tp, ab, input_norm=False))
+    return tensors("audio", counts, ab, buffers=[sinusoids(a)])
+
+
+def _visual(t: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    return qwen2_5_vl_tower(t.get("vision_config") or {}, text, tp, ab, input_norm=False)
 
 
 _FAMILY = vision_language(
     "Qwen2ForCausalLM",
-    _towers,
-    ("audio", "image", "video"),
+    ((("audio",), _audio), (("image", "video"), _visual)),
     prepare=lambda t: tied(mrope_text(t)),
     text_of=lambda c: thinker(c, "text_config"),
     tower_of=lambda c: c.get("thinker_config"),
