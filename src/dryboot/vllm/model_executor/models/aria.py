@@ -2,8 +2,8 @@
 Llama's layers with every MLP a ``FusedMoE`` block of ``moe_num_experts`` experts of
 ``intermediate_size``, the router ``[E, H]`` in the model dtype and a gated shared MLP of
 ``intermediate_size x moe_num_shared_experts``; :class:`.compose.Layout`), then on every TP rank
-and pipeline stage the Idefics3-style SigLIP tower (:mod:`.siglip`: no ``position_ids`` buffer,
-no post LayerNorm) and the projector, in the model dtype:
+and pipeline stage the Idefics3-style SigLIP tower (:mod:`.siglip` over ``Idefics3VisionConfig``'s
+defaults: no ``position_ids`` buffer, no post LayerNorm) and the projector, in the model dtype:
 
 * ``query`` ``[max(projector_patch_to_query_dict), D]``;
 * the cross attention (replicated): ``q_proj`` / ``k_proj`` / ``v_proj`` ``[D, D]`` (no biases),
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models import siglip
+from dryboot.vllm.model_executor.models import idefics3, siglip
 from dryboot.vllm.model_executor.models.compose import Family, Layout, decoder, text_config, vision_language, without_pp
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
@@ -37,9 +37,9 @@ TEXT = decoder(
 
 
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    v = config.get("vision_config") or {}
+    v = {**idefics3.VISION_DEFAULTS, **(config.get("vision_config") or {})}
     w = siglip.vision_tower(v, tp, ab, position_ids=False, post_norm=False)
-    d = W._int({**siglip.DEFAULTS, **v}, "hidden_size")
+    d = W._int(v, "hidden_size")
     h = W._int(text, "hidden_size")
     h_r = W._divide(h, tp, "the projector's width")
     queries = config.get("projector_patch_to_query_dict") or {"1225": 128, "4900": 256}

@@ -6,8 +6,9 @@ kept without the tower too), then on every TP rank and pipeline stage, in the mo
   ``[1, N + 1, D]`` (``N = (image / patch)^2``), the Conv2d patch embedding ``[D, 3, P, P]`` + bias;
   per layer (:func:`.towers.vit_block`, sharded) two LayerNorms, ``qkv`` ``[3 D / TP, D]`` + bias,
   ``projection`` + bias, ``fc1`` / ``fc2`` + biases; the post LayerNorm;
-* the Q-Former (:func:`.towers.qformer`, replicated) and ``language_projection`` ``[H_text, Q]`` +
-  bias.
+* the Q-Former (:func:`.towers.qformer`, replicated; its cross attention over the vision width
+  ``D``, as ``Blip2Config`` sets ``encoder_hidden_size``) and ``language_projection`` ``[H_text,
+  Q]`` + bias.
 
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them. Language models other
 than OPT are refused by name."""
@@ -40,7 +41,8 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
     counts = [d, ((W._int(v, "image_size") // p) ** 2 + 1) * d, *linear(d, 3 * p * p)]
     counts += vit_block(d, W._int(v, "intermediate_size"), tp) * W._int(v, "num_hidden_layers") + [d, d]
     q = {**QFORMER_DEFAULTS, **(config.get("qformer_config") or {})}
-    counts += qformer(q) + linear(W._int(text, "hidden_size"), W._int(q, "hidden_size"))
+    # Blip2Config sets the Q-Former's encoder_hidden_size to the vision width
+    counts += qformer(q, encoder_hidden=d) + linear(W._int(text, "hidden_size"), W._int(q, "hidden_size"))
     return tensors("vision", counts, ab)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import qwen3_audio_encoder, sinusoids, tensors
 
 
@@ -28,8 +28,33 @@ def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
     return tensors("audio", counts, ab, buffers=[sinusoids(a)])
 
 
-FAMILIES: dict[str, Family] = {
-    "FunAudioChatForConditionalGeneration": vision_language(
-        "Qwen3ForCausalLM", _tower, ("audio",), tower_of=lambda c: c.get("audio_config"), text_of=text_config
-    ),
-}
+_FAMILY = vision_language(
+    "Qwen3ForCausalLM", _tower, ("audio",), tower_of=lambda c: c.get("audio_config"), text_of=text_config
+)
+#: the audio config's integers vLLM reads when it builds the towers (``int(config.x)``), also
+#: under ``--language-model-only`` (a marked tower is still constructed, then set aside)
+AUDIO_INTEGERS = (
+    "codebook_size",
+    "d_model",
+    "encoder_attention_heads",
+    "encoder_ffn_dim",
+    "encoder_layers",
+    "group_size",
+    "max_source_positions",
+    "n_window",
+    "num_mel_bins",
+    "output_dim",
+)
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage (module docstring).
+
+    :raises InputError: an audio config integer missing (vLLM fails on it, towers dropped or not)."""
+    a = config.get("audio_config")
+    for key in AUDIO_INTEGERS:
+        W._int(a if isinstance(a, Mapping) else {}, key)
+    return _FAMILY.walk(config, par, args)
+
+
+FAMILIES: dict[str, Family] = {"FunAudioChatForConditionalGeneration": Family(walk, ("audio",))}

@@ -17,10 +17,21 @@ from dryboot.vllm.model_executor.models import siglip
 from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language, without_pp
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
+#: ``PaddleOCRVisionConfig``'s defaults (transformers 5.x)
+DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_hidden_layers": 27,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "image_size": 384,
+    "patch_size": 14,
+}
+
 
 def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    w = siglip.vision_tower(v, tp, ab)
-    full = {**siglip.DEFAULTS, **v}
+    full = {**DEFAULTS, **v}
+    w = siglip.vision_tower(full, tp, ab)
     d = W._int(full, "hidden_size")
     hd = d // W._int(full, "num_attention_heads")
     m = d * W._int(v, "spatial_merge_size", 2) ** 2
