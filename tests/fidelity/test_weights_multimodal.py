@@ -175,3 +175,32 @@ def test_published_kimi_k25_unquantized_matches_vllm() -> None:
             want["buffer_bytes"],
             want["allocated_bytes"],
         )
+
+
+EMPTIED = json.loads((HERE / "data" / "weights" / "empty-tower-configs.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", sorted(EMPTIED))
+def test_tower_config_defaults_match_vllm(case: str) -> None:
+    """A tower config left empty takes its config class's defaults, as vLLM's does: the same
+    figures, or (where dryboot does not fill a class's defaults in) refused by name, never another
+    number."""
+    arch, key = case.split()
+    config = _config(arch)
+    config[key] = {k: v for k, v in config[key].items() if k == "model_type"}
+    for flags, want in EMPTIED[case].items():
+        kwargs = {"language_model_only": "--language-model-only" in flags}
+        if "error" in want:
+            with pytest.raises(InputError):
+                rank_weights(config, Parallel(), **kwargs)
+            continue
+        try:
+            w = rank_weights(config, Parallel(), **kwargs)
+        except InputError as e:
+            assert "missing" in str(e)
+            continue
+        assert (w.param_bytes, w.buffer_bytes, w.allocated_bytes) == (
+            want["param_bytes"],
+            want["buffer_bytes"],
+            want["allocated_bytes"],
+        )
