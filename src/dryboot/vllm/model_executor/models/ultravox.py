@@ -6,7 +6,9 @@ stage vLLM's own Whisper encoder (:func:`.towers.whisper_encoder`, sharded) and 
 SwiGLU projector halves it; other activations keep it), then ``ln_post`` ``[H_text]``, or, under
 ``projector_ln_mid``, ``ln_mid`` ``[hidden_size / 2]`` instead. ``--language-model-only`` or
 ``--limit-mm-per-prompt`` audio 0 drops them. Other audio encoders (a non-Whisper
-``audio_config``) are refused by name."""
+``audio_config``) are refused by name. With ``text_model_id`` / ``audio_model_id`` vLLM reads those
+repositories' own configs; the embedded ``text_config`` / ``audio_config`` (which the published
+configs carry) stand for them, and the report says so; without them the wrapper is refused."""
 
 from __future__ import annotations
 
@@ -49,9 +51,16 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     kind = str(text.get("model_type", "llama")) if isinstance(text, Mapping) else "llama"
     if kind not in TEXT_ARCHITECTURES:
         raise InputError("config.json", "text_config.model_type", f"a {kind} language model is not modelled")
-    return vision_language(
-        TEXT_ARCHITECTURES[kind], _tower, ("audio",), tower_of=lambda c: c, text_of=text_config
-    ).walk(config, par, args)
+    w = vision_language(TEXT_ARCHITECTURES[kind], _tower, ("audio",), tower_of=lambda c: c, text_of=text_config).walk(
+        config, par, args
+    )
+    for key, part in (("text_model_id", "text_config"), ("audio_model_id", "audio_config")):
+        if config.get(key):
+            w.notes.append(
+                f"{key} {config[key]!r}: vLLM reads that repository's own config (UltravoxConfig); the figure "
+                f"takes the embedded {part} for it"
+            )
+    return w
 
 
 FAMILIES: dict[str, Family] = {"UltravoxModel": Family(walk, ("audio",))}
