@@ -35,8 +35,24 @@ def glm4v_text(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return {"attention_bias": False, **config}
 
 
+#: ``Glm4vVisionConfig``'s (and ``Glm4vMoeVisionConfig``'s) defaults (transformers 5.x)
+VISION_DEFAULTS: dict[str, Any] = {
+    "depth": 24,
+    "hidden_size": 1536,
+    "num_heads": 12,
+    "in_channels": 3,
+    "image_size": 336,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 4096,
+    "intermediate_size": 13696,
+}
+
+
 def vision_tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    """``Glm4vVisionTransformer`` on one rank (module docstring)."""
+    """``Glm4vVisionTransformer`` on one rank (module docstring), over :data:`VISION_DEFAULTS`."""
+    v = {**VISION_DEFAULTS, **v}
     d, heads = W._int(v, "hidden_size"), W._int(v, "num_heads")
     o, inter = W._int(v, "out_hidden_size"), W._int(v, "intermediate_size")
     W._divide(heads, tp, "the vision tower's num_heads")

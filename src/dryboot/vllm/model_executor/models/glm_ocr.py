@@ -23,9 +23,23 @@ from dryboot.vllm.model_executor.models.compose import Family, text_config, visi
 from dryboot.vllm.model_executor.models.glm4_1v import glm4v_text
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
+#: ``GlmOcrVisionConfig``'s defaults (transformers 5.x)
+VISION_DEFAULTS: dict[str, Any] = {
+    "depth": 24,
+    "hidden_size": 1024,
+    "num_heads": 16,
+    "in_channels": 3,
+    "image_size": 336,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 1536,
+    "intermediate_size": 4096,
+}
+
 
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    v = config.get("vision_config") or {}
+    v = {**VISION_DEFAULTS, **(config.get("vision_config") or {})}
     d, heads, o = W._int(v, "hidden_size"), W._int(v, "num_heads"), W._int(v, "out_hidden_size")
     W._divide(heads, tp, "the vision tower's num_heads")
     hd = d // heads

@@ -23,8 +23,18 @@ from dryboot.vllm.model_executor.models.compose import Family, text_config, visi
 from dryboot.vllm.model_executor.models.moss_transcribe_diarize import tied
 from dryboot.vllm.model_executor.models.towers import heads, linear, tensors, vit_block
 
+#: ``GlmAsrEncoderConfig``'s defaults (transformers 5.x; ``num_key_value_heads``: the heads)
+DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1280,
+    "intermediate_size": 5120,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 20,
+    "num_mel_bins": 128,
+}
+
 
 def _tower(a: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    a = {**DEFAULTS, **{k: v for k, v in a.items() if v is not None}}
     d, inter, nh = W._int(a, "hidden_size"), W._int(a, "intermediate_size"), W._int(a, "num_attention_heads")
     if W._int(a, "num_key_value_heads", nh) != nh:
         raise InputError(

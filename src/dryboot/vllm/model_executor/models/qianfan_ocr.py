@@ -11,7 +11,9 @@ the Qwen3 language model of ``text_config``, then on every TP rank and pipeline 
   ``ls1`` / ``ls2`` ``[D]``;
 * ``mlp1``: a LayerNorm over ``M = D / downsample_ratio^2``, ``[H, M]`` + bias, ``[H, H]`` + bias.
 
-``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 and video 0 drop them (InternVL's
+Vision fields left out take ``QianfanOCRVisionConfig``'s defaults; ``norm_type`` ``rms_norm``
+gives RMSNorms (no biases). ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 and
+video 0 drop them (InternVL's
 chat model marks its tower for both). ``qk_normalization``
 (RMS q/k norms) is refused by name."""
 
@@ -25,18 +27,40 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
+#: ``QianfanOCRVisionConfig``'s defaults (vLLM's ``transformers_utils/configs/qianfan_ocr.py``)
+VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "image_size": 448,
+    "patch_size": 14,
+    "qkv_bias": True,
+    "norm_type": "layer_norm",
+}
+
 
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-    v = config.get("vision_config") or {}
+    v = {**VISION_DEFAULTS, **(config.get("vision_config") or {})}
+    if v["norm_type"] not in ("layer_norm", "rms_norm"):
+        raise InputError("config.json", "vision_config.norm_type", f"{v['norm_type']!r} is not modelled")
     if v.get("qk_normalization"):
         raise InputError("config.json", "vision_config.qk_normalization", "InternViT's q/k norms are not modelled")
     d, p = W._int(v, "hidden_size"), W._int(v, "patch_size")
     # heads TP does not divide: the attention is replicated (``InternParallelAttention``), the MLP not
     split = W._int(v, "num_attention_heads") % tp == 0
-    counts = [d, ((W._int(v, "image_size") // p) ** 2 + 1) * d, *linear(d, 3 * p * p)]
+    counts = [d, ((W._int(v, "image_size") // p) ** 2 + 1) * d, *linear(d, W._int(v, "num_channels") * p * p)]
     inter = W._int(v, "intermediate_size")
     block = vit_block(
-        d, inter, tp, shard=split, shard_mlp=True, qkv_bias=bool(v.get("qkv_bias", True)), layer_scale=True
+        d,
+        inter,
+        tp,
+        shard=split,
+        shard_mlp=True,
+        qkv_bias=bool(v["qkv_bias"]),
+        norm_bias=v["norm_type"] == "layer_norm",
+        layer_scale=True,
     )
     counts += block * W._int(v, "num_hidden_layers")
     m = int(d / float(config.get("downsample_ratio", 0.5)) ** 2)
