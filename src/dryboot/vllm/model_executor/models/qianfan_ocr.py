@@ -6,16 +6,15 @@ the Qwen3 language model of ``text_config``, then on every TP rank and pipeline 
 * embeddings: ``class_embedding`` ``[1, 1, D]``, ``position_embedding`` ``[1, N + 1, D]`` (``N =
   (image / patch)^2``), the Conv2d patch embedding ``[D, 3, P, P]`` + bias;
 * per layer (:func:`.towers.vit_block`; the attention replicated where TP does not divide the
-  heads): LayerNorms ``norm1`` / ``norm2``, ``attn.qkv`` ``[3 D /
-  TP, D]`` + bias, ``attn.proj`` + bias, ``mlp.fc1`` / ``fc2`` + biases, and the layer scales
+  heads): LayerNorms ``norm1`` / ``norm2``, ``attn.qkv`` ``[3 D / TP, D]`` + bias (under
+  ``qkv_bias``), ``attn.proj`` + bias, ``mlp.fc1`` / ``fc2`` + biases, and the layer scales
   ``ls1`` / ``ls2`` ``[D]``;
 * ``mlp1``: a LayerNorm over ``M = D / downsample_ratio^2``, ``[H, M]`` + bias, ``[H, H]`` + bias.
 
 Vision fields left out take ``QianfanOCRVisionConfig``'s defaults; ``norm_type`` ``rms_norm``
 gives RMSNorms (no biases). ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 and
-video 0 drop them (InternVL's
-chat model marks its tower for both). ``qk_normalization``
-(RMS q/k norms) is refused by name."""
+video 0 drop them (InternVL's chat model marks its tower for both). ``qk_normalization`` (RMS q/k
+norms) is refused by name."""
 
 from __future__ import annotations
 
