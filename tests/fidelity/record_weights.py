@@ -59,6 +59,24 @@ ARCHS = HERE / "data" / "architectures"
 TPS = (1, 2, 4, 8)
 #: extra flag sets (beside each TP): expert parallelism for MoE configs
 EP_FLAGS = ["--enable-expert-parallel"]
+#: ``--limit-mm-per-prompt`` values recorded for wrappers with a tower per modality (or a modality
+#: of their own), by ``model_type``: each tower is dropped when all its modalities are 0
+PARTIAL_LIMITS = {
+    "qwen2_5_omni": ('{"audio": 0}', '{"image": 0, "video": 0}'),
+    "qwen3_omni_moe": ('{"audio": 0}', '{"image": 0, "video": 0}'),
+    "kimi_k25": ('{"image": 0, "video": 0}', '{"vision_chunk": 0}'),
+}
+#: config keys of a multimodal wrapper's towers (recorded with ``--language-model-only`` too)
+MULTIMODAL_KEYS = (
+    "vision_config",
+    "audio_config",
+    "thinker_config",
+    "vit_config",
+    "visual_tokenizer_config",
+    "encoder_config",
+    "vq_config",
+    "vision_representation_config",
+)
 
 
 def flag_sets(config: dict[str, Any]) -> list[list[str]]:
@@ -69,8 +87,10 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
-    if "vision_config" in config:  # a vision-language wrapper: the text model alone, too
+    if any(k in config for k in MULTIMODAL_KEYS):  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
+    for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
+        sets += [["--tensor-parallel-size", "2", "--limit-mm-per-prompt", limits]]
     return sets
 
 

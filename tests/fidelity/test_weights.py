@@ -62,7 +62,13 @@ def _lm_only(row: dict[str, Any]) -> bool:
 
 def _serve(row: dict[str, Any]) -> dict[str, Any]:
     """The serving flags of a recorded case that the weights depend on."""
-    return {"language_model_only": _lm_only(row), "max_num_batched_tokens": row.get("max_num_batched_tokens", 8192)}
+    argv = row["argv"]
+    limits = json.loads(argv[argv.index("--limit-mm-per-prompt") + 1]) if "--limit-mm-per-prompt" in argv else None
+    return {
+        "language_model_only": _lm_only(row),
+        "limit_mm_per_prompt": limits,
+        "max_num_batched_tokens": row.get("max_num_batched_tokens", 8192),
+    }
 
 
 def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:

@@ -240,6 +240,7 @@ def model_weights(
                     )
                 )
             report.stages.append(w)
+            report.notes.extend(n for n in w.notes if n not in report.notes)  # a family's own limitation
         if lora is not None:
             report.notes.append(
                 "LoRA: the stacks and punica buffers are in the figure; the profile run's LoRA intermediates "

@@ -828,6 +828,7 @@ def rank_weights(
         tensors,
         _no_tower(config, language_model_only, limit_mm_per_prompt),
         max_num_batched_tokens,
+        frozenset(m for m, n in (limit_mm_per_prompt or {}).items() if n == 0),
     )
 
 
@@ -882,6 +883,9 @@ class WalkArgs:
     tensors: Mapping[str, Any] | None
     no_tower: bool
     max_num_batched_tokens: int | None
+    #: the modalities ``--limit-mm-per-prompt`` sets to 0 (a wrapper with one tower per modality
+    #: drops each tower whose modalities are all in it, as vLLM's ``_mark_tower_model`` does)
+    zero_modalities: frozenset[str] = frozenset()
 
 
 class ComposedFamily(Protocol):
@@ -942,6 +946,7 @@ def _walk(
     tensors: Mapping[str, Any] | None,
     no_tower: bool = False,
     max_num_batched_tokens: int | None = None,
+    zero_modalities: frozenset[str] = frozenset(),
 ) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
@@ -949,7 +954,8 @@ def _walk(
     if family is None:
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
-            return composed.walk(config, par, WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens))
+            args = WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens, zero_modalities)
+            return composed.walk(config, par, args)
         if str(arch) in _UNSIZED:
             raise InputError(
                 "config.json", "architectures", f"weights of {arch} are not modelled: {_UNSIZED[str(arch)]}"

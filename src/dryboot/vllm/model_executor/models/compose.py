@@ -183,23 +183,37 @@ def built_as(
     return Family(walk)
 
 
+def text_config(config: Mapping[str, Any]) -> Any:
+    """``config["text_config"]``: a wrapper's language model config, required (``text_of``)."""
+    return config.get("text_config")
+
+
 def vision_language(
-    text_architecture: str,
-    tower: Tower,
+    text_architecture: str | Family,
+    tower: Tower | tuple[tuple[tuple[str, ...], Tower], ...],
     modalities: tuple[str, ...] = ("image", "video"),
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
     pp_refused: str | None = None,
+    text_of: Callable[[Mapping[str, Any]], Any] | None = None,
+    tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
     ``text_architecture`` (the wrapper's ``tie_word_embeddings`` and dtype when the text config
     has none; ``prepare``: the family's reading of its text config), then ``tower`` over
     ``vision_config`` on every TP rank, unless the tower is off (``--language-model-only``, or
-    ``--limit-mm-per-prompt`` 0 for every modality it takes).
+    ``--limit-mm-per-prompt`` 0 for every modality it takes). ``tower`` as ``((modalities,
+    tower), ...)``: one tower per set of modalities (vLLM's ``_mark_tower_model`` per tower:
+    Qwen-Omni's audio tower and its image/video tower), each dropped when all its modalities are
+    limited to 0; ``modalities`` is then their union.
 
     Under pipeline parallelism each stage's rank holds the tower and the text model's share of
     the stages (embedding on the first, norm and head on the last, as the text architecture
-    places them); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
+    places them; a :class:`Family` as ``text_architecture``: a language model no architecture of
+    the walk names, built by that family); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
+    ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
+    (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
+    with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -214,21 +228,36 @@ def vision_language(
             raise InputError(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
-        text = config.get("text_config")
+        text = config.get("text_config") if text_of is None else text_of(config)
+        if not isinstance(text, Mapping) and text_of is not None:
+            # a wrapper whose text model lives in a sub-config: without it vLLM would build its
+            # config class's defaults (or fetch another repository's), not this checkpoint's
+            raise InputError("config.json", None, f"{arch}: the language model's config object is missing")
         if not isinstance(text, Mapping):
             text = {k: v for k, v in config.items() if k != "vision_config"}
         outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
         text = {**outer, **text}
         if prepare is not None:
             text = prepare(text)
-        weights = _text(text, text_architecture, par, args)
+        if isinstance(text_architecture, Family):
+            weights = text_architecture.walk({**text, "architectures": [arch]}, par, args)
+        else:
+            weights = _text(text, text_architecture, par, args)
         if args.no_tower:
             return weights
-        vision = config.get("vision_config")
+        vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):
             raise InputError("config.json", "vision_config", f"{arch} needs a vision_config object")
-        return merged(weights, tower(vision, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
+        ab = W.model_dtype_bytes(text, args.dtype)
+        if not isinstance(tower, tuple):
+            return merged(weights, tower(vision, text, par.tp, ab))
+        for mods, part in tower:
+            if not all(m in args.zero_modalities for m in mods):
+                weights = merged(weights, part(vision, text, par.tp, ab))
+        return weights
 
+    if isinstance(tower, tuple):
+        modalities = tuple(m for mods, _ in tower for m in mods)
     return Family(walk, modalities)
 
 

@@ -16,6 +16,10 @@ every TP rank and pipeline stage the vision transformer, in the model dtype, sha
 * the rotary table ``[8192, head_dim / 2]``.
 
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 and video 0 drop the tower.
+
+GLM-4.5V / 4.6V (``Glm4vMoeForConditionalGeneration``, the same file): this tower over the GLM-4.5
+MoE language model (:mod:`.glm4_moe` in the walk; ``Glm4vMoeTextConfig`` gives QKV biases unless it
+says otherwise).
 """
 
 from __future__ import annotations
@@ -27,11 +31,28 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, vision_language
 
 
-def _text(config: Mapping[str, Any]) -> Mapping[str, Any]:
+def glm4v_text(config: Mapping[str, Any]) -> Mapping[str, Any]:
     return {"attention_bias": False, **config}
 
 
-def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+#: ``Glm4vVisionConfig``'s (and ``Glm4vMoeVisionConfig``'s) defaults (transformers 5.x)
+VISION_DEFAULTS: dict[str, Any] = {
+    "depth": 24,
+    "hidden_size": 1536,
+    "num_heads": 12,
+    "in_channels": 3,
+    "image_size": 336,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 4096,
+    "intermediate_size": 13696,
+}
+
+
+def vision_tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``Glm4vVisionTransformer`` on one rank (module docstring), over :data:`VISION_DEFAULTS`."""
+    v = {**VISION_DEFAULTS, **v}
     d, heads = W._int(v, "hidden_size"), W._int(v, "num_heads")
     o, inter = W._int(v, "out_hidden_size"), W._int(v, "intermediate_size")
     W._divide(heads, tp, "the vision tower's num_heads")
@@ -54,5 +75,8 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 
 FAMILIES: dict[str, Family] = {
-    "Glm4vForConditionalGeneration": vision_language("Glm4ForCausalLM", _tower, prepare=_text),
+    "Glm4vForConditionalGeneration": vision_language("Glm4ForCausalLM", vision_tower, prepare=glm4v_text),
+    "Glm4vMoeForConditionalGeneration": vision_language(
+        "Glm4MoeForCausalLM", vision_tower, prepare=lambda t: {"attention_bias": True, **t}
+    ),
 }

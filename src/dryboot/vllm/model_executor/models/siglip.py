@@ -24,9 +24,12 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, position_ids: bool = True) -> W.RankWeights:
+def vision_tower(
+    v: Mapping[str, Any], tp: int, ab: int, *, position_ids: bool = True, post_norm: bool = True
+) -> W.RankWeights:
     """One rank's SigLIP tower (module docstring); ``position_ids``: the buffer (Idefics3's
-    embeddings compute positions per image and hold none).
+    embeddings compute positions per image and hold none); ``post_norm``: the post LayerNorm
+    (Aria's tower has none).
 
     :raises InputError: heads or sizes TP does not divide."""
     v = {**DEFAULTS, **v}
@@ -45,6 +48,6 @@ def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, position_ids: bool =
     for _ in range(W._int(v, "num_hidden_layers")):
         for n in block:
             w.add("vision", n * ab)
-    w.add("vision", d * ab)  # post_layernorm
-    w.add("vision", d * ab)
+    for _ in range(2 if post_norm else 0):  # post_layernorm (weight, bias)
+        w.add("vision", d * ab)
     return w

@@ -1,0 +1,50 @@
+"""LFM2-VL (``lfm2_vl.py``, ``Lfm2VlForConditionalGeneration``): the LFM2 language model of
+``text_config`` (:mod:`.lfm2`), then on every TP rank and pipeline stage the SigLIP2 tower
+(NaFlex: a linear patch embedding ``[D, C x P x P]`` + bias, ``position_embedding``
+``[num_patches, D]``, no ``position_ids`` buffer; the SigLIP blocks sharded; the post LayerNorm)
+and the projector (``Lfm2VlMultiModalProjector``, replicated): a LayerNorm over ``M = D x f^2``
+(``f = downsample_factor``; under ``projector_use_layernorm``, true by default), ``linear_1``
+``[projector_hidden_size, M]`` + bias, ``linear_2`` ``[H_text, projector_hidden_size]`` + bias.
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
+from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
+
+#: ``Siglip2VisionConfig``'s defaults (transformers 5.x)
+DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "num_channels": 3,
+    "num_patches": 256,
+    "patch_size": 16,
+}
+
+
+def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    v = {**DEFAULTS, **(config.get("vision_config") or {})}
+    d, p, c = W._int(v, "hidden_size"), W._int(v, "patch_size"), W._int(v, "num_channels")
+    W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
+    counts = [*linear(d, c * p * p), W._int(v, "num_patches") * d]
+    counts += vit_block(d, W._int(v, "intermediate_size"), tp) * W._int(v, "num_hidden_layers") + [d, d]
+    m = d * W._int(config, "downsample_factor", 2) ** 2
+    hid = W._int(config, "projector_hidden_size", 2560)
+    if config.get("projector_use_layernorm", True):
+        counts += [m, m]
+    counts += linear(hid, m, bool(config.get("projector_bias", True)))
+    counts += linear(W._int(text, "hidden_size"), hid, bool(config.get("projector_bias", True)))
+    return tensors("vision", counts, ab)
+
+
+FAMILIES: dict[str, Family] = {
+    "Lfm2VlForConditionalGeneration": vision_language(
+        "Lfm2ForCausalLM", _tower, modalities=("image",), tower_of=lambda c: c, text_of=text_config
+    ),
+}

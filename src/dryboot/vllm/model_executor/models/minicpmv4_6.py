@@ -1,0 +1,43 @@
+"""MiniCPM-V 4.6 (``minicpmv4_6.py``, ``MiniCPMV4_6ForConditionalGeneration``): the text-only
+Qwen3.5 language model of ``text_config`` (``Qwen3_5ForCausalLM``), then on every TP rank and
+pipeline stage, in the model dtype:
+
+* the Idefics2 vision transformer ``vpm`` (:mod:`.siglip` without ``position_ids``, the blocks
+  sharded, the post LayerNorm; one layer fewer under ``drop_vision_last_layer``);
+* the window-attention merger ``vit_merger``: ``qkv_proj`` ``[3 D / TP, D]`` + bias, ``out_proj``
+  ``[D, D / TP]`` + bias, a LayerNorm ``[D]``, ``pre_norm`` LayerNorm ``[4 D]``, ``linear_1``
+  ``[4 I, 4 D]`` + bias and ``linear_2`` ``[D, 4 I]`` + bias (plain ``nn.Linear``, replicated);
+* the merger's downsample MLP: ``pre_norm`` ``[4 D]``, ``linear_1`` ``[4 D, 4 D]`` + bias,
+  ``linear_2`` ``[H_text, 4 D]`` + bias.
+
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models import siglip
+from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
+from dryboot.vllm.model_executor.models.towers import linear, tensors
+
+
+def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    v = {**siglip.DEFAULTS, **(config.get("vision_config") or {})}
+    if config.get("drop_vision_last_layer"):
+        v["num_hidden_layers"] = W._int(v, "num_hidden_layers") - 1
+    w = siglip.vision_tower(v, tp, ab, position_ids=False)
+    d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
+    d_r = W._divide(d, tp, "the vision merger's width")
+    counts = [*linear(3 * d_r, d), *linear(d, d_r), d, d, 4 * d, 4 * d, *linear(4 * inter, 4 * d)]
+    counts += linear(d, 4 * inter)
+    counts += [4 * d, 4 * d, *linear(4 * d, 4 * d), *linear(W._int(text, "hidden_size"), 4 * d)]
+    return tensors("vision", counts, ab, into=w)
+
+
+FAMILIES: dict[str, Family] = {
+    "MiniCPMV4_6ForConditionalGeneration": vision_language(
+        "Qwen3_5ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config
+    ),
+}
