@@ -488,6 +488,7 @@ def drafter_weights_term(
             if args.max_model_len and args.max_model_len > 0
             else int((config.get("text_config") or config).get("max_position_embeddings") or 0),
             dtype=args.dtype,
+            num_speculative_tokens=args.num_speculative_tokens or None,
         )
     except InputError as e:
         return None, e.line()

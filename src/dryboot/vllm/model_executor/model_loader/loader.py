@@ -262,6 +262,7 @@ def drafter_model_weights(
     pp: int = 1,
     max_model_len: int,
     dtype: str = "auto",
+    num_speculative_tokens: int | None = None,
 ) -> Any:
     """The drafter's own weights on the last stage's rank (``models.llama_eagle3.drafter_weights``)
     for the drafter at ``path`` (its ``config.json``, and its safetensors headers' tensor names
@@ -285,5 +286,12 @@ def drafter_model_weights(
     if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
         names = list(read_checkpoint(directory)[0])
     return drafter_weights(
-        target_config, config, method, Parallel(tp=tp, pp=pp), names, max_model_len=max_model_len, dtype=dtype
+        target_config,
+        config,
+        method,
+        Parallel(tp=tp, pp=pp),
+        names,
+        max_model_len=max_model_len,
+        dtype=dtype,
+        num_speculative_tokens=num_speculative_tokens,
     )

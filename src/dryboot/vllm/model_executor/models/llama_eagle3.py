@@ -104,7 +104,22 @@ def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, 
     scaling = (
         tuple(sorted((k, str(v)) for k, v in rope.items() if k != "rope_theta")) if isinstance(rope, Mapping) else ()
     )
-    return positions, hd, float(theta), scaling
+    partial = config.get("partial_rotary_factor", (rope if isinstance(rope, Mapping) else {}).get("partial_rotary_factor"))
+    # per-layer-type rope parameters (Gemma-3's rope_local_base_freq): get_rope's key holds that
+    # layer type's own dictionary, never a head's
+    per_type = config.get("rope_local_base_freq") is not None
+    return positions, hd, float(theta), scaling, str(partial or 1.0), per_type
+
+
+def _mrope_as_default(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``config`` with a multimodal RoPE named ``mrope`` read as transformers reads it: the
+    ``default`` rope type with its ``mrope_section`` (the table is the plain one)."""
+    out = dict(config)
+    for key in ("rope_parameters", "rope_scaling"):
+        rope = config.get(key)
+        if isinstance(rope, Mapping) and "mrope" in (rope.get("rope_type"), rope.get("type")):
+            out[key] = {**{k: v for k, v in rope.items() if k != "type"}, "rope_type": "default"}
+    return out
 
 
 #: drafter methods whose walk lives in a module that builds on this one (``llama_eagle``: EAGLE-1),
@@ -121,6 +136,8 @@ def drafter_weights(
     *,
     max_model_len: int,
     dtype: str = "auto",
+    parallel_drafting: bool = False,
+    num_speculative_tokens: int | None = None,
 ) -> DrafterWeights:
     """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
     ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
@@ -128,6 +145,10 @@ def drafter_weights(
     :param draft_tensors: the drafter checkpoint's tensor names (safetensors headers), or ``None``.
     :param max_model_len: the target's ``max_model_len`` (the drafter's rotary table spans at
         least it).
+    :param parallel_drafting: ``--speculative-config``'s ``parallel_drafting`` (an EAGLE-3 head
+        then holds a ``mask_hidden`` buffer ``[1, fc input]``).
+    :param num_speculative_tokens: ``--speculative-config``'s (a Medusa drafter builds that many
+        heads).
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     if method == "mtp" or method.endswith("_mtp"):
@@ -135,6 +156,11 @@ def drafter_weights(
 
         w = mtp_weights(target_config, par, dtype=dtype)
         return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+    if method == "medusa":
+        from dryboot.vllm.model_executor.models.medusa import medusa_weights  # at call: Medusa drafters only
+
+        w = medusa_weights(target_config, draft_config, par, dtype=dtype, num_speculative_tokens=num_speculative_tokens)
+        return DrafterWeights(w, w, "Medusa heads: their own blocks and LM heads (vLLM shares nothing)")
     if method == "draft_model":
         return _draft_model(target_config, draft_config, par, dtype)
     if method in DRAFTER_WALKS:
@@ -143,12 +169,71 @@ def drafter_weights(
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
         return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
-    if method != "eagle3" or not archs or archs[0] not in EAGLE3_LLAMA:
+    if method != "eagle3":
         raise InputError(
             "--speculative-config",
             "method",
             f"the drafter's weights ({method}, {archs[0] if archs else 'no architectures'}) are not modelled "
-            "(EAGLE-3 heads of the Llama layout and DFlash drafters are)",
+            "(EAGLE-1, EAGLE-3, DFlash, MTP, Medusa and draft models are)",
+        )
+    return _eagle3(
+        target_config,
+        draft_config,
+        par,
+        draft_tensors,
+        max_model_len=max_model_len,
+        dtype=dtype,
+        parallel_drafting=parallel_drafting,
+    )
+
+
+#: vLLM's EAGLE-3 head classes, by the architecture ``EAGLEConfig`` hands the registry, and the
+#: decoder layer each builds: ``llama_eagle3.py`` ``Eagle3LlamaForCausalLM`` (Llama's layer) or
+#: ``qwen3_eagle3.py`` ``Eagle3Qwen3ForCausalLM`` (Qwen3's: q/k norms, no o_proj / MLP bias)
+EAGLE3_CLASSES: Mapping[str, str] = {
+    "Eagle3LlamaForCausalLM": "llama",
+    "LlamaForCausalLMEagle3": "llama",
+    "Eagle3MiniMaxM2ForCausalLM": "llama",
+    "Eagle3Qwen2_5vlForCausalLM": "llama",
+    "Eagle3Qwen3vlForCausalLM": "llama",
+    "Eagle3Qwen3ForCausalLM": "qwen3",
+}
+
+
+def eagle3_architecture(arch: str) -> str:
+    """The architecture vLLM looks up for an EAGLE-3 head whose config says ``arch``
+    (``EAGLEConfig``: ``Eagle3<arch>`` unless the name starts or ends with ``Eagle3``)."""
+    return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
+
+
+def _flag(config: Mapping[str, Any], key: str) -> bool:
+    v = config.get(key)
+    if v is not None and not isinstance(v, bool):
+        raise InputError("config.json", key, f"must be true or false, got {v!r}")
+    return bool(v)
+
+
+def _eagle3(
+    target_config: Mapping[str, Any],
+    draft_config: Mapping[str, Any],
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None,
+    *,
+    max_model_len: int,
+    dtype: str,
+    parallel_drafting: bool = False,
+) -> DrafterWeights:
+    """An EAGLE-3 head as vLLM's class for its architecture builds it (:data:`EAGLE3_CLASSES`;
+    the module text lists the tensors)."""
+    archs = list(draft_config.get("architectures") or [])
+    arch = eagle3_architecture(str(archs[0])) if archs else "no architectures"
+    layout = EAGLE3_CLASSES.get(arch)
+    if layout is None:
+        raise InputError(
+            "--speculative-config",
+            "architectures",
+            f"{arch}: vLLM has no EAGLE-3 head class of that name (its registry has "
+            f"{', '.join(sorted(EAGLE3_CLASSES))}); vLLM refuses it",
         )
     if "quantization_config" in draft_config:
         raise InputError(
@@ -157,41 +242,81 @@ def drafter_weights(
     eagle = draft_config.get("eagle_config") or {}
     if not isinstance(eagle, Mapping):
         raise InputError("config.json", "eagle_config", "must be an object")
-    for key in ("norm_before_fc", "fc_norm", "attention_bias", "mlp_bias"):
-        if draft_config.get(key) or eagle.get(key):
-            raise InputError("--speculative-config", key, "this EAGLE-3 head's layout is not modelled")
-    if eagle.get("use_aux_hidden_state") is False:
-        raise InputError("--speculative-config", "use_aux_hidden_state", "an EAGLE-3 head without fc is not modelled")
     tp = par.tp
     ab = W.model_dtype_bytes(target_config, dtype)
     h = W._int(draft_config, "hidden_size")
-    h_t = _opt(
-        draft_config, "target_hidden_size", W._int(target_config.get("text_config") or target_config, "hidden_size")
-    )
     heads = _positive(draft_config, "num_attention_heads")
     kv = _opt(draft_config, "num_key_value_heads", heads)
     hd = _head_dim(draft_config)
     inter = W._int(draft_config, "intermediate_size")
     vocab = W._int(draft_config, "vocab_size")
     draft_vocab = _opt(draft_config, "draft_vocab_size", vocab)
-    n_aux = _opt(draft_config, "num_aux_hidden_states", len(_ids(eagle, "eagle_aux_hidden_state_layer_ids")) or 3)
+    qkv_bias = _flag(draft_config, "attention_bias")
+    if layout == "llama":
+        # LlamaDecoderLayer: o_proj's bias is attention_bias or bias; the MLP's is mlp_bias
+        o_bias = qkv_bias or _flag(draft_config, "bias")
+        mlp_bias = _flag(draft_config, "mlp_bias")
+    else:
+        o_bias = mlp_bias = False
     core = W.RankWeights(source="config")
-    for _ in range(W._int(draft_config, "num_hidden_layers")):
-        # the mid-layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
+    for i in range(W._int(draft_config, "num_hidden_layers")):
+        # the first layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
         _attention_mlp_layer(
-            core, h=h, qkv_in=2 * h, heads=heads, kv=kv, hd=hd, inter=inter, tp=tp, ab=ab, qk_norm=False
+            core,
+            h=h,
+            qkv_in=2 * h if i == 0 else h,
+            heads=heads,
+            kv=kv,
+            hd=hd,
+            inter=inter,
+            tp=tp,
+            ab=ab,
+            qk_norm=layout == "qwen3",
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+            mlp_bias=mlp_bias,
         )
         core.add("norm", h * ab)  # hidden_norm
-    core.add("fc", h * n_aux * h_t * ab)
+    use_aux = eagle.get("use_aux_hidden_state", True)
+    fc_in = h
+    if use_aux:
+        h_t = _opt(draft_config, "target_hidden_size", h)
+        n_aux = _eagle3_aux(draft_config, eagle, layout)
+        fc_in = n_aux * h_t
+        norm_before_fc = eagle.get("norm_before_fc", draft_config.get("norm_before_fc"))
+        if norm_before_fc:
+            core.add("norm", fc_in * ab)  # input_norm over the concatenated hidden states
+        if _flag(draft_config, "fc_norm"):
+            for _ in range(n_aux):
+                core.add("norm", h_t * ab)  # fc_norm, one per target hidden state
+        core.add("fc", h * fc_in * ab)
     core.add("norm", h * ab)
     core.add("draft_id_to_target_id", draft_vocab * 8)
+    if parallel_drafting:
+        core.add("mask_hidden", fc_in * ab, buffer=True)
     positions = max(_opt(draft_config, "max_position_embeddings", 0), max_model_len)
     target = target_config.get("text_config") or target_config
     t_hd = _head_dim(target)
     t_positions = _opt(target, "max_position_embeddings", 0)
-    if _rope_key(draft_config, positions, hd) != _rope_key(target, t_positions, t_hd):
-        core.add("rotary", W._rotary_bytes({**draft_config, "max_position_embeddings": positions}, hd, ab), buffer=True)
+    rope = _mrope_as_default(draft_config)
+    if _rope_key(rope, positions, hd) != _rope_key(target, t_positions, t_hd):
+        core.add("rotary", W._rotary_bytes({**rope, "max_position_embeddings": positions}, hd, ab), buffer=True)
     return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
+
+
+def _eagle3_aux(config: Mapping[str, Any], eagle: Mapping[str, Any], layout: str) -> int:
+    """How many target hidden states ``fc`` concatenates: Llama's class reads
+    ``num_aux_hidden_states``, else ``eagle_config.eagle_aux_hidden_state_layer_ids``; Qwen3's
+    ``num_aux_layers``, ``num_aux_hidden_states``, then the layer ids at the top level or in
+    ``eagle_config``; both 3 when none is given."""
+    keys = ("num_aux_hidden_states",) if layout == "llama" else ("num_aux_layers", "num_aux_hidden_states")
+    for key in keys:
+        if config.get(key) is not None:
+            return _positive(config, key)
+    ids = _ids(eagle, "eagle_aux_hidden_state_layer_ids")
+    if layout != "llama":
+        ids = _ids(config, "eagle_aux_hidden_state_layer_ids") or ids
+    return len(ids) or 3
 
 
 def _with_embedding_and_head(
@@ -274,11 +399,15 @@ def _attention_mlp_layer(
     ab: int,
     qk_norm: bool,
     norms: int = 2,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    mlp_bias: bool = False,
 ) -> None:
     """One decoder layer: ``qkv_proj`` over ``qkv_in`` inputs, ``o_proj``, optional
     ``q_norm`` / ``k_norm`` ``[head_dim]``, ``gate_up_proj`` / ``down_proj``, ``norms`` layer norms
     (EAGLE-1's first layer drops its ``input_layernorm``) and the attention layer's six float32
-    scalars."""
+    scalars; the biases where asked (column-parallel ones split over TP, row-parallel ones
+    ``[H]`` whole)."""
     heads_r = W._divide(heads, tp, "the drafter's attention heads")
     if kv >= tp:
         kv_r = W._divide(kv, tp, "the drafter's KV heads")
@@ -287,6 +416,13 @@ def _attention_mlp_layer(
     inter_r = W._divide(inter, tp, "the drafter's intermediate size")
     r.add("attention", (heads_r + 2 * kv_r) * hd * qkv_in * ab)
     r.add("attention", h * heads_r * hd * ab)
+    if qkv_bias:
+        r.add("attention", (heads_r + 2 * kv_r) * hd * ab)
+    if o_bias:
+        r.add("attention", h * ab)
+    if mlp_bias:
+        r.add("mlp", 2 * inter_r * ab)
+        r.add("mlp", h * ab)
     if qk_norm:
         r.add("norm", hd * ab)
         r.add("norm", hd * ab)
