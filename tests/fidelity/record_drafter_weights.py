@@ -114,7 +114,13 @@ CASES: list[tuple[Any, ...]] = [
             {"architectures": ["PeagleQwen3ForCausalLM"], "fc_norm": True, "norm_before_fc": True},
         )
     ),
-    ("Qwen--Qwen3-8B", "specforge--qwen3-8b-eagle3", "eagle3", {"spec": {"parallel_drafting": True}}),
+    # parallel drafting: vLLM asks the head's config for a mask token (ptd_token_id here)
+    (
+        "Qwen--Qwen3-8B",
+        "specforge--qwen3-8b-eagle3",
+        "eagle3",
+        {"config": {"ptd_token_id": 151665}, "spec": {"parallel_drafting": True}},
+    ),
     # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): a base
     # model's config with the original Medusa project's two keys added (as community heads
     # publish them), and the vLLM layout's fields (bias, one shared truncated LM head); on
@@ -238,7 +244,7 @@ def main() -> int:
                     target_st = _storages(model)
                     drafter = es._make_drafter(cfg, meta)
                     built: dict[str, Any] = {}
-                    plain_get = drafter._get_model
+                    plain_get = getattr(drafter, "_get_model", None)
 
                     def get_model(
                         plain: Any = plain_get, into: dict[str, Any] = built, held: set[int] = target_st
@@ -247,8 +253,11 @@ def main() -> int:
                         into.update(_tensors(m, held))
                         return m
 
-                    drafter._get_model = get_model
+                    if hasattr(drafter, "_get_model"):
+                        drafter._get_model = get_model
                     drafter.load_model(model)
+                    if not hasattr(drafter, "_get_model"):  # Medusa's proposer: its heads alone, nothing shared
+                        built.update(_tensors(drafter.model, target_st))
                 shared = _tensors(drafter.model, target_st)
                 row.update(
                     ok=True,

@@ -359,6 +359,12 @@ def is_draft_model(architecture: str) -> bool:
     return _registry().get(architecture, {}).get("kind") == "speculative-decoding"
 
 
+def registry_file(architecture: str) -> str | None:
+    """The file of vLLM 0.28.0's ``model_executor/models/`` holding ``architecture``'s class
+    (``None``: not in its registry)."""
+    return _registry().get(architecture, {}).get("file")
+
+
 @cache
 def _release_registry(version: str) -> dict[str, dict[str, str]]:
     """Release ``version``'s registry, as :func:`_registry` is 0.28.0's; read once per process.

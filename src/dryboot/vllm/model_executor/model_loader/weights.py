@@ -922,6 +922,10 @@ def _walk(
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
             return composed.walk(config, par, WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens))
+        from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_head_refusal  # at call: a refusal
+
+        if (why := drafter_head_refusal(str(arch))) is not None:
+            raise InputError("config.json", "architectures", why)
         raise InputError(
             "config.json",
             "architectures",

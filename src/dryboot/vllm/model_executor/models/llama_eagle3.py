@@ -45,6 +45,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.models.registry import is_draft_model, registry_file
 
 #: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
 EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
@@ -104,7 +105,9 @@ def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, 
     scaling = (
         tuple(sorted((k, str(v)) for k, v in rope.items() if k != "rope_theta")) if isinstance(rope, Mapping) else ()
     )
-    partial = config.get("partial_rotary_factor", (rope if isinstance(rope, Mapping) else {}).get("partial_rotary_factor"))
+    partial = config.get(
+        "partial_rotary_factor", (rope if isinstance(rope, Mapping) else {}).get("partial_rotary_factor")
+    )
     # per-layer-type rope parameters (Gemma-3's rope_local_base_freq): get_rope's key holds that
     # layer type's own dictionary, never a head's
     per_type = config.get("rope_local_base_freq") is not None
@@ -187,17 +190,9 @@ def drafter_weights(
     )
 
 
-#: vLLM's EAGLE-3 head classes, by the architecture ``EAGLEConfig`` hands the registry, and the
-#: decoder layer each builds: ``llama_eagle3.py`` ``Eagle3LlamaForCausalLM`` (Llama's layer) or
-#: ``qwen3_eagle3.py`` ``Eagle3Qwen3ForCausalLM`` (Qwen3's: q/k norms, no o_proj / MLP bias)
-EAGLE3_CLASSES: Mapping[str, str] = {
-    "Eagle3LlamaForCausalLM": "llama",
-    "LlamaForCausalLMEagle3": "llama",
-    "Eagle3MiniMaxM2ForCausalLM": "llama",
-    "Eagle3Qwen2_5vlForCausalLM": "llama",
-    "Eagle3Qwen3vlForCausalLM": "llama",
-    "Eagle3Qwen3ForCausalLM": "qwen3",
-}
+#: the file of each vLLM EAGLE-3 head class (vLLM 0.28.0's registry) -> the decoder layer it builds:
+#: Llama's, or Qwen3's (q/k norms, no o_proj / MLP bias)
+EAGLE3_LAYOUTS: Mapping[str, str] = {"llama_eagle3.py": "llama", "qwen3_eagle3.py": "qwen3"}
 
 
 def eagle3_architecture(arch: str) -> str:
@@ -227,13 +222,13 @@ def _eagle3(
     the module text lists the tensors)."""
     archs = list(draft_config.get("architectures") or [])
     arch = eagle3_architecture(str(archs[0])) if archs else "no architectures"
-    layout = EAGLE3_CLASSES.get(arch)
+    layout = EAGLE3_LAYOUTS.get(registry_file(arch) or "") if is_draft_model(arch) else None
     if layout is None:
         raise InputError(
             "--speculative-config",
             "architectures",
-            f"{arch}: vLLM has no EAGLE-3 head class of that name (its registry has "
-            f"{', '.join(sorted(EAGLE3_CLASSES))}); vLLM refuses it",
+            f"{arch}: vLLM has no EAGLE-3 head class of that name "
+            "(its registry's are built by llama_eagle3.py and qwen3_eagle3.py); vLLM refuses it",
         )
     if "quantization_config" in draft_config:
         raise InputError(
@@ -542,3 +537,17 @@ def _draft_model(
 
 def _copy(r: W.RankWeights) -> W.RankWeights:
     return W.RankWeights(r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind), r.source, list(r.notes))
+
+
+def drafter_head_refusal(arch: str) -> str | None:
+    """Why a drafter head given as ``--model`` has no weights of its own (``None``: ``arch`` is
+    no drafter head: not among vLLM 0.28.0's speculative-decoding models). vLLM's class for it
+    reads ``speculative_config.draft_model_config`` while it is built, absent for a target, so
+    vLLM fails to load it as one."""
+    if not is_draft_model(arch):
+        return None
+    return (
+        f"{arch} is a drafter head: vLLM builds it only as the --speculative-config model of its target "
+        "(as --model its class reads the absent speculative config and fails to load); its weights are "
+        "counted there, with its target"
+    )

@@ -68,6 +68,15 @@ def medusa_weights(
         raise InputError(
             "--speculative-config", "quantization_config", "a quantized drafter's weights are not modelled"
         )
+    archs = draft_config.get("architectures")
+    if archs and archs != ["MedusaModel"]:
+        # MedusaConfig names MedusaModel only when the config names nothing: vLLM then builds the
+        # named (base model's) class as the drafter and fails ("Duplicate layer name")
+        raise InputError(
+            "--speculative-config",
+            "architectures",
+            f"a Medusa head whose config names {archs[0]!r}: vLLM builds that class, not Medusa's, and fails",
+        )
     cfg = medusa_config(draft_config)
     target = target_config.get("text_config") or target_config
     t_vocab = W._int(target, "vocab_size")
