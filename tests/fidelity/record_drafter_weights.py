@@ -121,26 +121,16 @@ CASES: list[tuple[Any, ...]] = [
         "eagle3",
         {"config": {"ptd_token_id": 151665}, "spec": {"parallel_drafting": True}},
     ),
-    # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): a base
-    # model's config with the original Medusa project's two keys added (as community heads
-    # publish them), and the vLLM layout's fields (bias, one shared truncated LM head); on
-    # another target the head's vocabulary becomes the target's
+    # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): configs
+    # constructed from the keys vLLM reads (no published one found; SOURCE beside each): the original
+    # Medusa project's keys (hidden size and vocabulary from MedusaConfig's defaults, the vocabulary
+    # then the target's), and vLLM's layout (bias, two layers, one shared truncated LM head)
+    ("meta-llama--Llama-2-7b-hf", DRAFTER_CONFIGS + "constructed--medusa-original-keys", "medusa"),
+    ("meta-llama--Llama-2-7b-hf", DRAFTER_CONFIGS + "constructed--medusa-vllm-layout", "medusa"),
+    ("Qwen--Qwen2.5-7B", DRAFTER_CONFIGS + "constructed--medusa-original-keys", "medusa"),
+    # a base model's config with the Medusa keys added (as community heads publish them): it names
+    # the base class, which vLLM builds instead of Medusa's and fails on
     ("meta-llama--Llama-2-7b-hf", LLAMA2_7B, "medusa", {"config": {"medusa_num_heads": 5, "medusa_num_layers": 1}}),
-    (
-        "meta-llama--Llama-2-7b-hf",
-        LLAMA2_7B,
-        "medusa",
-        {
-            "config": {
-                "num_heads": 4,
-                "num_hidden_layers": 2,
-                "medusa_fc_bias": True,
-                "original_lm_head": True,
-                "truncated_vocab_size": 16000,
-            }
-        },
-    ),
-    ("Qwen--Qwen2.5-7B", LLAMA2_7B, "medusa", {"config": {"medusa_num_heads": 3, "medusa_num_layers": 1}}),
 ]
 TPS = (1, 2, 4)
 

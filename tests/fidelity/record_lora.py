@@ -11,9 +11,9 @@ meta device. Every tensor created on the meta device while the manager is built 
 (a ``TorchDispatchMode``); those whose storage is still alive afterwards are what LoRA keeps
 allocated, summed once per storage and rounded to the CUDA allocator's 512-byte blocks.
 
-Cases: the tiny Llama / Qwen2 / Qwen3 configs of ``data/architectures/`` at TP 1 and 2, max-lora
-rank 8 and 64, max-loras 1 and 4 (one with ``--fully-sharded-loras``). Writes
-``data/lora/recorded-<version>.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
+Cases: the tiny configs of ``data/architectures/`` named in ``CONFIGS`` (``RECORD_CONFIGS``: a
+comma-separated subset) at TP 1 and 2, max-lora rank 8 and 64, max-loras 1 and 4 (one with
+``--fully-sharded-loras``). Writes ``data/lora/recorded-<version>.json`` (``RECORD_OUT``: elsewhere): ``{"vllm", "cases": {id: {"config", "argv", "ok",
 "lora_allocated_bytes", "lora_storage_bytes", "tensors", "shapes", "max_num_batched_tokens",
 "max_num_seqs", "punica", "error"}}}``. What is faked: the GPU (an H200 stand-in), the absent
 CUDA/Triton kernels (vLLM's ``LoRAKernelMeta`` dataclass, which ``punica_gpu`` imports only with
@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -37,7 +38,17 @@ import oracle_stand_ins
 
 HERE = Path(__file__).resolve().parent
 ARCHS = HERE / "data" / "architectures"
-CONFIGS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+CONFIGS = (
+    "LlamaForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "MistralForCausalLM",
+    "Phi3ForCausalLM",
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "MixtralForCausalLM",
+)
 FLAG_SETS = [
     ["--tensor-parallel-size", "1", "--max-loras", "1", "--max-lora-rank", "8"],
     ["--tensor-parallel-size", "1", "--max-loras", "4", "--max-lora-rank", "64"],
@@ -83,9 +94,9 @@ def main() -> int:
             return out
 
     scratch = Path(tempfile.mkdtemp(prefix="record-lora-"))
-    out_path = HERE / "data" / "lora" / f"recorded-{V.vllm.__version__}.json"
+    out_path = Path(os.environ.get("RECORD_OUT") or HERE / "data" / "lora" / f"recorded-{V.vllm.__version__}.json")
     doc: dict[str, Any] = {"vllm": V.vllm.__version__, "cases": {}}
-    for arch in CONFIGS:
+    for arch in [c for c in os.environ.get("RECORD_CONFIGS", "").split(",") if c] or CONFIGS:
         d = scratch / f"arch--{arch}"
         d.mkdir()
         shutil.copy(ARCHS / f"{arch}.json", d / "config.json")

@@ -23,7 +23,21 @@ MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 #: ``o_proj``, ``gate_up_proj``, ``down_proj``), and whether the model class declares
 #: ``embedding_modules`` (``embed_tokens`` and ``lm_head`` wrapped too: Llama and Qwen3 in 0.28.0,
 #: not Qwen2)
-LORA_ARCHITECTURES: Mapping[str, bool] = {"LlamaForCausalLM": True, "Qwen2ForCausalLM": False, "Qwen3ForCausalLM": True}
+LORA_ARCHITECTURES: Mapping[str, bool] = {
+    "LlamaForCausalLM": True,
+    "Qwen2ForCausalLM": False,
+    "Qwen3ForCausalLM": True,
+    "MistralForCausalLM": False,
+    "Phi3ForCausalLM": True,
+    "Gemma2ForCausalLM": False,
+    "Gemma3ForCausalLM": False,
+}
+#: families whose ``packed_modules_mapping`` maps ``qkv_proj`` and ``gate_up_proj`` to themselves
+#: (Phi-3's checkpoints hold them fused): one LoRA slice each, over the whole fused output
+ONE_SLICE_PACKED = frozenset({"Phi3ForCausalLM"})
+#: MoE families: vLLM 0.28.0 wraps their experts in ``FusedMoEWithLoRA``, which the oracle cannot
+#: build on the meta device ("Old-style modular kernel not supported"): refused by name
+MOE_LORA = frozenset({"Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForCausalLM"})
 #: ``LogitsProcessorWithLoRA.create_lora_weights``' limit
 MAX_LORA_VOCAB = 258048
 #: releases whose LoRA layers are read
@@ -160,6 +174,11 @@ def lora_tensors(
         raise _refuse(f"LoRA's allocations are modelled for vLLM {', '.join(LORA_RELEASES)} only, not {vllm_version}")
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    if arch in MOE_LORA:
+        raise _refuse(
+            f"LoRA over {arch}'s experts (FusedMoEWithLoRA) is not modelled: vLLM's layer does not build "
+            "on the meta device here, so its stacks are unchecked (budget undetermined)"
+        )
     if arch not in LORA_ARCHITECTURES:
         raise _refuse(f"LoRA's allocations are not modelled for {arch or 'this model'} (budget undetermined)")
     embeddings = LORA_ARCHITECTURES[arch]
@@ -193,9 +212,11 @@ def lora_tensors(
         ]
     for li in range(layers):
         p = f"layers.{li}"
-        out += _linear_stacks(f"{p}.qkv_proj", h, (q_out, kv_out, kv_out), "column", lc, tp, item)
+        one = arch in ONE_SLICE_PACKED
+        qkv = (q_out + 2 * kv_out,) if one else (q_out, kv_out, kv_out)
+        out += _linear_stacks(f"{p}.qkv_proj", h, qkv, "column", lc, tp, item)
         out += _linear_stacks(f"{p}.o_proj", q_out, (h,), "row", lc, tp, item)
-        out += _linear_stacks(f"{p}.gate_up_proj", h, (i_out, i_out), "column", lc, tp, item)
+        out += _linear_stacks(f"{p}.gate_up_proj", h, (2 * i_out,) if one else (i_out, i_out), "column", lc, tp, item)
         out += _linear_stacks(f"{p}.down_proj", i_out, (h,), "row", lc, tp, item)
     if embeddings:
         out += [
