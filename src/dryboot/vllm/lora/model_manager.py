@@ -41,7 +41,7 @@ MOE_LORA = frozenset({"Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForC
 #: ``LogitsProcessorWithLoRA.create_lora_weights``' limit
 MAX_LORA_VOCAB = 258048
 #: releases whose LoRA layers are read
-LORA_RELEASES = ("0.28.0",)
+LORA_RELEASES = ("0.27.1", "0.28.0")
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
 
 
