@@ -13,7 +13,8 @@ allocated, summed once per storage and rounded to the CUDA allocator's 512-byte 
 
 Cases: the tiny configs of ``data/architectures/`` named in ``CONFIGS`` (``RECORD_CONFIGS``: a
 comma-separated subset) at TP 1 and 2, max-lora rank 8 and 64, max-loras 1 and 4 (one with
-``--fully-sharded-loras``). Writes ``data/lora/recorded-<version>.json`` (``RECORD_OUT``: elsewhere): ``{"vllm", "cases": {id: {"config", "argv", "ok",
+``--fully-sharded-loras``). Writes ``data/lora/recorded-<version>.json`` (``RECORD_OUT``:
+elsewhere): ``{"vllm", "cases": {id: {"config", "argv", "ok",
 "lora_allocated_bytes", "lora_storage_bytes", "tensors", "shapes", "max_num_batched_tokens",
 "max_num_seqs", "punica", "error"}}}``. What is faked: the GPU (an H200 stand-in), the absent
 CUDA/Triton kernels (vLLM's ``LoRAKernelMeta`` dataclass, which ``punica_gpu`` imports only with

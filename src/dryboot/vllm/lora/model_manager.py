@@ -1,11 +1,13 @@
-"""What ``--enable-lora`` allocates on each rank while vLLM 0.28.0 loads the model.
+"""What ``--enable-lora`` allocates on each rank while vLLM (0.27.1, 0.28.0, 0.30.0, 0.33.0) loads
+the model.
 
 vLLM wraps every supported layer at start (the adapters are unknown then): ``LoRAModelManager``
 (``lora/model_manager.py``) builds one punica wrapper and, for every module whose name ends in a
 linear layer's or an ``embedding_modules`` name, the LoRA layer ``from_layer`` picks, whose
 ``create_lora_weights`` allocates zeroed A/B stacks on the GPU in the LoRA dtype. This runs inside
 ``load_model``'s ``DeviceMemoryProfiler`` (``load_lora_model``), so it is part of vLLM's
-``Model loading took`` line. The shapes below are read from vLLM 0.28.0's code; families and
+``Model loading took`` line. The shapes below are read from vLLM 0.28.0's code and checked on each
+release of :data:`LORA_RELEASES` (they differ in the punica embeddings index only); families and
 layer kinds not listed are refused by name.
 """
 
@@ -41,7 +43,7 @@ MOE_LORA = frozenset({"Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen2MoeForC
 #: ``LogitsProcessorWithLoRA.create_lora_weights``' limit
 MAX_LORA_VOCAB = 258048
 #: releases whose LoRA layers are read
-LORA_RELEASES = ("0.27.1", "0.28.0")
+LORA_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 _DTYPE_BYTES = {"bfloat16": 2, "float16": 2, "half": 2, "float32": 4, "float": 4}
 
 
@@ -127,6 +129,10 @@ def _linear_stacks(
     return tensors
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+
+
 def _int(config: Mapping[str, Any], key: str) -> int:
     v = config.get(key)
     if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
@@ -145,8 +151,11 @@ def lora_tensors(
     max_num_seqs: int,
     vllm_version: str = "0.28.0",
 ) -> list[LoRATensor]:
-    """Every GPU tensor ``--enable-lora`` allocates on one rank of vLLM 0.28.0 (``LoRAModelManager``):
+    """Every GPU tensor ``--enable-lora`` allocates on one rank of vLLM ``vllm_version``
+    (``LoRAModelManager``):
 
+    - Phi-3 (:data:`ONE_SLICE_PACKED`): ``qkv_proj`` and ``gate_up_proj`` one slice each, over the
+      fused output; MoE families (:data:`MOE_LORA`) refused by name;
     - per decoder layer (hidden ``H``, intermediate ``I``, heads ``q``/``kv`` of ``head_dim``):
       ``qkv_proj`` (``MergedQKVParallelLinearWithLoRA``, three slices of ``in = H``,
       ``out = q / TP x hd`` and ``max(kv / TP, 1) x hd`` twice), ``o_proj`` (row, ``in = q x hd /
@@ -158,7 +167,8 @@ def lora_tensors(
     - ``lm_head`` through ``LogitsProcessorWithLoRA``: A ``[max_loras, 1, rank, H]``, B
       ``[max_loras, 1, vocab, rank]``, and at TP >= 2 an int64 ``sharded_to_full_mapping``
       ``[vocab padded to 64]``;
-    - the punica wrapper (``PunicaWrapperGPU``): int64 ``[T]`` x 3 and ``[2, T]``, int64
+    - the punica wrapper (``PunicaWrapperGPU``): int64 ``[T]`` x 3 and ``[2, T]`` (``[T]`` from
+      0.30), int64
       ``[max_num_seqs]`` x 3, and two ``LoRAKernelMeta`` of int32 ``[T]`` x 2, ``[max_loras + 1]``
       x 2 and ``[max_loras + 2]`` (``T``: ``--max-num-batched-tokens``).
 
@@ -230,7 +240,9 @@ def lora_tensors(
         LoRATensor(f"punica.{k}", (t,), 8)
         for k in ("_token_lora_indices", "_sampler_indices", "_sampler_indices_padded")
     ]
-    out.append(LoRATensor("punica._embeddings_indices", (2, t), 8))
+    # [2, T] through 0.28 (the added-vocabulary row went with --lora-extra-vocab-size); [T] from 0.30
+    emb = (t,) if _release(vllm_version) >= (0, 30) else (2, t)
+    out.append(LoRATensor("punica._embeddings_indices", emb, 8))
     out += [LoRATensor(f"punica.{k}", (s,), 8) for k in ("_seq_start_locs", "_seq_lengths", "_lora_indices_per_batch")]
     for meta in ("token_mapping_meta", "prompt_mapping_meta"):
         out += [
