@@ -8,7 +8,8 @@ of the configured sizes), ``vllm serve``'s flags parsed, ``create_engine_config`
 on the meta device by vLLM's loader, then vLLM's own ``LRUCacheWorkerLoRAManager`` (what
 ``GPUModelRunner.load_lora_model`` builds inside ``load_model``'s memory profiler) created with the
 meta device. Every tensor created on the meta device while the manager is built is recorded
-(a ``TorchDispatchMode``); those whose storage is still alive afterwards are what LoRA keeps
+(a ``TorchDispatchMode``; the fused-MoE layers' ``process_weights_after_loading`` runs first, as
+vLLM's loader runs it); those whose storage is still alive afterwards are what LoRA keeps
 allocated, summed once per storage and rounded to the CUDA allocator's 512-byte blocks.
 
 Cases: the tiny configs of ``data/architectures/`` named in ``CONFIGS`` (``RECORD_CONFIGS``: a
@@ -117,6 +118,13 @@ def main() -> int:
                     model = V.get_model_loader(cfg.load_config).load_model(
                         vllm_config=cfg, model_config=cfg.model_config
                     )
+                    # vLLM's loader runs each quant method's process_weights_after_loading before
+                    # LoRA wraps the model (the meta loader skips it): the fused-MoE layers' is what
+                    # selects their modular kernel, which FusedMoEWithLoRA requires
+                    for m in model.modules():
+                        qm = getattr(m, "quant_method", None)
+                        if "w13_weight" in m._parameters and getattr(qm, "moe_kernel", False) is None:
+                            qm.process_weights_after_loading(m)
                     rec = Record()
                     with rec:
                         mgr = LRUCacheWorkerLoRAManager(cfg, torch.device("meta"), model.embedding_modules)

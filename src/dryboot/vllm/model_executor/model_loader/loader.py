@@ -237,6 +237,7 @@ def model_weights(
                         max_num_batched_tokens=max_num_batched_tokens,
                         max_num_seqs=max_num_seqs,
                         vllm_version=vllm_version,
+                        expert_parallel=expert_parallel,
                     )
                 )
             report.stages.append(w)

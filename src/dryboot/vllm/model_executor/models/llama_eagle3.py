@@ -222,7 +222,15 @@ def _eagle3(
     the module text lists the tensors)."""
     archs = list(draft_config.get("architectures") or [])
     arch = eagle3_architecture(str(archs[0])) if archs else "no architectures"
-    layout = EAGLE3_LAYOUTS.get(registry_file(arch) or "") if is_draft_model(arch) else None
+    built_by = registry_file(arch) if is_draft_model(arch) else None
+    layout = EAGLE3_LAYOUTS.get(built_by or "")
+    if built_by is not None and layout is None:
+        raise InputError(
+            "--speculative-config",
+            "architectures",
+            f"the drafter's weights ({arch}, vLLM's {built_by}) are not modelled "
+            "(EAGLE-3 heads of llama_eagle3.py and qwen3_eagle3.py are)",
+        )
     if layout is None:
         raise InputError(
             "--speculative-config",
