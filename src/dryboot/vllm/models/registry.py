@@ -365,6 +365,13 @@ def registry_file(architecture: str) -> str | None:
     return _registry().get(architecture, {}).get("file")
 
 
+def in_release_registry(architecture: str, version: str) -> bool:
+    """Whether vLLM ``version``'s registry lists ``architecture`` (a release dryboot ships).
+
+    :raises InputError: a release whose table dryboot does not ship."""
+    return architecture in _release_registry(version)
+
+
 @cache
 def _release_registry(version: str) -> dict[str, dict[str, str]]:
     """Release ``version``'s registry, as :func:`_registry` is 0.28.0's; read once per process.

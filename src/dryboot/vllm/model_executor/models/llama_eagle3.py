@@ -45,7 +45,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.models.registry import is_draft_model, registry_file
+from dryboot.vllm.models.registry import drafter_architecture, in_release_registry, is_draft_model, registry_file
 
 #: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
 EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
@@ -141,6 +141,7 @@ def drafter_weights(
     dtype: str = "auto",
     parallel_drafting: bool = False,
     num_speculative_tokens: int | None = None,
+    vllm_version: str = "0.28.0",
 ) -> DrafterWeights:
     """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
     ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
@@ -152,26 +153,57 @@ def drafter_weights(
         then holds a ``mask_hidden`` buffer ``[1, fc input]``).
     :param num_speculative_tokens: ``--speculative-config``'s (a Medusa drafter builds that many
         heads).
+    :param vllm_version: the release (0.27.1, 0.28.0, 0.30.0 and 0.33.0 recorded): 0.27's
+        attention layers hold three float32 range scalars more (a draft model with other than
+        attention layers is refused there); from 0.30 an EAGLE-3 head builds
+        ``draft_id_to_target_id`` only when its draft vocabulary differs from the target's; 0.33
+        has no Medusa drafter (refused, as vLLM refuses the method).
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     if method == "mtp" or method.endswith("_mtp"):
         from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 
         w = mtp_weights(target_config, par, dtype=dtype)
-        return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+        dw = DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+        if _release(vllm_version) >= (0, 28):
+            return dw
+        text = target_config.get("text_config") or target_config
+        n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
+        return _with_ranges(dw, n)
     if method == "medusa":
+        if not in_release_registry("MedusaModel", vllm_version):
+            raise InputError(
+                "--speculative-config",
+                "method",
+                f"vLLM {vllm_version} has no Medusa drafter (its SpeculativeConfig refuses method medusa)",
+            )
         from dryboot.vllm.model_executor.models.medusa import medusa_weights  # at call: Medusa drafters only
 
         w = medusa_weights(target_config, draft_config, par, dtype=dtype, num_speculative_tokens=num_speculative_tokens)
         return DrafterWeights(w, w, "Medusa heads: their own blocks and LM heads (vLLM shares nothing)")
     if method == "draft_model":
-        return _draft_model(target_config, draft_config, par, dtype)
+        dw = _draft_model(target_config, draft_config, par, dtype)
+        if _release(vllm_version) >= (0, 28):
+            return dw
+        text = draft_config.get("text_config") or draft_config
+        kinds = set(text.get("layer_types") or ["full_attention"])
+        if not kinds <= {"full_attention", "sliding_attention"}:
+            raise InputError(
+                "--speculative-config",
+                "model",
+                f"a draft model with {', '.join(sorted(kinds))} layers on vLLM {vllm_version} is not modelled",
+            )
+        return _with_ranges(dw, W._int(text, "num_hidden_layers"))
+    ranges = _release(vllm_version) < (0, 28)  # 0.27's attention layers: q/k/v_range scalars too
     if method in DRAFTER_WALKS:
         walk = DRAFTER_WALKS[method]
-        return walk(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
+        dw = walk(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
+        return _with_ranges(dw, W._int(draft_config, "num_hidden_layers")) if ranges else dw
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
-        return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
+        config = {**QWEN3_DEFAULTS, **draft_config}
+        dw = _dflash(target_config, config, par, draft_tensors, dtype)
+        return _with_ranges(dw, W._int(config, "num_hidden_layers")) if ranges else dw
     if method != "eagle3":
         raise InputError(
             "--speculative-config",
@@ -179,7 +211,7 @@ def drafter_weights(
             f"the drafter's weights ({method}, {archs[0] if archs else 'no architectures'}) are not modelled "
             "(EAGLE-1, EAGLE-3, DFlash, MTP, Medusa and draft models are)",
         )
-    return _eagle3(
+    dw = _eagle3(
         target_config,
         draft_config,
         par,
@@ -187,7 +219,19 @@ def drafter_weights(
         max_model_len=max_model_len,
         dtype=dtype,
         parallel_drafting=parallel_drafting,
+        own_d2t=_release(vllm_version) < (0, 30),
     )
+    return _with_ranges(dw, W._int(draft_config, "num_hidden_layers")) if ranges else dw
+
+
+def _with_ranges(dw: DrafterWeights, layers: int) -> DrafterWeights:
+    """``dw`` plus vLLM 0.27's three float32 ``q_range`` / ``k_range`` / ``v_range`` scalars per
+    attention layer (one 512-byte block each)."""
+    low, high = _copy(dw.low), _copy(dw.high)
+    for r in (low, high):
+        for _ in range(3 * layers):
+            r.add("attention scales", 4)
+    return DrafterWeights(low, high, dw.how)
 
 
 #: the file of each vLLM EAGLE-3 head class (vLLM 0.28.0's registry) -> the decoder layer it builds:
@@ -195,10 +239,8 @@ def drafter_weights(
 EAGLE3_LAYOUTS: Mapping[str, str] = {"llama_eagle3.py": "llama", "qwen3_eagle3.py": "qwen3"}
 
 
-def eagle3_architecture(arch: str) -> str:
-    """The architecture vLLM looks up for an EAGLE-3 head whose config says ``arch``
-    (``EAGLEConfig``: ``Eagle3<arch>`` unless the name starts or ends with ``Eagle3``)."""
-    return arch if arch.startswith("Eagle3") or arch.endswith("Eagle3") else f"Eagle3{arch}"
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
 
 
 def _flag(config: Mapping[str, Any], key: str) -> bool:
@@ -217,11 +259,15 @@ def _eagle3(
     max_model_len: int,
     dtype: str,
     parallel_drafting: bool = False,
+    own_d2t: bool = True,
 ) -> DrafterWeights:
-    """An EAGLE-3 head as vLLM's class for its architecture builds it (:data:`EAGLE3_CLASSES`;
+    """An EAGLE-3 head as vLLM's class for its architecture builds it (:data:`EAGLE3_LAYOUTS`;
     the module text lists the tensors)."""
     archs = list(draft_config.get("architectures") or [])
-    arch = eagle3_architecture(str(archs[0])) if archs else "no architectures"
+    if not archs:
+        raise InputError("--speculative-config", "architectures", "the EAGLE-3 head's config names no architecture")
+    # EAGLEConfig's rewrite; vLLM's refusal of a name its registry lacks
+    arch = drafter_architecture("eagle3", str(archs[0]), "--speculative-config")
     built_by = registry_file(arch) if is_draft_model(arch) else None
     layout = EAGLE3_LAYOUTS.get(built_by or "")
     if built_by is not None and layout is None:
@@ -233,10 +279,7 @@ def _eagle3(
         )
     if layout is None:
         raise InputError(
-            "--speculative-config",
-            "architectures",
-            f"{arch}: vLLM has no EAGLE-3 head class of that name "
-            "(its registry's are built by llama_eagle3.py and qwen3_eagle3.py); vLLM refuses it",
+            "--speculative-config", "architectures", f"{arch} is no EAGLE-3 head class of vLLM's: not modelled"
         )
     if "quantization_config" in draft_config:
         raise InputError(
@@ -294,7 +337,10 @@ def _eagle3(
                 core.add("norm", h_t * ab)  # fc_norm, one per target hidden state
         core.add("fc", h * fc_in * ab)
     core.add("norm", h * ab)
-    core.add("draft_id_to_target_id", draft_vocab * 8)
+    target = target_config.get("text_config") or target_config
+    # own_d2t: built whatever the vocabularies (through 0.29); else only when they differ
+    if own_d2t or draft_vocab != W._int(target, "vocab_size"):
+        core.add("draft_id_to_target_id", draft_vocab * 8)
     if parallel_drafting:
         core.add("mask_hidden", fc_in * ab, buffer=True)
     positions = max(_opt(draft_config, "max_position_embeddings", 0), max_model_len)
