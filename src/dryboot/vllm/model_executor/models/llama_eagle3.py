@@ -2,21 +2,31 @@
 to the last pipeline stage's ``Model loading took`` (vLLM builds the drafter inside the same
 ``DeviceMemoryProfiler`` as the target, ``v1/spec_decode/llm_base_proposer.py``).
 
-Modelled: EAGLE-3 heads of the Llama layout (``llama_eagle3.py`` ``Eagle3LlamaForCausalLM``, the
-class vLLM builds for ``LlamaForCausalLMEagle3`` / ``Eagle3LlamaForCausalLM`` and for a
-``llama`` / ``qwen3`` head config rewritten by ``EAGLEConfig``), per rank, in the target's dtype:
+Modelled: EAGLE-3 heads as the class vLLM's registry names for them builds them (the head
+config's architecture rewritten as ``EAGLEConfig`` does, ``Eagle3<arch>``): ``llama_eagle3.py``
+``Eagle3LlamaForCausalLM`` (Llama layers; ``LlamaForCausalLMEagle3``, ``Eagle3MiniMaxM2``,
+``Eagle3Qwen2_5vl``, ``Eagle3Qwen3vl``) or ``qwen3_eagle3.py`` ``Eagle3Qwen3ForCausalLM`` (Qwen3
+layers: q/k norms ``[head_dim]``, no o_proj / MLP bias), per rank, in the target's dtype:
 
-* one mid-layer: ``qkv_proj`` over ``2 H`` inputs (the embedding and the hidden state)
-  ``[(heads / TP + 2 kv_r) x head_dim, 2 H]``, ``o_proj`` ``[H, heads x head_dim / TP]``,
-  ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``, three RMSNorms ``[H]``
-  (``input_layernorm``, ``hidden_norm``, ``post_attention_layernorm``), the attention layer's
-  six float32 scalars;
-* ``fc`` ``[H, n_aux x H_target]`` (replicated; ``n_aux`` 3 unless the config says), the final
-  norm ``[H]``;
-* ``draft_id_to_target_id`` ``[draft_vocab]`` int64 (always built: a parameter);
+* ``num_hidden_layers`` layers: ``qkv_proj`` over ``2 H`` inputs in the first (the embedding and
+  the hidden state), ``H`` in the others, ``[(heads / TP + 2 kv_r) x head_dim, in]``, ``o_proj``
+  ``[H, heads x head_dim / TP]``, ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``,
+  three RMSNorms ``[H]`` (``input_layernorm``, ``hidden_norm``, ``post_attention_layernorm``), the
+  attention layer's six float32 scalars; biases with ``attention_bias`` (qkv; Llama's o_proj also
+  with ``bias``) and ``mlp_bias`` (Llama's);
+* with aux hidden states (``eagle_config.use_aux_hidden_state``, default on): ``fc`` ``[H, n_aux x
+  target_hidden_size]`` (replicated; ``target_hidden_size`` defaults to the head's own ``H``;
+  ``n_aux`` from ``num_aux_hidden_states`` (Qwen3's also ``num_aux_layers``) or the aux layer ids,
+  else 3), ``input_norm`` ``[n_aux x target_hidden_size]`` with ``norm_before_fc``, ``fc_norm``
+  ``n_aux x [target_hidden_size]`` with ``fc_norm``; the final norm ``[H]``;
+* ``draft_id_to_target_id`` ``[draft_vocab]`` int64 (through 0.29 always; from 0.30 only for a
+  draft vocabulary other than the target's); ``mask_hidden`` ``[1, fc input]`` with
+  ``parallel_drafting``;
 * a rotary table ``[positions, head_dim]`` over ``max(max_position_embeddings, the target's
   max_model_len)`` (``SpeculativeConfig._maybe_override_draft_max_position_embeddings``), unless
-  ``get_rope``'s cache returns the target's own table (same positions, size, base and scaling);
+  ``get_rope``'s cache returns the target's own table (same positions, size, base, scaling and
+  rotary fraction; a Gemma-3 target's per-layer-type tables never); an ``mrope`` head's is the
+  default table;
 * the embedding ``[pad64(vocab) / TP, H]`` and the LM head ``[pad64(draft_vocab) / TP, H]``,
   each **own or shared with the target's**: vLLM decides at load time
   (``_maybe_share_embeddings`` / ``_maybe_share_lm_head``): a checkpoint without the tensor
@@ -32,9 +42,10 @@ stays an interval (vLLM compares values).
 
 DFlash drafters (``qwen3_dflash.py``) follow the same sharing rules (:func:`_dflash`), EAGLE-1
 heads too (``models/llama_eagle.py``, no LM head of their own); MTP layers are the target's
-(``models/mtp.py``, always shared, decided). Not modelled (refused by name): other drafters (other
-EAGLE-3 layouts, Medusa), a quantized drafter,
-``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
+(``models/mtp.py``, always shared, decided); Medusa heads (``models/medusa.py``) share nothing.
+Not modelled (refused by name): other drafters (``deepseek_eagle3.py``'s EAGLE-3 heads, other
+EAGLE-1 classes), a quantized drafter; a head vLLM's registry has no class for is refused as vLLM
+refuses it.
 """
 
 from __future__ import annotations
