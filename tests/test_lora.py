@@ -204,3 +204,37 @@ def test_serve_command_line_lora_flags_reach_the_weights() -> None:
     assert native == served
     assert native["stages"][0]["lora_bytes"] > 0  # type: ignore[index]
     assert weights()["stages"][0]["lora_bytes"] == 0  # type: ignore[index]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ARCHS = sorted({r["config"] for r in RELEASES.values()})
+_FIELDS = (
+    "hidden_size", "intermediate_size", "num_attention_heads", "num_key_value_heads", "head_dim", "vocab_size",
+    "num_hidden_layers", "num_experts", "num_local_experts", "moe_intermediate_size",
+    "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "tie_word_embeddings",
+)  # fmt: skip
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 1 << 12), st.text(max_size=3), st.lists(st.integers(0, 4), max_size=3)
+)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    arch=st.sampled_from(_ARCHS),
+    changes=st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=4),
+    tp=st.sampled_from([1, 2, 3]),
+    fully_sharded=st.booleans(),
+)
+def test_hostile_configs_give_tensors_or_one_input_error(
+    arch: str, changes: dict, tp: int, fully_sharded: bool
+) -> None:
+    # a malformed or unusual config: LoRA's tensors (all non-negative) or one InputError, never a crash
+    config = {**json.loads((FIDELITY / "architectures" / f"{arch}.json").read_text()), **changes}
+    lc = LoRAConfig(max_loras=2, max_lora_rank=8, fully_sharded_loras=fully_sharded)
+    try:
+        tensors = lora_tensors(config, lc, tp=tp, max_num_batched_tokens=64, max_num_seqs=4)
+    except InputError:
+        return
+    assert all(t.nbytes >= 0 for t in tensors)

@@ -249,8 +249,8 @@ def lora_tensors(
     h = _int(config, "hidden_size")
     inter = _int(config, "intermediate_size")
     heads = _int(config, "num_attention_heads")
-    kv = config.get("num_key_value_heads") or heads
-    hd = config.get("head_dim") or h // heads
+    kv = _int(config, "num_key_value_heads") if config.get("num_key_value_heads") is not None else heads
+    hd = _int(config, "head_dim") if config.get("head_dim") is not None else h // heads
     vocab = _int(config, "vocab_size")
     layers = _int(config, "num_hidden_layers")
     if embeddings and vocab > MAX_LORA_VOCAB:
