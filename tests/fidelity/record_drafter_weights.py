@@ -41,6 +41,7 @@ OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
 #: drafter configs kept for this recorder (verbatim published heads, ``SOURCE`` beside each)
 DRAFTER_CONFIGS = "tests/fidelity/data/weights/drafters/configs/"
 LLAMA2_7B = "tests/fidelity/data/weights/configs/meta-llama--Llama-2-7b-hf"
+MEDUSA_VICUNA = "tests/fidelity/data/drafters/medusa-vicuna-7b-standin"
 
 #: (target config dir under data/weights/configs, drafter (a directory under
 #: tests/data/configs/public, or a config file or directory relative to the repository; None: the
@@ -121,13 +122,14 @@ CASES: list[tuple[Any, ...]] = [
         "eagle3",
         {"config": {"ptd_token_id": 151665}, "spec": {"parallel_drafting": True}},
     ),
-    # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): configs
-    # constructed from the keys vLLM reads (no published one found; SOURCE beside each): the original
-    # Medusa project's keys (hidden size and vocabulary from MedusaConfig's defaults, the vocabulary
-    # then the target's), and vLLM's layout (bias, two layers, one shared truncated LM head)
-    ("meta-llama--Llama-2-7b-hf", DRAFTER_CONFIGS + "constructed--medusa-original-keys", "medusa"),
+    # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): the
+    # stand-in of FasterDecoding/medusa-vicuna-7b-v1.3's old-format config (data/drafters/: hidden
+    # size and vocabulary from MedusaConfig's defaults, the vocabulary then the target's), and a
+    # config constructed from the keys vLLM's layout reads (bias, two layers, one shared truncated
+    # LM head; no published one found; SOURCE beside it)
+    ("meta-llama--Llama-2-7b-hf", MEDUSA_VICUNA, "medusa"),
     ("meta-llama--Llama-2-7b-hf", DRAFTER_CONFIGS + "constructed--medusa-vllm-layout", "medusa"),
-    ("Qwen--Qwen2.5-7B", DRAFTER_CONFIGS + "constructed--medusa-original-keys", "medusa"),
+    ("Qwen--Qwen2.5-7B", MEDUSA_VICUNA, "medusa"),
     # a base model's config with the Medusa keys added (as community heads publish them): it names
     # the base class, which vLLM builds instead of Medusa's and fails on
     ("meta-llama--Llama-2-7b-hf", LLAMA2_7B, "medusa", {"config": {"medusa_num_heads": 5, "medusa_num_layers": 1}}),
