@@ -23,9 +23,18 @@ HERE = Path(__file__).resolve().parent
 RECORDED = json.loads((HERE / "fidelity/data/weights/drafters/recorded.json").read_text())
 CASES = sorted(RECORDED["cases"].items())
 #: the drafters modelled (MTP: recorded, not modelled yet)
-MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash", "eagle")]
+MODELLED = [(c, r) for c, r in CASES if r["method"] in ("eagle3", "dflash", "eagle") and r["ok"]]
+#: heads vLLM refuses (its registry has no class for the architecture EAGLEConfig names)
+VLLM_REFUSED = [(c, r) for c, r in CASES if r["method"] == "eagle3" and not r["ok"]]
+MEDUSA = [(c, r) for c, r in CASES if r["method"] == "medusa"]
 MTP = [(c, r) for c, r in CASES if r["method"] == "mtp"]
 DRAFT_MODELS = [(c, r) for c, r in CASES if r["method"] == "draft_model"]
+
+
+def _spec(row: dict) -> dict:
+    """The case's extra ``--speculative-config`` fields as :func:`drafter_weights` keywords."""
+    spec = row.get("extra", {}).get("spec", {})
+    return {"parallel_drafting": bool(spec.get("parallel_drafting"))}
 
 
 def _configs(row: dict) -> tuple[dict, dict]:
@@ -40,17 +49,40 @@ def _configs(row: dict) -> tuple[dict, dict]:
     else:
         where = HERE / "data/configs/public" / drafter / "config.json"
     draft = json.loads(where.read_text())
-    return target, draft
+    # a variant case: the published config with the named fields set (the recorder's)
+    return target, {**draft, **row.get("extra", {}).get("config", {})}
 
 
 @pytest.mark.parametrize(("cid", "row"), MODELLED, ids=[c for c, _ in MODELLED])
 def test_config_alone_bounds_are_vllms(cid: str, row: dict) -> None:
     assert row["ok"], row.get("error")
     target, draft = _configs(row)
-    got = drafter_weights(target, draft, row["method"], Parallel(tp=row["tp"]), max_model_len=4096)
+    got = drafter_weights(target, draft, row["method"], Parallel(tp=row["tp"]), max_model_len=4096, **_spec(row))
     assert got.low.allocated_bytes == row["shared_allocated_bytes"]
     assert got.high.allocated_bytes == row["own_allocated_bytes"]
     assert not got.decided
+
+
+@pytest.mark.parametrize(("cid", "row"), VLLM_REFUSED, ids=[c for c, _ in VLLM_REFUSED])
+def test_heads_vllm_refuses_are_refused(cid: str, row: dict) -> None:
+    # vLLM: "Model architectures [...] are not supported"; dryboot names the architecture it looked up
+    assert "are not supported" in row["error"]
+    target, draft = _configs(row)
+    with pytest.raises(InputError, match="are not supported for now"):
+        drafter_weights(target, draft, "eagle3", Parallel(tp=row["tp"]), max_model_len=4096)
+
+
+@pytest.mark.parametrize(("cid", "row"), MEDUSA, ids=[c for c, _ in MEDUSA])
+def test_medusa_heads_are_vllms(cid: str, row: dict) -> None:
+    # Medusa heads share nothing with the target: decided; the recorder asks for 3 speculative tokens
+    target, draft = _configs(row)
+    if not row["ok"]:  # a config naming its base model's class: vLLM builds that class and fails
+        assert "Duplicate layer name" in row["error"]
+        with pytest.raises(InputError, match="vLLM builds that class"):
+            drafter_weights(target, draft, "medusa", Parallel(tp=row["tp"]), max_model_len=4096)
+        return
+    got = drafter_weights(target, draft, "medusa", Parallel(tp=row["tp"]), max_model_len=4096, num_speculative_tokens=3)
+    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
 
 
 @pytest.mark.parametrize(("cid", "row"), MTP, ids=[c for c, _ in MTP])
@@ -108,7 +140,7 @@ def test_other_drafters_refused_by_name() -> None:
             target, {**draft, "architectures": ["Qwen2ForCausalLM"]}, "eagle", Parallel(), max_model_len=4096
         )
     with pytest.raises(InputError, match="not modelled"):
-        drafter_weights(target, draft, "medusa", Parallel(), max_model_len=4096)
+        drafter_weights(target, draft, "ngram_gpu", Parallel(), max_model_len=4096)
     with pytest.raises(InputError, match="not modelled"):
         drafter_weights(
             target,
@@ -117,8 +149,10 @@ def test_other_drafters_refused_by_name() -> None:
             Parallel(),
             max_model_len=4096,
         )
-    with pytest.raises(InputError, match="norm_before_fc"):
-        drafter_weights(target, {**draft, "norm_before_fc": True}, "eagle3", Parallel(), max_model_len=4096)
+    with pytest.raises(InputError, match="are not supported for now"):
+        drafter_weights(
+            target, {**draft, "architectures": ["MistralForCausalLM"]}, "eagle3", Parallel(), max_model_len=4096
+        )
 
 
 # The tensors of an EAGLE-3 checkpoint as published (EAGLE and SpecForge format: one "midlayer",
@@ -222,12 +256,14 @@ _VALUES = st.one_of(
 _FIELDS = (
     "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
     "draft_vocab_size", "num_hidden_layers", "max_position_embeddings", "target_layer_ids", "rope_theta",
+    "norm_before_fc", "fc_norm", "attention_bias", "mlp_bias", "num_aux_hidden_states", "num_aux_layers",
+    "target_hidden_size", "medusa_num_heads", "medusa_fc_bias", "original_lm_head", "truncated_vocab_size",
 )  # fmt: skip
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(
-    method=st.sampled_from(["eagle3", "dflash", "draft_model", "mtp"]),
+    method=st.sampled_from(["eagle3", "dflash", "draft_model", "mtp", "medusa"]),
     changes=st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=4),
     tp=st.sampled_from([1, 2, 3, 8]),
 )
@@ -256,13 +292,82 @@ def test_live_oracle(tmp_path: Path) -> None:
         timeout=900,
     )
     live = json.loads((tmp_path / "live.json").read_text())["cases"]
-    assert len(live) == len(CASES) // 3
+    assert len(live) == len([c for c, r in CASES if r["tp"] == 2])
     for row in live.values():
         target, draft = _configs(row)
         if not row["ok"]:
-            assert row["method"] == "draft_model" and "same vocabulary size" in row["error"]
+            if row["method"] == "draft_model":
+                assert "same vocabulary size" in row["error"]
+            elif row["method"] == "medusa":
+                assert "Duplicate layer name" in row["error"]
+            else:
+                assert "are not supported" in row["error"]
+                with pytest.raises(InputError, match="are not supported for now"):
+                    drafter_weights(target, draft, row["method"], Parallel(tp=2), max_model_len=4096)
             continue
-        got = drafter_weights(target, draft, row["method"], Parallel(tp=2), max_model_len=4096)
+        tokens = 3 if row["method"] == "medusa" else None
+        got = drafter_weights(
+            target,
+            draft,
+            row["method"],
+            Parallel(tp=2),
+            max_model_len=4096,
+            num_speculative_tokens=tokens,
+            **_spec(row),
+        )
         assert got.low.allocated_bytes == row["shared_allocated_bytes"]
         if row["method"] in ("eagle3", "dflash"):
             assert got.high.allocated_bytes == row["own_allocated_bytes"]
+
+
+#: the other releases' recordings (``recorded-<version>.json``, TP 2): (version, case id) -> row
+OTHER_RELEASES = {
+    (doc["vllm"], cid): row
+    for doc in (
+        json.loads(p.read_text()) for p in sorted((HERE / "fidelity/data/weights/drafters").glob("recorded-*.json"))
+    )
+    for cid, row in doc["cases"].items()
+}
+
+
+@pytest.mark.parametrize("key", sorted(OTHER_RELEASES), ids=[f"{v} {c}" for v, c in sorted(OTHER_RELEASES)])
+def test_other_releases_are_vllms(key: tuple[str, str]) -> None:
+    # 0.30 builds an EAGLE-3 head's draft_id_to_target_id only for another vocabulary; 0.33 has no
+    # Medusa; the rest is 0.28.0's
+    version, _ = key
+    row = OTHER_RELEASES[key]
+    target, draft = _configs(row)
+    tokens = 3 if row["method"] == "medusa" else None
+
+    def walk() -> object:
+        return drafter_weights(
+            target, draft, row["method"], Parallel(tp=row["tp"]), max_model_len=4096,
+            num_speculative_tokens=tokens, vllm_version=version, **_spec(row),
+        )  # fmt: skip
+
+    if not row["ok"]:
+        if row["method"] == "draft_model":
+            assert "same vocabulary size" in row["error"]
+            return
+        with pytest.raises(InputError):
+            walk()
+        return
+    got = walk()
+    assert got.low.allocated_bytes == row["shared_allocated_bytes"]  # type: ignore[attr-defined]
+    if row["method"] in ("eagle3", "dflash", "eagle"):
+        assert got.high.allocated_bytes == row["own_allocated_bytes"]  # type: ignore[attr-defined]
+
+
+MEDUSA_ROW = next(r for c, r in CASES if r["method"] == "medusa" and r["ok"] and r["tp"] == 1)
+
+
+def test_plan_budget_counts_medusa_heads() -> None:
+    # Medusa keeps no KV cache (the plan is the target's), yet its heads are in Model loading took
+    spec = {"method": "medusa", "model": str(HERE.parent / MEDUSA_ROW["drafter"]), "num_speculative_tokens": 3}
+    common = ("--model", str(HERE / "fidelity/data/weights/configs" / MEDUSA_ROW["target"]), "--max-model-len", "4096")
+    r = _plan(*common, "--gpu", "H100", "--json", "--speculative-config", json.dumps(spec))
+    term = _drafter_term(json.loads(r.stdout))
+    assert term["low"] == term["high"] == MEDUSA_ROW["shared_allocated_bytes"]
+    # vLLM 0.33.0 has no Medusa drafter: its SpeculativeConfig refuses the method
+    r = _plan(*common, "--vllm-version", "0.33.0", "--speculative-config", json.dumps(spec))
+    assert r.returncode == 2 and "has no Medusa drafter" in r.stderr, r.stdout

@@ -19,7 +19,7 @@ target's), in the allocator's 512-byte blocks (``allocated_bytes``), plus each t
 shape and dtype (``tensors``).
 
 Writes ``data/weights/drafters/recorded.json`` (``RECORD_OUT``: elsewhere; ``RECORD_TPS``: a
-comma-separated subset of the TP sizes).
+comma-separated subset of the TP sizes; ``RECORD_FROM``: the first case of ``CASES`` to record).
 """
 
 from __future__ import annotations
@@ -38,10 +38,16 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
 
+#: drafter configs kept for this recorder (verbatim published heads, ``SOURCE`` beside each)
+DRAFTER_CONFIGS = "tests/fidelity/data/weights/drafters/configs/"
+LLAMA2_7B = "tests/fidelity/data/weights/configs/meta-llama--Llama-2-7b-hf"
+MEDUSA_VICUNA = "tests/fidelity/data/drafters/medusa-vicuna-7b-standin"
+
 #: (target config dir under data/weights/configs, drafter (a directory under
-#: tests/data/configs/public, or a config file relative to the repository; None: the target's
-#: own MTP layers), method)
-CASES = [
+#: tests/data/configs/public, or a config file or directory relative to the repository; None: the
+#: target's own MTP layers), method[, {"config": fields set over the drafter's config, "spec":
+#: fields added to --speculative-config}])
+CASES: list[tuple[Any, ...]] = [
     ("meta-llama--Meta-Llama-3.1-8B", "specforge--llama3-8B-eagle3", "eagle3"),
     ("meta-llama--Meta-Llama-3.1-8B", "eagle--EAGLE-LLaMA3-Instruct-8B", "eagle"),
     ("Qwen--Qwen3-8B", "specforge--qwen3-8b-eagle3", "eagle3"),
@@ -54,6 +60,79 @@ CASES = [
     ("deepseek-ai--DeepSeek-V3", None, "mtp"),
     ("Qwen--Qwen3-8B", "tests/fidelity/data/weights/configs/Qwen--Qwen3-0.6B", "draft_model"),
     ("meta-llama--Meta-Llama-3.1-8B", "tests/fidelity/data/weights/configs/Qwen--Qwen3-1.7B", "draft_model"),
+    # EAGLE-3 heads of the public corpus on their targets (or a published model of the target's
+    # shapes, named); the head's own layers are the head's config's
+    ("Qwen--Qwen3-32B", "specforge--qwen3-32b-eagle3", "eagle3"),
+    ("Qwen--Qwen3-30B-A3B", "specforge--qwen3-30B-A3B-eagle3", "eagle3"),
+    ("Qwen--Qwen3-30B-A3B", "specforge--qwen3-30B-A3B-eagle3.1", "eagle3"),  # fc_norm
+    ("Qwen--Qwen3-8B", "specforge--qwen3-4b-eagle3", "eagle3"),
+    ("deepseek-ai--DeepSeek-V3", "specforge--deepseek-v3-671b-eagle3", "eagle3"),
+    ("Qwen--Qwen3-Next-80B-A3B-Thinking", "specforge--qwen3-next-80b-a3b-eagle3", "eagle3"),
+    ("Qwen--Qwen3.5-35B-A3B", "specforge--qwen3.5-35b-a3b-eagle3", "eagle3"),
+    ("Qwen--Qwen2.5-7B", "specforge--qwen2.5-7b-eagle3", "eagle3"),
+    # QwQ-32B has DeepSeek-R1-Distill-Qwen-32B's (Qwen2.5-32B's) shapes; the head says model_type qwen2
+    ("deepseek-ai--DeepSeek-R1-Distill-Qwen-32B", "specforge--qwq-32B-eagle3", "eagle3"),
+    ("Qwen--Qwen3-VL-8B-Instruct", "specforge--qwen3-vl-8b-eagle3", "eagle3"),
+    ("Qwen--Qwen3-VL-30B-A3B-Instruct", "specforge--qwen3-vl-30b-a3b-eagle3", "eagle3"),
+    ("google--gemma-4-26B-A4B", "specforge--gemma4-26b-a4b-eagle3", "eagle3"),
+    ("openai--gpt-oss-20b-unquantized", "specforge--gpt-oss-20B-eagle3", "eagle3"),
+    # Kimi-K2.5's language model has Kimi-K2's shapes
+    ("moonshotai--Kimi-K2-Instruct", "specforge--kimi-k25-eagle3", "eagle3"),
+    ("meta-llama--Meta-Llama-3.1-8B", "speculators--research-eagle3-llama3-8B", "eagle3"),
+    ("Qwen--Qwen3-8B", "speculators--research-eagle3-qwen3-8B", "eagle3"),
+    ("meta-llama--Llama-3.3-70B-Instruct", "speculators--research-eagle3-llama3.3-70B", "eagle3"),
+    # heads vLLM's registry has no class for (Eagle3 + their architecture): vLLM refuses them
+    ("Qwen--Qwen3.5-122B-A10B", "specforge--qwen3.5-122b-a10b-eagle3-moe", "eagle3"),
+    ("moonshotai--Kimi-K2-Instruct", "specforge--kimi-k2-eagle3", "eagle3"),
+    # SpecForge heads kept under data/weights/drafters/configs (verbatim, SOURCE beside each)
+    ("google--gemma-3-1b-it", DRAFTER_CONFIGS + "specforge--gemma3-1b-eagle3", "eagle3"),
+    # Qwen2.5-VL-7B's language model has Qwen2.5-7B's shapes (the head: mrope)
+    ("Qwen--Qwen2.5-7B", DRAFTER_CONFIGS + "specforge--qwen2-5-vl-7B-eagle3", "eagle3"),
+    ("Qwen--Qwen3-VL-8B-Instruct", DRAFTER_CONFIGS + "specforge--qwen3-vl-8b-instruct-eagle3", "eagle3"),
+    # a Phi-4-mini head (model_type phi3); no Phi-4-mini target here: the head's layers are its
+    # own config's whatever the target, which only decides sharing (another width: own embedding)
+    ("meta-llama--Meta-Llama-3.1-8B", DRAFTER_CONFIGS + "specforge--phi4-mini-eagle3", "eagle3"),
+    # a four-layer P-EAGLE head (PEagleDraftModel), plain and with parallel drafting
+    ("Qwen--Qwen3-8B", DRAFTER_CONFIGS + "specforge--qwen3-8b-peagle", "eagle3"),
+    ("Qwen--Qwen3-8B", DRAFTER_CONFIGS + "specforge--qwen3-8b-peagle", "eagle3", {"spec": {"parallel_drafting": True}}),
+    # the layouts vLLM's EAGLE-3 classes build that no published head here has: a published head
+    # with the one field changed (the variant named in the case)
+    *(
+        ("Qwen--Qwen3-8B", "specforge--qwen3-8b-eagle3", "eagle3", {"config": change})
+        for change in (
+            {"norm_before_fc": True},
+            {"eagle_config": {"norm_before_fc": True, "eagle_aux_hidden_state_layer_ids": [1, 9, 17, 25, 33]}},
+            {"attention_bias": True},
+            {"mlp_bias": True},
+            {"bias": True},
+            {"eagle_config": {"use_aux_hidden_state": False}},
+            {"num_hidden_layers": 2, "target_hidden_size": 2048, "num_aux_hidden_states": 2},
+            {"architectures": ["Qwen3ForCausalLM"]},
+            {"architectures": ["Eagle3Qwen3ForCausalLM"], "attention_bias": True, "num_aux_layers": 4},
+            {"architectures": ["Eagle3MiniMaxM2ForCausalLM"]},
+            {"architectures": ["Eagle3Qwen2_5vlForCausalLM"]},
+            {"architectures": ["Eagle3Qwen3vlForCausalLM"]},
+            {"architectures": ["PeagleQwen3ForCausalLM"], "fc_norm": True, "norm_before_fc": True},
+        )
+    ),
+    # parallel drafting: vLLM asks the head's config for a mask token (ptd_token_id here)
+    (
+        "Qwen--Qwen3-8B",
+        "specforge--qwen3-8b-eagle3",
+        "eagle3",
+        {"config": {"ptd_token_id": 151665}, "spec": {"parallel_drafting": True}},
+    ),
+    # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): the
+    # stand-in of FasterDecoding/medusa-vicuna-7b-v1.3's old-format config (data/drafters/: hidden
+    # size and vocabulary from MedusaConfig's defaults, the vocabulary then the target's), and a
+    # config constructed from the keys vLLM's layout reads (bias, two layers, one shared truncated
+    # LM head; no published one found; SOURCE beside it)
+    ("meta-llama--Llama-2-7b-hf", MEDUSA_VICUNA, "medusa"),
+    ("meta-llama--Llama-2-7b-hf", DRAFTER_CONFIGS + "constructed--medusa-vllm-layout", "medusa"),
+    ("Qwen--Qwen2.5-7B", MEDUSA_VICUNA, "medusa"),
+    # a base model's config with the Medusa keys added (as community heads publish them): it names
+    # the base class, which vLLM builds instead of Medusa's and fails on
+    ("meta-llama--Llama-2-7b-hf", LLAMA2_7B, "medusa", {"config": {"medusa_num_heads": 5, "medusa_num_layers": 1}}),
 ]
 TPS = (1, 2, 4)
 
@@ -103,15 +182,30 @@ def main() -> int:
 
     scratch = Path(tempfile.mkdtemp(prefix="record-drafter-weights-"))
     tps = [int(t) for t in os.environ.get("RECORD_TPS", "").split(",") if t] or list(TPS)
-    for target, draft, method in CASES:
+    # RECORD_FROM: start at that case of CASES (re-record the later ones only)
+    for case in CASES[int(os.environ.get("RECORD_FROM") or 0) :]:
+        target, draft, method = case[:3]
+        extra: dict[str, Any] = case[3] if len(case) > 3 else {}
         for tp in tps:
             cid = f"{target} + {draft} ({method}) --tensor-parallel-size {tp}"
+            if extra:
+                cid += " " + json.dumps(extra, sort_keys=True)
             t0 = time.perf_counter()
             es._reset_per_process_caches()
             row: dict[str, Any] = {"target": target, "drafter": draft, "method": method, "tp": tp, "ok": False}
+            if extra:
+                row["extra"] = extra
             try:
                 spec_cfg: dict[str, Any] = {"method": method, "num_speculative_tokens": 1 if method == "mtp" else 3}
-                if draft is not None and draft.endswith(".json"):
+                spec_cfg.update(extra.get("spec", {}))
+                if "config" in extra:
+                    src = REPO / draft if "/" in draft else REPO / "tests/data/configs/public" / draft
+                    ddir = scratch / f"variant-{len(list(scratch.iterdir()))}"
+                    ddir.mkdir()
+                    base = json.loads((src / "config.json").read_text())
+                    (ddir / "config.json").write_text(json.dumps({**base, **extra["config"]}))
+                    spec_cfg["model"] = str(ddir)
+                elif draft is not None and draft.endswith(".json"):
                     ddir = scratch / Path(draft).stem
                     ddir.mkdir(exist_ok=True)
                     (ddir / "config.json").write_text((REPO / draft).read_text())
@@ -142,7 +236,7 @@ def main() -> int:
                     target_st = _storages(model)
                     drafter = es._make_drafter(cfg, meta)
                     built: dict[str, Any] = {}
-                    plain_get = drafter._get_model
+                    plain_get = getattr(drafter, "_get_model", None)
 
                     def get_model(
                         plain: Any = plain_get, into: dict[str, Any] = built, held: set[int] = target_st
@@ -151,8 +245,11 @@ def main() -> int:
                         into.update(_tensors(m, held))
                         return m
 
-                    drafter._get_model = get_model
+                    if hasattr(drafter, "_get_model"):
+                        drafter._get_model = get_model
                     drafter.load_model(model)
+                    if not hasattr(drafter, "_get_model"):  # Medusa's proposer: its heads alone, nothing shared
+                        built.update(_tensors(drafter.model, target_st))
                 shared = _tensors(drafter.model, target_st)
                 row.update(
                     ok=True,

@@ -8,12 +8,14 @@ of the configured sizes), ``vllm serve``'s flags parsed, ``create_engine_config`
 on the meta device by vLLM's loader, then vLLM's own ``LRUCacheWorkerLoRAManager`` (what
 ``GPUModelRunner.load_lora_model`` builds inside ``load_model``'s memory profiler) created with the
 meta device. Every tensor created on the meta device while the manager is built is recorded
-(a ``TorchDispatchMode``); those whose storage is still alive afterwards are what LoRA keeps
+(a ``TorchDispatchMode``; the fused-MoE layers' ``process_weights_after_loading`` runs first, as
+vLLM's loader runs it); those whose storage is still alive afterwards are what LoRA keeps
 allocated, summed once per storage and rounded to the CUDA allocator's 512-byte blocks.
 
-Cases: the tiny Llama / Qwen2 / Qwen3 configs of ``data/architectures/`` at TP 1 and 2, max-lora
-rank 8 and 64, max-loras 1 and 4 (one with ``--fully-sharded-loras``). Writes
-``data/lora/recorded-<version>.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
+Cases: the tiny configs of ``data/architectures/`` named in ``CONFIGS`` (``RECORD_CONFIGS``: a
+comma-separated subset) at TP 1 and 2, max-lora rank 8 and 64, max-loras 1 and 4 (one with
+``--fully-sharded-loras``). Writes ``data/lora/recorded-<version>.json`` (``RECORD_OUT``:
+elsewhere): ``{"vllm", "cases": {id: {"config", "argv", "ok",
 "lora_allocated_bytes", "lora_storage_bytes", "tensors", "shapes", "max_num_batched_tokens",
 "max_num_seqs", "punica", "error"}}}``. What is faked: the GPU (an H200 stand-in), the absent
 CUDA/Triton kernels (vLLM's ``LoRAKernelMeta`` dataclass, which ``punica_gpu`` imports only with
@@ -25,6 +27,7 @@ from __future__ import annotations
 import gc
 import importlib.util
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -37,7 +40,17 @@ import oracle_stand_ins
 
 HERE = Path(__file__).resolve().parent
 ARCHS = HERE / "data" / "architectures"
-CONFIGS = ("LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+CONFIGS = (
+    "LlamaForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "MistralForCausalLM",
+    "Phi3ForCausalLM",
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "MixtralForCausalLM",
+)
 FLAG_SETS = [
     ["--tensor-parallel-size", "1", "--max-loras", "1", "--max-lora-rank", "8"],
     ["--tensor-parallel-size", "1", "--max-loras", "4", "--max-lora-rank", "64"],
@@ -83,9 +96,9 @@ def main() -> int:
             return out
 
     scratch = Path(tempfile.mkdtemp(prefix="record-lora-"))
-    out_path = HERE / "data" / "lora" / f"recorded-{V.vllm.__version__}.json"
+    out_path = Path(os.environ.get("RECORD_OUT") or HERE / "data" / "lora" / f"recorded-{V.vllm.__version__}.json")
     doc: dict[str, Any] = {"vllm": V.vllm.__version__, "cases": {}}
-    for arch in CONFIGS:
+    for arch in [c for c in os.environ.get("RECORD_CONFIGS", "").split(",") if c] or CONFIGS:
         d = scratch / f"arch--{arch}"
         d.mkdir()
         shutil.copy(ARCHS / f"{arch}.json", d / "config.json")
@@ -105,6 +118,13 @@ def main() -> int:
                     model = V.get_model_loader(cfg.load_config).load_model(
                         vllm_config=cfg, model_config=cfg.model_config
                     )
+                    # vLLM's loader runs each quant method's process_weights_after_loading before
+                    # LoRA wraps the model (the meta loader skips it): the fused-MoE layers' is what
+                    # selects their modular kernel, which FusedMoEWithLoRA requires
+                    for m in model.modules():
+                        qm = getattr(m, "quant_method", None)
+                        if "w13_weight" in m._parameters and getattr(qm, "moe_kernel", False) is None:
+                            qm.process_weights_after_loading(m)
                     rec = Record()
                     with rec:
                         mgr = LRUCacheWorkerLoRAManager(cfg, torch.device("meta"), model.embedding_modules)

@@ -499,8 +499,9 @@ def drafter_weights_term(
     from dryboot.vllm.model_executor.model_loader.loader import drafter_model_weights
 
     try:
+        source = drafter.model.source if drafter is not None else args.speculative_model_path
         dw = drafter_model_weights(
-            Path(str(drafter.model.source)) if drafter is not None else None,
+            Path(str(source)) if source is not None else None,
             config,
             method,
             tp=args.tensor_parallel_size,
@@ -511,6 +512,8 @@ def drafter_weights_term(
             if args.max_model_len and args.max_model_len > 0
             else int((config.get("text_config") or config).get("max_position_embeddings") or 0),
             dtype=args.dtype,
+            num_speculative_tokens=args.num_speculative_tokens or None,
+            vllm_version=args.vllm_version,
         )
     except InputError as e:
         return None, e.line()

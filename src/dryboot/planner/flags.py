@@ -20,6 +20,7 @@ from dryboot.vllm.config.compilation import parse_compilation_config
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, parse_gpu, parse_gpu_memory
+from dryboot.vllm.models.registry import in_release_registry
 from dryboot.vllm.versions import resolve_version
 
 
@@ -526,8 +527,15 @@ def check_speculative_config(
       (``SpeculativeConfig._verify_and_get_draft_tp``); for ``method = draft_model``
       exactly the target's (vLLM 0.28.0's ``DraftModelProposer`` refuses any other).
 
+    - ``method`` ``medusa``: only on a release whose registry has ``MedusaModel`` (0.33 has none;
+      its ``SpeculativeConfig`` refuses the method).
+
     :raises InputError: naming ``source`` and the key.
     """
+    if cfg.method == "medusa" and not in_release_registry("MedusaModel", args.vllm_version):
+        raise InputError(
+            source, "method", f"vLLM {args.vllm_version} has no Medusa drafter (its SpeculativeConfig refuses medusa)"
+        )
     dtype = cfg.kv_cache_dtype
     if dtype is not None and dtype not in KV_CACHE_DTYPES and args.custom_dtype(dtype) is None:
         where = customs_from or "--custom-kv-cache-dtype"

@@ -143,7 +143,9 @@ def load_drafter_and_k(
             )
         raise InputError(source, "num_speculative_tokens", "required with a draft model (or --num-speculative-tokens)")
     if cfg.method in KV_FREE_DRAFT_METHODS:
-        return None, args  # its heads read the target's hidden states and keep no KV cache
+        # its heads read the target's hidden states and keep no KV cache; their weights are read
+        # from its config (the budget's drafter term)
+        return None, replace(args, speculative_model_path=str(path))
     spec_data = spec_config if isinstance(spec_config, dict) else {}
     if isinstance(spec_config, str) and spec_config.lstrip().startswith("{"):
         with contextlib.suppress(ValueError):

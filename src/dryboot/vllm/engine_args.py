@@ -113,6 +113,8 @@ class EngineArgs:
     num_gpu_blocks_override: int | None = None
     num_speculative_tokens: int = 0
     speculative_method: str | None = None
+    #: the drafter's path where no KV-holding drafter is planned (Medusa heads): its weights' source
+    speculative_model_path: str | None = None
     disable_padded_drafter_batch: bool = False
     aux_hidden_state_layer_ids: tuple[int, ...] | None = None
     ignored_inputs: tuple[str, ...] = ()

@@ -359,6 +359,19 @@ def is_draft_model(architecture: str) -> bool:
     return _registry().get(architecture, {}).get("kind") == "speculative-decoding"
 
 
+def registry_file(architecture: str) -> str | None:
+    """The file of vLLM 0.28.0's ``model_executor/models/`` holding ``architecture``'s class
+    (``None``: not in its registry)."""
+    return _registry().get(architecture, {}).get("file")
+
+
+def in_release_registry(architecture: str, version: str) -> bool:
+    """Whether vLLM ``version``'s registry lists ``architecture`` (a release dryboot ships).
+
+    :raises InputError: a release whose table dryboot does not ship."""
+    return architecture in _release_registry(version)
+
+
 @cache
 def _release_registry(version: str) -> dict[str, dict[str, str]]:
     """Release ``version``'s registry, as :func:`_registry` is 0.28.0's; read once per process.

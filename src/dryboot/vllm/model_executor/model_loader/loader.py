@@ -237,6 +237,7 @@ def model_weights(
                         max_num_batched_tokens=max_num_batched_tokens,
                         max_num_seqs=max_num_seqs,
                         vllm_version=vllm_version,
+                        expert_parallel=expert_parallel,
                     )
                 )
             report.stages.append(w)
@@ -263,6 +264,8 @@ def drafter_model_weights(
     pp: int = 1,
     max_model_len: int,
     dtype: str = "auto",
+    num_speculative_tokens: int | None = None,
+    vllm_version: str = "0.28.0",
 ) -> Any:
     """The drafter's own weights on the last stage's rank (``models.llama_eagle3.drafter_weights``)
     for the drafter at ``path`` (its ``config.json``, and its safetensors headers' tensor names
@@ -275,16 +278,22 @@ def drafter_model_weights(
     from dryboot.vllm.model_executor.models import llama_eagle  # noqa: F401
     from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_weights  # at call: as above
 
-    if path is None:  # the target's own MTP layers
-        return drafter_weights(
-            target_config, target_config, method, Parallel(tp=tp, pp=pp), None, max_model_len=max_model_len, dtype=dtype
-        )
-    directory = path if path.is_dir() else path.parent
-    config = _json(directory / "config.json" if path.is_dir() else path)
+    config: Mapping[str, Any] = target_config  # path None: the target's own MTP layers
     names = None
-    in_checkpoint = path.is_dir() or path.name == "config.json"  # as model_weights reads the target
-    if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
-        names = list(read_checkpoint(directory)[0])
+    if path is not None:
+        directory = path if path.is_dir() else path.parent
+        config = _json(directory / "config.json" if path.is_dir() else path)
+        in_checkpoint = path.is_dir() or path.name == "config.json"  # as model_weights reads the target
+        if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
+            names = list(read_checkpoint(directory)[0])
     return drafter_weights(
-        target_config, config, method, Parallel(tp=tp, pp=pp), names, max_model_len=max_model_len, dtype=dtype
+        target_config,
+        config,
+        method,
+        Parallel(tp=tp, pp=pp),
+        names,
+        max_model_len=max_model_len,
+        dtype=dtype,
+        num_speculative_tokens=num_speculative_tokens,
+        vllm_version=vllm_version,
     )

@@ -960,6 +960,10 @@ def _walk(
             raise InputError(
                 "config.json", "architectures", f"weights of {arch} are not modelled: {_UNSIZED[str(arch)]}"
             )
+        from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_head_refusal  # at call: a refusal
+
+        if (why := drafter_head_refusal(str(arch))) is not None:
+            raise InputError("config.json", "architectures", why)
         raise InputError(
             "config.json",
             "architectures",

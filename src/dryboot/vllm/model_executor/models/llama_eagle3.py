@@ -2,21 +2,31 @@
 to the last pipeline stage's ``Model loading took`` (vLLM builds the drafter inside the same
 ``DeviceMemoryProfiler`` as the target, ``v1/spec_decode/llm_base_proposer.py``).
 
-Modelled: EAGLE-3 heads of the Llama layout (``llama_eagle3.py`` ``Eagle3LlamaForCausalLM``, the
-class vLLM builds for ``LlamaForCausalLMEagle3`` / ``Eagle3LlamaForCausalLM`` and for a
-``llama`` / ``qwen3`` head config rewritten by ``EAGLEConfig``), per rank, in the target's dtype:
+Modelled: EAGLE-3 heads as the class vLLM's registry names for them builds them (the head
+config's architecture rewritten as ``EAGLEConfig`` does, ``Eagle3<arch>``): ``llama_eagle3.py``
+``Eagle3LlamaForCausalLM`` (Llama layers; ``LlamaForCausalLMEagle3``, ``Eagle3MiniMaxM2``,
+``Eagle3Qwen2_5vl``, ``Eagle3Qwen3vl``) or ``qwen3_eagle3.py`` ``Eagle3Qwen3ForCausalLM`` (Qwen3
+layers: q/k norms ``[head_dim]``, no o_proj / MLP bias), per rank, in the target's dtype:
 
-* one mid-layer: ``qkv_proj`` over ``2 H`` inputs (the embedding and the hidden state)
-  ``[(heads / TP + 2 kv_r) x head_dim, 2 H]``, ``o_proj`` ``[H, heads x head_dim / TP]``,
-  ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``, three RMSNorms ``[H]``
-  (``input_layernorm``, ``hidden_norm``, ``post_attention_layernorm``), the attention layer's
-  six float32 scalars;
-* ``fc`` ``[H, n_aux x H_target]`` (replicated; ``n_aux`` 3 unless the config says), the final
-  norm ``[H]``;
-* ``draft_id_to_target_id`` ``[draft_vocab]`` int64 (always built: a parameter);
+* ``num_hidden_layers`` layers: ``qkv_proj`` over ``2 H`` inputs in the first (the embedding and
+  the hidden state), ``H`` in the others, ``[(heads / TP + 2 kv_r) x head_dim, in]``, ``o_proj``
+  ``[H, heads x head_dim / TP]``, ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``,
+  three RMSNorms ``[H]`` (``input_layernorm``, ``hidden_norm``, ``post_attention_layernorm``), the
+  attention layer's six float32 scalars; biases with ``attention_bias`` (qkv; Llama's o_proj also
+  with ``bias``) and ``mlp_bias`` (Llama's);
+* with aux hidden states (``eagle_config.use_aux_hidden_state``, default on): ``fc`` ``[H, n_aux x
+  target_hidden_size]`` (replicated; ``target_hidden_size`` defaults to the head's own ``H``;
+  ``n_aux`` from ``num_aux_hidden_states`` (Qwen3's also ``num_aux_layers``) or the aux layer ids,
+  else 3), ``input_norm`` ``[n_aux x target_hidden_size]`` with ``norm_before_fc``, ``fc_norm``
+  ``n_aux x [target_hidden_size]`` with ``fc_norm``; the final norm ``[H]``;
+* ``draft_id_to_target_id`` ``[draft_vocab]`` int64 (through 0.29 always; from 0.30 only for a
+  draft vocabulary other than the target's); ``mask_hidden`` ``[1, fc input]`` with
+  ``parallel_drafting``;
 * a rotary table ``[positions, head_dim]`` over ``max(max_position_embeddings, the target's
   max_model_len)`` (``SpeculativeConfig._maybe_override_draft_max_position_embeddings``), unless
-  ``get_rope``'s cache returns the target's own table (same positions, size, base and scaling);
+  ``get_rope``'s cache returns the target's own table (same positions, size, base, scaling and
+  rotary fraction; a Gemma-3 target's per-layer-type tables never); an ``mrope`` head's is the
+  default table;
 * the embedding ``[pad64(vocab) / TP, H]`` and the LM head ``[pad64(draft_vocab) / TP, H]``,
   each **own or shared with the target's**: vLLM decides at load time
   (``_maybe_share_embeddings`` / ``_maybe_share_lm_head``): a checkpoint without the tensor
@@ -32,9 +42,10 @@ stays an interval (vLLM compares values).
 
 DFlash drafters (``qwen3_dflash.py``) follow the same sharing rules (:func:`_dflash`), EAGLE-1
 heads too (``models/llama_eagle.py``, no LM head of their own); MTP layers are the target's
-(``models/mtp.py``, always shared, decided). Not modelled (refused by name): other drafters (other
-EAGLE-3 layouts, Medusa), a quantized drafter,
-``norm_before_fc``, ``fc_norm``, ``attention_bias``, parallel drafting.
+(``models/mtp.py``, always shared, decided); Medusa heads (``models/medusa.py``) share nothing.
+Not modelled (refused by name): other drafters (``deepseek_eagle3.py``'s EAGLE-3 heads, other
+EAGLE-1 classes), a quantized drafter; a head vLLM's registry has no class for is refused as vLLM
+refuses it.
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.models.registry import drafter_architecture, in_release_registry, is_draft_model, registry_file
 
 #: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
 EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
@@ -104,7 +116,24 @@ def _rope_key(config: Mapping[str, Any], positions: int, hd: int) -> tuple[Any, 
     scaling = (
         tuple(sorted((k, str(v)) for k, v in rope.items() if k != "rope_theta")) if isinstance(rope, Mapping) else ()
     )
-    return positions, hd, float(theta), scaling
+    partial = config.get(
+        "partial_rotary_factor", (rope if isinstance(rope, Mapping) else {}).get("partial_rotary_factor")
+    )
+    # per-layer-type rope parameters (Gemma-3's rope_local_base_freq): get_rope's key holds that
+    # layer type's own dictionary, never a head's
+    per_type = config.get("rope_local_base_freq") is not None
+    return positions, hd, float(theta), scaling, str(partial or 1.0), per_type
+
+
+def _mrope_as_default(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``config`` with a multimodal RoPE named ``mrope`` read as transformers reads it: the
+    ``default`` rope type with its ``mrope_section`` (the table is the plain one)."""
+    out = dict(config)
+    for key in ("rope_parameters", "rope_scaling"):
+        rope = config.get(key)
+        if isinstance(rope, Mapping) and "mrope" in (rope.get("rope_type"), rope.get("type")):
+            out[key] = {**{k: v for k, v in rope.items() if k != "type"}, "rope_type": "default"}
+    return out
 
 
 #: drafter methods whose walk lives in a module that builds on this one (``llama_eagle``: EAGLE-1),
@@ -121,6 +150,9 @@ def drafter_weights(
     *,
     max_model_len: int,
     dtype: str = "auto",
+    parallel_drafting: bool = False,
+    num_speculative_tokens: int | None = None,
+    vllm_version: str = "0.28.0",
 ) -> DrafterWeights:
     """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
     ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
@@ -128,27 +160,137 @@ def drafter_weights(
     :param draft_tensors: the drafter checkpoint's tensor names (safetensors headers), or ``None``.
     :param max_model_len: the target's ``max_model_len`` (the drafter's rotary table spans at
         least it).
+    :param parallel_drafting: ``--speculative-config``'s ``parallel_drafting`` (an EAGLE-3 head
+        then holds a ``mask_hidden`` buffer ``[1, fc input]``).
+    :param num_speculative_tokens: ``--speculative-config``'s (a Medusa drafter builds that many
+        heads).
+    :param vllm_version: the release (0.27.1, 0.28.0, 0.30.0 and 0.33.0 recorded): 0.27's
+        attention layers hold three float32 range scalars more (a draft model with other than
+        attention layers is refused there); from 0.30 an EAGLE-3 head builds
+        ``draft_id_to_target_id`` only when its draft vocabulary differs from the target's; 0.33
+        has no Medusa drafter (refused, as vLLM refuses the method).
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     if method == "mtp" or method.endswith("_mtp"):
         from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 
         w = mtp_weights(target_config, par, dtype=dtype)
-        return DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+        dw = DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
+        if _release(vllm_version) >= (0, 28):
+            return dw
+        text = target_config.get("text_config") or target_config
+        n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
+        return _with_ranges(dw, n)
+    if method == "medusa":
+        if not in_release_registry("MedusaModel", vllm_version):
+            raise InputError(
+                "--speculative-config",
+                "method",
+                f"vLLM {vllm_version} has no Medusa drafter (its SpeculativeConfig refuses method medusa)",
+            )
+        from dryboot.vllm.model_executor.models.medusa import medusa_weights  # at call: Medusa drafters only
+
+        w = medusa_weights(target_config, draft_config, par, dtype=dtype, num_speculative_tokens=num_speculative_tokens)
+        return DrafterWeights(w, w, "Medusa heads: their own blocks and LM heads (vLLM shares nothing)")
     if method == "draft_model":
-        return _draft_model(target_config, draft_config, par, dtype)
+        dw = _draft_model(target_config, draft_config, par, dtype)
+        if _release(vllm_version) >= (0, 28):
+            return dw
+        text = draft_config.get("text_config") or draft_config
+        kinds = set(text.get("layer_types") or ["full_attention"])
+        if not kinds <= {"full_attention", "sliding_attention"}:
+            raise InputError(
+                "--speculative-config",
+                "model",
+                f"a draft model with {', '.join(sorted(kinds))} layers on vLLM {vllm_version} is not modelled",
+            )
+        return _with_ranges(dw, W._int(text, "num_hidden_layers"))
+    ranges = _release(vllm_version) < (0, 28)  # 0.27's attention layers: q/k/v_range scalars too
     if method in DRAFTER_WALKS:
         walk = DRAFTER_WALKS[method]
-        return walk(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
+        dw = walk(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
+        return _with_ranges(dw, W._int(draft_config, "num_hidden_layers")) if ranges else dw
     archs = list(draft_config.get("architectures") or [])
     if method == "dflash" and archs[:1] == ["DFlashDraftModel"]:
-        return _dflash(target_config, {**QWEN3_DEFAULTS, **draft_config}, par, draft_tensors, dtype)
-    if method != "eagle3" or not archs or archs[0] not in EAGLE3_LLAMA:
+        config = {**QWEN3_DEFAULTS, **draft_config}
+        dw = _dflash(target_config, config, par, draft_tensors, dtype)
+        return _with_ranges(dw, W._int(config, "num_hidden_layers")) if ranges else dw
+    if method != "eagle3":
         raise InputError(
             "--speculative-config",
             "method",
             f"the drafter's weights ({method}, {archs[0] if archs else 'no architectures'}) are not modelled "
-            "(EAGLE-3 heads of the Llama layout and DFlash drafters are)",
+            "(EAGLE-1, EAGLE-3, DFlash, MTP, Medusa and draft models are)",
+        )
+    dw = _eagle3(
+        target_config,
+        draft_config,
+        par,
+        draft_tensors,
+        max_model_len=max_model_len,
+        dtype=dtype,
+        parallel_drafting=parallel_drafting,
+        own_d2t=_release(vllm_version) < (0, 30),
+    )
+    return _with_ranges(dw, W._int(draft_config, "num_hidden_layers")) if ranges else dw
+
+
+def _with_ranges(dw: DrafterWeights, layers: int) -> DrafterWeights:
+    """``dw`` plus vLLM 0.27's three float32 ``q_range`` / ``k_range`` / ``v_range`` scalars per
+    attention layer (one 512-byte block each)."""
+    low, high = _copy(dw.low), _copy(dw.high)
+    for r in (low, high):
+        for _ in range(3 * layers):
+            r.add("attention scales", 4)
+    return DrafterWeights(low, high, dw.how)
+
+
+#: the file of each vLLM EAGLE-3 head class (vLLM 0.28.0's registry) -> the decoder layer it builds:
+#: Llama's, or Qwen3's (q/k norms, no o_proj / MLP bias)
+EAGLE3_LAYOUTS: Mapping[str, str] = {"llama_eagle3.py": "llama", "qwen3_eagle3.py": "qwen3"}
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+
+
+def _flag(config: Mapping[str, Any], key: str) -> bool:
+    v = config.get(key)
+    if v is not None and not isinstance(v, bool):
+        raise InputError("config.json", key, f"must be true or false, got {v!r}")
+    return bool(v)
+
+
+def _eagle3(
+    target_config: Mapping[str, Any],
+    draft_config: Mapping[str, Any],
+    par: W.Parallel,
+    draft_tensors: Collection[str] | None,
+    *,
+    max_model_len: int,
+    dtype: str,
+    parallel_drafting: bool = False,
+    own_d2t: bool = True,
+) -> DrafterWeights:
+    """An EAGLE-3 head as vLLM's class for its architecture builds it (:data:`EAGLE3_LAYOUTS`;
+    the module text lists the tensors)."""
+    archs = list(draft_config.get("architectures") or [])
+    if not archs:
+        raise InputError("--speculative-config", "architectures", "the EAGLE-3 head's config names no architecture")
+    # EAGLEConfig's rewrite; vLLM's refusal of a name its registry lacks
+    arch = drafter_architecture("eagle3", str(archs[0]), "--speculative-config")
+    built_by = registry_file(arch) if is_draft_model(arch) else None
+    layout = EAGLE3_LAYOUTS.get(built_by or "")
+    if built_by is not None and layout is None:
+        raise InputError(
+            "--speculative-config",
+            "architectures",
+            f"the drafter's weights ({arch}, vLLM's {built_by}) are not modelled "
+            "(EAGLE-3 heads of llama_eagle3.py and qwen3_eagle3.py are)",
+        )
+    if layout is None:
+        raise InputError(
+            "--speculative-config", "architectures", f"{arch} is no EAGLE-3 head class of vLLM's: not modelled"
         )
     if "quantization_config" in draft_config:
         raise InputError(
@@ -157,41 +299,84 @@ def drafter_weights(
     eagle = draft_config.get("eagle_config") or {}
     if not isinstance(eagle, Mapping):
         raise InputError("config.json", "eagle_config", "must be an object")
-    for key in ("norm_before_fc", "fc_norm", "attention_bias", "mlp_bias"):
-        if draft_config.get(key) or eagle.get(key):
-            raise InputError("--speculative-config", key, "this EAGLE-3 head's layout is not modelled")
-    if eagle.get("use_aux_hidden_state") is False:
-        raise InputError("--speculative-config", "use_aux_hidden_state", "an EAGLE-3 head without fc is not modelled")
     tp = par.tp
     ab = W.model_dtype_bytes(target_config, dtype)
     h = W._int(draft_config, "hidden_size")
-    h_t = _opt(
-        draft_config, "target_hidden_size", W._int(target_config.get("text_config") or target_config, "hidden_size")
-    )
     heads = _positive(draft_config, "num_attention_heads")
     kv = _opt(draft_config, "num_key_value_heads", heads)
     hd = _head_dim(draft_config)
     inter = W._int(draft_config, "intermediate_size")
     vocab = W._int(draft_config, "vocab_size")
     draft_vocab = _opt(draft_config, "draft_vocab_size", vocab)
-    n_aux = _opt(draft_config, "num_aux_hidden_states", len(_ids(eagle, "eagle_aux_hidden_state_layer_ids")) or 3)
+    qkv_bias = _flag(draft_config, "attention_bias")
+    if layout == "llama":
+        # LlamaDecoderLayer: o_proj's bias is attention_bias or bias; the MLP's is mlp_bias
+        o_bias = qkv_bias or _flag(draft_config, "bias")
+        mlp_bias = _flag(draft_config, "mlp_bias")
+    else:
+        o_bias = mlp_bias = False
     core = W.RankWeights(source="config")
-    for _ in range(W._int(draft_config, "num_hidden_layers")):
-        # the mid-layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
+    for i in range(W._int(draft_config, "num_hidden_layers")):
+        # the first layer's qkv_proj reads the embedding and the hidden state side by side (2 H)
         _attention_mlp_layer(
-            core, h=h, qkv_in=2 * h, heads=heads, kv=kv, hd=hd, inter=inter, tp=tp, ab=ab, qk_norm=False
+            core,
+            h=h,
+            qkv_in=2 * h if i == 0 else h,
+            heads=heads,
+            kv=kv,
+            hd=hd,
+            inter=inter,
+            tp=tp,
+            ab=ab,
+            qk_norm=layout == "qwen3",
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+            mlp_bias=mlp_bias,
         )
         core.add("norm", h * ab)  # hidden_norm
-    core.add("fc", h * n_aux * h_t * ab)
+    use_aux = eagle.get("use_aux_hidden_state", True)
+    fc_in = h
+    if use_aux:
+        h_t = _opt(draft_config, "target_hidden_size", h)
+        n_aux = _eagle3_aux(draft_config, eagle, layout)
+        fc_in = n_aux * h_t
+        norm_before_fc = eagle.get("norm_before_fc", draft_config.get("norm_before_fc"))
+        if norm_before_fc:
+            core.add("norm", fc_in * ab)  # input_norm over the concatenated hidden states
+        if _flag(draft_config, "fc_norm"):
+            for _ in range(n_aux):
+                core.add("norm", h_t * ab)  # fc_norm, one per target hidden state
+        core.add("fc", h * fc_in * ab)
     core.add("norm", h * ab)
-    core.add("draft_id_to_target_id", draft_vocab * 8)
+    target = target_config.get("text_config") or target_config
+    # own_d2t: built whatever the vocabularies (through 0.29); else only when they differ
+    if own_d2t or draft_vocab != W._int(target, "vocab_size"):
+        core.add("draft_id_to_target_id", draft_vocab * 8)
+    if parallel_drafting:
+        core.add("mask_hidden", fc_in * ab, buffer=True)
     positions = max(_opt(draft_config, "max_position_embeddings", 0), max_model_len)
     target = target_config.get("text_config") or target_config
     t_hd = _head_dim(target)
     t_positions = _opt(target, "max_position_embeddings", 0)
-    if _rope_key(draft_config, positions, hd) != _rope_key(target, t_positions, t_hd):
-        core.add("rotary", W._rotary_bytes({**draft_config, "max_position_embeddings": positions}, hd, ab), buffer=True)
+    rope = _mrope_as_default(draft_config)
+    if _rope_key(rope, positions, hd) != _rope_key(target, t_positions, t_hd):
+        core.add("rotary", W._rotary_bytes({**rope, "max_position_embeddings": positions}, hd, ab), buffer=True)
     return _with_embedding_and_head(core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab)
+
+
+def _eagle3_aux(config: Mapping[str, Any], eagle: Mapping[str, Any], layout: str) -> int:
+    """How many target hidden states ``fc`` concatenates: Llama's class reads
+    ``num_aux_hidden_states``, else ``eagle_config.eagle_aux_hidden_state_layer_ids``; Qwen3's
+    ``num_aux_layers``, ``num_aux_hidden_states``, then the layer ids at the top level or in
+    ``eagle_config``; both 3 when none is given."""
+    keys = ("num_aux_hidden_states",) if layout == "llama" else ("num_aux_layers", "num_aux_hidden_states")
+    for key in keys:
+        if config.get(key) is not None:
+            return _positive(config, key)
+    ids = _ids(eagle, "eagle_aux_hidden_state_layer_ids")
+    if layout != "llama":
+        ids = _ids(config, "eagle_aux_hidden_state_layer_ids") or ids
+    return len(ids) or 3
 
 
 def _with_embedding_and_head(
@@ -274,11 +459,15 @@ def _attention_mlp_layer(
     ab: int,
     qk_norm: bool,
     norms: int = 2,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    mlp_bias: bool = False,
 ) -> None:
     """One decoder layer: ``qkv_proj`` over ``qkv_in`` inputs, ``o_proj``, optional
     ``q_norm`` / ``k_norm`` ``[head_dim]``, ``gate_up_proj`` / ``down_proj``, ``norms`` layer norms
     (EAGLE-1's first layer drops its ``input_layernorm``) and the attention layer's six float32
-    scalars."""
+    scalars; the biases where asked (column-parallel ones split over TP, row-parallel ones
+    ``[H]`` whole)."""
     heads_r = W._divide(heads, tp, "the drafter's attention heads")
     if kv >= tp:
         kv_r = W._divide(kv, tp, "the drafter's KV heads")
@@ -287,6 +476,13 @@ def _attention_mlp_layer(
     inter_r = W._divide(inter, tp, "the drafter's intermediate size")
     r.add("attention", (heads_r + 2 * kv_r) * hd * qkv_in * ab)
     r.add("attention", h * heads_r * hd * ab)
+    if qkv_bias:
+        r.add("attention", (heads_r + 2 * kv_r) * hd * ab)
+    if o_bias:
+        r.add("attention", h * ab)
+    if mlp_bias:
+        r.add("mlp", 2 * inter_r * ab)
+        r.add("mlp", h * ab)
     if qk_norm:
         r.add("norm", hd * ab)
         r.add("norm", hd * ab)
@@ -406,3 +602,17 @@ def _draft_model(
 
 def _copy(r: W.RankWeights) -> W.RankWeights:
     return W.RankWeights(r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind), r.source, list(r.notes))
+
+
+def drafter_head_refusal(arch: str) -> str | None:
+    """Why a drafter head given as ``--model`` has no weights of its own (``None``: ``arch`` is
+    no drafter head: not among vLLM 0.28.0's speculative-decoding models). vLLM's class for it
+    reads ``speculative_config.draft_model_config`` while it is built, absent for a target, so
+    vLLM fails to load it as one."""
+    if not is_draft_model(arch):
+        return None
+    return (
+        f"{arch} is a drafter head: vLLM builds it only as the --speculative-config model of its target "
+        "(as --model its class reads the absent speculative config and fails to load); its weights are "
+        "counted there, with its target"
+    )
