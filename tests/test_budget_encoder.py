@@ -14,8 +14,10 @@ from hypothesis import strategies as st
 
 from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
+    GEMMA3_PAN_AND_SCAN,
     encoder_batch,
     encoder_term,
+    gemma3_num_crops,
     max_tokens_per_item,
     processor_max_pixels,
     vision_tower,
@@ -331,3 +333,51 @@ def test_an_absurd_processor_size_is_refused_not_searched() -> None:
         max_tokens_per_item(tower, 8192, image_max_pixels=10**18)
     # a prime token count is factored into the widest grid of aspect ratio 200 or less
     assert max_tokens_per_item(tower, 8192, image_max_pixels=16411 * 1024)["image"] <= 16411
+
+
+def test_gemma3_crops_and_pan_and_scan() -> None:
+    # gemma3_mm.py: the dummy image is image_size wide, image_size x pan_and_scan_max_num_crops tall;
+    # without --mm-processor-kwargs pan-and-scan stays off (the processor's defaults win over
+    # preprocessor_config.json), so one 896 crop of 64 x 64 patches pooled 4 x 4 to 256 tokens
+    cfg = _config(FIDELITY / "Gemma3ForConditionalGeneration.json")
+    shape = forward_shape(cfg)
+    tower = shape.vision_tower
+    assert tower is not None
+    assert (tower.image_patches, tower.image_tokens, tower.pool, tower.crops) == (4096, 256, 4, 1)
+    assert tower.out_hidden_size == cfg["text_config"]["hidden_size"]
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.modality, b.items, b.budget) == ("image", 32, 8192)
+    # on: the 896 x 3584 dummy splits into 4 crops beside the resized image: 5 x 256 embeddings
+    pas = vision_tower(cfg["vision_config"], "gemma3", config=cfg, mm_processor_kwargs={"do_pan_and_scan": True})
+    assert pas is not None and (pas.crops, pas.image_tokens, pas.image_patches) == (5, 1280, 5 * 4096)
+    b = encoder_batch(pas, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.items, b.tokens) == (6, 7680)
+    capped = vision_tower(
+        cfg["vision_config"],
+        "gemma3",
+        config=cfg,
+        mm_processor_kwargs={"do_pan_and_scan": True, "pan_and_scan_max_num_crops": 2},
+    )
+    assert capped is not None and capped.image_tokens == 3 * 256
+    with pytest.raises(InputError, match="mm_tokens_per_image"):
+        vision_tower(cfg["vision_config"], "gemma3", config={**cfg, "mm_tokens_per_image": 200})
+    with pytest.raises(InputError, match="pan_and_scan_max_num_crops"):
+        vision_tower(cfg["vision_config"], "gemma3", config=cfg, mm_processor_kwargs={"pan_and_scan_max_num_crops": 0})
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "crops"),
+    [
+        (896, 3584, 4),  # the dummy image: 4 crops along its height
+        (896, 896, 0),  # square: under the 1.2 ratio
+        (1000, 1100, 0),  # ratio 1.1
+        (2000, 500, 4),  # min(2000 // 256, round(4)) = 4 crops of 500 x 500
+        (300, 100, 0),  # 2 crops of 150 px: under the 256 px minimum
+        (1200, 800, 2),  # round(1.5) = 2 crops of 600 x 800
+        (8000, 1000, 4),  # round(8) capped at pan_and_scan_max_num_crops
+    ],
+)
+def test_gemma3_num_crops(width: int, height: int, crops: int) -> None:
+    kwargs = {**GEMMA3_PAN_AND_SCAN, "do_pan_and_scan": True}
+    assert gemma3_num_crops(width, height, kwargs) == crops
+    assert gemma3_num_crops(width, height, GEMMA3_PAN_AND_SCAN) == 0

@@ -26,15 +26,17 @@ Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 ``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
 ``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
 Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
-of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``). Any other tower (and
-LLaVA-NeXT's any-resolution tiling) is refused by name.
+of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``), and Gemma-3's SigLIP
+(``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
+``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (and LLaVA-NeXT's
+any-resolution tiling) is refused by name.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -60,7 +62,20 @@ MAX_ITEM_TOKENS = 1 << 24
 FIXED_SIZE_WRAPPERS = {
     "llava": ("clip_vision_model", "siglip_vision_model"),
     "paligemma": ("siglip_vision_model",),
+    "gemma3": ("siglip_vision_model",),
 }
+#: ``Gemma3ProcessorKwargs._defaults["images_kwargs"]`` (transformers 5.x, the boot environments
+#: of 0.27.1-0.33.0): vLLM's ``Gemma3ProcessingInfo`` reads the merged processor kwargs, in which
+#: these defaults are always present, so the checkpoint's ``preprocessor_config.json`` does not
+#: turn pan-and-scan on; only ``--mm-processor-kwargs`` does.
+GEMMA3_PAN_AND_SCAN: dict[str, Any] = {
+    "do_pan_and_scan": False,
+    "pan_and_scan_min_crop_size": 256,
+    "pan_and_scan_max_num_crops": 4,
+    "pan_and_scan_min_ratio_to_activate": 1.2,
+}
+#: ``Gemma3Config.mm_tokens_per_image``'s default (the processor's ``image_seq_length``).
+GEMMA3_TOKENS_PER_CROP = 256
 #: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
 #: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
 #: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
@@ -102,7 +117,10 @@ class VisionTower:
         processor); ``class_token``: it runs a class token beside the patches (CLIP);
         ``image_patches``: the positions it runs per image (patches and class token);
         ``projector_widths``: output-wide tensors alive at its projector's widest (LLaVA's two
-        linears: 2; PaliGemma's one: 1).
+        linears: 2; PaliGemma's and Gemma-3's one: 1).
+    :param pool: Gemma-3's projector: the side of its average-pooling window (0: none); it
+        transposes the tower's output into a contiguous copy before pooling.
+    :param crops: the crops one image runs (Gemma-3: the image and its pan-and-scan crops).
     """
 
     model_type: str
@@ -121,6 +139,8 @@ class VisionTower:
     class_token: bool = False
     image_patches: int = 0
     projector_widths: int = 0
+    pool: int = 0
+    crops: int = 1
 
     @property
     def patches_per_token(self) -> int:
@@ -147,17 +167,29 @@ def _pos(cfg: Mapping[str, Any], key: str) -> int:
     return v
 
 
-def vision_tower(vision: Mapping[str, Any], model_type: str = "", strategy: str = "default") -> VisionTower | None:
+def vision_tower(
+    vision: Mapping[str, Any],
+    model_type: str = "",
+    strategy: str = "default",
+    *,
+    config: Mapping[str, Any] | None = None,
+    mm_processor_kwargs: Mapping[str, Any] | None = None,
+) -> VisionTower | None:
     """The :class:`VisionTower` of a ``vision_config``, or ``None`` for a tower this module does
     not bound (the caller refuses it by name). ``model_type``: the top-level config's, which
     decides the tower where the ``vision_config`` names none (the config class's default then
     applies, as transformers reads it), and a LLaVA's or PaliGemma's fixed-size tower;
-    ``strategy``: LLaVA's ``vision_feature_select_strategy``.
+    ``strategy``: LLaVA's ``vision_feature_select_strategy``; ``config``: the top-level config
+    (Gemma-3's ``mm_tokens_per_image``); ``mm_processor_kwargs``: ``--mm-processor-kwargs``
+    (Gemma-3's pan-and-scan).
 
     :raises InputError: a bounded tower's width missing or not a positive integer (named).
     """
     if model_type in FIXED_SIZE_WRAPPERS:
-        return _fixed_size_tower(vision, model_type, strategy)
+        tower = _fixed_size_tower(vision, model_type, strategy)
+        if tower is not None and model_type == "gemma3":
+            return _gemma3_tower(tower, config or {}, mm_processor_kwargs or {})
+        return tower
     model_type = str(vision.get("model_type") or model_type)
     if model_type == "qwen2_vl":
         v = {**QWEN2_VL_VISION, **vision}
@@ -226,7 +258,7 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         raise InputError("config.json", "vision_config.image_size", "must be a multiple of patch_size")
     cls = kind == "clip_vision_model"
     encoded = (size // patch) ** 2 + (1 if cls else 0)
-    if wrapper == "paligemma":
+    if wrapper in ("paligemma", "gemma3"):
         tokens = encoded
     elif strategy == "default":
         tokens = encoded - 1
@@ -249,7 +281,64 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         image_tokens=max(tokens, 1),
         class_token=cls,
         image_patches=encoded,
-        projector_widths=1 if wrapper == "paligemma" else 2,
+        projector_widths=1 if wrapper in ("paligemma", "gemma3") else 2,
+    )
+
+
+def gemma3_num_crops(width: int, height: int, kwargs: Mapping[str, Any]) -> int:
+    """Pan-and-scan crops of a ``width x height`` image (``Gemma3ProcessingInfo.get_num_crops``,
+    after ``Gemma3ImageProcessor.pan_and_scan``): 0 when off, when the image is not elongated by
+    ``pan_and_scan_min_ratio_to_activate``, or when a crop would fall under
+    ``pan_and_scan_min_crop_size`` pixels; else ``min(max_num_crops, max(2, min(long //
+    min_crop_size, round(long / short))))`` crops along the long side. ``kwargs``: the merged
+    processor kwargs (:data:`GEMMA3_PAN_AND_SCAN` under ``--mm-processor-kwargs``)."""
+    if not kwargs["do_pan_and_scan"]:
+        return 0
+    min_crop, max_crops = kwargs["pan_and_scan_min_crop_size"], kwargs["pan_and_scan_max_num_crops"]
+    long, short = max(width, height), min(width, height)
+    if long / short < kwargs["pan_and_scan_min_ratio_to_activate"]:
+        return 0
+    n = min(max_crops, max(2, min(long // min_crop, math.floor(long / short + 0.5))))
+    if min(-(-long // n), short) < min_crop:
+        return 0
+    return int(n)
+
+
+def _gemma3_kwargs(mm_processor_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    kwargs = {**GEMMA3_PAN_AND_SCAN, **{k: v for k, v in mm_processor_kwargs.items() if k in GEMMA3_PAN_AND_SCAN}}
+    for key in ("pan_and_scan_min_crop_size", "pan_and_scan_max_num_crops"):
+        v = kwargs[key]
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= 1024:
+            raise InputError("--mm-processor-kwargs", key, "must be a positive integer up to 1024")
+    ratio = kwargs["pan_and_scan_min_ratio_to_activate"]
+    if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio < 1e6:
+        raise InputError("--mm-processor-kwargs", "pan_and_scan_min_ratio_to_activate", "must be a positive number")
+    if not isinstance(kwargs["do_pan_and_scan"], bool):
+        raise InputError("--mm-processor-kwargs", "do_pan_and_scan", "must be true or false")
+    return kwargs
+
+
+def _gemma3_tower(tower: VisionTower, config: Mapping[str, Any], mm_processor_kwargs: Mapping[str, Any]) -> VisionTower:
+    """Gemma-3's SigLIP crop tower (``gemma3_mm.py``): the dummy image is ``image_size`` wide and
+    ``image_size x pan_and_scan_max_num_crops`` tall (``get_image_size_with_most_features``); it
+    runs as the resized image plus its pan-and-scan crops (:func:`gemma3_num_crops`), each
+    ``(image_size / patch_size)^2`` patches, average-pooled to ``mm_tokens_per_image`` tokens
+    (``Gemma3MultiModalProjector``), ``(crops + 1) x mm_tokens_per_image`` embeddings per item."""
+    per_crop = config.get("mm_tokens_per_image", GEMMA3_TOKENS_PER_CROP)
+    if not isinstance(per_crop, int) or isinstance(per_crop, bool) or per_crop <= 0:
+        raise InputError("config.json", "mm_tokens_per_image", "must be a positive integer to bound the encoder")
+    side, pooled = math.isqrt(tower.image_patches), math.isqrt(per_crop)
+    if side * side != tower.image_patches or pooled * pooled != per_crop or side % pooled:
+        raise InputError("config.json", "mm_tokens_per_image", "must be a square whose side divides the patch grid's")
+    kwargs = _gemma3_kwargs(mm_processor_kwargs)
+    size = tower.patch_size * side
+    crops = 1 + gemma3_num_crops(size, size * kwargs["pan_and_scan_max_num_crops"], kwargs)
+    return replace(
+        tower,
+        image_tokens=crops * per_crop,
+        image_patches=crops * tower.image_patches,
+        pool=side // pooled,
+        crops=crops,
     )
 
 
@@ -405,6 +494,8 @@ def tower_widest(
     if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
         end = tower.projector_widths * out
         merger = base + end
+        if tower.pool:  # Gemma-3: the transposed copy, its pooled and normed tokens, the projection
+            merger = 2 * base + 2 * tokens * h * b + end
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
     extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b

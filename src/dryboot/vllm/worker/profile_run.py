@@ -165,6 +165,7 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
                 vision,
                 str(config.get("model_type") or ""),
                 str(config.get("vision_feature_select_strategy") or "default"),
+                config=config,
             )
         except InputError as e:  # refused only where the encoder is profiled (activation_terms)
             vision_refusal = str(e)
@@ -172,7 +173,9 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
     if tower is None and vision_type in ("clip_vision_model", "siglip_vision_model"):
-        vision_type += f" (in {config.get('model_type')}: only LLaVA's and PaliGemma's single crop are bounded)"
+        vision_type += (
+            f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
+        )
     return ForwardShape(
         multimodal=encoder,
         modalities=modalities,
@@ -239,6 +242,11 @@ def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
 
 def _sizes_said(shape: ForwardShape) -> str:
     """Where the largest item's size came from, for the encoder term's text."""
+    if shape.vision_tower is not None and shape.vision_tower.pool:
+        crops = shape.vision_tower.crops
+        return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
+            "on)" if crops > 1 else "off, the processor's default)"
+        )
     if shape.vision_tower is not None and shape.vision_tower.image_tokens:
         return "vision config's image_size (one crop per image)"
     if shape.image_max_pixels or shape.video_max_pixels:
