@@ -20,6 +20,7 @@ from dryboot.vllm.worker.encoder_profile import (
     gemma3_num_crops,
     max_tokens_per_item,
     processor_max_pixels,
+    sized_for_processor,
     vision_tower,
 )
 from dryboot.vllm.worker.profile_run import activation_terms, forward_shape
@@ -381,3 +382,76 @@ def test_gemma3_num_crops(width: int, height: int, crops: int) -> None:
     kwargs = {**GEMMA3_PAN_AND_SCAN, "do_pan_and_scan": True}
     assert gemma3_num_crops(width, height, kwargs) == crops
     assert gemma3_num_crops(width, height, GEMMA3_PAN_AND_SCAN) == 0
+
+
+#: mistralai/Mistral-Small-3.1-24B-Instruct-2503's published widths (config.json: a pixtral
+#: vision_config, spatial_merge_size 2; preprocessor_config.json: size.longest_edge 1540)
+MISTRAL_SMALL_31 = {
+    "architectures": ["Mistral3ForConditionalGeneration"],
+    "model_type": "mistral3",
+    "spatial_merge_size": 2,
+    "vision_feature_layer": -1,
+    "multimodal_projector_bias": False,
+    "projector_hidden_act": "gelu",
+    "torch_dtype": "bfloat16",
+    "text_config": {
+        "model_type": "mistral",
+        "hidden_size": 5120,
+        "intermediate_size": 32768,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 40,
+        "vocab_size": 131072,
+    },
+    "vision_config": {
+        "model_type": "pixtral",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "head_dim": 64,
+        "image_size": 1540,
+        "patch_size": 14,
+        "num_channels": 3,
+    },
+}
+
+
+def _encoder(shape: Any, release: str, mnbt: int = 8192) -> Any:
+    terms = activation_terms(
+        shape, max_num_batched_tokens=mnbt, max_num_seqs=256, tp=1, compiled=False, max_model_len=32768, release=release
+    )
+    return next(t for t in terms if t.name == "activation: multimodal encoder")
+
+
+def test_mistral3_pixtral_largest_square(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    shape = forward_shape(MISTRAL_SMALL_31)
+    tower = shape.vision_tower
+    assert tower is not None and tower.model_type == "pixtral" and tower.gated
+    # a 1540 px square: 110 x 110 patches of 14 px, embeddings on the 55 x 55 grid of merged patches
+    assert (tower.image_patches, tower.image_tokens, tower.out_hidden_size) == (12100, 3025, 5120)
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.items, b.budget, b.tokens) == (2, 8192, 6050)
+    # a processor capping the edge at 1024 px: ceil(1024 / 14) = 74 patches a side, ceil(1024 / 28) = 37 tokens
+    small = sized_for_processor(tower, 1024)
+    assert (small.image_patches, small.image_tokens) == (74 * 74, 37 * 37)
+    (tmp_path / "config.json").write_text(json.dumps(MISTRAL_SMALL_31))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1024}}))
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    enc = _encoder(sized, "0.33.0")
+    assert "5 image item(s) x 1,369 tokens" in enc.source and "longest_edge (1024 px" in enc.source
+    # up to 0.28 the tower attends through one dense N x N mask over the batch's 24,200 patches
+    old, new = _encoder(shape, "0.28.0"), _encoder(shape, "0.33.0")
+    mask = 24200 * 24200 * 2
+    assert old.high - new.high >= 2 * mask and "dense block-diagonal attention mask" in old.source
+    assert "mask" not in new.source
+    # several feature layers' hidden states, or another wrapper's pixtral: refused by name
+    multi = forward_shape({**MISTRAL_SMALL_31, "vision_feature_layer": [-1, -2]})
+    assert multi.vision_tower is None
+    with pytest.raises(InputError, match="pixtral"):
+        _encoder(multi, "0.33.0")
+    pix_llava = forward_shape({**MISTRAL_SMALL_31, "model_type": "llava"})
+    assert pix_llava.vision_tower is None

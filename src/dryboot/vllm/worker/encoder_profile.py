@@ -26,7 +26,8 @@ Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 ``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
 ``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
 Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
-of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``), and Gemma-3's SigLIP
+of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``), Mistral3's Pixtral
+(``mistral3``: one ``longest_edge`` square image, 2D rotary), and Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
 ``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (and LLaVA-NeXT's
 any-resolution tiling) is refused by name.
@@ -76,6 +77,23 @@ GEMMA3_PAN_AND_SCAN: dict[str, Any] = {
 }
 #: ``Gemma3Config.mm_tokens_per_image``'s default (the processor's ``image_seq_length``).
 GEMMA3_TOKENS_PER_CROP = 256
+#: ``PixtralVisionConfig``'s defaults (transformers 5.x) for what a Mistral3 ``vision_config``
+#: leaves out.
+PIXTRAL_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "image_size": 1024,
+    "patch_size": 16,
+}
+#: ``Mistral3Config.spatial_merge_size``'s default.
+MISTRAL3_SPATIAL_MERGE = 2
+#: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
+#: does not install) attends through one dense block-diagonal mask over every patch of the batch
+#: (``generate_block_attention_mask``: ``N x N`` in the model dtype, ``N`` the batch's patches);
+#: 0.29 moved it to ``MMEncoderAttention`` over packed sequences.
+PIXTRAL_DENSE_MASK_UNTIL = (0, 28)
 #: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
 #: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
 #: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
@@ -121,6 +139,9 @@ class VisionTower:
     :param pool: Gemma-3's projector: the side of its average-pooling window (0: none); it
         transposes the tower's output into a contiguous copy before pooling.
     :param crops: the crops one image runs (Gemma-3: the image and its pan-and-scan crops).
+    :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
+        tower's output before it narrows to tokens (Gemma-3: the transposed copy; Mistral3: the
+        concatenated output, its norm, the unfolded grids and their concatenation).
     """
 
     model_type: str
@@ -141,6 +162,7 @@ class VisionTower:
     projector_widths: int = 0
     pool: int = 0
     crops: int = 1
+    projector_copies: int = 0
 
     @property
     def patches_per_token(self) -> int:
@@ -190,6 +212,13 @@ def vision_tower(
         if tower is not None and model_type == "gemma3":
             return _gemma3_tower(tower, config or {}, mm_processor_kwargs or {})
         return tower
+    if model_type == "mistral3":
+        if str(vision.get("model_type") or "pixtral") != "pixtral":
+            return None
+        layer = (config or {}).get("vision_feature_layer", -1)
+        if not isinstance(layer, int) or isinstance(layer, bool):
+            return None  # several layers' hidden states held at once: not bounded
+        return mistral3_tower(vision, config or {})
     model_type = str(vision.get("model_type") or model_type)
     if model_type == "qwen2_vl":
         v = {**QWEN2_VL_VISION, **vision}
@@ -339,7 +368,67 @@ def _gemma3_tower(tower: VisionTower, config: Mapping[str, Any], mm_processor_kw
         image_patches=crops * tower.image_patches,
         pool=side // pooled,
         crops=crops,
+        projector_copies=1,
     )
+
+
+def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
+    """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
+    ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
+    ``size["longest_edge"]``, ``Mistral3ProcessingInfo.get_image_size_with_most_features``;
+    :func:`sized_for_processor` applies it; here ``vision_config.image_size``, which the published
+    checkpoints' processors keep), resized to
+    ``ceil(edge / patch_size)`` patches a side; its embeddings are the image tokens of a
+    ``ceil(edge / (patch_size x spatial_merge_size))`` square grid (``get_patch_grid_size``; the
+    ``[IMG_BREAK]`` / ``[IMG_END]`` tokens are not embeddings). The tower is gated
+    (``gate_up_proj``) with 2D rotary tables; the projector norms, unfolds
+    ``spatial_merge_size^2`` patches per token, then two linears (:func:`tower_widest`).
+
+    :raises InputError: a width missing or not a positive integer (named)."""
+    v = {**PIXTRAL_DEFAULTS, **vision}
+    patch = _pos(v, "patch_size")
+    merge = config.get("spatial_merge_size", MISTRAL3_SPATIAL_MERGE)
+    if not isinstance(merge, int) or isinstance(merge, bool) or merge <= 0:
+        raise InputError("config.json", "spatial_merge_size", "must be a positive integer to bound the encoder")
+    edge = _pos(v, "image_size")
+    if edge > 1 << 16:
+        raise InputError("config.json", "vision_config.image_size", f"{edge} px: over 65,536")
+    side = -(-edge // patch)
+    grid = -(-edge // (patch * merge))
+    return VisionTower(
+        model_type=str(vision.get("model_type") or "pixtral"),
+        hidden_size=_pos(v, "hidden_size"),
+        intermediate_size=_pos(v, "intermediate_size"),
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=merge,
+        in_channels=int(v.get("num_channels") or 3),
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        gated=True,
+        pos_embeds=False,
+        image_tokens=grid * grid,
+        image_patches=side * side,
+        projector_widths=2,
+        projector_copies=4,
+    )
+
+
+def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
+    """``tower`` with its item sized by the checkpoint's image processor where the size decides a
+    fixed-size tower's item (Mistral3's Pixtral: ``image_edge`` is ``size["longest_edge"]``; 0:
+    ``vision_config.image_size``); else ``tower`` unchanged (the Qwen towers read the processor's
+    size in :func:`max_tokens_per_item`).
+
+    :raises InputError: an edge over 65,536 px (named)."""
+    if tower.model_type != "pixtral" or not image_edge:
+        return tower
+    patch, merge = tower.patch_size, tower.spatial_merge_size
+    if image_edge > 1 << 16:
+        raise InputError("preprocessor_config.json", "size.longest_edge", f"{image_edge} px: over 65,536")
+    side, grid = -(-image_edge // patch), -(-image_edge // (patch * merge))
+    return replace(tower, image_tokens=grid * grid, image_patches=side * side)
 
 
 def _most_features_tokens(max_pixels: int, unit: int) -> int:
@@ -493,9 +582,9 @@ def tower_widest(
     end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
     if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
         end = tower.projector_widths * out
-        merger = base + end
-        if tower.pool:  # Gemma-3: the transposed copy, its pooled and normed tokens, the projection
-            merger = 2 * base + 2 * tokens * h * b + end
+        # Gemma-3: the transposed copy, then its pooled and normed tokens; Mistral3: the output's
+        # concatenation, norm, unfolded grids and their concatenation (merge^2 x hidden per token)
+        merger = base + tower.projector_copies * patches * h * b + (2 * tokens * h * b if tower.pool else 0) + end
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
     extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b
@@ -511,6 +600,7 @@ def encoder_term(
     runner: str,
     decoder_high: int,
     sizes: str = "published default sizes",
+    dense_mask: bool = False,
 ) -> Term:
     """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
     peak over the decoder's own terms (see the module text).
@@ -521,7 +611,9 @@ def encoder_term(
     ``decoder_high``, the decoder's own activation high bound (bytes): the run's peak is at least
     the tower's. high: the larger of the tower forward's widest point x :data:`TOWER_SLACK` (with
     the float32 pixel values, its rotary tables and a block's output) and the outputs with V1's
-    float32 pixels.
+    float32 pixels. ``dense_mask``: the tower attends through one ``N x N`` mask in the model dtype
+    over the batch's ``N`` patches, alive through every block (Pixtral up to 0.28,
+    :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
     """
     patches = tower.patches(batch.items, batch.tokens)
     out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
@@ -529,6 +621,9 @@ def encoder_term(
     held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
     held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
     certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
+    mask = patches * patches * dtype_bytes if dense_mask else 0
+    # the mask is certain; torch's memory-efficient kernel may copy it once more, padded to aligned rows
+    certain, extra = certain + mask, extra + mask
     tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
     tower_lo = certain * TOWER_SLACK[0] // 100 + pixels * PIXEL_BYTES[0]
     low = max(held_lo, tower_lo - decoder_high)
@@ -542,5 +637,6 @@ def encoder_term(
         + f"), or the tower's certain widest point less the decoder's high bound ({tower_lo / MIB:,.0f} - "
         f"{decoder_high / MIB:,.0f} MiB); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
         f"({certain / MIB:,.0f} MiB at factor 1, plus float32 pixels and rotary tables)"
+        + (f"; the dense block-diagonal attention mask ({mask / MIB:,.0f} MiB) included" if mask else "")
     )
     return Term("activation: multimodal encoder", low, high, source)

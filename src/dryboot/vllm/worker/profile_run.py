@@ -29,7 +29,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.worker.encoder_profile import VisionTower, encoder_batch, encoder_term, vision_tower
+from dryboot.vllm.worker.encoder_profile import (
+    PIXTRAL_DENSE_MASK_UNTIL,
+    VisionTower,
+    encoder_batch,
+    encoder_term,
+    sized_for_processor,
+    vision_tower,
+)
 from dryboot.vllm.worker.interval import MIB, Term
 
 #: bytes alive per logit at the sampler's peak (low, high): the model-dtype logits
@@ -242,6 +249,10 @@ def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
 
 def _sizes_said(shape: ForwardShape) -> str:
     """Where the largest item's size came from, for the encoder term's text."""
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "pixtral":
+        if shape.image_max_pixels:
+            return f"image processor's longest_edge ({shape.image_max_pixels} px square)"
+        return "vision config's image_size (no preprocessor_config.json beside the config)"
     if shape.vision_tower is not None and shape.vision_tower.pool:
         crops = shape.vision_tower.crops
         return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
@@ -298,6 +309,7 @@ def activation_terms(
     if shape.multimodal is not None and encoder_profiled:
         tower = shape.vision_tower
         if tower is not None and max_model_len > 0:
+            tower = sized_for_processor(tower, shape.image_max_pixels)
             batch = encoder_batch(
                 tower,
                 max_num_batched_tokens=max_num_batched_tokens,
@@ -316,7 +328,7 @@ def activation_terms(
                 "multimodal encoder profiling",
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
-                "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's and PaliGemma's CLIP / SigLIP); --language-model-only, "
+                "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, Mistral3's Pixtral); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
@@ -385,15 +397,17 @@ def activation_terms(
         # the decoder's pass at its widest (the cold compile's temporaries included): the run's peak is
         # at least the tower's, so the encoder adds at least the tower's peak less this
         decoder_high = sum(t.high for t in terms)
+        tower = sized_for_processor(shape.vision_tower, shape.image_max_pixels)
         terms.append(
             encoder_term(
-                shape.vision_tower,
+                tower,
                 batch,
                 tp=tp,
                 dtype_bytes=shape.dtype_bytes,
                 runner=runner,
                 decoder_high=decoder_high,
                 sizes=_sizes_said(shape),
+                dense_mask=tower.model_type == "pixtral" and _release_key(release) <= PIXTRAL_DENSE_MASK_UNTIL,
             )
         )
     return terms
