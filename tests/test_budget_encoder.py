@@ -15,11 +15,14 @@ from hypothesis import strategies as st
 from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
+    LLAVA_NEXT_PINPOINTS,
     encoder_batch,
     encoder_term,
     gemma3_num_crops,
+    llava_next_tokens,
     max_tokens_per_item,
     processor_max_pixels,
+    select_best_resolution,
     sized_for_processor,
     vision_tower,
 )
@@ -263,9 +266,33 @@ def test_fixed_size_towers_of_llava_and_paligemma() -> None:
         )
         is None
     )
-    nxt = forward_shape(_config(FIDELITY / "LlavaNextForConditionalGeneration.json"))
-    with pytest.raises(InputError, match=r"clip_vision_model \(in llava_next"):
-        activation_terms(nxt, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096)
+    onevision = forward_shape({**llava, "model_type": "llava_onevision"})
+    with pytest.raises(InputError, match=r"clip_vision_model \(in llava_onevision"):
+        activation_terms(
+            onevision, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096
+        )
+
+
+def test_llava_next_largest_pinpoint() -> None:
+    # the published default pinpoints over CLIP-336 (24 x 24 patches, 576 base features): 672 x 672
+    # has the most, 2 x 2 tiles of 576 unpadded features, 48 newlines and the base 576
+    p = LLAVA_NEXT_PINPOINTS
+    assert [llava_next_tokens(h, w, p, 336, 24, 576)[0] for h, w in p] == [1752, 1776, 2928, 2376, 2328]
+    # an image between pinpoints is padded to the best fit, its padding rows dropped
+    assert select_best_resolution(500, 800, p) == (672, 672)
+    assert llava_next_tokens(500, 800, p, 336, 24, 576) == (48 * 30 + 30 + 576, 4)
+    cfg = _config(FIDELITY / "LlavaNextForConditionalGeneration.json")  # CLIP 112 / 14, pinpoints up to 224
+    tower = forward_shape(cfg).vision_tower
+    assert tower is not None
+    # 224 x 224: 2 x 2 tiles of 8 x 8 features, 16 newlines, 64 base; 5 crops of 64 patches and a class token
+    assert (tower.image_tokens, tower.crops, tower.image_patches) == (256 + 16 + 64, 5, 5 * 65)
+    b = encoder_batch(tower, max_num_batched_tokens=2048, max_num_seqs=8, max_model_len=4096)
+    assert b is not None and (b.items, b.tokens) == (6, 6 * 336)
+    assert tower.pixels(1, 336) == 5 * 64 * 3 * 14 * 14  # no pixels for the class tokens
+    with pytest.raises(InputError, match="image_grid_pinpoints"):
+        vision_tower(cfg["vision_config"], "llava_next", config={**cfg, "image_grid_pinpoints": [[0, 5]]})
+    with pytest.raises(InputError, match="image_grid_pinpoints"):
+        vision_tower(cfg["vision_config"], "llava_next", config={**cfg, "image_grid_pinpoints": [[50, 60]]})
 
 
 def test_only_the_v2_runners_first_stage_encodes() -> None:

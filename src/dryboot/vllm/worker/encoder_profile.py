@@ -26,11 +26,12 @@ Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 ``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
 ``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
 Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
-of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``), Mistral3's Pixtral
+of LLaVA (1.5: ``model_type`` ``llava``; LLaVA-NeXT's any-resolution tiles: ``llava_next``) and
+PaliGemma (``paligemma``), Mistral3's Pixtral
 (``mistral3``: one ``longest_edge`` square image, 2D rotary), and Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
-``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (and LLaVA-NeXT's
-any-resolution tiling) is refused by name.
+``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (LLaVA-OneVision's
+included) is refused by name.
 """
 
 from __future__ import annotations
@@ -64,7 +65,10 @@ FIXED_SIZE_WRAPPERS = {
     "llava": ("clip_vision_model", "siglip_vision_model"),
     "paligemma": ("siglip_vision_model",),
     "gemma3": ("siglip_vision_model",),
+    "llava_next": ("clip_vision_model", "siglip_vision_model"),
 }
+#: ``LlavaNextConfig.image_grid_pinpoints``' default (height, width pixels).
+LLAVA_NEXT_PINPOINTS = ((336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008))
 #: ``Gemma3ProcessorKwargs._defaults["images_kwargs"]`` (transformers 5.x, the boot environments
 #: of 0.27.1-0.33.0): vLLM's ``Gemma3ProcessingInfo`` reads the merged processor kwargs, in which
 #: these defaults are always present, so the checkpoint's ``preprocessor_config.json`` does not
@@ -173,8 +177,8 @@ class VisionTower:
         return items * self.image_patches if self.image_tokens else tokens * self.patches_per_token
 
     def pixels(self, items: int, tokens: int) -> int:
-        """Pixel-value elements of the dummy batch (a class token has none)."""
-        patches = self.patches(items, tokens) - (items if self.class_token else 0)
+        """Pixel-value elements of the dummy batch (a class token, one per crop, has none)."""
+        patches = self.patches(items, tokens) - (items * self.crops if self.class_token else 0)
         return patches * self.pixel_elements_per_patch
 
     @property
@@ -211,6 +215,8 @@ def vision_tower(
         tower = _fixed_size_tower(vision, model_type, strategy)
         if tower is not None and model_type == "gemma3":
             return _gemma3_tower(tower, config or {}, mm_processor_kwargs or {})
+        if tower is not None and model_type == "llava_next":
+            return _llava_next_tower(tower, config or {})
         return tower
     if model_type == "mistral3":
         if str(vision.get("model_type") or "pixtral") != "pixtral":
@@ -370,6 +376,82 @@ def _gemma3_tower(tower: VisionTower, config: Mapping[str, Any], mm_processor_kw
         crops=crops,
         projector_copies=1,
     )
+
+
+def select_best_resolution(height: int, width: int, pinpoints: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """The pinpoint an anyres processor pads a ``height x width`` image to (transformers'
+    ``select_best_resolution``): the most effective pixels after an aspect-preserving fit, then the
+    least waste; the earlier pinpoint on a tie."""
+    best, most, least = pinpoints[0], 0, math.inf
+    for h, w in pinpoints:
+        scale = min(w / width, h / height)
+        effective = min(int(width * scale) * int(height * scale), width * height)
+        wasted = w * h - effective
+        if effective > most or (effective == most and wasted < least):
+            best, most, least = (h, w), effective, wasted
+    return best
+
+
+def llava_next_tokens(
+    height: int, width: int, pinpoints: tuple[tuple[int, int], ...], image_size: int, grid: int, base: int
+) -> tuple[int, int]:
+    """(embeddings, tiles) of a ``height x width`` image (``LlavaNextProcessingInfo.get_num_image_tokens``):
+    the tile grid of its best pinpoint (in ``image_size`` tiles), the tiles' ``grid x grid``
+    features each with the padding rows or columns removed, a newline feature per remaining row,
+    and the ``base`` features of the resized whole image.
+
+    :raises InputError: a best pinpoint under one tile (vLLM fails dividing by zero)."""
+    best_h, best_w = select_best_resolution(height, width, pinpoints)
+    rows, cols = best_h // image_size, best_w // image_size
+    if not rows or not cols:  # vLLM divides by zero here
+        raise InputError("config.json", "image_grid_pinpoints", f"({best_h}, {best_w}) holds no {image_size} px tile")
+    cur_h, cur_w = grid * rows, grid * cols
+    if width / height > cur_w / cur_h:
+        new_h = int(round(height * (cur_w / width), 7))
+        cur_h -= 2 * ((cur_h - new_h) // 2)
+    else:
+        new_w = int(round(width * (cur_h / height), 7))
+        cur_w -= 2 * ((cur_w - new_w) // 2)
+    return cur_h * cur_w + cur_h + base, rows * cols
+
+
+def _pinpoints(config: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:
+    raw = config.get("image_grid_pinpoints")
+    if raw is None:
+        return LLAVA_NEXT_PINPOINTS
+    ok = isinstance(raw, list) and 0 < len(raw) <= 256
+    points: list[tuple[int, int]] = []
+    for p in raw if ok else ():
+        if not (isinstance(p, list | tuple) and len(p) == 2):
+            ok = False
+            break
+        h, w = p
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 1 << 15 for x in (h, w)):
+            ok = False
+            break
+        points.append((h, w))
+    if not ok:
+        raise InputError("config.json", "image_grid_pinpoints", "must be a list of [height, width] pixel pairs")
+    return tuple(points)
+
+
+def _llava_next_tower(tower: VisionTower, config: Mapping[str, Any]) -> VisionTower:
+    """LLaVA-NeXT's any-resolution item (``llava_next.py``): the dummy image is the pinpoint with
+    the most features (``get_image_size_with_most_features``: the first strict maximum of
+    :func:`llava_next_tokens` over ``image_grid_pinpoints``); the tower runs the resized image and
+    each tile, ``image_size`` crops of ``(image_size / patch_size)^2`` patches (and CLIP's class
+    token); the projector's two linears, then ``pack_image_features``' permuted copy and its
+    newline-joined concatenation (three output widths at most)."""
+    pinpoints = _pinpoints(config)
+    grid = math.isqrt(tower.image_patches - (1 if tower.class_token else 0))
+    size = grid * tower.patch_size
+    best, tiles = 0, 0
+    for h, w in pinpoints:
+        tokens, n = llava_next_tokens(h, w, pinpoints, size, grid, tower.image_tokens)
+        if tokens > best:
+            best, tiles = tokens, n
+    crops = 1 + tiles
+    return replace(tower, image_tokens=best, image_patches=crops * tower.image_patches, crops=crops, projector_widths=3)
 
 
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
