@@ -337,16 +337,31 @@ _WIDTH_KEYS = [
             st.lists(st.integers(0, 40), max_size=4),
         ),
     ),
-    st.sampled_from(["qwen3_vl", "qwen3_5", "qwen2_vl", "qwen2_5_vl", "llava", "paligemma", "gemma3"]),
-    st.sampled_from(["clip_vision_model", "siglip_vision_model", None]),
+    st.sampled_from(
+        ["qwen3_vl", "qwen3_5", "qwen2_vl", "qwen2_5_vl", "llava", "paligemma", "gemma3", "llava_next", "mistral3"]
+    ),
+    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", None]),
+    st.dictionaries(
+        st.sampled_from(["mm_tokens_per_image", "image_grid_pinpoints", "spatial_merge_size", "vision_feature_layer"]),
+        st.one_of(
+            st.integers(-3, 5000),
+            st.booleans(),
+            st.text(max_size=3),
+            st.lists(st.one_of(st.integers(-2, 2000), st.lists(st.integers(-2, 2000), max_size=3)), max_size=4),
+        ),
+    ),
+    st.dictionaries(
+        st.sampled_from(["do_pan_and_scan", "pan_and_scan_max_num_crops", "pan_and_scan_min_crop_size"]),
+        st.one_of(st.integers(-3, 5000), st.booleans(), st.floats(allow_nan=True), st.text(max_size=3)),
+    ),
 )
 def test_hostile_vision_configs_give_a_tower_none_or_one_line(
-    vision: dict[str, Any], model_type: str, kind: str | None
+    vision: dict[str, Any], model_type: str, kind: str | None, top: dict[str, Any], kwargs: dict[str, Any]
 ) -> None:
     if kind is not None:
         vision = {**vision, "model_type": kind}
     try:
-        tower = vision_tower(vision, model_type)
+        tower = vision_tower(vision, model_type, config=top, mm_processor_kwargs=kwargs)
     except InputError as e:
         assert "\n" not in e.line()
         return
