@@ -42,8 +42,8 @@ def _config(path: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("entry", LINES, ids=lambda e: e["source"].split(" ")[0].rsplit("/", 1)[-1])
 def test_dummy_batch_as_posted(entry: dict[str, Any]) -> None:
-    config = _config(REPO / entry["config"])
-    tower = vision_tower(config["vision_config"], config["model_type"])
+    config = entry["config_widths"] if "config_widths" in entry else _config(REPO / entry["config"])
+    tower = vision_tower(config["vision_config"], config["model_type"], config=config)
     assert tower is not None
     batch = encoder_batch(
         tower,
