@@ -258,6 +258,11 @@ def _sizes_said(shape: ForwardShape) -> str:
         return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
             "on)" if crops > 1 else "off, the processor's default)"
         )
+    if shape.vision_tower is not None and shape.vision_tower.crops > 1:
+        return (
+            f"vision config's image_size and image_grid_pinpoints ({shape.vision_tower.crops} crops per image: "
+            "the resized image and the tiles of the pinpoint with the most features)"
+        )
     if shape.vision_tower is not None and shape.vision_tower.image_tokens:
         return "vision config's image_size (one crop per image)"
     if shape.image_max_pixels or shape.video_max_pixels:
