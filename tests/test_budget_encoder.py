@@ -497,3 +497,23 @@ def test_mistral3_pixtral_largest_square(tmp_path: Path) -> None:
         _encoder(multi, "0.33.0")
     pix_llava = forward_shape({**MISTRAL_SMALL_31, "model_type": "llava"})
     assert pix_llava.vision_tower is None
+
+
+def test_mm_processor_kwargs_reach_gemma3_or_are_refused_by_name() -> None:
+    from dryboot.planner.flags import parse_mm_processor_kwargs
+
+    cfg = _config(FIDELITY / "Gemma3ForConditionalGeneration.json")
+    kwargs = dict(parse_mm_processor_kwargs('{"do_pan_and_scan": true}'))
+    on = forward_shape(cfg, mm_processor_kwargs=kwargs).vision_tower
+    assert on is not None and on.crops == 5
+    # a key the tower does not read (a Qwen max_pixels, or any key for a tower without options)
+    for shape in (
+        forward_shape(cfg, mm_processor_kwargs={"max_pixels": 100}),
+        forward_shape(MISTRAL_SMALL_31, mm_processor_kwargs={"do_pan_and_scan": True}),
+    ):
+        assert shape.vision_tower is None
+        with pytest.raises(InputError, match=r"--mm-processor-kwargs: (max_pixels|do_pan_and_scan): not read"):
+            _encoder(shape, "0.33.0")
+    for bad in ("[1]", "{not json", '{"a": [1]}'):
+        with pytest.raises(ValueError):
+            parse_mm_processor_kwargs(bad)

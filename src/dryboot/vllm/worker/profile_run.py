@@ -30,6 +30,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
+    GEMMA3_PAN_AND_SCAN,
     PIXTRAL_DENSE_MASK_UNTIL,
     VisionTower,
     encoder_batch,
@@ -135,8 +136,15 @@ def _int(cfg: Mapping[str, Any], *keys: str) -> int:
     return 0
 
 
-def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype: str = "auto") -> ForwardShape:
+def forward_shape(
+    config: Mapping[str, Any],
+    source: str = "config.json",
+    dtype: str = "auto",
+    mm_processor_kwargs: Mapping[str, Any] | None = None,
+) -> ForwardShape:
     """The :class:`ForwardShape` of an HF ``config.json`` (its ``text_config`` when it has one).
+    ``mm_processor_kwargs``: ``--mm-processor-kwargs``, read where the tower's item depends on
+    them (Gemma-3's pan-and-scan); any other key makes a profiled encoder refused by name.
 
     :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded).
     """
@@ -173,13 +181,20 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
                 str(config.get("model_type") or ""),
                 str(config.get("vision_feature_select_strategy") or "default"),
                 config=config,
+                mm_processor_kwargs=mm_processor_kwargs,
             )
+            read = set(GEMMA3_PAN_AND_SCAN) if tower is not None and tower.pool else set()
+            unread = sorted(set(mm_processor_kwargs or {}) - read)
+            if unread:
+                raise InputError(
+                    "--mm-processor-kwargs", unread[0], "not read for this tower: the largest item's size is unknown"
+                )
         except InputError as e:  # refused only where the encoder is profiled (activation_terms)
-            vision_refusal = str(e)
+            tower, vision_refusal = None, str(e)
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
-    if tower is None and vision_type in ("clip_vision_model", "siglip_vision_model"):
+    if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
             f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
         )
