@@ -19,6 +19,7 @@ from dryboot.vllm.worker.encoder_profile import (
     encoder_batch,
     encoder_term,
     gemma3_num_crops,
+    idefics3_tiles,
     llava_next_tokens,
     max_tokens_per_item,
     processor_max_pixels,
@@ -338,9 +339,21 @@ _WIDTH_KEYS = [
         ),
     ),
     st.sampled_from(
-        ["qwen3_vl", "qwen3_5", "qwen2_vl", "qwen2_5_vl", "llava", "paligemma", "gemma3", "llava_next", "mistral3"]
+        [
+            "qwen3_vl",
+            "qwen3_5",
+            "qwen2_vl",
+            "qwen2_5_vl",
+            "llava",
+            "paligemma",
+            "gemma3",
+            "llava_next",
+            "mistral3",
+            "idefics3",
+            "smolvlm",
+        ]
     ),
-    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", None]),
+    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", "idefics3_vision", None]),
     st.dictionaries(
         st.sampled_from(["mm_tokens_per_image", "image_grid_pinpoints", "spatial_merge_size", "vision_feature_layer"]),
         st.one_of(
@@ -517,3 +530,45 @@ def test_mm_processor_kwargs_reach_gemma3_or_are_refused_by_name() -> None:
     for bad in ("[1]", "{not json", '{"a": [1]}'):
         with pytest.raises(ValueError):
             parse_mm_processor_kwargs(bad)
+
+
+@pytest.mark.parametrize(
+    ("tile", "edge", "crops"),
+    [
+        (364, 1456, 17),  # Idefics3's default: 4 x 4 tiles and the global image
+        (384, 1536, 17),  # SmolVLM-Instruct's processor
+        (364, 364, 1),  # one tile: the global image only
+        (364, 200, 1),
+        (364, 1000, 10),  # ceil(1000 / 364) = 3
+        (364, 9000, 145),  # capped at 4,096 px: 12 x 12 + 1
+    ],
+)
+def test_idefics3_tiles(tile: int, edge: int, crops: int) -> None:
+    assert idefics3_tiles(tile, edge) == crops
+
+
+def test_idefics3_and_smolvlm_crops(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    cfg = _config(FIDELITY / "Idefics3ForConditionalGeneration.json")  # 364 / 14, scale 2
+    shape = forward_shape(cfg)
+    tower = shape.vision_tower
+    assert tower is not None and tower.model_type == "idefics3_vision"
+    # 26 x 26 patches a tile, shuffled 2 x 2 into 169 embeddings; 17 tiles at the default 1,456 px
+    assert (tower.crops, tower.image_patches, tower.image_tokens) == (17, 17 * 676, 17 * 169)
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.items, b.tokens) == (2, 2 * 2873)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"size": {"longest_edge": 728}, "max_image_size": {"longest_edge": 364}})
+    )
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    enc = _encoder(sized, "0.33.0")
+    assert "9 image item(s) x 845 tokens" in enc.source  # 2 x 2 tiles and the global image: 5 x 169
+    smol = forward_shape(_config(FIDELITY / "SmolVLMForConditionalGeneration.json")).vision_tower  # 512 / 16
+    assert smol is not None and (smol.model_type, smol.image_tokens) == ("smolvlm_vision", 17 * 256)
+    with pytest.raises(InputError, match="scale_factor"):
+        vision_tower(cfg["vision_config"], "idefics3", config={**cfg, "scale_factor": 0})
+    with pytest.raises(InputError, match="image_size"):
+        vision_tower(cfg["vision_config"], "idefics3", config={**cfg, "scale_factor": 3})  # 26 % 3
+    assert vision_tower({**cfg["vision_config"], "model_type": "siglip_vision_model"}, "idefics3") is None

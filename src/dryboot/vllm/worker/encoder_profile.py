@@ -28,7 +28,8 @@ Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
 of LLaVA (1.5: ``model_type`` ``llava``; LLaVA-NeXT's any-resolution tiles: ``llava_next``) and
 PaliGemma (``paligemma``), Mistral3's Pixtral
-(``mistral3``: one ``longest_edge`` square image, 2D rotary), and Gemma-3's SigLIP
+(``mistral3``: one ``longest_edge`` square image, 2D rotary), Idefics3's and SmolVLM's tiles
+(``idefics3``, ``smolvlm``), and Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
 ``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (LLaVA-OneVision's
 included) is refused by name.
@@ -42,7 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.models import clip, siglip
+from dryboot.vllm.model_executor.models import clip, idefics3, siglip
 from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
@@ -91,6 +92,13 @@ PIXTRAL_DEFAULTS: dict[str, Any] = {
     "image_size": 1024,
     "patch_size": 16,
 }
+#: Idefics3 / SmolVLM: the top-level ``model_type`` and its tower's ``vision_config.model_type``.
+IDEFICS3_WRAPPERS = {"idefics3": "idefics3_vision", "smolvlm": "smolvlm_vision"}
+#: ``MAX_IMAGE_SIZE`` of transformers' Idefics3 image processor: no image side beyond it.
+IDEFICS3_MAX_IMAGE_SIZE = 4096
+#: ``Idefics3ImageProcessor``'s / ``SmolVLMImageProcessor``'s default ``size.longest_edge``, in
+#: tiles (``4 x max_image_size``).
+IDEFICS3_DEFAULT_TILES_PER_EDGE = 4
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -218,6 +226,10 @@ def vision_tower(
         if tower is not None and model_type == "llava_next":
             return _llava_next_tower(tower, config or {})
         return tower
+    if model_type in IDEFICS3_WRAPPERS:
+        if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
+            return None
+        return idefics3_tower(vision, config or {}, IDEFICS3_WRAPPERS[model_type])
     if model_type == "mistral3":
         if str(vision.get("model_type") or "pixtral") != "pixtral":
             return None
@@ -454,6 +466,55 @@ def _llava_next_tower(tower: VisionTower, config: Mapping[str, Any]) -> VisionTo
     return replace(tower, image_tokens=best, image_patches=crops * tower.image_patches, crops=crops, projector_widths=3)
 
 
+def idefics3_tiles(tile: int, longest_edge: int) -> int:
+    """Crops one image runs through an Idefics3 / SmolVLM tower
+    (``Idefics3ImageProcessor.get_number_of_image_patches`` as ``Idefics3ProcessingInfo.get_num_patches``
+    counts it, image splitting on): the square dummy rescaled to ``longest_edge``, capped at
+    :data:`IDEFICS3_MAX_IMAGE_SIZE`, rounded up to whole ``tile`` crops: ``n^2`` tiles and the
+    global image when ``n > 1``, else the one global image."""
+    n = -(-min(longest_edge, IDEFICS3_MAX_IMAGE_SIZE) // tile)
+    return n * n + 1 if n > 1 else 1
+
+
+def idefics3_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: str) -> VisionTower:
+    """Idefics3's / SmolVLM's SigLIP-like tower (``idefics3.py``, ``smolvlm.py``): every crop is
+    ``(image_size / patch_size)^2`` patches, pixel-shuffled by ``scale_factor`` into
+    ``image_seq_len = patches / scale_factor^2`` embeddings (the processor's, from the same
+    widths), then one linear (``modality_projection``); the shuffle's reshapes copy the tower's
+    output twice. The crops come from the processor's ``size.longest_edge``
+    (:func:`sized_for_processor`; here the image processors' default, 4 tiles a side) over
+    ``max_image_size``, taken as the vision config's ``image_size`` (the published checkpoints'
+    processors keep them equal; the dummy's own size does not change the count).
+
+    :raises InputError: a width missing, or a grid the pixel shuffle cannot divide (named)."""
+    v = {**siglip.DEFAULTS, **idefics3.VISION_DEFAULTS, **vision}
+    size, patch = _pos(v, "image_size"), _pos(v, "patch_size")
+    scale = config.get("scale_factor", 2)
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale <= 0:
+        raise InputError("config.json", "scale_factor", "must be a positive integer to bound the encoder")
+    side = size // patch
+    if size % patch or side % scale or size > IDEFICS3_MAX_IMAGE_SIZE:
+        raise InputError("config.json", "vision_config.image_size", "must be patches the pixel shuffle divides")
+    tower = VisionTower(
+        model_type=kind,
+        hidden_size=_pos(v, "hidden_size"),
+        intermediate_size=_pos(v, "intermediate_size"),
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=scale,
+        in_channels=int(v.get("num_channels") or 3),
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=side * side // (scale * scale),
+        image_patches=side * side,
+        projector_widths=1,
+        projector_copies=2,
+    )
+    return sized_for_processor(tower, IDEFICS3_DEFAULT_TILES_PER_EDGE * size)
+
+
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
     """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
     ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
@@ -499,16 +560,23 @@ def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> Visi
 
 def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
     """``tower`` with its item sized by the checkpoint's image processor where the size decides a
-    fixed-size tower's item (Mistral3's Pixtral: ``image_edge`` is ``size["longest_edge"]``; 0:
-    ``vision_config.image_size``); else ``tower`` unchanged (the Qwen towers read the processor's
+    fixed-size tower's item (``image_edge`` is ``size["longest_edge"]``; Mistral3's Pixtral: the
+    square's side, 0: ``vision_config.image_size``; Idefics3 / SmolVLM: the side the image is
+    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles); else ``tower`` unchanged (the Qwen towers read the processor's
     size in :func:`max_tokens_per_item`).
 
     :raises InputError: an edge over 65,536 px (named)."""
-    if tower.model_type != "pixtral" or not image_edge:
+    if not image_edge or tower.model_type not in ("pixtral", *IDEFICS3_WRAPPERS.values()):
         return tower
     patch, merge = tower.patch_size, tower.spatial_merge_size
     if image_edge > 1 << 16:
         raise InputError("preprocessor_config.json", "size.longest_edge", f"{image_edge} px: over 65,536")
+    if tower.model_type != "pixtral":  # Idefics3 / SmolVLM: crops of one tile each
+        per_tile_patches = tower.image_patches // tower.crops
+        side = math.isqrt(per_tile_patches)
+        crops = idefics3_tiles(side * patch, image_edge)
+        per_tile_tokens = per_tile_patches // (merge * merge)
+        return replace(tower, image_tokens=crops * per_tile_tokens, image_patches=crops * per_tile_patches, crops=crops)
     side, grid = -(-image_edge // patch), -(-image_edge // (patch * merge))
     return replace(tower, image_tokens=grid * grid, image_patches=side * side)
 

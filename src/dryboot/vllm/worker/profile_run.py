@@ -273,6 +273,12 @@ def _sizes_said(shape: ForwardShape) -> str:
         return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
             "on)" if crops > 1 else "off, the processor's default)"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type in ("idefics3_vision", "smolvlm_vision"):
+        return (
+            f"image processor's size.longest_edge ({shape.image_max_pixels} px; {shape.vision_tower.crops} crops)"
+            if shape.image_max_pixels
+            else f"image processors' default size, 4 tiles a side ({shape.vision_tower.crops} crops per image)"
+        )
     if shape.vision_tower is not None and shape.vision_tower.crops > 1:
         return (
             f"vision config's image_size and image_grid_pinpoints ({shape.vision_tower.crops} crops per image: "
