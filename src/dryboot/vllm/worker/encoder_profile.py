@@ -562,8 +562,8 @@ def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
     """``tower`` with its item sized by the checkpoint's image processor where the size decides a
     fixed-size tower's item (``image_edge`` is ``size["longest_edge"]``; Mistral3's Pixtral: the
     square's side, 0: ``vision_config.image_size``; Idefics3 / SmolVLM: the side the image is
-    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles); else ``tower`` unchanged (the Qwen towers read the processor's
-    size in :func:`max_tokens_per_item`).
+    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles); else ``tower`` unchanged
+    (the Qwen towers read the processor's size in :func:`max_tokens_per_item`).
 
     :raises InputError: an edge over 65,536 px (named)."""
     if not image_edge or tower.model_type not in ("pixtral", *IDEFICS3_WRAPPERS.values()):
