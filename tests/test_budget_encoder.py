@@ -567,6 +567,12 @@ def test_idefics3_and_smolvlm_crops(tmp_path: Path) -> None:
     assert "9 image item(s) x 845 tokens" in enc.source  # 2 x 2 tiles and the global image: 5 x 169
     smol = forward_shape(_config(FIDELITY / "SmolVLMForConditionalGeneration.json")).vision_tower  # 512 / 16
     assert smol is not None and (smol.model_type, smol.image_tokens) == ("smolvlm_vision", 17 * 256)
+    # SmolVLM-Instruct's widths: 384 px at patch 14 is 27 patches a side (the conv floors), 81
+    # embeddings at scale 3; its processor's 1,536 px edge makes 4 x 4 tiles of 384 and the global one
+    v = {"model_type": "smolvlm_vision", "image_size": 384, "patch_size": 14, "hidden_size": 1152}
+    inst = vision_tower(v, "smolvlm", config={"scale_factor": 3})
+    assert inst is not None and (inst.image_tokens, inst.tile_size) == (17 * 81, 384)
+    assert sized_for_processor(inst, 1536).crops == 17 and sized_for_processor(inst, 768).image_tokens == 5 * 81
     with pytest.raises(InputError, match="scale_factor"):
         vision_tower(cfg["vision_config"], "idefics3", config={**cfg, "scale_factor": 0})
     with pytest.raises(InputError, match="image_size"):

@@ -151,6 +151,8 @@ class VisionTower:
     :param pool: Gemma-3's projector: the side of its average-pooling window (0: none); it
         transposes the tower's output into a contiguous copy before pooling.
     :param crops: the crops one image runs (Gemma-3: the image and its pan-and-scan crops).
+    :param tile_size: pixels a side of one crop where the processor tiles the image (Idefics3 /
+        SmolVLM: ``image_size``; 0: not tiled by the processor's size).
     :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
         tower's output before it narrows to tokens (Gemma-3: the transposed copy; Mistral3: the
         concatenated output, its norm, the unfolded grids and their concatenation).
@@ -175,6 +177,7 @@ class VisionTower:
     pool: int = 0
     crops: int = 1
     projector_copies: int = 0
+    tile_size: int = 0
 
     @property
     def patches_per_token(self) -> int:
@@ -492,8 +495,8 @@ def idefics3_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: s
     scale = config.get("scale_factor", 2)
     if not isinstance(scale, int) or isinstance(scale, bool) or scale <= 0:
         raise InputError("config.json", "scale_factor", "must be a positive integer to bound the encoder")
-    side = size // patch
-    if size % patch or side % scale or size > IDEFICS3_MAX_IMAGE_SIZE:
+    side = size // patch  # the patch conv floors (SmolVLM: 384 px at 14: 27 patches a side)
+    if not side or side % scale or size > IDEFICS3_MAX_IMAGE_SIZE:
         raise InputError("config.json", "vision_config.image_size", "must be patches the pixel shuffle divides")
     tower = VisionTower(
         model_type=kind,
@@ -511,6 +514,7 @@ def idefics3_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: s
         image_patches=side * side,
         projector_widths=1,
         projector_copies=2,
+        tile_size=size,
     )
     return sized_for_processor(tower, IDEFICS3_DEFAULT_TILES_PER_EDGE * size)
 
@@ -573,8 +577,7 @@ def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
         raise InputError("preprocessor_config.json", "size.longest_edge", f"{image_edge} px: over 65,536")
     if tower.model_type != "pixtral":  # Idefics3 / SmolVLM: crops of one tile each
         per_tile_patches = tower.image_patches // tower.crops
-        side = math.isqrt(per_tile_patches)
-        crops = idefics3_tiles(side * patch, image_edge)
+        crops = idefics3_tiles(tower.tile_size, image_edge)
         per_tile_tokens = per_tile_patches // (merge * merge)
         return replace(tower, image_tokens=crops * per_tile_tokens, image_patches=crops * per_tile_patches, crops=crops)
     side, grid = -(-image_edge // patch), -(-image_edge // (patch * merge))
