@@ -1,0 +1,90 @@
+"""The encoder term's dummy items against vLLM's own processing info: LLaVA-NeXT's tokens per
+image and its pinpoint with the most features (``LlavaNextProcessingInfo``), Mistral3's
+(``Mistral3HFEncoderInfo``) and the Idefics3 image processor's crop count (transformers'
+``get_number_of_image_patches``, as ``Idefics3ProcessingInfo.get_num_patches`` reads it).
+
+Skipped unless DRYBOOT_VLLM_PYTHON points at a vLLM environment (a boot environment's python).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import pytest
+
+from dryboot.vllm.worker.encoder_profile import idefics3_tiles, llava_next_tokens, sized_for_processor, vision_tower
+
+pytestmark = pytest.mark.fidelity
+
+PINPOINTS = {
+    "default": [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008]],
+    "uneven": [[336, 672], [672, 336], [672, 672], [1008, 336], [336, 1008], [500, 900], [1344, 336]],
+}
+IMAGES = [(672, 672), (800, 500), (500, 800), (1000, 1000), (336, 1344), (1200, 300)]
+EDGES = [1540, 1024, 1000, 700]
+TILES = [(364, 1456), (384, 1536), (364, 364), (364, 200), (364, 1000), (364, 9000), (512, 2048), (384, 1000)]
+
+#: run in vLLM's environment: reads the cases as JSON on stdin, prints vLLM's figures
+SCRIPT = """
+import json, sys
+from transformers import LlavaNextConfig, Mistral3Config
+from transformers.models.idefics3.image_processing_idefics3 import Idefics3ImageProcessor
+from vllm.model_executor.models.llava import get_vision_encoder_info
+from vllm.model_executor.models.llava_next import LlavaNextProcessingInfo
+from vllm.model_executor.models.mistral3 import Mistral3HFEncoderInfo
+
+cases = json.load(sys.stdin)
+out = {"llava_next": {}, "mistral3": [], "idefics3": []}
+for name, pinpoints in cases["pinpoints"].items():
+    cfg = LlavaNextConfig(image_grid_pinpoints=pinpoints)
+    info = LlavaNextProcessingInfo.__new__(LlavaNextProcessingInfo)
+    info.get_hf_config = lambda cfg=cfg: cfg
+    info.get_vision_encoder_info = lambda cfg=cfg: get_vision_encoder_info(cfg)
+    best = info.get_image_size_with_most_features()
+    out["llava_next"][name] = {
+        "best": [best.height, best.width],
+        "tokens": [info.get_num_image_tokens(image_width=w, image_height=h) for h, w in cases["images"]],
+    }
+m = Mistral3Config(vision_config={"model_type": "pixtral", "image_size": 1540, "patch_size": 14}, spatial_merge_size=2)
+for edge in cases["edges"]:
+    out["mistral3"].append(Mistral3HFEncoderInfo(m, edge).get_num_image_tokens(image_width=edge, image_height=edge))
+for tile, edge in cases["tiles"]:
+    p = Idefics3ImageProcessor(size={"longest_edge": edge}, max_image_size={"longest_edge": tile})
+    out["idefics3"].append(max(p.get_number_of_image_patches(tile, tile, {})[0], 1))
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def vllm_items(vllm_python: str) -> dict[str, Any]:
+    cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES}
+    proc = subprocess.run(
+        [vllm_python, "-c", SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-4000:])
+    doc: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return doc
+
+
+def test_llava_next_items_as_vllm_counts(vllm_items: dict[str, Any]) -> None:
+    for name, pinpoints in PINPOINTS.items():
+        points = tuple((h, w) for h, w in pinpoints)
+        ours = [llava_next_tokens(h, w, points, 336, 24, 576)[0] for h, w in IMAGES]
+        assert ours == vllm_items["llava_next"][name]["tokens"], name
+        tower = vision_tower(
+            {"model_type": "clip_vision_model", "image_size": 336, "patch_size": 14},
+            "llava_next",
+            config={"image_grid_pinpoints": pinpoints},
+        )
+        best_h, best_w = vllm_items["llava_next"][name]["best"]
+        assert tower is not None and tower.image_tokens == llava_next_tokens(best_h, best_w, points, 336, 24, 576)[0]
+
+
+def test_mistral3_and_idefics3_items_as_vllm_counts(vllm_items: dict[str, Any]) -> None:
+    tower = vision_tower({"model_type": "pixtral", "image_size": 1540, "patch_size": 14}, "mistral3", config={})
+    assert tower is not None
+    assert [sized_for_processor(tower, e).image_tokens for e in EDGES] == vllm_items["mistral3"]
+    assert [idefics3_tiles(t, e) for t, e in TILES] == vllm_items["idefics3"]
