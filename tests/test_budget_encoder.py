@@ -351,9 +351,10 @@ _WIDTH_KEYS = [
             "mistral3",
             "idefics3",
             "smolvlm",
+            "internvl_chat",
         ]
     ),
-    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", "idefics3_vision", None]),
+    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", "idefics3_vision", "intern_vit_6b", None]),
     st.dictionaries(
         st.sampled_from(["mm_tokens_per_image", "image_grid_pinpoints", "spatial_merge_size", "vision_feature_layer"]),
         st.one_of(
@@ -578,3 +579,71 @@ def test_idefics3_and_smolvlm_crops(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="image_size"):
         vision_tower(cfg["vision_config"], "idefics3", config={**cfg, "scale_factor": 3})  # 26 % 3
     assert vision_tower({**cfg["vision_config"], "model_type": "siglip_vision_model"}, "idefics3") is None
+
+
+#: OpenGVLab/InternVL3-8B's published widths and tiling (config.json, ``internvl_chat``)
+INTERNVL3_8B = {
+    "architectures": ["InternVLChatModel"],
+    "model_type": "internvl_chat",
+    "downsample_ratio": 0.5,
+    "dynamic_image_size": True,
+    "use_thumbnail": True,
+    "max_dynamic_patch": 12,
+    "min_dynamic_patch": 1,
+    "ps_version": "v2",
+    "select_layer": -1,
+    "torch_dtype": "bfloat16",
+    "llm_config": {
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 28,
+        "vocab_size": 151674,
+    },
+    "vision_config": {
+        "model_type": "intern_vit_6b",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "image_size": 448,
+        "patch_size": 14,
+        "qk_normalization": False,
+        "norm_type": "layer_norm",
+    },
+}
+
+
+def test_internvl_tiles_and_video() -> None:
+    tower = forward_shape(INTERNVL3_8B).vision_tower
+    assert tower is not None and tower.class_token
+    # 12 tiles and the thumbnail, 32 x 32 patches and a class token each, shuffled to 256 embeddings
+    assert (tower.crops, tower.image_tokens, tower.image_patches, tower.frame_tokens) == (13, 3328, 13 * 1025, 256)
+    # a Qwen text model: the dummy video takes the context left beside one image, one crop a frame
+    assert max_tokens_per_item(tower, 32768) == {"image": 3328, "video": (32768 - 3328) // 256 * 256}
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.modality, b.items, b.tokens, b.budget) == ("video", 1, 29440, 29440)
+    assert tower.patches(1, 29440, "video") == 115 * 1025 and tower.pixels(1, 29440, "video") == 115 * 1024 * 588
+    b = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"image": 0}
+    )
+    assert b is not None and (b.modality, b.tokens) == ("video", 32768)
+    b = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"video": 0}
+    )
+    assert b is not None and (b.modality, b.items, b.tokens) == ("image", 2, 6656)
+    # an InternLM2 text model has no video token; dynamic tiles off: one crop, no thumbnail
+    lm = forward_shape({**INTERNVL3_8B, "llm_config": {**INTERNVL3_8B["llm_config"], "model_type": "internlm2"}})
+    assert lm.vision_tower is not None and max_tokens_per_item(lm.vision_tower, 32768) == {"image": 3328}
+    one = vision_tower(
+        INTERNVL3_8B["vision_config"], "internvl_chat", config={**INTERNVL3_8B, "dynamic_image_size": False}
+    )
+    assert one is not None and (one.crops, one.image_tokens) == (1, 256)
+    # InternViT-6B (qk_normalization, dummy heads under TP): refused by name
+    six = forward_shape({**INTERNVL3_8B, "vision_config": {**INTERNVL3_8B["vision_config"], "qk_normalization": True}})
+    with pytest.raises(InputError, match="intern_vit_6b"):
+        _encoder(six, "0.33.0")
+    with pytest.raises(InputError, match="downsample_ratio"):
+        vision_tower(INTERNVL3_8B["vision_config"], "internvl_chat", config={**INTERNVL3_8B, "downsample_ratio": 0.3})

@@ -29,7 +29,9 @@ Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP a
 of LLaVA (1.5: ``model_type`` ``llava``; LLaVA-NeXT's any-resolution tiles: ``llava_next``) and
 PaliGemma (``paligemma``), Mistral3's Pixtral
 (``mistral3``: one ``longest_edge`` square image, 2D rotary), Idefics3's and SmolVLM's tiles
-(``idefics3``, ``smolvlm``), and Gemma-3's SigLIP
+(``idefics3``, ``smolvlm``), InternVL's InternViT-300M-class tower (``internvl_chat``: dynamic
+tiles, pixel shuffle, and a video of one crop per frame for Qwen / gpt-oss text models), and
+Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
 ``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (LLaVA-OneVision's
 included) is refused by name.
@@ -99,6 +101,10 @@ IDEFICS3_MAX_IMAGE_SIZE = 4096
 #: ``Idefics3ImageProcessor``'s / ``SmolVLMImageProcessor``'s default ``size.longest_edge``, in
 #: tiles (``4 x max_image_size``).
 IDEFICS3_DEFAULT_TILES_PER_EDGE = 4
+#: InternVL (``internvl_chat``): the text ``model_type``s whose tokenizer gives it a video token
+#: (``InternVLProcessingInfo.ctx_video_token``'s map; Qwen's and gpt-oss's published tokenizers
+#: hold the token, so their checkpoints profile a video).
+INTERNVL_VIDEO_TEXT_TYPES = ("qwen2", "qwen3", "qwen3_moe", "gpt_oss")
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -153,6 +159,7 @@ class VisionTower:
     :param crops: the crops one image runs (Gemma-3: the image and its pan-and-scan crops).
     :param tile_size: pixels a side of one crop where the processor tiles the image (Idefics3 /
         SmolVLM: ``image_size``; 0: not tiled by the processor's size).
+    :param frame_tokens: InternVL's video: embeddings per frame, one crop each (0: no video item).
     :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
         tower's output before it narrows to tokens (Gemma-3: the transposed copy; Mistral3: the
         concatenated output, its norm, the unfolded grids and their concatenation).
@@ -178,18 +185,26 @@ class VisionTower:
     crops: int = 1
     projector_copies: int = 0
     tile_size: int = 0
+    frame_tokens: int = 0
 
     @property
     def patches_per_token(self) -> int:
         return self.spatial_merge_size**2
 
-    def patches(self, items: int, tokens: int) -> int:
+    def _frames(self, modality: str, tokens: int) -> int:
+        """Video frames of ``tokens`` tokens, one crop each (InternVL); 0 for other items."""
+        return tokens // self.frame_tokens if modality == "video" and self.frame_tokens else 0
+
+    def patches(self, items: int, tokens: int, modality: str = "image") -> int:
         """The positions the tower runs for ``items`` items of ``tokens`` merged tokens in all."""
+        if frames := self._frames(modality, tokens):
+            return frames * (self.image_patches // self.crops)
         return items * self.image_patches if self.image_tokens else tokens * self.patches_per_token
 
-    def pixels(self, items: int, tokens: int) -> int:
+    def pixels(self, items: int, tokens: int, modality: str = "image") -> int:
         """Pixel-value elements of the dummy batch (a class token, one per crop, has none)."""
-        patches = self.patches(items, tokens) - (items * self.crops if self.class_token else 0)
+        crops = self._frames(modality, tokens) or items * self.crops
+        patches = self.patches(items, tokens, modality) - (crops if self.class_token else 0)
         return patches * self.pixel_elements_per_patch
 
     @property
@@ -229,6 +244,10 @@ def vision_tower(
         if tower is not None and model_type == "llava_next":
             return _llava_next_tower(tower, config or {})
         return tower
+    if model_type == "internvl_chat":
+        if str(vision.get("model_type") or "intern_vit_6b") != "intern_vit_6b":
+            return None
+        return internvl_chat_tower(vision, config or {})
     if model_type in IDEFICS3_WRAPPERS:
         if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
             return None
@@ -519,6 +538,66 @@ def idefics3_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: s
     return sized_for_processor(tower, IDEFICS3_DEFAULT_TILES_PER_EDGE * size)
 
 
+def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
+    v = config.get(key, default)
+    if not isinstance(v, bool):
+        raise InputError("config.json", key, "must be true or false")
+    return v
+
+
+def internvl_chat_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
+    """InternVL's InternViT tower (``internvl.py``, ``model_type`` ``internvl_chat``): every crop
+    is an ``image_size`` square of ``(image_size / patch_size)^2`` patches and a class token,
+    pixel-shuffled by ``downsample_ratio`` into ``image_seq_length`` embeddings, then ``mlp1``
+    (LayerNorm and two linears). The largest image (``get_image_size_with_most_features``) is
+    ``max_dynamic_patch`` tiles and the thumbnail (``use_thumbnail`` with more than one tile; one
+    crop when ``dynamic_image_size`` is off); a checkpoint whose text model type is in
+    :data:`INTERNVL_VIDEO_TEXT_TYPES` also profiles a video of one crop per frame
+    (:func:`max_tokens_per_item`). InternViT-6B (``qk_normalization``: its heads padded with
+    dummy heads under TP) is not bounded (``None``).
+
+    :raises InputError: a width or tiling option missing or malformed (named)."""
+    if vision.get("qk_normalization"):
+        return None
+    size, patch = _pos(vision, "image_size"), _pos(vision, "patch_size")
+    ratio = config.get("downsample_ratio", 0.5)
+    if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise InputError("config.json", "downsample_ratio", "must be a number in (0, 1]")
+    side = size // patch
+    per_tile = int(side * side * ratio * ratio)  # InternVLChatProcessor's image_seq_length
+    if size % patch or not per_tile or int(1 / ratio) ** 2 * per_tile != side * side:
+        raise InputError("config.json", "downsample_ratio", "must shuffle the patch grid evenly")
+    dynamic = _flag(config, "dynamic_image_size", False)
+    thumbnail = _flag(config, "use_thumbnail", False)
+    most = config.get("max_dynamic_patch", 6)  # InternVLChatConfig's default
+    if not isinstance(most, int) or isinstance(most, bool) or not 0 < most <= 1024:
+        raise InputError("config.json", "max_dynamic_patch", "must be a positive integer up to 1024")
+    tiles = most if dynamic else 1
+    crops = tiles + (1 if thumbnail and tiles > 1 else 0)
+    text = config.get("llm_config") or config.get("text_config") or {}
+    video = isinstance(text, Mapping) and text.get("model_type") in INTERNVL_VIDEO_TEXT_TYPES
+    return VisionTower(
+        model_type="intern_vit_6b",
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=1,
+        in_channels=int(vision.get("num_channels") or 3),
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=crops * per_tile,
+        class_token=True,
+        image_patches=crops * (side * side + 1),
+        projector_widths=2,
+        projector_copies=2,
+        crops=crops,
+        frame_tokens=per_tile if video else 0,
+    )
+
+
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
     """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
     ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
@@ -632,17 +711,29 @@ def processor_max_pixels(
 
 
 def max_tokens_per_item(
-    tower: VisionTower, max_model_len: int, image_max_pixels: int = 0, video_max_pixels: int = 0
+    tower: VisionTower,
+    max_model_len: int,
+    image_max_pixels: int = 0,
+    video_max_pixels: int = 0,
+    image_active: bool = True,
 ) -> dict[str, int]:
     """``get_mm_max_tokens_per_item`` for the processors' sizes (``image_max_pixels`` /
     ``video_max_pixels`` from the checkpoint's processor configs, 0: the published defaults):
-    merged tokens of the largest image and of the dummy video.
+    merged tokens of the largest image and of the dummy video. ``image_active``: images are
+    among the dummy's modalities (``--limit-mm-per-prompt`` above 0 for them).
+
+    InternVL: ``get_num_frames_with_most_features``' frames, the context left beside one largest
+    image (when images are on) over the embeddings per frame, at least 1.
 
     Qwen3-VL: the video processor's own size over 2 frames. Qwen2-VL / Qwen2.5-VL: frames of the
     largest image, as many as keep the video within ``max_model_len`` tokens (at least 1, at most
     :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
     if tower.image_tokens:
-        return {"image": tower.image_tokens}
+        sizes = {"image": tower.image_tokens}
+        if tower.frame_tokens:  # InternVL: the frames the context leaves beside one image
+            room = max_model_len - (tower.image_tokens if image_active else 0)
+            sizes["video"] = max(room // tower.frame_tokens, 1) * tower.frame_tokens
+        return sizes
     unit = tower.patch_size * tower.spatial_merge_size
     if tower.model_type in QWEN2_VISION_TYPES:
         image = _most_features_tokens(image_max_pixels or QWEN2_IMAGE_MAX_PIXELS, unit)
@@ -690,7 +781,9 @@ def encoder_batch(
     when every modality's limit is 0 (nothing is encoded). A modality the limits omit counts 999;
     ``image_max_pixels`` / ``video_max_pixels``: as :func:`max_tokens_per_item`."""
     limits = limit_mm_per_prompt or {}
-    sizes = max_tokens_per_item(tower, max_model_len, image_max_pixels, video_max_pixels)
+    sizes = max_tokens_per_item(
+        tower, max_model_len, image_max_pixels, video_max_pixels, image_active=limits.get("image", 999) > 0
+    )
     per_item = {m: t for m, t in sizes.items() if limits.get(m, 999) > 0}
     if not per_item:
         return None
@@ -768,9 +861,9 @@ def encoder_term(
     over the batch's ``N`` patches, alive through every block (Pixtral up to 0.28,
     :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
     """
-    patches = tower.patches(batch.items, batch.tokens)
+    patches = tower.patches(batch.items, batch.tokens, batch.modality)
     out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
-    pixels = tower.pixels(batch.items, batch.tokens)
+    pixels = tower.pixels(batch.items, batch.tokens, batch.modality)
     held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
     held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
     certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
