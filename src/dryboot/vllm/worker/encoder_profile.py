@@ -545,7 +545,7 @@ def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
     return v
 
 
-def internvl_chat_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
+def internvl_chat_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower | None:
     """InternVL's InternViT tower (``internvl.py``, ``model_type`` ``internvl_chat``): every crop
     is an ``image_size`` square of ``(image_size / patch_size)^2`` patches and a class token,
     pixel-shuffled by ``downsample_ratio`` into ``image_seq_length`` embeddings, then ``mlp1``
