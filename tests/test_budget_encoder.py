@@ -647,3 +647,27 @@ def test_internvl_tiles_and_video() -> None:
         _encoder(six, "0.33.0")
     with pytest.raises(InputError, match="downsample_ratio"):
         vision_tower(INTERNVL3_8B["vision_config"], "internvl_chat", config={**INTERNVL3_8B, "downsample_ratio": 0.3})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.recursive(
+            st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+            ),
+            max_leaves=8,
+        ).map(json.dumps),
+    )
+)
+def test_mm_processor_kwargs_parse_or_refuse_in_one_line(text: str) -> None:
+    from dryboot.planner.flags import parse_mm_processor_kwargs
+
+    try:
+        pairs = parse_mm_processor_kwargs(text)
+    except ValueError as e:
+        assert "\n" not in str(e)
+        return
+    assert all(isinstance(k, str) and isinstance(v, bool | int | float | str) for k, v in pairs)
