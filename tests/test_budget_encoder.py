@@ -671,3 +671,19 @@ def test_mm_processor_kwargs_parse_or_refuse_in_one_line(text: str) -> None:
         assert "\n" not in str(e)
         return
     assert all(isinstance(k, str) and isinstance(v, bool | int | float | str) for k, v in pairs)
+
+
+def test_mistral3_processor_edge_before_0_29_is_refused(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    (tmp_path / "config.json").write_text(json.dumps(MISTRAL_SMALL_31))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1024}}))
+    sized = with_processor_sizes(forward_shape(MISTRAL_SMALL_31), str(tmp_path / "config.json"))
+    # 0.27-0.28 count the dummy by vision_config.image_size; 0.29 on by the processor's edge
+    with pytest.raises(InputError, match="longest_edge 1024 px: not bounded"):
+        _encoder(sized, "0.28.0")
+    assert "x 1,369 tokens" in _encoder(sized, "0.29.0").source
+    # the published processor (edge = image_size) counts the same either way
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1540}}))
+    same = with_processor_sizes(forward_shape(MISTRAL_SMALL_31), str(tmp_path / "config.json"))
+    assert "x 3,025 tokens" in _encoder(same, "0.27.1").source

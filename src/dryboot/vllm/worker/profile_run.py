@@ -335,7 +335,17 @@ def activation_terms(
     if shape.multimodal is not None and encoder_profiled:
         tower = shape.vision_tower
         if tower is not None and max_model_len > 0:
-            tower = sized_for_processor(tower, shape.image_max_pixels)
+            sized = sized_for_processor(tower, shape.image_max_pixels)
+            if tower.model_type == "pixtral" and sized != tower and _release_key(release) <= PIXTRAL_DENSE_MASK_UNTIL:
+                # 0.27-0.28's Mistral3ProcessingInfo counts the dummy by vision_config.image_size while the
+                # image processor resizes it to its own longest_edge: the tower's input is not the item counted
+                raise InputError(
+                    "activation",
+                    "multimodal encoder profiling",
+                    f"vLLM {release} sizes Mistral3's dummy image by vision_config.image_size, and the checkpoint's "
+                    f"image processor resizes it to longest_edge {shape.image_max_pixels} px: not bounded",
+                )
+            tower = sized
             batch = encoder_batch(
                 tower,
                 max_num_batched_tokens=max_num_batched_tokens,
