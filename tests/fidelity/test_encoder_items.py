@@ -1,7 +1,9 @@
 """The encoder term's dummy items against vLLM's own processing info: LLaVA-NeXT's tokens per
 image and its pinpoint with the most features (``LlavaNextProcessingInfo``), Mistral3's
-(``Mistral3HFEncoderInfo``) and the Idefics3 image processor's crop count (transformers'
-``get_number_of_image_patches``, as ``Idefics3ProcessingInfo.get_num_patches`` reads it).
+(``Mistral3HFEncoderInfo``), the Idefics3 image processor's crop count (transformers'
+``get_number_of_image_patches``, as ``Idefics3ProcessingInfo.get_num_patches`` reads it) and
+InternVL's largest image (``InternVLProcessingInfo.get_max_image_tokens`` over vLLM's own
+``InternVLChatImageProcessor``; the processor's tokenizer is not needed for the count).
 
 Skipped unless DRYBOOT_VLLM_PYTHON points at a vLLM environment (a boot environment's python).
 """
@@ -24,6 +26,7 @@ PINPOINTS = {
 }
 IMAGES = [(672, 672), (800, 500), (500, 800), (1000, 1000), (336, 1344), (1200, 300)]
 EDGES = [1540, 1024, 1000, 700]
+INTERNVL = [(12, True, True), (6, True, True), (1, True, True), (12, True, False), (12, False, True)]
 TILES = [(364, 1456), (384, 1536), (364, 364), (364, 200), (364, 1000), (364, 9000), (512, 2048), (384, 1000)]
 
 #: run in vLLM's environment: reads the cases as JSON on stdin, prints vLLM's figures
@@ -34,9 +37,11 @@ from transformers.models.idefics3.image_processing_idefics3 import Idefics3Image
 from vllm.model_executor.models.llava import get_vision_encoder_info
 from vllm.model_executor.models.llava_next import LlavaNextProcessingInfo
 from vllm.model_executor.models.mistral3 import Mistral3HFEncoderInfo
+from vllm.model_executor.models.internvl import InternVLProcessingInfo
+from vllm.transformers_utils.processors.internvl import InternVLChatImageProcessor, InternVLChatProcessor
 
 cases = json.load(sys.stdin)
-out = {"llava_next": {}, "mistral3": [], "idefics3": []}
+out = {"llava_next": {}, "mistral3": [], "idefics3": [], "internvl": []}
 for name, pinpoints in cases["pinpoints"].items():
     cfg = LlavaNextConfig(image_grid_pinpoints=pinpoints)
     info = LlavaNextProcessingInfo.__new__(LlavaNextProcessingInfo)
@@ -53,13 +58,23 @@ for edge in cases["edges"]:
 for tile, edge in cases["tiles"]:
     p = Idefics3ImageProcessor(size={"longest_edge": edge}, max_image_size={"longest_edge": tile})
     out["idefics3"].append(max(p.get_number_of_image_patches(tile, tile, {})[0], 1))
+for most, dynamic, thumbnail in cases["internvl"]:
+    proc = InternVLChatProcessor.__new__(InternVLChatProcessor)
+    proc.image_processor = InternVLChatImageProcessor(
+        image_size=448, min_dynamic_patch=1, max_dynamic_patch=most,
+        dynamic_image_size=dynamic, use_thumbnail=thumbnail,
+    )
+    proc.image_seq_length = 256
+    info = InternVLProcessingInfo.__new__(InternVLProcessingInfo)
+    info.get_hf_processor = lambda proc=proc, **kw: proc
+    out["internvl"].append(info.get_max_image_tokens())
 print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def vllm_items(vllm_python: str) -> dict[str, Any]:
-    cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES}
+    cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES, "internvl": INTERNVL}
     proc = subprocess.run(
         [vllm_python, "-c", SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600, check=False
     )
@@ -88,3 +103,15 @@ def test_mistral3_and_idefics3_items_as_vllm_counts(vllm_items: dict[str, Any]) 
     assert tower is not None
     assert [sized_for_processor(tower, e).image_tokens for e in EDGES] == vllm_items["mistral3"]
     assert [idefics3_tiles(t, e) for t, e in TILES] == vllm_items["idefics3"]
+
+
+def test_internvl_largest_image_as_vllm_counts(vllm_items: dict[str, Any]) -> None:
+    vision = {"model_type": "intern_vit_6b", "image_size": 448, "patch_size": 14, "hidden_size": 1024}
+    vision |= {"intermediate_size": 4096, "num_attention_heads": 16}
+    ours = []
+    for most, dynamic, thumbnail in INTERNVL:
+        config = {"max_dynamic_patch": most, "dynamic_image_size": dynamic, "use_thumbnail": thumbnail}
+        tower = vision_tower(vision, "internvl_chat", config={**config, "downsample_ratio": 0.5})
+        assert tower is not None
+        ours.append(tower.image_tokens)
+    assert ours == vllm_items["internvl"]
