@@ -16,7 +16,14 @@ from typing import Any
 
 import pytest
 
-from dryboot.vllm.worker.encoder_profile import idefics3_tiles, llava_next_tokens, sized_for_processor, vision_tower
+from dryboot.vllm.worker.encoder_profile import (
+    GEMMA3_PAN_AND_SCAN,
+    gemma3_num_crops,
+    idefics3_tiles,
+    llava_next_tokens,
+    sized_for_processor,
+    vision_tower,
+)
 
 pytestmark = pytest.mark.fidelity
 
@@ -26,6 +33,18 @@ PINPOINTS = {
 }
 IMAGES = [(672, 672), (800, 500), (500, 800), (1000, 1000), (336, 1344), (1200, 300)]
 EDGES = [1540, 1024, 1000, 700]
+#: (merged --mm-processor-kwargs, preprocessor_config.json's do_pan_and_scan, width, height)
+GEMMA3 = [
+    ({"do_pan_and_scan": True}, None, 896, 3584),
+    ({}, None, 896, 3584),
+    ({}, True, 896, 3584),  # the checkpoint's processor config does not turn it on
+    ({"do_pan_and_scan": True}, None, 2000, 500),
+    ({"do_pan_and_scan": True}, None, 300, 100),
+    ({"do_pan_and_scan": True}, None, 1200, 800),
+    ({"do_pan_and_scan": True}, None, 8000, 1000),
+    ({"do_pan_and_scan": True, "pan_and_scan_max_num_crops": 2}, None, 896, 1792),
+    ({"do_pan_and_scan": True}, None, 1000, 1100),
+]
 INTERNVL = [(12, True, True), (6, True, True), (1, True, True), (12, True, False), (12, False, True)]
 TILES = [(364, 1456), (384, 1536), (364, 364), (364, 200), (364, 1000), (364, 9000), (512, 2048), (384, 1000)]
 
@@ -38,10 +57,14 @@ from vllm.model_executor.models.llava import get_vision_encoder_info
 from vllm.model_executor.models.llava_next import LlavaNextProcessingInfo
 from vllm.model_executor.models.mistral3 import Mistral3HFEncoderInfo
 from vllm.model_executor.models.internvl import InternVLProcessingInfo
+import types
+from transformers.models.gemma3.processing_gemma3 import Gemma3Processor
+from transformers.models.gemma3.image_processing_gemma3 import Gemma3ImageProcessor
+from vllm.model_executor.models.gemma3_mm import Gemma3ProcessingInfo
 from vllm.transformers_utils.processors.internvl import InternVLChatImageProcessor, InternVLChatProcessor
 
 cases = json.load(sys.stdin)
-out = {"llava_next": {}, "mistral3": [], "idefics3": [], "internvl": []}
+out = {"llava_next": {}, "mistral3": [], "idefics3": [], "internvl": [], "gemma3": []}
 for name, pinpoints in cases["pinpoints"].items():
     cfg = LlavaNextConfig(image_grid_pinpoints=pinpoints)
     info = LlavaNextProcessingInfo.__new__(LlavaNextProcessingInfo)
@@ -68,13 +91,21 @@ for most, dynamic, thumbnail in cases["internvl"]:
     info = InternVLProcessingInfo.__new__(InternVLProcessingInfo)
     info.get_hf_processor = lambda proc=proc, **kw: proc
     out["internvl"].append(info.get_max_image_tokens())
+for kwargs, pan, width, height in cases["gemma3"]:
+    proc = Gemma3Processor.__new__(Gemma3Processor)
+    proc.image_processor = Gemma3ImageProcessor(do_pan_and_scan=pan)
+    proc.tokenizer = types.SimpleNamespace(init_kwargs={})
+    info = Gemma3ProcessingInfo.__new__(Gemma3ProcessingInfo)
+    info.ctx = types.SimpleNamespace(get_merged_mm_kwargs=lambda k, kwargs=kwargs: {**kwargs, **k})
+    out["gemma3"].append(info.get_num_crops(image_width=width, image_height=height, processor=proc, mm_kwargs={}))
 print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
 def vllm_items(vllm_python: str) -> dict[str, Any]:
-    cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES, "internvl": INTERNVL}
+    cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES}
+    cases |= {"internvl": INTERNVL, "gemma3": GEMMA3}
     proc = subprocess.run(
         [vllm_python, "-c", SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600, check=False
     )
@@ -115,3 +146,8 @@ def test_internvl_largest_image_as_vllm_counts(vllm_items: dict[str, Any]) -> No
         assert tower is not None
         ours.append(tower.image_tokens)
     assert ours == vllm_items["internvl"]
+
+
+def test_gemma3_crops_as_vllm_counts(vllm_items: dict[str, Any]) -> None:
+    ours = [gemma3_num_crops(w, h, {**GEMMA3_PAN_AND_SCAN, **kwargs}) for kwargs, _, w, h in GEMMA3]
+    assert ours == vllm_items["gemma3"]
