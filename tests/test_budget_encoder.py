@@ -14,10 +14,17 @@ from hypothesis import strategies as st
 
 from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
+    GEMMA3_PAN_AND_SCAN,
+    LLAVA_NEXT_PINPOINTS,
     encoder_batch,
     encoder_term,
+    gemma3_num_crops,
+    idefics3_tiles,
+    llava_next_tokens,
     max_tokens_per_item,
     processor_max_pixels,
+    select_best_resolution,
+    sized_for_processor,
     vision_tower,
 )
 from dryboot.vllm.worker.profile_run import activation_terms, forward_shape
@@ -36,8 +43,8 @@ def _config(path: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("entry", LINES, ids=lambda e: e["source"].split(" ")[0].rsplit("/", 1)[-1])
 def test_dummy_batch_as_posted(entry: dict[str, Any]) -> None:
-    config = _config(REPO / entry["config"])
-    tower = vision_tower(config["vision_config"], config["model_type"])
+    config = entry["config_widths"] if "config_widths" in entry else _config(REPO / entry["config"])
+    tower = vision_tower(config["vision_config"], config["model_type"], config=config)
     assert tower is not None
     batch = encoder_batch(
         tower,
@@ -260,9 +267,33 @@ def test_fixed_size_towers_of_llava_and_paligemma() -> None:
         )
         is None
     )
-    nxt = forward_shape(_config(FIDELITY / "LlavaNextForConditionalGeneration.json"))
-    with pytest.raises(InputError, match=r"clip_vision_model \(in llava_next"):
-        activation_terms(nxt, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096)
+    onevision = forward_shape({**llava, "model_type": "llava_onevision"})
+    with pytest.raises(InputError, match=r"clip_vision_model \(in llava_onevision"):
+        activation_terms(
+            onevision, max_num_batched_tokens=2048, max_num_seqs=8, tp=1, compiled=False, max_model_len=4096
+        )
+
+
+def test_llava_next_largest_pinpoint() -> None:
+    # the published default pinpoints over CLIP-336 (24 x 24 patches, 576 base features): 672 x 672
+    # has the most, 2 x 2 tiles of 576 unpadded features, 48 newlines and the base 576
+    p = LLAVA_NEXT_PINPOINTS
+    assert [llava_next_tokens(h, w, p, 336, 24, 576)[0] for h, w in p] == [1752, 1776, 2928, 2376, 2328]
+    # an image between pinpoints is padded to the best fit, its padding rows dropped
+    assert select_best_resolution(500, 800, p) == (672, 672)
+    assert llava_next_tokens(500, 800, p, 336, 24, 576) == (48 * 30 + 30 + 576, 4)
+    cfg = _config(FIDELITY / "LlavaNextForConditionalGeneration.json")  # CLIP 112 / 14, pinpoints up to 224
+    tower = forward_shape(cfg).vision_tower
+    assert tower is not None
+    # 224 x 224: 2 x 2 tiles of 8 x 8 features, 16 newlines, 64 base; 5 crops of 64 patches and a class token
+    assert (tower.image_tokens, tower.crops, tower.image_patches) == (256 + 16 + 64, 5, 5 * 65)
+    b = encoder_batch(tower, max_num_batched_tokens=2048, max_num_seqs=8, max_model_len=4096)
+    assert b is not None and (b.items, b.tokens) == (6, 6 * 336)
+    assert tower.pixels(1, 336) == 5 * 64 * 3 * 14 * 14  # no pixels for the class tokens
+    with pytest.raises(InputError, match="image_grid_pinpoints"):
+        vision_tower(cfg["vision_config"], "llava_next", config={**cfg, "image_grid_pinpoints": [[0, 5]]})
+    with pytest.raises(InputError, match="image_grid_pinpoints"):
+        vision_tower(cfg["vision_config"], "llava_next", config={**cfg, "image_grid_pinpoints": [[50, 60]]})
 
 
 def test_only_the_v2_runners_first_stage_encodes() -> None:
@@ -307,16 +338,44 @@ _WIDTH_KEYS = [
             st.lists(st.integers(0, 40), max_size=4),
         ),
     ),
-    st.sampled_from(["qwen3_vl", "qwen3_5", "qwen2_vl", "qwen2_5_vl", "llava", "paligemma", "gemma3"]),
-    st.sampled_from(["clip_vision_model", "siglip_vision_model", None]),
+    st.sampled_from(
+        [
+            "qwen3_vl",
+            "qwen3_5",
+            "qwen2_vl",
+            "qwen2_5_vl",
+            "llava",
+            "paligemma",
+            "gemma3",
+            "llava_next",
+            "mistral3",
+            "idefics3",
+            "smolvlm",
+            "internvl_chat",
+        ]
+    ),
+    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", "idefics3_vision", "intern_vit_6b", None]),
+    st.dictionaries(
+        st.sampled_from(["mm_tokens_per_image", "image_grid_pinpoints", "spatial_merge_size", "vision_feature_layer"]),
+        st.one_of(
+            st.integers(-3, 5000),
+            st.booleans(),
+            st.text(max_size=3),
+            st.lists(st.one_of(st.integers(-2, 2000), st.lists(st.integers(-2, 2000), max_size=3)), max_size=4),
+        ),
+    ),
+    st.dictionaries(
+        st.sampled_from(["do_pan_and_scan", "pan_and_scan_max_num_crops", "pan_and_scan_min_crop_size"]),
+        st.one_of(st.integers(-3, 5000), st.booleans(), st.floats(allow_nan=True), st.text(max_size=3)),
+    ),
 )
 def test_hostile_vision_configs_give_a_tower_none_or_one_line(
-    vision: dict[str, Any], model_type: str, kind: str | None
+    vision: dict[str, Any], model_type: str, kind: str | None, top: dict[str, Any], kwargs: dict[str, Any]
 ) -> None:
     if kind is not None:
         vision = {**vision, "model_type": kind}
     try:
-        tower = vision_tower(vision, model_type)
+        tower = vision_tower(vision, model_type, config=top, mm_processor_kwargs=kwargs)
     except InputError as e:
         assert "\n" not in e.line()
         return
@@ -331,3 +390,300 @@ def test_an_absurd_processor_size_is_refused_not_searched() -> None:
         max_tokens_per_item(tower, 8192, image_max_pixels=10**18)
     # a prime token count is factored into the widest grid of aspect ratio 200 or less
     assert max_tokens_per_item(tower, 8192, image_max_pixels=16411 * 1024)["image"] <= 16411
+
+
+def test_gemma3_crops_and_pan_and_scan() -> None:
+    # gemma3_mm.py: the dummy image is image_size wide, image_size x pan_and_scan_max_num_crops tall;
+    # without --mm-processor-kwargs pan-and-scan stays off (the processor's defaults win over
+    # preprocessor_config.json), so one 896 crop of 64 x 64 patches pooled 4 x 4 to 256 tokens
+    cfg = _config(FIDELITY / "Gemma3ForConditionalGeneration.json")
+    shape = forward_shape(cfg)
+    tower = shape.vision_tower
+    assert tower is not None
+    assert (tower.image_patches, tower.image_tokens, tower.pool, tower.crops) == (4096, 256, 4, 1)
+    assert tower.out_hidden_size == cfg["text_config"]["hidden_size"]
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.modality, b.items, b.budget) == ("image", 32, 8192)
+    # on: the 896 x 3584 dummy splits into 4 crops beside the resized image: 5 x 256 embeddings
+    pas = vision_tower(cfg["vision_config"], "gemma3", config=cfg, mm_processor_kwargs={"do_pan_and_scan": True})
+    assert pas is not None and (pas.crops, pas.image_tokens, pas.image_patches) == (5, 1280, 5 * 4096)
+    b = encoder_batch(pas, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.items, b.tokens) == (6, 7680)
+    capped = vision_tower(
+        cfg["vision_config"],
+        "gemma3",
+        config=cfg,
+        mm_processor_kwargs={"do_pan_and_scan": True, "pan_and_scan_max_num_crops": 2},
+    )
+    assert capped is not None and capped.image_tokens == 3 * 256
+    with pytest.raises(InputError, match="mm_tokens_per_image"):
+        vision_tower(cfg["vision_config"], "gemma3", config={**cfg, "mm_tokens_per_image": 200})
+    with pytest.raises(InputError, match="pan_and_scan_max_num_crops"):
+        vision_tower(cfg["vision_config"], "gemma3", config=cfg, mm_processor_kwargs={"pan_and_scan_max_num_crops": 0})
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "crops"),
+    [
+        (896, 3584, 4),  # the dummy image: 4 crops along its height
+        (896, 896, 0),  # square: under the 1.2 ratio
+        (1000, 1100, 0),  # ratio 1.1
+        (2000, 500, 4),  # min(2000 // 256, round(4)) = 4 crops of 500 x 500
+        (300, 100, 0),  # 2 crops of 150 px: under the 256 px minimum
+        (1200, 800, 2),  # round(1.5) = 2 crops of 600 x 800
+        (8000, 1000, 4),  # round(8) capped at pan_and_scan_max_num_crops
+    ],
+)
+def test_gemma3_num_crops(width: int, height: int, crops: int) -> None:
+    kwargs = {**GEMMA3_PAN_AND_SCAN, "do_pan_and_scan": True}
+    assert gemma3_num_crops(width, height, kwargs) == crops
+    assert gemma3_num_crops(width, height, GEMMA3_PAN_AND_SCAN) == 0
+
+
+#: mistralai/Mistral-Small-3.1-24B-Instruct-2503's published widths (config.json: a pixtral
+#: vision_config, spatial_merge_size 2; preprocessor_config.json: size.longest_edge 1540)
+MISTRAL_SMALL_31 = {
+    "architectures": ["Mistral3ForConditionalGeneration"],
+    "model_type": "mistral3",
+    "spatial_merge_size": 2,
+    "vision_feature_layer": -1,
+    "multimodal_projector_bias": False,
+    "projector_hidden_act": "gelu",
+    "torch_dtype": "bfloat16",
+    "text_config": {
+        "model_type": "mistral",
+        "hidden_size": 5120,
+        "intermediate_size": 32768,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_hidden_layers": 40,
+        "vocab_size": 131072,
+    },
+    "vision_config": {
+        "model_type": "pixtral",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "head_dim": 64,
+        "image_size": 1540,
+        "patch_size": 14,
+        "num_channels": 3,
+    },
+}
+
+
+def _encoder(shape: Any, release: str, mnbt: int = 8192) -> Any:
+    terms = activation_terms(
+        shape, max_num_batched_tokens=mnbt, max_num_seqs=256, tp=1, compiled=False, max_model_len=32768, release=release
+    )
+    return next(t for t in terms if t.name == "activation: multimodal encoder")
+
+
+def test_mistral3_pixtral_largest_square(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    shape = forward_shape(MISTRAL_SMALL_31)
+    tower = shape.vision_tower
+    assert tower is not None and tower.model_type == "pixtral" and tower.gated
+    # a 1540 px square: 110 x 110 patches of 14 px, embeddings on the 55 x 55 grid of merged patches
+    assert (tower.image_patches, tower.image_tokens, tower.out_hidden_size) == (12100, 3025, 5120)
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.items, b.budget, b.tokens) == (2, 8192, 6050)
+    # a processor capping the edge at 1024 px: ceil(1024 / 14) = 74 patches a side, ceil(1024 / 28) = 37 tokens
+    small = sized_for_processor(tower, 1024)
+    assert (small.image_patches, small.image_tokens) == (74 * 74, 37 * 37)
+    (tmp_path / "config.json").write_text(json.dumps(MISTRAL_SMALL_31))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1024}}))
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    enc = _encoder(sized, "0.33.0")
+    assert "5 image item(s) x 1,369 tokens" in enc.source and "longest_edge (1024 px" in enc.source
+    # up to 0.28 the tower attends through one dense N x N mask over the batch's 24,200 patches
+    old, new = _encoder(shape, "0.28.0"), _encoder(shape, "0.33.0")
+    mask = 24200 * 24200 * 2
+    assert old.high - new.high >= 2 * mask and "dense block-diagonal attention mask" in old.source
+    assert "mask" not in new.source
+    # several feature layers' hidden states, or another wrapper's pixtral: refused by name
+    multi = forward_shape({**MISTRAL_SMALL_31, "vision_feature_layer": [-1, -2]})
+    assert multi.vision_tower is None
+    with pytest.raises(InputError, match="pixtral"):
+        _encoder(multi, "0.33.0")
+    pix_llava = forward_shape({**MISTRAL_SMALL_31, "model_type": "llava"})
+    assert pix_llava.vision_tower is None
+
+
+def test_mm_processor_kwargs_reach_gemma3_or_are_refused_by_name() -> None:
+    from dryboot.planner.flags import parse_mm_processor_kwargs
+
+    cfg = _config(FIDELITY / "Gemma3ForConditionalGeneration.json")
+    kwargs = dict(parse_mm_processor_kwargs('{"do_pan_and_scan": true}'))
+    on = forward_shape(cfg, mm_processor_kwargs=kwargs).vision_tower
+    assert on is not None and on.crops == 5
+    # a key the tower does not read (a Qwen max_pixels, or any key for a tower without options)
+    for shape in (
+        forward_shape(cfg, mm_processor_kwargs={"max_pixels": 100}),
+        forward_shape(MISTRAL_SMALL_31, mm_processor_kwargs={"do_pan_and_scan": True}),
+    ):
+        assert shape.vision_tower is None
+        with pytest.raises(InputError, match=r"--mm-processor-kwargs: (max_pixels|do_pan_and_scan): not read"):
+            _encoder(shape, "0.33.0")
+    for bad in ("[1]", "{not json", '{"a": [1]}'):
+        with pytest.raises(ValueError):
+            parse_mm_processor_kwargs(bad)
+
+
+@pytest.mark.parametrize(
+    ("tile", "edge", "crops"),
+    [
+        (364, 1456, 17),  # Idefics3's default: 4 x 4 tiles and the global image
+        (384, 1536, 17),  # SmolVLM-Instruct's processor
+        (364, 364, 1),  # one tile: the global image only
+        (364, 200, 1),
+        (364, 1000, 10),  # ceil(1000 / 364) = 3
+        (364, 9000, 145),  # capped at 4,096 px: 12 x 12 + 1
+    ],
+)
+def test_idefics3_tiles(tile: int, edge: int, crops: int) -> None:
+    assert idefics3_tiles(tile, edge) == crops
+
+
+def test_idefics3_and_smolvlm_crops(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    cfg = _config(FIDELITY / "Idefics3ForConditionalGeneration.json")  # 364 / 14, scale 2
+    shape = forward_shape(cfg)
+    tower = shape.vision_tower
+    assert tower is not None and tower.model_type == "idefics3_vision"
+    # 26 x 26 patches a tile, shuffled 2 x 2 into 169 embeddings; 17 tiles at the default 1,456 px
+    assert (tower.crops, tower.image_patches, tower.image_tokens) == (17, 17 * 676, 17 * 169)
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.items, b.tokens) == (2, 2 * 2873)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"size": {"longest_edge": 728}, "max_image_size": {"longest_edge": 364}})
+    )
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    enc = _encoder(sized, "0.33.0")
+    assert "9 image item(s) x 845 tokens" in enc.source  # 2 x 2 tiles and the global image: 5 x 169
+    smol = forward_shape(_config(FIDELITY / "SmolVLMForConditionalGeneration.json")).vision_tower  # 512 / 16
+    assert smol is not None and (smol.model_type, smol.image_tokens) == ("smolvlm_vision", 17 * 256)
+    # SmolVLM-Instruct's widths: 384 px at patch 14 is 27 patches a side (the conv floors), 81
+    # embeddings at scale 3; its processor's 1,536 px edge makes 4 x 4 tiles of 384 and the global one
+    v = {"model_type": "smolvlm_vision", "image_size": 384, "patch_size": 14, "hidden_size": 1152}
+    inst = vision_tower(v, "smolvlm", config={"scale_factor": 3})
+    assert inst is not None and (inst.image_tokens, inst.tile_size) == (17 * 81, 384)
+    assert sized_for_processor(inst, 1536).crops == 17 and sized_for_processor(inst, 768).image_tokens == 5 * 81
+    with pytest.raises(InputError, match="scale_factor"):
+        vision_tower(cfg["vision_config"], "idefics3", config={**cfg, "scale_factor": 0})
+    with pytest.raises(InputError, match="image_size"):
+        vision_tower(cfg["vision_config"], "idefics3", config={**cfg, "scale_factor": 3})  # 26 % 3
+    assert vision_tower({**cfg["vision_config"], "model_type": "siglip_vision_model"}, "idefics3") is None
+
+
+#: OpenGVLab/InternVL3-8B's published widths and tiling (config.json, ``internvl_chat``)
+INTERNVL3_8B = {
+    "architectures": ["InternVLChatModel"],
+    "model_type": "internvl_chat",
+    "downsample_ratio": 0.5,
+    "dynamic_image_size": True,
+    "use_thumbnail": True,
+    "max_dynamic_patch": 12,
+    "min_dynamic_patch": 1,
+    "ps_version": "v2",
+    "select_layer": -1,
+    "torch_dtype": "bfloat16",
+    "llm_config": {
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "num_hidden_layers": 28,
+        "vocab_size": 151674,
+    },
+    "vision_config": {
+        "model_type": "intern_vit_6b",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "image_size": 448,
+        "patch_size": 14,
+        "qk_normalization": False,
+        "norm_type": "layer_norm",
+    },
+}
+
+
+def test_internvl_tiles_and_video() -> None:
+    tower = forward_shape(INTERNVL3_8B).vision_tower
+    assert tower is not None and tower.class_token
+    # 12 tiles and the thumbnail, 32 x 32 patches and a class token each, shuffled to 256 embeddings
+    assert (tower.crops, tower.image_tokens, tower.image_patches, tower.frame_tokens) == (13, 3328, 13 * 1025, 256)
+    # a Qwen text model: the dummy video takes the context left beside one image, one crop a frame
+    assert max_tokens_per_item(tower, 32768) == {"image": 3328, "video": (32768 - 3328) // 256 * 256}
+    b = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert b is not None and (b.modality, b.items, b.tokens, b.budget) == ("video", 1, 29440, 29440)
+    assert tower.patches(1, 29440, "video") == 115 * 1025 and tower.pixels(1, 29440, "video") == 115 * 1024 * 588
+    b = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"image": 0}
+    )
+    assert b is not None and (b.modality, b.tokens) == ("video", 32768)
+    b = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"video": 0}
+    )
+    assert b is not None and (b.modality, b.items, b.tokens) == ("image", 2, 6656)
+    # an InternLM2 text model has no video token; dynamic tiles off: one crop, no thumbnail
+    lm = forward_shape({**INTERNVL3_8B, "llm_config": {**INTERNVL3_8B["llm_config"], "model_type": "internlm2"}})
+    assert lm.vision_tower is not None and max_tokens_per_item(lm.vision_tower, 32768) == {"image": 3328}
+    one = vision_tower(
+        INTERNVL3_8B["vision_config"], "internvl_chat", config={**INTERNVL3_8B, "dynamic_image_size": False}
+    )
+    assert one is not None and (one.crops, one.image_tokens) == (1, 256)
+    # InternViT-6B (qk_normalization, dummy heads under TP): refused by name
+    six = forward_shape({**INTERNVL3_8B, "vision_config": {**INTERNVL3_8B["vision_config"], "qk_normalization": True}})
+    with pytest.raises(InputError, match="intern_vit_6b"):
+        _encoder(six, "0.33.0")
+    with pytest.raises(InputError, match="downsample_ratio"):
+        vision_tower(INTERNVL3_8B["vision_config"], "internvl_chat", config={**INTERNVL3_8B, "downsample_ratio": 0.3})
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.recursive(
+            st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=5)),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
+            ),
+            max_leaves=8,
+        ).map(json.dumps),
+    )
+)
+def test_mm_processor_kwargs_parse_or_refuse_in_one_line(text: str) -> None:
+    from dryboot.planner.flags import parse_mm_processor_kwargs
+
+    try:
+        pairs = parse_mm_processor_kwargs(text)
+    except ValueError as e:
+        assert "\n" not in str(e)
+        return
+    assert all(isinstance(k, str) and isinstance(v, bool | int | float | str) for k, v in pairs)
+
+
+def test_mistral3_processor_edge_before_0_29_is_refused(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    (tmp_path / "config.json").write_text(json.dumps(MISTRAL_SMALL_31))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1024}}))
+    sized = with_processor_sizes(forward_shape(MISTRAL_SMALL_31), str(tmp_path / "config.json"))
+    # 0.27-0.28 count the dummy by vision_config.image_size; 0.29 on by the processor's edge
+    with pytest.raises(InputError, match="longest_edge 1024 px: not bounded"):
+        _encoder(sized, "0.28.0")
+    assert "x 1,369 tokens" in _encoder(sized, "0.29.0").source
+    # the published processor (edge = image_size) counts the same either way
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1540}}))
+    same = with_processor_sizes(forward_shape(MISTRAL_SMALL_31), str(tmp_path / "config.json"))
+    assert "x 3,025 tokens" in _encoder(same, "0.27.1").source

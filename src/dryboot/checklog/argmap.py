@@ -225,6 +225,7 @@ PLANNED_ONLY: dict[str, str] = {
     "compilation_config": "compilation-config",
     "language_model_only": "language-model-only",
     "limit_mm_per_prompt": "limit-mm-per-prompt",
+    "mm_processor_kwargs": "mm-processor-kwargs",  # the encoder term's largest item (Gemma-3's crops)
     "skip_mm_profiling": "skip-mm-profiling",
     # LoRA's stacks join the weights (vllm.lora.model_manager), mapped only with enable_lora
     "enable_lora": "enable-lora",

@@ -356,7 +356,13 @@ def plan_with_budget(
 
     try:
         shape = with_processor_sizes(
-            forward_shape(config, source, args.dtype if args.dtype != "auto" else base.model_dtype), source
+            forward_shape(
+                config,
+                source,
+                args.dtype if args.dtype != "auto" else base.model_dtype,
+                dict(args.mm_processor_kwargs or ()),
+            ),
+            source,
         )
         cold, warm = estimate("cold"), estimate("warm")
     except InputError as e:

@@ -76,6 +76,25 @@ def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(out))
 
 
+def parse_mm_processor_kwargs(text: str) -> tuple[tuple[str, Any], ...]:
+    """``--mm-processor-kwargs``: a JSON object of the processor's keyword arguments
+    (``{"do_pan_and_scan": true}``), its values scalars; which keys a plan models is the
+    encoder term's business (others are refused there by name).
+
+    :raises ValueError: not such an object (one line naming what is wrong).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError('not JSON; expected an object such as {"do_pan_and_scan": true}') from None
+    if not isinstance(data, dict):
+        raise ValueError(f'expected a JSON object such as {{"do_pan_and_scan": true}}, got {type(data).__name__}')
+    for key, value in data.items():
+        if not isinstance(value, bool | int | float | str):
+            raise ValueError(f"{key!r}: expected a scalar value, got {type(value).__name__}")
+    return tuple(sorted((str(k), v) for k, v in data.items()))
+
+
 def _vllm_version(text: str) -> str:
     return resolve_version(text)
 
@@ -199,6 +218,12 @@ FLAGS: tuple[Flag, ...] = (
         'Items per prompt by modality, JSON ({"image": 2, "video": 0}); 0 for every modality: no encoder.',
     ),
     Flag(
+        "mm-processor-kwargs",
+        "mm_processor_kwargs",
+        parse_mm_processor_kwargs,
+        "The multimodal processor's options, JSON ({\"do_pan_and_scan\": true}: Gemma-3's crops).",
+    ),
+    Flag(
         "skip-mm-profiling",
         "skip_mm_profiling",
         _bool,
@@ -294,7 +319,7 @@ FLAGS: tuple[Flag, ...] = (
 )
 FLAGS_BY_NAME: dict[str, Flag] = {f.name: f for f in FLAGS}
 #: flags vLLM takes as JSON: a profile may give them as a TOML table
-JSON_FLAGS = frozenset({"limit_mm_per_prompt", "compilation_config"})
+JSON_FLAGS = frozenset({"limit_mm_per_prompt", "compilation_config", "mm_processor_kwargs"})
 ALIASES = {"kv-cache-memory": "kv-cache-memory-bytes"}
 
 

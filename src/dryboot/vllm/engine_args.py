@@ -129,6 +129,8 @@ class EngineArgs:
     enforce_eager: bool = False
     language_model_only: bool = False
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
+    #: ``--mm-processor-kwargs``: (key, scalar) pairs
+    mm_processor_kwargs: tuple[tuple[str, Any], ...] | None = None
     skip_mm_profiling: bool = False
     optimization_level: int = 2
     compilation_config: str | None = None

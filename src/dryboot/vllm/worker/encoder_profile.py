@@ -26,19 +26,26 @@ Towers bounded: the Qwen3-VL vision transformer (``Qwen3_VisionTransformer``:
 ``model_type`` ``qwen3_vl``, ``qwen3_vl_moe``, and the tower Qwen3.5 / Qwen3.6 share,
 ``qwen3_5``, ``qwen3_5_moe``), Qwen2.5-VL's (``Qwen2_5_VisionTransformer``, ``qwen2_5_vl``) and
 Qwen2-VL's (``Qwen2VisionTransformer``, ``qwen2_vl``), and the fixed-size CLIP and SigLIP towers
-of LLaVA (1.5: ``model_type`` ``llava``) and PaliGemma (``paligemma``). Any other tower (and
-LLaVA-NeXT's any-resolution tiling) is refused by name.
+of LLaVA (1.5: ``model_type`` ``llava``; LLaVA-NeXT's any-resolution tiles: ``llava_next``) and
+PaliGemma (``paligemma``), Mistral3's Pixtral
+(``mistral3``: one ``longest_edge`` square image, 2D rotary), Idefics3's and SmolVLM's tiles
+(``idefics3``, ``smolvlm``), InternVL's InternViT-300M-class tower (``internvl_chat``: dynamic
+tiles, pixel shuffle, and a video of one crop per frame for Qwen / gpt-oss text models), and
+Gemma-3's SigLIP
+(``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
+``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (LLaVA-OneVision's
+included) is refused by name.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.models import clip, siglip
+from dryboot.vllm.model_executor.models import clip, idefics3, siglip
 from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
@@ -60,7 +67,51 @@ MAX_ITEM_TOKENS = 1 << 24
 FIXED_SIZE_WRAPPERS = {
     "llava": ("clip_vision_model", "siglip_vision_model"),
     "paligemma": ("siglip_vision_model",),
+    "gemma3": ("siglip_vision_model",),
+    "llava_next": ("clip_vision_model", "siglip_vision_model"),
 }
+#: ``LlavaNextConfig.image_grid_pinpoints``' default (height, width pixels).
+LLAVA_NEXT_PINPOINTS = ((336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008))
+#: ``Gemma3ProcessorKwargs._defaults["images_kwargs"]`` (transformers 5.x, the boot environments
+#: of 0.27.1-0.33.0): vLLM's ``Gemma3ProcessingInfo`` reads the merged processor kwargs, in which
+#: these defaults are always present, so the checkpoint's ``preprocessor_config.json`` does not
+#: turn pan-and-scan on; only ``--mm-processor-kwargs`` does.
+GEMMA3_PAN_AND_SCAN: dict[str, Any] = {
+    "do_pan_and_scan": False,
+    "pan_and_scan_min_crop_size": 256,
+    "pan_and_scan_max_num_crops": 4,
+    "pan_and_scan_min_ratio_to_activate": 1.2,
+}
+#: ``Gemma3Config.mm_tokens_per_image``'s default (the processor's ``image_seq_length``).
+GEMMA3_TOKENS_PER_CROP = 256
+#: ``PixtralVisionConfig``'s defaults (transformers 5.x) for what a Mistral3 ``vision_config``
+#: leaves out.
+PIXTRAL_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "image_size": 1024,
+    "patch_size": 16,
+}
+#: Idefics3 / SmolVLM: the top-level ``model_type`` and its tower's ``vision_config.model_type``.
+IDEFICS3_WRAPPERS = {"idefics3": "idefics3_vision", "smolvlm": "smolvlm_vision"}
+#: ``MAX_IMAGE_SIZE`` of transformers' Idefics3 image processor: no image side beyond it.
+IDEFICS3_MAX_IMAGE_SIZE = 4096
+#: ``Idefics3ImageProcessor``'s / ``SmolVLMImageProcessor``'s default ``size.longest_edge``, in
+#: tiles (``4 x max_image_size``).
+IDEFICS3_DEFAULT_TILES_PER_EDGE = 4
+#: InternVL (``internvl_chat``): the text ``model_type``s whose tokenizer gives it a video token
+#: (``InternVLProcessingInfo.ctx_video_token``'s map; Qwen's and gpt-oss's published tokenizers
+#: hold the token, so their checkpoints profile a video).
+INTERNVL_VIDEO_TEXT_TYPES = ("qwen2", "qwen3", "qwen3_moe", "gpt_oss")
+#: ``Mistral3Config.spatial_merge_size``'s default.
+MISTRAL3_SPATIAL_MERGE = 2
+#: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
+#: does not install) attends through one dense block-diagonal mask over every patch of the batch
+#: (``generate_block_attention_mask``: ``N x N`` in the model dtype, ``N`` the batch's patches);
+#: 0.29 moved it to ``MMEncoderAttention`` over packed sequences.
+PIXTRAL_DENSE_MASK_UNTIL = (0, 28)
 #: the Qwen3-VL image processor's default ``size["longest_edge"]`` in pixels (the published
 #: ``preprocessor_config.json`` of Qwen3-VL keeps it): the largest image, 16,384 merged tokens at
 #: patch 16 and merge 2 (``Qwen2VLProcessingInfo.get_image_size_with_most_features``).
@@ -102,7 +153,16 @@ class VisionTower:
         processor); ``class_token``: it runs a class token beside the patches (CLIP);
         ``image_patches``: the positions it runs per image (patches and class token);
         ``projector_widths``: output-wide tensors alive at its projector's widest (LLaVA's two
-        linears: 2; PaliGemma's one: 1).
+        linears: 2; PaliGemma's and Gemma-3's one: 1).
+    :param pool: Gemma-3's projector: the side of its average-pooling window (0: none); it
+        transposes the tower's output into a contiguous copy before pooling.
+    :param crops: the crops one image runs (Gemma-3: the image and its pan-and-scan crops).
+    :param tile_size: pixels a side of one crop where the processor tiles the image (Idefics3 /
+        SmolVLM: ``image_size``; 0: not tiled by the processor's size).
+    :param frame_tokens: InternVL's video: embeddings per frame, one crop each (0: no video item).
+    :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
+        tower's output before it narrows to tokens (Gemma-3: the transposed copy; Mistral3: the
+        concatenated output, its norm, the unfolded grids and their concatenation).
     """
 
     model_type: str
@@ -121,18 +181,30 @@ class VisionTower:
     class_token: bool = False
     image_patches: int = 0
     projector_widths: int = 0
+    pool: int = 0
+    crops: int = 1
+    projector_copies: int = 0
+    tile_size: int = 0
+    frame_tokens: int = 0
 
     @property
     def patches_per_token(self) -> int:
         return self.spatial_merge_size**2
 
-    def patches(self, items: int, tokens: int) -> int:
+    def _frames(self, modality: str, tokens: int) -> int:
+        """Video frames of ``tokens`` tokens, one crop each (InternVL); 0 for other items."""
+        return tokens // self.frame_tokens if modality == "video" and self.frame_tokens else 0
+
+    def patches(self, items: int, tokens: int, modality: str = "image") -> int:
         """The positions the tower runs for ``items`` items of ``tokens`` merged tokens in all."""
+        if frames := self._frames(modality, tokens):
+            return frames * (self.image_patches // self.crops)
         return items * self.image_patches if self.image_tokens else tokens * self.patches_per_token
 
-    def pixels(self, items: int, tokens: int) -> int:
-        """Pixel-value elements of the dummy batch (a class token has none)."""
-        patches = self.patches(items, tokens) - (items if self.class_token else 0)
+    def pixels(self, items: int, tokens: int, modality: str = "image") -> int:
+        """Pixel-value elements of the dummy batch (a class token, one per crop, has none)."""
+        crops = self._frames(modality, tokens) or items * self.crops
+        patches = self.patches(items, tokens, modality) - (crops if self.class_token else 0)
         return patches * self.pixel_elements_per_patch
 
     @property
@@ -147,17 +219,46 @@ def _pos(cfg: Mapping[str, Any], key: str) -> int:
     return v
 
 
-def vision_tower(vision: Mapping[str, Any], model_type: str = "", strategy: str = "default") -> VisionTower | None:
+def vision_tower(
+    vision: Mapping[str, Any],
+    model_type: str = "",
+    strategy: str = "default",
+    *,
+    config: Mapping[str, Any] | None = None,
+    mm_processor_kwargs: Mapping[str, Any] | None = None,
+) -> VisionTower | None:
     """The :class:`VisionTower` of a ``vision_config``, or ``None`` for a tower this module does
     not bound (the caller refuses it by name). ``model_type``: the top-level config's, which
     decides the tower where the ``vision_config`` names none (the config class's default then
     applies, as transformers reads it), and a LLaVA's or PaliGemma's fixed-size tower;
-    ``strategy``: LLaVA's ``vision_feature_select_strategy``.
+    ``strategy``: LLaVA's ``vision_feature_select_strategy``; ``config``: the top-level config
+    (Gemma-3's ``mm_tokens_per_image``); ``mm_processor_kwargs``: ``--mm-processor-kwargs``
+    (Gemma-3's pan-and-scan).
 
     :raises InputError: a bounded tower's width missing or not a positive integer (named).
     """
     if model_type in FIXED_SIZE_WRAPPERS:
-        return _fixed_size_tower(vision, model_type, strategy)
+        tower = _fixed_size_tower(vision, model_type, strategy)
+        if tower is not None and model_type == "gemma3":
+            return _gemma3_tower(tower, config or {}, mm_processor_kwargs or {})
+        if tower is not None and model_type == "llava_next":
+            return _llava_next_tower(tower, config or {})
+        return tower
+    if model_type == "internvl_chat":
+        if str(vision.get("model_type") or "intern_vit_6b") != "intern_vit_6b":
+            return None
+        return internvl_chat_tower(vision, config or {})
+    if model_type in IDEFICS3_WRAPPERS:
+        if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
+            return None
+        return idefics3_tower(vision, config or {}, IDEFICS3_WRAPPERS[model_type])
+    if model_type == "mistral3":
+        if str(vision.get("model_type") or "pixtral") != "pixtral":
+            return None
+        layer = (config or {}).get("vision_feature_layer", -1)
+        if not isinstance(layer, int) or isinstance(layer, bool):
+            return None  # several layers' hidden states held at once: not bounded
+        return mistral3_tower(vision, config or {})
     model_type = str(vision.get("model_type") or model_type)
     if model_type == "qwen2_vl":
         v = {**QWEN2_VL_VISION, **vision}
@@ -226,7 +327,7 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         raise InputError("config.json", "vision_config.image_size", "must be a multiple of patch_size")
     cls = kind == "clip_vision_model"
     encoded = (size // patch) ** 2 + (1 if cls else 0)
-    if wrapper == "paligemma":
+    if wrapper in ("paligemma", "gemma3"):
         tokens = encoded
     elif strategy == "default":
         tokens = encoded - 1
@@ -249,8 +350,317 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         image_tokens=max(tokens, 1),
         class_token=cls,
         image_patches=encoded,
-        projector_widths=1 if wrapper == "paligemma" else 2,
+        projector_widths=1 if wrapper in ("paligemma", "gemma3") else 2,
     )
+
+
+def gemma3_num_crops(width: int, height: int, kwargs: Mapping[str, Any]) -> int:
+    """Pan-and-scan crops of a ``width x height`` image (``Gemma3ProcessingInfo.get_num_crops``,
+    after ``Gemma3ImageProcessor.pan_and_scan``): 0 when off, when the image is not elongated by
+    ``pan_and_scan_min_ratio_to_activate``, or when a crop would fall under
+    ``pan_and_scan_min_crop_size`` pixels; else ``min(max_num_crops, max(2, min(long //
+    min_crop_size, round(long / short))))`` crops along the long side. ``kwargs``: the merged
+    processor kwargs (:data:`GEMMA3_PAN_AND_SCAN` under ``--mm-processor-kwargs``)."""
+    if not kwargs["do_pan_and_scan"]:
+        return 0
+    min_crop, max_crops = kwargs["pan_and_scan_min_crop_size"], kwargs["pan_and_scan_max_num_crops"]
+    long, short = max(width, height), min(width, height)
+    if long / short < kwargs["pan_and_scan_min_ratio_to_activate"]:
+        return 0
+    n = min(max_crops, max(2, min(long // min_crop, math.floor(long / short + 0.5))))
+    if min(-(-long // n), short) < min_crop:
+        return 0
+    return int(n)
+
+
+def _gemma3_kwargs(mm_processor_kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    kwargs = {**GEMMA3_PAN_AND_SCAN, **{k: v for k, v in mm_processor_kwargs.items() if k in GEMMA3_PAN_AND_SCAN}}
+    for key in ("pan_and_scan_min_crop_size", "pan_and_scan_max_num_crops"):
+        v = kwargs[key]
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 < v <= 1024:
+            raise InputError("--mm-processor-kwargs", key, "must be a positive integer up to 1024")
+    ratio = kwargs["pan_and_scan_min_ratio_to_activate"]
+    if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio < 1e6:
+        raise InputError("--mm-processor-kwargs", "pan_and_scan_min_ratio_to_activate", "must be a positive number")
+    if not isinstance(kwargs["do_pan_and_scan"], bool):
+        raise InputError("--mm-processor-kwargs", "do_pan_and_scan", "must be true or false")
+    return kwargs
+
+
+def _gemma3_tower(tower: VisionTower, config: Mapping[str, Any], mm_processor_kwargs: Mapping[str, Any]) -> VisionTower:
+    """Gemma-3's SigLIP crop tower (``gemma3_mm.py``): the dummy image is ``image_size`` wide and
+    ``image_size x pan_and_scan_max_num_crops`` tall (``get_image_size_with_most_features``); it
+    runs as the resized image plus its pan-and-scan crops (:func:`gemma3_num_crops`), each
+    ``(image_size / patch_size)^2`` patches, average-pooled to ``mm_tokens_per_image`` tokens
+    (``Gemma3MultiModalProjector``), ``(crops + 1) x mm_tokens_per_image`` embeddings per item."""
+    per_crop = config.get("mm_tokens_per_image", GEMMA3_TOKENS_PER_CROP)
+    if not isinstance(per_crop, int) or isinstance(per_crop, bool) or per_crop <= 0:
+        raise InputError("config.json", "mm_tokens_per_image", "must be a positive integer to bound the encoder")
+    side, pooled = math.isqrt(tower.image_patches), math.isqrt(per_crop)
+    if side * side != tower.image_patches or pooled * pooled != per_crop or side % pooled:
+        raise InputError("config.json", "mm_tokens_per_image", "must be a square whose side divides the patch grid's")
+    kwargs = _gemma3_kwargs(mm_processor_kwargs)
+    size = tower.patch_size * side
+    crops = 1 + gemma3_num_crops(size, size * kwargs["pan_and_scan_max_num_crops"], kwargs)
+    return replace(
+        tower,
+        image_tokens=crops * per_crop,
+        image_patches=crops * tower.image_patches,
+        pool=side // pooled,
+        crops=crops,
+        projector_copies=1,
+    )
+
+
+def select_best_resolution(height: int, width: int, pinpoints: tuple[tuple[int, int], ...]) -> tuple[int, int]:
+    """The pinpoint an anyres processor pads a ``height x width`` image to (transformers'
+    ``select_best_resolution``): the most effective pixels after an aspect-preserving fit, then the
+    least waste; the earlier pinpoint on a tie."""
+    best, most, least = pinpoints[0], 0, math.inf
+    for h, w in pinpoints:
+        scale = min(w / width, h / height)
+        effective = min(int(width * scale) * int(height * scale), width * height)
+        wasted = w * h - effective
+        if effective > most or (effective == most and wasted < least):
+            best, most, least = (h, w), effective, wasted
+    return best
+
+
+def llava_next_tokens(
+    height: int, width: int, pinpoints: tuple[tuple[int, int], ...], image_size: int, grid: int, base: int
+) -> tuple[int, int]:
+    """(embeddings, tiles) of a ``height x width`` image (``LlavaNextProcessingInfo.get_num_image_tokens``):
+    the tile grid of its best pinpoint (in ``image_size`` tiles), the tiles' ``grid x grid``
+    features each with the padding rows or columns removed, a newline feature per remaining row,
+    and the ``base`` features of the resized whole image.
+
+    :raises InputError: a best pinpoint under one tile (vLLM fails dividing by zero)."""
+    best_h, best_w = select_best_resolution(height, width, pinpoints)
+    rows, cols = best_h // image_size, best_w // image_size
+    if not rows or not cols:  # vLLM divides by zero here
+        raise InputError("config.json", "image_grid_pinpoints", f"({best_h}, {best_w}) holds no {image_size} px tile")
+    cur_h, cur_w = grid * rows, grid * cols
+    if width / height > cur_w / cur_h:
+        new_h = int(round(height * (cur_w / width), 7))
+        cur_h -= 2 * ((cur_h - new_h) // 2)
+    else:
+        new_w = int(round(width * (cur_h / height), 7))
+        cur_w -= 2 * ((cur_w - new_w) // 2)
+    return cur_h * cur_w + cur_h + base, rows * cols
+
+
+def _pinpoints(config: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:
+    raw = config.get("image_grid_pinpoints")
+    if raw is None:
+        return LLAVA_NEXT_PINPOINTS
+    ok = isinstance(raw, list) and 0 < len(raw) <= 256
+    points: list[tuple[int, int]] = []
+    for p in raw if ok else ():
+        if not (isinstance(p, list | tuple) and len(p) == 2):
+            ok = False
+            break
+        h, w = p
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 1 << 15 for x in (h, w)):
+            ok = False
+            break
+        points.append((h, w))
+    if not ok:
+        raise InputError("config.json", "image_grid_pinpoints", "must be a list of [height, width] pixel pairs")
+    return tuple(points)
+
+
+def _llava_next_tower(tower: VisionTower, config: Mapping[str, Any]) -> VisionTower:
+    """LLaVA-NeXT's any-resolution item (``llava_next.py``): the dummy image is the pinpoint with
+    the most features (``get_image_size_with_most_features``: the first strict maximum of
+    :func:`llava_next_tokens` over ``image_grid_pinpoints``); the tower runs the resized image and
+    each tile, ``image_size`` crops of ``(image_size / patch_size)^2`` patches (and CLIP's class
+    token); the projector's two linears, then ``pack_image_features``' permuted copy and its
+    newline-joined concatenation (three output widths at most)."""
+    pinpoints = _pinpoints(config)
+    grid = math.isqrt(tower.image_patches - (1 if tower.class_token else 0))
+    size = grid * tower.patch_size
+    best, tiles = 0, 0
+    for h, w in pinpoints:
+        tokens, n = llava_next_tokens(h, w, pinpoints, size, grid, tower.image_tokens)
+        if tokens > best:
+            best, tiles = tokens, n
+    crops = 1 + tiles
+    return replace(tower, image_tokens=best, image_patches=crops * tower.image_patches, crops=crops, projector_widths=3)
+
+
+def idefics3_tiles(tile: int, longest_edge: int) -> int:
+    """Crops one image runs through an Idefics3 / SmolVLM tower
+    (``Idefics3ImageProcessor.get_number_of_image_patches`` as ``Idefics3ProcessingInfo.get_num_patches``
+    counts it, image splitting on): the square dummy rescaled to ``longest_edge``, capped at
+    :data:`IDEFICS3_MAX_IMAGE_SIZE`, rounded up to whole ``tile`` crops: ``n^2`` tiles and the
+    global image when ``n > 1``, else the one global image."""
+    n = -(-min(longest_edge, IDEFICS3_MAX_IMAGE_SIZE) // tile)
+    return n * n + 1 if n > 1 else 1
+
+
+def idefics3_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: str) -> VisionTower:
+    """Idefics3's / SmolVLM's SigLIP-like tower (``idefics3.py``, ``smolvlm.py``): every crop is
+    ``(image_size / patch_size)^2`` patches, pixel-shuffled by ``scale_factor`` into
+    ``image_seq_len = patches / scale_factor^2`` embeddings (the processor's, from the same
+    widths), then one linear (``modality_projection``); the shuffle's reshapes copy the tower's
+    output twice. The crops come from the processor's ``size.longest_edge``
+    (:func:`sized_for_processor`; here the image processors' default, 4 tiles a side) over
+    ``max_image_size``, taken as the vision config's ``image_size`` (the published checkpoints'
+    processors keep them equal; the dummy's own size does not change the count).
+
+    :raises InputError: a width missing, or a grid the pixel shuffle cannot divide (named)."""
+    v = {**siglip.DEFAULTS, **idefics3.VISION_DEFAULTS, **vision}
+    size, patch = _pos(v, "image_size"), _pos(v, "patch_size")
+    scale = config.get("scale_factor", 2)
+    if not isinstance(scale, int) or isinstance(scale, bool) or scale <= 0:
+        raise InputError("config.json", "scale_factor", "must be a positive integer to bound the encoder")
+    side = size // patch  # the patch conv floors (SmolVLM: 384 px at 14: 27 patches a side)
+    if not side or side % scale or size > IDEFICS3_MAX_IMAGE_SIZE:
+        raise InputError("config.json", "vision_config.image_size", "must be patches the pixel shuffle divides")
+    tower = VisionTower(
+        model_type=kind,
+        hidden_size=_pos(v, "hidden_size"),
+        intermediate_size=_pos(v, "intermediate_size"),
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=scale,
+        in_channels=int(v.get("num_channels") or 3),
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=side * side // (scale * scale),
+        image_patches=side * side,
+        projector_widths=1,
+        projector_copies=2,
+        tile_size=size,
+    )
+    return sized_for_processor(tower, IDEFICS3_DEFAULT_TILES_PER_EDGE * size)
+
+
+def _flag(config: Mapping[str, Any], key: str, default: bool) -> bool:
+    v = config.get(key, default)
+    if not isinstance(v, bool):
+        raise InputError("config.json", key, "must be true or false")
+    return v
+
+
+def internvl_chat_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower | None:
+    """InternVL's InternViT tower (``internvl.py``, ``model_type`` ``internvl_chat``): every crop
+    is an ``image_size`` square of ``(image_size / patch_size)^2`` patches and a class token,
+    pixel-shuffled by ``downsample_ratio`` into ``image_seq_length`` embeddings, then ``mlp1``
+    (LayerNorm and two linears). The largest image (``get_image_size_with_most_features``) is
+    ``max_dynamic_patch`` tiles and the thumbnail (``use_thumbnail`` with more than one tile; one
+    crop when ``dynamic_image_size`` is off); a checkpoint whose text model type is in
+    :data:`INTERNVL_VIDEO_TEXT_TYPES` also profiles a video of one crop per frame
+    (:func:`max_tokens_per_item`). InternViT-6B (``qk_normalization``: its heads padded with
+    dummy heads under TP) is not bounded (``None``).
+
+    :raises InputError: a width or tiling option missing or malformed (named)."""
+    if vision.get("qk_normalization"):
+        return None
+    size, patch = _pos(vision, "image_size"), _pos(vision, "patch_size")
+    ratio = config.get("downsample_ratio", 0.5)
+    if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise InputError("config.json", "downsample_ratio", "must be a number in (0, 1]")
+    side = size // patch
+    per_tile = int(side * side * ratio * ratio)  # InternVLChatProcessor's image_seq_length
+    if size % patch or not per_tile or int(1 / ratio) ** 2 * per_tile != side * side:
+        raise InputError("config.json", "downsample_ratio", "must shuffle the patch grid evenly")
+    dynamic = _flag(config, "dynamic_image_size", False)
+    thumbnail = _flag(config, "use_thumbnail", False)
+    most = config.get("max_dynamic_patch", 6)  # InternVLChatConfig's default
+    if not isinstance(most, int) or isinstance(most, bool) or not 0 < most <= 1024:
+        raise InputError("config.json", "max_dynamic_patch", "must be a positive integer up to 1024")
+    tiles = most if dynamic else 1
+    crops = tiles + (1 if thumbnail and tiles > 1 else 0)
+    text = config.get("llm_config") or config.get("text_config") or {}
+    video = isinstance(text, Mapping) and text.get("model_type") in INTERNVL_VIDEO_TEXT_TYPES
+    return VisionTower(
+        model_type="intern_vit_6b",
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=1,
+        in_channels=int(vision.get("num_channels") or 3),
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=crops * per_tile,
+        class_token=True,
+        image_patches=crops * (side * side + 1),
+        projector_widths=2,
+        projector_copies=2,
+        crops=crops,
+        frame_tokens=per_tile if video else 0,
+    )
+
+
+def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
+    """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
+    ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
+    ``size["longest_edge"]``, ``Mistral3ProcessingInfo.get_image_size_with_most_features``;
+    :func:`sized_for_processor` applies it; here ``vision_config.image_size``, which the published
+    checkpoints' processors keep), resized to
+    ``ceil(edge / patch_size)`` patches a side; its embeddings are the image tokens of a
+    ``ceil(edge / (patch_size x spatial_merge_size))`` square grid (``get_patch_grid_size``; the
+    ``[IMG_BREAK]`` / ``[IMG_END]`` tokens are not embeddings). The tower is gated
+    (``gate_up_proj``) with 2D rotary tables; the projector norms, unfolds
+    ``spatial_merge_size^2`` patches per token, then two linears (:func:`tower_widest`).
+
+    :raises InputError: a width missing or not a positive integer (named)."""
+    v = {**PIXTRAL_DEFAULTS, **vision}
+    patch = _pos(v, "patch_size")
+    merge = config.get("spatial_merge_size", MISTRAL3_SPATIAL_MERGE)
+    if not isinstance(merge, int) or isinstance(merge, bool) or merge <= 0:
+        raise InputError("config.json", "spatial_merge_size", "must be a positive integer to bound the encoder")
+    edge = _pos(v, "image_size")
+    if edge > 1 << 16:
+        raise InputError("config.json", "vision_config.image_size", f"{edge} px: over 65,536")
+    side = -(-edge // patch)
+    grid = -(-edge // (patch * merge))
+    return VisionTower(
+        model_type=str(vision.get("model_type") or "pixtral"),
+        hidden_size=_pos(v, "hidden_size"),
+        intermediate_size=_pos(v, "intermediate_size"),
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=merge,
+        in_channels=int(v.get("num_channels") or 3),
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        gated=True,
+        pos_embeds=False,
+        image_tokens=grid * grid,
+        image_patches=side * side,
+        projector_widths=2,
+        projector_copies=4,
+    )
+
+
+def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
+    """``tower`` with its item sized by the checkpoint's image processor where the size decides a
+    fixed-size tower's item (``image_edge`` is ``size["longest_edge"]``; Mistral3's Pixtral: the
+    square's side, 0: ``vision_config.image_size``; Idefics3 / SmolVLM: the side the image is
+    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles); else ``tower`` unchanged
+    (the Qwen towers read the processor's size in :func:`max_tokens_per_item`).
+
+    :raises InputError: an edge over 65,536 px (named)."""
+    if not image_edge or tower.model_type not in ("pixtral", *IDEFICS3_WRAPPERS.values()):
+        return tower
+    patch, merge = tower.patch_size, tower.spatial_merge_size
+    if image_edge > 1 << 16:
+        raise InputError("preprocessor_config.json", "size.longest_edge", f"{image_edge} px: over 65,536")
+    if tower.model_type != "pixtral":  # Idefics3 / SmolVLM: crops of one tile each
+        per_tile_patches = tower.image_patches // tower.crops
+        crops = idefics3_tiles(tower.tile_size, image_edge)
+        per_tile_tokens = per_tile_patches // (merge * merge)
+        return replace(tower, image_tokens=crops * per_tile_tokens, image_patches=crops * per_tile_patches, crops=crops)
+    side, grid = -(-image_edge // patch), -(-image_edge // (patch * merge))
+    return replace(tower, image_tokens=grid * grid, image_patches=side * side)
 
 
 def _most_features_tokens(max_pixels: int, unit: int) -> int:
@@ -301,17 +711,29 @@ def processor_max_pixels(
 
 
 def max_tokens_per_item(
-    tower: VisionTower, max_model_len: int, image_max_pixels: int = 0, video_max_pixels: int = 0
+    tower: VisionTower,
+    max_model_len: int,
+    image_max_pixels: int = 0,
+    video_max_pixels: int = 0,
+    image_active: bool = True,
 ) -> dict[str, int]:
     """``get_mm_max_tokens_per_item`` for the processors' sizes (``image_max_pixels`` /
     ``video_max_pixels`` from the checkpoint's processor configs, 0: the published defaults):
-    merged tokens of the largest image and of the dummy video.
+    merged tokens of the largest image and of the dummy video. ``image_active``: images are
+    among the dummy's modalities (``--limit-mm-per-prompt`` above 0 for them).
+
+    InternVL: ``get_num_frames_with_most_features``' frames, the context left beside one largest
+    image (when images are on) over the embeddings per frame, at least 1.
 
     Qwen3-VL: the video processor's own size over 2 frames. Qwen2-VL / Qwen2.5-VL: frames of the
     largest image, as many as keep the video within ``max_model_len`` tokens (at least 1, at most
     :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
     if tower.image_tokens:
-        return {"image": tower.image_tokens}
+        sizes = {"image": tower.image_tokens}
+        if tower.frame_tokens:  # InternVL: the frames the context leaves beside one image
+            room = max_model_len - (tower.image_tokens if image_active else 0)
+            sizes["video"] = max(room // tower.frame_tokens, 1) * tower.frame_tokens
+        return sizes
     unit = tower.patch_size * tower.spatial_merge_size
     if tower.model_type in QWEN2_VISION_TYPES:
         image = _most_features_tokens(image_max_pixels or QWEN2_IMAGE_MAX_PIXELS, unit)
@@ -359,7 +781,9 @@ def encoder_batch(
     when every modality's limit is 0 (nothing is encoded). A modality the limits omit counts 999;
     ``image_max_pixels`` / ``video_max_pixels``: as :func:`max_tokens_per_item`."""
     limits = limit_mm_per_prompt or {}
-    sizes = max_tokens_per_item(tower, max_model_len, image_max_pixels, video_max_pixels)
+    sizes = max_tokens_per_item(
+        tower, max_model_len, image_max_pixels, video_max_pixels, image_active=limits.get("image", 999) > 0
+    )
     per_item = {m: t for m, t in sizes.items() if limits.get(m, 999) > 0}
     if not per_item:
         return None
@@ -404,7 +828,9 @@ def tower_widest(
     end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
     if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
         end = tower.projector_widths * out
-        merger = base + end
+        # Gemma-3: the transposed copy, then its pooled and normed tokens; Mistral3: the output's
+        # concatenation, norm, unfolded grids and their concatenation (merge^2 x hidden per token)
+        merger = base + tower.projector_copies * patches * h * b + (2 * tokens * h * b if tower.pool else 0) + end
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
     extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b
@@ -420,6 +846,7 @@ def encoder_term(
     runner: str,
     decoder_high: int,
     sizes: str = "published default sizes",
+    dense_mask: bool = False,
 ) -> Term:
     """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
     peak over the decoder's own terms (see the module text).
@@ -430,14 +857,19 @@ def encoder_term(
     ``decoder_high``, the decoder's own activation high bound (bytes): the run's peak is at least
     the tower's. high: the larger of the tower forward's widest point x :data:`TOWER_SLACK` (with
     the float32 pixel values, its rotary tables and a block's output) and the outputs with V1's
-    float32 pixels.
+    float32 pixels. ``dense_mask``: the tower attends through one ``N x N`` mask in the model dtype
+    over the batch's ``N`` patches, alive through every block (Pixtral up to 0.28,
+    :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
     """
-    patches = tower.patches(batch.items, batch.tokens)
+    patches = tower.patches(batch.items, batch.tokens, batch.modality)
     out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
-    pixels = tower.pixels(batch.items, batch.tokens)
+    pixels = tower.pixels(batch.items, batch.tokens, batch.modality)
     held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
     held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
     certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
+    mask = patches * patches * dtype_bytes if dense_mask else 0
+    # the mask is certain; torch's memory-efficient kernel may copy it once more, padded to aligned rows
+    certain, extra = certain + mask, extra + mask
     tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
     tower_lo = certain * TOWER_SLACK[0] // 100 + pixels * PIXEL_BYTES[0]
     low = max(held_lo, tower_lo - decoder_high)
@@ -451,5 +883,6 @@ def encoder_term(
         + f"), or the tower's certain widest point less the decoder's high bound ({tower_lo / MIB:,.0f} - "
         f"{decoder_high / MIB:,.0f} MiB); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
         f"({certain / MIB:,.0f} MiB at factor 1, plus float32 pixels and rotary tables)"
+        + (f"; the dense block-diagonal attention mask ({mask / MIB:,.0f} MiB) included" if mask else "")
     )
     return Term("activation: multimodal encoder", low, high, source)

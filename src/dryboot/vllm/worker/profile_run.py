@@ -29,7 +29,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.worker.encoder_profile import VisionTower, encoder_batch, encoder_term, vision_tower
+from dryboot.vllm.worker.encoder_profile import (
+    GEMMA3_PAN_AND_SCAN,
+    PIXTRAL_DENSE_MASK_UNTIL,
+    VisionTower,
+    encoder_batch,
+    encoder_term,
+    sized_for_processor,
+    vision_tower,
+)
 from dryboot.vllm.worker.interval import MIB, Term
 
 #: bytes alive per logit at the sampler's peak (low, high): the model-dtype logits
@@ -128,8 +136,15 @@ def _int(cfg: Mapping[str, Any], *keys: str) -> int:
     return 0
 
 
-def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype: str = "auto") -> ForwardShape:
+def forward_shape(
+    config: Mapping[str, Any],
+    source: str = "config.json",
+    dtype: str = "auto",
+    mm_processor_kwargs: Mapping[str, Any] | None = None,
+) -> ForwardShape:
     """The :class:`ForwardShape` of an HF ``config.json`` (its ``text_config`` when it has one).
+    ``mm_processor_kwargs``: ``--mm-processor-kwargs``, read where the tower's item depends on
+    them (Gemma-3's pan-and-scan); any other key makes a profiled encoder refused by name.
 
     :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded).
     """
@@ -165,14 +180,24 @@ def forward_shape(config: Mapping[str, Any], source: str = "config.json", dtype:
                 vision,
                 str(config.get("model_type") or ""),
                 str(config.get("vision_feature_select_strategy") or "default"),
+                config=config,
+                mm_processor_kwargs=mm_processor_kwargs,
             )
+            read = set(GEMMA3_PAN_AND_SCAN) if tower is not None and tower.pool else set()
+            unread = sorted(set(mm_processor_kwargs or {}) - read)
+            if unread:
+                raise InputError(
+                    "--mm-processor-kwargs", unread[0], "not read for this tower: the largest item's size is unknown"
+                )
         except InputError as e:  # refused only where the encoder is profiled (activation_terms)
-            vision_refusal = str(e)
+            tower, vision_refusal = None, str(e)
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
-    if tower is None and vision_type in ("clip_vision_model", "siglip_vision_model"):
-        vision_type += f" (in {config.get('model_type')}: only LLaVA's and PaliGemma's single crop are bounded)"
+    if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
+        vision_type += (
+            f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
+        )
     return ForwardShape(
         multimodal=encoder,
         modalities=modalities,
@@ -239,6 +264,26 @@ def sampler_rows(max_num_seqs: int, max_num_batched_tokens: int) -> int:
 
 def _sizes_said(shape: ForwardShape) -> str:
     """Where the largest item's size came from, for the encoder term's text."""
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "pixtral":
+        if shape.image_max_pixels:
+            return f"image processor's longest_edge ({shape.image_max_pixels} px square)"
+        return "vision config's image_size (no preprocessor_config.json beside the config)"
+    if shape.vision_tower is not None and shape.vision_tower.pool:
+        crops = shape.vision_tower.crops
+        return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
+            "on)" if crops > 1 else "off, the processor's default)"
+        )
+    if shape.vision_tower is not None and shape.vision_tower.model_type in ("idefics3_vision", "smolvlm_vision"):
+        return (
+            f"image processor's size.longest_edge ({shape.image_max_pixels} px; {shape.vision_tower.crops} crops)"
+            if shape.image_max_pixels
+            else f"image processors' default size, 4 tiles a side ({shape.vision_tower.crops} crops per image)"
+        )
+    if shape.vision_tower is not None and shape.vision_tower.crops > 1:
+        return (
+            f"vision config's image_size and image_grid_pinpoints ({shape.vision_tower.crops} crops per image: "
+            "the resized image and the tiles of the pinpoint with the most features)"
+        )
     if shape.vision_tower is not None and shape.vision_tower.image_tokens:
         return "vision config's image_size (one crop per image)"
     if shape.image_max_pixels or shape.video_max_pixels:
@@ -290,6 +335,17 @@ def activation_terms(
     if shape.multimodal is not None and encoder_profiled:
         tower = shape.vision_tower
         if tower is not None and max_model_len > 0:
+            sized = sized_for_processor(tower, shape.image_max_pixels)
+            if tower.model_type == "pixtral" and sized != tower and _release_key(release) <= PIXTRAL_DENSE_MASK_UNTIL:
+                # 0.27-0.28's Mistral3ProcessingInfo counts the dummy by vision_config.image_size while the
+                # image processor resizes it to its own longest_edge: the tower's input is not the item counted
+                raise InputError(
+                    "activation",
+                    "multimodal encoder profiling",
+                    f"vLLM {release} sizes Mistral3's dummy image by vision_config.image_size, and the checkpoint's "
+                    f"image processor resizes it to longest_edge {shape.image_max_pixels} px: not bounded",
+                )
+            tower = sized
             batch = encoder_batch(
                 tower,
                 max_num_batched_tokens=max_num_batched_tokens,
@@ -308,7 +364,8 @@ def activation_terms(
                 "multimodal encoder profiling",
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
-                "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's and PaliGemma's CLIP / SigLIP); --language-model-only, "
+                "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, "
+                "Mistral3's Pixtral); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
@@ -377,15 +434,17 @@ def activation_terms(
         # the decoder's pass at its widest (the cold compile's temporaries included): the run's peak is
         # at least the tower's, so the encoder adds at least the tower's peak less this
         decoder_high = sum(t.high for t in terms)
+        tower = sized_for_processor(shape.vision_tower, shape.image_max_pixels)
         terms.append(
             encoder_term(
-                shape.vision_tower,
+                tower,
                 batch,
                 tp=tp,
                 dtype_bytes=shape.dtype_bytes,
                 runner=runner,
                 decoder_high=decoder_high,
                 sizes=_sizes_said(shape),
+                dense_mask=tower.model_type == "pixtral" and _release_key(release) <= PIXTRAL_DENSE_MASK_UNTIL,
             )
         )
     return terms
