@@ -62,6 +62,11 @@ if os.environ.get("RECORD_SET") == "extra":  # the second set of cases (quant_ca
     import quant_cases_extra as _extra
 
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _extra.GPUS, _extra.TPS, _extra.CONFIGS, _extra.RECORDED_NAME
+if os.environ.get("RECORD_SET") == "moe":  # the third set: quantized MoE experts (quant_cases_moe.py)
+    sys.path.insert(0, str(HERE))
+    import quant_cases_moe as _moe
+
+    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _moe.GPUS, _moe.TPS, _moe.CONFIGS, _moe.RECORDED_NAME
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):

@@ -35,10 +35,11 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
 CONFIGS = DATA / "quant-configs"
 #: release -> case id -> vLLM's row, over every recorded file of that release (its ``vllm``); the
-#: second set (``quant-recorded-extra-*``) is test_quant_weights_extra.py's
+#: second set (``quant-recorded-extra-*``) is test_quant_weights_extra.py's, the third
+#: (``quant-recorded-moe-*``) test_quant_weights_moe.py's
 RECORDED: dict[str, dict[str, Any]] = {}
 for _p in sorted(DATA.glob("quant-recorded-*.json")):
-    if _p.stem.startswith("quant-recorded-extra-"):
+    if _p.stem.startswith(("quant-recorded-extra-", "quant-recorded-moe-")):
         continue
     _doc = json.loads(_p.read_text())
     RECORDED.setdefault(_doc["vllm"], {}).update(_doc["cases"])
