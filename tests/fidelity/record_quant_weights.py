@@ -164,6 +164,31 @@ def kernels_of(model: Any) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def dump_experts(model: Any) -> None:
+    """Print the first MoE layer's tensors (parameters, buffers, tensor attributes) after loading:
+    name, shape, dtype (``RECORD_DUMP``; a reading aid, not recorded)."""
+    import torch
+
+    for name, m in model.named_modules():
+        if hasattr(m, "w13_weight") or hasattr(m, "w13_qweight") or hasattr(m, "w13_weight_packed"):
+            seen = [("", m)]
+            qm = getattr(m, "quant_method", None)
+            if qm is not None:
+                seen += [("quant_method.", qm), *((f"quant_method.{k}.", v) for k, v in vars(qm).items())]
+            for pre, obj in seen:
+                if not hasattr(obj, "__dict__"):
+                    continue
+                items = dict(vars(obj))
+                if isinstance(obj, torch.nn.Module):
+                    items.update(obj.named_parameters(recurse=False))
+                    items.update(obj.named_buffers(recurse=False))
+                for k, v in sorted(items.items()):
+                    if isinstance(v, torch.Tensor):
+                        nb = v.untyped_storage().nbytes()
+                        sys.stderr.write(f"DUMP {name}.{pre}{k} {tuple(v.shape)} {v.dtype} storage {nb}\n")
+            return
+
+
 def main() -> int:
     qf = _load("quant_fakes", HERE / "quant_fakes.py")
     qf.define_ops()
@@ -229,6 +254,8 @@ def main() -> int:
                         # under RECORD_FAST)
                         built = (None,) if os.environ.get("RECORD_FAST") else qf.allocated_since(before, model)
                         process_weights_after_loading(model, cfg.model_config, torch.device("meta"))
+                    if os.environ.get("RECORD_DUMP"):  # one MoE layer's tensors after loading, to stderr
+                        dump_experts(model)
                     alloc, storage, n = qf.allocated_since(before, model)
                     row.update(
                         ok=True,

@@ -62,6 +62,7 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     checkpoint_parts,
@@ -977,7 +978,7 @@ def _walk(
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES:
+    if quant.scaled is not None and family not in SCALED_FAMILIES and not _ct_moe(quant, family):
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1181,8 +1182,9 @@ def _moe_layer(
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
-    if quant.wna16 is not None:
-        # weight-only integer experts: Qwen3-MoE only (its gate, a ReplicatedLinear, takes the quant method)
+    if quant.wna16 is not None or _ct_moe(quant, family):
+        # weight-only integer (and compressed-tensors W8A8 / NVFP4) experts: Qwen3-MoE only (its
+        # gate, a ReplicatedLinear, takes the quant method unless ignored)
         if family != "qwen3_moe":
             raise InputError(
                 "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
@@ -1213,6 +1215,13 @@ def _moe_layer(
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
+    elif quant.scaled is not None and _ct_moe(quant, family):
+        ex = f"{base}.experts"
+        scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in (gate, up, down)))
+        if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
+            w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")
+        else:
+            w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab, par.vllm_version), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
@@ -1221,6 +1230,12 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _ct_moe(quant: Quant, family: str) -> bool:
+    """compressed-tensors W8A8 / NVFP4 experts of a Qwen3-MoE model (the family whose experts are
+    checked, :mod:`dryboot.vllm.model_executor.layers.quantization.fused_moe`)."""
+    return quant.scaled is not None and quant.method == "compressed-tensors" and family == "qwen3_moe"
 
 
 def _local_experts(e: int, ep: int) -> int:
