@@ -287,8 +287,8 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     (permuted in place of the loaded ones), the zero points ``[e, groups, n / (32 / bits)]`` int32
     (GPTQ's kept, AWQ's converted by ``moe_awq_to_marlin_zero_points`` to the same shape);
     ``g_idx`` and its sort indices emptied (``[e, 0]``) and the biases dropped; the layer's
-    workspace, four int32 per SM. ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``.
-    Checked on vLLM 0.27.1, 0.28.0 and 0.30.0 (the releases with a per-layer Marlin workspace).
+    workspace, four int32 per SM (0.27.1-0.30.0; 0.33.0 has none per layer). ``w13``: ``k = h``,
+    ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.27.1, 0.28.0, 0.30.0 and 0.33.0.
     Zero-point experts (AWQ) are served by Marlin on every SM from 7.5 (FlashInfer TRT-LLM, first
     on SM 10.x, takes no zero points: ``_backend_incompatibility_reason``); symmetric ones on SM
     7.5-9.x only.
@@ -297,12 +297,6 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
         per-expert ``extra_config`` entries, symmetric experts on SM 10.0+ (FlashInfer TRT-LLM
         comes first), shapes Marlin pads (``marlin_moe_padded_intermediate``) or does not take.
     """
-    if not q.layer_workspace:
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            "quantized MoE experts are checked on vLLM 0.27.1, 0.28.0 and 0.30.0 only",
-        )
     if q.packing not in ("gptq", "awq", "ct"):
         raise InputError("quantization_config", "quant_method", f"{q.packing} MoE experts are not modelled")
     ct_scheme = q.layer_scheme(name) if q.packing == "ct" else None
@@ -347,6 +341,11 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
         ("scale", e * groups_h * 2 * i * act),
         ("scale", e * groups_i * h * act),
         *extra,
-        # the layer's Marlin MoE workspace: four int32 per SM (marlin_make_workspace_new(device, 4))
-        ("workspace", 4 * 4 * (q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT)),
+        # the layer's Marlin MoE workspace: four int32 per SM (marlin_make_workspace_new(device, 4));
+        # 0.33 takes it from the worker's workspace manager per call
+        *(
+            [("workspace", 4 * 4 * (q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT))]
+            if q.layer_workspace
+            else []
+        ),
     ]
