@@ -185,6 +185,9 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
 #: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
 #: an AutoRound export of Qwen3.5/3.6 declares)
 WNA16_HYBRIDS = {"qwen3_5_text"}
+#: the families whose weight-only integer (GPTQ / AWQ / AutoRound / compressed-tensors W4A16)
+#: MoE experts are checked against vLLM (``quant_cases_moe.py``)
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
@@ -1182,13 +1185,13 @@ def _moe_layer(
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
-    if quant.wna16 is not None or _ct_moe(quant, family):
-        # weight-only integer (and compressed-tensors W8A8 / NVFP4) experts: Qwen3-MoE only (its
-        # gate, a ReplicatedLinear, takes the quant method unless ignored)
-        if family != "qwen3_moe":
-            raise InputError(
-                "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
-            )
+    if quant.wna16 is not None and family not in WNA16_MOE_FAMILIES:
+        raise InputError(
+            "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
+        )
+    if (quant.wna16 is not None and family == "qwen3_moe") or _ct_moe(quant, family):
+        # Qwen3-MoE's gate, a ReplicatedLinear, takes the quant method unless skipped / ignored
+        # (Mixtral's is built with quant_config=None: unquantized, below)
         w.module(_linear(quant, f"{base}.gate", h, (e,), ab, split=""), "router", ((f"{base}.gate", "whole"),))
     else:
         w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
