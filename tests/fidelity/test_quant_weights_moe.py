@@ -4,7 +4,7 @@ The third set of quantized cases (``quant_cases_moe.py``): ``data/weights/
 quant-recorded-moe-<version>.json`` holds vLLM's own figures, recorded as the other sets
 (``RECORD_SET=moe record_quant_weights.py``: the model built by vLLM's loader on the meta device,
 vLLM's ``process_weights_after_loading`` run, every storage still held counted in 512-byte blocks)
-for the Qwen3-30B-A3B configs of ``data/weights/quant-configs-moe/``: AWQ and AutoRound's AWQ
+for the Qwen3-30B-A3B and Mixtral-8x7B configs of ``data/weights/quant-configs-moe/``: AWQ and AutoRound's AWQ
 packing (Marlin MoE), AutoRound's GPTQ packing and compressed-tensors W4A16 on the releases the
 other sets left out, compressed-tensors W8A8 int8 / fp8 (channel, blocks) and NVFP4 experts.
 Every case is checked in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, two
@@ -107,7 +107,8 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
 
 
 def test_expert_methods_are_vllms() -> None:
-    """The MoE method vLLM gave every one of the 48 expert layers, which the layouts follow."""
+    """The MoE method vLLM gave every expert layer (48 in Qwen3-30B-A3B, 32 in Mixtral-8x7B), which
+    the layouts follow."""
     want = {
         "AWQ-g128": "AutoAWQMoEMethod",
         "W4A16-awq": "AutoAWQMoEMethod",
@@ -122,7 +123,8 @@ def test_expert_methods_are_vllms() -> None:
         for row in cases.values():
             method = next((m for key, m in want.items() if row["config"].endswith(key)), None)
             if row["ok"] and method is not None and "kernels" in row:
-                assert row["kernels"].get(method) == 48, (row["config"], row["kernels"])
+                layers = json.loads((moe.CONFIGS / row["config"] / "config.json").read_text())["num_hidden_layers"]
+                assert row["kernels"].get(method) == layers, (row["config"], row["kernels"])
                 checked += 1
     assert checked >= 40
 
