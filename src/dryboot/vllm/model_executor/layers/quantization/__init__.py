@@ -56,6 +56,10 @@ class QuantRules:
         scales (compressed-tensors' KV-cache method), three blocks per attention layer.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
         (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
+    :param humming_before_marlin: capabilities (``major * 10 + minor``) on which the release puts
+        the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel, absent from the
+        CPU boot environments) ahead of Marlin (0.33 ``humming/priority.py``
+        ``prioritize_humming``: SM 9.0); their MoE layouts are not modelled there.
     """
 
     allspark: bool = True
@@ -65,6 +69,7 @@ class QuantRules:
     blackwell_attention_buffer: bool = False
     oai_triton_below: int = 110
     attention_range_buffers: bool = False
+    humming_before_marlin: tuple[int, ...] = ()
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -84,6 +89,7 @@ QUANT_RULES = {
         marlin_layer_workspace=False,
         blackwell_attention_buffer=True,
         oai_triton_below=130,
+        humming_before_marlin=(90,),
     ),
 }
 

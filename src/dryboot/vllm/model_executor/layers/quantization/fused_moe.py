@@ -35,6 +35,7 @@ pads.
 from __future__ import annotations
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledQuant, ScaledScheme
 
 #: the SM count taken when the GPU's is not known (the larger workspace)
@@ -43,6 +44,23 @@ UNKNOWN_SM_COUNT = 256
 
 def _ceil(x: int, m: int) -> int:
     return -(-x // m)
+
+
+def check_marlin_moe(version: str, capability: tuple[int, int], what: str) -> None:
+    """Refuse Marlin MoE experts (``what``) where the release ranks the Humming kernels ahead of
+    Marlin (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_before_marlin`:
+    0.33.0 on SM 9.0): a CUDA install of vLLM carries ``humming-kernels`` and picks them there;
+    their layout is not modelled (the boot environments lack the package).
+
+    :raises InputError: such a release and GPU (named)."""
+    sm = capability[0] * 10 + capability[1]
+    if sm in quant_rules(version).humming_before_marlin:
+        raise InputError(
+            "--gpu",
+            None,
+            f"{what} on SM {capability[0]}.{capability[1]} in vLLM {version}: the Humming MoE kernels rank ahead "
+            "of Marlin there (humming-kernels); their layout is not modelled",
+        )
 
 
 def scaled_experts_refusal(s: ScaledScheme, capability: int, version: str) -> str | None:
