@@ -61,7 +61,7 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         # 0.33 ranks the Humming kernels (humming-kernels, not in the boot environment) ahead of
         # Marlin on SM 9.0: the oracle's Marlin is not a CUDA install's choice
         return "Humming"
-    if "FP8-dynamic" in config and sm >= 90:
+    if "FP8-dynamic" in config and 90 <= sm < 110:
         return "CUTLASS grouped-GEMM"
     if "FP8-block" in config and sm >= 90 and version != "0.28.0":
         return "DeepGEMM"
@@ -137,14 +137,14 @@ def test_refusals_name_what_is_missing() -> None:
     """Backends whose layouts are not checked are refused by name; a release whose layouts are
     not recorded too."""
     fp8 = ScaledScheme("fp8", "channel")
-    assert "CUTLASS" in (scaled_experts_refusal(fp8, 90, "0.28.0") or "")
-    assert scaled_experts_refusal(fp8, 89, "0.28.0") is None
-    assert "per-tensor" in (scaled_experts_refusal(ScaledScheme("fp8", "tensor"), 86, "0.28.0") or "")
+    assert "CUTLASS" in (scaled_experts_refusal(fp8, 90) or "")
+    assert scaled_experts_refusal(fp8, 89) is None
+    assert "per-tensor" in (scaled_experts_refusal(ScaledScheme("fp8", "tensor"), 86) or "")
     block = ScaledScheme("fp8", "block", (128, 128))
-    assert scaled_experts_refusal(block, 90, "0.28.0") is None
-    assert "DeepGEMM" in (scaled_experts_refusal(block, 90, "0.33.0") or "")
-    assert "TRT-LLM" in (scaled_experts_refusal(block, 100, "0.28.0") or "")
-    assert "FlashInfer" in (scaled_experts_refusal(ScaledScheme("nvfp4", "group"), 100, "0.28.0") or "")
+    assert scaled_experts_refusal(block, 90) is None  # Triton first on Hopper (the dense layers: DeepGEMM)
+    assert "TRT-LLM" in (scaled_experts_refusal(block, 100) or "")
+    assert scaled_experts_refusal(fp8, 120) is None  # Triton: no grouped CUTLASS GEMM from SM 11.0
+    assert "FlashInfer" in (scaled_experts_refusal(ScaledScheme("nvfp4", "group"), 100) or "")
     awq = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+AWQ-g128"
     humming = model_weights(awq, compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0").refused or ""
     assert "Humming" in humming

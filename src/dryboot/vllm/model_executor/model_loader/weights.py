@@ -1229,7 +1229,7 @@ def _moe_layer(
             if scheme.kind == "nvfp4":
                 assert par.capability is not None
                 check_marlin_moe(par.vllm_version, par.capability, "NVFP4 MoE experts")
-            w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab, par.vllm_version), "experts")
+            w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert

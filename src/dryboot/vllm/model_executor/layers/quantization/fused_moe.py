@@ -13,11 +13,11 @@ meta device (``tests/fidelity/quant_cases_moe.py``):
   weights repacked per expert by ``gptq_marlin_repack`` (8-bit: their bytes), the scales in the
   activation dtype ``[e, 1, n]`` (channel) or ``[e, ceil(k / bk), n]`` (blocks: each block's
   scale repeated over its ``bn`` columns), a workspace of four int32 per SM (0.28; not 0.33).
-* fp8 channel weights on SM 8.9 (``TritonExperts``: the CUTLASS grouped GEMM needs SM 9.0,
-  FlashInfer takes per-tensor and block scales only): fp8 weights, float32 scales ``[e, 2i, 1]``
-  / ``[e, h, 1]``.
-* fp8 ``[bn, bk]`` blocks on SM 8.9 and (0.28, TP without expert parallelism: Triton moved to the
-  front) SM 9.0: fp8 weights, float32 ``[e, 2 ceil(i / bn), ceil(h / bk)]`` /
+* fp8 channel weights on SM 8.9 and from SM 11.0 (``TritonExperts``: the CUTLASS grouped GEMM
+  serves SM 9.0 up to 11.0, FlashInfer takes per-tensor and block scales only): fp8 weights,
+  float32 scales ``[e, 2i, 1]`` / ``[e, h, 1]``.
+* fp8 ``[bn, bk]`` blocks on SM 8.9 and SM 9.0 (TP without expert parallelism: vLLM moves Triton
+  to the front on Hopper): fp8 weights, float32 ``[e, 2 ceil(i / bn), ceil(h / bk)]`` /
   ``[e, ceil(h / bn), ceil(i / bk)]``.
 * NVFP4 below SM 10.0 (``MarlinExperts``, weight-only; ``prepare_nvfp4_moe_layer_for_marlin``):
   the packed weights repacked (their bytes, ``n x k / 2``), the fp8 group scales permuted
@@ -25,11 +25,11 @@ meta device (``tests/fidelity/quant_cases_moe.py``):
   ``w13``, ``[e]`` for ``w2``) and ``w13_weight_scale_2`` / ``w2_weight_scale_2`` ``[e]``, the
   workspace as above.
 
-Refused by name: fp8 channel / tensor weights on SM 9.0+ (vLLM's CUTLASS grouped GEMM, whose
-per-layer stride tensors, or FlashInfer, whose shuffles the oracle cannot run), fp8 per-tensor
-weights, fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM) and on 0.33.0 SM 9.0 (DeepGEMM's scale
-layout, no shape declared), NVFP4 on SM 10.0+ (FlashInfer CUTLASS / TRT-LLM), shapes Marlin
-pads.
+Refused by name: fp8 channel weights on SM 9.0-10.x (vLLM's CUTLASS grouped GEMM, whose
+per-layer stride tensors the oracle cannot build), fp8 per-tensor weights (FlashInfer CUTLASS
+from SM 9.0), fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM, DeepGEMM where installed), NVFP4 on SM
+10.0+ (FlashInfer CUTLASS / TRT-LLM), Marlin MoE where 0.33 ranks Humming ahead of it
+(:func:`check_marlin_moe`), shapes Marlin pads.
 """
 
 from __future__ import annotations
@@ -63,9 +63,9 @@ def check_marlin_moe(version: str, capability: tuple[int, int], what: str) -> No
         )
 
 
-def scaled_experts_refusal(s: ScaledScheme, capability: int, version: str) -> str | None:
-    """Why the experts of scheme ``s`` on SM ``capability`` (``major * 10 + minor``) under vLLM
-    ``version`` are not given, or ``None``."""
+def scaled_experts_refusal(s: ScaledScheme, capability: int) -> str | None:
+    """Why the experts of scheme ``s`` on SM ``capability`` (``major * 10 + minor``) are not given,
+    or ``None`` (the same on 0.28.0 and 0.33.0; the release's own gates are the callers')."""
     sm = f"SM {capability // 10}.{capability % 10}"
     if s.kind == "int8":
         return None if s.strategy == "channel" and not s.static_input else "int8 MoE experts other than channel weights"
@@ -78,28 +78,27 @@ def scaled_experts_refusal(s: ScaledScheme, capability: int, version: str) -> st
     if capability < 89:
         return None
     if s.strategy == "channel":
-        if capability >= 90:
+        if 90 <= capability < 110:  # ops.cutlass_group_gemm_supported: SM 9.0 up to 11.0
             return (
                 f"fp8 channel MoE experts on {sm}: vLLM's CUTLASS grouped-GEMM experts (their stride tensors) "
                 "are not modelled"
             )
         return None
-    # blocks
+    # blocks: Triton up to SM 9.0 (on Hopper vLLM moves it to the front for TP); from SM 10.0
+    # FlashInfer TRT-LLM, or DeepGEMM where installed
     if capability >= 100:
-        return f"fp8 block MoE experts on {sm}: FlashInfer TRT-LLM's layout is not modelled"
-    if capability >= 90 and version != "0.28.0":
-        return f"fp8 block MoE experts on {sm} in vLLM {version}: DeepGEMM's scale layout is not modelled"
+        return f"fp8 block MoE experts on {sm}: FlashInfer TRT-LLM's / DeepGEMM's layouts are not modelled"
     return None
 
 
 def scaled_experts_bytes(
-    q: ScaledQuant, s: ScaledScheme, e: int, h: int, i: int, act_bytes: int, version: str
+    q: ScaledQuant, s: ScaledScheme, e: int, h: int, i: int, act_bytes: int
 ) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer of scheme ``s`` holds after loading, as (kind, bytes) (see the
     module's docstring).
 
     :raises InputError: what is not modelled (named)."""
-    refused = scaled_experts_refusal(s, q.capability, version)
+    refused = scaled_experts_refusal(s, q.capability)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
     sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
