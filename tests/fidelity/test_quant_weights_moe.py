@@ -99,10 +99,14 @@ def test_corpus_size() -> None:
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
     report = _dryboot(row, version)
-    if not row["ok"]:
-        assert report.refused, f"vLLM refuses ({row['error'][:200]}); dryboot answered"
-        return
     why = _refusal(version, row)
+    if not row["ok"]:
+        # vLLM's refusal, or (where dryboot names the backend) the oracle cannot run the backend a
+        # CUDA install picks: a kernel absent from the boot environment, FlashInfer's CUDA device
+        assert report.refused, f"vLLM or the oracle fails ({row['error'][:200]}); dryboot answered"
+        if why is not None:
+            assert why in report.refused, report.refused
+        return
     if why is not None:
         assert why in (report.refused or ""), report.refused
         return
