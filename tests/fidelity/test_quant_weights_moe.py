@@ -64,7 +64,9 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     if "FP8-dynamic" in config and 90 <= sm < 110:
         return "CUTLASS grouped-GEMM"
     if "FP8-block" in config and sm >= 90 and version != "0.28.0":
-        return "DeepGEMM"
+        return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
+    if "FP8-block" in config and sm >= 100:
+        return "TRT-LLM"
     if "NVFP4" in config and sm >= 100:
         return "FlashInfer"
     if config.endswith(("W4A16", "W4A16-g32")) and sm >= 100:  # symmetric: FlashInfer TRT-LLM first
