@@ -36,10 +36,8 @@ from __future__ import annotations
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import UNKNOWN_SM_COUNT
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledQuant, ScaledScheme
-
-#: the SM count taken when the GPU's is not known (the larger workspace)
-UNKNOWN_SM_COUNT = 256
 
 
 def _ceil(x: int, m: int) -> int:
