@@ -18,7 +18,9 @@ Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restric
 ``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
 ``RECORD_TRACE`` prints each failure's traceback, ``RECORD_CASES`` (a recorded file) records only
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
-before the post-load step (``built_allocated_bytes``: null).
+before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
+layer's tensors after loading to stderr, ``RECORD_SET`` picks the second (``extra``) or third
+(``moe``) case set.
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
