@@ -28,8 +28,8 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   ``meta_nonzero_assume_all_nonzero``; NVFP4 Marlin's scale factor reads the largest non-zero
   scale), and ``torch.isnan`` of a meta tensor all false (0.33's ModelOpt NVFP4 checks that its
   scales were loaded, i.e. are no longer the NaN they were created with; the oracle loads no
-  weights), and ``torch.allclose`` of meta tensors true (ModelOpt NVFP4 MoE's check that an
-  expert's w1 and w3 share one global scale: a warning otherwise).
+  weights), and ``torch.allclose`` of a meta tensor true (compressed-tensors' and ModelOpt's NVFP4
+  MoE experts warn when w1's and w3's global scales differ: a value check, never a shape).
 * **vLLM's reload bookkeeping.** After loading, ``model_loader/reload`` keeps a meta-device copy
   of each layer's tensors (``to_meta_tensor``: ``tensor.data.to("meta")``), which costs nothing on
   a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
@@ -207,11 +207,12 @@ def route_ops() -> None:
     torch.isnan = isnan
     real_allclose = torch.allclose
 
-    def allclose(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
-        # ModelOpt NVFP4 MoE's "w1 and w3 share one global scale" (a warning, never a shape): agree
+    def allclose(a: Any, b: Any, *args: Any, **kwargs: Any) -> bool:
+        # compressed-tensors' and ModelOpt's NVFP4 MoE experts compare w1's and w3's loaded global scales (a
+        # warning when they differ): a value check, answered "equal" on the meta device
         if isinstance(a, torch.Tensor) and a.device.type == "meta":
             return True
-        return real_allclose(a, b, *args, **kwargs)
+        return bool(real_allclose(a, b, *args, **kwargs))
 
     torch.allclose = allclose
     torch.Tensor.cuda = cuda  # type: ignore[method-assign]

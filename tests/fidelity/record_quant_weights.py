@@ -18,7 +18,9 @@ Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restric
 ``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
 ``RECORD_TRACE`` prints each failure's traceback, ``RECORD_CASES`` (a recorded file) records only
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
-before the post-load step (``built_allocated_bytes``: null).
+before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
+layer's tensors after loading to stderr, ``RECORD_SET`` picks the second (``extra``) or third
+(``moe``) case set.
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
@@ -67,6 +69,11 @@ if os.environ.get("RECORD_SET") == "modelopt":  # ModelOpt mixed precision / MoE
     import quant_cases_modelopt as _mo
 
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _mo.GPUS, _mo.TPS, _mo.CONFIGS, _mo.RECORDED_NAME
+elif os.environ.get("RECORD_SET") == "moe":  # the third set: quantized MoE experts (quant_cases_moe.py)
+    sys.path.insert(0, str(HERE))
+    import quant_cases_moe as _moe
+
+    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _moe.GPUS, _moe.TPS, _moe.CONFIGS, _moe.RECORDED_NAME
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -166,6 +173,31 @@ def kernels_of(model: Any) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def dump_experts(model: Any) -> None:
+    """Print the first MoE layer's tensors (parameters, buffers, tensor attributes) after loading:
+    name, shape, dtype (``RECORD_DUMP``; a reading aid, not recorded)."""
+    import torch
+
+    for name, m in model.named_modules():
+        if hasattr(m, "w13_weight") or hasattr(m, "w13_qweight") or hasattr(m, "w13_weight_packed"):
+            seen = [("", m)]
+            qm = getattr(m, "quant_method", None)
+            if qm is not None:
+                seen += [("quant_method.", qm), *((f"quant_method.{k}.", v) for k, v in vars(qm).items())]
+            for pre, obj in seen:
+                if not hasattr(obj, "__dict__"):
+                    continue
+                items = dict(vars(obj))
+                if isinstance(obj, torch.nn.Module):
+                    items.update(obj.named_parameters(recurse=False))
+                    items.update(obj.named_buffers(recurse=False))
+                for k, v in sorted(items.items()):
+                    if isinstance(v, torch.Tensor):
+                        nb = v.untyped_storage().nbytes()
+                        sys.stderr.write(f"DUMP {name}.{pre}{k} {tuple(v.shape)} {v.dtype} storage {nb}\n")
+            return
+
+
 def main() -> int:
     qf = _load("quant_fakes", HERE / "quant_fakes.py")
     qf.define_ops()
@@ -231,6 +263,8 @@ def main() -> int:
                         # under RECORD_FAST)
                         built = (None,) if os.environ.get("RECORD_FAST") else qf.allocated_since(before, model)
                         process_weights_after_loading(model, cfg.model_config, torch.device("meta"))
+                    if os.environ.get("RECORD_DUMP"):  # one MoE layer's tensors after loading, to stderr
+                        dump_experts(model)
                     alloc, storage, n = qf.allocated_since(before, model)
                     row.update(
                         ok=True,

@@ -36,10 +36,11 @@ DATA = HERE / "data" / "weights"
 CONFIGS = DATA / "quant-configs"
 #: release -> case id -> vLLM's row, over every recorded file of that release (its ``vllm``); the
 #: second set (``quant-recorded-extra-*``) is test_quant_weights_extra.py's, the ModelOpt set
-#: (``quant-recorded-modelopt-*``) test_quant_weights_modelopt.py's
+#: (``quant-recorded-modelopt-*``) test_quant_weights_modelopt.py's, the MoE set
+#: (``quant-recorded-moe-*``) test_quant_weights_moe.py's
 RECORDED: dict[str, dict[str, Any]] = {}
 for _p in sorted(DATA.glob("quant-recorded-*.json")):
-    if _p.stem.startswith(("quant-recorded-extra-", "quant-recorded-modelopt-")):
+    if _p.stem.startswith(("quant-recorded-extra-", "quant-recorded-modelopt-", "quant-recorded-moe-")):
         continue
     _doc = json.loads(_p.read_text())
     RECORDED.setdefault(_doc["vllm"], {}).update(_doc["cases"])
@@ -329,12 +330,12 @@ def test_gptq_quantized_layers_from_the_headers(tmp_path: Path) -> None:
 
 
 def test_moe_experts_refused_where_not_checked() -> None:
-    """Marlin MoE experts are checked on vLLM 0.27.1, 0.28.0, 0.30.0 and SM 7.5-9.x: elsewhere refused by name."""
+    """Symmetric Marlin MoE experts are checked on the releases of ``QUANT_RULES`` (0.33.0's in
+    test_quant_weights_moe.py) and SM 7.5-9.x: elsewhere refused by name."""
     moe = CONFIGS / "Qwen--Qwen3-30B-A3B+AutoRound-W4A16"
     assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.28.0").refused is None
-    assert "0.27.1, 0.28.0 and 0.30.0 only" in (
-        model_weights(moe, compute_capability=(8, 6), vllm_version="0.33.0").refused or ""
-    )
+    assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.33.0").refused is None
+    assert "0.29.0" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.29.0").refused or "")
     assert "SM 7.5-9.x" in (model_weights(moe, compute_capability=(10, 0), vllm_version="0.28.0").refused or "")
 
 

@@ -63,6 +63,7 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import check_marlin_moe, scaled_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     ModelOptQuant,
     modelopt_experts_bytes,
@@ -195,6 +196,9 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
 #: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
 #: an AutoRound export of Qwen3.5/3.6 declares)
 WNA16_HYBRIDS = {"qwen3_5_text"}
+#: the families whose weight-only integer (GPTQ / AWQ / AutoRound / compressed-tensors W4A16)
+#: MoE experts are checked against vLLM (``quant_cases_moe.py``)
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
@@ -1022,7 +1026,7 @@ def _walk(
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok:
+    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok and not _ct_moe(quant, family):
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1235,12 +1239,13 @@ def _moe_layer(
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
     router = 4 if glm else ab
-    if quant.wna16 is not None:
-        # weight-only integer experts: Qwen3-MoE only (its gate, a ReplicatedLinear, takes the quant method)
-        if family != "qwen3_moe":
-            raise InputError(
-                "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
-            )
+    if quant.wna16 is not None and family not in WNA16_MOE_FAMILIES:
+        raise InputError(
+            "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
+        )
+    if (quant.wna16 is not None and family == "qwen3_moe") or _ct_moe(quant, family):
+        # Qwen3-MoE's gate, a ReplicatedLinear, takes the quant method unless skipped / ignored
+        # (Mixtral's is built with quant_config=None: unquantized, below)
         w.module(_linear(quant, f"{base}.gate", h, (e,), ab, split=""), "router", ((f"{base}.gate", "whole"),))
     else:
         w.module([("weight", e * h * router)], "router", ((f"{base}.gate", "whole", router),))
@@ -1266,9 +1271,21 @@ def _moe_layer(
     gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
+        assert par.capability is not None  # _on_gpu requires it
+        check_marlin_moe(par.vllm_version, par.capability, f"{quant.method} MoE experts")
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
+    elif quant.scaled is not None and _ct_moe(quant, family):
+        ex = f"{base}.experts"
+        scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in (gate, up, down)))
+        if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
+            w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")
+        else:
+            if scheme.kind == "nvfp4":
+                assert par.capability is not None
+                check_marlin_moe(par.vllm_version, par.capability, "NVFP4 MoE experts")
+            w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
@@ -1277,6 +1294,12 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _ct_moe(quant: Quant, family: str) -> bool:
+    """compressed-tensors W8A8 / NVFP4 experts of a Qwen3-MoE model (the family whose experts are
+    checked, :mod:`dryboot.vllm.model_executor.layers.quantization.fused_moe`)."""
+    return quant.scaled is not None and quant.method == "compressed-tensors" and family == "qwen3_moe"
 
 
 def _local_experts(e: int, ep: int) -> int:

@@ -62,6 +62,10 @@ class QuantRules:
     :param modelopt_fp8_marlin: ModelOpt FP8 layers below SM 8.9 go through Marlin weight-only
         (0.27.1, 0.28.0, 0.33.0); 0.30.0's generic ``ModelOptLinearMethod`` picks CUTLASS there
         (what its kernel list answers on SM 8.6 in the oracle), whose layout is SM 8.9's.
+    :param humming_before_marlin: capabilities (``major * 10 + minor``) on which the release puts
+        the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel, absent from the
+        CPU boot environments) ahead of Marlin (0.33 ``humming/priority.py``
+        ``prioritize_humming``: SM 9.0); their MoE layouts are not modelled there.
     """
 
     allspark: bool = True
@@ -73,6 +77,7 @@ class QuantRules:
     attention_range_buffers: bool = False
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
+    humming_before_marlin: tuple[int, ...] = ()
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -93,6 +98,7 @@ QUANT_RULES = {
         blackwell_attention_buffer=True,
         oai_triton_below=130,
         modelopt_moe=True,
+        humming_before_marlin=(90,),
     ),
 }
 

@@ -276,28 +276,28 @@ MOE_MARLIN_GROUPS = (-1, 32, 64, 128)
 def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per rank)
     holds after ``process_weights_after_loading`` under GPTQ packing (AutoRound
-    ``auto_round:auto_gptq`` or GPTQ) or compressed-tensors' symmetric W4A16 / W8A16
+    ``auto_round:auto_gptq`` or GPTQ), AWQ packing (AWQ, AutoRound ``auto_round:auto_awq``:
+    ``AutoAWQMoEMethod``) or compressed-tensors' symmetric W4A16 / W8A16
     (``CompressedTensorsWNA16MoEMethod``: no zero points, its two ``weight_shape [e, 2]``
-    parameters in the model dtype kept) served by vLLM 0.28.0's fused MoE Marlin backend
-    (``fused_moe/oracle/int_wna16.py`` ``_process_weights_marlin``): the weights repacked per
-    expert by ``gptq_marlin_moe_repack`` (``[e, k / 16, n x bits / 2]`` int32: the bytes they were
-    loaded in), the scales ``[e, groups, n]`` in the activation dtype, the GPTQ zero points
-    ``[e, groups, n / (32 / bits)]`` int32, both kept; ``g_idx`` and its sort indices emptied
-    (``[e, 0]``) and the biases dropped; the layer's workspace, four int32 per SM.
-    ``w13``: ``k = h``, ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.27.1, 0.28.0
-    and 0.30.0 (the releases with a per-layer Marlin workspace).
+    parameters in the model dtype kept) served by vLLM's fused MoE Marlin backend
+    (``fused_moe/oracle/int_wna16.py`` ``_process_weights_marlin`` /
+    ``_process_awq_weights_marlin``): the weights repacked per expert by
+    ``gptq_marlin_moe_repack`` / ``awq_marlin_moe_repack`` (``[e, k / 16, n x bits / 2]`` int32:
+    the bytes they were loaded in), the scales ``[e, groups, n]`` in the activation dtype
+    (permuted in place of the loaded ones), the zero points ``[e, groups, n / (32 / bits)]`` int32
+    (GPTQ's kept, AWQ's converted by ``moe_awq_to_marlin_zero_points`` to the same shape);
+    ``g_idx`` and its sort indices emptied (``[e, 0]``) and the biases dropped; the layer's
+    workspace, four int32 per SM (0.27.1-0.30.0; 0.33.0 has none per layer). ``w13``: ``k = h``,
+    ``n = 2i``; ``w2``: ``k = i``, ``n = h``. Checked on vLLM 0.27.1, 0.28.0, 0.30.0 and 0.33.0.
+    Zero-point experts (AWQ) are served by Marlin on every SM from 7.5 (FlashInfer TRT-LLM, first
+    on SM 10.x, takes no zero points: ``_backend_incompatibility_reason``); symmetric ones on SM
+    7.5-9.x only.
 
-    :raises InputError: what is not modelled: AWQ / asymmetric compressed-tensors experts, act-order,
-        per-expert ``extra_config`` entries, SM 10.0+ (other backends come first), shapes Marlin
-        pads (``allow_tile_padding``) or does not take.
+    :raises InputError: what is not modelled: asymmetric compressed-tensors experts, act-order,
+        per-expert ``extra_config`` entries, symmetric experts on SM 10.0+ (FlashInfer TRT-LLM
+        comes first), shapes Marlin pads (``marlin_moe_padded_intermediate``) or does not take.
     """
-    if not q.layer_workspace:
-        raise InputError(
-            "quantization_config",
-            "quant_method",
-            "quantized MoE experts are checked on vLLM 0.27.1, 0.28.0 and 0.30.0 only",
-        )
-    if q.packing not in ("gptq", "ct"):
+    if q.packing not in ("gptq", "awq", "ct"):
         raise InputError("quantization_config", "quant_method", f"{q.packing} MoE experts are not modelled")
     ct_scheme = q.layer_scheme(name) if q.packing == "ct" else None
     if q.packing == "ct" and (ct_scheme is None or not ct_scheme.sym):
@@ -307,13 +307,17 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     if q.desc_act:
         raise InputError("quantization_config", "desc_act", "act-order MoE experts are not modelled")
     if any(key.startswith(name) or ".experts." in key for key, _ in q.per_layer):
-        raise InputError("quantization_config", "extra_config", f"per-expert entries under {name} are not modelled")
+        raise InputError("quantization_config", "extra_config", f"{name}: per-expert entries are not modelled")
     s = q.layer_scheme(name)
     if s is None:
         raise InputError("quantization_config", "extra_config", f"{name}: unquantized experts beside quantized layers")
-    if q.capability is None or not 75 <= q.capability < 100:
+    top = 1000 if q.packing == "awq" else 100
+    if q.capability is None or not 75 <= q.capability < top:
         raise InputError(
-            "--gpu", None, "quantized MoE experts are modelled on SM 7.5-9.x only (vLLM's Marlin MoE backend)"
+            "--gpu",
+            None,
+            f"{'AWQ' if q.packing == 'awq' else 'symmetric'} MoE experts are modelled on SM 7.5"
+            f"{'+' if top == 1000 else '-9.x'} only (vLLM's Marlin MoE backend)",
         )
     g = s.group_size
     if g not in MOE_MARLIN_GROUPS or h % 128 or i % max(64, g):
@@ -337,6 +341,11 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
         ("scale", e * groups_h * 2 * i * act),
         ("scale", e * groups_i * h * act),
         *extra,
-        # the layer's Marlin MoE workspace: four int32 per SM (marlin_make_workspace_new(device, 4))
-        ("workspace", 4 * 4 * (q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT)),
+        # the layer's Marlin MoE workspace: four int32 per SM (marlin_make_workspace_new(device, 4));
+        # 0.33 takes it from the worker's workspace manager per call
+        *(
+            [("workspace", 4 * 4 * (q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT))]
+            if q.layer_workspace
+            else []
+        ),
     ]

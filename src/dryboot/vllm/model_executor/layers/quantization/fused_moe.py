@@ -1,0 +1,145 @@
+"""MoE experts under compressed-tensors' W8A8 (int8, fp8) and NVFP4 W4A4 schemes, as vLLM holds
+them after ``process_weights_after_loading``: ``compressed_tensors_moe_w8a8_int8.py``,
+``compressed_tensors_moe_w8a8_fp8.py``, ``compressed_tensors_moe_w4a4_nvfp4.py`` over the
+expert backend vLLM picks per GPU (``fused_moe/oracle/int8.py``, ``fp8.py``, ``nvfp4.py``).
+
+A ``FusedMoE`` layer of ``e`` local experts, hidden ``h``, intermediate ``i`` per rank
+(``w13``: ``[e, 2i, h]``, ``w2``: ``[e, h, i]``), checked against vLLM 0.28.0 and 0.33.0 on the
+meta device (``tests/fidelity/quant_cases_moe.py``):
+
+* int8 (channel weights, dynamic per-token inputs; ``TritonExperts``, the only CUDA backend):
+  int8 weights as loaded, float32 ``w13_weight_scale [e, 2i, 1]`` / ``w2_weight_scale [e, h, 1]``.
+* fp8 below SM 8.9 (``MarlinExperts``, weight-only; ``prepare_fp8_moe_layer_for_marlin``): the
+  weights repacked per expert by ``gptq_marlin_repack`` (8-bit: their bytes), the scales in the
+  activation dtype ``[e, 1, n]`` (channel) or ``[e, ceil(k / bk), n]`` (blocks: each block's
+  scale repeated over its ``bn`` columns), a workspace of four int32 per SM (0.28; not 0.33).
+* fp8 channel weights on SM 8.9 and from SM 11.0 (``TritonExperts``: the CUTLASS grouped GEMM
+  serves SM 9.0 up to 11.0, FlashInfer takes per-tensor and block scales only): fp8 weights,
+  float32 scales ``[e, 2i, 1]`` / ``[e, h, 1]``.
+* fp8 ``[bn, bk]`` blocks on SM 8.9 and SM 9.0 (TP without expert parallelism: vLLM moves Triton
+  to the front on Hopper): fp8 weights, float32 ``[e, 2 ceil(i / bn), ceil(h / bk)]`` /
+  ``[e, ceil(h / bn), ceil(i / bk)]``.
+* NVFP4 below SM 10.0 (``MarlinExperts``, weight-only; ``prepare_nvfp4_moe_layer_for_marlin``):
+  the packed weights repacked (their bytes, ``n x k / 2``), the fp8 group scales permuted
+  (``[e, k / 16, n]``), float32 global scales kept as loaded (weight and input: ``[e, 2]`` for
+  ``w13``, ``[e]`` for ``w2``) and ``w13_weight_scale_2`` / ``w2_weight_scale_2`` ``[e]``, the
+  workspace as above.
+
+Refused by name: fp8 channel weights on SM 9.0-10.x (vLLM's CUTLASS grouped GEMM, whose
+per-layer stride tensors the oracle cannot build), fp8 per-tensor weights (FlashInfer CUTLASS
+from SM 9.0), fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM, DeepGEMM where installed), NVFP4 on SM
+10.0+ (FlashInfer CUTLASS / TRT-LLM), Marlin MoE where 0.33 ranks Humming ahead of it
+(:func:`check_marlin_moe`), shapes Marlin pads.
+"""
+
+from __future__ import annotations
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import UNKNOWN_SM_COUNT
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledQuant, ScaledScheme
+
+
+def _ceil(x: int, m: int) -> int:
+    return -(-x // m)
+
+
+def check_marlin_moe(version: str, capability: tuple[int, int], what: str) -> None:
+    """Refuse Marlin MoE experts (``what``) where the release ranks the Humming kernels ahead of
+    Marlin (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_before_marlin`:
+    0.33.0 on SM 9.0): a CUDA install of vLLM carries ``humming-kernels`` and picks them there;
+    their layout is not modelled (the boot environments lack the package).
+
+    :raises InputError: such a release and GPU (named)."""
+    sm = capability[0] * 10 + capability[1]
+    if sm in quant_rules(version).humming_before_marlin:
+        raise InputError(
+            "--gpu",
+            None,
+            f"{what} on SM {capability[0]}.{capability[1]} in vLLM {version}: the Humming MoE kernels rank ahead "
+            "of Marlin there (humming-kernels); their layout is not modelled",
+        )
+
+
+def scaled_experts_refusal(s: ScaledScheme, capability: int) -> str | None:
+    """Why the experts of scheme ``s`` on SM ``capability`` (``major * 10 + minor``) are not given,
+    or ``None`` (the same on 0.28.0 and 0.33.0; the release's own gates are the callers')."""
+    sm = f"SM {capability // 10}.{capability % 10}"
+    if s.kind == "int8":
+        return None if s.strategy == "channel" and not s.static_input else "int8 MoE experts other than channel weights"
+    if s.kind == "nvfp4":
+        if capability >= 100:
+            return f"NVFP4 MoE experts on {sm} (FlashInfer CUTLASS / TRT-LLM layouts) are not modelled"
+        return None
+    if s.strategy == "tensor":
+        return "fp8 per-tensor MoE experts (FlashInfer CUTLASS from SM 9.0, requantized per expert) are not modelled"
+    if capability < 89:
+        return None
+    if s.strategy == "channel":
+        if 90 <= capability < 110:  # ops.cutlass_group_gemm_supported: SM 9.0 up to 11.0
+            return (
+                f"fp8 channel MoE experts on {sm}: vLLM's CUTLASS grouped-GEMM experts (their stride tensors) "
+                "are not modelled"
+            )
+        return None
+    # blocks: Triton up to SM 9.0 (on Hopper vLLM moves it to the front for TP); from SM 10.0
+    # FlashInfer TRT-LLM, or DeepGEMM where installed
+    if capability >= 100:
+        return f"fp8 block MoE experts on {sm}: FlashInfer TRT-LLM's / DeepGEMM's layouts are not modelled"
+    return None
+
+
+def scaled_experts_bytes(
+    q: ScaledQuant, s: ScaledScheme, e: int, h: int, i: int, act_bytes: int
+) -> list[tuple[str, int]]:
+    """What a ``FusedMoE`` layer of scheme ``s`` holds after loading, as (kind, bytes) (see the
+    module's docstring).
+
+    :raises InputError: what is not modelled (named)."""
+    refused = scaled_experts_refusal(s, q.capability)
+    if refused:
+        raise InputError("quantization_config", "config_groups", refused)
+    sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
+    workspace = [("workspace", 4 * 4 * sms)] if q.layer_workspace else []
+    w13, w2 = e * 2 * i * h, e * h * i
+    marlin = (s.kind == "fp8" and q.capability < 89) or s.kind == "nvfp4"
+    if marlin and i % 64:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"Marlin MoE pads the experts' intermediate size per rank ({i}) to 64: not modelled",
+        )
+    if s.kind == "nvfp4":
+        return [
+            ("experts", w13 // 2),
+            ("experts", w2 // 2),
+            ("scale", w13 // 16),
+            ("scale", w2 // 16),
+            # w13's weight and input global scales [e, 2], w2's [e]; each one's inverse [e]
+            ("scale", 4 * e * 2),
+            ("scale", 4 * e * 2),
+            ("scale", 4 * e),
+            ("scale", 4 * e),
+            ("scale", 4 * e),
+            ("scale", 4 * e),
+            *workspace,
+        ]
+    if s.kind == "fp8" and q.capability < 89:
+        if s.strategy == "block":
+            assert s.block is not None
+            bk = s.block[1]
+            scales = [("scale", e * _ceil(h, bk) * 2 * i * act_bytes), ("scale", e * _ceil(i, bk) * h * act_bytes)]
+        else:
+            scales = [("scale", e * 2 * i * act_bytes), ("scale", e * h * act_bytes)]
+        return [("experts", w13), ("experts", w2), *scales, *workspace]
+    if s.strategy == "block":
+        assert s.block is not None
+        bn, bk = s.block
+        return [
+            ("experts", w13),
+            ("experts", w2),
+            ("scale", 4 * e * 2 * _ceil(i, bn) * _ceil(h, bk)),
+            ("scale", 4 * e * _ceil(h, bn) * _ceil(i, bk)),
+        ]
+    # int8 / fp8 channel weights through Triton: as loaded
+    return [("experts", w13), ("experts", w2), ("scale", 4 * e * 2 * i), ("scale", 4 * e * h)]

@@ -1,0 +1,216 @@
+"""dryboot's quantized MoE experts against what vLLM holds after loading.
+
+The third set of quantized cases (``quant_cases_moe.py``): ``data/weights/
+quant-recorded-moe-<version>.json`` holds vLLM's own figures, recorded as the other sets
+(``RECORD_SET=moe record_quant_weights.py``: the model built by vLLM's loader on the meta device,
+vLLM's ``process_weights_after_loading`` run, every storage still held counted in 512-byte blocks)
+for the Qwen3-30B-A3B and Mixtral-8x7B configs of ``data/weights/quant-configs-moe/``: AWQ and AutoRound's AWQ
+packing (Marlin MoE), AutoRound's GPTQ packing and compressed-tensors W4A16 on the releases the
+other sets left out, compressed-tensors W8A8 int8 / fp8 (channel, blocks) and NVFP4 experts.
+Every case is checked in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, two
+are re-recorded live and checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from dryboot.cli import cli
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_refusal
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledScheme
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import quant_cases_moe as moe  # noqa: E402
+
+RECORDED = {
+    p.stem.removeprefix("quant-recorded-moe-"): json.loads(p.read_text())["cases"]
+    for p in sorted((HERE / "data" / "weights").glob("quant-recorded-moe-*.json"))
+}
+CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+
+
+def _dryboot(row: dict[str, Any], version: str) -> Any:
+    return model_weights(
+        moe.CONFIGS / row["config"],
+        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
+        compute_capability=tuple(row["capability"]),
+        sm_count=row["sm_count"],
+        vllm_version=version,
+    )
+
+
+def _refusal(version: str, row: dict[str, Any]) -> str | None:
+    """What dryboot must name where it does not give vLLM's figure: a backend vLLM picks with
+    packages or kernels the oracle lacks (so the oracle's own choice differs from a real
+    install's), or the release's attention buffer on Blackwell; ``None``: byte-exact."""
+    sm = row["capability"][0] * 10 + row["capability"][1]
+    config = row["config"]
+    if version == "0.33.0" and sm >= 100:
+        return "counter buffer"
+    if version == "0.33.0" and sm == 90 and not any(k in config for k in ("INT8", "FP8")):
+        # 0.33 ranks the Humming kernels (humming-kernels, not in the boot environment) ahead of
+        # Marlin on SM 9.0: the oracle's Marlin is not a CUDA install's choice
+        return "Humming"
+    if "FP8-dynamic" in config and 90 <= sm < 110:
+        return "CUTLASS grouped-GEMM"
+    if "FP8-block" in config and sm >= 90 and version != "0.28.0":
+        return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
+    if "FP8-block" in config and sm >= 100:
+        return "TRT-LLM"
+    if "NVFP4" in config and sm >= 100:
+        return "FlashInfer"
+    if config.endswith(("W4A16", "W4A16-g32")) and sm >= 100:  # symmetric: FlashInfer TRT-LLM first
+        return "SM 7.5-9.x"
+    return None
+
+
+def test_corpus_size() -> None:
+    """Byte-exact cases on every release the oracle runs, over each method: AWQ and AutoRound's
+    AWQ packing everywhere (0.27.1, 0.28.0, 0.30.0, 0.33.0), compressed-tensors W4A16 on 0.27.1,
+    0.30.0 and 0.33.0, W8A8 int8 / fp8 and NVFP4 experts on 0.28.0 and 0.33.0."""
+    exact: dict[str, set[str]] = {}
+    for version, cases in RECORDED.items():
+        for row in cases.values():
+            if row["ok"] and _refusal(version, row) is None:
+                exact.setdefault(version, set()).add(row["config"])
+    assert all(row["ok"] or row.get("error") for cases in RECORDED.values() for row in cases.values())
+    for version in ("0.27.1", "0.28.0", "0.30.0", "0.33.0"):
+        assert "Qwen--Qwen3-30B-A3B+AWQ-g128" in exact.get(version, set()), version
+    for version in ("0.27.1", "0.30.0", "0.33.0"):
+        assert "Qwen--Qwen3-30B-A3B+CT-W4A16-g32" in exact.get(version, set()), version
+    for version in ("0.28.0", "0.33.0"):
+        assert {
+            "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic",
+            "Qwen--Qwen3-30B-A3B+CT-W8A8-FP8-dynamic",
+            "Qwen--Qwen3-30B-A3B+CT-W8A8-FP8-block",
+            "Qwen--Qwen3-30B-A3B+CT-NVFP4",
+        } <= exact.get(version, set()), version
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_matches_vllm_after_loading(version: str, cid: str) -> None:
+    row = RECORDED[version][cid]
+    report = _dryboot(row, version)
+    why = _refusal(version, row)
+    if not row["ok"]:
+        # vLLM's refusal, or (where dryboot names the backend) the oracle cannot run the backend a
+        # CUDA install picks: a kernel absent from the boot environment, FlashInfer's CUDA device
+        assert report.refused, f"vLLM or the oracle fails ({row['error'][:200]}); dryboot answered"
+        if why is not None:
+            assert why in report.refused, report.refused
+        return
+    if why is not None:
+        assert why in (report.refused or ""), report.refused
+        return
+    assert not report.refused, report.refused
+    assert report.stages[0].allocated_bytes == row["allocated_bytes"]
+
+
+def test_expert_methods_are_vllms() -> None:
+    """The MoE method vLLM gave every expert layer (48 in Qwen3-30B-A3B, 32 in Mixtral-8x7B), which
+    the layouts follow."""
+    want = {
+        "AWQ-g128": "AutoAWQMoEMethod",
+        "W4A16-awq": "AutoAWQMoEMethod",
+        "INT8-dynamic": "CompressedTensorsW8A8Int8MoEMethod",
+        "FP8-dynamic": "CompressedTensorsW8A8Fp8MoEMethod",
+        "FP8-block": "CompressedTensorsW8A8Fp8MoEMethod",
+        "CT-NVFP4": "CompressedTensorsW4A4Nvfp4MoEMethod",
+        "CT-W4A16-g32": "CompressedTensorsWNA16MoEMethod",
+    }
+    checked = 0
+    for cases in RECORDED.values():
+        for row in cases.values():
+            method = next((m for key, m in want.items() if row["config"].endswith(key)), None)
+            if row["ok"] and method is not None and "kernels" in row:
+                layers = json.loads((moe.CONFIGS / row["config"] / "config.json").read_text())["num_hidden_layers"]
+                assert row["kernels"].get(method) == layers, (row["config"], row["kernels"])
+                checked += 1
+    assert checked >= 40
+
+
+def test_refusals_name_what_is_missing() -> None:
+    """Backends whose layouts are not checked are refused by name; a release whose layouts are
+    not recorded too."""
+    fp8 = ScaledScheme("fp8", "channel")
+    assert "CUTLASS" in (scaled_experts_refusal(fp8, 90) or "")
+    assert scaled_experts_refusal(fp8, 89) is None
+    assert "per-tensor" in (scaled_experts_refusal(ScaledScheme("fp8", "tensor"), 86) or "")
+    block = ScaledScheme("fp8", "block", (128, 128))
+    assert scaled_experts_refusal(block, 90) is None  # Triton first on Hopper (the dense layers: DeepGEMM)
+    assert "TRT-LLM" in (scaled_experts_refusal(block, 100) or "")
+    assert scaled_experts_refusal(fp8, 120) is None  # Triton: no grouped CUTLASS GEMM from SM 11.0
+    assert "FlashInfer" in (scaled_experts_refusal(ScaledScheme("nvfp4", "group"), 100) or "")
+    awq = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+AWQ-g128"
+    humming = model_weights(awq, compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0").refused or ""
+    assert "Humming" in humming
+    assert model_weights(awq, compute_capability=(9, 0), sm_count=132, vllm_version="0.30.0").refused is None
+    assert "0.29.0" in (
+        model_weights(awq, compute_capability=(8, 9), sm_count=128, vllm_version="0.29.0").refused or ""
+    )
+    assert "name the GPU" in (model_weights(awq).refused or "")
+    # the CT W8A8 experts are checked on 0.28.0 and 0.33.0 only
+    int8 = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic"
+    refused = model_weights(int8, compute_capability=(8, 6), sm_count=82, vllm_version="0.30.0").refused or ""
+    assert "0.28.0 and 0.33.0 only" in refused
+    # Marlin MoE pads an intermediate size per rank that is not a multiple of 64 (not modelled)
+    assert "pads" in (
+        model_weights(
+            int8.parent / "Qwen--Qwen3-30B-A3B+CT-NVFP4", tp=8, compute_capability=(8, 6), sm_count=82
+        ).refused
+        or ""
+    )
+
+
+def test_plan_rtx4090_awq_moe_prints_weights_and_verdict() -> None:
+    """``plan --gpu "RTX 4090"`` on an AWQ Qwen3-30B-A3B: vLLM's weights figure (the recorded
+    one) and a verdict, not undetermined."""
+    cfg = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+AWQ-g128"
+    res = CliRunner().invoke(cli, ["plan", "--model", str(cfg), "--gpu", "RTX 4090", "--max-model-len", "8192"])
+    want = RECORDED["0.28.0"][f"{cfg.name} RTX 4090 --tensor-parallel-size 1"]["allocated_bytes"]
+    assert f"{want:,} bytes" in res.output, res.output[-2000:]
+    assert "verdict: fits" in res.output and "undetermined" not in res.output, res.output[-2000:]
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
+def test_live_oracle(tmp_path: Path) -> None:
+    """Re-record two cases with the boot environment's vLLM and check dryboot against them."""
+    env = {
+        **os.environ,
+        "RECORD_SET": "moe",
+        "RECORD_OUT": str(tmp_path / "live.json"),
+        "RECORD_GPUS": "RTX 3090",
+        "RECORD_TPS": "2",
+        "RECORD_FAST": "1",
+    }
+    names = ["Qwen--Qwen3-30B-A3B+AWQ-g128", "Qwen--Qwen3-30B-A3B+CT-W8A8-FP8-dynamic"]
+    subprocess.run(
+        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *names],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=sys.stderr,
+        timeout=1800,
+    )
+    doc = json.loads((tmp_path / "live.json").read_text())
+    assert len(doc["cases"]) == 2
+    for row in doc["cases"].values():
+        report = _dryboot(row, doc["vllm"])
+        if not row["ok"]:
+            assert report.refused, row["error"]
+            continue
+        if report.refused:  # a release whose layouts of this method are not checked: named
+            assert "only" in report.refused, report.refused
+            continue
+        if _refusal(doc["vllm"], row) is None:
+            assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
