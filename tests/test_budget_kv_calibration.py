@@ -298,6 +298,15 @@ WIDE = {
         "1.35 GiB on a first start (the log compiles): the cold-compile term is +0.38-1.07 GiB, the span of the "
         "four posted cold/warm pairs (+0.39..+0.99 GiB of peak activation), on top of the later-starts interval"
     ),
+    "club3090-612-qwen36-35b-a3b-nvfp4-5090-v0.24.0": (
+        "3.24 GiB (0.24.0): the multimodal encoder's profile, 0.25-2.58 GiB for one 16,384-token image through "
+        "the Qwen3.5/3.6 ViT (no boot of 0.27.1-0.33 with its memory lines narrows it), and a cold compile the "
+        "log does not rule out (+0.38-1.07 GiB)"
+    ),
+    "club3090-652-qwen36-35b-a3b-5090-v0.24.0": (
+        "3.24 GiB (0.24.0): the multimodal encoder's profile (0.25-2.58 GiB) and the unknown compile cache, as "
+        "the NVFP4 boot of the same host"
+    ),
     "kubesimplify-qwen3-32b-rtxpro6000se-pp2": (
         "1.75 GiB at PP 2: forward 1.33-1.99 (stage 0 at 32,768 batched tokens), non-torch 0.15-0.68, "
         "NCCL 0-0.39, buffers 0-0.16 GiB"
