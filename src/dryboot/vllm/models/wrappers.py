@@ -31,6 +31,27 @@ class LanguageModelFamily(Protocol):
     def read(self, f: ConfigFields, architecture: str) -> ModelGeometry: ...
 
 
+#: The text models a wrapper may hand ``init_vllm_registered_model`` by its text config's
+#: ``model_type`` alone (no ``architectures``): the causal-LM class of that ``model_type`` in vLLM's
+#: registry, for the families dryboot plans. One rule for the wrappers of :func:`text_wrapper`.
+TEXT_MODELS: dict[str, str] = {
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "ministral3": "Ministral3ForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+}
+
+
+def text_wrapper(vllm_file: str, default_text_type: str, *own_types: str) -> tuple[str, dict[str, str]]:
+    """A :data:`WRAPPERS` entry for a wrapper whose model class builds
+    ``init_vllm_registered_model(hf_config=config.text_config)`` (vLLM picks the language model by
+    the text config's ``architectures``, else its ``model_type``): any text model of
+    :data:`TEXT_MODELS`; the wrapper's own ``model_type`` values (``own_types``: a text config
+    without one) stand for its config class's default text config (``default_text_type``)."""
+    return (vllm_file, {**TEXT_MODELS, **dict.fromkeys(own_types, TEXT_MODELS[default_text_type])})
+
+
 #: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
 #: its language model). The text config's ``architectures`` picks it when given (one of these),
 #: else its ``model_type`` (the wrapper's own ``model_type`` stands for the config class's default
@@ -112,6 +133,19 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
             "qwen2": "Qwen2ForCausalLM",
             "qwen3": "Qwen3ForCausalLM",
         },
+    ),
+    # the text config is handed to init_vllm_registered_model as is (vLLM 0.28.0 and 0.33.0); the
+    # config classes' default text models: Mistral3Config mistral, LlavaOnevisionConfig qwen2,
+    # LlavaNextVideoConfig llama; LightOnOCR's config is a Mistral3Config
+    "Mistral3ForConditionalGeneration": text_wrapper("mistral3.py", "mistral", "mistral3"),
+    "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", "mistral", "mistral3", "lightonocr"),
+    "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", "qwen2", "llava_onevision"),
+    "LlavaNextVideoForConditionalGeneration": text_wrapper("llava_next_video.py", "llama", "llava_next_video"),
+    # Step3VLConfig (vLLM's) reads text_config as a Step3TextConfig (architectures
+    # Step3TextForCausalLM), handed to init_vllm_registered_model as is
+    "Step3VLForConditionalGeneration": (
+        "step3_vl.py",
+        {"step3_text": "Step3TextForCausalLM", "step3_vl": "Step3TextForCausalLM"},
     ),
     # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
     "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
@@ -440,6 +474,12 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
             raise InputError(f.source, path, missing_field("Ovis: the visual tokenizer's backbone"))
         default = 8 if backbone.get("model_type") == "aimv2" else 12
         return ((f"{path}.num_attention_heads", size(f"{path}.num_attention_heads", default)),)
+    if architecture in ("Mistral3ForConditionalGeneration", "LightOnOCRForConditionalGeneration"):
+        # the Pixtral vision tower's attention (PixtralVisionConfig: 16 heads)
+        return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)
+    if architecture == "Step3VLForConditionalGeneration":
+        # Step3VisionAttention (Step3VisionEncoderConfig: 16 heads)
+        return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)
     if architecture.startswith("GraniteSpeech"):
         # granite_speech.py: the conformer feed-forward (ColumnParallelLinear up to hidden_dim *
         # feedforward_mult) and the CTC output (output_dim); GraniteSpeechEncoderConfig defaults
