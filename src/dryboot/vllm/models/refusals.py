@@ -185,7 +185,6 @@ REASONS: dict[str, str] = {
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmOcrMTPModel": SPEC_MTP,
-    "Granite4VisionForConditionalGeneration": PIXTRAL_IMPORT,
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HCXVisionForCausalLM": TEXT,

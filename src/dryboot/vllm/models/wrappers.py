@@ -141,15 +141,18 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", "mistral", "mistral3", "lightonocr"),
     "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", "qwen2", "llava_onevision"),
     "LlavaNextVideoForConditionalGeneration": text_wrapper("llava_next_video.py", "llama", "llava_next_video"),
-    # Step3VLConfig (vLLM's) reads text_config as a Step3TextConfig (architectures
-    # Step3TextForCausalLM), handed to init_vllm_registered_model as is
-    "Step3VLForConditionalGeneration": (
-        "step3_vl.py",
-        {"step3_text": "Step3TextForCausalLM", "step3_vl": "Step3TextForCausalLM"},
-    ),
+    # Step3VLConfig (vLLM's) reads text_config as a Step3TextConfig, handed to
+    # init_vllm_registered_model as is: its architectures must be given (NAMED_ONLY)
+    "Step3VLForConditionalGeneration": ("step3_vl.py", {"step3_text": "Step3TextForCausalLM"}),
     # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
     "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
 }
+
+
+#: :data:`WRAPPERS` whose text ``model_type`` transformers maps to no causal-LM class: vLLM
+#: builds the language model only when the text config names its ``architectures`` (a text config
+#: built from a dict keeps ``architectures=None`` whatever its class says), else it refuses.
+NAMED_ONLY = frozenset({"Step3VLForConditionalGeneration"})
 
 
 @dataclass(frozen=True)
@@ -299,6 +302,20 @@ BUILT_AS: dict[str, BuiltAs] = {
             ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py"),
         )
     },
+    # Granite4VisionConfig (vLLM's) builds text_config by its model_type (granite when absent); the
+    # model class builds Granite4VisionLLMForCausalLM, a GraniteForCausalLM whose layer loop adds
+    # deepstack features (same attention layers)
+    "Granite4VisionForConditionalGeneration": BuiltAs(
+        "granite4_vision.py",
+        "GraniteForCausalLM",
+        "granite",
+        text_types=("granite",),
+        # the model class reads both and Granite4VisionConfig defaults neither (its hub alias
+        # vision_layer_to_llm_layer for the map is not read here: refused)
+        required=("downsample_rate", "deepstack_layer_map"),
+        # its SigLIP vision tower (SiglipVisionConfig: 12 heads)
+        tower_heads=(("vision_config.num_attention_heads", 12),),
+    ),
     # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
     "BagelForConditionalGeneration": BuiltAs(
         "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
@@ -437,6 +454,13 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
         text_type = str(named[0])
     else:
         inner = allowed.get(text_type)
+        if inner is not None and architecture in NAMED_ONLY:
+            raise InputError(
+                f.source,
+                f.where("architectures"),
+                f"{architecture}: vLLM refuses a text config that names no architectures "
+                "(ValueError: No model architectures are specified)",
+            )
     if inner is None:
         raise InputError(
             f.source,
