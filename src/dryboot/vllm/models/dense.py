@@ -495,6 +495,11 @@ DECODERS: dict[str, Decoder] = {
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
+    # cosmos3.py: Qwen3VLForConditionalGeneration with other weight names; Cosmos3OmniConfig
+    # reads text_config as a Qwen3VLTextConfig
+    "Cosmos3ForConditionalGeneration": Decoder(
+        "cosmos3.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
+    ),
     "Qwen3VLMoeForConditionalGeneration": Decoder(
         "qwen3_vl_moe.py",
         {"max_position_embeddings": 128000, "num_key_value_heads": 16, "num_experts": 60},

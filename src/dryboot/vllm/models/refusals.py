@@ -148,7 +148,6 @@ REASONS: dict[str, str] = {
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,
     "Cosmos3EdgeForConditionalGeneration": MM,
-    "Cosmos3ForConditionalGeneration": MM,
     "DFlash2DraftModel": SPEC_DFLASH,
     "DFlashLagunaForCausalLM": SPEC_DFLASH,
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
