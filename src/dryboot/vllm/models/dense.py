@@ -508,6 +508,11 @@ DECODERS: dict[str, Decoder] = {
 }
 
 
+def _names_architectures(text: Any) -> bool:
+    """Whether a text sub-config names its ``architectures`` (a non-empty list)."""
+    return isinstance(text, dict) and isinstance(text.get("architectures"), list) and bool(text["architectures"])
+
+
 def defaults(f: ConfigFields) -> dict[str, Any]:
     architecture = (f.root.get("architectures") or [""])[0]
     if architecture in LLAMA4:
@@ -686,6 +691,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
+    if architecture == "Cosmos3ForConditionalGeneration" and not _names_architectures(f.root.get("text_config")):
+        # Qwen3-VL's model class builds its language model from vllm_config.with_hf_config(text_config),
+        # whose validation under pipeline parallelism fails on a text config without architectures
+        # (recorded on vLLM 0.28.0)
+        extra["pp_refusal"] = "VllmConfig validation of the text config: No model architectures are specified"
     if architecture == "Ernie4_5_MoeForCausalLM" and (f.get("tie_word_embeddings") is not False):
         # Ernie4_5_MoeForCausalLM ties lm_head to embed_tokens on every rank, and a stage
         # other than the last holds a PPMissingLayer head

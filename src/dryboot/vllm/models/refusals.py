@@ -14,12 +14,18 @@ TEXT = (
     "and a tiny-config verification"
 )
 MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
-PIXTRAL_IMPORT = (
-    "multimodal wrapper, not verified: its vLLM 0.28.0 module imports pixtral.py, whose transformers names "
-    "(PixtralRotaryEmbedding, position_ids_in_meshgrid) transformers 5.24 no longer has; the harness stands in for "
-    "them (LLaVA and LLaVA-Next, CLIP towers, are verified so), but this wrapper's check is not yet recorded, and a "
-    "Pixtral tower builds PixtralRotaryEmbedding itself, which the stand-in cannot: not planned"
+MISTRAL_FORMAT = (
+    "multimodal wrapper served from a Mistral-format checkpoint (params.json: pixtral.py reads the vision "
+    "encoder's arguments from it); a Hugging Face-format Pixtral checkpoint declares the LLaVA wrapper "
+    "(planned); dryboot reads config.json only: not modelled"
 )
+
+
+def own_text_model(what: str) -> str:
+    """The reason for a wrapper whose language model is a class of its own, not one dryboot plans."""
+    return f"multimodal wrapper whose language model is {what}, an architecture dryboot does not plan"
+
+
 NEEDS_TIMM = (
     "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
     "absent from the fidelity venv; not planned"
@@ -144,7 +150,7 @@ REASONS: dict[str, str] = {
     "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
-    "BeeForConditionalGeneration": MM,
+    "BeeForConditionalGeneration": REMOTE_MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,
     "Cosmos3EdgeForConditionalGeneration": MM,
@@ -161,7 +167,7 @@ REASONS: dict[str, str] = {
     "Dots3NoteForCausalLM": NOFILE,
     "Dots3NoteMTPModel": NOFILE,
     "DotsOCRForCausalLM": REMOTE_MM,
-    "Eagle2_5_VLForConditionalGeneration": MM,
+    "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
     "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
     "EagleCohereForCausalLM": SPEC_EAGLE,
@@ -170,12 +176,12 @@ REASONS: dict[str, str] = {
     "EagleMiniCPMForCausalLM": SPEC_EAGLE,
     "EagleMistralForCausalLM": SPEC_EAGLE,
     "EagleMistralLarge3ForCausalLM": SPEC_EAGLE,
-    "Ernie4_5_VLMoeForConditionalGeneration": MM,
+    "Ernie4_5_VLMoeForConditionalGeneration": own_text_model("Ernie4_5_VLMoeForCausalLM (ernie45_vl_moe.py: text and vision experts in each MoE layer)"),
     "ErnieMTPModel": SPEC_MTP,
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "FireRedASR2ForConditionalGeneration": MM,
+    "FireRedASR2ForConditionalGeneration": REMOTE_MM,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FunASRForConditionalGeneration": MM,
     "Gemma3nForConditionalGeneration": TIMM,
@@ -189,7 +195,7 @@ REASONS: dict[str, str] = {
     "HCXVisionForCausalLM": TEXT,
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
-    "HfMoondream": MM,
+    "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "HunYuanVLForConditionalGeneration": MM_CLA,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
@@ -198,9 +204,9 @@ REASONS: dict[str, str] = {
     "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,
     "InternS1ProForConditionalGeneration": REMOTE_MM,
-    "InternS2MobiusForConditionalGeneration": MM,
+    "InternS2MobiusForConditionalGeneration": REMOTE_MM,
     "InternS2MobiusMTP": SPEC_MTP,
-    "InternS2PreviewForConditionalGeneration": MM,
+    "InternS2PreviewForConditionalGeneration": REMOTE_MM,
     "InternVLChatModel": REMOTE_MM,
     "IsaacForConditionalGeneration": ISAAC,
     "K3DSparkModel": NOFILE,
@@ -210,7 +216,7 @@ REASONS: dict[str, str] = {
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
-    "LlavaOnevision2ForConditionalGeneration": MM,
+    "LlavaOnevision2ForConditionalGeneration": REMOTE_MM,
     "LongCatFlashMTPModel": SPEC_MTP,
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
@@ -228,15 +234,15 @@ REASONS: dict[str, str] = {
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
-    "Molmo2ForConditionalGeneration": MM,
+    "Molmo2ForConditionalGeneration": own_text_model("its own Molmo2TextModel (molmo2.py)"),
     "MolmoForCausalLM": REMOTE_MM,
-    "Moondream3ForCausalLM": MM,
-    "MoonshotKimiaForCausalLM": MM,
-    "MossAudioModel": MM,
+    "Moondream3ForCausalLM": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
+    "MoonshotKimiaForCausalLM": REMOTE_MM,
+    "MossAudioModel": REMOTE_MM,
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "MuseGlimmerForCausalLM": TEXT,
-    "MuseGlimmerForConditionalGeneration": MM,
+    "MuseGlimmerForConditionalGeneration": own_text_model("its own MuseGlimmerModel (muse_glimmer.py)"),
     "NVLM_D": REMOTE_MM,
     "NemotronHMTPModel": SPEC_MTP,
     "NemotronHPuzzleForCausalLM": HYBRID,
@@ -245,7 +251,7 @@ REASONS: dict[str, str] = {
     "NemotronH_Super_Omni_Reasoning_V3": HYBRID,
     "NemotronParseForConditionalGeneration": XATTN,
     "OlmoHybridForCausalLM": HYBRID,
-    "OpenCUAForConditionalGeneration": MM,
+    "OpenCUAForConditionalGeneration": REMOTE_MM,
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
     "OpenVLAForActionPrediction": NEEDS_TIMM,
@@ -261,16 +267,16 @@ REASONS: dict[str, str] = {
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
     "Phi3VForCausalLM": REMOTE_MM,
-    "Phi4ForCausalLMV": PIXTRAL_IMPORT,
+    "Phi4ForCausalLMV": REMOTE_MM,
     "Phi4MMForCausalLM": REMOTE_MM,
-    "PixtralForConditionalGeneration": PIXTRAL_IMPORT,
+    "PixtralForConditionalGeneration": MISTRAL_FORMAT,
     "Plamo3ForCausalLM": REMOTE,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,
-    "RForConditionalGeneration": MM,
+    "RForConditionalGeneration": REMOTE_MM,
     "Rnj1ForCausalLM": CHUNK_LOOKBACK,
     "SarvamMoEForCausalLM": TEXT,
     "SkyworkR1VChatModel": REMOTE_MM,
@@ -278,13 +284,17 @@ REASONS: dict[str, str] = {
     "Step1ForCausalLM": REMOTE,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": STEP_TEXT,
-    "StepVLForConditionalGeneration": MM,
+    "StepVLForConditionalGeneration": REMOTE_MM,
     "TeleChat2ForCausalLM": REMOTE,
     "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,
     "UnlimitedOCRForCausalLM": MM_DEEPSEEK_MHA,
     "VoxtralForConditionalGeneration": VOXTRAL,
-    "VoxtralRealtimeGeneration": MM,
+    "VoxtralRealtimeGeneration": (
+        "multimodal wrapper (a VoxtralForConditionalGeneration) whose model class reads its audio encoder's "
+        "configuration from the Mistral tokenizer (mistral_common's instruct.audio_encoder); dryboot reads "
+        "config.json only: not modelled"
+    ),
     "WhisperForConditionalGeneration": XATTN,
 }
 
