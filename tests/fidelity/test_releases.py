@@ -98,6 +98,67 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         ARCH / "LlavaNextForConditionalGeneration.json",
         ["-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "16384", "--kv-cache-memory-bytes", "200000000"],
     ),
+    # wrappers planned through their text model (issue 37 item 2): vLLM 0.28.0's modules import
+    # pixtral.py's old transformers names (the oracle's stand-ins: Mistral-3 and LightOnOCR build a
+    # Pixtral tower), 0.33.0's not
+    **{
+        f"wrap-{name}": (ARCH / f"{arch}.json", argv)
+        for name, arch, argv in (
+            (
+                "mistral3",
+                "Mistral3ForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "mistral3-tp2-fp8",
+                "Mistral3ForConditionalGeneration",
+                [
+                    "-tp",
+                    "2",
+                    "--kv-cache-dtype",
+                    "fp8",
+                    "--max-model-len",
+                    "16384",
+                    "--kv-cache-memory-bytes",
+                    "200000000",
+                ],
+            ),
+            (
+                "lightonocr",
+                "LightOnOCRForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "llava-onevision",
+                "LlavaOnevisionForConditionalGeneration",
+                ["-tp", "2", "--max-model-len", "16384", "--kv-cache-memory-bytes", "200000000"],
+            ),
+            (
+                "llava-next-video",
+                "LlavaNextVideoForConditionalGeneration",
+                ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "step3-vl",
+                "Step3VLForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "granite4-vision",
+                "Granite4VisionForConditionalGeneration",
+                [
+                    "-tp",
+                    "2",
+                    "--kv-cache-dtype",
+                    "fp8",
+                    "--max-model-len",
+                    "8192",
+                    "--kv-cache-memory-bytes",
+                    "300000000",
+                ],
+            ),
+        )
+    },
     "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
     # sparse MLA (the architectures' tiny configs): GLM-5 with index_topk_freq 2, DeepSeek-V3.2 with
     # fp8 (fp8_ds_mla) and its MTP layer

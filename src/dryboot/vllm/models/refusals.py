@@ -176,7 +176,9 @@ REASONS: dict[str, str] = {
     "EagleMiniCPMForCausalLM": SPEC_EAGLE,
     "EagleMistralForCausalLM": SPEC_EAGLE,
     "EagleMistralLarge3ForCausalLM": SPEC_EAGLE,
-    "Ernie4_5_VLMoeForConditionalGeneration": own_text_model("Ernie4_5_VLMoeForCausalLM (ernie45_vl_moe.py: text and vision experts in each MoE layer)"),
+    "Ernie4_5_VLMoeForConditionalGeneration": own_text_model(
+        "Ernie4_5_VLMoeForCausalLM (ernie45_vl_moe.py: text and vision experts in each MoE layer)"
+    ),
     "ErnieMTPModel": SPEC_MTP,
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,

@@ -43,13 +43,13 @@ TEXT_MODELS: dict[str, str] = {
 }
 
 
-def text_wrapper(vllm_file: str, default_text_type: str, *own_types: str) -> tuple[str, dict[str, str]]:
+def text_wrapper(vllm_file: str, **own_types: str) -> tuple[str, dict[str, str]]:
     """A :data:`WRAPPERS` entry for a wrapper whose model class builds
     ``init_vllm_registered_model(hf_config=config.text_config)`` (vLLM picks the language model by
     the text config's ``architectures``, else its ``model_type``): any text model of
-    :data:`TEXT_MODELS`; the wrapper's own ``model_type`` values (``own_types``: a text config
-    without one) stand for its config class's default text config (``default_text_type``)."""
-    return (vllm_file, {**TEXT_MODELS, **dict.fromkeys(own_types, TEXT_MODELS[default_text_type])})
+    :data:`TEXT_MODELS`; a text config without a ``model_type`` of its own is its config class's
+    default, given per wrapper ``model_type`` (``own_types``: wrapper type -> default text type)."""
+    return (vllm_file, {**TEXT_MODELS, **{own: TEXT_MODELS[text] for own, text in own_types.items()}})
 
 
 #: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
@@ -136,11 +136,12 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     # the text config is handed to init_vllm_registered_model as is (vLLM 0.28.0 and 0.33.0); the
     # config classes' default text models: Mistral3Config mistral, LlavaOnevisionConfig qwen2,
-    # LlavaNextVideoConfig llama; LightOnOCR's config is a Mistral3Config
-    "Mistral3ForConditionalGeneration": text_wrapper("mistral3.py", "mistral", "mistral3"),
-    "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", "mistral", "mistral3", "lightonocr"),
-    "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", "qwen2", "llava_onevision"),
-    "LlavaNextVideoForConditionalGeneration": text_wrapper("llava_next_video.py", "llama", "llava_next_video"),
+    # LlavaNextVideoConfig llama; LightOnOCR's checkpoints are a Mistral3Config or (transformers'
+    # lighton_ocr) a LightOnOcrConfig, whose default text model is qwen3
+    "Mistral3ForConditionalGeneration": text_wrapper("mistral3.py", mistral3="mistral"),
+    "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", mistral3="mistral", lighton_ocr="qwen3"),
+    "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", llava_onevision="qwen2"),
+    "LlavaNextVideoForConditionalGeneration": text_wrapper("llava_next_video.py", llava_next_video="llama"),
     # Step3VLConfig (vLLM's) reads text_config as a Step3TextConfig, handed to
     # init_vllm_registered_model as is: its architectures must be given (NAMED_ONLY)
     "Step3VLForConditionalGeneration": ("step3_vl.py", {"step3_text": "Step3TextForCausalLM"}),
