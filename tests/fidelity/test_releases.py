@@ -367,6 +367,55 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    ("0.28.0", "wrap-mistral3"): _ok(
+        16,
+        6103,
+        97648,
+        8192,
+        ("GPU KV cache size: 97,648 tokens, Maximum concurrency for 8,192 tokens per request: 11.92x",),
+    ),
+    ("0.28.0", "wrap-mistral3-tp2-fp8"): _ok(
+        16,
+        16276,
+        260416,
+        16384,
+        ("GPU KV cache size: 260,416 tokens, Maximum concurrency for 16,384 tokens per request: 15.89x",),
+    ),
+    ("0.28.0", "wrap-lightonocr"): _ok(
+        16,
+        3051,
+        48816,
+        8192,
+        ("GPU KV cache size: 48,816 tokens, Maximum concurrency for 8,192 tokens per request: 5.96x",),
+    ),
+    ("0.28.0", "wrap-llava-onevision"): _ok(
+        16,
+        16276,
+        260416,
+        16384,
+        ("GPU KV cache size: 260,416 tokens, Maximum concurrency for 16,384 tokens per request: 15.89x",),
+    ),
+    ("0.28.0", "wrap-llava-next-video"): _ok(
+        16,
+        3051,
+        48816,
+        4096,
+        ("GPU KV cache size: 48,816 tokens, Maximum concurrency for 4,096 tokens per request: 11.92x",),
+    ),
+    ("0.28.0", "wrap-step3-vl"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        ("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.28.0", "wrap-granite4-vision"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        ("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
     ("0.33.0", "wrap-mistral3"): _ok(
         16,
         6103,
