@@ -16,7 +16,6 @@ RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"
 #: wrapper -> why it stays refused although its text model is planned
 KNOWN = {
     "Gemma3nForConditionalGeneration": "its timm vision tower cannot be built in the fidelity venv",
-    "MiMoV2OmniForCausalLM": "its language-model reader (separate K and V head sizes) is not taught yet",
     "HunYuanVLForConditionalGeneration": "its language-model reader and end-to-end check are not taught yet",
     "Step3p7ForConditionalGeneration": "its language-model reader and end-to-end check are not taught yet",
 }
@@ -92,7 +91,6 @@ NOT_YET = {
     "DiffusionGemmaForBlockDiffusion": "builds Gemma4Model itself for block diffusion, attention_k_eq_v forced",
     "FunASRForConditionalGeneration": "builds Qwen3Model inside its own decoder from its own config",
     "Step3p7ForConditionalGeneration": "Step3p7Config drops its text config's model_type (Step3p7TextConfig)",
-    "MiMoV2OmniForCausalLM": "builds MiMoV2FlashForCausalLM on the top-level config (separate K/V head sizes)",
     "HunYuanVLForConditionalGeneration": "its HunYuan text model's reader through the wrapper is not taught",
 }
 NOT_TAUGHT = "not yet taught"
