@@ -47,9 +47,10 @@ MM_MLA_SPARSE = (
     "sink-attention layers, no sparse-attention indexer)"
 )
 MM_SPLIT_HEADS = (
-    "multimodal wrapper whose model class builds MiMo-V2-Flash's language model (mimo_v2.py) on its top-level "
-    "config; that config's model_type is remote code (the published omni checkpoints, XiaomiMiMo/MiMo-V2.5 with its vision_config and "
-    "audio_config, say mimo_v2 with an auto_map, which neither transformers nor vLLM ships): not verifiable offline"
+    "multimodal wrapper whose model class builds MiMo-V2-Flash's language model (mimo_v2.py) on its "
+    "top-level config; that config's model_type is remote code (the published omni checkpoints, "
+    "XiaomiMiMo/MiMo-V2.5 with its vision_config and audio_config, say mimo_v2 with an auto_map, which "
+    "neither transformers nor vLLM ships): not verifiable offline"
 )
 MM_DEEPSEEK_MHA = (
     "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
