@@ -17,7 +17,6 @@ RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"
 KNOWN = {
     "Gemma3nForConditionalGeneration": "its timm vision tower cannot be built in the fidelity venv",
     "HunYuanVLForConditionalGeneration": "its language-model reader and end-to-end check are not taught yet",
-    "Step3p7ForConditionalGeneration": "its language-model reader and end-to-end check are not taught yet",
 }
 
 
@@ -90,7 +89,6 @@ NOT_YET = {
     "Gemma4UnifiedForConditionalGeneration": "Gemma4UnifiedTextConfig's defaults are not read yet",
     "DiffusionGemmaForBlockDiffusion": "builds Gemma4Model itself for block diffusion, attention_k_eq_v forced",
     "FunASRForConditionalGeneration": "builds Qwen3Model inside its own decoder from its own config",
-    "Step3p7ForConditionalGeneration": "Step3p7Config drops its text config's model_type (Step3p7TextConfig)",
     "HunYuanVLForConditionalGeneration": "its HunYuan text model's reader through the wrapper is not taught",
 }
 NOT_TAUGHT = "not yet taught"

@@ -67,8 +67,10 @@ ISAAC = (
     "from the top-level head_dim: two configs for one model, not modelled"
 )
 STEP_TEXT = (
-    "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM, both planned): "
-    "the wrapper's reader of its language model and an end-to-end check are not yet taught"
+    "multimodal wrapper of a Step-3.5 language model that vLLM 0.28.0 cannot build under transformers 5.24 "
+    "(the fidelity venv's, inside vLLM's range): transformers' Step3p7TextConfig makes num_attention_heads a "
+    "per-layer attribute and vLLM's reading of the global value fails (AmbiguousGlobalPerLayerAttributeError, "
+    "recorded on a tiny config); vLLM 0.33.0's Step3p5 text model is not planned: not planned"
 )
 TIMM = (
     "multimodal wrapper of a decoder dryboot reads (Gemma3nForCausalLM), not verified: its vision tower is a "
