@@ -86,7 +86,6 @@ COMPOSES = {
 #: wrapper -> why it is still refused as "not yet taught" though what it composes is planned
 NOT_YET = {
     "Cosmos3EdgeForConditionalGeneration": "0.33.0 converts its text config to a NemotronH one; 0.28.0 builds its own",
-    "Gemma4UnifiedForConditionalGeneration": "Gemma4UnifiedTextConfig's defaults are not read yet",
     "DiffusionGemmaForBlockDiffusion": "builds Gemma4Model itself for block diffusion, attention_k_eq_v forced",
     "FunASRForConditionalGeneration": "builds Qwen3Model inside its own decoder from its own config",
     "HunYuanVLForConditionalGeneration": "its HunYuan text model's reader through the wrapper is not taught",
@@ -125,6 +124,8 @@ def test_every_wrapper_of_a_planned_text_model_is_planned_or_refused_for_its_own
             "LlavaNextVideoForConditionalGeneration",
             "Step3VLForConditionalGeneration",
             "Granite4VisionForConditionalGeneration",
+            "Gemma4UnifiedForConditionalGeneration",
+            "Cosmos3ForConditionalGeneration",
         )
     ],
 )

@@ -144,6 +144,11 @@ CASES: dict[str, tuple[Path, list[str]]] = {
                 ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
             ),
             (
+                "gemma4-unified",
+                "Gemma4UnifiedForConditionalGeneration",
+                ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3000000000"],
+            ),
+            (
                 "granite4-vision",
                 "Granite4VisionForConditionalGeneration",
                 [
@@ -367,6 +372,23 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    ("0.33.0", "wrap-gemma4-unified"): _ok(
+        16,
+        22888,
+        66465,
+        8192,
+        (
+            "GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",
+            "kv lcm block sizes 32",
+        ),
+    ),
+    ("0.28.0", "wrap-gemma4-unified"): _ok(
+        16,
+        22888,
+        66465,
+        8192,
+        ("GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",),
+    ),
     ("0.28.0", "wrap-mistral3"): _ok(
         16,
         6103,

@@ -191,7 +191,6 @@ REASONS: dict[str, str] = {
     "FunASRForConditionalGeneration": MM,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
-    "Gemma4UnifiedForConditionalGeneration": MM,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmOcrMTPModel": SPEC_MTP,

@@ -317,6 +317,23 @@ BUILT_AS: dict[str, BuiltAs] = {
         # its SigLIP vision tower (SiglipVisionConfig: 12 heads)
         tower_heads=(("vision_config.num_attention_heads", 12),),
     ),
+    # gemma4_unified.py builds Gemma4ForCausalLM on text_config, a Gemma4UnifiedTextConfig
+    # (transformers): Gemma-4's text config with its own defaults (no per-layer inputs, no MoE
+    # block, a 1,024-token window, bidirectional attention over vision tokens)
+    "Gemma4UnifiedForConditionalGeneration": BuiltAs(
+        "gemma4_unified.py",
+        "Gemma4ForCausalLM",
+        "gemma4_text",
+        {
+            "max_position_embeddings": 262144,
+            "sliding_window": 1024,
+            "use_bidirectional_attention": "vision",
+            "hidden_size_per_layer_input": None,
+            "vocab_size_per_layer_input": None,
+            "enable_moe_block": None,
+        },
+        text_types=("gemma4_unified_text",),
+    ),
     # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
     "BagelForConditionalGeneration": BuiltAs(
         "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
@@ -421,7 +438,11 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
             raise InputError(f.source, path, not_positive_integer(heads))
         towers.append((path, heads))
-    extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers)}
+    # the language model's Attention layers read is_mm_prefix_lm from the model config
+    # init_vllm_registered_model rebuilds for the inner, text-only architecture: false (the
+    # text config's use_bidirectional_attention does not reach them; recorded on Gemma-4-Unified,
+    # which vLLM 0.28.0 serves on FLASHINFER)
+    extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers), "mm_prefix_lm": False}
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
     return model.evolve(**extra)
