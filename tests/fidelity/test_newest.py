@@ -43,16 +43,6 @@ KNOWN: dict[str, dict[str, str]] = {
             for gpu in N.GPUS
             for i in range(len(N.FLAG_SETS))
         },
-        **{
-            f"{gpu}|mistralai--Devstral-Small-2-24B-Instruct-2512#{i}": (
-                "Mistral3ForConditionalGeneration is refused by name (0.28.0's oracle cannot build its "
-                "Pixtral tower, so the wrapper is unverified there); vLLM 0.33.0 serves it as its "
-                "ministral3 text model (40 full-attention layers, 8 KV heads of 128): a wrapper to plan "
-                "through its text model (issue 37, item 2)"
-            )
-            for gpu in N.GPUS
-            for i in range(len(N.FLAG_SETS))
-        },
     },
 }
 

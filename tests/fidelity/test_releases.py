@@ -98,6 +98,72 @@ CASES: dict[str, tuple[Path, list[str]]] = {
         ARCH / "LlavaNextForConditionalGeneration.json",
         ["-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "16384", "--kv-cache-memory-bytes", "200000000"],
     ),
+    # wrappers planned through their text model (issue 37 item 2): vLLM 0.28.0's modules import
+    # pixtral.py's old transformers names (the oracle's stand-ins: Mistral-3 and LightOnOCR build a
+    # Pixtral tower), 0.33.0's not
+    **{
+        f"wrap-{name}": (ARCH / f"{arch}.json", argv)
+        for name, arch, argv in (
+            (
+                "mistral3",
+                "Mistral3ForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "mistral3-tp2-fp8",
+                "Mistral3ForConditionalGeneration",
+                [
+                    "-tp",
+                    "2",
+                    "--kv-cache-dtype",
+                    "fp8",
+                    "--max-model-len",
+                    "16384",
+                    "--kv-cache-memory-bytes",
+                    "200000000",
+                ],
+            ),
+            (
+                "lightonocr",
+                "LightOnOCRForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "llava-onevision",
+                "LlavaOnevisionForConditionalGeneration",
+                ["-tp", "2", "--max-model-len", "16384", "--kv-cache-memory-bytes", "200000000"],
+            ),
+            (
+                "llava-next-video",
+                "LlavaNextVideoForConditionalGeneration",
+                ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "step3-vl",
+                "Step3VLForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "gemma4-unified",
+                "Gemma4UnifiedForConditionalGeneration",
+                ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3000000000"],
+            ),
+            (
+                "granite4-vision",
+                "Granite4VisionForConditionalGeneration",
+                [
+                    "-tp",
+                    "2",
+                    "--kv-cache-dtype",
+                    "fp8",
+                    "--max-model-len",
+                    "8192",
+                    "--kv-cache-memory-bytes",
+                    "300000000",
+                ],
+            ),
+        )
+    },
     "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
     # sparse MLA (the architectures' tiny configs): GLM-5 with index_topk_freq 2, DeepSeek-V3.2 with
     # fp8 (fp8_ds_mla) and its MTP layer
@@ -306,6 +372,121 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    ("0.33.0", "wrap-gemma4-unified"): _ok(
+        16,
+        22888,
+        66465,
+        8192,
+        (
+            "GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",
+            "kv lcm block sizes 32",
+        ),
+    ),
+    ("0.28.0", "wrap-gemma4-unified"): _ok(
+        16,
+        22888,
+        66465,
+        8192,
+        ("GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",),
+    ),
+    ("0.28.0", "wrap-mistral3"): _ok(
+        16,
+        6103,
+        97648,
+        8192,
+        ("GPU KV cache size: 97,648 tokens, Maximum concurrency for 8,192 tokens per request: 11.92x",),
+    ),
+    ("0.28.0", "wrap-mistral3-tp2-fp8"): _ok(
+        16,
+        16276,
+        260416,
+        16384,
+        ("GPU KV cache size: 260,416 tokens, Maximum concurrency for 16,384 tokens per request: 15.89x",),
+    ),
+    ("0.28.0", "wrap-lightonocr"): _ok(
+        16,
+        3051,
+        48816,
+        8192,
+        ("GPU KV cache size: 48,816 tokens, Maximum concurrency for 8,192 tokens per request: 5.96x",),
+    ),
+    ("0.28.0", "wrap-llava-onevision"): _ok(
+        16,
+        16276,
+        260416,
+        16384,
+        ("GPU KV cache size: 260,416 tokens, Maximum concurrency for 16,384 tokens per request: 15.89x",),
+    ),
+    ("0.28.0", "wrap-llava-next-video"): _ok(
+        16,
+        3051,
+        48816,
+        4096,
+        ("GPU KV cache size: 48,816 tokens, Maximum concurrency for 4,096 tokens per request: 11.92x",),
+    ),
+    ("0.28.0", "wrap-step3-vl"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        ("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.28.0", "wrap-granite4-vision"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        ("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
+    ("0.33.0", "wrap-mistral3"): _ok(
+        16,
+        6103,
+        97648,
+        8192,
+        ("GPU KV cache size: 97,648 tokens, Maximum concurrency for 8,192 tokens per request: 11.92x",),
+    ),
+    ("0.33.0", "wrap-mistral3-tp2-fp8"): _ok(
+        16,
+        16276,
+        260416,
+        16384,
+        ("GPU KV cache size: 260,416 tokens, Maximum concurrency for 16,384 tokens per request: 15.89x",),
+    ),
+    ("0.33.0", "wrap-lightonocr"): _ok(
+        16,
+        3051,
+        48816,
+        8192,
+        ("GPU KV cache size: 48,816 tokens, Maximum concurrency for 8,192 tokens per request: 5.96x",),
+    ),
+    ("0.33.0", "wrap-llava-onevision"): _ok(
+        16,
+        16276,
+        260416,
+        16384,
+        ("GPU KV cache size: 260,416 tokens, Maximum concurrency for 16,384 tokens per request: 15.89x",),
+    ),
+    ("0.33.0", "wrap-llava-next-video"): _ok(
+        16,
+        3051,
+        48816,
+        4096,
+        ("GPU KV cache size: 48,816 tokens, Maximum concurrency for 4,096 tokens per request: 11.92x",),
+    ),
+    ("0.33.0", "wrap-step3-vl"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        ("GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",),
+    ),
+    ("0.33.0", "wrap-granite4-vision"): _ok(
+        16,
+        48828,
+        781248,
+        8192,
+        ("GPU KV cache size: 781,248 tokens, Maximum concurrency for 8,192 tokens per request: 95.37x",),
+    ),
     ("0.28.0", "llava-next"): _ok(
         16,
         12207,

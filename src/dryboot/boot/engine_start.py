@@ -79,8 +79,9 @@ What is faked, and why (nothing else is):
   transformers' image processors) import.
 * **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
   modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
-  5.x no longer has: stand-ins that raise when built or called are added where missing, so those
-  modules import; CLIP/SigLIP-tower wrappers never use them, Pixtral towers fail to build.
+  5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
+  buffers and raises when called, and a function that raises when called, so those modules import
+  and a Pixtral tower builds on the meta device (the engine start never runs the tower).
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
@@ -322,24 +323,33 @@ def _pixtral_stand_ins() -> None:
     """Give transformers' Pixtral module the two names vLLM 0.28.0's ``pixtral.py`` imports and
     transformers 5.x no longer has (``PixtralRotaryEmbedding``, renamed ``PixtralVisionRotaryEmbedding``
     with another buffer layout, and ``position_ids_in_meshgrid``), so the modules that import
-    ``pixtral.py`` (``llava.py``, ``llava_next.py``, ``mistral3.py``, ...) import. Both stand-ins
-    raise when built or called: a wrapper whose tower is CLIP or SigLIP never uses them; one whose
-    tower is Pixtral's (Mistral-3, Pixtral-HF) fails to build here, as it would under this
-    transformers. Nothing is done where transformers has the names (vLLM 0.33.0 reads the new one)."""
+    ``pixtral.py`` (``llava.py``, ``llava_next.py``, ``mistral3.py``, ...) import and build.
+
+    What is faked: ``PixtralRotaryEmbedding`` is an ``nn.Module`` that builds with no parameters and
+    no buffers (the real one holds only a non-persistent ``inv_freq`` buffer, computed from the
+    vision config: no weight, no KV) and raises when called; ``position_ids_in_meshgrid`` raises
+    when called. The engine start builds the model on the meta device and never runs the vision
+    tower, so a Pixtral tower (Mistral-3, LightOnOCR, Pixtral-HF) builds as it would with the
+    transformers vLLM 0.28.0 was released against, and the KV specs come from its language model.
+    Nothing is done where transformers has the names (vLLM 0.33.0 reads the new one)."""
     with contextlib.suppress(Exception):
         mp = importlib.import_module("transformers.models.pixtral.modeling_pixtral")
+        nn = importlib.import_module("torch.nn")
 
         def _absent(name: str) -> Any:
             def fail(*a: Any, **k: Any) -> Any:
-                raise RuntimeError(f"transformers {name} stand-in (this transformers lacks it): not built here")
+                raise RuntimeError(f"transformers {name} stand-in (this transformers lacks it): not run here")
 
             return fail
 
         if not hasattr(mp, "PixtralRotaryEmbedding"):
 
-            class PixtralRotaryEmbedding:
+            class PixtralRotaryEmbedding(nn.Module):  # type: ignore[misc,name-defined]
                 def __init__(self, *a: Any, **k: Any) -> None:
-                    _absent("PixtralRotaryEmbedding")()
+                    super().__init__()
+
+                def forward(self, *a: Any, **k: Any) -> Any:
+                    return _absent("PixtralRotaryEmbedding")()
 
             mp.PixtralRotaryEmbedding = PixtralRotaryEmbedding  # type: ignore[attr-defined]
         if not hasattr(mp, "position_ids_in_meshgrid"):

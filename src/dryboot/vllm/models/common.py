@@ -296,6 +296,7 @@ def is_mm_prefix_lm(f: ConfigFields) -> bool:
 #: vLLM 0.28.0's engine start. The other files ignore the key.
 ENCODER_ONLY_WHEN_NOT_CAUSAL = frozenset(
     {
+        "Cosmos3ForConditionalGeneration",
         "CwmForCausalLM",
         "Ernie4_5ForCausalLM",
         "Fairseq2LlamaForCausalLM",

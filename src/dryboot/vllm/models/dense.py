@@ -495,12 +495,22 @@ DECODERS: dict[str, Decoder] = {
     "Qwen3VLForConditionalGeneration": Decoder(
         "qwen3_vl.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
+    # cosmos3.py: Qwen3VLForConditionalGeneration with other weight names; Cosmos3OmniConfig
+    # reads text_config as a Qwen3VLTextConfig
+    "Cosmos3ForConditionalGeneration": Decoder(
+        "cosmos3.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
+    ),
     "Qwen3VLMoeForConditionalGeneration": Decoder(
         "qwen3_vl_moe.py",
         {"max_position_embeddings": 128000, "num_key_value_heads": 16, "num_experts": 60},
         experts_key="num_experts",
     ),
 }
+
+
+def _names_architectures(text: Any) -> bool:
+    """Whether a text sub-config names its ``architectures`` (a non-empty list)."""
+    return isinstance(text, dict) and isinstance(text.get("architectures"), list) and bool(text["architectures"])
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -681,6 +691,11 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
+    if architecture == "Cosmos3ForConditionalGeneration" and not _names_architectures(f.root.get("text_config")):
+        # Qwen3-VL's model class builds its language model from vllm_config.with_hf_config(text_config),
+        # whose validation under pipeline parallelism fails on a text config without architectures
+        # (recorded on vLLM 0.28.0)
+        extra["pp_refusal"] = "VllmConfig validation of the text config: No model architectures are specified"
     if architecture == "Ernie4_5_MoeForCausalLM" and (f.get("tie_word_embeddings") is not False):
         # Ernie4_5_MoeForCausalLM ties lm_head to embed_tokens on every rank, and a stage
         # other than the last holds a PPMissingLayer head

@@ -14,12 +14,18 @@ TEXT = (
     "and a tiny-config verification"
 )
 MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
-PIXTRAL_IMPORT = (
-    "multimodal wrapper, not verified: its vLLM 0.28.0 module imports pixtral.py, whose transformers names "
-    "(PixtralRotaryEmbedding, position_ids_in_meshgrid) transformers 5.24 no longer has; the harness stands in for "
-    "them (LLaVA and LLaVA-Next, CLIP towers, are verified so), but this wrapper's check is not yet recorded, and a "
-    "Pixtral tower builds PixtralRotaryEmbedding itself, which the stand-in cannot: not planned"
+MISTRAL_FORMAT = (
+    "multimodal wrapper served from a Mistral-format checkpoint (params.json: pixtral.py reads the vision "
+    "encoder's arguments from it); a Hugging Face-format Pixtral checkpoint declares the LLaVA wrapper "
+    "(planned); dryboot reads config.json only: not modelled"
 )
+
+
+def own_text_model(what: str) -> str:
+    """The reason for a wrapper whose language model is a class of its own, not one dryboot plans."""
+    return f"multimodal wrapper whose language model is {what}, an architecture dryboot does not plan"
+
+
 NEEDS_TIMM = (
     "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
     "absent from the fidelity venv; not planned"
@@ -41,9 +47,10 @@ MM_MLA_SPARSE = (
     "sink-attention layers, no sparse-attention indexer)"
 )
 MM_SPLIT_HEADS = (
-    "multimodal wrapper of a MiMo-V2 language model (separate K and V head sizes, different heads for sliding "
-    "and full layers; MiMoV2FlashForCausalLM is planned): the wrapper's reader of its language model and an "
-    "end-to-end check are not yet taught"
+    "multimodal wrapper whose model class builds MiMo-V2-Flash's language model (mimo_v2.py) on its "
+    "top-level config; that config's model_type is remote code (the published omni checkpoints, "
+    "XiaomiMiMo/MiMo-V2.5 with its vision_config and audio_config, say mimo_v2 with an auto_map, which "
+    "neither transformers nor vLLM ships): not verifiable offline"
 )
 MM_DEEPSEEK_MHA = (
     "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
@@ -60,8 +67,10 @@ ISAAC = (
     "from the top-level head_dim: two configs for one model, not modelled"
 )
 STEP_TEXT = (
-    "multimodal wrapper of a Step language model (Step3TextForCausalLM / Step3p5ForCausalLM, both planned): "
-    "the wrapper's reader of its language model and an end-to-end check are not yet taught"
+    "multimodal wrapper of a Step-3.5 language model that vLLM 0.28.0 cannot build under transformers 5.24 "
+    "(the fidelity venv's, inside vLLM's range): transformers' Step3p7TextConfig makes num_attention_heads a "
+    "per-layer attribute and vLLM's reading of the global value fails (AmbiguousGlobalPerLayerAttributeError, "
+    "recorded on a tiny config); vLLM 0.33.0's Step3p5 text model is not planned: not planned"
 )
 TIMM = (
     "multimodal wrapper of a decoder dryboot reads (Gemma3nForCausalLM), not verified: its vision tower is a "
@@ -144,11 +153,10 @@ REASONS: dict[str, str] = {
     "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
-    "BeeForConditionalGeneration": MM,
+    "BeeForConditionalGeneration": REMOTE_MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,
     "Cosmos3EdgeForConditionalGeneration": MM,
-    "Cosmos3ForConditionalGeneration": MM,
     "DFlash2DraftModel": SPEC_DFLASH,
     "DFlashLagunaForCausalLM": SPEC_DFLASH,
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
@@ -162,7 +170,7 @@ REASONS: dict[str, str] = {
     "Dots3NoteForCausalLM": NOFILE,
     "Dots3NoteMTPModel": NOFILE,
     "DotsOCRForCausalLM": REMOTE_MM,
-    "Eagle2_5_VLForConditionalGeneration": MM,
+    "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
     "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
     "EagleCohereForCausalLM": SPEC_EAGLE,
@@ -171,27 +179,27 @@ REASONS: dict[str, str] = {
     "EagleMiniCPMForCausalLM": SPEC_EAGLE,
     "EagleMistralForCausalLM": SPEC_EAGLE,
     "EagleMistralLarge3ForCausalLM": SPEC_EAGLE,
-    "Ernie4_5_VLMoeForConditionalGeneration": MM,
+    "Ernie4_5_VLMoeForConditionalGeneration": own_text_model(
+        "Ernie4_5_VLMoeForCausalLM (ernie45_vl_moe.py: text and vision experts in each MoE layer)"
+    ),
     "ErnieMTPModel": SPEC_MTP,
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "FireRedASR2ForConditionalGeneration": MM,
+    "FireRedASR2ForConditionalGeneration": REMOTE_MM,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FunASRForConditionalGeneration": MM,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
-    "Gemma4UnifiedForConditionalGeneration": MM,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
     "GlmOcrMTPModel": SPEC_MTP,
-    "Granite4VisionForConditionalGeneration": PIXTRAL_IMPORT,
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HCXVisionForCausalLM": TEXT,
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
-    "HfMoondream": MM,
+    "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "HunYuanVLForConditionalGeneration": MM_CLA,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
@@ -200,9 +208,9 @@ REASONS: dict[str, str] = {
     "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,
     "InternS1ProForConditionalGeneration": REMOTE_MM,
-    "InternS2MobiusForConditionalGeneration": MM,
+    "InternS2MobiusForConditionalGeneration": REMOTE_MM,
     "InternS2MobiusMTP": SPEC_MTP,
-    "InternS2PreviewForConditionalGeneration": MM,
+    "InternS2PreviewForConditionalGeneration": REMOTE_MM,
     "InternVLChatModel": REMOTE_MM,
     "IsaacForConditionalGeneration": ISAAC,
     "K3DSparkModel": NOFILE,
@@ -211,11 +219,8 @@ REASONS: dict[str, str] = {
     "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
     "KimiK3ForConditionalGeneration": NOFILE,
     "KimiK3MTPModel": NOFILE,
-    "LightOnOCRForConditionalGeneration": PIXTRAL_IMPORT,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
-    "LlavaNextVideoForConditionalGeneration": PIXTRAL_IMPORT,
-    "LlavaOnevision2ForConditionalGeneration": MM,
-    "LlavaOnevisionForConditionalGeneration": PIXTRAL_IMPORT,
+    "LlavaOnevision2ForConditionalGeneration": REMOTE_MM,
     "LongCatFlashMTPModel": SPEC_MTP,
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
@@ -233,16 +238,15 @@ REASONS: dict[str, str] = {
     "MiniMaxM3MTP": NOFILE,
     "MiniMaxM3SparseForCausalLM": NOFILE,
     "MiniMaxM3SparseForConditionalGeneration": NOFILE,
-    "Mistral3ForConditionalGeneration": PIXTRAL_IMPORT,
-    "Molmo2ForConditionalGeneration": MM,
+    "Molmo2ForConditionalGeneration": own_text_model("its own Molmo2TextModel (molmo2.py)"),
     "MolmoForCausalLM": REMOTE_MM,
-    "Moondream3ForCausalLM": MM,
-    "MoonshotKimiaForCausalLM": MM,
-    "MossAudioModel": MM,
+    "Moondream3ForCausalLM": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
+    "MoonshotKimiaForCausalLM": REMOTE_MM,
+    "MossAudioModel": REMOTE_MM,
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "MuseGlimmerForCausalLM": TEXT,
-    "MuseGlimmerForConditionalGeneration": MM,
+    "MuseGlimmerForConditionalGeneration": own_text_model("its own MuseGlimmerModel (muse_glimmer.py)"),
     "NVLM_D": REMOTE_MM,
     "NemotronHMTPModel": SPEC_MTP,
     "NemotronHPuzzleForCausalLM": HYBRID,
@@ -251,7 +255,7 @@ REASONS: dict[str, str] = {
     "NemotronH_Super_Omni_Reasoning_V3": HYBRID,
     "NemotronParseForConditionalGeneration": XATTN,
     "OlmoHybridForCausalLM": HYBRID,
-    "OpenCUAForConditionalGeneration": MM,
+    "OpenCUAForConditionalGeneration": REMOTE_MM,
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
     "OpenVLAForActionPrediction": NEEDS_TIMM,
@@ -267,31 +271,34 @@ REASONS: dict[str, str] = {
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
     "Phi3VForCausalLM": REMOTE_MM,
-    "Phi4ForCausalLMV": PIXTRAL_IMPORT,
+    "Phi4ForCausalLMV": REMOTE_MM,
     "Phi4MMForCausalLM": REMOTE_MM,
-    "PixtralForConditionalGeneration": PIXTRAL_IMPORT,
+    "PixtralForConditionalGeneration": MISTRAL_FORMAT,
     "Plamo3ForCausalLM": REMOTE,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,
-    "RForConditionalGeneration": MM,
+    "RForConditionalGeneration": REMOTE_MM,
     "Rnj1ForCausalLM": CHUNK_LOOKBACK,
     "SarvamMoEForCausalLM": TEXT,
     "SkyworkR1VChatModel": REMOTE_MM,
     "SolarForCausalLM": REMOTE,
     "Step1ForCausalLM": REMOTE,
-    "Step3VLForConditionalGeneration": STEP_TEXT,
     "Step3p5MTP": SPEC_MTP,
     "Step3p7ForConditionalGeneration": STEP_TEXT,
-    "StepVLForConditionalGeneration": MM,
+    "StepVLForConditionalGeneration": REMOTE_MM,
     "TeleChat2ForCausalLM": REMOTE,
     "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,
     "UnlimitedOCRForCausalLM": MM_DEEPSEEK_MHA,
     "VoxtralForConditionalGeneration": VOXTRAL,
-    "VoxtralRealtimeGeneration": MM,
+    "VoxtralRealtimeGeneration": (
+        "multimodal wrapper (a VoxtralForConditionalGeneration) whose model class reads its audio encoder's "
+        "configuration from the Mistral tokenizer (mistral_common's instruct.audio_encoder); dryboot reads "
+        "config.json only: not modelled"
+    ),
     "WhisperForConditionalGeneration": XATTN,
 }
 

@@ -31,6 +31,27 @@ class LanguageModelFamily(Protocol):
     def read(self, f: ConfigFields, architecture: str) -> ModelGeometry: ...
 
 
+#: The text models a wrapper may hand ``init_vllm_registered_model`` by its text config's
+#: ``model_type`` alone (no ``architectures``): the causal-LM class of that ``model_type`` in vLLM's
+#: registry, for the families dryboot plans. One rule for the wrappers of :func:`text_wrapper`.
+TEXT_MODELS: dict[str, str] = {
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "ministral3": "Ministral3ForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+}
+
+
+def text_wrapper(vllm_file: str, **own_types: str) -> tuple[str, dict[str, str]]:
+    """A :data:`WRAPPERS` entry for a wrapper whose model class builds
+    ``init_vllm_registered_model(hf_config=config.text_config)`` (vLLM picks the language model by
+    the text config's ``architectures``, else its ``model_type``): any text model of
+    :data:`TEXT_MODELS`; a text config without a ``model_type`` of its own is its config class's
+    default, given per wrapper ``model_type`` (``own_types``: wrapper type -> default text type)."""
+    return (vllm_file, {**TEXT_MODELS, **{own: TEXT_MODELS[text] for own, text in own_types.items()}})
+
+
 #: multimodal wrapper -> (its vLLM file, text ``model_type`` -> the architecture vLLM builds as
 #: its language model). The text config's ``architectures`` picks it when given (one of these),
 #: else its ``model_type`` (the wrapper's own ``model_type`` stands for the config class's default
@@ -113,9 +134,26 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
             "qwen3": "Qwen3ForCausalLM",
         },
     ),
+    # the text config is handed to init_vllm_registered_model as is (vLLM 0.28.0 and 0.33.0); the
+    # config classes' default text models: Mistral3Config mistral, LlavaOnevisionConfig qwen2,
+    # LlavaNextVideoConfig llama; LightOnOCR's checkpoints are a Mistral3Config or (transformers'
+    # lighton_ocr) a LightOnOcrConfig, whose default text model is qwen3
+    "Mistral3ForConditionalGeneration": text_wrapper("mistral3.py", mistral3="mistral"),
+    "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", mistral3="mistral", lighton_ocr="qwen3"),
+    "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", llava_onevision="qwen2"),
+    "LlavaNextVideoForConditionalGeneration": text_wrapper("llava_next_video.py", llava_next_video="llama"),
+    # Step3VLConfig (vLLM's) reads text_config as a Step3TextConfig, handed to
+    # init_vllm_registered_model as is: its architectures must be given (NAMED_ONLY)
+    "Step3VLForConditionalGeneration": ("step3_vl.py", {"step3_text": "Step3TextForCausalLM"}),
     # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
     "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
 }
+
+
+#: :data:`WRAPPERS` whose text ``model_type`` transformers maps to no causal-LM class: vLLM
+#: builds the language model only when the text config names its ``architectures`` (a text config
+#: built from a dict keeps ``architectures=None`` whatever its class says), else it refuses.
+NAMED_ONLY = frozenset({"Step3VLForConditionalGeneration"})
 
 
 @dataclass(frozen=True)
@@ -265,6 +303,37 @@ BUILT_AS: dict[str, BuiltAs] = {
             ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py"),
         )
     },
+    # Granite4VisionConfig (vLLM's) builds text_config by its model_type (granite when absent); the
+    # model class builds Granite4VisionLLMForCausalLM, a GraniteForCausalLM whose layer loop adds
+    # deepstack features (same attention layers)
+    "Granite4VisionForConditionalGeneration": BuiltAs(
+        "granite4_vision.py",
+        "GraniteForCausalLM",
+        "granite",
+        text_types=("granite",),
+        # the model class reads both and Granite4VisionConfig defaults neither (its hub alias
+        # vision_layer_to_llm_layer for the map is not read here: refused)
+        required=("downsample_rate", "deepstack_layer_map"),
+        # its SigLIP vision tower (SiglipVisionConfig: 12 heads)
+        tower_heads=(("vision_config.num_attention_heads", 12),),
+    ),
+    # gemma4_unified.py builds Gemma4ForCausalLM on text_config, a Gemma4UnifiedTextConfig
+    # (transformers): Gemma-4's text config with its own defaults (no per-layer inputs, no MoE
+    # block, a 1,024-token window, bidirectional attention over vision tokens)
+    "Gemma4UnifiedForConditionalGeneration": BuiltAs(
+        "gemma4_unified.py",
+        "Gemma4ForCausalLM",
+        "gemma4_text",
+        {
+            "max_position_embeddings": 262144,
+            "sliding_window": 1024,
+            "use_bidirectional_attention": "vision",
+            "hidden_size_per_layer_input": None,
+            "vocab_size_per_layer_input": None,
+            "enable_moe_block": None,
+        },
+        text_types=("gemma4_unified_text",),
+    ),
     # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
     "BagelForConditionalGeneration": BuiltAs(
         "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
@@ -369,7 +438,11 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
         if isinstance(heads, bool) or not isinstance(heads, int) or heads < 1:
             raise InputError(f.source, path, not_positive_integer(heads))
         towers.append((path, heads))
-    extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers)}
+    # the language model's Attention layers read is_mm_prefix_lm from the model config
+    # init_vllm_registered_model rebuilds for the inner, text-only architecture: false (the
+    # text config's use_bidirectional_attention does not reach them; recorded on Gemma-4-Unified,
+    # which vLLM 0.28.0 serves on FLASHINFER)
+    extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers), "mm_prefix_lm": False}
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
     return model.evolve(**extra)
@@ -403,6 +476,13 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
         text_type = str(named[0])
     else:
         inner = allowed.get(text_type)
+        if inner is not None and architecture in NAMED_ONLY:
+            raise InputError(
+                f.source,
+                f.where("architectures"),
+                f"{architecture}: vLLM refuses a text config that names no architectures "
+                "(ValueError: No model architectures are specified)",
+            )
     if inner is None:
         raise InputError(
             f.source,
@@ -440,6 +520,12 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
             raise InputError(f.source, path, missing_field("Ovis: the visual tokenizer's backbone"))
         default = 8 if backbone.get("model_type") == "aimv2" else 12
         return ((f"{path}.num_attention_heads", size(f"{path}.num_attention_heads", default)),)
+    if architecture in ("Mistral3ForConditionalGeneration", "LightOnOCRForConditionalGeneration"):
+        # the Pixtral vision tower's attention (PixtralVisionConfig: 16 heads)
+        return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)
+    if architecture == "Step3VLForConditionalGeneration":
+        # Step3VisionAttention (Step3VisionEncoderConfig: 16 heads)
+        return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)
     if architecture.startswith("GraniteSpeech"):
         # granite_speech.py: the conformer feed-forward (ColumnParallelLinear up to hidden_dim *
         # feedforward_mult) and the CTC output (output_dim); GraniteSpeechEncoderConfig defaults
