@@ -10,6 +10,11 @@ files added to the model directory (``files``: ``data/frontier/files/<name>/``),
 the GPU. ``gemma4-mm`` is a stand-in tokenizer (five tokens, written here, no published text):
 with no tokenizer vLLM cannot build Gemma-4's processing info and starts the multimodal model
 text-only (``supports_multimodal_inputs`` false), which no real checkpoint directory does.
+``qwen2-vl-mm`` is the same tokenizer with an image-processor file (``Qwen2VLImageProcessor``,
+written here), for a Qwen2.5-VL config whose processor vLLM 0.28.0 loads at engine start;
+``deepseek-ocr-mm`` is that tokenizer with an ``<image>`` token, which vLLM's DeepSeek-OCR
+processor looks up (without a tokenizer vLLM stops at loading one; without the token, at a
+``KeyError: '<image>'``).
 """
 
 from __future__ import annotations

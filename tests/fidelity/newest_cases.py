@@ -7,7 +7,10 @@ dryboot by ``test_newest.py``.
 Every config folder yields the same flag sets on each GPU, so a config added to the folder is a
 case the next recording covers. A Gemma-4 config gets the stand-in tokenizer of
 ``frontier_cases`` (``gemma4-mm``), so that vLLM starts it with its multimodal inputs on, as
-any real checkpoint directory does.
+any real checkpoint directory does; a Qwen2.5-VL config gets ``qwen2-vl-mm`` (the same tokenizer
+and an image-processor file naming ``Qwen2VLImageProcessor``), without which vLLM 0.28.0 fails
+loading the processor before it sizes the KV cache; DeepSeek-OCR (``deepseek_vl_v2``) gets
+``deepseek-ocr-mm`` (the tokenizer with an ``<image>`` token, which vLLM's processor looks up).
 """
 
 from __future__ import annotations
@@ -42,10 +45,17 @@ def configs() -> list[str]:
     return sorted(p.name for p in CONFIGS.iterdir() if (p / "config.json").is_file())
 
 
+#: model_type -> the stand-in files added to its directory (``frontier_cases.FILES``)
+STAND_INS = {"gemma4": "gemma4-mm", "qwen2_5_vl": "qwen2-vl-mm", "deepseek_vl_v2": "deepseek-ocr-mm"}
+
+
 def files(name: str) -> str | None:
-    """The files added to the config's directory: the stand-in tokenizer for Gemma-4."""
+    """The files added to the config's directory: a stand-in tokenizer for Gemma-4, a stand-in
+    tokenizer and image-processor file for Qwen2.5-VL (vLLM 0.28.0 builds its processor at engine
+    start and fails without one, where any real checkpoint directory has it), a stand-in
+    tokenizer holding ``<image>`` for DeepSeek-OCR (vLLM's own processor looks that token up)."""
     config = json.loads((CONFIGS / name / "config.json").read_text())
-    return "gemma4-mm" if config.get("model_type") == "gemma4" else None
+    return STAND_INS.get(str(config.get("model_type")))
 
 
 def cases() -> list[dict[str, Any]]:

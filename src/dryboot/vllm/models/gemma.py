@@ -9,8 +9,9 @@ global, its full-attention layers use ``global_head_dim`` (default 512) and, wit
 ``gemma4_layer_config``). A Gemma-4 with ``use_bidirectional_attention: "vision"`` is a
 multimodal-prefix LM (``Gemma4ModelArchConfigConvertor``); one whose sliding and global heads
 differ runs every layer on FlashAttention 4 when FlashAttention serves it (``Gemma4Config`` in
-``model_executor/models/config.py``). The multimodal wrapper, serving images or video, raises a
-default ``max_num_batched_tokens`` to one video item's tokens (:func:`engine_args`).
+``model_executor/models/config.py``), and on TRITON_ATTN where FlashAttention 4 does not run
+and no backend is named (:func:`engine_args`). The multimodal wrapper, serving images or video,
+raises a default ``max_num_batched_tokens`` to one video item's tokens (:func:`engine_args`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import fa4_available
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers, window
@@ -127,6 +129,34 @@ def _modalities(f: ConfigFields) -> tuple[str, ...]:
 
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """Gemma-4's own engine arguments: :func:`triton_when_no_fa4`, then :func:`batch_floor`."""
+    return batch_floor(model, triton_when_no_fa4(model, args))
+
+
+def triton_when_no_fa4(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """``Gemma4Config.verify_and_update_config`` (0.27.1-0.33.0): a Gemma-4 whose sliding and
+    global heads differ, on a GPU where FlashAttention 4 does not run (SM 8.x, 12.x:
+    ``is_fa_version_supported(4)`` false), with no ``--attention-backend``, gets
+    ``attention_config.backend = TRITON_ATTN`` for every layer ("FA4 not available, forcing
+    TRITON_ATTN backend"), so the selection that would pick FlashInfer for a model without a
+    multimodal prefix never runs, and an fp8 cache below SM 8.9 meets Triton's refusal.
+
+    :returns: ``args`` with ``attention_backend`` ``TRITON_ATTN`` and vLLM's log line as a note,
+        or ``args`` unchanged.
+    """
+    extra = extra_of(model, Gemma4Extra)
+    if extra is None or not extra.fa4_all_layers or args.attention_backend is not None:
+        return args
+    if fa4_available(args.device.capability):
+        return args
+    note = (
+        f"{model.source}: Gemma4 model has heterogeneous head dimensions. FA4 not available, forcing TRITON_ATTN "
+        "backend (vLLM's Gemma4Config, for every layer)"
+    )
+    return args.evolve(attention_backend="TRITON_ATTN", input_notes=(*args.input_notes, note))
+
+
+def batch_floor(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """The multimodal Gemma-4's batch floor (``EngineArgs._set_default_max_num_seqs_and_batched_tokens_args``,
     0.27.1-0.33.0): a multimodal prefix-LM disables chunked multimodal input, so with no
     ``--max-num-batched-tokens`` vLLM raises the default (2048 below 70 GiB and on an A100) to
