@@ -3,7 +3,9 @@ yields (``Gemma4ProcessingInfo._compute_num_soft_tokens``) and the padded patche
 tokens transformers' ``Gemma4ImageProcessor`` returns for the 224 px dummy at each
 ``max_soft_tokens`` (the video frames' 70 included).
 
-Skipped unless DRYBOOT_VLLM_PYTHON points at a vLLM environment (a boot environment's python).
+Skipped unless DRYBOOT_VLLM_PYTHON points at a vLLM environment (0.33.0's boot environment; the
+0.27.1 and 0.28.0 environments' torchvision does not load the image processor, and their
+``gemma4_mm.py`` holds the same constants and counting).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ SIZES = [(224, 224), (1000, 300), (300, 1000), (3, 900), (1920, 1080), (640, 480
 SCRIPT = """
 import json, sys, types
 import numpy as np
-from transformers import Gemma4VisionConfig
+from transformers.models.gemma4.configuration_gemma4 import Gemma4VisionConfig
 from transformers.models.gemma4.image_processing_gemma4 import Gemma4ImageProcessor
 from vllm.model_executor.models.gemma4_mm import Gemma4ProcessingInfo
 
