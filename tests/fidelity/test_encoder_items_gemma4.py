@@ -52,6 +52,8 @@ def test_gemma4_items_match_vllm(vllm_python: str) -> None:
     assert got["tokens"] == [[gemma4_soft_tokens(w, h, 16, 3, s) for w, h in SIZES] for s in GEMMA4_SOFT_TOKENS]
     vision = {
         "hidden_size": 1152,
+        "head_dim": 72,
+        "num_hidden_layers": 27,
         "intermediate_size": 4304,
         "num_attention_heads": 16,
         "patch_size": 16,

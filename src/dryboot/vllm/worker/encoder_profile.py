@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.models import clip, idefics3, siglip
+from dryboot.vllm.model_executor.models import clip, gemma4, idefics3, siglip
 from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
@@ -678,14 +678,17 @@ def gemma4_tower(
 
     :raises InputError: a width missing or not a positive integer (named)."""
     v = dict(vision)
+    widths = gemma4.vision_widths(v)  # the weights walk's reader
     kernel = _pos(v, "pooling_kernel_size")
-    patch = _pos(v, "patch_size")
+    patch = widths.patch_size
+    if not patch or not widths.hidden_size:
+        raise InputError("config.json", "vision_config.patch_size", "must be positive to bound the encoder")
     max_soft = gemma4_max_soft_tokens(v, mm_processor_kwargs)
     side = GEMMA4_DUMMY_SIDE
     return VisionTower(
         model_type="gemma4_vision",
-        hidden_size=_pos(v, "hidden_size"),
-        intermediate_size=_pos(v, "intermediate_size"),
+        hidden_size=widths.hidden_size,
+        intermediate_size=widths.intermediate_size,
         num_heads=_pos(v, "num_attention_heads"),
         patch_size=patch,
         temporal_patch_size=1,
@@ -703,7 +706,7 @@ def gemma4_tower(
         frame_patches=GEMMA4_VIDEO_SOFT_TOKENS * kernel * kernel,
         frame_embeds=gemma4_soft_tokens(side, side, patch, kernel, GEMMA4_VIDEO_SOFT_TOKENS),
         video_item_tokens=GEMMA4_VIDEO_FRAMES * (GEMMA4_VIDEO_SOFT_TOKENS + GEMMA4_FRAME_EXTRA),
-        position_embedding_size=_pos(v, "position_embedding_size"),
+        position_embedding_size=widths.position_embedding_size,
     )
 
 
