@@ -197,6 +197,12 @@ def forward_shape(
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
+    if config.get("model_type") == "gemma4" and "audio_config" in encoders:
+        vision_type = "gemma4_audio"
+        vision_refusal = (
+            "Gemma-4 with an audio_config: the dummy audio's length is the processor's audio_seq_length, not read, "
+            "so which modality vLLM profiles is unknown"
+        )
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
             f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
