@@ -16,6 +16,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     LLAVA_NEXT_PINPOINTS,
+    EncoderBatch,
     encoder_batch,
     encoder_term,
     gemma3_num_crops,
@@ -150,9 +151,12 @@ def test_activation_terms_add_the_encoder_and_refuse_other_towers() -> None:
         shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, encoder_profiled=False
     )
     assert [t for t in terms if t is not enc[0]] == text
-    gemma = forward_shape(_config(GEMMA4))
-    with pytest.raises(InputError, match="gemma4_vision tower's forward"):
-        activation_terms(gemma, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192)
+    gemma = _config(GEMMA4)
+    gemma["audio_config"] = {"model_type": "gemma4_audio"}  # the E2B / E4B variants' audio tower
+    with pytest.raises(InputError, match=r"gemma4_audio tower's .*audio_seq_length"):
+        activation_terms(
+            forward_shape(gemma), max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192
+        )
 
 
 def test_a_bounded_family_with_a_width_missing_is_refused_by_name() -> None:
@@ -687,3 +691,40 @@ def test_mistral3_processor_edge_before_0_29_is_refused(tmp_path: Path) -> None:
     (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 1540}}))
     same = with_processor_sizes(forward_shape(MISTRAL_SMALL_31), str(tmp_path / "config.json"))
     assert "x 3,025 tokens" in _encoder(same, "0.27.1").source
+
+
+def test_gemma4_profiles_the_padded_dummy_video() -> None:
+    """gemma_4_26B_A4B: a video counts 32 x 78 = 2,496 tokens, above the 280 of an image, so
+    ``profile_run`` encodes budget // 2,496 videos of 32 frames padded to 630 patches (64
+    embeddings each from the 224 px dummy); with videos off, the image padded to 2,520 patches."""
+    shape = forward_shape(_config(GEMMA4))
+    tower = shape.vision_tower
+    assert tower is not None and tower.model_type == "gemma4_vision"
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch == EncoderBatch("video", 2496, 3, 8192)
+    assert tower.patches(3, batch.tokens, "video") == 96 * 630
+    assert tower.embeddings(3, batch.tokens, "video") == 96 * 64
+    image = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"video": 0}
+    )
+    assert image == EncoderBatch("image", 280, 29, 8192)
+    assert tower.patches(29, image.tokens) == 29 * 2520 and tower.embeddings(29, image.tokens) == 29 * 256
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "3 video item(s) x 2,496 tokens" in enc.source and "60,480 patches" in enc.source
+    # the outputs (6,144 embeddings x 2,816) are the least it holds; the widest chunk bounds it
+    assert 6144 * 2816 * 2 <= enc.low < enc.high < 3 << 30
+
+
+def test_gemma4_max_soft_tokens_from_the_processor_kwargs() -> None:
+    config = _config(GEMMA4)
+    big = forward_shape(config, mm_processor_kwargs={"max_soft_tokens": 1120}).vision_tower
+    assert big is not None and (big.image_tokens, big.image_patches, big.image_embeds) == (1120, 10080, 1089)
+    nested = forward_shape(config, mm_processor_kwargs={"images_kwargs": {"max_soft_tokens": 70}}).vision_tower
+    assert nested is not None and nested.image_tokens == 70
+    odd = forward_shape(config, mm_processor_kwargs={"max_soft_tokens": 100}).vision_tower  # not supported: default
+    assert odd is not None and odd.image_tokens == 280
+    other = forward_shape(config, mm_processor_kwargs={"do_pan_and_scan": True})
+    assert other.vision_tower is None and "do_pan_and_scan" in other.vision_refusal

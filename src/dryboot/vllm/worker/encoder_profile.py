@@ -33,8 +33,11 @@ PaliGemma (``paligemma``), Mistral3's Pixtral
 tiles, pixel shuffle, and a video of one crop per frame for Qwen / gpt-oss text models), and
 Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
-``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on). Any other tower (LLaVA-OneVision's
-included) is refused by name.
+``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on), and Gemma-4's variable-resolution
+tower (``gemma4`` over ``gemma4_vision``: the dummy video of 32 padded frames, or with videos off
+the padded dummy image; :func:`gemma4_tower`; the variants with an ``audio_config`` stay
+refused). Any other tower (LLaVA-OneVision's, GLM-4.1V's, Kimi-VL's MoonViT, Llama-4's,
+MiniCPM-V's included) is refused by name.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.models import clip, idefics3, siglip
+from dryboot.vllm.model_executor.models import clip, gemma4, idefics3, siglip
 from dryboot.vllm.model_executor.models.qwen2_vl import QWEN2_5_VL_VISION, QWEN2_VL_VISION
 from dryboot.vllm.worker.interval import MIB, Term
 
@@ -105,6 +108,20 @@ IDEFICS3_DEFAULT_TILES_PER_EDGE = 4
 #: (``InternVLProcessingInfo.ctx_video_token``'s map; Qwen's and gpt-oss's published tokenizers
 #: hold the token, so their checkpoints profile a video).
 INTERNVL_VIDEO_TEXT_TYPES = ("qwen2", "qwen3", "qwen3_moe", "gpt_oss")
+#: Gemma-4 (``gemma4_mm.py``, 0.27.1-0.33.0): the ``max_soft_tokens`` the image processor accepts
+#: (``--mm-processor-kwargs`` ``max_soft_tokens`` or ``images_kwargs.max_soft_tokens``; any
+#: other value leaves ``vision_config.default_output_length``).
+GEMMA4_SOFT_TOKENS = (70, 140, 280, 560, 1120)
+#: a video frame's soft tokens, the dummy video's frames, and the tokens the budget adds per
+#: frame beside its soft tokens (``_VIDEO_MAX_SOFT_TOKENS``, ``_VIDEO_MAX_FRAMES``, ``+ 2 + 6``).
+GEMMA4_VIDEO_SOFT_TOKENS, GEMMA4_VIDEO_FRAMES, GEMMA4_FRAME_EXTRA = 70, 32, 8
+#: the dummy image's and frames' side: ``Gemma4ImageProcessor`` keeps ``size`` None, so the
+#: dummy builder falls back to 224 x 224.
+GEMMA4_DUMMY_SIDE = 224
+#: the largest card's memory whose tenth caps Gemma-4's encoder chunk (``_encoder_chunk``:
+#: ``min(free / 2, total / 10)`` over ``patches x 4 x position_embedding_size x 8`` bytes an
+#: item): 192 GiB, a B200's; the chunk a smaller card runs is smaller.
+GEMMA4_CHUNK_CARD_BYTES = 192 << 30
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -160,6 +177,10 @@ class VisionTower:
     :param tile_size: pixels a side of one crop where the processor tiles the image (Idefics3 /
         SmolVLM: ``image_size``; 0: not tiled by the processor's size).
     :param frame_tokens: InternVL's video: embeddings per frame, one crop each (0: no video item).
+    :param frame_patches: patches one video frame runs (0: one crop's); ``frame_embeds`` /
+        ``image_embeds``: the embeddings a frame / an image yields where fewer than the tokens
+        counted (0: as counted); ``video_item_tokens``: the tokens the budget counts per video
+        item, fixed by the processing info (Gemma-4: frames x (soft tokens + 8); 0: no such rule).
     :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
         tower's output before it narrows to tokens (Gemma-3: the transposed copy; Mistral3: the
         concatenated output, its norm, the unfolded grids and their concatenation).
@@ -186,6 +207,11 @@ class VisionTower:
     projector_copies: int = 0
     tile_size: int = 0
     frame_tokens: int = 0
+    frame_patches: int = 0
+    frame_embeds: int = 0
+    image_embeds: int = 0
+    video_item_tokens: int = 0
+    position_embedding_size: int = 0
 
     @property
     def patches_per_token(self) -> int:
@@ -198,7 +224,7 @@ class VisionTower:
     def patches(self, items: int, tokens: int, modality: str = "image") -> int:
         """The positions the tower runs for ``items`` items of ``tokens`` merged tokens in all."""
         if frames := self._frames(modality, tokens):
-            return frames * (self.image_patches // self.crops)
+            return frames * (self.frame_patches or self.image_patches // self.crops)
         return items * self.image_patches if self.image_tokens else tokens * self.patches_per_token
 
     def pixels(self, items: int, tokens: int, modality: str = "image") -> int:
@@ -206,6 +232,14 @@ class VisionTower:
         crops = self._frames(modality, tokens) or items * self.crops
         patches = self.patches(items, tokens, modality) - (crops if self.class_token else 0)
         return patches * self.pixel_elements_per_patch
+
+    def embeddings(self, items: int, tokens: int, modality: str = "image") -> int:
+        """Embeddings the encoder outputs for ``items`` items of ``tokens`` counted tokens in all."""
+        if (frames := self._frames(modality, tokens)) and self.frame_embeds:
+            return frames * self.frame_embeds
+        if modality == "image" and self.image_embeds:
+            return items * self.image_embeds
+        return tokens
 
     @property
     def pixel_elements_per_patch(self) -> int:
@@ -244,6 +278,10 @@ def vision_tower(
         if tower is not None and model_type == "llava_next":
             return _llava_next_tower(tower, config or {})
         return tower
+    if model_type == "gemma4":
+        if str(vision.get("model_type") or "gemma4_vision") != "gemma4_vision":
+            return None
+        return gemma4_tower(vision, config or {}, mm_processor_kwargs or {})
     if model_type == "internvl_chat":
         if str(vision.get("model_type") or "intern_vit_6b") != "intern_vit_6b":
             return None
@@ -598,6 +636,80 @@ def internvl_chat_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) ->
     )
 
 
+def gemma4_soft_tokens(width: int, height: int, patch: int, kernel: int, max_soft: int) -> int:
+    """Soft tokens of a ``width x height`` image at ``max_soft`` (``Gemma4ProcessingInfo._compute_num_soft_tokens``):
+    the image rescaled to at most ``max_soft x kernel^2`` patches, each side floored to whole
+    ``patch x kernel`` units (at least one), pooled ``kernel^2`` patches per token, at most ``max_soft``."""
+    unit = patch * kernel
+    scale = math.sqrt(max_soft * kernel * kernel / ((height / patch) * (width / patch)))
+    th = max(unit, math.floor(height * scale / unit) * unit)
+    tw = max(unit, math.floor(width * scale / unit) * unit)
+    return min((th // patch) * (tw // patch) // (kernel * kernel), max_soft)
+
+
+def gemma4_max_soft_tokens(vision: Mapping[str, Any], mm_processor_kwargs: Mapping[str, Any]) -> int:
+    """An image's soft tokens at most (``get_mm_max_tokens_per_item``' image): ``--mm-processor-kwargs``'
+    ``max_soft_tokens`` (top level, else ``images_kwargs``) where it is one of
+    :data:`GEMMA4_SOFT_TOKENS`, else ``vision_config.default_output_length``."""
+    value = mm_processor_kwargs.get("max_soft_tokens")
+    images = mm_processor_kwargs.get("images_kwargs")
+    if value is None and isinstance(images, Mapping):
+        value = images.get("max_soft_tokens")
+    if isinstance(value, int) and not isinstance(value, bool) and value in GEMMA4_SOFT_TOKENS:
+        return value
+    return _pos(vision, "default_output_length")
+
+
+def gemma4_tower(
+    vision: Mapping[str, Any], config: Mapping[str, Any], mm_processor_kwargs: Mapping[str, Any]
+) -> VisionTower:
+    """Gemma-4's variable-resolution tower (``gemma4_mm.py``, ``Gemma4VisionModel`` run through
+    transformers, replicated on every TP rank). Items (``get_mm_max_tokens_per_item``): an image
+    counts its ``max_soft_tokens`` (:func:`gemma4_max_soft_tokens`), a video
+    ``32 x (70 + 8)`` tokens, so the video is profiled unless its limit is 0. The dummy video is 32
+    ``224 x 224`` frames, each rescaled to at most ``70 x kernel^2`` patches and padded to exactly
+    that many (the image processor pads pixel values and positions to ``max_patches``), yielding
+    :func:`gemma4_soft_tokens` embeddings a frame; the dummy image is one ``224 x 224`` image padded
+    to ``max_soft_tokens x kernel^2`` patches. The tower is gated (``gate_proj`` / ``up_proj``); its
+    frames run in chunks (``_encoder_chunk``: as many as half the free memory, at most a tenth
+    of the card, allows at ``patches x 32 x position_embedding_size`` bytes a frame), every
+    chunk's output kept, then concatenated, pooled, standardized and projected
+    (:func:`tower_widest`).
+
+    :raises InputError: a width missing or not a positive integer (named)."""
+    v = dict(vision)
+    widths = gemma4.vision_widths(v)  # the weights walk's reader
+    kernel = _pos(v, "pooling_kernel_size")
+    patch = widths.patch_size
+    if not patch or not widths.hidden_size:
+        raise InputError("config.json", "vision_config.patch_size", "must be positive to bound the encoder")
+    max_soft = gemma4_max_soft_tokens(v, mm_processor_kwargs)
+    side = GEMMA4_DUMMY_SIDE
+    return VisionTower(
+        model_type="gemma4_vision",
+        hidden_size=widths.hidden_size,
+        intermediate_size=widths.intermediate_size,
+        num_heads=_pos(v, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=kernel,
+        in_channels=3,
+        out_hidden_size=0,  # the text model's width, set by the caller
+        deepstack=0,
+        gated=True,
+        pos_embeds=False,
+        image_tokens=max_soft,
+        image_patches=max_soft * kernel * kernel,
+        image_embeds=gemma4_soft_tokens(side, side, patch, kernel, max_soft),
+        projector_widths=1,
+        frame_tokens=GEMMA4_VIDEO_SOFT_TOKENS + GEMMA4_FRAME_EXTRA,
+        frame_patches=GEMMA4_VIDEO_SOFT_TOKENS * kernel * kernel,
+        frame_embeds=gemma4_soft_tokens(side, side, patch, kernel, GEMMA4_VIDEO_SOFT_TOKENS),
+        video_item_tokens=GEMMA4_VIDEO_FRAMES * (GEMMA4_VIDEO_SOFT_TOKENS + GEMMA4_FRAME_EXTRA),
+        position_embedding_size=widths.position_embedding_size,
+    )
+
+
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
     """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
     ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
@@ -730,7 +842,9 @@ def max_tokens_per_item(
     :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
     if tower.image_tokens:
         sizes = {"image": tower.image_tokens}
-        if tower.frame_tokens:  # InternVL: the frames the context leaves beside one image
+        if tower.video_item_tokens:  # Gemma-4: a fixed count of frames
+            sizes["video"] = tower.video_item_tokens
+        elif tower.frame_tokens:  # InternVL: the frames the context leaves beside one image
             room = max_model_len - (tower.image_tokens if image_active else 0)
             sizes["video"] = max(room // tower.frame_tokens, 1) * tower.frame_tokens
         return sizes
@@ -837,6 +951,35 @@ def tower_widest(
     return certain, extra
 
 
+def gemma4_widest(tower: VisionTower, patches: int, unit: int, embeds: int, dtype_bytes: int) -> tuple[int, int]:
+    """(certain, extra) bytes at Gemma-4's tower forward's widest point (``_process_video_input`` /
+    ``_process_image_input``) over ``patches`` padded patches in items (frames or images) of
+    ``unit`` patches, yielding ``embeds`` embeddings; replicated, so no TP split.
+
+    The items run in chunks whose size depends on the free memory (``_encoder_chunk``), so
+    certain takes one item a chunk: every earlier chunk's output held (``hidden`` a patch) beside
+    one item's widest block (the hidden states and residual, then ``gate_proj``'s activation,
+    ``up_proj`` and their product, or the attention's q, k, v, their norms and rotations); or
+    the end, where the chunks' outputs and their concatenation, the pooled float32 states, their
+    model-dtype copy, its norm and the projection are alive together. extra: the widest chunk
+    (as many items as a tenth of :data:`GEMMA4_CHUNK_CARD_BYTES` allows, less what certain holds), the attention mask
+    (``unit`` booleans a patch), the float32 pixel values' shifted copies."""
+    b = dtype_bytes
+    h, i = tower.hidden_size, tower.intermediate_size
+
+    def block(n: int) -> int:
+        return n * (2 * h + max(3 * i, 7 * h)) * b
+
+    end = 2 * patches * h * b + embeds * h * (4 + 2 * b) + embeds * tower.out_hidden_size * b
+    one = (patches - unit) * h * b + block(unit)
+    certain = max(end, one)
+    cost = unit * 4 * tower.position_embedding_size * 8
+    chunk = max(1, min(patches // unit, GEMMA4_CHUNK_CARD_BYTES // 10 // cost if cost else patches // unit))
+    widest_chunk = (patches - chunk * unit) * h * b + block(chunk * unit)
+    extra = max(0, widest_chunk - one) + patches * unit + 2 * patches * tower.pixel_elements_per_patch * 4
+    return certain, extra
+
+
 def encoder_term(
     tower: VisionTower,
     batch: EncoderBatch,
@@ -862,11 +1005,16 @@ def encoder_term(
     :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
     """
     patches = tower.patches(batch.items, batch.tokens, batch.modality)
-    out = batch.tokens * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
+    embeds = tower.embeddings(batch.items, batch.tokens, batch.modality)
+    out = embeds * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes
     pixels = tower.pixels(batch.items, batch.tokens, batch.modality)
     held_lo = out + (pixels * PIXEL_BYTES[0] if runner == "V1" else 0)
     held_hi = out + (pixels * PIXEL_BYTES[1] if runner == "V1" else 0)
-    certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
+    if tower.model_type == "gemma4_vision":
+        unit = tower.frame_patches if batch.modality == "video" else tower.image_patches
+        certain, extra = gemma4_widest(tower, patches, unit, embeds, dtype_bytes)
+    else:
+        certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
     mask = patches * patches * dtype_bytes if dense_mask else 0
     # the mask is certain; torch's memory-efficient kernel may copy it once more, padded to aligned rows
     certain, extra = certain + mask, extra + mask

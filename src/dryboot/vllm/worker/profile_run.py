@@ -31,6 +31,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
+    GEMMA4_VIDEO_FRAMES,
     PIXTRAL_DENSE_MASK_UNTIL,
     VisionTower,
     encoder_batch,
@@ -184,6 +185,8 @@ def forward_shape(
                 mm_processor_kwargs=mm_processor_kwargs,
             )
             read = set(GEMMA3_PAN_AND_SCAN) if tower is not None and tower.pool else set()
+            if tower is not None and tower.model_type == "gemma4_vision":
+                read = {"max_soft_tokens", "images_kwargs"}
             unread = sorted(set(mm_processor_kwargs or {}) - read)
             if unread:
                 raise InputError(
@@ -194,6 +197,12 @@ def forward_shape(
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
+    if config.get("model_type") == "gemma4" and "audio_config" in encoders:
+        vision_type = "gemma4_audio"
+        vision_refusal = (
+            "Gemma-4 with an audio_config: the dummy audio's length is the processor's audio_seq_length, not read, "
+            "so which modality vLLM profiles is unknown"
+        )
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
             f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
@@ -268,6 +277,13 @@ def _sizes_said(shape: ForwardShape) -> str:
         if shape.image_max_pixels:
             return f"image processor's longest_edge ({shape.image_max_pixels} px square)"
         return "vision config's image_size (no preprocessor_config.json beside the config)"
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "gemma4_vision":
+        t = shape.vision_tower
+        return (
+            f"image processor's max_soft_tokens {t.image_tokens} ({t.image_patches:,} padded patches an image); "
+            f"the video's {GEMMA4_VIDEO_FRAMES} 224 px frames padded to {t.frame_patches} patches, "
+            f"{t.frame_embeds} embeddings each"
+        )
     if shape.vision_tower is not None and shape.vision_tower.pool:
         crops = shape.vision_tower.crops
         return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
@@ -365,7 +381,7 @@ def activation_terms(
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
                 "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, "
-                "Mistral3's Pixtral); --language-model-only, "
+                "Mistral3's Pixtral, Gemma-4's vision tower); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens

@@ -35,6 +35,7 @@ Refused by name: per-layer input embeddings (``hidden_size_per_layer_input``), K
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
@@ -144,15 +145,49 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
     return w.result()
 
 
+@dataclass(frozen=True)
+class VisionWidths:
+    """The ``gemma4_vision`` widths both the weights and the encoder's profile read: the ViT's
+    ``hidden_size``, its MLP's ``intermediate_size``, ``head_dim``, ``patch_size`` (pixels a
+    side), ``position_embedding_size`` (positions a axis of the patch embedder's table) and
+    ``num_hidden_layers``."""
+
+    hidden_size: int
+    intermediate_size: int
+    head_dim: int
+    patch_size: int
+    position_embedding_size: int
+    num_hidden_layers: int
+
+
+def vision_widths(vision: Mapping[str, Any]) -> VisionWidths:
+    """The :class:`VisionWidths` of a ``vision_config``.
+
+    :raises InputError: a width missing or not a non-negative integer (named)."""
+    return VisionWidths(
+        *(
+            W._int(vision, k)
+            for k in (
+                "hidden_size",
+                "intermediate_size",
+                "head_dim",
+                "patch_size",
+                "position_embedding_size",
+                "num_hidden_layers",
+            )
+        )
+    )
+
+
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     """``Gemma4VisionModel`` and its projector on one rank, replicated (module docstring)."""
-    d, inter, hd = W._int(vision, "hidden_size"), W._int(vision, "intermediate_size"), W._int(vision, "head_dim")
-    p = W._int(vision, "patch_size")
+    v = vision_widths(vision)
+    d, inter, hd, p = v.hidden_size, v.intermediate_size, v.head_dim, v.patch_size
     layer = [d * d] * 4 + [hd, hd] + [inter * d] * 3 + [d] * 4
     counts = [
-        2 * W._int(vision, "position_embedding_size") * d,
+        2 * v.position_embedding_size * d,
         d * 3 * p * p,
-        *layer * W._int(vision, "num_hidden_layers"),
+        *layer * v.num_hidden_layers,
     ]
     counts.append(W._int(text, "hidden_size") * d)
     w = W.RankWeights()
