@@ -59,7 +59,10 @@ def test_unmodelled_architecture_is_stated_not_guessed() -> None:
     cfg = DATA.parents[2] / "data" / "configs" / "public" / "deepseek-ai--DeepSeek-V4-Flash"
     r = dryboot("plan", "--model", str(cfg), "--kv-cache-memory-bytes", "10G", "--kv-cache-dtype", "fp8")
     text = " ".join(r.stdout.split())
-    assert "Weights: not given (config.json: architectures: weights of DeepseekV4ForCausalLM are not modelled: its FP4" in text
+    assert (
+        "Weights: not given (config.json: architectures: weights of DeepseekV4ForCausalLM are not modelled: its FP4"
+        in text
+    )
 
 
 def test_hostile_header_one_line_exit_2(tmp_path: Path) -> None:
