@@ -1860,6 +1860,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
             attention_ranges=rules.attention_range_buffers,
+            humming=sm in rules.humming_before_marlin,
         ),
     )
 
@@ -1914,7 +1915,13 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
-    scaled = replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
+    scaled = replace(
+        scaled,
+        capability=sm,
+        sm_count=par.sm_count,
+        layer_workspace=rules.marlin_layer_workspace,
+        humming=sm in rules.humming_before_marlin,
+    )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(
             scaled,

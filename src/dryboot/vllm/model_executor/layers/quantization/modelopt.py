@@ -41,11 +41,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import refuse_humming
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     ScaledScheme,
+    nvfp4_marlin_bytes,
     scaled_linear_bytes,
 )
 
@@ -209,11 +210,11 @@ def modelopt_linear_bytes(
         return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes)
     if s.kind != "nvfp4_a16":
         return scaled_linear_bytes(q, s, k, parts, act_bytes)
-    n = sum(parts)
-    pn, pk = marlin_padded_nk(n, k, 16)
+    if q.humming:
+        refuse_humming("ModelOpt W4A16_NVFP4 linear layers", q.capability, "HummingNvFp4LinearKernel")
     sms = q.sm_count if q.sm_count is not None else 256
     workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
-    return [("weight", pn * pk // 2), ("scale", pn * pk // 16), ("scale", 4), *workspace]
+    return [*nvfp4_marlin_bytes(sum(parts), k), ("scale", 4), *workspace]
 
 
 def _round_up(x: int, m: int) -> int:
