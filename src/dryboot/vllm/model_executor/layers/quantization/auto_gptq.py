@@ -69,7 +69,6 @@ class WNA16:
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
     :param g_idx_param: GPTQ's method creates ``g_idx`` (0.28; not in 0.33).
     :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
-    :param attention_ranges: the release's attention layers hold ``q/k/v_range`` scalars (0.27.1).
     :param humming: the release ranks the Humming kernels ahead of Marlin on this GPU
         (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_before_marlin`).
     """
@@ -87,7 +86,6 @@ class WNA16:
     allspark: bool = True
     g_idx_param: bool = True
     layer_workspace: bool = True
-    attention_ranges: bool = False
     humming: bool = False
 
     def layer_scheme(self, name: str) -> LayerScheme | None:

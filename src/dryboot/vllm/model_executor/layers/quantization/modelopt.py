@@ -88,8 +88,6 @@ class ModelOptQuant(ScaledQuant):
     :param group_size: NVFP4's group (16; vLLM's kernels take no other).
     :param fp8_marlin: FP8 below SM 8.9 through Marlin (:attr:`QuantRules.modelopt_fp8_marlin`),
         else CUTLASS's layout.
-    :param attention_ranges: the release's attention layers create ``q/k/v_range`` on the GPU
-        (:attr:`QuantRules.attention_range_buffers`), which a KV-cache method keeps.
     :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
     :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
         ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
@@ -101,7 +99,6 @@ class ModelOptQuant(ScaledQuant):
     kv_cache: bool = True
     moe_checked: bool = True
     fp8_marlin: bool = True
-    attention_ranges: bool = False
 
     def algo_of(self, name: str) -> str | None:
         """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
@@ -272,6 +269,8 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
             f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
             "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
         )
+    if q.humming:  # 0.33 SM 9.0: prioritize_humming puts HUMMING ahead of MARLIN (fused_moe/oracle/nvfp4.py)
+        refuse_humming(f"ModelOpt {algo} MoE experts", q.capability, "the Humming MoE kernels")
     if h % 64:
         raise InputError("config.json", "hidden_size", f"{h}: not a multiple of 64 (Marlin's MoE tiles refuse it)")
     pi = -(-i // 64) * 64 if h % 128 == 0 else -(-i // 128) * 128
