@@ -41,7 +41,9 @@ def test_only_0330_prefers_humming_and_only_on_sm90() -> None:
 
 
 def _g(group: int) -> MPLinearLayerConfig:
-    return MPLinearLayerConfig(k=4096, n=4096, full_k=4096, bits=4, zero_points=False, group_size=group, has_g_idx=False)
+    return MPLinearLayerConfig(
+        k=4096, n=4096, full_k=4096, bits=4, zero_points=False, group_size=group, has_g_idx=False
+    )
 
 
 def test_humming_takes_what_machete_declines() -> None:
