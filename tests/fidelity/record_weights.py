@@ -20,7 +20,8 @@ Marlin, is outside it). Under ``--enable-expert-parallel`` the expert map (integ
 weights) is computed on the CPU (``determine_expert_map`` reads its values). Every TP rank
 allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags.
 
-Writes ``data/weights/recorded.json``: ``{"vllm", "cases": {id: {"config", "argv", "ok",
+Writes ``data/weights/recorded.json`` (``RECORD_WEIGHTS_OUT``: another file, e.g. another
+release's ``data/weights/recorded-0.27.1.json``): ``{"vllm", "cases": {id: {"config", "argv", "ok",
 "param_bytes", "buffer_bytes", "allocated_bytes", "storage_bytes", "by_dtype", "stages",
 "error"}}}`` (``stages``: [param, buffer, allocated] bytes of each pipeline stage's rank 0, under
 ``--pipeline-parallel-size``; the top-level figures are then the last stage's).
@@ -164,7 +165,8 @@ def main() -> int:
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="record-weights-"))
-    out_path = DATA / "recorded.json"
+    # RECORD_WEIGHTS_OUT=FILE: another release's records (data/weights/recorded-0.27.1.json)
+    out_path = Path(os.environ.get("RECORD_WEIGHTS_OUT") or DATA / "recorded.json")
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
     for cdir in config_dirs(sys.argv[1:], scratch):

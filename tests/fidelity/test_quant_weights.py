@@ -76,6 +76,13 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         # oracle sees it in the first such case of a process only): refused by name
         assert "counter buffer" in (report.refused or ""), report.refused
         return
+    if version == "0.33.0" and row["capability"] == [9, 0] and "MarlinLinearKernel" in row["kernels"]:
+        # 0.33 ranks HummingLinearKernel ahead of Marlin on SM 9.0 (humming/priority.py) and its
+        # can_implement takes what Machete declines; humming-kernels, a requirement of the CUDA
+        # wheel, is absent from the boot environment, so the oracle's Marlin is not a CUDA install's
+        # choice: refused by name
+        assert "HummingLinearKernel" in (report.refused or ""), report.refused
+        return
     assert not report.refused, report.refused
     assert report.stages[0].allocated_bytes == row["allocated_bytes"]
 

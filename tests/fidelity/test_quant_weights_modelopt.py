@@ -84,16 +84,20 @@ def test_corpus_size() -> None:
     for v, gpus in (
         ("0.27.1", ("RTX 3090", "RTX 5090")),
         ("0.30.0", ("RTX 3090", "RTX 5090")),
-        ("0.33.0", ("RTX 3090", "H100")),
+        # 0.33.0 on SM 9.0: HummingNvFp4LinearKernel ranks ahead of Marlin for the dense NVFP4 /
+        # W4A16_NVFP4 layers (humming/priority.py; humming-kernels absent from the boot env)
+        ("0.33.0", ("RTX 3090",)),
     ):
         assert {(v, QWEN36.name, g, "1") for g in gpus} <= exact, v
+    h100 = RECORDED["0.33.0"][f"{QWEN36.name} H100 --tensor-parallel-size 1"]
+    assert "HummingNvFp4LinearKernel" in (_dryboot(h100, "0.33.0").refused or "")
     moe = "nvidia--Qwen3-30B-A3B-NVFP4"
     assert {("0.28.0", moe, g, t) for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090") for t in "12"} <= exact
     # 0.27.1 (its q/k/v_range scalars kept by ModelOptKVCacheMethod) and 0.30.0: Marlin experts
     assert {("0.27.1", moe, g, t) for g in ("RTX 3090", "RTX 4090") for t in "12"} <= exact
     assert {("0.30.0", moe, "RTX 3090", t) for t in "12"} <= exact
     assert {(v, moe, g, "1") for v in ("0.27.1", "0.30.0") for g in ("H100", "RTX 5090")} <= exact
-    assert len(exact) >= 35
+    assert len(exact) >= 34
 
 
 def test_kernels_are_vllms() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -511,3 +512,42 @@ def test_unsized_architecture_refused_naming_its_module() -> None:
     config = json.loads((ARCHS / "DeepseekV4ForCausalLM.json").read_text())
     with pytest.raises(InputError, match=r"not modelled: .*deepseek_v4/quant_config\.py"):
         rank_weights(config, Parallel(tp=1))
+
+
+# ---------------------------------------------------------------- per release: 0.27.1
+
+#: vLLM 0.27.1's own figures for a few tiny configs (``RECORD_WEIGHTS_OUT=.../recorded-0.27.1.json
+#: record_weights.py --tiny ...`` in the 0.27.1 boot environment)
+RECORDED_0271 = json.loads((DATA / "recorded-0.27.1.json").read_text())
+
+
+def test_0271_records_are_0271() -> None:
+    assert RECORDED_0271["vllm"] == "0.27.1"
+    assert sum(r["ok"] for r in RECORDED_0271["cases"].values()) >= 25
+
+
+@pytest.mark.parametrize("cid", sorted(cid for cid, row in RECORDED_0271["cases"].items() if row["ok"]))
+def test_allocated_bytes_match_vllm_0271(cid: str) -> None:
+    """0.27.1's attention layers (``Attention`` and ``MLAAttention``) also create the float32
+    ``q_range`` / ``k_range`` / ``v_range`` scalars on the GPU: three blocks per layer more than
+    0.28.0 builds (the same case in ``recorded.json``), which the walk counts on 0.27.1 only."""
+    row = RECORDED_0271["cases"][cid]
+    config, hq = _config(row["config"])
+    recorded = [s[2] for s in row["stages"]] if "stages" in row else [row["allocated_bytes"]]
+    got = [
+        rank_weights(
+            config, replace(_parallel(row["argv"], stage), vllm_version="0.27.1"), hf_quant=hq, **_serve(row)
+        ).allocated_bytes
+        for stage in range(len(recorded))
+    ]
+    assert got == recorded
+    if cid in RECORDED and RECORDED[cid]["ok"]:  # the same case on 0.28.0: three blocks per attention layer fewer
+        assert recorded[-1] > RECORDED[cid]["allocated_bytes"]
+
+
+def test_0271_refusals_are_vllms() -> None:
+    for row in RECORDED_0271["cases"].values():
+        if not row["ok"]:
+            config, hq = _config(row["config"])
+            with pytest.raises(InputError):
+                rank_weights(config, replace(_parallel(row["argv"]), vllm_version="0.27.1"), hf_quant=hq)

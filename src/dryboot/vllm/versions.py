@@ -131,6 +131,10 @@ class VersionRules:
     :param dcp_backends: the standard attention backends valid with ``-dcp`` > 1 (0.30+:
         ``AttentionBackend.validate_configuration``'s "DCP not supported", from each impl's
         ``supports_dcp``: FlashAttention and FlashInfer); ``None``: any (0.27.1-0.29.0).
+    :param attention_range_scalars: every attention layer (``Attention``, ``MLAAttention``) creates
+        three float32 scalars ``q_range`` / ``k_range`` / ``v_range`` for ``calc_kv_scales``
+        (0.27.1 ``layers/attention/attention.py`` ``set_default_quant_scales``; gone in 0.28),
+        under the loader's device context: three more 512-byte blocks per layer as built.
     """
 
     version: str
@@ -165,6 +169,7 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    attention_range_scalars: bool = False
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
 
@@ -239,6 +244,7 @@ _V0271 = VersionRules(
     drafting_slots_per_seq=True,
     gemma4_global_kv_heads_required=True,
     capacity_log_split=True,
+    attention_range_scalars=True,
 )
 _V028 = VersionRules("0.28.0")
 # each later release: the one before it, with what changed

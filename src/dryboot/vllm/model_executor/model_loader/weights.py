@@ -78,6 +78,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
+from dryboot.vllm.versions import rules_for
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -120,6 +121,21 @@ def load_segment_bytes(nbytes: int, max_split: int = LOAD_MAX_SPLIT) -> int:
 #: ``set_default_quant_scales`` (``layers/attention/attention.py``) also creates ``_k_scale_cpu``
 #: and ``_v_scale_cpu`` under the loader's device context, i.e. on the GPU: two more
 ATTENTION_EXTRA_BLOCKS = 5
+#: blocks of the three float32 ``q_range`` / ``k_range`` / ``v_range`` scalars of a release whose
+#: attention layers create them (:attr:`dryboot.vllm.versions.VersionRules.attention_range_scalars`)
+ATTENTION_RANGE_BLOCKS = 3
+
+
+def attention_range_blocks(version: str) -> int:
+    """:data:`ATTENTION_RANGE_BLOCKS` where vLLM ``version``'s attention layers create
+    ``q/k/v_range`` on the GPU (0.27.1; releases before it, refused by :func:`rules_for`, created
+    them in ``Attention.__init__`` too), else 0 (0.28.0+)."""
+    try:
+        rules = rules_for(version)
+    except InputError:  # older than the oldest table entry
+        return ATTENTION_RANGE_BLOCKS
+    return ATTENTION_RANGE_BLOCKS if rules.attention_range_scalars else 0
+
 
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float": 4, "half": 2}
 
@@ -724,7 +740,11 @@ class _Walk:
     layout vLLM allocates, always computed: it carries vLLM's refusals and the allocator's
     rounding) and, given a checkpoint, from the checkpoint's own tensors."""
 
-    def __init__(self, ckpt: _Checkpoint | None) -> None:
+    def __init__(self, ckpt: _Checkpoint | None, vllm_version: str = "0.28.0") -> None:
+        #: blocks each attention layer holds beyond its 16 bytes of scale buffers, as built
+        #: (:data:`ATTENTION_EXTRA_BLOCKS`, with the release's ``q/k/v_range`` scalars)
+        self.range_blocks = attention_range_blocks(vllm_version)
+        self.attention_blocks = ATTENTION_EXTRA_BLOCKS + self.range_blocks
         self.ref = RankWeights(source="config")
         self.ckpt = ckpt
         self.out = RankWeights(source="checkpoint headers") if ckpt is not None else self.ref
@@ -1068,7 +1088,7 @@ def _walk(
             "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {n_experts} (vLLM refuses it)"
         )
     ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
-    w = _Walk(ckpt)
+    w = _Walk(ckpt, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
     has_embed = first or family in EMBED_ON_EVERY_STAGE
     has_head = last or family in HEAD_ON_EVERY_STAGE
@@ -1169,7 +1189,7 @@ def _walk(
         if qk_norm or family in ("qwen3", "qwen3_moe", *GDN_FAMILIES, *GEMMA3_FAMILIES):
             w.module([("weight", hd * ab)] * 2, "norm", ((f"{att}.q_norm", "whole"), (f"{att}.k_norm", "whole")))
         w.own("attention scales", 16, buffer=True)  # _q/_k/_v/_prob_scale float32 scalars
-        w.ref.allocated_bytes += (ATTENTION_EXTRA_BLOCKS - _post_load_host_blocks(quant)) * ALLOC_ROUND
+        w.ref.allocated_bytes += (w.attention_blocks - _post_load_host_blocks(quant, w.range_blocks)) * ALLOC_ROUND
         return True
 
     # without a checkpoint, a per-name quantization rule or DeepSeek-V3.2's per-layer indexer, the
@@ -1561,7 +1581,7 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
         for _ in range(4):
             w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)
-    w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
+    w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
 
 
 def _nemotron_pattern(config: Mapping[str, Any]) -> str:
@@ -1608,7 +1628,7 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
         w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab)
         w.own("attention", h * nq_r * int(hd) * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
     elif kind == "-":
         _nemotron_mlp(w, h, _divide(_int(config, "intermediate_size"), tp, "intermediate_size"), bias, ab)
     else:
@@ -1703,7 +1723,7 @@ def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, 
         if bias:
             w.own("bias", h * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += ATTENTION_EXTRA_BLOCKS * ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
     else:
         raise InputError("config.json", "layer_types", f"Granite-4 layer type {kind!r} is not modelled")
     e = _int(config, "num_local_experts")
@@ -1801,26 +1821,24 @@ def _linear(
     return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab, tp=tp, split=split)
 
 
-def _post_load_host_blocks(quant: Quant) -> int:
+def _post_load_host_blocks(quant: Quant, range_blocks: int) -> int:
     """Blocks an attention layer frees in ``process_weights_after_loading``: without quantized
     KV scales ``Attention.process_weights_after_loading`` calls ``set_default_quant_scales`` again,
-    outside the loader's device context, so ``_k_scale_cpu`` / ``_v_scale_cpu`` move to the host.
+    outside the loader's device context, so ``_k_scale_cpu`` / ``_v_scale_cpu`` (and the release's
+    ``q/k/v_range``, ``range_blocks``) move to the host.
     Counted for the layouts checked after the post-load step (GPTQ/AWQ/AutoRound); the others'
     figures are checked as ``initialize_model`` builds them (two blocks more per layer), and
-    compressed-tensors' KV-cache method keeps them (``fill_``)."""
+    a KV-cache method (compressed-tensors', ModelOpt's) keeps them (``fill_``)."""
     if isinstance(quant.scaled, ModelOptQuant) and not quant.scaled.kv_cache:
         # ModelOpt without a KV-cache algorithm gives Attention no method (MIXED_PRECISION checked)
-        return 2
-    if isinstance(quant.scaled, ModelOptQuant) and quant.scaled.attention_ranges:
-        # ModelOptKVCacheMethod keeps 0.27.1's q/k/v_range scalars on the GPU (checked: NVFP4 MoE)
-        return -3
-    if quant.wna16 is None:
+        return 2 + range_blocks
+    if isinstance(quant.scaled, ModelOptQuant):
+        # ModelOptKVCacheMethod keeps them on the GPU (0.27.1 checked: NVFP4 MoE)
         return 0
-    if quant.wna16.packing == "ct":
-        # compressed-tensors' KV-cache method (on every attention layer) refills the two in place;
-        # 0.27.1's attention also keeps its three float32 ``q/k/v_range`` scalars on the GPU
-        return -3 if quant.wna16.attention_ranges else 0
-    return 2
+    if quant.wna16 is None or quant.wna16.packing == "ct":
+        # compressed-tensors' KV-cache method (on every attention layer) refills them in place
+        return 0
+    return 2 + range_blocks
 
 
 def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
@@ -1859,7 +1877,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
             allspark=rules.allspark,
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
-            attention_ranges=rules.attention_range_buffers,
+            humming=sm in rules.humming_before_marlin,
         ),
     )
 
@@ -1914,12 +1932,17 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
-    scaled = replace(scaled, capability=sm, sm_count=par.sm_count, layer_workspace=rules.marlin_layer_workspace)
+    scaled = replace(
+        scaled,
+        capability=sm,
+        sm_count=par.sm_count,
+        layer_workspace=rules.marlin_layer_workspace,
+        humming=sm in rules.humming_before_marlin,
+    )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(
             scaled,
             moe_checked=rules.modelopt_moe,
             fp8_marlin=rules.modelopt_fp8_marlin,
-            attention_ranges=rules.attention_range_buffers,
         )
     return replace(quant, scaled=scaled)

@@ -370,7 +370,7 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
     tied = bool(config.get("tie_word_embeddings", lay.tied))
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
     has_embed, has_head = first or lay.every_stage, last or lay.every_stage
     if has_embed:
@@ -425,7 +425,7 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
             w.ref.allocated_bytes += -(-nbytes // W.ALLOC_ROUND) * W.ALLOC_ROUND
         if lay.attention_scales:
             w.own("attention scales", 16, buffer=True)
-            w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+            w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         if lay.moe is not None and lay.moe(config, li):
             _moe_block(w, lay, config, par, h, ab)
         elif lay.mlp is not None:

@@ -59,7 +59,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     nh_r, i_r, gn_r = W._divide(nh, tp, "the Mamba2 heads"), W._divide(int(inter), tp, "mamba_d_ssm"), g * n // tp
     proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
     mlp_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
     if first:
         w.own("embedding", vocab_r * h * ab)
@@ -79,7 +79,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("mamba", 4 * nh_r)  # A, float32
         w.own("mup vector", proj * ab, buffer=True)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     if layers:
         w.own("rotary", W._rotary_bytes(config, int(hd), ab), buffer=True)
     return w.result()

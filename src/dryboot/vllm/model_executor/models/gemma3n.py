@@ -82,7 +82,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     types = config.get("layer_types") or [
         "full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(n_layers)
     ]
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     sizes = [
         _padded(W._int(config, "vocab_size"), tp, "the padded vocabulary") * h,
         _padded(W._int(config, "vocab_size_per_layer_input"), tp, "the padded per-layer vocabulary") * n_layers * p,
@@ -107,7 +107,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for size in layer:
             w.own("weight", size * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         # tensors kept as attributes: AltUp's router_input_scale, the weightless v_norm's ones
         # [head_dim], and on a layer with activation sparsity the float32 std_multiplier
         extra = [ab, hd * ab, *([4] if li < len(sparse) and float(sparse[li]) > 0 else [])]

@@ -94,7 +94,7 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         raise InputError(
             "--enable-expert-parallel", None, "a Gemma-4 without experts: vLLM refuses it (no experts to place)"
         )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # tied head; embedding and norm on every stage
     w.own("norm", h * ab)
     w.own("normalizer", ab, buffer=True)
@@ -132,7 +132,7 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         # with the model but neither parameter nor buffer: the value norm, and the router's
         w.ref.allocated_bytes += _blocks(hd * ab) + (_blocks(h * ab) if moe else 0)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     positions = W._int(config, "max_position_embeddings")
     for kind in sorted(seen):
         rope = (config.get("rope_parameters") or {}).get(kind) or {"rope_type": "default"}

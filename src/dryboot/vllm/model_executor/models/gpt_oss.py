@@ -82,7 +82,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     # MXFP4: the linear layers, the attention and the router stay unquantized (``Mxfp4Config``)
     d = moe_decoder_dims(config, par, args, quant=W.Quant() if backend else None)
     quant, ab, h, e, hd = d.quant, d.ab, d.h, d.e, d.hd
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     for _ in range(2):  # embedding and the untied LM head, on every stage
         w.own("embedding", d.vocab_r * h * ab)
     w.own("norm", h * ab)
@@ -102,8 +102,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.own("expert map", 4 * e, buffer=True)
         w.own("attention scales", 16, buffer=True)
         # after the post-load step (MXFP4: the attention has no KV-scale method) the two CPU scale
-        # scalars move to the host, as for GPTQ / AWQ (``weights._post_load_host_blocks``)
-        w.ref.allocated_bytes += (W.ATTENTION_EXTRA_BLOCKS - (2 if backend else 0)) * W.ALLOC_ROUND
+        # scalars (and 0.27.1's q/k/v_range) move to the host, as for GPTQ / AWQ
+        # (``weights._post_load_host_blocks``)
+        w.ref.allocated_bytes += (w.attention_blocks - (2 + w.range_blocks if backend else 0)) * W.ALLOC_ROUND
     if layers:
         w.own("rotary", W._rotary_bytes(config, hd, 4), buffer=True)  # float32
     return w.result()

@@ -32,7 +32,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
     high, low = W._int(config, "H_cycles"), W._int(config, "L_cycles")
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)
     w.own("embedding", h * ab)  # z_L_init
     if not config.get("tie_word_embeddings"):
@@ -52,7 +52,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
                 w.own("weight", n * ab)
             for _ in range(steps):
                 w.own("attention scales", 16, buffer=True)
-                w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+                w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     return w.result()
 

@@ -53,7 +53,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     vocab_r = W._divide(
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # embedding, final norm and head on every stage
     w.own("norm", h * ab)
     if not config.get("tie_word_embeddings"):
@@ -70,7 +70,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.own("attention", (nq_r + 2 * nkv_r) * hd * h * ab)
             w.own("attention", h * nq_r * hd * ab)
             w.own("attention scales", 16, buffer=True)
-            w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+            w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         else:
             mamba_mixer(
                 w,

@@ -69,7 +69,7 @@ def _mla(w: W._Walk, config: Mapping[str, Any], h: int, tp: int, ab: int) -> Non
     for size in sizes:
         w.own("attention", size * ab)
     w.own("attention scales", 16, buffer=True)
-    w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+    w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     w.own("attention scales", 4, buffer=True)  # _one_scale
 
 
@@ -96,7 +96,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     if len(kda) < W._int(config, "num_hidden_layers") and not config.get("mla_use_nope"):
         raise InputError("config.json", "mla_use_nope", "vLLM builds Kimi's MLA without rope only (it asserts this)")
     e = config.get("num_experts")
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
     if par.pp_rank == par.pp - 1:

@@ -76,7 +76,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     dense = config.get("mlp_only_layers")
     dense = [0] if dense is None else dense
     gating = config.get("gating")
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
     if par.pp_rank == par.pp - 1:
@@ -105,7 +105,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for n in sizes:
             w.own("weight", n * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         if li not in dense and e > 0 and (li + 1) % W._int(config, "decoder_sparse_step") == 0:
             if tp > e:
                 raise InputError(

@@ -48,7 +48,7 @@ def operator(
     if attention:
         sizes = [h, h, (nq_r + 2 * nkv_r) * hd * h, h * nq_r * hd, hd, hd]
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     else:
         sizes = [h, h, 3 * c_r * h, c_r * cache, h * c_r]
     for n in sizes:
@@ -75,7 +75,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
     attention = set(config.get("full_attn_idxs") or [])
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # on every stage
     if par.pp_rank == par.pp - 1:
         w.own("norm", h * ab)

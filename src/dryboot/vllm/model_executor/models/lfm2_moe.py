@@ -60,7 +60,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError(
             "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Lfm2MoeForCausalLM"
         )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # on every stage
     if par.pp_rank == par.pp - 1:
         w.own("norm", h * ab)

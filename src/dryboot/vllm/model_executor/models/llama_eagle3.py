@@ -176,7 +176,7 @@ def drafter_weights(
 
         w = mtp_weights(target_config, par, dtype=dtype)
         dw = DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
-        if _release(vllm_version) >= (0, 28):
+        if not W.attention_range_blocks(vllm_version):
             return dw
         text = target_config.get("text_config") or target_config
         n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
@@ -194,7 +194,7 @@ def drafter_weights(
         return DrafterWeights(w, w, "Medusa heads: their own blocks and LM heads (vLLM shares nothing)")
     if method == "draft_model":
         dw = _draft_model(target_config, draft_config, par, dtype)
-        if _release(vllm_version) >= (0, 28):
+        if not W.attention_range_blocks(vllm_version):
             return dw
         text = draft_config.get("text_config") or draft_config
         kinds = set(text.get("layer_types") or ["full_attention"])
@@ -205,7 +205,7 @@ def drafter_weights(
                 f"a draft model with {', '.join(sorted(kinds))} layers on vLLM {vllm_version} is not modelled",
             )
         return _with_ranges(dw, W._int(text, "num_hidden_layers"))
-    ranges = _release(vllm_version) < (0, 28)  # 0.27's attention layers: q/k/v_range scalars too
+    ranges = W.attention_range_blocks(vllm_version) > 0  # 0.27's attention layers: q/k/v_range scalars too
     if method in DRAFTER_WALKS:
         walk = DRAFTER_WALKS[method]
         dw = walk(target_config, draft_config, par, draft_tensors, max_model_len=max_model_len, dtype=dtype)
@@ -240,7 +240,7 @@ def _with_ranges(dw: DrafterWeights, layers: int) -> DrafterWeights:
     attention layer (one 512-byte block each)."""
     low, high = _copy(dw.low), _copy(dw.high)
     for r in (low, high):
-        for _ in range(3 * layers):
+        for _ in range(W.ATTENTION_RANGE_BLOCKS * layers):
             r.add("attention scales", 4)
     return DrafterWeights(low, high, dw.how)
 

@@ -56,7 +56,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     e, z = W._int(c, "n_routed_experts"), W._int(c, "zero_expert_num")
     router = 4 if c.get("router_dtype") == "float32" else ab
     vocab_r = W._divide(-(-W._int(c, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary")
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
     if par.pp_rank == par.pp - 1:

@@ -68,7 +68,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     vocab_r = W._divide(
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     last = par.pp_rank == par.pp - 1
     tied = bool(config.get("tie_word_embeddings"))
     w.own("embedding", vocab_r * h * ab)  # with the final norm, on every stage

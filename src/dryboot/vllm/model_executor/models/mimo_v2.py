@@ -60,7 +60,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     vocab_r = W._divide(
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
     if par.pp_rank == par.pp - 1:
@@ -100,7 +100,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for n in sizes:
             w.own("weight", n * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         theta = float(config.get("swa_rope_theta", config["rope_theta"]) if swa else config["rope_theta"])
         partial = float(config["partial_rotary_factor"])
         if (hd, partial, theta) not in ropes:

@@ -31,7 +31,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     vocab_r = W._divide(
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # embedding, final norm and head on every stage
     w.own("norm", h * ab)
     if not config.get("tie_word_embeddings"):
@@ -43,7 +43,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for n in sizes:
             w.own("weight", n * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     if layers:
         w.own("rotary", W._int(config, "max_position_embeddings") * rope * ab, buffer=True)
     return w.result()

@@ -41,7 +41,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     quant, ab, h, hd, tp = d.quant, d.ab, d.h, d.hd, par.tp
     nq_r, nkv_r, e_r, i_r, layers = d.nq_r, d.nkv_r, d.e_r, d.i_r, d.layers
     nkv = W._int(config, "num_key_value_heads")
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", d.vocab_r * h * ab)
     if par.pp_rank == par.pp - 1:
@@ -68,7 +68,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     if layers:
         rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)

@@ -13,7 +13,7 @@ from dryboot.vllm.model_executor.models.compose import Family, vision_language
 
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     """``Qwen3_VisionTransformer`` on one rank (see ``weights._qwen3_vision_tower``)."""
-    w = W._Walk(None)
+    w = W._Walk(None)  # no decoder attention layer (no q/k/v_range)
     W._qwen3_vision_tower(w, vision, tp, ab)
     return w.result()
 

@@ -44,7 +44,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
     moe = _moe_layers(config)
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     for n in (vocab_r * h, vocab_r * h, h):  # embedding, head, final norm
         w.own("weight", n * ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
@@ -63,7 +63,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for n in sizes:
             w.own("weight", n * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     if layers:
         positions = config.get("max_position_embedding", config.get("max_position_embeddings"))
         w.own("rotary", W._int({"p": positions}, "p") * hd * ab, buffer=True)

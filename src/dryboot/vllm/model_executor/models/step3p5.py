@@ -75,7 +75,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError(
             "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Step3p5ForCausalLM"
         )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
     if par.pp_rank == par.pp - 1:
@@ -116,7 +116,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for n in sizes:
             w.own("weight", n * ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         partial = _at(config, "partial_rotary_factors", li) or 1.0
         theta = config.get("rope_theta")
         theta = _at(config, "rope_theta", li) if isinstance(theta, list) else theta

@@ -62,7 +62,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     vocab_r = W._divide(
         -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
     )
-    w = W._Walk(None)
+    w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)
     if not config.get("tie_word_embeddings"):
         w.own("lm_head", vocab_r * h * ab)
@@ -97,7 +97,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
                 _lora(w, att, rank, att, tp, ab)
         _lora(w, h, rank, 2 * inter, tp, ab)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += W.ATTENTION_EXTRA_BLOCKS * W.ALLOC_ROUND
+        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     if config.get("use_mem_rope") and W._int(config, "num_mem_blocks"):
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     return w.result()

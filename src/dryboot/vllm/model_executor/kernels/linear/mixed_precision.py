@@ -72,6 +72,24 @@ def marlin_padded_nk(n: int, k: int, group_size: int) -> tuple[int, int]:
     return min(candidates, key=lambda nk: (nk[0] * nk[1], nk[0] + nk[1]))
 
 
+def refuse_humming(what: str, capability: int, kernel: str) -> None:
+    """Refuse a layer that a CUDA install of vLLM serves with a Humming kernel (``kernel``): 0.33's
+    ``humming/priority.py`` ``prioritize_humming`` moves Humming directly ahead of Marlin in every
+    kernel list on SM 9.0 (``prefers_humming``), and ``humming-kernels`` is a requirement of the
+    CUDA wheel; Humming's ``can_implement`` takes every 16-bit-activation layer (SM 7.5+), so it
+    serves what Marlin would have. Its ``process_weights_after_loading`` lays the weights out in
+    the ``humming`` package's own format (``prepare_humming_linear_layer_config``), declared
+    nowhere in vLLM's Python and absent from the CPU boot environments: not modelled.
+
+    :raises InputError: always (named: ``what``, the SM and the kernel)."""
+    raise InputError(
+        "--gpu",
+        None,
+        f"{what} on SM {capability // 10}.{capability % 10}: vLLM 0.33 ranks {kernel} (humming-kernels) ahead of "
+        "Marlin there; its layout is not modelled",
+    )
+
+
 def _marlin_can_implement(c: MPLinearLayerConfig) -> str | None:
     """``MarlinLinearKernel.can_implement``: the failure reason, or ``None``."""
     if c.bits not in (4, 8) or (c.zero_points and c.bits != 4):
@@ -111,11 +129,15 @@ def _allspark_takes(c: MPLinearLayerConfig, capability: int) -> bool:
     return 80 <= capability < 90 and c.group_size == -1 and c.bits == 8 and not c.zero_points and not c.has_g_idx
 
 
-def choose_mp_linear_kernel(c: MPLinearLayerConfig, capability: int, *, allspark: bool = True) -> str:
+def choose_mp_linear_kernel(
+    c: MPLinearLayerConfig, capability: int, *, allspark: bool = True, humming: bool = False
+) -> str:
     """The kernel vLLM picks for ``c`` on a GPU of ``capability`` (``major * 10 + minor``):
     ``kernels/linear/__init__.py`` ``choose_mp_linear_kernel`` over the CUDA list
     (CutlassW4A8, Machete, AllSpark (``allspark``: releases that list it), Marlin, then Conch,
     Exllama, Triton W4A16, Humming). CutlassW4A8 takes only fp8 activations (never a W4A16 layer).
+    ``humming``: the release moves Humming ahead of Marlin on this GPU (0.33, SM 9.0:
+    :func:`refuse_humming`), so a layer Machete declines goes to Humming.
 
     :raises InputError: the layer falls through to a kernel whose layout is not modelled
         (AllSpark, Conch, Exllama, ...), named with why Machete and Marlin declined.
@@ -124,6 +146,8 @@ def choose_mp_linear_kernel(c: MPLinearLayerConfig, capability: int, *, allspark
     if (r := _machete_can_implement(c, capability)) is None:
         return "MacheteLinearKernel"
     why.append(f"Machete: {r}")
+    if humming and capability >= 75:
+        refuse_humming(f"weight-only int{c.bits} layers Machete declines ({r})", capability, "HummingLinearKernel")
     if allspark and _allspark_takes(c, capability):
         raise InputError(
             "quantization_config",

@@ -50,10 +50,6 @@ class QuantRules:
         ``_get_multi_ctas_kv_counter_buffer``: 1-2 MiB seen), not modelled: refused by name there.
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
-    :param attention_range_buffers: ``set_default_quant_scales`` also creates three float32 scalars
-        ``q_range`` / ``k_range`` / ``v_range`` (0.27.1's ``calc_kv_scales``; gone in 0.28), on the
-        GPU under the loader's device context: they stay where no post-load step resets the
-        scales (compressed-tensors' KV-cache method), three blocks per attention layer.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
         (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
     :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
@@ -74,7 +70,6 @@ class QuantRules:
     marlin_layer_workspace: bool = True
     blackwell_attention_buffer: bool = False
     oai_triton_below: int = 110
-    attention_range_buffers: bool = False
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
@@ -85,7 +80,7 @@ class QuantRules:
 QUANT_RULES = {
     # 0.27.1's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete kernels
     # are 0.28.0's (the differences are XPU paths and MoE shard counts)
-    "0.27.1": QuantRules(attention_range_buffers=True, modelopt_moe=True),
+    "0.27.1": QuantRules(modelopt_moe=True),
     "0.28.0": QuantRules(modelopt_moe=True),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay

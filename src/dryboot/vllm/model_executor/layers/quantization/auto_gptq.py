@@ -69,7 +69,8 @@ class WNA16:
     :param allspark: the release lists vLLM's AllSpark kernel (0.28; gone by 0.33).
     :param g_idx_param: GPTQ's method creates ``g_idx`` (0.28; not in 0.33).
     :param layer_workspace: Marlin allocates a workspace per layer at loading (0.28; not in 0.33).
-    :param attention_ranges: the release's attention layers hold ``q/k/v_range`` scalars (0.27.1).
+    :param humming: the release ranks the Humming kernels ahead of Marlin on this GPU
+        (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_before_marlin`).
     """
 
     packing: str
@@ -85,7 +86,7 @@ class WNA16:
     allspark: bool = True
     g_idx_param: bool = True
     layer_workspace: bool = True
-    attention_ranges: bool = False
+    humming: bool = False
 
     def layer_scheme(self, name: str) -> LayerScheme | None:
         """The scheme of vLLM layer ``name`` (``model.layers.0.self_attn.qkv_proj``), or ``None``
@@ -247,7 +248,7 @@ def wna16_linear_bytes(
         act_bytes=act_bytes,
     )
     try:
-        kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark)
+        kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark, humming=q.humming)
     except InputError as e:
         raise InputError(e.source, e.where, f"{name}: {e.reason}") from None
     group = s.group_size if s.group_size != -1 else full_k

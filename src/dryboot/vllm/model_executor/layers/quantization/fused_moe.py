@@ -35,6 +35,7 @@ from SM 9.0), fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM, DeepGEMM where install
 from __future__ import annotations
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import refuse_humming
 from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import UNKNOWN_SM_COUNT
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledQuant, ScaledScheme
@@ -53,12 +54,7 @@ def check_marlin_moe(version: str, capability: tuple[int, int], what: str) -> No
     :raises InputError: such a release and GPU (named)."""
     sm = capability[0] * 10 + capability[1]
     if sm in quant_rules(version).humming_before_marlin:
-        raise InputError(
-            "--gpu",
-            None,
-            f"{what} on SM {capability[0]}.{capability[1]} in vLLM {version}: the Humming MoE kernels rank ahead "
-            "of Marlin there (humming-kernels); their layout is not modelled",
-        )
+        refuse_humming(what, sm, "the Humming MoE kernels")
 
 
 def scaled_experts_refusal(s: ScaledScheme, capability: int) -> str | None:

@@ -41,11 +41,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import refuse_humming
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     ScaledScheme,
+    nvfp4_marlin_bytes,
     scaled_linear_bytes,
 )
 
@@ -87,8 +88,6 @@ class ModelOptQuant(ScaledQuant):
     :param group_size: NVFP4's group (16; vLLM's kernels take no other).
     :param fp8_marlin: FP8 below SM 8.9 through Marlin (:attr:`QuantRules.modelopt_fp8_marlin`),
         else CUTLASS's layout.
-    :param attention_ranges: the release's attention layers create ``q/k/v_range`` on the GPU
-        (:attr:`QuantRules.attention_range_buffers`), which a KV-cache method keeps.
     :param moe_checked: the release's NVFP4 experts are checked (:attr:`QuantRules.modelopt_moe`).
     :param kv_cache: a KV-cache algorithm is given (``kv_cache_quant_algo``, or config.json's
         ``kv_cache_scheme`` of 8-bit floats): the attention layers take ``ModelOptKVCacheMethod``.
@@ -100,7 +99,6 @@ class ModelOptQuant(ScaledQuant):
     kv_cache: bool = True
     moe_checked: bool = True
     fp8_marlin: bool = True
-    attention_ranges: bool = False
 
     def algo_of(self, name: str) -> str | None:
         """The ``quant_algo`` vLLM resolves for its layer ``name`` (``_resolve_quant_algo``), or
@@ -209,11 +207,11 @@ def modelopt_linear_bytes(
         return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes)
     if s.kind != "nvfp4_a16":
         return scaled_linear_bytes(q, s, k, parts, act_bytes)
-    n = sum(parts)
-    pn, pk = marlin_padded_nk(n, k, 16)
+    if q.humming:
+        refuse_humming("ModelOpt W4A16_NVFP4 linear layers", q.capability, "HummingNvFp4LinearKernel")
     sms = q.sm_count if q.sm_count is not None else 256
     workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
-    return [("weight", pn * pk // 2), ("scale", pn * pk // 16), ("scale", 4), *workspace]
+    return [*nvfp4_marlin_bytes(sum(parts), k), ("scale", 4), *workspace]
 
 
 def _round_up(x: int, m: int) -> int:
@@ -271,6 +269,8 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
             f"ModelOpt NVFP4 (W4A4) MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer "
             "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
         )
+    if q.humming:  # 0.33 SM 9.0: prioritize_humming puts HUMMING ahead of MARLIN (fused_moe/oracle/nvfp4.py)
+        refuse_humming(f"ModelOpt {algo} MoE experts", q.capability, "the Humming MoE kernels")
     if h % 64:
         raise InputError("config.json", "hidden_size", f"{h}: not a multiple of 64 (Marlin's MoE tiles refuse it)")
     pi = -(-i // 64) * 64 if h % 128 == 0 else -(-i // 128) * 128

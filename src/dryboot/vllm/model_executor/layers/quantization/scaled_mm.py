@@ -15,10 +15,12 @@ rank, checked against vLLM on the meta device (``tests/fidelity/quant_cases_extr
 * fp8 on SM 8.9+ (CUTLASS / FlashInfer): fp8 ``[k, n]``; float32 ``weight_scale [n, 1]``
   (channel), one float32 per fused part (tensor: a per-part scale, requantized to the largest)
   or ``[ceil(n / bn), ceil(k / bk)]`` (block).
-* NVFP4 below SM 10.0 (``MarlinNvFp4LinearKernel``, weight-only): the packed weight repacked to
-  int32 (its bytes ``n x k / 2``), the fp8 block scales permuted (``n x k / 16`` bytes), four
+* NVFP4 below SM 10.0 (``MarlinNvFp4LinearKernel``, weight-only; ``prepare_fp4_layer_for_marlin``):
+  the packed weight padded to ``marlin_padded_nk(n, k, 16)``'s ``(pn, pk)`` and repacked to int32
+  (``pn x pk / 2`` bytes), the fp8 block scales padded and permuted (``pn x pk / 16`` bytes), four
   float32 scalars (``weight_global_scale``, ``input_global_scale`` and its inverse, ``alpha``), the
-  workspace as above.
+  workspace as above. On 0.33.0 SM 9.0 a CUDA install picks ``HummingNvFp4LinearKernel`` instead
+  (refused by name: :func:`refuse_humming`).
 * NVFP4 on SM 10.0+ (FlashInfer CUTLASS / CuTe DSL): uint8 ``[n, k / 2]``, the block scales
   swizzled for the tensor cores: fp8 ``[round_up(n, 128), round_up(k / 16, 4)]``
   (``nvfp4_utils.swizzle_blockscale``), the four float32 scalars.
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk, refuse_humming
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ignore_list
 
@@ -67,6 +70,8 @@ class ScaledQuant:
     :param capability: the GPU's compute capability as ``major * 10 + minor``.
     :param sm_count: the GPU's multiprocessors (Marlin's workspace), ``None`` when unknown.
     :param layer_workspace: Marlin allocates a workspace per layer (0.28; not 0.33).
+    :param humming: the release ranks the Humming kernels ahead of Marlin on this GPU (0.33, SM
+        9.0): the layers Marlin would serve are refused by name.
     """
 
     groups: tuple[tuple[tuple[str, ...], ScaledScheme], ...]
@@ -74,6 +79,7 @@ class ScaledQuant:
     capability: int = 90
     sm_count: int | None = None
     layer_workspace: bool = True
+    humming: bool = False
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -134,6 +140,16 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
+def nvfp4_marlin_bytes(n: int, k: int) -> list[tuple[str, int]]:
+    """An NVFP4 weight (``n`` outputs, ``k`` inputs per rank, 16-element groups) as Marlin holds it
+    (``marlin_utils_fp4.py`` ``prepare_fp4_layer_for_marlin``, W4A4 and W4A16 alike): padded to
+    ``marlin_padded_nk(n, k, 16)``'s ``(pn, pk)`` (``marlin_pad_qweight`` / ``marlin_pad_scales``),
+    the weight repacked to int32, ``pn x pk / 2`` bytes, the fp8 scales permuted, ``pn x pk / 16``
+    bytes. Without the scalars and the workspace, which differ by method."""
+    pn, pk = marlin_padded_nk(n, k, 16)
+    return [("weight", pn * pk // 2), ("scale", pn * pk // 16)]
+
+
 def scaled_linear_bytes(
     q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
 ) -> list[tuple[str, int]]:
@@ -170,7 +186,9 @@ def scaled_linear_bytes(
     if s.kind == "nvfp4":
         scalars = [("scale", 4)] * NVFP4_SCALARS
         if q.capability < 100:  # weight-only NVFP4 through Marlin
-            return [("weight", n * k // 2), ("scale", n * k // 16), *scalars, *workspace]
+            if q.humming:
+                refuse_humming("NVFP4 linear layers", q.capability, "HummingNvFp4LinearKernel")
+            return [*nvfp4_marlin_bytes(n, k), *scalars, *workspace]
         return [("weight", n * k // 2), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), *scalars]
     raise AssertionError(s.kind)  # pragma: no cover
 
