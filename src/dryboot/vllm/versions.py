@@ -113,6 +113,13 @@ class VersionRules:
         convolution rows (0.29+: ``MambaStateShapeCalculator.short_conv_state_shape(num_spec)``),
         while LFM2's ``get_mamba_state_shape_from_config`` still leaves them out, so the hybrid
         alignment sizes the block to the smaller state.
+    :param pp_text_model_named: the model classes (by architecture) that name their language model's
+        architecture when they build it from the text config (``with_hf_config(text_config,
+        architectures=[...])``; 0.30+: ``qwen3_vl.py``, ``qwen3_vl_moe.py``, and Cosmos-3, a
+        Qwen3-VL subclass), so that a text config without ``architectures`` builds under pipeline
+        parallelism; before, the text config's ``VllmConfig`` validation (which checks
+        ``SupportsPP`` under PP > 1) fails "No model architectures are specified"
+        (:data:`dryboot.vllm.distributed.UNNAMED_TEXT_CONFIG_PP`).
     :param unverified_architectures: architectures dryboot plans for other releases but cannot check
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import), or whose engine start there
@@ -157,6 +164,7 @@ class VersionRules:
     fa4_fp8_block: int | None = None
     v2_runner_v1_methods: frozenset[str] | None = None
     pp_draft_models: bool = False
+    pp_text_model_named: frozenset[str] = frozenset()
     hidden_state_min_page: bool = False
     flashinfer_nvfp4_sm90: bool = False
     mamba_align_state_with_spec: bool = False
@@ -262,6 +270,9 @@ _V030 = replace(
     mm_prefix_composites=True,
     mamba_all_deprecated=True,
     pp_draft_models=True,
+    pp_text_model_named=frozenset(
+        {"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration", "Cosmos3ForConditionalGeneration"}
+    ),
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
