@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from dryboot.errors import InputError, missing_field, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
-from dryboot.vllm.distributed import NOT_SUPPORTS_PP, TOWER_NOT_SUPPORTS_PP
+from dryboot.vllm.distributed import TOWER_NOT_SUPPORTS_PP
 from dryboot.vllm.models.dense import DECODERS
 from dryboot.vllm.models.dense import verify as verify
 
