@@ -36,7 +36,8 @@ def _record(version: str) -> dict[str, Any]:
 _ORACLE_RANK = (
     "the oracle's limit, not vLLM's: its last pipeline stage keeps parallel_config.rank 0, so the EAGLE-1 head "
     "(llama_eagle.py: start_layer_id = model_config.get_num_layers(parallel_config)) numbers its layer after "
-    "stage 0's layers and collides with the last stage's own; a real worker's rank is its stage's"
+    "stage 0's layers and collides with the last stage's own; a real worker's rank is its stage's (the oracle "
+    "with parallel_config.rank = stage x TP: 0.33.0 serves it, dryboot agrees to the figure; checked 2026-12-05)"
 )
 _NOT_PP = (
     "the tiny config fails on this release with or without pipeline parallelism (checked without it): not a PP rule"
