@@ -1050,6 +1050,11 @@ NO_FLIP_CASE = {
     "mm_prefix_composites": "the per-GPU frontier recording pins it (a B200 case; this table's cases run on an H200)",
     # pinned by tests/test_vllm_distributed_dcp.py (0.33.0 refuses TRITON_ATTN under -dcp 2; checked live)
     "dcp_backends": "no recorded case of this table uses -dcp; the DCP test pins the 0.33.0 backend refusal",
+    # pinned by test_pipeline_parallel.py: each release's PP 2 records of every planned architecture
+    # (Qwen3-VL, Qwen3-VL-MoE, Cosmos-3, MOSS-Transcribe-Diarize disagree when a switch is flipped)
+    "pp_text_model_named": "the pipeline-parallel records (data/pipeline/) pin it",
+    "pp_submodel_unvalidated": "the pipeline-parallel records (data/pipeline/) pin it",
+    "pp_tower_view_builds": "the pipeline-parallel records (data/pipeline/) pin it",
 }
 
 
@@ -1068,6 +1073,9 @@ def test_unverified_architecture_is_refused_on_that_release_only() -> None:
     [
         # checked with each release's oracle: vLLM 0.29.0 refuses RW ("supported in vLLM until v0.28.0")
         ("RWForCausalLM", "0.29.0", "0.28.0", "until v0.28.0"),
+        # vLLM 0.30.0 and 0.33.0 refuse them by name (data/pipeline/ records)
+        ("Fairseq2LlamaForCausalLM", "0.30.0", "0.28.0", "until v0.28.0"),
+        ("StableLMEpochForCausalLM", "0.33.0", "0.28.0", "until v0.28.0"),
         # vLLM 0.27.1's transformers has no minicpm3 config class
         ("MiniCPM3ForCausalLM", "0.27.1", "0.28.0", "minicpm3 config class"),
         # vLLM 0.32.0's MiMo-V2 attention takes --kv-cache-dtype (fp8 pages half the 0.28.0 size)

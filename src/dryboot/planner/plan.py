@@ -21,7 +21,13 @@ from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
-from dryboot.vllm.distributed import check_dcp_layers, check_drafter_pp, pp_refused, pp_stage_ranges
+from dryboot.vllm.distributed import (
+    check_dcp_layers,
+    check_drafter_pp,
+    model_pp_refusal,
+    pp_refused,
+    pp_stage_ranges,
+)
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
@@ -480,8 +486,9 @@ def _pipeline_stages(
     check_drafter_pp(pp, cfg.drafter.method if cfg.drafter else None, cfg.rules.pp_draft_models)
     ranges = pp_stage_ranges(model.num_decoder_layers, pp, args.pp_layer_partition)
     stage_of = {i: s for s, r in enumerate(ranges) for i in r}
-    if model.parallel.pp_refusal is not None:
-        raise pp_refused(pp, model.architecture, model.parallel.pp_refusal)
+    refusal = model_pp_refusal(model, cfg.rules)
+    if refusal is not None:
+        raise pp_refused(pp, model.architecture, refusal)
     first_moe = model.parallel.first_moe_layer
     if first_moe is not None and any(not r or r[-1] < first_moe for r in ranges):
         # the model class (Lfm2MoeModel, AfmoeModel, ...) looks for an MoE block among its

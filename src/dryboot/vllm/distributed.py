@@ -18,6 +18,7 @@ from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.engine_args import ASSUMED_GPUS_PER_NODE, EngineArgs
+from dryboot.vllm.versions import VersionRules
 
 ENV = "VLLM_PP_LAYER_PARTITION"
 #: vLLM's refusal of pipeline parallelism for a model class without ``SupportsPP``
@@ -25,6 +26,35 @@ DCP_FLAG = "--decode-context-parallel-size"
 NOT_SUPPORTS_PP = (
     "Pipeline parallelism is not supported for this model. Supported models implement the `SupportsPP` interface."
 )
+
+#: vLLM's failure, under pipeline parallelism, of a model class that builds its language model from
+#: ``vllm_config.with_hf_config(text_config)`` without naming its architecture, on a text config that
+#: names none: the derived ``VllmConfig``'s validation asks the registry whether the (absent)
+#: architecture supports PP (``ModelRegistry.inspect_model_cls``: "No model architectures are specified")
+UNNAMED_TEXT_CONFIG_PP = "VllmConfig validation of the text config: No model architectures are specified"
+#: the same validation of an encoder tower's sub-config (``with_hf_config(audio_config)``: a Whisper
+#: config, which the view names ``WhisperForCausalLM`` after transformers' causal-LM mapping, an
+#: architecture outside vLLM's registry) finding no ``SupportsPP``
+TOWER_NOT_SUPPORTS_PP = f"VllmConfig validation of the audio tower's config: {NOT_SUPPORTS_PP}"
+#: refusals that come from validating a ``with_hf_config`` view, which 0.33+ no longer validates
+_SUBMODEL_REFUSALS = frozenset({UNNAMED_TEXT_CONFIG_PP, TOWER_NOT_SUPPORTS_PP})
+
+
+def model_pp_refusal(model: ModelGeometry, rules: VersionRules) -> str | None:
+    """Why ``rules``' release fails to build ``model`` under pipeline parallelism (its reader's
+    ``pp_refusal``, read as 0.28.0 builds it), or ``None``: a release whose model class names its
+    language model's architecture itself (``rules.pp_text_model_named``) builds a text config that
+    names none, and one that does not validate ``with_hf_config`` views
+    (``rules.pp_submodel_unvalidated``) builds what only such a view's validation refused, and one
+    whose tower view passes (``rules.pp_tower_view_builds``) builds the tower."""
+    refusal = model.parallel.pp_refusal
+    if refusal in _SUBMODEL_REFUSALS and rules.pp_submodel_unvalidated:
+        return None
+    if refusal == TOWER_NOT_SUPPORTS_PP and rules.pp_tower_view_builds:
+        return None
+    if refusal == UNNAMED_TEXT_CONFIG_PP and model.architecture in rules.pp_text_model_named:
+        return None
+    return refusal
 
 
 def pp_refused(pp: int, who: str, reason: str = NOT_SUPPORTS_PP) -> InputError:

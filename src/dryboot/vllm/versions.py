@@ -113,6 +113,21 @@ class VersionRules:
         convolution rows (0.29+: ``MambaStateShapeCalculator.short_conv_state_shape(num_spec)``),
         while LFM2's ``get_mamba_state_shape_from_config`` still leaves them out, so the hybrid
         alignment sizes the block to the smaller state.
+    :param pp_text_model_named: the model classes (by architecture) that name their language model's
+        architecture when they build it from the text config (``with_hf_config(text_config,
+        architectures=[...])``; 0.30+: ``qwen3_vl.py``, ``qwen3_vl_moe.py``, and Cosmos-3, a
+        Qwen3-VL subclass), so that a text config without ``architectures`` builds under pipeline
+        parallelism; before, the text config's ``VllmConfig`` validation (which checks
+        ``SupportsPP`` under PP > 1) fails "No model architectures are specified"
+        (:data:`dryboot.vllm.distributed.UNNAMED_TEXT_CONFIG_PP`).
+    :param pp_submodel_unvalidated: a ``with_hf_config`` view (a wrapper's language model or tower
+        config) skips ``VllmConfig`` validation (0.33: ``ModelConfig.is_submodel_config``), so
+        pipeline parallelism no longer fails on the view's architecture (none named, or a tower class
+        without ``SupportsPP``: MOSS-Transcribe-Diarize's Whisper tower).
+    :param pp_tower_view_builds: an encoder tower's ``with_hf_config`` view whose config names no
+        architecture vLLM registers (MOSS-Transcribe-Diarize's Whisper audio config) passes the
+        pipeline-parallel check (0.30+, recorded on its engine start: ``data/pipeline/``); before,
+        "Pipeline parallelism is not supported for this model".
     :param unverified_architectures: architectures dryboot plans for other releases but cannot check
         against this one's engine start (0.31+: Kimi-Linear's model class loads CuTe DSL kernels
         (``cutlass``) when built, which the CPU oracle cannot import), or whose engine start there
@@ -161,6 +176,9 @@ class VersionRules:
     fa4_fp8_block: int | None = None
     v2_runner_v1_methods: frozenset[str] | None = None
     pp_draft_models: bool = False
+    pp_text_model_named: frozenset[str] = frozenset()
+    pp_submodel_unvalidated: bool = False
+    pp_tower_view_builds: bool = False
     hidden_state_min_page: bool = False
     flashinfer_nvfp4_sm90: bool = False
     mamba_align_state_with_spec: bool = False
@@ -178,7 +196,13 @@ _LONGCAT_LAYERS = (
     "its engine start builds another number of MLA layers from the same config (the transformers it ships "
     "reads LongcatFlashConfig's layer count otherwise): not modelled"
 )
-_RW_REMOVED = "vLLM refuses it: RWForCausalLM was supported in vLLM until v0.28.0, and is not supported anymore"
+#: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
+_REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
+
+
+def _removed(architecture: str) -> str:
+    return f"vLLM refuses it: {architecture} was supported in vLLM until v0.28.0, and is not supported anymore"
+
 
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
 #: not the GPU kernel libraries its model class needs (checked with each release's oracle).
@@ -191,7 +215,7 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         "the transformers it ships has no mimo_v2_flash config class: vLLM refuses the config"
     ),
     ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
-    **{(v, "RWForCausalLM"): _RW_REMOVED for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
+    **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
     ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
@@ -251,7 +275,7 @@ _V028 = VersionRules("0.28.0")
 _V029 = replace(
     _V028,
     version="0.29.0",
-    unverified_architectures=frozenset({"RWForCausalLM"}),
+    unverified_architectures=_REMOVED_IN_029,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
@@ -268,6 +292,10 @@ _V030 = replace(
     mm_prefix_composites=True,
     mamba_all_deprecated=True,
     pp_draft_models=True,
+    pp_tower_view_builds=True,
+    pp_text_model_named=frozenset(
+        {"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration", "Cosmos3ForConditionalGeneration"}
+    ),
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
@@ -275,7 +303,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=frozenset({"KimiLinearForCausalLM", "RWForCausalLM", "LongcatFlashForCausalLM"}),
+    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
@@ -298,6 +326,7 @@ _V033 = replace(
     version="0.33.0",
     unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     mamba_cache_mode_ignored=True,
+    pp_submodel_unvalidated=True,
     gdn_align_sm90=64,
     async_limits_v1_runner_only=True,
     float_kv_dtype_must_match=True,

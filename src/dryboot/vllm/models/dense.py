@@ -37,6 +37,7 @@ from typing import Any
 
 from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.distributed import UNNAMED_TEXT_CONFIG_PP
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
 
 SLIDING = "sliding_attention"
@@ -508,6 +509,12 @@ DECODERS: dict[str, Decoder] = {
 }
 
 
+#: Qwen3-VL's model class and its subclass: the language model built from the text config
+_UNNAMED_TEXT_MODEL = frozenset(
+    {"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration", "Cosmos3ForConditionalGeneration"}
+)
+
+
 def _names_architectures(text: Any) -> bool:
     """Whether a text sub-config names its ``architectures`` (a non-empty list)."""
     return isinstance(text, dict) and isinstance(text.get("architectures"), list) and bool(text["architectures"])
@@ -691,11 +698,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
-    if architecture == "Cosmos3ForConditionalGeneration" and not _names_architectures(f.root.get("text_config")):
-        # Qwen3-VL's model class builds its language model from vllm_config.with_hf_config(text_config),
+    if architecture in _UNNAMED_TEXT_MODEL and not _names_architectures(f.root.get("text_config")):
+        # Qwen3-VL's model class (Cosmos-3's too) builds its language model from
+        # vllm_config.with_hf_config(text_config),
         # whose validation under pipeline parallelism fails on a text config without architectures
-        # (recorded on vLLM 0.28.0)
-        extra["pp_refusal"] = "VllmConfig validation of the text config: No model architectures are specified"
+        # (recorded on vLLM 0.27.1 and 0.28.0; 0.30+ names the architecture: pp_text_model_named)
+        extra["pp_refusal"] = UNNAMED_TEXT_CONFIG_PP
     if architecture == "Ernie4_5_MoeForCausalLM" and (f.get("tie_word_embeddings") is not False):
         # Ernie4_5_MoeForCausalLM ties lm_head to embed_tokens on every rank, and a stage
         # other than the last holds a PPMissingLayer head

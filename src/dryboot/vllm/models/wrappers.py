@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from dryboot.errors import InputError, missing_field, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
-from dryboot.vllm.distributed import NOT_SUPPORTS_PP
+from dryboot.vllm.distributed import TOWER_NOT_SUPPORTS_PP
 from dryboot.vllm.models.dense import DECODERS
 from dryboot.vllm.models.dense import verify as verify
 
@@ -254,7 +254,8 @@ BUILT_AS: dict[str, BuiltAs] = {
         },
         # audio_config given: a WhisperConfig (6 heads by default); absent: 16 heads
         tower_heads=(("audio_config.encoder_attention_heads", None),),
-        pp_refusal=NOT_SUPPORTS_PP,
+        # its Whisper tower's with_hf_config(audio_config) view (no SupportsPP) fails validation
+        pp_refusal=TOWER_NOT_SUPPORTS_PP,
     ),
     # FunAudioChatConfig builds text_config by its model_type (qwen2 when absent): only qwen3 here
     "FunAudioChatForConditionalGeneration": BuiltAs(

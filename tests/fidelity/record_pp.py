@@ -1,0 +1,53 @@
+"""Record one release's answers to the pipeline-parallel cases of ``pp_cases.py``.
+
+    python3 tests/fidelity/record_pp.py ~/.cache/dryboot/boot-env/0.28.0/bin/python [ARCH...]
+
+Runs ``src/dryboot/boot/engine_start.py`` in that environment over every tiny config of
+``data/architectures/`` under ``--pipeline-parallel-size 2`` and writes its answers into
+``data/pipeline/vllm-<release>.json`` (other architectures' records are kept); prints, per
+architecture, vLLM's answer. Nothing recorded comes from dryboot.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import pp_cases as P
+import test_architectures as T
+
+
+def main() -> int:
+    python, only = sys.argv[1], set(sys.argv[2:])
+    archs = [a for a in T.tiny_configs() if not only or a in only]
+    cases = {a: P.case(a) for a in archs}
+    runner = H.OracleRunner(python, jobs=1)
+    res = runner.run([c.oracle_input() for c in cases.values()])
+    version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+        return 1
+    path = P.record_path(version)
+    doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "argv": P.ARGV, "cases": {}}
+    for arch, c in cases.items():
+        v = res[c.id]
+        kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
+        if "error" in kept:
+            kept["error"] = str(kept["error"])[:500]
+        doc["cases"][arch] = kept
+        print(f"{arch:48} {'served' if kept.get('ok') else kept.get('error', '?')[:100]!s}")
+    doc["cases"] = dict(sorted(doc["cases"].items()))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"vLLM {version}: {len(cases)} cases recorded into {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(H.REPO / "src"))
+    sys.exit(main())
