@@ -11,18 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import quant_case_gpus
+
 HERE = Path(__file__).resolve().parent
 CONFIGS = HERE / "data" / "weights" / "quant-configs-extra"
 #: the recorded file of a release
 RECORDED_NAME = "quant-recorded-extra-{version}.json"
 
-#: name, capability, SM count (tests/data/gpus/gpus.toml): SM 8.6 (fp8 through Marlin, int8
+#: the GPUs (quant_case_gpus.py): SM 8.6 (fp8 through Marlin, int8
 #: through CUTLASS), 8.9 and 9.0 (CUTLASS fp8), 10.0 and 12.0 (NVFP4 natively)
-GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
-    ("RTX 3090", (8, 6), 82),
-    ("RTX 4090", (8, 9), 128),
-    ("H100", (9, 0), 132),
-    ("B200", (10, 0), 148),
-    ("RTX 5090", (12, 0), 170),
-)
-TPS = (1, 2)
+GPUS = quant_case_gpus.SM86_TO_120
+TPS = quant_case_gpus.TPS

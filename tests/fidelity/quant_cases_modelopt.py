@@ -10,18 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import quant_case_gpus
+
 HERE = Path(__file__).resolve().parent
 CONFIGS = HERE / "data" / "weights" / "quant-configs-modelopt"
 #: the recorded file of a release
 RECORDED_NAME = "quant-recorded-modelopt-{version}.json"
 
-#: name, capability, SM count (tests/data/gpus/gpus.toml): SM 8.6 / 8.9 / 9.0 (NVFP4 through
+#: the GPUs (quant_case_gpus.py): SM 8.6 / 8.9 / 9.0 (NVFP4 through
 #: Marlin), 10.0 (FlashInfer / TRT-LLM), 12.0 (the 32 GB RTX 5090)
-GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
-    ("RTX 3090", (8, 6), 82),
-    ("RTX 4090", (8, 9), 128),
-    ("H100", (9, 0), 132),
-    ("B200", (10, 0), 148),
-    ("RTX 5090", (12, 0), 170),
-)
-TPS = (1, 2)
+GPUS = quant_case_gpus.SM86_TO_120
+TPS = quant_case_gpus.TPS

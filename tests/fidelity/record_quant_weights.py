@@ -55,25 +55,15 @@ TPS = (1, 2, 4)
 #: GPUs recorded only when ``RECORD_GPUS`` names them (MXFP4's Marlin backend on SM 12.0)
 EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("RTX 5090", (12, 0), 170),)
 
+import importlib  # noqa: E402
 import os  # noqa: E402
 
 QUANT_CONFIGS = DATA / "quant-configs"
 RECORDED_NAME = "quant-recorded-{version}.json"
-if os.environ.get("RECORD_SET") == "extra":  # the second set of cases (quant_cases_extra.py)
+if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe"):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
-    import quant_cases_extra as _extra
-
-    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _extra.GPUS, _extra.TPS, _extra.CONFIGS, _extra.RECORDED_NAME
-if os.environ.get("RECORD_SET") == "modelopt":  # ModelOpt mixed precision / MoE (quant_cases_modelopt.py)
-    sys.path.insert(0, str(HERE))
-    import quant_cases_modelopt as _mo
-
-    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _mo.GPUS, _mo.TPS, _mo.CONFIGS, _mo.RECORDED_NAME
-elif os.environ.get("RECORD_SET") == "moe":  # the third set: quantized MoE experts (quant_cases_moe.py)
-    sys.path.insert(0, str(HERE))
-    import quant_cases_moe as _moe
-
-    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _moe.GPUS, _moe.TPS, _moe.CONFIGS, _moe.RECORDED_NAME
+    _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
+    GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _set.GPUS, _set.TPS, _set.CONFIGS, _set.RECORDED_NAME
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):

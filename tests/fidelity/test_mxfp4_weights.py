@@ -9,13 +9,11 @@ explicitly).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from quant_harness import load_recorded, plan_output
 
-from dryboot.cli import cli
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.mxfp4 import gpt_oss_mxfp4_backend
@@ -24,7 +22,7 @@ from dryboot.vllm.model_executor.model_loader.loader import model_weights
 HERE = Path(__file__).resolve().parent
 CONFIGS = HERE / "data" / "weights" / "quant-configs"
 GPT_OSS_20B = CONFIGS / "openai--gpt-oss-20b"
-RECORDED_0_28 = json.loads((HERE / "data" / "weights" / "quant-recorded-0.28.0-mxfp4.json").read_text())["cases"]
+RECORDED_0_28 = load_recorded("quant-recorded-0.28.0-mxfp4")["0.28.0"]
 
 
 @pytest.mark.parametrize(
@@ -62,10 +60,7 @@ def test_refused_by_name_where_not_modelled() -> None:
 
 
 def _plan(gpu: str, *extra: str) -> tuple[int, str]:
-    res = CliRunner().invoke(
-        cli, ["plan", "--model", str(GPT_OSS_20B), "--gpu", gpu, "--max-model-len", "8192", *extra]
-    )
-    return res.exit_code, res.output
+    return plan_output(GPT_OSS_20B, gpu, *extra)
 
 
 @pytest.mark.parametrize("gpu", ["RTX 4090", "RTX 5090"])

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quant_harness import case_ids, dryboot_weights, load_recorded, plan_output, record_live
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
@@ -32,29 +31,17 @@ from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS, wna16
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE / "data" / "weights"
-CONFIGS = DATA / "quant-configs"
+CONFIGS = HERE / "data" / "weights" / "quant-configs"
 #: release -> case id -> vLLM's row, over every recorded file of that release (its ``vllm``); the
 #: second set (``quant-recorded-extra-*``) is test_quant_weights_extra.py's, the ModelOpt set
 #: (``quant-recorded-modelopt-*``) test_quant_weights_modelopt.py's, the MoE set
 #: (``quant-recorded-moe-*``) test_quant_weights_moe.py's
-RECORDED: dict[str, dict[str, Any]] = {}
-for _p in sorted(DATA.glob("quant-recorded-*.json")):
-    if _p.stem.startswith(("quant-recorded-extra-", "quant-recorded-modelopt-", "quant-recorded-moe-")):
-        continue
-    _doc = json.loads(_p.read_text())
-    RECORDED.setdefault(_doc["vllm"], {}).update(_doc["cases"])
-CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+RECORDED = load_recorded()
+CASES = case_ids(RECORDED)
 
 
 def _dryboot(row: dict[str, Any], version: str = "0.28.0") -> Any:
-    return model_weights(
-        CONFIGS / row["config"],
-        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
-        compute_capability=tuple(row["capability"]),
-        sm_count=row["sm_count"],
-        vllm_version=version,
-    )
+    return dryboot_weights(CONFIGS, row, version)
 
 
 def test_corpus_size() -> None:
@@ -197,25 +184,11 @@ def test_parsers_refuse_with_one_line(qc: dict[str, Any], method: str) -> None:
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record a few cases with the boot environment's vLLM (its release's rules) and check
     dryboot against them."""
-    env = {
-        **os.environ,
-        "RECORD_OUT": str(tmp_path / "live.json"),
-        "RECORD_GPUS": "RTX 3090,H100",
-        "RECORD_TPS": "1,2",
-    }
     # gpt-oss (MXFP4) is not re-recorded live: in vLLM 0.28.0's environment (CI's) its post-load
     # step raises "Tensor on device cpu is not on the expected device meta" (cause not found);
     # its recorded cases (0.27.1, 0.28.0, 0.30.0, 0.33.0) are checked by test_matches_vllm_after_loading
     names = ["Qwen--Qwen3-8B+GPTQ-Int4-g128-desc_act", "Qwen--Qwen3-32B-AWQ"]
-    subprocess.run(
-        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *names],
-        check=True,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=sys.stderr,
-        timeout=1800,
-    )
-    doc = json.loads((tmp_path / "live.json").read_text())
+    doc = record_live(tmp_path, names, RECORD_GPUS="RTX 3090,H100", RECORD_TPS="1,2")
     assert len(doc["cases"]) == 8
     for row in doc["cases"].values():
         report = _dryboot(row, doc["vllm"])
@@ -285,14 +258,9 @@ def test_compressed_tensors_ignore_and_other_schemes() -> None:
 
 def test_plan_names_the_gpu_weights(tmp_path: Path) -> None:
     """``plan --gpu "RTX 3090"`` on an AutoRound W4A16 checkpoint prints vLLM's weights line."""
-    from click.testing import CliRunner
-
-    from dryboot.cli import cli
-
-    cfg = CONFIGS / "Qwen--Qwen3-32B+AutoRound-W4A16"
-    res = CliRunner().invoke(cli, ["plan", "--model", str(cfg), "--gpu", "RTX 3090", "--max-model-len", "8192"])
+    _, out = plan_output(CONFIGS / "Qwen--Qwen3-32B+AutoRound-W4A16", "RTX 3090")
     want = RECORDED["0.28.0"]["Qwen--Qwen3-32B+AutoRound-W4A16 RTX 3090 --tensor-parallel-size 1"]["allocated_bytes"]
-    assert f"{want:,} bytes" in res.output, res.output[-2000:]
+    assert f"{want:,} bytes" in out, out[-2000:]
 
 
 def _gptq_headers(directory: Path, config: dict[str, Any], bf16: tuple[str, ...] = ()) -> None:

@@ -13,42 +13,28 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+import quant_cases_extra as extra
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quant_harness import case_ids, dryboot_weights, load_recorded, plan_output, record_live
 
-from dryboot.cli import cli
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ct_scaled_from_config
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import quant_cases_extra as extra  # noqa: E402
-
-RECORDED = {
-    p.stem.removeprefix("quant-recorded-extra-"): json.loads(p.read_text())["cases"]
-    for p in sorted((HERE / "data" / "weights").glob("quant-recorded-extra-*.json"))
-}
-CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+RECORDED = load_recorded("quant-recorded-extra-")
+CASES = case_ids(RECORDED)
 #: an oracle failure that is not vLLM's answer: a kernel whose output shape vLLM does not declare
 ORACLE_LIMIT = "with Meta tensors"
 
 
 def _dryboot(row: dict[str, Any], version: str) -> Any:
-    return model_weights(
-        extra.CONFIGS / row["config"],
-        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
-        compute_capability=tuple(row["capability"]),
-        sm_count=row["sm_count"],
-        vllm_version=version,
-    )
+    return dryboot_weights(extra.CONFIGS, row, version)
 
 
 def _humming(version: str, row: dict[str, Any]) -> bool:
@@ -233,32 +219,17 @@ def test_plan_h100_fp8_dynamic_prints_weights_and_verdict() -> None:
     """``plan --gpu H100`` on a compressed-tensors FP8-dynamic checkpoint: vLLM's weights figure
     (the recorded one) and a verdict, not undetermined."""
     cfg = extra.CONFIGS / "Qwen--Qwen3-8B+CT-W8A8-FP8-dynamic"
-    res = CliRunner().invoke(cli, ["plan", "--model", str(cfg), "--gpu", "H100", "--max-model-len", "8192"])
+    _, out = plan_output(cfg, "H100")
     want = RECORDED["0.28.0"][f"{cfg.name} H100 --tensor-parallel-size 1"]["allocated_bytes"]
-    assert f"{want:,} bytes" in res.output, res.output[-2000:]
-    assert "verdict: fits" in res.output and "undetermined" not in res.output, res.output[-2000:]
+    assert f"{want:,} bytes" in out, out[-2000:]
+    assert "verdict: fits" in out and "undetermined" not in out, out[-2000:]
 
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record a few cases with the boot environment's vLLM and check dryboot against them."""
-    env = {
-        **os.environ,
-        "RECORD_SET": "extra",
-        "RECORD_OUT": str(tmp_path / "live.json"),
-        "RECORD_GPUS": "RTX 3090,H100",
-        "RECORD_TPS": "1",
-    }
     names = ["Qwen--Qwen3-8B+CT-W8A8-FP8-dynamic", "Qwen--Qwen3-8B+CT-NVFP4"]
-    subprocess.run(
-        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *names],
-        check=True,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=sys.stderr,
-        timeout=1800,
-    )
-    doc = json.loads((tmp_path / "live.json").read_text())
+    doc = record_live(tmp_path, names, RECORD_SET="extra", RECORD_GPUS="RTX 3090,H100", RECORD_TPS="1")
     assert len(doc["cases"]) == 4
     for row in doc["cases"].values():
         report = _dryboot(row, doc["vllm"])
@@ -274,7 +245,7 @@ def test_plan_rtx5090_nvfp4_prints_weights_and_verdict() -> None:
     (The NVFP4 35B-A3B checkpoints, ModelOpt MIXED_PRECISION hybrids with NVFP4 experts, stay
     refused by name: their experts are not modelled.)"""
     cfg = extra.CONFIGS / "nvidia--Qwen3-32B-NVFP4"
-    res = CliRunner().invoke(cli, ["plan", "--model", str(cfg), "--gpu", "RTX 5090", "--max-model-len", "8192"])
+    _, out = plan_output(cfg, "RTX 5090")
     want = RECORDED["0.28.0"][f"{cfg.name} RTX 5090 --tensor-parallel-size 1"]["allocated_bytes"]
-    assert f"{want:,} bytes" in res.output, res.output[-2000:]
-    assert "verdict: fits" in res.output and "undetermined" not in res.output, res.output[-2000:]
+    assert f"{want:,} bytes" in out, out[-2000:]
+    assert "verdict: fits" in out and "undetermined" not in out, out[-2000:]

@@ -16,41 +16,26 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+import quant_cases_modelopt as mo
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from quant_harness import case_ids, dryboot_weights, load_recorded, plan_output, record_live
 
-from dryboot.cli import cli
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.modelopt import modelopt_mixed_from_config
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import quant_cases_modelopt as mo  # noqa: E402
-
-RECORDED = {
-    p.stem.removeprefix("quant-recorded-modelopt-"): json.loads(p.read_text())["cases"]
-    for p in sorted((HERE / "data" / "weights").glob("quant-recorded-modelopt-*.json"))
-}
-CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+RECORDED = load_recorded("quant-recorded-modelopt-")
+CASES = case_ids(RECORDED)
 QWEN36 = mo.CONFIGS / "nvidia--Qwen3.6-35B-A3B-NVFP4"
 
 
 def _dryboot(row: dict[str, Any], version: str) -> Any:
-    return model_weights(
-        mo.CONFIGS / row["config"],
-        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
-        compute_capability=tuple(row["capability"]),
-        sm_count=row["sm_count"],
-        vllm_version=version,
-    )
+    return dryboot_weights(mo.CONFIGS, row, version)
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
@@ -197,38 +182,18 @@ def test_plan_rtx5090_qwen36_prints_weights_and_verdict() -> None:
     """``plan --gpu "RTX 5090"`` on nvidia/Qwen3.6-35B-A3B-NVFP4 (what a 32 GB card serves):
     vLLM's weights figure after loading (the recorded one) and a verdict, not undetermined
     (``--skip-mm-profiling``: the vision encoder's profile is another term, not modelled)."""
-    argv = ["plan", "--model", str(QWEN36), "--gpu", "RTX 5090", "--max-model-len", "32768", "--skip-mm-profiling"]
-    res = CliRunner().invoke(cli, argv)
+    _, out = plan_output(QWEN36, "RTX 5090", "--skip-mm-profiling", max_model_len="32768")
     want = RECORDED["0.28.0"][f"{QWEN36.name} RTX 5090 --tensor-parallel-size 1"]["allocated_bytes"]
-    assert f"{want:,} bytes" in res.output, res.output[-2000:]
-    assert "Model loading took 20.36 GiB memory" in res.output
-    assert "undetermined" not in res.output and "verdict: fits" in res.output, res.output[-2000:]
+    assert f"{want:,} bytes" in out, out[-2000:]
+    assert "Model loading took 20.36 GiB memory" in out
+    assert "undetermined" not in out and "verdict: fits" in out, out[-2000:]
 
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record two cases with the boot environment's vLLM and check dryboot against them."""
-    env = {
-        **os.environ,
-        "RECORD_SET": "modelopt",
-        "RECORD_OUT": str(tmp_path / "live.json"),
-        "RECORD_GPUS": "RTX 3090",
-        "RECORD_TPS": "1",
-        "RECORD_FAST": "1",
-    }
-    subprocess.run(
-        [
-            os.environ["DRYBOOT_VLLM_PYTHON"],
-            str(HERE / "record_quant_weights.py"),
-            *sorted(p.name for p in mo.CONFIGS.iterdir() if p.is_dir()),
-        ],
-        check=True,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=sys.stderr,
-        timeout=1800,
-    )
-    doc = json.loads((tmp_path / "live.json").read_text())
+    names = sorted(p.name for p in mo.CONFIGS.iterdir() if p.is_dir())
+    doc = record_live(tmp_path, names, RECORD_SET="modelopt", RECORD_GPUS="RTX 3090", RECORD_TPS="1", RECORD_FAST="1")
     assert len(doc["cases"]) == 2
     for row in doc["cases"].values():
         report = _dryboot(row, doc["vllm"])

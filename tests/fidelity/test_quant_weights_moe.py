@@ -15,38 +15,23 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+import quant_cases_moe as moe
+from quant_harness import case_ids, dryboot_weights, load_recorded, plan_output, record_live
 
-from dryboot.cli import cli
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_refusal
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledScheme
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import quant_cases_moe as moe  # noqa: E402
-
-RECORDED = {
-    p.stem.removeprefix("quant-recorded-moe-"): json.loads(p.read_text())["cases"]
-    for p in sorted((HERE / "data" / "weights").glob("quant-recorded-moe-*.json"))
-}
-CASES = [(v, cid) for v, cases in RECORDED.items() for cid in cases]
+RECORDED = load_recorded("quant-recorded-moe-")
+CASES = case_ids(RECORDED)
 
 
 def _dryboot(row: dict[str, Any], version: str) -> Any:
-    return model_weights(
-        moe.CONFIGS / row["config"],
-        tp=int(row["argv"][row["argv"].index("--tensor-parallel-size") + 1]),
-        compute_capability=tuple(row["capability"]),
-        sm_count=row["sm_count"],
-        vllm_version=version,
-    )
+    return dryboot_weights(moe.CONFIGS, row, version)
 
 
 def _refusal(version: str, row: dict[str, Any]) -> str | None:
@@ -176,33 +161,17 @@ def test_plan_rtx4090_awq_moe_prints_weights_and_verdict() -> None:
     """``plan --gpu "RTX 4090"`` on an AWQ Qwen3-30B-A3B: vLLM's weights figure (the recorded
     one) and a verdict, not undetermined."""
     cfg = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+AWQ-g128"
-    res = CliRunner().invoke(cli, ["plan", "--model", str(cfg), "--gpu", "RTX 4090", "--max-model-len", "8192"])
+    _, out = plan_output(cfg, "RTX 4090")
     want = RECORDED["0.28.0"][f"{cfg.name} RTX 4090 --tensor-parallel-size 1"]["allocated_bytes"]
-    assert f"{want:,} bytes" in res.output, res.output[-2000:]
-    assert "verdict: fits" in res.output and "undetermined" not in res.output, res.output[-2000:]
+    assert f"{want:,} bytes" in out, out[-2000:]
+    assert "verdict: fits" in out and "undetermined" not in out, out[-2000:]
 
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
     """Re-record two cases with the boot environment's vLLM and check dryboot against them."""
-    env = {
-        **os.environ,
-        "RECORD_SET": "moe",
-        "RECORD_OUT": str(tmp_path / "live.json"),
-        "RECORD_GPUS": "RTX 3090",
-        "RECORD_TPS": "2",
-        "RECORD_FAST": "1",
-    }
     names = ["Qwen--Qwen3-30B-A3B+AWQ-g128", "Qwen--Qwen3-30B-A3B+CT-W8A8-FP8-dynamic"]
-    subprocess.run(
-        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *names],
-        check=True,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=sys.stderr,
-        timeout=1800,
-    )
-    doc = json.loads((tmp_path / "live.json").read_text())
+    doc = record_live(tmp_path, names, RECORD_SET="moe", RECORD_GPUS="RTX 3090", RECORD_TPS="2", RECORD_FAST="1")
     assert len(doc["cases"]) == 2
     for row in doc["cases"].values():
         report = _dryboot(row, doc["vllm"])

@@ -17,6 +17,17 @@ from dryboot.planner.flags import FLAGS
 from dryboot.planner.policies import GROUPING_POLICIES, UNIFICATION_POLICIES
 from dryboot.textout import output_width, wrap
 
+#: the other spellings vLLM's parser takes for an engine flag (its short ``-tp`` and the like)
+_ALIASES = {
+    "kv-cache-memory-bytes": "--kv-cache-memory",
+    "tensor-parallel-size": "-tp",
+    "pipeline-parallel-size": "-pp",
+    "data-parallel-size": "-dp",
+    "decode-context-parallel-size": "-dcp",
+    "optimization-level": "-O",
+    "compilation-config": "-cc",
+}
+
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Attach every vLLM engine flag of :data:`dryboot.planner.flags.FLAGS` as a click option.
@@ -30,21 +41,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
                 func
             )
         else:
-            names = [f"--{flag.name}"]
-            if flag.name == "kv-cache-memory-bytes":
-                names.append("--kv-cache-memory")
-            if flag.name == "tensor-parallel-size":
-                names.append("-tp")
-            if flag.name == "pipeline-parallel-size":
-                names.append("-pp")
-            if flag.name == "data-parallel-size":
-                names.append("-dp")
-            if flag.name == "decode-context-parallel-size":
-                names.append("-dcp")
-            if flag.name == "optimization-level":
-                names.append("-O")
-            if flag.name == "compilation-config":
-                names.append("-cc")
+            names = [f"--{flag.name}", *([_ALIASES[flag.name]] if flag.name in _ALIASES else [])]
             func = click.option(*names, f"flag_{flag.field}", default=None, metavar="V", help=flag.help)(func)
     return func
 

@@ -414,6 +414,26 @@ def _divide(n: int, d: int, what: str) -> int:
     return n // d
 
 
+def padded_vocab_per_rank(vocab: int, tp: int, what: str = "the padded vocabulary") -> int:
+    """Rows of a vocabulary-parallel embedding or head one rank holds: ``vocab`` padded to
+    :data:`VOCAB_PADDING` (vLLM's ``pad_vocab_size``), divided over ``tp`` ranks.
+
+    :raises InputError: ``tp`` does not divide the padded size (``what`` names it)."""
+    return _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, what)
+
+
+def kv_heads_per_rank(nkv: int, tp: int, field: str = "num_key_value_heads") -> int:
+    """KV heads one rank holds (vLLM's ``QKVParallelLinear``): ``nkv / tp`` when there are at
+    least ``tp`` heads, else one head replicated over ``tp / nkv`` ranks.
+
+    :raises InputError: ``tp`` does not divide ``nkv``, or ``nkv`` does not divide ``tp``
+        (``field``: the config's name for ``nkv``)."""
+    if nkv >= tp:
+        return _divide(nkv, tp, field)
+    _divide(tp, nkv, f"the tensor parallel size over {field}")
+    return 1
+
+
 def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> Quant:
     """The layout vLLM 0.28.0 builds for a config: ``config.json``'s ``quantization_config``, else
     ``hf_quant_config.json`` (``transformers_utils/config.py``: ModelOpt <= 0.29 wrote it there).
@@ -1080,13 +1100,11 @@ def _walk(
         _divide(nkv, tp, "num_key_value_heads")
     else:
         _divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
-    vocab_r = _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, "the padded vocabulary")
+    vocab_r = padded_vocab_per_rank(vocab, tp)
     moe = family in MOE_FAMILIES
     n_experts = _int(config, _EXPERTS_KEY.get(family, "num_experts")) if moe else 0
-    if family in ("qwen3_moe", "qwen2_moe") and tp > n_experts:  # Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock
-        raise InputError(
-            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {n_experts} (vLLM refuses it)"
-        )
+    if family in ("qwen3_moe", "qwen2_moe"):  # Qwen3MoeSparseMoeBlock, Qwen2MoeSparseMoeBlock
+        refuse_tp_above_experts(tp, n_experts)
     ckpt = _Checkpoint(tensors, tp, ab, nkv) if tensors is not None else None
     w = _Walk(ckpt, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
@@ -1327,6 +1345,27 @@ def _local_experts(e: int, ep: int) -> int:
     ``determine_expert_map``, ``linear`` placement): ``E // EP``, one more on the first ``E % EP``
     ranks, so ``ceil(E / EP)`` on rank 0 (uneven splits are served)."""
     return -(-e // ep)
+
+
+def refuse_tp_above_experts(tp: int, e: int) -> None:
+    """vLLM's MoE blocks that split every expert over TP refuse more ranks than experts.
+
+    :raises InputError: ``tp`` above ``e``."""
+    if tp > e:
+        raise InputError(
+            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
+        )
+
+
+def experts_per_rank(e: int, inter: int, tp: int, par: Parallel, what: str) -> tuple[int, int]:
+    """Experts and intermediate size one rank holds of a fused MoE layer of ``e`` experts of
+    intermediate size ``inter``: under expert parallelism :func:`_local_experts` of ``tp * dp``
+    ranks at full width, else every expert with ``inter`` split over ``tp`` (vLLM's ``FusedMoE``).
+
+    :raises InputError: ``tp`` does not divide ``inter`` (``what`` names it)."""
+    if par.expert_parallel:
+        return _local_experts(e, tp * par.dp), inter
+    return e, _divide(inter, tp, what)
 
 
 def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 1) -> None:
@@ -1641,14 +1680,32 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
         if shared:
             _nemotron_mlp(w, h, _divide(shared, tp, "the shared experts' intermediate size"), bias, ab)
         inter = _int(config, "moe_intermediate_size")
-        if par.expert_parallel:
-            e_r, i_r = _local_experts(e, tp * par.dp), inter
-        else:
-            e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+        e_r, i_r = experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
         w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
         w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
+
+
+def mamba2_split(
+    nh: int, inter: int, g: int, n: int, tp: int, inter_field: str = "the Mamba2 intermediate size"
+) -> tuple[int, int, int, int]:
+    """A Mamba2 mixer's extents on one rank (``layers/mamba/mamba_mixer2.py`` ``MambaMixer2``):
+    heads ``nh / TP``, intermediate ``inter / TP``, ``in_proj``'s rows ``(2 I + 2 G N + Hm) / TP``
+    and ``conv1d``'s ``(I + 2 G N) / TP``, ``g`` groups of state ``n``; a single group that TP does
+    not divide is replicated to one per rank (``extra_groups_for_head_shards``: ``G = TP``).
+
+    :raises InputError: more than one group and TP does not divide them; heads or ``inter`` TP
+        does not divide (``inter_field`` names it)."""
+    if g % tp:
+        if g != 1:
+            raise InputError(
+                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp} (vLLM refuses it)"
+            )
+        g = tp
+    nh_r = _divide(nh, tp, "the Mamba2 heads")
+    i_r, gn_r = _divide(inter, tp, inter_field), g * n // tp
+    return nh_r, i_r, 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
 
 
 def _mamba2_mixer(
@@ -1662,15 +1719,7 @@ def _mamba2_mixer(
     (``extra_groups_for_head_shards``: ``G = TP``).
 
     :raises InputError: more than one group and TP does not divide them; heads TP does not divide."""
-    if g % tp:
-        if g != 1:
-            raise InputError(
-                "--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp} (vLLM refuses it)"
-            )
-        g = tp
-    nh_r = _divide(nh, tp, "the Mamba2 heads")
-    i_r, gn_r = _divide(inter, tp, "the Mamba2 intermediate size"), g * n // tp
-    proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
+    nh_r, i_r, proj, conv = mamba2_split(nh, inter, g, n, tp)
     sizes = [proj * h, *([proj] if bias else []), conv * k, *([conv] if conv_bias else [])]
     sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if bias else [])]  # D, dt_bias, norm, out_proj
     for count in sizes:
@@ -1730,10 +1779,7 @@ def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, 
     if e:
         inter = _int(config, "intermediate_size")
         w.own("router", e * h * ab)
-        if par.expert_parallel:
-            e_r, i_r = _local_experts(e, tp * par.dp), inter
-        else:
-            e_r, i_r = e, _divide(inter, tp, "the experts' intermediate size")
+        e_r, i_r = experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
         for kind_bytes in experts_bytes(Quant(), e_r, h, i_r, ab):
             w.own(*kind_bytes)
         if par.expert_parallel:

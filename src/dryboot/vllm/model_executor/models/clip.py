@@ -21,6 +21,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.towers import tensors, vit_block
 
 #: ``CLIPVisionConfig``'s defaults (transformers 5.x) for what a ``vision_config`` leaves out
 DEFAULTS: dict[str, Any] = {
@@ -53,20 +54,13 @@ def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int, post_no
     v = {**DEFAULTS, **v}
     d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
     W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
-    d_r, i_r = (
-        W._divide(d, tp, "the vision tower's hidden size"),
-        W._divide(inter, tp, "the vision tower's intermediate_size"),
-    )
     p, c = W._int(v, "patch_size"), W._int(v, "num_channels")
     positions = (W._int(v, "image_size") // p) ** 2 + 1
     w = W.RankWeights()
     for n in (d, d * c * p * p, positions * d, d, d):  # class, patch, position embeddings, pre_layrnorm
         w.add("vision", n * ab)
     w.add("vision", 8 * positions, buffer=True)  # position_ids, int64
-    block = (d, d, 3 * d_r * d, 3 * d_r, d * d_r, d, d, d, i_r * d, i_r, d * i_r, d)
-    for _ in range(layers):
-        for n in block:
-            w.add("vision", n * ab)
+    tensors("vision", vit_block(d, inter, tp, whose="the vision tower's") * layers, ab, into=w)
     if post_norm:
         w.add("vision", d * ab)
         w.add("vision", d * ab)

@@ -85,16 +85,9 @@ def moe_decoder_dims(
     h, e, inter = (W._int(config, k) for k in ("hidden_size", "num_local_experts", "intermediate_size"))
     nq, nkv, hd = (W._int(config, k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
     nq_r = W._divide(nq, tp, "num_attention_heads")
-    nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
-    if nkv < tp:
-        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
-    if par.expert_parallel:
-        e_r, i_r = W._local_experts(e, tp * par.dp), inter
-    else:
-        e_r, i_r = e, W._divide(inter, tp, "intermediate_size")
+    nkv_r = W.kv_heads_per_rank(nkv, tp)
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
+    e_r, i_r = W.experts_per_rank(e, inter, tp, par, "intermediate_size")
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     return MoeDims(
         quant, W.model_dtype_bytes(config, args.dtype), h, e, inter, hd, nq_r, nkv_r, vocab_r, e_r, i_r, layers
@@ -361,14 +354,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     if type(hd) is not int:
         raise InputError("config.json", "head_dim", "not an integer")
     nq_r = W._divide(nq, tp, "num_attention_heads")
-    if nkv >= tp:
-        nkv_r = W._divide(nkv, tp, "num_key_value_heads")
-    else:
-        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
-        nkv_r = 1
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    nkv_r = W.kv_heads_per_rank(nkv, tp)
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     tied = bool(config.get("tie_word_embeddings", lay.tied))
     w = W._Walk(None, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
@@ -464,10 +451,8 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
     (``weights.experts_bytes``), a gated shared MLP, the expert map under expert parallelism."""
     e = W._int(config, lay.experts_key)
     inter = W._int(config, lay.moe_inter_key)
-    if lay.tp_over_experts_refused and par.tp > e:
-        raise InputError(
-            "--tensor-parallel-size", None, f"{par.tp} is greater than the number of experts {e} (vLLM refuses it)"
-        )
+    if lay.tp_over_experts_refused:
+        W.refuse_tp_above_experts(par.tp, e)
     w.own("router", e * h * (4 if lay.router_fp32 else ab))
     if lay.router_bias:
         w.own("router", e * ab)
@@ -476,10 +461,7 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
     shared = lay.shared(config) if lay.shared is not None else 0
     if shared:
         _dense_mlp(w, "gated", False, h, shared, par.tp, ab)
-    if par.expert_parallel:
-        e_r, i_r = W._local_experts(e, par.tp * par.dp), inter
-    else:
-        e_r, i_r = e, W._divide(inter, par.tp, "the experts' intermediate size")
+    e_r, i_r = W.experts_per_rank(e, inter, par.tp, par, "the experts' intermediate size")
     for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
         w.own(kind, nbytes)
     if par.expert_parallel:

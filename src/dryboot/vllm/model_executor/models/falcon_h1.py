@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 
@@ -46,18 +45,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     hd = config.get("head_dim") or h // nq
     nq_r = W._divide(nq, tp, "num_attention_heads")
     nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     inter = config.get("mamba_d_ssm") or W._int(config, "mamba_expand") * h
     nh = W._int(config, "mamba_n_heads")
     g, n, k = W._int(config, "mamba_n_groups"), W._int(config, "mamba_d_state"), W._int(config, "mamba_d_conv")
-    if g % tp:
-        if g != 1:
-            raise InputError("--tensor-parallel-size", None, f"Mamba2 n_groups ({g}) not divisible by {tp}")
-        g = tp
-    nh_r, i_r, gn_r = W._divide(nh, tp, "the Mamba2 heads"), W._divide(int(inter), tp, "mamba_d_ssm"), g * n // tp
-    proj, conv = 2 * i_r + 2 * gn_r + nh_r, i_r + 2 * gn_r
+    nh_r, i_r, proj, conv = W.mamba2_split(nh, int(inter), g, n, tp, "mamba_d_ssm")
     mlp_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
     w = W._Walk(None, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1

@@ -45,10 +45,6 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _padded(n: int, tp: int, what: str) -> int:
-    return W._divide(-(-n // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, what)
-
-
 def _rope(config: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
     rope = config.get("rope_parameters") or {}
     if not isinstance(rope, Mapping):
@@ -70,11 +66,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     nq, nkv, hd = (W._int(config, k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
     p, n, rank = (W._int(config, k) for k in ("hidden_size_per_layer_input", "altup_num_inputs", "laurel_rank"))
     nq_r = W._divide(nq, tp, "num_attention_heads")
-    if nkv >= tp:
-        nkv_r = W._divide(nkv, tp, "num_key_value_heads")
-    else:
-        W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
-        nkv_r = 1
+    nkv_r = W.kv_heads_per_rank(nkv, tp)
     inter = config.get("intermediate_size")
     widths = inter if isinstance(inter, list) else [inter] * n_layers
     if len(widths) < n_layers:
@@ -84,8 +76,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     ]
     w = W._Walk(None, par.vllm_version)
     sizes = [
-        _padded(W._int(config, "vocab_size"), tp, "the padded vocabulary") * h,
-        _padded(W._int(config, "vocab_size_per_layer_input"), tp, "the padded per-layer vocabulary") * n_layers * p,
+        W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp) * h,
+        W.padded_vocab_per_rank(W._int(config, "vocab_size_per_layer_input"), tp, "the padded per-layer vocabulary")
+        * n_layers
+        * p,
         W._divide(n_layers * p, tp, "num_hidden_layers x hidden_size_per_layer_input") * h,
         p,
         h,

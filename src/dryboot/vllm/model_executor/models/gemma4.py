@@ -86,9 +86,7 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
         ),
     }
     nq_r = W._divide(nq, tp, "num_attention_heads")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     moe = bool(config.get("enable_moe_block"))
     if par.expert_parallel and not moe:
         raise InputError(
@@ -118,10 +116,7 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
             w.own("layer", n * ab)
         if moe:
             e_i = W._int(config, "moe_intermediate_size")
-            if par.expert_parallel:
-                e_r, ei_r = W._local_experts(e, tp * par.dp), e_i
-            else:
-                e_r, ei_r = e, W._divide(e_i, tp, "moe_intermediate_size")
+            e_r, ei_r = W.experts_per_rank(e, e_i, tp, par, "moe_intermediate_size")
             for k, nbytes in W.experts_bytes(W.Quant(), e_r, h, ei_r, ab):
                 w.own(k, nbytes)
             if par.expert_parallel:

@@ -34,7 +34,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     kv = hd if c.get("multi_query") else W._divide(h, tp, "n_embd")
     inter = W._int(c, "intermediate_size")
     positions = W._int(c, "max_position_embeddings")
-    vocab_r = W._divide(-(-W._int(c, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary")
+    vocab_r = W.padded_vocab_per_rank(W._int(c, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     first, last = par.pp_rank == 0, par.pp_rank == par.pp - 1
     if first or last:

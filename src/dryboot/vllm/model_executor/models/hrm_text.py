@@ -28,9 +28,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     hd = config.get("head_dim") or h // nq
     nq_r = W._divide(nq, tp, "num_attention_heads")
     i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     high, low = W._int(config, "H_cycles"), W._int(config, "L_cycles")
     w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)

@@ -50,9 +50,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     nq = W._int(config, "num_attention_heads")
     nkv = W._int(config, "num_key_value_heads", nq)
     hd = h // nq
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # embedding, final norm and head on every stage
     w.own("norm", h * ab)
@@ -88,10 +86,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
                 w.own("norm", count * ab)
         if e > 1 and li % W._int(config, "expert_layer_period") == W._int(config, "expert_layer_offset"):
             w.own("router", e * h * ab)
-            if par.expert_parallel:
-                e_r, i_r = W._local_experts(e, tp * par.dp), inter
-            else:
-                e_r, i_r = e, W._divide(inter, tp, "the experts' intermediate size")
+            e_r, i_r = W.experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
             for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
                 w.own(kind, nbytes)
             if par.expert_parallel:

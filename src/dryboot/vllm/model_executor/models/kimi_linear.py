@@ -89,9 +89,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError("config.json", "linear_attn_config", "Kimi-K3's full-rank KDA gate is not modelled")
     tp = par.tp
     h = W._int(config, "hidden_size")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     kda = {int(x) - 1 for x in lin.get("kda_layers") or []}
     if len(kda) < W._int(config, "num_hidden_layers") and not config.get("mla_use_nope"):
         raise InputError("config.json", "mla_use_nope", "vLLM builds Kimi's MLA without rope only (it asserts this)")

@@ -68,9 +68,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     tp = par.tp
     h, nkv, hd = (W._int(config, k) for k in ("hidden_size", "num_key_value_heads", "head_dim"))
     e = W._int(config, "num_experts")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     per_layer = config.get("num_attention_heads_per_layer")
     types = config.get("layer_types") or []
     dense = config.get("mlp_only_layers")
@@ -86,11 +84,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     for li in layers:
         nq = W._int({"n": per_layer[li]}, "n") if isinstance(per_layer, list) else W._int(config, "num_attention_heads")
         nq_r = W._divide(nq, tp, "num_attention_heads")
-        if nkv >= tp:
-            nkv_r = W._divide(nkv, tp, "num_key_value_heads")
-        else:
-            W._divide(tp, nkv, "the tensor parallel size over num_key_value_heads")
-            nkv_r = 1
+        nkv_r = W.kv_heads_per_rank(nkv, tp)
         qkv = (nq_r + 2 * nkv_r) * hd
         sizes = [h, h, qkv * h, h * nq_r * hd, hd, hd]
         if config.get("qkv_bias"):
@@ -107,20 +101,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("attention scales", 16, buffer=True)
         w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
         if li not in dense and e > 0 and (li + 1) % W._int(config, "decoder_sparse_step") == 0:
-            if tp > e:
-                raise InputError(
-                    "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
-                )
+            W.refuse_tp_above_experts(tp, e)
             w.own("router", e * h * ab)
             shared = W._int(config, "shared_expert_intermediate_size")
             if shared > 0:
                 _mlp(w, h, shared, tp, ab)
             w.own("router", 4 * e)
             moe_i = W._int(config, "moe_intermediate_size")
-            if par.expert_parallel:
-                e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
-            else:
-                e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
             for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, m_r, ab):
                 w.own(kind, nbytes)
             if par.expert_parallel:

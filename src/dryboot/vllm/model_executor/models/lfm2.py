@@ -71,9 +71,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
     c_r = W._divide(W._int(config, "conv_dim", h), tp, "conv_dim")
     f_r = W._divide(ff_dim(config), tp, "the MLP width")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     attention = set(config.get("full_attn_idxs") or [])
     w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # on every stage

@@ -43,16 +43,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     h, nq, nkv = (W._int(config, k) for k in ("hidden_size", "num_attention_heads", "num_key_value_heads"))
     hd = h // nq
     e = W._int(config, "num_experts")
-    if tp > e:
-        raise InputError(
-            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
-        )
+    W.refuse_tp_above_experts(tp, e)
     nq_r = W._divide(nq, tp, "num_attention_heads")
     nkv_r = W._divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
     c_r = W._divide(h, tp, "hidden_size")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     types = config.get("layer_types") or []
     dense = W._int(config, "num_dense_layers")
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
@@ -80,10 +75,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if config.get("use_expert_bias"):
             w.own("router", 4 * e)
         moe_i = W._int(config, "moe_intermediate_size")
-        if par.expert_parallel:
-            e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
-        else:
-            e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+        e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
         for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, m_r, ab):
             w.own(kind, nbytes)
         if par.expert_parallel:

@@ -397,7 +397,7 @@ def _with_embedding_and_head(
     tp = par.tp
 
     def pad(n: int) -> int:
-        return W._divide(-(-n // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the drafter's padded vocabulary")
+        return W.padded_vocab_per_rank(n, tp, "the drafter's padded vocabulary")
 
     h_t = W._int(target, "hidden_size")
     embed_bytes = pad(vocab) * h * ab

@@ -55,7 +55,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     h = W._int(c, "hidden_size")
     e, z = W._int(c, "n_routed_experts"), W._int(c, "zero_expert_num")
     router = 4 if c.get("router_dtype") == "float32" else ab
-    vocab_r = W._divide(-(-W._int(c, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary")
+    vocab_r = W.padded_vocab_per_rank(W._int(c, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
@@ -77,10 +77,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if c.get("router_bias"):
             w.own("router", (e + z) * router)
         w.own("router", (e + z) * router)
-        if par.expert_parallel:
-            e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
-        else:
-            e_r, m_r = e, W._divide(moe_i, tp, "expert_ffn_hidden_size")
+        e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "expert_ffn_hidden_size")
         for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, m_r, ab):
             w.own(kind, nbytes)
         if par.expert_parallel:

@@ -65,9 +65,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     config, ab = unquantized(config, args, DEFAULTS)
     tp = par.tp
     h = W._int(config, "hidden_size")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     last = par.pp_rank == par.pp - 1
     tied = bool(config.get("tie_word_embeddings"))

@@ -50,16 +50,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "n_routed_experts"), W._int(config, "moe_intermediate_size")
-    if tp > e:
-        raise InputError(
-            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
-        )
+    W.refuse_tp_above_experts(tp, e)
     router = _DTYPES.get(str(config.get("moe_router_dtype", "float32")))
     if router is None:
         raise InputError("config.json", "moe_router_dtype", "float32, bfloat16 or float16")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     if par.pp_rank == 0:
         w.own("embedding", vocab_r * h * ab)
@@ -87,10 +82,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if _flag(config, "moe_layer_freq", li):
             w.own("router", router * e * h)
             w.own("router", router * e)
-            if par.expert_parallel:
-                e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
-            else:
-                e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
             sizes += [e_r * 2 * m_r * h, e_r * h * m_r]
             if par.expert_parallel:
                 w.own("expert map", 4 * e, buffer=True)

@@ -28,9 +28,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     q_lora, kv_lora = W._int(config, "q_lora_rank"), W._int(config, "kv_lora_rank")
     nope, rope, v = (W._int(config, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
     i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)  # embedding, final norm and head on every stage
     w.own("norm", h * ab)

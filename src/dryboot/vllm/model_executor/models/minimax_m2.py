@@ -31,10 +31,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     :raises InputError: TP above the experts or not dividing heads / sizes, a shared expert,
         checkpoint headers (not mapped)."""
     e = W._int(config, "num_local_experts")
-    if par.tp > e:
-        raise InputError(
-            "--tensor-parallel-size", None, f"{par.tp} is greater than the number of experts {e} (vLLM refuses it)"
-        )
+    W.refuse_tp_above_experts(par.tp, e)
     if config.get("shared_intermediate_size"):
         raise InputError("config.json", "shared_intermediate_size", "MiniMax-M2's shared expert is not modelled")
     d = moe_decoder_dims(config, par, args)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.towers import tensors, vit_block
 
 #: ``SiglipVisionConfig``'s defaults (transformers 5.x) for what a ``vision_config`` leaves out
 DEFAULTS: dict[str, Any] = {
@@ -35,8 +36,6 @@ def vision_tower(
     v = {**DEFAULTS, **v}
     d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
     W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
-    d_r = W._divide(d, tp, "the vision tower's hidden size")
-    i_r = W._divide(inter, tp, "the vision tower's intermediate_size")
     p, c = W._int(v, "patch_size"), W._int(v, "num_channels")
     positions = (W._int(v, "image_size") // p) ** 2
     w = W.RankWeights()
@@ -44,10 +43,8 @@ def vision_tower(
         w.add("vision", n * ab)
     if position_ids:
         w.add("vision", 8 * positions, buffer=True)  # int64
-    block = (d, d, 3 * d_r * d, 3 * d_r, d * d_r, d, d, d, i_r * d, i_r, d * i_r, d)
-    for _ in range(W._int(v, "num_hidden_layers")):
-        for n in block:
-            w.add("vision", n * ab)
+    block = vit_block(d, inter, tp, whose="the vision tower's")
+    tensors("vision", block * W._int(v, "num_hidden_layers"), ab, into=w)
     for _ in range(2 if post_norm else 0):  # post_layernorm (weight, bias)
         w.add("vision", d * ab)
     return w

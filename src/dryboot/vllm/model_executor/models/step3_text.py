@@ -40,9 +40,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
     e, moe_i = W._int(config, "moe_num_experts"), W._int(config, "moe_intermediate_size")
     s_r = W._divide(W._int(config, "share_expert_dim"), tp, "share_expert_dim")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     moe = _moe_layers(config)
     w = W._Walk(None, par.vllm_version)
     for n in (vocab_r * h, vocab_r * h, h):  # embedding, head, final norm
@@ -51,10 +49,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     for li in layers:
         sizes = [h, h, (q + 2 * groups * hd) * h, q, heads_r * hd * q, h * heads_r * hd]
         if li in moe:
-            if par.expert_parallel:
-                e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
-            else:
-                e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
             sizes += [e * h, 2 * s_r * h, h * s_r, e_r * 2 * m_r * h, e_r * h * m_r]
             if par.expert_parallel:
                 w.own("expert map", 4 * e, buffer=True)

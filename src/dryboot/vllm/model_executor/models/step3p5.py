@@ -60,14 +60,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "moe_num_experts"), W._int(config, "moe_intermediate_size")
-    if tp > e:
-        raise InputError(
-            "--tensor-parallel-size", None, f"{tp} is greater than the number of experts {e} (vLLM refuses it)"
-        )
+    W.refuse_tp_above_experts(tp, e)
     share = config.get("share_expert_dim") or moe_i * W._int(config, "moe_top_k")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     other = config.get("attention_other_setting") or {}
     moe = _moe_layers(config)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
@@ -88,11 +83,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         nq, nkv = W._int(src, "num_attention_heads"), W._int(src, "num_attention_groups")
         hd = src.get("head_dim") or h // nq
         nq_r = W._divide(nq, tp, "num_attention_heads")
-        if nkv >= tp:
-            nkv_r = W._divide(nkv, tp, "num_attention_groups")
-        else:
-            W._divide(tp, nkv, "the tensor parallel size over num_attention_groups")
-            nkv_r = 1
+        nkv_r = W.kv_heads_per_rank(nkv, tp, "num_attention_groups")
         qkv = (nq_r + 2 * nkv_r) * hd
         sizes = [h, h, qkv * h, h * nq_r * hd, hd, hd]
         if config.get("attention_bias"):
@@ -100,10 +91,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         if config.get("use_head_wise_attn_gate"):
             sizes.append(nq_r * h)
         if li in moe:
-            if par.expert_parallel:
-                e_r, m_r = W._local_experts(e, tp * par.dp), moe_i
-            else:
-                e_r, m_r = e, W._divide(moe_i, tp, "moe_intermediate_size")
+            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
             s_r = W._divide(share, tp, "share_expert_dim")
             w.own("router", 4 * e * h)  # float32 router and router_bias
             w.own("router", 4 * e)

@@ -59,17 +59,19 @@ def vit_block(
     k_bias: bool = True,
     layer_scale: bool = False,
     shard_mlp: bool | None = None,
+    whose: str = "the encoder's",
 ) -> list[int]:
     """One encoder block (module docstring): two norms, attention, MLP; ``bias`` for the
     projections (``qkv_bias`` for the QKV alone when it differs), ``separate_qkv``: three
     ``[D, D]`` projections (``k_bias``: the key's bias); ``shard_mlp``: the MLP's own sharding
-    where it differs from the attention's (Fun-Audio-Chat: plain ``nn.Linear``).
+    where it differs from the attention's (Fun-Audio-Chat: plain ``nn.Linear``); ``whose`` starts
+    the refusals' names of the sizes (``"the vision tower's"``).
 
     :raises InputError: widths TP does not divide (vLLM's parallel linears refuse them)."""
     t = tp if shard else 1
-    d_r = W._divide(d, t, "the encoder's hidden size")
+    d_r = W._divide(d, t, f"{whose} hidden size")
     t_mlp = t if shard_mlp is None else (tp if shard_mlp else 1)
-    i_r = W._divide(inter, t_mlp, "the encoder's intermediate_size")
+    i_r = W._divide(inter, t_mlp, f"{whose} intermediate_size")
     qb = bias if qkv_bias is None else qkv_bias
     norm = [d, d] if norm_bias else [d]
     out = 2 * norm

@@ -59,9 +59,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     att, hd = 2 * h, 2 * h // nq
     bias = bool(config.get("add_bias_linear"))
     rank = W._int(config, "adapter_rank")
-    vocab_r = W._divide(
-        -(-W._int(config, "vocab_size") // W.VOCAB_PADDING) * W.VOCAB_PADDING, tp, "the padded vocabulary"
-    )
+    vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)
     if not config.get("tie_word_embeddings"):

@@ -1,0 +1,90 @@
+"""What the quantized-weights fidelity tests share: vLLM's recorded files, a recorded case put to
+dryboot's ``model_weights``, ``plan --gpu`` on a checkpoint, and the opt-in live check.
+
+Every set of cases (``quant-recorded-<version>*.json`` with ``data/weights/quant-configs/``, and
+the ``extra``, ``modelopt`` and ``moe`` sets of ``quant_cases_<set>.py``) is recorded by
+``record_quant_weights.py`` in a boot environment; each row holds the case's ``config`` (a folder
+of its set's configs), ``argv`` (vLLM's flags, ``--tensor-parallel-size`` among them),
+``capability``, ``sm_count``, ``ok`` and vLLM's ``allocated_bytes`` or ``error``. The test
+modules keep their own cases and assertions; this module reads and runs, it asserts nothing of
+dryboot's answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from dryboot.cli import cli
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
+#: the prefixes of the recorded files of the sets after the first
+OTHER_SETS = ("quant-recorded-extra-", "quant-recorded-modelopt-", "quant-recorded-moe-")
+
+
+def load_recorded(prefix: str = "quant-recorded-") -> dict[str, dict[str, Any]]:
+    """Release (each file's ``vllm``) -> case id -> vLLM's row, over every recorded file of the set
+    whose names start with ``prefix`` (the first set's ``quant-recorded-``, several files a
+    release: the other sets' files left out; else one file a release)."""
+    recorded: dict[str, dict[str, Any]] = {}
+    for p in sorted(DATA.glob(f"{prefix}*.json")):
+        if prefix == "quant-recorded-" and p.stem.startswith(OTHER_SETS):
+            continue
+        doc = json.loads(p.read_text())
+        recorded.setdefault(doc["vllm"], {}).update(doc["cases"])
+    return recorded
+
+
+def case_ids(recorded: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+    """``(release, case id)`` of every recorded case: the parameters of a case-by-case test."""
+    return [(v, cid) for v, cases in recorded.items() for cid in cases]
+
+
+def tp_of(row: dict[str, Any]) -> int:
+    """The row's ``--tensor-parallel-size``."""
+    argv = row["argv"]
+    return int(argv[argv.index("--tensor-parallel-size") + 1])
+
+
+def dryboot_weights(configs: Path, row: dict[str, Any], version: str) -> Any:
+    """dryboot's ``model_weights`` report for a recorded row (its config under ``configs``, its
+    TP, GPU capability and SM count) on release ``version``."""
+    return model_weights(
+        configs / row["config"],
+        tp=tp_of(row),
+        compute_capability=tuple(row["capability"]),
+        sm_count=row["sm_count"],
+        vllm_version=version,
+    )
+
+
+def plan_output(model: Path, gpu: str, *extra: str, max_model_len: str = "8192") -> tuple[int, str]:
+    """``dryboot plan --model MODEL --gpu GPU --max-model-len N EXTRA...``: exit code and output."""
+    argv = ["plan", "--model", str(model), "--gpu", gpu, "--max-model-len", max_model_len, *extra]
+    res = CliRunner().invoke(cli, argv)
+    return res.exit_code, res.output
+
+
+def record_live(tmp_path: Path, names: list[str], **record_env: str) -> dict[str, Any]:
+    """Re-record the configs ``names`` with ``record_quant_weights.py`` under
+    ``DRYBOOT_VLLM_PYTHON`` (``record_env``: its ``RECORD_*`` variables) and return the document
+    it writes (``{"vllm", "cases"}``)."""
+    out = tmp_path / "live.json"
+    subprocess.run(
+        [os.environ["DRYBOOT_VLLM_PYTHON"], str(HERE / "record_quant_weights.py"), *names],
+        check=True,
+        env={**os.environ, **record_env, "RECORD_OUT": str(out)},
+        stdout=subprocess.DEVNULL,
+        stderr=sys.stderr,
+        timeout=1800,
+    )
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return doc
