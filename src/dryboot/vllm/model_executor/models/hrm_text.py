@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized, without_pp
 
@@ -25,7 +26,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     config, ab = unquantized(config, args, DEFAULTS)
     tp = par.tp
     h, nq = W._int(config, "hidden_size"), W._int(config, "num_attention_heads")
+    if nq == 0:
+        raise InputError("config.json", "num_attention_heads", "must be a positive integer")
     hd = config.get("head_dim") or h // nq
+    if type(hd) is not int or hd <= 0:
+        raise InputError("config.json", "head_dim", f"not a positive integer ({hd!r})")
     nq_r = W._divide(nq, tp, "num_attention_heads")
     i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
     vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
