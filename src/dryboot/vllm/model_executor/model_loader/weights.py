@@ -78,6 +78,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
+from dryboot.vllm.models.registry import is_draft_model
 from dryboot.vllm.versions import rules_for
 
 GiB = 1 << 30
@@ -962,6 +963,20 @@ def register_unsized(found: Mapping[str, str]) -> None:
     _UNSIZED.update(found)
 
 
+def drafter_head_refusal(arch: str) -> str | None:
+    """Why a drafter head given as ``--model`` has no weights of its own (``None``: ``arch`` is
+    no drafter head: not among vLLM 0.28.0's speculative-decoding models). vLLM's class for it
+    reads ``speculative_config.draft_model_config`` while it is built, absent for a target, so
+    vLLM fails to load it as one."""
+    if not is_draft_model(arch):
+        return None
+    return (
+        f"{arch} is a drafter head: vLLM builds it only as the --speculative-config model of its target "
+        "(as --model its class reads the absent speculative config and fails to load); its weights are "
+        "counted there, with its target"
+    )
+
+
 def families() -> Mapping[str, ComposedFamily]:
     """The registered families of ``model_executor/models/`` (architecture -> family)."""
     return _COMPOSED
@@ -1004,8 +1019,6 @@ def _walk(
             raise InputError(
                 "config.json", "architectures", f"weights of {arch} are not modelled: {_UNSIZED[str(arch)]}"
             )
-        from dryboot.vllm.model_executor.models.llama_eagle3 import drafter_head_refusal  # at call: a refusal
-
         if (why := drafter_head_refusal(str(arch))) is not None:
             raise InputError("config.json", "architectures", why)
         raise InputError(

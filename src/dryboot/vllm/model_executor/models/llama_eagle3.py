@@ -602,17 +602,3 @@ def _draft_model(
 
 def _copy(r: W.RankWeights) -> W.RankWeights:
     return W.RankWeights(r.param_bytes, r.buffer_bytes, r.allocated_bytes, dict(r.by_kind), r.source, list(r.notes))
-
-
-def drafter_head_refusal(arch: str) -> str | None:
-    """Why a drafter head given as ``--model`` has no weights of its own (``None``: ``arch`` is
-    no drafter head: not among vLLM 0.28.0's speculative-decoding models). vLLM's class for it
-    reads ``speculative_config.draft_model_config`` while it is built, absent for a target, so
-    vLLM fails to load it as one."""
-    if not is_draft_model(arch):
-        return None
-    return (
-        f"{arch} is a drafter head: vLLM builds it only as the --speculative-config model of its target "
-        "(as --model its class reads the absent speculative config and fails to load); its weights are "
-        "counted there, with its target"
-    )
