@@ -140,6 +140,7 @@ def test_allow_long_max_model_len_from_the_prefix_is_applied() -> None:
 
 
 QWEN3_30B = REPO / "tests" / "data" / "configs" / "public" / "Qwen--Qwen3-30B-A3B" / "config.json"
+DEEPSEEK_V3 = REPO / "tests" / "data" / "configs" / "public" / "deepseek-ai--DeepSeek-V3" / "config.json"
 
 
 @pytest.mark.parametrize(
@@ -183,12 +184,16 @@ def test_capture_sizes_twice_are_refused_as_vllm_refuses_them() -> None:
 
 
 def test_lora_from_serve_reaches_the_weights_or_is_refused_by_name() -> None:
-    # Qwen3-30B-A3B (MoE): LoRA's stacks are not modelled there, so the budget is undetermined
+    # Qwen3-30B-A3B (MoE): the experts' LoRA stacks reach the weights (4 x rank 64: 25.35 GiB)
     line = "vllm serve x --max-model-len 32768 --enable-lora --max-loras 4 --max-lora-rank 64"
     code, doc, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", line)
-    assert code == 3, out
-    assert "--enable-lora: LoRA's allocations are not modelled for Qwen3MoeForCausalLM" in doc["weights"]["refused"]
+    assert code == 1 and doc["weights"]["refused"] is None, out
+    assert doc["weights"]["stages"][0]["lora_bytes"] == 27_218_398_208
     assert "give it to dryboot" not in out and "ignored max_loras" not in out
+    # DeepSeek-V3 (MLA): LoRA's stacks are not modelled there, so the budget is undetermined
+    code, doc, out = plan_json("--model", str(DEEPSEEK_V3), "--gpu", "H100", "--serve", line)
+    assert code == 3, out
+    assert "--enable-lora: LoRA's allocations are not modelled for DeepseekV3ForCausalLM" in doc["weights"]["refused"]
     _, _, out = plan_json("--model", str(QWEN3_30B), "--gpu", "H100", "--serve", "vllm serve x --max-loras 4")
     assert "ignored max_loras: LoRA is off (no enable_lora)" in out
 
