@@ -144,6 +144,26 @@ CASES: dict[str, tuple[Path, list[str]]] = {
                 ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
             ),
             (
+                "cosmos3-edge",
+                "Cosmos3EdgeForConditionalGeneration",
+                ["-tp", "2", "--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "fireredasr2",
+                "FireRedASR2ForConditionalGeneration",
+                ["-tp", "2", "--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "diffusion-gemma",
+                "DiffusionGemmaForBlockDiffusion",
+                ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3000000000"],
+            ),
+            (
+                "hunyuan-vl",
+                "HunYuanVLForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
                 "gemma4-unified",
                 "Gemma4UnifiedForConditionalGeneration",
                 ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3000000000"],

@@ -173,6 +173,11 @@ _LONGCAT_LAYERS = (
     "its engine start builds another number of MLA layers from the same config (the transformers it ships "
     "reads LongcatFlashConfig's layer count otherwise): not modelled"
 )
+_HUNYUAN_VL_BACKEND = (
+    "its registry serves it through the Transformers modeling backend (TransformersMultiModalForCausalLM, "
+    "transformers/multimodal.py), whose engine start loads the checkpoint's image processor files (OSError "
+    "without them, recorded on 0.33.0): not modelled"
+)
 _RW_REMOVED = "vLLM refuses it: RWForCausalLM was supported in vLLM until v0.28.0, and is not supported anymore"
 
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
@@ -188,6 +193,7 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     **{(v, "RWForCausalLM"): _RW_REMOVED for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
     ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
+    **{(v, "HunYuanVLForConditionalGeneration"): _HUNYUAN_VL_BACKEND for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
@@ -245,7 +251,7 @@ _V028 = VersionRules("0.28.0")
 _V029 = replace(
     _V028,
     version="0.29.0",
-    unverified_architectures=frozenset({"RWForCausalLM"}),
+    unverified_architectures=frozenset({"RWForCausalLM", "HunYuanVLForConditionalGeneration"}),
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
@@ -269,7 +275,9 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=frozenset({"KimiLinearForCausalLM", "RWForCausalLM", "LongcatFlashForCausalLM"}),
+    unverified_architectures=frozenset(
+        {"KimiLinearForCausalLM", "RWForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"}
+    ),
     block_size_log_backends=True,
     fa4_fp8_block=64,
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),

@@ -50,6 +50,8 @@ class Gemma4Extra(FamilyExtra):
 
 #: the multimodal Gemma-4 wrapper (``gemma4_mm.py``: ``is_multimodal_model``)
 MM_ARCHITECTURE = "Gemma4ForConditionalGeneration"
+#: the block-diffusion wrapper whose language model is Gemma-4's (``diffusion_gemma.py``)
+DIFFUSION_ARCHITECTURE = "DiffusionGemmaForBlockDiffusion"
 #: one video item's tokens at most, the largest item of any modality (``gemma4_mm.py``
 #: ``get_mm_max_tokens_per_item``: ``_VIDEO_MAX_FRAMES`` 32 frames of ``_VIDEO_MAX_SOFT_TOKENS``
 #: 70 soft tokens plus boi, eoi and 6 timestamp tokens; an image is at most 1120 soft tokens,
@@ -127,7 +129,9 @@ def _modalities(f: ConfigFields) -> tuple[str, ...]:
 
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
-    """The multimodal Gemma-4's batch floor (``EngineArgs._set_default_max_num_seqs_and_batched_tokens_args``,
+    """DiffusionGemma with a speculative config: refused (:data:`DIFFUSION_ARCHITECTURE`).
+
+    The multimodal Gemma-4's batch floor (``EngineArgs._set_default_max_num_seqs_and_batched_tokens_args``,
     0.27.1-0.33.0): a multimodal prefix-LM disables chunked multimodal input, so with no
     ``--max-num-batched-tokens`` vLLM raises the default (2048 below 70 GiB and on an A100) to
     the largest item's tokens, :data:`VIDEO_ITEM_TOKENS` (2496), then caps it at
@@ -137,6 +141,17 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     layer's blocks per request (``window - 1 + in-flight tokens``). Returns ``args`` with
     ``max_num_batched_tokens`` set and vLLM's log line as a note, or ``args`` unchanged.
     """
+    if model.architecture == DIFFUSION_ARCHITECTURE and args.speculative_method is not None:
+        # its model class names a model state of its own (get_model_state_cls), which only the V2
+        # model runner runs; 0.28.0 refuses ngram and extract_hidden_states there ("Model Runner V2
+        # does not yet support ..."); a drafter for a block-diffusion model is not modelled
+        raise InputError(
+            "--speculative-config",
+            str(args.speculative_method),
+            f"Model Runner V2 does not yet support {args.speculative_method} speculative decoding (vLLM 0.28.0's "
+            f"words; {DIFFUSION_ARCHITECTURE}'s own model state runs only on the V2 model runner): speculative "
+            "decoding of a block-diffusion model is not modelled",
+        )
     extra = extra_of(model, Gemma4Extra)
     if extra is None or not extra.mm_modalities or not model.attn.mm_prefix_lm:
         return args

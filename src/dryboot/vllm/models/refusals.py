@@ -13,7 +13,6 @@ TEXT = (
     "standard attention, not yet taught: needs its config reader (layers, KV heads, head size, windows) "
     "and a tiny-config verification"
 )
-MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
 MISTRAL_FORMAT = (
     "multimodal wrapper served from a Mistral-format checkpoint (params.json: pixtral.py reads the vision "
     "encoder's arguments from it); a Hugging Face-format Pixtral checkpoint declares the LLaVA wrapper "
@@ -36,11 +35,6 @@ NEEDS_TORCHAUDIO = (
 REMOTE_MM = (
     "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
     "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
-)
-MM_CLA = (
-    "multimodal wrapper of HunYuanDenseV1ForCausalLM / HunYuanMoEV1ForCausalLM (planned; their cross-layer "
-    "attention with cla_share_factor > 1 refused as vLLM fails it): the wrapper's reader of its language model "
-    "and an end-to-end check are not yet taught"
 )
 MM_MLA_SPARSE = (
     "multimodal wrapper of PanguEmbeddedForCausalLM, itself refused (a remote-code config; MLA and "
@@ -156,7 +150,6 @@ REASONS: dict[str, str] = {
     "BeeForConditionalGeneration": REMOTE_MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,
-    "Cosmos3EdgeForConditionalGeneration": MM,
     "DFlash2DraftModel": SPEC_DFLASH,
     "DFlashLagunaForCausalLM": SPEC_DFLASH,
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
@@ -166,7 +159,6 @@ REASONS: dict[str, str] = {
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
-    "DiffusionGemmaForBlockDiffusion": MM,
     "Dots3NoteForCausalLM": NOFILE,
     "Dots3NoteMTPModel": NOFILE,
     "DotsOCRForCausalLM": REMOTE_MM,
@@ -186,9 +178,8 @@ REASONS: dict[str, str] = {
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "FireRedASR2ForConditionalGeneration": REMOTE_MM,
     "FireRedLIDForConditionalGeneration": XATTN,
-    "FunASRForConditionalGeneration": MM,
+    "FunASRForConditionalGeneration": NEEDS_TORCHAUDIO,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
@@ -200,7 +191,6 @@ REASONS: dict[str, str] = {
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
-    "HunYuanVLForConditionalGeneration": MM_CLA,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
     "InklingForConditionalGeneration": NOFILE,
