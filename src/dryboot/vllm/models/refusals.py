@@ -32,6 +32,11 @@ NEEDS_TIMM = (
 NEEDS_TORCHAUDIO = (
     "multimodal wrapper, not verified: its vLLM module imports torchaudio, absent from the fidelity venv; not planned"
 )
+FIRERED_META = (
+    "multimodal wrapper of Qwen2ForCausalLM (planned) built on its top-level config, a Qwen2Config (not remote "
+    "code), not verified: vLLM cannot build its Conformer encoder on the meta device (RuntimeError: Tensor.item() "
+    "cannot be called on meta tensors, recorded on 0.28.0 and 0.33.0), so the harness cannot check it: not planned"
+)
 REMOTE_MM = (
     "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
     "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
@@ -178,6 +183,7 @@ REASONS: dict[str, str] = {
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
+    "FireRedASR2ForConditionalGeneration": FIRERED_META,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FunASRForConditionalGeneration": NEEDS_TORCHAUDIO,
     "Gemma3nForConditionalGeneration": TIMM,

@@ -420,17 +420,6 @@ BUILT_AS: dict[str, BuiltAs] = {
         rewrite=_k_eq_v,
         pp_refusal=NOT_SUPPORTS_PP,
     ),
-    # fireredasr2.py builds Qwen2ForCausalLM on the top-level config, a Qwen2Config (its processing
-    # info asks for that class): the checkpoint's config.json is the language model's, with the
-    # Conformer encoder's keys beside it (its attention is replicated: no TP constraint)
-    "FireRedASR2ForConditionalGeneration": BuiltAs(
-        "fireredasr2.py",
-        "Qwen2ForCausalLM",
-        "qwen2",
-        text_types=("qwen2",),
-        required=("audio_encoder_conf", "encoder_downsample_rate"),
-        pp_refusal=NOT_SUPPORTS_PP,
-    ),
     # HunYuanVLConfig (vLLM's) answers the text keys from text_config, or from the file's top level
     # (no text_config: the text config is built from them); hunyuan_vision.py builds
     # HunYuanDenseV1ForCausalLM on it (HunYuanVLTextConfig's defaults)
@@ -485,9 +474,8 @@ BUILT_AS: dict[str, BuiltAs] = {
 #: multimodal wrapper -> where its language model's config lives when not ``text_config``
 #: (the sub-config ``get_text_config`` returns and the model class builds its language model from).
 TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
-    # HunYuanVLConfig without text_config, FireRedASR2's Qwen2Config: the top level is the text config
+    # HunYuanVLConfig without text_config: the top level is the text config
     "HunYuanVLForConditionalGeneration": (),
-    "FireRedASR2ForConditionalGeneration": (),
     "Ovis": ("llm_config",),
     "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekOCRForCausalLM": ("language_config",),
