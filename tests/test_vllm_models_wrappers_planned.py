@@ -98,7 +98,10 @@ def test_every_wrapper_of_a_planned_text_model_is_planned_or_refused_for_its_own
     untaught = [
         wrapper
         for wrapper, text in COMPOSES.items()
-        if wrapper in rows and text in planned and rows[wrapper].status != "verified" and NOT_TAUGHT in rows[wrapper].reason
+        if wrapper in rows
+        and text in planned
+        and rows[wrapper].status != "verified"
+        and NOT_TAUGHT in rows[wrapper].reason
     ]
     assert not untaught, f"vLLM {version}: refused as not yet taught over a planned text model: {untaught}"
 
@@ -142,7 +145,9 @@ def test_wrappers_planned_through_their_text_model(version: str, wrapper: str) -
 def test_hunyuan_vl_is_planned_where_vllm_builds_its_own_class() -> None:
     """0.27-0.28 build hunyuan_vision.py (planned through HunYuanDenseV1ForCausalLM); from 0.29 the
     registry serves it through the Transformers modeling backend (refused by name)."""
-    assert {r.architecture: r for r in architecture_table("0.28.0")}["HunYuanVLForConditionalGeneration"].status == "verified"
+    assert {r.architecture: r for r in architecture_table("0.28.0")}[
+        "HunYuanVLForConditionalGeneration"
+    ].status == "verified"
     row = {r.architecture: r for r in architecture_table("0.33.0")}["HunYuanVLForConditionalGeneration"]
     assert row.status == "refused" and "Transformers modeling backend" in row.reason
 

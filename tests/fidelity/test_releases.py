@@ -392,27 +392,21 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         24414,
         390624,
         8192,
-        (
-            "GPU KV cache size: 390,624 tokens, Maximum concurrency for 8,192 tokens per request: 47.68x",
-        ),
+        ("GPU KV cache size: 390,624 tokens, Maximum concurrency for 8,192 tokens per request: 47.68x",),
     ),
     ("0.33.0", "wrap-cosmos3-edge"): _ok(
         16,
         24414,
         390624,
         8192,
-        (
-            "GPU KV cache size: 390,624 tokens, Maximum concurrency for 8,192 tokens per request: 47.68x",
-        ),
+        ("GPU KV cache size: 390,624 tokens, Maximum concurrency for 8,192 tokens per request: 47.68x",),
     ),
     ("0.28.0", "wrap-diffusion-gemma"): _ok(
         16,
         22888,
         66465,
         8192,
-        (
-            "GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",
-        ),
+        ("GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",),
     ),
     ("0.33.0", "wrap-diffusion-gemma"): _ok(
         16,
@@ -429,9 +423,7 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         1525,
         24400,
         8192,
-        (
-            "GPU KV cache size: 24,400 tokens, Maximum concurrency for 8,192 tokens per request: 2.98x",
-        ),
+        ("GPU KV cache size: 24,400 tokens, Maximum concurrency for 8,192 tokens per request: 2.98x",),
     ),
     ("0.33.0", "wrap-gemma4-unified"): _ok(
         16,

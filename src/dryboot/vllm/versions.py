@@ -193,7 +193,10 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     **{(v, "RWForCausalLM"): _RW_REMOVED for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
     ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
-    **{(v, "HunYuanVLForConditionalGeneration"): _HUNYUAN_VL_BACKEND for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")},
+    **{
+        (v, "HunYuanVLForConditionalGeneration"): _HUNYUAN_VL_BACKEND
+        for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    },
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
