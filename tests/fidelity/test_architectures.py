@@ -197,6 +197,9 @@ FEW_SERVED: dict[str, int] = {
     "DeepseekV4ForCausalLM": 4,
     # vLLM 0.28.0's engine start builds it only at TP 1 offline (its QK norm's TP communication needs CUDA)
     "MiniMaxM2ForCausalLM": 8,
+    # its V2-only model runner refuses the n-gram and hidden-state speculative flag sets, and it has
+    # no pipeline parallelism; its served cases are the release cases' too (test_releases.py)
+    "DiffusionGemmaForBlockDiffusion": 10,
 }
 
 #: Recorded cases dryboot is known to answer differently, by case id, with the kind: each must

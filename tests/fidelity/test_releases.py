@@ -144,6 +144,21 @@ CASES: dict[str, tuple[Path, list[str]]] = {
                 ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
             ),
             (
+                "cosmos3-edge",
+                "Cosmos3EdgeForConditionalGeneration",
+                ["-tp", "2", "--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
+                "diffusion-gemma",
+                "DiffusionGemmaForBlockDiffusion",
+                ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3000000000"],
+            ),
+            (
+                "hunyuan-vl",
+                "HunYuanVLForConditionalGeneration",
+                ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"],
+            ),
+            (
                 "gemma4-unified",
                 "Gemma4UnifiedForConditionalGeneration",
                 ["--max-model-len", "8192", "--kv-cache-memory-bytes", "3000000000"],
@@ -372,6 +387,44 @@ def _refused_as(error: str, site: str) -> dict[str, Any]:
 
 #: (release, case) -> what that release printed. Filled from record_releases.py output.
 RECORDED: dict[tuple[str, str], dict[str, Any]] = {
+    ("0.28.0", "wrap-cosmos3-edge"): _ok(
+        16,
+        24414,
+        390624,
+        8192,
+        ("GPU KV cache size: 390,624 tokens, Maximum concurrency for 8,192 tokens per request: 47.68x",),
+    ),
+    ("0.33.0", "wrap-cosmos3-edge"): _ok(
+        16,
+        24414,
+        390624,
+        8192,
+        ("GPU KV cache size: 390,624 tokens, Maximum concurrency for 8,192 tokens per request: 47.68x",),
+    ),
+    ("0.28.0", "wrap-diffusion-gemma"): _ok(
+        16,
+        22888,
+        66465,
+        8192,
+        ("GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",),
+    ),
+    ("0.33.0", "wrap-diffusion-gemma"): _ok(
+        16,
+        22888,
+        66465,
+        8192,
+        (
+            "GPU KV cache size: 66,465 tokens, Maximum concurrency for 8,192 tokens per request: 8.11x",
+            "kv lcm block sizes 32",
+        ),
+    ),
+    ("0.28.0", "wrap-hunyuan-vl"): _ok(
+        16,
+        1525,
+        24400,
+        8192,
+        ("GPU KV cache size: 24,400 tokens, Maximum concurrency for 8,192 tokens per request: 2.98x",),
+    ),
     ("0.33.0", "wrap-gemma4-unified"): _ok(
         16,
         22888,
@@ -1080,6 +1133,9 @@ def test_unverified_architecture_is_refused_on_that_release_only() -> None:
         ("MiniCPM3ForCausalLM", "0.27.1", "0.28.0", "minicpm3 config class"),
         # vLLM 0.32.0's MiMo-V2 attention takes --kv-cache-dtype (fp8 pages half the 0.28.0 size)
         ("MiMoV2FlashForCausalLM", "0.32.0", "0.31.0", "--kv-cache-dtype"),
+        # vLLM 0.33.0 serves HunYuan-VL through its Transformers backend, which loads the checkpoint's
+        # image processor files (OSError without them); 0.28.0 builds hunyuan_vision.py
+        ("HunYuanVLForConditionalGeneration", "0.33.0", "0.28.0", "Transformers modeling backend"),
     ],
 )
 def test_architecture_whose_release_differs_is_refused_there(

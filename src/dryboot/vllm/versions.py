@@ -204,6 +204,12 @@ def _removed(architecture: str) -> str:
     return f"vLLM refuses it: {architecture} was supported in vLLM until v0.28.0, and is not supported anymore"
 
 
+_HUNYUAN_VL_BACKEND = (
+    "its registry serves it through the Transformers modeling backend (TransformersMultiModalForCausalLM, "
+    "transformers/multimodal.py), whose engine start loads the checkpoint's image processor files (OSError "
+    "without them, recorded on 0.33.0): not modelled"
+)
+
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
 #: not the GPU kernel libraries its model class needs (checked with each release's oracle).
 UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
@@ -217,6 +223,10 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
     ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
+    **{
+        (v, "HunYuanVLForConditionalGeneration"): _HUNYUAN_VL_BACKEND
+        for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    },
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
@@ -275,7 +285,7 @@ _V028 = VersionRules("0.28.0")
 _V029 = replace(
     _V028,
     version="0.29.0",
-    unverified_architectures=_REMOVED_IN_029,
+    unverified_architectures=_REMOVED_IN_029 | {"HunYuanVLForConditionalGeneration"},
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
@@ -303,7 +313,8 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM"},
+    unverified_architectures=_REMOVED_IN_029
+    | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),

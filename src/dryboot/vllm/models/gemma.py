@@ -52,6 +52,8 @@ class Gemma4Extra(FamilyExtra):
 
 #: the multimodal Gemma-4 wrapper (``gemma4_mm.py``: ``is_multimodal_model``)
 MM_ARCHITECTURE = "Gemma4ForConditionalGeneration"
+#: the block-diffusion wrapper whose language model is Gemma-4's (``diffusion_gemma.py``)
+DIFFUSION_ARCHITECTURE = "DiffusionGemmaForBlockDiffusion"
 #: one video item's tokens at most, the largest item of any modality (``gemma4_mm.py``
 #: ``get_mm_max_tokens_per_item``: ``_VIDEO_MAX_FRAMES`` 32 frames of ``_VIDEO_MAX_SOFT_TOKENS``
 #: 70 soft tokens plus boi, eoi and 6 timestamp tokens; an image is at most 1120 soft tokens,
@@ -129,7 +131,19 @@ def _modalities(f: ConfigFields) -> tuple[str, ...]:
 
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
-    """Gemma-4's own engine arguments: :func:`triton_when_no_fa4`, then :func:`batch_floor`."""
+    """Gemma-4's own engine arguments: DiffusionGemma with a speculative config refused
+    (:data:`DIFFUSION_ARCHITECTURE`), then :func:`triton_when_no_fa4`, then :func:`batch_floor`."""
+    if model.architecture == DIFFUSION_ARCHITECTURE and args.speculative_method is not None:
+        # its model class names a model state of its own (get_model_state_cls), which only the V2
+        # model runner runs; 0.28.0 refuses ngram and extract_hidden_states there ("Model Runner V2
+        # does not yet support ..."); a drafter for a block-diffusion model is not modelled
+        raise InputError(
+            "--speculative-config",
+            str(args.speculative_method),
+            f"Model Runner V2 does not yet support {args.speculative_method} speculative decoding (vLLM 0.28.0's "
+            f"words; {DIFFUSION_ARCHITECTURE}'s own model state runs only on the V2 model runner): speculative "
+            "decoding of a block-diffusion model is not modelled",
+        )
     return batch_floor(model, triton_when_no_fa4(model, args))
 
 

@@ -13,7 +13,6 @@ TEXT = (
     "standard attention, not yet taught: needs its config reader (layers, KV heads, head size, windows) "
     "and a tiny-config verification"
 )
-MM = "multimodal wrapper: the reader of its language model and an end-to-end check are not yet taught"
 MISTRAL_FORMAT = (
     "multimodal wrapper served from a Mistral-format checkpoint (params.json: pixtral.py reads the vision "
     "encoder's arguments from it); a Hugging Face-format Pixtral checkpoint declares the LLaVA wrapper "
@@ -33,14 +32,22 @@ NEEDS_TIMM = (
 NEEDS_TORCHAUDIO = (
     "multimodal wrapper, not verified: its vLLM module imports torchaudio, absent from the fidelity venv; not planned"
 )
+FIRERED_META = (
+    "multimodal wrapper of Qwen2ForCausalLM (planned) built on its top-level config, a Qwen2Config (not remote "
+    "code), not verified: vLLM cannot build its Conformer encoder on the meta device (RuntimeError: Tensor.item() "
+    "cannot be called on meta tensors, recorded on 0.28.0 and 0.33.0), so the harness cannot check it: not planned"
+)
+#: REMOTE_MM re-checked (issue 37): the checkpoints' model_type as their published config code says
+#: (kimi_audio, moss_audio, phi4-siglip, intern_s2_preview, mimo_v2; OpenCUA, Eagle-2.5-VL and
+#: LLaVA-OneVision-2 ship their config class as the checkpoint's own Python file, auto_map) is in
+#: neither transformers' CONFIG_MAPPING nor vLLM's _CONFIG_REGISTRY of the 0.28.0 and 0.33.0 boot
+#: environments, and vLLM's engine start refuses each offline ("model type `...` but Transformers does
+#: not recognize this architecture"). Bee, R, StepVL and InternS2Mobius: vLLM's own model tests load
+#: them with trust_remote_code (StepVL reads vision_config.width, which vLLM's step3_vl config lacks);
+#: no published config of theirs was found
 REMOTE_MM = (
     "multimodal wrapper whose config class is remote code (neither transformers nor vLLM's config registry has "
     "its model_type; --trust-remote-code and the checkpoint's Python files): not verifiable offline"
-)
-MM_CLA = (
-    "multimodal wrapper of HunYuanDenseV1ForCausalLM / HunYuanMoEV1ForCausalLM (planned; their cross-layer "
-    "attention with cla_share_factor > 1 refused as vLLM fails it): the wrapper's reader of its language model "
-    "and an end-to-end check are not yet taught"
 )
 MM_MLA_SPARSE = (
     "multimodal wrapper of PanguEmbeddedForCausalLM, itself refused (a remote-code config; MLA and "
@@ -156,7 +163,6 @@ REASONS: dict[str, str] = {
     "BeeForConditionalGeneration": REMOTE_MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,
-    "Cosmos3EdgeForConditionalGeneration": MM,
     "DFlash2DraftModel": SPEC_DFLASH,
     "DFlashLagunaForCausalLM": SPEC_DFLASH,
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
@@ -166,7 +172,6 @@ REASONS: dict[str, str] = {
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
-    "DiffusionGemmaForBlockDiffusion": MM,
     "Dots3NoteForCausalLM": NOFILE,
     "Dots3NoteMTPModel": NOFILE,
     "DotsOCRForCausalLM": REMOTE_MM,
@@ -186,9 +191,9 @@ REASONS: dict[str, str] = {
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "FireRedASR2ForConditionalGeneration": REMOTE_MM,
+    "FireRedASR2ForConditionalGeneration": FIRERED_META,
     "FireRedLIDForConditionalGeneration": XATTN,
-    "FunASRForConditionalGeneration": MM,
+    "FunASRForConditionalGeneration": NEEDS_TORCHAUDIO,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
@@ -200,7 +205,6 @@ REASONS: dict[str, str] = {
     "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
-    "HunYuanVLForConditionalGeneration": MM_CLA,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": NOFILE,
     "InklingForConditionalGeneration": NOFILE,

@@ -12,13 +12,13 @@ language model is looked up through the ``families`` mapping the registry passes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from dryboot.errors import InputError, missing_field, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
-from dryboot.vllm.distributed import TOWER_NOT_SUPPORTS_PP
+from dryboot.vllm.distributed import NOT_SUPPORTS_PP, TOWER_NOT_SUPPORTS_PP
 from dryboot.vllm.models.dense import DECODERS
 from dryboot.vllm.models.dense import verify as verify
 
@@ -180,6 +180,11 @@ class BuiltAs:
         attention heads of encoder towers vLLM shards by tensor parallelism (``QKVParallelLinear``:
         TP must divide them, else an AssertionError while building the model).
     :param pp_refusal: vLLM's refusal of pipeline parallelism (a class without ``SupportsPP``).
+    :param rewrite: how the model class turns the text config into the one the inner family reads
+        (keys it sets or converts whatever the file says), applied after the checks above.
+    :param hybrid_class: whether the wrapper's class is ``IsHybrid`` where it differs from the
+        inner architecture's (``None``: as the inner family reads it); ``False`` also drops the
+        inner reader's Mamba2 mixer (the class builds no state layer).
     """
 
     vllm_file: str
@@ -193,6 +198,40 @@ class BuiltAs:
     needs: dict[str, str] = field(default_factory=dict)
     tower_heads: tuple[tuple[str, int | None], ...] = ()
     pp_refusal: str | None = None
+    rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    hybrid_class: bool | None = None
+
+
+def _as_nemotron_h_layers(text: dict[str, Any]) -> dict[str, Any]:
+    """A Cosmos3-Edge text config as the Nemotron-H config its model class builds
+    (``cosmos3_edge.py``: vLLM 0.28.0's ``Cosmos3EdgeTextConfig``, 0.33.0's
+    ``_to_nemotron_h_config``): each of its ``num_hidden_layers`` decoder layers is an attention
+    layer then an MLP layer, ``2 * num_hidden_layers`` Nemotron-H layers of pattern ``"*-"``."""
+    n = text.get("num_hidden_layers", 28)  # both releases' config classes default 28
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        return text  # the family's reader names the bad value
+    return {**text, "num_hidden_layers": 2 * n, "hybrid_override_pattern": "*-" * n, "layers_block_type": None}
+
+
+def _k_eq_v(text: dict[str, Any]) -> dict[str, Any]:
+    """DiffusionGemma's text config as its model class builds Gemma4Model on it
+    (``diffusion_gemma.py`` sets ``attention_k_eq_v = True`` whatever the file says)."""
+    return {**text, "attention_k_eq_v": True}
+
+
+#: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
+#: DiffusionGemmaTextConfig defaults none of them, transformers' (0.33.0's) defaults them otherwise
+_DIFFUSION_GEMMA_KEYS = (
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "global_head_dim",
+    "num_global_key_value_heads",
+    "layer_types",
+    "sliding_window",
+    "max_position_embeddings",
+)
 
 
 #: multimodal wrapper -> how it builds its language model (vLLM 0.28.0 model files).
@@ -335,6 +374,65 @@ BUILT_AS: dict[str, BuiltAs] = {
         },
         text_types=("gemma4_unified_text",),
     ),
+    # cosmos3_edge.py builds a Nemotron-H model of attention and MLP layers only on text_config (vLLM
+    # 0.28.0: its Cosmos3EdgeTextConfig, a NemotronHConfig; 0.33.0: transformers' text config
+    # converted by _to_nemotron_h_config); the class is not IsHybrid. The two releases' config
+    # classes default the heads and context length differently: those must be given
+    "Cosmos3EdgeForConditionalGeneration": BuiltAs(
+        "cosmos3_edge.py",
+        "NemotronHForCausalLM",
+        "nemotron_h",
+        # no Mamba layer is built: the mixer sizes only satisfy the reader
+        {
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "mamba_num_heads": 1,
+            "mamba_head_dim": 1,
+            "ssm_state_size": 1,
+            "conv_kernel": 1,
+        },
+        text_types=("cosmos3_edge_text",),
+        needs={
+            key: "its text config class defaults it differently on vLLM 0.28.0 (vLLM's NemotronH-based "
+            "Cosmos3EdgeTextConfig) and 0.33.0 (transformers'): not modelled"
+            for key in ("num_attention_heads", "max_position_embeddings")
+        },
+        # its SigLIP-2 vision tower (Siglip2VisionConfig on 0.28.0: 12 heads; transformers'
+        # Cosmos3EdgeVisionConfig on 0.33.0: 16): required
+        tower_heads=(("vision_config.num_attention_heads", None),),
+        rewrite=_as_nemotron_h_layers,
+        hybrid_class=False,
+    ),
+    # diffusion_gemma.py builds Gemma4Model on text_config with attention_k_eq_v forced
+    "DiffusionGemmaForBlockDiffusion": BuiltAs(
+        "diffusion_gemma.py",
+        "Gemma4ForCausalLM",
+        "gemma4_text",
+        {"hidden_size_per_layer_input": None, "vocab_size_per_layer_input": None},
+        text_types=("diffusion_gemma_text",),
+        refuse_keys={
+            "use_bidirectional_attention": "bidirectional attention (use_bidirectional_attention) is not verified"
+        },
+        needs={
+            key: "vLLM 0.28.0's DiffusionGemmaTextConfig defaults none of its keys (transformers' on 0.33.0 "
+            "does): not modelled"
+            for key in _DIFFUSION_GEMMA_KEYS
+        },
+        rewrite=_k_eq_v,
+        pp_refusal=NOT_SUPPORTS_PP,
+    ),
+    # HunYuanVLConfig (vLLM's) answers the text keys from text_config, or from the file's top level
+    # (no text_config: the text config is built from them); hunyuan_vision.py builds
+    # HunYuanDenseV1ForCausalLM on it (HunYuanVLTextConfig's defaults)
+    "HunYuanVLForConditionalGeneration": BuiltAs(
+        "hunyuan_vision.py",
+        "HunYuanDenseV1ForCausalLM",
+        "hunyuan_v1_dense",
+        {"max_position_embeddings": 2048, "hidden_size": 4096, "num_attention_heads": 32},
+        refuse_keys={"text_config": "a nested text_config (vLLM reads its keys through the wrapper) is not verified"},
+        # HunYuanVisionTransformer's attention (HunYuanVLVisionConfig: 16 heads)
+        tower_heads=(("vision_config.num_attention_heads", 16),),
+    ),
     # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
     "BagelForConditionalGeneration": BuiltAs(
         "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
@@ -377,6 +475,8 @@ BUILT_AS: dict[str, BuiltAs] = {
 #: multimodal wrapper -> where its language model's config lives when not ``text_config``
 #: (the sub-config ``get_text_config`` returns and the model class builds its language model from).
 TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
+    # HunYuanVLConfig without text_config: the top level is the text config
+    "HunYuanVLForConditionalGeneration": (),
     "Ovis": ("llm_config",),
     "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekOCRForCausalLM": ("language_config",),
@@ -426,6 +526,8 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
     # only the text sub-config's own keys: the wrapper's (a top-level max_sequence_length...) are
     # not the language model's
+    if spec.rewrite is not None:
+        nested = spec.rewrite(nested)
     text = ConfigFields(f.source, {**nested, "model_type": spec.model_type}, f.prefix, root=f.root)
     family = families[spec.inner]
     base = DECODERS[spec.inner].defaults if spec.inner in DECODERS else family.defaults(text)
@@ -446,6 +548,11 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers), "mm_prefix_lm": False}
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
+    if spec.hybrid_class is not None:
+        extra["hybrid_class"] = spec.hybrid_class
+    if spec.hybrid_class is False:
+        # no state layer is built: the inner reader's (placeholder) mixer is no part of the model
+        extra["mamba2"] = None
     return model.evolve(**extra)
 
 
