@@ -1,0 +1,161 @@
+"""MiniMax-M3 (``MiniMaxM3SparseForCausalLM``, ``MiniMaxM3SparseForConditionalGeneration``,
+``MiniMaxM3MTP``): the KV cache geometry vLLM 0.28.0 and 0.33.0 build for it
+(``vllm/models/minimax_m3/nvidia/model.py`` and ``common/indexer.py``; the ROCm branch under
+``amd/`` is not modelled).
+
+Every decoder layer ``i`` of the text config keeps one main K/V cache, a ``FullAttentionSpec``
+of ``num_key_value_heads`` heads (per rank: ``max(1, heads // TP)``) of ``head_dim`` for K and
+V in the ``--kv-cache-dtype``. A dense layer (``MiniMaxM3Attention``) registers it through a
+plain ``Attention`` (the platform's backend); a sparse layer (``MiniMaxM3SparseAttention``:
+``sparse_attention_config["sparse_attention_freq"][i] != 0``) returns the same spec itself and
+takes the ``MINIMAX_M3_SPARSE`` backend (kernel block 128). A sparse layer also owns its
+indexer's side cache (``MiniMaxM3IndexerCache``, ``<layer>.self_attn.attn.index_cache``): an
+``MLAAttentionSpec`` of one head of ``sparse_index_dim`` elements per token (key only), stored
+in bfloat16 unless ``--attention-config`` sets ``indexer_kv_dtype`` to fp8 (float8_e4m3fn),
+whatever ``--kv-cache-dtype`` says, served by ``MINIMAX_M3_SPARSE_INDEXER`` (kernel block 128).
+
+All of these specs are full-attention specs at one block size, so vLLM keeps them in one
+uniform-type group: a block holds one page per layer, each at its own size (the indexer's page
+is not padded to the main one). The MXFP8 weight quantization leaves the caches as they are.
+
+Block size: vLLM 0.28.0 keeps the default 16 (recorded on SM 9.0 and 8.0); vLLM 0.33.0 takes
+the backends' common preferred block, 128, and logs "Setting kv cache block size to 128 for
+<backend>/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE backend(s)."
+
+These functions give the per-layer pages and the bytes of one block; the planner does not yet
+route MiniMax-M3 through them (the architectures stay refused, :mod:`.refusals`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dryboot.errors import InputError
+
+#: the kernel block both MiniMax-M3 backends declare (``get_supported_kernel_block_sizes``)
+KERNEL_BLOCK = 128
+#: the indexer side cache's element sizes by ``indexer_kv_dtype`` (``MiniMaxM3IndexerCache``)
+INDEXER_DTYPE_BYTES = {"auto": 2, "bf16": 2, "fp8": 1, "fp8_e4m3": 1}
+#: vLLM's backend names
+SPARSE_BACKEND = "MINIMAX_M3_SPARSE"
+INDEXER_BACKEND = "MINIMAX_M3_SPARSE_INDEXER"
+
+
+@dataclass(frozen=True)
+class MiniMaxM3Layers:
+    """The cache-relevant fields of a MiniMax-M3 text config.
+
+    :param num_kv_heads: ``num_key_value_heads`` (before TP).
+    :param head_dim: ``head_dim`` (elements, K and V each).
+    :param sparse: per decoder layer, whether it is a sparse layer (``sparse_attention_freq``).
+    :param index_dim: ``sparse_index_dim`` (elements per token of an indexer key).
+    """
+
+    num_kv_heads: int
+    head_dim: int
+    sparse: tuple[bool, ...]
+    index_dim: int
+
+    @property
+    def num_sparse(self) -> int:
+        return sum(self.sparse)
+
+    @property
+    def num_caches(self) -> int:
+        """Layers with a KV cache spec: every decoder layer plus one indexer per sparse layer."""
+        return len(self.sparse) + self.num_sparse
+
+
+def read_layers(text_config: dict[str, Any], source: str = "config.json") -> MiniMaxM3Layers:
+    """Read a MiniMax-M3 text config (``text_config`` of ``minimax_m3_vl``, or the config itself).
+
+    :raises InputError: a missing or malformed field vLLM's layers read.
+    """
+    def integer(key: str) -> int:
+        value = text_config.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(source, key, f"{value!r}: vLLM's MiniMax-M3 layers need a positive integer")
+        return value
+
+    n = integer("num_hidden_layers")
+    sparse_cfg = text_config.get("sparse_attention_config") or {}
+    if not isinstance(sparse_cfg, dict):
+        raise InputError(source, "sparse_attention_config", "must be an object")
+    freq = sparse_cfg.get("sparse_attention_freq")
+    if freq is None:
+        sparse: tuple[bool, ...] = (False,) * n
+    elif not isinstance(freq, list) or not all(isinstance(x, int) for x in freq):
+        raise InputError(source, "sparse_attention_config.sparse_attention_freq", "must be a list of integers")
+    else:
+        # _sparse_attention_layer_ids: entries past the last layer build nothing
+        sparse = tuple(i < len(freq) and freq[i] != 0 for i in range(n))
+    index_dim = 0
+    if any(sparse):
+        value = sparse_cfg.get("sparse_index_dim")
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(
+                source, "sparse_attention_config.sparse_index_dim", f"{value!r}: the sparse layers' indexer reads it"
+            )
+        index_dim = value
+    return MiniMaxM3Layers(integer("num_key_value_heads"), integer("head_dim"), sparse, index_dim)
+
+
+def kv_heads_per_rank(layers: MiniMaxM3Layers, tensor_parallel_size: int) -> int:
+    """``max(1, num_key_value_heads // TP)``.
+
+    :raises InputError: KV heads that neither divide by TP nor divide it (vLLM asserts)."""
+    heads, tp = layers.num_kv_heads, tensor_parallel_size
+    if (heads >= tp and heads % tp) or (heads < tp and tp % heads):
+        raise InputError(
+            "--tensor-parallel-size",
+            str(tp),
+            f"num_key_value_heads {heads}: neither divisible by it nor dividing it (MiniMaxM3Attention asserts)",
+        )
+    return max(1, heads // tp)
+
+
+def block_size(version: str, user_block_size: int | None = None) -> int:
+    """The cache block (tokens): ``--block-size`` if given; else 16 on vLLM 0.28.0 and the
+    backends' preferred 128 on 0.33.0."""
+    if user_block_size is not None:
+        return user_block_size
+    major_minor = tuple(int(p) for p in version.split(".")[:2])
+    return KERNEL_BLOCK if major_minor >= (0, 33) else 16
+
+
+def layer_pages(
+    layers: MiniMaxM3Layers,
+    *,
+    block: int,
+    tensor_parallel_size: int,
+    kv_cache_bytes: int,
+    indexer_kv_dtype: str = "auto",
+) -> list[tuple[str, int]]:
+    """``(kind, page_size_bytes)`` per cache, in layer order (``main`` per decoder layer, then
+    ``indexer`` after each sparse layer's main cache).
+
+    :param kv_cache_bytes: bytes of one element of the main cache (2 for auto on a bfloat16
+        model, 1 for fp8).
+    :raises InputError: an ``indexer_kv_dtype`` vLLM's indexer cache refuses.
+    """
+    if indexer_kv_dtype not in INDEXER_DTYPE_BYTES:
+        raise InputError(
+            "--attention-config",
+            indexer_kv_dtype,
+            "indexer_kv_dtype: MiniMaxM3IndexerCache takes only bf16 or fp8/fp8_e4m3 (NotImplementedError)",
+        )
+    heads = kv_heads_per_rank(layers, tensor_parallel_size)
+    main = block * heads * 2 * layers.head_dim * kv_cache_bytes
+    indexer = block * layers.index_dim * INDEXER_DTYPE_BYTES[indexer_kv_dtype]
+    out: list[tuple[str, int]] = []
+    for is_sparse in layers.sparse:
+        out.append(("main", main))
+        if is_sparse:
+            out.append(("indexer", indexer))
+    return out
+
+
+def block_bytes(pages: list[tuple[str, int]]) -> int:
+    """Bytes of one block of the single uniform-type group: the sum of every layer's page."""
+    return sum(page for _, page in pages)
