@@ -130,6 +130,11 @@ LOOPED = (
     "loops in a loop_window_size window) are not modelled"
 )
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
+MINIMAX_M3 = (
+    "MiniMax-M3 sparse attention (vllm/models/minimax_m3): every layer's K/V cache plus, per sparse layer, an "
+    "indexer key cache (MLAAttentionSpec), all in one uniform-type group at the MINIMAX_M3_SPARSE backends' block; "
+    "the geometry is read (dryboot.vllm.models.minimax_m3) but the planner does not yet route its layers: refused"
+)
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
     "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3, "
@@ -235,9 +240,9 @@ REASONS: dict[str, str] = {
     "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": REMOTE_MM,
     "MiniCPMV": REMOTE_MM,
-    "MiniMaxM3MTP": NOFILE,
-    "MiniMaxM3SparseForCausalLM": NOFILE,
-    "MiniMaxM3SparseForConditionalGeneration": NOFILE,
+    "MiniMaxM3MTP": MINIMAX_M3,
+    "MiniMaxM3SparseForCausalLM": MINIMAX_M3,
+    "MiniMaxM3SparseForConditionalGeneration": MINIMAX_M3,
     "Molmo2ForConditionalGeneration": own_text_model("its own Molmo2TextModel (molmo2.py)"),
     "MolmoForCausalLM": REMOTE_MM,
     "Moondream3ForCausalLM": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
