@@ -23,17 +23,9 @@ from test_frontier import dryboot_answer, problems
 
 pytestmark = pytest.mark.fidelity
 
-#: MiniMax-M3's sparse-attention family (vLLM's ``vllm/models/minimax_m3``, 60 attention layers and
-#: 57 indexer caches) is not modelled: dryboot refuses it by name where vLLM serves it
-MINIMAX_M3 = (
-    "MiniMaxM3SparseForConditionalGeneration (vllm/models/minimax_m3: sparse attention with indexer "
-    "caches) is not modelled; dryboot refuses it by name"
-)
 #: release -> case id -> why dryboot disagrees with vLLM there
 KNOWN: dict[str, dict[str, str]] = {
-    "0.28.0": {f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))},
     "0.33.0": {
-        **{f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))},
         **{
             f"{gpu}|deepseek-ai--DeepSeek-V4-Flash-0731#{i}": (
                 "both refuse, for different reasons: the 0.33.0 oracle environment cannot build "

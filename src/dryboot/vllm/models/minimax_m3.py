@@ -22,8 +22,15 @@ Block size: vLLM 0.28.0 keeps the default 16 (recorded on SM 9.0 and 8.0); vLLM 
 the backends' common preferred block, 128, and logs "Setting kv cache block size to 128 for
 <backend>/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE backend(s)."
 
-These functions give the per-layer pages and the bytes of one block; the planner does not yet
-route MiniMax-M3 through them (the architectures stay refused, :mod:`.refusals`).
+:func:`read` lays the layers out for the planner (each decoder layer's main cache, a ``FULL``
+layer, then a sparse layer's ``MM3_INDEXER`` cache); :func:`layer_pages` and :func:`block_bytes`
+state the same geometry as plain numbers.
+
+vLLM 0.28.0 checks no kernel block while planning: at the default block of 16 it plans and logs
+the KV cache size, then its worker finds no kernel block of 16 that the 128-token MiniMax-M3
+backends address (``v1/worker/utils.py`` ``select_common_block_size``: "No common block size for
+16"), which dryboot's ``kernel-block-size`` invariant reports. ``MiniMaxM3MTP`` (the drafter) is
+not modelled.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, MiniMaxM3Caches, ModelGeometry
+from dryboot.vllm.models.common import geometry, num_layers
 
 #: the kernel block both MiniMax-M3 backends declare (``get_supported_kernel_block_sizes``)
 KERNEL_BLOCK = 128
@@ -159,3 +168,51 @@ def layer_pages(
 def block_bytes(pages: list[tuple[str, int]]) -> int:
     """Bytes of one block of the single uniform-type group: the sum of every layer's page."""
     return sum(page for _, page in pages)
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    """None: every field the caches read is in the published config."""
+    return {}
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """The layers of a MiniMax-M3 text config: per decoder layer its main K/V cache (``FULL``:
+    ``num_key_value_heads`` of ``head_dim``), followed by its indexer cache (``MM3_INDEXER``)
+    when the layer is sparse.
+
+    :raises InputError: a missing or malformed field vLLM's layers read.
+    """
+    n = num_layers(f)
+    cfg = f.get("sparse_attention_config") or {}
+    if not isinstance(cfg, dict):
+        raise InputError(f.source, f.where("sparse_attention_config"), "must be an object")
+    layers = read_layers(
+        {
+            "num_hidden_layers": n,
+            "num_key_value_heads": f.get("num_key_value_heads"),
+            "head_dim": f.get("head_dim"),
+            "sparse_attention_config": cfg,
+        },
+        f.source,
+    )
+    kinds: list[LayerKind] = []
+    decoder: list[int] = []
+    names: list[str] = []
+    for i, is_sparse in enumerate(layers.sparse):
+        kinds.append(LayerKind.FULL)
+        decoder.append(i)
+        names.append(f"model.layers.{i}.self_attn.attn")
+        if is_sparse:
+            kinds.append(LayerKind.MM3_INDEXER)
+            decoder.append(i)
+            names.append(f"model.layers.{i}.self_attn.attn.index_cache")
+    return geometry(
+        f,
+        architecture,
+        "minimax_m3",
+        tuple(kinds),
+        heads=(f.integer("num_attention_heads"), layers.num_kv_heads, layers.head_dim),
+        decoder_layers=tuple(decoder),
+        layer_names=tuple(names),
+        family_extra=MiniMaxM3Caches(index_dim=layers.index_dim or 1),
+    )

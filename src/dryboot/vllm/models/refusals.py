@@ -130,10 +130,9 @@ LOOPED = (
     "loops in a loop_window_size window) are not modelled"
 )
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
-MINIMAX_M3 = (
-    "MiniMax-M3 sparse attention (vllm/models/minimax_m3): every layer's K/V cache plus, per sparse layer, an "
-    "indexer key cache (MLAAttentionSpec), all in one uniform-type group at the MINIMAX_M3_SPARSE backends' block; "
-    "the geometry is read (dryboot.vllm.models.minimax_m3) but the planner does not yet route its layers: refused"
+MINIMAX_M3_MTP = (
+    "MiniMax-M3 drafter (vllm/models/minimax_m3 mtp.py: a sparse decoder layer with its indexer cache): dryboot "
+    "plans MiniMax-M3 targets (MiniMaxM3SparseForCausalLM / ForConditionalGeneration), not this MTP module"
 )
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
@@ -240,9 +239,7 @@ REASONS: dict[str, str] = {
     "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": REMOTE_MM,
     "MiniCPMV": REMOTE_MM,
-    "MiniMaxM3MTP": MINIMAX_M3,
-    "MiniMaxM3SparseForCausalLM": MINIMAX_M3,
-    "MiniMaxM3SparseForConditionalGeneration": MINIMAX_M3,
+    "MiniMaxM3MTP": MINIMAX_M3_MTP,
     "Molmo2ForConditionalGeneration": own_text_model("its own Molmo2TextModel (molmo2.py)"),
     "MolmoForCausalLM": REMOTE_MM,
     "Moondream3ForCausalLM": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
