@@ -38,7 +38,10 @@ class LayerKind(Enum):
     ``DSV4_COMPRESSOR`` a compressor's state cache (``CompressorStateCache``); the last two are
     ``SlidingWindowMLASpec``.
 
-    ``MM3_INDEXER`` is the side cache of a MiniMax-M3 sparse layer's indexer
+    ``MM3_SPARSE`` is the main K/V cache of a MiniMax-M3 sparse layer
+    (``MiniMaxM3SparseAttention.get_kv_cache_spec``): a ``FullAttentionSpec`` the layer builds
+    itself, served by ``MINIMAX_M3_SPARSE``, whose page no backend customizes (no per-token-head
+    scales). ``MM3_INDEXER`` is the side cache of a MiniMax-M3 sparse layer's indexer
     (``vllm/models/minimax_m3/common/indexer.py`` ``MiniMaxM3IndexerCache``, at
     ``<layer>.self_attn.attn.index_cache``): an ``MLAAttentionSpec`` of one ``sparse_index_dim``
     head per token (key only) in bfloat16, served by ``MINIMAX_M3_SPARSE_INDEXER``.
@@ -59,6 +62,7 @@ class LayerKind(Enum):
     DSV4_INDEXER = "dsv4_indexer"
     DSV4_SWA = "dsv4_sliding_window"
     DSV4_COMPRESSOR = "dsv4_compressor_state"
+    MM3_SPARSE = "minimax_m3_sparse"
     MM3_INDEXER = "minimax_m3_indexer"
     NONE = "none"
 
@@ -78,6 +82,7 @@ class LayerKind(Enum):
             LayerKind.DSV4_INDEXER,
             LayerKind.DSV4_SWA,
             LayerKind.DSV4_COMPRESSOR,
+            LayerKind.MM3_SPARSE,
             LayerKind.MM3_INDEXER,
         )
 
@@ -111,6 +116,7 @@ _SPEC_KIND = {
     LayerKind.DSV4_INDEXER: "mla",
     LayerKind.DSV4_SWA: "sliding_mla",
     LayerKind.DSV4_COMPRESSOR: "sliding_mla",
+    LayerKind.MM3_SPARSE: "full",
     LayerKind.MM3_INDEXER: "mla",
     LayerKind.NONE: "none",
 }
@@ -130,6 +136,7 @@ _LABEL = {
     LayerKind.DSV4_INDEXER: "compressed indexer",
     LayerKind.DSV4_SWA: "MLA sliding window",
     LayerKind.DSV4_COMPRESSOR: "compressor state",
+    LayerKind.MM3_SPARSE: "MiniMax-M3 sparse attention",
     LayerKind.MM3_INDEXER: "MiniMax-M3 indexer",
     LayerKind.NONE: "no cache",
 }

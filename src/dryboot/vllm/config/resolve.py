@@ -109,7 +109,7 @@ def backend_for(
     head_size = max(
         model.attention(k).head_dim
         for k in model.kinds
-        if k.is_attention and k not in (LayerKind.MLA_INDEXER, LayerKind.MM3_INDEXER)
+        if k.is_attention and k not in (LayerKind.MLA_INDEXER, LayerKind.MM3_SPARSE, LayerKind.MM3_INDEXER)
     )
     gpu = args.device
     handed = family_of(model).attention_backend(model, name)

@@ -160,6 +160,7 @@ def _type_key(spec: LayerSpec) -> tuple[object, ...]:
         LayerKind.FULL,
         LayerKind.MLA,
         LayerKind.MLA_INDEXER,
+        LayerKind.MM3_SPARSE,
         LayerKind.MM3_INDEXER,
         LayerKind.HIDDEN_STATE,
     ):

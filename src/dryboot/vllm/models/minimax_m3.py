@@ -22,8 +22,8 @@ Block size: vLLM 0.28.0 keeps the default 16 (recorded on SM 9.0 and 8.0); vLLM 
 the backends' common preferred block, 128, and logs "Setting kv cache block size to 128 for
 <backend>/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE backend(s)."
 
-:func:`read` lays the layers out for the planner (each decoder layer's main cache, a ``FULL``
-layer, then a sparse layer's ``MM3_INDEXER`` cache); :func:`layer_pages` and :func:`block_bytes`
+:func:`read` lays the layers out for the planner (a dense layer's ``FULL`` cache; a sparse
+layer's ``MM3_INDEXER`` cache, then its ``MM3_SPARSE`` main cache); :func:`layer_pages` and :func:`block_bytes`
 state the same geometry as plain numbers.
 
 vLLM 0.28.0 checks no kernel block while planning: at the default block of 16 it plans and logs
@@ -171,14 +171,24 @@ def block_bytes(pages: list[tuple[str, int]]) -> int:
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    """None: every field the caches read is in the published config."""
-    return {}
+    """``MiniMaxM3TextConfig``'s defaults for the fields the caches read (vLLM's
+    ``transformers_utils/configs/minimax_m3.py``, 0.28.0 and 0.33.0 alike): 60 layers of 64
+    query and 4 KV heads of 128, 524,288 positions, and layers 3 to 59 sparse with a 128-wide
+    indexer."""
+    return {
+        "num_hidden_layers": 60,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "max_position_embeddings": 524288,
+        "sparse_attention_config": {"sparse_index_dim": 128, "sparse_attention_freq": [0] * 3 + [1] * 57},
+    }
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
-    """The layers of a MiniMax-M3 text config: per decoder layer its main K/V cache (``FULL``:
-    ``num_key_value_heads`` of ``head_dim``), followed by its indexer cache (``MM3_INDEXER``)
-    when the layer is sparse.
+    """The layers of a MiniMax-M3 text config: a dense decoder layer's K/V cache (``FULL``:
+    ``num_key_value_heads`` of ``head_dim``); a sparse layer's indexer cache (``MM3_INDEXER``)
+    then its main K/V cache (``MM3_SPARSE``, the same heads).
 
     :raises InputError: a missing or malformed field vLLM's layers read.
     """
@@ -199,13 +209,15 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     decoder: list[int] = []
     names: list[str] = []
     for i, is_sparse in enumerate(layers.sparse):
-        kinds.append(LayerKind.FULL)
-        decoder.append(i)
-        names.append(f"model.layers.{i}.self_attn.attn")
         if is_sparse:
-            kinds.append(LayerKind.MM3_INDEXER)
+            # the indexer's cache registers while the layer is built, before the layer itself
+            kinds += [LayerKind.MM3_INDEXER, LayerKind.MM3_SPARSE]
+            decoder += [i, i]
+            names += [f"model.layers.{i}.self_attn.attn.index_cache", f"model.layers.{i}.self_attn.attn"]
+        else:
+            kinds.append(LayerKind.FULL)
             decoder.append(i)
-            names.append(f"model.layers.{i}.self_attn.attn.index_cache")
+            names.append(f"model.layers.{i}.self_attn.attn")
     return geometry(
         f,
         architecture,
