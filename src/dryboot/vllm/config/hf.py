@@ -115,10 +115,12 @@ class MiniMaxM3Caches(FamilyExtra):
     """What a MiniMax-M3 sparse layer's indexer caches (``vllm/models/minimax_m3/common/indexer.py``
     ``MiniMaxM3IndexerCache``): one head of ``index_dim`` elements per token, ``element_bytes``
     each (2: bfloat16, the default ``indexer_kv_dtype``), whatever ``--kv-cache-dtype`` says.
+    ``topk_blocks``: ``sparse_topk_blocks``, which the sparse layers' backend choice reads.
     """
 
     index_dim: int
     element_bytes: int = 2
+    topk_blocks: int = 16
 
 
 @dataclass(frozen=True)

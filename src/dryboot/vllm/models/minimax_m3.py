@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import ConfigFields, LayerKind, MiniMaxM3Caches, ModelGeometry
+from dryboot.vllm.config.hf import ConfigFields, LayerKind, MiniMaxM3Caches, ModelGeometry, extra_of
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 
 #: the kernel block both MiniMax-M3 backends declare (``get_supported_kernel_block_sizes``)
@@ -226,5 +227,41 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         heads=(f.integer("num_attention_heads"), layers.num_kv_heads, layers.head_dim),
         decoder_layers=tuple(decoder),
         layer_names=tuple(names),
-        family_extra=MiniMaxM3Caches(index_dim=layers.index_dim or 1),
+        family_extra=MiniMaxM3Caches(
+            index_dim=layers.index_dim or 1,
+            topk_blocks=int(cfg.get("sparse_topk_blocks", 16)) if any(layers.sparse) else 16,
+        ),
     )
+
+
+#: vLLM 0.33's MSA attend serves these top-k block counts (SM 10.x only)
+MSA_TOPK_BLOCKS = frozenset({4, 8, 16, 32})
+
+
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """The NVFP4 refusal of vLLM 0.33's ``select_main_backend_and_impl_cls`` (0.33.0 checked;
+    0.28.0-0.30.0 have none): ``nvfp4`` anywhere but the SM 10.x MSA attend (its top-k block
+    counts 4, 8, 16, 32). The MSA attend's NVFP4 cache
+    is not modelled (refused by the sparse layers' spec).
+
+    :raises InputError: vLLM's ValueError.
+    """
+    caches = extra_of(model, MiniMaxM3Caches)
+    kv = args.kv_cache_dtype or "auto"
+    if caches is None or not kv.startswith("nvfp4") or not any(k is LayerKind.MM3_SPARSE for k in model.kinds):
+        return args
+    if tuple(int(p) for p in args.vllm_version.split(".")[:2]) < (0, 33):
+        return args
+    if kv != "nvfp4":
+        # vLLM refuses the other NVFP4 variants here too, but a dense first layer's backend
+        # selection refuses them before (every GPU checked); where none does, the sparse
+        # layers' spec refuses them as not modelled
+        return args
+    if args.device.capability[0] != 10 or caches.topk_blocks not in MSA_TOPK_BLOCKS:
+        raise InputError(
+            "--kv-cache-dtype",
+            kv,
+            "MiniMax M3 sparse attention supports an NVFP4 KV cache only with the SM100 MSA backend "
+            f"(kv_cache_dtype=nvfp4, topk_blocks={caches.topk_blocks}) (vLLM's ValueError)",
+        )
+    return args
