@@ -27,12 +27,7 @@ def _flag(argv: list[str], name: str, default: str) -> str:
 
 
 def _cases() -> list[tuple[str, str, dict]]:
-    return [
-        (v, cid, case)
-        for v in N.VERSIONS
-        for cid, case in sorted(N.recorded(v).items())
-        if NAME in cid
-    ]
+    return [(v, cid, case) for v in N.VERSIONS for cid, case in sorted(N.recorded(v).items()) if NAME in cid]
 
 
 def test_layers_of_the_published_config() -> None:

@@ -269,11 +269,15 @@ def minimax_m3_indexer_spec(caches: MiniMaxM3Caches, block_size: int) -> Attenti
     )
 
 
-
 #: the KV cache dtypes whose MiniMax-M3 sparse-layer page is the plain one, checked against vLLM
 MINIMAX_M3_SPARSE_QUANT = frozenset(
-    {KVQuantMode.NONE, KVQuantMode.FP8_PER_TENSOR, KVQuantMode.INT8_PER_TOKEN_HEAD, KVQuantMode.FP8_PER_TOKEN_HEAD,
-     KVQuantMode.INT4_PER_TOKEN_HEAD}
+    {
+        KVQuantMode.NONE,
+        KVQuantMode.FP8_PER_TENSOR,
+        KVQuantMode.INT8_PER_TOKEN_HEAD,
+        KVQuantMode.FP8_PER_TOKEN_HEAD,
+        KVQuantMode.INT4_PER_TOKEN_HEAD,
+    }
 )
 
 

@@ -76,9 +76,11 @@ def preferred_block_size_for_backends(
         preferred = default
     else:
         per_backend = [[kb.size for kb in b.kernel_blocks] or [1] for b in backends]
-        fits = [c for c in sorted({lcm(*sizes) for sizes in product(*per_backend)}) if all(
-            b.supports_block_size(c) for b in backends
-        )]
+        fits = [
+            c
+            for c in sorted({lcm(*sizes) for sizes in product(*per_backend)})
+            if all(b.supports_block_size(c) for b in backends)
+        ]
         if not fits:
             raise InputError(
                 "--block-size",

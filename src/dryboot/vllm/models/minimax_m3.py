@@ -82,6 +82,7 @@ def read_layers(text_config: dict[str, Any], source: str = "config.json") -> Min
 
     :raises InputError: a missing or malformed field vLLM's layers read.
     """
+
     def integer(key: str) -> int:
         value = text_config.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
