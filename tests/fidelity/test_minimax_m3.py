@@ -1,62 +1,85 @@
-"""MiniMax-M3's KV geometry (:mod:`dryboot.vllm.models.minimax_m3`) against vLLM's own engine start
-on the published MiniMax-M3-MXFP8 config (``data/newest/``, recorded by ``record_newest.py`` on
-vLLM 0.28.0 and 0.33.0, H100 and A100, a pinned 8,000,000,000 B budget): one uniform-type group
-of every main cache and indexer cache, its block size, the blocks the budget holds and the tokens."""
+"""MiniMax-M3's layer layout (:func:`dryboot.vllm.models.minimax_m3.read`) on the published
+MiniMax-M3-MXFP8 config (``data/newest/``), its config reading's refusals, and what vLLM's
+recorded engine start (``record_newest.py``, vLLM 0.28.0 and 0.33.0) says of the group: one
+uniform-type group of every main cache and indexer cache. The figures themselves are checked by
+``test_newest.py`` and ``test_architectures.py``."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import newest_cases as N
 
 from dryboot.errors import InputError
+from dryboot.vllm.config.hf import LayerKind
 from dryboot.vllm.models import minimax_m3 as M
+from dryboot.vllm.transformers_utils.config import geometry_from_config
 
 NAME = "MiniMaxAI--MiniMax-M3-MXFP8"
-TEXT = json.loads((N.CONFIGS / NAME / "config.json").read_text())["text_config"]
+CONFIG = json.loads((N.CONFIGS / NAME / "config.json").read_text())
 
 
-def _flag(argv: list[str], name: str, default: str) -> str:
-    return argv[argv.index(name) + 1] if name in argv else default
+def test_published_layout() -> None:
+    model = geometry_from_config(CONFIG, "config.json")
+    kinds = model.layer_kinds
+    assert (kinds.count(LayerKind.FULL), kinds.count(LayerKind.MM3_INDEXER), kinds.count(LayerKind.MM3_SPARSE)) == (
+        3,
+        57,
+        57,
+    )
+    # a sparse layer's indexer cache registers before the layer's own cache
+    assert model.layer_name(3) == "model.layers.3.self_attn.attn.index_cache"
+    assert model.layer_name(4) == "model.layers.3.self_attn.attn"
 
 
-def _cases() -> list[tuple[str, str, dict]]:
-    return [(v, cid, case) for v in N.VERSIONS for cid, case in sorted(N.recorded(v).items()) if NAME in cid]
+@pytest.mark.parametrize("version", N.VERSIONS)
+def test_vllm_groups_every_cache_once(version: str) -> None:
+    """vLLM's recorded groups: one group of 117 layers (60 main caches + 57 indexer caches)."""
+    for cid, case in N.recorded(version).items():
+        if NAME in cid:
+            [(_, _, _, n)] = case["vllm"]["groups"]
+            assert n == 117, cid
 
 
-def test_layers_of_the_published_config() -> None:
-    layers = M.read_layers(TEXT)
-    assert (len(layers.sparse), layers.num_sparse, layers.num_caches) == (60, 57, 117)
-
-
-@pytest.mark.parametrize(("version", "cid", "case"), _cases(), ids=lambda x: x if isinstance(x, str) else "")
-def test_blocks_and_tokens_match_vllm(version: str, cid: str, case: dict) -> None:
-    vllm = case["vllm"]
-    assert vllm["ok"], cid
-    argv = case["argv"]
-    tp = int(_flag(argv, "-tp", "1"))
-    kv_bytes = 1 if _flag(argv, "--kv-cache-dtype", "auto") == "fp8" else 2
-    block = M.block_size(version)
-    pages = M.layer_pages(M.read_layers(TEXT), block=block, tensor_parallel_size=tp, kv_cache_bytes=kv_bytes)
-    budget = int(_flag(argv, "--kv-cache-memory-bytes", "0"))
-    num_blocks = budget // M.block_bytes(pages)
-    [(kind, group_block, page, n)] = vllm["groups"]
-    assert (kind, group_block, n) == ("FullAttention", block, len(pages))
-    assert page == max(p for _, p in pages)
-    assert (block, num_blocks, num_blocks * block) == (vllm["block_size"], vllm["num_blocks"], vllm["tokens"])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "sparse_attention_freq",
+                "sparse_index_dim",
+                "sparse_topk_blocks",
+                "sparse_block_size",
+                "sparse_num_index_heads",
+            ]
+        ),
+        st.one_of(st.none(), st.integers(-3, 300), st.lists(st.integers(-1, 2), max_size=8), st.text(max_size=3)),
+    )
+)
+def test_read_layers_answers_or_refuses(cfg: dict[str, Any]) -> None:
+    text = {"num_hidden_layers": 6, "num_key_value_heads": 2, "head_dim": 128, "sparse_attention_config": cfg}
+    try:
+        layers = M.read_layers(text)
+    except InputError:
+        return
+    assert len(layers.sparse) == 6
+    assert layers.num_caches == 6 + layers.num_sparse
 
 
 def test_refusals() -> None:
-    layers = M.read_layers(TEXT)
+    text = CONFIG["text_config"]
     with pytest.raises(InputError):
-        M.layer_pages(layers, block=16, tensor_parallel_size=3, kv_cache_bytes=2)
+        M.read_layers({**text, "head_dim": None})
     with pytest.raises(InputError):
-        M.layer_pages(layers, block=16, tensor_parallel_size=1, kv_cache_bytes=2, indexer_kv_dtype="nvfp4")
+        M.read_layers({**text, "sparse_attention_config": {"sparse_attention_freq": [0, 1]}})
     with pytest.raises(InputError):
-        M.read_layers({**TEXT, "head_dim": None})
+        M.read_layers({**text, "sparse_attention_config": {"sparse_attention_freq": "all", "sparse_index_dim": 128}})

@@ -7,24 +7,27 @@ Every decoder layer ``i`` of the text config keeps one main K/V cache, a ``FullA
 of ``num_key_value_heads`` heads (per rank: ``max(1, heads // TP)``) of ``head_dim`` for K and
 V in the ``--kv-cache-dtype``. A dense layer (``MiniMaxM3Attention``) registers it through a
 plain ``Attention`` (the platform's backend); a sparse layer (``MiniMaxM3SparseAttention``:
-``sparse_attention_config["sparse_attention_freq"][i] != 0``) returns the same spec itself and
-takes the ``MINIMAX_M3_SPARSE`` backend (kernel block 128). A sparse layer also owns its
+``sparse_attention_config["sparse_attention_freq"][i] != 0``) builds that spec itself and takes
+the ``MINIMAX_M3_SPARSE`` backend (kernel block 128); no backend customizes its page, so it
+carries no per-token-head scales (``2 × head_dim`` bytes per head and token for every quantized
+dtype). A sparse layer also owns its
 indexer's side cache (``MiniMaxM3IndexerCache``, ``<layer>.self_attn.attn.index_cache``): an
 ``MLAAttentionSpec`` of one head of ``sparse_index_dim`` elements per token (key only), stored
-in bfloat16 unless ``--attention-config`` sets ``indexer_kv_dtype`` to fp8 (float8_e4m3fn),
-whatever ``--kv-cache-dtype`` says, served by ``MINIMAX_M3_SPARSE_INDEXER`` (kernel block 128).
+in bfloat16 whatever ``--kv-cache-dtype`` says (fp8 with ``--attention-config``'s
+``indexer_kv_dtype``, which dryboot refuses where it reads it: not modelled), served by
+``MINIMAX_M3_SPARSE_INDEXER`` (kernel block 128).
 
 All of these specs are full-attention specs at one block size, so vLLM keeps them in one
 uniform-type group: a block holds one page per layer, each at its own size (the indexer's page
 is not padded to the main one). The MXFP8 weight quantization leaves the caches as they are.
 
-Block size: vLLM 0.28.0 keeps the default 16 (recorded on SM 9.0 and 8.0); vLLM 0.33.0 takes
-the backends' common preferred block, 128, and logs "Setting kv cache block size to 128 for
+Block size: vLLM 0.28.0 keeps the default 16 (recorded on SM 9.0 and 8.0); from 0.31 (0.32.0 and
+0.33.0 checked) vLLM takes the block every backend addresses, 128, and logs "Setting kv cache block size to 128 for
 <backend>/MINIMAX_M3_SPARSE_INDEXER/MINIMAX_M3_SPARSE backend(s)."
 
 :func:`read` lays the layers out for the planner (a dense layer's ``FULL`` cache; a sparse
-layer's ``MM3_INDEXER`` cache, then its ``MM3_SPARSE`` main cache); :func:`layer_pages` and :func:`block_bytes`
-state the same geometry as plain numbers.
+layer's ``MM3_INDEXER`` cache, then its ``MM3_SPARSE`` main cache); the specs are built in
+:mod:`dryboot.vllm.kv_cache_spec`, the group in :mod:`dryboot.vllm.kv_cache_utils.groups`.
 
 vLLM 0.28.0 checks no kernel block while planning: at the default block of 16 it plans and logs
 the KV cache size, then its worker finds no kernel block of 16 that the 128-token MiniMax-M3
@@ -43,14 +46,6 @@ from dryboot.vllm.config.hf import ConfigFields, LayerKind, MiniMaxM3Caches, Mod
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 
-#: the kernel block both MiniMax-M3 backends declare (``get_supported_kernel_block_sizes``)
-KERNEL_BLOCK = 128
-#: the indexer side cache's element sizes by ``indexer_kv_dtype`` (``MiniMaxM3IndexerCache``)
-INDEXER_DTYPE_BYTES = {"auto": 2, "bf16": 2, "fp8": 1, "fp8_e4m3": 1}
-#: vLLM's backend names
-SPARSE_BACKEND = "MINIMAX_M3_SPARSE"
-INDEXER_BACKEND = "MINIMAX_M3_SPARSE_INDEXER"
-
 
 @dataclass(frozen=True)
 class MiniMaxM3Layers:
@@ -59,13 +54,15 @@ class MiniMaxM3Layers:
     :param num_kv_heads: ``num_key_value_heads`` (before TP).
     :param head_dim: ``head_dim`` (elements, K and V each).
     :param sparse: per decoder layer, whether it is a sparse layer (``sparse_attention_freq``).
-    :param index_dim: ``sparse_index_dim`` (elements per token of an indexer key).
+    :param index_dim: ``sparse_index_dim`` (elements per token of an indexer key; 0: no sparse layer).
+    :param topk_blocks: ``sparse_topk_blocks`` (0: no sparse layer).
     """
 
     num_kv_heads: int
     head_dim: int
     sparse: tuple[bool, ...]
     index_dim: int
+    topk_blocks: int = 0
 
     @property
     def num_sparse(self) -> int:
@@ -101,75 +98,19 @@ def read_layers(text_config: dict[str, Any], source: str = "config.json") -> Min
     else:
         # _sparse_attention_layer_ids: entries past the last layer build nothing
         sparse = tuple(i < len(freq) and freq[i] != 0 for i in range(n))
-    index_dim = 0
+    index_dim = topk_blocks = 0
     if any(sparse):
-        value = sparse_cfg.get("sparse_index_dim")
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise InputError(
-                source, "sparse_attention_config.sparse_index_dim", f"{value!r}: the sparse layers' indexer reads it"
-            )
-        index_dim = value
-    return MiniMaxM3Layers(integer("num_key_value_heads"), integer("head_dim"), sparse, index_dim)
-
-
-def kv_heads_per_rank(layers: MiniMaxM3Layers, tensor_parallel_size: int) -> int:
-    """``max(1, num_key_value_heads // TP)``.
-
-    :raises InputError: KV heads that neither divide by TP nor divide it (vLLM asserts)."""
-    heads, tp = layers.num_kv_heads, tensor_parallel_size
-    if (heads >= tp and heads % tp) or (heads < tp and tp % heads):
-        raise InputError(
-            "--tensor-parallel-size",
-            str(tp),
-            f"num_key_value_heads {heads}: neither divisible by it nor dividing it (MiniMaxM3Attention asserts)",
-        )
-    return max(1, heads // tp)
-
-
-def block_size(version: str, user_block_size: int | None = None) -> int:
-    """The cache block (tokens): ``--block-size`` if given; else 16 on vLLM 0.28.0 and the
-    backends' preferred 128 on 0.33.0."""
-    if user_block_size is not None:
-        return user_block_size
-    major_minor = tuple(int(p) for p in version.split(".")[:2])
-    return KERNEL_BLOCK if major_minor >= (0, 33) else 16
-
-
-def layer_pages(
-    layers: MiniMaxM3Layers,
-    *,
-    block: int,
-    tensor_parallel_size: int,
-    kv_cache_bytes: int,
-    indexer_kv_dtype: str = "auto",
-) -> list[tuple[str, int]]:
-    """``(kind, page_size_bytes)`` per cache, in layer order (``main`` per decoder layer, then
-    ``indexer`` after each sparse layer's main cache).
-
-    :param kv_cache_bytes: bytes of one element of the main cache (2 for auto on a bfloat16
-        model, 1 for fp8).
-    :raises InputError: an ``indexer_kv_dtype`` vLLM's indexer cache refuses.
-    """
-    if indexer_kv_dtype not in INDEXER_DTYPE_BYTES:
-        raise InputError(
-            "--attention-config",
-            indexer_kv_dtype,
-            "indexer_kv_dtype: MiniMaxM3IndexerCache takes only bf16 or fp8/fp8_e4m3 (NotImplementedError)",
-        )
-    heads = kv_heads_per_rank(layers, tensor_parallel_size)
-    main = block * heads * 2 * layers.head_dim * kv_cache_bytes
-    indexer = block * layers.index_dim * INDEXER_DTYPE_BYTES[indexer_kv_dtype]
-    out: list[tuple[str, int]] = []
-    for is_sparse in layers.sparse:
-        out.append(("main", main))
-        if is_sparse:
-            out.append(("indexer", indexer))
-    return out
-
-
-def block_bytes(pages: list[tuple[str, int]]) -> int:
-    """Bytes of one block of the single uniform-type group: the sum of every layer's page."""
-    return sum(page for _, page in pages)
+        # MiniMaxM3SparseAttention indexes these keys (KeyError when one is missing)
+        for key in ("sparse_num_index_heads", "sparse_block_size", "sparse_topk_blocks", "sparse_index_dim"):
+            value = sparse_cfg.get(key)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InputError(
+                    source,
+                    f"sparse_attention_config.{key}",
+                    f"{value!r}: the sparse layers read it (a positive integer)",
+                )
+        index_dim, topk_blocks = sparse_cfg["sparse_index_dim"], sparse_cfg["sparse_topk_blocks"]
+    return MiniMaxM3Layers(integer("num_key_value_heads"), integer("head_dim"), sparse, index_dim, topk_blocks)
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -183,7 +124,13 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
         "num_key_value_heads": 4,
         "head_dim": 128,
         "max_position_embeddings": 524288,
-        "sparse_attention_config": {"sparse_index_dim": 128, "sparse_attention_freq": [0] * 3 + [1] * 57},
+        "sparse_attention_config": {
+            "sparse_index_dim": 128,
+            "sparse_num_index_heads": 4,
+            "sparse_topk_blocks": 16,
+            "sparse_block_size": 128,
+            "sparse_attention_freq": [0] * 3 + [1] * 57,
+        },
     }
 
 
@@ -230,7 +177,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         layer_names=tuple(names),
         family_extra=MiniMaxM3Caches(
             index_dim=layers.index_dim or 1,
-            topk_blocks=int(cfg.get("sparse_topk_blocks", 16)) if any(layers.sparse) else 16,
+            topk_blocks=layers.topk_blocks or 16,
         ),
     )
 
