@@ -74,7 +74,7 @@ class MiniMaxM3Layers:
         return len(self.sparse) + self.num_sparse
 
 
-def read_layers(text_config: dict[str, Any], source: str = "config.json") -> MiniMaxM3Layers:
+def read_layers(text_config: dict[str, Any], source: str = "config.json", prefix: str = "") -> MiniMaxM3Layers:
     """Read a MiniMax-M3 text config (``text_config`` of ``minimax_m3_vl``, or the config itself).
 
     :raises InputError: a missing or malformed field vLLM's layers read.
@@ -83,18 +83,18 @@ def read_layers(text_config: dict[str, Any], source: str = "config.json") -> Min
     def integer(key: str) -> int:
         value = text_config.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise InputError(source, key, f"{value!r}: vLLM's MiniMax-M3 layers need a positive integer")
+            raise InputError(source, prefix + key, f"{value!r}: vLLM's MiniMax-M3 layers need a positive integer")
         return value
 
     n = integer("num_hidden_layers")
     sparse_cfg = text_config.get("sparse_attention_config") or {}
     if not isinstance(sparse_cfg, dict):
-        raise InputError(source, "sparse_attention_config", "must be an object")
+        raise InputError(source, prefix + "sparse_attention_config", "must be an object")
     freq = sparse_cfg.get("sparse_attention_freq")
     if freq is None:
         sparse: tuple[bool, ...] = (False,) * n
     elif not isinstance(freq, list) or not all(isinstance(x, int) for x in freq):
-        raise InputError(source, "sparse_attention_config.sparse_attention_freq", "must be a list of integers")
+        raise InputError(source, prefix + "sparse_attention_config.sparse_attention_freq", "must be a list of integers")
     else:
         # _sparse_attention_layer_ids: entries past the last layer build nothing
         sparse = tuple(i < len(freq) and freq[i] != 0 for i in range(n))
@@ -106,7 +106,7 @@ def read_layers(text_config: dict[str, Any], source: str = "config.json") -> Min
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise InputError(
                     source,
-                    f"sparse_attention_config.{key}",
+                    f"{prefix}sparse_attention_config.{key}",
                     f"{value!r}: the sparse layers read it (a positive integer)",
                 )
         index_dim, topk_blocks = sparse_cfg["sparse_index_dim"], sparse_cfg["sparse_topk_blocks"]
@@ -141,6 +141,12 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 
     :raises InputError: a missing or malformed field vLLM's layers read.
     """
+    text = f.root.get("text_config")
+    if not f.prefix and f.root.get("model_type") == "minimax_m3_vl" and isinstance(text, dict):
+        # MiniMaxM3Config always builds its text config from text_config (its class defaults
+        # filling the rest), even where the file's text_config names no num_hidden_layers
+        outer = {k: v for k, v in f.root.items() if k != "text_config"}
+        f = ConfigFields(f.source, {**outer, **text}, "text_config.", root=f.root, defaults=f.defaults)
     n = num_layers(f)
     cfg = f.get("sparse_attention_config") or {}
     if not isinstance(cfg, dict):
@@ -153,6 +159,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             "sparse_attention_config": cfg,
         },
         f.source,
+        f.prefix,
     )
     kinds: list[LayerKind] = []
     decoder: list[int] = []
