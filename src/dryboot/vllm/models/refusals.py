@@ -130,6 +130,20 @@ LOOPED = (
     "loops in a loop_window_size window) are not modelled"
 )
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
+DOTS3_NOTE = (
+    "dots3_note (vllm/models/dots3_note): sliding-window MLA layers (Dots3NoteSlidingAttention, their own Triton "
+    "MLA backend) beside DeepSeek sparse-MLA layers whose latent rows are padded to the sliding layers' width "
+    "(Dots3NotePaddedMLAAttention): sliding-window MLA and the padded rows are not modelled"
+)
+INKLING = (
+    "Inkling (vllm/models/inkling): each decoder layer also keeps its short-convolution state as a sliding-window "
+    "cache (InklingConvState: a SlidingWindowSpec packing four streams per head, InklingSconvBackend) beside its "
+    "attention cache: not modelled"
+)
+KIMI_K3 = (
+    "Kimi-K3 (vllm/models/kimi_k3): Kimi Delta Attention layers (KimiK3DeltaAttention) beside its own MLA layers "
+    "(kimi_k3/nvidia/mla.py MultiHeadLatentAttention), a composition not modelled"
+)
 MINIMAX_M3_MTP = (
     "MiniMax-M3 drafter (vllm/models/minimax_m3 mtp.py: a sparse decoder layer with its indexer cache): dryboot "
     "plans MiniMax-M3 targets (MiniMaxM3SparseForCausalLM / ForConditionalGeneration), not this MTP module"
@@ -171,8 +185,8 @@ REASONS: dict[str, str] = {
     "DeepseekForCausalLM": REMOTE,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
     "DiffusionGemmaForBlockDiffusion": MM,
-    "Dots3NoteForCausalLM": NOFILE,
-    "Dots3NoteMTPModel": NOFILE,
+    "Dots3NoteForCausalLM": DOTS3_NOTE,
+    "Dots3NoteMTPModel": SPEC_MTP,
     "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
@@ -206,9 +220,9 @@ REASONS: dict[str, str] = {
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "HunYuanVLForConditionalGeneration": MM_CLA,
     "IQuestLoopCoderForCausalLM": LOOPED,
-    "InklingForCausalLM": NOFILE,
-    "InklingForConditionalGeneration": NOFILE,
-    "InklingMTPModel": NOFILE,
+    "InklingForCausalLM": INKLING,
+    "InklingForConditionalGeneration": INKLING,
+    "InklingMTPModel": SPEC_MTP,
     "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,
     "InternS1ProForConditionalGeneration": REMOTE_MM,
@@ -217,12 +231,12 @@ REASONS: dict[str, str] = {
     "InternS2PreviewForConditionalGeneration": REMOTE_MM,
     "InternVLChatModel": REMOTE_MM,
     "IsaacForConditionalGeneration": ISAAC,
-    "K3DSparkModel": NOFILE,
+    "K3DSparkModel": SPEC_DSPARK,
     "KananaVForConditionalGeneration": NEEDS_TIMM,
     "KeyeForConditionalGeneration": REMOTE_MM,
     "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
-    "KimiK3ForConditionalGeneration": NOFILE,
-    "KimiK3MTPModel": NOFILE,
+    "KimiK3ForConditionalGeneration": KIMI_K3,
+    "KimiK3MTPModel": SPEC_MTP,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
     "LlavaOnevision2ForConditionalGeneration": REMOTE_MM,
     "LongCatFlashMTPModel": SPEC_MTP,
