@@ -364,9 +364,6 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: The kinds of disagreement dryboot has with vLLM 0.28.0 (and, the ``-0.32`` ones, 0.32.0) on this
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
-    "minimax-m3-sparse": (
-        "MiniMaxM3SparseForConditionalGeneration (vllm.models.*) not modelled: dryboot refuses, vLLM serves it"
-    ),
     "mimo-v2-flash-0.32": (
         "MiMoV2FlashForCausalLM refused on 0.32.0 as not verified (its attention layers' KV cache dtype),"
         " though vLLM 0.32.0 serves it"
@@ -382,11 +379,7 @@ KINDS: dict[str, str] = {
 }
 #: Recorded cases dryboot is known to answer differently, by kind: corpus directory -> flag-set
 #: indices. Each must still disagree: an agreement means the kind is fixed there and the entry goes.
-KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {
-    "minimax-m3-sparse": {
-        "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
-    },
-}
+KNOWN_BY_KIND: dict[str, dict[str, list[int]]] = {}
 #: case id -> the kind of its known disagreement
 KNOWN: dict[str, str] = {
     f"{name}#{i}": KINDS[kind] for kind, dirs in KNOWN_BY_KIND.items() for name, ix in dirs.items() for i in ix
@@ -410,9 +403,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
         },
         "mimo-v2-flash-0.32": {
             "XiaomiMiMo--MiMo-V2-Flash": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-        },
-        "minimax-m3-sparse": {
-            "nvidia--MiniMax-M3-NVFP4": [1, 2, 3, 4, 6, 7, 8, 9],
         },
     },
 }

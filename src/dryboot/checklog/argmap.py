@@ -429,6 +429,13 @@ def _attention_config(
                 "attention_config.backend_per_kind",
                 "per-kind backends change page sizes; dryboot cannot model it",
             )
+        elif k == "indexer_kv_dtype" and v not in (None, "auto"):
+            raise InputError(
+                where,
+                "attention_config.indexer_kv_dtype",
+                f"{v!s:.20}: it sets MiniMax-M3's indexer cache dtype (AttentionConfig.resolve_indexer_kv_dtype); "
+                "dryboot models the default (bf16) only",
+            )
         elif v is not None:
             notes.append(f"ignored attention_config.{k}: kernel tuning, does not touch the KV cache")
     return args, flags, notes

@@ -47,7 +47,12 @@ from dryboot.vllm.kv_cache_utils.capacity import (
 from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
 from dryboot.vllm.layer_set import LayerSet, LayerTable
-from dryboot.vllm.platforms import BlockSizeDecision, align_hybrid_block_size, preferred_block_size
+from dryboot.vllm.platforms import (
+    BlockSizeDecision,
+    align_hybrid_block_size,
+    preferred_block_size,
+    preferred_block_size_for_backends,
+)
 from dryboot.vllm.versions import VersionRules
 
 __all__ = ["Drafter", "Invariant", "LayerPlan", "LayerTable", "Plan", "Policies", "plan"]
@@ -437,7 +442,12 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     # MLA model's first layer is usually its indexer's key cache)
     first = next((k for k in model.layer_kinds if k is not LayerKind.NONE), None)
     phase1 = DEEPSEEK_V32_INDEXER if first is LayerKind.MLA_INDEXER else cfg.backend
-    block_size, phase1_log = preferred_block_size(phase1, args.block_size, all_backends=names)
+    if LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
+        # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
+        # checked against vLLM 0.33.0 for this model only); 0.28.0 keeps the first layer's preference
+        block_size, phase1_log = preferred_block_size_for_backends(list(cfg.backends.values()), args.block_size)
+    else:
+        block_size, phase1_log = preferred_block_size(phase1, args.block_size, all_backends=names)
     log.extend(phase1_log)
     if mamba is None or not model.is_hybrid:
         # alignment needs a hybrid model class (ModelConfig.is_hybrid)

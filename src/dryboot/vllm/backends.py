@@ -193,6 +193,13 @@ BACKENDS: dict[str, AttentionBackend] = {
 #: picks the block size (``Platform._find_non_ssm_backend``).
 DEEPSEEK_V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64),), True, is_mla=True)
 
+#: MiniMax-M3's own backends (``vllm/models/minimax_m3/common/sparse_attention.py``
+#: ``MiniMaxM3SparseBackend``, ``common/indexer.py`` ``MiniMaxM3IndexerBackend``): fixed by the
+#: sparse layers (not selected), 128-token kernel pages (one sparse block per page), num-blocks-first
+#: layouts. The sparse layers' main cache is the same ``FullAttentionSpec`` as a dense layer's.
+MINIMAX_M3_SPARSE = AttentionBackend("MINIMAX_M3_SPARSE", (KernelBlock(128),), True)
+MINIMAX_M3_SPARSE_INDEXER = AttentionBackend("MINIMAX_M3_SPARSE_INDEXER", (KernelBlock(128),), True, is_mla=True)
+
 #: Bytes per token of the sparse MLA cache FlashMLA stores for an fp8 ``--kv-cache-dtype``
 #: (``fp8_ds_mla``: 512 fp8 latent bytes, 4 fp32 scales, 64 bfloat16 RoPE values;
 #: ``MLAAttention.get_kv_cache_spec`` ``state_content_bytes``).

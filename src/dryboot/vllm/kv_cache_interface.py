@@ -37,6 +37,14 @@ class LayerKind(Enum):
     ``DSV4_SWA`` every layer's sliding-window cache (``DeepseekV4SWACache``) and
     ``DSV4_COMPRESSOR`` a compressor's state cache (``CompressorStateCache``); the last two are
     ``SlidingWindowMLASpec``.
+
+    ``MM3_SPARSE`` is the main K/V cache of a MiniMax-M3 sparse layer
+    (``MiniMaxM3SparseAttention.get_kv_cache_spec``): a ``FullAttentionSpec`` the layer builds
+    itself, served by ``MINIMAX_M3_SPARSE``, whose page no backend customizes (no per-token-head
+    scales). ``MM3_INDEXER`` is the side cache of a MiniMax-M3 sparse layer's indexer
+    (``vllm/models/minimax_m3/common/indexer.py`` ``MiniMaxM3IndexerCache``, at
+    ``<layer>.self_attn.attn.index_cache``): an ``MLAAttentionSpec`` of one ``sparse_index_dim``
+    head per token (key only) in bfloat16, served by ``MINIMAX_M3_SPARSE_INDEXER``.
     """
 
     FULL = "full_attention"
@@ -54,6 +62,8 @@ class LayerKind(Enum):
     DSV4_INDEXER = "dsv4_indexer"
     DSV4_SWA = "dsv4_sliding_window"
     DSV4_COMPRESSOR = "dsv4_compressor_state"
+    MM3_SPARSE = "minimax_m3_sparse"
+    MM3_INDEXER = "minimax_m3_indexer"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -72,6 +82,8 @@ class LayerKind(Enum):
             LayerKind.DSV4_INDEXER,
             LayerKind.DSV4_SWA,
             LayerKind.DSV4_COMPRESSOR,
+            LayerKind.MM3_SPARSE,
+            LayerKind.MM3_INDEXER,
         )
 
     @property
@@ -104,6 +116,8 @@ _SPEC_KIND = {
     LayerKind.DSV4_INDEXER: "mla",
     LayerKind.DSV4_SWA: "sliding_mla",
     LayerKind.DSV4_COMPRESSOR: "sliding_mla",
+    LayerKind.MM3_SPARSE: "full",
+    LayerKind.MM3_INDEXER: "mla",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -122,6 +136,8 @@ _LABEL = {
     LayerKind.DSV4_INDEXER: "compressed indexer",
     LayerKind.DSV4_SWA: "MLA sliding window",
     LayerKind.DSV4_COMPRESSOR: "compressor state",
+    LayerKind.MM3_SPARSE: "MiniMax-M3 sparse attention",
+    LayerKind.MM3_INDEXER: "MiniMax-M3 indexer",
     LayerKind.NONE: "no cache",
 }
 

@@ -8,9 +8,15 @@ from __future__ import annotations
 from functools import lru_cache
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, FP8_DS_MLA_BYTES, AttentionBackend
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry
-from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, kv_quant_mode, torch_dtype_of
+from dryboot.vllm.backends import (
+    DEEPSEEK_V32_INDEXER,
+    FP8_DS_MLA_BYTES,
+    MINIMAX_M3_SPARSE,
+    MINIMAX_M3_SPARSE_INDEXER,
+    AttentionBackend,
+)
+from dryboot.vllm.config.hf import LayerKind, MiniMaxM3Caches, ModelGeometry, extra_of
+from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, dtype_bytes, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
@@ -63,6 +69,14 @@ def attention_spec(
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
     if kind is LayerKind.MLA_INDEXER:
         return indexer_spec(geo.head_dim, block_size)
+    if kind is LayerKind.MM3_INDEXER:
+        mm3 = extra_of(model, MiniMaxM3Caches)
+        assert mm3 is not None
+        return minimax_m3_indexer_spec(mm3, block_size)
+    if kind is LayerKind.MM3_SPARSE:
+        return minimax_m3_sparse_spec(
+            kv_cache_dtype, model_dtype, heads, geo.head_dim, block_size, args.custom_dtype(kv_cache_dtype)
+        )
     head_v = 0 if kind in (LayerKind.MLA, LayerKind.HIDDEN_STATE) else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
         kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
@@ -233,3 +247,75 @@ def build_layers(
             block = sw_block if kind is LayerKind.SLIDING else block_size
             specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block))
     return LayerSet(tuple(specs), names, order)
+
+
+def minimax_m3_indexer_spec(caches: MiniMaxM3Caches, block_size: int) -> AttentionSpec:
+    """A MiniMax-M3 sparse layer's indexer side cache (``MiniMaxM3IndexerCache.get_kv_cache_spec``):
+    an ``MLAAttentionSpec`` of one key-only head of ``index_dim`` elements per token at the cache's
+    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says."""
+    dtype = "bfloat16" if caches.element_bytes == 2 else "float8_e4m3fn"
+    return AttentionSpec(
+        layer_kind=LayerKind.MM3_INDEXER,
+        block_size=block_size,
+        num_kv_heads=1,
+        head_size=caches.index_dim,
+        head_size_v=0,
+        torch_dtype=dtype,
+        kv_cache_dtype=dtype,
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=caches.index_dim * caches.element_bytes,
+        backend=MINIMAX_M3_SPARSE_INDEXER.name,
+        indexes_kv_by_block_stride=MINIMAX_M3_SPARSE_INDEXER.indexes_kv_by_block_stride,
+    )
+
+
+#: the KV cache dtypes whose MiniMax-M3 sparse-layer page is the plain one, checked against vLLM
+MINIMAX_M3_SPARSE_QUANT = frozenset(
+    {
+        KVQuantMode.NONE,
+        KVQuantMode.FP8_PER_TENSOR,
+        KVQuantMode.INT8_PER_TOKEN_HEAD,
+        KVQuantMode.FP8_PER_TOKEN_HEAD,
+        KVQuantMode.INT4_PER_TOKEN_HEAD,
+    }
+)
+
+
+def minimax_m3_sparse_spec(
+    kv_cache_dtype: str,
+    model_dtype: str,
+    heads: int,
+    head_dim: int,
+    block_size: int,
+    custom: CustomKVCacheDtype | None,
+) -> AttentionSpec:
+    """A MiniMax-M3 sparse layer's main K/V cache (``MiniMaxM3SparseAttention.get_kv_cache_spec``):
+    a ``FullAttentionSpec`` of ``heads`` K and V heads of ``head_dim`` in the cache dtype's torch
+    dtype, built by the layer itself, so no backend adds per-token-head scales to its page
+    (``(head_dim + head_dim) × element size`` per head and token, 1 byte for every quantized
+    dtype).
+
+    :raises InputError: a custom, NVFP4 or TurboQuant cache (not modelled for these layers).
+    """
+    quant = kv_quant_mode(kv_cache_dtype)
+    if custom is not None or quant not in MINIMAX_M3_SPARSE_QUANT:
+        raise InputError(
+            "--kv-cache-dtype",
+            kv_cache_dtype,
+            "MiniMax-M3's sparse layers with this cache dtype are not modelled (bfloat16/float16, fp8 and the "
+            "*_per_token_head dtypes are)",
+        )
+    torch_dtype = torch_dtype_of(kv_cache_dtype, model_dtype)
+    return AttentionSpec(
+        layer_kind=LayerKind.MM3_SPARSE,
+        block_size=block_size,
+        num_kv_heads=heads,
+        head_size=head_dim,
+        head_size_v=head_dim,
+        torch_dtype=torch_dtype,
+        kv_cache_dtype=kv_cache_dtype,
+        quant_mode=quant,
+        content_bytes=2 * head_dim * dtype_bytes(torch_dtype),
+        backend=MINIMAX_M3_SPARSE.name,
+        indexes_kv_by_block_stride=MINIMAX_M3_SPARSE.indexes_kv_by_block_stride,
+    )

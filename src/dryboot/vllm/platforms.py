@@ -10,8 +10,10 @@ state; then the mamba page is padded to exactly that attention page).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import product
 from math import lcm
 
+from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
 
 
@@ -52,6 +54,46 @@ def preferred_block_size(
             log.append(f"Setting kv cache block size to {preferred} for {all_backends} backend(s).")
         else:
             log.append(f"Setting kv cache block size to {preferred} for {backend.name} backend.")
+    return preferred, log
+
+
+def preferred_block_size_for_backends(
+    backends: list[AttentionBackend], user_block_size: int | None, default: int = 16
+) -> tuple[int, list[str]]:
+    """Phase 1 over every attention backend (vLLM 0.33's
+    ``Platform._preferred_block_size_for_backends``): ``--block-size`` if given; one backend: its
+    preferred block; the default when every backend addresses it; else the smallest LCM of one
+    kernel block per backend that every backend addresses. Logged as "Setting kv cache block size
+    to B for A/B/C backend(s)." when it is not the default.
+
+    :raises InputError: backends that share no block (vLLM's ``ValueError``).
+    """
+    if user_block_size is not None:
+        return user_block_size, []
+    if len(backends) == 1:
+        preferred = backends[0].preferred_block_size(default)
+    elif all(b.supports_block_size(default) for b in backends):
+        preferred = default
+    else:
+        per_backend = [[kb.size for kb in b.kernel_blocks] or [1] for b in backends]
+        fits = [
+            c
+            for c in sorted({lcm(*sizes) for sizes in product(*per_backend)})
+            if all(b.supports_block_size(c) for b in backends)
+        ]
+        if not fits:
+            raise InputError(
+                "--block-size",
+                None,
+                "the attention backends share no supported KV cache block size ("
+                + "; ".join(f"{b.name}: {[kb.size for kb in b.kernel_blocks]}" for b in backends)
+                + ")",
+            )
+        preferred = fits[0]
+    log = []
+    if preferred != default:
+        names = "/".join(b.name for b in backends)
+        log.append(f"Setting kv cache block size to {preferred} for {names} backend(s).")
     return preferred, log
 
 

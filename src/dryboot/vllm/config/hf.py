@@ -111,6 +111,19 @@ def extra_of(model: ModelGeometry, cls: type[_E]) -> _E | None:
 
 
 @dataclass(frozen=True)
+class MiniMaxM3Caches(FamilyExtra):
+    """What a MiniMax-M3 sparse layer's indexer caches (``vllm/models/minimax_m3/common/indexer.py``
+    ``MiniMaxM3IndexerCache``): one head of ``index_dim`` elements per token, ``element_bytes``
+    each (2: bfloat16, the default ``indexer_kv_dtype``), whatever ``--kv-cache-dtype`` says.
+    ``topk_blocks``: ``sparse_topk_blocks``, which the sparse layers' backend choice reads.
+    """
+
+    index_dim: int
+    element_bytes: int = 2
+    topk_blocks: int = 16
+
+
+@dataclass(frozen=True)
 class DeepseekV4Caches(FamilyExtra):
     """What DeepSeek-V4's layers cache (``vllm/models/deepseek_v4/attention.py``,
     ``compressor.py``, ``v1/attention/backends/mla/sparse_swa.py``).
@@ -366,6 +379,8 @@ class ModelGeometry:
             return self.full_attention
         if kind is LayerKind.MLA_INDEXER and self.attn.indexer_head_size is not None:
             return AttentionGeometry(1, self.attn.indexer_head_size, 0)
+        if kind is LayerKind.MM3_INDEXER and isinstance(self.family_extra, MiniMaxM3Caches):
+            return AttentionGeometry(1, self.family_extra.index_dim, 0)
         return AttentionGeometry(self.num_kv_heads, self.head_dim, self.head_dim_v)
 
     @property

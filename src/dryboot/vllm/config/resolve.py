@@ -17,6 +17,8 @@ from dryboot.vllm.backends import (
     CACHE_ONLY_ATTN,
     COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
+    MINIMAX_M3_SPARSE,
+    MINIMAX_M3_SPARSE_INDEXER,
     AttentionBackend,
     AttentionSelectorConfig,
     KernelBlock,
@@ -105,7 +107,9 @@ def backend_for(
         return BACKENDS[name] if name in BACKENDS else BACKENDS["FLASH_ATTN_MLA" if model.use_mla else "FLASH_ATTN"]
     # the indexer's key cache has its own fixed backend: the selection serves the other layers
     head_size = max(
-        model.attention(k).head_dim for k in model.kinds if k.is_attention and k is not LayerKind.MLA_INDEXER
+        model.attention(k).head_dim
+        for k in model.kinds
+        if k.is_attention and k not in (LayerKind.MLA_INDEXER, LayerKind.MM3_SPARSE, LayerKind.MM3_INDEXER)
     )
     gpu = args.device
     handed = family_of(model).attention_backend(model, name)
@@ -636,6 +640,10 @@ class EngineConfig:
         backend before its MLA backend, as its layers come first)."""
         out = {DEEPSEEK_V32_INDEXER.name: DEEPSEEK_V32_INDEXER} if LayerKind.MLA_INDEXER in self.model.kinds else {}
         out[self.backend.name] = self.backend
+        if LayerKind.MM3_INDEXER in self.model.kinds:
+            # MiniMax-M3: a dense first layer, then each sparse layer's indexer cache and main cache
+            out[MINIMAX_M3_SPARSE_INDEXER.name] = MINIMAX_M3_SPARSE_INDEXER
+            out[MINIMAX_M3_SPARSE.name] = MINIMAX_M3_SPARSE
         if self.drafter_backend is not None:
             out.setdefault(self.drafter_backend.name, self.drafter_backend)
         return out

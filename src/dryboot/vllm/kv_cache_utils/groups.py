@@ -150,12 +150,20 @@ def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
 
 def _type_key(spec: LayerSpec) -> tuple[object, ...]:
     """``is_uniform_with_collection``: same class family (MLA, the sparse-attention indexer's key
-    cache and the hidden-state cache ``HiddenStateCacheSpec``, all ``MLAAttentionSpec``, count as
+    cache, MiniMax-M3's indexer cache and the hidden-state cache ``HiddenStateCacheSpec``, all
+    ``MLAAttentionSpec``, count as
     full attention), same window / chunk /
     speculative blocks."""
     if isinstance(spec, MambaSpec):
         return ("mamba", spec.num_speculative_blocks)
-    if spec.layer_kind in (LayerKind.FULL, LayerKind.MLA, LayerKind.MLA_INDEXER, LayerKind.HIDDEN_STATE):
+    if spec.layer_kind in (
+        LayerKind.FULL,
+        LayerKind.MLA,
+        LayerKind.MLA_INDEXER,
+        LayerKind.MM3_SPARSE,
+        LayerKind.MM3_INDEXER,
+        LayerKind.HIDDEN_STATE,
+    ):
         return ("full",)
     if spec.layer_kind is LayerKind.SLIDING:
         return ("sliding", spec.sliding_window)

@@ -62,7 +62,7 @@ def can_pad(spec: LayerSpec, rules: VersionRules) -> bool:
     if rules.pad_requires_block_stride:
         return spec.indexes_kv_by_block_stride
     # 0.29+: any non-MLA attention pads, unless its (custom) kernel cannot read a padded page.
-    return spec.layer_kind not in (LayerKind.MLA, LayerKind.MLA_INDEXER) and (
+    return spec.layer_kind not in (LayerKind.MLA, LayerKind.MLA_INDEXER, LayerKind.MM3_INDEXER) and (
         spec.indexes_kv_by_block_stride or spec.quant_mode.value != "custom"
     )
 

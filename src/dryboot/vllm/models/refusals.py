@@ -137,6 +137,24 @@ LOOPED = (
     "loops in a loop_window_size window) are not modelled"
 )
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
+DOTS3_NOTE = (
+    "dots3_note (vllm/models/dots3_note): sliding-window MLA layers (Dots3NoteSlidingAttention, their own Triton "
+    "MLA backend) beside DeepSeek sparse-MLA layers whose latent rows are padded to the sliding layers' width "
+    "(Dots3NotePaddedMLAAttention): sliding-window MLA and the padded rows are not modelled"
+)
+INKLING = (
+    "Inkling (vllm/models/inkling): each decoder layer also keeps its short-convolution state as a sliding-window "
+    "cache (InklingConvState: a SlidingWindowSpec packing four streams per head, InklingSconvBackend) beside its "
+    "attention cache: not modelled"
+)
+KIMI_K3 = (
+    "Kimi-K3 (vllm/models/kimi_k3): Kimi Delta Attention layers (KimiK3DeltaAttention) beside its own MLA layers "
+    "(kimi_k3/nvidia/mla.py MultiHeadLatentAttention), a composition not modelled"
+)
+MINIMAX_M3_MTP = (
+    "MiniMax-M3 drafter (vllm/models/minimax_m3 mtp.py: a sparse decoder layer with its indexer cache): dryboot "
+    "plans MiniMax-M3 targets (MiniMaxM3SparseForCausalLM / ForConditionalGeneration), not this MTP module"
+)
 POOLING = "embedding / pooling model: no generation KV cache to plan"
 SPEC_MTP = (
     "MTP draft module: dryboot plans MTP only as the target's own layers (Qwen3-Next, Qwen3.5, DeepSeek-V3, "
@@ -172,8 +190,8 @@ REASONS: dict[str, str] = {
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
-    "Dots3NoteForCausalLM": NOFILE,
-    "Dots3NoteMTPModel": NOFILE,
+    "Dots3NoteForCausalLM": DOTS3_NOTE,
+    "Dots3NoteMTPModel": SPEC_MTP,
     "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,
     "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
@@ -206,9 +224,9 @@ REASONS: dict[str, str] = {
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "IQuestLoopCoderForCausalLM": LOOPED,
-    "InklingForCausalLM": NOFILE,
-    "InklingForConditionalGeneration": NOFILE,
-    "InklingMTPModel": NOFILE,
+    "InklingForCausalLM": INKLING,
+    "InklingForConditionalGeneration": INKLING,
+    "InklingMTPModel": SPEC_MTP,
     "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,
     "InternS1ProForConditionalGeneration": REMOTE_MM,
@@ -217,12 +235,12 @@ REASONS: dict[str, str] = {
     "InternS2PreviewForConditionalGeneration": REMOTE_MM,
     "InternVLChatModel": REMOTE_MM,
     "IsaacForConditionalGeneration": ISAAC,
-    "K3DSparkModel": NOFILE,
+    "K3DSparkModel": SPEC_DSPARK,
     "KananaVForConditionalGeneration": NEEDS_TIMM,
     "KeyeForConditionalGeneration": REMOTE_MM,
     "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
-    "KimiK3ForConditionalGeneration": NOFILE,
-    "KimiK3MTPModel": NOFILE,
+    "KimiK3ForConditionalGeneration": KIMI_K3,
+    "KimiK3MTPModel": SPEC_MTP,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
     "LlavaOnevision2ForConditionalGeneration": REMOTE_MM,
     "LongCatFlashMTPModel": SPEC_MTP,
@@ -239,9 +257,7 @@ REASONS: dict[str, str] = {
     "MiniCPMForCausalLM": REMOTE,
     "MiniCPMO": REMOTE_MM,
     "MiniCPMV": REMOTE_MM,
-    "MiniMaxM3MTP": NOFILE,
-    "MiniMaxM3SparseForCausalLM": NOFILE,
-    "MiniMaxM3SparseForConditionalGeneration": NOFILE,
+    "MiniMaxM3MTP": MINIMAX_M3_MTP,
     "Molmo2ForConditionalGeneration": own_text_model("its own Molmo2TextModel (molmo2.py)"),
     "MolmoForCausalLM": REMOTE_MM,
     "Moondream3ForCausalLM": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),

@@ -221,6 +221,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
     Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
+    Family(
+        "minimax_m3",
+        ("vllm.models.minimax_m3",),
+        ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"),
+    ),
 )
 
 FAMILIES += (
