@@ -29,31 +29,13 @@ MINIMAX_M3 = (
     "MiniMaxM3SparseForConditionalGeneration (vllm/models/minimax_m3: sparse attention with indexer "
     "caches) is not modelled; dryboot refuses it by name"
 )
-#: DeepSeek-OCR (``DeepseekOCRForCausalLM`` over a DeepSeek-V2 text model without MLA) is refused by
-#: name in ``vllm/models/wrappers.py``; vLLM refuses every flag set asking more than its 8,192
-#: positions and serves ``--max-model-len -1`` as plain multi-head attention (12 layers, 10 KV heads
-#: of 128, block 16: 130,208 tokens, 15.89x on both GPUs and both releases): a wrapper to plan
-#: through its text model (issue 37, item 2)
-DEEPSEEK_OCR = {
-    i: (
-        "DeepseekOCRForCausalLM: dryboot refuses the wrapper (DeepSeek-V2 without MLA) by name"
-        + (
-            " where vLLM serves it (130,208 tokens, 15.89x): a wrapper to plan through its text model"
-            if N.FLAG_SETS[i][1] == "-1"
-            else "; vLLM refuses the flag set first (--max-model-len above the 8,192 positions)"
-        )
-    )
-    for i in range(len(N.FLAG_SETS))
-}
 #: release -> case id -> why dryboot disagrees with vLLM there
 KNOWN: dict[str, dict[str, str]] = {
     "0.28.0": {
         **{f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))},
-        **{f"{gpu}|deepseek-ai--DeepSeek-OCR#{i}": why for gpu in N.GPUS for i, why in DEEPSEEK_OCR.items()},
     },
     "0.33.0": {
         **{f"{gpu}|MiniMaxAI--MiniMax-M3-MXFP8#{i}": MINIMAX_M3 for gpu in N.GPUS for i in range(len(N.FLAG_SETS))},
-        **{f"{gpu}|deepseek-ai--DeepSeek-OCR#{i}": why for gpu in N.GPUS for i, why in DEEPSEEK_OCR.items()},
         **{
             f"{gpu}|deepseek-ai--DeepSeek-V4-Flash-0731#{i}": (
                 "both refuse, for different reasons: the 0.33.0 oracle environment cannot build "

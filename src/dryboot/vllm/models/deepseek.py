@@ -227,9 +227,18 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
+    model_type = str(f.get("model_type") or "")
+    if model_type != "axk1" and f.integer("qk_nope_head_dim", minimum=0) == 0 and rope == 0:
+        return _multi_head(f, architecture, n, heads)
+    if f.get("kv_lora_rank") is None:
+        raise InputError(
+            f.source,
+            f.where("kv_lora_rank"),
+            "null with qk_nope_head_dim / qk_rope_head_dim set: vLLM builds DeepseekV2Attention without a latent "
+            "rank and fails (TypeError: None + int in kv_a_proj_with_mqa)",
+        )
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
     latent = f.integer("kv_lora_rank") + rope
-    model_type = str(f.get("model_type") or "")
     if model_type == "axk1" and dims[0] == 0 and rope == 0:
         raise InputError(
             f.source,
@@ -284,6 +293,33 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         decoder_layers=decoder,
         # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
         family_extra=AllLayersIndexed(every) if model_type == "glm_moe_dsa" and not all(indexed) else None,
+    )
+
+
+def _multi_head(f: ConfigFields, architecture: str, n: int, heads: int) -> ModelGeometry:
+    """DeepSeek-V2/V3 without MLA: ``qk_nope_head_dim = qk_rope_head_dim = 0`` makes
+    ``DeepseekV2DecoderLayer`` build ``DeepseekAttention`` (plain attention, whatever
+    ``kv_lora_rank`` says): ``num_key_value_heads`` KV heads (split across TP ranks, replicated
+    when fewer) of ``hidden_size // num_attention_heads``, K and V alike, one full-attention cache
+    per layer (``model.layers.<i>.self_attn.attn``). No MTP layers are built under it.
+
+    :raises InputError: a ``kv_lora_rank`` beside the zero head dims (the model config then says
+        MLA while the layers are plain attention: not modelled), or malformed fields.
+    """
+    if f.get("kv_lora_rank") is not None:
+        raise InputError(
+            f.source,
+            f.where("kv_lora_rank"),
+            f"{f.get('kv_lora_rank')} with qk_nope_head_dim = qk_rope_head_dim = 0: vLLM builds plain attention "
+            "layers (DeepseekAttention) under a model config that says MLA (use_mla): not modelled",
+        )
+    hidden = f.integer("hidden_size")
+    return geometry(
+        f,
+        architecture,
+        "deepseek",
+        (LayerKind.FULL,) * n,
+        heads=(heads, f.integer("num_key_value_heads"), hidden // heads),
     )
 
 
