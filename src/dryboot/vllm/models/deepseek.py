@@ -1,5 +1,5 @@
 """DeepSeek-V2/V3/V3.2, GLM-5, A.X K1 and Sarvam-M: multi-head latent attention (one latent
-head per layer).
+head per layer), and DeepSeek-V2/V3 without MLA (plain attention).
 
 Mirrors ``vllm/model_executor/models/deepseek_v2.py`` (MLA layers: ``kv_lora_rank +
 qk_rope_head_dim`` per token, no V part, not split by TP) and ``deepseek_mtp.py``
@@ -18,6 +18,14 @@ the layer's MLA cache: one uint8 head of ``index_head_dim + index_head_dim // 12
 token (fp8 keys and one fp32 scale per 128). Every MLA layer of such a model is sparse: it takes
 a sparse MLA backend and no MLA prefill backend (so the SM90 prefill dimensions below do not
 apply); the indexer needs ``q_lora_rank``.
+
+Without MLA: ``qk_nope_head_dim = qk_rope_head_dim = 0`` makes ``DeepseekV2DecoderLayer`` build
+``DeepseekAttention`` (plain attention, ``num_key_value_heads`` KV heads of ``hidden_size //
+num_attention_heads``, one full-attention cache per layer, backends chosen as for any standard
+attention layer): DeepSeek-OCR's language model (``language_config``, ``kv_lora_rank`` null). A
+``kv_lora_rank`` beside those zero dims (the model config then says MLA while the layers are not)
+is refused by name; with the dims set and ``kv_lora_rank`` null, vLLM builds ``DeepseekV2Attention``
+and fails on the missing rank, and so does dryboot (refused).
 
 On the GPU dryboot assumes (SM90: H100/H200), the only MLA prefill backend is FlashAttention,
 which serves (qk_nope, qk_rope, v) head dims (128, 64, 128), (192, 64, 256) and (64, 64, 128)
