@@ -733,3 +733,13 @@ def test_deepseek_ocr_without_kv_lora_rank_is_refused() -> None:
             {"architectures": ["DeepseekOCRForCausalLM"], "model_type": "deepseek_vl_v2", "language_config": text}
         )
     assert "kv_lora_rank" in info.value.line() and "differs by release" in info.value.line()
+
+
+def test_deepseek_v2_with_null_kv_lora_rank_is_refused() -> None:
+    """transformers' DeepseekV2Config types kv_lora_rank int: vLLM 0.28.0 and 0.33.0 refuse a
+    standalone config with null (recorded, ``test_releases.py`` dsv2-mha); only DeepSeek-OCR's
+    text config class takes it."""
+    cfg = {**_DSOCR_TEXT, "model_type": "deepseek_v2"}
+    with pytest.raises(InputError) as info:
+        geometry_from_config(cfg)
+    assert "kv_lora_rank" in info.value.line() and "Validation error for field" in info.value.line()

@@ -110,6 +110,10 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 #: ``"method": "mtp"`` (``SpeculativeConfig.hf_config_override`` turns them into
 #: ``DeepSeekMTPModel``); for the others vLLM raises "Unsupported speculative method: 'mtp'".
 MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa"})
+#: Model types whose layers are ``DeepseekV2DecoderLayer``'s, which builds plain attention
+#: (``DeepseekAttention``) when ``qk_nope_head_dim = qk_rope_head_dim = 0`` (dense ones: a sparse
+#: model's indexer with such dims is not modelled).
+V2_DECODER_TYPES = frozenset({"deepseek_v2", "deepseek_v3"})
 _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 
 #: (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) the SM90 MLA prefill backend serves.
@@ -236,9 +240,20 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
     model_type = str(f.get("model_type") or "")
-    if model_type != "axk1" and f.integer("qk_nope_head_dim", minimum=0) == 0 and rope == 0:
+    # DeepseekV2DecoderLayer's choice (AXK1's own decoder layer, Sarvam's MLA-only one: below)
+    v2_layer = model_type in V2_DECODER_TYPES and f.get("index_topk") is None
+    if model_type in V2_DECODER_TYPES and not f.prefix and "kv_lora_rank" in f.data and f.data["kv_lora_rank"] is None:
+        # transformers' DeepseekV2Config / DeepseekV3Config type it int (strict); only a wrapper's
+        # text config class (vLLM's DeepseekVLV2TextConfig: int | None) takes null
+        raise InputError(
+            f.source,
+            f.where("kv_lora_rank"),
+            "null: vLLM refuses the config (StrictDataclassFieldValidationError: Validation error for field "
+            "'kv_lora_rank': expected int, got NoneType)",
+        )
+    if v2_layer and f.integer("qk_nope_head_dim", minimum=0) == 0 and rope == 0:
         return _multi_head(f, architecture, n, heads)
-    if f.get("kv_lora_rank") is None:
+    if v2_layer and f.get("kv_lora_rank") is None:
         raise InputError(
             f.source,
             f.where("kv_lora_rank"),
