@@ -671,3 +671,75 @@ def test_nemotron_h_layers_block_type_gives_pattern_and_layer_count() -> None:
         geometry_from_config({**base, "layers_block_type": ["mamba", "ssm"]})
     with pytest.raises(InputError, match="layers_block_type: must be a non-empty list"):
         geometry_from_config({**base, "layers_block_type": "M*"})
+
+
+#: DeepSeek-OCR's published language_config, trimmed to what the attention layers read
+_DSOCR_TEXT = {
+    "architectures": ["DeepseekV2ForCausalLM"],
+    "hidden_size": 1280,
+    "num_attention_heads": 10,
+    "num_key_value_heads": 10,
+    "num_hidden_layers": 12,
+    "kv_lora_rank": None,
+    "q_lora_rank": None,
+    "qk_nope_head_dim": 0,
+    "qk_rope_head_dim": 0,
+    "v_head_dim": 0,
+    "max_position_embeddings": 8192,
+}
+
+
+def _dsocr(**text: object) -> ModelGeometry:
+    return geometry_from_config(
+        {
+            "architectures": ["DeepseekOCRForCausalLM"],
+            "model_type": "deepseek_vl_v2",
+            "language_config": {**_DSOCR_TEXT, **text},
+        }
+    )
+
+
+def test_deepseek_without_mla_is_plain_attention() -> None:
+    """qk_nope = qk_rope = 0: ``DeepseekAttention``, num_key_value_heads heads of hidden / heads
+    (DeepSeek-OCR: 12 layers of 10 KV heads of 128, as vLLM serves it)."""
+    m = _dsocr()
+    assert m.layer_kinds == (LayerKind.FULL,) * 12
+    assert (m.num_kv_heads, m.head_dim, m.head_dim_v) == (10, 128, 128)
+    assert not m.use_mla
+    gqa = _dsocr(num_key_value_heads=2)  # the KV heads are num_key_value_heads, not the query heads
+    assert (gqa.num_kv_heads, gqa.head_dim) == (2, 128)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "says"),
+    [
+        # the model config would say MLA (kv_lora_rank set) under plain attention layers
+        ({"kv_lora_rank": 512}, "kv_lora_rank", "not modelled"),
+        # DeepseekV2Attention adds the null rank to qk_rope_head_dim: vLLM fails (TypeError)
+        ({"qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}, "kv_lora_rank", "TypeError"),
+    ],
+)
+def test_deepseek_without_mla_refusals(text: dict[str, object], field: str, says: str) -> None:
+    with pytest.raises(InputError) as info:
+        _dsocr(**text)
+    assert field in info.value.line() and says in info.value.line()
+
+
+def test_deepseek_ocr_without_kv_lora_rank_is_refused() -> None:
+    """Absent, kv_lora_rank is null in vLLM 0.28.0's DeepseekVLV2TextConfig and 512 from 0.29.0."""
+    text = {k: v for k, v in _DSOCR_TEXT.items() if k != "kv_lora_rank"}
+    with pytest.raises(InputError) as info:
+        geometry_from_config(
+            {"architectures": ["DeepseekOCRForCausalLM"], "model_type": "deepseek_vl_v2", "language_config": text}
+        )
+    assert "kv_lora_rank" in info.value.line() and "differs by release" in info.value.line()
+
+
+def test_deepseek_v2_with_null_kv_lora_rank_is_refused() -> None:
+    """transformers' DeepseekV2Config types kv_lora_rank int: vLLM 0.28.0 and 0.33.0 refuse a
+    standalone config with null (recorded, ``test_releases.py`` dsv2-mha); only DeepSeek-OCR's
+    text config class takes it."""
+    cfg = {**_DSOCR_TEXT, "model_type": "deepseek_v2"}
+    with pytest.raises(InputError) as info:
+        geometry_from_config(cfg)
+    assert "kv_lora_rank" in info.value.line() and "Validation error for field" in info.value.line()

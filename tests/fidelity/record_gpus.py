@@ -1,12 +1,13 @@
 """Record vLLM's answers for the per-GPU cases of ``test_gpus.py``.
 
-    .venv/bin/python tests/fidelity/record_gpus.py /work/venvs/vllm-0.28.0/bin/python [GPU...]
+    .venv/bin/python tests/fidelity/record_gpus.py /work/venvs/vllm-0.28.0/bin/python [GPU...] [--arch ARCH...]
 
 For each GPU (default :data:`test_gpus.GPUS`) it runs ``tests/data/gpus/run_oracle_as.py GPU``
 (the e2e oracle answering as that row of ``gpus.toml``, FlashInfer arm ``cubin``) over the
 recorded flag sets of :data:`test_gpus.ARCHITECTURES` (``data/architectures/recorded.json``'s
 argv, the same cases ``test_architectures.py`` checks on the H200) and writes
-``data/gpus/vllm-X.json`` (other GPUs' records kept). Nothing recorded comes from dryboot.
+``data/gpus/vllm-X.json`` (other GPUs' records kept; with ``--arch``, only those architectures'
+cases are run and replaced, the GPU's other records kept). Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ RUN_AS = Path(__file__).resolve().parents[1] / "data" / "gpus" / "run_oracle_as.
 
 
 def main() -> int:
-    python, gpus = sys.argv[1], sys.argv[2:] or list(G.GPUS)
-    cases = G.cases()
+    args = sys.argv[2:]
+    only = set(args[args.index("--arch") + 1 :]) if "--arch" in args else set()
+    args = args[: args.index("--arch")] if "--arch" in args else args
+    python, gpus = sys.argv[1], args or list(G.GPUS)
+    cases = [(c, argv) for c, argv in G.cases() if not only or c.id.split("#")[0] in only]
     version = None
     for gpu in gpus:
         runner = H.OracleRunner(python, jobs=2, oracle_argv=[str(RUN_AS), gpu])
@@ -38,7 +42,8 @@ def main() -> int:
             continue
         path = G.recorded_path(version)
         doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "gpus": {}}
-        rows = {}
+        # --arch: only those architectures' rows are replaced, the GPU's others kept
+        rows = {k: r for k, r in doc["gpus"].get(gpu, {}).items() if k.split("#")[0] not in only} if only else {}
         for c, argv in cases:
             v = res[c.id]
             kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}

@@ -45,6 +45,8 @@ ARCHITECTURES = (
     "Gemma2ForCausalLM",
     "Gemma3ForCausalLM",
     "Phi3ForCausalLM",
+    # DeepSeek-V2 without MLA (plain attention; DeepSeek-OCR's language model): 0.28.0 and 0.33.0
+    "DeepseekOCRForCausalLM",
 )
 
 

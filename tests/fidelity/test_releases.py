@@ -179,6 +179,17 @@ CASES: dict[str, tuple[Path, list[str]]] = {
             ),
         )
     },
+    # DeepSeek-V2 without MLA (qk_nope = qk_rope = 0: DeepseekAttention, 4 KV heads of 64): the
+    # DeepSeek-OCR tiny config's language model alone, and the wrapper
+    "dsv2-mha": (REL / "dsv2-mha", ["--max-model-len", "8192", *_NB, "--kv-cache-memory-bytes", "300000000"]),
+    "dsv2-mha-tp2-fp8": (
+        REL / "dsv2-mha",
+        ["-tp", "2", "--kv-cache-dtype", "fp8", "--max-model-len", "4096", "--kv-cache-memory-bytes", "200000000"],
+    ),
+    "dsocr-mha-tp8": (
+        ARCH / "DeepseekOCRForCausalLM.json",
+        ["-tp", "8", "--max-model-len", "-1", "--kv-cache-memory-bytes", "100000000"],
+    ),
     "g4keqv": (REL / "g4keqv", ["--max-model-len", "4096", *_NB, "--kv-cache-memory-bytes", "2000000000"]),
     # sparse MLA (the architectures' tiny configs): GLM-5 with index_topk_freq 2, DeepSeek-V3.2 with
     # fp8 (fp8_ds_mla) and its MTP layer
@@ -424,6 +435,35 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         24400,
         8192,
         ("GPU KV cache size: 24,400 tokens, Maximum concurrency for 8,192 tokens per request: 2.98x",),
+    # DeepSeek-V2 without MLA: transformers' DeepseekV2Config takes no null kv_lora_rank; the
+    # DeepSeek-OCR wrapper's text config class does (DeepseekAttention, 4 KV heads of 64 over TP 8)
+    **{
+        (v, cid): {
+            "refused": True,
+            "vllm": "StrictDataclassFieldValidationError: Validation error for field 'kv_lora_rank':\n    TypeError: Field 'kv_lora_rank' expected int, got NoneType (value: None)",
+        }
+        for v in ("0.28.0", "0.33.0")
+        for cid in ("dsv2-mha", "dsv2-mha-tp2-fp8")
+    },
+    ("0.28.0", "dsocr-mha-tp8"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        (
+            "Auto-fit max_model_len: full model context length 8192 fits in available GPU memory",
+            "GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",
+        ),
+    ),
+    ("0.33.0", "dsocr-mha-tp8"): _ok(
+        16,
+        12207,
+        195312,
+        8192,
+        (
+            "Auto-fit max_model_len: full model context length 8192 fits in available KV cache memory (0.09 GiB GPU)",
+            "GPU KV cache size: 195,312 tokens, Maximum concurrency for 8,192 tokens per request: 23.84x",
+        ),
     ),
     ("0.33.0", "wrap-gemma4-unified"): _ok(
         16,

@@ -1,5 +1,5 @@
 """DeepSeek-V2/V3/V3.2, GLM-5, A.X K1 and Sarvam-M: multi-head latent attention (one latent
-head per layer).
+head per layer), and DeepSeek-V2/V3 without MLA (plain attention).
 
 Mirrors ``vllm/model_executor/models/deepseek_v2.py`` (MLA layers: ``kv_lora_rank +
 qk_rope_head_dim`` per token, no V part, not split by TP) and ``deepseek_mtp.py``
@@ -18,6 +18,14 @@ the layer's MLA cache: one uint8 head of ``index_head_dim + index_head_dim // 12
 token (fp8 keys and one fp32 scale per 128). Every MLA layer of such a model is sparse: it takes
 a sparse MLA backend and no MLA prefill backend (so the SM90 prefill dimensions below do not
 apply); the indexer needs ``q_lora_rank``.
+
+Without MLA: ``qk_nope_head_dim = qk_rope_head_dim = 0`` makes ``DeepseekV2DecoderLayer`` build
+``DeepseekAttention`` (plain attention, ``num_key_value_heads`` KV heads of ``hidden_size //
+num_attention_heads``, one full-attention cache per layer, backends chosen as for any standard
+attention layer): DeepSeek-OCR's language model (``language_config``, ``kv_lora_rank`` null). A
+``kv_lora_rank`` beside those zero dims (the model config then says MLA while the layers are not)
+is refused by name; with the dims set and ``kv_lora_rank`` null, vLLM builds ``DeepseekV2Attention``
+and fails on the missing rank, and so does dryboot (refused).
 
 On the GPU dryboot assumes (SM90: H100/H200), the only MLA prefill backend is FlashAttention,
 which serves (qk_nope, qk_rope, v) head dims (128, 64, 128), (192, 64, 256) and (64, 64, 128)
@@ -102,6 +110,10 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
 #: ``"method": "mtp"`` (``SpeculativeConfig.hf_config_override`` turns them into
 #: ``DeepSeekMTPModel``); for the others vLLM raises "Unsupported speculative method: 'mtp'".
 MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa"})
+#: Model types whose layers are ``DeepseekV2DecoderLayer``'s, which builds plain attention
+#: (``DeepseekAttention``) when ``qk_nope_head_dim = qk_rope_head_dim = 0`` (dense ones: a sparse
+#: model's indexer with such dims is not modelled).
+V2_DECODER_TYPES = frozenset({"deepseek_v2", "deepseek_v3"})
 _MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
 
 #: (qk_nope_head_dim, qk_rope_head_dim, v_head_dim) the SM90 MLA prefill backend serves.
@@ -227,9 +239,29 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     n = num_layers(f)
     heads = f.integer("num_attention_heads")
     rope = f.integer("qk_rope_head_dim", minimum=0)
+    model_type = str(f.get("model_type") or "")
+    # DeepseekV2DecoderLayer's choice (AXK1's own decoder layer, Sarvam's MLA-only one: below)
+    v2_layer = model_type in V2_DECODER_TYPES and f.get("index_topk") is None
+    if model_type in V2_DECODER_TYPES and not f.prefix and "kv_lora_rank" in f.data and f.data["kv_lora_rank"] is None:
+        # transformers' DeepseekV2Config / DeepseekV3Config type it int (strict); only a wrapper's
+        # text config class (vLLM's DeepseekVLV2TextConfig: int | None) takes null
+        raise InputError(
+            f.source,
+            f.where("kv_lora_rank"),
+            "null: vLLM refuses the config (StrictDataclassFieldValidationError: Validation error for field "
+            "'kv_lora_rank': expected int, got NoneType)",
+        )
+    if v2_layer and f.integer("qk_nope_head_dim", minimum=0) == 0 and rope == 0:
+        return _multi_head(f, architecture, n, heads)
+    if v2_layer and f.get("kv_lora_rank") is None:
+        raise InputError(
+            f.source,
+            f.where("kv_lora_rank"),
+            "null with qk_nope_head_dim / qk_rope_head_dim set: vLLM builds DeepseekV2Attention without a latent "
+            "rank and fails (TypeError: None + int in kv_a_proj_with_mqa)",
+        )
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
     latent = f.integer("kv_lora_rank") + rope
-    model_type = str(f.get("model_type") or "")
     if model_type == "axk1" and dims[0] == 0 and rope == 0:
         raise InputError(
             f.source,
@@ -284,6 +316,33 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         decoder_layers=decoder,
         # transformers 5.10's GlmMoeDsaConfig (vLLM 0.27.1) consumes the IndexCache keys
         family_extra=AllLayersIndexed(every) if model_type == "glm_moe_dsa" and not all(indexed) else None,
+    )
+
+
+def _multi_head(f: ConfigFields, architecture: str, n: int, heads: int) -> ModelGeometry:
+    """DeepSeek-V2/V3 without MLA: ``qk_nope_head_dim = qk_rope_head_dim = 0`` makes
+    ``DeepseekV2DecoderLayer`` build ``DeepseekAttention`` (plain attention, whatever
+    ``kv_lora_rank`` says): ``num_key_value_heads`` KV heads (split across TP ranks, replicated
+    when fewer) of ``hidden_size // num_attention_heads``, K and V alike, one full-attention cache
+    per layer (``model.layers.<i>.self_attn.attn``). No MTP layers are built under it.
+
+    :raises InputError: a ``kv_lora_rank`` beside the zero head dims (the model config then says
+        MLA while the layers are plain attention: not modelled), or malformed fields.
+    """
+    if f.get("kv_lora_rank") is not None:
+        raise InputError(
+            f.source,
+            f.where("kv_lora_rank"),
+            f"{f.get('kv_lora_rank')} with qk_nope_head_dim = qk_rope_head_dim = 0: vLLM builds plain attention "
+            "layers (DeepseekAttention) under a model config that says MLA (use_mla): not modelled",
+        )
+    hidden = f.integer("hidden_size")
+    return geometry(
+        f,
+        architecture,
+        "deepseek",
+        (LayerKind.FULL,) * n,
+        heads=(heads, f.integer("num_key_value_heads"), hidden // heads),
     )
 
 

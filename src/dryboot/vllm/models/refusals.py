@@ -60,8 +60,10 @@ MM_SPLIT_HEADS = (
     "neither transformers nor vLLM ships): not verifiable offline"
 )
 MM_DEEPSEEK_MHA = (
-    "multimodal wrapper of DeepSeek-V2 without MLA (use_mla false, qk_nope_head_dim = qk_rope_head_dim = 0: "
-    "plain multi-head attention), which dryboot's DeepSeek family (MLA only) does not read"
+    "multimodal wrapper of DeepSeek-V2 without MLA (planned, as DeepSeek-OCR's), whose config hook "
+    "(UnlimitedOCRForCausalLMConfig) builds every attention layer as RSWAAttention: an RSWASpec group (its own "
+    "KV cache manager and group type, recorded on vLLM 0.28.0 as one 'RSWA' group), FlashAttention 4 or Triton "
+    "forced, prefix caching off; that layer kind is not modelled"
 )
 VOXTRAL = (
     "multimodal wrapper served by vLLM 0.28.0 from its Mistral-format checkpoint: voxtral.py reads audio "

@@ -175,7 +175,7 @@ class BuiltAs:
     :param named: the model class takes the architecture the text config names (``architectures``,
         else its ``model_type``'s causal-LM class): the names accepted (all read as ``inner``);
         empty: the model class names it itself.
-    :param needs: text-config keys whose absence (or null) means attention not modelled here.
+    :param needs: text-config keys whose absence means attention not modelled here.
     :param tower_heads: (dotted path, its config class default or ``None``: required) of the
         attention heads of encoder towers vLLM shards by tensor parallelism (``QKVParallelLinear``:
         TP must divide them, else an AssertionError while building the model).
@@ -334,8 +334,13 @@ BUILT_AS: dict[str, BuiltAs] = {
             "deepseek_v2",
             {"kv_lora_rank": None},
             named=("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM"),
+            # absent, kv_lora_rank takes the release's DeepseekVLV2TextConfig default (null in
+            # 0.27.1/0.28.0, DeepseekV2Config's 512 from 0.29.0): not modelled; null with
+            # qk_nope_head_dim = qk_rope_head_dim = 0 is DeepSeek-OCR's plain attention
+            # (vllm/models/deepseek.py)
             needs={
-                "kv_lora_rank": "DeepSeek-V2 without MLA (kv_lora_rank null: plain multi-head attention): not modelled"
+                "kv_lora_rank": "absent: its default differs by release (null in vLLM 0.27.1/0.28.0, 512 from "
+                "0.29.0): not modelled"
             },
         )
         for arch, file in (
@@ -522,7 +527,7 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
             f"{architecture} with a {named[0]} language model is not modelled (only {', '.join(spec.named)})",
         )
     for key, why in spec.needs.items():
-        if nested.get(key) is None:
+        if key not in nested:
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
     # only the text sub-config's own keys: the wrapper's (a top-level max_sequence_length...) are
     # not the language model's

@@ -1102,7 +1102,9 @@ def _walk(
     n_layers = _int(config, "num_hidden_layers")
     nq = _int(config, "num_attention_heads")
     nkv = _int(config, "num_key_value_heads", nq)
-    hd = config.get("head_dim") or h // nq
+    # DeepSeek-V2 without MLA (DeepseekAttention) sizes its heads from hidden_size alone
+    mha = family in MLA_FAMILIES and deepseek_mha(config)
+    hd = h // nq if mha else config.get("head_dim") or h // nq
     if type(hd) is not int:
         raise InputError("config.json", "head_dim", "not an integer")
     vocab = _int(config, "vocab_size")
@@ -1187,7 +1189,7 @@ def _walk(
         else:
             inter = _int(config, "intermediate_size")
             _mlp(w, quant, f"{prefix}.mlp", h, _divide(inter, tp, "intermediate_size"), ab, tp)
-        if family in MLA_FAMILIES:
+        if family in MLA_FAMILIES and not mha:
             _mla_attention(w, config, quant, tp, att, h, ab)
             if "index_topk" in config:
                 _indexer(w, config, quant, li, f"{att}.indexer", h, ab)
@@ -1241,7 +1243,7 @@ def _walk(
         for nbytes in _gemma3_rotary_tables(config, layers, hd, ab):
             w.own("rotary", nbytes, buffer=True)
     elif n_attention:
-        rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES else hd
+        rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES and not mha else hd
         factor = 1 if family in VL_WRAPPERS and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
         w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
@@ -1577,6 +1579,13 @@ _EXPERTS_KEY = {
     "glm4_moe_lite": "n_routed_experts",
     "glm4_moe": "n_routed_experts",
 }
+
+
+def deepseek_mha(config: Mapping[str, Any]) -> bool:
+    """Whether ``DeepseekV2DecoderLayer`` builds plain attention (``DeepseekAttention``: a
+    ``qkv_proj`` / ``o_proj`` pair over ``hidden_size // num_attention_heads``-wide heads, full
+    rotary) instead of MLA: ``qk_nope_head_dim = qk_rope_head_dim = 0``."""
+    return config.get("qk_nope_head_dim") == 0 and config.get("qk_rope_head_dim") == 0
 
 
 def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
