@@ -435,6 +435,7 @@ RECORDED: dict[tuple[str, str], dict[str, Any]] = {
         24400,
         8192,
         ("GPU KV cache size: 24,400 tokens, Maximum concurrency for 8,192 tokens per request: 2.98x",),
+    ),
     # DeepSeek-V2 without MLA: transformers' DeepseekV2Config takes no null kv_lora_rank; the
     # DeepSeek-OCR wrapper's text config class does (DeepseekAttention, 4 KV heads of 64 over TP 8)
     **{
