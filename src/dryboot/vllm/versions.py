@@ -125,6 +125,12 @@ class VersionRules:
     :param fp8_moe_block_refine: a fused MoE whose TP shard of fp8 weight blocks is partial is
         served with its block scales refined to a finer block (0.29+: ``fused_moe/oracle/fp8.py``
         ``refine_fp8_moe_block_shape``); 0.28 refuses it (``Fp8MoEMethod.create_weights``).
+    :param modelopt_mixed_nested: the release names a ModelOpt config's nested
+        ``quantization.quant_algo`` MIXED_PRECISION (``hf_quant_config.json``'s form) ``modelopt_mixed``
+        (0.33.0: ``transformers_utils/model_arch_config_convertor.py``
+        ``_normalize_quantization_config``); ``False``: it raises "Unknown ModelOpt quant algo"
+        (0.27.1-0.30.0, recorded by the oracle); ``None``: not checked (0.31, 0.32: no oracle
+        environment), refused by name.
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -165,6 +171,7 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
 
@@ -269,6 +276,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
+    modelopt_mixed_nested=None,
     unverified_architectures=frozenset({"KimiLinearForCausalLM", "RWForCausalLM", "LongcatFlashForCausalLM"}),
     block_size_log_backends=True,
     fa4_fp8_block=64,
@@ -290,6 +298,7 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
+    modelopt_mixed_nested=True,
     unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     mamba_cache_mode_ignored=True,
     gdn_align_sm90=64,
@@ -356,3 +365,18 @@ def rules_for(version: str, source: str = "--vllm-version") -> VersionRules:
     if chosen is None:
         raise InputError(source, text, f"dryboot models vLLM {next(iter(VERSIONS))} and later")
     return chosen
+
+
+def modelopt_mixed_refusal(algo: str, rules: VersionRules) -> str | None:
+    """Why ``rules``' release does not serve a nested ModelOpt ``quant_algo`` MIXED_PRECISION
+    (``algo`` as written), or ``None`` (it names it ``modelopt_mixed``): 0.27.1-0.30.0 raise
+    ``ValueError: Unknown ModelOpt quant algo`` in ``ModelConfig`` (``ModelArchConfigConvertor.
+    _normalize_quantization_config``, recorded by the oracle); 0.31 and 0.32 are not checked."""
+    if rules.modelopt_mixed_nested:
+        return None
+    if rules.modelopt_mixed_nested is None:
+        return (
+            f"{algo}: how vLLM {rules.version} names a nested ModelOpt quant_algo {algo} is not checked "
+            "(0.27.1-0.30.0 refuse it, 0.33.0 serves it as modelopt_mixed)"
+        )
+    return f"Unknown ModelOpt quant algo: {algo} (vLLM {rules.version})"
