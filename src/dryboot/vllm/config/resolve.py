@@ -26,7 +26,7 @@ from dryboot.vllm.backends import (
     invalid_reasons,
     priorities,
 )
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
 from dryboot.vllm.config.scheduler import verify_max_model_len
 from dryboot.vllm.distributed import (
     check_dcp_divides_tp,
@@ -49,7 +49,6 @@ from dryboot.vllm.models.registry import drafter_architecture, family_for, famil
 from dryboot.vllm.versions import (
     VersionRules,
     known_model_types,
-    modelopt_mixed_refusal,
     rules_for,
     unverified_reason,
 )

@@ -13,8 +13,8 @@ from dryboot.vllm.config.hf import (
     Mamba2,
     ModelGeometry,
     config_dtype,
-    quantization_kv_cache_dtype,
     modelopt_mixed_algo,
+    quantization_kv_cache_dtype,
     quantization_method,
 )
 

@@ -13,11 +13,10 @@ from typing import Any
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import nested_modelopt_mixed_algo
+from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed_algo
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
-from dryboot.vllm.versions import modelopt_mixed_refusal, rules_for
 from dryboot.vllm.model_executor.model_loader.weights import (
     MissingTensor,
     Parallel,
@@ -26,6 +25,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     model_dtype_bytes,
     rank_weights,
 )
+from dryboot.vllm.versions import rules_for
 
 #: ``--load-format`` values dryboot reads (vLLM's names): ``auto`` takes the headers when the
 #: directory has safetensors files, else the config alone; ``safetensors`` requires them;
@@ -177,7 +177,9 @@ def model_weights(
     if why is not None:  # ModelConfig refuses it before any weight (0.27.1-0.30.0)
         report.refused = InputError(
             str(hq_path if "quantization_config" not in config else config_path),
-            "quantization.quant_algo" if "quantization_config" not in config else "quantization_config.quantization.quant_algo",
+            "quantization.quant_algo"
+            if "quantization_config" not in config
+            else "quantization_config.quantization.quant_algo",
             why,
         ).line()
         return report

@@ -1574,16 +1574,22 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
 
 
 #: ``layers_block_type`` entries as ``hybrid_override_pattern`` symbols (``NemotronHConfig``)
-_NEMOTRON_BLOCKS = {"mamba": "M", "linear_attention": "M", "attention": "*", "full_attention": "*", "mlp": "-", "moe": "E"}
+_NEMOTRON_BLOCKS = {
+    "mamba": "M",
+    "linear_attention": "M",
+    "attention": "*",
+    "full_attention": "*",
+    "mlp": "-",
+    "moe": "E",
+}
 
 
 def _nemotron_pattern(config: Mapping[str, Any]) -> str:
     """``hybrid_override_pattern``, or the one the ``layers_block_type`` list gives (which wins,
     as ``NemotronHConfig`` reads it)."""
     types = config.get("layers_block_type")
-    if isinstance(types, list) and types and all(t in _NEMOTRON_BLOCKS for t in types if isinstance(t, str)):
-        if all(isinstance(t, str) for t in types):
-            return "".join(_NEMOTRON_BLOCKS[t] for t in types)
+    if isinstance(types, list) and types and all(isinstance(t, str) and t in _NEMOTRON_BLOCKS for t in types):
+        return "".join(_NEMOTRON_BLOCKS[t] for t in types)
     pattern = config.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or not pattern or set(pattern) - set("ME*-"):
         raise InputError("config.json", "hybrid_override_pattern", "missing or not a string of M, E, * and -")
@@ -1638,7 +1644,10 @@ def _nemotron_h_layer(
             w.own("attention", (nq_r + 2 * nkv_r) * hd * h * ab)
             w.own("attention", h * nq_r * hd * ab)
         else:
-            for name, k, parts in ((f"{mixer}.qkv_proj", h, (nq_r * hd, nkv_r * hd, nkv_r * hd)), (f"{mixer}.o_proj", nq_r * hd, (h,))):
+            for name, k, parts in (
+                (f"{mixer}.qkv_proj", h, (nq_r * hd, nkv_r * hd, nkv_r * hd)),
+                (f"{mixer}.o_proj", nq_r * hd, (h,)),
+            ):
                 w.module(_linear(mo, name, k, parts, ab, tp=tp), "attention")
         w.own("attention scales", 16, buffer=True)
         w.ref.allocated_bytes += (ATTENTION_EXTRA_BLOCKS - (_post_load_host_blocks(mo) if mo else 0)) * ALLOC_ROUND
@@ -1791,7 +1800,9 @@ def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, 
     return kind in ("attention", "full_attention")
 
 
-def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int, quant: Quant | None = None, prefix: str = "") -> None:
+def _nemotron_mlp(
+    w: _Walk, h: int, i_r: int, bias: bool, ab: int, quant: Quant | None = None, prefix: str = ""
+) -> None:
     """A non-gated MLP: ``up_proj`` (column ``[I / TP, H]``) and ``down_proj`` (row ``[H, I / TP]``),
     with their biases under ``mlp_bias``; under ModelOpt (``quant``) the two as ``prefix.up_proj`` /
     ``prefix.down_proj`` resolve."""

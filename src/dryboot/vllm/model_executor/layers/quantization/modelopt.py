@@ -268,7 +268,9 @@ def modelopt_experts_bytes(
         raise InputError("quantization_config", "quant_algo", f"ModelOpt {algo} MoE experts are not modelled")
     if algo == "NVFP4" and q.capability >= 100 and not gated:
         raise InputError(
-            "quantization_config", "quant_algo", "ModelOpt NVFP4 (W4A4) non-gated MoE experts on SM 10.0+ are not modelled"
+            "quantization_config",
+            "quant_algo",
+            "ModelOpt NVFP4 (W4A4) non-gated MoE experts on SM 10.0+ are not modelled",
         )
     if algo == "NVFP4" and q.capability >= 120:
         return _cutlass_experts_bytes(e, h, i)
