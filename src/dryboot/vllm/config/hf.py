@@ -663,13 +663,22 @@ def modelopt_mixed_refusal(algo: str, rules: VersionRules) -> str | None:
 
 def quantization_method(f: ConfigFields) -> tuple[str | None, bool]:
     """(``quantization_config.quant_method`` as vLLM names it, whether the checkpoint carries fp8
-    KV scales): ModelOpt and fp8 checkpoints always do, compressed-tensors ones when they declare a
-    ``kv_cache_scheme`` (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
+    KV scales): ModelOpt and fp8 checkpoints always do (MIXED_PRECISION ones named ``modelopt_mixed``
+    with a KV-cache algorithm), compressed-tensors ones when they declare a ``kv_cache_scheme``
+    (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
     q = _quantization_config(f)
     if q is None:
         return None, False
     method = _normalized_method(f, q) or None
-    scales = method in ("modelopt", "fp8") or (method == "compressed-tensors" and q.get("kv_cache_scheme") is not None)
+    nested = q.get("quantization")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else q
+    # MIXED_PRECISION gives attention a KV-cache method only with a KV algorithm (vLLM 0.33.0)
+    mixed_kv = method == "modelopt_mixed" and bool(inner.get("kv_cache_quant_algo") or q.get("kv_cache_scheme"))
+    scales = (
+        method in ("modelopt", "fp8")
+        or mixed_kv
+        or (method == "compressed-tensors" and q.get("kv_cache_scheme") is not None)
+    )
     return method, scales
 
 
