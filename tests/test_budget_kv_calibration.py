@@ -179,7 +179,11 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     util = entry.get("gpu_memory_utilization") or (0.92 if release and release[:2] >= (0, 20) else 0.9)
     args = args.evolve(gpu=gpu, gpu_memory_utilization=float(util))
     if tokens is not None:
-        row.logged_gib = _budget_of_tokens(model, args, int(tokens)) / GIB
+        try:
+            row.logged_gib = _budget_of_tokens(model, args, int(tokens)) / GIB
+        except InputError as e:  # what the release itself refuses (e.g. a ModelOpt quant_algo it does not know)
+            row.out_of_range = f"plan refused: {e}"
+            return row
     # the GPU as the log names it: its capability (and the table's SM count) decide the layouts
     # vLLM repacks per GPU (MXFP4's MoE backend, Marlin, W8A8/NVFP4 kernels), as `plan --gpu`
     # passes them; a GPU known only by its logged total has no capability (refused by name there)

@@ -133,7 +133,8 @@ def test_logged_weights_reproduced_to_a_hundredth_gib(entry: dict[str, Any]) -> 
 def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
     report = model_weights(REPO / str(entry["config"]), tp=int(entry["tp"]), **_on_gpu(entry))
     assert report.refused is not None
-    assert "not modelled" in report.refused
+    # or the release's own refusal (vLLM 0.30.0 does not know a nested ModelOpt MIXED_PRECISION)
+    assert "not modelled" in report.refused or "Unknown ModelOpt quant algo" in report.refused
 
 
 #: (boot, the stand-in config's rotary positions, the served checkpoint's): the 2507 and Instruct

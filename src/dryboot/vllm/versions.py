@@ -140,6 +140,12 @@ class VersionRules:
     :param fp8_moe_block_refine: a fused MoE whose TP shard of fp8 weight blocks is partial is
         served with its block scales refined to a finer block (0.29+: ``fused_moe/oracle/fp8.py``
         ``refine_fp8_moe_block_shape``); 0.28 refuses it (``Fp8MoEMethod.create_weights``).
+    :param modelopt_mixed_nested: the release names a ModelOpt config's nested
+        ``quantization.quant_algo`` MIXED_PRECISION (``hf_quant_config.json``'s form) ``modelopt_mixed``
+        (0.33.0: ``transformers_utils/model_arch_config_convertor.py``
+        ``_normalize_quantization_config``); ``False``: it raises "Unknown ModelOpt quant algo"
+        (0.27.1-0.30.0, recorded by the oracle); ``None``: not checked (0.31, 0.32: no oracle
+        environment), refused by name.
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -188,6 +194,7 @@ class VersionRules:
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
     attention_range_scalars: bool = False
+    modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
 
@@ -313,6 +320,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
+    modelopt_mixed_nested=None,
     unverified_architectures=_REMOVED_IN_029
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
@@ -335,6 +343,7 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
+    modelopt_mixed_nested=True,
     unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,

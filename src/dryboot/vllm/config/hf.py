@@ -12,12 +12,14 @@ architecture no family claims is refused, never guessed.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, TypeVar
 
 from dryboot.errors import InputError, missing_field
 from dryboot.vllm.kv_cache_interface import LayerKind
+from dryboot.vllm.versions import VersionRules
 
 __all__ = [
     "AttentionGeometry",
@@ -163,7 +165,10 @@ class MaxLenTraits:
 class QuantTraits:
     """The quantization config's bearing on the KV cache: ``quant_kv_cache_dtype`` the KV dtype it
     implies for ``--kv-cache-dtype auto``, ``quant_method`` its method,
-    ``kv_scales_in_checkpoint`` whether the checkpoint ships KV scales. ``fp8_block_shards``:
+    ``kv_scales_in_checkpoint`` whether the checkpoint ships KV scales. ``modelopt_mixed_algo``:
+    the nested ``quantization.quant_algo`` of a ModelOpt config (``hf_quant_config.json``'s form)
+    as written, when it is MIXED_PRECISION (0.33 names it ``modelopt_mixed``; earlier releases
+    refuse it, :func:`dryboot.vllm.config.resolve`'s release checks). ``fp8_block_shards``:
     (layer kind, output size, TP-sharded or not, ``weight_block_size[0]``) of each fp8
     block-quantized weight whose TP shard vLLM checks against the block
     (:func:`dryboot.vllm.fp8_utils.check_block_shards`)."""
@@ -171,6 +176,7 @@ class QuantTraits:
     quant_kv_cache_dtype: str | None = None
     quant_method: str | None = None
     kv_scales_in_checkpoint: bool = False
+    modelopt_mixed_algo: str | None = None
     fp8_block_shards: tuple[tuple[str, int, int, int], ...] = ()
 
 
@@ -603,6 +609,7 @@ _MODELOPT_METHODS = {
     "FP8_PER_CHANNEL_PER_TOKEN": "modelopt",
     "FP8_PB_WO": "modelopt",
     "NVFP4": "modelopt_fp4",
+    "MIXED_PRECISION": "modelopt_mixed",  # 0.33+; earlier releases raise (VersionRules.modelopt_mixed_nested)
 }
 #: ModelOpt ``kv_cache_quant_algo`` -> the KV cache dtype ``auto`` becomes
 _MODELOPT_KV_DTYPES = {"fp8": "fp8_e4m3", "nvfp4": "nvfp4"}
@@ -616,8 +623,9 @@ def _quantization_config(f: ConfigFields) -> dict[str, Any] | None:
 def _normalized_method(f: ConfigFields, q: dict[str, Any]) -> str:
     """``quant_method`` as vLLM 0.28.0 names it (``_normalize_quantization_config``): a ModelOpt
     config (``producer.name`` modelopt) with a ``quantization.quant_algo`` is ``modelopt`` (FP8
-    kinds) or ``modelopt_fp4`` (NVFP4); otherwise its own ``quant_method``, lower case (``""``
-    without one).
+    kinds), ``modelopt_fp4`` (NVFP4) or ``modelopt_mixed`` (MIXED_PRECISION: vLLM 0.33's
+    naming; 0.27.1-0.30.0 raise on it, checked per release by :func:`modelopt_mixed_algo`'s
+    caller); otherwise its own ``quant_method``, lower case (``""`` without one).
 
     :raises InputError: a ModelOpt ``quant_algo`` vLLM does not know (its ``ValueError``).
     """
@@ -635,15 +643,57 @@ def _normalized_method(f: ConfigFields, q: dict[str, Any]) -> str:
     return str(q.get("quant_method") or "").lower().replace("compressed_tensors", "compressed-tensors")
 
 
+def modelopt_mixed_algo(f: ConfigFields) -> str | None:
+    """The config's (:func:`nested_modelopt_mixed_algo`)."""
+    q = _quantization_config(f)
+    return None if q is None else nested_modelopt_mixed_algo(q)
+
+
+def nested_modelopt_mixed_algo(q: Mapping[str, Any]) -> str | None:
+    """The nested ``quantization.quant_algo`` of a ModelOpt quantization config ``q`` as written
+    when it is MIXED_PRECISION (``_normalize_quantization_config`` reaches it only in that nested
+    form: ``hf_quant_config.json``, read when ``config.json`` has no ``quantization_config``),
+    else ``None``."""
+    producer, inner = q.get("producer"), q.get("quantization")
+    if not (isinstance(producer, dict) and producer.get("name") == "modelopt" and isinstance(inner, dict)):
+        return None
+    algo = inner.get("quant_algo")
+    return str(algo) if algo is not None and str(algo).upper() == "MIXED_PRECISION" else None
+
+
+def modelopt_mixed_refusal(algo: str, rules: VersionRules) -> str | None:
+    """Why ``rules``' release does not serve a nested ModelOpt ``quant_algo`` MIXED_PRECISION
+    (``algo`` as written), or ``None`` (it names it ``modelopt_mixed``): 0.27.1-0.30.0 raise
+    ``ValueError: Unknown ModelOpt quant algo`` in ``ModelConfig`` (``ModelArchConfigConvertor.
+    _normalize_quantization_config``, recorded by the oracle); 0.31 and 0.32 are not checked."""
+    if rules.modelopt_mixed_nested:
+        return None
+    if rules.modelopt_mixed_nested is None:
+        return (
+            f"{algo}: how vLLM {rules.version} names a nested ModelOpt quant_algo {algo} is not checked "
+            "(0.27.1-0.30.0 refuse it, 0.33.0 serves it as modelopt_mixed)"
+        )
+    return f"Unknown ModelOpt quant algo: {algo} (vLLM {rules.version})"
+
+
 def quantization_method(f: ConfigFields) -> tuple[str | None, bool]:
     """(``quantization_config.quant_method`` as vLLM names it, whether the checkpoint carries fp8
-    KV scales): ModelOpt and fp8 checkpoints always do, compressed-tensors ones when they declare a
-    ``kv_cache_scheme`` (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
+    KV scales): ModelOpt and fp8 checkpoints always do (MIXED_PRECISION ones named ``modelopt_mixed``
+    with a KV-cache algorithm), compressed-tensors ones when they declare a ``kv_cache_scheme``
+    (``Attention.__init__``: such checkpoints refuse an fp8_e5m2 cache)."""
     q = _quantization_config(f)
     if q is None:
         return None, False
     method = _normalized_method(f, q) or None
-    scales = method in ("modelopt", "fp8") or (method == "compressed-tensors" and q.get("kv_cache_scheme") is not None)
+    nested = q.get("quantization")
+    inner: dict[str, Any] = nested if isinstance(nested, dict) else q
+    # MIXED_PRECISION gives attention a KV-cache method only with a KV algorithm (vLLM 0.33.0)
+    mixed_kv = method == "modelopt_mixed" and bool(inner.get("kv_cache_quant_algo") or q.get("kv_cache_scheme"))
+    scales = (
+        method in ("modelopt", "fp8")
+        or mixed_kv
+        or (method == "compressed-tensors" and q.get("kv_cache_scheme") is not None)
+    )
     return method, scales
 
 

@@ -28,7 +28,7 @@ from dryboot.vllm.backends import (
     invalid_reasons,
     priorities,
 )
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
 from dryboot.vllm.config.scheduler import verify_max_model_len
 from dryboot.vllm.distributed import (
     check_dcp_divides_tp,
@@ -48,7 +48,12 @@ from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of, is_draft_model
-from dryboot.vllm.versions import VersionRules, known_model_types, rules_for, unverified_reason
+from dryboot.vllm.versions import (
+    VersionRules,
+    known_model_types,
+    rules_for,
+    unverified_reason,
+)
 
 
 @dataclass(frozen=True)
@@ -857,6 +862,7 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
                 f"The checkpoint you are trying to load has model type `{kind}` but Transformers does not "
                 f"recognize this architecture ({why})",
             )
+    _check_modelopt_algo(model, rules)
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
         raise InputError(
@@ -865,6 +871,18 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
             f"vllm serve: error: argument --kv-cache-dtype: invalid choice: '{args.kv_cache_dtype}' "
             f"(vLLM {rules.version})",
         )
+
+
+def _check_modelopt_algo(model: ModelGeometry, rules: VersionRules) -> None:
+    """A nested ModelOpt MIXED_PRECISION ``quant_algo`` as the release normalizes it
+    (:func:`dryboot.vllm.versions.modelopt_mixed_refusal`).
+
+    :raises InputError: on a release that refuses it, or whose behaviour is not checked.
+    """
+    algo = model.quant.modelopt_mixed_algo
+    why = None if algo is None else modelopt_mixed_refusal(algo, rules)
+    if why is not None:
+        raise InputError(model.source, "quantization_config.quantization.quant_algo", why)
 
 
 def _draft_as_target_failure(architecture: str, version: str) -> str:

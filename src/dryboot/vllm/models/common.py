@@ -13,6 +13,7 @@ from dryboot.vllm.config.hf import (
     Mamba2,
     ModelGeometry,
     config_dtype,
+    modelopt_mixed_algo,
     quantization_kv_cache_dtype,
     quantization_method,
 )
@@ -370,6 +371,7 @@ def geometry(
         "quant_kv_cache_dtype": quantization_kv_cache_dtype(f),
         "quant_method": quant[0],
         "kv_scales_in_checkpoint": quant[1],
+        "modelopt_mixed_algo": modelopt_mixed_algo(f),
         "family": family,
         # ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048
         "mamba_chunk_size": f.opt_int("mamba_chunk_size") or f.opt_int("chunk_size") or 2048,

@@ -13,6 +13,7 @@ from typing import Any
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
+from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed_algo
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
@@ -24,6 +25,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     model_dtype_bytes,
     rank_weights,
 )
+from dryboot.vllm.versions import rules_for
 
 #: ``--load-format`` values dryboot reads (vLLM's names): ``auto`` takes the headers when the
 #: directory has safetensors files, else the config alone; ``safetensors`` requires them;
@@ -169,6 +171,18 @@ def model_weights(
                 "--enable-lora", None, "LoRA's punica buffers need max_num_batched_tokens and max_num_seqs"
             )
     report = WeightsReport()
+    qc = config.get("quantization_config", hf_quant)
+    algo = nested_modelopt_mixed_algo(qc) if isinstance(qc, Mapping) else None
+    why = None if algo is None else modelopt_mixed_refusal(algo, rules_for(vllm_version))
+    if why is not None:  # ModelConfig refuses it before any weight (0.27.1-0.30.0)
+        report.refused = InputError(
+            str(hq_path if "quantization_config" not in config else config_path),
+            "quantization.quant_algo"
+            if "quantization_config" not in config
+            else "quantization_config.quantization.quant_algo",
+            why,
+        ).line()
+        return report
     use_headers = has_shards and load_format != "dummy"
     tensors = None
     if _repacked(config, hf_quant) and sm_count is None:

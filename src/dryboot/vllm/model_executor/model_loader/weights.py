@@ -223,7 +223,7 @@ SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
 #: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
 #: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
 MODELOPT_FAMILIES = {*SCALED_FAMILIES, "qwen3_moe"}
-MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5_moe"}
+MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5_moe", "nemotron_h"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -1151,9 +1151,18 @@ def _walk(
     w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     if family == "nemotron_h":
+        if isinstance(quant.scaled, ModelOptQuant) and par.capability is not None and par.capability < (9, 0):
+            # recorded on 0.33.0: one storage of 1 MiB more at TP 1 (and 2.4 MiB at TP 2 under FP8
+            # Marlin) than the layers hold, not identified
+            raise InputError(
+                "--gpu",
+                None,
+                f"ModelOpt {arch} on SM {par.capability[0]}.{par.capability[1]}: an allocation vLLM makes "
+                "while loading (1 MiB and more) is not modelled",
+            )
         layers = pp_layers(len(_nemotron_pattern(config)), par)
         for li in layers:
-            _nemotron_h_layer(w, config, par, li, h, ab)
+            _nemotron_h_layer(w, config, quant, par, li, h, ab)
         return w.result()
     if family == "granitemoehybrid":
         if par.expert_parallel and not _int(config, "num_local_experts"):
@@ -1645,27 +1654,51 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
     w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
 
 
+#: ``layers_block_type`` entries as ``hybrid_override_pattern`` symbols (``NemotronHConfig``)
+_NEMOTRON_BLOCKS = {
+    "mamba": "M",
+    "linear_attention": "M",
+    "attention": "*",
+    "full_attention": "*",
+    "mlp": "-",
+    "moe": "E",
+}
+
+
 def _nemotron_pattern(config: Mapping[str, Any]) -> str:
+    """``hybrid_override_pattern``, or the one the ``layers_block_type`` list gives (which wins,
+    as ``NemotronHConfig`` reads it)."""
+    types = config.get("layers_block_type")
+    if isinstance(types, list) and types and all(isinstance(t, str) and t in _NEMOTRON_BLOCKS for t in types):
+        return "".join(_NEMOTRON_BLOCKS[t] for t in types)
     pattern = config.get("hybrid_override_pattern")
     if not isinstance(pattern, str) or not pattern or set(pattern) - set("ME*-"):
         raise InputError("config.json", "hybrid_override_pattern", "missing or not a string of M, E, * and -")
     return pattern
 
 
-def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, h: int, ab: int) -> None:
+def _nemotron_h_layer(
+    w: _Walk, config: Mapping[str, Any], quant: Quant, par: Parallel, li: int, h: int, ab: int
+) -> None:
     """One Nemotron-H layer (``nemotron_h.py``) of ``hybrid_override_pattern``: its norm, then
     ``M`` a Mamba2 mixer (``layers/mamba/mamba_mixer2.py``: ``in_proj`` ``[(2 I + 2 G N + Hm) /
     TP, H]``, ``conv1d`` ``[(I + 2 G N) / TP, K]`` + bias, ``A`` (float32), ``D``, ``dt_bias``
     ``[Hm / TP]``, the gated norm ``[I / TP]``, ``out_proj`` ``[H, I / TP]``; ``conv_weights`` is a
     view, no memory), ``*`` attention without rotary, ``-`` a non-gated MLP (``up_proj`` /
     ``down_proj``), ``E`` a MoE block: gate, float32 ``e_score_correction_bias``, a non-gated
-    shared expert and non-gated experts (``w13`` ``[E, I / TP, H]``).
+    shared expert and non-gated experts (``w13`` ``[E, I / TP, H]``). Under ModelOpt
+    (MIXED_PRECISION: ``in_proj`` / ``out_proj`` FP8, experts and shared experts W4A16 NVFP4 in
+    nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4) each linear layer takes the algorithm its
+    name ``model.layers.N.mixer.*`` resolves to, the experts :func:`modelopt_experts_bytes`
+    (non-gated).
 
     :raises InputError: groups TP does not divide, a latent MoE (not modelled)."""
     tp = par.tp
     kind = _nemotron_pattern(config)[li]
     w.own("norm", h * ab)
     bias = bool(config.get("mlp_bias", False))
+    mixer = f"model.layers.{li}.mixer"
+    mo = quant if isinstance(quant.scaled, ModelOptQuant) else None
     if kind == "M":
         nh = _int(config, "mamba_num_heads")
         _mamba2_mixer(
@@ -1680,31 +1713,51 @@ def _nemotron_h_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: in
             ab,
             bias=bool(config.get("use_bias", False)),
             conv_bias=bool(config.get("use_conv_bias", True)),
+            quant=mo,
+            prefix=mixer,
         )
     elif kind == "*":
         nq, nkv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
-        hd = config.get("head_dim") or h // nq
+        hd = int(config.get("head_dim") or h // nq)
         nq_r = _divide(nq, tp, "num_attention_heads")
         nkv_r = _divide(nkv, tp, "num_key_value_heads") if nkv >= tp else 1
-        w.own("attention", (nq_r + 2 * nkv_r) * int(hd) * h * ab)
-        w.own("attention", h * nq_r * int(hd) * ab)
+        if mo is None:
+            w.own("attention", (nq_r + 2 * nkv_r) * hd * h * ab)
+            w.own("attention", h * nq_r * hd * ab)
+        else:
+            for name, k, parts in (
+                (f"{mixer}.qkv_proj", h, (nq_r * hd, nkv_r * hd, nkv_r * hd)),
+                (f"{mixer}.o_proj", nq_r * hd, (h,)),
+            ):
+                w.module(_linear(mo, name, k, parts, ab, tp=tp), "attention")
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
+        w.ref.allocated_bytes += (
+            w.attention_blocks - (_post_load_host_blocks(mo, w.range_blocks) if mo else 0)
+        ) * ALLOC_ROUND
     elif kind == "-":
-        _nemotron_mlp(w, h, _divide(_int(config, "intermediate_size"), tp, "intermediate_size"), bias, ab)
+        i_r = _divide(_int(config, "intermediate_size"), tp, "intermediate_size")
+        _nemotron_mlp(w, h, i_r, bias, ab, mo, f"{mixer}")
     else:
         if config.get("moe_latent_size") is not None:
             raise InputError("config.json", "moe_latent_size", "Nemotron-H's latent MoE is not modelled")
         e = _int(config, "n_routed_experts")
-        w.own("router", e * h * ab)
+        # GateLinear(force_fp32_compute): a float32 weight unless SM 9.0 / 10.x serve it in
+        # specialized kernels (an unknown GPU: the model dtype, as the oracle's default GPU)
+        cap = par.capability
+        w.own("router", e * h * (4 if cap is not None and cap != (9, 0) and cap[0] != 10 else ab))
         w.own("router", 4 * e)
         shared = _int(config, "moe_shared_expert_intermediate_size", 0) * _int(config, "n_shared_experts", 0)
         if shared:
-            _nemotron_mlp(w, h, _divide(shared, tp, "the shared experts' intermediate size"), bias, ab)
+            i_s = _divide(shared, tp, "the shared experts' intermediate size")
+            _nemotron_mlp(w, h, i_s, bias, ab, mo, f"{mixer}.shared_experts")
         inter = _int(config, "moe_intermediate_size")
         e_r, i_r = experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
-        w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
-        w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
+        if mo is not None:
+            assert isinstance(mo.scaled, ModelOptQuant)
+            w.module(modelopt_experts_bytes(mo.scaled, f"{mixer}.experts", e_r, h, i_r, gated=False), "experts")
+        else:
+            w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
+            w.own("experts", e_r * h * i_r * ab)  # w2 [E, H, I]
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
 
@@ -1731,7 +1784,20 @@ def mamba2_split(
 
 
 def _mamba2_mixer(
-    w: _Walk, h: int, nh: int, inter: int, g: int, n: int, k: int, tp: int, ab: int, *, bias: bool, conv_bias: bool
+    w: _Walk,
+    h: int,
+    nh: int,
+    inter: int,
+    g: int,
+    n: int,
+    k: int,
+    tp: int,
+    ab: int,
+    *,
+    bias: bool,
+    conv_bias: bool,
+    quant: Quant | None = None,
+    prefix: str = "",
 ) -> None:
     """A Mamba2 mixer (``layers/mamba/mamba_mixer2.py`` ``MambaMixer2``), ``inter`` wide with ``nh``
     heads, ``g`` groups of state ``n``, conv kernel ``k``: ``in_proj`` ``[(2 I + 2 G N + Hm) / TP,
@@ -1741,7 +1807,18 @@ def _mamba2_mixer(
     (``extra_groups_for_head_shards``: ``G = TP``).
 
     :raises InputError: more than one group and TP does not divide them; heads TP does not divide."""
+    merged = g % tp == 0  # in_proj a MergedColumnParallelLinear of five parts, else one column
     nh_r, i_r, proj, conv = mamba2_split(nh, inter, g, n, tp)
+    gn_r = (proj - 2 * i_r - nh_r) // 2
+    if quant is not None:  # ModelOpt: in_proj / out_proj as their names resolve (conv1d never quantized)
+        parts = (i_r, i_r, gn_r, gn_r, nh_r) if merged else (proj,)
+        w.module(_linear(quant, f"{prefix}.in_proj", h, parts, ab, tp=tp), "mamba")
+        w.module(_linear(quant, f"{prefix}.out_proj", i_r, (h,), ab, tp=tp, split="row"), "mamba")
+        rest = [conv * k, *([conv] if conv_bias else []), nh_r, nh_r, i_r]
+        for count in [*([proj] if bias else []), *rest, *([h] if bias else [])]:
+            w.own("mamba", count * ab)
+        w.own("mamba", nh_r * 4)  # A, float32
+        return
     sizes = [proj * h, *([proj] if bias else []), conv * k, *([conv] if conv_bias else [])]
     sizes += [nh_r, nh_r, i_r, h * i_r, *([h] if bias else [])]  # D, dt_bias, norm, out_proj
     for count in sizes:
@@ -1814,9 +1891,18 @@ def _granite_layer(w: _Walk, config: Mapping[str, Any], par: Parallel, li: int, 
     return kind in ("attention", "full_attention")
 
 
-def _nemotron_mlp(w: _Walk, h: int, i_r: int, bias: bool, ab: int) -> None:
+def _nemotron_mlp(
+    w: _Walk, h: int, i_r: int, bias: bool, ab: int, quant: Quant | None = None, prefix: str = ""
+) -> None:
     """A non-gated MLP: ``up_proj`` (column ``[I / TP, H]``) and ``down_proj`` (row ``[H, I / TP]``),
-    with their biases under ``mlp_bias``."""
+    with their biases under ``mlp_bias``; under ModelOpt (``quant``) the two as ``prefix.up_proj`` /
+    ``prefix.down_proj`` resolve."""
+    if quant is not None:
+        w.module(_linear(quant, f"{prefix}.up_proj", h, (i_r,), ab), "mlp")
+        w.module(_linear(quant, f"{prefix}.down_proj", i_r, (h,), ab, split="row"), "mlp")
+        for n in (*([i_r] if bias else []), *([h] if bias else [])):
+            w.own("mlp", n * ab)
+        return
     for n in (i_r * h, *([i_r] if bias else []), h * i_r, *([h] if bias else [])):
         w.own("mlp", n * ab)
 

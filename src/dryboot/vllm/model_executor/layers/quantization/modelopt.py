@@ -61,12 +61,13 @@ MIXED_ALGOS = {
 OTHER_ALGOS = ("MXFP8", "FP8_PB_WO", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_BLOCK_SCALES", "W4A8_AWQ", "NVFP4_AWQ")
 
 #: the checkpoint's names of a vision-language wrapper's text model, and the text model's
-_WRAPPER_PREFIXES = ("model.language_model.", "language_model.model.")
+_WRAPPER_PREFIXES = ("model.language_model.", "language_model.model.", "backbone.")
 
 
 def text_model_name(name: str) -> str:
     """A checkpoint layer name as the text model's walk names it: ``model.language_model.X`` and
-    ``language_model.model.X`` are ``model.X`` (vLLM's ``_quantized_layer_prefix_candidates``)."""
+    ``language_model.model.X`` are ``model.X`` (vLLM's ``_quantized_layer_prefix_candidates``);
+    Nemotron-H's ``backbone.X`` is ``model.X`` (its ``hf_to_vllm_mapper``)."""
     for p in _WRAPPER_PREFIXES:
         if name.startswith(p):
             return "model." + name[len(p) :]
@@ -242,10 +243,13 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
     ]
 
 
-def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) -> list[tuple[str, int]]:
+def modelopt_experts_bytes(
+    q: ModelOptQuant, name: str, e: int, h: int, i: int, *, gated: bool = True
+) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer ``name`` of ``e`` local experts (hidden ``h``, intermediate ``i``
     per rank) holds after loading under ModelOpt (see the module's docstring: NVFP4 experts
-    through Marlin).
+    through Marlin). ``gated=False``: Nemotron-H's relu² experts (``up_proj`` / ``down_proj``
+    only), whose ``w13`` holds one intermediate block, not two (``[E, H / 16, 2 pI]`` int32).
 
     :raises InputError: the experts' algorithm or backend not modelled (named): FP8 experts,
         W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace."""
@@ -260,6 +264,12 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
         raise InputError("quantization_config", "quantized_layers", f"{name}: unquantized ModelOpt experts")
     if algo not in ("NVFP4", "W4A16_NVFP4"):
         raise InputError("quantization_config", "quant_algo", f"ModelOpt {algo} MoE experts are not modelled")
+    if algo == "NVFP4" and q.capability >= 100 and not gated:
+        raise InputError(
+            "quantization_config",
+            "quant_algo",
+            "ModelOpt NVFP4 (W4A4) non-gated MoE experts on SM 10.0+ are not modelled",
+        )
     if algo == "NVFP4" and q.capability >= 120:
         return _cutlass_experts_bytes(e, h, i)
     if algo == "NVFP4" and q.capability >= 100:
@@ -274,7 +284,7 @@ def modelopt_experts_bytes(q: ModelOptQuant, name: str, e: int, h: int, i: int) 
     if h % 64:
         raise InputError("config.json", "hidden_size", f"{h}: not a multiple of 64 (Marlin's MoE tiles refuse it)")
     pi = -(-i // 64) * 64 if h % 128 == 0 else -(-i // 128) * 128
-    w13, w2 = e * h * 2 * pi // 2, e * pi * h // 2
+    w13, w2 = e * h * (2 if gated else 1) * pi // 2, e * pi * h // 2
     sms = q.sm_count if q.sm_count is not None else 256
     return [
         ("experts", w13),
