@@ -106,6 +106,7 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
         for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
     },
     **{(v, "Gemma3nForCausalLM"): _META for v in ("0.30.0", "0.33.0")},
+    **{("0.33.0", a): KNOWN[("0.33.0", a)] for a in ("MellumForCausalLM", "MiMoV2FlashForCausalLM")},
 }
 
 
