@@ -866,8 +866,11 @@ _HF_CLASS_READS: dict[str, tuple[str, tuple[str, ...]]] = {
     # afmoe.py AfmoeMoE.__init__ (route_scale is transformers' too)
     "AfmoeForCausalLM": ("AfmoeConfig", ("score_func", "route_norm", "n_group", "topk_group")),
     # hy_v3.py: the decoder layer checks first_k_dense_replace, then HYV3MoE reads the others
-    "HYV3ForCausalLM": ("HYV3Config", ("first_k_dense_replace", "expert_hidden_dim", "route_norm")),
+    "HYV3ForCausalLM": ("HYV3Config", ("first_k_dense_replace", "expert_hidden_dim", "route_norm", "qk_norm")),
 }
+#: fields read with a default of the model class's own that differs from vLLM's config class:
+#: hy_v3.py reads ``getattr(config, "qk_norm", False)`` (vLLM's HYV3Config defaulted it to true)
+_OPTIONAL_READS = {"qk_norm": "builds its attention without q/k norms (getattr(config, 'qk_norm', False))"}
 
 
 @dataclass(frozen=True)
@@ -889,6 +892,13 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
         return
     cls, _ = _HF_CLASS_READS[model.architecture]
     key = extra.fields[0]
+    if key in _OPTIONAL_READS:
+        raise InputError(
+            model.source,
+            key,
+            f"vLLM {rules.version} reads {model.architecture}'s config with transformers' {cls}, which has no "
+            f"{key}: the model class {_OPTIONAL_READS[key]}, which dryboot does not model",
+        )
     error = (
         "ValueError: first_k_dense_replace not exist,please check config"
         if key == "first_k_dense_replace"
