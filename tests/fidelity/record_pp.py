@@ -1,11 +1,12 @@
 """Record one release's answers to the pipeline-parallel cases of ``pp_cases.py``.
 
-    python3 tests/fidelity/record_pp.py ~/.cache/dryboot/boot-env/0.28.0/bin/python [ARCH...]
+    python3 tests/fidelity/record_pp.py ~/.cache/dryboot/boot-env/0.28.0/bin/python [--single] [ARCH...]
 
 Runs ``src/dryboot/boot/engine_start.py`` in that environment over every tiny config of
 ``data/architectures/`` under ``--pipeline-parallel-size 2`` and writes its answers into
 ``data/pipeline/vllm-<release>.json`` (other architectures' records are kept); prints, per
-architecture, vLLM's answer. Nothing recorded comes from dryboot.
+architecture, vLLM's answer. Nothing recorded comes from dryboot. ``--single`` records the same
+cases on one stage (no ``--pipeline-parallel-size``) into ``data/single-stage/vllm-<release>.json``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ import test_architectures as T
 
 
 def main() -> int:
-    python, only = sys.argv[1], set(sys.argv[2:])
+    python, rest = sys.argv[1], sys.argv[2:]
+    single = "--single" in rest
+    only = set(rest) - {"--single"}
     archs = [a for a in T.tiny_configs() if not only or a in only]
-    cases = {a: P.case(a) for a in archs}
+    cases = {a: P.case(a, single) for a in archs}
     runner = H.OracleRunner(python, jobs=1)
     res = runner.run([c.oracle_input() for c in cases.values()])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
@@ -32,8 +35,9 @@ def main() -> int:
     if crashed:
         print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
         return 1
-    path = P.record_path(version)
-    doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "argv": P.ARGV, "cases": {}}
+    path = P.record_path(version, single)
+    argv = P.SINGLE_ARGV if single else P.ARGV
+    doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "argv": argv, "cases": {}}
     for arch, c in cases.items():
         v = res[c.id]
         kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}

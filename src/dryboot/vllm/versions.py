@@ -146,6 +146,11 @@ class VersionRules:
         ``_normalize_quantization_config``); ``False``: it raises "Unknown ModelOpt quant algo"
         (0.27.1-0.30.0, recorded by the oracle); ``None``: not checked (0.31, 0.32: no oracle
         environment), refused by name.
+    :param hf_config_class_architectures: architectures whose config the release reads with
+        transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
+        Hunyuan V3; ``models/dense.py`` ``verify_release`` refuses the fields left unset).
+    :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
+        backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -193,6 +198,8 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    hf_config_class_architectures: frozenset[str] = frozenset()
+    hunyuan_transformers_backend: bool = False
     attention_range_scalars: bool = False
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
@@ -293,6 +300,7 @@ _V029 = replace(
     _V028,
     version="0.29.0",
     unverified_architectures=_REMOVED_IN_029 | {"HunYuanVLForConditionalGeneration"},
+    hunyuan_transformers_backend=True,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
     pad_requires_block_stride=False,
@@ -345,6 +353,7 @@ _V033 = replace(
     version="0.33.0",
     modelopt_mixed_nested=True,
     unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
+    hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM"}),
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,
     gdn_align_sm90=64,

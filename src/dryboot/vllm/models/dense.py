@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
-from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.distributed import UNNAMED_TEXT_CONFIG_PP
 from dryboot.vllm.models.common import MAX_LAYERS, geometry, layer_types
+from dryboot.vllm.versions import VersionRules
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -698,6 +699,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in _FIRST_MOE_FIELD:
         key, default = _FIRST_MOE_FIELD[architecture]
         extra["first_moe_layer"] = f.integer(key, minimum=0) if f.given(key) else default
+    if architecture in _HF_CLASS_READS:
+        extra["family_extra"] = UnsetClassFields(tuple(k for k in _HF_CLASS_READS[architecture][1] if not f.given(k)))
     if architecture in _UNNAMED_TEXT_MODEL and not _names_architectures(f.root.get("text_config")):
         # Qwen3-VL's model class (Cosmos-3's too) builds its language model from
         # vllm_config.with_hf_config(text_config),
@@ -852,6 +855,61 @@ def _first_sparse(f: ConfigFields, n: int) -> int:
             f.source, f.where("mlp_layer_types"), "no sparse layer: vLLM finds no MoE layer in the model.layers"
         )
     return types.index("sparse")
+
+
+#: model classes that read fields their vLLM config class defaults but transformers' own class
+#: lacks: (that class's name, the fields in the order the model class reads them). Releases whose
+#: switch ``hf_config_class_architectures`` names the architecture read the config with
+#: transformers' class (vLLM's is gone: 0.33.0's ``transformers_utils/configs`` has no ``afmoe.py``
+#: or ``hy_v3.py``), so a file without one of these fields fails while the model is built.
+_HF_CLASS_READS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # afmoe.py AfmoeMoE.__init__ (route_scale is transformers' too)
+    "AfmoeForCausalLM": ("AfmoeConfig", ("score_func", "route_norm", "n_group", "topk_group")),
+    # hy_v3.py: the decoder layer checks first_k_dense_replace, then HYV3MoE reads the others
+    "HYV3ForCausalLM": ("HYV3Config", ("first_k_dense_replace", "expert_hidden_dim", "route_norm", "qk_norm")),
+}
+#: fields read with a default of the model class's own that differs from vLLM's config class:
+#: hy_v3.py reads ``getattr(config, "qk_norm", False)`` (vLLM's HYV3Config defaulted it to true)
+_OPTIONAL_READS = {"qk_norm": "builds its attention without q/k norms (getattr(config, 'qk_norm', False))"}
+
+
+@dataclass(frozen=True)
+class UnsetClassFields(FamilyExtra):
+    """The fields of ``_HF_CLASS_READS`` the file leaves unset (in the model class's read order)."""
+
+    fields: tuple[str, ...]
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """A release that reads the config with transformers' class (switch
+    ``hf_config_class_architectures``) fails building a model whose file leaves a field unset
+    that only vLLM's own config class defaulted (``_HF_CLASS_READS``).
+
+    :raises InputError: naming the first such field and vLLM's error.
+    """
+    extra = extra_of(model, UnsetClassFields)
+    if extra is None or not extra.fields or model.architecture not in rules.hf_config_class_architectures:
+        return
+    cls, _ = _HF_CLASS_READS[model.architecture]
+    key = extra.fields[0]
+    if key in _OPTIONAL_READS:
+        raise InputError(
+            model.source,
+            key,
+            f"vLLM {rules.version} reads {model.architecture}'s config with transformers' {cls}, which has no "
+            f"{key}: the model class {_OPTIONAL_READS[key]}, which dryboot does not model",
+        )
+    error = (
+        "ValueError: first_k_dense_replace not exist,please check config"
+        if key == "first_k_dense_replace"
+        else f"AttributeError: '{cls}' object has no attribute '{key}'"
+    )
+    raise InputError(
+        model.source,
+        key,
+        f"vLLM {rules.version} reads {model.architecture}'s config with transformers' {cls}, which has no "
+        f"default for it: the model class fails while it is built ({error})",
+    )
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:

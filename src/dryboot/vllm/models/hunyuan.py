@@ -26,11 +26,13 @@ The MoE class builds a sparse MoE block in every layer when ``num_experts`` is a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
-from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import check_kv_heads_divide, geometry, num_layers, window
+from dryboot.vllm.versions import VersionRules
 
 MOE = "HunYuanMoEV1ForCausalLM"
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -110,7 +112,38 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                 )
         experts = ("num_experts", n_experts)
     kinds = (LayerKind.FULL,) * n
-    return geometry(f, architecture, "hunyuan", kinds, heads=(heads, kv, head_dim), moe_experts=experts)
+    extra = HunYuanExtra(head_dim_unset=not f.given("head_dim"))
+    return geometry(
+        f, architecture, "hunyuan", kinds, heads=(heads, kv, head_dim), moe_experts=experts, family_extra=extra
+    )
+
+
+@dataclass(frozen=True)
+class HunYuanExtra(FamilyExtra):
+    """``head_dim_unset``: the file sets no ``head_dim`` (the head size comes from
+    ``attention_head_dim`` or the hidden size)."""
+
+    head_dim_unset: bool = False
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """Releases that serve Hunyuan V1 through the Transformers backend (switch
+    ``hunyuan_transformers_backend``: 0.29+, ``registry.py`` maps both classes to
+    ``TransformersForCausalLM`` / ``TransformersMoEForCausalLM``) build transformers' attention,
+    which takes the head size from ``head_dim`` alone (``HunYuanMoEV1Config`` defaults it to
+    ``None``) and fails without it.
+
+    :raises InputError: naming ``head_dim`` and vLLM's error.
+    """
+    extra = extra_of(model, HunYuanExtra)
+    if rules.hunyuan_transformers_backend and extra is not None and extra.head_dim_unset:
+        raise InputError(
+            model.source,
+            "head_dim",
+            f"vLLM {rules.version} serves {model.architecture} through its Transformers backend, whose attention "
+            "reads the head size from head_dim alone (attention_head_dim is not read) and fails without it "
+            "(TypeError: unsupported operand type(s) for ** or pow(): 'NoneType' and 'float')",
+        )
 
 
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
