@@ -235,6 +235,9 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         "the transformers it ships has no mimo_v2_flash config class: vLLM refuses the config"
     ),
     ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
+    ("0.27.1", "HunYuanVLForConditionalGeneration"): (
+        'vLLM 0.27.1 fails to inspect its model class ("failed to be inspected", recorded): vLLM refuses it'
+    ),
     **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
     ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     **{
@@ -284,7 +287,14 @@ def unverified_reason(version: str, architecture: str) -> str:
 _V0271 = VersionRules(
     "0.27.1",
     glm_moe_dsa_drops_index_keys=True,
-    unverified_architectures=frozenset({"MiniCPM3ForCausalLM", "MiMoV2FlashForCausalLM", "LongcatFlashForCausalLM"}),
+    unverified_architectures=frozenset(
+        {
+            "MiniCPM3ForCausalLM",
+            "MiMoV2FlashForCausalLM",
+            "LongcatFlashForCausalLM",
+            "HunYuanVLForConditionalGeneration",
+        }
+    ),
     hidden_state_block_divides=False,
     unknown_kv_cache_dtypes=frozenset({"nvfp4_4over6"}),
     hybrid_prefix_caching_default=False,
@@ -319,7 +329,12 @@ _V030 = replace(
     pp_draft_models=True,
     pp_tower_view_builds=True,
     pp_text_model_named=frozenset(
-        {"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration", "Cosmos3ForConditionalGeneration"}
+        {
+            "Qwen3VLForConditionalGeneration",
+            "Qwen3VLMoeForConditionalGeneration",
+            "Cosmos3ForConditionalGeneration",
+            "Cosmos3EdgeForConditionalGeneration",
+        }
     ),
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from dryboot.errors import InputError, missing_field, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
-from dryboot.vllm.distributed import NOT_SUPPORTS_PP, TOWER_NOT_SUPPORTS_PP
+from dryboot.vllm.distributed import NOT_SUPPORTS_PP, TOWER_NOT_SUPPORTS_PP, UNNAMED_TEXT_CONFIG_PP
 from dryboot.vllm.models.dense import DECODERS
 from dryboot.vllm.models.dense import verify as verify
 
@@ -407,6 +407,8 @@ BUILT_AS: dict[str, BuiltAs] = {
         tower_heads=(("vision_config.num_attention_heads", None),),
         rewrite=_as_nemotron_h_layers,
         hybrid_class=False,
+        # its text view names no architecture, as Qwen3-VL's (0.27.1/0.28.0 refuse PP > 1; recorded)
+        pp_refusal=UNNAMED_TEXT_CONFIG_PP,
     ),
     # diffusion_gemma.py builds Gemma4Model on text_config with attention_k_eq_v forced
     "DiffusionGemmaForBlockDiffusion": BuiltAs(
