@@ -78,7 +78,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
-from dryboot.vllm.models.registry import is_draft_model
+from dryboot.vllm.models.registry import is_draft_model, registry_file
 from dryboot.vllm.versions import rules_for
 
 GiB = 1 << 30
@@ -1024,7 +1024,8 @@ def _walk(
         raise InputError(
             "config.json",
             "architectures",
-            f"weights of {arch} are not modelled (modelled: {', '.join(sorted(modelled_architectures()))})",
+            f"weights of {arch} are not modelled: "
+            + (f"vLLM's {where} is not sized" if (where := registry_file(str(arch))) else "not in vLLM's registry"),
         )
     if par.pp > 1 and family not in PP_FAMILIES:
         raise InputError(
