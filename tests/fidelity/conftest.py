@@ -51,6 +51,20 @@ def vllm_python() -> str:
 
 
 @pytest.fixture(scope="session")
+def vllm_033_python() -> str:
+    """vLLM 0.33.0's boot environment (``DRYBOOT_VLLM_PYTHON_033``, else the cached
+    ``~/.cache/dryboot/boot-env/0.33.0``): the processing-info checks import transformers' image
+    processors, whose torchvision 0.27.1-0.30's environments cannot load (``torchvision::nms``).
+    Skipped where it is absent."""
+    python = os.environ.get("DRYBOOT_VLLM_PYTHON_033") or str(
+        Path.home() / ".cache" / "dryboot" / "boot-env" / "0.33.0" / "bin" / "python"
+    )
+    if not Path(python).exists():
+        pytest.skip(f"vLLM 0.33.0's boot environment is absent ({python})")
+    return python
+
+
+@pytest.fixture(scope="session")
 def vllm_oracle(vllm_python: str) -> OracleRunner:
     """A callable: list of oracle cases -> list of results (one oracle process per call)."""
 

@@ -5,7 +5,7 @@ image and its pinpoint with the most features (``LlavaNextProcessingInfo``), Mis
 InternVL's largest image (``InternVLProcessingInfo.get_max_image_tokens`` over vLLM's own
 ``InternVLChatImageProcessor``; the processor's tokenizer is not needed for the count).
 
-Skipped unless DRYBOOT_VLLM_PYTHON points at a vLLM environment (a boot environment's python).
+Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``); skipped where it is absent.
 """
 
 from __future__ import annotations
@@ -103,11 +103,16 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def vllm_items(vllm_python: str) -> dict[str, Any]:
+def vllm_items(vllm_033_python: str) -> dict[str, Any]:
     cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES}
     cases |= {"internvl": INTERNVL, "gemma3": GEMMA3}
     proc = subprocess.run(
-        [vllm_python, "-c", SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600, check=False
+        [vllm_033_python, "-c", SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-4000:])

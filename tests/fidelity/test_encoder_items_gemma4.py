@@ -3,8 +3,8 @@ yields (``Gemma4ProcessingInfo._compute_num_soft_tokens``) and the padded patche
 tokens transformers' ``Gemma4ImageProcessor`` returns for the 224 px dummy at each
 ``max_soft_tokens`` (the video frames' 70 included).
 
-Skipped unless DRYBOOT_VLLM_PYTHON points at a vLLM environment (0.33.0's boot environment; the
-0.27.1 and 0.28.0 environments' torchvision does not load the image processor, and their
+Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped where it is absent:
+the 0.27.1 and 0.28.0 environments' torchvision does not load the image processor, and their
 ``gemma4_mm.py`` holds the same constants and counting).
 """
 
@@ -42,10 +42,15 @@ print(json.dumps(out))
 """
 
 
-def test_gemma4_items_match_vllm(vllm_python: str) -> None:
+def test_gemma4_items_match_vllm(vllm_033_python: str) -> None:
     cases = {"soft": list(GEMMA4_SOFT_TOKENS), "sizes": SIZES}
     run = subprocess.run(
-        [vllm_python, "-c", SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600, check=False
+        [vllm_033_python, "-c", SCRIPT],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     got = json.loads(run.stdout.strip().splitlines()[-1])
