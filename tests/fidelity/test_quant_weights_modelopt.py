@@ -191,10 +191,10 @@ def test_plan_rtx5090_qwen36_prints_weights_and_verdict() -> None:
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
-    """Re-record two cases with the boot environment's vLLM and check dryboot against them."""
+    """Re-record one case per config (RTX 3090, TP 1) with the boot environment's vLLM; dryboot agrees."""
     names = sorted(p.name for p in mo.CONFIGS.iterdir() if p.is_dir())
     doc = record_live(tmp_path, names, RECORD_SET="modelopt", RECORD_GPUS="RTX 3090", RECORD_TPS="1", RECORD_FAST="1")
-    assert len(doc["cases"]) == 2
+    assert len(doc["cases"]) == len(names)
     for row in doc["cases"].values():
         report = _dryboot(row, doc["vllm"])
         if not row["ok"] or report.refused:

@@ -115,7 +115,7 @@ class ModelOptQuant(ScaledQuant):
         if last in PACKED_MODULES:
             found = {table[f"{head}.{p}"] for p in PACKED_MODULES[last] if f"{head}.{p}" in table}
             if len(found) > 1:
-                raise InputError("quantization_config", "quantized_layers", f"{name}: its parts differ in quant_algo")
+                raise InputError("quantization_config", "quantized_layers", f"{name!r}: its parts differ in quant_algo")
             if found:
                 return found.pop()
         under = [a for k, a in self.layers if k.startswith(name + ".")]
@@ -148,7 +148,7 @@ class ModelOptQuant(ScaledQuant):
 def _scheme(algo: str, name: str) -> ScaledScheme:
     scheme = MIXED_ALGOS.get(algo)
     if scheme is None:
-        raise InputError("quantization_config", "quantized_layers", f"{name}: quant_algo {algo} is not modelled")
+        raise InputError("quantization_config", "quantized_layers", f"{name!r}: quant_algo {algo} is not modelled")
     return scheme
 
 
@@ -261,7 +261,7 @@ def modelopt_experts_bytes(
         )
     algo = q.algo_of(name)
     if algo is None:
-        raise InputError("quantization_config", "quantized_layers", f"{name}: unquantized ModelOpt experts")
+        raise InputError("quantization_config", "quantized_layers", f"{name!r}: unquantized ModelOpt experts")
     if algo not in ("NVFP4", "W4A16_NVFP4"):
         raise InputError("quantization_config", "quant_algo", f"ModelOpt {algo} MoE experts are not modelled")
     if algo == "NVFP4" and q.capability >= 100 and not gated:
