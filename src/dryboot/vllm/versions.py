@@ -144,8 +144,8 @@ class VersionRules:
         ``quantization.quant_algo`` MIXED_PRECISION (``hf_quant_config.json``'s form) ``modelopt_mixed``
         (0.33.0: ``transformers_utils/model_arch_config_convertor.py``
         ``_normalize_quantization_config``); ``False``: it raises "Unknown ModelOpt quant algo"
-        (0.27.1-0.30.0, recorded by the oracle); ``None``: not checked (0.31, 0.32: no oracle
-        environment), refused by name.
+        (0.27.1-0.30.0 recorded by the oracle; 0.32.0 by the published-config corpus's records,
+        so 0.31 too); ``None``: not checked (refused by name).
     :param hf_config_class_architectures: architectures whose config the release reads with
         transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
         Hunyuan V3; ``models/dense.py`` ``verify_release`` refuses the fields left unset).
@@ -343,7 +343,6 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    modelopt_mixed_nested=None,
     unverified_architectures=_REMOVED_IN_029
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
