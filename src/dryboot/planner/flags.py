@@ -54,6 +54,18 @@ def _str(text: str) -> str:
     return text
 
 
+def _json_object(text: str, example: str) -> dict[str, Any]:
+    """``text`` read as a JSON object. :raises ValueError: not JSON, or not an object (one line
+    naming ``example``, an object of the expected shape)."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError(f"not JSON; expected an object such as {example}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object such as {example}, got {type(data).__name__}")
+    return data
+
+
 def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
     """``--limit-mm-per-prompt`` as vLLM 0.28 takes it: a JSON object of modality -> items per
     prompt, each a count (``{"image": 2, "video": 0}``) or an object with a ``count``
@@ -61,12 +73,7 @@ def parse_limit_mm_per_prompt(text: str) -> tuple[tuple[str, int], ...]:
 
     :raises ValueError: not such an object (one line naming what is wrong).
     """
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise ValueError('not JSON; expected an object such as {"image": 2, "video": 0}') from None
-    if not isinstance(data, dict):
-        raise ValueError(f'expected a JSON object such as {{"image": 2, "video": 0}}, got {type(data).__name__}')
+    data = _json_object(text, '{"image": 2, "video": 0}')
     out: list[tuple[str, int]] = []
     for modality, value in data.items():
         count = value.get("count") if isinstance(value, dict) else value
@@ -83,12 +90,7 @@ def parse_mm_processor_kwargs(text: str) -> tuple[tuple[str, Any], ...]:
 
     :raises ValueError: not such an object (one line naming what is wrong).
     """
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        raise ValueError('not JSON; expected an object such as {"do_pan_and_scan": true}') from None
-    if not isinstance(data, dict):
-        raise ValueError(f'expected a JSON object such as {{"do_pan_and_scan": true}}, got {type(data).__name__}')
+    data = _json_object(text, '{"do_pan_and_scan": true}')
     for key, value in data.items():
         if not isinstance(value, bool | int | float | str):
             raise ValueError(f"{key!r}: expected a scalar value, got {type(value).__name__}")
