@@ -35,6 +35,22 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   a GPU; on the meta device ``.to("meta")`` returns the tensor itself, which would keep the
   pre-repack storage alive. :func:`route_ops` makes that copy a distinct meta tensor and
   :func:`allocated_since` leaves those copies out (:data:`SHADOWS`).
+* **Humming** (``humming-kernels``, a requirement of vLLM 0.33's CUDA wheel; 0.33 ranks it ahead
+  of Marlin on SM 9.0). Where the unpacked wheel is on ``sys.path`` (``record_quant_weights.py``
+  puts ``DRYBOOT_HUMMING_PATH`` there; the boot environment itself is not touched),
+  :func:`humming_stand_ins` lets its plain-Python post-load step run on the meta device. Humming
+  declares each op's output (``register_op``: the op's own Python body, which skips the kernel for
+  a ``FakeTensor``) but asserts CUDA inputs: each op of :data:`HUMMING_OPS` is called with the meta
+  tensors wrapped as fake CUDA tensors (``FakeTensor`` over the same meta storage, device
+  ``cuda:0``) and its results come back as meta tensors of the same shape, dtype and strides; an
+  in-place op hands its input back. The GPU facts Humming reads from its compiled
+  ``_device_info`` extension (SM version, SM count, PPU or not) answer from the stand-in platform,
+  a meta device counts as device 0, and ``torch.accelerator.current_device_index()`` (vLLM's
+  ``create_humming_locks``) answers 0, and ``torch.cuda.device`` of no device, device 0 or the
+  meta device (Humming's schemas select the current device around their conversion) selects
+  nothing. Humming's JIT compiler is never reached on SM 9.0 for the
+  16-bit-activation layouts recorded (``use_native_dequant`` answers False on SM 9.x before asking
+  it; ``use_ldmatrix_dequant`` only for int8/int4 activations).
 * **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
   workspace is one int32 per SM), set per case by the recorder.
 
@@ -68,6 +84,16 @@ _SCHEMA_TYPES = {
 
 #: storages of vLLM's meta-device bookkeeping copies (no GPU memory), by storage id
 SHADOWS: dict[int, Any] = {}
+
+#: the ``humming.ops`` functions run on fake CUDA tensors (:func:`humming_stand_ins`)
+HUMMING_OPS = (
+    "repack_weight",
+    "pack_weight",
+    "unpack_weight",
+    "quant_weight",
+    "dequant_weight",
+    "process_mxfp4_w4a8_weight",
+)
 
 _LIB: Any = None
 _REAL_NS: Any = None
@@ -240,6 +266,114 @@ def route_ops() -> None:
 
     if hasattr(loader_utils, "release_device_memory_under_pressure"):
         loader_utils.release_device_memory_under_pressure = lambda *a, **k: None
+
+
+def humming_stand_ins() -> bool:
+    """Let Humming's post-load step run on the meta device (module docstring); False where the
+    ``humming`` package is not importable (vLLM then never picks it: ``has_humming``)."""
+    import importlib.util
+
+    if importlib.util.find_spec("humming") is None:
+        return False
+    import types
+
+    import humming.device as hdevice
+    import humming.ops as hops
+    import humming.utils.device as hutils_device
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+    from torch.utils._pytree import tree_map
+
+    def platform() -> Any:
+        from vllm.platforms import current_platform
+
+        return current_platform
+
+    class _DeviceFacts:
+        """What Humming's ``_device_info`` extension answers, from the stand-in GPU."""
+
+        def __init__(self, index: int) -> None:
+            self.index = index
+
+        @property
+        def _cap(self) -> tuple[int, int]:
+            c = platform().get_device_capability()
+            return int(c.major), int(c.minor)
+
+        @property
+        def sm_major(self) -> int:
+            return self._cap[0]
+
+        @property
+        def sm_minor(self) -> int:
+            return self._cap[1]
+
+        @property
+        def sm_version(self) -> int:
+            return self._cap[0] * 10 + self._cap[1]
+
+        @property
+        def sm_count(self) -> int:
+            return int(platform().num_compute_units(0))
+
+        @property
+        def name(self) -> str:
+            return str(platform().get_device_name(0))
+
+        is_ppu = False
+
+    hutils_device._extension = types.SimpleNamespace(_DeviceInfo=_DeviceFacts)  # type: ignore[assignment]
+    real_new = hdevice.DeviceInfo.__new__
+
+    def device_info_new(cls: Any, index: Any = None) -> Any:
+        if isinstance(index, torch.device) and index.type == "meta":
+            index = 0
+        return real_new(cls, index)
+
+    hdevice.DeviceInfo.__new__ = device_info_new  # type: ignore[method-assign]
+    torch.accelerator.current_device_index = lambda: 0
+    real_cuda_device = torch.cuda.device
+
+    def cuda_device(device: Any) -> Any:
+        # Humming's schemas select "the" device around their conversion (``torch.cuda.device
+        # (None)``): the stand-in host has one, already current
+        if device is None or isinstance(device, int) or getattr(device, "type", None) == "meta":
+            return contextlib.nullcontext()
+        return real_cuda_device(device)
+
+    torch.cuda.device = cuda_device  # type: ignore[assignment,misc]
+
+    def on_fake_cuda(fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            mode = FakeTensorMode(allow_non_fake_inputs=True)
+            back: dict[int, Any] = {}
+
+            def to_fake(t: Any) -> Any:
+                if isinstance(t, torch.Tensor) and t.device.type == "meta":
+                    f = FakeTensor(mode, t, torch.device("cuda", 0))
+                    back[id(f)] = t
+                    return f
+                return t
+
+            def to_meta(t: Any) -> Any:
+                if isinstance(t, FakeTensor):
+                    if id(t) in back:  # an input handed back (an in-place op)
+                        return back[id(t)]
+                    return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="meta")
+                return t
+
+            fargs, fkwargs = tree_map(to_fake, (args, kwargs))
+            if not back:
+                return fn(*args, **kwargs)
+            with mode:
+                out = fn(*fargs, **fkwargs)
+            return tree_map(to_meta, out)
+
+        return run
+
+    for name in HUMMING_OPS:
+        setattr(hops, name, on_fake_cuda(getattr(hops, name)))
+    return True
 
 
 def live_meta_storages() -> dict[int, tuple[int, Any]]:

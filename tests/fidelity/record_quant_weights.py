@@ -19,7 +19,8 @@ Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restric
 ``RECORD_TRACE`` prints each failure's traceback, ``RECORD_CASES`` (a recorded file) records only
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
-layer's tensors after loading to stderr, ``RECORD_SET`` picks the second (``extra``) or third
+layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
+ends so), ``RECORD_SET`` picks the second (``extra``) or third
 (``moe``) case set.
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
@@ -168,16 +169,22 @@ def dump_experts(model: Any) -> None:
     name, shape, dtype (``RECORD_DUMP``; a reading aid, not recorded)."""
     import torch
 
+    want = os.environ.get("RECORD_DUMP", "1")
     for name, m in model.named_modules():
-        if hasattr(m, "w13_weight") or hasattr(m, "w13_qweight") or hasattr(m, "w13_weight_packed"):
+        moe = hasattr(m, "w13_weight") or hasattr(m, "w13_qweight") or hasattr(m, "w13_weight_packed")
+        if (want == "1" and moe) or (want != "1" and name.endswith(want)):
             seen = [("", m)]
             qm = getattr(m, "quant_method", None)
-            if qm is not None:
-                seen += [("quant_method.", qm), *((f"quant_method.{k}.", v) for k, v in vars(qm).items())]
+            for attr, obj in (("quant_method", qm), ("scheme", getattr(m, "scheme", None))):
+                if obj is not None:
+                    seen += [(f"{attr}.", obj), *((f"{attr}.{k}.", v) for k, v in vars(obj).items())]
             for pre, obj in seen:
                 if not hasattr(obj, "__dict__"):
                     continue
                 items = dict(vars(obj))
+                for k, v in list(items.items()):  # a kernel object's tensors (Humming's locks)
+                    if type(v).__name__.endswith("Kernel") and hasattr(v, "__dict__"):
+                        items.update({f"{k}.{a}": t for a, t in vars(v).items()})
                 if isinstance(obj, torch.nn.Module):
                     items.update(obj.named_parameters(recurse=False))
                     items.update(obj.named_buffers(recurse=False))
@@ -189,6 +196,8 @@ def dump_experts(model: Any) -> None:
 
 
 def main() -> int:
+    if os.environ.get("DRYBOOT_HUMMING_PATH"):  # the unpacked humming-kernels wheel (quant_fakes.py)
+        sys.path.insert(0, os.environ["DRYBOOT_HUMMING_PATH"])
     qf = _load("quant_fakes", HERE / "quant_fakes.py")
     qf.define_ops()
     es = _load("engine_start", ENGINE_START)
@@ -196,6 +205,7 @@ def main() -> int:
     sys.stdout = sys.stderr
     es._install()
     qf.route_ops()
+    humming = qf.humming_stand_ins()
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
@@ -209,6 +219,8 @@ def main() -> int:
     out_path = Path(os.environ.get("RECORD_OUT") or DATA / RECORDED_NAME.format(version=V.vllm.__version__))
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
+    if humming:  # the release of humming-kernels the cases were recorded with
+        doc["humming"] = importlib.import_module("humming").__version__
     tmp = Path(tempfile.mkdtemp(prefix="record-quant-"))
     for cdir in sorted(p for p in QUANT_CONFIGS.iterdir() if p.is_dir()):
         if only and cdir.name not in only:

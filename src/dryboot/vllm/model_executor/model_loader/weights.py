@@ -1212,15 +1212,13 @@ def _walk(
         q_mult = 2 if family in GDN_FAMILIES and config.get("attn_output_gate", True) else 1
         qkv_parts = (q_mult * nq_r * hd, nkv_r * hd, nkv_r * hd)
         # a QKV layer whose KV heads are replicated is not split evenly (validated as merged)
-        entries = _linear(quant, f"{att}.qkv_proj", h, qkv_parts, ab, tp=tp, split="column" if nkv >= tp else "")
-        if attn_bias:
-            entries.append(("bias", sum(qkv_parts) * ab))
+        entries = _linear(
+            quant, f"{att}.qkv_proj", h, qkv_parts, ab, tp=tp, split="column" if nkv >= tp else "", bias=attn_bias
+        )
         w.module(
             entries, "attention", ((f"{att}.q_proj", "column"), (f"{att}.k_proj", kv_mode), (f"{att}.v_proj", kv_mode))
         )
-        entries = _linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab, tp=tp, split="row")
-        if o_bias:
-            entries.append(("bias", h * ab))
+        entries = _linear(quant, f"{att}.o_proj", nq_r * hd, (h,), ab, tp=tp, split="row", bias=o_bias)
         w.module(entries, "attention", ((f"{att}.o_proj", "row"),))
         w.module([], "attention", ((att, "attention scales"),))
         if quant.method is not None and quant.wna16 is None and quant.scaled is None:
@@ -1963,17 +1961,28 @@ def _is_moe_layer(config: Mapping[str, Any], family: str, li: int) -> bool:
 
 
 def _linear(
-    quant: Quant, name: str, k: int, parts: tuple[int, ...], ab: int, *, tp: int = 1, split: str = "column"
+    quant: Quant,
+    name: str,
+    k: int,
+    parts: tuple[int, ...],
+    ab: int,
+    *,
+    tp: int = 1,
+    split: str = "column",
+    bias: bool = False,
 ) -> list[tuple[str, int]]:
+    """A linear layer's entries after loading; ``bias``: the layer's bias ``[n]`` is among them
+    (a layer Humming serves pads it and keeps a ``zero_bias`` twin)."""
+    plain = [("bias", sum(parts) * ab)] if bias else []
     if quant.scaled is not None:
         scheme = quant.scaled.layer_scheme(name, checkpoint_parts(name))
         if scheme is None:
-            return linear_bytes(Quant(), k, parts, ab)
-        return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab)
+            return linear_bytes(Quant(), k, parts, ab) + plain
+        return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab, bias=bias)
     if quant.wna16 is not None:
-        out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split)
-        return out if out is not None else linear_bytes(Quant(), k, parts, ab)
-    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab, tp=tp, split=split)
+        out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split, bias=bias)
+        return out if out is not None else linear_bytes(Quant(), k, parts, ab) + plain
+    return linear_bytes(Quant() if _is_ignored(quant, name) else quant, k, parts, ab, tp=tp, split=split) + plain
 
 
 def _post_load_host_blocks(quant: Quant, range_blocks: int) -> int:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 
 #: ``marlin_utils.py``: ``MARLIN_SUPPORTED_GROUP_SIZES``, ``GPTQ_MARLIN_MIN_THREAD_N`` / ``_K``
 MARLIN_GROUP_SIZES = (-1, 32, 64, 128)
@@ -137,7 +138,8 @@ def choose_mp_linear_kernel(
     (CutlassW4A8, Machete, AllSpark (``allspark``: releases that list it), Marlin, then Conch,
     Exllama, Triton W4A16, Humming). CutlassW4A8 takes only fp8 activations (never a W4A16 layer).
     ``humming``: the release moves Humming ahead of Marlin on this GPU (0.33, SM 9.0:
-    :func:`refuse_humming`), so a layer Machete declines goes to Humming.
+    ``prioritize_humming``), so a layer Machete declines goes to ``HummingLinearKernel``
+    (:mod:`~dryboot.vllm.model_executor.kernels.linear.humming`).
 
     :raises InputError: the layer falls through to a kernel whose layout is not modelled
         (AllSpark, Conch, Exllama, ...), named with why Machete and Marlin declined.
@@ -147,7 +149,9 @@ def choose_mp_linear_kernel(
         return "MacheteLinearKernel"
     why.append(f"Machete: {r}")
     if humming and capability >= 75:
-        refuse_humming(f"weight-only int{c.bits} layers Machete declines ({r})", capability, "HummingLinearKernel")
+        # HummingLinearKernel.can_implement: CUDA, humming installed, 16-bit (or int8 / fp8)
+        # activations; every weight-only layer here has 16-bit activations
+        return "HummingLinearKernel"
     if allspark and _allspark_takes(c, capability):
         raise InputError(
             "quantization_config",
@@ -177,6 +181,7 @@ def after_loading(
     gptq_layout: bool,
     g_idx_param: bool = True,
     layer_workspace: bool = True,
+    bias: bool = False,
 ) -> list[tuple[str, int]]:
     """What ``kernel``'s ``process_weights_after_loading`` leaves for one layer, as (kind, bytes).
 
@@ -198,7 +203,25 @@ def after_loading(
     (``machete_prepack_B``'s fake: ``empty_like``); scales as loaded; zero points become
     ``-scale x zero`` in the activation dtype, ``[groups, n]``; GPTQ's ``qzeros`` and ``g_idx``
     stay as loaded; under act-order a kept int32 permutation ``[k]``.
+
+    Humming (``mixed_precision/humming.py``, 0.33 on SM 9.0): every parameter of the layer is
+    replaced by Humming's (:func:`~dryboot.vllm.model_executor.kernels.linear.humming.
+    humming_tensors`: ``n`` padded to 256 and ``k`` to 128, group scales in the activation dtype,
+    zero points, the bias padded plus its ``zero_bias`` twin: ``bias`` says the layer has one and
+    the bias entries are then in the answer) and the kernel keeps ``8 x SMs`` int32 locks.
     """
+    if kernel == "HummingLinearKernel":
+        layer = HummingLayer(
+            n=c.n,
+            k=c.k,
+            bits=c.bits,
+            group_size=0 if c.group_size == -1 else c.group_size,
+            scale_bytes=c.act_bytes,
+            act_bytes=c.act_bytes,
+            zero_points=c.zero_points,
+            bias=bias,
+        )
+        return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sm_count))]
     ab = c.act_bytes
     per_int32 = 32 // c.bits
     if kernel == "MarlinLinearKernel":

@@ -217,10 +217,12 @@ def wna16_linear_bytes(
     *,
     tp: int,
     split: str,
+    bias: bool = False,
 ) -> list[tuple[str, int]] | None:
     """What one linear layer holds after ``process_weights_after_loading``, as (kind, bytes), or
     ``None`` for a layer vLLM leaves unquantized. ``k``: input per rank; ``parts``: output parts
-    per rank; ``split``: ``row`` (the input divided over ``tp``), else the input whole.
+    per rank; ``split``: ``row`` (the input divided over ``tp``), else the input whole; ``bias``:
+    the layer has a bias (its entry is in the answer).
 
     GPTQ's ``create_weights`` (``AutoGPTQLinearMethod``): scales ``[groups, n]`` with the whole
     input's groups on every rank under act-order or a per-channel row-parallel layer
@@ -264,9 +266,14 @@ def wna16_linear_bytes(
         gptq_layout=q.packing == "gptq",
         g_idx_param=q.g_idx_param,
         layer_workspace=q.layer_workspace,
+        bias=bias,
     )
+    if kernel == "HummingLinearKernel":
+        return out  # Humming replaced every parameter, the bias among them
     if q.packing == "ct":
         out.append(("weight_shape", 16))  # int64 [2], kept
+    if bias:
+        out.append(("bias", n * act_bytes))
     return out
 
 

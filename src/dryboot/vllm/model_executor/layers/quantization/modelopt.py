@@ -199,20 +199,22 @@ def modelopt_mixed_from_config(qc: Mapping[str, Any], ignore: tuple[str, ...]) -
 
 
 def modelopt_linear_bytes(
-    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
+    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int, *, bias: bool = False
 ) -> list[tuple[str, int]]:
     """What one ModelOpt linear layer holds after loading (``k`` inputs, output ``parts`` per
     rank), as (kind, bytes): ``W4A16_NVFP4`` through Marlin (the module's docstring), the other
-    algorithms as :func:`scaled_linear_bytes` gives them."""
+    algorithms as :func:`scaled_linear_bytes` gives them. ``bias``: the layer's bias is among the
+    entries."""
     if s.kind == "fp8" and q.capability < 89 and isinstance(q, ModelOptQuant) and not q.fp8_marlin:
-        return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes)
+        return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes, bias=bias)
     if s.kind != "nvfp4_a16":
-        return scaled_linear_bytes(q, s, k, parts, act_bytes)
+        return scaled_linear_bytes(q, s, k, parts, act_bytes, bias=bias)
     if q.humming:
         refuse_humming("ModelOpt W4A16_NVFP4 linear layers", q.capability, "HummingNvFp4LinearKernel")
     sms = q.sm_count if q.sm_count is not None else 256
     workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
-    return [*nvfp4_marlin_bytes(sum(parts), k), ("scale", 4), *workspace]
+    plain = [("bias", sum(parts) * act_bytes)] if bias else []
+    return [*nvfp4_marlin_bytes(sum(parts), k), ("scale", 4), *workspace, *plain]
 
 
 def _round_up(x: int, m: int) -> int:

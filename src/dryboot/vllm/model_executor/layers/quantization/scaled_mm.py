@@ -20,7 +20,7 @@ rank, checked against vLLM on the meta device (``tests/fidelity/quant_cases_extr
   (``pn x pk / 2`` bytes), the fp8 block scales padded and permuted (``pn x pk / 16`` bytes), four
   float32 scalars (``weight_global_scale``, ``input_global_scale`` and its inverse, ``alpha``), the
   workspace as above. On 0.33.0 SM 9.0 a CUDA install picks ``HummingNvFp4LinearKernel`` instead
-  (refused by name: :func:`refuse_humming`).
+  (:func:`humming_nvfp4_linear_bytes`).
 * NVFP4 on SM 10.0+ (FlashInfer CUTLASS / CuTe DSL): uint8 ``[n, k / 2]``, the block scales
   swizzled for the tensor cores: fp8 ``[round_up(n, 128), round_up(k / 16, 4)]``
   (``nvfp4_utils.swizzle_blockscale``), the four float32 scalars.
@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk, refuse_humming
+from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.compressed_tensors import ignore_list
 
@@ -71,7 +72,7 @@ class ScaledQuant:
     :param sm_count: the GPU's multiprocessors (Marlin's workspace), ``None`` when unknown.
     :param layer_workspace: Marlin allocates a workspace per layer (0.28; not 0.33).
     :param humming: the release ranks the Humming kernels ahead of Marlin on this GPU (0.33, SM
-        9.0): the layers Marlin would serve are refused by name.
+        9.0): the NVFP4 layers Marlin would serve go to ``HummingNvFp4LinearKernel``.
     """
 
     groups: tuple[tuple[tuple[str, ...], ScaledScheme], ...]
@@ -151,12 +152,42 @@ def nvfp4_marlin_bytes(n: int, k: int) -> list[tuple[str, int]]:
 
 
 def scaled_linear_bytes(
-    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
+    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int, *, bias: bool = False
 ) -> list[tuple[str, int]]:
     """What one W8A8 / NVFP4 linear layer holds after ``process_weights_after_loading``, as
-    (kind, bytes): ``k`` inputs and output ``parts`` per rank (see the module's docstring).
+    (kind, bytes): ``k`` inputs and output ``parts`` per rank (see the module's docstring);
+    ``bias``: the layer's bias is among them.
 
     :raises InputError: what is not modelled (named)."""
+    n = sum(parts)
+    if s.kind == "nvfp4" and q.capability < 100 and q.humming:
+        return humming_nvfp4_linear_bytes(n, k, act_bytes, sm_count=q.sm_count, bias=bias)
+    out = _scaled_linear_bytes(q, s, k, parts, act_bytes)
+    return [*out, ("bias", n * act_bytes)] if bias else out
+
+
+def humming_nvfp4_linear_bytes(
+    n: int, k: int, act_bytes: int, *, sm_count: int | None, bias: bool = False
+) -> list[tuple[str, int]]:
+    """An NVFP4 linear layer (W4A4 or W4A16; ``n`` outputs, ``k`` inputs per rank) that
+    ``HummingNvFp4LinearKernel`` serves (0.33.0 on SM 9.0): vLLM converts it as a
+    compressed-tensors ``nvfp4-pack-quantized`` layer (16-element groups, fp8 scales, the global
+    scale inverted back into ``weight_scale_2``) and Humming keeps
+    (:func:`~dryboot.vllm.model_executor.kernels.linear.humming.humming_tensors`) the padded
+    weight, the fp8 group scales ``[pk / 16, pn]``, ``weight_scale_2`` (one float32), the bias
+    and ``zero_bias`` when there is one, and the kernel's locks. The input's global scale
+    (``input_scale_2``, W4A4) is dropped: Humming falls back from fp4 activations on SM 9.0
+    (``check_and_fallback_input_schema``) and keeps no static input scale."""
+    layer = HummingLayer(
+        n=n, k=k, bits=4, group_size=16, scale_bytes=1, act_bytes=act_bytes, weight_scale_2="tensor", bias=bias
+    )
+    sms = sm_count if sm_count is not None else 256
+    return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sms))]
+
+
+def _scaled_linear_bytes(
+    q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
+) -> list[tuple[str, int]]:
     n = sum(parts)
     sms = q.sm_count if q.sm_count is not None else 256
     workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
@@ -186,8 +217,6 @@ def scaled_linear_bytes(
     if s.kind == "nvfp4":
         scalars = [("scale", 4)] * NVFP4_SCALARS
         if q.capability < 100:  # weight-only NVFP4 through Marlin
-            if q.humming:
-                refuse_humming("NVFP4 linear layers", q.capability, "HummingNvFp4LinearKernel")
             return [*nvfp4_marlin_bytes(n, k), *scalars, *workspace]
         return [("weight", n * k // 2), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), *scalars]
     raise AssertionError(s.kind)  # pragma: no cover
