@@ -48,7 +48,10 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   a meta device counts as device 0, and ``torch.accelerator.current_device_index()`` (vLLM's
   ``create_humming_locks``) answers 0, and ``torch.cuda.device`` of no device, device 0 or the
   meta device (Humming's schemas select the current device around their conversion) selects
-  nothing. Humming's JIT compiler is never reached on SM 9.0 for the
+  nothing, and ``create_humming_locks`` asked for ``cuda`` (the MoE experts pass the config's
+  device) allocates on the meta device, the stand-in GPU's memory. The MoE experts' tile-shape
+  heuristics (``get_heuristics_config``, tuning tables per GPU model: a forward-pass choice that
+  allocates nothing) answer an empty configuration. Humming's JIT compiler is never reached on SM 9.0 for the
   16-bit-activation layouts recorded (``use_native_dequant`` answers False on SM 9.x before asking
   it; ``use_ldmatrix_dequant`` only for int8/int4 activations).
 * **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
@@ -93,6 +96,19 @@ HUMMING_OPS = (
     "quant_weight",
     "dequant_weight",
     "process_mxfp4_w4a8_weight",
+)
+
+#: vLLM 0.33's modules that import ``create_humming_locks`` (:func:`humming_stand_ins`)
+HUMMING_LOCK_USERS = (
+    "vllm.utils.humming",
+    "vllm.model_executor.kernels.linear.mixed_precision.humming",
+    "vllm.model_executor.kernels.linear.nvfp4.humming",
+    "vllm.model_executor.kernels.linear.mxfp4.humming",
+    "vllm.model_executor.kernels.linear.mxfp6.humming",
+    "vllm.model_executor.kernels.linear.mxfp8.humming",
+    "vllm.model_executor.kernels.linear.scaled_mm.humming",
+    "vllm.model_executor.layers.quantization.humming",
+    "vllm.model_executor.layers.fused_moe.experts.fused_humming_moe",
 )
 
 _LIB: Any = None
@@ -373,6 +389,29 @@ def humming_stand_ins() -> bool:
 
     for name in HUMMING_OPS:
         setattr(hops, name, on_fake_cuda(getattr(hops, name)))
+
+    import importlib
+
+    import vllm.utils.humming as vhumming
+
+    real_locks = vhumming.create_humming_locks
+
+    def create_humming_locks(device: Any) -> Any:
+        # the MoE experts ask for their locks on "cuda" (the config's device): the stand-in
+        # GPU's memory is the meta device
+        if torch.device(device).type == "cuda":
+            device = torch.device("meta")
+        return real_locks(device)
+
+    # the MoE experts pick their kernels' tile shapes at construction (``get_heuristics_config``:
+    # tuning tables by GPU model, read through the compiled extension): a forward-pass choice that
+    # allocates nothing, answered empty
+    vhumming.get_heuristics_config = lambda *a, **k: {}  # type: ignore[attr-defined]
+    for modname in HUMMING_LOCK_USERS:
+        with contextlib.suppress(ImportError):
+            mod = importlib.import_module(modname)
+            if hasattr(mod, "create_humming_locks"):
+                mod.create_humming_locks = create_humming_locks
     return True
 
 

@@ -20,12 +20,14 @@ Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restric
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
-ends so), ``RECORD_SET`` picks the second (``extra``) or third
-(``moe``) case set.
+ends so), ``RECORD_SET`` picks another case set (``extra``,
+``modelopt``, ``moe``, ``humming``: ``quant_cases_<set>.py``), ``DRYBOOT_HUMMING_PATH`` a folder
+holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
+where a CUDA install does; each row records the package's version as ``humming``).
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
-"error"}}}``. Nothing recorded comes from dryboot.
+"error", "humming"}}}``. Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ import os  # noqa: E402
 
 QUANT_CONFIGS = DATA / "quant-configs"
 RECORDED_NAME = "quant-recorded-{version}.json"
-if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe"):  # quant_cases_<set>.py
+if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe", "humming"):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _set.GPUS, _set.TPS, _set.CONFIGS, _set.RECORDED_NAME
@@ -205,7 +207,8 @@ def main() -> int:
     sys.stdout = sys.stderr
     es._install()
     qf.route_ops()
-    humming = qf.humming_stand_ins()
+    # the release of humming-kernels the cases are recorded with (each row's ``humming``), or None
+    humming = importlib.import_module("humming").__version__ if qf.humming_stand_ins() else None
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
@@ -219,8 +222,6 @@ def main() -> int:
     out_path = Path(os.environ.get("RECORD_OUT") or DATA / RECORDED_NAME.format(version=V.vllm.__version__))
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
-    if humming:  # the release of humming-kernels the cases were recorded with
-        doc["humming"] = importlib.import_module("humming").__version__
     tmp = Path(tempfile.mkdtemp(prefix="record-quant-"))
     for cdir in sorted(p for p in QUANT_CONFIGS.iterdir() if p.is_dir()):
         if only and cdir.name not in only:
@@ -249,6 +250,8 @@ def main() -> int:
                     "argv": argv,
                     "ok": False,
                 }
+                if humming:
+                    row["humming"] = humming
                 model = None
                 before = qf.live_meta_storages()
                 try:

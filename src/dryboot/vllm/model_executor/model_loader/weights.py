@@ -63,7 +63,7 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
-from dryboot.vllm.model_executor.layers.quantization.fused_moe import check_marlin_moe, scaled_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     ModelOptQuant,
     modelopt_experts_bytes,
@@ -1332,8 +1332,6 @@ def _moe_layer(
     gate, up, down = ("w1", "w3", "w2") if mix else ("gate_proj", "up_proj", "down_proj")
     col, row = ("whole", "whole") if par.expert_parallel else ("column", "row")
     if quant.wna16 is not None:
-        assert par.capability is not None  # _on_gpu requires it
-        check_marlin_moe(par.vllm_version, par.capability, f"{quant.method} MoE experts")
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
@@ -1343,9 +1341,6 @@ def _moe_layer(
         if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
             w.module(experts_bytes(Quant(), e_r, h, i_r, ab), "experts")
         else:
-            if scheme.kind == "nvfp4":
-                assert par.capability is not None
-                check_marlin_moe(par.vllm_version, par.capability, "NVFP4 MoE experts")
             w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab), "experts")
     else:
         w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")

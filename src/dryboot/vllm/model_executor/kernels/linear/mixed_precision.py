@@ -73,24 +73,6 @@ def marlin_padded_nk(n: int, k: int, group_size: int) -> tuple[int, int]:
     return min(candidates, key=lambda nk: (nk[0] * nk[1], nk[0] + nk[1]))
 
 
-def refuse_humming(what: str, capability: int, kernel: str) -> None:
-    """Refuse a layer that a CUDA install of vLLM serves with a Humming kernel (``kernel``): 0.33's
-    ``humming/priority.py`` ``prioritize_humming`` moves Humming directly ahead of Marlin in every
-    kernel list on SM 9.0 (``prefers_humming``), and ``humming-kernels`` is a requirement of the
-    CUDA wheel; Humming's ``can_implement`` takes every 16-bit-activation layer (SM 7.5+), so it
-    serves what Marlin would have. Its ``process_weights_after_loading`` lays the weights out in
-    the ``humming`` package's own format (``prepare_humming_linear_layer_config``), declared
-    nowhere in vLLM's Python and absent from the CPU boot environments: not modelled.
-
-    :raises InputError: always (named: ``what``, the SM and the kernel)."""
-    raise InputError(
-        "--gpu",
-        None,
-        f"{what} on SM {capability // 10}.{capability % 10}: vLLM 0.33 ranks {kernel} (humming-kernels) ahead of "
-        "Marlin there; its layout is not modelled",
-    )
-
-
 def _marlin_can_implement(c: MPLinearLayerConfig) -> str | None:
     """``MarlinLinearKernel.can_implement``: the failure reason, or ``None``."""
     if c.bits not in (4, 8) or (c.zero_points and c.bits != 4):

@@ -59,9 +59,9 @@ class QuantRules:
         (0.27.1, 0.28.0, 0.33.0); 0.30.0's generic ``ModelOptLinearMethod`` picks CUTLASS there
         (what its kernel list answers on SM 8.6 in the oracle), whose layout is SM 8.9's.
     :param humming_before_marlin: capabilities (``major * 10 + minor``) on which the release puts
-        the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel, absent from the
-        CPU boot environments) ahead of Marlin (0.33 ``humming/priority.py``
-        ``prioritize_humming``: SM 9.0); their MoE layouts are not modelled there.
+        the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
+        (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:
+        :mod:`dryboot.vllm.model_executor.kernels.linear.humming`.
     """
 
     allspark: bool = True

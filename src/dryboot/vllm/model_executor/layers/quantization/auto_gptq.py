@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
     MPLinearLayerConfig,
     after_loading,
@@ -319,6 +320,8 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     s = q.layer_scheme(name)
     if s is None:
         raise InputError("quantization_config", "extra_config", f"{name}: unquantized experts beside quantized layers")
+    if q.humming:
+        return humming_wna16_experts_bytes(q, s, e, h, i, act_bytes)
     top = 1000 if q.packing == "awq" else 100
     if q.capability is None or not 75 <= q.capability < top:
         raise InputError(
@@ -357,3 +360,34 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
             else []
         ),
     ]
+
+
+def humming_wna16_experts_bytes(
+    q: WNA16, s: LayerScheme, e: int, h: int, i: int, act_bytes: int
+) -> list[tuple[str, int]]:
+    """GPTQ / AWQ / compressed-tensors W4A16 experts where vLLM 0.33 ranks its ``HUMMING`` backend
+    ahead of Marlin (SM 9.0: ``fused_moe/oracle/int_wna16.py`` ``_get_priority_backends`` through
+    ``prioritize_humming``; Humming declines no WNA16 layout): ``convert_to_humming_moe_kernel_format``
+    converts each sub-layer (``w13``: ``n = 2i``, ``k = h``; ``w2``: ``n = h``, ``k = i``) with
+    the checkpoint's schema (GPTQ's scales in the activation dtype, no zero points when symmetric;
+    AWQ's integer zero points) and keeps Humming's tensors per expert
+    (:func:`~dryboot.vllm.model_executor.kernels.linear.humming.humming_tensors`, ``[e, ...]``:
+    ``n`` padded to 256, ``k`` to 128); every other ``w13_`` / ``w2_`` parameter (``g_idx``,
+    ``weight_shape``, the loaded ``qzeros`` of a symmetric checkpoint) is deleted. The experts
+    object (``HummingGroupedExperts``) keeps ``8 x SMs`` int32 locks per MoE layer.
+
+    :raises InputError: per-channel experts (``group_size -1``: not checked)."""
+    if s.group_size <= 0:
+        raise InputError(
+            "quantization_config", "group_size", "per-channel MoE experts through Humming (SM 9.0) are not modelled"
+        )
+    zp = not s.sym  # AWQ; an asymmetric GPTQ checkpoint keeps its qzeros as zero points too
+    out: list[tuple[str, int]] = []
+    for n, k in ((2 * i, h), (h, i)):
+        layer = HummingLayer(
+            n=n, k=k, bits=s.bits, group_size=s.group_size, scale_bytes=act_bytes, act_bytes=act_bytes,
+            zero_points=zp, experts=e,
+        )  # fmt: skip
+        out += humming_tensors(layer)
+    sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
+    return [*out, ("workspace", humming_locks_bytes(sms))]

@@ -28,33 +28,24 @@ meta device (``tests/fidelity/quant_cases_moe.py``):
 Refused by name: fp8 channel weights on SM 9.0-10.x (vLLM's CUTLASS grouped GEMM, whose
 per-layer stride tensors the oracle cannot build), fp8 per-tensor weights (FlashInfer CUTLASS
 from SM 9.0), fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM, DeepGEMM where installed), NVFP4 on SM
-10.0+ (FlashInfer CUTLASS / TRT-LLM), Marlin MoE where 0.33 ranks Humming ahead of it
-(:func:`check_marlin_moe`), shapes Marlin pads.
+10.0+ (FlashInfer CUTLASS / TRT-LLM), shapes Marlin pads. Where 0.33 ranks Humming ahead of
+Marlin (SM 9.0) NVFP4 experts take Humming's layout (:func:`~dryboot.vllm.model_executor.layers.
+quantization.scaled_mm.humming_nvfp4_experts_bytes`).
 """
 
 from __future__ import annotations
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.kernels.linear.mixed_precision import refuse_humming
-from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import UNKNOWN_SM_COUNT
-from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledQuant, ScaledScheme
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
+    ScaledQuant,
+    ScaledScheme,
+    humming_nvfp4_experts_bytes,
+)
 
 
 def _ceil(x: int, m: int) -> int:
     return -(-x // m)
-
-
-def check_marlin_moe(version: str, capability: tuple[int, int], what: str) -> None:
-    """Refuse Marlin MoE experts (``what``) where the release ranks the Humming kernels ahead of
-    Marlin (:attr:`~dryboot.vllm.model_executor.layers.quantization.QuantRules.humming_before_marlin`:
-    0.33.0 on SM 9.0): a CUDA install of vLLM carries ``humming-kernels`` and picks them there;
-    their layout is not modelled (the boot environments lack the package).
-
-    :raises InputError: such a release and GPU (named)."""
-    sm = capability[0] * 10 + capability[1]
-    if sm in quant_rules(version).humming_before_marlin:
-        refuse_humming(what, sm, "the Humming MoE kernels")
 
 
 def scaled_experts_refusal(s: ScaledScheme, capability: int) -> str | None:
@@ -95,6 +86,8 @@ def scaled_experts_bytes(
     refused = scaled_experts_refusal(s, q.capability)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
+    if s.kind == "nvfp4" and q.humming:  # 0.33 SM 9.0: the HUMMING backend ahead of Marlin
+        return humming_nvfp4_experts_bytes(e, h, i, sm_count=q.sm_count)
     sms = q.sm_count if q.sm_count is not None else UNKNOWN_SM_COUNT
     workspace = [("workspace", 4 * 4 * sms)] if q.layer_workspace else []
     w13, w2 = e * 2 * i * h, e * h * i

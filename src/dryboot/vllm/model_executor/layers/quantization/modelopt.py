@@ -21,7 +21,9 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   packed weight repacked to int32 over ``marlin_padded_nk``'s ``(pn, pk)`` (``pn x pk / 2``
   bytes), the fp8 group scales permuted (``pn x pk / 16``), one float32 ``weight_global_scale``
   (the checkpoint's ``weight_scale_2`` max-reduced; the ``input_scale`` placeholder deleted), and
-  the per-layer Marlin workspace (one int32 per SM) where the release has it.
+  the per-layer Marlin workspace (one int32 per SM) where the release has it. On 0.33.0 SM 9.0
+  ``HummingNvFp4LinearKernel`` serves it (as the NVFP4 W4A4 layers there:
+  :func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.humming_nvfp4_linear_bytes`).
 * NVFP4 (W4A4) MoE experts on SM 12.0 through CUTLASS: :func:`_cutlass_experts_bytes`; on SM
   10.x (FlashInfer TRT-LLM / CuTe DSL) refused by name.
 * MoE experts under ``NVFP4`` / ``W4A16_NVFP4`` (``ModelOptNvFp4FusedMoE``) through Marlin
@@ -30,7 +32,9 @@ After ``process_weights_after_loading`` (checked against vLLM on the meta device
   ``[E, H / 16, 2 x 2 pI]`` and ``w2`` ``[E, pI / 16, 2 H]`` int32 (``E x H x 2 pI / 2`` and
   ``E x pI x H / 2`` bytes), their fp8 scales (an eighth of that), one float32 global scale per
   expert for each (``[E]``), the input scales dropped, and a workspace of four int32 per SM
-  (0.27.1-0.30.0; 0.33.0 takes it from the worker).
+  (0.27.1-0.30.0; 0.33.0 takes it from the worker). On 0.33.0 SM 9.0 the Humming MoE backend
+  serves them (:func:`~dryboot.vllm.model_executor.layers.quantization.scaled_mm.
+  humming_nvfp4_experts_bytes`).
 """
 
 from __future__ import annotations
@@ -41,11 +45,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.kernels.linear.mixed_precision import refuse_humming
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
     ScaledScheme,
+    humming_nvfp4_experts_bytes,
+    humming_nvfp4_linear_bytes,
     nvfp4_marlin_bytes,
     scaled_linear_bytes,
 )
@@ -209,8 +214,8 @@ def modelopt_linear_bytes(
         return scaled_linear_bytes(replace(q, capability=89), s, k, parts, act_bytes, bias=bias)
     if s.kind != "nvfp4_a16":
         return scaled_linear_bytes(q, s, k, parts, act_bytes, bias=bias)
-    if q.humming:
-        refuse_humming("ModelOpt W4A16_NVFP4 linear layers", q.capability, "HummingNvFp4LinearKernel")
+    if q.humming:  # HummingNvFp4LinearKernel (0.33, SM 9.0): every parameter replaced
+        return humming_nvfp4_linear_bytes(sum(parts), k, act_bytes, sm_count=q.sm_count, bias=bias)
     sms = q.sm_count if q.sm_count is not None else 256
     workspace = [("workspace", 4 * sms)] if q.layer_workspace else []
     plain = [("bias", sum(parts) * act_bytes)] if bias else []
@@ -282,7 +287,7 @@ def modelopt_experts_bytes(
             "TRT-LLM / CuTe DSL backends (shuffled, hidden-padded layouts) are not modelled",
         )
     if q.humming:  # 0.33 SM 9.0: prioritize_humming puts HUMMING ahead of MARLIN (fused_moe/oracle/nvfp4.py)
-        refuse_humming(f"ModelOpt {algo} MoE experts", q.capability, "the Humming MoE kernels")
+        return humming_nvfp4_experts_bytes(e, h, i, sm_count=q.sm_count, gated=gated)
     if h % 64:
         raise InputError("config.json", "hidden_size", f"{h}: not a multiple of 64 (Marlin's MoE tiles refuse it)")
     pi = -(-i // 64) * 64 if h % 128 == 0 else -(-i // 128) * 128

@@ -185,6 +185,30 @@ def humming_nvfp4_linear_bytes(
     return [*humming_tensors(layer), ("workspace", humming_locks_bytes(sms))]
 
 
+def humming_nvfp4_experts_bytes(
+    e: int, h: int, i: int, *, sm_count: int | None, gated: bool = True
+) -> list[tuple[str, int]]:
+    """NVFP4 MoE experts (W4A4 or W4A16; ``e`` local experts, hidden ``h``, intermediate ``i``
+    per rank) that vLLM 0.33's ``HUMMING`` backend serves (SM 9.0: ``fused_moe/oracle/nvfp4.py``
+    puts it ahead of Marlin through ``prioritize_humming``): ``convert_to_humming_moe_kernel_format``
+    keeps, per sub-layer (``w13``: ``n = 2i`` (``i`` when not ``gated``), ``k = h``; ``w2``:
+    ``n = h``, ``k = i``), the padded fp4 weights, the fp8 group scales ``[e, pk / 16, pn]`` and
+    one float32 secondary scale per expert (``[e]``); the input scales are dropped (16-bit
+    activations: ``VLLM_HUMMING_INPUT_QUANT_CONFIG`` unset); the experts object keeps ``8 x SMs``
+    int32 locks.
+
+    Assumed (the oracle answers it so: a value, not a shape): a gated expert's ``w1`` and ``w3``
+    share one global scale, as llm-compressor and ModelOpt write them fused. Where they differ,
+    Humming's ``_may_process_global_scale`` keeps a per-channel secondary scale ``[e, pn]`` in the
+    model dtype for ``w13`` instead of ``[e]`` float32."""
+    out: list[tuple[str, int]] = []
+    for n, k in (((2 if gated else 1) * i, h), (h, i)):
+        layer = HummingLayer(n=n, k=k, bits=4, group_size=16, scale_bytes=1, weight_scale_2="tensor", experts=e)
+        out += humming_tensors(layer)
+    sms = sm_count if sm_count is not None else 256
+    return [*out, ("workspace", humming_locks_bytes(sms))]
+
+
 def _scaled_linear_bytes(
     q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...], act_bytes: int
 ) -> list[tuple[str, int]]:

@@ -1,0 +1,24 @@
+"""The Humming set of quantized-weight cases: weight-only integer checkpoints whose group size
+Machete declines, so that vLLM 0.33.0 serves them with ``HummingLinearKernel`` on SM 9.0 (and
+Marlin elsewhere): zero points (AWQ), a bias (Qwen2.5's QKV), padded shapes (Qwen2.5-1.5B's
+intermediate size at TP 2), 8-bit weights and a group size (256) neither Machete nor Marlin takes.
+
+Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
+``RECORD_SET=humming``, and by ``test_quant_humming.py``. Its configs live in
+``data/weights/quant-configs-humming/`` (each with its ``SOURCE``), vLLM's answers in
+``data/weights/quant-recorded-humming-<version>.json``, recorded with the unpacked
+``humming-kernels`` wheel on ``DRYBOOT_HUMMING_PATH`` (``quant_fakes.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CONFIGS = HERE / "data" / "weights" / "quant-configs-humming"
+#: the recorded file of a release
+RECORDED_NAME = "quant-recorded-humming-{version}.json"
+
+#: H100 (SM 9.0: Humming ahead of Marlin on 0.33) and RTX 4090 (SM 8.9: Marlin first)
+GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("RTX 4090", (8, 9), 128), ("H100", (9, 0), 132))
+TPS = (1, 2)
