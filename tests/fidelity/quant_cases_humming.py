@@ -1,7 +1,8 @@
 """The Humming set of quantized-weight cases: weight-only integer checkpoints whose group size
 Machete declines, so that vLLM 0.33.0 serves them with ``HummingLinearKernel`` on SM 9.0 (and
-Marlin elsewhere): zero points (AWQ), a bias (Qwen2.5's QKV), padded shapes (Qwen2.5-1.5B's
-intermediate size at TP 2), 8-bit weights and a group size (256) neither Machete nor Marlin takes.
+Marlin elsewhere): zero points (AWQ), a bias (Qwen2.5's QKV), padded shapes (Qwen2.5-72B's
+intermediate size per rank at TP 2 and 4, recorded on H100 only), 8-bit weights, and a group size
+(256) that vLLM's GPTQ method refuses (it checks Marlin's group sizes first).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import) when
 ``RECORD_SET=humming``, and by ``test_quant_humming.py``. Its configs live in

@@ -9,8 +9,8 @@ The cases are recorded by ``record_quant_weights.py`` with the unpacked ``hummin
 wheel (the release 0.33.0's CUDA wheel pins) on ``DRYBOOT_HUMMING_PATH``: its own post-load step
 runs on the meta device through its own shape declarations (``quant_fakes.humming_stand_ins``).
 They are the H100 rows of the other sets' 0.33.0 files (each with ``"humming": "0.1.19"``) and the
-Humming set of ``quant_cases_humming.py`` (zero points, a bias, padded shapes, 8-bit weights,
-group 256). Every case is checked in the default run; with ``DRYBOOT_VLLM_PYTHON`` (a 0.33.0 boot
+Humming set of ``quant_cases_humming.py`` (zero points, a bias, padded shapes, 8-bit weights;
+group 256, which vLLM refuses). Every case is checked in the default run; with ``DRYBOOT_VLLM_PYTHON`` (a 0.33.0 boot
 environment) and ``DRYBOOT_HUMMING_PATH`` set, two are re-recorded live and checked.
 """
 
@@ -63,7 +63,9 @@ def test_only_0330_prefers_humming_and_only_on_sm90() -> None:
 
 
 def _g(group: int) -> MPLinearLayerConfig:
-    return MPLinearLayerConfig(k=4096, n=4096, full_k=4096, bits=4, zero_points=False, group_size=group, has_g_idx=False)
+    return MPLinearLayerConfig(
+        k=4096, n=4096, full_k=4096, bits=4, zero_points=False, group_size=group, has_g_idx=False
+    )
 
 
 def test_humming_takes_what_machete_declines() -> None:
@@ -75,19 +77,20 @@ def test_humming_takes_what_machete_declines() -> None:
 
 
 def test_layout_rules_by_hand() -> None:
-    """Humming's shape rules on a padded layer, computed by hand: Qwen2.5-1.5B's gate_up_proj at TP 2
-    (n = 2 x 4480 = 8960 -> 9216, k = 1536), int4, group 32, zero points and a bias."""
-    layer = HummingLayer(n=8960, k=1536, bits=4, group_size=32, scale_bytes=2, zero_points=True, bias=True)
+    """Humming's shape rules on padded layers, computed by hand: Qwen2.5-72B at TP 4 (intermediate
+    29568 / 4 = 7392 per rank). gate_up_proj: n = 2 x 7392 = 14784 -> 14848 (256), k = 8192; int4,
+    group 32, zero points, with a bias (to show the bias rule)."""
+    layer = HummingLayer(n=14784, k=8192, bits=4, group_size=32, scale_bytes=2, zero_points=True, bias=True)
     assert humming_tensors(layer) == [
-        ("weight", 9216 * 1536 // 2),  # [1536 / 16, 9216 x 16 x 4 / 32] int32
-        ("scale", 48 * 9216 * 2),  # [1536 / 32, 9216] bf16
-        ("scale", 48 * 9216 // 2),  # [48, 9216 x 4 / 32] int32
-        ("bias", 9216 * 2),
-        ("bias", 9216 * 2),  # zero_bias
+        ("weight", 14848 * 8192 // 2),  # [8192 / 16, 14848 x 16 x 4 / 32] int32
+        ("scale", 256 * 14848 * 2),  # [8192 / 32, 14848] bf16
+        ("scale", 256 * 14848 // 2),  # [256, 14848 x 4 / 32] int32
+        ("bias", 14848 * 2),
+        ("bias", 14848 * 2),  # zero_bias
     ]
-    # down_proj: k = 4480 -> 4608 (128), n = 1536; 8-bit weights keep 8-bit zero points
-    down = HummingLayer(n=1536, k=4480, bits=8, group_size=32, scale_bytes=2, zero_points=True)
-    assert humming_tensors(down) == [("weight", 1536 * 4608), ("scale", 144 * 1536 * 2), ("scale", 144 * 1536)]
+    # down_proj: k = 7392 -> 7424 (128), n = 8192; 8-bit weights keep 8-bit zero points
+    down = HummingLayer(n=8192, k=7392, bits=8, group_size=32, scale_bytes=2, zero_points=True)
+    assert humming_tensors(down) == [("weight", 8192 * 7424), ("scale", 232 * 8192 * 2), ("scale", 232 * 8192)]
     # NVFP4 experts: fp8 group-16 scales, one float32 secondary scale per expert
     experts = HummingLayer(n=1536, k=2048, bits=4, group_size=16, scale_bytes=1, weight_scale_2="tensor", experts=128)
     assert humming_tensors(experts) == [("weight", 128 * 1536 * 1024), ("scale", 128 * 128 * 1536), ("scale", 512)]
@@ -98,7 +101,10 @@ def test_layout_rules_by_hand() -> None:
 def test_humming_set_matches_vllm(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
     report = dryboot_weights(hc.CONFIGS, row, version)
-    assert row["ok"], row.get("error")
+    if not row["ok"]:  # GPTQ group 256: vLLM's GPTQ method checks Marlin's group sizes first
+        assert "Marlin does not support group_size" in row["error"]
+        assert report.refused and "vLLM refuses" in report.refused, report.refused
+        return
     assert not report.refused, report.refused
     assert report.stages[0].allocated_bytes == row["allocated_bytes"]
 
@@ -108,33 +114,42 @@ def test_every_humming_case_is_exact() -> None:
     zero points, bias, padding; NVFP4 linear; W4A16 and NVFP4 MoE experts) matches to the byte,
     at least 20 of them, each recorded with humming-kernels."""
     rows = _humming_rows()
-    assert len(rows) >= 20
     kernels: set[str] = set()
+    exact = 0
     for configs, version, row in rows:
         assert version == "0.33.0" and row["capability"] == [9, 0] and row.get("humming") == "0.1.19"
         report = dryboot_weights(configs, row, version)
+        if row["config"].startswith("nvidia--") and "quant-configs-extra" in str(configs):
+            # a uniform ModelOpt checkpoint on 0.33.0: its once-per-process 2 MiB buffer (another
+            # reason than Humming) keeps it refused by name
+            assert "once per process" in (report.refused or ""), report.refused
+            continue
         assert not report.refused, (row["config"], report.refused)
         assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
+        exact += 1
         kernels |= {k for k in row["kernels"] if any(h in k for h in HUMMING_KERNELS)}
+    assert exact >= 20
     assert {"HummingLinearKernel", "HummingNvFp4LinearKernel"} <= kernels
 
 
 def test_kernels_per_gpu() -> None:
     """The Humming set: Humming on SM 9.0 (0.33.0), Marlin on SM 8.9."""
     for row in RECORDED["0.33.0"].values():
+        if not row["ok"]:
+            continue
         linear = {k for k in row["kernels"] if k.endswith("LinearKernel")}
         want = "HummingLinearKernel" if row["capability"] == [9, 0] else "MarlinLinearKernel"
         assert linear == {want}, (row["config"], row["gpu"], linear)
 
 
-def test_other_releases_keep_marlin() -> None:
-    """0.30.0 has no prioritize_humming: Marlin serves group 32 on SM 9.0 (the recorded Marlin
-    layout: no locks, a workspace per layer)."""
+def test_gptq_group_sizes_marlin_takes_only() -> None:
+    """vLLM's GPTQ and AWQ methods check Marlin's group sizes at construction on every CUDA GPU
+    (``verify_marlin_supported``), before any kernel is chosen: group 256 is refused even where
+    Humming would serve it (recorded: H100 and RTX 4090 on 0.33.0)."""
     cfg = hc.CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g256"
-    # group 256: Marlin declines it, and 0.30.0 has nothing modelled after Marlin
-    assert "not modelled" in (model_weights(cfg, compute_capability=(9, 0), sm_count=132, vllm_version="0.30.0").refused or "")
-    r = model_weights(cfg, compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0")
-    assert r.refused is None, r.refused
+    for version, cap in (("0.33.0", (9, 0)), ("0.33.0", (8, 9)), ("0.30.0", (9, 0))):
+        refused = model_weights(cfg, compute_capability=cap, sm_count=132, vllm_version=version).refused or ""
+        assert "Marlin does not support group_size = 256" in refused, (version, cap, refused)
 
 
 @pytest.mark.skipif(

@@ -17,6 +17,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.kernels.linear.humming import HummingLayer, humming_locks_bytes, humming_tensors
 from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
+    MARLIN_GROUP_SIZES,
     MPLinearLayerConfig,
     after_loading,
     choose_mp_linear_kernel,
@@ -236,6 +237,15 @@ def wna16_linear_bytes(
     s = q.layer_scheme(name)
     if s is None:
         return None
+    if q.packing in ("gptq", "awq") and q.scheme.group_size not in MARLIN_GROUP_SIZES:
+        # AutoGPTQLinearMethod / AutoAWQ's __init__: verify_marlin_supported on every CUDA GPU,
+        # whichever kernel then serves the layer (Machete, Humming)
+        raise InputError(
+            "quantization_config",
+            "group_size",
+            f"vLLM refuses it: Marlin does not support group_size = {q.scheme.group_size} (its {q.packing} "
+            f"method checks Marlin's group sizes {', '.join(map(str, MARLIN_GROUP_SIZES))} on every GPU)",
+        )
     n = sum(parts)
     full_k = k * tp if split == "row" and tp > 1 else k
     awq = q.packing == "awq"
