@@ -42,13 +42,23 @@ SETS = {
 HUMMING_KERNELS = ("HummingLinearKernel", "HummingNvFp4LinearKernel", "Humming")
 
 
+def _uses_humming(prefix: str, row: dict[str, Any]) -> bool:
+    """vLLM picked a Humming kernel in this case: a Humming linear kernel among the recorded ones,
+    or (the MoE experts' backend is not among the recorded kernels) weight-only or NVFP4 experts
+    recorded with humming-kernels on SM 9.0."""
+    if any(h in k for k in row.get("kernels", {}) for h in HUMMING_KERNELS):
+        return True
+    moe = prefix == "quant-recorded-moe-" and not any(w in row["config"] for w in ("INT8", "FP8"))
+    return moe and bool(row.get("humming")) and row["capability"] == [9, 0]
+
+
 def _humming_rows() -> list[tuple[Path, str, dict[str, Any]]]:
     """(configs, release, row) of every recorded case in which vLLM picked a Humming kernel."""
     out = []
     for prefix, configs in SETS.items():
         for version, cases in load_recorded(prefix).items():
             for row in cases.values():
-                if row["ok"] and any(h in k for k in row.get("kernels", {}) for h in HUMMING_KERNELS):
+                if row["ok"] and _uses_humming(prefix, row):
                     out.append((configs, version, row))
     return out
 
