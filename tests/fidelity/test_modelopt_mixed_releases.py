@@ -74,9 +74,11 @@ def test_weights_as_the_release(version: str) -> None:
     report = model_weights(CONFIG, tp=1, compute_capability=(9, 0), sm_count=132, vllm_version=version)
     row = RECORDED[version]
     if row["ok"] and version == "0.33.0":
-        # the oracle (no humming-kernels) held Marlin's layout; a CUDA install of 0.33 ranks
-        # HummingNvFp4LinearKernel ahead of Marlin on SM 9.0, whose layout is not modelled
-        assert report.refused is not None and "Humming" in report.refused
+        # 0.33 ranks HummingNvFp4LinearKernel and the Humming experts ahead of Marlin on SM 9.0:
+        # recorded with humming-kernels, byte-exact (test_quant_humming.py)
+        assert row.get("humming") and "HummingNvFp4LinearKernel" in row["kernels"]
+        assert report.refused is None, report.refused
+        assert report.stages[0].allocated_bytes == row["allocated_bytes"]
     elif row["ok"]:
         assert report.refused is None
         assert report.stages[0].allocated_bytes == row["allocated_bytes"]
