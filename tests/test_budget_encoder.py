@@ -728,3 +728,57 @@ def test_gemma4_max_soft_tokens_from_the_processor_kwargs() -> None:
     assert odd is not None and odd.image_tokens == 280
     other = forward_shape(config, mm_processor_kwargs={"do_pan_and_scan": True})
     assert other.vision_tower is None and "do_pan_and_scan" in other.vision_refusal
+
+
+#: Llama-4-Scout-17B-16E-Instruct's published ``vision_config`` widths (its config.json on the Hub;
+#: the corpus's copy of that config keeps the text model only)
+LLAMA4_VISION = {
+    "hidden_size": 1408,
+    "image_size": 336,
+    "intermediate_size": 5632,
+    "model_type": "llama4_vision_model",
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "num_hidden_layers": 34,
+    "patch_size": 14,
+    "pixel_shuffle_ratio": 0.5,
+    "projector_input_dim": 4096,
+    "projector_output_dim": 4096,
+    "vision_output_dim": 4096,
+}
+LLAMA4_SCOUT = REPO / "tests/data/configs/public/meta-llama--Llama-4-Scout-17B-16E-Instruct/config.json"
+
+
+def test_llama4_profiles_sixteen_tiles_and_the_global_tile(tmp_path: Path) -> None:
+    """Llama-4-Scout: the dummy image is 16 tiles and the global tile, 577 positions each (576
+    patches and the class token), 144 embeddings each: 2,448 tokens; 3 fit an 8,192 budget."""
+    config = {**_config(LLAMA4_SCOUT), "vision_config": LLAMA4_VISION}
+    shape = forward_shape(config)
+    tower = shape.vision_tower
+    assert tower is not None and (tower.crops, tower.image_tokens, tower.image_patches) == (17, 2448, 17 * 577)
+    assert tower.out_hidden_size == 5120  # multi_modal_projector onto the text model's width
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch == EncoderBatch("image", 2448, 3, 8192)
+    assert tower.pixels(3, batch.tokens) == 3 * 17 * 3 * 336 * 336
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "3 image item(s) x 2,448 tokens" in enc.source and "29,427 patches" in enc.source
+    # the widest block: 29,427 positions x (1,408 + 2 x 5,632) bf16 x 100-125 %, beside float32 pixels
+    block = 29427 * (1408 + 2 * 5632) * 2
+    assert block < enc.high and enc.low >= 7344 * 5120 * 2
+    # a checkpoint's processor with max_patches 4: 5 chunks an image
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"max_patches": 4, "size": {"height": 336}}))
+    from dryboot.planner.budget import with_processor_sizes
+
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert sized.image_max_pixels == 4
+    small = sized_for_processor(tower, sized.image_max_pixels)
+    assert (small.crops, small.image_tokens) == (5, 720)
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"max_patches": "16"}))
+    with pytest.raises(InputError, match="max_patches"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+    # another tower under a llama4 wrapper stays refused by name
+    other = forward_shape({**config, "vision_config": {**LLAMA4_VISION, "model_type": "siglip_vision_model"}})
+    assert other.vision_tower is None

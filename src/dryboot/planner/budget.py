@@ -270,7 +270,7 @@ def with_processor_sizes(shape: ForwardShape, source: str) -> ForwardShape:
 
     :raises InputError: an unreadable or malformed processor config (named)."""
     from dryboot.vllm.transformers_utils.config import load_config_json  # at call: I/O at the edge
-    from dryboot.vllm.worker.encoder_profile import processor_max_pixels
+    from dryboot.vllm.worker.encoder_profile import LLAMA4_VISION_TYPE, llama4_max_patches, processor_max_pixels
 
     if shape.vision_tower is None:
         return shape
@@ -279,6 +279,8 @@ def with_processor_sizes(shape: ForwardShape, source: str) -> ForwardShape:
     image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
     if image is None and video is None:
         return shape
+    if shape.vision_tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item
+        return replace(shape, image_max_pixels=llama4_max_patches(image))
     image_px, video_px = processor_max_pixels(image, video)
     return replace(shape, image_max_pixels=image_px, video_max_pixels=video_px)
 

@@ -122,6 +122,12 @@ GEMMA4_DUMMY_SIDE = 224
 #: ``min(free / 2, total / 10)`` over ``patches x 4 x position_embedding_size x 8`` bytes an
 #: item): 192 GiB, a B200's; the chunk a smaller card runs is smaller.
 GEMMA4_CHUNK_CARD_BYTES = 192 << 30
+#: Llama-4 (``mllama4.py``, 0.27.1-0.33.0): the ``vision_config.model_type`` of its tower, and
+#: ``Llama4ImageProcessor``'s default ``max_patches`` (the tiles of the largest image; the
+#: published checkpoints' ``preprocessor_config.json`` keep it).
+LLAMA4_VISION_TYPE, LLAMA4_MAX_PATCHES = "llama4_vision_model", 16
+#: ``Llama4VisionConfig.pixel_shuffle_ratio``'s default.
+LLAMA4_PIXEL_SHUFFLE_RATIO = 0.5
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -290,6 +296,10 @@ def vision_tower(
         if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
             return None
         return idefics3_tower(vision, config or {}, IDEFICS3_WRAPPERS[model_type])
+    if model_type == "llama4":
+        if str(vision.get("model_type") or LLAMA4_VISION_TYPE) != LLAMA4_VISION_TYPE:
+            return None
+        return llama4_tower(vision)
     if model_type == "mistral3":
         if str(vision.get("model_type") or "pixtral") != "pixtral":
             return None
@@ -710,6 +720,66 @@ def gemma4_tower(
     )
 
 
+def llama4_chunks(max_patches: int) -> int:
+    """Chunks one dummy image runs through Llama-4's tower: ``get_image_size_with_most_features``
+    is ``max_patches`` tiles tall and one wide, which ``get_best_fit`` maps onto that many
+    tiles exactly; more than one tile adds the global tile (``patches_per_image``)."""
+    return max_patches + 1 if max_patches > 1 else 1
+
+
+def llama4_tower(vision: Mapping[str, Any], max_patches: int = LLAMA4_MAX_PATCHES) -> VisionTower:
+    """Llama-4's vision tower (``mllama4.py``, ``Llama4VisionModel``, sharded under TP): the dummy
+    image runs :func:`llama4_chunks` ``image_size`` chunks of ``(image_size / patch_size)^2``
+    patches and a class token each (``max_patches``: the image processor's, 16 by default); the
+    class token is dropped, the rest pixel-shuffled (``pixel_shuffle_ratio``; two contiguous
+    copies) into ``get_patch_per_chunk`` embeddings a chunk, which the adapter's two linears and
+    ``multi_modal_projector`` map onto the text model's width. Every chunk's embeddings are image
+    tokens (``select_token_ids`` over the patch token; the tile separators are not).
+
+    :raises InputError: a width missing, or a chunk the patches or the shuffle do not divide (named)."""
+    size, patch = _pos(vision, "image_size"), _pos(vision, "patch_size")
+    ratio = vision.get("pixel_shuffle_ratio", LLAMA4_PIXEL_SHUFFLE_RATIO)
+    if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise InputError("config.json", "vision_config.pixel_shuffle_ratio", "must be a number in (0, 1]")
+    side = size // patch
+    per_chunk = side * side // round(1 / ratio**2)  # get_patch_per_chunk
+    if size % patch or not per_chunk or size > 1 << 16:
+        raise InputError("config.json", "vision_config.image_size", "must be whole patches the pixel shuffle divides")
+    chunks = llama4_chunks(max_patches)
+    return VisionTower(
+        model_type=LLAMA4_VISION_TYPE,
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=1,
+        in_channels=int(vision.get("num_channels") or 3),
+        out_hidden_size=0,  # multi_modal_projector maps onto the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=chunks * per_chunk,
+        class_token=True,
+        image_patches=chunks * (side * side + 1),
+        projector_widths=1,
+        projector_copies=2,
+        crops=chunks,
+    )
+
+
+def llama4_max_patches(preprocessor: Mapping[str, Any] | None) -> int:
+    """``max_patches`` of a Llama-4 checkpoint's ``preprocessor_config.json`` (0: absent, the
+    default :data:`LLAMA4_MAX_PATCHES` applies).
+
+    :raises InputError: not an integer in 1-1024 (named)."""
+    value = (preprocessor or {}).get("max_patches")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 1024:
+        raise InputError("preprocessor_config.json", "max_patches", "must be an integer in 1-1024")
+    return value
+
+
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
     """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
     ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
@@ -757,10 +827,15 @@ def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
     """``tower`` with its item sized by the checkpoint's image processor where the size decides a
     fixed-size tower's item (``image_edge`` is ``size["longest_edge"]``; Mistral3's Pixtral: the
     square's side, 0: ``vision_config.image_size``; Idefics3 / SmolVLM: the side the image is
-    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles); else ``tower`` unchanged
+    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles; Llama-4: ``image_edge`` is
+    the processor's ``max_patches``, :func:`llama4_max_patches`, 0: 16); else ``tower`` unchanged
     (the Qwen towers read the processor's size in :func:`max_tokens_per_item`).
 
     :raises InputError: an edge over 65,536 px (named)."""
+    if image_edge and tower.model_type == LLAMA4_VISION_TYPE:  # Llama-4: image_edge is max_patches
+        chunks = llama4_chunks(image_edge)
+        per_chunk, patches = tower.image_tokens // tower.crops, tower.image_patches // tower.crops
+        return replace(tower, image_tokens=chunks * per_chunk, image_patches=chunks * patches, crops=chunks)
     if not image_edge or tower.model_type not in ("pixtral", *IDEFICS3_WRAPPERS.values()):
         return tower
     patch, merge = tower.patch_size, tower.spatial_merge_size

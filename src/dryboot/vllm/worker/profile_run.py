@@ -32,6 +32,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
+    LLAMA4_VISION_TYPE,
     PIXTRAL_DENSE_MASK_UNTIL,
     VisionTower,
     encoder_batch,
@@ -284,6 +285,9 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"the video's {GEMMA4_VIDEO_FRAMES} 224 px frames padded to {t.frame_patches} patches, "
             f"{t.frame_embeds} embeddings each"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type == LLAMA4_VISION_TYPE:
+        said = f"image processor's max_patches {shape.image_max_pixels or 16}"
+        return f"{said} ({shape.vision_tower.crops} chunks per image: the tiles and the global tile)"
     if shape.vision_tower is not None and shape.vision_tower.pool:
         crops = shape.vision_tower.crops
         return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
