@@ -782,3 +782,69 @@ def test_llama4_profiles_sixteen_tiles_and_the_global_tile(tmp_path: Path) -> No
     # another tower under a llama4 wrapper stays refused by name
     other = forward_shape({**config, "vision_config": {**LLAMA4_VISION, "model_type": "siglip_vision_model"}})
     assert other.vision_tower is None
+
+
+#: llava-hf/llava-onevision-qwen2-7b-ov-hf's widths (transformers' LlavaOnevisionConfig defaults,
+#: which its config.json keeps: SigLIP so400m at 384 px and patch 14, Qwen2-7B's 3,584)
+ONEVISION = {
+    "model_type": "llava_onevision",
+    "vision_feature_select_strategy": "full",
+    "vision_aspect_ratio": "anyres_max_9",
+    "vision_config": {
+        "model_type": "siglip_vision_model",
+        "hidden_size": 1152,
+        "intermediate_size": 4304,
+        "num_attention_heads": 16,
+        "image_size": 384,
+        "patch_size": 14,
+    },
+    "text_config": {
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "vocab_size": 152064,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+    },
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_llava_onevision_image_or_its_video() -> None:
+    """The 1153 x 944 dummy: 3 x 4 tiles of 384 px and the resized image (13 crops of 27 x 27
+    patches), 8,748 tokens; the video: 16 frames of 196 pooled tokens and a newline (3,137), so
+    the image is profiled unless its limit is 0; a short context holds fewer frames."""
+    shape = forward_shape(ONEVISION)
+    tower = shape.vision_tower
+    assert tower is not None and (tower.crops, tower.image_tokens, tower.image_patches) == (13, 8748, 13 * 729)
+    assert max_tokens_per_item(tower, 32768) == {"image": 8748, "video": 16 * 196 + 1}
+    assert max_tokens_per_item(tower, 1000)["video"] == 5 * 196 + 1
+    assert max_tokens_per_item(tower, 100)["video"] == 197  # at least one frame
+    assert encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
+        "image", 8748, 1, 8748
+    )
+    video = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"image": 0}
+    )
+    assert video == EncoderBatch("video", 3137, 2, 8192)
+    assert tower.patches(2, video.tokens, "video") == 32 * 729 and tower.embeddings(2, video.tokens, "video") == 6274
+    terms = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=1,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"image": 0},
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "2 video item(s) x 3,137 tokens" in enc.source and "23,328 patches" in enc.source
+    # every frame's 729 patches go through the projector before the pooling: two 3,584-wide tensors
+    assert enc.high >= 2 * 23328 * 3584 * 2
+    # vLLM's merge needs the full feature set; a CLIP tower is not OneVision's
+    with pytest.raises(InputError, match="vision_feature_select_strategy"):
+        vision_tower(ONEVISION["vision_config"], "llava_onevision", "default", config=ONEVISION)
+    with pytest.raises(InputError, match="spatial_pool_stride"):
+        vision_tower(
+            ONEVISION["vision_config"], "llava_onevision", "full", config={**ONEVISION, "spatial_pool_stride": 3}
+        )

@@ -72,9 +72,19 @@ FIXED_SIZE_WRAPPERS = {
     "paligemma": ("siglip_vision_model",),
     "gemma3": ("siglip_vision_model",),
     "llava_next": ("clip_vision_model", "siglip_vision_model"),
+    "llava_onevision": ("siglip_vision_model",),
 }
 #: ``LlavaNextConfig.image_grid_pinpoints``' default (height, width pixels).
 LLAVA_NEXT_PINPOINTS = ((336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008))
+#: LLaVA-OneVision (``llava_onevision.py``, 0.27.1-0.33.0): the dummy image
+#: (``get_image_size_with_most_features``, fixed: width, height), the tiles' features
+#: downscaled past ``anyres_max_9`` (the merge and the count both use 9, whatever the config's
+#: ``vision_aspect_ratio``), the dummy video's frame cap (``_MAX_FRAMES_PER_VIDEO``) and the
+#: frames' pooling stride (``apply_pooling``).
+ONEVISION_DUMMY_IMAGE, ONEVISION_ANYRES_MAX, ONEVISION_MAX_FRAMES, ONEVISION_POOL_STRIDE = (1153, 944), 9, 16, 2
+#: ``LlavaOnevisionConfig.image_grid_pinpoints``' default (height, width): every 1-6 by 1-6 grid
+#: of 384 px tiles.
+ONEVISION_PINPOINTS = tuple((384 * h, 384 * w) for h in range(1, 7) for w in range(1, 7))
 #: ``Gemma3ProcessorKwargs._defaults["images_kwargs"]`` (transformers 5.x, the boot environments
 #: of 0.27.1-0.33.0): vLLM's ``Gemma3ProcessingInfo`` reads the merged processor kwargs, in which
 #: these defaults are always present, so the checkpoint's ``preprocessor_config.json`` does not
@@ -218,6 +228,8 @@ class VisionTower:
     image_embeds: int = 0
     video_item_tokens: int = 0
     position_embedding_size: int = 0
+    max_frames: int = 0
+    project_patches: bool = False
 
     @property
     def patches_per_token(self) -> int:
@@ -283,6 +295,8 @@ def vision_tower(
             return _gemma3_tower(tower, config or {}, mm_processor_kwargs or {})
         if tower is not None and model_type == "llava_next":
             return _llava_next_tower(tower, config or {})
+        if tower is not None and model_type == "llava_onevision":
+            return _llava_onevision_tower(tower, config or {}, strategy, {**siglip.DEFAULTS, **vision})
         return tower
     if model_type == "gemma4":
         if str(vision.get("model_type") or "gemma4_vision") != "gemma4_vision":
@@ -371,7 +385,7 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         return None
     v = {**(clip.DEFAULTS if kind == "clip_vision_model" else siglip.DEFAULTS), **vision}
     size, patch = _pos(v, "image_size"), _pos(v, "patch_size")
-    if size % patch:
+    if size % patch and wrapper != "llava_onevision":  # OneVision's SigLIP: 384 px at 14, the conv floors
         raise InputError("config.json", "vision_config.image_size", "must be a multiple of patch_size")
     cls = kind == "clip_vision_model"
     encoded = (size // patch) ** 2 + (1 if cls else 0)
@@ -475,12 +489,20 @@ def select_best_resolution(height: int, width: int, pinpoints: tuple[tuple[int, 
 
 
 def llava_next_tokens(
-    height: int, width: int, pinpoints: tuple[tuple[int, int], ...], image_size: int, grid: int, base: int
+    height: int,
+    width: int,
+    pinpoints: tuple[tuple[int, int], ...],
+    image_size: int,
+    grid: int,
+    base: int,
+    anyres_max: int = 0,
 ) -> tuple[int, int]:
     """(embeddings, tiles) of a ``height x width`` image (``LlavaNextProcessingInfo.get_num_image_tokens``):
     the tile grid of its best pinpoint (in ``image_size`` tiles), the tiles' ``grid x grid``
     features each with the padding rows or columns removed, a newline feature per remaining row,
-    and the ``base`` features of the resized whole image.
+    and the ``base`` features of the resized whole image. ``anyres_max`` (LLaVA-OneVision's
+    ``_get_num_unpadded_features``): where the unpadded features pass ``anyres_max`` tiles' by more
+    than a ratio of 1.1, both sides are floored over that ratio.
 
     :raises InputError: a best pinpoint under one tile (vLLM fails dividing by zero)."""
     best_h, best_w = select_best_resolution(height, width, pinpoints)
@@ -494,13 +516,18 @@ def llava_next_tokens(
     else:
         new_w = int(round(width * (cur_h / height), 7))
         cur_w -= 2 * ((cur_w - new_w) // 2)
+    ratio = math.sqrt(cur_h * cur_w / (anyres_max * grid * grid)) if anyres_max else 0.0
+    if ratio > 1.1:
+        cur_h, cur_w = int(cur_h // ratio), int(cur_w // ratio)
     return cur_h * cur_w + cur_h + base, rows * cols
 
 
-def _pinpoints(config: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:
+def _pinpoints(
+    config: Mapping[str, Any], default: tuple[tuple[int, int], ...] = LLAVA_NEXT_PINPOINTS
+) -> tuple[tuple[int, int], ...]:
     raw = config.get("image_grid_pinpoints")
     if raw is None:
-        return LLAVA_NEXT_PINPOINTS
+        return default
     ok = isinstance(raw, list) and 0 < len(raw) <= 256
     points: list[tuple[int, int]] = []
     for p in raw if ok else ():
@@ -534,6 +561,47 @@ def _llava_next_tower(tower: VisionTower, config: Mapping[str, Any]) -> VisionTo
             best, tiles = tokens, n
     crops = 1 + tiles
     return replace(tower, image_tokens=best, image_patches=crops * tower.image_patches, crops=crops, projector_widths=3)
+
+
+def _llava_onevision_tower(
+    tower: VisionTower, config: Mapping[str, Any], strategy: str, vision: Mapping[str, Any]
+) -> VisionTower:
+    """LLaVA-OneVision's SigLIP item (``llava_onevision.py``). The image: the fixed dummy
+    :data:`ONEVISION_DUMMY_IMAGE` (1153 x 944), counted by :func:`llava_next_tokens` with the
+    ``anyres_max_9`` downscale, run as the resized image and the tiles of its best pinpoint
+    (``image_grid_pinpoints``, default :data:`ONEVISION_PINPOINTS`); the projector's two linears
+    over every crop's patches, then the merge's permuted copy and its newline-joined
+    concatenation. The video: as many one-crop frames as ``max_model_len`` holds at
+    ``ceil(grid / 2)^2`` pooled tokens a frame and one newline, at most
+    :data:`ONEVISION_MAX_FRAMES` (:func:`max_tokens_per_item`); every frame's patches are
+    projected before the pooling.
+
+    :raises InputError: a ``vision_feature_select_strategy`` other than ``full`` (vLLM's merge
+        then fails: the base features are not the patch grid), or a ``spatial_pool_stride``
+        other than 2 (vLLM counts by it, pools by 2)."""
+    if strategy != "full":
+        raise InputError(
+            "config.json", "vision_feature_select_strategy", f"{strategy!r}: LLaVA-OneVision's merge needs 'full'"
+        )
+    if config.get("spatial_pool_stride", ONEVISION_POOL_STRIDE) != ONEVISION_POOL_STRIDE:
+        raise InputError("config.json", "spatial_pool_stride", "vLLM pools frames by 2 whatever it says: not bounded")
+    pinpoints = _pinpoints(config, ONEVISION_PINPOINTS)
+    grid = math.isqrt(tower.image_patches)  # image_size // patch_size: the patch conv floors
+    size = _pos(vision, "image_size")  # the tiles' side in pixels
+    width, height = ONEVISION_DUMMY_IMAGE
+    tokens, tiles = llava_next_tokens(height, width, pinpoints, size, grid, tower.image_tokens, ONEVISION_ANYRES_MAX)
+    pooled = -(-grid // ONEVISION_POOL_STRIDE)
+    return replace(
+        tower,
+        image_tokens=tokens,
+        image_patches=(1 + tiles) * tower.image_patches,
+        crops=1 + tiles,
+        projector_widths=3,
+        frame_tokens=pooled * pooled,
+        frame_patches=tower.image_patches,
+        max_frames=ONEVISION_MAX_FRAMES,
+        project_patches=True,
+    )
 
 
 def idefics3_tiles(tile: int, longest_edge: int) -> int:
@@ -919,6 +987,9 @@ def max_tokens_per_item(
         sizes = {"image": tower.image_tokens}
         if tower.video_item_tokens:  # Gemma-4: a fixed count of frames
             sizes["video"] = tower.video_item_tokens
+        elif tower.max_frames:  # LLaVA-OneVision: the frames the context holds beside one newline
+            frames = max(1, min(tower.max_frames, (max_model_len - 1) // tower.frame_tokens))
+            sizes["video"] = frames * tower.frame_tokens + 1
         elif tower.frame_tokens:  # InternVL: the frames the context leaves beside one image
             room = max_model_len - (tower.image_tokens if image_active else 0)
             sizes["video"] = max(room // tower.frame_tokens, 1) * tower.frame_tokens
@@ -1017,6 +1088,9 @@ def tower_widest(
     end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
     if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
         end = tower.projector_widths * out
+        if tower.project_patches:  # LLaVA-OneVision: linear_2's input and output over every patch, or
+            # the projected patches beside the merge's permuted copy and its newline-joined (or pooled) one
+            end = max(2 * patches * tower.out_hidden_size * b, patches * tower.out_hidden_size * b + 2 * out)
         # Gemma-3: the transposed copy, then its pooled and normed tokens; Mistral3: the output's
         # concatenation, norm, unfolded grids and their concatenation (merge^2 x hidden per token)
         merger = base + tower.projector_copies * patches * h * b + (2 * tokens * h * b if tower.pool else 0) + end

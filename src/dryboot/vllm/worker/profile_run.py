@@ -299,6 +299,12 @@ def _sizes_said(shape: ForwardShape) -> str:
             if shape.image_max_pixels
             else f"image processors' default size, 4 tiles a side ({shape.vision_tower.crops} crops per image)"
         )
+    if shape.vision_tower is not None and shape.vision_tower.max_frames:  # LLaVA-OneVision
+        t = shape.vision_tower
+        return (
+            f"fixed 1153 x 944 dummy image ({t.crops} crops: the resized image and the tiles of its best pinpoint); "
+            f"the video's one-crop frames, {t.frame_tokens} pooled tokens each, at most {t.max_frames}"
+        )
     if shape.vision_tower is not None and shape.vision_tower.crops > 1:
         return (
             f"vision config's image_size and image_grid_pinpoints ({shape.vision_tower.crops} crops per image: "
