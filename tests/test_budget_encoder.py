@@ -151,11 +151,11 @@ def test_activation_terms_add_the_encoder_and_refuse_other_towers() -> None:
         shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, encoder_profiled=False
     )
     assert [t for t in terms if t is not enc[0]] == text
-    gemma = _config(GEMMA4)
-    gemma["audio_config"] = {"model_type": "gemma4_audio"}  # the E2B / E4B variants' audio tower
-    with pytest.raises(InputError, match=r"gemma4_audio tower's .*audio_seq_length"):
+    # another tower (GLM-4.1V's) stays refused by name
+    glm = {**_config(QWEN3_VL_8B), "model_type": "glm4v", "vision_config": {"model_type": "glm4v_vision"}}
+    with pytest.raises(InputError, match=r"glm4v_vision tower"):
         activation_terms(
-            forward_shape(gemma), max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192
+            forward_shape(glm), max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192
         )
 
 
@@ -848,3 +848,47 @@ def test_llava_onevision_image_or_its_video() -> None:
         vision_tower(
             ONEVISION["vision_config"], "llava_onevision", "full", config={**ONEVISION, "spatial_pool_stride": 3}
         )
+
+
+def test_gemma4_with_audio_profiles_the_video_or_the_tiny_dummy_audio(tmp_path: Path) -> None:
+    """gemma-4-E2B-it (an ``audio_config``): an audio counts ``audio_seq_length`` (750) tokens, below the
+    video's 2,496, so the video is profiled as without audio; with videos off the audio's 750
+    passes the image's 280 and budget // 750 dummy audios of 512 samples run, one embedding each."""
+    config = _config(REPO / "tests/fidelity/data/newest/configs/google--gemma-4-E2B-it/config.json")  # published
+    shape = forward_shape(config)
+    tower = shape.vision_tower
+    assert tower is not None and shape.modalities == ("audio", "image", "video") and tower.audio_item_tokens == 750
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch == EncoderBatch("video", 2496, 3, 8192)
+    audio = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"video": 0}
+    )
+    assert audio == EncoderBatch("audio", 750, 10, 8192)
+    terms = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=1,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"video": 0},
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "10 audio item(s) x 750 tokens" in enc.source
+    assert enc.low == 10 * tower.out_hidden_size * 2 and enc.high < 16 << 20
+    # an audio_seq_length above the video's tokens makes the audio the profiled item
+    long = forward_shape(config, mm_processor_kwargs={"audio_seq_length": 3000}).vision_tower
+    assert long is not None
+    assert encoder_batch(long, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
+        "audio", 3000, 2, 8192
+    )
+    bad = forward_shape(config, mm_processor_kwargs={"audio_seq_length": "750"})
+    assert bad.vision_tower is None and "audio_seq_length" in bad.vision_refusal
+    # the checkpoint's processor_config.json, unless --mm-processor-kwargs names one
+    from dryboot.planner.budget import with_processor_sizes
+
+    (tmp_path / "processor_config.json").write_text(json.dumps({"audio_seq_length": 188}))
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert sized.vision_tower is not None and sized.vision_tower.audio_item_tokens == 188
+    kept = with_processor_sizes(shape, str(tmp_path / "config.json"), audio_seq_length_given=True)
+    assert kept.vision_tower is not None and kept.vision_tower.audio_item_tokens == 750

@@ -138,6 +138,19 @@ GEMMA4_CHUNK_CARD_BYTES = 192 << 30
 LLAMA4_VISION_TYPE, LLAMA4_MAX_PATCHES = "llama4_vision_model", 16
 #: ``Llama4VisionConfig.pixel_shuffle_ratio``'s default.
 LLAMA4_PIXEL_SHUFFLE_RATIO = 0.5
+#: Gemma-4's audio (``gemma4_mm.py``, 0.27.1-0.33.0): ``Gemma4Processor``'s default
+#: ``audio_seq_length`` (the tokens an audio item counts in ``get_mm_max_tokens_per_item``), and
+#: the dummy audio: ``Gemma4AudioFeatureExtractor.fft_length`` samples (512 at its default 16 kHz
+#: and 20 ms frames), 3 mel frames, one embedding after the two stride-2 convolutions
+#: (``_compute_audio_num_tokens``).
+GEMMA4_AUDIO_SEQ_LENGTH, GEMMA4_DUMMY_AUDIO_SAMPLES, GEMMA4_DUMMY_AUDIO_EMBEDS = 750, 512, 1
+#: a bound on what the audio tower holds for one dummy audio item, in float32 elements per
+#: ``audio_config.hidden_size``: at most 32 positions (the 3 mel frames' one subsampled position
+#: in a chunk of ``attention_chunk_size`` 12 with ``attention_context_left`` 13) of at most 8
+#: hidden widths each (the conformer's macaron MLPs' 4x, the attention's q, k, v and blocked
+#: context); the convolution maps (128 channels over 3 x 128 mel bins) are added.
+GEMMA4_AUDIO_ITEM_WIDTHS = 32 * 8
+GEMMA4_AUDIO_CONV_ELEMENTS = 128 * 3 * 128
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -230,6 +243,8 @@ class VisionTower:
     position_embedding_size: int = 0
     max_frames: int = 0
     project_patches: bool = False
+    audio_item_tokens: int = 0
+    audio_hidden_size: int = 0
 
     @property
     def patches_per_token(self) -> int:
@@ -848,6 +863,44 @@ def llama4_max_patches(preprocessor: Mapping[str, Any] | None) -> int:
     return value
 
 
+def gemma4_audio_seq_length(source: str, value: object) -> int:
+    """A Gemma-4 processor's ``audio_seq_length`` (``source`` names where it was read).
+
+    :raises InputError: not an integer in 1-1,048,576 (named)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 1 << 20:
+        raise InputError(source, "audio_seq_length", "must be an integer in 1-1,048,576")
+    return value
+
+
+def gemma4_with_audio(
+    tower: VisionTower, audio: Mapping[str, Any], mm_processor_kwargs: Mapping[str, Any]
+) -> VisionTower:
+    """Gemma-4's vision ``tower`` with its audio tower beside it (the E2B / E4B checkpoints'
+    ``audio_config``): an audio item counts the processor's ``audio_seq_length``
+    (``--mm-processor-kwargs`` ``audio_seq_length``, else :data:`GEMMA4_AUDIO_SEQ_LENGTH`; a
+    checkpoint's ``processor_config.json`` replaces it, :func:`with_audio_seq_length`), so the
+    video (32 x 78 tokens) stays the profiled item unless its limit is 0 or the audio counts more.
+
+    :raises InputError: a malformed ``audio_seq_length`` or ``audio_config.hidden_size`` (named)."""
+    seq = mm_processor_kwargs.get("audio_seq_length")
+    tokens = GEMMA4_AUDIO_SEQ_LENGTH if seq is None else gemma4_audio_seq_length("--mm-processor-kwargs", seq)
+    hidden = audio.get("hidden_size", 1024)  # Gemma4AudioConfig's default
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or not 0 < hidden <= 1 << 16:
+        raise InputError("config.json", "audio_config.hidden_size", "must be a positive integer up to 65,536")
+    return replace(tower, audio_item_tokens=tokens, audio_hidden_size=hidden)
+
+
+def with_audio_seq_length(tower: VisionTower, processor: Mapping[str, Any] | None) -> VisionTower:
+    """``tower`` with a checkpoint's ``processor_config.json`` ``audio_seq_length`` (Gemma-4 with
+    audio); unchanged where the tower has no audio or the file names none.
+
+    :raises InputError: a malformed value (named)."""
+    if not tower.audio_item_tokens or not processor or processor.get("audio_seq_length") is None:
+        return tower
+    value = gemma4_audio_seq_length("processor_config.json", processor.get("audio_seq_length"))
+    return replace(tower, audio_item_tokens=value)
+
+
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
     """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
     ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
@@ -985,6 +1038,8 @@ def max_tokens_per_item(
     :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
     if tower.image_tokens:
         sizes = {"image": tower.image_tokens}
+        if tower.audio_item_tokens:  # Gemma-4's audio tower: the processor's audio_seq_length
+            sizes["audio"] = tower.audio_item_tokens
         if tower.video_item_tokens:  # Gemma-4: a fixed count of frames
             sizes["video"] = tower.video_item_tokens
         elif tower.max_frames:  # LLaVA-OneVision: the frames the context holds beside one newline
@@ -1129,6 +1184,28 @@ def gemma4_widest(tower: VisionTower, patches: int, unit: int, embeds: int, dtyp
     return certain, extra
 
 
+def gemma4_audio_term(tower: VisionTower, batch: EncoderBatch, *, dtype_bytes: int, runner: str) -> Term:
+    """``activation: multimodal encoder`` where Gemma-4's audio is profiled (its
+    ``audio_seq_length`` above the other modalities' tokens): ``batch.items`` dummy audios of
+    :data:`GEMMA4_DUMMY_AUDIO_SAMPLES` samples each, one embedding each. low: the embeddings
+    (text width, model dtype); high: those, V1's float32 mel features, and each item's tower
+    bounded by :data:`GEMMA4_AUDIO_ITEM_WIDTHS` float32 widths of ``audio_hidden_size`` and the
+    convolution maps."""
+    items = batch.items
+    out = items * GEMMA4_DUMMY_AUDIO_EMBEDS * tower.out_hidden_size * dtype_bytes
+    features = items * 3 * 128 * 4 if runner == "V1" else 0
+    per_item = 4 * (GEMMA4_AUDIO_ITEM_WIDTHS * tower.audio_hidden_size + GEMMA4_AUDIO_CONV_ELEMENTS)
+    high = out + features + items * per_item
+    source = (
+        f"profile_run: {items} audio item(s) x {batch.tokens_per_item:,} tokens (encoder budget {batch.budget:,}; "
+        f"the processor's audio_seq_length counts, but the dummy audio is {GEMMA4_DUMMY_AUDIO_SAMPLES} samples: "
+        f"{GEMMA4_DUMMY_AUDIO_EMBEDS} embedding each); low: the embeddings kept in the encoder cache "
+        f"({out / MIB:,.2f} MiB); high: with each item's conformer over at most 32 positions "
+        f"({high / MIB:,.2f} MiB)"
+    )
+    return Term("activation: multimodal encoder", out, high, source)
+
+
 def encoder_term(
     tower: VisionTower,
     batch: EncoderBatch,
@@ -1153,6 +1230,8 @@ def encoder_term(
     over the batch's ``N`` patches, alive through every block (Pixtral up to 0.28,
     :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
     """
+    if batch.modality == "audio":
+        return gemma4_audio_term(tower, batch, dtype_bytes=dtype_bytes, runner=runner)
     patches = tower.patches(batch.items, batch.tokens, batch.modality)
     embeds = tower.embeddings(batch.items, batch.tokens, batch.modality)
     out = embeds * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes

@@ -37,6 +37,7 @@ from dryboot.vllm.worker.encoder_profile import (
     VisionTower,
     encoder_batch,
     encoder_term,
+    gemma4_with_audio,
     sized_for_processor,
     vision_tower,
 )
@@ -174,7 +175,9 @@ def forward_shape(
     encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
     encoder = encoders[0] if encoders else None
     modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
-    vision = config.get("vision_config") if encoders == ["vision_config"] else None
+    # Gemma-4's audio tower beside its vision tower (E2B / E4B): one of them is profiled
+    gemma4_audio = config.get("model_type") == "gemma4" and encoders == ["vision_config", "audio_config"]
+    vision = config.get("vision_config") if encoders == ["vision_config"] or gemma4_audio else None
     tower, vision_refusal = None, ""
     if isinstance(vision, Mapping):
         try:
@@ -188,6 +191,9 @@ def forward_shape(
             read = set(GEMMA3_PAN_AND_SCAN) if tower is not None and tower.pool else set()
             if tower is not None and tower.model_type == "gemma4_vision":
                 read = {"max_soft_tokens", "images_kwargs"}
+                if gemma4_audio:
+                    tower = gemma4_with_audio(tower, config["audio_config"], mm_processor_kwargs or {})
+                    read.add("audio_seq_length")
             unread = sorted(set(mm_processor_kwargs or {}) - read)
             if unread:
                 raise InputError(
@@ -198,12 +204,6 @@ def forward_shape(
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
-    if config.get("model_type") == "gemma4" and "audio_config" in encoders:
-        vision_type = "gemma4_audio"
-        vision_refusal = (
-            "Gemma-4 with an audio_config: the dummy audio's length is the processor's audio_seq_length, not read, "
-            "so which modality vLLM profiles is unknown"
-        )
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
             f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
