@@ -88,7 +88,8 @@ from vllm.model_executor.models.gemma4_mm import Gemma4ProcessingInfo
 
 fe = Gemma4AudioFeatureExtractor()
 seq = inspect.signature(Gemma4Processor.__init__).parameters["audio_seq_length"].default
-print(json.dumps([fe.fft_length, fe.sampling_rate, seq, Gemma4ProcessingInfo._compute_audio_num_tokens(fe.fft_length, fe.sampling_rate, seq)]))
+tokens = Gemma4ProcessingInfo._compute_audio_num_tokens(fe.fft_length, fe.sampling_rate, seq)
+print(json.dumps([fe.fft_length, fe.sampling_rate, seq, tokens]))
 """
 
 

@@ -279,19 +279,19 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
         with_audio_seq_length,
     )
 
-    if shape.vision_tower is None:
+    tower = shape.vision_tower
+    if tower is None:
         return shape
     folder = Path(source).parent
-    if shape.vision_tower.audio_item_tokens and (folder / "processor_config.json").is_file():
+    if tower.audio_item_tokens and not audio_seq_length_given and (folder / "processor_config.json").is_file():
         # Gemma-4's audio_seq_length: --mm-processor-kwargs wins over the checkpoint's processor config
-        processor = load_config_json(folder / "processor_config.json")[1]
-        if not audio_seq_length_given:
-            shape = replace(shape, vision_tower=with_audio_seq_length(shape.vision_tower, processor))
+        tower = with_audio_seq_length(tower, load_config_json(folder / "processor_config.json")[1])
+        shape = replace(shape, vision_tower=tower)
     found = [folder / n for n in ("preprocessor_config.json", "video_preprocessor_config.json")]
     image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
     if image is None and video is None:
         return shape
-    if shape.vision_tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item
+    if tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item
         return replace(shape, image_max_pixels=llama4_max_patches(image))
     image_px, video_px = processor_max_pixels(image, video)
     return replace(shape, image_max_pixels=image_px, video_max_pixels=video_px)
