@@ -892,3 +892,43 @@ def test_gemma4_with_audio_profiles_the_video_or_the_tiny_dummy_audio(tmp_path: 
     assert sized.vision_tower is not None and sized.vision_tower.audio_item_tokens == 188
     kept = with_processor_sizes(shape, str(tmp_path / "config.json"), audio_seq_length_given=True)
     assert kept.vision_tower is not None and kept.vision_tower.audio_item_tokens == 750
+
+
+def test_kimi_vl_moonvit_sized_by_the_processors_in_token_limit(tmp_path: Path) -> None:
+    """Kimi-VL-A3B's MoonViT: the 1024 px dummy scaled under in_token_limit 4,096 to 897 px, padded
+    to 33 x 33 tokens (4,356 patches); 7 images fill an 8,192 budget. A processor with 16,384 leaves
+    it at 1024 px: 37 x 37."""
+    config = _config(FIDELITY / "KimiVLForConditionalGeneration.json")
+    config["vision_config"] = {
+        "model_type": "moonvit",
+        "patch_size": 14,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 27,
+        "hidden_size": 1152,
+        "intermediate_size": 4304,
+        "merge_kernel_size": [2, 2],
+    }
+    shape = forward_shape(config)
+    tower = shape.vision_tower
+    assert tower is not None and (tower.image_tokens, tower.image_patches) == (1089, 4356)
+    assert encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
+        "image", 1089, 7, 8192
+    )
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "7 image item(s) x 1,089 tokens" in enc.source and "in_token_limit 4096" in enc.source
+    from dryboot.planner.budget import with_processor_sizes
+
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"in_token_limit": 16384, "patch_size": 14, "merge_kernel_size": [2, 2]})
+    )
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert sized.image_max_pixels == 16384
+    assert sized_for_processor(tower, sized.image_max_pixels).image_tokens == 37 * 37
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"in_token_limit": 4096, "patch_size": 16}))
+    with pytest.raises(InputError, match="patch_size"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+    odd = forward_shape({**config, "vision_config": {**config["vision_config"], "merge_kernel_size": [2]}})
+    assert odd.vision_tower is None and "merge_kernel_size" in odd.vision_refusal

@@ -274,6 +274,7 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
     from dryboot.vllm.transformers_utils.config import load_config_json  # at call: I/O at the edge
     from dryboot.vllm.worker.encoder_profile import (
         LLAMA4_VISION_TYPE,
+        kimi_vl_in_token_limit,
         llama4_max_patches,
         processor_max_pixels,
         with_audio_seq_length,
@@ -291,6 +292,8 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
     image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
     if image is None and video is None:
         return shape
+    if tower.model_type == "moonvit":  # Kimi-VL: its in_token_limit, not a side, sizes the item
+        return replace(shape, image_max_pixels=kimi_vl_in_token_limit(image, tower))
     if tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item
         return replace(shape, image_max_pixels=llama4_max_patches(image))
     image_px, video_px = processor_max_pixels(image, video)

@@ -151,6 +151,10 @@ GEMMA4_AUDIO_SEQ_LENGTH, GEMMA4_DUMMY_AUDIO_SAMPLES, GEMMA4_DUMMY_AUDIO_EMBEDS =
 #: context); the convolution maps (128 channels over 3 x 128 mel bins) are added.
 GEMMA4_AUDIO_ITEM_WIDTHS = 32 * 8
 GEMMA4_AUDIO_CONV_ELEMENTS = 128 * 3 * 128
+#: Kimi-VL (``kimi_vl.py``, 0.27.1-0.33.0, over a ``moonvit`` tower): the dummy image's side
+#: (``MaxImageTokenMeta``: 1024 x 1024) and the image processor's ``in_token_limit`` of the
+#: published Kimi-VL-A3B processors (a checkpoint's ``preprocessor_config.json`` replaces it).
+KIMI_VL_DUMMY_SIDE, KIMI_VL_IN_TOKEN_LIMIT = 1024, 4096
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -325,6 +329,10 @@ def vision_tower(
         if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
             return None
         return idefics3_tower(vision, config or {}, IDEFICS3_WRAPPERS[model_type])
+    if model_type == "kimi_vl":
+        if str(vision.get("model_type") or "moonvit") != "moonvit":
+            return None
+        return kimi_vl_tower(vision)
     if model_type == "llama4":
         if str(vision.get("model_type") or LLAMA4_VISION_TYPE) != LLAMA4_VISION_TYPE:
             return None
@@ -803,6 +811,81 @@ def gemma4_tower(
     )
 
 
+def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
+    """(rows, columns) of merged tokens of a ``width x height`` image
+    (``KimiVLProcessingInfo.get_num_image_tokens``): past ``limit`` patches the image is scaled by
+    ``sqrt(limit / patches)`` (each side truncated), then padded to whole ``kernel x patch`` units."""
+    if (width // patch) * (height // patch) > limit:
+        scale = math.sqrt(limit / ((width // patch) * (height // patch)))
+        width, height = int(width * scale), int(height * scale)
+    unit_h, unit_w = kernel[0] * patch, kernel[1] * patch
+    return -(-height // unit_h), -(-width // unit_w)
+
+
+def _kernel(value: object, source: str, field: str) -> tuple[int, int]:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        h, w = value
+        if all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 64 for x in (h, w)):
+            return int(h), int(w)
+    raise InputError(source, field, "must be two positive integers up to 64")
+
+
+def kimi_vl_tower(vision: Mapping[str, Any], in_token_limit: int = KIMI_VL_IN_TOKEN_LIMIT) -> VisionTower:
+    """Kimi-VL's MoonViT (``kimi_vl.py`` / ``moonvit.py``): the dummy image is
+    :data:`KIMI_VL_DUMMY_SIDE` square, sized by :func:`kimi_vl_grid` under the image processor's
+    ``in_token_limit`` (4,096: 33 x 33 tokens at patch 14 and a 2 x 2 kernel; 16,384: 37 x 37),
+    ``kernel^2`` patches a token. The tower is not gated and adds its interpolated position
+    embeddings once; ``patch_merger`` copies its output into ``kernel^2``-patch groups, which
+    ``_process_image_input`` concatenates (another copy) before the projector's norm, ``linear_1``
+    over ``kernel^2 x hidden`` and its GELU, and ``linear_2`` onto the text model's width.
+
+    :raises InputError: a width missing, or a merge kernel that is not two positive integers (named)."""
+    patch = _pos(vision, "patch_size")
+    kernel = _kernel(vision.get("merge_kernel_size", [2, 2]), "config.json", "vision_config.merge_kernel_size")
+    if kernel[0] != kernel[1]:
+        raise InputError("config.json", "vision_config.merge_kernel_size", "not square: not bounded")
+    rows, cols = kimi_vl_grid(KIMI_VL_DUMMY_SIDE, KIMI_VL_DUMMY_SIDE, patch, kernel, in_token_limit)
+    return VisionTower(
+        model_type="moonvit",
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=kernel[0],
+        in_channels=3,
+        out_hidden_size=0,  # linear_2 onto the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=rows * cols,
+        image_patches=rows * cols * kernel[0] * kernel[1],
+        projector_widths=1,
+        projector_copies=3,
+    )
+
+
+def kimi_vl_in_token_limit(preprocessor: Mapping[str, Any] | None, tower: VisionTower) -> int:
+    """A Kimi-VL checkpoint's ``preprocessor_config.json`` ``in_token_limit`` (0: absent, the
+    default :data:`KIMI_VL_IN_TOKEN_LIMIT` applies).
+
+    :raises InputError: not an integer in 1-2^24, or a ``patch_size`` / ``merge_kernel_size``
+        other than the vision config's (the tower would run another grid than the one counted)."""
+    pre = preprocessor or {}
+    if pre.get("patch_size", tower.patch_size) != tower.patch_size:
+        raise InputError("preprocessor_config.json", "patch_size", "differs from vision_config.patch_size: not bounded")
+    kernel = _kernel(
+        pre.get("merge_kernel_size", [tower.spatial_merge_size] * 2), "preprocessor_config.json", "merge_kernel_size"
+    )
+    if kernel != (tower.spatial_merge_size, tower.spatial_merge_size):
+        raise InputError("preprocessor_config.json", "merge_kernel_size", "differs from the vision config's")
+    value = pre.get("in_token_limit")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_ITEM_TOKENS:
+        raise InputError("preprocessor_config.json", "in_token_limit", "must be an integer in 1-16,777,216")
+    return value
+
+
 def llama4_chunks(max_patches: int) -> int:
     """Chunks one dummy image runs through Llama-4's tower: ``get_image_size_with_most_features``
     is ``max_patches`` tiles tall and one wide, which ``get_best_fit`` maps onto that many
@@ -953,6 +1036,10 @@ def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
     (the Qwen towers read the processor's size in :func:`max_tokens_per_item`).
 
     :raises InputError: an edge over 65,536 px (named)."""
+    if image_edge and tower.model_type == "moonvit":  # Kimi-VL: image_edge is in_token_limit
+        k = tower.spatial_merge_size
+        rows, cols = kimi_vl_grid(KIMI_VL_DUMMY_SIDE, KIMI_VL_DUMMY_SIDE, tower.patch_size, (k, k), image_edge)
+        return replace(tower, image_tokens=rows * cols, image_patches=rows * cols * k * k)
     if image_edge and tower.model_type == LLAMA4_VISION_TYPE:  # Llama-4: image_edge is max_patches
         chunks = llama4_chunks(image_edge)
         per_chunk, patches = tower.image_tokens // tower.crops, tower.image_patches // tower.crops

@@ -285,6 +285,10 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"the video's {GEMMA4_VIDEO_FRAMES} 224 px frames padded to {t.frame_patches} patches, "
             f"{t.frame_embeds} embeddings each"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "moonvit":
+        limit = shape.image_max_pixels
+        said = f"image processor's in_token_limit {limit}" if limit else "published Kimi-VL-A3B in_token_limit 4096"
+        return f"{said} (the 1024 px dummy: {shape.vision_tower.image_tokens:,} tokens)"
     if shape.vision_tower is not None and shape.vision_tower.model_type == LLAMA4_VISION_TYPE:
         said = f"image processor's max_patches {shape.image_max_pixels or 16}"
         return f"{said} ({shape.vision_tower.crops} chunks per image: the tiles and the global tile)"
