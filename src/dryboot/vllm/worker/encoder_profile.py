@@ -35,9 +35,12 @@ Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
 ``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on), and Gemma-4's variable-resolution
 tower (``gemma4`` over ``gemma4_vision``: the dummy video of 32 padded frames, or with videos off
-the padded dummy image; :func:`gemma4_tower`; the variants with an ``audio_config`` stay
-refused). Any other tower (LLaVA-OneVision's, GLM-4.1V's, Kimi-VL's MoonViT, Llama-4's,
-MiniCPM-V's included) is refused by name.
+the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dummy audio of
+512 samples where the audio counts the most tokens, :func:`gemma4_audio_term`), Llama-4's tiles
+(``llama4``: :func:`llama4_tower`), LLaVA-OneVision's SigLIP (``llava_onevision``: the fixed
+1153 x 944 dummy or the pooled-frame video, :func:`_llava_onevision_tower`) and Kimi-VL's MoonViT
+(``kimi_vl``: the 1024 px dummy under ``in_token_limit``, :func:`kimi_vl_tower`). Any other tower
+(GLM-4.1V's / 4.5V's, Kimi-K2.5's, MiniCPM-V's included) is refused by name.
 """
 
 from __future__ import annotations

@@ -206,7 +206,8 @@ def forward_shape(
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
-            f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
+            f" (in {config.get('model_type')}: only LLaVA's, LLaVA-NeXT's, LLaVA-OneVision's, PaliGemma's and "
+            "Gemma-3's are bounded)"
         )
     return ForwardShape(
         multimodal=encoder,
