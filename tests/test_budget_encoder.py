@@ -327,6 +327,8 @@ _WIDTH_KEYS = [
     "mlp_ratio",
     "image_size",
     "deepstack_visual_indexes",
+    "pixel_shuffle_ratio",
+    "merge_kernel_size",
 ]
 
 
@@ -356,11 +358,33 @@ _WIDTH_KEYS = [
             "idefics3",
             "smolvlm",
             "internvl_chat",
+            "llama4",
+            "llava_onevision",
+            "kimi_vl",
         ]
     ),
-    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", "idefics3_vision", "intern_vit_6b", None]),
+    st.sampled_from(
+        [
+            "clip_vision_model",
+            "siglip_vision_model",
+            "pixtral",
+            "idefics3_vision",
+            "intern_vit_6b",
+            "llama4_vision_model",
+            "moonvit",
+            None,
+        ]
+    ),
     st.dictionaries(
-        st.sampled_from(["mm_tokens_per_image", "image_grid_pinpoints", "spatial_merge_size", "vision_feature_layer"]),
+        st.sampled_from(
+            [
+                "mm_tokens_per_image",
+                "image_grid_pinpoints",
+                "spatial_merge_size",
+                "vision_feature_layer",
+                "spatial_pool_stride",
+            ]
+        ),
         st.one_of(
             st.integers(-3, 5000),
             st.booleans(),

@@ -614,6 +614,8 @@ def _llava_onevision_tower(
     pinpoints = _pinpoints(config, ONEVISION_PINPOINTS)
     grid = math.isqrt(tower.image_patches)  # image_size // patch_size: the patch conv floors
     size = _pos(vision, "image_size")  # the tiles' side in pixels
+    if not grid or size > 1 << 16:
+        raise InputError("config.json", "vision_config.image_size", "must hold one patch and be at most 65,536 px")
     width, height = ONEVISION_DUMMY_IMAGE
     tokens, tiles = llava_next_tokens(height, width, pinpoints, size, grid, tower.image_tokens, ONEVISION_ANYRES_MAX)
     pooled = -(-grid // ONEVISION_POOL_STRIDE)
