@@ -201,6 +201,14 @@ def test_served_quantized_checkpoint_as_vllm_holds_it(name: str, gpu: str, tp: i
 
 
 NEMOTRON = "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0"
+#: vLLM 0.30.0's bytes after ``process_weights_after_loading`` for the stored Nemotron-3.5-Lightning
+#: pair with ``{"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"}`` added to its
+#: config.json, TP 1 (``tests/fidelity/record_quant_weights.py`` in the 0.30.0 boot environment, its
+#: ``QUANT_CONFIGS`` pointed at that pair, RECORD_GPUS="RTX 5090,H100", 2026-12-05): served as
+#: ``modelopt_mixed``, FlashInferFP8ScaledMMLinearKernel (RTX 5090) / CutlassFP8ScaledMMLinearKernel
+#: (H100) on the 46 FP8 layers, MarlinNvFp4LinearKernel on 47. The stored pair: "Unknown ModelOpt
+#: quant algo: MIXED_PRECISION" on both.
+VLLM_FLAT_MIXED = {"RTX 5090": 18_889_185_280, "H100": 18_873_346_560}
 
 
 def test_the_served_config_json_names_the_mixed_precision(tmp_path: Path) -> None:
@@ -227,6 +235,10 @@ def test_the_served_config_json_names_the_mixed_precision(tmp_path: Path) -> Non
     report = model_weights(tmp_path, tp=1, **on)
     assert report.refused is None
     assert abs(report.stages[0].gib - _logged(entry)) <= 0.05
+    # vLLM 0.30.0's own bytes for this pair (VLLM_FLAT_MIXED), byte for byte
+    for gpu, allocated in VLLM_FLAT_MIXED.items():
+        got = model_weights(tmp_path, tp=1, **serving_gpu(parse_gpu(gpu), "0.30.0")).stages[0].allocated_bytes
+        assert got == allocated, gpu
     # the same layout as with the per-layer map (and the FP8 KV cache) inline: vLLM reads either file
     inline = json.loads((stored / "hf_quant_config.json").read_text())["quantization"]
     config["quantization_config"] |= {
