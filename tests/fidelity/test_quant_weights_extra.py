@@ -224,6 +224,11 @@ def test_live_oracle(tmp_path: Path) -> None:
     doc = record_live(tmp_path, names, RECORD_SET="extra", RECORD_GPUS="RTX 3090,H100", RECORD_TPS="1")
     assert len(doc["cases"]) == 4
     for row in doc["cases"].values():
+        marlin_not_humming = doc["vllm"] == "0.33.0" and row["capability"] == [9, 0] and not row.get("humming")
+        if marlin_not_humming and "NVFP4" in row["config"]:
+            # without DRYBOOT_HUMMING_PATH the oracle picks Marlin there, which a CUDA install of
+            # 0.33 does not (test_quant_humming.py)
+            continue
         report = _dryboot(row, doc["vllm"])
         if not row["ok"]:
             assert report.refused, row["error"]
