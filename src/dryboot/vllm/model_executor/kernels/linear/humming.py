@@ -21,7 +21,7 @@ Every one of them converts a layer to Humming's "standard" schema and calls
   (the activation dtype for integer weights, fp8 for NVFP4), a tensor scale one float32;
 * ``zero_point`` (integer zero points): ``[pk / g, pn x zp_bits / 32]`` int32, ``zp_bits`` 4 for
   weights of at most 4 bits, else 8 (``transform_humming_zero_point``);
-* ``weight_scale_2``: a tensor scale one float32 (``[e, 1]`` for experts), a channel scale ``[pn]``
+* ``weight_scale_2``: a tensor scale one float32 (``[e]`` for experts), a channel scale ``[pn]``
   in the activation dtype;
 * ``bias`` ``[pn]`` in the activation dtype and, for a linear layer, a ``zero_bias`` buffer of the
   same shape (``register_buffer("zero_bias", zeros_like(bias))``);
