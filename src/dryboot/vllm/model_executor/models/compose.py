@@ -466,3 +466,27 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
         w.own(kind, nbytes)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)
+
+
+def wrapped_text_architecture(config: Mapping[str, Any], arch: str) -> str:
+    """The architecture vLLM builds as the language model of a wrapper that hands its text config
+    to ``init_vllm_registered_model`` as is: the text config's ``architectures`` (one the planner's
+    ``WRAPPERS`` entry accepts), else the causal-LM class of its ``model_type`` (the wrapper's own
+    ``model_type`` standing for its config class's default text model), as
+    :data:`dryboot.vllm.models.wrappers.WRAPPERS` says.
+
+    :raises InputError: a language model that table does not list (named)."""
+    from dryboot.vllm.models.wrappers import WRAPPERS
+
+    allowed = WRAPPERS[arch][1]
+    text = config.get("text_config")
+    text = text if isinstance(text, Mapping) else {}
+    named = text.get("architectures")
+    if isinstance(named, list) and named:
+        kind, inner = str(named[0]), (str(named[0]) if str(named[0]) in allowed.values() else None)
+    else:
+        kind = str(text.get("model_type") or config.get("model_type") or "")
+        inner = allowed.get(kind)
+    if inner is None:
+        raise InputError("config.json", "text_config.model_type", f"{arch} with a {kind!r} language model is not modelled")
+    return inner
