@@ -18,8 +18,9 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models import clip
+from dryboot.vllm.model_executor.models import clip, pixtral, siglip
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language
+from dryboot.vllm.model_executor.models.towers import linear
 
 #: text ``model_type`` -> the architecture vLLM builds (``init_vllm_registered_model``)
 TEXT_ARCHITECTURES = {
@@ -76,3 +77,31 @@ FAMILIES: dict[str, Family] = {
     "LlavaForConditionalGeneration": _family(newline=False),
     "LlavaNextForConditionalGeneration": _family(newline=True),
 }
+
+
+def init_vision_tower(config: Mapping[str, Any], v: Mapping[str, Any], tp: int, ab: int, kind: str) -> W.RankWeights:
+    """``llava.py`` ``init_vision_tower_for_llava`` (``require_post_norm=False``) on one rank: the
+    tower of ``vision_config``'s class (its ``model_type``, ``kind`` when absent: the wrapper
+    config class's default), CLIP (:mod:`.clip`), SigLIP (:mod:`.siglip`) or Pixtral
+    (:mod:`.pixtral`), up to ``vision_feature_layer`` (:func:`.clip.layers_built`).
+
+    :raises InputError: another tower (named)."""
+    kind = str(v.get("model_type", kind))
+    towers = {"clip_vision_model": clip, "siglip_vision_model": siglip, "pixtral": pixtral}
+    if kind not in towers:
+        raise InputError("config.json", "vision_config.model_type", f"a {kind} tower is not modelled")
+    n_layers = W._int({**towers[kind].DEFAULTS, **v}, "num_hidden_layers")
+    layers = clip.layers_built(config["vision_feature_layer"], n_layers)
+    if kind == "siglip_vision_model":
+        return siglip.vision_tower(v, tp, ab, layers=layers, post_norm=False)
+    return towers[kind].vision_tower(v, tp, ab, layers=layers)
+
+
+def whole_projector(v: Mapping[str, Any], text: Mapping[str, Any], bias: bool, kind: str) -> list[int]:
+    """The projector of LLaVA-OneVision and LLaVA-NeXT-Video (plain ``nn.Linear`` layers, whole on
+    every rank): ``linear_1`` ``[H_text, D_vision]`` and ``linear_2`` ``[H_text, H_text]``, with
+    biases under ``bias``; ``kind``: the tower's default ``model_type`` (its width's default)."""
+    towers = {"clip_vision_model": clip, "siglip_vision_model": siglip, "pixtral": pixtral}
+    d = W._int({**towers[str(v.get("model_type", kind))].DEFAULTS, **v}, "hidden_size")
+    h = W._int(text, "hidden_size")
+    return [*linear(h, d, bias), *linear(h, h, bias)]
