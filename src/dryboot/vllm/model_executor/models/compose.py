@@ -12,6 +12,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
+from dryboot.vllm.versions import rules_for
 
 #: a tower and its projector on one rank: (vision config, text config, TP size, bytes per element)
 #: -> what it allocates
@@ -208,6 +209,8 @@ def vision_language(
     (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
     with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
 
+    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`).
+
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
         ``vision_config``."""
@@ -236,7 +239,7 @@ def vision_language(
             weights = text_architecture.walk({**text, "architectures": [arch]}, par, args)
         else:
             weights = _text(text, text_architecture, par, args)
-        if args.no_tower:
+        if args.no_tower or not towers_on_stage(arch, par):
             return weights
         vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):
@@ -488,5 +491,26 @@ def wrapped_text_architecture(config: Mapping[str, Any], arch: str) -> str:
         kind = str(text.get("model_type") or config.get("model_type") or "")
         inner = allowed.get(kind)
     if inner is None:
-        raise InputError("config.json", "text_config.model_type", f"{arch} with a {kind!r} language model is not modelled")
+        raise InputError(
+            "config.json", "text_config.model_type", f"{arch} with a {kind!r} language model is not modelled"
+        )
     return inner
+
+
+def towers_on_stage(arch: str, par: W.Parallel) -> bool:
+    """Whether ``par``'s pipeline stage builds the wrapper's encoder towers: every stage, or the
+    first alone where the release's V2 model runner skips them on later stages
+    (``VersionRules.pp_towers_first_stage``; a speculative method that keeps the V1 runner, e.g.
+    ``suffix``, builds them on every stage: not distinguished here).
+
+    :raises InputError: a later stage on a release where this is not checked."""
+    if par.pp_rank == 0:
+        return True
+    rules = rules_for(par.vllm_version)
+    if rules.pp_towers_first_stage is None:
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"{arch}: where vLLM {rules.version} builds the encoder towers under pipeline parallelism is not checked",
+        )
+    return not rules.pp_towers_first_stage

@@ -15,7 +15,9 @@ output projections alike). Then on every TP rank and pipeline stage the ``HunYua
   ``image_begin`` / ``image_end`` / ``image_sep`` ``[out]``, the ``before_rms`` ``[D]`` and
   ``after_rms`` ``[out]`` RMSNorms (``m = spatial_merge_size``, ``out = out_hidden_size``).
 
-``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower. A nested
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower. The releases that
+do not build this class (0.27.1 fails to inspect it; 0.29+ serve it through the Transformers
+modeling backend) are refused as the planner refuses them (``VersionRules.unverified_architectures``). A nested
 ``text_config``, a MoE language model (``num_experts``), cross-layer attention (``use_cla``) and
 the ``bias`` / ``mlp_bias`` keys are refused by name.
 """
@@ -29,6 +31,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language
 from dryboot.vllm.model_executor.models.towers import heads, linear, tensors, vit_block
+from dryboot.vllm.versions import rules_for, unverified_reason
 
 #: ``HunYuanVLTextConfig``'s (vLLM's) defaults for the text fields the file leaves out
 TEXT_DEFAULTS: dict[str, Any] = {
@@ -73,6 +76,10 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
 
 
 def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    rules = rules_for(par.vllm_version)
+    if "HunYuanVLForConditionalGeneration" in rules.unverified_architectures:
+        why = unverified_reason(rules.version, "HunYuanVLForConditionalGeneration")
+        raise InputError("--vllm-version", rules.version, f"HunYuanVLForConditionalGeneration: {why}")
     for key, why in _REFUSED.items():
         if config.get(key):
             raise InputError("config.json", key, f"HunYuanVLForConditionalGeneration: {why}")

@@ -79,29 +79,36 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-def init_vision_tower(config: Mapping[str, Any], v: Mapping[str, Any], tp: int, ab: int, kind: str) -> W.RankWeights:
+#: the towers ``init_vision_tower_for_llava`` builds, by their config's ``model_type``
+TOWERS = {"clip_vision_model": clip, "siglip_vision_model": siglip, "pixtral": pixtral}
+
+
+def init_vision_tower(
+    config: Mapping[str, Any], v: Mapping[str, Any], tp: int, ab: int, kind: str, version: str
+) -> W.RankWeights:
     """``llava.py`` ``init_vision_tower_for_llava`` (``require_post_norm=False``) on one rank: the
     tower of ``vision_config``'s class (its ``model_type``, ``kind`` when absent: the wrapper
     config class's default), CLIP (:mod:`.clip`), SigLIP (:mod:`.siglip`) or Pixtral
-    (:mod:`.pixtral`), up to ``vision_feature_layer`` (:func:`.clip.layers_built`).
+    (:mod:`.pixtral`, on release ``version``), up to ``vision_feature_layer``
+    (:func:`.clip.layers_built`).
 
     :raises InputError: another tower (named)."""
     kind = str(v.get("model_type", kind))
-    towers = {"clip_vision_model": clip, "siglip_vision_model": siglip, "pixtral": pixtral}
-    if kind not in towers:
+    if kind not in TOWERS:
         raise InputError("config.json", "vision_config.model_type", f"a {kind} tower is not modelled")
-    n_layers = W._int({**towers[kind].DEFAULTS, **v}, "num_hidden_layers")
+    n_layers = W._int({**TOWERS[kind].DEFAULTS, **v}, "num_hidden_layers")
     layers = clip.layers_built(config["vision_feature_layer"], n_layers)
     if kind == "siglip_vision_model":
         return siglip.vision_tower(v, tp, ab, layers=layers, post_norm=False)
-    return towers[kind].vision_tower(v, tp, ab, layers=layers)
+    if kind == "pixtral":
+        return pixtral.vision_tower(v, tp, ab, layers=layers, version=version)
+    return clip.vision_tower(v, tp, ab, layers=layers)
 
 
 def whole_projector(v: Mapping[str, Any], text: Mapping[str, Any], bias: bool, kind: str) -> list[int]:
     """The projector of LLaVA-OneVision and LLaVA-NeXT-Video (plain ``nn.Linear`` layers, whole on
     every rank): ``linear_1`` ``[H_text, D_vision]`` and ``linear_2`` ``[H_text, H_text]``, with
     biases under ``bias``; ``kind``: the tower's default ``model_type`` (its width's default)."""
-    towers = {"clip_vision_model": clip, "siglip_vision_model": siglip, "pixtral": pixtral}
-    d = W._int({**towers[str(v.get("model_type", kind))].DEFAULTS, **v}, "hidden_size")
+    d = W._int({**TOWERS[str(v.get("model_type", kind))].DEFAULTS, **v}, "hidden_size")
     h = W._int(text, "hidden_size")
     return [*linear(h, d, bias), *linear(h, h, bias)]

@@ -17,11 +17,21 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import llava
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language, wrapped_text_architecture
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    WalkArgs,
+    text_config,
+    vision_language,
+    wrapped_text_architecture,
+)
 from dryboot.vllm.model_executor.models.towers import tensors
 
 #: ``LlavaNextVideoConfig``'s defaults (transformers 5.x) for the wrapper's own fields
-DEFAULTS: dict[str, Any] = {"vision_feature_layer": -2, "multimodal_projector_bias": True, "spatial_pool_mode": "average"}
+DEFAULTS: dict[str, Any] = {
+    "vision_feature_layer": -2,
+    "multimodal_projector_bias": True,
+    "spatial_pool_mode": "average",
+}
 MODALITIES = ("video",)
 
 
@@ -35,12 +45,12 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
         )
 
     def tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-        w = llava.init_vision_tower(config, v, tp, ab, "clip_vision_model")
+        w = llava.init_vision_tower(config, v, tp, ab, "clip_vision_model", par.vllm_version)
         bias = bool(config["multimodal_projector_bias"])
         return tensors("vision", llava.whole_projector(v, text, bias, "clip_vision_model"), ab, into=w)
 
     text_arch = wrapped_text_architecture(config, str(config["architectures"][0]))
-    return vision_language(text_arch, tower, modalities=MODALITIES).walk(config, par, args)
+    return vision_language(text_arch, tower, modalities=MODALITIES, text_of=text_config).walk(config, par, args)
 
 
 FAMILIES: dict[str, Family] = {"LlavaNextVideoForConditionalGeneration": Family(_walk, MODALITIES)}

@@ -16,7 +16,13 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import llava
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language, wrapped_text_architecture
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    WalkArgs,
+    text_config,
+    vision_language,
+    wrapped_text_architecture,
+)
 from dryboot.vllm.model_executor.models.towers import tensors
 
 #: ``LlavaOnevisionConfig``'s defaults (transformers 5.x) for the wrapper's own fields
@@ -28,12 +34,12 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     config = {**DEFAULTS, **config}
 
     def tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
-        w = llava.init_vision_tower(config, v, tp, ab, "siglip_vision_model")
+        w = llava.init_vision_tower(config, v, tp, ab, "siglip_vision_model", par.vllm_version)
         bias = bool(config["multimodal_projector_bias"])
         return tensors("vision", llava.whole_projector(v, text, bias, "siglip_vision_model"), ab, into=w)
 
     text_arch = wrapped_text_architecture(config, str(config["architectures"][0]))
-    weights = vision_language(text_arch, tower, modalities=MODALITIES).walk(config, par, args)
+    weights = vision_language(text_arch, tower, modalities=MODALITIES, text_of=text_config).walk(config, par, args)
     # image_newline: a plain parameter of the wrapper (no module for vLLM's tower marking to
     # drop), kept without the tower too
     text = {**config, **(config.get("text_config") or {})}

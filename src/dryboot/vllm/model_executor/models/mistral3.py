@@ -20,7 +20,13 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import clip, pixtral
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language, wrapped_text_architecture
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    WalkArgs,
+    text_config,
+    vision_language,
+    wrapped_text_architecture,
+)
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 #: ``Mistral3Config``'s defaults (transformers 5.x) for the wrapper's own fields
@@ -36,14 +42,15 @@ def projector(config: Mapping[str, Any], d: int, h: int, tp: int) -> list[int]:
     return [d, d * d * m * m, *linear(h_r, d, bias), h * h_r, *([h] if bias else [])]
 
 
-def _tower(config: Mapping[str, Any]) -> Any:
+def _tower(config: Mapping[str, Any], version: str) -> Any:
     def tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
         if v.get("model_type", "pixtral") != "pixtral":
             raise InputError(
                 "config.json", "vision_config.model_type", f"a {v.get('model_type')} tower is not modelled (Pixtral)"
             )
         n_layers = W._int({**pixtral.DEFAULTS, **v}, "num_hidden_layers")
-        w = pixtral.vision_tower(v, tp, ab, layers=clip.layers_built(config["vision_feature_layer"], n_layers))
+        layers = clip.layers_built(config["vision_feature_layer"], n_layers)
+        w = pixtral.vision_tower(v, tp, ab, layers=layers, version=version)
         d = W._int({**pixtral.DEFAULTS, **v}, "hidden_size")
         return tensors("vision", projector(config, d, W._int(text, "hidden_size"), tp), ab, into=w)
 
@@ -57,7 +64,9 @@ def family(defaults: Mapping[str, Any] = DEFAULTS) -> Family:
         config = {**defaults, **config}
         arch = str(config["architectures"][0])
         text_arch = wrapped_text_architecture(config, arch)
-        return vision_language(text_arch, _tower(config), modalities=("image",)).walk(config, par, args)
+        return vision_language(
+            text_arch, _tower(config, par.vllm_version), modalities=("image",), text_of=text_config
+        ).walk(config, par, args)
 
     return Family(walk, ("image",))
 

@@ -4,17 +4,26 @@ the Mistral3 and LLaVA families build it, on one TP rank, in the model dtype: th
 built the ``attention_norm`` and ``ffn_norm`` RMSNorms ``[D]``, ``qkv_proj``
 (``QKVParallelLinear`` ``[3 D / TP, D]``), ``o_proj`` (``RowParallelLinear`` ``[D, D / TP]``),
 the gated ``gate_up_proj`` ``[2 I / TP, D]`` and ``down_proj`` ``[D, I / TP]``, none with a bias;
-no post norm (vLLM refuses ``require_post_norm=True``). Its 2-D rotary embedding
-(transformers' ``PixtralRotaryEmbedding``) holds no tensor vLLM's recorder sees on the releases
-checked (0.27.1, 0.28.0, 0.30.0, 0.33.0)."""
+no post norm (vLLM refuses ``require_post_norm=True``).
+
+Its 2-D rotary embedding is transformers' ``PixtralRotaryEmbedding``, whose two float32 buffers
+(``inv_freq``, ``original_inv_freq``) follow the transformers each release's boot environment holds
+(:func:`rotary_buffers`): 0.27.1 (transformers 5.10) ``[(image_size / P)^2, head_dim]`` each, 0.33.0
+(transformers 5.20) ``[head_dim / 2]`` each. The transformers of the 0.28.0-0.30.0 environments
+(5.24) no longer has the class and vLLM's ``pixtral.py`` cannot import it: the figure for those
+releases counts no rotary buffer (the oracle builds the tower with a buffer-less stand-in), at most
+the grid form's ``8 (image_size / P)^2 head_dim`` bytes (2 MiB for Pixtral-12B's tower) below what
+an older transformers adds. 0.31 and 0.32 are not checked: refused by name."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.towers import tensors, vit_block
+from dryboot.vllm.versions import rules_for
 
 #: ``PixtralVisionConfig``'s defaults (transformers 5.x) for what a ``vision_config`` leaves out
 DEFAULTS: dict[str, Any] = {
@@ -24,17 +33,39 @@ DEFAULTS: dict[str, Any] = {
     "num_attention_heads": 16,
     "num_channels": 3,
     "patch_size": 16,
+    "image_size": 1024,
 }
 
 
-def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int) -> W.RankWeights:
-    """One rank's Pixtral tower of ``layers`` encoder layers (module docstring).
+def rotary_buffers(v: Mapping[str, Any], version: str) -> list[int]:
+    """The bytes of the rotary embedding's buffers on release ``version`` (module docstring).
+
+    :raises InputError: a release whose transformers' Pixtral rotary embedding is not checked."""
+    v = {**DEFAULTS, **v}
+    release = rules_for(version).version
+    head_dim = W._int(v, "hidden_size") // W._int(v, "num_attention_heads")
+    if release == "0.27.1":
+        return 2 * [4 * (W._int(v, "image_size") // W._int(v, "patch_size")) ** 2 * head_dim]
+    if release == "0.33.0":
+        return 2 * [4 * (head_dim // 2)]
+    if release in ("0.28.0", "0.29.0", "0.30.0"):
+        return []
+    raise InputError(
+        "--vllm-version",
+        release,
+        "the Pixtral tower's rotary buffers under this release's transformers are not checked",
+    )
+
+
+def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int, version: str) -> W.RankWeights:
+    """One rank's Pixtral tower of ``layers`` encoder layers on release ``version`` (module
+    docstring).
 
     :raises InputError: heads or the intermediate size TP does not divide (vLLM's parallel
-        linears refuse them)."""
+        linears refuse them), a release :func:`rotary_buffers` refuses."""
     v = {**DEFAULTS, **v}
     d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
     W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
     p, c = W._int(v, "patch_size"), W._int(v, "num_channels")
     block = vit_block(d, inter, tp, bias=False, norm_bias=False, gated=True, whose="the vision tower's")
-    return tensors("vision", [d * c * p * p, d, *block * layers], ab)
+    return tensors("vision", [d * c * p * p, d, *block * layers], ab, buffers=rotary_buffers(v, version))
