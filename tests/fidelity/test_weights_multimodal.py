@@ -35,11 +35,17 @@ MULTIMODAL = tuple(
         "glm4v",
         "glm_ocr",
         "glmasr",
+        "granite4_vision",
         "granite_speech",
+        "hunyuan_vision",
         "kimi_k25",
         "kimi_vl",
         "lfm2_vl",
+        "lightonocr",
+        "llava_next_video",
+        "llava_onevision",
         "minicpmv4_6",
+        "mistral3",
         "moss_transcribe_diarize",
         "ovis",
         "paddleocr_vl",
@@ -138,6 +144,16 @@ def _set(config: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("Blip2ForConditionalGeneration", "text_config.model_type", "t5", "t5 language model"),
         ("GLM4VForCausalLM", "rmsnorm", False, "LayerNorms"),
         ("GLM4VForCausalLM", "post_layer_norm", False, "final norm"),
+        ("Mistral3ForConditionalGeneration", "vision_config.model_type", "siglip_vision_model", "siglip_vision_model"),
+        ("Mistral3ForConditionalGeneration", "text_config.model_type", "gemma3_text", "gemma3_text"),
+        ("Mistral3ForConditionalGeneration", "quantization_config", {"quant_method": "fp8"}, "quantized"),
+        ("LlavaOnevisionForConditionalGeneration", "vision_config.model_type", "qwen2_vl", "qwen2_vl tower"),
+        ("LlavaNextVideoForConditionalGeneration", "spatial_pool_mode", "conv", "average or max"),
+        ("Granite4VisionForConditionalGeneration", "downsample_rate", "4:8", "downsample_rate"),
+        ("Granite4VisionForConditionalGeneration", "deepstack_layer_map", [], "deepstack_layer_map"),
+        ("Granite4VisionForConditionalGeneration", "text_config.model_type", "llama", "llama language model"),
+        ("HunYuanVLForConditionalGeneration", "use_cla", True, "use_cla"),
+        ("HunYuanVLForConditionalGeneration", "num_experts", 8, "MoE"),
     ],
 )
 def test_unmodelled_module_refused_by_name(arch: str, path: str, value: Any, named: str) -> None:
@@ -175,7 +191,12 @@ TEXT_KEYS.update(
 )
 #: wrappers whose text model is the config's own fields (no sub-config to lose), and GLM-4.5V,
 #: composed as GLM-4.1V is (a flat config read as its text model)
-FLAT = {"GLM4VForCausalLM", "ChameleonForConditionalGeneration", "Glm4vMoeForConditionalGeneration"}
+FLAT = {
+    "GLM4VForCausalLM",
+    "ChameleonForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration",
+    "HunYuanVLForConditionalGeneration",
+}
 
 
 @pytest.mark.parametrize("arch", [a for a in WRAPPERS if a not in FLAT])
@@ -228,3 +249,89 @@ def test_tower_config_defaults_match_vllm(case: str) -> None:
             want["buffer_bytes"],
             want["allocated_bytes"],
         )
+
+
+#: vLLM 0.27.1's, 0.30.0's and 0.33.0's own figures for the wrappers added with the Pixtral tower
+#: (``RECORD_WEIGHTS_OUT=... record_weights.py --tiny ARCH...`` in each release's boot environment;
+#: 0.27.1's in ``recorded-0.27.1.json`` beside that release's other cases)
+PER_RELEASE_ARCHS = (
+    "Mistral3ForConditionalGeneration",
+    "LightOnOCRForConditionalGeneration",
+    "LlavaOnevisionForConditionalGeneration",
+    "LlavaNextVideoForConditionalGeneration",
+    "Granite4VisionForConditionalGeneration",
+    "HunYuanVLForConditionalGeneration",
+)
+PER_RELEASE = {
+    version: json.loads((HERE / "data" / "weights" / name).read_text())
+    for version, name in (
+        ("0.27.1", "recorded-0.27.1.json"),
+        ("0.30.0", "recorded-0.30.0-wrappers.json"),
+        ("0.33.0", "recorded-0.33.0-wrappers.json"),
+    )
+}
+PER_RELEASE_CASES = sorted(
+    (version, cid)
+    for version, doc in PER_RELEASE.items()
+    for cid, row in doc["cases"].items()
+    if row["config"][len("arch--") :] in PER_RELEASE_ARCHS
+)
+
+
+def test_per_release_records_are_the_release() -> None:
+    assert {v: doc["vllm"] for v, doc in PER_RELEASE.items()} == {v: v for v in PER_RELEASE}
+    assert len(PER_RELEASE_CASES) == 3 * 42
+
+
+@pytest.mark.parametrize(("version", "cid"), PER_RELEASE_CASES)
+def test_wrapper_matches_each_release(version: str, cid: str) -> None:
+    """Every stage's parameter, buffer and allocated bytes as the release builds them (its Pixtral
+    rotary buffers, 0.33's towers on the first pipeline stage only, Granite-4-Vision's spatial
+    projectors on 0.33), and the release's refusals (HunYuan-VL on 0.27.1, and through the
+    Transformers backend on 0.30+)."""
+    row = PER_RELEASE[version]["cases"][cid]
+    argv = row["argv"]
+    config = _config(row["config"][len("arch--") :])
+    tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
+    lm_only = "--language-model-only" in argv
+    if not row["ok"]:
+        with pytest.raises(InputError):
+            for stage in range(pp):
+                rank_weights(
+                    config, Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version), language_model_only=lm_only
+                )
+        return
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(pp):
+        w = rank_weights(
+            config, Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version), language_model_only=lm_only
+        )
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages
+
+
+@pytest.mark.parametrize(
+    ("arch", "version", "par", "named"),
+    [
+        ("Mistral3ForConditionalGeneration", "0.31.0", Parallel(tp=1), "rotary buffers"),
+        ("Granite4VisionForConditionalGeneration", "0.32.0", Parallel(tp=1), "projectors on this release"),
+        ("LlavaNextVideoForConditionalGeneration", "0.32.0", Parallel(tp=1, pp=2, pp_rank=1), "not checked"),
+        ("HunYuanVLForConditionalGeneration", "0.31.0", Parallel(tp=1), "Transformers modeling backend"),
+    ],
+)
+def test_unchecked_releases_refused_by_name(arch: str, version: str, par: Parallel, named: str) -> None:
+    from dataclasses import replace
+
+    with pytest.raises(InputError, match=named):
+        rank_weights(_config(arch), replace(par, vllm_version=version))
+
+
+def test_lighton_ocr_config_without_the_fields_vllm_reads_refused() -> None:
+    """transformers' ``lighton_ocr`` config class defines neither field vLLM's class reads."""
+    config = {**_config("LightOnOCRForConditionalGeneration"), "model_type": "lighton_ocr"}
+    assert rank_weights(config, Parallel()).param_bytes > 0  # both given: read as Mistral3's
+    config.pop("vision_feature_layer")
+    with pytest.raises(InputError, match="vision_feature_layer"):
+        rank_weights(config, Parallel())
