@@ -335,3 +335,31 @@ def test_lighton_ocr_config_without_the_fields_vllm_reads_refused() -> None:
     config.pop("vision_feature_layer")
     with pytest.raises(InputError, match="vision_feature_layer"):
         rank_weights(config, Parallel())
+
+
+VARIANTS = json.loads((HERE / "data" / "weights" / "llava-tower-variants.json").read_text())
+VARIANT_CASES = sorted((v, cid) for v, cases in VARIANTS["releases"].items() for cid in cases)
+
+
+def test_llava_variants_are_recorded() -> None:
+    assert set(VARIANTS["releases"]) == {"0.28.0", "0.33.0"}
+    assert len(VARIANT_CASES) == 2 * 4 * 7
+
+
+@pytest.mark.parametrize(("version", "cid"), VARIANT_CASES)
+def test_llava_with_pixtral_or_siglip_tower_matches_vllm(version: str, cid: str) -> None:
+    """LLaVA / LLaVA-NeXT over a Pixtral (Pixtral-12B in the HF layout) or SigLIP tower, and a
+    non-negative feature layer (that many layers built, as vLLM's ``get_layer_index``), per stage."""
+    row = VARIANTS["releases"][version][cid]
+    config = VARIANTS["configs"][cid.split()[0]]
+    argv = row["argv"]
+    tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
+    lm_only = "--language-model-only" in argv
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(pp):
+        par = Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version)
+        w = rank_weights(config, par, language_model_only=lm_only)
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages

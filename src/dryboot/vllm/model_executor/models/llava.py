@@ -1,14 +1,15 @@
 """LLaVA (``llava.py``, ``LlavaForConditionalGeneration``) and LLaVA-Next (``llava_next.py``,
-``LlavaNextForConditionalGeneration``) with a CLIP tower: the language model of ``text_config``,
+``LlavaNextForConditionalGeneration``): the language model of ``text_config``,
 built as the architecture its ``model_type`` names (Llama, Mistral, Qwen2; the config class's
-default text model is Llama), then on every TP rank and pipeline stage the CLIP tower
-(:mod:`.clip`, up to ``vision_feature_layer``, no post LayerNorm) and the projector
+default text model is Llama), then on every TP rank and pipeline stage the vision tower
+(:func:`init_vision_tower`: CLIP by default, SigLIP or Pixtral (Pixtral-12B in the HF layout), up
+to ``vision_feature_layer``, no post norm) and the projector
 (``LlavaMultiModalProjector``: ``linear_1`` ColumnParallel ``[H_text / TP, D_vision x features]``,
 ``linear_2`` RowParallel ``[H_text, H_text / TP]``, with biases under
 ``multimodal_projector_bias``, true by default). ``--language-model-only`` or
 ``--limit-mm-per-prompt`` image 0 drops the tower and projector; LLaVA-Next's ``image_newline``
-``[H_text]``, a plain parameter of the wrapper, stays either way.
-Other towers (SigLIP, Pixtral) are refused by name.
+``[H_text]``, a plain parameter of the wrapper, stays either way. Other towers are refused by
+name.
 """
 
 from __future__ import annotations
@@ -30,18 +31,14 @@ TEXT_ARCHITECTURES = {
 }
 
 
-def _tower(newline: bool) -> Any:
+def _tower(newline: bool, version: str) -> Any:
     def tower(
         config: Mapping[str, Any], v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int
     ) -> W.RankWeights:
-        if v.get("model_type", "clip_vision_model") != "clip_vision_model":
-            raise InputError(
-                "config.json", "vision_config.model_type", f"a {v.get('model_type')} tower is not modelled"
-            )
-        n_layers = W._int({**clip.DEFAULTS, **v}, "num_hidden_layers")
         feature = config.get("vision_feature_layer", -2)
-        w = clip.vision_tower(v, tp, ab, layers=clip.layers_built(feature, n_layers))
-        d = W._int({**clip.DEFAULTS, **v}, "hidden_size") * (
+        w = init_vision_tower({**config, "vision_feature_layer": feature}, v, tp, ab, "clip_vision_model", version)
+        kind = str(v.get("model_type", "clip_vision_model"))
+        d = W._int({**TOWERS[kind].DEFAULTS, **v}, "hidden_size") * (
             len(feature) if newline and isinstance(feature, list) else 1
         )
         h = W._int(text, "hidden_size")
@@ -60,7 +57,7 @@ def _family(newline: bool) -> Family:
         kind = str(text.get("model_type", "llama")) if isinstance(text, Mapping) else "llama"
         if kind not in TEXT_ARCHITECTURES:
             raise InputError("config.json", "text_config.model_type", f"a {kind} language model is not modelled")
-        tower = _tower(newline)
+        tower = _tower(newline, par.vllm_version)
         family = vision_language(
             TEXT_ARCHITECTURES[kind], lambda v, t, tp, ab: tower(config, v, t, tp, ab), modalities=("image",)
         )
