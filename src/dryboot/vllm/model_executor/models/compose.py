@@ -190,6 +190,7 @@ def vision_language(
     pp_refused: str | None = None,
     text_of: Callable[[Mapping[str, Any]], Any] | None = None,
     tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
+    quantized: Callable[[W.Quant], bool] | None = None,
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
@@ -208,6 +209,8 @@ def vision_language(
     ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
     (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
     with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
+    ``quantized``: the quantization methods the wrapper's ``tower`` sizes itself (it reads the
+    config's ``quantization_config``); the text model then gets the wrapper's ``quantization_config``.
 
     On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`).
 
@@ -220,7 +223,8 @@ def vision_language(
         config_only(config, args)
         if par.pp > 1 and pp_refused is not None:
             raise InputError("--pipeline-parallel-size", None, f"{arch}: {pp_refused}")
-        if W.quant_from_config(config, args.hf_quant).method is not None:
+        quant = W.quant_from_config(config, args.hf_quant)
+        if quant.method is not None and (quantized is None or not quantized(quant)):
             raise InputError(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
@@ -231,7 +235,8 @@ def vision_language(
             raise InputError("config.json", None, f"{arch}: the language model's config object is missing")
         if not isinstance(text, Mapping):
             text = {k: v for k, v in config.items() if k != "vision_config"}
-        outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
+        kept = ("tie_word_embeddings", "torch_dtype", *(("quantization_config",) if quant.method else ()))
+        outer = {k: config[k] for k in kept if k in config}
         text = {**outer, **text}
         if prepare is not None:
             text = prepare(text)

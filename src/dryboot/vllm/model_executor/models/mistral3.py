@@ -23,26 +23,40 @@ from dryboot.vllm.model_executor.models import clip, pixtral
 from dryboot.vllm.model_executor.models.compose import (
     Family,
     WalkArgs,
+    merged,
     text_config,
     vision_language,
     wrapped_text_architecture,
 )
-from dryboot.vllm.model_executor.models.towers import linear, tensors
+from dryboot.vllm.model_executor.models.towers import tensors
 
 #: ``Mistral3Config``'s defaults (transformers 5.x) for the wrapper's own fields
 DEFAULTS: dict[str, Any] = {"vision_feature_layer": -1, "multimodal_projector_bias": False, "spatial_merge_size": 2}
 
 
-def projector(config: Mapping[str, Any], d: int, h: int, tp: int) -> list[int]:
+def projector(config: Mapping[str, Any], d: int, h: int, tp: int, ab: int, quant: W.Quant) -> W.RankWeights:
     """``Mistral3MultiModalProjector``'s tensors on one rank (module docstring) for a tower of
-    width ``d`` and a language model of width ``h``."""
+    width ``d`` and a language model of width ``h``: ``linear_1`` / ``linear_2`` under ``quant``
+    (:func:`.weights.linear_bytes`; their biases in the model dtype), the norm and the merging
+    layer (plain ``nn.Linear``) in the model dtype."""
     m = W._int(config, "spatial_merge_size")
     bias = bool(config.get("multimodal_projector_bias"))
     h_r = W._divide(h, tp, "the projector's width")
-    return [d, d * d * m * m, *linear(h_r, d, bias), h * h_r, *([h] if bias else [])]
+    w = tensors("vision", [d, d * d * m * m, *([h_r, h] if bias else [])], ab)
+    linears = W.linear_bytes(quant, d, (h_r,), ab, tp=tp) + W.linear_bytes(quant, h_r, (h,), ab, tp=tp, split="row")
+    for _, nbytes in linears:
+        w.add("vision", nbytes)
+    return w
 
 
-def _tower(config: Mapping[str, Any], version: str) -> Any:
+def quantized(quant: W.Quant) -> bool:
+    """The checkpoint quantizations whose tower and projector this module sizes: fp8 with one
+    scale per tensor (vLLM builds the tower's and projector's parallel linears with it, whatever
+    ``modules_to_not_convert`` says: recorded on Devstral-Small-2)."""
+    return quant.method == "fp8" and quant.block is None
+
+
+def _tower(config: Mapping[str, Any], version: str, quant: W.Quant) -> Any:
     def tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
         if v.get("model_type", "pixtral") != "pixtral":
             raise InputError(
@@ -50,9 +64,9 @@ def _tower(config: Mapping[str, Any], version: str) -> Any:
             )
         n_layers = W._int({**pixtral.DEFAULTS, **v}, "num_hidden_layers")
         layers = clip.layers_built(config["vision_feature_layer"], n_layers)
-        w = pixtral.vision_tower(v, tp, ab, layers=layers, version=version)
+        w = pixtral.vision_tower(v, tp, ab, layers=layers, version=version, quant=quant)
         d = W._int({**pixtral.DEFAULTS, **v}, "hidden_size")
-        return tensors("vision", projector(config, d, W._int(text, "hidden_size"), tp), ab, into=w)
+        return merged(w, projector(config, d, W._int(text, "hidden_size"), tp, ab, quant))
 
     return tower
 
@@ -64,9 +78,9 @@ def family(defaults: Mapping[str, Any] = DEFAULTS) -> Family:
         config = {**defaults, **config}
         arch = str(config["architectures"][0])
         text_arch = wrapped_text_architecture(config, arch)
-        return vision_language(
-            text_arch, _tower(config, par.vllm_version), modalities=("image",), text_of=text_config
-        ).walk(config, par, args)
+        tower = _tower(config, par.vllm_version, W.quant_from_config(config, args.hf_quant))
+        family = vision_language(text_arch, tower, modalities=("image",), text_of=text_config, quantized=quantized)
+        return family.walk(config, par, args)
 
     return Family(walk, ("image",))
 

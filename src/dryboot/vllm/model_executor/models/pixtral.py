@@ -57,9 +57,13 @@ def rotary_buffers(v: Mapping[str, Any], version: str) -> list[int]:
     )
 
 
-def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int, version: str) -> W.RankWeights:
+def vision_tower(
+    v: Mapping[str, Any], tp: int, ab: int, *, layers: int, version: str, quant: W.Quant | None = None
+) -> W.RankWeights:
     """One rank's Pixtral tower of ``layers`` encoder layers on release ``version`` (module
-    docstring).
+    docstring); ``quant``: the quant method its parallel linears are built with (the checkpoint's,
+    where vLLM hands it to the tower; :func:`.weights.linear_bytes`), the norms and the patch
+    convolution in the model dtype.
 
     :raises InputError: heads or the intermediate size TP does not divide (vLLM's parallel
         linears refuse them), a release :func:`rotary_buffers` refuses."""
@@ -67,5 +71,21 @@ def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int, version
     d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
     W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
     p, c = W._int(v, "patch_size"), W._int(v, "num_channels")
-    block = vit_block(d, inter, tp, bias=False, norm_bias=False, gated=True, whose="the vision tower's")
-    return tensors("vision", [d * c * p * p, d, *block * layers], ab, buffers=rotary_buffers(v, version))
+    buffers = rotary_buffers(v, version)
+    if quant is None or quant.method is None:
+        block = vit_block(d, inter, tp, bias=False, norm_bias=False, gated=True, whose="the vision tower's")
+        return tensors("vision", [d * c * p * p, d, *block * layers], ab, buffers=buffers)
+    d_r = W._divide(d, tp, "the vision tower's hidden size")
+    i_r = W._divide(inter, tp, "the vision tower's intermediate_size")
+    linears = (
+        W.linear_bytes(quant, d, (d_r, d_r, d_r), ab, tp=tp)
+        + W.linear_bytes(quant, d_r, (d,), ab, tp=tp, split="row")
+        + W.linear_bytes(quant, d, (i_r, i_r), ab, tp=tp)
+        + W.linear_bytes(quant, i_r, (d,), ab, tp=tp, split="row")
+    )
+    w = tensors("vision", [d * c * p * p, d], ab, buffers=buffers)
+    for _ in range(layers):
+        tensors("vision", [d, d], ab, into=w)  # attention_norm, ffn_norm
+        for _, nbytes in linears:
+            w.add("vision", nbytes)
+    return w
