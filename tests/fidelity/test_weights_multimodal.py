@@ -276,28 +276,36 @@ PER_RELEASE = {
         ("0.33.0", "recorded-0.33.0-wrappers.json"),
     )
 }
+#: published configs of these wrappers (``data/weights/configs/``) recorded per release
+PER_RELEASE_PUBLISHED = ("mistralai--Devstral-Small-2-24B-Instruct-2512",)
 PER_RELEASE_CASES = sorted(
     (version, cid)
     for version, doc in PER_RELEASE.items()
     for cid, row in doc["cases"].items()
-    if row["config"][len("arch--") :] in PER_RELEASE_ARCHS
+    if row["config"][len("arch--") :] in PER_RELEASE_ARCHS or row["config"] in PER_RELEASE_PUBLISHED
 )
+
+
+def _config_of(row: dict[str, Any]) -> dict[str, Any]:
+    if row["config"].startswith("arch--"):
+        return _config(row["config"][len("arch--") :])
+    return dict(json.loads((HERE / "data" / "weights" / "configs" / row["config"] / "config.json").read_text()))
 
 
 def test_per_release_records_are_the_release() -> None:
     assert {v: doc["vllm"] for v, doc in PER_RELEASE.items()} == {v: v for v in PER_RELEASE}
-    assert len(PER_RELEASE_CASES) == 3 * 42
+    assert len(PER_RELEASE_CASES) >= 3 * 42 + 2 * 7
 
 
 @pytest.mark.parametrize(("version", "cid"), PER_RELEASE_CASES)
 def test_wrapper_matches_each_release(version: str, cid: str) -> None:
     """Every stage's parameter, buffer and allocated bytes as the release builds them (its Pixtral
     rotary buffers, 0.33's towers on the first pipeline stage only, Granite-4-Vision's spatial
-    projectors on 0.33), and the release's refusals (HunYuan-VL on 0.27.1, and through the
-    Transformers backend on 0.30+)."""
+    projectors on 0.33, Devstral-Small-2's fp8 tower), and the release's refusals (HunYuan-VL on
+    0.27.1, and through the Transformers backend on 0.30+)."""
     row = PER_RELEASE[version]["cases"][cid]
     argv = row["argv"]
-    config = _config(row["config"][len("arch--") :])
+    config = _config_of(row)
     tp = int(argv[argv.index("--tensor-parallel-size") + 1])
     pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
     lm_only = "--language-model-only" in argv
