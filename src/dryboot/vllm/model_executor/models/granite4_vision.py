@@ -73,14 +73,16 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     text = config.get("text_config")
     kind = str(text.get("model_type", "granite")) if isinstance(text, Mapping) else "granite"
     if kind != "granite":
-        raise InputError("config.json", "text_config.model_type", f"a {kind} language model is not modelled (granite)")
+        raise InputError(
+            "config.json", "text_config.model_type", f"a {kind!r} language model is not modelled (granite)"
+        )
     q, win = _rate(config)
     n_projectors = _projectors(config, par.vllm_version)
 
     def tower(v: Mapping[str, Any], t: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
         if v.get("model_type", "siglip_vision_model") != "siglip_vision_model":
             raise InputError(
-                "config.json", "vision_config.model_type", f"a {v.get('model_type')} tower is not modelled (SigLIP)"
+                "config.json", "vision_config.model_type", f"a {v.get('model_type')!r} tower is not modelled (SigLIP)"
             )
         w = siglip.vision_tower(v, tp, ab, post_norm=False)
         d, h = W._int({**siglip.DEFAULTS, **v}, "hidden_size"), W._int(t, "hidden_size")

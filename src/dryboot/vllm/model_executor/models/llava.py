@@ -56,7 +56,7 @@ def _family(newline: bool) -> Family:
         text = config.get("text_config") or {}
         kind = str(text.get("model_type", "llama")) if isinstance(text, Mapping) else "llama"
         if kind not in TEXT_ARCHITECTURES:
-            raise InputError("config.json", "text_config.model_type", f"a {kind} language model is not modelled")
+            raise InputError("config.json", "text_config.model_type", f"a {kind!r} language model is not modelled")
         tower = _tower(newline, par.vllm_version)
         family = vision_language(
             TEXT_ARCHITECTURES[kind], lambda v, t, tp, ab: tower(config, v, t, tp, ab), modalities=("image",)
@@ -92,7 +92,7 @@ def init_vision_tower(
     :raises InputError: another tower (named)."""
     kind = str(v.get("model_type", kind))
     if kind not in TOWERS:
-        raise InputError("config.json", "vision_config.model_type", f"a {kind} tower is not modelled")
+        raise InputError("config.json", "vision_config.model_type", f"a {kind!r} tower is not modelled")
     n_layers = W._int({**TOWERS[kind].DEFAULTS, **v}, "num_hidden_layers")
     layers = clip.layers_built(config["vision_feature_layer"], n_layers)
     if kind == "siglip_vision_model":

@@ -60,7 +60,7 @@ def _tower(config: Mapping[str, Any], version: str, quant: W.Quant) -> Any:
     def tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
         if v.get("model_type", "pixtral") != "pixtral":
             raise InputError(
-                "config.json", "vision_config.model_type", f"a {v.get('model_type')} tower is not modelled (Pixtral)"
+                "config.json", "vision_config.model_type", f"a {v.get('model_type')!r} tower is not modelled (Pixtral)"
             )
         n_layers = W._int({**pixtral.DEFAULTS, **v}, "num_hidden_layers")
         layers = clip.layers_built(config["vision_feature_layer"], n_layers)
