@@ -12,6 +12,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
+from dryboot.vllm.versions import rules_for
 
 #: a tower and its projector on one rank: (vision config, text config, TP size, bytes per element)
 #: -> what it allocates
@@ -189,6 +190,7 @@ def vision_language(
     pp_refused: str | None = None,
     text_of: Callable[[Mapping[str, Any]], Any] | None = None,
     tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
+    quantized: Callable[[W.Quant], bool] | None = None,
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
@@ -207,6 +209,10 @@ def vision_language(
     ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
     (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
     with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
+    ``quantized``: the quantization methods the wrapper's ``tower`` sizes itself (it reads the
+    config's ``quantization_config``); the text model then gets the wrapper's ``quantization_config``.
+
+    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -217,7 +223,8 @@ def vision_language(
         config_only(config, args)
         if par.pp > 1 and pp_refused is not None:
             raise InputError("--pipeline-parallel-size", None, f"{arch}: {pp_refused}")
-        if W.quant_from_config(config, args.hf_quant).method is not None:
+        quant = W.quant_from_config(config, args.hf_quant)
+        if quant.method is not None and (quantized is None or not quantized(quant)):
             raise InputError(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
@@ -228,7 +235,8 @@ def vision_language(
             raise InputError("config.json", None, f"{arch}: the language model's config object is missing")
         if not isinstance(text, Mapping):
             text = {k: v for k, v in config.items() if k != "vision_config"}
-        outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
+        kept = ("tie_word_embeddings", "torch_dtype", *(("quantization_config",) if quant.method else ()))
+        outer = {k: config[k] for k in kept if k in config}
         text = {**outer, **text}
         if prepare is not None:
             text = prepare(text)
@@ -236,7 +244,7 @@ def vision_language(
             weights = text_architecture.walk({**text, "architectures": [arch]}, par, args)
         else:
             weights = _text(text, text_architecture, par, args)
-        if args.no_tower:
+        if args.no_tower or not towers_on_stage(arch, par):
             return weights
         vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):
@@ -466,3 +474,48 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
         w.own(kind, nbytes)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)
+
+
+def wrapped_text_architecture(config: Mapping[str, Any], arch: str) -> str:
+    """The architecture vLLM builds as the language model of a wrapper that hands its text config
+    to ``init_vllm_registered_model`` as is: the text config's ``architectures`` (one the planner's
+    ``WRAPPERS`` entry accepts), else the causal-LM class of its ``model_type`` (the wrapper's own
+    ``model_type`` standing for its config class's default text model), as
+    :data:`dryboot.vllm.models.wrappers.WRAPPERS` says.
+
+    :raises InputError: a language model that table does not list (named)."""
+    from dryboot.vllm.models.wrappers import WRAPPERS
+
+    allowed = WRAPPERS[arch][1]
+    text = config.get("text_config")
+    text = text if isinstance(text, Mapping) else {}
+    named = text.get("architectures")
+    if isinstance(named, list) and named:
+        kind, inner = str(named[0]), (str(named[0]) if str(named[0]) in allowed.values() else None)
+    else:
+        kind = str(text.get("model_type") or config.get("model_type") or "")
+        inner = allowed.get(kind)
+    if inner is None:
+        raise InputError(
+            "config.json", "text_config.model_type", f"{arch} with a {kind!r} language model is not modelled"
+        )
+    return inner
+
+
+def towers_on_stage(arch: str, par: W.Parallel) -> bool:
+    """Whether ``par``'s pipeline stage builds the wrapper's encoder towers: every stage, or the
+    first alone where the release's V2 model runner skips them on later stages
+    (``VersionRules.pp_towers_first_stage``; a speculative method that keeps the V1 runner, e.g.
+    ``suffix``, builds them on every stage: not distinguished here).
+
+    :raises InputError: a later stage on a release where this is not checked."""
+    if par.pp_rank == 0:
+        return True
+    rules = rules_for(par.vllm_version)
+    if rules.pp_towers_first_stage is None:
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"{arch}: where vLLM {rules.version} builds the encoder towers under pipeline parallelism is not checked",
+        )
+    return not rules.pp_towers_first_stage
