@@ -927,13 +927,18 @@ def _guarded(*args: Any) -> RankWeights:
     """:func:`_walk`, with a config field of an unexpected type or value (a list where a number
     belongs, a float count, ...) refused in one line like every other refusal."""
     try:
-        return _walk(*args)
+        w = _walk(*args)
     except InputError:
         raise
     except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as e:
         raise InputError(
             "config.json", None, f"a field has an unexpected type or value ({type(e).__name__}: {e})"[:200]
         ) from None
+    if w.param_bytes == 0:
+        # vLLM builds zero-width layers for a zero size (a family module's walk reads hidden_size
+        # as any other size); no checkpoint is such a model
+        raise InputError("config.json", "hidden_size", "the sizes describe a model with no weights (a zero width)")
+    return w
 
 
 @dataclass(frozen=True)
