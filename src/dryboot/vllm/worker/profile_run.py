@@ -32,12 +32,14 @@ from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
+    GLM4V_WRAPPERS,
     LLAMA4_VISION_TYPE,
     PIXTRAL_DENSE_MASK_UNTIL,
     VisionTower,
     encoder_batch,
     encoder_term,
     gemma4_with_audio,
+    glm4v_sized,
     sized_for_processor,
     vision_tower,
 )
@@ -286,6 +288,11 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"the video's {GEMMA4_VIDEO_FRAMES} 224 px frames padded to {t.frame_patches} patches, "
             f"{t.frame_embeds} embeddings each"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type in GLM4V_WRAPPERS.values():
+        return (
+            f"image processor's size.longest_edge {shape.image_max_pixels:,} px and the video processor's "
+            f"{shape.video_max_pixels:,} px (pixel areas; the profiled video's frames fill max_model_len)"
+        )
     if shape.vision_tower is not None and shape.vision_tower.model_type == "moonvit":
         limit = shape.image_max_pixels
         said = f"image processor's in_token_limit {limit}" if limit else "published Kimi-VL-A3B in_token_limit 4096"
@@ -320,6 +327,28 @@ def _sizes_said(shape: ForwardShape) -> str:
     if shape.image_max_pixels or shape.video_max_pixels:
         return "sizes in the checkpoint's processor configs"
     return "published default sizes (no preprocessor_config.json beside the config)"
+
+
+def _glm4v_sized(shape: ForwardShape, tower: VisionTower, max_model_len: int, limits: Mapping[str, int]) -> VisionTower:
+    """GLM-4.1V's items at ``max_model_len`` (:func:`~dryboot.vllm.worker.encoder_profile.glm4v_sized`).
+
+    :raises InputError: the checkpoint's image or video processor size not known (vLLM reads both
+        to build the dummies; dryboot keeps no published default for them)."""
+    if not shape.image_max_pixels or not shape.video_max_pixels:
+        missing = "preprocessor_config.json" if not shape.image_max_pixels else "video_preprocessor_config.json"
+        raise InputError(
+            "activation",
+            "multimodal encoder profiling",
+            f"GLM-4.1V's dummy items are sized by the checkpoint's {missing} size.longest_edge (a pixel area), "
+            "not found beside the config: not bounded",
+        )
+    return glm4v_sized(
+        tower,
+        max_model_len=max_model_len,
+        image_max_pixels=shape.image_max_pixels,
+        video_max_pixels=shape.video_max_pixels,
+        image_active=limits.get("image", 999) > 0,
+    )
 
 
 def activation_terms(
@@ -376,13 +405,17 @@ def activation_terms(
                     f"vLLM {release} sizes Mistral3's dummy image by vision_config.image_size, and the checkpoint's "
                     f"image processor resizes it to longest_edge {shape.image_max_pixels} px: not bounded",
                 )
+            limits = dict(mm_limits or {})
+            if tower.model_type in GLM4V_WRAPPERS.values():
+                sized = _glm4v_sized(shape, tower, max_model_len, limits)
+                limits["video"] = min(limits.get("video", 999), 1)  # Glm4vProcessingInfo supports one video
             tower = sized
             batch = encoder_batch(
                 tower,
                 max_num_batched_tokens=max_num_batched_tokens,
                 max_num_seqs=max_num_seqs,
                 max_model_len=max_model_len,
-                limit_mm_per_prompt=mm_limits,
+                limit_mm_per_prompt=limits,
                 image_max_pixels=shape.image_max_pixels,
                 video_max_pixels=shape.video_max_pixels,
             )
@@ -396,7 +429,7 @@ def activation_terms(
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
                 "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, "
-                "Mistral3's Pixtral, Gemma-4's vision tower); --language-model-only, "
+                "Mistral3's Pixtral, Gemma-4's vision tower, GLM-4.1V's and others in docs/budget.md); --language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
@@ -466,6 +499,8 @@ def activation_terms(
         # at least the tower's, so the encoder adds at least the tower's peak less this
         decoder_high = sum(t.high for t in terms)
         tower = sized_for_processor(shape.vision_tower, shape.image_max_pixels)
+        if tower.model_type in GLM4V_WRAPPERS.values():
+            tower = _glm4v_sized(shape, tower, max_model_len, mm_limits or {})
         terms.append(
             encoder_term(
                 tower,
