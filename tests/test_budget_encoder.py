@@ -361,6 +361,8 @@ _WIDTH_KEYS = [
             "llama4",
             "llava_onevision",
             "kimi_vl",
+            "glm4v",
+            "glm4v_moe",
         ]
     ),
     st.sampled_from(
@@ -372,6 +374,8 @@ _WIDTH_KEYS = [
             "intern_vit_6b",
             "llama4_vision_model",
             "moonvit",
+            "glm4v_vision",
+            "glm4v_moe_vision",
             None,
         ]
     ),
@@ -956,3 +960,93 @@ def test_kimi_vl_moonvit_sized_by_the_processors_in_token_limit(tmp_path: Path) 
         with_processor_sizes(shape, str(tmp_path / "config.json"))
     odd = forward_shape({**config, "vision_config": {**config["vision_config"], "merge_kernel_size": [2]}})
     assert odd.vision_tower is None and "merge_kernel_size" in odd.vision_refusal
+
+
+GLM41V_VISION = {
+    "model_type": "glm4v_vision",
+    "depth": 24,
+    "hidden_size": 1536,
+    "intermediate_size": 13696,
+    "num_heads": 12,
+    "out_hidden_size": 4096,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "image_size": 336,
+}
+
+
+def _glm4v_dir(tmp_path: Path, processor_class: str = "Glm4vProcessor") -> Path:
+    config = _config(FIDELITY / "Glm4vForConditionalGeneration.json")
+    config["vision_config"] = GLM41V_VISION
+    config["text_config"] = {**config["text_config"], "hidden_size": 4096}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"size": {"shortest_edge": 12544, "longest_edge": 9633792}, "processor_class": processor_class})
+    )
+    (tmp_path / "video_preprocessor_config.json").write_text(
+        json.dumps({"size": {"shortest_edge": 12544, "longest_edge": 47040000}})
+    )
+    return tmp_path / "config.json"
+
+
+def test_glm41v_profiles_the_video_filling_max_model_len(tmp_path: Path) -> None:
+    """GLM-4.1V at 32,768 tokens: the largest image is 2184 px square (6,084 tokens); the budget
+    counts a video of 26,656 tokens (the frames within 32,768 less one image), but the profiled
+    dummy video fills the whole 32,768: 31,974 embeddings, 127,896 patches through the tower."""
+    from dryboot.planner.budget import with_processor_sizes
+
+    source = _glm4v_dir(tmp_path)
+    shape = with_processor_sizes(forward_shape(_config(source)), str(source))
+    assert (shape.image_max_pixels, shape.video_max_pixels) == (9633792, 47040000)
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "1 video item(s) x 26,656 tokens (encoder budget 26,656; 127,896 patches" in enc.source
+    # the embeddings of the video run: 31,974 x 4,096 x 2 bytes at least
+    assert enc.low >= 31974 * 4096 * 2
+    images_only = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=1,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"video": 0},
+    )
+    (img,) = [t for t in images_only if t.name == "activation: multimodal encoder"]
+    assert "1 image item(s) x 6,084 tokens (encoder budget 8,192; 24,336 patches" in img.source
+
+
+def test_glm4v_refused_without_its_processor_sizes_or_with_another_processor(tmp_path: Path) -> None:
+    source = _glm4v_dir(tmp_path)
+    bare = forward_shape(_config(source))
+    with pytest.raises(InputError, match=r"preprocessor_config\.json size\.longest_edge"):
+        activation_terms(bare, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768)
+    from dryboot.planner.budget import with_processor_sizes
+
+    other = with_processor_sizes(bare, str(_glm4v_dir(tmp_path, "Glm46VProcessor")))
+    assert other.vision_tower is None and "Glm46VProcessor" in other.vision_refusal
+    with pytest.raises(InputError, match="timestamp tokens"):
+        activation_terms(other, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768)
+    odd = forward_shape({**_config(source), "vision_config": {**GLM41V_VISION, "temporal_patch_size": 1}})
+    assert odd.vision_tower is None and "temporal_patch_size" in odd.vision_refusal
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 1 << 40), st.integers(1, 1 << 40), st.integers(1, 1 << 20), st.booleans())
+def test_glm4v_items_for_any_processor_area(image: int, video: int, mml: int, image_active: bool) -> None:
+    from dryboot.vllm.worker.encoder_profile import glm4v_sized, glm4v_tower
+
+    tower = glm4v_tower(GLM41V_VISION, "glm4v_vision")
+    try:
+        sized = glm4v_sized(
+            tower, max_model_len=mml, image_max_pixels=image, video_max_pixels=video, image_active=image_active
+        )
+    except InputError as e:
+        assert "\n" not in e.line() and "size.longest_edge" in e.line()
+        return
+    assert sized.image_tokens > 0 and sized.image_patches == 4 * sized.image_tokens
+    # the profiled video fills max_model_len, the counted one that less an image: never fewer frames
+    assert 0 < sized.video_item_tokens <= sized.frame_embeds

@@ -926,8 +926,16 @@ def glm4v_sized(
     :func:`glm4v_video_frames` within ``max_model_len`` less one largest image's tokens where
     images are on. The profiled video (``get_dummy_encoder_profile_inputs``, ``{video: 1}``)
     takes its frames within the whole ``max_model_len``, so it may run more frames than counted:
-    ``frame_tokens`` / ``frame_patches`` / ``frame_embeds`` carry one counted item and the one run."""
+    ``frame_tokens`` / ``frame_patches`` / ``frame_embeds`` carry one counted item and the one run.
+
+    :raises InputError: a processor area over :data:`MAX_ITEM_TOKENS` tokens (named)."""
     m = tower.spatial_merge_size
+    for value, source in (
+        (image_max_pixels, "preprocessor_config.json"),
+        (video_max_pixels, "video_preprocessor_config.json"),
+    ):
+        if value // (tower.patch_size * m) ** 2 > MAX_ITEM_TOKENS:
+            raise InputError(source, "size.longest_edge", f"{value} px is over {MAX_ITEM_TOKENS:,} tokens")
     h, w, image = glm4v_vision_info(tower, (GLM4V_DUMMY_SIDE, GLM4V_DUMMY_SIDE), 1, image_max_pixels)
     side = (w, h)
 

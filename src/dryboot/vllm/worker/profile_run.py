@@ -429,7 +429,8 @@ def activation_terms(
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
                 "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, "
-                "Mistral3's Pixtral, Gemma-4's vision tower, GLM-4.1V's and others in docs/budget.md); --language-model-only, "
+                "Mistral3's Pixtral, Gemma-4's vision tower, GLM-4.1V's and others in docs/budget.md); "
+                "--language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
