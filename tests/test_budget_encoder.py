@@ -1030,6 +1030,11 @@ def test_glm4v_refused_without_its_processor_sizes_or_with_another_processor(tmp
     assert other.vision_tower is None and "Glm46VProcessor" in other.vision_refusal
     with pytest.raises(InputError, match="timestamp tokens"):
         activation_terms(other, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768)
+    # vLLM's get_processor_config: tokenizer_config.json names the class where the others do not
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 9633792}}))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"processor_class": "Glm4vProcessor"}))
+    kept = with_processor_sizes(bare, str(source))
+    assert kept.vision_tower is not None and kept.image_max_pixels == 9633792
     odd = forward_shape({**_config(source), "vision_config": {**GLM41V_VISION, "temporal_patch_size": 1}})
     assert odd.vision_tower is None and "temporal_patch_size" in odd.vision_refusal
 

@@ -295,11 +295,14 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
     if image is None and video is None:
         return shape
     if tower.model_type in GLM4V_WRAPPERS.values():  # GLM-4.1V: only Glm4vProcessor's count is modelled
-        named = folder / "processor_config.json"
-        processor = load_config_json(named)[1] if named.is_file() else None
-        if not (processor and "processor_class" in processor):
-            processor = image
-        cls = (processor or {}).get("processor_class")
+        # vLLM's get_processor_config: the first of these files that names a processor_class
+        cls = None
+        for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
+            named = folder / name
+            held = load_config_json(named)[1] if named.is_file() else None
+            if held and "processor_class" in held:
+                cls = held["processor_class"]
+                break
         if cls != GLM4V_PROCESSOR:
             why = (
                 f"processor_class {cls!r}: vLLM counts its video by the tokenizer's timestamp tokens, not bounded"
