@@ -1035,6 +1035,9 @@ def test_glm4v_refused_without_its_processor_sizes_or_with_another_processor(tmp
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"processor_class": "Glm4vProcessor"}))
     kept = with_processor_sizes(bare, str(source))
     assert kept.vision_tower is not None and kept.image_max_pixels == 9633792
+    moe = forward_shape(_config(FIDELITY / "Glm4vMoeForConditionalGeneration.json"))  # GLM-4.5V's wrapper
+    assert moe.vision_tower is not None and moe.vision_tower.model_type == "glm4v_moe_vision"
+    assert moe.vision_tower.merger_intermediate == 128 and moe.vision_tower.intermediate_size == 512
     odd = forward_shape({**_config(source), "vision_config": {**GLM41V_VISION, "temporal_patch_size": 1}})
     assert odd.vision_tower is None and "temporal_patch_size" in odd.vision_refusal
 
