@@ -1058,3 +1058,24 @@ def test_glm4v_items_for_any_processor_area(image: int, video: int, mml: int, im
     assert sized.image_tokens > 0 and sized.image_patches == 4 * sized.image_tokens
     # the profiled video fills max_model_len, the counted one that less an image: never fewer frames
     assert 0 < sized.video_item_tokens <= sized.frame_embeds
+
+
+def test_kimi_k25_vision_chunk_stays_profiled_under_image_and_video_limits() -> None:
+    """Kimi-K2.5's tower serves vLLM's ``vision_chunk`` modality only: ``--limit-mm-per-prompt``
+    image and video 0 leave it profiled (and refused by name); ``vision_chunk`` 0 skips it."""
+    from dryboot.vllm.worker.profile_run import encoder_profiled
+
+    shape = forward_shape(_config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json"))
+    assert shape.modalities == ("vision_chunk",)
+    assert encoder_profiled(shape, limit_mm_per_prompt={"image": 0, "video": 0})
+    assert not encoder_profiled(shape, limit_mm_per_prompt={"vision_chunk": 0})
+    with pytest.raises(InputError, match="vision_chunk"):
+        activation_terms(
+            shape,
+            max_num_batched_tokens=8192,
+            max_num_seqs=256,
+            tp=1,
+            compiled=True,
+            max_model_len=8192,
+            mm_limits={"image": 0, "video": 0},
+        )

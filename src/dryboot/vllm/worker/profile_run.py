@@ -86,6 +86,10 @@ ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
     "speech_config": ("audio",),
 }
 _ENCODER_KEYS = tuple(ENCODER_MODALITIES)
+#: top-level ``model_type``s whose vision tower serves another modality than image and video
+#: (``get_supported_mm_limits``): Kimi-K2.5's ``vision_chunk`` (images and video chunks alike),
+#: so ``--limit-mm-per-prompt`` image / video 0 leaves it profiled, as vLLM does.
+VISION_MODALITIES_BY_MODEL: dict[str, tuple[str, ...]] = {"kimi_k25": ("vision_chunk",)}
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
 #: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
 #: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
@@ -176,7 +180,10 @@ def forward_shape(
     )
     encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
     encoder = encoders[0] if encoders else None
-    modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
+    own = VISION_MODALITIES_BY_MODEL.get(str(config.get("model_type") or ""))
+    modalities = tuple(
+        sorted({m for k in encoders for m in (own if own and k == "vision_config" else ENCODER_MODALITIES[k])})
+    )
     # Gemma-4's audio tower beside its vision tower (E2B / E4B): one of them is profiled
     gemma4_audio = config.get("model_type") == "gemma4" and encoders == ["vision_config", "audio_config"]
     vision = config.get("vision_config") if encoders == ["vision_config"] or gemma4_audio else None
