@@ -276,6 +276,7 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
         GLM4V_PROCESSOR,
         GLM4V_WRAPPERS,
         LLAMA4_VISION_TYPE,
+        kimi_k25_sized,
         kimi_vl_in_token_limit,
         llama4_max_patches,
         processor_max_pixels,
@@ -310,6 +311,8 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
                 else "no processor_class in the processor configs: vLLM's count is not known, not bounded"
             )
             return replace(shape, vision_tower=None, vision_refusal=why)
+    if tower.model_type == "kimi_k25_vision":  # Kimi-K2.5: media_proc_cfg sizes the item
+        return shape if image is None else replace(shape, vision_tower=kimi_k25_sized(tower, image))
     if tower.model_type == "moonvit":  # Kimi-VL: its in_token_limit, not a side, sizes the item
         return replace(shape, image_max_pixels=kimi_vl_in_token_limit(image, tower))
     if tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item

@@ -41,8 +41,10 @@ the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dumm
 1153 x 944 dummy or the pooled-frame video, :func:`_llava_onevision_tower`) and Kimi-VL's MoonViT
 (``kimi_vl``: the 1024 px dummy under ``in_token_limit``, :func:`kimi_vl_tower`) and GLM-4.1V's /
 GLM-4.5V's (``glm4v``, ``glm4v_moe``, with a ``Glm4vProcessor``: the largest image and the
-dummy video of up to 600 frames at the processors' pixel areas, :func:`glm4v_sized`). Any other
-tower (GLM-4.6V's processor, Kimi-K2.5's, MiniCPM-V's included) is refused by name.
+dummy video of up to 600 frames at the processors' pixel areas, :func:`glm4v_sized`) and
+Kimi-K2.5's MoonViT-3D (``kimi_k25``: the 3000 px image or video chunk under its
+``media_proc_cfg``, :func:`kimi_k25_sized`). Any other tower (GLM-4.6V's processor, MiniCPM-V's
+included) is refused by name.
 """
 
 from __future__ import annotations
@@ -168,6 +170,20 @@ KIMI_VL_DUMMY_SIDE, KIMI_VL_IN_TOKEN_LIMIT = 1024, 4096
 #: ``min_pixels`` vLLM's ``_get_vision_info`` passes (smart_resize's default).
 GLM4V_WRAPPERS = {"glm4v": "glm4v_vision", "glm4v_moe": "glm4v_moe_vision"}
 GLM4V_PROCESSOR, GLM4V_MAX_FRAMES, GLM4V_DUMMY_SIDE, GLM4V_MIN_PIXELS = "Glm4vProcessor", 600, 9_999_999, 112 * 112
+#: Kimi-K2.5 (``kimi_k25.py``, 0.27.1-0.33.0): the dummy image's side (``MaxImageTokenMeta``:
+#: 3000 x 3000, a video chunk of ``temporal_merge_kernel_size`` such frames beside it), and its
+#: tower's widths as transformers' ``Kimi_K25VisionConfig`` defaults them (the published config
+#: names them ``vt_*``, its remote code's names: dryboot bounds only where both readings agree).
+KIMI_K25_DUMMY_SIDE = 3000
+KIMI_K25_WIDTHS = {"hidden_size": 1152, "intermediate_size": 4304, "num_attention_heads": 16}
+#: ``vision_config`` keys whose other values change the tower's forward (its default first).
+KIMI_K25_VARIANTS = {
+    "mlp_type": "mlp2",
+    "norm_type": "layernorm",
+    "merge_type": "sd2_tpool",
+    "mm_projector_type": "patchmerger",
+    "video_attn_type": "spatial_temporal",
+}
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -227,6 +243,7 @@ class VisionTower:
         ``image_embeds``: the embeddings a frame / an image yields where fewer than the tokens
         counted (0: as counted); ``video_item_tokens``: the tokens the budget counts per video
         item, fixed by the processing info (Gemma-4: frames x (soft tokens + 8); 0: no such rule).
+    :param pooled_frames: Kimi-K2.5's video chunk: frames an item runs, averaged before the merge.
     :param merger_intermediate: GLM-4.1V's merger: the gated MLP's width over each merged token
         (``vision_config.intermediate_size``; the blocks' MLP is ``out_hidden_size`` wide); 0: none.
     :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
@@ -265,6 +282,7 @@ class VisionTower:
     audio_item_tokens: int = 0
     audio_hidden_size: int = 0
     merger_intermediate: int = 0
+    pooled_frames: int = 1
 
     @property
     def patches_per_token(self) -> int:
@@ -349,6 +367,8 @@ def vision_tower(
         if str(vision.get("model_type") or GLM4V_WRAPPERS[model_type]) != GLM4V_WRAPPERS[model_type]:
             return None
         return glm4v_tower(vision, GLM4V_WRAPPERS[model_type])
+    if model_type == "kimi_k25":
+        return kimi_k25_tower(vision)
     if model_type == "kimi_vl":
         if str(vision.get("model_type") or "moonvit") != "moonvit":
             return None
@@ -956,6 +976,116 @@ def glm4v_sized(
     )
 
 
+def kimi_k25_width(vision: Mapping[str, Any], key: str) -> int:
+    """One of Kimi-K2.5's tower widths: the ``vision_config``'s ``key`` (transformers' name, its
+    default :data:`KIMI_K25_WIDTHS`) where its ``vt_`` name (the remote code's) says the same.
+
+    :raises InputError: the two readings differ, or the width is not a positive integer (named)."""
+    native = vision.get(key, KIMI_K25_WIDTHS[key])
+    remote = vision.get("vt_" + key, native)
+    if native != remote:
+        raise InputError("config.json", f"vision_config.vt_{key}", f"differs from {key}'s {native}: not bounded")
+    return _pos({key: native}, key)
+
+
+def kimi_k25_tower(vision: Mapping[str, Any]) -> VisionTower:
+    """Kimi-K2.5's MoonViT-3D (``kimi_k25_vit.py``): ``patch_size`` patches (one frame each) with
+    interpolated position embeddings added once, ``mlp2`` blocks (``fc0``, activation, ``fc1``)
+    attending over every frame of an item, then ``sd2_tpool``: the item's frames averaged, the
+    ``merge_kernel_size`` groups copied out, concatenated, normed, ``linear_1`` over ``kernel^2 x
+    hidden`` with its GELU, and ``linear_2`` onto the text model's width. The item is sized from
+    the checkpoint's ``media_proc_cfg`` (:func:`kimi_k25_sized`).
+
+    :raises InputError: a width missing or read two ways, a non-square merge kernel, or a variant
+        of the forward (``mlp_type``, ``qkv_hidden_size``, ...) other than the published one (named)."""
+    for key, default in KIMI_K25_VARIANTS.items():
+        if vision.get(key, default) != default:
+            raise InputError("config.json", f"vision_config.{key}", f"{vision.get(key)!r}: not {default}, not bounded")
+    hidden = kimi_k25_width(vision, "hidden_size")
+    if vision.get("qkv_hidden_size", hidden) not in (None, hidden):
+        raise InputError("config.json", "vision_config.qkv_hidden_size", "not the hidden size: not bounded")
+    kernel = _kernel(vision.get("merge_kernel_size", [2, 2]), "config.json", "vision_config.merge_kernel_size")
+    if kernel[0] != kernel[1]:
+        raise InputError("config.json", "vision_config.merge_kernel_size", "not square: not bounded")
+    return VisionTower(
+        model_type="kimi_k25_vision",
+        hidden_size=hidden,
+        intermediate_size=kimi_k25_width(vision, "intermediate_size"),
+        num_heads=kimi_k25_width(vision, "num_attention_heads"),
+        patch_size=_pos({"patch_size": vision.get("patch_size", 14)}, "patch_size"),
+        temporal_patch_size=1,
+        spatial_merge_size=kernel[0],
+        in_channels=3,
+        out_hidden_size=0,  # linear_2 onto the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        projector_widths=1,
+    )
+
+
+def kimi_k25_grid(side: int, patch: int, kernel: int, in_patch_limit: int, side_limit: int) -> int:
+    """Patches a side of the ``side`` px square dummy after ``navit_resize_image`` (vLLM's
+    ``kimi_k25_vision_fused.py``): scaled by the least of 1, ``sqrt(in_patch_limit / patches)``
+    and ``side_limit x patch / side``, truncated (at most ``side_limit`` patches), padded to
+    whole ``kernel x patch`` units."""
+    s1 = math.sqrt(in_patch_limit / (max(1.0, side // patch) * max(1.0, side // patch)))
+    scale = min(1.0, s1, side_limit * patch / side)
+    new = min(max(1, int(side * scale)), side_limit * patch)
+    unit = kernel * patch
+    return (new + (unit - new % unit) % unit) // patch
+
+
+def _cfg_int(cfg: Mapping[str, Any], key: str, *, optional: bool = False) -> int | None:
+    value = cfg.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_ITEM_TOKENS:
+        raise InputError("preprocessor_config.json", f"media_proc_cfg.{key}", "must be an integer in 1-16,777,216")
+    return value
+
+
+def kimi_k25_sized(tower: VisionTower, preprocessor: Mapping[str, Any]) -> VisionTower:
+    """Kimi-K2.5's item from a checkpoint's ``preprocessor_config.json`` ``media_proc_cfg``
+    (``KimiK25FusedVisionProcessor``, the processor vLLM uses where numba imports; numba is
+    among vLLM's requirements): the 3000 px image under ``in_patch_limit``, or, where it counts
+    at least as many tokens, the video chunk of ``temporal_merge_kernel_size`` such frames under
+    ``in_patch_limit_each_frame`` (else ``in_patch_limit``), lowered to
+    ``round(in_patch_limit_video / frames)`` where that is set; both capped at
+    ``patch_limit_on_one_side`` patches a side. The chunk's tokens are one frame's
+    (``kernel^2`` patches a token); it runs every frame's patches.
+
+    :raises InputError: a missing or malformed field, ``fixed_output_tokens`` set, or a
+        ``patch_size`` / ``merge_kernel_size`` other than the vision config's (named)."""
+    cfg = preprocessor.get("media_proc_cfg")
+    if not isinstance(cfg, Mapping):
+        raise InputError("preprocessor_config.json", "media_proc_cfg", "not found: Kimi-K2.5's item is not known")
+    if cfg.get("fixed_output_tokens") is not None:
+        raise InputError("preprocessor_config.json", "media_proc_cfg.fixed_output_tokens", "set: not bounded")
+    if cfg.get("patch_size") != tower.patch_size:
+        raise InputError("preprocessor_config.json", "media_proc_cfg.patch_size", "differs from the vision config's")
+    raw = cfg.get("merge_kernel_size")
+    kernel = raw[0] if isinstance(raw, list | tuple) and raw else raw
+    if kernel != tower.spatial_merge_size:
+        raise InputError(
+            "preprocessor_config.json", "media_proc_cfg.merge_kernel_size", "differs from the vision config's"
+        )
+    limit = _cfg_int(cfg, "in_patch_limit")
+    side_limit = _cfg_int(cfg, "patch_limit_on_one_side")
+    frames = _cfg_int(cfg, "temporal_merge_kernel_size")
+    each = _cfg_int(cfg, "in_patch_limit_each_frame", optional=True) or limit
+    video = _cfg_int(cfg, "in_patch_limit_video", optional=True)
+    assert limit is not None and side_limit is not None and frames is not None and each is not None
+    if frames > 1024:
+        raise InputError("preprocessor_config.json", "media_proc_cfg.temporal_merge_kernel_size", "over 1024")
+    if video is not None:
+        each = min(round(video / frames), each)
+    p, k = tower.patch_size, tower.spatial_merge_size
+    image = kimi_k25_grid(KIMI_K25_DUMMY_SIDE, p, k, limit, side_limit)
+    chunk = kimi_k25_grid(KIMI_K25_DUMMY_SIDE, p, k, each, side_limit)
+    grid, t = (chunk, frames) if chunk * chunk >= image * image else (image, 1)
+    return replace(tower, image_tokens=grid * grid // (k * k), image_patches=t * grid * grid, pooled_frames=t)
+
+
 def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
     """(rows, columns) of merged tokens of a ``width x height`` image
     (``KimiVLProcessingInfo.get_num_image_tokens``): past ``limit`` patches the image is scaled by
@@ -1381,6 +1511,10 @@ def tower_widest(
         # Gemma-3: the transposed copy, then its pooled and normed tokens; Mistral3: the output's
         # concatenation, norm, unfolded grids and their concatenation (merge^2 x hidden per token)
         merger = base + tower.projector_copies * patches * h * b + (2 * tokens * h * b if tower.pool else 0) + end
+    if tower.model_type == "kimi_k25_vision":  # the frames' mean and its grouped copy beside the
+        # final hidden states; then the copies, their concatenation, norm, linear_1 and its GELU
+        pooled = patches // tower.pooled_frames * h * b
+        merger = max(base + 2 * pooled, 4 * pooled + out)
     if tower.merger_intermediate:  # GLM-4.1V: the adapter, then the merger over merged tokens
         o, mi = tower.out_hidden_size, tower.merger_intermediate
         # post_layernorm beside the hidden states and the position embeddings, a contiguous copy

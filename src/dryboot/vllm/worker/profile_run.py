@@ -300,6 +300,10 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"image processor's size.longest_edge {shape.image_max_pixels:,} px and the video processor's "
             f"{shape.video_max_pixels:,} px (pixel areas; the profiled video's frames fill max_model_len)"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "kimi_k25_vision":
+        t = shape.vision_tower
+        what = f"a video chunk of {t.pooled_frames} frames" if t.pooled_frames > 1 else "the image"
+        return f"media_proc_cfg of preprocessor_config.json (the 3000 px dummy: {what}, {t.image_tokens:,} tokens)"
     if shape.vision_tower is not None and shape.vision_tower.model_type == "moonvit":
         limit = shape.image_max_pixels
         said = f"image processor's in_token_limit {limit}" if limit else "published Kimi-VL-A3B in_token_limit 4096"
@@ -413,6 +417,15 @@ def activation_terms(
                     f"image processor resizes it to longest_edge {shape.image_max_pixels} px: not bounded",
                 )
             limits = dict(mm_limits or {})
+            if tower.model_type == "kimi_k25_vision":
+                if not tower.image_tokens:
+                    raise InputError(
+                        "activation",
+                        "multimodal encoder profiling",
+                        "Kimi-K2.5's dummy item is sized by the checkpoint's preprocessor_config.json "
+                        "media_proc_cfg, not found beside the config: not bounded",
+                    )
+                limits = {"image": limits.get("vision_chunk", 999)}  # its one modality, counted as the image
             if tower.model_type in GLM4V_WRAPPERS.values():
                 sized = _glm4v_sized(shape, tower, max_model_len, limits)
                 limits["video"] = min(limits.get("video", 999), 1)  # Glm4vProcessingInfo supports one video
@@ -426,6 +439,8 @@ def activation_terms(
                 image_max_pixels=shape.image_max_pixels,
                 video_max_pixels=shape.video_max_pixels,
             )
+            if batch is not None and tower.model_type == "kimi_k25_vision":
+                batch = replace(batch, modality="vision_chunk")
         if tower is None or max_model_len <= 0:
             what = f"the {shape.vision_model_type} tower's" if shape.vision_model_type else f"the {shape.multimodal}'s"
             if shape.vision_refusal:
