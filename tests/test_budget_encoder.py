@@ -21,6 +21,7 @@ from dryboot.vllm.worker.encoder_profile import (
     encoder_term,
     gemma3_num_crops,
     idefics3_tiles,
+    kimi_k25_sized,
     llava_next_tokens,
     max_tokens_per_item,
     processor_max_pixels,
@@ -363,6 +364,7 @@ _WIDTH_KEYS = [
             "kimi_vl",
             "glm4v",
             "glm4v_moe",
+            "kimi_k25",
         ]
     ),
     st.sampled_from(
@@ -1069,7 +1071,7 @@ def test_kimi_k25_vision_chunk_stays_profiled_under_image_and_video_limits() -> 
     assert shape.modalities == ("vision_chunk",)
     assert encoder_profiled(shape, limit_mm_per_prompt={"image": 0, "video": 0})
     assert not encoder_profiled(shape, limit_mm_per_prompt={"vision_chunk": 0})
-    with pytest.raises(InputError, match="vision_chunk"):
+    with pytest.raises(InputError, match="media_proc_cfg"):
         activation_terms(
             shape,
             max_num_batched_tokens=8192,
@@ -1079,3 +1081,96 @@ def test_kimi_k25_vision_chunk_stays_profiled_under_image_and_video_limits() -> 
             max_model_len=8192,
             mm_limits={"image": 0, "video": 0},
         )
+
+
+K25_MEDIA = {
+    "patch_size": 14,
+    "merge_kernel_size": [2, 2],
+    "in_patch_limit": 16384,
+    "patch_limit_on_one_side": 512,
+    "in_patch_limit_each_frame": 16384,
+    "in_patch_limit_video": None,
+    "temporal_merge_kernel_size": 4,
+    "fixed_output_tokens": None,
+}
+
+
+def test_kimi_k25_profiles_its_video_chunk(tmp_path: Path) -> None:
+    """moonshotai/Kimi-K2.5's published widths (``vt_*`` equal to transformers' defaults) under a
+    media_proc_cfg whose frames may hold as many patches as an image: the 3000 px dummy is scaled
+    to 1820 px, padded to 130 x 130 patches (4,225 tokens); the chunk ties the image, so vLLM's
+    dummy is the chunk: 4 frames, 67,600 patches; one item fills an 8,192 budget."""
+    from dryboot.planner.budget import with_processor_sizes
+
+    config = _config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"media_proc_cfg": K25_MEDIA}))
+    shape = with_processor_sizes(forward_shape(config), str(tmp_path / "config.json"))
+    tower = shape.vision_tower
+    assert tower is not None and (tower.image_tokens, tower.pooled_frames, tower.image_patches) == (4225, 4, 67600)
+    terms = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=8,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"image": 0, "video": 0},
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "1 vision_chunk item(s) x 4,225 tokens (encoder budget 8,192; 67,600 patches" in enc.source
+    assert "a video chunk of 4 frames" in enc.source
+    assert enc.low >= 4225 * 7168 * 2  # the embeddings on the text model's width
+    off = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=8,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"vision_chunk": 0},
+    )
+    assert not [t for t in off if t.name == "activation: multimodal encoder"]
+
+
+def test_kimi_k25_refuses_widths_read_two_ways_and_other_forwards() -> None:
+    config = _config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json")
+    wide = forward_shape({**config, "vision_config": {**config["vision_config"], "vt_hidden_size": 1536}})
+    assert wide.vision_tower is None and "vt_hidden_size" in wide.vision_refusal
+    other = forward_shape(
+        {**config, "vision_config": {**config["vision_config"], "mm_projector_type": "patchmergerv2"}}
+    )
+    assert other.vision_tower is None and "mm_projector_type" in other.vision_refusal
+    tower = forward_shape(config).vision_tower
+    assert tower is not None
+    for bad in (
+        {"media_proc_cfg": {**K25_MEDIA, "fixed_output_tokens": 64}},
+        {"media_proc_cfg": {**K25_MEDIA, "patch_size": 16}},
+        {},
+    ):
+        with pytest.raises(InputError, match="media_proc_cfg"):
+            kimi_k25_sized(tower, bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(list(K25_MEDIA)),
+        st.one_of(
+            st.integers(-3, 1 << 26),
+            st.none(),
+            st.booleans(),
+            st.floats(allow_nan=True),
+            st.lists(st.integers(-1, 20), max_size=3),
+        ),
+    )
+)
+def test_kimi_k25_any_media_proc_cfg_sizes_or_one_line(changes: dict[str, Any]) -> None:
+    tower = forward_shape(_config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json")).vision_tower
+    assert tower is not None
+    try:
+        sized = kimi_k25_sized(tower, {"media_proc_cfg": {**K25_MEDIA, **changes}})
+    except InputError as e:
+        assert "\n" not in e.line() and "media_proc_cfg" in e.line()
+        return
+    assert sized.image_tokens > 0 and sized.image_patches == sized.pooled_frames * 4 * sized.image_tokens
