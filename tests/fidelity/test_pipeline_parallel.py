@@ -52,13 +52,6 @@ KNOWN: dict[tuple[str, str], str] = {
         (v, "DeepseekV4ForCausalLM"): "the oracle's limit: tilelang is absent (dryboot refuses the auto KV dtype)"
         for v in ("0.30.0", "0.33.0")
     },
-    **{
-        (
-            "0.33.0",
-            a,
-        ): "vLLM serves it; dryboot refuses it by name on 0.33.0 (not verified there: versions.UNVERIFIED_REASONS)"
-        for a in ("MellumForCausalLM", "MiMoV2FlashForCausalLM")
-    },
 }
 
 
@@ -104,7 +97,6 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
         for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
     },
     **{(v, "Gemma3nForCausalLM"): _META for v in ("0.30.0", "0.33.0")},
-    **{("0.33.0", a): KNOWN[("0.33.0", a)] for a in ("MellumForCausalLM", "MiMoV2FlashForCausalLM")},
 }
 
 
