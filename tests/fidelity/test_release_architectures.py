@@ -32,6 +32,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MellumForCausalLM": "served by the Transformers backend, config read by transformers' MellumConfig",
         # mimo_v2.py passes the cache config to its attention layers (--kv-cache-dtype applies)
         "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
+        # a wrapper planned through its text model (HyperCLOVAX), first planned with this release
+        "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
     },
 }
 

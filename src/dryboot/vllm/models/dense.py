@@ -391,6 +391,20 @@ DECODERS: dict[str, Decoder] = {
     ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
+    # sarvam.py's SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (full attention,
+    # head size config.head_dim or hidden // heads) on transformers' SarvamMoEConfig, which has no
+    # use_bias or embedding_dropout (the model reads both: AttributeError without them)
+    "SarvamMoEForCausalLM": Decoder(
+        "sarvam.py",
+        {
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 4,
+            "hidden_size": 4096,
+            "head_dim": 64,
+        },
+        required=("use_bias", "embedding_dropout"),
+    ),
     "HYV3ForCausalLM": Decoder(
         "hy_v3.py",
         {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": 128, "num_experts": 64},
