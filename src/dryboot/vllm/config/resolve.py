@@ -153,7 +153,8 @@ def backend_for(
                 f"({handed.name} on SM 9.x); dryboot does not model that choice on SM "
                 f"{gpu.capability[0]}.{gpu.capability[1]}",
             )
-        if handed.name in DIFFKV_BACKENDS and kv_cache_dtype not in handed.kv_cache_dtypes:
+        declared = handed.kv_cache_dtypes
+        if handed.name in DIFFKV_BACKENDS and declared is not None and kv_cache_dtype not in declared:
             _refuse_diffkv_cache(handed.name, kv_cache_dtype, model)
         return handed
     if model.sparse_mla and gpu.capability[0] == 10 and rules.version == "0.31.0":

@@ -717,7 +717,9 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     extra = extra_of(model, HFClassReading)
     if extra is None:
         return model
-    return extra.model if model.architecture in rules.hf_config_class_architectures else replace(model, family_extra=None)
+    return (
+        extra.model if model.architecture in rules.hf_config_class_architectures else replace(model, family_extra=None)
+    )
 
 
 def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
