@@ -423,6 +423,16 @@ def padded_vocab_per_rank(vocab: int, tp: int, what: str = "the padded vocabular
     return _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, what)
 
 
+def dense_mlp_sizes(h: int, inter: int, tp: int, what: str = "intermediate_size", *, merged: bool = True) -> list[int]:
+    """A gated MLP's tensors per rank, in elements: ``gate_up_proj`` ``[2 x inter / TP, h]`` and
+    ``down_proj`` ``[h, inter / TP]`` (``MergedColumnParallelLinear``, ``RowParallelLinear``), or
+    with ``merged=False`` separate ``gate_proj`` and ``up_proj`` ``[inter / TP, h]`` each.
+
+    :raises InputError: ``inter`` (field ``what``) not divisible by TP."""
+    i_r = _divide(inter, tp, what)
+    return [2 * i_r * h, h * i_r] if merged else [i_r * h, i_r * h, h * i_r]
+
+
 def kv_heads_per_rank(nkv: int, tp: int, field: str = "num_key_value_heads") -> int:
     """KV heads one rank holds (vLLM's ``QKVParallelLinear``): ``nkv / tp`` when there are at
     least ``tp`` heads, else one head replicated over ``tp / nkv`` ranks.
@@ -799,6 +809,25 @@ class _Walk:
         self.ref.add(kind, nbytes, buffer=buffer)
         if self.ckpt is not None and not buffer:
             self.out.add(kind, nbytes)
+
+    def ends(self, par: Parallel, vocab_r: int, h: int, ab: int) -> None:
+        """A decoder's ends built whole per rank (``VocabParallelEmbedding`` on the first stage;
+        the untied ``ParallelLMHead`` and the final norm on the last): ``vocab_r`` padded rows
+        per rank of ``h`` elements, ``ab`` bytes each."""
+        if par.pp_rank == 0:
+            self.own("embedding", vocab_r * h * ab)
+        if par.pp_rank == par.pp - 1:
+            self.own("lm_head", vocab_r * h * ab)
+            self.own("norm", h * ab)
+
+    def attention_layer(self, sizes: Iterable[int], ab: int) -> None:
+        """One decoder layer's tensors of ``sizes`` elements each in ``ab`` bytes (norms,
+        projections, MLP), then its ``Attention``'s scale parameters and buffers
+        (``set_default_quant_scales``: 16 bytes and :attr:`attention_blocks` blocks)."""
+        for n in sizes:
+            self.own("weight", n * ab)
+        self.own("attention scales", 16, buffer=True)
+        self.ref.allocated_bytes += self.attention_blocks * ALLOC_ROUND
 
     def layer(self, kind: Hashable, build: Callable[[], bool]) -> bool:
         """One decoder layer: ``build()`` adds its modules and says whether it holds attention.
