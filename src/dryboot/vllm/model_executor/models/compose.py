@@ -121,17 +121,24 @@ def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
 
 
 def unquantized(
-    config: Mapping[str, Any], args: WalkArgs, defaults: Mapping[str, Any] | None = None
+    config: Mapping[str, Any],
+    args: WalkArgs,
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    untied: str | None = None,
 ) -> tuple[dict[str, Any], int]:
     """The opening of a family walk that models unquantized layouts only: ``config`` over the
     family's ``defaults`` (what its transformers config class fills in) and the model dtype's
-    bytes per element.
+    bytes per element. ``untied``: the family's name, for one that models an untied LM head only.
 
-    :raises InputError: checkpoint headers (not mapped), a quantization method (named)."""
+    :raises InputError: checkpoint headers (not mapped), a quantization method (named), a tied
+        head under ``untied``."""
     config_only(config, args)
     if W.quant_from_config(config, args.hf_quant).method is not None:
         raise InputError("quantization_config", "quant_method", f"quantized {_arch(config)} layouts are not modelled")
     merged = {**(defaults or {}), **config}
+    if untied is not None and merged.get("tie_word_embeddings"):
+        raise InputError("config.json", "tie_word_embeddings", f"a tied {untied} head is not modelled")
     return merged, W.model_dtype_bytes(merged, args.dtype)
 
 

@@ -60,9 +60,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, rope tables per
         layer type, sizes TP does not divide, TP above the experts."""
-    config, ab = unquantized(config, args, DEFAULTS)
-    if config.get("tie_word_embeddings"):
-        raise InputError("config.json", "tie_word_embeddings", "a tied Laguna head is not modelled")
+    config, ab = unquantized(config, args, DEFAULTS, untied="Laguna")
     partial = _rope_factor(config)
     tp = par.tp
     h, nkv, hd = (W._int(config, k) for k in ("hidden_size", "num_key_value_heads", "head_dim"))

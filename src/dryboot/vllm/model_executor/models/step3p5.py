@@ -54,9 +54,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
         not divide, TP above the experts, a stage without MoE layers."""
-    config, ab = unquantized(config, args, DEFAULTS)
-    if config.get("tie_word_embeddings"):
-        raise InputError("config.json", "tie_word_embeddings", "a tied Step-3.5 head is not modelled")
+    config, ab = unquantized(config, args, DEFAULTS, untied="Step-3.5")
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "moe_num_experts"), W._int(config, "moe_intermediate_size")
