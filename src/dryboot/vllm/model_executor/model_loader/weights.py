@@ -172,6 +172,10 @@ MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
 #: Qwen3.6-35B-A3B)
 MROPE_TOKEN_POSITIONS = {"0.33.0"}
+#: the key a wrapper's text config carries into this walk when vLLM builds its decoder layers as
+#: ``qwen3_vl.py``'s ``Qwen3VLDecoderLayer`` (Qwen3-VL, Qwen3-VL-MoE and the classes over them):
+#: their multimodal RoPE follows :data:`MROPE_TOKEN_POSITIONS` as the Qwen3.5 wrappers' does
+QWEN3_VL_DECODER = "_qwen3_vl_decoder"
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
 VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe", "gemma3_mm"}
@@ -1283,7 +1287,8 @@ def _walk(
             w.own("rotary", nbytes, buffer=True)
     elif n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES and not mha else hd
-        factor = 1 if family in VL_WRAPPERS and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
+        token_mrope = family in VL_WRAPPERS or bool(config.get(QWEN3_VL_DECODER))
+        factor = 1 if token_mrope and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
         w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
             indexed = any(has_indexer(config, li) for li in layers)

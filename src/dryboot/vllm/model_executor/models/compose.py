@@ -196,6 +196,8 @@ def vision_language(
     pp_refused: str | None = None,
     text_of: Callable[[Mapping[str, Any]], Any] | None = None,
     tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
+    pp_refused_on: frozenset[str] | None = None,
+    tower_first_stage_on: frozenset[str] = frozenset(),
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
@@ -210,7 +212,9 @@ def vision_language(
     Under pipeline parallelism each stage's rank holds the tower and the text model's share of
     the stages (embedding on the first, norm and head on the last, as the text architecture
     places them; a :class:`Family` as ``text_architecture``: a language model no architecture of
-    the walk names, built by that family); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism.
+    the walk names, built by that family); ``pp_refused``: why vLLM refuses the wrapper under pipeline parallelism
+    (on the releases of ``pp_refused_on`` only, when given); on the releases of
+    ``tower_first_stage_on`` the tower is on the first stage only.
     ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
     (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
     with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
@@ -222,7 +226,7 @@ def vision_language(
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         arch = _arch(config)
         config_only(config, args)
-        if par.pp > 1 and pp_refused is not None:
+        if par.pp > 1 and pp_refused is not None and (pp_refused_on is None or par.vllm_version in pp_refused_on):
             raise InputError("--pipeline-parallel-size", None, f"{arch}: {pp_refused}")
         if W.quant_from_config(config, args.hf_quant).method is not None:
             raise InputError(
@@ -243,7 +247,7 @@ def vision_language(
             weights = text_architecture.walk({**text, "architectures": [arch]}, par, args)
         else:
             weights = _text(text, text_architecture, par, args)
-        if args.no_tower:
+        if args.no_tower or (par.pp_rank > 0 and par.vllm_version in tower_first_stage_on):
             return weights
         vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):

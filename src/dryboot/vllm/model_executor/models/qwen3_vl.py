@@ -26,7 +26,29 @@ PP_REFUSED = (
     "text config: 'No model architectures are specified')"
 )
 
+#: the releases that refuse it; 0.30.0 and 0.33.0 build each stage, the tower on the first
+#: stage only (recorded)
+PP_REFUSED_ON = frozenset({"0.27.1", "0.28.0"})
+TOWER_FIRST_STAGE_ON = frozenset({"0.30.0", "0.33.0"})
+
+
+def _text(text: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The text config as ``Qwen3VLDecoderLayer`` builds it (its RoPE table's positions per
+    release: ``weights.QWEN3_VL_DECODER``)."""
+    return {**text, W.QWEN3_VL_DECODER: True}
+
+
 FAMILIES: dict[str, Family] = {
-    "Qwen3VLForConditionalGeneration": vision_language("Qwen3ForCausalLM", vision_tower, pp_refused=PP_REFUSED),
-    "Qwen3VLMoeForConditionalGeneration": vision_language("Qwen3MoeForCausalLM", vision_tower, pp_refused=PP_REFUSED),
+    arch: vision_language(
+        text_arch,
+        vision_tower,
+        prepare=_text,
+        pp_refused=PP_REFUSED,
+        pp_refused_on=PP_REFUSED_ON,
+        tower_first_stage_on=TOWER_FIRST_STAGE_ON,
+    )
+    for arch, text_arch in (
+        ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
+        ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
+    )
 }
