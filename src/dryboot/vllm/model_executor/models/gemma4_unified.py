@@ -66,7 +66,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError("config.json", "vision_config", "Gemma-4 Unified needs a vision_config object")
     text = text_as_built(config)
     weights = text_walk(text, par, args)
-    return merged(weights, vision_embedder(vision, W._int(text, "hidden_size"), par.tp, W.model_dtype_bytes(text, args.dtype)))
+    return merged(
+        weights, vision_embedder(vision, W._int(text, "hidden_size"), par.tp, W.model_dtype_bytes(text, args.dtype))
+    )
 
 
 FAMILIES: dict[str, Family] = {"Gemma4UnifiedForConditionalGeneration": Family(walk)}
