@@ -8,8 +8,9 @@ ones ``[H]``, a plain attribute: allocated only), and, unless the tower is off
 (``--language-model-only`` or image and video limited to 0: ``_mark_tower_model``), the Gemma-4
 vision tower and its projector (:func:`.gemma4.vision_tower`; a ``vision_config`` of only its
 ``model_type`` takes transformers' ``Gemma4VisionConfig`` defaults). The class has no
-``SupportsPP``: pipeline parallelism is refused, as vLLM refuses it. Refused by name: an untied
-head, quantized checkpoints, and what the Gemma-4 text model refuses."""
+``SupportsPP``: pipeline parallelism is refused, as vLLM refuses it. Refused by name: a missing
+``vision_config``, an untied head, quantized checkpoints, and what the Gemma-4 text model
+refuses."""
 
 from __future__ import annotations
 

@@ -26,10 +26,10 @@ PP_REFUSED = (
     "text config: 'No model architectures are specified')"
 )
 
-#: the releases that refuse it; 0.30.0 and 0.33.0 build each stage, the tower on the first
-#: stage only (recorded)
+#: the releases that refuse it; 0.30.0 and 0.33.0 build each stage, 0.30.0 with the tower on
+#: every stage, 0.33.0 on the first only (recorded)
 PP_REFUSED_ON = frozenset({"0.27.1", "0.28.0"})
-TOWER_FIRST_STAGE_ON = frozenset({"0.30.0", "0.33.0"})
+TOWER_FIRST_STAGE_ON = frozenset({"0.33.0"})
 
 
 def _text(text: Mapping[str, Any]) -> Mapping[str, Any]:
