@@ -161,6 +161,10 @@ class VersionRules:
         three float32 scalars ``q_range`` / ``k_range`` / ``v_range`` for ``calc_kv_scales``
         (0.27.1 ``layers/attention/attention.py`` ``set_default_quant_scales``; gone in 0.28),
         under the loader's device context: three more 512-byte blocks per layer as built.
+    :param pp_towers_first_stage: a multimodal wrapper's encoder towers (what its class builds under
+        ``_mark_tower_model``) are built on the first pipeline stage only under the V2 model runner
+        (0.33.0: ``interfaces.py`` ``_mark_tower_model``, recorded on the meta device); ``False``: on
+        every stage (0.27.1-0.30.0 recorded); ``None``: not checked (refused by name).
     """
 
     version: str
@@ -204,6 +208,7 @@ class VersionRules:
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
+    pp_towers_first_stage: bool | None = False
 
 
 _LONGCAT_LAYERS = (
@@ -348,6 +353,7 @@ _V031 = replace(
     block_size_log_backends=True,
     fa4_fp8_block=64,
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
+    pp_towers_first_stage=None,
 )
 _V032 = replace(
     _V031,
@@ -374,6 +380,7 @@ _V033 = replace(
     async_limits_v1_runner_only=True,
     float_kv_dtype_must_match=True,
     v2_runner_v1_methods=frozenset({"suffix", "custom_class"}),
+    pp_towers_first_stage=True,
 )
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%

@@ -40,8 +40,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only, vision_language
-from dryboot.vllm.models.wrappers import BUILT_AS
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, built_text, config_only, vision_language
 
 #: fields whose value other than these adds modules this module does not build (refused by name)
 UNMODELLED = {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": False}
@@ -226,18 +225,12 @@ VISION_DEFAULTS: dict[str, Any] = {
 
 def text_as_built(config: Mapping[str, Any]) -> dict[str, Any]:
     """A Gemma-4-based wrapper's ``text_config`` as its model class builds the text model
-    (``models.wrappers.BUILT_AS``: the text config class's defaults, the keys it must give, the
-    class's own rewrite), with the wrapper's dtype where the text config has none.
+    (:func:`.compose.built_text`), with the wrapper's tie and dtype where the text config has none.
 
     :raises InputError: no ``text_config`` object, a key the wrapper needs missing (named)."""
     arch = str((config.get("architectures") or ["?"])[0])
     text = config.get("text_config")
     if not isinstance(text, Mapping):
         raise InputError("config.json", "text_config", f"{arch} needs a text_config object")
-    built = BUILT_AS[arch]
-    for key, why in built.needs.items():
-        if key not in text:
-            raise InputError("config.json", f"text_config.{key}", why)
     outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
-    out = {**built.defaults, **outer, **text, "architectures": ["Gemma4ForCausalLM"]}
-    return built.rewrite(out) if built.rewrite is not None else out
+    return built_text(arch)({**outer, **text})
