@@ -13,8 +13,7 @@ boot environment with::
         DiffusionGemmaForBlockDiffusion Step3VLForConditionalGeneration MiniMaxM3SparseForCausalLM \\
         MiniMaxM3SparseForConditionalGeneration
 
-(what the recorder fakes: its docstring). A case vLLM refuses must be refused; MiniMax-M3's
-weights are refused by name (its module is not sized).
+(what the recorder fakes: its docstring). A case vLLM refuses must be refused.
 """
 
 from __future__ import annotations
@@ -44,6 +43,8 @@ WRAPPERS = (
     "Cosmos3ForConditionalGeneration",
     "Cosmos3EdgeForConditionalGeneration",
     "DiffusionGemmaForBlockDiffusion",
+    "MiniMaxM3SparseForCausalLM",
+    "MiniMaxM3SparseForConditionalGeneration",
 )
 
 
@@ -84,10 +85,6 @@ def test_matches_vllm(release: str, cid: str) -> None:
     """[param, buffer, allocated] bytes of rank 0 of every stage, or vLLM's refusal refused."""
     row = RECORDED[release]["cases"][cid]
     arch, argv = row["config"][len("arch--") :], row["argv"]
-    if arch not in modelled_architectures():
-        with pytest.raises(InputError, match="is not sized"):
-            _weights(arch, argv, release)
-        return
     if not row["ok"]:
         with pytest.raises(InputError):
             _weights(arch, argv, release)
@@ -127,6 +124,21 @@ def test_unmodelled_refused_by_name(arch: str, edit: dict[str, Any], match: str)
     config = {**copy.deepcopy(_config(arch)), **edit}
     with pytest.raises(InputError, match=match):
         rank_weights(config, Parallel(tp=1))
+
+
+def test_minimax_m3_mxfp8_refused_by_name() -> None:
+    """MiniMax-M3's published MXFP8 checkpoint (its config as published, in the newest-release
+    corpus): the quantized layout's module is named."""
+    config = json.loads(
+        (HERE / "data" / "newest" / "configs" / "MiniMaxAI--MiniMax-M3-MXFP8" / "config.json").read_text()
+    )
+    with pytest.raises(InputError, match=r"MXFP8 weights are not modelled: vLLM's layers/quantization/modelopt\.py"):
+        rank_weights(config, Parallel(tp=8), max_num_batched_tokens=8192)
+
+
+def test_minimax_m3_needs_the_batched_tokens() -> None:
+    with pytest.raises(InputError, match="top-k index buffer"):
+        rank_weights(_config("MiniMaxM3SparseForCausalLM"), Parallel(tp=1))
 
 
 def test_diffusion_gemma_untied_head_refused() -> None:

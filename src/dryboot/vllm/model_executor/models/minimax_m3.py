@@ -22,10 +22,12 @@ top-k indices ``[max_num_batched_tokens rounded up to 4, max(1, sparse_num_index
 sparse_topk_blocks]`` (a plain attribute: allocated, neither parameter nor buffer; the scheduler's
 ``max_num_batched_tokens`` is required).
 
-Refused by name: the vision tower of ``MiniMaxM3SparseForConditionalGeneration``
-(``common/vision_tower.py`` is not sized; ``--language-model-only`` or image and video limited to
-0 drop it), quantized checkpoints (MiniMax-M3-MXFP8's MXFP8 layout), a tied head, TP above the
-experts (vLLM refuses it)."""
+The conditional-generation class adds its vision tower (:func:`vision_tower`) on every TP
+rank, dropped by ``--language-model-only`` or image and video limited to 0
+(``_mark_tower_model``), on every pipeline stage (0.33: the first only).
+
+Refused by name: quantized checkpoints (MiniMax-M3-MXFP8: :data:`MXFP8_REFUSAL`), a tied
+head, TP above the experts (vLLM refuses it)."""
 
 from __future__ import annotations
 
@@ -34,9 +36,15 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, merged, towers_on_stage, unquantized
+from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
-TOWER_REFUSAL = "vLLM's vllm.models.minimax_m3.common/vision_tower.py is not sized (--language-model-only drops it)"
+#: the published MiniMax-M3-MXFP8 checkpoint's layout
+MXFP8_REFUSAL = (
+    "MiniMax-M3's MXFP8 weights are not modelled: vLLM's layers/quantization/modelopt.py (ModelOptMxFp8Config, "
+    "which serves quant_method mxfp8) is not sized; its linear and expert weights are repacked after loading "
+    "for the GPU's kernel, outside the meta-device oracle"
+)
 
 
 def _sparse(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], set[int]]:
@@ -106,19 +114,62 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
     return out
 
 
-def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-    """The architecture's model on one rank of one stage: the language model of ``text_config``;
-    the conditional-generation class's tower refused by name unless dropped.
+def vision_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``MiniMaxVLVisionModel`` on one rank (``common/vision_tower.py``), from ``vision_config``
+    (read as a plain ``PretrainedConfig``: no defaults but the class's own ``getattr`` ones): the
+    Conv3d patch embedding ``[D, C, T, P, P]`` (no bias; ``T``: the vision config's
+    ``img_token_compression_config.temporal_patch_size``, 2), ``pre_layrnorm``, CLIP-style blocks
+    sharded by TP (:func:`.towers.vit_block`), no post norm; three float32 inverse-frequency
+    buffers ``[t / 2]`` (``t = 2 x ((2 x (head_dim // 2) // 3) // 2)``); the projector
+    (``linear_1`` ``[M / TP, D]``, ``linear_2`` ``[H_text, M / TP]``, biased under the vision
+    config's ``multimodal_projector_bias``, true by default; ``M``: the top-level
+    ``projector_hidden_size``, else ``H_text``) and the patch merger (``linear_1`` ``[M / TP,
+    H_text x merge^2]``, ``linear_2`` ``[H_text, M / TP]``, biased under ``patch_merge_bias``,
+    true by default; ``merge``: ``spatial_merge_size``, 2).
 
-    :raises InputError: the tower kept, what :func:`text_walk` refuses."""
+    :raises InputError: a width missing or bad, heads or widths TP does not divide."""
+    v = config.get("vision_config")
+    if not isinstance(v, Mapping):
+        raise InputError("config.json", "vision_config", "MiniMax-M3's vision tower needs a vision_config object")
+    compression = v.get("img_token_compression_config") or {}
+    if not isinstance(compression, Mapping):
+        raise InputError("config.json", "vision_config.img_token_compression_config", "an object")
+    d, p, heads = (W._int(v, k) for k in ("hidden_size", "patch_size", "num_attention_heads"))
+    t = W._int({"temporal_patch_size": 2, **compression}, "temporal_patch_size")
+    merge = W._int({"spatial_merge_size": 2, **compression}, "spatial_merge_size")
+    W._divide(heads, tp, "the vision tower's num_attention_heads")
+    if heads == 0:
+        raise InputError("config.json", "vision_config.num_attention_heads", "must be positive")
+    h = W._int(text, "hidden_size")
+    mid = W._int(config, "projector_hidden_size") if config.get("projector_hidden_size") else h
+    mid_r = W._divide(mid, tp, "projector_hidden_size")
+    counts = [d * W._int(v, "num_channels") * t * p * p, d, d]
+    counts += vit_block(d, W._int(v, "intermediate_size"), tp, whose="the vision tower's") * W._int(
+        v, "num_hidden_layers"
+    )
+    proj_bias, merge_bias = bool(v.get("multimodal_projector_bias", True)), bool(v.get("patch_merge_bias", True))
+    counts += [*linear(mid_r, d, proj_bias), *linear(h, mid_r, proj_bias)]
+    counts += [*linear(mid_r, h * merge * merge, merge_bias), *linear(h, mid_r, merge_bias)]
+    rope = 2 * ((2 * ((d // heads) // 2) // 3) // 2)
+    return tensors("vision", counts, ab, buffers=[4 * len(range(0, rope, 2))] * 3)
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """The architecture's model on one rank of one stage: the language model of ``text_config``
+    and, for the conditional-generation class, its vision tower on every stage unless dropped.
+
+    :raises InputError: what :func:`text_walk` and :func:`vision_tower` refuse."""
     arch = str((config.get("architectures") or ["?"])[0])
-    if arch == "MiniMaxM3SparseForConditionalGeneration" and not args.no_tower:
-        raise InputError("config.json", "architectures", f"weights of {arch} are not modelled: {TOWER_REFUSAL}")
+    quant = config.get("quantization_config") or args.hf_quant or {}
+    if isinstance(quant, Mapping) and str(quant.get("quant_method", "")).lower() == "mxfp8":
+        raise InputError("quantization_config", "quant_method", MXFP8_REFUSAL)
     text = config.get("text_config")
-    if isinstance(text, Mapping):
-        outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
-        config = {**outer, **text}
-    return text_walk(config, par, args)
+    outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
+    text = {**outer, **text} if isinstance(text, Mapping) else config
+    weights = text_walk(text, par, args)
+    if arch != "MiniMaxM3SparseForConditionalGeneration" or args.no_tower or not towers_on_stage(arch, par):
+        return weights
+    return merged(weights, vision_tower(config, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
 
 
 FAMILIES: dict[str, Family] = {
