@@ -97,7 +97,9 @@ def _tower_projector_config(config: Mapping[str, Any], text: Mapping[str, Any], 
     """0.27.1-0.30.0: the encoder and the merger of ``projector_config``."""
     proj = {**PROJECTOR_DEFAULTS, **(config.get("projector_config") or {})}
     merger = _merger(
-        *(W._int(proj, k) for k in ("input_hidden_size", "merger_intermediate_size", "out_hidden_size")),
+        W._int(proj, "input_hidden_size"),
+        W._int(proj, "merger_intermediate_size"),
+        W._int(proj, "out_hidden_size"),
         W._int(proj, "spatial_merge_size"),
         bool(proj.get("use_postshuffle_norm")),
         tp,
