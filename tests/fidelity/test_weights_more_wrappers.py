@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_weights import _parallel
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
@@ -52,21 +53,10 @@ def _config(arch: str) -> dict[str, Any]:
     return json.loads((ARCHS / f"{arch}.json").read_text())
 
 
-def _parallel(argv: list[str], release: str, stage: int = 0) -> Parallel:
-    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
-    return Parallel(
-        tp=int(argv[argv.index("--tensor-parallel-size") + 1]),
-        pp=pp,
-        pp_rank=stage,
-        expert_parallel="--enable-expert-parallel" in argv,
-        vllm_version=release,
-    )
-
-
 def _weights(arch: str, argv: list[str], release: str, stage: int = 0) -> Any:
     return rank_weights(
         _config(arch),
-        _parallel(argv, release, stage),
+        replace(_parallel(argv, stage), vllm_version=release),
         language_model_only="--language-model-only" in argv,
         max_num_batched_tokens=8192,
     )

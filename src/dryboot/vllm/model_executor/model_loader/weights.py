@@ -833,6 +833,18 @@ class _Walk:
         self.own("attention scales", 16, buffer=True)
         self.ref.allocated_bytes += self.attention_blocks * ALLOC_ROUND
 
+    def experts(self, e: int, h: int, inter: int, par: Parallel, ab: int, what: str) -> None:
+        """An unquantized ``FusedMoE`` layer's experts on the rank (:func:`experts_per_rank`,
+        :func:`experts_bytes`: ``w13`` / ``w2`` over hidden ``h``; ``inter``: the config's
+        ``what``) and, under expert parallelism, its int32 expert map ``[e]`` (a buffer).
+
+        :raises InputError: ``inter`` TP does not divide."""
+        e_r, i_r = experts_per_rank(e, inter, par.tp, par, what)
+        for kind, nbytes in experts_bytes(Quant(), e_r, h, i_r, ab):
+            self.own(kind, nbytes)
+        if par.expert_parallel:
+            self.own("expert map", 4 * e, buffer=True)
+
     def layer(self, kind: Hashable, build: Callable[[], bool]) -> bool:
         """One decoder layer: ``build()`` adds its modules and says whether it holds attention.
         A layer of a ``kind`` (not ``None``) this walk built before adds what that one added,

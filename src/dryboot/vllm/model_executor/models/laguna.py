@@ -97,12 +97,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             if shared > 0:
                 _mlp(w, h, shared, tp, ab)
             w.own("router", 4 * e)
-            moe_i = W._int(config, "moe_intermediate_size")
-            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
-            for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, m_r, ab):
-                w.own(kind, nbytes)
-            if par.expert_parallel:
-                w.own("expert map", 4 * e, buffer=True)
+            w.experts(e, h, W._int(config, "moe_intermediate_size"), par, ab, "moe_intermediate_size")
         else:
             _mlp(w, h, W._int(config, "intermediate_size"), tp, ab)
     if layers:

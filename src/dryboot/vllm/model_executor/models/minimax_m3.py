@@ -93,11 +93,7 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
             shared = W._int({"n": config.get("n_shared_experts") or 0}, "n")
             if shared:
                 sizes += W.dense_mlp_sizes(h, inter * shared, tp, "intermediate_size x n_shared_experts")
-            e_r, i_r = W.experts_per_rank(e, inter, tp, par, "intermediate_size")
-            for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
-                w.own(kind, nbytes)
-            if par.expert_parallel:
-                w.own("expert map", 4 * e, buffer=True)
+            w.experts(e, h, inter, par, ab, "intermediate_size")
         else:
             sizes += W.dense_mlp_sizes(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
         w.attention_layer(sizes, ab)
