@@ -151,11 +151,11 @@ def test_activation_terms_add_the_encoder_and_refuse_other_towers() -> None:
         shape, max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, encoder_profiled=False
     )
     assert [t for t in terms if t is not enc[0]] == text
-    gemma = _config(GEMMA4)
-    gemma["audio_config"] = {"model_type": "gemma4_audio"}  # the E2B / E4B variants' audio tower
-    with pytest.raises(InputError, match=r"gemma4_audio tower's .*audio_seq_length"):
+    # another tower (GLM-4.1V's) stays refused by name
+    glm = {**_config(QWEN3_VL_8B), "model_type": "glm4v", "vision_config": {"model_type": "glm4v_vision"}}
+    with pytest.raises(InputError, match=r"glm4v_vision tower"):
         activation_terms(
-            forward_shape(gemma), max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192
+            forward_shape(glm), max_num_batched_tokens=2048, max_num_seqs=256, tp=1, compiled=True, max_model_len=8192
         )
 
 
@@ -327,6 +327,8 @@ _WIDTH_KEYS = [
     "mlp_ratio",
     "image_size",
     "deepstack_visual_indexes",
+    "pixel_shuffle_ratio",
+    "merge_kernel_size",
 ]
 
 
@@ -356,11 +358,33 @@ _WIDTH_KEYS = [
             "idefics3",
             "smolvlm",
             "internvl_chat",
+            "llama4",
+            "llava_onevision",
+            "kimi_vl",
         ]
     ),
-    st.sampled_from(["clip_vision_model", "siglip_vision_model", "pixtral", "idefics3_vision", "intern_vit_6b", None]),
+    st.sampled_from(
+        [
+            "clip_vision_model",
+            "siglip_vision_model",
+            "pixtral",
+            "idefics3_vision",
+            "intern_vit_6b",
+            "llama4_vision_model",
+            "moonvit",
+            None,
+        ]
+    ),
     st.dictionaries(
-        st.sampled_from(["mm_tokens_per_image", "image_grid_pinpoints", "spatial_merge_size", "vision_feature_layer"]),
+        st.sampled_from(
+            [
+                "mm_tokens_per_image",
+                "image_grid_pinpoints",
+                "spatial_merge_size",
+                "vision_feature_layer",
+                "spatial_pool_stride",
+            ]
+        ),
         st.one_of(
             st.integers(-3, 5000),
             st.booleans(),
@@ -728,3 +752,207 @@ def test_gemma4_max_soft_tokens_from_the_processor_kwargs() -> None:
     assert odd is not None and odd.image_tokens == 280
     other = forward_shape(config, mm_processor_kwargs={"do_pan_and_scan": True})
     assert other.vision_tower is None and "do_pan_and_scan" in other.vision_refusal
+
+
+#: Llama-4-Scout-17B-16E-Instruct's published ``vision_config`` widths (its config.json on the Hub;
+#: the corpus's copy of that config keeps the text model only)
+LLAMA4_VISION = {
+    "hidden_size": 1408,
+    "image_size": 336,
+    "intermediate_size": 5632,
+    "model_type": "llama4_vision_model",
+    "num_attention_heads": 16,
+    "num_channels": 3,
+    "num_hidden_layers": 34,
+    "patch_size": 14,
+    "pixel_shuffle_ratio": 0.5,
+    "projector_input_dim": 4096,
+    "projector_output_dim": 4096,
+    "vision_output_dim": 4096,
+}
+LLAMA4_SCOUT = REPO / "tests/data/configs/public/meta-llama--Llama-4-Scout-17B-16E-Instruct/config.json"
+
+
+def test_llama4_profiles_sixteen_tiles_and_the_global_tile(tmp_path: Path) -> None:
+    """Llama-4-Scout: the dummy image is 16 tiles and the global tile, 577 positions each (576
+    patches and the class token), 144 embeddings each: 2,448 tokens; 3 fit an 8,192 budget."""
+    config = {**_config(LLAMA4_SCOUT), "vision_config": LLAMA4_VISION}
+    shape = forward_shape(config)
+    tower = shape.vision_tower
+    assert tower is not None and (tower.crops, tower.image_tokens, tower.image_patches) == (17, 2448, 17 * 577)
+    assert tower.out_hidden_size == 5120  # multi_modal_projector onto the text model's width
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch == EncoderBatch("image", 2448, 3, 8192)
+    assert tower.pixels(3, batch.tokens) == 3 * 17 * 3 * 336 * 336
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "3 image item(s) x 2,448 tokens" in enc.source and "29,427 patches" in enc.source
+    # the widest block: 29,427 positions x (1,408 + 2 x 5,632) bf16 x 100-125 %, beside float32 pixels
+    block = 29427 * (1408 + 2 * 5632) * 2
+    assert block < enc.high and enc.low >= 7344 * 5120 * 2
+    # a checkpoint's processor with max_patches 4: 5 chunks an image
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"max_patches": 4, "size": {"height": 336}}))
+    from dryboot.planner.budget import with_processor_sizes
+
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert sized.image_max_pixels == 4
+    small = sized_for_processor(tower, sized.image_max_pixels)
+    assert (small.crops, small.image_tokens) == (5, 720)
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"max_patches": "16"}))
+    with pytest.raises(InputError, match="max_patches"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+    # another tower under a llama4 wrapper stays refused by name
+    other = forward_shape({**config, "vision_config": {**LLAMA4_VISION, "model_type": "siglip_vision_model"}})
+    assert other.vision_tower is None
+
+
+#: llava-hf/llava-onevision-qwen2-7b-ov-hf's widths (transformers' LlavaOnevisionConfig defaults,
+#: which its config.json keeps: SigLIP so400m at 384 px and patch 14, Qwen2-7B's 3,584)
+ONEVISION = {
+    "model_type": "llava_onevision",
+    "vision_feature_select_strategy": "full",
+    "vision_aspect_ratio": "anyres_max_9",
+    "vision_config": {
+        "model_type": "siglip_vision_model",
+        "hidden_size": 1152,
+        "intermediate_size": 4304,
+        "num_attention_heads": 16,
+        "image_size": 384,
+        "patch_size": 14,
+    },
+    "text_config": {
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "vocab_size": 152064,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+    },
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_llava_onevision_image_or_its_video() -> None:
+    """The 1153 x 944 dummy: 3 x 4 tiles of 384 px and the resized image (13 crops of 27 x 27
+    patches), 8,748 tokens; the video: 16 frames of 196 pooled tokens and a newline (3,137), so
+    the image is profiled unless its limit is 0; a short context holds fewer frames."""
+    shape = forward_shape(ONEVISION)
+    tower = shape.vision_tower
+    assert tower is not None and (tower.crops, tower.image_tokens, tower.image_patches) == (13, 8748, 13 * 729)
+    assert max_tokens_per_item(tower, 32768) == {"image": 8748, "video": 16 * 196 + 1}
+    assert max_tokens_per_item(tower, 1000)["video"] == 5 * 196 + 1
+    assert max_tokens_per_item(tower, 100)["video"] == 197  # at least one frame
+    assert encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
+        "image", 8748, 1, 8748
+    )
+    video = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"image": 0}
+    )
+    assert video == EncoderBatch("video", 3137, 2, 8192)
+    assert tower.patches(2, video.tokens, "video") == 32 * 729 and tower.embeddings(2, video.tokens, "video") == 6274
+    terms = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=1,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"image": 0},
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "2 video item(s) x 3,137 tokens" in enc.source and "23,328 patches" in enc.source
+    # every frame's 729 patches go through the projector before the pooling: two 3,584-wide tensors
+    assert enc.high >= 2 * 23328 * 3584 * 2
+    # vLLM's merge needs the full feature set; a CLIP tower is not OneVision's
+    with pytest.raises(InputError, match="vision_feature_select_strategy"):
+        vision_tower(ONEVISION["vision_config"], "llava_onevision", "default", config=ONEVISION)
+    with pytest.raises(InputError, match="spatial_pool_stride"):
+        vision_tower(
+            ONEVISION["vision_config"], "llava_onevision", "full", config={**ONEVISION, "spatial_pool_stride": 3}
+        )
+
+
+def test_gemma4_with_audio_profiles_the_video_or_the_tiny_dummy_audio(tmp_path: Path) -> None:
+    """gemma-4-E2B-it (an ``audio_config``): an audio counts ``audio_seq_length`` (750) tokens, below the
+    video's 2,496, so the video is profiled as without audio; with videos off the audio's 750
+    passes the image's 280 and budget // 750 dummy audios of 512 samples run, one embedding each."""
+    config = _config(REPO / "tests/fidelity/data/newest/configs/google--gemma-4-E2B-it/config.json")  # published
+    shape = forward_shape(config)
+    tower = shape.vision_tower
+    assert tower is not None and shape.modalities == ("audio", "image", "video") and tower.audio_item_tokens == 750
+    batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
+    assert batch == EncoderBatch("video", 2496, 3, 8192)
+    audio = encoder_batch(
+        tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"video": 0}
+    )
+    assert audio == EncoderBatch("audio", 750, 10, 8192)
+    terms = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=1,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"video": 0},
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "10 audio item(s) x 750 tokens" in enc.source
+    assert enc.low == 10 * tower.out_hidden_size * 2 and enc.high < 16 << 20
+    # an audio_seq_length above the video's tokens makes the audio the profiled item
+    long = forward_shape(config, mm_processor_kwargs={"audio_seq_length": 3000}).vision_tower
+    assert long is not None
+    assert encoder_batch(long, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
+        "audio", 3000, 2, 8192
+    )
+    bad = forward_shape(config, mm_processor_kwargs={"audio_seq_length": "750"})
+    assert bad.vision_tower is None and "audio_seq_length" in bad.vision_refusal
+    # the checkpoint's processor_config.json, unless --mm-processor-kwargs names one
+    from dryboot.planner.budget import with_processor_sizes
+
+    (tmp_path / "processor_config.json").write_text(json.dumps({"audio_seq_length": 188}))
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert sized.vision_tower is not None and sized.vision_tower.audio_item_tokens == 188
+    kept = with_processor_sizes(shape, str(tmp_path / "config.json"), audio_seq_length_given=True)
+    assert kept.vision_tower is not None and kept.vision_tower.audio_item_tokens == 750
+
+
+def test_kimi_vl_moonvit_sized_by_the_processors_in_token_limit(tmp_path: Path) -> None:
+    """Kimi-VL-A3B's MoonViT: the 1024 px dummy scaled under in_token_limit 4,096 to 897 px, padded
+    to 33 x 33 tokens (4,356 patches); 7 images fill an 8,192 budget. A processor with 16,384 leaves
+    it at 1024 px: 37 x 37."""
+    config = _config(FIDELITY / "KimiVLForConditionalGeneration.json")
+    config["vision_config"] = {
+        "model_type": "moonvit",
+        "patch_size": 14,
+        "num_attention_heads": 16,
+        "num_hidden_layers": 27,
+        "hidden_size": 1152,
+        "intermediate_size": 4304,
+        "merge_kernel_size": [2, 2],
+    }
+    shape = forward_shape(config)
+    tower = shape.vision_tower
+    assert tower is not None and (tower.image_tokens, tower.image_patches) == (1089, 4356)
+    assert encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
+        "image", 1089, 7, 8192
+    )
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "7 image item(s) x 1,089 tokens" in enc.source and "in_token_limit 4096" in enc.source
+    from dryboot.planner.budget import with_processor_sizes
+
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"in_token_limit": 16384, "patch_size": 14, "merge_kernel_size": [2, 2]})
+    )
+    sized = with_processor_sizes(shape, str(tmp_path / "config.json"))
+    assert sized.image_max_pixels == 16384
+    assert sized_for_processor(tower, sized.image_max_pixels).image_tokens == 37 * 37
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"in_token_limit": 4096, "patch_size": 16}))
+    with pytest.raises(InputError, match="patch_size"):
+        with_processor_sizes(shape, str(tmp_path / "config.json"))
+    odd = forward_shape({**config, "vision_config": {**config["vision_config"], "merge_kernel_size": [2]}})
+    assert odd.vision_tower is None and "merge_kernel_size" in odd.vision_refusal

@@ -130,6 +130,9 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
     if not entry.get("config"):
         row.out_of_range = "no published config for the checkpoint served"
         return row
+    if entry.get("config_not_served"):  # a copy of the checkpoint's files that differs from the served ones
+        row.out_of_range = str(entry["config_not_served"])
+        return row
     if entry.get("speculative_config"):
         row.out_of_range = (
             "speculative decoding: not calibrated yet "

@@ -51,6 +51,10 @@ NOT_THE_SERVED_CHECKPOINT = {
     "29.1; with 262,144 positions the walk gives 29.0973 (29.10, as logged)",
     "virtualtubers-qwen3.6-35b-a3b-fp8-gb10-v0.30.0": "the bf16 Qwen3.6-35B-A3B config stands in for the FP8 "
     "checkpoint",
+    "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0": "the stored config.json (aiconfigurator-core's "
+    "copy) has no quantization_config, so vLLM 0.30.0 reads the nested MIXED_PRECISION of hf_quant_config.json and "
+    "refuses it; the boot loaded, so the served config.json carried a flat one "
+    "(test_the_served_config_json_names_the_mixed_precision)",
     "kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4": "Qwen3-235B-A22B-FP8's config stands in for "
     "Instruct-2507-FP8: 40,960 rotary positions against the 2507 checkpoints' 262,144; vLLM keeps one cos_sin_cache "
     "buffer (max_position_embeddings x head_dim, bf16) on every rank, 54 MiB more: 55.1344 GiB with the stand-in, "
@@ -71,9 +75,7 @@ OTHER_RELEASE = {
     "segments), the 0.19.0 boot logs 13.72 (not modelled)",
 }
 #: boots dryboot refuses by name (the report's ``refused`` line)
-REFUSED_BY_DRYBOOT = {
-    "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0": "ModelOpt MIXED_PRECISION",
-}
+REFUSED_BY_DRYBOOT: dict[str, str] = {}
 
 
 def _stem(entry: dict[str, Any]) -> str:
@@ -196,3 +198,53 @@ def test_served_quantized_checkpoint_as_vllm_holds_it(name: str, gpu: str, tp: i
     )
     assert report.refused is None
     assert report.stages[0].allocated_bytes == VLLM_ALLOCATED[(name, gpu, tp, version)]
+
+
+NEMOTRON = "virtualtubers-nemotron-3.5-lightning-30b-a3b-nvfp4-gb10-v0.30.0"
+#: vLLM 0.30.0's bytes after ``process_weights_after_loading`` for the stored Nemotron-3.5-Lightning
+#: pair with ``{"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"}`` added to its
+#: config.json, TP 1 (``tests/fidelity/record_quant_weights.py`` in the 0.30.0 boot environment, its
+#: ``QUANT_CONFIGS`` pointed at that pair, RECORD_GPUS="RTX 5090,H100", 2026-12-05): served as
+#: ``modelopt_mixed``, FlashInferFP8ScaledMMLinearKernel (RTX 5090) / CutlassFP8ScaledMMLinearKernel
+#: (H100) on the 46 FP8 layers, MarlinNvFp4LinearKernel on 47. The stored pair: "Unknown ModelOpt
+#: quant algo: MIXED_PRECISION" on both.
+VLLM_FLAT_MIXED = {"RTX 5090": 18_889_185_280, "H100": 18_873_346_560}
+
+
+def test_the_served_config_json_names_the_mixed_precision(tmp_path: Path) -> None:
+    """The GB10 boot of NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 on vLLM 0.30.0 (every prefix of
+    its excerpt is 0.30.0's, ``__init__.py:758`` the FP8 linear kernel's "Selected ... for" call
+    included) loaded 17.82 GiB with its FP8 Mamba projections on FlashInferFP8ScaledMMLinearKernel.
+    vLLM 0.30.0 reads ``config.json``'s ``quantization_config`` first and ``hf_quant_config.json``
+    only without one (``transformers_utils/config.py`` ``get_config``); with the stored
+    ``config.json``, which has none, it meets the nested MIXED_PRECISION and raises "Unknown ModelOpt
+    quant algo" (dryboot refuses as it does). A flat ``quantization_config`` (``quant_method``
+    modelopt, ``quant_algo`` MIXED_PRECISION: what ModelOpt exports write, as every other
+    MIXED_PRECISION checkpoint of the corpus shows) is named ``modelopt_mixed`` and its per-layer map
+    read from ``hf_quant_config.json`` (``get_quant_config``'s fall-through); with that one key added
+    dryboot's 0.30.0 walk on the GB10 gives 17.79 GiB against the logged 17.82 (0.03 GiB not
+    explained): the served checkpoint had that key, the stored copy lacks it."""
+    entry = next(e for e in LOGS if _stem(e) == NEMOTRON)
+    stored = REPO / str(entry["config"])
+    on = _on_gpu(entry)
+    assert "Unknown ModelOpt quant algo" in str(model_weights(stored, tp=1, **on).refused)
+    config = json.loads((stored / "config.json").read_text())
+    config["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "hf_quant_config.json").write_bytes((stored / "hf_quant_config.json").read_bytes())
+    report = model_weights(tmp_path, tp=1, **on)
+    assert report.refused is None
+    assert abs(report.stages[0].gib - _logged(entry)) <= 0.05
+    # vLLM 0.30.0's own bytes for this pair (VLLM_FLAT_MIXED), byte for byte
+    for gpu, allocated in VLLM_FLAT_MIXED.items():
+        got = model_weights(tmp_path, tp=1, **serving_gpu(parse_gpu(gpu), "0.30.0")).stages[0].allocated_bytes
+        assert got == allocated, gpu
+    # the same layout as with the per-layer map (and the FP8 KV cache) inline: vLLM reads either file
+    inline = json.loads((stored / "hf_quant_config.json").read_text())["quantization"]
+    config["quantization_config"] |= {
+        "quantized_layers": inline["quantized_layers"],
+        "ignore": inline["exclude_modules"],
+        "kv_cache_scheme": {"dynamic": False, "num_bits": 8, "type": "float"},
+    }
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert model_weights(tmp_path, tp=1, **on).stages[0].loaded_bytes == report.stages[0].loaded_bytes

@@ -15,7 +15,14 @@ import subprocess
 
 import pytest
 
-from dryboot.vllm.worker.encoder_profile import GEMMA4_SOFT_TOKENS, gemma4_soft_tokens, gemma4_tower
+from dryboot.vllm.worker.encoder_profile import (
+    GEMMA4_AUDIO_SEQ_LENGTH,
+    GEMMA4_DUMMY_AUDIO_EMBEDS,
+    GEMMA4_DUMMY_AUDIO_SAMPLES,
+    GEMMA4_SOFT_TOKENS,
+    gemma4_soft_tokens,
+    gemma4_tower,
+)
 
 pytestmark = pytest.mark.fidelity
 
@@ -71,3 +78,27 @@ def test_gemma4_items_match_vllm(vllm_033_python: str) -> None:
         assert (tower.image_patches, tower.image_embeds) == (patches, tokens)
     frame = gemma4_tower(vision, {}, {})
     assert [frame.frame_patches, frame.frame_embeds] == got["dummy"][0]  # the video's frames: 70 soft tokens
+
+
+AUDIO_SCRIPT = """
+import inspect, json
+from transformers.models.gemma4.feature_extraction_gemma4 import Gemma4AudioFeatureExtractor
+from transformers.models.gemma4.processing_gemma4 import Gemma4Processor
+from vllm.model_executor.models.gemma4_mm import Gemma4ProcessingInfo
+
+fe = Gemma4AudioFeatureExtractor()
+seq = inspect.signature(Gemma4Processor.__init__).parameters["audio_seq_length"].default
+tokens = Gemma4ProcessingInfo._compute_audio_num_tokens(fe.fft_length, fe.sampling_rate, seq)
+print(json.dumps([fe.fft_length, fe.sampling_rate, seq, tokens]))
+"""
+
+
+def test_gemma4_dummy_audio_matches_vllm(vllm_033_python: str) -> None:
+    """The dummy audio vLLM profiles when Gemma-4's audio is the item with the most tokens:
+    ``fft_length`` samples, one embedding, under the processor's default ``audio_seq_length``."""
+    run = subprocess.run(
+        [vllm_033_python, "-c", AUDIO_SCRIPT], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    samples, _rate, seq, embeds = json.loads(run.stdout.strip().splitlines()[-1])
+    assert (samples, seq, embeds) == (GEMMA4_DUMMY_AUDIO_SAMPLES, GEMMA4_AUDIO_SEQ_LENGTH, GEMMA4_DUMMY_AUDIO_EMBEDS)

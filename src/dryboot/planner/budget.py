@@ -262,23 +262,40 @@ def _request_bytes(p: Plan) -> int | None:
     return None
 
 
-def with_processor_sizes(shape: ForwardShape, source: str) -> ForwardShape:
+def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_given: bool = False) -> ForwardShape:
     """``shape`` with the largest image and video sizes of the checkpoint's
     ``preprocessor_config.json`` / ``video_preprocessor_config.json`` beside ``source`` (the
     config.json), as vLLM's processors read them; unchanged for a model without a bounded vision
     tower or without those files (the published defaults then apply, and the term says so).
+    Gemma-4 with audio: ``processor_config.json``'s ``audio_seq_length`` unless
+    ``--mm-processor-kwargs`` gave one (``audio_seq_length_given``).
 
     :raises InputError: an unreadable or malformed processor config (named)."""
     from dryboot.vllm.transformers_utils.config import load_config_json  # at call: I/O at the edge
-    from dryboot.vllm.worker.encoder_profile import processor_max_pixels
+    from dryboot.vllm.worker.encoder_profile import (
+        LLAMA4_VISION_TYPE,
+        kimi_vl_in_token_limit,
+        llama4_max_patches,
+        processor_max_pixels,
+        with_audio_seq_length,
+    )
 
-    if shape.vision_tower is None:
+    tower = shape.vision_tower
+    if tower is None:
         return shape
     folder = Path(source).parent
+    if tower.audio_item_tokens and not audio_seq_length_given and (folder / "processor_config.json").is_file():
+        # Gemma-4's audio_seq_length: --mm-processor-kwargs wins over the checkpoint's processor config
+        tower = with_audio_seq_length(tower, load_config_json(folder / "processor_config.json")[1])
+        shape = replace(shape, vision_tower=tower)
     found = [folder / n for n in ("preprocessor_config.json", "video_preprocessor_config.json")]
     image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
     if image is None and video is None:
         return shape
+    if tower.model_type == "moonvit":  # Kimi-VL: its in_token_limit, not a side, sizes the item
+        return replace(shape, image_max_pixels=kimi_vl_in_token_limit(image, tower))
+    if tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item
+        return replace(shape, image_max_pixels=llama4_max_patches(image))
     image_px, video_px = processor_max_pixels(image, video)
     return replace(shape, image_max_pixels=image_px, video_max_pixels=video_px)
 
@@ -363,6 +380,7 @@ def plan_with_budget(
                 dict(args.mm_processor_kwargs or ()),
             ),
             source,
+            audio_seq_length_given="audio_seq_length" in dict(args.mm_processor_kwargs or ()),
         )
         cold, warm = estimate("cold"), estimate("warm")
     except InputError as e:

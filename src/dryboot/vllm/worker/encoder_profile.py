@@ -35,9 +35,12 @@ Gemma-3's SigLIP
 (``gemma3``: one 896 crop per image, or the image and its pan-and-scan crops where
 ``--mm-processor-kwargs`` turns ``do_pan_and_scan`` on), and Gemma-4's variable-resolution
 tower (``gemma4`` over ``gemma4_vision``: the dummy video of 32 padded frames, or with videos off
-the padded dummy image; :func:`gemma4_tower`; the variants with an ``audio_config`` stay
-refused). Any other tower (LLaVA-OneVision's, GLM-4.1V's, Kimi-VL's MoonViT, Llama-4's,
-MiniCPM-V's included) is refused by name.
+the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dummy audio of
+512 samples where the audio counts the most tokens, :func:`gemma4_audio_term`), Llama-4's tiles
+(``llama4``: :func:`llama4_tower`), LLaVA-OneVision's SigLIP (``llava_onevision``: the fixed
+1153 x 944 dummy or the pooled-frame video, :func:`_llava_onevision_tower`) and Kimi-VL's MoonViT
+(``kimi_vl``: the 1024 px dummy under ``in_token_limit``, :func:`kimi_vl_tower`). Any other tower
+(GLM-4.1V's / 4.5V's, Kimi-K2.5's, MiniCPM-V's included) is refused by name.
 """
 
 from __future__ import annotations
@@ -72,9 +75,19 @@ FIXED_SIZE_WRAPPERS = {
     "paligemma": ("siglip_vision_model",),
     "gemma3": ("siglip_vision_model",),
     "llava_next": ("clip_vision_model", "siglip_vision_model"),
+    "llava_onevision": ("siglip_vision_model",),
 }
 #: ``LlavaNextConfig.image_grid_pinpoints``' default (height, width pixels).
 LLAVA_NEXT_PINPOINTS = ((336, 672), (672, 336), (672, 672), (1008, 336), (336, 1008))
+#: LLaVA-OneVision (``llava_onevision.py``, 0.27.1-0.33.0): the dummy image
+#: (``get_image_size_with_most_features``, fixed: width, height), the tiles' features
+#: downscaled past ``anyres_max_9`` (the merge and the count both use 9, whatever the config's
+#: ``vision_aspect_ratio``), the dummy video's frame cap (``_MAX_FRAMES_PER_VIDEO``) and the
+#: frames' pooling stride (``apply_pooling``).
+ONEVISION_DUMMY_IMAGE, ONEVISION_ANYRES_MAX, ONEVISION_MAX_FRAMES, ONEVISION_POOL_STRIDE = (1153, 944), 9, 16, 2
+#: ``LlavaOnevisionConfig.image_grid_pinpoints``' default (height, width): every 1-6 by 1-6 grid
+#: of 384 px tiles.
+ONEVISION_PINPOINTS = tuple((384 * h, 384 * w) for h in range(1, 7) for w in range(1, 7))
 #: ``Gemma3ProcessorKwargs._defaults["images_kwargs"]`` (transformers 5.x, the boot environments
 #: of 0.27.1-0.33.0): vLLM's ``Gemma3ProcessingInfo`` reads the merged processor kwargs, in which
 #: these defaults are always present, so the checkpoint's ``preprocessor_config.json`` does not
@@ -122,6 +135,29 @@ GEMMA4_DUMMY_SIDE = 224
 #: ``min(free / 2, total / 10)`` over ``patches x 4 x position_embedding_size x 8`` bytes an
 #: item): 192 GiB, a B200's; the chunk a smaller card runs is smaller.
 GEMMA4_CHUNK_CARD_BYTES = 192 << 30
+#: Llama-4 (``mllama4.py``, 0.27.1-0.33.0): the ``vision_config.model_type`` of its tower, and
+#: ``Llama4ImageProcessor``'s default ``max_patches`` (the tiles of the largest image; the
+#: published checkpoints' ``preprocessor_config.json`` keep it).
+LLAMA4_VISION_TYPE, LLAMA4_MAX_PATCHES = "llama4_vision_model", 16
+#: ``Llama4VisionConfig.pixel_shuffle_ratio``'s default.
+LLAMA4_PIXEL_SHUFFLE_RATIO = 0.5
+#: Gemma-4's audio (``gemma4_mm.py``, 0.27.1-0.33.0): ``Gemma4Processor``'s default
+#: ``audio_seq_length`` (the tokens an audio item counts in ``get_mm_max_tokens_per_item``), and
+#: the dummy audio: ``Gemma4AudioFeatureExtractor.fft_length`` samples (512 at its default 16 kHz
+#: and 20 ms frames), 3 mel frames, one embedding after the two stride-2 convolutions
+#: (``_compute_audio_num_tokens``).
+GEMMA4_AUDIO_SEQ_LENGTH, GEMMA4_DUMMY_AUDIO_SAMPLES, GEMMA4_DUMMY_AUDIO_EMBEDS = 750, 512, 1
+#: a bound on what the audio tower holds for one dummy audio item, in float32 elements per
+#: ``audio_config.hidden_size``: at most 32 positions (the 3 mel frames' one subsampled position
+#: in a chunk of ``attention_chunk_size`` 12 with ``attention_context_left`` 13) of at most 8
+#: hidden widths each (the conformer's macaron MLPs' 4x, the attention's q, k, v and blocked
+#: context); the convolution maps (128 channels over 3 x 128 mel bins) are added.
+GEMMA4_AUDIO_ITEM_WIDTHS = 32 * 8
+GEMMA4_AUDIO_CONV_ELEMENTS = 128 * 3 * 128
+#: Kimi-VL (``kimi_vl.py``, 0.27.1-0.33.0, over a ``moonvit`` tower): the dummy image's side
+#: (``MaxImageTokenMeta``: 1024 x 1024) and the image processor's ``in_token_limit`` of the
+#: published Kimi-VL-A3B processors (a checkpoint's ``preprocessor_config.json`` replaces it).
+KIMI_VL_DUMMY_SIDE, KIMI_VL_IN_TOKEN_LIMIT = 1024, 4096
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -212,6 +248,10 @@ class VisionTower:
     image_embeds: int = 0
     video_item_tokens: int = 0
     position_embedding_size: int = 0
+    max_frames: int = 0
+    project_patches: bool = False
+    audio_item_tokens: int = 0
+    audio_hidden_size: int = 0
 
     @property
     def patches_per_token(self) -> int:
@@ -277,6 +317,8 @@ def vision_tower(
             return _gemma3_tower(tower, config or {}, mm_processor_kwargs or {})
         if tower is not None and model_type == "llava_next":
             return _llava_next_tower(tower, config or {})
+        if tower is not None and model_type == "llava_onevision":
+            return _llava_onevision_tower(tower, config or {}, strategy, {**siglip.DEFAULTS, **vision})
         return tower
     if model_type == "gemma4":
         if str(vision.get("model_type") or "gemma4_vision") != "gemma4_vision":
@@ -290,6 +332,14 @@ def vision_tower(
         if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
             return None
         return idefics3_tower(vision, config or {}, IDEFICS3_WRAPPERS[model_type])
+    if model_type == "kimi_vl":
+        if str(vision.get("model_type") or "moonvit") != "moonvit":
+            return None
+        return kimi_vl_tower(vision)
+    if model_type == "llama4":
+        if str(vision.get("model_type") or LLAMA4_VISION_TYPE) != LLAMA4_VISION_TYPE:
+            return None
+        return llama4_tower(vision)
     if model_type == "mistral3":
         if str(vision.get("model_type") or "pixtral") != "pixtral":
             return None
@@ -361,7 +411,7 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         return None
     v = {**(clip.DEFAULTS if kind == "clip_vision_model" else siglip.DEFAULTS), **vision}
     size, patch = _pos(v, "image_size"), _pos(v, "patch_size")
-    if size % patch:
+    if size % patch and wrapper != "llava_onevision":  # OneVision's SigLIP: 384 px at 14, the conv floors
         raise InputError("config.json", "vision_config.image_size", "must be a multiple of patch_size")
     cls = kind == "clip_vision_model"
     encoded = (size // patch) ** 2 + (1 if cls else 0)
@@ -465,12 +515,20 @@ def select_best_resolution(height: int, width: int, pinpoints: tuple[tuple[int, 
 
 
 def llava_next_tokens(
-    height: int, width: int, pinpoints: tuple[tuple[int, int], ...], image_size: int, grid: int, base: int
+    height: int,
+    width: int,
+    pinpoints: tuple[tuple[int, int], ...],
+    image_size: int,
+    grid: int,
+    base: int,
+    anyres_max: int = 0,
 ) -> tuple[int, int]:
     """(embeddings, tiles) of a ``height x width`` image (``LlavaNextProcessingInfo.get_num_image_tokens``):
     the tile grid of its best pinpoint (in ``image_size`` tiles), the tiles' ``grid x grid``
     features each with the padding rows or columns removed, a newline feature per remaining row,
-    and the ``base`` features of the resized whole image.
+    and the ``base`` features of the resized whole image. ``anyres_max`` (LLaVA-OneVision's
+    ``_get_num_unpadded_features``): where the unpadded features pass ``anyres_max`` tiles' by more
+    than a ratio of 1.1, both sides are floored over that ratio.
 
     :raises InputError: a best pinpoint under one tile (vLLM fails dividing by zero)."""
     best_h, best_w = select_best_resolution(height, width, pinpoints)
@@ -484,13 +542,18 @@ def llava_next_tokens(
     else:
         new_w = int(round(width * (cur_h / height), 7))
         cur_w -= 2 * ((cur_w - new_w) // 2)
+    ratio = math.sqrt(cur_h * cur_w / (anyres_max * grid * grid)) if anyres_max else 0.0
+    if ratio > 1.1:
+        cur_h, cur_w = int(cur_h // ratio), int(cur_w // ratio)
     return cur_h * cur_w + cur_h + base, rows * cols
 
 
-def _pinpoints(config: Mapping[str, Any]) -> tuple[tuple[int, int], ...]:
+def _pinpoints(
+    config: Mapping[str, Any], default: tuple[tuple[int, int], ...] = LLAVA_NEXT_PINPOINTS
+) -> tuple[tuple[int, int], ...]:
     raw = config.get("image_grid_pinpoints")
     if raw is None:
-        return LLAVA_NEXT_PINPOINTS
+        return default
     ok = isinstance(raw, list) and 0 < len(raw) <= 256
     points: list[tuple[int, int]] = []
     for p in raw if ok else ():
@@ -524,6 +587,49 @@ def _llava_next_tower(tower: VisionTower, config: Mapping[str, Any]) -> VisionTo
             best, tiles = tokens, n
     crops = 1 + tiles
     return replace(tower, image_tokens=best, image_patches=crops * tower.image_patches, crops=crops, projector_widths=3)
+
+
+def _llava_onevision_tower(
+    tower: VisionTower, config: Mapping[str, Any], strategy: str, vision: Mapping[str, Any]
+) -> VisionTower:
+    """LLaVA-OneVision's SigLIP item (``llava_onevision.py``). The image: the fixed dummy
+    :data:`ONEVISION_DUMMY_IMAGE` (1153 x 944), counted by :func:`llava_next_tokens` with the
+    ``anyres_max_9`` downscale, run as the resized image and the tiles of its best pinpoint
+    (``image_grid_pinpoints``, default :data:`ONEVISION_PINPOINTS`); the projector's two linears
+    over every crop's patches, then the merge's permuted copy and its newline-joined
+    concatenation. The video: as many one-crop frames as ``max_model_len`` holds at
+    ``ceil(grid / 2)^2`` pooled tokens a frame and one newline, at most
+    :data:`ONEVISION_MAX_FRAMES` (:func:`max_tokens_per_item`); every frame's patches are
+    projected before the pooling.
+
+    :raises InputError: a ``vision_feature_select_strategy`` other than ``full`` (vLLM's merge
+        then fails: the base features are not the patch grid), or a ``spatial_pool_stride``
+        other than 2 (vLLM counts by it, pools by 2)."""
+    if strategy != "full":
+        raise InputError(
+            "config.json", "vision_feature_select_strategy", f"{strategy!r}: LLaVA-OneVision's merge needs 'full'"
+        )
+    if config.get("spatial_pool_stride", ONEVISION_POOL_STRIDE) != ONEVISION_POOL_STRIDE:
+        raise InputError("config.json", "spatial_pool_stride", "vLLM pools frames by 2 whatever it says: not bounded")
+    pinpoints = _pinpoints(config, ONEVISION_PINPOINTS)
+    grid = math.isqrt(tower.image_patches)  # image_size // patch_size: the patch conv floors
+    size = _pos(vision, "image_size")  # the tiles' side in pixels
+    if not grid or size > 1 << 16:
+        raise InputError("config.json", "vision_config.image_size", "must hold one patch and be at most 65,536 px")
+    width, height = ONEVISION_DUMMY_IMAGE
+    tokens, tiles = llava_next_tokens(height, width, pinpoints, size, grid, tower.image_tokens, ONEVISION_ANYRES_MAX)
+    pooled = -(-grid // ONEVISION_POOL_STRIDE)
+    return replace(
+        tower,
+        image_tokens=tokens,
+        image_patches=(1 + tiles) * tower.image_patches,
+        crops=1 + tiles,
+        projector_widths=3,
+        frame_tokens=pooled * pooled,
+        frame_patches=tower.image_patches,
+        max_frames=ONEVISION_MAX_FRAMES,
+        project_patches=True,
+    )
 
 
 def idefics3_tiles(tile: int, longest_edge: int) -> int:
@@ -710,6 +816,179 @@ def gemma4_tower(
     )
 
 
+def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
+    """(rows, columns) of merged tokens of a ``width x height`` image
+    (``KimiVLProcessingInfo.get_num_image_tokens``): past ``limit`` patches the image is scaled by
+    ``sqrt(limit / patches)`` (each side truncated), then padded to whole ``kernel x patch`` units."""
+    if (width // patch) * (height // patch) > limit:
+        scale = math.sqrt(limit / ((width // patch) * (height // patch)))
+        width, height = int(width * scale), int(height * scale)
+    unit_h, unit_w = kernel[0] * patch, kernel[1] * patch
+    return -(-height // unit_h), -(-width // unit_w)
+
+
+def _kernel(value: object, source: str, field: str) -> tuple[int, int]:
+    if isinstance(value, list | tuple) and len(value) == 2:
+        h, w = value
+        if all(isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 64 for x in (h, w)):
+            return int(h), int(w)
+    raise InputError(source, field, "must be two positive integers up to 64")
+
+
+def kimi_vl_tower(vision: Mapping[str, Any], in_token_limit: int = KIMI_VL_IN_TOKEN_LIMIT) -> VisionTower:
+    """Kimi-VL's MoonViT (``kimi_vl.py`` / ``moonvit.py``): the dummy image is
+    :data:`KIMI_VL_DUMMY_SIDE` square, sized by :func:`kimi_vl_grid` under the image processor's
+    ``in_token_limit`` (4,096: 33 x 33 tokens at patch 14 and a 2 x 2 kernel; 16,384: 37 x 37),
+    ``kernel^2`` patches a token. The tower is not gated and adds its interpolated position
+    embeddings once; ``patch_merger`` copies its output into ``kernel^2``-patch groups, which
+    ``_process_image_input`` concatenates (another copy) before the projector's norm, ``linear_1``
+    over ``kernel^2 x hidden`` and its GELU, and ``linear_2`` onto the text model's width.
+
+    :raises InputError: a width missing, or a merge kernel that is not two positive integers (named)."""
+    patch = _pos(vision, "patch_size")
+    kernel = _kernel(vision.get("merge_kernel_size", [2, 2]), "config.json", "vision_config.merge_kernel_size")
+    if kernel[0] != kernel[1]:
+        raise InputError("config.json", "vision_config.merge_kernel_size", "not square: not bounded")
+    rows, cols = kimi_vl_grid(KIMI_VL_DUMMY_SIDE, KIMI_VL_DUMMY_SIDE, patch, kernel, in_token_limit)
+    return VisionTower(
+        model_type="moonvit",
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=kernel[0],
+        in_channels=3,
+        out_hidden_size=0,  # linear_2 onto the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=rows * cols,
+        image_patches=rows * cols * kernel[0] * kernel[1],
+        projector_widths=1,
+        projector_copies=3,
+    )
+
+
+def kimi_vl_in_token_limit(preprocessor: Mapping[str, Any] | None, tower: VisionTower) -> int:
+    """A Kimi-VL checkpoint's ``preprocessor_config.json`` ``in_token_limit`` (0: absent, the
+    default :data:`KIMI_VL_IN_TOKEN_LIMIT` applies).
+
+    :raises InputError: not an integer in 1-2^24, or a ``patch_size`` / ``merge_kernel_size``
+        other than the vision config's (the tower would run another grid than the one counted)."""
+    pre = preprocessor or {}
+    if pre.get("patch_size", tower.patch_size) != tower.patch_size:
+        raise InputError("preprocessor_config.json", "patch_size", "differs from vision_config.patch_size: not bounded")
+    kernel = _kernel(
+        pre.get("merge_kernel_size", [tower.spatial_merge_size] * 2), "preprocessor_config.json", "merge_kernel_size"
+    )
+    if kernel != (tower.spatial_merge_size, tower.spatial_merge_size):
+        raise InputError("preprocessor_config.json", "merge_kernel_size", "differs from the vision config's")
+    value = pre.get("in_token_limit")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_ITEM_TOKENS:
+        raise InputError("preprocessor_config.json", "in_token_limit", "must be an integer in 1-16,777,216")
+    return value
+
+
+def llama4_chunks(max_patches: int) -> int:
+    """Chunks one dummy image runs through Llama-4's tower: ``get_image_size_with_most_features``
+    is ``max_patches`` tiles tall and one wide, which ``get_best_fit`` maps onto that many
+    tiles exactly; more than one tile adds the global tile (``patches_per_image``)."""
+    return max_patches + 1 if max_patches > 1 else 1
+
+
+def llama4_tower(vision: Mapping[str, Any], max_patches: int = LLAMA4_MAX_PATCHES) -> VisionTower:
+    """Llama-4's vision tower (``mllama4.py``, ``Llama4VisionModel``, sharded under TP): the dummy
+    image runs :func:`llama4_chunks` ``image_size`` chunks of ``(image_size / patch_size)^2``
+    patches and a class token each (``max_patches``: the image processor's, 16 by default); the
+    class token is dropped, the rest pixel-shuffled (``pixel_shuffle_ratio``; two contiguous
+    copies) into ``get_patch_per_chunk`` embeddings a chunk, which the adapter's two linears and
+    ``multi_modal_projector`` map onto the text model's width. Every chunk's embeddings are image
+    tokens (``select_token_ids`` over the patch token; the tile separators are not).
+
+    :raises InputError: a width missing, or a chunk the patches or the shuffle do not divide (named)."""
+    size, patch = _pos(vision, "image_size"), _pos(vision, "patch_size")
+    ratio = vision.get("pixel_shuffle_ratio", LLAMA4_PIXEL_SHUFFLE_RATIO)
+    if not isinstance(ratio, int | float) or isinstance(ratio, bool) or not 0 < ratio <= 1:
+        raise InputError("config.json", "vision_config.pixel_shuffle_ratio", "must be a number in (0, 1]")
+    side = size // patch
+    per_chunk = side * side // round(1 / ratio**2)  # get_patch_per_chunk
+    if size % patch or not per_chunk or size > 1 << 16:
+        raise InputError("config.json", "vision_config.image_size", "must be whole patches the pixel shuffle divides")
+    chunks = llama4_chunks(max_patches)
+    return VisionTower(
+        model_type=LLAMA4_VISION_TYPE,
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=1,
+        in_channels=int(vision.get("num_channels") or 3),
+        out_hidden_size=0,  # multi_modal_projector maps onto the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        image_tokens=chunks * per_chunk,
+        class_token=True,
+        image_patches=chunks * (side * side + 1),
+        projector_widths=1,
+        projector_copies=2,
+        crops=chunks,
+    )
+
+
+def llama4_max_patches(preprocessor: Mapping[str, Any] | None) -> int:
+    """``max_patches`` of a Llama-4 checkpoint's ``preprocessor_config.json`` (0: absent, the
+    default :data:`LLAMA4_MAX_PATCHES` applies).
+
+    :raises InputError: not an integer in 1-1024 (named)."""
+    value = (preprocessor or {}).get("max_patches")
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 1024:
+        raise InputError("preprocessor_config.json", "max_patches", "must be an integer in 1-1024")
+    return value
+
+
+def gemma4_audio_seq_length(source: str, value: object) -> int:
+    """A Gemma-4 processor's ``audio_seq_length`` (``source`` names where it was read).
+
+    :raises InputError: not an integer in 1-1,048,576 (named)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 1 << 20:
+        raise InputError(source, "audio_seq_length", "must be an integer in 1-1,048,576")
+    return value
+
+
+def gemma4_with_audio(
+    tower: VisionTower, audio: Mapping[str, Any], mm_processor_kwargs: Mapping[str, Any]
+) -> VisionTower:
+    """Gemma-4's vision ``tower`` with its audio tower beside it (the E2B / E4B checkpoints'
+    ``audio_config``): an audio item counts the processor's ``audio_seq_length``
+    (``--mm-processor-kwargs`` ``audio_seq_length``, else :data:`GEMMA4_AUDIO_SEQ_LENGTH`; a
+    checkpoint's ``processor_config.json`` replaces it, :func:`with_audio_seq_length`), so the
+    video (32 x 78 tokens) stays the profiled item unless its limit is 0 or the audio counts more.
+
+    :raises InputError: a malformed ``audio_seq_length`` or ``audio_config.hidden_size`` (named)."""
+    seq = mm_processor_kwargs.get("audio_seq_length")
+    tokens = GEMMA4_AUDIO_SEQ_LENGTH if seq is None else gemma4_audio_seq_length("--mm-processor-kwargs", seq)
+    hidden = audio.get("hidden_size", 1024)  # Gemma4AudioConfig's default
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or not 0 < hidden <= 1 << 16:
+        raise InputError("config.json", "audio_config.hidden_size", "must be a positive integer up to 65,536")
+    return replace(tower, audio_item_tokens=tokens, audio_hidden_size=hidden)
+
+
+def with_audio_seq_length(tower: VisionTower, processor: Mapping[str, Any] | None) -> VisionTower:
+    """``tower`` with a checkpoint's ``processor_config.json`` ``audio_seq_length`` (Gemma-4 with
+    audio); unchanged where the tower has no audio or the file names none.
+
+    :raises InputError: a malformed value (named)."""
+    if not tower.audio_item_tokens or not processor or processor.get("audio_seq_length") is None:
+        return tower
+    value = gemma4_audio_seq_length("processor_config.json", processor.get("audio_seq_length"))
+    return replace(tower, audio_item_tokens=value)
+
+
 def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> VisionTower:
     """Mistral3's Pixtral tower (``mistral3.py``, ``model_type`` ``mistral3`` over a ``pixtral``
     ``vision_config``): the dummy image is a ``longest_edge`` square (the image processor's
@@ -757,10 +1036,19 @@ def sized_for_processor(tower: VisionTower, image_edge: int) -> VisionTower:
     """``tower`` with its item sized by the checkpoint's image processor where the size decides a
     fixed-size tower's item (``image_edge`` is ``size["longest_edge"]``; Mistral3's Pixtral: the
     square's side, 0: ``vision_config.image_size``; Idefics3 / SmolVLM: the side the image is
-    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles); else ``tower`` unchanged
+    rescaled to before its tiles, :func:`idefics3_tiles`, 0: 4 tiles; Llama-4: ``image_edge`` is
+    the processor's ``max_patches``, :func:`llama4_max_patches`, 0: 16); else ``tower`` unchanged
     (the Qwen towers read the processor's size in :func:`max_tokens_per_item`).
 
     :raises InputError: an edge over 65,536 px (named)."""
+    if image_edge and tower.model_type == "moonvit":  # Kimi-VL: image_edge is in_token_limit
+        k = tower.spatial_merge_size
+        rows, cols = kimi_vl_grid(KIMI_VL_DUMMY_SIDE, KIMI_VL_DUMMY_SIDE, tower.patch_size, (k, k), image_edge)
+        return replace(tower, image_tokens=rows * cols, image_patches=rows * cols * k * k)
+    if image_edge and tower.model_type == LLAMA4_VISION_TYPE:  # Llama-4: image_edge is max_patches
+        chunks = llama4_chunks(image_edge)
+        per_chunk, patches = tower.image_tokens // tower.crops, tower.image_patches // tower.crops
+        return replace(tower, image_tokens=chunks * per_chunk, image_patches=chunks * patches, crops=chunks)
     if not image_edge or tower.model_type not in ("pixtral", *IDEFICS3_WRAPPERS.values()):
         return tower
     patch, merge = tower.patch_size, tower.spatial_merge_size
@@ -842,8 +1130,13 @@ def max_tokens_per_item(
     :data:`QWEN2_MAX_FRAMES_PER_VIDEO`; ``_get_max_video_frames``), padded to the temporal patch."""
     if tower.image_tokens:
         sizes = {"image": tower.image_tokens}
+        if tower.audio_item_tokens:  # Gemma-4's audio tower: the processor's audio_seq_length
+            sizes["audio"] = tower.audio_item_tokens
         if tower.video_item_tokens:  # Gemma-4: a fixed count of frames
             sizes["video"] = tower.video_item_tokens
+        elif tower.max_frames:  # LLaVA-OneVision: the frames the context holds beside one newline
+            frames = max(1, min(tower.max_frames, (max_model_len - 1) // tower.frame_tokens))
+            sizes["video"] = frames * tower.frame_tokens + 1
         elif tower.frame_tokens:  # InternVL: the frames the context leaves beside one image
             room = max_model_len - (tower.image_tokens if image_active else 0)
             sizes["video"] = max(room // tower.frame_tokens, 1) * tower.frame_tokens
@@ -942,6 +1235,9 @@ def tower_widest(
     end = out if tower.model_type == "qwen2_vl" else 2 * out * (1 + tower.deepstack)
     if tower.image_tokens:  # LLaVA's two-layer projector keeps two output widths, PaliGemma's one
         end = tower.projector_widths * out
+        if tower.project_patches:  # LLaVA-OneVision: linear_2's input and output over every patch, or
+            # the projected patches beside the merge's permuted copy and its newline-joined (or pooled) one
+            end = max(2 * patches * tower.out_hidden_size * b, patches * tower.out_hidden_size * b + 2 * out)
         # Gemma-3: the transposed copy, then its pooled and normed tokens; Mistral3: the output's
         # concatenation, norm, unfolded grids and their concatenation (merge^2 x hidden per token)
         merger = base + tower.projector_copies * patches * h * b + (2 * tokens * h * b if tower.pool else 0) + end
@@ -980,6 +1276,28 @@ def gemma4_widest(tower: VisionTower, patches: int, unit: int, embeds: int, dtyp
     return certain, extra
 
 
+def gemma4_audio_term(tower: VisionTower, batch: EncoderBatch, *, dtype_bytes: int, runner: str) -> Term:
+    """``activation: multimodal encoder`` where Gemma-4's audio is profiled (its
+    ``audio_seq_length`` above the other modalities' tokens): ``batch.items`` dummy audios of
+    :data:`GEMMA4_DUMMY_AUDIO_SAMPLES` samples each, one embedding each. low: the embeddings
+    (text width, model dtype); high: those, V1's float32 mel features, and each item's tower
+    bounded by :data:`GEMMA4_AUDIO_ITEM_WIDTHS` float32 widths of ``audio_hidden_size`` and the
+    convolution maps."""
+    items = batch.items
+    out = items * GEMMA4_DUMMY_AUDIO_EMBEDS * tower.out_hidden_size * dtype_bytes
+    features = items * 3 * 128 * 4 if runner == "V1" else 0
+    per_item = 4 * (GEMMA4_AUDIO_ITEM_WIDTHS * tower.audio_hidden_size + GEMMA4_AUDIO_CONV_ELEMENTS)
+    high = out + features + items * per_item
+    source = (
+        f"profile_run: {items} audio item(s) x {batch.tokens_per_item:,} tokens (encoder budget {batch.budget:,}; "
+        f"the processor's audio_seq_length counts, but the dummy audio is {GEMMA4_DUMMY_AUDIO_SAMPLES} samples: "
+        f"{GEMMA4_DUMMY_AUDIO_EMBEDS} embedding each); low: the embeddings kept in the encoder cache "
+        f"({out / MIB:,.2f} MiB); high: with each item's conformer over at most 32 positions "
+        f"({high / MIB:,.2f} MiB)"
+    )
+    return Term("activation: multimodal encoder", out, high, source)
+
+
 def encoder_term(
     tower: VisionTower,
     batch: EncoderBatch,
@@ -1004,6 +1322,8 @@ def encoder_term(
     over the batch's ``N`` patches, alive through every block (Pixtral up to 0.28,
     :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
     """
+    if batch.modality == "audio":
+        return gemma4_audio_term(tower, batch, dtype_bytes=dtype_bytes, runner=runner)
     patches = tower.patches(batch.items, batch.tokens, batch.modality)
     embeds = tower.embeddings(batch.items, batch.tokens, batch.modality)
     out = embeds * tower.out_hidden_size * (1 + tower.deepstack) * dtype_bytes

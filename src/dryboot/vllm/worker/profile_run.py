@@ -32,10 +32,12 @@ from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
+    LLAMA4_VISION_TYPE,
     PIXTRAL_DENSE_MASK_UNTIL,
     VisionTower,
     encoder_batch,
     encoder_term,
+    gemma4_with_audio,
     sized_for_processor,
     vision_tower,
 )
@@ -173,7 +175,9 @@ def forward_shape(
     encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
     encoder = encoders[0] if encoders else None
     modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
-    vision = config.get("vision_config") if encoders == ["vision_config"] else None
+    # Gemma-4's audio tower beside its vision tower (E2B / E4B): one of them is profiled
+    gemma4_audio = config.get("model_type") == "gemma4" and encoders == ["vision_config", "audio_config"]
+    vision = config.get("vision_config") if encoders == ["vision_config"] or gemma4_audio else None
     tower, vision_refusal = None, ""
     if isinstance(vision, Mapping):
         try:
@@ -187,6 +191,9 @@ def forward_shape(
             read = set(GEMMA3_PAN_AND_SCAN) if tower is not None and tower.pool else set()
             if tower is not None and tower.model_type == "gemma4_vision":
                 read = {"max_soft_tokens", "images_kwargs"}
+                if gemma4_audio:
+                    tower = gemma4_with_audio(tower, config["audio_config"], mm_processor_kwargs or {})
+                    read.add("audio_seq_length")
             unread = sorted(set(mm_processor_kwargs or {}) - read)
             if unread:
                 raise InputError(
@@ -197,15 +204,10 @@ def forward_shape(
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
     vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
-    if config.get("model_type") == "gemma4" and "audio_config" in encoders:
-        vision_type = "gemma4_audio"
-        vision_refusal = (
-            "Gemma-4 with an audio_config: the dummy audio's length is the processor's audio_seq_length, not read, "
-            "so which modality vLLM profiles is unknown"
-        )
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
-            f" (in {config.get('model_type')}: only LLaVA's, PaliGemma's and Gemma-3's fixed crops are bounded)"
+            f" (in {config.get('model_type')}: only LLaVA's, LLaVA-NeXT's, LLaVA-OneVision's, PaliGemma's and "
+            "Gemma-3's are bounded)"
         )
     return ForwardShape(
         multimodal=encoder,
@@ -284,6 +286,13 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"the video's {GEMMA4_VIDEO_FRAMES} 224 px frames padded to {t.frame_patches} patches, "
             f"{t.frame_embeds} embeddings each"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "moonvit":
+        limit = shape.image_max_pixels
+        said = f"image processor's in_token_limit {limit}" if limit else "published Kimi-VL-A3B in_token_limit 4096"
+        return f"{said} (the 1024 px dummy: {shape.vision_tower.image_tokens:,} tokens)"
+    if shape.vision_tower is not None and shape.vision_tower.model_type == LLAMA4_VISION_TYPE:
+        said = f"image processor's max_patches {shape.image_max_pixels or 16}"
+        return f"{said} ({shape.vision_tower.crops} chunks per image: the tiles and the global tile)"
     if shape.vision_tower is not None and shape.vision_tower.pool:
         crops = shape.vision_tower.crops
         return f"vision config's image_size ({crops} crop{'s' if crops > 1 else ''} per image: pan-and-scan " + (
@@ -294,6 +303,12 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"image processor's size.longest_edge ({shape.image_max_pixels} px; {shape.vision_tower.crops} crops)"
             if shape.image_max_pixels
             else f"image processors' default size, 4 tiles a side ({shape.vision_tower.crops} crops per image)"
+        )
+    if shape.vision_tower is not None and shape.vision_tower.max_frames:  # LLaVA-OneVision
+        t = shape.vision_tower
+        return (
+            f"fixed 1153 x 944 dummy image ({t.crops} crops: the resized image and the tiles of its best pinpoint); "
+            f"the video's one-crop frames, {t.frame_tokens} pooled tokens each, at most {t.max_frames}"
         )
     if shape.vision_tower is not None and shape.vision_tower.crops > 1:
         return (

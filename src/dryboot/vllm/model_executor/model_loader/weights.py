@@ -491,13 +491,30 @@ def quant_from_config(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | N
             ignored=tuple(str(x) for x in qc.get("ignored_layers") or qc.get("modules_to_not_convert") or ()),
         )
     if method in ("modelopt", "modelopt_mixed") and str(algo).upper() == "MIXED_PRECISION":
-        return Quant("modelopt_mixed", scaled=modelopt_mixed_from_config(qc, ignored))
+        return Quant("modelopt_mixed", scaled=_modelopt_mixed(qc, ignored, hf_quant))
     if method == "modelopt" and str(algo).upper() == "FP8":
         return Quant("modelopt", ignored=ignored)
     if method in ("modelopt", "modelopt_fp4") and str(algo).upper() == "NVFP4":
         group = qc.get("group_size") or (qc.get("quantization") or {}).get("group_size") or 16
         return Quant("modelopt_fp4", ignored=ignored, group_size=int(group))
     raise InputError("quantization_config", "quant_method", f"{method} ({algo}) is not modelled")
+
+
+def _modelopt_mixed(
+    qc: Mapping[str, Any], ignored: tuple[str, ...], hf_quant: Mapping[str, Any] | None
+) -> ModelOptQuant:
+    """The MIXED_PRECISION layout of ``qc``; a ``config.json`` ``quantization_config`` without the
+    per-layer ``quantized_layers`` map takes the whole config from ``hf_quant_config.json``
+    (``hf_quant``) instead, as vLLM does (0.27.1-0.33.0 ``model_loader/weight_utils.py``
+    ``get_quant_config``: for ``modelopt_mixed`` it falls through to the file-based loading).
+
+    :raises InputError: no map in either file (vLLM refuses it), or a bad entry (named)."""
+    if "quantized_layers" not in qc and "quantization" not in qc and isinstance(hf_quant, Mapping):
+        inner = hf_quant.get("quantization")
+        source = inner if isinstance(inner, Mapping) else hf_quant
+        excluded = source.get("exclude_modules") or source.get("ignore") or ()
+        return modelopt_mixed_from_config(hf_quant, tuple(str(x) for x in excluded))
+    return modelopt_mixed_from_config(qc, ignored)
 
 
 def _layers_quantized_alike(quant: Quant) -> bool:
