@@ -132,6 +132,15 @@ def test_minimax_m3_mxfp8_refused_by_name() -> None:
         rank_weights(config, Parallel(tp=8), max_num_batched_tokens=8192)
 
 
+def test_minimax_m3_nvfp4_refused_by_name() -> None:
+    """nvidia/MiniMax-M3-NVFP4 as published (ModelOpt MIXED_PRECISION): the module is named."""
+    config = json.loads(
+        (HERE.parent / "data" / "configs" / "public" / "nvidia--MiniMax-M3-NVFP4" / "config.json").read_text()
+    )
+    with pytest.raises(InputError, match=r"ModelOpt MIXED_PRECISION weights are not modelled: .*modelopt\.py"):
+        rank_weights(config, Parallel(tp=8), max_num_batched_tokens=8192)
+
+
 def test_minimax_m3_needs_the_batched_tokens() -> None:
     with pytest.raises(InputError, match="top-k index buffer"):
         rank_weights(_config("MiniMaxM3SparseForCausalLM"), Parallel(tp=1))

@@ -26,7 +26,7 @@ The conditional-generation class adds its vision tower (:func:`vision_tower`) on
 rank, dropped by ``--language-model-only`` or image and video limited to 0
 (``_mark_tower_model``), on every pipeline stage (0.33: the first only).
 
-Refused by name: quantized checkpoints (MiniMax-M3-MXFP8: :data:`MXFP8_REFUSAL`), a tied
+Refused by name: quantized checkpoints (MiniMax-M3-MXFP8, the NVFP4 one: :data:`MODELOPT_REFUSAL`), a tied
 head, TP above the experts (vLLM refuses it)."""
 
 from __future__ import annotations
@@ -39,11 +39,13 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, merged, towers_on_stage, unquantized
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 
-#: the published MiniMax-M3-MXFP8 checkpoint's layout
-MXFP8_REFUSAL = (
-    "MiniMax-M3's MXFP8 weights are not modelled: vLLM's layers/quantization/modelopt.py (ModelOptMxFp8Config, "
-    "which serves quant_method mxfp8) is not sized; its linear and expert weights are repacked after loading "
-    "for the GPU's kernel, outside the meta-device oracle"
+#: the published quantized MiniMax-M3 checkpoints' methods (MiniMax-M3-MXFP8: ``mxfp8``, served by
+#: ModelOpt's ``ModelOptMxFp8Config``; nvidia/MiniMax-M3-NVFP4: ``modelopt`` MIXED_PRECISION)
+MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxfp8"})
+MODELOPT_REFUSAL = (
+    "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
+    "its layers (linear and expert weights repacked after loading for the GPU's kernel, outside the meta-device "
+    "oracle)"
 )
 
 
@@ -157,8 +159,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     :raises InputError: what :func:`text_walk` and :func:`vision_tower` refuse."""
     arch = str((config.get("architectures") or ["?"])[0])
     quant = config.get("quantization_config") or args.hf_quant or {}
-    if isinstance(quant, Mapping) and str(quant.get("quant_method", "")).lower() == "mxfp8":
-        raise InputError("quantization_config", "quant_method", MXFP8_REFUSAL)
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
+    if method in MODELOPT_METHODS:
+        name = "MXFP8" if method == "mxfp8" else f"ModelOpt {quant.get('quant_algo') or method}"
+        raise InputError("quantization_config", "quant_method", MODELOPT_REFUSAL.format(method=name))
     text = config.get("text_config")
     outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
     text = {**outer, **text} if isinstance(text, Mapping) else config
