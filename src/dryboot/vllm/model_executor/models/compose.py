@@ -12,6 +12,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
+from dryboot.vllm.models.wrappers import BUILT_AS
 from dryboot.vllm.versions import rules_for
 
 #: a tower and its projector on one rank: (vision config, text config, TP size, bytes per element)
@@ -41,6 +42,20 @@ def without_pp(family: Family) -> Family:
                 None,
                 f"{_arch(config)} does not support pipeline parallelism (vLLM refuses it)",
             )
+        return family.walk(config, par, args)
+
+    return Family(walk, family.modalities)
+
+
+def pp_refused_on(family: Family, releases: frozenset[str], why: str) -> Family:
+    """``family`` on releases of vLLM that refuse it under pipeline parallelism (``why``) and
+    build it on the others.
+
+    :raises InputError: ``--pipeline-parallel-size`` above 1 on one of ``releases``."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        if par.pp > 1 and par.vllm_version in releases:
+            raise InputError("--pipeline-parallel-size", None, f"{_arch(config)}: {why}")
         return family.walk(config, par, args)
 
     return Family(walk, family.modalities)
@@ -122,17 +137,24 @@ def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
 
 
 def unquantized(
-    config: Mapping[str, Any], args: WalkArgs, defaults: Mapping[str, Any] | None = None
+    config: Mapping[str, Any],
+    args: WalkArgs,
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    untied: str | None = None,
 ) -> tuple[dict[str, Any], int]:
     """The opening of a family walk that models unquantized layouts only: ``config`` over the
     family's ``defaults`` (what its transformers config class fills in) and the model dtype's
-    bytes per element.
+    bytes per element. ``untied``: the family's name, for one that models an untied LM head only.
 
-    :raises InputError: checkpoint headers (not mapped), a quantization method (named)."""
+    :raises InputError: checkpoint headers (not mapped), a quantization method (named), a tied
+        head under ``untied``."""
     config_only(config, args)
     if W.quant_from_config(config, args.hf_quant).method is not None:
         raise InputError("quantization_config", "quant_method", f"quantized {_arch(config)} layouts are not modelled")
     merged = {**(defaults or {}), **config}
+    if untied is not None and merged.get("tie_word_embeddings"):
+        raise InputError("config.json", "tie_word_embeddings", f"a tied {untied} head is not modelled")
     return merged, W.model_dtype_bytes(merged, args.dtype)
 
 
@@ -175,6 +197,24 @@ def built_as(
         return merged(weights, extra(config, par, W.model_dtype_bytes(config, args.dtype)))
 
     return Family(walk)
+
+
+def built_text(architecture: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """How the model class of ``architecture`` (a wrapper of ``models.wrappers.BUILT_AS``) reads
+    its text config: the keys it must give (refused by name when absent), the text config class's
+    defaults, the class's own rewrite, as its inner architecture and ``model_type``.
+
+    :raises InputError: (from the returned reader) a key the wrapper needs missing (named)."""
+    built = BUILT_AS[architecture]
+
+    def read(text: Mapping[str, Any]) -> dict[str, Any]:
+        for key, why in built.needs.items():
+            if key not in text:
+                raise InputError("config.json", f"text_config.{key}", why)
+        out = {**built.defaults, **text, "architectures": [built.inner], "model_type": built.model_type}
+        return built.rewrite(out) if built.rewrite is not None else out
+
+    return read
 
 
 def text_config(config: Mapping[str, Any]) -> Any:
