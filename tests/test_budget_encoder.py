@@ -21,6 +21,7 @@ from dryboot.vllm.worker.encoder_profile import (
     encoder_term,
     gemma3_num_crops,
     idefics3_tiles,
+    kimi_k25_sized,
     llava_next_tokens,
     max_tokens_per_item,
     processor_max_pixels,
@@ -361,6 +362,9 @@ _WIDTH_KEYS = [
             "llama4",
             "llava_onevision",
             "kimi_vl",
+            "glm4v",
+            "glm4v_moe",
+            "kimi_k25",
         ]
     ),
     st.sampled_from(
@@ -372,6 +376,8 @@ _WIDTH_KEYS = [
             "intern_vit_6b",
             "llama4_vision_model",
             "moonvit",
+            "glm4v_vision",
+            "glm4v_moe_vision",
             None,
         ]
     ),
@@ -956,3 +962,215 @@ def test_kimi_vl_moonvit_sized_by_the_processors_in_token_limit(tmp_path: Path) 
         with_processor_sizes(shape, str(tmp_path / "config.json"))
     odd = forward_shape({**config, "vision_config": {**config["vision_config"], "merge_kernel_size": [2]}})
     assert odd.vision_tower is None and "merge_kernel_size" in odd.vision_refusal
+
+
+GLM41V_VISION = {
+    "model_type": "glm4v_vision",
+    "depth": 24,
+    "hidden_size": 1536,
+    "intermediate_size": 13696,
+    "num_heads": 12,
+    "out_hidden_size": 4096,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "image_size": 336,
+}
+
+
+def _glm4v_dir(tmp_path: Path, processor_class: str = "Glm4vProcessor") -> Path:
+    config = _config(FIDELITY / "Glm4vForConditionalGeneration.json")
+    config["vision_config"] = GLM41V_VISION
+    config["text_config"] = {**config["text_config"], "hidden_size": 4096}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "preprocessor_config.json").write_text(
+        json.dumps({"size": {"shortest_edge": 12544, "longest_edge": 9633792}, "processor_class": processor_class})
+    )
+    (tmp_path / "video_preprocessor_config.json").write_text(
+        json.dumps({"size": {"shortest_edge": 12544, "longest_edge": 47040000}})
+    )
+    return tmp_path / "config.json"
+
+
+def test_glm41v_profiles_the_video_filling_max_model_len(tmp_path: Path) -> None:
+    """GLM-4.1V at 32,768 tokens: the largest image is 2184 px square (6,084 tokens); the budget
+    counts a video of 26,656 tokens (the frames within 32,768 less one image), but the profiled
+    dummy video fills the whole 32,768: 31,974 embeddings, 127,896 patches through the tower."""
+    from dryboot.planner.budget import with_processor_sizes
+
+    source = _glm4v_dir(tmp_path)
+    shape = with_processor_sizes(forward_shape(_config(source)), str(source))
+    assert (shape.image_max_pixels, shape.video_max_pixels) == (9633792, 47040000)
+    terms = activation_terms(
+        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "1 video item(s) x 26,656 tokens (encoder budget 26,656; 127,896 patches" in enc.source
+    # the embeddings of the video run: 31,974 x 4,096 x 2 bytes at least
+    assert enc.low >= 31974 * 4096 * 2
+    images_only = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=1,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"video": 0},
+    )
+    (img,) = [t for t in images_only if t.name == "activation: multimodal encoder"]
+    assert "1 image item(s) x 6,084 tokens (encoder budget 8,192; 24,336 patches" in img.source
+
+
+def test_glm4v_refused_without_its_processor_sizes_or_with_another_processor(tmp_path: Path) -> None:
+    source = _glm4v_dir(tmp_path)
+    bare = forward_shape(_config(source))
+    with pytest.raises(InputError, match=r"preprocessor_config\.json size\.longest_edge"):
+        activation_terms(bare, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768)
+    from dryboot.planner.budget import with_processor_sizes
+
+    other = with_processor_sizes(bare, str(_glm4v_dir(tmp_path, "Glm46VProcessor")))
+    assert other.vision_tower is None and "Glm46VProcessor" in other.vision_refusal
+    with pytest.raises(InputError, match="timestamp tokens"):
+        activation_terms(other, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768)
+    # vLLM's get_processor_config: tokenizer_config.json names the class where the others do not
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"size": {"longest_edge": 9633792}}))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"processor_class": "Glm4vProcessor"}))
+    kept = with_processor_sizes(bare, str(source))
+    assert kept.vision_tower is not None and kept.image_max_pixels == 9633792
+    moe = forward_shape(_config(FIDELITY / "Glm4vMoeForConditionalGeneration.json"))  # GLM-4.5V's wrapper
+    assert moe.vision_tower is not None and moe.vision_tower.model_type == "glm4v_moe_vision"
+    assert moe.vision_tower.merger_intermediate == 128 and moe.vision_tower.intermediate_size == 512
+    odd = forward_shape({**_config(source), "vision_config": {**GLM41V_VISION, "temporal_patch_size": 1}})
+    assert odd.vision_tower is None and "temporal_patch_size" in odd.vision_refusal
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 1 << 40), st.integers(1, 1 << 40), st.integers(1, 1 << 20), st.booleans())
+def test_glm4v_items_for_any_processor_area(image: int, video: int, mml: int, image_active: bool) -> None:
+    from dryboot.vllm.worker.encoder_profile import glm4v_sized, glm4v_tower
+
+    tower = glm4v_tower(GLM41V_VISION, "glm4v_vision")
+    try:
+        sized = glm4v_sized(
+            tower, max_model_len=mml, image_max_pixels=image, video_max_pixels=video, image_active=image_active
+        )
+    except InputError as e:
+        assert "\n" not in e.line() and "size.longest_edge" in e.line()
+        return
+    assert sized.image_tokens > 0 and sized.image_patches == 4 * sized.image_tokens
+    # the profiled video fills max_model_len, the counted one that less an image: never fewer frames
+    assert 0 < sized.video_item_tokens <= sized.frame_embeds
+
+
+def test_kimi_k25_vision_chunk_stays_profiled_under_image_and_video_limits() -> None:
+    """Kimi-K2.5's tower serves vLLM's ``vision_chunk`` modality only: ``--limit-mm-per-prompt``
+    image and video 0 leave it profiled (and refused by name); ``vision_chunk`` 0 skips it."""
+    from dryboot.vllm.worker.profile_run import encoder_profiled
+
+    shape = forward_shape(_config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json"))
+    assert shape.modalities == ("vision_chunk",)
+    assert encoder_profiled(shape, limit_mm_per_prompt={"image": 0, "video": 0})
+    assert not encoder_profiled(shape, limit_mm_per_prompt={"vision_chunk": 0})
+    with pytest.raises(InputError, match="media_proc_cfg"):
+        activation_terms(
+            shape,
+            max_num_batched_tokens=8192,
+            max_num_seqs=256,
+            tp=1,
+            compiled=True,
+            max_model_len=8192,
+            mm_limits={"image": 0, "video": 0},
+        )
+
+
+K25_MEDIA = {
+    "patch_size": 14,
+    "merge_kernel_size": [2, 2],
+    "in_patch_limit": 16384,
+    "patch_limit_on_one_side": 512,
+    "in_patch_limit_each_frame": 16384,
+    "in_patch_limit_video": None,
+    "temporal_merge_kernel_size": 4,
+    "fixed_output_tokens": None,
+}
+
+
+def test_kimi_k25_profiles_its_video_chunk(tmp_path: Path) -> None:
+    """moonshotai/Kimi-K2.5's published widths (``vt_*`` equal to transformers' defaults) under a
+    media_proc_cfg whose frames may hold as many patches as an image: the 3000 px dummy is scaled
+    to 1820 px, padded to 130 x 130 patches (4,225 tokens); the chunk ties the image, so vLLM's
+    dummy is the chunk: 4 frames, 67,600 patches; one item fills an 8,192 budget."""
+    from dryboot.planner.budget import with_processor_sizes
+
+    config = _config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "preprocessor_config.json").write_text(json.dumps({"media_proc_cfg": K25_MEDIA}))
+    shape = with_processor_sizes(forward_shape(config), str(tmp_path / "config.json"))
+    tower = shape.vision_tower
+    assert tower is not None and (tower.image_tokens, tower.pooled_frames, tower.image_patches) == (4225, 4, 67600)
+    terms = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=8,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"image": 0, "video": 0},
+    )
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    assert "1 vision_chunk item(s) x 4,225 tokens (encoder budget 8,192; 67,600 patches" in enc.source
+    assert "a video chunk of 4 frames" in enc.source
+    assert enc.low >= 4225 * 7168 * 2  # the embeddings on the text model's width
+    off = activation_terms(
+        shape,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        tp=8,
+        compiled=True,
+        max_model_len=32768,
+        mm_limits={"vision_chunk": 0},
+    )
+    assert not [t for t in off if t.name == "activation: multimodal encoder"]
+
+
+def test_kimi_k25_refuses_widths_read_two_ways_and_other_forwards() -> None:
+    config = _config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json")
+    wide = forward_shape({**config, "vision_config": {**config["vision_config"], "vt_hidden_size": 1536}})
+    assert wide.vision_tower is None and "vt_hidden_size" in wide.vision_refusal
+    other = forward_shape(
+        {**config, "vision_config": {**config["vision_config"], "mm_projector_type": "patchmergerv2"}}
+    )
+    assert other.vision_tower is None and "mm_projector_type" in other.vision_refusal
+    tower = forward_shape(config).vision_tower
+    assert tower is not None
+    for bad in (
+        {"media_proc_cfg": {**K25_MEDIA, "fixed_output_tokens": 64}},
+        {"media_proc_cfg": {**K25_MEDIA, "patch_size": 16}},
+        {},
+    ):
+        with pytest.raises(InputError, match="media_proc_cfg"):
+            kimi_k25_sized(tower, bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(list(K25_MEDIA)),
+        st.one_of(
+            st.integers(-3, 1 << 26),
+            st.none(),
+            st.booleans(),
+            st.floats(allow_nan=True),
+            st.lists(st.integers(-1, 20), max_size=3),
+        ),
+    )
+)
+def test_kimi_k25_any_media_proc_cfg_sizes_or_one_line(changes: dict[str, Any]) -> None:
+    tower = forward_shape(_config(REPO / "tests/data/configs/public/moonshotai--Kimi-K2.5/config.json")).vision_tower
+    assert tower is not None
+    try:
+        sized = kimi_k25_sized(tower, {"media_proc_cfg": {**K25_MEDIA, **changes}})
+    except InputError as e:
+        assert "\n" not in e.line() and "media_proc_cfg" in e.line()
+        return
+    assert sized.image_tokens > 0 and sized.image_patches == sized.pooled_frames * 4 * sized.image_tokens

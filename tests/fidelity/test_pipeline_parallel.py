@@ -33,12 +33,6 @@ def _record(version: str, single: bool = False) -> dict[str, Any]:
     return doc
 
 
-_ORACLE_RANK = (
-    "the oracle's limit, not vLLM's: its last pipeline stage keeps parallel_config.rank 0, so the EAGLE-1 head "
-    "(llama_eagle.py: start_layer_id = model_config.get_num_layers(parallel_config)) numbers its layer after "
-    "stage 0's layers and collides with the last stage's own; a real worker's rank is its stage's (the oracle "
-    "with parallel_config.rank = stage x TP: 0.33.0 serves it, dryboot agrees to the figure; checked 2026-12-05)"
-)
 #: (release, architecture) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
     **{
@@ -50,7 +44,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "0.27.1",
         "VaultGemmaForCausalLM",
     ): "the oracle's limit: 0.27.1's model class calls Tensor.item() on the meta device",
-    **{(v, "EagleLlamaForCausalLM"): _ORACLE_RANK for v in ("0.30.0", "0.33.0")},
     **{
         (v, "ChameleonForConditionalGeneration"): "the oracle's limit: the model class needs CUDA"
         for v in ("0.30.0", "0.33.0")
@@ -58,13 +51,6 @@ KNOWN: dict[tuple[str, str], str] = {
     **{
         (v, "DeepseekV4ForCausalLM"): "the oracle's limit: tilelang is absent (dryboot refuses the auto KV dtype)"
         for v in ("0.30.0", "0.33.0")
-    },
-    **{
-        (
-            "0.33.0",
-            a,
-        ): "vLLM serves it; dryboot refuses it by name on 0.33.0 (not verified there: versions.UNVERIFIED_REASONS)"
-        for a in ("MellumForCausalLM", "MiMoV2FlashForCausalLM")
     },
 }
 
@@ -111,7 +97,6 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
         for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
     },
     **{(v, "Gemma3nForCausalLM"): _META for v in ("0.30.0", "0.33.0")},
-    **{("0.33.0", a): KNOWN[("0.33.0", a)] for a in ("MellumForCausalLM", "MiMoV2FlashForCausalLM")},
 }
 
 

@@ -1155,8 +1155,14 @@ NO_FLIP_CASE = {
     "modelopt_mixed_nested": "a refusal of vLLM's own (0.27.1-0.30.0); the weights records pin it per release",
     # refusals of configs the release fails to build (vLLM's errors recorded by record_pp.py --single
     # on 0.30.0 / 0.33.0 before the tiny configs set the fields): tests/test_vllm_config_class_fields.py
-    "hf_config_class_architectures": "a refusal (vLLM fails to build the model): no release figure to record",
+    "hf_config_class_architectures": "a refusal (vLLM fails to build the model), and Mellum's reading on 0.33.0: "
+    "test_release_architectures.py pins it",
+    # pinned by test_release_architectures.py (MiMo-V2-Flash's fp8 cases on 0.33.0)
+    "mimo_v2_cache_config": "the per-release architecture records (data/release-architectures/) pin it",
     "hunyuan_transformers_backend": "a refusal (vLLM fails to build the model): no release figure to record",
+    # pinned by test_weights_multimodal.py over data/weights/recorded-0.33.0-wrappers.json (PP 3:
+    # stages 1 and 2 of each wrapper hold no tower) and llava-tower-variants.json
+    "pp_towers_first_stage": "a weights-only switch (0.33's towers on the first stage): no KV figure moves with it",
 }
 
 

@@ -35,11 +35,17 @@ MULTIMODAL = tuple(
         "glm4v",
         "glm_ocr",
         "glmasr",
+        "granite4_vision",
         "granite_speech",
+        "hunyuan_vision",
         "kimi_k25",
         "kimi_vl",
         "lfm2_vl",
+        "lightonocr",
+        "llava_next_video",
+        "llava_onevision",
         "minicpmv4_6",
+        "mistral3",
         "moss_transcribe_diarize",
         "ovis",
         "paddleocr_vl",
@@ -138,6 +144,22 @@ def _set(config: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("Blip2ForConditionalGeneration", "text_config.model_type", "t5", "t5 language model"),
         ("GLM4VForCausalLM", "rmsnorm", False, "LayerNorms"),
         ("GLM4VForCausalLM", "post_layer_norm", False, "final norm"),
+        ("Mistral3ForConditionalGeneration", "vision_config.model_type", "siglip_vision_model", "siglip_vision_model"),
+        ("Mistral3ForConditionalGeneration", "text_config.model_type", "gemma3_text", "gemma3_text"),
+        (
+            "Mistral3ForConditionalGeneration",
+            "quantization_config",
+            {"quant_method": "fp8", "weight_block_size": [128, 128]},
+            "quantized",
+        ),
+        ("LlavaOnevisionForConditionalGeneration", "quantization_config", {"quant_method": "fp8"}, "quantized"),
+        ("LlavaOnevisionForConditionalGeneration", "vision_config.model_type", "qwen2_vl", "qwen2_vl' tower"),
+        ("LlavaNextVideoForConditionalGeneration", "spatial_pool_mode", "conv", "average or max"),
+        ("Granite4VisionForConditionalGeneration", "downsample_rate", "4:8", "downsample_rate"),
+        ("Granite4VisionForConditionalGeneration", "deepstack_layer_map", [], "deepstack_layer_map"),
+        ("Granite4VisionForConditionalGeneration", "text_config.model_type", "llama", "llama' language model"),
+        ("HunYuanVLForConditionalGeneration", "use_cla", True, "use_cla"),
+        ("HunYuanVLForConditionalGeneration", "num_experts", 8, "MoE"),
     ],
 )
 def test_unmodelled_module_refused_by_name(arch: str, path: str, value: Any, named: str) -> None:
@@ -175,7 +197,12 @@ TEXT_KEYS.update(
 )
 #: wrappers whose text model is the config's own fields (no sub-config to lose), and GLM-4.5V,
 #: composed as GLM-4.1V is (a flat config read as its text model)
-FLAT = {"GLM4VForCausalLM", "ChameleonForConditionalGeneration", "Glm4vMoeForConditionalGeneration"}
+FLAT = {
+    "GLM4VForCausalLM",
+    "ChameleonForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration",
+    "HunYuanVLForConditionalGeneration",
+}
 
 
 @pytest.mark.parametrize("arch", [a for a in WRAPPERS if a not in FLAT])
@@ -228,3 +255,125 @@ def test_tower_config_defaults_match_vllm(case: str) -> None:
             want["buffer_bytes"],
             want["allocated_bytes"],
         )
+
+
+#: vLLM 0.27.1's, 0.30.0's and 0.33.0's own figures for the wrappers added with the Pixtral tower
+#: (``RECORD_WEIGHTS_OUT=... record_weights.py --tiny ARCH...`` in each release's boot environment;
+#: 0.27.1's in ``recorded-0.27.1.json`` beside that release's other cases)
+PER_RELEASE_ARCHS = (
+    "Mistral3ForConditionalGeneration",
+    "LightOnOCRForConditionalGeneration",
+    "LlavaOnevisionForConditionalGeneration",
+    "LlavaNextVideoForConditionalGeneration",
+    "Granite4VisionForConditionalGeneration",
+    "HunYuanVLForConditionalGeneration",
+)
+PER_RELEASE = {
+    version: json.loads((HERE / "data" / "weights" / name).read_text())
+    for version, name in (
+        ("0.27.1", "recorded-0.27.1.json"),
+        ("0.30.0", "recorded-0.30.0-wrappers.json"),
+        ("0.33.0", "recorded-0.33.0-wrappers.json"),
+    )
+}
+#: published configs of these wrappers (``data/weights/configs/``) recorded per release
+PER_RELEASE_PUBLISHED = ("mistralai--Devstral-Small-2-24B-Instruct-2512",)
+PER_RELEASE_CASES = sorted(
+    (version, cid)
+    for version, doc in PER_RELEASE.items()
+    for cid, row in doc["cases"].items()
+    if row["config"][len("arch--") :] in PER_RELEASE_ARCHS or row["config"] in PER_RELEASE_PUBLISHED
+)
+
+
+def _config_of(row: dict[str, Any]) -> dict[str, Any]:
+    if row["config"].startswith("arch--"):
+        return _config(row["config"][len("arch--") :])
+    return dict(json.loads((HERE / "data" / "weights" / "configs" / row["config"] / "config.json").read_text()))
+
+
+def test_per_release_records_are_the_release() -> None:
+    assert {v: doc["vllm"] for v, doc in PER_RELEASE.items()} == {v: v for v in PER_RELEASE}
+    assert len(PER_RELEASE_CASES) >= 3 * 42 + 2 * 7
+
+
+@pytest.mark.parametrize(("version", "cid"), PER_RELEASE_CASES)
+def test_wrapper_matches_each_release(version: str, cid: str) -> None:
+    """Every stage's parameter, buffer and allocated bytes as the release builds them (its Pixtral
+    rotary buffers, 0.33's towers on the first pipeline stage only, Granite-4-Vision's spatial
+    projectors on 0.33, Devstral-Small-2's fp8 tower), and the release's refusals (HunYuan-VL on
+    0.27.1, and through the Transformers backend on 0.30+)."""
+    row = PER_RELEASE[version]["cases"][cid]
+    argv = row["argv"]
+    config = _config_of(row)
+    tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
+    lm_only = "--language-model-only" in argv
+    if not row["ok"]:
+        with pytest.raises(InputError):
+            for stage in range(pp):
+                rank_weights(
+                    config, Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version), language_model_only=lm_only
+                )
+        return
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(pp):
+        w = rank_weights(
+            config, Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version), language_model_only=lm_only
+        )
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages
+
+
+@pytest.mark.parametrize(
+    ("arch", "version", "par", "named"),
+    [
+        ("Mistral3ForConditionalGeneration", "0.31.0", Parallel(tp=1), "rotary buffers"),
+        ("Granite4VisionForConditionalGeneration", "0.32.0", Parallel(tp=1), "projectors on this release"),
+        ("LlavaNextVideoForConditionalGeneration", "0.32.0", Parallel(tp=1, pp=2, pp_rank=1), "not checked"),
+        ("HunYuanVLForConditionalGeneration", "0.31.0", Parallel(tp=1), "Transformers modeling backend"),
+    ],
+)
+def test_unchecked_releases_refused_by_name(arch: str, version: str, par: Parallel, named: str) -> None:
+    from dataclasses import replace
+
+    with pytest.raises(InputError, match=named):
+        rank_weights(_config(arch), replace(par, vllm_version=version))
+
+
+def test_lighton_ocr_config_without_the_fields_vllm_reads_refused() -> None:
+    """transformers' ``lighton_ocr`` config class defines neither field vLLM's class reads."""
+    config = {**_config("LightOnOCRForConditionalGeneration"), "model_type": "lighton_ocr"}
+    assert rank_weights(config, Parallel()).param_bytes > 0  # both given: read as Mistral3's
+    config.pop("vision_feature_layer")
+    with pytest.raises(InputError, match="vision_feature_layer"):
+        rank_weights(config, Parallel())
+
+
+VARIANTS = json.loads((HERE / "data" / "weights" / "llava-tower-variants.json").read_text())
+VARIANT_CASES = sorted((v, cid) for v, cases in VARIANTS["releases"].items() for cid in cases)
+
+
+def test_llava_variants_are_recorded() -> None:
+    assert set(VARIANTS["releases"]) == {"0.28.0", "0.33.0"}
+    assert len(VARIANT_CASES) == 2 * 4 * 7
+
+
+@pytest.mark.parametrize(("version", "cid"), VARIANT_CASES)
+def test_llava_with_pixtral_or_siglip_tower_matches_vllm(version: str, cid: str) -> None:
+    """LLaVA / LLaVA-NeXT over a Pixtral (Pixtral-12B in the HF layout) or SigLIP tower, and a
+    non-negative feature layer (that many layers built, as vLLM's ``get_layer_index``), per stage."""
+    row = VARIANTS["releases"][version][cid]
+    config = VARIANTS["configs"][cid.split()[0]]
+    argv = row["argv"]
+    tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
+    lm_only = "--language-model-only" in argv
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(pp):
+        par = Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version)
+        w = rank_weights(config, par, language_model_only=lm_only)
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages

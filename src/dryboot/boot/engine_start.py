@@ -85,7 +85,8 @@ What is faked, and why (nothing else is):
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
-  TP rank).
+  TP rank), except that a pipeline stage's worker is that stage's rank, in its PP group and in
+  ``parallel_config.rank`` (``pp_rank x TP``, as ``WorkerBase.__init__`` sets it).
 * **No weights.** ``BaseModelLoader.load_model`` is replaced by vLLM's ``initialize_model`` under
   the model dtype on the meta device; no weight is read and ``process_weights_after_loading`` is
   not run (it does not touch KV specs).
@@ -596,11 +597,15 @@ def _install() -> None:
 def _set_parallel_groups(cfg: Any, pp_rank: int = 0) -> None:
     """Stand-in parallel groups in which this process is rank 0, except for pipeline
     parallelism: stage ``pp_rank`` of ``pipeline_parallel_size`` (the worker that builds that
-    stage's layers)."""
+    stage's layers). ``parallel_config.rank`` becomes that worker's rank, TP rank 0 of the stage
+    (``WorkerBase.__init__`` sets it; the layout is DP x PP x TP, so ``pp_rank x TP``):
+    ``ModelConfig.get_layers_start_end_indices`` reads the stage from it (an EAGLE head numbers
+    its layer after the target's layers of that stage)."""
     pc = cfg.parallel_config
     tp = pc.tensor_parallel_size
     pp = pc.pipeline_parallel_size
     dp = pc.data_parallel_size
+    pc.rank = pp_rank * tp
     ps = V.parallel_state
     ps._TP = _stand_in_group(tp, "tp")
     ps._PP = _stand_in_group(pp, "pp")

@@ -273,7 +273,10 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
     :raises InputError: an unreadable or malformed processor config (named)."""
     from dryboot.vllm.transformers_utils.config import load_config_json  # at call: I/O at the edge
     from dryboot.vllm.worker.encoder_profile import (
+        GLM4V_PROCESSOR,
+        GLM4V_WRAPPERS,
         LLAMA4_VISION_TYPE,
+        kimi_k25_sized,
         kimi_vl_in_token_limit,
         llama4_max_patches,
         processor_max_pixels,
@@ -292,6 +295,24 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
     image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
     if image is None and video is None:
         return shape
+    if tower.model_type in GLM4V_WRAPPERS.values():  # GLM-4.1V: only Glm4vProcessor's count is modelled
+        # vLLM's get_processor_config: the first of these files that names a processor_class
+        cls = None
+        for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
+            named = folder / name
+            held = load_config_json(named)[1] if named.is_file() else None
+            if held and "processor_class" in held:
+                cls = held["processor_class"]
+                break
+        if cls != GLM4V_PROCESSOR:
+            why = (
+                f"processor_class {cls!r}: vLLM counts its video by the tokenizer's timestamp tokens, not bounded"
+                if cls
+                else "no processor_class in the processor configs: vLLM's count is not known, not bounded"
+            )
+            return replace(shape, vision_tower=None, vision_refusal=why)
+    if tower.model_type == "kimi_k25_vision":  # Kimi-K2.5: media_proc_cfg sizes the item
+        return shape if image is None else replace(shape, vision_tower=kimi_k25_sized(tower, image))
     if tower.model_type == "moonvit":  # Kimi-VL: its in_token_limit, not a side, sizes the item
         return replace(shape, image_max_pixels=kimi_vl_in_token_limit(image, tower))
     if tower.model_type == LLAMA4_VISION_TYPE:  # its tiles, not a side, size the item

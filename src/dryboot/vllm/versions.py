@@ -86,6 +86,9 @@ class VersionRules:
     :param fa4_fp8_block: on SM90 an fp8 KV cache with head size 512 is served by FlashAttention 4,
         whose kernel reads 64-token pages (0.31+: ``v1/attention/backends/flash_attn.py``
         ``_get_sm90_fa4_fp8_kv_block_size``), or ``None``.
+    :param mimo_v2_cache_config: MiMo-V2-Flash's attention layers are built with the cache config
+        (0.32+: ``mimo_v2.py`` passes ``cache_config``, its ``sliding_window`` cleared), so
+        ``--kv-cache-dtype`` applies to them; before, they keep the model dtype.
     :param v2_runner_v1_methods: the V2 model runner is the default for every model, and these
         speculative methods keep the V1 runner (0.29+: ``VllmConfig.use_v2_model_runner``,
         ``_get_v2_model_runner_unsupported_features``); ``None``: V2 only for the default-V2
@@ -148,7 +151,8 @@ class VersionRules:
         so 0.31 too); ``None``: not checked (refused by name).
     :param hf_config_class_architectures: architectures whose config the release reads with
         transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
-        Hunyuan V3; ``models/dense.py`` ``verify_release`` refuses the fields left unset).
+        Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
+        served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
         backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
@@ -161,6 +165,10 @@ class VersionRules:
         three float32 scalars ``q_range`` / ``k_range`` / ``v_range`` for ``calc_kv_scales``
         (0.27.1 ``layers/attention/attention.py`` ``set_default_quant_scales``; gone in 0.28),
         under the loader's device context: three more 512-byte blocks per layer as built.
+    :param pp_towers_first_stage: a multimodal wrapper's encoder towers (what its class builds under
+        ``_mark_tower_model``) are built on the first pipeline stage only under the V2 model runner
+        (0.33.0: ``interfaces.py`` ``_mark_tower_model``, recorded on the meta device); ``False``: on
+        every stage (0.27.1-0.30.0 recorded); ``None``: not checked (refused by name).
     """
 
     version: str
@@ -185,6 +193,7 @@ class VersionRules:
     mamba_cache_mode_ignored: bool = False
     mamba_all_deprecated: bool = False
     fa4_fp8_block: int | None = None
+    mimo_v2_cache_config: bool = False
     v2_runner_v1_methods: frozenset[str] | None = None
     pp_draft_models: bool = False
     pp_text_model_named: frozenset[str] = frozenset()
@@ -204,6 +213,7 @@ class VersionRules:
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
+    pp_towers_first_stage: bool | None = False
 
 
 _LONGCAT_LAYERS = (
@@ -253,11 +263,11 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
             "its attention layers take --kv-cache-dtype from this release on, so their pages differ from "
             "0.28.0's: not modelled"
         )
-        for v in ("0.32.0", "0.33.0")
+        for v in ("0.32.0",)
     },
     **{
         (v, "MellumForCausalLM"): "its model class needs CUDA when built, which the CPU oracle cannot provide"
-        for v in ("0.32.0", "0.33.0")
+        for v in ("0.32.0",)
     },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
@@ -348,12 +358,14 @@ _V031 = replace(
     block_size_log_backends=True,
     fa4_fp8_block=64,
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
+    pp_towers_first_stage=None,
 )
 _V032 = replace(
     _V031,
     version="0.32.0",
     unverified_architectures=_V031.unverified_architectures | {"MellumForCausalLM", "MiMoV2FlashForCausalLM"},
     mamba_align_state_with_spec=True,
+    mimo_v2_cache_config=True,
     flashinfer_nvfp4_sm90=True,
     mamba_mode_all=False,
     mamba_all_deprecated=False,
@@ -366,14 +378,18 @@ _V033 = replace(
     _V032,
     version="0.33.0",
     modelopt_mixed_nested=True,
-    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
-    hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM"}),
+    # Mellum and MiMo-V2-Flash: the release's own engine start recorded
+    # (tests/fidelity/data/release-architectures/vllm-0.33.0.json)
+    unverified_architectures=(_V032.unverified_architectures - {"MellumForCausalLM", "MiMoV2FlashForCausalLM"})
+    | {"Step3p5ForCausalLM"},
+    hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,
     gdn_align_sm90=64,
     async_limits_v1_runner_only=True,
     float_kv_dtype_must_match=True,
     v2_runner_v1_methods=frozenset({"suffix", "custom_class"}),
+    pp_towers_first_stage=True,
 )
 
 #: vLLM versions whose rules are checked against vLLM itself (``tests/fidelity``): at least 99.5%

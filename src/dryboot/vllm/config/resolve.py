@@ -17,6 +17,7 @@ from dryboot.vllm.backends import (
     CACHE_ONLY_ATTN,
     COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
+    DIFFKV_BACKENDS,
     MINIMAX_M3_SPARSE,
     MINIMAX_M3_SPARSE_INDEXER,
     AttentionBackend,
@@ -104,6 +105,29 @@ def model_dtype_of(model: ModelGeometry, args: EngineArgs) -> str:
     return dtype
 
 
+def _refuse_diffkv_cache(backend: str, kv_cache_dtype: str, model: ModelGeometry) -> None:
+    """A KV cache dtype the DiffKV backend a model hands its layers does not declare (its
+    layers take ``--kv-cache-dtype``: MiMo-V2 from 0.32). ``FlashAttentionImpl.__init__`` refuses
+    fp8_e5m2 (``flash_attn_supports_kv_cache_dtype``); other quantized caches are built without
+    the selector's check, with pages dryboot does not model.
+
+    :raises InputError: naming ``--kv-cache-dtype``.
+    """
+    if backend == "FLASH_ATTN_DIFFKV" and kv_cache_dtype == "fp8_e5m2":
+        raise InputError(
+            "--kv-cache-dtype",
+            kv_cache_dtype,
+            f"FlashAttention does not support fp8_e5m2 kv-cache on this device. ({model.source}: "
+            f"{model.architecture}'s {backend} layers, vLLM's FlashAttentionImpl)",
+        )
+    raise InputError(
+        "--kv-cache-dtype",
+        kv_cache_dtype,
+        f"{model.source}: {model.architecture} hands its layers {backend}, which vLLM builds with this cache "
+        "without checking it; that layout is not modelled",
+    )
+
+
 def backend_for(
     name: str | None, kv_cache_dtype: str, model: ModelGeometry, args: EngineArgs, rules: VersionRules, flag: str
 ) -> AttentionBackend:
@@ -129,6 +153,9 @@ def backend_for(
                 f"({handed.name} on SM 9.x); dryboot does not model that choice on SM "
                 f"{gpu.capability[0]}.{gpu.capability[1]}",
             )
+        declared = handed.kv_cache_dtypes
+        if handed.name in DIFFKV_BACKENDS and declared is not None and kv_cache_dtype not in declared:
+            _refuse_diffkv_cache(handed.name, kv_cache_dtype, model)
         return handed
     if model.sparse_mla and gpu.capability[0] == 10 and rules.version == "0.31.0":
         # recorded: vLLM 0.31.0 on a B200 gives a DSA model 0.23% fewer blocks than 0.30 and 0.32
@@ -712,7 +739,12 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         notes.append(hma_note)
     max_model_len = derive_max_model_len(model, args)  # ModelConfig
     # SpeculativeConfig: the draft model checked with the target's pipeline size
-    check_drafter_pp(args.pipeline_parallel_size, drafter.method if drafter else None, rules.pp_draft_models)
+    hidden_states = drafter is None and args.speculative_method == "extract_hidden_states"
+    check_drafter_pp(
+        args.pipeline_parallel_size,
+        "extract_hidden_states" if hidden_states else (drafter.method if drafter else None),
+        rules.pp_draft_models,
+    )
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
@@ -733,9 +765,13 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             "Mamba cache mode 'all' is deprecated and will be removed in an upcoming release. If this is a "
             "problem, please open an issue at https://github.com/vllm-project/vllm/issues."
         )
-    d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, kv_dtype, rules)
     model_dtype = model_dtype_of(model, args)
     _check_float_kv_cache_dtype(args, model_dtype, rules)
+    if hidden_states:
+        # the model runner builds its proposer (whose checks refuse) after the engine config
+        # is validated and before the model
+        drafter = hidden_state_drafter(model, args)
+    d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, kv_dtype, rules)
     kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
     # the model is built: each attention layer selects its backend, then an MLA layer its prefill
     # backend (the family's release checks)
@@ -937,8 +973,6 @@ def _resolve_drafter(
 
     :raises InputError: a drafter vLLM refuses, or one not modelled with these flags.
     """
-    if drafter is None and args.speculative_method == "extract_hidden_states":
-        return hidden_state_drafter(model, args)
     if drafter is not None:
         drafter_architecture(drafter.method, drafter.model.architecture, drafter.model.source)
         if drafter.model.architecture == MTP_ARCHITECTURE:

@@ -32,7 +32,7 @@ config leaving out every defaultable key (``tests/fidelity/test_architectures.py
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
@@ -391,6 +391,20 @@ DECODERS: dict[str, Decoder] = {
     ),
     "Fairseq2LlamaForCausalLM": Decoder("fairseq2_llama.py", {"max_position_embeddings": 2048}, per_layer_window=True),
     "HyperCLOVAXForCausalLM": Decoder("hyperclovax.py", {"max_position_embeddings": 2048}),
+    # sarvam.py's SarvamMoEForCausalLM is bailing_moe.py's BailingMoeForCausalLM (full attention,
+    # head size config.head_dim or hidden // heads) on transformers' SarvamMoEConfig, which has no
+    # use_bias or embedding_dropout (the model reads both: AttributeError without them)
+    "SarvamMoEForCausalLM": Decoder(
+        "sarvam.py",
+        {
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 4,
+            "hidden_size": 4096,
+            "head_dim": 64,
+        },
+        required=("use_bias", "embedding_dropout"),
+    ),
     "HYV3ForCausalLM": Decoder(
         "hy_v3.py",
         {"max_position_embeddings": 131072, "num_key_value_heads": 8, "head_dim": 128, "num_experts": 64},
@@ -514,6 +528,44 @@ DECODERS: dict[str, Decoder] = {
 _UNNAMED_TEXT_MODEL = frozenset(
     {"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration", "Cosmos3ForConditionalGeneration"}
 )
+
+
+def _all_full(f: ConfigFields, n: int) -> list[str]:
+    return [FULL] * n
+
+
+#: architectures a release reads with transformers' own config class and serves with another model
+#: class than 0.28.0's (switch ``hf_config_class_architectures``): their decoder facts there
+HF_CLASS_DECODERS: dict[str, Decoder] = {
+    # 0.33.0: vLLM's MellumConfig (Qwen3MoeConfig's defaults, use_sliding_window) is gone and
+    # registry.py serves the architecture through the Transformers backend
+    # (TransformersMoEForCausalLM): transformers' MellumConfig writes layer_types (all
+    # full_attention), mlp_layer_types (all sparse) and the ropes when absent, and base.py's
+    # create_attention_instances gives a sliding_attention layer config.sliding_window (default
+    # 1024) whatever use_sliding_window says
+    "MellumForCausalLM": Decoder(
+        "transformers/moe.py",
+        {
+            "max_position_embeddings": 131072,
+            "num_attention_heads": 32,
+            "hidden_size": 2304,
+            "num_key_value_heads": 4,
+            "head_dim": 128,
+            "sliding_window": 1024,
+            "num_experts": 64,
+        },
+        per_layer_window=True,
+        generated_types=_all_full,
+        experts_key="num_experts",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class HFClassReading(FamilyExtra):
+    """The model as transformers' config class reads the file (:data:`HF_CLASS_DECODERS`)."""
+
+    model: ModelGeometry
 
 
 def _names_architectures(text: Any) -> bool:
@@ -651,7 +703,26 @@ def _exaone_moe_kinds(
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if architecture in LLAMA4:
         return _llama4(f, architecture)
-    spec = DECODERS[architecture]
+    model = _read(f, architecture, DECODERS[architecture])
+    if architecture in HF_CLASS_DECODERS:
+        # as a release reading the file with transformers' class reads it (for_release)
+        hf = HF_CLASS_DECODERS[architecture]
+        model = replace(model, family_extra=HFClassReading(_read(f.with_defaults(dict(hf.defaults)), architecture, hf)))
+    return model
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """``model`` as transformers' config class reads it, on a release whose switch
+    ``hf_config_class_architectures`` names it and whose reader differs (:data:`HF_CLASS_DECODERS`)."""
+    extra = extra_of(model, HFClassReading)
+    if extra is None:
+        return model
+    return (
+        extra.model if model.architecture in rules.hf_config_class_architectures else replace(model, family_extra=None)
+    )
+
+
+def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
     for key, why in spec.refuse_keys.items():
         if f.get(key):
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
@@ -724,7 +795,8 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mtp = f.integer("num_nextn_predict_layers", minimum=0) if f.given("num_nextn_predict_layers") else 0
         extra.update(num_mtp_layers=mtp, mtp_kind=LayerKind.FULL)
     if architecture == "MellumForCausalLM":
-        extra["first_moe_layer"] = _first_sparse(f, n)
+        # transformers' MellumConfig writes every layer "sparse" when mlp_layer_types is absent
+        extra["first_moe_layer"] = _first_sparse(f, n) if f.has("mlp_layer_types") or spec.required else 0
     if architecture == "LagunaForCausalLM":
         extra.update(_laguna(f, n, types, attn))
         if f.integer("num_experts", minimum=0):

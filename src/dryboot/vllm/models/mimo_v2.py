@@ -11,7 +11,8 @@ as given (the model reads them, no class default):
   layers with ``num_attention_heads``, ``num_key_value_heads``, ``head_dim`` and ``v_head_dim``
   (class default 128);
 * the layers' ``Attention`` is built without the cache config: the KV cache keeps the model dtype
-  whatever ``--kv-cache-dtype`` says (``cache_config_ignored``);
+  whatever ``--kv-cache-dtype`` says; from 0.32 (switch ``mimo_v2_cache_config``) with it, its
+  ``sliding_window`` cleared, so ``--kv-cache-dtype`` applies;
 * where the V head size differs from the K one, the layer takes a DiffKV backend: the one
   ``--attention-backend`` names when it is a ``*_DIFFKV`` backend, else ``FLASH_ATTN_DIFFKV``
   (FlashAttention 3 serves it on SM90);
@@ -22,13 +23,14 @@ Its MTP module (``MiMoV2MTP``) is not modelled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
 from dryboot.vllm.backends import DIFFKV_BACKENDS, AttentionBackend
 from dryboot.vllm.config.hf import AttentionGeometry, ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.models.common import geometry, num_layers
+from dryboot.vllm.versions import VersionRules
 
 _DEFAULTS: dict[str, Any] = {
     "num_hidden_layers": 48,
@@ -47,9 +49,11 @@ _SWA_KEYS = ("swa_num_attention_heads", "swa_num_key_value_heads", "swa_head_dim
 @dataclass(frozen=True)
 class MiMoV2Extra(FamilyExtra):
     """``diffkv``: the attention layers have separate K and V head sizes and take a DiffKV backend
-    (``FLASH_ATTN_DIFFKV`` unless ``--attention-backend`` names a ``*_DIFFKV`` one)."""
+    (``FLASH_ATTN_DIFFKV`` unless ``--attention-backend`` names a ``*_DIFFKV`` one);
+    ``cache_config``: they are built with the cache config (the release's switch)."""
 
     diffkv: bool = False
+    cache_config: bool = False
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -129,11 +133,21 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
         )
 
 
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """Releases whose ``mimo_v2.py`` builds the attention layers with the cache config (switch
+    ``mimo_v2_cache_config``: 0.32+)."""
+    extra = extra_of(model, MiMoV2Extra)
+    if rules.mimo_v2_cache_config and extra is not None:
+        return replace(model, family_extra=replace(extra, cache_config=True))
+    return model
+
+
 def kv_cache_dtype(model: ModelGeometry, requested: str) -> str:
-    """The attention layers are built without the cache config (``mimo_v2.py``): their KV cache dtype is
-    ``auto`` (the model dtype) whatever ``--kv-cache-dtype`` says, and they select their backend
-    with it."""
-    return "auto"
+    """Built without the cache config (``mimo_v2.py`` before 0.32), the attention layers' KV cache
+    dtype is ``auto`` (the model dtype) whatever ``--kv-cache-dtype`` says, and they select their
+    backend with it; built with it (:func:`for_release`), ``requested``."""
+    extra = extra_of(model, MiMoV2Extra)
+    return requested if extra is not None and extra.cache_config else "auto"
 
 
 def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionBackend | None:

@@ -62,8 +62,11 @@ MM_SPLIT_HEADS = (
 MM_DEEPSEEK_MHA = (
     "multimodal wrapper of DeepSeek-V2 without MLA (planned, as DeepSeek-OCR's), whose config hook "
     "(UnlimitedOCRForCausalLMConfig) builds every attention layer as RSWAAttention: an RSWASpec group (its own "
-    "KV cache manager and group type, recorded on vLLM 0.28.0 as one 'RSWA' group), FlashAttention 4 or Triton "
-    "forced, prefix caching off; that layer kind is not modelled"
+    "KV cache manager and group type, recorded on vLLM 0.28.0 as one 'RSWA' group, sized at startup as full "
+    "attention), prefix caching off, and the backend FlashAttention 4 where is_fa_version_supported(4) holds, else "
+    "Triton (or the one --attention-config names), each with its own kernel block sizes: which one a GPU gets "
+    "depends on FA4's CuTe kernels, which the CPU oracle cannot import, so it cannot be checked against vLLM's "
+    "engine start; not modelled"
 )
 VOXTRAL = (
     "multimodal wrapper served by vLLM 0.28.0 from its Mistral-format checkpoint: voxtral.py reads audio "
@@ -222,7 +225,6 @@ REASONS: dict[str, str] = {
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HCXVisionForCausalLM": TEXT,
-    "HCXVisionV2ForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "IQuestLoopCoderForCausalLM": LOOPED,
@@ -304,7 +306,6 @@ REASONS: dict[str, str] = {
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": REMOTE_MM,
     "Rnj1ForCausalLM": CHUNK_LOOKBACK,
-    "SarvamMoEForCausalLM": TEXT,
     "SkyworkR1VChatModel": REMOTE_MM,
     "SolarForCausalLM": REMOTE,
     "Step1ForCausalLM": REMOTE,

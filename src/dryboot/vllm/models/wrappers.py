@@ -138,6 +138,12 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     # config classes' default text models: Mistral3Config mistral, LlavaOnevisionConfig qwen2,
     # LlavaNextVideoConfig llama; LightOnOCR's checkpoints are a Mistral3Config or (transformers'
     # lighton_ocr) a LightOnOcrConfig, whose default text model is qwen3
+    # HCXVisionV2Config's text config defaults to hyperclovax; the model class builds whatever text
+    # architecture it names (init_vllm_registered_model), its vision tower Qwen2.5-VL's
+    "HCXVisionV2ForCausalLM": (
+        "hyperclovax_vision_v2.py",
+        {**TEXT_MODELS, "hyperclovax": "HyperCLOVAXForCausalLM", "hyperclovax_vision_v2": "HyperCLOVAXForCausalLM"},
+    ),
     "Mistral3ForConditionalGeneration": text_wrapper("mistral3.py", mistral3="mistral"),
     "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", mistral3="mistral", lighton_ocr="qwen3"),
     "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", llava_onevision="qwen2"),

@@ -39,8 +39,12 @@ the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dumm
 512 samples where the audio counts the most tokens, :func:`gemma4_audio_term`), Llama-4's tiles
 (``llama4``: :func:`llama4_tower`), LLaVA-OneVision's SigLIP (``llava_onevision``: the fixed
 1153 x 944 dummy or the pooled-frame video, :func:`_llava_onevision_tower`) and Kimi-VL's MoonViT
-(``kimi_vl``: the 1024 px dummy under ``in_token_limit``, :func:`kimi_vl_tower`). Any other tower
-(GLM-4.1V's / 4.5V's, Kimi-K2.5's, MiniCPM-V's included) is refused by name.
+(``kimi_vl``: the 1024 px dummy under ``in_token_limit``, :func:`kimi_vl_tower`) and GLM-4.1V's /
+GLM-4.5V's (``glm4v``, ``glm4v_moe``, with a ``Glm4vProcessor``: the largest image and the
+dummy video of up to 600 frames at the processors' pixel areas, :func:`glm4v_sized`) and
+Kimi-K2.5's MoonViT-3D (``kimi_k25``: the 3000 px image or video chunk under its
+``media_proc_cfg``, :func:`kimi_k25_sized`). Any other tower (GLM-4.6V's processor, MiniCPM-V's
+included) is refused by name.
 """
 
 from __future__ import annotations
@@ -158,6 +162,28 @@ GEMMA4_AUDIO_CONV_ELEMENTS = 128 * 3 * 128
 #: (``MaxImageTokenMeta``: 1024 x 1024) and the image processor's ``in_token_limit`` of the
 #: published Kimi-VL-A3B processors (a checkpoint's ``preprocessor_config.json`` replaces it).
 KIMI_VL_DUMMY_SIDE, KIMI_VL_IN_TOKEN_LIMIT = 1024, 4096
+#: GLM-4.1V / GLM-4.5V (``glm4_1v.py``, 0.27.1-0.33.0): the top-level ``model_type`` and its
+#: tower's ``vision_config.model_type``; the processor class whose checkpoints vLLM counts by
+#: processing the dummy items (``get_mm_max_tokens_per_item`` returns None for it: the count is
+#: the embeddings of ``{image: 1, video: 1}`` dummies); the dummy video's frame cap
+#: (``_MAX_FRAMES_PER_VIDEO``); the side of the dummy image asked of the resize rule; and the
+#: ``min_pixels`` vLLM's ``_get_vision_info`` passes (smart_resize's default).
+GLM4V_WRAPPERS = {"glm4v": "glm4v_vision", "glm4v_moe": "glm4v_moe_vision"}
+GLM4V_PROCESSOR, GLM4V_MAX_FRAMES, GLM4V_DUMMY_SIDE, GLM4V_MIN_PIXELS = "Glm4vProcessor", 600, 9_999_999, 112 * 112
+#: Kimi-K2.5 (``kimi_k25.py``, 0.27.1-0.33.0): the dummy image's side (``MaxImageTokenMeta``:
+#: 3000 x 3000, a video chunk of ``temporal_merge_kernel_size`` such frames beside it), and its
+#: tower's widths as transformers' ``Kimi_K25VisionConfig`` defaults them (the published config
+#: names them ``vt_*``, its remote code's names: dryboot bounds only where both readings agree).
+KIMI_K25_DUMMY_SIDE = 3000
+KIMI_K25_WIDTHS = {"hidden_size": 1152, "intermediate_size": 4304, "num_attention_heads": 16}
+#: ``vision_config`` keys whose other values change the tower's forward (its default first).
+KIMI_K25_VARIANTS = {
+    "mlp_type": "mlp2",
+    "norm_type": "layernorm",
+    "merge_type": "sd2_tpool",
+    "mm_projector_type": "patchmerger",
+    "video_attn_type": "spatial_temporal",
+}
 #: ``Mistral3Config.spatial_merge_size``'s default.
 MISTRAL3_SPATIAL_MERGE = 2
 #: the last release whose Pixtral tower (``PixtralHFTransformer``, without xformers, which vLLM
@@ -217,6 +243,9 @@ class VisionTower:
         ``image_embeds``: the embeddings a frame / an image yields where fewer than the tokens
         counted (0: as counted); ``video_item_tokens``: the tokens the budget counts per video
         item, fixed by the processing info (Gemma-4: frames x (soft tokens + 8); 0: no such rule).
+    :param pooled_frames: Kimi-K2.5's video chunk: frames an item runs, averaged before the merge.
+    :param merger_intermediate: GLM-4.1V's merger: the gated MLP's width over each merged token
+        (``vision_config.intermediate_size``; the blocks' MLP is ``out_hidden_size`` wide); 0: none.
     :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
         tower's output before it narrows to tokens (Gemma-3: the transposed copy; Mistral3: the
         concatenated output, its norm, the unfolded grids and their concatenation).
@@ -252,6 +281,8 @@ class VisionTower:
     project_patches: bool = False
     audio_item_tokens: int = 0
     audio_hidden_size: int = 0
+    merger_intermediate: int = 0
+    pooled_frames: int = 1
 
     @property
     def patches_per_token(self) -> int:
@@ -332,6 +363,12 @@ def vision_tower(
         if str(vision.get("model_type") or IDEFICS3_WRAPPERS[model_type]) != IDEFICS3_WRAPPERS[model_type]:
             return None
         return idefics3_tower(vision, config or {}, IDEFICS3_WRAPPERS[model_type])
+    if model_type in GLM4V_WRAPPERS:
+        if str(vision.get("model_type") or GLM4V_WRAPPERS[model_type]) != GLM4V_WRAPPERS[model_type]:
+            return None
+        return glm4v_tower(vision, GLM4V_WRAPPERS[model_type])
+    if model_type == "kimi_k25":
+        return kimi_k25_tower(vision)
     if model_type == "kimi_vl":
         if str(vision.get("model_type") or "moonvit") != "moonvit":
             return None
@@ -816,6 +853,239 @@ def gemma4_tower(
     )
 
 
+def glm4v_resize(frames: int, height: int, width: int, factor: int, max_pixels: int) -> tuple[int, int]:
+    """(height, width) GLM-4.1V's resize rule gives ``frames`` frames of ``height x width``
+    (transformers' ``glm4v`` ``smart_resize`` as vLLM's ``_get_vision_info`` calls it: temporal
+    factor 2, ``min_pixels`` :data:`GLM4V_MIN_PIXELS`): each side rounded to ``factor``; where the
+    frames (rounded to the temporal factor) times the area pass ``max_pixels``, both sides scaled
+    by ``sqrt(frames x area / max_pixels)`` and floored to ``factor`` (at least one unit).
+
+    :raises InputError: an aspect ratio over 200 (the processor refuses it)."""
+    if height < factor or width < factor:
+        scale = max(factor / height, factor / width)
+        height, width = int(height * scale), int(width * scale)
+    if max(height, width) / min(height, width) > 200:
+        raise InputError("preprocessor_config.json", "size", "an aspect ratio over 200: GLM's processor refuses it")
+    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
+    t_bar = round(frames / 2) * 2
+    if t_bar * h_bar * w_bar > max_pixels:
+        beta = math.sqrt((frames * height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif t_bar * h_bar * w_bar < GLM4V_MIN_PIXELS:
+        beta = math.sqrt(GLM4V_MIN_PIXELS / (frames * height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def glm4v_vision_info(tower: VisionTower, side: tuple[int, int], frames: int, max_pixels: int) -> tuple[int, int, int]:
+    """(height, width, merged tokens) of ``frames`` frames of a ``side`` (width, height) image
+    (``Glm4vProcessingInfo._get_vision_info``): resized by :func:`glm4v_resize` over at least the
+    temporal patch's frames, ``ceil(frames / temporal_patch_size)`` temporal patches of
+    ``(h / patch) x (w / patch)`` patches, ``spatial_merge_size^2`` patches a token."""
+    p, m, t = tower.patch_size, tower.spatial_merge_size, tower.temporal_patch_size
+    h, w = glm4v_resize(max(frames, t), side[1], side[0], p * m, max_pixels)
+    grid_t = max(-(-frames // t), 1)
+    return h, w, grid_t * (h // p) * (w // p) // (m * m)
+
+
+def glm4v_video_frames(tower: VisionTower, side: tuple[int, int], max_pixels: int, max_tokens: int) -> int:
+    """``Glm4vProcessingInfo._get_max_video_frames``: of 1-:data:`GLM4V_MAX_FRAMES` frames of the
+    largest image, the first count whose tokens (:func:`glm4v_vision_info` at the video
+    processor's ``max_pixels``) are the most within ``max_tokens`` (1 where none fits)."""
+    best, most = 1, 0
+    for n in range(1, GLM4V_MAX_FRAMES + 1):
+        tokens = glm4v_vision_info(tower, side, n, max_pixels)[2]
+        if 0 < tokens <= max_tokens and tokens > most:
+            best, most = n, tokens
+    return best
+
+
+def glm4v_tower(vision: Mapping[str, Any], kind: str) -> VisionTower:
+    """GLM-4.1V's / GLM-4.5V's vision tower (``glm4_1v.py``, ``Glm4vVisionTransformer``): a
+    Conv3d patch embedding (``temporal_patch_size`` frames a patch; an image is repeated over
+    them), learned position embeddings kept in the encoder metadata, blocks with a gated MLP
+    ``out_hidden_size`` wide, then the adapter: a ``spatial_merge_size`` convolution onto
+    ``out_hidden_size`` per merged token and the merger (``proj``, norm, GELU, a gated MLP
+    ``intermediate_size`` wide). The items are sized at the profile run by :func:`glm4v_sized`.
+
+    :raises InputError: a width missing, or a ``temporal_patch_size`` other than 2 (vLLM's count
+        resizes by a temporal factor of 2 whatever it says: not bounded)."""
+    if _pos(vision, "temporal_patch_size") != 2:
+        raise InputError("config.json", "vision_config.temporal_patch_size", "not 2: vLLM counts by 2, not bounded")
+    return VisionTower(
+        model_type=kind,
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "out_hidden_size"),  # the blocks' MLP width
+        num_heads=_pos(vision, "num_heads"),
+        patch_size=_pos(vision, "patch_size"),
+        temporal_patch_size=2,
+        spatial_merge_size=_pos(vision, "spatial_merge_size"),
+        in_channels=int(vision.get("in_channels") or 3),
+        out_hidden_size=_pos(vision, "out_hidden_size"),
+        deepstack=0,
+        gated=True,
+        merger_intermediate=_pos(vision, "intermediate_size"),
+    )
+
+
+def glm4v_sized(
+    tower: VisionTower,
+    *,
+    max_model_len: int,
+    image_max_pixels: int,
+    video_max_pixels: int,
+    image_active: bool,
+) -> VisionTower:
+    """GLM-4.1V's items for a ``Glm4vProcessor`` checkpoint (vLLM counts them by processing the
+    dummies, ``get_mm_max_toks_per_item``): the largest image is the resize of a
+    :data:`GLM4V_DUMMY_SIDE` square at the image processor's ``size.longest_edge`` (a pixel area,
+    ``image_max_pixels``) over one frame; the counted video is ``max(2, n)`` frames of that image
+    at the video processor's ``size.longest_edge`` (``video_max_pixels``), ``n`` from
+    :func:`glm4v_video_frames` within ``max_model_len`` less one largest image's tokens where
+    images are on. The profiled video (``get_dummy_encoder_profile_inputs``, ``{video: 1}``)
+    takes its frames within the whole ``max_model_len``, so it may run more frames than counted:
+    ``frame_tokens`` / ``frame_patches`` / ``frame_embeds`` carry one counted item and the one run.
+
+    :raises InputError: a processor area over :data:`MAX_ITEM_TOKENS` tokens (named)."""
+    m = tower.spatial_merge_size
+    for value, source in (
+        (image_max_pixels, "preprocessor_config.json"),
+        (video_max_pixels, "video_preprocessor_config.json"),
+    ):
+        if value // (tower.patch_size * m) ** 2 > MAX_ITEM_TOKENS:
+            raise InputError(source, "size.longest_edge", f"{value} px is over {MAX_ITEM_TOKENS:,} tokens")
+    h, w, image = glm4v_vision_info(tower, (GLM4V_DUMMY_SIDE, GLM4V_DUMMY_SIDE), 1, image_max_pixels)
+    side = (w, h)
+
+    def video(room: int) -> int:
+        frames = max(glm4v_video_frames(tower, side, video_max_pixels, room), 2)
+        return glm4v_vision_info(tower, side, frames, video_max_pixels)[2]
+
+    counted = video(max_model_len - (image if image_active else 0))
+    run = video(max_model_len)
+    return replace(
+        tower,
+        image_tokens=image,
+        image_patches=image * m * m,
+        video_item_tokens=counted,
+        frame_tokens=counted,
+        frame_patches=run * m * m,
+        frame_embeds=run,
+    )
+
+
+def kimi_k25_width(vision: Mapping[str, Any], key: str) -> int:
+    """One of Kimi-K2.5's tower widths: the ``vision_config``'s ``key`` (transformers' name, its
+    default :data:`KIMI_K25_WIDTHS`) where its ``vt_`` name (the remote code's) says the same.
+
+    :raises InputError: the two readings differ, or the width is not a positive integer (named)."""
+    native = vision.get(key, KIMI_K25_WIDTHS[key])
+    remote = vision.get("vt_" + key, native)
+    if native != remote:
+        raise InputError("config.json", f"vision_config.vt_{key}", f"differs from {key}'s {native}: not bounded")
+    return _pos({key: native}, key)
+
+
+def kimi_k25_tower(vision: Mapping[str, Any]) -> VisionTower:
+    """Kimi-K2.5's MoonViT-3D (``kimi_k25_vit.py``): ``patch_size`` patches (one frame each) with
+    interpolated position embeddings added once, ``mlp2`` blocks (``fc0``, activation, ``fc1``)
+    attending over every frame of an item, then ``sd2_tpool``: the item's frames averaged, the
+    ``merge_kernel_size`` groups copied out, concatenated, normed, ``linear_1`` over ``kernel^2 x
+    hidden`` with its GELU, and ``linear_2`` onto the text model's width. The item is sized from
+    the checkpoint's ``media_proc_cfg`` (:func:`kimi_k25_sized`).
+
+    :raises InputError: a width missing or read two ways, a non-square merge kernel, or a variant
+        of the forward (``mlp_type``, ``qkv_hidden_size``, ...) other than the published one (named)."""
+    for key, default in KIMI_K25_VARIANTS.items():
+        if vision.get(key, default) != default:
+            raise InputError("config.json", f"vision_config.{key}", f"{vision.get(key)!r}: not {default}, not bounded")
+    hidden = kimi_k25_width(vision, "hidden_size")
+    if vision.get("qkv_hidden_size", hidden) not in (None, hidden):
+        raise InputError("config.json", "vision_config.qkv_hidden_size", "not the hidden size: not bounded")
+    kernel = _kernel(vision.get("merge_kernel_size", [2, 2]), "config.json", "vision_config.merge_kernel_size")
+    if kernel[0] != kernel[1]:
+        raise InputError("config.json", "vision_config.merge_kernel_size", "not square: not bounded")
+    return VisionTower(
+        model_type="kimi_k25_vision",
+        hidden_size=hidden,
+        intermediate_size=kimi_k25_width(vision, "intermediate_size"),
+        num_heads=kimi_k25_width(vision, "num_attention_heads"),
+        patch_size=_pos({"patch_size": vision.get("patch_size", 14)}, "patch_size"),
+        temporal_patch_size=1,
+        spatial_merge_size=kernel[0],
+        in_channels=3,
+        out_hidden_size=0,  # linear_2 onto the text model's width, set by the caller
+        deepstack=0,
+        pos_embeds=False,
+        projector_widths=1,
+    )
+
+
+def kimi_k25_grid(side: int, patch: int, kernel: int, in_patch_limit: int, side_limit: int) -> int:
+    """Patches a side of the ``side`` px square dummy after ``navit_resize_image`` (vLLM's
+    ``kimi_k25_vision_fused.py``): scaled by the least of 1, ``sqrt(in_patch_limit / patches)``
+    and ``side_limit x patch / side``, truncated (at most ``side_limit`` patches), padded to
+    whole ``kernel x patch`` units."""
+    s1 = math.sqrt(in_patch_limit / (max(1.0, side // patch) * max(1.0, side // patch)))
+    scale = min(1.0, s1, side_limit * patch / side)
+    new = min(max(1, int(side * scale)), side_limit * patch)
+    unit = kernel * patch
+    return (new + (unit - new % unit) % unit) // patch
+
+
+def _cfg_int(cfg: Mapping[str, Any], key: str, *, optional: bool = False) -> int | None:
+    value = cfg.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= MAX_ITEM_TOKENS:
+        raise InputError("preprocessor_config.json", f"media_proc_cfg.{key}", "must be an integer in 1-16,777,216")
+    return value
+
+
+def kimi_k25_sized(tower: VisionTower, preprocessor: Mapping[str, Any]) -> VisionTower:
+    """Kimi-K2.5's item from a checkpoint's ``preprocessor_config.json`` ``media_proc_cfg``
+    (``KimiK25FusedVisionProcessor``, the processor vLLM uses where numba imports; numba is
+    among vLLM's requirements): the 3000 px image under ``in_patch_limit``, or, where it counts
+    at least as many tokens, the video chunk of ``temporal_merge_kernel_size`` such frames under
+    ``in_patch_limit_each_frame`` (else ``in_patch_limit``), lowered to
+    ``round(in_patch_limit_video / frames)`` where that is set; both capped at
+    ``patch_limit_on_one_side`` patches a side. The chunk's tokens are one frame's
+    (``kernel^2`` patches a token); it runs every frame's patches.
+
+    :raises InputError: a missing or malformed field, ``fixed_output_tokens`` set, or a
+        ``patch_size`` / ``merge_kernel_size`` other than the vision config's (named)."""
+    cfg = preprocessor.get("media_proc_cfg")
+    if not isinstance(cfg, Mapping):
+        raise InputError("preprocessor_config.json", "media_proc_cfg", "not found: Kimi-K2.5's item is not known")
+    if cfg.get("fixed_output_tokens") is not None:
+        raise InputError("preprocessor_config.json", "media_proc_cfg.fixed_output_tokens", "set: not bounded")
+    if cfg.get("patch_size") != tower.patch_size:
+        raise InputError("preprocessor_config.json", "media_proc_cfg.patch_size", "differs from the vision config's")
+    raw = cfg.get("merge_kernel_size")
+    kernel = raw[0] if isinstance(raw, list | tuple) and raw else raw
+    if kernel != tower.spatial_merge_size:
+        raise InputError(
+            "preprocessor_config.json", "media_proc_cfg.merge_kernel_size", "differs from the vision config's"
+        )
+    limit = _cfg_int(cfg, "in_patch_limit")
+    side_limit = _cfg_int(cfg, "patch_limit_on_one_side")
+    frames = _cfg_int(cfg, "temporal_merge_kernel_size")
+    each = _cfg_int(cfg, "in_patch_limit_each_frame", optional=True) or limit
+    video = _cfg_int(cfg, "in_patch_limit_video", optional=True)
+    assert limit is not None and side_limit is not None and frames is not None and each is not None
+    if frames > 1024:
+        raise InputError("preprocessor_config.json", "media_proc_cfg.temporal_merge_kernel_size", "over 1024")
+    if video is not None:
+        each = min(round(video / frames), each)
+    p, k = tower.patch_size, tower.spatial_merge_size
+    image = kimi_k25_grid(KIMI_K25_DUMMY_SIDE, p, k, limit, side_limit)
+    chunk = kimi_k25_grid(KIMI_K25_DUMMY_SIDE, p, k, each, side_limit)
+    grid, t = (chunk, frames) if chunk * chunk >= image * image else (image, 1)
+    return replace(tower, image_tokens=grid * grid // (k * k), image_patches=t * grid * grid, pooled_frames=t)
+
+
 def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
     """(rows, columns) of merged tokens of a ``width x height`` image
     (``KimiVLProcessingInfo.get_num_image_tokens``): past ``limit`` patches the image is scaled by
@@ -1241,6 +1511,18 @@ def tower_widest(
         # Gemma-3: the transposed copy, then its pooled and normed tokens; Mistral3: the output's
         # concatenation, norm, unfolded grids and their concatenation (merge^2 x hidden per token)
         merger = base + tower.projector_copies * patches * h * b + (2 * tokens * h * b if tower.pool else 0) + end
+    if tower.model_type == "kimi_k25_vision":  # the frames' mean and its grouped copy beside the
+        # final hidden states; then the copies, their concatenation, norm, linear_1 and its GELU
+        pooled = patches // tower.pooled_frames * h * b
+        merger = max(base + 2 * pooled, 4 * pooled + out)
+    if tower.merger_intermediate:  # GLM-4.1V: the adapter, then the merger over merged tokens
+        o, mi = tower.out_hidden_size, tower.merger_intermediate
+        # post_layernorm beside the hidden states and the position embeddings, a contiguous copy
+        # for the downsample convolution and its output; then, the convolution's output held by
+        # the caller, the merger's GELU output, gate_up (2 x intermediate / TP) and its activation
+        adapter = 4 * patches * h * b + tokens * o * b
+        merger = max(adapter, patches * h * b + tokens * (2 * o + 3 * mi // tp) * b)
+        end = out
     certain = max(block, merger, end)
     head_dim = h // tower.num_heads
     extra = 2 * patches * head_dim * 4 + patches * tower.pixel_elements_per_patch * b + patches * h * b

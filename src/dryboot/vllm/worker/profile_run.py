@@ -32,12 +32,14 @@ from dryboot.errors import InputError
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
+    GLM4V_WRAPPERS,
     LLAMA4_VISION_TYPE,
     PIXTRAL_DENSE_MASK_UNTIL,
     VisionTower,
     encoder_batch,
     encoder_term,
     gemma4_with_audio,
+    glm4v_sized,
     sized_for_processor,
     vision_tower,
 )
@@ -84,6 +86,10 @@ ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
     "speech_config": ("audio",),
 }
 _ENCODER_KEYS = tuple(ENCODER_MODALITIES)
+#: top-level ``model_type``s whose vision tower serves another modality than image and video
+#: (``get_supported_mm_limits``): Kimi-K2.5's ``vision_chunk`` (images and video chunks alike),
+#: so ``--limit-mm-per-prompt`` image / video 0 leaves it profiled, as vLLM does.
+VISION_MODALITIES_BY_MODEL: dict[str, tuple[str, ...]] = {"kimi_k25": ("vision_chunk",)}
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
 #: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
 #: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
@@ -174,7 +180,10 @@ def forward_shape(
     )
     encoders = [k for k in _ENCODER_KEYS if isinstance(config.get(k), Mapping)]
     encoder = encoders[0] if encoders else None
-    modalities = tuple(sorted({m for k in encoders for m in ENCODER_MODALITIES[k]}))
+    own = VISION_MODALITIES_BY_MODEL.get(str(config.get("model_type") or ""))
+    modalities = tuple(
+        sorted({m for k in encoders for m in (own if own and k == "vision_config" else ENCODER_MODALITIES[k])})
+    )
     # Gemma-4's audio tower beside its vision tower (E2B / E4B): one of them is profiled
     gemma4_audio = config.get("model_type") == "gemma4" and encoders == ["vision_config", "audio_config"]
     vision = config.get("vision_config") if encoders == ["vision_config"] or gemma4_audio else None
@@ -286,6 +295,15 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"the video's {GEMMA4_VIDEO_FRAMES} 224 px frames padded to {t.frame_patches} patches, "
             f"{t.frame_embeds} embeddings each"
         )
+    if shape.vision_tower is not None and shape.vision_tower.model_type in GLM4V_WRAPPERS.values():
+        return (
+            f"image processor's size.longest_edge {shape.image_max_pixels:,} px and the video processor's "
+            f"{shape.video_max_pixels:,} px (pixel areas; the profiled video's frames fill max_model_len)"
+        )
+    if shape.vision_tower is not None and shape.vision_tower.model_type == "kimi_k25_vision":
+        t = shape.vision_tower
+        what = f"a video chunk of {t.pooled_frames} frames" if t.pooled_frames > 1 else "the image"
+        return f"media_proc_cfg of preprocessor_config.json (the 3000 px dummy: {what}, {t.image_tokens:,} tokens)"
     if shape.vision_tower is not None and shape.vision_tower.model_type == "moonvit":
         limit = shape.image_max_pixels
         said = f"image processor's in_token_limit {limit}" if limit else "published Kimi-VL-A3B in_token_limit 4096"
@@ -320,6 +338,28 @@ def _sizes_said(shape: ForwardShape) -> str:
     if shape.image_max_pixels or shape.video_max_pixels:
         return "sizes in the checkpoint's processor configs"
     return "published default sizes (no preprocessor_config.json beside the config)"
+
+
+def _glm4v_sized(shape: ForwardShape, tower: VisionTower, max_model_len: int, limits: Mapping[str, int]) -> VisionTower:
+    """GLM-4.1V's items at ``max_model_len`` (:func:`~dryboot.vllm.worker.encoder_profile.glm4v_sized`).
+
+    :raises InputError: the checkpoint's image or video processor size not known (vLLM reads both
+        to build the dummies; dryboot keeps no published default for them)."""
+    if not shape.image_max_pixels or not shape.video_max_pixels:
+        missing = "preprocessor_config.json" if not shape.image_max_pixels else "video_preprocessor_config.json"
+        raise InputError(
+            "activation",
+            "multimodal encoder profiling",
+            f"GLM-4.1V's dummy items are sized by the checkpoint's {missing} size.longest_edge (a pixel area), "
+            "not found beside the config: not bounded",
+        )
+    return glm4v_sized(
+        tower,
+        max_model_len=max_model_len,
+        image_max_pixels=shape.image_max_pixels,
+        video_max_pixels=shape.video_max_pixels,
+        image_active=limits.get("image", 999) > 0,
+    )
 
 
 def activation_terms(
@@ -376,16 +416,31 @@ def activation_terms(
                     f"vLLM {release} sizes Mistral3's dummy image by vision_config.image_size, and the checkpoint's "
                     f"image processor resizes it to longest_edge {shape.image_max_pixels} px: not bounded",
                 )
+            limits = dict(mm_limits or {})
+            if tower.model_type == "kimi_k25_vision":
+                if not tower.image_tokens:
+                    raise InputError(
+                        "activation",
+                        "multimodal encoder profiling",
+                        "Kimi-K2.5's dummy item is sized by the checkpoint's preprocessor_config.json "
+                        "media_proc_cfg, not found beside the config: not bounded",
+                    )
+                limits = {"image": limits.get("vision_chunk", 999)}  # its one modality, counted as the image
+            if tower.model_type in GLM4V_WRAPPERS.values():
+                sized = _glm4v_sized(shape, tower, max_model_len, limits)
+                limits["video"] = min(limits.get("video", 999), 1)  # Glm4vProcessingInfo supports one video
             tower = sized
             batch = encoder_batch(
                 tower,
                 max_num_batched_tokens=max_num_batched_tokens,
                 max_num_seqs=max_num_seqs,
                 max_model_len=max_model_len,
-                limit_mm_per_prompt=mm_limits,
+                limit_mm_per_prompt=limits,
                 image_max_pixels=shape.image_max_pixels,
                 video_max_pixels=shape.video_max_pixels,
             )
+            if batch is not None and tower.model_type == "kimi_k25_vision":
+                batch = replace(batch, modality="vision_chunk")
         if tower is None or max_model_len <= 0:
             what = f"the {shape.vision_model_type} tower's" if shape.vision_model_type else f"the {shape.multimodal}'s"
             if shape.vision_refusal:
@@ -396,7 +451,8 @@ def activation_terms(
                 f"the model has a {shape.multimodal}: vLLM profiles the encoder on a dummy batch of its largest "
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
                 "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, "
-                "Mistral3's Pixtral, Gemma-4's vision tower); --language-model-only, "
+                "Mistral3's Pixtral, Gemma-4's vision tower, GLM-4.1V's and others in docs/budget.md); "
+                "--language-model-only, "
                 f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
             )
     t = max_num_batched_tokens
@@ -466,6 +522,8 @@ def activation_terms(
         # at least the tower's, so the encoder adds at least the tower's peak less this
         decoder_high = sum(t.high for t in terms)
         tower = sized_for_processor(shape.vision_tower, shape.image_max_pixels)
+        if tower.model_type in GLM4V_WRAPPERS.values():
+            tower = _glm4v_sized(shape, tower, max_model_len, mm_limits or {})
         terms.append(
             encoder_term(
                 tower,

@@ -172,6 +172,10 @@ MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
 #: Qwen3.6-35B-A3B)
 MROPE_TOKEN_POSITIONS = {"0.33.0"}
+#: the key a wrapper's text config carries into this walk when vLLM builds its decoder layers as
+#: ``qwen3_vl.py``'s ``Qwen3VLDecoderLayer`` (Qwen3-VL, Qwen3-VL-MoE and the classes over them):
+#: their multimodal RoPE follows :data:`MROPE_TOKEN_POSITIONS` as the Qwen3.5 wrappers' does
+QWEN3_VL_DECODER = "_qwen3_vl_decoder"
 #: vision-language wrappers: the text model of ``text_config`` and a vision tower of
 #: ``vision_config`` (``models/qwen3_5.py`` over ``qwen3_vl.py``'s ``Qwen3_VisionTransformer``)
 VL_WRAPPERS = {"qwen3_5", "qwen3_5_moe", "gemma3_mm"}
@@ -421,6 +425,16 @@ def padded_vocab_per_rank(vocab: int, tp: int, what: str = "the padded vocabular
 
     :raises InputError: ``tp`` does not divide the padded size (``what`` names it)."""
     return _divide(-(-vocab // VOCAB_PADDING) * VOCAB_PADDING, tp, what)
+
+
+def dense_mlp_sizes(h: int, inter: int, tp: int, what: str = "intermediate_size", *, merged: bool = True) -> list[int]:
+    """A gated MLP's tensors per rank, in elements: ``gate_up_proj`` ``[2 x inter / TP, h]`` and
+    ``down_proj`` ``[h, inter / TP]`` (``MergedColumnParallelLinear``, ``RowParallelLinear``), or
+    with ``merged=False`` separate ``gate_proj`` and ``up_proj`` ``[inter / TP, h]`` each.
+
+    :raises InputError: ``inter`` (field ``what``) not divisible by TP."""
+    i_r = _divide(inter, tp, what)
+    return [2 * i_r * h, h * i_r] if merged else [i_r * h, i_r * h, h * i_r]
 
 
 def kv_heads_per_rank(nkv: int, tp: int, field: str = "num_key_value_heads") -> int:
@@ -817,6 +831,37 @@ class _Walk:
         if self.ckpt is not None and not buffer:
             self.out.add(kind, nbytes)
 
+    def ends(self, par: Parallel, vocab_r: int, h: int, ab: int) -> None:
+        """A decoder's ends built whole per rank (``VocabParallelEmbedding`` on the first stage;
+        the untied ``ParallelLMHead`` and the final norm on the last): ``vocab_r`` padded rows
+        per rank of ``h`` elements, ``ab`` bytes each."""
+        if par.pp_rank == 0:
+            self.own("embedding", vocab_r * h * ab)
+        if par.pp_rank == par.pp - 1:
+            self.own("lm_head", vocab_r * h * ab)
+            self.own("norm", h * ab)
+
+    def attention_layer(self, sizes: Iterable[int], ab: int) -> None:
+        """One decoder layer's tensors of ``sizes`` elements each in ``ab`` bytes (norms,
+        projections, MLP), then its ``Attention``'s scale parameters and buffers
+        (``set_default_quant_scales``: 16 bytes and :attr:`attention_blocks` blocks)."""
+        for n in sizes:
+            self.own("weight", n * ab)
+        self.own("attention scales", 16, buffer=True)
+        self.ref.allocated_bytes += self.attention_blocks * ALLOC_ROUND
+
+    def experts(self, e: int, h: int, inter: int, par: Parallel, ab: int, what: str) -> None:
+        """An unquantized ``FusedMoE`` layer's experts on the rank (:func:`experts_per_rank`,
+        :func:`experts_bytes`: ``w13`` / ``w2`` over hidden ``h``; ``inter``: the config's
+        ``what``) and, under expert parallelism, its int32 expert map ``[e]`` (a buffer).
+
+        :raises InputError: ``inter`` TP does not divide."""
+        e_r, i_r = experts_per_rank(e, inter, par.tp, par, what)
+        for kind, nbytes in experts_bytes(Quant(), e_r, h, i_r, ab):
+            self.own(kind, nbytes)
+        if par.expert_parallel:
+            self.own("expert map", 4 * e, buffer=True)
+
     def layer(self, kind: Hashable, build: Callable[[], bool]) -> bool:
         """One decoder layer: ``build()`` adds its modules and says whether it holds attention.
         A layer of a ``kind`` (not ``None``) this walk built before adds what that one added,
@@ -927,13 +972,18 @@ def _guarded(*args: Any) -> RankWeights:
     """:func:`_walk`, with a config field of an unexpected type or value (a list where a number
     belongs, a float count, ...) refused in one line like every other refusal."""
     try:
-        return _walk(*args)
+        w = _walk(*args)
     except InputError:
         raise
     except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, OverflowError, AttributeError) as e:
         raise InputError(
             "config.json", None, f"a field has an unexpected type or value ({type(e).__name__}: {e})"[:200]
         ) from None
+    if w.param_bytes == 0:
+        # vLLM builds zero-width layers for a zero size (a family module's walk reads hidden_size
+        # as any other size); no checkpoint is such a model
+        raise InputError("config.json", "hidden_size", "the sizes describe a model with no weights (a zero width)")
+    return w
 
 
 @dataclass(frozen=True)
@@ -1269,7 +1319,8 @@ def _walk(
             w.own("rotary", nbytes, buffer=True)
     elif n_attention:
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES and not mha else hd
-        factor = 1 if family in VL_WRAPPERS and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
+        token_mrope = family in VL_WRAPPERS or bool(config.get(QWEN3_VL_DECODER))
+        factor = 1 if token_mrope and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
         w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
             indexed = any(has_indexer(config, li) for li in layers)

@@ -10,8 +10,8 @@ rank, in the model dtype:
 * ``post_layernorm`` only when asked for (the LLaVA wrappers pass ``require_post_norm=False``).
 
 Only the layers up to the feature layer are built (``num_hidden_layers_override``: ``llava.py``
-``_get_num_hidden_layers``: ``vision_feature_layer`` counted from the end when negative, the
-deepest of a list).
+``_get_num_hidden_layers`` with ``utils.py`` ``get_layer_index``: ``vision_feature_layer``
+counted from the end when negative, itself otherwise, the deepest of a list).
 """
 
 from __future__ import annotations
@@ -43,7 +43,9 @@ def layers_built(feature_layer: Any, num_layers: int) -> int:
     layers = feature_layer if isinstance(feature_layer, list) else [feature_layer]
     if not layers or any(type(x) is not int for x in layers):
         raise InputError("config.json", "vision_feature_layer", "an integer or a list of integers")
-    return max(int(x) + num_layers + 1 if x < 0 else int(x) + 1 for x in layers)
+    # vLLM's get_layer_index: a negative index counts from the end, a non-negative one is the
+    # number of layers built (the hidden states before that layer)
+    return max(int(x) + num_layers + 1 if x < 0 else int(x) for x in layers)
 
 
 def vision_tower(v: Mapping[str, Any], tp: int, ab: int, *, layers: int, post_norm: bool = False) -> W.RankWeights:

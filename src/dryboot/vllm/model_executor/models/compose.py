@@ -12,6 +12,8 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
+from dryboot.vllm.models.wrappers import BUILT_AS
+from dryboot.vllm.versions import rules_for
 
 #: a tower and its projector on one rank: (vision config, text config, TP size, bytes per element)
 #: -> what it allocates
@@ -40,6 +42,20 @@ def without_pp(family: Family) -> Family:
                 None,
                 f"{_arch(config)} does not support pipeline parallelism (vLLM refuses it)",
             )
+        return family.walk(config, par, args)
+
+    return Family(walk, family.modalities)
+
+
+def pp_refused_on(family: Family, releases: frozenset[str], why: str) -> Family:
+    """``family`` on releases of vLLM that refuse it under pipeline parallelism (``why``) and
+    build it on the others.
+
+    :raises InputError: ``--pipeline-parallel-size`` above 1 on one of ``releases``."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        if par.pp > 1 and par.vllm_version in releases:
+            raise InputError("--pipeline-parallel-size", None, f"{_arch(config)}: {why}")
         return family.walk(config, par, args)
 
     return Family(walk, family.modalities)
@@ -121,17 +137,24 @@ def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
 
 
 def unquantized(
-    config: Mapping[str, Any], args: WalkArgs, defaults: Mapping[str, Any] | None = None
+    config: Mapping[str, Any],
+    args: WalkArgs,
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    untied: str | None = None,
 ) -> tuple[dict[str, Any], int]:
     """The opening of a family walk that models unquantized layouts only: ``config`` over the
     family's ``defaults`` (what its transformers config class fills in) and the model dtype's
-    bytes per element.
+    bytes per element. ``untied``: the family's name, for one that models an untied LM head only.
 
-    :raises InputError: checkpoint headers (not mapped), a quantization method (named)."""
+    :raises InputError: checkpoint headers (not mapped), a quantization method (named), a tied
+        head under ``untied``."""
     config_only(config, args)
     if W.quant_from_config(config, args.hf_quant).method is not None:
         raise InputError("quantization_config", "quant_method", f"quantized {_arch(config)} layouts are not modelled")
     merged = {**(defaults or {}), **config}
+    if untied is not None and merged.get("tie_word_embeddings"):
+        raise InputError("config.json", "tie_word_embeddings", f"a tied {untied} head is not modelled")
     return merged, W.model_dtype_bytes(merged, args.dtype)
 
 
@@ -176,6 +199,24 @@ def built_as(
     return Family(walk)
 
 
+def built_text(architecture: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """How the model class of ``architecture`` (a wrapper of ``models.wrappers.BUILT_AS``) reads
+    its text config: the keys it must give (refused by name when absent), the text config class's
+    defaults, the class's own rewrite, as its inner architecture and ``model_type``.
+
+    :raises InputError: (from the returned reader) a key the wrapper needs missing (named)."""
+    built = BUILT_AS[architecture]
+
+    def read(text: Mapping[str, Any]) -> dict[str, Any]:
+        for key, why in built.needs.items():
+            if key not in text:
+                raise InputError("config.json", f"text_config.{key}", why)
+        out = {**built.defaults, **text, "architectures": [built.inner], "model_type": built.model_type}
+        return built.rewrite(out) if built.rewrite is not None else out
+
+    return read
+
+
 def text_config(config: Mapping[str, Any]) -> Any:
     """``config["text_config"]``: a wrapper's language model config, required (``text_of``)."""
     return config.get("text_config")
@@ -189,6 +230,7 @@ def vision_language(
     pp_refused: str | None = None,
     text_of: Callable[[Mapping[str, Any]], Any] | None = None,
     tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
+    quantized: Callable[[W.Quant], bool] | None = None,
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
@@ -207,6 +249,10 @@ def vision_language(
     ``text_of`` / ``tower_of``: where a wrapper keeps its text config and what its tower reads
     (``text_config`` and ``vision_config`` unless given; ``tower_of`` may return the whole config);
     with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
+    ``quantized``: the quantization methods the wrapper's ``tower`` sizes itself (it reads the
+    config's ``quantization_config``); the text model then gets the wrapper's ``quantization_config``.
+
+    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -217,7 +263,8 @@ def vision_language(
         config_only(config, args)
         if par.pp > 1 and pp_refused is not None:
             raise InputError("--pipeline-parallel-size", None, f"{arch}: {pp_refused}")
-        if W.quant_from_config(config, args.hf_quant).method is not None:
+        quant = W.quant_from_config(config, args.hf_quant)
+        if quant.method is not None and (quantized is None or not quantized(quant)):
             raise InputError(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
@@ -228,7 +275,8 @@ def vision_language(
             raise InputError("config.json", None, f"{arch}: the language model's config object is missing")
         if not isinstance(text, Mapping):
             text = {k: v for k, v in config.items() if k != "vision_config"}
-        outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
+        kept = ("tie_word_embeddings", "torch_dtype", *(("quantization_config",) if quant.method else ()))
+        outer = {k: config[k] for k in kept if k in config}
         text = {**outer, **text}
         if prepare is not None:
             text = prepare(text)
@@ -236,7 +284,7 @@ def vision_language(
             weights = text_architecture.walk({**text, "architectures": [arch]}, par, args)
         else:
             weights = _text(text, text_architecture, par, args)
-        if args.no_tower:
+        if args.no_tower or not towers_on_stage(arch, par):
             return weights
         vision = config.get("vision_config") if tower_of is None else tower_of(config)
         if not isinstance(vision, Mapping):
@@ -466,3 +514,48 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
         w.own(kind, nbytes)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)
+
+
+def wrapped_text_architecture(config: Mapping[str, Any], arch: str) -> str:
+    """The architecture vLLM builds as the language model of a wrapper that hands its text config
+    to ``init_vllm_registered_model`` as is: the text config's ``architectures`` (one the planner's
+    ``WRAPPERS`` entry accepts), else the causal-LM class of its ``model_type`` (the wrapper's own
+    ``model_type`` standing for its config class's default text model), as
+    :data:`dryboot.vllm.models.wrappers.WRAPPERS` says.
+
+    :raises InputError: a language model that table does not list (named)."""
+    from dryboot.vllm.models.wrappers import WRAPPERS
+
+    allowed = WRAPPERS[arch][1]
+    text = config.get("text_config")
+    text = text if isinstance(text, Mapping) else {}
+    named = text.get("architectures")
+    if isinstance(named, list) and named:
+        kind, inner = str(named[0]), (str(named[0]) if str(named[0]) in allowed.values() else None)
+    else:
+        kind = str(text.get("model_type") or config.get("model_type") or "")
+        inner = allowed.get(kind)
+    if inner is None:
+        raise InputError(
+            "config.json", "text_config.model_type", f"{arch} with a {kind!r} language model is not modelled"
+        )
+    return inner
+
+
+def towers_on_stage(arch: str, par: W.Parallel) -> bool:
+    """Whether ``par``'s pipeline stage builds the wrapper's encoder towers: every stage, or the
+    first alone where the release's V2 model runner skips them on later stages
+    (``VersionRules.pp_towers_first_stage``; a speculative method that keeps the V1 runner, e.g.
+    ``suffix``, builds them on every stage: not distinguished here).
+
+    :raises InputError: a later stage on a release where this is not checked."""
+    if par.pp_rank == 0:
+        return True
+    rules = rules_for(par.vllm_version)
+    if rules.pp_towers_first_stage is None:
+        raise InputError(
+            "--pipeline-parallel-size",
+            None,
+            f"{arch}: where vLLM {rules.version} builds the encoder towers under pipeline parallelism is not checked",
+        )
+    return not rules.pp_towers_first_stage

@@ -40,7 +40,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, built_text, config_only, vision_language
 
 #: fields whose value other than these adds modules this module does not build (refused by name)
 UNMODELLED = {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0, "use_double_wide_mlp": False}
@@ -207,3 +207,30 @@ FAMILIES: dict[str, Family] = {
     "Gemma4ForCausalLM": Family(text_walk),
     "Gemma4ForConditionalGeneration": vision_language("Gemma4ForCausalLM", vision_tower, prepare=_text_of),
 }
+
+
+#: transformers' ``Gemma4VisionConfig`` defaults the tower reads (the same in the transformers of
+#: vLLM 0.27.1, 0.28.0, 0.30.0 and 0.33.0's boot environments), for wrappers whose
+#: ``vision_config`` names only its ``model_type``
+VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 16,
+    "head_dim": 64,
+    "patch_size": 16,
+    "position_embedding_size": 10 * 1024,
+    "standardize": False,
+}
+
+
+def text_as_built(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A Gemma-4-based wrapper's ``text_config`` as its model class builds the text model
+    (:func:`.compose.built_text`), with the wrapper's tie and dtype where the text config has none.
+
+    :raises InputError: no ``text_config`` object, a key the wrapper needs missing (named)."""
+    arch = str((config.get("architectures") or ["?"])[0])
+    text = config.get("text_config")
+    if not isinstance(text, Mapping):
+        raise InputError("config.json", "text_config", f"{arch} needs a text_config object")
+    outer = {k: config[k] for k in ("tie_word_embeddings", "torch_dtype") if k in config}
+    return built_text(arch)({**outer, **text})

@@ -86,11 +86,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
                 w.own("norm", count * ab)
         if e > 1 and li % W._int(config, "expert_layer_period") == W._int(config, "expert_layer_offset"):
             w.own("router", e * h * ab)
-            e_r, i_r = W.experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
-            for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
-                w.own(kind, nbytes)
-            if par.expert_parallel:
-                w.own("expert map", 4 * e, buffer=True)
+            w.experts(e, h, inter, par, ab, "the experts' intermediate size")
         else:
             i_r = W._divide(inter, tp, "intermediate_size")
             w.own("mlp", 2 * i_r * h * ab)

@@ -51,8 +51,7 @@ def _rope_factor(config: Mapping[str, Any]) -> float:
 
 
 def _mlp(w: W._Walk, h: int, inter: int, tp: int, ab: int) -> None:
-    i_r = W._divide(inter, tp, "the MLP width")
-    for n in (i_r * h, i_r * h, h * i_r):  # gate_proj, up_proj, down_proj
+    for n in W.dense_mlp_sizes(h, inter, tp, "the MLP width", merged=False):
         w.own("mlp", n * ab)
 
 
@@ -61,9 +60,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, rope tables per
         layer type, sizes TP does not divide, TP above the experts."""
-    config, ab = unquantized(config, args, DEFAULTS)
-    if config.get("tie_word_embeddings"):
-        raise InputError("config.json", "tie_word_embeddings", "a tied Laguna head is not modelled")
+    config, ab = unquantized(config, args, DEFAULTS, untied="Laguna")
     partial = _rope_factor(config)
     tp = par.tp
     h, nkv, hd = (W._int(config, k) for k in ("hidden_size", "num_key_value_heads", "head_dim"))
@@ -75,11 +72,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     dense = [0] if dense is None else dense
     gating = config.get("gating")
     w = W._Walk(None, par.vllm_version)
-    if par.pp_rank == 0:
-        w.own("embedding", vocab_r * h * ab)
-    if par.pp_rank == par.pp - 1:
-        w.own("lm_head", vocab_r * h * ab)
-        w.own("norm", h * ab)
+    w.ends(par, vocab_r, h, ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
         nq = W._int({"n": per_layer[li]}, "n") if isinstance(per_layer, list) else W._int(config, "num_attention_heads")
@@ -96,10 +89,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         sliding = li < len(types) and types[li] == "sliding_attention"
         if sliding and config.get("swa_attention_sink_enabled"):
             sizes.append(nq_r)
-        for n in sizes:
-            w.own("weight", n * ab)
-        w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+        w.attention_layer(sizes, ab)
         if li not in dense and e > 0 and (li + 1) % W._int(config, "decoder_sparse_step") == 0:
             W.refuse_tp_above_experts(tp, e)
             w.own("router", e * h * ab)
@@ -107,12 +97,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             if shared > 0:
                 _mlp(w, h, shared, tp, ab)
             w.own("router", 4 * e)
-            moe_i = W._int(config, "moe_intermediate_size")
-            e_r, m_r = W.experts_per_rank(e, moe_i, tp, par, "moe_intermediate_size")
-            for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, m_r, ab):
-                w.own(kind, nbytes)
-            if par.expert_parallel:
-                w.own("expert map", 4 * e, buffer=True)
+            w.experts(e, h, W._int(config, "moe_intermediate_size"), par, ab, "moe_intermediate_size")
         else:
             _mlp(w, h, W._int(config, "intermediate_size"), tp, ab)
     if layers:

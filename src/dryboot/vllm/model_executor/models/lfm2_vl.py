@@ -14,7 +14,7 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
-from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
+from dryboot.vllm.model_executor.models.towers import linear, siglip2_naflex, tensors
 
 #: ``Siglip2VisionConfig``'s defaults (transformers 5.x)
 DEFAULTS: dict[str, Any] = {
@@ -30,11 +30,8 @@ DEFAULTS: dict[str, Any] = {
 
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     v = {**DEFAULTS, **(config.get("vision_config") or {})}
-    d, p, c = W._int(v, "hidden_size"), W._int(v, "patch_size"), W._int(v, "num_channels")
-    W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
-    counts = [*linear(d, c * p * p), W._int(v, "num_patches") * d]
-    counts += vit_block(d, W._int(v, "intermediate_size"), tp) * W._int(v, "num_hidden_layers") + [d, d]
-    m = d * W._int(config, "downsample_factor", 2) ** 2
+    counts = siglip2_naflex(v, tp)
+    m = W._int(v, "hidden_size") * W._int(config, "downsample_factor", 2) ** 2
     hid = W._int(config, "projector_hidden_size", 2560)
     if config.get("projector_use_layernorm", True):
         counts += [m, m]

@@ -44,9 +44,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
         not divide, TP above the experts."""
-    config, ab = unquantized(config, args, DEFAULTS)
-    if config.get("tie_word_embeddings"):
-        raise InputError("config.json", "tie_word_embeddings", "a tied MiMo-V2 head is not modelled")
+    config, ab = unquantized(config, args, DEFAULTS, untied="MiMo-V2")
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "n_routed_experts"), W._int(config, "moe_intermediate_size")
@@ -56,11 +54,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError("config.json", "moe_router_dtype", "float32, bfloat16 or float16")
     vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     w = W._Walk(None, par.vllm_version)
-    if par.pp_rank == 0:
-        w.own("embedding", vocab_r * h * ab)
-    if par.pp_rank == par.pp - 1:
-        w.own("lm_head", vocab_r * h * ab)
-        w.own("norm", h * ab)
+    w.ends(par, vocab_r, h, ab)
     ropes: set[tuple[int, float, float]] = set()
     for li in W.pp_layers(W._int(config, "num_hidden_layers"), par):
         swa = _flag(config, "hybrid_layer_pattern", li)
@@ -87,12 +81,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             if par.expert_parallel:
                 w.own("expert map", 4 * e, buffer=True)
         else:
-            i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
-            sizes += [2 * i_r * h, h * i_r]
-        for n in sizes:
-            w.own("weight", n * ab)
-        w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+            sizes += W.dense_mlp_sizes(h, W._int(config, "intermediate_size"), tp)
+        w.attention_layer(sizes, ab)
         theta = float(config.get("swa_rope_theta", config["rope_theta"]) if swa else config["rope_theta"])
         partial = float(config["partial_rotary_factor"])
         if (hd, partial, theta) not in ropes:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, pp_refused_on, vision_language
 
 
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
@@ -22,11 +22,24 @@ def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab
 #: whose validation under pipeline parallelism fails on a text config without ``architectures``
 #: (the published ones have none)
 PP_REFUSED = (
-    "vLLM 0.28.0 cannot build its language model under pipeline parallelism (VllmConfig validation of the "
+    "vLLM 0.27.1 and 0.28.0 cannot build its language model under pipeline parallelism (VllmConfig validation of the "
     "text config: 'No model architectures are specified')"
 )
 
+#: the releases that refuse it (0.30.0 and 0.33.0 build each stage: recorded)
+PP_REFUSED_ON = frozenset({"0.27.1", "0.28.0"})
+
+
+def _text(text: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The text config as ``Qwen3VLDecoderLayer`` builds it (its RoPE table's positions per
+    release: ``weights.QWEN3_VL_DECODER``)."""
+    return {**text, W.QWEN3_VL_DECODER: True}
+
+
 FAMILIES: dict[str, Family] = {
-    "Qwen3VLForConditionalGeneration": vision_language("Qwen3ForCausalLM", vision_tower, pp_refused=PP_REFUSED),
-    "Qwen3VLMoeForConditionalGeneration": vision_language("Qwen3MoeForCausalLM", vision_tower, pp_refused=PP_REFUSED),
+    arch: pp_refused_on(vision_language(text_arch, vision_tower, prepare=_text), PP_REFUSED_ON, PP_REFUSED)
+    for arch, text_arch in (
+        ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
+        ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),
+    )
 }

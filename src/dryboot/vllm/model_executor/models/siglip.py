@@ -26,11 +26,18 @@ DEFAULTS: dict[str, Any] = {
 
 
 def vision_tower(
-    v: Mapping[str, Any], tp: int, ab: int, *, position_ids: bool = True, post_norm: bool = True
+    v: Mapping[str, Any],
+    tp: int,
+    ab: int,
+    *,
+    position_ids: bool = True,
+    post_norm: bool = True,
+    layers: int | None = None,
 ) -> W.RankWeights:
     """One rank's SigLIP tower (module docstring); ``position_ids``: the buffer (Idefics3's
     embeddings compute positions per image and hold none); ``post_norm``: the post LayerNorm
-    (Aria's tower has none).
+    (Aria's tower has none); ``layers``: the encoder layers built (``num_hidden_layers_override``,
+    all of ``num_hidden_layers`` unless given).
 
     :raises InputError: heads or sizes TP does not divide."""
     v = {**DEFAULTS, **v}
@@ -44,7 +51,7 @@ def vision_tower(
     if position_ids:
         w.add("vision", 8 * positions, buffer=True)  # int64
     block = vit_block(d, inter, tp, whose="the vision tower's")
-    tensors("vision", block * W._int(v, "num_hidden_layers"), ab, into=w)
+    tensors("vision", block * (W._int(v, "num_hidden_layers") if layers is None else layers), ab, into=w)
     for _ in range(2 if post_norm else 0):  # post_layernorm (weight, bias)
         w.add("vision", d * ab)
     return w

@@ -54,9 +54,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
         not divide, TP above the experts, a stage without MoE layers."""
-    config, ab = unquantized(config, args, DEFAULTS)
-    if config.get("tie_word_embeddings"):
-        raise InputError("config.json", "tie_word_embeddings", "a tied Step-3.5 head is not modelled")
+    config, ab = unquantized(config, args, DEFAULTS, untied="Step-3.5")
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "moe_num_experts"), W._int(config, "moe_intermediate_size")
@@ -71,11 +69,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             "--pipeline-parallel-size", None, "a stage without MoE layers: vLLM refuses Step3p5ForCausalLM"
         )
     w = W._Walk(None, par.vllm_version)
-    if par.pp_rank == 0:
-        w.own("embedding", vocab_r * h * ab)
-    if par.pp_rank == par.pp - 1:
-        w.own("lm_head", vocab_r * h * ab)
-        w.own("norm", h * ab)
+    w.ends(par, vocab_r, h, ab)
     ropes: set[tuple[int, str]] = set()
     for li in layers:
         kind = _at(config, "layer_types", li)
@@ -99,12 +93,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             if par.expert_parallel:
                 w.own("expert map", 4 * e, buffer=True)
         else:
-            i_r = W._divide(W._int(config, "intermediate_size"), tp, "intermediate_size")
-            sizes += [2 * i_r * h, h * i_r]
-        for n in sizes:
-            w.own("weight", n * ab)
-        w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+            sizes += W.dense_mlp_sizes(h, W._int(config, "intermediate_size"), tp)
+        w.attention_layer(sizes, ab)
         partial = _at(config, "partial_rotary_factors", li) or 1.0
         theta = config.get("rope_theta")
         theta = _at(config, "rope_theta", li) if isinstance(theta, list) else theta

@@ -193,3 +193,18 @@ def conv_attention(c: int) -> list[int]:
     """A VQ-GAN / VAE attention block: a GroupNorm and ``q`` / ``k`` / ``v`` / ``proj_out`` 1x1
     convolutions with biases."""
     return [c, c, *linear(c, c), *linear(c, c), *linear(c, c), *linear(c, c)]
+
+
+def siglip2_naflex(v: Mapping[str, Any], tp: int) -> list[int]:
+    """vLLM's SigLIP2 NaFlex vision transformer (``lfm2_siglip2.py`` ``Siglip2VisionTransformer``,
+    LFM2-VL's and Cosmos3-Edge's): a linear patch embedding ``[D, C x P x P]`` + bias, the
+    ``position_embedding`` ``[num_patches, D]`` (no ``position_ids`` buffer), the SigLIP blocks
+    sharded (:func:`vit_block`), the post LayerNorm. ``v``: the vision config with every width
+    given (``hidden_size``, ``intermediate_size``, ``num_hidden_layers``, ``num_attention_heads``,
+    ``num_channels``, ``num_patches``, ``patch_size``).
+
+    :raises InputError: a width missing or bad, heads or widths TP does not divide."""
+    d, p, c = W._int(v, "hidden_size"), W._int(v, "patch_size"), W._int(v, "num_channels")
+    W._divide(W._int(v, "num_attention_heads"), tp, "the vision tower's num_attention_heads")
+    counts = [*linear(d, c * p * p), W._int(v, "num_patches") * d]
+    return counts + vit_block(d, W._int(v, "intermediate_size"), tp) * W._int(v, "num_hidden_layers") + [d, d]

@@ -1,0 +1,102 @@
+"""Granite-4-Vision (``granite4_vision.py``, ``Granite4VisionForConditionalGeneration``): the
+language model of ``text_config`` built as Granite (``Granite4VisionLLMForCausalLM``: Granite's
+layers with deepstack features added in the layer loop, the same tensors), then on every TP rank
+and pipeline stage:
+
+* the whole SigLIP tower (:mod:`.siglip`: every layer, whatever ``vision_feature_layer`` says, no
+  post norm);
+* one ``WindowQFormerDownsampler`` per ``deepstack_layer_map`` entry (``layerwise_projectors``),
+  and four more (``spatial_projectors``) under ``use_spatial_sampling`` (or its alias
+  ``use_checkerboard_sampling``): each a one-layer Q-Former (:func:`.towers.qformer` of the tower's
+  width ``D``, cross attention over ``D``, ``intermediate_size`` 3072), a LayerNorm ``[D]``,
+  ``query`` ``[1, q^2, D]`` and ``image_positions`` ``[1, w^2, D]`` (``downsample_rate`` ``"q/w"``),
+  ``out_linear`` ``[H_text, D]`` + bias, all whole;
+* ``image_newline`` ``[H_text]`` under ``use_image_newline_parameter`` (true by default): a plain
+  parameter of the wrapper, kept without the tower too.
+
+On 0.33.0 (transformers' own ``Granite4VisionConfig``) the model class builds the newline and the
+four spatial projectors whatever the config says; 0.31 and 0.32 are not checked (refused by name).
+
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower and projectors.
+The deepstack feature buffers (``[max_num_batched_tokens, H_text]`` float32 per level) are made on
+the CPU while the model is built and moved to the GPU at the first multimodal request: no part of
+the weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models import siglip
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, text_config, vision_language
+from dryboot.vllm.model_executor.models.towers import linear, qformer, tensors
+from dryboot.vllm.versions import rules_for
+
+#: ``Granite4VisionConfig``'s (vLLM's) defaults for the wrapper's own fields
+DEFAULTS: dict[str, Any] = {"use_image_newline_parameter": True, "use_spatial_sampling": False}
+
+
+def _rate(config: Mapping[str, Any]) -> tuple[int, int]:
+    rate = config.get("downsample_rate")
+    parts = rate.split("/") if isinstance(rate, str) else []
+    if len(parts) != 2 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
+        raise InputError("config.json", "downsample_rate", "a string 'q/w' of two positive integers (vLLM reads it)")
+    return int(parts[0]), int(parts[1])
+
+
+def _always_all(version: str) -> bool:
+    """Whether release ``version``'s model class builds the newline and spatial projectors
+    unconditionally (module docstring).
+
+    :raises InputError: a release not checked."""
+    release = rules_for(version).version
+    if release in ("0.31.0", "0.32.0"):
+        raise InputError("--vllm-version", release, "Granite-4-Vision's projectors on this release are not checked")
+    return release == "0.33.0"
+
+
+def _projectors(config: Mapping[str, Any], version: str) -> int:
+    """How many ``WindowQFormerDownsampler`` the model class builds on release ``version``."""
+    layer_map = config.get("deepstack_layer_map") or config.get("vision_layer_to_llm_layer")
+    if not isinstance(layer_map, list) or not layer_map:
+        raise InputError("config.json", "deepstack_layer_map", "missing (vLLM's model class reads it)")
+    checker = config.get("use_checkerboard_sampling")
+    spatial = config["use_spatial_sampling"] if checker is None else checker
+    return len(layer_map) + (4 if spatial or _always_all(version) else 0)
+
+
+def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    config = {**DEFAULTS, **config}
+    text = config.get("text_config")
+    kind = str(text.get("model_type", "granite")) if isinstance(text, Mapping) else "granite"
+    if kind != "granite":
+        raise InputError(
+            "config.json", "text_config.model_type", f"a {kind!r} language model is not modelled (granite)"
+        )
+    q, win = _rate(config)
+    n_projectors = _projectors(config, par.vllm_version)
+
+    def tower(v: Mapping[str, Any], t: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+        if v.get("model_type", "siglip_vision_model") != "siglip_vision_model":
+            raise InputError(
+                "config.json", "vision_config.model_type", f"a {v.get('model_type')!r} tower is not modelled (SigLIP)"
+            )
+        w = siglip.vision_tower(v, tp, ab, post_norm=False)
+        d, h = W._int({**siglip.DEFAULTS, **v}, "hidden_size"), W._int(t, "hidden_size")
+        q_former = {"hidden_size": d, "num_hidden_layers": 1, "intermediate_size": 3072, "cross_attention_frequency": 1}
+        one = [*qformer(q_former, d), d, d, q * q * d, win * win * d, *linear(h, d)]
+        return tensors("vision", one * n_projectors, ab, into=w)
+
+    weights = vision_language("GraniteForCausalLM", tower, modalities=("image",), text_of=text_config).walk(
+        config, par, args
+    )
+    if config["use_image_newline_parameter"] or _always_all(par.vllm_version):
+        merged = {**config, **(text if isinstance(text, Mapping) else {})}
+        weights.add("vision", W._int(merged, "hidden_size") * W.model_dtype_bytes(merged, args.dtype))
+    return weights
+
+
+FAMILIES: dict[str, Family] = {"Granite4VisionForConditionalGeneration": Family(_walk, ("image",))}

@@ -1,0 +1,178 @@
+"""MiniMax-M3 (``vllm/models/minimax_m3/nvidia/model.py``, ``MiniMaxM3SparseForCausalLM``; the
+language model of ``MiniMaxM3SparseForConditionalGeneration``), unquantized, from ``text_config``
+(the config itself when it has none):
+
+* per layer two Gemma RMSNorms ``[H]`` (model dtype); attention: ``qkv_proj`` ``[(q + 2 kv) /
+  rank, H]`` (key/value heads below TP replicated), on the sparse layers
+  (``sparse_attention_config.sparse_attention_freq`` non-zero) fused with the indexer's
+  ``index_q`` (one head of ``sparse_index_dim`` per local KV head) and its replicated ``index_k``
+  (``MinimaxM3QKVParallelLinearWithIndexer``), ``o_proj`` ``[H, heads x head_dim / TP]``,
+  ``q_norm`` / ``k_norm`` ``[head_dim]`` and on sparse layers ``index_q_norm`` / ``index_k_norm``
+  ``[sparse_index_dim]``; the attention's scale buffers (``set_default_quant_scales``, the sparse
+  layers' own too);
+* a dense MLP (``gate_up_proj`` / ``down_proj`` of ``dense_intermediate_size``), or on the layers
+  ``moe_layer_freq`` marks a MoE block: the float32 router ``[E, H]`` (``GateLinear``), float32
+  ``e_score_correction_bias`` ``[E]`` under ``use_routing_bias``, a shared expert of
+  ``intermediate_size x n_shared_experts`` and ``num_local_experts`` experts of
+  ``intermediate_size``;
+
+one rotary table ``[max_position_embeddings, head_dim x partial_rotary_factor]``; the embedding
+on the first stage, the final norm and the untied head on the last; with sparse layers, the int32
+top-k indices ``[max_num_batched_tokens rounded up to 4, max(1, sparse_num_index_heads / TP),
+sparse_topk_blocks]`` (a plain attribute: allocated, neither parameter nor buffer; the scheduler's
+``max_num_batched_tokens`` is required).
+
+The conditional-generation class adds its vision tower (:func:`vision_tower`) on every TP
+rank, dropped by ``--language-model-only`` or image and video limited to 0
+(``_mark_tower_model``), on every pipeline stage (0.33: the first only).
+
+Refused by name: quantized checkpoints (MiniMax-M3-MXFP8, the NVFP4 one: :data:`MODELOPT_REFUSAL`), a tied
+head, TP above the experts (vLLM refuses it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, merged, towers_on_stage, unquantized
+from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
+
+#: the published quantized MiniMax-M3 checkpoints' methods (MiniMax-M3-MXFP8: ``mxfp8``, served by
+#: ModelOpt's ``ModelOptMxFp8Config``; nvidia/MiniMax-M3-NVFP4: ``modelopt`` MIXED_PRECISION)
+MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxfp8"})
+MODELOPT_REFUSAL = (
+    "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
+    "its layers (linear and expert weights repacked after loading for the GPU's kernel, outside the meta-device "
+    "oracle)"
+)
+
+
+def _sparse(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], set[int]]:
+    cfg = config.get("sparse_attention_config") or {}
+    if not isinstance(cfg, Mapping):
+        raise InputError("config.json", "sparse_attention_config", "an object")
+    freq = cfg.get("sparse_attention_freq") or []
+    if not isinstance(freq, list):
+        raise InputError("config.json", "sparse_attention_config.sparse_attention_freq", "a list per layer")
+    return cfg, {i for i, f in enumerate(freq) if f != 0}
+
+
+def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
+    freq = config.get("moe_layer_freq")
+    if freq is None:
+        return True
+    if not isinstance(freq, list) or li >= len(freq):
+        raise InputError("config.json", "moe_layer_freq", "a list with one entry per layer")
+    return bool(freq[li])
+
+
+def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage of the language model (module docstring).
+
+    :raises InputError: what the module docstring refuses, sizes TP does not divide, no
+        ``max_num_batched_tokens`` for a model with sparse layers."""
+    config, ab = unquantized(config, args, untied="MiniMax-M3")
+    tp = par.tp
+    h, hd = W._int(config, "hidden_size"), W._int(config, "head_dim")
+    nq_r = W._divide(W._int(config, "num_attention_heads"), tp, "num_attention_heads")
+    nkv_r = W.kv_heads_per_rank(W._int(config, "num_key_value_heads"), tp)
+    sparse_cfg, sparse = _sparse(config)
+    idx = W._int(sparse_cfg, "sparse_index_dim") if sparse else 0
+    w = W._Walk(None, par.vllm_version)
+    w.ends(par, W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp), h, ab)
+    layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
+    for li in layers:
+        qkv = (nq_r + 2 * nkv_r) * hd + ((nkv_r + 1) * idx if li in sparse else 0)
+        sizes = [h, h, qkv * h, h * nq_r * hd, hd, hd, *([idx, idx] if li in sparse else [])]
+        if _moe_layer(config, li):
+            e, inter = W._int(config, "num_local_experts"), W._int(config, "intermediate_size")
+            W.refuse_tp_above_experts(tp, e)
+            w.own("router", 4 * e * h)  # GateLinear in float32
+            if config.get("use_routing_bias"):
+                w.own("router", 4 * e)
+            shared = W._int({"n": config.get("n_shared_experts") or 0}, "n")
+            if shared:
+                sizes += W.dense_mlp_sizes(h, inter * shared, tp, "intermediate_size x n_shared_experts")
+            w.experts(e, h, inter, par, ab, "intermediate_size")
+        else:
+            sizes += W.dense_mlp_sizes(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
+        w.attention_layer(sizes, ab)
+    if layers:
+        w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+    out = w.result()
+    if sparse:
+        if args.max_num_batched_tokens is None:
+            raise InputError("--max-num-batched-tokens", None, "MiniMax-M3's top-k index buffer needs it")
+        rows = -(-args.max_num_batched_tokens // 4) * 4
+        heads = max(1, W._int(sparse_cfg, "sparse_num_index_heads") // tp)
+        nbytes = 4 * rows * heads * W._int(sparse_cfg, "sparse_topk_blocks")
+        out.allocated_bytes += -(-nbytes // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return out
+
+
+def vision_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``MiniMaxVLVisionModel`` on one rank (``common/vision_tower.py``), from ``vision_config``
+    (read as a plain ``PretrainedConfig``: no defaults but the class's own ``getattr`` ones): the
+    Conv3d patch embedding ``[D, C, T, P, P]`` (no bias; ``T``: the vision config's
+    ``img_token_compression_config.temporal_patch_size``, 2), ``pre_layrnorm``, CLIP-style blocks
+    sharded by TP (:func:`.towers.vit_block`), no post norm; three float32 inverse-frequency
+    buffers ``[t / 2]`` (``t = 2 x ((2 x (head_dim // 2) // 3) // 2)``); the projector
+    (``linear_1`` ``[M / TP, D]``, ``linear_2`` ``[H_text, M / TP]``, biased under the vision
+    config's ``multimodal_projector_bias``, true by default; ``M``: the top-level
+    ``projector_hidden_size``, else ``H_text``) and the patch merger (``linear_1`` ``[M / TP,
+    H_text x merge^2]``, ``linear_2`` ``[H_text, M / TP]``, biased under ``patch_merge_bias``,
+    true by default; ``merge``: ``spatial_merge_size``, 2).
+
+    :raises InputError: a width missing or bad, heads or widths TP does not divide."""
+    v = config.get("vision_config")
+    if not isinstance(v, Mapping):
+        raise InputError("config.json", "vision_config", "MiniMax-M3's vision tower needs a vision_config object")
+    compression = v.get("img_token_compression_config") or {}
+    if not isinstance(compression, Mapping):
+        raise InputError("config.json", "vision_config.img_token_compression_config", "an object")
+    d, p, heads = (W._int(v, k) for k in ("hidden_size", "patch_size", "num_attention_heads"))
+    t = W._int({"temporal_patch_size": 2, **compression}, "temporal_patch_size")
+    merge = W._int({"spatial_merge_size": 2, **compression}, "spatial_merge_size")
+    W._divide(heads, tp, "the vision tower's num_attention_heads")
+    if heads == 0:
+        raise InputError("config.json", "vision_config.num_attention_heads", "must be positive")
+    h = W._int(text, "hidden_size")
+    mid = W._int(config, "projector_hidden_size") if config.get("projector_hidden_size") else h
+    mid_r = W._divide(mid, tp, "projector_hidden_size")
+    counts = [d * W._int(v, "num_channels") * t * p * p, d, d]
+    counts += vit_block(d, W._int(v, "intermediate_size"), tp, whose="the vision tower's") * W._int(
+        v, "num_hidden_layers"
+    )
+    proj_bias, merge_bias = bool(v.get("multimodal_projector_bias", True)), bool(v.get("patch_merge_bias", True))
+    counts += [*linear(mid_r, d, proj_bias), *linear(h, mid_r, proj_bias)]
+    counts += [*linear(mid_r, h * merge * merge, merge_bias), *linear(h, mid_r, merge_bias)]
+    rope = 2 * ((2 * ((d // heads) // 2) // 3) // 2)
+    return tensors("vision", counts, ab, buffers=[4 * len(range(0, rope, 2))] * 3)
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """The architecture's model on one rank of one stage: the language model of ``text_config``
+    and, for the conditional-generation class, its vision tower on every stage unless dropped.
+
+    :raises InputError: what :func:`text_walk` and :func:`vision_tower` refuse."""
+    arch = str((config.get("architectures") or ["?"])[0])
+    quant = config.get("quantization_config") or args.hf_quant or {}
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
+    if method in MODELOPT_METHODS:
+        name = "MXFP8" if method == "mxfp8" else f"ModelOpt {quant.get('quant_algo') or method}"
+        raise InputError("quantization_config", "quant_method", MODELOPT_REFUSAL.format(method=name))
+    text = config.get("text_config")
+    outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
+    text = {**outer, **text} if isinstance(text, Mapping) else config
+    weights = text_walk(text, par, args)
+    if arch != "MiniMaxM3SparseForConditionalGeneration" or args.no_tower or not towers_on_stage(arch, par):
+        return weights
+    return merged(weights, vision_tower(config, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
+
+
+FAMILIES: dict[str, Family] = {
+    "MiniMaxM3SparseForCausalLM": Family(walk),
+    "MiniMaxM3SparseForConditionalGeneration": Family(walk, ("image", "video")),
+}

@@ -1,0 +1,123 @@
+"""Architectures whose model class or config class one release changed, against that release's own
+engine start: dryboot ``--vllm-version X`` on the tiny config (``data/architectures/<Arch>.json``)
+under the flag sets ``test_architectures`` records on 0.28.0, and on the config with every
+defaultable key left out (``data/architectures/defaults/``, where there is one) under
+``DEFAULTS_FLAG_SETS``. ``record_release_architectures.py PYTHON`` records a release into
+``data/release-architectures/vllm-X.json``; nothing there comes from dryboot. Needs no vLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import test_architectures as T
+
+pytestmark = pytest.mark.fidelity
+
+DATA = Path(__file__).resolve().parent / "data" / "release-architectures"
+
+#: release -> the architectures recorded on it, each with why
+ARCHITECTURES: dict[str, dict[str, str]] = {
+    "0.33.0": {
+        # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
+        # own MellumConfig is gone: transformers' class reads the file
+        "MellumForCausalLM": "served by the Transformers backend, config read by transformers' MellumConfig",
+        # mimo_v2.py passes the cache config to its attention layers (--kv-cache-dtype applies)
+        "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
+        # a wrapper planned through its text model (HyperCLOVAX), first planned with this release
+        "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+    },
+}
+
+
+#: (release, case id) -> why dryboot's answer differs from the record; each must still differ
+KNOWN: dict[tuple[str, str], str] = {
+    ("0.33.0", "MiMoV2FlashForCausalLM#8"): (
+        "dryboot refuses by name: vLLM builds MiMo's FLASH_ATTN_DIFFKV layers with an nvfp4_4over6 cache "
+        "unchecked (pages of one byte an element, no FlashInfer layout); not modelled"
+    ),
+}
+
+
+def record_path(version: str) -> Path:
+    return DATA / f"vllm-{version}.json"
+
+
+def cases(architecture: str) -> list[H.Case]:
+    """The tiny config's cases (ids ``<Arch>#i``), then the defaults config's (``<Arch>@defaults#i``)."""
+    path = T.tiny_configs()[architecture]
+    out = [T.make_case(architecture, i, argv) for i, argv in enumerate(T.flag_sets(architecture, path))]
+    if architecture in T.defaults_configs():
+        out += [T.defaults_case(architecture, i, argv) for i, argv in enumerate(T.DEFAULTS_FLAG_SETS)]
+    return out
+
+
+def _record(version: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(record_path(version).read_text())
+    assert doc["vllm"] == version
+    return doc
+
+
+PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
+
+
+@pytest.mark.parametrize(("version", "architecture"), PAIRS)
+def test_every_listed_architecture_is_recorded_with_todays_flag_sets(version: str, architecture: str) -> None:
+    rows = _record(version)["architectures"][architecture]
+    assert [r["argv"] for r in rows] == [c.argv for c in cases(architecture)]
+    assert sum(1 for r in rows if r["vllm"].get("ok")) >= 12, "too few cases vLLM serves"
+
+
+@pytest.mark.parametrize(("version", "architecture"), PAIRS)
+def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
+    rows = _record(version)["architectures"][architecture]
+    problems = []
+    for c, row in zip(cases(architecture), rows, strict=True):
+        got = H.run_dryboot(c, version)
+        agree = H.compare(row["vllm"], got)["agree"]
+        if (version, c.id) in KNOWN:
+            if agree:
+                problems.append(f"{c.id} on {version} now agrees: remove it from KNOWN")
+            continue
+        if not agree:
+            problems.append(
+                f"{c.command(version)}\n    vLLM:    {H._answer(row['vllm'], vllm=True)}\n"
+                f"    dryboot: {H._answer(got, vllm=False)}"
+            )
+    assert not problems, f"{len(problems)}/{len(rows)} disagree:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("version", "architecture", "switch"),
+    [
+        ("0.33.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
+        ("0.33.0", "MellumForCausalLM", "hf_config_class_architectures"),
+    ],
+)
+def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the release's switch off for the architecture, dryboot disagrees with some record."""
+    import dataclasses
+
+    from dryboot.vllm import versions
+
+    rules = versions.rules_for(version)
+    value = getattr(rules, switch)
+    off = value - {architecture} if isinstance(value, frozenset) else type(value)()
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: off}))
+    versions.rules_for.cache_clear()
+    try:
+        rows = _record(version)["architectures"][architecture]
+        assert any(
+            not H.compare(row["vllm"], H.run_dryboot(c, version))["agree"]
+            for c, row in zip(cases(architecture), rows, strict=True)
+        )
+    finally:
+        versions.rules_for.cache_clear()
