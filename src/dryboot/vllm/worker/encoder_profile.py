@@ -1165,6 +1165,41 @@ def minicpmv4_6_image_tokens(
     return h * w // unit, rows * cols, sh * sw // unit
 
 
+#: ``_MAX_FRAMES_PER_VIDEO`` (``minicpmv.py``, 0.33.0): the dummy video's frame cap.
+MINICPMV_MAX_FRAMES_PER_VIDEO = 16
+
+
+def minicpmv4_6_video_tokens(
+    seq_len: int,
+    images: int,
+    videos: int,
+    *,
+    image_size: int,
+    image_slices: int,
+    video_slices: int,
+    max_slices: int = MINICPMV4_6_DEFAULTS[0],
+    scale: int = MINICPMV4_6_DEFAULTS[1],
+    patch: int = MINICPMV4_6_DEFAULTS[2],
+    downsample_mode: str = "16x",
+) -> tuple[int, int]:
+    """(frames, tokens a frame) of MiniCPM-V 4.6 / 4.7's dummy video as vLLM 0.33.0 counts it
+    (``MiniCPMVProcessingInfo.get_num_frames_with_most_features`` over 4.6's token count): a
+    frame is ``image_size`` x ``image_size * video_slices`` (the video processor's
+    ``max_slice_nums``) counted at ``video_slices`` slices; the frames fill ``seq_len`` less
+    ``images`` dummy images (``image_size`` x ``image_size * image_slices``, the config's slice
+    count, counted at the image processor's ``max_slices``), shared by ``videos``, 1-16."""
+
+    def count(height: int, slices: int) -> int:
+        src, n, per = minicpmv4_6_image_tokens(
+            image_size, height, max_slices=slices, scale=scale, patch=patch, downsample_mode=downsample_mode
+        )
+        return src + n * per
+
+    frame = count(image_size * video_slices, video_slices)
+    frames = (seq_len - count(image_size * image_slices, max_slices) * images) // frame // max(videos, 1)
+    return max(min(frames, MINICPMV_MAX_FRAMES_PER_VIDEO), 1), frame
+
+
 def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
     """(rows, columns) of merged tokens of a ``width x height`` image
     (``KimiVLProcessingInfo.get_num_image_tokens``): past ``limit`` patches the image is scaled by
