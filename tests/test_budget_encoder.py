@@ -1174,3 +1174,17 @@ def test_kimi_k25_any_media_proc_cfg_sizes_or_one_line(changes: dict[str, Any]) 
         assert "\n" not in e.line() and "media_proc_cfg" in e.line()
         return
     assert sized.image_tokens > 0 and sized.image_patches == sized.pooled_frames * 4 * sized.image_tokens
+
+
+def test_minicpmv4_6_image_tokens_by_hand() -> None:
+    """A 448 px square is one 8 x 8-token source (448 / 14 = 32 patches a side, 16 patches a token)
+    and no slices; vLLM's dummy (448 x 4032 at 9 slices) is sliced 9 x 1 into 448 px squares (64
+    tokens each) beside a source resized to 149 x 1344, rounded to 168 x 1344 (72 tokens); 4x keeps 4 x the
+    tokens; an unknown downsample mode is refused."""
+    from dryboot.vllm.worker.encoder_profile import minicpmv4_6_image_tokens
+
+    assert minicpmv4_6_image_tokens(448, 448) == (64, 0, 0)
+    assert minicpmv4_6_image_tokens(448, 4032) == (72, 9, 64)
+    assert minicpmv4_6_image_tokens(448, 4032, downsample_mode="4x") == (288, 9, 256)
+    with pytest.raises(InputError, match="downsample_mode"):
+        minicpmv4_6_image_tokens(448, 448, downsample_mode="8x")

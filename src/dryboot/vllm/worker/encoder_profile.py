@@ -1086,6 +1086,120 @@ def kimi_k25_sized(tower: VisionTower, preprocessor: Mapping[str, Any]) -> Visio
     return replace(tower, image_tokens=grid * grid // (k * k), image_patches=t * grid * grid, pooled_frames=t)
 
 
+#: MiniCPM-V 4.6 / 4.7's image processor defaults (transformers' ``MiniCPMV4_6ImageProcessor``):
+#: ``max_slice_nums``, ``scale_resolution`` (pixels a side), ``patch_size``; and the merged
+#: patches per token of its two downsample modes (``16x``: the ViT's window-attention merger and
+#: the downsample MLP, 2 x 2 each; ``4x``: the merger skipped).
+MINICPMV4_6_DEFAULTS = (9, 448, 14)
+MINICPMV4_6_TOKEN_DIVISOR = {"16x": 16, "4x": 4}
+
+
+def _minicpmv_multiple(length: float, divisor: int) -> int:
+    """``length`` to the nearest multiple of ``divisor`` (Python's half-to-even rounding), at
+    least one ``divisor``: the processor's rule for every resized side."""
+    return max(round(length / divisor) * divisor, divisor)
+
+
+def _minicpmv_resize(height: float, width: float, scale: int, patch: int, upscale: bool) -> tuple[int, int]:
+    """(height, width) an image or slice is resized to: scaled to about ``scale`` squared pixels
+    (aspect kept) where larger or where ``upscale``, each side to whole 4-patch units."""
+    if height * width > scale * scale or upscale:
+        aspect = width / height
+        height = int(scale / math.sqrt(aspect))
+        width = int(height * aspect)
+    unit = patch * 4
+    return _minicpmv_multiple(height, unit), _minicpmv_multiple(width, unit)
+
+
+def minicpmv_slice_grid(height: int, width: int, max_slices: int, scale: int) -> tuple[int, int] | None:
+    """(rows, columns) of slices MiniCPM-V 4.6's processor cuts a ``height`` x ``width`` image
+    into, or None (no slices): ``min(ceil(area / scale^2), max_slices)`` give or take one slice,
+    the factorisation whose columns / rows is nearest the image's aspect in log space (ties to
+    more rows). Mirrors transformers' ``MiniCPMV4_6ImageProcessor.get_sliced_grid``."""
+    log_ratio = math.log(width / height)
+    multiple = min(math.ceil(width * height / (scale * scale)), max_slices)
+    if multiple <= 1:
+        return None
+    best, error = (1, 1), math.inf
+    for n in (multiple - 1, multiple, multiple + 1):
+        if n == 1 or n > max_slices:
+            continue
+        for rows in (r for r in range(1, n + 1) if n % r == 0):
+            e = abs(log_ratio - math.log(n // rows / rows))
+            if e < error or (e == error and rows > best[0]):
+                best, error = (rows, n // rows), e
+    return best
+
+
+def minicpmv4_6_image_tokens(
+    width: int,
+    height: int,
+    *,
+    max_slices: int = MINICPMV4_6_DEFAULTS[0],
+    scale: int = MINICPMV4_6_DEFAULTS[1],
+    patch: int = MINICPMV4_6_DEFAULTS[2],
+    downsample_mode: str = "16x",
+) -> tuple[int, int, int]:
+    """(source tokens, slices, tokens a slice) of one MiniCPM-V 4.6 / 4.7 image, as vLLM 0.33.0's
+    ``MiniCPMV4_6ProcessingInfo._compute_visual_tokens`` counts them: the whole image resized to
+    about ``scale`` squared pixels (upscaled where there are no slices), then, where
+    :func:`minicpmv_slice_grid` slices it, the image refined to whole slices of about that size.
+    Tokens are pixels over ``patch^2`` x 16 (``16x``) or x 4 (``4x``).
+
+    :raises InputError: a downsample mode other than ``16x`` / ``4x``."""
+    divisor = MINICPMV4_6_TOKEN_DIVISOR.get(downsample_mode)
+    if divisor is None:
+        raise InputError(
+            "preprocessor_config.json", "downsample_mode", f"{downsample_mode!r}: only 16x and 4x are known"
+        )
+    unit = patch * patch * divisor
+    grid = minicpmv_slice_grid(height, width, max_slices, scale)
+    if grid is None:
+        h, w = _minicpmv_resize(height, width, scale, patch, upscale=True)
+        return h * w // unit, 0, 0
+    h, w = _minicpmv_resize(height, width, scale, patch, upscale=False)
+    rows, cols = grid
+    sh, sw = _minicpmv_resize(
+        _minicpmv_multiple(height, rows) / rows, _minicpmv_multiple(width, cols) / cols, scale, patch, upscale=True
+    )
+    return h * w // unit, rows * cols, sh * sw // unit
+
+
+#: ``_MAX_FRAMES_PER_VIDEO`` (``minicpmv.py``, 0.33.0): the dummy video's frame cap.
+MINICPMV_MAX_FRAMES_PER_VIDEO = 16
+
+
+def minicpmv4_6_video_tokens(
+    seq_len: int,
+    images: int,
+    videos: int,
+    *,
+    image_size: int,
+    image_slices: int,
+    video_slices: int,
+    max_slices: int = MINICPMV4_6_DEFAULTS[0],
+    scale: int = MINICPMV4_6_DEFAULTS[1],
+    patch: int = MINICPMV4_6_DEFAULTS[2],
+    downsample_mode: str = "16x",
+) -> tuple[int, int]:
+    """(frames, tokens a frame) of MiniCPM-V 4.6 / 4.7's dummy video as vLLM 0.33.0 counts it
+    (``MiniCPMVProcessingInfo.get_num_frames_with_most_features`` over 4.6's token count): a
+    frame is ``image_size`` x ``image_size * video_slices`` (the video processor's
+    ``max_slice_nums``) counted at ``video_slices`` slices; the frames fill ``seq_len`` less
+    ``images`` dummy images (``image_size`` x ``image_size * image_slices``, the config's slice
+    count, counted at the image processor's ``max_slices``), shared by ``videos``, 1-16."""
+
+    def count(height: int, slices: int) -> int:
+        src, n, per = minicpmv4_6_image_tokens(
+            image_size, height, max_slices=slices, scale=scale, patch=patch, downsample_mode=downsample_mode
+        )
+        return src + n * per
+
+    frame = count(image_size * video_slices, video_slices)
+    frames = (seq_len - count(image_size * image_slices, max_slices) * images) // frame // max(videos, 1)
+    return max(min(frames, MINICPMV_MAX_FRAMES_PER_VIDEO), 1), frame
+
+
 def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
     """(rows, columns) of merged tokens of a ``width x height`` image
     (``KimiVLProcessingInfo.get_num_image_tokens``): past ``limit`` patches the image is scaled by
