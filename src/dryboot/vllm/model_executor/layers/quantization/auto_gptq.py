@@ -342,6 +342,15 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
         )
     g = s.group_size
     if g not in MOE_MARLIN_GROUPS or h % 128 or i % max(64, g):
+        if g in MOE_MARLIN_GROUPS and not h % 128 and not i % 64 and q.packing == "gptq":
+            # check_moe_marlin_supports_layer: a group straddling the TP shard sends vLLM to its
+            # MoeWNA16 method (recorded: Qwen1.5-MoE-A2.7B GPTQ at TP 2, intermediate 704, group 128)
+            raise InputError(
+                "quantization_config",
+                "group_size",
+                f"{name}: intermediate {i} per rank is not a multiple of group {g}: vLLM falls back to its "
+                "MoeWNA16 experts, not modelled",
+            )
         raise InputError(
             "quantization_config",
             "group_size",
