@@ -247,7 +247,16 @@ def _with_ranges(dw: DrafterWeights, layers: int) -> DrafterWeights:
 
 #: the file of each vLLM EAGLE-3 head class (vLLM 0.28.0's registry) -> the decoder layer it builds:
 #: Llama's, or Qwen3's (q/k norms, no o_proj / MLP bias)
-EAGLE3_LAYOUTS: Mapping[str, str] = {"llama_eagle3.py": "llama", "qwen3_eagle3.py": "qwen3"}
+EAGLE3_LAYOUTS: Mapping[str, str] = {
+    "llama_eagle3.py": "llama",
+    "qwen3_eagle3.py": "qwen3",
+    "deepseek_eagle3.py": "mla",
+}
+
+#: the ``model_type`` values ``SpeculativeConfig.hf_config_override`` reads as DeepSeek's MTP
+#: module (architecture ``DeepSeekMTPModel``) whatever the method: an EAGLE-3 head of one is then
+#: looked up as ``Eagle3DeepSeekMTPModel``, which no registry has (vLLM 0.27.1-0.33.0)
+DEEPSEEK_MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa", "deepseek_mtp"})
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -277,6 +286,13 @@ def _eagle3(
     archs = list(draft_config.get("architectures") or [])
     if not archs:
         raise InputError("--speculative-config", "architectures", "the EAGLE-3 head's config names no architecture")
+    if draft_config.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES:
+        raise InputError(
+            "--speculative-config",
+            "model_type",
+            "Model architectures ['Eagle3DeepSeekMTPModel'] are not supported for now (vLLM reads a head of "
+            f"model_type {draft_config['model_type']} as DeepSeek's MTP module, DeepSeekMTPModel)",
+        )
     # EAGLEConfig's rewrite; vLLM's refusal of a name its registry lacks
     arch = drafter_architecture("eagle3", str(archs[0]), "--speculative-config")
     built_by = registry_file(arch) if is_draft_model(arch) else None
@@ -286,11 +302,24 @@ def _eagle3(
             "--speculative-config",
             "architectures",
             f"the drafter's weights ({arch}, vLLM's {built_by}) are not modelled "
-            "(EAGLE-3 heads of llama_eagle3.py and qwen3_eagle3.py are)",
+            "(EAGLE-3 heads of llama_eagle3.py, qwen3_eagle3.py and deepseek_eagle3.py are)",
         )
     if layout is None:
         raise InputError(
             "--speculative-config", "architectures", f"{arch} is no EAGLE-3 head class of vLLM's: not modelled"
+        )
+    if layout == "mla":
+        from dryboot.vllm.model_executor.models.deepseek_eagle3 import eagle3_mla  # at call: MLA heads only
+
+        return eagle3_mla(
+            target_config,
+            draft_config,
+            par,
+            draft_tensors,
+            max_model_len=max_model_len,
+            dtype=dtype,
+            parallel_drafting=parallel_drafting,
+            own_d2t=own_d2t,
         )
     if "quantization_config" in draft_config:
         raise InputError(
