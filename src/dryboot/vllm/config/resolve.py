@@ -337,15 +337,16 @@ def name_drafter_layers(target: ModelGeometry, drafter: Drafter) -> Drafter:
     """``drafter`` with its layers named as vLLM names them (the keys of their KV cache specs,
     and the names its log lines print):
 
-    - an EAGLE / EAGLE-3 / DFlash head of the Llama family: ``model.layers.<N + i>.self_attn.attn``,
-      ``N`` the target's ``num_hidden_layers`` (the head's ``start_layer_id``);
+    - an EAGLE / EAGLE-3 / DFlash head of the Llama family, or an MLA EAGLE-3 head
+      (``deepseek_eagle3.py``): ``model.layers.<N + i>.self_attn.attn``, ``N`` the target's
+      ``num_hidden_layers`` (the head's ``start_layer_id``);
     - ``draft_model``: the draft model's own names under ``draft_model.``
       (``DraftModelProposer._get_model``: ``get_model(..., prefix="draft_model")``).
 
     Other drafters keep their names (MTP modules are named by :func:`mtp_drafter`).
     """
     m = drafter.model
-    if drafter.method in EAGLE_NUMBERED_METHODS and m.family == "llama" and m.naming.layer_names is None:
+    if drafter.method in EAGLE_NUMBERED_METHODS and m.family in ("llama", "deepseek") and m.naming.layer_names is None:
         n = target.num_decoder_layers
         names = tuple(f"model.layers.{n + i}.self_attn.attn" for i in range(m.num_layers))
     elif drafter.method == "draft_model":

@@ -25,9 +25,11 @@ cache hands back the target's (an MLA target with the same table); the embedding
 own or shared with the target's as for every EAGLE-3 head
 (:func:`dryboot.vllm.model_executor.models.llama_eagle3._with_embedding_and_head`).
 
-Refused by name: a quantized head, parallel drafting (the class has no ``mask_hidden``), a head
-with DeepSeek-V3.2's indexer (``index_topk``), a default-RoPE head without
-``max_position_embeddings`` (its config class's default is not recorded).
+Refused by name: a head without YaRN on 0.27 (vLLM fails to build it), a quantized head,
+parallel drafting (the class has no ``mask_hidden``), a head with DeepSeek-V3.2's indexer
+(``index_topk``), a default-RoPE head without ``max_position_embeddings`` (its config class's
+default is not recorded). A head of ``model_type`` ``deepseek_v3`` is refused before (vLLM reads
+it as DeepSeek's MTP module: ``Eagle3DeepSeekMTPModel``).
 """
 
 from __future__ import annotations
@@ -61,10 +63,14 @@ def eagle3_mla(
     dtype: str,
     parallel_drafting: bool = False,
     own_d2t: bool = True,
+    vllm_version: str = "0.28.0",
 ) -> E.DrafterWeights:
     """An MLA EAGLE-3 head's weights on the last stage's rank (the module text lists them).
 
     :param own_d2t: ``draft_id_to_target_id`` whatever the vocabularies (vLLM through 0.29).
+    :param vllm_version: the release: 0.27's decoder layer rewrites every head's rope as
+        ``deepseek_yarn`` (transformers 5's config always holds ``rope_theta`` there), so a head
+        without YaRN's ``factor`` fails to build (``KeyError: 'factor'``, recorded): refused.
     :raises InputError: a head this module does not size (named), or a field vLLM's layers
         refuse (heads not divisible by TP)."""
     if "quantization_config" in draft_config:
@@ -113,6 +119,13 @@ def eagle3_mla(
     if own_d2t or draft_vocab != W._int(target, "vocab_size"):
         core.add("draft_id_to_target_id", draft_vocab * 8)
     rope_dim = W._int(draft_config, "qk_rope_head_dim")
+    if E._release(vllm_version) < (0, 28) and not _is_yarn(draft_config):
+        raise InputError(
+            "--speculative-config",
+            "rope_scaling",
+            f"vLLM {vllm_version} builds a DeepSeek EAGLE-3 head's rotary as deepseek_yarn and fails on one "
+            "without YaRN (KeyError: 'factor')",
+        )
     if draft_config.get("max_position_embeddings") is None and not _is_yarn(draft_config):
         raise InputError(
             "--speculative-config",

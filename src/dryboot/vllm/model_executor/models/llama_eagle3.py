@@ -56,7 +56,13 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.models.registry import drafter_architecture, in_release_registry, is_draft_model, registry_file
+from dryboot.vllm.models.registry import (
+    DEEPSEEK_MTP_MODEL_TYPES,
+    drafter_architecture,
+    in_release_registry,
+    is_draft_model,
+    registry_file,
+)
 
 #: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
 EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
@@ -231,6 +237,7 @@ def drafter_weights(
         dtype=dtype,
         parallel_drafting=parallel_drafting,
         own_d2t=_release(vllm_version) < (0, 30),
+        vllm_version=vllm_version,
     )
     return _with_ranges(dw, W._int(draft_config, "num_hidden_layers")) if ranges else dw
 
@@ -252,11 +259,6 @@ EAGLE3_LAYOUTS: Mapping[str, str] = {
     "qwen3_eagle3.py": "qwen3",
     "deepseek_eagle3.py": "mla",
 }
-
-#: the ``model_type`` values ``SpeculativeConfig.hf_config_override`` reads as DeepSeek's MTP
-#: module (architecture ``DeepSeekMTPModel``) whatever the method: an EAGLE-3 head of one is then
-#: looked up as ``Eagle3DeepSeekMTPModel``, which no registry has (vLLM 0.27.1-0.33.0)
-DEEPSEEK_MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa", "deepseek_mtp"})
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -280,21 +282,17 @@ def _eagle3(
     dtype: str,
     parallel_drafting: bool = False,
     own_d2t: bool = True,
+    vllm_version: str = "0.28.0",
 ) -> DrafterWeights:
     """An EAGLE-3 head as vLLM's class for its architecture builds it (:data:`EAGLE3_LAYOUTS`;
     the module text lists the tensors)."""
     archs = list(draft_config.get("architectures") or [])
     if not archs:
         raise InputError("--speculative-config", "architectures", "the EAGLE-3 head's config names no architecture")
-    if draft_config.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES:
-        raise InputError(
-            "--speculative-config",
-            "model_type",
-            "Model architectures ['Eagle3DeepSeekMTPModel'] are not supported for now (vLLM reads a head of "
-            f"model_type {draft_config['model_type']} as DeepSeek's MTP module, DeepSeekMTPModel)",
-        )
-    # EAGLEConfig's rewrite; vLLM's refusal of a name its registry lacks
-    arch = drafter_architecture("eagle3", str(archs[0]), "--speculative-config")
+    # EAGLEConfig's rewrite (of DeepSeekMTPModel for a DeepSeek-V3 model_type: SpeculativeConfig's
+    # hf_config_override); vLLM's refusal of a name its registry lacks
+    mtp = draft_config.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES
+    arch = drafter_architecture("eagle3", "DeepSeekMTPModel" if mtp else str(archs[0]), "--speculative-config")
     built_by = registry_file(arch) if is_draft_model(arch) else None
     layout = EAGLE3_LAYOUTS.get(built_by or "")
     if built_by is not None and layout is None:
@@ -320,6 +318,7 @@ def _eagle3(
             dtype=dtype,
             parallel_drafting=parallel_drafting,
             own_d2t=own_d2t,
+            vllm_version=vllm_version,
         )
     if "quantization_config" in draft_config:
         raise InputError(
