@@ -161,6 +161,14 @@ class VersionRules:
         three float32 scalars ``q_range`` / ``k_range`` / ``v_range`` for ``calc_kv_scales``
         (0.27.1 ``layers/attention/attention.py`` ``set_default_quant_scales``; gone in 0.28),
         under the loader's device context: three more 512-byte blocks per layer as built.
+    :param limit_max_model_len_to_draft: on the V2 model runner, a drafter other than a draft
+        model whose RoPE types do not all only size the table (YaRN...) lowers the target's
+        ``max_model_len`` to the draft's (``VllmConfig._limit_max_model_len_to_draft``, 0.33:
+        recorded with TorchSpec's Kimi EAGLE-3 heads; 0.30 has no such step).
+    :param deepseek_eagle3_yarn_only: an MLA EAGLE-3 head's decoder layer (``deepseek_eagle3.py``)
+        rewrites its rope as ``deepseek_yarn`` whenever the config has ``rope_scaling`` (which
+        transformers 5 always fills), so a head without YaRN's ``factor`` fails to build
+        (``KeyError: 'factor'``; 0.27.1, recorded; 0.28 dropped the rewrite).
     """
 
     version: str
@@ -198,6 +206,8 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    deepseek_eagle3_yarn_only: bool = False
+    limit_max_model_len_to_draft: bool = False
     hf_config_class_architectures: frozenset[str] = frozenset()
     hunyuan_transformers_backend: bool = False
     attention_range_scalars: bool = False
@@ -287,6 +297,7 @@ def unverified_reason(version: str, architecture: str) -> str:
 _V0271 = VersionRules(
     "0.27.1",
     glm_moe_dsa_drops_index_keys=True,
+    deepseek_eagle3_yarn_only=True,
     unverified_architectures=frozenset(
         {
             "MiniCPM3ForCausalLM",
@@ -366,6 +377,7 @@ _V033 = replace(
     _V032,
     version="0.33.0",
     modelopt_mixed_nested=True,
+    limit_max_model_len_to_draft=True,
     unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM"}),
     mamba_cache_mode_ignored=True,

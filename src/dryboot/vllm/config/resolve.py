@@ -527,6 +527,48 @@ def max_concurrent_batches(
     return pp + 1 if uses_v2_model_runner(model, args, drafter, rules) else pp
 
 
+def limit_max_model_len_to_draft(
+    model: ModelGeometry,
+    args: EngineArgs,
+    drafter: Drafter | None,
+    rules: VersionRules,
+    max_model_len: int,
+    notes: list[str],
+) -> int:
+    """The target's ``max_model_len`` after ``VllmConfig._limit_max_model_len_to_draft`` (0.33:
+    ``rules.limit_max_model_len_to_draft``): on the V2 model runner, a drafter other than a draft
+    model whose RoPE types do not all only size the rotary table (its ``max_position_embeddings``
+    is then not raised to the target's) lowers it to the draft's ``max_model_len``, the draft's
+    derived length (a YaRN config's taken as already scaled) capped at the target's. A note says
+    so, as vLLM warns. Tokens.
+
+    :raises InputError: such a drafter whose config names no length (vLLM's 2048 assumption for
+        it is not modelled)."""
+    if (
+        not rules.limit_max_model_len_to_draft
+        or drafter is None
+        or drafter.method == "draft_model"
+        or drafter.model.max_len.rope_sizes_cache_only
+        or not uses_v2_model_runner(model, args, drafter, rules)
+    ):
+        return max_model_len
+    traits = drafter.model.max_len
+    draft_len = traits.yarn_unscaled if traits.yarn_unscaled is not None else traits.max_position_embeddings
+    if draft_len is None:
+        raise InputError(
+            "--speculative-config",
+            "max_position_embeddings",
+            f"the drafter names no maximum length: how vLLM {rules.version} limits max_model_len to it is not modelled",
+        )
+    if draft_len >= max_model_len:
+        return max_model_len
+    notes.append(
+        f"The draft model's max_model_len ({draft_len}) is smaller than the target model's ({max_model_len}) and "
+        f"the V2 model runner can't skip speculation for longer sequences; reducing max_model_len to {draft_len}."
+    )
+    return draft_len
+
+
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """``--max-model-len`` checked against the length the config allows, or that length when
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
@@ -715,6 +757,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # SpeculativeConfig: the draft model checked with the target's pipeline size
     check_drafter_pp(args.pipeline_parallel_size, drafter.method if drafter else None, rules.pp_draft_models)
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
+    max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
@@ -742,6 +785,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
     family_of(model).verify_release(model, rules)
+    if drafter is not None and drafter.model.family == "deepseek":
+        # an MLA EAGLE-3 head's layers are built the same way (deepseek_eagle3.py)
+        family_of(drafter.model).verify_release(drafter.model, rules)
     return EngineConfig(
         model=model,
         args=args,
