@@ -371,3 +371,33 @@ def test_plan_budget_counts_medusa_heads() -> None:
     # vLLM 0.33.0 has no Medusa drafter: its SpeculativeConfig refuses the method
     r = _plan(*common, "--vllm-version", "0.33.0", "--speculative-config", json.dumps(spec))
     assert r.returncode == 2 and "has no Medusa drafter" in r.stderr, r.stdout
+
+
+def test_deepseek_eagle3_yarn_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM 0.27.1 fails to build an MLA EAGLE-3 head without YaRN (recorded: ``KeyError:
+    'factor'``); ``deepseek_eagle3_yarn_only`` refuses it, and flipped off dryboot would size it."""
+    import dataclasses
+
+    from dryboot.vllm import versions
+
+    key = next(
+        k for k in OTHER_RELEASES if k[0] == "0.27.1" and "eagle3-mla" in k[1] and '"rope_scaling": null' in k[1]
+    )
+    row = OTHER_RELEASES[key]
+    assert not row["ok"] and "KeyError: 'factor'" in row["error"]
+    target, draft = _configs(row)
+
+    def walk() -> object:
+        return drafter_weights(
+            target, draft, "eagle3", Parallel(tp=row["tp"]), max_model_len=4096, vllm_version="0.27.1"
+        )
+
+    with pytest.raises(InputError, match="KeyError: 'factor'"):
+        walk()
+    rules = versions.rules_for("0.27.1")
+    monkeypatch.setitem(versions.VERSIONS, "0.27.1", dataclasses.replace(rules, deepseek_eagle3_yarn_only=False))
+    versions.rules_for.cache_clear()
+    try:
+        assert walk().low.allocated_bytes > 0  # type: ignore[attr-defined]
+    finally:
+        versions.rules_for.cache_clear()

@@ -40,6 +40,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models import llama_eagle3 as E
+from dryboot.vllm.versions import rules_for
 
 
 def _rope(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -119,7 +120,7 @@ def eagle3_mla(
     if own_d2t or draft_vocab != W._int(target, "vocab_size"):
         core.add("draft_id_to_target_id", draft_vocab * 8)
     rope_dim = W._int(draft_config, "qk_rope_head_dim")
-    if E._release(vllm_version) < (0, 28) and not _is_yarn(draft_config):
+    if rules_for(vllm_version).deepseek_eagle3_yarn_only and not _is_yarn(draft_config):
         raise InputError(
             "--speculative-config",
             "rope_scaling",
