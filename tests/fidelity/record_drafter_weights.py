@@ -146,6 +146,9 @@ CASES: list[tuple[Any, ...]] = [
             {"max_position_embeddings": 8192, "rope_scaling": None},
         )
     ),
+    # the MTP layer of a quantized target: ModelOpt NVFP4 DeepSeek-V3 (hf_quant_config.json; its
+    # exclude_modules name the MTP layer, model.layers.61*, left unquantized)
+    ("nvidia--DeepSeek-V3-0324-NVFP4", None, "mtp"),
     # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): the
     # stand-in of FasterDecoding/medusa-vicuna-7b-v1.3's old-format config (data/drafters/: hidden
     # size and vocabulary from MedusaConfig's defaults, the vocabulary then the target's), and a

@@ -1350,7 +1350,10 @@ def _moe_layer(
                 check_marlin_moe(par.vllm_version, par.capability, "NVFP4 MoE experts")
             w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab), "experts")
     else:
-        w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
+        # ModelOpt leaves experts its exclude_modules name unquantized (a DeepSeek MTP layer's,
+        # model.layers.61*: recorded)
+        ignored = quant.method in ("modelopt", "modelopt_fp4") and _is_ignored(quant, f"{base}.experts")
+        w.module(experts_bytes(Quant() if ignored else quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
         ex = f"{base}.experts.{j}"
         # under expert parallelism rank 0 holds the first E / EP experts

@@ -159,6 +159,7 @@ def drafter_weights(
     parallel_drafting: bool = False,
     num_speculative_tokens: int | None = None,
     vllm_version: str = "0.28.0",
+    hf_quant: Mapping[str, Any] | None = None,
 ) -> DrafterWeights:
     """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
     ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
@@ -175,12 +176,14 @@ def drafter_weights(
         attention layers is refused there); from 0.30 an EAGLE-3 head builds
         ``draft_id_to_target_id`` only when its draft vocabulary differs from the target's; 0.33
         has no Medusa drafter (refused, as vLLM refuses the method).
+    :param hf_quant: the target's ``hf_quant_config.json`` (ModelOpt's older form), which an MTP
+        drafter's layers are quantized by when ``config.json`` has no ``quantization_config``.
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     if method == "mtp" or method.endswith("_mtp"):
         from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 
-        w = mtp_weights(target_config, par, dtype=dtype)
+        w = mtp_weights(target_config, par, dtype=dtype, hf_quant=hf_quant)
         dw = DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
         if not W.attention_range_blocks(vllm_version):
             return dw
