@@ -165,6 +165,11 @@ class VersionRules:
         model whose RoPE types do not all only size the table (YaRN...) lowers the target's
         ``max_model_len`` to the draft's (``VllmConfig._limit_max_model_len_to_draft``, 0.33:
         recorded with TorchSpec's Kimi EAGLE-3 heads; 0.30 has no such step).
+    :param yarn_max_len_prescaled: ``ModelConfig``'s derived maximum length applies no RoPE
+        ``factor`` for ``yarn`` / ``deepseek_yarn`` / ``deepseek_llama_scaling`` (their
+        ``max_position_embeddings`` is taken as already scaled; 0.30+, read in 0.30.0's and
+        0.33.0's ``config/model.py``); before, a YaRN config's length is
+        ``original_max_position_embeddings x factor``.
     :param deepseek_eagle3_yarn_only: an MLA EAGLE-3 head's decoder layer (``deepseek_eagle3.py``)
         rewrites its rope as ``deepseek_yarn`` whenever the config has ``rope_scaling`` (which
         transformers 5 always fills), so a head without YaRN's ``factor`` fails to build
@@ -208,6 +213,7 @@ class VersionRules:
     glm_moe_dsa_drops_index_keys: bool = False
     deepseek_eagle3_yarn_only: bool = False
     limit_max_model_len_to_draft: bool = False
+    yarn_max_len_prescaled: bool = False
     hf_config_class_architectures: frozenset[str] = frozenset()
     hunyuan_transformers_backend: bool = False
     attention_range_scalars: bool = False
@@ -334,6 +340,7 @@ _V029 = replace(
 _V030 = replace(
     _V029,
     version="0.30.0",
+    yarn_max_len_prescaled=True,
     sliding_window_start="largest-fitting",
     mm_prefix_composites=True,
     mamba_all_deprecated=True,

@@ -166,6 +166,13 @@ class MaxLenTraits:
     yarn_unscaled: int | None = None
     rope_sizes_cache_only: bool = True
 
+    def derived(self, yarn_prescaled: bool) -> int | None:
+        """The derived length of a release that takes a YaRN config's length as already scaled
+        (``yarn_prescaled``: ``VersionRules.yarn_max_len_prescaled``) or not. Tokens."""
+        if yarn_prescaled and self.yarn_unscaled is not None:
+            return self.yarn_unscaled
+        return self.max_position_embeddings
+
 
 @dataclass(frozen=True)
 class QuantTraits:

@@ -553,7 +553,7 @@ def limit_max_model_len_to_draft(
     ):
         return max_model_len
     traits = drafter.model.max_len
-    draft_len = traits.yarn_unscaled if traits.yarn_unscaled is not None else traits.max_position_embeddings
+    draft_len = traits.derived(rules.yarn_max_len_prescaled)
     if draft_len is None:
         raise InputError(
             "--speculative-config",
@@ -574,10 +574,13 @@ def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
     included, is :func:`dryboot.vllm.models.common.derived_max_model_len`). Tokens.
 
+    From 0.30 (``yarn_max_len_prescaled``) a YaRN config's length is its
+    ``max_position_embeddings`` unscaled (``MaxLenTraits.yarn_unscaled``).
+
     :raises InputError: a length beyond the derived one (unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
         is set, as vLLM allows), or no length at all.
     """
-    derived = model.max_len.max_position_embeddings
+    derived = model.max_len.derived(rules_for(args.vllm_version).yarn_max_len_prescaled)
     requested = args.max_model_len
     if derived is None:
         # no length key at all: vLLM takes the flag as it is (so -1 fails its validation), else
