@@ -759,6 +759,15 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     max_model_len = derive_max_model_len(model, args)  # ModelConfig
     # SpeculativeConfig: the draft model checked with the target's pipeline size
     check_drafter_pp(args.pipeline_parallel_size, drafter.method if drafter else None, rules.pp_draft_models)
+    mla_head = drafter is not None and drafter.model.family == "deepseek" and drafter.method == "eagle3"
+    if mla_head and drafter is not None and args.pipeline_parallel_size > 1:
+        # recorded on 0.30.0 / 0.33.0 (data/pipeline/); 0.27.1 / 0.28.0 refuse it earlier
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            f"{drafter.model.architecture} needs the target input embedding, but it is unavailable on this PP "
+            "stage (vLLM refuses an MLA EAGLE-3 head under pipeline parallelism)",
+        )
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
