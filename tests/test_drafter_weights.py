@@ -37,6 +37,12 @@ def _spec(row: dict) -> dict:
     return {"parallel_drafting": bool(spec.get("parallel_drafting"))}
 
 
+def _hf_quant(row: dict) -> dict | None:
+    """The target's ``hf_quant_config.json`` (ModelOpt's older form), which its MTP layers take."""
+    path = HERE / "fidelity/data/weights/configs" / row["target"] / "hf_quant_config.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def _configs(row: dict) -> tuple[dict, dict]:
     target = json.loads((HERE / "fidelity/data/weights/configs" / row["target"] / "config.json").read_text())
     if row["drafter"] is None:  # the target's own MTP layers
@@ -90,7 +96,7 @@ def test_mtp_layers_are_vllms(cid: str, row: dict) -> None:
     # an MTP drafter always shares the target's embedding and LM head: decided, vLLM's shared figure
     assert row["ok"], row.get("error")
     target, _ = _configs(row)
-    got = drafter_weights(target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096)
+    got = drafter_weights(target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096, hf_quant=_hf_quant(row))
     assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
 
 
@@ -342,7 +348,7 @@ def test_other_releases_are_vllms(key: tuple[str, str]) -> None:
     def walk() -> object:
         return drafter_weights(
             target, draft, row["method"], Parallel(tp=row["tp"]), max_model_len=4096,
-            num_speculative_tokens=tokens, vllm_version=version, **_spec(row),
+            num_speculative_tokens=tokens, vllm_version=version, hf_quant=_hf_quant(row), **_spec(row),
         )  # fmt: skip
 
     if not row["ok"]:
@@ -371,3 +377,48 @@ def test_plan_budget_counts_medusa_heads() -> None:
     # vLLM 0.33.0 has no Medusa drafter: its SpeculativeConfig refuses the method
     r = _plan(*common, "--vllm-version", "0.33.0", "--speculative-config", json.dumps(spec))
     assert r.returncode == 2 and "has no Medusa drafter" in r.stderr, r.stdout
+
+
+def test_deepseek_eagle3_yarn_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vLLM 0.27.1 fails to build an MLA EAGLE-3 head without YaRN (recorded: ``KeyError:
+    'factor'``); ``deepseek_eagle3_yarn_only`` refuses it, and flipped off dryboot would size it."""
+    import dataclasses
+
+    from dryboot.vllm import versions
+
+    key = next(
+        k for k in OTHER_RELEASES if k[0] == "0.27.1" and "eagle3-mla" in k[1] and '"rope_scaling": null' in k[1]
+    )
+    row = OTHER_RELEASES[key]
+    assert not row["ok"] and "KeyError: 'factor'" in row["error"]
+    target, draft = _configs(row)
+
+    def walk() -> object:
+        return drafter_weights(
+            target, draft, "eagle3", Parallel(tp=row["tp"]), max_model_len=4096, vllm_version="0.27.1"
+        )
+
+    with pytest.raises(InputError, match="KeyError: 'factor'"):
+        walk()
+    rules = versions.rules_for("0.27.1")
+    monkeypatch.setitem(versions.VERSIONS, "0.27.1", dataclasses.replace(rules, deepseek_eagle3_yarn_only=False))
+    versions.rules_for.cache_clear()
+    try:
+        assert walk().low.allocated_bytes > 0  # type: ignore[attr-defined]
+    finally:
+        versions.rules_for.cache_clear()
+
+
+def test_mtp_of_a_modelopt_target_reads_its_exclusions() -> None:
+    """The NVFP4 DeepSeek-V3's hf_quant_config.json excludes model.layers.61* (its MTP layer):
+    vLLM builds that layer in bf16 (with ModelOpt's four KV-cache scales on its MLA layer); read
+    as quantized (its exclusions dropped), the figure is far below vLLM's."""
+    row = next(r for c, r in CASES if r["target"] == "nvidia--DeepSeek-V3-0324-NVFP4" and r["tp"] == 2)
+    target, _ = _configs(row)
+    hq = _hf_quant(row)
+    assert hq is not None and "model.layers.61*" in hq["quantization"]["exclude_modules"]
+    got = drafter_weights(target, target, "mtp", Parallel(tp=2), max_model_len=4096, hf_quant=hq)
+    assert got.low.allocated_bytes == row["shared_allocated_bytes"]
+    unexcluded = {**hq, "quantization": {**hq["quantization"], "exclude_modules": []}}
+    quantized = drafter_weights(target, target, "mtp", Parallel(tp=2), max_model_len=4096, hf_quant=unexcluded)
+    assert quantized.low.allocated_bytes < row["shared_allocated_bytes"] // 2

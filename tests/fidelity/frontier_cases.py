@@ -32,6 +32,15 @@ FILES = DATA / "files"
 #: EAGLE-3 head stand-ins of config classes other than the five dryboot read with its own
 #: defaults (``phi3``: issue 37's phi-4 head, whose published file is not stored)
 DRAFTERS = DATA / "drafters"
+#: published EAGLE-3 heads of MLA layers (``deepseek_eagle3.py``; verbatim, ``SOURCE`` beside
+#: each) on their targets: (target, head directory relative to the repository)
+_HEADS = "tests/fidelity/data/weights/drafters/configs/"
+MLA_HEADS = (
+    ("corpus:moonshotai--Kimi-K2-Instruct", _HEADS + "torchspec--kimi-k25-eagle3-mla"),
+    ("corpus:moonshotai--Kimi-K2-Instruct", _HEADS + "torchspec--kimi-k3-eagle3-mla"),
+    ("corpus:deepseek-ai--DeepSeek-V3", _HEADS + "torchspec--kimi-k25-eagle3-mla"),
+    ("corpus:moonshotai--Kimi-K2-Instruct", _HEADS + "torchspec--qwen3-8b-eagle3-mla"),
+)
 #: stands for a drafter's directory in a case's argv
 DRAFTER_TOKEN = "<drafter>"
 CORPUS = H.REPO / "tests" / "data" / "configs" / "public"
@@ -97,6 +106,22 @@ def cases() -> list[dict[str, Any]]:
                     "gpu": "H200",
                 }
             )
+    # EAGLE-3 heads of MLA layers (deepseek_eagle3.py) on the MLA targets they were trained for,
+    # TP 8 (Kimi-K2's FP8 weights fit an H200 per rank); the Qwen3-8B head's model_type
+    # deepseek_v3 makes vLLM look it up as Eagle3DeepSeekMTPModel (refused)
+    for target, head in MLA_HEADS:
+        for i, flags in enumerate((("--max-model-len", "8192"), ("--max-model-len", "65536", "--block-size", "64"))):
+            spec = json.dumps({"model": DRAFTER_TOKEN, "method": "eagle3", "num_speculative_tokens": 3})
+            out.append(
+                {
+                    "id": f"H200|{target.split(':', 1)[1]}+{head.rsplit('/', 1)[1]}#{i}",
+                    "model": target,
+                    "files": None,
+                    "drafter": head,
+                    "argv": [*flags, "-tp", "8", "--speculative-config", spec, "--kv-cache-memory-bytes", "4000000000"],
+                    "gpu": "H200",
+                }
+            )
     # a multimodal wrapper of a text model dryboot plans (MiniCPM-V-4.6: Qwen3.5's Gated DeltaNet hybrid)
     for i, flags in enumerate(
         (
@@ -129,11 +154,13 @@ def cases() -> list[dict[str, Any]]:
 
 
 def argv(case: dict[str, Any]) -> list[str]:
-    """The case's flags, its drafter's directory in place of :data:`DRAFTER_TOKEN`."""
+    """The case's flags, its drafter's directory in place of :data:`DRAFTER_TOKEN` (a name of
+    :data:`DRAFTERS`, or a directory relative to the repository)."""
     drafter = case.get("drafter")
     if not drafter:
         return list(case["argv"])
-    return [a.replace(DRAFTER_TOKEN, str(DRAFTERS / drafter)) for a in case["argv"]]
+    where = H.REPO / drafter if "/" in drafter else DRAFTERS / drafter
+    return [a.replace(DRAFTER_TOKEN, str(where)) for a in case["argv"]]
 
 
 def materialize(case: dict[str, Any]) -> str:

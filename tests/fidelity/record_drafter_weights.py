@@ -122,6 +122,33 @@ CASES: list[tuple[Any, ...]] = [
         "eagle3",
         {"config": {"ptd_token_id": 151665}, "spec": {"parallel_drafting": True}},
     ),
+    # EAGLE-3 heads with DeepSeek's MLA attention (deepseek_eagle3.py Eagle3DeepseekV2ForCausalLM:
+    # MLA layers, a dense MLP), TorchSpec's published configs: on the Kimi-K2 target they were
+    # trained for (Kimi-K2.5's language model has Kimi-K2's shapes), on DeepSeek-V3 (another
+    # vocabulary, FP8 blocks), and the Qwen3-8B head on its target (model_type deepseek_v3: vLLM
+    # reads it as DeepSeek's MTP module and refuses Eagle3DeepSeekMTPModel)
+    ("moonshotai--Kimi-K2-Instruct", DRAFTER_CONFIGS + "torchspec--kimi-k25-eagle3-mla", "eagle3"),
+    ("moonshotai--Kimi-K2-Instruct", DRAFTER_CONFIGS + "torchspec--kimi-k3-eagle3-mla", "eagle3"),
+    ("deepseek-ai--DeepSeek-V3", DRAFTER_CONFIGS + "torchspec--kimi-k25-eagle3-mla", "eagle3"),
+    ("Qwen--Qwen3-8B", DRAFTER_CONFIGS + "torchspec--qwen3-8b-eagle3-mla", "eagle3"),
+    # the layouts deepseek_eagle3.py builds that no published head here has (the one field changed)
+    *(
+        (
+            "moonshotai--Kimi-K2-Instruct",
+            DRAFTER_CONFIGS + "torchspec--kimi-k25-eagle3-mla",
+            "eagle3",
+            {"config": change},
+        )
+        for change in (
+            {"q_lora_rank": None},
+            {"num_hidden_layers": 2, "fc_norm": True, "draft_vocab_size": 32000},
+            {"architectures": ["Eagle3DeepseekV3ForCausalLM"], "target_hidden_size": 2048, "num_aux_hidden_states": 2},
+            {"max_position_embeddings": 8192, "rope_scaling": None},
+        )
+    ),
+    # the MTP layer of a quantized target: ModelOpt NVFP4 DeepSeek-V3 (hf_quant_config.json; its
+    # exclude_modules name the MTP layer, model.layers.61*, left unquantized)
+    ("nvidia--DeepSeek-V3-0324-NVFP4", None, "mtp"),
     # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): the
     # stand-in of FasterDecoding/medusa-vicuna-7b-v1.3's old-format config (data/drafters/: hidden
     # size and vocabulary from MedusaConfig's defaults, the vocabulary then the target's), and a

@@ -98,6 +98,9 @@ DRAFTERS = {
     "Eagle3Qwen3vlForCausalLM": ("Qwen3VLForConditionalGeneration", "eagle3"),
     # no MiniMax-M2 target is planned at TP 1 by dryboot: the head drafts for a Llama target
     "Eagle3MiniMaxM2ForCausalLM": ("LlamaForCausalLM", "eagle3"),
+    # EAGLE-3 heads of MLA layers (deepseek_eagle3.py) on an MLA target
+    "Eagle3DeepseekV2ForCausalLM": ("DeepseekV3ForCausalLM", "eagle3"),
+    "Eagle3DeepseekV3ForCausalLM": ("DeepseekV3ForCausalLM", "eagle3"),
 }
 #: stands for the drafter's directory in recorded flag sets
 DRAFTER = "{drafter}"

@@ -98,5 +98,23 @@ def test_mm_prefix_composite_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -
         versions.rules_for.cache_clear()
 
 
+def test_limit_to_draft_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flipping ``limit_max_model_len_to_draft`` off for 0.33.0 loses vLLM's 4,096-token
+    ``max_model_len`` for Kimi-K2 with TorchSpec's Kimi-K2.5 MLA head (a YaRN drafter whose
+    config class defaults to 4,096 positions; 65,536 asked)."""
+    rec = F.recorded("0.33.0")
+    cid = "H200|moonshotai--Kimi-K2-Instruct+torchspec--kimi-k25-eagle3-mla#1"
+    case = next(c for c in F.cases() if c["id"] == cid)
+    rules = versions.rules_for("0.33.0")
+    assert rec[cid]["vllm"]["max_model_len"] == 4096
+    assert _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
+    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, limit_max_model_len_to_draft=False))
+    versions.rules_for.cache_clear()
+    try:
+        assert not _agrees(rec[cid]["vllm"], dryboot_answer(case, "0.33.0"))
+    finally:
+        versions.rules_for.cache_clear()
+
+
 def _agrees(v: dict[str, Any], d: dict[str, Any]) -> bool:
     return bool(H.compare(v, d)["agree"])

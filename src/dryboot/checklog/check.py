@@ -960,9 +960,10 @@ def _allow_logged_length(model: Any, args: EngineArgs, notes: list[str]) -> Engi
     except InputError as exc:
         if "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in exc.reason:
             return args
+        limit = model.max_len.derived(rules_for(args.vllm_version).yarn_max_len_prescaled)
         notes.append(
             f"max_model_len {args.max_model_len} read from the log is above the config's limit "
-            f"({model.max_len.max_len_key}={model.max_len.max_position_embeddings}): vLLM accepts it only with "
+            f"({model.max_len.max_len_key}={limit}): vLLM accepts it only with "
             "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, so that was set"
         )
         return replace(args, allow_long_max_model_len=True)

@@ -169,6 +169,19 @@ class VersionRules:
         ``_mark_tower_model``) are built on the first pipeline stage only under the V2 model runner
         (0.33.0: ``interfaces.py`` ``_mark_tower_model``, recorded on the meta device); ``False``: on
         every stage (0.27.1-0.30.0 recorded); ``None``: not checked (refused by name).
+    :param limit_max_model_len_to_draft: on the V2 model runner, a drafter other than a draft
+        model whose RoPE types do not all only size the table (YaRN...) lowers the target's
+        ``max_model_len`` to the draft's (``VllmConfig._limit_max_model_len_to_draft``, 0.33:
+        recorded with TorchSpec's Kimi EAGLE-3 heads; 0.30 has no such step).
+    :param yarn_max_len_prescaled: ``ModelConfig``'s derived maximum length applies no RoPE
+        ``factor`` for ``yarn`` / ``deepseek_yarn`` / ``deepseek_llama_scaling`` (their
+        ``max_position_embeddings`` is taken as already scaled; 0.30+, read in 0.30.0's and
+        0.33.0's ``config/model.py``); before, a YaRN config's length is
+        ``original_max_position_embeddings x factor``.
+    :param deepseek_eagle3_yarn_only: an MLA EAGLE-3 head's decoder layer (``deepseek_eagle3.py``)
+        rewrites its rope as ``deepseek_yarn`` whenever the config has ``rope_scaling`` (which
+        transformers 5 always fills), so a head without YaRN's ``factor`` fails to build
+        (``KeyError: 'factor'``; 0.27.1, recorded; 0.28 dropped the rewrite).
     """
 
     version: str
@@ -207,6 +220,9 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    deepseek_eagle3_yarn_only: bool = False
+    limit_max_model_len_to_draft: bool = False
+    yarn_max_len_prescaled: bool = False
     hf_config_class_architectures: frozenset[str] = frozenset()
     hunyuan_transformers_backend: bool = False
     attention_range_scalars: bool = False
@@ -297,6 +313,7 @@ def unverified_reason(version: str, architecture: str) -> str:
 _V0271 = VersionRules(
     "0.27.1",
     glm_moe_dsa_drops_index_keys=True,
+    deepseek_eagle3_yarn_only=True,
     unverified_architectures=frozenset(
         {
             "MiniCPM3ForCausalLM",
@@ -333,6 +350,7 @@ _V029 = replace(
 _V030 = replace(
     _V029,
     version="0.30.0",
+    yarn_max_len_prescaled=True,
     sliding_window_start="largest-fitting",
     mm_prefix_composites=True,
     mamba_all_deprecated=True,
@@ -383,6 +401,7 @@ _V033 = replace(
     unverified_architectures=(_V032.unverified_architectures - {"MellumForCausalLM", "MiMoV2FlashForCausalLM"})
     | {"Step3p5ForCausalLM"},
     hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
+    limit_max_model_len_to_draft=True,
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,
     gdn_align_sm90=64,

@@ -153,12 +153,25 @@ class MaxLenTraits:
 
     ``max_position_embeddings``: the derived length (RoPE scaling included; ``None``: the config
     names none); ``max_len_key``: the config key it came from; ``default_max_model_len``: a model
-    class's own default; ``model_max_length``: the tokenizer-style cap some configs carry."""
+    class's own default; ``model_max_length``: the tokenizer-style cap some configs carry.
+    ``yarn_unscaled``: the length 0.30+ derive for a YaRN config (``yarn``, ``deepseek_yarn``:
+    ``max_position_embeddings`` taken as already scaled; ``None``: no YaRN);
+    ``rope_sizes_cache_only``: every RoPE type only sizes the rotary table (``default``, ``linear``,
+    ``llama3``, ``ntk``, ``proportional``: 0.33's ``_rope_only_sizes_cache``)."""
 
     max_position_embeddings: int | None = None
     max_len_key: str = "max_position_embeddings"
     default_max_model_len: int | None = None
     model_max_length: int | None = None
+    yarn_unscaled: int | None = None
+    rope_sizes_cache_only: bool = True
+
+    def derived(self, yarn_prescaled: bool) -> int | None:
+        """The derived length of a release that takes a YaRN config's length as already scaled
+        (``yarn_prescaled``: ``VersionRules.yarn_max_len_prescaled``) or not. Tokens."""
+        if yarn_prescaled and self.yarn_unscaled is not None:
+            return self.yarn_unscaled
+        return self.max_position_embeddings
 
 
 @dataclass(frozen=True)

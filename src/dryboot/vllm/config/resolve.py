@@ -364,15 +364,16 @@ def name_drafter_layers(target: ModelGeometry, drafter: Drafter) -> Drafter:
     """``drafter`` with its layers named as vLLM names them (the keys of their KV cache specs,
     and the names its log lines print):
 
-    - an EAGLE / EAGLE-3 / DFlash head of the Llama family: ``model.layers.<N + i>.self_attn.attn``,
-      ``N`` the target's ``num_hidden_layers`` (the head's ``start_layer_id``);
+    - an EAGLE / EAGLE-3 / DFlash head of the Llama family, or an MLA EAGLE-3 head
+      (``deepseek_eagle3.py``): ``model.layers.<N + i>.self_attn.attn``, ``N`` the target's
+      ``num_hidden_layers`` (the head's ``start_layer_id``);
     - ``draft_model``: the draft model's own names under ``draft_model.``
       (``DraftModelProposer._get_model``: ``get_model(..., prefix="draft_model")``).
 
     Other drafters keep their names (MTP modules are named by :func:`mtp_drafter`).
     """
     m = drafter.model
-    if drafter.method in EAGLE_NUMBERED_METHODS and m.family == "llama" and m.naming.layer_names is None:
+    if drafter.method in EAGLE_NUMBERED_METHODS and m.family in ("llama", "deepseek") and m.naming.layer_names is None:
         n = target.num_decoder_layers
         names = tuple(f"model.layers.{n + i}.self_attn.attn" for i in range(m.num_layers))
     elif drafter.method == "draft_model":
@@ -553,15 +554,60 @@ def max_concurrent_batches(
     return pp + 1 if uses_v2_model_runner(model, args, drafter, rules) else pp
 
 
+def limit_max_model_len_to_draft(
+    model: ModelGeometry,
+    args: EngineArgs,
+    drafter: Drafter | None,
+    rules: VersionRules,
+    max_model_len: int,
+    notes: list[str],
+) -> int:
+    """The target's ``max_model_len`` after ``VllmConfig._limit_max_model_len_to_draft`` (0.33:
+    ``rules.limit_max_model_len_to_draft``): on the V2 model runner, a drafter other than a draft
+    model whose RoPE types do not all only size the rotary table (its ``max_position_embeddings``
+    is then not raised to the target's) lowers it to the draft's ``max_model_len``, the draft's
+    derived length (a YaRN config's taken as already scaled) capped at the target's. A note says
+    so, as vLLM warns. Tokens.
+
+    :raises InputError: such a drafter whose config names no length (vLLM's 2048 assumption for
+        it is not modelled)."""
+    if (
+        not rules.limit_max_model_len_to_draft
+        or drafter is None
+        or drafter.method == "draft_model"
+        or drafter.model.max_len.rope_sizes_cache_only
+        or not uses_v2_model_runner(model, args, drafter, rules)
+    ):
+        return max_model_len
+    traits = drafter.model.max_len
+    draft_len = traits.derived(rules.yarn_max_len_prescaled)
+    if draft_len is None:
+        raise InputError(
+            "--speculative-config",
+            "max_position_embeddings",
+            f"the drafter names no maximum length: how vLLM {rules.version} limits max_model_len to it is not modelled",
+        )
+    if draft_len >= max_model_len:
+        return max_model_len
+    notes.append(
+        f"The draft model's max_model_len ({draft_len}) is smaller than the target model's ({max_model_len}) and "
+        f"the V2 model runner can't skip speculation for longer sequences; reducing max_model_len to {draft_len}."
+    )
+    return draft_len
+
+
 def derive_max_model_len(model: ModelGeometry, args: EngineArgs) -> int:
     """``--max-model-len`` checked against the length the config allows, or that length when
     not given / ``-1`` (``ModelConfig._get_and_verify_max_len``; the derivation, RoPE scaling
     included, is :func:`dryboot.vllm.models.common.derived_max_model_len`). Tokens.
 
+    From 0.30 (``yarn_max_len_prescaled``) a YaRN config's length is its
+    ``max_position_embeddings`` unscaled (``MaxLenTraits.yarn_unscaled``).
+
     :raises InputError: a length beyond the derived one (unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``
         is set, as vLLM allows), or no length at all.
     """
-    derived = model.max_len.max_position_embeddings
+    derived = model.max_len.derived(rules_for(args.vllm_version).yarn_max_len_prescaled)
     requested = args.max_model_len
     if derived is None:
         # no length key at all: vLLM takes the flag as it is (so -1 fails its validation), else
@@ -745,7 +791,17 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         "extract_hidden_states" if hidden_states else (drafter.method if drafter else None),
         rules.pp_draft_models,
     )
+    mla_head = drafter is not None and drafter.model.family == "deepseek" and drafter.method == "eagle3"
+    if mla_head and drafter is not None and args.pipeline_parallel_size > 1:
+        # recorded on 0.30.0 / 0.33.0 (data/pipeline/); 0.27.1 / 0.28.0 refuse it earlier
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            f"{drafter.model.architecture} needs the target input embedding, but it is unavailable on this PP "
+            "stage (vLLM refuses an MLA EAGLE-3 head under pipeline parallelism)",
+        )
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
+    max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
         check_drafting_slots(args, method)
     kv_dtype = _target_kv_cache_dtype(model, args)
@@ -777,6 +833,9 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
     family_of(model).verify_release(model, rules)
+    if drafter is not None and drafter.model.family == "deepseek":
+        # an MLA EAGLE-3 head's layers are built the same way (deepseek_eagle3.py)
+        family_of(drafter.model).verify_release(drafter.model, rules)
     return EngineConfig(
         model=model,
         args=args,

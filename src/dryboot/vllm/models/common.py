@@ -201,6 +201,43 @@ MAX_LEN_KEYS = (
 )
 
 
+#: RoPE types whose ``max_position_embeddings`` vLLM 0.30+ takes as already scaled (``ModelConfig``'s
+#: derived length applies no ``factor`` for them)
+PRESCALED_ROPE_TYPES = ("yarn", "deepseek_yarn", "deepseek_llama_scaling")
+#: RoPE types whose parameters only size the rotary table (vLLM 0.33's ``_CACHE_ONLY_ROPE_TYPES``)
+CACHE_ONLY_ROPE_TYPES = frozenset({"default", "linear", "llama3", "ntk", "proportional"})
+
+
+def _rope_blocks(f: ConfigFields) -> list[Any]:
+    rope = f.get("rope_parameters") or f.get("rope_scaling")
+    if not isinstance(rope, dict) or not rope:
+        return []
+    return list(rope.values()) if all(isinstance(v, dict) for v in rope.values()) else [rope]
+
+
+def rope_traits(f: ConfigFields, derived: int | None) -> dict[str, Any]:
+    """``yarn_unscaled`` and ``rope_sizes_cache_only`` of :class:`MaxLenTraits`: a YaRN config's
+    length as 0.30+ derive it (its smallest length key, or ``model_max_length``, scaled only by
+    the factors of RoPE types other than YaRN's), and whether every RoPE type only sizes the
+    table."""
+    blocks = [rp for rp in _rope_blocks(f) if isinstance(rp, dict)]
+    kinds = [str(rp.get("rope_type") or rp.get("type") or "default") for rp in blocks]
+    yarn = any(k in ("yarn", "deepseek_yarn") for k in kinds)
+    found = [f.get(k) for k in MAX_LEN_KEYS if isinstance(f.get(k), int) and not isinstance(f.get(k), bool)]
+    unscaled = None
+    if yarn and found and derived is not None and "gemma3" not in str(f.get("model_type") or ""):
+        base = min(found)
+        cap = f.get("model_max_length")
+        if isinstance(cap, int) and not isinstance(cap, bool) and cap:
+            base = cap
+        factor = 1.0
+        for rp, kind in zip(blocks, kinds, strict=True):
+            if kind not in ("su", "longrope", "llama3", *PRESCALED_ROPE_TYPES):
+                factor = rp.get("factor", factor)
+        unscaled = int(base * (factor if isinstance(factor, int | float) and factor > 0 else 1.0))
+    return {"yarn_unscaled": unscaled, "rope_sizes_cache_only": all(k in CACHE_ONLY_ROPE_TYPES for k in kinds)}
+
+
 def derived_max_model_len(f: ConfigFields) -> tuple[int | None, str | None, int | None]:
     """(derived max length, the key it came from, the default length when that differs), tokens.
 
@@ -367,6 +404,7 @@ def geometry(
         "max_len_key": key or "max_position_embeddings",
         "default_max_model_len": default_len,
         "model_max_length": f.opt_int("model_max_length"),
+        **rope_traits(f, derived),
         "num_attention_heads": num_heads,
         "quant_kv_cache_dtype": quantization_kv_cache_dtype(f),
         "quant_method": quant[0],

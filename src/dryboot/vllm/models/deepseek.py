@@ -56,6 +56,13 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
         "num_attention_heads": 128,
         "q_lora_rank": 1536,
     },
+    # vLLM reads kimi_k2 with DeepseekV3Config (transformers_utils/config.py; Kimi's EAGLE-3 heads)
+    "kimi_k2": {
+        "max_position_embeddings": 4096,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "q_lora_rank": 1536,
+    },
     # vLLM reads deepseek_v32 with DeepseekV3Config (index_* have no defaults there)
     "deepseek_v32": {
         "max_position_embeddings": 4096,
@@ -129,6 +136,23 @@ class AllLayersIndexed(FamilyExtra):
     layers: tuple[tuple[LayerKind, ...], tuple[int, ...]]
 
 
+@dataclass(frozen=True)
+class Eagle3Head(FamilyExtra):
+    """An EAGLE-3 head of MLA layers (``deepseek_eagle3.py``): ``yarn``, whether its rope is YaRN
+    (``rope_scaling`` / ``rope_parameters`` of type ``yarn`` or ``deepseek_yarn``), which vLLM
+    0.27.1 builds every such head's rotary as (:func:`verify_release`)."""
+
+    yarn: bool
+
+
+def _eagle3_head(f: ConfigFields, architecture: str) -> Eagle3Head | None:
+    if not architecture.startswith("Eagle3"):
+        return None
+    rope = f.get("rope_parameters") or f.get("rope_scaling") or {}
+    kind = rope.get("rope_type", rope.get("type")) if isinstance(rope, dict) else None
+    return Eagle3Head(yarn=kind in ("yarn", "deepseek_yarn"))
+
+
 def defaults(f: ConfigFields) -> dict[str, Any]:
     return {**_MLA, **_DEFAULTS.get(str(f.get("model_type") or ""), {})}
 
@@ -160,6 +184,7 @@ def check_sm90_mla_dims(f: ConfigFields, dims: tuple[int, int, int]) -> None:
 
 def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     """A dense MLA model's prefill backend, selected when its attention layers are built
+    (also an MLA EAGLE-3 head's: 0.27's rope rewrite fails on a head without YaRN)
     (``GPUModelRunner.load_model``), after each layer's decode attention backend: so after the
     engine config (a draft model without ``SupportsPP`` under pipeline parallelism, an nvfp4 KV
     cache), the runner's drafter checks (an ``extract_hidden_states`` proposer without layer ids)
@@ -168,6 +193,14 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
 
     :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves.
     """
+    head = extra_of(model, Eagle3Head)
+    if head is not None and not head.yarn and rules.deepseek_eagle3_yarn_only:
+        raise InputError(
+            model.source,
+            "rope_scaling",
+            f"vLLM {rules.version} builds a DeepSeek EAGLE-3 head's rotary as deepseek_yarn and fails on one "
+            "without YaRN (KeyError: 'factor')",
+        )
     dims = model.attn.mla_dims
     if model.use_mla and not model.sparse_mla and dims is not None and dims not in SM90_PREFILL_DIMS:
         raise InputError(
@@ -282,6 +315,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             mla_dims=dims,
             num_mtp_layers=mtp,
             mtp_kind=LayerKind.MLA,
+            family_extra=_eagle3_head(f, architecture),
             **(_sarvam_pipeline(f) if model_type == "sarvam_mla" else {}),
         )
     if f.get("q_lora_rank") is None:

@@ -199,8 +199,6 @@ REASONS: dict[str, str] = {
     "Dots3NoteMTPModel": SPEC_MTP,
     "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,
-    "Eagle3DeepseekV2ForCausalLM": SPEC_EAGLE,
-    "Eagle3DeepseekV3ForCausalLM": SPEC_EAGLE,
     "EagleCohereForCausalLM": SPEC_EAGLE,
     "EagleDeepSeekMTPModel": SPEC_MTP,
     "EagleLlama4ForCausalLM": SPEC_EAGLE,

@@ -190,8 +190,20 @@ FAMILIES: tuple[Family, ...] = (
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
     Family(
         "deepseek",
-        ("deepseek_v2.py", "deepseek_mtp.py", "AXK1.py", "sarvam.py", "glm4_moe_lite.py", "longcat_flash.py"),
         (
+            "deepseek_v2.py",
+            "deepseek_mtp.py",
+            "deepseek_eagle3.py",
+            "AXK1.py",
+            "sarvam.py",
+            "glm4_moe_lite.py",
+            "longcat_flash.py",
+        ),
+        (
+            # EAGLE-3 heads of MLA layers (deepseek_eagle3.py): the head's own config read as a
+            # DeepSeek decoder of num_hidden_layers MLA layers
+            "Eagle3DeepseekV2ForCausalLM",
+            "Eagle3DeepseekV3ForCausalLM",
             "DeepseekV2ForCausalLM",
             "DeepseekV3ForCausalLM",
             "DeepseekV32ForCausalLM",
@@ -431,6 +443,12 @@ def _release_reason(architecture: str, version: str) -> str:
     return refusal_reason(architecture)
 
 
+#: the ``model_type`` values ``SpeculativeConfig.hf_config_override`` turns into DeepSeek's MTP
+#: module (``DeepSeekMTPModel``) in every draft config, whatever the method (vLLM 0.27.1-0.33.0):
+#: an EAGLE-3 head of one is then looked up as ``Eagle3DeepSeekMTPModel``, which no registry has
+DEEPSEEK_MTP_MODEL_TYPES = frozenset({"deepseek_v3", "deepseek_v32", "glm_moe_dsa", "deepseek_mtp"})
+
+
 def drafter_architecture(method: str, architecture: str, source: str) -> str:
     """The architecture vLLM builds a draft model as: ``Eagle<arch>`` (``eagle``),
     ``Eagle3<arch>`` (``eagle3``), ``DFlash<arch>`` (``dflash``) unless the name already says so
@@ -473,7 +491,10 @@ def eagle_head_overrides(data: dict[str, Any], method: str, source: str) -> dict
     archs = data.get("architectures")
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
         return None
-    resolved = drafter_architecture(method, archs[0], source)
+    # SpeculativeConfig.hf_config_override reads a DeepSeek-V3 / V3.2 / GLM-5 config as DeepSeek's
+    # MTP module whatever the method, before EAGLEConfig names the head's class
+    mtp = data.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES
+    resolved = drafter_architecture(method, "DeepSeekMTPModel" if mtp else archs[0], source)
     kind = data.get("model_type")
     refusal = eagle_head_refusal(kind, data) if resolved in EAGLE_HEADS and isinstance(kind, str) else None
     if refusal is not None:

@@ -388,7 +388,7 @@ def estimate_budget(
         encoder_profiled=mm_inputs and not args.skip_mm_profiling,
         drafter_pass=bool(args.num_speculative_tokens) and args.speculative_method not in MODEL_FREE_METHODS,
         max_model_len=(args.max_model_len if args.max_model_len and args.max_model_len > 0 else 0)
-        or model.max_len.max_position_embeddings
+        or model.max_len.derived(rules.yarn_max_len_prescaled)
         or 0,
         mm_limits=args.mm_limits,
         first_stage=pp_rank == 0,

@@ -294,12 +294,17 @@ def drafter_model_weights(
 
     config: Mapping[str, Any] = target_config  # path None: the target's own MTP layers
     names = None
+    hf_quant = None
     if path is not None:
         directory = path if path.is_dir() else path.parent
         config = _json(directory / "config.json" if path.is_dir() else path)
         in_checkpoint = path.is_dir() or path.name == "config.json"  # as model_weights reads the target
         if in_checkpoint and (any(directory.glob("*.safetensors")) or (directory / INDEX_FILE).is_file()):
             names = list(read_checkpoint(directory)[0])
+        hq_path = directory / "hf_quant_config.json"
+        if in_checkpoint and hq_path.is_file() and (method == "mtp" or method.endswith("_mtp")):
+            # an MTP drafter is the target's own directory: its layers take the target's quantization
+            hf_quant = _json(hq_path)
     return drafter_weights(
         target_config,
         config,
@@ -310,4 +315,5 @@ def drafter_model_weights(
         dtype=dtype,
         num_speculative_tokens=num_speculative_tokens,
         vllm_version=vllm_version,
+        hf_quant=hf_quant,
     )

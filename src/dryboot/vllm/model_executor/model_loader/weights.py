@@ -1411,7 +1411,10 @@ def _moe_layer(
         else:
             w.module(scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab), "experts")
     else:
-        w.module(experts_bytes(quant, e_r, h, i_r, ab), "experts")
+        # ModelOpt leaves experts its exclude_modules name unquantized (a DeepSeek MTP layer's,
+        # model.layers.61*: recorded)
+        ignored = quant.method in ("modelopt", "modelopt_fp4") and _is_ignored(quant, f"{base}.experts")
+        w.module(experts_bytes(Quant() if ignored else quant, e_r, h, i_r, ab), "experts")
     for j in range(e) if w.ckpt is not None else ():  # the checkpoint's own tensors, per expert
         ex = f"{base}.experts.{j}"
         # under expert parallelism rank 0 holds the first E / EP experts
@@ -1659,14 +1662,26 @@ def deepseek_mha(config: Mapping[str, Any]) -> bool:
     return config.get("qk_nope_head_dim") == 0 and config.get("qk_rope_head_dim") == 0
 
 
-def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, att: str, h: int, ab: int) -> None:
+def _mla_attention(
+    w: _Walk,
+    config: Mapping[str, Any],
+    quant: Quant,
+    tp: int,
+    att: str,
+    h: int,
+    ab: int,
+    *,
+    input_size: int | None = None,
+) -> None:
     """Multi-head latent attention (``DeepseekV2MLAAttention``): with ``q_lora_rank``, the
-    replicated ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]`` (checkpoint ``q_a_proj`` +
+    replicated ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, in]`` (checkpoint ``q_a_proj`` +
     ``kv_a_proj_with_mqa``), ``q_a_layernorm`` and ``q_b_proj`` (column ``[heads / TP x
-    (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), H]``) and
+    (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), in]``) and
     the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
     (column ``[heads / TP x (nope + v), kv_lora]``), ``o_proj`` (row ``[H, heads / TP x v]``) and
-    the attention layer's four float32 scale buffers."""
+    the attention layer's four float32 scale buffers. ``in``: ``input_size`` (an EAGLE-3 head's
+    first layer reads ``2 H``: ``deepseek_eagle3.py``), else ``H``."""
+    k_in = h if input_size is None else input_size
     heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
     nope, rope, v = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim"), _int(config, "v_head_dim")
     kv_lora = _int(config, "kv_lora_rank")
@@ -1674,7 +1689,7 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
     if q_lora is not None:
         q_lora = _int(config, "q_lora_rank")
         w.module(
-            _linear(quant, f"{att}.fused_qkv_a_proj", h, (q_lora, kv_lora + rope), ab, tp=tp, split="replicated"),
+            _linear(quant, f"{att}.fused_qkv_a_proj", k_in, (q_lora, kv_lora + rope), ab, tp=tp, split="replicated"),
             "attention",
             ((f"{att}.q_a_proj", "whole"), (f"{att}.kv_a_proj_with_mqa", "whole")),
         )
@@ -1686,12 +1701,12 @@ def _mla_attention(w: _Walk, config: Mapping[str, Any], quant: Quant, tp: int, a
         )
     else:
         w.module(
-            _linear(quant, f"{att}.q_proj", h, (heads_r * (nope + rope),), ab, tp=tp),
+            _linear(quant, f"{att}.q_proj", k_in, (heads_r * (nope + rope),), ab, tp=tp),
             "attention",
             ((f"{att}.q_proj", "column"),),
         )
         w.module(
-            _linear(quant, f"{att}.kv_a_proj_with_mqa", h, (kv_lora + rope,), ab, tp=tp, split="replicated"),
+            _linear(quant, f"{att}.kv_a_proj_with_mqa", k_in, (kv_lora + rope,), ab, tp=tp, split="replicated"),
             "attention",
             ((f"{att}.kv_a_proj_with_mqa", "whole"),),
         )

@@ -56,7 +56,13 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.models.registry import drafter_architecture, in_release_registry, is_draft_model, registry_file
+from dryboot.vllm.models.registry import (
+    DEEPSEEK_MTP_MODEL_TYPES,
+    drafter_architecture,
+    in_release_registry,
+    is_draft_model,
+    registry_file,
+)
 
 #: the architectures vLLM builds as ``Eagle3LlamaForCausalLM`` (``EAGLEConfig``'s rewrites included)
 EAGLE3_LLAMA = frozenset({"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM", "LlamaForCausalLM", "Qwen3ForCausalLM"})
@@ -153,6 +159,7 @@ def drafter_weights(
     parallel_drafting: bool = False,
     num_speculative_tokens: int | None = None,
     vllm_version: str = "0.28.0",
+    hf_quant: Mapping[str, Any] | None = None,
 ) -> DrafterWeights:
     """The drafter's own weights per rank of the last pipeline stage (vLLM 0.28.0's proposer
     ``load_model``), in bytes and 512-byte allocator blocks (:class:`DrafterWeights`).
@@ -169,12 +176,14 @@ def drafter_weights(
         attention layers is refused there); from 0.30 an EAGLE-3 head builds
         ``draft_id_to_target_id`` only when its draft vocabulary differs from the target's; 0.33
         has no Medusa drafter (refused, as vLLM refuses the method).
+    :param hf_quant: the target's ``hf_quant_config.json`` (ModelOpt's older form), which an MTP
+        drafter's layers are quantized by when ``config.json`` has no ``quantization_config``.
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
     if method == "mtp" or method.endswith("_mtp"):
         from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 
-        w = mtp_weights(target_config, par, dtype=dtype)
+        w = mtp_weights(target_config, par, dtype=dtype, hf_quant=hf_quant)
         dw = DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
         if not W.attention_range_blocks(vllm_version):
             return dw
@@ -231,6 +240,7 @@ def drafter_weights(
         dtype=dtype,
         parallel_drafting=parallel_drafting,
         own_d2t=_release(vllm_version) < (0, 30),
+        vllm_version=vllm_version,
     )
     return _with_ranges(dw, W._int(draft_config, "num_hidden_layers")) if ranges else dw
 
@@ -247,7 +257,11 @@ def _with_ranges(dw: DrafterWeights, layers: int) -> DrafterWeights:
 
 #: the file of each vLLM EAGLE-3 head class (vLLM 0.28.0's registry) -> the decoder layer it builds:
 #: Llama's, or Qwen3's (q/k norms, no o_proj / MLP bias)
-EAGLE3_LAYOUTS: Mapping[str, str] = {"llama_eagle3.py": "llama", "qwen3_eagle3.py": "qwen3"}
+EAGLE3_LAYOUTS: Mapping[str, str] = {
+    "llama_eagle3.py": "llama",
+    "qwen3_eagle3.py": "qwen3",
+    "deepseek_eagle3.py": "mla",
+}
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -271,14 +285,17 @@ def _eagle3(
     dtype: str,
     parallel_drafting: bool = False,
     own_d2t: bool = True,
+    vllm_version: str = "0.28.0",
 ) -> DrafterWeights:
     """An EAGLE-3 head as vLLM's class for its architecture builds it (:data:`EAGLE3_LAYOUTS`;
     the module text lists the tensors)."""
     archs = list(draft_config.get("architectures") or [])
     if not archs:
         raise InputError("--speculative-config", "architectures", "the EAGLE-3 head's config names no architecture")
-    # EAGLEConfig's rewrite; vLLM's refusal of a name its registry lacks
-    arch = drafter_architecture("eagle3", str(archs[0]), "--speculative-config")
+    # EAGLEConfig's rewrite (of DeepSeekMTPModel for a DeepSeek-V3 model_type: SpeculativeConfig's
+    # hf_config_override); vLLM's refusal of a name its registry lacks
+    mtp = draft_config.get("model_type") in DEEPSEEK_MTP_MODEL_TYPES
+    arch = drafter_architecture("eagle3", "DeepSeekMTPModel" if mtp else str(archs[0]), "--speculative-config")
     built_by = registry_file(arch) if is_draft_model(arch) else None
     layout = EAGLE3_LAYOUTS.get(built_by or "")
     if built_by is not None and layout is None:
@@ -286,11 +303,25 @@ def _eagle3(
             "--speculative-config",
             "architectures",
             f"the drafter's weights ({arch}, vLLM's {built_by}) are not modelled "
-            "(EAGLE-3 heads of llama_eagle3.py and qwen3_eagle3.py are)",
+            "(EAGLE-3 heads of llama_eagle3.py, qwen3_eagle3.py and deepseek_eagle3.py are)",
         )
     if layout is None:
         raise InputError(
             "--speculative-config", "architectures", f"{arch} is no EAGLE-3 head class of vLLM's: not modelled"
+        )
+    if layout == "mla":
+        from dryboot.vllm.model_executor.models.deepseek_eagle3 import eagle3_mla  # at call: MLA heads only
+
+        return eagle3_mla(
+            target_config,
+            draft_config,
+            par,
+            draft_tensors,
+            max_model_len=max_model_len,
+            dtype=dtype,
+            parallel_drafting=parallel_drafting,
+            own_d2t=own_d2t,
+            vllm_version=vllm_version,
         )
     if "quantization_config" in draft_config:
         raise InputError(

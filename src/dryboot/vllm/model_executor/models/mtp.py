@@ -41,12 +41,68 @@ def _cut(config: Mapping[str, Any], n: int, *, full_attention: bool) -> dict[str
     return out
 
 
-def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str = "auto") -> W.RankWeights:
+#: the quantization-config fields that list module names left unquantized
+_IGNORE_FIELDS = ("ignore", "exclude_modules", "ignored_layers", "modules_to_not_convert")
+
+
+def _mtp_ignores(entries: Any, mtp: str, cut: str) -> Any:
+    """``entries`` (module names or ``prefix*`` patterns) as the MTP layer ``mtp``
+    (``model.layers.<N>``) sees them inside the cut walk, whose layer is ``cut``: the entries that
+    reach ``mtp`` renamed to ``cut``, those naming other decoder layers dropped, the rest kept."""
+    if not isinstance(entries, list):
+        return entries
+    out = []
+    for e in entries:
+        e = str(e)
+        stem = e[:-1] if e.endswith("*") else e
+        if stem == mtp or stem.startswith(mtp + "."):
+            out.append(cut + e[len(mtp) :])
+        elif e.endswith("*") and mtp.startswith(stem):
+            out.append(cut + "*")  # a pattern covering the whole MTP layer (model.layers.6*)
+        elif not e.startswith("model.layers."):
+            out.append(e)
+    return out
+
+
+def _mtp_quant_view(
+    target_config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None, mtp: str, cut: str
+) -> tuple[dict[str, Any], Mapping[str, Any] | None]:
+    """The target's config and ``hf_quant_config.json`` with their lists of unquantized modules
+    read for the MTP layer ``mtp`` as the cut walk names it (``cut``): vLLM quantizes the MTP
+    layer with the target's quantization config, by the layer's own name."""
+    config = dict(target_config)
+    qc = config.get("quantization_config")
+    if isinstance(qc, Mapping):
+        config["quantization_config"] = {
+            k: _mtp_ignores(v, mtp, cut) if k in _IGNORE_FIELDS else v for k, v in qc.items()
+        }
+    if isinstance(hf_quant, Mapping) and isinstance(hf_quant.get("quantization"), Mapping):
+        inner = hf_quant["quantization"]
+        hf_quant = {
+            **hf_quant,
+            "quantization": {k: _mtp_ignores(v, mtp, cut) if k in _IGNORE_FIELDS else v for k, v in inner.items()},
+        }
+    return config, hf_quant
+
+
+def mtp_weights(
+    target_config: Mapping[str, Any],
+    par: W.Parallel,
+    *,
+    dtype: str = "auto",
+    hf_quant: Mapping[str, Any] | None = None,
+) -> W.RankWeights:
     """The MTP layers' weights on the last stage's rank (vLLM 0.28.0), in bytes and 512-byte
-    allocator blocks.
+    allocator blocks. A quantized target's MTP layer takes its quantization (``config.json``'s
+    ``quantization_config``, else ``hf_quant``: ModelOpt's ``hf_quant_config.json``) with the
+    modules it leaves unquantized read for the MTP layer's own name (``model.layers.<N + i>``: a
+    ModelOpt NVFP4 DeepSeek-V3 excludes ``model.layers.61*``, so its MTP layer stays bf16 while
+    its MLA layer keeps ModelOpt's four KV-cache scales).
 
     :raises InputError: a target whose MTP layers are not modelled, pipeline parallelism (the
-        embedding is then the drafter's own: not modelled), or what the target's walk refuses."""
+        embedding is then the drafter's own: not modelled), a quantized Qwen target, a DeepSeek
+        target quantized per layer name (GPTQ / AWQ / AutoRound, compressed-tensors, ModelOpt
+        mixed precision), or what the target's walk refuses."""
     archs = list(target_config.get("architectures") or [])
     arch = archs[0] if archs else "no architectures"
     if par.pp > 1:
@@ -56,6 +112,14 @@ def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str
     ab = W.model_dtype_bytes(target_config, dtype)
     flat = W.Parallel(tp=par.tp, dp=par.dp, expert_parallel=par.expert_parallel)
     out = W.RankWeights(source="config")
+    quant = W.quant_from_config(target_config, hf_quant)
+    if arch in QWEN_MTP and quant.method is not None:
+        raise InputError(
+            "--speculative-config",
+            "method",
+            f"the MTP layers of a {quant.method} {arch} target (quantized by vLLM under their mtp.layers.* names) "
+            "are not modelled",
+        )
     if arch in QWEN_MTP:
         n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
 
@@ -75,13 +139,26 @@ def mtp_weights(target_config: Mapping[str, Any], par: W.Parallel, *, dtype: str
     if arch in DEEPSEEK_MTP and text.get("num_nextn_predict_layers"):
         n = W._int(text, "num_nextn_predict_layers")
         dense = W._int(text, "first_k_dense_replace", 0)
+        if quant.method is not None and (quant.wna16 is not None or quant.scaled is not None):
+            raise InputError(
+                "--speculative-config",
+                "method",
+                f"the MTP layers of a {quant.method} {arch} target (quantized per layer name) are not modelled",
+            )
+        total = W._int(text, "num_hidden_layers")
+        out_layers = []
+        for i in range(n):
+            config, hq = _mtp_quant_view(
+                target_config, hf_quant, f"model.layers.{total + i}", f"model.layers.{dense + 1}"
+            )
 
-        def walk_ds(k: int) -> W.RankWeights:
-            return W.rank_weights(_cut(target_config, k, full_attention=False), flat, dtype=dtype)
+            def walk_ds(k: int, config: Mapping[str, Any] = config, hq: Mapping[str, Any] | None = hq) -> W.RankWeights:
+                return W.rank_weights(_cut(config, k, full_attention=False), flat, hf_quant=hq, dtype=dtype)
 
-        two, one = walk_ds(dense + 2), walk_ds(dense + 1)
-        layer = two.allocated_bytes - one.allocated_bytes
-        for _ in range(n):
+            two, one = walk_ds(dense + 2), walk_ds(dense + 1)
+            out_layers.append((two, one))
+        for two, one in out_layers:
+            layer = two.allocated_bytes - one.allocated_bytes
             out.allocated_bytes += layer
             out.param_bytes += layer
             out.load_segment_bytes += two.load_segment_bytes - one.load_segment_bytes
