@@ -334,7 +334,7 @@ def test_quantized_vision_tower_refused_by_name(config: str, tmp_path: Path) -> 
     cfg = json.loads((CONFIGS / config / "config.json").read_text())
     cfg["quantization_config"] = {**cfg["quantization_config"], "ignore": ["lm_head"]}
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    gpu: dict[str, Any] = {"compute_capability": (8, 6), "sm_count": 82, "vllm_version": "0.30.0"}
+    gpu: dict[str, Any] = {"compute_capability": (8, 6), "sm_count": 82, "vllm_version": "0.28.0"}
     refused = model_weights(tmp_path, **gpu).refused or ""
     assert "vision tower quantized" in refused and ("vision_tower." in refused or "visual." in refused), refused
     text_only = model_weights(tmp_path, language_model_only=True, **gpu)

@@ -220,6 +220,9 @@ WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
+#: releases whose quantized Gemma-3 layouts are checked against vLLM (0.30.0 and 0.33.0 stop the
+#: oracle's meta-device post-load step with "Cannot copy out of meta tensor")
+GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0")
 #: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
 #: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
 #: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
@@ -1104,14 +1107,38 @@ def _walk(
             f"{quant.method} W8A8/NVFP4 layouts after loading are checked for "
             f"{', '.join(sorted(SCALED_FAMILIES))} only, not {arch}",
         )
-    if family in DENSE_HYBRIDS | GEMMA3_FAMILIES and not mixed_ok and quant.method is not None:
-        if quant.wna16 is None and (quant.scaled is None or isinstance(quant.scaled, ModelOptQuant)):
-            raise InputError(
-                "quantization_config",
-                "quant_method",
-                f"{quant.method} {arch} layouts are not modelled (unquantized, GPTQ, AWQ, AutoRound and "
-                "compressed-tensors only)",
-            )
+    # the dense hybrids and Gemma-3 are checked under the weight-only integer and compressed-tensors
+    # layouts (and the Qwen3.5 wrapper under MIXED_PRECISION), not fp8 or uniform ModelOpt
+    unchecked = quant.wna16 is None and (quant.scaled is None or isinstance(quant.scaled, ModelOptQuant))
+    if family in DENSE_HYBRIDS | GEMMA3_FAMILIES and not mixed_ok and quant.method is not None and unchecked:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} {arch} layouts are not modelled (unquantized, GPTQ, AWQ, AutoRound and "
+            "compressed-tensors only)",
+        )
+    if family in GEMMA3_FAMILIES and quant.method is not None and par.vllm_version not in GEMMA3_QUANT_RELEASES:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"quantized {arch} layouts after loading are checked on vLLM {', '.join(GEMMA3_QUANT_RELEASES)} only "
+            f"(this plan: {par.vllm_version}; the oracle cannot run its post-load step on the meta device there)",
+        )
+    if (
+        family == "qwen3_5"
+        and quant.method == "modelopt_mixed"
+        and par.vllm_version == "0.33.0"
+        and par.capability is not None
+        and par.capability < (9, 0)
+    ):
+        # recorded: 768 KiB at TP 1 (384 KiB at TP 2) more than the layers hold in a process's first
+        # case on SM 8.6, not identified
+        raise InputError(
+            "--gpu",
+            None,
+            f"ModelOpt MIXED_PRECISION {arch} on vLLM 0.33.0, SM {par.capability[0]}.{par.capability[1]}: an "
+            "allocation vLLM makes while loading (768 KiB at TP 1) is not modelled",
+        )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
     h = _int(config, "hidden_size")

@@ -11,8 +11,8 @@ rank, checked against vLLM on the meta device (``tests/fidelity/quant_cases_extr
 * fp8 below SM 8.9 (``MarlinFP8ScaledMMLinearKernel``, weight-only): the weight padded to
   ``marlin_padded_nk``'s ``(pn, pk)`` and repacked to int32 (its bytes: a Gated DeltaNet
   ``in_proj_ba`` of 96 outputs holds 128), the scales in the activation dtype ``[1, pn]`` (channel /
-  tensor) or ``[pk / bk, pn]`` (block: each block's scale repeated over its ``bn`` columns), a workspace of one int32 per SM
-  (0.28; 0.33 takes it from the worker).
+  tensor) or ``[pk / bk, pn]`` (block: each block's scale repeated over its ``bn`` columns), a
+  workspace of one int32 per SM (0.28; 0.33 takes it from the worker).
 * fp8 on SM 8.9+ (CUTLASS / FlashInfer): fp8 ``[k, n]``; float32 ``weight_scale [n, 1]``
   (channel), one float32 per fused part (tensor: a per-part scale, requantized to the largest)
   or ``[ceil(n / bn), ceil(k / bk)]`` (block).
