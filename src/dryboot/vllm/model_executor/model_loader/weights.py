@@ -220,9 +220,8 @@ WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
-#: releases whose quantized Gemma-3 layouts are checked against vLLM (0.30.0 and 0.33.0 stop the
-#: oracle's meta-device post-load step with "Cannot copy out of meta tensor")
-GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0")
+#: releases whose quantized Gemma-3 layouts are checked against vLLM (quant-recorded-*-fam.json)
+GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 #: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
 #: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
 #: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
@@ -1122,7 +1121,7 @@ def _walk(
             "quantization_config",
             "quant_method",
             f"quantized {arch} layouts after loading are checked on vLLM {', '.join(GEMMA3_QUANT_RELEASES)} only "
-            f"(this plan: {par.vllm_version}; the oracle cannot run its post-load step on the meta device there)",
+            f"(this plan: {par.vllm_version})",
         )
     if (
         family == "qwen3_5"
