@@ -219,7 +219,7 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
-SCALED_FAMILIES = {"llama", "qwen2", "qwen3", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
+SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
 #: releases whose quantized Gemma-3 layouts are checked against vLLM (quant-recorded-*-fam.json)
 GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 #: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
@@ -274,7 +274,6 @@ SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
 UNQUANTIZED_ONLY = {
     *(GDN_FAMILIES - DENSE_HYBRIDS),
-    "nemotron_h",
     "glm4_moe",
     "qwen2_moe",
     "granitemoehybrid",
@@ -1109,6 +1108,13 @@ def _walk(
     # the dense hybrids and Gemma-3 are checked under the weight-only integer and compressed-tensors
     # layouts (and the Qwen3.5 wrapper under MIXED_PRECISION), not fp8 or uniform ModelOpt
     unchecked = quant.wna16 is None and (quant.scaled is None or isinstance(quant.scaled, ModelOptQuant))
+    if family == "nemotron_h" and not mixed_ok and quant.method is not None and quant.scaled is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} {arch} layouts are not modelled (unquantized, compressed-tensors W8A8 and ModelOpt "
+            "MIXED_PRECISION only)",
+        )
     if family in DENSE_HYBRIDS | GEMMA3_FAMILIES and not mixed_ok and quant.method is not None and unchecked:
         raise InputError(
             "quantization_config",
@@ -1785,7 +1791,7 @@ def _nemotron_h_layer(
     w.own("norm", h * ab)
     bias = bool(config.get("mlp_bias", False))
     mixer = f"model.layers.{li}.mixer"
-    mo = quant if isinstance(quant.scaled, ModelOptQuant) else None
+    mo = quant if quant.scaled is not None else None
     if kind == "M":
         nh = _int(config, "mamba_num_heads")
         _mamba2_mixer(
@@ -1840,7 +1846,10 @@ def _nemotron_h_layer(
         inter = _int(config, "moe_intermediate_size")
         e_r, i_r = experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
         if mo is not None:
-            assert isinstance(mo.scaled, ModelOptQuant)
+            if not isinstance(mo.scaled, ModelOptQuant):
+                raise InputError(
+                    "quantization_config", "quant_method", f"{quant.method} MoE experts of nemotron_h are not modelled"
+                )
             w.module(modelopt_experts_bytes(mo.scaled, f"{mixer}.experts", e_r, h, i_r, gated=False), "experts")
         else:
             w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]
