@@ -150,10 +150,11 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
         row.out_of_range = f"{entry['quantization']} checkpoint served, the config is an unquantized stand-in"
         return row
     # a 4-bit copy served with the base model's own quantized config standing in (an AWQ copy of
-    # MiniMax-M2.7, whose published config is FP8): the config's layout is not the served one
+    # MiniMax-M2.7, whose published config is FP8; an FP8 copy of Qwen3.6-27B, whose NVFP4 config
+    # stands in): the config's layout is not the served one
     served = str(entry.get("quantization") or "").split(" ")[0].lower()
     method = str((config_json.get("quantization_config") or {}).get("quant_method", ""))
-    if served in ("awq", "gptq") and quantized and not method.startswith(served):
+    if served in ("awq", "gptq", "fp8") and quantized and not method.startswith(served):
         stand_in = method or "quantized"
         row.out_of_range = f"{served} checkpoint served, the config is the base model's {stand_in} stand-in"
         return row

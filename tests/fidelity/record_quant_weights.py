@@ -82,6 +82,10 @@ def _load(name: str, path: Path) -> Any:
     return mod
 
 
+#: model types whose config classes tie the embeddings by default
+GEMMA = ("gemma2", "gemma3", "gemma3_text")
+
+
 def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     """The directory vLLM is given: the config, and header-only safetensors naming the tensors a
     GPTQ-packed checkpoint holds (every decoder-block linear layer as ``qweight``/``qzeros`` I32,
@@ -105,7 +109,12 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
 
     add("model.embed_tokens.weight", "BF16")
     add("model.norm.weight", "BF16")
-    if not config.get("tie_word_embeddings"):
+    # a tied model's checkpoint holds no lm_head tensor (0.30+ unties the embeddings when it does,
+    # then compares their values: ModelConfig.word_embeddings_untied_by_checkpoint); Gemma-2/3
+    # configs tie by default, a wrapper's in its text_config
+    text = config.get("text_config") or {}
+    tied = config.get("tie_word_embeddings", text.get("tie_word_embeddings", str(config.get("model_type")) in GEMMA))
+    if not tied:
         add("lm_head.weight", "BF16")
     # an MXFP4 (gpt-oss) checkpoint: its float tensors are bfloat16, as vLLM reads them for the
     # dtype; its experts' U8 blocks / scales are not read before loading

@@ -321,3 +321,30 @@ def test_at_least_100_byte_exact_cases_per_release(version: str) -> None:
     """Issue 33: at least 100 byte-exact cases on each of 0.27.1, 0.30.0 and 0.33.0, over every
     recorded method (GPTQ, AWQ, AutoRound, compressed-tensors, MXFP4, ...)."""
     assert sum(_exact(version, row) for row in RECORDED[version].values()) >= 100
+
+
+@pytest.mark.parametrize("config", ["google--gemma-3-12b-it+CT-W4A16-g32", "Qwen--Qwen3.5-27B+CT-W4A16-g32"])
+def test_quantized_vision_tower_refused_by_name(config: str, tmp_path: Path) -> None:
+    """A wrapper whose ``ignore`` list leaves its vision tower quantized is refused, naming a tower
+    layer; without the tower (``--language-model-only``) the text model is answered, and its figure
+    is the tower-less share of the checked one (the tower is in the model dtype either way)."""
+    cfg = json.loads((CONFIGS / config / "config.json").read_text())
+    cfg["quantization_config"] = {**cfg["quantization_config"], "ignore": ["lm_head"]}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    gpu: dict[str, Any] = {"compute_capability": (8, 6), "sm_count": 82, "vllm_version": "0.28.0"}
+    refused = model_weights(tmp_path, **gpu).refused or ""
+    assert "vision tower quantized" in refused and ("vision_tower." in refused or "visual." in refused), refused
+    text_only = model_weights(tmp_path, language_model_only=True, **gpu)
+    assert text_only.refused is None
+    checked = model_weights(CONFIGS / config, language_model_only=True, **gpu)
+    assert checked.stages[0].allocated_bytes == text_only.stages[0].allocated_bytes
+
+
+def test_unchecked_methods_of_the_widened_families_refused(tmp_path: Path) -> None:
+    """Gemma-3 and the dense Qwen3.5 wrapper take the weight-only integer and compressed-tensors
+    layouts; fp8 (``Fp8Config``) and uniform ModelOpt FP8 / NVFP4 stay refused by name."""
+    cfg = json.loads((CONFIGS / "google--gemma-3-12b-it+CT-W4A16-g32" / "config.json").read_text())
+    for qc in ({"quant_method": "fp8"}, {"quant_method": "modelopt", "quant_algo": "FP8"}):
+        (tmp_path / "config.json").write_text(json.dumps({**cfg, "quantization_config": qc}))
+        refused = model_weights(tmp_path, compute_capability=(8, 9), sm_count=128, vllm_version="0.28.0").refused
+        assert "Gemma3ForConditionalGeneration layouts are not modelled" in (refused or ""), refused

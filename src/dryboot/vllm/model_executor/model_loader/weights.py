@@ -213,21 +213,24 @@ SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
 }
 #: hybrid families whose linear-attention layers are Gated DeltaNet mixers
 GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
-#: hybrid families checked quantized too, in the weight-only integer layouts only (GPTQ, AWQ,
-#: AutoRound, compressed-tensors W4A16/W8A16): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what
-#: an AutoRound export of Qwen3.5/3.6 declares)
-WNA16_HYBRIDS = {"qwen3_5_text"}
+#: dense hybrid families checked quantized (GPTQ, AWQ, AutoRound, compressed-tensors W4A16/W8A16,
+#: W8A8 and NVFP4, ModelOpt): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what an AutoRound
+#: export of Qwen3.5/3.6 declares) and its vision-language wrapper (the tower left unquantized by
+#: the checkpoint's ignore list)
+DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: the families whose weight-only integer (GPTQ / AWQ / AutoRound / compressed-tensors W4A16)
 #: MoE experts are checked against vLLM (``quant_cases_moe.py``)
 WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
-SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
+SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
+#: releases whose quantized Gemma-3 layouts are checked against vLLM (quant-recorded-*-fam.json)
+GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 #: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
 #: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
 #: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
-MODELOPT_FAMILIES = {*SCALED_FAMILIES, "qwen3_moe"}
-MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5_moe", "nemotron_h"}
+MODELOPT_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe"}
+MODELOPT_MIXED_FAMILIES = {*MODELOPT_FAMILIES, "qwen3_5", "qwen3_5_moe", "nemotron_h"}
 
 #: families whose pipeline stages are checked against vLLM (embedding on the first stage, final
 #: norm and LM head on the last; a tied head on a later stage holds its own copy)
@@ -274,12 +277,10 @@ GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
 UNQUANTIZED_ONLY = {
-    *(GDN_FAMILIES - WNA16_HYBRIDS),
-    "nemotron_h",
+    *(GDN_FAMILIES - DENSE_HYBRIDS),
     "glm4_moe",
     "qwen2_moe",
     "granitemoehybrid",
-    *GEMMA3_FAMILIES,
 }
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
@@ -1154,12 +1155,44 @@ def _walk(
             f"{quant.method} W8A8/NVFP4 layouts after loading are checked for "
             f"{', '.join(sorted(SCALED_FAMILIES))} only, not {arch}",
         )
-    if quant.method is not None and quant.wna16 is None and family in WNA16_HYBRIDS:
+    # the dense hybrids and Gemma-3 are checked under the weight-only integer and compressed-tensors
+    # layouts (and the Qwen3.5 wrapper under MIXED_PRECISION), not fp8 or uniform ModelOpt
+    unchecked = quant.wna16 is None and (quant.scaled is None or isinstance(quant.scaled, ModelOptQuant))
+    if family == "nemotron_h" and not mixed_ok and quant.method is not None and quant.scaled is None:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"{quant.method} {arch} layouts are not modelled (unquantized, compressed-tensors W8A8 and ModelOpt "
+            "MIXED_PRECISION only)",
+        )
+    if family in DENSE_HYBRIDS | GEMMA3_FAMILIES and not mixed_ok and quant.method is not None and unchecked:
         raise InputError(
             "quantization_config",
             "quant_method",
             f"{quant.method} {arch} layouts are not modelled (unquantized, GPTQ, AWQ, AutoRound and "
-            "compressed-tensors W4A16/W8A16 only)",
+            "compressed-tensors only)",
+        )
+    if family in GEMMA3_FAMILIES and quant.method is not None and par.vllm_version not in GEMMA3_QUANT_RELEASES:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"quantized {arch} layouts after loading are checked on vLLM {', '.join(GEMMA3_QUANT_RELEASES)} only "
+            f"(this plan: {par.vllm_version})",
+        )
+    if (
+        family == "qwen3_5"
+        and quant.method == "modelopt_mixed"
+        and par.vllm_version == "0.33.0"
+        and par.capability is not None
+        and par.capability < (9, 0)
+    ):
+        # recorded: 768 KiB at TP 1 (384 KiB at TP 2) more than the layers hold in a process's first
+        # case on SM 8.6, not identified
+        raise InputError(
+            "--gpu",
+            None,
+            f"ModelOpt MIXED_PRECISION {arch} on vLLM 0.33.0, SM {par.capability[0]}.{par.capability[1]}: an "
+            "allocation vLLM makes while loading (768 KiB at TP 1) is not modelled",
         )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
@@ -1336,6 +1369,8 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
+    if vision is not None:
+        _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
         _siglip_vision_tower(w, {**SIGLIP_VISION_DEFAULTS, **vision}, h, tp, ab)
     elif vision is not None:
@@ -1529,6 +1564,46 @@ def _qwen3_vision_tower(w: _Walk, v: Mapping[str, Any], tp: int, ab: int) -> Non
     for n in tensors:
         w.own("vision", n * ab)
     w.own("rotary", 8192 * (d // heads // 2) * ab, buffer=True)
+
+
+#: one linear layer of each kind in a wrapper's vision tower, as vLLM names it (``gemma3_mm.py``:
+#: ``vision_tower`` over ``siglip.py``; ``qwen3_5.py``: ``visual`` over ``qwen3_vl.py``)
+TOWER_LINEARS = {
+    "gemma3_mm": tuple(
+        f"vision_tower.vision_model.encoder.layers.0.{m}"
+        for m in ("self_attn.qkv_proj", "self_attn.out_proj", "mlp.fc1", "mlp.fc2")
+    ),
+    "qwen3_5": (
+        *(f"visual.blocks.0.{m}" for m in ("attn.qkv", "attn.proj", "mlp.linear_fc1", "mlp.linear_fc2")),
+        "visual.merger.linear_fc1",
+        "visual.merger.linear_fc2",
+    ),
+}
+TOWER_LINEARS["qwen3_5_moe"] = TOWER_LINEARS["qwen3_5"]
+
+
+def _refuse_quantized_tower(quant: Quant, family: str, arch: str) -> None:
+    """A quantized checkpoint's vision tower is sized in the model dtype: its linear layers must be
+    left unquantized by the config (compressed-tensors ``ignore``, AWQ ``modules_to_not_convert``,
+    GPTQ's quantized modules, ModelOpt's per-layer map), as in the checkpoints checked.
+
+    :raises InputError: a tower linear layer the config quantizes (named)."""
+    if quant.method is None:
+        return
+    for name in TOWER_LINEARS.get(family, ()):
+        if quant.scaled is not None:
+            quantized = quant.scaled.layer_scheme(name, checkpoint_parts(name)) is not None
+        elif quant.wna16 is not None:
+            quantized = quant.wna16.layer_scheme(name) is not None
+        else:
+            quantized = not _is_ignored(quant, name)
+        if quantized:
+            raise InputError(
+                "quantization_config",
+                "ignore",
+                f"{arch}'s vision tower quantized ({name}): a quantized tower is not modelled "
+                "(leave it unquantized: --language-model-only, or a checkpoint whose ignore list names it)",
+            )
 
 
 def _siglip_vision_tower(w: _Walk, v: Mapping[str, Any], text_h: int, tp: int, ab: int) -> None:
@@ -1775,7 +1850,7 @@ def _nemotron_h_layer(
     w.own("norm", h * ab)
     bias = bool(config.get("mlp_bias", False))
     mixer = f"model.layers.{li}.mixer"
-    mo = quant if isinstance(quant.scaled, ModelOptQuant) else None
+    mo = quant if quant.scaled is not None else None
     if kind == "M":
         nh = _int(config, "mamba_num_heads")
         _mamba2_mixer(
@@ -1830,7 +1905,10 @@ def _nemotron_h_layer(
         inter = _int(config, "moe_intermediate_size")
         e_r, i_r = experts_per_rank(e, inter, tp, par, "the experts' intermediate size")
         if mo is not None:
-            assert isinstance(mo.scaled, ModelOptQuant)
+            if not isinstance(mo.scaled, ModelOptQuant):
+                raise InputError(
+                    "quantization_config", "quant_method", f"{quant.method} MoE experts of nemotron_h are not modelled"
+                )
             w.module(modelopt_experts_bytes(mo.scaled, f"{mixer}.experts", e_r, h, i_r, gated=False), "experts")
         else:
             w.own("experts", e_r * i_r * h * ab)  # non-gated: w13 [E, I, H]

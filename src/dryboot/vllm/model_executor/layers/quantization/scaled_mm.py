@@ -8,10 +8,11 @@ rank, checked against vLLM on the meta device (``tests/fidelity/quant_cases_extr
 
 * int8, channel weights (CUTLASS, every SM): int8 ``[k, n]``, float32 ``weight_scale [n, 1]``;
   with asymmetric (``azp``) activations also ``azp_adj`` int32 ``[n]`` (refused: not checked).
-* fp8 below SM 8.9 (``MarlinFP8ScaledMMLinearKernel``, weight-only): the weight repacked to int32
-  (its bytes), the scales in the activation dtype ``[1, n]`` (channel / tensor) or ``[k / bk, n]``
-  (block: each block's scale repeated over its ``bn`` columns), a workspace of one int32 per SM
-  (0.28; 0.33 takes it from the worker).
+* fp8 below SM 8.9 (``MarlinFP8ScaledMMLinearKernel``, weight-only): the weight padded to
+  ``marlin_padded_nk``'s ``(pn, pk)`` and repacked to int32 (its bytes: a Gated DeltaNet
+  ``in_proj_ba`` of 96 outputs holds 128), the scales in the activation dtype ``[1, pn]`` (channel /
+  tensor) or ``[pk / bk, pn]`` (block: each block's scale repeated over its ``bn`` columns), a
+  workspace of one int32 per SM (0.28; 0.33 takes it from the worker).
 * fp8 on SM 8.9+ (CUTLASS / FlashInfer): fp8 ``[k, n]``; float32 ``weight_scale [n, 1]``
   (channel), one float32 per fused part (tensor: a per-part scale, requantized to the largest)
   or ``[ceil(n / bn), ceil(k / bk)]`` (block).
@@ -220,13 +221,15 @@ def _scaled_linear_bytes(
             raise InputError("quantization_config", "config_groups", f"int8 {s.strategy} weights are not modelled")
         return [("weight", n * k), ("scale", 4 * n)]
     if s.kind == "fp8":
-        if q.capability < 89:  # weight-only fp8 through Marlin
+        if q.capability < 89:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
             if s.strategy == "block":
                 assert s.block is not None
-                scale = -(-k // s.block[1]) * n * act_bytes
+                pn, pk = marlin_padded_nk(n, k, s.block[1])
+                scale = -(-pk // s.block[1]) * pn * act_bytes
             else:
-                scale = n * act_bytes
-            return [("weight", n * k), ("scale", scale), *workspace]
+                pn, pk = marlin_padded_nk(n, k, -1)
+                scale = pn * act_bytes
+            return [("weight", pn * pk), ("scale", scale), *workspace]
         if s.strategy == "channel":
             out = [("weight", n * k), ("scale", 4 * n)]
         elif s.strategy == "block":
