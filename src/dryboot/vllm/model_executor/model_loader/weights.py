@@ -218,9 +218,6 @@ WNA16_HYBRIDS = {"qwen3_5_text"}
 #: expert too (its router and shared-expert gate are built unquantized), though it is in
 #: :data:`UNQUANTIZED_ONLY` for every other method
 WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe"}
-#: families otherwise :data:`UNQUANTIZED_ONLY` whose block-fp8 layouts (experts, shared experts,
-#: dense layers) are checked against vLLM: GLM-4.5 / 4.6 / 4.7 (``quant_cases_moe.py``)
-FP8_BLOCK_MOE_FAMILIES = {"glm4_moe"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3"}
@@ -1103,9 +1100,7 @@ def _walk(
     mixed_ok = (quant.method == "modelopt_mixed" and family in MODELOPT_MIXED_FAMILIES) or (
         isinstance(quant.scaled, ModelOptQuant) and family in MODELOPT_FAMILIES
     )
-    wna16_moe_ok = (quant.wna16 is not None and family in WNA16_MOE_FAMILIES) or (
-        quant.method == "fp8" and quant.block is not None and family in FP8_BLOCK_MOE_FAMILIES
-    )
+    wna16_moe_ok = quant.wna16 is not None and family in WNA16_MOE_FAMILIES
     if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
