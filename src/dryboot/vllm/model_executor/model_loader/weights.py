@@ -219,8 +219,10 @@ GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
 #: the checkpoint's ignore list)
 DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: the families whose weight-only integer (GPTQ / AWQ / AutoRound / compressed-tensors W4A16)
-#: MoE experts are checked against vLLM (``quant_cases_moe.py``)
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral"}
+#: MoE experts are checked against vLLM (``quant_cases_moe.py``); Qwen2-MoE's attention and shared
+#: expert too (its router and shared-expert gate are built unquantized), though it is in
+#: :data:`UNQUANTIZED_ONLY` for every other method
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
@@ -1144,7 +1146,8 @@ def _walk(
     mixed_ok = (quant.method == "modelopt_mixed" and family in MODELOPT_MIXED_FAMILIES) or (
         isinstance(quant.scaled, ModelOptQuant) and family in MODELOPT_FAMILIES
     )
-    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok:
+    wna16_moe_ok = quant.wna16 is not None and family in WNA16_MOE_FAMILIES
+    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )

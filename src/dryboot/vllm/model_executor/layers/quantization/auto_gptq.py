@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
@@ -327,7 +327,9 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
         raise InputError("quantization_config", "desc_act", "act-order MoE experts are not modelled")
     if any(key.startswith(name) or ".experts." in key for key, _ in q.per_layer):
         raise InputError("quantization_config", "extra_config", f"{name}: per-expert entries are not modelled")
-    s = q.layer_scheme(name)
+    # GPTQ's modules_in_block_to_quantize picks linear layers only: vLLM's get_moe_quant_method
+    # (auto_gptq.py) quantizes the experts whatever it lists (Qwen1.5-MoE's lists them per expert)
+    s = replace(q, quantize_substrings=None).layer_scheme(name)
     if s is None:
         raise InputError("quantization_config", "extra_config", f"{name}: unquantized experts beside quantized layers")
     if q.humming:
