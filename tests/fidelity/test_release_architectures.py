@@ -26,6 +26,11 @@ DATA = Path(__file__).resolve().parent / "data" / "release-architectures"
 
 #: release -> the architectures recorded on it, each with why
 ARCHITECTURES: dict[str, dict[str, str]] = {
+    "0.30.0": {
+        # the last release reading MuseGlimmer with vLLM's own config class (no_rope_layers)
+        "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+    },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
         # own MellumConfig is gone: transformers' class reads the file
