@@ -88,9 +88,18 @@ def _kinds(slides: list[bool], types: list[str], sw: int | None) -> tuple[LayerK
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """The model as 0.33.0 reads it, with 0.28.0-0.30.0's reading as :class:`NoRopeReading`.
 
-    :raises InputError: a missing or malformed field, ``hidden_size`` not a multiple of the heads
+    :raises InputError: a ``muse_glimmer`` config without a ``text_config`` giving
+        ``num_hidden_layers`` (not modelled), a missing or malformed field, ``hidden_size`` not a multiple of the heads
         (transformers' ``validate_architecture``), KV heads that do not divide the heads.
     """
+    if f.root.get("model_type") == "muse_glimmer" and not f.prefix:
+        # the multimodal config without a text_config holding the layer count: vLLM 0.28's class
+        # moves flat text keys into its text config, transformers' builds a default one
+        raise InputError(
+            f.source,
+            "text_config",
+            "a muse_glimmer config whose text model is not a text_config with num_hidden_layers: not modelled",
+        )
     n = f.integer("num_hidden_layers", maximum=MAX_LAYERS)
     attn = heads(f, _SPEC)
     hidden = f.integer("hidden_size")
@@ -107,12 +116,16 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
     # transformers' class (0.33.0)
     types = given or [FULL if full else SLIDING for full in _every_fourth_from_last(n)]
-    hf = geometry(f, architecture, "muse_glimmer", _kinds([t == SLIDING for t in types], types, sw), heads=attn, sliding_window=sw)
+    hf = geometry(
+        f, architecture, "muse_glimmer", _kinds([t == SLIDING for t in types], types, sw), heads=attn, sliding_window=sw
+    )
     # vLLM's own class (0.28.0-0.30.0): its defaults where the file leaves a key out
     rope = _no_rope_layers(f, n)
     old_types = given or [FULL if r == 0 else SLIDING for r in rope]
     g = f.with_defaults({**_DEFAULTS, "max_position_embeddings": _MAX_POSITIONS_VLLM})
-    old = geometry(g, architecture, "muse_glimmer", _kinds([r == 1 for r in rope], old_types, sw), heads=attn, sliding_window=sw)
+    old = geometry(
+        g, architecture, "muse_glimmer", _kinds([r == 1 for r in rope], old_types, sw), heads=attn, sliding_window=sw
+    )
     return replace(hf, family_extra=NoRopeReading(old))
 
 
