@@ -26,6 +26,11 @@ DATA = Path(__file__).resolve().parent / "data" / "release-architectures"
 
 #: release -> the architectures recorded on it, each with why
 ARCHITECTURES: dict[str, dict[str, str]] = {
+    "0.30.0": {
+        # the last release reading MuseGlimmer with vLLM's own config class (no_rope_layers)
+        "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+    },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
         # own MellumConfig is gone: transformers' class reads the file
@@ -34,6 +39,10 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
         # a wrapper planned through its text model (HyperCLOVAX), first planned with this release
         "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+        # transformers' MuseGlimmerTextConfig reads the file and the model class slides the
+        # layer_types' sliding layers (0.28-0.30: vLLM's own class, no_rope_layers)
+        "MuseGlimmerForCausalLM": "its sliding layers read from layer_types",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from layer_types",
     },
 }
 
@@ -100,6 +109,7 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
     [
         ("0.33.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
         ("0.33.0", "MellumForCausalLM", "hf_config_class_architectures"),
+        ("0.33.0", "MuseGlimmerForCausalLM", "muse_glimmer_layer_types"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

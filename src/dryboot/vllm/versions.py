@@ -182,6 +182,10 @@ class VersionRules:
         rewrites its rope as ``deepseek_yarn`` whenever the config has ``rope_scaling`` (which
         transformers 5 always fills), so a head without YaRN's ``factor`` fails to build
         (``KeyError: 'factor'``; 0.27.1, recorded; 0.28 dropped the rewrite).
+    :param muse_glimmer_layer_types: MuseGlimmer's sliding layers are the ``sliding_attention``
+        entries of ``layer_types``, its config read by transformers' ``MuseGlimmerTextConfig``
+        (0.33.0: ``muse_glimmer.py`` ``MuseGlimmerAttention``); ``False``: the RoPE layers,
+        ``no_rope_layers[i] == 1``, its config read by vLLM's own class (0.28.0-0.30.0 recorded).
     """
 
     version: str
@@ -230,12 +234,15 @@ class VersionRules:
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
     pp_towers_first_stage: bool | None = False
+    muse_glimmer_layer_types: bool = False
 
 
 _LONGCAT_LAYERS = (
     "its engine start builds another number of MLA layers from the same config (the transformers it ships "
     "reads LongcatFlashConfig's layer count otherwise): not modelled"
 )
+#: MuseGlimmer's registry names (``muse_glimmer.py``): new in 0.28; 0.31 and 0.32 not checked
+_MUSE_GLIMMER = frozenset({"MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"})
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
 _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
 
@@ -284,6 +291,14 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     **{
         (v, "MellumForCausalLM"): "its model class needs CUDA when built, which the CPU oracle cannot provide"
         for v in ("0.32.0",)
+    },
+    **{
+        (v, a): (
+            "its sliding layers are read from no_rope_layers up to 0.30.0 and from layer_types in 0.33.0; "
+            "which one this release reads is not checked"
+        )
+        for v in ("0.31.0", "0.32.0")
+        for a in _MUSE_GLIMMER
     },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
@@ -372,6 +387,7 @@ _V031 = replace(
     _V030,
     version="0.31.0",
     unverified_architectures=_REMOVED_IN_029
+    | _MUSE_GLIMMER
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
@@ -398,8 +414,11 @@ _V033 = replace(
     modelopt_mixed_nested=True,
     # Mellum and MiMo-V2-Flash: the release's own engine start recorded
     # (tests/fidelity/data/release-architectures/vllm-0.33.0.json)
-    unverified_architectures=(_V032.unverified_architectures - {"MellumForCausalLM", "MiMoV2FlashForCausalLM"})
+    unverified_architectures=(
+        _V032.unverified_architectures - {"MellumForCausalLM", "MiMoV2FlashForCausalLM"} - _MUSE_GLIMMER
+    )
     | {"Step3p5ForCausalLM"},
+    muse_glimmer_layer_types=True,
     hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
     limit_max_model_len_to_draft=True,
     mamba_cache_mode_ignored=True,

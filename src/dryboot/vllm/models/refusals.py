@@ -267,8 +267,6 @@ REASONS: dict[str, str] = {
     "MossAudioModel": REMOTE_MM,
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
-    "MuseGlimmerForCausalLM": TEXT,
-    "MuseGlimmerForConditionalGeneration": own_text_model("its own MuseGlimmerModel (muse_glimmer.py)"),
     "NVLM_D": REMOTE_MM,
     "NemotronHMTPModel": SPEC_MTP,
     "NemotronHPuzzleForCausalLM": HYBRID,

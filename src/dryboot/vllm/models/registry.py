@@ -233,6 +233,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
     Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
+    Family("muse_glimmer", ("muse_glimmer.py",), ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration")),
     Family(
         "minimax_m3",
         ("vllm.models.minimax_m3",),

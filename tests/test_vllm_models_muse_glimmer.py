@@ -1,0 +1,122 @@
+"""MuseGlimmer's sliding layers per release: ``no_rope_layers`` (0.28.0-0.30.0, vLLM's own config
+class) or ``layer_types`` (0.33.0, transformers'); 0.27.1 refuses its ``model_type``; 0.31/0.32 are
+refused by name. The recorded engine starts are ``tests/fidelity`` (``test_release_architectures``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import LayerKind
+from dryboot.vllm.config.resolve import for_release
+from dryboot.vllm.transformers_utils.config import geometry_from_config
+from dryboot.vllm.versions import rules_for
+
+TINY = Path(__file__).parent / "fidelity" / "data" / "architectures"
+S, F = LayerKind.SLIDING, LayerKind.FULL
+
+
+def _config(name: str = "MuseGlimmerForCausalLM") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((TINY / f"{name}.json").read_text())
+    return data
+
+
+def _kinds(data: dict[str, Any], version: str) -> tuple[LayerKind, ...]:
+    return for_release(geometry_from_config(data), rules_for(version)).layer_kinds
+
+
+@pytest.mark.parametrize("name", ["MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"])
+def test_sliding_layers_are_read_per_release(name: str) -> None:
+    data = _config(name)  # no_rope_layers [1, 0, 1, 0]; layer_types S, S, S, F
+    assert _kinds(data, "0.28.0") == _kinds(data, "0.30.0") == (S, F, S, F)
+    assert _kinds(data, "0.33.0") == (S, S, S, F)
+
+
+def test_absent_keys_take_each_config_class_default() -> None:
+    data = _config()
+    for key in ("no_rope_layers", "layer_types", "max_position_embeddings"):
+        del data[key]
+    data["num_hidden_layers"] = 6
+    for version in ("0.28.0", "0.33.0"):
+        # both classes: every 4th layer counted back from the last is NoPE / full
+        assert _kinds(data, version) == (S, F, S, S, S, F)
+    old = for_release(geometry_from_config(data), rules_for("0.28.0"))
+    new = for_release(geometry_from_config(data), rules_for("0.33.0"))
+    assert (old.max_len.max_position_embeddings, new.max_len.max_position_embeddings) == (16384, 131072)
+
+
+def test_every_layer_slides_with_an_all_sliding_layer_types() -> None:
+    data = _config()
+    data["layer_types"] = ["sliding_attention"] * 4  # the model-level window reaches the NoPE layers
+    assert _kinds(data, "0.28.0") == _kinds(data, "0.33.0") == (S, S, S, S)
+
+
+def test_no_window_no_sliding_layer() -> None:
+    data = _config()
+    data["sliding_window"] = None
+    assert _kinds(data, "0.28.0") == _kinds(data, "0.33.0") == (F, F, F, F)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"no_rope_layers": [1, 0]}, "no_rope_layers"),
+        ({"no_rope_layers": [1, 0, "1", 0]}, "no_rope_layers"),
+        ({"hidden_size": 500}, "hidden_size"),
+        ({"layer_types": ["chunked_attention"] * 4}, "layer_types"),
+    ],
+)
+def test_malformed_fields_are_refused(change: dict[str, Any], field: str) -> None:
+    with pytest.raises(InputError) as e:
+        geometry_from_config({**_config(), **change})
+    assert field in str(e.value)
+
+
+def test_a_muse_glimmer_config_without_a_text_config_layer_count_is_refused() -> None:
+    data = _config("MuseGlimmerForConditionalGeneration")
+    del data["text_config"]["num_hidden_layers"]
+    with pytest.raises(InputError, match="text_config"):
+        geometry_from_config(data)
+
+
+@pytest.mark.parametrize(
+    ("version", "words"),
+    [("0.27.1", "Transformers does not recognize"), ("0.31.0", "not verified"), ("0.32.0", "not verified")],
+)
+def test_releases_without_a_checked_reading_refuse(version: str, words: str) -> None:
+    from dryboot.vllm.config.resolve import create_engine_config
+    from dryboot.vllm.engine_args import EngineArgs
+
+    with pytest.raises(InputError, match=words):
+        create_engine_config(geometry_from_config(_config()), EngineArgs(vllm_version=version), None)
+
+
+_values = st.one_of(st.none(), st.integers(-2, 3), st.text(max_size=3), st.lists(st.integers(-1, 2), max_size=6))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rope=st.one_of(_values, st.lists(st.one_of(st.integers(-1, 2), st.text(max_size=2)), min_size=4, max_size=4)),
+    types=st.one_of(
+        _values, st.lists(st.sampled_from(["sliding_attention", "full_attention", "x"]), min_size=4, max_size=4)
+    ),
+    window=_values,
+)
+def test_hostile_fields_are_read_or_refused_in_one_line(rope: Any, types: Any, window: Any) -> None:
+    data = copy.deepcopy(_config())
+    data.update(no_rope_layers=rope, layer_types=types, sliding_window=window)
+    try:
+        model = geometry_from_config(data)
+    except InputError as e:
+        assert "\n" not in str(e)
+        return
+    for version in ("0.28.0", "0.33.0"):
+        kinds = for_release(model, rules_for(version)).layer_kinds
+        assert len(kinds) == 4 and set(kinds) <= {S, F}
