@@ -119,12 +119,7 @@ def allocated(model: Any) -> tuple[int, int]:
     # (on the meta device, i.e. the GPU's; ``Attention._k_scale_cpu`` and the like stay on the CPU)
     # and tensors a module keeps in a list attribute (Granite-4-Vision's deepstack feature buffers,
     # one ``[max_num_batched_tokens, H_text]`` per level, made under the loader's device context)
-    held = (
-        t
-        for m in model.modules()
-        for v in vars(m).values()
-        for t in (v if isinstance(v, (list, tuple)) else (v,))
-    )
+    held = (t for m in model.modules() for v in vars(m).values() for t in (v if isinstance(v, (list, tuple)) else (v,)))
     attrs = (v for v in held if isinstance(v, torch.Tensor) and v.device.type == "meta")
     for t in itertools.chain(model.parameters(), model.buffers(), attrs):
         st = t.untyped_storage()

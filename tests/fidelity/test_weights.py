@@ -22,7 +22,6 @@ import pytest
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.safetensors import read_checkpoint
-from dryboot.vllm.model_executor.models import granite4_vision
 from dryboot.vllm.model_executor.model_loader.weights import (
     ARCHITECTURES,
     CONFIG_ONLY,
@@ -33,6 +32,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     quant_from_config,
     rank_weights,
 )
+from dryboot.vllm.model_executor.models import granite4_vision
 from dryboot.vllm.models.registry import is_draft_model
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"

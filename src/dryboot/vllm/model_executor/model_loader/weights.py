@@ -983,7 +983,7 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
     "OlmoForCausalLM": {"0.33.0": "64 bytes more buffers"},
     "Olmo2ForCausalLM": {"0.33.0": "64 bytes more buffers"},
     "LagunaForCausalLM": {"0.33.0": "a larger rotary table"},
-    "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, which vLLM's own config no longer defaults"},
+    "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
     "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
     "IQuestCoderForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
     "InternLM3ForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
@@ -1013,7 +1013,7 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
         raise InputError(
             "--vllm-version",
             version,
-            f"vLLM {version} serves {arch} through its Transformers modeling backend; its weights there are not modelled",
+            f"vLLM {version} serves {arch} through its Transformers modeling backend (its weights there: not modelled)",
         )
 
 
