@@ -34,6 +34,7 @@ SWEEP = {v: json.loads((DATA / f"recorded-{v}-sweep.json").read_text()) for v in
 ORACLE_LIMITS = {
     ("0.33.0", "Gemma3nForCausalLM"): "its class calls Tensor.item() while built (meta tensors have no value)",
     ("0.30.0", "Gemma3nForCausalLM"): "its class calls Tensor.item() while built (meta tensors have no value)",
+    ("0.33.0", "KimiLinearForCausalLM"): "its class imports the CUTLASS DSL, absent from the boot environment",
 }
 
 CASES = sorted(
@@ -72,8 +73,9 @@ def test_modelled_architecture_matches_each_release(version: str, cid: str) -> N
         assert isinstance(got, InputError), (row["error"][:200], got)
         return
     if isinstance(got, InputError):
-        # refused by name on this release: the registry guard or RELEASE_UNCHECKED
-        assert version in str(got), got
+        # refused by name on this release (the registry guard, RELEASE_UNCHECKED), or a layout that
+        # depends on the GPU, which the recorder fakes and the config alone does not name
+        assert version in str(got) or "name the GPU" in str(got), got
         return
     want = [row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]
     buffers = got.buffer_bytes - T._attr_bytes(config, row)

@@ -979,12 +979,11 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
     "Glm4vForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
     "Glm4vMoeForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
     "GlmOcrForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "GPTBigCodeForCausalLM": {v: "64 bytes more buffers" for v in ("0.30.0", "0.33.0")},
-    "OlmoForCausalLM": {"0.33.0": "64 bytes more buffers"},
-    "Olmo2ForCausalLM": {"0.33.0": "64 bytes more buffers"},
     "LagunaForCausalLM": {"0.33.0": "a larger rotary table"},
     "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
     "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
+    "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
+    "Step3p5ForCausalLM": {"0.33.0": "its Step3p7TextConfig reads use_moe_router_bias, not defaulted"},
     "IQuestCoderForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
     "InternLM3ForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
 }
@@ -1009,6 +1008,14 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
     own = release_registry_file(arch, version)
     if own is None:
         raise InputError("--vllm-version", version, f"vLLM {version}'s registry has no {arch}")
+    if str(registry_file(arch)).startswith("transformers") and version not in ("0.27.1", "0.28.0"):
+        # the backend's modules follow the boot environment's transformers: 0.30.0's and 0.33.0's
+        # add buffers (64 bytes on the tiny Llama-like configs) that 0.28.0's did not
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"{arch} is served by the Transformers modeling backend; its weights are checked on 0.27.1 / 0.28.0 only",
+        )
     if own.startswith("transformers") and not str(registry_file(arch)).startswith("transformers"):
         raise InputError(
             "--vllm-version",
