@@ -117,9 +117,10 @@ def allocated(model: Any) -> tuple[int, int]:
     # tensors a module keeps as a plain attribute are allocated with the model too (DeepSeek-V3.2's
     # top-k indices buffer, shared by every indexer)
     # (on the meta device, i.e. the GPU's; ``Attention._k_scale_cpu`` and the like stay on the CPU)
-    attrs = (
-        v for m in model.modules() for v in vars(m).values() if isinstance(v, torch.Tensor) and v.device.type == "meta"
-    )
+    # and tensors a module keeps in a list attribute (Granite-4-Vision's deepstack feature buffers,
+    # one ``[max_num_batched_tokens, H_text]`` per level, made under the loader's device context)
+    held = (t for m in model.modules() for v in vars(m).values() for t in (v if isinstance(v, (list, tuple)) else (v,)))
+    attrs = (v for v in held if isinstance(v, torch.Tensor) and v.device.type == "meta")
     for t in itertools.chain(model.parameters(), model.buffers(), attrs):
         st = t.untyped_storage()
         sizes[st._cdata] = st.nbytes()

@@ -32,6 +32,7 @@ from dryboot.vllm.model_executor.model_loader.weights import (
     quant_from_config,
     rank_weights,
 )
+from dryboot.vllm.model_executor.models import granite4_vision
 from dryboot.vllm.models.registry import is_draft_model
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"
@@ -77,7 +78,11 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
     """Tensors vLLM allocates with the model as plain module attributes (not parameters or
     buffers: the recorder's ``allocated_bytes`` has them, its ``buffer_bytes`` not): DeepSeek-V3.2's
     int32 top-k indices ``[max_num_batched_tokens, index_topk]``."""
-    return 4 * row.get("max_num_batched_tokens", 8192) * config["index_topk"] if "index_topk" in config else 0
+    tokens = row.get("max_num_batched_tokens", 8192)
+    if config["architectures"][0] == "Granite4VisionForConditionalGeneration":
+        # its deepstack feature buffers: a list attribute of the wrapper, one per level
+        return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
+    return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
 
 
 def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:

@@ -78,7 +78,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
-from dryboot.vllm.models.registry import is_draft_model, registry_file
+from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
 from dryboot.vllm.versions import rules_for
 
 GiB = 1 << 30
@@ -971,9 +971,66 @@ def checkpoint_rank_weights(
     return rank_weights(config, par, tensors=tensors, **options)
 
 
+#: architecture -> {release: what differs}: releases whose model class builds other weights than
+#: dryboot's family (found against that release's own model class on the meta device,
+#: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
+    "DeepseekV32ForCausalLM": {
+        v: "its deepseek_v32.py builds 32 MiB more buffers on the tiny config" for v in ("0.30.0", "0.33.0")
+    },
+    "Exaone4_5_ForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
+    "Glm4vForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
+    "Glm4vMoeForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
+    "GlmOcrForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
+    "LagunaForCausalLM": {"0.33.0": "a larger rotary table"},
+    "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
+    "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
+    "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
+    "Step3p5ForCausalLM": {"0.33.0": "its Step3p7TextConfig reads use_moe_router_bias, not defaulted"},
+    "IQuestCoderForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
+    "InternLM3ForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
+}
+
+
+def release_guard(config: Mapping[str, Any], version: str) -> None:
+    """Refuse an architecture that release ``version``'s registry does not list, that it serves
+    through its Transformers modeling backend where 0.28.0 has a model class of its own (the
+    backend builds Transformers' modules: other buffers, no vLLM rotary table), or whose weights
+    on that release are not checked (:data:`RELEASE_UNCHECKED`). Mirrors vLLM's
+    ``ModelRegistry`` lookup (``registry.py``) per release. Releases without a shipped registry
+    table are left to the family's own checks.
+
+    :raises InputError: named, as above.
+    """
+    archs = config.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if arch is None or version not in REGISTRY_RELEASES or registry_file(arch) is None:
+        return
+    if (why := RELEASE_UNCHECKED.get(arch, {}).get(version)) is not None:
+        raise InputError("--vllm-version", version, f"{arch}'s weights on this release are not modelled ({why})")
+    own = release_registry_file(arch, version)
+    if own is None:
+        raise InputError("--vllm-version", version, f"vLLM {version}'s registry has no {arch}")
+    if str(registry_file(arch)).startswith("transformers") and version not in ("0.27.1", "0.28.0"):
+        # the backend's modules follow the boot environment's transformers: 0.30.0's and 0.33.0's
+        # add buffers (64 bytes on the tiny Llama-like configs) that 0.28.0's did not
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"{arch} is served by the Transformers modeling backend; its weights are checked on 0.27.1 / 0.28.0 only",
+        )
+    if own.startswith("transformers") and not str(registry_file(arch)).startswith("transformers"):
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"vLLM {version} serves {arch} through its Transformers modeling backend (its weights there: not modelled)",
+        )
+
+
 def _guarded(*args: Any) -> RankWeights:
     """:func:`_walk`, with a config field of an unexpected type or value (a list where a number
     belongs, a float count, ...) refused in one line like every other refusal."""
+    release_guard(args[0], args[1].vllm_version)
     try:
         w = _walk(*args)
     except InputError:

@@ -18,9 +18,14 @@ On 0.33.0 (transformers' own ``Granite4VisionConfig``) the model class builds th
 four spatial projectors whatever the config says; 0.31 and 0.32 are not checked (refused by name).
 
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower and projectors.
-The deepstack feature buffers (``[max_num_batched_tokens, H_text]`` float32 per level) are made on
-the CPU while the model is built and moved to the GPU at the first multimodal request: no part of
-the weights.
+The deepstack feature buffers, one ``[max_num_batched_tokens, H_text]`` per level (each
+``deepstack_layer_map`` entry and each ``spatial_target_layers`` entry), are part of the weights:
+the model class makes them with ``torch.zeros`` and no device or dtype while vLLM's loader builds
+the model under its device context and default dtype (``base_loader.load_model``), so they land
+on the GPU in the model dtype before the KV cache is sized (counted in ``Model loading took``;
+the "CPU first" of vLLM's comment does not hold there). They are plain list attributes, not
+buffers, so they count as buffer bytes here (``deepstack_buffer_bytes``) and in the
+recorder's allocated bytes only. Without ``max_num_batched_tokens`` the model is refused.
 """
 
 from __future__ import annotations
@@ -93,10 +98,50 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     weights = vision_language("GraniteForCausalLM", tower, modalities=("image",), text_of=text_config).walk(
         config, par, args
     )
+    merged = {**config, **(text if isinstance(text, Mapping) else {})}
+    ab = W.model_dtype_bytes(merged, args.dtype)
     if config["use_image_newline_parameter"] or _always_all(par.vllm_version):
-        merged = {**config, **(text if isinstance(text, Mapping) else {})}
-        weights.add("vision", W._int(merged, "hidden_size") * W.model_dtype_bytes(merged, args.dtype))
+        weights.add("vision", W._int(merged, "hidden_size") * ab)
+    if args.max_num_batched_tokens is None:
+        raise InputError(
+            "--max-num-batched-tokens",
+            None,
+            "Granite-4-Vision allocates its deepstack feature buffers (max_num_batched_tokens x hidden_size per "
+            "level) with the weights: give max_num_batched_tokens",
+        )
+    one = args.max_num_batched_tokens * W._int(merged, "hidden_size") * ab
+    for _ in range(_levels(config, par.vllm_version)):
+        weights.add("deepstack buffers", one, buffer=True)
     return weights
+
+
+def deepstack_buffer_bytes(config: Mapping[str, Any], version: str, max_num_batched_tokens: int, ab: int) -> int:
+    """Bytes of Granite-4-Vision's deepstack feature buffers: one ``[max_num_batched_tokens, H_text]``
+    in ``ab``-byte elements per level (``_ds_buffers`` of ``granite4_vision.py``)."""
+    text = config.get("text_config")
+    h = W._int({**config, **(text if isinstance(text, Mapping) else {})}, "hidden_size")
+    return _levels({**DEFAULTS, **config}, version) * max_num_batched_tokens * h * ab
+
+
+def _levels(config: Mapping[str, Any], version: str) -> int:
+    """Deepstack levels: ``deepstack_layer_map``'s entries and the spatial target layers
+    (vLLM's own ``Granite4VisionConfig`` before 0.33: ``spatial_target_layers`` or
+    ``checkerboard_llm_layers`` or four; transformers' on 0.33: ``spatial_target_layers``, four when
+    absent)."""
+    layer_map = config.get("deepstack_layer_map") or config.get("vision_layer_to_llm_layer") or []
+    spatial = config.get("spatial_target_layers")
+    if rules_for(version).version == "0.33.0":
+        if spatial is None and config.get("checkerboard_llm_layers") is not None:
+            raise InputError(
+                "config.json", "checkerboard_llm_layers", "without spatial_target_layers on vLLM 0.33.0: not checked"
+            )
+        targets = 4 if spatial is None else len(spatial) if isinstance(spatial, list) else -1
+    else:
+        spatial = spatial or config.get("checkerboard_llm_layers")
+        targets = len(spatial) if isinstance(spatial, list) and spatial else 4 if not spatial else -1
+    if targets < 0 or not isinstance(layer_map, list):
+        raise InputError("config.json", "spatial_target_layers", "a list of layer indices (vLLM reads it)")
+    return len(layer_map) + targets
 
 
 FAMILIES: dict[str, Family] = {"Granite4VisionForConditionalGeneration": Family(_walk, ("image",))}

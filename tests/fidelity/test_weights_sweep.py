@@ -1,0 +1,86 @@
+"""Every architecture dryboot's weights model, on vLLM 0.30.0 and 0.33.0 (``--vllm-version``),
+against that release's own model class on the meta device.
+
+``data/weights/recorded-<release>-sweep.json``: ``record_weights.py --tiny`` with
+``RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 1"`` (TP 1, and ``--language-model-only`` for a
+wrapper) in the release's boot environment, every planned architecture's tiny config; nothing
+there comes from dryboot. A case vLLM builds must match (parameter, buffer and allocated bytes) or
+be refused by name for that release (:data:`weights.RELEASE_UNCHECKED`, the registry guard); a case
+vLLM refuses must be refused, except where the oracle itself cannot build what vLLM builds on a GPU
+(:data:`ORACLE_LIMITS`). Needs no vLLM.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import test_weights as T
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_architectures, rank_weights
+
+DATA = Path(__file__).resolve().parent / "data" / "weights"
+RELEASES = ("0.30.0", "0.33.0")
+SWEEP = {v: json.loads((DATA / f"recorded-{v}-sweep.json").read_text()) for v in RELEASES}
+
+#: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
+ORACLE_LIMITS = {
+    ("0.33.0", "Gemma3nForCausalLM"): "its class calls Tensor.item() while built (meta tensors have no value)",
+    ("0.30.0", "Gemma3nForCausalLM"): "its class calls Tensor.item() while built (meta tensors have no value)",
+    ("0.33.0", "KimiLinearForCausalLM"): "its class imports the CUTLASS DSL, absent from the boot environment",
+}
+
+CASES = sorted(
+    (v, cid)
+    for v, doc in SWEEP.items()
+    for cid, row in doc["cases"].items()
+    if row["config"][len("arch--") :] in modelled_architectures()
+)
+
+
+def _answer(version: str, row: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    config, hq = T._config(row["config"])
+    argv = row["argv"]
+    par = Parallel(tp=int(argv[argv.index("--tensor-parallel-size") + 1]), vllm_version=version)
+    try:
+        return config, rank_weights(config, par, hf_quant=hq, **T._serve(row))
+    except InputError as e:
+        return config, e
+
+
+def test_sweep_records_are_the_release() -> None:
+    assert {v: doc["vllm"] for v, doc in SWEEP.items()} == {v: v for v in RELEASES}
+    for v in RELEASES:
+        archs = {row["config"][len("arch--") :] for row in SWEEP[v]["cases"].values()}
+        assert archs >= set(modelled_architectures()), v
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_modelled_architecture_matches_each_release(version: str, cid: str) -> None:
+    row = SWEEP[version]["cases"][cid]
+    arch = row["config"][len("arch--") :]
+    config, got = _answer(version, row)
+    if not row["ok"]:
+        if (version, arch) in ORACLE_LIMITS:
+            pytest.skip(ORACLE_LIMITS[(version, arch)])
+        assert isinstance(got, InputError), (row["error"][:200], got)
+        return
+    if isinstance(got, InputError):
+        # refused by name on this release (the registry guard, RELEASE_UNCHECKED), or a layout that
+        # depends on the GPU, which the recorder fakes and the config alone does not name
+        assert version in str(got) or "name the GPU" in str(got), got
+        return
+    want = [row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]
+    buffers = got.buffer_bytes - T._attr_bytes(config, row)
+    if arch in T.VIEW_BUFFERS:
+        assert [got.param_bytes, got.allocated_bytes] == [want[0], want[2]]
+        assert buffers <= want[1]
+        return
+    assert [got.param_bytes, buffers, got.allocated_bytes] == want
