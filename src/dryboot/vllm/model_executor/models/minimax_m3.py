@@ -35,6 +35,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.modelopt import (
+    mxfp8_marlin_experts_bytes,
+    mxfp8_marlin_linear_bytes,
+)
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, merged, towers_on_stage, unquantized
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
@@ -59,6 +63,12 @@ def _sparse(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], set[int]]:
     return cfg, {i for i, f in enumerate(freq) if f != 0}
 
 
+def _mlp(h: int, inter: int, tp: int, what: str) -> list[tuple[int, int]]:
+    """A gated MLP's two linear layers per rank as (outputs, inputs): ``gate_up_proj``, ``down_proj``."""
+    i_r = W._divide(inter, tp, what)
+    return [(2 * i_r, h), (h, i_r)]
+
+
 def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
     freq = config.get("moe_layer_freq")
     if freq is None:
@@ -68,11 +78,14 @@ def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
     return bool(freq[li])
 
 
-def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-    """One rank of one stage of the language model (module docstring).
+def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs, *, mxfp8: bool = False) -> W.RankWeights:
+    """One rank of one stage of the language model (module docstring); ``mxfp8``: the decoder's
+    linear layers and experts in MXFP8 through Marlin (:func:`mxfp8_on`).
 
     :raises InputError: what the module docstring refuses, sizes TP does not divide, no
         ``max_num_batched_tokens`` for a model with sparse layers."""
+    if mxfp8:
+        config = {k: v for k, v in config.items() if k != "quantization_config"}
     config, ab = unquantized(config, args, untied="MiniMax-M3")
     tp = par.tp
     h, hd = W._int(config, "hidden_size"), W._int(config, "head_dim")
@@ -85,7 +98,8 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
         qkv = (nq_r + 2 * nkv_r) * hd + ((nkv_r + 1) * idx if li in sparse else 0)
-        sizes = [h, h, qkv * h, h * nq_r * hd, hd, hd, *([idx, idx] if li in sparse else [])]
+        sizes = [h, h, hd, hd, *([idx, idx] if li in sparse else [])]
+        linears = [(qkv, h), (h, nq_r * hd)]
         if _moe_layer(config, li):
             e, inter = W._int(config, "num_local_experts"), W._int(config, "intermediate_size")
             W.refuse_tp_above_experts(tp, e)
@@ -94,10 +108,23 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
                 w.own("router", 4 * e)
             shared = W._int({"n": config.get("n_shared_experts") or 0}, "n")
             if shared:
-                sizes += W.dense_mlp_sizes(h, inter * shared, tp, "intermediate_size x n_shared_experts")
-            w.experts(e, h, inter, par, ab, "intermediate_size")
+                linears += _mlp(h, inter * shared, tp, "intermediate_size x n_shared_experts")
+            if mxfp8:
+                e_r, i_r = W.experts_per_rank(e, inter, tp, par, "intermediate_size")
+                for kind, nbytes in mxfp8_marlin_experts_bytes(e_r, h, i_r):
+                    w.own(kind, nbytes)
+                if par.expert_parallel:
+                    w.own("expert map", 4 * e, buffer=True)
+            else:
+                w.experts(e, h, inter, par, ab, "intermediate_size")
         else:
-            sizes += W.dense_mlp_sizes(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
+            linears += _mlp(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
+        for n, k in linears:
+            if mxfp8:
+                for kind, nbytes in mxfp8_marlin_linear_bytes(n, k):
+                    w.own(kind, nbytes)
+            else:
+                sizes.append(n * k)
         w.attention_layer(sizes, ab)
     if layers:
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
@@ -152,6 +179,38 @@ def vision_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab
     return tensors("vision", counts, ab, buffers=[4 * len(range(0, rope, 2))] * 3)
 
 
+#: ``ignored_layers`` entries MXFP8 may name: layers this walk keeps unquantized anyway (the
+#: head, the embedding, the vision tower and projectors, the MoE routers)
+_MXFP8_IGNORABLE = ("lm_head", "model.embed_tokens", "vision_tower", "multi_modal_projector", "patch_merge_mlp")
+
+
+def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
+    """Whether the MXFP8 checkpoint (``quant_method: mxfp8``, vLLM's ``ModelOptMxFp8Config``) is
+    modelled on this rank: vLLM 0.33.0 on SM 8.6 / 8.9, where ``MarlinMxfp8LinearKernel`` serves
+    every decoder linear layer and Marlin the experts (recorded). Elsewhere the refusal of
+    :data:`MODELOPT_REFUSAL` stands: SM 9.0 (Humming or DeepGEMM experts), SM 10.0 (FlashInfer
+    CuTe-DSL / CUTLASS linear layers, FlashInfer TRT-LLM experts), SM 12.0 (FlashInfer CUTLASS or
+    b12x linear layers), an unknown GPU, other releases.
+
+    :raises InputError: ``ignored_layers`` naming a decoder layer other than a router (its
+        linear layers would stay unquantized: not modelled), a scale block other than ``[1, 32]``."""
+    if par.vllm_version != "0.33.0" or par.capability not in ((8, 6), (8, 9)):
+        return False
+    block = quant.get("weight_block_size", [1, 32])
+    if block != [1, 32]:
+        raise InputError("quantization_config", "weight_block_size", f"{block!r}: MXFP8 blocks of [1, 32] only")
+    ignored = quant.get("ignored_layers") or []
+    if not isinstance(ignored, list):
+        raise InputError("quantization_config", "ignored_layers", "a list of layer names")
+    for name in ignored:
+        text = str(name).removeprefix("language_model.")
+        if not (text.startswith(_MXFP8_IGNORABLE) or text.endswith(".block_sparse_moe.gate")):
+            raise InputError(
+                "quantization_config", "ignored_layers", f"{str(name)[:80]!r}: an unquantized decoder layer is not modelled"
+            )
+    return True
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """The architecture's model on one rank of one stage: the language model of ``text_config``
     and, for the conditional-generation class, its vision tower on every stage unless dropped.
@@ -160,13 +219,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     arch = str((config.get("architectures") or ["?"])[0])
     quant = config.get("quantization_config") or args.hf_quant or {}
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
-    if method in MODELOPT_METHODS:
+    mxfp8 = method == "mxfp8" and mxfp8_on(quant, par)
+    if method in MODELOPT_METHODS and not mxfp8:
         name = "MXFP8" if method == "mxfp8" else f"ModelOpt {quant.get('quant_algo') or method}"
         raise InputError("quantization_config", "quant_method", MODELOPT_REFUSAL.format(method=name))
     text = config.get("text_config")
     outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
     text = {**outer, **text} if isinstance(text, Mapping) else config
-    weights = text_walk(text, par, args)
+    weights = text_walk(text, par, args, mxfp8=mxfp8)
     if arch != "MiniMaxM3SparseForConditionalGeneration" or args.no_tower or not towers_on_stage(arch, par):
         return weights
     return merged(weights, vision_tower(config, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
