@@ -61,9 +61,7 @@ def test_corpus_size() -> None:
         for row in cases.values()
         if v == "0.33.0" and row["ok"] and not _dryboot(row, v).refused
     }
-    assert ("RTX 4090", 1) in exact
-    for gpu, _ in exact:
-        assert gpu in ("RTX 3090", "RTX 4090")
+    assert exact == {(g, t) for g in ("RTX 3090", "RTX 4090") for t in (1, 2)}
     row = RECORDED["0.33.0"]["MiniMaxAI--MiniMax-M3-MXFP8 RTX 4090 --tensor-parallel-size 1"]
     assert row["kernels"]["MarlinMxfp8LinearKernel"] == 240
 

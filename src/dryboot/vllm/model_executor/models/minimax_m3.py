@@ -206,7 +206,9 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
         text = str(name).removeprefix("language_model.")
         if not (text.startswith(_MXFP8_IGNORABLE) or text.endswith(".block_sparse_moe.gate")):
             raise InputError(
-                "quantization_config", "ignored_layers", f"{str(name)[:80]!r}: an unquantized decoder layer is not modelled"
+                "quantization_config",
+                "ignored_layers",
+                f"{str(name)[:80]!r}: an unquantized decoder layer is not modelled",
             )
     return True
 

@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
@@ -316,8 +317,6 @@ def mxfp8_marlin_linear_bytes(n: int, k: int) -> list[tuple[str, int]]:
     (``[pk / 32, pn]``, one byte each).
 
     :raises InputError: ``k`` not a multiple of 32 (vLLM refuses it)."""
-    from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
-
     if k % MXFP8_BLOCK:
         raise InputError("config.json", "hidden_size", f"MXFP8 needs input sizes divisible by 32, got {k}")
     pn, pk = marlin_padded_nk(n, k, MXFP8_BLOCK)
@@ -334,7 +333,9 @@ def mxfp8_marlin_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
     :raises InputError: ``h`` or ``i`` not a multiple of 32 (vLLM refuses it)."""
     if h % MXFP8_BLOCK or i % MXFP8_BLOCK:
         raise InputError(
-            "config.json", "intermediate_size", f"MXFP8 MoE needs hidden and intermediate sizes per rank divisible by 32"
+            "config.json",
+            "intermediate_size",
+            "MXFP8 MoE needs hidden and intermediate sizes per rank divisible by 32",
         )
     pi = _round_up(i, 64)
     w13, w2 = e * h * 2 * pi, e * pi * h
