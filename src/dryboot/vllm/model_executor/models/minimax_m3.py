@@ -26,7 +26,13 @@ The conditional-generation class adds its vision tower (:func:`vision_tower`) on
 rank, dropped by ``--language-model-only`` or image and video limited to 0
 (``_mark_tower_model``), on every pipeline stage (0.33: the first only).
 
-Refused by name: quantized checkpoints (MiniMax-M3-MXFP8, the NVFP4 one: :data:`MODELOPT_REFUSAL`), a tied
+MiniMax-M3-MXFP8 (``quant_method: mxfp8``) on vLLM 0.33.0 on SM 8.6 / 8.9 (:func:`mxfp8_on`): every
+decoder linear layer (``qkv_proj`` with its indexer rows, ``o_proj``, the dense and shared-expert
+MLPs) as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_linear_bytes`,
+the experts as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_experts_bytes`;
+the routers, head, embedding and vision tower unquantized (``ignored_layers``).
+
+Refused by name: other quantized checkpoints and MXFP8 elsewhere (:data:`MODELOPT_REFUSAL`), a tied
 head, TP above the experts (vLLM refuses it)."""
 
 from __future__ import annotations
@@ -48,8 +54,8 @@ from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxfp8"})
 MODELOPT_REFUSAL = (
     "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
-    "its layers (linear and expert weights repacked after loading for the GPU's kernel, outside the meta-device "
-    "oracle)"
+    "its layers (linear and expert weights repacked after loading for the GPU's kernel: MXFP8 is modelled on vLLM "
+    "0.33.0 on SM 8.6 / 8.9 (Marlin) only)"
 )
 
 
