@@ -194,7 +194,7 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
     """Whether the MXFP8 checkpoint (``quant_method: mxfp8``, vLLM's ``ModelOptMxFp8Config``) is
     modelled on this rank: vLLM 0.33.0 on SM 8.6 / 8.9, where ``MarlinMxfp8LinearKernel`` serves
     every decoder linear layer and Marlin the experts (recorded). Elsewhere the refusal of
-    :data:`MODELOPT_REFUSAL` stands: SM 9.0 (Humming or DeepGEMM experts), SM 10.0 (FlashInfer
+    :data:`MODELOPT_REFUSAL` stands: SM 9.0 (DeepGEMM or Humming experts ahead of Marlin), SM 10.0 (FlashInfer
     CuTe-DSL / CUTLASS linear layers, FlashInfer TRT-LLM experts), SM 12.0 (FlashInfer CUTLASS or
     b12x linear layers), an unknown GPU, other releases.
 
