@@ -1,9 +1,10 @@
 """The MXFP8 quantized-weight cases: MiniMax-M3-MXFP8 (``quant_method: mxfp8``, vLLM's
-``ModelOptMxFp8Config``).
+``ModelOptMxFp8Config``) and nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``: MXFP8 linear
+layers, NVFP4 experts).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=mxfp8``, and by ``test_weights_mxfp8.py``.
-Its config lives in ``data/weights/quant-configs-mxfp8/`` (with its ``SOURCE``), vLLM's answers in
+Its configs live in ``data/weights/quant-configs-mxfp8/`` (each with its ``SOURCE``), vLLM's answers in
 ``data/weights/quant-recorded-mxfp8-<version>.json``.
 """
 

@@ -47,21 +47,29 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         assert report.refused, f"vLLM or the oracle fails ({row['error'][:200]}); dryboot answered"
         return
     if report.refused:
-        assert "MXFP8 weights are not modelled" in report.refused, report.refused
+        assert "weights are not modelled: vLLM's layers/quantization/modelopt.py" in report.refused, report.refused
         return
     assert report.stages[0].allocated_bytes == row["allocated_bytes"], (cid, report.stages[0].allocated_bytes)
 
 
 def test_corpus_size() -> None:
-    """The Marlin GPUs of 0.33.0 (SM 8.6, 8.9) are answered and matched; their rows name the
-    Marlin MXFP8 linear kernel on every decoder linear layer."""
+    """The Marlin GPUs of 0.33.0 (SM 8.6, 8.9) are answered and matched for both published
+    checkpoints (MXFP8; NVFP4: MXFP8 linear layers, NVFP4 experts); their rows name the Marlin
+    MXFP8 linear kernel on every decoder linear layer."""
     exact = {
-        (row["gpu"], tp_of(row))
+        (row["config"], row["gpu"], tp_of(row))
         for v, cases in RECORDED.items()
         for row in cases.values()
         if v == "0.33.0" and row["ok"] and not _dryboot(row, v).refused
     }
-    assert exact == {(g, t) for g in ("RTX 3090", "RTX 4090") for t in (1, 2)}
+    marlin = {
+        (row["config"], row["gpu"], tp_of(row))
+        for row in RECORDED["0.33.0"].values()
+        if row["ok"] and row["gpu"] in ("RTX 3090", "RTX 4090")
+    }
+    assert exact == marlin
+    mxfp8 = {("MiniMaxAI--MiniMax-M3-MXFP8", g, t) for g in ("RTX 3090", "RTX 4090") for t in (1, 2)}
+    assert mxfp8 | {("nvidia--MiniMax-M3-NVFP4", "RTX 3090", 1)} <= exact
     row = RECORDED["0.33.0"]["MiniMaxAI--MiniMax-M3-MXFP8 RTX 4090 --tensor-parallel-size 1"]
     assert row["kernels"]["MarlinMxfp8LinearKernel"] == 240
 
@@ -79,8 +87,13 @@ def test_marlin_layouts() -> None:
 
 
 def test_refused_beyond_marlin() -> None:
-    """SM 9.0 / 10.0 / 12.0 and other releases: refused by name (backends not modelled)."""
+    """SM 9.0 / 10.0 / 12.0 and other releases: refused by name (backends not modelled), for both
+    checkpoints."""
     cfg = mx.CONFIGS / "MiniMaxAI--MiniMax-M3-MXFP8"
     for cap, version in (((9, 0), "0.33.0"), ((10, 0), "0.33.0"), ((12, 0), "0.33.0"), ((8, 9), "0.30.0")):
         rep = model_weights(cfg, tp=1, compute_capability=cap, sm_count=132, vllm_version=version)
         assert rep.refused and "MXFP8 weights are not modelled" in rep.refused, (cap, version)
+        rep = model_weights(
+            mx.CONFIGS / "nvidia--MiniMax-M3-NVFP4", tp=1, compute_capability=cap, sm_count=132, vllm_version=version
+        )
+        assert rep.refused and "MIXED_PRECISION weights are not modelled" in rep.refused, (cap, version)

@@ -30,7 +30,8 @@ MiniMax-M3-MXFP8 (``quant_method: mxfp8``) on vLLM 0.33.0 on SM 8.6 / 8.9 (:func
 decoder linear layer (``qkv_proj`` with its indexer rows, ``o_proj``, the dense and shared-expert
 MLPs) as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_linear_bytes`,
 the experts as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_experts_bytes`;
-the routers, head, embedding and vision tower unquantized (``ignored_layers``).
+the routers, head, embedding and vision tower unquantized (``ignored_layers``);
+nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``) there too (:func:`nvfp4_mixed_on`).
 
 Refused by name: other quantized checkpoints and MXFP8 elsewhere (:data:`MODELOPT_REFUSAL`), a tied
 head, TP above the experts (vLLM refuses it)."""
@@ -38,10 +39,13 @@ head, TP above the experts (vLLM refuses it)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
+    ModelOptQuant,
+    modelopt_experts_bytes,
     mxfp8_marlin_experts_bytes,
     mxfp8_marlin_linear_bytes,
 )
@@ -84,14 +88,23 @@ def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
     return bool(freq[li])
 
 
-def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs, *, mxfp8: bool = False) -> W.RankWeights:
+def text_walk(
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    args: WalkArgs,
+    *,
+    mxfp8: bool = False,
+    nvfp4_experts: ModelOptQuant | None = None,
+) -> W.RankWeights:
     """One rank of one stage of the language model (module docstring); ``mxfp8``: the decoder's
-    linear layers and experts in MXFP8 through Marlin (:func:`mxfp8_on`).
+    linear layers and experts in MXFP8 through Marlin (:func:`mxfp8_on`); ``nvfp4_experts``: the
+    experts in NVFP4 instead (:func:`nvfp4_mixed_on`).
 
     :raises InputError: what the module docstring refuses, sizes TP does not divide, no
         ``max_num_batched_tokens`` for a model with sparse layers."""
     if mxfp8:
         config = {k: v for k, v in config.items() if k != "quantization_config"}
+        args = replace(args, hf_quant=None)
     config, ab = unquantized(config, args, untied="MiniMax-M3")
     tp = par.tp
     h, hd = W._int(config, "hidden_size"), W._int(config, "head_dim")
@@ -117,7 +130,12 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs, *, mxf
                 linears += _mlp(h, inter * shared, tp, "intermediate_size x n_shared_experts")
             if mxfp8:
                 e_r, i_r = W.experts_per_rank(e, inter, tp, par, "intermediate_size")
-                for kind, nbytes in mxfp8_marlin_experts_bytes(e_r, h, i_r):
+                experts = (
+                    mxfp8_marlin_experts_bytes(e_r, h, i_r)
+                    if nvfp4_experts is None
+                    else modelopt_experts_bytes(nvfp4_experts, f"model.layers.{li}.experts", e_r, h, i_r)
+                )
+                for kind, nbytes in experts:
                     w.own(kind, nbytes)
                 if par.expert_parallel:
                     w.own("expert map", 4 * e, buffer=True)
@@ -132,6 +150,10 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs, *, mxf
             else:
                 sizes.append(n * k)
         w.attention_layer(sizes, ab)
+        if nvfp4_experts is not None and not nvfp4_experts.kv_cache and li not in sparse:
+            # MIXED_PRECISION without a KV-cache algorithm gives the full-attention layers no
+            # method: their default scales move to the host after loading (recorded)
+            w.ref.allocated_bytes -= (2 + w.range_blocks) * W.ALLOC_ROUND
     if layers:
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     out = w.result()
@@ -219,6 +241,44 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
     return True
 
 
+def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[str, Any]) -> ModelOptQuant | None:
+    """nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``: every decoder linear layer ``MXFP8``,
+    the routed experts ``NVFP4``) on vLLM 0.33.0 on SM 8.6 / 8.9: the linear layers as under
+    :func:`mxfp8_on`, the experts as ModelOpt's NVFP4 Marlin experts
+    (:func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.modelopt_experts_bytes`);
+    the quant config of the experts, or ``None`` (not modelled here: the caller refuses)."""
+    if par.vllm_version != "0.33.0" or par.capability not in ((8, 6), (8, 9)):
+        return None
+    if str(quant.get("quant_algo", "")).upper() != "MIXED_PRECISION":
+        return None
+    table = quant.get("quantized_layers")
+    if not isinstance(table, Mapping):
+        return None
+    inner = config.get("text_config")
+    text = inner if isinstance(inner, Mapping) else config
+    _, sparse = _sparse(text)
+    algos: dict[bool, set[str]] = {True: set(), False: set()}
+    for name, info in table.items():
+        algo = info.get("quant_algo") if isinstance(info, Mapping) else None
+        algos[".experts." in str(name)].add(str(algo).upper())
+    if algos[True] != {"NVFP4"} or algos[False] != {"MXFP8"}:
+        return None
+    for li in range(W._int(text, "num_hidden_layers")):
+        parts = ["q_proj", "k_proj", "v_proj", "o_proj", *(["index_q_proj", "index_k_proj"] if li in sparse else [])]
+        mlp = "block_sparse_moe.shared_experts" if _moe_layer(text, li) else "mlp"
+        names = [f"self_attn.{p}" for p in parts] + [f"{mlp}.{p}" for p in ("gate_proj", "up_proj", "down_proj")]
+        if any(f"language_model.model.layers.{li}.{n}" not in table for n in names):
+            return None  # a decoder linear layer left unquantized: not modelled (refused by the caller)
+    return ModelOptQuant(
+        (),
+        algo="NVFP4",
+        capability=par.capability[0] * 10 + par.capability[1],
+        sm_count=par.sm_count,
+        layer_workspace=False,
+        kv_cache=bool(quant.get("kv_cache_quant_algo")),
+    )
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """The architecture's model on one rank of one stage: the language model of ``text_config``
     and, for the conditional-generation class, its vision tower on every stage unless dropped.
@@ -227,14 +287,15 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     arch = str((config.get("architectures") or ["?"])[0])
     quant = config.get("quantization_config") or args.hf_quant or {}
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
-    mxfp8 = method == "mxfp8" and mxfp8_on(quant, par)
+    nvfp4 = nvfp4_mixed_on(quant, par, config) if method == "modelopt" else None
+    mxfp8 = nvfp4 is not None or (method == "mxfp8" and mxfp8_on(quant, par))
     if method in MODELOPT_METHODS and not mxfp8:
         name = "MXFP8" if method == "mxfp8" else f"ModelOpt {quant.get('quant_algo') or method}"
         raise InputError("quantization_config", "quant_method", MODELOPT_REFUSAL.format(method=name))
     text = config.get("text_config")
     outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
     text = {**outer, **text} if isinstance(text, Mapping) else config
-    weights = text_walk(text, par, args, mxfp8=mxfp8)
+    weights = text_walk(text, par, args, mxfp8=mxfp8, nvfp4_experts=nvfp4)
     if arch != "MiniMaxM3SparseForConditionalGeneration" or args.no_tower or not towers_on_stage(arch, par):
         return weights
     return merged(weights, vision_tower(config, text, par.tp, W.model_dtype_bytes(text, args.dtype)))
