@@ -43,6 +43,7 @@ from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     ModelOptQuant,
     modelopt_experts_bytes,
@@ -59,7 +60,7 @@ MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxf
 MODELOPT_REFUSAL = (
     "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
     "its layers (linear and expert weights repacked after loading for the GPU's kernel: MXFP8 is modelled on vLLM "
-    "0.33.0 on SM 8.6 / 8.9 (Marlin) only)"
+    "0.28.0, 0.30.0 and 0.33.0 on SM 8.6 / 8.9 (Marlin) only)"
 )
 
 
@@ -113,6 +114,9 @@ def text_walk(
     sparse_cfg, sparse = _sparse(config)
     idx = W._int(sparse_cfg, "sparse_index_dim") if sparse else 0
     w = W._Walk(None, par.vllm_version)
+    # the per-layer Marlin workspaces of the releases that have them (one int32 per SM per linear
+    # layer, four per MoE layer)
+    sms = (par.sm_count or 0) if mxfp8 and quant_rules(par.vllm_version).marlin_layer_workspace else 0
     w.ends(par, W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp), h, ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
@@ -131,7 +135,7 @@ def text_walk(
             if mxfp8:
                 e_r, i_r = W.experts_per_rank(e, inter, tp, par, "intermediate_size")
                 experts = (
-                    mxfp8_marlin_experts_bytes(e_r, h, i_r)
+                    [*mxfp8_marlin_experts_bytes(e_r, h, i_r), *[("workspace", 16 * sms)] * bool(sms)]
                     if nvfp4_experts is None
                     else modelopt_experts_bytes(nvfp4_experts, f"model.layers.{li}.experts", e_r, h, i_r)
                 )
@@ -145,7 +149,7 @@ def text_walk(
             linears += _mlp(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
         for n, k in linears:
             if mxfp8:
-                for kind, nbytes in mxfp8_marlin_linear_bytes(n, k):
+                for kind, nbytes in [*mxfp8_marlin_linear_bytes(n, k), *[("workspace", 4 * sms)] * bool(sms)]:
                     w.own(kind, nbytes)
             else:
                 sizes.append(n * k)
@@ -207,6 +211,10 @@ def vision_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab
     return tensors("vision", counts, ab, buffers=[4 * len(range(0, rope, 2))] * 3)
 
 
+#: the releases whose MXFP8 MiniMax-M3 is checked against the oracle (0.28.0 and 0.30.0 on SM 8.9
+#: at TP 1 only; their Marlin layers hold a workspace each, 0.33.0's do not)
+MXFP8_RELEASES = frozenset({"0.28.0", "0.30.0", "0.33.0"})
+
 #: ``ignored_layers`` entries MXFP8 may name: layers this walk keeps unquantized anyway (the
 #: head, the embedding, the vision tower and projectors, the MoE routers)
 _MXFP8_IGNORABLE = ("lm_head", "model.embed_tokens", "vision_tower", "multi_modal_projector", "patch_merge_mlp")
@@ -214,7 +222,8 @@ _MXFP8_IGNORABLE = ("lm_head", "model.embed_tokens", "vision_tower", "multi_moda
 
 def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
     """Whether the MXFP8 checkpoint (``quant_method: mxfp8``, vLLM's ``ModelOptMxFp8Config``) is
-    modelled on this rank: vLLM 0.33.0 on SM 8.6 / 8.9, where ``MarlinMxfp8LinearKernel`` serves
+    modelled on this rank: vLLM 0.33.0 (and 0.28.0 / 0.30.0, :data:`MXFP8_RELEASES`) on SM 8.6 / 8.9,
+    where ``MarlinMxfp8LinearKernel`` serves
     every decoder linear layer and Marlin the experts (recorded). Elsewhere the refusal of
     :data:`MODELOPT_REFUSAL` stands: SM 9.0 (DeepGEMM or Humming experts ahead of Marlin), SM 10.0 (FlashInfer
     CuTe-DSL / CUTLASS linear layers, FlashInfer TRT-LLM experts), SM 12.0 (FlashInfer CUTLASS or
@@ -222,7 +231,9 @@ def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
 
     :raises InputError: ``ignored_layers`` naming a decoder layer other than a router (its
         linear layers would stay unquantized: not modelled), a scale block other than ``[1, 32]``."""
-    if par.vllm_version != "0.33.0" or par.capability not in ((8, 6), (8, 9)):
+    if par.vllm_version not in MXFP8_RELEASES or par.capability not in ((8, 6), (8, 9)):
+        return False
+    if quant_rules(par.vllm_version).marlin_layer_workspace and par.sm_count is None:
         return False
     block = quant.get("weight_block_size", [1, 32])
     if block != [1, 32]:
