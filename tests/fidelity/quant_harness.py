@@ -27,7 +27,13 @@ from dryboot.vllm.model_executor.model_loader.loader import model_weights
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
 #: the prefixes of the recorded files of the sets after the first
-OTHER_SETS = ("quant-recorded-extra-", "quant-recorded-modelopt-", "quant-recorded-moe-", "quant-recorded-humming-")
+OTHER_SETS = (
+    "quant-recorded-extra-",
+    "quant-recorded-modelopt-",
+    "quant-recorded-moe-",
+    "quant-recorded-humming-",
+    "quant-recorded-mxfp8-",
+)
 
 
 def load_recorded(prefix: str = "quant-recorded-") -> dict[str, dict[str, Any]]:

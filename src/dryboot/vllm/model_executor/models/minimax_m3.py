@@ -26,15 +26,30 @@ The conditional-generation class adds its vision tower (:func:`vision_tower`) on
 rank, dropped by ``--language-model-only`` or image and video limited to 0
 (``_mark_tower_model``), on every pipeline stage (0.33: the first only).
 
-Refused by name: quantized checkpoints (MiniMax-M3-MXFP8, the NVFP4 one: :data:`MODELOPT_REFUSAL`), a tied
+MiniMax-M3-MXFP8 (``quant_method: mxfp8``) on vLLM 0.33.0 on SM 8.6 / 8.9 (:func:`mxfp8_on`): every
+decoder linear layer (``qkv_proj`` with its indexer rows, ``o_proj``, the dense and shared-expert
+MLPs) as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_linear_bytes`,
+the experts as :func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.mxfp8_marlin_experts_bytes`;
+the routers, head, embedding and vision tower unquantized (``ignored_layers``);
+nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``) there too (:func:`nvfp4_mixed_on`).
+
+Refused by name: other quantized checkpoints and MXFP8 elsewhere (:data:`MODELOPT_REFUSAL`), a tied
 head, TP above the experts (vLLM refuses it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
+from dryboot.vllm.model_executor.layers.quantization.modelopt import (
+    ModelOptQuant,
+    modelopt_experts_bytes,
+    mxfp8_marlin_experts_bytes,
+    mxfp8_marlin_linear_bytes,
+)
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, merged, towers_on_stage, unquantized
 from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
@@ -44,8 +59,8 @@ from dryboot.vllm.model_executor.models.towers import linear, tensors, vit_block
 MODELOPT_METHODS = frozenset({"mxfp8", "modelopt", "modelopt_fp4", "modelopt_mxfp8"})
 MODELOPT_REFUSAL = (
     "MiniMax-M3's {method} weights are not modelled: vLLM's layers/quantization/modelopt.py is not sized for "
-    "its layers (linear and expert weights repacked after loading for the GPU's kernel, outside the meta-device "
-    "oracle)"
+    "its layers (linear and expert weights repacked after loading for the GPU's kernel: MXFP8 is modelled on vLLM "
+    "0.28.0, 0.30.0 and 0.33.0 on SM 8.6 / 8.9 (Marlin) only)"
 )
 
 
@@ -59,6 +74,12 @@ def _sparse(config: Mapping[str, Any]) -> tuple[Mapping[str, Any], set[int]]:
     return cfg, {i for i, f in enumerate(freq) if f != 0}
 
 
+def _mlp(h: int, inter: int, tp: int, what: str) -> list[tuple[int, int]]:
+    """A gated MLP's two linear layers per rank as (outputs, inputs): ``gate_up_proj``, ``down_proj``."""
+    i_r = W._divide(inter, tp, what)
+    return [(2 * i_r, h), (h, i_r)]
+
+
 def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
     freq = config.get("moe_layer_freq")
     if freq is None:
@@ -68,11 +89,23 @@ def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
     return bool(freq[li])
 
 
-def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-    """One rank of one stage of the language model (module docstring).
+def text_walk(
+    config: Mapping[str, Any],
+    par: W.Parallel,
+    args: WalkArgs,
+    *,
+    mxfp8: bool = False,
+    nvfp4_experts: ModelOptQuant | None = None,
+) -> W.RankWeights:
+    """One rank of one stage of the language model (module docstring); ``mxfp8``: the decoder's
+    linear layers and experts in MXFP8 through Marlin (:func:`mxfp8_on`); ``nvfp4_experts``: the
+    experts in NVFP4 instead (:func:`nvfp4_mixed_on`).
 
     :raises InputError: what the module docstring refuses, sizes TP does not divide, no
         ``max_num_batched_tokens`` for a model with sparse layers."""
+    if mxfp8:
+        config = {k: v for k, v in config.items() if k != "quantization_config"}
+        args = replace(args, hf_quant=None)
     config, ab = unquantized(config, args, untied="MiniMax-M3")
     tp = par.tp
     h, hd = W._int(config, "hidden_size"), W._int(config, "head_dim")
@@ -81,11 +114,15 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
     sparse_cfg, sparse = _sparse(config)
     idx = W._int(sparse_cfg, "sparse_index_dim") if sparse else 0
     w = W._Walk(None, par.vllm_version)
+    # the per-layer Marlin workspaces of the releases that have them (one int32 per SM per linear
+    # layer, four per MoE layer)
+    sms = (par.sm_count or 0) if mxfp8 and quant_rules(par.vllm_version).marlin_layer_workspace else 0
     w.ends(par, W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp), h, ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
         qkv = (nq_r + 2 * nkv_r) * hd + ((nkv_r + 1) * idx if li in sparse else 0)
-        sizes = [h, h, qkv * h, h * nq_r * hd, hd, hd, *([idx, idx] if li in sparse else [])]
+        sizes = [h, h, hd, hd, *([idx, idx] if li in sparse else [])]
+        linears = [(qkv, h), (h, nq_r * hd)]
         if _moe_layer(config, li):
             e, inter = W._int(config, "num_local_experts"), W._int(config, "intermediate_size")
             W.refuse_tp_above_experts(tp, e)
@@ -94,11 +131,33 @@ def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.R
                 w.own("router", 4 * e)
             shared = W._int({"n": config.get("n_shared_experts") or 0}, "n")
             if shared:
-                sizes += W.dense_mlp_sizes(h, inter * shared, tp, "intermediate_size x n_shared_experts")
-            w.experts(e, h, inter, par, ab, "intermediate_size")
+                linears += _mlp(h, inter * shared, tp, "intermediate_size x n_shared_experts")
+            if mxfp8:
+                e_r, i_r = W.experts_per_rank(e, inter, tp, par, "intermediate_size")
+                experts = (
+                    [*mxfp8_marlin_experts_bytes(e_r, h, i_r), *[("workspace", 16 * sms)] * bool(sms)]
+                    if nvfp4_experts is None
+                    else modelopt_experts_bytes(nvfp4_experts, f"model.layers.{li}.experts", e_r, h, i_r)
+                )
+                for kind, nbytes in experts:
+                    w.own(kind, nbytes)
+                if par.expert_parallel:
+                    w.own("expert map", 4 * e, buffer=True)
+            else:
+                w.experts(e, h, inter, par, ab, "intermediate_size")
         else:
-            sizes += W.dense_mlp_sizes(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
+            linears += _mlp(h, W._int(config, "dense_intermediate_size"), tp, "dense_intermediate_size")
+        for n, k in linears:
+            if mxfp8:
+                for kind, nbytes in [*mxfp8_marlin_linear_bytes(n, k), *[("workspace", 4 * sms)] * bool(sms)]:
+                    w.own(kind, nbytes)
+            else:
+                sizes.append(n * k)
         w.attention_layer(sizes, ab)
+        if nvfp4_experts is not None and not nvfp4_experts.kv_cache and li not in sparse:
+            # MIXED_PRECISION without a KV-cache algorithm gives the full-attention layers no
+            # method: their default scales move to the host after loading (recorded)
+            w.ref.allocated_bytes -= (2 + w.range_blocks) * W.ALLOC_ROUND
     if layers:
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     out = w.result()
@@ -152,6 +211,85 @@ def vision_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab
     return tensors("vision", counts, ab, buffers=[4 * len(range(0, rope, 2))] * 3)
 
 
+#: the releases whose MXFP8 MiniMax-M3 is checked against the oracle (0.28.0 and 0.30.0 on SM 8.9
+#: at TP 1 only; their Marlin layers hold a workspace each, 0.33.0's do not)
+MXFP8_RELEASES = frozenset({"0.28.0", "0.30.0", "0.33.0"})
+
+#: ``ignored_layers`` entries MXFP8 may name: layers this walk keeps unquantized anyway (the
+#: head, the embedding, the vision tower and projectors, the MoE routers)
+_MXFP8_IGNORABLE = ("lm_head", "model.embed_tokens", "vision_tower", "multi_modal_projector", "patch_merge_mlp")
+
+
+def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
+    """Whether the MXFP8 checkpoint (``quant_method: mxfp8``, vLLM's ``ModelOptMxFp8Config``) is
+    modelled on this rank: vLLM 0.33.0 (and 0.28.0 / 0.30.0, :data:`MXFP8_RELEASES`) on SM 8.6 / 8.9,
+    where ``MarlinMxfp8LinearKernel`` serves
+    every decoder linear layer and Marlin the experts (recorded). Elsewhere the refusal of
+    :data:`MODELOPT_REFUSAL` stands: SM 9.0 (DeepGEMM or Humming experts ahead of Marlin), SM 10.0 (FlashInfer
+    CuTe-DSL / CUTLASS linear layers, FlashInfer TRT-LLM experts), SM 12.0 (FlashInfer CUTLASS or
+    b12x linear layers), an unknown GPU, other releases.
+
+    :raises InputError: ``ignored_layers`` naming a decoder layer other than a router (its
+        linear layers would stay unquantized: not modelled), a scale block other than ``[1, 32]``."""
+    if par.vllm_version not in MXFP8_RELEASES or par.capability not in ((8, 6), (8, 9)):
+        return False
+    if quant_rules(par.vllm_version).marlin_layer_workspace and par.sm_count is None:
+        return False
+    block = quant.get("weight_block_size", [1, 32])
+    if block != [1, 32]:
+        raise InputError("quantization_config", "weight_block_size", f"{block!r}: MXFP8 blocks of [1, 32] only")
+    ignored = quant.get("ignored_layers") or []
+    if not isinstance(ignored, list):
+        raise InputError("quantization_config", "ignored_layers", "a list of layer names")
+    for name in ignored:
+        text = str(name).removeprefix("language_model.")
+        if not (text.startswith(_MXFP8_IGNORABLE) or text.endswith(".block_sparse_moe.gate")):
+            raise InputError(
+                "quantization_config",
+                "ignored_layers",
+                f"{str(name)[:80]!r}: an unquantized decoder layer is not modelled",
+            )
+    return True
+
+
+def nvfp4_mixed_on(quant: Mapping[str, Any], par: W.Parallel, config: Mapping[str, Any]) -> ModelOptQuant | None:
+    """nvidia/MiniMax-M3-NVFP4 (ModelOpt ``MIXED_PRECISION``: every decoder linear layer ``MXFP8``,
+    the routed experts ``NVFP4``) on vLLM 0.33.0 on SM 8.6 / 8.9: the linear layers as under
+    :func:`mxfp8_on`, the experts as ModelOpt's NVFP4 Marlin experts
+    (:func:`~dryboot.vllm.model_executor.layers.quantization.modelopt.modelopt_experts_bytes`);
+    the quant config of the experts, or ``None`` (not modelled here: the caller refuses)."""
+    if par.vllm_version != "0.33.0" or par.capability not in ((8, 6), (8, 9)):
+        return None
+    if str(quant.get("quant_algo", "")).upper() != "MIXED_PRECISION":
+        return None
+    table = quant.get("quantized_layers")
+    if not isinstance(table, Mapping):
+        return None
+    inner = config.get("text_config")
+    text = inner if isinstance(inner, Mapping) else config
+    _, sparse = _sparse(text)
+    algos: dict[bool, set[str]] = {True: set(), False: set()}
+    for name, info in table.items():
+        algo = info.get("quant_algo") if isinstance(info, Mapping) else None
+        algos[".experts." in str(name)].add(str(algo).upper())
+    if algos[True] != {"NVFP4"} or algos[False] != {"MXFP8"}:
+        return None
+    for li in range(W._int(text, "num_hidden_layers")):
+        parts = ["q_proj", "k_proj", "v_proj", "o_proj", *(["index_q_proj", "index_k_proj"] if li in sparse else [])]
+        mlp = "block_sparse_moe.shared_experts" if _moe_layer(text, li) else "mlp"
+        names = [f"self_attn.{p}" for p in parts] + [f"{mlp}.{p}" for p in ("gate_proj", "up_proj", "down_proj")]
+        if any(f"language_model.model.layers.{li}.{n}" not in table for n in names):
+            return None  # a decoder linear layer left unquantized: not modelled (refused by the caller)
+    return ModelOptQuant(
+        (),
+        algo="NVFP4",
+        capability=par.capability[0] * 10 + par.capability[1],
+        sm_count=par.sm_count,
+        layer_workspace=False,
+        kv_cache=bool(quant.get("kv_cache_quant_algo")),
+    )
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """The architecture's model on one rank of one stage: the language model of ``text_config``
     and, for the conditional-generation class, its vision tower on every stage unless dropped.
@@ -160,13 +298,15 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     arch = str((config.get("architectures") or ["?"])[0])
     quant = config.get("quantization_config") or args.hf_quant or {}
     method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
-    if method in MODELOPT_METHODS:
+    nvfp4 = nvfp4_mixed_on(quant, par, config) if method == "modelopt" else None
+    mxfp8 = nvfp4 is not None or (method == "mxfp8" and mxfp8_on(quant, par))
+    if method in MODELOPT_METHODS and not mxfp8:
         name = "MXFP8" if method == "mxfp8" else f"ModelOpt {quant.get('quant_algo') or method}"
         raise InputError("quantization_config", "quant_method", MODELOPT_REFUSAL.format(method=name))
     text = config.get("text_config")
     outer = {k: config[k] for k in ("torch_dtype", "quantization_config") if k in config}
     text = {**outer, **text} if isinstance(text, Mapping) else config
-    weights = text_walk(text, par, args)
+    weights = text_walk(text, par, args, mxfp8=mxfp8, nvfp4_experts=nvfp4)
     if arch != "MiniMaxM3SparseForConditionalGeneration" or args.no_tower or not towers_on_stage(arch, par):
         return weights
     return merged(weights, vision_tower(config, text, par.tp, W.model_dtype_bytes(text, args.dtype)))

@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import marlin_padded_nk
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
@@ -302,3 +303,40 @@ def modelopt_experts_bytes(
         ("scale", 4 * e),
         *([("workspace", 16 * sms)] if q.layer_workspace else []),
     ]
+
+
+#: MXFP8's scale block along K (``MXFP8_BLOCK_SIZE``: one e8m0 byte per 32 fp8 weights)
+MXFP8_BLOCK = 32
+
+
+def mxfp8_marlin_linear_bytes(n: int, k: int) -> list[tuple[str, int]]:
+    """An MXFP8 linear layer (``n`` outputs, ``k`` inputs per rank; no bias) after
+    ``MarlinMxfp8LinearKernel`` (``prepare_mxfp8_layer_for_marlin``): over ``marlin_padded_nk(n,
+    k, 32)``'s ``(pn, pk)`` the fp8 weight packed to int32 and repacked (``gptq_marlin_repack``,
+    8 bits: ``[pk / 16, pn x 4]`` int32, ``pn x pk`` bytes) and the e8m0 scales permuted
+    (``[pk / 32, pn]``, one byte each).
+
+    :raises InputError: ``k`` not a multiple of 32 (vLLM refuses it)."""
+    if k % MXFP8_BLOCK:
+        raise InputError("config.json", "hidden_size", f"MXFP8 needs input sizes divisible by 32, got {k}")
+    pn, pk = marlin_padded_nk(n, k, MXFP8_BLOCK)
+    return [("weight", pn * pk), ("scale", pn * pk // MXFP8_BLOCK)]
+
+
+def mxfp8_marlin_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
+    """``ModelOptMxFp8FusedMoE`` experts (``e`` local, hidden ``h``, intermediate ``i`` per rank,
+    gated) through the Marlin backend (``prepare_mxfp8_moe_layer_for_marlin``): ``i`` padded to
+    64 (``marlin_moe_padded_intermediate``), ``w13`` ``[E, H / 16, 2 pI x 4]`` and ``w2``
+    ``[E, pI / 16, H x 4]`` int32 (``E x H x 2 pI`` and ``E x pI x H`` bytes), their e8m0 scales a
+    32nd of that.
+
+    :raises InputError: ``h`` or ``i`` not a multiple of 32 (vLLM refuses it)."""
+    if h % MXFP8_BLOCK or i % MXFP8_BLOCK:
+        raise InputError(
+            "config.json",
+            "intermediate_size",
+            "MXFP8 MoE needs hidden and intermediate sizes per rank divisible by 32",
+        )
+    pi = _round_up(i, 64)
+    w13, w2 = e * h * 2 * pi, e * pi * h
+    return [("experts", w13), ("experts", w2), ("scale", w13 // MXFP8_BLOCK), ("scale", w2 // MXFP8_BLOCK)]
