@@ -41,11 +41,6 @@ _ORACLE_RANK = (
 )
 #: (release, architecture) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
-    **{
-        (v, a): "dryboot refuses by name: MiniMax-M3's KV cache groups per pipeline stage are not modelled"
-        for v in ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
-        for a in ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
-    },
     (
         "0.27.1",
         "VaultGemmaForCausalLM",

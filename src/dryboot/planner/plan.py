@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
 from dryboot.planner.policies.promotion import unify_layer_set_with_policy
-from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, MINIMAX_M3_SPARSE_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
@@ -442,6 +442,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     # MLA model's first layer is usually its indexer's key cache)
     first = next((k for k in model.layer_kinds if k is not LayerKind.NONE), None)
     phase1 = DEEPSEEK_V32_INDEXER if first is LayerKind.MLA_INDEXER else cfg.backend
+    if first is LayerKind.MM3_INDEXER:
+        # a MiniMax-M3 sparse layer's indexer cache registers first (a pipeline stage that
+        # starts at a sparse layer): its backend addresses 128-token pages only
+        phase1 = MINIMAX_M3_SPARSE_INDEXER
     if LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
         # checked against vLLM 0.33.0 for this model only); 0.28.0 keeps the first layer's preference

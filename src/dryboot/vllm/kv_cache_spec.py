@@ -64,7 +64,11 @@ def attention_spec(
     model_dtype: str,
     backend: AttentionBackend,
     block_size: int,
+    spec_has_block_stride: bool = True,
 ) -> AttentionSpec:
+    """One attention layer's spec. ``spec_has_block_stride``: the release's ``AttentionSpec``
+    carries ``indexes_kv_by_block_stride`` (0.27.1, 0.28.0), which the runner sets from the
+    layer's backend; later releases have no such field."""
     geo = model.attention(kind)
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
     if kind is LayerKind.MLA_INDEXER:
@@ -72,10 +76,16 @@ def attention_spec(
     if kind is LayerKind.MM3_INDEXER:
         mm3 = extra_of(model, MiniMaxM3Caches)
         assert mm3 is not None
-        return minimax_m3_indexer_spec(mm3, block_size)
+        return minimax_m3_indexer_spec(mm3, block_size, spec_has_block_stride)
     if kind is LayerKind.MM3_SPARSE:
         return minimax_m3_sparse_spec(
-            kv_cache_dtype, model_dtype, heads, geo.head_dim, block_size, args.custom_dtype(kv_cache_dtype)
+            kv_cache_dtype,
+            model_dtype,
+            heads,
+            geo.head_dim,
+            block_size,
+            args.custom_dtype(kv_cache_dtype),
+            spec_has_block_stride,
         )
     head_v = 0 if kind in (LayerKind.MLA, LayerKind.HIDDEN_STATE) else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
@@ -245,14 +255,21 @@ def build_layers(
             )
         else:
             block = sw_block if kind is LayerKind.SLIDING else block_size
-            specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block))
+            specs.append(
+                attention_spec(
+                    kind, model, args, kv_cache_dtype, model_dtype, backend, block, rules.pad_requires_block_stride
+                )
+            )
     return LayerSet(tuple(specs), names, order)
 
 
-def minimax_m3_indexer_spec(caches: MiniMaxM3Caches, block_size: int) -> AttentionSpec:
+def minimax_m3_indexer_spec(
+    caches: MiniMaxM3Caches, block_size: int, spec_has_block_stride: bool = True
+) -> AttentionSpec:
     """A MiniMax-M3 sparse layer's indexer side cache (``MiniMaxM3IndexerCache.get_kv_cache_spec``):
     an ``MLAAttentionSpec`` of one key-only head of ``index_dim`` elements per token at the cache's
-    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says."""
+    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says.
+    ``spec_has_block_stride``: see :func:`minimax_m3_block_stride`."""
     dtype = "bfloat16" if caches.element_bytes == 2 else "float8_e4m3fn"
     return AttentionSpec(
         layer_kind=LayerKind.MM3_INDEXER,
@@ -265,8 +282,18 @@ def minimax_m3_indexer_spec(caches: MiniMaxM3Caches, block_size: int) -> Attenti
         quant_mode=KVQuantMode.NONE,
         content_bytes=caches.index_dim * caches.element_bytes,
         backend=MINIMAX_M3_SPARSE_INDEXER.name,
-        indexes_kv_by_block_stride=MINIMAX_M3_SPARSE_INDEXER.indexes_kv_by_block_stride,
+        indexes_kv_by_block_stride=minimax_m3_block_stride(MINIMAX_M3_SPARSE_INDEXER, spec_has_block_stride),
     )
+
+
+def minimax_m3_block_stride(backend: AttentionBackend, spec_has_block_stride: bool) -> bool:
+    """A MiniMax-M3 cache's ``indexes_kv_by_block_stride``. Where the release's spec carries the
+    field (0.27.1, 0.28.0) the runner sets it from the backend, and MiniMax-M3's backends answer
+    ``False`` (their stride order raises ``NotImplementedError`` with the layers dimension): a
+    dense layer's FLASH_ATTN spec then differs from a sparse layer's main spec, two buckets
+    (recorded under ``--pipeline-parallel-size 2``). Later releases have no such field: the
+    main spec equals a dense layer's (``True`` here, as every non-MLA attention spec that may pad)."""
+    return backend.indexes_kv_by_block_stride if spec_has_block_stride else True
 
 
 #: the KV cache dtypes whose MiniMax-M3 sparse-layer page is the plain one, checked against vLLM
@@ -288,6 +315,7 @@ def minimax_m3_sparse_spec(
     head_dim: int,
     block_size: int,
     custom: CustomKVCacheDtype | None,
+    spec_has_block_stride: bool = True,
 ) -> AttentionSpec:
     """A MiniMax-M3 sparse layer's main K/V cache (``MiniMaxM3SparseAttention.get_kv_cache_spec``):
     a ``FullAttentionSpec`` of ``heads`` K and V heads of ``head_dim`` in the cache dtype's torch
@@ -317,5 +345,5 @@ def minimax_m3_sparse_spec(
         quant_mode=quant,
         content_bytes=2 * head_dim * dtype_bytes(torch_dtype),
         backend=MINIMAX_M3_SPARSE.name,
-        indexes_kv_by_block_stride=MINIMAX_M3_SPARSE.indexes_kv_by_block_stride,
+        indexes_kv_by_block_stride=minimax_m3_block_stride(MINIMAX_M3_SPARSE, spec_has_block_stride),
     )
