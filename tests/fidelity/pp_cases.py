@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -47,3 +48,56 @@ def case(architecture: str, single: bool = False) -> H.Case:
 
 def record_path(version: str, single: bool = False) -> Path:
     return (SINGLE_DATA if single else DATA) / f"vllm-{version}.json"
+
+
+#: MiniMax-M3 under pipeline parallelism beyond the tiny config's PP 2 case (``record_pp.py PYTHON
+#: --minimax``, into ``data/pipeline/minimax-m3/vllm-X.json``, ``frontier_cases`` case form, on an
+#: H100): more stages (a stage that starts at a sparse layer takes its indexer's 128-token block
+#: before 0.31), ``--block-size 128`` (one block everywhere), fp8, TP, auto-fit, and the published
+#: MiniMax-M3-MXFP8 config (3 dense layers, then 57 sparse ones)
+MINIMAX_DATA = DATA / "minimax-m3"
+MINIMAX_GPU = "H100"
+_TINY = "arch:MiniMaxM3SparseForCausalLM"
+_PUBLISHED = "newest:MiniMaxAI--MiniMax-M3-MXFP8"
+_TINY_BASE = ("--kv-cache-memory-bytes", "2000000000", "--max-num-batched-tokens", "4096")
+_PUBLISHED_BASE = ("--max-model-len", "32768", "--kv-cache-memory-bytes", "8000000000")
+MINIMAX_FLAGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (_TINY, ("-pp", "3")),
+    (_TINY, ("-pp", "4")),
+    (_TINY, ("-pp", "2", "--block-size", "128")),
+    (_TINY, ("-pp", "2", "--kv-cache-dtype", "fp8")),
+    (_TINY, ("-pp", "2", "-tp", "2")),
+    (_TINY, ("-pp", "2", "--max-model-len", "-1")),
+    (_TINY, ("-pp", "2", "--no-enable-prefix-caching")),
+    (_PUBLISHED, ("-pp", "2")),
+    (_PUBLISHED, ("-pp", "4", "-tp", "2")),
+    (_PUBLISHED, ("-pp", "8")),
+    (_PUBLISHED, ("-pp", "2", "--kv-cache-dtype", "fp8")),
+    (_PUBLISHED, ("-pp", "2", "--block-size", "128")),
+)
+
+
+def minimax_cases() -> list[dict[str, Any]]:
+    """The MiniMax-M3 PP cases: ``{id, model, files, argv, gpu}``."""
+    out = []
+    for i, (model, flags) in enumerate(MINIMAX_FLAGS):
+        base = _TINY_BASE if model == _TINY else _PUBLISHED_BASE
+        out.append(
+            {
+                "id": f"{MINIMAX_GPU}|{model.split(':', 1)[1]}#{i}",
+                "model": model,
+                "files": None,
+                "argv": [*base, *flags],
+                "gpu": MINIMAX_GPU,
+            }
+        )
+    return out
+
+
+def minimax_recorded(version: str) -> dict[str, dict[str, Any]]:
+    """case id -> vLLM's answer, of ``data/pipeline/minimax-m3/vllm-<version>.json`` (empty if absent)."""
+    path = MINIMAX_DATA / f"vllm-{version}.json"
+    if not path.exists():
+        return {}
+    data: dict[str, dict[str, Any]] = json.loads(path.read_text())["cases"]
+    return data

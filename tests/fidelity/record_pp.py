@@ -7,6 +7,8 @@ Runs ``src/dryboot/boot/engine_start.py`` in that environment over every tiny co
 ``data/pipeline/vllm-<release>.json`` (other architectures' records are kept); prints, per
 architecture, vLLM's answer. Nothing recorded comes from dryboot. ``--single`` records the same
 cases on one stage (no ``--pipeline-parallel-size``) into ``data/single-stage/vllm-<release>.json``.
+``--minimax`` records MiniMax-M3's further PP cases (``pp_cases.minimax_cases``) into
+``data/pipeline/minimax-m3/vllm-<release>.json``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ import test_architectures as T
 
 def main() -> int:
     python, rest = sys.argv[1], sys.argv[2:]
+    if "--minimax" in rest:
+        # MiniMax-M3's extra PP cases, as the frontier cases are recorded (one GPU)
+        import record_frontier as R
+
+        R.record(python, [P.MINIMAX_GPU], P.minimax_cases(), P.MINIMAX_DATA)
+        return 0
     single = "--single" in rest
     only = set(rest) - {"--single"}
     archs = [a for a in T.tiny_configs() if not only or a in only]

@@ -195,6 +195,11 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("0.27.1", "RTX 3090", "Phi3ForCausalLM#18"): _INT4_0271,
     ("0.27.1", "RTX 4090", "Gemma3ForCausalLM#7"): _INT4_0271,
     ("0.27.1", "RTX 4090", "Phi3ForCausalLM#18"): _INT4_0271,
+    **{
+        ("0.27.1", g, c): _INT4_0271
+        for g in ("A100-80GB", "RTX 5090")
+        for c in ("Gemma3ForCausalLM#7", "Phi3ForCausalLM#18")
+    },
 }
 
 

@@ -83,3 +83,22 @@ def test_refusals() -> None:
         M.read_layers({**text, "sparse_attention_config": {"sparse_attention_freq": [0, 1]}})
     with pytest.raises(InputError):
         M.read_layers({**text, "sparse_attention_config": {"sparse_attention_freq": "all", "sparse_index_dim": 128}})
+
+
+def test_default_block_on_028_fails_in_vllms_words() -> None:
+    """vLLM 0.28.0 keeps block 16 (the dense first layer's backend), logs the KV cache size, then
+    its worker finds no kernel block of 16 for the 128-token MiniMax-M3 backends and raises
+    ``ValueError("No common block size for 16. ")`` (``v1/worker/utils.py``
+    ``select_common_block_size``): the plan says so with vLLM's words; at ``--block-size 128``
+    every invariant holds."""
+    from dryboot.planner.plan import plan
+    from dryboot.vllm.engine_args import EngineArgs
+
+    model = geometry_from_config(CONFIG, "config.json")
+    args = EngineArgs(
+        vllm_version="0.28.0", max_model_len=32768, kv_cache_memory_bytes=8_000_000_000, tensor_parallel_size=8
+    )
+    [bad] = [i for i in plan(model, args).invariants if not i.ok]
+    assert bad.name == "kernel-block-size" and bad.detail.startswith("No common block size for 16: "), bad
+    assert "ValueError at engine start" in bad.consequence
+    assert all(i.ok for i in plan(model, args.evolve(block_size=128)).invariants)

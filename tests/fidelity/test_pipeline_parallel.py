@@ -35,11 +35,6 @@ def _record(version: str, single: bool = False) -> dict[str, Any]:
 
 #: (release, architecture) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
-    **{
-        (v, a): "dryboot refuses by name: MiniMax-M3's KV cache groups per pipeline stage are not modelled"
-        for v in ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
-        for a in ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration")
-    },
     (
         "0.27.1",
         "VaultGemmaForCausalLM",
@@ -179,3 +174,34 @@ def test_pp_switch_is_needed(version: str, switch: str, architecture: str, monke
         assert not H.compare(_record(version)["cases"][architecture], got)["agree"], got
     finally:
         versions.rules_for.cache_clear()
+
+
+MINIMAX_RELEASES = sorted(p.stem.removeprefix("vllm-") for p in P.MINIMAX_DATA.glob("vllm-*.json"))
+
+
+@pytest.mark.parametrize("version", MINIMAX_RELEASES)
+def test_minimax_m3_pipeline_stages_agree(version: str) -> None:
+    """MiniMax-M3 under 2 to 8 stages (``pp_cases.minimax_cases``): before 0.31 a stage that starts
+    at a sparse layer takes its indexer's 128-token block while stage 0 keeps 16, so the engine
+    unifies the merged specs' pages and buckets them (three kinds on 0.27.1/0.28.0, two after);
+    from 0.31 one uniform-type group. Every recorded case agrees."""
+    from test_frontier import problems
+
+    rec = P.minimax_recorded(version)
+    assert {c["id"] for c in P.minimax_cases()} <= set(rec), "record_pp.py --minimax records every case"
+    n, wrong = problems(version, P.minimax_cases(), rec)
+    assert n == len(P.MINIMAX_FLAGS) and not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
+def test_minimax_m3_mixed_stage_blocks_refused_where_unverified(version: str) -> None:
+    """Four stages of the tiny config put a dense layer alone on stage 0 (block 16, the others
+    128): on 0.31/0.32 the grouping then turns on a spec field no environment here checks, so
+    dryboot refuses by name (one line); two stages (every stage at 128) are planned."""
+    case = next(c for c in P.minimax_cases() if c["argv"][-2:] == ["-pp", "4"])
+    tiny = H.Case(id="pp4", family="pp", model=str(T.DATA / "MiniMaxM3SparseForCausalLM.json"), argv=case["argv"])
+    got = H.run_dryboot(tiny, version)
+    assert got["refused"] and "its pipeline stages take blocks [16, 128]" in got["error"], got
+    assert got["error"].count("\n") == 0
+    two = H.run_dryboot(P.case("MiniMaxM3SparseForCausalLM"), version)
+    assert not two.get("refused") and two.get("tokens"), two

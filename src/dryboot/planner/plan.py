@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
 from dryboot.planner.policies.promotion import unify_layer_set_with_policy
-from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, AttentionBackend
+from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, MINIMAX_M3_SPARSE_INDEXER, AttentionBackend
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
@@ -442,6 +442,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     # MLA model's first layer is usually its indexer's key cache)
     first = next((k for k in model.layer_kinds if k is not LayerKind.NONE), None)
     phase1 = DEEPSEEK_V32_INDEXER if first is LayerKind.MLA_INDEXER else cfg.backend
+    if first is LayerKind.MM3_INDEXER:
+        # a MiniMax-M3 sparse layer's indexer cache registers first (a pipeline stage that
+        # starts at a sparse layer): its backend addresses 128-token pages only
+        phase1 = MINIMAX_M3_SPARSE_INDEXER
     if LayerKind.MM3_INDEXER in model.kinds and cfg.rules.block_size_log_backends:
         # 0.31+: a block every backend addresses (MiniMax-M3's own backends take 128-token pages;
         # checked against vLLM 0.33.0 for this model only); 0.28.0 keeps the first layer's preference
@@ -519,6 +523,7 @@ def _pipeline_stages(
             )
     pairs: list[tuple[str, LayerSpec]] = []
     stages: list[frozenset[str]] = []
+    blocks: list[int] = []
     first: tuple[int, BlockSizeDecision | None] | None = None
     for s, layers_of_stage in enumerate(ranges):
         kinds = tuple(
@@ -530,6 +535,7 @@ def _pipeline_stages(
         stage_cfg = replace(cfg, model=replace(model, layer_kinds=kinds), drafter=drafter)
         stage_log: list[str] = []
         block, decision = _block_sizes(stage_cfg, align, stage_log)
+        blocks.append(block)
         stage_layers, _ = _kv_cache_specs(stage_cfg, block, decision, mamba)
         if first is None:
             first = (block, decision)
@@ -537,6 +543,16 @@ def _pipeline_stages(
         pairs.extend(stage_layers.pairs())
         stages.append(frozenset(stage_layers.order))
     assert first is not None
+    if len(set(blocks)) > 1 and cfg.rules.kernel_block_stride_alignment is None and LayerKind.MM3_SPARSE in model.kinds:
+        # which buckets the merged specs fall into turns on a field of the backends' specs that
+        # 0.33 has (block_stride_alignment) and 0.30 lacks; not checked on this release
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"{model.architecture}: its pipeline stages take blocks {sorted(set(blocks))}; how vLLM "
+            f"{cfg.rules.version} groups a sparse layer's main cache with a dense layer's then is not verified "
+            "(checked on 0.27.1-0.30.0 and 0.33.0)",
+        )
     return first[0], first[1], LayerSet.from_pairs(pairs), stages
 
 

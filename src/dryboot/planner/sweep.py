@@ -13,7 +13,7 @@ Failure kinds (:data:`KINDS`):
 
 * ``kernel-block`` - an attention layer's block is not addressable by its backend
   (the plan's ``kernel-block-size`` invariant: ``supports_block_size`` per layer);
-  an illegal memory access at run time.
+  vLLM's worker raises "No common block size for N" at engine start.
 * ``scheduler`` - the scheduler LCM / hash-block invariants (``scheduler-block``,
   ``prefix-match-unit``); an error at engine start.
 * ``unify-error`` - vLLM's ``NotImplementedError`` from page unification

@@ -195,10 +195,12 @@ DEEPSEEK_V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64)
 
 #: MiniMax-M3's own backends (``vllm/models/minimax_m3/common/sparse_attention.py``
 #: ``MiniMaxM3SparseBackend``, ``common/indexer.py`` ``MiniMaxM3IndexerBackend``): fixed by the
-#: sparse layers (not selected), 128-token kernel pages (one sparse block per page), num-blocks-first
-#: layouts. The sparse layers' main cache is the same ``FullAttentionSpec`` as a dense layer's.
-MINIMAX_M3_SPARSE = AttentionBackend("MINIMAX_M3_SPARSE", (KernelBlock(128),), True)
-MINIMAX_M3_SPARSE_INDEXER = AttentionBackend("MINIMAX_M3_SPARSE_INDEXER", (KernelBlock(128),), True, is_mla=True)
+#: sparse layers (not selected), 128-token kernel pages (one sparse block per page). Their
+#: ``get_kv_cache_stride_order`` raises ``NotImplementedError`` with the layers dimension, so
+#: ``indexes_kv_by_block_stride()`` is False (0.27.1, 0.28.0): there the sparse layers' main
+#: ``FullAttentionSpec`` differs from a dense layer's (:func:`~dryboot.vllm.kv_cache_spec.minimax_m3_block_stride`).
+MINIMAX_M3_SPARSE = AttentionBackend("MINIMAX_M3_SPARSE", (KernelBlock(128),), False)
+MINIMAX_M3_SPARSE_INDEXER = AttentionBackend("MINIMAX_M3_SPARSE_INDEXER", (KernelBlock(128),), False, is_mla=True)
 
 #: Bytes per token of the sparse MLA cache FlashMLA stores for an fp8 ``--kv-cache-dtype``
 #: (``fp8_ds_mla``: 512 fp8 latent bytes, 4 fp32 scales, 64 bfloat16 RoPE values;

@@ -117,12 +117,14 @@ def check_invariants(
     if hash_error is not None:
         out.append(Invariant("prefix-match-unit", False, hash_error, "ValueError at engine start"))
     bad: list[str] = []
+    first_bad: int | None = None
     for spec, names in zip(table.unified.specs, table.unified.names, strict=True):
         name, count = names[0], len(names)
         if not isinstance(spec, AttentionSpec):
             continue
         be = backends[spec.backend]
         if not be.supports_block_size(spec.block_size):
+            first_bad = spec.block_size if first_bad is None else first_bad
             more = f" (and {count - 1} more layers)" if count > 1 else ""
             bad.append(
                 f"{name}{more}: block {spec.block_size} is not a multiple of "
@@ -132,10 +134,18 @@ def check_invariants(
         Invariant(
             "kernel-block-size",
             not bad,
+            # vLLM's words: prepare_kernel_block_sizes -> select_common_block_size
+            # (v1/worker/utils.py, every release 0.27.1-0.33.0) when the worker initializes its KV
+            # cache, after the engine core logged the KV cache size
             "every attention block is addressable by its backend's kernel"
             if not bad
-            else "; ".join(bad[:3]) + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
-            "" if not bad else "illegal memory access at run time (not a boot error)",
+            else f"No common block size for {first_bad}: "
+            + "; ".join(bad[:3])
+            + (f" (+{len(bad) - 3} more)" if len(bad) > 3 else ""),
+            ""
+            if not bad
+            else "ValueError at engine start (the worker's select_common_block_size, after the KV "
+            "cache size is logged)",
         )
     )
     return out

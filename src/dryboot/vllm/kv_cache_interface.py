@@ -155,6 +155,8 @@ class AttentionSpec:
         (``attention_chunk_size`` tokens) or ``MLA``.
     :param backend: the attention backend name serving the layer (for kernel checks).
     :param indexes_kv_by_block_stride: the backend may read a padded page.
+    :param block_stride_alignment: vLLM 0.33's ``block_stride_alignment`` as a kernel block in
+        tokens (its ``MultipleOf(n)``), or ``None``; compared as vLLM's spec equality compares it.
     """
 
     layer_kind: LayerKind
@@ -173,6 +175,7 @@ class AttentionSpec:
     page_size_padded: int | None = None
     compress_ratio: int = 1
     alignment: int | None = None
+    block_stride_alignment: int | None = None
 
     @property
     def natural_page_size_bytes(self) -> int:

@@ -6,6 +6,7 @@ own ``get_kv_cache_spec``, the backends' ``customize_spec``): one spec per disti
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import (
@@ -64,7 +65,10 @@ def attention_spec(
     model_dtype: str,
     backend: AttentionBackend,
     block_size: int,
+    rules: VersionRules | None = None,
 ) -> AttentionSpec:
+    """One attention layer's spec (``rules``: the release's, for MiniMax-M3's caches, whose
+    spec fields differ by release: :func:`minimax_m3_spec_fields`)."""
     geo = model.attention(kind)
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
     if kind is LayerKind.MLA_INDEXER:
@@ -72,10 +76,16 @@ def attention_spec(
     if kind is LayerKind.MM3_INDEXER:
         mm3 = extra_of(model, MiniMaxM3Caches)
         assert mm3 is not None
-        return minimax_m3_indexer_spec(mm3, block_size)
+        return minimax_m3_indexer_spec(mm3, block_size, rules)
     if kind is LayerKind.MM3_SPARSE:
         return minimax_m3_sparse_spec(
-            kv_cache_dtype, model_dtype, heads, geo.head_dim, block_size, args.custom_dtype(kv_cache_dtype)
+            kv_cache_dtype,
+            model_dtype,
+            heads,
+            geo.head_dim,
+            block_size,
+            args.custom_dtype(kv_cache_dtype),
+            rules,
         )
     head_v = 0 if kind in (LayerKind.MLA, LayerKind.HIDDEN_STATE) else geo.head_dim_v
     quant, torch_dtype, content = kv_layout(
@@ -245,14 +255,17 @@ def build_layers(
             )
         else:
             block = sw_block if kind is LayerKind.SLIDING else block_size
-            specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block))
+            specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block, rules))
     return LayerSet(tuple(specs), names, order)
 
 
-def minimax_m3_indexer_spec(caches: MiniMaxM3Caches, block_size: int) -> AttentionSpec:
+def minimax_m3_indexer_spec(
+    caches: MiniMaxM3Caches, block_size: int, rules: VersionRules | None = None
+) -> AttentionSpec:
     """A MiniMax-M3 sparse layer's indexer side cache (``MiniMaxM3IndexerCache.get_kv_cache_spec``):
     an ``MLAAttentionSpec`` of one key-only head of ``index_dim`` elements per token at the cache's
-    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says."""
+    block size, bfloat16 (fp8 with ``indexer_kv_dtype`` fp8) whatever ``--kv-cache-dtype`` says.
+    ``rules``: see :func:`minimax_m3_spec_fields`."""
     dtype = "bfloat16" if caches.element_bytes == 2 else "float8_e4m3fn"
     return AttentionSpec(
         layer_kind=LayerKind.MM3_INDEXER,
@@ -265,8 +278,30 @@ def minimax_m3_indexer_spec(caches: MiniMaxM3Caches, block_size: int) -> Attenti
         quant_mode=KVQuantMode.NONE,
         content_bytes=caches.index_dim * caches.element_bytes,
         backend=MINIMAX_M3_SPARSE_INDEXER.name,
-        indexes_kv_by_block_stride=MINIMAX_M3_SPARSE_INDEXER.indexes_kv_by_block_stride,
+        **minimax_m3_spec_fields(MINIMAX_M3_SPARSE_INDEXER, rules),
     )
+
+
+def minimax_m3_spec_fields(backend: AttentionBackend, rules: VersionRules | None) -> dict[str, Any]:
+    """The fields of a MiniMax-M3 cache's spec that its backend sets, and which decide whether a
+    sparse layer's main spec equals a dense layer's (they only meet in one grouping when pipeline
+    stages take different blocks: recorded on 0.27.1-0.33.0, ``tests/fidelity/data/pipeline/``):
+
+    * 0.27.1, 0.28.0 (``rules.pad_requires_block_stride``): the runner sets
+      ``indexes_kv_by_block_stride`` from the backend, ``False`` for MiniMax-M3's (their stride
+      order raises ``NotImplementedError`` with the layers dimension), ``True`` for FLASH_ATTN:
+      the specs differ.
+    * 0.29, 0.30: no such field; the specs are equal (``True`` here, as every non-MLA attention
+      spec that may pad).
+    * 0.33 (``rules.kernel_block_stride_alignment``): ``customize_attention_spec`` records the
+      backends' fixed 128-token kernel block as ``block_stride_alignment``: the specs differ.
+    """
+    stride = backend.indexes_kv_by_block_stride if rules is None or rules.pad_requires_block_stride else True
+    fixed = [k.size for k in backend.kernel_blocks if not k.multiple_of]
+    aligned = (
+        rules is not None and bool(rules.kernel_block_stride_alignment) and len(fixed) == len(backend.kernel_blocks)
+    )
+    return {"indexes_kv_by_block_stride": stride, "block_stride_alignment": max(fixed) if aligned and fixed else None}
 
 
 #: the KV cache dtypes whose MiniMax-M3 sparse-layer page is the plain one, checked against vLLM
@@ -288,6 +323,7 @@ def minimax_m3_sparse_spec(
     head_dim: int,
     block_size: int,
     custom: CustomKVCacheDtype | None,
+    rules: VersionRules | None = None,
 ) -> AttentionSpec:
     """A MiniMax-M3 sparse layer's main K/V cache (``MiniMaxM3SparseAttention.get_kv_cache_spec``):
     a ``FullAttentionSpec`` of ``heads`` K and V heads of ``head_dim`` in the cache dtype's torch
@@ -317,5 +353,5 @@ def minimax_m3_sparse_spec(
         quant_mode=quant,
         content_bytes=2 * head_dim * dtype_bytes(torch_dtype),
         backend=MINIMAX_M3_SPARSE.name,
-        indexes_kv_by_block_stride=MINIMAX_M3_SPARSE.indexes_kv_by_block_stride,
+        **minimax_m3_spec_fields(MINIMAX_M3_SPARSE, rules),
     )

@@ -26,6 +26,11 @@ class VersionRules:
     :param mamba_default_all: with prefix caching on and no ``--mamba-cache-mode``, the mode
         becomes ``all`` for models supporting mamba prefix caching (0.27.1,
         ``model_executor/models/config.py`` ``MambaModelConfig``); ``align`` from 0.28.0.
+    :param kernel_block_stride_alignment: a backend whose kernel blocks are all fixed sizes
+        records the largest as the spec's ``block_stride_alignment`` (``MultipleOf(n)``,
+        ``v1/worker/utils.py`` ``customize_attention_spec``; 0.33.0), which spec equality
+        compares: modelled for MiniMax-M3's backends; ``None``: not known for this release
+        (0.31, 0.32: no environment to check), refused where it decides a grouping.
     :param pad_requires_block_stride: ``unify`` pads an attention page only when the backend
         indexes KV by block stride (0.28); from 0.29 any non-MLA attention may pad.
     :param reserve_null_block: the memory check and auto-fit plan against the budget minus one
@@ -192,6 +197,7 @@ class VersionRules:
     hybrid_prefix_caching_default: bool = True
     mamba_default_all: bool = False
     pad_requires_block_stride: bool = True
+    kernel_block_stride_alignment: bool | None = False
     reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
     mm_prefix_composites: bool = False
@@ -386,6 +392,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
+    kernel_block_stride_alignment=None,
     unverified_architectures=_REMOVED_IN_029
     | _MUSE_GLIMMER
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
@@ -411,6 +418,7 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
+    kernel_block_stride_alignment=True,
     modelopt_mixed_nested=True,
     # Mellum and MiMo-V2-Flash: the release's own engine start recorded
     # (tests/fidelity/data/release-architectures/vllm-0.33.0.json)

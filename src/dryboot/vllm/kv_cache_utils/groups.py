@@ -145,6 +145,7 @@ def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
         spec.indexes_kv_by_block_stride,
         spec.sliding_window,
         spec.attention_chunk_size,
+        spec.block_stride_alignment,
     )
 
 

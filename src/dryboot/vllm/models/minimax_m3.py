@@ -34,6 +34,18 @@ the KV cache size, then its worker finds no kernel block of 16 that the 128-toke
 backends address (``v1/worker/utils.py`` ``select_common_block_size``: "No common block size for
 16"), which dryboot's ``kernel-block-size`` invariant reports. ``MiniMaxM3MTP`` (the drafter) is
 not modelled.
+
+Pipeline parallelism (recorded on 0.27.1, 0.28.0, 0.30.0 and 0.33.0,
+``tests/fidelity/data/pipeline/``): each stage's worker picks its block from its own first
+attention layer (``update_block_size_for_backend``). Before 0.31 a stage that starts at a sparse
+layer starts with its indexer cache, whose backend addresses only 128-token pages: that stage's
+specs are at block 128 while stage 0's (a dense first layer) are at 16. The engine merges every
+stage's specs (``get_kv_cache_configs``): two block sizes are no uniform type, so the hybrid path
+scales every page to the largest (main caches at 128 tokens, indexer caches at 512) and buckets
+equal specs. On 0.27.1 and 0.28.0 a sparse layer's main spec is not a dense layer's (the runner
+sets ``indexes_kv_by_block_stride`` from the backend: ``False`` for MiniMax-M3's, ``True`` for
+FLASH_ATTN), three buckets; 0.29+ specs have no such field, two buckets. From 0.31 every stage
+takes the block all backends address, 128: one uniform-type group, as on one stage.
 """
 
 from __future__ import annotations
@@ -186,9 +198,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             index_dim=layers.index_dim or 1,
             topk_blocks=layers.topk_blocks or 16,
         ),
-        # recorded under --pipeline-parallel-size 2 (tests/fidelity/data/pipeline/): 0.27.1-0.30.0
-        # group a stage's caches otherwise than one stage does; not modelled
-        pp_refusal="MiniMax-M3's KV cache groups per pipeline stage are not modelled",
     )
 
 
