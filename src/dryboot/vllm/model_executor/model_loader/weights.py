@@ -1039,6 +1039,11 @@ def _guarded(*args: Any) -> RankWeights:
         raise InputError(
             "config.json", None, f"a field has an unexpected type or value ({type(e).__name__}: {e})"[:200]
         ) from None
+    figures = [w.param_bytes, w.allocated_bytes, *w.by_kind.values()]
+    if any(type(v) is not int or v < 0 for v in figures):
+        # a float or negative size read without a check by a family's walk (the hostile-config
+        # property test's Zamba2 intermediate_size -1.0): no byte count vLLM would build
+        raise InputError("config.json", None, "a size field is not a non-negative whole number")
     if w.param_bytes == 0:
         # vLLM builds zero-width layers for a zero size (a family module's walk reads hidden_size
         # as any other size); no checkpoint is such a model

@@ -55,7 +55,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError("config.json", "layers_block_type", "a list of layer kinds is needed")
     tp = par.tp
     h, nq = W._int(config, "hidden_size"), W._int(config, "num_attention_heads")
-    inter = config.get("intermediate_size") or 4 * h
+    # Zamba2Config: intermediate_size None (or left out) means 4 x hidden_size
+    inter = W._int(config, "intermediate_size") if config.get("intermediate_size") is not None else 4 * h
     att, hd = 2 * h, 2 * h // nq
     bias = bool(config.get("add_bias_linear"))
     rank = W._int(config, "adapter_rank")
