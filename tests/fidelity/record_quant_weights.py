@@ -63,10 +63,13 @@ import os  # noqa: E402
 
 QUANT_CONFIGS = DATA / "quant-configs"
 RECORDED_NAME = "quant-recorded-{version}.json"
-if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe", "humming", "mxfp8"):  # quant_cases_<set>.py
+if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe", "humming", "mxfp8", "dsv4"):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _set.GPUS, _set.TPS, _set.CONFIGS, _set.RECORDED_NAME
+    EXTRA_ARGV: tuple[str, ...] = getattr(_set, "EXTRA_ARGV", ())
+else:
+    EXTRA_ARGV = ()
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -206,6 +209,21 @@ def dump_experts(model: Any) -> None:
             return
 
 
+def _yarn_ramp_on_cpu(torch: Any) -> None:
+    """DeepSeek-V4's YaRN rope builds its ramp mask on the default (meta) device, where
+    ``torch.clamp`` with Python bounds mixes devices: the mask is computed on the CPU and moved to
+    the meta device (a value, not a held tensor: the sizes counted are unchanged)."""
+    import vllm.model_executor.layers.rotary_embedding.deepseek_scaling_rope as dsr
+
+    real = dsr.yarn_linear_ramp_mask
+
+    def on_cpu(*args: Any, **kwargs: Any) -> Any:
+        with torch.device("cpu"):
+            return real(*args, **kwargs).to("meta")
+
+    dsr.yarn_linear_ramp_mask = on_cpu
+
+
 def main() -> int:
     if os.environ.get("DRYBOOT_HUMMING_PATH"):  # the unpacked humming-kernels wheel (quant_fakes.py)
         sys.path.insert(0, os.environ["DRYBOOT_HUMMING_PATH"])
@@ -220,6 +238,9 @@ def main() -> int:
     humming = importlib.import_module("humming").__version__ if qf.humming_stand_ins() else None
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+    if os.environ.get("RECORD_SET") == "dsv4":
+        _yarn_ramp_on_cpu(torch)
 
     V = es.V
     only = set(sys.argv[1:])
@@ -264,7 +285,7 @@ def main() -> int:
                 model = None
                 before = qf.live_meta_storages()
                 try:
-                    args = es._parse(str(mdir), ["--max-model-len", "4096", *argv])
+                    args = es._parse(str(mdir), ["--max-model-len", "4096", *argv, *EXTRA_ARGV])
                     cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
                         usage_context=V.UsageContext.OPENAI_API_SERVER
                     )
