@@ -20,7 +20,7 @@ Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restric
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
-ends so), ``RECORD_SET`` picks another case set (``extra``,
+ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``: ``quant_cases_<set>.py``), ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
 where a CUDA install does; each row records the package's version as ``humming``).
@@ -186,7 +186,7 @@ def dump_experts(model: Any) -> None:
     want = os.environ.get("RECORD_DUMP", "1")
     for name, m in model.named_modules():
         moe = hasattr(m, "w13_weight") or hasattr(m, "w13_qweight") or hasattr(m, "w13_weight_packed")
-        if (want == "1" and moe) or (want != "1" and name.endswith(want)):
+        if want == "all" or (want == "1" and moe) or (want != "1" and name.endswith(want)):
             seen = [("", m)]
             qm = getattr(m, "quant_method", None)
             for attr, obj in (("quant_method", qm), ("scheme", getattr(m, "scheme", None))):
@@ -206,7 +206,8 @@ def dump_experts(model: Any) -> None:
                     if isinstance(v, torch.Tensor):
                         nb = v.untyped_storage().nbytes()
                         sys.stderr.write(f"DUMP {name}.{pre}{k} {tuple(v.shape)} {v.dtype} storage {nb}\n")
-            return
+            if want != "all":
+                return
 
 
 def _yarn_ramp_on_cpu(torch: Any) -> None:
