@@ -21,4 +21,4 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
 )
 TPS = (1, 2)
 #: vLLM builds DeepSeek-V4 only with an fp8 KV cache (deepseek_v4/attention.py)
-EXTRA_ARGV = ("--kv-cache-dtype", "fp8", "--kernel-config", "{\"enable_jit_warmup\": false}")
+EXTRA_ARGV = ("--kv-cache-dtype", "fp8", "--kernel-config", '{"enable_jit_warmup": false}')
