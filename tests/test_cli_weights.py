@@ -60,8 +60,8 @@ def test_unmodelled_architecture_is_stated_not_guessed() -> None:
     r = dryboot("plan", "--model", str(cfg), "--kv-cache-memory-bytes", "10G", "--kv-cache-dtype", "fp8")
     text = " ".join(r.stdout.split())
     assert (
-        "Weights: not given (config.json: architectures: weights of DeepseekV4ForCausalLM are not modelled: its FP4"
-        in text
+        "Weights: not given (config.json: architectures: weights of DeepseekV4ForCausalLM are not modelled: its"
+        " hyper-connection" in text
     )
 
 

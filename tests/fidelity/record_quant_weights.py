@@ -20,7 +20,7 @@ Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restric
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
-ends so), ``RECORD_SET`` picks another case set (``extra``,
+ends so; ``RECORD_DUMP=all``: every module), ``RECORD_SET`` picks another case set (``extra``,
 ``modelopt``, ``moe``, ``humming``, ``mxfp8``: ``quant_cases_<set>.py``), ``DRYBOOT_HUMMING_PATH`` a folder
 holding the unpacked ``humming-kernels`` wheel (put on ``sys.path``: vLLM 0.33 then picks Humming
 where a CUDA install does; each row records the package's version as ``humming``).
@@ -63,10 +63,13 @@ import os  # noqa: E402
 
 QUANT_CONFIGS = DATA / "quant-configs"
 RECORDED_NAME = "quant-recorded-{version}.json"
-if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe", "humming", "mxfp8"):  # quant_cases_<set>.py
+if os.environ.get("RECORD_SET") in ("extra", "modelopt", "moe", "humming", "mxfp8", "dsv4"):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _set.GPUS, _set.TPS, _set.CONFIGS, _set.RECORDED_NAME
+    EXTRA_ARGV: tuple[str, ...] = getattr(_set, "EXTRA_ARGV", ())
+else:
+    EXTRA_ARGV = ()
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -183,7 +186,7 @@ def dump_experts(model: Any) -> None:
     want = os.environ.get("RECORD_DUMP", "1")
     for name, m in model.named_modules():
         moe = hasattr(m, "w13_weight") or hasattr(m, "w13_qweight") or hasattr(m, "w13_weight_packed")
-        if (want == "1" and moe) or (want != "1" and name.endswith(want)):
+        if want == "all" or (want == "1" and moe) or (want != "1" and name.endswith(want)):
             seen = [("", m)]
             qm = getattr(m, "quant_method", None)
             for attr, obj in (("quant_method", qm), ("scheme", getattr(m, "scheme", None))):
@@ -203,7 +206,23 @@ def dump_experts(model: Any) -> None:
                     if isinstance(v, torch.Tensor):
                         nb = v.untyped_storage().nbytes()
                         sys.stderr.write(f"DUMP {name}.{pre}{k} {tuple(v.shape)} {v.dtype} storage {nb}\n")
-            return
+            if want != "all":
+                return
+
+
+def _yarn_ramp_on_cpu(torch: Any) -> None:
+    """DeepSeek-V4's YaRN rope builds its ramp mask on the default (meta) device, where
+    ``torch.clamp`` with Python bounds mixes devices: the mask is computed on the CPU and moved to
+    the meta device (a value, not a held tensor: the sizes counted are unchanged)."""
+    import vllm.model_executor.layers.rotary_embedding.deepseek_scaling_rope as dsr
+
+    real = dsr.yarn_linear_ramp_mask
+
+    def on_cpu(*args: Any, **kwargs: Any) -> Any:
+        with torch.device("cpu"):
+            return real(*args, **kwargs).to("meta")
+
+    dsr.yarn_linear_ramp_mask = on_cpu
 
 
 def main() -> int:
@@ -220,6 +239,9 @@ def main() -> int:
     humming = importlib.import_module("humming").__version__ if qf.humming_stand_ins() else None
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+    if os.environ.get("RECORD_SET") == "dsv4":
+        _yarn_ramp_on_cpu(torch)
 
     V = es.V
     only = set(sys.argv[1:])
@@ -264,7 +286,7 @@ def main() -> int:
                 model = None
                 before = qf.live_meta_storages()
                 try:
-                    args = es._parse(str(mdir), ["--max-model-len", "4096", *argv])
+                    args = es._parse(str(mdir), ["--max-model-len", "4096", *argv, *EXTRA_ARGV])
                     cfg = V.AsyncEngineArgs.from_cli_args(args).create_engine_config(
                         usage_context=V.UsageContext.OPENAI_API_SERVER
                     )
