@@ -90,6 +90,9 @@ def test_corpus_size() -> None:
             "Qwen--Qwen3.5-35B-A3B+CT-W4A16-g32",
             "Qwen--Qwen3-Next-80B-A3B-Thinking+CT-W4A16-g32",
         } <= exact.get(version, set()), version
+    # AutoRound's wrapper names (model.language_model.*) in extra_config / block_name_to_quantize
+    for version in ("0.27.1", "0.30.0", "0.33.0"):
+        assert "Qwen--Qwen3.6-35B-A3B+AutoRound-W4A16" in exact.get(version, set()), version
     for version in ("0.28.0", "0.33.0"):
         assert {
             "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic",
