@@ -4,7 +4,8 @@ The third set of quantized cases (``quant_cases_moe.py``): ``data/weights/
 quant-recorded-moe-<version>.json`` holds vLLM's own figures, recorded as the other sets
 (``RECORD_SET=moe record_quant_weights.py``: the model built by vLLM's loader on the meta device,
 vLLM's ``process_weights_after_loading`` run, every storage still held counted in 512-byte blocks)
-for the Qwen3-30B-A3B, Mixtral-8x7B and Qwen1.5-MoE-A2.7B (GPTQ) configs of
+for the Qwen3-30B-A3B, Mixtral-8x7B, Qwen1.5-MoE-A2.7B (GPTQ), Qwen3.5-35B-A3B and
+Qwen3-Next-80B-A3B (compressed-tensors W4A16) configs of
 ``data/weights/quant-configs-moe/``: AWQ and AutoRound's AWQ packing (Marlin MoE), GPTQ,
 AutoRound's GPTQ packing and compressed-tensors W4A16 on the releases the other sets left out,
 compressed-tensors W8A8 int8 / fp8 (channel, blocks) and NVFP4 experts.
@@ -84,6 +85,14 @@ def test_corpus_size() -> None:
         assert "Qwen--Qwen3-30B-A3B+CT-W4A16-g32" in exact.get(version, set()), version
         # Qwen2-MoE's GPTQ experts (its router and shared-expert gate unquantized)
         assert "Qwen--Qwen1.5-MoE-A2.7B-Chat-GPTQ-Int4" in exact.get(version, set()), version
+        # the Gated DeltaNet MoE hybrids' W4A16 experts (router and shared-expert gates unquantized)
+        assert {
+            "Qwen--Qwen3.5-35B-A3B+CT-W4A16-g32",
+            "Qwen--Qwen3-Next-80B-A3B-Thinking+CT-W4A16-g32",
+        } <= exact.get(version, set()), version
+    # AutoRound's wrapper names (model.language_model.*) in extra_config / block_name_to_quantize
+    for version in ("0.27.1", "0.30.0", "0.33.0"):
+        assert "Qwen--Qwen3.6-35B-A3B+AutoRound-W4A16" in exact.get(version, set()), version
     for version in ("0.28.0", "0.33.0"):
         assert {
             "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic",
@@ -132,7 +141,8 @@ def test_expert_methods_are_vllms() -> None:
             if method == "AutoGPTQMoEMethod" and tp_of(row) == 2:  # 704 per rank, group 128
                 method = "MoeWNA16Method"  # the fallback dryboot names in its refusal (any SM)
             if row["ok"] and method is not None and "kernels" in row:
-                layers = json.loads((moe.CONFIGS / row["config"] / "config.json").read_text())["num_hidden_layers"]
+                cfg = json.loads((moe.CONFIGS / row["config"] / "config.json").read_text())
+                layers = cfg.get("text_config", cfg)["num_hidden_layers"]
                 assert row["kernels"].get(method) == layers, (row["config"], row["kernels"])
                 checked += 1
     assert checked >= 40
@@ -169,6 +179,18 @@ def test_refusals_name_what_is_missing() -> None:
         ).refused
         or ""
     )
+
+
+def test_gdn_moe_other_formats_stay_refused(tmp_path: Path) -> None:
+    """The Gated DeltaNet MoE hybrids take the W4A16 experts only: an fp8 checkpoint of the same
+    config is still refused by name (its layouts are not recorded)."""
+    cfg = json.loads((moe.CONFIGS / "Qwen--Qwen3-Next-80B-A3B-Thinking+CT-W4A16-g32" / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "fp8", "activation_scheme": "dynamic"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    refused = model_weights(tmp_path, compute_capability=(8, 9), sm_count=128, vllm_version="0.33.0").refused
+    assert "unquantized only" in (refused or ""), refused
+    w4 = moe.CONFIGS / "Qwen--Qwen3-Next-80B-A3B-Thinking+CT-W4A16-g32"
+    assert model_weights(w4, compute_capability=(8, 9), sm_count=128, vllm_version="0.33.0").refused is None
 
 
 def test_plan_rtx4090_awq_moe_prints_weights_and_verdict() -> None:

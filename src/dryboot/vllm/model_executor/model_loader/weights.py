@@ -221,8 +221,10 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: the families whose weight-only integer (GPTQ / AWQ / AutoRound / compressed-tensors W4A16)
 #: MoE experts are checked against vLLM (``quant_cases_moe.py``); Qwen2-MoE's attention and shared
 #: expert too (its router and shared-expert gate are built unquantized), though it is in
-#: :data:`UNQUANTIZED_ONLY` for every other method
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe"}
+#: :data:`UNQUANTIZED_ONLY` for every other method; the Gated DeltaNet MoE hybrids (Qwen3-Next,
+#: Qwen3.5 / 3.6 MoE: their router gate and shared-expert gate built with ``quant_config=None``,
+#: their layers' linear attention and shared expert quantized as the dense hybrids')
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe"}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}

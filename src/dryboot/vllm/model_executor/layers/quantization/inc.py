@@ -54,7 +54,7 @@ def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
             raise InputError(
                 "quantization_config", f"extra_config.{key}", f"a {bits}-bit LM head under a prefix is not modelled"
             )
-        per_layer.append((str(key), scheme))
+        per_layer.append((_text_name(str(key)), scheme))
     backend = str(qc.get("backend", qc.get("vllm_backend", "auto")))
     if backend not in ("auto", "marlin", "gptq:marlin", "awq:marlin"):
         raise InputError("quantization_config", "backend", f"AutoRound backend {backend!r} is not modelled")
@@ -76,5 +76,13 @@ def inc_from_config(qc: Mapping[str, Any]) -> WNA16:
     if blocks:
         if not isinstance(blocks, (str, list)):
             raise InputError("quantization_config", "block_name_to_quantize", "not a string or a list")
-        prefixes = tuple(str(b) for b in (blocks.split(",") if isinstance(blocks, str) else blocks))
+        prefixes = tuple(_text_name(str(b)) for b in (blocks.split(",") if isinstance(blocks, str) else blocks))
     return WNA16("awq" if awq else "gptq", base, per_layer=tuple(per_layer), quantize_prefixes=prefixes)
+
+
+def _text_name(name: str) -> str:
+    """A checkpoint name of a vision-language wrapper's text model (``model.language_model.layers.3``,
+    Qwen3-VL's and Qwen3.5's layout) as the text model's layer is named (``model.layers.3``): vLLM maps
+    ``extra_config`` keys and ``block_name_to_quantize`` through the model's ``hf_to_vllm_mapper``."""
+    head = "model.language_model."
+    return "model." + name[len(head) :] if name.startswith(head) else name
