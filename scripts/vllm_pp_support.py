@@ -8,7 +8,12 @@ Run with the fidelity venv's python (``scripts/fidelity-env.sh``); it asks vLLM'
 
     /work/venvs/vllm-0.28.0/bin/python scripts/vllm_pp_support.py
 
-Architectures whose class cannot be inspected on CPU are listed under ``"unknown"``.
+Architectures whose class cannot be inspected on CPU are listed under ``"unknown"``. timm (not a
+vLLM dependency, absent from the venv) on ``PYTHONPATH`` lets the classes that import it be
+inspected (HCXVisionForCausalLM, KananaVForConditionalGeneration)::
+
+    pip install --no-deps --target /tmp/timm timm
+    PYTHONPATH=/tmp/timm /work/venvs/vllm-0.28.0/bin/python scripts/vllm_pp_support.py
 """
 
 from __future__ import annotations

@@ -6,12 +6,16 @@ table verifies."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from dryboot.vllm.models.registry import architecture_table
 
+TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: wrapper -> why it stays refused although its text model is planned
 KNOWN = {
@@ -156,3 +160,57 @@ def test_funasr_is_refused_for_its_torchaudio_import() -> None:
     for version in ("0.28.0", "0.33.0"):
         row = {r.architecture: r for r in architecture_table(version)}["FunASRForConditionalGeneration"]
         assert row.status == "refused" and "torchaudio" in row.reason
+
+
+def test_hcx_vision_is_planned_where_the_registry_has_it() -> None:
+    """hyperclovax_vision.py is in 0.27.1/0.28.0's registries (planned through its text model) and
+    gone from 0.30.0/0.33.0's (refused as vLLM refuses its hyperclovax_vlm config)."""
+    for version in ("0.27.1", "0.28.0"):
+        row = {r.architecture: r for r in architecture_table(version)}["HCXVisionForCausalLM"]
+        assert row.status == "verified", row.reason
+    for version in ("0.30.0", "0.33.0"):
+        assert "HCXVisionForCausalLM" not in {r.architecture for r in architecture_table(version)}
+
+
+def _hcx_plan(tmp_path: Path, text: dict[str, Any], *flags: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    config = json.loads((TINY / "HCXVisionForCausalLM.json").read_text())
+    config["text_config"] = text
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    res = CliRunner().invoke(cli, ["plan", "--model", str(path), "--kv-cache-memory-bytes", "1G", *flags])
+    return res.exit_code, res.output
+
+
+_TEXT = {"num_hidden_layers": 3, "num_attention_heads": 8, "max_position_embeddings": 4096, "vocab_size": 1024}
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens", "kv_heads"),
+    [
+        ({**_TEXT, "model_type": "llama", "hidden_size": 512, "num_key_value_heads": 2}, 4096, 2),
+        ({**_TEXT, "model_type": "hyperclovax", "hidden_size": 512, "num_key_value_heads": 4}, 4096, 4),
+        # GPT-2 (n_embd and n_head as GPT2Config names them): multi-head attention, n_positions tokens
+        ({"model_type": "gpt2", "n_layer": 3, "n_head": 8, "n_embd": 512, "n_positions": 1024}, 1024, 8),
+    ],
+)
+def test_hcx_vision_reads_its_text_model(tmp_path: Path, text: dict[str, Any], tokens: int, kv_heads: int) -> None:
+    code, out = _hcx_plan(tmp_path, text)
+    assert code == 0, out
+    # 3 layers, K and V, head size 512 / 8 = 64, bfloat16
+    need = tokens * 3 * 2 * kv_heads * 64 * 2
+    assert f"one {tokens:,}-token request needs {need:,} B" in " ".join(out.split()), out
+
+
+def test_hcx_vision_refuses_a_text_model_it_does_not_compose(tmp_path: Path) -> None:
+    code, out = _hcx_plan(tmp_path, {**_TEXT, "model_type": "qwen2", "hidden_size": 512})
+    assert code == 2 and "HCXVisionForCausalLM with a 'qwen2' language model is not modelled" in out, out
+
+
+def test_hcx_vision_tower_heads_must_split(tmp_path: Path) -> None:
+    # the tiny config's SigLIP tower has 4 heads: TP 8 cannot split them (vLLM asserts building it)
+    code, out = _hcx_plan(tmp_path, {**_TEXT, "model_type": "llama", "hidden_size": 512}, "-tp", "8")
+    assert code == 2 and "vision_config.num_attention_heads" in out, out

@@ -222,7 +222,6 @@ REASONS: dict[str, str] = {
     "GlmOcrMTPModel": SPEC_MTP,
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
-    "HCXVisionForCausalLM": TEXT,
     "HYV3MTPModel": SPEC_MTP,
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "IQuestLoopCoderForCausalLM": LOOPED,

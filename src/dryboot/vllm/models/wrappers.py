@@ -144,6 +144,17 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
         "hyperclovax_vision_v2.py",
         {**TEXT_MODELS, "hyperclovax": "HyperCLOVAXForCausalLM", "hyperclovax_vision_v2": "HyperCLOVAXForCausalLM"},
     ),
+    # HCXVisionConfig (vLLM's) builds text_config by its model_type (no default: a checkpoint
+    # gives it); the model class builds whatever text architecture it names
+    # (init_vllm_registered_model), its vision tower CLIP's or SigLIP's
+    "HCXVisionForCausalLM": (
+        "hyperclovax_vision.py",
+        {
+            "llama": "LlamaForCausalLM",
+            "hyperclovax": "HyperCLOVAXForCausalLM",
+            "gpt2": "GPT2LMHeadModel",
+        },
+    ),
     "Mistral3ForConditionalGeneration": text_wrapper("mistral3.py", mistral3="mistral"),
     "LightOnOCRForConditionalGeneration": text_wrapper("lightonocr.py", mistral3="mistral", lighton_ocr="qwen3"),
     "LlavaOnevisionForConditionalGeneration": text_wrapper("llava_onevision.py", llava_onevision="qwen2"),
@@ -644,6 +655,9 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
     if architecture in ("Mistral3ForConditionalGeneration", "LightOnOCRForConditionalGeneration"):
         # the Pixtral vision tower's attention (PixtralVisionConfig: 16 heads)
         return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)
+    if architecture == "HCXVisionForCausalLM":
+        # its CLIP or SigLIP vision tower's attention (CLIPVisionConfig / SiglipVisionConfig: 12 heads)
+        return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 12)),)
     if architecture == "Step3VLForConditionalGeneration":
         # Step3VisionAttention (Step3VisionEncoderConfig: 16 heads)
         return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)

@@ -235,11 +235,29 @@ def text_config_fields(data: dict[str, Any], source: str) -> tuple[str, ConfigFi
 TEXT_MODEL_TYPE_RENAMES: dict[str, tuple[str, str]] = {"exaone4_5": ("exaone4_5_text", "exaone4")}
 
 
+#: top-level ``model_type`` -> the ``text_config`` keys its config class renames (vLLM's
+#: ``HCXVisionConfig.text_config_attribute_map``: GPT-2's names to the common ones, which
+#: ``GPT2Config`` maps back, so a GPT-2 text model answers to both)
+TEXT_KEY_RENAMES: dict[str, dict[str, str]] = {
+    "hyperclovax_vlm": {
+        "n_embd": "hidden_size",
+        "n_positions": "max_position_embeddings",
+        "n_head": "num_attention_heads",
+        "n_layer": "num_hidden_layers",
+    }
+}
+
+
 def renamed_text_model_type(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` with its ``text_config.model_type`` renamed as its config class renames it
-    (:data:`TEXT_MODEL_TYPE_RENAMES`); ``data`` itself when nothing is renamed."""
-    rename = TEXT_MODEL_TYPE_RENAMES.get(str(data.get("model_type")))
+    (:data:`TEXT_MODEL_TYPE_RENAMES`) and its text keys given their common names too
+    (:data:`TEXT_KEY_RENAMES`); ``data`` itself when nothing is renamed."""
     text = data.get("text_config")
+    keys = TEXT_KEY_RENAMES.get(str(data.get("model_type")))
+    if keys is not None and isinstance(text, dict) and any(k in text for k in keys):
+        data = {**data, "text_config": {**text, **{new: text[old] for old, new in keys.items() if old in text}}}
+        text = data["text_config"]
+    rename = TEXT_MODEL_TYPE_RENAMES.get(str(data.get("model_type")))
     if rename is None or not isinstance(text, dict) or text.get("model_type") != rename[0]:
         return data
     return {**data, "text_config": {**text, "model_type": rename[1]}}
