@@ -49,7 +49,9 @@ def _uses_humming(prefix: str, row: dict[str, Any]) -> bool:
     if any(h in k for k in row.get("kernels", {}) for h in HUMMING_KERNELS):
         return True
     moe = prefix == "quant-recorded-moe-" and not any(w in row["config"] for w in ("INT8", "FP8"))
-    return moe and bool(row.get("humming")) and row["capability"] == [9, 0]
+    # a layer vLLM sends to its MoeWNA16 method instead (a group straddling the TP shard) is not Humming
+    wna16 = "MoeWNA16Method" in row.get("kernels", {})
+    return moe and not wna16 and bool(row.get("humming")) and row["capability"] == [9, 0]
 
 
 def _humming_rows() -> list[tuple[Path, str, dict[str, Any]]]:

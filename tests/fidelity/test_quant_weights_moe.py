@@ -44,6 +44,10 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     config = row["config"]
     if version == "0.33.0" and sm >= 100:
         return "counter buffer"
+    if config.endswith("GPTQ-Int4") and tp_of(row) == 2:
+        # 704 per rank, group 128: vLLM's check_moe_marlin_supports_layer sends it to MoeWNA16
+        # before any MoE kernel is chosen, on every GPU
+        return "MoeWNA16"
     if version == "0.33.0" and sm == 90 and not any(k in config for k in ("INT8", "FP8")):
         # 0.33 ranks the Humming kernels ahead of Marlin on SM 9.0: exact where recorded with
         # humming-kernels (test_quant_humming.py); a row recorded without it is not a CUDA
@@ -59,8 +63,6 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "FlashInfer"
     if config.endswith(("W4A16", "W4A16-g32", "GPTQ-Int4")) and sm >= 100:  # symmetric: FlashInfer TRT-LLM first
         return "SM 7.5-9.x"
-    if config.endswith("GPTQ-Int4") and tp_of(row) == 2:  # 704 per rank, group 128: MoeWNA16
-        return "MoeWNA16"
     if config.startswith("zai-org--GLM-4.5"):
         # fp8 after loading is not modelled (plain fp8 is sized as built: vLLM drops the attention's
         # four scale parameters after loading, 4 blocks a layer on SM 8.9 / 9.0, and below SM 8.9

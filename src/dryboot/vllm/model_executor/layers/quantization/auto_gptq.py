@@ -332,6 +332,17 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     s = replace(q, quantize_substrings=None).layer_scheme(name)
     if s is None:
         raise InputError("quantization_config", "extra_config", f"{name}: unquantized experts beside quantized layers")
+    g = s.group_size
+    if q.packing == "gptq" and g in MOE_MARLIN_GROUPS and not h % 128 and not i % 64 and i % max(64, g):
+        # check_moe_marlin_supports_layer, before any MoE kernel is chosen (Humming on 0.33 SM 9.0
+        # too): a group straddling the TP shard sends vLLM to its MoeWNA16 method (recorded:
+        # Qwen1.5-MoE-A2.7B GPTQ at TP 2, intermediate 704, group 128, on SM 8.6-9.0)
+        raise InputError(
+            "quantization_config",
+            "group_size",
+            f"{name}: intermediate {i} per rank is not a multiple of group {g}: vLLM falls back to its "
+            "MoeWNA16 experts, not modelled",
+        )
     if q.humming:
         return humming_wna16_experts_bytes(q, s, e, h, i, act_bytes)
     top = 1000 if q.packing == "awq" else 100
@@ -342,17 +353,7 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
             f"{'AWQ' if q.packing == 'awq' else 'symmetric'} MoE experts are modelled on SM 7.5"
             f"{'+' if top == 1000 else '-9.x'} only (vLLM's Marlin MoE backend)",
         )
-    g = s.group_size
     if g not in MOE_MARLIN_GROUPS or h % 128 or i % max(64, g):
-        if g in MOE_MARLIN_GROUPS and not h % 128 and not i % 64 and q.packing == "gptq":
-            # check_moe_marlin_supports_layer: a group straddling the TP shard sends vLLM to its
-            # MoeWNA16 method (recorded: Qwen1.5-MoE-A2.7B GPTQ at TP 2, intermediate 704, group 128)
-            raise InputError(
-                "quantization_config",
-                "group_size",
-                f"{name}: intermediate {i} per rank is not a multiple of group {g}: vLLM falls back to its "
-                "MoeWNA16 experts, not modelled",
-            )
         raise InputError(
             "quantization_config",
             "group_size",
