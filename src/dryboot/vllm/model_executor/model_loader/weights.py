@@ -992,11 +992,20 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
 }
 
 
+#: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
+#: every modelled architecture: ``recorded-<release>-sweep.json``; 0.27.1 / 0.28.0 by
+#: ``recorded-<release>.json``); 0.29.0, 0.31.0 and 0.32.0 are not checked
+TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+#: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
+#: class of its own (``compose.backend_served``)
+TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.33.0")
+
+
 def release_guard(config: Mapping[str, Any], version: str) -> None:
     """Refuse an architecture that release ``version``'s registry does not list, that it serves
-    through its Transformers modeling backend where 0.28.0 has a model class of its own (the
-    backend builds Transformers' modules: other buffers, no vLLM rotary table), or whose weights
-    on that release are not checked (:data:`RELEASE_UNCHECKED`). Mirrors vLLM's
+    through its Transformers modeling backend on a release whose backend is not checked
+    (:data:`TRANSFORMERS_BACKEND_CHECKED`), or whose weights on that release are not checked
+    (:data:`RELEASE_UNCHECKED`). Mirrors vLLM's
     ``ModelRegistry`` lookup (``registry.py``) per release. Releases without a shipped registry
     table are left to the family's own checks.
 
@@ -1011,15 +1020,20 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
     own = release_registry_file(arch, version)
     if own is None:
         raise InputError("--vllm-version", version, f"vLLM {version}'s registry has no {arch}")
-    if str(registry_file(arch)).startswith("transformers") and version not in ("0.27.1", "0.28.0"):
-        # the backend's modules follow the boot environment's transformers: 0.30.0's and 0.33.0's
-        # add buffers (64 bytes on the tiny Llama-like configs) that 0.28.0's did not
+    if str(registry_file(arch)).startswith("transformers") and version not in TRANSFORMERS_BACKEND_CHECKED:
+        # the backend's modules differ by release: 0.30.0's and 0.33.0's fuse q/k/v and build vLLM's
+        # Attention (its scale buffers), which 0.28.0's did not (the families' backend layouts)
         raise InputError(
             "--vllm-version",
             version,
-            f"{arch} is served by the Transformers modeling backend; its weights are checked on 0.27.1 / 0.28.0 only",
+            f"{arch} is served by the Transformers modeling backend; its weights are checked on "
+            f"{' / '.join(TRANSFORMERS_BACKEND_CHECKED)} only",
         )
-    if own.startswith("transformers") and not str(registry_file(arch)).startswith("transformers"):
+    if (
+        own.startswith("transformers")
+        and not str(registry_file(arch)).startswith("transformers")
+        and version not in TRANSFORMERS_BACKEND_SWEPT
+    ):
         raise InputError(
             "--vllm-version",
             version,
