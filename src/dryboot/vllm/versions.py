@@ -167,6 +167,11 @@ class VersionRules:
     :param transformers_backend_fuses_biased_qkv: the backend fuses q/k/v projections that carry a
         bias too (0.33.0, recorded: StarCoder2); ``False``: those stay three ``q_proj`` / ``k_proj``
         / ``v_proj`` allocations (0.30.0 recorded; 0.31 / 0.32 not checked).
+    :param laguna_ropes_by_layer_type: Laguna's config is transformers' ``LagunaConfig``, which
+        fills an absent ``rope_parameters`` per layer type (``full_attention``: theta 500000,
+        ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
+        builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
+        table over the whole head (0.30.0 recorded).
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
         backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
@@ -246,6 +251,7 @@ class VersionRules:
     hunyuan_transformers_backend: bool = False
     transformers_backend_vllm_attention: bool = False
     transformers_backend_fuses_biased_qkv: bool = False
+    laguna_ropes_by_layer_type: bool = False
     attention_range_scalars: bool = False
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
@@ -431,6 +437,7 @@ _V033 = replace(
     _V032,
     version="0.33.0",
     transformers_backend_fuses_biased_qkv=True,
+    laguna_ropes_by_layer_type=True,
     kernel_block_stride_alignment=True,
     modelopt_mixed_nested=True,
     # Mellum and MiMo-V2-Flash: the release's own engine start recorded

@@ -975,14 +975,10 @@ def checkpoint_rank_weights(
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
 RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "DeepseekV32ForCausalLM": {
-        v: "its deepseek_v32.py builds 32 MiB more buffers on the tiny config" for v in ("0.30.0", "0.33.0")
-    },
     "Exaone4_5_ForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
     "Glm4vForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
     "Glm4vMoeForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
     "GlmOcrForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "LagunaForCausalLM": {"0.33.0": "a larger rotary table"},
     "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
     "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
     "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
@@ -1428,12 +1424,13 @@ def _walk(
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES and not mha else hd
         token_mrope = family in VL_WRAPPERS or bool(config.get(QWEN3_VL_DECODER))
         factor = 1 if token_mrope and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
-        w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
+        rope_b = 4 if deepseek_v32_fp32_rope(config, str(arch), par.vllm_version, rope_dim, ab) else ab
+        w.own("rotary", _rotary_bytes(config, rope_dim, rope_b, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
             indexed = any(has_indexer(config, li) for li in layers)
             if indexed and not config.get("indexer_rope_interleave", False):
                 # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
-                w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+                w.own("rotary", _rotary_bytes(config, rope_dim, rope_b), buffer=True)
             if max_num_batched_tokens is None:
                 raise InputError(
                     "--max-num-batched-tokens",
@@ -1576,6 +1573,23 @@ def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 
     )
     w.module(
         _linear(quant, f"{mlp}.down_proj", i_r, (h,), ab, tp=tp, split="row"), "mlp", ((f"{mlp}.down_proj", "row"),)
+    )
+
+
+def deepseek_v32_fp32_rope(config: Mapping[str, Any], arch: str, version: str, rope_dim: int, ab: int) -> bool:
+    """Whether the rotary tables stay float32: the architecture served by the release's
+    ``vllm/models/deepseek_v32/`` package (0.29+ registry: DeepSeek-V3.2, GLM-5) with a YaRN rope
+    (``DeepseekScalingRotaryEmbedding``), a 16-bit model dtype and a rotary head of 64, 128, 256 or
+    512: the embedding keeps its float32 cache for FlashInfer's rope kernel (``use_flashinfer``),
+    enabled under that package (recorded on 0.30.0 / 0.33.0 with the faked H200 and FlashInfer
+    installed; DeepSeek-V3 with YaRN under ``deepseek_v2.py`` keeps the model dtype)."""
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    kind = str(rope.get("rope_type", rope.get("type", "default"))) if isinstance(rope, Mapping) else "default"
+    return (
+        release_registry_file(arch, version) == "vllm.models.deepseek_v32.py"
+        and kind in ("yarn", "deepseek_yarn")
+        and ab == 2
+        and rope_dim in (64, 128, 256, 512)
     )
 
 
