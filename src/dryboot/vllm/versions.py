@@ -172,6 +172,9 @@ class VersionRules:
         ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
         builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
         table over the whole head (0.30.0 recorded).
+    :param input_norm_towers: wrappers whose vision tower builds the device-side input
+        normalization (``FusedInputNorm``: float32 weight and bias ``[3]``) that Qwen2.5-VL's
+        already has (0.33.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR, EXAONE-4.5).
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
         backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
@@ -252,6 +255,7 @@ class VersionRules:
     transformers_backend_vllm_attention: bool = False
     transformers_backend_fuses_biased_qkv: bool = False
     laguna_ropes_by_layer_type: bool = False
+    input_norm_towers: frozenset[str] = frozenset()
     attention_range_scalars: bool = False
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
@@ -438,6 +442,14 @@ _V033 = replace(
     version="0.33.0",
     transformers_backend_fuses_biased_qkv=True,
     laguna_ropes_by_layer_type=True,
+    input_norm_towers=frozenset(
+        {
+            "Glm4vForConditionalGeneration",
+            "Glm4vMoeForConditionalGeneration",
+            "GlmOcrForConditionalGeneration",
+            "Exaone4_5_ForConditionalGeneration",
+        }
+    ),
     kernel_block_stride_alignment=True,
     modelopt_mixed_nested=True,
     # Mellum and MiMo-V2-Flash: the release's own engine start recorded

@@ -975,10 +975,6 @@ def checkpoint_rank_weights(
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
 RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "Exaone4_5_ForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "Glm4vForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "Glm4vMoeForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "GlmOcrForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
     "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
     "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
     "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},

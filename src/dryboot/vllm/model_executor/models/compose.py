@@ -229,6 +229,21 @@ def text_config(config: Mapping[str, Any]) -> Any:
     return config.get("text_config")
 
 
+#: ``FusedInputNorm`` (``models/vision.py``): the image normalization vLLM moves onto the device
+#: (``mm_device_do_normalize``, on by default for these models) keeps float32 ``weight`` and
+#: ``bias`` buffers of one value per channel of the processor's ``image_mean`` (three); an
+#: identity normalization (mean 0, std 1, no rescale) keeps none: not modelled (Qwen's processors
+#: normalize)
+INPUT_NORM_CHANNELS = 3
+
+
+def add_input_norm(w: W.RankWeights) -> None:
+    """A vision tower's device-side input normalization (``FusedInputNorm``): its weight and bias
+    buffers, float32 ``[3]`` each."""
+    for _ in range(2):
+        w.add("input norm", 4 * INPUT_NORM_CHANNELS, buffer=True)
+
+
 def vision_language(
     text_architecture: str | Family,
     tower: Tower | tuple[tuple[tuple[str, ...], Tower], ...],
@@ -259,7 +274,8 @@ def vision_language(
     ``quantized``: the quantization methods the wrapper's ``tower`` sizes itself (it reads the
     config's ``quantization_config``); the text model then gets the wrapper's ``quantization_config``.
 
-    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`).
+    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`); a release's
+    ``input_norm_towers`` add the tower's input normalization (:func:`add_input_norm`).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -297,6 +313,8 @@ def vision_language(
         if not isinstance(vision, Mapping):
             raise InputError("config.json", "vision_config", f"{arch} needs a vision_config object")
         ab = W.model_dtype_bytes(text, args.dtype)
+        if arch in rules_for(par.vllm_version).input_norm_towers:
+            add_input_norm(weights)
         if not isinstance(tower, tuple):
             return merged(weights, tower(vision, text, par.tp, ab))
         for mods, part in tower:
