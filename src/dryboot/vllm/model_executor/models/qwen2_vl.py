@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import add_input_norm, Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, add_input_norm, vision_language
 
 #: ``Qwen2VLVisionConfig``'s defaults (transformers 5.x)
 QWEN2_VL_VISION: dict[str, Any] = {
