@@ -348,8 +348,8 @@ class Layout:
     partial_rotary_factor``), ``hf`` (the Transformers backend's float32 ``inv_freq`` and
     ``original_inv_freq`` ``[rotary_dim / 2]``; ``hf_rope_by_layer_type``: one such pair per distinct
     entry of ``layer_types``, as OLMo-3's and Mellum's transformers classes build them) or
-    ``None``; ``scalars``: scalar buffers in the model dtype beside the embedding (Gemma's ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers
-    per layer; ``every_stage``: the embedding, final norm and LM head built on every pipeline stage
+    ``None``; ``scalars``: scalar buffers in the model dtype beside the embedding (Gemma's
+    ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers per layer; ``every_stage``: the embedding, final norm and LM head built on every pipeline stage
     (no ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is
     a ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
     MLP of ``shared(config)`` width).
