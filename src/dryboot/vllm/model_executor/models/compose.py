@@ -346,12 +346,13 @@ class Layout:
     ``tie_word_embeddings``; ``head_bias``: the LM head's bias (``[vocab padded / TP]``); ``rope``:
     ``table`` (one ``cos_sin_cache`` in the model dtype, ``rotary_dim = head_dim x
     partial_rotary_factor``), ``hf`` (the Transformers backend's float32 ``inv_freq`` and
-    ``original_inv_freq`` ``[rotary_dim / 2]``; ``hf_rope_by_layer_type``: one such pair per distinct
-    entry of ``layer_types``, as OLMo-3's and Mellum's transformers classes build them) or
+    ``original_inv_freq`` ``[rotary_dim / 2]``; ``hf_rope_by_layer_type``: one such pair per
+    distinct entry of ``layer_types``, as OLMo-3's and Mellum's transformers classes build them) or
     ``None``; ``scalars``: scalar buffers in the model dtype beside the embedding (Gemma's
-    ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers per layer; ``every_stage``: the embedding, final norm and LM head built on every pipeline stage
-    (no ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is
-    a ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
+    ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers per layer;
+    ``every_stage``: the embedding, final norm and LM head built on every pipeline stage (no
+    ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is a
+    ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
     MLP of ``shared(config)`` width).
     """
 
