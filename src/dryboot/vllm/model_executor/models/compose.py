@@ -313,7 +313,8 @@ def vision_language(
         if not isinstance(vision, Mapping):
             raise InputError("config.json", "vision_config", f"{arch} needs a vision_config object")
         ab = W.model_dtype_bytes(text, args.dtype)
-        if arch in rules_for(par.vllm_version).input_norm_towers:
+        rules = rules_for(par.vllm_version)
+        if arch in rules.input_norm_towers:
             add_input_norm(weights)
         if not isinstance(tower, tuple):
             return merged(weights, tower(vision, text, par.tp, ab))
@@ -397,7 +398,8 @@ def backend_served(architecture: str, version: str) -> bool:
     """Whether release ``version`` serves ``architecture`` through its Transformers modeling
     backend with vLLM's attention layers (switch ``transformers_backend_vllm_attention``, 0.30+;
     ``registry.py`` maps the architecture to ``transformers/``)."""
-    if not rules_for(version).transformers_backend_vllm_attention:
+    rules = rules_for(version)
+    if not rules.transformers_backend_vllm_attention:
         return False
     return str(release_registry_file(architecture, version) or "").startswith("transformers")
 
@@ -409,7 +411,8 @@ def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> L
     layer, transformers' rotary buffers (``inv_freq`` / ``original_inv_freq`` float32
     ``[rotary_dim / 2]``, no vLLM table), a ``ParallelLMHead`` without bias."""
     biased = _flag(config, layout.qkv_bias)
-    fused = not biased or rules_for(version).transformers_backend_fuses_biased_qkv
+    rules = rules_for(version)
+    fused = not biased or rules.transformers_backend_fuses_biased_qkv
     return replace(
         layout,
         qkv="fused" if fused else "separate",

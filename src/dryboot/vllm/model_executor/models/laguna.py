@@ -109,7 +109,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             _mlp(w, h, W._int(config, "intermediate_size"), tp, ab)
     factors = [partial] if layers else []
     unset = not (config.get("rope_parameters") or config.get("rope_scaling"))
-    if layers and unset and rules_for(par.vllm_version).laguna_ropes_by_layer_type:
+    rules = rules_for(par.vllm_version)
+    if layers and unset and rules.laguna_ropes_by_layer_type:
         # one get_rope table per distinct (rotary_dim, theta): per layer type of the stage
         kinds = {types[li] if li < len(types) else "full_attention" for li in layers}
         factors = [LAYER_TYPE_ROPES.get(k, 1.0) for k in sorted(kinds)]
