@@ -1160,6 +1160,12 @@ NO_FLIP_CASE = {
     # pinned by test_release_architectures.py (MiMo-V2-Flash's fp8 cases on 0.33.0)
     "mimo_v2_cache_config": "the per-release architecture records (data/release-architectures/) pin it",
     "hunyuan_transformers_backend": "a refusal (vLLM fails to build the model): no release figure to record",
+    # weights-only switches, pinned by test_weights_sweep.py::test_weights_switch_is_needed over
+    # data/weights/recorded-0.30.0-sweep.json / recorded-0.33.0-sweep.json
+    "transformers_backend_vllm_attention": "a weights-only switch: the sweep's records pin it",
+    "transformers_backend_fuses_biased_qkv": "a weights-only switch: the sweep's records pin it",
+    "laguna_ropes_by_layer_type": "a weights-only switch: the sweep's records pin it",
+    "input_norm_towers": "a weights-only switch: the sweep's records pin it",
     # pinned by test_weights_multimodal.py over data/weights/recorded-0.33.0-wrappers.json (PP 3:
     # stages 1 and 2 of each wrapper hold no tower) and llava-tower-variants.json
     "pp_towers_first_stage": "a weights-only switch (0.33's towers on the first stage): no KV figure moves with it",

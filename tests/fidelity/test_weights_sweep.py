@@ -84,3 +84,56 @@ def test_modelled_architecture_matches_each_release(version: str, cid: str) -> N
         assert buffers <= want[1]
         return
     assert [got.param_bytes, buffers, got.allocated_bytes] == want
+
+
+@pytest.mark.parametrize(
+    ("version", "switch", "flipped"),
+    [
+        ("0.30.0", "transformers_backend_vllm_attention", False),
+        ("0.33.0", "transformers_backend_vllm_attention", False),
+        ("0.33.0", "transformers_backend_fuses_biased_qkv", False),
+        ("0.30.0", "transformers_backend_fuses_biased_qkv", True),
+        ("0.33.0", "laguna_ropes_by_layer_type", False),
+        ("0.33.0", "input_norm_towers", frozenset()),
+    ],
+)
+def test_weights_switch_is_needed(version: str, switch: str, flipped: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each weights switch of the release table: flipped, some recorded case of that release's
+    sweep no longer matches."""
+    import dataclasses
+
+    from dryboot.vllm import versions
+
+    rules = versions.rules_for(version)
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
+    versions.rules_for.cache_clear()
+    try:
+        broken = []
+        for v, cid in CASES:
+            row = SWEEP[v]["cases"][cid]
+            if v != version or not row["ok"]:
+                continue
+            config, got = _answer(version, row)
+            if isinstance(got, InputError):
+                continue
+            buffers = got.buffer_bytes - T._attr_bytes(config, row)
+            if [got.param_bytes, buffers, got.allocated_bytes] != [
+                row["param_bytes"],
+                row["buffer_bytes"],
+                row["allocated_bytes"],
+            ]:
+                broken.append(cid)
+        assert broken, f"flipping {switch} to {flipped!r} still matches every {version} case"
+    finally:
+        versions.rules_for.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("arch", "version"),
+    [("Olmo2ForCausalLM", "0.29.0"), ("Olmo2ForCausalLM", "0.31.0"), ("ArceeForCausalLM", "0.32.0")],
+)
+def test_backend_on_unswept_release_refused_by_name(arch: str, version: str) -> None:
+    """The Transformers backend's layout on a release the sweep did not record is refused, named."""
+    row = SWEEP["0.33.0"]["cases"][f"arch--{arch} --tensor-parallel-size 1"]
+    _, got = _answer(version, row)
+    assert isinstance(got, InputError) and "Transformers modeling backend" in str(got), got

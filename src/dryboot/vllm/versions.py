@@ -158,6 +158,23 @@ class VersionRules:
         transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
         Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
         served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
+    :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
+        layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
+        as vLLM's ``Attention`` (four float32 scale buffers), beside transformers' own rotary
+        buffers (``inv_freq`` / ``original_inv_freq``), and no bias on the LM head (0.30+, recorded
+        on the meta device: ``tests/fidelity/data/weights/recorded-0.30.0-sweep.json``); ``False``:
+        three projections and no scale buffers (0.27.1 / 0.28.0).
+    :param transformers_backend_fuses_biased_qkv: the backend fuses q/k/v projections that carry a
+        bias too (0.33.0, recorded: StarCoder2); ``False``: those stay three ``q_proj`` / ``k_proj``
+        / ``v_proj`` allocations (0.30.0 recorded; 0.31 / 0.32 not checked).
+    :param laguna_ropes_by_layer_type: Laguna's config is transformers' ``LagunaConfig``, which
+        fills an absent ``rope_parameters`` per layer type (``full_attention``: theta 500000,
+        ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
+        builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
+        table over the whole head (0.30.0 recorded).
+    :param input_norm_towers: wrappers whose vision tower builds the device-side input
+        normalization (``FusedInputNorm``: float32 weight and bias ``[3]``) that Qwen2.5-VL's
+        already has (0.33.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR, EXAONE-4.5).
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
         backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
@@ -235,6 +252,10 @@ class VersionRules:
     yarn_max_len_prescaled: bool = False
     hf_config_class_architectures: frozenset[str] = frozenset()
     hunyuan_transformers_backend: bool = False
+    transformers_backend_vllm_attention: bool = False
+    transformers_backend_fuses_biased_qkv: bool = False
+    laguna_ropes_by_layer_type: bool = False
+    input_norm_towers: frozenset[str] = frozenset()
     attention_range_scalars: bool = False
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
@@ -371,6 +392,7 @@ _V029 = replace(
 _V030 = replace(
     _V029,
     version="0.30.0",
+    transformers_backend_vllm_attention=True,
     yarn_max_len_prescaled=True,
     sliding_window_start="largest-fitting",
     mm_prefix_composites=True,
@@ -418,6 +440,16 @@ _V032 = replace(
 _V033 = replace(
     _V032,
     version="0.33.0",
+    transformers_backend_fuses_biased_qkv=True,
+    laguna_ropes_by_layer_type=True,
+    input_norm_towers=frozenset(
+        {
+            "Glm4vForConditionalGeneration",
+            "Glm4vMoeForConditionalGeneration",
+            "GlmOcrForConditionalGeneration",
+            "Exaone4_5_ForConditionalGeneration",
+        }
+    ),
     kernel_block_stride_alignment=True,
     modelopt_mixed_nested=True,
     # Mellum and MiMo-V2-Flash: the release's own engine start recorded

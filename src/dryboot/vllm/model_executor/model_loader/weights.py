@@ -977,14 +977,6 @@ def checkpoint_rank_weights(
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
 RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "DeepseekV32ForCausalLM": {
-        v: "its deepseek_v32.py builds 32 MiB more buffers on the tiny config" for v in ("0.30.0", "0.33.0")
-    },
-    "Exaone4_5_ForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "Glm4vForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "Glm4vMoeForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "GlmOcrForConditionalGeneration": {"0.33.0": "24 bytes more buffers than 0.30.0's class"},
-    "LagunaForCausalLM": {"0.33.0": "a larger rotary table"},
     "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
     "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
     "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
@@ -994,11 +986,20 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
 }
 
 
+#: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
+#: every modelled architecture: ``recorded-<release>-sweep.json``; 0.27.1 / 0.28.0 by
+#: ``recorded-<release>.json``); 0.29.0, 0.31.0 and 0.32.0 are not checked
+TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+#: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
+#: class of its own (``compose.backend_served``)
+TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.33.0")
+
+
 def release_guard(config: Mapping[str, Any], version: str) -> None:
     """Refuse an architecture that release ``version``'s registry does not list, that it serves
-    through its Transformers modeling backend where 0.28.0 has a model class of its own (the
-    backend builds Transformers' modules: other buffers, no vLLM rotary table), or whose weights
-    on that release are not checked (:data:`RELEASE_UNCHECKED`). Mirrors vLLM's
+    through its Transformers modeling backend on a release whose backend is not checked
+    (:data:`TRANSFORMERS_BACKEND_CHECKED`), or whose weights on that release are not checked
+    (:data:`RELEASE_UNCHECKED`). Mirrors vLLM's
     ``ModelRegistry`` lookup (``registry.py``) per release. Releases without a shipped registry
     table are left to the family's own checks.
 
@@ -1013,15 +1014,20 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
     own = release_registry_file(arch, version)
     if own is None:
         raise InputError("--vllm-version", version, f"vLLM {version}'s registry has no {arch}")
-    if str(registry_file(arch)).startswith("transformers") and version not in ("0.27.1", "0.28.0"):
-        # the backend's modules follow the boot environment's transformers: 0.30.0's and 0.33.0's
-        # add buffers (64 bytes on the tiny Llama-like configs) that 0.28.0's did not
+    if str(registry_file(arch)).startswith("transformers") and version not in TRANSFORMERS_BACKEND_CHECKED:
+        # the backend's modules differ by release: 0.30.0's and 0.33.0's fuse q/k/v and build vLLM's
+        # Attention (its scale buffers), which 0.28.0's did not (the families' backend layouts)
         raise InputError(
             "--vllm-version",
             version,
-            f"{arch} is served by the Transformers modeling backend; its weights are checked on 0.27.1 / 0.28.0 only",
+            f"{arch} is served by the Transformers modeling backend; its weights are checked on "
+            f"{' / '.join(TRANSFORMERS_BACKEND_CHECKED)} only",
         )
-    if own.startswith("transformers") and not str(registry_file(arch)).startswith("transformers"):
+    if (
+        own.startswith("transformers")
+        and not str(registry_file(arch)).startswith("transformers")
+        and version not in TRANSFORMERS_BACKEND_SWEPT
+    ):
         raise InputError(
             "--vllm-version",
             version,
@@ -1421,12 +1427,13 @@ def _walk(
         rope_dim = _int(config, "qk_rope_head_dim") if family in MLA_FAMILIES and not mha else hd
         token_mrope = family in VL_WRAPPERS or bool(config.get(QWEN3_VL_DECODER))
         factor = 1 if token_mrope and par.vllm_version in MROPE_TOKEN_POSITIONS else 4
-        w.own("rotary", _rotary_bytes(config, rope_dim, ab, mrope_factor=factor), buffer=True)
+        rope_b = 4 if deepseek_v32_fp32_rope(config, str(arch), par.vllm_version, rope_dim, ab) else ab
+        w.own("rotary", _rotary_bytes(config, rope_dim, rope_b, mrope_factor=factor), buffer=True)
         if "index_topk" in config and family in MLA_FAMILIES:
             indexed = any(has_indexer(config, li) for li in layers)
             if indexed and not config.get("indexer_rope_interleave", False):
                 # the indexer's rotary is NeoX-style, the MLA's not: get_rope caches a second table
-                w.own("rotary", _rotary_bytes(config, rope_dim, ab), buffer=True)
+                w.own("rotary", _rotary_bytes(config, rope_dim, rope_b), buffer=True)
             if max_num_batched_tokens is None:
                 raise InputError(
                     "--max-num-batched-tokens",
@@ -1569,6 +1576,23 @@ def _mlp(w: _Walk, quant: Quant, mlp: str, h: int, i_r: int, ab: int, tp: int = 
     )
     w.module(
         _linear(quant, f"{mlp}.down_proj", i_r, (h,), ab, tp=tp, split="row"), "mlp", ((f"{mlp}.down_proj", "row"),)
+    )
+
+
+def deepseek_v32_fp32_rope(config: Mapping[str, Any], arch: str, version: str, rope_dim: int, ab: int) -> bool:
+    """Whether the rotary tables stay float32: the architecture served by the release's
+    ``vllm/models/deepseek_v32/`` package (0.29+ registry: DeepSeek-V3.2, GLM-5) with a YaRN rope
+    (``DeepseekScalingRotaryEmbedding``), a 16-bit model dtype and a rotary head of 64, 128, 256 or
+    512: the embedding keeps its float32 cache for FlashInfer's rope kernel (``use_flashinfer``),
+    enabled under that package (recorded on 0.30.0 / 0.33.0 with the faked H200 and FlashInfer
+    installed; DeepSeek-V3 with YaRN under ``deepseek_v2.py`` keeps the model dtype)."""
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    kind = str(rope.get("rope_type", rope.get("type", "default"))) if isinstance(rope, Mapping) else "default"
+    return (
+        release_registry_file(arch, version) == "vllm.models.deepseek_v32.py"
+        and kind in ("yarn", "deepseek_yarn")
+        and ab == 2
+        and rope_dim in (64, 128, 256, 512)
     )
 
 

@@ -6,12 +6,13 @@ parameters are another architecture's (:func:`built_as`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
+from dryboot.vllm.models.registry import release_registry_file
 from dryboot.vllm.models.wrappers import BUILT_AS
 from dryboot.vllm.versions import rules_for
 
@@ -171,17 +172,23 @@ def built_as(
     refused: tuple[str, ...] = (),
     required: tuple[str, ...] = (),
     extra: Callable[[Mapping[str, Any], W.Parallel, int], W.RankWeights] | None = None,
+    backend: Layout | None = None,
 ) -> Family:
     """A decoder whose vLLM model class allocates what ``architecture``'s does for the same
     config (its checkpoint names may differ, e.g. fused ``qkv_proj``: from the config only).
     ``prepare``: the family's reading of its config (defaults its config class sets);
     ``refused``: fields whose truth adds parameters that layout lacks, ``required``: fields
     whose falsehood removes some (each refused by name); ``extra``: what the family adds to that
-    layout on the rank, ``(config, rank, bytes per element)``.
+    layout on the rank, ``(config, rank, bytes per element)``; ``backend``: the transformers
+    class's layout, walked by :func:`decoder` on a release that serves the architecture through
+    its Transformers modeling backend (:func:`backend_served`).
 
     :raises InputError: a ``refused`` field true or a ``required`` one false (named)."""
+    own = decoder(backend, prepare, refused) if backend is not None else None
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        if own is not None and backend_served(_arch(config), par.vllm_version):
+            return own.walk(config, par, args)
         config_only(config, args)
         if prepare is not None:
             config = prepare(config)
@@ -222,6 +229,21 @@ def text_config(config: Mapping[str, Any]) -> Any:
     return config.get("text_config")
 
 
+#: ``FusedInputNorm`` (``models/vision.py``): the image normalization vLLM moves onto the device
+#: (``mm_device_do_normalize``, on by default for these models) keeps float32 ``weight`` and
+#: ``bias`` buffers of one value per channel of the processor's ``image_mean`` (three); an
+#: identity normalization (mean 0, std 1, no rescale) keeps none: not modelled (Qwen's processors
+#: normalize)
+INPUT_NORM_CHANNELS = 3
+
+
+def add_input_norm(w: W.RankWeights) -> None:
+    """A vision tower's device-side input normalization (``FusedInputNorm``): its weight and bias
+    buffers, float32 ``[3]`` each."""
+    for _ in range(2):
+        w.add("input norm", 4 * INPUT_NORM_CHANNELS, buffer=True)
+
+
 def vision_language(
     text_architecture: str | Family,
     tower: Tower | tuple[tuple[tuple[str, ...], Tower], ...],
@@ -252,7 +274,8 @@ def vision_language(
     ``quantized``: the quantization methods the wrapper's ``tower`` sizes itself (it reads the
     config's ``quantization_config``); the text model then gets the wrapper's ``quantization_config``.
 
-    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`).
+    On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`); a release's
+    ``input_norm_towers`` add the tower's input normalization (:func:`add_input_norm`).
 
     :raises InputError: pipeline parallelism where vLLM refuses it, a quantized wrapper (the
         tower's quantized layers are not modelled), checkpoint headers (not mapped), a missing
@@ -290,6 +313,9 @@ def vision_language(
         if not isinstance(vision, Mapping):
             raise InputError("config.json", "vision_config", f"{arch} needs a vision_config object")
         ab = W.model_dtype_bytes(text, args.dtype)
+        rules = rules_for(par.vllm_version)
+        if arch in rules.input_norm_towers:
+            add_input_norm(weights)
         if not isinstance(tower, tuple):
             return merged(weights, tower(vision, text, par.tp, ab))
         for mods, part in tower:
@@ -321,11 +347,13 @@ class Layout:
     ``tie_word_embeddings``; ``head_bias``: the LM head's bias (``[vocab padded / TP]``); ``rope``:
     ``table`` (one ``cos_sin_cache`` in the model dtype, ``rotary_dim = head_dim x
     partial_rotary_factor``), ``hf`` (the Transformers backend's float32 ``inv_freq`` and
-    ``original_inv_freq`` ``[rotary_dim / 2]``) or ``None``; ``scalars``: scalar buffers in the
-    model dtype beside the embedding (Gemma's ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers
-    per layer; ``every_stage``: the embedding, final norm and LM head built on every pipeline stage
-    (no ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is
-    a ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
+    ``original_inv_freq`` ``[rotary_dim / 2]``; ``hf_rope_by_layer_type``: one such pair per
+    distinct entry of ``layer_types``, as OLMo-3's and Mellum's transformers classes build them) or
+    ``None``; ``scalars``: scalar buffers in the model dtype beside the embedding (Gemma's
+    ``normalizer``); ``attention_scales``: vLLM's ``Attention`` scale buffers per layer;
+    ``every_stage``: the embedding, final norm and LM head built on every pipeline stage (no
+    ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is a
+    ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
     MLP of ``shared(config)`` width).
     """
 
@@ -359,19 +387,55 @@ class Layout:
     rope_tables: Callable[[Mapping[str, Any], range], int] | None = None
     stage_needs_moe: bool = False
     output_gate: bool = False
+    hf_rope_by_layer_type: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
     return bool(config.get(v)) if isinstance(v, str) else v
 
 
+def backend_served(architecture: str, version: str) -> bool:
+    """Whether release ``version`` serves ``architecture`` through its Transformers modeling
+    backend with vLLM's attention layers (switch ``transformers_backend_vllm_attention``, 0.30+;
+    ``registry.py`` maps the architecture to ``transformers/``)."""
+    rules = rules_for(version)
+    if not rules.transformers_backend_vllm_attention:
+        return False
+    return str(release_registry_file(architecture, version) or "").startswith("transformers")
+
+
+def backend_layout(layout: Layout, config: Mapping[str, Any], version: str) -> Layout:
+    """``layout`` as the Transformers modeling backend of 0.30+ builds it: one ``qkv_proj``
+    (``QKVParallelLinear``; biased projections stay three before 0.33, switch
+    ``transformers_backend_fuses_biased_qkv``), vLLM's ``Attention`` with its scale buffers per
+    layer, transformers' rotary buffers (``inv_freq`` / ``original_inv_freq`` float32
+    ``[rotary_dim / 2]``, no vLLM table), a ``ParallelLMHead`` without bias."""
+    biased = _flag(config, layout.qkv_bias)
+    rules = rules_for(version)
+    fused = not biased or rules.transformers_backend_fuses_biased_qkv
+    return replace(
+        layout,
+        qkv="fused" if fused else "separate",
+        rope="hf",
+        attention_scales=True,
+        rope_tables=None,
+        head_bias=False,
+    )
+
+
 def decoder(
     layout: Layout,
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
     refused: tuple[str, ...] = (),
+    *,
+    backend: Layout | None = None,
+    backend_prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
 ) -> Family:
     """A decoder-only family of :class:`Layout` (one rank of one pipeline stage), unquantized and
     from the config only. ``refused``: config fields whose truth adds what the layout lacks.
+    On a release that serves the architecture through its Transformers modeling backend
+    (:func:`backend_served`): :func:`backend_layout` of ``backend`` (``layout`` when not given),
+    the config read by ``backend_prepare`` (transformers' config class) when given.
 
     :raises InputError: a quantization method, checkpoint headers, a ``refused`` field, heads or
         sizes TP does not divide, expert parallelism without experts (vLLM refuses it)."""
@@ -383,12 +447,17 @@ def decoder(
             raise InputError(
                 "quantization_config", "quant_method", f"quantized {arch} layouts are not modelled (unquantized only)"
             )
-        if prepare is not None:
-            config = prepare(config)
+        lay, prep = layout, prepare
+        if backend_served(arch, par.vllm_version):
+            prep = backend_prepare or prepare
+        if prep is not None:
+            config = prep(config)
+        if backend_served(arch, par.vllm_version):
+            lay = backend_layout(backend or layout, config, par.vllm_version)
         for key in refused:
             if config.get(key):
                 raise InputError("config.json", key, f"{arch} with {key} is not modelled")
-        return _decoder_rank(layout, config, par, W.model_dtype_bytes(config, args.dtype))
+        return _decoder_rank(lay, config, par, W.model_dtype_bytes(config, args.dtype))
 
     return Family(walk)
 
@@ -472,8 +541,10 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
             w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     elif layers and lay.rope == "hf":
         half = int(hd * float(config.get("partial_rotary_factor", 1.0))) // 2
-        w.own("rotary", 4 * half, buffer=True)
-        w.own("rotary", 4 * half, buffer=True)
+        kinds = config.get("layer_types") if lay.hf_rope_by_layer_type else None
+        for _ in range(len(set(kinds)) if isinstance(kinds, list) and kinds else 1):
+            w.own("rotary", 4 * half, buffer=True)
+            w.own("rotary", 4 * half, buffer=True)
     # the embedding's scale, with the embedding or a tied head's copy of it
     for _ in range(lay.scalars if has_embed or (tied and has_head) else 0):
         w.own("normalizer", ab, buffer=True)

@@ -4,8 +4,9 @@
 ``multi_query`` one key/value head, replicated on every rank), ``c_proj`` (row-parallel, with
 bias) and a plain MLP ``c_fc`` / ``c_proj`` of ``n_inner`` (``4 H`` when null) with biases,
 replicated (whole on every rank), then ``ln_f``; the head tied. A boolean causal mask buffer
-``bias`` ``[n_positions, n_positions]`` (one byte per element) on every stage; no rotary table
-and no attention scale buffers. Under pipeline parallelism the embeddings are on the first and
+``bias`` ``[n_positions, n_positions]`` (one byte per element) on every stage; no rotary table;
+attention scale buffers only where the release's Transformers backend builds vLLM's ``Attention``
+per layer (0.30+: ``compose.backend_served``). Under pipeline parallelism the embeddings are on the first and
 the last stage (the tied head's copy), ``ln_f`` on the last."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, backend_served, unquantized
 from dryboot.vllm.model_executor.models.gpt2 import gpt_names
 
 #: ``GPTBigCodeConfig``'s defaults (transformers 5.x) for what a config leaves out
@@ -47,6 +48,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         qkv = nq_r * hd + 2 * kv
         for n in (h, h, qkv * h, qkv, h * nq_r * hd, h, h, h, inter * h, inter, h * inter, h):
             w.own("weight", n * ab)
+        if backend_served("GPTBigCodeForCausalLM", par.vllm_version):
+            # 0.30+'s Transformers backend: vLLM's Attention per layer, with its scale buffers
+            w.own("attention scales", 16, buffer=True)
+            w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
     w.own("mask", positions * positions, buffer=True)
     return w.result()
 

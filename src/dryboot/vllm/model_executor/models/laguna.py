@@ -11,7 +11,9 @@ the float32 ``e_score_correction_bias`` ``[E]`` and ``num_experts`` experts of
 ``moe_intermediate_size``. One rotary table ``[max_position_embeddings, head_dim x
 partial_rotary_factor]``. The embedding on the first stage, the final norm and the untied head on
 the last. vLLM refuses TP above the experts. Rope tables per layer type (nested
-``rope_parameters``, ``swa_rope_parameters``) and scaled ropes are refused by name."""
+``rope_parameters``, ``swa_rope_parameters``) and scaled ropes are refused by name, except the
+ones transformers' ``LagunaConfig`` fills in for an absent ``rope_parameters`` on a release that
+reads it (switch ``laguna_ropes_by_layer_type``: :data:`LAYER_TYPE_ROPES`)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.versions import rules_for
 
 #: ``LagunaConfig``'s defaults (``transformers_utils/configs/laguna.py``) the walk reads
 DEFAULTS: dict[str, Any] = {
@@ -35,6 +38,10 @@ DEFAULTS: dict[str, Any] = {
     "shared_expert_intermediate_size": 512,
     "decoder_sparse_step": 1,
 }
+
+
+#: transformers' ``LagunaConfig`` default ``rope_parameters`` by layer type: ``partial_rotary_factor``
+LAYER_TYPE_ROPES = {"full_attention": 0.5, "sliding_attention": 1.0}
 
 
 def _rope_factor(config: Mapping[str, Any]) -> float:
@@ -100,8 +107,15 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.experts(e, h, W._int(config, "moe_intermediate_size"), par, ab, "moe_intermediate_size")
         else:
             _mlp(w, h, W._int(config, "intermediate_size"), tp, ab)
-    if layers:
-        rope = {"max_position_embeddings": config["max_position_embeddings"], "partial_rotary_factor": partial}
+    factors = [partial] if layers else []
+    unset = not (config.get("rope_parameters") or config.get("rope_scaling"))
+    rules = rules_for(par.vllm_version)
+    if layers and unset and rules.laguna_ropes_by_layer_type:
+        # one get_rope table per distinct (rotary_dim, theta): per layer type of the stage
+        kinds = {types[li] if li < len(types) else "full_attention" for li in layers}
+        factors = [LAYER_TYPE_ROPES.get(k, 1.0) for k in sorted(kinds)]
+    for factor in factors:
+        rope = {"max_position_embeddings": config["max_position_embeddings"], "partial_rotary_factor": factor}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
     return w.result()
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, built_as
+from dryboot.vllm.model_executor.models.compose import Family, Layout, built_as
 
 
 def _glm(config: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -55,7 +55,6 @@ FAMILIES: dict[str, Family] = {
         a: built_as("LlamaForCausalLM", refused=_BIASES)
         for a in (
             "LLaMAForCausalLM",
-            "CwmForCausalLM",
             "InternLM3ForCausalLM",
             "IQuestCoderForCausalLM",
             "Fairseq2LlamaForCausalLM",
@@ -64,11 +63,22 @@ FAMILIES: dict[str, Family] = {
             "GraniteForCausalLM",
         )
     },
-    "SeedOssForCausalLM": built_as("Qwen2ForCausalLM", refused=(*_BIASES, "attention_out_bias")),
-    "GlmForCausalLM": built_as("Qwen2ForCausalLM", prepare=_glm, refused=_BIASES),
+    # backend: the transformers class the Transformers modeling backend builds (0.33.0's registry)
+    "CwmForCausalLM": built_as("LlamaForCausalLM", refused=_BIASES, backend=Layout()),
+    "SeedOssForCausalLM": built_as(
+        "Qwen2ForCausalLM",
+        refused=(*_BIASES, "attention_out_bias"),
+        backend=Layout(qkv_bias=True, o_bias="attention_out_bias"),  # SeedOssConfig: attention_bias true
+    ),
+    "GlmForCausalLM": built_as(
+        "Qwen2ForCausalLM", prepare=_glm, refused=_BIASES, backend=Layout(qkv_bias="attention_bias")
+    ),
     "Exaone4ForCausalLM": built_as("Qwen3ForCausalLM", refused=(*_BIASES, "attention_bias")),
     "HunYuanDenseV1ForCausalLM": built_as(
-        "Qwen3ForCausalLM", refused=(*_BIASES, "attention_bias"), required=("use_qk_norm",)
+        "Qwen3ForCausalLM",
+        refused=(*_BIASES, "attention_bias"),
+        required=("use_qk_norm",),
+        backend=Layout(qk_norm="head"),
     ),
     "GraniteMoeForCausalLM": built_as("MixtralForCausalLM", refused=("attention_bias",)),
     "GraniteMoeSharedForCausalLM": built_as(

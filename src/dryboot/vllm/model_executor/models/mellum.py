@@ -38,6 +38,7 @@ def _prepare(config: Mapping[str, Any]) -> Mapping[str, Any]:
 
 FAMILIES: dict[str, Family] = {
     "MellumForCausalLM": decoder(
-        Layout(qk_norm="head", moe=_sparse, rope_tables=_tables, stage_needs_moe=True), _prepare
+        Layout(qk_norm="head", moe=_sparse, rope_tables=_tables, stage_needs_moe=True, hf_rope_by_layer_type=True),
+        _prepare,
     ),
 }

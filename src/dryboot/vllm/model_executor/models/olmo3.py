@@ -7,4 +7,6 @@ from __future__ import annotations
 
 from dryboot.vllm.model_executor.models.compose import Family, Layout, decoder
 
-FAMILIES: dict[str, Family] = {"Olmo3ForCausalLM": decoder(Layout(qk_norm="whole", every_stage=True))}
+FAMILIES: dict[str, Family] = {
+    "Olmo3ForCausalLM": decoder(Layout(qk_norm="whole", every_stage=True, hf_rope_by_layer_type=True))
+}

@@ -31,5 +31,8 @@ FAMILIES: dict[str, Family] = {
             head_bias=True,
         ),
         _prepare,
+        # the Transformers backend (0.33.0's registry) builds transformers' PhiMLP: fc1 / fc2 of
+        # intermediate_size, and vLLM's ParallelLMHead without its bias
+        backend_prepare=lambda config: config,
     ),
 }

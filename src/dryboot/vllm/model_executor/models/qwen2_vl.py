@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, add_input_norm, vision_language
 
 #: ``Qwen2VLVisionConfig``'s defaults (transformers 5.x)
 QWEN2_VL_VISION: dict[str, Any] = {
@@ -54,12 +54,6 @@ QWEN2_5_VL_VISION: dict[str, Any] = {
 }
 #: the vision transformers' rotary tables span 8192 positions
 VISION_ROPE_POSITIONS = 8192
-#: ``FusedInputNorm`` (``models/vision.py``): the image normalization vLLM moves onto the device
-#: (``mm_device_do_normalize``, on by default for these models) keeps float32 ``weight`` and
-#: ``bias`` buffers of one value per channel of the processor's ``image_mean`` (three); an
-#: identity normalization (mean 0, std 1, no rescale) keeps none: not modelled (Qwen's processors
-#: normalize)
-INPUT_NORM_CHANNELS = 3
 
 
 def _tower(
@@ -83,8 +77,8 @@ def _tower(
     for n in counts:
         w.add("vision", n * ab)
     w.add("rotary", VISION_ROPE_POSITIONS * (d // heads // 2) * ab, buffer=True)
-    for _ in range(2 if input_norm else 0):  # FusedInputNorm's weight and bias, float32 [3]
-        w.add("input norm", 4 * INPUT_NORM_CHANNELS, buffer=True)
+    if input_norm:
+        add_input_norm(w)
     return w
 
 
