@@ -205,3 +205,23 @@ def test_minimax_m3_mixed_stage_blocks_refused_where_unverified(version: str) ->
     assert got["error"].count("\n") == 0
     two = H.run_dryboot(P.case("MiniMaxM3SparseForCausalLM"), version)
     assert not two.get("refused") and two.get("tokens"), two
+
+
+def test_minimax_m3_block_stride_alignment_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.33.0's ``kernel_block_stride_alignment`` (a sparse layer's main cache records its
+    backends' 128-token kernel block, so it is bucketed apart from a dense layer's): off, some
+    recorded MiniMax-M3 stage layout disagrees."""
+    import dataclasses
+
+    from test_frontier import problems
+
+    from dryboot.vllm import versions
+
+    rules = versions.rules_for("0.33.0")
+    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, kernel_block_stride_alignment=False))
+    versions.rules_for.cache_clear()
+    try:
+        _, wrong = problems("0.33.0", P.minimax_cases(), P.minimax_recorded("0.33.0"))
+        assert wrong
+    finally:
+        versions.rules_for.cache_clear()
