@@ -82,6 +82,9 @@ class ScaledQuant:
     sm_count: int | None = None
     layer_workspace: bool = True
     humming: bool = False
+    #: the linear layers below SM 8.9 go through Marlin FP8 (compressed-tensors); plain fp8
+    #: (``Fp8LinearMethod``) keeps its blocks' layout there (recorded: quant_cases_fp8.py)
+    fp8_marlin_linear: bool = True
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -221,7 +224,7 @@ def _scaled_linear_bytes(
             raise InputError("quantization_config", "config_groups", f"int8 {s.strategy} weights are not modelled")
         return [("weight", n * k), ("scale", 4 * n)]
     if s.kind == "fp8":
-        if q.capability < 89:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
+        if q.capability < 89 and q.fp8_marlin_linear:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
             if s.strategy == "block":
                 assert s.block is not None
                 pn, pk = marlin_padded_nk(n, k, s.block[1])
