@@ -18,6 +18,10 @@ HERE = Path(__file__).resolve().parent
 CONFIGS = HERE / "data" / "weights" / "quant-configs-fp8"
 #: the recorded file of a release
 RECORDED_NAME = "quant-recorded-fp8-{version}.json"
-#: SM 8.6 (Marlin FP8, weight-only), 8.9 and 9.0
-GPUS = tuple(g for g in quant_case_gpus.SM86_TO_120 if g[1] < (10, 0))
+#: SM 8.6 (Marlin FP8, weight-only), 8.9, 9.0, 12.0 and 12.1 (GB10: no SM count published; 48
+#: stands in, the fp8 layouts recorded here hold no per-SM workspace)
+GPUS = (
+    *(g for g in quant_case_gpus.SM86_TO_120 if g[1] != (10, 0)),
+    ("GB10", (12, 1), 48),
+)
 TPS = quant_case_gpus.TPS

@@ -1205,11 +1205,12 @@ def _walk(
         isinstance(quant.scaled, ModelOptQuant) and family in MODELOPT_FAMILIES
     )
     wna16_moe_ok = quant.wna16 is not None and family in WNA16_MOE_FAMILIES
-    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok:
+    fp8_ok = quant.method == "fp8" and quant.scaled is not None  # plain fp8's families: _fp8_post_load
+    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok and not fp8_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok and not _ct_moe(quant, family):
+    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok and not _ct_moe(quant, family) and not fp8_ok:
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1499,7 +1500,7 @@ def _moe_layer(
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
-    elif quant.scaled is not None and _ct_moe(quant, family):
+    elif quant.scaled is not None and (_ct_moe(quant, family) or quant.method == "fp8"):
         ex = f"{base}.experts"
         scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in (gate, up, down)))
         if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
@@ -2271,7 +2272,7 @@ SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.30.0", "0.33.0")
-FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe"}
+FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
 
 
 def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
@@ -2290,9 +2291,13 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
         )
     if quant.block is None:
-        scheme = ScaledScheme("fp8", "tensor", static_input=quant.static_input)
-    else:
-        scheme = ScaledScheme("fp8", "block", quant.block)
+        raise InputError(
+            "quantization_config",
+            "weight_block_size",
+            "fp8 with one scale per tensor after loading (requantized to the fused layer's largest scale; "
+            "Marlin FP8 below SM 8.9) is not modelled on a named GPU: the oracle cannot run its requantization",
+        )
+    scheme = ScaledScheme("fp8", "block", quant.block)
     return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, fp8_marlin_linear=False)
 
 
