@@ -33,6 +33,7 @@ OTHER_SETS = (
     "quant-recorded-moe-",
     "quant-recorded-humming-",
     "quant-recorded-mxfp8-",
+    "quant-recorded-fp8-",
 )
 
 

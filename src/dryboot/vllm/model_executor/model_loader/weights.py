@@ -2298,7 +2298,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             "Marlin FP8 below SM 8.9) is not modelled on a named GPU: the oracle cannot run its requantization",
         )
     scheme = ScaledScheme("fp8", "block", quant.block)
-    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, fp8_marlin_linear=False)
+    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
