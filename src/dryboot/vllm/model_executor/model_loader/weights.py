@@ -1210,7 +1210,13 @@ def _walk(
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok and not _ct_moe(quant, family) and not fp8_ok:
+    if (
+        quant.scaled is not None
+        and family not in SCALED_FAMILIES
+        and not mixed_ok
+        and not _ct_moe(quant, family)
+        and not fp8_ok
+    ):
         raise InputError(
             "quantization_config",
             "quant_method",
