@@ -386,9 +386,14 @@ def test_cli_refused_budget_is_one_line_and_the_plan_still_prints() -> None:
         assert "Available KV cache memory:" in r.stdout and r.returncode in (0, 1, 4), r.stderr
 
 
-def test_cli_passes_max_num_batched_tokens_to_the_weights() -> None:
+def test_cli_passes_max_num_batched_tokens_to_the_weights(tmp_path: Path) -> None:
     # DeepSeek-V3.2's indexer buffer [max_num_batched_tokens, index_topk] is allocated with the weights
-    cfg = REPO / "tests/fidelity/data/weights/configs/deepseek-ai--DeepSeek-V3.2/config.json"
+    # (its fp8 blocks after loading on a named GPU are refused for DeepSeek: served here unquantized)
+    src = REPO / "tests/fidelity/data/weights/configs/deepseek-ai--DeepSeek-V3.2/config.json"
+    config = json.loads(src.read_text())
+    config.pop("quantization_config", None)
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps(config))
     env = {"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"}
     cmd = [sys.executable, "-m", "dryboot", "plan", "--model", str(cfg), "--gpu", "B200", "-tp", "8", "--json"]
     doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, env=env, check=False).stdout)

@@ -34,6 +34,7 @@ OTHER_SETS = (
     "quant-recorded-humming-",
     "quant-recorded-mxfp8-",
     "quant-recorded-dsv4-",
+    "quant-recorded-fp8-",
 )
 
 

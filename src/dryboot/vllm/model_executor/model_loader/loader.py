@@ -206,7 +206,9 @@ def model_weights(
             "from the config alone: no safetensors headers read (a checkpoint's own tensors, e.g. a "
             "pruned or re-exported one, may differ)"
         )
-    if _repacked(config, hf_quant) and compute_capability is not None:
+    qc = config.get("quantization_config")
+    plain_fp8 = isinstance(qc, Mapping) and str(qc.get("quant_method")).lower() == "fp8"
+    if (_repacked(config, hf_quant) or plain_fp8) and compute_capability is not None:
         report.notes.append(
             f"what stays allocated after vLLM {vllm_version}'s post-load repacking for the kernels it picks on SM "
             f"{compute_capability[0]}.{compute_capability[1]} (checked against vLLM on the meta device)"

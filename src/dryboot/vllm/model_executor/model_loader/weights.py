@@ -73,6 +73,7 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
+    ScaledScheme,
     checkpoint_parts,
     ct_scaled_from_config,
     scaled_refusal,
@@ -1217,11 +1218,18 @@ def _walk(
         isinstance(quant.scaled, ModelOptQuant) and family in MODELOPT_FAMILIES
     )
     wna16_moe_ok = quant.wna16 is not None and family in WNA16_MOE_FAMILIES
-    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok:
+    fp8_ok = quant.method == "fp8" and quant.scaled is not None  # plain fp8's families: _fp8_post_load
+    if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok and not fp8_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
         )
-    if quant.scaled is not None and family not in SCALED_FAMILIES and not mixed_ok and not _ct_moe(quant, family):
+    if (
+        quant.scaled is not None
+        and family not in SCALED_FAMILIES
+        and not mixed_ok
+        and not _ct_moe(quant, family)
+        and not fp8_ok
+    ):
         raise InputError(
             "quantization_config",
             "quant_method",
@@ -1512,7 +1520,7 @@ def _moe_layer(
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
-    elif quant.scaled is not None and _ct_moe(quant, family):
+    elif quant.scaled is not None and (_ct_moe(quant, family) or quant.method == "fp8"):
         ex = f"{base}.experts"
         scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in (gate, up, down)))
         if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
@@ -1535,7 +1543,7 @@ def _moe_layer(
 def _ct_moe(quant: Quant, family: str) -> bool:
     """compressed-tensors W8A8 / NVFP4 experts of a Qwen3-MoE model (the family whose experts are
     checked, :mod:`dryboot.vllm.model_executor.layers.quantization.fused_moe`)."""
-    return quant.scaled is not None and quant.method == "compressed-tensors" and family == "qwen3_moe"
+    return quant.scaled is not None and quant.method in ("compressed-tensors", "fp8") and family == "qwen3_moe"
 
 
 def _local_experts(e: int, ep: int) -> int:
@@ -2260,6 +2268,8 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
     :raises InputError: no GPU given (the layout after loading depends on it)."""
     if quant.method in ("modelopt", "modelopt_fp4") and par.capability is not None:
         quant = replace(quant, scaled=modelopt_quant("FP8" if quant.method == "modelopt" else "NVFP4", quant.ignored))
+    if quant.method == "fp8" and par.capability is not None:
+        quant = replace(quant, scaled=_fp8_post_load(quant, par, family))
     if quant.scaled is not None:
         return _scaled_on_gpu(quant, quant.scaled, par, family)
     if quant.wna16 is None:
@@ -2295,6 +2305,37 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
 
 #: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py)
 SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
+#: plain fp8 (``Fp8Config``) after loading, recorded against vLLM (quant_cases_fp8.py): the
+#: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
+#: linear layers as qwen3)
+FP8_CHECKED_RELEASES = ("0.27.1", "0.30.0", "0.33.0")
+FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
+
+
+def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
+    """Plain fp8 (vLLM's ``Fp8Config``: ``Fp8LinearMethod`` / ``Fp8MoEMethod``) on a named GPU: the
+    W8A8 fp8 scheme its ``process_weights_after_loading`` leaves, the same kernels as
+    compressed-tensors' fp8 (``init_fp8_linear_kernel``, ``fused_moe/oracle/fp8.py``): one
+    ``Linear`` group, ``[bn, bk]`` blocks or one scale per tensor, ``ignored_layers`` unquantized.
+
+    :raises InputError: a family or release whose fp8 layout after loading is not recorded (named)."""
+    where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
+    if family not in FP8_CHECKED_FAMILIES or par.vllm_version not in FP8_CHECKED_RELEASES:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
+            f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
+        )
+    if quant.block is None:
+        raise InputError(
+            "quantization_config",
+            "weight_block_size",
+            "fp8 with one scale per tensor after loading (requantized to the fused layer's largest scale; "
+            "Marlin FP8 below SM 8.9) is not modelled on a named GPU: the oracle cannot run its requantization",
+        )
+    scheme = ScaledScheme("fp8", "block", quant.block)
+    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
@@ -2317,7 +2358,8 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
             "are checked on vLLM "
             f"{', '.join(v for v, r in QUANT_RULES.items() if r.modelopt_moe)} only (this plan: {par.vllm_version})",
         )
-    if par.vllm_version not in SCALED_CHECKED_RELEASES and not mixed:
+    checked = FP8_CHECKED_RELEASES if quant.method == "fp8" else SCALED_CHECKED_RELEASES
+    if par.vllm_version not in checked and not mixed:
         raise InputError(
             "quantization_config",
             "quant_method",

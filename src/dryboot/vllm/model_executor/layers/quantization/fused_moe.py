@@ -48,9 +48,12 @@ def _ceil(x: int, m: int) -> int:
     return -(-x // m)
 
 
-def scaled_experts_refusal(s: ScaledScheme, capability: int) -> str | None:
+def scaled_experts_refusal(s: ScaledScheme, capability: int, *, plain_fp8: bool = False) -> str | None:
     """Why the experts of scheme ``s`` on SM ``capability`` (``major * 10 + minor``) are not given,
-    or ``None`` (the same on 0.28.0 and 0.33.0; the release's own gates are the callers')."""
+    or ``None`` (the same on 0.28.0 and 0.33.0; the release's own gates are the callers').
+    ``plain_fp8``: ``Fp8MoEMethod`` (``Fp8Config``), whose block experts on SM 12.x keep the
+    layout as loaded (recorded on 0.27.1 / 0.30.0 / 0.33.0, and two public boots of 0.27.1 and
+    0.30.0 on RTX PRO 6000 Blackwell and GB10 log it to the hundredth)."""
     sm = f"SM {capability // 10}.{capability % 10}"
     if s.kind == "int8":
         return None if s.strategy == "channel" and not s.static_input else "int8 MoE experts other than channel weights"
@@ -71,7 +74,7 @@ def scaled_experts_refusal(s: ScaledScheme, capability: int) -> str | None:
         return None
     # blocks: Triton up to SM 9.0 (on Hopper vLLM moves it to the front for TP); from SM 10.0
     # FlashInfer TRT-LLM, or DeepGEMM where installed
-    if capability >= 100:
+    if capability >= 100 and not (plain_fp8 and capability >= 120):
         return f"fp8 block MoE experts on {sm}: FlashInfer TRT-LLM's / DeepGEMM's layouts are not modelled"
     return None
 
@@ -83,7 +86,7 @@ def scaled_experts_bytes(
     module's docstring).
 
     :raises InputError: what is not modelled (named)."""
-    refused = scaled_experts_refusal(s, q.capability)
+    refused = scaled_experts_refusal(s, q.capability, plain_fp8=q.plain_fp8)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
     if s.kind == "nvfp4" and q.humming:  # 0.33 SM 9.0: the HUMMING backend ahead of Marlin

@@ -82,6 +82,10 @@ class ScaledQuant:
     sm_count: int | None = None
     layer_workspace: bool = True
     humming: bool = False
+    #: plain fp8 (``Fp8Config``, ``Fp8LinearMethod``), not compressed-tensors: its dense block
+    #: layers keep their layout below SM 8.9 (no Marlin FP8 repack) and on SM 12.x (no DeepGEMM
+    #: there): recorded, quant_cases_fp8.py
+    plain_fp8: bool = False
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -122,7 +126,8 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
     for _, s in q.groups:
         if s.kind == "int8" and capability < 75:
             return "int8 W8A8 needs SM 7.5 (vLLM refuses)"
-        if s.kind == "fp8" and s.strategy == "block" and capability >= 90 and version != "0.28.0":
+        deep_gemm = capability < 120 or not q.plain_fp8  # DeepGEMM serves SM 9.0 and 10.x
+        if s.kind == "fp8" and s.strategy == "block" and capability >= 90 and version != "0.28.0" and deep_gemm:
             return (
                 f"fp8 block weights on SM {capability // 10}.{capability % 10} in vLLM {version}: DeepGEMM's scale "
                 "layout (a kernel without a shape declaration) is not modelled"
@@ -221,7 +226,7 @@ def _scaled_linear_bytes(
             raise InputError("quantization_config", "config_groups", f"int8 {s.strategy} weights are not modelled")
         return [("weight", n * k), ("scale", 4 * n)]
     if s.kind == "fp8":
-        if q.capability < 89:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
+        if q.capability < 89 and not q.plain_fp8:  # weight-only fp8 through Marlin, padded as marlin_padded_nk pads
             if s.strategy == "block":
                 assert s.block is not None
                 pn, pk = marlin_padded_nk(n, k, s.block[1])

@@ -1,0 +1,78 @@
+"""dryboot's plain fp8 (``quant_method: fp8``, vLLM's ``Fp8Config``) weights on a named GPU against
+what vLLM holds after ``process_weights_after_loading``.
+
+vLLM's figures: ``data/weights/quant-recorded-fp8-<version>.json``, recorded by
+``RECORD_SET=fp8 record_quant_weights.py`` (the model built by vLLM's loader on the meta device,
+the post-load step run through the repack kernels' fake shapes, every storage still held counted
+in 512-byte blocks) for the configs of ``quant_cases_fp8.py``: the published Qwen3-32B-FP8 and
+Qwen3-30B-A3B-FP8 (``[128, 128]`` blocks) and two composed per-tensor Qwen3-8B configs, on the
+GPUs of that module at TP 1 and 2. Byte-exact where dryboot answers; refused by name elsewhere.
+GLM-4.5 under the same blocks is in ``test_quant_weights_moe.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import quant_cases_fp8 as fp8
+from quant_harness import case_ids, dryboot_weights, load_recorded, tp_of
+
+RECORDED = load_recorded("quant-recorded-fp8-")
+CASES = case_ids(RECORDED)
+
+
+def _refusal(row: dict[str, Any]) -> str | None:
+    """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
+    if "tensor" in row["config"]:
+        # the oracle cannot run the per-tensor requantization (its rows fail); dryboot refuses
+        return "one scale per tensor"
+    if tuple(row["capability"]) >= (9, 0) and tuple(row["capability"]) < (12, 0):
+        # a CUDA install's DeepGEMM (absent from the oracle) takes the dense block layers on Hopper
+        return "DeepGEMM"
+    return None
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_matches_vllm_after_loading(version: str, cid: str) -> None:
+    """Byte-exact where vLLM's layout is modelled; the named refusal elsewhere."""
+    row = RECORDED[version][cid]
+    report = dryboot_weights(fp8.CONFIGS, row, version)
+    why = _refusal(row)
+    if why is not None or not row["ok"]:
+        assert report.refused and (why is None or why in report.refused), report.refused
+        return
+    assert not report.refused, report.refused
+    assert report.stages[0].allocated_bytes == row["allocated_bytes"], (cid, report.stages[0].allocated_bytes)
+
+
+def test_corpus_size() -> None:
+    """Both published block checkpoints are answered and matched on SM 8.6 (RTX 3090: Marlin FP8
+    experts, the dense block layers as loaded) and SM 8.9 (RTX 4090) at TP 1 and 2, on every
+    release recorded, and on SM 12.0 / 12.1 (RTX 5090, GB10) on 0.27.1 and 0.30.0; vLLM's own classes served
+    them (``Fp8LinearMethod`` on every decoder linear layer)."""
+    assert set(RECORDED) == {"0.27.1", "0.30.0", "0.33.0"}
+    for version, cases in RECORDED.items():
+        exact = {
+            (row["config"], row["gpu"], tp_of(row))
+            for row in cases.values()
+            if row["ok"] and _refusal(row) is None and not dryboot_weights(fp8.CONFIGS, row, version).refused
+        }
+        want = {
+            (c, g, t)
+            for c in ("Qwen--Qwen3-32B-FP8", "Qwen--Qwen3-30B-A3B-FP8")
+            for g in ("RTX 3090", "RTX 4090")
+            for t in (1, 2)
+        }
+        if version != "0.33.0":  # SM 12.x too (0.33.0's FlashInfer attention buffer: refused there)
+            want |= {(c, g, t) for c, _, t in want for g in ("RTX 5090", "GB10")}
+        assert want <= exact, (version, want - exact)
+    row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 3090 --tensor-parallel-size 1"]
+    assert row["kernels"]["Fp8LinearMethod"] == 64 * 4
+
+
+def test_other_families_and_releases_refused() -> None:
+    """A family or release whose fp8 layout after loading is not recorded is refused by name."""
+    row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 4090 --tensor-parallel-size 1"]
+    report = dryboot_weights(fp8.CONFIGS, row, "0.28.0")
+    assert report.refused and "fp8 weights after loading" in report.refused
