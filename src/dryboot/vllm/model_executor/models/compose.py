@@ -13,7 +13,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
 from dryboot.vllm.models.registry import release_registry_file
-from dryboot.vllm.models.wrappers import BUILT_AS
+from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 from dryboot.vllm.versions import rules_for
 
 #: a tower and its projector on one rank: (vision config, text config, TP size, bytes per element)
@@ -595,8 +595,6 @@ def wrapped_text_architecture(config: Mapping[str, Any], arch: str) -> str:
     :data:`dryboot.vllm.models.wrappers.WRAPPERS` says.
 
     :raises InputError: a language model that table does not list (named)."""
-    from dryboot.vllm.models.wrappers import WRAPPERS
-
     allowed = WRAPPERS[arch][1]
     text = config.get("text_config")
     text = text if isinstance(text, Mapping) else {}

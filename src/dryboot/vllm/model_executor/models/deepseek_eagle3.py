@@ -144,3 +144,6 @@ def eagle3_mla(
     return E._with_embedding_and_head(
         core, target, par, draft_tensors, h=h, vocab=vocab, draft_vocab=draft_vocab, ab=ab
     )
+
+
+E.register_mla_head(eagle3_mla)

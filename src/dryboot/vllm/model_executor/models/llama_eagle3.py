@@ -264,6 +264,16 @@ EAGLE3_LAYOUTS: Mapping[str, str] = {
 }
 
 
+#: the builder of ``deepseek_eagle3.py``'s MLA heads (:func:`register_mla_head`): that module reads
+#: this one's helpers, so this one does not import it (the models package imports every module)
+_MLA_HEAD: list[Callable[..., DrafterWeights]] = []
+
+
+def register_mla_head(builder: Callable[..., DrafterWeights]) -> None:
+    """Set the builder :func:`drafter_weights` calls for an EAGLE-3 head of ``deepseek_eagle3.py``."""
+    _MLA_HEAD[:] = [builder]
+
+
 def _release(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
 
@@ -310,9 +320,9 @@ def _eagle3(
             "--speculative-config", "architectures", f"{arch} is no EAGLE-3 head class of vLLM's: not modelled"
         )
     if layout == "mla":
-        from dryboot.vllm.model_executor.models.deepseek_eagle3 import eagle3_mla  # at call: MLA heads only
-
-        return eagle3_mla(
+        if not _MLA_HEAD:  # pragma: no cover - the package imports deepseek_eagle3, which registers it
+            raise InputError("--speculative-config", "architectures", f"{arch}: MLA EAGLE-3 heads are not modelled")
+        return _MLA_HEAD[0](
             target_config,
             draft_config,
             par,
