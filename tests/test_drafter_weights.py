@@ -319,6 +319,7 @@ def test_live_oracle(tmp_path: Path) -> None:
             Parallel(tp=2),
             max_model_len=4096,
             num_speculative_tokens=tokens,
+            hf_quant=_hf_quant(row),
             **_spec(row),
         )
         assert got.low.allocated_bytes == row["shared_allocated_bytes"]

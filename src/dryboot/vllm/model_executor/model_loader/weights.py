@@ -2308,7 +2308,7 @@ SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 #: plain fp8 (``Fp8Config``) after loading, recorded against vLLM (quant_cases_fp8.py): the
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
-FP8_CHECKED_RELEASES = ("0.27.1", "0.30.0", "0.33.0")
+FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
 
 
