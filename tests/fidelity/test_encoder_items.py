@@ -10,11 +10,10 @@ Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``); skipped wh
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
@@ -106,17 +105,7 @@ print(json.dumps(out))
 def vllm_items(vllm_033_python: str) -> dict[str, Any]:
     cases = {"pinpoints": PINPOINTS, "images": IMAGES, "edges": EDGES, "tiles": TILES}
     cases |= {"internvl": INTERNVL, "gemma3": GEMMA3}
-    proc = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-4000:])
-    doc: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    doc: dict[str, Any] = run_script(vllm_033_python, SCRIPT, cases)
     return doc
 
 

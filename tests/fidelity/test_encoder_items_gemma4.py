@@ -14,6 +14,7 @@ import json
 import subprocess
 
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA4_AUDIO_SEQ_LENGTH,
@@ -51,16 +52,7 @@ print(json.dumps(out))
 
 def test_gemma4_items_match_vllm(vllm_033_python: str) -> None:
     cases = {"soft": list(GEMMA4_SOFT_TOKENS), "sizes": SIZES}
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = run_script(vllm_033_python, SCRIPT, cases)
     assert got["tokens"] == [[gemma4_soft_tokens(w, h, 16, 3, s) for w, h in SIZES] for s in GEMMA4_SOFT_TOKENS]
     vision = {
         "hidden_size": 1152,

@@ -12,10 +12,8 @@ Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped whe
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import glm4v_sized, glm4v_tower
 
@@ -56,16 +54,7 @@ print(json.dumps(out))
 
 
 def test_glm4v_dummy_items_match_vllm(vllm_033_python: str) -> None:
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps(CASES),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = run_script(vllm_033_python, SCRIPT, CASES)
     for case, row in zip(CASES, got, strict=True):
         vision = {
             "model_type": "glm4v_vision",

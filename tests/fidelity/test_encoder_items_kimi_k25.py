@@ -12,10 +12,8 @@ fused pixel copy.
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import kimi_k25_sized, kimi_k25_tower
 
@@ -87,16 +85,7 @@ print(json.dumps(out))
 
 
 def test_kimi_k25_dummy_item_matches_vllm(vllm_033_python: str) -> None:
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps(CFGS),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = run_script(vllm_033_python, SCRIPT, CFGS)
     tower = kimi_k25_tower({"patch_size": 14, "merge_kernel_size": [2, 2]})
     for cfg, row in zip(CFGS, got, strict=True):
         sized = kimi_k25_sized(tower, {"media_proc_cfg": cfg})

@@ -10,10 +10,8 @@ Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped whe
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import KIMI_VL_DUMMY_SIDE, kimi_vl_grid, kimi_vl_tower, sized_for_processor
 
@@ -46,16 +44,7 @@ print(json.dumps(out))
 
 
 def test_kimi_vl_dummy_image_matches_vllm(vllm_033_python: str) -> None:
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps({"limits": LIMITS, "sizes": SIZES}),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = run_script(vllm_033_python, SCRIPT, {"limits": LIMITS, "sizes": SIZES})
     assert got["dummy"] == [KIMI_VL_DUMMY_SIDE, KIMI_VL_DUMMY_SIDE]
     for limit, tokens in zip(LIMITS, got["tokens"], strict=True):
         ours = [kimi_vl_grid(w, h, 14, (2, 2), limit) for w, h in SIZES]

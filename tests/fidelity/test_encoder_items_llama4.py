@@ -9,10 +9,8 @@ Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped whe
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import llama4_tower, sized_for_processor
 
@@ -64,16 +62,7 @@ print(json.dumps(out))
 
 
 def test_llama4_dummy_image_matches_vllm(vllm_033_python: str) -> None:
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps(CASES),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = run_script(vllm_033_python, SCRIPT, CASES)
     for (max_patches, size, patch, ratio), (width, height, chunks, pixels, per_chunk) in zip(CASES, got, strict=True):
         assert (width, height) == (size, max_patches * size)
         vision = {**SCOUT, "image_size": size, "patch_size": patch, "pixel_shuffle_ratio": ratio}

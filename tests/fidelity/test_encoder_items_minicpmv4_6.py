@@ -11,10 +11,8 @@ Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped whe
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import minicpmv4_6_image_tokens, minicpmv4_6_video_tokens
 
@@ -120,16 +118,7 @@ print(json.dumps([out, videos]))
 
 
 def test_minicpmv4_6_image_tokens_match_vllm(vllm_033_python: str) -> None:
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps({"processors": PROCESSORS, "sizes": SIZES, "videos": VIDEOS}),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got, videos = json.loads(run.stdout.strip().splitlines()[-1])
+    got, videos = run_script(vllm_033_python, SCRIPT, {"processors": PROCESSORS, "sizes": SIZES, "videos": VIDEOS})
     for proc, rows in zip(PROCESSORS, got, strict=True):
         for (w, h), row in zip(SIZES, rows, strict=True):
             ours = minicpmv4_6_image_tokens(

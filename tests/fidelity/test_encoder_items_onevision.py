@@ -10,10 +10,8 @@ Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped whe
 
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
+from processing_script import run_script
 
 from dryboot.vllm.worker.encoder_profile import (
     ONEVISION_ANYRES_MAX,
@@ -75,16 +73,7 @@ print(json.dumps(out))
 
 def test_onevision_items_match_vllm(vllm_033_python: str) -> None:
     cases = {"pinpoints": PINPOINTS, "images": IMAGES, "lengths": LENGTHS}
-    run = subprocess.run(
-        [vllm_033_python, "-c", SCRIPT],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = run_script(vllm_033_python, SCRIPT, cases)
     assert [tuple(p) for p in got["default_pinpoints"]] == list(ONEVISION_PINPOINTS)
     for name, pinpoints in PINPOINTS.items():
         config = {"model_type": "llava_onevision", "vision_feature_select_strategy": "full", "vision_config": SIGLIP}
