@@ -317,6 +317,27 @@ class VisionTower:
         return self.in_channels * self.temporal_patch_size * self.patch_size**2
 
 
+def _vit(model_type: str, vision: Mapping[str, Any], patch: int, merge: int = 1, **fields: Any) -> VisionTower:
+    """A ViT tower whose widths are ``vision``'s own (``hidden_size``, ``intermediate_size``,
+    ``num_attention_heads``, ``num_channels`` or 3), one frame a patch, ``merge`` patches a side
+    merged, its output width set by the caller (the text model's), no deepstack and no learned
+    position embeddings kept: the CLIP / SigLIP / Pixtral / InternViT / Llama-4 shape."""
+    return VisionTower(
+        model_type=model_type,
+        hidden_size=_pos(vision, "hidden_size"),
+        intermediate_size=_pos(vision, "intermediate_size"),
+        num_heads=_pos(vision, "num_attention_heads"),
+        patch_size=patch,
+        temporal_patch_size=1,
+        spatial_merge_size=merge,
+        in_channels=int(vision.get("num_channels") or 3),
+        out_hidden_size=0,
+        deepstack=0,
+        pos_embeds=False,
+        **fields,
+    )
+
+
 def _pos(cfg: Mapping[str, Any], key: str) -> int:
     v = cfg.get(key)
     if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
@@ -460,18 +481,10 @@ def _fixed_size_tower(vision: Mapping[str, Any], wrapper: str, strategy: str) ->
         tokens = encoded
     else:
         raise InputError("config.json", "vision_feature_select_strategy", f"{strategy!r}: not default or full")
-    return VisionTower(
-        model_type=kind,
-        hidden_size=_pos(v, "hidden_size"),
-        intermediate_size=_pos(v, "intermediate_size"),
-        num_heads=_pos(v, "num_attention_heads"),
-        patch_size=patch,
-        temporal_patch_size=1,
-        spatial_merge_size=1,
-        in_channels=int(v.get("num_channels") or 3),
-        out_hidden_size=0,  # set from the text config by the caller
-        deepstack=0,
-        pos_embeds=False,
+    return _vit(
+        kind,
+        v,
+        patch,
         image_tokens=max(tokens, 1),
         class_token=cls,
         image_patches=encoded,
@@ -698,18 +711,11 @@ def idefics3_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: s
     side = size // patch  # the patch conv floors (SmolVLM: 384 px at 14: 27 patches a side)
     if not side or side % scale or size > IDEFICS3_MAX_IMAGE_SIZE:
         raise InputError("config.json", "vision_config.image_size", "must be patches the pixel shuffle divides")
-    tower = VisionTower(
-        model_type=kind,
-        hidden_size=_pos(v, "hidden_size"),
-        intermediate_size=_pos(v, "intermediate_size"),
-        num_heads=_pos(v, "num_attention_heads"),
-        patch_size=patch,
-        temporal_patch_size=1,
-        spatial_merge_size=scale,
-        in_channels=int(v.get("num_channels") or 3),
-        out_hidden_size=0,  # the text model's width, set by the caller
-        deepstack=0,
-        pos_embeds=False,
+    tower = _vit(
+        kind,
+        v,
+        patch,
+        merge=scale,
         image_tokens=side * side // (scale * scale),
         image_patches=side * side,
         projector_widths=1,
@@ -757,18 +763,10 @@ def internvl_chat_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) ->
     crops = tiles + (1 if thumbnail and tiles > 1 else 0)
     text = config.get("llm_config") or config.get("text_config") or {}
     video = isinstance(text, Mapping) and text.get("model_type") in INTERNVL_VIDEO_TEXT_TYPES
-    return VisionTower(
-        model_type="intern_vit_6b",
-        hidden_size=_pos(vision, "hidden_size"),
-        intermediate_size=_pos(vision, "intermediate_size"),
-        num_heads=_pos(vision, "num_attention_heads"),
-        patch_size=patch,
-        temporal_patch_size=1,
-        spatial_merge_size=1,
-        in_channels=int(vision.get("num_channels") or 3),
-        out_hidden_size=0,  # the text model's width, set by the caller
-        deepstack=0,
-        pos_embeds=False,
+    return _vit(
+        "intern_vit_6b",
+        vision,
+        patch,
         image_tokens=crops * per_tile,
         class_token=True,
         image_patches=crops * (side * side + 1),
@@ -1301,18 +1299,10 @@ def llama4_tower(vision: Mapping[str, Any], max_patches: int = LLAMA4_MAX_PATCHE
     if size % patch or not per_chunk or size > 1 << 16:
         raise InputError("config.json", "vision_config.image_size", "must be whole patches the pixel shuffle divides")
     chunks = llama4_chunks(max_patches)
-    return VisionTower(
-        model_type=LLAMA4_VISION_TYPE,
-        hidden_size=_pos(vision, "hidden_size"),
-        intermediate_size=_pos(vision, "intermediate_size"),
-        num_heads=_pos(vision, "num_attention_heads"),
-        patch_size=patch,
-        temporal_patch_size=1,
-        spatial_merge_size=1,
-        in_channels=int(vision.get("num_channels") or 3),
-        out_hidden_size=0,  # multi_modal_projector maps onto the text model's width, set by the caller
-        deepstack=0,
-        pos_embeds=False,
+    return _vit(
+        LLAMA4_VISION_TYPE,
+        vision,
+        patch,
         image_tokens=chunks * per_chunk,
         class_token=True,
         image_patches=chunks * (side * side + 1),
@@ -1396,19 +1386,12 @@ def mistral3_tower(vision: Mapping[str, Any], config: Mapping[str, Any]) -> Visi
         raise InputError("config.json", "vision_config.image_size", f"{edge} px: over 65,536")
     side = -(-edge // patch)
     grid = -(-edge // (patch * merge))
-    return VisionTower(
-        model_type=str(vision.get("model_type") or "pixtral"),
-        hidden_size=_pos(v, "hidden_size"),
-        intermediate_size=_pos(v, "intermediate_size"),
-        num_heads=_pos(v, "num_attention_heads"),
-        patch_size=patch,
-        temporal_patch_size=1,
-        spatial_merge_size=merge,
-        in_channels=int(v.get("num_channels") or 3),
-        out_hidden_size=0,  # the text model's width, set by the caller
-        deepstack=0,
+    return _vit(
+        str(vision.get("model_type") or "pixtral"),
+        v,
+        patch,
+        merge=merge,
         gated=True,
-        pos_embeds=False,
         image_tokens=grid * grid,
         image_patches=side * side,
         projector_widths=2,
