@@ -4,9 +4,9 @@ Every case of ``tests/fidelity/data/**`` recorded for 0.28.0 (4,903: see ``recor
 HCXVision left out, recorded with timm) is booted on the environment's pristine tree in one
 process; each answer must be what vLLM answered when recorded, and dryboot's plan must agree with
 it (same figures, or both refuse), except the disagreements the fidelity tests already mark
-(xfail). The full run (4,903 cases; 3,995 took 568 s on a loaded 2-core machine) runs with ``DRYBOOT_BOOT_FULL=1``, as CI sets it, or as
-``python tests/boot/recorded.py PYTHON``; otherwise a fixed sample (every :data:`EVERY`-th case)
-runs.
+(xfail). The full run (4,903 cases; 3,995 took 568 s on a loaded 2-core machine) runs with
+``DRYBOOT_BOOT_FULL=1``, as CI sets it, or as ``python tests/boot/recorded.py PYTHON``; otherwise
+a fixed sample (every :data:`EVERY`-th case) runs.
 """
 
 from __future__ import annotations
