@@ -52,15 +52,10 @@ def _same_kept(expect: dict[str, Any], keys: tuple[str, ...]) -> Callable[[dict[
     return check
 
 
-#: architectures recorded with a package on the oracle's path that vLLM's wheel does not require and
-#: the boot environment does not ship (vLLM fails to inspect them without it): not booted here
-RECORDED_WITH_EXTRAS = {"HCXVisionForCausalLM": "timm (hyperclovax_vision.py imports it)"}
-
-
 def items() -> list[Item]:
     out: list[Item] = []
     for arch in TA.tiny_configs():
-        if arch in RECORDED_WITH_EXTRAS:
+        if arch in TA.RECORDED_WITH_EXTRAS:  # recorded with a package the boot environment lacks
             continue
         for case, rec in TA._recorded_cases(arch):
             out.append(Item("architectures", case, _same_kept(rec, TA.KEPT)))

@@ -265,11 +265,18 @@ def test_every_modelled_architecture_is_verified_here() -> None:
     assert sorted(tiny_configs()) == sorted(ARCHITECTURES)
 
 
+#: architectures recorded with a package on the oracle's path that vLLM's wheel does not require and
+#: the boot environments do not ship (vLLM fails to inspect them without it): not re-recorded live
+#: here nor booted by tests/boot/recorded.py (docs/fidelity.md says how they were recorded)
+RECORDED_WITH_EXTRAS = {"HCXVisionForCausalLM": "timm (hyperclovax_vision.py imports it)"}
+
+
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs DRYBOOT_VLLM_PYTHON (a vLLM venv)")
 def test_live_oracle() -> None:
     python = os.environ["DRYBOOT_VLLM_PYTHON"]
     recorded = load_recorded()
-    cases = [c for arch, path in tiny_configs().items() for c in cases_for(arch, path)]
+    tiny = {arch: path for arch, path in tiny_configs().items() if arch not in RECORDED_WITH_EXTRAS}
+    cases = [c for arch, path in tiny.items() for c in cases_for(arch, path)]
     cases += [defaults_case(a, i, argv) for a in defaults_configs() for i, argv in enumerate(DEFAULTS_FLAG_SETS)]
     runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
     res = runner.run([c.oracle_input() for c in cases])
