@@ -508,11 +508,32 @@ MISTRAL_SMALL_31 = {
 }
 
 
-def _encoder(shape: Any, release: str, mnbt: int = 8192) -> Any:
+def _encoder_term(
+    shape: Any,
+    *,
+    compiled: bool = True,
+    tp: int = 1,
+    mm_limits: dict[str, int] | None = None,
+    release: str = "0.28.0",
+    mnbt: int = 8192,
+) -> Any:
+    """The one ``activation: multimodal encoder`` term at 256 sequences and 32,768 tokens."""
     terms = activation_terms(
-        shape, max_num_batched_tokens=mnbt, max_num_seqs=256, tp=1, compiled=False, max_model_len=32768, release=release
+        shape,
+        max_num_batched_tokens=mnbt,
+        max_num_seqs=256,
+        tp=tp,
+        compiled=compiled,
+        max_model_len=32768,
+        mm_limits=mm_limits,
+        release=release,
     )
-    return next(t for t in terms if t.name == "activation: multimodal encoder")
+    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    return enc
+
+
+def _encoder(shape: Any, release: str, mnbt: int = 8192) -> Any:
+    return _encoder_term(shape, compiled=False, release=release, mnbt=mnbt)
 
 
 def test_mistral3_pixtral_largest_square(tmp_path: Path) -> None:
@@ -739,10 +760,7 @@ def test_gemma4_profiles_the_padded_dummy_video() -> None:
     )
     assert image == EncoderBatch("image", 280, 29, 8192)
     assert tower.patches(29, image.tokens) == 29 * 2520 and tower.embeddings(29, image.tokens) == 29 * 256
-    terms = activation_terms(
-        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape)
     assert "3 video item(s) x 2,496 tokens" in enc.source and "60,480 patches" in enc.source
     # the outputs (6,144 embeddings x 2,816) are the least it holds; the widest chunk bounds it
     assert 6144 * 2816 * 2 <= enc.low < enc.high < 3 << 30
@@ -790,10 +808,7 @@ def test_llama4_profiles_sixteen_tiles_and_the_global_tile(tmp_path: Path) -> No
     batch = encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768)
     assert batch == EncoderBatch("image", 2448, 3, 8192)
     assert tower.pixels(3, batch.tokens) == 3 * 17 * 3 * 336 * 336
-    terms = activation_terms(
-        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape)
     assert "3 image item(s) x 2,448 tokens" in enc.source and "29,427 patches" in enc.source
     # the widest block: 29,427 positions x (1,408 + 2 x 5,632) bf16 x 100-125 %, beside float32 pixels
     block = 29427 * (1408 + 2 * 5632) * 2
@@ -858,16 +873,7 @@ def test_llava_onevision_image_or_its_video() -> None:
     )
     assert video == EncoderBatch("video", 3137, 2, 8192)
     assert tower.patches(2, video.tokens, "video") == 32 * 729 and tower.embeddings(2, video.tokens, "video") == 6274
-    terms = activation_terms(
-        shape,
-        max_num_batched_tokens=8192,
-        max_num_seqs=256,
-        tp=1,
-        compiled=True,
-        max_model_len=32768,
-        mm_limits={"image": 0},
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape, mm_limits={"image": 0})
     assert "2 video item(s) x 3,137 tokens" in enc.source and "23,328 patches" in enc.source
     # every frame's 729 patches go through the projector before the pooling: two 3,584-wide tensors
     assert enc.high >= 2 * 23328 * 3584 * 2
@@ -894,16 +900,7 @@ def test_gemma4_with_audio_profiles_the_video_or_the_tiny_dummy_audio(tmp_path: 
         tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768, limit_mm_per_prompt={"video": 0}
     )
     assert audio == EncoderBatch("audio", 750, 10, 8192)
-    terms = activation_terms(
-        shape,
-        max_num_batched_tokens=8192,
-        max_num_seqs=256,
-        tp=1,
-        compiled=True,
-        max_model_len=32768,
-        mm_limits={"video": 0},
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape, mm_limits={"video": 0})
     assert "10 audio item(s) x 750 tokens" in enc.source
     assert enc.low == 10 * tower.out_hidden_size * 2 and enc.high < 16 << 20
     # an audio_seq_length above the video's tokens makes the audio the profiled item
@@ -944,10 +941,7 @@ def test_kimi_vl_moonvit_sized_by_the_processors_in_token_limit(tmp_path: Path) 
     assert encoder_batch(tower, max_num_batched_tokens=8192, max_num_seqs=256, max_model_len=32768) == EncoderBatch(
         "image", 1089, 7, 8192
     )
-    terms = activation_terms(
-        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape)
     assert "7 image item(s) x 1,089 tokens" in enc.source and "in_token_limit 4096" in enc.source
     from dryboot.planner.budget import with_processor_sizes
 
@@ -1001,23 +995,11 @@ def test_glm41v_profiles_the_video_filling_max_model_len(tmp_path: Path) -> None
     source = _glm4v_dir(tmp_path)
     shape = with_processor_sizes(forward_shape(_config(source)), str(source))
     assert (shape.image_max_pixels, shape.video_max_pixels) == (9633792, 47040000)
-    terms = activation_terms(
-        shape, max_num_batched_tokens=8192, max_num_seqs=256, tp=1, compiled=True, max_model_len=32768
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape)
     assert "1 video item(s) x 26,656 tokens (encoder budget 26,656; 127,896 patches" in enc.source
     # the embeddings of the video run: 31,974 x 4,096 x 2 bytes at least
     assert enc.low >= 31974 * 4096 * 2
-    images_only = activation_terms(
-        shape,
-        max_num_batched_tokens=8192,
-        max_num_seqs=256,
-        tp=1,
-        compiled=True,
-        max_model_len=32768,
-        mm_limits={"video": 0},
-    )
-    (img,) = [t for t in images_only if t.name == "activation: multimodal encoder"]
+    img = _encoder_term(shape, mm_limits={"video": 0})
     assert "1 image item(s) x 6,084 tokens (encoder budget 8,192; 24,336 patches" in img.source
 
 
@@ -1108,16 +1090,7 @@ def test_kimi_k25_profiles_its_video_chunk(tmp_path: Path) -> None:
     shape = with_processor_sizes(forward_shape(config), str(tmp_path / "config.json"))
     tower = shape.vision_tower
     assert tower is not None and (tower.image_tokens, tower.pooled_frames, tower.image_patches) == (4225, 4, 67600)
-    terms = activation_terms(
-        shape,
-        max_num_batched_tokens=8192,
-        max_num_seqs=256,
-        tp=8,
-        compiled=True,
-        max_model_len=32768,
-        mm_limits={"image": 0, "video": 0},
-    )
-    (enc,) = [t for t in terms if t.name == "activation: multimodal encoder"]
+    enc = _encoder_term(shape, tp=8, mm_limits={"image": 0, "video": 0})
     assert "1 vision_chunk item(s) x 4,225 tokens (encoder budget 8,192; 67,600 patches" in enc.source
     assert "a video chunk of 4 frames" in enc.source
     assert enc.low >= 4225 * 7168 * 2  # the embeddings on the text model's width
