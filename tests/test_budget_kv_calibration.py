@@ -211,6 +211,10 @@ def calibrate(entry: dict[str, Any]) -> Row | None:
         row.cache = "warm"
     elif "Compiling a graph for" in log_text or "torch.compile takes" in log_text:
         row.cache = "cold"
+    elif entry.get("compile_cache") in ("cold", "warm"):
+        # an excerpt without the compile lines: the state its deployment forces, as the entry's
+        # compile_cache_note shows (a container started afresh without a volume on vLLM's cache)
+        row.cache = str(entry["compile_cache"])
     # the V1-engine releases before 0.27.1 have only the V1 runner; from 0.27.1 dryboot decides
     # (uses_v2_model_runner) where the log does not name it
     runner = entry.get("runner") if entry.get("runner") in ("V1", "V2") else ("V1" if release < (0, 27, 1) else None)
@@ -314,6 +318,11 @@ WIDE = {
     "club3090-652-qwen36-35b-a3b-5090-v0.24.0": (
         "3.24 GiB (0.24.0): the multimodal encoder's profile (0.25-2.58 GiB) and the unknown compile cache, as "
         "the NVFP4 boot of the same host"
+    ),
+    "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
+        "1.58 GiB on a first start (every start is a fresh container without a volume on vLLM's compile cache): "
+        "the cold-compile term +0.38-1.07, non-torch 0.15-0.70, the V2 runner's graph estimate and the "
+        "forward/sampler ranges; the logged 1.95 GiB is 0.7 % under the estimate"
     ),
     "kubesimplify-qwen3-32b-rtxpro6000se-pp2": (
         "1.75 GiB at PP 2: forward 1.33-1.99 (stage 0 at 32,768 batched tokens), non-torch 0.15-0.68, "
