@@ -30,10 +30,6 @@ NO_CONFIG = {
     "club3090-751-dual3090-fp8-model-loading": "an fp8 checkpoint not named exactly",
     "club3090-552-agents-a1-dual-fp8-marlin": "the checkpoint is not named (and weight-only FP8 Marlin on SM 8.6 "
     "repacks after loading)",
-    "llmso-qwen25-05b-4090-wsl2-lab3": "Qwen2.5-0.5B-Instruct's published config is not stored (the only copy "
-    "in the index is a re-saved float32 one)",
-    "llmso-qwen25-05b-4090-wsl2-lab5": "as lab3",
-    "llmso-qwen25-05b-instruct-4090-wsl2-util085": "as lab3",
     "golite-qwen38-27b-exl3-16gb-compile-cache-disabled": "a local exl3 checkpoint on a source build",
     "golite-qwen38-27b-exl3-16gb-cache-populating": "a local exl3 checkpoint on a source build",
     "golite-qwen38-27b-exl3-16gb-warm-cache": "a local exl3 checkpoint on a source build",
