@@ -1,7 +1,8 @@
 """dryboot's KV budget against public boot logs (tests/data/budget/calibration.json): for every boot
 whose config, GPU and release dryboot models, vLLM's logged ``Available KV cache memory`` lies in
 dryboot's interval, the interval is at most max(1 GiB, 10 %) wide (warm compile cache assumed
-where the log loads compiled graphs from the cache, else cold/unknown), and the median
+where the log loads compiled graphs from the cache, cold where it compiles; where it shows neither,
+the entry's ``compile_cache`` if its deployment forces one, else unknown), and the median
 |estimate - logged| is at most 3 %. The others are listed with the reason they are out of range.
 
 Run as a script (``PYTHONPATH=src python3 tests/test_budget_kv_calibration.py``) for the table.
