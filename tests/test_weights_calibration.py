@@ -30,10 +30,6 @@ NO_CONFIG = {
     "club3090-751-dual3090-fp8-model-loading": "an fp8 checkpoint not named exactly",
     "club3090-552-agents-a1-dual-fp8-marlin": "the checkpoint is not named (and weight-only FP8 Marlin on SM 8.6 "
     "repacks after loading)",
-    "llmso-qwen25-05b-4090-wsl2-lab3": "Qwen2.5-0.5B-Instruct's published config is not stored (the only copy "
-    "in the index is a re-saved float32 one)",
-    "llmso-qwen25-05b-4090-wsl2-lab5": "as lab3",
-    "llmso-qwen25-05b-instruct-4090-wsl2-util085": "as lab3",
     "golite-qwen38-27b-exl3-16gb-compile-cache-disabled": "a local exl3 checkpoint on a source build",
     "golite-qwen38-27b-exl3-16gb-cache-populating": "a local exl3 checkpoint on a source build",
     "golite-qwen38-27b-exl3-16gb-warm-cache": "a local exl3 checkpoint on a source build",
@@ -59,10 +55,6 @@ NOT_THE_SERVED_CHECKPOINT = {
     "Instruct-2507-FP8: 40,960 rotary positions against the 2507 checkpoints' 262,144; vLLM keeps one cos_sin_cache "
     "buffer (max_position_embeddings x head_dim, bf16) on every rank, 54 MiB more: 55.1344 GiB with the stand-in, "
     "55.1872 (55.19, as each rank logs) with 262,144 positions (test_the_served_rotary_table_explains_the_line)",
-    "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": "Qwen2.5-1.5B's (base) config stands in for Instruct: "
-    "131,072 rotary positions (32 MiB in bf16) against the Instruct checkpoint's 32,768 (8 MiB): 2.9965 GiB (2.9067 of "
-    "parameters + 91.9 MiB of unsplit segments) with the stand-in, 2.9731 with 32,768 positions, 2.98 logged "
-    "(0.30.0, V2 runner, TP 1 under WSL2; test_the_served_rotary_table_explains_the_line)",
 }
 #: boots of a release whose model class dryboot's 0.28.0 layout does not reproduce
 OTHER_RELEASE = {
@@ -141,10 +133,11 @@ def test_unmodelled_boot_refused_by_name(entry: dict[str, Any]) -> None:
 
 #: (boot, the stand-in config's rotary positions, the served checkpoint's): the 2507 and Instruct
 #: checkpoints' own max_position_embeddings (262,144, which the TP 4 boot's post itself states: "this
-#: model supports a 262,144-token context", read from its config.json; 32,768; 262,144)
+#: model supports a 262,144-token context", read from its config.json; 262,144). (The WSL2
+#: Qwen2.5-1.5B-Instruct boot, which the base config's 131,072 positions missed by 0.02 GiB, is
+#: served from the Instruct checkpoint's own config now: 2.9731 GiB, 2.98 logged.)
 SERVED_POSITIONS = (
     ("kubesimplify-qwen3-235b-a22b-2507-fp8-rtxpro6000se-tp4", 40960, 262144),
-    ("statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke", 131072, 32768),
     ("virtualtubers-qwen3-30b-a3b-thinking-2507-fp8-gb10-v0.30.0", 40960, 262144),
 )
 
