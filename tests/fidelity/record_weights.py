@@ -162,6 +162,11 @@ def main() -> int:
 
     emm.determine_expert_map = expert_map_on_cpu
     oracle_stand_ins.stub_cuda_python()
+    # RECORD_WEIGHTS_CONFIG_CLASSES=MODELS_DIR:TYPE,TYPE: the checkpoint's own config class of each
+    # model_type the release's transformers lacks, stood in for by MODELS_DIR's (another transformers)
+    if stand_in := os.environ.get("RECORD_WEIGHTS_CONFIG_CLASSES"):
+        models_dir, _, kinds = stand_in.rpartition(":")
+        oracle_stand_ins.register_config_classes(models_dir, kinds.split(","))
     V = es.V
     import tempfile
 

@@ -172,6 +172,10 @@ class VersionRules:
         ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
         builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
         table over the whole head (0.30.0 recorded).
+    :param moe_gate_model_dtype: the ``model_type`` of each model class whose MoE router is ``GateLinear`` (its weight in the
+        model dtype, the float32 only in its output) where the release before built an
+        ``nn.Linear`` in float32 (0.31+: Sarvam-M MLA's ``sarvam.py``, recorded on the meta device
+        on 0.31.0, 0.32.0 and 0.33.0: ``tests/fidelity/data/weights/recorded-<release>-remote.json``).
     :param input_norm_towers: wrappers whose vision tower builds the device-side input
         normalization (``FusedInputNorm``: float32 weight and bias ``[3]``) that Qwen2.5-VL's
         already has (0.33.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR, EXAONE-4.5).
@@ -256,6 +260,7 @@ class VersionRules:
     transformers_backend_fuses_biased_qkv: bool = False
     laguna_ropes_by_layer_type: bool = False
     input_norm_towers: frozenset[str] = frozenset()
+    moe_gate_model_dtype: frozenset[str] = frozenset()
     attention_range_scalars: bool = False
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
@@ -420,6 +425,7 @@ _V031 = replace(
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
+    moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     pp_towers_first_stage=None,
 )
