@@ -155,8 +155,8 @@ class VersionRules:
         (0.27.1-0.30.0 recorded by the oracle; 0.32.0 by the published-config corpus's records,
         so 0.31 too); ``None``: not checked (refused by name).
     :param hf_config_class_architectures: architectures whose config the release reads with
-        transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
-        Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
+        transformers' own config class, vLLM's (with its defaults) being gone (0.32+: LongCat-Flash,
+        ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``, AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
         served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
     :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
         layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
@@ -440,6 +440,8 @@ _V032 = replace(
     mamba_all_deprecated=False,
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
+    # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone)
+    hf_config_class_architectures=frozenset({"LongcatFlashForCausalLM"}),
     autofit_log_kv_memory=True,
     v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
 )
@@ -465,7 +467,9 @@ _V033 = replace(
     )
     | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
-    hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
+    # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
+    hf_config_class_architectures=_V032.hf_config_class_architectures
+    | {"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM", "Step3p5ForCausalLM"},
     limit_max_model_len_to_draft=True,
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,

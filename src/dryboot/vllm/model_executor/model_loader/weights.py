@@ -977,10 +977,7 @@ def checkpoint_rank_weights(
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
-    "Step3p5ForCausalLM": {"0.33.0": "its Step3p7TextConfig reads use_moe_router_bias, not defaulted"},
-}
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
