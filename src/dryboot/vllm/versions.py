@@ -156,7 +156,8 @@ class VersionRules:
         so 0.31 too); ``None``: not checked (refused by name).
     :param hf_config_class_architectures: architectures whose config the release reads with
         transformers' own config class, vLLM's (with its defaults) being gone (0.32+: LongCat-Flash,
-        ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``, AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
+        ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``, AFMoE and Hunyuan V3,
+        ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
         served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
     :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
         layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
@@ -172,10 +173,11 @@ class VersionRules:
         ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
         builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
         table over the whole head (0.30.0 recorded).
-    :param moe_gate_model_dtype: the ``model_type`` of each model class whose MoE router is ``GateLinear`` (its weight in the
-        model dtype, the float32 only in its output) where the release before built an
-        ``nn.Linear`` in float32 (0.31+: Sarvam-M MLA's ``sarvam.py``, recorded on the meta device
-        on 0.31.0, 0.32.0 and 0.33.0: ``tests/fidelity/data/weights/recorded-<release>-remote.json``).
+    :param moe_gate_model_dtype: the ``model_type`` of each model class whose MoE router is
+        ``GateLinear`` (its weight in the model dtype, the float32 only in its output) where the
+        release before built an ``nn.Linear`` in float32 (0.31+: Sarvam-M MLA's ``sarvam.py``,
+        recorded on the meta device on 0.31.0, 0.32.0 and 0.33.0:
+        ``tests/fidelity/data/weights/recorded-<release>-remote.json``).
     :param input_norm_towers: wrappers whose vision tower builds the device-side input
         normalization (``FusedInputNorm``: float32 weight and bias ``[3]``) that Qwen2.5-VL's
         already has (0.33.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR, EXAONE-4.5).
