@@ -1496,7 +1496,8 @@ def _moe_layer(
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
     # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype, as is a
     # GateLinear's (Sarvam-M MLA's, walked as GLM's, on 0.31+: VersionRules.moe_gate_model_dtype)
-    router = 4 if glm and config.get("model_type") not in rules_for(par.vllm_version).moe_gate_model_dtype else ab
+    rules = rules_for(par.vllm_version)
+    router = 4 if glm and config.get("model_type") not in rules.moe_gate_model_dtype else ab
     if quant.wna16 is not None and family not in WNA16_MOE_FAMILIES:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"
