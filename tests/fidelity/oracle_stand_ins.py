@@ -54,3 +54,32 @@ def stub_cuda_python() -> None:
     bindings.runtime = runtime  # type: ignore[attr-defined]
     cuda.bindings = bindings  # type: ignore[attr-defined]
     sys.modules.update({"cuda": cuda, "cuda.bindings": bindings, "cuda.bindings.runtime": runtime})
+
+
+def register_config_classes(models_dir: str, model_types: list[str]) -> None:
+    """Stand in for a checkpoint's own config class (``auto_map``, read under
+    ``--trust-remote-code``) where the release's pinned transformers lacks the ``model_type``: the
+    config class of that ``model_type`` from another transformers' ``models_dir`` (its
+    ``<model_type>/configuration_<model_type>.py``, the upstreamed form of the checkpoint's code)
+    is loaded and registered with ``AutoConfig``, so vLLM reads the config with it. Only the
+    config reading is stood in for; vLLM's model class is the release's own."""
+    from transformers import AutoConfig
+
+    for model_type in model_types:
+        package = f"transformers.models.{model_type}"
+        if package not in sys.modules:
+            module = types.ModuleType(package)
+            module.__path__ = [f"{models_dir}/{model_type}"]
+            sys.modules[package] = module
+        name = f"{package}.configuration_{model_type}"
+        spec = importlib.util.spec_from_file_location(name, f"{models_dir}/{model_type}/configuration_{model_type}.py")
+        assert spec is not None and spec.loader is not None
+        config_module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = config_module
+        spec.loader.exec_module(config_module)
+        (cls,) = (
+            v
+            for v in vars(config_module).values()
+            if isinstance(v, type) and getattr(v, "model_type", None) == model_type and v.__module__ == name
+        )
+        AutoConfig.register(model_type, cls)

@@ -135,12 +135,18 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
     import shutil
 
     dirs = []
-    for cfg in sorted(ARCHS.glob("*.json")):
-        if cfg.stem == "recorded" or (argv[1:] and cfg.stem not in argv[1:]):
+    # ``defaults/ARCH`` names the config with every defaultable key left out (``arch--defaults--ARCH``)
+    named = [ARCHS / f"{a}.json" for a in argv[1:] if a.startswith("defaults/")]
+    for cfg in [*sorted(ARCHS.glob("*.json")), *named]:
+        if cfg.stem == "recorded" or (argv[1:] and cfg.stem not in argv[1:] and cfg not in named):
             continue
-        d = scratch / f"arch--{cfg.stem}"
+        d = scratch / (f"arch--defaults--{cfg.stem}" if cfg in named else f"arch--{cfg.stem}")
         d.mkdir()
         shutil.copy(cfg, d / "config.json")
+        # RECORD_WEIGHTS_OVERLAY={ARCH: {key: value}}: keys a release's config class needs set
+        # (a published checkpoint's values), merged into that architecture's tiny config
+        if extra := json.loads(os.environ.get("RECORD_WEIGHTS_OVERLAY") or "{}").get(cfg.stem):
+            (d / "config.json").write_text(json.dumps({**json.loads(cfg.read_text()), **extra}))
         if (ARCHS / "files" / cfg.stem).is_dir():
             shutil.copytree(ARCHS / "files" / cfg.stem, d, dirs_exist_ok=True)
         dirs.append(d)
@@ -162,6 +168,11 @@ def main() -> int:
 
     emm.determine_expert_map = expert_map_on_cpu
     oracle_stand_ins.stub_cuda_python()
+    # RECORD_WEIGHTS_CONFIG_CLASSES=MODELS_DIR:TYPE,TYPE: the checkpoint's own config class of each
+    # model_type the release's transformers lacks, stood in for by MODELS_DIR's (another transformers)
+    if stand_in := os.environ.get("RECORD_WEIGHTS_CONFIG_CLASSES"):
+        models_dir, _, kinds = stand_in.rpartition(":")
+        oracle_stand_ins.register_config_classes(models_dir, kinds.split(","))
     V = es.V
     import tempfile
 
@@ -170,6 +181,8 @@ def main() -> int:
     out_path = Path(os.environ.get("RECORD_WEIGHTS_OUT") or DATA / "recorded.json")
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
+    if os.environ.get("RECORD_WEIGHTS_OVERLAY"):
+        doc["overlay"] = {**doc.get("overlay", {}), **json.loads(os.environ["RECORD_WEIGHTS_OVERLAY"])}
     for cdir in config_dirs(sys.argv[1:], scratch):
         config = json.loads((cdir / "config.json").read_text())
         for argv in flag_sets(config):

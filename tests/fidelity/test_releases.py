@@ -1170,6 +1170,9 @@ NO_FLIP_CASE = {
     "transformers_backend_fuses_biased_qkv": "a weights-only switch: the sweep's records pin it",
     "laguna_ropes_by_layer_type": "a weights-only switch: the sweep's records pin it",
     "input_norm_towers": "a weights-only switch: the sweep's records pin it",
+    # pinned by test_weights_remote_config.py::test_sarvam_gate_switch_is_needed over
+    # data/weights/recorded-0.31.0-remote.json / -0.32.0- / -0.33.0- (Sarvam-M MLA's GateLinear)
+    "moe_gate_model_dtype": "a weights-only switch: the remote-config records pin it",
     # pinned by test_weights_multimodal.py over data/weights/recorded-0.33.0-wrappers.json (PP 3:
     # stages 1 and 2 of each wrapper hold no tower) and llava-tower-variants.json
     "pp_towers_first_stage": "a weights-only switch (0.33's towers on the first stage): no KV figure moves with it",

@@ -155,8 +155,9 @@ class VersionRules:
         (0.27.1-0.30.0 recorded by the oracle; 0.32.0 by the published-config corpus's records,
         so 0.31 too); ``None``: not checked (refused by name).
     :param hf_config_class_architectures: architectures whose config the release reads with
-        transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
-        Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
+        transformers' own config class, vLLM's (with its defaults) being gone (0.32+: LongCat-Flash,
+        ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``, AFMoE and Hunyuan V3,
+        ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
         served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
     :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
         layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
@@ -172,6 +173,11 @@ class VersionRules:
         ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
         builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
         table over the whole head (0.30.0 recorded).
+    :param moe_gate_model_dtype: the ``model_type`` of each model class whose MoE router is
+        ``GateLinear`` (its weight in the model dtype, the float32 only in its output) where the
+        release before built an ``nn.Linear`` in float32 (0.31+: Sarvam-M MLA's ``sarvam.py``,
+        recorded on the meta device on 0.31.0, 0.32.0 and 0.33.0:
+        ``tests/fidelity/data/weights/recorded-<release>-remote.json``).
     :param input_norm_towers: wrappers whose vision tower builds the device-side input
         normalization (``FusedInputNorm``: float32 weight and bias ``[3]``) that Qwen2.5-VL's
         already has (0.33.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR, EXAONE-4.5).
@@ -256,6 +262,7 @@ class VersionRules:
     transformers_backend_fuses_biased_qkv: bool = False
     laguna_ropes_by_layer_type: bool = False
     input_norm_towers: frozenset[str] = frozenset()
+    moe_gate_model_dtype: frozenset[str] = frozenset()
     attention_range_scalars: bool = False
     modelopt_mixed_nested: bool | None = False
     sparse_mla_fp8_e4m3_sm90: bool = False
@@ -420,6 +427,7 @@ _V031 = replace(
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
+    moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     pp_towers_first_stage=None,
 )
@@ -434,6 +442,8 @@ _V032 = replace(
     mamba_all_deprecated=False,
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
+    # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone)
+    hf_config_class_architectures=frozenset({"LongcatFlashForCausalLM"}),
     autofit_log_kv_memory=True,
     v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
 )
@@ -459,7 +469,9 @@ _V033 = replace(
     )
     | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
-    hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
+    # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
+    hf_config_class_architectures=_V032.hf_config_class_architectures
+    | {"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM", "Step3p5ForCausalLM"},
     limit_max_model_len_to_draft=True,
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,

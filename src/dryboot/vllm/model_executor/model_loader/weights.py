@@ -80,7 +80,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
 )
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
-from dryboot.vllm.versions import rules_for
+from dryboot.vllm.versions import known_model_types, rules_for
 
 GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
@@ -977,14 +977,7 @@ def checkpoint_rank_weights(
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
-    "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
-    "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
-    "Step3p5ForCausalLM": {"0.33.0": "its Step3p7TextConfig reads use_moe_router_bias, not defaulted"},
-    "IQuestCoderForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
-    "InternLM3ForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
-}
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
@@ -1000,7 +993,8 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
     """Refuse an architecture that release ``version``'s registry does not list, that it serves
     through its Transformers modeling backend on a release whose backend is not checked
     (:data:`TRANSFORMERS_BACKEND_CHECKED`), or whose weights on that release are not checked
-    (:data:`RELEASE_UNCHECKED`). Mirrors vLLM's
+    (:data:`RELEASE_UNCHECKED`), or whose ``model_type`` the transformers it pins does not know
+    when the config names no config class of its own (``auto_map``). Mirrors vLLM's
     ``ModelRegistry`` lookup (``registry.py``) per release. Releases without a shipped registry
     table are left to the family's own checks.
 
@@ -1012,6 +1006,23 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
         return
     if (why := RELEASE_UNCHECKED.get(arch, {}).get(version)) is not None:
         raise InputError("--vllm-version", version, f"{arch}'s weights on this release are not modelled ({why})")
+    kind, auto_map = config.get("model_type"), config.get("auto_map")
+    known = known_model_types(version)
+    if (
+        known
+        and isinstance(kind, str)
+        and kind not in known
+        and not (isinstance(auto_map, dict) and "AutoConfig" in auto_map)
+    ):
+        # the transformers the release pins has no config class for it (0.31-0.33: EXAONE, InternLM3,
+        # IQuest-Coder, Sarvam-M MLA): only the checkpoint's own code (auto_map, --trust-remote-code)
+        # reads it, and the model class then allocates what its config's values say
+        raise InputError(
+            "model_type",
+            kind,
+            f"vLLM {version}: the checkpoint has model type `{kind}` but Transformers does not recognize this "
+            "architecture (its own config class, auto_map with --trust-remote-code, is needed)",
+        )
     own = release_registry_file(arch, version)
     if own is None:
         raise InputError("--vllm-version", version, f"vLLM {version}'s registry has no {arch}")
@@ -1483,8 +1494,10 @@ def _moe_layer(
     glm = family in GLM_MOE_FAMILIES
     if glm or (family == "deepseek_v2" and config.get("topk_method") == "noaux_tc"):  # float32 [E] on the gate
         w.module([("weight", 4 * e)], "router", ((f"{base}.gate.e_score_correction_bias", "whole", 4),))
-    # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype
-    router = 4 if glm else ab
+    # GLM's gate is an nn.Linear in float32 (glm4_moe.py); the others' in the model dtype, as is a
+    # GateLinear's (Sarvam-M MLA's, walked as GLM's, on 0.31+: VersionRules.moe_gate_model_dtype)
+    rules = rules_for(par.vllm_version)
+    router = 4 if glm and config.get("model_type") not in rules.moe_gate_model_dtype else ab
     if quant.wna16 is not None and family not in WNA16_MOE_FAMILIES:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} MoE experts of {family} are not modelled"

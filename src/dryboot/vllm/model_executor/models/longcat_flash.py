@@ -5,7 +5,15 @@ table ``[positions, qk_rope_head_dim]`` for all of them), four RMSNorms, two gat
 ``router_dtype`` is ``float32``, its default; a bias under ``router_bias``), an
 ``e_score_correction_bias`` ``[E + Z]`` of the same dtype, and ``n_routed_experts`` experts of
 ``expert_ffn_hidden_size`` (``Z = zero_expert_num``: identity experts, no weights). The embedding
-on the first stage, the final norm and the untied head on the last."""
+on the first stage, the final norm and the untied head on the last.
+
+From 0.32 the release reads the config with transformers' ``LongcatFlashConfig`` (vLLM's
+``FlashConfig`` is gone; switch ``hf_config_class_architectures``): its defaults
+(:data:`HF_DEFAULTS`), its aliases (``intermediate_size`` / ``moe_intermediate_size`` name
+``ffn_hidden_size`` / ``expert_ffn_hidden_size``), no default for the fields the model class reads
+(:data:`HF_REQUIRED`: refused by name, as vLLM fails building the model), and the router always
+float32 without a bias (``router_dtype`` / ``router_bias`` no longer read). Recorded on the meta
+device on 0.32.0 and 0.33.0 (``tests/fidelity/data/weights/recorded-<release>-fields.json``)."""
 
 from __future__ import annotations
 
@@ -15,6 +23,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.versions import rules_for
 
 #: ``FlashConfig``'s defaults (``longcat_flash.py``) the walk reads
 DEFAULTS: dict[str, Any] = {
@@ -28,6 +37,58 @@ DEFAULTS: dict[str, Any] = {
     "router_bias": False,
     "zero_expert_num": 0,
 }
+
+
+#: transformers' ``LongcatFlashConfig`` defaults (0.32+) the walk reads
+HF_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 131072,
+    "hidden_size": 6144,
+    "num_layers": 28,
+    "num_attention_heads": 64,
+    "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
+    "ffn_hidden_size": 12288,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "n_routed_experts": 512,
+    "zero_expert_num": 256,
+    "expert_ffn_hidden_size": 2048,
+}
+#: what ``longcat_flash.py`` (0.32+) reads that transformers' class does not define, in read order
+HF_REQUIRED = ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type")
+#: transformers' ``LongcatFlashConfig.attribute_map``: a key of config.json stored as its target
+_HF_ALIASES = {"intermediate_size": "ffn_hidden_size", "moe_intermediate_size": "expert_ffn_hidden_size"}
+
+
+def _hf_class(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config as transformers' ``LongcatFlashConfig`` holds it (0.32+), in this walk's names.
+
+    :raises InputError: a field the model class reads without a default, or ``num_hidden_layers``
+        (the class derives ``num_layers`` from it: not modelled)."""
+    for key in HF_REQUIRED:
+        if config.get(key) is None:
+            raise InputError(
+                "config.json",
+                key,
+                f"vLLM reads LongCat-Flash's config with transformers' LongcatFlashConfig, which has no default "
+                f"for it: the model class fails while it is built (AttributeError: 'LongcatFlashConfig' object "
+                f"has no attribute '{key}')",
+            )
+    if "num_hidden_layers" in config:
+        raise InputError(
+            "config.json",
+            "num_hidden_layers",
+            "transformers' LongcatFlashConfig sets num_layers to half of it: not modelled",
+        )
+    c = {**HF_DEFAULTS, **{_HF_ALIASES.get(k, k): v for k, v in config.items()}}
+    c["num_hidden_layers"] = c["num_layers"]
+    c["intermediate_size"] = c["ffn_hidden_size"]
+    c["moe_intermediate_size"] = c["expert_ffn_hidden_size"]
+    c["router_dtype"], c["router_bias"] = "float32", False
+    return c
 
 
 def _names(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -45,8 +106,12 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
         not divide."""
-    merged, ab = unquantized(config, args, DEFAULTS)
-    c = _names(merged)
+    if "LongcatFlashForCausalLM" in rules_for(par.vllm_version).hf_config_class_architectures:
+        hf, ab = unquantized(config, args)
+        c = _hf_class(hf)
+    else:
+        merged, ab = unquantized(config, args, DEFAULTS)
+        c = _names(merged)
     if c.get("tie_word_embeddings"):
         raise InputError("config.json", "tie_word_embeddings", "a tied LongCat-Flash head is not modelled")
     if isinstance(c.get("num_experts"), list) and "n_routed_experts" not in c:

@@ -10,7 +10,15 @@ table per distinct rope of the stage's layers (``get_rope``'s cache: head size, 
 ``partial_rotary_factors``, ``rope_theta`` per layer when a list, ``rope_scaling`` only on the
 layer types of ``yarn_only_types`` when given). The embedding on the first stage, the final norm
 and the untied head on the last. vLLM refuses TP above the experts and a stage without MoE
-layers; a tied head is refused by name."""
+layers; a tied head is refused by name.
+
+0.33 reads the config with transformers' ``Step3p7TextConfig`` (``_CONFIG_REGISTRY``; vLLM's
+``Step3p5Config`` is gone; switch ``hf_config_class_architectures``), read here by :func:`_hf_class`:
+its defaults (:data:`HF_DEFAULTS`) and aliases, the MoE layers ``moe_layers_enum`` or all from
+the fourth, only the heads of ``attention_other_setting`` on the sliding layers (their key/value
+groups and head size the config's), and no default for what the MoE block reads
+(:data:`HF_REQUIRED`: refused by name, as vLLM fails building the model). Recorded on the meta
+device on 0.33.0 (``tests/fidelity/data/weights/recorded-0.33.0-fields.json``)."""
 
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.versions import rules_for
 
 #: ``Step3p5Config``'s defaults (``transformers_utils/configs/step3p5.py``) the walk reads
 DEFAULTS: dict[str, Any] = {
@@ -30,6 +39,69 @@ DEFAULTS: dict[str, Any] = {
     "rope_theta": 500000,
     "tie_word_embeddings": False,
 }
+
+
+#: transformers' ``Step3p7TextConfig`` defaults (0.33) the walk reads, in the walk's names
+HF_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 128815,
+    "hidden_size": 4096,
+    "intermediate_size": 11264,
+    "num_hidden_layers": 45,
+    "num_attention_heads": 64,
+    "num_attention_groups": 8,
+    "head_dim": 128,
+    "max_position_embeddings": 128000,
+    "moe_num_experts": 288,
+    "moe_top_k": 8,
+    "moe_intermediate_size": 1280,
+    "share_expert_dim": 1280,
+    "rope_theta": 10000.0,
+    "tie_word_embeddings": False,
+}
+#: ``Step3p7TextConfig.attribute_map`` targets, as this walk names them
+_HF_ALIASES = {
+    "num_key_value_heads": "num_attention_groups",
+    "n_routed_experts": "moe_num_experts",
+    "num_experts_per_tok": "moe_top_k",
+    "share_expert_dims": "share_expert_dim",
+}
+#: what ``step3p5.py``'s MoE block (0.33) reads that transformers' class does not define, in read order
+HF_REQUIRED = ("use_moe_router_bias", "need_fp32_gate", "norm_expert_weight")
+
+
+def _hf_class(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config as 0.33's model class sees it through transformers' ``Step3p7TextConfig``, in
+    the walk's names (module docstring).
+
+    :raises InputError: a field of :data:`HF_REQUIRED` unset, or false where vLLM asserts it true;
+        a null ``share_expert_dim``."""
+    for key in HF_REQUIRED:
+        if key not in config:
+            raise InputError(
+                "config.json",
+                key,
+                "vLLM reads Step-3.5's config with transformers' Step3p7TextConfig, which has no default for it: "
+                f"the model class fails while it is built (AttributeError: 'Step3p7TextConfig' object has no "
+                f"attribute '{key}')",
+            )
+        if key != "norm_expert_weight" and config[key] is not True:
+            raise InputError(
+                "config.json", key, f"vLLM's Step-3.5 MoE block asserts it true (Only support {key} is true)"
+            )
+    c = {**HF_DEFAULTS, **{_HF_ALIASES.get(k, k): v for k, v in config.items()}}
+    if c.get("share_expert_dim") is None:
+        raise InputError("config.json", "share_expert_dim", "a null shared expert size is not modelled on this release")
+    n = W._int(c, "num_hidden_layers")
+    if c.get("moe_layers_enum") is None:
+        c["moe_layers_enum"] = ",".join(str(i) for i in range(3, n))
+    other = c.get("attention_other_setting") or {}
+    c["attention_other_setting"] = {
+        "attention_type": "sliding_attention",
+        "num_attention_heads": other.get("num_attention_heads", c["num_attention_heads"]),
+        "num_attention_groups": c["num_attention_groups"],
+        "head_dim": c["head_dim"],
+    }
+    return c
 
 
 def _moe_layers(config: Mapping[str, Any]) -> set[int]:
@@ -54,7 +126,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
         not divide, TP above the experts, a stage without MoE layers."""
-    config, ab = unquantized(config, args, DEFAULTS, untied="Step-3.5")
+    if "Step3p5ForCausalLM" in rules_for(par.vllm_version).hf_config_class_architectures:
+        config, ab = unquantized(_hf_class(config), args, untied="Step-3.5")
+    else:
+        config, ab = unquantized(config, args, DEFAULTS, untied="Step-3.5")
     tp = par.tp
     h = W._int(config, "hidden_size")
     e, moe_i = W._int(config, "moe_num_experts"), W._int(config, "moe_intermediate_size")
