@@ -1236,7 +1236,7 @@ def test_minicpmv46_refusals_name_their_field(tmp_path: Path) -> None:
     # transformers 5's nested processor_config.json is read first by the processors: not read here
     source = _minicpmv46_dir(tmp_path)
     (tmp_path / "processor_config.json").write_text(json.dumps({"image_processor": {"max_slice_nums": 4}}))
-    with pytest.raises(InputError, match="processor_config.json nests"):
+    with pytest.raises(InputError, match=r"processor_config\.json nests"):
         term(source)
 
 

@@ -1296,8 +1296,9 @@ def minicpmv4_6_processing(
     assert tower.minicpmv is not None
     image = dict(preprocessor or {})
     video = dict(video_preprocessor if video_preprocessor is not None else image)
-    src, vsrc = "preprocessor_config.json", (
-        "video_preprocessor_config.json" if video_preprocessor is not None else "preprocessor_config.json"
+    src, vsrc = (
+        "preprocessor_config.json",
+        ("video_preprocessor_config.json" if video_preprocessor is not None else "preprocessor_config.json"),
     )
     d = MINICPMV4_6_DEFAULTS
     mode = image.get("downsample_mode", "16x")
@@ -1337,25 +1338,38 @@ def minicpmv4_6_sized(tower: VisionTower, *, max_model_len: int, image_active: b
     assert p is not None
     if p.downsample_mode == "16x" and not p.vit_merger:
         raise InputError(
-            "config.json", "insert_layer_id", "negative with downsample_mode 16x: the tower skips the window merger "
-            "while vLLM counts 16 patches a token, not bounded"
+            "config.json",
+            "insert_layer_id",
+            "negative with downsample_mode 16x: the tower skips the window merger "
+            "while vLLM counts 16 patches a token, not bounded",
         )
-    sizes = {"scale": p.scale, "patch": p.patch}
-    tokens = {"downsample_mode": p.downsample_mode, **sizes}
-    side = p.image_size
+    side, mode = p.image_size, p.downsample_mode
 
     def positions(height: int, slices: int) -> tuple[int, int]:
         """(crops, padded positions a crop) of one ``side`` x ``height`` image."""
-        (h, w), n, (sh, sw) = minicpmv4_6_slices(side, height, max_slices=slices, **sizes)
+        (h, w), n, (sh, sw) = minicpmv4_6_slices(side, height, max_slices=slices, scale=p.scale, patch=p.patch)
         return 1 + n, max(h * w, sh * sw) // (p.patch * p.patch)
 
-    src, n, per = minicpmv4_6_image_tokens(side, side * p.image_slices, max_slices=p.max_slices, **tokens)
-    crops, longest = positions(side * p.image_slices, p.max_slices)
-    slices = {"image_size": side, "image_slices": p.image_slices, "video_slices": p.video_slices}
-    frames, frame = minicpmv4_6_video_tokens(
-        max_model_len, 1 if image_active else 0, 1, max_slices=p.max_slices, **slices, **tokens
+    def video(images: int) -> tuple[int, int]:
+        return minicpmv4_6_video_tokens(
+            max_model_len,
+            images,
+            1,
+            image_size=side,
+            image_slices=p.image_slices,
+            video_slices=p.video_slices,
+            max_slices=p.max_slices,
+            scale=p.scale,
+            patch=p.patch,
+            downsample_mode=mode,
+        )
+
+    src, n, per = minicpmv4_6_image_tokens(
+        side, side * p.image_slices, max_slices=p.max_slices, scale=p.scale, patch=p.patch, downsample_mode=mode
     )
-    run, _ = minicpmv4_6_video_tokens(max_model_len, 0, 1, max_slices=p.max_slices, **slices, **tokens)
+    crops, longest = positions(side * p.image_slices, p.max_slices)
+    frames, frame = video(1 if image_active else 0)
+    run, _ = video(0)
     frame_crops, frame_longest = positions(side * p.video_slices, p.video_slices)
     return replace(
         tower,
