@@ -43,8 +43,10 @@ the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dumm
 GLM-4.5V's (``glm4v``, ``glm4v_moe``, with a ``Glm4vProcessor``: the largest image and the
 dummy video of up to 600 frames at the processors' pixel areas, :func:`glm4v_sized`) and
 Kimi-K2.5's MoonViT-3D (``kimi_k25``: the 3000 px image or video chunk under its
-``media_proc_cfg``, :func:`kimi_k25_sized`). Any other tower (GLM-4.6V's processor, MiniCPM-V's
-included) is refused by name.
+``media_proc_cfg``, :func:`kimi_k25_sized`) and MiniCPM-V 4.6 / 4.7's (``minicpmv4_6``,
+``minicpmv4_7``: the sliced dummy image or video, every crop padded to the longest,
+:func:`minicpmv4_6_sized`, :func:`minicpmv4_6_widest`). Any other tower (GLM-4.6V's processor,
+MiniCPM-V's before 4.6 included) is refused by name.
 """
 
 from __future__ import annotations
