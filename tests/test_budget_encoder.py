@@ -1181,8 +1181,9 @@ def test_minicpmv46_profiles_sixteen_padded_frames(tmp_path: Path) -> None:
     dummy video is 16 frames of 1120 x 10080 px (image_size x 9 slices), each a 96 x 12-patch
     source (72 tokens) and 9 slices of 32 x 32 patches (64 tokens): 10,368 tokens; the tower runs
     the 160 crops padded to the longest, 1,152 positions each: 184,320. Its widest point is a block
-    before the window merger: the hidden states, then layer_norm2, fc1 and its activation
-    (1,152 + 1,152 + 2 x 4,304 wide) beside the padded model-dtype pixels (588 a position)."""
+    before the window merger: the block's input, the residual stream, layer_norm2, fc1 and its
+    activation (3 x 1,152 + 2 x 4,304 wide) beside the padded model-dtype pixels (588 a position)
+    and the masks (3 bytes): vLLM's own forward peaks there (test_encoder_peak_minicpmv4_6.py)."""
     from dryboot.planner.budget import with_processor_sizes
 
     source = _minicpmv46_dir(tmp_path)
@@ -1193,8 +1194,9 @@ def test_minicpmv46_profiles_sixteen_padded_frames(tmp_path: Path) -> None:
     assert "1 video item(s) x 10,368 tokens (encoder budget 10,368; 184,320 patches" in enc.source
     assert "sizes in the checkpoint's processor configs" in enc.source
     positions = 16 * 10 * 1152
-    block = positions * (1152 + 1152 + 2 * 4304) * 2 + positions * 588 * 2
+    block = positions * (3 * 1152 + 2 * 4304) * 2 + positions * (588 * 2 + 3)
     assert enc.low >= 10368 * 1024 * 2  # the embeddings kept through the decoder's run
+    assert f"{block / 2**20:,.0f} MiB at factor 1" in enc.source
     assert block * 125 // 100 <= enc.high <= 2 * block
     # images only: 8,192 // 648 = 12 images of 10 crops padded to 1,152 positions
     img = _encoder_term(shape, mm_limits={"video": 0})

@@ -1394,12 +1394,13 @@ def minicpmv4_6_widest(
     (``get_vision_hidden_states`` and ``_process_vision_input``, 0.33.0) over ``slices`` crops
     padded to ``positions / slices`` positions each, yielding ``embeds`` embeddings.
 
-    certain: the padded model-dtype copy of the pixel values and the additive attention mask,
-    alive through the whole forward, beside the widest of: a block before the window merger over
-    every padded position (the hidden states, then the attention's norm, qkv, SDPA output, its
-    reshaped copy and ``out_proj``, ``(2 + 5 / TP) x hidden``, or the MLP's norm, ``fc1`` and its
-    activation, ``hidden + 2 x intermediate / TP``); the window merger (its input held, the merged
-    slices and their padded batch, a quarter each, and one slice's norm, permuted copy,
+    certain: the padded model-dtype copy of the pixel values and the additive and boolean padding
+    masks, alive through the whole forward, beside the widest of: a block before the window merger
+    over every padded position (its input, held by the caller, the residual stream and the norm,
+    ``3 x hidden``, then the attention's qkv, SDPA output, its reshaped copy and ``out_proj``,
+    ``5 x hidden / TP``, or ``fc1`` and its activation, ``2 x intermediate / TP``); the window
+    merger (its input held, the merged slices and their padded batch, a quarter each, and one
+    slice's norm, permuted copy,
     ``pre_norm`` over ``4 x hidden`` and ``linear_1`` with its GELU over ``4 x intermediate``); a
     block after it over a quarter of the positions (``16x``); the merger (the normed states, the
     outputs so far and one slice's concatenated 2 x 2 copy, norm, ``linear_1`` and GELU); the end
@@ -1412,10 +1413,11 @@ def minicpmv4_6_widest(
     merged = tower.spatial_merge_size == 4  # 16x: the window merger quarters the positions
     after = positions // 4 if merged else positions
 
-    def block(n: int) -> int:
-        return n * h * b + n * max(2 * h + 5 * h // tp, h + 2 * i // tp) * b
+    def block(n: int) -> int:  # the block's input (held by the caller) and residual stream, its norm,
+        # then the attention's qkv, SDPA output, reshaped copy and out_proj, or fc1 and its activation
+        return n * (3 * h + max(5 * h // tp, 2 * i // tp)) * b
 
-    held = positions * tower.pixel_elements_per_patch * b + positions * b
+    held = positions * (tower.pixel_elements_per_patch * b + b + 1)  # the pixels, the additive and boolean masks
     window = positions * h * b + 2 * (positions // 4) * h * b + longest * (4 * h + 2 * i) * b if merged else 0
     out = embeds * tower.out_hidden_size * b
     tokens = after // max(slices, 1) // 4
