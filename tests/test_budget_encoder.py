@@ -1219,6 +1219,10 @@ def test_minicpmv46_4x_keeps_four_patches_a_token(tmp_path: Path) -> None:
     img = _encoder_term(shape, mm_limits={"video": 0})
     assert "3 image item(s) x 2,592 tokens (encoder budget 8,192; 34,560 patches" in img.source
     assert img.low >= 3 * 2592 * 1024 * 2
+    # before 0.32 a video runs the config's mode (16x here) while counted at 4x: refused there
+    with pytest.raises(InputError, match=r"config's downsample_mode 16x"):
+        _encoder_term(shape, release="0.31.0")
+    assert "1 video item(s)" in _encoder_term(shape, release="0.32.0").source
 
 
 def test_minicpmv46_refusals_name_their_field(tmp_path: Path) -> None:

@@ -1236,8 +1236,10 @@ class MiniCPMVProcessing:
     (the dummy image is ``image_size`` x ``image_size * image_slices``), the image processor's
     ``max_slice_nums`` / ``scale_resolution`` / ``patch_size`` / ``downsample_mode``, the video
     processor's ``max_slice_nums`` (its frames are ``image_size`` x ``image_size * video_slices``),
-    whether the window merger runs (``insert_layer_id`` >= 0), and whether the processor values
-    came from the checkpoint's files (else the processors' defaults)."""
+    whether the window merger runs (``insert_layer_id`` >= 0), whether the processor values
+    came from the checkpoint's files (else the processors' defaults), and the config's own
+    ``downsample_mode`` (the tower's default where no per-item flag reaches it: videos before
+    vLLM 0.32)."""
 
     image_size: int
     image_slices: int
@@ -1248,6 +1250,7 @@ class MiniCPMVProcessing:
     downsample_mode: str = "16x"
     vit_merger: bool = True
     from_checkpoint: bool = False
+    config_mode: str = "16x"
 
 
 def _small_int(value: object, source: str, field: str, top: int) -> int:
@@ -1280,6 +1283,7 @@ def minicpmv4_6_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind
         image_size=_small_int(config.get("image_size", MINICPMV4_6_IMAGE_SIZE), "config.json", "image_size", 1 << 14),
         image_slices=_small_int(slices, "config.json", "max_slice_nums", 1024),
         vit_merger=insert >= 0,
+        config_mode=str(config.get("downsample_mode", "16x")),
     )
     return _vit(kind, vision, _pos(vision, "patch_size"), 4, minicpmv=processing)
 

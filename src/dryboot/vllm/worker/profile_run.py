@@ -455,6 +455,16 @@ def activation_terms(
             )
             if batch is not None and tower.model_type == "kimi_k25_vision":
                 batch = replace(batch, modality="vision_chunk")
+            p = tower.minicpmv
+            # before 0.32 no per-item flag reaches the tower for a video: it runs the config's mode
+            video = p is not None and batch is not None and batch.modality == "video"
+            if video and p and p.downsample_mode != p.config_mode and _release_key(release) < (0, 32):
+                raise InputError(
+                    "activation",
+                    "multimodal encoder profiling",
+                    f"vLLM {release}'s MiniCPM-V 4.6 runs a video at the config's downsample_mode "
+                    f"{p.config_mode} and counts it at the image processor's {p.downsample_mode}: not bounded",
+                )
         if tower is None or max_model_len <= 0:
             what = f"the {shape.vision_model_type} tower's" if shape.vision_model_type else f"the {shape.multimodal}'s"
             if shape.vision_refusal:
