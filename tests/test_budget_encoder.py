@@ -1208,6 +1208,23 @@ def test_minicpmv46_profiles_sixteen_padded_frames(tmp_path: Path) -> None:
     assert (bare.low, bare.high) == (enc.low, enc.high) and "defaults (no preprocessor_config.json" in bare.source
 
 
+def test_minicpmv47_shares_the_tower_and_other_vision_types_stay_refused() -> None:
+    """MiniCPM-V 4.7 (``minicpmv4_7`` over ``minicpmv4_7_vision``) runs 4.6's tower and items;
+    a 4.7 wrapper over another tower type is not bounded."""
+    config = _config(MINICPMV46)
+    v47 = {
+        **config,
+        "model_type": "minicpmv4_7",
+        "vision_config": {**config["vision_config"], "model_type": "minicpmv4_7_vision"},
+    }
+    assert _encoder_term(forward_shape(v47)).source == _encoder_term(forward_shape(config)).source.replace(
+        "minicpmv4_6_vision", "minicpmv4_7_vision"
+    )
+    mixed = {**v47, "vision_config": config["vision_config"]}
+    with pytest.raises(InputError, match=r"minicpmv4_6_vision tower"):
+        _encoder_term(forward_shape(mixed))
+
+
 def test_minicpmv46_4x_keeps_four_patches_a_token(tmp_path: Path) -> None:
     """downsample_mode 4x: the window merger is skipped, so every block runs the padded positions
     and the merger outputs 4 x the tokens: a 1120 x 10080 image is 288 + 9 x 256 = 2,592 tokens."""
