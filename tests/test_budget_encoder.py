@@ -1161,3 +1161,133 @@ def test_minicpmv4_6_image_tokens_by_hand() -> None:
     assert minicpmv4_6_image_tokens(448, 4032, downsample_mode="4x") == (288, 9, 256)
     with pytest.raises(InputError, match="downsample_mode"):
         minicpmv4_6_image_tokens(448, 448, downsample_mode="8x")
+
+
+MINICPMV46 = REPO / "tests/fidelity/data/frontier/configs/openbmb--MiniCPM-V-4.6/config.json"
+MINICPMV46_PRE = REPO / "tests/data/budget/encoder/openbmb--MiniCPM-V-4.6/preprocessor_config.json"
+
+
+def _minicpmv46_dir(tmp_path: Path, pre: dict[str, Any] | None = None, **config: Any) -> Path:
+    """The published MiniCPM-V-4.6 config (``config`` keys replaced) beside its published
+    ``preprocessor_config.json`` (or ``pre``)."""
+    (tmp_path / "config.json").write_text(json.dumps({**_config(MINICPMV46), **config}))
+    text = MINICPMV46_PRE.read_text() if pre is None else json.dumps(pre)
+    (tmp_path / "preprocessor_config.json").write_text(text)
+    return tmp_path / "config.json"
+
+
+def test_minicpmv46_profiles_sixteen_padded_frames(tmp_path: Path) -> None:
+    """MiniCPM-V-4.6 at 32,768 tokens (its published config and preprocessor_config.json): the
+    dummy video is 16 frames of 1120 x 10080 px (image_size x 9 slices), each a 96 x 12-patch
+    source (72 tokens) and 9 slices of 32 x 32 patches (64 tokens): 10,368 tokens; the tower runs
+    the 160 crops padded to the longest, 1,152 positions each: 184,320. Its widest point is a block
+    before the window merger: the block's input, the residual stream, layer_norm2, fc1 and its
+    activation (3 x 1,152 + 2 x 4,304 wide) beside the padded model-dtype pixels (588 a position)
+    and the masks (3 bytes): vLLM's own forward peaks there (test_encoder_peak_minicpmv4_6.py)."""
+    from dryboot.planner.budget import with_processor_sizes
+
+    source = _minicpmv46_dir(tmp_path)
+    shape = with_processor_sizes(forward_shape(_config(source)), str(source))
+    assert shape.vision_tower is not None and shape.vision_tower.minicpmv is not None
+    assert shape.vision_tower.minicpmv.from_checkpoint
+    enc = _encoder_term(shape)
+    assert "1 video item(s) x 10,368 tokens (encoder budget 10,368; 184,320 patches" in enc.source
+    assert "sizes in the checkpoint's processor configs" in enc.source
+    positions = 16 * 10 * 1152
+    block = positions * (3 * 1152 + 2 * 4304) * 2 + positions * (588 * 2 + 3)
+    assert enc.low >= 10368 * 1024 * 2  # the embeddings kept through the decoder's run
+    assert f"{block / 2**20:,.0f} MiB at factor 1" in enc.source
+    assert block * 125 // 100 <= enc.high <= 2 * block
+    # images only: 8,192 // 648 = 12 images of 10 crops padded to 1,152 positions
+    img = _encoder_term(shape, mm_limits={"video": 0})
+    assert "12 image item(s) x 648 tokens (encoder budget 8,192; 138,240 patches" in img.source
+    # at TP 2 the blocks' widths are sharded: a narrower peak
+    assert _encoder_term(shape, tp=2).high < enc.high
+    # without the processor file the processors' defaults (the same values) apply, and the term says so
+    bare = _encoder_term(forward_shape(_config(source)))
+    assert (bare.low, bare.high) == (enc.low, enc.high) and "defaults (no preprocessor_config.json" in bare.source
+
+
+def test_minicpmv47_shares_the_tower_and_other_vision_types_stay_refused() -> None:
+    """MiniCPM-V 4.7 (``minicpmv4_7`` over ``minicpmv4_7_vision``) runs 4.6's tower and items;
+    a 4.7 wrapper over another tower type is not bounded."""
+    config = _config(MINICPMV46)
+    v47 = {
+        **config,
+        "model_type": "minicpmv4_7",
+        "vision_config": {**config["vision_config"], "model_type": "minicpmv4_7_vision"},
+    }
+    assert _encoder_term(forward_shape(v47)).source == _encoder_term(forward_shape(config)).source.replace(
+        "minicpmv4_6_vision", "minicpmv4_7_vision"
+    )
+    mixed = {**v47, "vision_config": config["vision_config"]}
+    with pytest.raises(InputError, match=r"minicpmv4_6_vision tower"):
+        _encoder_term(forward_shape(mixed))
+
+
+def test_minicpmv46_4x_keeps_four_patches_a_token(tmp_path: Path) -> None:
+    """downsample_mode 4x: the window merger is skipped, so every block runs the padded positions
+    and the merger outputs 4 x the tokens: a 1120 x 10080 image is 288 + 9 x 256 = 2,592 tokens."""
+    from dryboot.planner.budget import with_processor_sizes
+
+    pre = {**json.loads(MINICPMV46_PRE.read_text()), "downsample_mode": "4x"}
+    source = _minicpmv46_dir(tmp_path, pre)
+    shape = with_processor_sizes(forward_shape(_config(source)), str(source))
+    img = _encoder_term(shape, mm_limits={"video": 0})
+    assert "3 image item(s) x 2,592 tokens (encoder budget 8,192; 34,560 patches" in img.source
+    assert img.low >= 3 * 2592 * 1024 * 2
+    # before 0.32 a video runs the config's mode (16x here) while counted at 4x: refused there
+    with pytest.raises(InputError, match=r"config's downsample_mode 16x"):
+        _encoder_term(shape, release="0.31.0")
+    assert "1 video item(s)" in _encoder_term(shape, release="0.32.0").source
+
+
+def test_minicpmv46_refusals_name_their_field(tmp_path: Path) -> None:
+    from dryboot.planner.budget import with_processor_sizes
+
+    def term(source: Path) -> Any:
+        return _encoder_term(with_processor_sizes(forward_shape(_config(source)), str(source)))
+
+    # 16x without the window merger: vLLM counts 16 patches a token, the tower merges 4
+    with pytest.raises(InputError, match="insert_layer_id"):
+        term(_minicpmv46_dir(tmp_path, insert_layer_id=-1))
+    # a processor patch other than the tower's
+    with pytest.raises(InputError, match="patch_size"):
+        term(_minicpmv46_dir(tmp_path, {"patch_size": 16}))
+    with pytest.raises(InputError, match="max_slice_nums"):
+        term(_minicpmv46_dir(tmp_path, {"max_slice_nums": 0}))
+    # transformers 5's nested processor_config.json is read first by the processors: not read here
+    source = _minicpmv46_dir(tmp_path)
+    (tmp_path / "processor_config.json").write_text(json.dumps({"image_processor": {"max_slice_nums": 4}}))
+    with pytest.raises(InputError, match=r"processor_config\.json nests"):
+        term(source)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    slices=st.integers(1, 20),
+    video=st.integers(1, 20),
+    scale=st.sampled_from([224, 448, 560, 980]),
+    size=st.sampled_from([224, 448, 980, 1120]),
+    mode=st.sampled_from(["16x", "4x"]),
+    mml=st.integers(512, 65536),
+)
+def test_minicpmv46_any_processor_sizes_give_an_interval(
+    slices: int, video: int, scale: int, size: int, mode: str, mml: int
+) -> None:
+    from dryboot.vllm.worker.encoder_profile import minicpmv4_6_processing, minicpmv4_6_sized
+
+    shape = forward_shape({**_config(MINICPMV46), "image_size": size})
+    assert shape.vision_tower is not None
+    tower = minicpmv4_6_processing(
+        shape.vision_tower,
+        {"max_slice_nums": slices, "scale_resolution": scale, "downsample_mode": mode},
+        {"max_slice_nums": video},
+    )
+    sized = minicpmv4_6_sized(tower, max_model_len=mml, image_active=True)
+    assert sized.image_tokens > 0 and sized.image_patches >= sized.crops
+    assert sized.frame_patches >= sized.frame_crops > 0
+    batch = encoder_batch(sized, max_num_batched_tokens=2048, max_num_seqs=8, max_model_len=mml)
+    assert batch is not None
+    t = encoder_term(sized, batch, tp=1, dtype_bytes=2, runner="V1", decoder_high=0)
+    assert 0 < t.low <= t.high

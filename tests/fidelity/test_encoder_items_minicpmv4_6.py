@@ -3,8 +3,8 @@
 ``MiniCPMV4_6ImageProcessor`` built with the given ``max_slice_nums`` / ``scale_resolution`` /
 ``patch_size`` / ``downsample_mode``, for the dummy image vLLM's ``get_image_size_with_most_features``
 gives (``image_size`` x ``image_size * max_slice_num``) and other sizes, against
-:func:`minicpmv4_6_image_tokens`. Only the count: the tower's forward is not bounded yet, so the
-encoder term for ``minicpmv4_6_vision`` stays refused.
+:func:`minicpmv4_6_image_tokens`; and the slices and padded positions the profiled dummies run
+(:func:`minicpmv4_6_sized`) against the image processor's own output.
 
 Runs in vLLM 0.33.0's boot environment (fixture ``vllm_033_python``; skipped where it is absent).
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from processing_script import run_script
 
-from dryboot.vllm.worker.encoder_profile import minicpmv4_6_image_tokens, minicpmv4_6_video_tokens
+from dryboot.vllm.worker.encoder_profile import minicpmv4_6_image_tokens, minicpmv4_6_sized, minicpmv4_6_video_tokens
 
 pytestmark = pytest.mark.fidelity
 
@@ -141,3 +141,57 @@ def test_minicpmv4_6_image_tokens_match_vllm(vllm_033_python: str) -> None:
             max_slices=v["max_slices"],
         )
         assert ours == (frames, frame_tokens), v
+
+
+#: (processor kwargs, config image_size, config slices, video max_slice_nums, max_model_len): the
+#: dummy image and the profiled video (built for ``{video: 1}``) through the image processor.
+RUNS = [
+    ({"max_slice_nums": 9, "scale_resolution": 448, "patch_size": 14}, 1120, 9, 9, 32768),
+    ({"max_slice_nums": 9, "scale_resolution": 448, "patch_size": 14}, 448, 9, 1, 8192),
+    ({"max_slice_nums": 4, "scale_resolution": 560, "patch_size": 14}, 980, 4, 2, 4096),
+    ({"max_slice_nums": 16, "scale_resolution": 448, "patch_size": 16}, 448, 2, 16, 1000),
+]
+
+RUN_SCRIPT = """
+import json, sys, types
+from PIL import Image
+from vllm.model_executor.models.minicpmv4_6 import MiniCPMV4_6ProcessingInfo
+from transformers.models.minicpmv4_6.image_processing_minicpmv4_6 import MiniCPMV4_6ImageProcessor
+
+out = []
+for proc, size, slices, video_slices, seq_len in json.load(sys.stdin):
+    ip = MiniCPMV4_6ImageProcessor(**proc)
+    info = MiniCPMV4_6ProcessingInfo.__new__(MiniCPMV4_6ProcessingInfo)
+    info.get_image_processor = lambda ip=ip: ip
+    cfg = types.SimpleNamespace(image_size=size, slice_config=None, max_slice_nums=slices)
+    info.get_hf_config = lambda cfg=cfg: cfg
+    info.get_video_max_slice_num = lambda v=video_slices: v
+    row = []
+    for (w, h), n in ((info.get_image_size_with_most_features(), None),
+                      (info.get_video_frame_size_with_most_features(), video_slices)):
+        kwargs = {} if n is None else {"max_slice_nums": n}
+        sizes = ip([Image.new("RGB", (w, h))], **kwargs)["target_sizes"].tolist()
+        row.append([len(sizes), max(a * b for a, b in sizes)])
+    row.append(info.get_num_frames_with_most_features(seq_len, {"video": 1}))
+    out.append(row)
+print(json.dumps(out))
+"""
+
+
+def test_minicpmv4_6_profiled_items_run_as_sized(vllm_033_python: str) -> None:
+    """The slices and padded positions :func:`minicpmv4_6_sized` gives the dummy image and the
+    profiled video against the image processor's own ``target_sizes`` for vLLM's dummies, and the
+    profiled video's frames against ``get_num_frames_with_most_features(seq_len, {video: 1})``."""
+    from dryboot.vllm.worker.encoder_profile import minicpmv4_6_processing, minicpmv4_6_tower
+
+    got = run_script(vllm_033_python, RUN_SCRIPT, RUNS)
+    vision = {"hidden_size": 1152, "intermediate_size": 4304, "num_attention_heads": 16}
+    for (proc, size, slices, video_slices, seq_len), (image, frame, frames) in zip(RUNS, got, strict=True):
+        tower = minicpmv4_6_tower(
+            {**vision, "patch_size": proc["patch_size"]}, {"image_size": size, "max_slice_nums": slices}, "v"
+        )
+        tower = minicpmv4_6_processing(tower, proc, {"max_slice_nums": video_slices})
+        sized = minicpmv4_6_sized(tower, max_model_len=seq_len, image_active=True)
+        assert (sized.crops, sized.image_patches) == (image[0], image[0] * image[1]), (proc, size)
+        assert sized.frame_crops == frames * frame[0], (proc, size)
+        assert sized.frame_patches == frames * frame[0] * frame[1], (proc, size)

@@ -279,6 +279,7 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
         kimi_k25_sized,
         kimi_vl_in_token_limit,
         llama4_max_patches,
+        minicpmv4_6_processing,
         processor_max_pixels,
         with_audio_seq_length,
     )
@@ -293,6 +294,11 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
         shape = replace(shape, vision_tower=tower)
     found = [folder / n for n in ("preprocessor_config.json", "video_preprocessor_config.json")]
     image, video = (load_config_json(p)[1] if p.is_file() else None for p in found)
+    if tower.minicpmv is not None and (folder / "processor_config.json").is_file():
+        nested = load_config_json(folder / "processor_config.json")[1]
+        if any(k in nested for k in ("image_processor", "video_processor")):  # transformers 5 reads these first
+            why = "processor_config.json nests the processors' sizes: not read, not bounded"
+            return replace(shape, vision_tower=None, vision_refusal=why)
     if image is None and video is None:
         return shape
     if tower.model_type in GLM4V_WRAPPERS.values():  # GLM-4.1V: only Glm4vProcessor's count is modelled
@@ -311,6 +317,8 @@ def with_processor_sizes(shape: ForwardShape, source: str, *, audio_seq_length_g
                 else "no processor_class in the processor configs: vLLM's count is not known, not bounded"
             )
             return replace(shape, vision_tower=None, vision_refusal=why)
+    if tower.minicpmv is not None:  # MiniCPM-V 4.6 / 4.7: the processors' slices size the items
+        return replace(shape, vision_tower=minicpmv4_6_processing(tower, image, video))
     if tower.model_type == "kimi_k25_vision":  # Kimi-K2.5: media_proc_cfg sizes the item
         return shape if image is None else replace(shape, vision_tower=kimi_k25_sized(tower, image))
     if tower.model_type == "moonvit":  # Kimi-VL: its in_token_limit, not a side, sizes the item

@@ -43,8 +43,10 @@ the padded dummy image; :func:`gemma4_tower`; with an ``audio_config``, the dumm
 GLM-4.5V's (``glm4v``, ``glm4v_moe``, with a ``Glm4vProcessor``: the largest image and the
 dummy video of up to 600 frames at the processors' pixel areas, :func:`glm4v_sized`) and
 Kimi-K2.5's MoonViT-3D (``kimi_k25``: the 3000 px image or video chunk under its
-``media_proc_cfg``, :func:`kimi_k25_sized`). Any other tower (GLM-4.6V's processor, MiniCPM-V's
-included) is refused by name.
+``media_proc_cfg``, :func:`kimi_k25_sized`) and MiniCPM-V 4.6 / 4.7's (``minicpmv4_6``,
+``minicpmv4_7``: the sliced dummy image or video, every crop padded to the longest,
+:func:`minicpmv4_6_sized`, :func:`minicpmv4_6_widest`). Any other tower (GLM-4.6V's processor,
+MiniCPM-V's before 4.6 included) is refused by name.
 """
 
 from __future__ import annotations
@@ -244,6 +246,9 @@ class VisionTower:
         counted (0: as counted); ``video_item_tokens``: the tokens the budget counts per video
         item, fixed by the processing info (Gemma-4: frames x (soft tokens + 8); 0: no such rule).
     :param pooled_frames: Kimi-K2.5's video chunk: frames an item runs, averaged before the merge.
+    :param frame_crops: MiniCPM-V 4.6's video: the slices one video item runs (its frames' sources
+        and slices); ``minicpmv``: its processors' sizes (:class:`MiniCPMVProcessing`), None for
+        other towers.
     :param merger_intermediate: GLM-4.1V's merger: the gated MLP's width over each merged token
         (``vision_config.intermediate_size``; the blocks' MLP is ``out_hidden_size`` wide); 0: none.
     :param projector_copies: patch-by-hidden-wide tensors the projector makes beside the
@@ -283,6 +288,8 @@ class VisionTower:
     audio_hidden_size: int = 0
     merger_intermediate: int = 0
     pooled_frames: int = 1
+    frame_crops: int = 0
+    minicpmv: MiniCPMVProcessing | None = None
 
     @property
     def patches_per_token(self) -> int:
@@ -390,6 +397,10 @@ def vision_tower(
         return glm4v_tower(vision, GLM4V_WRAPPERS[model_type])
     if model_type == "kimi_k25":
         return kimi_k25_tower(vision)
+    if model_type in MINICPMV4_6_WRAPPERS:
+        if str(vision.get("model_type") or MINICPMV4_6_WRAPPERS[model_type]) != MINICPMV4_6_WRAPPERS[model_type]:
+            return None
+        return minicpmv4_6_tower(vision, config or {}, MINICPMV4_6_WRAPPERS[model_type])
     if model_type == "kimi_vl":
         if str(vision.get("model_type") or "moonvit") != "moonvit":
             return None
@@ -1129,6 +1140,29 @@ def minicpmv_slice_grid(height: int, width: int, max_slices: int, scale: int) ->
     return best
 
 
+def minicpmv4_6_slices(
+    width: int,
+    height: int,
+    *,
+    max_slices: int = MINICPMV4_6_DEFAULTS[0],
+    scale: int = MINICPMV4_6_DEFAULTS[1],
+    patch: int = MINICPMV4_6_DEFAULTS[2],
+) -> tuple[tuple[int, int], int, tuple[int, int]]:
+    """(source (height, width) px, slices, one slice's (height, width) px) of one MiniCPM-V 4.6 /
+    4.7 image as the image processor cuts it (``find_best_resize``, ``get_sliced_grid``,
+    ``get_refine_size``): the whole image resized to about ``scale`` squared pixels (upscaled
+    where there are no slices), then, where :func:`minicpmv_slice_grid` slices it, the image
+    refined to whole slices of about that size; no slices: ``0`` and ``(0, 0)``."""
+    grid = minicpmv_slice_grid(height, width, max_slices, scale)
+    if grid is None:
+        return _minicpmv_resize(height, width, scale, patch, upscale=True), 0, (0, 0)
+    rows, cols = grid
+    piece = _minicpmv_resize(
+        _minicpmv_multiple(height, rows) / rows, _minicpmv_multiple(width, cols) / cols, scale, patch, upscale=True
+    )
+    return _minicpmv_resize(height, width, scale, patch, upscale=False), rows * cols, piece
+
+
 def minicpmv4_6_image_tokens(
     width: int,
     height: int,
@@ -1139,10 +1173,8 @@ def minicpmv4_6_image_tokens(
     downsample_mode: str = "16x",
 ) -> tuple[int, int, int]:
     """(source tokens, slices, tokens a slice) of one MiniCPM-V 4.6 / 4.7 image, as vLLM 0.33.0's
-    ``MiniCPMV4_6ProcessingInfo._compute_visual_tokens`` counts them: the whole image resized to
-    about ``scale`` squared pixels (upscaled where there are no slices), then, where
-    :func:`minicpmv_slice_grid` slices it, the image refined to whole slices of about that size.
-    Tokens are pixels over ``patch^2`` x 16 (``16x``) or x 4 (``4x``).
+    ``MiniCPMV4_6ProcessingInfo._compute_visual_tokens`` counts them over
+    :func:`minicpmv4_6_slices`: tokens are pixels over ``patch^2`` x 16 (``16x``) or x 4 (``4x``).
 
     :raises InputError: a downsample mode other than ``16x`` / ``4x``."""
     divisor = MINICPMV4_6_TOKEN_DIVISOR.get(downsample_mode)
@@ -1151,16 +1183,8 @@ def minicpmv4_6_image_tokens(
             "preprocessor_config.json", "downsample_mode", f"{downsample_mode!r}: only 16x and 4x are known"
         )
     unit = patch * patch * divisor
-    grid = minicpmv_slice_grid(height, width, max_slices, scale)
-    if grid is None:
-        h, w = _minicpmv_resize(height, width, scale, patch, upscale=True)
-        return h * w // unit, 0, 0
-    h, w = _minicpmv_resize(height, width, scale, patch, upscale=False)
-    rows, cols = grid
-    sh, sw = _minicpmv_resize(
-        _minicpmv_multiple(height, rows) / rows, _minicpmv_multiple(width, cols) / cols, scale, patch, upscale=True
-    )
-    return h * w // unit, rows * cols, sh * sw // unit
+    (h, w), n, (sh, sw) = minicpmv4_6_slices(width, height, max_slices=max_slices, scale=scale, patch=patch)
+    return h * w // unit, n, sh * sw // unit
 
 
 #: ``_MAX_FRAMES_PER_VIDEO`` (``minicpmv.py``, 0.33.0): the dummy video's frame cap.
@@ -1196,6 +1220,215 @@ def minicpmv4_6_video_tokens(
     frame = count(image_size * video_slices, video_slices)
     frames = (seq_len - count(image_size * image_slices, max_slices) * images) // frame // max(videos, 1)
     return max(min(frames, MINICPMV_MAX_FRAMES_PER_VIDEO), 1), frame
+
+
+#: MiniCPM-V 4.6 / 4.7 (``minicpmv4_6.py``, ``minicpmv4_7.py``, 0.33.0): the top-level
+#: ``model_type`` and its tower's ``vision_config.model_type``; and ``MiniCPMV4_6Config``'s
+#: defaults vLLM falls back to: ``image_size`` (the dummy's width), ``insert_layer_id`` (the
+#: window merger after that block), and ``get_image_max_slice_num``'s 9.
+MINICPMV4_6_WRAPPERS = {"minicpmv4_6": "minicpmv4_6_vision", "minicpmv4_7": "minicpmv4_7_vision"}
+MINICPMV4_6_IMAGE_SIZE, MINICPMV4_6_INSERT_LAYER, MINICPMV4_6_CONFIG_SLICES = 448, 6, 9
+
+
+@dataclass(frozen=True)
+class MiniCPMVProcessing:
+    """What sizes MiniCPM-V 4.6 / 4.7's dummy items: the config's ``image_size`` and slice count
+    (the dummy image is ``image_size`` x ``image_size * image_slices``), the image processor's
+    ``max_slice_nums`` / ``scale_resolution`` / ``patch_size`` / ``downsample_mode``, the video
+    processor's ``max_slice_nums`` (its frames are ``image_size`` x ``image_size * video_slices``),
+    whether the window merger runs (``insert_layer_id`` >= 0), whether the processor values
+    came from the checkpoint's files (else the processors' defaults), and the config's own
+    ``downsample_mode`` (the tower's default where no per-item flag reaches it: videos before
+    vLLM 0.32)."""
+
+    image_size: int
+    image_slices: int
+    max_slices: int = MINICPMV4_6_DEFAULTS[0]
+    video_slices: int = MINICPMV4_6_DEFAULTS[0]
+    scale: int = MINICPMV4_6_DEFAULTS[1]
+    patch: int = MINICPMV4_6_DEFAULTS[2]
+    downsample_mode: str = "16x"
+    vit_merger: bool = True
+    from_checkpoint: bool = False
+    config_mode: str = "16x"
+
+
+def _small_int(value: object, source: str, field: str, top: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= top:
+        raise InputError(source, field, f"must be an integer in 1-{top:,}")
+    return value
+
+
+def minicpmv4_6_tower(vision: Mapping[str, Any], config: Mapping[str, Any], kind: str) -> VisionTower:
+    """MiniCPM-V 4.6 / 4.7's vision tower (``MiniCPMV4_6ForConditionalGeneration``): a SigLIP-like
+    NaViT ViT (``Idefics2VisionTransformer`` with its attention mask: every slice of the batch
+    padded to the longest), the window-attention merger after block ``insert_layer_id`` (a 2 x 2
+    window attention, then a ``4 x hidden`` norm and a ``4 x intermediate`` MLP onto one position
+    per window), the remaining blocks, and the 2 x 2 downsample MLP merger onto the text model's
+    width. Sized at the profile run by :func:`minicpmv4_6_sized` from the config's ``image_size``
+    and slice count (``slice_config.max_slice_nums``, else ``max_slice_nums``, else 9) and the
+    processors' sizes (:func:`minicpmv4_6_processing`; their defaults until then).
+
+    :raises InputError: a width, ``image_size`` or slice count missing or malformed (named)."""
+    slice_config = config.get("slice_config")
+    slices = (
+        slice_config.get("max_slice_nums", MINICPMV4_6_CONFIG_SLICES)
+        if isinstance(slice_config, Mapping)
+        else config.get("max_slice_nums", MINICPMV4_6_CONFIG_SLICES)
+    )
+    insert = config.get("insert_layer_id", MINICPMV4_6_INSERT_LAYER)
+    if not isinstance(insert, int) or isinstance(insert, bool):
+        raise InputError("config.json", "insert_layer_id", "must be an integer")
+    processing = MiniCPMVProcessing(
+        image_size=_small_int(config.get("image_size", MINICPMV4_6_IMAGE_SIZE), "config.json", "image_size", 1 << 14),
+        image_slices=_small_int(slices, "config.json", "max_slice_nums", 1024),
+        vit_merger=insert >= 0,
+        config_mode=str(config.get("downsample_mode", "16x")),
+    )
+    return _vit(kind, vision, _pos(vision, "patch_size"), 4, minicpmv=processing)
+
+
+def minicpmv4_6_processing(
+    tower: VisionTower, preprocessor: Mapping[str, Any] | None, video_preprocessor: Mapping[str, Any] | None
+) -> VisionTower:
+    """``tower`` with the sizes of the checkpoint's ``preprocessor_config.json`` (the image
+    processor: ``max_slice_nums``, ``scale_resolution``, ``patch_size``, ``downsample_mode``) and
+    ``video_preprocessor_config.json`` (``max_slice_nums``; without the file, transformers' video
+    processor reads ``preprocessor_config.json``), each key left out keeping the processors'
+    default (9, 448, 14, ``16x``).
+
+    :raises InputError: a malformed size, an unknown mode, or a processor ``patch_size`` other than
+        the vision config's (named)."""
+    assert tower.minicpmv is not None
+    image = dict(preprocessor or {})
+    video = dict(video_preprocessor if video_preprocessor is not None else image)
+    src, vsrc = (
+        "preprocessor_config.json",
+        ("video_preprocessor_config.json" if video_preprocessor is not None else "preprocessor_config.json"),
+    )
+    d = MINICPMV4_6_DEFAULTS
+    mode = image.get("downsample_mode", "16x")
+    if mode not in MINICPMV4_6_TOKEN_DIVISOR:
+        raise InputError(src, "downsample_mode", f"{mode!r}: only 16x and 4x are known")
+    patch = _small_int(image.get("patch_size", d[2]), src, "patch_size", 1024)
+    if patch != tower.patch_size:
+        raise InputError(src, "patch_size", f"{patch}: not the vision config's {tower.patch_size}, not bounded")
+    return replace(
+        tower,
+        minicpmv=replace(
+            tower.minicpmv,
+            max_slices=_small_int(image.get("max_slice_nums", d[0]), src, "max_slice_nums", 1024),
+            video_slices=_small_int(video.get("max_slice_nums", d[0]), vsrc, "max_slice_nums", 1024),
+            scale=_small_int(image.get("scale_resolution", d[1]), src, "scale_resolution", 1 << 14),
+            patch=patch,
+            downsample_mode=str(mode),
+            from_checkpoint=True,
+        ),
+    )
+
+
+def minicpmv4_6_sized(tower: VisionTower, *, max_model_len: int, image_active: bool) -> VisionTower:
+    """MiniCPM-V 4.6 / 4.7's items (vLLM 0.33.0's ``MiniCPMVProcessingInfo`` over 4.6's count and
+    ``MiniCPMVDummyInputsBuilder``): the dummy image ``image_size`` x ``image_size *
+    image_slices``, cut by the image processor (:func:`minicpmv4_6_slices`) into its source and
+    slices, each padded to the longest (``image_patches``: the positions an image runs); the counted
+    video the frames of :func:`minicpmv4_6_video_tokens` within ``max_model_len`` less one image
+    where images are on, while the profiled video (built for ``{video: 1}``) takes its frames
+    within the whole ``max_model_len``: ``frame_patches`` / ``frame_embeds`` / ``frame_crops``
+    carry the one run. ``16x`` merges 4 x 4 patches a token (the window merger, then the
+    merger), ``4x`` 2 x 2 (the window merger skipped).
+
+    :raises InputError: ``16x`` without the window merger (``insert_layer_id`` < 0: vLLM's count
+        divides by 16 while the tower merges 4 patches a token; not bounded)."""
+    p = tower.minicpmv
+    assert p is not None
+    if p.downsample_mode == "16x" and not p.vit_merger:
+        raise InputError(
+            "config.json",
+            "insert_layer_id",
+            "negative with downsample_mode 16x: the tower skips the window merger "
+            "while vLLM counts 16 patches a token, not bounded",
+        )
+    side, mode = p.image_size, p.downsample_mode
+
+    def positions(height: int, slices: int) -> tuple[int, int]:
+        """(crops, padded positions a crop) of one ``side`` x ``height`` image."""
+        (h, w), n, (sh, sw) = minicpmv4_6_slices(side, height, max_slices=slices, scale=p.scale, patch=p.patch)
+        return 1 + n, max(h * w, sh * sw) // (p.patch * p.patch)
+
+    def video(images: int) -> tuple[int, int]:
+        return minicpmv4_6_video_tokens(
+            max_model_len,
+            images,
+            1,
+            image_size=side,
+            image_slices=p.image_slices,
+            video_slices=p.video_slices,
+            max_slices=p.max_slices,
+            scale=p.scale,
+            patch=p.patch,
+            downsample_mode=mode,
+        )
+
+    src, n, per = minicpmv4_6_image_tokens(
+        side, side * p.image_slices, max_slices=p.max_slices, scale=p.scale, patch=p.patch, downsample_mode=mode
+    )
+    crops, longest = positions(side * p.image_slices, p.max_slices)
+    frames, frame = video(1 if image_active else 0)
+    run, _ = video(0)
+    frame_crops, frame_longest = positions(side * p.video_slices, p.video_slices)
+    return replace(
+        tower,
+        spatial_merge_size=4 if p.downsample_mode == "16x" else 2,
+        image_tokens=src + n * per,
+        image_patches=crops * longest,
+        crops=crops,
+        video_item_tokens=frames * frame,
+        frame_tokens=frames * frame,
+        frame_patches=run * frame_crops * frame_longest,
+        frame_embeds=run * frame,
+        frame_crops=run * frame_crops,
+    )
+
+
+def minicpmv4_6_widest(
+    tower: VisionTower, positions: int, slices: int, tp: int, dtype_bytes: int, embeds: int
+) -> tuple[int, int]:
+    """(certain, extra) bytes at MiniCPM-V 4.6's vision forward's widest point
+    (``get_vision_hidden_states`` and ``_process_vision_input``, 0.33.0) over ``slices`` crops
+    padded to ``positions / slices`` positions each, yielding ``embeds`` embeddings.
+
+    certain: the padded model-dtype copy of the pixel values and the additive and boolean padding
+    masks, alive through the whole forward, beside the widest of: a block before the window merger
+    over every padded position (its input, held by the caller, the residual stream and the norm,
+    ``3 x hidden``, then the attention's qkv, SDPA output, its reshaped copy and ``out_proj``,
+    ``5 x hidden / TP``, or ``fc1`` and its activation, ``2 x intermediate / TP``); the window
+    merger (its input held, the merged slices and their padded batch, a quarter each, and one
+    slice's norm, permuted copy,
+    ``pre_norm`` over ``4 x hidden`` and ``linear_1`` with its GELU over ``4 x intermediate``); a
+    block after it over a quarter of the positions (``16x``); the merger (the normed states, the
+    outputs so far and one slice's concatenated 2 x 2 copy, norm, ``linear_1`` and GELU); the end
+    (the slices' outputs beside each item's concatenation: twice the outputs). extra: a block's
+    output before its residual add, the SDPA kernel's float32 log-sum-exp per head and position,
+    and one window's attention path."""
+    b = dtype_bytes
+    h, i = tower.hidden_size, tower.intermediate_size
+    longest = positions // max(slices, 1)
+    merged = tower.spatial_merge_size == 4  # 16x: the window merger quarters the positions
+    after = positions // 4 if merged else positions
+
+    def block(n: int) -> int:  # the block's input (held by the caller) and residual stream, its norm,
+        # then the attention's qkv, SDPA output, reshaped copy and out_proj, or fc1 and its activation
+        return n * (3 * h + max(5 * h // tp, 2 * i // tp)) * b
+
+    held = positions * (tower.pixel_elements_per_patch * b + b + 1)  # the pixels, the additive and boolean masks
+    window = positions * h * b + 2 * (positions // 4) * h * b + longest * (4 * h + 2 * i) * b if merged else 0
+    out = embeds * tower.out_hidden_size * b
+    tokens = after // max(slices, 1) // 4
+    merger = after * h * b + max(after * h * b, out + 4 * tokens * 4 * h * b)
+    certain = max(held + max(block(positions), window, block(after), merger), 2 * out)
+    extra = positions * h * b + positions * (tower.num_heads // tp) * 4 + longest * 6 * h * b
+    return certain, extra
 
 
 def kimi_vl_grid(width: int, height: int, patch: int, kernel: tuple[int, int], limit: int) -> tuple[int, int]:
@@ -1712,6 +1945,9 @@ def encoder_term(
     if tower.model_type == "gemma4_vision":
         unit = tower.frame_patches if batch.modality == "video" else tower.image_patches
         certain, extra = gemma4_widest(tower, patches, unit, embeds, dtype_bytes)
+    elif tower.minicpmv is not None:
+        slices = batch.items * (tower.frame_crops if batch.modality == "video" else tower.crops)
+        certain, extra = minicpmv4_6_widest(tower, patches, slices, tp, dtype_bytes, embeds)
     else:
         certain, extra = tower_widest(tower, patches, tp, dtype_bytes, batch.tokens)
     mask = patches * patches * dtype_bytes if dense_mask else 0

@@ -40,6 +40,7 @@ from dryboot.vllm.worker.encoder_profile import (
     encoder_term,
     gemma4_with_audio,
     glm4v_sized,
+    minicpmv4_6_sized,
     sized_for_processor,
     vision_tower,
 )
@@ -300,6 +301,17 @@ def _sizes_said(shape: ForwardShape) -> str:
             f"image processor's size.longest_edge {shape.image_max_pixels:,} px and the video processor's "
             f"{shape.video_max_pixels:,} px (pixel areas; the profiled video's frames fill max_model_len)"
         )
+    if shape.vision_tower is not None and (p := shape.vision_tower.minicpmv) is not None:
+        said = (
+            "sizes in the checkpoint's processor configs"
+            if p.from_checkpoint
+            else "defaults (no preprocessor_config.json beside the config)"
+        )
+        return (
+            f"{said}: image max_slice_nums {p.max_slices}, scale_resolution {p.scale}, downsample_mode "
+            f"{p.downsample_mode}, video max_slice_nums {p.video_slices}; the config's image_size {p.image_size} x "
+            f"{p.image_slices} slices; every slice padded to the batch's longest"
+        )
     if shape.vision_tower is not None and shape.vision_tower.model_type == "kimi_k25_vision":
         t = shape.vision_tower
         what = f"a video chunk of {t.pooled_frames} frames" if t.pooled_frames > 1 else "the image"
@@ -429,6 +441,8 @@ def activation_terms(
             if tower.model_type in GLM4V_WRAPPERS.values():
                 sized = _glm4v_sized(shape, tower, max_model_len, limits)
                 limits["video"] = min(limits.get("video", 999), 1)  # Glm4vProcessingInfo supports one video
+            if tower.minicpmv is not None:
+                sized = minicpmv4_6_sized(tower, max_model_len=max_model_len, image_active=limits.get("image", 999) > 0)
             tower = sized
             batch = encoder_batch(
                 tower,
@@ -441,6 +455,16 @@ def activation_terms(
             )
             if batch is not None and tower.model_type == "kimi_k25_vision":
                 batch = replace(batch, modality="vision_chunk")
+            p = tower.minicpmv
+            # before 0.32 no per-item flag reaches the tower for a video: it runs the config's mode
+            video = p is not None and batch is not None and batch.modality == "video"
+            if video and p and p.downsample_mode != p.config_mode and _release_key(release) < (0, 32):
+                raise InputError(
+                    "activation",
+                    "multimodal encoder profiling",
+                    f"vLLM {release}'s MiniCPM-V 4.6 runs a video at the config's downsample_mode "
+                    f"{p.config_mode} and counts it at the image processor's {p.downsample_mode}: not bounded",
+                )
         if tower is None or max_model_len <= 0:
             what = f"the {shape.vision_model_type} tower's" if shape.vision_model_type else f"the {shape.multimodal}'s"
             if shape.vision_refusal:
@@ -524,6 +548,9 @@ def activation_terms(
         tower = sized_for_processor(shape.vision_tower, shape.image_max_pixels)
         if tower.model_type in GLM4V_WRAPPERS.values():
             tower = _glm4v_sized(shape, tower, max_model_len, mm_limits or {})
+        if tower.minicpmv is not None:
+            image_active = (mm_limits or {}).get("image", 999) > 0
+            tower = minicpmv4_6_sized(tower, max_model_len=max_model_len, image_active=image_active)
         terms.append(
             encoder_term(
                 tower,
