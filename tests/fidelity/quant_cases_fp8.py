@@ -20,8 +20,13 @@ CONFIGS = HERE / "data" / "weights" / "quant-configs-fp8"
 RECORDED_NAME = "quant-recorded-fp8-{version}.json"
 #: SM 8.6 (Marlin FP8, weight-only), 8.9, 9.0, 12.0 and 12.1 (GB10: no SM count published; 48
 #: stands in, the fp8 layouts recorded here hold no per-SM workspace)
-GPUS = (
-    *(g for g in quant_case_gpus.SM86_TO_120 if g[1] != (10, 0)),
-    ("GB10", (12, 1), 48),
-)
+GPUS = (*quant_case_gpus.SM86_TO_120, ("GB10", (12, 1), 48))
 TPS = quant_case_gpus.TPS
+#: the architectures recorded with DeepGEMM present, as vLLM's CUDA wheel vendors it
+#: (quant_fakes.deep_gemm_stand_in): SM 9.0 and 10.x, where vLLM then takes it for the block layers.
+#: SM 12.x (which vLLM 0.27-0.33 also hand to DeepGEMM where it loads) is recorded without it, as
+#: the public SM 12.x boots of test_quant_weights_moe.py log it
+DEEP_GEMM = (9, 10)
+#: the per-tensor layers' requantization to one scale (``requantize_with_max_scale``) writes fp8
+#: values into the tensor vLLM allocates: that kernel is run as a no-op (quant_fakes.VALUE_ONLY)
+VALUE_ONLY_KERNELS = ("static_scaled_fp8_quant",)

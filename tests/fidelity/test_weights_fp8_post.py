@@ -27,10 +27,13 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
     if "tensor" in row["config"]:
         # the oracle cannot run the per-tensor requantization (its rows fail); dryboot refuses
         return "one scale per tensor"
-    if version != "0.28.0" and (9, 0) <= tuple(row["capability"]) < (12, 0):
-        # a CUDA install's DeepGEMM (absent from the oracle) takes the dense block layers on Hopper;
-        # 0.28.0 keeps them as loaded (scaled_mm.py's rule, as the compressed-tensors block set records)
-        return "DeepGEMM"
+    cap = tuple(row["capability"])
+    if (10, 0) <= cap < (12, 0) and version not in ("0.27.1", "0.30.0"):
+        # 0.33.0: its FlashInfer attention buffer; 0.28.0: not recorded with DeepGEMM
+        return "shared counter buffer" if version == "0.33.0" else "not recorded"
+    if (10, 0) <= cap < (12, 0) and "A3B" in row["config"]:
+        # the experts on SM 10.x: FlashInfer TRT-LLM / DeepGEMM (the oracle cannot run them)
+        return "fp8 block MoE experts"
     return None
 
 

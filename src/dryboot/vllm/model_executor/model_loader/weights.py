@@ -2310,6 +2310,8 @@ SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
+#: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
+FP8_UE8M0_RELEASES = ("0.27.1", "0.30.0")
 
 
 def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
@@ -2334,8 +2336,19 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             "fp8 with one scale per tensor after loading (requantized to the fused layer's largest scale; "
             "Marlin FP8 below SM 8.9) is not modelled on a named GPU: the oracle cannot run its requantization",
         )
+    assert par.capability is not None
+    sm = par.capability[0] * 10 + par.capability[1]
+    if 110 <= sm < 120 or (100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES):
+        raise InputError(
+            "quantization_config",
+            "weight_block_size",
+            f"fp8 blocks on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} after loading "
+            f"are not recorded (DeepGEMM's UE8M0 layout: SM 10.x on vLLM {', '.join(FP8_UE8M0_RELEASES)})",
+        )
     scheme = ScaledScheme("fp8", "block", quant.block)
-    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
+    return ScaledQuant(
+        ((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True, deep_gemm_ue8m0=100 <= sm < 110
+    )
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
