@@ -183,8 +183,19 @@ class _RoutedNamespace:
 VALUE_ONLY: set[str] = set()
 
 
-def _writes_values(*args: Any, **kwargs: Any) -> None:
-    """A value-only kernel (:data:`VALUE_ONLY`): its output tensors keep their shape, unwritten."""
+class _ValueOnlyKernel:
+    """A value-only kernel (:data:`VALUE_ONLY`): its output tensors keep their shape, unwritten;
+    its ``.default`` overload (what vLLM's fusion passes name) is itself."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    @property
+    def default(self) -> _ValueOnlyKernel:
+        return self
+
+
+_writes_values = _ValueOnlyKernel()
 
 
 def route_ops() -> None:

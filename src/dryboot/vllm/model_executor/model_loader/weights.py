@@ -2329,15 +2329,21 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
             f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
         )
-    if quant.block is None:
-        raise InputError(
-            "quantization_config",
-            "weight_block_size",
-            "fp8 with one scale per tensor after loading (requantized to the fused layer's largest scale; "
-            "Marlin FP8 below SM 8.9) is not modelled on a named GPU: the oracle cannot run its requantization",
-        )
     assert par.capability is not None
     sm = par.capability[0] * 10 + par.capability[1]
+    if quant.block is None:
+        if sm < 89 or 110 <= sm < 120:
+            raise InputError(
+                "quantization_config",
+                "weight_block_size",
+                f"fp8 with one scale per tensor on SM {par.capability[0]}.{par.capability[1]} after loading is not "
+                "modelled (below SM 8.9: Marlin FP8's weight-only repack, which the oracle cannot run; SM 11.x: "
+                "not recorded)",
+            )
+        # requantized to the fused layer's largest scale (values only), the weight transposed:
+        # the scaled_mm.py per-tensor layout (CUTLASS / FlashInfer)
+        scheme = ScaledScheme("fp8", "tensor", static_input=quant.static_input)
+        return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
     if 110 <= sm < 120 or (100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES):
         raise InputError(
             "quantization_config",
@@ -2346,9 +2352,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"are not recorded (DeepGEMM's UE8M0 layout: SM 10.x on vLLM {', '.join(FP8_UE8M0_RELEASES)})",
         )
     scheme = ScaledScheme("fp8", "block", quant.block)
-    return ScaledQuant(
-        ((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True, deep_gemm_ue8m0=100 <= sm < 110
-    )
+    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True, deep_gemm_ue8m0=100 <= sm < 110)
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:

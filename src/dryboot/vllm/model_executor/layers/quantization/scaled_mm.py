@@ -278,7 +278,8 @@ def deep_gemm_ue8m0_scale_bytes(n: int, k: int, block: tuple[int, int] | None) -
             f"an fp8 block layer of {n} x {k} per rank (blocks {block}) on SM 10.x: DeepGEMM does not take it "
             "and the kernel vLLM picks instead is not modelled",
         )
-    return 4 * _round_up(n, 4) * -(-(-(-k // 128)) // 4)
+    k_blocks = -(-k // 128)
+    return 4 * _round_up(n, 4) * -(-k_blocks // 4)
 
 
 def _args(g: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
