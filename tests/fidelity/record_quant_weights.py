@@ -272,7 +272,7 @@ def main() -> int:
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
-    if os.environ.get("RECORD_SET") == "dsv4":
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8"):  # fp8: DeepSeek-V3's YaRN rope
         _yarn_ramp_on_cpu(torch)
 
     V = es.V
