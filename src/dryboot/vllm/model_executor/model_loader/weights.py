@@ -2312,6 +2312,8 @@ FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
 #: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
 FP8_UE8M0_RELEASES = ("0.27.1", "0.30.0")
+#: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all)
+FP8_TENSOR_BLACKWELL_RELEASES = ("0.30.0",)
 
 
 def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
@@ -2332,13 +2334,15 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     assert par.capability is not None
     sm = par.capability[0] * 10 + par.capability[1]
     if quant.block is None:
-        if sm < 89 or 110 <= sm < 120:
+        blackwell_unrecorded = sm >= 100 and par.vllm_version not in FP8_TENSOR_BLACKWELL_RELEASES
+        if sm < 89 or 110 <= sm < 120 or blackwell_unrecorded:
             raise InputError(
                 "quantization_config",
                 "weight_block_size",
-                f"fp8 with one scale per tensor on SM {par.capability[0]}.{par.capability[1]} after loading is not "
-                "modelled (below SM 8.9: Marlin FP8's weight-only repack, which the oracle cannot run; SM 11.x: "
-                "not recorded)",
+                f"fp8 with one scale per tensor on SM {par.capability[0]}.{par.capability[1]} with vLLM "
+                f"{par.vllm_version} after loading is not modelled (below SM 8.9: Marlin FP8's weight-only repack, "
+                "which the oracle cannot run; SM 10.x / 12.x: recorded on vLLM "
+                f"{', '.join(FP8_TENSOR_BLACKWELL_RELEASES)} only; SM 11.x: not recorded)",
             )
         # requantized to the fused layer's largest scale (values only), the weight transposed:
         # the scaled_mm.py per-tensor layout (CUTLASS / FlashInfer)
