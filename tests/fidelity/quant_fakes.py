@@ -54,6 +54,16 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   allocates nothing) answer an empty configuration. Humming's JIT compiler is never reached on SM 9.0 for the
   16-bit-activation layouts recorded (``use_native_dequant`` answers False on SM 9.x before asking
   it; ``use_ldmatrix_dequant`` only for int8/int4 activations).
+* **DeepGEMM** (a case set with ``DEEP_GEMM``: the fp8 set, on SM 9.0 / 10.x). vLLM's CUDA wheel
+  vendors it (``vllm.third_party.deep_gemm``), but its library needs libtorch_cuda (0.27-0.30) or
+  its layout op has no meta kernel (0.33): :func:`deep_gemm_stand_in` puts a ``deep_gemm`` package
+  in front whose GEMM kernels exist and are never run while loading and whose scale-factor layout
+  functions answer DeepGEMM's documented layout (``csrc/apis/layout.hpp``) as meta shapes; vLLM's
+  in-place UE8M0 requantization of the weights (values only) is skipped
+  (:func:`deep_gemm_values_only`).
+* **Value-only kernels** a case set names (``VALUE_ONLY_KERNELS``; the fp8 set:
+  ``static_scaled_fp8_quant``, the per-tensor requantization writing fp8 values into the tensor
+  vLLM allocated) do nothing (:data:`VALUE_ONLY`).
 * **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
   workspace is one int32 per SM), set per case by the recorder.
 
