@@ -2321,8 +2321,12 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     W8A8 fp8 scheme its ``process_weights_after_loading`` leaves, the same kernels as
     compressed-tensors' fp8 (``init_fp8_linear_kernel``, ``fused_moe/oracle/fp8.py``): one
     ``Linear`` group, ``[bn, bk]`` blocks or one scale per tensor, ``ignored_layers`` unquantized.
+    On SM 10.x the block layers take DeepGEMM's UE8M0 scales (``deep_gemm_ue8m0``).
 
-    :raises InputError: a family or release whose fp8 layout after loading is not recorded (named)."""
+    :raises InputError: a family, release or GPU whose fp8 layout after loading is not recorded
+        (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`; one scale per
+        tensor below SM 8.9 (Marlin FP8) or on SM 10.x / 12.x outside
+        :data:`FP8_TENSOR_BLACKWELL_RELEASES`."""
     where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
     if family not in FP8_CHECKED_FAMILIES or par.vllm_version not in FP8_CHECKED_RELEASES:
         raise InputError(

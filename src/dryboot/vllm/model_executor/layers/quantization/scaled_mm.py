@@ -83,8 +83,9 @@ class ScaledQuant:
     layer_workspace: bool = True
     humming: bool = False
     #: plain fp8 (``Fp8Config``, ``Fp8LinearMethod``), not compressed-tensors: its dense block
-    #: layers keep their layout below SM 8.9 (no Marlin FP8 repack) and on SM 12.x (no DeepGEMM
-    #: there): recorded, quant_cases_fp8.py
+    #: layers keep their layout below SM 8.9 (no Marlin FP8 repack), on SM 9.0 (DeepGEMM keeps
+    #: Hopper's block scales) and on SM 12.x (as the public SM 12.x boots log it): recorded,
+    #: quant_cases_fp8.py
     plain_fp8: bool = False
     #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1, 0.30.0):
     #: each layer's block scales broadcast to one per output row, packed four to an int32
