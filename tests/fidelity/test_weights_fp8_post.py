@@ -67,8 +67,9 @@ def test_corpus_size() -> None:
     present, as the CUDA wheel vendors it) at TP 1 and 2 on every release recorded, and on SM 12.0
     / 12.1 (RTX 5090, GB10) on 0.27.1, 0.28.0 and 0.30.0; the dense one on SM 10.0 (B200:
     DeepGEMM's UE8M0 scales) on 0.27.1 and 0.30.0; both per-tensor configs on SM 8.9 and 9.0 on
-    every release; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them (``Fp8LinearMethod`` on every decoder linear
-    layer; DeepGEMM's kernel on Hopper and Blackwell)."""
+    every release; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
+    (``Fp8LinearMethod`` on every decoder linear layer; DeepGEMM's kernel on Hopper and
+    Blackwell)."""
     assert set(RECORDED) == {"0.27.1", "0.28.0", "0.30.0", "0.33.0"}
     for version, cases in RECORDED.items():
         exact = {
