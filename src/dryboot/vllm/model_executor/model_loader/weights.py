@@ -2327,7 +2327,7 @@ FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
 FP8_MLA_FAMILIES = {"deepseek_v2"}
 FP8_MLA_RELEASES = ("0.30.0",)
 #: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
-FP8_UE8M0_RELEASES = ("0.27.1", "0.30.0")
+FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.30.0")
 #: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all)
 FP8_TENSOR_BLACKWELL_RELEASES = ("0.30.0",)
 

@@ -87,7 +87,7 @@ class ScaledQuant:
     #: Hopper's block scales) and on SM 12.x (as the public SM 12.x boots log it): recorded,
     #: quant_cases_fp8.py
     plain_fp8: bool = False
-    #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1, 0.30.0):
+    #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1-0.30.0):
     #: each layer's block scales broadcast to one per output row, packed four to an int32
     deep_gemm_ue8m0: bool = False
 
