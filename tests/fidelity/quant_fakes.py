@@ -54,6 +54,16 @@ Runs *inside* the boot environment's interpreter (no dryboot import), next to
   allocates nothing) answer an empty configuration. Humming's JIT compiler is never reached on SM 9.0 for the
   16-bit-activation layouts recorded (``use_native_dequant`` answers False on SM 9.x before asking
   it; ``use_ldmatrix_dequant`` only for int8/int4 activations).
+* **DeepGEMM** (a case set with ``DEEP_GEMM``: the fp8 set, on SM 9.0 / 10.x). vLLM's CUDA wheel
+  vendors it (``vllm.third_party.deep_gemm``), but its library needs libtorch_cuda (0.27-0.30) or
+  its layout op has no meta kernel (0.33): :func:`deep_gemm_stand_in` puts a ``deep_gemm`` package
+  in front whose GEMM kernels exist and are never run while loading and whose scale-factor layout
+  functions answer DeepGEMM's documented layout (``csrc/apis/layout.hpp``) as meta shapes; vLLM's
+  in-place UE8M0 requantization of the weights (values only) is skipped
+  (:func:`deep_gemm_values_only`).
+* **Value-only kernels** a case set names (``VALUE_ONLY_KERNELS``; the fp8 set:
+  ``static_scaled_fp8_quant``, the per-tensor requantization writing fp8 values into the tensor
+  vLLM allocated) do nothing (:data:`VALUE_ONLY`).
 * **The GPU** is ``engine_start``'s stand-in platform (capability, SM count: the Marlin
   workspace is one int32 per SM), set per case by the recorder.
 
@@ -172,7 +182,30 @@ class _RoutedNamespace:
     def __getattr__(self, name: str) -> Any:
         if name in OPS:
             return getattr(self._real, name)
+        if name in VALUE_ONLY:
+            return _writes_values
         return getattr(self._absent, name)
+
+
+#: kernels that only write values into tensors vLLM allocated before calling them (a case set
+#: names them: ``VALUE_ONLY_KERNELS``), answered by doing nothing: ``static_scaled_fp8_quant``
+#: (``_custom_ops.scaled_fp8_quant`` allocates the fp8 output and passes the scale in)
+VALUE_ONLY: set[str] = set()
+
+
+class _ValueOnlyKernel:
+    """A value-only kernel (:data:`VALUE_ONLY`): its output tensors keep their shape, unwritten;
+    its ``.default`` overload (what vLLM's fusion passes name) is itself."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    @property
+    def default(self) -> _ValueOnlyKernel:
+        return self
+
+
+_writes_values = _ValueOnlyKernel()
 
 
 def route_ops() -> None:
@@ -443,3 +476,131 @@ def allocated_since(before: dict[int, tuple[int, Any]], model: Any = None) -> tu
         mine = {t.untyped_storage()._cdata for t in itertools.chain(model.parameters(), model.buffers())}
     sizes = [n for k, (n, _) in now.items() if (k not in before or k in mine) and k not in SHADOWS]
     return sum(-(-n // 512) * 512 for n in sizes), sum(sizes), len(sizes)
+
+
+#: DeepGEMM's GEMM kernels vLLM resolves by name (``vllm/utils/deep_gemm.py`` ``_lazy_init``):
+#: present, so vLLM picks DeepGEMM where a CUDA install does; never run while loading
+DEEP_GEMM_KERNELS = (
+    "fp8_gemm_nt",
+    "m_grouped_fp8_gemm_nt_contiguous",
+    "m_grouped_fp8_gemm_nt_masked",
+    "fp8_m_grouped_gemm_nt_masked",
+    "fp8_einsum",
+    "cublaslt_gemm_nt",
+)
+
+
+def deep_gemm_stand_in(capability: Any) -> None:
+    """A ``deep_gemm`` package as a CUDA install of vLLM has it (the wheel vendors it as
+    ``vllm.third_party.deep_gemm``; its library needs libtorch_cuda, or, where it loads, its
+    layout op declares no meta shape), for a case set that asks (``DEEP_GEMM = True``).
+
+    What is faked, exactly: the package exists (``has_deep_gemm``), its GEMM kernels
+    (:data:`DEEP_GEMM_KERNELS`) exist and raise if called (none is while loading), and its
+    scale-factor layout functions answer DeepGEMM's documented layout (``csrc/apis/layout.hpp``
+    ``transform_sf_into_required_layout``, ``get_mn_major_tma_aligned_tensor``,
+    ``get_mn_major_tma_aligned_packed_ue8m0_tensor``) as shapes, strides and dtypes on the meta
+    device, for the stand-in GPU's architecture (``capability()``: ``(major, minor)``):
+
+    * SM 9.0, float32 ``[128, 128]`` weight blocks: checked and kept as they are;
+    * float32 per-row (``[1, 128]``) scales on SM 9.0: MN-major, the MN extent padded to
+      16 bytes (4 floats);
+    * float32 scales on SM 10.x/12.x: broadcast to one row per output (``gran_mn`` rows share a
+      scale), the exponents packed four to an int32, MN-major, the MN extent padded to 4;
+    * anything else: DeepGEMM's "Unknown SF transformation".
+
+    Also the UE8M0 requantization vLLM runs on the weights before (``requant_weight_ue8m0_inplace``:
+    a dequantize-requantize written back with ``copy_``, values only) is skipped: under the meta
+    device its ``torch.compile``'d helper mixes a host scalar into a fake tensor."""
+    import importlib.machinery
+    import sys
+    import types
+
+    import torch
+
+    mod = types.ModuleType("deep_gemm")
+    mod.__spec__ = importlib.machinery.ModuleSpec("deep_gemm", None)
+    mod.__version__ = "stand-in"  # type: ignore[attr-defined]
+
+    def kernel(name: str) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError(f"DeepGEMM kernel {name} called while loading (stand-in)")
+
+        return run
+
+    for name in DEEP_GEMM_KERNELS:
+        setattr(mod, name, kernel(name))
+
+    def mn_major(sf: Any, dtype: Any) -> Any:
+        # [..., mn, sk] MN-major: mn is the fastest dimension, padded to 16 bytes
+        *g, mn, sk = sf.shape
+        align = 16 // torch.empty((), dtype=dtype).element_size()
+        pmn = -(-mn // align) * align
+        shape, stride = (*g, mn, sk), (*([sk * pmn] if g else []), 1, pmn)
+        return torch.empty_strided(shape, stride, dtype=dtype, device=sf.device)
+
+    def get_mn_major_tma_aligned_tensor(sf: Any) -> Any:
+        return mn_major(sf, sf.dtype)
+
+    def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf: Any) -> Any:
+        *g, mn, sk = sf.shape
+        return mn_major(torch.empty((*g, mn, -(-sk // 4)), dtype=torch.int32, device="meta"), torch.int32)
+
+    def transform_sf_into_required_layout(
+        sf: Any,
+        mn: int,
+        k: int,
+        recipe: Any = None,
+        num_groups: Any = None,
+        is_sfa: Any = False,
+        disable_ue8m0_cast: bool = False,
+        **_: Any,
+    ) -> Any:
+        arch = capability()[0]
+        gran_mn, gran_k = (recipe[0] if is_sfa else recipe[1]), recipe[2]
+        fp32 = sf.dtype == torch.float32
+        if fp32 and gran_mn == 1 and gran_k == 128 and (arch == 9 or disable_ue8m0_cast):
+            return get_mn_major_tma_aligned_tensor(sf)
+        if fp32 and gran_mn == 128 and gran_k == 128 and (arch == 9 or disable_ue8m0_cast):
+            return sf
+        if fp32 and gran_k in (32, 128) and arch in (10, 12):
+            *g, _, sk = sf.shape
+            rows = torch.empty((*g, mn, sk), dtype=sf.dtype, device=sf.device) if gran_mn != 1 else sf
+            return get_mn_major_tma_aligned_packed_ue8m0_tensor(rows)
+        raise RuntimeError("Unknown SF transformation (DeepGEMM)")
+
+    mod.transform_sf_into_required_layout = transform_sf_into_required_layout  # type: ignore[attr-defined]
+    mod.get_mn_major_tma_aligned_tensor = get_mn_major_tma_aligned_tensor  # type: ignore[attr-defined]
+    mod.get_mn_major_tma_aligned_packed_ue8m0_tensor = get_mn_major_tma_aligned_packed_ue8m0_tensor  # type: ignore[attr-defined]
+    mod.get_mk_alignment_for_contiguous_layout = lambda: 128  # type: ignore[attr-defined]
+    mod.get_m_alignment_for_contiguous_layout = lambda: 128  # type: ignore[attr-defined]
+    mod.get_num_sms = lambda: 0  # type: ignore[attr-defined]
+    mod.set_num_sms = lambda n: None  # type: ignore[attr-defined]
+    sys.modules["deep_gemm"] = _DEEP_GEMM["module"] = mod
+
+
+_DEEP_GEMM: dict[str, Any] = {}
+
+
+def deep_gemm_values_only(present: bool) -> None:
+    """Before a case, after vLLM imports: the stand-in package present or not (``present``:
+    the GPU's architecture is one the case set records with DeepGEMM), the in-place UE8M0
+    requantization skipped (:func:`deep_gemm_stand_in`), vLLM's per-process DeepGEMM answers
+    (``DeepGemmQuantScaleFMT``'s cache) forgotten."""
+    import contextlib
+    import sys
+
+    if present:
+        sys.modules["deep_gemm"] = _DEEP_GEMM["module"]
+    else:
+        sys.modules.pop("deep_gemm", None)
+
+    with contextlib.suppress(ImportError, AttributeError):
+        import vllm.model_executor.layers.quantization.utils.fp8_utils as fu
+
+        fu.requant_weight_ue8m0_inplace = lambda *a, **k: None
+    with contextlib.suppress(ImportError, AttributeError):
+        import vllm.utils.deep_gemm as vdg
+
+        if hasattr(vdg.DeepGemmQuantScaleFMT, "_oracle_cache"):
+            del vdg.DeepGemmQuantScaleFMT._oracle_cache

@@ -77,8 +77,12 @@ if os.environ.get("RECORD_SET") in (
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")
     GPUS, TPS, QUANT_CONFIGS, RECORDED_NAME = _set.GPUS, _set.TPS, _set.CONFIGS, _set.RECORDED_NAME
     EXTRA_ARGV: tuple[str, ...] = getattr(_set, "EXTRA_ARGV", ())
+    #: the GPU architectures (major) recorded with DeepGEMM present (quant_fakes.deep_gemm_stand_in)
+    DEEP_GEMM: tuple[int, ...] = getattr(_set, "DEEP_GEMM", ())
+    VALUE_ONLY_KERNELS: tuple[str, ...] = getattr(_set, "VALUE_ONLY_KERNELS", ())  # quant_fakes.VALUE_ONLY
 else:
-    EXTRA_ARGV = ()
+    VALUE_ONLY_KERNELS = ()
+    EXTRA_ARGV, DEEP_GEMM = (), ()
 if os.environ.get("RECORD_GPUS"):  # a subset, by name: "RTX 3090,H100"
     GPUS = tuple(g for g in GPUS + EXTRA_GPUS if g[0] in os.environ["RECORD_GPUS"].split(","))
 if os.environ.get("RECORD_TPS"):
@@ -187,6 +191,22 @@ def kernels_of(model: Any) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def linear_kernels_of(model: Any) -> dict[str, int]:
+    """The kernel object each ``Fp8LinearMethod`` holds (``fp8_linear``: e.g.
+    ``DeepGemmFp8BlockScaledMMKernel``), counted by class name; the experts' kernel each
+    ``FusedMoE`` layer's method holds (``moe_kernel`` / ``fused_experts``), by class name."""
+    out: dict[str, int] = {}
+    for m in model.modules():
+        qm = getattr(m, "quant_method", None)
+        for attr in ("fp8_linear", "moe_kernel", "fused_experts", "experts_cls"):
+            obj = getattr(qm, attr, None)
+            if obj is not None:
+                inner = getattr(obj, "fused_experts", None)
+                name = type(obj).__name__ + (f"/{type(inner).__name__}" if inner is not None else "")
+                out[name] = out.get(name, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def dump_experts(model: Any) -> None:
     """Print the first MoE layer's tensors (parameters, buffers, tensor attributes) after loading:
     name, shape, dtype (``RECORD_DUMP``; a reading aid, not recorded)."""
@@ -238,8 +258,11 @@ def main() -> int:
     if os.environ.get("DRYBOOT_HUMMING_PATH"):  # the unpacked humming-kernels wheel (quant_fakes.py)
         sys.path.insert(0, os.environ["DRYBOOT_HUMMING_PATH"])
     qf = _load("quant_fakes", HERE / "quant_fakes.py")
+    qf.VALUE_ONLY.update(VALUE_ONLY_KERNELS)
     qf.define_ops()
     es = _load("engine_start", ENGINE_START)
+    if DEEP_GEMM:  # DeepGEMM as a CUDA install has it (the set asks: quant_fakes.py)
+        qf.deep_gemm_stand_in(lambda: es.GPU.capability)
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
     es._install()
@@ -249,7 +272,7 @@ def main() -> int:
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
-    if os.environ.get("RECORD_SET") == "dsv4":
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8"):  # fp8: DeepSeek-V3's YaRN rope
         _yarn_ramp_on_cpu(torch)
 
     V = es.V
@@ -282,6 +305,8 @@ def main() -> int:
                 t0 = time.perf_counter()
                 es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
                 es._reset_per_process_caches()
+                if DEEP_GEMM:
+                    qf.deep_gemm_values_only(cap[0] in DEEP_GEMM)
                 row: dict[str, Any] = {
                     "config": cdir.name,
                     "gpu": gpu,
@@ -318,6 +343,7 @@ def main() -> int:
                         storages=n,
                         built_allocated_bytes=built[0],
                         kernels=kernels_of(model),
+                        linear_kernels=linear_kernels_of(model),
                         quantization=cfg.model_config.quantization,
                     )
                 except BaseException as e:  # every failure recorded as vLLM's answer for that case

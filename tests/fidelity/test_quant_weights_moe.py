@@ -63,11 +63,16 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "FlashInfer"
     if config.endswith(("W4A16", "W4A16-g32", "GPTQ-Int4")) and sm >= 100:  # symmetric: FlashInfer TRT-LLM first
         return "SM 7.5-9.x"
-    if config.startswith("zai-org--GLM-4.5") and sm >= 90:
-        # plain fp8 blocks after loading: exact on SM 8.6 (Marlin FP8 experts) and 8.9; from SM 9.0
-        # a CUDA install's DeepGEMM (absent from the oracle) takes the dense block layers
-        return "DeepGEMM"
+    if config.startswith("zai-org--GLM-4.5") and sm >= 100:
+        # plain fp8 blocks after loading: the experts on SM 10.x (FlashInfer TRT-LLM / DeepGEMM)
+        return "fp8 block MoE experts"
     return None
+
+
+#: plain fp8 rows this set's oracle fails (0.33.0 on SM 9.0 without DeepGEMM: its UE8M0
+#: requantization under the meta device), recorded with DeepGEMM present in the fp8 set
+#: (test_weights_fp8_post.py, byte-exact there)
+FP8_SET = load_recorded("quant-recorded-fp8-")
 
 
 def test_corpus_size() -> None:
@@ -108,6 +113,8 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
     report = _dryboot(row, version)
     why = _refusal(version, row)
+    if not row["ok"] and FP8_SET.get(version, {}).get(cid, {}).get("ok"):
+        pytest.skip("recorded with DeepGEMM present in the fp8 set (test_weights_fp8_post.py)")
     if not row["ok"]:
         # vLLM's refusal, or (where dryboot names the backend) the oracle cannot run the backend a
         # CUDA install picks: a kernel absent from the boot environment, FlashInfer's CUDA device

@@ -4,9 +4,12 @@ what vLLM holds after ``process_weights_after_loading``.
 vLLM's figures: ``data/weights/quant-recorded-fp8-<version>.json``, recorded by
 ``RECORD_SET=fp8 record_quant_weights.py`` (the model built by vLLM's loader on the meta device,
 the post-load step run through the repack kernels' fake shapes, every storage still held counted
-in 512-byte blocks) for the configs of ``quant_cases_fp8.py``: the published Qwen3-32B-FP8 and
-Qwen3-30B-A3B-FP8 (``[128, 128]`` blocks) and two composed per-tensor Qwen3-8B configs, on the
-GPUs of that module at TP 1 and 2. Byte-exact where dryboot answers; refused by name elsewhere.
+in 512-byte blocks; DeepGEMM present on SM 9.0 / 10.x as the CUDA wheel vendors it, its layout
+functions answering DeepGEMM's layout as shapes: ``quant_fakes.deep_gemm_stand_in``) for the
+configs of ``quant_cases_fp8.py``: the published Qwen3-32B-FP8 and Qwen3-30B-A3B-FP8 (``[128,
+128]`` blocks) and two composed per-tensor Qwen3-8B configs, on the GPUs of that module at TP 1
+and 2; the published MiniMax-M2.5 and DeepSeek-V3 (refused). Byte-exact where dryboot answers;
+refused by name elsewhere.
 GLM-4.5 under the same blocks is in ``test_quant_weights_moe.py``.
 """
 
@@ -18,19 +21,28 @@ import pytest
 import quant_cases_fp8 as fp8
 from quant_harness import case_ids, dryboot_weights, load_recorded, tp_of
 
+from dryboot.vllm.model_executor.layers.quantization.scaled_mm import deep_gemm_ue8m0_scale_bytes
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
 RECORDED = load_recorded("quant-recorded-fp8-")
 CASES = case_ids(RECORDED)
 
 
 def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
+    cap = tuple(row["capability"])
+    if row["config"].startswith("MiniMaxAI--"):
+        return "fp8 weights after loading"  # not recorded per GPU (TP > 1: its Lamport workspace)
     if "tensor" in row["config"]:
-        # the oracle cannot run the per-tensor requantization (its rows fail); dryboot refuses
-        return "one scale per tensor"
-    if version != "0.28.0" and (9, 0) <= tuple(row["capability"]) < (12, 0):
-        # a CUDA install's DeepGEMM (absent from the oracle) takes the dense block layers on Hopper;
-        # 0.28.0 keeps them as loaded (scaled_mm.py's rule, as the compressed-tensors block set records)
-        return "DeepGEMM"
+        # Marlin FP8 below SM 8.9: the oracle cannot run its per-tensor repack; SM 10.x / 12.x
+        # recorded on 0.30.0 only
+        unrecorded = cap < (8, 9) or (cap >= (10, 0) and version != "0.30.0")
+        return "one scale per tensor" if unrecorded else None
+    if version == "0.33.0" and cap >= (10, 0):
+        return "shared counter buffer"  # 0.33.0's FlashInfer attention buffer
+    if (10, 0) <= cap < (12, 0) and "A3B" in row["config"]:
+        # the experts on SM 10.x: FlashInfer TRT-LLM / DeepGEMM (the oracle's post-load step fails)
+        return "fp8 block MoE experts"
     return None
 
 
@@ -49,9 +61,13 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
 
 def test_corpus_size() -> None:
     """Both published block checkpoints are answered and matched on SM 8.6 (RTX 3090: Marlin FP8
-    experts, the dense block layers as loaded) and SM 8.9 (RTX 4090) at TP 1 and 2, on every
-    release recorded, and on SM 12.0 / 12.1 (RTX 5090, GB10) on 0.27.1 and 0.30.0; vLLM's own classes served
-    them (``Fp8LinearMethod`` on every decoder linear layer)."""
+    experts, the dense block layers as loaded), SM 8.9 (RTX 4090) and SM 9.0 (H100: DeepGEMM
+    present, as the CUDA wheel vendors it) at TP 1 and 2 on every release recorded, and on SM 12.0
+    / 12.1 (RTX 5090, GB10) on 0.27.1, 0.28.0 and 0.30.0; the dense one on SM 10.0 (B200:
+    DeepGEMM's UE8M0 scales) on 0.27.1, 0.28.0 and 0.30.0; both per-tensor configs on SM 8.9 and 9.0 on
+    every release; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
+    (``Fp8LinearMethod`` on every decoder linear layer; DeepGEMM's kernel on Hopper and
+    Blackwell)."""
     assert set(RECORDED) == {"0.27.1", "0.28.0", "0.30.0", "0.33.0"}
     for version, cases in RECORDED.items():
         exact = {
@@ -59,17 +75,40 @@ def test_corpus_size() -> None:
             for row in cases.values()
             if row["ok"] and _refusal(row, version) is None and not dryboot_weights(fp8.CONFIGS, row, version).refused
         }
-        want = {
-            (c, g, t)
-            for c in ("Qwen--Qwen3-32B-FP8", "Qwen--Qwen3-30B-A3B-FP8")
-            for g in ("RTX 3090", "RTX 4090")
-            for t in (1, 2)
-        }
+        block = ("Qwen--Qwen3-32B-FP8", "Qwen--Qwen3-30B-A3B-FP8")
+        want = {(c, g, t) for c in block for g in ("RTX 3090", "RTX 4090", "H100") for t in (1, 2)}
         if version != "0.33.0":  # SM 12.x too (0.33.0's FlashInfer attention buffer: refused there)
-            want |= {(c, g, t) for c, _, t in want for g in ("RTX 5090", "GB10")}
+            want |= {(c, g, t) for c in block for g in ("RTX 5090", "GB10") for t in (1, 2)}
+        if version != "0.33.0":
+            want |= {("Qwen--Qwen3-32B-FP8", "B200", t) for t in (1, 2)}
+        tensor = ("Qwen--Qwen3-8B+FP8-tensor-dynamic", "Qwen--Qwen3-8B+FP8-tensor-static")
+        want |= {(c, g, t) for c in tensor for g in ("RTX 4090", "H100") for t in (1, 2)}
+        if version == "0.30.0":  # DeepSeek-V3's MLA with its dequantized kv_b_proj copies
+            want |= {("deepseek-ai--DeepSeek-V3", g, t) for g in ("RTX 4090", "H100") for t in (1, 2)}
         assert want <= exact, (version, want - exact)
     row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 3090 --tensor-parallel-size 1"]
     assert row["kernels"]["Fp8LinearMethod"] == 64 * 4
+    for version in ("0.27.1", "0.28.0", "0.30.0"):
+        row = RECORDED[version]["Qwen--Qwen3-32B-FP8 B200 --tensor-parallel-size 2"]
+        assert row["linear_kernels"] == {"DeepGemmFp8BlockScaledMMKernel": 64 * 4}
+
+
+def test_ue8m0_scales_cost_what_vllm_holds() -> None:
+    """On SM 10.x DeepGEMM's per-row packed scales cost more than the loaded block scales: the B200
+    and H100 rows of Qwen3-32B-FP8 at TP 2 differ by exactly the scale bytes dryboot derives
+    (64 layers; qkv, o, gate_up, down per rank)."""
+
+    def blocks(n: int) -> int:
+        return -(-n // 512) * 512
+
+    layers = ((5120, 5120), (5120, 4096), (25600, 5120), (5120, 12800))  # (n, k) per rank at TP 2
+    loaded = sum(blocks(4 * -(-n // 128) * -(-k // 128)) for n, k in layers)
+    packed = sum(blocks(deep_gemm_ue8m0_scale_bytes(n, k, (128, 128))) for n, k in layers)
+    for version in ("0.27.1", "0.28.0", "0.30.0"):
+        cases = RECORDED[version]
+        b200 = cases["Qwen--Qwen3-32B-FP8 B200 --tensor-parallel-size 2"]["allocated_bytes"]
+        h100 = cases["Qwen--Qwen3-32B-FP8 H100 --tensor-parallel-size 2"]["allocated_bytes"]
+        assert b200 - h100 == 64 * (packed - loaded)
 
 
 def test_other_families_and_releases_refused() -> None:
@@ -77,3 +116,32 @@ def test_other_families_and_releases_refused() -> None:
     row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 4090 --tensor-parallel-size 1"]
     report = dryboot_weights(fp8.CONFIGS, row, "0.29.0")
     assert report.refused and "fp8 weights after loading" in report.refused
+
+
+@pytest.mark.parametrize(
+    ("name", "capability", "version"),
+    [
+        ("MiniMaxAI--MiniMax-M2.5", (8, 9), "0.30.0"),
+        ("MiniMaxAI--MiniMax-M2.5", (9, 0), "0.30.0"),
+        ("deepseek-ai--DeepSeek-V3", (9, 0), "0.33.0"),
+        ("deepseek-ai--DeepSeek-V3", (12, 0), "0.30.0"),
+        ("deepseek-ai--DeepSeek-V3", (8, 6), "0.30.0"),
+    ],
+)
+def test_other_published_fp8_families_refused_on_a_gpu(name: str, capability: tuple[int, int], version: str) -> None:
+    """Published fp8 checkpoints whose layout after loading is not recorded there are refused by
+    name on a named GPU, not answered with the layout vLLM creates (MiniMax-M2's composed walk gave
+    that before): MiniMax-M2.5; DeepSeek-V3 outside 0.30.0 on SM 8.9 / 9.0 (its MLA dequantizes
+    ``kv_b_proj`` per attention backend)."""
+    report = model_weights(fp8.CONFIGS / name, tp=2, compute_capability=capability, sm_count=128, vllm_version=version)
+    assert report.refused and "fp8 weights after loading" in report.refused
+    assert not model_weights(fp8.CONFIGS / name, tp=2).refused  # without a GPU: the layout vLLM creates
+
+
+def test_deepseek_v3_keeps_dequantized_kv_b_proj_copies() -> None:
+    """DeepSeek-V3 after loading (0.30.0, RTX 4090 and H100) holds, per MLA layer, ``kv_b_proj``
+    dequantized to bfloat16 (``W_UK_T`` / ``W_UV``: heads / TP x (128 + 128) x 512 x 2 bytes) on top
+    of what vLLM builds, less the two blocks of the layer's CPU scale scalars."""
+    for tp, heads in ((1, 128), (2, 64)):
+        row = RECORDED["0.30.0"][f"deepseek-ai--DeepSeek-V3 H100 --tensor-parallel-size {tp}"]
+        assert row["allocated_bytes"] - row["built_allocated_bytes"] == 61 * (heads * 256 * 512 * 2 - 2 * 512)

@@ -1915,6 +1915,18 @@ def _mla_attention(
         for _ in range(4):
             w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)
+    if quant.method == "fp8" and quant.scaled is not None:  # plain fp8 after loading (_fp8_post_load)
+        if "index_topk" in config:
+            raise InputError(
+                "quantization_config",
+                "quant_method",
+                "fp8 weights after loading of a sparse-attention MLA model (its indexer) are not recorded",
+            )
+        # MLAAttention.process_weights_after_loading: kv_b_proj dequantized into W_UK_T / W_UV in
+        # the model dtype (the fp8 kv_b_proj stays); the layer's two CPU scale scalars leave the GPU
+        w.own("weight", heads_r * (nope + v) * kv_lora * ab)
+        w.ref.allocated_bytes += (w.attention_blocks - 2) * ALLOC_ROUND
+        return
     w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
 
 
@@ -2323,6 +2335,14 @@ SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
+#: MLA families whose plain fp8 layout after loading is recorded (DeepSeek-V3: the dequantized
+#: ``kv_b_proj`` copies), on these releases and GPUs (SM 8.9, 9.0) only
+FP8_MLA_FAMILIES = {"deepseek_v2"}
+FP8_MLA_RELEASES = ("0.30.0",)
+#: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
+FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.30.0")
+#: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all)
+FP8_TENSOR_BLACKWELL_RELEASES = ("0.30.0",)
 
 
 def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
@@ -2330,25 +2350,57 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     W8A8 fp8 scheme its ``process_weights_after_loading`` leaves, the same kernels as
     compressed-tensors' fp8 (``init_fp8_linear_kernel``, ``fused_moe/oracle/fp8.py``): one
     ``Linear`` group, ``[bn, bk]`` blocks or one scale per tensor, ``ignored_layers`` unquantized.
+    On SM 10.x the block layers take DeepGEMM's UE8M0 scales (``deep_gemm_ue8m0``).
 
-    :raises InputError: a family or release whose fp8 layout after loading is not recorded (named)."""
+    :raises InputError: a family, release or GPU whose fp8 layout after loading is not recorded
+        (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`; one scale per
+        tensor below SM 8.9 (Marlin FP8) or on SM 10.x / 12.x outside
+        :data:`FP8_TENSOR_BLACKWELL_RELEASES`."""
     where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
-    if family not in FP8_CHECKED_FAMILIES or par.vllm_version not in FP8_CHECKED_RELEASES:
+    assert par.capability is not None
+    mla_unchecked = family in FP8_MLA_FAMILIES and (
+        par.vllm_version not in FP8_MLA_RELEASES or par.capability not in ((8, 9), (9, 0)) or quant.block is None
+    )
+    if mla_unchecked:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"fp8 weights after loading of {family} (MLA: kv_b_proj dequantized per attention backend) are checked "
+            f"with [bn, bk] blocks on SM 8.9 / 9.0 on vLLM {', '.join(FP8_MLA_RELEASES)} only, not on SM "
+            f"{par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version}",
+        )
+    if family not in FP8_CHECKED_FAMILIES | FP8_MLA_FAMILIES or par.vllm_version not in FP8_CHECKED_RELEASES:
         raise InputError(
             "quantization_config",
             "quant_method",
             f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
             f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
         )
+    sm = par.capability[0] * 10 + par.capability[1]
     if quant.block is None:
+        blackwell_unrecorded = sm >= 100 and par.vllm_version not in FP8_TENSOR_BLACKWELL_RELEASES
+        if sm < 89 or 110 <= sm < 120 or blackwell_unrecorded:
+            raise InputError(
+                "quantization_config",
+                "weight_block_size",
+                f"fp8 with one scale per tensor on SM {par.capability[0]}.{par.capability[1]} with vLLM "
+                f"{par.vllm_version} after loading is not modelled (below SM 8.9: Marlin FP8's weight-only repack, "
+                "which the oracle cannot run; SM 10.x / 12.x: recorded on vLLM "
+                f"{', '.join(FP8_TENSOR_BLACKWELL_RELEASES)} only; SM 11.x: not recorded)",
+            )
+        # requantized to the fused layer's largest scale (values only), the weight transposed:
+        # the scaled_mm.py per-tensor layout (CUTLASS / FlashInfer)
+        scheme = ScaledScheme("fp8", "tensor", static_input=quant.static_input)
+        return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
+    if 110 <= sm < 120 or (100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES):
         raise InputError(
             "quantization_config",
             "weight_block_size",
-            "fp8 with one scale per tensor after loading (requantized to the fused layer's largest scale; "
-            "Marlin FP8 below SM 8.9) is not modelled on a named GPU: the oracle cannot run its requantization",
+            f"fp8 blocks on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} after loading "
+            f"are not recorded (DeepGEMM's UE8M0 layout: SM 10.x on vLLM {', '.join(FP8_UE8M0_RELEASES)})",
         )
     scheme = ScaledScheme("fp8", "block", quant.block)
-    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
+    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True, deep_gemm_ue8m0=100 <= sm < 110)
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:

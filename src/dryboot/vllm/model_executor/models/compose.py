@@ -98,6 +98,9 @@ def moe_decoder_dims(
     config_only(config, args)
     if quant is None:
         quant = W.quant_from_config(config, args.hf_quant)
+        if quant.method == "fp8" and par.capability is not None:
+            # on a named GPU plain fp8 is the layout after loading: recorded families only (named)
+            quant = W._on_gpu(quant, par, str(config.get("model_type") or ""))
     tp = par.tp
     h, e, inter = (W._int(config, k) for k in ("hidden_size", "num_local_experts", "intermediate_size"))
     nq, nkv, hd = (W._int(config, k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))

@@ -83,9 +83,13 @@ class ScaledQuant:
     layer_workspace: bool = True
     humming: bool = False
     #: plain fp8 (``Fp8Config``, ``Fp8LinearMethod``), not compressed-tensors: its dense block
-    #: layers keep their layout below SM 8.9 (no Marlin FP8 repack) and on SM 12.x (no DeepGEMM
-    #: there): recorded, quant_cases_fp8.py
+    #: layers keep their layout below SM 8.9 (no Marlin FP8 repack), on SM 9.0 (DeepGEMM keeps
+    #: Hopper's block scales) and on SM 12.x (as the public SM 12.x boots log it): recorded,
+    #: quant_cases_fp8.py
     plain_fp8: bool = False
+    #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1-0.30.0):
+    #: each layer's block scales broadcast to one per output row, packed four to an int32
+    deep_gemm_ue8m0: bool = False
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -126,7 +130,9 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
     for _, s in q.groups:
         if s.kind == "int8" and capability < 75:
             return "int8 W8A8 needs SM 7.5 (vLLM refuses)"
-        deep_gemm = capability < 120 or not q.plain_fp8  # DeepGEMM serves SM 9.0 and 10.x
+        # DeepGEMM serves SM 9.0 and 10.x; plain fp8's layouts there are recorded with it (the
+        # caller gates the releases and GPUs)
+        deep_gemm = not q.plain_fp8
         if s.kind == "fp8" and s.strategy == "block" and capability >= 90 and version != "0.28.0" and deep_gemm:
             return (
                 f"fp8 block weights on SM {capability // 10}.{capability % 10} in vLLM {version}: DeepGEMM's scale "
@@ -237,6 +243,8 @@ def _scaled_linear_bytes(
             return [("weight", pn * pk), ("scale", scale), *workspace]
         if s.strategy == "channel":
             out = [("weight", n * k), ("scale", 4 * n)]
+        elif s.strategy == "block" and q.deep_gemm_ue8m0:
+            out = [("weight", n * k), ("scale", deep_gemm_ue8m0_scale_bytes(n, k, s.block))]
         elif s.strategy == "block":
             assert s.block is not None
             bn, bk = s.block
@@ -252,6 +260,27 @@ def _scaled_linear_bytes(
             return [*nvfp4_marlin_bytes(n, k), *scalars, *workspace]
         return [("weight", n * k // 2), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), *scalars]
     raise AssertionError(s.kind)  # pragma: no cover
+
+
+def deep_gemm_ue8m0_scale_bytes(n: int, k: int, block: tuple[int, int] | None) -> int:
+    """The block scales of an fp8 linear layer (``n`` outputs, ``k`` inputs per rank, ``[128,
+    128]`` blocks) as DeepGEMM keeps them on SM 10.x (vLLM's ``DeepGemmFp8BlockScaledMMKernel``
+    post-load step, ``deepgemm_post_process_fp8_weight_block``; DeepGEMM's
+    ``transform_sf_into_required_layout``): one scale per output row (a block's scale repeated over
+    its 128 rows), the UE8M0 exponents packed four to an int32, MN-major with the rows padded to
+    4: ``4 * round_up(n, 4) * ceil(ceil(k / 128) / 4)`` bytes.
+
+    :raises InputError: a layer DeepGEMM does not take (``should_use_deepgemm_for_fp8_linear``:
+        ``n`` a multiple of 64, ``k`` of 128) or other blocks: vLLM's next kernel is not modelled."""
+    if block != (128, 128) or n % 64 or k % 128:
+        raise InputError(
+            "quantization_config",
+            "weight_block_size",
+            f"an fp8 block layer of {n} x {k} per rank (blocks {block}) on SM 10.x: DeepGEMM does not take it "
+            "and the kernel vLLM picks instead is not modelled",
+        )
+    k_blocks = -(-k // 128)
+    return 4 * _round_up(n, 4) * -(-k_blocks // 4)
 
 
 def _args(g: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
