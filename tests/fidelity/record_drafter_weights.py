@@ -19,7 +19,8 @@ target's), in the allocator's 512-byte blocks (``allocated_bytes``), plus each t
 shape and dtype (``tensors``).
 
 Writes ``data/weights/drafters/recorded.json`` (``RECORD_OUT``: elsewhere; ``RECORD_TPS``: a
-comma-separated subset of the TP sizes; ``RECORD_FROM``: the first case of ``CASES`` to record).
+comma-separated subset of the TP sizes; ``RECORD_FROM``: the first case of ``CASES`` to record;
+``RECORD_TARGETS``: a comma-separated list of the targets whose cases are recorded).
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
 DRAFTER_CONFIGS = "tests/fidelity/data/weights/drafters/configs/"
 LLAMA2_7B = "tests/fidelity/data/weights/configs/meta-llama--Llama-2-7b-hf"
 MEDUSA_VICUNA = "tests/fidelity/data/drafters/medusa-vicuna-7b-standin"
+QUANT_MODELOPT = "tests/fidelity/data/weights/quant-configs-modelopt/"
+PUBLIC = "tests/data/configs/public/"
 
-#: (target config dir under data/weights/configs, drafter (a directory under
+#: (target config dir under data/weights/configs (or a folder relative to the repository), drafter (a directory under
 #: tests/data/configs/public, or a config file or directory relative to the repository; None: the
 #: target's own MTP layers), method[, {"config": fields set over the drafter's config, "spec":
 #: fields added to --speculative-config}])
@@ -149,6 +152,13 @@ CASES: list[tuple[Any, ...]] = [
     # the MTP layer of a quantized target: ModelOpt NVFP4 DeepSeek-V3 (hf_quant_config.json; its
     # exclude_modules name the MTP layer, model.layers.61*, left unquantized)
     ("nvidia--DeepSeek-V3-0324-NVFP4", None, "mtp"),
+    # the MTP layers of quantized Qwen3.5 / 3.6 targets (a target given as a folder of the
+    # repository: the published ModelOpt configs, their hf_quant_config.json beside): vLLM builds
+    # mtp.layers.* and mtp.fc with the target's quantization config, by those names; the published
+    # NVIDIA checkpoints leave them unquantized (ignore mtp* / mtp.layers.0*), and vLLM forces the
+    # fc of a modelopt_fp4 target unquantized whatever the config says
+    *((QUANT_MODELOPT + name, None, "mtp") for name in ("nvidia--Qwen3.6-27B-NVFP4", "nvidia--Qwen3.6-35B-A3B-NVFP4")),
+    (PUBLIC + "nvidia--Qwen3.5-122B-A10B-NVFP4", None, "mtp"),
     # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): the
     # stand-in of FasterDecoding/medusa-vicuna-7b-v1.3's old-format config (data/drafters/: hidden
     # size and vocabulary from MedusaConfig's defaults, the vocabulary then the target's), and a
@@ -212,6 +222,8 @@ def main() -> int:
     # RECORD_FROM: start at that case of CASES (re-record the later ones only)
     for case in CASES[int(os.environ.get("RECORD_FROM") or 0) :]:
         target, draft, method = case[:3]
+        if os.environ.get("RECORD_TARGETS") and target not in os.environ["RECORD_TARGETS"].split(","):
+            continue
         extra: dict[str, Any] = case[3] if len(case) > 3 else {}
         for tp in tps:
             cid = f"{target} + {draft} ({method}) --tensor-parallel-size {tp}"
@@ -242,7 +254,7 @@ def main() -> int:
                 elif draft is not None:
                     spec_cfg["model"] = str(REPO / "tests/data/configs/public" / draft)
                 args = es._parse(
-                    str(HERE / "data" / "weights" / "configs" / target),
+                    str(REPO / target if "/" in target else HERE / "data" / "weights" / "configs" / target),
                     [
                         "--max-model-len",
                         "4096",

@@ -51,6 +51,7 @@ from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import flashinfer_kv_counter_bytes
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.layers.quantization import (
     QUANT_RULES,
@@ -1260,21 +1261,6 @@ def _walk(
             f"quantized {arch} layouts after loading are checked on vLLM {', '.join(GEMMA3_QUANT_RELEASES)} only "
             f"(this plan: {par.vllm_version})",
         )
-    if (
-        family == "qwen3_5"
-        and quant.method == "modelopt_mixed"
-        and par.vllm_version == "0.33.0"
-        and par.capability is not None
-        and par.capability < (9, 0)
-    ):
-        # recorded: 768 KiB at TP 1 (384 KiB at TP 2) more than the layers hold in a process's first
-        # case on SM 8.6, not identified
-        raise InputError(
-            "--gpu",
-            None,
-            f"ModelOpt MIXED_PRECISION {arch} on vLLM 0.33.0, SM {par.capability[0]}.{par.capability[1]}: an "
-            "allocation vLLM makes while loading (768 KiB at TP 1) is not modelled",
-        )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
     h = _int(config, "hidden_size")
@@ -1451,6 +1437,16 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
+    if n_attention and _flashinfer_attention(quant, par):
+        if max_num_batched_tokens is None:
+            raise InputError(
+                "--max-num-batched-tokens",
+                None,
+                f"vLLM {par.vllm_version}'s FlashInfer attention (an fp8 KV cache on SM 8.x) allocates its multi-CTA "
+                "KV counter (max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
+            )
+        # one per process, shared by every attention layer (all of a rank's nq_r query heads)
+        w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, nq_r, par.sm_count or 0))
     if vision is not None:
         _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
@@ -1538,6 +1534,22 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def _flashinfer_attention(quant: Quant, par: Parallel) -> bool:
+    """vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared multi-CTA KV
+    counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`) for a
+    ModelOpt checkpoint's fp8 KV cache (``kv_cache_scheme`` / ``kv_cache_quant_algo`` with
+    ``--kv-cache-dtype auto``) on SM 8.x, where FlashAttention 2 takes no fp8 cache (recorded:
+    nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0 keeps FlashAttention; SM 10.0+ is
+    refused by name elsewhere (``blackwell_attention_buffer``)."""
+    return (
+        par.vllm_version == "0.33.0"
+        and par.capability is not None
+        and (8, 0) <= par.capability < (9, 0)
+        and isinstance(quant.scaled, ModelOptQuant)
+        and quant.scaled.kv_cache
+    )
 
 
 def _ct_moe(quant: Quant, family: str) -> bool:
