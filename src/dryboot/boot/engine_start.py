@@ -678,7 +678,7 @@ def _reset_per_process_caches() -> None:
     for name in PROCESS_BUFFER_MODULES:
         mod = sys.modules.get(name)
         if mod is not None and getattr(mod, "_fi_multi_ctas_kv_counter", None) is not None:
-            mod._fi_multi_ctas_kv_counter = None
+            setattr(mod, "_fi_multi_ctas_kv_counter", None)  # noqa: B010  (vLLM's module global)
 
 
 #: vLLM's modules that keep a device buffer in a module global for the whole process
