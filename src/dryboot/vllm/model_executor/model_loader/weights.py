@@ -1437,7 +1437,7 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if n_attention and _flashinfer_attention(quant, par):
+    if n_attention and _flashinfer_attention(quant, par, modelopt_fp8_kv_cache(config, hf_quant)):
         if max_num_batched_tokens is None:
             raise InputError(
                 "--max-num-batched-tokens",
@@ -1536,10 +1536,27 @@ def _moe_layer(
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
 
 
-def _flashinfer_attention(quant: Quant, par: Parallel) -> bool:
+def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> bool:
+    """A ModelOpt checkpoint declaring an fp8 KV cache: ``kv_cache_quant_algo`` FP8 (in
+    ``quantization_config`` or ``hf_quant_config.json``'s ``quantization``) or an 8-bit float
+    ``kv_cache_scheme``, which ``--kv-cache-dtype auto`` serves as ``fp8_e4m3``."""
+    qc = config.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        qc = hf_quant if isinstance(hf_quant, Mapping) else {}
+    inner = qc.get("quantization")
+    for q in (inner if isinstance(inner, Mapping) else {}, qc):
+        if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
+            return True
+        scheme = q.get("kv_cache_scheme")
+        if isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8:
+            return True
+    return False
+
+
+def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool) -> bool:
     """vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared multi-CTA KV
     counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`) for a
-    ModelOpt checkpoint's fp8 KV cache (``kv_cache_scheme`` / ``kv_cache_quant_algo`` with
+    ModelOpt checkpoint's fp8 KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`, with
     ``--kv-cache-dtype auto``) on SM 8.x, where FlashAttention 2 takes no fp8 cache (recorded:
     nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0 keeps FlashAttention; SM 10.0+ is
     refused by name elsewhere (``blackwell_attention_buffer``)."""
@@ -1548,7 +1565,7 @@ def _flashinfer_attention(quant: Quant, par: Parallel) -> bool:
         and par.capability is not None
         and (8, 0) <= par.capability < (9, 0)
         and isinstance(quant.scaled, ModelOptQuant)
-        and quant.scaled.kv_cache
+        and fp8_kv
     )
 
 
@@ -2387,12 +2404,14 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
             f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
             "shared counter buffer while loading; not modelled",
         )
-    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0":
+    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0" and family in MOE_FAMILIES:
+        # the "2 MiB once per process" of the dense ones was FlashInfer's KV counter (SM 8.x, an
+        # fp8 KV cache: modelled, _flashinfer_attention); the MoE ones are not re-recorded with it
         raise InputError(
             "quantization_config",
             "quant_method",
-            f"ModelOpt checkpoints on vLLM {par.vllm_version}: a 2 MiB buffer allocated once per process while "
-            "loading (seen by the oracle in a process's first ModelOpt case only) is not modelled",
+            f"ModelOpt MoE checkpoints on vLLM {par.vllm_version} are not checked (recorded with FlashInfer's "
+            "once-per-process KV counter in a process's first case only)",
         )
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
