@@ -1319,18 +1319,13 @@ def _walk(
     w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     if family == "nemotron_h":
-        if isinstance(quant.scaled, ModelOptQuant) and par.capability is not None and par.capability < (9, 0):
-            # recorded on 0.33.0: one storage of 1 MiB more at TP 1 (and 2.4 MiB at TP 2 under FP8
-            # Marlin) than the layers hold, not identified
-            raise InputError(
-                "--gpu",
-                None,
-                f"ModelOpt {arch} on SM {par.capability[0]}.{par.capability[1]}: an allocation vLLM makes "
-                "while loading (1 MiB and more) is not modelled",
-            )
-        layers = pp_layers(len(_nemotron_pattern(config)), par)
+        pattern = _nemotron_pattern(config)
+        layers = pp_layers(len(pattern), par)
         for li in layers:
             _nemotron_h_layer(w, config, quant, par, li, h, ab)
+        if any(pattern[li] == "*" for li in layers):
+            # (the "1 MiB at TP 1 not identified" once refused on SM 8.x: this counter)
+            _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
         return w.result()
     if family == "granitemoehybrid":
         if par.expert_parallel and not _int(config, "num_local_experts"):
@@ -1437,16 +1432,8 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
-    if n_attention and _flashinfer_attention(quant, par, modelopt_fp8_kv_cache(config, hf_quant)):
-        if max_num_batched_tokens is None:
-            raise InputError(
-                "--max-num-batched-tokens",
-                None,
-                f"vLLM {par.vllm_version}'s FlashInfer attention (an fp8 KV cache on SM 8.x) allocates its multi-CTA "
-                "KV counter (max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
-            )
-        # one per process, shared by every attention layer (all of a rank's nq_r query heads)
-        w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, nq_r, par.sm_count or 0))
+    if n_attention:
+        _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
     if vision is not None:
         _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
@@ -1567,6 +1554,26 @@ def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool) -> bool:
         and isinstance(quant.scaled, ModelOptQuant)
         and fp8_kv
     )
+
+
+def _flashinfer_counter(
+    w: _Walk, quant: Quant, par: Parallel, fp8_kv: bool, max_num_batched_tokens: int | None, heads: int
+) -> None:
+    """FlashInfer's multi-CTA KV counter where vLLM builds FlashInfer attention
+    (:func:`_flashinfer_attention`): one per process, shared by every attention layer of the rank
+    (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
+
+    :raises InputError: ``max_num_batched_tokens`` not given (it sizes the counter)."""
+    if not _flashinfer_attention(quant, par, fp8_kv):
+        return
+    if max_num_batched_tokens is None:
+        raise InputError(
+            "--max-num-batched-tokens",
+            None,
+            f"vLLM {par.vllm_version}'s FlashInfer attention (an fp8 KV cache on SM 8.x) allocates its multi-CTA "
+            "KV counter (max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
+        )
+    w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
 
 
 def _ct_moe(quant: Quant, family: str) -> bool:
