@@ -244,3 +244,19 @@ def test_flashinfer_counter_floor_is_the_sm_count() -> None:
 
     assert flashinfer_kv_counter_bytes(1, 1, 82) == 88 * 4
     assert flashinfer_kv_counter_bytes(8192, 12, 82) == 393216
+
+
+def test_nemotron_on_sm8_holds_the_counter() -> None:
+    """nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 (``kv_cache_quant_algo`` FP8 in its
+    ``hf_quant_config.json``) on 0.33.0, RTX 3090 / 4090, TP 1 and 2: byte-exact with FlashInfer's
+    KV counter (8,192 tokens x 32 query heads / TP: the "1 MiB not identified" once refused)."""
+    rows = [
+        r
+        for r in RECORDED["0.33.0"].values()
+        if r["config"].startswith("nvidia--NVIDIA-Nemotron") and r["capability"][0] == 8
+    ]
+    assert len(rows) == 4
+    for row in rows:
+        assert row["max_num_batched_tokens"] == 8192
+        report = _dryboot(row, "0.33.0")
+        assert report.refused is None and report.stages[0].allocated_bytes == row["allocated_bytes"]
