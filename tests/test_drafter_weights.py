@@ -501,3 +501,20 @@ def test_post_load_figures_are_below_by_the_scales() -> None:
         got = drafter_weights(target, target, "mtp", Parallel(tp=2), max_model_len=4096, hf_quant=_hf_quant(row))
         blocks = 2 if "AutoRound" in row["target"] else 4
         assert got.low.allocated_bytes - row["shared_allocated_bytes"] == blocks * 512, row["target"]
+
+
+def test_text_only_qwen_mtp_refused_on_0271() -> None:
+    """vLLM 0.27.1 refuses an MTP drafter for a text-only Qwen3.5 / 3.6 target (recorded:
+    "Unsupported speculative method: 'mtp'"); ``plan`` refuses it there (exit 2) and plans it on
+    0.28.0, whose recorded figure the drafter term is."""
+    row = next(r for _, r in QUANT_MTP if "AutoRound" in r["target"] and r["tp"] == 1)
+    key = next(k for k in OTHER_RELEASES if k[0] == "0.27.1" and "AutoRound" in k[1])
+    assert "Unsupported speculative method: 'mtp'" in OTHER_RELEASES[key]["error"]
+    spec = json.dumps({"method": "mtp", "num_speculative_tokens": 1})
+    common = ("--model", str(_target_dir(row)), "--max-model-len", "4096", "--speculative-config", spec)
+    r = _plan(*common, "--vllm-version", "0.27.1")
+    assert r.returncode == 2 and "Unsupported speculative method" in r.stderr, r.stdout
+    r = _plan(*common, "--gpu", "H100", "--json")
+    assert r.returncode in (0, 3), r.stderr
+    term = _drafter_term(json.loads(r.stdout))
+    assert term["low"] == term["high"] >= row["shared_allocated_bytes"]

@@ -106,6 +106,18 @@ def _mtp_quant_view(
     return config, hf_quant
 
 
+def mtp_release_refusal(arch: str, vllm_version: str) -> str | None:
+    """Why release ``vllm_version``'s ``SpeculativeConfig`` refuses an MTP drafter for a target of
+    architecture ``arch`` (0.27.1 maps only ``qwen3_5`` / ``qwen3_5_moe`` to ``qwen3_5_mtp``, not
+    a text-only Qwen3.5 / 3.6 model type: recorded), or ``None``."""
+    if arch in QWEN_TEXT_ONLY and vllm_version in QWEN_TEXT_ONLY_REFUSED:
+        return (
+            f"vLLM {vllm_version}'s SpeculativeConfig maps only qwen3_5 / qwen3_5_moe to qwen3_5_mtp, not {arch}'s "
+            "text model type (NotImplementedError: Unsupported speculative method: 'mtp')"
+        )
+    return None
+
+
 def _mtp_modules(text: Mapping[str, Any], i: int) -> list[str]:
     """The linear modules of the MTP layer ``i`` as vLLM's drafter names them (prefix
     ``mtp.layers.<i>``): a full-attention layer with the target's MLP or MoE block."""
@@ -200,13 +212,8 @@ def mtp_weights(
     flat = W.Parallel(tp=par.tp, dp=par.dp, expert_parallel=par.expert_parallel)
     out = W.RankWeights(source="config")
     quant = W.quant_from_config(target_config, hf_quant)
-    if arch in QWEN_TEXT_ONLY and vllm_version in QWEN_TEXT_ONLY_REFUSED:
-        raise InputError(
-            "--speculative-config",
-            "method",
-            f"vLLM {vllm_version}'s SpeculativeConfig maps only qwen3_5 / qwen3_5_moe to qwen3_5_mtp, not {arch}'s "
-            "text model type (NotImplementedError: Unsupported speculative method: 'mtp')",
-        )
+    if (why := mtp_release_refusal(arch, vllm_version)) is not None:
+        raise InputError("--speculative-config", "method", why)
     if arch in QWEN_MTP:
         n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
         kv_scales = _qwen_mtp_unquantized(quant, text, n, arch) if quant.method is not None else False
