@@ -31,7 +31,7 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import PACKED_MODULES
-from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, exclude_patterns
+from dryboot.vllm.model_executor.layers.quantization.modelopt import exclude_patterns
 from dryboot.vllm.model_executor.model_loader import weights as W
 
 QWEN_MTP = frozenset(
@@ -135,7 +135,8 @@ def _quantized(quant: W.Quant, name: str) -> bool:
     weight-only integer configs (GPTQ / AWQ / AutoRound / compressed-tensors W4A16) and the
     W8A8 / NVFP4 / ModelOpt ones by their own per-layer rules; another method (fp8's
     ``Fp8Config``...) counts as quantizing it."""
-    parts = tuple(f"{name.rpartition('.')[0]}.{m}" for m in PACKED_MODULES.get(name.rpartition(".")[2], ())) or (name,)
+    head, _, last = name.rpartition(".")
+    parts = tuple(f"{head}.{m}" for m in PACKED_MODULES.get(last, ())) or (name,)
     if quant.wna16 is not None:
         return quant.wna16.layer_scheme(name) is not None
     if quant.scaled is not None:
@@ -146,17 +147,20 @@ def _quantized(quant: W.Quant, name: str) -> bool:
     return True
 
 
-def _qwen_mtp_unquantized(quant: W.Quant, text: Mapping[str, Any], n: int, arch: str) -> bool:
+def _qwen_mtp_unquantized(
+    quant: W.Quant, config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None, n: int, arch: str
+) -> bool:
     """A quantized Qwen3.5 / 3.6 / Qwen3-Next target's MTP layers, as vLLM's ``qwen3_5_mtp.py`` /
     ``qwen3_next_mtp.py`` build them with the target's quantization config under their own names
     (``mtp.layers.<i>.*``, ``mtp.fc``; a ``modelopt_fp4`` target's ``fc`` forced unquantized):
     modelled when the config leaves every one of them unquantized (the published NVIDIA
     checkpoints ignore ``mtp*`` / ``mtp.layers.0*``; an AutoRound ``block_name_to_quantize`` of
     ``model.layers`` leaves them out). Returns whether their attention takes ModelOpt's KV-cache
-    method (four scale parameters per layer).
+    method (an fp8 KV cache declared: four scale parameters per layer).
 
     :raises InputError: an MTP module the config quantizes (its layout is not modelled), a
-        compressed-tensors ``kv_cache_scheme`` (not checked)."""
+        compressed-tensors ``kv_cache_scheme`` (its KV-cache method on them: not checked)."""
+    text = config.get("text_config") or config
     names = [m for i in range(n) for m in _mtp_modules(text, i)]
     if quant.method != "modelopt_fp4":
         names.append("mtp.fc")
@@ -168,15 +172,14 @@ def _qwen_mtp_unquantized(quant: W.Quant, text: Mapping[str, Any], n: int, arch:
             f"the MTP layers of a {quant.method} {arch} target quantized by its config ({quantized[0]}, quantized "
             "by vLLM under that name) are not modelled; only MTP layers the config leaves unquantized are",
         )
-    # the KV-cache method ModelOpt gives every attention layer (kv_cache_scheme / kv_cache_quant_algo)
-    modelopt_kv = (isinstance(quant.scaled, ModelOptQuant) and quant.scaled.kv_cache) or (
-        quant.scaled is None and quant.method in ("modelopt", "modelopt_fp4")
-    )
-    if not modelopt_kv and quant.method == "compressed-tensors" and quant.scaled is not None:
+    qc = config.get("quantization_config")
+    if quant.method == "compressed-tensors" and isinstance(qc, Mapping) and qc.get("kv_cache_scheme") is not None:
         raise InputError(
-            "--speculative-config", "method", f"the MTP layers of a compressed-tensors {arch} target are not checked"
+            "--speculative-config",
+            "method",
+            f"the MTP layers of a compressed-tensors {arch} target with a kv_cache_scheme are not checked",
         )
-    return modelopt_kv
+    return str(quant.method).startswith("modelopt") and W.modelopt_fp8_kv_cache(config, hf_quant)
 
 
 def mtp_weights(
@@ -216,7 +219,7 @@ def mtp_weights(
         raise InputError("--speculative-config", "method", why)
     if arch in QWEN_MTP:
         n = next((W._int(text, k) for k in ("mtp_num_hidden_layers", "num_nextn_predict_layers") if text.get(k)), 1)
-        kv_scales = _qwen_mtp_unquantized(quant, text, n, arch) if quant.method is not None else False
+        kv_scales = quant.method is not None and _qwen_mtp_unquantized(quant, target_config, hf_quant, n, arch)
         # the MTP layers are built unquantized: the target's layer without its quantization
         plain = {k: v for k, v in target_config.items() if k != "quantization_config"}
 
