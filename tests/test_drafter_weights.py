@@ -37,14 +37,29 @@ def _spec(row: dict) -> dict:
     return {"parallel_drafting": bool(spec.get("parallel_drafting"))}
 
 
+def _target_dir(row: dict) -> Path:
+    """The target's folder: under data/weights/configs, or relative to the repository."""
+    t = row["target"]
+    return HERE.parent / t if "/" in t else HERE / "fidelity/data/weights/configs" / t
+
+
 def _hf_quant(row: dict) -> dict | None:
     """The target's ``hf_quant_config.json`` (ModelOpt's older form), which its MTP layers take."""
-    path = HERE / "fidelity/data/weights/configs" / row["target"] / "hf_quant_config.json"
+    path = _target_dir(row) / "hf_quant_config.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+#: targets whose quantization config quantizes their MTP layers (vLLM builds them quantized under
+#: their mtp.layers.* names): refused by name
+QUANTIZED_MTP = ("Qwen--Qwen3.5-27B+CT-W4A16-g32",)
+
+
+def _quantized_mtp(row: dict) -> bool:
+    return row["method"] == "mtp" and row["target"].endswith(QUANTIZED_MTP)
+
+
 def _configs(row: dict) -> tuple[dict, dict]:
-    target = json.loads((HERE / "fidelity/data/weights/configs" / row["target"] / "config.json").read_text())
+    target = json.loads((_target_dir(row) / "config.json").read_text())
     if row["drafter"] is None:  # the target's own MTP layers
         return target, target
     drafter = row["drafter"]
@@ -96,8 +111,18 @@ def test_mtp_layers_are_vllms(cid: str, row: dict) -> None:
     # an MTP drafter always shares the target's embedding and LM head: decided, vLLM's shared figure
     assert row["ok"], row.get("error")
     target, _ = _configs(row)
-    got = drafter_weights(target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096, hf_quant=_hf_quant(row))
-    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]
+
+    def walk() -> object:
+        return drafter_weights(
+            target, target, "mtp", Parallel(tp=row["tp"]), max_model_len=4096, hf_quant=_hf_quant(row)
+        )
+
+    if _quantized_mtp(row):
+        with pytest.raises(InputError, match="quantized by its config"):
+            walk()
+        return
+    got = walk()
+    assert got.decided and got.low.allocated_bytes == row["shared_allocated_bytes"]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(("cid", "row"), DRAFT_MODELS, ids=[c for c, _ in DRAFT_MODELS])
@@ -312,6 +337,10 @@ def test_live_oracle(tmp_path: Path) -> None:
                     drafter_weights(target, draft, row["method"], Parallel(tp=2), max_model_len=4096)
             continue
         tokens = 3 if row["method"] == "medusa" else None
+        if _quantized_mtp(row):
+            with pytest.raises(InputError, match="quantized by its config"):
+                drafter_weights(target, target, "mtp", Parallel(tp=2), max_model_len=4096, hf_quant=_hf_quant(row))
+            continue
         got = drafter_weights(
             target,
             draft,
@@ -357,6 +386,10 @@ def test_other_releases_are_vllms(key: tuple[str, str]) -> None:
             assert "same vocabulary size" in row["error"]
             return
         with pytest.raises(InputError):
+            walk()
+        return
+    if _quantized_mtp(row):
+        with pytest.raises(InputError, match="quantized by its config"):
             walk()
         return
     got = walk()
@@ -423,3 +456,65 @@ def test_mtp_of_a_modelopt_target_reads_its_exclusions() -> None:
     unexcluded = {**hq, "quantization": {**hq["quantization"], "exclude_modules": []}}
     quantized = drafter_weights(target, target, "mtp", Parallel(tp=2), max_model_len=4096, hf_quant=unexcluded)
     assert quantized.low.allocated_bytes < row["shared_allocated_bytes"] // 2
+
+
+QUANT_MTP = [(c, r) for c, r in CASES if r["method"] == "mtp" and "/" in r["target"]]
+
+
+def test_quantized_qwen_mtp_corpus() -> None:
+    """The MTP layers of the published quantized Qwen3.5 / 3.6 targets (ModelOpt MIXED_PRECISION
+    dense and MoE, ModelOpt NVFP4 MoE whose ignore lists leave mtp* unquantized; an AutoRound
+    export whose block_name_to_quantize leaves them out) are recorded at TP 1/2/4 and modelled;
+    the compressed-tensors W4A16 target quantizes them (vLLM: under mtp.layers.*) and is refused."""
+    modelled = [r for _, r in QUANT_MTP if not _quantized_mtp(r)]
+    assert len(modelled) == 15 and len(QUANT_MTP) == 18
+    # ModelOpt's KV-cache method: four scale parameters (one block each) above the unquantized layer
+    for name, kv in (("nvidia--Qwen3.6-27B-NVFP4", 4), ("nvidia--Qwen3.6-35B-A3B-NVFP4", 0)):
+        row = next(r for _, r in QUANT_MTP if r["target"].endswith(name) and r["tp"] == 2)
+        target, _ = _configs(row)
+        plain = {k: v for k, v in target.items() if k != "quantization_config"}
+        bare = drafter_weights(plain, plain, "mtp", Parallel(tp=2), max_model_len=4096)
+        assert row["shared_allocated_bytes"] - bare.low.allocated_bytes == kv * 512, name
+
+
+def test_quantized_qwen_mtp_needs_every_module_unquantized() -> None:
+    """An ignore list that leaves one MTP module quantized (the NVFP4 target without its mtp*
+    entries): vLLM quantizes that layer, which is not modelled: refused naming the module."""
+    row = next(r for _, r in QUANT_MTP if r["target"].endswith("nvidia--Qwen3.6-27B-NVFP4") and r["tp"] == 2)
+    target, _ = _configs(row)
+    qc = target["quantization_config"]
+    layers = {**qc["quantized_layers"], "mtp.layers.0.mlp.down_proj": {"quant_algo": "W4A16_NVFP4"}}
+    edited = {**target, "quantization_config": {**qc, "ignore": [], "quantized_layers": layers}}
+    with pytest.raises(InputError, match=r"mtp\.layers\.0\.mlp\.down_proj"):
+        drafter_weights(edited, edited, "mtp", Parallel(tp=2), max_model_len=4096)
+
+
+def test_post_load_figures_are_below_by_the_scales() -> None:
+    """vLLM's loader runs the post-load step inside the drafter's get_model (recorded with
+    RECORD_POST_LOAD on 0.28.0, TP 2): ModelOpt's KV-cache method deletes its four scale
+    parameters, and without a KV-cache method the attention moves two scalar blocks to the host.
+    dryboot's figure is the drafter as built (every drafter's, as recorded): above by those blocks."""
+    post = json.loads((HERE / "fidelity/data/weights/drafters/post-load-0.28.0.json").read_text())["cases"]
+    assert len(post) == 3
+    for row in post.values():
+        target, _ = _configs(row)
+        got = drafter_weights(target, target, "mtp", Parallel(tp=2), max_model_len=4096, hf_quant=_hf_quant(row))
+        blocks = 2 if "AutoRound" in row["target"] else 4
+        assert got.low.allocated_bytes - row["shared_allocated_bytes"] == blocks * 512, row["target"]
+
+
+def test_text_only_qwen_mtp_refused_on_0271() -> None:
+    """vLLM 0.27.1 refuses an MTP drafter for a text-only Qwen3.5 / 3.6 target (recorded:
+    "Unsupported speculative method: 'mtp'"); ``plan`` refuses it there (exit 2) and plans it on
+    0.28.0, whose recorded figure the drafter term is."""
+    row = next(r for _, r in QUANT_MTP if "AutoRound" in r["target"] and r["tp"] == 1)
+    key = next(k for k in OTHER_RELEASES if k[0] == "0.27.1" and "AutoRound" in k[1])
+    assert "Unsupported speculative method: 'mtp'" in OTHER_RELEASES[key]["error"]
+    spec = json.dumps({"method": "mtp", "num_speculative_tokens": 1})
+    common = ("--model", str(_target_dir(row)), "--max-model-len", "4096", "--speculative-config", spec)
+    r = _plan(*common, "--vllm-version", "0.27.1")
+    assert r.returncode == 2 and "Unsupported speculative method" in r.stderr, r.stdout
+    r = _plan(*common, "--gpu", "H100", "--json")
+    assert r.returncode in (0, 3), r.stderr
+    term = _drafter_term(json.loads(r.stdout))
+    assert term["low"] == term["high"] >= row["shared_allocated_bytes"]

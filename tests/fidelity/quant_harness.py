@@ -64,13 +64,15 @@ def tp_of(row: dict[str, Any]) -> int:
 
 def dryboot_weights(configs: Path, row: dict[str, Any], version: str) -> Any:
     """dryboot's ``model_weights`` report for a recorded row (its config under ``configs``, its
-    TP, GPU capability and SM count) on release ``version``."""
+    TP, GPU capability and SM count, and the scheduler's ``max_num_batched_tokens`` where the
+    row records it) on release ``version``."""
     return model_weights(
         configs / row["config"],
         tp=tp_of(row),
         compute_capability=tuple(row["capability"]),
         sm_count=row["sm_count"],
         vllm_version=version,
+        max_num_batched_tokens=row.get("max_num_batched_tokens"),
     )
 
 

@@ -19,7 +19,11 @@ target's), in the allocator's 512-byte blocks (``allocated_bytes``), plus each t
 shape and dtype (``tensors``).
 
 Writes ``data/weights/drafters/recorded.json`` (``RECORD_OUT``: elsewhere; ``RECORD_TPS``: a
-comma-separated subset of the TP sizes; ``RECORD_FROM``: the first case of ``CASES`` to record).
+comma-separated subset of the TP sizes; ``RECORD_FROM``: the first case of ``CASES`` to record;
+``RECORD_TARGETS``: a comma-separated list of the targets whose cases are recorded;
+``RECORD_POST_LOAD``: run vLLM's ``process_weights_after_loading`` on the drafter after its
+``load_model``, with ``record_quant_weights.py``'s kernel fakes, as vLLM's loader does: the
+``shared`` figure is then what stays after loading).
 """
 
 from __future__ import annotations
@@ -42,8 +46,11 @@ OUT = HERE / "data" / "weights" / "drafters" / "recorded.json"
 DRAFTER_CONFIGS = "tests/fidelity/data/weights/drafters/configs/"
 LLAMA2_7B = "tests/fidelity/data/weights/configs/meta-llama--Llama-2-7b-hf"
 MEDUSA_VICUNA = "tests/fidelity/data/drafters/medusa-vicuna-7b-standin"
+QUANT_MODELOPT = "tests/fidelity/data/weights/quant-configs-modelopt/"
+PUBLIC = "tests/data/configs/public/"
+QUANT_FIRST = "tests/fidelity/data/weights/quant-configs/"
 
-#: (target config dir under data/weights/configs, drafter (a directory under
+#: (target config dir under data/weights/configs (or a folder relative to the repository), drafter (a directory under
 #: tests/data/configs/public, or a config file or directory relative to the repository; None: the
 #: target's own MTP layers), method[, {"config": fields set over the drafter's config, "spec":
 #: fields added to --speculative-config}])
@@ -149,6 +156,20 @@ CASES: list[tuple[Any, ...]] = [
     # the MTP layer of a quantized target: ModelOpt NVFP4 DeepSeek-V3 (hf_quant_config.json; its
     # exclude_modules name the MTP layer, model.layers.61*, left unquantized)
     ("nvidia--DeepSeek-V3-0324-NVFP4", None, "mtp"),
+    # the MTP layers of quantized Qwen3.5 / 3.6 targets (a target given as a folder of the
+    # repository: the published ModelOpt configs, their hf_quant_config.json beside): vLLM builds
+    # mtp.layers.* and mtp.fc with the target's quantization config, by those names; the published
+    # NVIDIA checkpoints leave them unquantized (ignore mtp* / mtp.layers.0*), and vLLM forces the
+    # fc of a modelopt_fp4 target unquantized whatever the config says
+    *((QUANT_MODELOPT + name, None, "mtp") for name in ("nvidia--Qwen3.6-27B-NVFP4", "nvidia--Qwen3.6-35B-A3B-NVFP4")),
+    (PUBLIC + "nvidia--Qwen3.5-122B-A10B-NVFP4", None, "mtp"),
+    (PUBLIC + "nvidia--Qwen3.5-397B-A17B-NVFP4", None, "mtp"),  # ignores mtp.layers.0* only
+    # weight-only integer targets of the first quantized set (published quantization objects on
+    # Qwen3.5 / 3.6 configs, each SOURCE says how): vLLM quantizes their MTP layers by name
+    *(
+        (QUANT_FIRST + name, None, "mtp")
+        for name in ("Qwen--Qwen3.5-27B+CT-W4A16-g32", "Qwen--Qwen3.6-27B+AutoRound-W4A16-RTN")
+    ),
     # Medusa heads (method medusa; MedusaConfig renames *num*heads* / *num*layers* keys): the
     # stand-in of FasterDecoding/medusa-vicuna-7b-v1.3's old-format config (data/drafters/: hidden
     # size and vocabulary from MedusaConfig's defaults, the vocabulary then the target's), and a
@@ -199,7 +220,19 @@ def _storages(module: Any) -> set[int]:
 
 
 def main() -> int:
+    post_load = bool(os.environ.get("RECORD_POST_LOAD"))
+    if post_load:  # the repack kernels' schemas and the value checks answered on the meta device
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("quant_fakes", HERE / "quant_fakes.py")
+        assert spec is not None and spec.loader is not None
+        qf = importlib.util.module_from_spec(spec)
+        sys.modules["quant_fakes"] = qf
+        spec.loader.exec_module(qf)
+        qf.define_ops()
     es, real_stdout = oracle_stand_ins.start()
+    if post_load:
+        qf.route_ops()
     V = es.V
     import torch
 
@@ -212,6 +245,8 @@ def main() -> int:
     # RECORD_FROM: start at that case of CASES (re-record the later ones only)
     for case in CASES[int(os.environ.get("RECORD_FROM") or 0) :]:
         target, draft, method = case[:3]
+        if os.environ.get("RECORD_TARGETS") and target not in os.environ["RECORD_TARGETS"].split(","):
+            continue
         extra: dict[str, Any] = case[3] if len(case) > 3 else {}
         for tp in tps:
             cid = f"{target} + {draft} ({method}) --tensor-parallel-size {tp}"
@@ -242,7 +277,7 @@ def main() -> int:
                 elif draft is not None:
                     spec_cfg["model"] = str(REPO / "tests/data/configs/public" / draft)
                 args = es._parse(
-                    str(HERE / "data" / "weights" / "configs" / target),
+                    str(REPO / target if "/" in target else HERE / "data" / "weights" / "configs" / target),
                     [
                         "--max-model-len",
                         "4096",
@@ -266,9 +301,19 @@ def main() -> int:
                     plain_get = getattr(drafter, "_get_model", None)
 
                     def get_model(
-                        plain: Any = plain_get, into: dict[str, Any] = built, held: set[int] = target_st
+                        plain: Any = plain_get,
+                        into: dict[str, Any] = built,
+                        held: set[int] = target_st,
+                        draft_config: Any = cfg.speculative_config.draft_model_config,
                     ) -> Any:
                         m = plain()
+                        if post_load:
+                            # vLLM's own post-load step, which its loader runs inside get_model
+                            # (before the proposer shares the target's embedding and LM head):
+                            # the KV-cache methods drop their scale parameters
+                            from vllm.model_executor.model_loader.utils import process_weights_after_loading
+
+                            process_weights_after_loading(m, draft_config, meta)
                         into.update(_tensors(m, held))
                         return m
 

@@ -28,7 +28,7 @@ where a CUDA install does; each row records the package's version as ``humming``
 
 Writes ``data/weights/quant-recorded-<vllm version>.json``: ``{"vllm", "cases": {id: {"config",
 "gpu", "capability", "sm_count", "argv", "ok", "allocated_bytes", "storage_bytes", "kernels",
-"error", "humming"}}}``. Nothing recorded comes from dryboot.
+"error", "humming", "max_num_batched_tokens"}}}``. Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -345,6 +345,8 @@ def main() -> int:
                         kernels=kernels_of(model),
                         linear_kernels=linear_kernels_of(model),
                         quantization=cfg.model_config.quantization,
+                        # what a buffer built with the model is sized by (FlashInfer's KV counter)
+                        max_num_batched_tokens=cfg.scheduler_config.max_num_batched_tokens,
                     )
                 except BaseException as e:  # every failure recorded as vLLM's answer for that case
                     if isinstance(e, KeyboardInterrupt):

@@ -204,3 +204,59 @@ def test_live_oracle(tmp_path: Path) -> None:
             assert report.refused, row.get("error")
             continue
         assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
+
+
+QWEN36_DENSE = mo.CONFIGS / "nvidia--Qwen3.6-27B-NVFP4"
+
+
+@pytest.mark.parametrize(
+    "cid",
+    sorted(RECORDED["0.33.0"].keys() & {f"{QWEN36_DENSE.name} RTX 3090 --tensor-parallel-size {t}" for t in (1, 2)}),
+)
+def test_flashinfer_counter_is_in_the_figure(cid: str) -> None:
+    """vLLM 0.33.0 serves the dense MIXED_PRECISION wrapper's fp8 KV cache on SM 8.x with FlashInfer,
+    whose ``FlashInferImpl`` allocates one multi-CTA KV counter per process while the model is built
+    (8,192 tokens x 24 query heads / TP int32: 768 KiB at TP 1, 384 KiB at TP 2); the recorder starts
+    each case without it (``_reset_per_process_caches``). Without ``max_num_batched_tokens`` dryboot
+    refuses by name; with it the figure is vLLM's, and exactly the counter above the layers'."""
+    from dryboot.vllm.backends import flashinfer_kv_counter_bytes
+
+    row = RECORDED["0.33.0"][cid]
+    assert row["max_num_batched_tokens"] == 8192
+    tp = int(cid.rsplit(" ", 1)[1])
+    counter = flashinfer_kv_counter_bytes(8192, 24 // tp, row["sm_count"])
+    assert counter == 786432 // tp
+    got = _dryboot(row, "0.33.0")
+    assert got.refused is None and got.stages[0].allocated_bytes == row["allocated_bytes"]
+    bare = model_weights(QWEN36_DENSE, tp=tp, compute_capability=(8, 6), sm_count=82, vllm_version="0.33.0")
+    assert "give max_num_batched_tokens" in (bare.refused or "")
+    # SM 9.0 keeps FlashAttention (an fp8 cache there): no counter, no need for the token count
+    h100 = model_weights(QWEN36_DENSE, tp=tp, compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0")
+    assert h100.refused is None
+    # the release before builds no counter
+    before = model_weights(QWEN36_DENSE, tp=tp, compute_capability=(8, 6), sm_count=82, vllm_version="0.30.0")
+    assert before.refused is None
+
+
+def test_flashinfer_counter_floor_is_the_sm_count() -> None:
+    """FlashInfer's semaphores: at least one per SM, rounded up to 8, four bytes each."""
+    from dryboot.vllm.backends import flashinfer_kv_counter_bytes
+
+    assert flashinfer_kv_counter_bytes(1, 1, 82) == 88 * 4
+    assert flashinfer_kv_counter_bytes(8192, 12, 82) == 393216
+
+
+def test_nemotron_on_sm8_holds_the_counter() -> None:
+    """nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4 (``kv_cache_quant_algo`` FP8 in its
+    ``hf_quant_config.json``) on 0.33.0, RTX 3090 / 4090, TP 1 and 2: byte-exact with FlashInfer's
+    KV counter (8,192 tokens x 32 query heads / TP: the "1 MiB not identified" once refused)."""
+    rows = [
+        r
+        for r in RECORDED["0.33.0"].values()
+        if r["config"].startswith("nvidia--NVIDIA-Nemotron") and r["capability"][0] == 8
+    ]
+    assert len(rows) == 4
+    for row in rows:
+        assert row["max_num_batched_tokens"] == 8192
+        report = _dryboot(row, "0.33.0")
+        assert report.refused is None and report.stages[0].allocated_bytes == row["allocated_bytes"]

@@ -668,10 +668,24 @@ def _reset_per_process_caches() -> None:
     """Make each case start like a fresh engine process: vLLM memoises per process (the
     attention backend chosen per selector config, whose answer also depends on the current
     config; the *_once log helpers; the KV cache layout ...), and a real boot has one config per
-    process. Every functools cache of vLLM's modules is cleared before each case."""
+    process. Every functools cache of vLLM's modules is cleared before each case, and the
+    device buffers vLLM keeps in module globals across models (FlashInfer attention's shared
+    multi-CTA KV counter, ``_fi_multi_ctas_kv_counter``, allocated while the model is built) are
+    dropped, so each case allocates them anew as a fresh process does."""
     for fn in _vllm_caches():
         with contextlib.suppress(Exception):
             fn.cache_clear()
+    for name in PROCESS_BUFFER_MODULES:
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "_fi_multi_ctas_kv_counter", None) is not None:
+            setattr(mod, "_fi_multi_ctas_kv_counter", None)  # noqa: B010  (vLLM's module global)
+
+
+#: vLLM's modules that keep a device buffer in a module global for the whole process
+PROCESS_BUFFER_MODULES = (
+    "vllm.v1.attention.backends.flashinfer",
+    "vllm.v1.attention.backends.mla.flashinfer_mla",
+)
 
 
 # --------------------------------------------------------------------------- one case

@@ -236,7 +236,11 @@ def plan(
         weights_path = model_path
         model, args = build_engine_args(model_path, flags, list(custom_dtypes), hf_overrides)
         drafter, args = load_drafter_and_k(
-            spec_config, spec_model, args, target_vocab_size=_vocab_size(model_path, spec_config, spec_model)
+            spec_config,
+            spec_model,
+            args,
+            target_vocab_size=_vocab_size(model_path, spec_config, spec_model),
+            target_architecture=model.architecture,
         )
     budget = None
     with _environment(env):

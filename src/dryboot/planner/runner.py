@@ -84,8 +84,10 @@ def load_drafter_and_k(
     args: EngineArgs,
     *,
     target_vocab_size: int | None = None,
+    target_architecture: str | None = None,
 ) -> tuple[Drafter | None, EngineArgs]:
     """Read the drafter from ``--speculative-config`` / ``--speculative-model``.
+    ``target_architecture``: the target's, for the releases that refuse its MTP drafter.
 
     ``num_speculative_tokens`` from the speculative config sets the engine's (as in vLLM);
     ``--num-speculative-tokens`` alone plans a drafter-less speculative engine (e.g. MTP
@@ -125,6 +127,12 @@ def load_drafter_and_k(
             )
         return None, args  # its cache layer is built from the target (create_engine_config)
     if path is None:
+        if cfg.method.endswith("mtp") and target_architecture is not None:
+            # at call: the MTP module's release rules (vLLM's SpeculativeConfig refuses some targets)
+            from dryboot.vllm.model_executor.models.mtp import mtp_release_refusal
+
+            if (why := mtp_release_refusal(target_architecture, args.vllm_version)) is not None:
+                raise InputError(source, "method", why)
         if cfg.method in MODEL_FREE_METHODS or cfg.method.endswith("mtp"):
             return None, args  # proposals without separate draft layers
         raise InputError(source, "model", f"method {cfg.method!r} needs the drafter's config.json")

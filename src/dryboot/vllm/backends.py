@@ -478,3 +478,17 @@ def default_backend(
         why[name] = reasons
     sm = f"SM{layer.capability[0]}{layer.capability[1]}"
     raise ValueError(f"No valid attention backend found on {sm} (head size {layer.head_size}). Reasons: {why}")
+
+
+def flashinfer_kv_counter_bytes(max_num_batched_tokens: int, num_heads: int, sm_count: int) -> int:
+    """Bytes of the multi-CTA KV counter FlashInfer's attention shares across a process's layers.
+
+    vLLM 0.33.0's ``FlashInferImpl.__init__`` (``v1/attention/backends/flashinfer.py``
+    ``_get_multi_ctas_kv_counter_buffer``) allocates it eagerly on the device when the layer is
+    built, so it is inside ``Model loading took``: one uint8 buffer per process, grown to the
+    largest layer's need, of FlashInfer's ``get_trtllm_gen_multi_ctas_kv_counter_bytes``:
+    ``round_up(max(tokens x heads, sm_count), 8)`` int32 semaphores, ``tokens`` the scheduler's
+    ``max_num_batched_tokens`` and ``heads`` a rank's query heads (times the decode context
+    parallel size). E.g. 8,192 tokens x 24 heads: 786,432 bytes (768 KiB)."""
+    semaphores = max(max_num_batched_tokens * num_heads, sm_count)
+    return -(-semaphores // 8) * 8 * 4

@@ -51,6 +51,7 @@ from functools import partial
 from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import flashinfer_kv_counter_bytes
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.layers.quantization import (
     QUANT_RULES,
@@ -1271,21 +1272,6 @@ def _walk(
             f"quantized {arch} layouts after loading are checked on vLLM {', '.join(GEMMA3_QUANT_RELEASES)} only "
             f"(this plan: {par.vllm_version})",
         )
-    if (
-        family == "qwen3_5"
-        and quant.method == "modelopt_mixed"
-        and par.vllm_version == "0.33.0"
-        and par.capability is not None
-        and par.capability < (9, 0)
-    ):
-        # recorded: 768 KiB at TP 1 (384 KiB at TP 2) more than the layers hold in a process's first
-        # case on SM 8.6, not identified
-        raise InputError(
-            "--gpu",
-            None,
-            f"ModelOpt MIXED_PRECISION {arch} on vLLM 0.33.0, SM {par.capability[0]}.{par.capability[1]}: an "
-            "allocation vLLM makes while loading (768 KiB at TP 1) is not modelled",
-        )
     ab = model_dtype_bytes(config, dtype)
     tp = par.tp
     h = _int(config, "hidden_size")
@@ -1344,18 +1330,13 @@ def _walk(
     w.module(head, "lm_head", (("lm_head", "vocab"),), present=has_head and not tied)
     w.module([("weight", h * ab)], "norm", (("model.norm", "whole"),), present=last or family in NORM_ON_EVERY_STAGE)
     if family == "nemotron_h":
-        if isinstance(quant.scaled, ModelOptQuant) and par.capability is not None and par.capability < (9, 0):
-            # recorded on 0.33.0: one storage of 1 MiB more at TP 1 (and 2.4 MiB at TP 2 under FP8
-            # Marlin) than the layers hold, not identified
-            raise InputError(
-                "--gpu",
-                None,
-                f"ModelOpt {arch} on SM {par.capability[0]}.{par.capability[1]}: an allocation vLLM makes "
-                "while loading (1 MiB and more) is not modelled",
-            )
-        layers = pp_layers(len(_nemotron_pattern(config)), par)
+        pattern = _nemotron_pattern(config)
+        layers = pp_layers(len(pattern), par)
         for li in layers:
             _nemotron_h_layer(w, config, quant, par, li, h, ab)
+        if any(pattern[li] == "*" for li in layers):
+            # (the "1 MiB at TP 1 not identified" once refused on SM 8.x: this counter)
+            _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
         return w.result()
     if family == "granitemoehybrid":
         if par.expert_parallel and not _int(config, "num_local_experts"):
@@ -1462,6 +1443,8 @@ def _walk(
                 )
             # DeepseekV2Model.__init__: one int32 [max_num_batched_tokens, index_topk] on the device
             w.own("topk indices", 4 * max_num_batched_tokens * _int(config, "index_topk"), buffer=True)
+    if n_attention:
+        _flashinfer_counter(w, quant, par, modelopt_fp8_kv_cache(config, hf_quant), max_num_batched_tokens, nq_r)
     if vision is not None:
         _refuse_quantized_tower(quant, family, str(arch))
     if vision is not None and family == "gemma3_mm":
@@ -1551,6 +1534,59 @@ def _moe_layer(
         w.module([], "experts", ((f"{ex}.{gate}", col), (f"{ex}.{up}", col), (f"{ex}.{down}", row)), present=j < e_r)
     if par.expert_parallel:
         w.own("expert map", 4 * e, buffer=True)  # int32 global -> local expert index
+
+
+def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> bool:
+    """A ModelOpt checkpoint declaring an fp8 KV cache: ``kv_cache_quant_algo`` FP8 (in
+    ``quantization_config`` or ``hf_quant_config.json``'s ``quantization``) or an 8-bit float
+    ``kv_cache_scheme``, which ``--kv-cache-dtype auto`` serves as ``fp8_e4m3``."""
+    qc = config.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        qc = hf_quant if isinstance(hf_quant, Mapping) else {}
+    inner = qc.get("quantization")
+    for q in (inner if isinstance(inner, Mapping) else {}, qc):
+        if str(q.get("kv_cache_quant_algo") or "").upper() == "FP8":
+            return True
+        scheme = q.get("kv_cache_scheme")
+        if isinstance(scheme, Mapping) and scheme.get("type") == "float" and scheme.get("num_bits") == 8:
+            return True
+    return False
+
+
+def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool) -> bool:
+    """vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared multi-CTA KV
+    counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`) for a
+    ModelOpt checkpoint's fp8 KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`, with
+    ``--kv-cache-dtype auto``) on SM 8.x, where FlashAttention 2 takes no fp8 cache (recorded:
+    nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0 keeps FlashAttention; SM 10.0+ is
+    refused by name elsewhere (``blackwell_attention_buffer``)."""
+    return (
+        par.vllm_version == "0.33.0"
+        and par.capability is not None
+        and (8, 0) <= par.capability < (9, 0)
+        and isinstance(quant.scaled, ModelOptQuant)
+        and fp8_kv
+    )
+
+
+def _flashinfer_counter(
+    w: _Walk, quant: Quant, par: Parallel, fp8_kv: bool, max_num_batched_tokens: int | None, heads: int
+) -> None:
+    """FlashInfer's multi-CTA KV counter where vLLM builds FlashInfer attention
+    (:func:`_flashinfer_attention`): one per process, shared by every attention layer of the rank
+    (``heads``: its query heads), :func:`flashinfer_kv_counter_bytes`.
+
+    :raises InputError: ``max_num_batched_tokens`` not given (it sizes the counter)."""
+    if not _flashinfer_attention(quant, par, fp8_kv):
+        return
+    if max_num_batched_tokens is None:
+        raise InputError(
+            "--max-num-batched-tokens",
+            None,
+            f"vLLM {par.vllm_version}'s FlashInfer attention (an fp8 KV cache on SM 8.x) allocates its multi-CTA "
+            "KV counter (max_num_batched_tokens x query heads int32) with the weights: give max_num_batched_tokens",
+        )
+    w.own("attention counter", flashinfer_kv_counter_bytes(max_num_batched_tokens, heads, par.sm_count or 0))
 
 
 def _ct_moe(quant: Quant, family: str) -> bool:
@@ -2440,12 +2476,14 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
             f"on SM {par.capability[0]}.{par.capability[1]} vLLM {par.vllm_version}'s FlashInfer attention allocates a "
             "shared counter buffer while loading; not modelled",
         )
-    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0":
+    if quant.method in ("modelopt", "modelopt_fp4") and par.vllm_version == "0.33.0" and family in MOE_FAMILIES:
+        # the "2 MiB once per process" of the dense ones was FlashInfer's KV counter (SM 8.x, an
+        # fp8 KV cache: modelled, _flashinfer_attention); the MoE ones are not re-recorded with it
         raise InputError(
             "quantization_config",
             "quant_method",
-            f"ModelOpt checkpoints on vLLM {par.vllm_version}: a 2 MiB buffer allocated once per process while "
-            "loading (seen by the oracle in a process's first ModelOpt case only) is not modelled",
+            f"ModelOpt MoE checkpoints on vLLM {par.vllm_version} are not checked (recorded with FlashInfer's "
+            "once-per-process KV counter in a process's first case only)",
         )
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:

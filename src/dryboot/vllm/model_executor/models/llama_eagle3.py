@@ -183,7 +183,7 @@ def drafter_weights(
     if method == "mtp" or method.endswith("_mtp"):
         from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 
-        w = mtp_weights(target_config, par, dtype=dtype, hf_quant=hf_quant)
+        w = mtp_weights(target_config, par, dtype=dtype, hf_quant=hf_quant, vllm_version=vllm_version)
         dw = DrafterWeights(w, w, "the target's MTP layers; embedding and LM head shared with the target")
         if not W.attention_range_blocks(vllm_version):
             return dw
