@@ -514,6 +514,9 @@ def test_text_only_qwen_mtp_refused_on_0271() -> None:
     common = ("--model", str(_target_dir(row)), "--max-model-len", "4096", "--speculative-config", spec)
     r = _plan(*common, "--vllm-version", "0.27.1")
     assert r.returncode == 2 and "Unsupported speculative method" in r.stderr, r.stdout
+    serve = f"vllm serve {_target_dir(row)} --max-model-len 4096 --speculative-config '{spec}'"
+    r = _plan("--serve", serve, "--vllm-version", "0.27.1")  # a pasted command line: refused the same
+    assert r.returncode == 2 and "Unsupported speculative method" in r.stderr, (r.stdout, r.stderr)
     r = _plan(*common, "--gpu", "H100", "--json")
     assert r.returncode in (0, 3), r.stderr
     term = _drafter_term(json.loads(r.stdout))

@@ -505,7 +505,9 @@ def _check_facts(
             "the speculative config names a drafter without num_speculative_tokens (vLLM requires it with a draft "
             "model): searched"
         )
-    speculative, drafter, args = resolve_speculative(spec_in, speculative_model, args, notes, source)
+    speculative, drafter, args = resolve_speculative(
+        spec_in, speculative_model, args, notes, source, target_architecture=model.architecture
+    )
 
     budget, no_budget = _budget(facts, args, source)
     check_args = replace(args, kv_cache_memory_bytes=budget.lo if budget else None)
@@ -976,6 +978,7 @@ def resolve_speculative(
     args: EngineArgs,
     notes: list[str],
     source: str,
+    target_architecture: str | None = None,
 ) -> tuple[dict[str, object] | None, Drafter | None, EngineArgs]:
     """The speculative config dryboot reads (unread keys noted), its drafter (a hub id found in
     the Hugging Face cache as the model is) and the args with its ``num_speculative_tokens``.
@@ -996,7 +999,7 @@ def resolve_speculative(
         notes.append(f"drafter config: {found.path} ({found.how})")
     elif speculative_model is not None:
         spec.pop("model", None)
-    drafter, args = load_drafter_and_k(spec, speculative_model, args)
+    drafter, args = load_drafter_and_k(spec, speculative_model, args, target_architecture=target_architecture)
     return spec, drafter, args
 
 
@@ -1416,7 +1419,7 @@ def _trial_inputs(
             trial = replace(trial, **changed)
     drafter = None
     if spec is not None:
-        drafter, trial = load_drafter_and_k(spec, None, trial)
+        drafter, trial = load_drafter_and_k(spec, None, trial, target_architecture=getattr(model, "architecture", None))
     trial.validate()
     return Inputs(model, trial, drafter)  # type: ignore[arg-type]
 

@@ -434,6 +434,8 @@ def plan_inputs(
         allowed = applied.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") in ("1", "true", "True")
         long_ok = replace(args, allow_long_max_model_len=True) if allowed else args
         verify_long_prefill_token_threshold(threshold, derive_max_model_len(model, long_ok), source)
-    _, drafter, args = resolve_speculative(logged.speculative, None, args, notes, source)
+    _, drafter, args = resolve_speculative(
+        logged.speculative, None, args, notes, source, target_architecture=model.architecture
+    )
     args.validate()
     return ServePlan(model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel)

@@ -310,7 +310,9 @@ def _dryboot_plan(
     try:
         given = collect_flags(params)
         model, args = build_engine_args(model_path, given, list(params["custom_dtypes"]), params["hf_overrides"])
-        drafter, args = load_drafter_and_k(params["spec_config"], params["spec_model"], args)
+        drafter, args = load_drafter_and_k(
+            params["spec_config"], params["spec_model"], args, target_architecture=model.architecture
+        )
         return make_plan(model, args, drafter=drafter, policies=Policies(grouping, unification)), ""
     except InputError as exc:
         return None, exc.line()
