@@ -232,8 +232,8 @@ def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _L
     if grouping is not None and cfg.rules.sparse_mla_pool_row_aligned:
         # 0.31.0: the pool's bytes per block are a multiple of every layer's block_stride_alignment
         major = cfg.args.device.capability[0]
-        align = math.lcm(1, *(flat_row_alignment(s, major) for s in unified.specs))
-        grouping = replace(grouping, pool_alignment=align)
+        row_align = math.lcm(1, *(flat_row_alignment(s, major) for s in unified.specs))
+        grouping = replace(grouping, pool_alignment=row_align)
     if unify_error is not None and not cfg.rules.pad_requires_block_stride:
         # 0.29+: get_kv_cache_groups catches the NotImplementedError and retries with a
         # full-allocation fallback (unify_kv_cache_spec_page_size), which is not modelled
