@@ -49,9 +49,10 @@ TINY = HERE / "data" / "architectures"
 CONFIGS = DATA / "configs"
 #: the newest published configs (``newest:<dir>``, each with its ``SOURCE``; ``newest_cases.py``)
 NEWEST = HERE / "data" / "newest" / "configs"
-#: the releases recorded (0.28.0 and 0.33.0 first; 0.27.1, 0.29.0 and 0.30.0 added so that Gemma-4 is
-#: checked on the six compute capabilities on every release with a boot environment)
-VERSIONS = tuple(v for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.33.0") if (DATA / f"vllm-{v}.json").exists())
+#: the releases recorded (0.28.0 and 0.33.0 first; 0.27.1, 0.29.0, 0.30.0, 0.31.0 and 0.32.0 added so
+#: that Gemma-4 is checked on the six compute capabilities on every release)
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+VERSIONS = tuple(v for v in RELEASES if (DATA / f"vllm-{v}.json").exists())
 #: SM 8.6 twice, 8.0, 8.9 twice, 9.0 twice, 10.0, 12.0 (``test_gpus.GPUS``)
 GPUS = ("RTX 3090", "A10G", "A100-80GB", "RTX 4090", "L40S", "H100", "H200", "B200", "RTX 5090")
 #: a budget that does not hold Gemma-4 26B's 65,536 tokens at every concurrency (bytes)

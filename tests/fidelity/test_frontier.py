@@ -73,10 +73,9 @@ def test_frontier_cases_agree(version: str) -> None:
 
 
 def test_frontier_recording_covers_every_gpu() -> None:
-    """Every recorded release on the nine GPUs (SM 8.0, 8.6, 8.9, 9.0, 10.0, 12.0), 0.28.0 and
-    0.33.0 among them, and the A100 case of issue 37 holds vLLM's 85,131 tokens (multimodal inputs
-    on)."""
-    assert {"0.28.0", "0.33.0"} <= set(F.VERSIONS)
+    """Every release (0.27.1-0.33.0) recorded on the nine GPUs (SM 8.0, 8.6, 8.9, 9.0, 10.0, 12.0),
+    and the A100 case of issue 37 holds vLLM's 85,131 tokens (multimodal inputs on)."""
+    assert F.VERSIONS == F.RELEASES
     for version in F.VERSIONS:
         rec = F.recorded(version)
         assert {cid.split("|")[0] for cid in rec} >= set(F.GPUS), version

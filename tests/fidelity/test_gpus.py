@@ -102,10 +102,6 @@ def _case(gpu: str, case_id: str, argv: list[str]) -> H.Case:
 #: real B200 with flashinfer-cubin serves it on FLASHINFER (the recorded backend matrix), which is
 #: what dryboot plans.
 _NVFP4_ON_CPU = "the CPU oracle cannot build FlashInfer's nvfp4 TRT-LLM path (a CUDA tensor at model build)"
-_DSA_SM100_031 = (
-    "vLLM 0.31.0 gives a DSA model on SM 10.x 0.23% fewer blocks than 0.30/0.32 for the same budget; "
-    "the cause is not read yet, so dryboot refuses it by name"
-)
 #: not a GPU rule (the same on every GPU, the H200 included): 0.27.1 stores int4_per_token_head
 #: one byte per element (a release rule dryboot's 0.27.1 table lacks)
 _INT4_0271 = "vLLM 0.27.1's int4_per_token_head page (one byte per element), on every GPU"
@@ -167,26 +163,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("0.33.0", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
     ("0.33.0", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
     ("0.33.0", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#0"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#10"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#11"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#12"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#14"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#15"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#16"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#17"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#18"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#19"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#2"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#21"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#22"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#23"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#3"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#5"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#6"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#7"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#8"): _DSA_SM100_031,
-    ("0.31.0", "B200", "DeepseekV32ForCausalLM#9"): _DSA_SM100_031,
     ("0.27.1", "B200", "Gemma3ForCausalLM#7"): _INT4_0271,
     ("0.27.1", "B200", "Phi3ForCausalLM#18"): _INT4_0271,
     ("0.27.1", "H200", "Gemma3ForCausalLM#7"): _INT4_0271,
@@ -239,3 +215,26 @@ VERSIONS = sorted(p.stem.removeprefix("vllm-") for p in DATA.glob("vllm-*.json")
 def test_dryboot_matches_vllm_on_gpu(version: str, gpu: str) -> None:
     n, problems = disagreements(gpu, version)
     assert not problems, f"{gpu} on {version}: {len(problems)}/{n} disagree:\n" + "\n".join(problems)
+
+
+def test_sparse_mla_pool_row_aligned_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Flipping ``sparse_mla_pool_row_aligned`` off for 0.31.0 loses vLLM's 27,383 blocks for
+    DeepSeek-V3.2's tiny config on a B200 (FLASHINFER_MLA_SPARSE: the pool's 328,704 bytes per
+    block rounded up to 1,152-byte rows; 27,447 unrounded, as 0.30 and 0.32 give)."""
+    import dataclasses
+
+    from dryboot.vllm import versions
+
+    cid, gpu = "DeepseekV32ForCausalLM#0", "B200"
+    r = load("0.31.0")[gpu][cid]
+    assert r["vllm"]["num_blocks"] == 27383
+    c = _case(gpu, cid, r["argv"])
+    assert H.compare(r["vllm"], H.run_dryboot(c, "0.31.0"))["agree"]
+    rules = versions.rules_for("0.31.0")
+    flipped = dataclasses.replace(rules, sparse_mla_pool_row_aligned=False)
+    monkeypatch.setitem(versions.VERSIONS, "0.31.0", flipped)
+    versions.rules_for.cache_clear()
+    try:
+        assert not H.compare(r["vllm"], H.run_dryboot(c, "0.31.0"))["agree"]
+    finally:
+        versions.rules_for.cache_clear()

@@ -12,6 +12,7 @@ and the scheduler's block-size invariants (``resolve_kv_cache_block_sizes``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -35,7 +36,7 @@ from dryboot.vllm.kv_cache_interface import (
     LayerSpec,
     state_bytes,
 )
-from dryboot.vllm.kv_cache_spec import MambaState, build_layers, kv_layout, mamba_state
+from dryboot.vllm.kv_cache_spec import MambaState, build_layers, flat_row_alignment, kv_layout, mamba_state
 from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
@@ -228,6 +229,11 @@ def _grouped_layout(cfg: EngineConfig, policies: Policies, log: list[str]) -> _L
         block_size, decision = _block_sizes(cfg, align, log)
         layers, num_target = _kv_cache_specs(cfg, block_size, decision, mamba)
     unified, decisions, grouping, unify_error = _kv_cache_groups(cfg, layers, block_size, policies, log)
+    if grouping is not None and cfg.rules.sparse_mla_pool_row_aligned:
+        # 0.31.0: the pool's bytes per block are a multiple of every layer's block_stride_alignment
+        major = cfg.args.device.capability[0]
+        row_align = math.lcm(1, *(flat_row_alignment(s, major) for s in unified.specs))
+        grouping = replace(grouping, pool_alignment=row_align)
     if unify_error is not None and not cfg.rules.pad_requires_block_stride:
         # 0.29+: get_kv_cache_groups catches the NotImplementedError and retries with a
         # full-allocation fallback (unify_kv_cache_spec_page_size), which is not modelled

@@ -112,6 +112,24 @@ def attention_spec(
     )
 
 
+#: the ``ds_mla`` cache layouts (DeepSeek's packed fp8 / nvfp4 latent rows)
+_DS_MLA_LAYOUTS = frozenset({"fp8_ds_mla", "nvfp4_ds_mla"})
+
+
+def flat_row_alignment(spec: LayerSpec, capability_major: int) -> int:
+    """vLLM 0.31.0's ``block_stride_alignment`` of a layer's spec, in bytes (1: none): a sparse MLA
+    layer whose backend reads the cache as flat rows (``FLASHINFER_MLA_SPARSE``;
+    ``FLASHMLA_SPARSE`` without a ``ds_mla`` layout, or with one on SM 10.x, whose TMA addresses
+    rows) aligns blocks to its bytes per token (``MLAAttention.get_kv_cache_spec``,
+    ``_uses_flat_kv_cache``)."""
+    if not isinstance(spec, AttentionSpec) or spec.layer_kind is not LayerKind.MLA:
+        return 1
+    flat = spec.backend == "FLASHINFER_MLA_SPARSE" or (
+        spec.backend == "FLASHMLA_SPARSE" and (spec.kv_cache_dtype not in _DS_MLA_LAYOUTS or capability_major == 10)
+    )
+    return spec.bytes_per_token if flat else 1
+
+
 def indexer_spec(head_size: int, block_size: int) -> AttentionSpec:
     """The sparse-attention indexer's key cache (``DeepseekV32IndexerCache.get_kv_cache_spec``):
     an ``MLAAttentionSpec`` of one ``head_size``-byte uint8 head per token at the cache's block

@@ -210,6 +210,13 @@ class VersionRules:
         rewrites its rope as ``deepseek_yarn`` whenever the config has ``rope_scaling`` (which
         transformers 5 always fills), so a head without YaRN's ``factor`` fails to build
         (``KeyError: 'factor'``; 0.27.1, recorded; 0.28 dropped the rewrite).
+    :param sparse_mla_pool_row_aligned: a sparse MLA backend that reads its cache as flat rows
+        (``FLASHINFER_MLA_SPARSE``; ``FLASHMLA_SPARSE`` unless its cache is a ``ds_mla`` layout off
+        SM 10.x) sets its spec's ``block_stride_alignment`` to its bytes per token, and the pool's
+        bytes per block (every layer's page, the indexer's included, summed) are rounded up to a
+        multiple of it (0.31.0: ``mla_attention.py`` ``MLAAttention.get_kv_cache_spec``,
+        ``v1/core/kv_cache_utils.py`` ``_get_kv_cache_bytes_per_block``); 0.32 pads each layer's
+        own page instead, which a whole number of rows already is (no change), and 0.30 sets none.
     :param muse_glimmer_layer_types: MuseGlimmer's sliding layers are the ``sliding_attention``
         entries of ``layer_types``, its config read by transformers' ``MuseGlimmerTextConfig``
         (0.33.0: ``muse_glimmer.py`` ``MuseGlimmerAttention``); ``False``: the RoPE layers,
@@ -269,6 +276,7 @@ class VersionRules:
     fp8_moe_block_refine: bool = False
     pp_towers_first_stage: bool | None = False
     muse_glimmer_layer_types: bool = False
+    sparse_mla_pool_row_aligned: bool = False
 
 
 _LONGCAT_LAYERS = (
@@ -430,10 +438,12 @@ _V031 = replace(
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     pp_towers_first_stage=None,
+    sparse_mla_pool_row_aligned=True,
 )
 _V032 = replace(
     _V031,
     version="0.32.0",
+    sparse_mla_pool_row_aligned=False,
     unverified_architectures=_V031.unverified_architectures | {"MellumForCausalLM", "MiMoV2FlashForCausalLM"},
     mamba_align_state_with_spec=True,
     mimo_v2_cache_config=True,

@@ -157,14 +157,6 @@ def backend_for(
         if handed.name in DIFFKV_BACKENDS and declared is not None and kv_cache_dtype not in declared:
             _refuse_diffkv_cache(handed.name, kv_cache_dtype, model)
         return handed
-    if model.sparse_mla and gpu.capability[0] == 10 and rules.version == "0.31.0":
-        # recorded: vLLM 0.31.0 on a B200 gives a DSA model 0.23% fewer blocks than 0.30 and 0.32
-        # for the same budget (docs/gpu-rules.md section 8); the cause is not read yet
-        raise InputError(
-            "--gpu",
-            gpu.name,
-            f"{model.source}: a sparse-MLA (DSA) model's KV capacity on SM 10.x under vLLM 0.31.0 is not modelled",
-        )
     fa4 = rules.fa4_fp8_block if gpu.capability[0] == 9 else None
     fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and args.custom_dtype(kv_cache_dtype) is None
     if fa4 and fp8 and name in (None, "FLASH_ATTN") and not model.use_mla and head_size == 512:

@@ -149,11 +149,11 @@ def worker_shares(grouping: Grouping, stages: Sequence[frozenset[str]] | None = 
 
 def pool_bytes_per_block(grouping: Grouping, share: WorkerShare | None = None) -> int:
     """Bytes one block takes across one worker's pool (``_pool_bytes_per_block``): the page
-    times its fullest group's layers, or the sum of its pages of a uniform-type group."""
+    times its fullest group's layers, or the sum of its pages of a uniform-type group, rounded up
+    to ``grouping.pool_alignment`` (0.31.0's ``_get_kv_cache_bytes_per_block``)."""
     share = share or worker_shares(grouping)[0]
-    if grouping.path == "uniform-type":
-        return sum(share.pages)
-    return grouping.page_size_bytes * share.group_size
+    pool = sum(share.pages) if grouping.path == "uniform-type" else grouping.page_size_bytes * share.group_size
+    return cdiv(pool, grouping.pool_alignment) * grouping.pool_alignment
 
 
 def _run_blocks(grouping: Grouping, limits: SchedulerLimits, length: int) -> list[int]:
@@ -170,11 +170,9 @@ def request_bytes(grouping: Grouping, limits: SchedulerLimits, length: int, shar
     share = share or worker_shares(grouping)[0]
     blocks = _run_blocks(grouping, limits, length)
     if grouping.path == "uniform-type":
-        return blocks[0] * sum(share.pages)
-    return (
-        share.group_size
-        * grouping.page_size_bytes
-        * sum(b * run.num_groups for b, run in zip(blocks, grouping.runs, strict=True))
+        return blocks[0] * pool_bytes_per_block(grouping, share)
+    return pool_bytes_per_block(grouping, share) * sum(
+        b * run.num_groups for b, run in zip(blocks, grouping.runs, strict=True)
     )
 
 

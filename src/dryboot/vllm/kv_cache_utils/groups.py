@@ -76,6 +76,9 @@ class Grouping:
     :param uniform_pages: the uniform-type case: every layer's own page, module order.
     :param packed: the ``packed`` case (DeepSeek-V4, :mod:`dryboot.vllm.kv_cache_utils.packed`):
         every group, each a uniform-type group; ``packed_stride`` the slab's block (bytes).
+    :param pool_alignment: the pool's bytes per block are rounded up to a multiple of it (vLLM
+        0.31.0 ``_get_kv_cache_bytes_per_block``: the least common multiple of the layers'
+        ``block_stride_alignment``; 1: none).
     """
 
     runs: tuple[GroupRun, ...]
@@ -86,6 +89,7 @@ class Grouping:
     uniform_pages: tuple[int, ...] = ()
     packed: tuple[KVCacheGroup, ...] = ()
     packed_stride: int = 0
+    pool_alignment: int = 1
 
     @cached_property
     def groups(self) -> tuple[KVCacheGroup, ...]:
