@@ -498,7 +498,11 @@ def check_memory(
             pp=args.pipeline_parallel_size,
             dp=args.data_parallel_size,
             dtype=args.dtype,
+            limit_mm_per_prompt=args.mm_limits,
+            language_model_only=args.language_model_only,
+            max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
             **serving_gpu(gpu, args.vllm_version),
+            kv_cache_dtype=args.kv_cache_dtype,
         )
     except InputError as exc:
         return compare_memory(lines, None, refused=f"weights: {exc.line()}", notes=tuple(notes), **common)

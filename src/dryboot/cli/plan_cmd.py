@@ -363,6 +363,7 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         **serving_gpu(args.device, args.vllm_version),
         lora=_lora_config(args),
         max_num_seqs=args.resolved_max_num_seqs(),
+        kv_cache_dtype=args.kv_cache_dtype,
     )
 
 

@@ -313,6 +313,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         limit_mm_per_prompt=args.mm_limits,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         **serving_gpu(args.device, args.vllm_version),
+        kv_cache_dtype=args.kv_cache_dtype,
     )
     stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)

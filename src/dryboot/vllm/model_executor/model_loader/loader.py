@@ -131,6 +131,7 @@ def model_weights(
     vllm_version: str = "0.28.0",
     lora: LoRAConfig | None = None,
     max_num_seqs: int | None = None,
+    kv_cache_dtype: str = "auto",
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -142,7 +143,9 @@ def model_weights(
     ``vllm_version``: the release, where those layouts differ by release;
     ``lora``: ``--enable-lora``'s settings: its stacks and punica buffers join each rank's figure
     (``RankWeights.lora_bytes``; needs ``max_num_batched_tokens`` and ``max_num_seqs``;
-    :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled).
+    :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled);
+    ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
+    with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -231,6 +234,7 @@ def model_weights(
                 capability=compute_capability,
                 sm_count=sm_count,
                 vllm_version=vllm_version,
+                kv_cache_dtype=kv_cache_dtype,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,

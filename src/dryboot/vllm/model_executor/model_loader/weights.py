@@ -360,6 +360,9 @@ class Parallel:
     sm_count: int | None = None
     #: the vLLM release serving it, where layouts differ by release (GPTQ/AWQ)
     vllm_version: str = "0.28.0"
+    #: ``--kv-cache-dtype`` (``auto``: the checkpoint's own), where it picks an attention backend
+    #: that allocates with the weights (FlashInfer's KV counter: :func:`_flashinfer_attention`)
+    kv_cache_dtype: str = "auto"
 
 
 @dataclass
@@ -1555,18 +1558,17 @@ def modelopt_fp8_kv_cache(config: Mapping[str, Any], hf_quant: Mapping[str, Any]
 
 def _flashinfer_attention(quant: Quant, par: Parallel, fp8_kv: bool) -> bool:
     """vLLM 0.33.0 builds FlashInfer attention layers (``FlashInferImpl``, whose shared multi-CTA KV
-    counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`) for a
-    ModelOpt checkpoint's fp8 KV cache (``fp8_kv``: :func:`modelopt_fp8_kv_cache`, with
-    ``--kv-cache-dtype auto``) on SM 8.x, where FlashAttention 2 takes no fp8 cache (recorded:
-    nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0 keeps FlashAttention; SM 10.0+ is
-    refused by name elsewhere (``blackwell_attention_buffer``)."""
-    return (
-        par.vllm_version == "0.33.0"
-        and par.capability is not None
-        and (8, 0) <= par.capability < (9, 0)
-        and isinstance(quant.scaled, ModelOptQuant)
-        and fp8_kv
-    )
+    counter is allocated while the model is built: :func:`flashinfer_kv_counter_bytes`; no earlier
+    release allocates it, 0.27.1-0.32.0 read) for an fp8 KV cache on SM 8.x, where FlashAttention 2
+    takes no fp8 cache: ``--kv-cache-dtype fp8`` / ``fp8_e4m3`` / ``fp8_e5m2`` (``par.kv_cache_dtype``,
+    any checkpoint), or ``auto`` with a ModelOpt checkpoint's fp8 KV cache (``fp8_kv``:
+    :func:`modelopt_fp8_kv_cache`; recorded: nvidia/Qwen3.6-27B-NVFP4 on RTX 3090 / 4090). SM 9.0
+    keeps FlashAttention; SM 10.0+ is refused by name elsewhere (``blackwell_attention_buffer``)."""
+    if par.kv_cache_dtype == "auto":
+        fp8 = isinstance(quant.scaled, ModelOptQuant) and fp8_kv
+    else:
+        fp8 = par.kv_cache_dtype.startswith("fp8")
+    return par.vllm_version == "0.33.0" and par.capability is not None and (8, 0) <= par.capability < (9, 0) and fp8
 
 
 def _flashinfer_counter(
