@@ -306,3 +306,42 @@ def test_weights_off_by_a_tensor_parallel_factor_say_so() -> None:
     assert c.status == "differs" and "tensor_parallel_size 4?" in c.reason
     (ok,) = compare_memory((m,), None, weights_stages=(round(14.255 * (1 << 30)),)).checks
     assert ok.status == "confirmed"
+
+
+def _model_loading_only(model: str, given: dict[str, object]):  # type: ignore[no-untyped-def]
+    """A one-line boot (``Model loading took 1.12 GiB``) checked as vLLM 0.33.0 on an RTX 3090."""
+    from dryboot.checklog.check import check_stream
+    from dryboot.vllm.gpus import gpu_table
+
+    log = b"(EngineCore pid=1) INFO 12-05 17:00:11 [gpu_model_runner.py:4000] Model loading took 1.12 GiB memory and 5.4 seconds\n"
+    report = check_stream(
+        io.BytesIO(log), source="t.log", model_path=model, vllm_version="0.33.0", gpu=gpu_table()["RTX 3090"], given=given
+    )
+    return report.boots[0].report.memory
+
+
+WEIGHTS = Path(__file__).resolve().parents[1] / "fidelity" / "data" / "weights"
+
+
+def test_weights_sized_by_the_scheduler_are_answered_as_plan_does(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """nvidia/Qwen3.6-27B-NVFP4 (a ModelOpt fp8 KV cache) on an RTX 3090 with vLLM 0.33.0: its
+    FlashInfer KV counter is sized by max_num_batched_tokens, which the log leaves unset: vLLM's
+    default for a 24 GiB card (2048) is taken, as plan does (was refused by name); a
+    ``--kv-cache-dtype`` given reaches the weights."""
+    import dryboot.vllm.model_executor.model_loader.loader as loader
+
+    seen: list[dict[str, object]] = []
+    real = loader.model_weights
+
+    def spy(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        seen.append(kwargs)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader, "model_weights", spy)
+    mem = _model_loading_only(str(WEIGHTS / "quant-configs-modelopt" / "nvidia--Qwen3.6-27B-NVFP4"), {})
+    assert mem.refused is None and "predicted 19.82" in mem.checks[0].reason
+    assert seen[-1]["max_num_batched_tokens"] == 2048 and seen[-1]["kv_cache_dtype"] == "auto"
+    bf16 = str(WEIGHTS / "quant-configs-kvfp8" / "Qwen--Qwen3-0.6B" / "config.json")
+    mem = _model_loading_only(bf16, {"kv_cache_dtype": "fp8"})
+    assert mem.refused is None and mem.checks[0].status == "confirmed"
+    assert seen[-1]["kv_cache_dtype"] == "fp8"
