@@ -313,9 +313,17 @@ def _model_loading_only(model: str, given: dict[str, object]):  # type: ignore[n
     from dryboot.checklog.check import check_stream
     from dryboot.vllm.gpus import gpu_table
 
-    log = b"(EngineCore pid=1) INFO 12-05 17:00:11 [gpu_model_runner.py:4000] Model loading took 1.12 GiB memory and 5.4 seconds\n"
+    log = (
+        b"(EngineCore pid=1) INFO 12-05 17:00:11 [gpu_model_runner.py:4000] "
+        b"Model loading took 1.12 GiB memory and 5.4 seconds\n"
+    )
     report = check_stream(
-        io.BytesIO(log), source="t.log", model_path=model, vllm_version="0.33.0", gpu=gpu_table()["RTX 3090"], given=given
+        io.BytesIO(log),
+        source="t.log",
+        model_path=model,
+        vllm_version="0.33.0",
+        gpu=gpu_table()["RTX 3090"],
+        given=given,
     )
     return report.boots[0].report.memory
 
