@@ -1,22 +1,267 @@
-"""DeepSeek-V4 (``vllm/models/deepseek_v4/``, ``DeepseekV4ForCausalLM``): refused by name.
+"""DeepSeek-V4 (``vllm/models/deepseek_v4/``, ``DeepseekV4ForCausalLM``) as vLLM 0.33.0 holds it
+after loading on a CUDA GPU of SM 8.x, under its published quantization (``quant_method: fp8``,
+``weight_block_size`` 128x128, ``scale_fmt: ue8m0``, ``expert_dtype: fp4``: vLLM's
+``deepseek_v4_fp8``, ``quant_config.py`` ``DeepseekV4FP8Config``). Read against vLLM's own build
+on the meta device (``RECORD_SET=dsv4 record_quant_weights.py``).
 
-What vLLM 0.33.0 holds after loading, read on the meta device (``RECORD_SET=dsv4
-record_quant_weights.py``, A100, TP 1 and 2): fp8 128x128 block linear layers with e8m0 scales
-(``deepseek_v4_fp8``: 26 ``Fp8LinearMethod`` layers on the tiny config), the ``expert_dtype: fp4``
-experts through ``Mxfp4MoEMethod`` in the Marlin layout of gpt-oss, and besides them modules no
-other family has: the hyper-connection mixers (``hc_*_fn`` / ``base`` / ``scale``, fp32), each
-compressed layer's compressor (``ape`` fp32, ``fused_wkv_wgate`` in the model dtype) and, at
-compress ratio 4, its indexer (with a compressor of its own), a ``topk_indices_buffer`` shared by
-the model, and one fp32 rope cache per rope kind (plain and YaRN). Those are not sized yet; vLLM
-also builds the model only with an fp8 KV cache (``deepseek_v4/attention.py``), which the weights
-API does not take."""
+One rank (``nvidia/model.py``; TP ``t``, hidden ``H``, ``m = hc_mult``, ``mix = (2 + m) m``):
+
+* the model: the embedding and the untied LM head (padded vocabulary / ``t`` rows), the final
+  norm ``[H]``; the hyper-connection head ``hc_head_fn`` ``[m, m H]``, ``hc_head_base`` ``[m]``,
+  ``hc_head_scale`` ``[1]`` (float32); one int32 top-k buffer ``[max_num_batched_tokens,
+  index_topk]`` every attention layer and indexer shares (one allocation);
+* per layer: ``attn_norm`` / ``ffn_norm`` ``[H]``; the hyper-connection mixers ``hc_attn_fn`` /
+  ``hc_ffn_fn`` ``[mix, m H]``, ``hc_*_base`` ``[mix]``, ``hc_*_scale`` ``[3]`` (float32); the
+  first layer also ``hc_attn_fn_broadcast`` ``[mix, H]`` float32, made while loading
+  (``finalize_mhc_broadcast_weights``);
+* attention (``attention.py`` ``DeepseekV4Attention``): ``attn_sink`` float32 over the heads
+  FlashMLA pads the rank's to (64, or 128 above 64); ``fused_wqa_wkv`` replicated
+  ``[q_lora_rank + head_dim, H]``, ``wq_b`` column ``[heads x head_dim / t, q_lora_rank]``,
+  ``wo_a`` column ``[o_groups x o_lora_rank / t, heads x head_dim / o_groups]``, ``wo_b`` row
+  ``[H, o_groups x o_lora_rank / t]`` (fp8 blocks); ``q_norm`` / ``kv_norm``;
+* a layer of compress ratio ``r`` 4 or 128: its compressor (``compressor.py``
+  ``DeepseekCompressor``, replicated, unquantized; ``c = 2`` at ratio 4, else 1): ``ape``
+  ``[r, c x head_dim]`` float32, ``fused_wkv_wgate`` ``[2 c x head_dim, H]``, ``norm``; at ratio 4
+  also the indexer (replicated): ``wq_b`` ``[index_n_heads x index_head_dim, q_lora_rank]`` (fp8
+  blocks), ``weights_proj`` ``[index_n_heads, H]`` (unquantized) and a ratio-4 compressor of
+  ``index_head_dim``;
+* the MoE (``DeepseekV4MoE``): the gate ``[E, H]`` (unquantized); on the first
+  ``num_hash_layers`` layers the int32 hash table ``tid2eid`` ``[vocab, top_k]``, on the others
+  (``noaux_tc``) ``e_score_correction_bias`` ``[E]`` float32 (the experts hold the same tensors);
+  the shared experts' ``gate_up_proj`` / ``down_proj`` (fp8 blocks) over an intermediate padded to
+  whole 128-blocks per rank (``cdiv(I_s / 128, t) x 128`` each); the routed experts through
+  gpt-oss's ``Mxfp4MoEMethod`` on Marlin (:func:`mxfp4_experts_bytes`, no biases);
+* one float32 rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use
+  (``common/rope.py``): the sliding layers' plain one of ``max_position_embeddings`` positions,
+  the compressed layers' (``compress_rope_theta``) of ``original_max_position_embeddings x
+  factor`` under YaRN, else ``max_position_embeddings``.
+
+fp8 block layers: fp8 weight ``[N, K]`` and ``weight_scale_inv`` ``[ceil(N / 128), ceil(K /
+128)]`` in e8m0, one byte each (``is_scale_e8m0``: the ``expert_dtype: fp4`` checkpoints), kept
+as loaded on SM 8.x. The KV cache tensors the attention, compressor and indexer layers register
+are empty until the cache is allocated. The MTP layers are the drafter's, not built here.
+
+Refused by name: other releases, other GPUs (SM 9.0: DeepGEMM's scale layout, which the CPU
+oracle cannot build; SM 10.x: other MoE backends; SM 12.x: FlashInfer attention), other
+quantizations (``expert_dtype: fp8``, NVFP4 experts, compressed-tensors, unquantized), pipeline
+and expert parallelism, a checkpoint's headers (the figure is the config's).
+"""
 
 from __future__ import annotations
 
-from dryboot.vllm.model_executor.models.compose import Family
+import math
+from collections.abc import Mapping
+from typing import Any
 
-FAMILIES: dict[str, Family] = {}
-UNSIZED: dict[str, str] = {
-    "DeepseekV4ForCausalLM": "its hyper-connection, compressor and indexer modules and shared top-k "
-    "buffer (vllm/models/deepseek_v4/) are not sized",
-}
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.mxfp4 import mxfp4_experts_bytes
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+
+#: the releases whose DeepSeek-V4 build after loading is recorded (``quant-recorded-dsv4-*``)
+CHECKED_RELEASES = ("0.33.0",)
+#: fp8 block of the published checkpoints (``weight_block_size``)
+BLOCK = (128, 128)
+#: FlashMLA's query head padding (``nvidia/flashmla.py`` ``get_padded_num_q_heads``)
+FLASHMLA_HEADS = (64, 128)
+
+ARCH = "DeepseekV4ForCausalLM"
+
+
+def _refuse(field: str, value: str | None, why: str) -> InputError:
+    return InputError(field, value, f"{ARCH}: {why}")
+
+
+def check_quantization(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | None) -> None:
+    """The published layout only: ``quant_method: fp8`` in 128x128 blocks with ``ue8m0`` scales
+    and ``expert_dtype`` ``fp4`` (vLLM's default when absent).
+
+    :raises InputError: anything else (named)."""
+    qc = config.get("quantization_config", hf_quant)
+    if not isinstance(qc, Mapping):
+        raise _refuse("quantization_config", None, "unquantized weights are not modelled (the published fp8 are)")
+    method = str(qc.get("quant_method")).lower()
+    if method != "fp8" or qc.get("quant_algo") or qc.get("moe_quant_algo"):
+        raise _refuse(
+            "quantization_config",
+            "quant_method",
+            f"{method} ({qc.get('quant_algo') or qc.get('moe_quant_algo') or 'no algorithm'}) is not modelled: "
+            "only the published fp8 blocks with MXFP4 experts are",
+        )
+    if tuple(qc.get("weight_block_size") or ()) != BLOCK:
+        raise _refuse("quantization_config", "weight_block_size", "only the published 128x128 fp8 blocks are modelled")
+    expert = config.get("expert_dtype", "fp4")
+    if expert != "fp4":
+        raise _refuse(
+            "config.json",
+            "expert_dtype",
+            f"{expert!r} experts (Fp8MoEMethod after loading, float32 linear scales) are not modelled: fp4 is",
+        )
+
+
+def check_rank(par: W.Parallel) -> None:
+    """:raises InputError: a release, GPU or parallelism whose build is not checked (named)."""
+    if par.vllm_version not in CHECKED_RELEASES:
+        raise _refuse(
+            "--vllm-version",
+            par.vllm_version,
+            f"weights are checked on vLLM {', '.join(CHECKED_RELEASES)} only",
+        )
+    if par.capability is None:
+        raise _refuse("--gpu", None, "vLLM's MXFP4 experts take a per-GPU layout: name the GPU (--gpu)")
+    major = par.capability[0]
+    if major != 8:
+        why = {
+            9: "SM 9.0's fp8 block layers take DeepGEMM's scale layout (transform_sf_into_required_layout), which "
+            "the CPU oracle cannot build: not modelled",
+            10: "SM 10.x serves the MXFP4 experts through FlashInfer TRT-LLM or DeepGEMM, whose layouts are not "
+            "modelled",
+            12: "SM 12.x gives DeepSeek-V4 FlashInfer's attention, not modelled",
+        }.get(major, f"SM {major}.x is not modelled (SM 8.x is)")
+        raise _refuse("--gpu", None, why)
+    if par.pp > 1:
+        raise _refuse("--pipeline-parallel-size", None, "pipeline stages are not modelled")
+    if par.expert_parallel or par.dp > 1:
+        raise _refuse(
+            "--enable-expert-parallel" if par.expert_parallel else "--data-parallel-size",
+            None,
+            "expert and data parallelism (sequence-parallel shared experts, expert maps) are not modelled",
+        )
+
+
+def fp8_block_linear(n: int, k: int) -> list[tuple[str, int]]:
+    """An fp8 128x128-block linear layer of ``n`` outputs and ``k`` inputs on the rank, as loaded:
+    fp8 weight and e8m0 ``weight_scale_inv`` (one byte per block)."""
+    return [("weight", n * k), ("scale", math.ceil(n / BLOCK[0]) * math.ceil(k / BLOCK[1]))]
+
+
+def padded_q_heads(heads: int) -> int:
+    """FlashMLA's padded query heads for ``heads`` on the rank.
+
+    :raises InputError: above 128 (vLLM refuses: its FP8 decode kernel takes 64 or 128)."""
+    for padded in FLASHMLA_HEADS:
+        if heads <= padded:
+            return padded
+    raise _refuse("--tensor-parallel-size", None, f"{heads} heads per rank: FlashMLA takes 128 at most (vLLM refuses)")
+
+
+def compressor_bytes(ratio: int, head_dim: int, h: int, ab: int) -> list[tuple[str, int]]:
+    """``DeepseekCompressor`` of ``ratio`` over ``head_dim``: ``ape``, ``fused_wkv_wgate``, ``norm``."""
+    coff = 2 if ratio == 4 else 1
+    return [("compressor", 4 * ratio * coff * head_dim), ("compressor", 2 * coff * head_dim * h * ab), ("norm", head_dim * ab)]
+
+
+def shared_intermediate(inter: int, tp: int) -> int:
+    """The shared experts' intermediate per rank: whole 128-blocks, rounded up per rank
+    (``DeepseekV4MLP``)."""
+    return math.ceil(inter // BLOCK[0] / tp) * BLOCK[0]
+
+
+def rope_positions(config: Mapping[str, Any], compressed: bool) -> int:
+    """Positions of one rotary table (``common/rope.py`` over ``DeepseekScalingRotaryEmbedding``).
+
+    :raises InputError: a rope kind not modelled."""
+    max_pos = W._int(config, "max_position_embeddings")
+    rs = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    kind = rs.get("rope_type", rs.get("type", "default")) if isinstance(rs, Mapping) else "default"
+    if isinstance(rs, Mapping) and isinstance(rs.get("main"), Mapping):
+        raise _refuse("config.json", "rope_parameters", "per-kind rope parameters are not modelled")
+    if not compressed or kind == "default":
+        return max_pos
+    if kind != "yarn" or rs.get("attention_factor") == 1.0:
+        raise _refuse("config.json", "rope_scaling", f"rope {kind!r} on the compressed layers is not modelled")
+    return int(rs["original_max_position_embeddings"]) * int(rs["factor"])
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank (module docstring).
+
+    :raises InputError: what :func:`check_quantization` / :func:`check_rank` refuse, checkpoint
+        headers, sizes TP does not divide, no ``max_num_batched_tokens``."""
+    config_only(config, args)
+    check_quantization(config, args.hf_quant)
+    check_rank(par)
+    if config.get("vision_n_layers"):
+        raise _refuse("config.json", "vision_n_layers", "the vision variant's routing tensors are not modelled")
+    if args.max_num_batched_tokens is None:
+        raise _refuse(
+            "--max-num-batched-tokens",
+            None,
+            "it allocates its top-k indices buffer (max_num_batched_tokens x index_topk int32) with the weights: "
+            "give max_num_batched_tokens",
+        )
+    tp = par.tp
+    ab = W.model_dtype_bytes(config, args.dtype)
+    i = W._int
+    h, n_layers, heads, hd = (i(config, k) for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "head_dim"))
+    q_lora, o_lora, groups, rope_dim = (i(config, k) for k in ("q_lora_rank", "o_lora_rank", "o_groups", "qk_rope_head_dim"))
+    e, inter, top_k, vocab = (i(config, k) for k in ("n_routed_experts", "moe_intermediate_size", "num_experts_per_tok", "vocab_size"))
+    ix_heads, ix_hd = i(config, "index_n_heads"), i(config, "index_head_dim")
+    m = i(config, "hc_mult")
+    mix = (2 + m) * m
+    ratios = [max(1, int(r)) for r in config["compress_ratios"][:n_layers]]
+    heads_r = W._divide(heads, tp, "num_attention_heads")
+    groups_r = W._divide(groups * o_lora, tp, "o_groups x o_lora_rank")
+    i_r = W._divide(inter, tp, "moe_intermediate_size")
+    vocab_r = W.padded_vocab_per_rank(vocab, tp)
+    w = W._Walk(None, par.vllm_version)
+
+    def linear(n: int, k: int, *, split: str) -> None:
+        if split == "column" and n % BLOCK[0] or split == "row" and k % BLOCK[1]:
+            raise _refuse(
+                "--tensor-parallel-size",
+                str(tp),
+                f"an fp8 layer's {'output' if split == 'column' else 'input'} per rank "
+                f"({n if split == 'column' else k}) is not a whole number of 128-blocks (vLLM refuses)",
+            )
+        for kind, nbytes in fp8_block_linear(n, k):
+            w.own(kind, nbytes)
+
+    w.own("embedding", vocab_r * h * ab)
+    w.own("lm_head", vocab_r * h * ab)
+    w.own("norm", h * ab)
+    for n in (m * m * h, m, 1):  # hc_head_fn, hc_head_base, hc_head_scale
+        w.own("hyper-connections", 4 * n)
+    w.own("topk indices", 4 * args.max_num_batched_tokens * i(config, "index_topk"), buffer=True)
+    hash_layers = i(config, "num_hash_layers", 0)
+    noaux = config.get("topk_method") == "noaux_tc"
+    s_inter = config.get("n_shared_experts")
+    for li, ratio in enumerate(ratios):
+        for n in (mix * m * h, mix * m * h, mix, mix, 3, 3):  # hc_{attn,ffn}_{fn,base,scale}
+            w.own("hyper-connections", 4 * n)
+        if li == 0:
+            w.own("hyper-connections", 4 * mix * h)  # hc_attn_fn_broadcast
+        for n in (h, h, q_lora, hd):  # attn_norm, ffn_norm, q_norm, kv_norm
+            w.own("norm", n * ab)
+        w.own("attention", 4 * padded_q_heads(heads_r))
+        linear(q_lora + hd, h, split="replicated")  # fused_wqa_wkv
+        linear(heads_r * hd, q_lora, split="column")  # wq_b
+        linear(groups_r, heads * hd // groups, split="column")  # wo_a
+        linear(h, groups_r, split="row")  # wo_b
+        if ratio > 1:
+            for kind, nbytes in compressor_bytes(ratio, hd, h, ab):
+                w.own(kind, nbytes)
+        if ratio == 4:
+            linear(ix_heads * ix_hd, q_lora, split="replicated")  # indexer.wq_b
+            w.own("indexer", ix_heads * h * ab)  # weights_proj
+            for kind, nbytes in compressor_bytes(4, ix_hd, h, ab):
+                w.own(kind, nbytes)
+        w.own("gate", e * h * ab)
+        if li < hash_layers:
+            w.own("gate", 4 * vocab * top_k)  # tid2eid, the experts' hash_indices_table
+        elif noaux:
+            w.own("gate", 4 * e)  # e_score_correction_bias, shared with the experts
+        if s_inter is not None:
+            si_r = shared_intermediate(inter * int(s_inter), tp)
+            linear(2 * si_r, h, split="column")
+            linear(h, si_r, split="row")
+        for kind, nbytes in mxfp4_experts_bytes("MARLIN", e, h, i_r, ab, biases=False):
+            w.own(kind, nbytes)
+    # get_rope caches one table per parameter set: the compressed layers' differs by its theta
+    tables = {(rope_positions(config, r > 1), config.get("compress_rope_theta") if r > 1 else config.get("rope_theta")) for r in ratios}
+    for positions, _theta in sorted(tables, key=str):
+        w.own("rotary", 4 * positions * rope_dim, buffer=True)
+    return w.result()
+
+
+FAMILIES: dict[str, Family] = {ARCH: Family(walk)}
