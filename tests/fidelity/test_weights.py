@@ -512,11 +512,12 @@ def test_unmodelled_format_refused_by_name(method: str) -> None:
         rank_weights(config, Parallel())
 
 
-def test_unsized_architecture_refused_naming_its_module() -> None:
-    """A planned architecture whose weights are refused names the one vLLM module not sized."""
+def test_deepseek_v4_refused_unquantized() -> None:
+    """DeepSeek-V4's tiny config carries no quantization: its weights are modelled under the
+    published fp8 / MXFP4 layout only (``test_weights_dsv4.py``), so this one is refused by name."""
     config = json.loads((ARCHS / "DeepseekV4ForCausalLM.json").read_text())
-    with pytest.raises(InputError, match=r"not modelled: .*compressor and indexer modules.*vllm/models/deepseek_v4/"):
-        rank_weights(config, Parallel(tp=1))
+    with pytest.raises(InputError, match=r"DeepseekV4ForCausalLM: unquantized weights are not modelled"):
+        rank_weights(config, Parallel(tp=1, capability=(8, 0), vllm_version="0.33.0"), max_num_batched_tokens=2048)
 
 
 # ---------------------------------------------------------------- per release: 0.27.1

@@ -88,7 +88,7 @@ def check_quantization(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | 
             f"{method} ({qc.get('quant_algo') or qc.get('moe_quant_algo') or 'no algorithm'}) is not modelled: "
             "only the published fp8 blocks with MXFP4 experts are",
         )
-    if tuple(qc.get("weight_block_size") or ()) != BLOCK:
+    if qc.get("weight_block_size") != list(BLOCK):
         raise _refuse("quantization_config", "weight_block_size", "only the published 128x128 fp8 blocks are modelled")
     expert = config.get("expert_dtype", "fp4")
     if expert != "fp4":
@@ -148,13 +148,30 @@ def padded_q_heads(heads: int) -> int:
 def compressor_bytes(ratio: int, head_dim: int, h: int, ab: int) -> list[tuple[str, int]]:
     """``DeepseekCompressor`` of ``ratio`` over ``head_dim``: ``ape``, ``fused_wkv_wgate``, ``norm``."""
     coff = 2 if ratio == 4 else 1
-    return [("compressor", 4 * ratio * coff * head_dim), ("compressor", 2 * coff * head_dim * h * ab), ("norm", head_dim * ab)]
+    return [
+        ("compressor", 4 * ratio * coff * head_dim),
+        ("compressor", 2 * coff * head_dim * h * ab),
+        ("norm", head_dim * ab),
+    ]
 
 
 def shared_intermediate(inter: int, tp: int) -> int:
     """The shared experts' intermediate per rank: whole 128-blocks, rounded up per rank
     (``DeepseekV4MLP``)."""
     return math.ceil(inter // BLOCK[0] / tp) * BLOCK[0]
+
+
+def compress_ratios(config: Mapping[str, Any], n_layers: int) -> list[int]:
+    """Each layer's compress ratio (``max(1, compress_ratios[i])``: 1, 4 or 128).
+
+    :raises InputError: a list shorter than the layers or another ratio (vLLM's compressor asserts)."""
+    raw = config.get("compress_ratios")
+    if not isinstance(raw, list) or len(raw) < n_layers or not all(type(r) is int for r in raw[:n_layers]):
+        raise _refuse("config.json", "compress_ratios", f"needs an integer per layer ({n_layers})")
+    ratios = [max(1, r) for r in raw[:n_layers]]
+    if not set(ratios) <= {1, 4, 128}:
+        raise _refuse("config.json", "compress_ratios", "vLLM's compressor builds ratios 4 and 128 only")
+    return ratios
 
 
 def rope_positions(config: Mapping[str, Any], compressed: bool) -> int:
@@ -170,7 +187,7 @@ def rope_positions(config: Mapping[str, Any], compressed: bool) -> int:
         return max_pos
     if kind != "yarn" or rs.get("attention_factor") == 1.0:
         raise _refuse("config.json", "rope_scaling", f"rope {kind!r} on the compressed layers is not modelled")
-    return int(rs["original_max_position_embeddings"]) * int(rs["factor"])
+    return W._int(rs, "original_max_position_embeddings") * W._int(rs, "factor")
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -179,8 +196,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     :raises InputError: what :func:`check_quantization` / :func:`check_rank` refuse, checkpoint
         headers, sizes TP does not divide, no ``max_num_batched_tokens``."""
     config_only(config, args)
-    check_quantization(config, args.hf_quant)
     check_rank(par)
+    check_quantization(config, args.hf_quant)
     if config.get("vision_n_layers"):
         raise _refuse("config.json", "vision_n_layers", "the vision variant's routing tensors are not modelled")
     if args.max_num_batched_tokens is None:
@@ -193,13 +210,19 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     tp = par.tp
     ab = W.model_dtype_bytes(config, args.dtype)
     i = W._int
-    h, n_layers, heads, hd = (i(config, k) for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "head_dim"))
-    q_lora, o_lora, groups, rope_dim = (i(config, k) for k in ("q_lora_rank", "o_lora_rank", "o_groups", "qk_rope_head_dim"))
-    e, inter, top_k, vocab = (i(config, k) for k in ("n_routed_experts", "moe_intermediate_size", "num_experts_per_tok", "vocab_size"))
+    h, n_layers, heads, hd = (
+        i(config, k) for k in ("hidden_size", "num_hidden_layers", "num_attention_heads", "head_dim")
+    )
+    q_lora, o_lora, groups, rope_dim = (
+        i(config, k) for k in ("q_lora_rank", "o_lora_rank", "o_groups", "qk_rope_head_dim")
+    )
+    e, inter, top_k, vocab = (
+        i(config, k) for k in ("n_routed_experts", "moe_intermediate_size", "num_experts_per_tok", "vocab_size")
+    )
     ix_heads, ix_hd = i(config, "index_n_heads"), i(config, "index_head_dim")
     m = i(config, "hc_mult")
     mix = (2 + m) * m
-    ratios = [max(1, int(r)) for r in config["compress_ratios"][:n_layers]]
+    ratios = compress_ratios(config, n_layers)
     heads_r = W._divide(heads, tp, "num_attention_heads")
     groups_r = W._divide(groups * o_lora, tp, "o_groups x o_lora_rank")
     i_r = W._divide(inter, tp, "moe_intermediate_size")
@@ -207,7 +230,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     w = W._Walk(None, par.vllm_version)
 
     def linear(n: int, k: int, *, split: str) -> None:
-        if split == "column" and n % BLOCK[0] or split == "row" and k % BLOCK[1]:
+        if tp > 1 and ((split == "column" and n % BLOCK[0]) or (split == "row" and k % BLOCK[1])):
             raise _refuse(
                 "--tensor-parallel-size",
                 str(tp),
@@ -258,7 +281,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for kind, nbytes in mxfp4_experts_bytes("MARLIN", e, h, i_r, ab, biases=False):
             w.own(kind, nbytes)
     # get_rope caches one table per parameter set: the compressed layers' differs by its theta
-    tables = {(rope_positions(config, r > 1), config.get("compress_rope_theta") if r > 1 else config.get("rope_theta")) for r in ratios}
+    tables = {
+        (rope_positions(config, r > 1), config.get("compress_rope_theta") if r > 1 else config.get("rope_theta"))
+        for r in ratios
+    }
     for positions, _theta in sorted(tables, key=str):
         w.own("rotary", 4 * positions * rope_dim, buffer=True)
     return w.result()
