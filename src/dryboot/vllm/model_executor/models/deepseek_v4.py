@@ -275,17 +275,17 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         elif noaux:
             w.own("gate", 4 * e)  # e_score_correction_bias, shared with the experts
         if s_inter is not None:
-            si_r = shared_intermediate(inter * int(s_inter), tp)
+            si_r = shared_intermediate(inter * i(config, "n_shared_experts"), tp)
             linear(2 * si_r, h, split="column")
             linear(h, si_r, split="row")
         for kind, nbytes in mxfp4_experts_bytes("MARLIN", e, h, i_r, ab, biases=False):
             w.own(kind, nbytes)
     # get_rope caches one table per parameter set: the compressed layers' differs by its theta
     tables = {
-        (rope_positions(config, r > 1), config.get("compress_rope_theta") if r > 1 else config.get("rope_theta"))
+        (rope_positions(config, r > 1), repr(config.get("compress_rope_theta" if r > 1 else "rope_theta")))
         for r in ratios
     }
-    for positions, _theta in sorted(tables, key=str):
+    for positions, _theta in sorted(tables):
         w.own("rotary", 4 * positions * rope_dim, buffer=True)
     return w.result()
 
