@@ -36,9 +36,9 @@ One rank (``nvidia/model.py``; TP ``t``, hidden ``H``, ``m = hc_mult``, ``mix = 
   the compressed layers' (``compress_rope_theta``) of ``original_max_position_embeddings x
   factor`` under YaRN, else ``max_position_embeddings``.
 
-fp8 block layers: fp8 weight ``[N, K]`` and ``weight_scale_inv`` ``[ceil(N / 128), ceil(K /
-128)]`` in e8m0, one byte each (``is_scale_e8m0``: the ``expert_dtype: fp4`` checkpoints), kept
-as loaded on SM 8.x. The KV cache tensors the attention, compressor and indexer layers register
+fp8 block layers (:func:`weights.linear_bytes`): fp8 weight ``[N, K]`` and ``weight_scale_inv``
+``[ceil(N / 128), ceil(K / 128)]`` in e8m0, one byte each (``is_scale_e8m0``: the ``expert_dtype:
+fp4`` checkpoints), kept as loaded on SM 8.x. The KV cache tensors the attention, compressor and indexer layers register
 are empty until the cache is allocated. The MTP layers are the drafter's, not built here.
 
 Refused by name: other releases, other GPUs (SM 9.0: DeepGEMM's scale layout, which the CPU
@@ -49,7 +49,6 @@ and expert parallelism, a checkpoint's headers (the figure is the config's).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,12 +128,6 @@ def check_rank(par: W.Parallel) -> None:
         )
 
 
-def fp8_block_linear(n: int, k: int) -> list[tuple[str, int]]:
-    """An fp8 128x128-block linear layer of ``n`` outputs and ``k`` inputs on the rank, as loaded:
-    fp8 weight and e8m0 ``weight_scale_inv`` (one byte per block)."""
-    return [("weight", n * k), ("scale", math.ceil(n / BLOCK[0]) * math.ceil(k / BLOCK[1]))]
-
-
 def padded_q_heads(heads: int) -> int:
     """FlashMLA's padded query heads for ``heads`` on the rank.
 
@@ -158,7 +151,7 @@ def compressor_bytes(ratio: int, head_dim: int, h: int, ab: int) -> list[tuple[s
 def shared_intermediate(inter: int, tp: int) -> int:
     """The shared experts' intermediate per rank: whole 128-blocks, rounded up per rank
     (``DeepseekV4MLP``)."""
-    return math.ceil(inter // BLOCK[0] / tp) * BLOCK[0]
+    return -(-(inter // BLOCK[0]) // tp) * BLOCK[0]
 
 
 def compress_ratios(config: Mapping[str, Any], n_layers: int) -> list[int]:
@@ -229,15 +222,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     vocab_r = W.padded_vocab_per_rank(vocab, tp)
     w = W._Walk(None, par.vllm_version)
 
-    def linear(n: int, k: int, *, split: str) -> None:
-        if tp > 1 and ((split == "column" and n % BLOCK[0]) or (split == "row" and k % BLOCK[1])):
-            raise _refuse(
-                "--tensor-parallel-size",
-                str(tp),
-                f"an fp8 layer's {'output' if split == 'column' else 'input'} per rank "
-                f"({n if split == 'column' else k}) is not a whole number of 128-blocks (vLLM refuses)",
-            )
-        for kind, nbytes in fp8_block_linear(n, k):
+    # deepseek_v4_fp8 keeps the block scales in e8m0 for fp4-expert checkpoints (is_scale_e8m0)
+    quant = W.Quant("fp8", BLOCK, block_scale_bytes=1)
+
+    def linear(n: int, k: int, *, split: str, parts: tuple[int, ...] = ()) -> None:
+        for kind, nbytes in W.linear_bytes(quant, k, parts or (n,), ab, tp=tp, split=split):
             w.own(kind, nbytes)
 
     w.own("embedding", vocab_r * h * ab)
@@ -276,7 +265,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.own("gate", 4 * e)  # e_score_correction_bias, shared with the experts
         if s_inter is not None:
             si_r = shared_intermediate(inter * i(config, "n_shared_experts"), tp)
-            linear(2 * si_r, h, split="column")
+            linear(2 * si_r, h, split="column", parts=(si_r, si_r))
             linear(h, si_r, split="row")
         for kind, nbytes in mxfp4_experts_bytes("MARLIN", e, h, i_r, ab, biases=False):
             w.own(kind, nbytes)
