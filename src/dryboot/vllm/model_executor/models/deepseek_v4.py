@@ -31,10 +31,13 @@ One rank (``nvidia/model.py``; TP ``t``, hidden ``H``, ``m = hc_mult``, ``mix = 
   the shared experts' ``gate_up_proj`` / ``down_proj`` (fp8 blocks) over an intermediate padded to
   whole 128-blocks per rank (``cdiv(I_s / 128, t) x 128`` each); the routed experts through
   gpt-oss's ``Mxfp4MoEMethod`` on Marlin (:func:`mxfp4_experts_bytes`, no biases);
-* one float32 rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use
+* one rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use (float32; 0.28.0: the
+  model dtype)
   (``common/rope.py``): the sliding layers' plain one of ``max_position_embeddings`` positions,
   the compressed layers' (``compress_rope_theta``) of ``original_max_position_embeddings x
   factor`` under YaRN, else ``max_position_embeddings``.
+
+vLLM 0.28.0 also holds one eager scratch pool (:func:`eager_scratch_bytes`).
 
 fp8 block layers (:func:`weights.linear_bytes`): fp8 weight ``[N, K]`` and ``weight_scale_inv``
 ``[ceil(N / 128), ceil(K / 128)]`` in e8m0, one byte each (``is_scale_e8m0``: the ``expert_dtype:
@@ -58,7 +61,13 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
 
 #: the releases whose DeepSeek-V4 build after loading is recorded (``quant-recorded-dsv4-*``)
-CHECKED_RELEASES = ("0.33.0",)
+CHECKED_RELEASES = ("0.28.0", "0.33.0")
+#: releases whose rotary tables are float32 (0.28.0's are in the model dtype)
+FLOAT32_ROPE = frozenset({"0.33.0"})
+#: releases with the model-wide eager scratch pool (0.28.0's ``eager_scratch.py``)
+EAGER_SCRATCH = frozenset({"0.28.0"})
+#: the scratch pool's alignment of each packed view (``DeepseekV4EagerScratchPool._ALIGNMENT``)
+SCRATCH_ALIGN = 256
 #: fp8 block of the published checkpoints (``weight_block_size``)
 BLOCK = (128, 128)
 #: FlashMLA's query head padding (``nvidia/flashmla.py`` ``get_padded_num_q_heads``)
@@ -183,6 +192,31 @@ def rope_positions(config: Mapping[str, Any], compressed: bool) -> int:
     return W._int(rs, "original_max_position_embeddings") * W._int(rs, "factor")
 
 
+def _packed(sizes: tuple[int, ...]) -> int:
+    """Bytes of views of ``sizes`` bytes packed at :data:`SCRATCH_ALIGN` (``_packed_size``)."""
+    offset = 0
+    for n in sizes:
+        offset = -(-offset // SCRATCH_ALIGN) * SCRATCH_ALIGN + n
+    return -(-offset // SCRATCH_ALIGN) * SCRATCH_ALIGN
+
+
+def eager_scratch_bytes(
+    tokens: int, padded_heads: int, head_dim: int, ix_heads: int, ix_hd: int, topk: int
+) -> list[int]:
+    """vLLM 0.28.0's ``DeepseekV4EagerScratchPool`` (one per model, ``tokens`` =
+    ``max_num_batched_tokens``): the bf16 query ``[tokens, padded_heads, head_dim]`` and one byte
+    storage, the largest of three packed sets: the MXFP4 indexer query (values ``[tokens, ix_heads,
+    ix_hd / 2]``, scales ``[tokens, ix_heads, ix_hd / 32]`` uint8, weights ``[tokens, ix_heads]``
+    float32), the global top-k (``[tokens, topk]`` and ``[tokens]`` int32), the compressor's float32
+    ``[tokens, head_dim]``."""
+    aux = max(
+        _packed((tokens * ix_heads * ix_hd // 2, tokens * ix_heads * (ix_hd // 32), 4 * tokens * ix_heads)),
+        _packed((4 * tokens * topk, 4 * tokens)),
+        _packed((4 * tokens * head_dim,)),
+    )
+    return [2 * tokens * padded_heads * head_dim, aux]
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank (module docstring).
 
@@ -235,6 +269,12 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     for n in (m * m * h, m, 1):  # hc_head_fn, hc_head_base, hc_head_scale
         w.own("hyper-connections", 4 * n)
     w.own("topk indices", 4 * args.max_num_batched_tokens * i(config, "index_topk"), buffer=True)
+    if par.vllm_version in EAGER_SCRATCH and n_layers:
+        scratch = eager_scratch_bytes(
+            args.max_num_batched_tokens, padded_q_heads(heads_r), hd, ix_heads, ix_hd, i(config, "index_topk")
+        )
+        for nbytes in scratch:
+            w.own("eager scratch", nbytes, buffer=True)
     hash_layers = i(config, "num_hash_layers", 0)
     noaux = config.get("topk_method") == "noaux_tc"
     s_inter = config.get("n_shared_experts")
@@ -275,7 +315,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         for r in ratios
     }
     for positions, _theta in sorted(tables):
-        w.own("rotary", 4 * positions * rope_dim, buffer=True)
+        w.own("rotary", (4 if par.vllm_version in FLOAT32_ROPE else ab) * positions * rope_dim, buffer=True)
     return w.result()
 
 
