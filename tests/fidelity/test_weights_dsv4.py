@@ -5,7 +5,8 @@ layout), built on the meta device and put through ``process_weights_after_loadin
 
 vLLM's figures: ``data/weights/quant-recorded-dsv4-<version>.json``, recorded by
 ``RECORD_SET=dsv4 record_quant_weights.py`` (``quant_cases_dsv4.py``: RTX 3090, A100, RTX 4090,
-H100 at TP 1, 2, 4 and 8; ``--kv-cache-dtype fp8``, ``--kernel-config '{"enable_jit_warmup":
+H100 at TP 1, 2, 4 and 8 on 0.33.0; 0.28.0: the tiny config and DeepSeek-V4-Flash on the SM 8.x
+GPUs; ``--kv-cache-dtype fp8``, ``--kernel-config '{"enable_jit_warmup":
 false}'``), each row with the scheduler's ``max_num_batched_tokens`` (the top-k buffer's rows).
 SM 9.0 fails in the oracle: vLLM's fp8 block linear layers go through DeepGEMM's
 ``transform_sf_into_required_layout``, which has no fake shape; dryboot refuses it by name.

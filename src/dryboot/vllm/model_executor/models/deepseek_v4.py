@@ -1,5 +1,5 @@
-"""DeepSeek-V4 (``vllm/models/deepseek_v4/``, ``DeepseekV4ForCausalLM``) as vLLM 0.33.0 holds it
-after loading on a CUDA GPU of SM 8.x, under its published quantization (``quant_method: fp8``,
+"""DeepSeek-V4 (``vllm/models/deepseek_v4/``, ``DeepseekV4ForCausalLM``) as vLLM 0.33.0 and 0.28.0
+hold it after loading on a CUDA GPU of SM 8.x, under its published quantization (``quant_method: fp8``,
 ``weight_block_size`` 128x128, ``scale_fmt: ue8m0``, ``expert_dtype: fp4``: vLLM's
 ``deepseek_v4_fp8``, ``quant_config.py`` ``DeepseekV4FP8Config``). Read against vLLM's own build
 on the meta device (``RECORD_SET=dsv4 record_quant_weights.py``).
@@ -31,11 +31,10 @@ One rank (``nvidia/model.py``; TP ``t``, hidden ``H``, ``m = hc_mult``, ``mix = 
   the shared experts' ``gate_up_proj`` / ``down_proj`` (fp8 blocks) over an intermediate padded to
   whole 128-blocks per rank (``cdiv(I_s / 128, t) x 128`` each); the routed experts through
   gpt-oss's ``Mxfp4MoEMethod`` on Marlin (:func:`mxfp4_experts_bytes`, no biases);
-* one rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use (float32; 0.28.0: the
-  model dtype)
+* one rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use (:func:`rope_table`)
   (``common/rope.py``): the sliding layers' plain one of ``max_position_embeddings`` positions,
   the compressed layers' (``compress_rope_theta``) of ``original_max_position_embeddings x
-  factor`` under YaRN, else ``max_position_embeddings``.
+  factor`` under YaRN, else ``max_position_embeddings`` (0.28.0 differs: :func:`rope_table`).
 
 vLLM 0.28.0 also holds one eager scratch pool (:func:`eager_scratch_bytes`).
 
@@ -43,6 +42,9 @@ fp8 block layers (:func:`weights.linear_bytes`): fp8 weight ``[N, K]`` and ``wei
 ``[ceil(N / 128), ceil(K / 128)]`` in e8m0, one byte each (``is_scale_e8m0``: the ``expert_dtype:
 fp4`` checkpoints), kept as loaded on SM 8.x. The KV cache tensors the attention, compressor and indexer layers register
 are empty until the cache is allocated. The MTP layers are the drafter's, not built here.
+
+vLLM 0.28.0 makes the first layer's broadcast mixer in ``load_weights``, which the meta-device
+build does not run: its recorded figures lack it, dryboot's hold it.
 
 Refused by name: other releases, other GPUs (SM 9.0: DeepGEMM's scale layout, which the CPU
 oracle cannot build; SM 10.x: other MoE backends; SM 12.x: FlashInfer attention), other
@@ -62,7 +64,8 @@ from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_
 
 #: the releases whose DeepSeek-V4 build after loading is recorded (``quant-recorded-dsv4-*``)
 CHECKED_RELEASES = ("0.28.0", "0.33.0")
-#: releases whose rotary tables are float32 (0.28.0's are in the model dtype)
+#: releases whose rotary tables are float32 whatever the rope (0.28.0's plain ones are in the
+#: model dtype)
 FLOAT32_ROPE = frozenset({"0.33.0"})
 #: releases with the model-wide eager scratch pool (0.28.0's ``eager_scratch.py``)
 EAGER_SCRATCH = frozenset({"0.28.0"})
@@ -176,8 +179,14 @@ def compress_ratios(config: Mapping[str, Any], n_layers: int) -> list[int]:
     return ratios
 
 
-def rope_positions(config: Mapping[str, Any], compressed: bool) -> int:
-    """Positions of one rotary table (``common/rope.py`` over ``DeepseekScalingRotaryEmbedding``).
+def rope_table(config: Mapping[str, Any], compressed: bool, version: str, ab: int) -> tuple[int, int]:
+    """(positions, bytes per element) of one layer kind's rotary table (``common/rope.py``).
+
+    0.33.0: ``DeepseekScalingRotaryEmbedding`` for both kinds, float32: the uncompressed layers'
+    at factor 1 (``max_position_embeddings``), the compressed layers' YaRN over
+    ``original_max_position_embeddings x factor`` (``max_position_embeddings`` without YaRN).
+    0.28.0: YaRN (float32, ``original_max_position_embeddings x factor``) on both kinds, or
+    without it the plain table in the model dtype.
 
     :raises InputError: a rope kind not modelled."""
     max_pos = W._int(config, "max_position_embeddings")
@@ -185,11 +194,14 @@ def rope_positions(config: Mapping[str, Any], compressed: bool) -> int:
     kind = rs.get("rope_type", rs.get("type", "default")) if isinstance(rs, Mapping) else "default"
     if isinstance(rs, Mapping) and isinstance(rs.get("main"), Mapping):
         raise _refuse("config.json", "rope_parameters", "per-kind rope parameters are not modelled")
-    if not compressed or kind == "default":
-        return max_pos
-    if kind != "yarn" or rs.get("attention_factor") == 1.0:
-        raise _refuse("config.json", "rope_scaling", f"rope {kind!r} on the compressed layers is not modelled")
-    return W._int(rs, "original_max_position_embeddings") * W._int(rs, "factor")
+    if kind != "default" and (
+        kind != "yarn" or rs.get("attention_factor") == 1.0 or rs.get("apply_yarn_scaling") is False
+    ):
+        raise _refuse("config.json", "rope_scaling", f"rope {kind!r} is not modelled (YaRN is)")
+    yarn = kind == "yarn" and (compressed or version not in FLOAT32_ROPE)
+    if yarn:
+        return W._int(rs, "original_max_position_embeddings") * W._int(rs, "factor"), 4
+    return max_pos, 4 if version in FLOAT32_ROPE else ab
 
 
 def _packed(sizes: tuple[int, ...]) -> int:
@@ -311,11 +323,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.own(kind, nbytes)
     # get_rope caches one table per parameter set: the compressed layers' differs by its theta
     tables = {
-        (rope_positions(config, r > 1), repr(config.get("compress_rope_theta" if r > 1 else "rope_theta")))
+        (
+            *rope_table(config, r > 1, par.vllm_version, ab),
+            repr(config.get("compress_rope_theta" if r > 1 else "rope_theta")),
+        )
         for r in ratios
     }
-    for positions, _theta in sorted(tables):
-        w.own("rotary", (4 if par.vllm_version in FLOAT32_ROPE else ab) * positions * rope_dim, buffer=True)
+    for positions, elem, _theta in sorted(tables):
+        w.own("rotary", elem * positions * rope_dim, buffer=True)
     return w.result()
 
 
