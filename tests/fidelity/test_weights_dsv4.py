@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import quant_cases_dsv4 as dsv4
-from quant_harness import case_ids, load_recorded, record_live, tp_of
+from quant_harness import case_ids, load_recorded, plan_output, record_live, tp_of
 
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
@@ -130,3 +130,22 @@ def test_live_oracle(tmp_path: Path) -> None:
             assert report.refused, row["error"]
             continue
         assert report.stages[0].allocated_bytes == row["allocated_bytes"], row
+
+
+def test_plan_prints_the_weights_on_an_a100() -> None:
+    """``plan`` (vLLM 0.28.0, dryboot's default release, whose DeepSeek-V4 KV cache is modelled)
+    on DeepSeek-V4-Flash at TP 8 on A100s: the weights line is vLLM's recorded figure, plus the
+    broadcast mixer the meta-device build does not make, and the plan ends in a verdict."""
+    row = RECORDED["0.28.0"]["deepseek-ai--DeepSeek-V4-Flash A100-80GB --tensor-parallel-size 8"]
+    want = row["allocated_bytes"] + _broadcast_bytes(row)
+    code, out = plan_output(
+        dsv4.CONFIGS / row["config"],
+        "A100-80GB",
+        "--tensor-parallel-size",
+        "8",
+        "--kv-cache-dtype",
+        "fp8",
+        max_model_len="65536",
+    )
+    assert f"TP 8: {want:,} bytes" in " ".join(out.split()), out[-2000:]
+    assert code == 0 and "verdict: fits (exit 0)" in out, out[-800:]
