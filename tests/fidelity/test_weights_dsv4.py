@@ -60,8 +60,11 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         assert "transform_sf_into_required_layout" in row["error"], row["error"]
         assert report.refused is not None and "DeepGEMM" in report.refused, report.refused
         return
-    assert row["quantization"] == "deepseek_v4_fp8"
-    assert set(row["kernels"]) == {"Fp8LinearMethod", "Mxfp4MoEMethod"}
+    if row["config"].endswith("-bf16"):  # unquantized: UnquantizedFusedMoEMethod experts
+        assert row["quantization"] is None and set(row["kernels"]) == {"UnquantizedFusedMoEMethod"}
+    else:
+        assert row["quantization"] == "deepseek_v4_fp8"
+        assert set(row["kernels"]) == {"Fp8LinearMethod", "Mxfp4MoEMethod"}
     assert report.refused is None, report.refused
     extra = _broadcast_bytes(row) if version in BROADCAST_NOT_BUILT else 0
     assert report.stages[0].allocated_bytes == row["allocated_bytes"] + extra, cid

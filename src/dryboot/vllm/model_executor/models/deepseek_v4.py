@@ -46,9 +46,13 @@ are empty until the cache is allocated. The MTP layers are the drafter's, not bu
 vLLM 0.28.0 makes the first layer's broadcast mixer in ``load_weights``, which the meta-device
 build does not run: its recorded figures lack it, dryboot's hold it.
 
+Unquantized (no ``quantization_config``): every linear layer in the model dtype, the shared
+experts unpadded (``I_s / t``), the experts ``UnquantizedFusedMoEMethod``'s ``w13`` / ``w2``
+(:func:`weights.experts_bytes`).
+
 Refused by name: other releases, other GPUs (SM 9.0: DeepGEMM's scale layout, which the CPU
 oracle cannot build; SM 10.x: other MoE backends; SM 12.x: FlashInfer attention), other
-quantizations (``expert_dtype: fp8``, NVFP4 experts, compressed-tensors, unquantized), pipeline
+quantizations (``expert_dtype: fp8``, NVFP4 experts, compressed-tensors), pipeline
 and expert parallelism, a checkpoint's headers (the figure is the config's).
 """
 
@@ -89,8 +93,10 @@ def check_quantization(config: Mapping[str, Any], hf_quant: Mapping[str, Any] | 
 
     :raises InputError: anything else (named)."""
     qc = config.get("quantization_config", hf_quant)
+    if qc is None:
+        return  # unquantized: every linear layer and the experts in the model dtype
     if not isinstance(qc, Mapping):
-        raise _refuse("quantization_config", None, "unquantized weights are not modelled (the published fp8 are)")
+        raise _refuse("quantization_config", None, "not an object")
     method = str(qc.get("quant_method")).lower()
     if method != "fp8" or qc.get("quant_algo") or qc.get("moe_quant_algo"):
         raise _refuse(
@@ -119,7 +125,7 @@ def check_rank(par: W.Parallel) -> None:
             f"weights are checked on vLLM {', '.join(CHECKED_RELEASES)} only",
         )
     if par.capability is None:
-        raise _refuse("--gpu", None, "vLLM's MXFP4 experts take a per-GPU layout: name the GPU (--gpu)")
+        raise _refuse("--gpu", None, "its layout after loading is checked per GPU (SM 8.x): name the GPU (--gpu)")
     major = par.capability[0]
     if major != 8:
         why = {
@@ -269,7 +275,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     w = W._Walk(None, par.vllm_version)
 
     # deepseek_v4_fp8 keeps the block scales in e8m0 for fp4-expert checkpoints (is_scale_e8m0)
-    quant = W.Quant("fp8", BLOCK, block_scale_bytes=1)
+    fp8 = config.get("quantization_config", args.hf_quant) is not None
+    quant = W.Quant("fp8", BLOCK, block_scale_bytes=1) if fp8 else W.Quant()
 
     def linear(n: int, k: int, *, split: str, parts: tuple[int, ...] = ()) -> None:
         for kind, nbytes in W.linear_bytes(quant, k, parts or (n,), ab, tp=tp, split=split):
@@ -316,10 +323,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         elif noaux:
             w.own("gate", 4 * e)  # e_score_correction_bias, shared with the experts
         if s_inter is not None:
-            si_r = shared_intermediate(inter * i(config, "n_shared_experts"), tp)
+            s_total = inter * i(config, "n_shared_experts")
+            si_r = shared_intermediate(s_total, tp) if fp8 else W._divide(s_total, tp, "the shared experts' width")
             linear(2 * si_r, h, split="column", parts=(si_r, si_r))
             linear(h, si_r, split="row")
-        for kind, nbytes in mxfp4_experts_bytes("MARLIN", e, h, i_r, ab, biases=False):
+        experts = (
+            mxfp4_experts_bytes("MARLIN", e, h, i_r, ab, biases=False) if fp8 else W.experts_bytes(quant, e, h, i_r, ab)
+        )
+        for kind, nbytes in experts:
             w.own(kind, nbytes)
     # get_rope caches one table per parameter set: the compressed layers' differs by its theta
     tables = {
