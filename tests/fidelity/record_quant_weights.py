@@ -348,6 +348,8 @@ def main() -> int:
                         # what a buffer built with the model is sized by (FlashInfer's KV counter)
                         max_num_batched_tokens=cfg.scheduler_config.max_num_batched_tokens,
                     )
+                    if os.environ.get("RECORD_SET") == "dsv4":  # the top-k buffer's rows
+                        row["max_num_batched_tokens"] = cfg.scheduler_config.max_num_batched_tokens
                 except BaseException as e:  # every failure recorded as vLLM's answer for that case
                     if isinstance(e, KeyboardInterrupt):
                         raise

@@ -512,11 +512,12 @@ def test_unmodelled_format_refused_by_name(method: str) -> None:
         rank_weights(config, Parallel())
 
 
-def test_unsized_architecture_refused_naming_its_module() -> None:
-    """A planned architecture whose weights are refused names the one vLLM module not sized."""
+def test_deepseek_v4_refused_without_a_gpu() -> None:
+    """DeepSeek-V4's weights are checked per GPU (SM 8.x, ``test_weights_dsv4.py``): without one
+    its tiny config is refused by name."""
     config = json.loads((ARCHS / "DeepseekV4ForCausalLM.json").read_text())
-    with pytest.raises(InputError, match=r"not modelled: .*compressor and indexer modules.*vllm/models/deepseek_v4/"):
-        rank_weights(config, Parallel(tp=1))
+    with pytest.raises(InputError, match=r"DeepseekV4ForCausalLM: its layout after loading is checked per GPU"):
+        rank_weights(config, Parallel(tp=1, vllm_version="0.33.0"), max_num_batched_tokens=2048)
 
 
 # ---------------------------------------------------------------- per release: 0.27.1

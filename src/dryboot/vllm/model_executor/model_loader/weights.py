@@ -341,6 +341,9 @@ class Quant:
     #: W8A8 int8 / fp8 and NVFP4 after loading, on a named GPU
     #: (:mod:`dryboot.vllm.model_executor.layers.quantization.scaled_mm`)
     scaled: ScaledQuant | None = None
+    #: bytes of one fp8 block scale: float32, or 1 where vLLM keeps e8m0 scales
+    #: (``Fp8Config.is_scale_e8m0``: DeepSeek-V4's ``deepseek_v4_fp8`` with fp4 experts)
+    block_scale_bytes: int = 4
 
 
 @dataclass(frozen=True)
@@ -553,7 +556,7 @@ def linear_bytes(
 
     Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
     plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
-    ``[ceil(N / bn), ceil(k / bk)]``, else
+    ``[ceil(N / bn), ceil(k / bk)]`` (e8m0 under ``block_scale_bytes`` 1), else
     one float32 ``weight_scale`` (and ``input_scale`` when static) per part. ModelOpt FP8: fp8
     weight, float32 ``weight_scale`` and ``input_scale`` per part. ModelOpt NVFP4: uint8 weight
     ``[N, k / 2]``, fp8 ``weight_scale`` ``[N, k / 16]``, float32 ``weight_scale_2`` and
@@ -591,7 +594,7 @@ def linear_bytes(
                 None,
                 f"an fp8 weight's input size per rank ({k}) is not divisible by weight_block_size k = {bk}",
             )
-        return [("weight", n * k), ("scale", 4 * math.ceil(n / bn) * math.ceil(k / bk))]
+        return [("weight", n * k), ("scale", quant.block_scale_bytes * math.ceil(n / bn) * math.ceil(k / bk))]
     if quant.method == "modelopt":
         return [("weight", n * k), ("scale", 4 * len(parts)), ("scale", 4 * len(parts))]
     if quant.method == "modelopt_fp4":
