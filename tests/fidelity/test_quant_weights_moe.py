@@ -63,7 +63,7 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "FlashInfer"
     if config.endswith(("W4A16", "W4A16-g32", "GPTQ-Int4")) and sm >= 100:  # symmetric: FlashInfer TRT-LLM first
         return "SM 7.5-9.x"
-    if config.startswith("zai-org--GLM-4.5") and sm >= 90:
+    if config == "zai-org--GLM-4.5+FP8-block" and sm >= 90:
         # plain fp8 blocks after loading: exact on SM 8.6 (Marlin FP8 experts) and 8.9; from SM 9.0
         # a CUDA install's DeepGEMM (absent from the oracle) takes the dense block layers
         return "DeepGEMM"
@@ -134,6 +134,7 @@ def test_expert_methods_are_vllms() -> None:
         "CT-NVFP4": "CompressedTensorsW4A4Nvfp4MoEMethod",
         "CT-W4A16-g32": "CompressedTensorsWNA16MoEMethod",
         "GPTQ-Int4": "AutoGPTQMoEMethod",
+        "GPTQ-Int4-g128": "AutoGPTQMoEMethod",
     }
     checked = 0
     for cases in RECORDED.values():
@@ -143,7 +144,9 @@ def test_expert_methods_are_vllms() -> None:
                 method = "MoeWNA16Method"  # the fallback dryboot names in its refusal (any SM)
             if row["ok"] and method is not None and "kernels" in row:
                 cfg = json.loads((moe.CONFIGS / row["config"] / "config.json").read_text())
-                layers = cfg.get("text_config", cfg)["num_hidden_layers"]
+                text = cfg.get("text_config", cfg)
+                # GLM-4.5 / DeepSeek-style: dense MLPs below first_k_dense_replace
+                layers = text["num_hidden_layers"] - text.get("first_k_dense_replace", 0)
                 assert row["kernels"].get(method) == layers, (row["config"], row["kernels"])
                 checked += 1
     assert checked >= 40

@@ -225,7 +225,7 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: :data:`UNQUANTIZED_ONLY` for every other method; the Gated DeltaNet MoE hybrids (Qwen3-Next,
 #: Qwen3.5 / 3.6 MoE: their router gate and shared-expert gate built with ``quant_config=None``,
 #: their layers' linear attention and shared expert quantized as the dense hybrids')
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe"}
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}

@@ -25,6 +25,14 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
 
 
+def _experts(quant: W.Quant, name: str, e: int, h: int, i: int, ab: int) -> list[tuple[str, int]]:
+    """The experts of one layer: GPTQ / AWQ / AutoRound experts as vLLM repacks them for the GPU
+    (``weights.wna16_experts_bytes``), else ``weights.experts_bytes``."""
+    if quant.wna16 is not None:
+        return W.wna16_experts_bytes(quant.wna16, name, e, h, i, ab)
+    return W.experts_bytes(quant, e, h, i, ab)
+
+
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank of one stage (module docstring).
 
@@ -56,7 +64,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             ("norm", nkv_r * hd * ab),
             ("router", 4 * e * h),
             *([("router", 4 * e)] if config.get("use_routing_bias") else []),
-            *W.experts_bytes(quant, e_r, h, i_r, ab),
+            *_experts(quant, f"model.layers.{li}.block_sparse_moe.experts", e_r, h, i_r, ab),
         ]
         if quant.method is not None:  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
             entries += [("scale", ab)] * 4
