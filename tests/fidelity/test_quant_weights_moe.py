@@ -223,3 +223,14 @@ def test_live_oracle(tmp_path: Path) -> None:
             continue
         if _refusal(doc["vllm"], row) is None:
             assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
+
+
+def test_llama4_quantized_experts_refused_by_name() -> None:
+    """Llama-4's GPTQ / AWQ layouts are not modelled (vLLM serves them): refused, naming the
+    architecture, not answered."""
+    awq = moe.CONFIGS / "meta-llama--Llama-4-Scout-17B-16E-Instruct+AWQ-g128"
+    refused = model_weights(awq, tp=2, compute_capability=(8, 6), sm_count=82, vllm_version="0.33.0").refused
+    assert "Llama4ForConditionalGeneration" in (refused or ""), refused
+    code, out = plan_output(awq, "H100", "--tensor-parallel-size", "2")
+    # plan states the limitation and gives no verdict (exit 3), never a figure
+    assert code == 3 and "undetermined" in out and "layouts are not modelled" in out, out[-1000:]

@@ -1852,8 +1852,8 @@ def _mla_attention(
     ``kv_a_proj_with_mqa``), ``q_a_layernorm`` and ``q_b_proj`` (column ``[heads / TP x
     (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), in]``) and
     the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
-    (column ``[heads / TP x (nope + v), kv_lora]``), ``o_proj`` (row ``[H, heads / TP x v]``) and
-    the attention layer's four float32 scale buffers. ``in``: ``input_size`` (an EAGLE-3 head's
+    (column ``[heads / TP x (nope + v), kv_lora]``; quantized, its dequantized copy after loading),
+    ``o_proj`` (row ``[H, heads / TP x v]``) and the attention layer's four float32 scale buffers. ``in``: ``input_size`` (an EAGLE-3 head's
     first layer reads ``2 H``: ``deepseek_eagle3.py``), else ``H``."""
     k_in = h if input_size is None else input_size
     heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
@@ -1890,6 +1890,11 @@ def _mla_attention(
         "attention",
         ((f"{att}.kv_b_proj", "column"),),
     )
+    if quant.wna16 is not None and quant.wna16.layer_scheme(f"{att}.kv_b_proj") is not None:
+        # MLAAttention.process_weights_after_loading: a quantized kv_b_proj is dequantized (the
+        # layer applied to an identity, get_and_maybe_dequant_weights) into one [kv_lora,
+        # heads / TP x (nope + v)] tensor in the model dtype, kept as W_UK_T / W_UV (views)
+        w.own("attention", kv_lora * heads_r * (nope + v) * ab)
     w.module(
         _linear(quant, f"{att}.o_proj", heads_r * v, (h,), ab, tp=tp, split="row"),
         "attention",
@@ -1902,7 +1907,10 @@ def _mla_attention(
         for _ in range(4):
             w.own("scale", ab)
     w.own("attention scales", 16, buffer=True)
-    w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
+    # MLAAttention.process_weights_after_loading resets the default scales as Attention's does
+    # (checked for the weight-only integer layouts, which the oracle runs after loading)
+    host = _post_load_host_blocks(quant, w.range_blocks) if quant.wna16 is not None else 0
+    w.ref.allocated_bytes += (w.attention_blocks - host) * ALLOC_ROUND
 
 
 #: ``layers_block_type`` entries as ``hybrid_override_pattern`` symbols (``NemotronHConfig``)
