@@ -98,6 +98,17 @@ def _load(name: str, path: Path) -> Any:
 GEMMA = ("gemma2", "gemma3", "gemma3_text")
 
 
+#: the other decoder-block linear layers a GPTQ checkpoint of the MoE families quantizes (read by
+#: vLLM's ``maybe_update_config`` as above): Gated DeltaNet projections (Qwen3-Next's, Qwen3.5's),
+#: shared experts (Qwen's ``shared_expert``, DeepSeek / GLM's ``shared_experts``), MLA projections
+MOE_FAMILY_LINEARS = (
+    *(f"linear_attn.{n}" for n in ("in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a")),
+    "linear_attn.out_proj",
+    *(f"mlp.{s}.{n}" for s in ("shared_expert", "shared_experts") for n in ("gate_proj", "up_proj", "down_proj")),
+    *(f"self_attn.{n}" for n in ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj")),
+)
+
+
 def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     """The directory vLLM is given: the config, and header-only safetensors naming the tensors a
     GPTQ-packed checkpoint holds (every decoder-block linear layer as ``qweight``/``qzeros`` I32,
@@ -145,6 +156,7 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
             "mlp.gate_proj",
             "mlp.up_proj",
             "mlp.down_proj",
+            *MOE_FAMILY_LINEARS,
         ):
             for t, dt in (("qweight", "I32"), ("qzeros", "I32"), ("scales", "F16"), ("g_idx", "I32")):
                 add(f"{p}.{lin}.{t}", dt)
