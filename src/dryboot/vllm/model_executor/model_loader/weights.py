@@ -1853,8 +1853,9 @@ def _mla_attention(
     (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), in]``) and
     the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
     (column ``[heads / TP x (nope + v), kv_lora]``; quantized, its dequantized copy after loading),
-    ``o_proj`` (row ``[H, heads / TP x v]``) and the attention layer's four float32 scale buffers. ``in``: ``input_size`` (an EAGLE-3 head's
-    first layer reads ``2 H``: ``deepseek_eagle3.py``), else ``H``."""
+    ``o_proj`` (row ``[H, heads / TP x v]``) and the attention layer's four float32 scale buffers.
+    ``in``: ``input_size`` (an EAGLE-3 head's first layer reads ``2 H``: ``deepseek_eagle3.py``),
+    else ``H``."""
     k_in = h if input_size is None else input_size
     heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
     nope, rope, v = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim"), _int(config, "v_head_dim")

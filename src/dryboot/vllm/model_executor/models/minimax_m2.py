@@ -21,15 +21,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
 
 
 def _experts(quant: W.Quant, name: str, e: int, h: int, i: int, ab: int) -> list[tuple[str, int]]:
     """The experts of one layer: GPTQ / AWQ / AutoRound experts as vLLM repacks them for the GPU
-    (``weights.wna16_experts_bytes``), else ``weights.experts_bytes``."""
+    (``auto_gptq.wna16_experts_bytes``), else ``weights.experts_bytes``."""
     if quant.wna16 is not None:
-        return W.wna16_experts_bytes(quant.wna16, name, e, h, i, ab)
+        return wna16_experts_bytes(quant.wna16, name, e, h, i, ab)
     return W.experts_bytes(quant, e, h, i, ab)
 
 
