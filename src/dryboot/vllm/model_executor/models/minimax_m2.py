@@ -45,6 +45,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError("config.json", "shared_intermediate_size", "MiniMax-M2's shared expert is not modelled")
     d = moe_decoder_dims(config, par, args)
     quant, ab, h, hd, tp = d.quant, d.ab, d.h, d.hd, par.tp
+    if quant.wna16 is not None:  # GPTQ / AWQ: the layout after loading for the GPU named
+        quant = W._on_gpu(quant, par, "minimax_m2")
     nq_r, nkv_r, e_r, i_r, layers = d.nq_r, d.nkv_r, d.e_r, d.i_r, d.layers
     nkv = W._int(config, "num_key_value_heads")
     w = W._Walk(None, par.vllm_version)
@@ -67,14 +69,14 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             *([("router", 4 * e)] if config.get("use_routing_bias") else []),
             *_experts(quant, f"model.layers.{li}.block_sparse_moe.experts", e_r, h, i_r, ab),
         ]
-        if quant.method is not None:  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
-            entries += [("scale", ab)] * 4
+        if quant.method is not None and quant.wna16 is None:
+            entries += [("scale", ab)] * 4  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
         for kind, nbytes in entries:
             w.own("attention" if kind == "weight" else kind, nbytes)
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+        w.ref.allocated_bytes += (w.attention_blocks - W._post_load_host_blocks(quant, w.range_blocks)) * W.ALLOC_ROUND
     if layers:
         rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
