@@ -71,8 +71,8 @@ from pathlib import Path
 from typing import Any
 
 #: the repack kernels whose output shapes vLLM declares in ``_custom_ops.py`` (``register_fake``),
-#: and Machete's GEMM (MLA dequantizes a quantized ``kv_b_proj`` after loading by applying it)
-OPS = ("gptq_marlin_repack", "awq_marlin_repack", "machete_prepack_B", "machete_mm")
+#: and the Machete and Marlin GEMMs (MLA dequantizes a quantized ``kv_b_proj`` after loading by applying it)
+OPS = ("gptq_marlin_repack", "awq_marlin_repack", "machete_prepack_B", "machete_mm", "marlin_gemm")
 #: vLLM's fake signatures' annotations -> schema types (``ScalarType``: the wrapper passes its id)
 _SCHEMA_TYPES = {
     "torch.Tensor": "Tensor",
