@@ -232,7 +232,7 @@ def dump_experts(model: Any) -> None:
 
 
 def _yarn_ramp_on_cpu(torch: Any) -> None:
-    """DeepSeek-V4's YaRN rope builds its ramp mask on the default (meta) device, where
+    """DeepSeek-V4's (and V3's) YaRN rope builds its ramp mask on the default (meta) device, where
     ``torch.clamp`` with Python bounds mixes devices: the mask is computed on the CPU and moved to
     the meta device (a value, not a held tensor: the sizes counted are unchanged)."""
     import vllm.model_executor.layers.rotary_embedding.deepseek_scaling_rope as dsr
@@ -261,7 +261,7 @@ def main() -> int:
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
-    if os.environ.get("RECORD_SET") == "dsv4":
+    if os.environ.get("RECORD_SET") in ("dsv4", "moe"):  # DeepSeek-V3's YaRN rope too
         _yarn_ramp_on_cpu(torch)
 
     V = es.V

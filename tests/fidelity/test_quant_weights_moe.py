@@ -94,6 +94,19 @@ def test_corpus_size() -> None:
     # AutoRound's wrapper names (model.language_model.*) in extra_config / block_name_to_quantize
     for version in ("0.27.1", "0.30.0", "0.33.0"):
         assert "Qwen--Qwen3.6-35B-A3B+AutoRound-W4A16" in exact.get(version, set()), version
+    # GPTQ / AWQ experts of GLM-4.5 (glm4_moe), GLM-4.7-Flash (MLA: kv_b_proj dequantized after
+    # loading) and the Gated DeltaNet MoE hybrids
+    for version in ("0.27.1", "0.30.0", "0.33.0"):
+        assert {
+            "zai-org--GLM-4.5+GPTQ-Int4-g128",
+            "zai-org--GLM-4.7-Flash+AWQ-g128",
+            "zai-org--GLM-4.7-Flash+GPTQ-Int4-g128",
+            "Qwen--Qwen3-Next-80B-A3B-Thinking+AWQ-g128",
+            "Qwen--Qwen3-Next-80B-A3B-Thinking+GPTQ-Int4-g128",
+            "Qwen--Qwen3.5-35B-A3B+AWQ-g128",
+        } <= exact.get(version, set()), version
+    # MiniMax-M2's experts, GLM-4.5 under AWQ (its gate_up_proj layers left unquantized by "gate")
+    assert {"MiniMaxAI--MiniMax-M2.5+AWQ-g128", "zai-org--GLM-4.5+AWQ-g128"} <= exact["0.33.0"]
     for version in ("0.28.0", "0.33.0"):
         assert {
             "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic",
