@@ -101,12 +101,18 @@ def test_corpus_size() -> None:
             "zai-org--GLM-4.5+GPTQ-Int4-g128",
             "zai-org--GLM-4.7-Flash+AWQ-g128",
             "zai-org--GLM-4.7-Flash+GPTQ-Int4-g128",
+            "deepseek-ai--DeepSeek-V3+AWQ-g128",
             "Qwen--Qwen3-Next-80B-A3B-Thinking+AWQ-g128",
             "Qwen--Qwen3-Next-80B-A3B-Thinking+GPTQ-Int4-g128",
             "Qwen--Qwen3.5-35B-A3B+AWQ-g128",
         } <= exact.get(version, set()), version
-    # MiniMax-M2's experts, GLM-4.5 under AWQ (its gate_up_proj layers left unquantized by "gate")
-    assert {"MiniMaxAI--MiniMax-M2.5+AWQ-g128", "zai-org--GLM-4.5+AWQ-g128"} <= exact["0.33.0"]
+    # MiniMax-M2's experts, GLM-4.5 under AWQ (its gate_up_proj layers left unquantized by "gate"),
+    # DeepSeek-V3 under GPTQ (its MLA projections quantized)
+    assert {
+        "MiniMaxAI--MiniMax-M2.5+AWQ-g128",
+        "zai-org--GLM-4.5+AWQ-g128",
+        "deepseek-ai--DeepSeek-V3+GPTQ-Int4-g128",
+    } <= exact["0.33.0"]
     for version in ("0.28.0", "0.33.0"):
         assert {
             "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic",
@@ -153,7 +159,7 @@ def test_expert_methods_are_vllms() -> None:
     for cases in RECORDED.values():
         for row in cases.values():
             method = next((m for key, m in want.items() if row["config"].endswith(key)), None)
-            if method == "AutoGPTQMoEMethod" and tp_of(row) == 2:  # 704 per rank, group 128
+            if row["config"].endswith("GPTQ-Int4") and tp_of(row) == 2:  # Qwen1.5-MoE: 704 per rank, group 128
                 method = "MoeWNA16Method"  # the fallback dryboot names in its refusal (any SM)
             if row["ok"] and method is not None and "kernels" in row:
                 cfg = json.loads((moe.CONFIGS / row["config"] / "config.json").read_text())
