@@ -102,14 +102,14 @@ def test_corpus_size() -> None:
             "zai-org--GLM-4.7-Flash+AWQ-g128",
             "zai-org--GLM-4.7-Flash+GPTQ-Int4-g128",
             "deepseek-ai--DeepSeek-V3+AWQ-g128",
+            "MiniMaxAI--MiniMax-M2.5+AWQ-g128",
             "Qwen--Qwen3-Next-80B-A3B-Thinking+AWQ-g128",
             "Qwen--Qwen3-Next-80B-A3B-Thinking+GPTQ-Int4-g128",
             "Qwen--Qwen3.5-35B-A3B+AWQ-g128",
         } <= exact.get(version, set()), version
-    # MiniMax-M2's experts, GLM-4.5 under AWQ (its gate_up_proj layers left unquantized by "gate"),
-    # DeepSeek-V3 under GPTQ (its MLA projections quantized)
+    # GLM-4.5 under AWQ (its gate_up_proj layers left unquantized by "gate"), DeepSeek-V3 under
+    # GPTQ (its MLA projections quantized)
     assert {
-        "MiniMaxAI--MiniMax-M2.5+AWQ-g128",
         "zai-org--GLM-4.5+AWQ-g128",
         "deepseek-ai--DeepSeek-V3+GPTQ-Int4-g128",
     } <= exact["0.33.0"]
