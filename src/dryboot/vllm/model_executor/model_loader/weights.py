@@ -224,7 +224,9 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: expert too (its router and shared-expert gate are built unquantized), though it is in
 #: :data:`UNQUANTIZED_ONLY` for every other method; the Gated DeltaNet MoE hybrids (Qwen3-Next,
 #: Qwen3.5 / 3.6 MoE: their router gate and shared-expert gate built with ``quant_config=None``,
-#: their layers' linear attention and shared expert quantized as the dense hybrids')
+#: their layers' linear attention and shared expert quantized as the dense hybrids'); GLM-4.5
+#: (its float32 router unquantized, in :data:`UNQUANTIZED_ONLY` for the other methods) and the MLA
+#: families (GLM-4.7-Flash, DeepSeek-V2 / V3: :func:`_mla_attention`'s dequantized ``kv_b_proj``)
 WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)

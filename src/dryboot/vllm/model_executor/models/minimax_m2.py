@@ -5,8 +5,10 @@ stage, the final norm and the untied LM head on the last, then per layer:
 * attention: ``qkv_proj`` / ``o_proj`` (quantized as the checkpoint says), the q/k norms over
   the whole projection (``MiniMaxText01RMSNormTP``: ``q_norm`` ``[heads x head_dim / TP]``,
   ``k_norm`` ``[kv_heads x head_dim / TP]``, one KV head's when KV heads are replicated);
-* the MoE block: ``gate`` (float32 ``[E, H]``), the float32 ``e_score_correction_bias`` ``[E]``
-  under ``use_routing_bias``, the experts (``weights.experts_bytes``);
+* the MoE block: ``gate`` (float32 ``[E, H]``, never quantized), the float32
+  ``e_score_correction_bias`` ``[E]`` under ``use_routing_bias``, the experts
+  (``weights.experts_bytes``; GPTQ / AWQ: repacked for the GPU named, ``wna16_experts_bytes``,
+  with no KV-cache scale parameters and the default scales moved to the host after loading);
 * one rotary table ``[max_position_embeddings, rotary_dim]`` per stage.
 
 vLLM refuses TP above the number of experts. At TP > 1 the q/k norms' fused all-reduce allocates
