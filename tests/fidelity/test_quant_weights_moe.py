@@ -107,6 +107,13 @@ def test_corpus_size() -> None:
             "Qwen--Qwen3-Next-80B-A3B-Thinking+GPTQ-Int4-g128",
             "Qwen--Qwen3.5-35B-A3B+AWQ-g128",
         } <= exact.get(version, set()), version
+    # the default release: one case of each family
+    assert {
+        "zai-org--GLM-4.5+GPTQ-Int4-g128",
+        "zai-org--GLM-4.7-Flash+GPTQ-Int4-g128",
+        "deepseek-ai--DeepSeek-V3+AWQ-g128",
+        "Qwen--Qwen3-Next-80B-A3B-Thinking+GPTQ-Int4-g128",
+    } <= exact["0.28.0"]
     # GLM-4.5 under AWQ (its gate_up_proj layers left unquantized by "gate"), DeepSeek-V3 under
     # GPTQ (its MLA projections quantized)
     assert {
