@@ -225,8 +225,10 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: expert too (its router and shared-expert gate are built unquantized), though it is in
 #: :data:`UNQUANTIZED_ONLY` for every other method; the Gated DeltaNet MoE hybrids (Qwen3-Next,
 #: Qwen3.5 / 3.6 MoE: their router gate and shared-expert gate built with ``quant_config=None``,
-#: their layers' linear attention and shared expert quantized as the dense hybrids')
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe"}
+#: their layers' linear attention and shared expert quantized as the dense hybrids'); GLM-4.5
+#: (its float32 router unquantized, in :data:`UNQUANTIZED_ONLY` for the other methods) and the MLA
+#: families (GLM-4.7-Flash, DeepSeek-V2 / V3: :func:`_mla_attention`'s dequantized ``kv_b_proj``)
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
@@ -1904,9 +1906,10 @@ def _mla_attention(
     ``kv_a_proj_with_mqa``), ``q_a_layernorm`` and ``q_b_proj`` (column ``[heads / TP x
     (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), in]``) and
     the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
-    (column ``[heads / TP x (nope + v), kv_lora]``), ``o_proj`` (row ``[H, heads / TP x v]``) and
-    the attention layer's four float32 scale buffers. ``in``: ``input_size`` (an EAGLE-3 head's
-    first layer reads ``2 H``: ``deepseek_eagle3.py``), else ``H``."""
+    (column ``[heads / TP x (nope + v), kv_lora]``; quantized, its dequantized copy after loading),
+    ``o_proj`` (row ``[H, heads / TP x v]``) and the attention layer's four float32 scale buffers.
+    ``in``: ``input_size`` (an EAGLE-3 head's first layer reads ``2 H``: ``deepseek_eagle3.py``),
+    else ``H``."""
     k_in = h if input_size is None else input_size
     heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
     nope, rope, v = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim"), _int(config, "v_head_dim")
@@ -1942,6 +1945,11 @@ def _mla_attention(
         "attention",
         ((f"{att}.kv_b_proj", "column"),),
     )
+    if quant.wna16 is not None and quant.wna16.layer_scheme(f"{att}.kv_b_proj") is not None:
+        # MLAAttention.process_weights_after_loading: a quantized kv_b_proj is dequantized (the
+        # layer applied to an identity, get_and_maybe_dequant_weights) into one [kv_lora,
+        # heads / TP x (nope + v)] tensor in the model dtype, kept as W_UK_T / W_UV (views)
+        w.own("attention", kv_lora * heads_r * (nope + v) * ab)
     w.module(
         _linear(quant, f"{att}.o_proj", heads_r * v, (h,), ab, tp=tp, split="row"),
         "attention",
@@ -1966,7 +1974,10 @@ def _mla_attention(
         w.own("weight", heads_r * (nope + v) * kv_lora * ab)
         w.ref.allocated_bytes += (w.attention_blocks - 2) * ALLOC_ROUND
         return
-    w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
+    # MLAAttention.process_weights_after_loading resets the default scales as Attention's does
+    # (checked for the weight-only integer layouts, which the oracle runs after loading)
+    host = _post_load_host_blocks(quant, w.range_blocks) if quant.wna16 is not None else 0
+    w.ref.allocated_bytes += (w.attention_blocks - host) * ALLOC_ROUND
 
 
 #: ``layers_block_type`` entries as ``hybrid_override_pattern`` symbols (``NemotronHConfig``)
