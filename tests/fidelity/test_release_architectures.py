@@ -38,6 +38,25 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
     },
+    "0.31.0": {
+        # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
+        "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
+        # muse_glimmer.py still slides the no_rope_layers' RoPE layers, vLLM's own config class
+        "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+        "MellumForCausalLM": "its own model class (mellum.py), as on 0.30.0",
+        "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+    },
+    "0.32.0": {
+        "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
+        "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+        # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM)
+        "MellumForCausalLM": "served by the Transformers backend",
+        # mimo_v2.py passes the cache config to its attention layers (--kv-cache-dtype applies)
+        "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
+        "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+    },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
         # own MellumConfig is gone: transformers' class reads the file
