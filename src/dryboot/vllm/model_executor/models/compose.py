@@ -616,4 +616,5 @@ def towers_on_stage(arch: str, par: W.Parallel) -> bool:
     first alone where the release's V2 model runner skips them on later stages
     (``VersionRules.pp_towers_first_stage``; a speculative method that keeps the V1 runner, e.g.
     ``suffix``, builds them on every stage: not distinguished here)."""
-    return par.pp_rank == 0 or not rules_for(par.vllm_version).pp_towers_first_stage
+    rules = rules_for(par.vllm_version)
+    return par.pp_rank == 0 or not rules.pp_towers_first_stage
