@@ -82,7 +82,23 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
     if config["architectures"][0] == "Granite4VisionForConditionalGeneration":
         # its deepstack feature buffers: a list attribute of the wrapper, one per level
         return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
+    if config["architectures"][0] in DEEPSTACK_WRAPPERS and not _lm_only(row):
+        # Qwen3-VL's deepstack feature buffers (a list attribute), where the vision tower is built
+        outer = config.get("thinker_config", config)
+        text, vision = outer["text_config"], outer["vision_config"]
+        dtype = text.get("torch_dtype") or config.get("torch_dtype") or "bfloat16"
+        ab = 4 if dtype == "float32" else 2
+        return len(vision.get("deepstack_visual_indexes") or []) * tokens * text["hidden_size"] * ab
     return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
+
+
+#: wrappers holding Qwen3-VL's deepstack feature buffers (``qwen3_vl.deepstack_buffers``)
+DEEPSTACK_WRAPPERS = {
+    "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration",
+    "Cosmos3ForConditionalGeneration",
+    "Qwen3OmniMoeForConditionalGeneration",
+}
 
 
 def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:

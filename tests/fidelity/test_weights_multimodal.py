@@ -273,7 +273,7 @@ def test_tower_config_defaults_match_vllm(case: str) -> None:
         )
 
 
-#: vLLM 0.27.1's, 0.30.0's and 0.33.0's own figures for the wrappers added with the Pixtral tower
+#: vLLM 0.27.1's and 0.30.0-0.33.0's own figures for the wrappers added with the Pixtral tower
 #: (``RECORD_WEIGHTS_OUT=... record_weights.py --tiny ARCH...`` in each release's boot environment;
 #: 0.27.1's in ``recorded-0.27.1.json`` beside that release's other cases)
 PER_RELEASE_ARCHS = (
@@ -289,6 +289,8 @@ PER_RELEASE = {
     for version, name in (
         ("0.27.1", "recorded-0.27.1.json"),
         ("0.30.0", "recorded-0.30.0-wrappers.json"),
+        ("0.31.0", "recorded-0.31.0-wrappers.json"),
+        ("0.32.0", "recorded-0.32.0-wrappers.json"),
         ("0.33.0", "recorded-0.33.0-wrappers.json"),
     )
 }

@@ -169,10 +169,10 @@ ARCHITECTURES = {
 #: ``glm4_moe_lite.py`` reuses it)
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: releases whose Qwen3.5 wrappers cache the multimodal RoPE table over ``max_position_embeddings``
-#: only (0.33 ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
-#: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
+#: only (0.32+ ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
+#: dryboot does not take; 0.27.1-0.31.0: always 4); checked by the ModelOpt cases (96 MiB for
 #: Qwen3.6-35B-A3B)
-MROPE_TOKEN_POSITIONS = {"0.33.0"}
+MROPE_TOKEN_POSITIONS = {"0.32.0", "0.33.0"}
 #: the key a wrapper's text config carries into this walk when vLLM builds its decoder layers as
 #: ``qwen3_vl.py``'s ``Qwen3VLDecoderLayer`` (Qwen3-VL, Qwen3-VL-MoE and the classes over them):
 #: their multimodal RoPE follows :data:`MROPE_TOKEN_POSITIONS` as the Qwen3.5 wrappers' does
@@ -977,13 +977,20 @@ def checkpoint_rank_weights(
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
+_NO_CONFIG_CLASS = "vLLM has no config class for it: only the checkpoint's own code"
 RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "LongcatFlashForCausalLM": {"0.33.0": "its class reads mla_scale_q_lora, no longer defaulted"},
-    "ExaoneForCausalLM": {"0.33.0": "vLLM has no config class for model_type exaone: only the checkpoint's own code"},
-    "SarvamMLAForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
+    "LongcatFlashForCausalLM": {
+        "0.31.0": "it builds another number of MLA layers from the same config (its transformers' LongcatFlashConfig)",
+        **{v: "its class reads mla_scale_q_lora, no longer defaulted" for v in ("0.32.0", "0.33.0")},
+    },
+    "ExaoneForCausalLM": {
+        v: "vLLM has no config class for model_type exaone: only the checkpoint's own code"
+        for v in ("0.31.0", "0.32.0", "0.33.0")
+    },
+    "SarvamMLAForCausalLM": {v: _NO_CONFIG_CLASS for v in ("0.31.0", "0.32.0", "0.33.0")},
     "Step3p5ForCausalLM": {"0.33.0": "its Step3p7TextConfig reads use_moe_router_bias, not defaulted"},
-    "IQuestCoderForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
-    "InternLM3ForCausalLM": {"0.33.0": "vLLM has no config class for it: only the checkpoint's own code"},
+    "IQuestCoderForCausalLM": {v: _NO_CONFIG_CLASS for v in ("0.31.0", "0.32.0", "0.33.0")},
+    "InternLM3ForCausalLM": {v: _NO_CONFIG_CLASS for v in ("0.31.0", "0.32.0", "0.33.0")},
 }
 
 

@@ -46,7 +46,7 @@ def rotary_buffers(v: Mapping[str, Any], version: str) -> list[int]:
     head_dim = W._int(v, "hidden_size") // W._int(v, "num_attention_heads")
     if release == "0.27.1":
         return 2 * [4 * (W._int(v, "image_size") // W._int(v, "patch_size")) ** 2 * head_dim]
-    if release == "0.33.0":
+    if release in ("0.31.0", "0.32.0", "0.33.0"):
         return 2 * [4 * (head_dim // 2)]
     if release in ("0.28.0", "0.29.0", "0.30.0"):
         return []
