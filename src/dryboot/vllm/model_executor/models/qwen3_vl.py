@@ -92,7 +92,8 @@ def with_deepstack(family: Family, text_of: Any, vision_of: Any, tower_modalitie
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         weights = family.walk(config, par, args)
         inner = text_of(config)
-        text = {**{k: config[k] for k in ("torch_dtype",) if k in config}, **(inner if isinstance(inner, Mapping) else {})}
+        outer = {k: config[k] for k in ("torch_dtype",) if k in config}
+        text = {**outer, **(inner if isinstance(inner, Mapping) else {})}
         arch = str(config["architectures"][0])
         built = (
             not args.no_tower
