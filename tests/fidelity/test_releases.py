@@ -1205,8 +1205,6 @@ def test_unverified_architecture_is_refused_on_that_release_only() -> None:
         ("StableLMEpochForCausalLM", "0.33.0", "0.28.0", "until v0.28.0"),
         # vLLM 0.27.1's transformers has no minicpm3 config class
         ("MiniCPM3ForCausalLM", "0.27.1", "0.28.0", "minicpm3 config class"),
-        # vLLM 0.32.0's MiMo-V2 attention takes --kv-cache-dtype (fp8 pages half the 0.28.0 size)
-        ("MiMoV2FlashForCausalLM", "0.32.0", "0.31.0", "--kv-cache-dtype"),
         # vLLM 0.33.0 serves HunYuan-VL through its Transformers backend, which loads the checkpoint's
         # image processor files (OSError without them); 0.28.0 builds hunyuan_vision.py
         ("HunYuanVLForConditionalGeneration", "0.33.0", "0.28.0", "Transformers modeling backend"),

@@ -357,20 +357,36 @@ def test_wrapper_matches_each_release(version: str, cid: str) -> None:
     assert got == stages
 
 
+def test_hunyuan_vl_refused_by_name_where_the_backend_serves_it() -> None:
+    with pytest.raises(InputError, match="Transformers modeling backend"):
+        rank_weights(_config("HunYuanVLForConditionalGeneration"), Parallel(tp=1, vllm_version="0.31.0"))
+
+
 @pytest.mark.parametrize(
-    ("arch", "version", "par", "named"),
+    ("version", "switch", "flipped", "arch"),
     [
-        ("Mistral3ForConditionalGeneration", "0.31.0", Parallel(tp=1), "rotary buffers"),
-        ("Granite4VisionForConditionalGeneration", "0.32.0", Parallel(tp=1), "projectors on this release"),
-        ("LlavaNextVideoForConditionalGeneration", "0.32.0", Parallel(tp=1, pp=2, pp_rank=1), "not checked"),
-        ("HunYuanVLForConditionalGeneration", "0.31.0", Parallel(tp=1), "Transformers modeling backend"),
+        ("0.31.0", "pp_towers_first_stage", True, "Mistral3ForConditionalGeneration"),
+        ("0.32.0", "pp_towers_first_stage", True, "Mistral3ForConditionalGeneration"),
+        ("0.33.0", "pp_towers_first_stage", False, "Mistral3ForConditionalGeneration"),
     ],
 )
-def test_unchecked_releases_refused_by_name(arch: str, version: str, par: Parallel, named: str) -> None:
-    from dataclasses import replace
+def test_towers_per_stage_switch_is_needed(
+    version: str, switch: str, flipped: bool, arch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flipped, the release's recorded pipeline stages of the wrapper no longer match."""
+    import dataclasses
 
-    with pytest.raises(InputError, match=named):
-        rank_weights(_config(arch), replace(par, vllm_version=version))
+    from dryboot.vllm import versions
+
+    cid = f"arch--{arch} --tensor-parallel-size 2 --pipeline-parallel-size 3"
+    rules = versions.rules_for(version)
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
+    versions.rules_for.cache_clear()
+    try:
+        with pytest.raises(AssertionError):
+            test_wrapper_matches_each_release(version, cid)
+    finally:
+        versions.rules_for.cache_clear()
 
 
 def test_lighton_ocr_config_without_the_fields_vllm_reads_refused() -> None:

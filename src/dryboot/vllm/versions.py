@@ -269,8 +269,6 @@ _LONGCAT_LAYERS = (
     "its engine start builds another number of MLA layers from the same config (the transformers it ships "
     "reads LongcatFlashConfig's layer count otherwise): not modelled"
 )
-#: MuseGlimmer's registry names (``muse_glimmer.py``): new in 0.28; 0.31 and 0.32 not checked
-_MUSE_GLIMMER = frozenset({"MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"})
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
 _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
 
@@ -308,25 +306,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
-    },
-    **{
-        (v, "MiMoV2FlashForCausalLM"): (
-            "its attention layers take --kv-cache-dtype from this release on, so their pages differ from "
-            "0.28.0's: not modelled"
-        )
-        for v in ("0.32.0",)
-    },
-    **{
-        (v, "MellumForCausalLM"): "its model class needs CUDA when built, which the CPU oracle cannot provide"
-        for v in ("0.32.0",)
-    },
-    **{
-        (v, a): (
-            "its sliding layers are read from no_rope_layers up to 0.30.0 and from layer_types in 0.33.0; "
-            "which one this release reads is not checked"
-        )
-        for v in ("0.31.0", "0.32.0")
-        for a in _MUSE_GLIMMER
     },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
@@ -416,7 +395,6 @@ _V031 = replace(
     _V030,
     version="0.31.0",
     unverified_architectures=_REMOVED_IN_029
-    | _MUSE_GLIMMER
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
@@ -431,7 +409,6 @@ _V032 = replace(
     input_norm_towers=frozenset(
         {"Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "GlmOcrForConditionalGeneration"}
     ),
-    unverified_architectures=_V031.unverified_architectures | {"MellumForCausalLM", "MiMoV2FlashForCausalLM"},
     mamba_align_state_with_spec=True,
     mimo_v2_cache_config=True,
     flashinfer_nvfp4_sm90=True,
@@ -447,12 +424,7 @@ _V033 = replace(
     version="0.33.0",
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    # Mellum and MiMo-V2-Flash: the release's own engine start recorded
-    # (tests/fidelity/data/release-architectures/vllm-0.33.0.json)
-    unverified_architectures=(
-        _V032.unverified_architectures - {"MellumForCausalLM", "MiMoV2FlashForCausalLM"} - _MUSE_GLIMMER
-    )
-    | {"Step3p5ForCausalLM"},
+    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
     limit_max_model_len_to_draft=True,
