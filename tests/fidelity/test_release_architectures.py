@@ -77,10 +77,11 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
 
 #: (release, case id) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
-    ("0.33.0", "MiMoV2FlashForCausalLM#8"): (
+    (v, "MiMoV2FlashForCausalLM#8"): (
         "dryboot refuses by name: vLLM builds MiMo's FLASH_ATTN_DIFFKV layers with an nvfp4_4over6 cache "
         "unchecked (pages of one byte an element, no FlashInfer layout); not modelled"
-    ),
+    )
+    for v in ("0.32.0", "0.33.0")
 }
 
 
@@ -105,8 +106,13 @@ def _record(version: str) -> dict[str, Any]:
 
 PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
 
-#: (release, architecture) that release's registry lacks: vLLM refuses every case, and dryboot must too
-ABSENT = frozenset({("0.30.0", "HCXVisionForCausalLM"), ("0.33.0", "HCXVisionForCausalLM")})
+#: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses
+#: every case, and dryboot must too
+ABSENT = frozenset(
+    {(v, "HCXVisionForCausalLM") for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0")}
+    # the transformers of 0.31.0's environment has no hyperclovax_vision_v2 config class
+    | {("0.31.0", "HCXVisionV2ForCausalLM")}
+)
 
 
 @pytest.mark.parametrize(("version", "architecture"), PAIRS)
@@ -145,6 +151,9 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.33.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
         ("0.33.0", "MellumForCausalLM", "hf_config_class_architectures"),
         ("0.33.0", "MuseGlimmerForCausalLM", "muse_glimmer_layer_types"),
+        ("0.32.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
+        ("0.31.0", "MellumForCausalLM", "hf_config_class_architectures"),
+        ("0.32.0", "MellumForCausalLM", "hf_config_class_architectures"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -82,7 +82,9 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
     if config["architectures"][0] == "Granite4VisionForConditionalGeneration":
         # its deepstack feature buffers: a list attribute of the wrapper, one per level
         return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
-    if config["architectures"][0] in DEEPSTACK_WRAPPERS and not _lm_only(row):
+    limits = _serve(row)["limit_mm_per_prompt"] or {}
+    no_vision = limits.get("image", 1) == 0 and limits.get("video", 1) == 0
+    if config["architectures"][0] in DEEPSTACK_WRAPPERS and not _lm_only(row) and not no_vision:
         # Qwen3-VL's deepstack feature buffers (a list attribute), where the vision tower is built
         outer = config.get("thinker_config", config)
         text, vision = outer["text_config"], outer["vision_config"]
@@ -451,7 +453,9 @@ def test_composed_wrapper_limit_mm_zero_skips_the_tower(name: str) -> None:
     lm_only = RECORDED[f"{name} --tensor-parallel-size 2 --language-model-only"]
     w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0, "video": 0})
     assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
-    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    w = rank_weights(
+        config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192
+    )
     assert w.param_bytes == RECORDED[f"{name} --tensor-parallel-size 2"]["param_bytes"]
 
 

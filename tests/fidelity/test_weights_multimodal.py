@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_weights import _attr_bytes
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, families, rank_weights
@@ -86,8 +87,10 @@ def test_partial_limits_are_recorded() -> None:
         argv = row["argv"]
         arch = row["config"][len("arch--") :]
         limits = json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
-        w = rank_weights(_config(arch), Parallel(tp=2), limit_mm_per_prompt=limits)
-        assert (w.param_bytes, w.buffer_bytes, w.allocated_bytes) == (
+        config = _config(arch)
+        tokens = row.get("max_num_batched_tokens", 8192)
+        w = rank_weights(config, Parallel(tp=2), limit_mm_per_prompt=limits, max_num_batched_tokens=tokens)
+        assert (w.param_bytes, w.buffer_bytes - _attr_bytes(config, row), w.allocated_bytes) == (
             row["param_bytes"],
             row["buffer_bytes"],
             row["allocated_bytes"],

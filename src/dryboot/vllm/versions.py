@@ -155,9 +155,10 @@ class VersionRules:
         ``_normalize_quantization_config``); ``False``: it raises "Unknown ModelOpt quant algo"
         (0.27.1-0.32.0 recorded by the oracle: ``quant-recorded-modelopt-<release>.json``).
     :param hf_config_class_architectures: architectures whose config the release reads with
-        transformers' own config class, vLLM's (with its defaults) being gone (0.33.0: AFMoE and
-        Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
-        served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
+        transformers' own config class, vLLM's (with its defaults) being gone (0.31.0+: Mellum, recorded
+        on 0.31.0-0.33.0, served by the Transformers backend from 0.32: ``dense.HF_CLASS_DECODERS``;
+        0.33.0: AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left
+        unset).
     :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
         layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
         as vLLM's ``Attention`` (four float32 scale buffers), beside transformers' own rotary
@@ -401,6 +402,8 @@ _V031 = replace(
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     laguna_ropes_by_layer_type=True,
     transformers_backend_fuses_biased_qkv=True,
+    # no mellum entry in vLLM's config registry from 0.31: transformers' MellumConfig reads the file
+    hf_config_class_architectures=frozenset({"MellumForCausalLM"}),
 )
 _V032 = replace(
     _V031,
@@ -426,7 +429,7 @@ _V033 = replace(
     modelopt_mixed_nested=True,
     unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
-    hf_config_class_architectures=frozenset({"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM"}),
+    hf_config_class_architectures=_V032.hf_config_class_architectures | {"AfmoeForCausalLM", "HYV3ForCausalLM"},
     limit_max_model_len_to_draft=True,
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,
