@@ -82,16 +82,27 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
     if config["architectures"][0] == "Granite4VisionForConditionalGeneration":
         # its deepstack feature buffers: a list attribute of the wrapper, one per level
         return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
+    if config["architectures"][0] in DEEPSTACK_WRAPPERS:
+        return deepstack_bytes(config, row)
+    return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
+
+
+def deepstack_bytes(config: dict[str, Any], row: dict[str, Any], version: str = "0.28.0", stage: int = 0) -> int:
+    """Qwen3-VL's deepstack feature buffers (a list attribute: in the recorder's allocated bytes, not
+    its buffer bytes) on ``stage`` of ``version``, as ``qwen3_vl.py`` builds them: one
+    ``[max_num_batched_tokens, H_text]`` per ``deepstack_visual_indexes`` entry where the stage
+    builds the vision tower (0.27.1: always; 0.33.0: the first stage only)."""
     limits = _serve(row)["limit_mm_per_prompt"] or {}
     no_vision = limits.get("image", 1) == 0 and limits.get("video", 1) == 0
-    if config["architectures"][0] in DEEPSTACK_WRAPPERS and not _lm_only(row) and not no_vision:
-        # Qwen3-VL's deepstack feature buffers (a list attribute), where the vision tower is built
-        outer = config.get("thinker_config", config)
-        text, vision = outer["text_config"], outer["vision_config"]
-        dtype = text.get("torch_dtype") or config.get("torch_dtype") or "bfloat16"
-        ab = 4 if dtype == "float32" else 2
-        return len(vision.get("deepstack_visual_indexes") or []) * tokens * text["hidden_size"] * ab
-    return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
+    tower = not _lm_only(row) and not no_vision and (stage == 0 or version != "0.33.0")
+    if not (tower or version == "0.27.1"):
+        return 0
+    outer = config.get("thinker_config", config)
+    text, vision = outer["text_config"], outer["vision_config"]
+    dtype = text.get("torch_dtype") or config.get("torch_dtype") or "bfloat16"
+    ab = 4 if dtype == "float32" else 2
+    tokens = row.get("max_num_batched_tokens", 8192)
+    return len(vision.get("deepstack_visual_indexes") or []) * tokens * text["hidden_size"] * ab
 
 
 #: wrappers holding Qwen3-VL's deepstack feature buffers (``qwen3_vl.deepstack_buffers``)
