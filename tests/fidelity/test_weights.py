@@ -464,9 +464,7 @@ def test_composed_wrapper_limit_mm_zero_skips_the_tower(name: str) -> None:
     lm_only = RECORDED[f"{name} --tensor-parallel-size 2 --language-model-only"]
     w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0, "video": 0})
     assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
-    w = rank_weights(
-        config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192
-    )
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
     assert w.param_bytes == RECORDED[f"{name} --tensor-parallel-size 2"]["param_bytes"]
 
 
