@@ -996,7 +996,7 @@ RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
 #: every modelled architecture: ``recorded-<release>-sweep.json``; 0.27.1 / 0.28.0 by
-#: ``recorded-<release>.json``); 0.29.0, 0.31.0 and 0.32.0 are not checked
+#: ``recorded-<release>.json``); 0.29.0 is not checked
 TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
 #: class of its own (``compose.backend_served``)
