@@ -678,14 +678,9 @@ def modelopt_mixed_refusal(algo: str, rules: VersionRules) -> str | None:
     """Why ``rules``' release does not serve a nested ModelOpt ``quant_algo`` MIXED_PRECISION
     (``algo`` as written), or ``None`` (it names it ``modelopt_mixed``): 0.27.1-0.30.0 raise
     ``ValueError: Unknown ModelOpt quant algo`` in ``ModelConfig`` (``ModelArchConfigConvertor.
-    _normalize_quantization_config``, recorded by the oracle); 0.31 and 0.32 are not checked."""
+    _normalize_quantization_config``, recorded by the oracle), and so do 0.31.0 and 0.32.0."""
     if rules.modelopt_mixed_nested:
         return None
-    if rules.modelopt_mixed_nested is None:
-        return (
-            f"{algo}: how vLLM {rules.version} names a nested ModelOpt quant_algo {algo} is not checked "
-            "(0.27.1-0.30.0 refuse it, 0.33.0 serves it as modelopt_mixed)"
-        )
     return f"Unknown ModelOpt quant algo: {algo} (vLLM {rules.version})"
 
 

@@ -170,10 +170,10 @@ ARCHITECTURES = {
 #: ``glm4_moe_lite.py`` reuses it)
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: releases whose Qwen3.5 wrappers cache the multimodal RoPE table over ``max_position_embeddings``
-#: only (0.33 ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
-#: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
+#: only (0.32+ ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
+#: dryboot does not take; 0.27.1-0.31.0: always 4); checked by the ModelOpt cases (96 MiB for
 #: Qwen3.6-35B-A3B)
-MROPE_TOKEN_POSITIONS = {"0.33.0"}
+MROPE_TOKEN_POSITIONS = {"0.32.0", "0.33.0"}
 #: the key a wrapper's text config carries into this walk when vLLM builds its decoder layers as
 #: ``qwen3_vl.py``'s ``Qwen3VLDecoderLayer`` (Qwen3-VL, Qwen3-VL-MoE and the classes over them):
 #: their multimodal RoPE follows :data:`MROPE_TOKEN_POSITIONS` as the Qwen3.5 wrappers' does
@@ -983,16 +983,20 @@ def checkpoint_rank_weights(
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
+    "LongcatFlashForCausalLM": {
+        "0.31.0": "it builds another number of MLA layers from the same config (its transformers' LongcatFlashConfig)",
+    },
+}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
 #: every modelled architecture: ``recorded-<release>-sweep.json``; 0.27.1 / 0.28.0 by
-#: ``recorded-<release>.json``); 0.29.0, 0.31.0 and 0.32.0 are not checked
-TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+#: ``recorded-<release>.json``); 0.29.0 is not checked
+TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
 #: class of its own (``compose.backend_served``)
-TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.33.0")
+TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def release_guard(config: Mapping[str, Any], version: str) -> None:
