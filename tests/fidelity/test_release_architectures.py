@@ -52,6 +52,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # layer_types' sliding layers (0.28-0.30: vLLM's own class, no_rope_layers)
         "MuseGlimmerForCausalLM": "its sliding layers read from layer_types",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from layer_types",
+        # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
+        # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
     },
 }
 
