@@ -47,7 +47,9 @@ def test_the_config_hook_picks_fa4_where_it_runs_else_triton(model: str, gpu: st
     assert rc == 0 and isinstance(doc, dict)
     assert doc["attention_backend"] == backend
     # one RSWA group of both layers, sized as full attention: 16 tokens x 4 KV heads x 128 B x 2
-    groups = [(g["kind"], g["block_size"], g["page_size_bytes"], len(g["layer_names"])) for g in doc["grouping"]["groups"]]
+    groups = [
+        (g["kind"], g["block_size"], g["page_size_bytes"], len(g["layer_names"])) for g in doc["grouping"]["groups"]
+    ]
     assert groups == [("rswa", 16, 16384, 2)]
     assert doc["capacity"]["num_blocks"] == 32768
 
