@@ -30,6 +30,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # a wrapper planned through its text model (Llama here), recorded on 0.28.0; 0.27.1 has the
         # same hyperclovax_vision.py and HCXVisionConfig
         "HCXVisionForCausalLM": "a wrapper of a text model dryboot plans",
+        # DeepSeek-OCR's wrapper on RSWAAttention: the same config hook and RSWASpec as 0.28.0
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
     },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -71,6 +73,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # layer_types' sliding layers (0.28-0.30: vLLM's own class, no_rope_layers)
         "MuseGlimmerForCausalLM": "its sliding layers read from layer_types",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from layer_types",
+        # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
+        # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
     },
 }
 

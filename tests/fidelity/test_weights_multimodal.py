@@ -195,7 +195,9 @@ def test_heads_tp_does_not_divide_replicate_the_tower(arch: str) -> None:
 
 #: where each wrapper keeps its language model's config
 TEXT_KEYS = {"Ovis": "llm_config", "BagelForConditionalGeneration": "llm_config"}
-TEXT_KEYS.update(dict.fromkeys(("DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM"), "language_config"))
+TEXT_KEYS.update(
+    dict.fromkeys(("DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM", "UnlimitedOCRForCausalLM"), "language_config")
+)
 TEXT_KEYS.update(
     dict.fromkeys(
         (

@@ -253,7 +253,10 @@ class AttentionTraits:
     indexer. ``mla_config``: vLLM's ``ModelConfig.use_mla`` holds for the config even where no
     layer is MLA (Kimi-Linear with ``kv_lora_rank``): the hybrid alignment then takes the latent
     page and a 128-token kernel alignment. ``mla_dims``: (qk_nope, qk_rope, v) head dims of an
-    MLA model (the MLA backends' validity per GPU reads the first)."""
+    MLA model (the MLA backends' validity per GPU reads the first). ``full_spec_name``: the spec
+    class a model's own full-attention layer class builds instead of ``FullAttentionSpec``, as
+    vLLM names its KV cache group (``rswa``: UnlimitedOCR's ``RSWAAttention``, an ``RSWASpec``
+    sized as full attention); ``None``: ``FullAttentionSpec``."""
 
     attention_sinks: bool = False
     logits_soft_cap: bool = False
@@ -262,6 +265,7 @@ class AttentionTraits:
     indexer_head_size: int | None = None
     mla_config: bool = False
     mla_dims: tuple[int, int, int] | None = None
+    full_spec_name: str | None = None
 
 
 @dataclass(frozen=True)
