@@ -16,6 +16,8 @@ from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_
 
 CONFIGS = Path(__file__).resolve().parent / "fidelity" / "data" / "weights" / "configs"
 #: every planned architecture's tiny config (the families no published config reaches)
+#: the published DeepSeek-V4-Flash config of the DeepSeek-V4 weights cases
+DSV4_FLASH = Path(__file__).resolve().parent / "fidelity/data/weights/quant-configs-dsv4/deepseek-ai--DeepSeek-V4-Flash"
 TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
 TINY_MODELLED = sorted(p.stem for p in TINY.glob("*.json") if p.stem in modelled_architectures())
 MODELLED = sorted(
@@ -91,3 +93,23 @@ def test_odd_value_in_a_tiny_config_refused_in_one_line_or_served(name: str, dat
     path = data.draw(st.sampled_from(_paths(config)))
     got = _served_or_one_line(_mutate(config, path, value), tp)
     event("odd, served" if got else "odd, refused")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), ODD, st.sampled_from([1, 2, 8]))
+def test_odd_value_in_deepseek_v4_on_a_modelled_gpu(data: Any, value: Any, tp: int) -> None:
+    """DeepSeek-V4-Flash is refused without a GPU (its experts' layout is the GPU's): the same on
+    SM 8.0 and vLLM 0.33.0, where its walk runs (``models/deepseek_v4.py``)."""
+    config = json.loads((DSV4_FLASH / "config.json").read_text())
+    path = data.draw(st.sampled_from(_paths(config)))
+    try:
+        w = rank_weights(
+            _mutate(config, path, value),
+            Parallel(tp=tp, capability=(8, 0), vllm_version="0.33.0"),
+            max_num_batched_tokens=2048,
+        )
+    except InputError as e:
+        assert "\n" not in e.line() and e.reason, e.line()
+        return
+    assert w.param_bytes > 0 and w.allocated_bytes >= w.total_bytes
+    assert sum(w.by_kind.values()) == w.param_bytes

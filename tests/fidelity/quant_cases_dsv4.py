@@ -16,9 +16,11 @@ CONFIGS = HERE / "data" / "weights" / "quant-configs-dsv4"
 RECORDED_NAME = "quant-recorded-dsv4-{version}.json"
 #: name, capability, SM count (tests/data/gpus/gpus.toml)
 GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
+    ("RTX 3090", (8, 6), 82),
     ("A100-80GB", (8, 0), 108),
+    ("RTX 4090", (8, 9), 128),
     ("H100", (9, 0), 132),
 )
-TPS = (1, 2)
+TPS = (1, 2, 4, 8)
 #: vLLM builds DeepSeek-V4 only with an fp8 KV cache (deepseek_v4/attention.py)
 EXTRA_ARGV = ("--kv-cache-dtype", "fp8", "--kernel-config", '{"enable_jit_warmup": false}')

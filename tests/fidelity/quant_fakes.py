@@ -80,8 +80,9 @@ import gc
 from pathlib import Path
 from typing import Any
 
-#: the repack kernels whose output shapes vLLM declares in ``_custom_ops.py`` (``register_fake``)
-OPS = ("gptq_marlin_repack", "awq_marlin_repack", "machete_prepack_B")
+#: the repack kernels whose output shapes vLLM declares in ``_custom_ops.py`` (``register_fake``),
+#: and the Machete and Marlin GEMMs (MLA dequantizes a quantized ``kv_b_proj`` after loading by applying it)
+OPS = ("gptq_marlin_repack", "awq_marlin_repack", "machete_prepack_B", "machete_mm", "marlin_gemm")
 #: vLLM's fake signatures' annotations -> schema types (``ScalarType``: the wrapper passes its id)
 _SCHEMA_TYPES = {
     "torch.Tensor": "Tensor",
@@ -93,6 +94,8 @@ _SCHEMA_TYPES = {
     "torch.dtype | None": "ScalarType?",
     "ScalarType": "int",
     "torch.Tensor | None": "Tensor?",
+    "int | None": "int?",
+    "str | None": "str?",
 }
 
 #: storages of vLLM's meta-device bookkeeping copies (no GPU memory), by storage id

@@ -103,6 +103,17 @@ def _load(name: str, path: Path) -> Any:
 GEMMA = ("gemma2", "gemma3", "gemma3_text")
 
 
+#: the other decoder-block linear layers a GPTQ checkpoint of the MoE families quantizes (read by
+#: vLLM's ``maybe_update_config`` as above): Gated DeltaNet projections (Qwen3-Next's, Qwen3.5's),
+#: shared experts (Qwen's ``shared_expert``, DeepSeek / GLM's ``shared_experts``), MLA projections
+MOE_FAMILY_LINEARS = (
+    *(f"linear_attn.{n}" for n in ("in_proj_qkvz", "in_proj_ba", "in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a")),
+    "linear_attn.out_proj",
+    *(f"mlp.{s}.{n}" for s in ("shared_expert", "shared_experts") for n in ("gate_proj", "up_proj", "down_proj")),
+    *(f"self_attn.{n}" for n in ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj")),
+)
+
+
 def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     """The directory vLLM is given: the config, and header-only safetensors naming the tensors a
     GPTQ-packed checkpoint holds (every decoder-block linear layer as ``qweight``/``qzeros`` I32,
@@ -150,6 +161,7 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
             "mlp.gate_proj",
             "mlp.up_proj",
             "mlp.down_proj",
+            *MOE_FAMILY_LINEARS,
         ):
             for t, dt in (("qweight", "I32"), ("qzeros", "I32"), ("scales", "F16"), ("g_idx", "I32")):
                 add(f"{p}.{lin}.{t}", dt)
@@ -241,7 +253,7 @@ def dump_experts(model: Any) -> None:
 
 
 def _yarn_ramp_on_cpu(torch: Any) -> None:
-    """DeepSeek-V4's YaRN rope builds its ramp mask on the default (meta) device, where
+    """DeepSeek-V4's (and V3's) YaRN rope builds its ramp mask on the default (meta) device, where
     ``torch.clamp`` with Python bounds mixes devices: the mask is computed on the CPU and moved to
     the meta device (a value, not a held tensor: the sizes counted are unchanged)."""
     import vllm.model_executor.layers.rotary_embedding.deepseek_scaling_rope as dsr
@@ -273,7 +285,7 @@ def main() -> int:
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8"):  # fp8: DeepSeek-V3's YaRN rope
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe"):  # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets)
         _yarn_ramp_on_cpu(torch)
 
     V = es.V
@@ -349,6 +361,8 @@ def main() -> int:
                         # what a buffer built with the model is sized by (FlashInfer's KV counter)
                         max_num_batched_tokens=cfg.scheduler_config.max_num_batched_tokens,
                     )
+                    if os.environ.get("RECORD_SET") == "dsv4":  # the top-k buffer's rows
+                        row["max_num_batched_tokens"] = cfg.scheduler_config.max_num_batched_tokens
                 except BaseException as e:  # every failure recorded as vLLM's answer for that case
                     if isinstance(e, KeyboardInterrupt):
                         raise

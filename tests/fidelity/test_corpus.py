@@ -364,10 +364,6 @@ def dump_recorded(version: str, cases: dict[str, list[dict[str, Any]]]) -> str:
 #: The kinds of disagreement dryboot has with vLLM 0.28.0 (and, the ``-0.32`` ones, 0.32.0) on this
 #: corpus (one line each: the issue's list of what to fix).
 KINDS: dict[str, str] = {
-    "mimo-v2-flash-0.32": (
-        "MiMoV2FlashForCausalLM refused on 0.32.0 as not verified (its attention layers' KV cache dtype),"
-        " though vLLM 0.32.0 serves it"
-    ),
     "hf-quant-kv-fp8-sparse-mla-0.32": (
         "ModelOpt FP8 KV cache (auto -> fp8_e4m3) on a sparse MLA model on 0.32.0: vLLM serves it with "
         "FLASHINFER_MLA_SPARSE_SM90 (plain fp8 latent rows), which dryboot refuses by name (not modelled)"
@@ -400,9 +396,6 @@ KNOWN_RELEASES_BY_KIND: dict[str, dict[str, dict[str, list[int]]]] = {
             "nvidia--GLM-5.1-NVFP4": [0, 1, 3, 6, 8, 10],
             "nvidia--GLM-5.2-NVFP4": [1, 3, 6, 8, 10],
             "nvidia--GLM-5.3-NVFP4": [1, 3, 6, 8, 10],
-        },
-        "mimo-v2-flash-0.32": {
-            "XiaomiMiMo--MiMo-V2-Flash": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
         },
     },
 }

@@ -47,6 +47,9 @@ ARCHITECTURES = (
     "Phi3ForCausalLM",
     # DeepSeek-V2 without MLA (plain attention; DeepSeek-OCR's language model): 0.28.0 and 0.33.0
     "DeepseekOCRForCausalLM",
+    # DeepSeek-OCR's wrapper on RSWAAttention: FlashAttention 4 on SM 9.x-11.x, Triton elsewhere
+    # (A100-80GB and H100, 0.28.0 and 0.33.0)
+    "UnlimitedOCRForCausalLM",
 )
 
 

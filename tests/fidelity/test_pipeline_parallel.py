@@ -193,35 +193,24 @@ def test_minimax_m3_pipeline_stages_agree(version: str) -> None:
     assert n == len(P.MINIMAX_FLAGS) and not wrong, "\n".join(wrong)
 
 
-@pytest.mark.parametrize("version", ["0.31.0", "0.32.0"])
-def test_minimax_m3_mixed_stage_blocks_refused_where_unverified(version: str) -> None:
-    """Four stages of the tiny config put a dense layer alone on stage 0 (block 16, the others
-    128): on 0.31/0.32 the grouping then turns on a spec field no environment here checks, so
-    dryboot refuses by name (one line); two stages (every stage at 128) are planned."""
-    case = next(c for c in P.minimax_cases() if c["argv"][-2:] == ["-pp", "4"])
-    tiny = H.Case(id="pp4", family="pp", model=str(T.DATA / "MiniMaxM3SparseForCausalLM.json"), argv=case["argv"])
-    got = H.run_dryboot(tiny, version)
-    assert got["refused"] and "its pipeline stages take blocks [16, 128]" in got["error"], got
-    assert got["error"].count("\n") == 0
-    two = H.run_dryboot(P.case("MiniMaxM3SparseForCausalLM"), version)
-    assert not two.get("refused") and two.get("tokens"), two
-
-
-def test_minimax_m3_block_stride_alignment_switch_is_needed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """0.33.0's ``kernel_block_stride_alignment`` (a sparse layer's main cache records its
-    backends' 128-token kernel block, so it is bucketed apart from a dense layer's): off, some
-    recorded MiniMax-M3 stage layout disagrees."""
+@pytest.mark.parametrize(("version", "flipped"), [("0.31.0", True), ("0.32.0", False), ("0.33.0", False)])
+def test_minimax_m3_block_stride_alignment_switch_is_needed(
+    version: str, flipped: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kernel_block_stride_alignment`` (0.32+: a sparse layer's main cache records its backends'
+    128-token kernel block, so it is bucketed apart from a dense layer's; 0.31: no such record):
+    flipped, some recorded MiniMax-M3 stage layout of that release disagrees."""
     import dataclasses
 
     from test_frontier import problems
 
     from dryboot.vllm import versions
 
-    rules = versions.rules_for("0.33.0")
-    monkeypatch.setitem(versions.VERSIONS, "0.33.0", dataclasses.replace(rules, kernel_block_stride_alignment=False))
+    rules = versions.rules_for(version)
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, kernel_block_stride_alignment=flipped))
     versions.rules_for.cache_clear()
     try:
-        _, wrong = problems("0.33.0", P.minimax_cases(), P.minimax_recorded("0.33.0"))
+        _, wrong = problems(version, P.minimax_cases(), P.minimax_recorded(version))
         assert wrong
     finally:
         versions.rules_for.cache_clear()

@@ -30,6 +30,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # a wrapper planned through its text model (Llama here), recorded on 0.28.0; 0.27.1 has the
         # same hyperclovax_vision.py and HCXVisionConfig
         "HCXVisionForCausalLM": "a wrapper of a text model dryboot plans",
+        # DeepSeek-OCR's wrapper on RSWAAttention: the same config hook and RSWASpec as 0.28.0
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
     },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -37,6 +39,25 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # the last release reading MuseGlimmer with vLLM's own config class (no_rope_layers)
         "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+    },
+    "0.31.0": {
+        # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
+        "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
+        # muse_glimmer.py still slides the no_rope_layers' RoPE layers, vLLM's own config class
+        "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+        "MellumForCausalLM": "its own model class (mellum.py), as on 0.30.0",
+        "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+    },
+    "0.32.0": {
+        "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
+        "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
+        "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+        # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM)
+        "MellumForCausalLM": "served by the Transformers backend",
+        # mimo_v2.py passes the cache config to its attention layers (--kv-cache-dtype applies)
+        "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
+        "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -52,16 +73,20 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # layer_types' sliding layers (0.28-0.30: vLLM's own class, no_rope_layers)
         "MuseGlimmerForCausalLM": "its sliding layers read from layer_types",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from layer_types",
+        # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
+        # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
     },
 }
 
 
 #: (release, case id) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
-    ("0.33.0", "MiMoV2FlashForCausalLM#8"): (
+    (v, "MiMoV2FlashForCausalLM#8"): (
         "dryboot refuses by name: vLLM builds MiMo's FLASH_ATTN_DIFFKV layers with an nvfp4_4over6 cache "
         "unchecked (pages of one byte an element, no FlashInfer layout); not modelled"
-    ),
+    )
+    for v in ("0.32.0", "0.33.0")
 }
 
 
@@ -86,8 +111,13 @@ def _record(version: str) -> dict[str, Any]:
 
 PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
 
-#: (release, architecture) that release's registry lacks: vLLM refuses every case, and dryboot must too
-ABSENT = frozenset({("0.30.0", "HCXVisionForCausalLM"), ("0.33.0", "HCXVisionForCausalLM")})
+#: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses
+#: every case, and dryboot must too
+ABSENT = frozenset(
+    {(v, "HCXVisionForCausalLM") for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0")}
+    # the transformers of 0.31.0's environment has no hyperclovax_vision_v2 config class
+    | {("0.31.0", "HCXVisionV2ForCausalLM")}
+)
 
 
 @pytest.mark.parametrize(("version", "architecture"), PAIRS)
@@ -126,6 +156,9 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.33.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
         ("0.33.0", "MellumForCausalLM", "hf_config_class_architectures"),
         ("0.33.0", "MuseGlimmerForCausalLM", "muse_glimmer_layer_types"),
+        ("0.32.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
+        ("0.31.0", "MellumForCausalLM", "hf_config_class_architectures"),
+        ("0.32.0", "MellumForCausalLM", "hf_config_class_architectures"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

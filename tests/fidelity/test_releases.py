@@ -1140,7 +1140,7 @@ NO_FLIP_CASE = {
     # pinned by test_release_architectures.py::test_switch_is_needed (MuseGlimmer's 0.33.0 records)
     "muse_glimmer_layer_types": "the release-architecture records pin it (MuseGlimmer's tiny configs on 0.33.0)",
     # pinned by test_pipeline_parallel.py::test_minimax_m3_block_stride_alignment_switch_is_needed
-    "kernel_block_stride_alignment": "the MiniMax-M3 pipeline records pin it (its 0.33.0 -pp 4 case)",
+    "kernel_block_stride_alignment": "the MiniMax-M3 pipeline records pin it (0.31.0, 0.32.0, 0.33.0)",
     "unverified_architectures": "a refusal of what the oracle cannot build: no release figure to record",
     # pinned by tests/fidelity/test_weights.py over data/weights/recorded-0.27.1.json (29 tiny cases)
     "attention_range_scalars": "a weights-only switch (0.27.1's q/k/v_range): no KV figure moves with it",
@@ -1210,8 +1210,6 @@ def test_unverified_architecture_is_refused_on_that_release_only() -> None:
         ("StableLMEpochForCausalLM", "0.33.0", "0.28.0", "until v0.28.0"),
         # vLLM 0.27.1's transformers has no minicpm3 config class
         ("MiniCPM3ForCausalLM", "0.27.1", "0.28.0", "minicpm3 config class"),
-        # vLLM 0.32.0's MiMo-V2 attention takes --kv-cache-dtype (fp8 pages half the 0.28.0 size)
-        ("MiMoV2FlashForCausalLM", "0.32.0", "0.31.0", "--kv-cache-dtype"),
         # vLLM 0.33.0 serves HunYuan-VL through its Transformers backend, which loads the checkpoint's
         # image processor files (OSError without them); 0.28.0 builds hunyuan_vision.py
         ("HunYuanVLForConditionalGeneration", "0.33.0", "0.28.0", "Transformers modeling backend"),

@@ -82,7 +82,36 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
     if config["architectures"][0] == "Granite4VisionForConditionalGeneration":
         # its deepstack feature buffers: a list attribute of the wrapper, one per level
         return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
+    if config["architectures"][0] in DEEPSTACK_WRAPPERS:
+        return deepstack_bytes(config, row)
     return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
+
+
+def deepstack_bytes(config: dict[str, Any], row: dict[str, Any], version: str = "0.28.0", stage: int = 0) -> int:
+    """Qwen3-VL's deepstack feature buffers (a list attribute: in the recorder's allocated bytes, not
+    its buffer bytes) on ``stage`` of ``version``, as ``qwen3_vl.py`` builds them: one
+    ``[max_num_batched_tokens, H_text]`` per ``deepstack_visual_indexes`` entry where the stage
+    builds the vision tower (0.27.1: always; 0.33.0: the first stage only)."""
+    limits = _serve(row)["limit_mm_per_prompt"] or {}
+    no_vision = limits.get("image", 1) == 0 and limits.get("video", 1) == 0
+    tower = not _lm_only(row) and not no_vision and (stage == 0 or version != "0.33.0")
+    if not (tower or version == "0.27.1"):
+        return 0
+    outer = config.get("thinker_config", config)
+    text, vision = outer["text_config"], outer["vision_config"]
+    dtype = text.get("torch_dtype") or config.get("torch_dtype") or "bfloat16"
+    ab = 4 if dtype == "float32" else 2
+    tokens = row.get("max_num_batched_tokens", 8192)
+    return len(vision.get("deepstack_visual_indexes") or []) * tokens * text["hidden_size"] * ab
+
+
+#: wrappers holding Qwen3-VL's deepstack feature buffers (``qwen3_vl.deepstack_buffers``)
+DEEPSTACK_WRAPPERS = {
+    "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration",
+    "Cosmos3ForConditionalGeneration",
+    "Qwen3OmniMoeForConditionalGeneration",
+}
 
 
 def _stages(row: dict[str, Any]) -> list[tuple[int, int]]:
@@ -435,7 +464,7 @@ def test_composed_wrapper_limit_mm_zero_skips_the_tower(name: str) -> None:
     lm_only = RECORDED[f"{name} --tensor-parallel-size 2 --language-model-only"]
     w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0, "video": 0})
     assert (w.param_bytes, w.buffer_bytes) == (lm_only["param_bytes"], lm_only["buffer_bytes"])
-    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0})
+    w = rank_weights(config, Parallel(tp=2), hf_quant=hq, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
     assert w.param_bytes == RECORDED[f"{name} --tensor-parallel-size 2"]["param_bytes"]
 
 
@@ -512,11 +541,12 @@ def test_unmodelled_format_refused_by_name(method: str) -> None:
         rank_weights(config, Parallel())
 
 
-def test_unsized_architecture_refused_naming_its_module() -> None:
-    """A planned architecture whose weights are refused names the one vLLM module not sized."""
+def test_deepseek_v4_refused_without_a_gpu() -> None:
+    """DeepSeek-V4's weights are checked per GPU (SM 8.x, ``test_weights_dsv4.py``): without one
+    its tiny config is refused by name."""
     config = json.loads((ARCHS / "DeepseekV4ForCausalLM.json").read_text())
-    with pytest.raises(InputError, match=r"not modelled: .*compressor and indexer modules.*vllm/models/deepseek_v4/"):
-        rank_weights(config, Parallel(tp=1))
+    with pytest.raises(InputError, match=r"DeepseekV4ForCausalLM: its layout after loading is checked per GPU"):
+        rank_weights(config, Parallel(tp=1, vllm_version="0.33.0"), max_num_batched_tokens=2048)
 
 
 # ---------------------------------------------------------------- per release: 0.27.1

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_weights import _attr_bytes
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, families, rank_weights
@@ -86,8 +87,10 @@ def test_partial_limits_are_recorded() -> None:
         argv = row["argv"]
         arch = row["config"][len("arch--") :]
         limits = json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
-        w = rank_weights(_config(arch), Parallel(tp=2), limit_mm_per_prompt=limits)
-        assert (w.param_bytes, w.buffer_bytes, w.allocated_bytes) == (
+        config = _config(arch)
+        tokens = row.get("max_num_batched_tokens", 8192)
+        w = rank_weights(config, Parallel(tp=2), limit_mm_per_prompt=limits, max_num_batched_tokens=tokens)
+        assert (w.param_bytes, w.buffer_bytes - _attr_bytes(config, row), w.allocated_bytes) == (
             row["param_bytes"],
             row["buffer_bytes"],
             row["allocated_bytes"],
@@ -192,7 +195,9 @@ def test_heads_tp_does_not_divide_replicate_the_tower(arch: str) -> None:
 
 #: where each wrapper keeps its language model's config
 TEXT_KEYS = {"Ovis": "llm_config", "BagelForConditionalGeneration": "llm_config"}
-TEXT_KEYS.update(dict.fromkeys(("DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM"), "language_config"))
+TEXT_KEYS.update(
+    dict.fromkeys(("DeepseekOCRForCausalLM", "DeepseekOCR2ForCausalLM", "UnlimitedOCRForCausalLM"), "language_config")
+)
 TEXT_KEYS.update(
     dict.fromkeys(
         (
@@ -273,7 +278,7 @@ def test_tower_config_defaults_match_vllm(case: str) -> None:
         )
 
 
-#: vLLM 0.27.1's, 0.30.0's and 0.33.0's own figures for the wrappers added with the Pixtral tower
+#: vLLM 0.27.1's and 0.30.0-0.33.0's own figures for the wrappers added with the Pixtral tower
 #: (``RECORD_WEIGHTS_OUT=... record_weights.py --tiny ARCH...`` in each release's boot environment;
 #: 0.27.1's in ``recorded-0.27.1.json`` beside that release's other cases)
 PER_RELEASE_ARCHS = (
@@ -289,6 +294,8 @@ PER_RELEASE = {
     for version, name in (
         ("0.27.1", "recorded-0.27.1.json"),
         ("0.30.0", "recorded-0.30.0-wrappers.json"),
+        ("0.31.0", "recorded-0.31.0-wrappers.json"),
+        ("0.32.0", "recorded-0.32.0-wrappers.json"),
         ("0.33.0", "recorded-0.33.0-wrappers.json"),
     )
 }
@@ -355,20 +362,36 @@ def test_wrapper_matches_each_release(version: str, cid: str) -> None:
     assert got == stages
 
 
+def test_hunyuan_vl_refused_by_name_where_the_backend_serves_it() -> None:
+    with pytest.raises(InputError, match="Transformers modeling backend"):
+        rank_weights(_config("HunYuanVLForConditionalGeneration"), Parallel(tp=1, vllm_version="0.31.0"))
+
+
 @pytest.mark.parametrize(
-    ("arch", "version", "par", "named"),
+    ("version", "switch", "flipped", "arch"),
     [
-        ("Mistral3ForConditionalGeneration", "0.31.0", Parallel(tp=1), "rotary buffers"),
-        ("Granite4VisionForConditionalGeneration", "0.32.0", Parallel(tp=1), "projectors on this release"),
-        ("LlavaNextVideoForConditionalGeneration", "0.32.0", Parallel(tp=1, pp=2, pp_rank=1), "not checked"),
-        ("HunYuanVLForConditionalGeneration", "0.31.0", Parallel(tp=1), "Transformers modeling backend"),
+        ("0.31.0", "pp_towers_first_stage", True, "Mistral3ForConditionalGeneration"),
+        ("0.32.0", "pp_towers_first_stage", True, "Mistral3ForConditionalGeneration"),
+        ("0.33.0", "pp_towers_first_stage", False, "Mistral3ForConditionalGeneration"),
     ],
 )
-def test_unchecked_releases_refused_by_name(arch: str, version: str, par: Parallel, named: str) -> None:
-    from dataclasses import replace
+def test_towers_per_stage_switch_is_needed(
+    version: str, switch: str, flipped: bool, arch: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flipped, the release's recorded pipeline stages of the wrapper no longer match."""
+    import dataclasses
 
-    with pytest.raises(InputError, match=named):
-        rank_weights(_config(arch), replace(par, vllm_version=version))
+    from dryboot.vllm import versions
+
+    cid = f"arch--{arch} --tensor-parallel-size 2 --pipeline-parallel-size 3"
+    rules = versions.rules_for(version)
+    monkeypatch.setitem(versions.VERSIONS, version, dataclasses.replace(rules, **{switch: flipped}))
+    versions.rules_for.cache_clear()
+    try:
+        with pytest.raises(AssertionError):
+            test_wrapper_matches_each_release(version, cid)
+    finally:
+        versions.rules_for.cache_clear()
 
 
 def test_lighton_ocr_config_without_the_fields_vllm_reads_refused() -> None:

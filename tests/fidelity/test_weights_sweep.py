@@ -1,4 +1,4 @@
-"""Every architecture dryboot's weights model, on vLLM 0.30.0 and 0.33.0 (``--vllm-version``),
+"""Every architecture dryboot's weights model, on vLLM 0.30.0-0.33.0 (``--vllm-version``),
 against that release's own model class on the meta device.
 
 ``data/weights/recorded-<release>-sweep.json``: ``record_weights.py --tiny`` with
@@ -27,7 +27,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_architectures, rank_weights
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"
-RELEASES = ("0.30.0", "0.33.0")
+RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 SWEEP = {v: json.loads((DATA / f"recorded-{v}-sweep.json").read_text()) for v in RELEASES}
 
 #: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
@@ -35,6 +35,14 @@ ORACLE_LIMITS = {
     ("0.33.0", "Gemma3nForCausalLM"): "its class calls Tensor.item() while built (meta tensors have no value)",
     ("0.30.0", "Gemma3nForCausalLM"): "its class calls Tensor.item() while built (meta tensors have no value)",
     ("0.33.0", "KimiLinearForCausalLM"): "its class imports the CUTLASS DSL, absent from the boot environment",
+    **{
+        (v, a): why
+        for v in ("0.31.0", "0.32.0")
+        for a, why in (
+            ("Gemma3nForCausalLM", "its class calls Tensor.item() while built (meta tensors have no value)"),
+            ("KimiLinearForCausalLM", "its class imports the CUTLASS DSL, absent from the boot environment"),
+        )
+    },
 }
 
 CASES = sorted(
@@ -95,6 +103,14 @@ def test_modelled_architecture_matches_each_release(version: str, cid: str) -> N
         ("0.30.0", "transformers_backend_fuses_biased_qkv", True),
         ("0.33.0", "laguna_ropes_by_layer_type", False),
         ("0.33.0", "input_norm_towers", frozenset()),
+        ("0.31.0", "transformers_backend_vllm_attention", False),
+        ("0.31.0", "transformers_backend_fuses_biased_qkv", False),
+        ("0.31.0", "laguna_ropes_by_layer_type", False),
+        ("0.31.0", "input_norm_towers", frozenset({"Glm4vForConditionalGeneration"})),
+        ("0.32.0", "transformers_backend_vllm_attention", False),
+        ("0.32.0", "transformers_backend_fuses_biased_qkv", False),
+        ("0.32.0", "laguna_ropes_by_layer_type", False),
+        ("0.32.0", "input_norm_towers", frozenset()),
     ],
 )
 def test_weights_switch_is_needed(version: str, switch: str, flipped: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,7 +146,7 @@ def test_weights_switch_is_needed(version: str, switch: str, flipped: Any, monke
 
 @pytest.mark.parametrize(
     ("arch", "version"),
-    [("Olmo2ForCausalLM", "0.29.0"), ("Olmo2ForCausalLM", "0.31.0"), ("ArceeForCausalLM", "0.32.0")],
+    [("Olmo2ForCausalLM", "0.29.0"), ("SmolLM3ForCausalLM", "0.29.0")],
 )
 def test_backend_on_unswept_release_refused_by_name(arch: str, version: str) -> None:
     """The Transformers backend's layout on a release the sweep did not record is refused, named."""

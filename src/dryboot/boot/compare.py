@@ -25,6 +25,7 @@ KIND_TO_VLLM = {
     "sliding_mla": "SlidingWindowMLA",
     "mamba": "Mamba",
     "hidden_state": "HiddenStateCache",
+    "rswa": "RSWA",
 }
 
 _PADDING = re.compile(r"Padding mamba page size by ([0-9.]+)%")

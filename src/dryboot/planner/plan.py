@@ -549,16 +549,6 @@ def _pipeline_stages(
         pairs.extend(stage_layers.pairs())
         stages.append(frozenset(stage_layers.order))
     assert first is not None
-    if len(set(blocks)) > 1 and cfg.rules.kernel_block_stride_alignment is None and LayerKind.MM3_SPARSE in model.kinds:
-        # which buckets the merged specs fall into turns on a field of the backends' specs that
-        # 0.33 has (block_stride_alignment) and 0.30 lacks; not checked on this release
-        raise InputError(
-            "--pipeline-parallel-size",
-            str(pp),
-            f"{model.architecture}: its pipeline stages take blocks {sorted(set(blocks))}; how vLLM "
-            f"{cfg.rules.version} groups a sparse layer's main cache with a dense layer's then is not verified "
-            "(checked on 0.27.1-0.30.0 and 0.33.0)",
-        )
     return first[0], first[1], LayerSet.from_pairs(pairs), stages
 
 

@@ -27,6 +27,7 @@ FONT = "DejaVu Sans Mono, Menlo, Consolas, monospace"
 COLOURS = {
     "mamba": "#4c78a8",
     "full": "#f58518",
+    "rswa": "#f58518",
     "sliding": "#54a24b",
     "chunked": "#b279a2",
     "mla": "#e45756",

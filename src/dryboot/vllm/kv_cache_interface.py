@@ -157,6 +157,9 @@ class AttentionSpec:
     :param indexes_kv_by_block_stride: the backend may read a padded page.
     :param block_stride_alignment: vLLM 0.33's ``block_stride_alignment`` as a kernel block in
         tokens (its ``MultipleOf(n)``), or ``None``; compared as vLLM's spec equality compares it.
+    :param spec_name: the short name of a ``FullAttentionSpec`` subclass a model's own layer
+        class builds (``rswa``: ``RSWASpec``), shown as the group's kind; ``None``: the layer
+        kind's own (:attr:`LayerKind.spec_kind`).
     """
 
     layer_kind: LayerKind
@@ -176,6 +179,7 @@ class AttentionSpec:
     compress_ratio: int = 1
     alignment: int | None = None
     block_stride_alignment: int | None = None
+    spec_name: str | None = None
 
     @property
     def natural_page_size_bytes(self) -> int:
@@ -213,8 +217,8 @@ class AttentionSpec:
 
     @property
     def kind(self) -> str:
-        """The spec class family's short name (:attr:`LayerKind.spec_kind`)."""
-        return self.layer_kind.spec_kind
+        """The spec class family's short name (:attr:`LayerKind.spec_kind`, or ``spec_name``)."""
+        return self.spec_name or self.layer_kind.spec_kind
 
     def describe(self) -> str:
         if self.layer_kind is LayerKind.SLIDING or self.sliding_window is not None:

@@ -109,6 +109,7 @@ def attention_spec(
         indexes_kv_by_block_stride=backend.indexes_kv_by_block_stride,
         sliding_window=model.sliding_window if kind is LayerKind.SLIDING else None,
         attention_chunk_size=model.attention_chunk_size if kind is LayerKind.CHUNKED else None,
+        spec_name=model.attn.full_spec_name if kind is LayerKind.FULL else None,
     )
 
 

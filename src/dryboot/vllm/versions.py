@@ -28,9 +28,10 @@ class VersionRules:
         ``model_executor/models/config.py`` ``MambaModelConfig``); ``align`` from 0.28.0.
     :param kernel_block_stride_alignment: a backend whose kernel blocks are all fixed sizes
         records the largest as the spec's ``block_stride_alignment`` (``MultipleOf(n)``,
-        ``v1/worker/utils.py`` ``customize_attention_spec``; 0.33.0), which spec equality
-        compares: modelled for MiniMax-M3's backends; ``None``: not known for this release
-        (0.31, 0.32: no environment to check), refused where it decides a grouping.
+        ``v1/worker/utils.py`` ``customize_attention_spec``; 0.32.0, 0.33.0), which spec equality
+        compares: modelled for MiniMax-M3's backends; ``False``: no such record (0.27.1-0.31.0;
+        0.31.0's specs carry the field, set by MLA backends only). Recorded: MiniMax-M3's
+        pipeline-parallel stage layouts (``data/pipeline/minimax-m3/``).
     :param pad_requires_block_stride: ``unify`` pads an attention page only when the backend
         indexes KV by block stride (0.28); from 0.29 any non-MLA attention may pad.
     :param reserve_null_block: the memory check and auto-fit plan against the budget minus one
@@ -152,13 +153,12 @@ class VersionRules:
         ``quantization.quant_algo`` MIXED_PRECISION (``hf_quant_config.json``'s form) ``modelopt_mixed``
         (0.33.0: ``transformers_utils/model_arch_config_convertor.py``
         ``_normalize_quantization_config``); ``False``: it raises "Unknown ModelOpt quant algo"
-        (0.27.1-0.30.0 recorded by the oracle; 0.32.0 by the published-config corpus's records,
-        so 0.31 too); ``None``: not checked (refused by name).
+        (0.27.1-0.32.0 recorded by the oracle: ``quant-recorded-modelopt-<release>.json``).
     :param hf_config_class_architectures: architectures whose config the release reads with
-        transformers' own config class, vLLM's (with its defaults) being gone (0.32+: LongCat-Flash,
-        ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``, AFMoE and Hunyuan V3,
-        ``models/dense.py`` ``verify_release`` refuses the fields left unset; Mellum,
-        served by the Transformers backend: ``dense.HF_CLASS_DECODERS``).
+        transformers' own config class, vLLM's (with its defaults) being gone (0.31.0+: Mellum, recorded
+        on 0.31.0-0.33.0, served by the Transformers backend from 0.32: ``dense.HF_CLASS_DECODERS``;
+        0.32+: LongCat-Flash, ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``,
+        AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset).
     :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
         layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
         as vLLM's ``Attention`` (four float32 scale buffers), beside transformers' own rotary
@@ -166,13 +166,13 @@ class VersionRules:
         on the meta device: ``tests/fidelity/data/weights/recorded-0.30.0-sweep.json``); ``False``:
         three projections and no scale buffers (0.27.1 / 0.28.0).
     :param transformers_backend_fuses_biased_qkv: the backend fuses q/k/v projections that carry a
-        bias too (0.33.0, recorded: StarCoder2); ``False``: those stay three ``q_proj`` / ``k_proj``
-        / ``v_proj`` allocations (0.30.0 recorded; 0.31 / 0.32 not checked).
+        bias too (0.31.0-0.33.0, recorded: StarCoder2; 0.32.0 Jais2 too); ``False``: those stay
+        three ``q_proj`` / ``k_proj`` / ``v_proj`` allocations (0.30.0 recorded).
     :param laguna_ropes_by_layer_type: Laguna's config is transformers' ``LagunaConfig``, which
         fills an absent ``rope_parameters`` per layer type (``full_attention``: theta 500000,
         ``partial_rotary_factor`` 0.5; ``sliding_attention``: theta 10000, 1.0), so ``laguna.py``
-        builds one rotary table per layer type of the stage (0.33.0, recorded); ``False``: one
-        table over the whole head (0.30.0 recorded).
+        builds one rotary table per layer type of the stage (0.31.0-0.33.0, recorded); ``False``:
+        one table over the whole head (0.30.0 recorded).
     :param moe_gate_model_dtype: the ``model_type`` of each model class whose MoE router is
         ``GateLinear`` (its weight in the model dtype, the float32 only in its output) where the
         release before built an ``nn.Linear`` in float32 (0.31+: Sarvam-M MLA's ``sarvam.py``,
@@ -180,7 +180,8 @@ class VersionRules:
         ``tests/fidelity/data/weights/recorded-<release>-remote.json``).
     :param input_norm_towers: wrappers whose vision tower builds the device-side input
         normalization (``FusedInputNorm``: float32 weight and bias ``[3]``) that Qwen2.5-VL's
-        already has (0.33.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR, EXAONE-4.5).
+        already has (0.32.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR; 0.33.0, recorded: those and
+        EXAONE-4.5).
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
         backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
@@ -196,7 +197,7 @@ class VersionRules:
     :param pp_towers_first_stage: a multimodal wrapper's encoder towers (what its class builds under
         ``_mark_tower_model``) are built on the first pipeline stage only under the V2 model runner
         (0.33.0: ``interfaces.py`` ``_mark_tower_model``, recorded on the meta device); ``False``: on
-        every stage (0.27.1-0.30.0 recorded); ``None``: not checked (refused by name).
+        every stage (0.27.1-0.32.0 recorded).
     :param limit_max_model_len_to_draft: on the V2 model runner, a drafter other than a draft
         model whose RoPE types do not all only size the table (YaRN...) lowers the target's
         ``max_model_len`` to the draft's (``VllmConfig._limit_max_model_len_to_draft``, 0.33:
@@ -227,7 +228,7 @@ class VersionRules:
     hybrid_prefix_caching_default: bool = True
     mamba_default_all: bool = False
     pad_requires_block_stride: bool = True
-    kernel_block_stride_alignment: bool | None = False
+    kernel_block_stride_alignment: bool = False
     reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
     mm_prefix_composites: bool = False
@@ -271,10 +272,10 @@ class VersionRules:
     input_norm_towers: frozenset[str] = frozenset()
     moe_gate_model_dtype: frozenset[str] = frozenset()
     attention_range_scalars: bool = False
-    modelopt_mixed_nested: bool | None = False
+    modelopt_mixed_nested: bool = False
     sparse_mla_fp8_e4m3_sm90: bool = False
     fp8_moe_block_refine: bool = False
-    pp_towers_first_stage: bool | None = False
+    pp_towers_first_stage: bool = False
     muse_glimmer_layer_types: bool = False
     sparse_mla_pool_row_aligned: bool = False
 
@@ -283,8 +284,6 @@ _LONGCAT_LAYERS = (
     "its engine start builds another number of MLA layers from the same config (the transformers it ships "
     "reads LongcatFlashConfig's layer count otherwise): not modelled"
 )
-#: MuseGlimmer's registry names (``muse_glimmer.py``): new in 0.28; 0.31 and 0.32 not checked
-_MUSE_GLIMMER = frozenset({"MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration"})
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
 _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
 
@@ -322,25 +321,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
-    },
-    **{
-        (v, "MiMoV2FlashForCausalLM"): (
-            "its attention layers take --kv-cache-dtype from this release on, so their pages differ from "
-            "0.28.0's: not modelled"
-        )
-        for v in ("0.32.0",)
-    },
-    **{
-        (v, "MellumForCausalLM"): "its model class needs CUDA when built, which the CPU oracle cannot provide"
-        for v in ("0.32.0",)
-    },
-    **{
-        (v, a): (
-            "its sliding layers are read from no_rope_layers up to 0.30.0 and from layer_types in 0.33.0; "
-            "which one this release reads is not checked"
-        )
-        for v in ("0.31.0", "0.32.0")
-        for a in _MUSE_GLIMMER
     },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
@@ -429,22 +409,26 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    kernel_block_stride_alignment=None,
     unverified_architectures=_REMOVED_IN_029
-    | _MUSE_GLIMMER
     | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
-    pp_towers_first_stage=None,
     sparse_mla_pool_row_aligned=True,
+    laguna_ropes_by_layer_type=True,
+    transformers_backend_fuses_biased_qkv=True,
+    # no mellum entry in vLLM's config registry from 0.31: transformers' MellumConfig reads the file
+    hf_config_class_architectures=frozenset({"MellumForCausalLM"}),
 )
 _V032 = replace(
     _V031,
     version="0.32.0",
     sparse_mla_pool_row_aligned=False,
-    unverified_architectures=_V031.unverified_architectures | {"MellumForCausalLM", "MiMoV2FlashForCausalLM"},
+    kernel_block_stride_alignment=True,
+    input_norm_towers=frozenset(
+        {"Glm4vForConditionalGeneration", "Glm4vMoeForConditionalGeneration", "GlmOcrForConditionalGeneration"}
+    ),
     mamba_align_state_with_spec=True,
     mimo_v2_cache_config=True,
     flashinfer_nvfp4_sm90=True,
@@ -453,35 +437,20 @@ _V032 = replace(
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
     # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone)
-    hf_config_class_architectures=frozenset({"LongcatFlashForCausalLM"}),
+    hf_config_class_architectures=_V031.hf_config_class_architectures | {"LongcatFlashForCausalLM"},
     autofit_log_kv_memory=True,
     v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
 )
 _V033 = replace(
     _V032,
     version="0.33.0",
-    transformers_backend_fuses_biased_qkv=True,
-    laguna_ropes_by_layer_type=True,
-    input_norm_towers=frozenset(
-        {
-            "Glm4vForConditionalGeneration",
-            "Glm4vMoeForConditionalGeneration",
-            "GlmOcrForConditionalGeneration",
-            "Exaone4_5_ForConditionalGeneration",
-        }
-    ),
-    kernel_block_stride_alignment=True,
+    input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    # Mellum and MiMo-V2-Flash: the release's own engine start recorded
-    # (tests/fidelity/data/release-architectures/vllm-0.33.0.json)
-    unverified_architectures=(
-        _V032.unverified_architectures - {"MellumForCausalLM", "MiMoV2FlashForCausalLM"} - _MUSE_GLIMMER
-    )
-    | {"Step3p5ForCausalLM"},
+    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures
-    | {"AfmoeForCausalLM", "HYV3ForCausalLM", "MellumForCausalLM", "Step3p5ForCausalLM"},
+    | {"AfmoeForCausalLM", "HYV3ForCausalLM", "Step3p5ForCausalLM"},
     limit_max_model_len_to_draft=True,
     mamba_cache_mode_ignored=True,
     pp_submodel_unvalidated=True,

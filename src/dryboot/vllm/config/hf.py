@@ -253,7 +253,10 @@ class AttentionTraits:
     indexer. ``mla_config``: vLLM's ``ModelConfig.use_mla`` holds for the config even where no
     layer is MLA (Kimi-Linear with ``kv_lora_rank``): the hybrid alignment then takes the latent
     page and a 128-token kernel alignment. ``mla_dims``: (qk_nope, qk_rope, v) head dims of an
-    MLA model (the MLA backends' validity per GPU reads the first)."""
+    MLA model (the MLA backends' validity per GPU reads the first). ``full_spec_name``: the spec
+    class a model's own full-attention layer class builds instead of ``FullAttentionSpec``, as
+    vLLM names its KV cache group (``rswa``: UnlimitedOCR's ``RSWAAttention``, an ``RSWASpec``
+    sized as full attention); ``None``: ``FullAttentionSpec``."""
 
     attention_sinks: bool = False
     logits_soft_cap: bool = False
@@ -262,6 +265,7 @@ class AttentionTraits:
     indexer_head_size: int | None = None
     mla_config: bool = False
     mla_dims: tuple[int, int, int] | None = None
+    full_spec_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -678,14 +682,9 @@ def modelopt_mixed_refusal(algo: str, rules: VersionRules) -> str | None:
     """Why ``rules``' release does not serve a nested ModelOpt ``quant_algo`` MIXED_PRECISION
     (``algo`` as written), or ``None`` (it names it ``modelopt_mixed``): 0.27.1-0.30.0 raise
     ``ValueError: Unknown ModelOpt quant algo`` in ``ModelConfig`` (``ModelArchConfigConvertor.
-    _normalize_quantization_config``, recorded by the oracle); 0.31 and 0.32 are not checked."""
+    _normalize_quantization_config``, recorded by the oracle), and so do 0.31.0 and 0.32.0."""
     if rules.modelopt_mixed_nested:
         return None
-    if rules.modelopt_mixed_nested is None:
-        return (
-            f"{algo}: how vLLM {rules.version} names a nested ModelOpt quant_algo {algo} is not checked "
-            "(0.27.1-0.30.0 refuse it, 0.33.0 serves it as modelopt_mixed)"
-        )
     return f"Unknown ModelOpt quant algo: {algo} (vLLM {rules.version})"
 
 

@@ -20,8 +20,8 @@ Mirrors ``vllm/model_executor/models/muse_glimmer.py`` (the language model reads
   set only when every ``layer_types`` entry is ``sliding_attention`` (both config classes write
   ``layer_types`` when a file has none; vLLM 0.28's derives it from ``no_rope_layers``).
 
-0.27.1 has no such model class or config class (vLLM refuses the ``model_type``); 0.31 and 0.32 are
-not checked (refused by name: ``VersionRules.unverified_architectures``).
+0.27.1 has no such model class or config class (vLLM refuses the ``model_type``); 0.31.0 and 0.32.0
+read it as 0.28.0-0.30.0 do (recorded: ``tests/fidelity/data/release-architectures/``).
 """
 
 from __future__ import annotations

@@ -59,16 +59,6 @@ MM_SPLIT_HEADS = (
     "XiaomiMiMo/MiMo-V2.5 with its vision_config and audio_config, say mimo_v2 with an auto_map, which "
     "neither transformers nor vLLM ships): not verifiable offline"
 )
-MM_DEEPSEEK_MHA = (
-    "multimodal wrapper of DeepSeek-V2 without MLA (planned, as DeepSeek-OCR's), whose config hook "
-    "(UnlimitedOCRForCausalLMConfig) builds every attention layer as RSWAAttention: an RSWASpec group (its own "
-    "KV cache manager and group type, recorded on vLLM 0.28.0 as one 'RSWA' group, sized at startup as full "
-    "attention), prefix caching off, and without --attention-config the backend FLASH_ATTN forced to FA4 where "
-    "is_fa_version_supported(4) holds, else TRITON_ATTN (each with its own kernel block sizes). That check needs "
-    "no kernel import (0.28.0 and 0.33.0: the wheel's vllm_flash_attn/cute/interface.py present, and compute "
-    "capability 9.x, 10.x or 11.x), so the choice is known per GPU (FA4 on SM 9.x-11.x, Triton on 8.x and 12.x), "
-    "but neither backend's RSWA geometry is modelled"
-)
 VOXTRAL = (
     "multimodal wrapper served by vLLM 0.28.0 from its Mistral-format checkpoint: voxtral.py reads audio "
     "encoder keys (downsample_factor, window_size...) that transformers' VoxtralEncoderConfig does not have, "
@@ -311,7 +301,6 @@ REASONS: dict[str, str] = {
     "TeleChat2ForCausalLM": REMOTE,
     "TeleChat3ForCausalLM": REMOTE,
     "TeleFLMForCausalLM": REMOTE,
-    "UnlimitedOCRForCausalLM": MM_DEEPSEEK_MHA,
     "VoxtralForConditionalGeneration": VOXTRAL,
     "VoxtralRealtimeGeneration": (
         "multimodal wrapper (a VoxtralForConditionalGeneration) whose model class reads its audio encoder's "

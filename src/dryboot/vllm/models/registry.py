@@ -239,6 +239,9 @@ FAMILIES: tuple[Family, ...] = (
         ("vllm.models.minimax_m3",),
         ("MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration"),
     ),
+    # UnlimitedOCR's language model (DeepSeek-V2 on RSWAAttention), read through the wrappers
+    # family: its hooks (the config hook's backend and prefix caching), none of its own names
+    Family("unlimited_ocr", ("unlimited_ocr.py",), ()),
 )
 
 FAMILIES += (

@@ -202,6 +202,9 @@ class BuiltAs:
     :param hybrid_class: whether the wrapper's class is ``IsHybrid`` where it differs from the
         inner architecture's (``None``: as the inner family reads it); ``False`` also drops the
         inner reader's Mamba2 mixer (the class builds no state layer).
+    :param model_fields: what the wrapper's own model class changes in the model it builds
+        (:meth:`ModelGeometry.evolve` keywords: the family whose hooks apply, a spec class of its
+        own attention layers).
     """
 
     vllm_file: str
@@ -217,6 +220,7 @@ class BuiltAs:
     pp_refusal: str | None = None
     rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     hybrid_class: bool | None = None
+    model_fields: dict[str, Any] = field(default_factory=dict)
 
 
 def _as_nemotron_h_layers(text: dict[str, Any]) -> dict[str, Any]:
@@ -359,10 +363,19 @@ BUILT_AS: dict[str, BuiltAs] = {
                 "kv_lora_rank": "absent: its default differs by release (null in vLLM 0.27.1/0.28.0, 512 from "
                 "0.29.0): not modelled"
             },
+            model_fields=fields,
         )
-        for arch, file in (
-            ("DeepseekOCRForCausalLM", "deepseek_ocr.py"),
-            ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py"),
+        for arch, file, fields in (
+            ("DeepseekOCRForCausalLM", "deepseek_ocr.py", {}),
+            ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py", {}),
+            # UnlimitedOCRConfig is a DeepseekVLV2Config; its model class builds every attention
+            # layer as RSWAAttention (an RSWASpec, sized as full attention) and its config hook
+            # picks the backend and turns prefix caching off (vllm/models/unlimited_ocr.py)
+            (
+                "UnlimitedOCRForCausalLM",
+                "unlimited_ocr.py",
+                {"family": "unlimited_ocr", "full_spec_name": "rswa"},
+            ),
         )
     },
     # Granite4VisionConfig (vLLM's) builds text_config by its model_type (granite when absent); the
@@ -505,6 +518,7 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
+    "UnlimitedOCRForCausalLM": ("language_config",),
     **{
         arch: ("thinker_config", "text_config")
         for arch in (
@@ -577,7 +591,7 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     if spec.hybrid_class is False:
         # no state layer is built: the inner reader's (placeholder) mixer is no part of the model
         extra["mamba2"] = None
-    return model.evolve(**extra)
+    return model.evolve(**extra, **spec.model_fields)
 
 
 def _at(data: dict[str, Any], path: str) -> Any:

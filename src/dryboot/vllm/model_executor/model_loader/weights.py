@@ -170,10 +170,10 @@ ARCHITECTURES = {
 #: ``glm4_moe_lite.py`` reuses it)
 MLA_FAMILIES = {"deepseek_v2", "glm4_moe_lite"}
 #: releases whose Qwen3.5 wrappers cache the multimodal RoPE table over ``max_position_embeddings``
-#: only (0.33 ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
-#: dryboot does not take; 0.27.1-0.30.0: always 4); checked by the ModelOpt cases (96 MiB for
+#: only (0.32+ ``qwen3_vl.py`` ``mrope_positions_factor``: 4 only with multimodal pruning, which
+#: dryboot does not take; 0.27.1-0.31.0: always 4); checked by the ModelOpt cases (96 MiB for
 #: Qwen3.6-35B-A3B)
-MROPE_TOKEN_POSITIONS = {"0.33.0"}
+MROPE_TOKEN_POSITIONS = {"0.32.0", "0.33.0"}
 #: the key a wrapper's text config carries into this walk when vLLM builds its decoder layers as
 #: ``qwen3_vl.py``'s ``Qwen3VLDecoderLayer`` (Qwen3-VL, Qwen3-VL-MoE and the classes over them):
 #: their multimodal RoPE follows :data:`MROPE_TOKEN_POSITIONS` as the Qwen3.5 wrappers' does
@@ -225,8 +225,10 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: expert too (its router and shared-expert gate are built unquantized), though it is in
 #: :data:`UNQUANTIZED_ONLY` for every other method; the Gated DeltaNet MoE hybrids (Qwen3-Next,
 #: Qwen3.5 / 3.6 MoE: their router gate and shared-expert gate built with ``quant_config=None``,
-#: their layers' linear attention and shared expert quantized as the dense hybrids')
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe"}
+#: their layers' linear attention and shared expert quantized as the dense hybrids'); GLM-4.5
+#: (its float32 router unquantized, in :data:`UNQUANTIZED_ONLY` for the other methods) and the MLA
+#: families (GLM-4.7-Flash, DeepSeek-V2 / V3: :func:`_mla_attention`'s dequantized ``kv_b_proj``)
+WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
@@ -341,6 +343,9 @@ class Quant:
     #: W8A8 int8 / fp8 and NVFP4 after loading, on a named GPU
     #: (:mod:`dryboot.vllm.model_executor.layers.quantization.scaled_mm`)
     scaled: ScaledQuant | None = None
+    #: bytes of one fp8 block scale: float32, or 1 where vLLM keeps e8m0 scales
+    #: (``Fp8Config.is_scale_e8m0``: DeepSeek-V4's ``deepseek_v4_fp8`` with fp4 experts)
+    block_scale_bytes: int = 4
 
 
 @dataclass(frozen=True)
@@ -556,7 +561,7 @@ def linear_bytes(
 
     Unquantized: ``[sum(parts), k]`` in the model dtype. fp8 (``Fp8LinearMethod``): fp8 weight
     plus, with ``weight_block_size`` ``[bn, bk]``, float32 ``weight_scale_inv``
-    ``[ceil(N / bn), ceil(k / bk)]``, else
+    ``[ceil(N / bn), ceil(k / bk)]`` (e8m0 under ``block_scale_bytes`` 1), else
     one float32 ``weight_scale`` (and ``input_scale`` when static) per part. ModelOpt FP8: fp8
     weight, float32 ``weight_scale`` and ``input_scale`` per part. ModelOpt NVFP4: uint8 weight
     ``[N, k / 2]``, fp8 ``weight_scale`` ``[N, k / 16]``, float32 ``weight_scale_2`` and
@@ -594,7 +599,7 @@ def linear_bytes(
                 None,
                 f"an fp8 weight's input size per rank ({k}) is not divisible by weight_block_size k = {bk}",
             )
-        return [("weight", n * k), ("scale", 4 * math.ceil(n / bn) * math.ceil(k / bk))]
+        return [("weight", n * k), ("scale", quant.block_scale_bytes * math.ceil(n / bn) * math.ceil(k / bk))]
     if quant.method == "modelopt":
         return [("weight", n * k), ("scale", 4 * len(parts)), ("scale", 4 * len(parts))]
     if quant.method == "modelopt_fp4":
@@ -981,16 +986,20 @@ def checkpoint_rank_weights(
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
+    "LongcatFlashForCausalLM": {
+        "0.31.0": "it builds another number of MLA layers from the same config (its transformers' LongcatFlashConfig)",
+    },
+}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
 #: every modelled architecture: ``recorded-<release>-sweep.json``; 0.27.1 / 0.28.0 by
-#: ``recorded-<release>.json``); 0.29.0, 0.31.0 and 0.32.0 are not checked
-TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+#: ``recorded-<release>.json``); 0.29.0 is not checked
+TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
 #: class of its own (``compose.backend_served``)
-TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.33.0")
+TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def release_guard(config: Mapping[str, Any], version: str) -> None:
@@ -1903,9 +1912,10 @@ def _mla_attention(
     ``kv_a_proj_with_mqa``), ``q_a_layernorm`` and ``q_b_proj`` (column ``[heads / TP x
     (nope + rope), q_lora]``); without, ``q_proj`` (column ``[heads / TP x (nope + rope), in]``) and
     the replicated ``kv_a_proj_with_mqa``; then ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj``
-    (column ``[heads / TP x (nope + v), kv_lora]``), ``o_proj`` (row ``[H, heads / TP x v]``) and
-    the attention layer's four float32 scale buffers. ``in``: ``input_size`` (an EAGLE-3 head's
-    first layer reads ``2 H``: ``deepseek_eagle3.py``), else ``H``."""
+    (column ``[heads / TP x (nope + v), kv_lora]``; quantized, its dequantized copy after loading),
+    ``o_proj`` (row ``[H, heads / TP x v]``) and the attention layer's four float32 scale buffers.
+    ``in``: ``input_size`` (an EAGLE-3 head's first layer reads ``2 H``: ``deepseek_eagle3.py``),
+    else ``H``."""
     k_in = h if input_size is None else input_size
     heads_r = _divide(_int(config, "num_attention_heads"), tp, "num_attention_heads")
     nope, rope, v = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim"), _int(config, "v_head_dim")
@@ -1941,6 +1951,11 @@ def _mla_attention(
         "attention",
         ((f"{att}.kv_b_proj", "column"),),
     )
+    if quant.wna16 is not None and quant.wna16.layer_scheme(f"{att}.kv_b_proj") is not None:
+        # MLAAttention.process_weights_after_loading: a quantized kv_b_proj is dequantized (the
+        # layer applied to an identity, get_and_maybe_dequant_weights) into one [kv_lora,
+        # heads / TP x (nope + v)] tensor in the model dtype, kept as W_UK_T / W_UV (views)
+        w.own("attention", kv_lora * heads_r * (nope + v) * ab)
     w.module(
         _linear(quant, f"{att}.o_proj", heads_r * v, (h,), ab, tp=tp, split="row"),
         "attention",
@@ -1965,7 +1980,10 @@ def _mla_attention(
         w.own("weight", heads_r * (nope + v) * kv_lora * ab)
         w.ref.allocated_bytes += (w.attention_blocks - 2) * ALLOC_ROUND
         return
-    w.ref.allocated_bytes += w.attention_blocks * ALLOC_ROUND
+    # MLAAttention.process_weights_after_loading resets the default scales as Attention's does
+    # (checked for the weight-only integer layouts, which the oracle runs after loading)
+    host = _post_load_host_blocks(quant, w.range_blocks) if quant.wna16 is not None else 0
+    w.ref.allocated_bytes += (w.attention_blocks - host) * ALLOC_ROUND
 
 
 #: ``layers_block_type`` entries as ``hybrid_override_pattern`` symbols (``NemotronHConfig``)

@@ -618,16 +618,6 @@ def towers_on_stage(arch: str, par: W.Parallel) -> bool:
     """Whether ``par``'s pipeline stage builds the wrapper's encoder towers: every stage, or the
     first alone where the release's V2 model runner skips them on later stages
     (``VersionRules.pp_towers_first_stage``; a speculative method that keeps the V1 runner, e.g.
-    ``suffix``, builds them on every stage: not distinguished here).
-
-    :raises InputError: a later stage on a release where this is not checked."""
-    if par.pp_rank == 0:
-        return True
+    ``suffix``, builds them on every stage: not distinguished here)."""
     rules = rules_for(par.vllm_version)
-    if rules.pp_towers_first_stage is None:
-        raise InputError(
-            "--pipeline-parallel-size",
-            None,
-            f"{arch}: where vLLM {rules.version} builds the encoder towers under pipeline parallelism is not checked",
-        )
-    return not rules.pp_towers_first_stage
+    return par.pp_rank == 0 or not rules.pp_towers_first_stage

@@ -60,7 +60,7 @@ PROJECTOR_DEFAULTS: dict[str, Any] = {
     "out_hidden_size": 1024,
 }
 #: releases whose class reads ``projector_config`` / the top-level widths
-PROJECTOR_CONFIG_RELEASES = frozenset({"0.27.1", "0.28.0", "0.30.0"})
+PROJECTOR_CONFIG_RELEASES = frozenset({"0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0"})
 TOP_LEVEL_RELEASES = frozenset({"0.33.0"})
 
 

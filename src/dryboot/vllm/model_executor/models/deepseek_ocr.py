@@ -66,4 +66,6 @@ def _family(tower: Any, separators: int) -> Family:
 FAMILIES: dict[str, Family] = {
     "DeepseekOCRForCausalLM": _family(_ocr1, 2),
     "DeepseekOCR2ForCausalLM": _family(_ocr2, 1),
+    # UnlimitedOCRForCausalLM subclasses DeepseekOCRForCausalLM: the same towers and separators
+    "UnlimitedOCRForCausalLM": _family(_ocr1, 2),
 }

@@ -14,8 +14,8 @@ and pipeline stage:
 * ``image_newline`` ``[H_text]`` under ``use_image_newline_parameter`` (true by default): a plain
   parameter of the wrapper, kept without the tower too.
 
-On 0.33.0 (transformers' own ``Granite4VisionConfig``) the model class builds the newline and the
-four spatial projectors whatever the config says; 0.31 and 0.32 are not checked (refused by name).
+On 0.32.0 and 0.33.0 the model class builds the newline and the four spatial projectors whatever
+the config says (recorded on both; 0.27.1-0.31.0 follow the config).
 
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower and projectors.
 The deepstack feature buffers, one ``[max_num_batched_tokens, H_text]`` per level (each
@@ -52,15 +52,16 @@ def _rate(config: Mapping[str, Any]) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
+#: releases whose model class builds the newline and the spatial projectors whatever the config
+#: says (recorded: ``recorded-0.32.0-wrappers.json``, ``recorded-0.33.0-wrappers.json``; 0.27.1-0.31.0
+#: follow the config)
+ALWAYS_ALL_RELEASES = frozenset({"0.32.0", "0.33.0"})
+
+
 def _always_all(version: str) -> bool:
     """Whether release ``version``'s model class builds the newline and spatial projectors
-    unconditionally (module docstring).
-
-    :raises InputError: a release not checked."""
-    release = rules_for(version).version
-    if release in ("0.31.0", "0.32.0"):
-        raise InputError("--vllm-version", release, "Granite-4-Vision's projectors on this release are not checked")
-    return release == "0.33.0"
+    unconditionally (module docstring)."""
+    return rules_for(version).version in ALWAYS_ALL_RELEASES
 
 
 def _projectors(config: Mapping[str, Any], version: str) -> int:

@@ -180,6 +180,14 @@ def drafter_weights(
         drafter's layers are quantized by when ``config.json`` has no ``quantization_config``.
     :raises InputError: a drafter or a drafter field whose weights are not modelled (named).
     """
+    if (target_config.get("architectures") or [None])[0] == "DeepseekV4ForCausalLM":
+        # with an EAGLE or MTP drafter the DeepSeek-V4 target holds one more buffer
+        # (``_mtp_hidden_buffer``, [max_num_batched_tokens, hc_mult x hidden]) that its walk leaves out
+        raise InputError(
+            "--speculative-config",
+            "method",
+            "a DeepSeek-V4 target's drafter weights and its MTP hidden-state buffer are not modelled",
+        )
     if method == "mtp" or method.endswith("_mtp"):
         from dryboot.vllm.model_executor.models.mtp import mtp_weights  # at call: only an MTP drafter needs it
 

@@ -5,8 +5,10 @@ stage, the final norm and the untied LM head on the last, then per layer:
 * attention: ``qkv_proj`` / ``o_proj`` (quantized as the checkpoint says), the q/k norms over
   the whole projection (``MiniMaxText01RMSNormTP``: ``q_norm`` ``[heads x head_dim / TP]``,
   ``k_norm`` ``[kv_heads x head_dim / TP]``, one KV head's when KV heads are replicated);
-* the MoE block: ``gate`` (float32 ``[E, H]``), the float32 ``e_score_correction_bias`` ``[E]``
-  under ``use_routing_bias``, the experts (``weights.experts_bytes``);
+* the MoE block: ``gate`` (float32 ``[E, H]``, never quantized), the float32
+  ``e_score_correction_bias`` ``[E]`` under ``use_routing_bias``, the experts
+  (``weights.experts_bytes``; GPTQ / AWQ: repacked for the GPU named, ``wna16_experts_bytes``,
+  with no KV-cache scale parameters and the default scales moved to the host after loading);
 * one rotary table ``[max_position_embeddings, rotary_dim]`` per stage.
 
 vLLM refuses TP above the number of experts. At TP > 1 the q/k norms' fused all-reduce allocates
@@ -21,8 +23,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
+
+
+def _experts(quant: W.Quant, name: str, e: int, h: int, i: int, ab: int) -> list[tuple[str, int]]:
+    """The experts of one layer: GPTQ / AWQ / AutoRound experts as vLLM repacks them for the GPU
+    (``auto_gptq.wna16_experts_bytes``), else ``weights.experts_bytes``."""
+    if quant.wna16 is not None:
+        return wna16_experts_bytes(quant.wna16, name, e, h, i, ab)
+    return W.experts_bytes(quant, e, h, i, ab)
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -36,6 +47,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         raise InputError("config.json", "shared_intermediate_size", "MiniMax-M2's shared expert is not modelled")
     d = moe_decoder_dims(config, par, args)
     quant, ab, h, hd, tp = d.quant, d.ab, d.h, d.hd, par.tp
+    if quant.wna16 is not None:  # GPTQ / AWQ: the layout after loading for the GPU named
+        quant = W._on_gpu(quant, par, "minimax_m2")
     nq_r, nkv_r, e_r, i_r, layers = d.nq_r, d.nkv_r, d.e_r, d.i_r, d.layers
     nkv = W._int(config, "num_key_value_heads")
     w = W._Walk(None, par.vllm_version)
@@ -56,16 +69,16 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             ("norm", nkv_r * hd * ab),
             ("router", 4 * e * h),
             *([("router", 4 * e)] if config.get("use_routing_bias") else []),
-            *W.experts_bytes(quant, e_r, h, i_r, ab),
+            *_experts(quant, f"model.layers.{li}.block_sparse_moe.experts", e_r, h, i_r, ab),
         ]
-        if quant.method is not None:  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
-            entries += [("scale", ab)] * 4
+        if quant.method is not None and quant.wna16 is None:
+            entries += [("scale", ab)] * 4  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
         for kind, nbytes in entries:
             w.own("attention" if kind == "weight" else kind, nbytes)
         if par.expert_parallel:
             w.own("expert map", 4 * e, buffer=True)
         w.own("attention scales", 16, buffer=True)
-        w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
+        w.ref.allocated_bytes += (w.attention_blocks - W._post_load_host_blocks(quant, w.range_blocks)) * W.ALLOC_ROUND
     if layers:
         rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)

@@ -8,12 +8,12 @@ no post norm (vLLM refuses ``require_post_norm=True``).
 
 Its 2-D rotary embedding is transformers' ``PixtralRotaryEmbedding``, whose two float32 buffers
 (``inv_freq``, ``original_inv_freq``) follow the transformers each release's boot environment holds
-(:func:`rotary_buffers`): 0.27.1 (transformers 5.10) ``[(image_size / P)^2, head_dim]`` each, 0.33.0
-(transformers 5.20) ``[head_dim / 2]`` each. The transformers of the 0.28.0-0.30.0 environments
+(:func:`rotary_buffers`): 0.27.1 (transformers 5.10) ``[(image_size / P)^2, head_dim]`` each,
+0.31.0-0.33.0 (transformers 5.17-5.20) ``[head_dim / 2]`` each. The transformers of the 0.28.0-0.30.0 environments
 (5.24) no longer has the class and vLLM's ``pixtral.py`` cannot import it: the figure for those
 releases counts no rotary buffer (the oracle builds the tower with a buffer-less stand-in), at most
 the grid form's ``8 (image_size / P)^2 head_dim`` bytes (2 MiB for Pixtral-12B's tower) below what
-an older transformers adds. 0.31 and 0.32 are not checked: refused by name."""
+an older transformers adds. Recorded on each release (``recorded-<release>-wrappers.json``)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def rotary_buffers(v: Mapping[str, Any], version: str) -> list[int]:
     head_dim = W._int(v, "hidden_size") // W._int(v, "num_attention_heads")
     if release == "0.27.1":
         return 2 * [4 * (W._int(v, "image_size") // W._int(v, "patch_size")) ** 2 * head_dim]
-    if release == "0.33.0":
+    if release in ("0.31.0", "0.32.0", "0.33.0"):
         return 2 * [4 * (head_dim // 2)]
     if release in ("0.28.0", "0.29.0", "0.30.0"):
         return []

@@ -1,14 +1,29 @@
 """Qwen3-VL and Qwen3-VL-MoE (``qwen3_vl.py``, ``qwen3_vl_moe.py``): the Qwen3 / Qwen3-MoE text
 model of ``text_config`` and the Qwen3-VL vision transformer (patch embedding, blocks, merger and
-deepstack mergers, its rotary table), the tower Qwen3.5 shares (``weights._qwen3_vision_tower``)."""
+deepstack mergers, its rotary table), the tower Qwen3.5 shares (``weights._qwen3_vision_tower``).
+
+Where the vision config names ``deepstack_visual_indexes``, the wrapper also keeps one deepstack
+feature buffer ``[max_num_batched_tokens, H_text]`` per level in the model dtype (``qwen3_vl.py``
+``Qwen3VLForConditionalGeneration.__init__``: ``torch.zeros`` under the loader's device context,
+so on the GPU with the weights), a plain list attribute: counted as buffer bytes here, as
+:func:`deepstack_buffers` gives them. From 0.28 only where the stage builds the vision tower
+(``use_deepstack`` is false for a ``StageMissingLayer``); 0.27.1 builds them whatever the tower.
+Recorded by the meta-device oracle, which counts list-held tensors (``record_weights.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, pp_refused_on, vision_language
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, pp_refused_on, vision_language
+from dryboot.vllm.versions import rules_for
+
+#: releases whose wrapper keeps the deepstack buffers without the vision tower (0.27.1's
+#: ``use_deepstack`` reads the vision config only; 0.28+ also requires the tower)
+DEEPSTACK_WITHOUT_TOWER = frozenset({"0.27.1"})
 
 
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
@@ -36,8 +51,67 @@ def _text(text: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**text, W.QWEN3_VL_DECODER: True}
 
 
+def deepstack_buffers(
+    weights: W.RankWeights,
+    vision: object,
+    text: Mapping[str, Any],
+    par: W.Parallel,
+    args: WalkArgs,
+    tower_built: bool,
+) -> W.RankWeights:
+    """Add the deepstack feature buffers (module docstring) to ``weights``: ``len(vision_config.
+    deepstack_visual_indexes)`` allocations of ``max_num_batched_tokens x hidden_size`` elements of
+    the model dtype, where the release builds them (``tower_built``: the stage builds the vision
+    tower). ``text``: the language model's config.
+
+    :raises InputError: the buffers are built and ``max_num_batched_tokens`` is not given."""
+    levels = vision.get("deepstack_visual_indexes") if isinstance(vision, Mapping) else None
+    release = rules_for(par.vllm_version).version
+    if levels is None or not (tower_built or release in DEEPSTACK_WITHOUT_TOWER):
+        return weights
+    if not isinstance(levels, list):
+        raise InputError("config.json", "vision_config.deepstack_visual_indexes", "a list of layer indices")
+    if args.max_num_batched_tokens is None:
+        raise InputError(
+            "--max-num-batched-tokens",
+            None,
+            "the Qwen3-VL wrapper allocates its deepstack feature buffers (max_num_batched_tokens x hidden_size per "
+            "level) with the weights: give max_num_batched_tokens",
+        )
+    one = args.max_num_batched_tokens * W._int(text, "hidden_size") * W.model_dtype_bytes(text, args.dtype)
+    for _ in levels:
+        weights.add("deepstack buffers", one, buffer=True)
+    return weights
+
+
+def with_deepstack(family: Family, text_of: Any, vision_of: Any, tower_modalities: tuple[str, ...]) -> Family:
+    """``family`` plus :func:`deepstack_buffers`: ``text_of`` / ``vision_of`` find the text and
+    vision configs, ``tower_modalities`` the vision tower's (all limited to 0: no tower)."""
+    from dryboot.vllm.model_executor.models.compose import towers_on_stage
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        weights = family.walk(config, par, args)
+        inner = text_of(config)
+        outer = {k: config[k] for k in ("torch_dtype",) if k in config}
+        text = {**outer, **(inner if isinstance(inner, Mapping) else {})}
+        arch = str(config["architectures"][0])
+        built = (
+            not args.no_tower
+            and not all(m in args.zero_modalities for m in tower_modalities)
+            and towers_on_stage(arch, par)
+        )
+        return deepstack_buffers(weights, vision_of(config), text, par, args, built)
+
+    return replace(family, walk=walk)
+
+
 FAMILIES: dict[str, Family] = {
-    arch: pp_refused_on(vision_language(text_arch, vision_tower, prepare=_text), PP_REFUSED_ON, PP_REFUSED)
+    arch: with_deepstack(
+        pp_refused_on(vision_language(text_arch, vision_tower, prepare=_text), PP_REFUSED_ON, PP_REFUSED),
+        lambda c: c.get("text_config"),
+        lambda c: c.get("vision_config"),
+        ("image", "video"),
+    )
     for arch, text_arch in (
         ("Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM"),
         ("Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM"),

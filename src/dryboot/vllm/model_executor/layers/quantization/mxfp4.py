@@ -56,9 +56,12 @@ def check_modelled(backend: str) -> None:
         raise InputError("--gpu", None, f"MXFP4 experts on vLLM's {backend} backend: {why} are not modelled")
 
 
-def mxfp4_experts_bytes(backend: str, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
+def mxfp4_experts_bytes(
+    backend: str, e: int, h: int, i: int, act_bytes: int, *, biases: bool = True
+) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer of ``e`` local experts (hidden ``h``, intermediate ``i`` per
-    rank, with biases: gpt-oss) holds after ``process_weights_after_loading`` under ``backend``.
+    rank; ``biases``: gpt-oss's, DeepSeek-V4's experts have none) holds after
+    ``process_weights_after_loading`` under ``backend``.
 
     Marlin: hidden padded to 256 and the intermediate to 128 (``create_weights`` takes the padded
     sizes); ``w13`` / ``w2`` repacked per expert by ``gptq_marlin_repack`` (4-bit: ``k x n / 2``
@@ -69,11 +72,12 @@ def mxfp4_experts_bytes(backend: str, e: int, h: int, i: int, act_bytes: int) ->
     :raises InputError: a backend whose layout is not modelled (named)."""
     check_modelled(backend)
     hp, ip = _round_up(h, MARLIN_ROUND_UP[0]), _round_up(i, MARLIN_ROUND_UP[1])
-    return [
+    out = [
         ("experts", e * hp * 2 * ip // 2),
         ("experts", e * ip * hp // 2),
         ("scale", e * (hp // MXFP4_BLOCK) * 2 * ip),
         ("scale", e * (ip // MXFP4_BLOCK) * hp),
-        ("experts", e * 2 * ip * act_bytes),
-        ("experts", e * hp * act_bytes),
     ]
+    if biases:
+        out += [("experts", e * 2 * ip * act_bytes), ("experts", e * hp * act_bytes)]
+    return out
