@@ -31,16 +31,19 @@ CASES = case_ids(RECORDED)
 def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
     cap = tuple(row["capability"])
-    if row["config"].startswith("MiniMaxAI--"):
-        return "fp8 weights after loading"  # not recorded per GPU (TP > 1: its Lamport workspace)
+    moe = "A3B" in row["config"] or row["config"].startswith("MiniMaxAI--")
+    if row["config"].startswith("MiniMaxAI--") and tp_of(row) > 1:
+        return "checked at TP 1 only"  # its q/k norms' Lamport workspace (the oracle: no `cuda` module)
     if "tensor" in row["config"]:
         # Marlin FP8 below SM 8.9: the oracle cannot run its per-tensor repack; SM 10.x / 12.x
         # recorded on 0.30.0 only
         unrecorded = cap < (8, 9) or (cap >= (10, 0) and version != "0.30.0")
         return "one scale per tensor" if unrecorded else None
+    if version == "0.33.0" and (10, 0) <= cap < (12, 0):
+        return "are not recorded"  # 0.33.0's SM 10.x blocks (and its FlashInfer attention buffer)
     if version == "0.33.0" and cap >= (10, 0):
         return "shared counter buffer"  # 0.33.0's FlashInfer attention buffer
-    if (10, 0) <= cap < (12, 0) and "A3B" in row["config"]:
+    if (10, 0) <= cap < (12, 0) and moe:
         # the experts on SM 10.x: FlashInfer TRT-LLM / DeepGEMM (the oracle's post-load step fails)
         return "fp8 block MoE experts"
     return None
@@ -83,6 +86,9 @@ def test_corpus_size() -> None:
             want |= {("Qwen--Qwen3-32B-FP8", "B200", t) for t in (1, 2)}
         tensor = ("Qwen--Qwen3-8B+FP8-tensor-dynamic", "Qwen--Qwen3-8B+FP8-tensor-static")
         want |= {(c, g, t) for c in tensor for g in ("RTX 4090", "H100") for t in (1, 2)}
+        # MiniMax-M2.5 at TP 1 (TP > 1: its Lamport workspace, refused)
+        minimax = ("RTX 3090", "RTX 4090", "H100") + (("RTX 5090", "GB10") if version != "0.33.0" else ())
+        want |= {("MiniMaxAI--MiniMax-M2.5", g, 1) for g in minimax}
         if version == "0.30.0":  # DeepSeek-V3's MLA with its dequantized kv_b_proj copies
             want |= {("deepseek-ai--DeepSeek-V3", g, t) for g in ("RTX 4090", "H100") for t in (1, 2)}
         assert want <= exact, (version, want - exact)
@@ -123,6 +129,7 @@ def test_other_families_and_releases_refused() -> None:
     [
         ("MiniMaxAI--MiniMax-M2.5", (8, 9), "0.30.0"),
         ("MiniMaxAI--MiniMax-M2.5", (9, 0), "0.30.0"),
+        ("MiniMaxAI--MiniMax-M2.5", (9, 0), "0.29.0"),
         ("deepseek-ai--DeepSeek-V3", (9, 0), "0.33.0"),
         ("deepseek-ai--DeepSeek-V3", (12, 0), "0.30.0"),
         ("deepseek-ai--DeepSeek-V3", (8, 6), "0.30.0"),
@@ -131,8 +138,9 @@ def test_other_families_and_releases_refused() -> None:
 def test_other_published_fp8_families_refused_on_a_gpu(name: str, capability: tuple[int, int], version: str) -> None:
     """Published fp8 checkpoints whose layout after loading is not recorded there are refused by
     name on a named GPU, not answered with the layout vLLM creates (MiniMax-M2's composed walk gave
-    that before): MiniMax-M2.5; DeepSeek-V3 outside 0.30.0 on SM 8.9 / 9.0 (its MLA dequantizes
-    ``kv_b_proj`` per attention backend)."""
+    that before): MiniMax-M2.5 at TP 2 (its Lamport workspace) or on a release not recorded;
+    DeepSeek-V3 outside 0.30.0 on SM 8.9 / 9.0 (its MLA dequantizes ``kv_b_proj`` per attention
+    backend)."""
     report = model_weights(fp8.CONFIGS / name, tp=2, compute_capability=capability, sm_count=128, vllm_version=version)
     assert report.refused and "fp8 weights after loading" in report.refused
     assert not model_weights(fp8.CONFIGS / name, tp=2).refused  # without a GPU: the layout vLLM creates

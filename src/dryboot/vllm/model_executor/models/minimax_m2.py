@@ -56,9 +56,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             ("norm", nkv_r * hd * ab),
             ("router", 4 * e * h),
             *([("router", 4 * e)] if config.get("use_routing_bias") else []),
-            *W.experts_bytes(quant, e_r, h, i_r, ab),
+            *_experts(quant, f"model.layers.{li}.block_sparse_moe.experts", e_r, h, i_r, ab),
         ]
-        if quant.method is not None:  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+        if quant.method is not None and quant.scaled is None:
+            # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod), as built: fp8 after
+            # loading (quant.scaled) has them deleted
             entries += [("scale", ab)] * 4
         for kind, nbytes in entries:
             w.own("attention" if kind == "weight" else kind, nbytes)
@@ -70,6 +72,17 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
     return w.result()
+
+
+def _experts(quant: W.Quant, ex: str, e_r: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
+    """The experts of one layer: plain fp8 on a named GPU as ``Fp8MoEMethod`` leaves them after
+    loading (``scaled_experts_bytes``: its experts ``w1`` / ``w3`` / ``w2``), else as created."""
+    if quant.method == "fp8" and quant.scaled is not None:
+        scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in ("w1", "w3", "w2")))
+        if scheme is not None:
+            return W.scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab)
+        quant = W.Quant()
+    return W.experts_bytes(quant, e_r, h, i_r, ab)
 
 
 FAMILIES: dict[str, Family] = {"MiniMaxM2ForCausalLM": Family(walk)}
