@@ -31,9 +31,10 @@ CASES = case_ids(RECORDED)
 def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
     cap = tuple(row["capability"])
-    moe = "A3B" in row["config"] or row["config"].startswith("MiniMaxAI--")
     if row["config"].startswith("MiniMaxAI--") and tp_of(row) > 1:
         return "checked at TP 1 only"  # its q/k norms' Lamport workspace (the oracle: no `cuda` module)
+    if row["config"].startswith("MiniMaxAI--") and (10, 0) <= cap < (11, 0):
+        return "CUTLASS there, not DeepGEMM"  # recorded: its dense block layers keep loaded scales on B200
     if "tensor" in row["config"]:
         # Marlin FP8 below SM 8.9: the oracle cannot run its per-tensor repack; SM 10.x / 12.x
         # recorded on 0.30.0 only
@@ -43,9 +44,6 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
         return "are not recorded"  # 0.33.0's SM 10.x blocks (and its FlashInfer attention buffer)
     if version == "0.33.0" and cap >= (10, 0):
         return "shared counter buffer"  # 0.33.0's FlashInfer attention buffer
-    if (10, 0) <= cap < (12, 0) and moe:
-        # the experts on SM 10.x: FlashInfer TRT-LLM / DeepGEMM (the oracle's post-load step fails)
-        return "fp8 block MoE experts"
     return None
 
 
@@ -66,11 +64,12 @@ def test_corpus_size() -> None:
     """Both published block checkpoints are answered and matched on SM 8.6 (RTX 3090: Marlin FP8
     experts, the dense block layers as loaded), SM 8.9 (RTX 4090) and SM 9.0 (H100: DeepGEMM
     present, as the CUDA wheel vendors it) at TP 1 and 2 on every release recorded, and on SM 12.0
-    / 12.1 (RTX 5090, GB10) on 0.27.1, 0.28.0 and 0.30.0; the dense one on SM 10.0 (B200:
-    DeepGEMM's UE8M0 scales) on 0.27.1, 0.28.0 and 0.30.0; both per-tensor configs on SM 8.9 and 9.0 on
-    every release; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
+    / 12.1 (RTX 5090, GB10) on 0.27.1, 0.28.0 and 0.30.0; both on SM 10.0 (B200: DeepGEMM's UE8M0
+    scales, FlashInfer TRT-LLM's shuffled experts) on 0.27.1, 0.28.0 and 0.30.0; both per-tensor
+    configs on SM 8.9 and 9.0 on every release; MiniMax-M2.5 at TP 1 on every GPU and release the
+    block checkpoints are but B200; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
     (``Fp8LinearMethod`` on every decoder linear layer; DeepGEMM's kernel on Hopper and
-    Blackwell)."""
+    Blackwell; ``TrtLlmFp8ExpertsMonolithic`` on B200)."""
     assert set(RECORDED) == {"0.27.1", "0.28.0", "0.30.0", "0.33.0"}
     for version, cases in RECORDED.items():
         exact = {
@@ -82,8 +81,8 @@ def test_corpus_size() -> None:
         want = {(c, g, t) for c in block for g in ("RTX 3090", "RTX 4090", "H100") for t in (1, 2)}
         if version != "0.33.0":  # SM 12.x too (0.33.0's FlashInfer attention buffer: refused there)
             want |= {(c, g, t) for c in block for g in ("RTX 5090", "GB10") for t in (1, 2)}
-        if version != "0.33.0":
-            want |= {("Qwen--Qwen3-32B-FP8", "B200", t) for t in (1, 2)}
+        if version != "0.33.0":  # B200: DeepGEMM's UE8M0 dense layers, FlashInfer TRT-LLM's experts
+            want |= {(c, "B200", t) for c in block for t in (1, 2)}
         tensor = ("Qwen--Qwen3-8B+FP8-tensor-dynamic", "Qwen--Qwen3-8B+FP8-tensor-static")
         want |= {(c, g, t) for c in tensor for g in ("RTX 4090", "H100") for t in (1, 2)}
         # MiniMax-M2.5 at TP 1 (TP > 1: its Lamport workspace, refused)
@@ -97,6 +96,8 @@ def test_corpus_size() -> None:
     for version in ("0.27.1", "0.28.0", "0.30.0"):
         row = RECORDED[version]["Qwen--Qwen3-32B-FP8 B200 --tensor-parallel-size 2"]
         assert row["linear_kernels"] == {"DeepGemmFp8BlockScaledMMKernel": 64 * 4}
+        row = RECORDED[version]["Qwen--Qwen3-30B-A3B-FP8 B200 --tensor-parallel-size 1"]
+        assert row["linear_kernels"]["FusedMoEKernel/TrtLlmFp8ExpertsMonolithic"] == 48
 
 
 def test_ue8m0_scales_cost_what_vllm_holds() -> None:

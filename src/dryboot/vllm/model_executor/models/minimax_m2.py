@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
 
@@ -80,7 +81,7 @@ def _experts(quant: W.Quant, ex: str, e_r: int, h: int, i_r: int, ab: int) -> li
     if quant.method == "fp8" and quant.scaled is not None:
         scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in ("w1", "w3", "w2")))
         if scheme is not None:
-            return W.scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab)
+            return scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab)
         quant = W.Quant()
     return W.experts_bytes(quant, e_r, h, i_r, ab)
 
