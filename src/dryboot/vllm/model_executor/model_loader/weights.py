@@ -2433,8 +2433,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             "--gpu",
             None,
             f"fp8 weights after loading of {family} on SM {par.capability[0]}.{par.capability[1]} are not modelled: "
-            "vLLM serves its block linear layers with CUTLASS there, not DeepGEMM as for the other families "
-            "(recorded; the reason is not established)",
+            "the oracle gives its block linear layers DeepGEMM in some runs and CUTLASS in others",
         )
     if quant.block is None:
         blackwell_unrecorded = sm >= 100 and par.vllm_version not in FP8_TENSOR_BLACKWELL_RELEASES
