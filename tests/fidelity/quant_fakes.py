@@ -283,6 +283,19 @@ def route_ops() -> None:
         return real_isnan(t)
 
     torch.isnan = isnan
+    real_clamp_ = torch.Tensor.clamp_
+
+    def clamp_(self: Any, *args: Any, **kwargs: Any) -> Any:
+        # an in-place clamp writes values into the tensor it is given (FlashInfer's block-scale floor
+        # in prepare_fp8_moe_layer_for_fi): on the meta device torch's reference clamp would call the
+        # isnan above, whose host answer meets a meta tensor; a real GPU allocates nothing either way
+        return self if self.device.type == "meta" else real_clamp_(self, *args, **kwargs)
+
+    torch.Tensor.clamp_ = clamp_  # type: ignore[method-assign]
+    if hasattr(torch, "accelerator") and not torch.accelerator.is_available():
+        # the GPU's index (FlashInfer TRT-LLM's fp8 experts read it for their per-expert SwiGLU
+        # tensors, which plain fp8 with SiLU never creates): the faked GPU is device 0
+        torch.accelerator.current_device_index = lambda: 0
     real_allclose = torch.allclose
 
     def allclose(a: Any, b: Any, *args: Any, **kwargs: Any) -> bool:

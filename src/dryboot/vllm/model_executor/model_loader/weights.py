@@ -2390,7 +2390,13 @@ SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
-FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe"}
+FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2"}
+#: families checked at TP 1 only: MiniMax-M2's q/k norms at TP > 1 build a Lamport all-reduce
+#: workspace (``minimax_rms_norm/lamport_workspace.py``: 6 MiB by ``cudaMalloc`` through the
+#: ``cuda`` bindings, IPC handles exchanged, plus three int tensors of one 512-byte block each in
+#: torch's allocator) where the GPUs have P2P access and fall back to none without it: the layout
+#: depends on the box's topology, and the CPU oracle cannot build the workspace
+FP8_TP1_FAMILIES = {"minimax_m2"}
 #: MLA families whose plain fp8 layout after loading is recorded (DeepSeek-V3: the dequantized
 #: ``kv_b_proj`` copies), on these releases and GPUs (SM 8.9, 9.0) only
 FP8_MLA_FAMILIES = {"deepseek_v2"}
@@ -2411,7 +2417,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     :raises InputError: a family, release or GPU whose fp8 layout after loading is not recorded
         (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`; one scale per
         tensor below SM 8.9 (Marlin FP8) or on SM 10.x / 12.x outside
-        :data:`FP8_TENSOR_BLACKWELL_RELEASES`."""
+        :data:`FP8_TENSOR_BLACKWELL_RELEASES`; MiniMax-M2 at TP > 1 (:data:`FP8_TP1_FAMILIES`)."""
     where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
     assert par.capability is not None
     mla_unchecked = family in FP8_MLA_FAMILIES and (
@@ -2432,7 +2438,23 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
             f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
         )
+    if family in FP8_TP1_FAMILIES and par.tp > 1:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"fp8 weights after loading of {family} are checked at TP 1 only: at TP > 1 its q/k norms' fused "
+            "all-reduce builds a Lamport workspace (cudaMalloc, CUDA IPC, three small tensors in torch's "
+            "allocator) only where the GPUs have P2P access, which the GPU's name does not say and the oracle "
+            "cannot build",
+        )
     sm = par.capability[0] * 10 + par.capability[1]
+    if family in FP8_TP1_FAMILIES and 100 <= sm < 110:
+        raise InputError(
+            "--gpu",
+            None,
+            f"fp8 weights after loading of {family} on SM {par.capability[0]}.{par.capability[1]} are not modelled: "
+            "the oracle gives its block linear layers DeepGEMM in some runs and CUTLASS in others",
+        )
     if quant.block is None:
         blackwell_unrecorded = sm >= 100 and par.vllm_version not in FP8_TENSOR_BLACKWELL_RELEASES
         if sm < 89 or 110 <= sm < 120 or blackwell_unrecorded:

@@ -24,16 +24,9 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
-
-
-def _experts(quant: W.Quant, name: str, e: int, h: int, i: int, ab: int) -> list[tuple[str, int]]:
-    """The experts of one layer: GPTQ / AWQ / AutoRound experts as vLLM repacks them for the GPU
-    (``auto_gptq.wna16_experts_bytes``), else ``weights.experts_bytes``."""
-    if quant.wna16 is not None:
-        return wna16_experts_bytes(quant.wna16, name, e, h, i, ab)
-    return W.experts_bytes(quant, e, h, i, ab)
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -71,8 +64,10 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             *([("router", 4 * e)] if config.get("use_routing_bias") else []),
             *_experts(quant, f"model.layers.{li}.block_sparse_moe.experts", e_r, h, i_r, ab),
         ]
-        if quant.method is not None and quant.wna16 is None:
-            entries += [("scale", ab)] * 4  # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod)
+        if quant.method is not None and quant.wna16 is None and quant.scaled is None:
+            # Attention's q/k/v/prob scale parameters (BaseKVCacheMethod), as built: weight-only
+            # integer layouts build none; fp8 after loading (quant.scaled) has them deleted
+            entries += [("scale", ab)] * 4
         for kind, nbytes in entries:
             w.own("attention" if kind == "weight" else kind, nbytes)
         if par.expert_parallel:
@@ -83,6 +78,21 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
     return w.result()
+
+
+def _experts(quant: W.Quant, ex: str, e_r: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
+    """The experts of one layer: GPTQ / AWQ / AutoRound experts as vLLM repacks them for the GPU
+    (``auto_gptq.wna16_experts_bytes``); plain fp8 on a named GPU as ``Fp8MoEMethod`` leaves them
+    after loading (``scaled_experts_bytes``: its experts ``w1`` / ``w3`` / ``w2``); else as created
+    (``weights.experts_bytes``)."""
+    if quant.wna16 is not None:
+        return wna16_experts_bytes(quant.wna16, ex, e_r, h, i_r, ab)
+    if quant.method == "fp8" and quant.scaled is not None:
+        scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in ("w1", "w3", "w2")))
+        if scheme is not None:
+            return scaled_experts_bytes(quant.scaled, scheme, e_r, h, i_r, ab)
+        quant = W.Quant()
+    return W.experts_bytes(quant, e_r, h, i_r, ab)
 
 
 FAMILIES: dict[str, Family] = {"MiniMaxM2ForCausalLM": Family(walk)}

@@ -19,6 +19,10 @@ meta device (``tests/fidelity/quant_cases_moe.py``):
 * fp8 ``[bn, bk]`` blocks on SM 8.9 and SM 9.0 (TP without expert parallelism: vLLM moves Triton
   to the front on Hopper): fp8 weights, float32 ``[e, 2 ceil(i / bn), ceil(h / bk)]`` /
   ``[e, ceil(h / bn), ceil(i / bk)]``.
+* plain fp8 (``Fp8MoEMethod``) ``[bn, bk]`` blocks on SM 10.x (FlashInfer TRT-LLM's
+  ``TrtLlmFp8ExpertsMonolithic``: ``prepare_fp8_moe_layer_for_fi`` shuffles the weights into
+  ``[e, 2i / 128, h, 128]`` tiles and transposes the scales, the same bytes; recorded on 0.27.1,
+  0.28.0 and 0.30.0, the releases whose SM 10.x block layers are checked) and SM 12.x: as loaded.
 * NVFP4 below SM 10.0 (``MarlinExperts``, weight-only; ``prepare_nvfp4_moe_layer_for_marlin``):
   the packed weights repacked (their bytes, ``n x k / 2``), the fp8 group scales permuted
   (``[e, k / 16, n]``), float32 global scales kept as loaded (weight and input: ``[e, 2]`` for
@@ -27,7 +31,8 @@ meta device (``tests/fidelity/quant_cases_moe.py``):
 
 Refused by name: fp8 channel weights on SM 9.0-10.x (vLLM's CUTLASS grouped GEMM, whose
 per-layer stride tensors the oracle cannot build), fp8 per-tensor weights (FlashInfer CUTLASS
-from SM 9.0), fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM, DeepGEMM where installed), NVFP4 on SM
+from SM 9.0), compressed-tensors' fp8 blocks on SM 10.0+ (FlashInfer TRT-LLM, DeepGEMM where
+installed; not recorded), NVFP4 on SM
 10.0+ (FlashInfer CUTLASS / TRT-LLM), shapes Marlin pads. Where 0.33 ranks Humming ahead of
 Marlin (SM 9.0) NVFP4 experts take Humming's layout (:func:`~dryboot.vllm.model_executor.layers.
 quantization.scaled_mm.humming_nvfp4_experts_bytes`).
@@ -53,7 +58,9 @@ def scaled_experts_refusal(s: ScaledScheme, capability: int, *, plain_fp8: bool 
     or ``None`` (the same on 0.28.0 and 0.33.0; the release's own gates are the callers').
     ``plain_fp8``: ``Fp8MoEMethod`` (``Fp8Config``), whose block experts on SM 12.x keep the
     layout as loaded (recorded on 0.27.1 / 0.30.0 / 0.33.0, and two public boots of 0.27.1 and
-    0.30.0 on RTX PRO 6000 Blackwell and GB10 log it to the hundredth)."""
+    0.30.0 on RTX PRO 6000 Blackwell and GB10 log it to the hundredth), and on SM 10.x hold the
+    same bytes shuffled for FlashInfer TRT-LLM (recorded on 0.27.1 / 0.28.0 / 0.30.0; the
+    releases and SM 11.x are gated by the caller, ``weights._fp8_post_load``)."""
     sm = f"SM {capability // 10}.{capability % 10}"
     if s.kind == "int8":
         return None if s.strategy == "channel" and not s.static_input else "int8 MoE experts other than channel weights"
@@ -74,7 +81,7 @@ def scaled_experts_refusal(s: ScaledScheme, capability: int, *, plain_fp8: bool 
         return None
     # blocks: Triton up to SM 9.0 (on Hopper vLLM moves it to the front for TP); from SM 10.0
     # FlashInfer TRT-LLM, or DeepGEMM where installed
-    if capability >= 100 and not (plain_fp8 and capability >= 120):
+    if capability >= 100 and not plain_fp8:
         return f"fp8 block MoE experts on {sm}: FlashInfer TRT-LLM's / DeepGEMM's layouts are not modelled"
     return None
 
