@@ -35,6 +35,7 @@ OTHER_SETS = (
     "quant-recorded-mxfp8-",
     "quant-recorded-dsv4-",
     "quant-recorded-fp8-",
+    "quant-recorded-kvfp8-",
 )
 
 
