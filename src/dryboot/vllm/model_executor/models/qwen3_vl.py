@@ -18,7 +18,13 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, pp_refused_on, vision_language
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    WalkArgs,
+    pp_refused_on,
+    towers_on_stage,
+    vision_language,
+)
 from dryboot.vllm.versions import rules_for
 
 #: releases whose wrapper keeps the deepstack buffers without the vision tower (0.27.1's
@@ -87,7 +93,6 @@ def deepstack_buffers(
 def with_deepstack(family: Family, text_of: Any, vision_of: Any, tower_modalities: tuple[str, ...]) -> Family:
     """``family`` plus :func:`deepstack_buffers`: ``text_of`` / ``vision_of`` find the text and
     vision configs, ``tower_modalities`` the vision tower's (all limited to 0: no tower)."""
-    from dryboot.vllm.model_executor.models.compose import towers_on_stage
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         weights = family.walk(config, par, args)
