@@ -309,22 +309,24 @@ WIDE = {
         "load residual, 0-0.06, is gone: the allocator segments and the rotary table explain the weights lines)"
     ),
     "coldstart-recon-qwen3-8b-4090-runpod-cold-0": (
-        "1.35 GiB on a first start (the log compiles): the cold-compile term is +0.38-1.07 GiB, the span of the "
-        "four posted cold/warm pairs (+0.39..+0.99 GiB of peak activation), on top of the later-starts interval"
+        "1.03 GiB on a first start (the log compiles): the later starts' 0.65 (non-torch 0.54, forward/sampler "
+        "0.09, buffers 0.03) plus the cold-compile term's 0.37 (+0.70-1.07 GiB: the cold/warm boots of "
+        "0.27.1-0.30 lose +0.73 (0.30.0, a note's eager boot), +0.87, +0.97, +0.99 and +1.05 GiB of KV)"
     ),
     "club3090-612-qwen36-35b-a3b-nvfp4-5090-v0.24.0": (
         "3.24 GiB (0.24.0): the multimodal encoder's profile, 0.25-2.58 GiB for one 16,384-token image through "
         "the Qwen3.5/3.6 ViT (no boot of 0.27.1-0.33 with its memory lines narrows it), and a cold compile the "
-        "log does not rule out (+0.38-1.07 GiB)"
+        "log does not rule out (0-1.07 GiB where its state is unknown)"
     ),
     "club3090-652-qwen36-35b-a3b-5090-v0.24.0": (
         "3.24 GiB (0.24.0): the multimodal encoder's profile (0.25-2.58 GiB) and the unknown compile cache, as "
         "the NVFP4 boot of the same host"
     ),
     "statecraft-qwen25-15b-4070laptop-wsl2-v0.30.0-smoke": (
-        "1.58 GiB on a first start (every start is a fresh container without a volume on vLLM's compile cache): "
-        "the cold-compile term +0.38-1.07, non-torch 0.15-0.70, the V2 runner's graph estimate and the "
-        "forward/sampler ranges; the logged 1.95 GiB is 0.7 % under the estimate"
+        "1.26 GiB on a first start (every start is a fresh container without a volume on vLLM's compile cache): "
+        "the cold-compile term +0.70-1.07, non-torch 0.15-0.68, the V2 runner's graph estimate 0.13-0.37 and the "
+        "forward/sampler ranges; the logged 1.95 GiB is 8.9 % above the estimate, near the high bound (this "
+        "machine's own eager note puts its cold share at ~0.73 GiB, the term's low end)"
     ),
     "kubesimplify-qwen3-32b-rtxpro6000se-pp2": (
         "1.75 GiB at PP 2: forward 1.33-1.99 (stage 0 at 32,768 batched tokens), non-torch 0.15-0.68, "
