@@ -23,6 +23,8 @@ VERSION = "0.33.0"
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 #: the PLE layers' n-gram embedding without its default CPU offload (which needs UVA)
 NO_OFFLOAD = [*BASE, "--engram-config", '{"cpu_offload": false}']
+MTP = '{"method": "mtp", "num_speculative_tokens": 1}'
+
 
 #: case id -> (config name, flags)
 CASES: dict[str, tuple[str, list[str]]] = {
@@ -34,6 +36,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-plain": ("qwen4-plain", BASE),
     "step5-sparse": ("step5-sparse", BASE),
     "step5-sparse-off": ("step5-sparse-off", BASE),
+    # the MTP drafters (--speculative-config method mtp) and the multimodal wrappers
+    "qwen4-qsa-mtp": ("qwen4-qsa-mtp", [*BASE, "--speculative-config", MTP]),
+    "qwen4-vl-qsa": ("qwen4-vl-qsa", BASE),
+    "step5-sparse-mtp": ("step5-sparse-mtp", [*BASE, "--speculative-config", MTP]),
+    "step5-vl": ("step5-vl", BASE),
 }
 
 

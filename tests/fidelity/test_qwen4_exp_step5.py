@@ -70,3 +70,25 @@ def test_dryboot_refuses_every_config_by_name(tmp_path: Path, name: str) -> None
     assert out.get("refused"), out
     assert f"architectures: {arch} is not modelled by dryboot" in out["error"]
     assert NOT_MODELLED[arch] in out["error"]
+
+
+def test_mtp_layers_widen_every_qsa_ring() -> None:
+    """With one MTP layer and one speculative token, each QSA ring (the target's and the MTP
+    layer's) holds round_up(4 + 1, 4) = 8 rows, as the Qwen4ExpMTP reason says."""
+    v = Q.recorded()["qwen4-qsa-mtp"]["vllm"]
+    assert v["ok"]
+    ring = [(g, names) for g, names in zip(v["groups"], v["group_layers"], strict=True) if g[0] == "CircularBuffer"]
+    [(group, names)] = ring
+    assert group[1] == 8 and any(n.startswith("mtp.") for n in names)
+    assert "indexer_compress_ratio + num_speculative_tokens" in NOT_MODELLED["Qwen4ExpMTP"]
+
+
+def test_wrappers_build_their_text_models() -> None:
+    """Qwen4-Exp's wrapper groups its text model's caches as the text model does; Step5's wrapper
+    fails where its text model does."""
+    rec = Q.recorded()
+    text, wrapped = rec["qwen4-qsa"]["vllm"], rec["qwen4-vl-qsa"]["vllm"]
+    assert wrapped["groups"] == text["groups"]
+    assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]
+    assert rec["step5-vl"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]
+    assert rec["step5-sparse-mtp"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]

@@ -342,8 +342,9 @@ NOT_MODELLED: dict[str, str] = {
     "Qwen4ExpMTP": (
         "Qwen4-Exp drafter (qwen4_exp/nvidia/mtp.py: mtp_num_hidden_layers, else num_nextn_predict_layers, "
         "Qwen4ExpDecoderLayers of type qwen_sparse_attention on the hc_count-wide hyper-connection stream, QSA "
-        "layers with their index-key ring and compressed key cache when indexer_n_heads is set); its target "
-        "Qwen4ExpForCausalLM is refused, so its MTP is not planned either"
+        "layers with their index-key ring and compressed key cache when indexer_n_heads is set; every QSA ring then "
+        "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
+        "on a tiny config); its target Qwen4ExpForCausalLM is refused, so its MTP is not planned either"
     ),
     "Step5ForCausalLM": _STEP5,
     "Step5ForConditionalGeneration": (
