@@ -160,3 +160,35 @@ def test_a_draft_model_as_the_target_is_refused(tmp_path: Path, architecture: st
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, r.stderr
     assert f"{architecture} is a speculative-decoding draft model" in lines[0]
+
+
+#: vLLM 0.33.0's Qwen4-Exp and Step5 (vllm/models/qwen4_exp, vllm/models/step5): refused by the
+#: cache kinds they add (read in the release's source), not by the generic "model file" line
+QWEN4_EXP_STEP5 = {
+    "Qwen4ExpForCausalLM": ("QSA layers", "CircularBufferSpec", "tokens_per_state", "PLE layers"),
+    "Qwen4ExpForConditionalGeneration": ("multimodal wrapper", "Qwen3_VisionTransformer", "QSA layers"),
+    "Qwen4ExpMTP": ("drafter", "qwen_sparse_attention", "hc_count"),
+    "Step5ForCausalLM": ("sparse_config", "STEP5_DSA", "tokens_per_state=8", "CircularBufferSpec"),
+    "Step5ForConditionalGeneration": ("multimodal wrapper", "Step5VLConfig", "STEP5_DSA"),
+    "Step5MTP": ("drafter", "layer_types_with_mtp", "DSA layer"),
+}
+
+
+@pytest.mark.parametrize("architecture", sorted(QWEN4_EXP_STEP5))
+def test_qwen4_exp_and_step5_refused_by_their_cache_kinds(tmp_path: Path, architecture: str) -> None:
+    row = next(r for r in architecture_table("0.33.0") if r.architecture == architecture)
+    assert row.status == "refused" and row.reason == NOT_MODELLED[architecture]
+    assert all(words in row.reason for words in QWEN4_EXP_STEP5[architecture]), row.reason
+    assert "its model file is not modelled" not in row.reason
+    r = dryboot(
+        "plan",
+        "--model",
+        _config(tmp_path, architecture),
+        "--kv-cache-memory-bytes",
+        "1G",
+        "--vllm-version",
+        "0.33.0",
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"architectures: {architecture} is not modelled by dryboot" in r.stderr
+    assert QWEN4_EXP_STEP5[architecture][0] in r.stderr

@@ -275,6 +275,32 @@ _DEEPSEEK_V4 = (
     "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
 )
 
+#: Qwen4-Exp (vLLM 0.30.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
+#: transformers' ``Qwen4ExpTextConfig`` / ``Qwen4ExpConfig``): the cache kinds its layers add to a
+#: Qwen3.5 hybrid, none of which dryboot models
+_QWEN4_EXP = (
+    "Qwen4-Exp (vllm/models/qwen4_exp; transformers' Qwen4ExpTextConfig): Qwen3.5's Gated DeltaNet layers "
+    "beside indexed-attention layers that, with indexer_n_heads set, are QSA layers (Qwen4ExpQSAAttention), each "
+    "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
+    "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
+    "with tokens_per_state), which vLLM 0.33.0 groups as a CircularBuffer group and an MLAAttention group with the "
+    "layer's own KV (recorded on a tiny config); its PLE layers (ple_layer_ids) keep a TP-replicated "
+    "short-convolution state hc_count x hidden_size wide (a second MambaSpec) and an n-gram embedding the "
+    "meta-device harness cannot build (Engram CPU offload requires UVA, recorded), and vLLM sizes the attention "
+    "block from the larger of the two Mamba pages even without PLE layers (get_mamba_specs_from_config): these "
+    "cache kinds are not modelled"
+)
+_STEP5 = (
+    "Step5 (vllm/models/step5; vLLM's own Step5Config, model_type step5): vLLM refuses a config without a "
+    "sparse_config section, and with it enabled the full_attention layers are sparse DSA layers (STEP5_DSA "
+    "backend, head size 192), each keeping beside its KV cache a region-summary cache "
+    "(Step5SparseSummaryCacheLayer: a FullAttentionSpec of 256 uint8 per 8 tokens, tokens_per_state=8) and a CSA "
+    "tail ring (Step5CSATailRing: a CircularBufferSpec the size of one KV page), in the BLNHC layout; its sliding "
+    "layers take swa_num_attention_heads. Not modelled, and not verifiable offline: its Triton kernels read "
+    "triton.language.extra, which the CPU harness lacks (AttributeError building it, recorded on tiny configs "
+    "with sparse_config enabled and disabled)"
+)
+
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
     "DeepSeekV4MTPModel": _DEEPSEEK_V4,
@@ -307,7 +333,29 @@ NOT_MODELLED: dict[str, str] = {
     **{
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
         for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
-    },
+    },  # vLLM 0.33.0's Qwen4-Exp and Step5 (vllm/models/qwen4_exp, vllm/models/step5)
+    "Qwen4ExpForCausalLM": _QWEN4_EXP,
+    "Qwen4ExpForConditionalGeneration": (
+        "multimodal wrapper (transformers' Qwen4ExpConfig, model_type qwen4_exp: Qwen3-VL's vision tower, "
+        f"Qwen3_VisionTransformer) of Qwen4-Exp's text model, itself refused: {_QWEN4_EXP}"
+    ),
+    "Qwen4ExpMTP": (
+        "Qwen4-Exp drafter (qwen4_exp/nvidia/mtp.py: mtp_num_hidden_layers, else num_nextn_predict_layers, "
+        "Qwen4ExpDecoderLayers of type qwen_sparse_attention on the hc_count-wide hyper-connection stream, QSA "
+        "layers with their index-key ring and compressed key cache when indexer_n_heads is set; every QSA ring then "
+        "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
+        "on a tiny config); its target Qwen4ExpForCausalLM is refused, so its MTP is not planned either"
+    ),
+    "Step5ForCausalLM": _STEP5,
+    "Step5ForConditionalGeneration": (
+        "multimodal wrapper (Step3p7ForConditionalGeneration's perception-encoder frontend; vLLM's own Step5VLConfig, "
+        f"model_type step5_vl) of Step5's text model, itself refused: {_STEP5}"
+    ),
+    "Step5MTP": (
+        "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "
+        "num_hidden_layers on, typed by layer_types_with_mtp, so a full_attention one is a DSA layer with its "
+        "summary cache and tail ring); its target Step5ForCausalLM is refused, so its MTP is not planned either"
+    ),
 }
 
 

@@ -1,0 +1,94 @@
+"""vLLM 0.33.0's Qwen4-Exp and Step5 are refused by name with the layer and cache kinds they add
+(``registry.NOT_MODELLED``), and vLLM's recorded engine start on their tiny configs
+(``record_qwen4_exp_step5.py``, ``data/refused-0.33/``) shows those kinds: a QSA layer's index-key
+ring and compressed keys as groups of kinds dryboot does not plan, a PLE layer's n-gram embedding
+that the harness cannot build, Step5's Triton kernels that the harness cannot import."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import qwen4_exp_step5_cases as Q
+
+from dryboot.vllm.models.registry import NOT_MODELLED
+
+
+def test_every_case_is_recorded() -> None:
+    rec = Q.recorded()
+    assert set(rec) == set(Q.CASES)
+    for cid, (name, argv) in Q.CASES.items():
+        assert rec[cid]["config"] == name and rec[cid]["argv"] == argv, cid
+
+
+def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
+    """A QSA layer's caches: a CircularBuffer group (the raw index keys) and an MLAAttention group
+    (the compressed keys with the layer's own KV), beside the Gated DeltaNet layers' Mamba groups."""
+    v = Q.recorded()["qwen4-qsa"]["vllm"]
+    assert v["ok"]
+    kinds = {g[0] for g in v["groups"]}
+    assert kinds == {"Mamba", "CircularBuffer", "MLAAttention"}
+    layers = [name for group in v["group_layers"] for name in group]
+    assert any(n.endswith("indexer.raw_key_cache") for n in layers)
+    assert any(n.endswith("indexer.compressed_key_cache") for n in layers)
+    for words in ("CircularBufferSpec", "MLAAttentionSpec", "CircularBuffer group", "MLAAttention group"):
+        assert words in NOT_MODELLED["Qwen4ExpForCausalLM"]
+
+
+@pytest.mark.parametrize("cid", ["qwen4-qsa-ple", "qwen4-ple"])
+def test_ple_layers_are_not_built_by_the_harness(cid: str) -> None:
+    v = Q.recorded()[cid]["vllm"]
+    assert not v.get("ok") and v["stage"] == "model"
+    assert "Engram CPU offload requires UVA support" in v["error"]
+    assert "Engram CPU offload requires UVA" in NOT_MODELLED["Qwen4ExpForCausalLM"]
+    # without the offload, the n-gram embedding needs a tensor-parallel group of its own
+    assert "Engram tensor-parallel group" in Q.recorded()[f"{cid}-no-offload"]["vllm"]["error"]
+
+
+@pytest.mark.parametrize("cid", ["step5-sparse", "step5-sparse-off"])
+def test_step5_is_not_built_by_the_harness(cid: str) -> None:
+    v = Q.recorded()[cid]["vllm"]
+    assert not v.get("ok") and v["stage"] == "model"
+    assert "triton.language' has no attribute 'extra'" in v["error"]
+    assert "triton.language.extra" in NOT_MODELLED["Step5ForCausalLM"]
+
+
+@pytest.mark.parametrize("name", sorted({name for name, _ in Q.CASES.values()}))
+def test_dryboot_refuses_every_config_by_name(tmp_path: Path, name: str) -> None:
+    """Every config is refused with its architecture's reason, whether or not vLLM served it (the
+    plain Qwen4-Exp layout, no QSA and no PLE, is served by vLLM; dryboot does not plan it).
+    dryboot has no ``--engram-config``: the configs are planned under the base flags."""
+    cfg = Q.config(name)
+    arch = cfg["architectures"][0]
+    case = H.Case(name, "refused-0.33", H._write_config(tmp_path, name, cfg), Q.BASE)
+    out = H.run_dryboot(case, Q.VERSION)
+    assert out.get("refused"), out
+    assert f"architectures: {arch} is not modelled by dryboot" in out["error"]
+    assert NOT_MODELLED[arch] in out["error"]
+
+
+def test_mtp_layers_widen_every_qsa_ring() -> None:
+    """With one MTP layer and one speculative token, each QSA ring (the target's and the MTP
+    layer's) holds round_up(4 + 1, 4) = 8 rows, as the Qwen4ExpMTP reason says."""
+    v = Q.recorded()["qwen4-qsa-mtp"]["vllm"]
+    assert v["ok"]
+    ring = [(g, names) for g, names in zip(v["groups"], v["group_layers"], strict=True) if g[0] == "CircularBuffer"]
+    [(group, names)] = ring
+    assert group[1] == 8 and any(n.startswith("mtp.") for n in names)
+    assert "indexer_compress_ratio + num_speculative_tokens" in NOT_MODELLED["Qwen4ExpMTP"]
+
+
+def test_wrappers_build_their_text_models() -> None:
+    """Qwen4-Exp's wrapper groups its text model's caches as the text model does; Step5's wrapper
+    fails where its text model does."""
+    rec = Q.recorded()
+    text, wrapped = rec["qwen4-qsa"]["vllm"], rec["qwen4-vl-qsa"]["vllm"]
+    assert wrapped["groups"] == text["groups"]
+    assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]
+    assert rec["step5-vl"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]
+    assert rec["step5-sparse-mtp"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]
