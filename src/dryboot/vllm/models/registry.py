@@ -275,6 +275,15 @@ _DEEPSEEK_V4 = (
     "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
 )
 
+#: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
+_GLM5NEXT = (
+    "GLM-5.3-Flash (vllm/models/glm5next): Kimi Delta Attention layers (Glm5NextLinearAttention: a MambaSpec "
+    "with prefill checkpoint blocks) beside MLA layers whose sparse indexer keeps a kpool-compressed key cache "
+    "(Glm5NextIndexerCache: an MLAAttentionSpec of one entry per index_kpool tokens, tokens_per_state) and a "
+    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec); the compressed indexer cache, "
+    "the circular buffer and the checkpoint blocks are not modelled"
+)
+
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
     "DeepSeekV4MTPModel": _DEEPSEEK_V4,
@@ -308,6 +317,28 @@ NOT_MODELLED: dict[str, str] = {
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
         for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
     },
+    # vLLM 0.33.0's GLM-5.3-Flash (vllm/models/glm5next), Muse Spark's drafter, Ling-3.0-flash-VL
+    "Glm5NextForCausalLM": _GLM5NEXT,
+    "Glm5NextForConditionalGeneration": (
+        "multimodal wrapper (glm5next/common/model.py: a Glm4v vision tower) whose language model is "
+        f"Glm5NextForCausalLM, built on text_config: {_GLM5NEXT}"
+    ),
+    "Glm5NextMTPModel": (
+        "GLM-5.3-Flash's MTP drafter (glm5next/common/mtp.py Glm5NextMTP: an MLA decoder layer with its sparse "
+        "indexer's kpool-compressed key cache and circular tail buffer): dryboot does not plan the target "
+        "(Glm5NextForCausalLM), nor these caches; not modelled"
+    ),
+    "MuseSparkDSparkModel": (
+        "Muse Spark's DSpark drafter (muse_spark/common/dspark.py MuseSparkDSparkForCausalLM: DFlash-style draft "
+        "layers on a muse_spark_dspark config, sliding windows from global_attn_cfg): its draft layers are not "
+        "modelled"
+    ),
+    "BailingMoeV3VLForConditionalGeneration": (
+        "multimodal wrapper (bailing_moe_v3_vl.py) whose language model is BailingMoeV3ForCausalLM, built on "
+        "text_config, itself refused: its Kimi Delta Attention + MLA layers are not verified against vLLM "
+        "0.28.0: the model class reads checkpoint keys that BailingHybridConfig does not define "
+        "(no_kda_lora, use_bias, ...)"
+    ),
 }
 
 
