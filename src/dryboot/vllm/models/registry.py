@@ -233,7 +233,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
     Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
-    Family("muse_glimmer", ("muse_glimmer.py",), ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration")),
+    Family(
+        "muse_glimmer",
+        ("muse_glimmer.py", "vllm.models.muse_spark"),
+        ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration"),
+    ),
     Family(
         "minimax_m3",
         ("vllm.models.minimax_m3",),
