@@ -290,7 +290,10 @@ def _spark_config(f: ConfigFields) -> None:
         "Unsupported Muse Spark text RoPE type",
     )
     _spark_check(
-        f, not text["num_shared_experts"], "text_config.num_shared_experts", "Muse Spark shared experts are not supported"
+        f,
+        not text["num_shared_experts"],
+        "text_config.num_shared_experts",
+        "Muse Spark shared experts are not supported",
     )
     for key, allowed in (("layer_types", {FULL, SLIDING}), ("mlp_layer_types", {"sparse", "dense"})):
         _layer_count(f, f"text_config.{key}", text[key], n)
@@ -302,7 +305,9 @@ def _spark_config(f: ConfigFields) -> None:
         "Muse Spark requires one RoPE theta per layer",
     )
     vrope = vision["rope_parameters"]
-    _spark_check(f, vision["hidden_act"] == "gelu", "vision_config.hidden_act", "Muse Spark requires GELU vision activations")
+    _spark_check(
+        f, vision["hidden_act"] == "gelu", "vision_config.hidden_act", "Muse Spark requires GELU vision activations"
+    )
     _spark_check(
         f,
         isinstance(vrope, dict) and vrope.get("rope_type") == "axial",
@@ -316,7 +321,9 @@ def _spark_config(f: ConfigFields) -> None:
         "vision_config.layer_types",
         "Invalid Muse Spark vision attention types",
     )
-    _spark_check(f, audio["hidden_act"] == "gelu", "audio_config.hidden_act", "Muse Spark requires GELU audio activations")
+    _spark_check(
+        f, audio["hidden_act"] == "gelu", "audio_config.hidden_act", "Muse Spark requires GELU audio activations"
+    )
     stages = [audio[k] for k in ("patch_sizes", "depths", "hidden_sizes")]
     _spark_check(
         f,
@@ -326,7 +333,10 @@ def _spark_config(f: ConfigFields) -> None:
     )
     out, projector = f.root.get("out_hidden_size"), f.root.get("projector_hidden_size")
     _spark_check(
-        f, out is not None and projector is not None, "out_hidden_size", "Muse Spark requires vision projector dimensions"
+        f,
+        out is not None and projector is not None,
+        "out_hidden_size",
+        "Muse Spark requires vision projector dimensions",
     )
     _spark_check(
         f,
@@ -382,7 +392,9 @@ def read_spark(f: ConfigFields, architecture: str) -> ModelGeometry:
     attn = heads(f, _SPARK_SPEC)
     sw = window(f)
     types = layer_types(f, n) or []
-    return geometry(f, architecture, "muse_glimmer", _kinds([t == SLIDING for t in types], types, sw), heads=attn, sliding_window=sw)
+    return geometry(
+        f, architecture, "muse_glimmer", _kinds([t == SLIDING for t in types], types, sw), heads=attn, sliding_window=sw
+    )
 
 
 def _spark_release_refusal(model: ModelGeometry, version: str) -> None:
@@ -414,7 +426,6 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     :raises InputError: naming ``architectures``.
     """
     _spark_release_refusal(model, rules.version)
-
 
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
