@@ -215,3 +215,10 @@ def test_spark_moe_refuses_data_parallelism_on_hopper_and_other_gpus_are_not_mod
         create_engine_config(model, EngineArgs(vllm_version="0.33.0", data_parallel_size=2), None)
     with pytest.raises(InputError, match="not modelled"):
         create_engine_config(model, EngineArgs(vllm_version="0.33.0", gpu=gpu_table()["B200"]), None)
+
+
+def test_spark_quantized_checkpoint_is_not_modelled() -> None:
+    data = _config(SPARK)
+    data["quantization_config"] = {"quant_method": "modelopt", "quant_algo": "NVFP4"}
+    with pytest.raises(InputError, match="quantized Muse Spark checkpoint is not modelled"):
+        geometry_from_config(data)

@@ -377,7 +377,8 @@ def read_spark(f: ConfigFields, architecture: str) -> ModelGeometry:
 
     :raises InputError: a ``model_type`` other than ``muse_spark`` with this architecture, or
         ``muse_spark`` with MuseGlimmer's (not modelled), a config vLLM's ``MuseSparkConfig``
-        refuses (:func:`_spark_config`), KV heads that do not divide the heads.
+        refuses (:func:`_spark_config`), a quantized checkpoint (not modelled), KV heads that do
+        not divide the heads.
     """
     if f.root.get("model_type") == _SPARK_MODEL_TYPE:
         _spark_config(f)
@@ -387,6 +388,13 @@ def read_spark(f: ConfigFields, architecture: str) -> ModelGeometry:
             "model_type",
             f"{architecture} with model_type {f.root.get('model_type')!r}: dryboot reads Muse Spark's layers only "
             f"from a {_SPARK_MODEL_TYPE} config's text_config (MuseSparkForConditionalGeneration): not modelled",
+        )
+    if f.given("quantization_config"):
+        raise InputError(
+            f.source,
+            "quantization_config",
+            "a quantized Muse Spark checkpoint is not modelled (its NVFP4 / fp8 MoE methods choose their kernels "
+            "and refusals per GPU: muse_moe_runner.py)",
         )
     n = f.integer("num_hidden_layers", maximum=MAX_LAYERS)
     attn = heads(f, _SPARK_SPEC)
