@@ -192,3 +192,27 @@ def test_qwen4_exp_and_step5_refused_by_their_cache_kinds(tmp_path: Path, archit
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"architectures: {architecture} is not modelled by dryboot" in r.stderr
     assert QWEN4_EXP_STEP5[architecture][0] in r.stderr
+
+
+#: vLLM 0.33.0's architectures of issue 37 that dryboot refuses, each with the words of its reason
+RELEASE_033_REFUSALS = {
+    "Glm5NextForCausalLM": "kpool-compressed key cache",
+    "Glm5NextForConditionalGeneration": "CircularBufferSpec",
+    "Glm5NextMTPModel": "MTP drafter",
+    "MuseSparkDSparkModel": "DSpark drafter",
+    "BailingMoeV3VLForConditionalGeneration": "BailingMoeV3ForCausalLM",
+}
+
+
+@pytest.mark.parametrize(("architecture", "words"), sorted(RELEASE_033_REFUSALS.items()))
+def test_release_033_architectures_are_refused_by_name(tmp_path: Path, architecture: str, words: str) -> None:
+    """Each is listed on 0.33.0 with its own reason, not the generic "its model file is not modelled"
+    line, and ``plan --vllm-version 0.33.0`` refuses it with that reason."""
+    rows = {r.architecture: r for r in architecture_table("0.33.0")}
+    assert rows[architecture].status == "refused"
+    assert words in rows[architecture].reason and "model file is not modelled" not in rows[architecture].reason
+    r = dryboot(
+        "plan", "--model", _config(tmp_path, architecture), "--kv-cache-memory-bytes", "1G", "--vllm-version", "0.33.0"
+    )
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{architecture} is not modelled by dryboot" in r.stderr and words in r.stderr

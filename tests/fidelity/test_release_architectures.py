@@ -76,6 +76,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
         # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # only this release's registry has it (vllm/models/muse_spark): MuseGlimmer's 0.33.0 layout
+        # (layer_types' sliding layers) on vLLM's own MuseSparkConfig, which has no defaults
+        "MuseSparkForConditionalGeneration": "its sliding layers read from layer_types (MuseSparkConfig)",
     },
 }
 
@@ -87,6 +90,11 @@ KNOWN: dict[tuple[str, str], str] = {
         "unchecked (pages of one byte an element, no FlashInfer layout); not modelled"
     )
     for v in ("0.32.0", "0.33.0")
+} | {
+    ("0.33.0", "MuseSparkForConditionalGeneration#16"): (
+        "both refuse, in another order: vLLM refuses --max-model-len 16384 (ModelConfig) before building the "
+        "model; dryboot refuses TP 8 first (the fused QKV+O-gate projection's KV heads, checked with the flags)"
+    ),
 }
 
 

@@ -233,7 +233,11 @@ FAMILIES: tuple[Family, ...] = (
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
     Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
-    Family("muse_glimmer", ("muse_glimmer.py",), ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration")),
+    Family(
+        "muse_glimmer",
+        ("muse_glimmer.py", "vllm.models.muse_spark"),
+        ("MuseGlimmerForCausalLM", "MuseGlimmerForConditionalGeneration", "MuseSparkForConditionalGeneration"),
+    ),
     Family(
         "minimax_m3",
         ("vllm.models.minimax_m3",),
@@ -300,6 +304,14 @@ _STEP5 = (
     "triton.language.extra, which the CPU harness lacks (AttributeError building it, recorded on tiny configs "
     "with sparse_config enabled and disabled)"
 )
+#: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
+_GLM5NEXT = (
+    "GLM-5.3-Flash (vllm/models/glm5next): Kimi Delta Attention layers (Glm5NextLinearAttention: a MambaSpec "
+    "with prefill checkpoint blocks) beside MLA layers whose sparse indexer keeps a kpool-compressed key cache "
+    "(Glm5NextIndexerCache: an MLAAttentionSpec of one entry per index_kpool tokens, tokens_per_state) and a "
+    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec); the compressed indexer cache, "
+    "the circular buffer and the checkpoint blocks are not modelled"
+)
 
 #: Why an architecture is refused, where more can be said than "not modelled".
 NOT_MODELLED: dict[str, str] = {
@@ -355,6 +367,28 @@ NOT_MODELLED: dict[str, str] = {
         "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "
         "num_hidden_layers on, typed by layer_types_with_mtp, so a full_attention one is a DSA layer with its "
         "summary cache and tail ring); its target Step5ForCausalLM is refused, so its MTP is not planned either"
+    ),
+    # vLLM 0.33.0's GLM-5.3-Flash (vllm/models/glm5next), Muse Spark's drafter, Ling-3.0-flash-VL
+    "Glm5NextForCausalLM": _GLM5NEXT,
+    "Glm5NextForConditionalGeneration": (
+        "multimodal wrapper (glm5next/common/model.py: a Glm4v vision tower) whose language model is "
+        f"Glm5NextForCausalLM, built on text_config: {_GLM5NEXT}"
+    ),
+    "Glm5NextMTPModel": (
+        "GLM-5.3-Flash's MTP drafter (glm5next/common/mtp.py Glm5NextMTP: an MLA decoder layer with its sparse "
+        "indexer's kpool-compressed key cache and circular tail buffer): dryboot does not plan the target "
+        "(Glm5NextForCausalLM), nor these caches; not modelled"
+    ),
+    "MuseSparkDSparkModel": (
+        "Muse Spark's DSpark drafter (muse_spark/common/dspark.py MuseSparkDSparkForCausalLM: DFlash-style draft "
+        "layers on a muse_spark_dspark config, sliding windows from global_attn_cfg): its draft layers are not "
+        "modelled"
+    ),
+    "BailingMoeV3VLForConditionalGeneration": (
+        "multimodal wrapper (bailing_moe_v3_vl.py) whose language model is BailingMoeV3ForCausalLM, built on "
+        "text_config, itself refused: its Kimi Delta Attention + MLA layers are not verified against vLLM "
+        "0.28.0: the model class reads checkpoint keys that BailingHybridConfig does not define "
+        "(no_kda_lora, use_bias, ...)"
     ),
 }
 
