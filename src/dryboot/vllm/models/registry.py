@@ -401,6 +401,20 @@ def release_registry_file(architecture: str, version: str) -> str | None:
     return _release_registry(version).get(architecture, {}).get("file")
 
 
+def newer_registry_refusal(architecture: str, version: str) -> str | None:
+    """Why vLLM ``version`` cannot serve ``architecture``, a planned one that 0.28.0's registry
+    lacks and ``version``'s too (``Model architectures [...] are not supported``): it is planned
+    from the releases whose registry has it (vLLM 0.33.0's wrappers); ``None`` otherwise, or
+    for a release whose table dryboot does not ship."""
+    if version not in REGISTRY_RELEASES or architecture in _registry() or in_release_registry(architecture, version):
+        return None
+    having = [v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)]
+    return (
+        f"vLLM {version}'s model registry has no {architecture} (planned on vLLM {', '.join(having) or 'none'}, "
+        "whose registries have it): vLLM refuses it"
+    )
+
+
 @cache
 def _release_registry(version: str) -> dict[str, dict[str, str]]:
     """Release ``version``'s registry, as :func:`_registry` is 0.28.0's; read once per process.
