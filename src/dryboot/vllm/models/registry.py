@@ -308,6 +308,37 @@ NOT_MODELLED: dict[str, str] = {
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
         for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
     },
+    # vLLM 0.33.0's new multimodal wrappers (issue 37), read in its model files
+    "NemotronH_Omni_Reasoning_V3": (
+        "multimodal wrapper (nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class, as for NemotronH_Nano_VL_V2) that "
+        "builds NemotronHForCausalLM (planned) on text_config, not verified: its model class reads the "
+        "checkpoints' own config keys (patch_size, norm_mean, norm_std...) that transformers' nemotron_h_omni "
+        "config class does not define (vLLM 0.33.0's engine start fails without them on a tiny config: "
+        "AttributeError), and its RADIO / Parakeet towers are not modelled: not planned"
+    ),
+    "DeepseekV4ForConditionalGeneration": (
+        "multimodal wrapper of DeepseekV4ForCausalLM (planned), built on the same config "
+        "(vllm/models/deepseek_v4/common/vl_model.py; vLLM 0.33.0 also serves a DeepseekV4ForCausalLM config "
+        "with vision_n_layers > 0 as this class), not verified: it is an mm-prefix model (image spans widen "
+        "the sparse sliding window in-kernel, chunked multimodal input off) and its DeepseekV4ViT tower is not "
+        "modelled: not planned"
+    ),
+    "DeepseekV41ForCausalLM": (
+        "multimodal wrapper whose language model is DeepseekV41LLMForCausalLM (vllm/models/deepseek_v41: "
+        "DeepSeek-V4's compressed sparse-MLA layers with Engram n-gram memory on engram_layer_ids and "
+        "decoder-replay layers after the last KV source layer; DeepseekV41Config flattens text_config), "
+        "an architecture dryboot does not plan"
+    ),
+    "RadioMBartPrefixForCausalLM": (
+        "multimodal wrapper whose language model is an MBart decoder of its own (nemotron_parse3_5.py "
+        "MBartDecoderNoPos: causal self-attention over a RADIO vision prefix, no positions, config.decoder), "
+        "an architecture dryboot does not plan"
+    ),
+    "CohereCompassForConditionalGeneration": (
+        "multimodal wrapper whose language model is CohereCompassForCausalLM (cohere_compass.py: its own "
+        "decoder layers, sliding and full attention by text_config.layer_types with a RoPE per layer type, "
+        "deepstack inputs), an architecture dryboot does not plan"
+    ),
 }
 
 
@@ -411,7 +442,7 @@ def newer_registry_refusal(architecture: str, version: str) -> str | None:
     having = [v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)]
     return (
         f"vLLM {version}'s model registry has no {architecture} (planned on vLLM {', '.join(having) or 'none'}, "
-        "whose registries have it): vLLM refuses it"
+        "the releases whose registry has it): vLLM refuses it"
     )
 
 
