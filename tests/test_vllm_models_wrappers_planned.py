@@ -23,7 +23,9 @@ KNOWN = {
     "FireRedASR2ForConditionalGeneration": "vLLM cannot build its Conformer encoder on the meta device",
     # vLLM 0.33.0's
     "NemotronH_Omni_Reasoning_V3": "its model class reads config keys transformers' nemotron_h_omni class lacks",
-    "DeepseekV4ForConditionalGeneration": "an mm-prefix model whose DeepseekV4ViT tower is not modelled",
+    "DeepseekV4ForConditionalGeneration": (
+        "DeepseekV4ForCausalLM is planned on 0.28.0 only; an mm-prefix model whose DeepseekV4ViT tower is not modelled"
+    ),
 }
 
 

@@ -317,11 +317,12 @@ NOT_MODELLED: dict[str, str] = {
         "AttributeError), and its RADIO / Parakeet towers are not modelled: not planned"
     ),
     "DeepseekV4ForConditionalGeneration": (
-        "multimodal wrapper of DeepseekV4ForCausalLM (planned), built on the same config "
+        "multimodal wrapper of DeepseekV4ForCausalLM, built on the same config "
         "(vllm/models/deepseek_v4/common/vl_model.py; vLLM 0.33.0 also serves a DeepseekV4ForCausalLM config "
-        "with vision_n_layers > 0 as this class), not verified: it is an mm-prefix model (image spans widen "
-        "the sparse sliding window in-kernel, chunked multimodal input off) and its DeepseekV4ViT tower is not "
-        "modelled: not planned"
+        "with vision_n_layers > 0 as this class), not planned: DeepseekV4ForCausalLM's packed KV plan is "
+        "verified against vLLM 0.28.0 only (which has no such wrapper), this one is an mm-prefix model (image "
+        "spans widen the sparse sliding window in-kernel, chunked multimodal input off) and its DeepseekV4ViT "
+        "tower is not modelled"
     ),
     "DeepseekV41ForCausalLM": (
         "multimodal wrapper whose language model is DeepseekV41LLMForCausalLM (vllm/models/deepseek_v41: "
