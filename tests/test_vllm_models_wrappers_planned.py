@@ -21,6 +21,11 @@ RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"
 KNOWN = {
     "Gemma3nForConditionalGeneration": "its timm vision tower cannot be built in the fidelity venv",
     "FireRedASR2ForConditionalGeneration": "vLLM cannot build its Conformer encoder on the meta device",
+    # vLLM 0.33.0's
+    "NemotronH_Omni_Reasoning_V3": "its model class reads config keys transformers' nemotron_h_omni class lacks",
+    "DeepseekV4ForConditionalGeneration": (
+        "DeepseekV4ForCausalLM is planned on 0.28.0 only; an mm-prefix model whose DeepseekV4ViT tower is not modelled"
+    ),
 }
 
 
@@ -88,6 +93,11 @@ COMPOSES = {
     "MoonshotKimiaForCausalLM": "Qwen2ForCausalLM",
     "MossAudioModel": "Qwen3ForCausalLM",
     "Phi4ForCausalLMV": "Phi3ForCausalLM",
+    # new in vLLM 0.33.0's registry (alpamayo2_super.py subclasses Qwen3VLForConditionalGeneration;
+    # nano_nemotron_vl.py builds text_config; deepseek_v4's vl_model.py names DeepseekV4ForCausalLM)
+    "Alpamayo2Super": "Qwen3VLForConditionalGeneration",
+    "NemotronH_Omni_Reasoning_V3": "NemotronHForCausalLM",
+    "DeepseekV4ForConditionalGeneration": "DeepseekV4ForCausalLM",
 }
 NOT_TAUGHT = "not yet taught"
 
@@ -214,3 +224,71 @@ def test_hcx_vision_tower_heads_must_split(tmp_path: Path) -> None:
     # the tiny config's SigLIP tower has 4 heads: TP 8 cannot split them (vLLM asserts building it)
     code, out = _hcx_plan(tmp_path, {**_TEXT, "model_type": "llama", "hidden_size": 512}, "-tp", "8")
     assert code == 2 and "vision_config.num_attention_heads" in out, out
+
+
+#: vLLM 0.33.0's new multimodal wrappers of issue 37 (not in 0.28.0's registry)
+NEW_IN_033 = (
+    "NemotronH_Omni_Reasoning_V3",
+    "DeepseekV4ForConditionalGeneration",
+    "DeepseekV41ForCausalLM",
+    "RadioMBartPrefixForCausalLM",
+    "CohereCompassForConditionalGeneration",
+    "Alpamayo2Super",
+)
+GENERIC = "its model file is not modelled"
+
+
+@pytest.mark.parametrize("wrapper", NEW_IN_033)
+def test_new_0_33_wrapper_is_planned_or_refused_for_what_it_composes(wrapper: str) -> None:
+    """Issue 37: each is planned, or refused naming its language model (no generic line); one whose
+    composed text model 0.33.0 plans is planned unless :data:`KNOWN` says why not."""
+    rows = {r.architecture: r for r in architecture_table("0.33.0")}
+    row = rows[wrapper]
+    assert GENERIC not in row.reason, row.reason
+    text = COMPOSES.get(wrapper)
+    if text is not None and rows[text].status == "verified":
+        assert row.status == "verified" or wrapper in KNOWN, row.reason
+        if row.status != "verified":
+            assert text in row.reason, row.reason
+    elif row.status != "verified":
+        assert "language model is" in row.reason, row.reason
+
+
+def test_every_0_33_wrapper_of_a_planned_text_model_is_planned() -> None:
+    """Over vLLM 0.33.0's registry: every multimodal wrapper whose composed text model is planned is
+    planned, or listed in :data:`KNOWN` with why not."""
+    rows = {r.architecture: r for r in architecture_table("0.33.0")}
+    missed = [
+        w
+        for w, text in COMPOSES.items()
+        if w in rows
+        and rows[w].kind == "multimodal"
+        and text in rows
+        and rows[text].status == "verified"
+        and rows[w].status != "verified"
+        and w not in KNOWN
+        and "torchaudio" not in rows[w].reason
+        and "Transformers modeling backend" not in rows[w].reason
+        and "remote code" not in rows[w].reason
+    ]
+    assert not missed, missed
+
+
+def test_alpamayo2_super_is_planned_on_0_33_only(tmp_path: Path) -> None:
+    """Alpamayo 2 Super through its Qwen3-VL text model (``vlm_config.text_config``) on 0.33.0; the
+    releases whose registry lacks it refuse it as vLLM does."""
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    row = {r.architecture: r for r in architecture_table("0.33.0")}["Alpamayo2Super"]
+    assert row.status == "verified", row.reason
+    assert "Alpamayo2Super" not in {r.architecture for r in architecture_table("0.32.0")}
+    path = str(TINY / "Alpamayo2Super.json")
+    base = ["plan", "--model", path, "--kv-cache-memory-bytes", "2000000000", "--max-model-len", "4096"]
+    ok = CliRunner().invoke(cli, [*base, "--vllm-version", "0.33.0"])
+    # 3 layers, K and V, 2 KV heads of 128, bfloat16: 3,072 B a token
+    assert ok.exit_code == 0 and "one 4,096-token request needs 12,582,912 B" in " ".join(ok.output.split()), ok.output
+    for version in ("0.28.0", "0.32.0"):
+        res = CliRunner().invoke(cli, [*base, "--vllm-version", version, "--trust-remote-code"])
+        assert res.exit_code == 2 and f"vLLM {version}'s model registry has no Alpamayo2Super" in res.output, res.output

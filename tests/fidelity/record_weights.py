@@ -66,6 +66,8 @@ PARTIAL_LIMITS = {
     "qwen2_5_omni": ('{"audio": 0}', '{"image": 0, "video": 0}'),
     "qwen3_omni_moe": ('{"audio": 0}', '{"image": 0, "video": 0}'),
     "kimi_k25": ('{"image": 0, "video": 0}', '{"vision_chunk": 0}'),
+    # Alpamayo2Super takes images only; its class marks its tower for images and videos
+    "alpamayo2_super": ('{"image": 0}',),
 }
 #: config keys of a multimodal wrapper's towers (recorded with ``--language-model-only`` too)
 MULTIMODAL_KEYS = (
@@ -77,6 +79,7 @@ MULTIMODAL_KEYS = (
     "encoder_config",
     "vq_config",
     "vision_representation_config",
+    "vlm_config",  # Alpamayo2Super: its Qwen-3-VL text and vision configs
 )
 
 

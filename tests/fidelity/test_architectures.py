@@ -84,6 +84,20 @@ def tiny_configs() -> dict[str, Path]:
     return {p.stem: p for p in sorted(DATA.glob("*.json")) if p.name != "recorded.json"}
 
 
+def newer_only() -> frozenset[str]:
+    """The tiny configs of architectures vLLM 0.28.0's registry lacks (0.33.0's wrappers): not
+    recorded here, but on the releases that have them (``test_release_architectures.ARCHITECTURES``)."""
+    from dryboot.vllm.models.registry import registry_file
+
+    return frozenset(a for a in tiny_configs() if registry_file(a) is None)
+
+
+def recorded_tiny_configs() -> dict[str, Path]:
+    """The tiny configs recorded on vLLM 0.28.0: all but :func:`newer_only`'s."""
+    newer = newer_only()
+    return {a: p for a, p in tiny_configs().items() if a not in newer}
+
+
 #: drafter architecture -> the target it drafts for in its cases (``--speculative-config``)
 DRAFTERS = {
     "DFlashDraftModel": ("Qwen3ForCausalLM", "dflash"),
@@ -263,8 +277,8 @@ def test_every_defaults_config_is_recorded() -> None:
 def test_every_tiny_config_is_recorded_with_its_flag_sets() -> None:
     """The record is of today's cases: same architectures, same flag sets."""
     recorded = load_recorded()
-    assert sorted(recorded) == sorted(tiny_configs())
-    for arch, path in tiny_configs().items():
+    assert sorted(recorded) == sorted(recorded_tiny_configs())
+    for arch, path in recorded_tiny_configs().items():
         assert [r["argv"] for r in recorded[arch]] == [portable(a) for a in flag_sets(arch, path)], arch
 
 
@@ -286,7 +300,7 @@ RECORDED_WITH_EXTRAS = {"HCXVisionForCausalLM": "timm (hyperclovax_vision.py imp
 def test_live_oracle() -> None:
     python = os.environ["DRYBOOT_VLLM_PYTHON"]
     recorded = load_recorded()
-    tiny = {arch: path for arch, path in tiny_configs().items() if arch not in RECORDED_WITH_EXTRAS}
+    tiny = {arch: path for arch, path in recorded_tiny_configs().items() if arch not in RECORDED_WITH_EXTRAS}
     cases = [c for arch, path in tiny.items() for c in cases_for(arch, path)]
     cases += [defaults_case(a, i, argv) for a in defaults_configs() for i, argv in enumerate(DEFAULTS_FLAG_SETS)]
     runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))

@@ -50,9 +50,18 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 
 
+def _planned_on(version: str) -> list[str]:
+    """The tiny configs recorded on ``version``: all but those of 0.28.0's registry lacks that
+    ``version``'s lacks too (``test_architectures.newer_only``: vLLM refuses them there)."""
+    from dryboot.vllm.models.registry import in_release_registry
+
+    newer = T.newer_only()
+    return sorted(a for a in T.tiny_configs() if a not in newer or in_release_registry(a, version))
+
+
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_planned_architecture_is_recorded(version: str) -> None:
-    assert sorted(_record(version)["cases"]) == sorted(T.tiny_configs())
+    assert sorted(_record(version)["cases"]) == _planned_on(version)
 
 
 def _disagreements(version: str, single: bool, known: dict[tuple[str, str], str]) -> list[str]:
@@ -97,7 +106,7 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
 
 @pytest.mark.parametrize("version", SINGLE_RELEASES)
 def test_every_planned_architecture_is_recorded_on_one_stage(version: str) -> None:
-    assert sorted(_record(version, True)["cases"]) == sorted(T.tiny_configs())
+    assert sorted(_record(version, True)["cases"]) == _planned_on(version)
 
 
 @pytest.mark.parametrize("version", SINGLE_RELEASES)

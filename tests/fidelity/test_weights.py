@@ -97,7 +97,7 @@ def deepstack_bytes(config: dict[str, Any], row: dict[str, Any], version: str = 
     tower = not _lm_only(row) and not no_vision and (stage == 0 or version != "0.33.0")
     if not (tower or version == "0.27.1"):
         return 0
-    outer = config.get("thinker_config", config)
+    outer = config.get("thinker_config", config.get("vlm_config", config))  # Alpamayo2Super: vlm_config
     text, vision = outer["text_config"], outer["vision_config"]
     dtype = text.get("torch_dtype") or config.get("torch_dtype") or "bfloat16"
     ab = 4 if dtype == "float32" else 2
@@ -111,6 +111,7 @@ DEEPSTACK_WRAPPERS = {
     "Qwen3VLMoeForConditionalGeneration",
     "Cosmos3ForConditionalGeneration",
     "Qwen3OmniMoeForConditionalGeneration",
+    "Alpamayo2Super",
 }
 
 

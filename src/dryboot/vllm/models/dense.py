@@ -516,6 +516,11 @@ DECODERS: dict[str, Decoder] = {
     "Cosmos3ForConditionalGeneration": Decoder(
         "cosmos3.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
     ),
+    # alpamayo2_super.py (vLLM 0.33.0): Qwen3VLForConditionalGeneration with its own weights mapper;
+    # Alpamayo2SuperConfig is a Qwen3VLConfig built from vlm_config's text_config
+    "Alpamayo2Super": Decoder(
+        "alpamayo2_super.py", {"max_position_embeddings": 128000, "num_key_value_heads": 32, "head_dim": 128}
+    ),
     "Qwen3VLMoeForConditionalGeneration": Decoder(
         "qwen3_vl_moe.py",
         {"max_position_embeddings": 128000, "num_key_value_heads": 16, "num_experts": 60},
@@ -526,7 +531,12 @@ DECODERS: dict[str, Decoder] = {
 
 #: Qwen3-VL's model class and its subclass: the language model built from the text config
 _UNNAMED_TEXT_MODEL = frozenset(
-    {"Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration", "Cosmos3ForConditionalGeneration"}
+    {
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Cosmos3ForConditionalGeneration",
+        "Alpamayo2Super",
+    }
 )
 
 

@@ -390,6 +390,38 @@ NOT_MODELLED: dict[str, str] = {
         "0.28.0: the model class reads checkpoint keys that BailingHybridConfig does not define "
         "(no_kda_lora, use_bias, ...)"
     ),
+    # vLLM 0.33.0's new multimodal wrappers (issue 37), read in its model files
+    "NemotronH_Omni_Reasoning_V3": (
+        "multimodal wrapper (nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class, as for NemotronH_Nano_VL_V2) that "
+        "builds NemotronHForCausalLM (planned) on text_config, not verified: its model class reads the "
+        "checkpoints' own config keys (patch_size, norm_mean, norm_std...) that transformers' nemotron_h_omni "
+        "config class does not define (vLLM 0.33.0's engine start fails without them on a tiny config: "
+        "AttributeError), and its RADIO / Parakeet towers are not modelled: not planned"
+    ),
+    "DeepseekV4ForConditionalGeneration": (
+        "multimodal wrapper of DeepseekV4ForCausalLM, built on the same config "
+        "(vllm/models/deepseek_v4/common/vl_model.py; vLLM 0.33.0 also serves a DeepseekV4ForCausalLM config "
+        "with vision_n_layers > 0 as this class), not planned: DeepseekV4ForCausalLM's packed KV plan is "
+        "verified against vLLM 0.28.0 only (which has no such wrapper), this one is an mm-prefix model (image "
+        "spans widen the sparse sliding window in-kernel, chunked multimodal input off) and its DeepseekV4ViT "
+        "tower is not modelled"
+    ),
+    "DeepseekV41ForCausalLM": (
+        "multimodal wrapper whose language model is DeepseekV41LLMForCausalLM (vllm/models/deepseek_v41: "
+        "DeepSeek-V4's compressed sparse-MLA layers with Engram n-gram memory on engram_layer_ids and "
+        "decoder-replay layers after the last KV source layer; DeepseekV41Config flattens text_config), "
+        "an architecture dryboot does not plan"
+    ),
+    "RadioMBartPrefixForCausalLM": (
+        "multimodal wrapper whose language model is an MBart decoder of its own (nemotron_parse3_5.py "
+        "MBartDecoderNoPos: causal self-attention over a RADIO vision prefix, no positions, config.decoder), "
+        "an architecture dryboot does not plan"
+    ),
+    "CohereCompassForConditionalGeneration": (
+        "multimodal wrapper whose language model is CohereCompassForCausalLM (cohere_compass.py: its own "
+        "decoder layers, sliding and full attention by text_config.layer_types with a RoPE per layer type, "
+        "deepstack inputs), an architecture dryboot does not plan"
+    ),
 }
 
 
@@ -481,6 +513,20 @@ def release_registry_file(architecture: str, version: str) -> str | None:
 
     :raises InputError: a release whose table dryboot does not ship."""
     return _release_registry(version).get(architecture, {}).get("file")
+
+
+def newer_registry_refusal(architecture: str, version: str) -> str | None:
+    """Why vLLM ``version`` cannot serve ``architecture``, a planned one that 0.28.0's registry
+    lacks and ``version``'s too (``Model architectures [...] are not supported``): it is planned
+    from the releases whose registry has it (vLLM 0.33.0's wrappers); ``None`` otherwise, or
+    for a release whose table dryboot does not ship."""
+    if version not in REGISTRY_RELEASES or architecture in _registry() or in_release_registry(architecture, version):
+        return None
+    having = [v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)]
+    return (
+        f"vLLM {version}'s model registry has no {architecture} (planned on vLLM {', '.join(having) or 'none'}, "
+        "the releases whose registry has it): vLLM refuses it"
+    )
 
 
 @cache

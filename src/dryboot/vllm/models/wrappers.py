@@ -519,6 +519,8 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
     "UnlimitedOCRForCausalLM": ("language_config",),
+    # Alpamayo2SuperConfig (vLLM 0.33.0) takes the Qwen3-VL text config from vlm_config
+    "Alpamayo2Super": ("vlm_config", "text_config"),
     **{
         arch: ("thinker_config", "text_config")
         for arch in (
