@@ -76,6 +76,11 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
         # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # new in this release's registry (not in 0.28.0's): planned on it only (LATER_ARCHITECTURES)
+        "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
+        "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
+        "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+        "Kolibri1ForCausalLM": "served by the Transformers backend (TransformersMoEForCausalLM)",
     },
 }
 

@@ -48,7 +48,13 @@ from dryboot.vllm.dtypes import (
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of, is_draft_model
+from dryboot.vllm.models.registry import (
+    absent_from_release,
+    drafter_architecture,
+    family_for,
+    family_of,
+    is_draft_model,
+)
 from dryboot.vllm.versions import (
     VersionRules,
     known_model_types,
@@ -925,6 +931,8 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
 
     :raises InputError: naming ``architectures`` or ``--kv-cache-dtype``.
     """
+    if (absent := absent_from_release(model.architecture, rules.version)) is not None:
+        raise InputError(model.source, "architectures", absent)
     if model.architecture in rules.unverified_architectures:
         raise InputError(
             model.source,

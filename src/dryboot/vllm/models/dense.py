@@ -109,6 +109,12 @@ def _smollm3_types(f: ConfigFields, n: int) -> list[str]:
     return [SLIDING if use and not rope[i] else FULL for i in range(n)]
 
 
+def _granite_swa_types(f: ConfigFields, n: int) -> list[str]:
+    """``GraniteSWAConfig`` / ``GraniteMoeSWAConfig`` (transformers 5.20): layer ``i`` is full when
+    ``i % 4 == 0``, else sliding."""
+    return [FULL if i % 4 == 0 else SLIDING for i in range(n)]
+
+
 #: the ``vllm_file`` of the architectures vLLM serves through its Transformers modeling backend
 TRANSFORMERS_BACKEND = "transformers/causal.py"
 
@@ -357,6 +363,41 @@ DECODERS: dict[str, Decoder] = {
         required=("sliding_windows",),
         experts_key="num_experts",
     ),
+    # vLLM 0.33.0's registry also names exaone_moe.py's ExaoneMoeForCausalLM "ExaoneMoEForCausalLM"
+    # (the same class, the same config class): read as ExaoneMoeForCausalLM
+    "ExaoneMoEForCausalLM": Decoder(
+        "exaone_moe.py",
+        {
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "hidden_size": 4096,
+            "num_key_value_heads": 32,
+            "sliding_window": 4096,
+            "num_experts": 64,
+        },
+        per_layer_window=True,
+        generated_types=_exaone4_types,
+        required=("sliding_windows",),
+        experts_key="num_experts",
+    ),
+    # vLLM 0.33.0: granite.py / granitemoeshared.py serve the granite_swa / granitemoe_swa
+    # checkpoints: each sliding_attention layer of layer_types (which transformers' GraniteSWAConfig /
+    # GraniteMoeSWAConfig write when absent: full when i % 4 == 0) passes the config's window as
+    # per_layer_sliding_window, and every layer's Attention takes a per-head sink
+    # (granite_layer_attn_params: attention_sinks, default true once layer_types is set)
+    "GraniteSWAForCausalLM": Decoder(
+        "granite.py",
+        {"max_position_embeddings": 8192, "num_key_value_heads": 4, "sliding_window": 128},
+        per_layer_window=True,
+        generated_types=_granite_swa_types,
+    ),
+    "GraniteMoeSWAForCausalLM": Decoder(
+        "granitemoeshared.py",
+        {"max_position_embeddings": 2048, "sliding_window": 128},
+        head_dim="hidden",
+        per_layer_window=True,
+        generated_types=_granite_swa_types,
+    ),
     # MellumConfig is Qwen3MoeConfig under another model_type; the model reads layer_types,
     # mlp_layer_types and rope_parameters per layer type, none of which the class writes
     "MellumForCausalLM": Decoder(
@@ -498,6 +539,13 @@ DECODERS: dict[str, Decoder] = {
                 "GPTBigCodeForCausalLM",
                 {"n_positions": 1024},
                 {"keys": _GPT2_KEYS, "multi_query": True},
+            ),
+            # vLLM 0.33.0 (TransformersMoEForCausalLM): transformers' Kolibri1Config writes layer_types
+            # when absent (full when (i + 1) % 5 == 0) and refuses sliding layers without a positive window
+            (
+                "Kolibri1ForCausalLM",
+                {"max_position_embeddings": 262144, "num_key_value_heads": 4, "head_dim": 128, "sliding_window": 513},
+                {"generated_types": _every(5)},
             ),
         )
     },
@@ -742,7 +790,7 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
     if types is not None and not set(types) <= {SLIDING, FULL}:
         raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
     extra: dict[str, Any] = {}
-    if architecture == "ExaoneMoeForCausalLM":
+    if architecture in ("ExaoneMoeForCausalLM", "ExaoneMoEForCausalLM"):
         assert types is not None  # the config class always writes them
         kinds, sw = _exaone_moe_kinds(f, types, sw)
         # its MTP module (ExaoneMoeMTP) is not modelled
@@ -801,6 +849,16 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         extra.update(_laguna(f, n, types, attn))
         if f.integer("num_experts", minimum=0):
             experts = ("num_experts", f.integer("num_experts"))
+    if architecture in ("GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM"):
+        # granite_layer_attn_params: a sink on every layer unless the file says attention_sinks false
+        extra["attention_sinks"] = f.boolean("attention_sinks", default=True)
+    if architecture == "Kolibri1ForCausalLM" and types and SLIDING in types and not (sw and sw > 0):
+        raise InputError(
+            f.source,
+            f.where("sliding_window"),
+            f"Sliding-attention layers need a positive `sliding_window`, got {f.get('sliding_window')} "
+            "(transformers' Kolibri1Config)",
+        )
     if spec.vllm_file == TRANSFORMERS_BACKEND:
         # base.py names each layer's Attention f"{i}.attn" and passes it the config's
         # attn_logit_softcapping

@@ -1,0 +1,35 @@
+"""Architectures dryboot plans on a later release only (``models.registry.LATER_ARCHITECTURES``:
+vLLM 0.33.0's new registry names) whose weights no family here sizes: refused by name
+(:data:`UNSIZED`), none built (no ``FAMILIES`` of its own).
+
+* ``ExaoneMoEForCausalLM``: ``exaone_moe.py``'s ``ExaoneMoeForCausalLM`` under a second name,
+  whose weights (grouped sigmoid router, shared experts, q/k norms) are not sized either.
+* ``GraniteSWAForCausalLM`` / ``GraniteMoeSWAForCausalLM``: Granite's and Granite-MoE-Shared's
+  layouts plus a per-head attention sink on every layer (``granite.py`` ``sinks``:
+  ``[num_heads / TP]``), which the borrowed layouts lack, and per-layer rotary tables
+  (``layer_rope_theta``).
+* ``Kolibri1ForCausalLM``: served by the Transformers modeling backend
+  (``TransformersMoEForCausalLM``), whose layout of transformers' Kolibri-1 modules is not sized.
+"""
+
+from __future__ import annotations
+
+from dryboot.vllm.model_executor.models.compose import Family
+
+FAMILIES: dict[str, Family] = {}
+
+UNSIZED: dict[str, str] = {
+    "ExaoneMoEForCausalLM": "vLLM 0.33.0's exaone_moe.py (ExaoneMoeForCausalLM under this name) is not sized",
+    "GraniteSWAForCausalLM": (
+        "vLLM 0.33.0's granite.py builds a per-head attention sink on every layer and per-layer rotary tables "
+        "(layer_rope_theta), which Granite's sized layout lacks"
+    ),
+    "GraniteMoeSWAForCausalLM": (
+        "vLLM 0.33.0's granitemoeshared.py builds a per-head attention sink on every layer and per-layer rotary "
+        "tables (layer_rope_theta), which Granite-MoE-Shared's sized layout lacks"
+    ),
+    "Kolibri1ForCausalLM": (
+        "vLLM 0.33.0 serves it through its Transformers modeling backend (TransformersMoEForCausalLM), whose "
+        "Kolibri-1 layout is not sized"
+    ),
+}
