@@ -1,6 +1,6 @@
-"""vLLM 0.33.0's new text models and drafters (issue 37): the four dryboot plans on that release
-(``LATER_ARCHITECTURES``: ExaoneMoE under its second registry name, Granite-SWA, Granite-MoE-SWA,
-Kolibri-1 through the Transformers backend), read as that release's model files and transformers
+"""vLLM 0.33.0's new text models and drafters (issue 37): the five dryboot plans on that release
+(``LATER_ARCHITECTURES``: Beam, ExaoneMoE under its second registry name, Granite-SWA,
+Granite-MoE-SWA, Kolibri-1 through the Transformers backend), read as that release's model files and transformers
 5.20's config classes build them, and refused on every other release; the others refused by what
 they build, not the generic "its model file is not modelled". The planned ones' engine starts are
 recorded in ``tests/fidelity/data/release-architectures/vllm-0.33.0.json``.
@@ -26,7 +26,6 @@ GENERIC = "its model file is not modelled"
 #: the refused ones of this task, with the reason each takes
 REFUSED = {
     "AliceAIForCausalLM": refusals.ALICE_AI,
-    "BeamForCausalLM": refusals.BEAM,
     "DomynEdgeForCausalLM": refusals.DOMYN_EDGE,
     "DoryForCausalLM": refusals.DORY,
     "FlintForCausalLM": refusals.FLINT,
@@ -147,3 +146,27 @@ def test_weights_are_refused_by_name(arch: str) -> None:
 
     with pytest.raises(InputError, match=f"weights of {arch} are not modelled: vLLM 0.33.0"):
         rank_weights(_tiny(arch), Parallel(vllm_version="0.33.0"))
+
+
+def test_beam_windows() -> None:
+    """vllm/models/beam: a sliding_attention layer takes the window, a full one none; BeamConfig
+    writes every layer sliding when layer_types is absent (window 4096, 4 KV heads)."""
+    model = geometry_from_config(_tiny("BeamForCausalLM"))
+    assert model.layer_kinds == (LayerKind.SLIDING, LayerKind.FULL, LayerKind.SLIDING, LayerKind.FULL)
+    assert model.sliding_window == 512 and model.head_dim == 64
+    model = geometry_from_config(
+        _tiny("BeamForCausalLM", layer_types=None, sliding_window=None, num_key_value_heads=None, head_dim=None)
+    )
+    assert set(model.layer_kinds) == {LayerKind.SLIDING} and model.sliding_window == 4096
+    assert model.num_kv_heads == 4 and model.head_dim == 64
+
+
+@pytest.mark.parametrize("arch", ["GraniteForCausalLM", "GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM"])
+@pytest.mark.parametrize("key", ["layer_types", "attention_sinks"])
+def test_plain_granite_with_swa_keys_is_refused(arch: str, key: str) -> None:
+    """0.33.0's granite_layer_attn_params reads them from any Granite config (earlier releases do
+    not): a silent answer would be one release's, so the plain architectures refuse them."""
+    cfg = _tiny(arch)
+    cfg[key] = ["full_attention"] * cfg["num_hidden_layers"] if key == "layer_types" else True
+    with pytest.raises(InputError, match=r"vLLM 0\.33\.0's Granite model classes"):
+        geometry_from_config(cfg)

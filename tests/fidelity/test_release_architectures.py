@@ -77,6 +77,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
         # new in this release's registry (not in 0.28.0's): planned on it only (LATER_ARCHITECTURES)
+        "BeamForCausalLM": "vllm/models/beam's per-layer windows (its own BeamConfig)",
         "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",

@@ -169,6 +169,15 @@ class Decoder:
 
 _GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
 _DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
+#: vLLM 0.33.0's granite.py / granitemoe.py (granite_layer_attn_params) slide the sliding_attention
+#: layers of a plain Granite config's layer_types and give its layers sinks (attention_sinks, default
+#: true with layer_types), which 0.27.1-0.32.0 ignore: refused by name on every release
+_GRANITE_SWA = (
+    "vLLM 0.33.0's Granite model classes slide the sliding_attention layers of layer_types and add attention "
+    "sinks, where earlier releases ignore them: not modelled on a Granite config (a granite_swa / granitemoe_swa "
+    "checkpoint declares GraniteSWAForCausalLM / GraniteMoeSWAForCausalLM)"
+)
+_GRANITE_SWA_KEYS = {"layer_types": _GRANITE_SWA, "attention_sinks": _GRANITE_SWA}
 
 #: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
 DECODERS: dict[str, Decoder] = {
@@ -203,8 +212,10 @@ DECODERS: dict[str, Decoder] = {
         experts_key="num_experts",
     ),
     "Phi3ForCausalLM": Decoder("phi3.py", {"max_position_embeddings": 4096, "original_max_position_embeddings": 4096}),
-    "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}),
-    "GraniteMoeForCausalLM": Decoder("granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}, refuse_keys=_GRANITE_SWA_KEYS),
+    "GraniteMoeForCausalLM": Decoder(
+        "granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden", refuse_keys=_GRANITE_SWA_KEYS
+    ),
     "Olmo3ForCausalLM": Decoder(
         "olmo3.py",
         {"max_position_embeddings": 2048, "sliding_window": 4096},
@@ -292,7 +303,9 @@ DECODERS: dict[str, Decoder] = {
         per_layer_window=True,
         required=("layer_types", "sliding_window", "head_dim", "rope_parameters"),
     ),
-    "GraniteMoeSharedForCausalLM": Decoder("granitemoeshared.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "GraniteMoeSharedForCausalLM": Decoder(
+        "granitemoeshared.py", {"max_position_embeddings": 2048}, head_dim="hidden", refuse_keys=_GRANITE_SWA_KEYS
+    ),
     "StableLMEpochForCausalLM": Decoder(
         "stablelm.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
     ),
@@ -390,6 +403,15 @@ DECODERS: dict[str, Decoder] = {
         {"max_position_embeddings": 8192, "num_key_value_heads": 4, "sliding_window": 128},
         per_layer_window=True,
         generated_types=_granite_swa_types,
+    ),
+    # vLLM 0.33.0's vllm/models/beam (its own BeamConfig): each layer's Attention takes the config's
+    # window on a sliding_attention layer of layer_types (all sliding when absent) and none on a full
+    # one (the model clears CacheConfig.sliding_window first); head size head_dim or hidden // heads
+    "BeamForCausalLM": Decoder(
+        "vllm.models.beam",
+        {"max_position_embeddings": 32768, "num_key_value_heads": 4, "sliding_window": 4096, "num_experts": 128},
+        per_layer_window=True,
+        generated_types=lambda f, n: [SLIDING] * n,
     ),
     "GraniteMoeSWAForCausalLM": Decoder(
         "granitemoeshared.py",

@@ -170,10 +170,6 @@ ALICE_AI = (
     "Qwen3-Next gated attention layers, and its config class is remote code (neither transformers 5.20 nor vLLM "
     "0.33.0 ships one): not verifiable offline"
 )
-BEAM = (
-    "Beam (vllm/models/beam): its NVIDIA model class (sliding / full attention layers with an output gate, its "
-    "own MoE runner and fused KV insertion) is not verified against vLLM 0.33.0's engine start: not planned"
-)
 DOMYN_EDGE = (
     "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its layers take "
     "per-layer head sizes (domyn_edge.py: per_layer_config[i].head_dim) and windows of window_sizes[i][0] + 1 "
@@ -214,7 +210,6 @@ REASONS: dict[str, str] = {
     "BailingMoeV2_5ForCausalLM": HYBRID,
     "BailingMoeV3ForCausalLM": HYBRID,
     "BailingMoeV3MTPModel": SPEC_MTP,
-    "BeamForCausalLM": BEAM,
     "BeeForConditionalGeneration": REMOTE_MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,

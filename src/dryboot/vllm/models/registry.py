@@ -405,6 +405,7 @@ def release_registry_file(architecture: str, version: str) -> str | None:
 #: engine start verified them (``tests/fidelity/test_release_architectures.py``); on any other
 #: release dryboot refuses them (:func:`absent_from_release`)
 LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
+    "BeamForCausalLM": ("0.33.0",),
     "ExaoneMoEForCausalLM": ("0.33.0",),
     "GraniteSWAForCausalLM": ("0.33.0",),
     "GraniteMoeSWAForCausalLM": ("0.33.0",),

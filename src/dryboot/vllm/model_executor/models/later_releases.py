@@ -2,6 +2,8 @@
 vLLM 0.33.0's new registry names) whose weights no family here sizes: refused by name
 (:data:`UNSIZED`), none built (no ``FAMILIES`` of its own).
 
+* ``BeamForCausalLM``: ``vllm/models/beam``'s NVIDIA model class (merged QKV-and-gate projection,
+  per-head gate bias, its own MoE runner) is not sized.
 * ``ExaoneMoEForCausalLM``: ``exaone_moe.py``'s ``ExaoneMoeForCausalLM`` under a second name,
   whose weights (grouped sigmoid router, shared experts, q/k norms) are not sized either.
 * ``GraniteSWAForCausalLM`` / ``GraniteMoeSWAForCausalLM``: Granite's and Granite-MoE-Shared's
@@ -19,6 +21,7 @@ from dryboot.vllm.model_executor.models.compose import Family
 FAMILIES: dict[str, Family] = {}
 
 UNSIZED: dict[str, str] = {
+    "BeamForCausalLM": "vLLM 0.33.0's vllm/models/beam (gated attention, its own MoE runner) is not sized",
     "ExaoneMoEForCausalLM": "vLLM 0.33.0's exaone_moe.py (ExaoneMoeForCausalLM under this name) is not sized",
     "GraniteSWAForCausalLM": (
         "vLLM 0.33.0's granite.py builds a per-head attention sink on every layer and per-layer rotary tables "
