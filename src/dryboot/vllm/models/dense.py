@@ -169,12 +169,12 @@ class Decoder:
 
 _GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
 _DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
-#: vLLM 0.33.0's granite.py / granitemoe.py (granite_layer_attn_params) slide the sliding_attention
+#: vLLM 0.29.0+'s granite.py / granitemoe.py (granite_layer_attn_params) slide the sliding_attention
 #: layers of a plain Granite config's layer_types and give its layers sinks (attention_sinks, default
-#: true with layer_types), which 0.27.1-0.32.0 ignore: refused by name on every release
+#: true with layer_types), which 0.27.1 / 0.28.0 ignore: refused by name on every release
 _GRANITE_SWA = (
-    "vLLM 0.33.0's Granite model classes slide the sliding_attention layers of layer_types and add attention "
-    "sinks, where earlier releases ignore them: not modelled on a Granite config (a granite_swa / granitemoe_swa "
+    "vLLM 0.29.0+'s Granite model classes slide the sliding_attention layers of layer_types and add attention "
+    "sinks, where 0.27.1 / 0.28.0 ignore them: not modelled on a Granite config (a granite_swa / granitemoe_swa "
     "checkpoint declares GraniteSWAForCausalLM / GraniteMoeSWAForCausalLM)"
 )
 _GRANITE_SWA_KEYS = {"layer_types": _GRANITE_SWA, "attention_sinks": _GRANITE_SWA}

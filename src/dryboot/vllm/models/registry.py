@@ -406,9 +406,9 @@ def release_registry_file(architecture: str, version: str) -> str | None:
 #: release dryboot refuses them (:func:`absent_from_release`)
 LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "BeamForCausalLM": ("0.33.0",),
-    "ExaoneMoEForCausalLM": ("0.33.0",),
-    "GraniteSWAForCausalLM": ("0.33.0",),
-    "GraniteMoeSWAForCausalLM": ("0.33.0",),
+    "ExaoneMoEForCausalLM": ("0.32.0", "0.33.0"),
+    "GraniteSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    "GraniteMoeSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "Kolibri1ForCausalLM": ("0.33.0",),
 }
 

@@ -1,5 +1,5 @@
 """Architectures dryboot plans on a later release only (``models.registry.LATER_ARCHITECTURES``:
-vLLM 0.33.0's new registry names) whose weights no family here sizes: refused by name
+names vLLM 0.28.0's registry lacks) whose weights no family here sizes: refused by name
 (:data:`UNSIZED`), none built (no ``FAMILIES`` of its own).
 
 * ``BeamForCausalLM``: ``vllm/models/beam``'s NVIDIA model class (merged QKV-and-gate projection,
@@ -22,13 +22,13 @@ FAMILIES: dict[str, Family] = {}
 
 UNSIZED: dict[str, str] = {
     "BeamForCausalLM": "vLLM 0.33.0's vllm/models/beam (gated attention, its own MoE runner) is not sized",
-    "ExaoneMoEForCausalLM": "vLLM 0.33.0's exaone_moe.py (ExaoneMoeForCausalLM under this name) is not sized",
+    "ExaoneMoEForCausalLM": "vLLM's exaone_moe.py (ExaoneMoeForCausalLM, under this name from 0.32.0) is not sized",
     "GraniteSWAForCausalLM": (
-        "vLLM 0.33.0's granite.py builds a per-head attention sink on every layer and per-layer rotary tables "
+        "vLLM's granite.py (0.29.0+) builds a per-head attention sink on every layer and per-layer rotary tables "
         "(layer_rope_theta), which Granite's sized layout lacks"
     ),
     "GraniteMoeSWAForCausalLM": (
-        "vLLM 0.33.0's granitemoeshared.py builds a per-head attention sink on every layer and per-layer rotary "
+        "vLLM's granitemoeshared.py (0.29.0+) builds a per-head attention sink on every layer and per-layer rotary "
         "tables (layer_rope_theta), which Granite-MoE-Shared's sized layout lacks"
     ),
     "Kolibri1ForCausalLM": (
