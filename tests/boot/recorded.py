@@ -57,6 +57,8 @@ def items() -> list[Item]:
     for arch in TA.recorded_tiny_configs():  # those recorded on 0.28.0 (not 0.33.0's wrappers)
         if arch in TA.RECORDED_WITH_EXTRAS:  # recorded with a package the boot environment lacks
             continue
+        if arch in TA.later_architectures():  # recorded on its later release only
+            continue
         for case, rec in TA._recorded_cases(arch):
             out.append(Item("architectures", case, _same_kept(rec, TA.KEPT)))
     for arch, rows in TA.load_recorded("defaults").items():

@@ -46,10 +46,10 @@ def main() -> int:
     path = P.record_path(version, single)
     argv = P.SINGLE_ARGV if single else P.ARGV
     doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "argv": argv, "cases": {}}
-    from dryboot.vllm.models.registry import newer_registry_refusal
+    from dryboot.vllm.models.registry import absent_from_release
 
     # a later release's wrapper (0.33.0's) is not recorded on a release whose registry lacks it
-    cases = {a: c for a, c in cases.items() if newer_registry_refusal(a, version) is None}
+    cases = {a: c for a, c in cases.items() if absent_from_release(a, version) is None}
     for arch, c in cases.items():
         v = res[c.id]
         kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}

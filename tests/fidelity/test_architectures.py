@@ -87,9 +87,9 @@ def tiny_configs() -> dict[str, Path]:
 def newer_only() -> frozenset[str]:
     """The tiny configs of architectures vLLM 0.28.0's registry lacks (0.33.0's wrappers): not
     recorded here, but on the releases that have them (``test_release_architectures.ARCHITECTURES``)."""
-    from dryboot.vllm.models.registry import registry_file
+    from dryboot.vllm.models.registry import LATER_ARCHITECTURES, registry_file
 
-    return frozenset(a for a in tiny_configs() if registry_file(a) is None)
+    return frozenset(a for a in tiny_configs() if a in LATER_ARCHITECTURES or registry_file(a) is None)
 
 
 def recorded_tiny_configs() -> dict[str, Path]:
@@ -270,8 +270,16 @@ def test_config_class_defaults_match_recorded_oracle(architecture: str) -> None:
     assert not problems, "\n".join(problems)
 
 
+def later_architectures() -> frozenset[str]:
+    """Architectures vLLM 0.28.0's registry lacks, planned on a later release only: recorded on that
+    release (``test_release_architectures.py``), not here."""
+    from dryboot.vllm.models.registry import LATER_ARCHITECTURES
+
+    return frozenset(LATER_ARCHITECTURES)
+
+
 def test_every_defaults_config_is_recorded() -> None:
-    assert sorted(load_recorded("defaults")) == sorted(defaults_configs())
+    assert sorted(load_recorded("defaults")) == sorted(set(defaults_configs()) - later_architectures())
 
 
 def test_every_tiny_config_is_recorded_with_its_flag_sets() -> None:
@@ -300,9 +308,15 @@ RECORDED_WITH_EXTRAS = {"HCXVisionForCausalLM": "timm (hyperclovax_vision.py imp
 def test_live_oracle() -> None:
     python = os.environ["DRYBOOT_VLLM_PYTHON"]
     recorded = load_recorded()
+    later = later_architectures()
     tiny = {arch: path for arch, path in recorded_tiny_configs().items() if arch not in RECORDED_WITH_EXTRAS}
     cases = [c for arch, path in tiny.items() for c in cases_for(arch, path)]
-    cases += [defaults_case(a, i, argv) for a in defaults_configs() for i, argv in enumerate(DEFAULTS_FLAG_SETS)]
+    cases += [
+        defaults_case(a, i, argv)
+        for a in defaults_configs()
+        if a not in later
+        for i, argv in enumerate(DEFAULTS_FLAG_SETS)
+    ]
     runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
     res = runner.run([c.oracle_input() for c in cases])
     problems = []

@@ -33,12 +33,20 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention: the same config hook and RSWASpec as 0.28.0
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
     },
+    "0.29.0": {
+        # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
+        "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
+        "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+    },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
         # the last release reading MuseGlimmer with vLLM's own config class (no_rope_layers)
         "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
+        # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
+        "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
+        "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -48,6 +56,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
         "MellumForCausalLM": "its own model class (mellum.py), as on 0.30.0",
         "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+        # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
+        "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
+        "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -58,6 +69,10 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # mimo_v2.py passes the cache config to its attention layers (--kv-cache-dtype applies)
         "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
         "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+        # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
+        "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
+        "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+        "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -82,6 +97,12 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # new in 0.33.0's registry (none before it): Qwen3VLForConditionalGeneration's class on
         # Alpamayo2SuperConfig, the Qwen3-VL text config taken from vlm_config
         "Alpamayo2Super": "a wrapper of a text model dryboot plans, new in this release",
+        # new in this release's registry (not in 0.28.0's): planned on it only (LATER_ARCHITECTURES)
+        "BeamForCausalLM": "vllm/models/beam's per-layer windows (its own BeamConfig)",
+        "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
+        "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
+        "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+        "Kolibri1ForCausalLM": "served by the Transformers backend (TransformersMoEForCausalLM)",
     },
 }
 

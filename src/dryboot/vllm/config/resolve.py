@@ -49,11 +49,11 @@ from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import (
+    absent_from_release,
     drafter_architecture,
     family_for,
     family_of,
     is_draft_model,
-    newer_registry_refusal,
 )
 from dryboot.vllm.versions import (
     VersionRules,
@@ -931,6 +931,8 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
 
     :raises InputError: naming ``architectures`` or ``--kv-cache-dtype``.
     """
+    if (absent := absent_from_release(model.architecture, rules.version)) is not None:
+        raise InputError(model.source, "architectures", absent)
     if model.architecture in rules.unverified_architectures:
         raise InputError(
             model.source,
@@ -938,9 +940,6 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
             f"{model.architecture} is not verified against vLLM {rules.version}'s engine start "
             f"({unverified_reason(rules.version, model.architecture)}), so dryboot does not plan it for that release",
         )
-    newer = newer_registry_refusal(model.architecture, rules.version)
-    if newer is not None:
-        raise InputError(model.source, "architectures", newer)
     known = known_model_types(rules.version)
     remote = args.trust_remote_code and model.config_class.auto_config
     for kind in dict.fromkeys(k for k in (model.config_class.hf_model_type, model.model_type) if k):

@@ -109,6 +109,12 @@ def _smollm3_types(f: ConfigFields, n: int) -> list[str]:
     return [SLIDING if use and not rope[i] else FULL for i in range(n)]
 
 
+def _granite_swa_types(f: ConfigFields, n: int) -> list[str]:
+    """``GraniteSWAConfig`` / ``GraniteMoeSWAConfig`` (transformers 5.20): layer ``i`` is full when
+    ``i % 4 == 0``, else sliding."""
+    return [FULL if i % 4 == 0 else SLIDING for i in range(n)]
+
+
 #: the ``vllm_file`` of the architectures vLLM serves through its Transformers modeling backend
 TRANSFORMERS_BACKEND = "transformers/causal.py"
 
@@ -163,6 +169,15 @@ class Decoder:
 
 _GPT2_KEYS = {"num_hidden_layers": "n_layer", "num_attention_heads": "n_head", "hidden_size": "n_embd"}
 _DCA = {"dual_chunk_attention_config": "dual-chunk attention (DualChunkFlashAttention) is not modelled"}
+#: vLLM 0.29.0+'s granite.py / granitemoe.py (granite_layer_attn_params) slide the sliding_attention
+#: layers of a plain Granite config's layer_types and give its layers sinks (attention_sinks, default
+#: true with layer_types), which 0.27.1 / 0.28.0 ignore: refused by name on every release
+_GRANITE_SWA = (
+    "vLLM 0.29.0+'s Granite model classes slide the sliding_attention layers of layer_types and add attention "
+    "sinks, where 0.27.1 / 0.28.0 ignore them: not modelled on a Granite config (a granite_swa / granitemoe_swa "
+    "checkpoint declares GraniteSWAForCausalLM / GraniteMoeSWAForCausalLM)"
+)
+_GRANITE_SWA_KEYS = {"layer_types": _GRANITE_SWA, "attention_sinks": _GRANITE_SWA}
 
 #: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
 DECODERS: dict[str, Decoder] = {
@@ -197,8 +212,10 @@ DECODERS: dict[str, Decoder] = {
         experts_key="num_experts",
     ),
     "Phi3ForCausalLM": Decoder("phi3.py", {"max_position_embeddings": 4096, "original_max_position_embeddings": 4096}),
-    "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}),
-    "GraniteMoeForCausalLM": Decoder("granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "GraniteForCausalLM": Decoder("granite.py", {"max_position_embeddings": 2048}, refuse_keys=_GRANITE_SWA_KEYS),
+    "GraniteMoeForCausalLM": Decoder(
+        "granitemoe.py", {"max_position_embeddings": 2048}, head_dim="hidden", refuse_keys=_GRANITE_SWA_KEYS
+    ),
     "Olmo3ForCausalLM": Decoder(
         "olmo3.py",
         {"max_position_embeddings": 2048, "sliding_window": 4096},
@@ -286,7 +303,9 @@ DECODERS: dict[str, Decoder] = {
         per_layer_window=True,
         required=("layer_types", "sliding_window", "head_dim", "rope_parameters"),
     ),
-    "GraniteMoeSharedForCausalLM": Decoder("granitemoeshared.py", {"max_position_embeddings": 2048}, head_dim="hidden"),
+    "GraniteMoeSharedForCausalLM": Decoder(
+        "granitemoeshared.py", {"max_position_embeddings": 2048}, head_dim="hidden", refuse_keys=_GRANITE_SWA_KEYS
+    ),
     "StableLMEpochForCausalLM": Decoder(
         "stablelm.py", {"max_position_embeddings": 4096, "num_key_value_heads": 32}, head_dim="hidden"
     ),
@@ -356,6 +375,50 @@ DECODERS: dict[str, Decoder] = {
         generated_types=_exaone4_types,
         required=("sliding_windows",),
         experts_key="num_experts",
+    ),
+    # vLLM 0.33.0's registry also names exaone_moe.py's ExaoneMoeForCausalLM "ExaoneMoEForCausalLM"
+    # (the same class, the same config class): read as ExaoneMoeForCausalLM
+    "ExaoneMoEForCausalLM": Decoder(
+        "exaone_moe.py",
+        {
+            "max_position_embeddings": 2048,
+            "num_attention_heads": 32,
+            "hidden_size": 4096,
+            "num_key_value_heads": 32,
+            "sliding_window": 4096,
+            "num_experts": 64,
+        },
+        per_layer_window=True,
+        generated_types=_exaone4_types,
+        required=("sliding_windows",),
+        experts_key="num_experts",
+    ),
+    # vLLM 0.33.0: granite.py / granitemoeshared.py serve the granite_swa / granitemoe_swa
+    # checkpoints: each sliding_attention layer of layer_types (which transformers' GraniteSWAConfig /
+    # GraniteMoeSWAConfig write when absent: full when i % 4 == 0) passes the config's window as
+    # per_layer_sliding_window, and every layer's Attention takes a per-head sink
+    # (granite_layer_attn_params: attention_sinks, default true once layer_types is set)
+    "GraniteSWAForCausalLM": Decoder(
+        "granite.py",
+        {"max_position_embeddings": 8192, "num_key_value_heads": 4, "sliding_window": 128},
+        per_layer_window=True,
+        generated_types=_granite_swa_types,
+    ),
+    # vLLM 0.33.0's vllm/models/beam (its own BeamConfig): each layer's Attention takes the config's
+    # window on a sliding_attention layer of layer_types (all sliding when absent) and none on a full
+    # one (the model clears CacheConfig.sliding_window first); head size head_dim or hidden // heads
+    "BeamForCausalLM": Decoder(
+        "vllm.models.beam",
+        {"max_position_embeddings": 32768, "num_key_value_heads": 4, "sliding_window": 4096, "num_experts": 128},
+        per_layer_window=True,
+        generated_types=lambda f, n: [SLIDING] * n,
+    ),
+    "GraniteMoeSWAForCausalLM": Decoder(
+        "granitemoeshared.py",
+        {"max_position_embeddings": 2048, "sliding_window": 128},
+        head_dim="hidden",
+        per_layer_window=True,
+        generated_types=_granite_swa_types,
     ),
     # MellumConfig is Qwen3MoeConfig under another model_type; the model reads layer_types,
     # mlp_layer_types and rope_parameters per layer type, none of which the class writes
@@ -498,6 +561,13 @@ DECODERS: dict[str, Decoder] = {
                 "GPTBigCodeForCausalLM",
                 {"n_positions": 1024},
                 {"keys": _GPT2_KEYS, "multi_query": True},
+            ),
+            # vLLM 0.33.0 (TransformersMoEForCausalLM): transformers' Kolibri1Config writes layer_types
+            # when absent (full when (i + 1) % 5 == 0) and refuses sliding layers without a positive window
+            (
+                "Kolibri1ForCausalLM",
+                {"max_position_embeddings": 262144, "num_key_value_heads": 4, "head_dim": 128, "sliding_window": 513},
+                {"generated_types": _every(5)},
             ),
         )
     },
@@ -752,7 +822,7 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
     if types is not None and not set(types) <= {SLIDING, FULL}:
         raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
     extra: dict[str, Any] = {}
-    if architecture == "ExaoneMoeForCausalLM":
+    if architecture in ("ExaoneMoeForCausalLM", "ExaoneMoEForCausalLM"):
         assert types is not None  # the config class always writes them
         kinds, sw = _exaone_moe_kinds(f, types, sw)
         # its MTP module (ExaoneMoeMTP) is not modelled
@@ -811,6 +881,16 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         extra.update(_laguna(f, n, types, attn))
         if f.integer("num_experts", minimum=0):
             experts = ("num_experts", f.integer("num_experts"))
+    if architecture in ("GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM"):
+        # granite_layer_attn_params: a sink on every layer unless the file says attention_sinks false
+        extra["attention_sinks"] = f.boolean("attention_sinks", default=True)
+    if architecture == "Kolibri1ForCausalLM" and types and SLIDING in types and not (sw and sw > 0):
+        raise InputError(
+            f.source,
+            f.where("sliding_window"),
+            f"Sliding-attention layers need a positive `sliding_window`, got {f.get('sliding_window')} "
+            "(transformers' Kolibri1Config)",
+        )
     if spec.vllm_file == TRANSFORMERS_BACKEND:
         # base.py names each layer's Attention f"{i}.attn" and passes it the config's
         # attn_logit_softcapping

@@ -164,8 +164,44 @@ MEDUSA = "Medusa heads: the drafter keeps no KV cache of its own; Medusa proposi
 EXTRACT = "hidden-state extraction drafter: not modelled"
 SPEC_OTHER = "draft model: its draft layers are not modelled"
 
+#: vLLM 0.33.0's new text models that dryboot does not plan (issue 37), read in that release's files
+ALICE_AI = (
+    "hybrid: Kimi Delta Attention layers (alice_ai.py: KimiGatedDeltaNetAttention, a KDA state per layer) beside "
+    "Qwen3-Next gated attention layers, and its config class is remote code (neither transformers 5.20 nor vLLM "
+    "0.33.0 ships one): not verifiable offline"
+)
+DOMYN_EDGE = (
+    "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its layers take "
+    "per-layer head sizes (domyn_edge.py: per_layer_config[i].head_dim) and windows of window_sizes[i][0] + 1 "
+    "tokens: not modelled"
+)
+DORY = (
+    "looped layers (dory.py: the recurrent block's layers run n_recurrent_loops times, each loop with a KV cache "
+    "of its own under recurrent_kv_cache_mode per_loop) beside attention-free mlp layers of layer_types: not modelled"
+)
+FLINT = (
+    "Flint (vllm/models/flint): its attention layers require FlashInfer (the model class asserts a FlashInferImpl, "
+    "a bfloat16 model and an auto / bfloat16 KV cache, and its fused decode kernel writes the cache in FlashInfer's "
+    "layout), which the CPU oracle cannot build: not verified, not planned"
+)
+HY_V4 = (
+    "HY V4 (vllm/models/hy_v4): MLA layers with learned per-head sinks on its own sparse MLA backend "
+    "(hy_v4/nvidia/flashmla_sparse.py) and a lightning indexer whose top-k some layers share "
+    "(compute_skip_topk_layers): not modelled"
+)
+K2_HORIZON = (
+    "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its sparse layers "
+    "compute attention values through routed experts (k2_horizon.py: K2HorizonMoVAAttention, mova_num_experts): "
+    "not verifiable offline"
+)
+NANBEIGE = (
+    "served by vLLM 0.33.0's Transformers modeling backend (TransformersForCausalLM), but its config class is "
+    "remote code (transformers 5.20, the release's, has none): not verifiable offline"
+)
+
 #: architecture -> why dryboot refuses it
 REASONS: dict[str, str] = {
+    "AliceAIForCausalLM": ALICE_AI,
     "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
     "BailingMoeForCausalLM": REMOTE,
@@ -177,15 +213,21 @@ REASONS: dict[str, str] = {
     "BeeForConditionalGeneration": REMOTE_MM,
     "BloomForCausalLM": BLOOM_ALIBI,
     "CohereAsrForConditionalGeneration": XATTN,
+    "DFlash2BeamDraftModel": SPEC_DFLASH,
     "DFlash2DraftModel": SPEC_DFLASH,
     "DFlashLagunaForCausalLM": SPEC_DFLASH,
     "DFlashMuseGlimmerAssistantModel": SPEC_DFLASH,
+    "DFlashQwen3XPressModel": SPEC_DFLASH,
     "DSparkDraftModel": NOFILE,
+    "DSparkV41DraftModel": SPEC_DSPARK,
     "DeciLMForCausalLM": PER_LAYER_HEADS,
     "DeepSeekMTPModel": SPEC_MTP,
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
+    "DeepseekV32MTPModel": SPEC_MTP,
     "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
+    "DomynEdgeForCausalLM": DOMYN_EDGE,
+    "DoryForCausalLM": DORY,
     "Dots3NoteForCausalLM": DOTS3_NOTE,
     "Dots3NoteMTPModel": SPEC_MTP,
     "DotsOCRForCausalLM": REMOTE_MM,
@@ -205,6 +247,7 @@ REASONS: dict[str, str] = {
     "ExtractHiddenStatesModel": EXTRACT,
     "FireRedASR2ForConditionalGeneration": FIRERED_META,
     "FireRedLIDForConditionalGeneration": XATTN,
+    "FlintForCausalLM": FLINT,
     "FunASRForConditionalGeneration": NEEDS_TORCHAUDIO,
     "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
@@ -214,6 +257,8 @@ REASONS: dict[str, str] = {
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HYV3MTPModel": SPEC_MTP,
+    "HYV4ForCausalLM": HY_V4,
+    "HYV4MTPModel": SPEC_MTP,
     "HfMoondream": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": INKLING,
@@ -227,12 +272,14 @@ REASONS: dict[str, str] = {
     "InternS2PreviewForConditionalGeneration": REMOTE_MM,
     "InternVLChatModel": REMOTE_MM,
     "IsaacForConditionalGeneration": ISAAC,
+    "K2HorizonForCausalLM": K2_HORIZON,
     "K3DSparkModel": SPEC_DSPARK,
     "KananaVForConditionalGeneration": NEEDS_TIMM,
     "KeyeForConditionalGeneration": REMOTE_MM,
     "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
     "KimiK3ForConditionalGeneration": KIMI_K3,
     "KimiK3MTPModel": SPEC_MTP,
+    "LiLiCorrDraftModel": SPEC_DFLASH,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,
     "LlavaOnevision2ForConditionalGeneration": REMOTE_MM,
     "LongCatFlashMTPModel": SPEC_MTP,
@@ -258,6 +305,7 @@ REASONS: dict[str, str] = {
     "MptForCausalLM": MPT_CONFIG,
     "MuseGlimmerAssistantModel": SPEC_DFLASH,
     "NVLM_D": REMOTE_MM,
+    "NanbeigeForCausalLM": NANBEIGE,
     "NemotronHMTPModel": SPEC_MTP,
     "NemotronHPuzzleForCausalLM": HYBRID,
     "NemotronH_Nano_Omni_Reasoning_V3": HYBRID,
@@ -278,6 +326,7 @@ REASONS: dict[str, str] = {
     "PanguProMoEV2ForCausalLM": PANGU,
     "PanguUltraMoEForCausalLM": PANGU,
     "Param2MoEForCausalLM": REMOTE,
+    "ParseAuxMTPModel": SPEC_MTP,
     "PeagleLlamaForCausalLM": SPEC_EAGLE,
     "PeagleQwen3ForCausalLM": SPEC_EAGLE,
     "Phi3VForCausalLM": REMOTE_MM,
@@ -287,6 +336,8 @@ REASONS: dict[str, str] = {
     "Plamo3ForCausalLM": REMOTE,
     "Qwen3DSparkModel": SPEC_DSPARK,
     "Qwen3NextMTP": SPEC_MTP,
+    "Qwen3OmniDSparkModel": SPEC_DSPARK,
+    "Qwen3XPressModel": SPEC_DFLASH,
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,

@@ -515,17 +515,43 @@ def release_registry_file(architecture: str, version: str) -> str | None:
     return _release_registry(version).get(architecture, {}).get("file")
 
 
-def newer_registry_refusal(architecture: str, version: str) -> str | None:
-    """Why vLLM ``version`` cannot serve ``architecture``, a planned one that 0.28.0's registry
-    lacks and ``version``'s too (``Model architectures [...] are not supported``): it is planned
-    from the releases whose registry has it (vLLM 0.33.0's wrappers); ``None`` otherwise, or
-    for a release whose table dryboot does not ship."""
-    if version not in REGISTRY_RELEASES or architecture in _registry() or in_release_registry(architecture, version):
+#: architectures planned that vLLM 0.28.0's registry lacks (a later release's) -> the releases whose
+#: engine start verified them (``tests/fidelity/test_release_architectures.py``); on any other
+#: release dryboot refuses them (:func:`absent_from_release`)
+LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
+    "BeamForCausalLM": ("0.33.0",),
+    "ExaoneMoEForCausalLM": ("0.32.0", "0.33.0"),
+    "GraniteSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    "GraniteMoeSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    "Kolibri1ForCausalLM": ("0.33.0",),
+    # 0.33.0's wrappers of planned text models (Qwen3-VL's class on vlm_config) and Muse Spark
+    "Alpamayo2Super": ("0.33.0",),
+    "MuseSparkForConditionalGeneration": ("0.33.0",),
+}
+
+
+def absent_from_release(architecture: str, version: str) -> str | None:
+    """Why ``architecture``, which vLLM 0.28.0's registry lacks (a later release's), is not planned
+    for release ``version`` (a shipped table): that registry lacks it too, or its engine start did
+    not verify it (:data:`LATER_ARCHITECTURES`); ``None``: planned there, or 0.28.0 has it (a removal
+    is :func:`~dryboot.vllm.versions.unverified_reason`'s).
+
+    :raises InputError: a release whose table dryboot does not ship."""
+    if architecture in _registry() or version in LATER_ARCHITECTURES.get(architecture, ()):
         return None
-    having = [v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)]
+    if architecture not in LATER_ARCHITECTURES and architecture not in ARCHITECTURES:
+        return None
+    if in_release_registry(architecture, version):
+        verified = " / ".join(LATER_ARCHITECTURES.get(architecture, ())) or "no release"
+        return (
+            f"{architecture} is not verified against vLLM {version}'s engine start (verified on {verified}), "
+            "so dryboot does not plan it for that release"
+        )
+    first = next((v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)), None)
+    since = f"it is in vLLM {first}'s on" if first else "no release dryboot ships has it"
     return (
-        f"vLLM {version}'s model registry has no {architecture} (planned on vLLM {', '.join(having) or 'none'}, "
-        "the releases whose registry has it): vLLM refuses it"
+        f"{architecture} is not in vLLM {version}'s model registry ({since}), so dryboot does not plan it for "
+        "that release"
     )
 
 
@@ -558,6 +584,9 @@ def architecture_table(version: str = "0.28.0") -> list[ArchitectureRow]:
     rows = []
     for arch, entry in _release_registry(version).items():
         family = ARCHITECTURES.get(arch)
+        if family is not None and (later := absent_from_release(arch, version)) is not None:
+            rows.append(ArchitectureRow(arch, entry["kind"], entry["file"], "refused", family.name, later))
+            continue
         if family is not None and arch in unverified:
             why = f"not verified against vLLM {version}'s engine start ({unverified_reason(version, arch)})"
             rows.append(ArchitectureRow(arch, entry["kind"], entry["file"], "refused", family.name, why))
@@ -578,7 +607,9 @@ def architecture_table(version: str = "0.28.0") -> list[ArchitectureRow]:
 
 def _release_reason(architecture: str, version: str) -> str:
     """Why ``architecture`` of release ``version``'s registry is refused."""
-    if architecture not in _registry() and architecture not in NOT_MODELLED:
+    from dryboot.vllm.models.refusals import REASONS  # at call: only a refused row needs it, as refusal_reason
+
+    if architecture not in _registry() and architecture not in NOT_MODELLED and architecture not in REASONS:
         return f"in vLLM {version}'s registry, not in 0.28.0's: its model file is not modelled"
     return refusal_reason(architecture)
 
