@@ -22,6 +22,7 @@ import quant_cases_fp8gdn as gdn
 from quant_harness import case_ids, dryboot_weights, load_recorded, tp_of
 
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
+from dryboot.vllm.model_executor.model_loader.weights import fp8_ignored_names
 
 RECORDED = load_recorded("quant-recorded-fp8gdn-")
 CASES = case_ids(RECORDED)
@@ -94,3 +95,16 @@ def test_unrecorded_gpus_and_releases_refused(capability: tuple[int, int], versi
     report = model_weights(gdn.CONFIGS / name, tp=1, compute_capability=capability, sm_count=128, vllm_version=version)
     assert report.refused and "fp8 weights after loading" in report.refused
     assert model_weights(gdn.CONFIGS / name, tp=1).refused
+
+
+def test_wrapper_names_mapped_as_vllm_maps_them() -> None:
+    """A Qwen3.5 / 3.6 wrapper's ``modules_to_not_convert`` (checkpoint names) are its layers' names
+    after vLLM's ``hf_to_vllm_mapper``: the text model's ``model.X``, the tower's ``visual.X``;
+    Qwen3-Next's are kept as written."""
+    names = ("lm_head", "model.language_model.layers.0.linear_attn.in_proj_a", "model.visual.blocks.0.attn.qkv")
+    assert fp8_ignored_names(names, "qwen3_5") == (
+        "lm_head",
+        "model.layers.0.linear_attn.in_proj_a",
+        "visual.blocks.0.attn.qkv",
+    )
+    assert fp8_ignored_names(names, "qwen3_next") == names
