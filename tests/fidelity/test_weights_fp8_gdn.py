@@ -55,7 +55,8 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
 def test_corpus_size() -> None:
     """Every config on every GPU and TP of the set is recorded and answered byte-exact on each
     release recorded but the (release, config) pairs of :data:`REFUSED`."""
-    assert set(RECORDED) >= {"0.28.0"}
+    assert set(RECORDED) == {"0.28.0", "0.30.0", "0.33.0"}
+    assert sum(len(cases) for cases in RECORDED.values()) == 3 * 3 * len(gdn.GPUS) * len(gdn.TPS)
     for version, cases in RECORDED.items():
         exact = {
             (row["config"], row["gpu"], tp_of(row))
