@@ -25,6 +25,12 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
     ("RTX 4090", (8, 9), 128),
     ("H100", (9, 0), 132),
 )
+#: SM 12.0 / 12.1 (RTX 5090, GB10: no SM count published, 48 stands in as in quant_cases_fp8.py),
+#: recorded on 0.28.0 and 0.30.0 (``RECORD_GPUS``; without DeepGEMM, as the public SM 12.x boots
+#: log it); 0.33.0's FlashInfer attention buffer there is refused by name, not recorded
+BLACKWELL_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("RTX 5090", (12, 0), 170), ("GB10", (12, 1), 48))
+BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
+GPUS = GPUS + BLACKWELL_GPUS
 TPS = (1, 2)
 #: the GPU architectures (major) recorded with DeepGEMM present (quant_fakes.deep_gemm_stand_in)
 DEEP_GEMM = (9, 10)

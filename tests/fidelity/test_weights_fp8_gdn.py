@@ -10,7 +10,8 @@ the post-load step run through the repack kernels' fake shapes, every storage st
 ``in_proj_ba``, ``conv1d``, the routers and gates in bfloat16), Qwen3.5-27B and Qwen3.6-35B-A3B in
 Qwen's fp8 block export (``in_proj_a`` / ``in_proj_b``, ``conv1d`` and the vision tower
 unquantized), on RTX 3090 (SM 8.6: Marlin FP8 experts), RTX 4090 (SM 8.9) and H100 (SM 9.0:
-DeepGEMM) at TP 1 and 2. Byte-exact where dryboot answers; refused by name elsewhere.
+DeepGEMM) at TP 1 and 2, and on RTX 5090 / GB10 (SM 12.0 / 12.1) on 0.28.0 and 0.30.0.
+Byte-exact where dryboot answers; refused by name elsewhere.
 """
 
 from __future__ import annotations
@@ -54,9 +55,11 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
 
 def test_corpus_size() -> None:
     """Every config on every GPU and TP of the set is recorded and answered byte-exact on each
-    release recorded but the (release, config) pairs of :data:`REFUSED`."""
+    release recorded (SM 12.x on 0.28.0 and 0.30.0) but the (release, config) pairs of
+    :data:`REFUSED`."""
     assert set(RECORDED) == {"0.28.0", "0.30.0", "0.33.0"}
-    assert sum(len(cases) for cases in RECORDED.values()) == 3 * 3 * len(gdn.GPUS) * len(gdn.TPS)
+    # 3 configs x (3 GPUs x 3 releases + 2 SM 12.x GPUs x 2 releases) x 2 TP sizes
+    assert sum(len(cases) for cases in RECORDED.values()) == 3 * (3 * 3 + 2 * 2) * 2
     for version, cases in RECORDED.items():
         exact = {
             (row["config"], row["gpu"], tp_of(row))
@@ -64,7 +67,8 @@ def test_corpus_size() -> None:
             if row["ok"] and _refusal(row, version) is None and not dryboot_weights(gdn.CONFIGS, row, version).refused
         }
         configs = {c for c in (QWEN3_NEXT, QWEN3_5, QWEN3_6_MOE) if (version, c) not in REFUSED}
-        want = {(c, g, t) for c in configs for g, _, _ in gdn.GPUS for t in gdn.TPS}
+        gpus = [g for g in gdn.GPUS if g not in gdn.BLACKWELL_GPUS or version in gdn.BLACKWELL_RELEASES]
+        want = {(c, g, t) for c in configs for g, _, _ in gpus for t in gdn.TPS}
         assert want <= exact, (version, sorted(want - exact))
 
 
@@ -85,7 +89,8 @@ def test_gdn_projections_quantized_as_the_checkpoint_lists() -> None:
     ("capability", "version", "name"),
     [
         ((10, 0), "0.28.0", QWEN3_NEXT),
-        ((12, 0), "0.30.0", QWEN3_5),
+        ((12, 0), "0.33.0", QWEN3_5),
+        ((10, 0), "0.30.0", QWEN3_6_MOE),
         ((9, 0), "0.29.0", QWEN3_NEXT),
         ((8, 9), "0.27.1", QWEN3_6_MOE),
     ],

@@ -2395,6 +2395,9 @@ SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
 FP8_GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
 FP8_GDN_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
 FP8_GDN_CAPABILITIES = ((8, 6), (8, 9), (9, 0))
+#: SM 12.0 / 12.1 (the block layers as loaded, as the public SM 12.x boots log them) on these
+#: releases (0.33.0's FlashInfer attention buffer there: refused by name)
+FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: plain fp8 (``Fp8Config``) after loading, recorded against vLLM (quant_cases_fp8.py): the
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
@@ -2447,15 +2450,17 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
             f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
         )
-    gdn_unchecked = family in FP8_GDN_FAMILIES and (
-        par.vllm_version not in FP8_GDN_RELEASES or par.capability not in FP8_GDN_CAPABILITIES or quant.block is None
+    gdn_checked = (par.vllm_version in FP8_GDN_RELEASES and par.capability in FP8_GDN_CAPABILITIES) or (
+        par.vllm_version in FP8_GDN_BLACKWELL_RELEASES and par.capability in ((12, 0), (12, 1))
     )
+    gdn_unchecked = family in FP8_GDN_FAMILIES and (not gdn_checked or quant.block is None)
     if gdn_unchecked:
         raise InputError(
             "quantization_config",
             "quant_method",
             f"fp8 weights after loading of {family} (Gated DeltaNet) are checked with [bn, bk] blocks on SM "
-            f"8.6 / 8.9 / 9.0 on vLLM {', '.join(FP8_GDN_RELEASES)} only, not on SM "
+            f"8.6 / 8.9 / 9.0 on vLLM {', '.join(FP8_GDN_RELEASES)} and SM 12.x on vLLM "
+            f"{', '.join(FP8_GDN_BLACKWELL_RELEASES)} only, not on SM "
             f"{par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version}"
             + ("" if quant.block is not None else " (one scale per tensor: not recorded)"),
         )
