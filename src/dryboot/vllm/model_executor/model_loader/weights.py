@@ -71,6 +71,7 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     modelopt_linear_bytes,
     modelopt_mixed_from_config,
     modelopt_quant,
+    text_model_name,
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledQuant,
@@ -2386,11 +2387,22 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
 
 #: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py)
 SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
+#: the Gated DeltaNet hybrids whose plain fp8 ``[128, 128]`` block layout after loading is recorded
+#: (quant_cases_fp8gdn.py: Qwen3-Next-80B-A3B-Instruct-FP8, Qwen3.5-27B / Qwen3.6-35B-A3B with Qwen's
+#: fp8 block export): in_proj_qkvz / out_proj / attention / MLPs and experts as the dense and MoE
+#: families', in_proj_ba and conv1d as the checkpoint's modules_to_not_convert leaves them; on
+#: these releases and GPUs (SM 8.6 Marlin FP8 experts, 8.9, 9.0 DeepGEMM) only
+FP8_GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe"}
+FP8_GDN_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+FP8_GDN_CAPABILITIES = ((8, 6), (8, 9), (9, 0))
+#: SM 12.0 / 12.1 (the block layers as loaded, as the public SM 12.x boots log them) on these
+#: releases (0.33.0's FlashInfer attention buffer there: refused by name)
+FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: plain fp8 (``Fp8Config``) after loading, recorded against vLLM (quant_cases_fp8.py): the
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
 FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
-FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2"}
+FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2", *FP8_GDN_FAMILIES}
 #: families checked at TP 1 only: MiniMax-M2's q/k norms at TP > 1 build a Lamport all-reduce
 #: workspace (``minimax_rms_norm/lamport_workspace.py``: 6 MiB by ``cudaMalloc`` through the
 #: ``cuda`` bindings, IPC handles exchanged, plus three int tensors of one 512-byte block each in
@@ -2438,6 +2450,20 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
             f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
         )
+    gdn_checked = (par.vllm_version in FP8_GDN_RELEASES and par.capability in FP8_GDN_CAPABILITIES) or (
+        par.vllm_version in FP8_GDN_BLACKWELL_RELEASES and par.capability in ((12, 0), (12, 1))
+    )
+    gdn_unchecked = family in FP8_GDN_FAMILIES and (not gdn_checked or quant.block is None)
+    if gdn_unchecked:
+        raise InputError(
+            "quantization_config",
+            "quant_method",
+            f"fp8 weights after loading of {family} (Gated DeltaNet) are checked with [bn, bk] blocks on SM "
+            f"8.6 / 8.9 / 9.0 on vLLM {', '.join(FP8_GDN_RELEASES)} and SM 12.x on vLLM "
+            f"{', '.join(FP8_GDN_BLACKWELL_RELEASES)} only, not on SM "
+            f"{par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version}"
+            + ("" if quant.block is not None else " (one scale per tensor: not recorded)"),
+        )
     if family in FP8_TP1_FAMILIES and par.tp > 1:
         raise InputError(
             "--tensor-parallel-size",
@@ -2469,7 +2495,7 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
         # requantized to the fused layer's largest scale (values only), the weight transposed:
         # the scaled_mm.py per-tensor layout (CUTLASS / FlashInfer)
         scheme = ScaledScheme("fp8", "tensor", static_input=quant.static_input)
-        return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True)
+        return ScaledQuant(((("Linear",), scheme),), ignore=fp8_ignored_names(quant.ignored, family), plain_fp8=True)
     if 110 <= sm < 120 or (100 <= sm < 110 and par.vllm_version not in FP8_UE8M0_RELEASES):
         raise InputError(
             "quantization_config",
@@ -2478,7 +2504,29 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"are not recorded (DeepGEMM's UE8M0 layout: SM 10.x on vLLM {', '.join(FP8_UE8M0_RELEASES)})",
         )
     scheme = ScaledScheme("fp8", "block", quant.block)
-    return ScaledQuant(((("Linear",), scheme),), ignore=quant.ignored, plain_fp8=True, deep_gemm_ue8m0=100 <= sm < 110)
+    return ScaledQuant(
+        ((("Linear",), scheme),),
+        ignore=fp8_ignored_names(quant.ignored, family),
+        plain_fp8=True,
+        deep_gemm_ue8m0=100 <= sm < 110,
+    )
+
+
+#: the wrappers whose plain fp8 ``modules_to_not_convert`` name the checkpoint's modules
+#: (``model.language_model.layers.N``, ``model.visual.blocks.N``): vLLM maps them through the
+#: model's ``hf_to_vllm_mapper`` (``Fp8Config.apply_vllm_mapper``) onto its layers' prefixes
+FP8_WRAPPER_FAMILIES = {"qwen3_5", "qwen3_5_moe"}
+
+
+def fp8_ignored_names(ignored: tuple[str, ...], family: str) -> tuple[str, ...]:
+    """Plain fp8's ``modules_to_not_convert`` as dryboot's walk names the layers: a Qwen3.5 / 3.6
+    wrapper's ``model.language_model.X`` is its text model's ``model.X`` and ``model.visual.X`` its
+    tower's ``visual.X`` (``Qwen3_5ForConditionalGeneration.hf_to_vllm_mapper``); other families'
+    names as written (their checkpoint names are vLLM's)."""
+    if family not in FP8_WRAPPER_FAMILIES:
+        return ignored
+    tower = "model.visual."
+    return tuple("visual." + i[len(tower) :] if i.startswith(tower) else text_model_name(i) for i in ignored)
 
 
 def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str = "") -> Quant:
