@@ -931,8 +931,6 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
 
     :raises InputError: naming ``architectures`` or ``--kv-cache-dtype``.
     """
-    if (absent := absent_from_release(model.architecture, rules.version)) is not None:
-        raise InputError(model.source, "architectures", absent)
     if model.architecture in rules.unverified_architectures:
         raise InputError(
             model.source,
@@ -957,6 +955,11 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
                 f"The checkpoint you are trying to load has model type `{kind}` but Transformers does not "
                 f"recognize this architecture ({why})",
             )
+    if (absent := absent_from_release(model.architecture, rules.version)) is not None:
+        # a later release's architecture: its family's account of what this release does with it
+        # (Muse Spark: the Transformers backend) comes first, else dryboot's own refusal
+        family_of(model).verify_release(model, rules)
+        raise InputError(model.source, "architectures", absent)
     _check_modelopt_algo(model, rules)
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits
