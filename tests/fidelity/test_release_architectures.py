@@ -48,6 +48,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
         "MellumForCausalLM": "its own model class (mellum.py), as on 0.30.0",
         "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+        # not in this registry (0.32+): vLLM refuses its config (transformers 5.17 has no minicpmv4_7)
+        "MiniCPMV4_7ForConditionalGeneration": "absent from this release: refused as vLLM refuses it",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -58,6 +60,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # mimo_v2.py passes the cache config to its attention layers (--kv-cache-dtype applies)
         "MiMoV2FlashForCausalLM": "its attention layers take the cache config",
         "HCXVisionV2ForCausalLM": "a wrapper of a text model dryboot plans",
+        # first in this registry: minicpmv4_6.py / minicpmv4_7.py as 0.33.0's
+        "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -76,6 +80,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
         # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
+        # registry; 0.28.0 refuses it, recorded in data/architectures/recorded.json)
+        "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
     },
 }
 
@@ -87,6 +94,11 @@ KNOWN: dict[tuple[str, str], str] = {
         "unchecked (pages of one byte an element, no FlashInfer layout); not modelled"
     )
     for v in ("0.32.0", "0.33.0")
+} | {
+    ("0.31.0", "MiniCPMV4_7ForConditionalGeneration#9"): (
+        "both refuse: vLLM reads the config first (transformers 5.17 has no minicpmv4_7), dryboot checks "
+        "--async-scheduling with n-gram speculation first"
+    ),
 }
 
 
@@ -116,7 +128,7 @@ PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
 ABSENT = frozenset(
     {(v, "HCXVisionForCausalLM") for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0")}
     # the transformers of 0.31.0's environment has no hyperclovax_vision_v2 config class
-    | {("0.31.0", "HCXVisionV2ForCausalLM")}
+    | {("0.31.0", "HCXVisionV2ForCausalLM"), ("0.31.0", "MiniCPMV4_7ForConditionalGeneration")}
 )
 
 

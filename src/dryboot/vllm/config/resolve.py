@@ -48,7 +48,13 @@ from dryboot.vllm.dtypes import (
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
-from dryboot.vllm.models.registry import drafter_architecture, family_for, family_of, is_draft_model
+from dryboot.vllm.models.registry import (
+    absent_from_release,
+    drafter_architecture,
+    family_for,
+    family_of,
+    is_draft_model,
+)
 from dryboot.vllm.versions import (
     VersionRules,
     known_model_types,
@@ -949,6 +955,9 @@ def _check_release_inputs(model: ModelGeometry, args: EngineArgs, rules: Version
                 f"The checkpoint you are trying to load has model type `{kind}` but Transformers does not "
                 f"recognize this architecture ({why})",
             )
+    if (absent := absent_from_release(model.architecture, rules.version)) is not None:
+        # after the config is read (AutoConfig), ModelConfig's validation looks the class up
+        raise InputError(model.source, "architectures", absent)
     _check_modelopt_algo(model, rules)
     if args.kv_cache_dtype in rules.unknown_kv_cache_dtypes:
         # the release's CacheDType has no such value: its CLI parser exits

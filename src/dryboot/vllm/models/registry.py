@@ -185,6 +185,8 @@ FAMILIES: tuple[Family, ...] = (
             "Qwen3_5ForCausalLM",
             # minicpmv4_6.py builds Qwen3_5ForCausalLM on the text config (a Qwen3.5 hybrid)
             "MiniCPMV4_6ForConditionalGeneration",
+            # minicpmv4_7.py (0.32+) subclasses 4.6's class: the same Qwen3_5ForCausalLM
+            "MiniCPMV4_7ForConditionalGeneration",
         ),
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
@@ -303,6 +305,14 @@ NOT_MODELLED: dict[str, str] = {
         )
         for arch in ("Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration")
     },
+    # minicpm_ocr.py (0.33.0 only): MiniCPM-V 4.6's class keeping every vision layer
+    "MiniCPMOcrForConditionalGeneration": (
+        "multimodal wrapper of Qwen3_5ForCausalLM (minicpm_ocr.py: MiniCPM-V 4.6's model class keeping every "
+        "vision layer), not verifiable: its config class (model_type minicpm_ocr) is in neither the transformers "
+        "vLLM 0.33.0 pins (>=5.16.1, <5.21.0; 5.20.2 has no minicpm_ocr) nor vLLM's config registry, so vLLM "
+        "0.33.0 cannot read its checkpoints (the Hub's openbmb/MiniCPM-OCR-1.0 is tagged minicpm_ocr, no "
+        "custom_code): not planned"
+    ),
     # vLLM 0.28.0's _PREVIOUSLY_SUPPORTED_MODELS: its registry refuses them
     **{
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
@@ -416,6 +426,24 @@ def _release_registry(version: str) -> dict[str, dict[str, str]]:
     path = DATA / f"vllm-{version}-architectures.json"
     data: dict[str, dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def absent_from_release(architecture: str, version: str) -> str | None:
+    """vLLM ``version``'s refusal of a planned architecture that 0.28.0's registry lacks and
+    that release's registry lacks too (MiniCPM-V 4.7 before 0.32): ``ModelConfig``'s validation
+    ("Model architectures [...] are not supported for now", recorded on 0.28.0); ``None`` where
+    the release lists it, or for a release without a shipped table.
+
+    :raises InputError: never (a release without a table answers ``None``)."""
+    if version not in REGISTRY_RELEASES or architecture not in ARCHITECTURES or architecture in _registry():
+        return None
+    if in_release_registry(architecture, version):
+        return None
+    first = [v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)]
+    return (
+        f"Model architectures ['{architecture}'] are not supported for now (vLLM {version}'s registry has no "
+        f"{architecture}; {' / '.join(first)}'s has)"
+    )
 
 
 def architecture_table(version: str = "0.28.0") -> list[ArchitectureRow]:

@@ -23,9 +23,14 @@ from dryboot.vllm.model_executor.models.compose import Family, text_config, visi
 from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 
-def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+def tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int, *, drop_last: bool) -> W.RankWeights:
+    """The towers of ``config`` at TP ``tp`` in ``ab``-byte elements (the list above), over
+    ``vision_config``'s layers less the last where ``drop_last`` (what the wrapper's
+    ``_drop_vision_last_layer`` says); the downsample MLP ends at ``text``'s ``hidden_size``.
+
+    :raises InputError: a width missing or not divisible by ``tp`` (named)."""
     v = {**siglip.DEFAULTS, **(config.get("vision_config") or {})}
-    if config.get("drop_vision_last_layer"):
+    if drop_last:
         v["num_hidden_layers"] = W._int(v, "num_hidden_layers") - 1
     w = siglip.vision_tower(v, tp, ab, position_ids=False)
     d, inter = W._int(v, "hidden_size"), W._int(v, "intermediate_size")
@@ -34,6 +39,11 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
     counts += linear(d, 4 * inter)
     counts += [4 * d, 4 * d, *linear(4 * d, 4 * d), *linear(W._int(text, "hidden_size"), 4 * d)]
     return tensors("vision", counts, ab, into=w)
+
+
+def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    # MiniCPM-V 4.6's model class drops the last vision layer where its config says so
+    return tower(config, text, tp, ab, drop_last=bool(config.get("drop_vision_last_layer")))
 
 
 FAMILIES: dict[str, Family] = {
