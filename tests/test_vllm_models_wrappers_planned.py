@@ -65,8 +65,9 @@ def test_minicpm_v_4_7_is_planned_through_qwen3_5(version: str) -> None:
 
 
 def test_minicpm_v_4_7_is_refused_where_the_registry_lacks_it() -> None:
-    """vLLM 0.28.0-0.31.0's registries have no MiniCPM-V 4.7: their ModelConfig refuses it (recorded
-    on 0.28.0), and so does dryboot, with vLLM's words."""
+    """vLLM 0.27.1-0.31.0's registries have no MiniCPM-V 4.7: ModelConfig refuses it (recorded on
+    0.28.0 and 0.29.0; 0.27.1 and 0.31.0 refuse its model_type first; 0.30.0 resolves it to the
+    Transformers backend, refused by name), and so does dryboot, with vLLM's words."""
     from dryboot.vllm.models.registry import absent_from_release
 
     for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0"):

@@ -53,3 +53,48 @@ def test_every_vision_layer_is_kept(version: str) -> None:
 def test_refused_where_the_registry_lacks_it(version: str) -> None:
     with pytest.raises(InputError, match=r"MiniCPMV4_7ForConditionalGeneration|minicpmv4_7"):
         rank_weights(_config(), Parallel(tp=1, vllm_version=version), max_num_batched_tokens=8192)
+
+
+#: the tiny configs of MiniCPM-V 4.6 and 4.7 with a Qwen3.5-MoE text config (``qwen3_5_moe_text``,
+#: as MiniCPM-V-4.7-35B-A3B's): ``RECORD_WEIGHTS_OVERLAY`` (kept in each record's ``overlay``)
+#: ``RECORD_WEIGHTS_OUT=data/weights/recorded-<release>-minicpmv-moe-text.json record_weights.py
+#: --tiny MiniCPMV4_6ForConditionalGeneration MiniCPMV4_7ForConditionalGeneration`` at TP 1 and 2
+MOE_TEXT = {
+    v: json.loads((HERE / "data" / "weights" / f"recorded-{v}-minicpmv-moe-text.json").read_text())
+    for v in ("0.32.0", "0.33.0")
+}
+MOE_CASES = sorted((v, cid) for v, doc in MOE_TEXT.items() for cid in doc["cases"])
+
+
+def test_moe_text_records_are_the_release() -> None:
+    for v, doc in MOE_TEXT.items():
+        assert doc["vllm"] == v
+        assert {row["config"] for row in doc["cases"].values()} == {
+            "arch--MiniCPMV4_6ForConditionalGeneration",
+            "arch--MiniCPMV4_7ForConditionalGeneration",
+        }
+
+
+@pytest.mark.parametrize(("version", "cid"), MOE_CASES)
+def test_moe_text_config_builds_qwen3_5_moe_layers(version: str, cid: str) -> None:
+    """qwen3_5.py's decoder layer takes a sparse MoE block for a ``qwen3_5_moe_text`` config, inside
+    the wrapper's ``Qwen3_5ForCausalLM``: vLLM's figures, not the dense model's."""
+    doc = MOE_TEXT[version]
+    row = doc["cases"][cid]
+    arch = row["config"][len("arch--") :]
+    tiny = HERE / "data" / "architectures" / f"{arch}.json"
+    config = {**json.loads(tiny.read_text()), **doc["overlay"][arch]}
+    assert config["text_config"]["model_type"] == "qwen3_5_moe_text"
+    argv = row["argv"]
+    assert row["ok"], row.get("error")
+    tp = int(argv[argv.index("--tensor-parallel-size") + 1])
+    pp = int(argv[argv.index("--pipeline-parallel-size") + 1]) if "--pipeline-parallel-size" in argv else 1
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for rank in range(pp):
+        par = Parallel(
+            tp=tp, pp=pp, pp_rank=rank, expert_parallel="--enable-expert-parallel" in argv, vllm_version=version
+        )
+        w = rank_weights(config, par, language_model_only="--language-model-only" in argv, max_num_batched_tokens=8192)
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages

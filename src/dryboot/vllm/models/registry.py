@@ -432,9 +432,7 @@ def absent_from_release(architecture: str, version: str) -> str | None:
     """vLLM ``version``'s refusal of a planned architecture that 0.28.0's registry lacks and
     that release's registry lacks too (MiniCPM-V 4.7 before 0.32): ``ModelConfig``'s validation
     ("Model architectures [...] are not supported for now", recorded on 0.28.0); ``None`` where
-    the release lists it, or for a release without a shipped table.
-
-    :raises InputError: never (a release without a table answers ``None``)."""
+    the release lists it, or for a release without a shipped table."""
     if version not in REGISTRY_RELEASES or architecture not in ARCHITECTURES or architecture in _registry():
         return None
     if in_release_registry(architecture, version):

@@ -1,6 +1,7 @@
 """MiniCPM-V 4.6 (``minicpmv4_6.py``, ``MiniCPMV4_6ForConditionalGeneration``): the text-only
-Qwen3.5 language model of ``text_config`` (``Qwen3_5ForCausalLM``), then on every TP rank and
-pipeline stage, in the model dtype:
+Qwen3.5 language model of ``text_config`` (``Qwen3_5ForCausalLM``: Qwen3.5-MoE's layers for a
+``qwen3_5_moe_text`` config, :func:`_qwen3_5`), then on every TP rank and pipeline stage, in the
+model dtype:
 
 * the Idefics2 vision transformer ``vpm`` (:mod:`.siglip` without ``position_ids``, the blocks
   sharded, the post LayerNorm; one layer fewer under ``drop_vision_last_layer``);
@@ -41,6 +42,31 @@ def tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int, 
     return tensors("vision", counts, ab, into=w)
 
 
+def _qwen3_5(text: Mapping[str, Any], par: W.Parallel, args: W.WalkArgs) -> W.RankWeights:
+    """``Qwen3_5ForCausalLM`` on the text config ``text`` (flat, the wrapper's
+    ``tie_word_embeddings`` / ``torch_dtype`` merged in): qwen3_5.py's decoder layers take their
+    MLP from the text config's ``model_type``, a sparse MoE block (router, experts, shared
+    expert) for ``qwen3_5_moe_text`` (MiniCPM-V 4.7-35B-A3B's), so that language model is
+    Qwen3.5-MoE's (walked as ``Qwen3_5MoeForConditionalGeneration``'s without its tower:
+    checked against vLLM 0.33.0 on the meta device), else the dense one."""
+    plain = {k: v for k, v in text.items() if k != "architectures"}
+    if plain.get("model_type") == "qwen3_5_moe_text":
+        outer: dict[str, Any] = {k: plain[k] for k in ("tie_word_embeddings", "torch_dtype") if k in plain}
+        config: dict[str, Any] = {
+            **outer,
+            "architectures": ["Qwen3_5MoeForConditionalGeneration"],
+            "text_config": plain,
+            "vision_config": {},
+        }
+    else:
+        config = {**plain, "architectures": ["Qwen3_5ForCausalLM"]}
+    return W._walk(config, par, args.hf_quant, args.dtype, None, True, args.max_num_batched_tokens)
+
+
+#: the language model of MiniCPM-V 4.6 / 4.7 (:func:`_qwen3_5`)
+LANGUAGE_MODEL = Family(_qwen3_5)
+
+
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     # MiniCPM-V 4.6's model class drops the last vision layer where its config says so
     return tower(config, text, tp, ab, drop_last=bool(config.get("drop_vision_last_layer")))
@@ -48,6 +74,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "MiniCPMV4_6ForConditionalGeneration": vision_language(
-        "Qwen3_5ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config
+        LANGUAGE_MODEL, _tower, ("image",), tower_of=lambda c: c, text_of=text_config
     ),
 }

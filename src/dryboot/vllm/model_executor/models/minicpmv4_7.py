@@ -3,8 +3,9 @@ subclass of MiniCPM-V 4.6's model class (:mod:`.minicpmv4_6`) that adds canvas M
 (computed per request, nothing allocated) and keeps every vision encoder layer: its
 ``_drop_vision_last_layer`` is ``False`` whatever the config says (``MiniCPMV4_7Config`` no longer
 carries ``drop_vision_last_layer``). So: the text-only Qwen3.5 language model of ``text_config``
-(``Qwen3_5ForCausalLM``), then on every TP rank and pipeline stage, in the model dtype, 4.6's
-towers over all of ``vision_config``'s layers.
+(``Qwen3_5ForCausalLM``, Qwen3.5-MoE's layers for the 35B-A3B's ``qwen3_5_moe_text``:
+:data:`.minicpmv4_6.LANGUAGE_MODEL`), then on every TP rank and pipeline stage, in the model
+dtype, 4.6's towers over all of ``vision_config``'s layers.
 
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them."""
 
@@ -25,6 +26,6 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 FAMILIES: dict[str, Family] = {
     "MiniCPMV4_7ForConditionalGeneration": vision_language(
-        "Qwen3_5ForCausalLM", _tower, ("image",), tower_of=lambda c: c, text_of=text_config
+        minicpmv4_6.LANGUAGE_MODEL, _tower, ("image",), tower_of=lambda c: c, text_of=text_config
     ),
 }
