@@ -34,7 +34,10 @@ def test_table_covers_vllm_registry() -> None:
         "transformers-backend": 8,
     }
     modelled = {r.architecture for r in rows if r.status == "verified"}
-    assert modelled == set(ARCHITECTURES)  # every family architecture is a real vLLM 0.28.0 name
+    # every family architecture is a real vLLM 0.28.0 name, but those planned from a later release
+    # (not in 0.28.0's registry: refused there as vLLM refuses them, registry.absent_from_release)
+    later = {"MiniCPMV4_7ForConditionalGeneration"}
+    assert modelled == set(ARCHITECTURES) - later
 
 
 def test_table_per_release() -> None:
