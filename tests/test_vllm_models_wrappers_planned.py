@@ -26,6 +26,8 @@ KNOWN = {
     "DeepseekV4ForConditionalGeneration": (
         "DeepseekV4ForCausalLM is planned on 0.28.0 only; an mm-prefix model whose DeepseekV4ViT tower is not modelled"
     ),
+    # 0.33.0 only: no transformers it allows (<5.21) nor vLLM has the minicpm_ocr config class
+    "MiniCPMOcrForConditionalGeneration": "vLLM 0.33.0 cannot read its config (model_type minicpm_ocr)",
 }
 
 
@@ -60,6 +62,34 @@ def test_minicpm_v_4_6_is_planned_through_qwen3_5() -> None:
     assert row.status == "verified" and row.family == "qwen3_next"
 
 
+@pytest.mark.parametrize("version", ["0.32.0", "0.33.0"])
+def test_minicpm_v_4_7_is_planned_through_qwen3_5(version: str) -> None:
+    rows = {r.architecture: r for r in architecture_table(version)}
+    row = rows["MiniCPMV4_7ForConditionalGeneration"]
+    assert row.status == "verified" and row.family == "qwen3_next", row.reason
+
+
+def test_minicpm_v_4_7_is_refused_where_the_registry_lacks_it() -> None:
+    """vLLM 0.27.1-0.31.0's registries have no MiniCPM-V 4.7: ModelConfig refuses it (recorded on
+    0.28.0 and 0.29.0; 0.27.1 and 0.31.0 refuse its model_type first; 0.30.0 resolves it to the
+    Transformers backend, refused by name), and so does dryboot."""
+    from dryboot.vllm.models.registry import absent_from_release
+
+    for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0"):
+        why = absent_from_release("MiniCPMV4_7ForConditionalGeneration", version)
+        assert why is not None and "so dryboot does not plan it for that release" in why, version
+    for version in ("0.32.0", "0.33.0"):
+        assert absent_from_release("MiniCPMV4_7ForConditionalGeneration", version) is None
+    # an architecture 0.28.0's registry has is never refused this way
+    assert absent_from_release("MiniCPMV4_6ForConditionalGeneration", "0.28.0") is None
+
+
+def test_minicpm_ocr_is_refused_for_its_config_class() -> None:
+    rows = {r.architecture: r for r in architecture_table("0.33.0")}
+    row = rows["MiniCPMOcrForConditionalGeneration"]
+    assert row.status == "refused" and "minicpm_ocr" in row.reason and "Qwen3_5ForCausalLM" in row.reason
+
+
 #: multimodal wrapper -> the registered text architecture its vLLM model class composes (read from
 #: each wrapper's ``vllm/model_executor/models/`` file in 0.28.0 and 0.33.0: the text config it hands
 #: ``init_vllm_registered_model``, or the class it builds). Wrappers whose language model is a class
@@ -87,6 +117,9 @@ COMPOSES = {
     "FireRedASR2ForConditionalGeneration": "Qwen2ForCausalLM",
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration": "Qwen3_5ForCausalLM",
+    # minicpmv4_7.py and minicpm_ocr.py (0.33.0) subclass minicpmv4_6.py's class
+    "MiniCPMV4_7ForConditionalGeneration": "Qwen3_5ForCausalLM",
+    "MiniCPMOcrForConditionalGeneration": "Qwen3_5ForCausalLM",
     # remote-code config classes (neither transformers nor vLLM has their model_type)
     "OpenCUAForConditionalGeneration": "Qwen2ForCausalLM",
     "LlavaOnevision2ForConditionalGeneration": "Qwen3ForCausalLM",

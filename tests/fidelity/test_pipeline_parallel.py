@@ -58,9 +58,19 @@ def _planned(version: str) -> list[str]:
     return sorted(a for a in T.tiny_configs() if version in LATER_ARCHITECTURES.get(a, (version,)))
 
 
+def _recorded_as_planned(recorded: list[str], version: str) -> None:
+    """Every architecture planned on ``version`` is recorded; beyond them only a later release's
+    architecture whose refusal there was recorded (vLLM and dryboot both refuse it)."""
+    from dryboot.vllm.models.registry import LATER_ARCHITECTURES
+
+    planned = _planned(version)
+    assert sorted(set(planned) - set(recorded)) == []
+    assert sorted(set(recorded) - set(planned) - set(LATER_ARCHITECTURES)) == []
+
+
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_planned_architecture_is_recorded(version: str) -> None:
-    assert sorted(_record(version)["cases"]) == _planned(version)
+    _recorded_as_planned(sorted(_record(version)["cases"]), version)
 
 
 def _disagreements(version: str, single: bool, known: dict[tuple[str, str], str]) -> list[str]:
@@ -105,7 +115,7 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
 
 @pytest.mark.parametrize("version", SINGLE_RELEASES)
 def test_every_planned_architecture_is_recorded_on_one_stage(version: str) -> None:
-    assert sorted(_record(version, True)["cases"]) == _planned(version)
+    _recorded_as_planned(sorted(_record(version, True)["cases"]), version)
 
 
 @pytest.mark.parametrize("version", SINGLE_RELEASES)

@@ -59,6 +59,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+        # not in this registry (0.32+): vLLM refuses its config (transformers 5.17 has no minicpmv4_7)
+        "MiniCPMV4_7ForConditionalGeneration": "absent from this release: refused as vLLM refuses it",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -73,6 +75,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
         "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
+        # first in this registry: minicpmv4_6.py / minicpmv4_7.py as 0.33.0's
+        "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -103,6 +107,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
         "Kolibri1ForCausalLM": "served by the Transformers backend (TransformersMoEForCausalLM)",
+        # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
+        # registry; 0.28.0 refuses it, recorded in data/architectures/recorded.json)
+        "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
     },
 }
 
@@ -118,6 +125,10 @@ KNOWN: dict[tuple[str, str], str] = {
     ("0.33.0", "MuseSparkForConditionalGeneration#16"): (
         "both refuse, in another order: vLLM refuses --max-model-len 16384 (ModelConfig) before building the "
         "model; dryboot refuses TP 8 first (the fused QKV+O-gate projection's KV heads, checked with the flags)"
+    ),
+    ("0.31.0", "MiniCPMV4_7ForConditionalGeneration#9"): (
+        "both refuse: vLLM reads the config first (transformers 5.17 has no minicpmv4_7), dryboot checks "
+        "--async-scheduling with n-gram speculation first"
     ),
 }
 
@@ -148,7 +159,7 @@ PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
 ABSENT = frozenset(
     {(v, "HCXVisionForCausalLM") for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0")}
     # the transformers of 0.31.0's environment has no hyperclovax_vision_v2 config class
-    | {("0.31.0", "HCXVisionV2ForCausalLM")}
+    | {("0.31.0", "HCXVisionV2ForCausalLM"), ("0.31.0", "MiniCPMV4_7ForConditionalGeneration")}
 )
 
 

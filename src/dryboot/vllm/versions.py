@@ -322,6 +322,11 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
     },
+    ("0.30.0", "MiniCPMV4_7ForConditionalGeneration"): (
+        "its registry lacks it (0.32+: minicpmv4_7.py) and resolves it to the Transformers modeling backend "
+        "(transformers' MiniCPMV4_7ForConditionalGeneration), whose engine start loads the checkpoint's "
+        "tokenizer (ValueError without it, recorded on 0.30.0): not modelled"
+    ),
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
         "(no use_moe_router_bias)"
@@ -387,6 +392,8 @@ _V029 = replace(
 _V030 = replace(
     _V029,
     version="0.30.0",
+    # its registry has no MiniCPM-V 4.7 (0.32+) but resolves it to the Transformers modeling backend
+    unverified_architectures=_V029.unverified_architectures | {"MiniCPMV4_7ForConditionalGeneration"},
     transformers_backend_vllm_attention=True,
     yarn_max_len_prescaled=True,
     sliding_window_start="largest-fitting",

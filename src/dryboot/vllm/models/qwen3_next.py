@@ -7,7 +7,8 @@ from 0.32, which reads transformers' ``Qwen3NextConfig``, it is: ``layer_kinds_h
 and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
 (``qwen3_next_mtp.py``: ``num_nextn_predict_layers``; ``qwen3_5_mtp.py``:
 ``mtp_num_hidden_layers``; default 1) adds full-attention layers under ``"method": "mtp"``.
-MiniCPM-V-4.6 (``minicpmv4_6.py``) builds ``Qwen3_5ForCausalLM`` on its text config.
+MiniCPM-V-4.6 (``minicpmv4_6.py``) and 4.7 (``minicpmv4_7.py``, a subclass) build
+``Qwen3_5ForCausalLM`` on their text config.
 """
 
 from __future__ import annotations
@@ -49,7 +50,13 @@ class Qwen3NextExtra(FamilyExtra):
 
 
 #: wrappers of the Qwen3.5 text model whose state-dtype hook ignores ``mamba_ssm_dtype``
-SSM_DTYPE_NOT_READ = frozenset({"MiniCPMV4_6ForConditionalGeneration"})
+SSM_DTYPE_NOT_READ = frozenset(
+    {
+        "MiniCPMV4_6ForConditionalGeneration",
+        # minicpmv4_7.py inherits 4.6's get_mamba_state_dtype_from_config
+        "MiniCPMV4_7ForConditionalGeneration",
+    }
+)
 
 
 def _is_qwen3_5(f: ConfigFields) -> bool:

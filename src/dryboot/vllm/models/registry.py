@@ -185,6 +185,8 @@ FAMILIES: tuple[Family, ...] = (
             "Qwen3_5ForCausalLM",
             # minicpmv4_6.py builds Qwen3_5ForCausalLM on the text config (a Qwen3.5 hybrid)
             "MiniCPMV4_6ForConditionalGeneration",
+            # minicpmv4_7.py (0.32+) subclasses 4.6's class: the same Qwen3_5ForCausalLM
+            "MiniCPMV4_7ForConditionalGeneration",
         ),
     ),
     Family("nemotron_h", ("nemotron_h.py",), ("NemotronHForCausalLM",)),
@@ -341,6 +343,14 @@ NOT_MODELLED: dict[str, str] = {
         )
         for arch in ("Emu3ForConditionalGeneration", "VibeVoiceAsrForConditionalGeneration")
     },
+    # minicpm_ocr.py (0.33.0 only): MiniCPM-V 4.6's class keeping every vision layer
+    "MiniCPMOcrForConditionalGeneration": (
+        "multimodal wrapper of Qwen3_5ForCausalLM (minicpm_ocr.py: MiniCPM-V 4.6's model class keeping every "
+        "vision layer), not verifiable: its config class (model_type minicpm_ocr) is in neither the transformers "
+        "vLLM 0.33.0 pins (>=5.16.1, <5.21.0; 5.20.2 has no minicpm_ocr) nor vLLM's config registry, so vLLM "
+        "0.33.0 cannot read its checkpoints (the Hub's openbmb/MiniCPM-OCR-1.0 is tagged minicpm_ocr, no "
+        "custom_code): not planned"
+    ),
     # vLLM 0.28.0's _PREVIOUSLY_SUPPORTED_MODELS: its registry refuses them
     **{
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
@@ -527,6 +537,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # 0.33.0's wrappers of planned text models (Qwen3-VL's class on vlm_config) and Muse Spark
     "Alpamayo2Super": ("0.33.0",),
     "MuseSparkForConditionalGeneration": ("0.33.0",),
+    # MiniCPM-V 4.6's class keeping every vision layer (minicpmv4_7.py, first in 0.32.0's registry)
+    "MiniCPMV4_7ForConditionalGeneration": ("0.32.0", "0.33.0"),
 }
 
 
@@ -549,9 +561,10 @@ def absent_from_release(architecture: str, version: str) -> str | None:
         )
     first = next((v for v in REGISTRY_RELEASES if in_release_registry(architecture, v)), None)
     since = f"it is in vLLM {first}'s on" if first else "no release dryboot ships has it"
+    # vLLM's ModelConfig words where the class is not registered (recorded on 0.28.0 / 0.29.0)
     return (
-        f"{architecture} is not in vLLM {version}'s model registry ({since}), so dryboot does not plan it for "
-        "that release"
+        f"Model architectures ['{architecture}'] are not supported for now: {architecture} is not in vLLM "
+        f"{version}'s model registry ({since}), so dryboot does not plan it for that release"
     )
 
 
