@@ -37,6 +37,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
         # changed), the same config hook and RSWASpec
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
     },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -47,6 +48,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
         # changed), the same config hook and RSWASpec
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -59,6 +61,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
         # changed), the same config hook and RSWASpec
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         # FlashConfig(**hf_config.__dict__) over transformers' LongcatFlashConfig (<5.18), whose
         # num_hidden_layers is a field of its own (default 56): that many decoder layers, whatever
         # num_layers says
@@ -76,6 +79,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
         # changed), the same config hook and RSWASpec
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # vLLM's own Step3p5Config still reads the file (0.33.0: transformers' Step3p7TextConfig);
+        # the defaults config is the one a refusal was reported on
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
