@@ -32,6 +32,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HCXVisionForCausalLM": "a wrapper of a text model dryboot plans",
         # DeepSeek-OCR's wrapper on RSWAAttention: the same config hook and RSWASpec as 0.28.0
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # as on 0.31.0: transformers 5.10.4's LongcatFlashConfig.num_hidden_layers field (default 56)
+        "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
     },
     "0.29.0": {
         # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
@@ -119,7 +121,7 @@ KNOWN: dict[tuple[str, str], str] = {
 #: the ``num_hidden_layers`` field transformers <5.18 keeps, default 56). vLLM's engine start (no
 #: weights) serves them; a checkpoint of ``num_layers`` layers would not load, so dryboot refuses
 #: each case by name, and plans the record's figures once config.json says ``num_layers`` = 56.
-RELAYERED: dict[tuple[str, str], int] = {("0.31.0", "LongcatFlashForCausalLM"): 56}
+RELAYERED: dict[tuple[str, str], int] = {(v, "LongcatFlashForCausalLM"): 56 for v in ("0.27.1", "0.31.0")}
 
 
 def relayered(case: H.Case, num_layers: int) -> H.Case:
@@ -207,6 +209,7 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.31.0", "MellumForCausalLM", "hf_config_class_architectures"),
         ("0.32.0", "MellumForCausalLM", "hf_config_class_architectures"),
         ("0.31.0", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
+        ("0.27.1", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

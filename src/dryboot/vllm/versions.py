@@ -161,7 +161,7 @@ class VersionRules:
         AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset).
     :param longcat_hidden_layers_field: LongCat-Flash's model class builds
         ``FlashConfig(**hf_config.__dict__).num_hidden_layers`` decoder layers where the transformers the
-        release pins (0.31.0: <5.18, 5.17.0 recorded) gives ``LongcatFlashConfig`` a ``num_hidden_layers``
+        release pins (0.31.0: <5.18, 5.17.0 recorded; 0.27.1's environment: 5.10.4) gives ``LongcatFlashConfig`` a ``num_hidden_layers``
         field of its own (config.json's, else 56) beside ``num_layers``: a checkpoint of ``num_layers``
         layers is then refused unless the two agree (``models/deepseek.py``
         :func:`~dryboot.vllm.models.deepseek.check_longcat_layers`); ``False``: ``num_hidden_layers`` is
@@ -289,10 +289,6 @@ class VersionRules:
     sparse_mla_pool_row_aligned: bool = False
 
 
-_LONGCAT_LAYERS = (
-    "its engine start builds another number of MLA layers from the same config (the transformers it ships "
-    "reads LongcatFlashConfig's layer count otherwise): not modelled"
-)
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
 _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
 
@@ -317,7 +313,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     ("0.27.1", "MiMoV2FlashForCausalLM"): (
         "the transformers it ships has no mimo_v2_flash config class: vLLM refuses the config"
     ),
-    ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     ("0.27.1", "HunYuanVLForConditionalGeneration"): (
         'vLLM 0.27.1 fails to inspect its model class ("failed to be inspected", recorded): vLLM refuses it'
     ),
@@ -363,10 +358,11 @@ _V0271 = VersionRules(
         {
             "MiniCPM3ForCausalLM",
             "MiMoV2FlashForCausalLM",
-            "LongcatFlashForCausalLM",
             "HunYuanVLForConditionalGeneration",
         }
     ),
+    # its boot environment's transformers (5.10.4): LongcatFlashConfig.num_hidden_layers is a field
+    longcat_hidden_layers_field=True,
     hidden_state_block_divides=False,
     unknown_kv_cache_dtypes=frozenset({"nvfp4_4over6"}),
     hybrid_prefix_caching_default=False,

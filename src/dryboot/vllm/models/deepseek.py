@@ -146,7 +146,7 @@ class Eagle3Head(FamilyExtra):
 
 
 #: transformers' ``LongcatFlashConfig.num_hidden_layers`` default where it is a field of its own
-#: (transformers <5.18: vLLM 0.31.0's pin; 5.17.0 recorded)
+#: (transformers <5.18: vLLM 0.31.0's pin, 5.17.0 recorded; 0.27.1's environment, 5.10.4)
 LONGCAT_HF_HIDDEN_LAYERS = 56
 
 
@@ -162,7 +162,7 @@ class LongcatLayers(FamilyExtra):
 
 def check_longcat_layers(source: str, layers: LongcatLayers, rules: VersionRules) -> None:
     """Refuse a LongCat-Flash config whose decoder layers the release builds from
-    ``num_hidden_layers`` (switch ``longcat_hidden_layers_field``: 0.31.0, ``longcat_flash.py``
+    ``num_hidden_layers`` (switch ``longcat_hidden_layers_field``: 0.27.1, 0.31.0, ``longcat_flash.py``
     ``FlashModel`` over ``FlashConfig(**hf_config.__dict__)``, transformers' field defaulting to
     :data:`LONGCAT_HF_HIDDEN_LAYERS`) where that is not ``num_layers``: vLLM builds that many
     layers (its no-weights engine start serves them: ``data/release-architectures/vllm-0.31.0.json``)

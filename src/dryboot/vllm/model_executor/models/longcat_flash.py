@@ -15,7 +15,7 @@ From 0.32 the release reads the config with transformers' ``LongcatFlashConfig``
 float32 without a bias (``router_dtype`` / ``router_bias`` no longer read). Recorded on the meta
 device on 0.32.0 and 0.33.0 (``tests/fidelity/data/weights/recorded-<release>-fields.json``).
 
-On 0.31.0 (switch ``longcat_hidden_layers_field``) ``FlashConfig`` takes transformers' own
+On 0.27.1 and 0.31.0 (switch ``longcat_hidden_layers_field``) ``FlashConfig`` takes transformers' own
 ``num_hidden_layers`` field (config.json's, else 56) as its layer count: a config where that is not
 ``num_layers`` is refused as the KV geometry refuses it
 (:func:`dryboot.vllm.models.deepseek.check_longcat_layers`); the 0.31.0 sweep's 56-layer record of
@@ -112,7 +112,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     """One rank of one stage (module docstring).
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
-        not divide, a layer count the release reads otherwise (0.31.0)."""
+        not divide, a layer count the release reads otherwise (0.27.1, 0.31.0)."""
     rules = rules_for(par.vllm_version)
     if rules.longcat_hidden_layers_field:
         hidden = config.get("num_hidden_layers")
