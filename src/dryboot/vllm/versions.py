@@ -160,9 +160,10 @@ class VersionRules:
         0.32+: LongCat-Flash, ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``,
         AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset).
     :param longcat_hidden_layers_field: LongCat-Flash's model class builds
-        ``FlashConfig(**hf_config.__dict__).num_hidden_layers`` decoder layers where the transformers the
-        release pins (0.31.0: <5.18, 5.17.0 recorded; 0.27.1's environment: 5.10.4) gives ``LongcatFlashConfig`` a ``num_hidden_layers``
-        field of its own (config.json's, else 56) beside ``num_layers``: a checkpoint of ``num_layers``
+        ``FlashConfig(**hf_config.__dict__).num_hidden_layers`` decoder layers where the transformers
+        the release pins (0.31.0: <5.18, 5.17.0 recorded; 0.27.1's environment: 5.10.4) gives
+        ``LongcatFlashConfig`` a ``num_hidden_layers`` field of its own (config.json's, else 56)
+        beside ``num_layers``: a checkpoint of ``num_layers``
         layers is then refused unless the two agree (``models/deepseek.py``
         :func:`~dryboot.vllm.models.deepseek.check_longcat_layers`); ``False``: ``num_hidden_layers`` is
         ``num_layers`` (a property of transformers' class from 5.19, left out of ``__dict__``: 0.29/0.30
