@@ -4,8 +4,9 @@
 Each config (``data/refused-0.33/configs/<name>.json``) switches on one of the layer or cache kinds
 the refusal names: Qwen4-Exp with QSA layers (``indexer_n_heads``), PLE layers (``ple_layer_ids``),
 both, or neither; Step5 with its ``sparse_config`` enabled or disabled. ``record_qwen4_exp_step5.py``
-records what vLLM 0.33.0's engine start does with them; ``test_qwen4_exp_step5.py`` checks that
-record against the refusals' words and that dryboot refuses every one of them.
+records what vLLM 0.33.0's engine start does with them (and 0.29.0-0.32.0's with the Qwen4-Exp ones);
+``test_qwen4_exp_step5.py`` checks those records against the refusals' words and that dryboot refuses
+every one of them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ DATA = HERE / "data" / "refused-0.33"
 CONFIGS = DATA / "configs"
 RECORD = DATA / "vllm-0.33.0.json"
 VERSION = "0.33.0"
+#: the earlier releases whose registries list Qwen4-Exp (not Step5: 0.33.0 adds it), where the
+#: Qwen4-Exp cases are recorded too (``data/refused-0.33/vllm-<release>.json``)
+EARLIER = ("0.29.0", "0.30.0", "0.31.0", "0.32.0")
 
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 #: the PLE layers' n-gram embedding without its default CPU offload (which needs UVA)
@@ -31,6 +35,9 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-ple": ("qwen4-qsa-ple", BASE),
     "qwen4-qsa-ple-no-offload": ("qwen4-qsa-ple", NO_OFFLOAD),
     "qwen4-qsa": ("qwen4-qsa", BASE),
+    # indexer_budget / indexer_compress_ratio = 512: the QSA layout 0.29-0.31's own Qwen4ExpTextConfig
+    # accepts (it refuses the 64 of qwen4-qsa)
+    "qwen4-qsa-512": ("qwen4-qsa-512", BASE),
     "qwen4-ple": ("qwen4-ple", BASE),
     "qwen4-ple-no-offload": ("qwen4-ple", NO_OFFLOAD),
     "qwen4-plain": ("qwen4-plain", BASE),
@@ -38,10 +45,20 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "step5-sparse-off": ("step5-sparse-off", BASE),
     # the MTP drafters (--speculative-config method mtp) and the multimodal wrappers
     "qwen4-qsa-mtp": ("qwen4-qsa-mtp", [*BASE, "--speculative-config", MTP]),
+    "qwen4-qsa-512-mtp": ("qwen4-qsa-512-mtp", [*BASE, "--speculative-config", MTP]),
     "qwen4-vl-qsa": ("qwen4-vl-qsa", BASE),
     "step5-sparse-mtp": ("step5-sparse-mtp", [*BASE, "--speculative-config", MTP]),
     "step5-vl": ("step5-vl", BASE),
 }
+
+
+def cases_for(version: str) -> dict[str, tuple[str, list[str]]]:
+    """The cases recorded on ``version``: every one on 0.33.0, the Qwen4-Exp ones on :data:`EARLIER`."""
+    return dict(CASES) if version == VERSION else {k: v for k, v in CASES.items() if k.startswith("qwen4")}
+
+
+def record_path(version: str) -> Path:
+    return DATA / f"vllm-{version}.json"
 
 
 def config(name: str) -> dict[str, Any]:
@@ -50,8 +67,9 @@ def config(name: str) -> dict[str, Any]:
     return data
 
 
-def recorded() -> dict[str, dict[str, Any]]:
-    """vLLM 0.33.0's recorded answers, case id -> the oracle's kept fields."""
-    doc: dict[str, Any] = json.loads(RECORD.read_text())
+def recorded(version: str = VERSION) -> dict[str, dict[str, Any]]:
+    """A release's recorded answers (0.33.0's by default), case id -> the oracle's kept fields."""
+    doc: dict[str, Any] = json.loads(record_path(version).read_text())
+    assert doc["vllm"] == version
     cases: dict[str, dict[str, Any]] = doc["cases"]
     return cases

@@ -1,11 +1,12 @@
-"""Record vLLM 0.33.0's engine start on the tiny Qwen4-Exp and Step5 configs of
+"""Record a release's engine start on the tiny Qwen4-Exp and Step5 configs of
 ``qwen4_exp_step5_cases.py`` (what backs their refusals).
 
     python3 tests/fidelity/record_qwen4_exp_step5.py ~/.cache/dryboot/boot-env/0.33.0/bin/python
 
-Runs ``src/dryboot/boot/engine_start.py`` in that environment over every case and writes
-``data/refused-0.33/vllm-0.33.0.json``: served or refused (stage and error), the KV cache groups
-and the layers in each. Nothing recorded comes from dryboot.
+Runs ``src/dryboot/boot/engine_start.py`` in that environment over the release's cases (every one
+on 0.33.0, the Qwen4-Exp ones on 0.29.0-0.32.0, whose registries list Qwen4-Exp but not Step5) and
+writes ``data/refused-0.33/vllm-<release>.json``: served or refused (stage and error), the KV cache
+groups and the layers in each. Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -32,14 +33,15 @@ def main() -> int:
         text=True,
         check=True,
     ).stdout.strip()
-    if version != Q.VERSION:
-        print(f"vLLM {version}: these cases are recorded on {Q.VERSION} only", file=sys.stderr)
+    if version != Q.VERSION and version not in Q.EARLIER:
+        print(f"vLLM {version}: these cases are recorded on {Q.VERSION} and {Q.EARLIER} only", file=sys.stderr)
         return 1
+    chosen = Q.cases_for(version)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         inputs = [
             {"id": cid, "model": H._write_config(work, name, Q.config(name)), "argv": argv}
-            for cid, (name, argv) in Q.CASES.items()
+            for cid, (name, argv) in chosen.items()
         ]
         res = H.OracleRunner(python, jobs=1).run(inputs)
     crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
@@ -47,14 +49,14 @@ def main() -> int:
         print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
         return 1
     cases = {}
-    for cid in Q.CASES:
+    for cid in chosen:
         kept = {k: res[cid].get(k) for k in KEPT if res[cid].get(k) is not None}
         if "error" in kept:
             kept["error"] = str(kept["error"])[:300]
         cases[cid] = {"config": Q.CASES[cid][0], "argv": Q.CASES[cid][1], "vllm": kept}
         print(f"{cid:28} {'served' if kept.get('ok') else kept.get('error', '')[:90]}")
-    Q.RECORD.write_text(json.dumps({"vllm": version, "cases": cases}, indent=1) + "\n")
-    print(f"vLLM {version}: {len(cases)} cases recorded into {Q.RECORD}")
+    Q.record_path(version).write_text(json.dumps({"vllm": version, "cases": cases}, indent=1) + "\n")
+    print(f"vLLM {version}: {len(cases)} cases recorded into {Q.record_path(version)}")
     return 0
 
 

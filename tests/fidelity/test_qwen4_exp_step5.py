@@ -2,7 +2,10 @@
 (``registry.NOT_MODELLED``), and vLLM's recorded engine start on their tiny configs
 (``record_qwen4_exp_step5.py``, ``data/refused-0.33/``) shows those kinds: a QSA layer's index-key
 ring and compressed keys as groups of kinds dryboot does not plan, a PLE layer's n-gram embedding
-that the harness cannot build, Step5's Triton kernels that the harness cannot import."""
+that the harness cannot build, Step5's Triton kernels that the harness cannot import. Qwen4-Exp is
+in the registries of 0.29.0-0.32.0 too: its cases are recorded there and the reason's words hold
+on each (0.29-0.31 read the config with vLLM's own class, which refuses QSA layers unless
+``indexer_budget / indexer_compress_ratio`` is 512 or 2048; 0.29.0 builds the PLE layers)."""
 
 from __future__ import annotations
 
@@ -18,12 +21,40 @@ import qwen4_exp_step5_cases as Q
 
 from dryboot.vllm.models.registry import NOT_MODELLED
 
+RELEASES = (*Q.EARLIER, Q.VERSION)
+#: the releases reading Qwen4-Exp's config with vLLM's own Qwen4ExpTextConfig (qwen4_exp/config.py)
+OWN_CONFIG_CLASS = ("0.29.0", "0.30.0", "0.31.0")
 
-def test_every_case_is_recorded() -> None:
-    rec = Q.recorded()
-    assert set(rec) == set(Q.CASES)
-    for cid, (name, argv) in Q.CASES.items():
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_case_is_recorded(version: str) -> None:
+    rec = Q.recorded(version)
+    assert set(rec) == set(Q.cases_for(version))
+    for cid, (name, argv) in Q.cases_for(version).items():
         assert rec[cid]["config"] == name and rec[cid]["argv"] == argv, cid
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_qsa_layers_group_alike_on_every_release(version: str) -> None:
+    """The QSA layout every release accepts (budget / ratio = 512): a CircularBuffer group and an
+    MLAAttention group beside the Mamba groups, on each release whose registry lists Qwen4-Exp."""
+    v = Q.recorded(version)["qwen4-qsa-512"]["vllm"]
+    assert v["ok"]
+    assert {g[0] for g in v["groups"]} == {"Mamba", "CircularBuffer", "MLAAttention"}
+    layers = [name for group in v["group_layers"] for name in group]
+    assert any(n.endswith("indexer.raw_key_cache") for n in layers)
+    assert any(n.endswith("indexer.compressed_key_cache") for n in layers)
+    assert f"vLLM {RELEASES[0]}-{Q.VERSION} group" in NOT_MODELLED["Qwen4ExpForCausalLM"]
+
+
+@pytest.mark.parametrize("version", OWN_CONFIG_CLASS)
+def test_own_config_class_refuses_other_qsa_budgets(version: str) -> None:
+    rec = Q.recorded(version)
+    for cid in ("qwen4-qsa", "qwen4-qsa-mtp", "qwen4-vl-qsa"):
+        v = rec[cid]["vllm"]
+        assert not v.get("ok") and v["stage"] == "config", cid
+        assert "indexer_budget / indexer_compress_ratio to be 512 or 2048, got 64" in v["error"], cid
+    assert "unless indexer_budget / indexer_compress_ratio is 512 or 2048" in NOT_MODELLED["Qwen4ExpForCausalLM"]
 
 
 def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
@@ -40,14 +71,32 @@ def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
         assert words in NOT_MODELLED["Qwen4ExpForCausalLM"]
 
 
+@pytest.mark.parametrize("version", RELEASES[1:])
 @pytest.mark.parametrize("cid", ["qwen4-qsa-ple", "qwen4-ple"])
-def test_ple_layers_are_not_built_by_the_harness(cid: str) -> None:
-    v = Q.recorded()[cid]["vllm"]
+def test_ple_layers_are_not_built_by_the_harness(cid: str, version: str) -> None:
+    rec = Q.recorded(version)
+    if version in OWN_CONFIG_CLASS and cid == "qwen4-qsa-ple":
+        # the QSA budget of that config is refused first
+        assert "512 or 2048" in rec[cid]["vllm"]["error"]
+        return
+    v = rec[cid]["vllm"]
     assert not v.get("ok") and v["stage"] == "model"
     assert "Engram CPU offload requires UVA support" in v["error"]
     assert "Engram CPU offload requires UVA" in NOT_MODELLED["Qwen4ExpForCausalLM"]
     # without the offload, the n-gram embedding needs a tensor-parallel group of its own
-    assert "Engram tensor-parallel group" in Q.recorded()[f"{cid}-no-offload"]["vllm"]["error"]
+    assert "Engram tensor-parallel group" in rec[f"{cid}-no-offload"]["vllm"]["error"]
+
+
+def test_ple_layers_on_0_29_add_a_mamba_group() -> None:
+    """0.29.0 builds the PLE layers (no Engram offload, no --engram-config): their short-conv
+    state is a Mamba group beside the Gated DeltaNet layers' (four, where the plain layout has three)."""
+    rec = Q.recorded("0.29.0")
+    ple, plain = rec["qwen4-ple"]["vllm"], rec["qwen4-plain"]["vllm"]
+    assert ple["ok"] and plain["ok"]
+    mamba = [sum(g[0] == "Mamba" for g in v["groups"]) for v in (ple, plain)]
+    assert mamba == [4, 3]
+    assert "unrecognized arguments: --engram-config" in rec["qwen4-ple-no-offload"]["vllm"]["error"]
+    assert "a Mamba group of its own on 0.29.0" in NOT_MODELLED["Qwen4ExpForCausalLM"]
 
 
 @pytest.mark.parametrize("cid", ["step5-sparse", "step5-sparse-off"])
@@ -58,24 +107,28 @@ def test_step5_is_not_built_by_the_harness(cid: str) -> None:
     assert "triton.language.extra" in NOT_MODELLED["Step5ForCausalLM"]
 
 
-@pytest.mark.parametrize("name", sorted({name for name, _ in Q.CASES.values()}))
-def test_dryboot_refuses_every_config_by_name(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(
+    ("version", "name"),
+    [(v, name) for v in RELEASES for name in sorted({name for name, _ in Q.cases_for(v).values()})],
+)
+def test_dryboot_refuses_every_config_by_name(tmp_path: Path, version: str, name: str) -> None:
     """Every config is refused with its architecture's reason, whether or not vLLM served it (the
     plain Qwen4-Exp layout, no QSA and no PLE, is served by vLLM; dryboot does not plan it).
     dryboot has no ``--engram-config``: the configs are planned under the base flags."""
     cfg = Q.config(name)
     arch = cfg["architectures"][0]
     case = H.Case(name, "refused-0.33", H._write_config(tmp_path, name, cfg), Q.BASE)
-    out = H.run_dryboot(case, Q.VERSION)
+    out = H.run_dryboot(case, version)
     assert out.get("refused"), out
     assert f"architectures: {arch} is not modelled by dryboot" in out["error"]
     assert NOT_MODELLED[arch] in out["error"]
 
 
-def test_mtp_layers_widen_every_qsa_ring() -> None:
+@pytest.mark.parametrize("version", RELEASES)
+def test_mtp_layers_widen_every_qsa_ring(version: str) -> None:
     """With one MTP layer and one speculative token, each QSA ring (the target's and the MTP
     layer's) holds round_up(4 + 1, 4) = 8 rows, as the Qwen4ExpMTP reason says."""
-    v = Q.recorded()["qwen4-qsa-mtp"]["vllm"]
+    v = Q.recorded(version)["qwen4-qsa-512-mtp"]["vllm"]
     assert v["ok"]
     ring = [(g, names) for g, names in zip(v["groups"], v["group_layers"], strict=True) if g[0] == "CircularBuffer"]
     [(group, names)] = ring

@@ -32,8 +32,14 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HCXVisionForCausalLM": "a wrapper of a text model dryboot plans",
         # DeepSeek-OCR's wrapper on RSWAAttention: the same config hook and RSWASpec as 0.28.0
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # as on 0.31.0: transformers 5.10.4's LongcatFlashConfig.num_hidden_layers field (default 56)
+        "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
     },
     "0.29.0": {
+        # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
+        # changed), the same config hook and RSWASpec
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
@@ -47,6 +53,10 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+        # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
+        # changed), the same config hook and RSWASpec
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -61,6 +71,14 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
         # not in this registry (0.32+): vLLM refuses its config (transformers 5.17 has no minicpmv4_7)
         "MiniCPMV4_7ForConditionalGeneration": "absent from this release: refused as vLLM refuses it",
+        # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
+        # changed), the same config hook and RSWASpec
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
+        # FlashConfig(**hf_config.__dict__) over transformers' LongcatFlashConfig (<5.18), whose
+        # num_hidden_layers is a field of its own (default 56): that many decoder layers, whatever
+        # num_layers says
+        "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -77,6 +95,12 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "ExaoneMoEForCausalLM": "exaone_moe.py under the registry's second name",
         # first in this registry: minicpmv4_6.py / minicpmv4_7.py as 0.33.0's
         "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
+        # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
+        # changed), the same config hook and RSWASpec
+        "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # vLLM's own Step3p5Config still reads the file (0.33.0: transformers' Step3p7TextConfig);
+        # the defaults config is the one a refusal was reported on
+        "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -133,6 +157,21 @@ KNOWN: dict[tuple[str, str], str] = {
 }
 
 
+#: (release, architecture) -> the decoder layers that release builds from the tiny configs, whatever
+#: their ``num_layers`` says: LongCat-Flash on 0.31.0 (``FlashConfig(**hf_config.__dict__)`` takes
+#: the ``num_hidden_layers`` field transformers <5.18 keeps, default 56). vLLM's engine start (no
+#: weights) serves them; a checkpoint of ``num_layers`` layers would not load, so dryboot refuses
+#: each case by name, and plans the record's figures once config.json says ``num_layers`` = 56.
+RELAYERED: dict[tuple[str, str], int] = {(v, "LongcatFlashForCausalLM"): 56 for v in ("0.27.1", "0.31.0")}
+
+
+def relayered(case: H.Case, num_layers: int) -> H.Case:
+    """``case`` on a copy of its config with ``num_layers`` set."""
+    config = json.loads((Path(case.model) / "config.json").read_text())
+    model = H._write_config(H.default_workdir(), f"relayered-{num_layers}", {**config, "num_layers": num_layers})
+    return H.Case(f"{case.id}@{num_layers}", case.family, model, case.argv)
+
+
 def record_path(version: str) -> Path:
     return DATA / f"vllm-{version}.json"
 
@@ -178,8 +217,16 @@ def test_every_listed_architecture_is_recorded_with_todays_flag_sets(version: st
 def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
     rows = _record(version)["architectures"][architecture]
     problems = []
+    layers = RELAYERED.get((version, architecture))
     for c, row in zip(cases(architecture), rows, strict=True):
         got = H.run_dryboot(c, version)
+        if layers is not None:
+            # where vLLM serves the case, refused by the layer count; else refused as vLLM refuses it
+            by_layers = "num_hidden_layers" in str(got.get("error"))
+            if not got.get("refused") or (row["vllm"].get("ok") and not by_layers):
+                problems.append(f"{c.id} on {version} is not refused by its layer count: {got}")
+            c = relayered(c, layers)
+            got = H.run_dryboot(c, version)
         agree = H.compare(row["vllm"], got)["agree"]
         if (version, c.id) in KNOWN:
             if agree:
@@ -202,6 +249,8 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.32.0", "MiMoV2FlashForCausalLM", "mimo_v2_cache_config"),
         ("0.31.0", "MellumForCausalLM", "hf_config_class_architectures"),
         ("0.32.0", "MellumForCausalLM", "hf_config_class_architectures"),
+        ("0.31.0", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
+        ("0.27.1", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

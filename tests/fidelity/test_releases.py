@@ -1165,6 +1165,8 @@ NO_FLIP_CASE = {
     "test_release_architectures.py pins it",
     # pinned by test_release_architectures.py (MiMo-V2-Flash's fp8 cases on 0.33.0)
     "mimo_v2_cache_config": "the per-release architecture records (data/release-architectures/) pin it",
+    # pinned by test_release_architectures.py (LongCat-Flash's tiny configs on 0.27.1 and 0.31.0)
+    "longcat_hidden_layers_field": "the per-release architecture records (data/release-architectures/) pin it",
     "hunyuan_transformers_backend": "a refusal (vLLM fails to build the model): no release figure to record",
     # weights-only switches, pinned by test_weights_sweep.py::test_weights_switch_is_needed over
     # data/weights/recorded-0.30.0-sweep.json / recorded-0.33.0-sweep.json

@@ -159,6 +159,15 @@ class VersionRules:
         on 0.31.0-0.33.0, served by the Transformers backend from 0.32: ``dense.HF_CLASS_DECODERS``;
         0.32+: LongCat-Flash, ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``,
         AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset).
+    :param longcat_hidden_layers_field: LongCat-Flash's model class builds
+        ``FlashConfig(**hf_config.__dict__).num_hidden_layers`` decoder layers where the transformers
+        the release pins (0.31.0: <5.18, 5.17.0 recorded; 0.27.1's environment: 5.10.4) gives
+        ``LongcatFlashConfig`` a ``num_hidden_layers`` field of its own (config.json's, else 56)
+        beside ``num_layers``: a checkpoint of ``num_layers``
+        layers is then refused unless the two agree (``models/deepseek.py``
+        :func:`~dryboot.vllm.models.deepseek.check_longcat_layers`); ``False``: ``num_hidden_layers`` is
+        ``num_layers`` (a property of transformers' class from 5.19, left out of ``__dict__``: 0.29/0.30
+        recorded; vLLM's own ``FlashConfig`` no longer used: 0.32+).
     :param transformers_backend_vllm_attention: the Transformers modeling backend builds each decoder
         layer's ``q_proj`` / ``k_proj`` / ``v_proj`` as one ``QKVParallelLinear`` and its attention
         as vLLM's ``Attention`` (four float32 scale buffers), beside transformers' own rotary
@@ -265,6 +274,7 @@ class VersionRules:
     limit_max_model_len_to_draft: bool = False
     yarn_max_len_prescaled: bool = False
     hf_config_class_architectures: frozenset[str] = frozenset()
+    longcat_hidden_layers_field: bool = False
     hunyuan_transformers_backend: bool = False
     transformers_backend_vllm_attention: bool = False
     transformers_backend_fuses_biased_qkv: bool = False
@@ -280,10 +290,6 @@ class VersionRules:
     sparse_mla_pool_row_aligned: bool = False
 
 
-_LONGCAT_LAYERS = (
-    "its engine start builds another number of MLA layers from the same config (the transformers it ships "
-    "reads LongcatFlashConfig's layer count otherwise): not modelled"
-)
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
 _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "StableLMEpochForCausalLM"})
 
@@ -308,12 +314,10 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     ("0.27.1", "MiMoV2FlashForCausalLM"): (
         "the transformers it ships has no mimo_v2_flash config class: vLLM refuses the config"
     ),
-    ("0.27.1", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     ("0.27.1", "HunYuanVLForConditionalGeneration"): (
         'vLLM 0.27.1 fails to inspect its model class ("failed to be inspected", recorded): vLLM refuses it'
     ),
     **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
-    ("0.31.0", "LongcatFlashForCausalLM"): _LONGCAT_LAYERS,
     **{
         (v, "HunYuanVLForConditionalGeneration"): _HUNYUAN_VL_BACKEND
         for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -360,10 +364,11 @@ _V0271 = VersionRules(
         {
             "MiniCPM3ForCausalLM",
             "MiMoV2FlashForCausalLM",
-            "LongcatFlashForCausalLM",
             "HunYuanVLForConditionalGeneration",
         }
     ),
+    # its boot environment's transformers (5.10.4): LongcatFlashConfig.num_hidden_layers is a field
+    longcat_hidden_layers_field=True,
     hidden_state_block_divides=False,
     unknown_kv_cache_dtypes=frozenset({"nvfp4_4over6"}),
     hybrid_prefix_caching_default=False,
@@ -416,8 +421,7 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=_REMOVED_IN_029
-    | {"KimiLinearForCausalLM", "LongcatFlashForCausalLM", "HunYuanVLForConditionalGeneration"},
+    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM", "HunYuanVLForConditionalGeneration"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
@@ -427,6 +431,9 @@ _V031 = replace(
     transformers_backend_fuses_biased_qkv=True,
     # no mellum entry in vLLM's config registry from 0.31: transformers' MellumConfig reads the file
     hf_config_class_architectures=frozenset({"MellumForCausalLM"}),
+    # transformers <5.18: LongcatFlashConfig.num_hidden_layers is a field (default 56), which
+    # longcat_flash.py's FlashConfig(**hf_config.__dict__) takes as its layer count
+    longcat_hidden_layers_field=True,
 )
 _V032 = replace(
     _V031,
@@ -445,6 +452,9 @@ _V032 = replace(
     qwen3_next_hf_config_class=True,
     # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone)
     hf_config_class_architectures=_V031.hf_config_class_architectures | {"LongcatFlashForCausalLM"},
+    longcat_hidden_layers_field=False,
+    # LongcatFlashConfig has no mla_scale_q_lora: vLLM fails building the tiny configs (UNVERIFIED_REASONS)
+    unverified_architectures=_V031.unverified_architectures | {"LongcatFlashForCausalLM"},
     autofit_log_kv_memory=True,
     v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
 )

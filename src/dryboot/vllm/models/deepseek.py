@@ -145,6 +145,50 @@ class Eagle3Head(FamilyExtra):
     yarn: bool
 
 
+#: transformers' ``LongcatFlashConfig.num_hidden_layers`` default where it is a field of its own
+#: (transformers <5.18: vLLM 0.31.0's pin, 5.17.0 recorded; 0.27.1's environment, 5.10.4)
+LONGCAT_HF_HIDDEN_LAYERS = 56
+
+
+@dataclass(frozen=True)
+class LongcatLayers(FamilyExtra):
+    """A LongCat-Flash config's two layer counts: ``num_layers`` (the checkpoint's decoder layers)
+    and ``num_hidden_layers`` as config.json gives it (``None``: absent), which a release whose
+    transformers keeps it as a field of its own builds instead (:func:`check_longcat_layers`)."""
+
+    num_layers: int
+    num_hidden_layers: int | None
+
+
+def check_longcat_layers(source: str, layers: LongcatLayers, rules: VersionRules) -> None:
+    """Refuse a LongCat-Flash config whose decoder layers the release builds from
+    ``num_hidden_layers`` (switch ``longcat_hidden_layers_field``: 0.27.1, 0.31.0, ``longcat_flash.py``
+    ``FlashModel`` over ``FlashConfig(**hf_config.__dict__)``, transformers' field defaulting to
+    :data:`LONGCAT_HF_HIDDEN_LAYERS`) where that is not ``num_layers``: vLLM builds that many
+    layers (its no-weights engine start serves them: ``data/release-architectures/vllm-0.31.0.json``)
+    and a checkpoint of ``num_layers`` layers leaves the others unloaded, which
+    ``DefaultModelLoader.load_weights`` refuses ("Following weights were not initialized from
+    checkpoint") before any KV cache is sized.
+
+    :raises InputError: named ``num_layers``, as above."""
+    if not rules.longcat_hidden_layers_field:
+        return
+    built = LONGCAT_HF_HIDDEN_LAYERS if layers.num_hidden_layers is None else layers.num_hidden_layers
+    if built != layers.num_layers:
+        given = "config.json's" if layers.num_hidden_layers is not None else "its default,"
+        raise InputError(
+            source,
+            "num_layers",
+            f"vLLM {rules.version} builds LongCat-Flash with transformers' LongcatFlashConfig.num_hidden_layers "
+            f"decoder layers ({given} {built}), not num_layers ({layers.num_layers}): a checkpoint of "
+            f"{layers.num_layers} layers leaves layers {layers.num_layers}-{built - 1} unloaded and vLLM fails "
+            "loading it (Following weights were not initialized from checkpoint)"
+            if built > layers.num_layers
+            else f"vLLM {rules.version} builds LongCat-Flash with transformers' LongcatFlashConfig.num_hidden_layers "
+            f"decoder layers ({given} {built}), not num_layers ({layers.num_layers}): not modelled",
+        )
+
+
 def _eagle3_head(f: ConfigFields, architecture: str) -> Eagle3Head | None:
     if not architecture.startswith("Eagle3"):
         return None
@@ -191,8 +235,12 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     and the attention backend (none valid, or a named one that is not), as vLLM 0.28.0 and 0.30.0
     refuse them first; not at config reading.
 
-    :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves.
+    :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves; a
+        LongCat-Flash config whose layer count the release reads otherwise (:func:`check_longcat_layers`).
     """
+    longcat = extra_of(model, LongcatLayers)
+    if longcat is not None:
+        check_longcat_layers(model.source, longcat, rules)
     head = extra_of(model, Eagle3Head)
     if head is not None and not head.yarn and rules.deepseek_eagle3_yarn_only:
         raise InputError(
@@ -467,6 +515,7 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         mtp_layer_names=(f"model.layers.{2 * n}.self_attn.attn",),
         decoder_layers=tuple(i for i in range(n) for _ in range(2)),
         layer_names=tuple(f"model.layers.{i}.self_attn.{j}.attn" for i in range(n) for j in range(2)),
+        family_extra=LongcatLayers(n, f.get("num_hidden_layers") if f.given("num_hidden_layers") else None),
     )
 
 

@@ -281,20 +281,22 @@ _DEEPSEEK_V4 = (
     "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
 )
 
-#: Qwen4-Exp (vLLM 0.30.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
-#: transformers' ``Qwen4ExpTextConfig`` / ``Qwen4ExpConfig``): the cache kinds its layers add to a
-#: Qwen3.5 hybrid, none of which dryboot models
+#: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
+#: vLLM's own ``Qwen4ExpTextConfig`` on 0.29-0.31, transformers' from 0.32; recorded on 0.29.0-0.33.0):
+#: the cache kinds its layers add to a Qwen3.5 hybrid, none of which dryboot models
 _QWEN4_EXP = (
-    "Qwen4-Exp (vllm/models/qwen4_exp; transformers' Qwen4ExpTextConfig): Qwen3.5's Gated DeltaNet layers "
+    "Qwen4-Exp (vllm/models/qwen4_exp; its Qwen4ExpTextConfig is vLLM's own on 0.29-0.31, qwen4_exp/config.py, "
+    "which refuses QSA layers unless indexer_budget / indexer_compress_ratio is 512 or 2048, and transformers' "
+    "from 0.32): Qwen3.5's Gated DeltaNet layers "
     "beside indexed-attention layers that, with indexer_n_heads set, are QSA layers (Qwen4ExpQSAAttention), each "
     "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
     "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
-    "with tokens_per_state), which vLLM 0.33.0 groups as a CircularBuffer group and an MLAAttention group with the "
-    "layer's own KV (recorded on a tiny config); its PLE layers (ple_layer_ids) keep a TP-replicated "
-    "short-convolution state hc_count x hidden_size wide (a second MambaSpec) and an n-gram embedding the "
-    "meta-device harness cannot build (Engram CPU offload requires UVA, recorded), and vLLM sizes the attention "
-    "block from the larger of the two Mamba pages even without PLE layers (get_mamba_specs_from_config): these "
-    "cache kinds are not modelled"
+    "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
+    "with the layer's own KV (recorded on tiny configs); its PLE layers (ple_layer_ids) keep a TP-replicated "
+    "short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its own on 0.29.0, "
+    "recorded) and, from 0.30.0, an n-gram embedding the meta-device harness cannot build (Engram CPU offload "
+    "requires UVA, recorded), and vLLM sizes the attention block from the larger of the two Mamba pages even "
+    "without PLE layers (get_mamba_specs_from_config): these cache kinds are not modelled"
 )
 _STEP5 = (
     "Step5 (vllm/models/step5; vLLM's own Step5Config, model_type step5): vLLM refuses a config without a "
@@ -355,10 +357,11 @@ NOT_MODELLED: dict[str, str] = {
     **{
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
         for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
-    },  # vLLM 0.33.0's Qwen4-Exp and Step5 (vllm/models/qwen4_exp, vllm/models/step5)
+    },  # Qwen4-Exp (vLLM 0.29.0 on) and Step5 (0.33.0) (vllm/models/qwen4_exp, vllm/models/step5)
     "Qwen4ExpForCausalLM": _QWEN4_EXP,
     "Qwen4ExpForConditionalGeneration": (
-        "multimodal wrapper (transformers' Qwen4ExpConfig, model_type qwen4_exp: Qwen3-VL's vision tower, "
+        "multimodal wrapper (Qwen4ExpConfig, vLLM's own on 0.29-0.31 and transformers' from 0.32, model_type "
+        "qwen4_exp: Qwen3-VL's vision tower, "
         f"Qwen3_VisionTransformer) of Qwen4-Exp's text model, itself refused: {_QWEN4_EXP}"
     ),
     "Qwen4ExpMTP": (
@@ -366,7 +369,7 @@ NOT_MODELLED: dict[str, str] = {
         "Qwen4ExpDecoderLayers of type qwen_sparse_attention on the hc_count-wide hyper-connection stream, QSA "
         "layers with their index-key ring and compressed key cache when indexer_n_heads is set; every QSA ring then "
         "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
-        "on a tiny config); its target Qwen4ExpForCausalLM is refused, so its MTP is not planned either"
+        "on tiny configs, 0.29.0-0.33.0); its target Qwen4ExpForCausalLM is refused, so its MTP is not planned either"
     ),
     "Step5ForCausalLM": _STEP5,
     "Step5ForConditionalGeneration": (

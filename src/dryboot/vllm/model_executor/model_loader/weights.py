@@ -986,12 +986,10 @@ def checkpoint_rank_weights(
 
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
-#: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    "LongcatFlashForCausalLM": {
-        "0.31.0": "it builds another number of MLA layers from the same config (its transformers' LongcatFlashConfig)",
-    },
-}
+#: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled.
+#: None left: LongCat-Flash on 0.31.0 (56 layers built from the 2-layer tiny config) is read as
+#: that release reads it (``longcat_flash.walk``, switch ``longcat_hidden_layers_field``)
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for

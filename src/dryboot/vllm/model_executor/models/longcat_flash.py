@@ -13,7 +13,13 @@ From 0.32 the release reads the config with transformers' ``LongcatFlashConfig``
 ``ffn_hidden_size`` / ``expert_ffn_hidden_size``), no default for the fields the model class reads
 (:data:`HF_REQUIRED`: refused by name, as vLLM fails building the model), and the router always
 float32 without a bias (``router_dtype`` / ``router_bias`` no longer read). Recorded on the meta
-device on 0.32.0 and 0.33.0 (``tests/fidelity/data/weights/recorded-<release>-fields.json``)."""
+device on 0.32.0 and 0.33.0 (``tests/fidelity/data/weights/recorded-<release>-fields.json``).
+
+On 0.27.1 and 0.31.0 (switch ``longcat_hidden_layers_field``) ``FlashConfig`` takes transformers' own
+``num_hidden_layers`` field (config.json's, else 56) as its layer count: a config where that is not
+``num_layers`` is refused as the KV geometry refuses it
+(:func:`dryboot.vllm.models.deepseek.check_longcat_layers`); the 0.31.0 sweep's 56-layer record of
+the 2-layer tiny config is what vLLM builds without weights."""
 
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.models.deepseek import LongcatLayers, check_longcat_layers
 from dryboot.vllm.versions import rules_for
 
 #: ``FlashConfig``'s defaults (``longcat_flash.py``) the walk reads
@@ -105,8 +112,13 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     """One rank of one stage (module docstring).
 
     :raises InputError: a quantization method, checkpoint headers, a tied head, sizes TP does
-        not divide."""
-    if "LongcatFlashForCausalLM" in rules_for(par.vllm_version).hf_config_class_architectures:
+        not divide, a layer count the release reads otherwise (0.27.1, 0.31.0)."""
+    rules = rules_for(par.vllm_version)
+    if rules.longcat_hidden_layers_field:
+        hidden = config.get("num_hidden_layers")
+        n = W._int({"num_layers": HF_DEFAULTS["num_layers"], **config}, "num_layers")
+        check_longcat_layers("config.json", LongcatLayers(n, hidden if isinstance(hidden, int) else None), rules)
+    if "LongcatFlashForCausalLM" in rules.hf_config_class_architectures:
         hf, ab = unquantized(config, args)
         c = _hf_class(hf)
     else:
