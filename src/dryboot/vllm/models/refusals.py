@@ -57,7 +57,8 @@ MM_SPLIT_HEADS = (
     "multimodal wrapper whose model class builds MiMo-V2-Flash's language model (mimo_v2.py) on its "
     "top-level config; that config's model_type is remote code (the published omni checkpoints, "
     "XiaomiMiMo/MiMo-V2.5 with its vision_config and audio_config, say mimo_v2 with an auto_map, which "
-    "neither transformers nor vLLM ships): not verifiable offline"
+    "neither transformers nor vLLM ships; vLLM 0.28.0 and 0.33.0 refuse such a config without "
+    "--trust-remote-code, recorded on a tiny config): not verifiable offline"
 )
 VOXTRAL = (
     "multimodal wrapper served by vLLM 0.28.0 from its Mistral-format checkpoint: voxtral.py reads audio "
@@ -65,15 +66,31 @@ VOXTRAL = (
     "and builds its processor from the Mistral tokenizer; dryboot reads config.json only: not modelled"
 )
 ISAAC = (
-    "multimodal wrapper whose model class builds its Qwen3 language model from the top-level config "
+    "multimodal wrapper whose model class builds its Qwen3 language model (Qwen3ForCausalLM, planned) from the "
+    "top-level config "
     "(IsaacConfig is itself a Qwen3Config) while vLLM's text config is text_config, and sizes its M-RoPE "
-    "from the top-level head_dim: two configs for one model, not modelled"
+    "from the top-level head_dim: two configs for one model, not modelled; and its model class encodes its "
+    "vision_token with the checkpoint's tokenizer while it is built (_resolve_vision_token_id), so vLLM cannot "
+    "build it from config.json alone (ValueError, recorded on a tiny config on vLLM 0.28.0 and 0.33.0): "
+    "not verifiable offline"
 )
 STEP_TEXT = (
-    "multimodal wrapper of a Step-3.5 language model that vLLM 0.28.0 cannot build under transformers 5.24 "
-    "(the fidelity venv's, inside vLLM's range): transformers' Step3p7TextConfig makes num_attention_heads a "
-    "per-layer attribute and vLLM's reading of the global value fails (AmbiguousGlobalPerLayerAttributeError, "
-    "recorded on a tiny config); vLLM 0.33.0's Step3p5 text model is not planned: not planned"
+    "multimodal wrapper of a Step-3.5 language model (Step3p5ForCausalLM, built on text_config) that vLLM "
+    "cannot build from a step3p7 config under the fidelity venvs' transformers (5.24 for vLLM 0.28.0, 5.20.2 "
+    "for 0.33.0, each inside vLLM's range): transformers' Step3p7 config makes num_attention_heads a per-layer "
+    "attribute and vLLM's reading of the global value fails while it resolves the config "
+    "(AmbiguousGlobalPerLayerAttributeError, recorded on a tiny config on 0.28.0 and 0.33.0); Step3p5ForCausalLM "
+    "itself is not verified on 0.33.0: not planned"
+)
+#: nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class under its registry names (0.28.0 and 0.33.0)
+NEMOTRON_VL = (
+    "multimodal wrapper (nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class) that builds NemotronHForCausalLM "
+    "(planned) on its text config, not verified: the published Nemotron-Nano-VL-V2 checkpoints declare "
+    "model_type NemotronH_Nano_VL_V2 (llm_config, an auto_map), a remote-code config class vLLM refuses without "
+    "--trust-remote-code, and on transformers' nemotron_h_omni config class the model class reads the "
+    "checkpoints' own keys (patch_size, norm_mean, norm_std...) that class does not define (AttributeError "
+    "building it); both recorded on tiny configs on vLLM 0.28.0 and 0.33.0; its RADIO / Parakeet towers are "
+    "not modelled: not planned"
 )
 TIMM = (
     "multimodal wrapper of a decoder dryboot reads (Gemma3nForCausalLM), not verified: its vision tower is a "
@@ -308,9 +325,9 @@ REASONS: dict[str, str] = {
     "NanbeigeForCausalLM": NANBEIGE,
     "NemotronHMTPModel": SPEC_MTP,
     "NemotronHPuzzleForCausalLM": HYBRID,
-    "NemotronH_Nano_Omni_Reasoning_V3": HYBRID,
-    "NemotronH_Nano_VL_V2": HYBRID,
-    "NemotronH_Super_Omni_Reasoning_V3": HYBRID,
+    "NemotronH_Nano_Omni_Reasoning_V3": NEMOTRON_VL,
+    "NemotronH_Nano_VL_V2": NEMOTRON_VL,
+    "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_VL,
     "NemotronParseForConditionalGeneration": XATTN,
     "OlmoHybridForCausalLM": HYBRID,
     "OpenCUAForConditionalGeneration": REMOTE_MM,

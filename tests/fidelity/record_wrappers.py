@@ -1,0 +1,63 @@
+"""Record a release's engine start (vLLM 0.28.0 or 0.33.0) on the tiny multimodal-wrapper configs of
+``wrapper_cases.py`` (what backs their refusals).
+
+    python3 tests/fidelity/record_wrappers.py ~/.cache/dryboot/boot-env/0.33.0/bin/python
+
+Runs ``src/dryboot/boot/engine_start.py`` in that environment over every case and writes
+``data/wrappers/vllm-<release>.json``: served or refused (stage and error), the KV cache groups
+and the layers in each. Nothing recorded comes from dryboot.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import wrapper_cases as Q
+
+KEPT = ("ok", "stage", "error", "block_size", "groups", "group_layers", "num_blocks")
+
+
+def main() -> int:
+    python = sys.argv[1]
+    version = subprocess.run(
+        [python, "-c", "from importlib.metadata import version; print(version('vllm'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if version not in Q.VERSIONS:
+        print(f"vLLM {version}: these cases are recorded on {' / '.join(Q.VERSIONS)} only", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        inputs = [
+            {"id": cid, "model": H._write_config(work, name, Q.config(name)), "argv": argv}
+            for cid, (name, argv) in Q.CASES.items()
+        ]
+        res = H.OracleRunner(python, jobs=1).run(inputs)
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+        return 1
+    cases = {}
+    for cid in Q.CASES:
+        kept = {k: res[cid].get(k) for k in KEPT if res[cid].get(k) is not None}
+        if "error" in kept:
+            kept["error"] = str(kept["error"])[:500]
+        cases[cid] = {"config": Q.CASES[cid][0], "argv": Q.CASES[cid][1], "vllm": kept}
+        print(f"{cid:28} {'served' if kept.get('ok') else kept.get('error', '')[:90]}")
+    Q.record_path(version).write_text(json.dumps({"vllm": version, "cases": cases}, indent=1) + "\n")
+    print(f"vLLM {version}: {len(cases)} cases recorded into {Q.record_path(version)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(H.REPO / "src"))
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Issue 37: the multimodal wrappers of text models dryboot plans that stay refused are refused as
+vLLM refuses them. vLLM 0.28.0's and 0.33.0's recorded engine start on their tiny configs
+(``record_wrappers.py``, ``data/wrappers/``) fails with the error the refusal names, and dryboot
+refuses the same config (exit 2, the wrapper named)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import wrapper_cases as W
+
+from dryboot.cli import cli
+from dryboot.vllm.models.registry import architecture_table
+
+
+@pytest.mark.parametrize("version", W.VERSIONS)
+def test_every_case_is_recorded(version: str) -> None:
+    rec = W.recorded(version)
+    assert set(rec) == set(W.CASES)
+    for cid, (name, argv) in W.CASES.items():
+        assert rec[cid]["config"] == name and rec[cid]["argv"] == argv, cid
+
+
+@pytest.mark.parametrize(("version", "cid"), [(v, c) for v in W.VERSIONS for c in W.EXPECT])
+def test_vllm_fails_as_the_refusal_says(version: str, cid: str, tmp_path: Path) -> None:
+    wrapper, error, words = W.EXPECT[cid]
+    rows = {r.architecture: r for r in architecture_table(version)}
+    v = W.recorded(version)[cid]["vllm"]
+    assert not v.get("ok"), cid
+    if wrapper not in rows:  # not in this release's registry: vLLM refuses the architecture
+        assert "not supported" in v["error"] or "architectures" in v["error"], v["error"]
+        return
+    assert error in v["error"], v["error"]
+    assert rows[wrapper].status == "refused" and words in rows[wrapper].reason, rows[wrapper].reason
+    path = tmp_path / "config.json"
+    path.write_text((W.CONFIGS / f"{W.CASES[cid][0]}.json").read_text())
+    res = CliRunner().invoke(cli, ["plan", "--model", str(path), *W.CASES[cid][1], "--vllm-version", version])
+    assert res.exit_code == 2 and wrapper in " ".join(res.output.split()), res.output

@@ -1,0 +1,96 @@
+"""The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
+plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, Isaac, FireRedASR2, MiMo-V2-Omni,
+Step-3.7, MiniCPM-OCR), and the flags each is started with.
+
+Each config (``data/wrappers/configs/<name>.json``) is the wrapper over the planned text model's
+tiny config (``data/architectures/``), laid out as the published checkpoints are (their
+``model_type``, where the text config sits). ``record_wrappers.py`` records what each release's
+engine start does with them; ``test_wrappers_recorded.py`` checks that record against the refusals' words.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "wrappers"
+CONFIGS = DATA / "configs"
+VERSIONS = ("0.28.0", "0.33.0")
+
+
+def record_path(version: str) -> Path:
+    """Where release ``version``'s answers are recorded."""
+    return DATA / f"vllm-{version}.json"
+
+
+BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
+
+#: case id -> (config name, flags)
+CASES: dict[str, tuple[str, list[str]]] = {
+    name: (name, BASE)
+    for name in (
+        "nano-vl-v2-remote",
+        "nano-vl-v2-omni",
+        "nano-omni-v3",
+        "super-omni-v3",
+        "omni-v3",
+        "isaac",
+        "fireredasr2",
+        "mimo-v2-omni",
+        "step3p7",
+        "gemma3n",
+        "funasr",
+        "minicpm-ocr",
+    )
+}
+
+
+def config(name: str) -> dict[str, Any]:
+    """The tiny config ``name`` (``data/wrappers/configs/<name>.json``)."""
+    data: dict[str, Any] = json.loads((CONFIGS / f"{name}.json").read_text())
+    return data
+
+
+def recorded(version: str) -> dict[str, dict[str, Any]]:
+    """vLLM ``version``'s recorded answers, case id -> the recorded case (config, argv, vllm)."""
+    doc: dict[str, Any] = json.loads(record_path(version).read_text())
+    cases: dict[str, dict[str, Any]] = doc["cases"]
+    return cases
+
+
+#: case id -> (the wrapper, what vLLM's recorded error says, the words of dryboot's refusal that
+#: name it); on every release of :data:`VERSIONS` whose registry has the wrapper
+EXPECT: dict[str, tuple[str, str, str]] = {
+    "nano-vl-v2-remote": ("NemotronH_Nano_VL_V2", "trust_remote_code=True", "a remote-code config class"),
+    "nano-vl-v2-omni": ("NemotronH_Nano_VL_V2", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
+    "nano-omni-v3": ("NemotronH_Nano_Omni_Reasoning_V3", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
+    "super-omni-v3": ("NemotronH_Super_Omni_Reasoning_V3", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
+    "omni-v3": ("NemotronH_Omni_Reasoning_V3", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
+    "isaac": (
+        "IsaacForConditionalGeneration",
+        "Couldn't instantiate the backend tokenizer",
+        "_resolve_vision_token_id",
+    ),
+    "fireredasr2": (
+        "FireRedASR2ForConditionalGeneration",
+        "Tensor.item() cannot be called on meta tensors",
+        "Tensor.item() cannot be called on meta tensors",
+    ),
+    "mimo-v2-omni": ("MiMoV2OmniForCausalLM", "trust_remote_code=True", "without --trust-remote-code"),
+    "step3p7": (
+        "Step3p7ForConditionalGeneration",
+        "AmbiguousGlobalPerLayerAttributeError",
+        "AmbiguousGlobalPerLayerAttributeError",
+    ),
+    "gemma3n": ("Gemma3nForConditionalGeneration", "requires the timm library", "timm"),
+    # the registry's inspection subprocess fails importing funasr.py (ModuleNotFoundError: torchaudio)
+    "funasr": ("FunASRForConditionalGeneration", "failed to be inspected", "torchaudio"),
+    # 0.33.0's transformers (<5.21) has no minicpm_ocr config class, nor has vLLM
+    "minicpm-ocr": (
+        "MiniCPMOcrForConditionalGeneration",
+        "has model type `minicpm_ocr` but Transformers does not recognize",
+        "model_type minicpm_ocr",
+    ),
+}
