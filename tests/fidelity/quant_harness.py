@@ -36,6 +36,7 @@ OTHER_SETS = (
     "quant-recorded-dsv4-",
     "quant-recorded-fp8-",
     "quant-recorded-kvfp8-",
+    "quant-recorded-llama4-",
 )
 
 

@@ -73,6 +73,7 @@ if os.environ.get("RECORD_SET") in (
     "dsv4",
     "fp8",
     "kvfp8",
+    "llama4",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")

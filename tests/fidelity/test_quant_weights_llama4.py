@@ -1,0 +1,105 @@
+"""dryboot's quantized Llama-4 text model against what vLLM holds after loading.
+
+The Llama-4 set (``quant_cases_llama4.py``): ``data/weights/quant-recorded-llama4-<version>.json``
+holds vLLM's own figures (``RECORD_SET=llama4 record_quant_weights.py``: the model built by vLLM's
+loader on the meta device, ``process_weights_after_loading`` run, every storage still held
+counted in 512-byte blocks) for tiny ``Llama4ForCausalLM`` configs under AWQ, compressed-tensors
+W4A16 and W8A8 fp8 (channel weights, dynamic tokens), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2: the
+dense MLPs, shared experts and routed experts quantized, the router not. Every case is checked
+in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, one is re-recorded live.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import quant_cases_llama4 as l4
+from quant_harness import case_ids, dryboot_weights, load_recorded, record_live
+
+from dryboot.vllm.model_executor.model_loader.loader import model_weights
+
+RECORDED = load_recorded("quant-recorded-llama4-")
+CASES = case_ids(RECORDED)
+
+
+def _refusal(version: str, row: dict[str, Any]) -> str | None:
+    """What dryboot must name where it does not give vLLM's figure; ``None``: byte-exact."""
+    sm = row["capability"][0] * 10 + row["capability"][1]
+    if "FP8-dynamic" in row["config"] and 90 <= sm < 110:
+        return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
+    if version == "0.33.0" and sm == 90 and "FP8" not in row["config"]:
+        return None if row.get("humming") else "Humming"
+    return None
+
+
+def test_corpus_size() -> None:
+    """Each method byte-exact on every recorded release (0.28.0, 0.30.0, 0.33.0)."""
+    exact: dict[str, set[str]] = {}
+    n = 0
+    for version, cases in RECORDED.items():
+        for row in cases.values():
+            if row["ok"] and _refusal(version, row) is None:
+                exact.setdefault(version, set()).add(row["config"])
+                n += 1
+    for version in ("0.28.0", "0.30.0", "0.33.0"):
+        assert {
+            "tiny-llama4-text+AWQ-g128",
+            "tiny-llama4-text+CT-W4A16-g32",
+            "tiny-llama4-text+CT-W8A8-FP8-dynamic",
+        } <= exact.get(version, set()), version
+    assert n >= 40
+
+
+@pytest.mark.parametrize(("version", "cid"), CASES)
+def test_matches_vllm_after_loading(version: str, cid: str) -> None:
+    row = RECORDED[version][cid]
+    report = dryboot_weights(l4.CONFIGS, row, version)
+    why = _refusal(version, row)
+    if not row["ok"]:
+        assert report.refused, f"vLLM or the oracle fails ({row['error'][:200]}); dryboot answered"
+        if why is not None:
+            assert why in report.refused, report.refused
+        return
+    if why is not None:
+        assert why in (report.refused or ""), report.refused
+        return
+    assert not report.refused, report.refused
+    assert report.stages[0].allocated_bytes == row["allocated_bytes"]
+
+
+def test_unrecorded_stays_refused_by_name() -> None:
+    """A release, a GPU or a parallelism not recorded is refused by name; without a GPU the
+    repacked layout is unknown."""
+    cfg = l4.CONFIGS / "tiny-llama4-text+CT-W4A16-g32"
+    assert "0.28.0, 0.30.0, 0.33.0 only" in (
+        model_weights(cfg, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
+    )
+    assert "SM 8.6, 8.9 and 9.0" in (
+        model_weights(cfg, compute_capability=(10, 0), sm_count=148, vllm_version="0.28.0").refused or ""
+    )
+    assert "pipeline or expert" in (
+        model_weights(cfg, pp=2, compute_capability=(8, 6), sm_count=82, vllm_version="0.28.0").refused or ""
+    )
+    assert "name the GPU" in (model_weights(cfg, vllm_version="0.28.0").refused or "")
+
+
+@pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
+def test_live_oracle(tmp_path: Path) -> None:
+    """Re-record one case with the boot environment's vLLM and check dryboot against it."""
+    doc = record_live(
+        tmp_path,
+        ["tiny-llama4-text+CT-W4A16-g32"],
+        RECORD_SET="llama4",
+        RECORD_GPUS="RTX 3090",
+        RECORD_TPS="2",
+        RECORD_FAST="1",
+    )
+    for row in doc["cases"].values():
+        report = dryboot_weights(l4.CONFIGS, row, doc["vllm"])
+        if report.refused:
+            assert "only" in report.refused, report.refused
+            continue
+        assert report.stages[0].allocated_bytes == row["allocated_bytes"], row["config"]
