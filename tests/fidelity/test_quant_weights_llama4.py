@@ -28,10 +28,13 @@ CASES = case_ids(RECORDED)
 def _refusal(version: str, row: dict[str, Any]) -> str | None:
     """What dryboot must name where it does not give vLLM's figure; ``None``: byte-exact."""
     sm = row["capability"][0] * 10 + row["capability"][1]
-    if "FP8-dynamic" in row["config"] and 90 <= sm < 110:
+    config = row["config"]
+    if "FP8-dynamic" in config and 90 <= sm < 110:
         return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
-    if version == "0.33.0" and sm == 90 and "FP8" not in row["config"]:
-        return None if row.get("humming") else "Humming"
+    if "FP8-block" in config and sm == 90 and version == "0.33.0":
+        return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
+    if version == "0.30.0" and any(k in config for k in ("W8A8", "NVFP4")):
+        return "0.28.0 and 0.33.0 only"  # compressed-tensors W8A8 / NVFP4 layouts: not checked on 0.30
     return None
 
 
@@ -56,6 +59,8 @@ def test_corpus_size() -> None:
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
+    if version == "0.33.0" and row["capability"] == [9, 0] and not row.get("humming"):
+        pytest.skip("0.33.0 on SM 9.0 recorded without humming-kernels: not a CUDA install's choice")
     report = dryboot_weights(l4.CONFIGS, row, version)
     why = _refusal(version, row)
     if not row["ok"]:

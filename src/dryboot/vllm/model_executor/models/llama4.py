@@ -68,11 +68,12 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
     """What of a quantized Llama-4 text model is not modelled, named.
 
-    :raises InputError: a method other than AWQ / GPTQ / compressed-tensors W4A16 and W8A8 fp8, a
-        release or GPU not recorded, pipeline or expert parallelism."""
+    :raises InputError: a method other than AWQ and compressed-tensors (GPTQ, AutoRound, ModelOpt,
+        fp8, ... not recorded for Llama-4), a release or GPU not recorded, pipeline or expert
+        parallelism."""
     why = None
-    if quant.wna16 is None and not (quant.method == "compressed-tensors" and quant.scaled is not None):
-        why = f"{quant.method} layouts of Llama-4 are not modelled (AWQ, GPTQ, compressed-tensors W4A16 / W8A8 are)"
+    if quant.method not in ("awq", "compressed-tensors") or (quant.wna16 is None and quant.scaled is None):
+        why = f"{quant.method} layouts of Llama-4 are not modelled (AWQ and compressed-tensors are)"
     elif par.vllm_version not in QUANT_RELEASES:
         why = f"quantized Llama-4 layouts are checked on vLLM {', '.join(QUANT_RELEASES)} only"
     elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in QUANT_SMS:
@@ -90,7 +91,7 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
     norm's float32 ``[head_dim]`` on the layers with rope, the attention's scales; a dense gated
     MLP of ``intermediate_size_mlp`` or the MoE block (the router ``[E, H]`` unquantized, vLLM
     builds it with ``quant_config=None``; the shared expert quantized as a dense MLP of
-    ``intermediate_size``; the experts after loading for the GPU named: GPTQ / AWQ / W4A16
+    ``intermediate_size``; the experts after loading for the GPU named: AWQ / W4A16
     ``auto_gptq.wna16_experts_bytes``, W8A8 ``fused_moe.scaled_experts_bytes``); one ``llama3``
     rotary table where a layer has rope. Mirrors ``llama4.py``'s ``Llama4Model`` with the
     checkpoint's quant methods' ``process_weights_after_loading``.
@@ -110,13 +111,17 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
     nq_r, nkv_r = W._divide(nq, tp, "num_attention_heads"), W.kv_heads_per_rank(nkv, tp)
     vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     e = W._int(config, "num_local_experts")
+    # the wrapper's language model (mllama4.py) is built under ``language_model.``: the names the
+    # checkpoint's ignore list and modules_to_not_convert match
+    wrapped = config.get("architectures") == ["Llama4ForConditionalGeneration"]
+    root = "language_model.model" if wrapped else "model"
     w = W._Walk(None, par.vllm_version)
     w.own("embedding", vocab_r * h * ab)
     w.own("lm_head", vocab_r * h * ab)
     w.own("norm", h * ab)
     layers = W.pp_layers(W._int(config, "num_hidden_layers"), par)
     for li in layers:
-        p = f"model.layers.{li}"
+        p = f"{root}.layers.{li}"
         att = f"{p}.self_attn"
         split = "column" if nkv >= tp else ""
         qkv = (nq_r * hd, nkv_r * hd, nkv_r * hd)
