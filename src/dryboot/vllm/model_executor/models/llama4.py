@@ -23,8 +23,12 @@ def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
 
 
 def _rope(config: Mapping[str, Any], li: int) -> bool:
-    """``no_rope_layers``: 1 for a layer with rope."""
-    flags = config.get("no_rope_layers") or []
+    """``no_rope_layers``: 1 for a layer with rope; absent or empty, ``Llama4TextConfig``'s default
+    (transformers 4.57-5.x): no rope on every ``no_rope_layer_interval``-th layer (4)."""
+    flags = config.get("no_rope_layers")
+    if not flags:
+        interval = W._int(config, "no_rope_layer_interval", 4)
+        return (li + 1) % interval != 0
     return bool(flags[li]) if li < len(flags) else True
 
 
