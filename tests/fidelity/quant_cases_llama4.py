@@ -2,8 +2,9 @@
 compressed-tensors W4A16 and W8A8 fp8 and AWQ, its dense MLPs, shared experts and routed experts
 quantized as the checkpoint says (the router never: vLLM builds it with ``quant_config=None``).
 Each config is a tiny Llama-4 text config (the published Scout ``text_config`` with its sizes
-shrunk: 4 layers, MoE on every second one, 4 experts) with a published sibling's
-``quantization_config`` (its ``SOURCE``).
+shrunk: 4 layers, MoE on every second one, 4 experts), a tiny wrapper
+(``Llama4ForConditionalGeneration``) or the published Scout / Maverick ``text_config`` at its real
+size, with a published sibling's ``quantization_config`` (its ``SOURCE``).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=llama4``, and by
