@@ -37,6 +37,7 @@ OTHER_SETS = (
     "quant-recorded-fp8-",
     "quant-recorded-kvfp8-",
     "quant-recorded-fp8gdn-",
+    "quant-recorded-llama4-",
 )
 
 

@@ -74,6 +74,7 @@ if os.environ.get("RECORD_SET") in (
     "fp8",
     "kvfp8",
     "fp8gdn",
+    "llama4",
 ):  # quant_cases_<set>.py
     sys.path.insert(0, str(HERE))
     _set = importlib.import_module(f"quant_cases_{os.environ['RECORD_SET']}")

@@ -13,7 +13,9 @@ model dtype:
   ``multi_modal_projector_bias``) and the projector ``linear_1`` ``[H_text / TP,
   vision_output_dim]`` (no bias).
 
-``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them.
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them. A quantized checkpoint
+keeps them so (vLLM builds them with ``quant_config=None``); its language model is
+:func:`.llama4.quantized_walk`'s.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, vision_language
+from dryboot.vllm.model_executor.models import llama4
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, vision_language
 
 #: ``Llama4VisionConfig``'s defaults (transformers 5.x) for what a ``vision_config`` leaves out
 DEFAULTS: dict[str, Any] = {
@@ -63,6 +66,19 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
     return w
 
 
-FAMILIES: dict[str, Family] = {
-    "Llama4ForConditionalGeneration": vision_language("Llama4ForCausalLM", _tower, modalities=("image",)),
-}
+_UNQUANTIZED = vision_language("Llama4ForCausalLM", _tower, modalities=("image",))
+#: a quantized checkpoint: the tower and projectors are built with ``quant_config=None`` (0.28.0,
+#: 0.30.0, 0.33.0 read), so in the model dtype as above; the language model quantized as
+#: :func:`.llama4.quantized_walk` says, under its ``language_model.`` names
+_QUANTIZED = vision_language(Family(llama4.walk), _tower, modalities=("image",), quantized=lambda q: True)
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage: the unquantized wrapper, or a quantized one (its language model
+    after loading, :func:`.llama4.quantized_walk`)."""
+    if W.quant_from_config(config, args.hf_quant).method is None:
+        return _UNQUANTIZED.walk(config, par, args)
+    return _QUANTIZED.walk(config, par, args)
+
+
+FAMILIES: dict[str, Family] = {"Llama4ForConditionalGeneration": Family(walk, ("image",))}
