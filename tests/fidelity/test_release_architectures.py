@@ -76,6 +76,19 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
         # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
+        # wrappers of planned text models recorded in `boot-env --with-mm-extras`'s 0.33.0-mm (timm)
+        # or with the engine start's torchaudio stand-in (FunASR, MiDashengLM). Not Gemma-3n's
+        # wrapper: 0.33.0-mm cannot build its towers on the meta device (18 of 24 cases:
+        # "RuntimeError: Tensor.item() cannot be called on meta tensors"), so 0.33.0 does not check it
+        **dict.fromkeys(
+            (
+                "DeepseekVLV2ForCausalLM",
+                "OpenVLAForActionPrediction",
+                "FunASRForConditionalGeneration",
+                "MiDashengLMModel",
+            ),
+            "a wrapper of a text model dryboot plans, recorded in the -mm environment",
+        ),
     },
 }
 
