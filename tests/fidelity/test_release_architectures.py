@@ -78,8 +78,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
         # wrappers of planned text models recorded in `boot-env --with-mm-extras`'s 0.33.0-mm (timm)
         # or with the engine start's torchaudio stand-in (FunASR, MiDashengLM). Not Gemma-3n's
-        # wrapper: 0.33.0-mm cannot build its towers on the meta device (18 of 24 cases:
-        # "RuntimeError: Tensor.item() cannot be called on meta tensors"), so 0.33.0 does not check it
+        # wrapper: on 0.33.0 its model fails on the meta device, as Gemma3nForCausalLM's does (18 of 24
+        # cases: "RuntimeError: Tensor.item() cannot be called on meta tensors"), so 0.33.0 does not check it
         **dict.fromkeys(
             (
                 "DeepseekVLV2ForCausalLM",
