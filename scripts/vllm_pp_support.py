@@ -8,12 +8,13 @@ Run with the fidelity venv's python (``scripts/fidelity-env.sh``); it asks vLLM'
 
     /work/venvs/vllm-0.28.0/bin/python scripts/vllm_pp_support.py
 
-Architectures whose class cannot be inspected on CPU are listed under ``"unknown"``. timm (not a
-vLLM dependency, absent from the venv) on ``PYTHONPATH`` lets the classes that import it be
-inspected (HCXVisionForCausalLM, KananaVForConditionalGeneration)::
+Architectures whose class cannot be inspected on CPU are listed under ``"unknown"``. Run it with
+the environment of ``dryboot boot-env --vllm-version 0.28.0 --with-mm-extras`` (timm, not a vLLM
+dependency, is installed there; torchaudio is the engine start's stand-in), so that the classes
+importing them are inspected (HCXVision, KananaV, DeepSeek-VL2, OpenVLA, FunASR, MiDashengLM,
+CohereAsr)::
 
-    pip install --no-deps --target /tmp/timm timm
-    PYTHONPATH=/tmp/timm /work/venvs/vllm-0.28.0/bin/python scripts/vllm_pp_support.py
+    ~/.cache/dryboot/boot-env/0.28.0-mm/bin/python scripts/vllm_pp_support.py
 """
 
 from __future__ import annotations

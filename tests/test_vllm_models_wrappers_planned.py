@@ -19,7 +19,6 @@ TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: wrapper -> why it stays refused although its text model is planned
 KNOWN = {
-    "Gemma3nForConditionalGeneration": "its timm vision tower cannot be built in the fidelity venv",
     "FireRedASR2ForConditionalGeneration": "vLLM cannot build its Conformer encoder on the meta device",
     # vLLM 0.33.0's
     "NemotronH_Omni_Reasoning_V3": "its model class reads config keys transformers' nemotron_h_omni class lacks",
@@ -47,8 +46,6 @@ RECORDED = {
     "FireRedASR2ForConditionalGeneration": ("fireredasr2",),
     "MiMoV2OmniForCausalLM": ("mimo-v2-omni",),
     "Step3p7ForConditionalGeneration": ("step3p7",),
-    "Gemma3nForConditionalGeneration": ("gemma3n",),
-    "FunASRForConditionalGeneration": ("funasr",),
     "MiniCPMOcrForConditionalGeneration": ("minicpm-ocr",),
 }
 
@@ -227,12 +224,6 @@ def test_hunyuan_vl_is_planned_where_vllm_builds_its_own_class() -> None:
     assert row.status == "refused" and "Transformers modeling backend" in row.reason
 
 
-def test_funasr_is_refused_for_its_torchaudio_import() -> None:
-    for version in ("0.28.0", "0.33.0"):
-        row = {r.architecture: r for r in architecture_table(version)}["FunASRForConditionalGeneration"]
-        assert row.status == "refused" and "torchaudio" in row.reason
-
-
 def test_hcx_vision_is_planned_where_the_registry_has_it() -> None:
     """hyperclovax_vision.py is in 0.27.1/0.28.0's registries (planned through its text model) and
     gone from 0.30.0/0.33.0's (refused as vLLM refuses its hyperclovax_vlm config)."""
@@ -383,3 +374,55 @@ def test_every_refused_wrapper_of_a_planned_text_model_is_backed_by_a_record(ver
         if not cases or any(record[c]["vllm"].get("ok") for c in cases):
             unbacked.append(w)
     assert not unbacked, f"vLLM {version}: refused without a recorded vLLM failure: {unbacked}"
+
+
+def _plan(tmp_path: Path, config: dict[str, Any], *flags: str) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    res = CliRunner().invoke(cli, ["plan", "--model", str(path), "--kv-cache-memory-bytes", "1G", *flags])
+    return res.exit_code, res.output
+
+
+@pytest.mark.parametrize(
+    "architecture",
+    [
+        "DeepseekVLV2ForCausalLM",
+        "OpenVLAForActionPrediction",
+        "Gemma3nForConditionalGeneration",
+        "FunASRForConditionalGeneration",
+        "MiDashengLMModel",
+    ],
+)
+def test_the_timm_and_torchaudio_wrappers_are_planned(architecture: str, tmp_path: Path) -> None:
+    """Issue 37: recorded with timm (`boot-env --with-mm-extras`) or the engine start's torchaudio
+    stand-in, now verified on every release's table."""
+    for version in RELEASES:
+        rows = {r.architecture: r for r in architecture_table(version)}
+        if architecture in rows:
+            assert rows[architecture].status == "verified", (version, rows[architecture].reason)
+    code, out = _plan(tmp_path, json.loads((TINY / f"{architecture}.json").read_text()))
+    assert code == 0, out
+
+
+def test_kanana_v_is_refused_for_its_remote_config() -> None:
+    row = {r.architecture: r for r in architecture_table("0.28.0")}["KananaVForConditionalGeneration"]
+    assert row.status == "refused" and "remote code" in row.reason and "kanana-1.5-v" in row.reason
+
+
+def test_funasr_refuses_pipeline_parallelism_and_other_text_models(tmp_path: Path) -> None:
+    config = json.loads((TINY / "FunASRForConditionalGeneration.json").read_text())
+    code, out = _plan(tmp_path, config, "-pp", "2")
+    assert code == 2 and "SupportsPP" in out, out
+    code, out = _plan(tmp_path, {**config, "model_type": "qwen2"})
+    assert code == 2, out
+
+
+def test_midashenglm_audio_heads_must_split(tmp_path: Path) -> None:
+    # the tiny config's Dasheng encoder has 4 heads: TP 8 cannot split them (vLLM asserts building it)
+    config = json.loads((TINY / "MiDashengLMModel.json").read_text())
+    code, out = _plan(tmp_path, config, "-tp", "8")
+    assert code == 2 and "audio_encoder_config.num_heads" in out, out

@@ -11,7 +11,7 @@ import pytest
 
 from dryboot.boot.arms import vllm_argv
 from dryboot.boot.compare import Figures, boot_figures, differences
-from dryboot.boot.env import RELEASES, requirements
+from dryboot.boot.env import EXTRAS, RELEASES, default_env_dir, requirements
 from dryboot.boot.session import H200, limitation, parse_gpu, release_of, resolve_tree
 from dryboot.errors import InputError
 from dryboot.planner.profiles import load_profiles
@@ -176,6 +176,20 @@ def test_boot_refuses_a_missing_tree_and_a_release_outside_the_range(tmp_path: P
 def test_boot_env_refuses_an_unknown_release(tmp_path: Path) -> None:
     r = dryboot("boot-env", "--vllm-version", "0.26.0", str(tmp_path / "env"))
     assert r.returncode == 2 and "no pin table" in r.stderr and not (tmp_path / "env").exists()
+
+
+def test_mm_extras_are_a_separate_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``boot-env --with-mm-extras``: the same pins plus timm (--no-deps), in ``<release>-mm``,
+    with a stamp of its own (the shared environment is neither reused for it nor changed)."""
+    monkeypatch.setenv("DRYBOOT_BOOT_ENV_ROOT", str(tmp_path))
+    for release in RELEASES:
+        plain, mm = requirements(release), requirements(release, extras=True)
+        assert mm.extras == EXTRAS and plain.extras == () and mm.light == plain.light and mm.nodeps == plain.nodeps
+        assert mm.stamp() != plain.stamp() and mm.stamp().startswith(plain.stamp())
+        assert default_env_dir(release, extras=True) == tmp_path / f"{release}-mm"
+        assert default_env_dir(release) == tmp_path / release
+    assert [e.split("==")[0] for e in EXTRAS] == ["timm"]  # torchaudio: the engine start's stand-in
+    assert "--with-mm-extras" in dryboot("boot-env", "--help").stdout
 
 
 def test_help_says_what_is_faked_and_which_gpus() -> None:

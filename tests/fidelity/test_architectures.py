@@ -300,23 +300,43 @@ def test_every_modelled_architecture_is_verified_here() -> None:
 
 #: architectures recorded with a package on the oracle's path that vLLM's wheel does not require and
 #: the boot environments do not ship (vLLM fails to inspect them without it): not re-recorded live
-#: here nor booted by tests/boot/recorded.py (docs/fidelity.md says how they were recorded)
-RECORDED_WITH_EXTRAS = {"HCXVisionForCausalLM": "timm (hyperclovax_vision.py imports it)"}
+#: by test_live_oracle nor booted by tests/boot/recorded.py (docs/fidelity.md says how they were
+#: recorded); test_live_oracle_extras re-records them in `dryboot boot-env --with-mm-extras`'s
+#: environment (``DRYBOOT_VLLM_MM_PYTHON``)
+RECORDED_WITH_EXTRAS = {
+    "HCXVisionForCausalLM": "timm (hyperclovax_vision.py imports it)",
+    "DeepseekVLV2ForCausalLM": "timm (deepseek_vl2.py builds its SigLIP tower with timm.create_model)",
+    "OpenVLAForActionPrediction": "timm (openvla.py builds its DINOv2 and SigLIP towers with timm.create_model)",
+    "Gemma3nForConditionalGeneration": "timm (transformers' TimmWrapperModel builds its MobileNetV5 tower)",
+}
 
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs DRYBOOT_VLLM_PYTHON (a vLLM venv)")
 def test_live_oracle() -> None:
-    python = os.environ["DRYBOOT_VLLM_PYTHON"]
+    _live(os.environ["DRYBOOT_VLLM_PYTHON"], [a for a in tiny_configs() if a not in RECORDED_WITH_EXTRAS], True)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DRYBOOT_VLLM_MM_PYTHON"),
+    reason="needs DRYBOOT_VLLM_MM_PYTHON (`dryboot boot-env --vllm-version 0.28.0 --with-mm-extras`)",
+)
+def test_live_oracle_extras() -> None:
+    """The architectures of :data:`RECORDED_WITH_EXTRAS`, in the environment with timm."""
+    _live(os.environ["DRYBOOT_VLLM_MM_PYTHON"], sorted(RECORDED_WITH_EXTRAS), False)
+
+
+def _live(python: str, architectures: list[str], with_defaults: bool) -> None:
     recorded = load_recorded()
     later = later_architectures()
-    tiny = {arch: path for arch, path in recorded_tiny_configs().items() if arch not in RECORDED_WITH_EXTRAS}
+    tiny = {arch: path for arch, path in recorded_tiny_configs().items() if arch in architectures}
     cases = [c for arch, path in tiny.items() for c in cases_for(arch, path)]
-    cases += [
-        defaults_case(a, i, argv)
-        for a in defaults_configs()
-        if a not in later
-        for i, argv in enumerate(DEFAULTS_FLAG_SETS)
-    ]
+    if with_defaults:
+        cases += [
+            defaults_case(a, i, argv)
+            for a in defaults_configs()
+            if a not in later
+            for i, argv in enumerate(DEFAULTS_FLAG_SETS)
+        ]
     runner = H.OracleRunner(python, jobs=int(os.environ.get("DRYBOOT_E2E_JOBS", "1")))
     res = runner.run([c.oracle_input() for c in cases])
     problems = []

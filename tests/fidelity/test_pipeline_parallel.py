@@ -114,7 +114,7 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
         for v in ("0.30.0", "0.33.0")
         for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
     },
-    **{(v, "Gemma3nForCausalLM"): _META for v in ("0.30.0", "0.33.0")},
+    **{(v, a): _META for v in ("0.30.0", "0.33.0") for a in ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")},
 }
 
 

@@ -40,8 +40,6 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "fireredasr2",
         "mimo-v2-omni",
         "step3p7",
-        "gemma3n",
-        "funasr",
         "minicpm-ocr",
     )
 }
@@ -84,9 +82,6 @@ EXPECT: dict[str, tuple[str, str, str]] = {
         "AmbiguousGlobalPerLayerAttributeError",
         "AmbiguousGlobalPerLayerAttributeError",
     ),
-    "gemma3n": ("Gemma3nForConditionalGeneration", "requires the timm library", "timm"),
-    # the registry's inspection subprocess fails importing funasr.py (ModuleNotFoundError: torchaudio)
-    "funasr": ("FunASRForConditionalGeneration", "failed to be inspected", "torchaudio"),
     # 0.33.0's transformers (<5.21) has no minicpm_ocr config class, nor has vLLM
     "minicpm-ocr": (
         "MiniCPMOcrForConditionalGeneration",

@@ -77,6 +77,16 @@ What is faked, and why (nothing else is):
   load next to CPU torch; the two op schemas (``torchvision::nms``/``qnms``) its import registers
   fake kernels for are declared first, so the multimodal model classes (which import
   transformers' image processors) import.
+* **torchaudio, where absent.** No torchaudio release loads next to the boot environment's torch
+  (PyPI's newest, 2.11.1, ships a kernel library built for torch 2.11). Two model files import
+  it: ``midashenglm.py`` (``torchaudio.functional``: ``melscale_fbanks`` sizes one non-persistent
+  buffer of the audio frontend at construction; ``spectrogram`` / ``amplitude_to_DB`` only in its
+  forward) and, through ``transformers_utils/processors/funasr.py``, ``funasr.py``
+  (``torchaudio.compliance.kaldi.fbank``: feature extraction only). Where ``torchaudio`` does not
+  import, a stand-in package answers: ``melscale_fbanks`` returns zeros of torchaudio's shape
+  ``[n_freqs, n_mels]`` in the default dtype (its documented result; values are never read:
+  no weight, no KV), every other function raises when called. The engine start never runs a
+  frontend or a processor, so the model builds as with torchaudio.
 * **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
   modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
   5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
@@ -357,6 +367,48 @@ def _pixtral_stand_ins() -> None:
             mp.position_ids_in_meshgrid = _absent("position_ids_in_meshgrid")  # type: ignore[attr-defined]
 
 
+def _torchaudio_stand_in() -> None:
+    """Register a ``torchaudio`` stand-in (``functional``, ``compliance.kaldi``) when the real one
+    does not import (see the module docstring). ``functional.melscale_fbanks(n_freqs, f_min, f_max,
+    n_mels, sample_rate, ...)`` -> zeros ``[n_freqs, n_mels]`` (torchaudio's shape, default dtype and
+    device); anything else raises ``RuntimeError`` when called."""
+    try:
+        importlib.import_module("torchaudio.functional")
+        return
+    except Exception:  # absent, or a kernel library built for another torch
+        for name in [m for m in sys.modules if m == "torchaudio" or m.startswith("torchaudio.")]:
+            del sys.modules[name]
+    import torch
+
+    def _absent(name: str) -> Any:
+        def fail(*a: Any, **k: Any) -> Any:
+            raise RuntimeError(f"torchaudio stand-in: {name} is not run here")
+
+        return fail
+
+    class _Module(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _absent(f"{self.__name__}.{name}")
+
+    def melscale_fbanks(
+        n_freqs: int, f_min: float, f_max: float, n_mels: int, sample_rate: int, *a: Any, **k: Any
+    ) -> Any:
+        return torch.zeros(int(n_freqs), int(n_mels))
+
+    root, functional, compliance, kaldi = (
+        _Module(n)
+        for n in ("torchaudio", "torchaudio.functional", "torchaudio.compliance", "torchaudio.compliance.kaldi")
+    )
+    functional.melscale_fbanks = melscale_fbanks  # type: ignore[attr-defined]
+    root.functional, root.compliance, compliance.kaldi = functional, compliance, kaldi  # type: ignore[attr-defined]
+    root.__version__ = "0+dryboot.stand-in"  # type: ignore[attr-defined]
+    for mod in (root, functional, compliance, kaldi):
+        mod.__path__ = []  # type: ignore[attr-defined]  # a package: submodule imports resolve here
+        sys.modules[mod.__name__] = mod
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -375,6 +427,7 @@ def _install() -> None:
     # multimodal model classes import transformers' image processors, which import it).
     V.torchvision_lib = _declare_torchvision_ops()  # keep the registration alive
     _pixtral_stand_ins()
+    _torchaudio_stand_in()
 
     # 0.33.0's SSD kernels filter their autotune configs at import on SM90 (reading num_stages,
     # num_warps, kwargs); vLLM's Triton placeholder makes triton.Config a no-op decorator.

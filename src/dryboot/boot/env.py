@@ -10,6 +10,16 @@ matches and whose smoke test passes is reused as it is. The smoke test is one en
 
 Pins by release come from each wheel's ``Requires-Dist`` (only those that differ from 0.28.0).
 0.33.0 pins torch 2.14.0, which PyPI serves as a CUDA build (several GB; it only needs to import).
+
+``build_env(X, extras=True)`` builds ``<X>-mm`` instead: the same environment plus the optional
+packages vLLM's multimodal model files import that are not vLLM dependencies (:data:`EXTRAS`:
+timm, installed without its dependencies; what it imports -- torch, torchvision, huggingface_hub,
+safetensors, pyyaml -- is there already). The shared environments stay as they are. torchaudio
+is not installed: PyPI's newest (2.11.1) ships a kernel library built against torch 2.11, which
+fails to load next to torch 2.13 (``OSError: Could not load this library: _torchaudio.so``) and
+no torchaudio exists for 2.13/2.14; the engine start provides its own stand-in (see
+``engine_start.py``: the two model files that import torchaudio use it for audio preprocessing
+and one non-persistent buffer's shape only).
 """
 
 from __future__ import annotations
@@ -74,15 +84,23 @@ class Requirements:
     vllm: str
     light: tuple[str, ...]
     nodeps: tuple[str, ...]
+    extras: tuple[str, ...] = ()
 
     def stamp(self) -> str:
         """The stamp file's text (the same as ``scripts/fidelity-env.sh`` wrote, so venvs built
         by the script are reused)."""
-        return "\n".join(("v2", self.torch, self.vllm, *self.light, *self.nodeps))
+        return "\n".join(("v2", self.torch, self.vllm, *self.light, *self.nodeps, *self.extras))
 
 
-def requirements(release: str) -> Requirements:
-    """The pins of ``release`` (see the module docstring).
+#: The optional packages of a ``-mm`` environment (installed ``--no-deps``): timm, which
+#: ``deepseek_vl2.py``, ``kanana_v.py``, ``openvla.py``, ``hyperclovax_vision.py`` and (through
+#: transformers' ``TimmWrapperModel``) ``gemma3n_mm.py`` import to build their vision towers. timm
+#: 1.0.29 declares ``torch`` without an upper bound and imports on torch 2.13 and 2.14.
+EXTRAS = ("timm==1.0.29",)
+
+
+def requirements(release: str, extras: bool = False) -> Requirements:
+    """The pins of ``release`` (see the module docstring); with ``extras``, also :data:`EXTRAS`.
 
     :raises InputError: a release with no pin table.
     """
@@ -111,15 +129,16 @@ def requirements(release: str) -> Requirements:
     light = tuple(transformers if r == "{transformers}" else r for r in _LIGHT) + extra
     # mistral_common: vllm wants mistral_common[image]>=1.11.6; its numpy cap is below vLLM's pin
     nodeps = (xgrammar, flashinfer, torchvision, "mistral_common==1.13.1")
-    return Requirements(release, torch, f"vllm=={release}", light, nodeps)
+    return Requirements(release, torch, f"vllm=={release}", light, nodeps, EXTRAS if extras else ())
 
 
-def default_env_dir(release: str) -> Path:
-    """``$DRYBOOT_BOOT_ENV_ROOT/<release>``, default ``~/.cache/dryboot/boot-env/<release>``."""
+def default_env_dir(release: str, extras: bool = False) -> Path:
+    """``$DRYBOOT_BOOT_ENV_ROOT/<release>``, default ``~/.cache/dryboot/boot-env/<release>``;
+    with ``extras``, ``<release>-mm`` beside it."""
     root = os.environ.get("DRYBOOT_BOOT_ENV_ROOT") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "dryboot", "boot-env"
     )
-    return Path(root) / release
+    return Path(root) / (f"{release}-mm" if extras else release)
 
 
 def installed_vllm(python: str) -> Path:
@@ -150,9 +169,16 @@ _SMOKE_CONFIG = {
 }
 
 
-def smoke(python: str, release: str) -> str | None:
+def smoke(python: str, release: str, extras: tuple[str, ...] = ()) -> str | None:
     """One engine start in the environment; ``None`` when it answers 100 blocks under
-    ``release``, else what went wrong (one line)."""
+    ``release`` (and each package of ``extras`` is installed at its pin), else what went wrong (one line)."""
+    for pin in extras:  # installed at its pin (it imports only beside the engine start's stand-ins:
+        # timm imports torchvision, whose CUDA build needs the two op schemas engine_start.py declares)
+        name, version = pin.split("==")
+        code = f"import importlib.metadata as m; print(m.version({name!r}))"
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+        if proc.stdout.strip() != version:
+            return f"{name} {version} is not installed ({(proc.stdout + proc.stderr).strip()[-200:]})"
     try:
         tree = resolve_tree(str(installed_vllm(python).parent))
         with tempfile.TemporaryDirectory(prefix="dryboot-smoke-") as tmp:
@@ -204,22 +230,27 @@ def _pip(python: str, args: list[str], log: Callable[[str], None]) -> None:
 
 
 def build_env(
-    release: str, target: Path | None = None, log: Callable[[str], None] | None = None, base_python: str | None = None
+    release: str,
+    target: Path | None = None,
+    log: Callable[[str], None] | None = None,
+    base_python: str | None = None,
+    extras: bool = False,
 ) -> EnvInfo:
     """Build (or reuse) the boot environment of ``release`` at ``target`` (default
     :func:`default_env_dir`). A vLLM wheel is taken from ``$DRYBOOT_VLLM_WHEEL_DIR`` when set.
+    With ``extras``, :data:`EXTRAS` too (default directory ``<release>-mm``).
 
     :raises InputError: an unknown release, a failing pip step, or a smoke test that fails.
     """
     say = log or (lambda text: None)
-    req = requirements(release)
-    venv = target or default_env_dir(release)
+    req = requirements(release, extras)
+    venv = target or default_env_dir(release, extras)
     py = venv / "bin" / "python"
     stamp = venv / STAMP
     t0 = time.perf_counter()
     if py.is_file() and stamp.is_file() and stamp.read_text().rstrip("\n") == req.stamp():
         say(f"reusing {venv}")
-        problem = None if os.environ.get("DRYBOOT_SKIP_SMOKE") else smoke(str(py), release)
+        problem = None if os.environ.get("DRYBOOT_SKIP_SMOKE") else smoke(str(py), release, req.extras)
         if problem is None:
             return EnvInfo(str(py), True, round(time.perf_counter() - t0, 1), _size(venv))
         say(f"the existing environment failed its smoke test ({problem}): rebuilding")
@@ -236,7 +267,10 @@ def build_env(
     say("installing the light import-time dependencies")
     _pip(str(py), [req.torch, *req.light], say)
     _pip(str(py), ["--no-deps", *req.nodeps], say)
-    problem = None if os.environ.get("DRYBOOT_SKIP_SMOKE") else smoke(str(py), release)
+    if req.extras:
+        say(f"installing {' '.join(req.extras)} --no-deps (the multimodal model files' optional imports)")
+        _pip(str(py), ["--no-deps", *req.extras], say)
+    problem = None if os.environ.get("DRYBOOT_SKIP_SMOKE") else smoke(str(py), release, req.extras)
     if problem is not None:
         raise InputError(str(venv), None, f"smoke test failed: {problem}")
     stamp.write_text(req.stamp() + "\n")

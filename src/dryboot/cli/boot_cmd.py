@@ -334,8 +334,15 @@ def _figures_dict(f: Figures) -> dict[str, Any]:
 
 @click.command("boot-env")
 @click.option("--vllm-version", "release", required=True, metavar="X", help="The vLLM release (0.27.1 ... 0.33.0).")
+@click.option(
+    "--with-mm-extras",
+    "extras",
+    is_flag=True,
+    help="Also install the optional packages vLLM's multimodal model files import (timm, --no-deps), "
+    "in X-mm (default ~/.cache/dryboot/boot-env/X-mm), leaving X's environment as it is.",
+)
 @click.argument("directory", required=False, type=click.Path(file_okay=False))
-def boot_env(release: str, directory: str | None) -> None:
+def boot_env(release: str, directory: str | None, extras: bool) -> None:
     """Build (or reuse) the boot environment of vLLM X in DIRECTORY.
 
     A venv with CPU torch, vllm==X installed without its CUDA dependencies, and the light packages
@@ -348,7 +355,10 @@ def boot_env(release: str, directory: str | None) -> None:
     from dryboot.boot.env import build_env
 
     info = build_env(
-        release, Path(directory) if directory else None, log=lambda t: click.echo(f"[boot-env] {t}", err=True)
+        release,
+        Path(directory) if directory else None,
+        log=lambda t: click.echo(f"[boot-env] {t}", err=True),
+        extras=extras,
     )
     what = "reused" if info.reused else "built"
     click.echo(f"[boot-env] {what} in {info.seconds:.0f} s, {info.size_bytes / 1e9:.1f} GB", err=True)

@@ -25,12 +25,12 @@ def own_text_model(what: str) -> str:
     return f"multimodal wrapper whose language model is {what}, an architecture dryboot does not plan"
 
 
-NEEDS_TIMM = (
-    "multimodal wrapper, not verified: its vLLM model class needs timm (at import or to build its vision tower), "
-    "absent from the fidelity venv; not planned"
-)
-NEEDS_TORCHAUDIO = (
-    "multimodal wrapper, not verified: its vLLM module imports torchaudio, absent from the fidelity venv; not planned"
+KANANA_V = (
+    "multimodal wrapper whose config class is remote code: kakaocorp/kanana-1.5-v-3b-instruct says model_type "
+    "'kanana-1.5-v' with its configuration in the checkpoint's own Python files (auto_map), in neither "
+    "transformers nor vLLM's config registry, and kanana_v.py reads objects only that code builds "
+    "(vision_config.encoder_hidden_size, projector_config, text_config.eos_token_id); timm, which it "
+    "imports, is in `dryboot boot-env --with-mm-extras`: not verifiable offline"
 )
 FIRERED_META = (
     "multimodal wrapper of Qwen2ForCausalLM (planned) built on its top-level config, a Qwen2Config (not remote "
@@ -91,11 +91,6 @@ NEMOTRON_VL = (
     "checkpoints' own keys (patch_size, norm_mean, norm_std...) that class does not define (AttributeError "
     "building it); both recorded on tiny configs on vLLM 0.28.0 and 0.33.0; its RADIO / Parakeet towers are "
     "not modelled: not planned"
-)
-TIMM = (
-    "multimodal wrapper of a decoder dryboot reads (Gemma3nForCausalLM), not verified: its vision tower is a "
-    "timm model (TimmWrapperModel), and timm, not a vLLM dependency, is absent from the fidelity venv, so the "
-    "harness cannot build it (vLLM without timm fails: ImportError); not planned"
 )
 HYBRID = (
     "hybrid: Mamba / linear-attention / short-convolution layers beside attention "
@@ -242,7 +237,6 @@ REASONS: dict[str, str] = {
     "DeepSeekV4MTPModel": NOFILE,
     "DeepseekForCausalLM": REMOTE,
     "DeepseekV32MTPModel": SPEC_MTP,
-    "DeepseekVLV2ForCausalLM": NEEDS_TIMM,
     "DomynEdgeForCausalLM": DOMYN_EDGE,
     "DoryForCausalLM": DORY,
     "Dots3NoteForCausalLM": DOTS3_NOTE,
@@ -265,8 +259,6 @@ REASONS: dict[str, str] = {
     "FireRedASR2ForConditionalGeneration": FIRERED_META,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FlintForCausalLM": FLINT,
-    "FunASRForConditionalGeneration": NEEDS_TORCHAUDIO,
-    "Gemma3nForConditionalGeneration": TIMM,
     "Gemma4DSparkModel": SPEC_DSPARK,
     "Glm4MoeLiteMTPModel": SPEC_MTP,
     "Glm4MoeMTPModel": SPEC_MTP,
@@ -291,7 +283,7 @@ REASONS: dict[str, str] = {
     "IsaacForConditionalGeneration": ISAAC,
     "K2HorizonForCausalLM": K2_HORIZON,
     "K3DSparkModel": SPEC_DSPARK,
-    "KananaVForConditionalGeneration": NEEDS_TIMM,
+    "KananaVForConditionalGeneration": KANANA_V,
     "KeyeForConditionalGeneration": REMOTE_MM,
     "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
     "KimiK3ForConditionalGeneration": KIMI_K3,
@@ -303,7 +295,6 @@ REASONS: dict[str, str] = {
     "LongcatFlashNgramForCausalLM": REMOTE,
     "MPTForCausalLM": MPT_CONFIG,
     "MedusaModel": MEDUSA,
-    "MiDashengLMModel": NEEDS_TORCHAUDIO,
     "MiMoForCausalLM": REMOTE,
     "MiMoMTPModel": SPEC_MTP,
     "MiMoV2ForCausalLM": SPLIT_HEAD_SIZES,
@@ -333,7 +324,6 @@ REASONS: dict[str, str] = {
     "OpenCUAForConditionalGeneration": REMOTE_MM,
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,
-    "OpenVLAForActionPrediction": NEEDS_TIMM,
     "OrionForCausalLM": REMOTE,
     "Ovis2_5": REMOTE_MM,
     "Ovis2_6ForCausalLM": REMOTE_MM,

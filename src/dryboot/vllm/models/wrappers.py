@@ -326,6 +326,31 @@ BUILT_AS: dict[str, BuiltAs] = {
         required=("text_config.model_type", "audio_config.pad_token_id", "audio_config.codebook_size"),
         tower_heads=(("audio_config.encoder_attention_heads", 20),),
     ),
+    # OpenVLAConfig (vLLM's) reads text_config as a LlamaConfig; openvla.py builds the architecture
+    # it names (LlamaForCausalLM when absent); the towers are timm ViTs (DINOv2 + SigLIP, not
+    # sharded; recorded with timm in the boot environment's -mm variant)
+    "OpenVLAForActionPrediction": BuiltAs("openvla.py", "LlamaForCausalLM", "llama", named=("LlamaForCausalLM",)),
+    # MiDashengLMConfig (vLLM's) reads text_config as a Qwen2_5OmniTextConfig (its defaults, as the
+    # Qwen2.5-Omni thinker's); midashenglm.py builds it as Qwen2ForCausalLM. Its torchaudio import
+    # is a stand-in in the engine start (engine_start.py: the frontend's mel buffer shape only)
+    "MiDashengLMModel": BuiltAs(
+        "midashenglm.py",
+        "Qwen2ForCausalLM",
+        "qwen2",
+        {"num_key_value_heads": 4, "sliding_window": 32768},
+        # DashengAttention (QKVParallelLinear; DashengConfig: 12 heads)
+        tower_heads=(("audio_encoder_config.num_heads", 12),),
+    ),
+    # funasr.py reads the file's top level as a Qwen3Config and builds Qwen3Model on it (no
+    # SupportsPP); its SenseVoice encoder and adaptor hold no KV cache
+    "FunASRForConditionalGeneration": BuiltAs(
+        "funasr.py", "Qwen3ForCausalLM", "qwen3", text_types=("qwen3",), pp_refusal=NOT_SUPPORTS_PP
+    ),
+    # gemma3n_mm.py builds Gemma3nForCausalLM on text_config (a Gemma3nTextConfig); its towers are
+    # transformers' (TimmWrapperModel's MobileNetV5 via timm, the audio conformer), unsharded
+    "Gemma3nForConditionalGeneration": BuiltAs(
+        "gemma3n_mm.py", "Gemma3nForCausalLM", "gemma3n_text", text_types=("gemma3n_text",), pp_refusal=NOT_SUPPORTS_PP
+    ),
     # Glm4vForConditionalGeneration's model class builds a glm_ocr model's language model as
     # Glm4ForCausalLM; GlmOcrTextConfig has no head_dim of its own
     "GlmOcrForConditionalGeneration": BuiltAs(
@@ -366,6 +391,9 @@ BUILT_AS: dict[str, BuiltAs] = {
             model_fields=fields,
         )
         for arch, file, fields in (
+            # DeepSeek-VL2: the same config class; its vision tower is a timm SigLIP ViT (fixed
+            # so400m, recorded with timm in the boot environment's -mm variant)
+            ("DeepseekVLV2ForCausalLM", "deepseek_vl2.py", {}),
             ("DeepseekOCRForCausalLM", "deepseek_ocr.py", {}),
             ("DeepseekOCR2ForCausalLM", "deepseek_ocr2.py", {}),
             # UnlimitedOCRConfig is a DeepseekVLV2Config; its model class builds every attention
@@ -516,6 +544,8 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "HunYuanVLForConditionalGeneration": (),
     "Ovis": ("llm_config",),
     "BagelForConditionalGeneration": ("llm_config",),
+    "DeepseekVLV2ForCausalLM": ("language_config",),
+    "FunASRForConditionalGeneration": (),
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
     "UnlimitedOCRForCausalLM": ("language_config",),
