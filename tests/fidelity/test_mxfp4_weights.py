@@ -54,7 +54,7 @@ def test_refused_by_name_where_not_modelled() -> None:
     assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(compute_capability=(10, 0), sm_count=148)
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40)
     assert "TRITON backend" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
-    assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.29.0")
+    assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0")
     with pytest.raises(InputError, match="no MXFP4 MoE backend"):
         gpt_oss_mxfp4_backend(70, 110)
 

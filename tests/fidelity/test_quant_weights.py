@@ -27,7 +27,7 @@ from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
     choose_mp_linear_kernel,
     marlin_padded_nk,
 )
-from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS, wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS, quant_rules, wna16_from_config
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 HERE = Path(__file__).resolve().parent
@@ -58,7 +58,7 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     if not row["ok"]:
         assert report.refused, f"vLLM refuses ({row['error']}); dryboot answered"
         return
-    if version == "0.33.0" and row["capability"][0] >= 10:
+    if quant_rules(version).blackwell_attention_buffer and row["capability"][0] >= 10:
         # 0.33's FlashInfer attention on Blackwell shares a counter buffer allocated at load (the
         # oracle sees it in the first such case of a process only): refused by name
         assert "counter buffer" in (report.refused or ""), report.refused
@@ -80,8 +80,8 @@ def test_kernel_per_gpu_is_vllms() -> None:
             act_order = "desc_act" in row["config"] and row["argv"][-1] != "1"
             if row["capability"] == [9, 0] and _group_size(row["config"]) in (-1, 64, 128):
                 want = {"MacheteLinearKernel", "MarlinLinearKernel"} if act_order else {"MacheteLinearKernel"}
-            elif row["capability"] == [9, 0] and version == "0.33.0":
-                # 0.33 moves Humming ahead of Marlin on SM 9.0 (recorded with humming-kernels)
+            elif row["capability"] == [9, 0] and 90 in quant_rules(version).humming_before_marlin:
+                # 0.32 / 0.33 move Humming ahead of Marlin on SM 9.0 (recorded with humming-kernels)
                 assert row.get("humming"), row["config"]
                 want = {"HummingLinearKernel"}
             else:
@@ -200,8 +200,8 @@ def test_refusals_name_what_is_missing() -> None:
     refused by name."""
     gptq = CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g128"
     assert "name the GPU" in (model_weights(gptq).refused or "")
-    assert "checked on vLLM 0.27.1, 0.28.0, 0.30.0, 0.33.0 only" in (
-        model_weights(gptq, compute_capability=(8, 6), vllm_version="0.29.0").refused or ""
+    assert "checked on vLLM 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 only" in (
+        model_weights(gptq, compute_capability=(8, 6), vllm_version="0.26.0").refused or ""
     )
     act_order = CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g128-desc_act"
     assert "desc_act" in (model_weights(act_order, compute_capability=(8, 6), vllm_version="0.33.0").refused or "")
@@ -307,7 +307,7 @@ def test_moe_experts_refused_where_not_checked() -> None:
     moe = CONFIGS / "Qwen--Qwen3-30B-A3B+AutoRound-W4A16"
     assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.28.0").refused is None
     assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.33.0").refused is None
-    assert "0.29.0" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.29.0").refused or "")
+    assert "0.26.0" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.26.0").refused or "")
     assert "SM 7.5-9.x" in (model_weights(moe, compute_capability=(10, 0), vllm_version="0.28.0").refused or "")
 
 

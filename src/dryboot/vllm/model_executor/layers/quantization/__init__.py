@@ -82,9 +82,26 @@ QUANT_RULES = {
     # are 0.28.0's (the differences are XPU paths and MoE shard counts)
     "0.27.1": QuantRules(modelopt_moe=True),
     "0.28.0": QuantRules(modelopt_moe=True),
+    # 0.29.0's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete / AllSpark
+    # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer)
+    "0.29.0": QuantRules(),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
+    # 0.31.0: 0.30.0's GPTQ rules, and 0.33.0's kernels: no AllSpark in the CUDA list, no per-layer
+    # Marlin workspace (linear layers and MoE experts take the worker's); Humming after Marlin, the
+    # OAI Triton MoE kernels below SM 11.0, no FlashInfer counter buffer on Blackwell
+    "0.31.0": QuantRules(allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False),
+    # 0.32.0: 0.31.0's, with 0.33.0's Humming ahead of Marlin on SM 9.0 (``prioritize_humming``) and
+    # the OAI Triton MoE kernels up to SM 12.x; no FlashInfer counter buffer on Blackwell yet
+    "0.32.0": QuantRules(
+        allspark=False,
+        gptq_act_order=False,
+        gptq_g_idx_param=False,
+        marlin_layer_workspace=False,
+        oai_triton_below=130,
+        humming_before_marlin=(90,),
+    ),
     "0.33.0": QuantRules(
         allspark=False,
         gptq_act_order=False,
