@@ -2380,6 +2380,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
             humming=sm in rules.humming_before_marlin,
+            humming_checked=rules.humming_checked,
         ),
     )
 

@@ -62,6 +62,11 @@ class QuantRules:
         the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
         (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:
         :mod:`dryboot.vllm.model_executor.kernels.linear.humming`.
+    :param humming_checked: the Humming layouts of the release are recorded (0.33.0, with
+        ``humming-kernels`` 0.1.19). 0.32.0 ranks Humming as 0.33.0 does but pins 0.1.17, whose
+        package imports ``triton`` at import (the CPU boot environment has none) and whose
+        integration in vLLM differs from 0.33.0's: a layer or expert Humming takes there is
+        refused by name.
     """
 
     allspark: bool = True
@@ -73,6 +78,7 @@ class QuantRules:
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
+    humming_checked: bool = True
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -101,6 +107,7 @@ QUANT_RULES = {
         marlin_layer_workspace=False,
         oai_triton_below=130,
         humming_before_marlin=(90,),
+        humming_checked=False,
     ),
     "0.33.0": QuantRules(
         allspark=False,
