@@ -51,7 +51,7 @@ class QuantRules:
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
-        (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
+        (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.31; below 13.0 from 0.32).
     :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
         are checked against this release (``quant-recorded-modelopt-<version>.json``); elsewhere
         refused by name.
