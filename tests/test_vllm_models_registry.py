@@ -45,7 +45,6 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
 @pytest.mark.parametrize(
     ("architecture", "words"),
     [
-        ("Gemma3nForConditionalGeneration", "timm"),
         ("NemotronHPuzzleForCausalLM", "per-layer configs"),
         ("DeepSeekV4MTPModel", "DeepSeek-V4 drafter"),
         ("WhisperForConditionalGeneration", "encoder-decoder"),

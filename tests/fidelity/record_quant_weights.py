@@ -257,16 +257,27 @@ def dump_experts(model: Any) -> None:
 def _yarn_ramp_on_cpu(torch: Any) -> None:
     """DeepSeek-V4's (and V3's) YaRN rope builds its ramp mask on the default (meta) device, where
     ``torch.clamp`` with Python bounds mixes devices: the mask is computed on the CPU and moved to
-    the meta device (a value, not a held tensor: the sizes counted are unchanged)."""
+    the meta device (a value, not a held tensor: the sizes counted are unchanged). gpt-oss's
+    ``YaRNScalingRotaryEmbedding`` (``yarn_scaling_rope.py``) does the same where the release's
+    torch raises there (0.29.0's): patched in that module too where it imports the function."""
     import vllm.model_executor.layers.rotary_embedding.deepseek_scaling_rope as dsr
 
-    real = dsr.yarn_linear_ramp_mask
+    for mod in (dsr, importlib.import_module("vllm.model_executor.layers.rotary_embedding.yarn_scaling_rope")):
+        real = getattr(mod, "yarn_linear_ramp_mask", None)
+        if real is None:
+            continue
 
-    def on_cpu(*args: Any, **kwargs: Any) -> Any:
-        with torch.device("cpu"):
-            return real(*args, **kwargs).to("meta")
+        def on_cpu(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            with torch.device("cpu"):
+                return _real(*args, **kwargs).to("meta")
 
-    dsr.yarn_linear_ramp_mask = on_cpu
+        mod.yarn_linear_ramp_mask = on_cpu
+
+
+def _named(configs: Path) -> list[Path]:
+    """The config folders of ``configs`` the command line names (all of them where it names none)."""
+    only = set(sys.argv[1:])
+    return [p for p in sorted(configs.iterdir()) if p.is_dir() and (not only or p.name in only)]
 
 
 def main() -> int:
@@ -287,7 +298,8 @@ def main() -> int:
     import torch
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
-    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe"):  # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets)
+    if os.environ.get("RECORD_SET") in ("dsv4", "fp8", "moe") or any(mxfp4_config(p) for p in _named(QUANT_CONFIGS)):
+        # DeepSeek-V3's YaRN rope (dsv4, fp8, moe sets), gpt-oss's (the first set's MXFP4 configs)
         _yarn_ramp_on_cpu(torch)
 
     V = es.V

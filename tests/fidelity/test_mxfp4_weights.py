@@ -34,7 +34,10 @@ RECORDED_0_28 = load_recorded("quant-recorded-0.28.0-mxfp4")["0.28.0"]
         ("0.28.0", 90, "TRITON"),
         ("0.28.0", 100, "FLASHINFER_TRTLLM_MXFP4_BF16"),
         ("0.28.0", 120, "MARLIN"),  # the OAI Triton kernels stop below SM 11.0 up to 0.30
+        ("0.29.0", 120, "MARLIN"),
         ("0.30.0", 120, "MARLIN"),
+        ("0.31.0", 120, "MARLIN"),  # recorded: gpt-oss-20b on RTX 5090 through Marlin
+        ("0.32.0", 120, "TRITON"),  # 0.32.0's gpt_oss_triton_kernels_moe.py: below SM 13.0, as 0.33.0
         ("0.33.0", 120, "TRITON"),  # 0.33 widens them to SM 12.x
         ("0.33.0", 89, "MARLIN"),
     ],
@@ -54,7 +57,7 @@ def test_refused_by_name_where_not_modelled() -> None:
     assert "FLASHINFER_TRTLLM_MXFP4_BF16 backend" in refused(compute_capability=(10, 0), sm_count=148)
     assert "from SM 8.0" in refused(compute_capability=(7, 5), sm_count=40)
     assert "TRITON backend" in refused(compute_capability=(12, 0), sm_count=170, vllm_version="0.33.0")
-    assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.29.0")
+    assert "checked on vLLM" in refused(compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0")
     with pytest.raises(InputError, match="no MXFP4 MoE backend"):
         gpt_oss_mxfp4_backend(70, 110)
 

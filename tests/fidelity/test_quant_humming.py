@@ -65,13 +65,19 @@ def _humming_rows() -> list[tuple[Path, str, dict[str, Any]]]:
     return out
 
 
-def test_only_0330_prefers_humming_and_only_on_sm90() -> None:
+def test_only_0320_and_0330_prefer_humming_and_only_on_sm90() -> None:
+    """0.32.0 and 0.33.0 rank Humming first on SM 9.0 (the same ``humming/priority.py``); its
+    layouts are recorded on 0.33.0 only (0.32.0's pin, humming-kernels 0.1.17, imports triton)."""
     assert {v: r.humming_before_marlin for v, r in QUANT_RULES.items()} == {
         "0.27.1": (),
         "0.28.0": (),
+        "0.29.0": (),
         "0.30.0": (),
+        "0.31.0": (),
+        "0.32.0": (90,),
         "0.33.0": (90,),
     }
+    assert [v for v, r in QUANT_RULES.items() if not r.humming_checked] == ["0.32.0"]
 
 
 def _g(group: int) -> MPLinearLayerConfig:

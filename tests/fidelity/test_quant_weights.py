@@ -27,7 +27,12 @@ from dryboot.vllm.model_executor.kernels.linear.mixed_precision import (
     choose_mp_linear_kernel,
     marlin_padded_nk,
 )
-from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS, wna16_from_config
+from dryboot.vllm.model_executor.layers.quantization import (
+    QUANT_RULES,
+    WNA16_METHODS,
+    quant_rules,
+    wna16_from_config,
+)
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 HERE = Path(__file__).resolve().parent
@@ -58,7 +63,7 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     if not row["ok"]:
         assert report.refused, f"vLLM refuses ({row['error']}); dryboot answered"
         return
-    if version == "0.33.0" and row["capability"][0] >= 10:
+    if quant_rules(version).blackwell_attention_buffer and row["capability"][0] >= 10:
         # 0.33's FlashInfer attention on Blackwell shares a counter buffer allocated at load (the
         # oracle sees it in the first such case of a process only): refused by name
         assert "counter buffer" in (report.refused or ""), report.refused
@@ -80,8 +85,8 @@ def test_kernel_per_gpu_is_vllms() -> None:
             act_order = "desc_act" in row["config"] and row["argv"][-1] != "1"
             if row["capability"] == [9, 0] and _group_size(row["config"]) in (-1, 64, 128):
                 want = {"MacheteLinearKernel", "MarlinLinearKernel"} if act_order else {"MacheteLinearKernel"}
-            elif row["capability"] == [9, 0] and version == "0.33.0":
-                # 0.33 moves Humming ahead of Marlin on SM 9.0 (recorded with humming-kernels)
+            elif row["capability"] == [9, 0] and 90 in quant_rules(version).humming_before_marlin:
+                # 0.32 / 0.33 move Humming ahead of Marlin on SM 9.0 (recorded with humming-kernels)
                 assert row.get("humming"), row["config"]
                 want = {"HummingLinearKernel"}
             else:
@@ -200,9 +205,14 @@ def test_refusals_name_what_is_missing() -> None:
     refused by name."""
     gptq = CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g128"
     assert "name the GPU" in (model_weights(gptq).refused or "")
-    assert "checked on vLLM 0.27.1, 0.28.0, 0.30.0, 0.33.0 only" in (
-        model_weights(gptq, compute_capability=(8, 6), vllm_version="0.29.0").refused or ""
+    assert "checked on vLLM 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 only" in (
+        model_weights(gptq, compute_capability=(8, 6), vllm_version="0.26.0").refused or ""
     )
+    # 0.32.0 ranks Humming first on SM 9.0 (as 0.33.0) with humming-kernels 0.1.17: not recorded
+    ct = CONFIGS / "Qwen--Qwen3-8B+CT-W4A16-g32"
+    refused = model_weights(ct, compute_capability=(9, 0), sm_count=132, vllm_version="0.32.0").refused or ""
+    assert "Humming kernel" in refused and "0.33.0" in refused, refused
+    assert model_weights(ct, compute_capability=(9, 0), sm_count=132, vllm_version="0.31.0").refused is None
     act_order = CONFIGS / "Qwen--Qwen3-8B+GPTQ-Int4-g128-desc_act"
     assert "desc_act" in (model_weights(act_order, compute_capability=(8, 6), vllm_version="0.33.0").refused or "")
     qc = {
@@ -307,7 +317,7 @@ def test_moe_experts_refused_where_not_checked() -> None:
     moe = CONFIGS / "Qwen--Qwen3-30B-A3B+AutoRound-W4A16"
     assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.28.0").refused is None
     assert model_weights(moe, compute_capability=(8, 6), sm_count=82, vllm_version="0.33.0").refused is None
-    assert "0.29.0" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.29.0").refused or "")
+    assert "0.26.0" in (model_weights(moe, compute_capability=(8, 6), vllm_version="0.26.0").refused or "")
     assert "SM 7.5-9.x" in (model_weights(moe, compute_capability=(10, 0), vllm_version="0.28.0").refused or "")
 
 
@@ -321,6 +331,23 @@ def test_at_least_100_byte_exact_cases_per_release(version: str) -> None:
     """Issue 33: at least 100 byte-exact cases on each of 0.27.1, 0.30.0 and 0.33.0, over every
     recorded method (GPTQ, AWQ, AutoRound, compressed-tensors, MXFP4, ...)."""
     assert sum(_exact(version, row) for row in RECORDED[version].values()) >= 100
+
+
+def test_every_release_of_the_rules_is_recorded() -> None:
+    """Every release of ``QUANT_RULES`` (0.27.1-0.33.0) has vLLM's own records in this set."""
+    assert set(QUANT_RULES) == {"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"}
+    assert set(QUANT_RULES) <= set(RECORDED)
+
+
+@pytest.mark.parametrize(("version", "least"), [("0.29.0", 100), ("0.31.0", 50), ("0.32.0", 40)])
+def test_releases_between_byte_exact(version: str, least: int) -> None:
+    """0.29.0 (0.28.0's rules), 0.31.0 (0.30.0's GPTQ rules with 0.33.0's kernels) and 0.32.0
+    (0.31.0's with Humming first on SM 9.0 and the OAI Triton MoE kernels up to SM 12.x): the
+    recorded GPTQ / AWQ / AutoRound / compressed-tensors / MXFP4 cases are byte-exact, act-order
+    refused as vLLM refuses it (0.31.0, 0.32.0)."""
+    assert sum(_exact(version, row) for row in RECORDED[version].values()) >= least
+    act_order = [row for row in RECORDED[version].values() if "desc_act" in row["config"]]
+    assert act_order and all(row["ok"] == quant_rules(version).gptq_act_order for row in act_order)
 
 
 @pytest.mark.parametrize("config", ["google--gemma-3-12b-it+CT-W4A16-g32", "Qwen--Qwen3.5-27B+CT-W4A16-g32"])

@@ -24,6 +24,7 @@ import pytest
 import quant_cases_moe as moe
 from quant_harness import case_ids, dryboot_weights, load_recorded, plan_output, record_live, tp_of
 
+from dryboot.vllm.model_executor.layers.quantization import quant_rules
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_refusal
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import ScaledScheme
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
@@ -42,14 +43,14 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
     install's), or the release's attention buffer on Blackwell; ``None``: byte-exact."""
     sm = row["capability"][0] * 10 + row["capability"][1]
     config = row["config"]
-    if version == "0.33.0" and sm >= 100:
+    if quant_rules(version).blackwell_attention_buffer and sm >= 100:
         return "counter buffer"
     if config.endswith("GPTQ-Int4") and tp_of(row) == 2:
         # 704 per rank, group 128: vLLM's check_moe_marlin_supports_layer sends it to MoeWNA16
         # before any MoE kernel is chosen, on every GPU
         return "MoeWNA16"
-    if version == "0.33.0" and sm == 90 and not any(k in config for k in ("INT8", "FP8")):
-        # 0.33 ranks the Humming kernels ahead of Marlin on SM 9.0: exact where recorded with
+    if sm in quant_rules(version).humming_before_marlin and not any(k in config for k in ("INT8", "FP8")):
+        # 0.32 / 0.33 rank the Humming kernels ahead of Marlin on SM 9.0: exact where recorded with
         # humming-kernels (test_quant_humming.py); a row recorded without it is not a CUDA
         # install's choice
         return None if row.get("humming") else "Humming"
@@ -201,8 +202,8 @@ def test_refusals_name_what_is_missing() -> None:
     # 0.33.0 on SM 9.0: the Humming experts (test_quant_humming.py), no longer refused
     assert model_weights(awq, compute_capability=(9, 0), sm_count=132, vllm_version="0.33.0").refused is None
     assert model_weights(awq, compute_capability=(9, 0), sm_count=132, vllm_version="0.30.0").refused is None
-    assert "0.29.0" in (
-        model_weights(awq, compute_capability=(8, 9), sm_count=128, vllm_version="0.29.0").refused or ""
+    assert "0.26.0" in (
+        model_weights(awq, compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0").refused or ""
     )
     assert "name the GPU" in (model_weights(awq).refused or "")
     # the CT W8A8 experts are checked on 0.28.0 and 0.33.0 only

@@ -234,7 +234,7 @@ WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
 #: releases whose quantized Gemma-3 layouts are checked against vLLM (quant-recorded-*-fam.json)
-GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+GEMMA3_QUANT_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: families checked under ModelOpt after loading, NVFP4 experts included: the dense decoders,
 #: Qwen3-MoE (nvidia/Qwen3-30B-A3B-NVFP4) and, under MIXED_PRECISION, the Qwen3.5 / 3.6 MoE hybrid
 #: with its vision tower (nvidia/Qwen3.6-35B-A3B-NVFP4)
@@ -2382,6 +2382,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
             g_idx_param=rules.gptq_g_idx_param,
             layer_workspace=rules.marlin_layer_workspace,
             humming=sm in rules.humming_before_marlin,
+            humming_checked=rules.humming_checked,
         ),
     )
 

@@ -51,7 +51,7 @@ class QuantRules:
     :param marlin_layer_workspace: ``MarlinLinearKernel.process_weights_after_loading`` allocates
         a workspace per layer (0.28); 0.33 takes one from the worker's workspace manager per call.
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
-        (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.30; below 13.0 in 0.33).
+        (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.31; below 13.0 from 0.32).
     :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
         are checked against this release (``quant-recorded-modelopt-<version>.json``); elsewhere
         refused by name.
@@ -62,6 +62,11 @@ class QuantRules:
         the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
         (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:
         :mod:`dryboot.vllm.model_executor.kernels.linear.humming`.
+    :param humming_checked: the Humming layouts of the release are recorded (0.33.0, with
+        ``humming-kernels`` 0.1.19). 0.32.0 ranks Humming as 0.33.0 does but pins 0.1.17, whose
+        package imports ``triton`` at import (the CPU boot environment has none) and whose
+        integration in vLLM differs from 0.33.0's: a layer or expert Humming takes there is
+        refused by name.
     """
 
     allspark: bool = True
@@ -73,6 +78,7 @@ class QuantRules:
     modelopt_moe: bool = False
     modelopt_fp8_marlin: bool = True
     humming_before_marlin: tuple[int, ...] = ()
+    humming_checked: bool = True
 
 
 #: the releases whose GPTQ / AWQ / AutoRound layouts are checked against vLLM itself
@@ -82,9 +88,27 @@ QUANT_RULES = {
     # are 0.28.0's (the differences are XPU paths and MoE shard counts)
     "0.27.1": QuantRules(modelopt_moe=True),
     "0.28.0": QuantRules(modelopt_moe=True),
+    # 0.29.0's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete / AllSpark
+    # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer)
+    "0.29.0": QuantRules(),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
+    # 0.31.0: 0.30.0's GPTQ rules, and 0.33.0's kernels: no AllSpark in the CUDA list, no per-layer
+    # Marlin workspace (linear layers and MoE experts take the worker's); Humming after Marlin, the
+    # OAI Triton MoE kernels below SM 11.0, no FlashInfer counter buffer on Blackwell
+    "0.31.0": QuantRules(allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False),
+    # 0.32.0: 0.31.0's, with 0.33.0's Humming ahead of Marlin on SM 9.0 (``prioritize_humming``) and
+    # the OAI Triton MoE kernels up to SM 12.x; no FlashInfer counter buffer on Blackwell yet
+    "0.32.0": QuantRules(
+        allspark=False,
+        gptq_act_order=False,
+        gptq_g_idx_param=False,
+        marlin_layer_workspace=False,
+        oai_triton_below=130,
+        humming_before_marlin=(90,),
+        humming_checked=False,
+    ),
     "0.33.0": QuantRules(
         allspark=False,
         gptq_act_order=False,
