@@ -45,6 +45,16 @@ COMPARED = ("block_size", "groups", "num_blocks", "tokens", "concurrency", "max_
 # --------------------------------------------------------------------------- cases
 
 
+def vllm_version(python: str) -> str:
+    """The vLLM release installed beside interpreter ``python`` (a boot environment's)."""
+    return subprocess.run(
+        [python, "-c", "from importlib.metadata import version; print(version('vllm'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
 @dataclass
 class Case:
     id: str

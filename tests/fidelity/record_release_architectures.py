@@ -13,7 +13,6 @@ recorded comes from dryboot.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,12 +25,7 @@ import test_release_architectures as R
 
 def main() -> int:
     python, only = sys.argv[1], set(sys.argv[2:])
-    version = subprocess.run(
-        [python, "-c", "from importlib.metadata import version; print(version('vllm'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    version = H.vllm_version(python)
     runner = H.OracleRunner(python, jobs=1)
     archs = [a for a in R.ARCHITECTURES.get(version, ()) if not only or a in only]
     cases = {a: R.cases(a) for a in archs}

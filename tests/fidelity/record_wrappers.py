@@ -11,7 +11,6 @@ and the layers in each. Nothing recorded comes from dryboot.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,12 +25,7 @@ KEPT = ("ok", "stage", "error", "block_size", "groups", "group_layers", "num_blo
 
 def main() -> int:
     python = sys.argv[1]
-    version = subprocess.run(
-        [python, "-c", "from importlib.metadata import version; print(version('vllm'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    version = H.vllm_version(python)
     if version not in Q.VERSIONS:
         print(f"vLLM {version}: these cases are recorded on {' / '.join(Q.VERSIONS)} only", file=sys.stderr)
         return 1

@@ -179,6 +179,24 @@ _GRANITE_SWA = (
 )
 _GRANITE_SWA_KEYS = {"layer_types": _GRANITE_SWA, "attention_sinks": _GRANITE_SWA}
 
+#: exaone_moe.py's decoder (per-layer windows from sliding_windows, read by the model class with no
+#: config-class default), under both of its registry names
+_EXAONE_MOE = Decoder(
+    "exaone_moe.py",
+    {
+        "max_position_embeddings": 2048,
+        "num_attention_heads": 32,
+        "hidden_size": 4096,
+        "num_key_value_heads": 32,
+        "sliding_window": 4096,
+        "num_experts": 64,
+    },
+    per_layer_window=True,
+    generated_types=_exaone4_types,
+    required=("sliding_windows",),
+    experts_key="num_experts",
+)
+
 #: architecture -> its decoder facts (vLLM 0.28.0 model files, transformers 5 config classes).
 DECODERS: dict[str, Decoder] = {
     "MixtralForCausalLM": Decoder("mixtral.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
@@ -361,38 +379,10 @@ DECODERS: dict[str, Decoder] = {
         experts_key="moe_num_experts",
     ),
     # per-layer windows from sliding_windows (read by the model class, no config-class default)
-    "ExaoneMoeForCausalLM": Decoder(
-        "exaone_moe.py",
-        {
-            "max_position_embeddings": 2048,
-            "num_attention_heads": 32,
-            "hidden_size": 4096,
-            "num_key_value_heads": 32,
-            "sliding_window": 4096,
-            "num_experts": 64,
-        },
-        per_layer_window=True,
-        generated_types=_exaone4_types,
-        required=("sliding_windows",),
-        experts_key="num_experts",
-    ),
+    "ExaoneMoeForCausalLM": _EXAONE_MOE,
     # vLLM 0.33.0's registry also names exaone_moe.py's ExaoneMoeForCausalLM "ExaoneMoEForCausalLM"
     # (the same class, the same config class): read as ExaoneMoeForCausalLM
-    "ExaoneMoEForCausalLM": Decoder(
-        "exaone_moe.py",
-        {
-            "max_position_embeddings": 2048,
-            "num_attention_heads": 32,
-            "hidden_size": 4096,
-            "num_key_value_heads": 32,
-            "sliding_window": 4096,
-            "num_experts": 64,
-        },
-        per_layer_window=True,
-        generated_types=_exaone4_types,
-        required=("sliding_windows",),
-        experts_key="num_experts",
-    ),
+    "ExaoneMoEForCausalLM": _EXAONE_MOE,
     # vLLM 0.33.0: granite.py / granitemoeshared.py serve the granite_swa / granitemoe_swa
     # checkpoints: each sliding_attention layer of layer_types (which transformers' GraniteSWAConfig /
     # GraniteMoeSWAConfig write when absent: full when i % 4 == 0) passes the config's window as
