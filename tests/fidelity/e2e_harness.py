@@ -55,6 +55,47 @@ def vllm_version(python: str) -> str:
     ).stdout.strip()
 
 
+#: what a config-case recorder keeps of each oracle answer
+RECORD_KEPT = ("ok", "stage", "error", "block_size", "groups", "group_layers", "num_blocks")
+
+
+def record_config_cases(
+    python: str,
+    version: str,
+    cases: dict[str, tuple[str, list[str]]],
+    config: Any,
+    path: Path,
+    error_chars: int,
+) -> int:
+    """Run release ``version``'s engine start (interpreter ``python``) over ``cases`` (case id ->
+    (config name, flags); ``config(name)`` gives the config) and write what :data:`RECORD_KEPT`
+    names of each answer to ``path`` (the error cut to ``error_chars``); prints a line per case.
+    Returns the exit status: 1 (nothing written) when the oracle crashed on a case."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        inputs = [
+            {"id": cid, "model": _write_config(work, name, config(name)), "argv": argv}
+            for cid, (name, argv) in cases.items()
+        ]
+        res = OracleRunner(python, jobs=1).run(inputs)
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+        return 1
+    out = {}
+    for cid, (name, argv) in cases.items():
+        kept = {k: res[cid].get(k) for k in RECORD_KEPT if res[cid].get(k) is not None}
+        if "error" in kept:
+            kept["error"] = str(kept["error"])[:error_chars]
+        out[cid] = {"config": name, "argv": argv, "vllm": kept}
+        print(f"{cid:28} {'served' if kept.get('ok') else kept.get('error', '')[:90]}")
+    path.write_text(json.dumps({"vllm": version, "cases": out}, indent=1) + "\n")
+    print(f"vLLM {version}: {len(out)} cases recorded into {path}")
+    return 0
+
+
 @dataclass
 class Case:
     id: str
