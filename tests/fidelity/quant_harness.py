@@ -79,6 +79,22 @@ def dryboot_weights(configs: Path, row: dict[str, Any], version: str) -> Any:
     )
 
 
+def assert_weights(report: Any, row: dict[str, Any], why: str | None) -> None:
+    """dryboot's ``report`` against vLLM's recorded ``row``: where vLLM (or the oracle) failed,
+    dryboot refuses (naming ``why`` when given); where ``why`` names a refusal, dryboot's names it;
+    else it answers, byte-exact with vLLM's ``allocated_bytes`` on the first stage."""
+    if not row["ok"]:
+        assert report.refused, f"vLLM or the oracle fails ({str(row.get('error'))[:200]}); dryboot answered"
+        if why is not None:
+            assert why in report.refused, report.refused
+        return
+    if why is not None:
+        assert why in (report.refused or ""), report.refused
+        return
+    assert not report.refused, report.refused
+    assert report.stages[0].allocated_bytes == row["allocated_bytes"], (row, report.stages[0].allocated_bytes)
+
+
 def plan_output(model: Path, gpu: str, *extra: str, max_model_len: str = "8192") -> tuple[int, str]:
     """``dryboot plan --model MODEL --gpu GPU --max-model-len N EXTRA...``: exit code and output."""
     argv = ["plan", "--model", str(model), "--gpu", gpu, "--max-model-len", max_model_len, *extra]

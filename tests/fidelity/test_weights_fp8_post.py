@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import quant_cases_fp8 as fp8
-from quant_harness import case_ids, dryboot_weights, load_recorded, tp_of
+from quant_harness import assert_weights, case_ids, dryboot_weights, load_recorded, tp_of
 
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import deep_gemm_ue8m0_scale_bytes
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
@@ -53,11 +53,7 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
     report = dryboot_weights(fp8.CONFIGS, row, version)
     why = _refusal(row, version)
-    if why is not None or not row["ok"]:
-        assert report.refused and (why is None or why in report.refused), report.refused
-        return
-    assert not report.refused, report.refused
-    assert report.stages[0].allocated_bytes == row["allocated_bytes"], (cid, report.stages[0].allocated_bytes)
+    assert_weights(report, row, why)
 
 
 def test_corpus_size() -> None:
