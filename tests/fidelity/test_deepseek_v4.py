@@ -153,3 +153,30 @@ def test_dryboot_matches_recorded_oracle() -> None:
             answers = f"vLLM:    {H._answer(row['vllm'], vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
             problems.append(f"{case.command('0.28.0')}\n    {answers}")
     assert not problems, f"{len(problems)}/{len(rows)} disagree:\n" + "\n".join(problems)
+
+
+#: release planned -> what dryboot's KV cache refusal of the auto KV dtype names: the releases whose
+#: ``_resolve_dsv4_kv_cache_dtype`` asserts fp8 (0.27.1-0.29.0) refuse the dtype as that release
+#: does; 0.30.0+ take ``auto`` as fp8 there, so dryboot refuses the release (only 0.28.0's packed
+#: KV cache is modelled), naming it
+_AUTO_DTYPE_REFUSALS = {
+    "0.27.1": ("--kv-cache-dtype", "vLLM 0.27.1 builds it only with an fp8 KV cache (AssertionError"),
+    "0.28.0": ("--kv-cache-dtype", "vLLM 0.28.0 builds it only with an fp8 KV cache (AssertionError"),
+    "0.29.0": ("--kv-cache-dtype", "vLLM 0.29.0 builds it only with an fp8 KV cache (AssertionError"),
+    "0.30.0": ("--vllm-version", "KV cache on vLLM 0.30.0 is not modelled"),
+    "0.33.0": ("--vllm-version", "KV cache on vLLM 0.33.0 is not modelled"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(_AUTO_DTYPE_REFUSALS))
+def test_kv_refusal_names_the_release_planned(version: str) -> None:
+    """The auto-KV-dtype case is refused on every release, by what that release does, in words that
+    name the release planned (not 0.28.0's assertion on every release)."""
+    flag, words = _AUTO_DTYPE_REFUSALS[version]
+    case = make_case(0, "interleaved", ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192"])
+    got = H.run_dryboot(case, version)
+    assert got.get("refused"), got
+    error = str(got["error"])
+    assert f"error: {flag}" in error and words in error, error
+    if version != "0.28.0":
+        assert "vLLM 0.28.0 builds" not in error, error

@@ -134,10 +134,13 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
         # registry; 0.28.0 refuses it, recorded in data/architectures/recorded.json)
         "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
+        # Gemma-3n's shared-KV layers (0.33.0's gemma3n.py builds them with q_proj only), past
+        # GeluAndMulSparse's Tensor.item() by the engine start's CPU stand-in; the text model in
+        # 0.33.0's environment, the wrapper in 0.33.0-mm's (timm: its MobileNetV5 tower)
+        "Gemma3nForCausalLM": "its shared-KV layers and sparse MLPs (gemma3n.py)",
+        "Gemma3nForConditionalGeneration": "a wrapper of a text model dryboot plans, recorded in the -mm environment",
         # wrappers of planned text models recorded in `boot-env --with-mm-extras`'s 0.33.0-mm (timm)
-        # or with the engine start's torchaudio stand-in (FunASR, MiDashengLM). Not Gemma-3n's
-        # wrapper: on 0.33.0 its model fails on the meta device, as Gemma3nForCausalLM's does (18 of 24
-        # cases: "RuntimeError: Tensor.item() cannot be called on meta tensors"), so 0.33.0 does not check it
+        # or with the engine start's torchaudio stand-in (FunASR, MiDashengLM)
         **dict.fromkeys(
             (
                 "DeepseekVLV2ForCausalLM",

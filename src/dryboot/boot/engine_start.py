@@ -92,6 +92,11 @@ What is faked, and why (nothing else is):
   5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
   buffers and raises when called, and a function that raises when called, so those modules import
   and a Pixtral tower builds on the meta device (the engine start never runs the tower).
+* **Values read with ``Tensor.item()`` at construction.** 0.30.0+'s ``GeluAndMulSparse`` (Gemma-3n's
+  sparse MLPs) computes its Gaussian cutoff as a Python float while built; its constructor runs
+  under the CPU device (the model is built under the meta device, where ``.item()`` fails), so the
+  float is the one a GPU box computes. The layer holds no parameter or buffer. (0.27.1-0.29.0 keep
+  the cutoff as a tensor: built as it is.)
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
@@ -409,6 +414,20 @@ def _torchaudio_stand_in() -> None:
         sys.modules[mod.__name__] = mod
 
 
+def _on_cpu(init: Any) -> Any:
+    """``init`` (a constructor) run under the CPU device, whatever device the caller's scope
+    names: the scalars it computes with ``Tensor.item()`` get their value, not a meta tensor's
+    error."""
+    import torch
+
+    @functools.wraps(init)
+    def wrapped(*args: Any, **kwargs: Any) -> None:
+        with torch.device("cpu"):
+            init(*args, **kwargs)
+
+    return wrapped
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -623,6 +642,18 @@ def _install() -> None:
 
     global VLLM_MINOR
     VLLM_MINOR = int(vllm.__version__.split(".")[1])
+
+    # 0.30.0+'s ``GeluAndMulSparse.__init__`` (``layers/activation.py``; Gemma-3n's sparse MLPs)
+    # reads its Gaussian cutoff as a Python float (``Normal(0, 1).icdf(sparsity).item()``) while the
+    # model is built under the meta device, where a tensor has no value: its constructor runs under
+    # the CPU device instead, so the float is the one a GPU box computes (the layer then holds no
+    # tensor: nothing it builds reaches the weights or the KV cache). 0.27.1-0.29.0 keep the cutoff
+    # as a tensor attribute (counted with the model's tensors on the meta device): built as it is.
+    from vllm.model_executor.layers import activation as activation_layers
+
+    sparse_gelu = getattr(activation_layers, "GeluAndMulSparse", None)
+    if sparse_gelu is not None and VLLM_MINOR >= 30:
+        sparse_gelu.__init__ = _on_cpu(sparse_gelu.__init__)
 
     V.__dict__.update(
         torch=torch,

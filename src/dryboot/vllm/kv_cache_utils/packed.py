@@ -41,6 +41,12 @@ ALIGNMENT = 576
 SWA_BLOCK = 64
 #: the sparse SWA backend's default cache block (tokens; "Setting kv cache block size to 256")
 DEFAULT_BLOCK = 256
+#: the release whose packed KV cache dryboot models (every other release is refused by name)
+VERIFIED_RELEASE = "0.28.0"
+#: releases whose ``_resolve_dsv4_kv_cache_dtype`` (``models/deepseek_v4/attention.py``) asserts an
+#: fp8 KV cache for the ``fp8_ds_mla`` layout, ``auto`` included (AssertionError); 0.30.0-0.33.0
+#: take ``auto`` as fp8 there and serve other dtypes on plain-row backends
+FP8_ASSERTED = frozenset({"0.27.1", "0.28.0", "0.29.0"})
 #: cache blocks vLLM 0.28.0 was verified to build (below 128 a ratio-128 layer's storage block
 #: is 0 tokens: ZeroDivisionError)
 VERIFIED_BLOCKS = frozenset({128, 256, 512})
@@ -392,20 +398,24 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
     sparse SWA backend's), after what vLLM 0.28.0 refuses for them or was not verified; logs
     vLLM's block-size line when the block is the default.
 
-    :raises InputError: a KV cache dtype other than fp8 (vLLM's AssertionError), a block below 128
-        tokens (its ZeroDivisionError), another release, block or named backend (not verified).
+    :raises InputError: a KV cache dtype other than fp8 on a release that asserts it
+        (:data:`FP8_ASSERTED`, named with the release planned), a block below 128 tokens (its
+        ZeroDivisionError), another release, block or named backend (not verified).
     """
-    model, args = cfg.model, cfg.args
-    if not cfg.kv_cache_dtype.startswith("fp8"):
+    model, args, version = cfg.model, cfg.args, cfg.rules.version
+    if not cfg.kv_cache_dtype.startswith("fp8") and version in FP8_ASSERTED:
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype,
-            f"{model.architecture}: vLLM 0.28.0 builds it only with an fp8 KV cache (AssertionError: DeepseekV4 "
-            f"fp8_ds_mla layout only supports fp8 kv-cache, got {cfg.kv_cache_dtype})",
+            f"{model.architecture}: vLLM {version} builds it only with an fp8 KV cache (AssertionError: "
+            f"DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {cfg.kv_cache_dtype})",
         )
-    if cfg.rules.version != "0.28.0":
+    if version != VERIFIED_RELEASE:
         raise InputError(
-            "--vllm-version", cfg.rules.version, f"{model.architecture} is verified against vLLM 0.28.0 only"
+            "--vllm-version",
+            version,
+            f"{model.architecture}'s KV cache on vLLM {version} is not modelled: verified against vLLM "
+            f"{VERIFIED_RELEASE} only",
         )
     block = args.block_size or DEFAULT_BLOCK
     if block < 128:

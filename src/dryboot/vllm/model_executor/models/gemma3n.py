@@ -16,7 +16,13 @@ norms ``[H]``; as tensor attributes AltUp's scalar ``router_input_scale``, the w
 ``v_norm``'s ones ``[head_dim]`` and, where ``activation_sparsity_pattern`` is above 0, the
 activation's float32 ``std_multiplier``. One rotary table per layer type present
 (``layer_types``: every fifth layer full attention by default), ``[max_position_embeddings,
-head_dim]``. No pipeline parallelism (vLLM refuses it)."""
+head_dim]``. No pipeline parallelism (vLLM refuses it).
+
+By release (each recorded on the meta device, ``tests/fidelity/data/weights/``): 0.29.0+ registers
+the five scalars (the four above and ``router_input_scale``) as non-persistent buffers
+(:data:`SCALAR_BUFFERS`); 0.30.0+ builds a KV-shared layer (the last ``num_kv_shared_layers``) with
+``q_proj`` alone, no ``k_norm`` / ``v_norm``, and ``GeluAndMulSparse`` keeps its cutoff as a Python
+float, not a tensor (:data:`Q_ONLY_SHARED`)."""
 
 from __future__ import annotations
 
@@ -42,7 +48,17 @@ DEFAULTS: dict[str, Any] = {
     "altup_num_inputs": 4,
     "laurel_rank": 64,
     "tie_word_embeddings": True,
+    "num_kv_shared_layers": 15,
 }
+
+#: releases whose ``gemma3n.py`` registers ``embed_scale``, ``embed_scale_per_layer``,
+#: ``per_layer_input_scale``, ``per_layer_projection_scale`` and AltUp's ``router_input_scale`` as
+#: non-persistent buffers (0.27.1 / 0.28.0: tensor attributes, in the allocated bytes only)
+SCALAR_BUFFERS = frozenset({"0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: releases whose KV-shared layers build ``q_proj`` (``ColumnParallelLinear``) and no ``k_norm`` /
+#: ``v_norm`` (K/V come from the target layer's cache), and whose ``GeluAndMulSparse`` reads its
+#: cutoff with ``Tensor.item()`` (no float32 tensor attribute)
+Q_ONLY_SHARED = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 
 
 def _rope(config: Mapping[str, Any], kind: str) -> Mapping[str, Any]:
@@ -87,14 +103,22 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     ]
     for size in sizes:
         w.own("embedding", size * ab)
-    w.ref.allocated_bytes += 4 * W.ALLOC_ROUND  # the four scalar tensors
+    scalar_buffers = par.vllm_version in SCALAR_BUFFERS
+    q_only = par.vllm_version in Q_ONLY_SHARED
+    first_shared = n_layers - W._int(config, "num_kv_shared_layers")
+    for _ in range(4):  # the four scalar tensors
+        _scalar(w, ab, scalar_buffers)
     sparsity = config.get("activation_sparsity_pattern") or 0.0
     sparse = sparsity if isinstance(sparsity, list) else [sparsity] * n_layers
     for li in range(n_layers):
         i_r = W._divide(W._int({"i": widths[li]}, "i"), tp, "intermediate_size")
         w.own("altup", 4 * h)
         layer = [n * n, n * n * n, n * h, h]  # AltUp
-        layer += [(nq_r + 2 * nkv_r) * hd * h, h * nq_r * hd, hd, hd]  # attention
+        shared = q_only and li >= first_shared
+        if shared:  # q_proj, o_proj, q_norm
+            layer += [nq_r * hd * h, h * nq_r * hd, hd]
+        else:  # qkv_proj, o_proj, q_norm, k_norm
+            layer += [(nq_r + 2 * nkv_r) * hd * h, h * nq_r * hd, hd, hd]
         layer += [2 * i_r * h, h * i_r]  # MLP
         r_r = W._divide(rank, tp, "laurel_rank")
         layer += [r_r * h, h * r_r, h, p * h, h * p, h, h, h, h, h]
@@ -102,14 +126,26 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             w.own("weight", size * ab)
         w.own("attention scales", 16, buffer=True)
         w.ref.allocated_bytes += w.attention_blocks * W.ALLOC_ROUND
-        # tensors kept as attributes: AltUp's router_input_scale, the weightless v_norm's ones
-        # [head_dim], and on a layer with activation sparsity the float32 std_multiplier
-        extra = [ab, hd * ab, *([4] if li < len(sparse) and float(sparse[li]) > 0 else [])]
+        _scalar(w, ab, scalar_buffers)  # AltUp's router_input_scale
+        # tensors kept as attributes: the weightless v_norm's ones [head_dim] (none on a q-only
+        # shared layer), and on a layer with activation sparsity the float32 std_multiplier (a
+        # float from 0.30.0)
+        cutoff = not q_only and li < len(sparse) and float(sparse[li]) > 0
+        extra = [*([] if shared else [hd * ab]), *([4] if cutoff else [])]
         w.ref.allocated_bytes += sum(-(-b // W.ALLOC_ROUND) * W.ALLOC_ROUND for b in extra)
     for kind in sorted(set(types[:n_layers])):
         rope = {"max_position_embeddings": config["max_position_embeddings"], "rope_parameters": _rope(config, kind)}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
     return w.result()
+
+
+def _scalar(w: W._Walk, ab: int, buffer: bool) -> None:
+    """One scalar tensor in the model dtype: a non-persistent buffer (``buffer``), else a tensor
+    attribute (one allocator block, outside the buffer bytes)."""
+    if buffer:
+        w.own("scalars", ab, buffer=True)
+    else:
+        w.ref.allocated_bytes += W.ALLOC_ROUND
 
 
 FAMILIES: dict[str, Family] = {"Gemma3nForCausalLM": without_pp(Family(walk))}
