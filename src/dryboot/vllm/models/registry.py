@@ -314,9 +314,12 @@ _STEP5 = (
     "backend, head size 192), each keeping beside its KV cache a region-summary cache "
     "(Step5SparseSummaryCacheLayer: a FullAttentionSpec of 256 uint8 per 8 tokens, tokens_per_state=8) and a CSA "
     "tail ring (Step5CSATailRing: a CircularBufferSpec the size of one KV page), in the BLNHC layout; its sliding "
-    "layers take swa_num_attention_heads. Not modelled, and not verifiable offline: its Triton kernels read "
-    "triton.language.extra, which the CPU harness lacks (AttributeError building it, recorded on tiny configs "
-    "with sparse_config enabled and disabled)"
+    "layers take swa_num_attention_heads. Not modelled. Recorded on tiny configs (the engine start's "
+    "triton.language.extra stand-in lets its Triton kernels import): with sparse_config enabled the harness cannot "
+    "build the DSA layers (each allocates FlashInfer's sparse workspace on the device at construction, "
+    "Step5FlashInferSparse: no NVIDIA driver on the CPU harness), so the DSA geometry is unverified; with it "
+    "disabled vLLM serves plain sliding-window and full-attention layers (num_attention_groups KV heads of "
+    "head_dim), a layout dryboot does not plan either, with Step5's own config and head checks"
 )
 #: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
 _GLM5NEXT = (
