@@ -48,7 +48,9 @@ def test_refused_by_name(tmp_path: Path, changes: dict[str, Any], words: str) ->
         ({"output_gate_type": "relu"}, "0.33.0", "Unsupported Qwen4-Exp output gate activation"),
     ],
 )
-def test_each_config_class_refuses_its_own(tmp_path: Path, changes: dict[str, Any], refused_on: str, words: str) -> None:
+def test_each_config_class_refuses_its_own(
+    tmp_path: Path, changes: dict[str, Any], refused_on: str, words: str
+) -> None:
     for version in ("0.31.0", "0.33.0"):
         code, out = _plan(tmp_path, version, **changes)
         if version == refused_on:
