@@ -41,6 +41,9 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-ple": ("qwen4-ple", BASE),
     "qwen4-ple-no-offload": ("qwen4-ple", NO_OFFLOAD),
     "qwen4-plain": ("qwen4-plain", BASE),
+    # the plain layout with full_attention_interval 2: vLLM's own config class (0.29-0.31) ignores
+    # it (every 4th layer attention), transformers' (0.32 on) reads it
+    "qwen4-plain-interval": ("qwen4-plain-interval", BASE),
     "step5-sparse": ("step5-sparse", BASE),
     "step5-sparse-off": ("step5-sparse-off", BASE),
     # the MTP drafters (--speculative-config method mtp) and the multimodal wrappers

@@ -1,8 +1,9 @@
-"""vLLM 0.33.0's Qwen4-Exp and Step5 are refused by name with the layer and cache kinds they add
-(``registry.NOT_MODELLED``), and vLLM's recorded engine start on their tiny configs
+"""vLLM 0.33.0's Qwen4-Exp (but its plain layout: no QSA, no PLE layers, planned and checked here
+against the records) and Step5 are refused by name with the layer and cache kinds they add
+(``registry.NOT_MODELLED``, ``models/qwen4_exp.py``), and vLLM's recorded engine start on their tiny configs
 (``record_qwen4_exp_step5.py``, ``data/refused-0.33/``) shows those kinds: a QSA layer's index-key
 ring and compressed keys as groups of kinds dryboot does not plan, a PLE layer's n-gram embedding
-that the harness cannot build, Step5's Triton kernels that the harness cannot import. Qwen4-Exp is
+that the harness cannot build, Step5's DSA layers whose device workspace the harness cannot allocate. Qwen4-Exp is
 in the registries of 0.29.0-0.32.0 too: its cases are recorded there and the reason's words hold
 on each (0.29-0.31 read the config with vLLM's own class, which refuses QSA layers unless
 ``indexer_budget / indexer_compress_ratio`` is 512 or 2048; 0.29.0 builds the PLE layers)."""
@@ -22,6 +23,9 @@ import qwen4_exp_step5_cases as Q
 from dryboot.vllm.models.registry import NOT_MODELLED
 
 RELEASES = (*Q.EARLIER, Q.VERSION)
+#: the words on Qwen4-Exp's QSA and PLE layers (registry ``_QWEN4_EXP``), which its wrapper's reason
+#: carries; the text model's plain layout is planned, its QSA and PLE layers refused by name
+QWEN4_EXP = NOT_MODELLED["Qwen4ExpForConditionalGeneration"]
 #: the releases reading Qwen4-Exp's config with vLLM's own Qwen4ExpTextConfig (qwen4_exp/config.py)
 OWN_CONFIG_CLASS = ("0.29.0", "0.30.0", "0.31.0")
 
@@ -44,7 +48,7 @@ def test_qsa_layers_group_alike_on_every_release(version: str) -> None:
     layers = [name for group in v["group_layers"] for name in group]
     assert any(n.endswith("indexer.raw_key_cache") for n in layers)
     assert any(n.endswith("indexer.compressed_key_cache") for n in layers)
-    assert f"vLLM {RELEASES[0]}-{Q.VERSION} group" in NOT_MODELLED["Qwen4ExpForCausalLM"]
+    assert f"vLLM {RELEASES[0]}-{Q.VERSION} group" in QWEN4_EXP
 
 
 @pytest.mark.parametrize("version", OWN_CONFIG_CLASS)
@@ -54,7 +58,7 @@ def test_own_config_class_refuses_other_qsa_budgets(version: str) -> None:
         v = rec[cid]["vllm"]
         assert not v.get("ok") and v["stage"] == "config", cid
         assert "indexer_budget / indexer_compress_ratio to be 512 or 2048, got 64" in v["error"], cid
-    assert "unless indexer_budget / indexer_compress_ratio is 512 or 2048" in NOT_MODELLED["Qwen4ExpForCausalLM"]
+    assert "unless indexer_budget / indexer_compress_ratio is 512 or 2048" in QWEN4_EXP
 
 
 def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
@@ -68,7 +72,7 @@ def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
     assert any(n.endswith("indexer.raw_key_cache") for n in layers)
     assert any(n.endswith("indexer.compressed_key_cache") for n in layers)
     for words in ("CircularBufferSpec", "MLAAttentionSpec", "CircularBuffer group", "MLAAttention group"):
-        assert words in NOT_MODELLED["Qwen4ExpForCausalLM"]
+        assert words in QWEN4_EXP
 
 
 @pytest.mark.parametrize("version", RELEASES[1:])
@@ -82,7 +86,7 @@ def test_ple_layers_are_not_built_by_the_harness(cid: str, version: str) -> None
     v = rec[cid]["vllm"]
     assert not v.get("ok") and v["stage"] == "model"
     assert "Engram CPU offload requires UVA support" in v["error"]
-    assert "Engram CPU offload requires UVA" in NOT_MODELLED["Qwen4ExpForCausalLM"]
+    assert "Engram CPU offload requires UVA" in QWEN4_EXP
     # without the offload, the n-gram embedding needs a tensor-parallel group of its own
     assert "Engram tensor-parallel group" in rec[f"{cid}-no-offload"]["vllm"]["error"]
 
@@ -96,32 +100,95 @@ def test_ple_layers_on_0_29_add_a_mamba_group() -> None:
     mamba = [sum(g[0] == "Mamba" for g in v["groups"]) for v in (ple, plain)]
     assert mamba == [4, 3]
     assert "unrecognized arguments: --engram-config" in rec["qwen4-ple-no-offload"]["vllm"]["error"]
-    assert "a Mamba group of its own on 0.29.0" in NOT_MODELLED["Qwen4ExpForCausalLM"]
+    assert "a Mamba group of its own on 0.29.0" in QWEN4_EXP
 
 
-@pytest.mark.parametrize("cid", ["step5-sparse", "step5-sparse-off"])
-def test_step5_is_not_built_by_the_harness(cid: str) -> None:
+@pytest.mark.parametrize("cid", ["step5-sparse", "step5-sparse-mtp", "step5-vl"])
+def test_step5_dsa_layers_are_not_built_by_the_harness(cid: str) -> None:
+    """With the ``triton.language.extra`` stand-in Step5's kernels import; its DSA layers then
+    allocate FlashInfer's sparse workspace on the device, which the CPU harness has not."""
     v = Q.recorded()[cid]["vllm"]
     assert not v.get("ok") and v["stage"] == "model"
-    assert "triton.language' has no attribute 'extra'" in v["error"]
-    assert "triton.language.extra" in NOT_MODELLED["Step5ForCausalLM"]
+    assert "Found no NVIDIA driver" in v["error"]
+    assert "no NVIDIA driver on the CPU harness" in NOT_MODELLED["Step5ForCausalLM"]
+
+
+def test_step5_without_sparse_layers_is_served() -> None:
+    """``sparse_config`` disabled: plain sliding-window and full-attention layers,
+    ``num_attention_groups`` KV heads of ``head_dim`` (2 x 192 bf16: 768 bytes a token)."""
+    v = Q.recorded()["step5-sparse-off"]["vllm"]
+    assert v["ok"]
+    assert [g[0] for g in v["groups"]] == ["SlidingWindow", "FullAttention"]
+    assert all(g[2] == g[1] * 2 * 2 * 192 * 2 for g in v["groups"])
+    assert "disabled vLLM serves plain sliding-window and full-attention layers" in NOT_MODELLED["Step5ForCausalLM"]
+
+
+#: the plain Qwen4-Exp configs (no QSA, no PLE layers): dryboot plans them (``models/qwen4_exp.py``)
+PLAIN = ("qwen4-plain", "qwen4-plain-interval")
+#: the Qwen4-Exp text configs dryboot refuses in its family, each with the words naming the layers
+REFUSED_LAYERS = {
+    "qwen4-qsa": "QSA layers",
+    "qwen4-qsa-512": "QSA layers",
+    "qwen4-qsa-ple": "QSA layers",
+    "qwen4-qsa-mtp": "QSA layers",
+    "qwen4-qsa-512-mtp": "QSA layers",
+    "qwen4-ple": "PLE layers",
+}
+
+
+def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[str, object]:
+    case = H.Case(name, "refused-0.33", H._write_config(tmp_path, name, Q.config(name)), argv)
+    return H.run_dryboot(case, version)
 
 
 @pytest.mark.parametrize(
     ("version", "name"),
-    [(v, name) for v in RELEASES for name in sorted({name for name, _ in Q.cases_for(v).values()})],
+    [
+        (v, name)
+        for v in RELEASES
+        for name in sorted({name for name, _ in Q.cases_for(v).values()})
+        if name not in PLAIN
+    ],
 )
-def test_dryboot_refuses_every_config_by_name(tmp_path: Path, version: str, name: str) -> None:
-    """Every config is refused with its architecture's reason, whether or not vLLM served it (the
-    plain Qwen4-Exp layout, no QSA and no PLE, is served by vLLM; dryboot does not plan it).
-    dryboot has no ``--engram-config``: the configs are planned under the base flags."""
-    cfg = Q.config(name)
-    arch = cfg["architectures"][0]
-    case = H.Case(name, "refused-0.33", H._write_config(tmp_path, name, cfg), Q.BASE)
-    out = H.run_dryboot(case, version)
+def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str, name: str) -> None:
+    """Every config but the plain layout's is refused: Qwen4-Exp's text model by the QSA or PLE
+    layers it has (named), the other architectures by their reason. dryboot has no
+    ``--engram-config``: the configs are planned under the base flags."""
+    arch = Q.config(name)["architectures"][0]
+    out = _dryboot(tmp_path, name, Q.BASE, version)
     assert out.get("refused"), out
-    assert f"architectures: {arch} is not modelled by dryboot" in out["error"]
-    assert NOT_MODELLED[arch] in out["error"]
+    if arch == "Qwen4ExpForCausalLM":
+        assert REFUSED_LAYERS[name] in str(out["error"]) and "is not modelled" not in str(out["error"])[:40]
+        return
+    assert f"architectures: {arch} is not modelled by dryboot" in str(out["error"])
+    assert NOT_MODELLED[arch] in str(out["error"])
+
+
+@pytest.mark.parametrize("version", RELEASES)
+@pytest.mark.parametrize("cid", [c for c, (name, _) in Q.CASES.items() if name in PLAIN])
+def test_dryboot_plans_the_plain_layout_as_vllm(tmp_path: Path, version: str, cid: str) -> None:
+    """The plain layout (no QSA, no PLE layers), which vLLM serves on every release: dryboot's
+    groups, block and blocks are vLLM's (the interval config: every 4th layer attention on 0.29-0.31,
+    every 2nd from 0.32)."""
+    name, argv = Q.CASES[cid]
+    v = Q.recorded(version)[cid]["vllm"]
+    assert v["ok"], v
+    verdict = H.compare(v, _dryboot(tmp_path, name, argv, version))
+    # these records keep the block, the groups and the blocks (not tokens, concurrency, length)
+    diffs = {k: pair for k, pair in verdict["diffs"].items() if pair[0] is not None}
+    assert not diffs and {"block_size", "groups", "group_layers", "num_blocks"} <= set(v), verdict
+
+
+def test_plain_interval_is_read_from_0_32() -> None:
+    attention = {
+        v: sum(
+            n.endswith("self_attn.attn")
+            for g in Q.recorded(v)["qwen4-plain-interval"]["vllm"]["group_layers"]
+            for n in g
+        )
+        for v in RELEASES
+    }
+    assert attention == {"0.29.0": 1, "0.30.0": 1, "0.31.0": 1, "0.32.0": 2, "0.33.0": 2}
 
 
 @pytest.mark.parametrize("version", RELEASES)

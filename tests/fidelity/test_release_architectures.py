@@ -43,6 +43,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # in this release's registry, not in 0.28.0's: planned on the releases recorded (LATER_ARCHITECTURES)
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
+        # Qwen4-Exp without QSA and PLE layers (vllm/models/qwen4_exp, vLLM's own Qwen4ExpTextConfig):
+        # Qwen3.5's hybrid on a hyper-connection stream, its block sized from the PLE state page too
+        "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
     },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -57,6 +60,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # changed), the same config hook and RSWASpec
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
+        "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -79,6 +83,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # num_hidden_layers is a field of its own (default 56): that many decoder layers, whatever
         # num_layers says
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
+        "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -101,6 +106,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # vLLM's own Step3p5Config still reads the file (0.33.0: transformers' Step3p7TextConfig);
         # the defaults config is the one a refusal was reported on
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
+        "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -150,6 +156,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
             ),
             "a wrapper of a text model dryboot plans, recorded in the -mm environment",
         ),
+        "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
     },
 }
 

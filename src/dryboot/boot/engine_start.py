@@ -87,6 +87,11 @@ What is faked, and why (nothing else is):
   ``[n_freqs, n_mels]`` in the default dtype (its documented result; values are never read:
   no weight, no KV), every other function raises when called. The engine start never runs a
   frontend or a processor, so the model builds as with torchaudio.
+* **triton.language.extra, where Triton is absent.** vLLM's Triton placeholder (``vllm.triton_utils``'
+  ``tl``) has no ``extra``; 0.33.0's Step5 kernels read ``tl.extra.cuda.libdevice`` at import
+  (``step5/nvidia/ops/summary_update.py``; the others only inside ``@triton.jit`` bodies, which the
+  placeholder never runs). A stand-in ``tl.extra`` answers any attribute path under it with a
+  namespace that raises when called; no kernel is ever called.
 * **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
   modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
   5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
@@ -428,6 +433,29 @@ def _on_cpu(init: Any) -> Any:
     return wrapped
 
 
+def _triton_extra_stand_in() -> None:
+    """Give vLLM's Triton-language placeholder a ``triton.language.extra`` (see the module
+    docstring): ``extra`` answers any attribute path (``cuda.libdevice.exp``, ``cuda.gdc_wait``...)
+    with a namespace that raises ``RuntimeError`` when called. Only where the placeholder stands in
+    for Triton and lacks ``extra``."""
+    from vllm.triton_utils import importing as triton_importing
+    from vllm.triton_utils import tl
+
+    if not isinstance(tl, triton_importing.TritonLanguagePlaceholder) or "extra" in vars(tl):
+        return
+
+    class _Absent(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _Absent(f"{self.__name__}.{name}")
+
+        def __call__(self, *a: Any, **k: Any) -> Any:
+            raise RuntimeError(f"triton.language.extra stand-in: {self.__name__} is not run here")
+
+    tl.extra = _Absent("triton.language.extra")  # type: ignore[attr-defined]
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -461,6 +489,7 @@ def _install() -> None:
                     self.kwargs, self.num_warps, self.num_stages = dict(kwargs or {}), num_warps, num_stages
 
             triton_mod.Config = _Config
+        _triton_extra_stand_in()
 
     torch.cuda.Stream = _InertStream  # type: ignore[misc,assignment]
     # 0.33.0's FlashInfer GDN prefill probes the device properties at layer construction.

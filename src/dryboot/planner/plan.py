@@ -48,6 +48,7 @@ from dryboot.vllm.kv_cache_utils.capacity import (
 from dryboot.vllm.kv_cache_utils.groups import Grouping, add_hidden_state_groups, group_layers, uniform_path
 from dryboot.vllm.kv_cache_utils.unify import Decision, UnifyError
 from dryboot.vllm.layer_set import LayerSet, LayerTable
+from dryboot.vllm.models.registry import family_of
 from dryboot.vllm.platforms import (
     BlockSizeDecision,
     align_hybrid_block_size,
@@ -475,7 +476,10 @@ def _block_sizes(cfg: EngineConfig, mamba: MambaState | None, log: list[str]) ->
     decision = align_hybrid_block_size(
         block_size=block_size,
         attn_page_size_1_token=heads * content,
-        mamba_page_size=state_bytes(mamba[1], mamba[2]),
+        # the larger of the model class's Mamba pages (get_mamba_specs_from_config: Qwen4-Exp's PLE state)
+        mamba_page_size=max(
+            (state_bytes(mamba[1], mamba[2]), *family_of(model).alignment_mamba_pages(model, args, mamba[2][0]))
+        ),
         backend=cfg.backend,
         mamba_cache_mode=cfg.mamba_cache_mode,
         use_mla=mla,

@@ -132,6 +132,14 @@ class Family:
         hook = getattr(self.module(), "backend_assumption", None)
         return None if hook is None else hook(model)
 
+    def alignment_mamba_pages(self, model: ModelGeometry, args: EngineArgs, conv_dtype: str) -> tuple[int, ...]:
+        """Other Mamba pages (bytes) the hybrid alignment sizes the attention block to, beside the
+        mamba layers' own (``get_mamba_specs_from_config``: Qwen4-Exp's PLE state; default none).
+
+        :param conv_dtype: the convolution state's torch dtype."""
+        hook = getattr(self.module(), "alignment_mamba_pages", None)
+        return () if hook is None else tuple(hook(model, args, conv_dtype))
+
     def kv_cache_layout(self, model: ModelGeometry) -> str:
         """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
         default) or ``"packed"`` (DeepSeek-V4's packed groups)."""
@@ -231,6 +239,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("gemma3n", ("gemma3n.py",), ("Gemma3nForCausalLM",)),
     Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
     Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
+    # Qwen4-Exp's plain layout (vLLM 0.29.0 on: LATER_ARCHITECTURES); QSA and PLE layers refused by name
+    Family("qwen4_exp", ("vllm.models.qwen4_exp",), ("Qwen4ExpForCausalLM",)),
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
@@ -283,20 +293,20 @@ _DEEPSEEK_V4 = (
 
 #: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
 #: vLLM's own ``Qwen4ExpTextConfig`` on 0.29-0.31, transformers' from 0.32; recorded on 0.29.0-0.33.0):
-#: the cache kinds its layers add to a Qwen3.5 hybrid, none of which dryboot models
+#: the cache kinds its QSA and PLE layers add to its plain layout (planned: ``models/qwen4_exp.py``)
 _QWEN4_EXP = (
     "Qwen4-Exp (vllm/models/qwen4_exp; its Qwen4ExpTextConfig is vLLM's own on 0.29-0.31, qwen4_exp/config.py, "
     "which refuses QSA layers unless indexer_budget / indexer_compress_ratio is 512 or 2048, and transformers' "
-    "from 0.32): Qwen3.5's Gated DeltaNet layers "
-    "beside indexed-attention layers that, with indexer_n_heads set, are QSA layers (Qwen4ExpQSAAttention), each "
+    "from 0.32): its plain layout (Qwen3.5's Gated DeltaNet layers beside full attention, no indexer_* field and "
+    "no ple_layer_ids) is planned as Qwen4ExpForCausalLM; "
+    "with indexer_n_heads set its attention layers are QSA layers (Qwen4ExpQSAAttention), each "
     "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
     "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
     "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
     "with the layer's own KV (recorded on tiny configs); its PLE layers (ple_layer_ids) keep a TP-replicated "
     "short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its own on 0.29.0, "
     "recorded) and, from 0.30.0, an n-gram embedding the meta-device harness cannot build (Engram CPU offload "
-    "requires UVA, recorded), and vLLM sizes the attention block from the larger of the two Mamba pages even "
-    "without PLE layers (get_mamba_specs_from_config): these cache kinds are not modelled"
+    "requires UVA, recorded): these cache kinds are not modelled"
 )
 _STEP5 = (
     "Step5 (vllm/models/step5; vLLM's own Step5Config, model_type step5): vLLM refuses a config without a "
@@ -304,9 +314,12 @@ _STEP5 = (
     "backend, head size 192), each keeping beside its KV cache a region-summary cache "
     "(Step5SparseSummaryCacheLayer: a FullAttentionSpec of 256 uint8 per 8 tokens, tokens_per_state=8) and a CSA "
     "tail ring (Step5CSATailRing: a CircularBufferSpec the size of one KV page), in the BLNHC layout; its sliding "
-    "layers take swa_num_attention_heads. Not modelled, and not verifiable offline: its Triton kernels read "
-    "triton.language.extra, which the CPU harness lacks (AttributeError building it, recorded on tiny configs "
-    "with sparse_config enabled and disabled)"
+    "layers take swa_num_attention_heads. Not modelled. Recorded on tiny configs (the engine start's "
+    "triton.language.extra stand-in lets its Triton kernels import): with sparse_config enabled the harness cannot "
+    "build the DSA layers (each allocates FlashInfer's sparse workspace on the device at construction, "
+    "Step5FlashInferSparse: no NVIDIA driver on the CPU harness), so the DSA geometry is unverified; with it "
+    "disabled vLLM serves plain sliding-window and full-attention layers (num_attention_groups KV heads of "
+    "head_dim), a layout dryboot does not plan either, with Step5's own config and head checks"
 )
 #: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
 _GLM5NEXT = (
@@ -358,18 +371,17 @@ NOT_MODELLED: dict[str, str] = {
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
         for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
     },  # Qwen4-Exp (vLLM 0.29.0 on) and Step5 (0.33.0) (vllm/models/qwen4_exp, vllm/models/step5)
-    "Qwen4ExpForCausalLM": _QWEN4_EXP,
     "Qwen4ExpForConditionalGeneration": (
         "multimodal wrapper (Qwen4ExpConfig, vLLM's own on 0.29-0.31 and transformers' from 0.32, model_type "
         "qwen4_exp: Qwen3-VL's vision tower, "
-        f"Qwen3_VisionTransformer) of Qwen4-Exp's text model, itself refused: {_QWEN4_EXP}"
+        f"Qwen3_VisionTransformer) of Qwen4-Exp's text model, not modelled as a wrapper: {_QWEN4_EXP}"
     ),
     "Qwen4ExpMTP": (
         "Qwen4-Exp drafter (qwen4_exp/nvidia/mtp.py: mtp_num_hidden_layers, else num_nextn_predict_layers, "
         "Qwen4ExpDecoderLayers of type qwen_sparse_attention on the hc_count-wide hyper-connection stream, QSA "
         "layers with their index-key ring and compressed key cache when indexer_n_heads is set; every QSA ring then "
         "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
-        "on tiny configs, 0.29.0-0.33.0); its target Qwen4ExpForCausalLM is refused, so its MTP is not planned either"
+        "on tiny configs, 0.29.0-0.33.0); not modelled (its target's plain layout is planned, the MTP drafter refused)"
     ),
     "Step5ForCausalLM": _STEP5,
     "Step5ForConditionalGeneration": (
@@ -537,6 +549,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "GraniteSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "GraniteMoeSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "Kolibri1ForCausalLM": ("0.33.0",),
+    # Qwen4-Exp's plain layout (no QSA, no PLE layers: vllm/models/qwen4_exp)
+    "Qwen4ExpForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # 0.33.0's wrappers of planned text models (Qwen3-VL's class on vlm_config) and Muse Spark
     "Alpamayo2Super": ("0.33.0",),
     "MuseSparkForConditionalGeneration": ("0.33.0",),

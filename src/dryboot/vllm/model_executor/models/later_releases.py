@@ -10,6 +10,9 @@ names vLLM 0.28.0's registry lacks) whose weights no family here sizes: refused 
   layouts plus a per-head attention sink on every layer (``granite.py`` ``sinks``:
   ``[num_heads / TP]``), which the borrowed layouts lack, and per-layer rotary tables
   (``layer_rope_theta``).
+* ``Qwen4ExpForCausalLM``: ``vllm/models/qwen4_exp``'s plain layout keeps the hidden state as
+  ``hc_count`` streams (hyper-connection mixing weights per layer, ``hc_lowrank``), which no sized
+  layout has.
 * ``Kolibri1ForCausalLM``: served by the Transformers modeling backend
   (``TransformersMoEForCausalLM``), whose layout of transformers' Kolibri-1 modules is not sized.
 """
@@ -30,6 +33,10 @@ UNSIZED: dict[str, str] = {
     "GraniteMoeSWAForCausalLM": (
         "vLLM's granitemoeshared.py (0.29.0+) builds a per-head attention sink on every layer and per-layer rotary "
         "tables (layer_rope_theta), which Granite-MoE-Shared's sized layout lacks"
+    ),
+    "Qwen4ExpForCausalLM": (
+        "vLLM's vllm/models/qwen4_exp (0.29.0+: hyper-connection streams, hc_count / hc_lowrank mixing weights per "
+        "layer) is not sized"
     ),
     "Kolibri1ForCausalLM": (
         "vLLM 0.33.0 serves it through its Transformers modeling backend (TransformersMoEForCausalLM), whose "

@@ -1,0 +1,250 @@
+"""Qwen4-Exp's plain layout: Qwen3.5's Gated DeltaNet layers beside full-attention layers, on a
+hyper-connection stream (``vllm/models/qwen4_exp/nvidia/model.py``, vLLM 0.29.0-0.33.0).
+
+A config without QSA (no ``indexer_*`` field: every attention layer is ``Qwen3NextAttention``)
+and without PLE layers (``ple_layer_ids`` empty) keeps Qwen3-Next's caches: one ``MambaSpec``
+per Gated DeltaNet layer, one ``FullAttentionSpec`` per attention layer. Its config class is
+vLLM's own ``Qwen4ExpTextConfig`` (a ``Qwen3NextConfig``: absent ``layer_types``, every 4th layer
+is attention, ``full_attention_interval`` unread) on 0.29-0.31 and transformers' from 0.32
+(``full_attention_interval``, default 4, read; ``full_attention`` renamed ``indexed_attention``):
+switch ``qwen3_next_hf_config_class``, as for Qwen3-Next.
+
+One rule of its own: ``Platform._align_hybrid_block_size`` sizes the attention block from the
+larger page of the model class's ``get_mamba_specs_from_config``, the Gated DeltaNet state's and
+the PLE short-convolution state's, even where no layer is a PLE layer
+(:func:`alignment_mamba_pages`).
+
+Refused by name: QSA layers (``indexer_n_heads`` and the other ``indexer_*`` fields), PLE layers
+(``ple_layer_ids``), layer types other than ``linear_attention`` / ``full_attention``, and the
+MTP drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.dtypes import dtype_bytes
+from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
+
+if TYPE_CHECKING:
+    from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.versions import VersionRules
+
+#: the defaults both config classes share (vLLM's ``Qwen3NextConfig`` under ``Qwen4ExpTextConfig``
+#: on 0.29-0.31; transformers' ``Qwen4ExpTextConfig``, 5.19 / 5.20, from 0.32)
+_DEFAULTS = {
+    "num_attention_heads": 16,
+    "num_key_value_heads": 2,
+    "head_dim": 256,
+    "max_position_embeddings": 32768,
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 128,
+    "linear_value_head_dim": 128,
+    "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32,
+    "hc_count": 4,
+    "ple_conv_kernel_size": 4,
+    "ngram_size": 3,
+    "heads_per_ngram": 8,
+    "hc_lowrank": 320,
+    "num_experts": 512,
+    "num_experts_per_tok": 10,
+    "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 512,
+}
+
+#: the QSA fields (``qwen4_exp/config.py`` ``_QSA_CONFIG_FIELDS``); with ``indexer_n_heads`` set the
+#: attention layers are ``Qwen4ExpQSAAttention``
+QSA_FIELDS = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexer_budget", "indexer_compress_ratio")
+
+#: the layer types every release builds as this layout's layers
+PLAIN_LAYER_TYPES = ("linear_attention", "full_attention")
+
+_WHY_QSA = (
+    "are QSA layers (Qwen4ExpQSAAttention): each keeps a ring of raw index keys (CircularBufferSpec) and a "
+    "compressed key cache (MLAAttentionSpec with tokens_per_state) beside its KV cache, which dryboot does not model"
+)
+_WHY_PLE = (
+    "are PLE layers (Qwen4ExpPLELayer): each keeps a TP-replicated short-convolution state hc_count x hidden_size "
+    "wide (a second MambaSpec) and, from 0.30.0, an n-gram embedding (Engram), which dryboot does not model"
+)
+
+
+@dataclass(frozen=True)
+class Qwen4ExpExtra(FamilyExtra):
+    """What :func:`alignment_mamba_pages` reads: the PLE state's rows without speculative tokens
+    (``(ple_conv_kernel_size - 1) * ngram_size``) and width (``hidden_size * hc_count``), and the
+    layer pattern transformers' config class gives where it differs (as ``Qwen3NextExtra``)."""
+
+    ple_state_rows: int
+    ple_state_width: int
+    layer_kinds_hf_class: tuple[LayerKind, ...] | None
+    #: (field, vLLM's words) where the release's config class refuses the file: vLLM's own class
+    #: (0.29-0.31, PLE fields checked with or without PLE layers), transformers' (0.32 on)
+    own_class_refusal: tuple[str, str] | None = None
+    hf_class_refusal: tuple[str, str] | None = None
+
+
+def defaults(f: ConfigFields) -> dict[str, Any]:
+    return dict(_DEFAULTS)
+
+
+def _refuse_qsa_and_ple(f: ConfigFields) -> None:
+    """QSA and PLE layers, named.
+
+    :raises InputError: a QSA field set, or ``ple_layer_ids`` not empty."""
+    qsa = [k for k in QSA_FIELDS if f.get(k) is not None]
+    if qsa:
+        raise InputError(
+            f.source,
+            f.where(qsa[0]),
+            f"Qwen4-Exp's attention layers with {', '.join(qsa)} set {_WHY_QSA} (its plain layout, no indexer_* "
+            "field, is planned)",
+        )
+    ple = f.get("ple_layer_ids")
+    if ple:
+        raise InputError(
+            f.source,
+            f.where("ple_layer_ids"),
+            f"Qwen4-Exp's layers {ple} {_WHY_PLE} (its plain layout, ple_layer_ids empty, is planned)",
+        )
+
+
+def _own_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
+    """vLLM's own ``Qwen4ExpTextConfig._validate_ple_config`` (0.29-0.31), run with or without PLE
+    layers: (field, its words), or ``None``."""
+    ngram, heads = f.integer("ngram_size"), f.integer("heads_per_ngram")
+    embed = f.integer("ple_embed_dim") if f.get("ple_embed_dim") is not None else f.integer("hidden_size")
+    if f.integer("hc_lowrank") <= 0:
+        return "hc_lowrank", "hc_lowrank must be positive"
+    if ngram < 2:
+        return "ngram_size", f"ngram_size must be >= 2, got {ngram}"
+    if heads <= 0:
+        return "heads_per_ngram", "heads_per_ngram must be positive"
+    if embed <= 0 or embed % ((ngram - 1) * heads):
+        return "ple_embed_dim", "ple_embed_dim must be divisible by total ngram heads"
+    return None
+
+
+def _hf_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
+    """transformers' ``Qwen4ExpTextConfig.validate_architecture`` (0.32 on), the checks a config
+    without QSA and PLE layers meets: (field, its words), or ``None``."""
+    gate = f.get("output_gate_type") or f.get("hidden_act") or "silu"
+    experts, per_tok = f.integer("num_experts"), f.integer("num_experts_per_tok")
+    if gate not in ("sigmoid", "silu"):
+        return "output_gate_type", f"Unsupported Qwen4-Exp output gate activation: {gate}"
+    if experts <= 0:
+        return "num_experts", f"num_experts must be > 0, got {experts}"
+    if not 0 < per_tok <= experts:
+        return "num_experts_per_tok", "num_experts_per_tok must be in [1, num_experts]"
+    if f.integer("moe_intermediate_size") <= 0 or f.integer("shared_expert_intermediate_size") <= 0:
+        return "moe_intermediate_size", "moe_intermediate_size and shared_expert_intermediate_size must be > 0"
+    return None
+
+
+def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    """The plain layout's geometry.
+
+    :raises InputError: QSA or PLE layers, a layer type other than :data:`PLAIN_LAYER_TYPES`, or
+        ``hc_count`` <= 1 (both config classes refuse it)."""
+    _refuse_qsa_and_ple(f)
+    n = num_layers(f)
+    types = layer_types(f, n)
+    hf_class_kinds = None
+    if types is None:
+        # vLLM's Qwen3NextConfig: every 4th layer; transformers' class reads the interval
+        types = ["linear_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
+        hf_every = f.integer("full_attention_interval", minimum=1) if f.has("full_attention_interval") else 4
+        if hf_every != 4:
+            hf_class_kinds = tuple(
+                LAYER_TYPE_NAMES["linear_attention" if (i + 1) % hf_every else "full_attention"] for i in range(n)
+            )
+    other = sorted(set(types) - set(PLAIN_LAYER_TYPES))
+    if other:
+        raise InputError(
+            f.source,
+            f.where("layer_types"),
+            f"Qwen4-Exp layer types {other} are not modelled (only {' / '.join(PLAIN_LAYER_TYPES)}: the plain layout)",
+        )
+    hc = f.integer("hc_count")
+    if hc <= 1:
+        raise InputError(f.source, f.where("hc_count"), f"Qwen4Exp requires hc_count > 1, got {hc}")
+    gdn = GatedDeltaNet(
+        num_k_heads=f.integer("linear_num_key_heads"),
+        num_v_heads=f.integer("linear_num_value_heads"),
+        head_k_dim=f.integer("linear_key_head_dim"),
+        head_v_dim=f.integer("linear_value_head_dim"),
+        conv_kernel=f.integer("linear_conv_kernel_dim"),
+    )
+    extra = Qwen4ExpExtra(
+        ple_state_rows=(f.integer("ple_conv_kernel_size", minimum=1) - 1) * f.integer("ngram_size", minimum=1),
+        ple_state_width=f.integer("hidden_size") * hc,
+        layer_kinds_hf_class=hf_class_kinds,
+        own_class_refusal=_own_class_refusal(f),
+        hf_class_refusal=_hf_class_refusal(f),
+    )
+    return geometry(
+        f,
+        architecture,
+        "qwen4_exp",
+        tuple(LAYER_TYPE_NAMES[t] for t in types),
+        heads=attention_heads(f),
+        gdn=gdn,
+        hybrid_class=True,
+        family_extra=extra,
+    )
+
+
+def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
+    """From 0.32 transformers' ``Qwen4ExpTextConfig`` reads the file (switch
+    ``qwen3_next_hf_config_class``): its layer pattern."""
+    extra = extra_of(model, Qwen4ExpExtra)
+    if rules.qwen3_next_hf_config_class and extra is not None and extra.layer_kinds_hf_class is not None:
+        return replace(model, layer_kinds=extra.layer_kinds_hf_class)
+    return model
+
+
+def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
+    """What the release's config class refuses (:class:`Qwen4ExpExtra`: vLLM's own class on
+    0.29-0.31, transformers' from 0.32, switch ``qwen3_next_hf_config_class``).
+
+    :raises InputError: naming the field and the config class's words."""
+    extra = extra_of(model, Qwen4ExpExtra)
+    if extra is None:
+        return
+    refusal = extra.hf_class_refusal if rules.qwen3_next_hf_config_class else extra.own_class_refusal
+    if refusal is not None:
+        raise InputError(model.source, refusal[0], f"{refusal[1]} (Qwen4ExpTextConfig)")
+
+
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """The MTP drafter is refused by name.
+
+    :raises InputError: ``--speculative-config`` method ``mtp``."""
+    if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
+        raise InputError(
+            "--speculative-config",
+            args.speculative_method,
+            f"{model.architecture}'s MTP drafter (Qwen4ExpMTP: its layers on the hyper-connection stream) is not "
+            "modelled",
+        )
+    return args
+
+
+def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: str) -> tuple[int, ...]:
+    """The PLE short-convolution state's page (bytes), which ``Platform._align_hybrid_block_size``
+    takes the larger of with the Gated DeltaNet state's (``get_mamba_specs_from_config``), PLE
+    layers or not: ``(rows + num_speculative_tokens) * hidden_size * hc_count`` elements of the
+    convolution state's dtype, TP-replicated (``short_conv_state_shape`` with ``tp_world_size=1``).
+
+    :param conv_dtype: the convolution state's torch dtype (``MambaStateDtypeCalculator``:
+        ``--mamba-cache-dtype``, else the model's).
+    """
+    extra = extra_of(model, Qwen4ExpExtra)
+    if extra is None:
+        return ()
+    rows = extra.ple_state_rows + args.num_speculative_tokens
+    return (rows * extra.ple_state_width * dtype_bytes(conv_dtype),)

@@ -1,0 +1,65 @@
+"""Qwen4-Exp's plain layout (``models/qwen4_exp.py``): the config class checks of each release
+(vLLM's own ``Qwen4ExpTextConfig`` on 0.29-0.31, transformers' from 0.32), the QSA and PLE
+refusals by name, and the MTP drafter's. Its planned figures are checked against vLLM in
+``tests/fidelity/test_release_architectures.py`` and ``tests/fidelity/test_qwen4_exp_step5.py``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from dryboot.cli import cli
+
+TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures" / "Qwen4ExpForCausalLM.json"
+
+
+def _plan(tmp_path: Path, version: str, *flags: str, **changes: Any) -> tuple[int, str]:
+    cfg = {**json.loads(TINY.read_text()), **changes}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    args = ["plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "2G", "--vllm-version", version, *flags]
+    res = CliRunner().invoke(cli, [*args, "--json"])
+    return res.exit_code, res.output
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"indexer_n_heads": 4}, "indexer_n_heads set are QSA layers"),
+        ({"ple_layer_ids": [1]}, "are PLE layers"),
+        ({"layer_types": ["linear_attention", "sliding_attention"] * 2}, "layer types ['sliding_attention']"),
+        ({"hc_count": 1}, "requires hc_count > 1"),
+    ],
+)
+def test_refused_by_name(tmp_path: Path, changes: dict[str, Any], words: str) -> None:
+    code, out = _plan(tmp_path, "0.33.0", **changes)
+    assert code == 2 and words in out, out
+
+
+@pytest.mark.parametrize(
+    ("changes", "refused_on", "words"),
+    [
+        # vLLM's own class checks the PLE fields with or without PLE layers; transformers' only with them
+        ({"ple_embed_dim": 100}, "0.31.0", "ple_embed_dim must be divisible by total ngram heads"),
+        # transformers' class checks the output gate; vLLM's own does not
+        ({"output_gate_type": "relu"}, "0.33.0", "Unsupported Qwen4-Exp output gate activation"),
+    ],
+)
+def test_each_config_class_refuses_its_own(
+    tmp_path: Path, changes: dict[str, Any], refused_on: str, words: str
+) -> None:
+    for version in ("0.31.0", "0.33.0"):
+        code, out = _plan(tmp_path, version, **changes)
+        if version == refused_on:
+            assert code == 2 and words in out, out
+        else:
+            assert code == 0, out
+
+
+def test_mtp_drafter_refused(tmp_path: Path) -> None:
+    spec = '{"method": "mtp", "num_speculative_tokens": 1}'
+    code, out = _plan(tmp_path, "0.33.0", "--speculative-config", spec)
+    assert code == 2 and "MTP drafter (Qwen4ExpMTP" in out, out
