@@ -3,10 +3,11 @@
 The Llama-4 set (``quant_cases_llama4.py``): ``data/weights/quant-recorded-llama4-<version>.json``
 holds vLLM's own figures (``RECORD_SET=llama4 record_quant_weights.py``: the model built by vLLM's
 loader on the meta device, ``process_weights_after_loading`` run, every storage still held
-counted in 512-byte blocks) for tiny ``Llama4ForCausalLM`` configs under AWQ, compressed-tensors
-W4A16 and W8A8 fp8 (channel weights, dynamic tokens), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2: the
-dense MLPs, shared experts and routed experts quantized, the router not. Every case is checked
-in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, one is re-recorded live.
+counted in 512-byte blocks) for tiny ``Llama4ForCausalLM`` configs under AWQ, GPTQ, AutoRound
+(``auto_gptq`` / ``auto_awq`` packing), compressed-tensors W4A16 and W8A8 fp8 (channel weights,
+dynamic tokens), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2: the dense MLPs, shared experts and routed
+experts quantized, the router not. Every case is checked in the default run (no vLLM needed);
+with ``DRYBOOT_VLLM_PYTHON`` set, one is re-recorded live.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def _gated(version: str, row: dict[str, Any]) -> bool:
 
 
 def test_corpus_size() -> None:
-    """Byte-exact: AWQ and W4A16 (the wrapper, Scout's and Maverick's text models at their real
-    sizes too) on
+    """Byte-exact: AWQ, GPTQ, AutoRound (GPTQ and AWQ packing) and W4A16 (the wrapper, Scout's and
+    Maverick's text models at their real sizes too) on
     0.28.0, 0.30.0 and 0.33.0; W8A8 int8 / fp8 and NVFP4 on 0.28.0 and 0.33.0 (0.30.0: refused by
     the release gate, :func:`_gated`)."""
     exact: dict[str, set[str]] = {}
@@ -63,6 +64,9 @@ def test_corpus_size() -> None:
             "meta-llama--Llama-4-Scout-17B-16E-Instruct-text+CT-W4A16-g32",
             "meta-llama--Llama-4-Maverick-17B-128E-Instruct-text+CT-W4A16-g32",
             "meta-llama--Llama-4-Maverick-17B-128E-Instruct-text+AWQ-g128",
+            "tiny-llama4-text+GPTQ-Int4-g128",
+            "tiny-llama4-text+AutoRound-W4A16",
+            "tiny-llama4-text+AutoRound-W4A16-awq",
         } <= exact.get(version, set()), version
     for version in ("0.28.0", "0.33.0"):
         assert {
@@ -71,7 +75,7 @@ def test_corpus_size() -> None:
             "tiny-llama4-text+CT-W8A8-INT8-dynamic",
             "tiny-llama4-text+CT-NVFP4",
         } <= exact.get(version, set()), version
-    assert n >= 140
+    assert n >= 194
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
@@ -93,7 +97,7 @@ def test_unrecorded_stays_refused_by_name() -> None:
     assert "0.28.0, 0.30.0, 0.33.0 only" in (
         model_weights(cfg, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
     )
-    assert "SM 8.6, 8.9 and 9.0" in (
+    assert "SM 8.6, 8.9, 9.0 only" in (
         model_weights(cfg, compute_capability=(10, 0), sm_count=148, vllm_version="0.28.0").refused or ""
     )
     assert "pipeline or expert" in (

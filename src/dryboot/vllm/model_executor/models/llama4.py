@@ -13,6 +13,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, Layout, WalkArgs, config_only, decoder
 
@@ -59,6 +60,10 @@ _UNQUANTIZED = decoder(LLAMA4_TEXT, refused=("attention_bias",))
 QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
 #: the GPUs (``major * 10 + minor``) those records cover
 QUANT_SMS = (86, 89, 90)
+#: ModelOpt's (FP8 / NVFP4) records cover Blackwell too (SM 10.0, 12.0: other kernels)
+MODELOPT_SMS = (*QUANT_SMS, 100, 120)
+#: the ModelOpt methods recorded for Llama-4 (``quant_cases_llama4.py``)
+MODELOPT_METHODS = ("modelopt", "modelopt_fp4")
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -72,16 +77,22 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
     """What of a quantized Llama-4 text model is not modelled, named.
 
-    :raises InputError: a method other than AWQ and compressed-tensors (GPTQ, AutoRound, ModelOpt,
-        fp8, ... not recorded for Llama-4), a release or GPU not recorded, pipeline or expert
-        parallelism."""
+    :raises InputError: a method other than the weight-only integer ones (AWQ, GPTQ, AutoRound,
+        compressed-tensors W4A16) and compressed-tensors W8A8 / NVFP4 (ModelOpt, fp8, ... not
+        recorded for Llama-4), a release or GPU not recorded, pipeline or expert parallelism."""
     why = None
-    if quant.method not in ("awq", "compressed-tensors") or (quant.wna16 is None and quant.scaled is None):
-        why = f"{quant.method} layouts of Llama-4 are not modelled (AWQ and compressed-tensors are)"
+    modelopt = quant.method in MODELOPT_METHODS
+    sms = MODELOPT_SMS if modelopt else QUANT_SMS
+    if quant.wna16 is None and not modelopt and (quant.method != "compressed-tensors" or quant.scaled is None):
+        why = (
+            f"{quant.method} layouts of Llama-4 are not modelled (AWQ, GPTQ, AutoRound, compressed-tensors and "
+            "ModelOpt FP8 / NVFP4 are)"
+        )
     elif par.vllm_version not in QUANT_RELEASES:
         why = f"quantized Llama-4 layouts are checked on vLLM {', '.join(QUANT_RELEASES)} only"
-    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in QUANT_SMS:
-        why = "quantized Llama-4 layouts are checked on SM 8.6, 8.9 and 9.0 only"
+    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in sms:
+        listed = ", ".join(f"{s // 10}.{s % 10}" for s in sms)
+        why = f"quantized Llama-4 layouts ({quant.method}) are checked on SM {listed} only"
     elif par.pp > 1 or par.expert_parallel:
         why = "quantized Llama-4 under pipeline or expert parallelism is not modelled"
     if why:
@@ -169,6 +180,8 @@ def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list
     checkpoint leaves unquantized as created (``weights.experts_bytes``)."""
     if quant.wna16 is not None:
         return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
+    if isinstance(quant.scaled, ModelOptQuant):
+        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r)
     assert quant.scaled is not None
     scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
     if scheme is None:
