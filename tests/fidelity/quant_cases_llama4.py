@@ -4,7 +4,8 @@ routed experts quantized as the checkpoint says (the router never: vLLM builds i
 Each config is a tiny Llama-4 text config (the published Scout ``text_config`` with its sizes
 shrunk: 4 layers, MoE on every second one, 4 experts), a tiny wrapper
 (``Llama4ForConditionalGeneration``) or the published Scout / Maverick ``text_config`` at its real
-size, with a published sibling's ``quantization_config`` (its ``SOURCE``).
+size, with a published sibling's ``quantization_config`` (its ``SOURCE``), or a ModelOpt
+``hf_quant_config.json`` (FP8, NVFP4; recorded on Blackwell too, :data:`EXTRA_GPUS`).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=llama4``, and by
@@ -31,3 +32,6 @@ TPS = (1, 2)
 #: recorded only when ``RECORD_GPUS`` names them: Blackwell (SM 10.0, 12.0), where vLLM's ModelOpt
 #: kernels differ
 EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("B200", (10, 0), 148), ("RTX 5090", (12, 0), 170))
+#: kernels that only write values into tensors vLLM allocated (``quant_fakes.VALUE_ONLY``): ModelOpt
+#: FP8 experts requantize ``w13`` to one scale with ``static_scaled_fp8_quant``
+VALUE_ONLY_KERNELS = ("static_scaled_fp8_quant",)

@@ -34,20 +34,24 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
     if "FP8-block" in config and sm == 90 and version != "0.28.0":
         return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
+    if "ModelOpt" in config and sm >= 100 and version == "0.33.0":
+        return "shared counter buffer"  # FlashInfer attention on Blackwell (QuantRules.blackwell_attention_buffer)
+    if "ModelOpt" in config and 100 <= sm < 110:
+        return "TRT-LLM"  # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4: the oracle lacks CUDA)
     return None
 
 
 def _gated(version: str, row: dict[str, Any]) -> bool:
-    """compressed-tensors W8A8 / NVFP4 on 0.30.0: dryboot's release gate
+    """compressed-tensors W8A8 / NVFP4 and ModelOpt on 0.30.0: dryboot's release gate
     (``weights.SCALED_CHECKED_RELEASES``) refuses them by name; where it is lifted, exact."""
-    return version == "0.30.0" and any(k in row["config"] for k in ("W8A8", "NVFP4"))
+    return version == "0.30.0" and any(k in row["config"] for k in ("W8A8", "NVFP4", "ModelOpt"))
 
 
 def test_corpus_size() -> None:
     """Byte-exact: AWQ, GPTQ, AutoRound (GPTQ and AWQ packing) and W4A16 (the wrapper, Scout's and
     Maverick's text models at their real sizes too) on
-    0.28.0, 0.30.0 and 0.33.0; W8A8 int8 / fp8 and NVFP4 on 0.28.0 and 0.33.0 (0.30.0: refused by
-    the release gate, :func:`_gated`)."""
+    0.28.0, 0.30.0 and 0.33.0; W8A8 int8 / fp8, NVFP4 and ModelOpt FP8 / NVFP4 (SM 12.0 too; 10.0
+    refused by name) on 0.28.0 and 0.33.0 (0.30.0: refused by the release gate, :func:`_gated`)."""
     exact: dict[str, set[str]] = {}
     n = 0
     for version, cases in RECORDED.items():
@@ -74,6 +78,8 @@ def test_corpus_size() -> None:
             "tiny-llama4-text+CT-W8A8-FP8-block",
             "tiny-llama4-text+CT-W8A8-INT8-dynamic",
             "tiny-llama4-text+CT-NVFP4",
+            "tiny-llama4-text+ModelOpt-FP8",
+            "tiny-llama4-text+ModelOpt-NVFP4",
         } <= exact.get(version, set()), version
     assert n >= 194
 

@@ -163,6 +163,10 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
         w.ref.allocated_bytes += (w.attention_blocks - W._post_load_host_blocks(quant, w.range_blocks)) * W.ALLOC_ROUND
     if any(_rope(config, li) for li in layers):
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+    # 0.33's FlashInfer attention for an fp8 KV cache on SM 8.x (a ModelOpt checkpoint's own):
+    # its KV counter, allocated while the model is built
+    fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
+    W._flashinfer_counter(w, quant, par, fp8_kv, args.max_num_batched_tokens, nq_r)
     return w.result()
 
 
@@ -181,7 +185,7 @@ def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list
     if quant.wna16 is not None:
         return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
     if isinstance(quant.scaled, ModelOptQuant):
-        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r)
+        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
     assert quant.scaled is not None
     scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
     if scheme is None:
