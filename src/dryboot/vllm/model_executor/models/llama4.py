@@ -57,7 +57,7 @@ _UNQUANTIZED = decoder(LLAMA4_TEXT, refused=("attention_bias",))
 
 #: releases whose quantized Llama-4 text layouts are recorded against vLLM
 #: (``tests/fidelity/quant_cases_llama4.py``)
-QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 #: the GPUs (``major * 10 + minor``) those records cover
 QUANT_SMS = (86, 89, 90)
 #: ModelOpt's (FP8 / NVFP4) records cover Blackwell too (SM 10.0, 12.0: other kernels)
@@ -151,7 +151,7 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
             inter = W._int(config, "intermediate_size")
             i_r = W._divide(inter, tp, "the experts' intermediate size")
             entries += [("router", e * h * ab), *_mlp(quant, f"{p}.feed_forward.shared_expert", h, i_r, ab, tp)]
-            entries += _experts(quant, f"{p}.feed_forward.experts", e, h, i_r, ab)
+            entries += _experts(quant, f"{p}.feed_forward.experts", e, h, i_r, ab, par.vllm_version)
         else:
             i_r = W._divide(W._int(config, "intermediate_size_mlp"), tp, "intermediate_size_mlp")
             entries += _mlp(quant, f"{p}.feed_forward", h, i_r, ab, tp)
@@ -179,9 +179,13 @@ def _mlp(quant: W.Quant, mlp: str, h: int, i_r: int, ab: int, tp: int) -> list[t
     ]
 
 
-def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
+def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int, version: str) -> list[tuple[str, int]]:
     """The routed experts of one MoE layer after loading (:func:`quantized_walk`); experts the
-    checkpoint leaves unquantized as created (``weights.experts_bytes``)."""
+    checkpoint leaves unquantized as created (``weights.experts_bytes``).
+
+    :raises InputError: compressed-tensors fp8 channel / block experts below SM 8.9 on vLLM
+        0.27.1, which serves them with its Humming backend (not recorded), and what the
+        experts' own functions refuse."""
     if quant.wna16 is not None:
         return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
     if isinstance(quant.scaled, ModelOptQuant):
@@ -190,6 +194,12 @@ def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list
     scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
     if scheme is None:
         return W.experts_bytes(W.Quant(), e, h, i_r, ab)
+    if version == "0.27.1" and scheme.kind == "fp8" and scheme.strategy != "tensor" and quant.scaled.capability < 89:
+        raise InputError(
+            "quantization_config",
+            "config_groups",
+            "fp8 channel / block MoE experts below SM 8.9 on vLLM 0.27.1: its Humming experts' layout is not modelled",
+        )
     return scaled_experts_bytes(quant.scaled, scheme, e, h, i_r, ab)
 
 
