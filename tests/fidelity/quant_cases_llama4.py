@@ -1,10 +1,11 @@
 """The Llama-4 set of quantized-weight cases: the text model (``Llama4ForCausalLM``) under
-compressed-tensors W4A16 and W8A8 fp8 and AWQ, its dense MLPs, shared experts and routed experts
-quantized as the checkpoint says (the router never: vLLM builds it with ``quant_config=None``).
+compressed-tensors W4A16 and W8A8 fp8, AWQ, GPTQ and AutoRound, its dense MLPs, shared experts and
+routed experts quantized as the checkpoint says (the router never: vLLM builds it with ``quant_config=None``).
 Each config is a tiny Llama-4 text config (the published Scout ``text_config`` with its sizes
 shrunk: 4 layers, MoE on every second one, 4 experts), a tiny wrapper
 (``Llama4ForConditionalGeneration``) or the published Scout / Maverick ``text_config`` at its real
-size, with a published sibling's ``quantization_config`` (its ``SOURCE``).
+size, with a published sibling's ``quantization_config`` (its ``SOURCE``), or a ModelOpt
+``hf_quant_config.json`` (FP8, NVFP4; recorded on Blackwell too, :data:`EXTRA_GPUS`).
 
 Imported by ``record_quant_weights.py`` (inside the boot environment, no dryboot import: this
 module imports nothing of dryboot) when ``RECORD_SET=llama4``, and by
@@ -28,3 +29,9 @@ GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (
     ("H100", (9, 0), 132),
 )
 TPS = (1, 2)
+#: recorded only when ``RECORD_GPUS`` names them: Blackwell (SM 10.0, 12.0), where vLLM's ModelOpt
+#: kernels differ
+EXTRA_GPUS: tuple[tuple[str, tuple[int, int], int], ...] = (("B200", (10, 0), 148), ("RTX 5090", (12, 0), 170))
+#: kernels that only write values into tensors vLLM allocated (``quant_fakes.VALUE_ONLY``): ModelOpt
+#: FP8 experts requantize ``w13`` to one scale with ``static_scaled_fp8_quant``
+VALUE_ONLY_KERNELS = ("static_scaled_fp8_quant",)

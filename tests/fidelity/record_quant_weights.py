@@ -83,6 +83,7 @@ if os.environ.get("RECORD_SET") in (
     #: the GPU architectures (major) recorded with DeepGEMM present (quant_fakes.deep_gemm_stand_in)
     DEEP_GEMM: tuple[int, ...] = getattr(_set, "DEEP_GEMM", ())
     VALUE_ONLY_KERNELS: tuple[str, ...] = getattr(_set, "VALUE_ONLY_KERNELS", ())  # quant_fakes.VALUE_ONLY
+    EXTRA_GPUS = getattr(_set, "EXTRA_GPUS", EXTRA_GPUS)  # the set's GPUs recorded only when named
 else:
     VALUE_ONLY_KERNELS = ()
     EXTRA_ARGV, DEEP_GEMM = (), ()
@@ -116,12 +117,34 @@ MOE_FAMILY_LINEARS = (
 )
 
 
+#: Llama-4's decoder-block linear layers under their checkpoint names (``llama4.py``: the dense
+#: MLP and the MoE block are the layer's ``feed_forward``; its routed experts per expert,
+#: ``feed_forward.experts.<j>.*``, added per :func:`llama4_linears`)
+LLAMA4_LINEARS = tuple(
+    f"feed_forward.{s}{n}" for s in ("", "shared_expert.") for n in ("gate_proj", "up_proj", "down_proj")
+)
+
+
+def llama4_linears(config: dict[str, Any]) -> tuple[str, ...]:
+    """The ``feed_forward`` linear layers a quantized Llama-4 text checkpoint holds per layer
+    (``model_type`` ``llama4_text``; none for other models): dense, shared-expert and per-expert
+    names, so that vLLM's ``maybe_update_config`` reads every one of them as quantized."""
+    if config.get("model_type") != "llama4_text":
+        return ()
+    experts = int(config.get("num_local_experts", 0))
+    per_expert = tuple(
+        f"feed_forward.experts.{j}.{n}" for j in range(experts) for n in ("gate_proj", "up_proj", "down_proj")
+    )
+    return (*LLAMA4_LINEARS, *per_expert)
+
+
 def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
     """The directory vLLM is given: the config, and header-only safetensors naming the tensors a
     GPTQ-packed checkpoint holds (every decoder-block linear layer as ``qweight``/``qzeros`` I32,
     ``scales`` F16, ``g_idx`` I32; embedding, norms and head BF16). vLLM 0.28.0 reads which layers
     are quantized from the checkpoint's safetensors metadata (dtypes only; ``AutoGPTQConfig.
-    maybe_update_config``) when ``modules_in_block_to_quantize`` is absent; shapes are [1]."""
+    maybe_update_config``) when ``modules_in_block_to_quantize`` is absent; shapes are [1]. A
+    Llama-4 text config's layers are named as its checkpoint names them (:func:`llama4_linears`)."""
     config = json.loads((cdir / "config.json").read_text())
     d = tmp / cdir.name
     d.mkdir(parents=True, exist_ok=True)
@@ -164,6 +187,7 @@ def checkpoint_dir(cdir: Path, tmp: Path) -> Path:
             "mlp.up_proj",
             "mlp.down_proj",
             *MOE_FAMILY_LINEARS,
+            *llama4_linears(config),
         ):
             for t, dt in (("qweight", "I32"), ("qzeros", "I32"), ("scales", "F16"), ("g_idx", "I32")):
                 add(f"{p}.{lin}.{t}", dt)

@@ -3,10 +3,11 @@
 The Llama-4 set (``quant_cases_llama4.py``): ``data/weights/quant-recorded-llama4-<version>.json``
 holds vLLM's own figures (``RECORD_SET=llama4 record_quant_weights.py``: the model built by vLLM's
 loader on the meta device, ``process_weights_after_loading`` run, every storage still held
-counted in 512-byte blocks) for tiny ``Llama4ForCausalLM`` configs under AWQ, compressed-tensors
-W4A16 and W8A8 fp8 (channel weights, dynamic tokens), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2: the
-dense MLPs, shared experts and routed experts quantized, the router not. Every case is checked
-in the default run (no vLLM needed); with ``DRYBOOT_VLLM_PYTHON`` set, one is re-recorded live.
+counted in 512-byte blocks) for tiny ``Llama4ForCausalLM`` configs under AWQ, GPTQ, AutoRound
+(``auto_gptq`` / ``auto_awq`` packing), compressed-tensors W4A16 and W8A8 fp8 (channel weights,
+dynamic tokens), on SM 8.6 / 8.9 / 9.0 at TP 1 and 2: the dense MLPs, shared experts and routed
+experts quantized, the router not. Every case is checked in the default run (no vLLM needed);
+with ``DRYBOOT_VLLM_PYTHON`` set, one is re-recorded live.
 """
 
 from __future__ import annotations
@@ -33,20 +34,26 @@ def _refusal(version: str, row: dict[str, Any]) -> str | None:
         return "CUTLASS grouped-GEMM"  # vLLM's fp8 channel experts on Hopper (the oracle lacks the kernel)
     if "FP8-block" in config and sm == 90 and version != "0.28.0":
         return "DeepGEMM"  # the dense fp8 block layers (scaled_mm.py)
+    if version == "0.27.1" and sm < 89 and "FP8-" in config and "W8A8" in config:
+        return "Humming"  # 0.27.1's fp8 channel / block experts (the oracle lacks humming-kernels)
+    if "ModelOpt" in config and sm >= 100 and version == "0.33.0":
+        return "shared counter buffer"  # FlashInfer attention on Blackwell (QuantRules.blackwell_attention_buffer)
+    if "ModelOpt" in config and 100 <= sm < 110:
+        return "TRT-LLM"  # ModelOpt's experts on SM 10.x: FlashInfer TRT-LLM (NVFP4: the oracle lacks CUDA)
     return None
 
 
 def _gated(version: str, row: dict[str, Any]) -> bool:
-    """compressed-tensors W8A8 / NVFP4 on 0.30.0: dryboot's release gate
+    """compressed-tensors W8A8 / NVFP4 and ModelOpt on 0.27.1 and 0.30.0: dryboot's release gate
     (``weights.SCALED_CHECKED_RELEASES``) refuses them by name; where it is lifted, exact."""
-    return version == "0.30.0" and any(k in row["config"] for k in ("W8A8", "NVFP4"))
+    return version in ("0.27.1", "0.30.0") and any(k in row["config"] for k in ("W8A8", "NVFP4", "ModelOpt"))
 
 
 def test_corpus_size() -> None:
-    """Byte-exact: AWQ and W4A16 (the wrapper, Scout's and Maverick's text models at their real
-    sizes too) on
-    0.28.0, 0.30.0 and 0.33.0; W8A8 int8 / fp8 and NVFP4 on 0.28.0 and 0.33.0 (0.30.0: refused by
-    the release gate, :func:`_gated`)."""
+    """Byte-exact: AWQ, GPTQ, AutoRound (GPTQ and AWQ packing) and W4A16 (the wrapper, Scout's and
+    Maverick's text models at their real sizes too) on
+    0.27.1, 0.28.0, 0.30.0 and 0.33.0; W8A8 int8 / fp8, NVFP4 and ModelOpt FP8 / NVFP4 (SM 12.0 too; 10.0
+    refused by name) on 0.28.0 and 0.33.0 (0.27.1, 0.30.0: refused by the release gate, :func:`_gated`)."""
     exact: dict[str, set[str]] = {}
     n = 0
     for version, cases in RECORDED.items():
@@ -55,7 +62,7 @@ def test_corpus_size() -> None:
             if row["ok"] and _refusal(version, row) is None and not humming_missing and not _gated(version, row):
                 exact.setdefault(version, set()).add(row["config"])
                 n += 1
-    for version in ("0.28.0", "0.30.0", "0.33.0"):
+    for version in ("0.27.1", "0.28.0", "0.30.0", "0.33.0"):
         assert {
             "tiny-llama4-text+AWQ-g128",
             "tiny-llama4-text+CT-W4A16-g32",
@@ -63,6 +70,9 @@ def test_corpus_size() -> None:
             "meta-llama--Llama-4-Scout-17B-16E-Instruct-text+CT-W4A16-g32",
             "meta-llama--Llama-4-Maverick-17B-128E-Instruct-text+CT-W4A16-g32",
             "meta-llama--Llama-4-Maverick-17B-128E-Instruct-text+AWQ-g128",
+            "tiny-llama4-text+GPTQ-Int4-g128",
+            "tiny-llama4-text+AutoRound-W4A16",
+            "tiny-llama4-text+AutoRound-W4A16-awq",
         } <= exact.get(version, set()), version
     for version in ("0.28.0", "0.33.0"):
         assert {
@@ -70,8 +80,10 @@ def test_corpus_size() -> None:
             "tiny-llama4-text+CT-W8A8-FP8-block",
             "tiny-llama4-text+CT-W8A8-INT8-dynamic",
             "tiny-llama4-text+CT-NVFP4",
+            "tiny-llama4-text+ModelOpt-FP8",
+            "tiny-llama4-text+ModelOpt-NVFP4",
         } <= exact.get(version, set()), version
-    assert n >= 140
+    assert n >= 194
 
 
 @pytest.mark.parametrize(("version", "cid"), CASES)
@@ -81,7 +93,11 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         pytest.skip("0.33.0 on SM 9.0 recorded without humming-kernels: not a CUDA install's choice")
     report = dryboot_weights(l4.CONFIGS, row, version)
     why = _refusal(version, row)
-    if _gated(version, row) and report.refused and "0.28.0 and 0.33.0 only" in report.refused:
+    if (
+        _gated(version, row)
+        and report.refused
+        and "W8A8/NVFP4 layouts after loading are checked on vLLM" in report.refused
+    ):
         return
     assert_weights(report, row, why)
 
@@ -90,10 +106,10 @@ def test_unrecorded_stays_refused_by_name() -> None:
     """A release, a GPU or a parallelism not recorded is refused by name; without a GPU the
     repacked layout is unknown."""
     cfg = l4.CONFIGS / "tiny-llama4-text+CT-W4A16-g32"
-    assert "0.28.0, 0.30.0, 0.33.0 only" in (
+    assert "0.27.1, 0.28.0, 0.30.0, 0.33.0 only" in (
         model_weights(cfg, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
     )
-    assert "SM 8.6, 8.9 and 9.0" in (
+    assert "SM 8.6, 8.9, 9.0 only" in (
         model_weights(cfg, compute_capability=(10, 0), sm_count=148, vllm_version="0.28.0").refused or ""
     )
     assert "pipeline or expert" in (

@@ -13,6 +13,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, Layout, WalkArgs, config_only, decoder
 
@@ -56,9 +57,13 @@ _UNQUANTIZED = decoder(LLAMA4_TEXT, refused=("attention_bias",))
 
 #: releases whose quantized Llama-4 text layouts are recorded against vLLM
 #: (``tests/fidelity/quant_cases_llama4.py``)
-QUANT_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+QUANT_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
 #: the GPUs (``major * 10 + minor``) those records cover
 QUANT_SMS = (86, 89, 90)
+#: ModelOpt's (FP8 / NVFP4) records cover Blackwell too (SM 10.0, 12.0: other kernels)
+MODELOPT_SMS = (*QUANT_SMS, 100, 120)
+#: the ModelOpt methods recorded for Llama-4 (``quant_cases_llama4.py``)
+MODELOPT_METHODS = ("modelopt", "modelopt_fp4")
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -72,16 +77,22 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
     """What of a quantized Llama-4 text model is not modelled, named.
 
-    :raises InputError: a method other than AWQ and compressed-tensors (GPTQ, AutoRound, ModelOpt,
-        fp8, ... not recorded for Llama-4), a release or GPU not recorded, pipeline or expert
-        parallelism."""
+    :raises InputError: a method other than the weight-only integer ones (AWQ, GPTQ, AutoRound,
+        compressed-tensors W4A16) and compressed-tensors W8A8 / NVFP4 (ModelOpt, fp8, ... not
+        recorded for Llama-4), a release or GPU not recorded, pipeline or expert parallelism."""
     why = None
-    if quant.method not in ("awq", "compressed-tensors") or (quant.wna16 is None and quant.scaled is None):
-        why = f"{quant.method} layouts of Llama-4 are not modelled (AWQ and compressed-tensors are)"
+    modelopt = quant.method in MODELOPT_METHODS
+    sms = MODELOPT_SMS if modelopt else QUANT_SMS
+    if quant.wna16 is None and not modelopt and (quant.method != "compressed-tensors" or quant.scaled is None):
+        why = (
+            f"{quant.method} layouts of Llama-4 are not modelled (AWQ, GPTQ, AutoRound, compressed-tensors and "
+            "ModelOpt FP8 / NVFP4 are)"
+        )
     elif par.vllm_version not in QUANT_RELEASES:
         why = f"quantized Llama-4 layouts are checked on vLLM {', '.join(QUANT_RELEASES)} only"
-    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in QUANT_SMS:
-        why = "quantized Llama-4 layouts are checked on SM 8.6, 8.9 and 9.0 only"
+    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in sms:
+        listed = ", ".join(f"{s // 10}.{s % 10}" for s in sms)
+        why = f"quantized Llama-4 layouts ({quant.method}) are checked on SM {listed} only"
     elif par.pp > 1 or par.expert_parallel:
         why = "quantized Llama-4 under pipeline or expert parallelism is not modelled"
     if why:
@@ -140,7 +151,7 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
             inter = W._int(config, "intermediate_size")
             i_r = W._divide(inter, tp, "the experts' intermediate size")
             entries += [("router", e * h * ab), *_mlp(quant, f"{p}.feed_forward.shared_expert", h, i_r, ab, tp)]
-            entries += _experts(quant, f"{p}.feed_forward.experts", e, h, i_r, ab)
+            entries += _experts(quant, f"{p}.feed_forward.experts", e, h, i_r, ab, par.vllm_version)
         else:
             i_r = W._divide(W._int(config, "intermediate_size_mlp"), tp, "intermediate_size_mlp")
             entries += _mlp(quant, f"{p}.feed_forward", h, i_r, ab, tp)
@@ -152,6 +163,10 @@ def quantized_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -
         w.ref.allocated_bytes += (w.attention_blocks - W._post_load_host_blocks(quant, w.range_blocks)) * W.ALLOC_ROUND
     if any(_rope(config, li) for li in layers):
         w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+    # 0.33's FlashInfer attention for an fp8 KV cache on SM 8.x (a ModelOpt checkpoint's own):
+    # its KV counter, allocated while the model is built
+    fp8_kv = W.modelopt_fp8_kv_cache(config, args.hf_quant)
+    W._flashinfer_counter(w, quant, par, fp8_kv, args.max_num_batched_tokens, nq_r)
     return w.result()
 
 
@@ -164,15 +179,27 @@ def _mlp(quant: W.Quant, mlp: str, h: int, i_r: int, ab: int, tp: int) -> list[t
     ]
 
 
-def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
+def _experts(quant: W.Quant, ex: str, e: int, h: int, i_r: int, ab: int, version: str) -> list[tuple[str, int]]:
     """The routed experts of one MoE layer after loading (:func:`quantized_walk`); experts the
-    checkpoint leaves unquantized as created (``weights.experts_bytes``)."""
+    checkpoint leaves unquantized as created (``weights.experts_bytes``).
+
+    :raises InputError: compressed-tensors fp8 channel / block experts below SM 8.9 on vLLM
+        0.27.1, which serves them with its Humming backend (not recorded), and what the
+        experts' own functions refuse."""
     if quant.wna16 is not None:
         return wna16_experts_bytes(quant.wna16, ex, e, h, i_r, ab)
+    if isinstance(quant.scaled, ModelOptQuant):
+        return modelopt_experts_bytes(quant.scaled, ex, e, h, i_r, fp8_act_bytes=ab)
     assert quant.scaled is not None
     scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{n}" for n in ("gate_proj", "up_proj", "down_proj")))
     if scheme is None:
         return W.experts_bytes(W.Quant(), e, h, i_r, ab)
+    if version == "0.27.1" and scheme.kind == "fp8" and scheme.strategy != "tensor" and quant.scaled.capability < 89:
+        raise InputError(
+            "quantization_config",
+            "config_groups",
+            "fp8 channel / block MoE experts below SM 8.9 on vLLM 0.27.1: its Humming experts' layout is not modelled",
+        )
     return scaled_experts_bytes(quant.scaled, scheme, e, h, i_r, ab)
 
 

@@ -251,8 +251,47 @@ def _cutlass_experts_bytes(e: int, h: int, i: int) -> list[tuple[str, int]]:
     ]
 
 
+def modelopt_fp8_experts_bytes(q: ModelOptQuant, e: int, h: int, i: int, act_bytes: int) -> list[tuple[str, int]]:
+    """ModelOpt ``FP8`` (per-tensor) MoE experts after loading (``ModelOptFp8MoEMethod``: the two
+    input scales max-reduced to one float32 scalar each, ``w13``'s two shard scales to one per
+    expert, ``w13`` requantized in place), over the backend vLLM picks per SM
+    (``fused_moe/oracle/fp8.py``): below SM 8.9 Marlin (weight-only: the weights repacked, their
+    bytes; the scales ``[e, 1, 2i]`` / ``[e, 1, h]`` in the activation dtype; a workspace of four
+    int32 per SM where the release keeps one per layer); SM 8.9 Triton (fp8 weights, float32
+    scales ``[e]``); SM 9.0 and 12.x FlashInfer CUTLASS (Triton's tensors, plus ``g1_alphas`` /
+    ``g2_alphas`` ``[e]`` float32 and the two inverse input scales the quant config holds).
+    Checked against vLLM for Llama-4 (``tests/fidelity/quant_cases_llama4.py``).
+
+    :raises InputError: SM 10.x (FlashInfer TRT-LLM's per-tensor experts: not modelled)."""
+    w13, w2 = e * 2 * i * h, e * h * i
+    inputs = [("scale", 4), ("scale", 4)]
+    if q.capability < 89:
+        sms = q.sm_count if q.sm_count is not None else 256
+        workspace = [("workspace", 16 * sms)] if q.layer_workspace else []
+        return [("experts", w13), ("experts", w2), ("scale", e * 2 * i * act_bytes), ("scale", e * h * act_bytes),
+                *inputs, *workspace]  # fmt: skip
+    triton = [("experts", w13), ("experts", w2), ("scale", 4 * e), ("scale", 4 * e), *inputs]
+    if q.capability < 90:
+        return triton
+    if 100 <= q.capability < 120:
+        raise InputError(
+            "--gpu",
+            None,
+            f"ModelOpt FP8 MoE experts on SM {q.capability // 10}.{q.capability % 10}: vLLM's FlashInfer TRT-LLM "
+            "per-tensor experts (their output scales) are not modelled",
+        )
+    return [*triton, ("scale", 4 * e), ("scale", 4 * e), ("scale", 4), ("scale", 4)]
+
+
 def modelopt_experts_bytes(
-    q: ModelOptQuant, name: str, e: int, h: int, i: int, *, gated: bool = True
+    q: ModelOptQuant,
+    name: str,
+    e: int,
+    h: int,
+    i: int,
+    *,
+    gated: bool = True,
+    fp8_act_bytes: int | None = None,
 ) -> list[tuple[str, int]]:
     """What a ``FusedMoE`` layer ``name`` of ``e`` local experts (hidden ``h``, intermediate ``i``
     per rank) holds after loading under ModelOpt (see the module's docstring: NVFP4 experts
@@ -260,7 +299,9 @@ def modelopt_experts_bytes(
     only), whose ``w13`` holds one intermediate block, not two (``[E, H / 16, 2 pI]`` int32).
 
     :raises InputError: the experts' algorithm or backend not modelled (named): FP8 experts,
-        W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace."""
+        W4A4 NVFP4 experts on SM 10.0+ (FlashInfer / CUTLASS layouts), no per-layer workspace.
+        ``fp8_act_bytes``: the activation dtype's bytes where the caller's FP8 experts are checked
+        (:func:`modelopt_fp8_experts_bytes`); ``None``: FP8 experts refused."""
     if not q.moe_checked:
         raise InputError(
             "quantization_config",
@@ -270,6 +311,8 @@ def modelopt_experts_bytes(
     algo = q.algo_of(name)
     if algo is None:
         raise InputError("quantization_config", "quantized_layers", f"{name!r}: unquantized ModelOpt experts")
+    if algo == "FP8" and fp8_act_bytes is not None:
+        return modelopt_fp8_experts_bytes(q, e, h, i, fp8_act_bytes)
     if algo not in ("NVFP4", "W4A16_NVFP4"):
         raise InputError("quantization_config", "quant_algo", f"ModelOpt {algo} MoE experts are not modelled")
     if algo == "NVFP4" and q.capability >= 100 and not gated:
