@@ -109,9 +109,6 @@ def test_dryboot_matches_recorded_oracle_under_pp2(version: str) -> None:
 
 
 SINGLE_RELEASES = sorted(p.stem.removeprefix("vllm-") for p in P.SINGLE_DATA.glob("vllm-*.json"))
-#: 0.30.0 has no -mm boot environment: transformers' TimmWrapperModel (Gemma-3n's MobileNetV5 tower)
-#: needs timm; 0.33.0's is recorded in 0.33.0-mm's
-_NO_TIMM = "the oracle's limit: timm is absent from this release's boot environment"
 #: (release, architecture) -> why dryboot's answer differs from the one-stage record
 KNOWN_SINGLE: dict[tuple[str, str], str] = {
     **{
@@ -119,7 +116,6 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
         for v in ("0.30.0", "0.33.0")
         for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
     },
-    ("0.30.0", "Gemma3nForConditionalGeneration"): _NO_TIMM,
 }
 
 
