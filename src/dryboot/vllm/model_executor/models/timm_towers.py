@@ -1,0 +1,146 @@
+"""Wrappers whose towers dryboot does not size, each built as vLLM composes it: the language model
+is sized (it is a planned text architecture), the tower is refused by name, naming the one module
+that is not sized. ``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality a
+tower takes, drops that tower (vLLM's ``_mark_tower_model``), and the rest is sized:
+
+* DeepSeek-VL2 (``deepseek_vl2.py``, ``DeepseekVLV2ForCausalLM``): the DeepSeek-V2 / V3 language
+  model of ``language_config``; the image tower is timm's ``create_model`` of
+  ``vision_config.model_name`` (SigLIP so400m), with the ``MlpProjector`` and the tile separators
+  ``image_newline`` / ``view_seperator`` ``[n_embed]`` (plain parameters of the wrapper: kept
+  without the tower, as DeepSeek-OCR's are; ``MlpProjectorConfig``'s ``n_embed`` default 2048).
+* OpenVLA (``openvla.py``, ``OpenVLAForActionPrediction``): the language model of ``text_config``
+  (Llama); the image tower is ``PrismaticVisionBackbone`` (timm's ``create_model`` of each of
+  ``timm_model_ids``: DINOv2 and SigLIP) with the ``PrismaticProjector``.
+* Gemma-3n multimodal (``gemma3n_mm.py``, ``Gemma3nForConditionalGeneration``): the Gemma-3n
+  language model of ``text_config``; the image tower is timm's MobileNet-V5
+  (``vision_config``, ``AutoModel``) with ``embed_vision``, the audio tower transformers'
+  ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``) with ``embed_audio``, each dropped
+  alone by its modality's limit. The wrapper also allocates, with the language model whatever the
+  towers, ``per_layer_embeddings`` ``[max_num_batched_tokens, num_hidden_layers,
+  hidden_size_per_layer_input]`` in the model dtype (a plain attribute: counted in
+  ``buffer_bytes`` as Qwen3-VL's deepstack buffers are).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, Tower, WalkArgs, vision_language
+from dryboot.vllm.model_executor.models.towers import tensors
+
+DEEPSEEK_TEXT = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+
+
+def refused_tower(what: str, key: str) -> Tower:
+    """A tower that refuses itself by name: ``what`` (the vLLM module not sized), the config's
+    ``key`` for it.
+
+    :raises InputError: always, when the tower is built."""
+
+    def tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+        raise InputError(
+            "config.json",
+            key,
+            f"{what} is not sized (serve with --language-model-only, or the tower's modalities limited to 0)",
+        )
+
+    return tower
+
+
+_DSVL2_TOWER = refused_tower(
+    "vLLM's deepseek_vl2.py image tower (timm.create_model of vision_config.model_name, with its MlpProjector)",
+    "vision_config",
+)
+
+
+def _deepseek_vl2(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """The language model of ``language_config`` as the architecture it names (DeepSeek-V2 when
+    none), the separators, the tower refused.
+
+    :raises InputError: another language model (named), ``kv_lora_rank`` absent (its default
+        differs by release), the tower when built."""
+    text = config.get("language_config") or {}
+    archs = text.get("architectures") if isinstance(text, Mapping) else None
+    arch = str(archs[0]) if isinstance(archs, list) and archs else "DeepseekV2ForCausalLM"
+    if arch not in DEEPSEEK_TEXT:
+        raise InputError("config.json", "language_config.architectures", f"a {arch} language model is not modelled")
+    if isinstance(text, Mapping) and "kv_lora_rank" not in text:
+        # DeepseekVLV2TextConfig: null on 0.28.0, 512 from 0.29.0 (the MLA projections' width)
+        raise InputError(
+            "config.json",
+            "language_config.kv_lora_rank",
+            "absent, vLLM's releases read it differently (null on 0.28.0, 512 from 0.29.0): give it",
+        )
+    family = vision_language(
+        arch, _DSVL2_TOWER, ("image",), text_of=lambda c: c.get("language_config"), tower_of=lambda c: c
+    )
+    weights = family.walk(config, par, args)
+    n_embed = W._int({"n_embed": 2048, **(config.get("projector_config") or {})}, "n_embed")
+    ab = W.model_dtype_bytes({**config, **text}, args.dtype)
+    return tensors("vision", [n_embed, n_embed], ab, into=weights)
+
+
+_GEMMA3N = vision_language(
+    "Gemma3nForCausalLM",
+    (
+        (
+            ("image",),
+            refused_tower(
+                "vLLM's gemma3n_mm.py vision tower (timm's MobileNet-V5 of vision_config, with embed_vision)",
+                "vision_config",
+            ),
+        ),
+        (
+            ("audio",),
+            refused_tower(
+                "vLLM's gemma3n_mm.py audio tower (transformers' Gemma3nAudioEncoder of audio_config, "
+                "with embed_audio)",
+                "audio_config",
+            ),
+        ),
+    ),
+    text_of=lambda c: c.get("text_config"),
+    tower_of=lambda c: c,
+)
+
+
+def _gemma3n(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """:data:`_GEMMA3N` plus the wrapper's ``per_layer_embeddings`` (module docstring).
+
+    :raises InputError: what :data:`_GEMMA3N` refuses, ``max_num_batched_tokens`` not given."""
+    weights = _GEMMA3N.walk(config, par, args)
+    if args.max_num_batched_tokens is None:
+        raise InputError(
+            "--max-num-batched-tokens",
+            None,
+            "the Gemma-3n wrapper allocates its per-layer embeddings (max_num_batched_tokens x layers x "
+            "hidden_size_per_layer_input) with the weights: give max_num_batched_tokens",
+        )
+    text = {**{k: config[k] for k in ("torch_dtype",) if k in config}, **(config.get("text_config") or {})}
+    per_token = W._int(text, "num_hidden_layers") * W._int(text, "hidden_size_per_layer_input")
+    weights.add(
+        "per-layer embeddings",
+        args.max_num_batched_tokens * per_token * W.model_dtype_bytes(text, args.dtype),
+        buffer=True,
+    )
+    return weights
+
+
+FAMILIES: dict[str, Family] = {
+    "DeepseekVLV2ForCausalLM": Family(_deepseek_vl2, ("image",)),
+    "OpenVLAForActionPrediction": vision_language(
+        "LlamaForCausalLM",
+        refused_tower(
+            "vLLM's openvla.py PrismaticVisionBackbone (timm.create_model of each timm_model_ids entry, with the "
+            "PrismaticProjector)",
+            "timm_model_ids",
+        ),
+        ("image",),
+        text_of=lambda c: c.get("text_config"),
+        tower_of=lambda c: c,
+    ),
+    "Gemma3nForConditionalGeneration": Family(_gemma3n, ("image", "audio")),
+}
