@@ -1,10 +1,11 @@
 """The timm / audio wrappers (issue 33 item 2): DeepSeek-VL2, OpenVLA, Gemma-3n multimodal, FunASR
 and MiDashengLM, dryboot's per-rank weights against what vLLM allocates on the meta device.
 
-MiDashengLM is sized whole (``models/midashenglm.py``: the Dasheng encoder and projector). The
-others' towers are refused, each naming the one vLLM module not sized (``models/timm_towers.py``;
-FunASR's encoder, which ``funasr.py`` builds outside ``_mark_tower_model``, refuses the model);
-``--language-model-only`` drops the tower and the rest is byte-exact.
+MiDashengLM and FunASR are sized whole (``models/midashenglm.py``: the Dasheng encoder and
+projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside ``_mark_tower_model``
+so kept under ``--language-model-only``). The others' towers are refused, each naming the one vLLM
+module not sized (``models/timm_towers.py``); ``--language-model-only`` drops the tower and the
+rest is byte-exact.
 
 ``data/weights/recorded-<release>-refused-towers.json`` are that release's own figures for their
 tiny configs, recorded in the release's ``-mm`` boot environment (with timm)::
@@ -43,9 +44,8 @@ TOWER_REFUSED = {
     "DeepseekVLV2ForCausalLM": "deepseek_vl2.py image tower",
     "OpenVLAForActionPrediction": "PrismaticVisionBackbone",
     "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
-    "FunASRForConditionalGeneration": "funasr.py",
 }
-SIZED = ("MiDashengLMModel",)
+SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration")
 
 
 def _config(name: str) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
         with pytest.raises(InputError):
             _weights(config, argv, release)
         return
-    if arch in TOWER_REFUSED and (arch == "FunASRForConditionalGeneration" or "--language-model-only" not in argv):
+    if arch in TOWER_REFUSED and "--language-model-only" not in argv:
         with pytest.raises(InputError, match=TOWER_REFUSED[arch]):
             _weights(config, argv, release)
         return
@@ -99,6 +99,16 @@ def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
         w = _weights(config, argv, release, stage)
         got.append([w.param_bytes, w.buffer_bytes - _attr_bytes(config, row), w.allocated_bytes])
     assert got == stages
+
+
+def test_funasr_keeps_its_encoder_without_the_tower_flags() -> None:
+    """``funasr.py`` builds its encoder outside ``_mark_tower_model``: the same bytes under
+    ``--language-model-only`` and audio limited to 0."""
+    config = _config("arch--FunASRForConditionalGeneration")
+    par = Parallel(tp=2, vllm_version="0.28.0")
+    full = rank_weights(config, par)
+    assert rank_weights(config, par, language_model_only=True).param_bytes == full.param_bytes
+    assert rank_weights(config, par, limit_mm_per_prompt={"audio": 0}).param_bytes == full.param_bytes
 
 
 def test_gemma3n_towers_dropped_by_modality() -> None:
