@@ -15,6 +15,9 @@ tiny configs, recorded in the release's ``-mm`` boot environment (with timm)::
         DeepseekVLV2ForCausalLM OpenVLAForActionPrediction Gemma3nForConditionalGeneration \\
         FunASRForConditionalGeneration MiDashengLMModel
 
+(0.33.0: every flag set of MiDashengLM and FunASR, DeepSeek-VL2's TP 1/2/4/8 and pipeline stages,
+TP 1 and ``--language-model-only`` of the others: the shared machine's time.)
+
 (what the recorder fakes: its docstring). A case vLLM refuses must be refused.
 """
 
@@ -46,6 +49,10 @@ TOWER_REFUSED = {
     "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
 }
 SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration")
+#: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
+ORACLE_LIMITS = {
+    ("0.33.0", "Gemma3nForConditionalGeneration"): "its language model calls Tensor.item() while built (meta)",
+}
 
 
 def _config(name: str) -> dict[str, Any]:
@@ -86,6 +93,8 @@ def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
     config, argv = _config(row["config"]), row["argv"]
     arch = config["architectures"][0]
     if not row["ok"]:
+        if (release, arch) in ORACLE_LIMITS:
+            pytest.skip(ORACLE_LIMITS[(release, arch)])
         with pytest.raises(InputError):
             _weights(config, argv, release)
         return
