@@ -1,9 +1,10 @@
 """The timm / audio wrappers (issue 33 item 2): DeepSeek-VL2, OpenVLA, Gemma-3n multimodal, FunASR
 and MiDashengLM, dryboot's per-rank weights against what vLLM allocates on the meta device.
 
-MiDashengLM and FunASR are sized whole (``models/midashenglm.py``: the Dasheng encoder and
-projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside ``_mark_tower_model``
-so kept under ``--language-model-only``). The others' towers are refused, each naming the one vLLM
+MiDashengLM, FunASR and DeepSeek-VL2 are sized whole (``models/midashenglm.py``: the Dasheng
+encoder and projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside
+``_mark_tower_model`` so kept under ``--language-model-only``; ``models/timm_towers.py``: timm's
+SigLIP so400m and the ``MlpProjector``). OpenVLA's and Gemma-3n's towers are refused, each naming the one vLLM
 module not sized (``models/timm_towers.py``); ``--language-model-only`` drops the tower and the
 rest is byte-exact.
 
@@ -44,11 +45,10 @@ RECORDED = {
 CASES = sorted((v, cid) for v, doc in RECORDED.items() for cid in doc["cases"])
 #: the wrappers whose tower is refused by name, with the words naming it
 TOWER_REFUSED = {
-    "DeepseekVLV2ForCausalLM": "deepseek_vl2.py image tower",
     "OpenVLAForActionPrediction": "PrismaticVisionBackbone",
     "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
 }
-SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration")
+SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration", "DeepseekVLV2ForCausalLM")
 #: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
 ORACLE_LIMITS = {
     ("0.33.0", "Gemma3nForConditionalGeneration"): "its language model calls Tensor.item() while built (meta)",
@@ -108,6 +108,27 @@ def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
         w = _weights(config, argv, release, stage)
         got.append([w.param_bytes, w.buffer_bytes - _attr_bytes(config, row), w.allocated_bytes])
     assert got == stages
+
+
+def test_deepseek_vl2_projectors_and_text_refusals() -> None:
+    """The ``linear`` projector sizes ``[n_embed, input_dim]``; another type, token pooling and an
+    absent ``kv_lora_rank`` are refused by name."""
+    config = _config("arch--DeepseekVLV2ForCausalLM")
+    par = Parallel(tp=1, vllm_version="0.28.0")
+    mlp = rank_weights(config, par).param_bytes
+    proj = config["projector_config"]
+    lin = rank_weights({**config, "projector_config": {**proj, "projector_type": "linear"}}, par).param_bytes
+    assert mlp - lin == 2 * ((4608 * 1024 + 1024 + 1024 * 1024 + 1024) - (1024 * 1152 + 1024))
+    for edit, match in (
+        ({"projector_config": {**proj, "projector_type": "conv"}}, "conv is not modelled"),
+        ({"projector_config": {**proj, "token_pooling": True}}, "token_pooling"),
+        (
+            {"language_config": {k: v for k, v in config["language_config"].items() if k != "kv_lora_rank"}},
+            "kv_lora_rank",
+        ),
+    ):
+        with pytest.raises(InputError, match=match):
+            rank_weights({**config, **edit}, par)
 
 
 def test_funasr_keeps_its_encoder_without_the_tower_flags() -> None:

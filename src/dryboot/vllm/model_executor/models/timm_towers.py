@@ -4,8 +4,10 @@ that is not sized. ``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for
 tower takes, drops that tower (vLLM's ``_mark_tower_model``), and the rest is sized:
 
 * DeepSeek-VL2 (``deepseek_vl2.py``, ``DeepseekVLV2ForCausalLM``): the DeepSeek-V2 / V3 language
-  model of ``language_config``; the image tower is timm's ``create_model`` of
-  ``vision_config.model_name`` (SigLIP so400m), with the ``MlpProjector`` and the tile separators
+  model of ``language_config``, then its image tower, sized (:func:`so400m_tower`): timm's
+  ``vit_so400m_patch14_siglip_384`` whatever ``vision_config`` says (vLLM's
+  ``_init_vision_module`` names it), its MLPs' ``fc1`` / ``fc2`` split over TP
+  (``patch_vit_for_tp``), and the ``MlpProjector`` (:func:`projector`); the tile separators
   ``image_newline`` / ``view_seperator`` ``[n_embed]`` (plain parameters of the wrapper: kept
   without the tower, as DeepSeek-OCR's are; ``MlpProjectorConfig``'s ``n_embed`` default 2048).
 * OpenVLA (``openvla.py``, ``OpenVLAForActionPrediction``): the language model of ``text_config``
@@ -19,6 +21,7 @@ tower takes, drops that tower (vLLM's ``_mark_tower_model``), and the rest is si
   towers, ``per_layer_embeddings`` ``[max_num_batched_tokens, num_hidden_layers,
   hidden_size_per_layer_input]`` in the model dtype (a plain attribute: counted in
   ``buffer_bytes`` as Qwen3-VL's deepstack buffers are).
+Only OpenVLA's and Gemma-3n's towers are refused.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, Tower, WalkArgs, vision_language
-from dryboot.vllm.model_executor.models.towers import tensors
+from dryboot.vllm.model_executor.models.towers import linear, tensors
 
 DEEPSEEK_TEXT = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
 
@@ -50,10 +53,61 @@ def refused_tower(what: str, key: str) -> Tower:
     return tower
 
 
-_DSVL2_TOWER = refused_tower(
-    "vLLM's deepseek_vl2.py image tower (timm.create_model of vision_config.model_name, with its MlpProjector)",
-    "vision_config",
-)
+#: timm's ``vit_so400m_patch14_siglip_384``: width, MLP width, blocks, positions (27 x 27 patches
+#: of 14 at 384), patch size
+SO400M = {"width": 1152, "mlp": 4304, "blocks": 27, "positions": 729, "patch": 14}
+#: ``MlpProjectorConfig``'s defaults
+PROJECTOR_DEFAULTS: dict[str, Any] = {
+    "projector_type": "downsample_mlp_gelu",
+    "input_dim": 1152,
+    "n_embed": 2048,
+    "depth": 2,
+    "mlp_ratio": 1,
+    "downsample_ratio": 2,
+}
+
+
+def so400m_tower(tp: int) -> list[int]:
+    """timm's SigLIP so400m/14 at 384 as vLLM builds it (elements per rank): ``pos_embed``
+    ``[729, W]``, ``patch_embed.proj`` ``[W, 3, 14, 14]`` + bias; 27 blocks of two LayerNorms,
+    ``qkv`` ``[3 W, W]`` + bias, ``proj`` ``[W, W]`` + bias (replicated) and the MLP ``fc1``
+    ``[M / TP, W]`` + bias, ``fc2`` ``[W, M / TP]`` + bias; the final LayerNorm; the MAP head
+    (``latent`` ``[W]``, ``q`` ``[W, W]``, ``kv`` ``[2 W, W]``, ``proj`` with biases, a LayerNorm and an
+    MLP split alike). ``num_classes=0``: no classifier.
+
+    :raises InputError: TP does not divide the MLP width (4304)."""
+    w, m_r = SO400M["width"], W._divide(SO400M["mlp"], tp, "the SigLIP so400m tower's MLP width (4304)")
+    mlp = linear(m_r, w) + linear(w, m_r)
+    block = [w, w, *linear(3 * w, w), *linear(w, w), w, w, *mlp]
+    pool = [w, *linear(w, w), *linear(2 * w, w), *linear(w, w), w, w, *mlp]
+    patch = linear(w, 3 * SO400M["patch"] ** 2)
+    return [SO400M["positions"] * w, *patch, *block * SO400M["blocks"], w, w, *pool]
+
+
+def projector(p: Mapping[str, Any]) -> list[int]:
+    """``MlpProjector`` over ``projector_config`` (:data:`PROJECTOR_DEFAULTS`), replicated:
+    ``downsample_mlp_gelu``: ``[n_embed x mlp_ratio, input_dim x downsample_ratio^2]``, ``depth - 2``
+    square ``[n_embed x mlp_ratio]`` layers, ``[n_embed, n_embed x mlp_ratio]``, with biases;
+    ``linear``: ``[n_embed, input_dim]`` + bias.
+
+    :raises InputError: another projector type, or token pooling (vLLM asserts it off)."""
+    p = {**PROJECTOR_DEFAULTS, **{k: v for k, v in p.items() if v is not None}}
+    if p.get("token_pooling"):
+        raise InputError("config.json", "projector_config.token_pooling", "vLLM refuses it (not supported)")
+    n, d = W._int(p, "n_embed"), W._int(p, "input_dim")
+    if p["projector_type"] == "linear":
+        return linear(n, d)
+    if p["projector_type"] != "downsample_mlp_gelu":
+        raise InputError("config.json", "projector_config.projector_type", f"{p['projector_type']} is not modelled")
+    wide = n * W._int(p, "mlp_ratio")
+    out = linear(wide, d * W._int(p, "downsample_ratio") ** 2)
+    for _ in range(1, W._int(p, "depth") - 1):
+        out += linear(wide, wide)
+    return out + linear(n, wide)
+
+
+def _dsvl2_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    return tensors("vision", so400m_tower(tp) + projector(config.get("projector_config") or {}), ab)
 
 
 def _deepseek_vl2(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -75,7 +129,7 @@ def _deepseek_vl2(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) ->
             "absent, vLLM's releases read it differently (null on 0.28.0, 512 from 0.29.0): give it",
         )
     family = vision_language(
-        arch, _DSVL2_TOWER, ("image",), text_of=lambda c: c.get("language_config"), tower_of=lambda c: c
+        arch, _dsvl2_tower, ("image",), text_of=lambda c: c.get("language_config"), tower_of=lambda c: c
     )
     weights = family.walk(config, par, args)
     n_embed = W._int({"n_embed": 2048, **(config.get("projector_config") or {})}, "n_embed")
