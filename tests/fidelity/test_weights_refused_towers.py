@@ -1,10 +1,11 @@
 """The timm / audio wrappers (issue 33 item 2): DeepSeek-VL2, OpenVLA, Gemma-3n multimodal, FunASR
 and MiDashengLM, dryboot's per-rank weights against what vLLM allocates on the meta device.
 
-MiDashengLM, FunASR and DeepSeek-VL2 are sized whole (``models/midashenglm.py``: the Dasheng
+MiDashengLM, FunASR, DeepSeek-VL2 and OpenVLA are sized whole (``models/midashenglm.py``: the Dasheng
 encoder and projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside
 ``_mark_tower_model`` so kept under ``--language-model-only``; ``models/timm_towers.py``: timm's
-SigLIP so400m and the ``MlpProjector``). OpenVLA's and Gemma-3n's towers are refused, each naming the one vLLM
+SigLIP so400m and the ``MlpProjector``), OpenVLA (the same module: timm's DINOv2 and SigLIP 224,
+the ``PrismaticProjector``). Gemma-3n's towers are refused, each naming the one vLLM
 module not sized (``models/timm_towers.py``); ``--language-model-only`` drops the tower and the
 rest is byte-exact.
 
@@ -45,10 +46,9 @@ RECORDED = {
 CASES = sorted((v, cid) for v, doc in RECORDED.items() for cid in doc["cases"])
 #: the wrappers whose tower is refused by name, with the words naming it
 TOWER_REFUSED = {
-    "OpenVLAForActionPrediction": "PrismaticVisionBackbone",
     "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
 }
-SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration", "DeepseekVLV2ForCausalLM")
+SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration", "DeepseekVLV2ForCausalLM", "OpenVLAForActionPrediction")
 #: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
 ORACLE_LIMITS = {
     ("0.33.0", "Gemma3nForConditionalGeneration"): "its language model calls Tensor.item() while built (meta)",
@@ -129,6 +129,19 @@ def test_deepseek_vl2_projectors_and_text_refusals() -> None:
     ):
         with pytest.raises(InputError, match=match):
             rank_weights({**config, **edit}, par)
+
+
+def test_openvla_backbone_refusals_and_unfused() -> None:
+    """vLLM refuses any other backbone, image size or activation; the unfused backbone (DINOv2
+    alone) takes the two-layer projector."""
+    config = _config("arch--OpenVLAForActionPrediction")
+    par = Parallel(tp=2, vllm_version="0.28.0")
+    for key, value in (("timm_model_ids", ["a", "b"]), ("image_sizes", [336, 336])):
+        with pytest.raises(InputError, match=key):
+            rank_weights({**config, key: value}, par)
+    fused = rank_weights(config, par).param_bytes
+    unfused = rank_weights({**config, "use_fused_vision_backbone": False}, par).param_bytes
+    assert fused > unfused > rank_weights(config, par, language_model_only=True).param_bytes
 
 
 def test_funasr_keeps_its_encoder_without_the_tower_flags() -> None:

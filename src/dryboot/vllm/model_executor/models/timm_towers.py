@@ -1,7 +1,8 @@
-"""Wrappers whose towers dryboot does not size, each built as vLLM composes it: the language model
-is sized (it is a planned text architecture), the tower is refused by name, naming the one module
-that is not sized. ``--language-model-only``, or ``--limit-mm-per-prompt`` 0 for every modality a
-tower takes, drops that tower (vLLM's ``_mark_tower_model``), and the rest is sized:
+"""Wrappers with timm towers, each built as vLLM composes it: the language model is sized (a
+planned text architecture); a tower is sized where vLLM fixes its timm model (DeepSeek-VL2,
+OpenVLA), else refused by name, naming the one module not sized. ``--language-model-only``, or
+``--limit-mm-per-prompt`` 0 for every modality a tower takes, drops that tower (vLLM's
+``_mark_tower_model``), and the rest is sized:
 
 * DeepSeek-VL2 (``deepseek_vl2.py``, ``DeepseekVLV2ForCausalLM``): the DeepSeek-V2 / V3 language
   model of ``language_config``, then its image tower, sized (:func:`so400m_tower`): timm's
@@ -11,8 +12,9 @@ tower takes, drops that tower (vLLM's ``_mark_tower_model``), and the rest is si
   ``image_newline`` / ``view_seperator`` ``[n_embed]`` (plain parameters of the wrapper: kept
   without the tower, as DeepSeek-OCR's are; ``MlpProjectorConfig``'s ``n_embed`` default 2048).
 * OpenVLA (``openvla.py``, ``OpenVLAForActionPrediction``): the language model of ``text_config``
-  (Llama); the image tower is ``PrismaticVisionBackbone`` (timm's ``create_model`` of each of
-  ``timm_model_ids``: DINOv2 and SigLIP) with the ``PrismaticProjector``.
+  (Llama), then ``PrismaticVisionBackbone``, sized (:func:`_openvla_tower`): vLLM accepts only the
+  DINOv2 + SigLIP 224 backbone, whose timm models (:func:`dinov2_large`, :func:`so400m_tower`)
+  are replicated, and the ``PrismaticProjector``.
 * Gemma-3n multimodal (``gemma3n_mm.py``, ``Gemma3nForConditionalGeneration``): the Gemma-3n
   language model of ``text_config``; the image tower is timm's MobileNet-V5
   (``vision_config``, ``AutoModel``) with ``embed_vision``, the audio tower transformers'
@@ -21,7 +23,6 @@ tower takes, drops that tower (vLLM's ``_mark_tower_model``), and the rest is si
   towers, ``per_layer_embeddings`` ``[max_num_batched_tokens, num_hidden_layers,
   hidden_size_per_layer_input]`` in the model dtype (a plain attribute: counted in
   ``buffer_bytes`` as Qwen3-VL's deepstack buffers are).
-Only OpenVLA's and Gemma-3n's towers are refused.
 """
 
 from __future__ import annotations
@@ -67,9 +68,10 @@ PROJECTOR_DEFAULTS: dict[str, Any] = {
 }
 
 
-def so400m_tower(tp: int) -> list[int]:
-    """timm's SigLIP so400m/14 at 384 as vLLM builds it (elements per rank): ``pos_embed``
-    ``[729, W]``, ``patch_embed.proj`` ``[W, 3, 14, 14]`` + bias; 27 blocks of two LayerNorms,
+def so400m_tower(tp: int, positions: int = SO400M["positions"]) -> list[int]:
+    """timm's SigLIP so400m/14 as vLLM builds it (elements per rank): ``pos_embed``
+    ``[positions, W]`` (729 at 384, 256 at 224), ``patch_embed.proj`` ``[W, 3, 14, 14]`` + bias; 27
+    blocks of two LayerNorms,
     ``qkv`` ``[3 W, W]`` + bias, ``proj`` ``[W, W]`` + bias (replicated) and the MLP ``fc1``
     ``[M / TP, W]`` + bias, ``fc2`` ``[W, M / TP]`` + bias; the final LayerNorm; the MAP head
     (``latent`` ``[W]``, ``q`` ``[W, W]``, ``kv`` ``[2 W, W]``, ``proj`` with biases, a LayerNorm and an
@@ -81,7 +83,7 @@ def so400m_tower(tp: int) -> list[int]:
     block = [w, w, *linear(3 * w, w), *linear(w, w), w, w, *mlp]
     pool = [w, *linear(w, w), *linear(2 * w, w), *linear(w, w), w, w, *mlp]
     patch = linear(w, 3 * SO400M["patch"] ** 2)
-    return [SO400M["positions"] * w, *patch, *block * SO400M["blocks"], w, w, *pool]
+    return [positions * w, *patch, *block * SO400M["blocks"], w, w, *pool]
 
 
 def projector(p: Mapping[str, Any]) -> list[int]:
@@ -183,18 +185,55 @@ def _gemma3n(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.Ra
     return weights
 
 
+#: ``openvla.py``'s one backbone: timm ids, image sizes, activation overrides (anything else: vLLM's
+#: ``ValueError``)
+OPENVLA_IDS = ["vit_large_patch14_reg4_dinov2.lvd142m", "vit_so400m_patch14_siglip_224"]
+#: timm's DINOv2 ViT-L/14 with four registers at 224: width, MLP width, blocks, patches
+DINOV2_L = {"width": 1024, "mlp": 4096, "blocks": 24, "positions": 256}
+
+
+def dinov2_large() -> list[int]:
+    """timm's ``vit_large_patch14_reg4_dinov2`` at 224, replicated (elements): ``cls_token`` ``[W]``,
+    ``reg_token`` ``[4, W]``, ``pos_embed`` ``[256, W]``, ``patch_embed.proj`` ``[W, 3, 14, 14]`` +
+    bias; 24 blocks of two LayerNorms, ``qkv`` + bias, ``proj`` + bias, the MLP ``[4096, W]`` /
+    ``[W, 4096]`` with biases, LayerScale ``ls1`` / ``ls2`` ``[W]``; the final LayerNorm."""
+    w, m = DINOV2_L["width"], DINOV2_L["mlp"]
+    block = [w, w, *linear(3 * w, w), *linear(w, w), w, w, w, *linear(m, w), *linear(w, m), w]
+    return [w, 4 * w, DINOV2_L["positions"] * w, *linear(w, 3 * 14 * 14), *block * DINOV2_L["blocks"], w, w]
+
+
+def _openvla_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``PrismaticVisionBackbone`` (DINOv2, and with ``use_fused_vision_backbone`` SigLIP so400m
+    at 224: replicated, as timm builds them) and ``PrismaticProjector``: fused (vision width V =
+    2176) ``fc1`` ``[4 V / TP, V]``, ``fc2`` ``[H, 4 V / TP]``, ``fc3`` ``[H, H]``; else (V = 1024)
+    ``fc1`` ``[H / TP, V]``, ``fc2`` ``[H, H / TP]``; with biases.
+
+    :raises InputError: another backbone, image size or activation (vLLM refuses it), widths TP
+        does not divide."""
+    for key, want in (
+        ("timm_model_ids", OPENVLA_IDS),
+        ("image_sizes", [224, 224]),
+        ("timm_override_act_layers", [None, None]),
+    ):
+        if list(config.get(key) or []) != want:
+            raise InputError("config.json", key, f"vLLM's openvla.py supports only {want} (it refuses the model)")
+    fused = bool(config.get("use_fused_vision_backbone", True))
+    h = W._int(text, "hidden_size")
+    counts = dinov2_large()
+    if fused:
+        v = DINOV2_L["width"] + SO400M["width"]
+        wide_r = W._divide(4 * v, tp, "the OpenVLA projector's width")
+        counts += so400m_tower(1, DINOV2_L["positions"]) + linear(wide_r, v) + linear(h, wide_r) + linear(h, h)
+    else:
+        h_r = W._divide(h, tp, "the OpenVLA projector's width (text hidden_size)")
+        counts += linear(h_r, DINOV2_L["width"]) + linear(h, h_r)
+    return tensors("vision", counts, ab)
+
+
 FAMILIES: dict[str, Family] = {
     "DeepseekVLV2ForCausalLM": Family(_deepseek_vl2, ("image",)),
     "OpenVLAForActionPrediction": vision_language(
-        "LlamaForCausalLM",
-        refused_tower(
-            "vLLM's openvla.py PrismaticVisionBackbone (timm.create_model of each timm_model_ids entry, with the "
-            "PrismaticProjector)",
-            "timm_model_ids",
-        ),
-        ("image",),
-        text_of=lambda c: c.get("text_config"),
-        tower_of=lambda c: c,
+        "LlamaForCausalLM", _openvla_tower, ("image",), text_of=lambda c: c.get("text_config"), tower_of=lambda c: c
     ),
     "Gemma3nForConditionalGeneration": Family(_gemma3n, ("image", "audio")),
 }
