@@ -18,7 +18,8 @@ tiny configs, recorded in the release's ``-mm`` boot environment (with timm)::
         FunASRForConditionalGeneration MiDashengLMModel
 
 (0.33.0: every flag set of MiDashengLM and FunASR, DeepSeek-VL2's TP 1/2/4/8 and pipeline stages,
-TP 1 and ``--language-model-only`` of the others: the shared machine's time.)
+OpenVLA's TP 1 / 2 and pipeline stages, TP 1 and ``--language-model-only`` of Gemma-3n: the shared
+machine's time.)
 
 (what the recorder fakes: its docstring). A case vLLM refuses must be refused.
 """
