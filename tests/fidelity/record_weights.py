@@ -80,6 +80,9 @@ MULTIMODAL_KEYS = (
     "vq_config",
     "vision_representation_config",
     "vlm_config",  # Alpamayo2Super: its Qwen-3-VL text and vision configs
+    "audio_encoder_config",  # MiDashengLM's Dasheng encoder
+    "timm_model_ids",  # OpenVLA's timm featurizers
+    "audio_encoder_conf",  # FunASR's encoder (built outside _mark_tower_model: kept)
 )
 
 

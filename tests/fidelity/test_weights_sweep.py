@@ -74,9 +74,10 @@ def test_modelled_architecture_matches_each_release(version: str, cid: str) -> N
         assert isinstance(got, InputError), (row["error"][:200], got)
         return
     if isinstance(got, InputError):
-        # refused by name on this release (the registry guard, RELEASE_UNCHECKED), or a layout that
-        # depends on the GPU, which the recorder fakes and the config alone does not name
-        assert version in str(got) or "name the GPU" in str(got), got
+        # refused by name on this release (the registry guard, RELEASE_UNCHECKED), a layout that
+        # depends on the GPU, which the recorder fakes and the config alone does not name, or a
+        # tower refused by its module on every release (models/timm_towers.py)
+        assert version in str(got) or "name the GPU" in str(got) or "is not sized" in str(got), got
         return
     want = [row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]
     buffers = got.buffer_bytes - T._attr_bytes(config, row)

@@ -357,7 +357,11 @@ class Layout:
     ``every_stage``: the embedding, final norm and LM head built on every pipeline stage (no
     ``PPMissingLayer``); ``moe``: ``(config, layer index) -> bool`` for the layers whose MLP is a
     ``FusedMoE`` block (router ``[E, H]`` (+ ``router_bias``), ``w13`` / ``w2``, and a gated shared
-    MLP of ``shared(config)`` width).
+    MLP of ``shared(config)`` width); ``head_vector``: ``(config, layer index) -> bool`` for the layers
+    whose attention holds a per-head vector (``[heads / TP]`` in the model dtype: Granite-SWA's sinks,
+    Beam's gate bias); ``rope_bytes``: the rotary table's element size where it is not the model
+    dtype's (Beam's float32 table); ``score_bias_buffer``: the float32 ``e_score_correction_bias``
+    ``[E]`` (``score_bias``) is a buffer, not a parameter (transformers' routers, e.g. Kolibri-1's).
     """
 
     qkv: str = "fused"
@@ -391,6 +395,9 @@ class Layout:
     stage_needs_moe: bool = False
     output_gate: bool = False
     hf_rope_by_layer_type: bool = False
+    head_vector: Callable[[Mapping[str, Any], int], bool] | None = None
+    rope_bytes: int | None = None
+    score_bias_buffer: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -518,6 +525,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
                 if _flag(config, lay.qkv_bias):
                     w.own("bias", part * ab)
         w.own("attention", h * nq_r * hd * ab)
+        if lay.head_vector is not None and lay.head_vector(config, li):
+            w.own("attention", nq_r * ab)
         if lay.output_gate:
             w.own("attention", nq_r * hd * h * ab)
         if _flag(config, lay.o_bias):
@@ -541,7 +550,7 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
         layers = range(0) if not any(lay.uses_rope(config, li) for li in layers) else layers
     if layers and lay.rope == "table":
         for _ in range(lay.rope_tables(config, layers) if lay.rope_tables is not None else 1):
-            w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
+            w.own("rotary", W._rotary_bytes(config, hd, lay.rope_bytes or ab), buffer=True)
     elif layers and lay.rope == "hf":
         half = int(hd * float(config.get("partial_rotary_factor", 1.0))) // 2
         kinds = config.get("layer_types") if lay.hf_rope_by_layer_type else None
@@ -579,7 +588,7 @@ def _moe_block(w: W._Walk, lay: Layout, config: Mapping[str, Any], par: W.Parall
     if lay.router_bias:
         w.own("router", e * ab)
     if lay.score_bias:
-        w.own("router", 4 * e)
+        w.own("router", 4 * e, buffer=lay.score_bias_buffer)
     shared = lay.shared(config) if lay.shared is not None else 0
     if shared:
         _dense_mlp(w, "gated", False, h, shared, par.tp, ab)

@@ -1,0 +1,239 @@
+"""Wrappers with timm towers, each built as vLLM composes it: the language model is sized (a
+planned text architecture); a tower is sized where vLLM fixes its timm model (DeepSeek-VL2,
+OpenVLA), else refused by name, naming the one module not sized. ``--language-model-only``, or
+``--limit-mm-per-prompt`` 0 for every modality a tower takes, drops that tower (vLLM's
+``_mark_tower_model``), and the rest is sized:
+
+* DeepSeek-VL2 (``deepseek_vl2.py``, ``DeepseekVLV2ForCausalLM``): the DeepSeek-V2 / V3 language
+  model of ``language_config``, then its image tower, sized (:func:`so400m_tower`): timm's
+  ``vit_so400m_patch14_siglip_384`` whatever ``vision_config`` says (vLLM's
+  ``_init_vision_module`` names it), its MLPs' ``fc1`` / ``fc2`` split over TP
+  (``patch_vit_for_tp``), and the ``MlpProjector`` (:func:`projector`); the tile separators
+  ``image_newline`` / ``view_seperator`` ``[n_embed]`` (plain parameters of the wrapper: kept
+  without the tower, as DeepSeek-OCR's are; ``MlpProjectorConfig``'s ``n_embed`` default 2048).
+* OpenVLA (``openvla.py``, ``OpenVLAForActionPrediction``): the language model of ``text_config``
+  (Llama), then ``PrismaticVisionBackbone``, sized (:func:`_openvla_tower`): vLLM accepts only the
+  DINOv2 + SigLIP 224 backbone, whose timm models (:func:`dinov2_large`, :func:`so400m_tower`)
+  are replicated, and the ``PrismaticProjector``.
+* Gemma-3n multimodal (``gemma3n_mm.py``, ``Gemma3nForConditionalGeneration``): the Gemma-3n
+  language model of ``text_config``; the image tower is timm's MobileNet-V5
+  (``vision_config``, ``AutoModel``) with ``embed_vision``, the audio tower transformers'
+  ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``) with ``embed_audio``, each dropped
+  alone by its modality's limit. The wrapper also allocates, with the language model whatever the
+  towers, ``per_layer_embeddings`` ``[max_num_batched_tokens, num_hidden_layers,
+  hidden_size_per_layer_input]`` in the model dtype (a plain attribute: counted in
+  ``buffer_bytes`` as Qwen3-VL's deepstack buffers are).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, Tower, WalkArgs, vision_language
+from dryboot.vllm.model_executor.models.towers import linear, tensors
+
+DEEPSEEK_TEXT = ("DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM")
+
+
+def refused_tower(what: str, key: str) -> Tower:
+    """A tower that refuses itself by name: ``what`` (the vLLM module not sized), the config's
+    ``key`` for it.
+
+    :raises InputError: always, when the tower is built."""
+
+    def tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+        raise InputError(
+            "config.json",
+            key,
+            f"{what} is not sized (serve with --language-model-only, or the tower's modalities limited to 0)",
+        )
+
+    return tower
+
+
+#: timm's ``vit_so400m_patch14_siglip_384``: width, MLP width, blocks, positions (27 x 27 patches
+#: of 14 at 384), patch size
+SO400M = {"width": 1152, "mlp": 4304, "blocks": 27, "positions": 729, "patch": 14}
+#: ``MlpProjectorConfig``'s defaults
+PROJECTOR_DEFAULTS: dict[str, Any] = {
+    "projector_type": "downsample_mlp_gelu",
+    "input_dim": 1152,
+    "n_embed": 2048,
+    "depth": 2,
+    "mlp_ratio": 1,
+    "downsample_ratio": 2,
+}
+
+
+def so400m_tower(tp: int, positions: int = SO400M["positions"]) -> list[int]:
+    """timm's SigLIP so400m/14 as vLLM builds it (elements per rank): ``pos_embed``
+    ``[positions, W]`` (729 at 384, 256 at 224), ``patch_embed.proj`` ``[W, 3, 14, 14]`` + bias; 27
+    blocks of two LayerNorms,
+    ``qkv`` ``[3 W, W]`` + bias, ``proj`` ``[W, W]`` + bias (replicated) and the MLP ``fc1``
+    ``[M / TP, W]`` + bias, ``fc2`` ``[W, M / TP]`` + bias; the final LayerNorm; the MAP head
+    (``latent`` ``[W]``, ``q`` ``[W, W]``, ``kv`` ``[2 W, W]``, ``proj`` with biases, a LayerNorm and an
+    MLP split alike). ``num_classes=0``: no classifier.
+
+    :raises InputError: TP does not divide the MLP width (4304)."""
+    w, m_r = SO400M["width"], W._divide(SO400M["mlp"], tp, "the SigLIP so400m tower's MLP width (4304)")
+    mlp = linear(m_r, w) + linear(w, m_r)
+    block = [w, w, *linear(3 * w, w), *linear(w, w), w, w, *mlp]
+    pool = [w, *linear(w, w), *linear(2 * w, w), *linear(w, w), w, w, *mlp]
+    patch = linear(w, 3 * SO400M["patch"] ** 2)
+    return [positions * w, *patch, *block * SO400M["blocks"], w, w, *pool]
+
+
+def projector(p: Mapping[str, Any]) -> list[int]:
+    """``MlpProjector`` over ``projector_config`` (:data:`PROJECTOR_DEFAULTS`), replicated:
+    ``downsample_mlp_gelu``: ``[n_embed x mlp_ratio, input_dim x downsample_ratio^2]``, ``depth - 2``
+    square ``[n_embed x mlp_ratio]`` layers, ``[n_embed, n_embed x mlp_ratio]``, with biases;
+    ``linear``: ``[n_embed, input_dim]`` + bias.
+
+    :raises InputError: another projector type, or token pooling (vLLM asserts it off)."""
+    p = {**PROJECTOR_DEFAULTS, **{k: v for k, v in p.items() if v is not None}}
+    if p.get("token_pooling"):
+        raise InputError("config.json", "projector_config.token_pooling", "vLLM refuses it (not supported)")
+    n, d = W._int(p, "n_embed"), W._int(p, "input_dim")
+    if p["projector_type"] == "linear":
+        return linear(n, d)
+    if p["projector_type"] != "downsample_mlp_gelu":
+        raise InputError("config.json", "projector_config.projector_type", f"{p['projector_type']} is not modelled")
+    wide = n * W._int(p, "mlp_ratio")
+    out = linear(wide, d * W._int(p, "downsample_ratio") ** 2)
+    for _ in range(1, W._int(p, "depth") - 1):
+        out += linear(wide, wide)
+    return out + linear(n, wide)
+
+
+def _dsvl2_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    return tensors("vision", so400m_tower(tp) + projector(config.get("projector_config") or {}), ab)
+
+
+def _deepseek_vl2(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """The language model of ``language_config`` as the architecture it names (DeepSeek-V2 when
+    none), the separators, the tower refused.
+
+    :raises InputError: another language model (named), ``kv_lora_rank`` absent (its default
+        differs by release), the tower when built."""
+    text = config.get("language_config") or {}
+    archs = text.get("architectures") if isinstance(text, Mapping) else None
+    arch = str(archs[0]) if isinstance(archs, list) and archs else "DeepseekV2ForCausalLM"
+    if arch not in DEEPSEEK_TEXT:
+        raise InputError("config.json", "language_config.architectures", f"a {arch} language model is not modelled")
+    if isinstance(text, Mapping) and "kv_lora_rank" not in text:
+        # DeepseekVLV2TextConfig: null on 0.28.0, 512 from 0.29.0 (the MLA projections' width)
+        raise InputError(
+            "config.json",
+            "language_config.kv_lora_rank",
+            "absent, vLLM's releases read it differently (null on 0.28.0, 512 from 0.29.0): give it",
+        )
+    family = vision_language(
+        arch, _dsvl2_tower, ("image",), text_of=lambda c: c.get("language_config"), tower_of=lambda c: c
+    )
+    weights = family.walk(config, par, args)
+    n_embed = W._int({"n_embed": 2048, **(config.get("projector_config") or {})}, "n_embed")
+    ab = W.model_dtype_bytes({**config, **text}, args.dtype)
+    return tensors("vision", [n_embed, n_embed], ab, into=weights)
+
+
+_GEMMA3N = vision_language(
+    "Gemma3nForCausalLM",
+    (
+        (
+            ("image",),
+            refused_tower(
+                "vLLM's gemma3n_mm.py vision tower (timm's MobileNet-V5 of vision_config, with embed_vision)",
+                "vision_config",
+            ),
+        ),
+        (
+            ("audio",),
+            refused_tower(
+                "vLLM's gemma3n_mm.py audio tower (transformers' Gemma3nAudioEncoder of audio_config, "
+                "with embed_audio)",
+                "audio_config",
+            ),
+        ),
+    ),
+    text_of=lambda c: c.get("text_config"),
+    tower_of=lambda c: c,
+)
+
+
+def _gemma3n(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """:data:`_GEMMA3N` plus the wrapper's ``per_layer_embeddings`` (module docstring).
+
+    :raises InputError: what :data:`_GEMMA3N` refuses, ``max_num_batched_tokens`` not given."""
+    weights = _GEMMA3N.walk(config, par, args)
+    if args.max_num_batched_tokens is None:
+        raise InputError(
+            "--max-num-batched-tokens",
+            None,
+            "the Gemma-3n wrapper allocates its per-layer embeddings (max_num_batched_tokens x layers x "
+            "hidden_size_per_layer_input) with the weights: give max_num_batched_tokens",
+        )
+    text = {**{k: config[k] for k in ("torch_dtype",) if k in config}, **(config.get("text_config") or {})}
+    per_token = W._int(text, "num_hidden_layers") * W._int(text, "hidden_size_per_layer_input")
+    weights.add(
+        "per-layer embeddings",
+        args.max_num_batched_tokens * per_token * W.model_dtype_bytes(text, args.dtype),
+        buffer=True,
+    )
+    return weights
+
+
+#: ``openvla.py``'s one backbone: timm ids, image sizes, activation overrides (anything else: vLLM's
+#: ``ValueError``)
+OPENVLA_IDS = ["vit_large_patch14_reg4_dinov2.lvd142m", "vit_so400m_patch14_siglip_224"]
+#: timm's DINOv2 ViT-L/14 with four registers at 224: width, MLP width, blocks, patches
+DINOV2_L = {"width": 1024, "mlp": 4096, "blocks": 24, "positions": 256}
+
+
+def dinov2_large() -> list[int]:
+    """timm's ``vit_large_patch14_reg4_dinov2`` at 224, replicated (elements): ``cls_token`` ``[W]``,
+    ``reg_token`` ``[4, W]``, ``pos_embed`` ``[256, W]``, ``patch_embed.proj`` ``[W, 3, 14, 14]`` +
+    bias; 24 blocks of two LayerNorms, ``qkv`` + bias, ``proj`` + bias, the MLP ``[4096, W]`` /
+    ``[W, 4096]`` with biases, LayerScale ``ls1`` / ``ls2`` ``[W]``; the final LayerNorm."""
+    w, m = DINOV2_L["width"], DINOV2_L["mlp"]
+    block = [w, w, *linear(3 * w, w), *linear(w, w), w, w, w, *linear(m, w), *linear(w, m), w]
+    return [w, 4 * w, DINOV2_L["positions"] * w, *linear(w, 3 * 14 * 14), *block * DINOV2_L["blocks"], w, w]
+
+
+def _openvla_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``PrismaticVisionBackbone`` (DINOv2, and with ``use_fused_vision_backbone`` SigLIP so400m
+    at 224: replicated, as timm builds them) and ``PrismaticProjector``: fused (vision width V =
+    2176) ``fc1`` ``[4 V / TP, V]``, ``fc2`` ``[H, 4 V / TP]``, ``fc3`` ``[H, H]``; else (V = 1024)
+    ``fc1`` ``[H / TP, V]``, ``fc2`` ``[H, H / TP]``; with biases.
+
+    :raises InputError: another backbone, image size or activation (vLLM refuses it), widths TP
+        does not divide."""
+    for key, want in (
+        ("timm_model_ids", OPENVLA_IDS),
+        ("image_sizes", [224, 224]),
+        ("timm_override_act_layers", [None, None]),
+    ):
+        if list(config.get(key) or []) != want:
+            raise InputError("config.json", key, f"vLLM's openvla.py supports only {want} (it refuses the model)")
+    fused = bool(config.get("use_fused_vision_backbone", True))
+    h = W._int(text, "hidden_size")
+    counts = dinov2_large()
+    if fused:
+        v = DINOV2_L["width"] + SO400M["width"]
+        wide_r = W._divide(4 * v, tp, "the OpenVLA projector's width")
+        counts += so400m_tower(1, DINOV2_L["positions"]) + linear(wide_r, v) + linear(h, wide_r) + linear(h, h)
+    else:
+        h_r = W._divide(h, tp, "the OpenVLA projector's width (text hidden_size)")
+        counts += linear(h_r, DINOV2_L["width"]) + linear(h, h_r)
+    return tensors("vision", counts, ab)
+
+
+FAMILIES: dict[str, Family] = {
+    "DeepseekVLV2ForCausalLM": Family(_deepseek_vl2, ("image",)),
+    "OpenVLAForActionPrediction": vision_language(
+        "LlamaForCausalLM", _openvla_tower, ("image",), text_of=lambda c: c.get("text_config"), tower_of=lambda c: c
+    ),
+    "Gemma3nForConditionalGeneration": Family(_gemma3n, ("image", "audio")),
+}

@@ -1,0 +1,171 @@
+"""The timm / audio wrappers (issue 33 item 2): DeepSeek-VL2, OpenVLA, Gemma-3n multimodal, FunASR
+and MiDashengLM, dryboot's per-rank weights against what vLLM allocates on the meta device.
+
+MiDashengLM, FunASR, DeepSeek-VL2 and OpenVLA are sized whole (``models/midashenglm.py``: the Dasheng
+encoder and projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside
+``_mark_tower_model`` so kept under ``--language-model-only``; ``models/timm_towers.py``: timm's
+SigLIP so400m and the ``MlpProjector``), OpenVLA (the same module: timm's DINOv2 and SigLIP 224,
+the ``PrismaticProjector``). Gemma-3n's towers are refused, each naming the one vLLM
+module not sized (``models/timm_towers.py``); ``--language-model-only`` drops the tower and the
+rest is byte-exact.
+
+``data/weights/recorded-<release>-refused-towers.json`` are that release's own figures for their
+tiny configs, recorded in the release's ``-mm`` boot environment (with timm)::
+
+    RECORD_WEIGHTS_OUT=tests/fidelity/data/weights/recorded-0.28.0-refused-towers.json \\
+        ~/.cache/dryboot/boot-env/0.28.0-mm/bin/python tests/fidelity/record_weights.py --tiny \\
+        DeepseekVLV2ForCausalLM OpenVLAForActionPrediction Gemma3nForConditionalGeneration \\
+        FunASRForConditionalGeneration MiDashengLMModel
+
+(0.33.0: every flag set of MiDashengLM and FunASR, DeepSeek-VL2's TP 1/2/4/8 and pipeline stages,
+OpenVLA's TP 1 / 2 and pipeline stages, TP 1 and ``--language-model-only`` of Gemma-3n: the shared
+machine's time.)
+
+(what the recorder fakes: its docstring). A case vLLM refuses must be refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_weights import _parallel
+
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+
+HERE = Path(__file__).resolve().parent
+ARCHS = HERE / "data" / "architectures"
+DATA = HERE / "data" / "weights"
+RECORDED = {
+    p.name.split("-")[1]: json.loads(p.read_text()) for p in sorted(DATA.glob("recorded-*-refused-towers.json"))
+}
+CASES = sorted((v, cid) for v, doc in RECORDED.items() for cid in doc["cases"])
+#: the wrappers whose tower is refused by name, with the words naming it
+TOWER_REFUSED = {
+    "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
+}
+SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration", "DeepseekVLV2ForCausalLM", "OpenVLAForActionPrediction")
+#: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
+ORACLE_LIMITS = {
+    ("0.33.0", "Gemma3nForConditionalGeneration"): "its language model calls Tensor.item() while built (meta)",
+}
+
+
+def _config(name: str) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads((ARCHS / f"{name[len('arch--') :]}.json").read_text())
+    return config
+
+
+def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
+    """Gemma-3n's ``per_layer_embeddings`` (a plain attribute: in dryboot's buffers, in the
+    recorder's allocated bytes only)."""
+    if config["architectures"][0] != "Gemma3nForConditionalGeneration":
+        return 0
+    text = config["text_config"]
+    return 2 * row["max_num_batched_tokens"] * text["num_hidden_layers"] * text["hidden_size_per_layer_input"]
+
+
+def _weights(config: dict[str, Any], argv: list[str], release: str, stage: int = 0) -> Any:
+    return rank_weights(
+        config,
+        replace(_parallel(argv, stage), vllm_version=release),
+        language_model_only="--language-model-only" in argv,
+        max_num_batched_tokens=8192,
+    )
+
+
+def test_records_cover_the_wrappers() -> None:
+    assert "0.28.0" in RECORDED
+    for v, doc in RECORDED.items():
+        assert doc["vllm"] == v
+        assert {row["config"][len("arch--") :] for row in doc["cases"].values()} == {*TOWER_REFUSED, *SIZED}
+
+
+@pytest.mark.parametrize(("release", "cid"), CASES)
+def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
+    """[param, buffer, allocated] bytes of rank 0 of every stage where the tower is dropped (or
+    sized); the tower refused by name where vLLM builds it; vLLM's refusals refused."""
+    row = RECORDED[release]["cases"][cid]
+    config, argv = _config(row["config"]), row["argv"]
+    arch = config["architectures"][0]
+    if not row["ok"]:
+        if (release, arch) in ORACLE_LIMITS:
+            pytest.skip(ORACLE_LIMITS[(release, arch)])
+        with pytest.raises(InputError):
+            _weights(config, argv, release)
+        return
+    if arch in TOWER_REFUSED and "--language-model-only" not in argv:
+        with pytest.raises(InputError, match=TOWER_REFUSED[arch]):
+            _weights(config, argv, release)
+        return
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(len(stages)):
+        w = _weights(config, argv, release, stage)
+        got.append([w.param_bytes, w.buffer_bytes - _attr_bytes(config, row), w.allocated_bytes])
+    assert got == stages
+
+
+def test_deepseek_vl2_projectors_and_text_refusals() -> None:
+    """The ``linear`` projector sizes ``[n_embed, input_dim]``; another type, token pooling and an
+    absent ``kv_lora_rank`` are refused by name."""
+    config = _config("arch--DeepseekVLV2ForCausalLM")
+    par = Parallel(tp=1, vllm_version="0.28.0")
+    mlp = rank_weights(config, par).param_bytes
+    proj = config["projector_config"]
+    lin = rank_weights({**config, "projector_config": {**proj, "projector_type": "linear"}}, par).param_bytes
+    assert mlp - lin == 2 * ((4608 * 1024 + 1024 + 1024 * 1024 + 1024) - (1024 * 1152 + 1024))
+    for edit, match in (
+        ({"projector_config": {**proj, "projector_type": "conv"}}, "conv is not modelled"),
+        ({"projector_config": {**proj, "token_pooling": True}}, "token_pooling"),
+        (
+            {"language_config": {k: v for k, v in config["language_config"].items() if k != "kv_lora_rank"}},
+            "kv_lora_rank",
+        ),
+    ):
+        with pytest.raises(InputError, match=match):
+            rank_weights({**config, **edit}, par)
+
+
+def test_openvla_backbone_refusals_and_unfused() -> None:
+    """vLLM refuses any other backbone, image size or activation; the unfused backbone (DINOv2
+    alone) takes the two-layer projector."""
+    config = _config("arch--OpenVLAForActionPrediction")
+    par = Parallel(tp=2, vllm_version="0.28.0")
+    for key, value in (("timm_model_ids", ["a", "b"]), ("image_sizes", [336, 336])):
+        with pytest.raises(InputError, match=key):
+            rank_weights({**config, key: value}, par)
+    fused = rank_weights(config, par).param_bytes
+    unfused = rank_weights({**config, "use_fused_vision_backbone": False}, par).param_bytes
+    assert fused > unfused > rank_weights(config, par, language_model_only=True).param_bytes
+
+
+def test_funasr_keeps_its_encoder_without_the_tower_flags() -> None:
+    """``funasr.py`` builds its encoder outside ``_mark_tower_model``: the same bytes under
+    ``--language-model-only`` and audio limited to 0."""
+    config = _config("arch--FunASRForConditionalGeneration")
+    par = Parallel(tp=2, vllm_version="0.28.0")
+    full = rank_weights(config, par)
+    assert rank_weights(config, par, language_model_only=True).param_bytes == full.param_bytes
+    assert rank_weights(config, par, limit_mm_per_prompt={"audio": 0}).param_bytes == full.param_bytes
+
+
+def test_gemma3n_towers_dropped_by_modality() -> None:
+    """Each tower of Gemma-3n is dropped by its own modality's limit: one left is refused by name,
+    both limited to 0 size the language model as ``--language-model-only`` does."""
+    config = _config("arch--Gemma3nForConditionalGeneration")
+    par = Parallel(tp=2, vllm_version="0.28.0")
+    with pytest.raises(InputError, match="audio tower"):
+        rank_weights(config, par, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
+    with pytest.raises(InputError, match="vision tower"):
+        rank_weights(config, par, limit_mm_per_prompt={"audio": 0}, max_num_batched_tokens=8192)
+    both = rank_weights(config, par, limit_mm_per_prompt={"image": 0, "audio": 0}, max_num_batched_tokens=8192)
+    lm = rank_weights(config, par, language_model_only=True, max_num_batched_tokens=8192)
+    assert both.param_bytes == lm.param_bytes and both.buffer_bytes == lm.buffer_bytes
+    with pytest.raises(InputError, match="max_num_batched_tokens"):
+        rank_weights(config, par, language_model_only=True)
