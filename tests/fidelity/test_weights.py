@@ -77,13 +77,18 @@ def _serve(row: dict[str, Any]) -> dict[str, Any]:
 def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
     """Tensors vLLM allocates with the model as plain module attributes (not parameters or
     buffers: the recorder's ``allocated_bytes`` has them, its ``buffer_bytes`` not): DeepSeek-V3.2's
-    int32 top-k indices ``[max_num_batched_tokens, index_topk]``."""
+    int32 top-k indices ``[max_num_batched_tokens, index_topk]``, Qwen3-VL's deepstack buffers,
+    Gemma-3n's ``per_layer_embeddings``."""
     tokens = row.get("max_num_batched_tokens", 8192)
     if config["architectures"][0] == "Granite4VisionForConditionalGeneration":
         # its deepstack feature buffers: a list attribute of the wrapper, one per level
         return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
     if config["architectures"][0] in DEEPSTACK_WRAPPERS:
         return deepstack_bytes(config, row)
+    if config["architectures"][0] == "Gemma3nForConditionalGeneration":
+        # the wrapper's per_layer_embeddings [max_num_batched_tokens, layers x per-layer width] (bf16)
+        text = config["text_config"]
+        return 2 * tokens * text["num_hidden_layers"] * text["hidden_size_per_layer_input"]
     return 4 * tokens * config["index_topk"] if "index_topk" in config else 0
 
 

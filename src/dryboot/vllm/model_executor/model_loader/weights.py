@@ -984,22 +984,13 @@ def checkpoint_rank_weights(
     return rank_weights(config, par, tensors=tensors, **options)
 
 
-#: releases whose boot environment records no timm model class (the -mm ones: 0.28.0, 0.33.0)
-_NO_TIMM = ("0.30.0", "0.31.0", "0.32.0")
 #: architecture -> {release: what differs}: releases whose model class builds other weights than
 #: dryboot's family (found against that release's own model class on the meta device,
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled.
 #: (LongCat-Flash on 0.31.0, 56 layers built from the 2-layer tiny config, is read as that release
-#: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``.) Left: the timm wrappers
-#: on the releases without a timm recording
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    # the wrappers whose classes import timm (checked on 0.28.0 / 0.33.0 in the -mm boot
-    # environments: recorded-<release>-refused-towers.json; 0.30-0.32's have no timm)
-    **{
-        arch: {v: "not checked: its model class needs timm, absent from this release's recording" for v in _NO_TIMM}
-        for arch in ("DeepseekVLV2ForCausalLM", "OpenVLAForActionPrediction", "Gemma3nForConditionalGeneration")
-    },
-}
+#: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``; the timm wrappers are
+#: recorded in each release's ``-mm`` boot environment.) None left.
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for
