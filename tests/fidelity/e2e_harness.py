@@ -1161,6 +1161,12 @@ def _key_phrase(message: str, words: int = 4) -> str | None:
 #: otherwise (vLLM's message is a bare ``assert`` or names internals dryboot states in the user's terms).
 SAME_REFUSAL: list[tuple[tuple[str, ...], str, str, str]] = [
     (
+        ("KeyError",),
+        r"^'factor'$",
+        r"rotary as deepseek_yarn and fails on one without YaRN \(KeyError: 'factor'\)",
+        "0.27.1 builds a DeepSeek EAGLE-3 head's rotary as deepseek_yarn, which reads rope_scaling['factor']",
+    ),
+    (
         ("AssertionError",),
         r"^$",
         r"(?i:assert)|not divisible by tensor parallel size|larger than the common page|sizes the hybrid attention "

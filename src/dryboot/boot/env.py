@@ -123,8 +123,9 @@ def requirements(release: str, extras: bool = False) -> Requirements:
     elif release == "0.33.0":
         flashinfer, transformers, xgrammar = "flashinfer-python==0.7.2.post1", "transformers==5.20.2", "xgrammar==0.2.8"
         torch, torchvision = "torch==2.14.0", "torchvision==0.29.0"
-    if release in ("0.30.0", "0.31.0", "0.32.0", "0.33.0"):
-        # imported from 0.30.0 on by modules the model classes import (entrypoints protocol)
+    if release in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+        # imported from 0.29.0 on by modules the model classes import (the entrypoints protocol,
+        # through vllm/tokenizers/mistral.py: Pixtral, and with it LLaVA and Mistral-3, on 0.29.0)
         extra = ("fastapi==0.136.1", "partial-json-parser==0.2.1.1.post7")
     light = tuple(transformers if r == "{transformers}" else r for r in _LIGHT) + extra
     # mistral_common: vllm wants mistral_common[image]>=1.11.6; its numpy cap is below vLLM's pin
