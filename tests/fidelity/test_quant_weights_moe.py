@@ -197,10 +197,10 @@ def test_refusals_name_what_is_missing() -> None:
         model_weights(awq, compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0").refused or ""
     )
     assert "name the GPU" in (model_weights(awq).refused or "")
-    # the CT W8A8 experts are checked on 0.28.0 and 0.33.0 only
+    # the CT W8A8 experts are checked on 0.28.0, 0.30.0 (quant_cases_llama4.py) and 0.33.0 only
     int8 = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic"
-    refused = model_weights(int8, compute_capability=(8, 6), sm_count=82, vllm_version="0.30.0").refused or ""
-    assert "0.28.0 and 0.33.0 only" in refused
+    refused = model_weights(int8, compute_capability=(8, 6), sm_count=82, vllm_version="0.29.0").refused or ""
+    assert "0.28.0, 0.30.0, 0.33.0 only" in refused
     # Marlin MoE pads an intermediate size per rank that is not a multiple of 64 (not modelled)
     assert "pads" in (
         model_weights(

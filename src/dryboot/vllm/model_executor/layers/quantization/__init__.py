@@ -56,8 +56,9 @@ class QuantRules:
         are checked against this release (``quant-recorded-modelopt-<version>.json``); elsewhere
         refused by name.
     :param modelopt_fp8_marlin: ModelOpt FP8 layers below SM 8.9 go through Marlin weight-only
-        (0.27.1, 0.28.0, 0.33.0); 0.30.0's generic ``ModelOptLinearMethod`` picks CUTLASS there
-        (what its kernel list answers on SM 8.6 in the oracle), whose layout is SM 8.9's.
+        (0.27.1, 0.28.0, 0.31.0-0.33.0); 0.29.0's and 0.30.0's generic ``ModelOptLinearMethod``
+        picks CUTLASS there (what its kernel list answers on SM 8.6 in the oracle), whose layout
+        is SM 8.9's.
     :param humming_before_marlin: capabilities (``major * 10 + minor``) on which the release puts
         the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
         (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:
@@ -89,8 +90,9 @@ QUANT_RULES = {
     "0.27.1": QuantRules(modelopt_moe=True),
     "0.28.0": QuantRules(modelopt_moe=True),
     # 0.29.0's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete / AllSpark
-    # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer)
-    "0.29.0": QuantRules(),
+    # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer);
+    # its ModelOpt FP8 layers below SM 8.9 are 0.30.0's (CUTLASS's layout: recorded on SM 8.6)
+    "0.29.0": QuantRules(modelopt_fp8_marlin=False),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
