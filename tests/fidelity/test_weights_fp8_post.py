@@ -60,9 +60,9 @@ def test_corpus_size() -> None:
     """Both published block checkpoints are answered and matched on SM 8.6 (RTX 3090: Marlin FP8
     experts, the dense block layers as loaded), SM 8.9 (RTX 4090) and SM 9.0 (H100: DeepGEMM
     present, as the CUDA wheel vendors it) at TP 1 and 2 on every release recorded, and on SM 12.0
-    / 12.1 (RTX 5090, GB10) on 0.27.1, 0.28.0 and 0.30.0; both on SM 10.0 (B200: DeepGEMM's UE8M0
-    scales, FlashInfer TRT-LLM's shuffled experts) on 0.27.1, 0.28.0 and 0.30.0; both per-tensor
-    configs on SM 8.9 and 9.0 on every release; MiniMax-M2.5 at TP 1 on every GPU and release the
+    / 12.1 (RTX 5090, GB10) on every release but 0.33.0; both on SM 10.0 (B200: DeepGEMM's UE8M0
+    scales, FlashInfer TRT-LLM's shuffled experts) likewise; both per-tensor configs on SM 8.9 and
+    9.0 on every release, and on SM 10.0 / 12.x on 0.29.0 to 0.32.0; MiniMax-M2.5 at TP 1 on every GPU and release the
     block checkpoints are but B200; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
     (``Fp8LinearMethod`` on every decoder linear layer; DeepGEMM's kernel on Hopper and
     Blackwell; ``TrtLlmFp8ExpertsMonolithic`` on B200)."""
