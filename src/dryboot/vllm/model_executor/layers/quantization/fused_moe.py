@@ -5,8 +5,8 @@ expert backend vLLM picks per GPU (``fused_moe/oracle/int8.py``, ``fp8.py``, ``n
 
 A ``FusedMoE`` layer of ``e`` local experts, hidden ``h``, intermediate ``i`` per rank
 (``w13``: ``[e, 2i, h]``, ``w2``: ``[e, h, i]``), checked against vLLM 0.28.0 and 0.33.0 on the
-meta device (``tests/fidelity/quant_cases_moe.py``; 0.30.0: ``quant_cases_llama4.py``'s experts;
-other releases refused by name, :data:`SCALED_EXPERTS_RELEASES`):
+meta device (``tests/fidelity/quant_cases_moe.py``; 0.29.0 / 0.31.0 / 0.32.0 at TP 1 too; 0.30.0:
+``quant_cases_llama4.py``'s experts; other releases refused by name, :data:`SCALED_EXPERTS_RELEASES`):
 
 * int8 (channel weights, dynamic per-token inputs; ``TritonExperts``, the only CUDA backend):
   int8 weights as loaded, float32 ``w13_weight_scale [e, 2i, 1]`` / ``w2_weight_scale [e, h, 1]``.
@@ -50,9 +50,9 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
 )
 
 #: releases whose compressed-tensors W8A8 / NVFP4 experts after loading are recorded
-#: (quant_cases_moe.py on 0.28.0 / 0.33.0, quant_cases_llama4.py on 0.28.0 / 0.30.0 / 0.33.0); the
-#: dense layers of more releases are (``weights.SCALED_CHECKED_RELEASES``)
-SCALED_EXPERTS_RELEASES = ("0.28.0", "0.30.0", "0.33.0")
+#: (quant_cases_moe.py on 0.28.0 / 0.33.0 at TP 1 and 2, on 0.29.0 / 0.31.0 / 0.32.0 at TP 1 on SM
+#: 8.6 / 8.9 / 9.0; quant_cases_llama4.py on 0.28.0 / 0.30.0 / 0.33.0)
+SCALED_EXPERTS_RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _ceil(x: int, m: int) -> int:
