@@ -2574,7 +2574,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
             "--gpu",
             None,
             f"NVFP4 on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} goes through the "
-            "Humming kernels (ahead of Marlin there), whose layouts on this release are not recorded",
+            "Humming kernels (ahead of Marlin there), whose layouts on this release are not checked (not recorded)",
         )
     if rules.blackwell_attention_buffer and sm >= 100:
         raise InputError(
