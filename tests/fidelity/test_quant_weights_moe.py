@@ -79,7 +79,8 @@ FP8_SET = load_recorded("quant-recorded-fp8-")
 def test_corpus_size() -> None:
     """Byte-exact cases on every release the oracle runs, over each method: AWQ and AutoRound's
     AWQ packing everywhere (0.27.1, 0.28.0, 0.30.0, 0.33.0), compressed-tensors W4A16 on 0.27.1,
-    0.30.0 and 0.33.0, W8A8 int8 / fp8 and NVFP4 experts on 0.28.0 and 0.33.0."""
+    0.30.0 and 0.33.0, W8A8 int8 / fp8 and NVFP4 experts on 0.28.0, 0.29.0, 0.31.0, 0.32.0 and
+    0.33.0 (0.30.0's: the Llama-4 set)."""
     exact: dict[str, set[str]] = {}
     for version, cases in RECORDED.items():
         for row in cases.values():
@@ -126,7 +127,7 @@ def test_corpus_size() -> None:
         "zai-org--GLM-4.5+AWQ-g128",
         "deepseek-ai--DeepSeek-V3+GPTQ-Int4-g128",
     } <= exact["0.33.0"]
-    for version in ("0.28.0", "0.33.0"):
+    for version in ("0.28.0", "0.29.0", "0.31.0", "0.32.0", "0.33.0"):  # 0.29.0-0.32.0: TP 1, SM 8.6-9.0
         assert {
             "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic",
             "Qwen--Qwen3-30B-A3B+CT-W8A8-FP8-dynamic",
@@ -197,10 +198,10 @@ def test_refusals_name_what_is_missing() -> None:
         model_weights(awq, compute_capability=(8, 9), sm_count=128, vllm_version="0.26.0").refused or ""
     )
     assert "name the GPU" in (model_weights(awq).refused or "")
-    # the CT W8A8 experts are checked on 0.28.0 and 0.33.0 only
+    # the CT W8A8 experts are checked on 0.28.0-0.33.0 (0.30.0: quant_cases_llama4.py), not 0.27.1
     int8 = moe.CONFIGS / "Qwen--Qwen3-30B-A3B+CT-W8A8-INT8-dynamic"
-    refused = model_weights(int8, compute_capability=(8, 6), sm_count=82, vllm_version="0.30.0").refused or ""
-    assert "0.28.0 and 0.33.0 only" in refused
+    refused = model_weights(int8, compute_capability=(8, 6), sm_count=82, vllm_version="0.27.1").refused or ""
+    assert "0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 only" in refused
     # Marlin MoE pads an intermediate size per rank that is not a multiple of 64 (not modelled)
     assert "pads" in (
         model_weights(

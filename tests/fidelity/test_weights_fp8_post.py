@@ -37,8 +37,8 @@ def _refusal(row: dict[str, Any], version: str) -> str | None:
         return "in some runs and CUTLASS in others"  # the oracle's unstable linear-kernel choice on B200
     if "tensor" in row["config"]:
         # Marlin FP8 below SM 8.9: the oracle cannot run its per-tensor repack; SM 10.x / 12.x
-        # recorded on 0.30.0 only
-        unrecorded = cap < (8, 9) or (cap >= (10, 0) and version != "0.30.0")
+        # recorded on 0.29.0-0.32.0 only (0.27.1 / 0.28.0's rows there: the oracle's failures)
+        unrecorded = cap < (8, 9) or (cap >= (10, 0) and version in ("0.27.1", "0.28.0", "0.33.0"))
         return "one scale per tensor" if unrecorded else None
     if version == "0.33.0" and (10, 0) <= cap < (12, 0):
         return "are not recorded"  # 0.33.0's SM 10.x blocks (and its FlashInfer attention buffer)
@@ -60,13 +60,13 @@ def test_corpus_size() -> None:
     """Both published block checkpoints are answered and matched on SM 8.6 (RTX 3090: Marlin FP8
     experts, the dense block layers as loaded), SM 8.9 (RTX 4090) and SM 9.0 (H100: DeepGEMM
     present, as the CUDA wheel vendors it) at TP 1 and 2 on every release recorded, and on SM 12.0
-    / 12.1 (RTX 5090, GB10) on 0.27.1, 0.28.0 and 0.30.0; both on SM 10.0 (B200: DeepGEMM's UE8M0
-    scales, FlashInfer TRT-LLM's shuffled experts) on 0.27.1, 0.28.0 and 0.30.0; both per-tensor
-    configs on SM 8.9 and 9.0 on every release; MiniMax-M2.5 at TP 1 on every GPU and release the
+    / 12.1 (RTX 5090, GB10) on every release but 0.33.0; both on SM 10.0 (B200: DeepGEMM's UE8M0
+    scales, FlashInfer TRT-LLM's shuffled experts) likewise; both per-tensor configs on SM 8.9 and
+    9.0 on every release, and on SM 10.0 / 12.x on 0.29.0 to 0.32.0; MiniMax-M2.5 at TP 1 on every GPU and release the
     block checkpoints are but B200; DeepSeek-V3 on SM 8.9 and 9.0 on 0.30.0. vLLM's own classes served them
     (``Fp8LinearMethod`` on every decoder linear layer; DeepGEMM's kernel on Hopper and
     Blackwell; ``TrtLlmFp8ExpertsMonolithic`` on B200)."""
-    assert set(RECORDED) == {"0.27.1", "0.28.0", "0.30.0", "0.33.0"}
+    assert set(RECORDED) == {"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"}
     for version, cases in RECORDED.items():
         exact = {
             (row["config"], row["gpu"], tp_of(row))
@@ -81,6 +81,8 @@ def test_corpus_size() -> None:
             want |= {(c, "B200", t) for c in block for t in (1, 2)}
         tensor = ("Qwen--Qwen3-8B+FP8-tensor-dynamic", "Qwen--Qwen3-8B+FP8-tensor-static")
         want |= {(c, g, t) for c in tensor for g in ("RTX 4090", "H100") for t in (1, 2)}
+        if version not in ("0.27.1", "0.28.0", "0.33.0"):  # per tensor on SM 10.0 / 12.x
+            want |= {(c, g, t) for c in tensor for g in ("B200", "RTX 5090", "GB10") for t in (1, 2)}
         # MiniMax-M2.5 at TP 1 (TP > 1: its Lamport workspace, refused)
         minimax = ("RTX 3090", "RTX 4090", "H100") + (("RTX 5090", "GB10") if version != "0.33.0" else ())
         want |= {("MiniMaxAI--MiniMax-M2.5", g, 1) for g in minimax}
@@ -89,7 +91,7 @@ def test_corpus_size() -> None:
         assert want <= exact, (version, want - exact)
     row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 3090 --tensor-parallel-size 1"]
     assert row["kernels"]["Fp8LinearMethod"] == 64 * 4
-    for version in ("0.27.1", "0.28.0", "0.30.0"):
+    for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"):
         row = RECORDED[version]["Qwen--Qwen3-32B-FP8 B200 --tensor-parallel-size 2"]
         assert row["linear_kernels"] == {"DeepGemmFp8BlockScaledMMKernel": 64 * 4}
         row = RECORDED[version]["Qwen--Qwen3-30B-A3B-FP8 B200 --tensor-parallel-size 1"]
@@ -107,7 +109,7 @@ def test_ue8m0_scales_cost_what_vllm_holds() -> None:
     layers = ((5120, 5120), (5120, 4096), (25600, 5120), (5120, 12800))  # (n, k) per rank at TP 2
     loaded = sum(blocks(4 * -(-n // 128) * -(-k // 128)) for n, k in layers)
     packed = sum(blocks(deep_gemm_ue8m0_scale_bytes(n, k, (128, 128))) for n, k in layers)
-    for version in ("0.27.1", "0.28.0", "0.30.0"):
+    for version in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"):
         cases = RECORDED[version]
         b200 = cases["Qwen--Qwen3-32B-FP8 B200 --tensor-parallel-size 2"]["allocated_bytes"]
         h100 = cases["Qwen--Qwen3-32B-FP8 H100 --tensor-parallel-size 2"]["allocated_bytes"]
@@ -115,10 +117,13 @@ def test_ue8m0_scales_cost_what_vllm_holds() -> None:
 
 
 def test_other_families_and_releases_refused() -> None:
-    """A family or release whose fp8 layout after loading is not recorded is refused by name."""
-    row = RECORDED["0.33.0"]["Qwen--Qwen3-32B-FP8 RTX 4090 --tensor-parallel-size 1"]
-    report = dryboot_weights(fp8.CONFIGS, row, "0.29.0")
-    assert report.refused and "fp8 weights after loading" in report.refused
+    """A family or release whose fp8 layout after loading is not recorded is refused by name:
+    GLM-4.5's block layers on 0.29.0 / 0.31.0 / 0.32.0 (recorded on 0.30.0 and 0.33.0)."""
+    glm = fp8.CONFIGS / "zai-org--GLM-4.5+FP8-block"
+    for version in ("0.29.0", "0.31.0", "0.32.0"):
+        report = model_weights(glm, tp=2, compute_capability=(9, 0), sm_count=132, vllm_version=version)
+        assert report.refused and "fp8 weights after loading" in report.refused, version
+    assert model_weights(glm, tp=2, compute_capability=(9, 0), sm_count=132, vllm_version="0.30.0").refused is None
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import (
     wna16_experts_bytes,
     wna16_linear_bytes,
 )
-from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
+from dryboot.vllm.model_executor.layers.quantization.fused_moe import SCALED_EXPERTS_RELEASES, scaled_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     ModelOptQuant,
     modelopt_experts_bytes,
@@ -2388,8 +2388,9 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
     )
 
 
-#: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py)
-SCALED_CHECKED_RELEASES = ("0.28.0", "0.33.0")
+#: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py;
+#: the MoE experts: quant_cases_moe.py, quant_cases_llama4.py)
+SCALED_CHECKED_RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the Gated DeltaNet hybrids whose plain fp8 ``[128, 128]`` block layout after loading is recorded
 #: (quant_cases_fp8gdn.py: Qwen3-Next-80B-A3B-Instruct-FP8, Qwen3.5-27B / Qwen3.6-35B-A3B with Qwen's
 #: fp8 block export): in_proj_qkvz / out_proj / attention / MLPs and experts as the dense and MoE
@@ -2404,8 +2405,12 @@ FP8_GDN_BLACKWELL_RELEASES = ("0.28.0", "0.30.0")
 #: plain fp8 (``Fp8Config``) after loading, recorded against vLLM (quant_cases_fp8.py): the
 #: releases and the families (Qwen3-32B-FP8, Qwen3-30B-A3B-FP8; llama / qwen2 build the same
 #: linear layers as qwen3)
-FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.30.0", "0.33.0")
+FP8_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "minimax_m2", *FP8_GDN_FAMILIES}
+#: families of :data:`FP8_CHECKED_FAMILIES` recorded on fewer releases (GLM-4.5's block layers:
+#: quant_cases_moe.py / quant_cases_fp8.py on 0.30.0 and 0.33.0, answered on 0.27.1 / 0.28.0 as
+#: before; not recorded on 0.29.0 / 0.31.0 / 0.32.0)
+FP8_FAMILY_RELEASES = {"glm4_moe": ("0.27.1", "0.28.0", "0.30.0", "0.33.0")}
 #: families checked at TP 1 only: MiniMax-M2's q/k norms at TP > 1 build a Lamport all-reduce
 #: workspace (``minimax_rms_norm/lamport_workspace.py``: 6 MiB by ``cudaMalloc`` through the
 #: ``cuda`` bindings, IPC handles exchanged, plus three int tensors of one 512-byte block each in
@@ -2417,9 +2422,10 @@ FP8_TP1_FAMILIES = {"minimax_m2"}
 FP8_MLA_FAMILIES = {"deepseek_v2"}
 FP8_MLA_RELEASES = ("0.30.0",)
 #: releases whose plain fp8 block layers on SM 10.x (DeepGEMM, UE8M0 scales) are recorded
-FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.30.0")
-#: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all)
-FP8_TENSOR_BLACKWELL_RELEASES = ("0.30.0",)
+FP8_UE8M0_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+#: releases whose per-tensor plain fp8 layers on SM 10.x / 12.x are recorded (SM 8.9 / 9.0: all;
+#: 0.27.1 / 0.28.0's rows there were recorded before the oracle ran the requantization as a no-op)
+FP8_TENSOR_BLACKWELL_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0")
 
 
 def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
@@ -2446,12 +2452,13 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"with [bn, bk] blocks on SM 8.9 / 9.0 on vLLM {', '.join(FP8_MLA_RELEASES)} only, not on SM "
             f"{par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version}",
         )
-    if family not in FP8_CHECKED_FAMILIES | FP8_MLA_FAMILIES or par.vllm_version not in FP8_CHECKED_RELEASES:
+    releases = FP8_FAMILY_RELEASES.get(family, FP8_CHECKED_RELEASES)
+    if family not in FP8_CHECKED_FAMILIES | FP8_MLA_FAMILIES or par.vllm_version not in releases:
         raise InputError(
             "quantization_config",
             "quant_method",
             f"fp8 weights after loading (repacked per GPU: Marlin FP8 below SM 8.9) are checked for "
-            f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(FP8_CHECKED_RELEASES)} only, not {where}",
+            f"{', '.join(sorted(FP8_CHECKED_FAMILIES))} on vLLM {', '.join(releases)} only, not {where}",
         )
     gdn_checked = (par.vllm_version in FP8_GDN_RELEASES and par.capability in FP8_GDN_CAPABILITIES) or (
         par.vllm_version in FP8_GDN_BLACKWELL_RELEASES and par.capability in ((12, 0), (12, 1))
@@ -2558,10 +2565,18 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
             "quantization_config",
             "quant_method",
             f"{quant.method} W8A8/NVFP4 layouts after loading are checked on vLLM "
-            f"{' and '.join(SCALED_CHECKED_RELEASES)} only (this plan: {par.vllm_version})",
+            f"{', '.join(SCALED_CHECKED_RELEASES)} only (this plan: {par.vllm_version})",
         )
     rules = quant_rules(par.vllm_version)
     sm = par.capability[0] * 10 + par.capability[1]
+    nvfp4 = quant.method in ("modelopt_fp4", "modelopt_mixed") or any(s.kind == "nvfp4" for _, s in scaled.groups)
+    if nvfp4 and sm in rules.humming_before_marlin and not rules.humming_checked:
+        raise InputError(
+            "--gpu",
+            None,
+            f"NVFP4 on SM {par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version} goes through the "
+            "Humming kernels (ahead of Marlin there), whose layouts on this release are not checked (not recorded)",
+        )
     if rules.blackwell_attention_buffer and sm >= 100:
         raise InputError(
             "--gpu",
@@ -2587,6 +2602,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         sm_count=par.sm_count,
         layer_workspace=rules.marlin_layer_workspace,
         humming=sm in rules.humming_before_marlin,
+        experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
     )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(

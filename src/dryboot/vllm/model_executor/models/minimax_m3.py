@@ -212,8 +212,9 @@ def vision_tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab
 
 
 #: the releases whose MXFP8 MiniMax-M3 is checked against the oracle (0.28.0 and 0.30.0 on SM 8.9
-#: at TP 1 only; their Marlin layers hold a workspace each, 0.33.0's do not)
-MXFP8_RELEASES = frozenset({"0.28.0", "0.30.0", "0.33.0"})
+#: at TP 1 only, 0.29.0 / 0.31.0 / 0.32.0 on SM 8.6 and 8.9 at TP 1; 0.28.0-0.30.0's Marlin layers
+#: hold a workspace each, 0.31.0-0.33.0's do not)
+MXFP8_RELEASES = frozenset({"0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 
 #: ``ignored_layers`` entries MXFP8 may name: layers this walk keeps unquantized anyway (the
 #: head, the embedding, the vision tower and projectors, the MoE routers)
@@ -222,7 +223,7 @@ _MXFP8_IGNORABLE = ("lm_head", "model.embed_tokens", "vision_tower", "multi_moda
 
 def mxfp8_on(quant: Mapping[str, Any], par: W.Parallel) -> bool:
     """Whether the MXFP8 checkpoint (``quant_method: mxfp8``, vLLM's ``ModelOptMxFp8Config``) is
-    modelled on this rank: vLLM 0.33.0 (and 0.28.0 / 0.30.0, :data:`MXFP8_RELEASES`) on SM 8.6 / 8.9,
+    modelled on this rank: vLLM 0.33.0 (and 0.28.0-0.32.0, :data:`MXFP8_RELEASES`) on SM 8.6 / 8.9,
     where ``MarlinMxfp8LinearKernel`` serves
     every decoder linear layer and Marlin the experts (recorded). Elsewhere the refusal of
     :data:`MODELOPT_REFUSAL` stands: SM 9.0 (DeepGEMM or Humming experts ahead of Marlin), SM 10.0 (FlashInfer

@@ -53,11 +53,12 @@ class QuantRules:
     :param oai_triton_below: the OAI Triton MoE kernels (MXFP4) serve SM 9.0 up to this capability
         (``gpt_oss_triton_kernels_moe.py``: below 11.0 up to 0.31; below 13.0 from 0.32).
     :param modelopt_moe: ModelOpt ``MIXED_PRECISION`` and ModelOpt NVFP4 MoE experts after loading
-        are checked against this release (``quant-recorded-modelopt-<version>.json``); elsewhere
-        refused by name.
+        are checked against this release (``quant-recorded-modelopt-<version>.json``; 0.29.0-0.32.0
+        at TP 1 on SM 8.6-12.0); elsewhere refused by name.
     :param modelopt_fp8_marlin: ModelOpt FP8 layers below SM 8.9 go through Marlin weight-only
-        (0.27.1, 0.28.0, 0.33.0); 0.30.0's generic ``ModelOptLinearMethod`` picks CUTLASS there
-        (what its kernel list answers on SM 8.6 in the oracle), whose layout is SM 8.9's.
+        (0.27.1, 0.28.0, 0.31.0-0.33.0); 0.29.0's and 0.30.0's generic ``ModelOptLinearMethod``
+        picks CUTLASS there (what its kernel list answers on SM 8.6 in the oracle), whose layout
+        is SM 8.9's.
     :param humming_before_marlin: capabilities (``major * 10 + minor``) on which the release puts
         the Humming kernels (``humming-kernels``, a requirement of the CUDA wheel) ahead of Marlin
         (0.33 ``humming/priority.py`` ``prioritize_humming``: SM 9.0); their layouts:
@@ -89,15 +90,20 @@ QUANT_RULES = {
     "0.27.1": QuantRules(modelopt_moe=True),
     "0.28.0": QuantRules(modelopt_moe=True),
     # 0.29.0's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete / AllSpark
-    # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer)
-    "0.29.0": QuantRules(),
+    # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer);
+    # its ModelOpt FP8 layers below SM 8.9 are 0.30.0's (CUTLASS's layout: recorded on SM 8.6);
+    # ModelOpt MoE not checked: its uniform NVFP4 Qwen3-MoE matches, but nvidia/Qwen3.6-35B-A3B-NVFP4
+    # (MIXED_PRECISION) fails there ("Model architectures [...] failed to be inspected"), not explained
+    "0.29.0": QuantRules(modelopt_fp8_marlin=False),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
     # 0.31.0: 0.30.0's GPTQ rules, and 0.33.0's kernels: no AllSpark in the CUDA list, no per-layer
     # Marlin workspace (linear layers and MoE experts take the worker's); Humming after Marlin, the
     # OAI Triton MoE kernels below SM 11.0, no FlashInfer counter buffer on Blackwell
-    "0.31.0": QuantRules(allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False),
+    "0.31.0": QuantRules(
+        allspark=False, gptq_act_order=False, gptq_g_idx_param=False, marlin_layer_workspace=False, modelopt_moe=True
+    ),
     # 0.32.0: 0.31.0's, with 0.33.0's Humming ahead of Marlin on SM 9.0 (``prioritize_humming``) and
     # the OAI Triton MoE kernels up to SM 12.x; no FlashInfer counter buffer on Blackwell yet
     "0.32.0": QuantRules(
@@ -106,6 +112,7 @@ QUANT_RULES = {
         gptq_g_idx_param=False,
         marlin_layer_workspace=False,
         oai_triton_below=130,
+        modelopt_moe=True,
         humming_before_marlin=(90,),
         humming_checked=False,
     ),

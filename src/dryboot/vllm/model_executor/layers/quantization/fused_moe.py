@@ -5,7 +5,8 @@ expert backend vLLM picks per GPU (``fused_moe/oracle/int8.py``, ``fp8.py``, ``n
 
 A ``FusedMoE`` layer of ``e`` local experts, hidden ``h``, intermediate ``i`` per rank
 (``w13``: ``[e, 2i, h]``, ``w2``: ``[e, h, i]``), checked against vLLM 0.28.0 and 0.33.0 on the
-meta device (``tests/fidelity/quant_cases_moe.py``):
+meta device (``tests/fidelity/quant_cases_moe.py``; 0.29.0 / 0.31.0 / 0.32.0 at TP 1 too; 0.30.0:
+``quant_cases_llama4.py``'s experts; other releases refused by name, :data:`SCALED_EXPERTS_RELEASES`):
 
 * int8 (channel weights, dynamic per-token inputs; ``TritonExperts``, the only CUDA backend):
   int8 weights as loaded, float32 ``w13_weight_scale [e, 2i, 1]`` / ``w2_weight_scale [e, h, 1]``.
@@ -47,6 +48,11 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ScaledScheme,
     humming_nvfp4_experts_bytes,
 )
+
+#: releases whose compressed-tensors W8A8 / NVFP4 experts after loading are recorded
+#: (quant_cases_moe.py on 0.28.0 / 0.33.0 at TP 1 and 2, on 0.29.0 / 0.31.0 / 0.32.0 at TP 1 on SM
+#: 8.6 / 8.9 / 9.0; quant_cases_llama4.py on 0.28.0 / 0.30.0 / 0.33.0)
+SCALED_EXPERTS_RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _ceil(x: int, m: int) -> int:
@@ -93,6 +99,13 @@ def scaled_experts_bytes(
     module's docstring).
 
     :raises InputError: what is not modelled (named)."""
+    if not q.plain_fp8 and not q.experts_checked:
+        raise InputError(
+            "quantization_config",
+            "config_groups",
+            f"compressed-tensors {s.kind} MoE experts after loading are checked on vLLM "
+            f"{', '.join(SCALED_EXPERTS_RELEASES)} only",
+        )
     refused = scaled_experts_refusal(s, q.capability, plain_fp8=q.plain_fp8)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)

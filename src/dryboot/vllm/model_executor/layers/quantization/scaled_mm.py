@@ -82,6 +82,9 @@ class ScaledQuant:
     sm_count: int | None = None
     layer_workspace: bool = True
     humming: bool = False
+    #: the release's compressed-tensors W8A8 / NVFP4 MoE experts after loading are recorded
+    #: (``fused_moe.SCALED_EXPERTS_RELEASES``); elsewhere a ``FusedMoE`` layer is refused by name
+    experts_checked: bool = True
     #: plain fp8 (``Fp8Config``, ``Fp8LinearMethod``), not compressed-tensors: its dense block
     #: layers keep their layout below SM 8.9 (no Marlin FP8 repack), on SM 9.0 (DeepGEMM keeps
     #: Hopper's block scales) and on SM 12.x (as the public SM 12.x boots log it): recorded,
