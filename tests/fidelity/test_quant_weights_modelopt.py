@@ -82,11 +82,15 @@ def test_corpus_size() -> None:
     assert {("0.27.1", moe, g, t) for g in ("RTX 3090", "RTX 4090") for t in "12"} <= exact
     assert {("0.30.0", moe, "RTX 3090", t) for t in "12"} <= exact
     assert {(v, moe, g, "1") for v in ("0.27.1", "0.30.0") for g in ("H100", "RTX 5090")} <= exact
-    # 0.31.0 / 0.32.0 at TP 1, both checkpoints (0.32.0's H100: Humming ahead of Marlin, refused);
-    # 0.29.0 stays refused (the MIXED_PRECISION hybrid fails to be inspected there)
-    for v, gpus in (("0.31.0", ("RTX 3090", "H100")), ("0.32.0", ("RTX 3090", "RTX 4090", "RTX 5090"))):
+    # 0.29.0 / 0.31.0 / 0.32.0 at TP 1, both checkpoints (0.32.0's H100: Humming ahead of Marlin,
+    # refused); 0.29.0's MIXED_PRECISION hybrid at TP 2 too
+    for v, gpus in (
+        ("0.29.0", ("RTX 3090", "RTX 4090", "H100", "RTX 5090")),
+        ("0.31.0", ("RTX 3090", "H100")),
+        ("0.32.0", ("RTX 3090", "RTX 4090", "RTX 5090")),
+    ):
         assert {(v, c, g, "1") for c in (QWEN36.name, moe) for g in gpus} <= exact, v
-    assert not {row for row in exact if row[0] == "0.29.0"}
+    assert {("0.29.0", QWEN36.name, g, "2") for g in ("RTX 3090", "RTX 4090", "H100", "RTX 5090", "B200")} <= exact
     assert len(exact) >= 34
 
 

@@ -92,9 +92,9 @@ QUANT_RULES = {
     # 0.29.0's GPTQ / AWQ / INC / compressed-tensors linear methods and Marlin / Machete / AllSpark
     # kernels are 0.28.0's (act-order served, ``g_idx`` registered, a Marlin workspace per layer);
     # its ModelOpt FP8 layers below SM 8.9 are 0.30.0's (CUTLASS's layout: recorded on SM 8.6);
-    # ModelOpt MoE not checked: its uniform NVFP4 Qwen3-MoE matches, but nvidia/Qwen3.6-35B-A3B-NVFP4
-    # (MIXED_PRECISION) fails there ("Model architectures [...] failed to be inspected"), not explained
-    "0.29.0": QuantRules(modelopt_fp8_marlin=False),
+    # ModelOpt MoE: uniform NVFP4 Qwen3-MoE and nvidia/Qwen3.6-35B-A3B-NVFP4 (MIXED_PRECISION; its
+    # wrapper's import of fastapi, through vllm/tokenizers/mistral.py, is in 0.29.0's pins since 2026-12-06)
+    "0.29.0": QuantRules(modelopt_fp8_marlin=False, modelopt_moe=True),
     # 0.30.0: GPTQ loses ``g_idx`` and refuses act-order (``gptq_utils.py``
     # ``normalize_and_validate_gptq_desc_act``); AllSpark and the per-layer Marlin workspace stay
     "0.30.0": QuantRules(gptq_act_order=False, gptq_g_idx_param=False, modelopt_moe=True, modelopt_fp8_marlin=False),
