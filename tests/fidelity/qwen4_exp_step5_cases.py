@@ -50,6 +50,9 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-mtp": ("qwen4-qsa-mtp", [*BASE, "--speculative-config", MTP]),
     "qwen4-qsa-512-mtp": ("qwen4-qsa-512-mtp", [*BASE, "--speculative-config", MTP]),
     "qwen4-vl-qsa": ("qwen4-vl-qsa", BASE),
+    # the wrapper around the plain layout (planned through its text model)
+    "qwen4-vl-plain": ("qwen4-vl-plain", BASE),
+    "qwen4-vl-plain-lm-only": ("qwen4-vl-plain", [*BASE, "--language-model-only"]),
     "step5-sparse-mtp": ("step5-sparse-mtp", [*BASE, "--speculative-config", MTP]),
     "step5-vl": ("step5-vl", BASE),
 }

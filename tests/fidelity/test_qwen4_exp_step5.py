@@ -20,12 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import e2e_harness as H
 import qwen4_exp_step5_cases as Q
 
-from dryboot.vllm.models.registry import NOT_MODELLED
+from dryboot.vllm.models.registry import NOT_MODELLED, QWEN4_EXP_LAYERS
 
 RELEASES = (*Q.EARLIER, Q.VERSION)
-#: the words on Qwen4-Exp's QSA and PLE layers (registry ``_QWEN4_EXP``), which its wrapper's reason
-#: carries; the text model's plain layout is planned, its QSA and PLE layers refused by name
-QWEN4_EXP = NOT_MODELLED["Qwen4ExpForConditionalGeneration"]
+#: the words on Qwen4-Exp's QSA and PLE layers (registry ``QWEN4_EXP_LAYERS``); the plain layout
+#: (text model and wrapper) is planned, its QSA and PLE layers refused by name
+QWEN4_EXP = QWEN4_EXP_LAYERS
 #: the releases reading Qwen4-Exp's config with vLLM's own Qwen4ExpTextConfig (qwen4_exp/config.py)
 OWN_CONFIG_CLASS = ("0.29.0", "0.30.0", "0.31.0")
 
@@ -124,9 +124,10 @@ def test_step5_without_sparse_layers_is_served() -> None:
 
 
 #: the plain Qwen4-Exp configs (no QSA, no PLE layers): dryboot plans them (``models/qwen4_exp.py``)
-PLAIN = ("qwen4-plain", "qwen4-plain-interval")
+PLAIN = ("qwen4-plain", "qwen4-plain-interval", "qwen4-vl-plain")
 #: the Qwen4-Exp text configs dryboot refuses in its family, each with the words naming the layers
 REFUSED_LAYERS = {
+    "qwen4-vl-qsa": "QSA layers",
     "qwen4-qsa": "QSA layers",
     "qwen4-qsa-512": "QSA layers",
     "qwen4-qsa-ple": "QSA layers",
@@ -157,7 +158,7 @@ def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str
     arch = Q.config(name)["architectures"][0]
     out = _dryboot(tmp_path, name, Q.BASE, version)
     assert out.get("refused"), out
-    if arch == "Qwen4ExpForCausalLM":
+    if arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration"):
         assert REFUSED_LAYERS[name] in str(out["error"]) and "is not modelled" not in str(out["error"])[:40]
         return
     assert f"architectures: {arch} is not modelled by dryboot" in str(out["error"])
@@ -204,11 +205,13 @@ def test_mtp_layers_widen_every_qsa_ring(version: str) -> None:
 
 
 def test_wrappers_build_their_text_models() -> None:
-    """Qwen4-Exp's wrapper groups its text model's caches as the text model does; Step5's wrapper
+    """Qwen4-Exp's wrapper groups its text model's caches as the text model does (QSA or plain:
+    dryboot plans the plain one through its text model); Step5's wrapper
     fails where its text model does."""
     rec = Q.recorded()
-    text, wrapped = rec["qwen4-qsa"]["vllm"], rec["qwen4-vl-qsa"]["vllm"]
-    assert wrapped["groups"] == text["groups"]
-    assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]
+    for text_id, wrapped_id in (("qwen4-qsa", "qwen4-vl-qsa"), ("qwen4-plain", "qwen4-vl-plain")):
+        text, wrapped = rec[text_id]["vllm"], rec[wrapped_id]["vllm"]
+        assert wrapped["groups"] == text["groups"]
+        assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]
     assert rec["step5-vl"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]
     assert rec["step5-sparse-mtp"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]

@@ -240,7 +240,9 @@ FAMILIES: tuple[Family, ...] = (
     Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
     Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
     # Qwen4-Exp's plain layout (vLLM 0.29.0 on: LATER_ARCHITECTURES); QSA and PLE layers refused by name
-    Family("qwen4_exp", ("vllm.models.qwen4_exp",), ("Qwen4ExpForCausalLM",)),
+    # the wrapper (qwen4_exp/<vendor>/model.py Qwen4ExpForConditionalGeneration) builds
+    # Qwen4ExpForCausalLM on its text_config beside Qwen3-VL's vision tower
+    Family("qwen4_exp", ("vllm.models.qwen4_exp",), ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
@@ -293,12 +295,13 @@ _DEEPSEEK_V4 = (
 
 #: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
 #: vLLM's own ``Qwen4ExpTextConfig`` on 0.29-0.31, transformers' from 0.32; recorded on 0.29.0-0.33.0):
-#: the cache kinds its QSA and PLE layers add to its plain layout (planned: ``models/qwen4_exp.py``)
-_QWEN4_EXP = (
+#: the cache kinds its QSA and PLE layers add to its plain layout (planned: ``models/qwen4_exp.py``,
+#: which refuses those layers by name), as the records of ``tests/fidelity/data/refused-0.33/`` show
+QWEN4_EXP_LAYERS = (
     "Qwen4-Exp (vllm/models/qwen4_exp; its Qwen4ExpTextConfig is vLLM's own on 0.29-0.31, qwen4_exp/config.py, "
     "which refuses QSA layers unless indexer_budget / indexer_compress_ratio is 512 or 2048, and transformers' "
     "from 0.32): its plain layout (Qwen3.5's Gated DeltaNet layers beside full attention, no indexer_* field and "
-    "no ple_layer_ids) is planned as Qwen4ExpForCausalLM; "
+    "no ple_layer_ids) is planned as Qwen4ExpForCausalLM and its wrapper Qwen4ExpForConditionalGeneration; "
     "with indexer_n_heads set its attention layers are QSA layers (Qwen4ExpQSAAttention), each "
     "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
     "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
@@ -371,11 +374,6 @@ NOT_MODELLED: dict[str, str] = {
         arch: "vLLM 0.28.0 refuses it: it was supported in vLLM until v0.23.0, and is not supported anymore"
         for arch in ("BambaForCausalLM", "MiniMaxForCausalLM", "MiniMaxText01ForCausalLM", "MiniMaxM1ForCausalLM")
     },  # Qwen4-Exp (vLLM 0.29.0 on) and Step5 (0.33.0) (vllm/models/qwen4_exp, vllm/models/step5)
-    "Qwen4ExpForConditionalGeneration": (
-        "multimodal wrapper (Qwen4ExpConfig, vLLM's own on 0.29-0.31 and transformers' from 0.32, model_type "
-        "qwen4_exp: Qwen3-VL's vision tower, "
-        f"Qwen3_VisionTransformer) of Qwen4-Exp's text model, not modelled as a wrapper: {_QWEN4_EXP}"
-    ),
     "Qwen4ExpMTP": (
         "Qwen4-Exp drafter (qwen4_exp/nvidia/mtp.py: mtp_num_hidden_layers, else num_nextn_predict_layers, "
         "Qwen4ExpDecoderLayers of type qwen_sparse_attention on the hc_count-wide hyper-connection stream, QSA "
@@ -551,6 +549,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "Kolibri1ForCausalLM": ("0.33.0",),
     # Qwen4-Exp's plain layout (no QSA, no PLE layers: vllm/models/qwen4_exp)
     "Qwen4ExpForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    # its multimodal wrapper (Qwen3-VL's vision tower; the language model built on text_config)
+    "Qwen4ExpForConditionalGeneration": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # 0.33.0's wrappers of planned text models (Qwen3-VL's class on vlm_config) and Muse Spark
     "Alpamayo2Super": ("0.33.0",),
     "MuseSparkForConditionalGeneration": ("0.33.0",),
