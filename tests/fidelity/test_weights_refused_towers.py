@@ -49,6 +49,8 @@ CASES = sorted((v, cid) for v, doc in RECORDED.items() for cid in doc["cases"])
 TOWER_REFUSED = {
     "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
 }
+#: the modality whose limit 0 drops the refused tower (the rest, e.g. Gemma-3n's audio tower, sized)
+TOWER_REFUSED_MODALITY = {"Gemma3nForConditionalGeneration": "image"}
 SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration", "DeepseekVLV2ForCausalLM", "OpenVLAForActionPrediction")
 #: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
 ORACLE_LIMITS: dict[tuple[str, str], str] = {}
@@ -59,13 +61,27 @@ def _config(name: str) -> dict[str, Any]:
     return config
 
 
+def _limits(argv: list[str]) -> dict[str, int] | None:
+    if "--limit-mm-per-prompt" not in argv:
+        return None
+    limits: dict[str, int] = json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
+    return limits
+
+
 def _weights(config: dict[str, Any], argv: list[str], release: str, stage: int = 0) -> Any:
     return rank_weights(
         config,
         replace(_parallel(argv, stage), vllm_version=release),
         language_model_only="--language-model-only" in argv,
+        limit_mm_per_prompt=_limits(argv),
         max_num_batched_tokens=8192,
     )
+
+
+def _tower_built(arch: str, argv: list[str]) -> bool:
+    """The refused tower is built: neither ``--language-model-only`` nor its modality limited to 0."""
+    modality = TOWER_REFUSED_MODALITY.get(arch)
+    return "--language-model-only" not in argv and (_limits(argv) or {}).get(modality or "", 1) != 0
 
 
 def test_records_cover_the_wrappers() -> None:
@@ -88,7 +104,7 @@ def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
         with pytest.raises(InputError):
             _weights(config, argv, release)
         return
-    if arch in TOWER_REFUSED and "--language-model-only" not in argv:
+    if arch in TOWER_REFUSED and _tower_built(arch, argv):
         with pytest.raises(InputError, match=TOWER_REFUSED[arch]):
             _weights(config, argv, release)
         return
@@ -145,12 +161,13 @@ def test_funasr_keeps_its_encoder_without_the_tower_flags() -> None:
 
 
 def test_gemma3n_towers_dropped_by_modality() -> None:
-    """Each tower of Gemma-3n is dropped by its own modality's limit: one left is refused by name,
-    both limited to 0 size the language model as ``--language-model-only`` does."""
+    """Each tower of Gemma-3n is dropped by its own modality's limit: the image tower left is
+    refused by name, the audio tower left is sized (its tower and ``embed_audio``), both limited
+    to 0 size the language model as ``--language-model-only`` does."""
     config = _config("arch--Gemma3nForConditionalGeneration")
     par = Parallel(tp=2, vllm_version="0.28.0")
-    with pytest.raises(InputError, match="audio tower"):
-        rank_weights(config, par, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
+    audio = rank_weights(config, par, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
+    assert audio.by_kind["audio"] == 2 * (681348640 + (64 * 1536 + 2 * 1536 + 1024 * 768))
     with pytest.raises(InputError, match="vision tower"):
         rank_weights(config, par, limit_mm_per_prompt={"audio": 0}, max_num_batched_tokens=8192)
     both = rank_weights(config, par, limit_mm_per_prompt={"image": 0, "audio": 0}, max_num_batched_tokens=8192)

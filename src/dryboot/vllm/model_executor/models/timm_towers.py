@@ -139,6 +139,86 @@ def _deepseek_vl2(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) ->
     return tensors("vision", [n_embed, n_embed], ab, into=weights)
 
 
+#: ``Gemma3nAudioConfig``'s defaults (transformers), for the keys the audio tower's sizes read
+GEMMA3N_AUDIO_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1536,
+    "input_feat_size": 128,
+    "sscp_conv_channel_size": [128, 32],
+    "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+    "sscp_conv_stride_size": [[2, 2], [2, 2]],
+    "conf_num_hidden_layers": 12,
+    "conf_num_attention_heads": 8,
+    "conf_conv_kernel_size": 5,
+    "conf_attention_chunk_size": 12,
+    "conf_attention_context_left": 13,
+    "conf_attention_context_right": 0,
+    "vocab_size": 128,
+}
+
+
+def gemma3n_audio_encoder(a: Mapping[str, Any], ab: int) -> tuple[list[int], list[int]]:
+    """transformers' ``Gemma3nAudioEncoder`` (built whole by ``AutoModel``: replicated over TP),
+    elements of its parameters and bytes of its buffers (``ab``: the model dtype's bytes, the
+    default dtype it is built under). Hidden width H, A heads: the sub-sampler's two convolutions
+    ``[C0, 1, kh, kw]`` / ``[C1, C0, kh, kw]`` with a norm ``[C]`` each, ``input_proj_linear`` ``[H,
+    C1 x F]`` (F: ``input_feat_size`` through both convolutions, padded 1 each side of the
+    frequency axis: ``(f + 2 - kw) // sw + 1``); per Conformer layer two feed-forwards (norm,
+    ``[4 H, H]``, ``[H, 4 H]``, norm), attention (norm, ``per_dim_scale`` ``[H / A]``,
+    ``pos_proj`` / q / k / v ``[H, H]``, ``post`` ``[H, H]``, norm), the light convolution (norm,
+    ``linear_start`` ``[2 H, H]``, depthwise ``[H, 1, k]``, norm, ``linear_end`` ``[H, H]``) and a
+    norm, no biases. Buffers per layer: five ``gradient_clipping`` scalars and ``q_scale`` (``ab``
+    each), ``softcap`` (fp32), ``local_causal_valid_mask`` (bool ``[chunk, chunk + max(0, left -
+    1) + right]``) and ``inv_timescales`` (fp32 ``[H / 2]``).
+
+    :raises InputError: a width A does not divide, a key of the wrong type."""
+    a = {**GEMMA3N_AUDIO_DEFAULTS, **{k: v for k, v in a.items() if v is not None}}
+    h, heads = W._int(a, "hidden_size"), W._int(a, "conf_num_attention_heads")
+    head_dim = W._divide(h, heads, "audio_config.hidden_size over conf_num_attention_heads")
+    c0, c1 = (int(c) for c in a["sscp_conv_channel_size"])
+    (k0h, k0w), (k1h, k1w) = ((int(x) for x in k) for k in a["sscp_conv_kernel_size"])
+    s0w, s1w = (int(s[1]) for s in a["sscp_conv_stride_size"])
+    f = W._int(a, "input_feat_size")
+    f = (f + 2 - k0w) // s0w + 1
+    f = (f + 2 - k1w) // s1w + 1
+    sub = [c0 * k0h * k0w, c0, c1 * c0 * k1h * k1w, c1, h * c1 * f]
+    ffw = [h, 4 * h * h, 4 * h * h, h]
+    attn = [h, head_dim, *[h * h] * 4, h * h, h]
+    lconv = [h, 2 * h * h, h * W._int(a, "conf_conv_kernel_size"), h, h * h]
+    layer = [*ffw, *attn, *lconv, *ffw, h]
+    chunk = W._int(a, "conf_attention_chunk_size")
+    context = chunk + max(0, W._int(a, "conf_attention_context_left") - 1) + W._int(a, "conf_attention_context_right")
+    layer_buffers = [ab] * 6 + [4, chunk * context, 4 * (h // 2)]
+    n = W._int(a, "conf_num_hidden_layers")
+    return sub + layer * n, layer_buffers * n
+
+
+def gemma3n_embedder(m: Mapping[str, Any], text: Mapping[str, Any], tp: int, defaults: Mapping[str, Any]) -> list[int]:
+    """vLLM's ``Gemma3nMultimodalEmbedder`` (``embed_audio`` / ``embed_vision``), elements per
+    rank: ``embedding`` (``VocabParallelEmbedding`` ``[vocab_size]`` rows padded to 64 and split
+    over TP, ``[rows / TP, M]``), ``hard_embedding_norm`` / ``soft_embedding_norm`` ``[M]``,
+    ``embedding_projection`` (``RowParallelLinear`` ``[H_text, M / TP]``, no bias); the post-projection
+    norm has no weight. M: the tower config's ``hidden_size``.
+
+    :raises InputError: TP does not divide the padded vocabulary or M."""
+    m = {**defaults, **{k: v for k, v in m.items() if v is not None}}
+    w = W._int(m, "hidden_size")
+    rows = W.padded_vocab_per_rank(W._int(m, "vocab_size"), tp, "the Gemma-3n embedder's padded vocabulary")
+    w_r = W._divide(w, tp, "the Gemma-3n tower's hidden_size")
+    return [rows * w, w, w, W._int(text, "hidden_size") * w_r]
+
+
+def _gemma3n_audio(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """The audio tower (:func:`gemma3n_audio_encoder`) and ``embed_audio`` (:func:`gemma3n_embedder`);
+    the embedder's weightless post-projection norm keeps its ones ``[H_text]`` (model dtype) as a
+    tensor attribute: allocated, outside the parameter and buffer bytes."""
+    audio = config.get("audio_config") or {}
+    counts, buffers = gemma3n_audio_encoder(audio, ab)
+    counts += gemma3n_embedder(audio, text, tp, GEMMA3N_AUDIO_DEFAULTS)
+    w = tensors("audio", counts, ab, buffers=buffers)
+    w.allocated_bytes += -(-W._int(text, "hidden_size") * ab // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return w
+
+
 _GEMMA3N = vision_language(
     "Gemma3nForCausalLM",
     (
@@ -151,11 +231,7 @@ _GEMMA3N = vision_language(
         ),
         (
             ("audio",),
-            refused_tower(
-                "vLLM's gemma3n_mm.py audio tower (transformers' Gemma3nAudioEncoder of audio_config, "
-                "with embed_audio)",
-                "audio_config",
-            ),
+            _gemma3n_audio,
         ),
     ),
     text_of=lambda c: c.get("text_config"),
