@@ -5,9 +5,11 @@ MiDashengLM, FunASR, DeepSeek-VL2 and OpenVLA are sized whole (``models/midashen
 encoder and projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside
 ``_mark_tower_model`` so kept under ``--language-model-only``; ``models/timm_towers.py``: timm's
 SigLIP so400m and the ``MlpProjector``), OpenVLA (the same module: timm's DINOv2 and SigLIP 224,
-the ``PrismaticProjector``). Gemma-3n's towers are refused, each naming the one vLLM
-module not sized (``models/timm_towers.py``); ``--language-model-only`` drops the tower and the
-rest is byte-exact.
+the ``PrismaticProjector``). Gemma-3n's audio tower is sized (``models/timm_towers.py``:
+transformers' ``Gemma3nAudioEncoder``, replicated, and ``embed_audio``, split over TP), its image
+tower refused naming the vLLM module not sized; ``--language-model-only`` or images limited to 0
+(``--limit-mm-per-prompt '{"image": 0}'``, recorded at TP 1/2/4/8 on both releases) drop it and
+the rest is byte-exact.
 
 ``data/weights/recorded-<release>-refused-towers.json`` are that release's own figures for their
 tiny configs, recorded in the release's ``-mm`` boot environment (with timm)::

@@ -17,8 +17,9 @@ OpenVLA), else refused by name, naming the one module not sized. ``--language-mo
   are replicated, and the ``PrismaticProjector``.
 * Gemma-3n multimodal (``gemma3n_mm.py``, ``Gemma3nForConditionalGeneration``): the Gemma-3n
   language model of ``text_config``; the image tower is timm's MobileNet-V5
-  (``vision_config``, ``AutoModel``) with ``embed_vision``, the audio tower transformers'
-  ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``) with ``embed_audio``, each dropped
+  (``vision_config``, ``AutoModel``) with ``embed_vision``, refused by name; the audio tower
+  transformers' ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``: :func:`gemma3n_audio_encoder`,
+  replicated) with ``embed_audio`` (:func:`gemma3n_embedder`, split over TP), sized; each dropped
   alone by its modality's limit. The wrapper also allocates, with the language model whatever the
   towers, ``per_layer_embeddings`` ``[max_num_batched_tokens, num_hidden_layers,
   hidden_size_per_layer_input]`` in the model dtype (a plain attribute: counted in
