@@ -17,7 +17,8 @@ OpenVLA), else refused by name, naming the one module not sized. ``--language-mo
   are replicated, and the ``PrismaticProjector``.
 * Gemma-3n multimodal (``gemma3n_mm.py``, ``Gemma3nForConditionalGeneration``): the Gemma-3n
   language model of ``text_config``; the image tower is timm's MobileNet-V5
-  (``vision_config``, ``AutoModel``) with ``embed_vision``, refused by name; the audio tower
+  (``vision_config``, ``AutoModel``: :func:`mobilenetv5_300m_enc`, replicated, the one timm model
+  sized) with ``embed_vision``; the audio tower
   transformers' ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``: :func:`gemma3n_audio_encoder`,
   replicated) with ``embed_audio`` (:func:`gemma3n_embedder`, split over TP), sized; each dropped
   alone by its modality's limit. The wrapper also allocates, with the language model whatever the
@@ -208,6 +209,97 @@ def gemma3n_embedder(m: Mapping[str, Any], text: Mapping[str, Any], tp: int, def
     return [rows * w, w, w, W._int(text, "hidden_size") * w_r]
 
 
+#: ``Gemma3nVisionConfig``'s defaults (transformers): the timm model and the embedder's keys
+GEMMA3N_VISION_DEFAULTS: dict[str, Any] = {
+    "architecture": "mobilenetv5_300m_enc",
+    "hidden_size": 2048,
+    "vocab_size": 128,
+}
+#: timm's ``mobilenetv5_300m_enc`` block strings per stage (its ``_gen_mobilenet_v5``; repeats
+#: written out as ``(string, times)``): ``er`` edge residual, ``uir`` universal inverted residual
+#: (``a`` start / ``k`` middle depthwise kernels, 0 none), ``mqa`` multi-query attention (``h``
+#: heads of ``d``, ``v2`` keys and values down-sampled); ``e`` expansion, ``c`` output channels
+MNV5_300M: list[list[tuple[str, int]]] = [
+    [("er_k3_e4_c128", 3)],
+    [("uir_a3_k5_e6_c256", 1), *[("uir_a5_k0_e4_c256", 1), ("uir_a3_k0_e4_c256", 1)] * 2],
+    [("uir_a5_k5_e6_c640", 1), ("uir_a5_k0_e4_c640", 7), ("uir_a0_k0_e1_c640", 1)]
+    + [("mqa_k3_h12_v2_d64_c640", 1), ("uir_a0_k0_e2_c640", 1)] * 14,
+    [("uir_a5_k5_e6_c1280", 1)] + [("mqa_k3_h16_v1_d96_c1280", 1), ("uir_a0_k0_e2_c1280", 1)] * 19,
+]
+#: the stem's channels, the multi-scale fusion adapter's expansion and output channels
+MNV5_STEM, MNV5_MSFA_EXPANSION, MNV5_MSFA_OUT = 64, 2, 2048
+
+
+def _mnv5_block(spec: str, cin: int) -> tuple[list[int], int]:
+    """One MobileNet-V5 block's tensors (elements, no biases; RMS norms ``[C]``) and its output
+    channels: ``er``: ``conv_exp`` ``[E, Cin, k, k]`` (E = Cin x e), norm, ``conv_pwl`` ``[C, E]``,
+    norm; ``uir``: the start depthwise ``[Cin, 1, a, a]`` + norm (a > 0), ``pw_exp`` ``[E, Cin]`` +
+    norm, the middle depthwise ``[E, 1, k, k]`` + norm (k > 0), ``pw_proj`` ``[C, E]`` + norm,
+    ``layer_scale`` ``[C]``; ``mqa``: a norm, ``query`` ``[h d, Cin]``, key and value each (with
+    ``v`` > 1 a depthwise ``[Cin, 1, k, k]`` and a norm) ``[d, Cin]``, ``output`` ``[C, h d]``,
+    ``layer_scale`` ``[C]``."""
+    kind, *fields = spec.split("_")
+    f = {x[0]: int(x[1:]) for x in fields}
+    c = f["c"]
+    if kind == "er":
+        e = cin * f["e"]
+        return [e * cin * f["k"] ** 2, e, c * e, c], c
+    if kind == "uir":
+        e = cin * f["e"]
+        start = [cin * f["a"] ** 2, cin] if f["a"] else []
+        mid = [e * f["k"] ** 2, e] if f["k"] else []
+        return [*start, e * cin, e, *mid, c * e, c, c], c
+    hd = f["h"] * f["d"]
+    down = [cin * f["k"] ** 2, cin] if f["v"] > 1 else []
+    kv = [*down, f["d"] * cin]
+    return [cin, hd * cin, *kv, *kv, c * hd, c], c
+
+
+def mobilenetv5_300m_enc() -> list[int]:
+    """timm's ``mobilenetv5_300m_enc`` (``TimmWrapperModel``, replicated), elements per tensor:
+    the stem ``conv`` ``[64, 3, 3, 3]`` + bias and its norm, the blocks of :data:`MNV5_300M`
+    (:func:`_mnv5_block`), the multi-scale fusion adapter over the last two stages' channels
+    (``pw_exp`` ``[2 S, S]`` + norm, S = their sum, ``pw_proj`` ``[2048, 2 S]`` + norm) and its
+    final norm ``[2048]``."""
+    out = [MNV5_STEM * 3 * 9, MNV5_STEM, MNV5_STEM]
+    cin, ends = MNV5_STEM, []
+    for stage in MNV5_300M:
+        for spec, times in stage:
+            for _ in range(times):
+                counts, cin = _mnv5_block(spec, cin)
+                out += counts
+        ends.append(cin)
+    s = sum(ends[-2:])
+    wide = MNV5_MSFA_EXPANSION * s
+    return [*out, wide * s, wide, MNV5_MSFA_OUT * wide, MNV5_MSFA_OUT, MNV5_MSFA_OUT]
+
+
+def _gemma3n_vision(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """The image tower: timm's model named by ``vision_config.architecture`` (only
+    ``mobilenetv5_300m_enc``, :func:`mobilenetv5_300m_enc`, without ``model_args``) and
+    ``embed_vision`` (:func:`gemma3n_embedder`, its weightless norm's ones as for the audio tower).
+
+    :raises InputError: another timm model, or ``model_args`` (not sized)."""
+    vision = config.get("vision_config") or {}
+    arch = vision.get("architecture") or GEMMA3N_VISION_DEFAULTS["architecture"]
+    if arch != GEMMA3N_VISION_DEFAULTS["architecture"]:
+        raise InputError(
+            "config.json",
+            "vision_config.architecture",
+            f"vLLM's gemma3n_mm.py vision tower (timm's {arch}) is not sized: only mobilenetv5_300m_enc",
+        )
+    if vision.get("model_args"):
+        raise InputError(
+            "config.json",
+            "vision_config.model_args",
+            "vLLM's gemma3n_mm.py vision tower with timm model_args is not sized",
+        )
+    counts = mobilenetv5_300m_enc() + gemma3n_embedder(vision, text, tp, GEMMA3N_VISION_DEFAULTS)
+    w = tensors("vision", counts, ab)
+    w.allocated_bytes += -(-W._int(text, "hidden_size") * ab // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return w
+
+
 def _gemma3n_audio(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
     """The audio tower (:func:`gemma3n_audio_encoder`) and ``embed_audio`` (:func:`gemma3n_embedder`);
     the embedder's weightless post-projection norm keeps its ones ``[H_text]`` (model dtype) as a
@@ -225,10 +317,7 @@ _GEMMA3N = vision_language(
     (
         (
             ("image",),
-            refused_tower(
-                "vLLM's gemma3n_mm.py vision tower (timm's MobileNet-V5 of vision_config, with embed_vision)",
-                "vision_config",
-            ),
+            _gemma3n_vision,
         ),
         (
             ("audio",),
