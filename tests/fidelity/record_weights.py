@@ -68,7 +68,7 @@ PARTIAL_LIMITS = {
     "kimi_k25": ('{"image": 0, "video": 0}', '{"vision_chunk": 0}'),
     # Alpamayo2Super takes images only; its class marks its tower for images and videos
     "alpamayo2_super": ('{"image": 0}',),
-    # Gemma-3n: each tower alone (its audio tower sized, its image tower refused), at every TP
+    # Gemma-3n: each tower alone, at every TP
     "gemma3n": ('{"image": 0}', '{"audio": 0}'),
 }
 #: model types whose partial limits are recorded at every TP of :data:`TPS` (else TP 2 only)
