@@ -68,7 +68,11 @@ PARTIAL_LIMITS = {
     "kimi_k25": ('{"image": 0, "video": 0}', '{"vision_chunk": 0}'),
     # Alpamayo2Super takes images only; its class marks its tower for images and videos
     "alpamayo2_super": ('{"image": 0}',),
+    # Gemma-3n: each tower alone, at every TP
+    "gemma3n": ('{"image": 0}', '{"audio": 0}'),
 }
+#: model types whose partial limits are recorded at every TP of :data:`TPS` (else TP 2 only)
+PARTIAL_LIMITS_ALL_TPS = ("gemma3n",)
 #: config keys of a multimodal wrapper's towers (recorded with ``--language-model-only`` too)
 MULTIMODAL_KEYS = (
     "vision_config",
@@ -96,8 +100,9 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
     if any(k in config for k in MULTIMODAL_KEYS):  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
+    tps = TPS if config.get("model_type") in PARTIAL_LIMITS_ALL_TPS else (2,)
     for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
-        sets += [["--tensor-parallel-size", "2", "--limit-mm-per-prompt", limits]]
+        sets += [["--tensor-parallel-size", str(tp), "--limit-mm-per-prompt", limits] for tp in tps]
     return sets
 
 

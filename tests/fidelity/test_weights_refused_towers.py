@@ -5,9 +5,10 @@ MiDashengLM, FunASR, DeepSeek-VL2 and OpenVLA are sized whole (``models/midashen
 encoder and projector; ``models/funasr.py``: the SANM encoder and adaptor, built outside
 ``_mark_tower_model`` so kept under ``--language-model-only``; ``models/timm_towers.py``: timm's
 SigLIP so400m and the ``MlpProjector``), OpenVLA (the same module: timm's DINOv2 and SigLIP 224,
-the ``PrismaticProjector``). Gemma-3n's towers are refused, each naming the one vLLM
-module not sized (``models/timm_towers.py``); ``--language-model-only`` drops the tower and the
-rest is byte-exact.
+the ``PrismaticProjector``). Gemma-3n's towers are sized (``models/timm_towers.py``:
+transformers' ``Gemma3nAudioEncoder`` and timm's ``mobilenetv5_300m_enc``, replicated, and the
+``embed_audio`` / ``embed_vision`` embedders, split over TP; another timm model refused by name);
+each modality limited to 0 (recorded at TP 1/2/4/8 on both releases) drops its tower.
 
 ``data/weights/recorded-<release>-refused-towers.json`` are that release's own figures for their
 tiny configs, recorded in the release's ``-mm`` boot environment (with timm)::
@@ -46,10 +47,16 @@ RECORDED = {
 }
 CASES = sorted((v, cid) for v, doc in RECORDED.items() for cid in doc["cases"])
 #: the wrappers whose tower is refused by name, with the words naming it
-TOWER_REFUSED = {
-    "Gemma3nForConditionalGeneration": "gemma3n_mm.py vision tower",
-}
-SIZED = ("MiDashengLMModel", "FunASRForConditionalGeneration", "DeepseekVLV2ForCausalLM", "OpenVLAForActionPrediction")
+TOWER_REFUSED: dict[str, str] = {}
+#: the modality whose limit 0 drops the refused tower (the rest sized)
+TOWER_REFUSED_MODALITY: dict[str, str] = {}
+SIZED = (
+    "MiDashengLMModel",
+    "FunASRForConditionalGeneration",
+    "DeepseekVLV2ForCausalLM",
+    "OpenVLAForActionPrediction",
+    "Gemma3nForConditionalGeneration",
+)
 #: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
 ORACLE_LIMITS: dict[tuple[str, str], str] = {}
 
@@ -59,13 +66,27 @@ def _config(name: str) -> dict[str, Any]:
     return config
 
 
+def _limits(argv: list[str]) -> dict[str, int] | None:
+    if "--limit-mm-per-prompt" not in argv:
+        return None
+    limits: dict[str, int] = json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
+    return limits
+
+
 def _weights(config: dict[str, Any], argv: list[str], release: str, stage: int = 0) -> Any:
     return rank_weights(
         config,
         replace(_parallel(argv, stage), vllm_version=release),
         language_model_only="--language-model-only" in argv,
+        limit_mm_per_prompt=_limits(argv),
         max_num_batched_tokens=8192,
     )
+
+
+def _tower_built(arch: str, argv: list[str]) -> bool:
+    """The refused tower is built: neither ``--language-model-only`` nor its modality limited to 0."""
+    modality = TOWER_REFUSED_MODALITY.get(arch)
+    return "--language-model-only" not in argv and (_limits(argv) or {}).get(modality or "", 1) != 0
 
 
 def test_records_cover_the_wrappers() -> None:
@@ -88,7 +109,7 @@ def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
         with pytest.raises(InputError):
             _weights(config, argv, release)
         return
-    if arch in TOWER_REFUSED and "--language-model-only" not in argv:
+    if arch in TOWER_REFUSED and _tower_built(arch, argv):
         with pytest.raises(InputError, match=TOWER_REFUSED[arch]):
             _weights(config, argv, release)
         return
@@ -145,16 +166,25 @@ def test_funasr_keeps_its_encoder_without_the_tower_flags() -> None:
 
 
 def test_gemma3n_towers_dropped_by_modality() -> None:
-    """Each tower of Gemma-3n is dropped by its own modality's limit: one left is refused by name,
-    both limited to 0 size the language model as ``--language-model-only`` does."""
+    """Each tower of Gemma-3n is dropped by its own modality's limit and sized alone (the audio
+    encoder and ``embed_audio``; timm's MobileNet-V5 and ``embed_vision``); both limited to 0 size
+    the language model as ``--language-model-only`` does; another timm model or ``model_args`` is
+    refused by name."""
     config = _config("arch--Gemma3nForConditionalGeneration")
     par = Parallel(tp=2, vllm_version="0.28.0")
-    with pytest.raises(InputError, match="audio tower"):
-        rank_weights(config, par, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
-    with pytest.raises(InputError, match="vision tower"):
-        rank_weights(config, par, limit_mm_per_prompt={"audio": 0}, max_num_batched_tokens=8192)
+    audio = rank_weights(config, par, limit_mm_per_prompt={"image": 0}, max_num_batched_tokens=8192)
+    assert audio.by_kind["audio"] == 2 * (681348640 + (64 * 1536 + 2 * 1536 + 1024 * 768))
+    vision = rank_weights(config, par, limit_mm_per_prompt={"audio": 0}, max_num_batched_tokens=8192)
+    assert vision.by_kind["vision"] == 2 * (294126912 + (64 * 2048 + 2 * 2048 + 1024 * 1024))
     both = rank_weights(config, par, limit_mm_per_prompt={"image": 0, "audio": 0}, max_num_batched_tokens=8192)
     lm = rank_weights(config, par, language_model_only=True, max_num_batched_tokens=8192)
     assert both.param_bytes == lm.param_bytes and both.buffer_bytes == lm.buffer_bytes
     with pytest.raises(InputError, match="max_num_batched_tokens"):
         rank_weights(config, par, language_model_only=True)
+    vc = config["vision_config"]
+    for edit, match in (
+        ({"architecture": "mobilenetv5_base"}, "mobilenetv5_base"),
+        ({"model_args": {"a": 1}}, "model_args"),
+    ):
+        with pytest.raises(InputError, match=match):
+            rank_weights({**config, "vision_config": {**vc, **edit}}, par, max_num_batched_tokens=8192)

@@ -17,8 +17,10 @@ OpenVLA), else refused by name, naming the one module not sized. ``--language-mo
   are replicated, and the ``PrismaticProjector``.
 * Gemma-3n multimodal (``gemma3n_mm.py``, ``Gemma3nForConditionalGeneration``): the Gemma-3n
   language model of ``text_config``; the image tower is timm's MobileNet-V5
-  (``vision_config``, ``AutoModel``) with ``embed_vision``, the audio tower transformers'
-  ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``) with ``embed_audio``, each dropped
+  (``vision_config``, ``AutoModel``: :func:`mobilenetv5_300m_enc`, replicated, the one timm model
+  sized) with ``embed_vision``; the audio tower
+  transformers' ``Gemma3nAudioEncoder`` (Conformer, ``audio_config``: :func:`gemma3n_audio_encoder`,
+  replicated) with ``embed_audio`` (:func:`gemma3n_embedder`, split over TP), sized; each dropped
   alone by its modality's limit. The wrapper also allocates, with the language model whatever the
   towers, ``per_layer_embeddings`` ``[max_num_batched_tokens, num_hidden_layers,
   hidden_size_per_layer_input]`` in the model dtype (a plain attribute: counted in
@@ -139,23 +141,187 @@ def _deepseek_vl2(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) ->
     return tensors("vision", [n_embed, n_embed], ab, into=weights)
 
 
+#: ``Gemma3nAudioConfig``'s defaults (transformers), for the keys the audio tower's sizes read
+GEMMA3N_AUDIO_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 1536,
+    "input_feat_size": 128,
+    "sscp_conv_channel_size": [128, 32],
+    "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+    "sscp_conv_stride_size": [[2, 2], [2, 2]],
+    "conf_num_hidden_layers": 12,
+    "conf_num_attention_heads": 8,
+    "conf_conv_kernel_size": 5,
+    "conf_attention_chunk_size": 12,
+    "conf_attention_context_left": 13,
+    "conf_attention_context_right": 0,
+    "vocab_size": 128,
+}
+
+
+def gemma3n_audio_encoder(a: Mapping[str, Any], ab: int) -> tuple[list[int], list[int]]:
+    """transformers' ``Gemma3nAudioEncoder`` (built whole by ``AutoModel``: replicated over TP),
+    elements of its parameters and bytes of its buffers (``ab``: the model dtype's bytes, the
+    default dtype it is built under). Hidden width H, A heads: the sub-sampler's two convolutions
+    ``[C0, 1, kh, kw]`` / ``[C1, C0, kh, kw]`` with a norm ``[C]`` each, ``input_proj_linear`` ``[H,
+    C1 x F]`` (F: ``input_feat_size`` through both convolutions, padded 1 each side of the
+    frequency axis: ``(f + 2 - kw) // sw + 1``); per Conformer layer two feed-forwards (norm,
+    ``[4 H, H]``, ``[H, 4 H]``, norm), attention (norm, ``per_dim_scale`` ``[H / A]``,
+    ``pos_proj`` / q / k / v ``[H, H]``, ``post`` ``[H, H]``, norm), the light convolution (norm,
+    ``linear_start`` ``[2 H, H]``, depthwise ``[H, 1, k]``, norm, ``linear_end`` ``[H, H]``) and a
+    norm, no biases. Buffers per layer: five ``gradient_clipping`` scalars and ``q_scale`` (``ab``
+    each), ``softcap`` (fp32), ``local_causal_valid_mask`` (bool ``[chunk, chunk + max(0, left -
+    1) + right]``) and ``inv_timescales`` (fp32 ``[H / 2]``).
+
+    :raises InputError: a width A does not divide, a key of the wrong type."""
+    a = {**GEMMA3N_AUDIO_DEFAULTS, **{k: v for k, v in a.items() if v is not None}}
+    h, heads = W._int(a, "hidden_size"), W._int(a, "conf_num_attention_heads")
+    head_dim = W._divide(h, heads, "audio_config.hidden_size over conf_num_attention_heads")
+    c0, c1 = (int(c) for c in a["sscp_conv_channel_size"])
+    (k0h, k0w), (k1h, k1w) = ((int(x) for x in k) for k in a["sscp_conv_kernel_size"])
+    s0w, s1w = (int(s[1]) for s in a["sscp_conv_stride_size"])
+    f = W._int(a, "input_feat_size")
+    f = (f + 2 - k0w) // s0w + 1
+    f = (f + 2 - k1w) // s1w + 1
+    sub = [c0 * k0h * k0w, c0, c1 * c0 * k1h * k1w, c1, h * c1 * f]
+    ffw = [h, 4 * h * h, 4 * h * h, h]
+    attn = [h, head_dim, *[h * h] * 4, h * h, h]
+    lconv = [h, 2 * h * h, h * W._int(a, "conf_conv_kernel_size"), h, h * h]
+    layer = [*ffw, *attn, *lconv, *ffw, h]
+    chunk = W._int(a, "conf_attention_chunk_size")
+    context = chunk + max(0, W._int(a, "conf_attention_context_left") - 1) + W._int(a, "conf_attention_context_right")
+    layer_buffers = [ab] * 6 + [4, chunk * context, 4 * (h // 2)]
+    n = W._int(a, "conf_num_hidden_layers")
+    return sub + layer * n, layer_buffers * n
+
+
+def gemma3n_embedder(m: Mapping[str, Any], text: Mapping[str, Any], tp: int, defaults: Mapping[str, Any]) -> list[int]:
+    """vLLM's ``Gemma3nMultimodalEmbedder`` (``embed_audio`` / ``embed_vision``), elements per
+    rank: ``embedding`` (``VocabParallelEmbedding`` ``[vocab_size]`` rows padded to 64 and split
+    over TP, ``[rows / TP, M]``), ``hard_embedding_norm`` / ``soft_embedding_norm`` ``[M]``,
+    ``embedding_projection`` (``RowParallelLinear`` ``[H_text, M / TP]``, no bias); the post-projection
+    norm has no weight. M: the tower config's ``hidden_size``.
+
+    :raises InputError: TP does not divide the padded vocabulary or M."""
+    m = {**defaults, **{k: v for k, v in m.items() if v is not None}}
+    w = W._int(m, "hidden_size")
+    rows = W.padded_vocab_per_rank(W._int(m, "vocab_size"), tp, "the Gemma-3n embedder's padded vocabulary")
+    w_r = W._divide(w, tp, "the Gemma-3n tower's hidden_size")
+    return [rows * w, w, w, W._int(text, "hidden_size") * w_r]
+
+
+#: ``Gemma3nVisionConfig``'s defaults (transformers): the timm model and the embedder's keys
+GEMMA3N_VISION_DEFAULTS: dict[str, Any] = {
+    "architecture": "mobilenetv5_300m_enc",
+    "hidden_size": 2048,
+    "vocab_size": 128,
+}
+#: timm's ``mobilenetv5_300m_enc`` block strings per stage (its ``_gen_mobilenet_v5``; repeats
+#: written out as ``(string, times)``): ``er`` edge residual, ``uir`` universal inverted residual
+#: (``a`` start / ``k`` middle depthwise kernels, 0 none), ``mqa`` multi-query attention (``h``
+#: heads of ``d``, ``v2`` keys and values down-sampled); ``e`` expansion, ``c`` output channels
+MNV5_300M: list[list[tuple[str, int]]] = [
+    [("er_k3_e4_c128", 3)],
+    [("uir_a3_k5_e6_c256", 1), *[("uir_a5_k0_e4_c256", 1), ("uir_a3_k0_e4_c256", 1)] * 2],
+    [("uir_a5_k5_e6_c640", 1), ("uir_a5_k0_e4_c640", 7), ("uir_a0_k0_e1_c640", 1)]
+    + [("mqa_k3_h12_v2_d64_c640", 1), ("uir_a0_k0_e2_c640", 1)] * 14,
+    [("uir_a5_k5_e6_c1280", 1)] + [("mqa_k3_h16_v1_d96_c1280", 1), ("uir_a0_k0_e2_c1280", 1)] * 19,
+]
+#: the stem's channels, the multi-scale fusion adapter's expansion and output channels
+MNV5_STEM, MNV5_MSFA_EXPANSION, MNV5_MSFA_OUT = 64, 2, 2048
+
+
+def _mnv5_block(spec: str, cin: int) -> tuple[list[int], int]:
+    """One MobileNet-V5 block's tensors (elements, no biases; RMS norms ``[C]``) and its output
+    channels: ``er``: ``conv_exp`` ``[E, Cin, k, k]`` (E = Cin x e), norm, ``conv_pwl`` ``[C, E]``,
+    norm; ``uir``: the start depthwise ``[Cin, 1, a, a]`` + norm (a > 0), ``pw_exp`` ``[E, Cin]`` +
+    norm, the middle depthwise ``[E, 1, k, k]`` + norm (k > 0), ``pw_proj`` ``[C, E]`` + norm,
+    ``layer_scale`` ``[C]``; ``mqa``: a norm, ``query`` ``[h d, Cin]``, key and value each (with
+    ``v`` > 1 a depthwise ``[Cin, 1, k, k]`` and a norm) ``[d, Cin]``, ``output`` ``[C, h d]``,
+    ``layer_scale`` ``[C]``."""
+    kind, *fields = spec.split("_")
+    f = {x[0]: int(x[1:]) for x in fields}
+    c = f["c"]
+    if kind == "er":
+        e = cin * f["e"]
+        return [e * cin * f["k"] ** 2, e, c * e, c], c
+    if kind == "uir":
+        e = cin * f["e"]
+        start = [cin * f["a"] ** 2, cin] if f["a"] else []
+        mid = [e * f["k"] ** 2, e] if f["k"] else []
+        return [*start, e * cin, e, *mid, c * e, c, c], c
+    hd = f["h"] * f["d"]
+    down = [cin * f["k"] ** 2, cin] if f["v"] > 1 else []
+    kv = [*down, f["d"] * cin]
+    return [cin, hd * cin, *kv, *kv, c * hd, c], c
+
+
+def mobilenetv5_300m_enc() -> list[int]:
+    """timm's ``mobilenetv5_300m_enc`` (``TimmWrapperModel``, replicated), elements per tensor:
+    the stem ``conv`` ``[64, 3, 3, 3]`` + bias and its norm, the blocks of :data:`MNV5_300M`
+    (:func:`_mnv5_block`), the multi-scale fusion adapter over the last two stages' channels
+    (``pw_exp`` ``[2 S, S]`` + norm, S = their sum, ``pw_proj`` ``[2048, 2 S]`` + norm) and its
+    final norm ``[2048]``."""
+    out = [MNV5_STEM * 3 * 9, MNV5_STEM, MNV5_STEM]
+    cin, ends = MNV5_STEM, []
+    for stage in MNV5_300M:
+        for spec, times in stage:
+            for _ in range(times):
+                counts, cin = _mnv5_block(spec, cin)
+                out += counts
+        ends.append(cin)
+    s = sum(ends[-2:])
+    wide = MNV5_MSFA_EXPANSION * s
+    return [*out, wide * s, wide, MNV5_MSFA_OUT * wide, MNV5_MSFA_OUT, MNV5_MSFA_OUT]
+
+
+def _gemma3n_vision(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """The image tower: timm's model named by ``vision_config.architecture`` (only
+    ``mobilenetv5_300m_enc``, :func:`mobilenetv5_300m_enc`, without ``model_args``) and
+    ``embed_vision`` (:func:`gemma3n_embedder`, its weightless norm's ones as for the audio tower).
+
+    :raises InputError: another timm model, or ``model_args`` (not sized)."""
+    vision = config.get("vision_config") or {}
+    arch = vision.get("architecture") or GEMMA3N_VISION_DEFAULTS["architecture"]
+    if arch != GEMMA3N_VISION_DEFAULTS["architecture"]:
+        raise InputError(
+            "config.json",
+            "vision_config.architecture",
+            f"vLLM's gemma3n_mm.py vision tower (timm's {arch}) is not sized: only mobilenetv5_300m_enc",
+        )
+    if vision.get("model_args"):
+        raise InputError(
+            "config.json",
+            "vision_config.model_args",
+            "vLLM's gemma3n_mm.py vision tower with timm model_args is not sized",
+        )
+    counts = mobilenetv5_300m_enc() + gemma3n_embedder(vision, text, tp, GEMMA3N_VISION_DEFAULTS)
+    w = tensors("vision", counts, ab)
+    w.allocated_bytes += -(-W._int(text, "hidden_size") * ab // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return w
+
+
+def _gemma3n_audio(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """The audio tower (:func:`gemma3n_audio_encoder`) and ``embed_audio`` (:func:`gemma3n_embedder`);
+    the embedder's weightless post-projection norm keeps its ones ``[H_text]`` (model dtype) as a
+    tensor attribute: allocated, outside the parameter and buffer bytes."""
+    audio = config.get("audio_config") or {}
+    counts, buffers = gemma3n_audio_encoder(audio, ab)
+    counts += gemma3n_embedder(audio, text, tp, GEMMA3N_AUDIO_DEFAULTS)
+    w = tensors("audio", counts, ab, buffers=buffers)
+    w.allocated_bytes += -(-W._int(text, "hidden_size") * ab // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    return w
+
+
 _GEMMA3N = vision_language(
     "Gemma3nForCausalLM",
     (
         (
             ("image",),
-            refused_tower(
-                "vLLM's gemma3n_mm.py vision tower (timm's MobileNet-V5 of vision_config, with embed_vision)",
-                "vision_config",
-            ),
+            _gemma3n_vision,
         ),
         (
             ("audio",),
-            refused_tower(
-                "vLLM's gemma3n_mm.py audio tower (transformers' Gemma3nAudioEncoder of audio_config, "
-                "with embed_audio)",
-                "audio_config",
-            ),
+            _gemma3n_audio,
         ),
     ),
     text_of=lambda c: c.get("text_config"),
