@@ -28,7 +28,8 @@ from dryboot.vllm.config.hf import (
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
 from dryboot.vllm.versions import VersionRules
 
-_GDN = {
+#: the Gated DeltaNet hybrid's defaults of vLLM's ``Qwen3NextConfig`` (shared by Qwen3.5 and Qwen4-Exp)
+GDN_DEFAULTS = {
     "num_attention_heads": 16,
     "head_dim": 256,
     "max_position_embeddings": 32768,
@@ -65,8 +66,8 @@ def _is_qwen3_5(f: ConfigFields) -> bool:
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
     if _is_qwen3_5(f):
-        return {**_GDN, "num_key_value_heads": 4, "full_attention_interval": 4, "mtp_num_hidden_layers": 1}
-    return {**_GDN, "num_key_value_heads": 2, "num_nextn_predict_layers": 1}
+        return {**GDN_DEFAULTS, "num_key_value_heads": 4, "full_attention_interval": 4, "mtp_num_hidden_layers": 1}
+    return {**GDN_DEFAULTS, "num_key_value_heads": 2, "num_nextn_predict_layers": 1}
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:

@@ -28,6 +28,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.dtypes import dtype_bytes
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
+from dryboot.vllm.models.qwen3_next import GDN_DEFAULTS
 
 if TYPE_CHECKING:
     from dryboot.vllm.engine_args import EngineArgs
@@ -36,15 +37,8 @@ if TYPE_CHECKING:
 #: the defaults both config classes share (vLLM's ``Qwen3NextConfig`` under ``Qwen4ExpTextConfig``
 #: on 0.29-0.31; transformers' ``Qwen4ExpTextConfig``, 5.19 / 5.20, from 0.32)
 _DEFAULTS = {
-    "num_attention_heads": 16,
+    **GDN_DEFAULTS,
     "num_key_value_heads": 2,
-    "head_dim": 256,
-    "max_position_embeddings": 32768,
-    "linear_conv_kernel_dim": 4,
-    "linear_key_head_dim": 128,
-    "linear_value_head_dim": 128,
-    "linear_num_key_heads": 16,
-    "linear_num_value_heads": 32,
     "hc_count": 4,
     "ple_conv_kernel_size": 4,
     "ngram_size": 3,
