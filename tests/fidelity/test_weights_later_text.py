@@ -1,6 +1,6 @@
 """vLLM's later releases' text models (issue 33 item 2): Beam, ExaoneMoE under its second name,
-Granite-SWA, Granite-MoE-SWA, Kolibri-1 and Qwen4-Exp's plain layout, dryboot's per-rank weights against what each release
-that plans them allocates on the meta device, byte for byte.
+Granite-SWA, Granite-MoE-SWA, Kolibri-1 and Qwen4-Exp's plain layout, dryboot's per-rank weights
+against what each release that plans them allocates on the meta device, byte for byte.
 
 ``data/weights/recorded-<release>-later-text.json`` are each release's own figures for the tiny
 configs (``arch--<Architecture>``) and, on 0.33.0, the configs with every defaultable key left out
