@@ -145,9 +145,30 @@ def test_qwen4_exp_hyper_connections() -> None:
         ({"indexer_n_heads": 4}, "indexer_n_heads"),
         ({"ple_layer_ids": [1]}, "ple_layer_ids"),
         ({"hc_count": 1}, "hc_count"),
+        ({"hc_lowrank": 0}, "hc_lowrank"),
+        ({"full_attention_interval": 0}, "full_attention_interval"),
+        ({"layer_types": ["linear_attention", "full_attention"]}, "layer_types"),
         ({"layer_types": ["linear_attention", "qwen_sparse_attention"] * 2}, "layer_types"),
     ):
         with pytest.raises(InputError, match=field):
             rank_weights({**tiny, **bad}, par)
     with pytest.raises(InputError, match="quantized"):
         rank_weights({**tiny, "quantization_config": {"quant_method": "fp8"}}, par)
+
+
+@pytest.mark.parametrize("release", ["0.29.0", "0.33.0"])
+def test_qwen4_exp_attention_interval(release: str) -> None:
+    """``full_attention_interval`` 2 on the tiny config (``data/weights/qwen4-exp-interval-<release>.json``,
+    recorded as above with ``RECORD_WEIGHTS_OVERLAY='{"Qwen4ExpForCausalLM": {"full_attention_interval": 2}}'``
+    and ``RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 2"``): vLLM's own config class (0.29.0) keeps
+    every 4th layer attention, transformers' (0.33.0) reads the interval; both byte-exact."""
+    doc = json.loads((DATA / f"qwen4-exp-interval-{release}.json").read_text())
+    assert doc["vllm"] == release
+    config = {**_tiny("Qwen4ExpForCausalLM"), **doc["overlay"]["Qwen4ExpForCausalLM"]}
+    for row in doc["cases"].values():
+        stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+        got = []
+        for stage in range(len(stages)):
+            w = _weights(config, row["argv"], release, stage)
+            got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+        assert got == stages, row["argv"]

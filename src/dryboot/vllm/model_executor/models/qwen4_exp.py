@@ -38,7 +38,8 @@ def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     spelled out for the Qwen3-Next walk: absent, every 4th layer is attention (vLLM's own class,
     0.29-0.31) or every ``full_attention_interval``-th (transformers' class, 0.32 on).
 
-    :raises InputError: QSA fields, PLE layers, other layer types, ``hc_count`` <= 1 (named)."""
+    :raises InputError: QSA fields, PLE layers, other layer types (or a ``layer_types`` of another
+        length), ``full_attention_interval`` < 1, ``hc_count`` <= 1, ``hc_lowrank`` < 1 (named)."""
     out: dict[str, Any] = {**plan._DEFAULTS, **{k: v for k, v in config.items() if v is not None}}
     qsa = [k for k in plan.QSA_FIELDS if out.get(k) is not None]
     if qsa:
@@ -50,13 +51,19 @@ def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     if not isinstance(types, list):
         every = 4
         if rules_for(version).qwen3_next_hf_config_class:
-            every = W._int(out, "full_attention_interval", 4) or 4
+            every = W._int(out, "full_attention_interval", 4)
+            if every < 1:
+                raise InputError("config.json", "full_attention_interval", f"must be positive, got {every}")
         types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
-    other = sorted(set(map(str, types)) - {"linear_attention", "full_attention"})
+    if len(types) != n:
+        raise InputError("config.json", "layer_types", f"{len(types)} entries for {n} layers")
+    other = sorted(set(map(str, types)) - set(plan.PLAIN_LAYER_TYPES))
     if other:
         raise InputError("config.json", "layer_types", f"{ARCH} layer types {other}: weights not modelled")
     if W._int(out, "hc_count") <= 1:
         raise InputError("config.json", "hc_count", f"Qwen4Exp requires hc_count > 1, got {out['hc_count']}")
+    if W._int(out, "hc_lowrank") < 1:
+        raise InputError("config.json", "hc_lowrank", "hc_lowrank must be positive")
     out["layer_types"] = list(types)
     return out
 
