@@ -1,6 +1,6 @@
 """vLLM's later releases' text models (issue 33 item 2): Beam, ExaoneMoE under its second name,
-Granite-SWA, Granite-MoE-SWA and Kolibri-1, dryboot's per-rank weights against what each release
-that plans them allocates on the meta device, byte for byte.
+Granite-SWA, Granite-MoE-SWA, Kolibri-1 and Qwen4-Exp's plain layout, dryboot's per-rank weights
+against what each release that plans them allocates on the meta device, byte for byte.
 
 ``data/weights/recorded-<release>-later-text.json`` are each release's own figures for the tiny
 configs (``arch--<Architecture>``) and, on 0.33.0, the configs with every defaultable key left out
@@ -47,6 +47,7 @@ TEXT = (
     "GraniteSWAForCausalLM",
     "GraniteMoeSWAForCausalLM",
     "Kolibri1ForCausalLM",
+    "Qwen4ExpForCausalLM",
 )
 
 
@@ -124,3 +125,50 @@ def test_granite_swa_sinks_and_rope_tables() -> None:
     assert two_bases.buffer_bytes - base.buffer_bytes == 8192 * 64 * 2
     with pytest.raises(InputError, match="layer_rope_theta"):
         rank_weights({**tiny, "layer_rope_theta": [0, 1.0]}, par)
+
+
+def test_qwen4_exp_hyper_connections() -> None:
+    """Qwen4-Exp's plain layout: Qwen3-Next's layers without their norms, two replicated bfloat16
+    ``GatedResidual`` per layer and the final mixer (``r + hc`` padded to 16 rows); QSA, PLE layers
+    and quantized checkpoints refused by name."""
+    par = Parallel(tp=2, vllm_version="0.33.0")
+    tiny = _tiny("Qwen4ExpForCausalLM")
+    base = rank_weights(tiny, par)
+    # hc_lowrank 32 -> 40: per layer two modules, each r + hc rows 64 -> 80 (72 padded) and 8 more
+    # up columns; the mixer 8 more rows and columns (hc x H = 8192, bfloat16)
+    wider = rank_weights({**tiny, "hc_lowrank": 40}, par)
+    assert wider.param_bytes - base.param_bytes == (4 * 2 * (16 + 8) + 16) * 8192 * 2
+    wide = rank_weights(tiny, par, dtype="float32")  # the hyper-connection weights stay bfloat16
+    assert wide.by_kind["hyper_connection"] == base.by_kind["hyper_connection"]
+    assert wide.by_kind["attention"] == 2 * base.by_kind["attention"]
+    for bad, field in (
+        ({"indexer_n_heads": 4}, "indexer_n_heads"),
+        ({"ple_layer_ids": [1]}, "ple_layer_ids"),
+        ({"hc_count": 1}, "hc_count"),
+        ({"hc_lowrank": 0}, "hc_lowrank"),
+        ({"full_attention_interval": 0}, "full_attention_interval"),
+        ({"layer_types": ["linear_attention", "full_attention"]}, "layer_types"),
+        ({"layer_types": ["linear_attention", "qwen_sparse_attention"] * 2}, "layer_types"),
+    ):
+        with pytest.raises(InputError, match=field):
+            rank_weights({**tiny, **bad}, par)
+    with pytest.raises(InputError, match="quantized"):
+        rank_weights({**tiny, "quantization_config": {"quant_method": "fp8"}}, par)
+
+
+@pytest.mark.parametrize("release", ["0.29.0", "0.33.0"])
+def test_qwen4_exp_attention_interval(release: str) -> None:
+    """``full_attention_interval`` 2 on the tiny config (``data/weights/qwen4-exp-interval-<release>.json``,
+    recorded as above with ``RECORD_WEIGHTS_OVERLAY='{"Qwen4ExpForCausalLM": {"full_attention_interval": 2}}'``
+    and ``RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 2"``): vLLM's own config class (0.29.0) keeps
+    every 4th layer attention, transformers' (0.33.0) reads the interval; both byte-exact."""
+    doc = json.loads((DATA / f"qwen4-exp-interval-{release}.json").read_text())
+    assert doc["vllm"] == release
+    config = {**_tiny("Qwen4ExpForCausalLM"), **doc["overlay"]["Qwen4ExpForCausalLM"]}
+    for row in doc["cases"].values():
+        stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+        got = []
+        for stage in range(len(stages)):
+            w = _weights(config, row["argv"], release, stage)
+            got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+        assert got == stages, row["argv"]
