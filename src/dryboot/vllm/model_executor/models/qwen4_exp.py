@@ -117,3 +117,11 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
 
 
 FAMILIES: dict[str, Family] = {ARCH: Family(_walk)}
+#: the multimodal wrapper (planned through its text model): its vision tower is not sized here
+UNSIZED: dict[str, str] = {
+    "Qwen4ExpForConditionalGeneration": (
+        "its Qwen3_VisionTransformer tower (Qwen3-VL's, with the wrapper's deepstack buffers) beside Qwen4-Exp's "
+        "text model is not sized (the text model alone is: Qwen4ExpForCausalLM, and --language-model-only is not "
+        "read for this wrapper)"
+    ),
+}
