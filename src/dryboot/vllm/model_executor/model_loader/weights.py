@@ -2390,7 +2390,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
 
 #: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py;
 #: the MoE experts: quant_cases_moe.py, quant_cases_llama4.py)
-SCALED_CHECKED_RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+SCALED_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the Gated DeltaNet hybrids whose plain fp8 ``[128, 128]`` block layout after loading is recorded
 #: (quant_cases_fp8gdn.py: Qwen3-Next-80B-A3B-Instruct-FP8, Qwen3.5-27B / Qwen3.6-35B-A3B with Qwen's
 #: fp8 block export): in_proj_qkvz / out_proj / attention / MLPs and experts as the dense and MoE
@@ -2603,6 +2603,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         layer_workspace=rules.marlin_layer_workspace,
         humming=sm in rules.humming_before_marlin,
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
+        fp8_experts_humming=par.vllm_version == "0.27.1" and sm < 89,
     )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(

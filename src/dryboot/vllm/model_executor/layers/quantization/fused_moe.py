@@ -106,6 +106,13 @@ def scaled_experts_bytes(
             f"compressed-tensors {s.kind} MoE experts after loading are checked on vLLM "
             f"{', '.join(SCALED_EXPERTS_RELEASES)} only",
         )
+    if q.fp8_experts_humming and s.kind == "fp8" and s.strategy != "tensor" and not q.plain_fp8:
+        raise InputError(
+            "quantization_config",
+            "config_groups",
+            f"compressed-tensors fp8 {s.strategy} MoE experts on SM {q.capability // 10}.{q.capability % 10}: "
+            "this release's Humming experts' layout is not modelled",
+        )
     refused = scaled_experts_refusal(s, q.capability, plain_fp8=q.plain_fp8)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
