@@ -697,7 +697,7 @@ def _install() -> None:
     # land on the meta device, and the module is replaced by vLLM's before anything is counted.
     if VLLM_MINOR == 27:
         try:
-            from transformers.models.vaultgemma import modeling_vaultgemma
+            modeling_vaultgemma = importlib.import_module("transformers.models.vaultgemma.modeling_vaultgemma")
         except ImportError:  # a transformers release without VaultGemma: nothing to build
             pass
         else:

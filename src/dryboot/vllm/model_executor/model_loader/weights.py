@@ -2596,6 +2596,16 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
+    # 0.27.1 serves compressed-tensors fp8 weight-only below SM 8.9 (its W8A16 fp8 scheme and fp8 MoE
+    # experts), with Humming ahead of Marlin (humming-kernels: a requirement of its CUDA wheel)
+    ct_fp8 = quant.method == "compressed-tensors" and any(s.kind == "fp8" for _, s in scaled.groups)
+    if ct_fp8 and par.vllm_version == "0.27.1" and sm < 89:
+        raise InputError(
+            "quantization_config",
+            "config_groups",
+            f"compressed-tensors fp8 on SM {par.capability[0]}.{par.capability[1]} with vLLM 0.27.1 is served "
+            "weight-only by its Humming kernels (ahead of Marlin), whose layouts are not modelled (not recorded)",
+        )
     scaled = replace(
         scaled,
         capability=sm,
@@ -2603,7 +2613,6 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         layer_workspace=rules.marlin_layer_workspace,
         humming=sm in rules.humming_before_marlin,
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
-        fp8_experts_humming=par.vllm_version == "0.27.1" and sm < 89,
     )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(

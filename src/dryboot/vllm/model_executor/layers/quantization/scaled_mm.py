@@ -93,9 +93,6 @@ class ScaledQuant:
     #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1-0.30.0):
     #: each layer's block scales broadcast to one per output row, packed four to an int32
     deep_gemm_ue8m0: bool = False
-    #: compressed-tensors fp8 channel / block MoE experts below SM 8.9 go to the release's Humming
-    #: backend (0.27.1; ``humming-kernels`` is a requirement of its CUDA wheel), not recorded
-    fp8_experts_humming: bool = False
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -132,8 +129,7 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
     """Why the layout of ``q`` on SM ``capability`` under vLLM ``version`` is not given, or
     ``None``: vLLM's own refusal (fp8 needs SM 8.9 for W8A8 inputs, served weight-only below; int8
     CUTLASS needs SM 7.5), or a kernel the oracle cannot run (0.33's fp8 blocks on SM 9.0+ go
-    through DeepGEMM, whose scale-layout transform declares no shape; 0.27.1's compressed-tensors
-    fp8 below SM 8.9 through Humming, absent from the oracle)."""
+    through DeepGEMM, whose scale-layout transform declares no shape)."""
     for _, s in q.groups:
         if s.kind == "int8" and capability < 75:
             return "int8 W8A8 needs SM 7.5 (vLLM refuses)"
@@ -144,13 +140,6 @@ def scaled_refusal(q: ScaledQuant, capability: int, version: str) -> str | None:
             return (
                 f"fp8 block weights on SM {capability // 10}.{capability % 10} in vLLM {version}: DeepGEMM's scale "
                 "layout (a kernel without a shape declaration) is not modelled"
-            )
-        if s.kind == "fp8" and capability < 89 and version == "0.27.1" and deep_gemm:
-            # 0.27.1 serves compressed-tensors fp8 weight-only below SM 8.9 (its W8A16 fp8 scheme),
-            # whose CUDA kernel list puts Humming ahead of Marlin (the oracle has no package)
-            return (
-                f"compressed-tensors fp8 weights on SM {capability // 10}.{capability % 10} in vLLM {version}: "
-                "served weight-only by its Humming kernel (ahead of Marlin), whose layout is not modelled (not recorded)"
             )
         if capability < 80 and s.kind in ("fp8", "nvfp4"):
             return f"{s.kind} weights on SM {capability // 10}.{capability % 10} are not checked"
