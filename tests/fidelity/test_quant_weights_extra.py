@@ -112,6 +112,26 @@ def test_later_releases_recorded_at_tp1() -> None:
                 assert _dryboot(row, version).stages[0].allocated_bytes == row["allocated_bytes"]
 
 
+def test_0271_recorded_on_three_gpus() -> None:
+    """0.27.1 (RTX 3090 / 4090 / H100, TP 1 and 2): every config byte-exact but compressed-tensors fp8
+    on the RTX 3090 (weight-only through Humming, ahead of Marlin: the oracle lacks the package,
+    refused by name) and fp8 blocks on the H100 (DeepGEMM, refused by name)."""
+    rows = RECORDED["0.27.1"].values()
+    exact = {(r["config"], r["gpu"], r["argv"][-1]) for r in rows if _exact("0.27.1", r)}
+    want = {
+        (c, g, tp)
+        for c in {r["config"] for r in rows}
+        for g in ("RTX 3090", "RTX 4090", "H100")
+        for tp in ("1", "2")
+        if not ("+CT-W8A8-FP8" in c and g == "RTX 3090") and not ("FP8-block" in c and g == "H100")
+    }
+    assert len(want) == 54 and want == exact
+    for row in rows:
+        if "+CT-W8A8-FP8" in row["config"] and row["gpu"] == "RTX 3090":
+            assert "No module named 'humming'" in row["error"]
+            assert "Humming" in (_dryboot(row, "0.27.1").refused or "")
+
+
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
