@@ -35,10 +35,6 @@ def _record(version: str, single: bool = False) -> dict[str, Any]:
 
 #: (release, architecture) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
-    (
-        "0.27.1",
-        "VaultGemmaForCausalLM",
-    ): "the oracle's limit: 0.27.1's model class calls Tensor.item() on the meta device",
     ("0.27.1", "LongcatFlashForCausalLM"): (
         "0.27.1 builds transformers' LongcatFlashConfig.num_hidden_layers (56) decoder layers from the 2-layer "
         "config, whose KV cache does not fit (recorded); dryboot refuses it by that layer count first "
@@ -119,7 +115,6 @@ KNOWN_SINGLE: dict[tuple[str, str], str] = {
         for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
         if (v, a) != ("0.29.0", "DeepseekV4ForCausalLM")
     },
-    ("0.27.1", "VaultGemmaForCausalLM"): KNOWN[("0.27.1", "VaultGemmaForCausalLM")],
     # both refuse: the release builds LongcatFlashConfig.num_hidden_layers (56) layers from the
     # 2-layer config (its KV cache then does not fit); dryboot refuses by that layer count first
     **{(v, "LongcatFlashForCausalLM"): KNOWN[("0.27.1", "LongcatFlashForCausalLM")] for v in ("0.27.1", "0.31.0")},

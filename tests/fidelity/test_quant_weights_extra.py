@@ -31,6 +31,8 @@ RECORDED = load_recorded("quant-recorded-extra-")
 CASES = case_ids(RECORDED)
 #: an oracle failure that is not vLLM's answer: a kernel whose output shape vLLM does not declare
 ORACLE_LIMIT = "with Meta tensors"
+#: releases whose compressed-tensors W4A16 Marlin MoE experts this set records exact (SM 7.5-9.x)
+MARLIN_MOE_RELEASES = ("0.27.1", "0.28.0")
 
 
 def _dryboot(row: dict[str, Any], version: str) -> Any:
@@ -61,7 +63,7 @@ def _exact(version: str, row: dict[str, Any]) -> bool:
     # modelled (their RTX 3090 / 4090 rows re-recorded with it in every case)
     if version == "0.33.0" and row["capability"][0] >= 10:
         return False
-    if "A3B" in row["config"] and (version != "0.28.0" or row["capability"][0] >= 10):
+    if "A3B" in row["config"] and (version not in MARLIN_MOE_RELEASES or row["capability"][0] >= 10):
         return False
     if _humming(version, row) or _deep_gemm(version, row):
         return False
@@ -110,6 +112,26 @@ def test_later_releases_recorded_at_tp1() -> None:
                 assert _dryboot(row, version).stages[0].allocated_bytes == row["allocated_bytes"]
 
 
+def test_0271_recorded_on_three_gpus() -> None:
+    """0.27.1 (RTX 3090 / 4090 / H100, TP 1 and 2): every config byte-exact but compressed-tensors fp8
+    on the RTX 3090 (weight-only through Humming, ahead of Marlin: the oracle lacks the package,
+    refused by name) and fp8 blocks on the H100 (DeepGEMM, refused by name)."""
+    rows = RECORDED["0.27.1"].values()
+    exact = {(r["config"], r["gpu"], r["argv"][-1]) for r in rows if _exact("0.27.1", r)}
+    want = {
+        (c, g, tp)
+        for c in {r["config"] for r in rows}
+        for g in ("RTX 3090", "RTX 4090", "H100")
+        for tp in ("1", "2")
+        if not ("+CT-W8A8-FP8" in c and g == "RTX 3090") and not ("FP8-block" in c and g == "H100")
+    }
+    assert len(want) == 54 and want == exact
+    for row in rows:
+        if "+CT-W8A8-FP8" in row["config"] and row["gpu"] == "RTX 3090":
+            assert "No module named 'humming'" in row["error"]
+            assert "Humming" in (_dryboot(row, "0.27.1").refused or "")
+
+
 @pytest.mark.parametrize(("version", "cid"), CASES)
 def test_matches_vllm_after_loading(version: str, cid: str) -> None:
     row = RECORDED[version][cid]
@@ -120,8 +142,8 @@ def test_matches_vllm_after_loading(version: str, cid: str) -> None:
         if ORACLE_LIMIT in row["error"]:
             assert "not modelled" in report.refused
         return
-    if "A3B" in row["config"] and (version != "0.28.0" or row["capability"][0] >= 10):
-        # Marlin MoE experts are checked on 0.28.0, SM 7.5-9.x (recorded there only)
+    if "A3B" in row["config"] and (version not in MARLIN_MOE_RELEASES or row["capability"][0] >= 10):
+        # Marlin MoE experts are checked on 0.27.1 / 0.28.0, SM 7.5-9.x (recorded there only)
         assert any(w in (report.refused or "") for w in ("0.28.0 only", "SM 7.5-9.x")), report.refused
         return
     if _humming(version, row):

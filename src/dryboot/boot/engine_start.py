@@ -102,6 +102,10 @@ What is faked, and why (nothing else is):
   under the CPU device (the model is built under the meta device, where ``.item()`` fails), so the
   float is the one a GPU box computes. The layer holds no parameter or buffer. (0.27.1-0.29.0 keep
   the cutoff as a tensor: built as it is.)
+  0.27.1's Transformers modeling backend reads an input embedding's ``embed_scale`` buffer as a
+  float (VaultGemma's ``VaultGemmaTextScaledWordEmbedding``): that embedding's constructor runs
+  under the CPU device likewise (its weight still lands on the meta device; the module is replaced
+  by vLLM's ``ScaledVocabParallelEmbedding``, which holds the float).
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
@@ -683,6 +687,22 @@ def _install() -> None:
     sparse_gelu = getattr(activation_layers, "GeluAndMulSparse", None)
     if sparse_gelu is not None and VLLM_MINOR >= 30:
         sparse_gelu.__init__ = _on_cpu(sparse_gelu.__init__)
+
+    # 0.27.1's Transformers modeling backend (``models/transformers/base.py``) reads the input
+    # embedding's ``embed_scale`` buffer as a Python float (``float(embed_scale)``) to build its
+    # ``ScaledVocabParallelEmbedding``; buffers are created on the caller's device (a GPU box's CUDA
+    # device, here the meta device, where a tensor has no value). VaultGemma's scaled embedding
+    # (transformers' ``VaultGemmaTextScaledWordEmbedding``) is built under the CPU device instead, so
+    # the float is the one a GPU box reads (sqrt(hidden_size) in the model dtype). Its parameters still
+    # land on the meta device, and the module is replaced by vLLM's before anything is counted.
+    if VLLM_MINOR == 27:
+        try:
+            modeling_vaultgemma = importlib.import_module("transformers.models.vaultgemma.modeling_vaultgemma")
+        except ImportError:  # a transformers release without VaultGemma: nothing to build
+            pass
+        else:
+            scaled = modeling_vaultgemma.VaultGemmaTextScaledWordEmbedding
+            scaled.__init__ = _on_cpu(scaled.__init__)
 
     V.__dict__.update(
         torch=torch,

@@ -2390,7 +2390,7 @@ def _on_gpu(quant: Quant, par: Parallel, family: str = "") -> Quant:
 
 #: releases whose W8A8 / NVFP4 post-load layouts are recorded against vLLM (quant_cases_extra.py;
 #: the MoE experts: quant_cases_moe.py, quant_cases_llama4.py)
-SCALED_CHECKED_RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+SCALED_CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the Gated DeltaNet hybrids whose plain fp8 ``[128, 128]`` block layout after loading is recorded
 #: (quant_cases_fp8gdn.py: Qwen3-Next-80B-A3B-Instruct-FP8, Qwen3.5-27B / Qwen3.6-35B-A3B with Qwen's
 #: fp8 block export): in_proj_qkvz / out_proj / attention / MLPs and experts as the dense and MoE
@@ -2596,6 +2596,16 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
     refused = scaled_refusal(scaled, sm, par.vllm_version)
     if refused:
         raise InputError("quantization_config", "config_groups", refused)
+    # 0.27.1 serves compressed-tensors fp8 weight-only below SM 8.9 (its W8A16 fp8 scheme and fp8 MoE
+    # experts), with Humming ahead of Marlin (humming-kernels: a requirement of its CUDA wheel)
+    ct_fp8 = quant.method == "compressed-tensors" and any(s.kind == "fp8" for _, s in scaled.groups)
+    if ct_fp8 and par.vllm_version == "0.27.1" and sm < 89:
+        raise InputError(
+            "quantization_config",
+            "config_groups",
+            f"compressed-tensors fp8 on SM {par.capability[0]}.{par.capability[1]} with vLLM 0.27.1 is served "
+            "weight-only by its Humming kernels (ahead of Marlin), whose layouts are not modelled (not recorded)",
+        )
     scaled = replace(
         scaled,
         capability=sm,

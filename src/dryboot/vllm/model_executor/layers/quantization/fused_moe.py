@@ -51,8 +51,9 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
 
 #: releases whose compressed-tensors W8A8 / NVFP4 experts after loading are recorded
 #: (quant_cases_moe.py on 0.28.0 / 0.33.0 at TP 1 and 2, on 0.29.0 / 0.31.0 / 0.32.0 at TP 1 on SM
-#: 8.6 / 8.9 / 9.0; quant_cases_llama4.py on 0.28.0 / 0.30.0 / 0.33.0)
-SCALED_EXPERTS_RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: 8.6 / 8.9 / 9.0; quant_cases_llama4.py on 0.27.1 / 0.28.0 / 0.30.0 / 0.33.0; 0.27.1's Qwen3-MoE at TP 1
+#: on SM 8.6 / 8.9 / 9.0; its compressed-tensors fp8 below SM 8.9 is Humming's, refused in weights.py)
+SCALED_EXPERTS_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 
 
 def _ceil(x: int, m: int) -> int:
