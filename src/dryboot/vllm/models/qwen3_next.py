@@ -64,6 +64,20 @@ def _is_qwen3_5(f: ConfigFields) -> bool:
     return str(f.get("model_type") or "").startswith("qwen3_5")
 
 
+def gated_delta_net(f: ConfigFields) -> GatedDeltaNet:
+    """The Gated DeltaNet layers' shape from the ``linear_*`` fields (``Qwen3NextGatedDeltaNet``:
+    key / value heads, head widths, convolution kernel), shared by Qwen3-Next, Qwen3.5 and Qwen4-Exp.
+
+    :raises InputError: a field missing or not a positive integer."""
+    return GatedDeltaNet(
+        num_k_heads=f.integer("linear_num_key_heads"),
+        num_v_heads=f.integer("linear_num_value_heads"),
+        head_k_dim=f.integer("linear_key_head_dim"),
+        head_v_dim=f.integer("linear_value_head_dim"),
+        conv_kernel=f.integer("linear_conv_kernel_dim"),
+    )
+
+
 def defaults(f: ConfigFields) -> dict[str, Any]:
     if _is_qwen3_5(f):
         return {**GDN_DEFAULTS, "num_key_value_heads": 4, "full_attention_interval": 4, "mtp_num_hidden_layers": 1}
@@ -86,13 +100,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
                     LAYER_TYPE_NAMES["linear_attention" if (i + 1) % hf_every else "full_attention"] for i in range(n)
                 )
     kinds = tuple(LAYER_TYPE_NAMES[t] for t in types)
-    gdn = GatedDeltaNet(
-        num_k_heads=f.integer("linear_num_key_heads"),
-        num_v_heads=f.integer("linear_num_value_heads"),
-        head_k_dim=f.integer("linear_key_head_dim"),
-        head_v_dim=f.integer("linear_value_head_dim"),
-        conv_kernel=f.integer("linear_conv_kernel_dim"),
-    )
+    gdn = gated_delta_net(f)
     # MiniCPM-V-4.6's own state-dtype hook (minicpmv4_6.py) does not pass the text config's
     # mamba_ssm_dtype on, as Qwen3.5's does: its SSM state takes the cache flags' dtype
     reads_ssm = qwen3_5 and architecture not in SSM_DTYPE_NOT_READ

@@ -25,10 +25,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, GatedDeltaNet, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.dtypes import dtype_bytes
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
-from dryboot.vllm.models.qwen3_next import GDN_DEFAULTS
+from dryboot.vllm.models.qwen3_next import GDN_DEFAULTS, gated_delta_net
 
 if TYPE_CHECKING:
     from dryboot.vllm.engine_args import EngineArgs
@@ -166,13 +166,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     hc = f.integer("hc_count")
     if hc <= 1:
         raise InputError(f.source, f.where("hc_count"), f"Qwen4Exp requires hc_count > 1, got {hc}")
-    gdn = GatedDeltaNet(
-        num_k_heads=f.integer("linear_num_key_heads"),
-        num_v_heads=f.integer("linear_num_value_heads"),
-        head_k_dim=f.integer("linear_key_head_dim"),
-        head_v_dim=f.integer("linear_value_head_dim"),
-        conv_kernel=f.integer("linear_conv_kernel_dim"),
-    )
+    gdn = gated_delta_net(f)
     extra = Qwen4ExpExtra(
         ple_state_rows=(f.integer("ple_conv_kernel_size", minimum=1) - 1) * f.integer("ngram_size", minimum=1),
         ple_state_width=f.integer("hidden_size") * hc,
