@@ -1262,6 +1262,13 @@ OTHER_ORDER: list[tuple[tuple[str, ...], str, str, str]] = [
         "prefill backend first",
     ),
     (
+        ("ValidationError",),
+        r"Total number of attention heads \(\d+\) must be divisible by tensor parallel size",
+        r"Qwen4Exp speculative decoding supports only its native MTP checkpoint",
+        "vLLM's SpeculativeConfig checks the heads against TP before Qwen4-Exp's config hook refuses the "
+        "drafter's method; dryboot refuses the method first",
+    ),
+    (
         ("ValueError", "AssertionError"),
         r"eagle_aux_hidden_state_layer_ids must be set|^$",
         r"is not divisible by tensor parallel size",

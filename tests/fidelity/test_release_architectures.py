@@ -46,6 +46,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # Qwen4-Exp without QSA and PLE layers (vllm/models/qwen4_exp, vLLM's own Qwen4ExpTextConfig):
         # Qwen3.5's hybrid on a hyper-connection stream, its block sized from the PLE state page too
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
+        "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
     },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -61,6 +62,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
+        "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -84,6 +86,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # num_layers says
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
+        "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -107,6 +110,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # the defaults config is the one a refusal was reported on
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
+        "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -157,6 +161,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
             "a wrapper of a text model dryboot plans, recorded in the -mm environment",
         ),
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
+        "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
     },
 }
 

@@ -28,6 +28,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.dtypes import dtype_bytes
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
+from dryboot.vllm.models.dense import verify as dense_verify
 from dryboot.vllm.models.qwen3_next import GDN_DEFAULTS, gated_delta_net
 
 if TYPE_CHECKING:
@@ -49,6 +50,11 @@ _DEFAULTS = {
     "moe_intermediate_size": 512,
     "shared_expert_intermediate_size": 512,
 }
+
+#: the drafters vLLM's config hook accepts for Qwen4-Exp (``model_executor/models/config.py``)
+SPECULATIVE_METHODS = frozenset({"mtp", "ngram", "ngram_gpu"})
+#: ``Qwen3VLVisionConfig``'s ``num_heads`` (the wrapper's vision tower)
+VISION_HEADS_DEFAULT = 16
 
 #: the QSA fields (``qwen4_exp/config.py`` ``_QSA_CONFIG_FIELDS``); with ``indexer_n_heads`` set the
 #: attention layers are ``Qwen4ExpQSAAttention``
@@ -183,7 +189,22 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         gdn=gdn,
         hybrid_class=True,
         family_extra=extra,
+        tower_heads=_tower_heads(f, architecture),
     )
+
+
+def _tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
+    """The wrapper's Qwen3-VL vision tower (``Qwen3_VisionTransformer``) splits its attention heads
+    across tensor-parallel ranks (``vision_config.num_heads``, ``Qwen3VLVisionConfig``'s default 16).
+
+    :raises InputError: a head count that is not a positive integer."""
+    if architecture != "Qwen4ExpForConditionalGeneration":
+        return ()
+    vision = f.root.get("vision_config")
+    heads = (vision if isinstance(vision, dict) else {}).get("num_heads", VISION_HEADS_DEFAULT)
+    if isinstance(heads, bool) or not isinstance(heads, int) or heads <= 0:
+        raise InputError(f.source, "vision_config.num_heads", f"must be a positive integer, got {heads!r}")
+    return (("vision_config.num_heads", heads),)
 
 
 def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
@@ -209,9 +230,19 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
 
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
-    """The MTP drafter is refused by name.
+    """vLLM's config hook (``Qwen4ExpForConditionalGenerationConfig``, 0.29.0-0.33.0) refuses any
+    drafter but MTP and n-gram; the MTP drafter is refused by name.
 
-    :raises InputError: ``--speculative-config`` method ``mtp``."""
+    :raises InputError: ``--speculative-config`` method other than ``mtp`` / ``ngram`` /
+        ``ngram_gpu`` (vLLM's NotImplementedError), or ``mtp``."""
+    method = args.speculative_method
+    if method is not None and method not in SPECULATIVE_METHODS:
+        raise InputError(
+            "--speculative-config",
+            method,
+            "Qwen4Exp speculative decoding supports only its native MTP checkpoint and linear n-gram proposers "
+            "(vLLM's NotImplementedError)",
+        )
     if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
         raise InputError(
             "--speculative-config",
@@ -236,3 +267,10 @@ def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: st
         return ()
     rows = extra.ple_state_rows + args.num_speculative_tokens
     return (rows * extra.ple_state_width * dtype_bytes(conv_dtype),)
+
+
+def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """The wrapper's vision tower: tensor parallelism must divide its heads (``dense.verify``).
+
+    :raises InputError: naming ``vision_config.num_heads``."""
+    dense_verify(model, tensor_parallel_size)
