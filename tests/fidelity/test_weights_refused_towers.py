@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_weights import _attr_bytes, _parallel
+from test_weights import _attr_bytes, _parallel, _serve
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
@@ -46,10 +46,6 @@ RECORDED = {
     p.name.split("-")[1]: json.loads(p.read_text()) for p in sorted(DATA.glob("recorded-*-refused-towers.json"))
 }
 CASES = sorted((v, cid) for v, doc in RECORDED.items() for cid in doc["cases"])
-#: the wrappers whose tower is refused by name, with the words naming it
-TOWER_REFUSED: dict[str, str] = {}
-#: the modality whose limit 0 drops the refused tower (the rest sized)
-TOWER_REFUSED_MODALITY: dict[str, str] = {}
 SIZED = (
     "MiDashengLMModel",
     "FunASRForConditionalGeneration",
@@ -57,8 +53,6 @@ SIZED = (
     "OpenVLAForActionPrediction",
     "Gemma3nForConditionalGeneration",
 )
-#: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
-ORACLE_LIMITS: dict[tuple[str, str], str] = {}
 
 
 def _config(name: str) -> dict[str, Any]:
@@ -66,51 +60,25 @@ def _config(name: str) -> dict[str, Any]:
     return config
 
 
-def _limits(argv: list[str]) -> dict[str, int] | None:
-    if "--limit-mm-per-prompt" not in argv:
-        return None
-    limits: dict[str, int] = json.loads(argv[argv.index("--limit-mm-per-prompt") + 1])
-    return limits
-
-
 def _weights(config: dict[str, Any], argv: list[str], release: str, stage: int = 0) -> Any:
-    return rank_weights(
-        config,
-        replace(_parallel(argv, stage), vllm_version=release),
-        language_model_only="--language-model-only" in argv,
-        limit_mm_per_prompt=_limits(argv),
-        max_num_batched_tokens=8192,
-    )
-
-
-def _tower_built(arch: str, argv: list[str]) -> bool:
-    """The refused tower is built: neither ``--language-model-only`` nor its modality limited to 0."""
-    modality = TOWER_REFUSED_MODALITY.get(arch)
-    return "--language-model-only" not in argv and (_limits(argv) or {}).get(modality or "", 1) != 0
+    return rank_weights(config, replace(_parallel(argv, stage), vllm_version=release), **_serve({"argv": argv}))
 
 
 def test_records_cover_the_wrappers() -> None:
     assert "0.28.0" in RECORDED
     for v, doc in RECORDED.items():
         assert doc["vllm"] == v
-        assert {row["config"][len("arch--") :] for row in doc["cases"].values()} == {*TOWER_REFUSED, *SIZED}
+        assert {row["config"][len("arch--") :] for row in doc["cases"].values()} == set(SIZED)
 
 
 @pytest.mark.parametrize(("release", "cid"), CASES)
-def test_matches_vllm_or_refuses_the_tower(release: str, cid: str) -> None:
-    """[param, buffer, allocated] bytes of rank 0 of every stage where the tower is dropped (or
-    sized); the tower refused by name where vLLM builds it; vLLM's refusals refused."""
+def test_matches_vllm(release: str, cid: str) -> None:
+    """[param, buffer, allocated] bytes of rank 0 of every stage, towers dropped or sized; vLLM's
+    refusals refused."""
     row = RECORDED[release]["cases"][cid]
     config, argv = _config(row["config"]), row["argv"]
-    arch = config["architectures"][0]
     if not row["ok"]:
-        if (release, arch) in ORACLE_LIMITS:
-            pytest.skip(ORACLE_LIMITS[(release, arch)])
         with pytest.raises(InputError):
-            _weights(config, argv, release)
-        return
-    if arch in TOWER_REFUSED and _tower_built(arch, argv):
-        with pytest.raises(InputError, match=TOWER_REFUSED[arch]):
             _weights(config, argv, release)
         return
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
