@@ -243,10 +243,10 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             "Qwen4Exp speculative decoding supports only its native MTP checkpoint and linear n-gram proposers "
             "(vLLM's NotImplementedError)",
         )
-    if args.speculative_method is not None and args.speculative_method.endswith("mtp"):
+    if method is not None and method.endswith("mtp"):
         raise InputError(
             "--speculative-config",
-            args.speculative_method,
+            method,
             f"{model.architecture}'s MTP drafter (Qwen4ExpMTP: its layers on the hyper-connection stream) is not "
             "modelled",
         )
