@@ -104,6 +104,10 @@ def _shared(config: Mapping[str, Any]) -> int:
     return W._int(config, "shared_intermediate_size", 0)
 
 
+#: what ``granite_layer_attn_params`` adds to either layout: the rotary tables, the NoPE layers and
+#: the per-head sinks
+_LAYER_ATTN_PARAMS: dict[str, Any] = {"rope_tables": _rope_tables, "uses_rope": _uses_rope, "head_vector": _sinks}
+
 FAMILIES: dict[str, Family] = {
     "GraniteSWAForCausalLM": decoder(
         Layout(
@@ -111,9 +115,7 @@ FAMILIES: dict[str, Family] = {
             o_bias="attention_bias",
             mlp_bias="mlp_bias",
             tied=True,
-            rope_tables=_rope_tables,
-            uses_rope=_uses_rope,
-            head_vector=_sinks,
+            **_LAYER_ATTN_PARAMS,
         ),
         _prepare(_SWA_DEFAULTS),
     ),
@@ -124,9 +126,7 @@ FAMILIES: dict[str, Family] = {
             moe_inter_key="intermediate_size",
             shared=_shared,
             every_stage=True,
-            rope_tables=_rope_tables,
-            uses_rope=_uses_rope,
-            head_vector=_sinks,
+            **_LAYER_ATTN_PARAMS,
         ),
         _moe_prepare,
     ),
