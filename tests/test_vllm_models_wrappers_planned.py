@@ -19,7 +19,6 @@ TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
 RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: wrapper -> why it stays refused although its text model is planned
 KNOWN = {
-    "FireRedASR2ForConditionalGeneration": "vLLM cannot build its Conformer encoder on the meta device",
     # vLLM 0.33.0's
     "NemotronH_Omni_Reasoning_V3": "its model class reads config keys transformers' nemotron_h_omni class lacks",
     "DeepseekV4ForConditionalGeneration": (
@@ -43,7 +42,6 @@ RECORDED = {
     "NemotronH_Super_Omni_Reasoning_V3": ("super-omni-v3",),
     "NemotronH_Omni_Reasoning_V3": ("omni-v3",),
     "IsaacForConditionalGeneration": ("isaac",),
-    "FireRedASR2ForConditionalGeneration": ("fireredasr2",),
     "MiMoV2OmniForCausalLM": ("mimo-v2-omni",),
     "Step3p7ForConditionalGeneration": ("step3p7",),
     "MiniCPMOcrForConditionalGeneration": ("minicpm-ocr",),
@@ -131,8 +129,7 @@ COMPOSES = {
     "FunASRForConditionalGeneration": "Qwen3ForCausalLM",
     "MiMoV2OmniForCausalLM": "MiMoV2FlashForCausalLM",
     "HunYuanVLForConditionalGeneration": "HunYuanDenseV1ForCausalLM",
-    # its top-level config is a Qwen2Config (fireredasr2.py's processing info asks for that class);
-    # vLLM cannot build it on the meta device (refused as such)
+    # its top-level config is a Qwen2Config (fireredasr2.py's processing info asks for that class)
     "FireRedASR2ForConditionalGeneration": "Qwen2ForCausalLM",
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",
     "MiniCPMV4_6ForConditionalGeneration": "Qwen3_5ForCausalLM",

@@ -1,5 +1,5 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
-plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, Isaac, FireRedASR2, MiMo-V2-Omni,
+plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, Isaac, MiMo-V2-Omni,
 Step-3.7, MiniCPM-OCR), and the flags each is started with.
 
 Each config (``data/wrappers/configs/<name>.json``) is the wrapper over the planned text model's
@@ -37,7 +37,6 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "super-omni-v3",
         "omni-v3",
         "isaac",
-        "fireredasr2",
         "mimo-v2-omni",
         "step3p7",
         "minicpm-ocr",
@@ -70,11 +69,6 @@ EXPECT: dict[str, tuple[str, str, str]] = {
         "IsaacForConditionalGeneration",
         "Couldn't instantiate the backend tokenizer",
         "_resolve_vision_token_id",
-    ),
-    "fireredasr2": (
-        "FireRedASR2ForConditionalGeneration",
-        "Tensor.item() cannot be called on meta tensors",
-        "Tensor.item() cannot be called on meta tensors",
     ),
     "mimo-v2-omni": ("MiMoV2OmniForCausalLM", "trust_remote_code=True", "without --trust-remote-code"),
     "step3p7": (

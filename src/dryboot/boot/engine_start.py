@@ -106,6 +106,10 @@ What is faked, and why (nothing else is):
   float (VaultGemma's ``VaultGemmaTextScaledWordEmbedding``): that embedding's constructor runs
   under the CPU device likewise (its weight still lands on the meta device; the module is replaced
   by vLLM's ``ScaledVocabParallelEmbedding``, which holds the float).
+  The Conformer encoder's ``RelPositionalEncoding`` (FireRedASR2's audio tower) computes its
+  table's frequency scale with ``.item()`` likewise: built under the CPU device, its ``pe`` table
+  (a buffer from 0.29.0, a plain attribute in 0.27.1-0.28.0; the same shape and dtype) then moved
+  to the meta device, where the rest of the model is.
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
@@ -437,6 +441,28 @@ def _on_cpu(init: Any) -> Any:
     return wrapped
 
 
+def _on_cpu_buffers_moved(init: Any) -> Any:
+    """``init`` run under the CPU device (as :func:`_on_cpu`), then every tensor it left on the
+    module (registered buffers, and tensors kept as plain attributes) moved to the device the
+    caller's scope names (on a GPU box they are on the GPU: here the meta device), so the module
+    holds the same tensors, of the same shapes and dtypes, where vLLM's model holds them."""
+    import torch
+
+    @functools.wraps(init)
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> None:
+        device = torch.get_default_device()
+        with torch.device("cpu"):
+            init(self, *args, **kwargs)
+        for name, buf in list(self._buffers.items()):
+            if buf is not None:
+                self._buffers[name] = buf.to(device)
+        for name, value in list(vars(self).items()):
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
+                setattr(self, name, value.to(device))
+
+    return wrapped
+
+
 def _triton_extra_stand_in() -> None:
     """Give vLLM's Triton-language placeholder a ``triton.language.extra`` (see the module
     docstring): ``extra`` answers any attribute path (``cuda.libdevice.exp``, ``cuda.gdc_wait``...)
@@ -687,6 +713,19 @@ def _install() -> None:
     sparse_gelu = getattr(activation_layers, "GeluAndMulSparse", None)
     if sparse_gelu is not None and VLLM_MINOR >= 30:
         sparse_gelu.__init__ = _on_cpu(sparse_gelu.__init__)
+
+    # The Conformer encoder's relative positional table (``conformer_encoder.py``
+    # ``RelPositionalEncoding``; FireRedASR2's audio tower) computes its frequency scale with
+    # ``.item()`` while built: built under the CPU device, its ``pe`` table (a buffer from 0.29.0,
+    # a plain attribute before) then moved to the device the model is built on (the meta device),
+    # as a GPU box holds it on the GPU.
+    try:
+        conformer = importlib.import_module("vllm.model_executor.models.conformer_encoder")
+    except ImportError:  # a release without the Conformer encoder
+        pass
+    else:
+        rel_pos = conformer.RelPositionalEncoding
+        rel_pos.__init__ = _on_cpu_buffers_moved(rel_pos.__init__)
 
     # 0.27.1's Transformers modeling backend (``models/transformers/base.py``) reads the input
     # embedding's ``embed_scale`` buffer as a Python float (``float(embed_scale)``) to build its

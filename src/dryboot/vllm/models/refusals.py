@@ -32,11 +32,6 @@ KANANA_V = (
     "(vision_config.encoder_hidden_size, projector_config, text_config.eos_token_id); timm, which it "
     "imports, is in `dryboot boot-env --with-mm-extras`: not verifiable offline"
 )
-FIRERED_META = (
-    "multimodal wrapper of Qwen2ForCausalLM (planned) built on its top-level config, a Qwen2Config (not remote "
-    "code), not verified: vLLM cannot build its Conformer encoder on the meta device (RuntimeError: Tensor.item() "
-    "cannot be called on meta tensors, recorded on 0.28.0 and 0.33.0), so the harness cannot check it: not planned"
-)
 #: REMOTE_MM re-checked (issue 37): the checkpoints' model_type as their published config code says
 #: (kimi_audio, moss_audio, phi4-siglip, intern_s2_preview, mimo_v2; OpenCUA, Eagle-2.5-VL and
 #: LLaVA-OneVision-2 ship their config class as the checkpoint's own Python file, auto_map) is in
@@ -256,7 +251,6 @@ REASONS: dict[str, str] = {
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
     "ExtractHiddenStatesModel": EXTRACT,
-    "FireRedASR2ForConditionalGeneration": FIRERED_META,
     "FireRedLIDForConditionalGeneration": XATTN,
     "FlintForCausalLM": FLINT,
     "Gemma4DSparkModel": SPEC_DSPARK,

@@ -240,6 +240,50 @@ def _k_eq_v(text: dict[str, Any]) -> dict[str, Any]:
     return {**text, "attention_k_eq_v": True}
 
 
+#: ``ConformerEncoder``'s keyword arguments (``conformer_encoder.py``, vLLM 0.27.1-0.33.0), those
+#: without a default first
+_CONFORMER_REQUIRED = ("idim", "n_layers_enc", "n_head", "d_model")
+_CONFORMER_KEYS = (*_CONFORMER_REQUIRED, "kernel_size", "pe_maxlen")
+
+
+def _conformer_checked(text: dict[str, Any]) -> dict[str, Any]:
+    """FireRedASR2's top-level config, unchanged, once its audio tower would build:
+    ``fireredasr2.py`` builds ``ConformerEncoder(**audio_encoder_conf)`` (a key it does not take is
+    a TypeError; ``n_head`` must divide ``d_model`` and ``kernel_size`` (33) be odd, else an
+    AssertionError) and reads ``encoder_downsample_rate`` (no default: an AttributeError).
+
+    :raises InputError: any of these, naming the field."""
+    conf = text.get("audio_encoder_conf")
+    if not isinstance(conf, dict):
+        raise InputError("config.json", "audio_encoder_conf", missing_field("the Conformer encoder's arguments"))
+    for key in conf:
+        if key not in _CONFORMER_KEYS:
+            raise InputError(
+                "config.json", f"audio_encoder_conf.{key}", "not an argument of vLLM's ConformerEncoder (a TypeError)"
+            )
+    values = {"kernel_size": 33, **conf}
+    for key in (*_CONFORMER_REQUIRED, "kernel_size"):
+        if key not in values:
+            raise InputError("config.json", f"audio_encoder_conf.{key}", missing_field("ConformerEncoder"))
+        v = values[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError("config.json", f"audio_encoder_conf.{key}", not_positive_integer(v))
+    if values["d_model"] % values["n_head"]:
+        raise InputError(
+            "config.json",
+            "audio_encoder_conf.n_head",
+            f"must divide d_model ({values['d_model']}): vLLM's encoder attention asserts it",
+        )
+    if values["kernel_size"] % 2 == 0:
+        raise InputError("config.json", "audio_encoder_conf.kernel_size", "must be odd: vLLM's convolution asserts it")
+    rate = text.get("encoder_downsample_rate")
+    if rate is None:
+        raise InputError("config.json", "encoder_downsample_rate", missing_field("FireRedASR2's adapter"))
+    if isinstance(rate, bool) or not isinstance(rate, int) or rate < 1:
+        raise InputError("config.json", "encoder_downsample_rate", not_positive_integer(rate))
+    return text
+
+
 #: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
 #: DiffusionGemmaTextConfig defaults none of them, transformers' (0.33.0's) defaults them otherwise
 _DIFFUSION_GEMMA_KEYS = (
@@ -340,6 +384,17 @@ BUILT_AS: dict[str, BuiltAs] = {
         {"num_key_value_heads": 4, "sliding_window": 32768},
         # DashengAttention (QKVParallelLinear; DashengConfig: 12 heads)
         tower_heads=(("audio_encoder_config.num_heads", 12),),
+    ),
+    # fireredasr2.py reads the file's top level as a Qwen2Config and builds Qwen2ForCausalLM on it
+    # (no SupportsPP); its Conformer encoder and adapter are replicated (no TP check) and hold no
+    # KV cache
+    "FireRedASR2ForConditionalGeneration": BuiltAs(
+        "fireredasr2.py",
+        "Qwen2ForCausalLM",
+        "qwen2",
+        text_types=("qwen2",),
+        pp_refusal=NOT_SUPPORTS_PP,
+        rewrite=_conformer_checked,
     ),
     # funasr.py reads the file's top level as a Qwen3Config and builds Qwen3Model on it (no
     # SupportsPP); its SenseVoice encoder and adaptor hold no KV cache
@@ -546,6 +601,7 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "BagelForConditionalGeneration": ("llm_config",),
     "DeepseekVLV2ForCausalLM": ("language_config",),
     "FunASRForConditionalGeneration": (),
+    "FireRedASR2ForConditionalGeneration": (),
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
     "UnlimitedOCRForCausalLM": ("language_config",),
