@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from dryboot.cli import cli
 
-TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures" / "FireRedASR2ForConditionalGeneration.json"
+ARCHS = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
+TINY = ARCHS / "FireRedASR2ForConditionalGeneration.json"
 
 
 def plan(tmp_path: Path, config: dict[str, Any], *flags: str) -> tuple[int, str]:
@@ -50,7 +51,9 @@ def test_planned_through_qwen2(tmp_path: Path) -> None:
         ({"encoder_downsample_rate": None}, "encoder_downsample_rate", "required field is missing"),
     ],
 )
-def test_what_the_model_class_refuses_is_refused(tmp_path: Path, change: dict[str, Any], field: str, words: str) -> None:
+def test_what_the_model_class_refuses_is_refused(
+    tmp_path: Path, change: dict[str, Any], field: str, words: str
+) -> None:
     config = tiny()
     for key, value in change.items():
         if key == "conf":

@@ -99,9 +99,8 @@ def test_matches_vllm(release: str, cid: str) -> None:
     got = []
     for stage in range(len(stages)):
         w = _weights(config, argv, release, stage)
-        got.append(
-            [w.param_bytes, w.buffer_bytes - _attr_bytes(config, row) - _pe_attribute(config, argv, release), w.allocated_bytes]
-        )
+        buffers = w.buffer_bytes - _attr_bytes(config, row) - _pe_attribute(config, argv, release)
+        got.append([w.param_bytes, buffers, w.allocated_bytes])
     assert got == stages
 
 
