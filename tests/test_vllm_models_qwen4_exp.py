@@ -63,3 +63,63 @@ def test_mtp_drafter_refused(tmp_path: Path) -> None:
     spec = '{"method": "mtp", "num_speculative_tokens": 1}'
     code, out = _plan(tmp_path, "0.33.0", "--speculative-config", spec)
     assert code == 2 and "MTP drafter (Qwen4ExpMTP" in out, out
+
+
+ARCHS = TINY.parent
+#: the tower-head flag sets: (flags, whether Qwen4-Exp's wrapper builds its vision tower)
+TOWER_FLAGS = [
+    ((), True),
+    (("--language-model-only",), False),
+    # a zero limit for both its modalities: the tower is still built (on the meta device)
+    (("--limit-mm-per-prompt", '{"image": 0, "video": 0}'), True),
+]
+
+
+def _plan_tiny(tmp_path: Path, arch: str, path: str, heads: int, version: str, *flags: str) -> tuple[int, str]:
+    cfg = json.loads((ARCHS / f"{arch}.json").read_text())
+    level = cfg
+    *parents, key = path.split(".")
+    for p in parents:
+        level = level[p]
+    level[key] = heads
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    args = ["plan", "--model", str(tmp_path), "--kv-cache-memory-bytes", "2G", "--vllm-version", version]
+    res = CliRunner().invoke(cli, [*args, "-tp", "2", *flags])
+    return res.exit_code, " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("version", ("0.29.0", "0.31.0", "0.33.0"))
+@pytest.mark.parametrize(("flags", "tower"), TOWER_FLAGS)
+def test_wrapper_tower_heads_only_where_the_tower_is_built(
+    tmp_path: Path, version: str, flags: tuple[str, ...], tower: bool
+) -> None:
+    """Issue 37: TP 2 on a one-head vision tower. Qwen4-Exp's wrapper builds no tower under
+    --language-model-only (0.29.0-0.33.0: a StageMissingLayer), so TP need not divide its heads;
+    without the flag, or with zero limits, vLLM builds it and asserts (recorded on 0.33.0,
+    tests/fidelity/data/wrappers/)."""
+    arch = "Qwen4ExpForConditionalGeneration"
+    code, out = _plan_tiny(tmp_path, arch, "vision_config.num_heads", 1, version, *flags)
+    if tower:
+        assert code == 2 and "vision_config.num_heads: 1 is not divisible by tensor parallel size 2" in out, out
+    else:
+        assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("arch", "path"),
+    [
+        ("AriaForConditionalGeneration", "vision_config.num_attention_heads"),
+        ("GlmAsrForConditionalGeneration", "audio_config.num_attention_heads"),
+        ("Mistral3ForConditionalGeneration", "vision_config.num_attention_heads"),
+        ("Qwen2_5_VLForConditionalGeneration", "vision_config.num_heads"),
+    ],
+)
+@pytest.mark.parametrize(("flags", "_"), TOWER_FLAGS[:2])
+def test_other_wrappers_build_their_tower_under_the_flag(
+    tmp_path: Path, arch: str, path: str, flags: tuple[str, ...], _: bool
+) -> None:
+    """The default rule: a tower marked by ``_mark_tower_model`` is built on the meta device even
+    under --language-model-only, and its attention asserts that TP divides its heads (recorded on
+    Aria and GLM-ASR, vLLM 0.28.0 and 0.33.0)."""
+    code, out = _plan_tiny(tmp_path, arch, path, 1, "0.33.0", *flags)
+    assert code == 2 and f"{path}: 1 is not divisible by tensor parallel size 2" in out, out

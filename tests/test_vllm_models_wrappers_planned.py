@@ -275,6 +275,23 @@ def test_hcx_vision_tower_heads_must_split(tmp_path: Path) -> None:
     assert code == 2 and "vision_config.num_attention_heads" in out, out
 
 
+@pytest.mark.parametrize(("visual_und", "built"), [(True, True), (False, False), (None, False), ("absent", True)])
+def test_bagel_tower_heads_split_only_under_visual_und(tmp_path: Path, visual_und: object, built: bool) -> None:
+    """Issue 37: Bagel's class builds its SigLIP tower only ``if config.visual_und`` (BagelConfig:
+    true): a one-head tower refuses TP 2 only then (recorded on vLLM 0.28.0 and 0.33.0:
+    tests/fidelity/data/wrappers/, bagel-*-tower-1-head-tp2)."""
+    config = json.loads((TINY / "BagelForConditionalGeneration.json").read_text())
+    config["vit_config"]["num_attention_heads"] = 1
+    config.pop("visual_und")
+    if visual_und != "absent":
+        config["visual_und"] = visual_und
+    code, out = _plan(tmp_path, config, "-tp", "2")
+    if built:
+        assert code == 2 and "vit_config.num_attention_heads: 1 is not divisible" in " ".join(out.split()), out
+    else:
+        assert code == 0, out
+
+
 #: vLLM 0.33.0's new multimodal wrappers of issue 37 (not in 0.28.0's registry)
 NEW_IN_033 = (
     "NemotronH_Omni_Reasoning_V3",

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import e2e_harness as H
 import wrapper_cases as W
 
 from dryboot.cli import cli
@@ -42,3 +43,28 @@ def test_vllm_fails_as_the_refusal_says(version: str, cid: str, tmp_path: Path) 
     path.write_text((W.CONFIGS / f"{W.CASES[cid][0]}.json").read_text())
     res = CliRunner().invoke(cli, ["plan", "--model", str(path), *W.CASES[cid][1], "--vllm-version", version])
     assert res.exit_code == 2 and wrapper in " ".join(res.output.split()), res.output
+
+
+@pytest.mark.parametrize(("version", "cid"), [(v, c) for v in W.VERSIONS for c in W.TOWER_CASES])
+def test_tower_heads_under_the_multimodal_flags_as_vllm(version: str, cid: str, tmp_path: Path) -> None:
+    """Issue 37: TP 2 on a tower of one head. vLLM serves it only where the model class builds no
+    tower (:data:`W.TOWER_SERVED`: Qwen4-Exp's wrapper under --language-model-only), and dryboot
+    then plans vLLM's groups, block and blocks; elsewhere (no flag, --language-model-only on a
+    tower marked by ``_mark_tower_model``, zero --limit-mm-per-prompt) both refuse: vLLM on the
+    tower's AssertionError while building the model, dryboot naming the tower's heads."""
+    name, argv = W.CASES[cid]
+    v = W.recorded(version)[cid]["vllm"]
+    d = H.run_dryboot(H.Case(cid, "wrappers", H._write_config(tmp_path, name, W.config(name)), argv), version)
+    assert bool(v.get("ok")) == ((version, cid) in W.TOWER_SERVED), v
+    if v.get("ok"):
+        assert not d.get("refused"), d
+        diffs = {k: pair for k, pair in H.compare(v, d)["diffs"].items() if pair[0] is not None}
+        assert not diffs and {"block_size", "groups", "group_layers", "num_blocks"} <= set(v), (v, d)
+        return
+    assert d.get("refused"), d
+    arch = W.config(name)["architectures"][0]
+    if arch not in {r.architecture for r in architecture_table(version)}:
+        assert "not supported" in v["error"] and "not supported" in str(d["error"]), (v, d)
+        return
+    assert v["stage"] == "model" and v["error"].startswith("AssertionError"), v
+    assert "heads: 1 is not divisible by tensor parallel size 2" in str(d["error"]), d

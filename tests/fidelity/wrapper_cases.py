@@ -1,6 +1,8 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
 plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, Isaac, MiMo-V2-Omni,
-Step-3.7, MiniCPM-OCR), and the flags each is started with.
+Step-3.7, MiniCPM-OCR), and the flags each is started with; and the tower cases
+(:data:`TOWER_CASES`): tensor parallelism that does not divide a tower's heads, with and without
+``--language-model-only`` / a zero ``--limit-mm-per-prompt``.
 
 Each config (``data/wrappers/configs/<name>.json``) is the wrapper over the planned text model's
 tiny config (``data/architectures/``), laid out as the published checkpoints are (their
@@ -41,6 +43,37 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "step3p7",
         "minicpm-ocr",
     )
+}
+
+#: the tower-head cases (tensor parallelism not dividing a tower's attention heads, with and
+#: without the flags that drop the tower): case id -> (config name, flags). Each config is a
+#: planned wrapper's tiny config (``data/architectures/``) with its tower's heads set to 1
+TOWER_TP = ["--tensor-parallel-size", "2"]
+LMO = ["--language-model-only"]
+TOWER_CASES: dict[str, tuple[str, list[str]]] = {
+    "qwen4-exp-tower-1-head-tp2": ("qwen4-exp-tower-1-head", [*BASE, *TOWER_TP]),
+    "qwen4-exp-tower-1-head-tp2-lmo": ("qwen4-exp-tower-1-head", [*BASE, *TOWER_TP, *LMO]),
+    "qwen4-exp-tower-1-head-tp2-mm0": (
+        "qwen4-exp-tower-1-head",
+        [*BASE, *TOWER_TP, "--limit-mm-per-prompt", '{"image": 0, "video": 0}'],
+    ),
+    "aria-tower-1-head-tp2": ("aria-tower-1-head", [*BASE, *TOWER_TP]),
+    "aria-tower-1-head-tp2-lmo": ("aria-tower-1-head", [*BASE, *TOWER_TP, *LMO]),
+    "glmasr-tower-1-head-tp2": ("glmasr-tower-1-head", [*BASE, *TOWER_TP]),
+    "glmasr-tower-1-head-tp2-lmo": ("glmasr-tower-1-head", [*BASE, *TOWER_TP, *LMO]),
+    "glmasr-tower-1-head-tp2-mm0": ("glmasr-tower-1-head", [*BASE, *TOWER_TP, "--limit-mm-per-prompt", '{"audio": 0}']),
+    # Bagel builds its SigLIP tower only under visual_und (a config key, not a flag)
+    "bagel-tower-1-head-tp2": ("bagel-tower-1-head", [*BASE, *TOWER_TP]),
+    "bagel-no-und-tower-1-head-tp2": ("bagel-no-und-tower-1-head", [*BASE, *TOWER_TP]),
+}
+CASES.update(TOWER_CASES)
+#: (release, case id) of the tower cases vLLM serves: Qwen4-Exp's wrapper under
+#: --language-model-only builds no vision tower (a StageMissingLayer in its place), nor Bagel's
+#: class under visual_und false; every other tower is built on the meta device whatever the flags,
+#: and asserts (0.28.0 has no Qwen4-Exp)
+TOWER_SERVED = {
+    ("0.33.0", "qwen4-exp-tower-1-head-tp2-lmo"),
+    *((v, "bagel-no-und-tower-1-head-tp2") for v in VERSIONS),
 }
 
 

@@ -1022,9 +1022,12 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
         )
     if args.pipeline_parallel_size > 1:
         check_pipeline_parallel(model.architecture, args.pipeline_parallel_size)
-    check_tensor_parallel(model, args.tensor_parallel_size)
-    check_dcp_kv_heads(model, args)
-    family_for(model.architecture, model.source).verify(model, args.tensor_parallel_size)
+    family = family_for(model.architecture, model.source)
+    # the towers vLLM builds under the multimodal flags: only their sharded layers are checked
+    built = family.built_towers(model, args)
+    check_tensor_parallel(built, args.tensor_parallel_size)
+    check_dcp_kv_heads(built, args)
+    family.verify(built, args.tensor_parallel_size)
 
 
 def _resolve_drafter(

@@ -269,6 +269,21 @@ def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: st
     return (rows * extra.ple_state_width * dtype_bytes(conv_dtype),)
 
 
+def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
+    """The wrapper without its vision tower under ``--language-model-only``: its model class
+    (``Qwen4ExpForConditionalGeneration.__init__``, 0.29.0-0.33.0) then puts a
+    ``StageMissingLayer`` in the tower's place and never builds ``Qwen3_VisionTransformer``, so
+    tensor parallelism need not divide ``vision_config.num_heads``. A zero
+    ``--limit-mm-per-prompt`` for images and videos does not: the tower is built on the meta
+    device (``_mark_tower_model``) and asserts as without it (both recorded,
+    ``tests/fidelity/data/wrappers/``).
+
+    :returns: ``model`` with no tower heads, or ``model`` itself."""
+    if args.language_model_only and model.parallel.tower_heads:
+        return model.evolve(tower_heads=())
+    return model
+
+
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
     """The wrapper's vision tower: tensor parallelism must divide its heads (``dense.verify``).
 

@@ -40,7 +40,8 @@ class Family:
     family's own fields): ``defaults`` and ``read`` (config reading), ``engine_args`` (flags the
     model's layers decide for themselves), ``for_release`` (how a
     release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
-    builds the model), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
+    builds the model), ``built_towers`` (the encoder towers its class builds under the multimodal
+    flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
     ``attention_backend`` (a backend the model hands its layers itself), ``fa4_all_layers`` (the
     model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
@@ -145,6 +146,15 @@ class Family:
         default) or ``"packed"`` (DeepSeek-V4's packed groups)."""
         hook = getattr(self.module(), "kv_cache_layout", None)
         return "grouped" if hook is None else str(hook(model))
+
+    def built_towers(self, model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
+        """``model`` with only the encoder towers its model class builds under ``args``' multimodal
+        flags, for the tensor-parallel checks (default: every tower: a tower marked by
+        ``_mark_tower_model`` is built on the meta device even under ``--language-model-only`` or
+        a zero ``--limit-mm-per-prompt``, so its sharded layers still assert that TP divides them;
+        recorded in ``tests/fidelity/data/wrappers/``)."""
+        hook = getattr(self.module(), "built_towers", None)
+        return model if hook is None else hook(model, args)
 
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.

@@ -196,6 +196,9 @@ class BuiltAs:
     :param tower_heads: (dotted path, its config class default or ``None``: required) of the
         attention heads of encoder towers vLLM shards by tensor parallelism (``QKVParallelLinear``:
         TP must divide them, else an AssertionError while building the model).
+    :param towers_if: a config key (its config class defaults it true) without whose truth the
+        model class builds none of the ``tower_heads`` towers at all (Bagel's visual understanding
+        path: ``if config.visual_und``), so TP need not divide them.
     :param pp_refusal: vLLM's refusal of pipeline parallelism (a class without ``SupportsPP``).
     :param rewrite: how the model class turns the text config into the one the inner family reads
         (keys it sets or converts whatever the file says), applied after the checks above.
@@ -217,6 +220,7 @@ class BuiltAs:
     named: tuple[str, ...] = ()
     needs: dict[str, str] = field(default_factory=dict)
     tower_heads: tuple[tuple[str, int | None], ...] = ()
+    towers_if: str | None = None
     pp_refusal: str | None = None
     rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     hybrid_class: bool | None = None
@@ -553,9 +557,14 @@ BUILT_AS: dict[str, BuiltAs] = {
         # HunYuanVisionTransformer's attention (HunYuanVLVisionConfig: 16 heads)
         tower_heads=(("vision_config.num_attention_heads", 16),),
     ),
-    # BagelConfig (vLLM's) reads llm_config as a Qwen2Config
+    # BagelConfig (vLLM's) reads llm_config as a Qwen2Config; its SigLIP tower is built only under
+    # visual_und (BagelConfig: true; recorded false in tests/fidelity/data/wrappers/)
     "BagelForConditionalGeneration": BuiltAs(
-        "bagel.py", "Qwen2ForCausalLM", "qwen2", tower_heads=(("vit_config.num_attention_heads", 12),)
+        "bagel.py",
+        "Qwen2ForCausalLM",
+        "qwen2",
+        tower_heads=(("vit_config.num_attention_heads", 12),),
+        towers_if="visual_und",
     ),
     # CheersTextConfig (vLLM's cheers.py config): Qwen2's window rules, its own defaults
     **{
@@ -659,7 +668,9 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     base = DECODERS[spec.inner].defaults if spec.inner in DECODERS else family.defaults(text)
     model = family.read(text.with_defaults({**base, **spec.defaults}), spec.inner)
     towers = []
-    for path, default in spec.tower_heads:
+    # JSON's false, null, 0 or "" are false as the model class's ``if config.<key>`` reads them
+    built = spec.towers_if is None or bool(f.root.get(spec.towers_if, True))
+    for path, default in spec.tower_heads if built else ():
         value = _at(f.root, path)
         if value is None and default is None:
             raise InputError(f.source, path, missing_field(f"{architecture}: vLLM's model class reads it"))
