@@ -66,10 +66,12 @@ def record_config_cases(
     config: Any,
     path: Path,
     error_chars: int,
+    kept_fields: tuple[str, ...] = RECORD_KEPT,
 ) -> int:
     """Run release ``version``'s engine start (interpreter ``python``) over ``cases`` (case id ->
     (config name, flags); ``config(name)`` gives the config) and write what :data:`RECORD_KEPT`
-    names of each answer to ``path`` (the error cut to ``error_chars``); prints a line per case.
+    names of each answer (or ``kept_fields``) to ``path`` (the error cut to ``error_chars``); prints a
+    line per case.
     Returns the exit status: 1 (nothing written) when the oracle crashed on a case."""
     import tempfile
 
@@ -86,7 +88,7 @@ def record_config_cases(
         return 1
     out = {}
     for cid, (name, argv) in cases.items():
-        kept = {k: res[cid].get(k) for k in RECORD_KEPT if res[cid].get(k) is not None}
+        kept = {k: res[cid].get(k) for k in kept_fields if res[cid].get(k) is not None}
         if "error" in kept:
             kept["error"] = str(kept["error"])[:error_chars]
         out[cid] = {"config": name, "argv": argv, "vllm": kept}

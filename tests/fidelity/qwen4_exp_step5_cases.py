@@ -30,6 +30,22 @@ NO_OFFLOAD = [*BASE, "--engram-config", '{"cpu_offload": false}']
 MTP = '{"method": "mtp", "num_speculative_tokens": 1}'
 
 
+#: what each record keeps of the oracle's answer: the KV cache groups, and the engine start's
+#: capacity (tokens, concurrency, the max length and the final block size) as it logs them
+KEPT_FIELDS = (
+    "ok",
+    "stage",
+    "error",
+    "block_size",
+    "groups",
+    "group_layers",
+    "num_blocks",
+    "tokens",
+    "concurrency",
+    "max_model_len",
+    "final_block_size",
+)
+
 #: case id -> (config name, flags)
 CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-ple": ("qwen4-qsa-ple", BASE),
@@ -55,6 +71,23 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-vl-plain-lm-only": ("qwen4-vl-plain", [*BASE, "--language-model-only"]),
     "step5-sparse-mtp": ("step5-sparse-mtp", [*BASE, "--speculative-config", MTP]),
     "step5-vl": ("step5-vl", BASE),
+    # Step5's DSA geometry (the harness builds the DSA layers with a stand-in for their FlashInfer
+    # workspace): max lengths, block sizes, TP, an fp8 cache, layer mixes, KV groups
+    "step5-sparse-len2048": ("step5-sparse", ["--kv-cache-memory-bytes", "4G", "--max-model-len", "2048"]),
+    "step5-sparse-len5000": ("step5-sparse", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "5000"]),
+    "step5-sparse-batched2048": ("step5-sparse", [*BASE, "--max-num-batched-tokens", "2048"]),
+    "step5-sparse-block32": ("step5-sparse", [*BASE, "--block-size", "32"]),
+    "step5-sparse-block64": ("step5-sparse", [*BASE, "--block-size", "64"]),
+    "step5-sparse-tp2": ("step5-sparse", [*BASE, "--tensor-parallel-size", "2"]),
+    "step5-sparse-fp8": ("step5-sparse", [*BASE, "--kv-cache-dtype", "fp8"]),
+    "step5-sparse-fp8-tp2": ("step5-sparse", [*BASE, "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "2"]),
+    "step5-sparse-mix": ("step5-sparse-mix", BASE),
+    "step5-sparse-all-full": ("step5-sparse-all-full", BASE),
+    "step5-sparse-g4": ("step5-sparse-g4", BASE),
+    "step5-sparse-g4-tp2": ("step5-sparse-g4", [*BASE, "--tensor-parallel-size", "2"]),
+    "step5-sparse-g4-tp4": ("step5-sparse-g4", [*BASE, "--tensor-parallel-size", "4"]),
+    "step5-sparse-hd128": ("step5-sparse-hd128", BASE),
+    "step5-vl-tp2": ("step5-vl", [*BASE, "--tensor-parallel-size", "2"]),
 }
 
 

@@ -26,7 +26,9 @@ def main() -> int:
     if version != Q.VERSION and version not in Q.EARLIER:
         print(f"vLLM {version}: these cases are recorded on {Q.VERSION} and {Q.EARLIER} only", file=sys.stderr)
         return 1
-    return H.record_config_cases(python, version, Q.cases_for(version), Q.config, Q.record_path(version), 300)
+    return H.record_config_cases(
+        python, version, Q.cases_for(version), Q.config, Q.record_path(version), 300, Q.KEPT_FIELDS
+    )
 
 
 if __name__ == "__main__":

@@ -3,13 +3,15 @@ against the records) and Step5 are refused by name with the layer and cache kind
 (``registry.NOT_MODELLED``, ``models/qwen4_exp.py``), and vLLM's recorded engine start on their tiny configs
 (``record_qwen4_exp_step5.py``, ``data/refused-0.33/``) shows those kinds: a QSA layer's index-key
 ring and compressed keys as groups of kinds dryboot does not plan, a PLE layer's n-gram embedding
-that the harness cannot build, Step5's DSA layers whose device workspace the harness cannot allocate. Qwen4-Exp is
+that the harness cannot build, Step5's DSA layers with their summary caches and tail rings (the harness
+stands in for their FlashInfer workspace). Qwen4-Exp is
 in the registries of 0.29.0-0.32.0 too: its cases are recorded there and the reason's words hold
 on each (0.29-0.31 read the config with vLLM's own class, which refuses QSA layers unless
 ``indexer_budget / indexer_compress_ratio`` is 512 or 2048; 0.29.0 builds the PLE layers)."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -103,14 +105,97 @@ def test_ple_layers_on_0_29_add_a_mamba_group() -> None:
     assert "a Mamba group of its own on 0.29.0" in QWEN4_EXP
 
 
-@pytest.mark.parametrize("cid", ["step5-sparse", "step5-sparse-mtp", "step5-vl"])
-def test_step5_dsa_layers_are_not_built_by_the_harness(cid: str) -> None:
-    """With the ``triton.language.extra`` stand-in Step5's kernels import; its DSA layers then
-    allocate FlashInfer's sparse workspace on the device, which the CPU harness has not."""
+#: the Step5 cases vLLM serves with sparse_config enabled (the harness stands in for the DSA
+#: layers' FlashInfer workspace): case id -> (KV heads per rank, KV bytes per element)
+STEP5_SERVED = {
+    "step5-sparse": (2, 2),
+    "step5-vl": (2, 2),
+    "step5-sparse-len2048": (2, 2),
+    "step5-sparse-len5000": (2, 2),
+    "step5-sparse-batched2048": (2, 2),
+    "step5-sparse-block32": (2, 2),
+    "step5-sparse-block64": (2, 2),
+    "step5-sparse-tp2": (1, 2),
+    "step5-sparse-fp8": (2, 1),
+    "step5-sparse-mix": (2, 2),
+    "step5-sparse-all-full": (2, 2),
+    "step5-sparse-g4": (4, 2),
+    "step5-sparse-g4-tp2": (2, 2),
+    "step5-sparse-g4-tp4": (1, 2),
+}
+
+
+def _memory(argv: list[str]) -> int:
+    value = argv[argv.index("--kv-cache-memory-bytes") + 1]
+    return int(value[:-1]) << 30
+
+
+@pytest.mark.parametrize("cid", sorted(STEP5_SERVED))
+def test_step5_dsa_layers_group_as_the_reason_says(cid: str) -> None:
+    """Each DSA layer's summary cache joins the DSA layers' FullAttention group and its tail ring
+    a CircularBuffer group; every group's page is one KV page (heads x 192 x K and V x bytes a token)."""
     v = Q.recorded()[cid]["vllm"]
-    assert not v.get("ok") and v["stage"] == "model"
-    assert "Found no NVIDIA driver" in v["error"]
-    assert "no NVIDIA driver on the CPU harness" in NOT_MODELLED["Step5ForCausalLM"]
+    assert v["ok"], v
+    heads, nbytes = STEP5_SERVED[cid]
+    block = v["block_size"]
+    for (kind, group_block, page, n), names in zip(v["groups"], v["group_layers"], strict=True):
+        assert group_block == block and page == block * heads * 192 * 2 * nbytes and n == len(names)
+        if kind == "FullAttention":
+            dsa = [x for x in names if x.endswith("self_attn.attn")]
+            assert sorted(names) == sorted([*dsa, *(f"{x}.sparse_summary_cache" for x in dsa)])
+        elif kind == "CircularBuffer":
+            assert all(x.endswith("self_attn.attn.csa_tail_ring") for x in names)
+        else:
+            assert kind == "SlidingWindow"
+    for words in ("join the DSA layers' FullAttention group", "a CircularBuffer group of their own"):
+        assert words in NOT_MODELLED["Step5ForCausalLM"]
+
+
+@pytest.mark.parametrize("cid", sorted(STEP5_SERVED))
+def test_step5_pool_block_is_the_largest_group_rounded_to_eight_tokens(cid: str) -> None:
+    """The recorded blocks are the memory over one pool block: the largest group's pages summed (a
+    summary page block / 8 x 256 bytes), rounded up to lcm(8 tokens' KV bytes, the ring's 1 KiB rows)
+    (vLLM 0.33.0's ``_get_kv_cache_bytes_per_block`` in the BLNHC layout)."""
+    rec = Q.recorded()[cid]
+    v = rec["vllm"]
+    block = v["block_size"]
+    sums = []
+    for (_kind, _, page, _n), names in zip(v["groups"], v["group_layers"], strict=True):
+        summaries = sum(x.endswith("sparse_summary_cache") for x in names)
+        sums.append((len(names) - summaries) * page + summaries * block // 8 * 256)
+    align = math.lcm(8 * v["groups"][0][2] // block, 1024)
+    per_block = -(-max(sums) // align) * align
+    assert v["num_blocks"] == _memory(rec["argv"]) // per_block
+    assert (
+        "rounded up to the DSA spec's block_stride_alignment of 8 tokens' KV bytes" in NOT_MODELLED["Step5ForCausalLM"]
+    )
+
+
+def test_step5_tail_ring_takes_one_block_a_request() -> None:
+    """The blocks a request takes (blocks over concurrency): the disabled layout's plus one for the
+    ring group (the sliding and full groups alike); every layer full: 512 + 1."""
+    rec = Q.recorded()
+
+    def per_request(cid: str) -> float:
+        v = rec[cid]["vllm"]
+        return round(v["num_blocks"] / v["concurrency"], 6)
+
+    assert per_request("step5-sparse") == per_request("step5-sparse-off") + 1
+    assert per_request("step5-sparse-all-full") == 8192 // 16 + 1
+    assert "a CircularBuffer group of their own (one block a request)" in NOT_MODELLED["Step5ForCausalLM"]
+
+
+def test_step5_refusals_recorded() -> None:
+    """What vLLM 0.33.0 refuses of Step5: a head size other than 192 (the DSA kernels), a KV page
+    under the tail ring's 7 rows of 1 KiB (fp8 at TP 2, 16-token blocks: 6144 bytes)."""
+    rec = Q.recorded()
+    assert "Step5 DSA kernels require head_size 192, got 128" in rec["step5-sparse-hd128"]["vllm"]["error"]
+    assert "needs 7 rows of 1024 bytes in one 6144-byte KV page" in rec["step5-sparse-fp8-tp2"]["vllm"]["error"]
+    for words in ("head size 192 only", "7 + num_speculative_tokens rows of 1024 bytes"):
+        assert words in NOT_MODELLED["Step5ForCausalLM"]
+    # the drafter: the V2 runner compares its lm_head with the target's weights (meta tensors here)
+    assert "aten::equal" in rec["step5-sparse-mtp"]["vllm"]["error"]
+    assert "torch.equal" in NOT_MODELLED["Step5MTP"]
 
 
 def test_step5_without_sparse_layers_is_served() -> None:
@@ -206,12 +291,12 @@ def test_mtp_layers_widen_every_qsa_ring(version: str) -> None:
 
 def test_wrappers_build_their_text_models() -> None:
     """Qwen4-Exp's wrapper groups its text model's caches as the text model does (QSA or plain:
-    dryboot plans the plain one through its text model); Step5's wrapper
-    fails where its text model does."""
+    dryboot plans the plain one through its text model); Step5's wrapper groups its text model's."""
     rec = Q.recorded()
     for text_id, wrapped_id in (("qwen4-qsa", "qwen4-vl-qsa"), ("qwen4-plain", "qwen4-vl-plain")):
         text, wrapped = rec[text_id]["vllm"], rec[wrapped_id]["vllm"]
         assert wrapped["groups"] == text["groups"]
         assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]
-    assert rec["step5-vl"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]
-    assert rec["step5-sparse-mtp"]["vllm"]["error"] == rec["step5-sparse"]["vllm"]["error"]
+    text, wrapped = rec["step5-sparse"]["vllm"], rec["step5-vl"]["vllm"]
+    assert wrapped["groups"] == text["groups"] and wrapped["num_blocks"] == text["num_blocks"]
+    assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]

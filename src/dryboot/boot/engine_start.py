@@ -92,6 +92,14 @@ What is faked, and why (nothing else is):
   (``step5/nvidia/ops/summary_update.py``; the others only inside ``@triton.jit`` bodies, which the
   placeholder never runs). A stand-in ``tl.extra`` answers any attribute path under it with a
   namespace that raises when called; no kernel is ever called.
+* **Step5's FlashInfer sparse adapter (0.33.0).** Each Step5 DSA layer's attention impl
+  (``step5/nvidia/sparse_attention.py`` ``Step5DSAAttentionImpl``) shares one
+  ``Step5FlashInferSparse`` built at construction on ``cuda:<current_device_index()>``: a 128 MiB
+  uint8 prefill workspace, FlashInfer's ragged prefill wrapper (8 MiB device and pinned host
+  buffers) and the indexer-logits kernel choice. While that impl is constructed the device index
+  answers 0 and the adapter is a stand-in that raises when used (scratch for kernels that never run
+  here: no KV cache, no weight); the DSA layer, its summary-cache layer and its tail ring are built
+  as they are.
 * **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
   modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
   5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
@@ -486,6 +494,36 @@ def _triton_extra_stand_in() -> None:
     tl.extra = _Absent("triton.language.extra")  # type: ignore[attr-defined]
 
 
+def _step5_adapter_stand_in(torch: Any) -> None:
+    """Build 0.33.0's Step5 DSA layers without a device (see the module docstring): while a
+    ``Step5DSAAttentionImpl`` is constructed, ``torch.accelerator.current_device_index()`` answers 0
+    (a one-GPU worker's device) and its shared FlashInfer sparse adapter (``_shared_adapter`` ->
+    ``Step5FlashInferSparse``: a 128 MiB uint8 prefill workspace on the device, FlashInfer's ragged
+    prefill wrapper with its 8 MiB device and pinned host buffers) is a stand-in that raises when
+    used. The adapter is scratch for the prefill/indexer kernels: no KV cache, no weight. Only where
+    the release has the module."""
+    try:
+        step5_sparse = importlib.import_module("vllm.models.step5.nvidia.sparse_attention")
+    except ImportError:
+        return
+    impl = getattr(step5_sparse, "Step5DSAAttentionImpl", None)
+    if impl is None or not hasattr(step5_sparse, "_shared_adapter"):
+        return
+    step5_sparse._shared_adapter = lambda device: _AbsentKernel("Step5FlashInferSparse")  # type: ignore[attr-defined]
+    init = impl.__init__
+
+    @functools.wraps(init)
+    def wrapped(*args: Any, **kwargs: Any) -> None:
+        saved = torch.accelerator.current_device_index
+        torch.accelerator.current_device_index = lambda: 0
+        try:
+            init(*args, **kwargs)
+        finally:
+            torch.accelerator.current_device_index = saved
+
+    impl.__init__ = wrapped
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -624,6 +662,8 @@ def _install() -> None:
         sparse_indexer = None
     if sparse_indexer is not None and hasattr(sparse_indexer, "has_deep_gemm"):
         sparse_indexer.has_deep_gemm = lambda: True  # type: ignore[attr-defined]
+
+    _step5_adapter_stand_in(torch)
 
     import vllm
     import vllm.logger as vllm_logger

@@ -324,15 +324,20 @@ QWEN4_EXP_LAYERS = (
 _STEP5 = (
     "Step5 (vllm/models/step5; vLLM's own Step5Config, model_type step5): vLLM refuses a config without a "
     "sparse_config section, and with it enabled the full_attention layers are sparse DSA layers (STEP5_DSA "
-    "backend, head size 192), each keeping beside its KV cache a region-summary cache "
-    "(Step5SparseSummaryCacheLayer: a FullAttentionSpec of 256 uint8 per 8 tokens, tokens_per_state=8) and a CSA "
-    "tail ring (Step5CSATailRing: a CircularBufferSpec the size of one KV page), in the BLNHC layout; its sliding "
-    "layers take swa_num_attention_heads. Not modelled. Recorded on tiny configs (the engine start's "
-    "triton.language.extra stand-in lets its Triton kernels import): with sparse_config enabled the harness cannot "
-    "build the DSA layers (each allocates FlashInfer's sparse workspace on the device at construction, "
-    "Step5FlashInferSparse: no NVIDIA driver on the CPU harness), so the DSA geometry is unverified; with it "
-    "disabled vLLM serves plain sliding-window and full-attention layers (num_attention_groups KV heads of "
-    "head_dim), a layout dryboot does not plan either, with Step5's own config and head checks"
+    "backend, head size 192 only, a bf16 or fp8 E4M3 KV cache), each keeping beside its KV cache a region-summary "
+    "cache (Step5SparseSummaryCacheLayer: a FullAttentionSpec of 256 uint8 per 8 tokens, tokens_per_state=8) and a "
+    "CSA tail ring (Step5CSATailRing: a CircularBufferSpec the size of one KV page, which vLLM refuses under "
+    "7 + num_speculative_tokens rows of 1024 bytes), in the BLNHC layout; its sliding layers take "
+    "swa_num_attention_heads. Not modelled: recorded on vLLM 0.33.0's engine start over tiny configs (the harness "
+    "stands in for the DSA layers' FlashInfer workspace), the summary caches join the DSA layers' FullAttention "
+    "group (twice its layers) and the rings make a CircularBuffer group of their own (one block a request), as "
+    "0.33.0's packed grouping of mixed pages in a block-outermost layout splits them "
+    "(kv_cache_planning._get_packed_kv_cache_groups), and a pool block is the "
+    "largest group's pages summed (a summary page: block_size / 8 x 256 bytes) rounded up to the DSA spec's "
+    "block_stride_alignment of 8 tokens' KV bytes: a grouping, a tokens_per_state page and a CircularBuffer "
+    "group dryboot does not plan; with sparse_config disabled vLLM serves plain sliding-window and "
+    "full-attention layers (num_attention_groups KV heads of head_dim), a layout dryboot does not plan either, "
+    "with Step5's own config and head checks"
 )
 #: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
 _GLM5NEXT = (
@@ -399,7 +404,10 @@ NOT_MODELLED: dict[str, str] = {
     "Step5MTP": (
         "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "
         "num_hidden_layers on, typed by layer_types_with_mtp, so a full_attention one is a DSA layer with its "
-        "summary cache and tail ring); its target Step5ForCausalLM is refused, so its MTP is not planned either"
+        "summary cache and tail ring, its ring 7 + num_speculative_tokens rows at least); its target "
+        "Step5ForCausalLM is refused, so its MTP is not planned either (not recorded: the V2 runner's lm_head "
+        "sharing check compares the drafter's and the target's weights with torch.equal, which the meta-device "
+        "harness cannot run)"
     ),
     # vLLM 0.33.0's GLM-5.3-Flash (vllm/models/glm5next), Muse Spark's drafter, Ling-3.0-flash-VL
     "Glm5NextForCausalLM": _GLM5NEXT,
