@@ -1,6 +1,6 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
 plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, Isaac, MiMo-V2-Omni,
-Step-3.7, MiniCPM-OCR), and the flags each is started with; and the tower cases
+Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL), and the flags each is started with; and the tower cases
 (:data:`TOWER_CASES`): tensor parallelism that does not divide a tower's heads, with and without
 ``--language-model-only`` / a zero ``--limit-mm-per-prompt``.
 
@@ -42,6 +42,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "mimo-v2-omni",
         "step3p7",
         "minicpm-ocr",
+        "ernie45-vl-remote",
+        "ernie45-vl-hf",
     )
 }
 
@@ -114,5 +116,17 @@ EXPECT: dict[str, tuple[str, str, str]] = {
         "MiniCPMOcrForConditionalGeneration",
         "has model type `minicpm_ocr` but Transformers does not recognize",
         "model_type minicpm_ocr",
+    ),
+    # the published layout (model_type ernie4_5_moe_vl, an auto_map) and transformers' own
+    # ernie4_5_vl_moe layout, whose vision config has no embed_dim
+    "ernie45-vl-remote": (
+        "Ernie4_5_VLMoeForConditionalGeneration",
+        "trust_remote_code=True",
+        "without --trust-remote-code",
+    ),
+    "ernie45-vl-hf": (
+        "Ernie4_5_VLMoeForConditionalGeneration",
+        "has no attribute 'embed_dim'",
+        "vision_config.embed_dim",
     ),
 }

@@ -77,6 +77,22 @@ STEP_TEXT = (
     "(AmbiguousGlobalPerLayerAttributeError, recorded on a tiny config on 0.28.0 and 0.33.0); Step3p5ForCausalLM "
     "itself is not verified on 0.33.0: not planned"
 )
+#: ERNIE_VL (issue 37): the published checkpoints' config.json (huggingface.co/baidu/ERNIE-4.5-VL-28B-A3B-PT,
+#: baidu/ERNIE-4.5-VL-424B-A47B-PT, their -Base-PT) says model_type ernie4_5_moe_vl with an auto_map to the
+#: checkpoint's configuration_ernie4_5_vl.py; transformers 5.x (every boot environment, 0.27.1..0.33.0)
+#: ships only ernie4_5_vl_moe (text_config / vision_config nested: the layout of the 28B checkpoint's
+#: refs/pr/10 revision), whose objects lack what ernie45_vl.py and ernie45_vl_moe.py read from the
+#: top-level config (vision_config.embed_dim and mlp_ratio, pixel_hidden_size, spatial_conv_size,
+#: moe_layer_start_index, im_patch_id, list-valued moe_num_experts). Recorded on tiny configs of both
+#: layouts (wrapper_cases.py: ernie45-vl-remote, ernie45-vl-hf) on 0.28.0 and 0.33.0
+ERNIE_VL = (
+    "multimodal wrapper whose config class is remote code: the published checkpoints "
+    "(baidu/ERNIE-4.5-VL-28B-A3B-PT, -424B-A47B-PT) say model_type ernie4_5_moe_vl with an auto_map, in neither "
+    "transformers nor vLLM's config registry, and vLLM refuses it without --trust-remote-code; on transformers' "
+    "own ernie4_5_vl_moe config class the model class reads keys that class lacks (vision_config.embed_dim, "
+    "pixel_hidden_size, moe_layer_start_index, im_patch_id) and fails while it is built (AttributeError; both "
+    "recorded on tiny configs on vLLM 0.28.0 and 0.33.0): not verifiable offline"
+)
 #: nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class under its registry names (0.28.0 and 0.33.0)
 NEMOTRON_VL = (
     "multimodal wrapper (nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class) that builds NemotronHForCausalLM "
@@ -244,9 +260,7 @@ REASONS: dict[str, str] = {
     "EagleMiniCPMForCausalLM": SPEC_EAGLE,
     "EagleMistralForCausalLM": SPEC_EAGLE,
     "EagleMistralLarge3ForCausalLM": SPEC_EAGLE,
-    "Ernie4_5_VLMoeForConditionalGeneration": own_text_model(
-        "Ernie4_5_VLMoeForCausalLM (ernie45_vl_moe.py: text and vision experts in each MoE layer)"
-    ),
+    "Ernie4_5_VLMoeForConditionalGeneration": ERNIE_VL,
     "ErnieMTPModel": SPEC_MTP,
     "Exaone4_5_MTP": SPEC_MTP,
     "ExaoneMoeMTP": SPEC_MTP,
