@@ -15,10 +15,12 @@ memory (``quant_fakes.SHADOWS``) are left out. Nothing here comes from dryboot.
 same tensors can count more than their 512-byte blocks when a freed block of the load is reused.
 ``tests/fidelity/caching_allocator.py`` replays a trace through a model of that allocator.
 
-Writes ``data/weights/load-trace-<vllm version>-<NAME>-<GPU>-tp<TP>.json``: ``{"vllm", "config",
-"gpu", "tp", "built_at", "events": [[op index or -1 (free), storage id, bytes], ...], "ops":
-[operator names]}`` (storage ids renumbered in order of first allocation; ``built_at``: the index of
-the first event after the model is built and loaded, before the post-load step).
+``RECORD_CONFIGS``: another folder of configs (an unquantized one is traced as well); ``RECORD_OUT``:
+write elsewhere. Writes ``data/weights/load-trace-<vllm version>-<NAME>-<GPU>-tp<TP>.json``:
+``{"vllm", "config", "gpu", "tp", "built_at", "events": [[op index or -1 (free), storage id, bytes],
+...], "ops": [operator names]}`` (a storage id is its allocation's place in the raw trace, unique
+although addresses are reused; ``built_at``: the index of the first event after the model is built
+and loaded, before the post-load step).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
 sys.path.insert(0, str(HERE))
 
 import record_quant_weights as rq  # noqa: E402
@@ -58,7 +61,8 @@ def main() -> int:
     from vllm.model_executor.model_loader.utils import process_weights_after_loading
 
     V = es.V
-    mdir = rq.checkpoint_dir(rq.QUANT_CONFIGS / name, Path(tempfile.mkdtemp(prefix="record-load-trace-")))
+    configs = Path(os.environ.get("RECORD_CONFIGS") or rq.QUANT_CONFIGS)
+    mdir = rq.checkpoint_dir(configs / name, Path(tempfile.mkdtemp(prefix="record-load-trace-")))
     es.GPU.name, es.GPU.capability, es.GPU.sm_count = f"NVIDIA {gpu}", cap, sms
     es._reset_per_process_caches()
     raw: list[tuple[str, int, int, str]] = []  # (a / f, storage address, bytes, operator)
@@ -107,7 +111,8 @@ def main() -> int:
             events.append([-1, ids.pop(key), 0])
     doc = {"vllm": V.vllm.__version__, "config": name, "gpu": gpu, "tp": tp, "built_at": built, "ops": ops}
     doc["events"] = events
-    out = HERE / "data" / "weights" / f"load-trace-{doc['vllm']}-{name}-{gpu.replace(' ', '')}-tp{tp}.json"
+    default = DATA / f"load-trace-{doc['vllm']}-{name}-{gpu.replace(' ', '')}-tp{tp}.json"
+    out = Path(os.environ.get("RECORD_OUT") or default)
     out.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
     real_stdout.write(f"{out}: {len(events)} events\n")
     return 0

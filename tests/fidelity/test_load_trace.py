@@ -61,3 +61,25 @@ def test_the_allocator_explains_the_awq_marlin_line() -> None:
         assert f"{tensors / GIB:.2f}" != "5.39"  # the walk's figure misses the line (KNOWN_MISSES)
     unsplit = replay(trace, NO_SPLIT_LIMIT)
     assert f"{unsplit.allocated / GIB:.2f}" == "5.37"
+
+
+def test_the_replay_gives_the_segment_rule_of_an_unquantized_boot() -> None:
+    """The same replay on an independent case agrees with dryboot's per-tensor segment rule
+    (``load_segment_bytes``): Qwen3-32B at TP 2 on vLLM 0.27.1 (the kubesimplify boot, "Model loading
+    took 30.59 GiB"; traced with the recorder's A100 stand-in, the unquantized layout is the same on
+    every GPU). Each of the 64 ``down_proj`` shards (125 MiB) holds its 126 MiB segment, the embedding
+    and head shards (741.9 MiB) theirs rounded to 2 MiB: 64.25 MiB over the tensors, 30.5854 GiB,
+    printed 30.59; dryboot's walk adds the same segments (its tensors keep five 512-byte blocks per
+    attention layer from the built model, 160 KiB, which vLLM's post-load step moves to the host:
+    ``docs/weights.md``)."""
+    trace = json.loads((DATA / "load-trace-0.27.1-Qwen--Qwen3-32B-A100-80GB-tp2.json").read_text())
+    loaded = replay(trace, 20 * MIB)
+    assert loaded.allocated - loaded.tensor_blocks == 257 * MIB // 4  # 64.25 MiB
+    assert f"{loaded.allocated / GIB:.2f}" == f"{_logged('kubesimplify-qwen3-32b-rtxpro6000se-tp2'):.2f}"
+    walk = model_weights(
+        REPO / "tests" / "fidelity" / "data" / "weights" / "configs" / "Qwen--Qwen3-32B",
+        tp=2,
+        **serving_gpu(parse_gpu("RTX PRO 6000 Blackwell Server Edition"), "0.27.1"),
+    ).stages[0]
+    assert walk.loaded_bytes - walk.allocated_bytes == loaded.allocated - loaded.tensor_blocks
+    assert walk.allocated_bytes - loaded.tensor_blocks == 64 * 5 * 512  # five scalar blocks per layer
