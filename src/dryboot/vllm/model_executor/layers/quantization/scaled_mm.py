@@ -244,8 +244,8 @@ def _scaled_linear_bytes(
                 pn, pk = marlin_padded_nk(n, k, -1)
                 scale = pn * act_bytes
             return [("weight", pn * pk), ("scale", scale), *workspace]
-        if s.strategy == "channel":
-            out = [("weight", n * k), ("scale", 4 * n)]
+        if s.strategy in ("channel", "tensor"):
+            out = _cutlass_fp8_bytes(s, k, parts)
         elif s.strategy == "block" and q.deep_gemm_ue8m0:
             out = [("weight", n * k), ("scale", deep_gemm_ue8m0_scale_bytes(n, k, s.block))]
         elif s.strategy == "block":
@@ -263,6 +263,20 @@ def _scaled_linear_bytes(
             return [*nvfp4_marlin_bytes(n, k), *scalars, *workspace]
         return [("weight", n * k // 2), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), *scalars]
     raise AssertionError(s.kind)  # pragma: no cover
+
+
+def _cutlass_fp8_bytes(s: ScaledScheme, k: int, parts: tuple[int, ...]) -> list[tuple[str, int]]:
+    """An fp8 layer with one scale per output channel or per tensor (``n = sum(parts)`` outputs,
+    ``k`` inputs per rank) after ``CutlassFP8ScaledMMLinearKernel.process_weights_after_loading``
+    (vLLM's kernel for them from SM 8.9): the weight ``[k, n]`` padded with zeros to multiples of
+    16 in both dimensions, and, where ``n`` is padded and the scale holds more than one value
+    (per channel, or one per merged part), the scale padded to a multiple of 16 entries (float32)."""
+    n = sum(parts)
+    pk, pn = _round_up(k, 16), _round_up(n, 16)
+    scales = n if s.strategy == "channel" else len(parts)
+    if pn != n and scales > 1:
+        scales = _round_up(scales, 16)
+    return [("weight", pn * pk), ("scale", 4 * scales)]
 
 
 def deep_gemm_ue8m0_scale_bytes(n: int, k: int, block: tuple[int, int] | None) -> int:
