@@ -74,6 +74,7 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     text_model_name,
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
+    CUTLASS_FP8_PAD_FAILS,
     ScaledQuant,
     ScaledScheme,
     checkpoint_parts,
@@ -2635,6 +2636,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         layer_workspace=rules.marlin_layer_workspace,
         humming=sm in rules.humming_before_marlin,
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
+        cutlass_fp8_pad=par.vllm_version not in CUTLASS_FP8_PAD_FAILS,
     )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(
