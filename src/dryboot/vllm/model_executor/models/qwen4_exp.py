@@ -14,11 +14,11 @@ the final ``hyper_connection_mixer`` (no injection): ``hc_norm`` ``[hc x H]``,
 (``params_dtype=torch.bfloat16``).
 
 Refused by name: QSA layers (``indexer_*``), PLE layers (``ple_layer_ids``), layer types other than
-``linear_attention`` / ``full_attention``, ``hc_count`` <= 1; GPTQ on 0.33.0 (vLLM refuses it: :data:`WHY_GPTQ`),
-and quantized checkpoints of a method, release, GPU or parallelism not recorded
-(:data:`QUANT_METHODS`, :data:`QUANT_RELEASES`, :data:`QUANT_SMS`, pipeline / expert parallelism).
+``linear_attention`` / ``full_attention``, ``hc_count`` <= 1; GPTQ on 0.32.0 / 0.33.0 (vLLM
+refuses it: :data:`WHY_GPTQ`), and quantized checkpoints of a method, release, GPU or parallelism
+not recorded (:data:`QUANT_METHODS`, :data:`QUANT_RELEASES`, :data:`QUANT_SMS`, pipeline / expert parallelism).
 
-Quantized (vLLM 0.29.0, 0.30.0, 0.33.0; SM 8.6 / 8.9 / 9.0 / 10.0): the Qwen3-Next layers take the
+Quantized (vLLM 0.29.0-0.33.0; SM 8.6 / 8.9 / 9.0 / 10.0): the Qwen3-Next layers take the
 checkpoint's method as Qwen3-Next's walk models them, the hyper-connection weights stay bfloat16
 (their ``quant_config=None``), as do the embedding and the LM head.
 """
@@ -39,18 +39,19 @@ ARCH = "Qwen4ExpForCausalLM"
 HC_BYTES = 2
 #: the releases and GPUs (``major * 10 + minor``) whose quantized layouts after loading are recorded
 #: against vLLM (``tests/fidelity/quant_cases_qwen4exp.py``)
-QUANT_RELEASES = ("0.29.0", "0.30.0", "0.33.0")
+QUANT_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 QUANT_SMS = (86, 89, 90, 100)
-#: the methods recorded (plain fp8, compressed-tensors W8A8 / NVFP4 / W4A16, AWQ)
+#: the methods recorded (plain fp8, compressed-tensors W8A8 / NVFP4 / W4A16, AWQ, GPTQ)
 QUANT_METHODS = ("fp8", "compressed-tensors", "awq", "gptq")
-#: the releases that refuse a GPTQ checkpoint of Qwen4-Exp (:data:`WHY_GPTQ`; 0.29.0 / 0.30.0 load it)
-GPTQ_REFUSED_RELEASES = ("0.33.0",)
-#: GPTQ on 0.33.0: vLLM reads the quantized modules from the checkpoint (``maybe_update_config``) and maps them
+#: the releases that refuse a GPTQ checkpoint of Qwen4-Exp (:data:`WHY_GPTQ`; 0.29.0-0.31.0 load it)
+GPTQ_REFUSED_RELEASES = ("0.32.0", "0.33.0")
+#: GPTQ on 0.32.0 / 0.33.0: vLLM reads the quantized modules from the checkpoint (``maybe_update_config``) and maps them
 #: through the model's ``hf_to_vllm_mapper`` (``q_proj`` / ``k_proj`` / ``v_proj`` onto ``qkv_proj``),
 #: after which the attention's shards match unevenly and vLLM refuses the checkpoint
 WHY_GPTQ = (
-    "vLLM 0.33.0 refuses GPTQ checkpoints of Qwen4Exp: the attention's q/k/v names mapped onto qkv_proj before the "
-    "quantized modules are matched ('Detected some but not all shards of ...self_attn.qkv_proj are quantized')"
+    "vLLM 0.32.0 / 0.33.0 refuse GPTQ checkpoints of Qwen4Exp: the attention's q/k/v names mapped onto qkv_proj "
+    "before the quantized modules are matched ('Detected some but not all shards of ...self_attn.qkv_proj are "
+    "quantized')"
 )
 
 
@@ -121,7 +122,7 @@ def hyper_connections(config: Mapping[str, Any], par: W.Parallel) -> W.RankWeigh
 def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
     """What of a quantized Qwen4-Exp is not checked against vLLM, named.
 
-    :raises InputError: GPTQ on 0.33.0 (vLLM refuses it, :data:`WHY_GPTQ`), a method not recorded
+    :raises InputError: GPTQ on 0.32.0 / 0.33.0 (vLLM refuses it, :data:`WHY_GPTQ`), a method not recorded
         (:data:`QUANT_METHODS`), a release or GPU not recorded, pipeline or expert parallelism."""
     why = None
     if quant.method == "gptq" and par.vllm_version in GPTQ_REFUSED_RELEASES:
