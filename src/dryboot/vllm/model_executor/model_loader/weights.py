@@ -74,6 +74,7 @@ from dryboot.vllm.model_executor.layers.quantization.modelopt import (
     text_model_name,
 )
 from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
+    CUTLASS_FP8_PAD_FAILS,
     ScaledQuant,
     ScaledScheme,
     checkpoint_parts,
@@ -1246,6 +1247,7 @@ def _walk(
     )
     wna16_moe_ok = quant.wna16 is not None and family in WNA16_MOE_FAMILIES
     fp8_ok = quant.method == "fp8" and quant.scaled is not None  # plain fp8's families: _fp8_post_load
+    fp8_ok = fp8_ok or _ct_next(quant, family, config)
     if quant.method is not None and family in UNQUANTIZED_ONLY and not mixed_ok and not wna16_moe_ok and not fp8_ok:
         raise InputError(
             "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
@@ -1531,7 +1533,9 @@ def _moe_layer(
         w.module(wna16_experts_bytes(quant.wna16, f"{base}.experts", e_r, h, i_r, ab), "experts")
     elif isinstance(quant.scaled, ModelOptQuant):
         w.module(modelopt_experts_bytes(quant.scaled, f"{base}.experts", e_r, h, i_r), "experts")
-    elif quant.scaled is not None and (_ct_moe(quant, family) or quant.method == "fp8"):
+    elif quant.scaled is not None and (
+        _ct_moe(quant, family) or quant.method == "fp8" or _ct_next(quant, family, config)
+    ):
         ex = f"{base}.experts"
         scheme = quant.scaled.layer_scheme(ex, tuple(f"{ex}.0.{p}" for p in (gate, up, down)))
         if scheme is None:  # ignored experts: UnquantizedFusedMoEMethod
@@ -1607,6 +1611,23 @@ def _ct_moe(quant: Quant, family: str) -> bool:
     """compressed-tensors W8A8 / NVFP4 experts of a Qwen3-MoE model (the family whose experts are
     checked, :mod:`dryboot.vllm.model_executor.layers.quantization.fused_moe`)."""
     return quant.scaled is not None and quant.method in ("compressed-tensors", "fp8") and family == "qwen3_moe"
+
+
+#: model types walked as Qwen3-Next whose compressed-tensors W8A8 / NVFP4 layouts after loading are
+#: recorded (Qwen4-Exp's plain layout: tests/fidelity/quant_cases_qwen4exp.py); Qwen3-Next's own are not
+CT_SCALED_NEXT_MODEL_TYPES = frozenset({"qwen4_exp", "qwen4_exp_text"})
+
+
+def _ct_next(quant: Quant, family: str, config: Mapping[str, Any]) -> bool:
+    """compressed-tensors W8A8 / NVFP4 on a model walked as Qwen3-Next whose layout after loading
+    is recorded (:data:`CT_SCALED_NEXT_MODEL_TYPES`): its Gated DeltaNet, attention, shared-expert
+    and routed-expert layers as the dense and Qwen3-MoE families' are."""
+    return (
+        quant.scaled is not None
+        and quant.method == "compressed-tensors"
+        and family == "qwen3_next"
+        and config.get("model_type") in CT_SCALED_NEXT_MODEL_TYPES
+    )
 
 
 def _local_experts(e: int, ep: int) -> int:
@@ -2317,6 +2338,8 @@ def _linear(
         scheme = quant.scaled.layer_scheme(name, checkpoint_parts(name))
         if scheme is None:
             return linear_bytes(Quant(), k, parts, ab) + plain
+        if quant.method == "fp8" and quant.block is not None:  # vLLM's block-shape check (validate_fp8_block_shape)
+            linear_bytes(quant, k, parts, ab, tp=tp, split=split)
         return modelopt_linear_bytes(quant.scaled, scheme, k, parts, ab, bias=bias)
     if quant.wna16 is not None:
         out = wna16_linear_bytes(quant.wna16, name, k, parts, ab, tp=tp, split=split, bias=bias)
@@ -2613,6 +2636,7 @@ def _scaled_on_gpu(quant: Quant, scaled: ScaledQuant, par: Parallel, family: str
         layer_workspace=rules.marlin_layer_workspace,
         humming=sm in rules.humming_before_marlin,
         experts_checked=par.vllm_version in SCALED_EXPERTS_RELEASES,
+        cutlass_fp8_pad=par.vllm_version not in CUTLASS_FP8_PAD_FAILS,
     )
     if isinstance(scaled, ModelOptQuant):
         scaled = replace(

@@ -14,7 +14,13 @@ the final ``hyper_connection_mixer`` (no injection): ``hc_norm`` ``[hc x H]``,
 (``params_dtype=torch.bfloat16``).
 
 Refused by name: QSA layers (``indexer_*``), PLE layers (``ple_layer_ids``), layer types other than
-``linear_attention`` / ``full_attention``, ``hc_count`` <= 1, quantized checkpoints.
+``linear_attention`` / ``full_attention``, ``hc_count`` <= 1; GPTQ on 0.32.0 / 0.33.0 (vLLM
+refuses it: :data:`WHY_GPTQ`), and quantized checkpoints of a method, release, GPU or parallelism
+not recorded (:data:`QUANT_METHODS`, :data:`QUANT_RELEASES`, :data:`QUANT_SMS`, pipeline / expert parallelism).
+
+Quantized (vLLM 0.29.0-0.33.0; SM 8.6 / 8.9 / 9.0 / 10.0): the Qwen3-Next layers take the
+checkpoint's method as Qwen3-Next's walk models them, the hyper-connection weights stay bfloat16
+(their ``quant_config=None``), as do the embedding and the LM head.
 """
 
 from __future__ import annotations
@@ -31,6 +37,22 @@ from dryboot.vllm.versions import rules_for
 ARCH = "Qwen4ExpForCausalLM"
 #: bytes per element of the hyper-connection weights (``params_dtype=torch.bfloat16``)
 HC_BYTES = 2
+#: the releases and GPUs (``major * 10 + minor``) whose quantized layouts after loading are recorded
+#: against vLLM (``tests/fidelity/quant_cases_qwen4exp.py``)
+QUANT_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+QUANT_SMS = (86, 89, 90, 100)
+#: the methods recorded (plain fp8, compressed-tensors W8A8 / NVFP4 / W4A16, AWQ, GPTQ)
+QUANT_METHODS = ("fp8", "compressed-tensors", "awq", "gptq")
+#: the releases that refuse a GPTQ checkpoint of Qwen4-Exp (:data:`WHY_GPTQ`; 0.29.0-0.31.0 load it)
+GPTQ_REFUSED_RELEASES = ("0.32.0", "0.33.0")
+#: GPTQ on 0.32.0 / 0.33.0: vLLM reads the quantized modules from the checkpoint (``maybe_update_config``) and maps them
+#: through the model's ``hf_to_vllm_mapper`` (``q_proj`` / ``k_proj`` / ``v_proj`` onto ``qkv_proj``),
+#: after which the attention's shards match unevenly and vLLM refuses the checkpoint
+WHY_GPTQ = (
+    "vLLM 0.32.0 / 0.33.0 refuse GPTQ checkpoints of Qwen4Exp: the attention's q/k/v names mapped onto qkv_proj "
+    "before the quantized modules are matched ('Detected some but not all shards of ...self_attn.qkv_proj are "
+    "quantized')"
+)
 
 
 def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
@@ -97,14 +119,40 @@ def hyper_connections(config: Mapping[str, Any], par: W.Parallel) -> W.RankWeigh
     return w
 
 
+def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
+    """What of a quantized Qwen4-Exp is not checked against vLLM, named.
+
+    :raises InputError: GPTQ on 0.32.0 / 0.33.0 (vLLM refuses it, :data:`WHY_GPTQ`), a method not recorded
+        (:data:`QUANT_METHODS`), a release or GPU not recorded, pipeline or expert parallelism."""
+    why = None
+    if quant.method == "gptq" and par.vllm_version in GPTQ_REFUSED_RELEASES:
+        why = WHY_GPTQ
+    elif quant.method not in QUANT_METHODS:
+        why = f"{quant.method} layouts of {ARCH} are not recorded (only {', '.join(QUANT_METHODS)})"
+    elif par.vllm_version not in QUANT_RELEASES:
+        why = f"quantized {ARCH} layouts are checked on vLLM {', '.join(QUANT_RELEASES)} only"
+    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in QUANT_SMS:
+        listed = ", ".join(f"{s // 10}.{s % 10}" for s in QUANT_SMS)
+        why = f"quantized {ARCH} layouts ({quant.method}) are checked on SM {listed} only"
+    elif par.pp > 1 or par.expert_parallel:
+        why = f"quantized {ARCH} under pipeline or expert parallelism is not modelled"
+    if why:
+        raise InputError("quantization_config", "quant_method", why)
+
+
 def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     """One rank: Qwen3-Next's walk over the prepared config, less its norms, plus the
-    hyper-connection weights.
+    hyper-connection weights. Quantized, the Gated DeltaNet, attention and MoE layers take the
+    checkpoint's method as Qwen3-Next's do (vLLM passes them the model's ``quant_config``); the
+    hyper-connection projections (``quant_config=None``), the embedding and the LM head (none
+    passed) stay unquantized, the former bfloat16 whatever the model dtype.
 
-    :raises InputError: see :func:`_prepare`; a quantized checkpoint (not modelled)."""
+    :raises InputError: see :func:`_prepare`; a quantized checkpoint on a release, GPU or
+        parallelism not recorded (:func:`_refuse_quantized`), or what Qwen3-Next's walk refuses."""
     config_only(config, args)
-    if W.quant_from_config(config, args.hf_quant).method is not None:
-        raise InputError("quantization_config", "quant_method", f"quantized {ARCH} layouts are not modelled")
+    quant = W.quant_from_config(config, args.hf_quant)
+    if quant.method is not None:
+        _refuse_quantized(quant, par)
     prepared = _prepare(config, par.vllm_version)
     w = _text(prepared, "Qwen3NextForCausalLM", par, args)
     norm = W._int(prepared, "hidden_size") * W.model_dtype_bytes(prepared, args.dtype)

@@ -347,10 +347,14 @@ def wna16_experts_bytes(q: WNA16, name: str, e: int, h: int, i: int, act_bytes: 
     if s is None:
         raise InputError("quantization_config", "extra_config", f"{name}: unquantized experts beside quantized layers")
     g = s.group_size
-    if q.packing == "gptq" and g in MOE_MARLIN_GROUPS and not h % 128 and not i % 64 and i % max(64, g):
+    # AutoAWQ's MoE method runs the same check; off Humming the Marlin check below refuses its shapes
+    checked = q.packing == "gptq" or (q.packing == "awq" and q.humming)
+    if checked and g in MOE_MARLIN_GROUPS and not h % 128 and not i % 64 and i % max(64, g):
         # check_moe_marlin_supports_layer, before any MoE kernel is chosen (Humming on 0.33 SM 9.0
         # too): a group straddling the TP shard sends vLLM to its MoeWNA16 method (recorded:
-        # Qwen1.5-MoE-A2.7B GPTQ at TP 2, intermediate 704, group 128, on SM 8.6-9.0)
+        # Qwen1.5-MoE-A2.7B GPTQ at TP 2, intermediate 704, group 128, on SM 8.6-9.0; Qwen4-Exp's
+        # tiny AWQ config at TP 2, intermediate 64, group 128, on 0.33.0 SM 9.0, where vLLM's
+        # MoeWNA16 Humming conversion then fails)
         raise InputError(
             "quantization_config",
             "group_size",

@@ -93,6 +93,10 @@ class ScaledQuant:
     #: plain fp8 block layers served by DeepGEMM with UE8M0 scales (SM 10.x: vLLM 0.27.1-0.30.0):
     #: each layer's block scales broadcast to one per output row, packed four to an int32
     deep_gemm_ue8m0: bool = False
+    #: the release's CUTLASS fp8 kernel pads a layer whose ``k`` or ``n`` is not a multiple of 16
+    #: (0.33.0); before (:data:`CUTLASS_FP8_PAD_FAILS`) it fails re-registering the padded weight's
+    #: ``weight_loader`` (``set_weight_attrs``: "Overwriting existing tensor attribute")
+    cutlass_fp8_pad: bool = True
 
     def layer_scheme(self, name: str, parts: tuple[str, ...]) -> ScaledScheme | None:
         """The scheme of vLLM layer ``name`` whose checkpoint modules are ``parts``, or ``None``
@@ -244,8 +248,8 @@ def _scaled_linear_bytes(
                 pn, pk = marlin_padded_nk(n, k, -1)
                 scale = pn * act_bytes
             return [("weight", pn * pk), ("scale", scale), *workspace]
-        if s.strategy == "channel":
-            out = [("weight", n * k), ("scale", 4 * n)]
+        if s.strategy in ("channel", "tensor"):
+            out = _cutlass_fp8_bytes(q, s, k, parts)
         elif s.strategy == "block" and q.deep_gemm_ue8m0:
             out = [("weight", n * k), ("scale", deep_gemm_ue8m0_scale_bytes(n, k, s.block))]
         elif s.strategy == "block":
@@ -263,6 +267,36 @@ def _scaled_linear_bytes(
             return [*nvfp4_marlin_bytes(n, k), *scalars, *workspace]
         return [("weight", n * k // 2), ("scale", _round_up(n, 128) * _round_up(k // 16, 4)), *scalars]
     raise AssertionError(s.kind)  # pragma: no cover
+
+
+#: releases whose ``CutlassFP8ScaledMMLinearKernel.process_weights_after_loading`` raises on a layer
+#: it pads (``set_weight_attrs`` over the kept ``weight_loader``)
+CUTLASS_FP8_PAD_FAILS = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+
+
+def _cutlass_fp8_bytes(q: ScaledQuant, s: ScaledScheme, k: int, parts: tuple[int, ...]) -> list[tuple[str, int]]:
+    """An fp8 layer with one scale per output channel or per tensor (``n = sum(parts)`` outputs,
+    ``k`` inputs per rank) after ``CutlassFP8ScaledMMLinearKernel.process_weights_after_loading``
+    (vLLM's kernel for them from SM 8.9): the weight ``[k, n]`` padded with zeros to multiples of
+    16 in both dimensions, and, where ``n`` is padded and the scale holds more than one value
+    (per channel, or one per merged part), the scale padded to a multiple of 16 entries (float32).
+
+    :raises InputError: a layer to pad on a release whose kernel fails doing so
+        (:attr:`ScaledQuant.cutlass_fp8_pad`)."""
+    n = sum(parts)
+    pk, pn = _round_up(k, 16), _round_up(n, 16)
+    if (pk, pn) != (k, n) and not q.cutlass_fp8_pad:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"an fp8 layer of {n} x {k} per rank: vLLM's CUTLASS fp8 kernel pads it to multiples of 16 and this "
+            "release then fails re-registering its weight_loader (AssertionError: Overwriting existing tensor "
+            "attribute: weight_loader)",
+        )
+    scales = n if s.strategy == "channel" else len(parts)
+    if pn != n and scales > 1:
+        scales = _round_up(scales, 16)
+    return [("weight", pn * pk), ("scale", 4 * scales)]
 
 
 def deep_gemm_ue8m0_scale_bytes(n: int, k: int, block: tuple[int, int] | None) -> int:
