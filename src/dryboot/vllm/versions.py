@@ -196,8 +196,10 @@ class VersionRules:
         (``TransformersMultiModalForCausalLM`` over transformers' HunYuanVL model: its KV cache
         planned, its weights refused by name, ``model_executor/models/hunyuan_vision.py``).
     :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
-        attention heads across tensor-parallel ranks (0.31+: TP 8 over 4 vision heads served;
-        0.29 / 0.30 refuse it, ``AssertionError: 4 is not divisible by 8``; recorded in
+        attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
+        replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
+        ``QKVParallelLinear`` of the vision heads, ``fusers/qkv.py``, whose ``divide`` fails:
+        ``AssertionError: 4 is not divisible by 8``; recorded in
         ``tests/fidelity/data/release-architectures/``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
