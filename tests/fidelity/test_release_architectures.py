@@ -47,6 +47,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # Qwen3.5's hybrid on a hyper-connection stream, its block sized from the PLE state page too
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.30.0": {
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -63,6 +64,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -87,6 +89,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -111,6 +114,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -162,6 +166,7 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         ),
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
 }
 
@@ -279,6 +284,8 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.32.0", "MellumForCausalLM", "hf_config_class_architectures"),
         ("0.31.0", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
         ("0.27.1", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
+        ("0.31.0", "HunYuanVLForConditionalGeneration", "hunyuan_vl_whole_tower"),
+        ("0.33.0", "HunYuanVLForConditionalGeneration", "hunyuan_vl_whole_tower"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

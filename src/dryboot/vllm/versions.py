@@ -192,7 +192,15 @@ class VersionRules:
         already has (0.32.0, recorded: GLM-4.1V, GLM-4.5V, GLM-OCR; 0.33.0, recorded: those and
         EXAONE-4.5).
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
-        backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``).
+        backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``); so is HunYuan-VL
+        (``TransformersMultiModalForCausalLM`` over transformers' HunYuanVL model: its KV cache
+        planned, its weights refused by name, ``model_executor/models/hunyuan_vision.py``).
+    :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
+        attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
+        replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
+        ``QKVParallelLinear`` of the vision heads, ``fusers/qkv.py``, whose ``divide`` fails:
+        ``AssertionError: 4 is not divisible by 8``; recorded in
+        ``tests/fidelity/data/release-architectures/``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -288,6 +296,7 @@ class VersionRules:
     pp_towers_first_stage: bool = False
     muse_glimmer_layer_types: bool = False
     sparse_mla_pool_row_aligned: bool = False
+    hunyuan_vl_whole_tower: bool = False
 
 
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
@@ -297,12 +306,6 @@ _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "Stabl
 def _removed(architecture: str) -> str:
     return f"vLLM refuses it: {architecture} was supported in vLLM until v0.28.0, and is not supported anymore"
 
-
-_HUNYUAN_VL_BACKEND = (
-    "its registry serves it through the Transformers modeling backend (TransformersMultiModalForCausalLM, "
-    "transformers/multimodal.py), whose engine start loads the checkpoint's image processor files (OSError "
-    "without them, recorded on 0.33.0): not modelled"
-)
 
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
 #: not the GPU kernel libraries its model class needs (checked with each release's oracle).
@@ -318,10 +321,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         'vLLM 0.27.1 fails to inspect its model class ("failed to be inspected", recorded): vLLM refuses it'
     ),
     **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
-    **{
-        (v, "HunYuanVLForConditionalGeneration"): _HUNYUAN_VL_BACKEND
-        for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-    },
     **{
         (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
         for v in ("0.32.0", "0.33.0")
@@ -383,7 +382,8 @@ _V028 = VersionRules("0.28.0")
 _V029 = replace(
     _V028,
     version="0.29.0",
-    unverified_architectures=_REMOVED_IN_029 | {"HunYuanVLForConditionalGeneration"},
+    # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
+    unverified_architectures=_REMOVED_IN_029,
     hunyuan_transformers_backend=True,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
@@ -421,12 +421,13 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM", "HunYuanVLForConditionalGeneration"},
+    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM"},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
     v2_runner_v1_methods=frozenset({"ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class"}),
     sparse_mla_pool_row_aligned=True,
+    hunyuan_vl_whole_tower=True,
     laguna_ropes_by_layer_type=True,
     transformers_backend_fuses_biased_qkv=True,
     # no mellum entry in vLLM's config registry from 0.31: transformers' MellumConfig reads the file

@@ -14,13 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dryboot.errors import InputError, missing_field, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
 from dryboot.vllm.distributed import NOT_SUPPORTS_PP, TOWER_NOT_SUPPORTS_PP, UNNAMED_TEXT_CONFIG_PP
 from dryboot.vllm.models.dense import DECODERS
 from dryboot.vllm.models.dense import verify as verify
+from dryboot.vllm.versions import rules_for
+
+if TYPE_CHECKING:
+    from dryboot.vllm.engine_args import EngineArgs
 
 
 class LanguageModelFamily(Protocol):
@@ -783,6 +787,24 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
             ("encoder_config.output_dim", size("encoder_config.output_dim", 42)),
         )
     return ()
+
+
+def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
+    """HunYuan-VL without its vision tower's sharded heads where the release serves it through the
+    Transformers modeling backend and keeps the tower's attention whole (switch
+    ``hunyuan_vl_whole_tower``, 0.31+: tensor parallelism need not divide
+    ``vision_config.num_attention_heads``; TP 8 over 4 vision heads recorded served on 0.31.0-0.33.0,
+    refused on 0.29.0 / 0.30.0 as on 0.28.0, ``tests/fidelity/data/release-architectures/``).
+    Every other wrapper: ``model`` itself.
+
+    :returns: ``model`` with no tower heads, or ``model`` itself."""
+    if (
+        model.architecture == "HunYuanVLForConditionalGeneration"
+        and model.parallel.tower_heads
+        and rules_for(args.vllm_version).hunyuan_vl_whole_tower
+    ):
+        return model.evolve(tower_heads=())
+    return model
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:

@@ -15,9 +15,12 @@ output projections alike). Then on every TP rank and pipeline stage the ``HunYua
   ``image_begin`` / ``image_end`` / ``image_sep`` ``[out]``, the ``before_rms`` ``[D]`` and
   ``after_rms`` ``[out]`` RMSNorms (``m = spatial_merge_size``, ``out = out_hidden_size``).
 
-``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower. The releases that
-do not build this class (0.27.1 fails to inspect it; 0.29+ serve it through the Transformers
-modeling backend) are refused as the planner refuses them (``VersionRules.unverified_architectures``). A nested
+``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops the tower. 0.27.1 fails to
+inspect this class: refused as the planner refuses it (``VersionRules.unverified_architectures``).
+0.29+ serve it through the Transformers modeling backend (``TransformersMultiModalForCausalLM``,
+``transformers/multimodal.py``, over transformers' ``HunYuanVLForConditionalGeneration``; switch
+``hunyuan_transformers_backend``): its KV cache is the language model's (planned through the same
+text model), its weights are refused by name (:data:`BACKEND_UNSIZED`). A nested
 ``text_config``, a MoE language model (``num_experts``), cross-layer attention (``use_cla``) and
 the ``bias`` / ``mlp_bias`` keys are refused by name.
 """
@@ -75,11 +78,23 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
     return tensors("vision", counts, ab)
 
 
+#: why the weights of HunYuan-VL are refused on the releases that serve it through the
+#: Transformers modeling backend (0.29+)
+BACKEND_UNSIZED = (
+    "weights of HunYuanVLForConditionalGeneration are not modelled on vLLM {version}: its registry serves it "
+    "through the Transformers modeling backend (TransformersMultiModalForCausalLM, transformers/multimodal.py), "
+    "whose modules over transformers' HunYuanVL model (query/key RMSNorms on every layer, the vision tower as "
+    "the backend builds it) are not sized"
+)
+
+
 def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
     rules = rules_for(par.vllm_version)
     if "HunYuanVLForConditionalGeneration" in rules.unverified_architectures:
         why = unverified_reason(rules.version, "HunYuanVLForConditionalGeneration")
         raise InputError("--vllm-version", rules.version, f"HunYuanVLForConditionalGeneration: {why}")
+    if rules.hunyuan_transformers_backend:
+        raise InputError("config.json", "architectures", BACKEND_UNSIZED.format(version=rules.version))
     for key, why in _REFUSED.items():
         if config.get(key):
             raise InputError("config.json", key, f"HunYuanVLForConditionalGeneration: {why}")
