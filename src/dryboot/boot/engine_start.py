@@ -92,6 +92,15 @@ What is faked, and why (nothing else is):
   (``step5/nvidia/ops/summary_update.py``; the others only inside ``@triton.jit`` bodies, which the
   placeholder never runs). A stand-in ``tl.extra`` answers any attribute path under it with a
   namespace that raises when called; no kernel is ever called.
+* **No JIT warmup registration.** From 0.30.0 layers with JIT kernels (DeepSeek-V4's decoder
+  layers, compressors and indexers, ...) import those kernels' modules at construction when
+  ``kernel_config.enable_jit_warmup`` is on (the default), to register them for the compile-only
+  warmup the worker runs after the KV cache is allocated. Those modules need the CUDA wheel's
+  own dependencies, absent here: TileLang (``vllm.tilelang_utils``: "ImportError: tilelang is
+  required for mhc") and the CuTe DSL (``cutlass``, ``quack``). Each worker builds the model with
+  ``enable_jit_warmup`` off: registering records compile keys only (no parameter, buffer or KV
+  spec; no warmup registry is active here, so it would do nothing), and nothing else it gates
+  runs before the KV cache is planned.
 * **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
   modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
   5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
@@ -940,11 +949,21 @@ def _loaded_bytes(nbytes: int) -> int:
     return segment if unsplit else size
 
 
+def _no_jit_warmup_registration(cfg: Any) -> None:
+    """Build the model with ``kernel_config.enable_jit_warmup`` off (see the module docstring):
+    with it on, layers import their JIT kernels' modules to register them for the warmup that
+    runs after the KV cache is allocated (a no-op here: no warmup registry is active)."""
+    kernel_config = getattr(cfg, "kernel_config", None)
+    if getattr(kernel_config, "enable_jit_warmup", False):
+        kernel_config.enable_jit_warmup = False
+
+
 def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[str, Any]:
     """What one GPU worker does up to ``get_kv_cache_spec``: build the drafter and the model
     (pipeline stage ``pp_rank``) on the meta device, then ``update_block_size_for_backend`` on
     its own config (each worker runs it after its load: ``multiproc_executor.py``)."""
     _set_parallel_groups(cfg, pp_rank)
+    _no_jit_warmup_registration(cfg)
     V.current_platform.check_if_supports_dtype(cfg.model_config.dtype)
     meta = V.torch.device("meta")
     v2 = bool(cfg.use_v2_model_runner)

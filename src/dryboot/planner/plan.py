@@ -352,13 +352,13 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     pairs = P.layer_specs(caches, block, num_mtp) + hidden
     specs = dict(pairs)
     try:
-        groups = P.group_specs(specs)
+        groups = P.group_specs(specs, hidden_apart=cfg.rules.version in P.POOLED)
     except ValueError as exc:
         raise InputError("--model", model.source, f"{model.architecture}: {exc}") from None
     stage_names = P.stage_layers(pairs, len(caches.compress_ratios), num_mtp, args)
     workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
     kv_groups = P.kv_groups(groups, specs)
-    stride = P.block_stride(P.worker_groups(groups, workers[0]), specs)
+    stride = P.block_stride(P.worker_groups(groups, workers[0]), specs, P.pool_rules(cfg))
     grouping = Grouping(
         runs=(),
         group_size=max(len(g) for g in groups.groups),
