@@ -39,6 +39,7 @@ def record_path(version: str) -> Path:
     """Where ``record_deepseek_v4.py`` keeps ``version``'s answers (0.28.0's first: ``recorded.json``)."""
     return RECORDED if version == "0.28.0" else DATA / f"recorded-{version}.json"
 
+
 #: config name -> file
 CONFIGS = {
     "tiny": T.DATA / f"{ARCH}.json",
@@ -198,3 +199,18 @@ def test_a_float_kv_dtype_is_refused_as_vllm_refuses_it(version: str) -> None:
     got = H.run_dryboot(make_case(0, "interleaved", argv), version)
     assert got.get("refused"), got
     assert "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got bfloat16" in str(got["error"]), got
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_vision_tower_is_refused_where_vllm_serves_the_wrapper(version: str) -> None:
+    """0.30.0+ serve a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as
+    ``DeepseekV4ForConditionalGeneration`` (not modelled): refused by name there; earlier releases
+    read no vision field and build the text model, planned as the config without it."""
+    config = json.loads(CONFIGS["interleaved"].read_text())
+    model = H._write_config(H.default_workdir(), "dsv4-vision", {**config, "vision_n_layers": 2})
+    plain = H.Case(id="plain", family=f"arch:{ARCH}", model=T.materialize(ARCH, CONFIGS["interleaved"]), argv=_MEM)
+    got = H.run_dryboot(H.Case(id="vision", family=f"arch:{ARCH}", model=model, argv=_MEM), version)
+    if version in ("0.27.1", "0.28.0", "0.29.0"):
+        assert H.compare({**H.run_dryboot(plain, version), "ok": True}, got)["agree"], got
+        return
+    assert got.get("refused") and "DeepseekV4ForConditionalGeneration" in str(got["error"]), got

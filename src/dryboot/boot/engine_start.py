@@ -954,7 +954,7 @@ def _no_jit_warmup_registration(cfg: Any) -> None:
     with it on, layers import their JIT kernels' modules to register them for the warmup that
     runs after the KV cache is allocated (a no-op here: no warmup registry is active)."""
     kernel_config = getattr(cfg, "kernel_config", None)
-    if getattr(kernel_config, "enable_jit_warmup", False):
+    if kernel_config is not None and getattr(kernel_config, "enable_jit_warmup", False):
         kernel_config.enable_jit_warmup = False
 
 

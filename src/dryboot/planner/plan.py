@@ -340,8 +340,9 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     backend's cache block (``--block-size`` or 256 tokens), every cache's spec, the packed groups,
     then blocks and concurrency per pipeline stage.
 
-    :raises InputError: what vLLM 0.28.0 refuses (a KV cache dtype other than fp8, a block below
-        128 tokens) or what was not verified against it.
+    :raises InputError: what the release planned refuses (a KV cache dtype other than fp8 where
+        it asserts one, a block below 128 tokens, ...) or what was not verified against it
+        (:func:`dryboot.vllm.kv_cache_utils.packed.check_engine_config`).
     """
     from dryboot.vllm.kv_cache_utils import packed as P  # at call: only DeepSeek-V4 plans load it (~8 ms)
 

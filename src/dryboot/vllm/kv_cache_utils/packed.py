@@ -1,6 +1,9 @@
 """DeepSeek-V4's KV cache: its specs, its multi-group grouping and its packed block slab.
 
-Mirrors vLLM 0.28.0: the layers' ``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
+Mirrors vLLM 0.28.0 (and, where they differ, the releases of :data:`POOLED`,
+:data:`LAYOUT_PACKED`, :data:`KERNEL_ALIGNED`, :data:`HIDDEN_STATES_REFUSED` and
+:data:`VISION_ROUTED`; every release of :data:`PLANNED_RELEASES` is checked against its own
+engine start): the layers' ``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
 ``DeepseekV4Attention`` / ``DeepseekV4IndexerCache``, ``compressor.py``
 ``CompressorStateCache``, ``v1/attention/backends/mla/sparse_swa.py`` ``DeepseekV4SWACache``),
 ``v1/kv_cache_interface.py`` (``MLAAttentionSpec`` / ``SlidingWindowMLASpec`` storage blocks and
@@ -18,8 +21,8 @@ rounded up to 576 bytes.
 
 from __future__ import annotations
 
-from collections import Counter
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from dryboot.errors import InputError
@@ -42,8 +45,6 @@ ALIGNMENT = 576
 SWA_BLOCK = 64
 #: the sparse SWA backend's default cache block (tokens; "Setting kv cache block size to 256")
 DEFAULT_BLOCK = 256
-#: the release whose packed KV cache dryboot modelled first (its figures, the others' reference)
-VERIFIED_RELEASE = "0.28.0"
 #: releases whose packed KV cache dryboot models, each checked against that release's engine
 #: start (``tests/fidelity/data/deepseek_v4/recorded-<release>.json``); every other is refused
 PLANNED_RELEASES = frozenset({"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
@@ -66,6 +67,10 @@ POOLED = frozenset({"0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 KERNEL_ALIGNED = frozenset({"0.32.0", "0.33.0"})
 #: the DeepSeek-V4 sparse MLA and indexer backends' kernel block (tokens)
 KERNEL_BLOCK = 256
+#: releases that serve a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as the
+#: multimodal wrapper ``DeepseekV4ForConditionalGeneration`` (``model_arch_config_convertor.py``
+#: ``DeepseekV4ModelArchConfigConvertor``), which dryboot does not plan
+VISION_ROUTED = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 #: releases whose engine config refuses the ``extract_hidden_states`` drafter on a DeepSeek-V4
 #: config: the draft config re-validates the target's ``mlp_layer_types`` (transformers'
 #: ``DeepseekV4Config`` fills it with ``hash_moe`` / ``moe``) against ``('sparse', 'dense')``
@@ -91,6 +96,8 @@ def pool_rules(cfg: EngineConfig) -> PoolRules:
     """The :class:`PoolRules` of the release ``cfg`` plans."""
     version = cfg.rules.version
     return PoolRules(version in POOLED, cfg.rules.reserve_null_block, version in KERNEL_ALIGNED)
+
+
 #: releases whose ``_resolve_dsv4_kv_cache_dtype`` (``models/deepseek_v4/attention.py``) asserts an
 #: fp8 KV cache for the ``fp8_ds_mla`` layout, ``auto`` included (AssertionError); 0.30.0-0.33.0
 #: take ``auto`` as fp8 there and serve other dtypes on plain-row backends
@@ -479,12 +486,15 @@ def kv_groups(groups: PackedGroups, specs: dict[str, AttentionSpec]) -> tuple[KV
 
 def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
     """The cache block the packed layers take (``--block-size`` or :data:`DEFAULT_BLOCK`, the
-    sparse SWA backend's), after what vLLM 0.28.0 refuses for them or was not verified; logs
-    vLLM's block-size line when the block is the default.
+    sparse SWA backend's), after what the release planned refuses for them or was not verified;
+    logs vLLM's block-size line when the block is the default.
 
     :raises InputError: a KV cache dtype other than fp8 on a release that asserts it
-        (:data:`FP8_ASSERTED`, named with the release planned), a block below 128 tokens (its
-        ZeroDivisionError), another release, block or named backend (not verified).
+        (:data:`FP8_ASSERTED`, named with the release planned), or other than fp8 and ``auto``
+        on a later one (its ValueError); a release outside :data:`PLANNED_RELEASES`; a config
+        with a vision tower on :data:`VISION_ROUTED`; no ratio-4 layer on :data:`LAYOUT_PACKED`
+        (vLLM's NotImplementedError); a block below 128 tokens (its ZeroDivisionError); another
+        block or a named backend (not verified).
     """
     model, args, version = cfg.model, cfg.args, cfg.rules.version
     dtype = cfg.kv_cache_dtype
@@ -509,7 +519,15 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
             f"{model.architecture}: vLLM {version} builds its fp8_ds_mla layout only with an fp8 KV cache (ValueError: "
             f"DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {dtype}); auto is taken as fp8",
         )
-    ratios = packed_caches(model).compress_ratios
+    caches = packed_caches(model)
+    ratios = caches.compress_ratios
+    if version in VISION_ROUTED and caches.vision_n_layers > 0:
+        raise InputError(
+            "--model",
+            model.source,
+            f"{model.architecture}: vision_n_layers {caches.vision_n_layers}: vLLM {version} serves the config as "
+            "DeepseekV4ForConditionalGeneration (an mm-prefix model with a DeepseekV4ViT tower), which is not modelled",
+        )
     if version in LAYOUT_PACKED and 4 not in ratios:
         first = next(i for i, r in enumerate(ratios) if r > 1)
         raise InputError(
@@ -550,7 +568,9 @@ def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, 
     (``"method": "mtp"``), or the ``extract_hidden_states`` cache (``HiddenStateCacheSpec``, an
     ``MLAAttentionSpec``: it joins the MLA group, unaligned).
 
-    :raises InputError: any other drafter, or a drafter under pipeline parallelism.
+    :raises InputError: any other drafter, a drafter under pipeline parallelism (MTP is run on
+        the last stage where the release runs drafters under it: ``pp_draft_models``), or the
+        hidden-state drafter on :data:`HIDDEN_STATES_REFUSED`.
     """
     model, args, d = cfg.model, cfg.args, cfg.drafter
     if d is None:

@@ -100,6 +100,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         sliding_window=f.integer("sliding_window"),
         num_attention_heads=heads,
         o_groups=f.integer("o_groups"),
+        vision_n_layers=f.integer("vision_n_layers", default=0, minimum=0),
     )
     return geometry(
         f,
