@@ -63,6 +63,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
+        # release are test_deepseek_v4's
+        "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
     "0.31.0": {
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -87,6 +90,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
+        # release are test_deepseek_v4's
+        "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
     "0.32.0": {
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -111,6 +117,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
+        # release are test_deepseek_v4's
+        "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
     "0.33.0": {
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -162,6 +171,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         ),
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
+        # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
+        # release are test_deepseek_v4's
+        "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
 }
 

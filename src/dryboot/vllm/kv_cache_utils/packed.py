@@ -85,17 +85,22 @@ class PoolRules:
     :param reserve_null_block: the memory checks and auto-fit see each worker's budget less one
         block (``check_memory``: the block pool's null block).
     :param kernel_aligned: :data:`KERNEL_ALIGNED` (the block stride).
+    :param kv_memory_wording: the auto-fit line names the KV cache memory the checks see
+        (``VersionRules.autofit_log_kv_memory``).
     """
 
     pooled: bool = False
     reserve_null_block: bool = False
     kernel_aligned: bool = False
+    kv_memory_wording: bool = False
 
 
 def pool_rules(cfg: EngineConfig) -> PoolRules:
     """The :class:`PoolRules` of the release ``cfg`` plans."""
     version = cfg.rules.version
-    return PoolRules(version in POOLED, cfg.rules.reserve_null_block, version in KERNEL_ALIGNED)
+    return PoolRules(
+        version in POOLED, cfg.rules.reserve_null_block, version in KERNEL_ALIGNED, cfg.rules.autofit_log_kv_memory
+    )
 
 
 #: releases whose ``_resolve_dsv4_kv_cache_dtype`` (``models/deepseek_v4/attention.py``) asserts an
@@ -397,18 +402,25 @@ def auto_fit(
 
     :raises CannotAutoFit: not even one token fits.
     """
-    fitted, limiting = upper, available
+    fitted, limiting = upper, None
     for w in workers:
         projected = worker_groups(groups, w)
         stride = block_stride(projected, specs, rules)
         budget = override * stride if override is not None else available
         if rules.reserve_null_block:
             budget -= stride
+        limiting = budget if limiting is None else limiting  # the first worker's, unless one limits
         worker_max = estimate_max_model_len(projected, specs, upper, in_flight, budget, rules)
         if worker_max < fitted:
             fitted, limiting = worker_max, budget
+    assert limiting is not None
     if fitted <= 0:
         raise CannotAutoFit(0, limiting, 1, 0)
+    if rules.kv_memory_wording:
+        where = f"available KV cache memory ({format_gib(limiting)} GiB GPU)"
+        if fitted >= upper:
+            return upper, f"Auto-fit max_model_len: full model context length {upper} fits in {where}"
+        return fitted, f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in {where}"
     if fitted >= upper:
         return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
     return fitted, (
