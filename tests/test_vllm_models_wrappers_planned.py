@@ -22,9 +22,7 @@ KNOWN = {
     "FireRedASR2ForConditionalGeneration": "vLLM cannot build its Conformer encoder on the meta device",
     # vLLM 0.33.0's
     "NemotronH_Omni_Reasoning_V3": "its model class reads config keys transformers' nemotron_h_omni class lacks",
-    "DeepseekV4ForConditionalGeneration": (
-        "an mm-prefix model whose DeepseekV4ViT tower is not modelled"
-    ),
+    "DeepseekV4ForConditionalGeneration": ("an mm-prefix model whose DeepseekV4ViT tower is not modelled"),
     # 0.33.0 only: no transformers it allows (<5.21) nor vLLM has the minicpm_ocr config class
     "MiniCPMOcrForConditionalGeneration": "vLLM 0.33.0 cannot read its config (model_type minicpm_ocr)",
     # vLLM 0.28.0 and 0.33.0 fail to build them (recorded: tests/fidelity/data/wrappers/, case ids in
