@@ -14,7 +14,8 @@ One file for every release; what differs by release is checked where it is used 
 presence of the function a release introduced, or ``VLLM_MINOR``):
 
 * 0.29.0+: ``EngineCore._initialize_kv_caches`` resolves one KV cache layout first
-  (``resolve_kv_cache_layout`` over ``WorkerBase.get_supported_kv_cache_layouts``).
+  (``resolve_kv_cache_layout`` over each pipeline stage worker's
+  ``WorkerBase.get_supported_kv_cache_layouts``).
 * 0.30.0+: the global block size is the smallest block of the groups that take part in prefix
   caching (``prefix_cacheable``).
 * 0.27.1: no ``update_kv_cache_capacity``; the core stores ``get_kv_cache_capacity``'s answer.
@@ -1117,8 +1118,11 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         if V.resolve_kv_cache_layout is not None:
             # 0.29.0+ EngineCore._initialize_kv_caches: one layout from the workers' backends
             # (WorkerBase.get_supported_kv_cache_layouts), adopted via set_kv_cache_layout.
+            # (one list per pipeline stage's worker: resolve_kv_cache_layout asserts they agree)
             worker = types.SimpleNamespace(vllm_config=cfg)
-            supported = [V.WorkerBase.get_supported_kv_cache_layouts(worker)]
+            supported = [
+                V.WorkerBase.get_supported_kv_cache_layouts(types.SimpleNamespace(vllm_config=c)) for c in stage_cfgs
+            ]
             layout = V.resolve_kv_cache_layout(cfg, supported, [s for d in kv_cache_specs for s in d.values()])
             if hasattr(V.planning, "get_global_kv_cache_groups"):
                 # 0.33.0: global groups first (also fixes the DCP interleave size), passed on

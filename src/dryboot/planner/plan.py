@@ -357,6 +357,7 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     except ValueError as exc:
         raise InputError("--model", model.source, f"{model.architecture}: {exc}") from None
     stage_names = P.stage_layers(pairs, len(caches.compress_ratios), num_mtp, args)
+    P.check_stage_layouts(cfg, stage_names)
     workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
     kv_groups = P.kv_groups(groups, specs)
     stride = P.block_stride(P.worker_groups(groups, workers[0]), specs, P.pool_rules(cfg))

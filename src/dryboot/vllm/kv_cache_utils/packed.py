@@ -1,9 +1,10 @@
 """DeepSeek-V4's KV cache: its specs, its multi-group grouping and its packed block slab.
 
 Mirrors vLLM 0.28.0 (and, where they differ, the releases of :data:`POOLED`,
-:data:`LAYOUT_PACKED`, :data:`KERNEL_ALIGNED`, :data:`HIDDEN_STATES_REFUSED` and
-:data:`VISION_ROUTED`; every release of :data:`PLANNED_RELEASES` is checked against its own
-engine start): the layers' ``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
+:data:`LAYOUT_PACKED`, :data:`KERNEL_ALIGNED` and :data:`VISION_ROUTED`, and the family's
+``engine_args`` hook, :mod:`dryboot.vllm.models.deepseek_v4`; every release of
+:data:`PLANNED_RELEASES` is checked against its own engine start): the layers'
+``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
 ``DeepseekV4Attention`` / ``DeepseekV4IndexerCache``, ``compressor.py``
 ``CompressorStateCache``, ``v1/attention/backends/mla/sparse_swa.py`` ``DeepseekV4SWACache``),
 ``v1/kv_cache_interface.py`` (``MLAAttentionSpec`` / ``SlidingWindowMLASpec`` storage blocks and
@@ -71,10 +72,6 @@ KERNEL_BLOCK = 256
 #: multimodal wrapper ``DeepseekV4ForConditionalGeneration`` (``model_arch_config_convertor.py``
 #: ``DeepseekV4ModelArchConfigConvertor``), which dryboot does not plan
 VISION_ROUTED = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
-#: releases whose engine config refuses the ``extract_hidden_states`` drafter on a DeepSeek-V4
-#: config: the draft config re-validates the target's ``mlp_layer_types`` (transformers'
-#: ``DeepseekV4Config`` fills it with ``hash_moe`` / ``moe``) against ``('sparse', 'dense')``
-HIDDEN_STATES_REFUSED = frozenset({"0.33.0"})
 
 
 @dataclass(frozen=True)
@@ -575,28 +572,41 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
     return block
 
 
+def check_stage_layouts(cfg: EngineConfig, stages: list[frozenset[str]] | None) -> None:
+    """Under pipeline parallelism on a :data:`LAYOUT_PACKED` release every worker reports the KV
+    cache layouts its backends support and the engine core asserts they agree
+    (``resolve_kv_cache_layout``): a stage holding a ratio-4 layer (its indexer asks for the
+    block-outermost layouts) and one without report different lists.
+
+    :raises InputError: stages that differ so (vLLM's AssertionError).
+    """
+    if stages is None or cfg.rules.version not in LAYOUT_PACKED:
+        return
+    indexed = [any(n.endswith(".indexer.k_cache") for n in st) for st in stages]
+    if any(indexed) and not all(indexed):
+        without = [s for s, has in enumerate(indexed) if not has]
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(cfg.args.pipeline_parallel_size),
+            f"{cfg.model.architecture}: stage(s) {without} hold no layer of compress ratio 4, the others do: their "
+            f"workers report different KV cache layouts and vLLM {cfg.rules.version} refuses (AssertionError: "
+            "Workers disagree on supported KV cache layouts)",
+        )
+
+
 def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, AttentionSpec]]]:
     """(MTP layers, hidden-state cache layers) the drafter adds: the checkpoint's one MTP layer
     (``"method": "mtp"``), or the ``extract_hidden_states`` cache (``HiddenStateCacheSpec``, an
     ``MLAAttentionSpec``: it joins the MLA group, unaligned).
 
-    :raises InputError: any other drafter, a drafter under pipeline parallelism (MTP is run on
-        the last stage where the release runs drafters under it: ``pp_draft_models``), or the
-        hidden-state drafter on :data:`HIDDEN_STATES_REFUSED`.
+    :raises InputError: any other drafter, or a drafter under pipeline parallelism (MTP is run on
+        the last stage where the release runs drafters under it: ``pp_draft_models``).
     """
     model, args, d = cfg.model, cfg.args, cfg.drafter
     if d is None:
         return 0, []
     if args.pipeline_parallel_size > 1 and (d.method != "mtp" or not cfg.rules.pp_draft_models):
         raise pp_refused(args.pipeline_parallel_size, f"{d.method} drafter")
-    if d.method == "extract_hidden_states" and cfg.rules.version in HIDDEN_STATES_REFUSED:
-        raise InputError(
-            "--speculative-config",
-            d.method,
-            f"{model.architecture}: vLLM {cfg.rules.version} refuses the draft config "
-            "(StrictDataclassClassValidationError: Class validation error for validator 'validate_layer_type': "
-            "the target's mlp_layer_types, hash_moe / moe, are not in ('sparse', 'dense'))",
-        )
     if d.method == "extract_hidden_states":
         heads, width = d.model.num_kv_heads, d.model.head_dim
         dtype = cfg.drafter_model_dtype or cfg.model_dtype
