@@ -104,7 +104,7 @@ def pool_rules(cfg: EngineConfig) -> PoolRules:
 #: fp8 KV cache for the ``fp8_ds_mla`` layout, ``auto`` included (AssertionError); 0.30.0-0.33.0
 #: take ``auto`` as fp8 there and serve other dtypes on plain-row backends
 FP8_ASSERTED = frozenset({"0.27.1", "0.28.0", "0.29.0"})
-#: cache blocks vLLM 0.28.0 was verified to build (below 128 a ratio-128 layer's storage block
+#: cache blocks verified on every planned release (below 128 a ratio-128 layer's storage block
 #: is 0 tokens: ZeroDivisionError)
 VERIFIED_BLOCKS = frozenset({128, 256, 512})
 #: the backend vLLM logs choosing the block (its kernel blocks are not modelled: not used here)
@@ -551,14 +551,14 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
         raise InputError(
             "--block-size",
             str(block),
-            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM 0.28.0 fails "
+            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM {version} fails "
             "planning the KV cache (ZeroDivisionError)",
         )
     if block not in VERIFIED_BLOCKS:
         raise InputError(
             "--block-size",
             str(block),
-            f"{model.architecture}: blocks {sorted(VERIFIED_BLOCKS)} are verified against vLLM 0.28.0; this one "
+            f"{model.architecture}: blocks {sorted(VERIFIED_BLOCKS)} are verified against vLLM {version}; this one "
             "is not modelled",
         )
     for flag, value in (
@@ -566,7 +566,7 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
         ("--prefix-match-unit", args.prefix_match_unit),
     ):
         if value is not None:
-            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM 0.28.0")
+            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM {version}")
     if args.block_size is None:
         log.append(f"Setting kv cache block size to {block} for {BACKEND} backend.")
     return block
