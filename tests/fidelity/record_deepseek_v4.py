@@ -1,10 +1,11 @@
 """Record vLLM's answers for ``test_deepseek_v4.py``: DeepSeek-V4's fp8 cases (the only KV
-cache dtype vLLM 0.28.0 builds it with).
+cache dtype vLLM 0.27.1-0.29.0 build it with).
 
-    .venv/bin/python tests/fidelity/record_deepseek_v4.py /work/venvs/vllm-0.28.0/bin/python
+    .venv/bin/python tests/fidelity/record_deepseek_v4.py ~/.cache/dryboot/boot-env/0.30.0/bin/python
 
-Runs ``src/dryboot/boot/engine_start.py`` in that venv and writes its answers into
-``data/deepseek_v4/recorded.json``. Nothing recorded comes from dryboot.
+Runs ``src/dryboot/boot/engine_start.py`` in that environment and writes its answers into
+``data/deepseek_v4/recorded.json`` (0.28.0) or ``recorded-<release>.json``. Nothing recorded
+comes from dryboot.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ def main() -> int:
     runner = H.OracleRunner(python, jobs=1)
     res = runner.run([c.oracle_input() for c in cases])
     version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+        return 1
     rows = []
     for c, (config, argv) in zip(cases, D.FP8_CASES, strict=True):
         v = res[c.id]
@@ -33,7 +38,7 @@ def main() -> int:
         if "error" in kept:
             kept["error"] = str(kept["error"])[:500]
         rows.append({"config": config, "argv": T.portable(argv), "vllm": kept})
-    D.RECORDED.write_text(json.dumps({"vllm": version, "cases": rows}, indent=1) + "\n")
+    D.record_path(version).write_text(json.dumps({"vllm": version, "cases": rows}, indent=1) + "\n")
     served = sum(1 for r in rows if r["vllm"].get("ok"))
     print(f"vLLM {version}: {len(rows)} cases recorded, {served} served")
     return 0

@@ -296,7 +296,7 @@ def cases_for(name: str) -> list[H.Case]:
 # --------------------------------------------------------------------------- the record
 
 #: an oracle answer that is the oracle environment's gap, not vLLM's answer (a module of vLLM's
-#: own dependencies missing from the CPU venv (tilelang on 0.32.0), ``libcuda`` absent, a kernel
+#: own dependencies missing from the CPU venv (TileLang, the CuTe DSL), ``libcuda`` absent, a kernel
 #: handle called): never compared
 ENV_GAP_MARKERS = (
     "ModuleNotFoundError",

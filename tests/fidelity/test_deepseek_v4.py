@@ -1,15 +1,15 @@
 """DeepSeek-V4 (``DeepseekV4ForCausalLM``, ``vllm/models/deepseek_v4/``): its fp8 cases.
 
-vLLM 0.28.0 builds DeepSeek-V4 only with an fp8 KV cache, so few of the architecture tests' 24
+vLLM 0.27.1-0.29.0 build DeepSeek-V4 only with an fp8 KV cache, so few of the architecture tests' 24
 flag sets (``test_architectures.py``, on ``data/architectures/DeepseekV4ForCausalLM.json``) are
 served. These cases add fp8 flag sets (:data:`FP8_CASES`: tensor and pipeline parallelism, block
 sizes, lengths, auto-fit, batch limits, prefix caching, MTP, hidden-state extraction, a block
 override, decode context parallelism) on that config and on ``data/deepseek_v4/interleaved.json``
 (6 layers, ratios 4/128/4/4/1/128, a 64-token window), ``c4_first.json`` (5 layers, all ratio 4)
 and ``c128_only.json`` (ratios 128/1/128/128).
-``data/deepseek_v4/recorded.json`` holds what vLLM 0.28.0 answered for each (written by
-``record_deepseek_v4.py`` from ``src/dryboot/boot/engine_start.py``; nothing in it comes from dryboot); dryboot must
-agree with every one.
+``data/deepseek_v4/recorded.json`` holds what vLLM 0.28.0 answered for each, ``recorded-<release>.json``
+what each other release of :data:`RELEASES` answered (written by ``record_deepseek_v4.py`` from
+``src/dryboot/boot/engine_start.py``; nothing in them comes from dryboot); dryboot must agree with every one.
 """
 
 from __future__ import annotations
@@ -31,6 +31,15 @@ pytestmark = pytest.mark.fidelity
 ARCH = "DeepseekV4ForCausalLM"
 DATA = Path(__file__).resolve().parent / "data" / "deepseek_v4"
 RECORDED = DATA / "recorded.json"
+#: the releases recorded (each one's answers to every case of :data:`FP8_CASES`)
+RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+
+
+def record_path(version: str) -> Path:
+    """Where ``record_deepseek_v4.py`` keeps ``version``'s answers (0.28.0's first: ``recorded.json``)."""
+    return RECORDED if version == "0.28.0" else DATA / f"recorded-{version}.json"
+
+
 #: config name -> file
 CONFIGS = {
     "tiny": T.DATA / f"{ARCH}.json",
@@ -113,18 +122,22 @@ def make_case(index: int, config: str, argv: list[str]) -> H.Case:
     return H.Case(id=f"{ARCH}:{config}#{index}", family=f"arch:{ARCH}", model=model, argv=argv, source=config)
 
 
-def recorded() -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(RECORDED.read_text())["cases"]
+def recorded(version: str = "0.28.0") -> list[dict[str, Any]]:
+    doc = json.loads(record_path(version).read_text())
+    assert doc["vllm"] == version
+    rows: list[dict[str, Any]] = doc["cases"]
     return rows
 
 
-def test_recorded_cases_are_this_modules_cases() -> None:
-    assert [(r["config"], r["argv"]) for r in recorded()] == [(c, T.portable(a)) for c, a in FP8_CASES]
+@pytest.mark.parametrize("version", RELEASES)
+def test_recorded_cases_are_this_modules_cases(version: str) -> None:
+    assert [(r["config"], r["argv"]) for r in recorded(version)] == [(c, T.portable(a)) for c, a in FP8_CASES]
 
 
-def test_vllm_serves_enough_distinct_fp8_cases() -> None:
-    served = [r for r in recorded() if r["vllm"]["ok"]]
-    assert len(served) >= 20
+@pytest.mark.parametrize("version", RELEASES)
+def test_vllm_serves_enough_distinct_fp8_cases(version: str) -> None:
+    served = [r for r in recorded(version) if r["vllm"]["ok"]]
+    assert len(served) >= 50
 
 
 #: recorded cases dryboot answers otherwise today (strict: a known case that agrees fails the test):
@@ -137,12 +150,13 @@ def _known(row: dict[str, Any]) -> str | None:
     return next((why for (config, f), why in KNOWN.items() if row["config"] == config and f in flags), None)
 
 
-def test_dryboot_matches_recorded_oracle() -> None:
+@pytest.mark.parametrize("version", RELEASES)
+def test_dryboot_matches_recorded_oracle(version: str) -> None:
     problems = []
-    rows = recorded()
+    rows = recorded(version)
     for i, row in enumerate(rows):
         case = make_case(i, row["config"], T.local(row["argv"]))
-        d = H.run_dryboot(case, "0.28.0")
+        d = H.run_dryboot(case, version)
         verdict = H.compare(row["vllm"], d)
         known = _known(row)
         if known is not None:
@@ -151,32 +165,52 @@ def test_dryboot_matches_recorded_oracle() -> None:
             continue
         if not verdict["agree"]:
             answers = f"vLLM:    {H._answer(row['vllm'], vllm=True)}\n    dryboot: {H._answer(d, vllm=False)}"
-            problems.append(f"{case.command('0.28.0')}\n    {answers}")
+            problems.append(f"{case.command(version)}\n    {answers}")
     assert not problems, f"{len(problems)}/{len(rows)} disagree:\n" + "\n".join(problems)
 
 
-#: release planned -> what dryboot's KV cache refusal of the auto KV dtype names: the releases whose
-#: ``_resolve_dsv4_kv_cache_dtype`` asserts fp8 (0.27.1-0.29.0) refuse the dtype as that release
-#: does; 0.30.0+ take ``auto`` as fp8 there, so dryboot refuses the release (only 0.28.0's packed
-#: KV cache is modelled), naming it
-_AUTO_DTYPE_REFUSALS = {
-    "0.27.1": ("--kv-cache-dtype", "vLLM 0.27.1 builds it only with an fp8 KV cache (AssertionError"),
-    "0.28.0": ("--kv-cache-dtype", "vLLM 0.28.0 builds it only with an fp8 KV cache (AssertionError"),
-    "0.29.0": ("--kv-cache-dtype", "vLLM 0.29.0 builds it only with an fp8 KV cache (AssertionError"),
-    "0.30.0": ("--vllm-version", "KV cache on vLLM 0.30.0 is not modelled"),
-    "0.33.0": ("--vllm-version", "KV cache on vLLM 0.33.0 is not modelled"),
-}
+#: releases whose ``_resolve_dsv4_kv_cache_dtype`` (``models/deepseek_v4/attention.py``) asserts an
+#: fp8 KV cache; 0.30.0+ take ``auto`` as fp8 there and refuse any other dtype (ValueError)
+_FP8_ASSERTED = ("0.27.1", "0.28.0", "0.29.0")
 
 
-@pytest.mark.parametrize("version", sorted(_AUTO_DTYPE_REFUSALS))
-def test_kv_refusal_names_the_release_planned(version: str) -> None:
-    """The auto-KV-dtype case is refused on every release, by what that release does, in words that
-    name the release planned (not 0.28.0's assertion on every release)."""
-    flag, words = _AUTO_DTYPE_REFUSALS[version]
-    case = make_case(0, "interleaved", ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192"])
-    got = H.run_dryboot(case, version)
+@pytest.mark.parametrize("version", RELEASES)
+def test_auto_kv_dtype_as_the_release_planned_takes_it(version: str) -> None:
+    """The auto KV dtype is refused where that release asserts fp8, in words that name the release
+    planned (not 0.28.0's assertion on every release); 0.30.0+ plan it as the fp8 case."""
+    mem = ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192"]
+    got = H.run_dryboot(make_case(0, "interleaved", mem), version)
+    if version in _FP8_ASSERTED:
+        assert got.get("refused"), got
+        error = str(got["error"])
+        assert "error: --kv-cache-dtype" in error, error
+        assert f"vLLM {version} builds it only with an fp8 KV cache (AssertionError" in error, error
+        return
+    fp8 = H.run_dryboot(make_case(0, "interleaved", [*mem, "--kv-cache-dtype", "fp8"]), version)
+    assert not got.get("refused") and not fp8.get("refused"), (got, fp8)
+    assert H.compare({**fp8, "ok": True}, got)["agree"], (got, fp8)
+
+
+@pytest.mark.parametrize("version", [v for v in RELEASES if v not in _FP8_ASSERTED])
+def test_a_float_kv_dtype_is_refused_as_vllm_refuses_it(version: str) -> None:
+    """0.30.0+ build the fp8_ds_mla layout only from an fp8 (or auto) KV cache dtype: ``bfloat16``
+    is refused with vLLM's words (``_resolve_dsv4_kv_cache_dtype``'s ValueError)."""
+    argv = ["--kv-cache-memory-bytes", "1000000000", "--max-model-len", "8192", "--kv-cache-dtype", "bfloat16"]
+    got = H.run_dryboot(make_case(0, "interleaved", argv), version)
     assert got.get("refused"), got
-    error = str(got["error"])
-    assert f"error: {flag}" in error and words in error, error
-    if version != "0.28.0":
-        assert "vLLM 0.28.0 builds" not in error, error
+    assert "DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got bfloat16" in str(got["error"]), got
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_vision_tower_is_refused_where_vllm_serves_the_wrapper(version: str) -> None:
+    """0.30.0+ serve a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as
+    ``DeepseekV4ForConditionalGeneration`` (not modelled): refused by name there; earlier releases
+    read no vision field and build the text model, planned as the config without it."""
+    config = json.loads(CONFIGS["interleaved"].read_text())
+    model = H._write_config(H.default_workdir(), "dsv4-vision", {**config, "vision_n_layers": 2})
+    plain = H.Case(id="plain", family=f"arch:{ARCH}", model=T.materialize(ARCH, CONFIGS["interleaved"]), argv=_MEM)
+    got = H.run_dryboot(H.Case(id="vision", family=f"arch:{ARCH}", model=model, argv=_MEM), version)
+    if version in ("0.27.1", "0.28.0", "0.29.0"):
+        assert H.compare({**H.run_dryboot(plain, version), "ok": True}, got)["agree"], got
+        return
+    assert got.get("refused") and "DeepseekV4ForConditionalGeneration" in str(got["error"]), got

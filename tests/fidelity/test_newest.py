@@ -24,19 +24,7 @@ from test_frontier import dryboot_answer, problems
 pytestmark = pytest.mark.fidelity
 
 #: release -> case id -> why dryboot disagrees with vLLM there
-KNOWN: dict[str, dict[str, str]] = {
-    "0.33.0": {
-        **{
-            f"{gpu}|deepseek-ai--DeepSeek-V4-Flash-0731#{i}": (
-                "both refuse, for different reasons: the 0.33.0 oracle environment cannot build "
-                "DeepSeek-V4 (ImportError: tilelang is required for mhc); dryboot plans DeepSeek-V4 on "
-                "0.28.0's rules only and refuses 0.33.0 by name"
-            )
-            for gpu in N.GPUS
-            for i in range(len(N.FLAG_SETS))
-        },
-    },
-}
+KNOWN: dict[str, dict[str, str]] = {}
 
 
 #: the start of vLLM's not-enough-KV-memory refusal (``kv_cache_utils.check_enough_kv_cache_memory``)

@@ -44,13 +44,6 @@ KNOWN: dict[tuple[str, str], str] = {
         (v, "ChameleonForConditionalGeneration"): "the oracle's limit: the model class needs CUDA"
         for v in ("0.30.0", "0.33.0")
     },
-    **{
-        (v, "DeepseekV4ForCausalLM"): (
-            "the oracle's limit: tilelang is absent (dryboot refuses the release: its packed KV cache is "
-            "modelled on 0.28.0)"
-        )
-        for v in ("0.30.0", "0.33.0")
-    },
 }
 
 
@@ -107,13 +100,10 @@ def test_dryboot_matches_recorded_oracle_under_pp2(version: str) -> None:
 SINGLE_RELEASES = sorted(p.stem.removeprefix("vllm-") for p in P.SINGLE_DATA.glob("vllm-*.json"))
 #: (release, architecture) -> why dryboot's answer differs from the one-stage record
 KNOWN_SINGLE: dict[tuple[str, str], str] = {
-    # the oracle's limits of 0.30.0 / 0.33.0 (KNOWN) hold on one stage of every release from 0.29.0
-    # (0.29.0's DeepSeek-V4 is refused by vLLM itself: fp8 KV only, and agrees)
+    # the oracle's limit of 0.30.0 / 0.33.0 (KNOWN) holds on one stage of every release from 0.29.0
     **{
-        (v, a): KNOWN[("0.30.0", a)]
+        (v, "ChameleonForConditionalGeneration"): KNOWN[("0.30.0", "ChameleonForConditionalGeneration")]
         for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
-        for a in ("ChameleonForConditionalGeneration", "DeepseekV4ForCausalLM")
-        if (v, a) != ("0.29.0", "DeepseekV4ForCausalLM")
     },
     # both refuse: the release builds LongcatFlashConfig.num_hidden_layers (56) layers from the
     # 2-layer config (its KV cache then does not fit); dryboot refuses by that layer count first

@@ -14,7 +14,8 @@ One file for every release; what differs by release is checked where it is used 
 presence of the function a release introduced, or ``VLLM_MINOR``):
 
 * 0.29.0+: ``EngineCore._initialize_kv_caches`` resolves one KV cache layout first
-  (``resolve_kv_cache_layout`` over ``WorkerBase.get_supported_kv_cache_layouts``).
+  (``resolve_kv_cache_layout`` over each pipeline stage worker's
+  ``WorkerBase.get_supported_kv_cache_layouts``).
 * 0.30.0+: the global block size is the smallest block of the groups that take part in prefix
   caching (``prefix_cacheable``).
 * 0.27.1: no ``update_kv_cache_capacity``; the core stores ``get_kv_cache_capacity``'s answer.
@@ -100,6 +101,15 @@ What is faked, and why (nothing else is):
   answers 0 and the adapter is a stand-in that raises when used (scratch for kernels that never run
   here: no KV cache, no weight); the DSA layer, its summary-cache layer and its tail ring are built
   as they are.
+* **No JIT warmup registration.** From 0.30.0 layers with JIT kernels (DeepSeek-V4's decoder
+  layers, compressors and indexers, ...) import those kernels' modules at construction when
+  ``kernel_config.enable_jit_warmup`` is on (the default), to register them for the compile-only
+  warmup the worker runs after the KV cache is allocated. Those modules need the CUDA wheel's
+  own dependencies, absent here: TileLang (``vllm.tilelang_utils``: "ImportError: tilelang is
+  required for mhc") and the CuTe DSL (``cutlass``, ``quack``). Each worker builds the model with
+  ``enable_jit_warmup`` off: registering records compile keys only (no parameter, buffer or KV
+  spec; no warmup registry is active here, so it would do nothing), and nothing else it gates
+  runs before the KV cache is planned.
 * **transformers' old Pixtral names.** vLLM 0.28.0's ``pixtral.py`` (imported by the LLaVA family's
   modules) imports ``PixtralRotaryEmbedding`` and ``position_ids_in_meshgrid``, which transformers
   5.x no longer has: where missing, a rotary-embedding module that builds with no parameters or
@@ -1019,11 +1029,21 @@ def _loaded_bytes(nbytes: int) -> int:
     return segment if unsplit else size
 
 
+def _no_jit_warmup_registration(cfg: Any) -> None:
+    """Build the model with ``kernel_config.enable_jit_warmup`` off (see the module docstring):
+    with it on, layers import their JIT kernels' modules to register them for the warmup that
+    runs after the KV cache is allocated (a no-op here: no warmup registry is active)."""
+    kernel_config = getattr(cfg, "kernel_config", None)
+    if kernel_config is not None and getattr(kernel_config, "enable_jit_warmup", False):
+        kernel_config.enable_jit_warmup = False
+
+
 def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[str, Any]:
     """What one GPU worker does up to ``get_kv_cache_spec``: build the drafter and the model
     (pipeline stage ``pp_rank``) on the meta device, then ``update_block_size_for_backend`` on
     its own config (each worker runs it after its load: ``multiproc_executor.py``)."""
     _set_parallel_groups(cfg, pp_rank)
+    _no_jit_warmup_registration(cfg)
     V.current_platform.check_if_supports_dtype(cfg.model_config.dtype)
     meta = V.torch.device("meta")
     v2 = bool(cfg.use_v2_model_runner)
@@ -1177,8 +1197,11 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         if V.resolve_kv_cache_layout is not None:
             # 0.29.0+ EngineCore._initialize_kv_caches: one layout from the workers' backends
             # (WorkerBase.get_supported_kv_cache_layouts), adopted via set_kv_cache_layout.
+            # (one list per pipeline stage's worker: resolve_kv_cache_layout asserts they agree)
             worker = types.SimpleNamespace(vllm_config=cfg)
-            supported = [V.WorkerBase.get_supported_kv_cache_layouts(worker)]
+            supported = [
+                V.WorkerBase.get_supported_kv_cache_layouts(types.SimpleNamespace(vllm_config=c)) for c in stage_cfgs
+            ]
             layout = V.resolve_kv_cache_layout(cfg, supported, [s for d in kv_cache_specs for s in d.values()])
             if hasattr(V.planning, "get_global_kv_cache_groups"):
                 # 0.33.0: global groups first (also fixes the DCP interleave size), passed on

@@ -340,8 +340,9 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     backend's cache block (``--block-size`` or 256 tokens), every cache's spec, the packed groups,
     then blocks and concurrency per pipeline stage.
 
-    :raises InputError: what vLLM 0.28.0 refuses (a KV cache dtype other than fp8, a block below
-        128 tokens) or what was not verified against it.
+    :raises InputError: what the release planned refuses (a KV cache dtype other than fp8 where
+        it asserts one, a block below 128 tokens, ...) or what was not verified against it
+        (:func:`dryboot.vllm.kv_cache_utils.packed.check_engine_config`).
     """
     from dryboot.vllm.kv_cache_utils import packed as P  # at call: only DeepSeek-V4 plans load it (~8 ms)
 
@@ -352,13 +353,14 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     pairs = P.layer_specs(caches, block, num_mtp) + hidden
     specs = dict(pairs)
     try:
-        groups = P.group_specs(specs)
+        groups = P.group_specs(specs, hidden_apart=cfg.rules.version in P.POOLED)
     except ValueError as exc:
         raise InputError("--model", model.source, f"{model.architecture}: {exc}") from None
     stage_names = P.stage_layers(pairs, len(caches.compress_ratios), num_mtp, args)
+    P.check_stage_layouts(cfg, stage_names)
     workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
     kv_groups = P.kv_groups(groups, specs)
-    stride = P.block_stride(P.worker_groups(groups, workers[0]), specs)
+    stride = P.block_stride(P.worker_groups(groups, workers[0]), specs, P.pool_rules(cfg))
     grouping = Grouping(
         runs=(),
         group_size=max(len(g) for g in groups.groups),

@@ -137,6 +137,7 @@ class DeepseekV4Caches(FamilyExtra):
     :param sliding_window: every layer's sliding-window cache (tokens).
     :param num_attention_heads: query heads (split by tensor parallelism).
     :param o_groups: output projection groups (split by tensor parallelism).
+    :param vision_n_layers: the vision tower's layers (``vision_n_layers``; 0: text only).
     """
 
     compress_ratios: tuple[int, ...]
@@ -145,6 +146,7 @@ class DeepseekV4Caches(FamilyExtra):
     sliding_window: int
     num_attention_heads: int
     o_groups: int
+    vision_n_layers: int = 0
 
 
 @dataclass(frozen=True)

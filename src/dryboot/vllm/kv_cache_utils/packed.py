@@ -1,6 +1,10 @@
 """DeepSeek-V4's KV cache: its specs, its multi-group grouping and its packed block slab.
 
-Mirrors vLLM 0.28.0: the layers' ``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
+Mirrors vLLM 0.28.0 (and, where they differ, the releases of :data:`POOLED`,
+:data:`LAYOUT_PACKED`, :data:`KERNEL_ALIGNED` and :data:`VISION_ROUTED`, and the family's
+``engine_args`` hook, :mod:`dryboot.vllm.models.deepseek_v4`; every release of
+:data:`PLANNED_RELEASES` is checked against its own engine start): the layers'
+``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
 ``DeepseekV4Attention`` / ``DeepseekV4IndexerCache``, ``compressor.py``
 ``CompressorStateCache``, ``v1/attention/backends/mla/sparse_swa.py`` ``DeepseekV4SWACache``),
 ``v1/kv_cache_interface.py`` (``MLAAttentionSpec`` / ``SlidingWindowMLASpec`` storage blocks and
@@ -18,8 +22,9 @@ rounded up to 576 bytes.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
@@ -41,13 +46,65 @@ ALIGNMENT = 576
 SWA_BLOCK = 64
 #: the sparse SWA backend's default cache block (tokens; "Setting kv cache block size to 256")
 DEFAULT_BLOCK = 256
-#: the release whose packed KV cache dryboot models (every other release is refused by name)
-VERIFIED_RELEASE = "0.28.0"
+#: releases whose packed KV cache dryboot models, each checked against that release's engine
+#: start (``tests/fidelity/data/deepseek_v4/recorded-<release>.json``); every other is refused
+PLANNED_RELEASES = frozenset({"0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: releases that pack the groups only under a block-outermost KV cache layout
+#: (``_get_packed_kv_cache_groups``), which one backend asks for: DeepSeek-V4's indexer
+#: (``DeepseekV4IndexerBackend.supported_kv_cache_layouts``, ratio-4 layers only). Without it
+#: ``resolve_kv_cache_layout`` keeps the layer-compact default and ``unify_kv_cache_spec_page_size``
+#: refuses the MLA pages (NotImplementedError).
+LAYOUT_PACKED = frozenset({"0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: releases whose one-request need is the widest group's bytes per block times the pages of every
+#: group (``_max_memory_usage_bytes_from_groups``: ``_pool_bytes_per_block x total_blocks``),
+#: that put a hidden-state cache in a group of its own after the packed ones
+#: (``get_kv_cache_groups``); before them the need reserves the most layer tuples of any group in
+#: every group, and the hidden-state cache joins the MLA group
+POOLED = frozenset({"0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: releases that round the block stride up to a multiple of every layer's kernel-block page
+#: (``_get_kv_cache_bytes_per_block``, ``get_block_stride_alignment``): the MLA and indexer
+#: caches' backends take :data:`KERNEL_BLOCK`-token kernel blocks only, so a larger cache block
+#: aligns to their pages at that block (``customize_attention_spec``: ``MultipleOf(256)``)
+KERNEL_ALIGNED = frozenset({"0.32.0", "0.33.0"})
+#: the DeepSeek-V4 sparse MLA and indexer backends' kernel block (tokens)
+KERNEL_BLOCK = 256
+#: releases that serve a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as the
+#: multimodal wrapper ``DeepseekV4ForConditionalGeneration`` (``model_arch_config_convertor.py``
+#: ``DeepseekV4ModelArchConfigConvertor``), which dryboot does not plan
+VISION_ROUTED = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+
+
+@dataclass(frozen=True)
+class PoolRules:
+    """How a release sizes the packed pool.
+
+    :param pooled: :data:`POOLED` (the one-request need, the hidden-state group).
+    :param reserve_null_block: the memory checks and auto-fit see each worker's budget less one
+        block (``check_memory``: the block pool's null block).
+    :param kernel_aligned: :data:`KERNEL_ALIGNED` (the block stride).
+    :param kv_memory_wording: the auto-fit line names the KV cache memory the checks see
+        (``VersionRules.autofit_log_kv_memory``).
+    """
+
+    pooled: bool = False
+    reserve_null_block: bool = False
+    kernel_aligned: bool = False
+    kv_memory_wording: bool = False
+
+
+def pool_rules(cfg: EngineConfig) -> PoolRules:
+    """The :class:`PoolRules` of the release ``cfg`` plans."""
+    version = cfg.rules.version
+    return PoolRules(
+        version in POOLED, cfg.rules.reserve_null_block, version in KERNEL_ALIGNED, cfg.rules.autofit_log_kv_memory
+    )
+
+
 #: releases whose ``_resolve_dsv4_kv_cache_dtype`` (``models/deepseek_v4/attention.py``) asserts an
 #: fp8 KV cache for the ``fp8_ds_mla`` layout, ``auto`` included (AssertionError); 0.30.0-0.33.0
 #: take ``auto`` as fp8 there and serve other dtypes on plain-row backends
 FP8_ASSERTED = frozenset({"0.27.1", "0.28.0", "0.29.0"})
-#: cache blocks vLLM 0.28.0 was verified to build (below 128 a ratio-128 layer's storage block
+#: cache blocks verified on every planned release (below 128 a ratio-128 layer's storage block
 #: is 0 tokens: ZeroDivisionError)
 VERIFIED_BLOCKS = frozenset({128, 256, 512})
 #: the backend vLLM logs choosing the block (its kernel blocks are not modelled: not used here)
@@ -174,16 +231,18 @@ class PackedGroups:
     groups: tuple[tuple[str, ...], ...]
 
 
-def group_specs(specs: dict[str, AttentionSpec]) -> PackedGroups:
+def group_specs(specs: dict[str, AttentionSpec], hidden_apart: bool = False) -> PackedGroups:
     """``group_and_unify_kv_cache_specs`` then ``_get_kv_cache_groups_uniform_groups``: the MLA
     specs in one group; the sliding-window specs bucketed by (block, window), each bucket split
     into ``cdiv(layers per page size, T)`` groups of layer tuples (tuple ``j`` of group ``i``:
     ``tuples[i::groups]``), ``T`` the approximate GCD of every bucket's tuple count, at least the
-    MLA group's.
+    MLA group's. ``hidden_apart`` (:data:`POOLED` releases): a hidden-state cache is not an MLA
+    member but a group of its own, last.
 
     :raises ValueError: a bucket whose page sizes hold different layer counts (vLLM asserts).
     """
-    mla = [n for n, s in specs.items() if s.sliding_window is None]
+    hidden = [n for n, s in specs.items() if hidden_apart and s.layer_kind is LayerKind.HIDDEN_STATE]
+    mla = [n for n, s in specs.items() if s.sliding_window is None and n not in hidden]
     buckets: dict[tuple[int, int], list[str]] = {}
     for n, s in specs.items():
         if s.sliding_window is not None:
@@ -207,6 +266,7 @@ def group_specs(specs: dict[str, AttentionSpec]) -> PackedGroups:
         layer_tuples = list(zip(*by_page.values(), strict=True))
         for i in range(k):
             groups.append(tuple(n for tup in layer_tuples[i::k] for n in tup))
+    groups.extend((n,) for n in hidden)
     return PackedGroups(tuple(groups))
 
 
@@ -233,10 +293,29 @@ def worker_groups(groups: PackedGroups, worker: frozenset[str] | None) -> list[t
     return out
 
 
-def block_stride(projected: list[tuple[tuple[str, ...], tuple[str, ...]]], specs: dict[str, AttentionSpec]) -> int:
+def stride_alignment(spec: AttentionSpec) -> int:
+    """What a :data:`KERNEL_ALIGNED` release rounds the block stride to for ``spec`` (bytes): an
+    MLA or indexer cache's page at ``gcd(KERNEL_BLOCK, block)`` tokens when that is not its
+    block, else 1 (``KVCacheSpec.get_block_stride_alignment``)."""
+    if spec.layer_kind not in (LayerKind.DSV4_MLA, LayerKind.DSV4_INDEXER):
+        return 1
+    kernel = math.gcd(KERNEL_BLOCK, spec.block_size)
+    return 1 if kernel == spec.block_size else replace(spec, block_size=kernel).page_size_bytes
+
+
+def block_stride(
+    projected: list[tuple[tuple[str, ...], tuple[str, ...]]],
+    specs: dict[str, AttentionSpec],
+    rules: PoolRules = PoolRules(),
+) -> int:
     """Bytes of one block of the packed slab: the largest group's pages on this worker
-    (``_get_packed_kv_cache_layout``)."""
-    return max(sum(specs[n].page_size_bytes for n in own) for own, _ in projected)
+    (``_get_packed_kv_cache_layout``), rounded up to the lcm of its layers'
+    :func:`stride_alignment` under ``rules.kernel_aligned``."""
+    widest = max(sum(specs[n].page_size_bytes for n in own) for own, _ in projected)
+    if not rules.kernel_aligned:
+        return widest
+    align = math.lcm(*(stride_alignment(specs[n]) for own, _ in projected for n in own))
+    return cdiv(widest, align) * align
 
 
 def needed_bytes(
@@ -244,10 +323,15 @@ def needed_bytes(
     specs: dict[str, AttentionSpec],
     length: int,
     in_flight: int,
+    rules: PoolRules = PoolRules(),
 ) -> int:
     """What one ``length``-token request needs on a worker (``_max_memory_usage_bytes_from_groups``,
     the all-uniform-type case): every group reserves the most layer tuples of any group times its
-    pages times the MLA group's distinct page sizes summed."""
+    pages times the MLA group's distinct page sizes summed; under ``rules.pooled``: the worker's
+    bytes per block (:func:`block_stride`) times every group's pages."""
+    if rules.pooled:
+        pages = sum(_group_pages(cover, specs, length, in_flight) for _, cover in projected)
+        return block_stride(projected, specs, rules) * pages
     tuple_bytes = sum({specs[n].page_size_bytes for n in projected[0][1]})
     most = max(_tuples([specs[n].page_size_bytes for n in cover]) for _, cover in projected)
     return sum(most * _group_pages(cover, specs, length, in_flight) * tuple_bytes for _, cover in projected)
@@ -259,12 +343,13 @@ def estimate_max_model_len(
     upper: int,
     in_flight: int,
     available: int,
+    rules: PoolRules = PoolRules(),
 ) -> int:
     """The largest length in ``[1, upper]`` whose request fits, 0 if none (binary search,
-    ``_estimate_max_model_len_from_groups``)."""
+    ``_estimate_max_model_len_from_groups``; ``rules``: :func:`needed_bytes`)."""
 
     def fits(length: int) -> bool:
-        return needed_bytes(projected, specs, length, in_flight) <= available
+        return needed_bytes(projected, specs, length, in_flight, rules) <= available
 
     if not fits(1):
         return 0
@@ -307,20 +392,32 @@ def auto_fit(
     in_flight: int,
     available: int,
     override: int | None,
+    rules: PoolRules = PoolRules(),
 ) -> tuple[int, str]:
-    """``--max-model-len -1``: the largest length every worker fits (``_auto_fit_max_model_len``).
+    """``--max-model-len -1``: the largest length every worker fits (``_auto_fit_max_model_len``;
+    ``rules.reserve_null_block``: in each worker's budget less one block, ``check_memory``).
 
     :raises CannotAutoFit: not even one token fits.
     """
-    fitted, limiting = upper, available
+    fitted, limiting = upper, None
     for w in workers:
         projected = worker_groups(groups, w)
-        budget = override * block_stride(projected, specs) if override is not None else available
-        worker_max = estimate_max_model_len(projected, specs, upper, in_flight, budget)
+        stride = block_stride(projected, specs, rules)
+        budget = override * stride if override is not None else available
+        if rules.reserve_null_block:
+            budget -= stride
+        limiting = budget if limiting is None else limiting  # the first worker's, unless one limits
+        worker_max = estimate_max_model_len(projected, specs, upper, in_flight, budget, rules)
         if worker_max < fitted:
             fitted, limiting = worker_max, budget
+    assert limiting is not None
     if fitted <= 0:
         raise CannotAutoFit(0, limiting, 1, 0)
+    if rules.kv_memory_wording:
+        where = f"available KV cache memory ({format_gib(limiting)} GiB GPU)"
+        if fitted >= upper:
+            return upper, f"Auto-fit max_model_len: full model context length {upper} fits in {where}"
+        return fitted, f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in {where}"
     if fitted >= upper:
         return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
     return fitted, (
@@ -337,10 +434,12 @@ def capacity(
     in_flight: int,
     available: int,
     override: int | None,
+    rules: PoolRules = PoolRules(),
 ) -> PackedCapacity:
     """``get_kv_cache_configs`` on the packed groups: each worker checks one request fits its
-    budget (``--num-gpu-blocks-override`` blocks of its slab, when given) and counts
-    ``budget // block stride`` blocks; the engine keeps the fewest. Concurrency is
+    budget (``--num-gpu-blocks-override`` blocks of its slab, when given; ``rules.reserve_null_block``:
+    less one block, the pool's null block) and counts ``budget // block stride`` blocks; the
+    engine keeps the fewest. Concurrency is
     ``num_blocks / sum of pages per request`` over stage 0's groups
     (``get_max_concurrency_for_kv_cache_config``), tokens ``int(concurrency * max_model_len)``.
 
@@ -350,15 +449,16 @@ def capacity(
     counts, needs, strides = [], [], []
     for w in workers:
         projected = worker_groups(groups, w)
-        stride = block_stride(projected, specs)
+        stride = block_stride(projected, specs, rules)
         budget = available
         if override is not None:
             log.append(f"Overriding num_gpu_blocks={available // stride} with num_gpu_blocks_override={override}")
             budget = override * stride
-        need = needed_bytes(projected, specs, max_model_len, in_flight)
-        if budget <= 0 or need > budget:
-            est = estimate_max_model_len(projected, specs, max_model_len, in_flight, budget) if budget > 0 else 0
-            raise NotEnoughMemory(need, budget, max_model_len, est)
+        need = needed_bytes(projected, specs, max_model_len, in_flight, rules)
+        check = budget - stride if rules.reserve_null_block else budget
+        if check <= 0 or need > check:
+            est = estimate_max_model_len(projected, specs, max_model_len, in_flight, check, rules) if check > 0 else 0
+            raise NotEnoughMemory(need, check, max_model_len, est)
         counts.append(budget // stride)
         needs.append(need)
         strides.append(stride)
@@ -395,41 +495,70 @@ def kv_groups(groups: PackedGroups, specs: dict[str, AttentionSpec]) -> tuple[KV
 
 def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
     """The cache block the packed layers take (``--block-size`` or :data:`DEFAULT_BLOCK`, the
-    sparse SWA backend's), after what vLLM 0.28.0 refuses for them or was not verified; logs
-    vLLM's block-size line when the block is the default.
+    sparse SWA backend's), after what the release planned refuses for them or was not verified;
+    logs vLLM's block-size line when the block is the default.
 
     :raises InputError: a KV cache dtype other than fp8 on a release that asserts it
-        (:data:`FP8_ASSERTED`, named with the release planned), a block below 128 tokens (its
-        ZeroDivisionError), another release, block or named backend (not verified).
+        (:data:`FP8_ASSERTED`, named with the release planned), or other than fp8 and ``auto``
+        on a later one (its ValueError); a release outside :data:`PLANNED_RELEASES`; a config
+        with a vision tower on :data:`VISION_ROUTED`; no ratio-4 layer on :data:`LAYOUT_PACKED`
+        (vLLM's NotImplementedError); a block below 128 tokens (its ZeroDivisionError); another
+        block or a named backend (not verified).
     """
     model, args, version = cfg.model, cfg.args, cfg.rules.version
-    if not cfg.kv_cache_dtype.startswith("fp8") and version in FP8_ASSERTED:
+    dtype = cfg.kv_cache_dtype
+    if not dtype.startswith("fp8") and version in FP8_ASSERTED:
         raise InputError(
             "--kv-cache-dtype",
             args.kv_cache_dtype,
             f"{model.architecture}: vLLM {version} builds it only with an fp8 KV cache (AssertionError: "
-            f"DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {cfg.kv_cache_dtype})",
+            f"DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {dtype})",
         )
-    if version != VERIFIED_RELEASE:
+    if version not in PLANNED_RELEASES:
         raise InputError(
             "--vllm-version",
             version,
             f"{model.architecture}'s KV cache on vLLM {version} is not modelled: verified against vLLM "
-            f"{VERIFIED_RELEASE} only",
+            f"{', '.join(sorted(PLANNED_RELEASES))} only",
+        )
+    if not dtype.startswith("fp8") and dtype != "auto":
+        raise InputError(
+            "--kv-cache-dtype",
+            args.kv_cache_dtype,
+            f"{model.architecture}: vLLM {version} builds its fp8_ds_mla layout only with an fp8 KV cache (ValueError: "
+            f"DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {dtype}); auto is taken as fp8",
+        )
+    caches = packed_caches(model)
+    ratios = caches.compress_ratios
+    if version in VISION_ROUTED and caches.vision_n_layers > 0:
+        raise InputError(
+            "--model",
+            model.source,
+            f"{model.architecture}: vision_n_layers {caches.vision_n_layers}: vLLM {version} serves the config as "
+            "DeepseekV4ForConditionalGeneration (an mm-prefix model with a DeepseekV4ViT tower), which is not modelled",
+        )
+    if version in LAYOUT_PACKED and 4 not in ratios:
+        first = next(i for i, r in enumerate(ratios) if r > 1)
+        raise InputError(
+            "--model",
+            model.source,
+            f"{model.architecture}: no layer of compress ratio 4, so no indexer asks for a block-outermost KV "
+            f"cache layout and vLLM {version} does not pack the groups (NotImplementedError: Layer "
+            f"model.layers.{first}.attn: page size is not divisible by the maximum page size and cannot be padded)",
         )
     block = args.block_size or DEFAULT_BLOCK
     if block < 128:
         raise InputError(
             "--block-size",
             str(block),
-            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM 0.28.0 fails "
+            f"{model.architecture}: a ratio-128 layer stores block / 128 = 0 tokens per block: vLLM {version} fails "
             "planning the KV cache (ZeroDivisionError)",
         )
     if block not in VERIFIED_BLOCKS:
         raise InputError(
             "--block-size",
             str(block),
-            f"{model.architecture}: blocks {sorted(VERIFIED_BLOCKS)} are verified against vLLM 0.28.0; this one "
+            f"{model.architecture}: blocks {sorted(VERIFIED_BLOCKS)} are verified against vLLM {version}; this one "
             "is not modelled",
         )
     for flag, value in (
@@ -437,10 +566,32 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
         ("--prefix-match-unit", args.prefix_match_unit),
     ):
         if value is not None:
-            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM 0.28.0")
+            raise InputError(flag, str(value), f"{model.architecture}: not verified against vLLM {version}")
     if args.block_size is None:
         log.append(f"Setting kv cache block size to {block} for {BACKEND} backend.")
     return block
+
+
+def check_stage_layouts(cfg: EngineConfig, stages: list[frozenset[str]] | None) -> None:
+    """Under pipeline parallelism on a :data:`LAYOUT_PACKED` release every worker reports the KV
+    cache layouts its backends support and the engine core asserts they agree
+    (``resolve_kv_cache_layout``): a stage holding a ratio-4 layer (its indexer asks for the
+    block-outermost layouts) and one without report different lists.
+
+    :raises InputError: stages that differ so (vLLM's AssertionError).
+    """
+    if stages is None or cfg.rules.version not in LAYOUT_PACKED:
+        return
+    indexed = [any(n.endswith(".indexer.k_cache") for n in st) for st in stages]
+    if any(indexed) and not all(indexed):
+        without = [s for s, has in enumerate(indexed) if not has]
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(cfg.args.pipeline_parallel_size),
+            f"{cfg.model.architecture}: stage(s) {without} hold no layer of compress ratio 4, the others do: their "
+            f"workers report different KV cache layouts and vLLM {cfg.rules.version} refuses (AssertionError: "
+            "Workers disagree on supported KV cache layouts)",
+        )
 
 
 def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, AttentionSpec]]]:
@@ -448,12 +599,13 @@ def drafter_layers(cfg: EngineConfig, block: int) -> tuple[int, list[tuple[str, 
     (``"method": "mtp"``), or the ``extract_hidden_states`` cache (``HiddenStateCacheSpec``, an
     ``MLAAttentionSpec``: it joins the MLA group, unaligned).
 
-    :raises InputError: any other drafter, or a drafter under pipeline parallelism.
+    :raises InputError: any other drafter, or a drafter under pipeline parallelism (MTP is run on
+        the last stage where the release runs drafters under it: ``pp_draft_models``).
     """
     model, args, d = cfg.model, cfg.args, cfg.drafter
     if d is None:
         return 0, []
-    if args.pipeline_parallel_size > 1:
+    if args.pipeline_parallel_size > 1 and (d.method != "mtp" or not cfg.rules.pp_draft_models):
         raise pp_refused(args.pipeline_parallel_size, f"{d.method} drafter")
     if d.method == "extract_hidden_states":
         heads, width = d.model.num_kv_heads, d.model.head_dim
@@ -519,16 +671,17 @@ def engine_capacity(
     in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
     max_model_len = cfg.max_model_len
     available = args.available_kv_bytes()
+    rules, override = pool_rules(cfg), args.num_gpu_blocks_override
     result: Capacity | None = None
     memory_error: NotEnoughMemory | None = None
     if available is not None:
         try:
             if args.max_model_len == -1:
                 max_model_len, line = auto_fit(
-                    groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override
+                    groups, specs, workers, max_model_len, in_flight, available, override, rules
                 )
                 log.append(line)
-            cap = capacity(groups, specs, workers, max_model_len, in_flight, available, args.num_gpu_blocks_override)
+            cap = capacity(groups, specs, workers, max_model_len, in_flight, available, override, rules)
             log.extend(cap.log)
             result = Capacity(
                 available_bytes=cap.available_bytes,

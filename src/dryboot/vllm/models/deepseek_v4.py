@@ -18,6 +18,11 @@ from dryboot.vllm.config.hf import ConfigFields, DeepseekV4Caches, LayerKind, Mo
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 
+#: releases whose engine config refuses the ``extract_hidden_states`` drafter on a DeepSeek-V4
+#: config (``SpeculativeConfig``, before anything else is checked): the draft config re-validates
+#: the target's ``mlp_layer_types`` (transformers' ``DeepseekV4Config`` fills it with ``hash_moe`` /
+#: ``moe``) against ``('sparse', 'dense')``
+HIDDEN_STATES_REFUSED = frozenset({"0.33.0"})
 #: compress ratios vLLM 0.28.0 builds (``DeepseekCompressor`` asserts 4 or 128; 0 and 1: none)
 RATIOS = frozenset({1, 4, 128})
 
@@ -100,6 +105,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         sliding_window=f.integer("sliding_window"),
         num_attention_heads=heads,
         o_groups=f.integer("o_groups"),
+        vision_n_layers=f.integer("vision_n_layers", default=0, minimum=0),
     )
     return geometry(
         f,
@@ -121,10 +127,19 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
 
     :raises InputError: FlashInfer's DeepSeek-V4 attention (named, or SM 12.x's default), which
-        is not modelled.
+        is not modelled; the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED` (vLLM's
+        StrictDataclassClassValidationError).
     """
     if extra_of(model, DeepseekV4Caches) is None:
         return args
+    if args.speculative_method == "extract_hidden_states" and args.vllm_version in HIDDEN_STATES_REFUSED:
+        raise InputError(
+            "--speculative-config",
+            args.speculative_method,
+            f"{model.architecture}: vLLM {args.vllm_version} refuses the draft config "
+            "(StrictDataclassClassValidationError: Class validation error for validator 'validate_layer_type': "
+            "the target's mlp_layer_types, hash_moe / moe, are not in ('sparse', 'dense'))",
+        )
     if args.device.capability[0] == 12:
         raise InputError(
             "--gpu",

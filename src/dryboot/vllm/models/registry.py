@@ -441,11 +441,9 @@ NOT_MODELLED: dict[str, str] = {
     ),
     "DeepseekV4ForConditionalGeneration": (
         "multimodal wrapper of DeepseekV4ForCausalLM, built on the same config "
-        "(vllm/models/deepseek_v4/common/vl_model.py; vLLM 0.33.0 also serves a DeepseekV4ForCausalLM config "
-        "with vision_n_layers > 0 as this class), not planned: DeepseekV4ForCausalLM's packed KV plan is "
-        "verified against vLLM 0.28.0 only (which has no such wrapper), this one is an mm-prefix model (image "
-        "spans widen the sparse sliding window in-kernel, chunked multimodal input off) and its DeepseekV4ViT "
-        "tower is not modelled"
+        "(vllm/models/deepseek_v4/common/vl_model.py; vLLM 0.30.0+ also serve a DeepseekV4ForCausalLM config "
+        "with vision_n_layers > 0 as this class), not planned: an mm-prefix model (image spans widen the sparse "
+        "sliding window in-kernel, chunked multimodal input off) whose DeepseekV4ViT tower is not modelled"
     ),
     "DeepseekV41ForCausalLM": (
         "multimodal wrapper whose language model is DeepseekV41LLMForCausalLM (vllm/models/deepseek_v41: "
