@@ -31,7 +31,8 @@ for the model as ``initialize_model`` builds it (``storage_bytes``: unrounded). 
 comes from dryboot.
 
 What is faked: the GPU (an H200, SM 9.0, 132 SMs: ``engine_start.py``'s stand-in), the absent
-CUDA kernels, the distributed groups, cuda-python (a stub whose calls raise: MiniMax-M2's TP > 1
+CUDA kernels, the distributed groups, no JIT warmup registration (``engine_start.py``'s: 0.30.0+'s
+DeepSeek-V4 layers would import TileLang / CuTe DSL modules only to register them), cuda-python (a stub whose calls raise: MiniMax-M2's TP > 1
 norm then takes vLLM's own no-P2P fallback; its workspace is ``cudaMalloc``'d outside torch's
 allocator either way). What is not run: weight loading and
 ``process_weights_after_loading`` (kernels' repacking: Marlin, FlashInfer/MXFP4 layouts, fp8
@@ -214,6 +215,7 @@ def main() -> int:
                 for pp_rank in range(pp):
                     stage_cfg = copy.deepcopy(cfg) if pp > 1 else cfg
                     es._set_parallel_groups(stage_cfg, pp_rank)
+                    es._no_jit_warmup_registration(stage_cfg)  # as the engine start's workers
                     with V.set_current_vllm_config(stage_cfg):
                         model = V.get_model_loader(stage_cfg.load_config).load_model(
                             vllm_config=stage_cfg, model_config=stage_cfg.model_config
