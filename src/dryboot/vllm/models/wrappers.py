@@ -288,6 +288,79 @@ def _conformer_checked(text: dict[str, Any]) -> dict[str, Any]:
     return text
 
 
+#: the Qwen3Config keys that shape Isaac's language model, with ``Qwen3Config``'s defaults
+#: (``None``: compared as the file gives them): ``isaac.py`` builds Qwen3ForCausalLM's lm_head and
+#: sizes its M-RoPE from the top-level IsaacConfig (a Qwen3Config) while Qwen2Model's layers, and
+#: vLLM's ``hf_text_config`` (the derived max length, the KV geometry), read its ``text_config``
+_ISAAC_TEXT_KEYS: dict[str, Any] = {
+    "num_hidden_layers": 32,
+    "hidden_size": 4096,
+    "intermediate_size": 22016,
+    "num_attention_heads": 32,
+    "num_key_value_heads": None,
+    "head_dim": 128,
+    "vocab_size": 151936,
+    "max_position_embeddings": 32768,
+    "rope_theta": None,
+    "rope_scaling": None,
+    "rope_parameters": None,
+    "partial_rotary_factor": None,
+    "use_sliding_window": False,
+    "sliding_window": None,
+    "max_window_layers": 28,
+    "layer_types": None,
+    "tie_word_embeddings": False,
+    "attention_bias": False,
+}
+
+
+def _isaac_checked(text: dict[str, Any]) -> dict[str, Any]:
+    """Isaac's top-level config, unchanged, once the two configs its model class reads agree.
+
+    ``IsaacConfig`` (vLLM's, a ``Qwen3Config``) builds ``text_config`` from the file's
+    ``text_config`` object, else from its own top-level keys (then both are one config). The model
+    class reads ``head_dim`` (the M-RoPE sections ``[d/4, d/8, d/8]``), ``vocab_size`` and
+    ``hidden_size`` (the lm_head) at the top level; the decoder layers and vLLM's text config read
+    ``text_config``. A file whose two disagree on a key of :data:`_ISAAC_TEXT_KEYS` composes a model
+    not modelled here (a key either omits is compared at its ``Qwen3Config`` default, where
+    :data:`_ISAAC_TEXT_KEYS` gives one); a ``head_dim`` that 8 does not divide fails ``MRotaryEmbedding``'s check
+    that the sections sum to half the rotary dimension (an AssertionError).
+
+    :raises InputError: either, naming the field."""
+    nested = text.get("text_config")
+    if nested is not None:
+        if not isinstance(nested, dict):
+            raise InputError("config.json", "text_config", "must be an object (IsaacConfig reads it as a Qwen3Config)")
+        for key, default in _ISAAC_TEXT_KEYS.items():
+            if nested.get(key, default) != text.get(key, default):
+                raise InputError(
+                    "config.json",
+                    f"text_config.{key}",
+                    f"{nested.get(key, default)!r} where the top level gives {text.get(key, default)!r}: Isaac's "
+                    "model class builds "
+                    "its language model from both (the lm_head and M-RoPE from the top level, the decoder layers "
+                    "from text_config); two configs for one model are not modelled",
+                )
+    head_dim = text.get("head_dim", 128)  # Qwen3Config's default
+    if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim % 8:
+        raise InputError(
+            "config.json",
+            "head_dim",
+            f"{head_dim} is not a multiple of 8: Isaac's M-RoPE sections [head_dim // 4, head_dim // 8, "
+            "head_dim // 8] would not sum to half of it (vLLM's MRotaryEmbedding asserts it)",
+        )
+    vision = text.get("vision_config")
+    if isinstance(vision, dict):
+        hidden, heads = vision.get("hidden_size", 768), vision.get("num_attention_heads", 12)
+        if isinstance(hidden, int) and isinstance(heads, int) and heads > 0 and hidden % heads:
+            raise InputError(
+                "config.json",
+                "vision_config.num_attention_heads",
+                f"must divide vision_config.hidden_size ({hidden}): Isaac's SigLIP-2 attention asserts it",
+            )
+    return text
+
+
 #: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
 #: DiffusionGemmaTextConfig defaults none of them, transformers' (0.33.0's) defaults them otherwise
 _DIFFUSION_GEMMA_KEYS = (
@@ -399,6 +472,16 @@ BUILT_AS: dict[str, BuiltAs] = {
         text_types=("qwen2",),
         pp_refusal=NOT_SUPPORTS_PP,
         rewrite=_conformer_checked,
+    ),
+    # isaac.py builds Qwen3ForCausalLM on the top-level IsaacConfig (a Qwen3Config whose text_config
+    # is its own keys unless the file gives one: _isaac_checked); its SigLIP-2 tower shards its
+    # heads by TP (PixelShuffleSiglip2VisionConfig: 12 heads by default)
+    "IsaacForConditionalGeneration": BuiltAs(
+        "isaac.py",
+        "Qwen3ForCausalLM",
+        "qwen3",
+        tower_heads=(("vision_config.num_attention_heads", 12),),
+        rewrite=_isaac_checked,
     ),
     # funasr.py reads the file's top level as a Qwen3Config and builds Qwen3Model on it (no
     # SupportsPP); its SenseVoice encoder and adaptor hold no KV cache
@@ -611,6 +694,7 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "DeepseekVLV2ForCausalLM": ("language_config",),
     "FunASRForConditionalGeneration": (),
     "FireRedASR2ForConditionalGeneration": (),
+    "IsaacForConditionalGeneration": (),
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
     "UnlimitedOCRForCausalLM": ("language_config",),
