@@ -1,11 +1,13 @@
 """Isaac (``isaac.py``): a Qwen3 language model built on the file's top-level config (``IsaacConfig``
 is a ``Qwen3Config``) beside a SigLIP-2 tower, planned through Qwen3. The figures are checked
 against vLLM's engine start in ``tests/fidelity`` (``test_architectures`` on the tiny config with
-its stand-in tokenizer, the one-stage and pipeline records of every release); here, that a file
-whose ``text_config`` disagrees with its top level (vLLM builds the decoder layers from the one,
-the lm_head and M-RoPE from the other), a ``head_dim`` the M-RoPE sections cannot split and a
-tower whose heads do not divide its width are refused by name (exit 2, one line, the field
-named), and that a ``text_config`` equal to the top level plans as the top level alone."""
+its stand-in tokenizer, the one-stage and pipeline records of every release); here, that the
+decoder layers are planned from ``text_config`` where the file gives one, that a file whose
+``text_config`` disagrees with its top level on a key the model class reads there (the lm_head's
+``vocab_size`` / ``hidden_size``, the M-RoPE's ``head_dim``), a ``head_dim`` the M-RoPE sections
+cannot split, a partial rotary factor and a tower whose heads do not divide its width are refused
+by name (exit 2, one line, the field named), and that a ``text_config`` equal to the top level
+plans as the top level alone."""
 
 from __future__ import annotations
 
@@ -69,12 +71,21 @@ def test_an_agreeing_text_config_plans_alike(tmp_path: Path) -> None:
     assert out.split("Weights")[0] == out0.split("Weights")[0]
 
 
+def test_the_layers_are_text_configs(tmp_path: Path) -> None:
+    """vLLM builds the decoder layers from text_config (recorded: 4 KV heads there under a top
+    level of 2 give 43,690 blocks of 16 tokens, half the tiny config's)."""
+    rc, out = plan(tmp_path, with_text_config(num_key_value_heads=4))
+    assert rc == 0, out
+    assert "GPU KV cache size: 699,040 tokens" in out
+
+
 @pytest.mark.parametrize(
     ("config", "field", "words"),
     [
         (with_text_config(head_dim=64), "text_config.head_dim", "two configs for one model are not modelled"),
-        (with_text_config(num_key_value_heads=4), "text_config.num_key_value_heads", "where the top level gives 2"),
         (with_text_config(vocab_size=2048), "text_config.vocab_size", "lm_head"),
+        (with_text_config(hidden_size=1024), "text_config.hidden_size", "where the top level gives 512"),
+        ({**tiny(), "partial_rotary_factor": 0.5}, "partial_rotary_factor", "span the whole head_dim"),
         ({**tiny(), "head_dim": 100}, "head_dim", "not a multiple of 8"),
         (
             {**tiny(), "vision_config": {**tiny()["vision_config"], "num_attention_heads": 3}},

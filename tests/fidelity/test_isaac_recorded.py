@@ -3,11 +3,13 @@ start (``data/wrappers/isaac/``, ``record_isaac.py``). Needs no vLLM.
 
 vLLM builds the decoder layers from ``text_config`` and the lm_head and M-RoPE sections from the
 top level: a ``text_config`` equal to the top level is served as the top level alone (dryboot
-agrees); a ``head_dim`` whose sections do not sum to half the text's rotary dimension fails
-``MRotaryEmbedding``'s assertion (dryboot refuses, naming the field); a ``text_config`` differing
-from the top level in a key the layers alone read (``num_key_value_heads``) or the lm_head reads
-(``vocab_size``) is served, the KV cache as ``text_config`` says (recorded: half the blocks with
-twice the KV heads), which dryboot does not compose: it refuses, naming the ``text_config`` key."""
+agrees); a ``text_config`` differing from the top level in a key the layers alone read
+(``num_key_value_heads``) is served, the KV cache as ``text_config`` says (half the blocks with
+twice the KV heads; dryboot agrees); a ``head_dim`` whose sections do not sum to half the text's
+rotary dimension fails ``MRotaryEmbedding``'s assertion (dryboot refuses, naming the field); a
+``text_config`` differing in a key the lm_head reads at the top level (``vocab_size``) is served
+(``embed_tokens`` of ``text_config``'s vocabulary, the lm_head of the top level's), which dryboot
+does not compose: it refuses, naming the ``text_config`` key."""
 
 from __future__ import annotations
 
@@ -29,7 +31,6 @@ RECORDED = {v: json.loads(Q.record_path(v).read_text())["cases"] for v in Q.VERS
 #: case -> the field dryboot's refusal names (cases dryboot refuses)
 REFUSED = {
     "text-config-head-dim-64": "text_config.head_dim",
-    "text-config-kv-heads-4": "text_config.num_key_value_heads",
     "text-config-vocab-2048": "text_config.vocab_size",
     "head-dim-100": "head_dim",
 }

@@ -288,58 +288,49 @@ def _conformer_checked(text: dict[str, Any]) -> dict[str, Any]:
     return text
 
 
-#: the Qwen3Config keys that shape Isaac's language model, with ``Qwen3Config``'s defaults
-#: (``None``: compared as the file gives them): ``isaac.py`` builds Qwen3ForCausalLM's lm_head and
-#: sizes its M-RoPE from the top-level IsaacConfig (a Qwen3Config) while Qwen2Model's layers, and
-#: vLLM's ``hf_text_config`` (the derived max length, the KV geometry), read its ``text_config``
-_ISAAC_TEXT_KEYS: dict[str, Any] = {
-    "num_hidden_layers": 32,
-    "hidden_size": 4096,
-    "intermediate_size": 22016,
-    "num_attention_heads": 32,
-    "num_key_value_heads": None,
+#: the keys ``isaac.py`` reads from the top-level IsaacConfig (a Qwen3Config) for the language model
+#: it builds, with ``Qwen3Config``'s defaults: ``head_dim`` (the M-RoPE sections), ``hidden_size``,
+#: ``vocab_size`` and ``tie_word_embeddings`` (Qwen3ForCausalLM's lm_head); every other key of the
+#: model (its decoder layers, vLLM's ``hf_text_config``) is read from ``text_config``
+_ISAAC_TOP_LEVEL_KEYS: dict[str, Any] = {
     "head_dim": 128,
+    "hidden_size": 4096,
     "vocab_size": 151936,
-    "max_position_embeddings": 32768,
-    "rope_theta": None,
-    "rope_scaling": None,
-    "rope_parameters": None,
-    "partial_rotary_factor": None,
-    "use_sliding_window": False,
-    "sliding_window": None,
-    "max_window_layers": 28,
-    "layer_types": None,
     "tie_word_embeddings": False,
-    "attention_bias": False,
 }
+#: the top-level keys an Isaac text config keeps beneath its own (vLLM's model dtype is the
+#: top-level config's where the text config names none)
+_ISAAC_KEPT = ("torch_dtype", "dtype")
 
 
 def _isaac_checked(text: dict[str, Any]) -> dict[str, Any]:
-    """Isaac's top-level config, unchanged, once the two configs its model class reads agree.
+    """The Qwen3 config Isaac's decoder layers are built from, once the model class can build it.
 
     ``IsaacConfig`` (vLLM's, a ``Qwen3Config``) builds ``text_config`` from the file's
-    ``text_config`` object, else from its own top-level keys (then both are one config). The model
-    class reads ``head_dim`` (the M-RoPE sections ``[d/4, d/8, d/8]``), ``vocab_size`` and
-    ``hidden_size`` (the lm_head) at the top level; the decoder layers and vLLM's text config read
-    ``text_config``. A file whose two disagree on a key of :data:`_ISAAC_TEXT_KEYS` composes a model
-    not modelled here (a key either omits is compared at its ``Qwen3Config`` default, where
-    :data:`_ISAAC_TEXT_KEYS` gives one); a ``head_dim`` that 8 does not divide fails ``MRotaryEmbedding``'s check
-    that the sections sum to half the rotary dimension (an AssertionError).
+    ``text_config`` object, else from its own top-level keys (then both are one config). Qwen2Model's
+    layers and vLLM's ``hf_text_config`` (the derived max length, the KV geometry: recorded, a
+    ``text_config`` with 4 KV heads under a top level of 2 gets a 4-head KV cache) read
+    ``text_config``; the model class reads :data:`_ISAAC_TOP_LEVEL_KEYS` at the top level. So:
+    the file's ``text_config`` (under the top level's dtype) when it gives one, else the top level;
+    a ``text_config`` whose value of one of those keys differs from the top level's (either
+    omitted: ``Qwen3Config``'s default) builds one model from two configs and is refused (a
+    different ``head_dim`` fails vLLM's M-RoPE assertion, recorded); a ``head_dim`` that 8 does not
+    divide, or a partial rotary factor, fails ``MRotaryEmbedding``'s check that the sections
+    ``[d/4, d/8, d/8]`` sum to half the rotary dimension (an AssertionError, recorded).
 
-    :raises InputError: either, naming the field."""
+    :raises InputError: any of these, naming the field."""
     nested = text.get("text_config")
+    if nested is not None and not isinstance(nested, dict):
+        raise InputError("config.json", "text_config", "must be an object (IsaacConfig reads it as a Qwen3Config)")
     if nested is not None:
-        if not isinstance(nested, dict):
-            raise InputError("config.json", "text_config", "must be an object (IsaacConfig reads it as a Qwen3Config)")
-        for key, default in _ISAAC_TEXT_KEYS.items():
+        for key, default in _ISAAC_TOP_LEVEL_KEYS.items():
             if nested.get(key, default) != text.get(key, default):
                 raise InputError(
                     "config.json",
                     f"text_config.{key}",
                     f"{nested.get(key, default)!r} where the top level gives {text.get(key, default)!r}: Isaac's "
-                    "model class builds "
-                    "its language model from both (the lm_head and M-RoPE from the top level, the decoder layers "
-                    "from text_config); two configs for one model are not modelled",
+                    "model class builds its decoder layers from text_config and its lm_head and M-RoPE sections "
+                    "from the top level; two configs for one model are not modelled",
                 )
     head_dim = text.get("head_dim", 128)  # Qwen3Config's default
     if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim % 8:
@@ -348,6 +339,15 @@ def _isaac_checked(text: dict[str, Any]) -> dict[str, Any]:
             "head_dim",
             f"{head_dim} is not a multiple of 8: Isaac's M-RoPE sections [head_dim // 4, head_dim // 8, "
             "head_dim // 8] would not sum to half of it (vLLM's MRotaryEmbedding asserts it)",
+        )
+    model = text if nested is None else {**{k: text[k] for k in _ISAAC_KEPT if k in text}, **nested}
+    rope = model.get("rope_parameters") or model.get("rope_scaling") or {}
+    partial = model.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1) if isinstance(rope, dict) else 1)
+    if partial != 1:
+        raise InputError(
+            "config.json",
+            "partial_rotary_factor",
+            f"{partial}: Isaac's M-RoPE sections span the whole head_dim (vLLM's MRotaryEmbedding asserts it)",
         )
     vision = text.get("vision_config")
     if isinstance(vision, dict):
@@ -358,7 +358,7 @@ def _isaac_checked(text: dict[str, Any]) -> dict[str, Any]:
                 "vision_config.num_attention_heads",
                 f"must divide vision_config.hidden_size ({hidden}): Isaac's SigLIP-2 attention asserts it",
             )
-    return text
+    return model
 
 
 #: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
@@ -473,9 +473,9 @@ BUILT_AS: dict[str, BuiltAs] = {
         pp_refusal=NOT_SUPPORTS_PP,
         rewrite=_conformer_checked,
     ),
-    # isaac.py builds Qwen3ForCausalLM on the top-level IsaacConfig (a Qwen3Config whose text_config
-    # is its own keys unless the file gives one: _isaac_checked); its SigLIP-2 tower shards its
-    # heads by TP (PixelShuffleSiglip2VisionConfig: 12 heads by default)
+    # isaac.py builds Qwen3ForCausalLM on the top-level IsaacConfig (a Qwen3Config), whose layers
+    # read its text_config (the file's, else its own keys: _isaac_checked); its SigLIP-2 tower
+    # shards its heads by TP (PixelShuffleSiglip2VisionConfig: 12 heads by default)
     "IsaacForConditionalGeneration": BuiltAs(
         "isaac.py",
         "Qwen3ForCausalLM",

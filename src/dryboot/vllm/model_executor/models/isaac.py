@@ -1,6 +1,7 @@
 """Isaac (``isaac.py``, ``IsaacForConditionalGeneration``, vLLM 0.27.1-0.33.0): the Qwen3 language
-model of the file's top-level config (``IsaacConfig`` is a ``Qwen3Config``; a ``text_config`` object
-the file gives must agree with it, checked by the geometry's reading, ``wrappers._isaac_checked``),
+model of the file's ``text_config`` when it gives one, else of its top level (``IsaacConfig`` is a
+``Qwen3Config``; the keys the model class reads at the top level must agree with ``text_config``,
+checked by the geometry's reading, ``wrappers._isaac_checked``),
 then on every TP rank and pipeline stage the SigLIP-2 tower of ``vision_config``
 (``PixelShuffleSiglip2VisionConfig``) and its projector, in the model dtype. Its layers' rotary table
 is the multimodal one (:func:`mrope_text`: four times ``max_position_embeddings`` positions).
@@ -60,7 +61,12 @@ def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int)
 
 
 def _text(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The top-level config without its sub-configs: the Qwen3 model's keys."""
+    """The Qwen3 model's keys: the file's ``text_config`` when it gives one (the decoder layers'
+    config; the keys the model class reads at the top level agree with it, checked by the
+    geometry's reading), else the top level without its sub-configs."""
+    nested = config.get("text_config")
+    if isinstance(nested, Mapping):
+        return dict(nested)
     return {k: v for k, v in config.items() if k not in ("text_config", "vision_config")}
 
 
