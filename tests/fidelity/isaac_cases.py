@@ -40,6 +40,7 @@ CASES: dict[str, tuple[dict[str, Any] | None, dict[str, Any]]] = {
     "text-config-kv-heads-4": ({"num_key_value_heads": 4}, {}),
     "text-config-vocab-2048": ({"vocab_size": 2048}, {}),
     "head-dim-100": (None, {"head_dim": 100}),
+    "partial-rotary-half": (None, {"partial_rotary_factor": 0.5}),
 }
 
 

@@ -6,7 +6,8 @@ top level: a ``text_config`` equal to the top level is served as the top level a
 agrees); a ``text_config`` differing from the top level in a key the layers alone read
 (``num_key_value_heads``) is served, the KV cache as ``text_config`` says (half the blocks with
 twice the KV heads; dryboot agrees); a ``head_dim`` whose sections do not sum to half the text's
-rotary dimension fails ``MRotaryEmbedding``'s assertion (dryboot refuses, naming the field); a
+rotary dimension (an unsplittable ``head_dim``, a partial rotary factor) fails
+``MRotaryEmbedding``'s assertion (dryboot refuses, naming the field); a
 ``text_config`` differing in a key the lm_head reads at the top level (``vocab_size``) is served
 (``embed_tokens`` of ``text_config``'s vocabulary, the lm_head of the top level's), which dryboot
 does not compose: it refuses, naming the ``text_config`` key."""
@@ -33,6 +34,7 @@ REFUSED = {
     "text-config-head-dim-64": "text_config.head_dim",
     "text-config-vocab-2048": "text_config.vocab_size",
     "head-dim-100": "head_dim",
+    "partial-rotary-half": "partial_rotary_factor",
 }
 
 
