@@ -29,7 +29,6 @@ KNOWN = {
     "NemotronH_Nano_VL_V2": "a remote-code config class; on nemotron_h_omni the model class reads keys it lacks",
     "NemotronH_Nano_Omni_Reasoning_V3": "the NemotronH_Nano_VL_V2 class: reads config keys nemotron_h_omni lacks",
     "NemotronH_Super_Omni_Reasoning_V3": "the NemotronH_Nano_VL_V2 class: reads config keys nemotron_h_omni lacks",
-    "IsaacForConditionalGeneration": "its model class needs the checkpoint's tokenizer to be built",
     "Step3p7ForConditionalGeneration": "vLLM reads a per-layer num_attention_heads as global (transformers' config)",
 }
 #: refused wrapper of a planned text model -> the case ids of ``tests/fidelity/wrapper_cases.py``
@@ -39,7 +38,6 @@ RECORDED = {
     "NemotronH_Nano_Omni_Reasoning_V3": ("nano-omni-v3",),
     "NemotronH_Super_Omni_Reasoning_V3": ("super-omni-v3",),
     "NemotronH_Omni_Reasoning_V3": ("omni-v3",),
-    "IsaacForConditionalGeneration": ("isaac",),
     "MiMoV2OmniForCausalLM": ("mimo-v2-omni",),
     "Step3p7ForConditionalGeneration": ("step3p7",),
     "MiniCPMOcrForConditionalGeneration": ("minicpm-ocr",),

@@ -1,5 +1,5 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
-plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, Isaac, MiMo-V2-Omni,
+plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, MiMo-V2-Omni,
 Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL), and the flags each is started with; and the tower cases
 (:data:`TOWER_CASES`): tensor parallelism that does not divide a tower's heads, with and without
 ``--language-model-only`` / a zero ``--limit-mm-per-prompt``.
@@ -38,7 +38,6 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "nano-omni-v3",
         "super-omni-v3",
         "omni-v3",
-        "isaac",
         "mimo-v2-omni",
         "step3p7",
         "minicpm-ocr",
@@ -100,11 +99,6 @@ EXPECT: dict[str, tuple[str, str, str]] = {
     "nano-omni-v3": ("NemotronH_Nano_Omni_Reasoning_V3", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
     "super-omni-v3": ("NemotronH_Super_Omni_Reasoning_V3", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
     "omni-v3": ("NemotronH_Omni_Reasoning_V3", "has no attribute 'patch_size'", "(patch_size, norm_mean"),
-    "isaac": (
-        "IsaacForConditionalGeneration",
-        "Couldn't instantiate the backend tokenizer",
-        "_resolve_vision_token_id",
-    ),
     "mimo-v2-omni": ("MiMoV2OmniForCausalLM", "trust_remote_code=True", "without --trust-remote-code"),
     "step3p7": (
         "Step3p7ForConditionalGeneration",

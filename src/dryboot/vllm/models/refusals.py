@@ -60,15 +60,6 @@ VOXTRAL = (
     "encoder keys (downsample_factor, window_size...) that transformers' VoxtralEncoderConfig does not have, "
     "and builds its processor from the Mistral tokenizer; dryboot reads config.json only: not modelled"
 )
-ISAAC = (
-    "multimodal wrapper whose model class builds its Qwen3 language model (Qwen3ForCausalLM, planned) from the "
-    "top-level config "
-    "(IsaacConfig is itself a Qwen3Config) while vLLM's text config is text_config, and sizes its M-RoPE "
-    "from the top-level head_dim: two configs for one model, not modelled; and its model class encodes its "
-    "vision_token with the checkpoint's tokenizer while it is built (_resolve_vision_token_id), so vLLM cannot "
-    "build it from config.json alone (ValueError, recorded on a tiny config on vLLM 0.28.0 and 0.33.0): "
-    "not verifiable offline"
-)
 STEP_TEXT = (
     "multimodal wrapper of a Step-3.5 language model (Step3p5ForCausalLM, built on text_config) that vLLM "
     "cannot build from a step3p7 config under the fidelity venvs' transformers (5.24 for vLLM 0.28.0, 5.20.2 "
@@ -288,7 +279,6 @@ REASONS: dict[str, str] = {
     "InternS2MobiusMTP": SPEC_MTP,
     "InternS2PreviewForConditionalGeneration": REMOTE_MM,
     "InternVLChatModel": REMOTE_MM,
-    "IsaacForConditionalGeneration": ISAAC,
     "K2HorizonForCausalLM": K2_HORIZON,
     "K3DSparkModel": SPEC_DSPARK,
     "KananaVForConditionalGeneration": KANANA_V,

@@ -292,6 +292,79 @@ def _conformer_checked(text: dict[str, Any]) -> dict[str, Any]:
     return text
 
 
+#: the keys ``isaac.py`` reads from the top-level IsaacConfig (a Qwen3Config) for the language model
+#: it builds, with ``Qwen3Config``'s defaults: ``head_dim`` (the M-RoPE sections), ``hidden_size``,
+#: ``vocab_size`` and ``tie_word_embeddings`` (Qwen3ForCausalLM's lm_head); every other key of the
+#: model (its decoder layers, vLLM's ``hf_text_config``) is read from ``text_config``
+_ISAAC_TOP_LEVEL_KEYS: dict[str, Any] = {
+    "head_dim": 128,
+    "hidden_size": 4096,
+    "vocab_size": 151936,
+    "tie_word_embeddings": False,
+}
+#: the top-level keys an Isaac text config keeps beneath its own (vLLM's model dtype is the
+#: top-level config's where the text config names none)
+_ISAAC_KEPT = ("torch_dtype", "dtype")
+
+
+def _isaac_checked(text: dict[str, Any]) -> dict[str, Any]:
+    """The Qwen3 config Isaac's decoder layers are built from, once the model class can build it.
+
+    ``IsaacConfig`` (vLLM's, a ``Qwen3Config``) builds ``text_config`` from the file's
+    ``text_config`` object, else from its own top-level keys (then both are one config). Qwen2Model's
+    layers and vLLM's ``hf_text_config`` (the derived max length, the KV geometry: recorded, a
+    ``text_config`` with 4 KV heads under a top level of 2 gets a 4-head KV cache) read
+    ``text_config``; the model class reads :data:`_ISAAC_TOP_LEVEL_KEYS` at the top level. So:
+    the file's ``text_config`` (under the top level's dtype) when it gives one, else the top level;
+    a ``text_config`` whose value of one of those keys differs from the top level's (either
+    omitted: ``Qwen3Config``'s default) builds one model from two configs and is refused (a
+    different ``head_dim`` fails vLLM's M-RoPE assertion, recorded); a ``head_dim`` that 8 does not
+    divide, or a partial rotary factor, fails ``MRotaryEmbedding``'s check that the sections
+    ``[d/4, d/8, d/8]`` sum to half the rotary dimension (an AssertionError, recorded).
+
+    :raises InputError: any of these, naming the field."""
+    nested = text.get("text_config")
+    if nested is not None and not isinstance(nested, dict):
+        raise InputError("config.json", "text_config", "must be an object (IsaacConfig reads it as a Qwen3Config)")
+    if nested is not None:
+        for key, default in _ISAAC_TOP_LEVEL_KEYS.items():
+            if nested.get(key, default) != text.get(key, default):
+                raise InputError(
+                    "config.json",
+                    f"text_config.{key}",
+                    f"{nested.get(key, default)!r} where the top level gives {text.get(key, default)!r}: Isaac's "
+                    "model class builds its decoder layers from text_config and its lm_head and M-RoPE sections "
+                    "from the top level; two configs for one model are not modelled",
+                )
+    head_dim = text.get("head_dim", 128)  # Qwen3Config's default
+    if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim % 8:
+        raise InputError(
+            "config.json",
+            "head_dim",
+            f"{head_dim} is not a multiple of 8: Isaac's M-RoPE sections [head_dim // 4, head_dim // 8, "
+            "head_dim // 8] would not sum to half of it (vLLM's MRotaryEmbedding asserts it)",
+        )
+    model = text if nested is None else {**{k: text[k] for k in _ISAAC_KEPT if k in text}, **nested}
+    rope = model.get("rope_parameters") or model.get("rope_scaling") or {}
+    partial = model.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1) if isinstance(rope, dict) else 1)
+    if partial != 1:
+        raise InputError(
+            "config.json",
+            "partial_rotary_factor",
+            f"{partial}: Isaac's M-RoPE sections span the whole head_dim (vLLM's MRotaryEmbedding asserts it)",
+        )
+    vision = text.get("vision_config")
+    if isinstance(vision, dict):
+        hidden, heads = vision.get("hidden_size", 768), vision.get("num_attention_heads", 12)
+        if isinstance(hidden, int) and isinstance(heads, int) and heads > 0 and hidden % heads:
+            raise InputError(
+                "config.json",
+                "vision_config.num_attention_heads",
+                f"must divide vision_config.hidden_size ({hidden}): Isaac's SigLIP-2 attention asserts it",
+            )
+    return model
+
+
 #: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
 #: DiffusionGemmaTextConfig defaults none of them, transformers' (0.33.0's) defaults them otherwise
 _DIFFUSION_GEMMA_KEYS = (
@@ -403,6 +476,16 @@ BUILT_AS: dict[str, BuiltAs] = {
         text_types=("qwen2",),
         pp_refusal=NOT_SUPPORTS_PP,
         rewrite=_conformer_checked,
+    ),
+    # isaac.py builds Qwen3ForCausalLM on the top-level IsaacConfig (a Qwen3Config), whose layers
+    # read its text_config (the file's, else its own keys: _isaac_checked); its SigLIP-2 tower
+    # shards its heads by TP (PixelShuffleSiglip2VisionConfig: 12 heads by default)
+    "IsaacForConditionalGeneration": BuiltAs(
+        "isaac.py",
+        "Qwen3ForCausalLM",
+        "qwen3",
+        tower_heads=(("vision_config.num_attention_heads", 12),),
+        rewrite=_isaac_checked,
     ),
     # funasr.py reads the file's top level as a Qwen3Config and builds Qwen3Model on it (no
     # SupportsPP); its SenseVoice encoder and adaptor hold no KV cache
@@ -615,6 +698,7 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "DeepseekVLV2ForCausalLM": ("language_config",),
     "FunASRForConditionalGeneration": (),
     "FireRedASR2ForConditionalGeneration": (),
+    "IsaacForConditionalGeneration": (),
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
     "UnlimitedOCRForCausalLM": ("language_config",),
