@@ -101,3 +101,26 @@ def test_what_the_model_class_cannot_compose_is_refused(
     assert rc == 2, out
     assert field in out and words in out, out
     assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_serve_mm_encoder_tp_mode_data_refuses_the_weights_under_tp(tp: int) -> None:
+    """``--mm-encoder-tp-mode data`` (Isaac's class has ``supports_encoder_tp_data``) builds the
+    vision tower whole on every TP rank: under TP the weights are refused by name (the walk
+    sizes towers split over TP); at TP 1 the two modes hold the same tensors; a text-only model
+    is unaffected."""
+
+    def weights(arch: str, tp: int) -> dict[str, Any]:
+        serve = f"vllm serve x --max-model-len 8192 --tensor-parallel-size {tp} --mm-encoder-tp-mode data"
+        res = CliRunner().invoke(
+            cli, ["plan", "--json", "--model", str(ARCHS / f"{arch}.json"), "--gpu", "H100", "--serve", serve]
+        )
+        doc: dict[str, Any] = json.loads(res.stdout[res.stdout.find("{") :])
+        return dict(doc["weights"])
+
+    isaac = weights("IsaacForConditionalGeneration", tp)
+    if tp == 1:
+        assert isaac["refused"] is None
+    else:
+        assert "--mm-encoder-tp-mode data" in isaac["refused"] and "not modelled" in isaac["refused"]
+    assert weights("Qwen3ForCausalLM", tp)["refused"] is None

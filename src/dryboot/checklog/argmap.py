@@ -173,6 +173,8 @@ class LoggedArgs:
     :param revision: the hub revision the args name.
     :param notes: one sentence per ignored key.
     :param expert_parallel: ``enable_expert_parallel`` (planning only: the weights per rank).
+    :param replicated_encoder: ``mm_encoder_tp_mode`` ``data`` (planning only: each TP rank then
+        holds the whole encoder tower, which the weights per rank do not model).
     """
 
     args: EngineArgs
@@ -183,6 +185,7 @@ class LoggedArgs:
     revision: str | None
     notes: tuple[str, ...] = field(default=())
     expert_parallel: bool = False
+    replicated_encoder: bool = False
 
 
 _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
@@ -284,6 +287,7 @@ def map_args(
     revision: str | None = None
     shorthands_cc: dict[str, object] = {}
     expert_parallel = False
+    replicated_encoder = False
     for key, value in logged.items():
         if plan and key in _LORA_KEYS and logged.get("enable_lora") is not True:
             if key != "enable_lora":
@@ -334,6 +338,8 @@ def map_args(
                 notes.append(note)
             if key == "enable_expert_parallel":
                 expert_parallel = value is True
+            if key == "mm_encoder_tp_mode":
+                replicated_encoder = value == "data"
         elif key in MEASURED:
             notes.append(f"ignored {key}: its memory is measured in the logged KV budget")
         elif HARMLESS_PATTERNS.match(key):
@@ -366,6 +372,7 @@ def map_args(
         revision=revision,
         notes=tuple(notes),
         expert_parallel=expert_parallel,
+        replicated_encoder=replicated_encoder,
     )
 
 

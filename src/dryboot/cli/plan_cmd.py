@@ -213,6 +213,7 @@ def plan(
     flags = collect_flags(kwargs)
     _COMPILE_CACHE[0] = compile_cache
     env: dict[str, str] = {}
+    replicated_encoder = False
     if serve_line is not None or serve_words:
         if serve_line is not None and serve_words:
             raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
@@ -226,6 +227,7 @@ def plan(
         model, args, drafter, env = served.model, served.args, served.drafter, served.env
         flags = served.flags
         expert_parallel = expert_parallel or served.expert_parallel
+        replicated_encoder = served.replicated_encoder
         weights_path: str | None = str(served.config.path)
         for note in served.notes:
             click.echo(f"serve: {note}", err=True)
@@ -245,7 +247,7 @@ def plan(
     budget = None
     with _environment(env):
         if compare_version is None and wants_budget(args):
-            weights = _weights(weights_path, args, load_format, expert_parallel)
+            weights = _weights(weights_path, args, load_format, expert_parallel, replicated_encoder)
             budget = _plan_budget(model, args, drafter, Policies(grouping, unification), weights, weights_path)
             result = budget.plan
         else:
@@ -286,7 +288,7 @@ def plan(
         write(result, svg_path)
     refused = None
     if budget is None:
-        weights = _weights(weights_path, args, load_format, expert_parallel)
+        weights = _weights(weights_path, args, load_format, expert_parallel, replicated_encoder)
         refused = weights.refused or None
         if not weights.refused and weights.stages:
             # at call: as in plan
@@ -335,10 +337,18 @@ def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
     return vocab if isinstance(vocab, int) else None
 
 
-def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool) -> Any:
-    """The per-rank weights report for the plan (``model_loader.loader.model_weights``)."""
+def _weights(
+    path: str | None, args: Any, load_format: str, expert_parallel: bool, replicated_encoder: bool = False
+) -> Any:
+    """The per-rank weights report for the plan (``model_loader.loader.model_weights``).
+
+    ``replicated_encoder`` (a command line's ``--mm-encoder-tp-mode data``): vLLM then builds the
+    encoder towers of the classes with ``supports_encoder_tp_data`` whole on every TP rank (others
+    fall back to ``weights``); the walk sizes towers as ``weights`` mode splits them, so under
+    tensor parallelism a model with a tower is refused for its weights (for every class: dryboot
+    does not tell the two kinds apart)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
-    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, model_weights, serving_gpu
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport
 
     if path is None:
         return WeightsReport(refused="no model directory")
@@ -348,8 +358,29 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
             partition = tuple(int(x) for x in str(args.pp_layer_partition).split(","))
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
+    report = _model_weights(Path(path), args, load_format, expert_parallel, partition, args.language_model_only)
+    if replicated_encoder and args.tensor_parallel_size > 1 and not report.refused and not args.language_model_only:
+        text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True)
+        if text_only.refused or [w.loaded_bytes for w in text_only.stages] != [w.loaded_bytes for w in report.stages]:
+            return WeightsReport(
+                refused=(
+                    "--mm-encoder-tp-mode data: vLLM builds the encoder tower whole on each of the "
+                    f"{args.tensor_parallel_size} TP ranks (classes with supports_encoder_tp_data; others fall back to "
+                    "weights mode), dryboot sizes towers split over TP: not modelled"
+                )
+            )
+    return report
+
+
+def _model_weights(
+    path: Path, args: Any, load_format: str, expert_parallel: bool, partition: Any, language_model_only: bool
+) -> Any:
+    """``model_weights`` of ``path`` under the plan's flags."""
+    # at call: as in _weights
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
+
     return model_weights(
-        Path(path),
+        path,
         tp=args.tensor_parallel_size,
         pp=args.pipeline_parallel_size,
         dp=args.data_parallel_size,
@@ -357,7 +388,7 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         expert_parallel=expert_parallel,
         dtype=args.dtype,
         load_format=load_format,
-        language_model_only=args.language_model_only,
+        language_model_only=language_model_only,
         limit_mm_per_prompt=args.mm_limits,
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         **serving_gpu(args.device, args.vllm_version),
