@@ -32,9 +32,9 @@ comes from dryboot.
 
 What is faked: the GPU (an H200, SM 9.0, 132 SMs: ``engine_start.py``'s stand-in), the absent
 CUDA kernels, the distributed groups, no JIT warmup registration (``engine_start.py``'s: 0.30.0+'s
-DeepSeek-V4 layers would import TileLang / CuTe DSL modules only to register them), cuda-python (a stub whose calls raise: MiniMax-M2's TP > 1
-norm then takes vLLM's own no-P2P fallback; its workspace is ``cudaMalloc``'d outside torch's
-allocator either way). What is not run: weight loading and
+DeepSeek-V4 layers would import TileLang / CuTe DSL modules only to register them), cuda-python
+(a stub whose calls raise: MiniMax-M2's TP > 1 norm then takes vLLM's own no-P2P fallback; its
+workspace is ``cudaMalloc``'d outside torch's allocator either way). What is not run: weight loading and
 ``process_weights_after_loading`` (kernels' repacking: Marlin, FlashInfer/MXFP4 layouts, fp8
 requantization), so the quantization formats whose layout changes there are refused by dryboot,
 not checked.
