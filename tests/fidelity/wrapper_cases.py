@@ -1,6 +1,6 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
 plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, MiMo-V2-Omni,
-Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL), and the flags each is started with; and the tower cases
+Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL, Molmo2), and the flags each is started with; and the tower cases
 (:data:`TOWER_CASES`): tensor parallelism that does not divide a tower's heads, with and without
 ``--language-model-only`` / a zero ``--limit-mm-per-prompt``.
 
@@ -43,6 +43,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "minicpm-ocr",
         "ernie45-vl-remote",
         "ernie45-vl-hf",
+        "molmo2-remote",
+        "molmo2-hf",
     )
 }
 
@@ -122,5 +124,18 @@ EXPECT: dict[str, tuple[str, str, str]] = {
         "Ernie4_5_VLMoeForConditionalGeneration",
         "has no attribute 'embed_dim'",
         "vision_config.embed_dim",
+    ),
+    # the published layout (model_type molmo2, vit_config, an auto_map) and transformers' own layout
+    # (vision_config): both releases' transformers ship a molmo2 config class, which files vit_config
+    # under vision_config, and molmo2.py reads config.vit_config
+    "molmo2-remote": (
+        "Molmo2ForConditionalGeneration",
+        "object has no attribute 'vit_config'",
+        "config.vit_config",
+    ),
+    "molmo2-hf": (
+        "Molmo2ForConditionalGeneration",
+        "object has no attribute 'vit_config'",
+        "config.vit_config",
     ),
 }

@@ -84,6 +84,23 @@ ERNIE_VL = (
     "pixel_hidden_size, moe_layer_start_index, im_patch_id) and fails while it is built (AttributeError; both "
     "recorded on tiny configs on vLLM 0.28.0 and 0.33.0): not verifiable offline"
 )
+#: MOLMO2 (issue 37): the published checkpoints' config.json (huggingface.co/allenai/Molmo2-4B,
+#: allenai/Molmo2-8B, allenai/Molmo2-O-7B) says model_type molmo2 with vit_config / adapter_config
+#: (vit_layers) / text_config and an auto_map to the checkpoint's configuration_molmo2.py. The boot
+#: environments whose transformers ships a molmo2 config class (5.20.2 and 5.24.0: vLLM 0.28.0, 0.29.0,
+#: 0.30.0, 0.33.0) build it instead of the remote code; it files vit_config under vision_config (and
+#: vit_layers as vision_feature_layer), and molmo2.py reads config.vit_config, so the model fails while it
+#: is built on either layout (recorded on tiny configs, wrapper_cases.py molmo2-remote and molmo2-hf, on
+#: 0.28.0 and 0.33.0). Where transformers has none (5.10.4, 5.17.0, 5.19.0: vLLM 0.27.1, 0.31.0, 0.32.0)
+#: vLLM refuses the auto_map layout without --trust-remote-code (checked on 0.32.0, not recorded)
+MOLMO2 = (
+    "multimodal wrapper whose config class is remote code: the published checkpoints (allenai/Molmo2-4B, -8B, "
+    "-O-7B) say model_type molmo2 with vit_config and an auto_map; where transformers ships its own molmo2 config "
+    "class (vLLM 0.28.0-0.30.0, 0.33.0) that class files vit_config under vision_config and molmo2.py, reading "
+    "config.vit_config, fails while the model is built (AttributeError, recorded on tiny configs of both layouts "
+    "on vLLM 0.28.0 and 0.33.0); elsewhere (0.27.1, 0.31.0, 0.32.0) vLLM refuses the config without "
+    "--trust-remote-code: not verifiable offline"
+)
 #: nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class under its registry names (0.28.0 and 0.33.0)
 NEMOTRON_VL = (
     "multimodal wrapper (nano_nemotron_vl.py's NemotronH_Nano_VL_V2 class) that builds NemotronHForCausalLM "
@@ -303,7 +320,7 @@ REASONS: dict[str, str] = {
     "MiniCPMO": REMOTE_MM,
     "MiniCPMV": REMOTE_MM,
     "MiniMaxM3MTP": MINIMAX_M3_MTP,
-    "Molmo2ForConditionalGeneration": own_text_model("its own Molmo2TextModel (molmo2.py)"),
+    "Molmo2ForConditionalGeneration": MOLMO2,
     "MolmoForCausalLM": REMOTE_MM,
     "Moondream3ForCausalLM": own_text_model("its own Moondream3TextModel (moondream3.py: MoE layers)"),
     "MoonshotKimiaForCausalLM": REMOTE_MM,
