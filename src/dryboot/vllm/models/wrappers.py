@@ -365,6 +365,70 @@ def _isaac_checked(text: dict[str, Any]) -> dict[str, Any]:
     return model
 
 
+#: ``Moondream3TextConfig``'s defaults (vLLM's own config class, ``model_type`` ``moondream3``) for
+#: the keys its attention layers read, by the file's names (``config.text``)
+_MOONDREAM3_TEXT: dict[str, Any] = {
+    "dim": 2048,
+    "n_layers": 24,
+    "n_heads": 32,
+    "n_kv_heads": 32,
+    "max_context": 4096,
+    "vocab_size": 51200,
+}
+#: the rotary dimension Moondream3Attention gives ``get_rope`` (``partial_rotary_factor`` 32 / head_dim)
+_MOONDREAM3_ROTARY = 32
+
+
+def _moondream3_text(root: dict[str, Any]) -> dict[str, Any]:
+    """The Llama-shaped text config of Moondream3's decoder attention, from the file's top level.
+
+    ``Moondream3Config`` (vLLM's, ``transformers_utils/configs/moondream3.py``) reads the file's
+    ``config.text`` object as a ``Moondream3TextConfig``; each ``Moondream3Attention`` layer (every
+    one of ``n_layers``, full causal attention; the MoE of layers from ``moe.start_layer`` is
+    weights only) holds ``n_heads`` query and ``n_kv_heads`` KV heads of ``dim // n_heads``
+    (floor division), its context ``max_context``. The model dtype is the top level's.
+
+    :raises InputError: ``config`` / ``config.text`` not objects, a ``dim`` that ``n_heads`` does
+        not divide (the out projection's width would not be the heads' output: not modelled), or a
+        head_dim under the 32 rotary dimensions its RoPE takes."""
+    config = root.get("config", {})
+    if not isinstance(config, dict):
+        raise InputError("config.json", "config", "must be an object (Moondream3Config reads config.text from it)")
+    text = config.get("text", {})
+    if not isinstance(text, dict):
+        raise InputError("config.json", "config.text", "must be an object (a Moondream3TextConfig)")
+    values = {key: text.get(key, default) for key, default in _MOONDREAM3_TEXT.items()}
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError("config.json", f"config.text.{key}", not_positive_integer(value))
+    if values["dim"] % values["n_heads"]:
+        raise InputError(
+            "config.json",
+            "config.text.n_heads",
+            f"must divide config.text.dim ({values['dim']}): Moondream3Attention's head_dim is dim // n_heads "
+            "and its out projection reads dim inputs; a remainder is not modelled",
+        )
+    head_dim = values["dim"] // values["n_heads"]
+    if head_dim < _MOONDREAM3_ROTARY:
+        raise InputError(
+            "config.json",
+            "config.text.n_heads",
+            f"head_dim {head_dim} (dim // n_heads) is under the {_MOONDREAM3_ROTARY} rotary dimensions "
+            "Moondream3Attention's RoPE takes: not modelled",
+        )
+    model: dict[str, Any] = {k: root[k] for k in ("torch_dtype", "dtype") if k in root}
+    return {
+        **model,
+        "hidden_size": values["dim"],
+        "num_hidden_layers": values["n_layers"],
+        "num_attention_heads": values["n_heads"],
+        "num_key_value_heads": values["n_kv_heads"],
+        "head_dim": head_dim,
+        "max_position_embeddings": values["max_context"],
+        "vocab_size": values["vocab_size"],
+    }
+
+
 #: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
 #: DiffusionGemmaTextConfig defaults none of them, transformers' (0.33.0's) defaults them otherwise
 _DIFFUSION_GEMMA_KEYS = (
@@ -487,6 +551,27 @@ BUILT_AS: dict[str, BuiltAs] = {
         tower_heads=(("vision_config.num_attention_heads", 12),),
         rewrite=_isaac_checked,
     ),
+    # moondream3.py builds its own Moondream3TextModel on Moondream3Config's text_config (vLLM's
+    # config class; the file's config.text): full causal attention in every layer, read as Llama's
+    # (_moondream3_text); its attention layers are the model's own, so they see the model config's
+    # is_mm_prefix_lm (moondream3 is one). Its vision encoder shards its heads, its MLP and the
+    # projector's inner width by TP (Moondream3VisionConfig's defaults); the text MLP's ff_dim too
+    **{
+        arch: BuiltAs(
+            "moondream3.py",
+            "LlamaForCausalLM",
+            "llama",
+            rewrite=_moondream3_text,
+            tower_heads=(
+                ("config.vision.enc_n_heads", 16),
+                ("config.vision.enc_ff_dim", 4304),
+                ("config.vision.proj_inner_dim", 8192),
+                ("config.text.ff_dim", 8192),
+            ),
+            model_fields={"mm_prefix_lm": True},
+        )
+        for arch in ("Moondream3ForCausalLM", "HfMoondream")
+    },
     # funasr.py reads the file's top level as a Qwen3Config and builds Qwen3Model on it (no
     # SupportsPP); its SenseVoice encoder and adaptor hold no KV cache
     "FunASRForConditionalGeneration": BuiltAs(
@@ -699,6 +784,8 @@ TEXT_CONFIG_PATHS: dict[str, tuple[str, ...]] = {
     "FunASRForConditionalGeneration": (),
     "FireRedASR2ForConditionalGeneration": (),
     "IsaacForConditionalGeneration": (),
+    "Moondream3ForCausalLM": (),
+    "HfMoondream": (),
     "DeepseekOCRForCausalLM": ("language_config",),
     "DeepseekOCR2ForCausalLM": ("language_config",),
     "UnlimitedOCRForCausalLM": ("language_config",),
@@ -778,7 +865,7 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     if spec.hybrid_class is False:
         # no state layer is built: the inner reader's (placeholder) mixer is no part of the model
         extra["mamba2"] = None
-    return model.evolve(**extra, **spec.model_fields)
+    return model.evolve(**{**extra, **spec.model_fields})
 
 
 def _at(data: dict[str, Any], path: str) -> Any:
