@@ -70,7 +70,8 @@ def test_untied_top_level_is_refused(tmp_path: Path, tie: object) -> None:
 def test_scaled_rope_is_refused(tmp_path: Path, per_layer_type: bool) -> None:
     config = _config()
     yarn = {"rope_type": "yarn", "factor": 4.0}
-    config["text_config"]["rope_parameters"] = {"sliding_attention": yarn} if per_layer_type else yarn
+    per_type = {"sliding_attention": yarn, "full_attention": None}
+    config["text_config"]["rope_parameters"] = per_type if per_layer_type else yarn
     code, out = _plan(tmp_path, config)
     where = "rope_parameters.sliding_attention.rope_type" if per_layer_type else "rope_parameters.rope_type"
     assert code == 2 and where in out, out
@@ -91,5 +92,13 @@ def test_not_planned_on_0_28(tmp_path: Path) -> None:
 
 
 def test_weights_refused_by_name(tmp_path: Path) -> None:
-    code, out = _plan(tmp_path, _config(), "--gpu", "H100")
+    _, out = _plan(tmp_path, _config(), "--gpu", "H100")
     assert "cohere_compass.py's vision tower" in out, out
+
+
+def test_rope_per_layer_type_must_key_every_type(tmp_path: Path) -> None:
+    """transformers 5.17 (vLLM 0.31.0) indexes rope_parameters by every layer type in use."""
+    config = _config()
+    config["text_config"]["rope_parameters"].pop("full_attention")
+    code, out = _plan(tmp_path, config)
+    assert code == 2 and "without full_attention" in out, out

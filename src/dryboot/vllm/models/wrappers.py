@@ -253,7 +253,8 @@ def _compass_text(text: dict[str, Any]) -> dict[str, Any]:
     ``rope_parameters[layer_type]`` (absent: no RoPE).
 
     :raises InputError: a layer type's RoPE other than the default one (its scaling of the context is
-        not modelled)."""
+        not modelled), or per-layer-type RoPE leaving out a layer type in use (vLLM 0.31.0's
+        transformers fails on it, later ones build no RoPE there: refused on every release)."""
     rope = text.get("rope_parameters") or {}
     if isinstance(rope, dict):
         if rope.get("rope_type", "default") != "default":
@@ -262,6 +263,18 @@ def _compass_text(text: dict[str, Any]) -> dict[str, Any]:
                 "text_config.rope_parameters.rope_type",
                 f"{rope.get('rope_type')!r}: a scaled RoPE of Cohere Compass's layers is not modelled",
             )
+        given = text.get("layer_types")
+        types = given if isinstance(given, list) else []
+        if not set(rope).isdisjoint(types):
+            unkeyed = sorted({str(t) for t in types} - set(rope))
+            if unkeyed:
+                raise InputError(
+                    "config.json",
+                    "text_config.rope_parameters",
+                    f"per layer type without {', '.join(unkeyed)}: transformers 5.17 (vLLM 0.31.0) fails reading "
+                    "it (a KeyError), later releases build those layers without RoPE: not modelled (give each "
+                    "layer type, null for none)",
+                )
         for kind, params in rope.items():
             if isinstance(params, dict) and params.get("rope_type", "default") != "default":
                 raise InputError(
