@@ -102,3 +102,19 @@ def test_rope_per_layer_type_must_key_every_type(tmp_path: Path) -> None:
     config["text_config"]["rope_parameters"].pop("full_attention")
     code, out = _plan(tmp_path, config)
     assert code == 2 and "without full_attention" in out, out
+
+
+@pytest.mark.parametrize(("levels", "refused"), [([1], False), ([0, 1], True)])
+def test_later_stage_starts_after_the_deepstack_layers(
+    tmp_path: Path, levels: list[int], refused: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cohere_compass.py asserts a later stage's start_layer >= len(deepstack_visual_indexes) (run on vLLM
+    0.33.0's engine start: [1] served, [0, 1] an AssertionError, partition 1,3)."""
+    monkeypatch.setenv("VLLM_PP_LAYER_PARTITION", "1,3")
+    config = _config()
+    config["vision_config"]["deepstack_visual_indexes"] = levels
+    code, out = _plan(tmp_path, config, "-pp", "2")
+    if refused:
+        assert code == 2 and "deepstack levels" in out, out
+    else:
+        assert code == 0, out

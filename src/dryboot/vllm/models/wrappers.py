@@ -212,6 +212,9 @@ class BuiltAs:
     :param model_fields: what the wrapper's own model class changes in the model it builds
         (:meth:`ModelGeometry.evolve` keywords: the family whose hooks apply, a spec class of its
         own attention layers).
+    :param deepstack: (dotted path, its config class default) of the vision layers whose deepstack
+        features the model class adds to its first decoder layers: a later pipeline stage must start
+        after as many layers (it asserts ``start_layer >= len(...)``).
     :param asserted_true: dotted paths from the file's top that must be JSON ``true`` (absent: the
         config class's default, false): the model class asserts them while building.
     """
@@ -232,6 +235,7 @@ class BuiltAs:
     hybrid_class: bool | None = None
     model_fields: dict[str, Any] = field(default_factory=dict)
     asserted_true: tuple[str, ...] = ()
+    deepstack: tuple[str, list[int]] | None = None
 
 
 def _as_nemotron_h_layers(text: dict[str, Any]) -> dict[str, Any]:
@@ -677,6 +681,8 @@ BUILT_AS: dict[str, BuiltAs] = {
         # vLLM's with_hf_config copies the top level's tie_word_embeddings (CohereCompassConfig's
         # default: false) into text_config; CohereCompassForCausalLM asserts it
         asserted_true=("tie_word_embeddings",),
+        # CohereCompassVisionConfig's default: (8, 16, 24)
+        deepstack=("vision_config.deepstack_visual_indexes", [8, 16, 24]),
     ),
     "DiffusionGemmaForBlockDiffusion": BuiltAs(
         "diffusion_gemma.py",
@@ -839,6 +845,13 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     # text config's use_bidirectional_attention does not reach them; recorded on Gemma-4-Unified,
     # which vLLM 0.28.0 serves on FLASHINFER)
     extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers), "mm_prefix_lm": False}
+    if spec.deepstack is not None:
+        ds_path, ds_default = spec.deepstack
+        ds_given = _at(f.root, ds_path)
+        ds_levels = ds_default if ds_given is None else ds_given
+        if not isinstance(ds_levels, list):
+            raise InputError(f.source, ds_path, "must be a list of vision layer indices")
+        extra["deepstack_levels"] = len(ds_levels)
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
     if spec.hybrid_class is not None:
