@@ -50,6 +50,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.30.0": {
+        # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
+        "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # gone from the registry and the config registry: vLLM refuses its model_type
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
         # the last release reading MuseGlimmer with vLLM's own config class (no_rope_layers)
@@ -70,6 +72,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
     "0.31.0": {
+        # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
+        "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
         # muse_glimmer.py still slides the no_rope_layers' RoPE layers, vLLM's own config class
@@ -98,6 +102,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
     "0.32.0": {
+        # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
+        "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
         "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
@@ -126,6 +132,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
     },
     "0.33.0": {
+        # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
+        "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
         # own MellumConfig is gone: transformers' class reads the file
         "MellumForCausalLM": "served by the Transformers backend, config read by transformers' MellumConfig",

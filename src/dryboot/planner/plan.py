@@ -525,6 +525,15 @@ def _pipeline_stages(
             f"a stage holds only dense layers (the first {first_moe} are): vLLM's {model.architecture} finds "
             "no MoE layer in its model.layers (RuntimeError)",
         )
+    levels = model.parallel.deepstack_levels
+    if levels and any(r.start < levels for r in ranges[1:]):
+        # CohereCompassForConditionalGeneration: every later stage adds no deepstack input
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"a later stage starts before layer {levels} ({levels} deepstack levels): vLLM's "
+            f"{model.architecture} asserts start_layer >= its deepstack levels (AssertionError)",
+        )
     for layer, target in model.kv_sharing:
         if stage_of[layer] != stage_of[target]:
             raise InputError(

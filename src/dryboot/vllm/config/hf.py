@@ -291,6 +291,9 @@ class ParallelTraits:
     vision_num_heads: int | None = None
     tower_heads: tuple[tuple[str, int], ...] = ()
     moe_experts: tuple[str, int] | None = None
+    #: deepstack levels a wrapper adds to its first decoder layers: a later pipeline stage must
+    #: start at or after this layer (the model class asserts ``start_layer >= levels``)
+    deepstack_levels: int = 0
 
 
 @dataclass(frozen=True)

@@ -456,11 +456,6 @@ NOT_MODELLED: dict[str, str] = {
         "MBartDecoderNoPos: causal self-attention over a RADIO vision prefix, no positions, config.decoder), "
         "an architecture dryboot does not plan"
     ),
-    "CohereCompassForConditionalGeneration": (
-        "multimodal wrapper whose language model is CohereCompassForCausalLM (cohere_compass.py: its own "
-        "decoder layers, sliding and full attention by text_config.layer_types with a RoPE per layer type, "
-        "deepstack inputs), an architecture dryboot does not plan"
-    ),
 }
 
 
@@ -572,6 +567,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "MuseSparkForConditionalGeneration": ("0.33.0",),
     # MiniCPM-V 4.6's class keeping every vision layer (minicpmv4_7.py, first in 0.32.0's registry)
     "MiniCPMV4_7ForConditionalGeneration": ("0.32.0", "0.33.0"),
+    # cohere_compass.py's wrapper: Command-R 2's sliding and full layers of text_config
+    "CohereCompassForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
 }
 
 

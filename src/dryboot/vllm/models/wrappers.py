@@ -212,6 +212,11 @@ class BuiltAs:
     :param model_fields: what the wrapper's own model class changes in the model it builds
         (:meth:`ModelGeometry.evolve` keywords: the family whose hooks apply, a spec class of its
         own attention layers).
+    :param deepstack: (dotted path, its config class default) of the vision layers whose deepstack
+        features the model class adds to its first decoder layers: a later pipeline stage must start
+        after as many layers (it asserts ``start_layer >= len(...)``).
+    :param asserted_true: dotted paths from the file's top that must be JSON ``true`` (absent: the
+        config class's default, false): the model class asserts them while building.
     """
 
     vllm_file: str
@@ -229,6 +234,8 @@ class BuiltAs:
     rewrite: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     hybrid_class: bool | None = None
     model_fields: dict[str, Any] = field(default_factory=dict)
+    asserted_true: tuple[str, ...] = ()
+    deepstack: tuple[str, list[int]] | None = None
 
 
 def _as_nemotron_h_layers(text: dict[str, Any]) -> dict[str, Any]:
@@ -240,6 +247,51 @@ def _as_nemotron_h_layers(text: dict[str, Any]) -> dict[str, Any]:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         return text  # the family's reader names the bad value
     return {**text, "num_hidden_layers": 2 * n, "hybrid_override_pattern": "*-" * n, "layers_block_type": None}
+
+
+def _compass_text(text: dict[str, Any]) -> dict[str, Any]:
+    """Cohere Compass's text config as its decoder layers read it (transformers'
+    ``CohereCompassTextConfig``, vLLM 0.30.0-0.33.0's ``cohere_compass.py``): ``layer_types`` absent
+    is every layer full attention (no ``sliding_window_pattern``, as Cohere2Config's), ``head_dim``
+    is always ``hidden_size // num_attention_heads``; each layer type's RoPE is
+    ``rope_parameters[layer_type]`` (absent: no RoPE).
+
+    :raises InputError: a layer type's RoPE other than the default one (its scaling of the context is
+        not modelled), or per-layer-type RoPE leaving out a layer type in use (vLLM 0.31.0's
+        transformers fails on it, later ones build no RoPE there: refused on every release)."""
+    rope = text.get("rope_parameters") or {}
+    if isinstance(rope, dict):
+        if rope.get("rope_type", "default") != "default":
+            raise InputError(
+                "config.json",
+                "text_config.rope_parameters.rope_type",
+                f"{rope.get('rope_type')!r}: a scaled RoPE of Cohere Compass's layers is not modelled",
+            )
+        given = text.get("layer_types")
+        types = given if isinstance(given, list) else []
+        if not set(rope).isdisjoint(types):
+            unkeyed = sorted({str(t) for t in types} - set(rope))
+            if unkeyed:
+                raise InputError(
+                    "config.json",
+                    "text_config.rope_parameters",
+                    f"per layer type without {', '.join(unkeyed)}: transformers 5.17 (vLLM 0.31.0) fails reading "
+                    "it (a KeyError), later releases build those layers without RoPE: not modelled (give each "
+                    "layer type, null for none)",
+                )
+        for kind, params in rope.items():
+            if isinstance(params, dict) and params.get("rope_type", "default") != "default":
+                raise InputError(
+                    "config.json",
+                    f"text_config.rope_parameters.{kind}.rope_type",
+                    f"{params.get('rope_type')!r}: a scaled RoPE of Cohere Compass's layers is not modelled",
+                )
+    out = {k: v for k, v in text.items() if k not in ("head_dim", "sliding_window_pattern")}
+    if out.get("layer_types") is None:
+        n = text.get("num_hidden_layers", 40)  # CohereCompassTextConfig's default
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            out["layer_types"] = ["full_attention"] * n
+    return out
 
 
 def _k_eq_v(text: dict[str, Any]) -> dict[str, Any]:
@@ -700,6 +752,23 @@ BUILT_AS: dict[str, BuiltAs] = {
         pp_refusal=UNNAMED_TEXT_CONFIG_PP,
     ),
     # diffusion_gemma.py builds Gemma4Model on text_config with attention_k_eq_v forced
+    # cohere_compass.py (vLLM 0.30.0-0.33.0) builds its own CohereCompassForCausalLM on text_config
+    # (transformers' CohereCompassTextConfig): Command-R's parallel layer, each layer sliding or full by
+    # layer_types, as Cohere2ForCausalLM's; its vision tower shards its heads by TP
+    "CohereCompassForConditionalGeneration": BuiltAs(
+        "cohere_compass.py",
+        "Cohere2ForCausalLM",
+        "cohere2",
+        {"max_position_embeddings": 8192, "sliding_window": 4096},
+        text_types=("cohere_compass_text",),
+        tower_heads=(("vision_config.num_heads", 16),),
+        rewrite=_compass_text,
+        # vLLM's with_hf_config copies the top level's tie_word_embeddings (CohereCompassConfig's
+        # default: false) into text_config; CohereCompassForCausalLM asserts it
+        asserted_true=("tie_word_embeddings",),
+        # CohereCompassVisionConfig's default: (8, 16, 24)
+        deepstack=("vision_config.deepstack_visual_indexes", [8, 16, 24]),
+    ),
     "DiffusionGemmaForBlockDiffusion": BuiltAs(
         "diffusion_gemma.py",
         "Gemma4ForCausalLM",
@@ -810,6 +879,11 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     for path in spec.required:
         if _at(f.root, path) is None:
             raise InputError(f.source, path, missing_field(f"{architecture}: vLLM's model class reads it"))
+    for path in spec.asserted_true:
+        if _at(f.root, path) is not True:
+            raise InputError(
+                f.source, path, f"{_at(f.root, path)!r}: must be true ({architecture}'s model class asserts it)"
+            )
     for key, why in spec.refuse_keys.items():
         if f.get(key):
             raise InputError(f.source, f.where(key), f"{architecture}: {why}")
@@ -858,6 +932,13 @@ def _built_as(f: ConfigFields, architecture: str, families: Mapping[str, Languag
     # text config's use_bidirectional_attention does not reach them; recorded on Gemma-4-Unified,
     # which vLLM 0.28.0 serves on FLASHINFER)
     extra: dict[str, Any] = {"architecture": architecture, "tower_heads": tuple(towers), "mm_prefix_lm": False}
+    if spec.deepstack is not None:
+        ds_path, ds_default = spec.deepstack
+        ds_given = _at(f.root, ds_path)
+        ds_levels = ds_default if ds_given is None else ds_given
+        if not isinstance(ds_levels, list):
+            raise InputError(f.source, ds_path, "must be a list of vision layer indices")
+        extra["deepstack_levels"] = len(ds_levels)
     if spec.pp_refusal is not None:
         extra["pp_refusal"] = spec.pp_refusal
     if spec.hybrid_class is not None:
