@@ -1050,12 +1050,10 @@ def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
     Every other wrapper: ``model`` itself.
 
     :returns: ``model`` with no tower heads, or ``model`` itself."""
-    if (
-        model.architecture == "HunYuanVLForConditionalGeneration"
-        and model.parallel.tower_heads
-        and rules_for(args.vllm_version).hunyuan_vl_whole_tower
-    ):
-        return model.evolve(tower_heads=())
+    rules = rules_for(args.vllm_version)
+    if model.architecture == "HunYuanVLForConditionalGeneration" and model.parallel.tower_heads:
+        if rules.hunyuan_vl_whole_tower:
+            return model.evolve(tower_heads=())
     return model
 
 
