@@ -1051,9 +1051,9 @@ def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
 
     :returns: ``model`` with no tower heads, or ``model`` itself."""
     rules = rules_for(args.vllm_version)
-    if model.architecture == "HunYuanVLForConditionalGeneration" and model.parallel.tower_heads:
-        if rules.hunyuan_vl_whole_tower:
-            return model.evolve(tower_heads=())
+    hunyuan = model.architecture == "HunYuanVLForConditionalGeneration"
+    if hunyuan and model.parallel.tower_heads and rules.hunyuan_vl_whole_tower:
+        return model.evolve(tower_heads=())
     return model
 
 
