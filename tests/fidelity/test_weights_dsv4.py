@@ -92,7 +92,9 @@ def test_corpus() -> None:
     assert by_tp[2]["allocated_bytes"] < by_tp[1]["allocated_bytes"]
 
 
-@pytest.mark.parametrize(("version", "like"), [("0.30.0", "0.33.0"), ("0.31.0", "0.33.0"), ("0.32.0", "0.33.0"), ("0.27.1", "0.28.0")])
+@pytest.mark.parametrize(
+    ("version", "like"), [("0.30.0", "0.33.0"), ("0.31.0", "0.33.0"), ("0.32.0", "0.33.0"), ("0.27.1", "0.28.0")]
+)
 def test_releases_recorded_alike(version: str, like: str) -> None:
     """0.30.0-0.32.0 hold what 0.33.0 holds, 0.27.1 what 0.28.0 holds: every case both record has
     the same figure (and the same outcome); 0.29.0 is its own (0.28.0's ropes, no scratch pool)."""
@@ -100,7 +102,8 @@ def test_releases_recorded_alike(version: str, like: str) -> None:
     shared = sorted(set(rows) & set(base))
     assert len(shared) >= 20, (version, len(shared))
     for cid in shared:
-        assert (rows[cid]["ok"], rows[cid].get("allocated_bytes")) == (base[cid]["ok"], base[cid].get("allocated_bytes")), cid
+        got, want = rows[cid], base[cid]
+        assert (got["ok"], got.get("allocated_bytes")) == (want["ok"], want.get("allocated_bytes")), cid
 
 
 def test_top_k_buffer_follows_max_num_batched_tokens() -> None:
