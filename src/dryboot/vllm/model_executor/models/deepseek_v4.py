@@ -34,7 +34,7 @@ One rank (``nvidia/model.py``; TP ``t``, hidden ``H``, ``m = hc_mult``, ``mix = 
 * one rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use (:func:`rope_table`)
   (``common/rope.py``): the sliding layers' plain one of ``max_position_embeddings`` positions,
   the compressed layers' (``compress_rope_theta``) of ``original_max_position_embeddings x
-  factor`` under YaRN, else ``max_position_embeddings`` (0.28.0 differs: :func:`rope_table`).
+  factor`` under YaRN, else ``max_position_embeddings`` (0.27.1-0.29.0 differ: :func:`rope_table`).
 
 0.30.0, 0.31.0 and 0.32.0 hold what 0.33.0 holds (the same rotary tables, no scratch pool, the
 broadcast mixer made in ``process_weights_after_loading``): recorded the same, byte for byte.
