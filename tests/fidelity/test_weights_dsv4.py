@@ -5,11 +5,17 @@ layout), built on the meta device and put through ``process_weights_after_loadin
 
 vLLM's figures: ``data/weights/quant-recorded-dsv4-<version>.json``, recorded by
 ``RECORD_SET=dsv4 record_quant_weights.py`` (``quant_cases_dsv4.py``: RTX 3090, A100, RTX 4090,
-H100 at TP 1, 2, 4 and 8 on 0.33.0; 0.28.0: the tiny config and DeepSeek-V4-Flash on the SM 8.x
-GPUs; ``--kv-cache-dtype fp8``, ``--kernel-config '{"enable_jit_warmup":
-false}'``), each row with the scheduler's ``max_num_batched_tokens`` (the top-k buffer's rows).
-SM 9.0 fails in the oracle: vLLM's fp8 block linear layers go through DeepGEMM's
-``transform_sf_into_required_layout``, which has no fake shape; dryboot refuses it by name.
+H100 at TP 1, 2, 4 and 8 on 0.33.0; 0.30.0, 0.31.0, 0.32.0: 0.33.0's cases on the SM 8.x GPUs
+(``RECORD_CASES``, ``RECORD_GPUS``; DeepSeek-V4-Pro on the A100), the same figures as 0.33.0's;
+0.28.0: the tiny config and DeepSeek-V4-Flash on the SM 8.x GPUs; 0.27.1 (0.28.0's figures) and
+0.29.0 (0.28.0's rotary tables, no eager scratch pool, the broadcast mixer built as on 0.33.0):
+the tiny configs and DeepSeek-V4-Flash on the SM 8.x GPUs; ``--kv-cache-dtype fp8``, ``--kernel-config
+'{"enable_jit_warmup": false}'``), each row with the scheduler's ``max_num_batched_tokens`` (the
+top-k buffer's rows). SM 9.0 fails in 0.33.0's oracle: vLLM's fp8 block linear layers go through
+DeepGEMM's ``transform_sf_into_required_layout``, which has no fake shape; dryboot refuses it by
+name. 0.27.1-0.32.0's boot environments fail to import the vendored DeepGEMM (its library needs
+CUDA's torch libraries) and build the H100 with CUTLASS, which a CUDA install does not: their
+H100 rows are not kept.
 """
 
 from __future__ import annotations
@@ -27,10 +33,11 @@ from dryboot.vllm.model_executor.model_loader.loader import model_weights
 
 RECORDED = load_recorded("quant-recorded-dsv4-")
 CASES = case_ids(RECORDED)
-#: releases whose oracle build lacks the first layer's ``hc_attn_fn_broadcast``: 0.28.0 makes it
-#: in ``load_weights`` (``finalize_mhc_broadcast_weights``), which the meta-device build does not
-#: run (no checkpoint values); 0.33.0 in ``process_weights_after_loading``, which it runs
-BROADCAST_NOT_BUILT = ("0.28.0",)
+#: releases whose oracle build lacks the first layer's ``hc_attn_fn_broadcast``: 0.27.1 and 0.28.0
+#: make it in ``load_weights`` (``finalize_mhc_broadcast_weights``), which the meta-device build
+#: does not run (no checkpoint values); 0.29.0-0.33.0 in ``process_weights_after_loading``, which
+#: it runs
+BROADCAST_NOT_BUILT = ("0.27.1", "0.28.0")
 
 
 def _broadcast_bytes(row: dict[str, Any]) -> int:
@@ -79,8 +86,24 @@ def test_corpus() -> None:
     assert {tp_of(r) for r in built} == {1, 2, 4, 8}
     assert all(r["capability"][0] == 8 for r in built)
     assert all(not r["ok"] for r in rows.values() if r["capability"][0] == 9)
+    # an H100 row another release's oracle built (without DeepGEMM) is not what a CUDA install holds
+    assert all(not r["ok"] for doc in RECORDED.values() for r in doc.values() if r["capability"][0] == 9)
     by_tp = {tp_of(r): r for r in built if r["gpu"] == "A100-80GB" and r["config"] == "tiny-DeepseekV4"}
     assert by_tp[2]["allocated_bytes"] < by_tp[1]["allocated_bytes"]
+
+
+@pytest.mark.parametrize(
+    ("version", "like"), [("0.30.0", "0.33.0"), ("0.31.0", "0.33.0"), ("0.32.0", "0.33.0"), ("0.27.1", "0.28.0")]
+)
+def test_releases_recorded_alike(version: str, like: str) -> None:
+    """0.30.0-0.32.0 hold what 0.33.0 holds, 0.27.1 what 0.28.0 holds: every case both record has
+    the same figure (and the same outcome); 0.29.0 is its own (0.28.0's ropes, no scratch pool)."""
+    rows, base = RECORDED[version], RECORDED[like]
+    shared = sorted(set(rows) & set(base))
+    assert len(shared) >= 20, (version, len(shared))
+    for cid in shared:
+        got, want = rows[cid], base[cid]
+        assert (got["ok"], got.get("allocated_bytes")) == (want["ok"], want.get("allocated_bytes")), cid
 
 
 def test_top_k_buffer_follows_max_num_batched_tokens() -> None:
@@ -102,7 +125,8 @@ def test_refusals_name_what_is_missing(tmp_path: Path) -> None:
         assert "\n" not in report.refused
         return str(report.refused)
 
-    assert "checked on vLLM 0.28.0, 0.33.0" in refused(version="0.30.0")
+    # every release 0.27.1-0.33.0 is checked (recorded); another is refused by name
+    assert "checked on vLLM 0.27.1, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0" in refused(version="0.34.0")
     assert "DeepGEMM" in refused(compute_capability=(9, 0))
     assert "TRT-LLM" in refused(compute_capability=(10, 0))
     assert "FlashInfer" in refused(compute_capability=(12, 0))
@@ -124,7 +148,7 @@ def test_refusals_name_what_is_missing(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not os.environ.get("DRYBOOT_VLLM_PYTHON"), reason="needs vLLM (DRYBOOT_VLLM_PYTHON)")
 def test_live_oracle(tmp_path: Path) -> None:
-    """Re-record the tiny config with the boot environment's vLLM (0.28.0 or 0.33.0) on RTX 3090 and
+    """Re-record the tiny config with the boot environment's vLLM (any of 0.27.1-0.33.0) on RTX 3090 and
     A100 at TP 1, 2, 4, 8 and check dryboot (plus the broadcast mixer where the build lacks it)."""
     doc = record_live(tmp_path, ["tiny-DeepseekV4"], RECORD_SET="dsv4", RECORD_GPUS="RTX 3090,A100-80GB")
     assert len(doc["cases"]) == 8

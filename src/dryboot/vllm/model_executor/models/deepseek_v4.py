@@ -1,4 +1,4 @@
-"""DeepSeek-V4 (``vllm/models/deepseek_v4/``, ``DeepseekV4ForCausalLM``) as vLLM 0.33.0 and 0.28.0
+"""DeepSeek-V4 (``vllm/models/deepseek_v4/``, ``DeepseekV4ForCausalLM``) as vLLM 0.27.1-0.33.0
 hold it after loading on a CUDA GPU of SM 8.x, under its published quantization (``quant_method: fp8``,
 ``weight_block_size`` 128x128, ``scale_fmt: ue8m0``, ``expert_dtype: fp4``: vLLM's
 ``deepseek_v4_fp8``, ``quant_config.py`` ``DeepseekV4FP8Config``). Read against vLLM's own build
@@ -34,16 +34,21 @@ One rank (``nvidia/model.py``; TP ``t``, hidden ``H``, ``m = hc_mult``, ``mix = 
 * one rotary table ``[positions, qk_rope_head_dim]`` per rope kind in use (:func:`rope_table`)
   (``common/rope.py``): the sliding layers' plain one of ``max_position_embeddings`` positions,
   the compressed layers' (``compress_rope_theta``) of ``original_max_position_embeddings x
-  factor`` under YaRN, else ``max_position_embeddings`` (0.28.0 differs: :func:`rope_table`).
+  factor`` under YaRN, else ``max_position_embeddings`` (0.27.1-0.29.0 differ: :func:`rope_table`).
 
-vLLM 0.28.0 also holds one eager scratch pool (:func:`eager_scratch_bytes`).
+0.30.0, 0.31.0 and 0.32.0 hold what 0.33.0 holds (the same rotary tables, no scratch pool, the
+broadcast mixer made in ``process_weights_after_loading``): recorded the same, byte for byte.
+0.27.1 holds what 0.28.0 holds. 0.29.0 holds 0.28.0's rotary tables but no scratch pool, and
+makes the broadcast mixer in ``process_weights_after_loading`` as 0.33.0 does.
+
+vLLM 0.27.1 and 0.28.0 also hold one eager scratch pool (:func:`eager_scratch_bytes`).
 
 fp8 block layers (:func:`weights.linear_bytes`): fp8 weight ``[N, K]`` and ``weight_scale_inv``
 ``[ceil(N / 128), ceil(K / 128)]`` in e8m0, one byte each (``is_scale_e8m0``: the ``expert_dtype:
 fp4`` checkpoints), kept as loaded on SM 8.x. The KV cache tensors the attention, compressor and indexer layers register
 are empty until the cache is allocated. The MTP layers are the drafter's, not built here.
 
-vLLM 0.28.0 makes the first layer's broadcast mixer in ``load_weights``, which the meta-device
+vLLM 0.27.1 and 0.28.0 make the first layer's broadcast mixer in ``load_weights``, which the meta-device
 build does not run: its recorded figures lack it, dryboot's hold it.
 
 Unquantized (no ``quantization_config``): every linear layer in the model dtype, the shared
@@ -67,12 +72,12 @@ from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
 
 #: the releases whose DeepSeek-V4 build after loading is recorded (``quant-recorded-dsv4-*``)
-CHECKED_RELEASES = ("0.28.0", "0.33.0")
-#: releases whose rotary tables are float32 whatever the rope (0.28.0's plain ones are in the
-#: model dtype)
-FLOAT32_ROPE = frozenset({"0.33.0"})
-#: releases with the model-wide eager scratch pool (0.28.0's ``eager_scratch.py``)
-EAGER_SCRATCH = frozenset({"0.28.0"})
+CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: releases whose rotary tables are float32 whatever the rope (0.27.1-0.29.0's plain ones are in the
+#: model dtype; from 0.30.0 ``common/rope.py`` builds the rope per layer kind)
+FLOAT32_ROPE = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: releases with the model-wide eager scratch pool (0.27.1 and 0.28.0's ``eager_scratch.py``; gone in 0.29.0)
+EAGER_SCRATCH = frozenset({"0.27.1", "0.28.0"})
 #: the scratch pool's alignment of each packed view (``DeepseekV4EagerScratchPool._ALIGNMENT``)
 SCRATCH_ALIGN = 256
 #: fp8 block of the published checkpoints (``weight_block_size``)
@@ -188,10 +193,10 @@ def compress_ratios(config: Mapping[str, Any], n_layers: int) -> list[int]:
 def rope_table(config: Mapping[str, Any], compressed: bool, version: str, ab: int) -> tuple[int, int]:
     """(positions, bytes per element) of one layer kind's rotary table (``common/rope.py``).
 
-    0.33.0: ``DeepseekScalingRotaryEmbedding`` for both kinds, float32: the uncompressed layers'
+    0.30.0-0.33.0: ``DeepseekScalingRotaryEmbedding`` for both kinds, float32: the uncompressed layers'
     at factor 1 (``max_position_embeddings``), the compressed layers' YaRN over
     ``original_max_position_embeddings x factor`` (``max_position_embeddings`` without YaRN).
-    0.28.0: YaRN (float32, ``original_max_position_embeddings x factor``) on both kinds, or
+    0.27.1-0.29.0: YaRN (float32, ``original_max_position_embeddings x factor``) on both kinds, or
     without it the plain table in the model dtype.
 
     :raises InputError: a rope kind not modelled."""
@@ -221,7 +226,7 @@ def _packed(sizes: tuple[int, ...]) -> int:
 def eager_scratch_bytes(
     tokens: int, padded_heads: int, head_dim: int, ix_heads: int, ix_hd: int, topk: int
 ) -> list[int]:
-    """vLLM 0.28.0's ``DeepseekV4EagerScratchPool`` (one per model, ``tokens`` =
+    """vLLM 0.27.1 and 0.28.0's ``DeepseekV4EagerScratchPool`` (one per model, ``tokens`` =
     ``max_num_batched_tokens``): the bf16 query ``[tokens, padded_heads, head_dim]`` and one byte
     storage, the largest of three packed sets: the MXFP4 indexer query (values ``[tokens, ix_heads,
     ix_hd / 2]``, scales ``[tokens, ix_heads, ix_hd / 32]`` uint8, weights ``[tokens, ix_heads]``
