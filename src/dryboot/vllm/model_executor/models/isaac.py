@@ -25,20 +25,11 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, vision_language
-from dryboot.vllm.model_executor.models.towers import linear, siglip2_naflex, tensors
+from dryboot.vllm.model_executor.models.towers import SIGLIP2_DEFAULTS, linear, siglip2_naflex, tensors
 
 #: ``PixelShuffleSiglip2VisionConfig``'s defaults (transformers' ``Siglip2VisionConfig``'s, and
 #: its own ``num_patches`` and ``pixel_shuffle_scale_factor``)
-DEFAULTS: dict[str, Any] = {
-    "hidden_size": 768,
-    "intermediate_size": 3072,
-    "num_hidden_layers": 12,
-    "num_attention_heads": 12,
-    "num_channels": 3,
-    "num_patches": 256,
-    "patch_size": 16,
-    "pixel_shuffle_scale_factor": 1,
-}
+DEFAULTS: dict[str, Any] = {**SIGLIP2_DEFAULTS, "pixel_shuffle_scale_factor": 1}
 
 
 def projector(d: int, scale: int, out: int, tp: int) -> list[int]:

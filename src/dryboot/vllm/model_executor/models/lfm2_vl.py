@@ -14,18 +14,10 @@ from typing import Any
 
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, text_config, vision_language
-from dryboot.vllm.model_executor.models.towers import linear, siglip2_naflex, tensors
+from dryboot.vllm.model_executor.models.towers import SIGLIP2_DEFAULTS, linear, siglip2_naflex, tensors
 
 #: ``Siglip2VisionConfig``'s defaults (transformers 5.x)
-DEFAULTS: dict[str, Any] = {
-    "hidden_size": 768,
-    "intermediate_size": 3072,
-    "num_hidden_layers": 12,
-    "num_attention_heads": 12,
-    "num_channels": 3,
-    "num_patches": 256,
-    "patch_size": 16,
-}
+DEFAULTS: dict[str, Any] = SIGLIP2_DEFAULTS
 
 
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:

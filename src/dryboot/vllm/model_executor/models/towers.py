@@ -195,6 +195,18 @@ def conv_attention(c: int) -> list[int]:
     return [c, c, *linear(c, c), *linear(c, c), *linear(c, c), *linear(c, c)]
 
 
+#: transformers 5.x ``Siglip2VisionConfig``'s defaults of what :func:`siglip2_naflex` reads
+SIGLIP2_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "num_channels": 3,
+    "num_patches": 256,
+    "patch_size": 16,
+}
+
+
 def siglip2_naflex(v: Mapping[str, Any], tp: int) -> list[int]:
     """vLLM's SigLIP2 NaFlex vision transformer (``lfm2_siglip2.py`` ``Siglip2VisionTransformer``,
     LFM2-VL's and Cosmos3-Edge's): a linear patch embedding ``[D, C x P x P]`` + bias, the
