@@ -130,6 +130,22 @@ def _arch(config: Mapping[str, Any]) -> str:
     return str(config["architectures"][0])
 
 
+def quant_scope_refusal(
+    name: str, method: str | None, par: W.Parallel, releases: tuple[str, ...], sms: tuple[int, ...]
+) -> str | None:
+    """Why a quantized ``name`` on ``par`` lies outside what its records check, else ``None``: a
+    release not in ``releases``, a GPU whose SM (major x 10 + minor) is not in ``sms`` (an
+    unnamed GPU passes), pipeline or expert parallelism."""
+    if par.vllm_version not in releases:
+        return f"quantized {name} layouts are checked on vLLM {', '.join(releases)} only"
+    if par.capability is not None and par.capability[0] * 10 + par.capability[1] not in sms:
+        listed = ", ".join(f"{s // 10}.{s % 10}" for s in sms)
+        return f"quantized {name} layouts ({method}) are checked on SM {listed} only"
+    if par.pp > 1 or par.expert_parallel:
+        return f"quantized {name} under pipeline or expert parallelism is not modelled"
+    return None
+
+
 def config_only(config: Mapping[str, Any], args: WalkArgs) -> None:
     if args.tensors is not None:
         raise InputError(

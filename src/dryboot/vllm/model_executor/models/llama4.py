@@ -15,7 +15,14 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_expe
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.layers.quantization.modelopt import ModelOptQuant, modelopt_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, Layout, WalkArgs, config_only, decoder
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    Layout,
+    WalkArgs,
+    config_only,
+    decoder,
+    quant_scope_refusal,
+)
 
 
 def _moe_layer(config: Mapping[str, Any], li: int) -> bool:
@@ -80,21 +87,14 @@ def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
     :raises InputError: a method other than the weight-only integer ones (AWQ, GPTQ, AutoRound,
         compressed-tensors W4A16) and compressed-tensors W8A8 / NVFP4 (ModelOpt, fp8, ... not
         recorded for Llama-4), a release or GPU not recorded, pipeline or expert parallelism."""
-    why = None
     modelopt = quant.method in MODELOPT_METHODS
-    sms = MODELOPT_SMS if modelopt else QUANT_SMS
     if quant.wna16 is None and not modelopt and (quant.method != "compressed-tensors" or quant.scaled is None):
-        why = (
+        why: str | None = (
             f"{quant.method} layouts of Llama-4 are not modelled (AWQ, GPTQ, AutoRound, compressed-tensors and "
             "ModelOpt FP8 / NVFP4 are)"
         )
-    elif par.vllm_version not in QUANT_RELEASES:
-        why = f"quantized Llama-4 layouts are checked on vLLM {', '.join(QUANT_RELEASES)} only"
-    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in sms:
-        listed = ", ".join(f"{s // 10}.{s % 10}" for s in sms)
-        why = f"quantized Llama-4 layouts ({quant.method}) are checked on SM {listed} only"
-    elif par.pp > 1 or par.expert_parallel:
-        why = "quantized Llama-4 under pipeline or expert parallelism is not modelled"
+    else:
+        why = quant_scope_refusal("Llama-4", quant.method, par, QUANT_RELEASES, MODELOPT_SMS if modelopt else QUANT_SMS)
     if why:
         raise InputError("quantization_config", "quant_method", why)
 

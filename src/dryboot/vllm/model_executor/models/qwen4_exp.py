@@ -30,7 +30,14 @@ from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, _text, config_only, merged
+from dryboot.vllm.model_executor.models.compose import (
+    Family,
+    WalkArgs,
+    _text,
+    config_only,
+    merged,
+    quant_scope_refusal,
+)
 from dryboot.vllm.models import qwen4_exp as plan
 from dryboot.vllm.versions import rules_for
 
@@ -124,18 +131,12 @@ def _refuse_quantized(quant: W.Quant, par: W.Parallel) -> None:
 
     :raises InputError: GPTQ on 0.32.0 / 0.33.0 (vLLM refuses it, :data:`WHY_GPTQ`), a method not recorded
         (:data:`QUANT_METHODS`), a release or GPU not recorded, pipeline or expert parallelism."""
-    why = None
     if quant.method == "gptq" and par.vllm_version in GPTQ_REFUSED_RELEASES:
-        why = WHY_GPTQ
+        why: str | None = WHY_GPTQ
     elif quant.method not in QUANT_METHODS:
         why = f"{quant.method} layouts of {ARCH} are not recorded (only {', '.join(QUANT_METHODS)})"
-    elif par.vllm_version not in QUANT_RELEASES:
-        why = f"quantized {ARCH} layouts are checked on vLLM {', '.join(QUANT_RELEASES)} only"
-    elif par.capability is not None and par.capability[0] * 10 + par.capability[1] not in QUANT_SMS:
-        listed = ", ".join(f"{s // 10}.{s % 10}" for s in QUANT_SMS)
-        why = f"quantized {ARCH} layouts ({quant.method}) are checked on SM {listed} only"
-    elif par.pp > 1 or par.expert_parallel:
-        why = f"quantized {ARCH} under pipeline or expert parallelism is not modelled"
+    else:
+        why = quant_scope_refusal(ARCH, quant.method, par, QUANT_RELEASES, QUANT_SMS)
     if why:
         raise InputError("quantization_config", "quant_method", why)
 
