@@ -12,6 +12,7 @@ plans as the top level alone."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +23,9 @@ from dryboot.cli import cli
 
 ARCHS = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
 TINY = ARCHS / "IsaacForConditionalGeneration.json"
-#: the tiny config's Qwen3 keys (its text_config when the file gives one)
-TEXT_KEYS = (
-    "num_hidden_layers",
-    "hidden_size",
-    "intermediate_size",
-    "num_attention_heads",
-    "num_key_value_heads",
-    "max_position_embeddings",
-    "vocab_size",
-    "head_dim",
-    "use_sliding_window",
-    "sliding_window",
-    "max_window_layers",
-)
+sys.path.insert(0, str(ARCHS.parents[1]))
+#: the tiny config's Qwen3 keys (its text_config when the file gives one), as the recorded cases copy them
+from isaac_cases import TEXT_KEYS  # noqa: E402
 
 
 def plan(tmp_path: Path, config: dict[str, Any], *flags: str) -> tuple[int, str]:
