@@ -89,6 +89,9 @@ MULTIMODAL_KEYS = (
     "timm_model_ids",  # OpenVLA's timm featurizers
     "audio_encoder_conf",  # FunASR's encoder (built outside _mark_tower_model: kept)
 )
+#: model types whose tower config is nested below the top level (Moondream3: ``config.vision``),
+#: recorded with ``--language-model-only`` too
+NESTED_TOWER_TYPES = ("moondream3",)
 
 
 def flag_sets(config: dict[str, Any]) -> list[list[str]]:
@@ -99,7 +102,8 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
         sets += [["--tensor-parallel-size", str(tp), *EP_FLAGS] for tp in (2, 8)]
     # pipeline stages: each stage's worker builds its own layers (recorded per stage)
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
-    if any(k in config for k in MULTIMODAL_KEYS):  # a multimodal wrapper: the text model alone, too
+    multimodal = any(k in config for k in MULTIMODAL_KEYS) or config.get("model_type") in NESTED_TOWER_TYPES
+    if multimodal:  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
     tps = TPS if config.get("model_type") in PARTIAL_LIMITS_ALL_TPS else (2,)
     for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
