@@ -78,3 +78,17 @@ def test_matches_vllm(version: str, cid: str) -> None:
         w = rank_weights(config, Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version), **kwargs)
         got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
     assert got == stages
+
+
+@pytest.mark.parametrize("version", ["0.27.1", "0.28.0", "0.33.0"])
+def test_image_limit_zero_is_language_model_only(version: str) -> None:
+    """``--limit-mm-per-prompt '{"image": 0}'`` drops the tower as ``--language-model-only`` does
+    (``_mark_tower_model(vllm_config, "image")``): vLLM's TP 2 text-only figure."""
+    config = json.loads((HERE / "data" / "architectures" / "Moondream3ForCausalLM.json").read_text())
+    row = RECORDED[(version, "arch--Moondream3ForCausalLM --tensor-parallel-size 2 --language-model-only")]
+    w = rank_weights(config, Parallel(tp=2, vllm_version=version), limit_mm_per_prompt={"image": 0})
+    assert [w.param_bytes, w.buffer_bytes, w.allocated_bytes] == [
+        row["param_bytes"],
+        row["buffer_bytes"],
+        row["allocated_bytes"],
+    ]
