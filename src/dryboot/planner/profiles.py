@@ -314,6 +314,8 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         **serving_gpu(args.device, args.vllm_version),
         kv_cache_dtype=args.kv_cache_dtype,
+        # a rotary table spanning it (Cohere Compass): the given length only (derived or auto-fit: refused)
+        max_model_len=args.max_model_len if args.max_model_len is not None and args.max_model_len > 0 else None,
     )
     stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)
