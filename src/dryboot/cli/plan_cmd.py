@@ -342,17 +342,10 @@ def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
 
 
 def _weights_len(model: Any, args: Any, drafter: Any) -> int | None:
-    """The ``max_model_len`` vLLM builds the model with, for a rotary table spanning it (Cohere
-    Compass): the given or derived length (``-1`` builds at the derived one, fitted later);
-    ``None`` with a drafter (its limit may lower it) or where the length is refused."""
-    from dryboot.vllm.config.resolve import derive_max_model_len  # at call: as the loader
+    """:func:`dryboot.planner.budget.weights_max_model_len` (the length a rotary table spans)."""
+    from dryboot.planner.budget import weights_max_model_len  # at call: as the loader
 
-    if drafter is not None:
-        return None
-    try:
-        return derive_max_model_len(model, args)
-    except InputError:
-        return None
+    return weights_max_model_len(model, args, drafter)
 
 
 def _weights(
