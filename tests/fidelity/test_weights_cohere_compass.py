@@ -33,6 +33,9 @@ ARCH = "CohereCompassForConditionalGeneration"
 CONFIG = json.loads((HERE / "data" / "architectures" / f"{ARCH}.json").read_text())
 RECORDED = json.loads((HERE / "data" / "weights" / "recorded-0.33.0-compass.json").read_text())
 CASES = sorted(RECORDED["cases"])
+#: the tiny config with ``overlay`` (its text config: the sliding and full layers' RoPE of the same
+#: items in two orders), recorded at ``--language-model-only`` (``RECORD_WEIGHTS_OVERLAY``)
+ROPE_ORDER = json.loads((HERE / "data" / "weights" / "recorded-0.33.0-compass-rope-order.json").read_text())
 
 
 def _weights(config: dict[str, Any], argv: list[str], stage: int = 0, **kw: Any) -> RankWeights:
@@ -61,6 +64,20 @@ def test_matches_vllm(cid: str) -> None:
         got = _weights(CONFIG, argv, stage)
         held, meta = compass_deepstack(CONFIG, row, "0.33.0", stage)
         assert [got.param_bytes, got.buffer_bytes - held, got.allocated_bytes + meta] == want, (cid, stage)
+
+
+@pytest.mark.parametrize("cid", sorted(ROPE_ORDER["cases"]))
+def test_rope_order_matches_vllm(cid: str) -> None:
+    """``get_rope`` keys its cache by the parameters in order: two tables for one RoPE written in
+    two orders."""
+    assert ROPE_ORDER["vllm"] == "0.33.0"
+    row = ROPE_ORDER["cases"][cid]
+    config = {**CONFIG, **ROPE_ORDER["overlay"][ARCH]}
+    got = _weights(config, row["argv"])
+    meta = compass_deepstack(config, row)[1]
+    want = [row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]
+    assert [got.param_bytes, got.buffer_bytes, got.allocated_bytes + meta] == want
+    assert row["buffer_bytes"] == RECORDED["cases"][cid]["buffer_bytes"] + 4096 * 64 * 2
 
 
 def test_rotary_table_spans_max_model_len() -> None:
@@ -102,10 +119,31 @@ def test_flat_rope_refused() -> None:
     assert "not keyed by layer type" in _refused(config)
 
 
-def test_partial_rotary_refused() -> None:
+@pytest.mark.parametrize("where", ["sliding_attention", "text_config"])
+def test_partial_rotary_refused(where: str) -> None:
     config = copy.deepcopy(CONFIG)
-    config["text_config"]["rope_parameters"]["sliding_attention"]["partial_rotary_factor"] = 0.5
-    assert "partial_rotary_factor" in _refused(config)
+    text = config["text_config"]
+    (text if where == "text_config" else text["rope_parameters"][where])["partial_rotary_factor"] = 0.5
+    assert "partial rotary table" in _refused(config)
+
+
+@pytest.mark.parametrize(
+    ("full", "tables"),
+    [
+        ({"rope_theta": 50000.0}, 1),  # the sliding layers' RoPE: get_rope's one table
+        ({"rope_theta": 50000.0, "rope_type": "default"}, 1),  # rope_type appended last: the same items
+        ({"rope_type": "default", "rope_theta": 50000.0}, 2),  # the same items in another order (recorded)
+        ({"rope_theta": 10000.0}, 2),
+    ],
+)
+def test_one_table_per_distinct_rope(full: dict[str, Any], tables: int) -> None:
+    """``get_rope`` caches by the parameters' items in their order (transformers appends the
+    missing ``rope_type`` / ``rope_theta``)."""
+    config = copy.deepcopy(CONFIG)
+    config["text_config"]["rope_parameters"] = {"sliding_attention": {"rope_theta": 50000.0}, "full_attention": full}
+    argv = ["--tensor-parallel-size", "1", "--language-model-only"]
+    base = RECORDED["cases"][f"arch--{ARCH} " + " ".join(argv)]["buffer_bytes"]
+    assert _weights(config, argv).buffer_bytes == base + (tables - 1) * 4096 * 64 * 2
 
 
 def test_vision_num_hidden_layers_refused() -> None:

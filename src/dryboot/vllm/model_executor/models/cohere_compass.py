@@ -95,10 +95,20 @@ def _uses_rope(config: Mapping[str, Any], li: int) -> bool:
     return _rope_of(config, config["layer_types"][li]) is not None
 
 
+def _rope_key(config: Mapping[str, Any], kind: object) -> str:
+    """``get_rope``'s cache key of a layer type's RoPE: its parameters in order, as transformers'
+    ``standardize_rope_params`` leaves them (``rope_type`` and ``rope_theta`` appended where absent),
+    lists as tuples."""
+    params = dict(_rope_of(config, kind))
+    params.setdefault("rope_type", params.get("type", "default"))
+    params.setdefault("rope_theta", config.get("rope_theta"))
+    return repr(tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in params.items()))
+
+
 def _rope_tables(config: Mapping[str, Any], layers: range) -> int:
-    """One table per distinct RoPE of the stage's layer types (``get_rope``'s cache)."""
-    ropes = {repr(_rope_of(config, config["layer_types"][li])) for li in layers if _uses_rope(config, li)}
-    return len(ropes)
+    """One table per distinct RoPE of the stage's layer types (``get_rope``'s cache, keyed by the
+    parameters in their order: :func:`_rope_key`)."""
+    return len({_rope_key(config, config["layer_types"][li]) for li in layers if _uses_rope(config, li)})
 
 
 _TEXT = decoder(
@@ -117,8 +127,9 @@ _TEXT = decoder(
 def _check_ropes(text: Mapping[str, Any]) -> None:
     """The RoPE the layout sizes: per layer type (or none at all), each unscaled and whole.
 
-    :raises InputError: a ``rope_parameters`` not keyed by layer type, or a layer type's
-        ``partial_rotary_factor`` other than 1 (not verified)."""
+    :raises InputError: a ``rope_parameters`` not keyed by layer type, a layer type's entry neither
+        an object nor null, or a partial rotary table (``partial_rotary_factor`` other than 1, a
+        ``rope_dim``: not verified)."""
     rope = text.get("rope_parameters")
     if not rope:
         return
@@ -130,12 +141,22 @@ def _check_ropes(text: Mapping[str, Any]) -> None:
             "not keyed by layer type: Cohere Compass's layers would build no RoPE (not verified)",
         )
     for kind, params in rope.items():
-        if isinstance(params, Mapping) and float(params.get("partial_rotary_factor", 1.0)) != 1.0:
+        if params is not None and not isinstance(params, Mapping):
+            raise InputError("config.json", f"text_config.rope_parameters.{kind}", "an object or null")
+        if isinstance(params, Mapping) and (
+            float(params.get("partial_rotary_factor", 1.0)) != 1.0 or "rope_dim" in params
+        ):
             raise InputError(
                 "config.json",
-                f"text_config.rope_parameters.{kind}.partial_rotary_factor",
+                f"text_config.rope_parameters.{kind}",
                 "a partial rotary table of Cohere Compass's layers is not verified",
             )
+    if float(text.get("partial_rotary_factor", 1.0)) != 1.0:
+        raise InputError(
+            "config.json",
+            "text_config.partial_rotary_factor",
+            "a partial rotary table of Cohere Compass's layers is not verified",
+        )
 
 
 def _text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
