@@ -146,6 +146,12 @@ def test_one_table_per_distinct_rope(full: dict[str, Any], tables: int) -> None:
     assert _weights(config, argv).buffer_bytes == base + (tables - 1) * 4096 * 64 * 2
 
 
+def test_rope_without_theta_refused() -> None:
+    config = copy.deepcopy(CONFIG)
+    config["text_config"]["rope_parameters"]["sliding_attention"].pop("rope_theta")
+    assert "rope_theta" in _refused(config)
+
+
 def test_vision_num_hidden_layers_refused() -> None:
     config = copy.deepcopy(CONFIG)
     config["vision_config"]["num_hidden_layers"] = 2

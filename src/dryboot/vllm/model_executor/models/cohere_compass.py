@@ -128,8 +128,8 @@ def _check_ropes(text: Mapping[str, Any]) -> None:
     """The RoPE the layout sizes: per layer type (or none at all), each unscaled and whole.
 
     :raises InputError: a ``rope_parameters`` not keyed by layer type, a layer type's entry neither
-        an object nor null, or a partial rotary table (``partial_rotary_factor`` other than 1, a
-        ``rope_dim``: not verified)."""
+        an object nor null or without ``rope_theta``, or a partial rotary table
+        (``partial_rotary_factor`` other than 1, a ``rope_dim``: not verified)."""
     rope = text.get("rope_parameters")
     if not rope:
         return
@@ -150,6 +150,12 @@ def _check_ropes(text: Mapping[str, Any]) -> None:
                 "config.json",
                 f"text_config.rope_parameters.{kind}",
                 "a partial rotary table of Cohere Compass's layers is not verified",
+            )
+        if isinstance(params, Mapping) and params.get("rope_theta", text.get("rope_theta")) is None:
+            raise InputError(
+                "config.json",
+                f"text_config.rope_parameters.{kind}.rope_theta",
+                "absent (transformers sets it None): not verified",
             )
     if float(text.get("partial_rotary_factor", 1.0)) != 1.0:
         raise InputError(
