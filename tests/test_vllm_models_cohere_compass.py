@@ -91,9 +91,15 @@ def test_not_planned_on_0_28(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "0.30.0" in res.output, res.output
 
 
-def test_weights_refused_by_name(tmp_path: Path) -> None:
-    _, out = _plan(tmp_path, _config(), "--gpu", "H100")
-    assert "cohere_compass.py's vision tower" in out, out
+@pytest.mark.parametrize(
+    ("flags", "nbytes"),
+    [((), "29,530,624"), (("--max-model-len", "-1"), "29,530,624"), (("--max-model-len", "4096"), "29,006,336")],
+)
+def test_weights_given(tmp_path: Path, flags: tuple[str, ...], nbytes: str) -> None:
+    """Sized (``fidelity/test_weights_cohere_compass.py``): the text layers' rotary table spans the
+    derived max_model_len (8192; auto-fit builds the model at it too) or the given one."""
+    code, out = _plan(tmp_path, _config(), "--gpu", "H100", *flags)
+    assert code == 0 and f"TP 1: {nbytes} bytes" in out, out
 
 
 def test_rope_per_layer_type_must_key_every_type(tmp_path: Path) -> None:

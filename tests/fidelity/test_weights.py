@@ -85,6 +85,8 @@ def _attr_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
         return granite4_vision.deepstack_buffer_bytes(config, "0.28.0", tokens, 2)
     if config["architectures"][0] in DEEPSTACK_WRAPPERS:
         return deepstack_bytes(config, row)
+    if config["architectures"][0] == "CohereCompassForConditionalGeneration":
+        return compass_deepstack(config, row)[0]
     if config["architectures"][0] == "Gemma3nForConditionalGeneration":
         # the wrapper's per_layer_embeddings [max_num_batched_tokens, layers x per-layer width] (bf16)
         text = config["text_config"]
@@ -108,6 +110,39 @@ def deepstack_bytes(config: dict[str, Any], row: dict[str, Any], version: str = 
     ab = 4 if dtype == "float32" else 2
     tokens = row.get("max_num_batched_tokens", 8192)
     return len(vision.get("deepstack_visual_indexes") or []) * tokens * text["hidden_size"] * ab
+
+
+def compass_deepstack(
+    config: dict[str, Any], row: dict[str, Any], version: str = "0.33.0", stage: int = 0
+) -> tuple[int, int]:
+    """Cohere Compass's deepstack feature buffers (``cohere_compass.py``: one ``[max_num_batched_tokens,
+    H_text]`` per level, made whatever the tower) as (bytes on the device, bytes on the meta device):
+    on the device where ``stage`` builds the vision tower, else made inside ``_mark_tower_model``'s
+    ``no_init_weights`` (a ``torch.device("meta")`` context), which hold no memory but which the
+    recorder's ``allocated_bytes`` counts (every meta tensor a module holds)."""
+    levels = config["vision_config"].get("deepstack_visual_indexes", [8, 16, 24]) or []
+    text = config["text_config"]
+    ab = 4 if (text.get("torch_dtype") or config.get("torch_dtype")) == "float32" else 2
+    n = len(levels) * row.get("max_num_batched_tokens", 8192) * text["hidden_size"] * ab
+    limits = _serve(row)["limit_mm_per_prompt"] or {}
+    tower = not _lm_only(row) and limits.get("image", 1) != 0 and (stage == 0 or version != "0.33.0")
+    return (n, 0) if tower else (0, n)
+
+
+def oracle_meta_bytes(config: dict[str, Any], row: dict[str, Any]) -> int:
+    """What the recorder's ``allocated_bytes`` counts on stage 0 that vLLM makes on the meta
+    device inside a skipped tower's context (Cohere Compass's deepstack buffers): not GPU memory."""
+    if config["architectures"][0] == "CohereCompassForConditionalGeneration":
+        return compass_deepstack(config, row)[1]
+    return 0
+
+
+def recorded_max_model_len(config: dict[str, Any]) -> int:
+    """The ``--max-model-len`` the recorder passes (``record_weights._max_model_len``): 4096, or the
+    model's own length where shorter."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    own = [text.get(k) for k in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length")]
+    return min([4096, *(v for v in own if type(v) is int and v > 0)])
 
 
 #: wrappers holding Qwen3-VL's deepstack feature buffers (``qwen3_vl.deepstack_buffers``)

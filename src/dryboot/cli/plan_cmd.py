@@ -247,7 +247,9 @@ def plan(
     budget = None
     with _environment(env):
         if compare_version is None and wants_budget(args):
-            weights = _weights(weights_path, args, load_format, expert_parallel, replicated_encoder)
+            weights = _weights(
+                weights_path, args, load_format, expert_parallel, replicated_encoder, _weights_len(model, args, drafter)
+            )
             budget = _plan_budget(model, args, drafter, Policies(grouping, unification), weights, weights_path)
             result = budget.plan
         else:
@@ -288,7 +290,9 @@ def plan(
         write(result, svg_path)
     refused = None
     if budget is None:
-        weights = _weights(weights_path, args, load_format, expert_parallel, replicated_encoder)
+        weights = _weights(
+            weights_path, args, load_format, expert_parallel, replicated_encoder, _weights_len(model, args, drafter)
+        )
         refused = weights.refused or None
         if not weights.refused and weights.stages:
             # at call: as in plan
@@ -337,8 +341,20 @@ def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
     return vocab if isinstance(vocab, int) else None
 
 
+def _weights_len(model: Any, args: Any, drafter: Any) -> int | None:
+    """:func:`dryboot.planner.budget.weights_max_model_len` (the length a rotary table spans)."""
+    from dryboot.planner.budget import weights_max_model_len  # at call: as the loader
+
+    return weights_max_model_len(model, args, drafter)
+
+
 def _weights(
-    path: str | None, args: Any, load_format: str, expert_parallel: bool, replicated_encoder: bool = False
+    path: str | None,
+    args: Any,
+    load_format: str,
+    expert_parallel: bool,
+    replicated_encoder: bool = False,
+    max_model_len: int | None = None,
 ) -> Any:
     """The per-rank weights report for the plan (``model_loader.loader.model_weights``).
 
@@ -358,9 +374,11 @@ def _weights(
             partition = tuple(int(x) for x in str(args.pp_layer_partition).split(","))
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
-    report = _model_weights(Path(path), args, load_format, expert_parallel, partition, args.language_model_only)
+    report = _model_weights(
+        Path(path), args, load_format, expert_parallel, partition, args.language_model_only, max_model_len
+    )
     if replicated_encoder and args.tensor_parallel_size > 1 and not report.refused and not args.language_model_only:
-        text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True)
+        text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True, max_model_len)
         if text_only.refused or [w.loaded_bytes for w in text_only.stages] != [w.loaded_bytes for w in report.stages]:
             return WeightsReport(
                 refused=(
@@ -373,7 +391,13 @@ def _weights(
 
 
 def _model_weights(
-    path: Path, args: Any, load_format: str, expert_parallel: bool, partition: Any, language_model_only: bool
+    path: Path,
+    args: Any,
+    load_format: str,
+    expert_parallel: bool,
+    partition: Any,
+    language_model_only: bool,
+    max_model_len: int | None = None,
 ) -> Any:
     """``model_weights`` of ``path`` under the plan's flags."""
     # at call: as in _weights
@@ -395,6 +419,7 @@ def _model_weights(
         lora=_lora_config(args),
         max_num_seqs=args.resolved_max_num_seqs(),
         kv_cache_dtype=args.kv_cache_dtype,
+        max_model_len=max_model_len,
     )
 
 

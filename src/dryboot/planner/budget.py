@@ -15,6 +15,7 @@ from dryboot.errors import InputError
 from dryboot.planner.flags import MODEL_FREE_METHODS
 from dryboot.planner.plan import Drafter, Plan, Policies, plans_by_memory
 from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.config.resolve import derive_max_model_len
 from dryboot.vllm.coordinator import Invariant
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
@@ -571,3 +572,17 @@ def drafter_weights_term(
     except InputError as e:
         return None, e.line()
     return (dw.low.loaded_bytes, dw.high.loaded_bytes, dw.how), None
+
+
+def weights_max_model_len(model: ModelGeometry, args: EngineArgs, drafter: Drafter | None) -> int | None:
+    """The ``max_model_len`` vLLM builds the model with, for a rotary table spanning it (Cohere
+    Compass's text layers: ``model_weights(max_model_len=)``): the given or derived length
+    (:func:`derive_max_model_len`; ``-1`` builds at the derived one, fitted later); ``None`` with a
+    drafter (its limit may lower the length) or where the length is refused (the weights walk then
+    refuses such a model by name)."""
+    if drafter is not None:
+        return None
+    try:
+        return derive_max_model_len(model, args)
+    except InputError:
+        return None

@@ -42,7 +42,13 @@ from typing import Any, TypeVar
 
 from dryboot.errors import InputError
 from dryboot.inputs import read_toml
-from dryboot.planner.budget import budget_note, drafter_weights_term, plan_with_budget, wants_budget
+from dryboot.planner.budget import (
+    budget_note,
+    drafter_weights_term,
+    plan_with_budget,
+    wants_budget,
+    weights_max_model_len,
+)
 from dryboot.planner.flags import (
     FLAGS_BY_NAME,
     apply_flags,
@@ -314,6 +320,7 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
         **serving_gpu(args.device, args.vllm_version),
         kv_cache_dtype=args.kv_cache_dtype,
+        max_model_len=weights_max_model_len(profile.model, args, profile.drafter),
     )
     stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)

@@ -132,6 +132,7 @@ def model_weights(
     lora: LoRAConfig | None = None,
     max_num_seqs: int | None = None,
     kv_cache_dtype: str = "auto",
+    max_model_len: int | None = None,
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -145,7 +146,8 @@ def model_weights(
     (``RankWeights.lora_bytes``; needs ``max_num_batched_tokens`` and ``max_num_seqs``;
     :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled);
     ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
-    with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x).
+    with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x);
+    ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -240,6 +242,7 @@ def model_weights(
                 "language_model_only": language_model_only,
                 "limit_mm_per_prompt": limit_mm_per_prompt,
                 "max_num_batched_tokens": max_num_batched_tokens,
+                "max_model_len": max_model_len,
             }
             if tensors is not None:
                 w = checkpoint_rank_weights(tensors, config, par, hf_quant=hf_quant, dtype=dtype, **serve)

@@ -932,10 +932,13 @@ def rank_weights(
     limit_mm_per_prompt: Mapping[str, int] | None = None,
     max_num_batched_tokens: int | None = None,
     tensors: Mapping[str, Any] | None = None,
+    max_model_len: int | None = None,
 ) -> RankWeights:
     """What one rank allocates for the model of ``config`` (a ``config.json`` dict).
     ``max_num_batched_tokens``: the scheduler's, for a model that allocates a buffer of that many
     rows with its weights (DeepSeek-V3.2's top-k indices; refused without it).
+    ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass's
+    text layers; refused without it).
     ``language_model_only`` (``--language-model-only``) or ``limit_mm_per_prompt`` 0 for every
     modality of a tower (``--limit-mm-per-prompt``): a vision-language model without its tower.
     ``tensors``: a checkpoint's own tensors, sharded by the same walk
@@ -953,6 +956,7 @@ def rank_weights(
         _no_tower(config, language_model_only, limit_mm_per_prompt),
         max_num_batched_tokens,
         frozenset(m for m, n in (limit_mm_per_prompt or {}).items() if n == 0),
+        max_model_len,
     )
 
 
@@ -964,6 +968,7 @@ class RankOptions(TypedDict, total=False):
     language_model_only: bool
     limit_mm_per_prompt: Mapping[str, int] | None
     max_num_batched_tokens: int | None
+    max_model_len: int | None
 
 
 def checkpoint_rank_weights(
@@ -1100,6 +1105,8 @@ class WalkArgs:
     #: the modalities ``--limit-mm-per-prompt`` sets to 0 (a wrapper with one tower per modality
     #: drops each tower whose modalities are all in it, as vLLM's ``_mark_tower_model`` does)
     zero_modalities: frozenset[str] = frozenset()
+    #: the engine's ``max_model_len`` where given (a rotary table spanning it: Cohere Compass)
+    max_model_len: int | None = None
 
 
 class ComposedFamily(Protocol):
@@ -1175,6 +1182,7 @@ def _walk(
     no_tower: bool = False,
     max_num_batched_tokens: int | None = None,
     zero_modalities: frozenset[str] = frozenset(),
+    max_model_len: int | None = None,
 ) -> RankWeights:
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
@@ -1182,7 +1190,7 @@ def _walk(
     if family is None:
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
-            args = WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens, zero_modalities)
+            args = WalkArgs(hf_quant, dtype, tensors, no_tower, max_num_batched_tokens, zero_modalities, max_model_len)
             return composed.walk(config, par, args)
         if str(arch) in _UNSIZED:
             raise InputError(

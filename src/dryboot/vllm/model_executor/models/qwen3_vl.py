@@ -81,8 +81,8 @@ def deepstack_buffers(
         raise InputError(
             "--max-num-batched-tokens",
             None,
-            "the Qwen3-VL wrapper allocates its deepstack feature buffers (max_num_batched_tokens x hidden_size per "
-            "level) with the weights: give max_num_batched_tokens",
+            "the wrapper allocates its deepstack feature buffers (max_num_batched_tokens x hidden_size per level) "
+            "with the weights: give max_num_batched_tokens",
         )
     one = args.max_num_batched_tokens * W._int(text, "hidden_size") * W.model_dtype_bytes(text, args.dtype)
     for _ in levels:
