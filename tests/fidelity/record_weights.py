@@ -101,6 +101,10 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     sets += [["--tensor-parallel-size", "2", "--pipeline-parallel-size", "3"]]
     if any(k in config for k in MULTIMODAL_KEYS):  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
+    if os.environ.get("RECORD_WEIGHTS_MM_ENCODER_TP") and any(k in config for k in MULTIMODAL_KEYS):
+        # --mm-encoder-tp-mode data (a class with supports_encoder_tp_data builds its tower whole on
+        # every TP rank; the others fall back to weights): only when asked for (recorded-*-mmtp.json)
+        sets += [["--tensor-parallel-size", str(tp), "--mm-encoder-tp-mode", "data"] for tp in (2, 4)]
     tps = TPS if config.get("model_type") in PARTIAL_LIMITS_ALL_TPS else (2,)
     for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
         sets += [["--tensor-parallel-size", str(tp), "--limit-mm-per-prompt", limits] for tp in tps]

@@ -213,7 +213,6 @@ def plan(
     flags = collect_flags(kwargs)
     _COMPILE_CACHE[0] = compile_cache
     env: dict[str, str] = {}
-    replicated_encoder = False
     if serve_line is not None or serve_words:
         if serve_line is not None and serve_words:
             raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
@@ -227,7 +226,6 @@ def plan(
         model, args, drafter, env = served.model, served.args, served.drafter, served.env
         flags = served.flags
         expert_parallel = expert_parallel or served.expert_parallel
-        replicated_encoder = served.replicated_encoder
         weights_path: str | None = str(served.config.path)
         for note in served.notes:
             click.echo(f"serve: {note}", err=True)
@@ -247,7 +245,7 @@ def plan(
     budget = None
     with _environment(env):
         if compare_version is None and wants_budget(args):
-            weights = _weights(weights_path, args, load_format, expert_parallel, replicated_encoder)
+            weights = _weights(weights_path, args, load_format, expert_parallel, model.architecture)
             budget = _plan_budget(model, args, drafter, Policies(grouping, unification), weights, weights_path)
             result = budget.plan
         else:
@@ -288,7 +286,7 @@ def plan(
         write(result, svg_path)
     refused = None
     if budget is None:
-        weights = _weights(weights_path, args, load_format, expert_parallel, replicated_encoder)
+        weights = _weights(weights_path, args, load_format, expert_parallel, model.architecture)
         refused = weights.refused or None
         if not weights.refused and weights.stages:
             # at call: as in plan
@@ -337,17 +335,17 @@ def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
     return vocab if isinstance(vocab, int) else None
 
 
-def _weights(
-    path: str | None, args: Any, load_format: str, expert_parallel: bool, replicated_encoder: bool = False
-) -> Any:
+def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool, architecture: str = "") -> Any:
     """The per-rank weights report for the plan (``model_loader.loader.model_weights``).
 
-    ``replicated_encoder`` (a command line's ``--mm-encoder-tp-mode data``): vLLM then builds the
-    encoder towers of the classes with ``supports_encoder_tp_data`` whole on every TP rank (others
-    fall back to ``weights``); the walk sizes towers as ``weights`` mode splits them, so under
-    tensor parallelism a model with a tower is refused for its weights (for every class: dryboot
-    does not tell the two kinds apart)."""
+    ``--mm-encoder-tp-mode data`` (``args.mm_encoder_tp_mode``) on ``architecture``
+    (:mod:`dryboot.vllm.config.mm_encoder_tp`): a class without ``supports_encoder_tp_data`` falls
+    back to ``weights`` (the figure as ``weights`` sizes it, with vLLM's warning as a note where the
+    model has a tower); a supporting class's tower dryboot sizes whole per rank
+    (``SIZED_DATA_TOWERS``) is in the figure so; under TP any other tower (a supporting class not
+    sized, or a class not read) is refused by name."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
+    from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
     from dryboot.vllm.model_executor.model_loader.loader import WeightsReport
 
     if path is None:
@@ -359,16 +357,27 @@ def _weights(
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
     report = _model_weights(Path(path), args, load_format, expert_parallel, partition, args.language_model_only)
-    if replicated_encoder and args.tensor_parallel_size > 1 and not report.refused and not args.language_model_only:
-        text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True)
-        if text_only.refused or [w.loaded_bytes for w in text_only.stages] != [w.loaded_bytes for w in report.stages]:
-            return WeightsReport(
-                refused=(
-                    "--mm-encoder-tp-mode data: vLLM builds the encoder tower whole on each of the "
-                    f"{args.tensor_parallel_size} TP ranks (classes with supports_encoder_tp_data; others fall back to "
-                    "weights mode), dryboot sizes towers split over TP: not modelled"
-                )
+    if args.mm_encoder_tp_mode != "data" or report.refused or args.language_model_only:
+        return report
+    text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True)
+    if not text_only.refused and [w.loaded_bytes for w in text_only.stages] == [w.loaded_bytes for w in report.stages]:
+        return report  # no tower: nothing changes
+    kind = support(architecture, args.vllm_version)
+    if kind == "fallback":
+        report.notes.append(f"vLLM warns: {FALLBACK_WARNING}")
+    elif args.tensor_parallel_size > 1 and (kind == "unknown" or architecture not in SIZED_DATA_TOWERS):
+        why = (
+            "whose class dryboot has not read for supports_encoder_tp_data"
+            if kind == "unknown"
+            else "whose class supports it"
+        )
+        return WeightsReport(
+            refused=(
+                f"--mm-encoder-tp-mode data: {architecture} ({why}) builds its encoder tower whole on each of the "
+                f"{args.tensor_parallel_size} TP ranks: that tower whole per rank is not modelled "
+                "(modelled: " + ", ".join(sorted(SIZED_DATA_TOWERS)) + ")"
             )
+        )
     return report
 
 
@@ -395,6 +404,7 @@ def _model_weights(
         lora=_lora_config(args),
         max_num_seqs=args.resolved_max_num_seqs(),
         kv_cache_dtype=args.kv_cache_dtype,
+        mm_encoder_tp_mode=args.mm_encoder_tp_mode,
     )
 
 

@@ -30,6 +30,7 @@ from dryboot.vllm.backends import (
     priorities,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
+from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.config.scheduler import verify_max_model_len
 from dryboot.vllm.distributed import (
     check_dcp_divides_tp,
@@ -1025,6 +1026,9 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     family = family_for(model.architecture, model.source)
     # the towers vLLM builds under the multimodal flags: only their sharded layers are checked
     built = family.built_towers(model, args)
+    if built.parallel.tower_heads and whole_tower(model.architecture, args.mm_encoder_tp_mode, args.vllm_version):
+        # --mm-encoder-tp-mode data: every split tower layer is built unsharded (disable_tp)
+        built = built.evolve(tower_heads=())
     check_tensor_parallel(built, args.tensor_parallel_size)
     check_dcp_kv_heads(built, args)
     family.verify(built, args.tensor_parallel_size)

@@ -132,6 +132,7 @@ def model_weights(
     lora: LoRAConfig | None = None,
     max_num_seqs: int | None = None,
     kv_cache_dtype: str = "auto",
+    mm_encoder_tp_mode: str = "weights",
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -145,7 +146,10 @@ def model_weights(
     (``RankWeights.lora_bytes``; needs ``max_num_batched_tokens`` and ``max_num_seqs``;
     :func:`dryboot.vllm.lora.model_manager.lora_tensors`, refused by name where not modelled);
     ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
-    with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x).
+    with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x);
+    ``mm_encoder_tp_mode``: ``--mm-encoder-tp-mode`` (``data``: the towers of
+    :data:`dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS` whole on every TP rank; any other
+    tower as ``weights`` splits it).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -235,6 +239,7 @@ def model_weights(
                 sm_count=sm_count,
                 vllm_version=vllm_version,
                 kv_cache_dtype=kv_cache_dtype,
+                mm_encoder_tp_mode=mm_encoder_tp_mode,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,
