@@ -96,3 +96,16 @@ def test_the_encoder_profile_in_data_mode_is_refused(tmp_path: Path) -> None:
     _, doc = _plan(tmp_path, gemma, *base)
     assert "--mm-encoder-tp-mode data" not in json.dumps(doc.get("budget"))
     assert any("Falling back to `--mm-encoder-tp-mode weights`" in n for n in doc["weights"]["notes"])
+
+
+def test_a_supporting_class_not_sized_is_refused_by_name(tmp_path: Path) -> None:
+    """Isaac (4 vision heads) at TP 8: refused as vLLM refuses it in weights mode; in data mode its
+    attention is built unsharded but its projector split, which dryboot does not model: refused by
+    name, not with weights mode's AssertionError."""
+    config = json.loads((ARCHS / "IsaacForConditionalGeneration.json").read_text())
+    rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "8")
+    assert rc == 2 and "AssertionError" in doc["error"]
+    rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "8", "--mm-encoder-tp-mode", "data")
+    assert rc == 2 and "--mm-encoder-tp-mode data" in doc["error"] and "not modelled" in doc["error"]
+    rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data")
+    assert rc == 0 and "IsaacForConditionalGeneration" in doc["weights"]["refused"]
