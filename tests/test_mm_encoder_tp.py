@@ -109,3 +109,35 @@ def test_a_supporting_class_not_sized_is_refused_by_name(tmp_path: Path) -> None
     assert rc == 2 and "--mm-encoder-tp-mode data" in doc["error"] and "not modelled" in doc["error"]
     rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data")
     assert rc == 0 and "IsaacForConditionalGeneration" in doc["weights"]["refused"]
+
+
+@pytest.mark.parametrize(
+    ("arch", "tp", "outcome"),
+    [
+        (QWEN25, 2, "sized"),
+        ("IsaacForConditionalGeneration", 2, "refused"),
+        ("IsaacForConditionalGeneration", 1, "sized"),
+        ("Gemma3ForConditionalGeneration", 2, "fallback"),
+        ("Qwen3ForCausalLM", 2, "no tower"),
+    ],
+)
+def test_encoder_tp_data_as_check_log_and_profiles_use_it(arch: str, tp: int, outcome: str) -> None:
+    """``loader.encoder_tp_data`` (plan, check-log's memory lines, launcher profiles): the sized
+    tower whole, the fallback noted, a supporting class not sized refused under TP, a text model
+    unchanged."""
+    from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights
+
+    path = ARCHS / f"{arch}.json"
+    kw: dict[str, Any] = {"tp": tp, "max_num_batched_tokens": 8192, "mm_encoder_tp_mode": "data"}
+    report = encoder_tp_data(
+        model_weights(path, **kw), lambda: model_weights(path, language_model_only=True, **kw), arch, tp, "0.28.0"
+    )
+    plain = model_weights(path, tp=tp, max_num_batched_tokens=8192)
+    if outcome == "refused":
+        assert report.refused is not None and arch in report.refused
+        return
+    assert report.refused is None
+    fallback = any("Falling back" in n for n in report.notes)
+    assert fallback == (outcome == "fallback")
+    same = report.stages[0].loaded_bytes == plain.stages[0].loaded_bytes
+    assert same == (outcome != "sized" or tp == 1)

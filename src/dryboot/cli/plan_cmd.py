@@ -336,17 +336,10 @@ def _vocab_size(path: str, spec_config: Any, spec_model: Any) -> int | None:
 
 
 def _weights(path: str | None, args: Any, load_format: str, expert_parallel: bool, architecture: str = "") -> Any:
-    """The per-rank weights report for the plan (``model_loader.loader.model_weights``).
-
-    ``--mm-encoder-tp-mode data`` (``args.mm_encoder_tp_mode``) on ``architecture``
-    (:mod:`dryboot.vllm.config.mm_encoder_tp`): a class without ``supports_encoder_tp_data`` falls
-    back to ``weights`` (the figure as ``weights`` sizes it, with vLLM's warning as a note where the
-    model has a tower); a supporting class's tower dryboot sizes whole per rank
-    (``SIZED_DATA_TOWERS``) is in the figure so; under TP any other tower (a supporting class not
-    sized, or a class not read) is refused by name."""
+    """The per-rank weights report for the plan (``model_loader.loader.model_weights``); under
+    ``--mm-encoder-tp-mode data`` as vLLM serves ``architecture`` so (``loader.encoder_tp_data``)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
-    from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
-    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, encoder_tp_data
 
     if path is None:
         return WeightsReport(refused="no model directory")
@@ -357,28 +350,15 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
     report = _model_weights(Path(path), args, load_format, expert_parallel, partition, args.language_model_only)
-    if args.mm_encoder_tp_mode != "data" or report.refused or args.language_model_only:
+    if args.mm_encoder_tp_mode != "data" or args.language_model_only:
         return report
-    text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True)
-    if not text_only.refused and [w.loaded_bytes for w in text_only.stages] == [w.loaded_bytes for w in report.stages]:
-        return report  # no tower: nothing changes
-    kind = support(architecture, args.vllm_version)
-    if kind == "fallback":
-        report.notes.append(f"vLLM warns: {FALLBACK_WARNING}")
-    elif args.tensor_parallel_size > 1 and (kind == "unknown" or architecture not in SIZED_DATA_TOWERS):
-        why = (
-            "whose class dryboot has not read for supports_encoder_tp_data"
-            if kind == "unknown"
-            else "whose class supports it"
-        )
-        return WeightsReport(
-            refused=(
-                f"--mm-encoder-tp-mode data: {architecture} ({why}) builds its encoder tower whole on each of the "
-                f"{args.tensor_parallel_size} TP ranks: that tower whole per rank is not modelled "
-                "(modelled: " + ", ".join(sorted(SIZED_DATA_TOWERS)) + ")"
-            )
-        )
-    return report
+    return encoder_tp_data(
+        report,
+        lambda: _model_weights(Path(path), args, load_format, expert_parallel, partition, True),
+        architecture,
+        args.tensor_parallel_size,
+        args.vllm_version,
+    )
 
 
 def _model_weights(

@@ -6,7 +6,7 @@ footprint: ``config.json`` (+ ``hf_quant_config.json``) and, with ``--load-forma
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed_algo
+from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
@@ -278,6 +279,40 @@ def model_weights(
         report.stages = []
         report.refused = e.line()
     return report
+
+
+def encoder_tp_data(
+    report: WeightsReport, text_only: Callable[[], WeightsReport], architecture: str, tp: int, version: str
+) -> WeightsReport:
+    """``report`` (walked with ``mm_encoder_tp_mode="data"``) as vLLM serves ``architecture``
+    under ``--mm-encoder-tp-mode data`` (:mod:`dryboot.vllm.config.mm_encoder_tp`): a model with
+    no tower (``text_only()``, the ``--language-model-only`` walk, holds the same bytes) is
+    unchanged; a class without ``supports_encoder_tp_data`` falls back to ``weights`` (``report``,
+    with vLLM's warning as a note); a supporting class's tower of ``SIZED_DATA_TOWERS`` is already
+    whole in ``report``; under TP > 1 any other tower (a supporting class not sized, or a class
+    dryboot has not read) is refused by name.
+
+    :returns: ``report`` (a note added) or a refused report."""
+    if report.refused:
+        return report
+    plain = text_only()
+    if not plain.refused and [w.loaded_bytes for w in plain.stages] == [w.loaded_bytes for w in report.stages]:
+        return report
+    kind = support(architecture, version)
+    if kind == "fallback":
+        report.notes.append(f"vLLM warns: {FALLBACK_WARNING}")
+        return report
+    if tp == 1 or (kind == "data" and architecture in SIZED_DATA_TOWERS):
+        return report
+    why = "whose class dryboot has not read for supports_encoder_tp_data" if kind == "unknown" else "supported"
+    return WeightsReport(
+        refused=(
+            f"--mm-encoder-tp-mode data: {architecture} ({why}) builds its encoder tower unsharded on each of the "
+            f"{tp} TP ranks: that tower per rank is not modelled (modelled: "
+            + ", ".join(sorted(SIZED_DATA_TOWERS))
+            + ")"
+        )
+    )
 
 
 def drafter_model_weights(
