@@ -141,3 +141,16 @@ def test_encoder_tp_data_as_check_log_and_profiles_use_it(arch: str, tp: int, ou
     assert fallback == (outcome == "fallback")
     same = report.stages[0].loaded_bytes == plain.stages[0].loaded_bytes
     assert same == (outcome != "sized" or tp == 1)
+
+
+def test_the_fallback_warning_with_language_model_only(tmp_path: Path) -> None:
+    """vLLM warns before it reads --language-model-only: the note stays; a supporting class
+    builds no tower then, so nothing is refused."""
+    gemma = json.loads((ARCHS / "Gemma3ForConditionalGeneration.json").read_text())
+    base = ("--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data", "--language-model-only")
+    _, doc = _plan(tmp_path, gemma, *base)
+    assert any("Falling back" in n for n in doc["weights"]["notes"])
+    isaac = json.loads((ARCHS / "IsaacForConditionalGeneration.json").read_text())
+    _, doc = _plan(tmp_path, isaac, *base)
+    assert doc["weights"]["refused"] is None
+    assert not any("Falling back" in n for n in doc["weights"]["notes"])

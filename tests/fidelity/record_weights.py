@@ -18,7 +18,9 @@ once: tied embeddings share one parameter). That is what vLLM allocates for rank
 ``process_weights_after_loading`` (which this oracle does not run: kernels' repacking, e.g. to
 Marlin, is outside it). Under ``--enable-expert-parallel`` the expert map (integers, not
 weights) is computed on the CPU (``determine_expert_map`` reads its values). Every TP rank
-allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags.
+allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags
+(``RECORD_WEIGHTS_MM_ENCODER_TP=1``: a multimodal wrapper's ``--mm-encoder-tp-mode data`` at TP 2
+and 4 too, ``recorded-<release>-mmtp.json``).
 
 Writes ``data/weights/recorded.json`` (``RECORD_WEIGHTS_OUT``: another file, e.g. another
 release's ``data/weights/recorded-0.27.1.json``): ``{"vllm", "cases": {id: {"config", "argv", "ok",

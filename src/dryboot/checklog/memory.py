@@ -509,10 +509,11 @@ def check_memory(
             )
 
         weights = walk(args.language_model_only)
-        if args.mm_encoder_tp_mode == "data" and not args.language_model_only:
+        if args.mm_encoder_tp_mode == "data":
             # a logged --mm-encoder-tp-mode data: the towers as vLLM builds them then
+            lmo = args.language_model_only
             weights = encoder_tp_data(
-                weights, lambda: walk(True), p.model.architecture, args.tensor_parallel_size, args.vllm_version
+                weights, lambda: walk(not lmo), p.model.architecture, args.tensor_parallel_size, args.vllm_version, lmo
             )
     except InputError as exc:
         return compare_memory(lines, None, refused=f"weights: {exc.line()}", notes=tuple(notes), **common)

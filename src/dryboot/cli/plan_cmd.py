@@ -350,14 +350,16 @@ def _weights(path: str | None, args: Any, load_format: str, expert_parallel: boo
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
     report = _model_weights(Path(path), args, load_format, expert_parallel, partition, args.language_model_only)
-    if args.mm_encoder_tp_mode != "data" or args.language_model_only:
+    if args.mm_encoder_tp_mode != "data":
         return report
+    lmo = args.language_model_only
     return encoder_tp_data(
         report,
-        lambda: _model_weights(Path(path), args, load_format, expert_parallel, partition, True),
+        lambda: _model_weights(Path(path), args, load_format, expert_parallel, partition, not lmo),
         architecture,
         args.tensor_parallel_size,
         args.vllm_version,
+        lmo,
     )
 
 

@@ -320,9 +320,15 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
         )
 
     weights = walk(args.language_model_only)
-    if args.mm_encoder_tp_mode == "data" and not args.language_model_only:
+    if args.mm_encoder_tp_mode == "data":
+        lmo = args.language_model_only
         weights = encoder_tp_data(
-            weights, lambda: walk(True), profile.model.architecture, args.tensor_parallel_size, args.vllm_version
+            weights,
+            lambda: walk(not lmo),
+            profile.model.architecture,
+            args.tensor_parallel_size,
+            args.vllm_version,
+            lmo,
         )
     stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)

@@ -282,27 +282,33 @@ def model_weights(
 
 
 def encoder_tp_data(
-    report: WeightsReport, text_only: Callable[[], WeightsReport], architecture: str, tp: int, version: str
+    report: WeightsReport,
+    other: Callable[[], WeightsReport],
+    architecture: str,
+    tp: int,
+    version: str,
+    language_model_only: bool = False,
 ) -> WeightsReport:
     """``report`` (walked with ``mm_encoder_tp_mode="data"``) as vLLM serves ``architecture``
-    under ``--mm-encoder-tp-mode data`` (:mod:`dryboot.vllm.config.mm_encoder_tp`): a model with
-    no tower (``text_only()``, the ``--language-model-only`` walk, holds the same bytes) is
-    unchanged; a class without ``supports_encoder_tp_data`` falls back to ``weights`` (``report``,
-    with vLLM's warning as a note); a supporting class's tower of ``SIZED_DATA_TOWERS`` is already
-    whole in ``report``; under TP > 1 any other tower (a supporting class not sized, or a class
-    dryboot has not read) is refused by name.
+    under ``--mm-encoder-tp-mode data`` (:mod:`dryboot.vllm.config.mm_encoder_tp`). ``other()``:
+    the walk with the other ``--language-model-only`` (the same bytes: the model has no tower,
+    ``report`` is unchanged). A class without ``supports_encoder_tp_data`` falls back to
+    ``weights`` (``report``, with vLLM's warning as a note, logged with ``--language-model-only``
+    too); a supporting class's tower of ``SIZED_DATA_TOWERS`` is already whole in ``report``; under
+    TP > 1 any other tower built (a supporting class not sized, or a class dryboot has not read) is
+    refused by name.
 
     :returns: ``report`` (a note added) or a refused report."""
     if report.refused:
         return report
-    plain = text_only()
+    plain = other()
     if not plain.refused and [w.loaded_bytes for w in plain.stages] == [w.loaded_bytes for w in report.stages]:
         return report
     kind = support(architecture, version)
     if kind == "fallback":
         report.notes.append(f"vLLM warns: {FALLBACK_WARNING}")
         return report
-    if tp == 1 or (kind == "data" and architecture in SIZED_DATA_TOWERS):
+    if language_model_only or tp == 1 or (kind == "data" and architecture in SIZED_DATA_TOWERS):
         return report
     why = "whose class dryboot has not read for supports_encoder_tp_data" if kind == "unknown" else "supported"
     return WeightsReport(
