@@ -18,7 +18,9 @@ once: tied embeddings share one parameter). That is what vLLM allocates for rank
 ``process_weights_after_loading`` (which this oracle does not run: kernels' repacking, e.g. to
 Marlin, is outside it). Under ``--enable-expert-parallel`` the expert map (integers, not
 weights) is computed on the CPU (``determine_expert_map`` reads its values). Every TP rank
-allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags.
+allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags
+(``RECORD_WEIGHTS_MM_ENCODER_TP=1``: a multimodal wrapper's ``--mm-encoder-tp-mode data`` at TP 2
+and 4 too, ``recorded-<release>-mmtp.json``).
 
 Writes ``data/weights/recorded.json`` (``RECORD_WEIGHTS_OUT``: another file, e.g. another
 release's ``data/weights/recorded-0.27.1.json``): ``{"vllm", "cases": {id: {"config", "argv", "ok",
@@ -105,6 +107,10 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     multimodal = any(k in config for k in MULTIMODAL_KEYS) or config.get("model_type") in NESTED_TOWER_TYPES
     if multimodal:  # a multimodal wrapper: the text model alone, too
         sets += [["--tensor-parallel-size", str(tp), "--language-model-only"] for tp in (1, 2)]
+    if os.environ.get("RECORD_WEIGHTS_MM_ENCODER_TP") and any(k in config for k in MULTIMODAL_KEYS):
+        # --mm-encoder-tp-mode data (a class with supports_encoder_tp_data builds its tower whole on
+        # every TP rank; the others fall back to weights): only when asked for (recorded-*-mmtp.json)
+        sets += [["--tensor-parallel-size", str(tp), "--mm-encoder-tp-mode", "data"] for tp in (2, 4)]
     tps = TPS if config.get("model_type") in PARTIAL_LIMITS_ALL_TPS else (2,)
     for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
         sets += [["--tensor-parallel-size", str(tp), "--limit-mm-per-prompt", limits] for tp in tps]

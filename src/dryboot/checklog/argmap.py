@@ -46,6 +46,8 @@ MAPPED: dict[str, str] = {
     "prefix_match_unit": "prefix-match-unit",
     # the config class vLLM reads with (the checkpoint's own with an auto_map AutoConfig)
     "trust_remote_code": "trust-remote-code",
+    # data: a supporting class's tower whole on every TP rank (its heads need not divide TP)
+    "mm_encoder_tp_mode": "mm-encoder-tp-mode",
 }
 
 _LOCATION_KEYS = frozenset({"model", "model_tag", "hf_config_path", "revision"})
@@ -108,7 +110,6 @@ MEASURED = frozenset(
         "mm_processor_cache_gb",
         # the multimodal encoder's profile: the largest item's size and how TP splits the tower
         "mm_processor_kwargs",
-        "mm_encoder_tp_mode",
         "skip_mm_profiling",
         "enable_expert_parallel",
         "enable_eplb",
@@ -173,8 +174,6 @@ class LoggedArgs:
     :param revision: the hub revision the args name.
     :param notes: one sentence per ignored key.
     :param expert_parallel: ``enable_expert_parallel`` (planning only: the weights per rank).
-    :param replicated_encoder: ``mm_encoder_tp_mode`` ``data`` (planning only: each TP rank then
-        holds the whole encoder tower, which the weights per rank do not model).
     """
 
     args: EngineArgs
@@ -185,7 +184,6 @@ class LoggedArgs:
     revision: str | None
     notes: tuple[str, ...] = field(default=())
     expert_parallel: bool = False
-    replicated_encoder: bool = False
 
 
 _ENUM_NAME = re.compile(r"<?\s*(?:\w+\.)*[A-Z]\w*Enum\.(?P<name>[A-Z0-9_]+)\b")
@@ -287,7 +285,6 @@ def map_args(
     revision: str | None = None
     shorthands_cc: dict[str, object] = {}
     expert_parallel = False
-    replicated_encoder = False
     for key, value in logged.items():
         if plan and key in _LORA_KEYS and logged.get("enable_lora") is not True:
             if key != "enable_lora":
@@ -338,8 +335,6 @@ def map_args(
                 notes.append(note)
             if key == "enable_expert_parallel":
                 expert_parallel = value is True
-            if key == "mm_encoder_tp_mode":
-                replicated_encoder = value == "data"
         elif key in MEASURED:
             notes.append(f"ignored {key}: its memory is measured in the logged KV budget")
         elif HARMLESS_PATTERNS.match(key):
@@ -372,7 +367,6 @@ def map_args(
         revision=revision,
         notes=tuple(notes),
         expert_parallel=expert_parallel,
-        replicated_encoder=replicated_encoder,
     )
 
 

@@ -457,7 +457,7 @@ def check_memory(
     if not lines:
         return None
     # at call: only a boot with memory lines reads checkpoint headers and runs the budget model
-    from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
+    from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights, serving_gpu
     from dryboot.vllm.transformers_utils.config import load_config_json
     from dryboot.vllm.worker.budget import estimate_budget
     from dryboot.vllm.worker.profile_run import forward_shape
@@ -492,18 +492,29 @@ def check_memory(
         "util": args.gpu_memory_utilization,
     }
     try:
-        weights = model_weights(
-            Path(config_path),
-            tp=args.tensor_parallel_size,
-            pp=args.pipeline_parallel_size,
-            dp=args.data_parallel_size,
-            dtype=args.dtype,
-            limit_mm_per_prompt=args.mm_limits,
-            language_model_only=args.language_model_only,
-            max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
-            **serving_gpu(gpu, args.vllm_version),
-            kv_cache_dtype=args.kv_cache_dtype,
-        )
+
+        def walk(language_model_only: bool) -> Any:
+            return model_weights(
+                Path(config_path),
+                tp=args.tensor_parallel_size,
+                pp=args.pipeline_parallel_size,
+                dp=args.data_parallel_size,
+                dtype=args.dtype,
+                limit_mm_per_prompt=args.mm_limits,
+                language_model_only=language_model_only,
+                max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+                **serving_gpu(gpu, args.vllm_version),
+                kv_cache_dtype=args.kv_cache_dtype,
+                mm_encoder_tp_mode=args.mm_encoder_tp_mode,
+            )
+
+        weights = walk(args.language_model_only)
+        if args.mm_encoder_tp_mode == "data":
+            # a logged --mm-encoder-tp-mode data: the towers as vLLM builds them then
+            lmo = args.language_model_only
+            weights = encoder_tp_data(
+                weights, lambda: walk(not lmo), p.model.architecture, args.tensor_parallel_size, args.vllm_version, lmo
+            )
     except InputError as exc:
         return compare_memory(lines, None, refused=f"weights: {exc.line()}", notes=tuple(notes), **common)
     if weights.refused or not weights.stages:

@@ -392,7 +392,6 @@ class ServePlan:
     flags: dict[str, object]
     notes: tuple[str, ...]
     expert_parallel: bool = False
-    replicated_encoder: bool = False
 
 
 def plan_inputs(
@@ -439,6 +438,4 @@ def plan_inputs(
         logged.speculative, None, args, notes, source, target_architecture=model.architecture
     )
     args.validate()
-    return ServePlan(
-        model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel, logged.replicated_encoder
-    )
+    return ServePlan(model, args, drafter, located, applied, flags, tuple(notes), logged.expert_parallel)

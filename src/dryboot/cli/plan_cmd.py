@@ -213,7 +213,6 @@ def plan(
     flags = collect_flags(kwargs)
     _COMPILE_CACHE[0] = compile_cache
     env: dict[str, str] = {}
-    replicated_encoder = False
     if serve_line is not None or serve_words:
         if serve_line is not None and serve_words:
             raise click.UsageError("Give the command line once: --serve '...' or after '--'.")
@@ -227,7 +226,6 @@ def plan(
         model, args, drafter, env = served.model, served.args, served.drafter, served.env
         flags = served.flags
         expert_parallel = expert_parallel or served.expert_parallel
-        replicated_encoder = served.replicated_encoder
         weights_path: str | None = str(served.config.path)
         for note in served.notes:
             click.echo(f"serve: {note}", err=True)
@@ -248,7 +246,7 @@ def plan(
     with _environment(env):
         if compare_version is None and wants_budget(args):
             weights = _weights(
-                weights_path, args, load_format, expert_parallel, replicated_encoder, _weights_len(model, args, drafter)
+                weights_path, args, load_format, expert_parallel, model.architecture, _weights_len(model, args, drafter)
             )
             budget = _plan_budget(model, args, drafter, Policies(grouping, unification), weights, weights_path)
             result = budget.plan
@@ -291,7 +289,7 @@ def plan(
     refused = None
     if budget is None:
         weights = _weights(
-            weights_path, args, load_format, expert_parallel, replicated_encoder, _weights_len(model, args, drafter)
+            weights_path, args, load_format, expert_parallel, model.architecture, _weights_len(model, args, drafter)
         )
         refused = weights.refused or None
         if not weights.refused and weights.stages:
@@ -353,18 +351,14 @@ def _weights(
     args: Any,
     load_format: str,
     expert_parallel: bool,
-    replicated_encoder: bool = False,
+    architecture: str = "",
     max_model_len: int | None = None,
 ) -> Any:
-    """The per-rank weights report for the plan (``model_loader.loader.model_weights``).
-
-    ``replicated_encoder`` (a command line's ``--mm-encoder-tp-mode data``): vLLM then builds the
-    encoder towers of the classes with ``supports_encoder_tp_data`` whole on every TP rank (others
-    fall back to ``weights``); the walk sizes towers as ``weights`` mode splits them, so under
-    tensor parallelism a model with a tower is refused for its weights (for every class: dryboot
-    does not tell the two kinds apart)."""
+    """The per-rank weights report for the plan (``model_loader.loader.model_weights``); under
+    ``--mm-encoder-tp-mode data`` as vLLM serves ``architecture`` so (``loader.encoder_tp_data``);
+    ``max_model_len``: the length a rotary table spans (:func:`_weights_len`)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
-    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, encoder_tp_data
 
     if path is None:
         return WeightsReport(refused="no model directory")
@@ -377,17 +371,17 @@ def _weights(
     report = _model_weights(
         Path(path), args, load_format, expert_parallel, partition, args.language_model_only, max_model_len
     )
-    if replicated_encoder and args.tensor_parallel_size > 1 and not report.refused and not args.language_model_only:
-        text_only = _model_weights(Path(path), args, load_format, expert_parallel, partition, True, max_model_len)
-        if text_only.refused or [w.loaded_bytes for w in text_only.stages] != [w.loaded_bytes for w in report.stages]:
-            return WeightsReport(
-                refused=(
-                    "--mm-encoder-tp-mode data: vLLM builds the encoder tower whole on each of the "
-                    f"{args.tensor_parallel_size} TP ranks (classes with supports_encoder_tp_data; others fall back to "
-                    "weights mode), dryboot sizes towers split over TP: not modelled"
-                )
-            )
-    return report
+    if args.mm_encoder_tp_mode != "data":
+        return report
+    lmo = args.language_model_only
+    return encoder_tp_data(
+        report,
+        lambda: _model_weights(Path(path), args, load_format, expert_parallel, partition, not lmo, max_model_len),
+        architecture,
+        args.tensor_parallel_size,
+        args.vllm_version,
+        lmo,
+    )
 
 
 def _model_weights(
@@ -420,6 +414,7 @@ def _model_weights(
         max_num_seqs=args.resolved_max_num_seqs(),
         kv_cache_dtype=args.kv_cache_dtype,
         max_model_len=max_model_len,
+        mm_encoder_tp_mode=args.mm_encoder_tp_mode,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from dryboot.errors import InputError, not_positive_integer
 from dryboot.units import parse_human_int, parse_human_int_or_auto
 from dryboot.vllm.config.compilation import parse_compilation_config
+from dryboot.vllm.config.mm_encoder_tp import parse_mode
 from dryboot.vllm.dtypes import KV_CACHE_DTYPES, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, parse_gpu, parse_gpu_memory
@@ -231,6 +232,13 @@ FLAGS: tuple[Flag, ...] = (
         _bool,
         "vLLM skips the multimodal encoder's memory profiling (the budget then has no encoder term).",
         bool,
+    ),
+    Flag(
+        "mm-encoder-tp-mode",
+        "mm_encoder_tp_mode",
+        parse_mode,
+        "weights (default: the encoder tower split over the TP ranks) or data (a class with "
+        "supports_encoder_tp_data builds it whole on each rank; others fall back to weights).",
     ),
     Flag(
         "optimization-level",

@@ -64,7 +64,7 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
-from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
+from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights, serving_gpu
 from dryboot.vllm.transformers_utils.config import load_config_json, load_model
 from dryboot.vllm.versions import resolve_version, rules_for
 
@@ -310,18 +310,33 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
     the budget, its interval, the tokens at both bounds and the verdict in a note."""
     config_path = resolve_path(str(profile.flags["model"]), profile.base)
     _, config = load_config_json(config_path)
-    weights = model_weights(
-        Path(config_path),
-        tp=args.tensor_parallel_size,
-        pp=args.pipeline_parallel_size,
-        dtype=args.dtype,
-        language_model_only=args.language_model_only,
-        limit_mm_per_prompt=args.mm_limits,
-        max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
-        **serving_gpu(args.device, args.vllm_version),
-        kv_cache_dtype=args.kv_cache_dtype,
-        max_model_len=weights_max_model_len(profile.model, args, profile.drafter),
-    )
+
+    def walk(language_model_only: bool) -> Any:
+        return model_weights(
+            Path(config_path),
+            tp=args.tensor_parallel_size,
+            pp=args.pipeline_parallel_size,
+            dtype=args.dtype,
+            language_model_only=language_model_only,
+            limit_mm_per_prompt=args.mm_limits,
+            max_num_batched_tokens=args.resolved_max_num_batched_tokens(),
+            **serving_gpu(args.device, args.vllm_version),
+            kv_cache_dtype=args.kv_cache_dtype,
+            mm_encoder_tp_mode=args.mm_encoder_tp_mode,
+            max_model_len=weights_max_model_len(profile.model, args, profile.drafter),
+        )
+
+    weights = walk(args.language_model_only)
+    if args.mm_encoder_tp_mode == "data":
+        lmo = args.language_model_only
+        weights = encoder_tp_data(
+            weights,
+            lambda: walk(not lmo),
+            profile.model.architecture,
+            args.tensor_parallel_size,
+            args.vllm_version,
+            lmo,
+        )
     stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)
     bp = plan_with_budget(

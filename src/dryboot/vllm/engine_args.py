@@ -72,7 +72,9 @@ class EngineArgs:
     ``enforce_eager`` (``--enforce-eager``) captures no CUDA graph (the KV budget's graph term).
     ``language_model_only`` (``--language-model-only``), ``limit_mm_per_prompt``
     (``--limit-mm-per-prompt``: (modality, items per prompt) pairs) and ``skip_mm_profiling``
-    (``--skip-mm-profiling``) decide whether a multimodal model's encoder is loaded and profiled.
+    (``--skip-mm-profiling``) decide whether a multimodal model's encoder is loaded and profiled;
+    ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``) whether a supporting class's tower is built
+    whole on every TP rank (``data``) or split over them (``weights``).
     ``optimization_level`` (``-O``) and ``compilation_config`` (``--compilation-config``, canonical
     JSON) decide the CUDA-graph capture set (:mod:`dryboot.vllm.config.compilation`).
     ``input_notes`` are notes on the input itself for the plan to carry (an ``--hf-overrides``
@@ -132,6 +134,8 @@ class EngineArgs:
     #: ``--mm-processor-kwargs``: (key, scalar) pairs
     mm_processor_kwargs: tuple[tuple[str, Any], ...] | None = None
     skip_mm_profiling: bool = False
+    #: ``--mm-encoder-tp-mode`` (``weights`` or ``data``: :mod:`dryboot.vllm.config.mm_encoder_tp`)
+    mm_encoder_tp_mode: str = "weights"
     optimization_level: int = 2
     compilation_config: str | None = None
 

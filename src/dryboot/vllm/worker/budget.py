@@ -17,6 +17,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.config.compilation import compilation_settings
 from dryboot.vllm.config.hf import ModelGeometry
+from dryboot.vllm.config.mm_encoder_tp import support
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
 from dryboot.vllm.versions import VersionRules
@@ -372,6 +373,15 @@ def estimate_budget(
             "CUDA graphs",
             "encoder graphs (cudagraph_mm_encoder)",
             "the multimodal encoder's graphs are captured and measured too, and dryboot does not bound them",
+        )
+    data_mode = args.mm_encoder_tp_mode == "data" and support(model.architecture, rules.version) != "fallback"
+    if data_mode and mm_inputs and not args.skip_mm_profiling:
+        raise InputError(
+            "activation",
+            "multimodal encoder profiling",
+            f"--mm-encoder-tp-mode data: {model.architecture}'s tower runs data-parallel (the profile's dummy items "
+            "split over the TP ranks, each rank's share through the whole tower), and dryboot bounds the encoder "
+            "only as weights mode splits it; --skip-mm-profiling or --mm-encoder-tp-mode weights",
         )
     act = activation_terms(
         shape,

@@ -6,7 +6,7 @@ footprint: ``config.json`` (+ ``hf_quant_config.json``) and, with ``--load-forma
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers its families: weights.register_families)
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import modelopt_mixed_refusal, nested_modelopt_mixed_algo
+from dryboot.vllm.config.mm_encoder_tp import FALLBACK_WARNING, SIZED_DATA_TOWERS, support
 from dryboot.vllm.lora.model_manager import LoRAConfig, lora_tensors
 from dryboot.vllm.model_executor.layers.quantization import WNA16_METHODS
 from dryboot.vllm.model_executor.model_loader.safetensors import INDEX_FILE, read_checkpoint
@@ -133,6 +134,7 @@ def model_weights(
     max_num_seqs: int | None = None,
     kv_cache_dtype: str = "auto",
     max_model_len: int | None = None,
+    mm_encoder_tp_mode: str = "weights",
 ) -> WeightsReport:
     """Per-rank weights of the model in ``model`` (a directory, or its ``config.json``).
     ``language_model_only`` / ``limit_mm_per_prompt``: vLLM's ``--language-model-only`` and
@@ -148,6 +150,9 @@ def model_weights(
     ``kv_cache_dtype``: ``--kv-cache-dtype``, where it picks an attention backend that allocates
     with the weights (0.33.0's FlashInfer KV counter for an fp8 cache on SM 8.x);
     ``max_model_len``: the engine's, for a model whose rotary table spans it (Cohere Compass).
+    ``mm_encoder_tp_mode``: ``--mm-encoder-tp-mode`` (``data``: the towers of
+    :data:`dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS` whole on every TP rank; any other
+    tower as ``weights`` splits it).
 
     A model dryboot does not model is not an error here: the report says why (``refused``).
     :raises InputError: a malformed config, index or header, ``--load-format safetensors``
@@ -237,6 +242,7 @@ def model_weights(
                 sm_count=sm_count,
                 vllm_version=vllm_version,
                 kv_cache_dtype=kv_cache_dtype,
+                mm_encoder_tp_mode=mm_encoder_tp_mode,
             )
             serve: dict[str, Any] = {
                 "language_model_only": language_model_only,
@@ -276,6 +282,46 @@ def model_weights(
         report.stages = []
         report.refused = e.line()
     return report
+
+
+def encoder_tp_data(
+    report: WeightsReport,
+    other: Callable[[], WeightsReport],
+    architecture: str,
+    tp: int,
+    version: str,
+    language_model_only: bool = False,
+) -> WeightsReport:
+    """``report`` (walked with ``mm_encoder_tp_mode="data"``) as vLLM serves ``architecture``
+    under ``--mm-encoder-tp-mode data`` (:mod:`dryboot.vllm.config.mm_encoder_tp`). ``other()``:
+    the walk with the other ``--language-model-only`` (the same bytes: the model has no tower,
+    ``report`` is unchanged). A class without ``supports_encoder_tp_data`` falls back to
+    ``weights`` (``report``, with vLLM's warning as a note, logged with ``--language-model-only``
+    too); a supporting class's tower of ``SIZED_DATA_TOWERS`` is already whole in ``report``; under
+    TP > 1 any other tower built (a supporting class not sized, or a class dryboot has not read) is
+    refused by name.
+
+    :returns: ``report`` (a note added) or a refused report."""
+    if report.refused:
+        return report
+    plain = other()
+    if not plain.refused and [w.loaded_bytes for w in plain.stages] == [w.loaded_bytes for w in report.stages]:
+        return report
+    kind = support(architecture, version)
+    if kind == "fallback":
+        report.notes.append(f"vLLM warns: {FALLBACK_WARNING}")
+        return report
+    if language_model_only or tp == 1 or (kind == "data" and architecture in SIZED_DATA_TOWERS):
+        return report
+    why = "whose class dryboot has not read for supports_encoder_tp_data" if kind == "unknown" else "supported"
+    return WeightsReport(
+        refused=(
+            f"--mm-encoder-tp-mode data: {architecture} ({why}) builds its encoder tower unsharded on each of the "
+            f"{tp} TP ranks: that tower per rank is not modelled (modelled: "
+            + ", ".join(sorted(SIZED_DATA_TOWERS))
+            + ")"
+        )
+    )
 
 
 def drafter_model_weights(

@@ -52,6 +52,7 @@ from typing import Any, Protocol, TypedDict, Unpack
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import flashinfer_kv_counter_bytes
+from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.lora.model_manager import LoRATensor
 from dryboot.vllm.model_executor.layers.quantization import (
     QUANT_RULES,
@@ -370,6 +371,9 @@ class Parallel:
     #: ``--kv-cache-dtype`` (``auto``: the checkpoint's own), where it picks an attention backend
     #: that allocates with the weights (FlashInfer's KV counter: :func:`_flashinfer_attention`)
     kv_cache_dtype: str = "auto"
+    #: ``--mm-encoder-tp-mode``: ``data`` builds a supporting class's tower whole on every TP rank
+    #: (:func:`dryboot.vllm.config.mm_encoder_tp.whole_tower`)
+    mm_encoder_tp_mode: str = "weights"
 
 
 @dataclass
@@ -1475,7 +1479,9 @@ def _walk(
     if vision is not None and family == "gemma3_mm":
         _siglip_vision_tower(w, {**SIGLIP_VISION_DEFAULTS, **vision}, h, tp, ab)
     elif vision is not None:
-        _qwen3_vision_tower(w, vision, tp, ab)
+        # --mm-encoder-tp-mode data: Qwen3.5's tower unsharded on every TP rank
+        whole = whole_tower(str(arch), par.mm_encoder_tp_mode, par.vllm_version)
+        _qwen3_vision_tower(w, vision, 1 if whole else tp, ab)
     if family == "gemma2" or family in GEMMA3_FAMILIES:
         w.own("normalizer", ab, buffer=True)
     if ckpt is not None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.model_loader.weights import WalkArgs as WalkArgs
 from dryboot.vllm.models.registry import release_registry_file
@@ -335,11 +336,13 @@ def vision_language(
         rules = rules_for(par.vllm_version)
         if arch in rules.input_norm_towers:
             add_input_norm(weights)
+        # --mm-encoder-tp-mode data: the tower unsharded on every TP rank (its class supports it)
+        tp = 1 if whole_tower(arch, par.mm_encoder_tp_mode, par.vllm_version) else par.tp
         if not isinstance(tower, tuple):
-            return merged(weights, tower(vision, text, par.tp, ab))
+            return merged(weights, tower(vision, text, tp, ab))
         for mods, part in tower:
             if not all(m in args.zero_modalities for m in mods):
-                weights = merged(weights, part(vision, text, par.tp, ab))
+                weights = merged(weights, part(vision, text, tp, ab))
         return weights
 
     if isinstance(tower, tuple):

@@ -1,0 +1,137 @@
+"""``--mm-encoder-tp-mode`` (``MultiModalConfig.mm_encoder_tp_mode``: ``weights``, the default, or
+``data``), as vLLM 0.27.1-0.33.0 read it.
+
+``ModelConfig.__post_init__`` (``vllm/config/model.py``): for a multimodal model whose class lacks
+``supports_encoder_tp_data`` (``SupportsMultiModal``'s default ``False``), ``data`` is replaced by
+``weights`` with a ``warning_once``: "This model does not support `--mm-encoder-tp-mode data`.
+Falling back to `--mm-encoder-tp-mode weights`." (whatever the TP size). For a class that has it,
+every tower layer built under ``is_vit_use_data_parallel()`` (``models/vision.py``) is a
+``disable_tp`` linear: the whole tower, including the patch merger, is built unsharded on every TP
+rank (the images are split over the ranks instead), so the tower's head, MLP and merger widths
+need not divide TP.
+
+:data:`SUPPORTS_DATA` lists the multimodal architectures whose class has the flag, per release
+(read from each release's ``_MULTIMODAL_MODELS`` and the classes' own definitions and bases);
+:data:`UNRESOLVED` the ones registered from ``vllm/models/<name>/`` packages whose class was not
+read (dryboot answers nothing for them). :data:`SIZED_DATA_TOWERS` are the towers whose data-mode
+layout dryboot sizes and checks (recorded: ``tests/fidelity/data/weights/recorded-*-mmtp*.json``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from dryboot.vllm.versions import rules_for
+
+MODES = ("weights", "data")
+
+#: every release 0.27.1-0.33.0
+_ALWAYS = frozenset(
+    {
+        "Cosmos3EdgeForConditionalGeneration",
+        "Cosmos3ForConditionalGeneration",
+        "DotsOCRForCausalLM",
+        "Eagle2_5_VLForConditionalGeneration",
+        "Exaone4_5_ForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+        "GlmOcrForConditionalGeneration",
+        "H2OVLChatModel",
+        "InternS1ProForConditionalGeneration",
+        "InternS2PreviewForConditionalGeneration",
+        "InternVLChatModel",
+        "IsaacForConditionalGeneration",
+        "KimiK25ForConditionalGeneration",
+        "KimiVLForConditionalGeneration",
+        "Llama4ForConditionalGeneration",
+        "MiniCPMO",
+        "MiniCPMV",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "NVLM_D",
+        "OpenCUAForConditionalGeneration",
+        "QianfanOCRForConditionalGeneration",
+        "Qwen2VLForConditionalGeneration",
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+        "Step3p7ForConditionalGeneration",
+        "StepVLForConditionalGeneration",
+    }
+)
+_COMPASS = frozenset({"CohereCompassForConditionalGeneration", "InternS2MobiusForConditionalGeneration"})
+_V4_7 = frozenset({*_COMPASS, "MiniCPMV4_7ForConditionalGeneration"})
+
+#: release -> the multimodal architectures whose class sets ``supports_encoder_tp_data = True``
+#: (HunYuan-VL's own class until 0.28.0; 0.29+ serves it through the Transformers backend, without)
+SUPPORTS_DATA: dict[str, frozenset[str]] = {
+    "0.27.1": _ALWAYS | {"HunYuanVLForConditionalGeneration"},
+    "0.28.0": _ALWAYS | {"HunYuanVLForConditionalGeneration", "InternS2MobiusForConditionalGeneration"},
+    "0.29.0": _ALWAYS | {"InternS2MobiusForConditionalGeneration"},
+    "0.30.0": _ALWAYS | _COMPASS,
+    "0.31.0": _ALWAYS | _COMPASS,
+    "0.32.0": _ALWAYS | _V4_7,
+    "0.33.0": _ALWAYS | _V4_7 | {"Alpamayo2Super", "MiniCPMOcrForConditionalGeneration"},
+}
+
+#: registered from a ``vllm/models/<name>/`` package (per-vendor model files): not read
+UNRESOLVED = frozenset(
+    {
+        "DeepseekV41ForCausalLM",
+        "DeepseekV4ForConditionalGeneration",
+        "Dots3NoteForCausalLM",
+        "Glm5NextForConditionalGeneration",
+        "KimiK3ForConditionalGeneration",
+        "MiniMaxM3SparseForConditionalGeneration",
+        "MuseSparkForConditionalGeneration",
+        "Qwen4ExpForConditionalGeneration",
+        "Step5ForConditionalGeneration",
+    }
+)
+
+#: the towers dryboot sizes (and checks) whole per rank in ``data`` mode: every dimension of them
+#: that ``weights`` mode splits is a ``disable_tp`` layer then (attention, MLP, patch merger,
+#: Qwen3-VL's deepstack mergers)
+SIZED_DATA_TOWERS = frozenset(
+    {
+        "Qwen2VLForConditionalGeneration",
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
+        "KimiVLForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+    }
+)
+
+FALLBACK_WARNING = (
+    "This model does not support `--mm-encoder-tp-mode data`. Falling back to `--mm-encoder-tp-mode weights`."
+)
+
+
+def parse_mode(text: str) -> str:
+    """``--mm-encoder-tp-mode``'s value. :raises ValueError: not ``weights`` or ``data``."""
+    if text not in MODES:
+        raise ValueError(f"must be one of {', '.join(MODES)}, got {text!r}")
+    return text
+
+
+def support(architecture: str, version: str) -> Literal["data", "fallback", "unknown"]:
+    """What ``--mm-encoder-tp-mode data`` becomes for ``architecture`` on ``version``
+    (``ModelConfig.__post_init__``): ``data`` (its class has ``supports_encoder_tp_data``),
+    ``fallback`` (vLLM warns and uses ``weights``), ``unknown`` (:data:`UNRESOLVED`)."""
+    if architecture in UNRESOLVED:
+        return "unknown"
+    release = rules_for(version).version
+    return "data" if architecture in SUPPORTS_DATA.get(release, frozenset()) else "fallback"
+
+
+def whole_tower(architecture: str, mode: str, version: str) -> bool:
+    """Whether vLLM builds ``architecture``'s tower unsharded on every TP rank and dryboot sizes it
+    so (``data`` mode, a supporting class of :data:`SIZED_DATA_TOWERS`)."""
+    return mode == "data" and architecture in SIZED_DATA_TOWERS and support(architecture, version) == "data"
