@@ -21,7 +21,6 @@ RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"
 KNOWN = {
     # vLLM 0.33.0's
     "NemotronH_Omni_Reasoning_V3": "its model class reads config keys transformers' nemotron_h_omni class lacks",
-    "DeepseekV4ForConditionalGeneration": ("an mm-prefix model whose DeepseekV4ViT tower is not modelled"),
     # 0.33.0 only: no transformers it allows (<5.21) nor vLLM has the minicpm_ocr config class
     "MiniCPMOcrForConditionalGeneration": "vLLM 0.33.0 cannot read its config (model_type minicpm_ocr)",
     # vLLM 0.28.0 and 0.33.0 fail to build them (recorded: tests/fidelity/data/wrappers/, case ids in
@@ -379,8 +378,6 @@ def test_every_refused_wrapper_of_a_planned_text_model_is_backed_by_a_record(ver
         reason = rows[w].reason
         if "Transformers modeling backend" in reason or ("remote code" in reason and w not in RECORDED):
             continue
-        if w == "DeepseekV4ForConditionalGeneration" and version == "0.33.0":
-            continue  # dryboot's limit (an mm-prefix model, its DeepseekV4ViT tower), not a vLLM failure
         cases = RECORDED.get(w, ())
         if not cases or any(record[c]["vllm"].get("ok") for c in cases):
             unbacked.append(w)

@@ -70,6 +70,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
         # release are test_deepseek_v4's
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
+        # its multimodal wrapper (vl_model.py, 0.30.0+): the text model's packed KV cache on the same config
+        "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.31.0": {
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
@@ -100,6 +102,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
         # release are test_deepseek_v4's
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
+        # its multimodal wrapper (vl_model.py, 0.30.0+): the text model's packed KV cache on the same config
+        "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.32.0": {
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
@@ -130,6 +134,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
         # release are test_deepseek_v4's
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
+        # its multimodal wrapper (vl_model.py, 0.30.0+): the text model's packed KV cache on the same config
+        "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.33.0": {
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
@@ -187,6 +193,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # DeepSeek-V4's packed KV cache (0.30.0+: the auto KV dtype is fp8); its fp8 cases on every
         # release are test_deepseek_v4's
         "DeepseekV4ForCausalLM": "its packed KV cache, the auto KV dtype taken as fp8",
+        # its multimodal wrapper (vl_model.py, 0.30.0+): the text model's packed KV cache on the same config
+        "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
 }
 
@@ -253,7 +261,7 @@ PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
 #: architecture -> the fewest of its flag sets a release must serve where not 12: DeepSeek-V4's
 #: 16-bit and int8 KV dtypes, small blocks, FLASH_ATTN and n-gram cases (0.33.0: the hidden-state
 #: drafter too) are vLLM's refusals (its fp8 cases on every release are test_deepseek_v4's)
-MIN_SERVED = {"DeepseekV4ForCausalLM": 7}
+MIN_SERVED = {"DeepseekV4ForCausalLM": 7, "DeepseekV4ForConditionalGeneration": 7}
 
 #: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses
 #: every case, and dryboot must too

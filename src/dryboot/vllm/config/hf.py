@@ -138,6 +138,13 @@ class DeepseekV4Caches(FamilyExtra):
     :param num_attention_heads: query heads (split by tensor parallelism).
     :param o_groups: output projection groups (split by tensor parallelism).
     :param vision_n_layers: the vision tower's layers (``vision_n_layers``; 0: text only).
+    :param vision_n_heads: the tower's attention heads (``vision_n_heads``, default 16).
+    :param vision_widths: the tower widths ``DeepseekV4ViT`` / ``DeepseekV4Aligner`` split over the
+        tensor-parallel ranks with its heads: (config key, size) of ``vision_dim`` (1024),
+        ``vision_inter_dim`` (2816) and ``hidden_size``.
+    :param vision_max_n_token: the most tokens one image takes (``vision_max_n_token``, default 384).
+    :param vision_keys_absent: the tower's config keys the file does not give (vLLM's own config
+        class defaults them; transformers' defines none).
     """
 
     compress_ratios: tuple[int, ...]
@@ -147,6 +154,10 @@ class DeepseekV4Caches(FamilyExtra):
     num_attention_heads: int
     o_groups: int
     vision_n_layers: int = 0
+    vision_n_heads: int = 16
+    vision_widths: tuple[tuple[str, int], ...] = ()
+    vision_max_n_token: int = 384
+    vision_keys_absent: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

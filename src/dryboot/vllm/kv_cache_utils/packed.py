@@ -1,7 +1,7 @@
 """DeepSeek-V4's KV cache: its specs, its multi-group grouping and its packed block slab.
 
 Mirrors vLLM 0.28.0 (and, where they differ, the releases of :data:`POOLED`,
-:data:`LAYOUT_PACKED`, :data:`KERNEL_ALIGNED` and :data:`VISION_ROUTED`, and the family's
+:data:`LAYOUT_PACKED` and :data:`KERNEL_ALIGNED`, and the family's
 ``engine_args`` hook, :mod:`dryboot.vllm.models.deepseek_v4`; every release of
 :data:`PLANNED_RELEASES` is checked against its own engine start): the layers'
 ``get_kv_cache_spec`` (``vllm/models/deepseek_v4/attention.py``
@@ -68,10 +68,6 @@ POOLED = frozenset({"0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 KERNEL_ALIGNED = frozenset({"0.32.0", "0.33.0"})
 #: the DeepSeek-V4 sparse MLA and indexer backends' kernel block (tokens)
 KERNEL_BLOCK = 256
-#: releases that serve a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as the
-#: multimodal wrapper ``DeepseekV4ForConditionalGeneration`` (``model_arch_config_convertor.py``
-#: ``DeepseekV4ModelArchConfigConvertor``), which dryboot does not plan
-VISION_ROUTED = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 
 
 @dataclass(frozen=True)
@@ -500,8 +496,8 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
 
     :raises InputError: a KV cache dtype other than fp8 on a release that asserts it
         (:data:`FP8_ASSERTED`, named with the release planned), or other than fp8 and ``auto``
-        on a later one (its ValueError); a release outside :data:`PLANNED_RELEASES`; a config
-        with a vision tower on :data:`VISION_ROUTED`; no ratio-4 layer on :data:`LAYOUT_PACKED`
+        on a later one (its ValueError); a release outside :data:`PLANNED_RELEASES`; no ratio-4
+        layer on :data:`LAYOUT_PACKED`
         (vLLM's NotImplementedError); a block below 128 tokens (its ZeroDivisionError); another
         block or a named backend (not verified).
     """
@@ -530,13 +526,6 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> int:
         )
     caches = packed_caches(model)
     ratios = caches.compress_ratios
-    if version in VISION_ROUTED and caches.vision_n_layers > 0:
-        raise InputError(
-            "--model",
-            model.source,
-            f"{model.architecture}: vision_n_layers {caches.vision_n_layers}: vLLM {version} serves the config as "
-            "DeepseekV4ForConditionalGeneration (an mm-prefix model with a DeepseekV4ViT tower), which is not modelled",
-        )
     if version in LAYOUT_PACKED and 4 not in ratios:
         first = next(i for i, r in enumerate(ratios) if r > 1)
         raise InputError(

@@ -1,5 +1,6 @@
 """DeepSeek-V4 (``DeepseekV4ForCausalLM``; vLLM 0.28.0's ``vllm/models/deepseek_v4/``, config
-class ``transformers_utils/configs/deepseek_v4.py``).
+class ``transformers_utils/configs/deepseek_v4.py``) and its multimodal wrapper
+(``DeepseekV4ForConditionalGeneration``, vLLM 0.30.0+: ``common/vl_model.py``).
 
 Each backbone layer ``i`` is a ``DeepseekV4Attention`` of compress ratio
 ``max(1, compress_ratios[i])`` (1, 4 or 128; the MTP layer 1). Every layer keeps a sliding-window
@@ -7,6 +8,15 @@ cache of ``sliding_window`` tokens; a layer of ratio 4 or 128 also keeps its com
 and its compressor's state cache, and a ratio-4 layer its indexer's key cache and the indexer
 compressor's state cache. The cache specs, their grouping and the packed plan are in
 :mod:`dryboot.vllm.kv_cache_utils.packed`.
+
+The wrapper builds ``DeepseekV4ForCausalLM`` on its own config (``init_vllm_registered_model``,
+``architectures=["DeepseekV4ForCausalLM"]``) beside a ``DeepseekV4ViT`` tower and aligner, built
+only where ``vision_n_layers > 0`` and images are allowed; releases of :data:`WRAPPER_RELEASES`
+also serve a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as the wrapper
+(``DeepseekV4ModelArchConfigConvertor``). Its KV cache is the text model's: the image spans widen
+the sparse sliding window inside the kernels only (``sparse_swa.py``'s prefill index rows), no
+spec, block or group changes (recorded on 0.30.0-0.33.0, ``tests/fidelity/test_deepseek_v4_vl.py``).
+What it adds at engine start is :func:`check_wrapper`'s.
 """
 
 from __future__ import annotations
@@ -23,6 +33,32 @@ from dryboot.vllm.models.common import geometry, num_layers
 #: the target's ``mlp_layer_types`` (transformers' ``DeepseekV4Config`` fills it with ``hash_moe`` /
 #: ``moe``) against ``('sparse', 'dense')``
 HIDDEN_STATES_REFUSED = frozenset({"0.33.0"})
+#: releases whose registry has ``DeepseekV4ForConditionalGeneration`` and that serve a
+#: ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0`` as it
+#: (``model_arch_config_convertor.py`` ``DeepseekV4ModelArchConfigConvertor``)
+WRAPPER_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+#: the wrapper
+WRAPPER = "DeepseekV4ForConditionalGeneration"
+#: the config keys the wrapper's tower, aligner and processor read, in the order vLLM reads them
+#: (``common/vision.py`` ``DeepseekV4ViT`` / ``DeepseekV4Aligner`` while the model is built, then
+#: ``mm_preprocess.py`` for the scheduler's encoder budget and the encoder's profile)
+VISION_KEYS = (
+    "vision_dim",
+    "vision_n_heads",
+    "vision_rope_theta",
+    "vision_patch_size",
+    "vision_inter_dim",
+    "vision_downsample_ratio",
+    "vision_max_n_token",
+    "vision_min_pixels",
+    "vision_max_wh_ratio",
+)
+#: releases that read a ``deepseek_v4`` config with transformers' ``DeepseekV4Config`` (vLLM's own
+#: class, which defaults :data:`VISION_KEYS`, is gone): a key the file lacks is an AttributeError
+VISION_KEYS_REQUIRED = frozenset({"0.33.0"})
+#: ``DeepseekV4VLProcessingInfo.get_mm_max_tokens_per_item``: ``vision_max_n_token`` plus
+#: ``COMPRESS_PAD_TO - 1`` (``common/mm_preprocess.py``, ``COMPRESS_PAD_TO`` = 4)
+IMAGE_TOKEN_MARGIN = 3
 #: compress ratios vLLM 0.28.0 builds (``DeepseekCompressor`` asserts 4 or 128; 0 and 1: none)
 RATIOS = frozenset({1, 4, 128})
 
@@ -49,7 +85,7 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
         raise InputError(
             "--tensor-parallel-size",
             str(tp),
-            f"{model.source}: o_groups {caches.o_groups} is not divisible by it: not verified against vLLM",
+            f"{model.source}: o_groups {caches.o_groups} is not divisible by it: such a split is not verified",
         )
 
 
@@ -106,6 +142,14 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_attention_heads=heads,
         o_groups=f.integer("o_groups"),
         vision_n_layers=f.integer("vision_n_layers", default=0, minimum=0),
+        vision_n_heads=f.integer("vision_n_heads", default=16, minimum=1),
+        vision_widths=(
+            ("vision_dim", f.integer("vision_dim", default=1024, minimum=1)),
+            ("vision_inter_dim", f.integer("vision_inter_dim", default=2816, minimum=1)),
+            ("hidden_size", f.integer("hidden_size", minimum=1)),
+        ),
+        vision_max_n_token=f.integer("vision_max_n_token", default=384, minimum=1),
+        vision_keys_absent=tuple(k for k in VISION_KEYS if f.get(k) is None),
     )
     return geometry(
         f,
@@ -120,18 +164,78 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
 
 
+def images_allowed(args: EngineArgs) -> bool:
+    """Whether the engine takes images (``MultiModalConfig.get_limit_per_prompt("image") > 0``):
+    not with ``--language-model-only`` nor an image limit of 0 in ``--limit-mm-per-prompt``."""
+    if args.language_model_only:
+        return False
+    return dict(args.limit_mm_per_prompt or ()).get("image", 1) != 0
+
+
+def check_wrapper(caches: DeepseekV4Caches, args: EngineArgs, architecture: str) -> None:
+    """What the wrapper's engine start refuses beyond the text model's, where it builds its tower
+    (``vision_n_layers > 0`` and images allowed: :func:`images_allowed`).
+
+    * On :data:`VISION_KEYS_REQUIRED` the config class defines none of :data:`VISION_KEYS`: the
+      tower reads them from the file (AttributeError for one it lacks).
+    * Chunked multimodal input is forced off (``CudaPlatform.check_and_update_config``: an
+      mm-prefix model), so ``compute_mm_encoder_budget`` refuses a batch of fewer tokens than one
+      image's (``vision_max_n_token + 3``): ValueError when the scheduler is built.
+    * ``DeepseekV4VisionAttention`` / ``DeepseekV4VisionMLP`` / ``DeepseekV4Aligner`` split
+      their projections over the tensor-parallel ranks when TP divides ``vision_n_heads``
+      (``is_vit_use_data_parallel``; else every rank keeps them whole): ``vision_dim``,
+      ``vision_inter_dim`` and ``hidden_size`` must then divide too (the linear layers assert).
+
+    :raises InputError: each refusal, in vLLM's words."""
+    if caches.vision_n_layers == 0 or not images_allowed(args):
+        return
+    if args.vllm_version in VISION_KEYS_REQUIRED and caches.vision_keys_absent:
+        key = caches.vision_keys_absent[0]
+        raise InputError(
+            "config.json",
+            key,
+            f"{architecture}: missing: vLLM {args.vllm_version} reads deepseek_v4 configs with transformers' "
+            f"DeepseekV4Config, which does not define the vision tower's keys (AttributeError: 'DeepseekV4Config' "
+            f"object has no attribute '{key}')",
+        )
+    per_image = caches.vision_max_n_token + IMAGE_TOKEN_MARGIN
+    batch = args.resolved_max_num_batched_tokens()
+    if per_image > batch:
+        raise InputError(
+            "--max-num-batched-tokens",
+            str(batch),
+            f"{architecture}: vLLM {args.vllm_version} refuses it when the scheduler is built (ValueError: Chunked MM "
+            f"input disabled but max_tokens_per_mm_item ({per_image}) is larger than max_num_batched_tokens ({batch}))",
+        )
+    tp = args.tensor_parallel_size
+    if caches.vision_n_heads % tp:
+        return
+    for key, width in caches.vision_widths:
+        if width % tp:
+            raise InputError(
+                "--tensor-parallel-size",
+                str(tp),
+                f"{architecture}: {key} {width} is not divisible by it: vLLM's DeepseekV4ViT / DeepseekV4Aligner "
+                f"split it over the ranks with the tower's {caches.vision_n_heads} heads (AssertionError)",
+            )
+
+
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """DeepSeek-V4's layers choose their attention class themselves (``nvidia/model.py``
     ``_select_dsv4_attn_cls``): FlashMLA's, with the fp8_ds_mla cache, for any other backend name
     on every CUDA GPU but SM 12.x (SM 8.0 and 9.0 checked against vLLM 0.28.0's engine start);
     they store any fp8 KV cache as fp8_ds_mla (``_resolve_dsv4_kv_cache_dtype``).
 
-    :raises InputError: FlashInfer's DeepSeek-V4 attention (named, or SM 12.x's default), which
-        is not modelled; the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED` (vLLM's
+    :raises InputError: what :func:`check_wrapper` refuses (the wrapper, or a config with a vision
+        tower on :data:`WRAPPER_RELEASES`); FlashInfer's DeepSeek-V4 attention (named, or SM 12.x's
+        default), which is not modelled; the hidden-state drafter on :data:`HIDDEN_STATES_REFUSED` (vLLM's
         StrictDataclassClassValidationError).
     """
-    if extra_of(model, DeepseekV4Caches) is None:
+    caches = extra_of(model, DeepseekV4Caches)
+    if caches is None:
         return args
+    if model.architecture == WRAPPER or args.vllm_version in WRAPPER_RELEASES:
+        check_wrapper(caches, args, WRAPPER)
     if args.speculative_method == "extract_hidden_states" and args.vllm_version in HIDDEN_STATES_REFUSED:
         raise InputError(
             "--speculative-config",

@@ -256,7 +256,13 @@ FAMILIES: tuple[Family, ...] = (
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
-    Family("deepseek_v4", ("vllm.models.deepseek_v4",), ("DeepseekV4ForCausalLM",)),
+    # the wrapper (deepseek_v4/common/vl_model.py, vLLM 0.30.0 on: LATER_ARCHITECTURES) builds
+    # DeepseekV4ForCausalLM on its own config beside its DeepseekV4ViT tower
+    Family(
+        "deepseek_v4",
+        ("vllm.models.deepseek_v4",),
+        ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"),
+    ),
     Family(
         "muse_glimmer",
         ("muse_glimmer.py", "vllm.models.muse_spark"),
@@ -439,12 +445,6 @@ NOT_MODELLED: dict[str, str] = {
         "config class does not define (vLLM 0.33.0's engine start fails without them on a tiny config: "
         "AttributeError), and its RADIO / Parakeet towers are not modelled: not planned"
     ),
-    "DeepseekV4ForConditionalGeneration": (
-        "multimodal wrapper of DeepseekV4ForCausalLM, built on the same config "
-        "(vllm/models/deepseek_v4/common/vl_model.py; vLLM 0.30.0+ also serve a DeepseekV4ForCausalLM config "
-        "with vision_n_layers > 0 as this class), not planned: an mm-prefix model (image spans widen the sparse "
-        "sliding window in-kernel, chunked multimodal input off) whose DeepseekV4ViT tower is not modelled"
-    ),
     "DeepseekV41ForCausalLM": (
         "multimodal wrapper whose language model is DeepseekV41LLMForCausalLM (vllm/models/deepseek_v41: "
         "DeepSeek-V4's compressed sparse-MLA layers with Engram n-gram memory on engram_layer_ids and "
@@ -569,6 +569,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "MiniCPMV4_7ForConditionalGeneration": ("0.32.0", "0.33.0"),
     # cohere_compass.py's wrapper: Command-R 2's sliding and full layers of text_config
     "CohereCompassForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    # DeepSeek-V4's multimodal wrapper (deepseek_v4/common/vl_model.py): the text model's caches
+    "DeepseekV4ForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
 }
 
 
