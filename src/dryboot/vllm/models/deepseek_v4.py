@@ -164,6 +164,21 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
 
 
+def served_architecture(model: ModelGeometry, version: str) -> str:
+    """The architecture vLLM ``version`` serves ``model`` as (what its ``Resolved architecture``
+    line names): :data:`WRAPPER` for a ``DeepseekV4ForCausalLM`` config with ``vision_n_layers > 0``
+    on :data:`WRAPPER_RELEASES` (``DeepseekV4ModelArchConfigConvertor``), else the declared one."""
+    caches = extra_of(model, DeepseekV4Caches)
+    if (
+        model.architecture == "DeepseekV4ForCausalLM"
+        and caches is not None
+        and caches.vision_n_layers > 0
+        and version in WRAPPER_RELEASES
+    ):
+        return WRAPPER
+    return model.architecture
+
+
 def images_allowed(args: EngineArgs) -> bool:
     """Whether the engine takes images (``MultiModalConfig.get_limit_per_prompt("image") > 0``):
     not with ``--language-model-only`` nor an image limit of 0 in ``--limit-mm-per-prompt``."""
