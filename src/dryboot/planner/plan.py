@@ -409,6 +409,7 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     :raises InputError: what the release refuses of the caches or was not verified against it
         (:func:`dryboot.vllm.kv_cache_utils.repeat_packed.check_engine_config`, ``check_ring``).
     """
+    from dryboot.vllm.kv_cache_utils import packed as P  # the hidden-state cache's spec
     from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only Step5 plans load it
 
     model, args = cfg.model, cfg.args
@@ -417,9 +418,16 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     tp = args.tensor_parallel_size
     specs = R.step5_specs(caches, block, max(1, caches.num_kv_heads // tp), kv_bytes)
     R.check_ring(specs)
-    groups = R.group_specs(specs)
+    _, hidden = P.drafter_layers(cfg, block)  # extract_hidden_states: a group of its own, last
+    groups = R.group_specs(specs) + tuple((n,) for n, _ in hidden)
+    specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
+    stage_names = R.stage_layers(specs, caches, args)
+    workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
     in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
-    pool = R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory)
+    pools = [
+        R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory, own)
+        for own in workers
+    ]
     kv_groups = R.kv_groups(groups, specs)
     grouping = Grouping(
         runs=(),
@@ -427,23 +435,24 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
         path="packed",
         log=(),
         packed=kv_groups,
-        packed_stride=pool.stride,
+        packed_stride=pools[0].stride,
     )
     max_model_len = cfg.max_model_len
     available = args.available_kv_bytes()
+    override = args.num_gpu_blocks_override
     capacity: Capacity | None = None
     memory_error: NotEnoughMemory | None = None
     if available is not None:
         try:
             if args.max_model_len == -1:
-                max_model_len, line = pool.auto_fit(max_model_len, available)
+                max_model_len, line = R.auto_fit(pools, max_model_len, available, override)
                 log.append(line)
-            capacity = pool.capacity(max_model_len, available, args.num_gpu_blocks_override)
+            capacity = R.capacity(pools, max_model_len, available, override)
             log.extend(capacity.log)
         except NotEnoughMemory as exc:
             memory_error = exc
     layer_set = LayerSet.from_pairs(list(specs.items()))
-    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs) - len(hidden))
     return Plan(
         model=model,
         args=args,
@@ -467,7 +476,8 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
         invariants=tuple(_fit_invariant(capacity, memory_error, max_model_len)),
         log=tuple(log),
         drafter=cfg.drafter,
-        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, None),
+        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, stage_names),
+        pipeline_stages=tuple(tuple(n for n in specs if n in st) for st in stage_names or ()),
     )
 
 

@@ -46,7 +46,9 @@ from dryboot.errors import InputError
 from dryboot.vllm.backends import AttentionBackend
 from dryboot.vllm.config.hf import FamilyExtra, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import EngineConfig
+from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
 from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, Capacity, NotEnoughMemory, format_gib
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
@@ -174,7 +176,8 @@ def stride_alignment(spec: AttentionSpec) -> int:
 
 def bytes_per_block(groups: tuple[tuple[str, ...], ...], specs: dict[str, AttentionSpec]) -> int:
     """The pool's bytes per block: the widest group's pages summed, rounded up to the lcm of
-    every layer's :func:`stride_alignment` (``_get_kv_cache_bytes_per_block``, block-outermost)."""
+    every layer's :func:`stride_alignment` (``_get_kv_cache_bytes_per_block``, block-outermost);
+    a group may be empty (none of its layers on this worker)."""
     widest = max(sum(specs[n].page_size_bytes for n in g) for g in groups)
     align = math.lcm(*(stride_alignment(specs[n]) for g in groups for n in g))
     return cdiv(widest, align) * align
@@ -200,8 +203,11 @@ def request_pages(
 
 @dataclass(frozen=True)
 class Pool:
-    """The packed pool of one worker: ``groups`` over ``specs``, ``stride`` bytes a block.
+    """The packed pool of one worker (a pipeline stage): the engine's ``groups`` over ``specs``,
+    of which the worker holds ``own`` (``None``: every layer; ``_project_kv_cache_groups_to_worker``:
+    a group keeps its spec where the worker holds none of its layers).
 
+    :param in_flight: tokens a sliding window holds beyond itself (batched tokens x batches).
     :param reserve_null_block: the checks see the budget less one block (the null block).
     :param kv_memory_wording: the auto-fit line names the KV cache memory.
     """
@@ -211,14 +217,26 @@ class Pool:
     in_flight: int
     reserve_null_block: bool
     kv_memory_wording: bool
+    own: frozenset[str] | None = None
+
+    @property
+    def held(self) -> tuple[tuple[str, ...], ...]:
+        """Each group's layers on this worker."""
+        if self.own is None:
+            return self.groups
+        return tuple(tuple(n for n in g if n in self.own) for g in self.groups)
 
     @property
     def stride(self) -> int:
-        return bytes_per_block(self.groups, self.specs)
+        return bytes_per_block(self.held, self.specs)
+
+    def pages(self, length: int) -> tuple[int, ...]:
+        """Per group, the pages one ``length``-token request holds (the group's spec)."""
+        return request_pages(self.groups, self.specs, length, self.in_flight)
 
     def need(self, length: int) -> int:
         """Bytes one ``length``-token request needs (``_max_memory_usage_bytes_from_groups``)."""
-        return self.stride * sum(request_pages(self.groups, self.specs, length, self.in_flight))
+        return self.stride * sum(self.pages(length))
 
     def longest(self, upper: int, budget: int) -> int:
         """The longest length in ``[1, upper]`` that fits ``budget``, 0 if none (binary search)."""
@@ -233,62 +251,102 @@ class Pool:
                 hi = mid - 1
         return best
 
-    def check_budget(self, available: int) -> int:
-        return available - self.stride if self.reserve_null_block else available
+    def check_budget(self, budget: int) -> int:
+        return budget - self.stride if self.reserve_null_block else budget
 
-    def auto_fit(self, upper: int, available: int) -> tuple[int, str]:
-        """``--max-model-len -1``: the longest length that fits, and vLLM's line.
 
-        :raises CannotAutoFit: not even one token fits."""
-        budget = self.check_budget(available)
-        fitted = self.longest(upper, budget) if budget > 0 else 0
-        if fitted <= 0:
-            raise CannotAutoFit(0, budget, 1, 0)
-        if self.kv_memory_wording:
-            where = f"available KV cache memory ({format_gib(budget)} GiB GPU)"
-            if fitted >= upper:
-                return upper, f"Auto-fit max_model_len: full model context length {upper} fits in {where}"
-            return fitted, f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in {where}"
+def auto_fit(pools: list[Pool], upper: int, available: int, override: int | None) -> tuple[int, str]:
+    """``--max-model-len -1``: the longest length every worker fits, and vLLM's line
+    (``_auto_fit_max_model_len``).
+
+    :raises CannotAutoFit: not even one token fits."""
+    fitted, limiting = upper, None
+    for pool in pools:
+        budget = pool.check_budget(override * pool.stride if override is not None else available)
+        limiting = budget if limiting is None else limiting
+        got = pool.longest(upper, budget) if budget > 0 else 0
+        if got < fitted:
+            fitted, limiting = got, budget
+    assert limiting is not None
+    if fitted <= 0:
+        raise CannotAutoFit(0, limiting, 1, 0)
+    if pools[0].kv_memory_wording:
+        where = f"available KV cache memory ({format_gib(limiting)} GiB GPU)"
         if fitted >= upper:
-            return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
-        return fitted, (
-            f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in available GPU memory "
-            f"({format_gib(budget)} GiB available for KV cache)"
-        )
+            return upper, f"Auto-fit max_model_len: full model context length {upper} fits in {where}"
+        return fitted, f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in {where}"
+    if fitted >= upper:
+        return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
+    return fitted, (
+        f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in available GPU memory "
+        f"({format_gib(limiting)} GiB available for KV cache)"
+    )
 
-    def capacity(self, length: int, available: int, override: int | None) -> Capacity:
-        """Blocks, concurrency and tokens of the pool at ``length`` (``get_kv_cache_configs``).
 
-        :raises NotEnoughMemory: one request does not fit."""
-        log = []
-        stride = self.stride
-        budget = available
+def capacity(pools: list[Pool], length: int, available: int, override: int | None) -> Capacity:
+    """Blocks, concurrency and tokens at ``length`` (``get_kv_cache_configs``): each worker checks
+    one request fits its budget and counts ``budget // its stride`` blocks; the engine keeps the
+    fewest; concurrency is blocks over stage 0's pages a request.
+
+    :raises NotEnoughMemory: one request does not fit a worker."""
+    log, counts = [], []
+    for pool in pools:
+        stride, budget = pool.stride, available
         if override is not None:
             log.append(f"Overriding num_gpu_blocks={available // stride} with num_gpu_blocks_override={override}")
             budget = override * stride
-        need, check = self.need(length), self.check_budget(budget)
+        need, check = pool.need(length), pool.check_budget(budget)
         if check <= 0 or need > check:
-            raise NotEnoughMemory(need, check, length, self.longest(length, check) if check > 0 else 0)
-        num_blocks = override if override is not None else budget // stride
-        per = request_pages(self.groups, self.specs, length, self.in_flight)
-        concurrency = num_blocks / sum(per)
-        tokens = int(concurrency * length)
-        log.append(
-            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens per request: "
-            f"{concurrency:.2f}x"
+            raise NotEnoughMemory(need, check, length, pool.longest(length, check) if check > 0 else 0)
+        counts.append(budget // stride)
+    first = pools[0]
+    num_blocks = override if override is not None else min(counts)
+    per = first.pages(length)
+    concurrency = num_blocks / sum(per)
+    tokens = int(concurrency * length)
+    log.append(
+        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens per request: "
+        f"{concurrency:.2f}x"
+    )
+    return Capacity(
+        available_bytes=available if override is None else override * first.stride,
+        page_size_bytes=first.stride,
+        group_size=1,
+        num_blocks=num_blocks,
+        blocks_per_request=per,
+        max_concurrency=concurrency,
+        kv_cache_size_tokens=tokens,
+        max_model_len=length,
+        request_bytes=first.need(length),
+        log=tuple(log),
+    )
+
+
+def stage_layers(specs: dict[str, AttentionSpec], caches: Step5Caches, args: EngineArgs) -> list[frozenset[str]] | None:
+    """The cache layers each pipeline stage's worker builds (``get_pp_indices``), or ``None``
+    without pipeline parallelism.
+
+    :raises InputError: a stage without a cache layer, or stages of which some hold a DSA layer
+        and some none: their workers report different KV cache layouts (vLLM's AssertionError).
+    """
+    pp = args.pipeline_parallel_size
+    if pp <= 1:
+        return None
+    ranges = pp_stage_ranges(len(caches.dsa_layers), pp, args.pp_layer_partition)
+    stages = [
+        frozenset(n for n in specs if n.startswith("model.layers.") and int(n.split(".")[2]) in r) for r in ranges
+    ]
+    if any(not st for st in stages):
+        raise InputError("--pipeline-parallel-size", str(pp), "a stage holds no layer")
+    dsa = [any(caches.dsa_layers[i] for i in r) for r in ranges]
+    if any(dsa) and not all(dsa):
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(pp),
+            f"stage(s) {[s for s, d in enumerate(dsa) if not d]} hold no DSA layer, the others do: their workers "
+            "report different KV cache layouts (AssertionError: Workers disagree on supported KV cache layouts)",
         )
-        return Capacity(
-            available_bytes=budget,
-            page_size_bytes=stride,
-            group_size=1,
-            num_blocks=num_blocks,
-            blocks_per_request=per,
-            max_concurrency=concurrency,
-            kv_cache_size_tokens=tokens,
-            max_model_len=length,
-            request_bytes=need,
-            log=tuple(log),
-        )
+    return stages
 
 
 def kv_groups(groups: tuple[tuple[str, ...], ...], specs: dict[str, AttentionSpec]) -> tuple[KVCacheGroup, ...]:
@@ -313,7 +371,7 @@ DSA_ALIGN_TOKENS = 8
 #: the DSA layers' head size (``Step5DSAAttentionBackend.supports_head_size``)
 DSA_HEAD = 192
 #: cache blocks verified against vLLM 0.33.0's engine start (``FLASH_ATTN``'s 16 by default)
-VERIFIED_BLOCKS = frozenset({16, 32, 64})
+VERIFIED_BLOCKS = frozenset({16, 32, 64, 128, 256})
 DEFAULT_BLOCK = 16
 #: the KV cache dtypes the DSA backend takes (``supported_kv_cache_dtypes``), and their bytes
 KV_DTYPES = {"auto": 2, "bfloat16": 2, "fp8": 1, "fp8_e4m3": 1}
@@ -424,8 +482,8 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> tuple[int, int]:
     :raises InputError: a release outside :data:`RELEASES`; a model dtype other than bfloat16 or
         a GPU outside :data:`DSA_CAPABILITIES` (vLLM's NotImplementedError); a KV cache dtype the
         DSA backend refuses; a block that is not a multiple of 8 (vLLM's ValueError) or not verified;
-        what was not verified (pipeline or decode context parallelism, a drafter, a named
-        backend, ``--prefix-match-unit``).
+        what was not verified (decode context parallelism, a drafter but the hidden-state
+        cache, ``--prefix-match-unit``).
     """
     model, args, version = cfg.model, cfg.args, cfg.rules.version
     arch = model.architecture
@@ -468,14 +526,16 @@ def check_engine_config(cfg: EngineConfig, log: list[str]) -> tuple[int, int]:
             f"{arch}: blocks {sorted(VERIFIED_BLOCKS)} are verified against vLLM {version}; this one is not modelled",
         )
     for flag, value, bad in (
-        ("--pipeline-parallel-size", args.pipeline_parallel_size, args.pipeline_parallel_size > 1),
         (
             "--decode-context-parallel-size",
             args.decode_context_parallel_size,
             args.decode_context_parallel_size > 1,
         ),
-        ("--speculative-config", args.speculative_method, cfg.drafter is not None),
-        ("--attention-backend", args.attention_backend, args.attention_backend is not None),
+        (
+            "--speculative-config",
+            args.speculative_method,
+            cfg.drafter is not None and cfg.drafter.method != "extract_hidden_states",
+        ),
         ("--prefix-match-unit", args.prefix_match_unit, args.prefix_match_unit is not None),
     ):
         if bad:

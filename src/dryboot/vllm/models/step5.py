@@ -25,7 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import BACKENDS, AttentionBackend
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_utils.repeat_packed import DSA_HEAD, POLICY, Step5Caches
 from dryboot.vllm.models.common import geometry, num_layers
 
@@ -39,7 +41,13 @@ SPARSE_DEFAULTS = {"index_tp_size": 4, "sparse_indexer_num_heads": 16, "topk": 5
 INDEXER_HEADS_PER_PROVIDER = (2, 4)
 #: query heads per KV group the DSA kernels take (``_validate_step5_dsa_parallel_geometry``)
 Q_PER_KV = (4, 8, 16)
-_PP = "Step5 under pipeline parallelism is not verified against vLLM 0.33.0's engine start"
+_PP = (
+    "Step5 with sparse_config disabled under pipeline parallelism is not verified against vLLM 0.33.0's engine "
+    "start (its DSA layout is)"
+)
+#: KV cache dtypes a DSA layer builds (``Step5DSAAttentionImpl``: a quantized cache only as E4M3
+#: fp8; float16 is refused against the model's bfloat16 before it)
+DSA_KV_DTYPES = frozenset({"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3"})
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -278,6 +286,35 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
         )
 
 
+def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
+    """Step5's layers pin their backends (``Step5Attention``: STEP5_DSA for a DSA layer,
+    FLASH_ATTN's ``Step5SplitKVFlashAttentionBackend`` for every other), whatever
+    ``--attention-backend`` names (recorded on 0.33.0 with FLASHINFER named).
+
+    :raises InputError: a quantized KV cache other than E4M3 fp8 on a DSA config (vLLM's
+        NotImplementedError, before any backend is chosen for it)."""
+    dtype = args.kv_cache_dtype or "auto"
+    if extra_of(model, Step5Caches) is not None and dtype not in DSA_KV_DTYPES:
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{model.architecture}: NotImplementedError: Step5 DSA supports E4M3 FP8 KV cache only",
+        )
+    if dtype not in DSA_KV_DTYPES:
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{model.architecture}: its FLASH_ATTN layers with this KV cache are not verified against vLLM 0.33.0",
+        )
+    return args.evolve(attention_backend=None) if args.attention_backend is not None else args
+
+
+def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
+    """The backend Step5's layers are handed (``Step5Attention``): FLASH_ATTN's for the plain
+    layers (a DSA config's DSA layers take STEP5_DSA in its own plan)."""
+    return BACKENDS["FLASH_ATTN"]
+
+
 def kv_cache_layout(model: ModelGeometry) -> str:
     """Step5's DSA caches take 0.33.0's repeat-pattern packing; a disabled sparse_config the groups."""
     return POLICY if extra_of(model, Step5Caches) is not None else "grouped"
@@ -286,9 +323,7 @@ def kv_cache_layout(model: ModelGeometry) -> str:
 def backend_assumption(model: ModelGeometry) -> str | None:
     """``Step5Attention``: a DSA layer hands itself the STEP5_DSA backend, the sliding ones
     FLASH_ATTN (``Step5SplitKVFlashAttentionBackend``)."""
-    if extra_of(model, Step5Caches) is None:
-        return None
     return (
-        "Step5's DSA layers choose their own attention (STEP5_DSA, the sliding layers FLASH_ATTN), whatever "
+        "Step5's layers choose their own attention (a DSA layer STEP5_DSA, every other FLASH_ATTN), whatever "
         "--attention-backend names"
     )
