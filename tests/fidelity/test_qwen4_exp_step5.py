@@ -327,3 +327,17 @@ def test_dryboot_plans_step5_as_vllm(tmp_path: Path, cid: str) -> None:
         return
     assert v["final_block_size"] == d["block_size"]
     assert not verdict["diffs"]
+    assert _group_layers(case) == v["group_layers"]
+
+
+def _group_layers(case: H.Case) -> list[list[str]]:
+    """dryboot's KV cache groups' member layers (``plan --json``), in its group order."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    res = CliRunner().invoke(cli, case.dryboot_argv(Q.VERSION), catch_exceptions=False)
+    doc = json.loads(res.stdout)
+    return [list(g["layer_names"]) for g in doc["grouping"]["groups"]]

@@ -46,7 +46,8 @@ class Family:
     model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
-    :mod:`dryboot.vllm.kv_cache_utils.packed`). The hooks that apply to
+    :mod:`dryboot.vllm.kv_cache_utils.packed`; ``"repeat-packed"``: vLLM 0.33.0's repeat-pattern
+    packing, :mod:`dryboot.vllm.kv_cache_utils.repeat_packed`). The hooks that apply to
     a built model are looked up by :attr:`ModelGeometry.family` (:func:`family_of`): the family
     whose rules laid out its layers, a wrapper's language model's included.
 
@@ -143,7 +144,7 @@ class Family:
 
     def kv_cache_layout(self, model: ModelGeometry) -> str:
         """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
-        default) or ``"packed"`` (DeepSeek-V4's packed groups)."""
+        default), ``"packed"`` (DeepSeek-V4's packed groups) or ``"repeat-packed"`` (Step5's)."""
         hook = getattr(self.module(), "kv_cache_layout", None)
         return "grouped" if hook is None else str(hook(model))
 
