@@ -409,7 +409,7 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     :raises InputError: what the release refuses of the caches or was not verified against it
         (:func:`dryboot.vllm.kv_cache_utils.repeat_packed.check_engine_config`, ``check_ring``).
     """
-    from dryboot.vllm.kv_cache_utils import packed as P  # the hidden-state cache's spec
+    from dryboot.vllm.kv_cache_utils import packed as P  # at call: the hidden-state cache's spec, Step5 plans only
     from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only Step5 plans load it
 
     model, args = cfg.model, cfg.args
