@@ -63,6 +63,9 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
         "att_impl_type": "GQA",
         "use_head_wise_attn_gate": False,
         "num_nextn_predict_layers": 0,
+        "use_moe_router_bias": False,
+        "need_fp32_gate": False,
+        "moe_num_experts": 16,
     }
 
 
@@ -163,6 +166,69 @@ def _layer_types(f: ConfigFields, n: int) -> list[str]:
     return [str(t) for t in types[:n]]
 
 
+def _moe_layers(f: ConfigFields, n: int) -> set[int]:
+    """The decoder layers built with ``Step5MoE`` (``_get_step5_moe_layer_indices``:
+    ``moe_layers_enum``, else ``moe_layer_list``, else layers 1 on, whatever ``use_moe`` says).
+
+    :raises InputError: indices that are not integers, repeat, disagree between the two keys or
+        fall outside the layers and MTP layers (vLLM's ValueError)."""
+    total = n + f.integer("num_nextn_predict_layers", default=0, minimum=0)
+    found: list[set[int]] = []
+    for key in ("moe_layers_enum", "moe_layer_list"):
+        value = f.get(key)
+        if value is None:
+            continue
+        raw = value.split(",") if isinstance(value, str) else value
+        try:
+            indices = [int(x) for x in raw if str(x).strip()]
+        except (TypeError, ValueError):
+            raise InputError(
+                f.source, f.where(key), f"ValueError: Step5 {key} must contain integer layer indices."
+            ) from None
+        if len(indices) != len(set(indices)):
+            raise InputError(f.source, f.where(key), f"ValueError: Step5 {key} contains duplicate layer indices.")
+        found.append(set(indices))
+    if len(found) == 2 and found[0] != found[1]:
+        raise InputError(
+            f.source,
+            f.where("moe_layer_list"),
+            "ValueError: Step5 moe_layers_enum and moe_layer_list describe different layers.",
+        )
+    layers = found[0] if found else set(range(1, n))
+    bad = sorted(i for i in layers if not 0 <= i < total)
+    if bad:
+        raise InputError(
+            f.source,
+            f.where("moe_layers_enum"),
+            f"ValueError: Step5 MoE layer indices must be in [0, {total}), got {bad}.",
+        )
+    return layers
+
+
+def _check_moe(f: ConfigFields, layers: set[int], n: int) -> None:
+    """``Step5MoE``'s refusals of the config where a decoder layer is built with it.
+
+    :raises InputError: no router bias or no fp32 gate (vLLM's ValueError), a SwiGLU limit other
+        than 7.0 on an MoE layer (not modelled)."""
+    if not any(i < n for i in layers):
+        return
+    if f.get("use_moe_router_bias") is not True:
+        raise InputError(
+            f.source,
+            f.where("use_moe_router_bias"),
+            "ValueError: Step5 MoE currently requires use_moe_router_bias=true.",
+        )
+    if f.get("need_fp32_gate") is not True:
+        raise InputError(
+            f.source,
+            f.where("need_fp32_gate"),
+            "ValueError: Step5 MoE requires need_fp32_gate=true for stable router logits.",
+        )
+    limits = f.get("swiglu_limits") or []
+    if any(limits[i] not in (None, 0, 7.0) for i in layers if i < min(n, len(limits))):
+        raise InputError(f.source, f.where("swiglu_limits"), "a SwiGLU limit other than 7.0: not modelled")
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """:raises InputError: what vLLM refuses of the config (named with its words) or dryboot
     does not plan (``attention_other_setting``, sparse_config keys it does not check, a DSA
@@ -174,8 +240,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         raise InputError(
             f.source, f.where("attention_other_setting"), "per-type attention heads are not verified for Step5"
         )
+    if f.get("quantization_config") is not None:
+        raise InputError(
+            f.source, f.where("quantization_config"), "a quantized Step5 checkpoint is not verified against vLLM 0.33.0"
+        )
     sparse = _sparse(f)
     types = _layer_types(f, n)
+    moe = _moe_layers(f, n)
     window = f.opt_int("sliding_window") if f.get("sliding_window") is not None else None
     sliding = [t == SLIDING and window is not None for t in types]
     heads, kv = f.integer("num_attention_heads"), f.integer("num_attention_groups")
@@ -217,6 +288,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
             index_tp_size=sparse["index_tp_size"],
             indexer_heads=sparse["sparse_indexer_num_heads"],
         )
+    _check_moe(f, moe, n)
     return geometry(
         f,
         architecture,
@@ -227,6 +299,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         num_mtp_layers=f.integer("num_nextn_predict_layers", default=0, minimum=0),
         mtp_kind=None,
         extra_attention_heads=(swa_heads,) if swa_heads != heads and any(sliding) else (),
+        moe_experts=("moe_num_experts", f.integer("moe_num_experts")) if any(i < n for i in moe) else None,
         pp_refusal=_PP,
         family_extra=caches,
     )
@@ -254,6 +327,13 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming vLLM's reason."""
     tp, kv = tensor_parallel_size, model.num_kv_heads
+    experts = model.parallel.moe_experts
+    if experts is not None and tp > experts[1]:
+        raise InputError(
+            model.source,
+            experts[0],
+            f"ValueError: Tensor parallel size {tp} is greater than the number of experts {experts[1]}.",
+        )
     if tp > 1 and (kv % tp if kv >= tp else tp % kv):
         raise InputError(
             "--tensor-parallel-size",
@@ -277,12 +357,25 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
         raise InputError(
             "--tensor-parallel-size", str(tp), "ValueError: local DSA provider groups must align with local KV groups"
         )
-    if heads % tp or (heads // tp) % local_kv or (heads // tp) // local_kv not in Q_PER_KV:
+    flag, where = "--tensor-parallel-size", str(tp)
+    if heads % tp:
         raise InputError(
-            "--tensor-parallel-size",
-            str(tp),
-            f"ValueError: Step5 DSA kernels require 4, 8, or 16 local query heads per KV group (num_heads={heads}, "
-            f"tp_size={tp})",
+            flag,
+            where,
+            "ValueError: Step5 attention heads must be divisible by tensor parallel size: "
+            f"num_heads={heads}, tp_size={tp}.",
+        )
+    local_q = heads // tp
+    if local_q % local_kv:
+        raise InputError(
+            flag, where, f"ValueError: {local_q} local Q heads do not divide into {local_kv} local KV groups."
+        )
+    if local_q // local_kv not in Q_PER_KV:
+        raise InputError(
+            flag,
+            where,
+            "ValueError: Step5 DSA kernels require 4, 8, or 16 local query heads per KV group, got "
+            f"{local_q // local_kv} (num_heads={heads}, tp_size={tp}).",
         )
 
 
