@@ -300,11 +300,12 @@ def test_wrappers_build_their_text_models() -> None:
 
 
 def test_step5_cases_cover_the_served_and_the_refused() -> None:
-    """17 flag sets on Step5ForCausalLM's configs: 14 served; vLLM refuses the fp8 cache at TP 2 (its
-    tail ring), the 128-wide heads and (in the harness) the MTP drafter."""
+    """22 flag sets on Step5ForCausalLM's configs: 19 served (two pipeline stages among them); vLLM
+    refuses the fp8 cache at TP 2 (its tail ring), the 128-wide heads and (in the harness) the MTP
+    drafter."""
     rec = Q.recorded()
     served = [c for c in STEP5_CASES if rec[c]["vllm"]["ok"]]
-    assert len(STEP5_CASES) == 17 and len(served) == 14
+    assert len(STEP5_CASES) == 22 and len(served) == 19
     assert sorted(set(STEP5_CASES) - set(served)) == ["step5-sparse-fp8-tp2", "step5-sparse-hd128", "step5-sparse-mtp"]
 
 
@@ -331,7 +332,8 @@ def test_dryboot_plans_step5_as_vllm(tmp_path: Path, cid: str) -> None:
 
 
 def _group_layers(case: H.Case) -> list[list[str]]:
-    """dryboot's KV cache groups' member layers (``plan --json``), in its group order."""
+    """dryboot's KV cache groups' member layers (``plan --json``), in its group order; under
+    pipeline parallelism stage 0's of each (what vLLM's scheduler keeps and the record holds)."""
     import json
 
     from click.testing import CliRunner
@@ -340,4 +342,5 @@ def _group_layers(case: H.Case) -> list[list[str]]:
 
     res = CliRunner().invoke(cli, case.dryboot_argv(Q.VERSION), catch_exceptions=False)
     doc = json.loads(res.stdout)
-    return [list(g["layer_names"]) for g in doc["grouping"]["groups"]]
+    stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
+    return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]
