@@ -18,10 +18,11 @@ pages differ:
    repeats, at least that floor. No balanced mixed bucket: no split (``None``).
 4. **splits**: a balanced bucket splits into ``cdiv(repeats, repeats per group)`` groups (group
    ``i`` takes the pattern repeats ``i, i + n, ...``); any other, one group.
-5. **ring caps**: a *state* bucket (circular buffer or Mamba; a sliding window too when there is
-   no split) may not widen the block: the block must already hold the widest group of any bucket
-   (a state bucket counted at one layer a group), and a state bucket splits into at least
-   ``cdiv(layers, max(that width // its page, 1))`` groups.
+5. **ring caps**: a *state* bucket (a circular buffer, or a sliding window when there is no split;
+   vLLM caps Mamba buckets too, which no model on this policy has) may not widen the block: the
+   block must already hold the widest group of any bucket (a state bucket counted at one layer a
+   group), and a state bucket splits into at least ``cdiv(layers, max(that width // its page, 1))``
+   groups.
 
 The pool's bytes per block are the widest group's pages summed, rounded up to the lcm of every
 layer's block-stride alignment (``_get_kv_cache_bytes_per_block``); one request holds, per group,
