@@ -88,6 +88,20 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "step5-sparse-g4-tp4": ("step5-sparse-g4", [*BASE, "--tensor-parallel-size", "4"]),
     "step5-sparse-hd128": ("step5-sparse-hd128", BASE),
     "step5-vl-tp2": ("step5-vl", [*BASE, "--tensor-parallel-size", "2"]),
+    # what dryboot's plan of Step5ForCausalLM adds (kv_cache_utils/repeat_packed.py): the plain layout
+    # under TP and fp8, two pipeline stages of the mixed and the 4-group configs, an auto-fitted
+    # length, a blocks override
+    "step5-sparse-off-tp2-fp8": (
+        "step5-sparse-off",
+        [*BASE, "--tensor-parallel-size", "2", "--kv-cache-dtype", "fp8"],
+    ),
+    "step5-sparse-mix-pp2": ("step5-sparse-mix", [*BASE, "--pipeline-parallel-size", "2"]),
+    "step5-sparse-g4-tp2-pp2": (
+        "step5-sparse-g4",
+        [*BASE, "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2"],
+    ),
+    "step5-sparse-autofit": ("step5-sparse", ["--kv-cache-memory-bytes", "200M", "--max-model-len", "-1"]),
+    "step5-sparse-override": ("step5-sparse", [*BASE, "--num-gpu-blocks-override", "2000"]),
 }
 
 

@@ -147,8 +147,6 @@ def test_step5_dsa_layers_group_as_the_reason_says(cid: str) -> None:
             assert all(x.endswith("self_attn.attn.csa_tail_ring") for x in names)
         else:
             assert kind == "SlidingWindow"
-    for words in ("join the DSA layers' FullAttention group", "a CircularBuffer group of their own"):
-        assert words in NOT_MODELLED["Step5ForCausalLM"]
 
 
 @pytest.mark.parametrize("cid", sorted(STEP5_SERVED))
@@ -166,9 +164,6 @@ def test_step5_pool_block_is_the_largest_group_rounded_to_eight_tokens(cid: str)
     align = math.lcm(8 * v["groups"][0][2] // block, 1024)
     per_block = -(-max(sums) // align) * align
     assert v["num_blocks"] == _memory(rec["argv"]) // per_block
-    assert (
-        "rounded up to the DSA spec's block_stride_alignment of 8 tokens' KV bytes" in NOT_MODELLED["Step5ForCausalLM"]
-    )
 
 
 def test_step5_tail_ring_takes_one_block_a_request() -> None:
@@ -182,7 +177,6 @@ def test_step5_tail_ring_takes_one_block_a_request() -> None:
 
     assert per_request("step5-sparse") == per_request("step5-sparse-off") + 1
     assert per_request("step5-sparse-all-full") == 8192 // 16 + 1
-    assert "a CircularBuffer group of their own (one block a request)" in NOT_MODELLED["Step5ForCausalLM"]
 
 
 def test_step5_refusals_recorded() -> None:
@@ -191,8 +185,6 @@ def test_step5_refusals_recorded() -> None:
     rec = Q.recorded()
     assert "Step5 DSA kernels require head_size 192, got 128" in rec["step5-sparse-hd128"]["vllm"]["error"]
     assert "needs 7 rows of 1024 bytes in one 6144-byte KV page" in rec["step5-sparse-fp8-tp2"]["vllm"]["error"]
-    for words in ("head size 192 only", "7 + num_speculative_tokens rows of 1024 bytes"):
-        assert words in NOT_MODELLED["Step5ForCausalLM"]
     # the drafter: the V2 runner compares its lm_head with the target's weights (meta tensors here)
     assert "aten::equal" in rec["step5-sparse-mtp"]["vllm"]["error"]
     assert "torch.equal" in NOT_MODELLED["Step5MTP"]
@@ -205,7 +197,12 @@ def test_step5_without_sparse_layers_is_served() -> None:
     assert v["ok"]
     assert [g[0] for g in v["groups"]] == ["SlidingWindow", "FullAttention"]
     assert all(g[2] == g[1] * 2 * 2 * 192 * 2 for g in v["groups"])
-    assert "disabled vLLM serves plain sliding-window and full-attention layers" in NOT_MODELLED["Step5ForCausalLM"]
+
+
+#: Step5's text model, planned on 0.33.0 (``models/step5.py``, ``kv_cache_utils/repeat_packed.py``)
+PLANNED_STEP5 = ("Step5ForCausalLM",)
+#: its recorded flag sets (every config whose architecture is Step5ForCausalLM)
+STEP5_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)["architectures"][0] in PLANNED_STEP5)
 
 
 #: the plain Qwen4-Exp configs (no QSA, no PLE layers): dryboot plans them (``models/qwen4_exp.py``)
@@ -233,7 +230,7 @@ def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[s
         (v, name)
         for v in RELEASES
         for name in sorted({name for name, _ in Q.cases_for(v).values()})
-        if name not in PLAIN
+        if name not in PLAIN and Q.config(name)["architectures"][0] not in PLANNED_STEP5
     ],
 )
 def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str, name: str) -> None:
@@ -300,3 +297,50 @@ def test_wrappers_build_their_text_models() -> None:
     text, wrapped = rec["step5-sparse"]["vllm"], rec["step5-vl"]["vllm"]
     assert wrapped["groups"] == text["groups"] and wrapped["num_blocks"] == text["num_blocks"]
     assert wrapped["group_layers"] == [[f"language_model.{n}" for n in g] for g in text["group_layers"]]
+
+
+def test_step5_cases_cover_the_served_and_the_refused() -> None:
+    """22 flag sets on Step5ForCausalLM's configs: 19 served (two pipeline stages among them); vLLM
+    refuses the fp8 cache at TP 2 (its tail ring), the 128-wide heads and (in the harness) the MTP
+    drafter."""
+    rec = Q.recorded()
+    served = [c for c in STEP5_CASES if rec[c]["vllm"]["ok"]]
+    assert len(STEP5_CASES) == 22 and len(served) == 19
+    assert sorted(set(STEP5_CASES) - set(served)) == ["step5-sparse-fp8-tp2", "step5-sparse-hd128", "step5-sparse-mtp"]
+
+
+@pytest.mark.parametrize("cid", STEP5_CASES)
+def test_dryboot_plans_step5_as_vllm(tmp_path: Path, cid: str) -> None:
+    """Every recorded Step5ForCausalLM flag set: dryboot's block, groups (kind, block, page, layers),
+    blocks, tokens, concurrency and max length are vLLM 0.33.0's, its group members too; what vLLM
+    refuses dryboot refuses (the tail ring's rows and the head size in vLLM's words; the MTP
+    drafter by name)."""
+    name, argv = Q.CASES[cid]
+    v = Q.recorded()[cid]["vllm"]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    d = H.run_dryboot(case, Q.VERSION)
+    verdict = H.compare(v, d)
+    assert verdict["agree"], verdict
+    if not v["ok"]:
+        assert d.get("refused")
+        if cid != "step5-sparse-mtp":
+            assert verdict["same_refusal"], verdict
+        return
+    assert v["final_block_size"] == d["block_size"]
+    assert not verdict["diffs"]
+    assert _group_layers(case) == v["group_layers"]
+
+
+def _group_layers(case: H.Case) -> list[list[str]]:
+    """dryboot's KV cache groups' member layers (``plan --json``), in its group order; under
+    pipeline parallelism stage 0's of each (what vLLM's scheduler keeps and the record holds)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    res = CliRunner().invoke(cli, case.dryboot_argv(Q.VERSION), catch_exceptions=False)
+    doc = json.loads(res.stdout)
+    stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
+    return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]

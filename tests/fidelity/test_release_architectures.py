@@ -168,6 +168,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
         "Kolibri1ForCausalLM": "served by the Transformers backend (TransformersMoEForCausalLM)",
+        # vllm/models/step5: DSA layers' summary caches and tail rings on 0.33.0's repeat-pattern packing
+        "Step5ForCausalLM": "its DSA layers' caches on the repeat-pattern packing (vLLM's own Step5Config)",
         # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
         # registry; 0.28.0 refuses it, recorded in data/architectures/recorded.json)
         "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",

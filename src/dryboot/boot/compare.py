@@ -26,6 +26,7 @@ KIND_TO_VLLM = {
     "mamba": "Mamba",
     "hidden_state": "HiddenStateCache",
     "rswa": "RSWA",
+    "circular_buffer": "CircularBuffer",
 }
 
 _PADDING = re.compile(r"Padding mamba page size by ([0-9.]+)%")

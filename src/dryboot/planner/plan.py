@@ -401,8 +401,89 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     )
 
 
-#: the planner of each ``EngineConfig.kv_cache_layout``
-_PLANNERS = {"grouped": _plan_grouped, "packed": _plan_packed}
+def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """The repeat-pattern packed plan (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, vLLM
+    0.33.0's ``_get_packed_kv_cache_groups``; Step5's DSA caches): the block, every cache's spec,
+    the groups, then the pool's blocks and concurrency.
+
+    :raises InputError: what the release refuses of the caches or was not verified against it
+        (:func:`dryboot.vllm.kv_cache_utils.repeat_packed.check_engine_config`, ``check_ring``).
+    """
+    from dryboot.vllm.kv_cache_utils import packed as P  # at call: the hidden-state cache's spec, Step5 plans only
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only Step5 plans load it
+
+    model, args = cfg.model, cfg.args
+    caches = R.step5_caches(model)
+    block, kv_bytes = R.check_engine_config(cfg, log)
+    tp = args.tensor_parallel_size
+    specs = R.step5_specs(caches, block, max(1, caches.num_kv_heads // tp), kv_bytes)
+    R.check_ring(specs)
+    _, hidden = P.drafter_layers(cfg, block)  # extract_hidden_states: a group of its own, last
+    groups = R.group_specs(specs) + tuple((n,) for n, _ in hidden)
+    specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
+    stage_names = R.stage_layers(specs, caches, args)
+    workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
+    pools = [
+        R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory, own)
+        for own in workers
+    ]
+    kv_groups = R.kv_groups(groups, specs)
+    grouping = Grouping(
+        runs=(),
+        group_size=max(len(g) for g in groups),
+        path="packed",
+        log=(),
+        packed=kv_groups,
+        packed_stride=pools[0].stride,
+    )
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    override = args.num_gpu_blocks_override
+    capacity: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = R.auto_fit(pools, max_model_len, available, override)
+                log.append(line)
+            capacity = R.capacity(pools, max_model_len, available, override)
+            log.extend(capacity.log)
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    layer_set = LayerSet.from_pairs(list(specs.items()))
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs) - len(hidden))
+    return Plan(
+        model=model,
+        args=args,
+        rules=cfg.rules,
+        policies=policies,
+        model_dtype=cfg.model_dtype,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        backend=R.DSA,
+        block_size=block,
+        block_decision=None,
+        mamba_page_size_bytes=None,
+        max_model_len=max_model_len,
+        layer_table=table,
+        decisions=(),
+        grouping=grouping,
+        unify_error=None,
+        capacity=capacity,
+        memory_error=memory_error,
+        scheduler_block_size=block,
+        hash_block_size=block,
+        invariants=tuple(_fit_invariant(capacity, memory_error, max_model_len)),
+        log=tuple(log),
+        drafter=cfg.drafter,
+        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, stage_names),
+        pipeline_stages=tuple(tuple(n for n in specs if n in st) for st in stage_names or ()),
+    )
+
+
+#: the planner of each ``EngineConfig.kv_cache_layout`` (``repeat-packed``:
+#: :data:`dryboot.vllm.kv_cache_utils.repeat_packed.POLICY`)
+_PLANNERS = {"grouped": _plan_grouped, "packed": _plan_packed, "repeat-packed": _plan_repeat_packed}
 
 
 def _parallel_notes(args: EngineArgs, stages: list[frozenset[str]] | None) -> tuple[str, ...]:

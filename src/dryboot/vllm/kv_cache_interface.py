@@ -45,6 +45,11 @@ class LayerKind(Enum):
     (``vllm/models/minimax_m3/common/indexer.py`` ``MiniMaxM3IndexerCache``, at
     ``<layer>.self_attn.attn.index_cache``): an ``MLAAttentionSpec`` of one ``sparse_index_dim``
     head per token (key only) in bfloat16, served by ``MINIMAX_M3_SPARSE_INDEXER``.
+
+    Step5's DSA layer caches (``vllm/models/step5/nvidia``, vLLM 0.33.0): ``STEP5_SUMMARY`` its
+    region summary cache (``Step5SparseSummaryCacheLayer``: a ``FullAttentionSpec`` of one
+    256-byte summary per 8 tokens) and ``STEP5_RING`` its CSA tail ring (``Step5CSATailRing``: a
+    ``CircularBufferSpec`` of one KV page a request).
     """
 
     FULL = "full_attention"
@@ -64,6 +69,8 @@ class LayerKind(Enum):
     DSV4_COMPRESSOR = "dsv4_compressor_state"
     MM3_SPARSE = "minimax_m3_sparse"
     MM3_INDEXER = "minimax_m3_indexer"
+    STEP5_SUMMARY = "step5_sparse_summary"
+    STEP5_RING = "step5_csa_tail_ring"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -84,6 +91,8 @@ class LayerKind(Enum):
             LayerKind.DSV4_COMPRESSOR,
             LayerKind.MM3_SPARSE,
             LayerKind.MM3_INDEXER,
+            LayerKind.STEP5_SUMMARY,
+            LayerKind.STEP5_RING,
         )
 
     @property
@@ -118,6 +127,8 @@ _SPEC_KIND = {
     LayerKind.DSV4_COMPRESSOR: "sliding_mla",
     LayerKind.MM3_SPARSE: "full",
     LayerKind.MM3_INDEXER: "mla",
+    LayerKind.STEP5_SUMMARY: "full",
+    LayerKind.STEP5_RING: "circular_buffer",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -138,6 +149,8 @@ _LABEL = {
     LayerKind.DSV4_COMPRESSOR: "compressor state",
     LayerKind.MM3_SPARSE: "MiniMax-M3 sparse attention",
     LayerKind.MM3_INDEXER: "MiniMax-M3 indexer",
+    LayerKind.STEP5_SUMMARY: "DSA region summary",
+    LayerKind.STEP5_RING: "CSA tail ring",
     LayerKind.NONE: "no cache",
 }
 

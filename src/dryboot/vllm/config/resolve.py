@@ -688,7 +688,8 @@ class EngineConfig:
     holds the lines vLLM prints while resolving (mamba cache mode); ``notes`` the assumptions
     and caveats the figures rest on. ``async_scheduling``: ``VllmConfig``'s resolved
     ``scheduler_config.async_scheduling``. ``kv_cache_layout``: ``"grouped"`` (vLLM's KV cache
-    groups) or ``"packed"`` (the model family's ``kv_cache_layout`` hook: DeepSeek-V4).
+    groups), ``"packed"`` or ``"repeat-packed"`` (the model family's ``kv_cache_layout`` hook:
+    DeepSeek-V4, Step5).
     """
 
     model: ModelGeometry

@@ -46,7 +46,8 @@ class Family:
     model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
-    :mod:`dryboot.vllm.kv_cache_utils.packed`). The hooks that apply to
+    :mod:`dryboot.vllm.kv_cache_utils.packed`; ``"repeat-packed"``: vLLM 0.33.0's repeat-pattern
+    packing, :mod:`dryboot.vllm.kv_cache_utils.repeat_packed`). The hooks that apply to
     a built model are looked up by :attr:`ModelGeometry.family` (:func:`family_of`): the family
     whose rules laid out its layers, a wrapper's language model's included.
 
@@ -143,7 +144,7 @@ class Family:
 
     def kv_cache_layout(self, model: ModelGeometry) -> str:
         """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
-        default) or ``"packed"`` (DeepSeek-V4's packed groups)."""
+        default), ``"packed"`` (DeepSeek-V4's packed groups) or ``"repeat-packed"`` (Step5's)."""
         hook = getattr(self.module(), "kv_cache_layout", None)
         return "grouped" if hook is None else str(hook(model))
 
@@ -263,6 +264,8 @@ FAMILIES: tuple[Family, ...] = (
         ("vllm.models.deepseek_v4",),
         ("DeepseekV4ForCausalLM", "DeepseekV4ForConditionalGeneration"),
     ),
+    # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
+    Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
     Family(
         "muse_glimmer",
         ("muse_glimmer.py", "vllm.models.muse_spark"),
@@ -328,22 +331,9 @@ QWEN4_EXP_LAYERS = (
     "requires UVA, recorded): these cache kinds are not modelled"
 )
 _STEP5 = (
-    "Step5 (vllm/models/step5; vLLM's own Step5Config, model_type step5): vLLM refuses a config without a "
-    "sparse_config section, and with it enabled the full_attention layers are sparse DSA layers (STEP5_DSA "
-    "backend, head size 192 only, a bf16 or fp8 E4M3 KV cache), each keeping beside its KV cache a region-summary "
-    "cache (Step5SparseSummaryCacheLayer: a FullAttentionSpec of 256 uint8 per 8 tokens, tokens_per_state=8) and a "
-    "CSA tail ring (Step5CSATailRing: a CircularBufferSpec the size of one KV page, which vLLM refuses under "
-    "7 + num_speculative_tokens rows of 1024 bytes), in the BLNHC layout; its sliding layers take "
-    "swa_num_attention_heads. Not modelled: recorded on vLLM 0.33.0's engine start over tiny configs (the harness "
-    "stands in for the DSA layers' FlashInfer workspace), the summary caches join the DSA layers' FullAttention "
-    "group (twice its layers) and the rings make a CircularBuffer group of their own (one block a request), as "
-    "0.33.0's packed grouping of mixed pages in a block-outermost layout splits them "
-    "(kv_cache_planning._get_packed_kv_cache_groups), and a pool block is the "
-    "largest group's pages summed (a summary page: block_size / 8 x 256 bytes) rounded up to the DSA spec's "
-    "block_stride_alignment of 8 tokens' KV bytes: a grouping, a tokens_per_state page and a CircularBuffer "
-    "group dryboot does not plan; with sparse_config disabled vLLM serves plain sliding-window and "
-    "full-attention layers (num_attention_groups KV heads of head_dim), a layout dryboot does not plan either, "
-    "with Step5's own config and head checks"
+    "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "
+    "on 0.33.0's repeat-pattern packing, kv_cache_utils/repeat_packed.py, every recorded flag set of "
+    "tests/fidelity/data/refused-0.33/ agreeing)"
 )
 #: GLM-5.3-Flash's text model (``vllm/models/glm5next/common``, vLLM 0.33.0)
 _GLM5NEXT = (
@@ -402,18 +392,19 @@ NOT_MODELLED: dict[str, str] = {
         "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
         "on tiny configs, 0.29.0-0.33.0); not modelled (its target's plain layout is planned, the MTP drafter refused)"
     ),
-    "Step5ForCausalLM": _STEP5,
     "Step5ForConditionalGeneration": (
-        "multimodal wrapper (Step3p7ForConditionalGeneration's perception-encoder frontend; vLLM's own Step5VLConfig, "
-        f"model_type step5_vl) of Step5's text model, itself refused: {_STEP5}"
+        "multimodal wrapper (step5/nvidia/vl.py: Step3p7ForConditionalGeneration's perception-encoder frontend; "
+        "vLLM's own Step5VLConfig, model_type step5_vl) of Step5's text model: its vision frontend is not modelled "
+        "(its tensor-parallel checks included: vLLM 0.33.0 refuses the recorded tiny config at TP 2 in the tower, "
+        "AssertionError: 373 is not divisible by 2), though it groups its text model's caches as the text model "
+        f"does (recorded); {_STEP5}"
     ),
     "Step5MTP": (
         "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "
         "num_hidden_layers on, typed by layer_types_with_mtp, so a full_attention one is a DSA layer with its "
-        "summary cache and tail ring, its ring 7 + num_speculative_tokens rows at least); its target "
-        "Step5ForCausalLM is refused, so its MTP is not planned either (not recorded: the V2 runner's lm_head "
-        "sharing check compares the drafter's and the target's weights with torch.equal, which the meta-device "
-        "harness cannot run)"
+        "summary cache and tail ring, its ring 7 + num_speculative_tokens rows at least): not verified (not "
+        "recorded: the V2 runner's lm_head sharing check compares the drafter's and the target's weights with "
+        f"torch.equal, which the meta-device harness cannot run), so not planned; {_STEP5}"
     ),
     # vLLM 0.33.0's GLM-5.3-Flash (vllm/models/glm5next), Muse Spark's drafter, Ling-3.0-flash-VL
     "Glm5NextForCausalLM": _GLM5NEXT,
@@ -558,6 +549,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "GraniteSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "GraniteMoeSWAForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     "Kolibri1ForCausalLM": ("0.33.0",),
+    # Step5's text model (vllm/models/step5: its DSA caches on 0.33.0's repeat-pattern packing)
+    "Step5ForCausalLM": ("0.33.0",),
     # Qwen4-Exp's plain layout (no QSA, no PLE layers: vllm/models/qwen4_exp)
     "Qwen4ExpForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # its multimodal wrapper (Qwen3-VL's vision tower; the language model built on text_config)
