@@ -58,7 +58,7 @@ from dryboot.planner.runner import load_drafter_and_k
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU, gpu_table, parse_gpu
 from dryboot.vllm.model_executor.model_loader.loader import model_weights
-from dryboot.vllm.models.deepseek_v4 import served_architecture
+from dryboot.vllm.models.registry import ARCHITECTURES
 from dryboot.vllm.transformers_utils.config import load_model
 from dryboot.vllm.versions import DEFAULT_VERSION, VERSIONS, rules_for
 
@@ -443,7 +443,9 @@ def _check_facts(
         source=source,
     )
     model = load_model(located.path)
-    _check_architecture(facts, served_architecture(model, version), str(located.path), model_path is not None, notes)
+    family = ARCHITECTURES.get(model.architecture)
+    served = model.architecture if family is None else family.served_architecture(model, version)
+    _check_architecture(facts, served, str(located.path), model_path is not None, notes)
 
     args = logged.args
     for key, value in (given or {}).items():  # vLLM's flags given to check-log: known facts

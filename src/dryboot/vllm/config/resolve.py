@@ -30,7 +30,6 @@ from dryboot.vllm.backends import (
     priorities,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
-from dryboot.vllm.config.mm_encoder_tp import support, whole_tower
 from dryboot.vllm.config.scheduler import verify_max_model_len
 from dryboot.vllm.distributed import (
     check_dcp_divides_tp,
@@ -1027,36 +1026,9 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     family = family_for(model.architecture, model.source)
     # the towers vLLM builds under the multimodal flags: only their sharded layers are checked
     built = family.built_towers(model, args)
-    if built.parallel.tower_heads and args.mm_encoder_tp_mode == "data":
-        built = _data_mode_towers(built, args)
     check_tensor_parallel(built, args.tensor_parallel_size)
     check_dcp_kv_heads(built, args)
     family.verify(built, args.tensor_parallel_size)
-
-
-def _data_mode_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
-    """``--mm-encoder-tp-mode data``: a tower vLLM builds unsharded (``disable_tp``: its class has
-    ``supports_encoder_tp_data``) has no dimension to divide by TP; a supporting class dryboot
-    does not size so (:data:`~dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS`) is refused by
-    name where a tower dimension TP does not divide (vLLM would build it); a class without the flag
-    falls back to ``weights`` (the check stays).
-
-    :raises InputError: that refusal, naming the dimension."""
-    if whole_tower(model.architecture, args.mm_encoder_tp_mode, args.vllm_version):
-        return model.evolve(tower_heads=())
-    if support(model.architecture, args.vllm_version) == "fallback":
-        return model
-    tp = args.tensor_parallel_size
-    for path, size in model.parallel.tower_heads:
-        if size % tp:
-            raise InputError(
-                model.source,
-                path,
-                f"{size} is not divisible by tensor parallel size {tp}: with --mm-encoder-tp-mode data vLLM's "
-                f"{model.architecture} (supports_encoder_tp_data) builds its tower unsharded, at least in part; "
-                "whether it builds at this TP is not modelled for it",
-            )
-    return model
 
 
 def _resolve_drafter(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dryboot.errors import InputError
 from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
+from dryboot.vllm.models.encoder_tp import data_mode_towers
 from dryboot.vllm.models.llama import EAGLE_HEADS, eagle_head_refusal
 from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
 from dryboot.vllm.versions import rules_for, unverified_reason
@@ -153,9 +154,17 @@ class Family:
         flags, for the tensor-parallel checks (default: every tower: a tower marked by
         ``_mark_tower_model`` is built on the meta device even under ``--language-model-only`` or
         a zero ``--limit-mm-per-prompt``, so its sharded layers still assert that TP divides them;
-        recorded in ``tests/fidelity/data/wrappers/``)."""
+        recorded in ``tests/fidelity/data/wrappers/``), then as ``--mm-encoder-tp-mode`` leaves
+        them sharded (:func:`~dryboot.vllm.models.encoder_tp.data_mode_towers`)."""
         hook = getattr(self.module(), "built_towers", None)
-        return model if hook is None else hook(model, args)
+        return data_mode_towers(model if hook is None else hook(model, args), args)
+
+    def served_architecture(self, model: ModelGeometry, version: str) -> str:
+        """The architecture vLLM ``version`` serves ``model`` as, which its ``Resolved architecture``
+        line names (default: the declared one; DeepSeek-V4's text config with a tower is served as
+        its wrapper on 0.30.0+)."""
+        hook = getattr(self.module(), "served_architecture", None)
+        return model.architecture if hook is None else str(hook(model, version))
 
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.
