@@ -1,9 +1,9 @@
 """Issues 33 and 37: ``Qwen3_5MoeForCausalLM``, the text-only Qwen3.5 / 3.6 MoE (``qwen3_5.py``:
 ``Qwen3_5ForCausalLMBase`` over a ``qwen3_5_moe_text`` config). Planned through the Qwen3.5 text
 rules; its weights are the Qwen3.5-MoE language model's (the wrapper's walk without its tower) on a
-plain rotary table; quantized exports and a dense config under this class refused by name. vLLM's
-own figures are in the fidelity records (``recorded*.json``); these tests pin the reuse and the
-refusals."""
+plain rotary table (weight-only integer exports too); fp8 exports and a dense config under this
+class refused by name. vLLM's own figures are in the fidelity records (``recorded*.json``,
+``quant-recorded-moe-*.json``); these tests pin the reuse and the refusals."""
 
 from __future__ import annotations
 
@@ -64,22 +64,23 @@ def test_rotary_table_is_plain_before_0_32() -> None:
     assert wrapper.allocated_bytes - text_only.allocated_bytes == 3 * 262_144 * 64 * 2
 
 
-@pytest.mark.parametrize(
-    "quant",
-    [
-        {
-            "quant_method": "auto-round",
-            "packing_format": "auto_round:auto_gptq",
-            "bits": 4,
-            "group_size": 128,
-            "sym": True,
-        },
-        {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True, "desc_act": False},
-    ],
-)
-def test_quantized_exports_are_refused_by_name(quant: dict[str, Any]) -> None:
+def test_autoround_export_is_the_wrappers_language_model_on_0_33_0() -> None:
+    """An AutoRound W4A16 text-only export (layers named ``model.layers.N``) is sized as the
+    wrapper's language model under the same object (named ``model.language_model.layers.N``):
+    both recorded against vLLM (quant-recorded-moe-*.json)."""
+    moe = TESTS / "fidelity" / "data" / "weights" / "quant-configs-moe"
+    text_only = _load(moe / "Qwen--Qwen3.6-35B-A3B+text-only+AutoRound-W4A16" / "config.json")
+    wrapper = _load(moe / "Qwen--Qwen3.6-35B-A3B+AutoRound-W4A16" / "config.json")
+    par = Parallel(tp=2, capability=(8, 6), vllm_version="0.33.0")
+    got = rank_weights(text_only, par).allocated_bytes
+    assert got == rank_weights(wrapper, par, language_model_only=True).allocated_bytes
+
+
+def test_fp8_export_is_refused_by_name() -> None:
+    """Plain fp8 layouts after loading are recorded for the wrapper, not the text-only class."""
+    quant = {"quant_method": "fp8", "weight_block_size": [128, 128], "activation_scheme": "dynamic"}
     config = {**_load(TEXT_ONLY), "quantization_config": quant}
-    with pytest.raises(InputError, match="Qwen3_5MoeForCausalLM layouts are not modelled"):
+    with pytest.raises(InputError, match="not qwen3_5_moe_text"):
         rank_weights(config, Parallel(tp=1, capability=(8, 9), vllm_version="0.28.0"))
 
 

@@ -235,7 +235,16 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: their layers' linear attention and shared expert quantized as the dense hybrids'); GLM-4.5
 #: (its float32 router unquantized, in :data:`UNQUANTIZED_ONLY` for the other methods) and the MLA
 #: families (GLM-4.7-Flash, DeepSeek-V2 / V3: :func:`_mla_attention`'s dequantized ``kv_b_proj``)
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
+WNA16_MOE_FAMILIES = {
+    "qwen3_moe",
+    "mixtral",
+    "qwen2_moe",
+    "qwen3_next",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    "glm4_moe",
+    *MLA_FAMILIES,
+}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
