@@ -89,3 +89,12 @@ def test_dense_config_under_the_moe_class_is_refused() -> None:
     config = {**_load(TEXT_ONLY), "model_type": "qwen3_5_text"}
     with pytest.raises(InputError, match="set_moe_parameters"):
         geometry_from_config(config)
+
+
+def test_dense_class_over_a_moe_config_builds_the_moe_layers() -> None:
+    """``Qwen3_5ForCausalLM`` over a ``qwen3_5_moe_text`` config: vLLM's decoder layer picks its
+    MLP by model type (recorded: variant-configs/Qwen3_5ForCausalLMMoeText.json)."""
+    config = _load(TEXT_ONLY)
+    par = Parallel(tp=2, vllm_version="0.28.0")
+    dense_class = rank_weights({**config, "architectures": ["Qwen3_5ForCausalLM"]}, par)
+    assert dense_class.allocated_bytes == rank_weights(config, par).allocated_bytes

@@ -1202,6 +1202,9 @@ def _walk(
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
     family = ARCHITECTURES.get(str(arch))
+    if family == "qwen3_5_text" and config.get("model_type") == "qwen3_5_moe_text":
+        # qwen3_5.py Qwen3_5DecoderLayer: the MLP follows the model type, a sparse MoE block here
+        family = "qwen3_5_moe_text"
     if family is None:
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
