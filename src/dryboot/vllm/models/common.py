@@ -356,6 +356,7 @@ ENCODER_ONLY_WHEN_NOT_CAUSAL = frozenset(
         "Qwen3VLForConditionalGeneration",
         "Qwen3_5ForCausalLM",
         "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForCausalLM",
         "Qwen3_5MoeForConditionalGeneration",
         "SeedOssForCausalLM",
     }

@@ -7,6 +7,8 @@ from 0.32, which reads transformers' ``Qwen3NextConfig``, it is: ``layer_kinds_h
 and every ``full_attention_interval``-th (default 4) for Qwen3.5. The MTP module
 (``qwen3_next_mtp.py``: ``num_nextn_predict_layers``; ``qwen3_5_mtp.py``:
 ``mtp_num_hidden_layers``; default 1) adds full-attention layers under ``"method": "mtp"``.
+``Qwen3_5MoeForCausalLM`` (a text-only Qwen3.5 / 3.6 MoE export) is ``Qwen3_5ForCausalLM``'s class
+over a ``qwen3_5_moe_text`` config: the same layers and cache, its MLPs sparse MoE blocks.
 MiniCPM-V-4.6 (``minicpmv4_6.py``) and 4.7 (``minicpmv4_7.py``, a subclass) build
 ``Qwen3_5ForCausalLM`` on their text config.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from dryboot.errors import InputError
 from dryboot.vllm.config.hf import (
     ConfigFields,
     FamilyExtra,
@@ -84,7 +87,23 @@ def defaults(f: ConfigFields) -> dict[str, Any]:
     return {**GDN_DEFAULTS, "num_key_value_heads": 2, "num_nextn_predict_layers": 1}
 
 
+def refuse_dense_moe_class(f: ConfigFields, architecture: str) -> None:
+    """``Qwen3_5MoeForCausalLM`` over a dense ``qwen3_5_text`` config: ``qwen3_5.py``'s decoder
+    layers take a plain MLP from that model type, and the class's ``set_moe_parameters``
+    (``QwenNextMixtureOfExperts``) raises ``RuntimeError`` finding no MoE layer.
+
+    :raises InputError: that pairing (vLLM does not start)."""
+    if architecture == "Qwen3_5MoeForCausalLM" and f.get("model_type") == "qwen3_5_text":
+        raise InputError(
+            "config.json",
+            "model_type",
+            "Qwen3_5MoeForCausalLM over a dense qwen3_5_text config: vLLM builds no MoE layer and its "
+            "set_moe_parameters raises (use Qwen3_5ForCausalLM)",
+        )
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
+    refuse_dense_moe_class(f, architecture)
     n = num_layers(f)
     types = layer_types(f, n)
     qwen3_5 = _is_qwen3_5(f)

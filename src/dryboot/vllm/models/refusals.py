@@ -359,7 +359,6 @@ REASONS: dict[str, str] = {
     "Qwen3OmniDSparkModel": SPEC_DSPARK,
     "Qwen3XPressModel": SPEC_DFLASH,
     "Qwen3_5MTP": SPEC_MTP,
-    "Qwen3_5MoeForCausalLM": HYBRID,
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": REMOTE_MM,
     "Rnj1ForCausalLM": CHUNK_LOOKBACK,

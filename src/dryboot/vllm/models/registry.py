@@ -211,6 +211,9 @@ FAMILIES: tuple[Family, ...] = (
             "Qwen3_5MoeForConditionalGeneration",
             # the text-only model an AutoRound / GPTQ export of Qwen3.5 / 3.6 declares
             "Qwen3_5ForCausalLM",
+            # its MoE twin (Qwen3.5 / 3.6-35B-A3B text-only exports): the same class over a
+            # qwen3_5_moe_text config (the decoder layer's MLP follows the model type)
+            "Qwen3_5MoeForCausalLM",
             # minicpmv4_6.py builds Qwen3_5ForCausalLM on the text config (a Qwen3.5 hybrid)
             "MiniCPMV4_6ForConditionalGeneration",
             # minicpmv4_7.py (0.32+) subclasses 4.6's class: the same Qwen3_5ForCausalLM

@@ -161,6 +161,7 @@ ARCHITECTURES = {
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
     "Qwen3_5ForCausalLM": "qwen3_5_text",
+    "Qwen3_5MoeForCausalLM": "qwen3_5_moe_text",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v2",
     "DeepseekV32ForCausalLM": "deepseek_v2",
@@ -217,7 +218,11 @@ SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
     "patch_size": 16,
 }
 #: hybrid families whose linear-attention layers are Gated DeltaNet mixers
-GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text"}
+GDN_FAMILIES = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text"}
+#: the text-only Qwen3.5 / 3.6 models (``Qwen3_5ForCausalLM``, ``Qwen3_5MoeForCausalLM``: one
+#: ``Qwen3_5ForCausalLMBase`` whose decoder layers take a dense MLP or a sparse MoE block from the
+#: config's model type): vLLM's ``Qwen3_5ForCausalLMConfig`` gives both one-dimensional positions
+TEXT_ONLY_QWEN3_5 = {"qwen3_5_text", "qwen3_5_moe_text"}
 #: dense hybrid families checked quantized (GPTQ, AWQ, AutoRound, compressed-tensors W4A16/W8A16,
 #: W8A8 and NVFP4, ModelOpt): the text-only Qwen3.5 (``Qwen3_5ForCausalLM``, what an AutoRound
 #: export of Qwen3.5/3.6 declares) and its vision-language wrapper (the tower left unquantized by
@@ -231,7 +236,16 @@ DENSE_HYBRIDS = {"qwen3_5_text", "qwen3_5"}
 #: their layers' linear attention and shared expert quantized as the dense hybrids'); GLM-4.5
 #: (its float32 router unquantized, in :data:`UNQUANTIZED_ONLY` for the other methods) and the MLA
 #: families (GLM-4.7-Flash, DeepSeek-V2 / V3: :func:`_mla_attention`'s dequantized ``kv_b_proj``)
-WNA16_MOE_FAMILIES = {"qwen3_moe", "mixtral", "qwen2_moe", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
+WNA16_MOE_FAMILIES = {
+    "qwen3_moe",
+    "mixtral",
+    "qwen2_moe",
+    "qwen3_next",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    "glm4_moe",
+    *MLA_FAMILIES,
+}
 #: the families whose W8A8 / NVFP4 layouts after loading are checked against vLLM (dense
 #: decoders; their MoE experts are refused by name)
 SCALED_FAMILIES = {"llama", "qwen2", "qwen3", "nemotron_h", *DENSE_HYBRIDS, *GEMMA3_FAMILIES}
@@ -278,14 +292,23 @@ HEAD_ON_EVERY_STAGE = {*NORM_ON_EVERY_STAGE, "qwen3_next"}
 EMBED_ON_EVERY_STAGE = {*NORM_ON_EVERY_STAGE, *GDN_FAMILIES}
 #: families with one expert block per layer (``num_experts``, ``moe_intermediate_size``) or all
 #: layers (Mixtral's ``num_local_experts``)
-MOE_FAMILIES = {"qwen3_moe", "qwen2_moe", "mixtral", "qwen3_next", "qwen3_5_moe", "glm4_moe", *MLA_FAMILIES}
+MOE_FAMILIES = {
+    "qwen3_moe",
+    "qwen2_moe",
+    "mixtral",
+    "qwen3_next",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    "glm4_moe",
+    *MLA_FAMILIES,
+}
 #: families whose MoE blocks are DeepSeek-style: dense layers below ``first_k_dense_replace``, a
 #: sigmoid gate with a float32 ``e_score_correction_bias``, ``n_shared_experts`` shared experts
 #: (``glm4_moe.py`` ``Glm4MoE``: its gate an ``nn.Linear`` in float32)
 DEEPSEEK_MOE_FAMILIES = {"glm4_moe", *MLA_FAMILIES}
 GLM_MOE_FAMILIES = {"glm4_moe", "glm4_moe_lite"}
 #: families with a shared expert beside the routed ones (``shared_expert_intermediate_size``)
-SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen2_moe"}
+SHARED_EXPERT_FAMILIES = {"qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text", "qwen2_moe"}
 #: families whose layouts are checked unquantized only (a quantized checkpoint is refused)
 UNQUANTIZED_ONLY = {
     *(GDN_FAMILIES - DENSE_HYBRIDS),
@@ -295,7 +318,7 @@ UNQUANTIZED_ONLY = {
 }
 #: families whose checkpoint tensor names are not mapped (headers refused; the config's figure
 #: is ``--load-format dummy``)
-CONFIG_ONLY = {*VL_WRAPPERS, "qwen3_5_text", "nemotron_h", "granitemoehybrid"}
+CONFIG_ONLY = {*VL_WRAPPERS, *TEXT_ONLY_QWEN3_5, "nemotron_h", "granitemoehybrid"}
 #: ``GraniteMoeHybridConfig``'s defaults (transformers 5.x) for what a config leaves out, beyond
 #: those the geometry reads (:data:`dryboot.vllm.models.granitemoehybrid.CONFIG_DEFAULTS`)
 GRANITE_HYBRID_WEIGHT_DEFAULTS: dict[str, Any] = {
@@ -1191,6 +1214,9 @@ def _walk(
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
     family = ARCHITECTURES.get(str(arch))
+    if family == "qwen3_5_text" and config.get("model_type") == "qwen3_5_moe_text":
+        # qwen3_5.py Qwen3_5DecoderLayer: the MLP follows the model type, a sparse MoE block here
+        family = "qwen3_5_moe_text"
     if family is None:
         composed = families().get(str(arch))
         if composed is not None:  # a family of models/: a wrapper composing this walk, an alias
@@ -1247,7 +1273,7 @@ def _walk(
         config = {"partial_rotary_factor": 0.5, **config}
     if family == "qwen3_next":  # Qwen3NextConfig: partial_rotary_factor defaults to 0.25
         config = {"partial_rotary_factor": 0.25, **config}
-    if family == "qwen3_5_text":
+    if family in TEXT_ONLY_QWEN3_5:
         # models/config.py Qwen3_5ForCausalLMConfig: a text-only Qwen3.5 has one-dimensional
         # positions; the M-RoPE fields are dropped (a plain rotary table, not four times as long)
         rope = config.get("rope_parameters")
