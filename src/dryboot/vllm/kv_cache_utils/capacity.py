@@ -286,26 +286,26 @@ def auto_fit_max_model_len(
         if worker_max < fitted:
             fitted, limiting = worker_max, i
     available = checked[limiting]
-    kv_memory = f"{format_gib(available)} GiB GPU"
     if fitted <= 0:
         raise CannotAutoFit(request_bytes(grouping, limits, 1, workers[limiting]), available, 1, 0)
+    return auto_fit_result(limits.max_model_len, fitted, available, kv_memory_wording)
+
+
+def auto_fit_result(upper: int, fitted: int, limiting: int, kv_memory_wording: bool) -> tuple[int, str]:
+    """vLLM's auto-fit outcome and its line (``_auto_fit_max_model_len``): the full length ``upper``
+    where ``fitted`` reaches it, else ``fitted``, with the budget (bytes) of the worker that limits
+    it: 0.33.0 names it "available KV cache memory (X GiB GPU)" (``kv_memory_wording``), earlier
+    releases "available GPU memory (X GiB available for KV cache)"."""
     if kv_memory_wording:
-        if fitted >= limits.max_model_len:
-            return limits.max_model_len, (
-                f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in "
-                f"available KV cache memory ({kv_memory})"
-            )
-        return fitted, (
-            f"Auto-fit max_model_len: reduced from {limits.max_model_len} to {fitted} to fit in "
-            f"available KV cache memory ({kv_memory})"
-        )
-    if fitted >= limits.max_model_len:
-        return limits.max_model_len, (
-            f"Auto-fit max_model_len: full model context length {limits.max_model_len} fits in available GPU memory"
-        )
+        where = f"available KV cache memory ({format_gib(limiting)} GiB GPU)"
+        if fitted >= upper:
+            return upper, f"Auto-fit max_model_len: full model context length {upper} fits in {where}"
+        return fitted, f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in {where}"
+    if fitted >= upper:
+        return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
     return fitted, (
-        f"Auto-fit max_model_len: reduced from {limits.max_model_len} to {fitted} to fit in "
-        f"available GPU memory ({format_gib(available)} GiB available for KV cache)"
+        f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in available GPU memory "
+        f"({format_gib(limiting)} GiB available for KV cache)"
     )
 
 

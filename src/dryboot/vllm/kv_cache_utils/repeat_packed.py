@@ -51,7 +51,12 @@ from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
-from dryboot.vllm.kv_cache_utils.capacity import CannotAutoFit, Capacity, NotEnoughMemory, format_gib
+from dryboot.vllm.kv_cache_utils.capacity import (
+    CannotAutoFit,
+    Capacity,
+    NotEnoughMemory,
+    auto_fit_result,
+)
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
 from dryboot.vllm.kv_cache_utils.packed import approximate_gcd
 from dryboot.vllm.platforms import cdiv
@@ -271,17 +276,7 @@ def auto_fit(pools: list[Pool], upper: int, available: int, override: int | None
     assert limiting is not None
     if fitted <= 0:
         raise CannotAutoFit(0, limiting, 1, 0)
-    if pools[0].kv_memory_wording:
-        where = f"available KV cache memory ({format_gib(limiting)} GiB GPU)"
-        if fitted >= upper:
-            return upper, f"Auto-fit max_model_len: full model context length {upper} fits in {where}"
-        return fitted, f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in {where}"
-    if fitted >= upper:
-        return upper, f"Auto-fit max_model_len: full model context length {upper} fits in available GPU memory"
-    return fitted, (
-        f"Auto-fit max_model_len: reduced from {upper} to {fitted} to fit in available GPU memory "
-        f"({format_gib(limiting)} GiB available for KV cache)"
-    )
+    return auto_fit_result(upper, fitted, limiting, pools[0].kv_memory_wording)
 
 
 def capacity(pools: list[Pool], length: int, available: int, override: int | None) -> Capacity:
