@@ -325,7 +325,7 @@ def test_wrapper_matches_each_release(version: str, cid: str) -> None:
     """Every stage's parameter, buffer and allocated bytes as the release builds them (its Pixtral
     rotary buffers, 0.33's towers on the first pipeline stage only, Granite-4-Vision's spatial
     projectors on 0.33, Devstral-Small-2's fp8 tower), and the release's refusals (HunYuan-VL on
-    0.27.1, and through the Transformers backend on 0.30+)."""
+    0.27.1; through the Transformers backend on 0.30+ sized, test_weights_hunyuan_vl.py too)."""
     row = PER_RELEASE[version]["cases"][cid]
     argv = row["argv"]
     config = _config_of(row)
@@ -360,11 +360,6 @@ def test_wrapper_matches_each_release(version: str, cid: str) -> None:
         )
         got.append([w.param_bytes, w.buffer_bytes - listed, w.allocated_bytes])
     assert got == stages
-
-
-def test_hunyuan_vl_refused_by_name_where_the_backend_serves_it() -> None:
-    with pytest.raises(InputError, match="Transformers modeling backend"):
-        rank_weights(_config("HunYuanVLForConditionalGeneration"), Parallel(tp=1, vllm_version="0.31.0"))
 
 
 @pytest.mark.parametrize(

@@ -194,13 +194,16 @@ class VersionRules:
     :param hunyuan_transformers_backend: Hunyuan V1 (dense and MoE) is served by the Transformers
         backend, whose attention needs ``head_dim`` (0.29+; ``models/hunyuan.py``); so is HunYuan-VL
         (``TransformersMultiModalForCausalLM`` over transformers' HunYuanVL model: its KV cache
-        planned, its weights refused by name, ``model_executor/models/hunyuan_vision.py``).
+        planned, its weights sized as that backend builds them,
+        ``model_executor/models/hunyuan_vision.py``).
     :param hunyuan_vl_whole_tower: the Transformers backend no longer splits HunYuan-VL's vision
         attention heads across tensor-parallel ranks (0.31+: the vision tower's q/k/v stay three
         replicated linears, TP 8 over 4 vision heads served; 0.29 / 0.30 fuse them into a
         ``QKVParallelLinear`` of the vision heads, ``fusers/qkv.py``, whose ``divide`` fails:
         ``AssertionError: 4 is not divisible by 8``; recorded in
-        ``tests/fidelity/data/release-architectures/``).
+        ``tests/fidelity/data/release-architectures/``); the same releases fuse its text attention
+        into a split ``QKVParallelLinear`` where 0.29 / 0.30 keep q/k/v/o whole on every rank
+        (weights recorded: ``tests/fidelity/test_weights_hunyuan_vl.py``).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.

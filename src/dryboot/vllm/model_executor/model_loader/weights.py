@@ -1033,6 +1033,9 @@ TRANSFORMERS_BACKEND_CHECKED = ("0.27.1", "0.28.0", "0.30.0", "0.31.0", "0.32.0"
 #: of those, the releases whose backend the families model for architectures 0.28.0 serves with a
 #: class of its own (``compose.backend_served``)
 TRANSFORMERS_BACKEND_SWEPT = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: architectures whose family sizes the Transformers backend of a release beyond those, as that
+#: release builds it (recorded: HunYuan-VL on 0.29.0, ``recorded-0.29.0-hunyuan-vl.json``)
+TRANSFORMERS_BACKEND_OWN: dict[str, tuple[str, ...]] = {"HunYuanVLForConditionalGeneration": ("0.29.0",)}
 
 
 def release_guard(config: Mapping[str, Any], version: str) -> None:
@@ -1088,6 +1091,7 @@ def release_guard(config: Mapping[str, Any], version: str) -> None:
         own.startswith("transformers")
         and not str(registry_file(arch)).startswith("transformers")
         and version not in TRANSFORMERS_BACKEND_SWEPT
+        and version not in TRANSFORMERS_BACKEND_OWN.get(arch, ())
     ):
         raise InputError(
             "--vllm-version",

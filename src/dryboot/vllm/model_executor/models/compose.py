@@ -380,7 +380,10 @@ class Layout:
     whose attention holds a per-head vector (``[heads / TP]`` in the model dtype: Granite-SWA's sinks,
     Beam's gate bias); ``rope_bytes``: the rotary table's element size where it is not the model
     dtype's (Beam's float32 table); ``score_bias_buffer``: the float32 ``e_score_correction_bias``
-    ``[E]`` (``score_bias``) is a buffer, not a parameter (transformers' routers, e.g. Kolibri-1's).
+    ``[E]`` (``score_bias``) is a buffer, not a parameter (transformers' routers, e.g. Kolibri-1's);
+    ``attention_replicated``: every projection of the attention whole on each TP rank
+    (``ReplicatedLinear``: the Transformers backend's unfused attention of a model without a TP
+    plan, HunYuan-VL's on 0.29 / 0.30).
     """
 
     qkv: str = "fused"
@@ -417,6 +420,7 @@ class Layout:
     head_vector: Callable[[Mapping[str, Any], int], bool] | None = None
     rope_bytes: int | None = None
     score_bias_buffer: bool = False
+    attention_replicated: bool = False
 
 
 def _flag(config: Mapping[str, Any], v: str | bool) -> bool:
@@ -499,8 +503,10 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
     hd = config.get("head_dim") or h // nq
     if type(hd) is not int:
         raise InputError("config.json", "head_dim", "not an integer")
-    nq_r = W._divide(nq, tp, "num_attention_heads")
-    nkv_r = W.kv_heads_per_rank(nkv, tp)
+    if lay.attention_replicated:
+        nq_r, nkv_r = nq, nkv
+    else:
+        nq_r, nkv_r = W._divide(nq, tp, "num_attention_heads"), W.kv_heads_per_rank(nkv, tp)
     vocab_r = W.padded_vocab_per_rank(W._int(config, "vocab_size"), tp)
     tied = bool(config.get("tie_word_embeddings", lay.tied))
     w = W._Walk(None, par.vllm_version)
@@ -538,7 +544,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
         else:
             # the Transformers backend column-splits k_proj / v_proj rows over TP, replicating no
             # KV head (a head split across ranks when TP exceeds the KV heads)
-            rows = (nq_r * hd, *(2 * [W._divide(nkv * hd, tp, "the key/value projection rows")]))
+            kv_rows = nkv * hd if lay.attention_replicated else W._divide(nkv * hd, tp, "the key/value projection rows")
+            rows = (nq_r * hd, kv_rows, kv_rows)
             for part in rows:
                 w.own("attention", part * h * ab)
                 if _flag(config, lay.qkv_bias):
