@@ -109,6 +109,25 @@ SIZED_DATA_TOWERS = frozenset(
     }
 )
 
+#: the classes whose data-mode encoder profile dryboot bounds: each runs its tower through
+#: ``run_dp_sharded_mrope_vision_model`` (``models/vision.py``: the dummy items balanced over the TP
+#: ranks, each rank's share copied out of the pixel values, run whole, padded and all-gathered)
+#: and its tower is one :mod:`dryboot.vllm.worker.encoder_profile` bounds (the Qwen2-VL, Qwen2.5-VL,
+#: Qwen3-VL / Qwen3.5 and GLM-4.1V / GLM-4.5V towers); any other supporting class's encoder term is
+#: refused by name in ``data`` mode
+PROFILED_DATA_TOWERS = frozenset(
+    {
+        "Qwen2VLForConditionalGeneration",
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+    }
+)
+
 FALLBACK_WARNING = (
     "This model does not support `--mm-encoder-tp-mode data`. Falling back to `--mm-encoder-tp-mode weights`."
 )
