@@ -60,7 +60,7 @@ def test_which_classes_support_data_mode(arch: str, version: str, kind: str) -> 
 def test_whole_tower_only_in_data_mode_for_sized_supporting_classes() -> None:
     assert whole_tower(QWEN25, "data", "0.28.0")
     assert not whole_tower(QWEN25, "weights", "0.28.0")
-    assert not whole_tower("IsaacForConditionalGeneration", "data", "0.28.0")  # supports it, not sized
+    assert not whole_tower("DotsOCRForCausalLM", "data", "0.28.0")  # supports it, not sized
     assert not whole_tower("Gemma3ForConditionalGeneration", "data", "0.28.0")
 
 
@@ -143,22 +143,24 @@ def test_the_dummy_items_split_over_the_ranks(items: int, tp: int, shares: tuple
 
 def test_a_supporting_class_not_sized_is_refused_by_name(tmp_path: Path) -> None:
     """Isaac (4 vision heads) at TP 8: refused as vLLM refuses it in weights mode; in data mode its
-    attention is built unsharded but its projector split, which dryboot does not model: refused by
-    name, not with weights mode's AssertionError."""
+    SigLIP-2 tower is built whole (its projector split): served. MiniCPM-V 4.6, a supporting class
+    whose data-mode tower dryboot does not size: its weights refused by name under TP."""
     config = json.loads((ARCHS / "IsaacForConditionalGeneration.json").read_text())
     rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "8")
     assert rc == 2 and "AssertionError" in doc["error"]
     rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "8", "--mm-encoder-tp-mode", "data")
-    assert rc == 2 and "--mm-encoder-tp-mode data" in doc["error"] and "not modelled" in doc["error"]
-    rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data")
-    assert rc == 0 and "IsaacForConditionalGeneration" in doc["weights"]["refused"]
+    assert rc == 0 and doc["weights"]["refused"] is None
+    minicpm = json.loads((ARCHS / "MiniCPMV4_6ForConditionalGeneration.json").read_text())
+    rc, doc = _plan(tmp_path, minicpm, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data")
+    refused = doc["weights"]["refused"]
+    assert rc == 0 and "MiniCPMV4_6ForConditionalGeneration" in refused and "not modelled" in refused
 
 
 @pytest.mark.parametrize(
     ("arch", "tp", "outcome"),
     [
         (QWEN25, 2, "sized"),
-        ("IsaacForConditionalGeneration", 2, "refused"),
+        ("IsaacForConditionalGeneration", 2, "sized"),
         ("IsaacForConditionalGeneration", 1, "sized"),
         ("Gemma3ForConditionalGeneration", 2, "fallback"),
         ("Qwen3ForCausalLM", 2, "no tower"),

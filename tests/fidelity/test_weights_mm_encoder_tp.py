@@ -65,7 +65,10 @@ def _mode(argv: list[str]) -> str:
 def _plan(tmp_path: Path, config: dict[str, Any], argv: list[str]) -> tuple[int, dict[str, Any]]:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config))
-    res = CliRunner().invoke(cli, ["plan", "--json", "--model", str(path), "--max-model-len", "4096", *argv])
+    # the recorder's length: 4096, or the model's own where shorter (Kimi-K2.5's tiny text model: 2048)
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    length = min(4096, int(text.get("max_position_embeddings") or 4096))
+    res = CliRunner().invoke(cli, ["plan", "--json", "--model", str(path), "--max-model-len", str(length), *argv])
     doc: dict[str, Any] = json.loads(res.stdout[res.stdout.find("{") :]) if "{" in res.stdout else {}
     return res.exit_code, doc
 

@@ -93,7 +93,8 @@ UNRESOLVED = frozenset(
 
 #: the towers dryboot sizes (and checks) whole per rank in ``data`` mode: every dimension of them
 #: that ``weights`` mode splits is a ``disable_tp`` layer then (attention, MLP, patch merger,
-#: Qwen3-VL's deepstack mergers)
+#: Qwen3-VL's deepstack mergers), except a projector the class builds without ``disable_tp``
+#: (Isaac's, Llama-4's ``multi_modal_projector``), which stays split
 SIZED_DATA_TOWERS = frozenset(
     {
         "Qwen2VLForConditionalGeneration",
@@ -106,6 +107,13 @@ SIZED_DATA_TOWERS = frozenset(
         "Qwen3_5ForConditionalGeneration",
         "Qwen3_5MoeForConditionalGeneration",
         "Glm4vMoeForConditionalGeneration",
+        # the tower whole, the projector split (compose.vision_language's split_in_data)
+        "IsaacForConditionalGeneration",
+        "Llama4ForConditionalGeneration",
+        # MoonViT-3D whole (its projector is replicated in either mode)
+        "KimiK25ForConditionalGeneration",
+        # its own class (0.27.1-0.28.0): the ViT's attention and MLP whole, the merger unsplit anyway
+        "HunYuanVLForConditionalGeneration",
     }
 )
 
