@@ -100,7 +100,9 @@ def test_the_encoder_profile_in_data_mode(tmp_path: Path, version: str) -> None:
     base = ("--gpu", "H100", "--vllm-version", version)
     weights = {tp: _encoder(_plan(tmp_path, config, *base, "--tensor-parallel-size", str(tp))[1]) for tp in (1, 2)}
     data = {
-        tp: _encoder(_plan(tmp_path, config, *base, "--tensor-parallel-size", str(tp), "--mm-encoder-tp-mode", "data")[1])
+        tp: _encoder(
+            _plan(tmp_path, config, *base, "--tensor-parallel-size", str(tp), "--mm-encoder-tp-mode", "data")[1]
+        )
         for tp in (1, 2)
     }
     # TP 1: the same tower, the pixel copy added (65,536 patches x 1,176 elements, 2-4 B)
@@ -111,7 +113,9 @@ def test_the_encoder_profile_in_data_mode(tmp_path: Path, version: str) -> None:
     assert data[2]["high"] == data[1]["high"] > weights[2]["high"]
     assert data[2]["low"] == 2 * weights[2]["low"]  # the gathered buffer: the item and rank 1's padding
     assert "1 of the 1 item(s) on the heaviest of 2 TP rank(s)" in data[2]["source"]
-    _, doc = _plan(tmp_path, config, *base, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data", "--skip-mm-profiling")
+    _, doc = _plan(
+        tmp_path, config, *base, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data", "--skip-mm-profiling"
+    )
     assert "--mm-encoder-tp-mode" not in json.dumps(doc["budget"])
     gemma = json.loads((ARCHS / "Gemma3ForConditionalGeneration.json").read_text())
     _, doc = _plan(tmp_path, gemma, *base, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data")
@@ -141,19 +145,37 @@ def test_the_dummy_items_split_over_the_ranks(items: int, tp: int, shares: tuple
     assert data_parallel_shares(items, tp) == shares
 
 
-def test_a_supporting_class_not_sized_is_refused_by_name(tmp_path: Path) -> None:
+def test_isaac_heads_tp_does_not_divide(tmp_path: Path) -> None:
     """Isaac (4 vision heads) at TP 8: refused as vLLM refuses it in weights mode; in data mode its
-    SigLIP-2 tower is built whole (its projector split): served. MiniCPM-V 4.6, a supporting class
-    whose data-mode tower dryboot does not size: its weights refused by name under TP."""
+    SigLIP-2 tower is built whole (its projector split): served."""
     config = json.loads((ARCHS / "IsaacForConditionalGeneration.json").read_text())
     rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "8")
     assert rc == 2 and "AssertionError" in doc["error"]
     rc, doc = _plan(tmp_path, config, "--tensor-parallel-size", "8", "--mm-encoder-tp-mode", "data")
     assert rc == 0 and doc["weights"]["refused"] is None
-    minicpm = json.loads((ARCHS / "MiniCPMV4_6ForConditionalGeneration.json").read_text())
-    rc, doc = _plan(tmp_path, minicpm, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data")
-    refused = doc["weights"]["refused"]
-    assert rc == 0 and "MiniCPMV4_6ForConditionalGeneration" in refused and "not modelled" in refused
+
+
+def test_a_supporting_class_not_sized_is_refused_by_name() -> None:
+    """``loader.encoder_tp_data`` for a supporting class whose data-mode tower is not sized
+    (InternVLChatModel: every supporting class dryboot walks is sized, so a report under its name
+    stands in): under TP its weights are refused by name; at TP 1 they stand."""
+    from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights
+
+    path = ARCHS / f"{QWEN25}.json"
+
+    def report(tp: int) -> Any:
+        kw: dict[str, Any] = {"tp": tp, "max_num_batched_tokens": 8192, "mm_encoder_tp_mode": "data"}
+        return encoder_tp_data(
+            model_weights(path, **kw),
+            lambda: model_weights(path, language_model_only=True, **kw),
+            "InternVLChatModel",
+            tp,
+            "0.28.0",
+        )
+
+    refused = report(2).refused
+    assert refused is not None and "InternVLChatModel" in refused and "not modelled" in refused
+    assert report(1).refused is None
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,17 @@ SIZED_DATA_TOWERS = frozenset(
         "KimiK25ForConditionalGeneration",
         # its own class (0.27.1-0.28.0): the ViT's attention and MLP whole, the merger unsplit anyway
         "HunYuanVLForConditionalGeneration",
+        # the towers these wrappers share with the ones above (Qwen3-VL's, Qwen2-VL's, GLM's,
+        # MiniCPM-V 4.6's SigLIP, InternViT), whole in data mode as there
+        "Alpamayo2Super",
+        "CohereCompassForConditionalGeneration",
+        "Cosmos3ForConditionalGeneration",
+        "Cosmos3EdgeForConditionalGeneration",
+        "Exaone4_5_ForConditionalGeneration",
+        "GlmOcrForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "QianfanOCRForConditionalGeneration",
     }
 )
 
