@@ -7,14 +7,16 @@
 Falling back to `--mm-encoder-tp-mode weights`." (whatever the TP size). For a class that has it,
 every tower layer built under ``is_vit_use_data_parallel()`` (``models/vision.py``) is a
 ``disable_tp`` linear: the whole tower, including the patch merger, is built unsharded on every TP
-rank (the images are split over the ranks instead), so the tower's head, MLP and merger widths
-need not divide TP.
+rank (the images are split over the ranks instead; a projector the class builds without
+``disable_tp`` stays split), so the tower's head, MLP and merger widths need not divide TP.
 
 :data:`SUPPORTS_DATA` lists the multimodal architectures whose class has the flag, per release
 (read from each release's ``_MULTIMODAL_MODELS`` and the classes' own definitions and bases);
 :data:`UNRESOLVED` the ones registered from ``vllm/models/<name>/`` packages whose class was not
 read (dryboot answers nothing for them). :data:`SIZED_DATA_TOWERS` are the towers whose data-mode
-layout dryboot sizes and checks (recorded: ``tests/fidelity/data/weights/recorded-*-mmtp*.json``).
+layout dryboot sizes and checks (recorded: ``tests/fidelity/data/weights/recorded-*-mmtp*.json``);
+a class may keep one part split (Isaac's and Llama-4's projectors, built without ``disable_tp``).
+:data:`PROFILED_DATA_TOWERS` are the classes whose data-mode encoder profile the budget bounds.
 """
 
 from __future__ import annotations
