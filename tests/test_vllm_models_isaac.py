@@ -94,23 +94,22 @@ def test_what_the_model_class_cannot_compose_is_refused(
 
 
 @pytest.mark.parametrize("tp", [1, 2])
-def test_serve_mm_encoder_tp_mode_data_refuses_the_weights_under_tp(tp: int) -> None:
+def test_serve_mm_encoder_tp_mode_data_builds_the_tower_whole(tp: int) -> None:
     """``--mm-encoder-tp-mode data`` (Isaac's class has ``supports_encoder_tp_data``) builds the
-    vision tower whole on every TP rank: under TP the weights are refused by name (the walk
-    sizes towers split over TP); at TP 1 the two modes hold the same tensors; a text-only model
-    is unaffected."""
+    SigLIP-2 tower whole on every TP rank and keeps the projector split (recorded:
+    ``recorded-*-mmtp.json``): under TP the rank holds more than in weights mode; at TP 1 the two
+    modes hold the same tensors; a text-only model is unaffected."""
 
-    def weights(arch: str, tp: int) -> dict[str, Any]:
-        serve = f"vllm serve x --max-model-len 8192 --tensor-parallel-size {tp} --mm-encoder-tp-mode data"
+    def weights(arch: str, tp: int, mode: str) -> dict[str, Any]:
+        serve = f"vllm serve x --max-model-len 8192 --tensor-parallel-size {tp} --mm-encoder-tp-mode {mode}"
         res = CliRunner().invoke(
             cli, ["plan", "--json", "--model", str(ARCHS / f"{arch}.json"), "--gpu", "H100", "--serve", serve]
         )
         doc: dict[str, Any] = json.loads(res.stdout[res.stdout.find("{") :])
         return dict(doc["weights"])
 
-    isaac = weights("IsaacForConditionalGeneration", tp)
-    if tp == 1:
-        assert isaac["refused"] is None
-    else:
-        assert "--mm-encoder-tp-mode data" in isaac["refused"] and "not modelled" in isaac["refused"]
-    assert weights("Qwen3ForCausalLM", tp)["refused"] is None
+    data, plain = (weights("IsaacForConditionalGeneration", tp, mode) for mode in ("data", "weights"))
+    assert data["refused"] is None and plain["refused"] is None
+    same = data["stages"][0]["allocated_bytes"] == plain["stages"][0]["allocated_bytes"]
+    assert same == (tp == 1)
+    assert weights("Qwen3ForCausalLM", tp, "data")["refused"] is None

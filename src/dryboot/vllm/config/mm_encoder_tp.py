@@ -7,14 +7,16 @@
 Falling back to `--mm-encoder-tp-mode weights`." (whatever the TP size). For a class that has it,
 every tower layer built under ``is_vit_use_data_parallel()`` (``models/vision.py``) is a
 ``disable_tp`` linear: the whole tower, including the patch merger, is built unsharded on every TP
-rank (the images are split over the ranks instead), so the tower's head, MLP and merger widths
-need not divide TP.
+rank (the images are split over the ranks instead; a projector the class builds without
+``disable_tp`` stays split), so the tower's head, MLP and merger widths need not divide TP.
 
 :data:`SUPPORTS_DATA` lists the multimodal architectures whose class has the flag, per release
 (read from each release's ``_MULTIMODAL_MODELS`` and the classes' own definitions and bases);
 :data:`UNRESOLVED` the ones registered from ``vllm/models/<name>/`` packages whose class was not
 read (dryboot answers nothing for them). :data:`SIZED_DATA_TOWERS` are the towers whose data-mode
-layout dryboot sizes and checks (recorded: ``tests/fidelity/data/weights/recorded-*-mmtp*.json``).
+layout dryboot sizes and checks (recorded: ``tests/fidelity/data/weights/recorded-*-mmtp*.json``);
+a class may keep one part split (Isaac's and Llama-4's projectors, built without ``disable_tp``).
+:data:`PROFILED_DATA_TOWERS` are the classes whose data-mode encoder profile the budget bounds.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ UNRESOLVED = frozenset(
 
 #: the towers dryboot sizes (and checks) whole per rank in ``data`` mode: every dimension of them
 #: that ``weights`` mode splits is a ``disable_tp`` layer then (attention, MLP, patch merger,
-#: Qwen3-VL's deepstack mergers)
+#: Qwen3-VL's deepstack mergers), except a projector the class builds without ``disable_tp``
+#: (Isaac's, Llama-4's ``multi_modal_projector``), which stays split
 SIZED_DATA_TOWERS = frozenset(
     {
         "Qwen2VLForConditionalGeneration",
@@ -105,6 +108,43 @@ SIZED_DATA_TOWERS = frozenset(
         "Step3VLForConditionalGeneration",
         "Qwen3_5ForConditionalGeneration",
         "Qwen3_5MoeForConditionalGeneration",
+        "Glm4vMoeForConditionalGeneration",
+        # the tower whole, the projector split (compose.vision_language's split_in_data)
+        "IsaacForConditionalGeneration",
+        "Llama4ForConditionalGeneration",
+        # MoonViT-3D whole (its projector is replicated in either mode)
+        "KimiK25ForConditionalGeneration",
+        # its own class (0.27.1-0.28.0): the ViT's attention and MLP whole, the merger unsplit anyway
+        "HunYuanVLForConditionalGeneration",
+        # the towers these wrappers share with the ones above (Qwen3-VL's, Qwen2-VL's, GLM's,
+        # MiniCPM-V 4.6's SigLIP, InternViT), whole in data mode as there
+        "Alpamayo2Super",
+        "CohereCompassForConditionalGeneration",
+        "Cosmos3ForConditionalGeneration",
+        "Cosmos3EdgeForConditionalGeneration",
+        "Exaone4_5_ForConditionalGeneration",
+        "GlmOcrForConditionalGeneration",
+        "MiniCPMV4_6ForConditionalGeneration",
+        "MiniCPMV4_7ForConditionalGeneration",
+        "QianfanOCRForConditionalGeneration",
+    }
+)
+
+#: the classes whose data-mode encoder profile dryboot bounds: each runs its tower through
+#: ``run_dp_sharded_mrope_vision_model`` (``models/vision.py``: the dummy items balanced over the TP
+#: ranks, each rank's share copied out of the pixel values, run whole, padded and all-gathered)
+#: and its tower is one :mod:`dryboot.vllm.worker.encoder_profile` bounds (the Qwen2-VL, Qwen2.5-VL,
+#: Qwen3-VL / Qwen3.5 and GLM-4.1V / GLM-4.5V towers); any other supporting class's encoder term is
+#: refused by name in ``data`` mode
+PROFILED_DATA_TOWERS = frozenset(
+    {
+        "Qwen2VLForConditionalGeneration",
+        "Qwen2_5_VLForConditionalGeneration",
+        "Qwen3VLForConditionalGeneration",
+        "Qwen3VLMoeForConditionalGeneration",
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Glm4vForConditionalGeneration",
         "Glm4vMoeForConditionalGeneration",
     }
 )

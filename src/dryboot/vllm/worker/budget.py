@@ -17,7 +17,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.config.compilation import compilation_settings
 from dryboot.vllm.config.hf import ModelGeometry
-from dryboot.vllm.config.mm_encoder_tp import support
+from dryboot.vllm.config.mm_encoder_tp import PROFILED_DATA_TOWERS, support
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
 from dryboot.vllm.versions import VersionRules
@@ -375,13 +375,16 @@ def estimate_budget(
             "the multimodal encoder's graphs are captured and measured too, and dryboot does not bound them",
         )
     data_mode = args.mm_encoder_tp_mode == "data" and support(model.architecture, rules.version) != "fallback"
-    if data_mode and mm_inputs and not args.skip_mm_profiling:
+    profiled_data = data_mode and model.architecture in PROFILED_DATA_TOWERS
+    if data_mode and not profiled_data and mm_inputs and not args.skip_mm_profiling:
         raise InputError(
             "activation",
             "multimodal encoder profiling",
             f"--mm-encoder-tp-mode data: {model.architecture}'s tower runs data-parallel (the profile's dummy items "
-            "split over the TP ranks, each rank's share through the whole tower), and dryboot bounds the encoder "
-            "only as weights mode splits it; --skip-mm-profiling or --mm-encoder-tp-mode weights",
+            "split over the TP ranks, each rank's share through the whole tower beside a copy of its input, even at "
+            "TP 1), and dryboot bounds that encoder only as weights mode runs it (bounded in data mode: "
+            + ", ".join(sorted(PROFILED_DATA_TOWERS))
+            + "); --skip-mm-profiling or --mm-encoder-tp-mode weights",
         )
     act = activation_terms(
         shape,
@@ -402,6 +405,7 @@ def estimate_budget(
         or 0,
         mm_limits=args.mm_limits,
         first_stage=pp_rank == 0,
+        encoder_data_parallel=profiled_data,
     )
     if drafter is not None and drafter_shape is None:
         hidden = getattr(getattr(drafter, "model", None), "hidden_size", 0)

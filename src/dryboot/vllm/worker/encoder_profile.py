@@ -1910,6 +1910,59 @@ def gemma4_audio_term(tower: VisionTower, batch: EncoderBatch, *, dtype_bytes: i
     return Term("activation: multimodal encoder", out, high, source)
 
 
+def data_parallel_shares(items: int, tp: int) -> tuple[int, ...]:
+    """The dummy items each TP rank runs under ``--mm-encoder-tp-mode data``
+    (``get_load_balance_assignment``, ``models/vision.py``, 0.27.1-0.33.0): the items sorted by
+    size, largest first (a stable sort: equal items keep their order), each to the first rank
+    with the least load; the profile's items are all one size, so they go round the ranks:
+    ``ceil(items / tp)`` to the first ``items % tp`` ranks (all where it divides), one fewer to
+    the rest, none where ``items < tp``.
+
+    :returns: items per rank, rank 0 first (``tp`` values)."""
+    return tuple(items // tp + (1 if rank < items % tp else 0) for rank in range(tp))
+
+
+def data_parallel_widest(
+    tower: VisionTower, batch: EncoderBatch, tp: int, dtype_bytes: int
+) -> tuple[int, int, int, int, int]:
+    """(low, high, certain, largest share, held): bytes of the tower's forward on the heaviest TP rank
+    under ``--mm-encoder-tp-mode data`` (``run_dp_sharded_mrope_vision_model``,
+    ``models/vision.py``): each rank copies its share's pixel values out of the batch
+    (``torch.cat``, the pixel values' dtype, alive until the function returns), runs the whole
+    tower over them (no TP split: :func:`tower_widest` at TP 1), pads its output to the largest
+    share (a rank with fewer items: an empty padding and the concatenation's copy) and, under
+    TP > 1, all-gathers ``tp x`` that largest share into a new buffer (at TP 1 the gather
+    returns its input), whose views the encoder cache keeps. For each rank's share (of
+    :func:`data_parallel_shares`): certain = the larger of the tower's certain point and the
+    end (its output, padding, padded copy and the gathered buffer). low: certain x
+    :data:`TOWER_SLACK` low plus the share's pixel copy at 2 B; high: certain x the high slack,
+    the tower's extra and the copy at 4 B; each the larger over the ranks' shares. held: what
+    the encoder cache keeps through the decoder's dummy run (the gathered buffer, or the
+    outputs at TP 1); certain: the largest certain point over the shares (factor 1); largest
+    share: the items rank 0 runs."""
+    b = dtype_bytes
+    shares = data_parallel_shares(batch.items, tp)
+    largest = shares[0]
+    per_item = tower.embeddings(batch.items, batch.tokens, batch.modality) // batch.items
+    width = tower.out_hidden_size * (1 + tower.deepstack) * b  # the tower's output row, deepstack joined
+    gathered = tp * largest * per_item * width if tp > 1 else 0
+    held = gathered or batch.items * per_item * width
+    low = high = widest = 0
+    for k in sorted(set(shares)):
+        tokens = k * batch.tokens_per_item
+        certain = extra = 0
+        if k:
+            certain, extra = tower_widest(tower, tower.patches(k, tokens, batch.modality), 1, b, tokens)
+        local = k * per_item * width
+        padded = (2 * largest - k) * per_item * width if k < largest else 0  # the padding and the cat's copy
+        certain = max(certain, local + padded + gathered)
+        widest = max(widest, certain)
+        copy = tower.pixels(k, tokens, batch.modality)
+        low = max(low, certain * TOWER_SLACK[0] // 100 + copy * PIXEL_BYTES[0])
+        high = max(high, certain * TOWER_SLACK[1] // 100 + extra + copy * PIXEL_BYTES[1])
+    return low, high, widest, largest, held
+
+
 def encoder_term(
     tower: VisionTower,
     batch: EncoderBatch,
@@ -1920,6 +1973,7 @@ def encoder_term(
     decoder_high: int,
     sizes: str = "published default sizes",
     dense_mask: bool = False,
+    data_parallel: bool = False,
 ) -> Term:
     """``activation: multimodal encoder``: what the encoder adds to the profile run's transient
     peak over the decoder's own terms (see the module text).
@@ -1932,7 +1986,11 @@ def encoder_term(
     the float32 pixel values, its rotary tables and a block's output) and the outputs with V1's
     float32 pixels. ``dense_mask``: the tower attends through one ``N x N`` mask in the model dtype
     over the batch's ``N`` patches, alive through every block (Pixtral up to 0.28,
-    :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point.
+    :data:`PIXTRAL_DENSE_MASK_UNTIL`); it joins the certain point. ``data_parallel``:
+    ``--mm-encoder-tp-mode data`` (a class of
+    :data:`~dryboot.vllm.config.mm_encoder_tp.PROFILED_DATA_TOWERS`): the heaviest rank's share
+    of the items through the whole tower, with its pixel copy and the gathered outputs
+    (:func:`data_parallel_widest`); the batch's pixel values are on every rank.
     """
     if batch.modality == "audio":
         return gemma4_audio_term(tower, batch, dtype_bytes=dtype_bytes, runner=runner)
@@ -1955,6 +2013,16 @@ def encoder_term(
     certain, extra = certain + mask, extra + mask
     tower_hi = certain * TOWER_SLACK[1] // 100 + extra + pixels * PIXEL_BYTES[1]
     tower_lo = certain * TOWER_SLACK[0] // 100 + pixels * PIXEL_BYTES[0]
+    split = ""
+    if data_parallel:
+        dp_lo, dp_hi, certain, largest, held = data_parallel_widest(tower, batch, tp, dtype_bytes)
+        held_lo, held_hi = held_lo - out + held, held_hi - out + held
+        tower_lo, tower_hi = dp_lo + pixels * PIXEL_BYTES[0], dp_hi + pixels * PIXEL_BYTES[1]
+        split = (
+            f"; --mm-encoder-tp-mode data: {largest} of the {batch.items} item(s) on the heaviest of {tp} TP rank(s), "
+            "through the whole tower beside its copy of their pixel values"
+            + (f", the {held / MIB:,.0f} MiB all-gathered outputs kept" if tp > 1 else "")
+        )
     low = max(held_lo, tower_lo - decoder_high)
     high = max(held_hi, tower_hi)
     source = (
@@ -1967,5 +2035,6 @@ def encoder_term(
         f"{decoder_high / MIB:,.0f} MiB); high: the tower's widest point x {TOWER_SLACK[0]}-{TOWER_SLACK[1]} % "
         f"({certain / MIB:,.0f} MiB at factor 1, plus float32 pixels and rotary tables)"
         + (f"; the dense block-diagonal attention mask ({mask / MIB:,.0f} MiB) included" if mask else "")
+        + split
     )
     return Term("activation: multimodal encoder", low, high, source)

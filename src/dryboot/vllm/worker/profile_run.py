@@ -399,6 +399,7 @@ def activation_terms(
     max_model_len: int = 0,
     mm_limits: Mapping[str, int] | None = None,
     first_stage: bool = True,
+    encoder_data_parallel: bool = False,
 ) -> list[Term]:
     """The profile run's transient peak as terms: ``activation: forward`` and
     ``activation: sampler`` (only the larger counts: the runs follow each other, so the smaller
@@ -417,7 +418,13 @@ def activation_terms(
     runs, ``activation: multimodal encoder`` is added
     (:func:`~dryboot.vllm.worker.encoder_profile.encoder_term`, over ``max_model_len`` and the
     ``mm_limits`` of ``--limit-mm-per-prompt``); on the V2 runner only the first pipeline stage
-    encodes (``first_stage``), on V1 every stage does.
+    encodes (``first_stage``), on V1 every stage does. ``encoder_data_parallel``:
+    ``--mm-encoder-tp-mode data`` for a class of
+    :data:`~dryboot.vllm.config.mm_encoder_tp.PROFILED_DATA_TOWERS` (the items split over the
+    ``tp`` ranks, each share through the whole tower: ``encoder_term``'s ``data_parallel``; a
+    rank with fewer items pads its output in the pixel values' dtype before 0.31, the tower's
+    after, the same: ``InputProcessingContext.call_hf_processor`` casts the processor's floating
+    tensors to the model dtype).
 
     :raises InputError: a multimodal model whose encoder is not one dryboot bounds (named).
     """
@@ -563,6 +570,7 @@ def activation_terms(
                 tower,
                 batch,
                 tp=tp,
+                data_parallel=encoder_data_parallel,
                 dtype_bytes=shape.dtype_bytes,
                 runner=runner,
                 decoder_high=decoder_high,

@@ -273,6 +273,7 @@ def vision_language(
     text_of: Callable[[Mapping[str, Any]], Any] | None = None,
     tower_of: Callable[[Mapping[str, Any]], Any] | None = None,
     quantized: Callable[[W.Quant], bool] | None = None,
+    split_in_data: Tower | None = None,
 ) -> Family:
     """A vision-language wrapper as vLLM composes it: the language model of ``text_config`` (or,
     in the older single-level configs, the config's own text fields) built as
@@ -293,6 +294,8 @@ def vision_language(
     with ``text_of`` the text config is required (:func:`text_config`: ``text_config``, required).
     ``quantized``: the quantization methods the wrapper's ``tower`` sizes itself (it reads the
     config's ``quantization_config``); the text model then gets the wrapper's ``quantization_config``.
+    ``split_in_data``: a part built beside ``tower`` (with it, and dropped with it) that stays
+    TP-split under ``--mm-encoder-tp-mode data`` while ``tower`` is built whole (Isaac's projector).
 
     On 0.33 the towers are built on the first stage alone (:func:`towers_on_stage`); a release's
     ``input_norm_towers`` add the tower's input normalization (:func:`add_input_norm`).
@@ -339,7 +342,8 @@ def vision_language(
         # --mm-encoder-tp-mode data: the tower unsharded on every TP rank (its class supports it)
         tp = 1 if whole_tower(arch, par.mm_encoder_tp_mode, par.vllm_version) else par.tp
         if not isinstance(tower, tuple):
-            return merged(weights, tower(vision, text, tp, ab))
+            weights = merged(weights, tower(vision, text, tp, ab))
+            return weights if split_in_data is None else merged(weights, split_in_data(vision, text, par.tp, ab))
         for mods, part in tower:
             if not all(m in args.zero_modalities for m in mods):
                 weights = merged(weights, part(vision, text, tp, ab))

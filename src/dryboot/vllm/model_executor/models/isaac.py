@@ -16,6 +16,9 @@ and H the text ``hidden_size``:
   ``fc1`` / ``fc2`` + biases, two LayerNorms), the post LayerNorm;
 * the projector (``IsaacVisionEmbedding``): ``linear_fc1`` ``ColumnParallelLinear`` ``[4h / TP,
   h]`` and ``linear_fc2`` ``RowParallelLinear`` ``[H, 4h / TP]``, neither with a bias.
+
+Under ``--mm-encoder-tp-mode data`` the tower's attention and MLP are ``disable_tp`` (whole on
+every rank), the projector stays split (``compose.vision_language``'s ``split_in_data``).
 """
 
 from __future__ import annotations
@@ -43,9 +46,17 @@ def projector(d: int, scale: int, out: int, tp: int) -> list[int]:
 
 
 def _tower(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """The SigLIP-2 tower on one rank (``tp`` 1 under ``--mm-encoder-tp-mode data``: its
+    attention and ``SiglipMLP`` are ``disable_tp`` there)."""
     v = {**DEFAULTS, **(config.get("vision_config") or {})}
-    counts = siglip2_naflex(v, tp)
-    counts += projector(
+    return tensors("vision", siglip2_naflex(v, tp), ab)
+
+
+def _projector(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``IsaacVisionEmbedding``'s projector on one rank: split by TP in either mode (its linears
+    take no ``disable_tp``)."""
+    v = {**DEFAULTS, **(config.get("vision_config") or {})}
+    counts = projector(
         W._int(v, "hidden_size"), W._int(v, "pixel_shuffle_scale_factor"), W._int(text, "hidden_size"), tp
     )
     return tensors("vision", counts, ab)
@@ -74,6 +85,12 @@ def mrope_text(text: Mapping[str, Any]) -> dict[str, Any]:
 
 FAMILIES: dict[str, Family] = {
     "IsaacForConditionalGeneration": vision_language(
-        "Qwen3ForCausalLM", _tower, ("image",), prepare=mrope_text, text_of=_text, tower_of=lambda c: c
+        "Qwen3ForCausalLM",
+        _tower,
+        ("image",),
+        prepare=mrope_text,
+        text_of=_text,
+        tower_of=lambda c: c,
+        split_in_data=_projector,
     ),
 }

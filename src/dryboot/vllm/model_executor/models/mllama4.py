@@ -13,6 +13,9 @@ model dtype:
   ``multi_modal_projector_bias``) and the projector ``linear_1`` ``[H_text / TP,
   vision_output_dim]`` (no bias).
 
+Under ``--mm-encoder-tp-mode data`` (``Llama4ForConditionalGeneration`` has
+``supports_encoder_tp_data``) the vision model and the adapter are built whole on every rank
+(``disable_tp`` linears, the attention's ``ReplicatedLinear``), the projector stays split.
 ``--language-model-only`` or ``--limit-mm-per-prompt`` image 0 drops them. A quantized checkpoint
 keeps them so (vLLM builds them with ``quant_config=None``); its language model is
 :func:`.llama4.quantized_walk`'s.
@@ -52,13 +55,11 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
     positions = (W._int(v, "image_size") // p) ** 2 + 1
     pin, pout = W._int(v, "projector_input_dim"), W._int(v, "projector_output_dim")
     pin_r = W._divide(pin, tp, "projector_input_dim")
-    h_r = W._divide(W._int(text, "hidden_size"), tp, "the projector's width")
     bias = bool(v.get("multi_modal_projector_bias"))
     sizes = [d, positions * d, d_r * c * p * p, d, d, d, d]
     block = [3 * d_r * d, 3 * d_r, d * d_r, d, i_r * d, i_r, d * i_r, d, d, d, d, d]
     sizes += block * W._int(v, "num_hidden_layers")
     sizes += [pin_r * inter, *([pin_r] if bias else []), pout * pin_r, *([pout] if bias else [])]
-    sizes.append(h_r * W._int(v, "vision_output_dim"))
     w = W.RankWeights()
     for n in sizes:
         w.add("vision", n * ab)
@@ -66,11 +67,23 @@ def _tower(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W
     return w
 
 
-_UNQUANTIZED = vision_language("Llama4ForCausalLM", _tower, modalities=("image",))
+def _projector(v: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """``Llama4MultiModalProjector.linear_1`` on one rank, ``[H_text / TP, vision_output_dim]``:
+    a ``ColumnParallelLinear`` without ``disable_tp``, split in either ``--mm-encoder-tp-mode``."""
+    v = {**DEFAULTS, **v}
+    h_r = W._divide(W._int(text, "hidden_size"), tp, "the projector's width")
+    w = W.RankWeights()
+    w.add("vision", h_r * W._int(v, "vision_output_dim") * ab)
+    return w
+
+
+_UNQUANTIZED = vision_language("Llama4ForCausalLM", _tower, modalities=("image",), split_in_data=_projector)
 #: a quantized checkpoint: the tower and projectors are built with ``quant_config=None`` (0.28.0,
 #: 0.30.0, 0.33.0 read), so in the model dtype as above; the language model quantized as
 #: :func:`.llama4.quantized_walk` says, under its ``language_model.`` names
-_QUANTIZED = vision_language(Family(llama4.walk), _tower, modalities=("image",), quantized=lambda q: True)
+_QUANTIZED = vision_language(
+    Family(llama4.walk), _tower, modalities=("image",), quantized=lambda q: True, split_in_data=_projector
+)
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
