@@ -2,7 +2,8 @@
 
 ``data/weights/load-trace-*.json`` (``record_load_trace.py``): the order in which vLLM allocates and
 releases its storages while it builds, loads and post-processes a model on the meta device.
-Replayed through :mod:`caching_allocator` under the ``max_split_size_mb`` 20 vLLM loads with
+Replayed through dryboot's model of the caching allocator
+(:mod:`dryboot.vllm.model_executor.model_loader.allocator`) under the ``max_split_size_mb`` 20 vLLM loads with
 (``Worker._scoped_allocator_max_split``, 0.27.1-0.33), the blocks held give the logged line where
 the tensors alone (dryboot's walk, byte for byte vLLM's) do not.
 """
@@ -13,9 +14,11 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from caching_allocator import MIB, NO_SPLIT_LIMIT, replay
+from dataclasses import dataclass
+from typing import Any
 
 from dryboot.vllm.gpus import parse_gpu
+from dryboot.vllm.model_executor.model_loader.allocator import MIB, NO_SPLIT_LIMIT, Event, replay, round_size
 from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
 
 HERE = Path(__file__).resolve().parent
@@ -23,6 +26,33 @@ DATA = HERE / "data" / "weights"
 REPO = HERE.parents[1]
 AWQ = "meta-llama--Meta-Llama-3.1-8B+AWQ-INT4-hugging-quants"
 GIB = 1 << 30
+
+
+def trace_events(trace: dict[str, Any]) -> list[Event]:
+    """``record_load_trace.py``'s ``events`` (``[op, id, bytes]``; op -1: ``id`` released) as the
+    allocator's events."""
+    return [(sid, 0 if op < 0 else nbytes) for op, sid, nbytes in trace["events"]]
+
+
+@dataclass
+class TraceReplay:
+    """A trace replayed: ``allocated`` (the allocator's count of the blocks held at the end),
+    ``tensor_blocks`` (the storages still alive, each in 512-byte blocks: the meta-device oracle's
+    figure), ``built`` (both at ``built_at``, before the post-load step) and ``held``: (operator,
+    bytes, block bytes) of every storage alive at the end whose block is larger."""
+
+    allocated: int
+    tensor_blocks: int
+    built: tuple[int, int]
+    held: list[tuple[str, int, int]]
+
+
+def replay_trace(trace: dict[str, Any], max_split: int) -> TraceReplay:
+    built_at = int(trace["built_at"])
+    r = replay(trace_events(trace), max_split, marks=(built_at,))
+    op_of = {sid: str(trace["ops"][op]) for op, sid, _ in trace["events"] if op >= 0}
+    held = [(op_of[k], n, block) for k, (n, block) in r.live.items() if block != round_size(n)]
+    return TraceReplay(r.allocated, r.tensor_blocks, r.marks[built_at], held)
 
 
 def _logged(stem: str) -> float:
@@ -47,7 +77,7 @@ def test_the_allocator_explains_the_awq_marlin_line() -> None:
     tensors = recorded[f"{AWQ} RTX 3090 --tensor-parallel-size 1"]["allocated_bytes"]
     walk = model_weights(DATA / "quant-configs" / AWQ, tp=1, **serving_gpu(parse_gpu("RTX 3090"), "0.28.0"))
     assert walk.stages[0].allocated_bytes == tensors == 5_761_540_096
-    loaded = replay(trace, 20 * MIB)
+    loaded = replay_trace(trace, 20 * MIB)
     assert loaded.tensor_blocks == tensors  # the trace holds the recorded tensors
     assert loaded.allocated - tensors == 47 * MIB // 2  # 23.5 MiB
     held = Counter((op, n, block) for op, n, block in loaded.held)
@@ -59,7 +89,7 @@ def test_the_allocator_explains_the_awq_marlin_line() -> None:
     for stem in ("kvroute-llama31-8b-awq-3090-v0.28.0-pcie", "kvroute-llama31-8b-awq-3090-v0.28.0-roofline"):
         assert f"{loaded.allocated / GIB:.2f}" == f"{_logged(stem):.2f}" == "5.39"
         assert f"{tensors / GIB:.2f}" != "5.39"  # the walk's figure misses the line (KNOWN_MISSES)
-    unsplit = replay(trace, NO_SPLIT_LIMIT)
+    unsplit = replay_trace(trace, NO_SPLIT_LIMIT)
     assert f"{unsplit.allocated / GIB:.2f}" == "5.37"
 
 
@@ -73,7 +103,7 @@ def test_the_replay_gives_the_segment_rule_of_an_unquantized_boot() -> None:
     attention layer from the built model, 160 KiB, which vLLM's post-load step moves to the host:
     ``docs/weights.md``)."""
     trace = json.loads((DATA / "load-trace-0.27.1-Qwen--Qwen3-32B-A100-80GB-tp2.json").read_text())
-    loaded = replay(trace, 20 * MIB)
+    loaded = replay_trace(trace, 20 * MIB)
     assert loaded.allocated - loaded.tensor_blocks == 257 * MIB // 4  # 64.25 MiB
     assert f"{loaded.allocated / GIB:.2f}" == f"{_logged('kubesimplify-qwen3-32b-rtxpro6000se-tp2'):.2f}"
     walk = model_weights(
