@@ -20,7 +20,7 @@ import pytest
 
 from dryboot.vllm.gpus import parse_gpu
 from dryboot.vllm.model_executor.model_loader.allocator import MIB, NO_SPLIT_LIMIT, Event, replay, round_size
-from dryboot.vllm.model_executor.model_loader.load_order import AwqMarlin, DenseDecoder, load_events
+from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Marlin4, load_events
 from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu
 from dryboot.vllm.model_executor.model_loader.weights import (
     LOAD_MAX_SPLIT,
@@ -180,7 +180,7 @@ def test_the_emitted_awq_marlin_order_is_vllms() -> None:
     (5,786,181,632 bytes held at the end, 5.39); ``ordered_llama_load`` derives that geometry from
     the config on the RTX 3090 (82 SMs: the workspace)."""
     trace = json.loads((DATA / f"load-trace-0.28.0-{AWQ}-RTX3090-tp1.json").read_text())
-    m = replace(LLAMA31_8B, quant=AwqMarlin(group_size=128, sm_count=82))
+    m = replace(LLAMA31_8B, quant=Marlin4("awq", group_size=128, sm_count=82))
     order = load_events(m)
     _same_replays(trace, order.events, order.built_at)
     assert replay(order.events, LOAD_MAX_SPLIT).allocated == 5_786_181_632
@@ -189,6 +189,32 @@ def test_the_emitted_awq_marlin_order_is_vllms() -> None:
     par = Parallel(capability=gpu["compute_capability"], sm_count=gpu["sm_count"], vllm_version="0.28.0")
     quant = _on_gpu(quant_from_config(config, None), par, "llama")
     assert ordered_llama_load(config, "LlamaForCausalLM", quant, par, 2, 128256) == m
+
+
+GPTQ = "meta-llama--Meta-Llama-3.1-8B+GPTQ-Int4-g128"
+
+
+def test_the_emitted_gptq_marlin_order_is_vllms() -> None:
+    """Meta-Llama-3.1-8B GPTQ 4-bit (symmetric, group 128, no act-order) on vLLM 0.28.0 on an RTX 3090
+    (``record_load_trace.py``, the quant-configs stand-in): the emitted order (``qweight``, ``g_idx``,
+    ``qzeros``, ``scales`` per layer; after loading the workspace, ``g_idx`` emptied, the repacked
+    ``qweight``, the permuted scales, ``qzeros`` released) is the trace's, and the walk's figure is
+    its replay: 24 MiB over the tensors (the rotary blocks taken by layer 0's 56 / 28 MiB qweights
+    and, after their release, by repacked ones; unsplit 2.25 MiB blocks under 1.75 MiB scales):
+    5.36 GiB where the per-tensor rule gave 5.34."""
+    trace = json.loads((DATA / f"load-trace-0.28.0-{GPTQ}-RTX3090-tp1.json").read_text())
+    m = replace(LLAMA31_8B, quant=Marlin4("gptq", group_size=128, sm_count=82))
+    order = load_events(m)
+    _same_replays(trace, order.events, order.built_at)
+    r = replay(order.events, LOAD_MAX_SPLIT)
+    assert r.surplus == 24 * MIB
+    recorded = json.loads((DATA / "quant-recorded-0.28.0.json").read_text())["cases"]
+    tensors = recorded[f"{GPTQ} RTX 3090 --tensor-parallel-size 1"]["allocated_bytes"]
+    walk = model_weights(DATA / "quant-configs" / GPTQ, tp=1, **serving_gpu(parse_gpu("RTX 3090"), "0.28.0"))
+    assert walk.stages[0].allocated_bytes == tensors == r.tensor_blocks
+    assert walk.stages[0].loaded_bytes == r.allocated
+    assert walk.stages[0].log_line() == "Model loading took 5.36 GiB memory"
+    assert f"{tensors / GIB:.2f}" == "5.34"
 
 
 def test_the_emitted_unquantized_order_is_vllms() -> None:
@@ -222,8 +248,21 @@ def test_the_emitted_unquantized_order_is_vllms() -> None:
     ],
 )
 def test_an_order_not_emitted_keeps_the_per_tensor_rule(arch: str, gpu: str, version: str, tp: int) -> None:
-    config = json.loads((DATA / "quant-configs" / AWQ / "config.json").read_text())
-    g = serving_gpu(parse_gpu(gpu), version)
-    par = Parallel(tp=tp, capability=g["compute_capability"], sm_count=g["sm_count"], vllm_version=version)
+    for name in (AWQ, GPTQ):
+        config = json.loads((DATA / "quant-configs" / name / "config.json").read_text())
+        g = serving_gpu(parse_gpu(gpu), version)
+        par = Parallel(tp=tp, capability=g["compute_capability"], sm_count=g["sm_count"], vllm_version=version)
+        quant = _on_gpu(quant_from_config(config, None), par, "llama")
+        assert ordered_llama_load(config, arch, quant, par, 2, 128256) is None
+
+
+def test_autoround_keeps_the_per_tensor_rule() -> None:
+    """AutoRound's GPTQ-packed layers go through INC's method (not traced): not emitted."""
+    config = json.loads(
+        (DATA / "quant-configs" / "meta-llama--Meta-Llama-3.1-8B+AutoRound-W4A16" / "config.json").read_text()
+    )
+    g = serving_gpu(parse_gpu("RTX 3090"), "0.28.0")
+    par = Parallel(capability=g["compute_capability"], sm_count=g["sm_count"], vllm_version="0.28.0")
     quant = _on_gpu(quant_from_config(config, None), par, "llama")
-    assert ordered_llama_load(config, arch, quant, par, 2, 128256) is None
+    assert quant.wna16 is not None and quant.wna16.packing == "gptq"
+    assert ordered_llama_load(config, "LlamaForCausalLM", quant, par, 2, 128256) is None

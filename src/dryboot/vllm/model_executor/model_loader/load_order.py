@@ -1,5 +1,5 @@
 """The device allocations of a load in vLLM's order, for what dryboot makes exact: a Llama-family
-dense decoder on vLLM 0.28.0, unquantized or AWQ served by Marlin.
+dense decoder on vLLM 0.28.0, unquantized or AWQ / GPTQ 4-bit served by Marlin.
 
 ``Model loading took`` counts the caching allocator's blocks (:mod:`.allocator`), and a block
 freed during the load and taken whole by a later, smaller request counts whole. Two phases of
@@ -49,10 +49,13 @@ ATTENTION_POST_LOAD_SCALARS = 4
 
 
 @dataclass(frozen=True)
-class AwqMarlin:
-    """AWQ 4-bit with zero points, served by Marlin: ``group_size`` rows per scale group,
+class Marlin4:
+    """4-bit weight-only layers served by Marlin: ``packing`` ``awq`` (zero points; ``qweight
+    [k, n / 8]``, ``qzeros``, ``scales``) or ``gptq`` (symmetric, no act-order; ``qweight
+    [k / 8, n]``, ``g_idx [k]``, ``qzeros``, ``scales``), ``group_size`` rows per scale group,
     ``sm_count`` multiprocessors (the int32 workspace per layer)."""
 
+    packing: str
     group_size: int
     sm_count: int
 
@@ -75,7 +78,7 @@ class DenseDecoder:
     tied: bool
     positions: int
     rotary_dim: int
-    quant: AwqMarlin | None = None
+    quant: Marlin4 | None = None
 
 
 class _Keys:
@@ -91,18 +94,23 @@ class _Keys:
 class _Linear:
     k: int
     n: int
-    keys: tuple[int, ...]  # the parameters as built: (weight,) or (qweight, qzeros, scales)
+    keys: tuple[int, ...]  # the parameters as built: (weight,) or :func:`_packed_bytes`' tensors
 
 
-def _awq_bytes(q: AwqMarlin, k: int, n: int, ab: int) -> tuple[int, int, int]:
-    """AWQ's ``qweight [k, n / 8]`` and ``qzeros [k / g, n / 8]`` int32, ``scales [k / g, n]``."""
+def _packed_bytes(q: Marlin4, k: int, n: int, ab: int) -> tuple[int, ...]:
+    """The parameters ``create_weights`` allocates, in its order (bytes): AWQ's ``qweight [k, n / 8]``
+    and ``qzeros [k / g, n / 8]`` int32, ``scales [k / g, n]``; GPTQ's ``qweight [k / 8, n]``, ``g_idx
+    [k]`` int32, then the same ``qzeros`` and ``scales``."""
     groups = k // q.group_size
-    return k * n // AWQ_PACK * 4, groups * n // AWQ_PACK * 4, groups * n * ab
+    qweight, qzeros, scales = k * n // AWQ_PACK * 4, groups * n // AWQ_PACK * 4, groups * n * ab
+    if q.packing == "gptq":
+        return qweight, 4 * k, qzeros, scales
+    return qweight, qzeros, scales
 
 
 def _linear(m: DenseDecoder, key: _Keys, k: int, n: int, out: list[Event]) -> _Linear:
     """``create_weights`` of one linear layer of ``k`` inputs and ``n`` outputs."""
-    sizes = (k * n * m.act_bytes,) if m.quant is None else _awq_bytes(m.quant, k, n, m.act_bytes)
+    sizes = (k * n * m.act_bytes,) if m.quant is None else _packed_bytes(m.quant, k, n, m.act_bytes)
     keys = tuple(key() for _ in sizes)
     out.extend(zip(keys, sizes, strict=True))
     return _Linear(k, n, keys)
@@ -143,10 +151,29 @@ def _unpack(key: _Keys, packed: int) -> Generator[Event, None, tuple[int, int]]:
     return reordered, repacked
 
 
-def _marlin(m: DenseDecoder, q: AwqMarlin, key: _Keys, lin: _Linear) -> Iterator[Event]:
-    """One AWQ layer's ``process_weights_after_loading`` under Marlin (bytes as built)."""
+def _gptq_marlin(m: DenseDecoder, q: Marlin4, key: _Keys, lin: _Linear) -> Iterator[Event]:
+    """One symmetric GPTQ layer's ``process_weights_after_loading`` under Marlin: the workspace,
+    ``g_idx`` replaced by an empty one, ``gptq_marlin_repack`` (the packed ``qweight`` released),
+    ``marlin_permute_scales`` (the scales released), the unused ``qzeros`` released."""
+    qweight, g_idx, qzeros, scales = lin.keys
+    qb, _, _, sb = _packed_bytes(q, lin.k, lin.n, m.act_bytes)
+    yield key(), 4 * q.sm_count  # marlin_make_workspace_new: int32 [sms], kept
+    yield g_idx, 0
+    yield key(), qb
+    yield qweight, 0
+    yield key(), sb
+    yield scales, 0
+    yield qzeros, 0
+
+
+def _marlin(m: DenseDecoder, q: Marlin4, key: _Keys, lin: _Linear) -> Iterator[Event]:
+    """One layer's ``process_weights_after_loading`` under Marlin (bytes as built): AWQ's below,
+    GPTQ's :func:`_gptq_marlin`."""
+    if q.packing == "gptq":
+        yield from _gptq_marlin(m, q, key, lin)
+        return
     qweight, qzeros, scales = lin.keys
-    qb, zb, sb = _awq_bytes(q, lin.k, lin.n, m.act_bytes)
+    qb, zb, sb = _packed_bytes(q, lin.k, lin.n, m.act_bytes)
     shifts = key()
     yield shifts, AWQ_SHIFTS_BYTES
     q_reordered, q_gptq = yield from _unpack(key, qb)

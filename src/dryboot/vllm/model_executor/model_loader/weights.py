@@ -84,7 +84,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     scaled_refusal,
 )
 from dryboot.vllm.model_executor.model_loader.allocator import MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_SIZE
-from dryboot.vllm.model_executor.model_loader.load_order import AwqMarlin, DenseDecoder, load_surplus
+from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Marlin4, load_surplus
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
 from dryboot.vllm.versions import known_model_types, rules_for
@@ -1511,8 +1511,10 @@ def ordered_llama_load(
     ``LlamaForCausalLM`` on vLLM 0.28.0 at TP 1 without pipeline stages, in 16 bits, a
     ``default`` / ``llama3`` rotary table over the whole head, no projection biases, served by AWQ
     4-bit with zero points through Marlin on every layer (a GPU of known SM count), the LM head in
-    the model dtype. (Unquantized layers and GPTQ are not emitted: no trace of their load order
-    is recorded for this family.)"""
+    the model dtype; or by symmetric GPTQ 4-bit without act-order (the release's ``g_idx``
+    parameter built) likewise. (Unquantized layers are emitted by :func:`.load_order.load_events`
+    and checked against vLLM's trace, but not applied here: the corpus's bf16 Llama-3.1-8B boot is
+    0.15.1's, logged 14.99, where 0.28.0's order gives 15.00.)"""
     if arch != "LlamaForCausalLM" or par.vllm_version not in ORDERED_LOAD_RELEASES:
         return None
     if par.tp != 1 or par.pp != 1 or ab != 2:
@@ -1528,7 +1530,9 @@ def ordered_llama_load(
     if float(config.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))) != 1.0:
         return None
     q = quant.wna16
-    if q is None or q.packing != "awq" or quant.scaled is not None or q.head_scheme() is not None or q.sm_count is None:
+    if q is None or quant.method not in ("awq", "gptq") or q.packing != quant.method or quant.scaled is not None:
+        return None
+    if q.head_scheme() is not None or q.sm_count is None or q.desc_act or not q.g_idx_param:
         return None
     h, inter = _int(config, "hidden_size"), _int(config, "intermediate_size")
     nq = _int(config, "num_attention_heads")
@@ -1541,7 +1545,8 @@ def ordered_llama_load(
         "mlp.down_proj": (inter, h),
     }
     scheme = q.scheme
-    if scheme.bits != 4 or scheme.sym or scheme.group_size <= 0:
+    awq = q.packing == "awq"
+    if scheme.bits != 4 or scheme.sym == awq or scheme.group_size <= 0:  # AWQ: zero points; GPTQ: symmetric
         return None
     for li in range(_int(config, "num_hidden_layers")):
         for name, (k, _) in linears.items():
@@ -1549,7 +1554,7 @@ def ordered_llama_load(
                 return None
     for k, n in linears.values():
         c = MPLinearLayerConfig(
-            k=k, n=n, full_k=k, bits=4, zero_points=True, group_size=scheme.group_size, has_g_idx=False, act_bytes=ab
+            k=k, n=n, full_k=k, bits=4, zero_points=awq, group_size=scheme.group_size, has_g_idx=False, act_bytes=ab
         )
         try:
             kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark, humming=q.humming)
@@ -1568,7 +1573,7 @@ def ordered_llama_load(
         tied=bool(config.get("tie_word_embeddings", False)),
         positions=_int(config, "max_position_embeddings"),
         rotary_dim=hd,
-        quant=AwqMarlin(scheme.group_size, q.sm_count),
+        quant=Marlin4(q.packing, scheme.group_size, q.sm_count),
     )
 
 
