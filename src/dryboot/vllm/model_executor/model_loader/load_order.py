@@ -23,9 +23,10 @@ Facts from vLLM 0.28.0's model classes (``models/llama.py``: ``LlamaDecoderLayer
 ``self_attn`` (``qkv_proj``, ``o_proj``, the rotary module, ``Attention``), then ``mlp``
 (``gate_up_proj``, ``down_proj``), then ``input_layernorm`` and ``post_attention_layernorm``;
 ``LlamaModel``: ``embed_tokens``, the layers, ``norm``; ``LlamaForCausalLM``: the model, then
-``lm_head`` unless tied) and from the recorded trace
-``tests/fidelity/data/weights/load-trace-0.28.0-…AWQ…-RTX3090-tp1.json`` (the order of every
-storage vLLM allocates and frees on the meta device), which the emitted order reproduces for
+``lm_head`` unless tied) and from the recorded traces
+``tests/fidelity/data/weights/load-trace-0.28.0-meta-llama--Meta-Llama-3.1-8B*.json`` (AWQ-INT4 and
+GPTQ-Int4 on an RTX 3090, bf16; the order of every storage vLLM allocates and frees on the meta
+device), which the emitted order reproduces for
 every request above 1 MiB (smaller ones come from the small pool, whose blocks are always the
 request rounded to 512 bytes; the rotary module's ``inv_freq`` arithmetic is one event here).
 Loading the checkpoint itself copies into the built parameters (no device allocation).
