@@ -98,15 +98,9 @@ MODELLED = [
 
 #: modelled boots whose logged weights dryboot does not reproduce yet, each with what the log shows
 #: (strict: a fix turns the entry into a failure to remove from here; issue 33 (c))
-KNOWN_MISSES: dict[str, str] = {
-    stem: "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4 on vLLM 0.28.0 (auto_awq, Marlin on an RTX 3090): "
-    "dryboot's 5,761,540,096 bytes (5.3659 GiB) are vLLM's own after process_weights_after_loading, byte for "
-    "byte (quant-recorded-0.28.0.json); the line logs 5.39 (at least 5.385): 0.019-0.029 GiB the tensors do not "
-    "hold, what the caching allocator keeps of freed oversize blocks under max_split_size_mb 20 (the rotary "
-    "table's float32 intermediates, auto_awq's unpack intermediates, taken whole by later 28 / 56 MiB qweights): "
-    "load_segment_bytes assumes fresh segments (not modelled)"
-    for stem in ("kvroute-llama31-8b-awq-3090-v0.28.0-pcie", "kvroute-llama31-8b-awq-3090-v0.28.0-roofline")
-}
+KNOWN_MISSES: dict[str, str] = {}
+# (the kvroute AWQ-INT4 boots, 5.39 against the per-tensor rule's 5.37, are reproduced since the
+# load's allocation order is emitted and replayed: model_loader/load_order.py, test_load_trace.py)
 
 
 def _params(entries: list[dict[str, Any]]) -> list[Any]:

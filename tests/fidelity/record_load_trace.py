@@ -13,7 +13,8 @@ memory (``quant_fakes.SHADOWS``) are left out. Nothing here comes from dryboot.
 ``Model loading took`` is the CUDA caching allocator's count of the blocks held once loading is done
 (``docs/weights.md``, "What the log line measures"): a block taken whole is counted whole, so the
 same tensors can count more than their 512-byte blocks when a freed block of the load is reused.
-``tests/fidelity/caching_allocator.py`` replays a trace through a model of that allocator.
+dryboot's ``model_loader/allocator.py`` replays a trace through a model of that allocator
+(``test_load_trace.py``), and ``model_loader/load_order.py`` emits the same order from a config.
 
 ``RECORD_CONFIGS``: another folder of configs (an unquantized one is traced as well); ``RECORD_OUT``:
 write elsewhere. Writes ``data/weights/load-trace-<vllm version>-<NAME>-<GPU>-tp<TP>.json``:

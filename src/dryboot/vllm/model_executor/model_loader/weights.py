@@ -54,6 +54,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.backends import flashinfer_kv_counter_bytes
 from dryboot.vllm.config.mm_encoder_tp import whole_tower
 from dryboot.vllm.lora.model_manager import LoRATensor
+from dryboot.vllm.model_executor.kernels.linear.mixed_precision import MPLinearLayerConfig, choose_mp_linear_kernel
 from dryboot.vllm.model_executor.layers.quantization import (
     QUANT_RULES,
     check_attention_buffer,
@@ -82,6 +83,8 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
     ct_scaled_from_config,
     scaled_refusal,
 )
+from dryboot.vllm.model_executor.model_loader.allocator import MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_SIZE
+from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Marlin4, load_surplus
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
 from dryboot.vllm.versions import known_model_types, rules_for
@@ -90,16 +93,16 @@ GiB = 1 << 30
 #: vLLM's ``DEFAULT_VOCAB_PADDING_SIZE``
 VOCAB_PADDING = 64
 #: the CUDA caching allocator rounds every allocation up to 512 bytes (``kMinBlockSize``)
-ALLOC_ROUND = 512
+ALLOC_ROUND = MIN_BLOCK
 #: the caching allocator's pools and segments (bytes): requests up to ``kSmallSize`` (1 MiB) come from
 #: the small pool's 2 MiB segments; larger ones below ``kMinLargeAlloc`` (10 MiB) from 20 MiB segments
 #: (``kLargeBuffer``); from 10 MiB on a request gets a segment of its size rounded up to ``kRoundLarge``
 #: (2 MiB). A large-pool block is split (the request counts alone) only when the request is below
 #: ``max_split_size`` and more than ``kSmallSize`` remains; otherwise the whole segment is allocated
 #: (``DeviceCachingAllocator::should_split``, ``get_allocation_size``).
-ALLOC_SMALL_SIZE = 1 << 20
-ALLOC_MIN_LARGE = 10 << 20
-ALLOC_ROUND_LARGE = 2 << 20
+ALLOC_SMALL_SIZE = SMALL_SIZE
+ALLOC_MIN_LARGE = MIN_LARGE_ALLOC
+ALLOC_ROUND_LARGE = ROUND_LARGE
 #: ``max_split_size_mb`` while vLLM loads the weights: ``Worker.load_model`` sets 20 (PyTorch's
 #: smallest) inside ``_scoped_allocator_max_split`` (0.27.1-0.33 ``v1/worker/gpu_worker.py``)
 LOAD_MAX_SPLIT = 20 << 20
@@ -111,7 +114,9 @@ def load_segment_bytes(nbytes: int, max_split: int = LOAD_MAX_SPLIT) -> int:
     where the allocator does not split it (a request of ``max_split`` or more, or one that leaves
     at most 1 MiB of its segment). Assumes a fresh segment (no cached block of the load is reused)
     and PyTorch's default segments: with ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`` every
-    block is split and the tensor counts alone. E.g. Qwen3-32B's ``down_proj`` at TP 2 (5120 x 12800
+    block is split and the tensor counts alone. Where dryboot emits the load's allocation order
+    (:func:`ordered_llama_load`), the replay of that order (:mod:`.allocator`) replaces this rule,
+    freed blocks of the load reused included. E.g. Qwen3-32B's ``down_proj`` at TP 2 (5120 x 12800
     bf16, 125 MiB) counts 126 MiB."""
     size = -(-nbytes // ALLOC_ROUND) * ALLOC_ROUND
     if size < ALLOC_MIN_LARGE:  # the small pool, or a split 20 MiB segment
@@ -1516,7 +1521,100 @@ def _walk(
         w.own("normalizer", ab, buffer=True)
     if ckpt is not None:
         ckpt.leftover(layers, n_experts)
-    return w.result()
+    out = w.result()
+    order = ordered_llama_load(config, str(arch), quant, par, ab, vocab_r)
+    if order is not None:
+        _replay_load(out, order)
+    return out
+
+
+#: the releases whose load order :mod:`.load_order` emits (vLLM 0.28.0's model classes, Marlin's
+#: post-load step and the ``max_split_size_mb`` 20 scope of the load)
+ORDERED_LOAD_RELEASES = ("0.28.0",)
+
+
+def ordered_llama_load(
+    config: Mapping[str, Any], arch: str, quant: Quant, par: Parallel, ab: int, vocab_r: int
+) -> DenseDecoder | None:
+    """The geometry whose load's allocation order dryboot emits (:func:`.load_order.load_events`),
+    or ``None`` where it does not and the per-tensor rule (:func:`load_segment_bytes`) stays:
+    ``LlamaForCausalLM`` on vLLM 0.28.0 at TP 1 without pipeline stages, in 16 bits, a
+    ``default`` / ``llama3`` rotary table over the whole head, no projection biases, served by AWQ
+    4-bit with zero points through Marlin on every layer (a GPU of known SM count), the LM head in
+    the model dtype; or by symmetric GPTQ 4-bit without act-order (the release's ``g_idx``
+    parameter built) likewise. (Unquantized layers are emitted by :func:`.load_order.load_events`
+    and checked against vLLM's trace, but not applied here: the corpus's bf16 Llama-3.1-8B boot is
+    0.15.1's, logged 14.99, where 0.28.0's order gives 15.00.)"""
+    if arch != "LlamaForCausalLM" or par.vllm_version not in ORDERED_LOAD_RELEASES:
+        return None
+    if par.tp != 1 or par.pp != 1 or ab != 2:
+        return None
+    if config.get("attention_bias") or config.get("mlp_bias"):
+        return None
+    rope = config.get("rope_parameters") or config.get("rope_scaling") or {}
+    if not isinstance(rope, Mapping) or str(rope.get("rope_type", rope.get("type", "default"))) not in (
+        "default",
+        "llama3",
+    ):
+        return None
+    if float(config.get("partial_rotary_factor", rope.get("partial_rotary_factor", 1.0))) != 1.0:
+        return None
+    q = quant.wna16
+    if q is None or quant.method not in ("awq", "gptq") or q.packing != quant.method or quant.scaled is not None:
+        return None
+    if q.head_scheme() is not None or q.sm_count is None or q.desc_act or not q.g_idx_param:
+        return None
+    h, inter = _int(config, "hidden_size"), _int(config, "intermediate_size")
+    nq = _int(config, "num_attention_heads")
+    nkv = _int(config, "num_key_value_heads", nq)
+    hd = config.get("head_dim") or h // nq
+    linears = {
+        "self_attn.qkv_proj": (h, (nq + 2 * nkv) * hd),
+        "self_attn.o_proj": (nq * hd, h),
+        "mlp.gate_up_proj": (h, 2 * inter),
+        "mlp.down_proj": (inter, h),
+    }
+    scheme = q.scheme
+    awq = q.packing == "awq"
+    if scheme.bits != 4 or scheme.sym == awq or scheme.group_size <= 0:  # AWQ: zero points; GPTQ: symmetric
+        return None
+    for li in range(_int(config, "num_hidden_layers")):
+        for name, (k, _) in linears.items():
+            if q.layer_scheme(f"model.layers.{li}.{name}") != scheme or k % scheme.group_size:
+                return None
+    for k, n in linears.values():
+        c = MPLinearLayerConfig(
+            k=k, n=n, full_k=k, bits=4, zero_points=awq, group_size=scheme.group_size, has_g_idx=False, act_bytes=ab
+        )
+        try:
+            kernel = choose_mp_linear_kernel(c, q.capability, allspark=q.allspark, humming=q.humming)
+        except InputError:
+            return None
+        if kernel != "MarlinLinearKernel" or n % 64 or k % 128:  # Marlin's tiles: no padding
+            return None
+    return DenseDecoder(
+        vocab_rows=vocab_r,
+        hidden=h,
+        layers=_int(config, "num_hidden_layers"),
+        qkv=(nq + 2 * nkv) * hd,
+        o_in=nq * hd,
+        inter=inter,
+        act_bytes=ab,
+        tied=bool(config.get("tie_word_embeddings", False)),
+        positions=_int(config, "max_position_embeddings"),
+        rotary_dim=hd,
+        quant=Marlin4(q.packing, scheme.group_size, q.sm_count),
+    )
+
+
+def _replay_load(out: RankWeights, order: DenseDecoder) -> None:
+    """``out``'s surplus over its tensors' blocks from the load replayed in vLLM's order
+    (:func:`.load_order.load_surplus` under :data:`LOAD_MAX_SPLIT`) instead of the per-tensor
+    rule, where the replayed tensors are the walk's own to the byte (otherwise ``out`` is left
+    as it is: the emitted order does not describe this layout)."""
+    allocated, tensors = load_surplus(order, LOAD_MAX_SPLIT)
+    if tensors == out.allocated_bytes:
+        out.load_segment_bytes = allocated - tensors
 
 
 def _moe_layer(
