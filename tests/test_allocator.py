@@ -42,3 +42,26 @@ def test_a_small_request_never_takes_an_oversize_block_and_frees_merge() -> None
     # a lone freed 2.25 MiB block between live ones: 0.5 MiB would remain (not more than 1 MiB): whole
     events = [(1, 9 * MIB // 4), (2, 9 * MIB // 4), (4, 31 * MIB // 2), (1, 0), (3, 7 * MIB // 4)]
     assert replay(events, 20 * MIB).surplus == MIB // 2
+
+
+def test_the_large_pool_alone_gives_the_whole_replay() -> None:
+    """``load_surplus`` replays only the requests over 1 MiB: on Llama-3.1-8B's emitted loads (bf16,
+    AWQ and GPTQ through Marlin) it equals the replay of every event, under the split limit and
+    without one."""
+    from dataclasses import replace
+
+    from dryboot.vllm.model_executor.model_loader.load_order import (
+        DenseDecoder,
+        Marlin4,
+        load_events,
+        load_surplus,
+    )
+
+    bf16 = DenseDecoder(
+        vocab_rows=128256, hidden=4096, layers=32, qkv=6144, o_in=4096, inter=14336, act_bytes=2, tied=False,
+        positions=131072, rotary_dim=128,
+    )  # fmt: skip
+    for m in (bf16, replace(bf16, quant=Marlin4("awq", 128, 82)), replace(bf16, quant=Marlin4("gptq", 128, 82))):
+        for limit in (LOAD_MAX_SPLIT, NO_SPLIT_LIMIT):
+            whole = replay(load_events(m).events, limit)
+            assert load_surplus(m, limit) == (whole.allocated, whole.tensor_blocks)
