@@ -28,6 +28,8 @@ BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 #: the PLE layers' n-gram embedding without its default CPU offload (which needs UVA)
 NO_OFFLOAD = [*BASE, "--engram-config", '{"cpu_offload": false}']
 MTP = '{"method": "mtp", "num_speculative_tokens": 1}'
+#: no image a prompt (the wrapper's tower is built all the same)
+IMAGE0 = '{"image": 0}'
 
 
 #: what each record keeps of the oracle's answer: the KV cache groups, and the engine start's
@@ -102,6 +104,19 @@ CASES: dict[str, tuple[str, list[str]]] = {
     ),
     "step5-sparse-autofit": ("step5-sparse", ["--kv-cache-memory-bytes", "200M", "--max-model-len", "-1"]),
     "step5-sparse-override": ("step5-sparse", [*BASE, "--num-gpu-blocks-override", "2000"]),
+    # what dryboot's plan of Step5ForConditionalGeneration adds (planned through Step5's text rules):
+    # the perception-encoder tower's TP checks (its MLP width int(width * mlp_ratio), its heads),
+    # which --language-model-only and a zero image limit leave built; a text config naming no
+    # architectures; a max length, an fp8 cache, two pipeline stages
+    "step5-vl-lmo": ("step5-vl", [*BASE, "--language-model-only"]),
+    "step5-vl-tp2-lmo": ("step5-vl", [*BASE, "--tensor-parallel-size", "2", "--language-model-only"]),
+    "step5-vl-tp2-limit0": ("step5-vl", [*BASE, "--tensor-parallel-size", "2", "--limit-mm-per-prompt", IMAGE0]),
+    "step5-vl-mlp4-tp2": ("step5-vl-mlp4", [*BASE, "--tensor-parallel-size", "2"]),
+    "step5-vl-heads1-tp2": ("step5-vl-heads1", [*BASE, "--tensor-parallel-size", "2"]),
+    "step5-vl-unnamed": ("step5-vl-unnamed", BASE),
+    "step5-vl-len2048": ("step5-vl", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"]),
+    "step5-vl-fp8": ("step5-vl", [*BASE, "--kv-cache-dtype", "fp8"]),
+    "step5-vl-pp2": ("step5-vl", [*BASE, "--pipeline-parallel-size", "2"]),
 }
 
 

@@ -201,6 +201,8 @@ def test_step5_without_sparse_layers_is_served() -> None:
 
 #: Step5's text model, planned on 0.33.0 (``models/step5.py``, ``kv_cache_utils/repeat_packed.py``)
 PLANNED_STEP5 = ("Step5ForCausalLM",)
+#: its multimodal wrapper, planned through its text rules (test_dryboot_plans_step5_vl_as_vllm)
+STEP5_VL = "Step5ForConditionalGeneration"
 #: its recorded flag sets (every config whose architecture is Step5ForCausalLM)
 STEP5_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)["architectures"][0] in PLANNED_STEP5)
 
@@ -230,7 +232,7 @@ def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[s
         (v, name)
         for v in RELEASES
         for name in sorted({name for name, _ in Q.cases_for(v).values()})
-        if name not in PLAIN and Q.config(name)["architectures"][0] not in PLANNED_STEP5
+        if name not in PLAIN and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
     ],
 )
 def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str, name: str) -> None:
@@ -344,3 +346,42 @@ def _group_layers(case: H.Case) -> list[list[str]]:
     doc = json.loads(res.stdout)
     stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
     return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]
+
+
+#: Step5's multimodal wrapper, planned on 0.33.0 through Step5's text rules (``wrappers.WRAPPERS``)
+STEP5_VL_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)["architectures"][0] == STEP5_VL)
+
+
+def test_step5_vl_cases_cover_the_tower_checks() -> None:
+    """11 flag sets on the wrapper's configs: vLLM builds the perception-encoder tower before the
+    language model, under --language-model-only and a zero image limit too, so TP 2 fails on its
+    MLP width (int(64 * 8960 / 1536) = 373) or its heads (1); a text config naming no
+    architectures is refused; the rest is served."""
+    rec = Q.recorded()
+    refused = {c: rec[c]["vllm"]["error"] for c in STEP5_VL_CASES if not rec[c]["vllm"]["ok"]}
+    assert len(STEP5_VL_CASES) == 11
+    assert refused == {
+        "step5-vl-tp2": "AssertionError: 373 is not divisible by 2",
+        "step5-vl-tp2-lmo": "AssertionError: 373 is not divisible by 2",
+        "step5-vl-tp2-limit0": "AssertionError: 373 is not divisible by 2",
+        "step5-vl-heads1-tp2": "AssertionError: embed_dim must be divisible by num_heads",
+        "step5-vl-unnamed": "ValueError: No model architectures are specified",
+    }
+
+
+@pytest.mark.parametrize("cid", STEP5_VL_CASES)
+def test_dryboot_plans_step5_vl_as_vllm(tmp_path: Path, cid: str) -> None:
+    """Every recorded Step5ForConditionalGeneration flag set: dryboot's plan (blocks, groups and
+    their ``language_model.``-prefixed members) is vLLM 0.33.0's; its refusals are vLLM's words."""
+    name, argv = Q.CASES[cid]
+    v = Q.recorded()[cid]["vllm"]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    d = H.run_dryboot(case, Q.VERSION)
+    verdict = H.compare(v, d)
+    assert verdict["agree"], verdict
+    if not v["ok"]:
+        assert d.get("refused") and verdict["same_refusal"], verdict
+        return
+    assert v["final_block_size"] == d["block_size"]
+    assert not verdict["diffs"]
+    assert _group_layers(case) == v["group_layers"]

@@ -416,12 +416,13 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     caches = R.step5_caches(model)
     block, kv_bytes = R.check_engine_config(cfg, log)
     tp = args.tensor_parallel_size
-    specs = R.step5_specs(caches, block, max(1, caches.num_kv_heads // tp), kv_bytes)
+    prefix = model.naming.layer_prefix
+    specs = R.step5_specs(caches, block, max(1, caches.num_kv_heads // tp), kv_bytes, prefix)
     R.check_ring(specs)
     _, hidden = P.drafter_layers(cfg, block)  # extract_hidden_states: a group of its own, last
     groups = R.group_specs(specs) + tuple((n,) for n, _ in hidden)
     specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
-    stage_names = R.stage_layers(specs, caches, args)
+    stage_names = R.stage_layers(specs, caches, args, prefix)
     workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
     in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
     pools = [

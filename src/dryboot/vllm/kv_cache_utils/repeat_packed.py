@@ -318,9 +318,12 @@ def capacity(pools: list[Pool], length: int, available: int, override: int | Non
     )
 
 
-def stage_layers(specs: dict[str, AttentionSpec], caches: Step5Caches, args: EngineArgs) -> list[frozenset[str]] | None:
+def stage_layers(
+    specs: dict[str, AttentionSpec], caches: Step5Caches, args: EngineArgs, prefix: str = "model.layers"
+) -> list[frozenset[str]] | None:
     """The cache layers each pipeline stage's worker builds (``get_pp_indices``), or ``None``
-    without pipeline parallelism.
+    without pipeline parallelism. ``prefix``: the decoder layers' module path (see
+    :func:`step5_specs`).
 
     :raises InputError: a stage without a cache layer, or stages of which some hold a DSA layer
         and some none: their workers report different KV cache layouts (vLLM's AssertionError).
@@ -330,7 +333,8 @@ def stage_layers(specs: dict[str, AttentionSpec], caches: Step5Caches, args: Eng
         return None
     ranges = pp_stage_ranges(len(caches.dsa_layers), pp, args.pp_layer_partition)
     stages = [
-        frozenset(n for n in specs if n.startswith("model.layers.") and int(n.split(".")[2]) in r) for r in ranges
+        frozenset(n for n in specs if n.startswith(f"{prefix}.") and int(n[len(prefix) + 1 :].split(".")[0]) in r)
+        for r in ranges
     ]
     if any(not st for st in stages):
         raise InputError("--pipeline-parallel-size", str(pp), "a stage holds no layer")
@@ -407,11 +411,14 @@ def step5_caches(model: ModelGeometry) -> Step5Caches:
     return caches
 
 
-def step5_specs(caches: Step5Caches, block: int, kv_heads: int, kv_bytes: int) -> dict[str, AttentionSpec]:
+def step5_specs(
+    caches: Step5Caches, block: int, kv_heads: int, kv_bytes: int, prefix: str = "model.layers"
+) -> dict[str, AttentionSpec]:
     """(layer name -> spec) of every cache, module order: per DSA layer its KV
-    (``model.layers.<i>.self_attn.attn``), its summary cache (``.sparse_summary_cache``) and its
+    (``<prefix>.<i>.self_attn.attn``), its summary cache (``.sparse_summary_cache``) and its
     tail ring (``.csa_tail_ring``); per sliding layer its KV. ``kv_heads`` per rank, ``kv_bytes``
-    per element."""
+    per element; ``prefix`` the decoder layers' module path (``model.layers``; the multimodal
+    wrapper's ``language_model.model.layers``)."""
     content = 2 * caches.head_dim * kv_bytes
     dtype = "fp8_e4m3" if kv_bytes == 1 else "bfloat16"
     out: dict[str, AttentionSpec] = {}
@@ -434,7 +441,7 @@ def step5_specs(caches: Step5Caches, block: int, kv_heads: int, kv_bytes: int) -
         )
 
     for i, dsa in enumerate(caches.dsa_layers):
-        p = f"model.layers.{i}.self_attn.attn"
+        p = f"{prefix}.{i}.self_attn.attn"
         if not dsa:
             out[p] = kv(LayerKind.SLIDING, caches.sliding_window, "FLASH_ATTN", None)
             continue

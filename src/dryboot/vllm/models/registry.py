@@ -18,7 +18,7 @@ from dryboot.vllm import DATA
 from dryboot.vllm.models.dense import DECODERS, LLAMA4
 from dryboot.vllm.models.encoder_tp import data_mode_towers
 from dryboot.vllm.models.llama import EAGLE_HEADS, eagle_head_refusal
-from dryboot.vllm.models.wrappers import BUILT_AS, WRAPPERS
+from dryboot.vllm.models.wrappers import BUILT_AS, VERIFIED_BY_TEXT_FAMILY, WRAPPERS
 from dryboot.vllm.versions import rules_for, unverified_reason
 
 if TYPE_CHECKING:
@@ -169,8 +169,14 @@ class Family:
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.
 
+        A wrapper of :data:`~dryboot.vllm.models.wrappers.VERIFIED_BY_TEXT_FAMILY` is checked by
+        its language model's family (:func:`family_of`), which makes its tower's checks too.
+
         :raises InputError: naming the field and vLLM's reason.
         """
+        if self.delegates and model.architecture in VERIFIED_BY_TEXT_FAMILY:
+            family_of(model).verify(model, tensor_parallel_size)
+            return
         check = getattr(self.module(), "verify", None)
         if check is not None:
             check(model, tensor_parallel_size)
@@ -404,13 +410,6 @@ NOT_MODELLED: dict[str, str] = {
         "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
         "on tiny configs, 0.29.0-0.33.0); not modelled (its target's plain layout is planned, the MTP drafter refused)"
     ),
-    "Step5ForConditionalGeneration": (
-        "multimodal wrapper (step5/nvidia/vl.py: Step3p7ForConditionalGeneration's perception-encoder frontend; "
-        "vLLM's own Step5VLConfig, model_type step5_vl) of Step5's text model: its vision frontend is not modelled "
-        "(its tensor-parallel checks included: vLLM 0.33.0 refuses the recorded tiny config at TP 2 in the tower, "
-        "AssertionError: 373 is not divisible by 2), though it groups its text model's caches as the text model "
-        f"does (recorded); {_STEP5}"
-    ),
     "Step5MTP": (
         "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "
         "num_hidden_layers on, typed by layer_types_with_mtp, so a full_attention one is a DSA layer with its "
@@ -576,6 +575,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "CohereCompassForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # DeepSeek-V4's multimodal wrapper (deepseek_v4/common/vl_model.py): the text model's caches
     "DeepseekV4ForConditionalGeneration": ("0.30.0", "0.31.0", "0.32.0", "0.33.0"),
+    # Step5's multimodal wrapper (step5/nvidia/vl.py): Step5's text rules on text_config, the
+    # perception-encoder tower's TP checks
+    "Step5ForConditionalGeneration": ("0.33.0",),
 }
 
 

@@ -16,8 +16,10 @@ own ``Step5Config``, ``transformers_utils/configs/step5.py``, model_type ``step5
   those keys and on the DSA layers' geometry are made here (``config.py``
   ``get_step5_sparse_config``, ``model.py`` ``_validate_step5_dsa_parallel_geometry``).
 
-Its MTP drafter (``Step5MTP``) and the multimodal wrapper (``Step5ForConditionalGeneration``)
-are not planned.
+Its multimodal wrapper (``Step5ForConditionalGeneration``, ``step5/nvidia/vl.py``: vLLM's own
+``Step5VLConfig``, model_type ``step5_vl``) is read through these rules on its ``text_config``
+(:data:`dryboot.vllm.models.wrappers.WRAPPERS`), its perception-encoder tower's tensor-parallel
+checks made first (:func:`verify`). Its MTP drafter (``Step5MTP``) is not planned.
 """
 
 from __future__ import annotations
@@ -321,11 +323,42 @@ def _groups_per_rank(total: int, tp: int, what: str) -> int:
     )
 
 
+#: the wrapper's tower dimension whose check vLLM words apart (``PerceptionEncoderVisionAttention``
+#: asserts on its heads with this message; the other dimensions are ``divide``'s)
+TOWER_HEADS = "vision_config.heads"
+
+
+def verify_tower(model: ModelGeometry, tensor_parallel_size: int) -> None:
+    """The wrapper's perception-encoder frontend, which ``Step3p7ForConditionalGeneration``
+    builds before its language model: TP must divide each block's attention heads, its MLP width
+    and the projector's output (``model.parallel.tower_heads``, in that order; none for the text
+    model; under ``--mm-encoder-tp-mode data`` one TP does not divide is refused before, by
+    :func:`dryboot.vllm.models.encoder_tp.data_mode_towers`: that mode is not recorded).
+
+    :raises InputError: naming the dimension and vLLM's AssertionError."""
+    tp = tensor_parallel_size
+    for path, size in model.parallel.tower_heads:
+        if size % tp:
+            words = (
+                "embed_dim must be divisible by num_heads"
+                if path == TOWER_HEADS
+                else f"{size} is not divisible by {tp}"
+            )
+            raise InputError(
+                model.source,
+                path,
+                f"{size} at tensor parallel size {tp}: AssertionError: {words} ({model.architecture}'s "
+                "perception-encoder frontend, built before the language model)",
+            )
+
+
 def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
-    """The KV heads against TP (``Step5Attention``), and a DSA config's parallel geometry
+    """The wrapper's tower (:func:`verify_tower`), then the KV heads against TP
+    (``Step5Attention``), and a DSA config's parallel geometry
     (``_validate_step5_dsa_parallel_geometry``).
 
     :raises InputError: naming vLLM's reason."""
+    verify_tower(model, tensor_parallel_size)
     tp, kv = tensor_parallel_size, model.num_kv_heads
     experts = model.parallel.moe_experts
     if experts is not None and tp > experts[1]:

@@ -166,15 +166,26 @@ WRAPPERS: dict[str, tuple[str, dict[str, str]]] = {
     # Step3VLConfig (vLLM's) reads text_config as a Step3TextConfig, handed to
     # init_vllm_registered_model as is: its architectures must be given (NAMED_ONLY)
     "Step3VLForConditionalGeneration": ("step3_vl.py", {"step3_text": "Step3TextForCausalLM"}),
+    # Step5VLConfig (vLLM 0.33.0's own) reads text_config as a Step5Config, handed to
+    # init_vllm_registered_model as is (step5/nvidia/vl.py: Step3p7ForConditionalGeneration's
+    # __init__): Step5's text rules, its DSA caches on the repeat-pattern packing included
+    "Step5ForConditionalGeneration": ("vllm.models.step5", {"step5": "Step5ForCausalLM"}),
     # not a wrapper: DeepseekV3ForCausalLM with Mistral's weight names (mistral_large_3.py)
     "MistralLarge3ForCausalLM": ("mistral_large_3.py", {"deepseek_v3": "DeepseekV3ForCausalLM"}),
 }
 
 
+#: :data:`WRAPPERS` whose plan names the language model's layers by their module path in the
+#: wrapper (its ``language_model`` attribute), where its family's plan lists layer names
+LANGUAGE_MODEL_LAYERS = {"Step5ForConditionalGeneration": "language_model.model.layers"}
+
+
 #: :data:`WRAPPERS` whose text ``model_type`` transformers maps to no causal-LM class: vLLM
 #: builds the language model only when the text config names its ``architectures`` (a text config
 #: built from a dict keeps ``architectures=None`` whatever its class says), else it refuses.
-NAMED_ONLY = frozenset({"Step3VLForConditionalGeneration"})
+#: Step5VLConfig's Step5Config likewise (vLLM 0.33.0 refuses a text config without them, recorded:
+#: ``tests/fidelity/data/refused-0.33/``, case step5-vl-unnamed).
+NAMED_ONLY = frozenset({"Step3VLForConditionalGeneration", "Step5ForConditionalGeneration"})
 
 
 @dataclass(frozen=True)
@@ -994,7 +1005,10 @@ def _wrapped(f: ConfigFields, architecture: str, families: Mapping[str, Language
     family = families[inner]
     inner_defaults = DECODERS[inner].defaults if inner in DECODERS else family.defaults(f)
     model = family.read(f.with_defaults(inner_defaults), inner)
-    return model.evolve(architecture=architecture, tower_heads=_wrapper_towers(f, architecture))
+    fields: dict[str, Any] = {"architecture": architecture, "tower_heads": _wrapper_towers(f, architecture)}
+    if architecture in LANGUAGE_MODEL_LAYERS:
+        fields["layer_prefix"] = LANGUAGE_MODEL_LAYERS[architecture]
+    return model.evolve(**fields)
 
 
 def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
@@ -1027,6 +1041,22 @@ def _wrapper_towers(f: ConfigFields, architecture: str) -> tuple[tuple[str, int]
     if architecture == "HCXVisionForCausalLM":
         # its CLIP or SigLIP vision tower's attention (CLIPVisionConfig / SiglipVisionConfig: 12 heads)
         return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 12)),)
+    if architecture == "Step5ForConditionalGeneration":
+        # Step3p7ForConditionalGeneration's frontend, built before the language model: each
+        # PerceptionEncoder block's attention heads, then its MLP (ColumnParallelLinear up to
+        # int(width * mlp_ratio)), then vit_large_projector (ColumnParallelLinear to the text
+        # model's hidden_size); PerceptionEncoderConfig's defaults
+        heads = size("vision_config.heads", 16)
+        width = size("vision_config.width", 1536)
+        ratio = _at(f.root, "vision_config.mlp_ratio")
+        ratio = 8960 / 1536 if ratio is None else ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or ratio <= 0:
+            raise InputError(f.source, "vision_config.mlp_ratio", f"must be a positive number, got {ratio!r}")
+        return (
+            ("vision_config.heads", heads),
+            ("int(vision_config.width * vision_config.mlp_ratio)", int(width * ratio)),
+            ("text_config.hidden_size", f.integer("hidden_size")),
+        )
     if architecture == "Step3VLForConditionalGeneration":
         # Step3VisionAttention (Step3VisionEncoderConfig: 16 heads)
         return (("vision_config.num_attention_heads", size("vision_config.num_attention_heads", 16)),)
@@ -1055,6 +1085,13 @@ def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
     if hunyuan and model.parallel.tower_heads and rules.hunyuan_vl_whole_tower:
         return model.evolve(tower_heads=())
     return model
+
+
+#: wrappers whose language model's family makes the tensor-parallel checks vLLM makes while
+#: building the wrapper, its tower's first (:meth:`dryboot.vllm.models.registry.Family.verify`
+#: asks that family instead of this module's ``verify``): Step5's (``models/step5.py`` ``verify``:
+#: the perception-encoder frontend, then Step5's KV heads and DSA geometry)
+VERIFIED_BY_TEXT_FAMILY = frozenset({"Step5ForConditionalGeneration"})
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:

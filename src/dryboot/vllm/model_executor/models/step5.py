@@ -19,4 +19,8 @@ UNSIZED: dict[str, str] = {
         "vllm/models/step5's DSA layers (Step5FusedQKVIndexerLinear: attention and sparse-indexer projections in "
         "one GEMM, split by index_tp_size), head-wise gates and MoE block are not sized"
     ),
+    "Step5ForConditionalGeneration": (
+        "Step5's text model (vllm/models/step5's DSA layers, head-wise gates and MoE block) and the wrapper's "
+        "perception-encoder tower and projector (step5/nvidia/vl.py, Step3p7's frontend) are not sized"
+    ),
 }
