@@ -45,6 +45,12 @@ CASES: list[tuple[str, str, dict[str, object]]] = [
         "RTX PRO 6000 Blackwell",
         {"max-model-len": "65536", "language-model-only": "true"},
     ),
+    # AWQ through Marlin on 0.28.0: the load's allocation order replayed (model_loader/load_order.py)
+    (
+        "tests/fidelity/data/weights/quant-configs/meta-llama--Meta-Llama-3.1-8B+AWQ-INT4-hugging-quants/config.json",
+        "RTX 3090",
+        {"max-model-len": "8192"},
+    ),
 ]
 LIMIT_MS = 20.0
 
