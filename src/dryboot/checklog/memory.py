@@ -457,7 +457,7 @@ def check_memory(
     if not lines:
         return None
     # at call: only a boot with memory lines reads checkpoint headers and runs the budget model
-    from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights, serving_gpu
+    from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu, weights_as_served
     from dryboot.vllm.transformers_utils.config import load_config_json
     from dryboot.vllm.worker.budget import estimate_budget
     from dryboot.vllm.worker.profile_run import forward_shape
@@ -508,13 +508,15 @@ def check_memory(
                 mm_encoder_tp_mode=args.mm_encoder_tp_mode,
             )
 
-        weights = walk(args.language_model_only)
-        if args.mm_encoder_tp_mode == "data":
-            # a logged --mm-encoder-tp-mode data: the towers as vLLM builds them then
-            lmo = args.language_model_only
-            weights = encoder_tp_data(
-                weights, lambda: walk(not lmo), p.model.architecture, args.tensor_parallel_size, args.vllm_version, lmo
-            )
+        # a logged --mm-encoder-tp-mode data: the towers as vLLM builds them then
+        weights = weights_as_served(
+            walk,
+            p.model.architecture,
+            args.tensor_parallel_size,
+            args.vllm_version,
+            args.language_model_only,
+            args.mm_encoder_tp_mode,
+        )
     except InputError as exc:
         return compare_memory(lines, None, refused=f"weights: {exc.line()}", notes=tuple(notes), **common)
     if weights.refused or not weights.stages:

@@ -355,10 +355,10 @@ def _weights(
     max_model_len: int | None = None,
 ) -> Any:
     """The per-rank weights report for the plan (``model_loader.loader.model_weights``); under
-    ``--mm-encoder-tp-mode data`` as vLLM serves ``architecture`` so (``loader.encoder_tp_data``);
+    ``--mm-encoder-tp-mode data`` as vLLM serves ``architecture`` so (``loader.weights_as_served``);
     ``max_model_len``: the length a rotary table spans (:func:`_weights_len`)."""
     # at call: only a plan reads checkpoint headers; other commands never load the loader
-    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, encoder_tp_data
+    from dryboot.vllm.model_executor.model_loader.loader import WeightsReport, weights_as_served
 
     if path is None:
         return WeightsReport(refused="no model directory")
@@ -368,19 +368,13 @@ def _weights(
             partition = tuple(int(x) for x in str(args.pp_layer_partition).split(","))
         except ValueError:
             raise InputError("VLLM_PP_LAYER_PARTITION", None, "not comma-separated integers") from None
-    report = _model_weights(
-        Path(path), args, load_format, expert_parallel, partition, args.language_model_only, max_model_len
-    )
-    if args.mm_encoder_tp_mode != "data":
-        return report
-    lmo = args.language_model_only
-    return encoder_tp_data(
-        report,
-        lambda: _model_weights(Path(path), args, load_format, expert_parallel, partition, not lmo, max_model_len),
+    return weights_as_served(
+        lambda lmo: _model_weights(Path(path), args, load_format, expert_parallel, partition, lmo, max_model_len),
         architecture,
         args.tensor_parallel_size,
         args.vllm_version,
-        lmo,
+        args.language_model_only,
+        args.mm_encoder_tp_mode,
     )
 
 

@@ -64,7 +64,7 @@ from dryboot.vllm.config.hf import ModelGeometry
 from dryboot.vllm.dtypes import CustomKVCacheDtype, parse_custom_kv_cache_dtype
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.gpus import GPU
-from dryboot.vllm.model_executor.model_loader.loader import encoder_tp_data, model_weights, serving_gpu
+from dryboot.vllm.model_executor.model_loader.loader import model_weights, serving_gpu, weights_as_served
 from dryboot.vllm.transformers_utils.config import load_config_json, load_model
 from dryboot.vllm.versions import resolve_version, rules_for
 
@@ -326,17 +326,14 @@ def _plan_with_budget(profile: Profile, args: EngineArgs, policies: Policies) ->
             max_model_len=weights_max_model_len(profile.model, args, profile.drafter),
         )
 
-    weights = walk(args.language_model_only)
-    if args.mm_encoder_tp_mode == "data":
-        lmo = args.language_model_only
-        weights = encoder_tp_data(
-            weights,
-            lambda: walk(not lmo),
-            profile.model.architecture,
-            args.tensor_parallel_size,
-            args.vllm_version,
-            lmo,
-        )
+    weights = weights_as_served(
+        walk,
+        profile.model.architecture,
+        args.tensor_parallel_size,
+        args.vllm_version,
+        args.language_model_only,
+        args.mm_encoder_tp_mode,
+    )
     stage0 = weights.stages[0].loaded_bytes if weights.stages and not weights.refused else None
     drafter_weights, drafter_refused = drafter_weights_term(profile.drafter, args, config)
     bp = plan_with_budget(

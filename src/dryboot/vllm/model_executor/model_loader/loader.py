@@ -284,6 +284,26 @@ def model_weights(
     return report
 
 
+def weights_as_served(
+    walk: Callable[[bool], WeightsReport],
+    architecture: str,
+    tp: int,
+    version: str,
+    language_model_only: bool,
+    mm_encoder_tp_mode: str,
+) -> WeightsReport:
+    """``walk(language_model_only)`` (a :func:`model_weights` under the served flags, walked with
+    ``mm_encoder_tp_mode``) as vLLM serves ``architecture``: under ``--mm-encoder-tp-mode data``
+    through :func:`encoder_tp_data`, which walks the other ``--language-model-only`` to tell
+    whether the model has a tower."""
+    report = walk(language_model_only)
+    if mm_encoder_tp_mode != "data":
+        return report
+    return encoder_tp_data(
+        report, lambda: walk(not language_model_only), architecture, tp, version, language_model_only
+    )
+
+
 def encoder_tp_data(
     report: WeightsReport,
     other: Callable[[], WeightsReport],
