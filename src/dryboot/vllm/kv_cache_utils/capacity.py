@@ -291,6 +291,19 @@ def auto_fit_max_model_len(
     return auto_fit_result(limits.max_model_len, fitted, available, kv_memory_wording)
 
 
+def override_line(computed: int, override: int) -> str:
+    """vLLM's line where ``--num-gpu-blocks-override`` replaces the ``computed`` block count."""
+    return f"Overriding num_gpu_blocks={computed} with num_gpu_blocks_override={override}"
+
+
+def size_lines(tokens: int, max_model_len: int, concurrency: float, split_log: bool = False) -> tuple[str, ...]:
+    """vLLM's ``GPU KV cache size`` and ``Maximum concurrency`` figures (``update_kv_cache_capacity``):
+    one line, or two where the release logs them apart (``split_log``, vLLM 0.27.1)."""
+    size = f"GPU KV cache size: {tokens:,} tokens"
+    most = f"Maximum concurrency for {max_model_len:,} tokens per request: {concurrency:.2f}x"
+    return (size, most) if split_log else (f"{size}, {most}",)
+
+
 def auto_fit_result(upper: int, fitted: int, limiting: int, kv_memory_wording: bool) -> tuple[int, str]:
     """vLLM's auto-fit outcome and its line (``_auto_fit_max_model_len``): the full length ``upper``
     where ``fitted`` reaches it, else ``fitted``, with the budget (bytes) of the worker that limits
@@ -335,9 +348,7 @@ def compute_capacity(
     for pool in pools:
         budget = available
         if num_gpu_blocks_override is not None:
-            log.append(
-                f"Overriding num_gpu_blocks={available // pool} with num_gpu_blocks_override={num_gpu_blocks_override}"
-            )
+            log.append(override_line(available // pool, num_gpu_blocks_override))
             budget = num_gpu_blocks_override * pool
         budgets.append(budget)
     needs = []
@@ -361,14 +372,7 @@ def compute_capacity(
     per_group = tuple(b for b, run in zip(blocks, grouping.runs, strict=True) for _ in range(run.num_groups))
     concurrency = num_blocks / sum(per_group)
     tokens = int(concurrency * limits.max_model_len)
-    if split_log:
-        log.append(f"GPU KV cache size: {tokens:,} tokens")
-        log.append(f"Maximum concurrency for {limits.max_model_len:,} tokens per request: {concurrency:.2f}x")
-    else:
-        log.append(
-            f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for "
-            f"{limits.max_model_len:,} tokens per request: {concurrency:.2f}x"
-        )
+    log.extend(size_lines(tokens, limits.max_model_len, concurrency, split_log))
     return Capacity(
         available_bytes=available,
         page_size_bytes=page,

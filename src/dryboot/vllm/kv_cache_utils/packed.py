@@ -39,6 +39,8 @@ from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
     auto_fit_result,
+    override_line,
+    size_lines,
 )
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
 from dryboot.vllm.platforms import cdiv
@@ -443,7 +445,7 @@ def capacity(
         stride = block_stride(projected, specs, rules)
         budget = available
         if override is not None:
-            log.append(f"Overriding num_gpu_blocks={available // stride} with num_gpu_blocks_override={override}")
+            log.append(override_line(available // stride, override))
             budget = override * stride
         need = needed_bytes(projected, specs, max_model_len, in_flight, rules)
         check = budget - stride if rules.reserve_null_block else budget
@@ -458,10 +460,7 @@ def capacity(
     per = tuple(blocks_per_request(specs[cover[0]], max_model_len, in_flight) for _, cover in stage0)
     concurrency = num_blocks / sum(per)
     tokens = int(concurrency * max_model_len)
-    log.append(
-        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_model_len:,} tokens per request: "
-        f"{concurrency:.2f}x"
-    )
+    log.extend(size_lines(tokens, max_model_len, concurrency))
     return PackedCapacity(
         block_stride=strides[0],
         num_blocks=num_blocks,

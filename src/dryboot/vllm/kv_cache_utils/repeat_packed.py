@@ -56,6 +56,8 @@ from dryboot.vllm.kv_cache_utils.capacity import (
     Capacity,
     NotEnoughMemory,
     auto_fit_result,
+    override_line,
+    size_lines,
 )
 from dryboot.vllm.kv_cache_utils.groups import KVCacheGroup
 from dryboot.vllm.kv_cache_utils.packed import approximate_gcd
@@ -289,7 +291,7 @@ def capacity(pools: list[Pool], length: int, available: int, override: int | Non
     for pool in pools:
         stride, budget = pool.stride, available
         if override is not None:
-            log.append(f"Overriding num_gpu_blocks={available // stride} with num_gpu_blocks_override={override}")
+            log.append(override_line(available // stride, override))
             budget = override * stride
         need, check = pool.need(length), pool.check_budget(budget)
         if check <= 0 or need > check:
@@ -300,10 +302,7 @@ def capacity(pools: list[Pool], length: int, available: int, override: int | Non
     per = first.pages(length)
     concurrency = num_blocks / sum(per)
     tokens = int(concurrency * length)
-    log.append(
-        f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {length:,} tokens per request: "
-        f"{concurrency:.2f}x"
-    )
+    log.extend(size_lines(tokens, length, concurrency))
     return Capacity(
         available_bytes=available if override is None else override * first.stride,
         page_size_bytes=first.stride,
