@@ -264,3 +264,16 @@ def test_a_usage_error_names_the_command_once() -> None:
     line = one_line_error(dryboot("plan", "--model", QWEN3_NEXT, "--bogus", "1"))
     assert line.startswith("dryboot plan: error: No such option '--bogus'"), line
     assert one_line_error(dryboot("bogus")).startswith("dryboot: error: No such command 'bogus'")
+
+
+def test_packed_layout_logs_size_and_concurrency_apart_where_the_release_does() -> None:
+    """vLLM 0.27.1 logs "GPU KV cache size" and "Maximum concurrency" on two lines for every layout
+    (``kv_cache_utils.py``), DeepSeek-V4's packed pool included; 0.28.0+ join them."""
+    dsv4 = str(REPO / "tests" / "fidelity" / "data" / "architectures" / "DeepseekV4ForCausalLM.json")
+    flags = ("--kv-cache-memory-bytes", "1000000000", "--kv-cache-dtype", "fp8")
+    size, most = "GPU KV cache size: 100,599 tokens", "Maximum concurrency for 65,536 tokens per request: 1.54x"
+    old = dryboot("plan", "--model", dsv4, "--vllm-version", "0.27.1", *flags)
+    assert old.returncode == 0, old.stderr
+    assert f"  {size}\n  {most}\n" in old.stdout
+    new = dryboot("plan", "--model", dsv4, "--vllm-version", "0.30.0", *flags)
+    assert f"{size}, {most}" in new.stdout

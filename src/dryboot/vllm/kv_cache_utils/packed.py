@@ -87,19 +87,26 @@ class PoolRules:
     :param kernel_aligned: :data:`KERNEL_ALIGNED` (the block stride).
     :param kv_memory_wording: the auto-fit line names the KV cache memory the checks see
         (``VersionRules.autofit_log_kv_memory``).
+    :param split_log: the size and the concurrency are two log lines (vLLM 0.27.1,
+        ``VersionRules.capacity_log_split``).
     """
 
     pooled: bool = False
     reserve_null_block: bool = False
     kernel_aligned: bool = False
     kv_memory_wording: bool = False
+    split_log: bool = False
 
 
 def pool_rules(cfg: EngineConfig) -> PoolRules:
     """The :class:`PoolRules` of the release ``cfg`` plans."""
     version = cfg.rules.version
     return PoolRules(
-        version in POOLED, cfg.rules.reserve_null_block, version in KERNEL_ALIGNED, cfg.rules.autofit_log_kv_memory
+        version in POOLED,
+        cfg.rules.reserve_null_block,
+        version in KERNEL_ALIGNED,
+        cfg.rules.autofit_log_kv_memory,
+        cfg.rules.capacity_log_split,
     )
 
 
@@ -460,7 +467,7 @@ def capacity(
     per = tuple(blocks_per_request(specs[cover[0]], max_model_len, in_flight) for _, cover in stage0)
     concurrency = num_blocks / sum(per)
     tokens = int(concurrency * max_model_len)
-    log.extend(size_lines(tokens, max_model_len, concurrency))
+    log.extend(size_lines(tokens, max_model_len, concurrency, rules.split_log))
     return PackedCapacity(
         block_stride=strides[0],
         num_blocks=num_blocks,
