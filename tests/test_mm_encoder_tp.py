@@ -50,7 +50,12 @@ def test_the_flag_takes_vllm_values() -> None:
         ("CohereCompassForConditionalGeneration", "0.28.0", "fallback"),
         ("CohereCompassForConditionalGeneration", "0.30.0", "data"),
         ("Gemma3ForConditionalGeneration", "0.28.0", "fallback"),
-        ("Qwen4ExpForConditionalGeneration", "0.31.0", "unknown"),
+        # vllm/models/<name>/ package classes, read as CUDA builds them (their bases included)
+        ("Qwen4ExpForConditionalGeneration", "0.31.0", "data"),  # Qwen3.5's wrapper's flag
+        ("Step5ForConditionalGeneration", "0.33.0", "data"),  # Step3p7's, Step-3's
+        ("Dots3NoteForCausalLM", "0.28.0", "data"),
+        ("KimiK3ForConditionalGeneration", "0.27.1", "data"),
+        ("DeepseekV4ForConditionalGeneration", "0.33.0", "fallback"),  # common/vl_model.py: no flag
     ],
 )
 def test_which_classes_support_data_mode(arch: str, version: str, kind: str) -> None:

@@ -117,6 +117,13 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "step5-vl-len2048": ("step5-vl", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"]),
     "step5-vl-fp8": ("step5-vl", [*BASE, "--kv-cache-dtype", "fp8"]),
     "step5-vl-pp2": ("step5-vl", [*BASE, "--pipeline-parallel-size", "2"]),
+    # --mm-encoder-tp-mode data: Step3p7's flag (supports_encoder_tp_data) builds the tower and the
+    # projector unsharded (disable_tp), so TP need not divide them
+    "step5-vl-heads1-tp2-data": (
+        "step5-vl-heads1",
+        [*BASE, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"],
+    ),
+    "step5-vl-mlp4-tp2-data": ("step5-vl-mlp4", [*BASE, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"]),
 }
 
 

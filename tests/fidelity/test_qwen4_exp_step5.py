@@ -353,13 +353,15 @@ STEP5_VL_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)[
 
 
 def test_step5_vl_cases_cover_the_tower_checks() -> None:
-    """11 flag sets on the wrapper's configs: vLLM builds the perception-encoder tower before the
+    """13 flag sets on the wrapper's configs: vLLM builds the perception-encoder tower before the
     language model, under --language-model-only and a zero image limit too, so TP 2 fails on its
-    MLP width (int(64 * 8960 / 1536) = 373) or its heads (1); a text config naming no
-    architectures is refused; the rest is served."""
+    MLP width (int(64 * 8960 / 1536) = 373) or its heads (1), except under --mm-encoder-tp-mode data
+    (the tower and projector unsharded); a text config naming no architectures is refused; the rest
+    is served."""
     rec = Q.recorded()
     refused = {c: rec[c]["vllm"]["error"] for c in STEP5_VL_CASES if not rec[c]["vllm"]["ok"]}
-    assert len(STEP5_VL_CASES) == 11
+    assert len(STEP5_VL_CASES) == 13
+    assert rec["step5-vl-heads1-tp2-data"]["vllm"]["ok"] and rec["step5-vl-mlp4-tp2-data"]["vllm"]["ok"]
     assert refused == {
         "step5-vl-tp2": "AssertionError: 373 is not divisible by 2",
         "step5-vl-tp2-lmo": "AssertionError: 373 is not divisible by 2",

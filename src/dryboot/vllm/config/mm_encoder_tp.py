@@ -12,8 +12,10 @@ rank (the images are split over the ranks instead; a projector the class builds 
 
 :data:`SUPPORTS_DATA` lists the multimodal architectures whose class has the flag, per release
 (read from each release's ``_MULTIMODAL_MODELS`` and the classes' own definitions and bases);
-:data:`UNRESOLVED` the ones registered from ``vllm/models/<name>/`` packages whose class was not
-read (dryboot answers nothing for them). :data:`SIZED_DATA_TOWERS` are the towers whose data-mode
+the classes registered from ``vllm/models/<name>/`` packages are read as vLLM builds them on CUDA
+(the ``nvidia/`` or ``common/`` class and its bases: Qwen4-Exp's and GLM-5.3-Flash's wrappers inherit
+Qwen3.5's and GLM-4.1V's flag, Step5's Step-3's; DeepSeek-V4's vision wrapper has none).
+:data:`SIZED_DATA_TOWERS` are the towers whose data-mode
 layout dryboot sizes and checks (recorded: ``tests/fidelity/data/weights/recorded-*-mmtp*.json``);
 a class may keep one part split (Isaac's and Llama-4's projectors, built without ``disable_tp``).
 :data:`PROFILED_DATA_TOWERS` are the classes whose data-mode encoder profile the budget bounds.
@@ -65,33 +67,26 @@ _ALWAYS = frozenset(
 )
 _COMPASS = frozenset({"CohereCompassForConditionalGeneration", "InternS2MobiusForConditionalGeneration"})
 _V4_7 = frozenset({*_COMPASS, "MiniCPMV4_7ForConditionalGeneration"})
+#: ``vllm/models/<name>/`` package classes with the flag, by the release that registers them
+_PACKAGES_0_27 = frozenset({"KimiK3ForConditionalGeneration", "MiniMaxM3SparseForConditionalGeneration"})
+_PACKAGES_0_28 = _PACKAGES_0_27 | {"Dots3NoteForCausalLM"}
+_PACKAGES_0_29 = _PACKAGES_0_28 | {"Qwen4ExpForConditionalGeneration"}
+_PACKAGES_0_30 = _PACKAGES_0_29 | {"DeepseekV41ForCausalLM", "Glm5NextForConditionalGeneration"}
+_PACKAGES_0_33 = _PACKAGES_0_30 | {"MuseSparkForConditionalGeneration", "Step5ForConditionalGeneration"}
 
 #: release -> the multimodal architectures whose class sets ``supports_encoder_tp_data = True``
 #: (HunYuan-VL's own class until 0.28.0; 0.29+ serves it through the Transformers backend, without)
 SUPPORTS_DATA: dict[str, frozenset[str]] = {
-    "0.27.1": _ALWAYS | {"HunYuanVLForConditionalGeneration"},
-    "0.28.0": _ALWAYS | {"HunYuanVLForConditionalGeneration", "InternS2MobiusForConditionalGeneration"},
-    "0.29.0": _ALWAYS | {"InternS2MobiusForConditionalGeneration"},
-    "0.30.0": _ALWAYS | _COMPASS,
-    "0.31.0": _ALWAYS | _COMPASS,
-    "0.32.0": _ALWAYS | _V4_7,
-    "0.33.0": _ALWAYS | _V4_7 | {"Alpamayo2Super", "MiniCPMOcrForConditionalGeneration"},
+    "0.27.1": _ALWAYS | _PACKAGES_0_27 | {"HunYuanVLForConditionalGeneration"},
+    "0.28.0": _ALWAYS
+    | _PACKAGES_0_28
+    | {"HunYuanVLForConditionalGeneration", "InternS2MobiusForConditionalGeneration"},
+    "0.29.0": _ALWAYS | _PACKAGES_0_29 | {"InternS2MobiusForConditionalGeneration"},
+    "0.30.0": _ALWAYS | _PACKAGES_0_30 | _COMPASS,
+    "0.31.0": _ALWAYS | _PACKAGES_0_30 | _COMPASS,
+    "0.32.0": _ALWAYS | _PACKAGES_0_30 | _V4_7,
+    "0.33.0": _ALWAYS | _PACKAGES_0_33 | _V4_7 | {"Alpamayo2Super", "MiniCPMOcrForConditionalGeneration"},
 }
-
-#: registered from a ``vllm/models/<name>/`` package (per-vendor model files): not read
-UNRESOLVED = frozenset(
-    {
-        "DeepseekV41ForCausalLM",
-        "DeepseekV4ForConditionalGeneration",
-        "Dots3NoteForCausalLM",
-        "Glm5NextForConditionalGeneration",
-        "KimiK3ForConditionalGeneration",
-        "MiniMaxM3SparseForConditionalGeneration",
-        "MuseSparkForConditionalGeneration",
-        "Qwen4ExpForConditionalGeneration",
-        "Step5ForConditionalGeneration",
-    }
-)
 
 #: the towers dryboot sizes (and checks) whole per rank in ``data`` mode: every dimension of them
 #: that ``weights`` mode splits is a ``disable_tp`` layer then (attention, MLP, patch merger,
@@ -130,6 +125,12 @@ SIZED_DATA_TOWERS = frozenset(
     }
 )
 
+#: the towers whose every split layer vLLM builds ``disable_tp`` in ``data`` mode, for the geometry's
+#: tensor-parallel checks (none of their dimensions need divide TP then): the sized ones, and
+#: Step5's wrapper, whose weights dryboot refuses by name (``step_vl.py``'s perception encoder and
+#: ``step3p7.py``'s projector; recorded: ``data/refused-0.33/``, the ``step5-vl-*-data`` cases)
+UNSHARDED_DATA_TOWERS = SIZED_DATA_TOWERS | {"Step5ForConditionalGeneration"}
+
 #: the classes whose data-mode encoder profile dryboot bounds: each runs its tower through
 #: ``run_dp_sharded_mrope_vision_model`` (``models/vision.py``: the dummy items balanced over the TP
 #: ranks, each rank's share copied out of the pixel values, run whole, padded and all-gathered)
@@ -161,12 +162,10 @@ def parse_mode(text: str) -> str:
     return text
 
 
-def support(architecture: str, version: str) -> Literal["data", "fallback", "unknown"]:
+def support(architecture: str, version: str) -> Literal["data", "fallback"]:
     """What ``--mm-encoder-tp-mode data`` becomes for ``architecture`` on ``version``
     (``ModelConfig.__post_init__``): ``data`` (its class has ``supports_encoder_tp_data``),
-    ``fallback`` (vLLM warns and uses ``weights``), ``unknown`` (:data:`UNRESOLVED`)."""
-    if architecture in UNRESOLVED:
-        return "unknown"
+    ``fallback`` (vLLM warns and uses ``weights``)."""
     release = rules_for(version).version
     return "data" if architecture in SUPPORTS_DATA.get(release, frozenset()) else "fallback"
 
@@ -175,3 +174,10 @@ def whole_tower(architecture: str, mode: str, version: str) -> bool:
     """Whether vLLM builds ``architecture``'s tower unsharded on every TP rank and dryboot sizes it
     so (``data`` mode, a supporting class of :data:`SIZED_DATA_TOWERS`)."""
     return mode == "data" and architecture in SIZED_DATA_TOWERS and support(architecture, version) == "data"
+
+
+def unsharded_tower(architecture: str, mode: str, version: str) -> bool:
+    """Whether vLLM builds every split layer of ``architecture``'s tower unsharded on each TP rank
+    (``data`` mode, a supporting class of :data:`UNSHARDED_DATA_TOWERS`), so that no tower
+    dimension need divide TP."""
+    return mode == "data" and architecture in UNSHARDED_DATA_TOWERS and support(architecture, version) == "data"

@@ -7,21 +7,21 @@ from __future__ import annotations
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ModelGeometry
-from dryboot.vllm.config.mm_encoder_tp import support, whole_tower
+from dryboot.vllm.config.mm_encoder_tp import support, unsharded_tower
 from dryboot.vllm.engine_args import EngineArgs
 
 
 def data_mode_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
     """``--mm-encoder-tp-mode data``: a tower vLLM builds unsharded (``disable_tp``: its class has
     ``supports_encoder_tp_data``) has no dimension to divide by TP; a supporting class dryboot
-    does not size so (:data:`~dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS`) is refused by
+    has not read so (:data:`~dryboot.vllm.config.mm_encoder_tp.UNSHARDED_DATA_TOWERS`) is refused by
     name where a tower dimension TP does not divide (vLLM would build it); a class without the flag
     falls back to ``weights`` (the check stays).
 
     :raises InputError: that refusal, naming the dimension."""
     if not model.parallel.tower_heads or args.mm_encoder_tp_mode != "data":
         return model
-    if whole_tower(model.architecture, args.mm_encoder_tp_mode, args.vllm_version):
+    if unsharded_tower(model.architecture, args.mm_encoder_tp_mode, args.vllm_version):
         return model.evolve(tower_heads=())
     if support(model.architecture, args.vllm_version) == "fallback":
         return model

@@ -318,7 +318,7 @@ def encoder_tp_data(
     ``report`` is unchanged). A class without ``supports_encoder_tp_data`` falls back to
     ``weights`` (``report``, with vLLM's warning as a note, logged with ``--language-model-only``
     too); a supporting class's tower of ``SIZED_DATA_TOWERS`` is already whole in ``report``; under
-    TP > 1 any other tower built (a supporting class not sized, or a class dryboot has not read) is
+    TP > 1 any other tower built (a supporting class not sized) is
     refused by name.
 
     :returns: ``report`` (a note added) or a refused report."""
@@ -331,12 +331,11 @@ def encoder_tp_data(
     if kind == "fallback":
         report.notes.append(f"vLLM warns: {FALLBACK_WARNING}")
         return report
-    if language_model_only or tp == 1 or (kind == "data" and architecture in SIZED_DATA_TOWERS):
+    if language_model_only or tp == 1 or architecture in SIZED_DATA_TOWERS:
         return report
-    why = "whose class dryboot has not read for supports_encoder_tp_data" if kind == "unknown" else "supported"
     return WeightsReport(
         refused=(
-            f"--mm-encoder-tp-mode data: {architecture} ({why}) builds its encoder tower unsharded on each of the "
+            f"--mm-encoder-tp-mode data: {architecture} (supported) builds its encoder tower unsharded on each of the "
             f"{tp} TP ranks: that tower per rank is not modelled (modelled: "
             + ", ".join(sorted(SIZED_DATA_TOWERS))
             + ")"
