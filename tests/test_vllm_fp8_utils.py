@@ -66,3 +66,16 @@ def test_hostile_config_never_crashes(text: dict[str, object], tp: int) -> None:
     shards = block_shards({**_FP8, "weight_block_size": [64, 128]}, text)
     with contextlib.suppress(InputError):
         check_block_shards(shards, tp, "c.json", moe_refine=False)
+
+
+def test_mixtral_style_experts_take_intermediate_size() -> None:
+    """MiniMax-M2.5 (``num_local_experts`` 256, ``intermediate_size`` 1536, no
+    ``moe_intermediate_size``): its experts are the fused MoE; at TP 8 the 192-wide shard is refused
+    by vLLM 0.28.0 (recorded: ``data/corpus/vllm-0.28.0.json``) and served from 0.29 (refined to 64)."""
+    minimax = {"intermediate_size": 1536, "num_local_experts": 256}
+    shards = block_shards(_FP8, minimax)
+    assert shards == (("moe", 1536, 128, 128),)
+    with pytest.raises(InputError, match="gate's and up's weight = 192 is not divisible by weight quantization"):
+        check_block_shards(shards, 8, "m", moe_refine=False)
+    check_block_shards(shards, 8, "m", moe_refine=True)
+    check_block_shards(shards, 4, "m", moe_refine=False)

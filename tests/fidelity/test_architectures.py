@@ -212,8 +212,6 @@ def _recorded_cases(architecture: str) -> list[tuple[H.Case, dict[str, Any]]]:
 FEW_SERVED: dict[str, int] = {
     # vLLM 0.28.0 builds it only with an fp8 KV cache: its fp8 cases are in test_deepseek_v4.py
     "DeepseekV4ForCausalLM": 4,
-    # vLLM 0.28.0's engine start builds it only at TP 1 offline (its QK norm's TP communication needs CUDA)
-    "MiniMaxM2ForCausalLM": 8,
     # its V2-only model runner refuses the n-gram and hidden-state speculative flag sets, and it has
     # no pipeline parallelism; its served cases are the release cases' too (test_releases.py)
     "DiffusionGemmaForBlockDiffusion": 10,

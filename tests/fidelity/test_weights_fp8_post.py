@@ -31,8 +31,6 @@ CASES = case_ids(RECORDED)
 def _refusal(row: dict[str, Any], version: str) -> str | None:
     """What dryboot must name where it does not give vLLM's figure (``None``: byte-exact)."""
     cap = tuple(row["capability"])
-    if row["config"].startswith("MiniMaxAI--") and tp_of(row) > 1:
-        return "checked at TP 1 only"  # its q/k norms' Lamport workspace (the oracle: no `cuda` module)
     if row["config"].startswith("MiniMaxAI--") and (10, 0) <= cap < (11, 0):
         return "in some runs and CUTLASS in others"  # the oracle's unstable linear-kernel choice on B200
     if "tensor" in row["config"]:
@@ -83,9 +81,10 @@ def test_corpus_size() -> None:
         want |= {(c, g, t) for c in tensor for g in ("RTX 4090", "H100") for t in (1, 2)}
         if version not in ("0.27.1", "0.28.0", "0.33.0"):  # per tensor on SM 10.0 / 12.x
             want |= {(c, g, t) for c in tensor for g in ("B200", "RTX 5090", "GB10") for t in (1, 2)}
-        # MiniMax-M2.5 at TP 1 (TP > 1: its Lamport workspace, refused)
+        # MiniMax-M2.5 at TP 1, and at TP 2 / 4 on SM 8.9 and 9.0 (the layout without P2P: no Lamport workspace)
         minimax = ("RTX 3090", "RTX 4090", "H100") + (("RTX 5090", "GB10") if version != "0.33.0" else ())
         want |= {("MiniMaxAI--MiniMax-M2.5", g, 1) for g in minimax}
+        want |= {("MiniMaxAI--MiniMax-M2.5", g, t) for g in ("RTX 4090", "H100") for t in (2, 4)}
         if version == "0.30.0":  # DeepSeek-V3's MLA with its dequantized kv_b_proj copies
             want |= {("deepseek-ai--DeepSeek-V3", g, t) for g in ("RTX 4090", "H100") for t in (1, 2)}
         assert want <= exact, (version, want - exact)
@@ -129,9 +128,6 @@ def test_other_families_and_releases_refused() -> None:
 @pytest.mark.parametrize(
     ("name", "capability", "version"),
     [
-        ("MiniMaxAI--MiniMax-M2.5", (8, 9), "0.30.0"),
-        ("MiniMaxAI--MiniMax-M2.5", (9, 0), "0.30.0"),
-        ("MiniMaxAI--MiniMax-M2.5", (9, 0), "0.29.0"),
         ("deepseek-ai--DeepSeek-V3", (9, 0), "0.33.0"),
         ("deepseek-ai--DeepSeek-V3", (12, 0), "0.30.0"),
         ("deepseek-ai--DeepSeek-V3", (8, 6), "0.30.0"),
@@ -140,12 +136,23 @@ def test_other_families_and_releases_refused() -> None:
 def test_other_published_fp8_families_refused_on_a_gpu(name: str, capability: tuple[int, int], version: str) -> None:
     """Published fp8 checkpoints whose layout after loading is not recorded there are refused by
     name on a named GPU, not answered with the layout vLLM creates (MiniMax-M2's composed walk gave
-    that before): MiniMax-M2.5 at TP 2 (its Lamport workspace) or on a release not recorded;
-    DeepSeek-V3 outside 0.30.0 on SM 8.9 / 9.0 (its MLA dequantizes ``kv_b_proj`` per attention
+    that before): DeepSeek-V3 outside 0.30.0 on SM 8.9 / 9.0 (its MLA dequantizes ``kv_b_proj`` per attention
     backend)."""
     report = model_weights(fp8.CONFIGS / name, tp=2, compute_capability=capability, sm_count=128, vllm_version=version)
     assert report.refused and "fp8 weights after loading" in report.refused
     assert not model_weights(fp8.CONFIGS / name, tp=2).refused  # without a GPU: the layout vLLM creates
+
+
+def test_minimax_at_tp_above_1_names_the_lamport_workspace() -> None:
+    """MiniMax-M2.5 at TP 2 is the layout vLLM builds without P2P between the GPUs (recorded: the
+    workspace's CUDA runtime bindings raise in the oracle, as where they find no driver); with P2P
+    vLLM adds one Lamport workspace per rank, which the note sizes (three 512-byte blocks in torch's
+    allocator, 6 MiB by cudaMalloc outside it)."""
+    report = model_weights(fp8.CONFIGS / "MiniMaxAI--MiniMax-M2.5", tp=2, compute_capability=(9, 0), sm_count=132)
+    assert not report.refused
+    assert any("Lamport workspace adds 1,536 B here and 6 MiB by cudaMalloc" in n for n in report.stages[0].notes)
+    one = model_weights(fp8.CONFIGS / "MiniMaxAI--MiniMax-M2.5", tp=1, compute_capability=(9, 0), sm_count=132)
+    assert not any("Lamport" in n for n in one.stages[0].notes)
 
 
 def test_deepseek_v3_keeps_dequantized_kv_b_proj_copies() -> None:

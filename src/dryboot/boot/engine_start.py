@@ -101,6 +101,14 @@ What is faked, and why (nothing else is):
   answers 0 and the adapter is a stand-in that raises when used (scratch for kernels that never run
   here: no KV cache, no weight); the DSA layer, its summary-cache layer and its tail ring are built
   as they are.
+* **MiniMax-M2's CUDA runtime bindings, where absent.** At TP > 1 each q/k norm of MiniMax-M2
+  (``minimax_rms_norm/rms_norm_tp.py``) asks ``lamport_workspace.py`` for its fused all-reduce
+  workspace, a module that imports the CUDA runtime bindings (``cuda.bindings.runtime``, shipped on
+  a GPU box by the CUDA wheel's dependencies) at its top. Where they do not import, that one module
+  is imported against a stand-in whose every call raises, then the stand-in is removed (no other
+  module sees a ``cuda`` package): vLLM's own ``except`` then takes its no-P2P path (its warning, no
+  workspace), which is what the bindings do where they are present here (no driver) and what a
+  box without P2P does. The workspace holds no weight and no KV cache.
 * **No JIT warmup registration.** From 0.30.0 layers with JIT kernels (DeepSeek-V4's decoder
   layers, compressors and indexers, ...) import those kernels' modules at construction when
   ``kernel_config.enable_jit_warmup`` is on (the default), to register them for the compile-only
@@ -193,6 +201,7 @@ import dataclasses
 import functools
 import gc
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -534,6 +543,45 @@ def _step5_adapter_stand_in(torch: Any) -> None:
     impl.__init__ = wrapped
 
 
+def _lamport_bindings_stand_in() -> None:
+    """Import MiniMax-M2's ``lamport_workspace`` against a raising stand-in of the CUDA runtime
+    bindings where they do not import (see the module docstring); the stand-in leaves
+    ``sys.modules`` afterwards. Only where the release has the module."""
+    name = "vllm.model_executor.layers.minimax_rms_norm.lamport_workspace"
+    try:
+        importlib.import_module("cuda.bindings.runtime")
+        return
+    except ImportError:
+        pass
+    try:
+        if name in sys.modules or importlib.util.find_spec(name) is None:
+            return
+    except ImportError:  # its package does not import: nothing of it is built
+        return
+
+    class _Raising(types.ModuleType):
+        def __getattr__(self, attr: str) -> Any:
+            if attr.startswith("__"):
+                raise AttributeError(attr)
+
+            def fail(*a: Any, **k: Any) -> Any:
+                raise RuntimeError(f"CUDA runtime bindings stand-in: {attr} is not run here (no P2P)")
+
+            return fail
+
+    root, bindings, runtime = _Raising("cuda"), _Raising("cuda.bindings"), _Raising("cuda.bindings.runtime")
+    root.bindings, bindings.runtime = bindings, runtime  # type: ignore[attr-defined]
+    for mod in (root, bindings):
+        mod.__path__ = []  # type: ignore[attr-defined]
+    stand_ins = {m.__name__: m for m in (root, bindings, runtime)}
+    sys.modules.update(stand_ins)
+    try:
+        importlib.import_module(name)
+    finally:
+        for key in stand_ins:
+            sys.modules.pop(key, None)
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -674,6 +722,7 @@ def _install() -> None:
         sparse_indexer.has_deep_gemm = lambda: True  # type: ignore[attr-defined]
 
     _step5_adapter_stand_in(torch)
+    _lamport_bindings_stand_in()
 
     import vllm
     import vllm.logger as vllm_logger

@@ -56,7 +56,8 @@ def block_shards(q: Any, text: dict[str, Any]) -> tuple[tuple[str, int, int, int
     """The TP-sharded widths of a block-quantized checkpoint: ``(kind, width, block_n, block_k)``
     with kind ``linear`` (a column-parallel MLP: the dense ``intermediate_size``, a shared expert's
     ``shared_expert_intermediate_size`` or ``n_shared_experts * moe_intermediate_size``) or
-    ``moe`` (a fused MoE's ``moe_intermediate_size``), in the order vLLM builds them. Empty for a
+    ``moe`` (a fused MoE's ``moe_intermediate_size``; with ``num_local_experts`` and no
+    ``moe_intermediate_size``, the Mixtral-style ``intermediate_size``), in the order vLLM builds them. Empty for a
     checkpoint without fp8 weight blocks. ``q`` is the ``quantization_config``; ``text`` the
     language model's fields."""
     if not isinstance(q, dict) or str(q.get("quant_method") or "").lower() not in ("fp8", "compressed-tensors"):
@@ -74,6 +75,10 @@ def block_shards(q: Any, text: dict[str, Any]) -> tuple[tuple[str, int, int, int
     out: list[tuple[str, int, int, int]] = []
     dense = width("intermediate_size")
     moe = width("moe_intermediate_size")
+    experts = width("num_local_experts")
+    if moe is None and experts is not None and experts > 1:
+        # Mixtral-style configs (MiniMax-M2, Mixtral, PhiMoE, ...): intermediate_size is the experts' width
+        dense, moe = None, dense
     if dense is not None and moe is not None:
         out.append(("linear", dense, *block))
     shared = width("shared_expert_intermediate_size")

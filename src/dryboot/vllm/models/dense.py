@@ -1078,14 +1078,6 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
                 f"{model.architecture} splits this encoder dimension across ranks (AssertionError while building "
                 "the model)",
             )
-    if model.architecture == "MiniMaxM2ForCausalLM" and tensor_parallel_size > 1:
-        raise InputError(
-            model.source,
-            "architectures",
-            f"MiniMaxM2ForCausalLM at tensor parallel size {tensor_parallel_size} is not verified: with tensor "
-            "parallelism its per-layer QK norm builds CUDA-only communication, which vLLM's engine start cannot "
-            "construct offline; dryboot plans it at TP 1 only",
-        )
     if model.parallel.moe_experts is not None and tensor_parallel_size > model.parallel.moe_experts[1]:
         key, n = model.parallel.moe_experts
         raise InputError(

@@ -2576,12 +2576,9 @@ FP8_CHECKED_FAMILIES = {"llama", "qwen2", "qwen3", "qwen3_moe", "glm4_moe", "min
 #: quant_cases_moe.py / quant_cases_fp8.py on 0.30.0 and 0.33.0, answered on 0.27.1 / 0.28.0 as
 #: before; not recorded on 0.29.0 / 0.31.0 / 0.32.0)
 FP8_FAMILY_RELEASES = {"glm4_moe": ("0.27.1", "0.28.0", "0.30.0", "0.33.0")}
-#: families checked at TP 1 only: MiniMax-M2's q/k norms at TP > 1 build a Lamport all-reduce
-#: workspace (``minimax_rms_norm/lamport_workspace.py``: 6 MiB by ``cudaMalloc`` through the
-#: ``cuda`` bindings, IPC handles exchanged, plus three int tensors of one 512-byte block each in
-#: torch's allocator) where the GPUs have P2P access and fall back to none without it: the layout
-#: depends on the box's topology, and the CPU oracle cannot build the workspace
-FP8_TP1_FAMILIES = {"minimax_m2"}
+#: families whose fp8 block layers on SM 10.x the oracle gives DeepGEMM in some runs and CUTLASS
+#: in others (MiniMax-M2; its TP > 1 layout is recorded without P2P: ``models/minimax_m2.py``)
+FP8_UNSTABLE_SM100_FAMILIES = {"minimax_m2"}
 #: MLA families whose plain fp8 layout after loading is recorded (DeepSeek-V3: the dequantized
 #: ``kv_b_proj`` copies), on these releases and GPUs (SM 8.9, 9.0) only
 FP8_MLA_FAMILIES = {"deepseek_v2"}
@@ -2603,7 +2600,8 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
     :raises InputError: a family, release or GPU whose fp8 layout after loading is not recorded
         (named): SM 11.x; blocks on SM 10.x outside :data:`FP8_UE8M0_RELEASES`; one scale per
         tensor below SM 8.9 (Marlin FP8) or on SM 10.x / 12.x outside
-        :data:`FP8_TENSOR_BLACKWELL_RELEASES`; MiniMax-M2 at TP > 1 (:data:`FP8_TP1_FAMILIES`)."""
+        :data:`FP8_TENSOR_BLACKWELL_RELEASES`; MiniMax-M2 on SM 10.x
+        (:data:`FP8_UNSTABLE_SM100_FAMILIES`)."""
     where = f"{family or 'this architecture'} on vLLM {par.vllm_version}"
     assert par.capability is not None
     mla_unchecked = family in FP8_MLA_FAMILIES and (
@@ -2639,17 +2637,8 @@ def _fp8_post_load(quant: Quant, par: Parallel, family: str) -> ScaledQuant:
             f"{par.capability[0]}.{par.capability[1]} with vLLM {par.vllm_version}"
             + ("" if quant.block is not None else " (one scale per tensor: not recorded)"),
         )
-    if family in FP8_TP1_FAMILIES and par.tp > 1:
-        raise InputError(
-            "--tensor-parallel-size",
-            None,
-            f"fp8 weights after loading of {family} are checked at TP 1 only: at TP > 1 its q/k norms' fused "
-            "all-reduce builds a Lamport workspace (cudaMalloc, CUDA IPC, three small tensors in torch's "
-            "allocator) only where the GPUs have P2P access, which the GPU's name does not say and the oracle "
-            "cannot build",
-        )
     sm = par.capability[0] * 10 + par.capability[1]
-    if family in FP8_TP1_FAMILIES and 100 <= sm < 110:
+    if family in FP8_UNSTABLE_SM100_FAMILIES and 100 <= sm < 110:
         raise InputError(
             "--gpu",
             None,

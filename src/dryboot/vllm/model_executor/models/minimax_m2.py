@@ -11,10 +11,14 @@ stage, the final norm and the untied LM head on the last, then per layer:
   with no KV-cache scale parameters and the default scales moved to the host after loading);
 * one rotary table ``[max_position_embeddings, rotary_dim]`` per stage.
 
-vLLM refuses TP above the number of experts. At TP > 1 the q/k norms' fused all-reduce allocates
-a Lamport workspace with ``cudaMalloc`` (outside torch's allocator, so outside ``Model loading
-took``). The MTP modules (``use_mtp``) are not part of the served model. A shared expert
-(``shared_intermediate_size``) is refused by name.
+vLLM refuses TP above the number of experts. At TP > 1, where the GPUs have P2P access, the q/k
+norms' fused all-reduce builds one Lamport workspace per rank (``lamport_workspace.py``, 0.27.1-0.33.0):
+three 2 MiB slots by ``cudaMalloc`` (outside torch's allocator: non-torch memory, not ``Model loading
+took``) and three small device tensors in torch's allocator (one 512-byte block each:
+:data:`LAMPORT_TORCH_BYTES`). Without P2P vLLM warns and builds none; the figure is that layout
+(the oracle's, recorded at TP 2 and 4), and a note names the difference. The MTP modules
+(``use_mtp``) are not part of the served model. A shared expert (``shared_intermediate_size``) is
+refused by name.
 """
 
 from __future__ import annotations
@@ -27,6 +31,14 @@ from dryboot.vllm.model_executor.layers.quantization.auto_gptq import wna16_expe
 from dryboot.vllm.model_executor.layers.quantization.fused_moe import scaled_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, moe_decoder_dims
+
+#: the Lamport workspace's tensors in torch's allocator at TP > 1 with P2P (``flag_buf``
+#: int32[3], ``layout_buf`` int64[2], the pointer table int64[3 x TP + 2]): one 512-byte block each
+#: up to TP 20
+LAMPORT_TORCH_BYTES = 3 * W.ALLOC_ROUND
+#: its ``cudaMalloc``: three slots of ``compute_comm_size_for_minimax(2048, TP)`` bytes (TP x 16 KiB
+#: rounded up to 2 MiB: 2 MiB up to TP 128)
+LAMPORT_CUDA_BYTES = 3 * 2 * 2**20
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
@@ -77,7 +89,15 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     if layers:
         rope = {**config, "partial_rotary_factor": W._int(config, "rotary_dim", hd) / hd}
         w.own("rotary", W._rotary_bytes(rope, hd, ab), buffer=True)
-    return w.result()
+    out = w.result()
+    if tp > 1 and config.get("use_qk_norm", True):
+        out.notes.append(
+            "the figure is without P2P between the GPUs (vLLM then warns and falls back); with P2P the q/k norms' "
+            f"Lamport workspace adds "
+            f"{LAMPORT_TORCH_BYTES:,} B here and {LAMPORT_CUDA_BYTES // 2**20} MiB by cudaMalloc outside torch's "
+            "allocator (non-torch memory)"
+        )
+    return out
 
 
 def _experts(quant: W.Quant, ex: str, e_r: int, h: int, i_r: int, ab: int) -> list[tuple[str, int]]:
