@@ -109,5 +109,15 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """Prefix caching off, as vLLM turns it off for an encoder-decoder model
     (``ModelConfig.is_prefix_caching_supported`` by default; ``SchedulerConfig.__post_init__``
     disables both it and chunked prefill whatever the flags say: "Encoder-decoder models do not
-    support chunked prefill nor prefix caching; disabling both.")."""
+    support chunked prefill nor prefix caching; disabling both.").
+
+    :raises InputError: ``--decode-context-parallel-size`` above 1 (how a cross-attention cache
+        splits over decode-context ranks is not modelled; not recorded)."""
+    if args.decode_context_parallel_size > 1:
+        raise InputError(
+            "--decode-context-parallel-size",
+            str(args.decode_context_parallel_size),
+            f"{model.source}: {model.architecture}'s cross-attention caches under decode context parallelism are "
+            "not modelled",
+        )
     return args if args.enable_prefix_caching is False else args.evolve(enable_prefix_caching=False)
