@@ -76,3 +76,25 @@ def test_a_serve_lines_long_prefill_threshold_above_max_model_len_is_refused() -
     assert r.exit_code == 2
     assert "--serve: long_prefill_token_threshold: long_prefill_token_threshold (40000) cannot be greater" in r.output
     assert CliRunner().invoke(cli, [*common, line.format(32768)]).exit_code == 0
+
+
+def test_encoder_decoder_default_budget_is_at_least_max_model_len() -> None:
+    # _set_default_max_num_seqs_and_batched_tokens_args without chunked prefill (Whisper; recorded in
+    # tests/fidelity/data/architectures/recorded.json): max(max_model_len, 8192), capped at seqs x length
+    from dryboot.vllm.config.scheduler import encoder_decoder_batched_tokens
+
+    h200 = parse_gpu("H200")
+    assert encoder_decoder_batched_tokens(EngineArgs(gpu=h200), 448).max_num_batched_tokens == 8192
+    assert encoder_decoder_batched_tokens(EngineArgs(gpu=h200), 10000).max_num_batched_tokens == 10000
+    small = encoder_decoder_batched_tokens(EngineArgs(gpu=h200, max_num_seqs=8), 200)
+    assert small.max_num_batched_tokens == 1600
+
+
+def test_encoder_decoder_budget_below_max_model_len_is_refused_with_vllms_reason() -> None:
+    from dryboot.vllm.config.scheduler import encoder_decoder_batched_tokens
+
+    with pytest.raises(
+        InputError, match=r"^--max-num-batched-tokens: 1024: max_num_batched_tokens \(1024\) is smaller"
+    ):
+        encoder_decoder_batched_tokens(EngineArgs(max_num_batched_tokens=1024), 4096)
+    assert encoder_decoder_batched_tokens(EngineArgs(max_num_batched_tokens=4096), 4096).max_num_batched_tokens == 4096

@@ -47,7 +47,7 @@ def _config(tmp_path: Path, architecture: str, **extra: object) -> str:
     [
         ("NemotronHPuzzleForCausalLM", "per-layer configs"),
         ("DeepSeekV4MTPModel", "DeepSeek-V4 drafter"),
-        ("WhisperForConditionalGeneration", "encoder-decoder"),
+        ("FireRedLIDForConditionalGeneration", "encoder-decoder"),
         ("IQuestLoopCoderForCausalLM", "looped layers"),
         ("EagleMiniCPMForCausalLM", "EAGLE"),
         ("BloomForCausalLM", "meta device"),

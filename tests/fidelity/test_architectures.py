@@ -137,10 +137,10 @@ def flag_sets(architecture: str, path: Path, n: int = FLAG_SETS) -> list[list[st
             text = text.get(key) if isinstance(text, dict) else None
         if isinstance(text, dict):
             cfg = {**cfg, "text_config": text}
-    for key in ("n_positions", "max_seq_len"):
+    for key in ("n_positions", "max_seq_len", "max_target_positions"):
         if "max_position_embeddings" not in cfg and key in cfg:
             # the flag generator picks lengths within the model's own (GPT-2 style configs name it
-            # n_positions, DBRX max_seq_len)
+            # n_positions, DBRX max_seq_len, Whisper max_target_positions)
             cfg = {**cfg, "max_position_embeddings": cfg[key]}
     out: list[list[str]] = []
     i = 0

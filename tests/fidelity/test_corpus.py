@@ -194,7 +194,8 @@ def has_mtp(cfg: dict[str, Any]) -> bool:
 
 
 def _length(cfg: dict[str, Any], n: int) -> str:
-    mpe = _text(cfg).get("max_position_embeddings")
+    # Whisper's decoder length is max_target_positions
+    mpe = _text(cfg).get("max_position_embeddings") or _text(cfg).get("max_target_positions")
     return str(min(n, int(mpe)) if isinstance(mpe, int) and mpe > 0 else n)
 
 

@@ -202,6 +202,11 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
     },
 }
 
+# Whisper (whisper.py, the same layers in every release): the decoder's self-attention and
+# cross-attention caches (CrossAttentionSpec sized by the scheduler's encoder input budget)
+for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+    ARCHITECTURES[_release]["WhisperForConditionalGeneration"] = "its decoder's self- and cross-attention caches"
+
 
 #: (release, case id) -> why dryboot's answer differs from the record; each must still differ
 KNOWN: dict[tuple[str, str], str] = {
@@ -265,7 +270,13 @@ PAIRS = [(v, a) for v, archs in ARCHITECTURES.items() for a in archs]
 #: architecture -> the fewest of its flag sets a release must serve where not 12: DeepSeek-V4's
 #: 16-bit and int8 KV dtypes, small blocks, FLASH_ATTN and n-gram cases (0.33.0: the hidden-state
 #: drafter too) are vLLM's refusals (its fp8 cases on every release are test_deepseek_v4's)
-MIN_SERVED = {"DeepseekV4ForCausalLM": 7, "DeepseekV4ForConditionalGeneration": 7}
+#: Whisper's tiny config is float16 (as whisper-large-v3's): 0.33.0 refuses its two bfloat16 KV cache
+#: flag sets (kv_cache_dtype="bfloat16" is incompatible with dtype="float16")
+MIN_SERVED = {
+    "DeepseekV4ForCausalLM": 7,
+    "DeepseekV4ForConditionalGeneration": 7,
+    "WhisperForConditionalGeneration": 11,
+}
 
 #: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses
 #: every case, and dryboot must too

@@ -27,6 +27,7 @@ KIND_TO_VLLM = {
     "hidden_state": "HiddenStateCache",
     "rswa": "RSWA",
     "circular_buffer": "CircularBuffer",
+    "cross": "CrossAttention",
 }
 
 _PADDING = re.compile(r"Padding mamba page size by ([0-9.]+)%")

@@ -50,6 +50,10 @@ class LayerKind(Enum):
     region summary cache (``Step5SparseSummaryCacheLayer``: a ``FullAttentionSpec`` of one
     256-byte summary per 8 tokens) and ``STEP5_RING`` its CSA tail ring (``Step5CSATailRing``: a
     ``CircularBufferSpec`` of one KV page a request).
+
+    ``CROSS`` is an encoder-decoder decoder's cross-attention cache over the encoder's outputs
+    (``CrossAttention``: ``CrossAttentionSpec``, Whisper's ``encoder_attn``): full attention's page,
+    but one request holds ``cdiv(max_num_encoder_input_tokens, block)`` blocks, whatever its length.
     """
 
     FULL = "full_attention"
@@ -71,6 +75,7 @@ class LayerKind(Enum):
     MM3_INDEXER = "minimax_m3_indexer"
     STEP5_SUMMARY = "step5_sparse_summary"
     STEP5_RING = "step5_csa_tail_ring"
+    CROSS = "cross_attention"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -93,6 +98,7 @@ class LayerKind(Enum):
             LayerKind.MM3_INDEXER,
             LayerKind.STEP5_SUMMARY,
             LayerKind.STEP5_RING,
+            LayerKind.CROSS,
         )
 
     @property
@@ -129,6 +135,7 @@ _SPEC_KIND = {
     LayerKind.MM3_INDEXER: "mla",
     LayerKind.STEP5_SUMMARY: "full",
     LayerKind.STEP5_RING: "circular_buffer",
+    LayerKind.CROSS: "cross",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -151,6 +158,7 @@ _LABEL = {
     LayerKind.MM3_INDEXER: "MiniMax-M3 indexer",
     LayerKind.STEP5_SUMMARY: "DSA region summary",
     LayerKind.STEP5_RING: "CSA tail ring",
+    LayerKind.CROSS: "cross-attention",
     LayerKind.NONE: "no cache",
 }
 

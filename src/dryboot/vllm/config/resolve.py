@@ -30,7 +30,7 @@ from dryboot.vllm.backends import (
     priorities,
 )
 from dryboot.vllm.config.hf import LayerKind, ModelGeometry, modelopt_mixed_refusal
-from dryboot.vllm.config.scheduler import verify_max_model_len
+from dryboot.vllm.config.scheduler import encoder_decoder_batched_tokens, verify_max_model_len
 from dryboot.vllm.distributed import (
     check_dcp_divides_tp,
     check_dcp_kv_heads,
@@ -201,6 +201,39 @@ def backend_for(
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
     return backend
+
+
+#: the CUDA backends whose ``supports_attn_type`` accepts ``ENCODER_DECODER`` (0.27.1-0.33.0)
+CROSS_ATTENTION_BACKENDS = frozenset({"FLASH_ATTN", "TRITON_ATTN"})
+
+
+def check_cross_attention_backend(model: ModelGeometry, backend: AttentionBackend, named: str | None) -> None:
+    """An encoder-decoder's cross-attention layers (``CrossAttention``, attention type
+    ``ENCODER_DECODER``) on the backend its decoder layers got: among the CUDA backends only
+    FlashAttention's and Triton's ``supports_attn_type`` accept that type
+    (:data:`CROSS_ATTENTION_BACKENDS`). A named backend that refuses it fails vLLM's validation;
+    vLLM's own choice of another backend for the decoder layers (the cross-attention layers then
+    select theirs apart) is not modelled. ``named``: ``--attention-backend``, ``None`` when unset.
+
+    :raises InputError: naming ``--attention-backend``.
+    """
+    if LayerKind.CROSS not in model.kinds or backend.name in CROSS_ATTENTION_BACKENDS:
+        return
+    if named is not None:
+        raise InputError(
+            "--attention-backend",
+            backend.name,
+            f"Selected backend AttentionBackendEnum.{backend.name} is not valid for this configuration. Reason: "
+            f"['attention type AttentionType.ENCODER_DECODER not supported'] ({model.source}: "
+            f"{model.architecture}'s cross-attention layers)",
+        )
+    raise InputError(
+        "--attention-backend",
+        backend.name,
+        f"{model.source}: vLLM picks {backend.name} for {model.architecture}'s decoder layers, which does not "
+        "serve its cross-attention layers (attention type ENCODER_DECODER): they select another backend "
+        "apart, which is not modelled; name FLASH_ATTN or TRITON_ATTN",
+    )
 
 
 #: the reason vLLM's backend validation gives for a block size no kernel serves; a backend
@@ -799,6 +832,17 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
             f"{drafter.model.architecture} needs the target input embedding, but it is unavailable on this PP "
             "stage (vLLM refuses an MLA EAGLE-3 head under pipeline parallelism)",
         )
+    if LayerKind.CROSS in model.kinds:
+        # an encoder-decoder model: no chunked prefill, its default budget and its refusal
+        defaulted = args.max_num_batched_tokens is None
+        args = encoder_decoder_batched_tokens(args, max_model_len)
+        if defaulted:
+            notes.append(
+                f"max_num_batched_tokens {args.max_num_batched_tokens}: vLLM's default for an encoder-decoder model "
+                "(no chunked prefill: at least max_model_len, at most max_num_seqs x max_model_len); it is also "
+                "max_num_encoder_input_tokens, which sizes every cross-attention layer's blocks per request "
+                "(give --max-num-batched-tokens)"
+            )
     verify_max_model_len(args, max_model_len)  # SchedulerConfig, before VllmConfig's drafting slots
     max_model_len = limit_max_model_len_to_draft(model, args, drafter, rules, max_model_len, notes)
     if rules.drafting_slots_per_seq and method is not None:
@@ -831,6 +875,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
     # the model is built: each attention layer selects its backend, then an MLA layer its prefill
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")
+    check_cross_attention_backend(model, backend, args.attention_backend)
     family_of(model).verify_release(model, rules)
     if drafter is not None and drafter.model.family == "deepseek":
         # an MLA EAGLE-3 head's layers are built the same way (deepseek_eagle3.py)

@@ -56,7 +56,10 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
     (``FullAttentionSpec.max_memory_usage_bytes``); sliding window:
     ``cdiv(min(window - 1 + in_flight, len), block) + 1``; chunked local:
     ``cdiv(min(chunk + in_flight, len), block)``; mamba ``none``: ``1 + spec``,
-    ``align``: ``2 + spec`` (Mamba2 from 0.32: 3 + spec), ``all``: ``cdiv(len, block) + spec``.
+    ``align``: ``2 + spec`` (Mamba2 from 0.32: 3 + spec), ``all``: ``cdiv(len, block) + spec``;
+    cross-attention: ``cdiv(max_num_batched_tokens, block)`` whatever the length
+    (``CrossAttentionSpec.max_memory_usage_bytes`` reads ``max_num_encoder_input_tokens``, which
+    ``SchedulerConfig`` sets to ``max_num_batched_tokens``).
     """
     length = limits.max_model_len if max_model_len is None else max_model_len
     if isinstance(spec, MambaSpec):
@@ -72,6 +75,8 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
         assert spec.sliding_window is not None
         tokens = min(spec.sliding_window - 1 + limits.max_in_flight_tokens, length)
         return cdiv(tokens, spec.block_size) + 1
+    if spec.layer_kind is LayerKind.CROSS:
+        return cdiv(limits.max_num_batched_tokens, spec.block_size)
     if spec.layer_kind is LayerKind.CHUNKED:
         assert spec.attention_chunk_size is not None
         tokens = min(spec.attention_chunk_size + limits.max_in_flight_tokens, length)

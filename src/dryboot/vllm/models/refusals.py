@@ -377,7 +377,6 @@ REASONS: dict[str, str] = {
         "configuration from the Mistral tokenizer (mistral_common's instruct.audio_encoder); dryboot reads "
         "config.json only: not modelled"
     ),
-    "WhisperForConditionalGeneration": XATTN,
 }
 
 

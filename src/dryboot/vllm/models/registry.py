@@ -275,6 +275,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("falcon", ("falcon.py",), ("FalconForCausalLM", "RWForCausalLM")),
     Family("mimo_v2", ("mimo_v2.py",), ("MiMoV2FlashForCausalLM",)),
     Family("hrm_text", ("hrm_text.py",), ("HrmTextForCausalLM",)),
+    # an encoder-decoder: the decoder's self-attention and cross-attention caches (CrossAttentionSpec)
+    Family("whisper", ("whisper.py",), ("WhisperForConditionalGeneration",)),
     # the wrapper (deepseek_v4/common/vl_model.py, vLLM 0.30.0 on: LATER_ARCHITECTURES) builds
     # DeepseekV4ForCausalLM on its own config beside its DeepseekV4ViT tower
     Family(
