@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.models.registry import ARCHITECTURES
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
@@ -96,8 +97,9 @@ ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
 _ENCODER_KEYS = tuple(ENCODER_MODALITIES)
 #: top-level ``model_type``s whose vision tower serves another modality than image and video
 #: (``get_supported_mm_limits``): Kimi-K2.5's ``vision_chunk`` (images and video chunks alike),
-#: so ``--limit-mm-per-prompt`` image / video 0 leaves it profiled, as vLLM does.
-VISION_MODALITIES_BY_MODEL: dict[str, tuple[str, ...]] = {"kimi_k25": ("vision_chunk",)}
+#: so ``--limit-mm-per-prompt`` image / video 0 leaves it profiled, as vLLM does; Moondream3's
+#: image encoder (``get_supported_mm_limits``: images only), so an image limit 0 skips it.
+VISION_MODALITIES_BY_MODEL: dict[str, tuple[str, ...]] = {"kimi_k25": ("vision_chunk",), "moondream3": ("image",)}
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
 #: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
 #: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
@@ -163,8 +165,16 @@ def forward_shape(
     ``mm_processor_kwargs``: ``--mm-processor-kwargs``, read where the tower's item depends on
     them (Gemma-3's pan-and-scan); any other key makes a profiled encoder refused by name.
 
-    :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded).
+    The family of the file's architecture says where those widths lie (its ``forward_config``
+    hook: Moondream3's ``config.text``); read as ``config`` for an architecture not planned.
+
+    :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded),
+        or a width the family reads malformed.
     """
+    names = config.get("architectures")
+    family = ARCHITECTURES.get(str(names[0])) if isinstance(names, list) and names else None
+    if family is not None:
+        config = family.forward_config(config)
     cfg: Mapping[str, Any] = config
     for key in ("text_config", "language_config", "llm_config"):
         sub = config.get(key)
