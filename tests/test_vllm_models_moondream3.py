@@ -142,7 +142,7 @@ def test_forward_shape_reads_config_text() -> None:
     assert (shape.vocab_size, shape.hidden_size, shape.intermediate_size) == (1024, 256, 512)
     assert (shape.moe_intermediate_size, shape.experts_per_token) == (128, 2)
     assert (shape.q_size, shape.kv_size) == (4 * 64, 2 * 64) == (text["n_heads"] * 64, text["n_kv_heads"] * 64)
-    assert (shape.multimodal, shape.modalities, shape.vision_tower) == ("vision_config", ("image",), None)
+    assert (shape.multimodal, shape.modalities, shape.vision_tower) == ("image_encoder_config", ("image",), None)
     defaults = forward_shape({"architectures": ["Moondream3ForCausalLM"], "config": {}})
     assert (defaults.vocab_size, defaults.hidden_size, defaults.moe_intermediate_size) == (51200, 2048, 1024)
     assert defaults.experts_per_token == 8

@@ -79,10 +79,11 @@ SUPPORTS_DATA: dict[str, frozenset[str]] = {
 }
 
 #: registered from a ``vllm/models/<name>/`` package (per-vendor model files): not read
+#: (``DeepseekV4ForConditionalGeneration``, ``common/vl_model.py``, is read: no
+#: ``supports_encoder_tp_data`` on 0.30.0-0.33.0, so ``data`` falls back; recorded on 0.33.0's meta device)
 UNRESOLVED = frozenset(
     {
         "DeepseekV41ForCausalLM",
-        "DeepseekV4ForConditionalGeneration",
         "Dots3NoteForCausalLM",
         "Glm5NextForConditionalGeneration",
         "KimiK3ForConditionalGeneration",

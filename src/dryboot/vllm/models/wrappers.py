@@ -498,7 +498,8 @@ def _moondream3_forward(root: Mapping[str, Any]) -> dict[str, Any]:
     ``ff_dim``, ``vocab_size``, the heads, ``num_experts_per_tok`` = ``moe.n_experts_per_tok``
     (default 8), the expert width ``moe.expert_inner_dim`` (default 1024)) as ``text_config``, and
     its image encoder (``config.vision``, a ``moondream3_vision`` tower that
-    ``get_supported_mm_limits`` offers images only) as ``vision_config``.
+    ``get_supported_mm_limits`` offers images only) as ``image_encoder_config`` (the profile
+    run's image-only encoder key).
 
     :raises InputError: as :func:`_moondream3_text`; ``config.text.moe`` not an object, or an
         MoE width not a positive integer."""
@@ -518,7 +519,7 @@ def _moondream3_forward(root: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise InputError("config.json", f"config.text.{key}", not_positive_integer(value))
     text.update({name: value for name, (_, value) in widths.items()})
-    return {**root, "text_config": text, "vision_config": {"model_type": "moondream3_vision"}}
+    return {**root, "text_config": text, "image_encoder_config": {"model_type": "moondream3_vision"}}
 
 
 #: wrappers whose file lays the profile run's widths out under names of its own (:func:`forward_config`)

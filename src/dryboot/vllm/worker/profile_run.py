@@ -93,13 +93,15 @@ ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
     "audio_config": ("audio",),
     "vision_tower_config": ("image", "video"),
     "speech_config": ("audio",),
+    # an encoder of images only whose config the file lays out under names of its own, as a
+    # family's forward_config hook names it (get_supported_mm_limits: image alone)
+    "image_encoder_config": ("image",),
 }
 _ENCODER_KEYS = tuple(ENCODER_MODALITIES)
 #: top-level ``model_type``s whose vision tower serves another modality than image and video
 #: (``get_supported_mm_limits``): Kimi-K2.5's ``vision_chunk`` (images and video chunks alike),
-#: so ``--limit-mm-per-prompt`` image / video 0 leaves it profiled, as vLLM does; Moondream3's
-#: image encoder (``get_supported_mm_limits``: images only), so an image limit 0 skips it.
-VISION_MODALITIES_BY_MODEL: dict[str, tuple[str, ...]] = {"kimi_k25": ("vision_chunk",), "moondream3": ("image",)}
+#: so ``--limit-mm-per-prompt`` image / video 0 leaves it profiled, as vLLM does.
+VISION_MODALITIES_BY_MODEL: dict[str, tuple[str, ...]] = {"kimi_k25": ("vision_chunk",)}
 #: with speculative decoding ``_dummy_sampler_run`` then runs the rejection sampler on new
 #: ``2 x S`` model-dtype logits with their float32 probabilities (and, for probabilistic drafts,
 #: ``S`` rows of float32 draft probabilities and their softmax), while the first ``S`` rows of
@@ -230,7 +232,8 @@ def forward_shape(
             tower, vision_refusal = None, str(e)
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
-    vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
+    named = vision if isinstance(vision, Mapping) else config.get(encoder) if encoder else None
+    vision_type = str(named.get("model_type") or "") if isinstance(named, Mapping) else ""
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
             f" (in {config.get('model_type')}: only LLaVA's, LLaVA-NeXT's, LLaVA-OneVision's, PaliGemma's and "
