@@ -159,3 +159,18 @@ def test_releases_build_it_alike() -> None:
     assert figures["0.33.0"][0] == tuple(
         meta[f"{WRAPPER}1"][k] for k in ("param_bytes", "buffer_bytes", "allocated_bytes")
     )
+
+
+@pytest.mark.parametrize("arch", ["DeepseekV4ForConditionalGeneration", "DeepseekV4ForCausalLM"])
+def test_image_limit(arch: str) -> None:
+    """An image limit of 0 drops the tower as ``--language-model-only`` does (vLLM's TP 2 figure
+    after loading); a positive one keeps it."""
+    par = Parallel(tp=2, vllm_version="0.33.0", capability=(8, 0), sm_count=108)
+    config = {**CONFIG, "architectures": [arch]}
+    rows = AFTER["cases"]
+    for limit, cid in ((0, " --language-model-only"), (1, "")):
+        w = rank_weights(config, par, max_num_batched_tokens=2048, limit_mm_per_prompt={"image": limit})
+        assert (
+            w.allocated_bytes
+            == rows[f"tiny-DeepseekV4VL-bf16 A100-80GB --tensor-parallel-size 2{cid}"]["allocated_bytes"]
+        )

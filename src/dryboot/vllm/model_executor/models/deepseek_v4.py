@@ -427,4 +427,8 @@ def vl_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.Ran
     return weights
 
 
-FAMILIES: dict[str, Family] = {ARCH: Family(walk), "DeepseekV4ForConditionalGeneration": Family(vl_walk, ("image",))}
+#: both take images where the config has a tower (the text architecture is then the wrapper)
+FAMILIES: dict[str, Family] = {
+    ARCH: Family(walk, ("image",)),
+    "DeepseekV4ForConditionalGeneration": Family(vl_walk, ("image",)),
+}
