@@ -89,6 +89,15 @@ def _tiny(**change: Any) -> dict[str, Any]:
         (_tiny(rope_theta=[10000.0] * 4), Parallel(vllm_version="0.33.0"), "rope_theta"),
         (_tiny(partial_rotary_factors=[0.5] * 4), Parallel(vllm_version="0.33.0"), "partial_rotary_factors"),
         (_tiny(norm_dtype="fp16"), Parallel(vllm_version="0.33.0"), "norm_dtype"),
+        (
+            {
+                **{k: v for k, v in _tiny().items() if k != "head_dim"},
+                "swa_num_attention_heads": 4,
+                "sparse_config": {"enabled": False},
+            },
+            Parallel(vllm_version="0.33.0"),
+            "a head size per layer kind",
+        ),
     ],
 )
 def test_refused_by_name(config: dict[str, Any], par: Parallel, words: str) -> None:

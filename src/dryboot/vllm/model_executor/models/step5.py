@@ -26,7 +26,9 @@ dtype unless said:
   of ``share_expert_dim`` (``moe_intermediate_size x moe_top_k`` when null) / TP and ``E``
   experts of ``moe_intermediate_size`` / TP (``FusedMoE``'s ``w13`` / ``w2``);
   and ``Attention``'s scale buffers;
-* one rotary table per stage ``[max_position_embeddings, head_dim]``.
+* one rotary table per stage ``[max_position_embeddings, head_dim]`` (``head_dim``, else
+  ``hidden_size`` over the layer's heads: where that differs between sliding and full layers the
+  walk refuses, not recorded).
 
 Refused by name: a quantized checkpoint (the DSA layers' fused GEMM cannot be quantized;
 other layouts are not recorded), checkpoint headers, expert parallelism (not recorded), a tied
@@ -151,7 +153,7 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     rules._check_moe(f, moe, n)
     window = c.get("sliding_window") is not None
     nq_all, nkv = W._int(c, "num_attention_heads"), W._int(c, "num_attention_groups")
-    hd = c.get("head_dim") or h // nq_all
+    head_dim = c.get("head_dim")
     gate = bool(c.get("use_head_wise_attn_gate"))
     e, moe_i = W._int(c, "moe_num_experts"), W._int(c, "moe_intermediate_size")
     share = c.get("share_expert_dim") or moe_i * W._int(c, "moe_top_k")
@@ -164,10 +166,13 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
         w.own("norm", h * nb)
     layers = W.pp_layers(n, par)
     dsa_on_stage = False
+    tables: set[int] = set()  # get_rope's cache: one table per head size (the rope is the same otherwise)
     for li in layers:
         sliding = window and types[li] == rules.SLIDING
         nq = c.get("swa_num_attention_heads") or nq_all if sliding else nq_all
         dsa = sparse is not None and not sliding and (not given or types[li] == rules.FULL)
+        hd = head_dim or h // nq  # the layer's heads (a sliding layer's swa_num_attention_heads)
+        tables.add(hd)
         for width in (h, h, hd, hd):  # the layer's two norms, q_norm, k_norm
             w.own("norm", width * nb)
         w.own("attention", h * W._divide(nq, tp, "num_attention_heads") * hd * ab)
@@ -187,7 +192,14 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
         else:
             sizes += W.dense_mlp_sizes(h, W._int(c, "intermediate_size"), tp)
         w.attention_layer(sizes, ab)
-    if layers:
+    if len(tables) > 1:
+        raise InputError(
+            "config.json",
+            "head_dim",
+            "absent, with swa_num_attention_heads other than num_attention_heads: a head size per layer kind "
+            "(hidden_size // heads) is not modelled for Step5's weights (not recorded)",
+        )
+    for hd in tables:
         w.own("rotary", positions * hd * ab, buffer=True)
     if dsa_on_stage:
         w.own("rotary", positions * INDEXER_ROPE_DIM * ab, buffer=True)
