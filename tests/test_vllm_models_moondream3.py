@@ -129,3 +129,48 @@ def test_weights_refused_by_name(config: dict[str, Any], par: Parallel, words: s
 def test_rotary_width() -> None:
     """``int(head_dim x (32 / head_dim))`` rotary dimensions, cosines and sines of half each."""
     assert [moondream3.rotary_width(hd) for hd in (32, 64, 96, 128)] == [32, 32, 32, 32]
+
+
+def test_forward_shape_reads_config_text() -> None:
+    """The profile run's widths come from ``config.text`` (the family's ``forward_config`` hook:
+    ``Moondream3TextConfig``'s standard attributes), its image encoder from ``config.vision``
+    (images only, as ``get_supported_mm_limits`` offers)."""
+    from dryboot.vllm.worker.profile_run import forward_shape
+
+    shape = forward_shape(json.loads(TINY.read_text()))
+    text = json.loads(TINY.read_text())["config"]["text"]
+    assert (shape.vocab_size, shape.hidden_size, shape.intermediate_size) == (1024, 256, 512)
+    assert (shape.moe_intermediate_size, shape.experts_per_token) == (128, 2)
+    assert (shape.q_size, shape.kv_size) == (4 * 64, 2 * 64) == (text["n_heads"] * 64, text["n_kv_heads"] * 64)
+    assert (shape.multimodal, shape.modalities, shape.vision_tower) == ("image_encoder_config", ("image",), None)
+    defaults = forward_shape({"architectures": ["Moondream3ForCausalLM"], "config": {}})
+    assert (defaults.vocab_size, defaults.hidden_size, defaults.moe_intermediate_size) == (51200, 2048, 1024)
+    assert defaults.experts_per_token == 8
+
+
+@pytest.mark.parametrize(
+    ("flags", "code", "words"),
+    [
+        ((), 3, "dryboot does not bound the moondream3_vision tower's forward"),
+        (("--language-model-only",), 0, "verdict: fits"),
+        (("--limit-mm-per-prompt", '{"image": 0}'), 0, "verdict: fits"),
+    ],
+)
+def test_budget_given(tmp_path: Path, flags: tuple[str, ...], code: int, words: str) -> None:
+    """``plan --gpu`` budgets Moondream3 (the sampler's vocabulary read from ``config.text``);
+    its image encoder's profile is refused by name where vLLM runs it."""
+    path = tmp_path / "config.json"
+    path.write_text(TINY.read_text())
+    res = CliRunner().invoke(cli, ["plan", "--model", str(path), "--gpu", "H100", *flags])
+    out = " ".join(res.output.split())
+    assert res.exit_code == code, out
+    assert words in out
+    assert "sampler's logits cannot be bounded" not in out
+
+
+def test_forward_config_malformed_moe_refused() -> None:
+    from dryboot.vllm.worker.profile_run import forward_shape
+
+    config = tiny(moe={"expert_inner_dim": 0})
+    with pytest.raises(InputError, match=r"config\.text\.moe\.expert_inner_dim"):
+        forward_shape(config)

@@ -16,7 +16,8 @@ meta device, created since before the build, rounded to the CUDA allocator's 512
 
 Environment: ``RECORD_GPUS`` (names, comma-separated) and ``RECORD_TPS`` restrict the cases,
 ``RECORD_OUT`` writes elsewhere, ``RECORD_AGAIN`` re-records cases already in the file,
-``RECORD_TRACE`` prints each failure's traceback, ``RECORD_CASES`` (a recorded file) records only
+``RECORD_TRACE`` prints each failure's traceback, ``RECORD_ARGV`` (a JSON list) adds flags after
+the TP (part of the case id), ``RECORD_CASES`` (a recorded file) records only
 the case ids that file holds (another release's case list), ``RECORD_FAST`` skips the figure
 before the post-load step (``built_allocated_bytes``: null), ``RECORD_DUMP`` prints the first MoE
 layer's tensors after loading to stderr (``RECORD_DUMP=<suffix>``: the first module whose name
@@ -344,7 +345,8 @@ def main() -> int:
         mdir = checkpoint_dir(cdir, tmp)
         for gpu, cap, sms in GPUS:
             for tp in TPS:
-                argv = ["--tensor-parallel-size", str(tp)]
+                # RECORD_ARGV: flags after the TP (JSON list, e.g. ["--language-model-only"]), in the case id
+                argv = ["--tensor-parallel-size", str(tp), *json.loads(os.environ.get("RECORD_ARGV") or "[]")]
                 cid = f"{cdir.name} {gpu} {' '.join(argv)}"
                 if cid in doc["cases"] and not os.environ.get("RECORD_AGAIN"):
                     continue

@@ -90,6 +90,7 @@ MULTIMODAL_KEYS = (
     "audio_encoder_config",  # MiDashengLM's Dasheng encoder
     "timm_model_ids",  # OpenVLA's timm featurizers
     "audio_encoder_conf",  # FunASR's encoder (built outside _mark_tower_model: kept)
+    "vision_n_layers",  # DeepSeek-V4's wrapper: its ViT's keys sit flat on the top level
 )
 #: model types whose tower config is nested below the top level (Moondream3: ``config.vision``),
 #: recorded with ``--language-model-only`` too

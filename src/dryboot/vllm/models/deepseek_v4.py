@@ -21,6 +21,7 @@ What it adds at engine start is :func:`check_wrapper`'s.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dryboot.errors import InputError, missing_field
@@ -162,6 +163,17 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         mtp_kind=LayerKind.DSV4_SWA,
         family_extra=caches,
     )
+
+
+def forward_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``forward_config`` hook (``registry.Family``): a config with a tower
+    (``vision_n_layers`` above 0, its ViT's keys flat on the top level) as one whose image encoder
+    the profile run encodes first (a ``deepseek_v4_vision`` ``image_encoder_config``, images only:
+    ``get_supported_mm_limits``), which the budget does not bound; ``config`` itself otherwise."""
+    layers = config.get("vision_n_layers")
+    if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0:
+        return {**config, "image_encoder_config": {"model_type": "deepseek_v4_vision"}}
+    return config
 
 
 def served_architecture(model: ModelGeometry, version: str) -> str:

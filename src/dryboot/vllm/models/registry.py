@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from types import ModuleType
@@ -48,7 +49,8 @@ class Family:
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
     :mod:`dryboot.vllm.kv_cache_utils.packed`; ``"repeat-packed"``: vLLM 0.33.0's repeat-pattern
-    packing, :mod:`dryboot.vllm.kv_cache_utils.repeat_packed`). The hooks that apply to
+    packing, :mod:`dryboot.vllm.kv_cache_utils.repeat_packed`), ``forward_config`` (where the
+    profile run's widths lie in the family's config file). The hooks that apply to
     a built model are looked up by :attr:`ModelGeometry.family` (:func:`family_of`): the family
     whose rules laid out its layers, a wrapper's language model's included.
 
@@ -158,6 +160,16 @@ class Family:
         them sharded (:func:`~dryboot.vllm.models.encoder_tp.data_mode_towers`)."""
         hook = getattr(self.module(), "built_towers", None)
         return data_mode_towers(model if hook is None else hook(model, args), args)
+
+    def forward_config(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``config`` (the file's top level) as the profile run's widths are read from it
+        (:func:`~dryboot.vllm.worker.profile_run.forward_shape`: the sampler's vocabulary, the
+        hidden, MLP and attention widths, the encoder keys), for a family whose config class lays
+        them out under its own names (default: ``config`` itself).
+
+        :raises InputError: a width the family's config class reads, malformed (named)."""
+        hook = getattr(self.module(), "forward_config", None)
+        return config if hook is None else hook(config)
 
     def served_architecture(self, model: ModelGeometry, version: str) -> str:
         """The architecture vLLM ``version`` serves ``model`` as, which its ``Resolved architecture``

@@ -492,6 +492,56 @@ def _moondream3_text(root: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _moondream3_forward(root: Mapping[str, Any]) -> dict[str, Any]:
+    """Moondream3's file as the profile run's widths read it: ``Moondream3TextConfig``'s standard
+    attributes (vLLM's config class sets ``hidden_size`` = ``dim``, ``intermediate_size`` =
+    ``ff_dim``, ``vocab_size``, the heads, ``num_experts_per_tok`` = ``moe.n_experts_per_tok``
+    (default 8), the expert width ``moe.expert_inner_dim`` (default 1024)) as ``text_config``, and
+    its image encoder (``config.vision``, a ``moondream3_vision`` tower that
+    ``get_supported_mm_limits`` offers images only) as ``image_encoder_config`` (the profile
+    run's image-only encoder key).
+
+    :raises InputError: as :func:`_moondream3_text`; ``config.text.moe`` not an object, or an
+        MoE width not a positive integer."""
+    text = _moondream3_text(dict(root))
+    raw = root.get("config", {}).get("text") or {}  # both objects: _moondream3_text checked them
+    moe = raw.get("moe")
+    if moe is None:
+        moe = {}
+    if not isinstance(moe, dict):
+        raise InputError("config.json", "config.text.moe", "must be an object (Moondream3TextConfig reads it)")
+    widths = {
+        "intermediate_size": ("ff_dim", raw.get("ff_dim", 8192)),
+        "moe_intermediate_size": ("moe.expert_inner_dim", moe.get("expert_inner_dim", 1024)),
+        "num_experts_per_tok": ("moe.n_experts_per_tok", moe.get("n_experts_per_tok", 8)),
+    }
+    for key, value in widths.values():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError("config.json", f"config.text.{key}", not_positive_integer(value))
+    text.update({name: value for name, (_, value) in widths.items()})
+    return {**root, "text_config": text, "image_encoder_config": {"model_type": "moondream3_vision"}}
+
+
+#: wrappers whose file lays the profile run's widths out under names of its own (:func:`forward_config`)
+_FORWARD_CONFIGS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "Moondream3ForCausalLM": _moondream3_forward,
+    "HfMoondream": _moondream3_forward,
+}
+
+
+def forward_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``forward_config`` hook (``registry.Family``): ``config`` as the profile run's widths are
+    read from it (the sampler's vocabulary, the hidden / MLP / attention widths, the encoder keys),
+    for a wrapper whose file gives them under names of its own (Moondream3's ``config.text``);
+    ``config`` itself for every other one.
+
+    :raises InputError: such a wrapper's width malformed (named)."""
+    names = config.get("architectures")
+    arch = str(names[0]) if isinstance(names, list) and names else ""
+    own = _FORWARD_CONFIGS.get(arch)
+    return config if own is None else own(config)
+
+
 #: the text-config keys a DiffusionGemma checkpoint must give: vLLM 0.28.0's own
 #: DiffusionGemmaTextConfig defaults none of them, transformers' (0.33.0's) defaults them otherwise
 _DIFFUSION_GEMMA_KEYS = (

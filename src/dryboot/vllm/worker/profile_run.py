@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.models.registry import ARCHITECTURES
 from dryboot.vllm.worker.encoder_profile import (
     GEMMA3_PAN_AND_SCAN,
     GEMMA4_VIDEO_FRAMES,
@@ -92,6 +93,9 @@ ENCODER_MODALITIES: dict[str, tuple[str, ...]] = {
     "audio_config": ("audio",),
     "vision_tower_config": ("image", "video"),
     "speech_config": ("audio",),
+    # an encoder of images only whose config the file lays out under names of its own, as a
+    # family's forward_config hook names it (get_supported_mm_limits: image alone)
+    "image_encoder_config": ("image",),
 }
 _ENCODER_KEYS = tuple(ENCODER_MODALITIES)
 #: top-level ``model_type``s whose vision tower serves another modality than image and video
@@ -163,8 +167,16 @@ def forward_shape(
     ``mm_processor_kwargs``: ``--mm-processor-kwargs``, read where the tower's item depends on
     them (Gemma-3's pan-and-scan); any other key makes a profiled encoder refused by name.
 
-    :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded).
+    The family of the file's architecture says where those widths lie (its ``forward_config``
+    hook: Moondream3's ``config.text``); read as ``config`` for an architecture not planned.
+
+    :raises InputError: no ``vocab_size`` or ``hidden_size`` (the activation cannot be bounded),
+        or a width the family reads malformed.
     """
+    names = config.get("architectures")
+    family = ARCHITECTURES.get(str(names[0])) if isinstance(names, list) and names else None
+    if family is not None:
+        config = family.forward_config(config)
     cfg: Mapping[str, Any] = config
     for key in ("text_config", "language_config", "llm_config"):
         sub = config.get(key)
@@ -220,7 +232,8 @@ def forward_shape(
             tower, vision_refusal = None, str(e)
         if tower is not None and not tower.out_hidden_size:  # a projector onto the text model's width
             tower = replace(tower, out_hidden_size=hidden)
-    vision_type = str(vision.get("model_type") or "") if isinstance(vision, Mapping) else ""
+    named = vision if isinstance(vision, Mapping) else config.get(encoder) if encoder else None
+    vision_type = str(named.get("model_type") or "") if isinstance(named, Mapping) else ""
     if tower is None and not vision_refusal and vision_type in ("clip_vision_model", "siglip_vision_model"):
         vision_type += (
             f" (in {config.get('model_type')}: only LLaVA's, LLaVA-NeXT's, LLaVA-OneVision's, PaliGemma's and "

@@ -55,6 +55,12 @@ Unquantized (no ``quantization_config``): every linear layer in the model dtype,
 experts unpadded (``I_s / t``), the experts ``UnquantizedFusedMoEMethod``'s ``w13`` / ``w2``
 (:func:`weights.experts_bytes`).
 
+The wrapper (``DeepseekV4ForConditionalGeneration``, ``common/vl_model.py``, 0.30.0+; a
+``DeepseekV4ForCausalLM`` config with ``vision_n_layers`` is served as it there): the text model
+with the vision variant's routing tensors (``bias_vl`` ``[E]`` float32 on every MoE layer, and
+``e_score_correction_bias`` on the hash layers too) plus :func:`vision_counts` and the image
+vectors (:func:`vl_walk`); before 0.30.0 a config with a tower is refused by name.
+
 Refused by name: other releases, other GPUs (SM 9.0: DeepGEMM's scale layout, which the CPU
 oracle cannot build; SM 10.x: other MoE backends; SM 12.x: FlashInfer attention), other
 quantizations (``expert_dtype: fp8``, NVFP4 experts, compressed-tensors), pipeline
@@ -70,6 +76,7 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.layers.quantization.mxfp4 import mxfp4_experts_bytes
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, config_only
+from dryboot.vllm.models.deepseek_v4 import WRAPPER_RELEASES
 
 #: the releases whose DeepSeek-V4 build after loading is recorded (``quant-recorded-dsv4-*``)
 CHECKED_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
@@ -86,6 +93,9 @@ BLOCK = (128, 128)
 FLASHMLA_HEADS = (64, 128)
 
 ARCH = "DeepseekV4ForCausalLM"
+#: releases with the vision variant (``common/vl_model.py``, ``bias_vl``): its routing tensors and
+#: tower built alike on each (recorded on 0.33.0)
+VISION_RELEASES = tuple(sorted(WRAPPER_RELEASES))
 
 
 def _refuse(field: str, value: str | None, why: str) -> InputError:
@@ -241,15 +251,31 @@ def eager_scratch_bytes(
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
-    """One rank (module docstring).
+    """``DeepseekV4ForCausalLM``: its text model (:func:`text_walk`), or where the config has a
+    tower (``vision_n_layers`` above 0) on 0.30.0+ the wrapper vLLM serves it as
+    (``DeepseekV4ModelArchConfigConvertor``: :func:`vl_walk`).
+
+    :raises InputError: what those refuse."""
+    if config.get("vision_n_layers") and par.vllm_version in VISION_RELEASES:
+        return vl_walk(config, par, args)
+    return text_walk(config, par, args)
+
+
+def text_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of the text model (module docstring).
 
     :raises InputError: what :func:`check_quantization` / :func:`check_rank` refuse, checkpoint
         headers, sizes TP does not divide, no ``max_num_batched_tokens``."""
     config_only(config, args)
     check_rank(par)
     check_quantization(config, args.hf_quant)
-    if config.get("vision_n_layers"):
-        raise _refuse("config.json", "vision_n_layers", "the vision variant's routing tensors are not modelled")
+    vision = bool(config.get("vision_n_layers"))
+    if vision and par.vllm_version not in VISION_RELEASES:
+        raise _refuse(
+            "config.json",
+            "vision_n_layers",
+            f"the vision variant's text model is checked on vLLM {', '.join(VISION_RELEASES)} only",
+        )
     if args.max_num_batched_tokens is None:
         raise _refuse(
             "--max-num-batched-tokens",
@@ -325,8 +351,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("gate", e * h * ab)
         if li < hash_layers:
             w.own("gate", 4 * vocab * top_k)  # tid2eid, the experts' hash_indices_table
-        elif noaux:
-            w.own("gate", 4 * e)  # e_score_correction_bias, shared with the experts
+        if noaux and (li >= hash_layers or vision):
+            # e_score_correction_bias, shared with the experts (a vision checkpoint's hash layers too)
+            w.own("gate", 4 * e)
+        if vision:
+            w.own("gate", 4 * e)  # bias_vl, the image tokens' routing bias (every MoE layer)
         if s_inter is not None:
             s_total = inter * i(config, "n_shared_experts")
             si_r = shared_intermediate(s_total, tp) if fp8 else W._divide(s_total, tp, "the shared experts' width")
@@ -350,12 +379,56 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     return w.result()
 
 
-FAMILIES: dict[str, Family] = {ARCH: Family(walk)}
+def vision_counts(config: Mapping[str, Any], tp: int) -> list[int]:
+    """The wrapper's ViT and aligner on one rank, in elements of the model dtype
+    (``common/vision.py``; the class casts both to the model dtype, norms included): the
+    replicated ``patch_embed.proj`` ``[D, 3 P^2]`` + bias; per block ``norm1`` / ``norm2`` ``[D]``,
+    ``wqkv`` ``[3 D / t, D]`` + bias, ``wo`` ``[D, D / t]`` + bias ``[D]``, ``w1``
+    ``[2 I / t, D]`` and ``w2`` ``[D, I / t]`` (no biases); the final ``norm`` ``[D]``; the aligner's
+    ``w1`` ``[H / t, D r^2]`` + bias ``[H / t]`` and ``w2`` ``[H, H / t]`` + bias ``[H]``. ``t`` is
+    TP, or 1 where TP does not divide ``vision_n_heads`` (``is_vit_use_data_parallel``: every layer
+    ``disable_tp``; ``--mm-encoder-tp-mode data`` falls back to ``weights`` for this class, which
+    has no ``supports_encoder_tp_data``). ``D`` ``vision_dim``, ``I`` ``vision_inter_dim``, ``P``
+    ``vision_patch_size``, ``r`` ``vision_downsample_ratio``, ``H`` ``hidden_size``.
 
-#: the multimodal wrapper (vLLM 0.30.0+): refused by name (its KV cache is planned as the text model's)
-UNSIZED: dict[str, str] = {
-    "DeepseekV4ForConditionalGeneration": (
-        "deepseek_v4/common/vl_model.py's DeepseekV4ViT tower, aligner and image vectors, and the vision "
-        "variant's routing tensors, are not sized"
-    ),
+    :raises InputError: a width missing, or one TP does not divide (named)."""
+    i = W._int
+    d, heads, inter = i(config, "vision_dim"), i(config, "vision_n_heads"), i(config, "vision_inter_dim")
+    p, r, h = i(config, "vision_patch_size"), i(config, "vision_downsample_ratio"), i(config, "hidden_size")
+    t = 1 if heads % tp else tp
+    d_r = W._divide(d, t, "vision_dim")
+    i_r = W._divide(inter, t, "vision_inter_dim")
+    h_r = W._divide(h, t, "hidden_size (the aligner's width)")
+    block = [d, d, 3 * d_r * d, 3 * d_r, d * d_r, d, 2 * i_r * d, d * i_r]
+    aligner = [h_r * d * r * r, h_r, h * h_r, h]
+    return [d * 3 * p * p, d, *block * i(config, "vision_n_layers"), d, *aligner]
+
+
+def vl_walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """``DeepseekV4ForConditionalGeneration`` (``common/vl_model.py``, vLLM 0.30.0+) on one rank:
+    the text model (:func:`walk`, with the vision variant's routing tensors) and, where
+    ``vision_n_layers`` is positive and images are allowed (``_mark_tower_model(..., {"image"})``:
+    dropped by ``--language-model-only`` or an image limit of 0), :func:`vision_counts` and the
+    four float32 image vectors ``image_start`` / ``image_end`` / ``image_newline`` / ``image_pad``
+    ``[H]``.
+
+    :raises InputError: what :func:`walk` refuses; a release before 0.30.0 (no such class); a
+        tower width missing or TP does not divide."""
+    if par.vllm_version not in VISION_RELEASES:
+        raise _refuse("--vllm-version", par.vllm_version, "its wrapper (vLLM 0.30.0+) is not in this release")
+    weights = text_walk(config, par, args)
+    if args.no_tower or not config.get("vision_n_layers"):
+        return weights
+    ab = W.model_dtype_bytes(config, args.dtype)
+    for n in vision_counts(config, par.tp):
+        weights.add("vision", n * ab)
+    for _ in range(4):
+        weights.add("vision", 4 * W._int(config, "hidden_size"))
+    return weights
+
+
+#: both take images where the config has a tower (the text architecture is then the wrapper)
+FAMILIES: dict[str, Family] = {
+    ARCH: Family(walk, ("image",)),
+    "DeepseekV4ForConditionalGeneration": Family(vl_walk, ("image",)),
 }
