@@ -289,6 +289,10 @@ DECODERS: dict[str, Decoder] = {
         head_dim="required",
     ),
     "ArceeForCausalLM": Decoder("arcee.py", {"max_position_embeddings": 4096}),
+    # apertus.py (0.27.1-0.33.0): Llama's attention (head_dim when set, else hidden // heads; the
+    # sliding_attention layers of layer_types take sliding_window), an xIELU MLP; ApertusConfig
+    # defaults the KV heads to the attention heads and has no head_dim, window or layer_types
+    "ApertusForCausalLM": Decoder("apertus.py", {"max_position_embeddings": 65536}, per_layer_window=True),
     "PhiForCausalLM": Decoder("phi.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
     "PhiMoEForCausalLM": Decoder("phimoe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
     "NemotronForCausalLM": Decoder("nemotron.py", {"max_position_embeddings": 4096}),
