@@ -8,10 +8,15 @@ What ``Rnj1Attention`` builds, per entry of ``layer_types``:
   ``chunk_lookback = 1``. Its KV cache is a plain ``SlidingWindowSpec`` of that window (the lookback
   only masks inside the window, in ``triton_unified_attention``); without a window it is a full
   layer. ``Attention.__init__`` asserts that a layer with a lookback runs on ``TRITON_ATTN``
-  ("Chunked attention with lookback requires the Triton backend, but got ..."), whatever backend
-  vLLM selected: any other backend is refused in those words (:func:`verify_backend`).
+  ("Chunked attention with lookback requires the Triton backend, but got ...").
 * any other type: no per-layer window; the model-level window (``CacheConfig.sliding_window``,
-  set only when every entry is ``sliding_attention``) then applies, as to any ``Attention``.
+  set only when every entry is ``sliding_attention``) then applies, as to any ``Attention``. Its
+  ``chunk_lookback`` (-1) still reaches the backend's impl as a keyword argument, which only
+  Triton's ``TritonAttentionImpl`` takes (``TypeError: FlashAttentionImpl.__init__() got an
+  unexpected keyword argument 'chunk_lookback'``, recorded on 0.33.0).
+
+So every RNJ-1 starts on ``TRITON_ATTN`` only: any other backend (vLLM's selection or the flag's)
+is refused in the words of the first layer's failure (:func:`verify_backend`).
 
 Absent ``layer_types`` are the ones ``Gemma3TextConfig`` writes (``sliding_window_pattern``,
 default 6: ``sliding_attention`` / ``full_attention``, none chunked). The rotary embedding of a
@@ -44,15 +49,18 @@ _DEFAULTS: dict[str, Any] = {
 CHUNKED = "chunked_attention"
 _SLIDING = "sliding_attention"
 _FULL = "full_attention"
-#: the backend a lookback layer runs on (``Attention.__init__``'s assertion)
+#: the backend every RNJ-1 layer runs on (its impl alone takes ``chunk_lookback``)
 LOOKBACK_BACKEND = "TRITON_ATTN"
+#: the impl class of the backends vLLM selects for a decoder (named in the TypeError)
+_IMPLS = {"FLASH_ATTN": "FlashAttentionImpl", "FLASHINFER": "FlashInferImpl", "FLEX_ATTENTION": "FlexAttentionImpl"}
 
 
 @dataclass(frozen=True)
 class Rnj1Extra(FamilyExtra):
-    """``lookback``: some layer is built with ``chunk_lookback`` 1 (a ``chunked_attention`` entry)."""
+    """``first_chunked``: layer 0 is a ``chunked_attention`` layer (built with ``chunk_lookback`` 1),
+    whose assertion fails before any impl is built; otherwise layer 0's impl fails first."""
 
-    lookback: bool = False
+    first_chunked: bool = False
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -107,22 +115,28 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         LayerKind.SLIDING if sw is not None and (t == CHUNKED or model_window is not None) else LayerKind.FULL
         for t in types
     )
-    extra = Rnj1Extra(lookback=CHUNKED in types)
+    extra = Rnj1Extra(first_chunked=types[0] == CHUNKED)
     return geometry(f, architecture, "rnj1", kinds, heads=attention_heads(f), sliding_window=sw, family_extra=extra)
 
 
 def verify_backend(model: ModelGeometry, backend: str, flag: str) -> None:
-    """``Attention.__init__``'s assertion on a layer built with a lookback chunk, against the
-    backend vLLM selected (or was given) for the model's layers.
+    """What vLLM's first layer does on the backend selected (or named) for the model's layers: a
+    chunked layer 0 fails ``Attention.__init__``'s assertion, any other layer 0 its impl's
+    constructor (``chunk_lookback`` passed to an impl that does not take it).
 
-    :raises InputError: a lookback layer on a backend other than ``TRITON_ATTN``, in vLLM's words.
+    :raises InputError: any backend but ``TRITON_ATTN``, in vLLM's words.
     """
     extra = extra_of(model, Rnj1Extra)
-    if extra is not None and extra.lookback and backend != LOOKBACK_BACKEND:
-        raise InputError(
-            flag,
-            backend,
-            f"{model.source}: AssertionError: Chunked attention with lookback requires the Triton backend, but got "
-            f"{backend}. (vLLM's Attention, building {model.architecture}'s chunked_attention layers; "
-            f"--attention-backend {LOOKBACK_BACKEND} serves them)",
-        )
+    if extra is None or backend == LOOKBACK_BACKEND:
+        return
+    if extra.first_chunked:
+        why = f"AssertionError: Chunked attention with lookback requires the Triton backend, but got {backend}."
+    else:
+        impl = _IMPLS.get(backend, f"{backend}'s impl")
+        why = f"TypeError: {impl}.__init__() got an unexpected keyword argument 'chunk_lookback'"
+    raise InputError(
+        flag,
+        backend,
+        f"{model.source}: {why} (vLLM's Attention, building {model.architecture}'s layer 0; only "
+        f"--attention-backend {LOOKBACK_BACKEND} builds its layers)",
+    )
