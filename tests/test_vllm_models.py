@@ -746,3 +746,53 @@ def test_deepseek_v2_with_null_kv_lora_rank_is_refused() -> None:
     with pytest.raises(InputError) as info:
         geometry_from_config(cfg)
     assert "kv_lora_rank" in info.value.line() and "Validation error for field" in info.value.line()
+
+
+def _tiny(architecture: str, **changes: object) -> dict[str, object]:
+    path = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures" / f"{architecture}.json"
+    config: dict[str, object] = json.loads(path.read_text())
+    return {k: v for k, v in {**config, **changes}.items() if v is not None}
+
+
+def test_apertus_sliding_layer_without_a_window_fails_as_vllm_fails() -> None:
+    # apertus.py reads config.sliding_window for a sliding_attention layer; ApertusConfig has no such
+    # attribute (recorded on 0.28.0 and 0.33.0: AttributeError at the model's build)
+    with pytest.raises(InputError, match="'ApertusConfig' object has no attribute 'sliding_window'"):
+        geometry_from_config(_tiny("ApertusForCausalLM", sliding_window=None))
+    plain = geometry_from_config(_tiny("ApertusForCausalLM", sliding_window=None, layer_types=None))
+    assert plain.layer_kinds == (LayerKind.FULL,) * 3
+
+
+def test_apertus_is_causal_false_builds_encoder_only_attention() -> None:
+    # apertus.py: getattr(config, "is_causal", True) false -> EncoderOnlyAttention (0.28.0 and
+    # 0.33.0 start it with no KV cache group); dryboot refuses that start by name, as for Llama
+    m = geometry_from_config(_tiny("ApertusForCausalLM", is_causal=False))
+    assert m.attn.encoder_only_attention
+
+
+def test_rnj1_chunked_layers_slide_and_need_their_rope_entry() -> None:
+    m = geometry_from_config(_tiny("Rnj1ForCausalLM"))
+    assert m.layer_kinds == (LayerKind.SLIDING, LayerKind.SLIDING, LayerKind.FULL) and m.sliding_window == 256
+    # a chunked layer whose rope_parameters has no chunked_attention entry: get_rope gets the whole
+    # mapping (recorded on 0.33.0: TypeError: unhashable type: 'dict')
+    with pytest.raises(InputError, match="unhashable type: 'dict'"):
+        geometry_from_config(_tiny("Rnj1ForCausalLM", rope_parameters=None))
+    # Gemma3TextConfig's own layer_types (every 6th full): all three sliding_attention, so the
+    # model-level window (CacheConfig.sliding_window) reaches every layer
+    m = geometry_from_config(_tiny("Rnj1ForCausalLM", layer_types=None, rope_parameters=None))
+    assert m.layer_kinds == (LayerKind.SLIDING,) * 3 and m.sliding_window == 256
+
+
+def test_rnj1_layers_refuse_every_backend_but_triton() -> None:
+    from dryboot.vllm.models.rnj1 import verify_backend
+
+    m = geometry_from_config(_tiny("Rnj1ForCausalLM"))
+    verify_backend(m, "TRITON_ATTN", "--attention-backend")
+    with pytest.raises(
+        InputError, match="Chunked attention with lookback requires the Triton backend, but got FLASH_ATTN"
+    ):
+        verify_backend(m, "FLASH_ATTN", "--attention-backend")
+    # no chunked layer: chunk_lookback=-1 still reaches the impl (recorded on 0.33.0)
+    m = geometry_from_config(_tiny("Rnj1ForCausalLM", layer_types=None, rope_parameters=None))
+    with pytest.raises(InputError, match=r"FlashAttentionImpl\.__init__\(\) got an unexpected keyword argument"):
+        verify_backend(m, "FLASH_ATTN", "--attention-backend")

@@ -27,6 +27,9 @@ DATA = Path(__file__).resolve().parent / "data" / "release-architectures"
 #: release -> the architectures recorded on it, each with why
 ARCHITECTURES: dict[str, dict[str, str]] = {
     "0.27.1": {
+        # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
+        # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
+        "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
         # a wrapper planned through its text model (Llama here), recorded on 0.28.0; 0.27.1 has the
         # same hyperclovax_vision.py and HCXVisionConfig
         "HCXVisionForCausalLM": "a wrapper of a text model dryboot plans",
@@ -36,6 +39,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
     },
     "0.29.0": {
+        # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
+        # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
+        "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
         # DeepSeek-OCR's wrapper on RSWAAttention: unlimited_ocr.py as on 0.28.0 (only its processor
         # changed), the same config hook and RSWASpec
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
@@ -50,6 +56,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.30.0": {
+        # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
+        # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
+        "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # gone from the registry and the config registry: vLLM refuses its model_type
@@ -74,6 +83,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.31.0": {
+        # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
+        # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
+        "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -106,6 +118,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.32.0": {
+        # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
+        # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
+        "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -138,6 +153,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.33.0": {
+        # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
+        # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
+        "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # registry.py maps it to the Transformers backend (TransformersMoEForCausalLM) and vLLM's
@@ -338,6 +356,7 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.27.1", "LongcatFlashForCausalLM", "longcat_hidden_layers_field"),
         ("0.31.0", "HunYuanVLForConditionalGeneration", "hunyuan_vl_whole_tower"),
         ("0.33.0", "HunYuanVLForConditionalGeneration", "hunyuan_vl_whole_tower"),
+        ("0.27.1", "ApertusForCausalLM", "sliding_int4_unpacked"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -136,6 +136,10 @@ What is faked, and why (nothing else is):
   table's frequency scale with ``.item()`` likewise: built under the CPU device, its ``pe`` table
   (a buffer from 0.29.0, a plain attribute in 0.27.1-0.28.0; the same shape and dtype) then moved
   to the meta device, where the rest of the model is.
+  ``XIELU`` (Apertus's MLP activation) reads its ``beta`` and ``eps`` buffers back as floats: built
+  under the CPU device, its two one-element parameters and two scalar buffers (bfloat16, the
+  shapes and dtype vLLM gives them) then moved to the meta device. The layer holds no KV cache, so
+  this cannot change the KV figures; the weights count the same four tensors per layer.
 * **Distributed groups.** No process group exists: the TP/PP/DP/EP/DCP/PCP/world groups of
   ``vllm.distributed.parallel_state`` are stand-ins of the configured sizes in which this process
   is rank 0 (layers only read sizes and ranks at construction; KV specs are identical on every
@@ -490,6 +494,24 @@ def _on_cpu_buffers_moved(init: Any) -> Any:
     return wrapped
 
 
+def _on_cpu_tensors_moved(init: Any) -> Any:
+    """``init`` run as :func:`_on_cpu_buffers_moved` runs it, its parameters moved too (each a
+    parameter again, on the caller's device, same shape, dtype and ``requires_grad``)."""
+    import torch
+
+    moved = _on_cpu_buffers_moved(init)
+
+    @functools.wraps(init)
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> None:
+        device = torch.get_default_device()
+        moved(self, *args, **kwargs)
+        for name, param in list(self._parameters.items()):
+            if param is not None:
+                self._parameters[name] = torch.nn.Parameter(param.to(device), requires_grad=param.requires_grad)
+
+    return wrapped
+
+
 def _triton_extra_stand_in() -> None:
     """Give vLLM's Triton-language placeholder a ``triton.language.extra`` (see the module
     docstring): ``extra`` answers any attribute path (``cuda.libdevice.exp``, ``cuda.gdc_wait``...)
@@ -825,6 +847,16 @@ def _install() -> None:
     else:
         rel_pos = conformer.RelPositionalEncoding
         rel_pos.__init__ = _on_cpu_buffers_moved(rel_pos.__init__)
+
+    # ``XIELU.__init__`` (``layers/activation.py``; Apertus's MLP activation) computes its two
+    # parameters (``alpha_p``, ``alpha_n``: one bfloat16 element each) and two buffers (``beta``,
+    # ``eps``: bfloat16 scalars) from constants, then reads ``beta`` and ``eps`` back as Python floats
+    # (``.item()``), which a meta tensor has not: built under the CPU device, its parameters and
+    # buffers (same shapes, same dtype) then moved to the device the model is built on (the meta
+    # device), where a GPU box holds them on the GPU. Nothing it builds reaches the KV cache.
+    xielu = getattr(activation_layers, "XIELU", None)
+    if xielu is not None:
+        xielu.__init__ = _on_cpu_tensors_moved(xielu.__init__)
 
     # 0.27.1's Transformers modeling backend (``models/transformers/base.py``) reads the input
     # embedding's ``embed_scale`` buffer as a Python float (``float(embed_scale)``) to build its

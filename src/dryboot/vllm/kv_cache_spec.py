@@ -91,6 +91,9 @@ def attention_spec(
     quant, torch_dtype, content = kv_layout(
         kv_cache_dtype, model_dtype, geo.head_dim, head_v, args.custom_dtype(kv_cache_dtype)
     )
+    if kind is LayerKind.SLIDING and quant is KVQuantMode.INT4_PER_TOKEN_HEAD and rules and rules.sliding_int4_unpacked:
+        # 0.27.1's SlidingWindowSpec sizes its page without the int4 halving (rules.sliding_int4_unpacked)
+        content = attention_content_bytes(geo.head_dim, head_v, torch_dtype, KVQuantMode.INT8_PER_TOKEN_HEAD)
     if kind is LayerKind.MLA and backend.name == "FLASHMLA_SPARSE" and quant is KVQuantMode.FP8_PER_TENSOR:
         # _canonicalize_sparse_mla_kv_cache_dtype: FlashMLA's sparse kernels store a quantized
         # cache (fp8, or fp8_ds_mla named) in DeepSeek's fp8_ds_mla layout (656 bytes per token)

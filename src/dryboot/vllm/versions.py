@@ -40,6 +40,10 @@ class VersionRules:
     :param mm_prefix_composites: a multimodal-prefix LM's layers on SM 10.x try the Triton image-mask /
         FlashInfer causal composite (``TRITON_FLASHINFER``, 64-token kernel blocks, head sizes 256
         and 512) before FlashInfer (0.30+: ``platforms/cuda.py`` ``_get_backend_priorities``).
+    :param sliding_int4_unpacked: a sliding-window layer's ``int4_per_token_head`` page holds one
+        byte per element (0.27.1: ``SlidingWindowSpec.real_page_size_bytes`` overrides
+        ``AttentionSpec``'s without its int4 halving; the per-token-head scales are still added),
+        recorded on Apertus's tiny config (``data/release-architectures/vllm-0.27.1.json``).
     :param sliding_window_start: where sliding-window layers start their block: ``smallest``
         kernel block (0.28, 0.29: ``unify`` scales them) or ``largest-fitting`` kernel block
         whose page fits ``sw_bytes_per_token * primary_block`` (0.30+).
@@ -251,6 +255,7 @@ class VersionRules:
     kernel_block_stride_alignment: bool = False
     reserve_null_block: bool = False
     sliding_window_start: str = "smallest"
+    sliding_int4_unpacked: bool = False
     mm_prefix_composites: bool = False
     dcp_backends: frozenset[str] | None = None
     mamba_mode_all: bool = True
@@ -379,6 +384,7 @@ _V0271 = VersionRules(
     gemma4_global_kv_heads_required=True,
     capacity_log_split=True,
     attention_range_scalars=True,
+    sliding_int4_unpacked=True,
 )
 _V028 = VersionRules("0.28.0")
 # each later release: the one before it, with what changed

@@ -200,6 +200,7 @@ def backend_for(
     if backend.name == "FLEX_ATTENTION" and model.attn.logits_soft_cap:
         # FlexAttentionImpl.__init__, when the model is built
         raise InputError(flag, backend.name, f"{model.source}: FlexAttention does not support logits soft cap yet.")
+    family_of(model).verify_backend(model, backend.name, flag)
     return backend
 
 

@@ -328,12 +328,13 @@ def is_mm_prefix_lm(f: ConfigFields) -> bool:
 
 
 #: Architectures whose vLLM model file builds its attention layers as ``EncoderOnlyAttention``
-#: when the (text) config's ``is_causal`` is false (``llama.py``, ``qwen2.py``, ``qwen3.py``,
+#: when the (text) config's ``is_causal`` is false (``llama.py``, ``apertus.py``, ``qwen2.py``, ``qwen3.py``,
 #: ``qwen3_next.py``, ``gemma3.py``, ``seed_oss.py`` and the files built on their decoder layers);
 #: found by running each verified architecture's tiny config with ``is_causal: false`` through
 #: vLLM 0.28.0's engine start. The other files ignore the key.
 ENCODER_ONLY_WHEN_NOT_CAUSAL = frozenset(
     {
+        "ApertusForCausalLM",
         "Cosmos3ForConditionalGeneration",
         "CwmForCausalLM",
         "Ernie4_5ForCausalLM",

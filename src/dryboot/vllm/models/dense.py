@@ -146,6 +146,9 @@ class Decoder:
         config says (``step3_text.py``: one, on every rank).
     :param multi_query: the config class sets the KV heads from ``multi_query`` (one, else one per
         attention head), whatever ``num_key_value_heads`` says (``GPTBigCodeConfig``).
+    :param windowless_class: the config class (named) has no ``sliding_window`` attribute, which
+        the model reads for each ``sliding_attention`` layer: such a layer without the key in the
+        file fails vLLM's build (``AttributeError``; ``apertus.py``).
     """
 
     vllm_file: str
@@ -162,6 +165,7 @@ class Decoder:
     multi_query_groups: bool = False
     fixed_kv_heads: int | None = None
     multi_query: bool = False
+    windowless_class: str | None = None
 
     def key(self, name: str) -> str:
         return self.keys.get(name, name)
@@ -289,6 +293,12 @@ DECODERS: dict[str, Decoder] = {
         head_dim="required",
     ),
     "ArceeForCausalLM": Decoder("arcee.py", {"max_position_embeddings": 4096}),
+    # apertus.py (0.27.1-0.33.0): Llama's attention (head_dim when set, else hidden // heads; the
+    # sliding_attention layers of layer_types take sliding_window), an xIELU MLP; ApertusConfig
+    # defaults the KV heads to the attention heads and has no head_dim, window or layer_types
+    "ApertusForCausalLM": Decoder(
+        "apertus.py", {"max_position_embeddings": 65536}, per_layer_window=True, windowless_class="ApertusConfig"
+    ),
     "PhiForCausalLM": Decoder("phi.py", {"max_position_embeddings": 2048}, head_dim="hidden", mha=True),
     "PhiMoEForCausalLM": Decoder("phimoe.py", {"max_position_embeddings": 131072, "num_key_value_heads": 8}),
     "NemotronForCausalLM": Decoder("nemotron.py", {"max_position_embeddings": 4096}),
@@ -811,6 +821,13 @@ def _read(f: ConfigFields, architecture: str, spec: Decoder) -> ModelGeometry:
         types = spec.generated_types(f, n)
     if types is not None and not set(types) <= {SLIDING, FULL}:
         raise InputError(f.source, f.where("layer_types"), f"{architecture} layers are {SLIDING} or {FULL}")
+    if spec.windowless_class and types is not None and SLIDING in types and not f.given("sliding_window"):
+        raise InputError(
+            f.source,
+            f.where("sliding_window"),
+            f"AttributeError: '{spec.windowless_class}' object has no attribute 'sliding_window' (vLLM's "
+            f"{spec.vllm_file} reads it for each {SLIDING} layer of layer_types)",
+        )
     extra: dict[str, Any] = {}
     if architecture in ("ExaoneMoeForCausalLM", "ExaoneMoEForCausalLM"):
         assert types is not None  # the config class always writes them

@@ -131,10 +131,6 @@ REMOTE = (
     "model_type: vLLM refuses it without --trust-remote-code and the checkpoint's Python files): not "
     "verifiable offline"
 )
-META_DEVICE = (
-    "vLLM 0.28.0 cannot build this model on the meta device (a layer computes tensors from data at "
-    "construction), so the harness cannot verify it: not planned"
-)
 NEEDS_CUDA = (
     "vLLM 0.28.0 needs CUDA to build this model (its MoE layer allocates on the GPU at construction), so "
     "the meta-device harness cannot verify it: not planned"
@@ -153,10 +149,6 @@ SPLIT_HEAD_SIZES = (
     "not verified: MiMoV2FlashForCausalLM's model class (planned) with fused QKV weights, but neither "
     "transformers nor vLLM 0.28.0 ships a config class for model_type mimo_v2, so no offline config of it was "
     "checked against vLLM"
-)
-CHUNK_LOOKBACK = (
-    "block-local chunked attention with a lookback chunk (chunk_lookback), which only TRITON_ATTN serves (the "
-    "default FlashAttention backend fails to build it; rnj1.py): not modelled"
 )
 LOOPED = (
     "its config class is remote code (model_type iquestloopcoder: vLLM 0.28.0 refuses it without "
@@ -233,7 +225,6 @@ NANBEIGE = (
 #: architecture -> why dryboot refuses it
 REASONS: dict[str, str] = {
     "AliceAIForCausalLM": ALICE_AI,
-    "ApertusForCausalLM": META_DEVICE,
     "ArcticForCausalLM": NEEDS_CUDA,
     "BailingMoeForCausalLM": REMOTE,
     "BailingMoeV25MTPModel": SPEC_MTP,
@@ -361,7 +352,6 @@ REASONS: dict[str, str] = {
     "Qwen3_5MTP": SPEC_MTP,
     "Qwen3_5MoeMTP": SPEC_MTP,
     "RForConditionalGeneration": REMOTE_MM,
-    "Rnj1ForCausalLM": CHUNK_LOOKBACK,
     "SkyworkR1VChatModel": REMOTE_MM,
     "SolarForCausalLM": REMOTE,
     "Step1ForCausalLM": REMOTE,

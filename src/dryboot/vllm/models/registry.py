@@ -178,6 +178,15 @@ class Family:
         hook = getattr(self.module(), "served_architecture", None)
         return model.architecture if hook is None else str(hook(model, version))
 
+    def verify_backend(self, model: ModelGeometry, backend: str, flag: str) -> None:
+        """Refusals the model's attention layers make of the backend selected for them (or named by
+        ``flag``) when vLLM builds them (default: none).
+
+        :raises InputError: naming ``flag`` and vLLM's reason."""
+        check = getattr(self.module(), "verify_backend", None)
+        if check is not None:
+            check(model, backend, flag)
+
     def verify(self, model: ModelGeometry, tensor_parallel_size: int) -> None:
         """Refusals vLLM makes while building the model on ``tensor_parallel_size`` ranks.
 
@@ -298,6 +307,9 @@ FAMILIES: tuple[Family, ...] = (
     ),
     # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
     Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
+    # RNJ-1: Gemma-3's decoder whose chunked_attention layers slide, with a lookback chunk only
+    # TRITON_ATTN builds (verify_backend refuses any other backend in vLLM's words)
+    Family("rnj1", ("rnj1.py",), ("Rnj1ForCausalLM",)),
     Family(
         "muse_glimmer",
         ("muse_glimmer.py", "vllm.models.muse_spark"),
