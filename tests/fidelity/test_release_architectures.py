@@ -168,6 +168,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
         "Kolibri1ForCausalLM": "served by the Transformers backend (TransformersMoEForCausalLM)",
+        # vllm/models/kimi_k3/nvidia/model.py's KimiLinearForCausalLM (moved there in 0.31): built by the
+        # oracle with its GEMM-AR module stood in (engine_start.py: the CuTe DSL is absent)
+        "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
         # vllm/models/step5: DSA layers' summary caches and tail rings on 0.33.0's repeat-pattern packing
         "Step5ForCausalLM": "its DSA layers' caches on the repeat-pattern packing (vLLM's own Step5Config)",
         # its multimodal wrapper (step5/nvidia/vl.py: Step3p7's perception-encoder tower): the text model's caches

@@ -101,6 +101,16 @@ What is faked, and why (nothing else is):
   answers 0 and the adapter is a stand-in that raises when used (scratch for kernels that never run
   here: no KV cache, no weight); the DSA layer, its summary-cache layer and its tail ring are built
   as they are.
+* **Kimi-K3's GEMM-AR/RS module, where the CuTe DSL is absent (0.33.0).** ``kimi_k3/nvidia/model.py``
+  ``maybe_init_gemm_rs_ar`` imports ``model_executor/kernels/linear/cute_dsl/gemm_rs_ar.py`` while
+  the model is built (``VLLM_KIMI_K3_GEMM_AR`` is on by default); that module imports the CuTe DSL
+  (``cutlass``, ``cuda.bindings.driver``) at its top, which the CUDA wheel ships and the boot
+  environment lacks. Where ``cutlass`` does not import, that module is a stand-in whose
+  ``maybe_init_gemm_rs_ar`` answers False (GEMM-AR/RS disabled) and whose ``get_gemm_rs_ar`` raises.
+  vLLM's own check disables it on every GPU but the SM100 family (the default faked H200 is SM 9.0),
+  and where it is enabled it only binds the row-parallel ``o_proj``/``down_proj`` to a fused kernel
+  (a plain attribute read in ``forward``) over a symmetric-memory workspace outside the model: no
+  parameter, buffer or KV cache spec differs. Kimi-Linear and Kimi-K3 build as they are.
 * **No JIT warmup registration.** From 0.30.0 layers with JIT kernels (DeepSeek-V4's decoder
   layers, compressors and indexers, ...) import those kernels' modules at construction when
   ``kernel_config.enable_jit_warmup`` is on (the default), to register them for the compile-only
@@ -193,6 +203,7 @@ import dataclasses
 import functools
 import gc
 import importlib
+import importlib.util
 import io
 import json
 import logging
@@ -534,6 +545,32 @@ def _step5_adapter_stand_in(torch: Any) -> None:
     impl.__init__ = wrapped
 
 
+def _gemm_rs_ar_stand_in() -> None:
+    """Stand in for ``vllm.model_executor.kernels.linear.cute_dsl.gemm_rs_ar`` where the CuTe DSL
+    (``cutlass``) does not import (see the module docstring): ``maybe_init_gemm_rs_ar(vllm_config,
+    *, N, all_reduce)`` answers False (the fused GEMM-AR/RS kernel disabled: projections keep their
+    plain path) and ``get_gemm_rs_ar()`` raises if reached. Only where the release has the module."""
+    if importlib.util.find_spec("cutlass") is not None:
+        return
+    name = "vllm.model_executor.kernels.linear.cute_dsl.gemm_rs_ar"
+    try:
+        if importlib.util.find_spec(name) is None:
+            return
+    except ImportError:  # a release without the cute_dsl package
+        return
+    module = types.ModuleType(name)
+
+    def maybe_init_gemm_rs_ar(vllm_config: Any, *, N: int, all_reduce: bool) -> bool:
+        return False
+
+    def get_gemm_rs_ar() -> Any:
+        raise RuntimeError("GEMM-RS/AR stand-in (no CuTe DSL here): disabled, never bound")
+
+    module.maybe_init_gemm_rs_ar = maybe_init_gemm_rs_ar  # type: ignore[attr-defined]
+    module.get_gemm_rs_ar = get_gemm_rs_ar  # type: ignore[attr-defined]
+    sys.modules[name] = module
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -674,6 +711,7 @@ def _install() -> None:
         sparse_indexer.has_deep_gemm = lambda: True  # type: ignore[attr-defined]
 
     _step5_adapter_stand_in(torch)
+    _gemm_rs_ar_stand_in()
 
     import vllm
     import vllm.logger as vllm_logger

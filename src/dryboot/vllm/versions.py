@@ -467,7 +467,8 @@ _V033 = replace(
     version="0.33.0",
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
+    # Kimi-Linear builds on 0.33.0's oracle with its GEMM-AR module stood in (engine_start.py)
+    unverified_architectures=(_V032.unverified_architectures - {"KimiLinearForCausalLM"}) | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures
