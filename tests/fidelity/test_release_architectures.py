@@ -171,6 +171,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # vllm/models/kimi_k3/nvidia/model.py's KimiLinearForCausalLM (moved there in 0.31): built by the
         # oracle with its GEMM-AR module stood in (engine_start.py: the CuTe DSL is absent)
         "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
+        # its multimodal wrapper (KimiK3Config's text_config built as KimiLinearForCausalLM): full-rank-gate
+        # KDA layers (KimiK3DeltaAttention), FlashKDA's prefill checkpoint block on the faked H200
+        "KimiK3ForConditionalGeneration": "Kimi-Linear's rules on text_config, FlashKDA checkpoint blocks",
         # vllm/models/step5: DSA layers' summary caches and tail rings on 0.33.0's repeat-pattern packing
         "Step5ForCausalLM": "its DSA layers' caches on the repeat-pattern packing (vLLM's own Step5Config)",
         # its multimodal wrapper (step5/nvidia/vl.py: Step3p7's perception-encoder tower): the text model's caches

@@ -111,6 +111,16 @@ What is faked, and why (nothing else is):
   and where it is enabled it only binds the row-parallel ``o_proj``/``down_proj`` to a fused kernel
   (a plain attribute read in ``forward``) over a symmetric-memory workspace outside the model: no
   parameter, buffer or KV cache spec differs. Kimi-Linear and Kimi-K3 build as they are.
+* **FlashKDA's extension (0.33.0).** Kimi-K3's KDA layers (``kimi_k3/nvidia/kda.py``
+  ``KimiK3DeltaAttention``, a full-rank gate) pick their prefill backend at construction: FlashKDA on
+  SM 9.x/10.x/12.x with bfloat16 activations, ``head_dim`` 128 and a bounded gate. Chosen, the layer
+  imports ``vllm._flashkda_C`` (shipped by the CUDA wheel; it needs ``libcuda`` here) and asks
+  ``torch.ops._flashkda_C.get_workspace_size(T, H, N)`` for the size of the scratch buffer its
+  forward takes from the workspace manager. ``vllm._flashkda_C`` is registered as an empty module
+  (as the five above) and ``torch.ops._flashkda_C`` answers as the other absent namespaces, except
+  that ``get_workspace_size`` answers 0: that size is kept for the forward's workspace request only
+  (no parameter, buffer or KV cache spec reads it). The backend choice itself is vLLM's, on the
+  faked GPU: with FlashKDA the KDA layers' MambaSpec carries one prefill checkpoint block.
 * **No JIT warmup registration.** From 0.30.0 layers with JIT kernels (DeepSeek-V4's decoder
   layers, compressors and indexers, ...) import those kernels' modules at construction when
   ``kernel_config.enable_jit_warmup`` is on (the default), to register them for the compile-only
@@ -284,6 +294,15 @@ class _AbsentKernelNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         return _AbsentKernel(f"torch.ops.{self._ns}.{name}")
+
+
+class _FlashKdaNamespace(_AbsentKernelNamespace):
+    """``torch.ops._flashkda_C``: every kernel absent, ``get_workspace_size(T, H, N)`` 0 bytes (the
+    forward's scratch request, never made here; see the module docstring)."""
+
+    @staticmethod
+    def get_workspace_size(*args: Any) -> int:
+        return 0
 
 
 class _InertStream:
@@ -579,6 +598,7 @@ def _install() -> None:
         "vllm.vllm_flash_attn._vllm_fa3_C",
         "vllm._flashmla_C",
         "vllm._flashmla_extension_C",
+        "vllm._flashkda_C",
     ):
         sys.modules[mod] = types.ModuleType(mod)
 
@@ -675,6 +695,8 @@ def _install() -> None:
         "_flashmla_extension_C",
     ):
         setattr(torch.ops, ns, _AbsentKernelNamespace(ns))
+    # FlashKDA's forward workspace size, asked at construction (see the module docstring)
+    torch.ops._flashkda_C = _FlashKdaNamespace("_flashkda_C")  # type: ignore[attr-defined]
 
     # An H200 host has Triton: the config's Triton checks (which pick and validate the V2 model
     # runner for its default architectures and mixed-window DFlash drafts) answer as there.
