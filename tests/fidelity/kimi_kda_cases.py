@@ -1,6 +1,7 @@
 """The Kimi Delta Attention cases behind dryboot's KDA state rules (``kv_cache_spec.kda_recurrent_dtype``,
 ``kda_prefill_checkpoint_blocks``): Kimi-Linear's and Kimi-K3's tiny configs
-(``data/architectures/``), and Kimi-K3's without ``gate_lower_bound``, under the flags that change
+(``data/architectures/``), Kimi-K3's without ``gate_lower_bound`` and the published Kimi-K3 config
+(``tests/data/configs/public/moonshotai--Kimi-K3``), under the flags that change
 the KDA state: ``--mamba-ssm-cache-dtype`` (the recurrent state's dtype, and vLLM's refusals of it),
 ``--dtype float16`` and no gate bound (no FlashKDA: no prefill checkpoint block), prefix caching off
 (``none`` mode: the checkpoint block not held). ``record_kimi_kda.py`` records a release's engine start
@@ -16,6 +17,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "kimi-kda"
 ARCHS = HERE / "data" / "architectures"
+#: the published Kimi-K3 config (the public corpus's copy, with its SOURCE)
+KIMI_K3 = HERE.parent / "data" / "configs" / "public" / "moonshotai--Kimi-K3" / "config.json"
 #: releases recorded: 0.28.0 (float32 KDA state whatever the flag), 0.30.0 (the flag taken),
 #: 0.33.0 (Kimi-K3's KimiK3DeltaAttention too)
 RELEASES = ("0.28.0", "0.30.0", "0.33.0")
@@ -37,12 +40,19 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "k3-dtype-fp16": ("kimi-k3", [*BASE, "--dtype", "float16"]),
     "k3-no-gate-bound": ("kimi-k3-no-bound", BASE),
     "k3-tp2-spec": ("kimi-k3", [*BASE, "-tp", "2", "--speculative-config", NGRAM]),
+    # the published checkpoint's config (93 layers: 69 KDA, 24 MLA) at TP 8 and its full length
+    "k3-published-tp8": (
+        "moonshotai--Kimi-K3",
+        ["-tp", "8", "--max-model-len", "262144", "--kv-cache-memory-bytes", "20000000000"],
+    ),
 }
 
 
 def config(name: str) -> dict[str, Any]:
     """The config of ``name``: a tiny config of ``data/architectures/``, or Kimi-K3's without its
     KDA gate's lower bound."""
+    if name == "moonshotai--Kimi-K3":
+        return dict(json.loads(KIMI_K3.read_text()))
     if name == "kimi-linear":
         return dict(json.loads((ARCHS / "KimiLinearForCausalLM.json").read_text()))
     k3 = dict(json.loads((ARCHS / "KimiK3ForConditionalGeneration.json").read_text()))

@@ -34,7 +34,8 @@ SWEEP = {v: json.loads((DATA / f"recorded-{v}-sweep.json").read_text()) for v in
 #: (release, architecture) -> why the meta-device oracle fails where vLLM on a GPU builds the model
 ORACLE_LIMITS = {
     (v, "KimiLinearForCausalLM"): "its class imports the CUTLASS DSL, absent from the boot environment"
-    for v in ("0.31.0", "0.32.0", "0.33.0")
+    # 0.33.0: re-recorded with engine_start.py's GEMM-AR stand-in (the class builds)
+    for v in ("0.31.0", "0.32.0")
 }
 
 CASES = sorted(
