@@ -74,6 +74,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.31.0": {
+        # kimi_k3/nvidia/model.py's KimiLinearForCausalLM: built by the oracle with its GEMM-AR module
+        # stood in (engine_start.py: the CuTe DSL is absent)
+        "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -106,6 +109,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.32.0": {
+        # kimi_k3/nvidia/model.py's KimiLinearForCausalLM: built by the oracle with its GEMM-AR module
+        # stood in (engine_start.py: the CuTe DSL is absent)
+        "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",

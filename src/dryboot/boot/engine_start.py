@@ -101,7 +101,7 @@ What is faked, and why (nothing else is):
   answers 0 and the adapter is a stand-in that raises when used (scratch for kernels that never run
   here: no KV cache, no weight); the DSA layer, its summary-cache layer and its tail ring are built
   as they are.
-* **Kimi-K3's GEMM-AR/RS module, where the CuTe DSL is absent (0.33.0).** ``kimi_k3/nvidia/model.py``
+* **Kimi-K3's GEMM-AR/RS module, where the CuTe DSL is absent (0.31.0+).** ``kimi_k3/nvidia/model.py``
   ``maybe_init_gemm_rs_ar`` imports ``model_executor/kernels/linear/cute_dsl/gemm_rs_ar.py`` while
   the model is built (``VLLM_KIMI_K3_GEMM_AR`` is on by default); that module imports the CuTe DSL
   (``cutlass``, ``cuda.bindings.driver``) at its top, which the CUDA wheel ships and the boot

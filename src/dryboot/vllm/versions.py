@@ -447,7 +447,8 @@ _V030 = replace(
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM", _KIMI_K3},
+    # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
+    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
@@ -491,9 +492,7 @@ _V033 = replace(
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
     kda_full_rank_gate=True,
-    # Kimi-Linear builds on 0.33.0's oracle with its GEMM-AR module stood in (engine_start.py)
-    unverified_architectures=(_V032.unverified_architectures - {"KimiLinearForCausalLM", _KIMI_K3})
-    | {"Step3p5ForCausalLM"},
+    unverified_architectures=(_V032.unverified_architectures - {_KIMI_K3}) | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures
