@@ -86,6 +86,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
+        # kimi_k3/nvidia/model.py's KimiLinearForCausalLM: built by the oracle with its GEMM-AR module
+        # stood in (engine_start.py: the CuTe DSL is absent)
+        "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         # gone from the registry (_PREVIOUSLY_SUPPORTED_MODELS: 0.28.0): vLLM refuses it
@@ -121,6 +124,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
+        # kimi_k3/nvidia/model.py's KimiLinearForCausalLM: built by the oracle with its GEMM-AR module
+        # stood in (engine_start.py: the CuTe DSL is absent)
+        "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
@@ -186,6 +192,12 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "GraniteSWAForCausalLM": "granite.py's per-layer windows and attention sinks (granite_swa)",
         "GraniteMoeSWAForCausalLM": "granitemoeshared.py's per-layer windows and attention sinks (granitemoe_swa)",
         "Kolibri1ForCausalLM": "served by the Transformers backend (TransformersMoEForCausalLM)",
+        # vllm/models/kimi_k3/nvidia/model.py's KimiLinearForCausalLM (moved there in 0.31): built by the
+        # oracle with its GEMM-AR module stood in (engine_start.py: the CuTe DSL is absent)
+        "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
+        # its multimodal wrapper (KimiK3Config's text_config built as KimiLinearForCausalLM): full-rank-gate
+        # KDA layers (KimiK3DeltaAttention), FlashKDA's prefill checkpoint block on the faked H200
+        "KimiK3ForConditionalGeneration": "Kimi-Linear's rules on text_config, FlashKDA checkpoint blocks",
         # vllm/models/step5: DSA layers' summary caches and tail rings on 0.33.0's repeat-pattern packing
         "Step5ForCausalLM": "its DSA layers' caches on the repeat-pattern packing (vLLM's own Step5Config)",
         # its multimodal wrapper (step5/nvidia/vl.py: Step3p7's perception-encoder tower): the text model's caches

@@ -109,6 +109,26 @@ What is faked, and why (nothing else is):
   module sees a ``cuda`` package): vLLM's own ``except`` then takes its no-P2P path (its warning, no
   workspace), which is what the bindings do where they are present here (no driver) and what a
   box without P2P does. The workspace holds no weight and no KV cache.
+* **Kimi-K3's GEMM-AR/RS module, where the CuTe DSL is absent (0.31.0+).** ``kimi_k3/nvidia/model.py``
+  ``maybe_init_gemm_rs_ar`` imports ``model_executor/kernels/linear/cute_dsl/gemm_rs_ar.py`` while
+  the model is built (``VLLM_KIMI_K3_GEMM_AR`` is on by default); that module imports the CuTe DSL
+  (``cutlass``, ``cuda.bindings.driver``) at its top, which the CUDA wheel ships and the boot
+  environment lacks. Where ``cutlass`` does not import, that module is a stand-in whose
+  ``maybe_init_gemm_rs_ar`` answers False (GEMM-AR/RS disabled) and whose ``get_gemm_rs_ar`` raises.
+  vLLM's own check disables it on every GPU but the SM100 family (the default faked H200 is SM 9.0),
+  and where it is enabled it only binds the row-parallel ``o_proj``/``down_proj`` to a fused kernel
+  (a plain attribute read in ``forward``) over a symmetric-memory workspace outside the model: no
+  parameter, buffer or KV cache spec differs. Kimi-Linear and Kimi-K3 build as they are.
+* **FlashKDA's extension (0.33.0).** Kimi-K3's KDA layers (``kimi_k3/nvidia/kda.py``
+  ``KimiK3DeltaAttention``, a full-rank gate) pick their prefill backend at construction: FlashKDA on
+  SM 9.x/10.x/12.x with bfloat16 activations, ``head_dim`` 128 and a bounded gate. Chosen, the layer
+  imports ``vllm._flashkda_C`` (shipped by the CUDA wheel; it needs ``libcuda`` here) and asks
+  ``torch.ops._flashkda_C.get_workspace_size(T, H, N)`` for the size of the scratch buffer its
+  forward takes from the workspace manager. ``vllm._flashkda_C`` is registered as an empty module
+  (as the five above) and ``torch.ops._flashkda_C`` answers as the other absent namespaces, except
+  that ``get_workspace_size`` answers 0: that size is kept for the forward's workspace request only
+  (no parameter, buffer or KV cache spec reads it). The backend choice itself is vLLM's, on the
+  faked GPU: with FlashKDA the KDA layers' MambaSpec carries one prefill checkpoint block.
 * **No JIT warmup registration.** From 0.30.0 layers with JIT kernels (DeepSeek-V4's decoder
   layers, compressors and indexers, ...) import those kernels' modules at construction when
   ``kernel_config.enable_jit_warmup`` is on (the default), to register them for the compile-only
@@ -286,6 +306,15 @@ class _AbsentKernelNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         return _AbsentKernel(f"torch.ops.{self._ns}.{name}")
+
+
+class _FlashKdaNamespace(_AbsentKernelNamespace):
+    """``torch.ops._flashkda_C``: every kernel absent, ``get_workspace_size(T, H, N)`` 0 bytes (the
+    forward's scratch request, never made here; see the module docstring)."""
+
+    @staticmethod
+    def get_workspace_size(*args: Any) -> int:
+        return 0
 
 
 class _InertStream:
@@ -604,6 +633,32 @@ def _lamport_bindings_stand_in() -> None:
             sys.modules.pop(key, None)
 
 
+def _gemm_rs_ar_stand_in() -> None:
+    """Stand in for ``vllm.model_executor.kernels.linear.cute_dsl.gemm_rs_ar`` where the CuTe DSL
+    (``cutlass``) does not import (see the module docstring): ``maybe_init_gemm_rs_ar(vllm_config,
+    *, N, all_reduce)`` answers False (the fused GEMM-AR/RS kernel disabled: projections keep their
+    plain path) and ``get_gemm_rs_ar()`` raises if reached. Only where the release has the module."""
+    if importlib.util.find_spec("cutlass") is not None:
+        return
+    name = "vllm.model_executor.kernels.linear.cute_dsl.gemm_rs_ar"
+    try:
+        if importlib.util.find_spec(name) is None:
+            return
+    except ImportError:  # a release without the cute_dsl package
+        return
+    module = types.ModuleType(name)
+
+    def maybe_init_gemm_rs_ar(vllm_config: Any, *, N: int, all_reduce: bool) -> bool:
+        return False
+
+    def get_gemm_rs_ar() -> Any:
+        raise RuntimeError("GEMM-RS/AR stand-in (no CuTe DSL here): disabled, never bound")
+
+    module.maybe_init_gemm_rs_ar = maybe_init_gemm_rs_ar  # type: ignore[attr-defined]
+    module.get_gemm_rs_ar = get_gemm_rs_ar  # type: ignore[attr-defined]
+    sys.modules[name] = module
+
+
 def _install() -> None:
     """Install the stand-ins (see the module docstring), then import vLLM's pieces."""
     for mod in (
@@ -612,6 +667,7 @@ def _install() -> None:
         "vllm.vllm_flash_attn._vllm_fa3_C",
         "vllm._flashmla_C",
         "vllm._flashmla_extension_C",
+        "vllm._flashkda_C",
     ):
         sys.modules[mod] = types.ModuleType(mod)
 
@@ -708,6 +764,8 @@ def _install() -> None:
         "_flashmla_extension_C",
     ):
         setattr(torch.ops, ns, _AbsentKernelNamespace(ns))
+    # FlashKDA's forward workspace size, asked at construction (see the module docstring)
+    torch.ops._flashkda_C = _FlashKdaNamespace("_flashkda_C")  # type: ignore[attr-defined]
 
     # An H200 host has Triton: the config's Triton checks (which pick and validate the V2 model
     # runner for its default architectures and mixed-window DFlash drafts) answer as there.
@@ -745,6 +803,7 @@ def _install() -> None:
 
     _step5_adapter_stand_in(torch)
     _lamport_bindings_stand_in()
+    _gemm_rs_ar_stand_in()
 
     import vllm
     import vllm.logger as vllm_logger

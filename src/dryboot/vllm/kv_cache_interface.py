@@ -259,6 +259,8 @@ class MambaSpec:
     :param layer_kind: ``GDN`` (Gated DeltaNet), ``MAMBA2``, ``MAMBA1``, ``SHORT_CONV`` or ``KDA``.
     :param mamba_cache_mode: ``none``, ``align`` or ``all``.
     :param num_speculative_blocks: extra state pages per request (= speculative tokens).
+    :param num_prefill_checkpoint_blocks: extra state pages per request in ``align`` mode for the
+        prefill backend's checkpoints (0.33.0: 1 for Kimi-K3's KDA layers on FlashKDA).
     """
 
     layer_kind: LayerKind
@@ -268,6 +270,7 @@ class MambaSpec:
     mamba_cache_mode: str
     num_speculative_blocks: int
     page_size_padded: int | None = None
+    num_prefill_checkpoint_blocks: int = 0
 
     @property
     def kind(self) -> str:

@@ -16,7 +16,7 @@ from dryboot.vllm.backends import (
     MINIMAX_M3_SPARSE_INDEXER,
     AttentionBackend,
 )
-from dryboot.vllm.config.hf import LayerKind, MiniMaxM3Caches, ModelGeometry, extra_of
+from dryboot.vllm.config.hf import GatedDeltaNet, LayerKind, MiniMaxM3Caches, ModelGeometry, extra_of
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, dtype_bytes, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -207,8 +207,7 @@ def mamba_state(
         if model.mamba.kda is not None:
             g = model.mamba.kda
             shapes = gdn_state_shapes(tp, g.num_k_heads, g.num_v_heads, g.head_k_dim, g.head_v_dim, g.conv_kernel, k)
-            # kda_state_dtype: the recurrent state is always float32
-            return LayerKind.KDA, shapes, (conv, "float32")
+            return LayerKind.KDA, shapes, (conv, kda_recurrent_dtype(g, args.mamba_ssm_cache_dtype, model, rules))
         if model.mamba.short_conv is not None:
             sc = model.mamba.short_conv
             # the ShortConv layer keeps the speculative tokens' rows from 0.29 on
@@ -217,6 +216,72 @@ def mamba_state(
     except ValueError as exc:
         raise InputError("--tensor-parallel-size", str(tp), f"{model.source}: {exc}") from None
     return None
+
+
+#: the ``--mamba-ssm-cache-dtype`` values ``MambaStateDtypeCalculator.kda_state_dtype`` takes
+KDA_SSM_DTYPES = ("auto", "float32", "bfloat16")
+
+
+def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry, rules: VersionRules) -> str:
+    """The torch dtype of a KDA layer's recurrent state. ``kda_state_dtype`` (vLLM's hybrid block
+    sizing, and Kimi-K3's ``KimiK3DeltaAttention.get_state_dtype``): float32 for ``auto``, else
+    ``--mamba-ssm-cache-dtype`` (float32 or bfloat16) from 0.30.0 (``kda_ssm_dtype_flag``; before,
+    float32 whatever the flag). Kimi-Linear's plain KDA layer (``KimiLinearGatedDeltaNetAttention``)
+    keeps float32 whatever the flag.
+
+    :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
+        (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
+        page outgrows the attention page, AssertionError at planning, recorded on 0.30.0 and 0.33.0); a
+        full-rank gate on a release other than 0.33.0 (not verified)."""
+    if kda.full_rank_gate and not rules.kda_full_rank_gate:
+        raise InputError(
+            "--vllm-version",
+            rules.version,
+            f"{model.source}: linear_attn_config.use_full_rank_gate (Kimi-K3's KDA, KimiK3DeltaAttention) is "
+            f"verified against vLLM 0.33.0's engine start only, not {rules.version}'s",
+        )
+    if not rules.kda_ssm_dtype_flag:
+        return "float32"
+    if ssm_flag not in KDA_SSM_DTYPES:
+        raise InputError(
+            "--mamba-ssm-cache-dtype",
+            ssm_flag,
+            "vLLM's KDA recurrent state supports only auto, float32 and bfloat16 (ValueError)",
+        )
+    if kda.full_rank_gate:
+        return "float32" if ssm_flag == "auto" else ssm_flag
+    if ssm_flag == "bfloat16":
+        raise InputError(
+            "--mamba-ssm-cache-dtype",
+            ssm_flag,
+            f"{model.source}: vLLM sizes the hybrid attention block from a bfloat16 KDA state "
+            "(kda_state_dtype) but Kimi-Linear's KDA layer keeps its recurrent state in float32: its page "
+            "outgrows the attention page and vLLM fails planning the KV cache (AssertionError)",
+        )
+    return "float32"
+
+
+#: compute-capability majors FlashKDA serves (``kimi_k3/nvidia/kda.py`` ``is_flashkda_supported``)
+FLASHKDA_MAJORS = (9, 10, 12)
+
+
+def kda_prefill_checkpoint_blocks(
+    kda: GatedDeltaNet | None, capability_major: int, model_dtype: str, recurrent_dtype: str
+) -> int:
+    """Prefill checkpoint blocks of a KDA layer's MambaSpec (``KimiK3DeltaAttention.get_kv_cache_spec``,
+    vLLM 0.33.0): 1 where its prefill backend is FlashKDA (``resolve_kda_prefill_backend``'s ``auto``:
+    a full-rank gate, SM 9.x/10.x/12.x, bfloat16 activations, ``head_dim`` 128, a bfloat16 or
+    float32 recurrent state and a gate lower bound), else 0 (Triton; Kimi-Linear's plain KDA layer)."""
+    if kda is None or not kda.full_rank_gate:
+        return 0
+    flashkda = (
+        capability_major in FLASHKDA_MAJORS
+        and kda.head_k_dim == 128
+        and model_dtype == "bfloat16"
+        and recurrent_dtype in ("bfloat16", "float32")
+        and kda.gate_lower_bound is not None
+    )
+    return int(flashkda)
 
 
 def sliding_start_block(backend: AttentionBackend, primary_block: int, rules: VersionRules) -> int:
@@ -264,6 +329,11 @@ def build_layers(
                     f"({natural:,} B) exceeds the padded mamba page ({mamba_padded:,} B): vLLM's MambaSpec "
                     "asserts page_size_padded >= the state size (AssertionError) and the engine does not start",
                 )
+            checkpoints = 0
+            if kind is LayerKind.KDA:
+                checkpoints = kda_prefill_checkpoint_blocks(
+                    model.mamba.kda, args.device.capability[0], model_dtype, dtypes[-1]
+                )
             specs.append(
                 MambaSpec(
                     layer_kind=kind,
@@ -273,6 +343,7 @@ def build_layers(
                     mamba_cache_mode=mamba_mode,
                     num_speculative_blocks=args.num_speculative_tokens,
                     page_size_padded=mamba_padded,
+                    num_prefill_checkpoint_blocks=checkpoints,
                 )
             )
         else:

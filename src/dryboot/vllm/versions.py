@@ -242,6 +242,14 @@ class VersionRules:
         multiple of it (0.31.0: ``mla_attention.py`` ``MLAAttention.get_kv_cache_spec``,
         ``v1/core/kv_cache_utils.py`` ``_get_kv_cache_bytes_per_block``); 0.32 pads each layer's
         own page instead, which a whole number of rows already is (no change), and 0.30 sets none.
+    :param kda_full_rank_gate: KDA layers with Kimi-K3's full-rank gate
+        (``linear_attn_config.use_full_rank_gate``) are ``KimiK3DeltaAttention``
+        (``models/kimi_k3/nvidia/kda.py``), whose MambaSpec carries one prefill checkpoint block where
+        its prefill backend is FlashKDA (0.33.0, recorded); other releases: refused as not verified.
+    :param kda_ssm_dtype_flag: ``MambaStateDtypeCalculator.kda_state_dtype`` takes
+        ``--mamba-ssm-cache-dtype`` (auto: float32; float32 or bfloat16; another value a ValueError)
+        for the KDA recurrent state vLLM sizes the hybrid block from (0.30.0+, recorded on 0.30.0 and
+        0.33.0: Kimi-Linear's float32 layer under bfloat16 fails planning); before, float32 always.
     :param muse_glimmer_layer_types: MuseGlimmer's sliding layers are the ``sliding_attention``
         entries of ``layer_types``, its config read by transformers' ``MuseGlimmerTextConfig``
         (0.33.0: ``muse_glimmer.py`` ``MuseGlimmerAttention``); ``False``: the RoPE layers,
@@ -305,6 +313,8 @@ class VersionRules:
     muse_glimmer_layer_types: bool = False
     sparse_mla_pool_row_aligned: bool = False
     hunyuan_vl_whole_tower: bool = False
+    kda_full_rank_gate: bool = False
+    kda_ssm_dtype_flag: bool = False
 
 
 #: architectures 0.29's registry dropped (``_PREVIOUSLY_SUPPORTED_MODELS``: vLLM refuses them by name)
@@ -313,6 +323,10 @@ _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "Stabl
 
 def _removed(architecture: str) -> str:
     return f"vLLM refuses it: {architecture} was supported in vLLM until v0.28.0, and is not supported anymore"
+
+
+#: Kimi-K3's multimodal wrapper: in every registry from 0.27.1, verified on 0.33.0's engine start only
+_KIMI_K3 = "KimiK3ForConditionalGeneration"
 
 
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
@@ -338,6 +352,13 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         "(transformers' MiniCPMV4_7ForConditionalGeneration), whose engine start loads the checkpoint's "
         "tokenizer (ValueError without it, recorded on 0.30.0): not modelled"
     ),
+    **{
+        (v, _KIMI_K3): (
+            "Kimi-K3's tiny config (full-rank-gate KDA layers, KimiK3DeltaAttention, with FlashKDA checkpoint "
+            "blocks) is recorded on vLLM 0.33.0 only"
+        )
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+    },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
         "(no use_moe_router_bias)"
@@ -372,6 +393,7 @@ _V0271 = VersionRules(
             "MiniCPM3ForCausalLM",
             "MiMoV2FlashForCausalLM",
             "HunYuanVLForConditionalGeneration",
+            _KIMI_K3,
         }
     ),
     # its boot environment's transformers (5.10.4): LongcatFlashConfig.num_hidden_layers is a field
@@ -386,13 +408,13 @@ _V0271 = VersionRules(
     attention_range_scalars=True,
     sliding_int4_unpacked=True,
 )
-_V028 = VersionRules("0.28.0")
+_V028 = VersionRules("0.28.0", unverified_architectures=frozenset({_KIMI_K3}))
 # each later release: the one before it, with what changed
 _V029 = replace(
     _V028,
     version="0.29.0",
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
-    unverified_architectures=_REMOVED_IN_029,
+    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
     hunyuan_transformers_backend=True,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
@@ -426,11 +448,13 @@ _V030 = replace(
     hidden_state_min_page=True,
     sparse_mla_fp8_e4m3_sm90=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
+    kda_ssm_dtype_flag=True,
 )
 _V031 = replace(
     _V030,
     version="0.31.0",
-    unverified_architectures=_REMOVED_IN_029 | {"KimiLinearForCausalLM"},
+    # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
+    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
@@ -473,7 +497,8 @@ _V033 = replace(
     version="0.33.0",
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
+    kda_full_rank_gate=True,
+    unverified_architectures=(_V032.unverified_architectures - {_KIMI_K3}) | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures

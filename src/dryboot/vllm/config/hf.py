@@ -44,6 +44,10 @@ class GatedDeltaNet:
     head_k_dim: int
     head_v_dim: int
     conv_kernel: int
+    #: KDA only: Kimi-K3's full-rank gate (``linear_attn_config.use_full_rank_gate``: vLLM 0.33.0
+    #: builds ``KimiK3DeltaAttention``) and its gate's lower bound (``gate_lower_bound``, or ``None``)
+    full_rank_gate: bool = False
+    gate_lower_bound: float | None = None
 
 
 @dataclass(frozen=True)

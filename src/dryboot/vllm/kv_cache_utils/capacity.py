@@ -56,7 +56,8 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
     (``FullAttentionSpec.max_memory_usage_bytes``); sliding window:
     ``cdiv(min(window - 1 + in_flight, len), block) + 1``; chunked local:
     ``cdiv(min(chunk + in_flight, len), block)``; mamba ``none``: ``1 + spec``,
-    ``align``: ``2 + spec`` (Mamba2 from 0.32: 3 + spec), ``all``: ``cdiv(len, block) + spec``;
+    ``align``: ``2 + spec`` (Mamba2 from 0.32: 3 + spec) ``+ checkpoint`` (the prefill checkpoint
+    blocks, ``MambaSpec.max_memory_usage_bytes``), ``all``: ``cdiv(len, block) + spec``;
     cross-attention: ``cdiv(max_num_batched_tokens, block)`` whatever the length
     (``CrossAttentionSpec.max_memory_usage_bytes`` reads ``max_num_encoder_input_tokens``, which
     ``SchedulerConfig`` sets to ``max_num_batched_tokens``).
@@ -69,7 +70,7 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
             base = {LayerKind.MAMBA2: limits.mamba2_align_pages, LayerKind.GDN: limits.gdn_align_pages}.get(
                 spec.layer_kind, 2
             )
-            return base + spec.num_speculative_blocks
+            return base + spec.num_speculative_blocks + spec.num_prefill_checkpoint_blocks
         return 1 + spec.num_speculative_blocks
     if spec.layer_kind is LayerKind.SLIDING:
         assert spec.sliding_window is not None

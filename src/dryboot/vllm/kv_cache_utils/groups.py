@@ -135,6 +135,7 @@ def bucket_key(spec: LayerSpec) -> tuple[object, ...]:
             spec.page_size_padded,
             spec.mamba_cache_mode,
             spec.num_speculative_blocks,
+            spec.num_prefill_checkpoint_blocks,
         )
     return (
         spec.kind,
@@ -160,7 +161,7 @@ def _type_key(spec: LayerSpec) -> tuple[object, ...]:
     full attention), same window / chunk /
     speculative blocks."""
     if isinstance(spec, MambaSpec):
-        return ("mamba", spec.num_speculative_blocks)
+        return ("mamba", spec.num_speculative_blocks, spec.num_prefill_checkpoint_blocks)
     if spec.layer_kind in (
         LayerKind.FULL,
         LayerKind.MLA,

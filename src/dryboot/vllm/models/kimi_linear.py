@@ -11,8 +11,13 @@ DeepSeek's); both are ``model.layers.i.self_attn``. A KDA layer
 head_dim)`` always in float32 (``kda_state_shape``, ``kda_state_dtype``). A hybrid model class
 without mamba prefix caching.
 
-Refused by name: ``use_full_rank_gate`` (Kimi-K3's private KDA path), MLA layers without
-``mla_use_nope`` (vLLM asserts it), and MLA head dims the SM90 prefill backend does not serve.
+With ``use_full_rank_gate`` (Kimi-K3's KDA, vLLM 0.33.0 ``kimi_k3/nvidia/kda.py``
+``KimiK3DeltaAttention``) the state is the same; its MambaSpec adds a prefill checkpoint block where
+the layer's prefill backend is FlashKDA (``kv_cache_spec.kda_prefill_checkpoint_blocks``); other
+releases refuse it (``VersionRules.kda_full_rank_gate``).
+
+Refused by name: MLA layers without ``mla_use_nope`` (vLLM asserts it), and MLA head dims the SM90
+prefill backend does not serve.
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ def _kda(f: ConfigFields, n: int) -> tuple[tuple[int, ...], GatedDeltaNet]:
     where = f.where("linear_attn_config")
     if not isinstance(cfg, dict):
         raise InputError(f.source, where, "must be an object")
-    if cfg.get("use_full_rank_gate", False):
-        raise InputError(f.source, f"{where}.use_full_rank_gate", "Kimi-K3's full-rank-gate KDA is not modelled")
+    full_rank = _full_rank_gate(f, cfg, where)
+    # only KimiK3DeltaAttention reads the bound (and asserts its range)
+    bound = _gate_lower_bound(f, cfg, where) if full_rank else None
     layers = cfg.get("kda_layers")
     if not isinstance(layers, list) or cfg.get("full_attn_layers") is None:
         raise InputError(
@@ -49,7 +55,38 @@ def _kda(f: ConfigFields, n: int) -> tuple[tuple[int, ...], GatedDeltaNet]:
     kda = tuple(i for i in range(n) if i + 1 in layers)
     # the state sizes the hybrid block even where no layer is KDA (get_mamba_state_shape_from_config)
     heads, dim = sub.integer("num_heads"), sub.integer("head_dim")
-    return kda, GatedDeltaNet(heads, heads, dim, dim, sub.integer("short_conv_kernel_size"))
+    return kda, GatedDeltaNet(heads, heads, dim, dim, sub.integer("short_conv_kernel_size"), full_rank, bound)
+
+
+def _full_rank_gate(f: ConfigFields, cfg: dict[str, Any], where: str) -> bool:
+    """``linear_attn_config.use_full_rank_gate`` (default false): vLLM 0.33.0 builds each KDA layer
+    as ``KimiK3DeltaAttention`` (Kimi-K3's full-rank gate) when true.
+
+    :raises InputError: not a JSON boolean."""
+    value = cfg.get("use_full_rank_gate", False)
+    if not isinstance(value, bool):
+        raise InputError(f.source, f"{where}.use_full_rank_gate", f"must be true or false, got {value!r}")
+    return value
+
+
+def _gate_lower_bound(f: ConfigFields, cfg: dict[str, Any], where: str) -> float | None:
+    """``linear_attn_config.gate_lower_bound`` (default none): the KDA gate's log lower bound, which
+    ``KimiK3DeltaAttention`` asserts lies in [-5, 0) (``_KDA_GATE_LOGBOUND_MIN``) and whose presence
+    lets it pick the FlashKDA prefill backend.
+
+    :raises InputError: not a number, or outside [-5, 0) (vLLM's AssertionError)."""
+    value = cfg.get("gate_lower_bound")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f.source, f"{where}.gate_lower_bound", f"must be a number, got {value!r}")
+    if not -5 <= value < 0:
+        raise InputError(
+            f.source,
+            f"{where}.gate_lower_bound",
+            f"must lie in [-5, 0) (KimiK3DeltaAttention asserts it), got {value!r}",
+        )
+    return float(value)
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:

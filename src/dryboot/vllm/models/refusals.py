@@ -166,10 +166,6 @@ INKLING = (
     "cache (InklingConvState: a SlidingWindowSpec packing four streams per head, InklingSconvBackend) beside its "
     "attention cache: not modelled"
 )
-KIMI_K3 = (
-    "Kimi-K3 (vllm/models/kimi_k3): Kimi Delta Attention layers (KimiK3DeltaAttention) beside its own MLA layers "
-    "(kimi_k3/nvidia/mla.py MultiHeadLatentAttention), a composition not modelled"
-)
 MINIMAX_M3_MTP = (
     "MiniMax-M3 drafter (vllm/models/minimax_m3 mtp.py: a sparse decoder layer with its indexer cache): dryboot "
     "plans MiniMax-M3 targets (MiniMaxM3SparseForCausalLM / ForConditionalGeneration), not this MTP module"
@@ -291,7 +287,6 @@ REASONS: dict[str, str] = {
     "KananaVForConditionalGeneration": KANANA_V,
     "KeyeForConditionalGeneration": REMOTE_MM,
     "KeyeVL1_5ForConditionalGeneration": REMOTE_MM,
-    "KimiK3ForConditionalGeneration": KIMI_K3,
     "KimiK3MTPModel": SPEC_MTP,
     "LiLiCorrDraftModel": SPEC_DFLASH,
     "Llama_Nemotron_Nano_VL": REMOTE_MM,

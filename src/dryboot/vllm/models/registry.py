@@ -604,6 +604,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # Step5's multimodal wrapper (step5/nvidia/vl.py): Step5's text rules on text_config, the
     # perception-encoder tower's TP checks
     "Step5ForConditionalGeneration": ("0.33.0",),
+    # Kimi-K3's multimodal wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, its
+    # full-rank-gate KDA layers' FlashKDA checkpoint blocks
+    "KimiK3ForConditionalGeneration": ("0.33.0",),
 }
 
 

@@ -563,6 +563,10 @@ BUILT_AS: dict[str, BuiltAs] = {
     "KimiVLForConditionalGeneration": BuiltAs("kimi_vl.py", "DeepseekV2ForCausalLM", "deepseek_v2"),
     # KimiK25Config (vLLM's) reads text_config as a DeepseekV3Config
     "KimiK25ForConditionalGeneration": BuiltAs("kimi_k25.py", "DeepseekV2ForCausalLM", "deepseek_v3"),
+    # KimiK3Config (vLLM 0.33.0's) reads text_config as a KimiLinearConfig and builds it as
+    # KimiLinearForCausalLM (kimi_k3/nvidia/model.py KimiK3ForConditionalGeneration, Kimi-K2.5's
+    # MoonViT-3D tower): Kimi-Linear's rules, its full-rank-gate KDA layers (KimiK3DeltaAttention)
+    "KimiK3ForConditionalGeneration": BuiltAs("vllm.models.kimi_k3", "KimiLinearForCausalLM", "kimi_linear"),
     # the thinker's language model; Qwen2_5OmniTextConfig keeps Qwen2Config's window rules
     **{
         arch: BuiltAs(
