@@ -17,6 +17,7 @@ import pytest
 
 from dryboot.vllm.models.refusals import REASONS
 from dryboot.vllm.models.registry import ARCHITECTURES, NOT_MODELLED, architecture_table
+from dryboot.vllm.versions import rules_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,6 +71,9 @@ def test_every_row_is_verified_or_refused_with_a_reason() -> None:
         if r.status == "verified":
             assert r.architecture in ARCHITECTURES and not r.reason
             assert (REPO / r.tiny_config).is_file(), r.tiny_config
+        elif r.architecture in rules_for("0.28.0").unverified_architectures:
+            # planned, but recorded on other releases only (Kimi-K3: on 0.33.0)
+            assert r.reason.startswith("not verified against vLLM 0.28.0's engine start ("), r.architecture
         else:
             # a specific reason (NOT_MODELLED) where one is known, else the category's
             assert r.reason == NOT_MODELLED.get(r.architecture, REASONS.get(r.architecture)), r.architecture

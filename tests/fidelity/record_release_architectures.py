@@ -43,7 +43,7 @@ def main() -> int:
             kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
             if "error" in kept:
                 kept["error"] = str(kept["error"])[:500]
-            rows.append({"id": c.id, "argv": c.argv, "vllm": kept})
+            rows.append({"id": c.id, "argv": T.portable(c.argv), "vllm": kept})
         doc["architectures"][arch] = rows
         print(f"{arch:48} {sum(1 for r in rows if r['vllm'].get('ok'))}/{len(rows)} served")
     doc["architectures"] = dict(sorted(doc["architectures"].items()))
