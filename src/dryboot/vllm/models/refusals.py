@@ -215,11 +215,6 @@ FLINT = (
     "a bfloat16 model and an auto / bfloat16 KV cache, and its fused decode kernel writes the cache in FlashInfer's "
     "layout), which the CPU oracle cannot build: not verified, not planned"
 )
-HY_V4 = (
-    "HY V4 (vllm/models/hy_v4): MLA layers with learned per-head sinks on its own sparse MLA backend "
-    "(hy_v4/nvidia/flashmla_sparse.py) and a lightning indexer whose top-k some layers share "
-    "(compute_skip_topk_layers): not modelled"
-)
 K2_HORIZON = (
     "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its sparse layers "
     "compute attention values through routed experts (k2_horizon.py: K2HorizonMoVAAttention, mova_num_experts): "
@@ -282,7 +277,6 @@ REASONS: dict[str, str] = {
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HYV3MTPModel": SPEC_MTP,
-    "HYV4ForCausalLM": HY_V4,
     "HYV4MTPModel": SPEC_MTP,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": INKLING,
