@@ -112,3 +112,11 @@ def test_without_sinks_the_selection_is_vllms() -> None:
     model = geometry_from_config(_config("hyv4-nosink"))
     args = EngineArgs(gpu=parse_gpu("H200"), attention_backend="FLASH_ATTN_MLA_SPARSE")
     assert hy_v4.engine_args(model, args) is args and hy_v4.backend_assumption(model) is None
+
+
+def test_weights_are_refused_by_name() -> None:
+    import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families)
+    from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+
+    with pytest.raises(InputError, match="iHC hyper-connection layers"):
+        rank_weights(_config(), Parallel(vllm_version="0.33.0"))
