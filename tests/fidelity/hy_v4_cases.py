@@ -7,8 +7,11 @@ config.json is stored) switch on one thing each: every layer sparse (``hyv4-spar
 ``indexer_types``, full at layers 0 and 1, shared at 2 and 3), the learned sink off
 (``hyv4-nosink``), no sparse layer (``hyv4-dense``: ``layer_types`` left out), dense and sparse
 layers mixed (``hyv4-mixed``), an explicit ``indexer_types`` (``hyv4-indexers``) and one of the
-wrong length (``hyv4-indexers-short``). A case with a GPU runs the oracle as that row of
-``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``); without one, as its default H200.
+wrong length (``hyv4-indexers-short``); ``hyv4-defaults`` leaves every other field to ``HYV4Config``;
+``hyv4-preview-shape`` is a stand-in with the shape a public description of Hy4-preview gives
+(78 layers, hidden 6144, 64 heads, q_lora_rank 2048, 32 indexer heads, 256 experts, all layers
+sparse with the default indexer_types: 21 full), not the published file. A case with a GPU runs
+the oracle as that row of ``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``); without one, as its default H200.
 """
 
 from __future__ import annotations
@@ -71,6 +74,16 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "indexers": ("hyv4-indexers", BASE, None),
     "indexers-pp2": ("hyv4-indexers", [*BASE, "--pipeline-parallel-size", "2"], None),
     "indexers-short": ("hyv4-indexers-short", BASE, None),
+    # HYV4Config's defaults (34 layers, 32 heads, 2816 wide; the default indexer_types)
+    "defaults": ("hyv4-defaults", BASE, None),
+    "defaults-fp8-tp2": ("hyv4-defaults", [*FP8, "--tensor-parallel-size", "2"], None),
+    # the shape of Hy4-preview as described publicly (78 layers, 64 heads, 21 full indexers), not its file
+    "preview-shape": ("hyv4-preview-shape", ["--kv-cache-memory-bytes", "16G", "--max-model-len", "65536"], None),
+    "preview-shape-tp8-fp8-b200": (
+        "hyv4-preview-shape",
+        ["--kv-cache-memory-bytes", "16G", "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "8"],
+        "B200",
+    ),
 }
 
 

@@ -64,10 +64,10 @@ def _group_layers(case: H.Case) -> list[list[str]]:
 
 
 def test_every_case_is_recorded() -> None:
-    """26 cases: 21 served by vLLM, 5 refused (block 16 and an A100: no sparse MLA backend; the
+    """30 cases: 26 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend; the
     short indexer_types; the MTP drafter, which the harness cannot build)."""
     rec = C.recorded()
-    assert sorted(rec) == sorted(C.CASES)
+    assert sorted(rec) == sorted(C.CASES) and len(rec) == 30
     refused = sorted(c for c, r in rec.items() if not r["vllm"]["ok"])
     assert refused == ["indexers-short", "sparse-a100", "sparse-block16", "sparse-mtp"]
 
@@ -83,6 +83,14 @@ def test_the_sink_hands_the_sparse_layers_flashmla_sparse() -> None:
     assert "DEEPSEEK_V32_INDEXER/FLASHMLA_SPARSE backend" in backend["sparse-b200"]
     assert "DEEPSEEK_V32_INDEXER/FLASHINFER_MLA_SPARSE backend" in backend["nosink-b200"]
     assert rec["sparse"]["num_blocks"] == rec["nosink"]["num_blocks"] == rec["sparse-b200"]["num_blocks"]
+
+
+def test_the_default_indexer_types_keep_21_of_78_indexers() -> None:
+    """The Hy4-preview-shaped stand-in (every layer sparse, HYV4Config's indexer_types): indexer caches
+    in layers 0 and 1, 5, ..., 77, one group of 78 + 21 layers."""
+    layers = C.recorded()["preview-shape"]["vllm"]["group_layers"][0]
+    indexed = [int(n.split(".")[2]) for n in layers if "indexer" in n]
+    assert indexed == [0, *range(1, 78, 4)] and len(layers) == 78 + 21
 
 
 def test_shared_layers_keep_no_indexer_cache() -> None:
