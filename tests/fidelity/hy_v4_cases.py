@@ -74,6 +74,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "indexers": ("hyv4-indexers", BASE, None),
     "indexers-pp2": ("hyv4-indexers", [*BASE, "--pipeline-parallel-size", "2"], None),
     "indexers-short": ("hyv4-indexers-short", BASE, None),
+    # the second stage starts at a shared layer (layers 2 and 3: no indexer cache there)
+    "sparse-pp2": ("hyv4-sparse", [*BASE, "--pipeline-parallel-size", "2"], None),
     # HYV4Config's defaults (34 layers, 32 heads, 2816 wide; the default indexer_types)
     "defaults": ("hyv4-defaults", BASE, None),
     "defaults-fp8-tp2": ("hyv4-defaults", [*FP8, "--tensor-parallel-size", "2"], None),

@@ -64,10 +64,10 @@ def _group_layers(case: H.Case) -> list[list[str]]:
 
 
 def test_every_case_is_recorded() -> None:
-    """30 cases: 26 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend; the
+    """31 cases: 27 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend; the
     short indexer_types; the MTP drafter, which the harness cannot build)."""
     rec = C.recorded()
-    assert sorted(rec) == sorted(C.CASES) and len(rec) == 30
+    assert sorted(rec) == sorted(C.CASES) and len(rec) == 31
     refused = sorted(c for c, r in rec.items() if not r["vllm"]["ok"])
     assert refused == ["indexers-short", "sparse-a100", "sparse-block16", "sparse-mtp"]
 
@@ -91,6 +91,14 @@ def test_the_default_indexer_types_keep_21_of_78_indexers() -> None:
     layers = C.recorded()["preview-shape"]["vllm"]["group_layers"][0]
     indexed = [int(n.split(".")[2]) for n in layers if "indexer" in n]
     assert indexed == [0, *range(1, 78, 4)] and len(layers) == 78 + 21
+
+
+def test_a_stage_of_shared_layers_logs_its_own_backend_line() -> None:
+    """Two stages of hyv4-sparse: the second holds layers 2 and 3, both shared, so no indexer cache
+    and its worker logs FLASHMLA_SPARSE alone; dryboot prints both stages' lines."""
+    log = C.recorded()["sparse-pp2"]["vllm"]["kv_log"]
+    assert "Setting kv cache block size to 64 for FLASHMLA_SPARSE backend(s)." in log
+    assert "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASHMLA_SPARSE backend(s)." in log
 
 
 def test_shared_layers_keep_no_indexer_cache() -> None:
