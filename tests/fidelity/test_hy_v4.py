@@ -29,8 +29,8 @@ REFUSED_BY_NAME = {
     # SM 12.0: the sinks dropped, FLASHINFER_MLA_SPARSE_SM120 selected
     "sparse-5090": "FlashInfer SM120 sparse MLA",
     "mixed": "dense MLA layers beside sparse ones",
-    # the meta-device harness cannot build HYV4MTP (no NVIDIA driver); dryboot plans no drafter for it
-    "sparse-mtp": "has no multi-token-prediction layers vLLM builds as a drafter",
+    # the meta-device harness cannot build HYV4MTP (no NVIDIA driver); dryboot does not model it
+    "sparse-mtp": "the MTP module of HYV4ForCausalLM (1 layers) is not modelled",
 }
 
 

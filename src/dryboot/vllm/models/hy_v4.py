@@ -58,6 +58,7 @@ _DEFAULTS: dict[str, Any] = {
     "index_head_dim": 128,
     "index_n_heads": 16,
     "learnable_sink": True,
+    "num_nextn_predict_layers": 1,
 }
 #: ``layer_types`` entries of a sparse layer (``attention.py`` ``_SPARSE_LAYER_TYPES``, as
 #: ``HYV4Config`` folds them)
@@ -155,7 +156,13 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     dims = (f.integer("qk_nope_head_dim", minimum=0), rope, f.integer("v_head_dim"))
     latent = f.integer("kv_lora_rank") + rope
     sparse = sparse_mask(f, n)
-    common: dict[str, Any] = {"heads": (heads, 1, latent), "head_dim_v": 0, "mla_dims": dims}
+    common: dict[str, Any] = {
+        "heads": (heads, 1, latent),
+        "head_dim_v": 0,
+        "mla_dims": dims,
+        # the MTP module (HYV4MTPModel under --speculative-config method mtp): counted, not modelled
+        "num_mtp_layers": f.integer("num_nextn_predict_layers", minimum=0),
+    }
     if not any(sparse):
         return geometry(f, architecture, "hy_v4", sparse_layers((False,) * n)[0], **common)
     if not all(sparse):
