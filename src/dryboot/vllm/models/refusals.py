@@ -167,7 +167,9 @@ NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.
 DOTS3_NOTE = (
     "dots3_note (vllm/models/dots3_note): sliding-window MLA layers (Dots3NoteSlidingAttention, their own Triton "
     "MLA backend) beside DeepSeek sparse-MLA layers whose latent rows are padded to the sliding layers' width "
-    "(Dots3NotePaddedMLAAttention): sliding-window MLA and the padded rows are not modelled"
+    "(Dots3NotePaddedMLAAttention, on DOTS3_NOTE_PADDED_MLA_SPARSE, its KV cache layout BLHNC): vLLM 0.33.0 groups "
+    "them as a SlidingWindowMLA group beside an MLAAttention group of the indexer caches and padded rows (recorded "
+    "on tiny configs, tests/fidelity/data/dots3-note/): sliding-window MLA and the padded rows are not modelled"
 )
 INKLING = (
     "Inkling (vllm/models/inkling): each decoder layer also keeps its short-convolution state as a sliding-window "
