@@ -24,6 +24,8 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "hy-v4"
 CONFIGS = DATA / "configs"
 VERSION = "0.33.0"
+#: the releases whose engine start is recorded (``data/hy-v4/vllm-<release>.json``)
+RELEASES = ("0.33.0",)
 RECORD = DATA / f"vllm-{VERSION}.json"
 
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
@@ -74,6 +76,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "indexers": ("hyv4-indexers", BASE, None),
     "indexers-pp2": ("hyv4-indexers", [*BASE, "--pipeline-parallel-size", "2"], None),
     "indexers-short": ("hyv4-indexers-short", BASE, None),
+    # 0.33.0's model file takes indexed_attention (transformers' name) as sparse too
+    "indexed": ("hyv4-indexed", BASE, None),
     # the second stage starts at a shared layer (layers 2 and 3: no indexer cache there)
     "sparse-pp2": ("hyv4-sparse", [*BASE, "--pipeline-parallel-size", "2"], None),
     # HYV4Config's defaults (34 layers, 32 heads, 2816 wide; the default indexer_types)
@@ -95,9 +99,14 @@ def config(name: str) -> dict[str, Any]:
     return data
 
 
-def recorded() -> dict[str, dict[str, Any]]:
-    """vLLM 0.33.0's recorded answers, case id -> the record (config, argv, gpu, the oracle's kept fields)."""
-    doc: dict[str, Any] = json.loads(RECORD.read_text())
-    assert doc["vllm"] == VERSION
+def record_path(version: str = VERSION) -> Path:
+    return DATA / f"vllm-{version}.json"
+
+
+def recorded(version: str = VERSION) -> dict[str, dict[str, Any]]:
+    """A release's recorded answers (0.33.0's by default), case id -> the record (config, argv, gpu,
+    the oracle's kept fields)."""
+    doc: dict[str, Any] = json.loads(record_path(version).read_text())
+    assert doc["vllm"] == version
     cases: dict[str, dict[str, Any]] = doc["cases"]
     return cases

@@ -1,9 +1,9 @@
-"""Record vLLM 0.33.0's engine start on the tiny HY V4 configs of ``hy_v4_cases.py``.
+"""Record a release's engine start on the tiny HY V4 configs of ``hy_v4_cases.py``.
 
     python3 tests/fidelity/record_hy_v4.py ~/.cache/dryboot/boot-env/0.33.0/bin/python [CASE...]
 
 Runs ``src/dryboot/boot/engine_start.py`` (as its default H200, or as a case's GPU through
-``tests/data/gpus/run_oracle_as.py``) and writes ``data/hy-v4/vllm-0.33.0.json`` (other cases'
+``tests/data/gpus/run_oracle_as.py``) and writes ``data/hy-v4/vllm-<release>.json`` (other cases'
 answers kept when only some are named). Nothing recorded comes from dryboot.
 """
 
@@ -24,9 +24,8 @@ RUN_AS = H.REPO / "tests" / "data" / "gpus" / "run_oracle_as.py"
 
 def main() -> int:
     python, only = sys.argv[1], set(sys.argv[2:])
-    if H.vllm_version(python) != C.VERSION:
-        print(f"these cases are recorded on vLLM {C.VERSION} only", file=sys.stderr)
-        return 1
+    version = H.vllm_version(python)
+    path = C.record_path(version)
     cases = {k: v for k, v in C.CASES.items() if not only or k in only}
     res: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -43,7 +42,7 @@ def main() -> int:
     if crashed:
         print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
         return 1
-    doc = json.loads(C.RECORD.read_text()) if C.RECORD.exists() else {"vllm": C.VERSION, "cases": {}}
+    doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "cases": {}}
     for cid, (name, argv, gpu) in cases.items():
         kept = {k: res[cid].get(k) for k in C.KEPT_FIELDS if res[cid].get(k) is not None}
         if "error" in kept:
@@ -51,8 +50,8 @@ def main() -> int:
         doc["cases"][cid] = {"config": name, "argv": argv, "gpu": gpu, "vllm": kept}
         print(f"{cid:24} {'served' if kept.get('ok') else str(kept.get('error', ''))[:100]}")
     doc["cases"] = {k: doc["cases"][k] for k in C.CASES if k in doc["cases"]}
-    C.RECORD.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"vLLM {C.VERSION}: {len(cases)} cases recorded into {C.RECORD}")
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"vLLM {version}: {len(cases)} cases recorded into {path}")
     return 0
 
 

@@ -64,10 +64,10 @@ def _group_layers(case: H.Case) -> list[list[str]]:
 
 
 def test_every_case_is_recorded() -> None:
-    """31 cases: 27 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend; the
+    """32 cases: 28 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend; the
     short indexer_types; the MTP drafter, which the harness cannot build)."""
     rec = C.recorded()
-    assert sorted(rec) == sorted(C.CASES) and len(rec) == 31
+    assert sorted(rec) == sorted(C.CASES) and len(rec) == 32
     refused = sorted(c for c, r in rec.items() if not r["vllm"]["ok"])
     assert refused == ["indexers-short", "sparse-a100", "sparse-block16", "sparse-mtp"]
 
