@@ -51,7 +51,7 @@ def test_sparse_layers_keep_an_indexer_where_indexer_types_is_full() -> None:
     mla, idx = LayerKind.MLA, LayerKind.MLA_INDEXER
     assert model.layer_kinds == (idx, mla, mla, mla, idx, mla, mla, idx, mla)
     assert model.sparse_mla and model.attn.indexer_head_size == 132
-    assert extra_of(model, hy_v4.LearnedSinks) is not None
+    assert extra_of(model, hy_v4.SparseLayers) == hy_v4.SparseLayers(sinks=True)
     # HYV4Config's num_nextn_predict_layers (1): the MTP module counted, refused as a drafter
     assert model.mtp.num_mtp_layers == 1 and model.mtp.mtp_kind is None
 

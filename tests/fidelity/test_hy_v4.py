@@ -1,4 +1,4 @@
-"""HY V4 (``HYV4ForCausalLM``, vLLM 0.33.0's ``vllm/models/hy_v4``) against vLLM 0.33.0's own engine
+"""HY V4 (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0's ``vllm/models/hy_v4``) against each release's own engine
 start on the tiny configs of ``hy_v4_cases.py`` (``record_hy_v4.py``, ``data/hy-v4/``): every
 served case's block, groups, blocks, tokens, concurrency, group members and KV cache lines are
 dryboot's; every refusal is the same refusal, or one dryboot makes by name where vLLM serves what
@@ -50,23 +50,24 @@ def _kv_lines(lines: Any) -> set[str]:
     return {str(m) for m in lines or () if not str(m).startswith("kv lcm")}
 
 
-def _group_layers(case: H.Case) -> list[list[str]]:
+def _group_layers(case: H.Case, version: str) -> list[list[str]]:
     """dryboot's KV cache groups' member layers (``plan --json``); under pipeline parallelism
     stage 0's (what the record holds)."""
     from click.testing import CliRunner
 
     from dryboot.cli import cli
 
-    res = CliRunner().invoke(cli, case.dryboot_argv(C.VERSION), catch_exceptions=False)
+    res = CliRunner().invoke(cli, case.dryboot_argv(version), catch_exceptions=False)
     doc = json.loads(res.stdout)
     stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
     return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]
 
 
-def test_every_case_is_recorded() -> None:
-    """32 cases: 28 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend; the
-    short indexer_types; the MTP drafter, which the harness cannot build)."""
-    rec = C.recorded()
+@pytest.mark.parametrize("version", C.RELEASES)
+def test_every_case_is_recorded(version: str) -> None:
+    """32 cases a release: 28 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend;
+    the short indexer_types; the MTP drafter, which the harness cannot build)."""
+    rec = C.recorded(version)
     assert sorted(rec) == sorted(C.CASES) and len(rec) == 32
     refused = sorted(c for c, r in rec.items() if not r["vllm"]["ok"])
     assert refused == ["indexers-short", "sparse-a100", "sparse-block16", "sparse-mtp"]
@@ -108,13 +109,14 @@ def test_shared_layers_keep_no_indexer_cache() -> None:
     assert len(layers) == 9
 
 
+@pytest.mark.parametrize("version", C.RELEASES)
 @pytest.mark.parametrize("cid", sorted(C.CASES))
-def test_dryboot_plans_hy_v4_as_vllm(tmp_path: Path, cid: str) -> None:
+def test_dryboot_plans_hy_v4_as_vllm(tmp_path: Path, cid: str, version: str) -> None:
     """Each recorded case: dryboot's figures, groups and their members, and the KV cache lines are
-    vLLM 0.33.0's; its refusals are vLLM's, or by name (:data:`REFUSED_BY_NAME`)."""
-    v = C.recorded()[cid]["vllm"]
+    the release's; its refusals are vLLM's, or by name (:data:`REFUSED_BY_NAME`)."""
+    v = C.recorded(version)[cid]["vllm"]
     case = _case(tmp_path, cid)
-    d = H.run_dryboot(case, C.VERSION)
+    d = H.run_dryboot(case, version)
     if cid in REFUSED_BY_NAME:
         assert d.get("refused") and REFUSED_BY_NAME[cid] in str(d["error"]), d
         return
@@ -125,4 +127,4 @@ def test_dryboot_plans_hy_v4_as_vllm(tmp_path: Path, cid: str) -> None:
         return
     assert not verdict["diffs"] and v["final_block_size"] == d["block_size"]
     assert _kv_lines(v.get("kv_log")) == _kv_lines(d.get("log"))
-    assert _group_layers(case) == v["group_layers"]
+    assert _group_layers(case, version) == v["group_layers"]

@@ -1,5 +1,6 @@
-"""HY V4 (``HYV4ForCausalLM``; vLLM 0.33.0's ``vllm/models/hy_v4/nvidia``, config class vLLM's own
-``HYV4Config``, ``transformers_utils/configs/hy_v4.py``): MLA layers, sparse where ``layer_types``
+"""HY V4 (``HYV4ForCausalLM``; vLLM 0.32.0 / 0.33.0's ``vllm/models/hy_v4/nvidia``, config class vLLM's
+own ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``; 0.29-0.31's files take ``indexed_attention``
+as dense and are not verified): MLA layers, sparse where ``layer_types``
 says so, with a lightning indexer whose top-k some sparse layers share, learned per-head sinks and
 an output gate, on ``hc_mult`` residual channels (iHC).
 
@@ -60,7 +61,7 @@ _DEFAULTS: dict[str, Any] = {
     "learnable_sink": True,
     "num_nextn_predict_layers": 1,
 }
-#: ``layer_types`` entries of a sparse layer (``attention.py`` ``_SPARSE_LAYER_TYPES``, as
+#: ``layer_types`` entries of a sparse layer (0.32+'s ``attention.py`` ``_SPARSE_LAYER_TYPES``, as
 #: ``HYV4Config`` folds them)
 SPARSE_TYPES = frozenset({"deepseek_sparse_attention", "sparse_attention", "sparse", "indexed_attention"})
 #: ``layer_types`` entry of a dense MLA layer
@@ -81,10 +82,12 @@ SINK_BACKEND_BLOCK = 64
 
 
 @dataclass(frozen=True)
-class LearnedSinks(FamilyExtra):
-    """A sparse HY V4 whose layers keep learned per-head sinks (``learnable_sink``): they hand
-    themselves FLASHMLA_SPARSE (:func:`engine_args`). The sinks are not an attention trait of the
-    selection: the layer binds its backend itself."""
+class SparseLayers(FamilyExtra):
+    """What a sparse HY V4's layers add to DeepSeek-V3.2's. ``sinks``: they keep learned per-head
+    sinks (``learnable_sink``) and hand themselves FLASHMLA_SPARSE (:func:`engine_args`; not an
+    attention trait of the selection: the layer binds its backend itself)."""
+
+    sinks: bool
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
@@ -188,7 +191,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         kinds,
         indexer_head_size=indexer_head_size(f.integer("index_head_dim")),
         decoder_layers=decoder,
-        family_extra=LearnedSinks() if f.get("learnable_sink") else None,
+        family_extra=SparseLayers(sinks=bool(f.get("learnable_sink"))),
         **common,
     )
 
@@ -226,14 +229,16 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             args.device.name if major < 9 else str(args.block_size),
             f"{model.architecture}: RuntimeError: {NO_SPARSE_BACKEND}",
         )
-    if extra_of(model, LearnedSinks) is None or sink_backend_refusal(model, args) is not None:
+    extra = extra_of(model, SparseLayers)
+    if extra is None or not extra.sinks or sink_backend_refusal(model, args) is not None:
         return args
     return args.evolve(attention_backend=SINK_BACKEND)
 
 
 def backend_assumption(model: ModelGeometry) -> str | None:
     """``HYV4MLAAttention``: a sparse layer with a learned sink hands itself FLASHMLA_SPARSE."""
-    if not model.sparse_mla or extra_of(model, LearnedSinks) is None:
+    extra = extra_of(model, SparseLayers)
+    if not model.sparse_mla or extra is None or not extra.sinks:
         return None
     return (
         "HY V4's sparse layers with learned sinks hand themselves FLASHMLA_SPARSE (HYV4FlashMLASparseBackend), "

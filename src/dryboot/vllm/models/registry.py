@@ -284,7 +284,7 @@ FAMILIES: tuple[Family, ...] = (
     ),
     # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
     Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
-    # HY V4 (vLLM 0.33.0: LATER_ARCHITECTURES): DeepSeek-V3.2's sparse MLA, indexers where
+    # HY V4 (vLLM 0.32.0, 0.33.0: LATER_ARCHITECTURES): DeepSeek-V3.2's sparse MLA, indexers where
     # indexer_types says full, FLASHMLA_SPARSE handed by its learned sinks
     Family("hy_v4", ("vllm.models.hy_v4",), ("HYV4ForCausalLM",)),
     Family(
@@ -566,7 +566,7 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # Step5's text model (vllm/models/step5: its DSA caches on 0.33.0's repeat-pattern packing)
     "Step5ForCausalLM": ("0.33.0",),
     # HY V4's text model (vllm/models/hy_v4: sparse MLA with shared top-k, FLASHMLA_SPARSE for its sinks)
-    "HYV4ForCausalLM": ("0.33.0",),
+    "HYV4ForCausalLM": ("0.32.0", "0.33.0"),
     # Qwen4-Exp's plain layout (no QSA, no PLE layers: vllm/models/qwen4_exp)
     "Qwen4ExpForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # its multimodal wrapper (Qwen3-VL's vision tower; the language model built on text_config)
