@@ -92,6 +92,7 @@ def test_refusals(changes: dict[str, Any], words: str | None) -> None:
         # the sinks dropped: vLLM's own selection (the flags as given)
         ("RTX 5090", {}, "compute capability 12.0", None),
         ("H200", {"kv_cache_dtype": "fp8_e4m3"}, "KV cache dtype fp8_e4m3", None),
+        ("H200", {"attention_backend": "FLASH_ATTN_MLA_SPARSE"}, None, "FLASHMLA_SPARSE"),
         ("B200", {"block_size": 32}, "block size 32", None),
         # no sparse MLA backend at all: HYV4MLAAttention's probe fails
         ("A100-80GB", {}, "compute capability 8.0", "RuntimeError"),
@@ -104,10 +105,29 @@ def test_sink_backend(gpu: str, flags: dict[str, Any], words: str | None, handed
     why = hy_v4.sink_backend_refusal(model, args)
     assert why is None if words is None else words in str(why)
     if handed == "RuntimeError":
+        # the flags as given, refused when the model is built (HYV4MLAAttention's probe)
+        assert hy_v4.engine_args(model, args) is args
         with pytest.raises(InputError, match="no valid sparse MLA backend is available"):
-            hy_v4.engine_args(model, args)
+            hy_v4.check_backend(model, args)
         return
+    hy_v4.check_backend(model, args)
     assert hy_v4.engine_args(model, args).attention_backend == handed
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        ({"attention_backend": "FLASH_ATTN"}, "no valid sparse MLA backend is available"),
+        ({"kv_cache_dtype": "fp8_e5m2"}, "no valid sparse MLA backend is available"),
+        ({"kv_cache_dtype": "nvfp4"}, "nvfp4 KV cache is not supported with MLA"),
+    ],
+)
+def test_probe_refusals(flags: dict[str, Any], words: str) -> None:
+    model = geometry_from_config(_config())
+    args = EngineArgs(gpu=parse_gpu("H200"), **flags)
+    assert hy_v4.engine_args(model, args) is args
+    with pytest.raises(InputError, match=words):
+        hy_v4.check_backend(model, args)
 
 
 def test_without_sinks_the_selection_is_vllms() -> None:

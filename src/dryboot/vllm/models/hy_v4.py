@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dryboot.errors import InputError
+from dryboot.vllm.backends import BACKENDS
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, ModelGeometry, extra_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
@@ -77,6 +78,10 @@ NO_SPARSE_BACKEND = (
     "HYV4 sparse attention was requested, but no valid sparse MLA backend is available for current "
     "runtime/config. Refusing to fall back to dense attention."
 )
+#: KV cache dtypes some SM 9.x sparse MLA backend takes (FLASH_ATTN_MLA_SPARSE: 16-bit; FLASHMLA_SPARSE:
+#: fp8 as fp8_ds_mla; FLASHINFER_MLA_SPARSE_SM90: fp8_e4m3); another one fails the probe (recorded:
+#: fp8_e5m2, fp8_per_token_head)
+SM90_SPARSE_KV_DTYPES = frozenset({"auto", "bfloat16", "float16", "fp8", "fp8_ds_mla", "fp8_e4m3"})
 #: its kernel pages (``get_supported_kernel_block_sizes``: a multiple of 64)
 SINK_BACKEND_BLOCK = 64
 
@@ -210,29 +215,68 @@ def sink_backend_refusal(model: ModelGeometry, args: EngineArgs) -> str | None:
     return None
 
 
+def no_sparse_backend(args: EngineArgs) -> str | None:
+    """The flag under which ``HYV4MLAAttention``'s probe finds no sparse MLA backend
+    (``get_attn_backend(..., use_sparse=True)``, before any backend is bound), or ``None``: a
+    ``--attention-backend`` that is not a sparse MLA one; a GPU below SM 9.x; on SM 9.x a block size
+    other than a multiple of 64, or a KV cache dtype none of its sparse backends takes
+    (:data:`SM90_SPARSE_KV_DTYPES`)."""
+    named = args.attention_backend
+    if named is not None and not (named in BACKENDS and BACKENDS[named].is_sparse):
+        return "--attention-backend"
+    major = args.device.capability[0]
+    if major < 9:
+        return "--gpu"
+    if major == 9 and args.block_size is not None and args.block_size % SINK_BACKEND_BLOCK:
+        return "--block-size"
+    if major == 9 and (args.kv_cache_dtype or "auto") not in SM90_SPARSE_KV_DTYPES:
+        return "--kv-cache-dtype"
+    return None
+
+
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """A sparse HY V4 with learned sinks runs its MLA layers on ``FLASHMLA_SPARSE``
-    (``HYV4FlashMLASparseBackend``), whatever ``--attention-backend`` names: no CUDA sparse MLA
-    backend advertises sinks, so the layer's own resolution replaces the selected one. Where that
-    backend does not validate (:func:`sink_backend_refusal`) vLLM drops the sinks with a warning
-    and keeps its selection, as without sinks: the flags as given.
-
-    :raises InputError: where no sparse MLA backend serves the layers at all (a GPU below SM 9.x; a
-        block size other than a multiple of 64 on SM 9.x), in the words of ``HYV4MLAAttention``'s
-        probe, which fails before any backend is bound."""
-    if not model.sparse_mla:
-        return args
-    major = args.device.capability[0]
-    if major < 9 or (major == 9 and args.block_size is not None and args.block_size % SINK_BACKEND_BLOCK):
-        raise InputError(
-            "--gpu" if major < 9 else "--block-size",
-            args.device.name if major < 9 else str(args.block_size),
-            f"{model.architecture}: RuntimeError: {NO_SPARSE_BACKEND}",
-        )
+    (``HYV4FlashMLASparseBackend``), whatever sparse backend ``--attention-backend`` names: no CUDA
+    sparse MLA backend advertises sinks, so the layer's own resolution replaces the selected one.
+    Where that backend does not validate (:func:`sink_backend_refusal`) vLLM drops the sinks with
+    a warning and keeps its selection, as without sinks: the flags as given; so too where no sparse
+    backend serves at all, which :func:`check_backend` refuses when the model is built."""
     extra = extra_of(model, SparseLayers)
-    if extra is None or not extra.sinks or sink_backend_refusal(model, args) is not None:
+    if not model.sparse_mla or extra is None or not extra.sinks:
+        return args
+    if no_sparse_backend(args) is not None or sink_backend_refusal(model, args) is not None:
         return args
     return args.evolve(attention_backend=SINK_BACKEND)
+
+
+def check_backend(model: ModelGeometry, args: EngineArgs) -> None:
+    """``HYV4MLAAttention``'s probe of a sparse model (``get_attn_backend(..., use_sparse=True)``,
+    while the model is built, before any backend is bound).
+
+    :raises InputError: a plain nvfp4 cache (vLLM refuses it for any MLA model); where no sparse MLA
+        backend serves the layers (:func:`no_sparse_backend`), in the probe's words."""
+    dtype = args.kv_cache_dtype or "auto"
+    if model.use_mla and dtype.startswith("nvfp4") and not dtype.endswith("_ds_mla"):
+        # VllmConfig.validate_nvfp4_kv_cache_with_mla (0.32+), a config-stage refusal: no other
+        # stage's refusal of these flags comes between (recorded on the tiny config)
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{model.architecture}: ValueError: nvfp4 KV cache is not supported with MLA (Multi-head Latent "
+            "Attention) backends.",
+        )
+    if not model.sparse_mla:
+        return
+    flag = no_sparse_backend(args)
+    if flag is None:
+        return
+    value = {
+        "--attention-backend": args.attention_backend,
+        "--gpu": args.device.name,
+        "--block-size": str(args.block_size),
+        "--kv-cache-dtype": args.kv_cache_dtype,
+    }[flag]
+    raise InputError(flag, value, f"{model.architecture}: RuntimeError: {NO_SPARSE_BACKEND}")
 
 
 def backend_assumption(model: ModelGeometry) -> str | None:

@@ -121,6 +121,15 @@ class Family:
         hook = getattr(self.module(), "attention_backend", None)
         return None if hook is None else hook(model, requested)
 
+    def check_backend(self, model: ModelGeometry, args: EngineArgs) -> None:
+        """Refusals the model's layers make while probing for their attention backend, before
+        vLLM's selection (default: none; HY V4's sparse-backend probe).
+
+        :raises InputError: in the model's words."""
+        hook = getattr(self.module(), "check_backend", None)
+        if hook is not None:
+            hook(model, args)
+
     def fa4_all_layers(self, model: ModelGeometry, requested: str | None) -> bool:
         """Whether the model's config hook runs every attention layer on FlashAttention 4 when
         ``requested`` (``--attention-backend``, ``None``: unset) lets FlashAttention serve it
