@@ -43,7 +43,8 @@ class Family:
     release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
     builds the model), ``built_towers`` (the encoder towers its class builds under the multimodal
     flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
-    ``attention_backend`` (a backend the model hands its layers itself), ``fa4_all_layers`` (the
+    ``attention_backend`` (a backend the model hands its layers itself), ``check_backend`` (what the
+    model's layers refuse while probing for a backend: HY V4's sparse probe), ``fa4_all_layers`` (the
     model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
