@@ -92,6 +92,7 @@ def test_refusals(changes: dict[str, Any], words: str | None) -> None:
         # the sinks dropped: vLLM's own selection (the flags as given)
         ("RTX 5090", {}, "compute capability 12.0", None),
         ("H200", {"kv_cache_dtype": "fp8_e4m3"}, "KV cache dtype fp8_e4m3", None),
+        ("H200", {"dtype": "float16"}, "model dtype float16", None),
         ("H200", {"attention_backend": "FLASH_ATTN_MLA_SPARSE"}, None, "FLASHMLA_SPARSE"),
         ("B200", {"block_size": 32}, "block size 32", None),
         # no sparse MLA backend at all: HYV4MLAAttention's probe fails

@@ -62,6 +62,8 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "sparse-autofit": ("hyv4-sparse", ["--kv-cache-memory-bytes", "200M", "--max-model-len", "-1"], None),
     "sparse-override": ("hyv4-sparse", [*BASE, "--num-gpu-blocks-override", "2000"], None),
     "sparse-backend-fa": ("hyv4-sparse", [*BASE, "--attention-backend", "FLASH_ATTN_MLA_SPARSE"], None),
+    # float16: FLASHMLA_SPARSE serves bfloat16 only, so vLLM drops the sinks and selects as without them
+    "sparse-fp16": ("hyv4-sparse", [*BASE, "--dtype", "float16"], None),
     "sparse-mtp": ("hyv4-sparse", [*BASE, "--speculative-config", MTP], None),
     "sparse-h100": ("hyv4-sparse", BASE, "H100"),
     "sparse-b200": ("hyv4-sparse", BASE, "B200"),

@@ -65,10 +65,10 @@ def _group_layers(case: H.Case, version: str) -> list[list[str]]:
 
 @pytest.mark.parametrize("version", C.RELEASES)
 def test_every_case_is_recorded(version: str) -> None:
-    """32 cases a release: 28 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend;
+    """33 cases a release: 29 served by vLLM, 4 refused (block 16 and an A100: no sparse MLA backend;
     the short indexer_types; the MTP drafter, which the harness cannot build)."""
     rec = C.recorded(version)
-    assert sorted(rec) == sorted(C.CASES) and len(rec) == 32
+    assert sorted(rec) == sorted(C.CASES) and len(rec) == 33
     refused = sorted(c for c, r in rec.items() if not r["vllm"]["ok"])
     assert refused == ["indexers-short", "sparse-a100", "sparse-block16", "sparse-mtp"]
 
@@ -100,6 +100,12 @@ def test_a_stage_of_shared_layers_logs_its_own_backend_line() -> None:
     log = C.recorded()["sparse-pp2"]["vllm"]["kv_log"]
     assert "Setting kv cache block size to 64 for FLASHMLA_SPARSE backend(s)." in log
     assert "Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASHMLA_SPARSE backend(s)." in log
+
+
+def test_without_the_sink_backend_the_sinks_are_dropped() -> None:
+    """float16: FLASHMLA_SPARSE serves bfloat16 only, so the layers take DeepSeek-V3.2's selection."""
+    log = C.recorded()["sparse-fp16"]["vllm"]["kv_log"]
+    assert "DEEPSEEK_V32_INDEXER/FLASH_ATTN_MLA_SPARSE backend" in log[0]
 
 
 def test_shared_layers_keep_no_indexer_cache() -> None:

@@ -21,15 +21,20 @@ KV cache, as ``HYV4MLAAttention`` builds it (recorded on tiny configs, ``tests/f
 * The learned sink (``learnable_sink``, default on) does not change the KV spec; it changes the
   backend: no CUDA sparse MLA backend advertises sinks, so the layer hands itself
   ``HYV4FlashMLASparseBackend`` (``hy_v4/nvidia/flashmla_sparse.py``, named ``FLASHMLA_SPARSE``)
-  whenever that backend validates for the GPU (SM 9.x, 10.x), the KV cache dtype and a given
-  block size (:func:`engine_args` names it as ``--attention-backend`` would): FLASHMLA_SPARSE's
-  64-token kernel pages and its ``fp8_ds_mla`` layout for a quantized cache, where DeepSeek-V3.2's
-  selection would take FLASH_ATTN_MLA_SPARSE first on SM90.
+  whenever that backend validates for the GPU (SM 9.x, 10.x), the model dtype (bfloat16), the KV
+  cache dtype and a given block size (:func:`engine_args` names it as ``--attention-backend``
+  would): FLASHMLA_SPARSE's 64-token kernel pages and its ``fp8_ds_mla`` layout for a quantized
+  cache, where DeepSeek-V3.2's selection would take FLASH_ATTN_MLA_SPARSE first on SM90. Where it
+  does not validate, vLLM drops the sinks with a warning and selects as DeepSeek-V3.2 does (the
+  flags as given; recorded: float16, fp8_e4m3, an RTX 5090).
+* Before any of that the layer probes for a sparse backend without sinks and raises where none
+  validates (:func:`check_backend`: a named non-sparse backend, a GPU below SM 9.x, on SM 9.x a
+  block not a multiple of 64 or a KV dtype no sparse backend takes); a plain nvfp4 cache is refused
+  for any MLA model.
 
 Not modelled (refused by name): dense beside sparse layers in one model (two MLA backends in one
-group); a sink the backend cannot take (the GPU, a block size or KV dtype FLASHMLA_SPARSE refuses:
-vLLM then drops the sink with a warning and selects as DeepSeek-V3.2 does); the MTP drafter
-(``HYV4MTPModel``). The weights (iHC channels, gated MLA, MoE) are not sized.
+group); the MTP drafter (``HYV4MTPModel``). The weights (iHC channels, gated MLA, MoE) are not
+sized.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.backends import BACKENDS
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, ModelGeometry, extra_of
+from dryboot.vllm.dtypes import torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size, sparse_layers
@@ -205,6 +211,13 @@ def sink_backend_refusal(model: ModelGeometry, args: EngineArgs) -> str | None:
     """Why ``HYV4FlashMLASparseBackend`` does not validate for a sparse layer with a sink under
     ``args`` (``HYV4MLAAttention._resolve_sink_backend``), or ``None``: it does."""
     major, minor = args.device.capability
+    model_dtype = (
+        ("bfloat16" if model.dtype == "float32" else model.dtype)
+        if args.dtype == "auto"
+        else torch_dtype_of(args.dtype, model.dtype)
+    )
+    if model_dtype != "bfloat16":
+        return f"model dtype {model_dtype} (FLASHMLA_SPARSE serves bfloat16)"
     if major not in SINK_BACKEND_MAJORS:
         return f"compute capability {major}.{minor} (FLASHMLA_SPARSE serves SM 9.x and 10.x)"
     dtype = args.kv_cache_dtype or "auto"
