@@ -29,7 +29,6 @@ REFUSED = {
     "DomynEdgeForCausalLM": refusals.DOMYN_EDGE,
     "DoryForCausalLM": refusals.DORY,
     "FlintForCausalLM": refusals.FLINT,
-    "HYV4ForCausalLM": refusals.HY_V4,
     "K2HorizonForCausalLM": refusals.K2_HORIZON,
     "NanbeigeForCausalLM": refusals.NANBEIGE,
     # drafters: in the words of the existing drafter refusals

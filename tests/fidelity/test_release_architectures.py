@@ -129,6 +129,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "KimiLinearForCausalLM": "its KDA + MLA layers (kimi_k3/nvidia/model.py), GEMM-AR stood in",
         # cohere_compass.py: Command-R 2's sliding and full layers of text_config (LATER_ARCHITECTURES)
         "CohereCompassForConditionalGeneration": "its text_config's sliding and full layers (Cohere2's)",
+        # vllm/models/hy_v4 (the same model and config files as 0.33.0's for the KV cache)
+        "HYV4ForCausalLM": "its sparse MLA layers (shared top-k, learned sinks on FLASHMLA_SPARSE)",
         "HCXVisionForCausalLM": "absent from this release: refused as vLLM refuses it",
         "MuseGlimmerForCausalLM": "its sliding layers read from no_rope_layers",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from no_rope_layers",
@@ -200,6 +202,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "KimiK3ForConditionalGeneration": "Kimi-Linear's rules on text_config, FlashKDA checkpoint blocks",
         # vllm/models/step5: DSA layers' summary caches and tail rings on 0.33.0's repeat-pattern packing
         "Step5ForCausalLM": "its DSA layers' caches on the repeat-pattern packing (vLLM's own Step5Config)",
+        # vllm/models/hy_v4: DeepSeek-V3.2's sparse MLA, shared top-k layers without indexer, sinks on FLASHMLA_SPARSE
+        "HYV4ForCausalLM": "its sparse MLA layers (shared top-k, learned sinks on FLASHMLA_SPARSE)",
         # its multimodal wrapper (step5/nvidia/vl.py: Step3p7's perception-encoder tower): the text model's caches
         "Step5ForConditionalGeneration": "a wrapper of Step5 (a perception-encoder tower), its text model's caches",
         # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
@@ -306,6 +310,9 @@ MIN_SERVED = {
     "DeepseekV4ForCausalLM": 7,
     "DeepseekV4ForConditionalGeneration": 7,
     "WhisperForConditionalGeneration": 11,
+    # HY V4's sparse layers: vLLM's probe finds no sparse MLA backend under a non-sparse named backend,
+    # blocks below 64, fp8_e5m2 / per-token-head caches; nvfp4 is refused for any MLA model
+    "HYV4ForCausalLM": 9,
 }
 
 #: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses

@@ -643,6 +643,10 @@ def _pipeline_stages(
         if first is None:
             first = (block, decision)
             log.extend(stage_log)
+        else:
+            # every stage's worker logs its own block lines: a later stage's that differ (a stage
+            # without a sparse indexer names only its MLA backend) are printed too, each once
+            log.extend(line for line in stage_log if line not in log)
         pairs.extend(stage_layers.pairs())
         stages.append(frozenset(stage_layers.order))
     assert first is not None

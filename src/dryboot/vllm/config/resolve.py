@@ -147,6 +147,7 @@ def backend_for(
         if k.is_attention and k not in (LayerKind.MLA_INDEXER, LayerKind.MM3_SPARSE, LayerKind.MM3_INDEXER)
     )
     gpu = args.device
+    family_of(model).check_backend(model, args)
     handed = family_of(model).attention_backend(model, name)
     if handed is not None:
         if gpu.capability[0] != 9:

@@ -159,7 +159,9 @@ NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.
 DOTS3_NOTE = (
     "dots3_note (vllm/models/dots3_note): sliding-window MLA layers (Dots3NoteSlidingAttention, their own Triton "
     "MLA backend) beside DeepSeek sparse-MLA layers whose latent rows are padded to the sliding layers' width "
-    "(Dots3NotePaddedMLAAttention): sliding-window MLA and the padded rows are not modelled"
+    "(Dots3NotePaddedMLAAttention, on DOTS3_NOTE_PADDED_MLA_SPARSE, its KV cache layout BLHNC): vLLM 0.33.0 groups "
+    "them as a SlidingWindowMLA group beside an MLAAttention group of the indexer caches and padded rows (recorded "
+    "on tiny configs, tests/fidelity/data/dots3-note/): sliding-window MLA and the padded rows are not modelled"
 )
 INKLING = (
     "Inkling (vllm/models/inkling): each decoder layer also keeps its short-convolution state as a sliding-window "
@@ -202,11 +204,6 @@ FLINT = (
     "Flint (vllm/models/flint): its attention layers require FlashInfer (the model class asserts a FlashInferImpl, "
     "a bfloat16 model and an auto / bfloat16 KV cache, and its fused decode kernel writes the cache in FlashInfer's "
     "layout), which the CPU oracle cannot build: not verified, not planned"
-)
-HY_V4 = (
-    "HY V4 (vllm/models/hy_v4): MLA layers with learned per-head sinks on its own sparse MLA backend "
-    "(hy_v4/nvidia/flashmla_sparse.py) and a lightning indexer whose top-k some layers share "
-    "(compute_skip_topk_layers): not modelled"
 )
 K2_HORIZON = (
     "its config class is remote code (neither transformers 5.20 nor vLLM 0.33.0 ships one), and its sparse layers "
@@ -269,7 +266,6 @@ REASONS: dict[str, str] = {
     "GritLM": POOLING,
     "H2OVLChatModel": REMOTE_MM,
     "HYV3MTPModel": SPEC_MTP,
-    "HYV4ForCausalLM": HY_V4,
     "HYV4MTPModel": SPEC_MTP,
     "IQuestLoopCoderForCausalLM": LOOPED,
     "InklingForCausalLM": INKLING,

@@ -44,7 +44,8 @@ class Family:
     release's config class reads the file), ``verify`` and ``verify_release`` (refusals while vLLM
     builds the model), ``built_towers`` (the encoder towers its class builds under the multimodal
     flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
-    ``attention_backend`` (a backend the model hands its layers itself), ``fa4_all_layers`` (the
+    ``attention_backend`` (a backend the model hands its layers itself), ``check_backend`` (what the
+    model's layers refuse while probing for a backend: HY V4's sparse probe), ``fa4_all_layers`` (the
     model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
@@ -122,6 +123,15 @@ class Family:
         (default)."""
         hook = getattr(self.module(), "attention_backend", None)
         return None if hook is None else hook(model, requested)
+
+    def check_backend(self, model: ModelGeometry, args: EngineArgs) -> None:
+        """Refusals the model's layers make while probing for their attention backend, before
+        vLLM's selection (default: none; HY V4's sparse-backend probe).
+
+        :raises InputError: in the model's words."""
+        hook = getattr(self.module(), "check_backend", None)
+        if hook is not None:
+            hook(model, args)
 
     def fa4_all_layers(self, model: ModelGeometry, requested: str | None) -> bool:
         """Whether the model's config hook runs every attention layer on FlashAttention 4 when
@@ -310,6 +320,9 @@ FAMILIES: tuple[Family, ...] = (
     # RNJ-1: Gemma-3's decoder whose chunked_attention layers slide, with a lookback chunk only
     # TRITON_ATTN builds (verify_backend refuses any other backend in vLLM's words)
     Family("rnj1", ("rnj1.py",), ("Rnj1ForCausalLM",)),
+    # HY V4 (vLLM 0.32.0, 0.33.0: LATER_ARCHITECTURES): DeepSeek-V3.2's sparse MLA, indexers where
+    # indexer_types says full, FLASHMLA_SPARSE handed by its learned sinks
+    Family("hy_v4", ("vllm.models.hy_v4",), ("HYV4ForCausalLM",)),
     Family(
         "muse_glimmer",
         ("muse_glimmer.py", "vllm.models.muse_spark"),
@@ -588,6 +601,8 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "Kolibri1ForCausalLM": ("0.33.0",),
     # Step5's text model (vllm/models/step5: its DSA caches on 0.33.0's repeat-pattern packing)
     "Step5ForCausalLM": ("0.33.0",),
+    # HY V4's text model (vllm/models/hy_v4: sparse MLA with shared top-k, FLASHMLA_SPARSE for its sinks)
+    "HYV4ForCausalLM": ("0.32.0", "0.33.0"),
     # Qwen4-Exp's plain layout (no QSA, no PLE layers: vllm/models/qwen4_exp)
     "Qwen4ExpForCausalLM": ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # its multimodal wrapper (Qwen3-VL's vision tower; the language model built on text_config)

@@ -1,0 +1,145 @@
+"""HY V4's config reading (``dryboot.vllm.models.hy_v4``): which layers are sparse, which keep an
+indexer cache, the backend its learned sinks hand the sparse layers, and what vLLM 0.33.0 refuses
+in its words (read in ``vllm/models/hy_v4/nvidia/attention.py`` and vLLM's ``HYV4Config``; the
+geometry is checked against the recorded engine starts in ``tests/fidelity/test_hy_v4.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dryboot.errors import InputError
+from dryboot.vllm.config.hf import LayerKind, extra_of
+from dryboot.vllm.engine_args import EngineArgs
+from dryboot.vllm.gpus import parse_gpu
+from dryboot.vllm.models import hy_v4
+from dryboot.vllm.transformers_utils.config import geometry_from_config
+
+CONFIGS = Path(__file__).resolve().parent / "fidelity" / "data" / "hy-v4" / "configs"
+
+
+def _config(name: str = "hyv4-sparse", **changes: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = json.loads((CONFIGS / f"{name}.json").read_text())
+    for key, value in changes.items():
+        if value is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = value
+    return cfg
+
+
+def test_default_indexer_types_are_full_at_0_and_every_fourth_from_1() -> None:
+    assert hy_v4.default_indexer_types(10) == (
+        "full",
+        "full",
+        "shared",
+        "shared",
+        "shared",
+        "full",
+        "shared",
+        "shared",
+        "shared",
+        "full",
+    )
+
+
+def test_sparse_layers_keep_an_indexer_where_indexer_types_is_full() -> None:
+    model = geometry_from_config(_config("hyv4-indexers"))
+    mla, idx = LayerKind.MLA, LayerKind.MLA_INDEXER
+    assert model.layer_kinds == (idx, mla, mla, mla, idx, mla, mla, idx, mla)
+    assert model.sparse_mla and model.attn.indexer_head_size == 132
+    assert extra_of(model, hy_v4.SparseLayers) == hy_v4.SparseLayers(sinks=True)
+    # HYV4Config's num_nextn_predict_layers (1): the MTP module counted, refused as a drafter
+    assert model.mtp.num_mtp_layers == 1 and model.mtp.mtp_kind is None
+
+
+def test_without_layer_types_no_layer_is_sparse() -> None:
+    model = geometry_from_config(_config("hyv4-dense"))
+    assert model.layer_kinds == (LayerKind.MLA,) * 4 and not model.sparse_mla
+    assert hy_v4.backend_assumption(model) is None
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"indexer_types": ["full", "shared", "full"]}, "expected 4, got 3"),
+        ({"indexer_types": ["full", "shared", "full", "local"]}, "only supports 'full' and 'shared', got ['local']"),
+        ({"layer_types": ["full_attention", "sparse", "sparse", "sparse"]}, "dense MLA layers beside sparse ones"),
+        ({"layer_types": ["sliding_attention"] * 4}, "are not verified"),
+        ({"q_lora_rank": None, "layer_types": ["sparse"] * 4}, None),
+    ],
+)
+def test_refusals(changes: dict[str, Any], words: str | None) -> None:
+    cfg = _config(**changes)
+    if words is None:
+        # q_lora_rank left out takes HYV4Config's 1536: planned
+        assert geometry_from_config(cfg).sparse_mla
+        return
+    with pytest.raises(InputError) as err:
+        geometry_from_config(cfg)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "flags", "words", "handed"),
+    [
+        ("H200", {}, None, "FLASHMLA_SPARSE"),
+        ("B200", {"kv_cache_dtype": "fp8"}, None, "FLASHMLA_SPARSE"),
+        ("H200", {"block_size": 128}, None, "FLASHMLA_SPARSE"),
+        # the sinks dropped: vLLM's own selection (the flags as given)
+        ("RTX 5090", {}, "compute capability 12.0", None),
+        ("H200", {"kv_cache_dtype": "fp8_e4m3"}, "KV cache dtype fp8_e4m3", None),
+        ("H200", {"dtype": "float16"}, "model dtype float16", None),
+        ("H200", {"attention_backend": "FLASH_ATTN_MLA_SPARSE"}, None, "FLASHMLA_SPARSE"),
+        ("B200", {"block_size": 32}, "block size 32", None),
+        # no sparse MLA backend at all: HYV4MLAAttention's probe fails
+        ("A100-80GB", {}, "compute capability 8.0", "RuntimeError"),
+        ("H200", {"block_size": 16}, "block size 16", "RuntimeError"),
+    ],
+)
+def test_sink_backend(gpu: str, flags: dict[str, Any], words: str | None, handed: str | None) -> None:
+    model = geometry_from_config(_config())
+    args = EngineArgs(gpu=parse_gpu(gpu), **flags)
+    why = hy_v4.sink_backend_refusal(model, args)
+    assert why is None if words is None else words in str(why)
+    if handed == "RuntimeError":
+        # the flags as given, refused when the model is built (HYV4MLAAttention's probe)
+        assert hy_v4.engine_args(model, args) is args
+        with pytest.raises(InputError, match="no valid sparse MLA backend is available"):
+            hy_v4.check_backend(model, args)
+        return
+    hy_v4.check_backend(model, args)
+    assert hy_v4.engine_args(model, args).attention_backend == handed
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        ({"attention_backend": "FLASH_ATTN"}, "no valid sparse MLA backend is available"),
+        ({"kv_cache_dtype": "fp8_e5m2"}, "no valid sparse MLA backend is available"),
+        ({"kv_cache_dtype": "nvfp4"}, "nvfp4 KV cache is not supported with MLA"),
+    ],
+)
+def test_probe_refusals(flags: dict[str, Any], words: str) -> None:
+    model = geometry_from_config(_config())
+    args = EngineArgs(gpu=parse_gpu("H200"), **flags)
+    assert hy_v4.engine_args(model, args) is args
+    with pytest.raises(InputError, match=words):
+        hy_v4.check_backend(model, args)
+
+
+def test_without_sinks_the_selection_is_vllms() -> None:
+    model = geometry_from_config(_config("hyv4-nosink"))
+    args = EngineArgs(gpu=parse_gpu("H200"), attention_backend="FLASH_ATTN_MLA_SPARSE")
+    assert hy_v4.engine_args(model, args) is args and hy_v4.backend_assumption(model) is None
+
+
+def test_weights_are_refused_by_name() -> None:
+    import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families)
+    from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+
+    with pytest.raises(InputError, match="iHC hyper-connection layers"):
+        rank_weights(_config(), Parallel(vllm_version="0.33.0"))
