@@ -50,6 +50,12 @@ class LayerKind(Enum):
     region summary cache (``Step5SparseSummaryCacheLayer``: a ``FullAttentionSpec`` of one
     256-byte summary per 8 tokens) and ``STEP5_RING`` its CSA tail ring (``Step5CSATailRing``: a
     ``CircularBufferSpec`` of one KV page a request).
+
+    Inkling's short-convolution state (``vllm/models/inkling/nvidia/sconv_swa_attn.py``
+    ``InklingConvState``, vLLM 0.33.0, at ``<layer>.conv_state``): a ``SlidingWindowSpec`` of
+    ``sconv_kernel_size`` tokens (its block and its window), the four conv streams packed into one
+    head, in bfloat16, served by ``INKLING_SCONV_SWA``: ``INKLING_CONV`` beside a sliding-window
+    attention layer (its heads), ``INKLING_CONV_FULL`` beside a full-attention one.
     """
 
     FULL = "full_attention"
@@ -71,6 +77,8 @@ class LayerKind(Enum):
     MM3_INDEXER = "minimax_m3_indexer"
     STEP5_SUMMARY = "step5_sparse_summary"
     STEP5_RING = "step5_csa_tail_ring"
+    INKLING_CONV = "inkling_conv_state"
+    INKLING_CONV_FULL = "inkling_conv_state_full"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -93,7 +101,15 @@ class LayerKind(Enum):
             LayerKind.MM3_INDEXER,
             LayerKind.STEP5_SUMMARY,
             LayerKind.STEP5_RING,
+            LayerKind.INKLING_CONV,
+            LayerKind.INKLING_CONV_FULL,
         )
+
+    @property
+    def is_sliding_window(self) -> bool:
+        """Its cache is a plain ``SlidingWindowSpec`` (sliding-window attention, Inkling's
+        short-convolution state): kept for its window's tokens only."""
+        return self in (LayerKind.SLIDING, LayerKind.INKLING_CONV, LayerKind.INKLING_CONV_FULL)
 
     @property
     def is_mamba(self) -> bool:
@@ -129,6 +145,8 @@ _SPEC_KIND = {
     LayerKind.MM3_INDEXER: "mla",
     LayerKind.STEP5_SUMMARY: "full",
     LayerKind.STEP5_RING: "circular_buffer",
+    LayerKind.INKLING_CONV: "sliding",
+    LayerKind.INKLING_CONV_FULL: "sliding",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -151,6 +169,8 @@ _LABEL = {
     LayerKind.MM3_INDEXER: "MiniMax-M3 indexer",
     LayerKind.STEP5_SUMMARY: "DSA region summary",
     LayerKind.STEP5_RING: "CSA tail ring",
+    LayerKind.INKLING_CONV: "short-conv state",
+    LayerKind.INKLING_CONV_FULL: "short-conv state",
     LayerKind.NONE: "no cache",
 }
 
@@ -234,7 +254,7 @@ class AttentionSpec:
         return self.spec_name or self.layer_kind.spec_kind
 
     def describe(self) -> str:
-        if self.layer_kind is LayerKind.SLIDING or self.sliding_window is not None:
+        if self.layer_kind.is_sliding_window or self.sliding_window is not None:
             return f"{self.layer_kind.label} {self.sliding_window}"
         if self.layer_kind is LayerKind.CHUNKED:
             return f"{self.layer_kind.label} {self.attention_chunk_size}"

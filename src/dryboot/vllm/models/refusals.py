@@ -169,11 +169,6 @@ DOTS3_NOTE = (
     "MLA backend) beside DeepSeek sparse-MLA layers whose latent rows are padded to the sliding layers' width "
     "(Dots3NotePaddedMLAAttention): sliding-window MLA and the padded rows are not modelled"
 )
-INKLING = (
-    "Inkling (vllm/models/inkling): each decoder layer also keeps its short-convolution state as a sliding-window "
-    "cache (InklingConvState: a SlidingWindowSpec packing four streams per head, InklingSconvBackend) beside its "
-    "attention cache: not modelled"
-)
 KIMI_K3 = (
     "Kimi-K3 (vllm/models/kimi_k3): Kimi Delta Attention layers (KimiK3DeltaAttention) beside its own MLA layers "
     "(kimi_k3/nvidia/mla.py MultiHeadLatentAttention), a composition not modelled"
@@ -285,8 +280,6 @@ REASONS: dict[str, str] = {
     "HYV4ForCausalLM": HY_V4,
     "HYV4MTPModel": SPEC_MTP,
     "IQuestLoopCoderForCausalLM": LOOPED,
-    "InklingForCausalLM": INKLING,
-    "InklingForConditionalGeneration": INKLING,
     "InklingMTPModel": SPEC_MTP,
     "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,

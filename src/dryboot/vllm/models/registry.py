@@ -110,6 +110,16 @@ class Family:
         if hook is not None:
             hook(model, rules)
 
+    def verify_layers(self, model: ModelGeometry, args: EngineArgs) -> None:
+        """Refusals of the model's layers as vLLM builds them, after the drafter's proposer and
+        before their attention backends (default: none; Inkling's conv states against TP).
+
+        :raises InputError: naming the config field or flag and vLLM's failure.
+        """
+        hook = getattr(self.module(), "verify_layers", None)
+        if hook is not None:
+            hook(model, args)
+
     def kv_cache_dtype(self, model: ModelGeometry, requested: str) -> str:
         """The KV cache dtype the attention layers are built with (default: ``requested``)."""
         hook = getattr(self.module(), "kv_cache_dtype", None)
@@ -284,6 +294,9 @@ FAMILIES: tuple[Family, ...] = (
     ),
     # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
     Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
+    # Inkling (vLLM 0.33.0: LATER_ARCHITECTURES): each layer's short-conv state as a sliding-window cache
+    # beside its attention; the wrapper (InklingMMConfig) builds the same text model on text_config
+    Family("inkling", ("vllm.models.inkling",), ("InklingForCausalLM", "InklingForConditionalGeneration")),
     Family(
         "muse_glimmer",
         ("muse_glimmer.py", "vllm.models.muse_spark"),
@@ -578,17 +591,26 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # Step5's multimodal wrapper (step5/nvidia/vl.py): Step5's text rules on text_config, the
     # perception-encoder tower's TP checks
     "Step5ForConditionalGeneration": ("0.33.0",),
+    # Inkling's text model and its wrapper (vllm/models/inkling: each layer's conv state beside its attention):
+    # in every release's registry, but only 0.33.0's engine start builds them offline (0.27.1 and 0.29.0
+    # fail to inspect the class, "failed to be inspected": its GPU kernels have no stand-in there), so
+    # they are planned on 0.33.0 alone (absent_from_release refuses them on the others)
+    "InklingForCausalLM": ("0.33.0",),
+    "InklingForConditionalGeneration": ("0.33.0",),
 }
 
 
 def absent_from_release(architecture: str, version: str) -> str | None:
-    """Why ``architecture``, which vLLM 0.28.0's registry lacks (a later release's), is not planned
-    for release ``version`` (a shipped table): that registry lacks it too, or its engine start did
-    not verify it (:data:`LATER_ARCHITECTURES`); ``None``: planned there, or 0.28.0 has it (a removal
-    is :func:`~dryboot.vllm.versions.unverified_reason`'s).
+    """Why ``architecture``, which vLLM 0.28.0's registry lacks (a later release's) or whose class only
+    a later release's engine start builds offline (Inkling), is not planned for release ``version`` (a
+    shipped table): that registry lacks it too, or its engine start did not verify it
+    (:data:`LATER_ARCHITECTURES`); ``None``: planned there, or 0.28.0 has it and it is not in
+    :data:`LATER_ARCHITECTURES` (a removal is :func:`~dryboot.vllm.versions.unverified_reason`'s).
 
     :raises InputError: a release whose table dryboot does not ship."""
-    if architecture in _registry() or version in LATER_ARCHITECTURES.get(architecture, ()):
+    later = LATER_ARCHITECTURES.get(architecture)
+    if version in (later or ()) or (later is None and architecture in _registry()):
+        # planned there; 0.28.0's registry listing it counts only if no later release verified it alone
         return None
     if architecture not in LATER_ARCHITECTURES and architecture not in ARCHITECTURES:
         return None

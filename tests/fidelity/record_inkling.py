@@ -1,0 +1,51 @@
+"""Record vLLM 0.33.0's answers, with the KV cache lines it logs, to the cases of ``inkling_cases.py``.
+
+    python3 tests/fidelity/record_inkling.py ~/.cache/dryboot/boot-env/0.33.0/bin/python
+
+Runs ``src/dryboot/boot/engine_start.py`` in that environment and writes
+``data/inkling/vllm-<release>.json``. Nothing recorded comes from dryboot.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import e2e_harness as H
+import inkling_cases as C
+import test_architectures as T
+
+KEPT = (*T.KEPT, "kv_log")
+
+
+def main() -> int:
+    python = sys.argv[1]
+    cases = [H.Case(id=c["id"], family="inkling", model=C.materialize(c), argv=c["argv"]) for c in C.cases()]
+    runner = H.OracleRunner(python, jobs=1)
+    res = runner.run([c.oracle_input() for c in cases])
+    version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+        return 1
+    rows = []
+    for c in cases:
+        v = res[c.id]
+        kept = {k: v.get(k) for k in KEPT if v.get(k) is not None}
+        if "error" in kept:
+            kept["error"] = str(kept["error"])[:500]
+        rows.append({"id": c.id, "argv": c.argv, "vllm": kept})
+        print(f"{c.id:48} {'served' if kept.get('ok') else kept.get('error', '?')[:80]}")
+    path = C.record_path(version)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"vllm": version, "cases": rows}, indent=1) + "\n")
+    print(f"vLLM {version}: {len(rows)} cases recorded into {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(H.REPO / "src"))
+    sys.exit(main())
