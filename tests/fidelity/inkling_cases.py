@@ -9,9 +9,12 @@ lines against them.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
+import e2e_harness as H
 import test_architectures as T
 
 HERE = Path(__file__).resolve().parent
@@ -36,15 +39,44 @@ _CASES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+#: refusals vLLM makes while building the text model's tiny config with these keys changed (``overlay``):
+#: (overlay, argv)
+_OVERLAID: tuple[tuple[dict[str, Any], tuple[str, ...]], ...] = (
+    # InklingAttention: KV heads at or above TP must be split evenly (a bare assert; the conv state passes)
+    ({"num_key_value_heads": 6}, ("--kv-cache-memory-bytes", "2000000000", "-tp", "4")),
+    # InklingAttention: TP must divide the sliding layers' query heads (a bare assert)
+    ({"swa_num_attention_heads": 6}, ("--kv-cache-memory-bytes", "2000000000", "-tp", "4")),
+    # InklingConvState: bfloat16 only
+    ({}, ("--kv-cache-memory-bytes", "2000000000", "--dtype", "float16")),
+    # InklingMoE: shared sink experts only (a bare assert)
+    ({"shared_expert_sink": False}, ("--kv-cache-memory-bytes", "2000000000")),
+    # every layer dense: no InklingMoE is built, so its asserts do not apply
+    ({"shared_expert_sink": False, "dense_mlp_idx": 4}, ("--kv-cache-memory-bytes", "2000000000")),
+)
+
+
 def cases() -> list[dict[str, Any]]:
-    """Every case: ``{id, model, argv}``."""
-    return [{"id": f"{model}#{i}", "model": model, "argv": list(argv)} for i, (model, argv) in enumerate(_CASES)]
+    """Every case: ``{id, model, argv}`` (and ``overlay``: keys changed in the text model's tiny config)."""
+    out: list[dict[str, Any]] = [
+        {"id": f"{model}#{i}", "model": model, "argv": list(argv)} for i, (model, argv) in enumerate(_CASES)
+    ]
+    for j, (overlay, argv) in enumerate(_OVERLAID, start=len(out)):
+        model = "arch:InklingForCausalLM"
+        out.append({"id": f"{model}+{json.dumps(overlay)}#{j}", "model": model, "argv": list(argv), "overlay": overlay})
+    return out
 
 
 def materialize(case: dict[str, Any]) -> str:
-    """The case's model directory."""
+    """The case's model directory (an overlaid config written under the harness's work directory)."""
     kind, arch = case["model"].split(":", 1)
     path = T.DEFAULTS / f"{arch}.json" if kind == "defaults" else T.tiny_configs()[arch]
+    overlay = case.get("overlay")
+    if overlay is not None:
+        config = {**json.loads(path.read_text()), **overlay}
+        digest = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:10]
+        path = H.default_workdir() / "inkling" / f"{arch}-{digest}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(config, indent=1) + "\n")
     return T.materialize(arch, path)
 
 

@@ -93,7 +93,7 @@ def test_each_layer_keeps_its_conv_state_then_its_attention() -> None:
     assert model.naming.layer_names[:2] == ("model.layers.0.conv_state", "model.layers.0.attn")
     assert model.num_decoder_layers == 4
     conv = extra_of(model, InklingConvCaches)
-    assert conv == InklingConvCaches(kernel_size=4, sliding=(4, 256), full=(2, 512))
+    assert conv == InklingConvCaches(kernel_size=4, sliding=(4, 256), full=(2, 512), query_heads=(8, 8))
     spec = inkling_conv_spec(conv, LayerKind.INKLING_CONV, 2)
     # SlidingWindowSpec(block_size=4, num_kv_heads=4 // 2, head_size=256, head_size_v=0, bfloat16, window 4)
     assert (spec.block_size, spec.sliding_window, spec.num_kv_heads, spec.page_size_bytes) == (4, 4, 2, 4096)

@@ -122,12 +122,14 @@ class InklingConvCaches(FamilyExtra):
     ``sliding`` / ``full``: (KV heads in total, packed head size in elements) of the state beside
     a sliding-window / full-attention layer; the head size is ``2 * head_dim + 2 * hidden_size //
     kv_heads`` rounded up to a power of two, the same on every TP rank, each rank holding
-    ``kv_heads // TP`` heads.
+    ``kv_heads // TP`` heads. ``query_heads``: the attention heads of a sliding-window and of a
+    full-attention layer, which ``InklingAttention`` asserts TP divides while it is built.
     """
 
     kernel_size: int
     sliding: tuple[int, int]
     full: tuple[int, int]
+    query_heads: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         kernel_size=kernel_size(f),
         sliding=(swa_kv, packed_head_size(swa_head_dim, hidden, swa_kv)),
         full=(kv, packed_head_size(head_dim, hidden, kv)),
+        query_heads=(swa_heads, heads),
     )
     experts = f.integer("n_routed_experts", default=0, minimum=0)
     model = geometry(
@@ -164,14 +165,15 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         architecture,
         "inkling",
         kinds,
-        heads=(swa_heads, swa_kv, swa_head_dim),
+        # ModelConfig checks TP against num_attention_heads; the sliding layers' own heads are
+        # InklingAttention's to assert (verify_layers)
+        heads=(heads, swa_kv, swa_head_dim),
         sliding_window=f.integer("sliding_window_size") if local else None,
         full_attention=AttentionGeometry(kv, head_dim, head_dim),
         layer_names=names,
         decoder_layers=layers,
         num_mtp_layers=0,
         mtp_kind=None,
-        extra_attention_heads=(heads,) if heads != swa_heads else (),
         moe_experts=("n_routed_experts", experts) if experts else None,
         family_extra=caches,
     )
@@ -217,10 +219,9 @@ def verify_layers(model: ModelGeometry, args: EngineArgs) -> None:
     caches = extra_of(model, InklingConvCaches)
     if caches is None or tp == 1:
         return
-    full_heads = model.parallel.extra_attention_heads[0] if model.parallel.extra_attention_heads else 0
     by_kind = {
-        LayerKind.SLIDING: ("swa_num_key_value_heads", caches.sliding[0], model.num_attention_heads),
-        LayerKind.FULL: ("num_key_value_heads", caches.full[0], full_heads or model.num_attention_heads),
+        LayerKind.SLIDING: ("swa_num_key_value_heads", caches.sliding[0], caches.query_heads[0]),
+        LayerKind.FULL: ("num_key_value_heads", caches.full[0], caches.query_heads[1]),
     }
     # in the order the layers are built: the first layer's type asserts first
     order = dict.fromkeys(k for k in model.layer_kinds if k in by_kind)
