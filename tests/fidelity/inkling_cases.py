@@ -52,6 +52,25 @@ _OVERLAID: tuple[tuple[dict[str, Any], tuple[str, ...]], ...] = (
     ({"shared_expert_sink": False}, ("--kv-cache-memory-bytes", "2000000000")),
     # every layer dense: no InklingMoE is built, so its asserts do not apply
     ({"shared_expert_sink": False, "dense_mlp_idx": 4}, ("--kv-cache-memory-bytes", "2000000000")),
+    # wider shapes: 8 KV heads of 128 on a 4096 hidden size (the packed head 1280 -> 2048, its page twice the
+    # full layers' at block 16), and 16 sliding KV heads beside 8 full ones on 6144 (full layers' block 32)
+    (
+        {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128},
+        ("--kv-cache-memory-bytes", "20000000000", "-tp", "2"),
+    ),
+    (
+        {
+            "hidden_size": 6144,
+            "num_attention_heads": 64,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "swa_num_attention_heads": 64,
+            "swa_num_key_value_heads": 16,
+            "swa_head_dim": 128,
+            "sliding_window_size": 512,
+        },
+        ("--kv-cache-memory-bytes", "20000000000", "--kv-cache-dtype", "fp8"),
+    ),
 )
 
 
