@@ -124,3 +124,9 @@ def test_float16_refused() -> None:
     model = inkling.read(_fields(), "InklingForCausalLM")
     with pytest.raises(InputError, match="bfloat16 only"):
         inkling.engine_args(model, EngineArgs(dtype="float16"))
+
+
+def test_mtp_drafter_refused_by_name() -> None:
+    model = inkling.read(_fields(num_nextn_predict_layers=1), "InklingForCausalLM")
+    with pytest.raises(InputError, match="InklingMTP"):
+        inkling.engine_args(model, EngineArgs(speculative_method="mtp", num_speculative_tokens=1))

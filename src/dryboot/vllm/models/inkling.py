@@ -183,9 +183,17 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """The flags as given: ``InklingConvState`` asserts the model dtype is bfloat16.
 
-    :raises InputError: ``--dtype`` (or the config's dtype) resolving to another dtype."""
+    :raises InputError: the MTP drafter (``method`` mtp: ``InklingMTP``, not modelled); ``--dtype``
+        (or the config's dtype) resolving to another dtype."""
     if extra_of(model, InklingConvCaches) is None:
         return args
+    if args.speculative_method == "mtp":
+        raise InputError(
+            "--speculative-config",
+            "method=mtp",
+            f"{model.source}: Inkling's MTP drafter (vllm/models/inkling mtp.py InklingMTP: num_nextn_predict_layers "
+            "decoder layers, each with its conv state beside its attention) is not modelled",
+        )
     # ModelConfig's dtype: auto takes the config's, float32 served as bfloat16
     auto = "bfloat16" if model.dtype == "float32" else model.dtype
     dtype = auto if args.dtype == "auto" else torch_dtype_of(args.dtype, model.dtype)
