@@ -36,6 +36,11 @@ _CASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("defaults:InklingForCausalLM", ("--kv-cache-memory-bytes", "4000000000", "--max-model-len", "-1")),
     ("defaults:InklingForCausalLM", ("--kv-cache-memory-bytes", "2000000000", "--block-size", "128", "-tp", "4")),
+    # the quantized caches InklingAttention stores as plain one-byte caches (no scales, no packed halves)
+    *(
+        ("arch:InklingForCausalLM", ("--kv-cache-memory-bytes", "2000000000", "--kv-cache-dtype", dtype))
+        for dtype in ("fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4", "nvfp4_4over6")
+    ),
 )
 
 

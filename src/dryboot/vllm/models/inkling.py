@@ -202,6 +202,22 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     return args
 
 
+#: quantized KV cache dtypes an Inkling attention layer stores as a plain one-byte cache: ``InklingAttention``
+#: builds its spec from ``kv_cache_dtype_str_to_dtype`` (uint8 / int8) itself, no backend adding
+#: per-token-head scales or packing nvfp4 halves (recorded on 0.33.0: the figures of fp8)
+PLAIN_ONE_BYTE = frozenset(
+    {"fp8_per_token_head", "int8_per_token_head", "int4_per_token_head", "nvfp4", "nvfp4_4over6"}
+)
+
+
+def kv_cache_dtype(model: ModelGeometry, requested: str) -> str:
+    """The cache the attention layers store: :data:`PLAIN_ONE_BYTE`'s dtypes as a plain fp8-sized
+    cache (one byte an element, no scales); any other as requested."""
+    if extra_of(model, InklingConvCaches) is not None and requested in PLAIN_ONE_BYTE:
+        return "fp8"
+    return requested
+
+
 def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
     """``InklingAttention.get_attn_backend``: FlashAttention, whatever ``--attention-backend`` names."""
     return BACKENDS["FLASH_ATTN"] if extra_of(model, InklingConvCaches) is not None else None
