@@ -109,6 +109,8 @@ def test_moe_assertions_refused() -> None:
         inkling.read(_fields(shared_expert_sink=False), "InklingForCausalLM")
     # every layer dense: no MoE block is built
     inkling.read(_fields(shared_expert_sink=False, dense_mlp_idx=4), "InklingForCausalLM")
+    with pytest.raises(InputError, match="without routed experts"):
+        inkling.read(_fields(n_routed_experts=0), "InklingForCausalLM")
 
 
 def test_tp_above_a_layer_types_kv_heads_refused_layer_zero_first() -> None:

@@ -111,8 +111,8 @@ def _check_moe(f: ConfigFields, n: int) -> None:
     """``InklingMoE``'s assertions, on a config with an MoE layer (``dense_mlp_idx`` below the
     layers, ``n_routed_experts`` set).
 
-    :raises InputError: what ``InklingMoE`` asserts (sigmoid gate renormalized after top-k, shared
-    sink experts, interleaved gate/up rows)."""
+    :raises InputError: no routed experts (not verified); what ``InklingMoE`` asserts (sigmoid gate
+    renormalized after top-k, shared sink experts, interleaved gate/up rows)."""
     if f.integer("dense_mlp_idx", default=0, minimum=0) >= n:
         return
     checks = (
@@ -122,6 +122,12 @@ def _check_moe(f: ConfigFields, n: int) -> None:
         ("shared_expert_sink", f.get("shared_expert_sink") is True),
         ("inference_moe_w13_interleaved", f.get("inference_moe_w13_interleaved") in (None, True)),
     )
+    if f.integer("n_routed_experts", default=0, minimum=0) == 0:
+        raise InputError(
+            f.source,
+            f.where("n_routed_experts"),
+            "0: an InklingMoE layer without routed experts is not verified against vLLM 0.33.0",
+        )
     for key, ok in checks:
         if not ok:
             raise InputError(
@@ -159,7 +165,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         full=(kv, packed_head_size(head_dim, hidden, kv)),
         query_heads=(swa_heads, heads),
     )
-    experts = f.integer("n_routed_experts", default=0, minimum=0)
     model = geometry(
         f,
         architecture,
@@ -174,7 +179,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         decoder_layers=layers,
         num_mtp_layers=0,
         mtp_kind=None,
-        moe_experts=("n_routed_experts", experts) if experts else None,
         family_extra=caches,
     )
     return model
