@@ -79,14 +79,28 @@ _OVERLAID: tuple[tuple[dict[str, Any], tuple[str, ...]], ...] = (
 )
 
 
+#: other GPUs (``tests/data/gpus/run_oracle_as.py``): Inkling's layers take FlashAttention on each
+#: (the default batch budget differs: 2048 tokens on an A100 and below 70 GiB)
+GPUS = ("A100-80GB", "B200", "RTX 5090", "RTX 3090")
+_GPU_ARGV: tuple[tuple[str, ...], ...] = (
+    ("--kv-cache-memory-bytes", "2000000000"),
+    ("--kv-cache-memory-bytes", "2000000000", "--kv-cache-dtype", "fp8_per_token_head", "-tp", "2"),
+)
+
+
 def cases() -> list[dict[str, Any]]:
-    """Every case: ``{id, model, argv}`` (and ``overlay``: keys changed in the text model's tiny config)."""
+    """Every case: ``{id, model, argv}`` (``overlay``: keys changed in the text model's tiny config;
+    ``gpu``: the GPU the oracle answers as, else its default H200)."""
     out: list[dict[str, Any]] = [
         {"id": f"{model}#{i}", "model": model, "argv": list(argv)} for i, (model, argv) in enumerate(_CASES)
     ]
     for j, (overlay, argv) in enumerate(_OVERLAID, start=len(out)):
         model = "arch:InklingForCausalLM"
         out.append({"id": f"{model}+{json.dumps(overlay)}#{j}", "model": model, "argv": list(argv), "overlay": overlay})
+    for gpu in GPUS:
+        for argv in _GPU_ARGV:
+            model = "arch:InklingForCausalLM"
+            out.append({"id": f"{gpu}|{model}#{len(out)}", "model": model, "argv": list(argv), "gpu": gpu})
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -19,14 +20,21 @@ import inkling_cases as C
 import test_architectures as T
 
 KEPT = (*T.KEPT, "kv_log")
+RUN_AS = H.REPO / "tests" / "data" / "gpus" / "run_oracle_as.py"
 
 
 def main() -> int:
     python = sys.argv[1]
-    cases = [H.Case(id=c["id"], family="inkling", model=C.materialize(c), argv=c["argv"]) for c in C.cases()]
-    runner = H.OracleRunner(python, jobs=1)
-    res = runner.run([c.oracle_input() for c in cases])
-    version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), "?")
+    all_cases = C.cases()
+    cases = [H.Case(id=c["id"], family="inkling", model=C.materialize(c), argv=c["argv"]) for c in all_cases]
+    gpu_of = {c["id"]: c.get("gpu") for c in all_cases}
+    res: dict[str, dict[str, Any]] = {}
+    version = "?"
+    for gpu in dict.fromkeys(gpu_of.values()):
+        mine = [c for c in cases if gpu_of[c.id] == gpu]
+        runner = H.OracleRunner(python, jobs=1, oracle_argv=[str(RUN_AS), gpu] if gpu else None)
+        res.update(runner.run([c.oracle_input() for c in mine]))
+        version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), version)
     crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
     if crashed:
         print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)

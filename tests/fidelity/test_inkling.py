@@ -45,7 +45,8 @@ def test_recorded_cases_are_the_cases() -> None:
 @pytest.mark.parametrize("case", C.cases(), ids=lambda c: c["id"])
 def test_figures_and_lines_match_vllm(case: dict[str, Any]) -> None:
     row = next(r for r in _rows() if r["id"] == case["id"])
-    c = H.Case(id=case["id"], family="inkling", model=C.materialize(case), argv=case["argv"])
+    gpu = ["--gpu", case["gpu"]] if case.get("gpu") else []
+    c = H.Case(id=case["id"], family="inkling", model=C.materialize(case), argv=[*case["argv"], *gpu])
     got = H.run_dryboot(c, C.RELEASE)
     verdict = H.compare(row["vllm"], got)
     assert verdict["agree"], f"vLLM {H._answer(row['vllm'], vllm=True)}\ndryboot {H._answer(got, vllm=False)}"

@@ -150,7 +150,7 @@ def backend_for(
     gpu = args.device
     handed = family_of(model).attention_backend(model, name)
     if handed is not None:
-        if gpu.capability[0] != 9:
+        if gpu.capability[0] != 9 and not family_of(model).handed_on_every_gpu(model):
             # the model's own choice (DeepSeek-V4's FlashMLA layers, MiMo-V2's DiffKV) is read
             # from vLLM for Hopper only
             raise InputError(

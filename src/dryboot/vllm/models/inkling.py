@@ -227,6 +227,12 @@ def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionB
     return BACKENDS["FLASH_ATTN"] if extra_of(model, InklingConvCaches) is not None else None
 
 
+def handed_on_every_gpu(model: ModelGeometry) -> bool:
+    """``InklingAttention.get_attn_backend`` returns FlashAttention whatever the GPU (recorded on SM
+    8.0, 9.0, 10.0 and 12.0: the same pages, ``data/inkling/``)."""
+    return extra_of(model, InklingConvCaches) is not None
+
+
 def backend_assumption(model: ModelGeometry) -> str | None:
     """Why the attention layers' backend is FlashAttention whatever the flag names."""
     if extra_of(model, InklingConvCaches) is None:

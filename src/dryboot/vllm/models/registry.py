@@ -131,6 +131,12 @@ class Family:
         hook = getattr(self.module(), "attention_backend", None)
         return None if hook is None else hook(model, requested)
 
+    def handed_on_every_gpu(self, model: ModelGeometry) -> bool:
+        """Whether the backend the model hands its layers (:meth:`attention_backend`) was read from
+        vLLM on every GPU generation, not Hopper only (default: no; Inkling's FlashAttention)."""
+        hook = getattr(self.module(), "handed_on_every_gpu", None)
+        return False if hook is None else bool(hook(model))
+
     def fa4_all_layers(self, model: ModelGeometry, requested: str | None) -> bool:
         """Whether the model's config hook runs every attention layer on FlashAttention 4 when
         ``requested`` (``--attention-backend``, ``None``: unset) lets FlashAttention serve it
