@@ -44,7 +44,9 @@ class Family:
     builds the model), ``built_towers`` (the encoder towers its class builds under the multimodal
     flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
     ``attention_backend`` (a backend the model hands its layers itself), ``fa4_all_layers`` (the
-    model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
+    model's config hook puts every layer on FlashAttention 4), ``handed_on_every_gpu`` (the handed
+    backend was read from vLLM on every GPU generation), ``verify_layers`` (refusals while its layers
+    are built, after the drafter's proposer), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
     :mod:`dryboot.vllm.kv_cache_utils.packed`; ``"repeat-packed"``: vLLM 0.33.0's repeat-pattern
