@@ -26,6 +26,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+#: classes the registry cannot inspect on CPU (their module imports GPU kernels) whose ``SupportsPP``
+#: is read in vLLM's source and confirmed by the engine start's pipeline records: Inkling's
+#: ``_TmlForCausalLMBase(nn.Module, SupportsPP, SupportsLoRA)`` (vllm/models/inkling/nvidia/model.py,
+#: 0.27.1-0.33.0; tests/fidelity/data/pipeline/)
+READ_FROM_SOURCE: dict[str, bool] = {"InklingForCausalLM": True, "InklingForConditionalGeneration": True}
+
+
 def main() -> int:
     sys.path.insert(0, str(REPO / "src" / "dryboot" / "boot"))
     import engine_start as e2e_oracle
@@ -40,7 +47,10 @@ def main() -> int:
             info = ModelRegistry._try_inspect_model_cls(arch)
         except Exception:
             info = None
-        if info is None:
+        if info is None and arch in READ_FROM_SOURCE:
+            if not READ_FROM_SOURCE[arch]:
+                no_pp.append(arch)
+        elif info is None:
             unknown.append(arch)
         elif not info.supports_pp:
             no_pp.append(arch)

@@ -206,6 +206,10 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HYV4ForCausalLM": "its sparse MLA layers (shared top-k, learned sinks on FLASHMLA_SPARSE)",
         # its multimodal wrapper (step5/nvidia/vl.py: Step3p7's perception-encoder tower): the text model's caches
         "Step5ForConditionalGeneration": "a wrapper of Step5 (a perception-encoder tower), its text model's caches",
+        # vllm/models/inkling: each layer's short-conv state (a SlidingWindowSpec of the kernel's tokens)
+        # beside its sliding or full attention; the wrapper builds that text model on text_config
+        "InklingForCausalLM": "each layer's conv state (a sliding-window cache) beside its attention",
+        "InklingForConditionalGeneration": "a wrapper of Inkling (towers off), its text model's caches",
         # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
         # registry; 0.28.0 refuses it, recorded in data/architectures/recorded.json)
         "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",

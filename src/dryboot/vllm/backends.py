@@ -202,6 +202,12 @@ DEEPSEEK_V32_INDEXER = AttentionBackend("DEEPSEEK_V32_INDEXER", (KernelBlock(64)
 MINIMAX_M3_SPARSE = AttentionBackend("MINIMAX_M3_SPARSE", (KernelBlock(128),), False)
 MINIMAX_M3_SPARSE_INDEXER = AttentionBackend("MINIMAX_M3_SPARSE_INDEXER", (KernelBlock(128),), False, is_mla=True)
 
+#: ``InklingSconvBackend`` (``vllm/models/inkling/nvidia/sconv_swa_attn.py``, vLLM 0.33.0): the backend
+#: Inkling's short-convolution state names (``INKLING_SCONV_SWA``); it runs no attention kernel and
+#: declares no block sizes of its own (the base ``MultipleOf(1)``); 0.27.1 / 0.28.0's declares its padded
+#: page read through a strided view (``indexes_kv_by_block_stride``), which later releases no longer read.
+INKLING_SCONV = AttentionBackend("INKLING_SCONV_SWA", (KernelBlock(1, multiple_of=True),), True)
+
 #: Bytes per token of the sparse MLA cache FlashMLA stores for an fp8 ``--kv-cache-dtype``
 #: (``fp8_ds_mla``: 512 fp8 latent bytes, 4 fp32 scales, 64 bfloat16 RoPE values;
 #: ``MLAAttention.get_kv_cache_spec`` ``state_content_bytes``).

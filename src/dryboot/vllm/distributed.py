@@ -95,7 +95,18 @@ def check_world_size(args: EngineArgs) -> None:
 #: asserts "DCP not support sliding window." (0.28.0 and 0.33.0 alike), ``ChunkedLocalAttentionManager`` "DCP
 #: not support chunked local attn now.".
 _DCP_REFUSED = (
-    (frozenset({LayerKind.SLIDING, LayerKind.DSV4_SWA, LayerKind.DSV4_COMPRESSOR}), "DCP not support sliding window."),
+    (
+        frozenset(
+            {
+                LayerKind.SLIDING,
+                LayerKind.DSV4_SWA,
+                LayerKind.DSV4_COMPRESSOR,
+                LayerKind.INKLING_CONV,
+                LayerKind.INKLING_CONV_FULL,
+            }
+        ),
+        "DCP not support sliding window.",
+    ),
     (frozenset({LayerKind.CHUNKED}), "DCP not support chunked local attn now."),
 )
 #: What dryboot plans under DCP > 1: full attention, its cache sharded by tokens across the DCP ranks

@@ -54,6 +54,11 @@ class LayerKind(Enum):
     ``CROSS`` is an encoder-decoder decoder's cross-attention cache over the encoder's outputs
     (``CrossAttention``: ``CrossAttentionSpec``, Whisper's ``encoder_attn``): full attention's page,
     but one request holds ``cdiv(max_num_encoder_input_tokens, block)`` blocks, whatever its length.
+    Inkling's short-convolution state (``vllm/models/inkling/nvidia/sconv_swa_attn.py``
+    ``InklingConvState``, vLLM 0.33.0, at ``<layer>.conv_state``): a ``SlidingWindowSpec`` of
+    ``sconv_kernel_size`` tokens (its block and its window), the four conv streams packed into one
+    head, in bfloat16, served by ``INKLING_SCONV_SWA``: ``INKLING_CONV`` beside a sliding-window
+    attention layer (its heads), ``INKLING_CONV_FULL`` beside a full-attention one.
     """
 
     FULL = "full_attention"
@@ -76,6 +81,8 @@ class LayerKind(Enum):
     STEP5_SUMMARY = "step5_sparse_summary"
     STEP5_RING = "step5_csa_tail_ring"
     CROSS = "cross_attention"
+    INKLING_CONV = "inkling_conv_state"
+    INKLING_CONV_FULL = "inkling_conv_state_full"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -99,7 +106,15 @@ class LayerKind(Enum):
             LayerKind.STEP5_SUMMARY,
             LayerKind.STEP5_RING,
             LayerKind.CROSS,
+            LayerKind.INKLING_CONV,
+            LayerKind.INKLING_CONV_FULL,
         )
+
+    @property
+    def is_sliding_window(self) -> bool:
+        """Its cache is a plain ``SlidingWindowSpec`` (sliding-window attention, Inkling's
+        short-convolution state): kept for its window's tokens only."""
+        return self in (LayerKind.SLIDING, LayerKind.INKLING_CONV, LayerKind.INKLING_CONV_FULL)
 
     @property
     def is_mamba(self) -> bool:
@@ -136,6 +151,8 @@ _SPEC_KIND = {
     LayerKind.STEP5_SUMMARY: "full",
     LayerKind.STEP5_RING: "circular_buffer",
     LayerKind.CROSS: "cross",
+    LayerKind.INKLING_CONV: "sliding",
+    LayerKind.INKLING_CONV_FULL: "sliding",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -159,6 +176,8 @@ _LABEL = {
     LayerKind.STEP5_SUMMARY: "DSA region summary",
     LayerKind.STEP5_RING: "CSA tail ring",
     LayerKind.CROSS: "cross-attention",
+    LayerKind.INKLING_CONV: "short-conv state",
+    LayerKind.INKLING_CONV_FULL: "short-conv state",
     LayerKind.NONE: "no cache",
 }
 
@@ -242,7 +261,7 @@ class AttentionSpec:
         return self.spec_name or self.layer_kind.spec_kind
 
     def describe(self) -> str:
-        if self.layer_kind is LayerKind.SLIDING or self.sliding_window is not None:
+        if self.layer_kind.is_sliding_window or self.sliding_window is not None:
             return f"{self.layer_kind.label} {self.sliding_window}"
         if self.layer_kind is LayerKind.CHUNKED:
             return f"{self.layer_kind.label} {self.attention_chunk_size}"

@@ -12,11 +12,19 @@ from dryboot.errors import InputError
 from dryboot.vllm.backends import (
     DEEPSEEK_V32_INDEXER,
     FP8_DS_MLA_BYTES,
+    INKLING_SCONV,
     MINIMAX_M3_SPARSE,
     MINIMAX_M3_SPARSE_INDEXER,
     AttentionBackend,
 )
-from dryboot.vllm.config.hf import GatedDeltaNet, LayerKind, MiniMaxM3Caches, ModelGeometry, extra_of
+from dryboot.vllm.config.hf import (
+    GatedDeltaNet,
+    InklingConvCaches,
+    LayerKind,
+    MiniMaxM3Caches,
+    ModelGeometry,
+    extra_of,
+)
 from dryboot.vllm.dtypes import CustomKVCacheDtype, KVQuantMode, dtype_bytes, kv_quant_mode, torch_dtype_of
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import (
@@ -73,6 +81,10 @@ def attention_spec(
     heads = model.kv_heads_per_rank(kind, args.tensor_parallel_size)
     if kind is LayerKind.MLA_INDEXER:
         return indexer_spec(geo.head_dim, block_size)
+    if kind in (LayerKind.INKLING_CONV, LayerKind.INKLING_CONV_FULL):
+        conv = extra_of(model, InklingConvCaches)
+        assert conv is not None
+        return inkling_conv_spec(conv, kind, args.tensor_parallel_size)
     if kind is LayerKind.MM3_INDEXER:
         mm3 = extra_of(model, MiniMaxM3Caches)
         assert mm3 is not None
@@ -350,6 +362,28 @@ def build_layers(
             block = sw_block if kind is LayerKind.SLIDING else block_size
             specs.append(attention_spec(kind, model, args, kv_cache_dtype, model_dtype, backend, block, rules))
     return LayerSet(tuple(specs), names, order)
+
+
+def inkling_conv_spec(conv: InklingConvCaches, kind: LayerKind, tensor_parallel_size: int) -> AttentionSpec:
+    """An Inkling decoder layer's short-convolution state (``InklingConvState.get_kv_cache_spec``,
+    vLLM 0.33.0): a ``SlidingWindowSpec`` whose block and window are ``kernel_size`` tokens, of
+    ``kv_heads // TP`` packed heads (``head_size_v`` 0) in bfloat16, whatever ``--kv-cache-dtype``
+    says. ``kind``: ``INKLING_CONV`` (beside a sliding-window layer) or ``INKLING_CONV_FULL``."""
+    heads, head_size = conv.sliding if kind is LayerKind.INKLING_CONV else conv.full
+    return AttentionSpec(
+        layer_kind=kind,
+        block_size=conv.kernel_size,
+        num_kv_heads=heads // tensor_parallel_size,
+        head_size=head_size,
+        head_size_v=0,
+        torch_dtype="bfloat16",
+        kv_cache_dtype="bfloat16",
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=head_size * 2,
+        backend=INKLING_SCONV.name,
+        indexes_kv_by_block_stride=INKLING_SCONV.indexes_kv_by_block_stride,
+        sliding_window=conv.kernel_size,
+    )
 
 
 def minimax_m3_indexer_spec(

@@ -117,6 +117,26 @@ def extra_of(model: ModelGeometry, cls: type[_E]) -> _E | None:
 
 
 @dataclass(frozen=True)
+class InklingConvCaches(FamilyExtra):
+    """Inkling's per-layer short-convolution state (vLLM 0.33.0's
+    ``vllm/models/inkling/nvidia/sconv_swa_attn.py`` ``InklingConvState``): a sliding-window
+    cache of ``kernel_size`` tokens (its block and its window), bfloat16, whose head packs the
+    layer's four conv streams (K, V, attention output, MLP output).
+
+    ``sliding`` / ``full``: (KV heads in total, packed head size in elements) of the state beside
+    a sliding-window / full-attention layer; the head size is ``2 * head_dim + 2 * hidden_size //
+    kv_heads`` rounded up to a power of two, the same on every TP rank, each rank holding
+    ``kv_heads // TP`` heads. ``query_heads``: the attention heads of a sliding-window and of a
+    full-attention layer, which ``InklingAttention`` asserts TP divides while it is built.
+    """
+
+    kernel_size: int
+    sliding: tuple[int, int]
+    full: tuple[int, int]
+    query_heads: tuple[int, int] = (0, 0)
+
+
+@dataclass(frozen=True)
 class MiniMaxM3Caches(FamilyExtra):
     """What a MiniMax-M3 sparse layer's indexer caches (``vllm/models/minimax_m3/common/indexer.py``
     ``MiniMaxM3IndexerCache``): one head of ``index_dim`` elements per token, ``element_bytes``

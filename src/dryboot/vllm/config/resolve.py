@@ -18,6 +18,7 @@ from dryboot.vllm.backends import (
     COMPOSITE_BACKENDS,
     DEEPSEEK_V32_INDEXER,
     DIFFKV_BACKENDS,
+    INKLING_SCONV,
     MINIMAX_M3_SPARSE,
     MINIMAX_M3_SPARSE_INDEXER,
     AttentionBackend,
@@ -150,7 +151,7 @@ def backend_for(
     family_of(model).check_backend(model, args)
     handed = family_of(model).attention_backend(model, name)
     if handed is not None:
-        if gpu.capability[0] != 9:
+        if gpu.capability[0] != 9 and not family_of(model).handed_on_every_gpu(model):
             # the model's own choice (DeepSeek-V4's FlashMLA layers, MiMo-V2's DiffKV) is read
             # from vLLM for Hopper only
             raise InputError(
@@ -756,6 +757,9 @@ class EngineConfig:
             # MiniMax-M3: a dense first layer, then each sparse layer's indexer cache and main cache
             out[MINIMAX_M3_SPARSE_INDEXER.name] = MINIMAX_M3_SPARSE_INDEXER
             out[MINIMAX_M3_SPARSE.name] = MINIMAX_M3_SPARSE
+        if LayerKind.INKLING_CONV in self.model.kinds or LayerKind.INKLING_CONV_FULL in self.model.kinds:
+            # Inkling: each layer's conv state (registered first) on its own backend
+            out = {INKLING_SCONV.name: INKLING_SCONV, **out}
         if self.drafter_backend is not None:
             out.setdefault(self.drafter_backend.name, self.drafter_backend)
         return out
@@ -874,6 +878,7 @@ def create_engine_config(model: ModelGeometry, args: EngineArgs, drafter: Drafte
         drafter = hidden_state_drafter(model, args)
     d_dtype, d_model_dtype, d_backend = _drafter_caches(model, args, drafter, kv_dtype, rules)
     kv_dtype = family_of(model).kv_cache_dtype(model, kv_dtype)
+    family_of(model).verify_layers(model, args)
     # the model is built: each attention layer selects its backend, then an MLA layer its prefill
     # backend (the family's release checks)
     backend = backend_for(args.attention_backend, kv_dtype, model, args, rules, "--attention-backend")

@@ -72,7 +72,7 @@ def blocks_per_request(spec: LayerSpec, limits: SchedulerLimits, max_model_len: 
             )
             return base + spec.num_speculative_blocks + spec.num_prefill_checkpoint_blocks
         return 1 + spec.num_speculative_blocks
-    if spec.layer_kind is LayerKind.SLIDING:
+    if spec.layer_kind.is_sliding_window:
         assert spec.sliding_window is not None
         tokens = min(spec.sliding_window - 1 + limits.max_in_flight_tokens, length)
         return cdiv(tokens, spec.block_size) + 1

@@ -171,7 +171,7 @@ def _type_key(spec: LayerSpec) -> tuple[object, ...]:
         LayerKind.HIDDEN_STATE,
     ):
         return ("full",)
-    if spec.layer_kind is LayerKind.SLIDING:
+    if spec.layer_kind.is_sliding_window:
         return ("sliding", spec.sliding_window)
     return ("chunked", spec.attention_chunk_size)
 
@@ -195,7 +195,7 @@ def uniform_path(layers: LayerSet) -> Grouping | None:
 
 
 def _is_sliding(spec: LayerSpec) -> bool:
-    return isinstance(spec, AttentionSpec) and spec.layer_kind is LayerKind.SLIDING
+    return isinstance(spec, AttentionSpec) and spec.layer_kind.is_sliding_window
 
 
 def sliding_bucket_group_size(sizes: Sequence[int], sliding: Sequence[bool], group_size: int) -> int | None:

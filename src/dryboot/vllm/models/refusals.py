@@ -163,11 +163,6 @@ DOTS3_NOTE = (
     "them as a SlidingWindowMLA group beside an MLAAttention group of the indexer caches and padded rows (recorded "
     "on tiny configs, tests/fidelity/data/dots3-note/): sliding-window MLA and the padded rows are not modelled"
 )
-INKLING = (
-    "Inkling (vllm/models/inkling): each decoder layer also keeps its short-convolution state as a sliding-window "
-    "cache (InklingConvState: a SlidingWindowSpec packing four streams per head, InklingSconvBackend) beside its "
-    "attention cache: not modelled"
-)
 MINIMAX_M3_MTP = (
     "MiniMax-M3 drafter (vllm/models/minimax_m3 mtp.py: a sparse decoder layer with its indexer cache): dryboot "
     "plans MiniMax-M3 targets (MiniMaxM3SparseForCausalLM / ForConditionalGeneration), not this MTP module"
@@ -268,8 +263,6 @@ REASONS: dict[str, str] = {
     "HYV3MTPModel": SPEC_MTP,
     "HYV4MTPModel": SPEC_MTP,
     "IQuestLoopCoderForCausalLM": LOOPED,
-    "InklingForCausalLM": INKLING,
-    "InklingForConditionalGeneration": INKLING,
     "InklingMTPModel": SPEC_MTP,
     "InternLM2ForCausalLM": REMOTE,
     "InternS1ForConditionalGeneration": REMOTE_MM,

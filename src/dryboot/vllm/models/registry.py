@@ -45,8 +45,11 @@ class Family:
     builds the model), ``built_towers`` (the encoder towers its class builds under the multimodal
     flags, which ``verify`` checks), ``kv_cache_dtype`` (the dtype the attention layers are built with) and
     ``attention_backend`` (a backend the model hands its layers itself), ``check_backend`` (what the
-    model's layers refuse while probing for a backend: HY V4's sparse probe), ``fa4_all_layers`` (the
-    model's config hook puts every layer on FlashAttention 4), ``backend_assumption`` (why the
+    model's layers refuse while probing for a backend: HY V4's sparse probe), ``verify_backend``
+    (what they refuse of the backend selected: RNJ-1's), ``fa4_all_layers`` (the model's config hook
+    puts every layer on FlashAttention 4), ``handed_on_every_gpu`` (the handed backend was read from
+    vLLM on every GPU generation), ``verify_layers`` (refusals while its layers are built, after the
+    drafter's proposer), ``backend_assumption`` (why the
     layers choose their backend themselves, as the plan states it) and ``kv_cache_layout``
     (``"grouped"``: vLLM's KV cache groups; ``"packed"``: the packed groups of
     :mod:`dryboot.vllm.kv_cache_utils.packed`; ``"repeat-packed"``: vLLM 0.33.0's repeat-pattern
@@ -113,6 +116,16 @@ class Family:
         if hook is not None:
             hook(model, rules)
 
+    def verify_layers(self, model: ModelGeometry, args: EngineArgs) -> None:
+        """Refusals of the model's layers as vLLM builds them, after the drafter's proposer and
+        before their attention backends (default: none; Inkling's conv states against TP).
+
+        :raises InputError: naming the config field or flag and vLLM's failure.
+        """
+        hook = getattr(self.module(), "verify_layers", None)
+        if hook is not None:
+            hook(model, args)
+
     def kv_cache_dtype(self, model: ModelGeometry, requested: str) -> str:
         """The KV cache dtype the attention layers are built with (default: ``requested``)."""
         hook = getattr(self.module(), "kv_cache_dtype", None)
@@ -132,6 +145,12 @@ class Family:
         hook = getattr(self.module(), "check_backend", None)
         if hook is not None:
             hook(model, args)
+
+    def handed_on_every_gpu(self, model: ModelGeometry) -> bool:
+        """Whether the backend the model hands its layers (:meth:`attention_backend`) was read from
+        vLLM on every GPU generation, not Hopper only (default: no; Inkling's FlashAttention)."""
+        hook = getattr(self.module(), "handed_on_every_gpu", None)
+        return False if hook is None else bool(hook(model))
 
     def fa4_all_layers(self, model: ModelGeometry, requested: str | None) -> bool:
         """Whether the model's config hook runs every attention layer on FlashAttention 4 when
@@ -323,6 +342,9 @@ FAMILIES: tuple[Family, ...] = (
     # HY V4 (vLLM 0.32.0, 0.33.0: LATER_ARCHITECTURES): DeepSeek-V3.2's sparse MLA, indexers where
     # indexer_types says full, FLASHMLA_SPARSE handed by its learned sinks
     Family("hy_v4", ("vllm.models.hy_v4",), ("HYV4ForCausalLM",)),
+    # Inkling (vLLM 0.33.0: LATER_ARCHITECTURES): each layer's short-conv state as a sliding-window cache
+    # beside its attention; the wrapper (InklingMMConfig) builds the same text model on text_config
+    Family("inkling", ("vllm.models.inkling",), ("InklingForCausalLM", "InklingForConditionalGeneration")),
     Family(
         "muse_glimmer",
         ("muse_glimmer.py", "vllm.models.muse_spark"),
@@ -622,17 +644,26 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # Kimi-K3's multimodal wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, its
     # full-rank-gate KDA layers' FlashKDA checkpoint blocks
     "KimiK3ForConditionalGeneration": ("0.33.0",),
+    # Inkling's text model and its wrapper (vllm/models/inkling: each layer's conv state beside its attention):
+    # in every release's registry, but only 0.33.0's engine start builds them offline (0.27.1 and 0.29.0
+    # fail to inspect the class, "failed to be inspected": its GPU kernels have no stand-in there), so
+    # they are planned on 0.33.0 alone (absent_from_release refuses them on the others)
+    "InklingForCausalLM": ("0.33.0",),
+    "InklingForConditionalGeneration": ("0.33.0",),
 }
 
 
 def absent_from_release(architecture: str, version: str) -> str | None:
-    """Why ``architecture``, which vLLM 0.28.0's registry lacks (a later release's), is not planned
-    for release ``version`` (a shipped table): that registry lacks it too, or its engine start did
-    not verify it (:data:`LATER_ARCHITECTURES`); ``None``: planned there, or 0.28.0 has it (a removal
-    is :func:`~dryboot.vllm.versions.unverified_reason`'s).
+    """Why ``architecture``, which vLLM 0.28.0's registry lacks (a later release's) or whose class only
+    a later release's engine start builds offline (Inkling), is not planned for release ``version`` (a
+    shipped table): that registry lacks it too, or its engine start did not verify it
+    (:data:`LATER_ARCHITECTURES`); ``None``: planned there, or 0.28.0 has it and it is not in
+    :data:`LATER_ARCHITECTURES` (a removal is :func:`~dryboot.vllm.versions.unverified_reason`'s).
 
     :raises InputError: a release whose table dryboot does not ship."""
-    if architecture in _registry() or version in LATER_ARCHITECTURES.get(architecture, ()):
+    later = LATER_ARCHITECTURES.get(architecture)
+    if version in (later or ()) or (later is None and architecture in _registry()):
+        # planned there; 0.28.0's registry listing it counts only if no later release verified it alone
         return None
     if architecture not in LATER_ARCHITECTURES and architecture not in ARCHITECTURES:
         return None
