@@ -111,6 +111,15 @@ def test_refused_by_name(change: dict[str, Any], kwargs: dict[str, Any], words: 
         rank_weights(config, par, **kwargs)
 
 
+def test_proj_out_tied_whatever_the_config_says() -> None:
+    """``WhisperForConditionalGeneration.__init__`` ties ``proj_out`` to ``embed_tokens``
+    unconditionally: ``tie_word_embeddings`` false adds no head."""
+    config = _config("openai--whisper-small")
+    tied = rank_weights(config, Parallel(tp=2))
+    untied = rank_weights({**config, "tie_word_embeddings": False}, Parallel(tp=2))
+    assert untied.param_bytes == tied.param_bytes == 285187584
+
+
 def test_checkpoint_headers_refused_by_name() -> None:
     with pytest.raises(InputError, match="--load-format dummy"):
         checkpoint_rank_weights({}, _config("openai--whisper-small"), Parallel())
