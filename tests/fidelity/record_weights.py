@@ -120,10 +120,11 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
 
 def _max_model_len(config: dict[str, Any]) -> int:
     """4096, or the model's own length where shorter (GPT-2 style configs: ``n_positions``,
-    ``n_ctx``, ``max_position_embeddings``): the weights do not depend on it, and vLLM refuses a
-    length beyond the model's."""
+    ``n_ctx``, ``max_position_embeddings``; Whisper's decoder: ``max_target_positions``): the
+    weights do not depend on it, and vLLM refuses a length beyond the model's."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
-    own = [text.get(k) for k in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length")]
+    keys = ("max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_target_positions")
+    own = [text.get(k) for k in keys]
     return min([4096, *(v for v in own if type(v) is int and v > 0)])
 
 

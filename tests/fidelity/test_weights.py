@@ -141,7 +141,8 @@ def recorded_max_model_len(config: dict[str, Any]) -> int:
     """The ``--max-model-len`` the recorder passes (``record_weights._max_model_len``): 4096, or the
     model's own length where shorter."""
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
-    own = [text.get(k) for k in ("max_position_embeddings", "n_positions", "n_ctx", "seq_length")]
+    keys = ("max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_target_positions")
+    own = [text.get(k) for k in keys]
     return min([4096, *(v for v in own if type(v) is int and v > 0)])
 
 

@@ -17,6 +17,9 @@ each) fed by transformers' ``WhisperConfig``:
   stack's heads, and refuses a ``d_model`` its heads do not tile;
 * the length is ``max_target_positions`` (448 by default);
 * no ``SupportsPP``: pipeline parallelism is refused as vLLM refuses it;
+* the profile run (:func:`forward_config`): vLLM profiles the encoder (``WhisperEncoder`` over
+  its dummy audio) before the decoder; dryboot does not bound that forward, so the budget's
+  activation term is refused by name unless ``--skip-mm-profiling`` skips it;
 * the engine turns chunked prefill and prefix caching off for an encoder-decoder model
   (``SchedulerConfig.__post_init__``, ``ModelConfig.is_prefix_caching_supported``), whatever the
   flags say: :func:`engine_args`.
@@ -24,9 +27,10 @@ each) fed by transformers' ``WhisperConfig``:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from dryboot.errors import InputError
+from dryboot.errors import InputError, not_positive_integer
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry
 from dryboot.vllm.distributed import NOT_SUPPORTS_PP
 from dryboot.vllm.engine_args import EngineArgs
@@ -121,3 +125,31 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             "not modelled",
         )
     return args if args.enable_prefix_caching is False else args.evolve(enable_prefix_caching=False)
+
+
+#: ``WhisperConfig`` class defaults for the decoder's widths the profile run reads
+_FORWARD_DEFAULTS: dict[str, Any] = {"d_model": 384, "decoder_ffn_dim": 1536, "decoder_attention_heads": 6}
+
+
+def forward_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``forward_config`` hook (``registry.Family``): the profile run's widths are the
+    decoder's (``hidden_size`` = ``d_model``, ``intermediate_size`` = ``decoder_ffn_dim``,
+    ``num_attention_heads`` = ``decoder_attention_heads``), and the encoder is an audio encoder
+    vLLM profiles first (``SupportsMultiModal``: ``profile_run`` runs ``embed_multimodal`` on its
+    dummy audio), named as ``audio_config`` (model type ``whisper encoder``), whose forward
+    dryboot does not bound: the activation term is refused by name unless
+    ``--skip-mm-profiling`` skips it.
+
+    :raises InputError: one of those widths not a positive integer (named)."""
+    c = {**_FORWARD_DEFAULTS, **config}
+    widths: dict[str, int] = {}
+    for name, key in (
+        ("hidden_size", "d_model"),
+        ("intermediate_size", "decoder_ffn_dim"),
+        ("num_attention_heads", "decoder_attention_heads"),
+    ):
+        value = c[key]
+        if type(value) is not int or value <= 0:
+            raise InputError("config.json", key, not_positive_integer(value))
+        widths[name] = value
+    return {**config, **widths, "audio_config": {"model_type": "whisper encoder"}}
