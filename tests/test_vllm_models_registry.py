@@ -17,7 +17,6 @@ import pytest
 
 from dryboot.vllm.models.refusals import REASONS
 from dryboot.vllm.models.registry import ARCHITECTURES, NOT_MODELLED, absent_from_release, architecture_table
-from dryboot.vllm.versions import rules_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -71,11 +70,9 @@ def test_every_row_is_verified_or_refused_with_a_reason() -> None:
         if r.status == "verified":
             assert r.architecture in ARCHITECTURES and not r.reason
             assert (REPO / r.tiny_config).is_file(), r.tiny_config
-        elif r.architecture in rules_for("0.28.0").unverified_architectures:
-            # planned, but recorded on other releases only (Kimi-K3: on 0.33.0)
-            assert r.reason.startswith("not verified against vLLM 0.28.0's engine start ("), r.architecture
         elif r.architecture in ARCHITECTURES:
-            # planned on a later release only (Inkling: 0.28.0's engine start cannot build it)
+            # planned on a later release only (Inkling: 0.28.0's engine start cannot build it;
+            # Kimi-K3: recorded on 0.33.0 only)
             assert r.reason == absent_from_release(r.architecture, "0.28.0"), r.architecture
         else:
             # a specific reason (NOT_MODELLED) where one is known, else the category's
