@@ -307,8 +307,9 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     )
 
 
-def _groups_per_rank(total: int, tp: int, what: str) -> int:
-    """Groups one rank sees (``_step5_groups_per_rank``).
+def groups_per_rank(total: int, tp: int, what: str) -> int:
+    """Groups one rank sees (``_step5_groups_per_rank``): ``total / TP``, or one where TP is a
+    multiple of ``total``; read by the planner and the weights walk.
 
     :raises InputError: neither divides the other (vLLM's ValueError)."""
     if total % tp == 0:
@@ -385,8 +386,8 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
             "ValueError: Step5 DSA provider groups must align with attention KV groups: "
             f"{caches.index_tp_size} != {kv}",
         )
-    local_kv = _groups_per_rank(kv, tp, "num_attention_groups")
-    if _groups_per_rank(caches.index_tp_size, tp, "index_tp_size") != local_kv:
+    local_kv = groups_per_rank(kv, tp, "num_attention_groups")
+    if groups_per_rank(caches.index_tp_size, tp, "index_tp_size") != local_kv:
         raise InputError(
             "--tensor-parallel-size", str(tp), "ValueError: local DSA provider groups must align with local KV groups"
         )

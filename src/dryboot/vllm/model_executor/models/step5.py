@@ -90,25 +90,12 @@ def _refuse_unrecorded(config: Mapping[str, Any], par: W.Parallel) -> None:
         raise InputError("config.json", "rope_theta", "a rope_theta per layer is not modelled for Step5's weights")
 
 
-def _groups_on_rank(total: int, tp: int) -> int:
-    """``_step5_groups_per_rank``: ``total / TP`` groups, or one where TP is a multiple of it.
-
-    :raises InputError: neither divides the other (vLLM's ValueError)."""
-    if total % tp == 0:
-        return total // tp
-    if tp % total == 0:
-        return 1
-    raise InputError(
-        "--tensor-parallel-size", None, f"Step5 TP {tp} and the group count {total} must divide one another"
-    )
-
-
 def _dsa_sizes(h: int, hd: int, nq: int, nkv: int, sparse: Mapping[str, int], tp: int) -> tuple[list[int], int]:
     """A DSA layer's attention tensors on the rank in elements (model dtype: fused projection,
     ``sparse_indexer_w``, the indexer's norm and LayerNorm weight and bias) and ``ssmax_s``'s
     float32 elements."""
     itp, nih = sparse["index_tp_size"], sparse["sparse_indexer_num_heads"]
-    groups = _groups_on_rank(itp, tp)
+    groups = rules.groups_per_rank(itp, tp, "index_tp_size")
     qkv = (W._divide(nq, tp, "num_attention_heads") + 2 * W.kv_heads_per_rank(nkv, tp, "num_attention_groups")) * hd
     indexer = (nih // itp * groups + 2) * PROXY_DIM + nq // tp
     return [(qkv + indexer) * h, nih * groups // itp * h, PROXY_DIM, PROXY_DIM, PROXY_DIM], nq
