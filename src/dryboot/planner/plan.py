@@ -372,33 +372,9 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     capacity, memory_error, max_model_len = P.engine_capacity(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(pairs)
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(P.layer_specs(caches, block, 0)))
-    return Plan(
-        model=model,
-        args=args,
-        rules=cfg.rules,
-        policies=policies,
-        model_dtype=cfg.model_dtype,
-        kv_cache_dtype="fp8_ds_mla",
-        backend=P.SPARSE_SWA,
-        block_size=block,
-        block_decision=None,
-        mamba_page_size_bytes=None,
-        max_model_len=max_model_len,
-        layer_table=table,
-        decisions=(),
-        grouping=grouping,
-        unify_error=None,
-        capacity=capacity,
-        memory_error=memory_error,
-        scheduler_block_size=block,
-        hash_block_size=min(g.block_size for g in kv_groups) if args.enable_prefix_caching else block,
-        invariants=tuple(_fit_invariant(capacity, memory_error, max_model_len)),
-        log=tuple(log),
-        drafter=cfg.drafter,
-        # its layers pick their backend themselves: the generic backend assumption does not apply
-        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, stage_names),
-        pipeline_stages=tuple(tuple(n for n, _ in pairs if n in st) for st in stage_names or ()),
-    )
+    hash_block = min(g.block_size for g in kv_groups) if args.enable_prefix_caching else block
+    fit = _CacheFit(block, max_model_len, capacity, memory_error, hash_block)
+    return _own_backend_plan(cfg, policies, "fp8_ds_mla", P.SPARSE_SWA, table, grouping, fit, log, stage_names)
 
 
 def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
@@ -454,31 +430,63 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
             memory_error = exc
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs) - len(hidden))
+    fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
+    return _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, R.DSA, table, grouping, fit, log, stage_names)
+
+
+@dataclass(frozen=True)
+class _CacheFit:
+    """What a packed planner computed: the cache block (tokens, the scheduler's too), the length
+    planned, the capacity or vLLM's memory error, and the prefix-cache hash block (tokens)."""
+
+    block: int
+    max_model_len: int
+    capacity: Capacity | None
+    memory_error: NotEnoughMemory | None
+    hash_block: int
+
+
+def _own_backend_plan(
+    cfg: EngineConfig,
+    policies: Policies,
+    kv_cache_dtype: str,
+    backend: AttentionBackend,
+    table: LayerTable,
+    grouping: Grouping,
+    fit: _CacheFit,
+    log: list[str],
+    stage_names: list[frozenset[str]] | None,
+) -> Plan:
+    """The :class:`Plan` of a model whose layers pick their backend and cache layout themselves
+    (the packed and repeat-packed planners): no hybrid block decision, no mamba page, no unifying
+    step; the generic ``--attention-backend`` note does not apply. ``stage_names``: each pipeline
+    stage's layers (``None``: one stage)."""
+    order = table.initial.order
     return Plan(
-        model=model,
-        args=args,
+        model=cfg.model,
+        args=cfg.args,
         rules=cfg.rules,
         policies=policies,
         model_dtype=cfg.model_dtype,
-        kv_cache_dtype=cfg.kv_cache_dtype,
-        backend=R.DSA,
-        block_size=block,
+        kv_cache_dtype=kv_cache_dtype,
+        backend=backend,
+        block_size=fit.block,
         block_decision=None,
         mamba_page_size_bytes=None,
-        max_model_len=max_model_len,
+        max_model_len=fit.max_model_len,
         layer_table=table,
         decisions=(),
         grouping=grouping,
         unify_error=None,
-        capacity=capacity,
-        memory_error=memory_error,
-        scheduler_block_size=block,
-        hash_block_size=block,
-        invariants=tuple(_fit_invariant(capacity, memory_error, max_model_len)),
+        capacity=fit.capacity,
+        memory_error=fit.memory_error,
+        scheduler_block_size=fit.block,
+        hash_block_size=fit.hash_block,
+        invariants=tuple(_fit_invariant(fit.capacity, fit.memory_error, fit.max_model_len)),
         log=tuple(log),
         drafter=cfg.drafter,
-        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(args, stage_names),
-        pipeline_stages=tuple(tuple(n for n in specs if n in st) for st in stage_names or ()),
+        notes=tuple(n for n in cfg.notes if "--attention-backend" not in n) + _parallel_notes(cfg.args, stage_names),
+        pipeline_stages=tuple(tuple(n for n in order if n in st) for st in stage_names or ()),
     )
 
 
