@@ -147,10 +147,14 @@ def _plan(*flags: str) -> tuple[int, str]:
 
 def test_plan_gpu_budgets_whisper_small() -> None:
     """``plan --gpu``: the weights term is the walk's (483,598,848 B on one rank: 0.45 GiB); the
-    encoder's profile run is refused by name (exit 3), and ``--skip-mm-profiling`` gives the budget."""
+    encoder's profile run is refused by name (exit 3) with the one flag that skips it, and
+    ``--skip-mm-profiling`` gives the budget."""
     rc, out = _plan()
     assert rc == 3, out
     assert "multimodal encoder profiling" in out and "whisper encoder tower's forward" in out
+    # the decoder reads the encoder's outputs: only --skip-mm-profiling is offered (not
+    # --language-model-only or a zero audio limit, which leave no model to serve)
+    assert "--skip-mm-profiling skips it (an encoder-decoder model" in out and "--language-model-only" not in out
     rc, out = _plan("--skip-mm-profiling")
     assert rc == 0, out
     assert "weights: 0.45 GiB" in out and "verdict: fits" in out

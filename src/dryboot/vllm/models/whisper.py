@@ -152,4 +152,5 @@ def forward_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
         if type(value) is not int or value <= 0:
             raise InputError("config.json", key, not_positive_integer(value))
         widths[name] = value
-    return {**config, **widths, "audio_config": {"model_type": "whisper encoder"}}
+    # WhisperConfig's is_encoder_decoder (a default of its class): the decoder reads the encoder's outputs
+    return {**config, **widths, "audio_config": {"model_type": "whisper encoder"}, "is_encoder_decoder": True}

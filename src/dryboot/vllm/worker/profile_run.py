@@ -125,6 +125,8 @@ class ForwardShape:
     :param multimodal: the config key of an encoder vLLM profiles before the decoder
         (``vision_config``...), ``None`` for a text-only model.
     :param modalities: the modalities its encoders may serve (``image``, ``video``, ``audio``).
+    :param encoder_decoder: the config's ``is_encoder_decoder`` (Whisper): the decoder reads the
+        encoder's outputs, so only ``--skip-mm-profiling`` leaves the encoder unprofiled.
     :param vision_tower: the vision tower's widths where :mod:`~dryboot.vllm.worker.encoder_profile`
         bounds it; ``vision_model_type``: the ``vision_config``'s ``model_type`` (named in a refusal);
         ``vision_refusal``: why a tower of a bounded family cannot be sized (a width missing);
@@ -142,6 +144,7 @@ class ForwardShape:
     dtype_bytes: int = 2
     multimodal: str | None = None
     modalities: tuple[str, ...] = ()
+    encoder_decoder: bool = False
     vision_tower: VisionTower | None = None
     vision_model_type: str = ""
     vision_refusal: str = ""
@@ -242,6 +245,7 @@ def forward_shape(
     return ForwardShape(
         multimodal=encoder,
         modalities=modalities,
+        encoder_decoder=config.get("is_encoder_decoder") is True,
         vision_tower=tower,
         vision_refusal=vision_refusal,
         vision_model_type=tower.model_type if tower else vision_type,
@@ -503,8 +507,13 @@ def activation_terms(
                 f"items before the decoder, and dryboot does not bound {what} forward (bounded: the Qwen2-VL, "
                 "Qwen2.5-VL and Qwen3-VL vision towers, LLaVA's, PaliGemma's and Gemma-3's CLIP / SigLIP, "
                 "Mistral3's Pixtral, Gemma-4's vision tower, GLM-4.1V's and others in docs/budget.md); "
-                "--language-model-only, "
-                f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it",
+                + (
+                    "--skip-mm-profiling skips it (an encoder-decoder model: its decoder reads the encoder's "
+                    "outputs, so the encoder is always built and served)"
+                    if shape.encoder_decoder
+                    else "--language-model-only, "
+                    f"--limit-mm-per-prompt 0 for {', '.join(shape.modalities)}, or --skip-mm-profiling skip it"
+                ),
             )
     t = max_num_batched_tokens
     fwd = forward_widest(shape, t, tp)
