@@ -95,6 +95,9 @@ MULTIMODAL_KEYS = (
 #: model types whose tower config is nested below the top level (Moondream3: ``config.vision``),
 #: recorded with ``--language-model-only`` too
 NESTED_TOWER_TYPES = ("moondream3",)
+#: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
+#: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
+ARCH_FLAGS = {"Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"]}
 
 
 def flag_sets(config: dict[str, Any]) -> list[list[str]]:
@@ -115,7 +118,8 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     tps = TPS if config.get("model_type") in PARTIAL_LIMITS_ALL_TPS else (2,)
     for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
         sets += [["--tensor-parallel-size", str(tp), "--limit-mm-per-prompt", limits] for tp in tps]
-    return sets
+    extra = ARCH_FLAGS.get(str((config.get("architectures") or [""])[0]), [])
+    return [[*s, *extra] for s in sets]
 
 
 def _max_model_len(config: dict[str, Any]) -> int:

@@ -540,6 +540,29 @@ def test_gemma3_quantized_refused_by_name() -> None:
         rank_weights(config, Parallel())
 
 
+def test_rnj1_refusals_by_name() -> None:
+    """RNJ-1 (the Gemma-3 walk): a chunked layer without its own ``rope_parameters`` entry fails as
+    vLLM's ``get_rope`` does; quantized layouts and checkpoint headers are not recorded."""
+    config = json.loads((ARCHS / "Rnj1ForCausalLM.json").read_text())
+    full = {"full_attention": config["rope_parameters"]["full_attention"]}
+    with pytest.raises(InputError, match="unhashable type: 'dict'"):
+        rank_weights({**config, "rope_parameters": full}, Parallel())
+    with pytest.raises(InputError, match="fp8 Rnj1ForCausalLM layouts are not modelled"):
+        rank_weights({**config, "quantization_config": {"quant_method": "fp8"}}, Parallel())
+    with pytest.raises(InputError, match="checkpoint tensors of Rnj1ForCausalLM are not mapped"):
+        rank_weights(config, Parallel(), tensors={})
+
+
+def test_rnj1_chunked_rope_shares_a_table_with_an_equal_rope() -> None:
+    """A chunked layer's rope equal to full attention's is one cached table (``get_rope``), not two."""
+    config = json.loads((ARCHS / "Rnj1ForCausalLM.json").read_text())
+    rope = config["rope_parameters"]
+    same = {**rope, "chunked_attention": rope["full_attention"]}
+    two = rank_weights(config, Parallel()).buffer_bytes
+    one = rank_weights({**config, "rope_parameters": same}, Parallel()).buffer_bytes
+    assert two - one == config["max_position_embeddings"] * config["head_dim"] * 2
+
+
 @pytest.mark.parametrize("cid", HEADER_CASES)
 def test_checkpoint_headers_match_vllm(cid: str, tmp_path: Path) -> None:
     row = MODELLED[cid]

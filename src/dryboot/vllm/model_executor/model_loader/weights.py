@@ -162,6 +162,9 @@ ARCHITECTURES = {
     "Gemma2ForCausalLM": "gemma2",
     "Gemma3ForCausalLM": "gemma3",
     "Gemma3ForConditionalGeneration": "gemma3_mm",
+    # rnj1.py builds Gemma-3's text modules (Gemma3TextConfig); its chunked_attention layers read
+    # their own rope_parameters entry (:func:`_gemma3_rotary_tables`)
+    "Rnj1ForCausalLM": "gemma3",
     "Qwen3NextForCausalLM": "qwen3_next",
     "Qwen3_5ForConditionalGeneration": "qwen3_5",
     "Qwen3_5MoeForConditionalGeneration": "qwen3_5_moe",
@@ -198,6 +201,9 @@ TOWER_MODALITIES_OF = {"gemma3_mm": ("image",)}
 #: q/k norms, the embedding scaled by a ``normalizer`` buffer, a tied head, one rotary table per
 #: distinct rope of its layer types (sliding / full attention)
 GEMMA3_FAMILIES = {"gemma3", "gemma3_mm"}
+#: architectures of the Gemma-3 walk recorded unquantized and from the config alone (no quantized
+#: layout nor checkpoint mapping recorded: refused by name)
+GEMMA3_CONFIG_ONLY = {"Rnj1ForCausalLM"}
 #: ``Gemma3TextConfig``'s defaults (transformers 5.x, the boot environment's), for what a
 #: ``text_config`` leaves out
 GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
@@ -1249,13 +1255,17 @@ def _walk(
             None,
             f"the pipeline stages of {arch} are not modelled (its model class places embedding and head differently)",
         )
-    if tensors is not None and family in CONFIG_ONLY:
+    if tensors is not None and (family in CONFIG_ONLY or arch in GEMMA3_CONFIG_ONLY):
         raise InputError(
             "safetensors headers",
             None,
             f"the checkpoint tensors of {arch} are not mapped yet (--load-format dummy: the figure from the config)",
         )
     quant = _on_gpu(quant_from_config(config, hf_quant), par, family)
+    if arch in GEMMA3_CONFIG_ONLY and quant.method is not None:
+        raise InputError(
+            "quantization_config", "quant_method", f"{quant.method} {arch} layouts are not modelled (unquantized only)"
+        )
     vision: Mapping[str, Any] | None = None
     if family in VL_WRAPPERS:
         text = config.get("text_config")
@@ -1969,16 +1979,19 @@ def _gemma3_layer_type(config: Mapping[str, Any], li: int) -> str:
 def _gemma3_rotary_tables(config: Mapping[str, Any], layers: range, hd: int, ab: int) -> list[int]:
     """The rotary tables of a Gemma-3 stage: one per distinct rope of its layers' types
     (``get_rope``'s cache): full attention the config's rope (``rope_scaling``, ``rope_theta``),
-    sliding attention ``default`` at ``rope_local_base_freq``; ``[positions, head_dim]`` in the
-    model dtype, ``positions`` = ``max_position_embeddings`` (``linear``: times its factor,
-    ``linear_scaling_rope.py``).
+    sliding attention ``default`` at ``rope_local_base_freq``, any other type (RNJ-1's
+    ``chunked_attention``) its own entry of the per-layer-type ``rope_parameters``;
+    ``[positions, head_dim]`` in the model dtype, ``positions`` = ``max_position_embeddings``
+    (``linear``: times its factor, ``linear_scaling_rope.py``).
 
-    :raises InputError: a rope type whose table is not modelled (named)."""
+    :raises InputError: a rope type whose table is not modelled (named); a layer type without its
+        entry in the per-layer-type mapping (vLLM passes the whole mapping to ``get_rope``)."""
     params = config.get("rope_parameters")
     per_type: dict[str, Mapping[str, Any]] = {}
     if isinstance(params, Mapping) and {"full_attention", "sliding_attention"} & set(params):
         for t in ("full_attention", "sliding_attention"):
             per_type[t] = params.get(t) or {"rope_type": "default"}
+        per_type.update({t: v for t, v in params.items() if t not in per_type and isinstance(v, Mapping)})
     else:
         scaling = config.get("rope_scaling") or {}
         if not isinstance(scaling, Mapping):
@@ -1991,7 +2004,15 @@ def _gemma3_rotary_tables(config: Mapping[str, Any], layers: range, hd: int, ab:
     positions = _int(config, "max_position_embeddings")
     tables: dict[tuple[str, float, float], int] = {}
     for li in layers:
-        rope = per_type.get(_gemma3_layer_type(config, li)) or {"rope_type": "default"}
+        layer_type = _gemma3_layer_type(config, li)
+        if layer_type not in per_type:
+            raise InputError(
+                "config.json",
+                "rope_parameters",
+                f"TypeError: unhashable type: 'dict' (layer {li}'s {layer_type!r} has no entry of its own: vLLM "
+                "passes the whole per-layer-type rope_parameters to get_rope)",
+            )
+        rope = per_type[layer_type]
         kind = str(rope.get("rope_type", rope.get("type", "default")))
         factor = float(rope.get("factor", 1.0))
         key = (kind, float(rope.get("rope_theta", 10_000.0)), factor)
