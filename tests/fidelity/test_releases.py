@@ -1138,6 +1138,8 @@ NO_FLIP_CASE = {
     # pinned by test_kimi_kda.py::test_switch_is_needed (data/kimi-kda/: Kimi-K3 on 0.33.0, Kimi-Linear's
     # bfloat16 recurrent state on 0.30.0)
     "kda_full_rank_gate": "the Kimi KDA records pin it (Kimi-K3's tiny config on 0.33.0)",
+    # pinned by test_release_architectures.py::test_switch_is_needed (Kimi-K3's 0.30.0 records)
+    "kda_prefill_checkpoints": "the release-architecture records pin it (Kimi-K3's tiny config on 0.30.0)",
     "kda_ssm_dtype_flag": "the Kimi KDA records pin it (Kimi-Linear under --mamba-ssm-cache-dtype on 0.28.0 / 0.30.0)",
     # pinned by test_gpus.py::test_sparse_mla_pool_row_aligned_switch_is_needed (a B200 record)
     "sparse_mla_pool_row_aligned": "the per-GPU records pin it (DeepSeek-V3.2 on a B200; this table runs on an H200)",

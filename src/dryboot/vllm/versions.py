@@ -244,8 +244,11 @@ class VersionRules:
         own page instead, which a whole number of rows already is (no change), and 0.30 sets none.
     :param kda_full_rank_gate: KDA layers with Kimi-K3's full-rank gate
         (``linear_attn_config.use_full_rank_gate``) are ``KimiK3DeltaAttention``
-        (``models/kimi_k3/nvidia/kda.py``), whose MambaSpec carries one prefill checkpoint block where
-        its prefill backend is FlashKDA (0.33.0, recorded); other releases: refused as not verified.
+        (``models/kimi_k3/nvidia/kda.py``), planned (0.28.0 and 0.30.0-0.33.0, recorded); 0.27.1 and
+        0.29.0: refused as not verified.
+    :param kda_prefill_checkpoints: ``KimiK3DeltaAttention.get_kv_cache_spec`` gives its MambaSpec one
+        prefill checkpoint block where its prefill backend is FlashKDA (0.29.0+; recorded on 0.30.0-0.33.0);
+        before (0.28.0, recorded), none: the layer keeps the base MambaSpec.
     :param kda_ssm_dtype_flag: ``MambaStateDtypeCalculator.kda_state_dtype`` takes
         ``--mamba-ssm-cache-dtype`` (auto: float32; float32 or bfloat16; another value a ValueError)
         for the KDA recurrent state vLLM sizes the hybrid block from (0.30.0+, recorded on 0.30.0 and
@@ -314,6 +317,7 @@ class VersionRules:
     sparse_mla_pool_row_aligned: bool = False
     hunyuan_vl_whole_tower: bool = False
     kda_full_rank_gate: bool = False
+    kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
 
 
@@ -354,10 +358,10 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
     ),
     **{
         (v, _KIMI_K3): (
-            "Kimi-K3's tiny config (full-rank-gate KDA layers, KimiK3DeltaAttention, with FlashKDA checkpoint "
-            "blocks) is recorded on vLLM 0.33.0 only"
+            "Kimi-K3's tiny config (full-rank-gate KDA layers, KimiK3DeltaAttention) is recorded on vLLM "
+            "0.28.0 and 0.30.0-0.33.0 only"
         )
-        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+        for v in ("0.27.1", "0.29.0")
     },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
@@ -407,14 +411,20 @@ _V0271 = VersionRules(
     capacity_log_split=True,
     attention_range_scalars=True,
     sliding_int4_unpacked=True,
+    kda_prefill_checkpoints=False,
 )
-_V028 = VersionRules("0.28.0", unverified_architectures=frozenset({_KIMI_K3}))
+# Kimi-K3's KimiK3DeltaAttention: its MambaSpec holds no prefill checkpoint block before 0.29
+_V028 = VersionRules("0.28.0", kda_full_rank_gate=True, kda_prefill_checkpoints=False)
 # each later release: the one before it, with what changed
 _V029 = replace(
     _V028,
     version="0.29.0",
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
     unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
+    # Kimi-K3 is not recorded on 0.29.0 (UNVERIFIED_REASONS); its KDA layers' MambaSpec gains the
+    # FlashKDA prefill checkpoint block here (kimi_k3/nvidia/kda.py get_kv_cache_spec)
+    kda_full_rank_gate=False,
+    kda_prefill_checkpoints=True,
     hunyuan_transformers_backend=True,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
@@ -429,7 +439,7 @@ _V030 = replace(
     _V029,
     version="0.30.0",
     # its registry has no MiniCPM-V 4.7 (0.32+) but resolves it to the Transformers modeling backend
-    unverified_architectures=_V029.unverified_architectures | {"MiniCPMV4_7ForConditionalGeneration"},
+    unverified_architectures=(_V029.unverified_architectures - {_KIMI_K3}) | {"MiniCPMV4_7ForConditionalGeneration"},
     transformers_backend_vllm_attention=True,
     yarn_max_len_prescaled=True,
     sliding_window_start="largest-fitting",
@@ -449,12 +459,13 @@ _V030 = replace(
     sparse_mla_fp8_e4m3_sm90=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
     kda_ssm_dtype_flag=True,
+    kda_full_rank_gate=True,
 )
 _V031 = replace(
     _V030,
     version="0.31.0",
     # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
-    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
+    unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
@@ -497,8 +508,7 @@ _V033 = replace(
     version="0.33.0",
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    kda_full_rank_gate=True,
-    unverified_architectures=(_V032.unverified_architectures - {_KIMI_K3}) | {"Step3p5ForCausalLM"},
+    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures
