@@ -244,13 +244,13 @@ def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry,
     :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
         (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
         page outgrows the attention page, AssertionError at planning, recorded on 0.30.0 and 0.33.0); a
-        full-rank gate on a release that did not verify it (``kda_full_rank_gate``: 0.27.1, 0.29.0)."""
+        full-rank gate on a release that did not verify it (``kda_full_rank_gate``)."""
     if kda.full_rank_gate and not rules.kda_full_rank_gate:
         raise InputError(
             "--vllm-version",
             rules.version,
             f"{model.source}: linear_attn_config.use_full_rank_gate (Kimi-K3's KDA, KimiK3DeltaAttention) is "
-            f"not verified against vLLM {rules.version}'s engine start (verified on 0.28.0 and 0.30.0-0.33.0)",
+            f"not verified against vLLM {rules.version}'s engine start",
         )
     if not rules.kda_ssm_dtype_flag:
         return "float32"

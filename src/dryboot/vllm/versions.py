@@ -244,11 +244,11 @@ class VersionRules:
         own page instead, which a whole number of rows already is (no change), and 0.30 sets none.
     :param kda_full_rank_gate: KDA layers with Kimi-K3's full-rank gate
         (``linear_attn_config.use_full_rank_gate``) are ``KimiK3DeltaAttention``
-        (``models/kimi_k3/nvidia/kda.py``), planned (0.28.0 and 0.30.0-0.33.0, recorded); 0.27.1 and
-        0.29.0: refused as not verified.
+        (``models/kimi_k3/nvidia/kda.py``), planned (Kimi-K3's tiny config recorded on every release
+        0.27.1-0.33.0); ``False``: refused as not verified.
     :param kda_prefill_checkpoints: ``KimiK3DeltaAttention.get_kv_cache_spec`` gives its MambaSpec one
-        prefill checkpoint block where its prefill backend is FlashKDA (0.29.0+; recorded on 0.30.0-0.33.0);
-        before (0.28.0, recorded), none: the layer keeps the base MambaSpec.
+        prefill checkpoint block where its prefill backend is FlashKDA (0.29.0+, recorded); before (0.27.1,
+        0.28.0, recorded), none: the layer keeps the base MambaSpec.
     :param kda_ssm_dtype_flag: ``MambaStateDtypeCalculator.kda_state_dtype`` takes
         ``--mamba-ssm-cache-dtype`` (auto: float32; float32 or bfloat16; another value a ValueError)
         for the KDA recurrent state vLLM sizes the hybrid block from (0.30.0+, recorded on 0.30.0 and
@@ -329,10 +329,6 @@ def _removed(architecture: str) -> str:
     return f"vLLM refuses it: {architecture} was supported in vLLM until v0.28.0, and is not supported anymore"
 
 
-#: Kimi-K3's multimodal wrapper: in every registry from 0.27.1, verified on 0.33.0's engine start only
-_KIMI_K3 = "KimiK3ForConditionalGeneration"
-
-
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
 #: not the GPU kernel libraries its model class needs (checked with each release's oracle).
 UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
@@ -356,13 +352,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         "(transformers' MiniCPMV4_7ForConditionalGeneration), whose engine start loads the checkpoint's "
         "tokenizer (ValueError without it, recorded on 0.30.0): not modelled"
     ),
-    **{
-        (v, _KIMI_K3): (
-            "Kimi-K3's tiny config (full-rank-gate KDA layers, KimiK3DeltaAttention) is recorded on vLLM "
-            "0.28.0 and 0.30.0-0.33.0 only"
-        )
-        for v in ("0.27.1", "0.29.0")
-    },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
         "(no use_moe_router_bias)"
@@ -397,7 +386,6 @@ _V0271 = VersionRules(
             "MiniCPM3ForCausalLM",
             "MiMoV2FlashForCausalLM",
             "HunYuanVLForConditionalGeneration",
-            _KIMI_K3,
         }
     ),
     # its boot environment's transformers (5.10.4): LongcatFlashConfig.num_hidden_layers is a field
@@ -411,6 +399,7 @@ _V0271 = VersionRules(
     capacity_log_split=True,
     attention_range_scalars=True,
     sliding_int4_unpacked=True,
+    kda_full_rank_gate=True,
     kda_prefill_checkpoints=False,
 )
 # Kimi-K3's KimiK3DeltaAttention: its MambaSpec holds no prefill checkpoint block before 0.29
@@ -420,10 +409,9 @@ _V029 = replace(
     _V028,
     version="0.29.0",
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
-    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
-    # Kimi-K3 is not recorded on 0.29.0 (UNVERIFIED_REASONS); its KDA layers' MambaSpec gains the
-    # FlashKDA prefill checkpoint block here (kimi_k3/nvidia/kda.py get_kv_cache_spec)
-    kda_full_rank_gate=False,
+    unverified_architectures=_REMOVED_IN_029,
+    # Kimi-K3's KDA layers' MambaSpec gains the FlashKDA prefill checkpoint block (kimi_k3/nvidia/kda.py
+    # get_kv_cache_spec)
     kda_prefill_checkpoints=True,
     hunyuan_transformers_backend=True,
     short_conv_spec_rows=True,
@@ -439,7 +427,7 @@ _V030 = replace(
     _V029,
     version="0.30.0",
     # its registry has no MiniCPM-V 4.7 (0.32+) but resolves it to the Transformers modeling backend
-    unverified_architectures=(_V029.unverified_architectures - {_KIMI_K3}) | {"MiniCPMV4_7ForConditionalGeneration"},
+    unverified_architectures=_V029.unverified_architectures | {"MiniCPMV4_7ForConditionalGeneration"},
     transformers_backend_vllm_attention=True,
     yarn_max_len_prescaled=True,
     sliding_window_start="largest-fitting",
@@ -459,7 +447,6 @@ _V030 = replace(
     sparse_mla_fp8_e4m3_sm90=True,
     dcp_backends=frozenset({"FLASH_ATTN", "FLASHINFER"}),
     kda_ssm_dtype_flag=True,
-    kda_full_rank_gate=True,
 )
 _V031 = replace(
     _V030,

@@ -14,8 +14,8 @@ without mamba prefix caching.
 With ``use_full_rank_gate`` (Kimi-K3's KDA, ``kimi_k3/nvidia/kda.py`` ``KimiK3DeltaAttention``)
 the state is the same; from 0.29.0 its MambaSpec adds a prefill checkpoint block where the layer's
 prefill backend is FlashKDA (``kv_cache_spec.kda_prefill_checkpoint_blocks``,
-``VersionRules.kda_prefill_checkpoints``; 0.28.0 adds none). Planned on 0.28.0 and 0.30.0-0.33.0
-(recorded); 0.27.1 and 0.29.0 refuse it (``VersionRules.kda_full_rank_gate``).
+``VersionRules.kda_prefill_checkpoints``; 0.27.1 and 0.28.0 add none). Planned on every release
+0.27.1-0.33.0 (recorded; ``VersionRules.kda_full_rank_gate``).
 
 Refused by name: MLA layers without ``mla_use_nope`` (vLLM asserts it), and MLA head dims the SM90
 prefill backend does not serve.
