@@ -1201,11 +1201,14 @@ NO_FLIP_CASE = {
 
 
 def test_unverified_architecture_is_refused_on_that_release_only() -> None:
-    # Kimi-K3's tiny config: recorded on 0.33.0 only (Kimi-Linear, once refused on 0.31.0 / 0.32.0 for the
-    # oracle's CuTe DSL, is planned there since engine_start.py stands in for its GEMM-AR module)
-    kimi = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / "KimiK3ForConditionalGeneration.json")
-    for version, refused in (("0.30.0", True), ("0.31.0", True), ("0.32.0", True), ("0.33.0", False)):
-        c = H.Case(id=f"kimi-{version}", family="releases", model=kimi, argv=["--kv-cache-memory-bytes", "1G"])
+    # MiniCPM-V 4.6's keep-every-layer class: refused on 0.30.0 (resolved to the Transformers backend,
+    # which loads the tokenizer), planned on 0.32.0 / 0.33.0 (minicpmv4_7.py). (Kimi-K3, once refused
+    # before 0.33.0, is recorded and planned on every release.)
+    arch = "MiniCPMV4_7ForConditionalGeneration"
+    tiny = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / f"{arch}.json")
+    for version, refused in (("0.30.0", True), ("0.32.0", False), ("0.33.0", False)):
+        argv = ["--kv-cache-memory-bytes", "1G", "--max-model-len", "4096"]
+        c = H.Case(id=f"minicpmv-{version}", family="releases", model=tiny, argv=argv)
         got = H.run_dryboot(c, version)
         assert bool(got.get("refused")) is refused, (version, got.get("error"))
         if refused:
