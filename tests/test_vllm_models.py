@@ -35,7 +35,9 @@ def test_table_covers_vllm_registry() -> None:
     }
     modelled = {r.architecture for r in rows if r.status == "verified"}
     # every family architecture is a real vLLM 0.28.0 name, but those of a later release's registry
-    assert modelled == set(ARCHITECTURES) - set(LATER_ARCHITECTURES)
+    # (LATER_ARCHITECTURES also lists Kimi-K3, in 0.28.0's registry and recorded on 0.28.0 there)
+    later = {a for a, releases in LATER_ARCHITECTURES.items() if "0.28.0" not in releases}
+    assert modelled == set(ARCHITECTURES) - later
 
 
 def test_table_per_release() -> None:

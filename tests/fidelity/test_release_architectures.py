@@ -26,7 +26,14 @@ DATA = Path(__file__).resolve().parent / "data" / "release-architectures"
 
 #: release -> the architectures recorded on it, each with why
 ARCHITECTURES: dict[str, dict[str, str]] = {
+    "0.28.0": {
+        # in 0.28.0's registry but planned on the releases recorded (LATER_ARCHITECTURES), so recorded
+        # here rather than by test_architectures: no FlashKDA prefill checkpoint block before 0.29 (0.27.1 too)
+        "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention), no checkpoint block",
+    },
     "0.27.1": {
+        # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
+        "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
@@ -39,6 +46,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "LongcatFlashForCausalLM": "its decoder layers counted by LongcatFlashConfig.num_hidden_layers",
     },
     "0.29.0": {
+        # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
+        "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
@@ -56,6 +65,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
     },
     "0.30.0": {
+        # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
+        "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
@@ -83,6 +94,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.31.0": {
+        # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
+        "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
@@ -121,6 +134,8 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         "DeepseekV4ForConditionalGeneration": "a wrapper of DeepSeek-V4 (a DeepseekV4ViT tower), its text cache",
     },
     "0.32.0": {
+        # Kimi-K3's wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, full-rank-gate KDA
+        "KimiK3ForConditionalGeneration": "its full-rank-gate KDA layers (KimiK3DeltaAttention) on text_config",
         # apertus.py (the same attention as 0.28.0's; only its weight loader changed), built by the
         # engine start past XIELU's Tensor.item() (its constructor on the CPU device)
         "ApertusForCausalLM": "Llama's attention with an xIELU MLP (apertus.py), recorded on every release",
@@ -380,6 +395,10 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
         ("0.31.0", "HunYuanVLForConditionalGeneration", "hunyuan_vl_whole_tower"),
         ("0.33.0", "HunYuanVLForConditionalGeneration", "hunyuan_vl_whole_tower"),
         ("0.27.1", "ApertusForCausalLM", "sliding_int4_unpacked"),
+        ("0.32.0", "KimiK3ForConditionalGeneration", "kda_full_rank_gate"),
+        ("0.30.0", "KimiK3ForConditionalGeneration", "kda_prefill_checkpoints"),
+        ("0.29.0", "KimiK3ForConditionalGeneration", "kda_prefill_checkpoints"),
+        ("0.27.1", "KimiK3ForConditionalGeneration", "kda_full_rank_gate"),
     ],
 )
 def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypatch: pytest.MonkeyPatch) -> None:

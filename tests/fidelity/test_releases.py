@@ -1138,6 +1138,8 @@ NO_FLIP_CASE = {
     # pinned by test_kimi_kda.py::test_switch_is_needed (data/kimi-kda/: Kimi-K3 on 0.33.0, Kimi-Linear's
     # bfloat16 recurrent state on 0.30.0)
     "kda_full_rank_gate": "the Kimi KDA records pin it (Kimi-K3's tiny config on 0.33.0)",
+    # pinned by test_release_architectures.py::test_switch_is_needed (Kimi-K3's 0.30.0 records)
+    "kda_prefill_checkpoints": "the release-architecture records pin it (Kimi-K3's tiny config on 0.30.0)",
     "kda_ssm_dtype_flag": "the Kimi KDA records pin it (Kimi-Linear under --mamba-ssm-cache-dtype on 0.28.0 / 0.30.0)",
     # pinned by test_gpus.py::test_sparse_mla_pool_row_aligned_switch_is_needed (a B200 record)
     "sparse_mla_pool_row_aligned": "the per-GPU records pin it (DeepSeek-V3.2 on a B200; this table runs on an H200)",
@@ -1199,11 +1201,14 @@ NO_FLIP_CASE = {
 
 
 def test_unverified_architecture_is_refused_on_that_release_only() -> None:
-    # Kimi-K3's tiny config: recorded on 0.33.0 only (Kimi-Linear, once refused on 0.31.0 / 0.32.0 for the
-    # oracle's CuTe DSL, is planned there since engine_start.py stands in for its GEMM-AR module)
-    kimi = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / "KimiK3ForConditionalGeneration.json")
-    for version, refused in (("0.30.0", True), ("0.31.0", True), ("0.32.0", True), ("0.33.0", False)):
-        c = H.Case(id=f"kimi-{version}", family="releases", model=kimi, argv=["--kv-cache-memory-bytes", "1G"])
+    # MiniCPM-V 4.6's keep-every-layer class: refused on 0.30.0 (resolved to the Transformers backend,
+    # which loads the tokenizer), planned on 0.32.0 / 0.33.0 (minicpmv4_7.py). (Kimi-K3, once refused
+    # before 0.33.0, is recorded and planned on every release.)
+    arch = "MiniCPMV4_7ForConditionalGeneration"
+    tiny = str(H.REPO / "tests" / "fidelity" / "data" / "architectures" / f"{arch}.json")
+    for version, refused in (("0.30.0", True), ("0.32.0", False), ("0.33.0", False)):
+        argv = ["--kv-cache-memory-bytes", "1G", "--max-model-len", "4096"]
+        c = H.Case(id=f"minicpmv-{version}", family="releases", model=tiny, argv=argv)
         got = H.run_dryboot(c, version)
         assert bool(got.get("refused")) is refused, (version, got.get("error"))
         if refused:

@@ -244,13 +244,13 @@ def kda_recurrent_dtype(kda: GatedDeltaNet, ssm_flag: str, model: ModelGeometry,
     :raises InputError: another flag value (vLLM's ValueError); bfloat16 for the plain KDA layer
         (vLLM sizes the attention block from a bfloat16 state the layer does not keep: its float32
         page outgrows the attention page, AssertionError at planning, recorded on 0.30.0 and 0.33.0); a
-        full-rank gate on a release other than 0.33.0 (not verified)."""
+        full-rank gate on a release that did not verify it (``kda_full_rank_gate``)."""
     if kda.full_rank_gate and not rules.kda_full_rank_gate:
         raise InputError(
             "--vllm-version",
             rules.version,
             f"{model.source}: linear_attn_config.use_full_rank_gate (Kimi-K3's KDA, KimiK3DeltaAttention) is "
-            f"verified against vLLM 0.33.0's engine start only, not {rules.version}'s",
+            f"not verified against vLLM {rules.version}'s engine start",
         )
     if not rules.kda_ssm_dtype_flag:
         return "float32"
@@ -342,7 +342,7 @@ def build_layers(
                     "asserts page_size_padded >= the state size (AssertionError) and the engine does not start",
                 )
             checkpoints = 0
-            if kind is LayerKind.KDA:
+            if kind is LayerKind.KDA and rules.kda_prefill_checkpoints:
                 checkpoints = kda_prefill_checkpoint_blocks(
                     model.mamba.kda, args.device.capability[0], model_dtype, dtypes[-1]
                 )

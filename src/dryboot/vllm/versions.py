@@ -244,8 +244,11 @@ class VersionRules:
         own page instead, which a whole number of rows already is (no change), and 0.30 sets none.
     :param kda_full_rank_gate: KDA layers with Kimi-K3's full-rank gate
         (``linear_attn_config.use_full_rank_gate``) are ``KimiK3DeltaAttention``
-        (``models/kimi_k3/nvidia/kda.py``), whose MambaSpec carries one prefill checkpoint block where
-        its prefill backend is FlashKDA (0.33.0, recorded); other releases: refused as not verified.
+        (``models/kimi_k3/nvidia/kda.py``), planned (Kimi-K3's tiny config recorded on every release
+        0.27.1-0.33.0); ``False``: refused as not verified.
+    :param kda_prefill_checkpoints: ``KimiK3DeltaAttention.get_kv_cache_spec`` gives its MambaSpec one
+        prefill checkpoint block where its prefill backend is FlashKDA (0.29.0+, recorded); before (0.27.1,
+        0.28.0, recorded), none: the layer keeps the base MambaSpec.
     :param kda_ssm_dtype_flag: ``MambaStateDtypeCalculator.kda_state_dtype`` takes
         ``--mamba-ssm-cache-dtype`` (auto: float32; float32 or bfloat16; another value a ValueError)
         for the KDA recurrent state vLLM sizes the hybrid block from (0.30.0+, recorded on 0.30.0 and
@@ -314,6 +317,7 @@ class VersionRules:
     sparse_mla_pool_row_aligned: bool = False
     hunyuan_vl_whole_tower: bool = False
     kda_full_rank_gate: bool = False
+    kda_prefill_checkpoints: bool = True
     kda_ssm_dtype_flag: bool = False
 
 
@@ -323,10 +327,6 @@ _REMOVED_IN_029 = frozenset({"RWForCausalLM", "Fairseq2LlamaForCausalLM", "Stabl
 
 def _removed(architecture: str) -> str:
     return f"vLLM refuses it: {architecture} was supported in vLLM until v0.28.0, and is not supported anymore"
-
-
-#: Kimi-K3's multimodal wrapper: in every registry from 0.27.1, verified on 0.33.0's engine start only
-_KIMI_K3 = "KimiK3ForConditionalGeneration"
 
 
 #: Why an architecture of ``unverified_architectures`` is refused on a release, where the reason is
@@ -352,13 +352,6 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         "(transformers' MiniCPMV4_7ForConditionalGeneration), whose engine start loads the checkpoint's "
         "tokenizer (ValueError without it, recorded on 0.30.0): not modelled"
     ),
-    **{
-        (v, _KIMI_K3): (
-            "Kimi-K3's tiny config (full-rank-gate KDA layers, KimiK3DeltaAttention, with FlashKDA checkpoint "
-            "blocks) is recorded on vLLM 0.33.0 only"
-        )
-        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
-    },
     ("0.33.0", "Step3p5ForCausalLM"): (
         "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
         "(no use_moe_router_bias)"
@@ -393,7 +386,6 @@ _V0271 = VersionRules(
             "MiniCPM3ForCausalLM",
             "MiMoV2FlashForCausalLM",
             "HunYuanVLForConditionalGeneration",
-            _KIMI_K3,
         }
     ),
     # its boot environment's transformers (5.10.4): LongcatFlashConfig.num_hidden_layers is a field
@@ -407,14 +399,20 @@ _V0271 = VersionRules(
     capacity_log_split=True,
     attention_range_scalars=True,
     sliding_int4_unpacked=True,
+    kda_full_rank_gate=True,
+    kda_prefill_checkpoints=False,
 )
-_V028 = VersionRules("0.28.0", unverified_architectures=frozenset({_KIMI_K3}))
+# Kimi-K3's KimiK3DeltaAttention: its MambaSpec holds no prefill checkpoint block before 0.29
+_V028 = VersionRules("0.28.0", kda_full_rank_gate=True, kda_prefill_checkpoints=False)
 # each later release: the one before it, with what changed
 _V029 = replace(
     _V028,
     version="0.29.0",
     # HunYuan-VL planned through the Transformers modeling backend (hunyuan_transformers_backend)
-    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
+    unverified_architectures=_REMOVED_IN_029,
+    # Kimi-K3's KDA layers' MambaSpec gains the FlashKDA prefill checkpoint block (kimi_k3/nvidia/kda.py
+    # get_kv_cache_spec)
+    kda_prefill_checkpoints=True,
     hunyuan_transformers_backend=True,
     short_conv_spec_rows=True,
     fp8_moe_block_refine=True,
@@ -454,7 +452,7 @@ _V031 = replace(
     _V030,
     version="0.31.0",
     # Kimi-Linear builds on 0.31+'s oracle with its GEMM-AR module stood in (engine_start.py)
-    unverified_architectures=_REMOVED_IN_029 | {_KIMI_K3},
+    unverified_architectures=_REMOVED_IN_029,
     block_size_log_backends=True,
     fa4_fp8_block=64,
     moe_gate_model_dtype=frozenset({"sarvam_mla"}),
@@ -497,8 +495,7 @@ _V033 = replace(
     version="0.33.0",
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    kda_full_rank_gate=True,
-    unverified_architectures=(_V032.unverified_architectures - {_KIMI_K3}) | {"Step3p5ForCausalLM"},
+    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures

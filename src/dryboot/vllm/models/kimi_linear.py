@@ -11,10 +11,11 @@ DeepSeek's); both are ``model.layers.i.self_attn``. A KDA layer
 head_dim)`` always in float32 (``kda_state_shape``, ``kda_state_dtype``). A hybrid model class
 without mamba prefix caching.
 
-With ``use_full_rank_gate`` (Kimi-K3's KDA, vLLM 0.33.0 ``kimi_k3/nvidia/kda.py``
-``KimiK3DeltaAttention``) the state is the same; its MambaSpec adds a prefill checkpoint block where
-the layer's prefill backend is FlashKDA (``kv_cache_spec.kda_prefill_checkpoint_blocks``); other
-releases refuse it (``VersionRules.kda_full_rank_gate``).
+With ``use_full_rank_gate`` (Kimi-K3's KDA, ``kimi_k3/nvidia/kda.py`` ``KimiK3DeltaAttention``)
+the state is the same; from 0.29.0 its MambaSpec adds a prefill checkpoint block where the layer's
+prefill backend is FlashKDA (``kv_cache_spec.kda_prefill_checkpoint_blocks``,
+``VersionRules.kda_prefill_checkpoints``; 0.27.1 and 0.28.0 add none). Planned on every release
+0.27.1-0.33.0 (recorded; ``VersionRules.kda_full_rank_gate``).
 
 Refused by name: MLA layers without ``mla_use_nope`` (vLLM asserts it), and MLA head dims the SM90
 prefill backend does not serve.

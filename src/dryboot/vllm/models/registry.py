@@ -642,8 +642,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # perception-encoder tower's TP checks
     "Step5ForConditionalGeneration": ("0.33.0",),
     # Kimi-K3's multimodal wrapper (vllm/models/kimi_k3): Kimi-Linear's rules on text_config, its
-    # full-rank-gate KDA layers' FlashKDA checkpoint blocks
-    "KimiK3ForConditionalGeneration": ("0.33.0",),
+    # full-rank-gate KDA layers' FlashKDA checkpoint blocks (0.29+); in 0.28.0's registry too, but recorded
+    # on each release by test_release_architectures.py (0.28.0's included), so listed here
+    "KimiK3ForConditionalGeneration": ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"),
     # Inkling's text model and its wrapper (vllm/models/inkling: each layer's conv state beside its attention):
     # in every release's registry, but only 0.33.0's engine start builds them offline (0.27.1 and 0.29.0
     # fail to inspect the class, "failed to be inspected": its GPU kernels have no stand-in there), so
