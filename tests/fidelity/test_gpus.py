@@ -107,7 +107,6 @@ def _case(gpu: str, case_id: str, argv: list[str]) -> H.Case:
 _NVFP4_ON_CPU = "the CPU oracle cannot build FlashInfer's nvfp4 TRT-LLM path (a CUDA tensor at model build)"
 #: not a GPU rule (the same on every GPU, the H200 included): 0.27.1 stores int4_per_token_head
 #: one byte per element (a release rule dryboot's 0.27.1 table lacks)
-_INT4_0271 = "vLLM 0.27.1's int4_per_token_head page (one byte per element), on every GPU"
 #: Recorded cases dryboot is known to answer differently, by (release, GPU, case id), with the
 #: reason: each must still disagree (an agreement means it is fixed and the entry goes).
 KNOWN: dict[tuple[str, str, str], str] = {
@@ -166,19 +165,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
     ("0.33.0", "B200", "Qwen3ForCausalLM#13"): _NVFP4_ON_CPU,
     ("0.33.0", "B200", "Qwen3MoeForCausalLM#16"): _NVFP4_ON_CPU,
     ("0.33.0", "B200", "Qwen3MoeForCausalLM#21"): _NVFP4_ON_CPU,
-    ("0.27.1", "B200", "Gemma3ForCausalLM#7"): _INT4_0271,
-    ("0.27.1", "B200", "Phi3ForCausalLM#18"): _INT4_0271,
-    ("0.27.1", "H200", "Gemma3ForCausalLM#7"): _INT4_0271,
-    ("0.27.1", "H200", "Phi3ForCausalLM#18"): _INT4_0271,
-    ("0.27.1", "RTX 3090", "Gemma3ForCausalLM#7"): _INT4_0271,
-    ("0.27.1", "RTX 3090", "Phi3ForCausalLM#18"): _INT4_0271,
-    ("0.27.1", "RTX 4090", "Gemma3ForCausalLM#7"): _INT4_0271,
-    ("0.27.1", "RTX 4090", "Phi3ForCausalLM#18"): _INT4_0271,
-    **{
-        ("0.27.1", g, c): _INT4_0271
-        for g in ("A100-80GB", "RTX 5090")
-        for c in ("Gemma3ForCausalLM#7", "Phi3ForCausalLM#18")
-    },
 }
 
 
