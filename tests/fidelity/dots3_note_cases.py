@@ -25,21 +25,6 @@ ADDED_TOKENS = {"<|imgpad|>": 1000}
 
 BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 
-KEPT_FIELDS = (
-    "ok",
-    "stage",
-    "error",
-    "block_size",
-    "groups",
-    "group_layers",
-    "num_blocks",
-    "tokens",
-    "concurrency",
-    "max_model_len",
-    "final_block_size",
-    "kv_log",
-)
-
 #: case id -> (config name, flags)
 CASES: dict[str, tuple[str, list[str]]] = {
     "note": ("note", BASE),

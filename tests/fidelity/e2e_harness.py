@@ -57,6 +57,27 @@ def vllm_version(python: str) -> str:
 
 #: what a config-case recorder keeps of each oracle answer
 RECORD_KEPT = ("ok", "stage", "error", "block_size", "groups", "group_layers", "num_blocks")
+#: ... and with the engine start's capacity as it logs it and its KV log lines (the HY V4 and
+#: Dots3-Note records)
+LOGGED_KEPT = (*RECORD_KEPT, "tokens", "concurrency", "max_model_len", "final_block_size", "kv_log")
+
+
+def crashed_cases(res: dict[str, dict[str, Any]]) -> list[str]:
+    """The case ids whose oracle process crashed, printed to stderr (a recorder then writes
+    nothing and exits 1)."""
+    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
+    if crashed:
+        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+    return crashed
+
+
+def kept_answer(answer: dict[str, Any], fields: tuple[str, ...], error_chars: int) -> dict[str, Any]:
+    """The ``fields`` of one oracle ``answer`` that it gives (not ``None``), its error cut to
+    ``error_chars`` characters: what a record keeps."""
+    kept = {k: answer.get(k) for k in fields if answer.get(k) is not None}
+    if "error" in kept:
+        kept["error"] = str(kept["error"])[:error_chars]
+    return kept
 
 
 def record_config_cases(
@@ -82,15 +103,11 @@ def record_config_cases(
             for cid, (name, argv) in cases.items()
         ]
         res = OracleRunner(python, jobs=1).run(inputs)
-    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
-    if crashed:
-        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+    if crashed_cases(res):
         return 1
     out = {}
     for cid, (name, argv) in cases.items():
-        kept = {k: res[cid].get(k) for k in kept_fields if res[cid].get(k) is not None}
-        if "error" in kept:
-            kept["error"] = str(kept["error"])[:error_chars]
+        kept = kept_answer(res[cid], kept_fields, error_chars)
         out[cid] = {"config": name, "argv": argv, "vllm": kept}
         print(f"{cid:28} {'served' if kept.get('ok') else kept.get('error', '')[:90]}")
     path.write_text(json.dumps({"vllm": version, "cases": out}, indent=1) + "\n")

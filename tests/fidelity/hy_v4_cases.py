@@ -33,22 +33,6 @@ BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 FP8 = [*BASE, "--kv-cache-dtype", "fp8"]
 MTP = '{"method": "mtp", "num_speculative_tokens": 1}'
 
-#: what each record keeps of the oracle's answer
-KEPT_FIELDS = (
-    "ok",
-    "stage",
-    "error",
-    "block_size",
-    "groups",
-    "group_layers",
-    "num_blocks",
-    "tokens",
-    "concurrency",
-    "max_model_len",
-    "final_block_size",
-    "kv_log",
-)
-
 #: case id -> (config name, flags, GPU or None: the oracle's default H200)
 CASES: dict[str, tuple[str, list[str], str | None]] = {
     "sparse": ("hyv4-sparse", BASE, None),

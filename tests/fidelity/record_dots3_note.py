@@ -36,14 +36,11 @@ def main() -> int:
         work = Path(tmp)
         inputs = [{"id": cid, "model": model_dir(work, name), "argv": argv} for cid, (name, argv) in C.CASES.items()]
         res = H.OracleRunner(python, jobs=1).run(inputs)
-    if any("OracleCrash" in str(v.get("error")) for v in res.values()):
-        print("the oracle crashed; nothing recorded, run again", file=sys.stderr)
+    if H.crashed_cases(res):
         return 1
     out = {}
     for cid, (name, argv) in C.CASES.items():
-        kept = {k: res[cid].get(k) for k in C.KEPT_FIELDS if res[cid].get(k) is not None}
-        if "error" in kept:
-            kept["error"] = str(kept["error"])[:400]
+        kept = H.kept_answer(res[cid], H.LOGGED_KEPT, 400)
         out[cid] = {"config": name, "argv": argv, "vllm": kept}
         print(f"{cid:16} {'served' if kept.get('ok') else str(kept.get('error', ''))[:100]}")
     C.RECORD.write_text(json.dumps({"vllm": C.VERSION, "cases": out}, indent=1) + "\n")

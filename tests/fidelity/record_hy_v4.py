@@ -38,15 +38,11 @@ def main() -> int:
             ]
             argv = [str(RUN_AS), gpu] if gpu else None
             res.update(H.OracleRunner(python, jobs=1, oracle_argv=argv).run(inputs))
-    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
-    if crashed:
-        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+    if H.crashed_cases(res):
         return 1
     doc = json.loads(path.read_text()) if path.exists() else {"vllm": version, "cases": {}}
     for cid, (name, argv, gpu) in cases.items():
-        kept = {k: res[cid].get(k) for k in C.KEPT_FIELDS if res[cid].get(k) is not None}
-        if "error" in kept:
-            kept["error"] = str(kept["error"])[:400]
+        kept = H.kept_answer(res[cid], H.LOGGED_KEPT, 400)
         doc["cases"][cid] = {"config": name, "argv": argv, "gpu": gpu, "vllm": kept}
         print(f"{cid:24} {'served' if kept.get('ok') else str(kept.get('error', ''))[:100]}")
     doc["cases"] = {k: doc["cases"][k] for k in C.CASES if k in doc["cases"]}

@@ -35,16 +35,12 @@ def main() -> int:
         runner = H.OracleRunner(python, jobs=1, oracle_argv=[str(RUN_AS), gpu] if gpu else None)
         res.update(runner.run([c.oracle_input() for c in mine]))
         version = next((m["vllm_version"] for m in runner.meta if m.get("vllm_version")), version)
-    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
-    if crashed:
-        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+    if H.crashed_cases(res):
         return 1
     rows = []
     for c in cases:
         v = res[c.id]
-        kept = {k: v.get(k) for k in KEPT if v.get(k) is not None}
-        if "error" in kept:
-            kept["error"] = str(kept["error"])[:500]
+        kept = H.kept_answer(v, KEPT, 500)
         rows.append({"id": c.id, "argv": c.argv, "vllm": kept})
         print(f"{c.id:48} {'served' if kept.get('ok') else kept.get('error', '?')[:80]}")
     path = C.record_path(version)

@@ -24,16 +24,12 @@ def main() -> int:
     version = H.vllm_version(python)
     cases = R.cases()
     res = H.OracleRunner(python, jobs=1).run([c.oracle_input() for c in cases])
-    crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
-    if crashed:
-        print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
+    if H.crashed_cases(res):
         return 1
     rows = []
     for c in cases:
         v = res[c.id]
-        kept = {k: v.get(k) for k in T.KEPT if v.get(k) is not None}
-        if "error" in kept:
-            kept["error"] = str(kept["error"])[:500]
+        kept = H.kept_answer(v, T.KEPT, 500)
         rows.append({"id": c.id, "argv": c.argv, "vllm": kept})
     path = R.record_path(version)
     path.parent.mkdir(parents=True, exist_ok=True)
