@@ -298,6 +298,26 @@ class _AbsentKernel:
         return _AbsentKernel(f"{self.__name__}.{name}")
 
 
+class _RaisingModule(types.ModuleType):
+    """A stand-in module (or package) of the ``stand_in`` named: every public attribute is a
+    function that raises ``RuntimeError`` when called (a library imported for code that never runs
+    here: torchaudio's, the CUDA runtime bindings')."""
+
+    def __init__(self, name: str, stand_in: str) -> None:
+        super().__init__(name)
+        self._stand_in = stand_in
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        what = f"{self._stand_in} stand-in: {self.__name__}.{attr} is not run here"
+
+        def fail(*a: Any, **k: Any) -> Any:
+            raise RuntimeError(what)
+
+        return fail
+
+
 class _AbsentKernelNamespace:
     def __init__(self, ns: str) -> None:
         self._ns = ns
@@ -458,25 +478,13 @@ def _torchaudio_stand_in() -> None:
             del sys.modules[name]
     import torch
 
-    def _absent(name: str) -> Any:
-        def fail(*a: Any, **k: Any) -> Any:
-            raise RuntimeError(f"torchaudio stand-in: {name} is not run here")
-
-        return fail
-
-    class _Module(types.ModuleType):
-        def __getattr__(self, name: str) -> Any:
-            if name.startswith("__"):
-                raise AttributeError(name)
-            return _absent(f"{self.__name__}.{name}")
-
     def melscale_fbanks(
         n_freqs: int, f_min: float, f_max: float, n_mels: int, sample_rate: int, *a: Any, **k: Any
     ) -> Any:
         return torch.zeros(int(n_freqs), int(n_mels))
 
     root, functional, compliance, kaldi = (
-        _Module(n)
+        _RaisingModule(n, "torchaudio")
         for n in ("torchaudio", "torchaudio.functional", "torchaudio.compliance", "torchaudio.compliance.kaldi")
     )
     functional.melscale_fbanks = melscale_fbanks  # type: ignore[attr-defined]
@@ -610,17 +618,9 @@ def _lamport_bindings_stand_in() -> None:
     except ImportError:  # its package does not import: nothing of it is built
         return
 
-    class _Raising(types.ModuleType):
-        def __getattr__(self, attr: str) -> Any:
-            if attr.startswith("__"):
-                raise AttributeError(attr)
-
-            def fail(*a: Any, **k: Any) -> Any:
-                raise RuntimeError(f"CUDA runtime bindings stand-in: {attr} is not run here (no P2P)")
-
-            return fail
-
-    root, bindings, runtime = _Raising("cuda"), _Raising("cuda.bindings"), _Raising("cuda.bindings.runtime")
+    root, bindings, runtime = (
+        _RaisingModule(n, "CUDA runtime bindings (no P2P)") for n in ("cuda", "cuda.bindings", "cuda.bindings.runtime")
+    )
     root.bindings, bindings.runtime = bindings, runtime  # type: ignore[attr-defined]
     for mod in (root, bindings):
         mod.__path__ = []  # type: ignore[attr-defined]
