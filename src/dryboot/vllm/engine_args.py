@@ -326,10 +326,11 @@ class EngineArgs:
         GPU is ``--gpu-memory`` or, unnamed, :data:`ASSUMED_GPU` (8192)."""
         if self.max_num_batched_tokens is not None:
             return self.max_num_batched_tokens
-        return self._batch_tier()[0]
+        return self.batch_defaults()[0]
 
-    def _batch_tier(self) -> tuple[int, int]:
-        """``vllm serve``'s (tokens, seqs) defaults for the device (``get_batch_defaults``): NVML's
+    def batch_defaults(self) -> tuple[int, int]:
+        """``vllm serve``'s (tokens, seqs) defaults for the device, before either caps the other
+        (``get_batch_defaults``; the scheduler of an encoder-decoder model reads both): NVML's
         total (``--gpu-memory`` when given) >= 160 GiB (0.28+) 16384 / 1024; >= 70 GiB unless the
         device name holds "a100" (0.33: nor capability 12.1) 8192 / 1024; else 2048 / 256."""
         gpu = self.device
@@ -348,7 +349,7 @@ class EngineArgs:
         ``_set_default_max_num_seqs_and_batched_tokens_args``)."""
         if self.max_num_seqs is not None:
             return self.max_num_seqs
-        return min(self._batch_tier()[1], self.resolved_max_num_batched_tokens())
+        return min(self.batch_defaults()[1], self.resolved_max_num_batched_tokens())
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(EngineArgs))

@@ -63,7 +63,7 @@ def encoder_decoder_batched_tokens(args: EngineArgs, max_model_len: int) -> Engi
                 "SchedulerConfig: an encoder-decoder model runs without chunked prefill)",
             )
         return args
-    tier_tokens, tier_seqs = args._batch_tier()
+    tier_tokens, tier_seqs = args.batch_defaults()
     seqs = args.max_num_seqs if args.max_num_seqs is not None else tier_seqs
     return args.evolve(max_num_batched_tokens=min(seqs * max_model_len, max(max_model_len, tier_tokens)))
 
