@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from config_changes import changed
 from dryboot.cli import cli
 
 ARCHS = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures"
@@ -54,14 +55,9 @@ def test_planned_through_qwen2(tmp_path: Path) -> None:
 def test_what_the_model_class_refuses_is_refused(
     tmp_path: Path, change: dict[str, Any], field: str, words: str
 ) -> None:
-    config = tiny()
-    for key, value in change.items():
-        if key == "conf":
-            config["audio_encoder_conf"] = {**config["audio_encoder_conf"], **value}
-        elif value is None:
-            config.pop(key)
-        else:
-            config[key] = value
+    config = changed(tiny(), {k: v for k, v in change.items() if k != "conf"})
+    if "conf" in change:
+        config["audio_encoder_conf"] = {**config["audio_encoder_conf"], **change["conf"]}
     rc, out = plan(tmp_path, config)
     assert rc == 2, out
     assert field in out and words in out, out

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from config_changes import changed
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import LayerKind, extra_of
 from dryboot.vllm.engine_args import EngineArgs
@@ -22,13 +23,7 @@ CONFIGS = Path(__file__).resolve().parent / "fidelity" / "data" / "hy-v4" / "con
 
 
 def _config(name: str = "hyv4-sparse", **changes: Any) -> dict[str, Any]:
-    cfg: dict[str, Any] = json.loads((CONFIGS / f"{name}.json").read_text())
-    for key, value in changes.items():
-        if value is None:
-            cfg.pop(key, None)
-        else:
-            cfg[key] = value
-    return cfg
+    return changed(json.loads((CONFIGS / f"{name}.json").read_text()), changes)
 
 
 def test_default_indexer_types_are_full_at_0_and_every_fourth_from_1() -> None:

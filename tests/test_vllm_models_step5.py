@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from config_changes import changed
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import LayerKind, extra_of
 from dryboot.vllm.kv_cache_utils.repeat_packed import Step5Caches
@@ -20,13 +21,7 @@ TINY = Path(__file__).resolve().parent / "fidelity" / "data" / "architectures" /
 
 
 def _config(**changes: Any) -> dict[str, Any]:
-    cfg: dict[str, Any] = json.loads(TINY.read_text())
-    for key, value in changes.items():
-        if value is None:
-            cfg.pop(key, None)
-        else:
-            cfg[key] = value
-    return cfg
+    return changed(json.loads(TINY.read_text()), changes)
 
 
 def test_dsa_layers_are_the_full_attention_ones() -> None:

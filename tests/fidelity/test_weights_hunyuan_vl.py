@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -51,16 +52,12 @@ RECORDED = {
 TINY = json.loads((HERE / "data" / "architectures" / f"{ARCH}.json").read_text())
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def _stages(name: str, row: dict[str, Any], version: str | None = None) -> list[list[int]]:
     """dryboot's [param, buffer, allocated] bytes of each stage for the recorded case (the file's
     overlay applied to the tiny config)."""
     config = {**TINY, **DOCS[name].get("overlay", {}).get(ARCH, {})}
     argv = row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     got = []
     for stage in range(pp):
         w = rank_weights(

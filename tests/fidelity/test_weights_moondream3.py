@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag, recorded_cases
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -32,16 +33,7 @@ FILES = {
     "0.32.0": "recorded-0.32.0-sweep.json",
     "0.33.0": "recorded-0.33.0-moondream.json",
 }
-RECORDED = {
-    (version, cid): row
-    for version, name in FILES.items()
-    for cid, row in json.loads((DATA / name).read_text())["cases"].items()
-    if row["config"][len("arch--") :] in ARCHS
-}
-
-
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
+RECORDED = recorded_cases(FILES, lambda row: row["config"][len("arch--") :] in ARCHS)
 
 
 def test_every_release_recorded() -> None:
@@ -63,7 +55,7 @@ def test_matches_vllm(version: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(version, cid)]
     config = json.loads((HERE / "data" / "architectures" / f"{row['config'][len('arch--') :]}.json").read_text())
     argv = row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     kwargs: dict[str, Any] = {
         "language_model_only": "--language-model-only" in argv,
         "max_num_batched_tokens": row.get("max_num_batched_tokens", 8192),

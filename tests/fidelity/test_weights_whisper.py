@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag, recorded_cases
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -37,20 +38,11 @@ FILES = {
     "0.32.0": "recorded-0.32.0-sweep.json",
     "0.33.0": "recorded-0.33.0-whisper.json",
 }
-RECORDED = {
-    (version, cid): row
-    for version, name in FILES.items()
-    for cid, row in json.loads((DATA / name).read_text())["cases"].items()
-    if row["config"] in CONFIGS
-}
+RECORDED = recorded_cases(FILES, lambda row: row["config"] in CONFIGS)
 
 
 def _config(name: str) -> dict[str, Any]:
     return dict(json.loads(CONFIGS[name].read_text()))
-
-
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
 
 
 def test_every_release_recorded() -> None:
@@ -72,7 +64,7 @@ def test_matches_vllm(version: str, cid: str) -> None:
     refused where vLLM refuses (pipeline parallelism, heads TP does not divide)."""
     row: dict[str, Any] = RECORDED[(version, cid)]
     config, argv = _config(row["config"]), row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     par = Parallel(tp=tp, pp=pp, vllm_version=version)
     if not row["ok"]:
         with pytest.raises(InputError, match=r"pipeline parallelism|not divisible"):

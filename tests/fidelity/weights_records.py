@@ -1,0 +1,32 @@
+"""Reading the recorded weights expectations (``data/weights/*.json``, written by
+``record_weights.py``): the cases of a family over several record files, and the flags of a
+recorded argv. Shared by the per-family weights tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data" / "weights"
+
+
+def int_flag(argv: list[str], name: str, default: int = 1) -> int:
+    """The integer value of ``name`` in a recorded argv, ``default`` where the flag is absent."""
+    return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
+def recorded_cases(
+    files: Mapping[str, str], keep: Callable[[dict[str, Any]], bool], *, key_by: str = "version"
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The kept rows of every record file: ``files`` maps a release to its file name
+    (``key_by="version"``) or a file name to its release (``key_by="file"``); each row is keyed by
+    (release or file name, case id)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for a, b in files.items():
+        version, name = (a, b) if key_by == "version" else (b, a)
+        for cid, row in json.loads((DATA / name).read_text())["cases"].items():
+            if keep(row):
+                out[(version if key_by == "version" else name, cid)] = row
+    return out
