@@ -6,8 +6,8 @@ Runs ``src/dryboot/boot/engine_start.py`` in that environment over the tiny conf
 that release's list in ``test_release_architectures.ARCHITECTURES`` names (or only the named ones),
 under the flag sets ``test_architectures`` records on 0.28.0, and over its ``defaults/`` config
 (where there is one) under ``DEFAULTS_FLAG_SETS``; writes the answers into
-``data/release-architectures/vllm-<release>.json`` (other architectures' records are kept). Nothing
-recorded comes from dryboot.
+``data/release-architectures/vllm-<release>.json`` (other architectures' records are kept, in their
+order; a new one goes last). Nothing recorded comes from dryboot.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main() -> int:
     version = H.vllm_version(python)
     runner = H.OracleRunner(python, jobs=1)
     archs = [a for a in R.ARCHITECTURES.get(version, ()) if not only or a in only]
-    cases = {a: R.cases(a) for a in archs}
+    cases = {a: R.cases(a, version) for a in archs}
     res = runner.run([c.oracle_input() for cs in cases.values() for c in cs])
     crashed = sorted(k for k, v in res.items() if "OracleCrash" in str(v.get("error")))
     if crashed:
@@ -46,7 +46,6 @@ def main() -> int:
             rows.append({"id": c.id, "argv": T.portable(c.argv), "vllm": kept})
         doc["architectures"][arch] = rows
         print(f"{arch:48} {sum(1 for r in rows if r['vllm'].get('ok'))}/{len(rows)} served")
-    doc["architectures"] = dict(sorted(doc["architectures"].items()))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"vLLM {version}: {sum(len(c) for c in cases.values())} cases recorded into {path}")

@@ -166,6 +166,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # vLLM's own Step3p5Config still reads the file (0.33.0: transformers' Step3p7TextConfig);
         # the defaults config is the one a refusal was reported on
         "Step3p5ForCausalLM": "read with vLLM's own Step3p5Config and its defaults",
+        # transformers' LongcatFlashConfig reads the file (0.32+): recorded with the published
+        # checkpoints' mla_scale_* fields (OVERLAID), which that class does not define
+        "LongcatFlashForCausalLM": "read with transformers' LongcatFlashConfig (mla_scale_* set)",
         "Qwen4ExpForCausalLM": "Qwen4-Exp's plain layout (GDN + full attention), block from the larger Mamba page",
         "Qwen4ExpForConditionalGeneration": "its wrapper (Qwen3-VL's tower), planned through that text model",
         "HunYuanVLForConditionalGeneration": "served by the Transformers backend (TransformersMultiModalForCausalLM)",
@@ -194,6 +197,11 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # layer_types' sliding layers (0.28-0.30: vLLM's own class, no_rope_layers)
         "MuseGlimmerForCausalLM": "its sliding layers read from layer_types",
         "MuseGlimmerForConditionalGeneration": "its sliding layers read from layer_types",
+        # transformers' own config classes read the file: LongcatFlashConfig (as on 0.32.0) and, for
+        # Step-3.5, Step3p7TextConfig (_CONFIG_REGISTRY); recorded with the published checkpoints'
+        # values of the fields those classes do not define (OVERLAID)
+        "LongcatFlashForCausalLM": "read with transformers' LongcatFlashConfig (mla_scale_* set)",
+        "Step3p5ForCausalLM": "read with transformers' Step3p7TextConfig (router fields set)",
         # DeepSeek-OCR's wrapper on RSWAAttention (one RSWA group, prefix caching off), without
         # --gpu: dryboot's H200, FlashAttention 4 as the config hook picks it
         "UnlimitedOCRForCausalLM": "its RSWA layers on the backend its config hook picks",
@@ -299,17 +307,41 @@ def relayered(case: H.Case, num_layers: int) -> H.Case:
     return H.Case(f"{case.id}@{num_layers}", case.family, model, case.argv)
 
 
+#: (release, architecture) -> the fields the release's config class (transformers' own: switch
+#: ``hf_config_class_architectures``) does not define and the model class reads, with the published
+#: checkpoints' values: vLLM fails building the tiny configs without them (AttributeError), so each
+#: case is recorded on its config with these set (the weights records' ``overlay``,
+#: ``data/weights/recorded-<release>-fields.json``), and dryboot must refuse it without them
+OVERLAID: dict[tuple[str, str], dict[str, Any]] = {
+    **{
+        (v, "LongcatFlashForCausalLM"): {"mla_scale_q_lora": True, "mla_scale_kv_lora": True}
+        for v in ("0.32.0", "0.33.0")
+    },
+    ("0.33.0", "Step3p5ForCausalLM"): {"use_moe_router_bias": True, "need_fp32_gate": True, "norm_expert_weight": True},
+}
+
+
+def overlaid(case: H.Case, fields: dict[str, Any]) -> H.Case:
+    """``case`` on a copy of its config with ``fields`` set (same id)."""
+    config = json.loads((Path(case.model) / "config.json").read_text())
+    name = f"overlaid-{case.family.replace(':', '-')}"
+    model = H._write_config(H.default_workdir(), name, {**config, **fields})
+    return H.Case(case.id, case.family, model, case.argv)
+
+
 def record_path(version: str) -> Path:
     return DATA / f"vllm-{version}.json"
 
 
-def cases(architecture: str) -> list[H.Case]:
-    """The tiny config's cases (ids ``<Arch>#i``), then the defaults config's (``<Arch>@defaults#i``)."""
+def cases(architecture: str, version: str | None = None) -> list[H.Case]:
+    """The tiny config's cases (ids ``<Arch>#i``), then the defaults config's (``<Arch>@defaults#i``),
+    with ``version``'s :data:`OVERLAID` fields set where it has some."""
     path = T.tiny_configs()[architecture]
     out = [T.make_case(architecture, i, argv) for i, argv in enumerate(T.flag_sets(architecture, path))]
     if architecture in T.defaults_configs():
         out += [T.defaults_case(architecture, i, argv) for i, argv in enumerate(T.DEFAULTS_FLAG_SETS)]
-    return out
+    fields = OVERLAID.get((version or "", architecture))
+    return out if fields is None else [overlaid(c, fields) for c in out]
 
 
 def _record(version: str) -> dict[str, Any]:
@@ -346,7 +378,7 @@ ABSENT = frozenset(
 @pytest.mark.parametrize(("version", "architecture"), PAIRS)
 def test_every_listed_architecture_is_recorded_with_todays_flag_sets(version: str, architecture: str) -> None:
     rows = _record(version)["architectures"][architecture]
-    assert [T.local(r["argv"]) for r in rows] == [c.argv for c in cases(architecture)]
+    assert [T.local(r["argv"]) for r in rows] == [c.argv for c in cases(architecture, version)]
     served = sum(1 for r in rows if r["vllm"].get("ok"))
     if (version, architecture) in ABSENT:
         assert served == 0, "a release without the architecture served it"
@@ -359,7 +391,7 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
     rows = _record(version)["architectures"][architecture]
     problems = []
     layers = RELAYERED.get((version, architecture))
-    for c, row in zip(cases(architecture), rows, strict=True):
+    for c, row in zip(cases(architecture, version), rows, strict=True):
         got = H.run_dryboot(c, version)
         if layers is not None:
             # where vLLM serves the case, refused by the layer count; else refused as vLLM refuses it
@@ -379,6 +411,35 @@ def test_dryboot_matches_the_release(version: str, architecture: str) -> None:
                 f"    dryboot: {H._answer(got, vllm=False)}"
             )
     assert not problems, f"{len(problems)}/{len(rows)} disagree:\n" + "\n".join(problems)
+
+
+def test_overlays_are_the_weights_records_overlays() -> None:
+    """The fields set here are those the weights records of the same release set (one source of the
+    published checkpoints' values)."""
+    weights = Path(__file__).resolve().parent / "data" / "weights"
+    for (version, architecture), fields in OVERLAID.items():
+        doc = json.loads((weights / f"recorded-{version}-fields.json").read_text())
+        assert doc["overlay"][architecture] == fields
+
+
+@pytest.mark.parametrize(("version", "architecture"), sorted(OVERLAID))
+def test_without_the_overlaid_fields_refused_in_vllms_words(version: str, architecture: str) -> None:
+    """Without the fields its config class lacks, every case vLLM serves with them is refused by
+    dryboot naming the first one the model class reads (vLLM's AttributeError)."""
+    rows = _record(version)["architectures"][architecture]
+    first = next(iter(OVERLAID[(version, architecture)]))
+    plain = cases(architecture)
+    checked = 0
+    for c, row in zip(plain, rows, strict=True):
+        if not row["vllm"].get("ok"):
+            continue
+        got = H.run_dryboot(c, version)
+        assert got.get("refused") and first in str(got.get("error")) and "AttributeError" in str(got.get("error")), (
+            c.id,
+            got,
+        )
+        checked += 1
+    assert checked >= 6
 
 
 @pytest.mark.parametrize(
@@ -416,7 +477,7 @@ def test_switch_is_needed(version: str, architecture: str, switch: str, monkeypa
         rows = _record(version)["architectures"][architecture]
         assert any(
             not H.compare(row["vllm"], H.run_dryboot(c, version))["agree"]
-            for c, row in zip(cases(architecture), rows, strict=True)
+            for c, row in zip(cases(architecture, version), rows, strict=True)
         )
     finally:
         versions.rules_for.cache_clear()

@@ -343,18 +343,10 @@ UNVERIFIED_REASONS: dict[tuple[str, str], str] = {
         'vLLM 0.27.1 fails to inspect its model class ("failed to be inspected", recorded): vLLM refuses it'
     ),
     **{(v, a): _removed(a) for v in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0") for a in _REMOVED_IN_029},
-    **{
-        (v, "LongcatFlashForCausalLM"): "vLLM fails to build it (LongcatFlashConfig has no mla_scale_q_lora)"
-        for v in ("0.32.0", "0.33.0")
-    },
     ("0.30.0", "MiniCPMV4_7ForConditionalGeneration"): (
         "its registry lacks it (0.32+: minicpmv4_7.py) and resolves it to the Transformers modeling backend "
         "(transformers' MiniCPMV4_7ForConditionalGeneration), whose engine start loads the checkpoint's "
         "tokenizer (ValueError without it, recorded on 0.30.0): not modelled"
-    ),
-    ("0.33.0", "Step3p5ForCausalLM"): (
-        "vLLM reads Step-3.5 configs with Step3p7TextConfig and fails to build the verified ones "
-        "(no use_moe_router_bias)"
     ),
 }
 
@@ -485,8 +477,6 @@ _V032 = replace(
     # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone)
     hf_config_class_architectures=_V031.hf_config_class_architectures | {"LongcatFlashForCausalLM"},
     longcat_hidden_layers_field=False,
-    # LongcatFlashConfig has no mla_scale_q_lora: vLLM fails building the tiny configs (UNVERIFIED_REASONS)
-    unverified_architectures=_V031.unverified_architectures | {"LongcatFlashForCausalLM"},
     autofit_log_kv_memory=True,
     v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
 )
@@ -495,7 +485,6 @@ _V033 = replace(
     version="0.33.0",
     input_norm_towers=_V032.input_norm_towers | {"Exaone4_5_ForConditionalGeneration"},
     modelopt_mixed_nested=True,
-    unverified_architectures=_V032.unverified_architectures | {"Step3p5ForCausalLM"},
     muse_glimmer_layer_types=True,
     # Step-3.5: _CONFIG_REGISTRY maps step3p5 to transformers' Step3p7TextConfig
     hf_config_class_architectures=_V032.hf_config_class_architectures

@@ -33,6 +33,16 @@ LAYER_TYPE_NAMES = {
 }
 
 
+def config_class_lacks(model: str, config_class: str, key: str) -> str:
+    """The reason of a refusal of a field that a release reads with transformers' own config class
+    (switch ``hf_config_class_architectures``), which neither defines nor defaults it, while the
+    model class reads it: vLLM fails building the model (``AttributeError``)."""
+    return (
+        f"vLLM reads {model}'s config with transformers' {config_class}, which has no default for it: the model "
+        f"class fails while it is built (AttributeError: '{config_class}' object has no attribute '{key}')"
+    )
+
+
 def num_layers(f: ConfigFields) -> int:
     """``num_hidden_layers`` (1 to :data:`MAX_LAYERS`).
 

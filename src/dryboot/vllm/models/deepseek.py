@@ -40,7 +40,7 @@ from typing import Any
 
 from dryboot.errors import InputError, missing_field
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
-from dryboot.vllm.models.common import MAX_LAYERS, geometry, num_layers
+from dryboot.vllm.models.common import MAX_LAYERS, config_class_lacks, geometry, num_layers
 from dryboot.vllm.versions import VersionRules
 
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -150,14 +150,21 @@ class Eagle3Head(FamilyExtra):
 LONGCAT_HF_HIDDEN_LAYERS = 56
 
 
+#: what ``longcat_flash.py`` (0.32+) reads that transformers' ``LongcatFlashConfig`` does not define,
+#: in read order (``scale_mla_lora_norms_on_load``, then ``LongcatMoe``)
+LONGCAT_HF_REQUIRED = ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type")
+
+
 @dataclass(frozen=True)
 class LongcatLayers(FamilyExtra):
     """A LongCat-Flash config's two layer counts: ``num_layers`` (the checkpoint's decoder layers)
     and ``num_hidden_layers`` as config.json gives it (``None``: absent), which a release whose
-    transformers keeps it as a field of its own builds instead (:func:`check_longcat_layers`)."""
+    transformers keeps it as a field of its own builds instead (:func:`check_longcat_layers`);
+    ``unset``: the fields of :data:`LONGCAT_HF_REQUIRED` config.json leaves out, in read order."""
 
     num_layers: int
     num_hidden_layers: int | None
+    unset: tuple[str, ...] = ()
 
 
 def check_longcat_layers(source: str, layers: LongcatLayers, rules: VersionRules) -> None:
@@ -236,11 +243,15 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     refuse them first; not at config reading.
 
     :raises InputError: (qk_nope, qk_rope, v) head dims no SM90 MLA prefill backend serves; a
-        LongCat-Flash config whose layer count the release reads otherwise (:func:`check_longcat_layers`).
+        LongCat-Flash config whose layer count the release reads otherwise (:func:`check_longcat_layers`),
+        or that leaves out a field of :data:`LONGCAT_HF_REQUIRED` where transformers' class reads it.
     """
     longcat = extra_of(model, LongcatLayers)
     if longcat is not None:
         check_longcat_layers(model.source, longcat, rules)
+        if longcat.unset and "LongcatFlashForCausalLM" in rules.hf_config_class_architectures:
+            key = longcat.unset[0]
+            raise InputError(model.source, key, config_class_lacks("LongCat-Flash", "LongcatFlashConfig", key))
     head = extra_of(model, Eagle3Head)
     if head is not None and not head.yarn and rules.deepseek_eagle3_yarn_only:
         raise InputError(
@@ -515,7 +526,11 @@ def _longcat_flash(f: ConfigFields, architecture: str) -> ModelGeometry:
         mtp_layer_names=(f"model.layers.{2 * n}.self_attn.attn",),
         decoder_layers=tuple(i for i in range(n) for _ in range(2)),
         layer_names=tuple(f"model.layers.{i}.self_attn.{j}.attn" for i in range(n) for j in range(2)),
-        family_extra=LongcatLayers(n, f.get("num_hidden_layers") if f.given("num_hidden_layers") else None),
+        family_extra=LongcatLayers(
+            n,
+            f.get("num_hidden_layers") if f.given("num_hidden_layers") else None,
+            tuple(k for k in LONGCAT_HF_REQUIRED if k not in f.data),
+        ),
     )
 
 

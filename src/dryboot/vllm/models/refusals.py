@@ -65,8 +65,7 @@ STEP_TEXT = (
     "cannot build from a step3p7 config under the fidelity venvs' transformers (5.24 for vLLM 0.28.0, 5.20.2 "
     "for 0.33.0, each inside vLLM's range): transformers' Step3p7 config makes num_attention_heads a per-layer "
     "attribute and vLLM's reading of the global value fails while it resolves the config "
-    "(AmbiguousGlobalPerLayerAttributeError, recorded on a tiny config on 0.28.0 and 0.33.0); Step3p5ForCausalLM "
-    "itself is not verified on 0.33.0: not planned"
+    "(AmbiguousGlobalPerLayerAttributeError, recorded on a tiny config on 0.28.0 and 0.33.0): not planned"
 )
 #: ERNIE_VL (issue 37): the published checkpoints' config.json (huggingface.co/baidu/ERNIE-4.5-VL-28B-A3B-PT,
 #: baidu/ERNIE-4.5-VL-424B-A47B-PT, their -Base-PT) says model_type ernie4_5_moe_vl with an auto_map to the

@@ -11,9 +11,10 @@ From 0.32 the release reads the config with transformers' ``LongcatFlashConfig``
 ``FlashConfig`` is gone; switch ``hf_config_class_architectures``): its defaults
 (:data:`HF_DEFAULTS`), its aliases (``intermediate_size`` / ``moe_intermediate_size`` name
 ``ffn_hidden_size`` / ``expert_ffn_hidden_size``), no default for the fields the model class reads
-(:data:`HF_REQUIRED`: refused by name, as vLLM fails building the model), and the router always
-float32 without a bias (``router_dtype`` / ``router_bias`` no longer read). Recorded on the meta
-device on 0.32.0 and 0.33.0 (``tests/fidelity/data/weights/recorded-<release>-fields.json``).
+(:data:`~dryboot.vllm.models.deepseek.LONGCAT_HF_REQUIRED`: refused by name, as vLLM fails
+building the model), and the router always float32 without a bias (``router_dtype`` /
+``router_bias`` no longer read). Recorded on the meta device on 0.32.0 and 0.33.0
+(``tests/fidelity/data/weights/recorded-<release>-fields.json``).
 
 On 0.27.1 and 0.31.0 (switch ``longcat_hidden_layers_field``) ``FlashConfig`` takes transformers' own
 ``num_hidden_layers`` field (config.json's, else 56) as its layer count: a config where that is not
@@ -29,7 +30,8 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
-from dryboot.vllm.models.deepseek import LongcatLayers, check_longcat_layers
+from dryboot.vllm.models.common import config_class_lacks
+from dryboot.vllm.models.deepseek import LONGCAT_HF_REQUIRED, LongcatLayers, check_longcat_layers
 from dryboot.vllm.versions import rules_for
 
 #: ``FlashConfig``'s defaults (``longcat_flash.py``) the walk reads
@@ -64,8 +66,6 @@ HF_DEFAULTS: dict[str, Any] = {
     "zero_expert_num": 256,
     "expert_ffn_hidden_size": 2048,
 }
-#: what ``longcat_flash.py`` (0.32+) reads that transformers' class does not define, in read order
-HF_REQUIRED = ("mla_scale_q_lora", "mla_scale_kv_lora", "zero_expert_type")
 #: transformers' ``LongcatFlashConfig.attribute_map``: a key of config.json stored as its target
 _HF_ALIASES = {"intermediate_size": "ffn_hidden_size", "moe_intermediate_size": "expert_ffn_hidden_size"}
 
@@ -75,15 +75,9 @@ def _hf_class(config: Mapping[str, Any]) -> dict[str, Any]:
 
     :raises InputError: a field the model class reads without a default, or ``num_hidden_layers``
         (the class derives ``num_layers`` from it: not modelled)."""
-    for key in HF_REQUIRED:
+    for key in LONGCAT_HF_REQUIRED:
         if config.get(key) is None:
-            raise InputError(
-                "config.json",
-                key,
-                f"vLLM reads LongCat-Flash's config with transformers' LongcatFlashConfig, which has no default "
-                f"for it: the model class fails while it is built (AttributeError: 'LongcatFlashConfig' object "
-                f"has no attribute '{key}')",
-            )
+            raise InputError("config.json", key, config_class_lacks("LongCat-Flash", "LongcatFlashConfig", key))
     if "num_hidden_layers" in config:
         raise InputError(
             "config.json",

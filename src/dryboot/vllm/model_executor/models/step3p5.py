@@ -28,6 +28,8 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.models.common import config_class_lacks
+from dryboot.vllm.models.step3p5 import ASSERTED_TRUE, HF_CLASS_DEFAULTS, HF_REQUIRED
 from dryboot.vllm.versions import rules_for
 
 #: ``Step3p5Config``'s defaults (``transformers_utils/configs/step3p5.py``) the walk reads
@@ -41,22 +43,16 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-#: transformers' ``Step3p7TextConfig`` defaults (0.33) the walk reads, in the walk's names
+#: transformers' ``Step3p7TextConfig`` defaults (0.33) the walk reads, in the walk's names: the
+#: geometry's (:data:`~dryboot.vllm.models.step3p5.HF_CLASS_DEFAULTS`) and the MLP's
 HF_DEFAULTS: dict[str, Any] = {
+    **HF_CLASS_DEFAULTS,
     "vocab_size": 128815,
-    "hidden_size": 4096,
     "intermediate_size": 11264,
-    "num_hidden_layers": 45,
-    "num_attention_heads": 64,
-    "num_attention_groups": 8,
-    "head_dim": 128,
-    "max_position_embeddings": 128000,
-    "moe_num_experts": 288,
     "moe_top_k": 8,
     "moe_intermediate_size": 1280,
     "share_expert_dim": 1280,
     "rope_theta": 10000.0,
-    "tie_word_embeddings": False,
 }
 #: ``Step3p7TextConfig.attribute_map`` targets, as this walk names them
 _HF_ALIASES = {
@@ -65,8 +61,6 @@ _HF_ALIASES = {
     "num_experts_per_tok": "moe_top_k",
     "share_expert_dims": "share_expert_dim",
 }
-#: what ``step3p5.py``'s MoE block (0.33) reads that transformers' class does not define, in read order
-HF_REQUIRED = ("use_moe_router_bias", "need_fp32_gate", "norm_expert_weight")
 
 
 def _hf_class(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,14 +71,8 @@ def _hf_class(config: Mapping[str, Any]) -> dict[str, Any]:
         a null ``share_expert_dim``."""
     for key in HF_REQUIRED:
         if key not in config:
-            raise InputError(
-                "config.json",
-                key,
-                "vLLM reads Step-3.5's config with transformers' Step3p7TextConfig, which has no default for it: "
-                f"the model class fails while it is built (AttributeError: 'Step3p7TextConfig' object has no "
-                f"attribute '{key}')",
-            )
-        if key != "norm_expert_weight" and config[key] is not True:
+            raise InputError("config.json", key, config_class_lacks("Step-3.5", "Step3p7TextConfig", key))
+        if key in ASSERTED_TRUE and config[key] is not True:
             raise InputError(
                 "config.json", key, f"vLLM's Step-3.5 MoE block asserts it true (Only support {key} is true)"
             )
