@@ -263,6 +263,11 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
     },
 }
 
+# OLMo-Hybrid (olmo_hybrid.py, in every release's registry): Qwen3-Next's Gated DeltaNet state beside
+# OLMo attention layers, built with the engine start's stand-in for Triton's set_allocator
+for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+    ARCHITECTURES[_release]["OlmoHybridForCausalLM"] = "its Gated DeltaNet layers beside OLMo attention"
+
 # Whisper (whisper.py, the same layers in every release): the decoder's self-attention and
 # cross-attention caches (CrossAttentionSpec sized by the scheduler's encoder input budget)
 for _release in ("0.27.1", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"):

@@ -88,6 +88,10 @@ What is faked, and why (nothing else is):
   ``[n_freqs, n_mels]`` in the default dtype (its documented result; values are never read:
   no weight, no KV), every other function raises when called. The engine start never runs a
   frontend or a processor, so the model builds as with torchaudio.
+* **triton.set_allocator, where Triton is absent.** OLMo-Hybrid's Gated DeltaNet layers
+  (``olmo_gdn_linear_attn.py``) register Triton's scratch allocator while they are built; Triton
+  itself only stores that callback. vLLM's Triton placeholder has no ``set_allocator``: a stand-in
+  stores nothing (no kernel runs here).
 * **triton.language.extra, where Triton is absent.** vLLM's Triton placeholder (``vllm.triton_utils``'
   ``tl``) has no ``extra``; 0.33.0's Step5 kernels read ``tl.extra.cuda.libdevice`` at import
   (``step5/nvidia/ops/summary_update.py``; the others only inside ``@triton.jit`` bodies, which the
@@ -693,6 +697,9 @@ def _install() -> None:
                     self.kwargs, self.num_warps, self.num_stages = dict(kwargs or {}), num_warps, num_stages
 
             triton_mod.Config = _Config
+            # Triton's set_allocator only registers the callback kernels call for scratch memory
+            # (no allocation when it is called); OLMo-Hybrid's GDN layers call it at construction
+            triton_mod.set_allocator = lambda alloc_fn: None
         _triton_extra_stand_in()
 
     torch.cuda.Stream = _InertStream  # type: ignore[misc,assignment]

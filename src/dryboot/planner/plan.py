@@ -519,7 +519,7 @@ def _gdn_checkpoints(cfg: EngineConfig) -> bool:
     is rounded to a multiple of it and each request holds one checkpoint page per GDN group
     (``qwen_gdn_linear_attn.py`` ``_checkpoint_alignment``, ``get_kv_cache_spec``)."""
     gdn = cfg.model.mamba.gdn
-    if gdn is None or cfg.mamba_cache_mode != "align":
+    if gdn is None or not gdn.prefill_checkpoints or cfg.mamba_cache_mode != "align":
         return False
     return bool(gdn_prefill_alignment(cfg.rules.gdn_align_sm90, cfg.args.device, gdn.head_k_dim))
 

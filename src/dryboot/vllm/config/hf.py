@@ -48,6 +48,10 @@ class GatedDeltaNet:
     #: builds ``KimiK3DeltaAttention``) and its gate's lower bound (``gate_lower_bound``, or ``None``)
     full_rank_gate: bool = False
     gate_lower_bound: float | None = None
+    #: the layer class keeps FlashInfer's GDN prefill checkpoints where that prefill runs (vLLM 0.33's
+    #: ``qwen_gdn_linear_attn.py``: Qwen3-Next, Qwen3.5, Qwen4-Exp); OLMo-Hybrid's layer (on
+    #: ``gdn/base.py``) always runs FLA and declares no checkpoint alignment
+    prefill_checkpoints: bool = True
 
 
 @dataclass(frozen=True)

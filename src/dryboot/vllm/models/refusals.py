@@ -307,7 +307,6 @@ REASONS: dict[str, str] = {
     "NemotronH_Nano_VL_V2": NEMOTRON_VL,
     "NemotronH_Super_Omni_Reasoning_V3": NEMOTRON_VL,
     "NemotronParseForConditionalGeneration": XATTN,
-    "OlmoHybridForCausalLM": HYBRID,
     "OpenCUAForConditionalGeneration": REMOTE_MM,
     "OpenPanguMTPModel": SPEC_MTP,
     "OpenPanguVLForConditionalGeneration": MM_MLA_SPARSE,

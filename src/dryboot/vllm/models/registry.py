@@ -339,6 +339,7 @@ FAMILIES: tuple[Family, ...] = (
     # RNJ-1: Gemma-3's decoder whose chunked_attention layers slide, with a lookback chunk only
     # TRITON_ATTN builds (verify_backend refuses any other backend in vLLM's words)
     Family("rnj1", ("rnj1.py",), ("Rnj1ForCausalLM",)),
+    Family("olmo_hybrid", ("olmo_hybrid.py",), ("OlmoHybridForCausalLM",)),
     # HY V4 (vLLM 0.32.0, 0.33.0: LATER_ARCHITECTURES): DeepSeek-V3.2's sparse MLA, indexers where
     # indexer_types says full, FLASHMLA_SPARSE handed by its learned sinks
     Family("hy_v4", ("vllm.models.hy_v4",), ("HYV4ForCausalLM",)),
@@ -438,10 +439,6 @@ NOT_MODELLED: dict[str, str] = {
     "NemotronHPuzzleForCausalLM": (
         "its layers take per-layer configs (block_configs through the checkpoint's own config code, "
         "get_nemotron_h_config_for_layer), so attention heads and mixer sizes may differ by layer: not modelled"
-    ),
-    "OlmoHybridForCausalLM": (
-        "its Gated DeltaNet layers (olmo_gdn_linear_attn.py) are not verified against vLLM 0.28.0's own "
-        "engine start: the model class needs Triton at construction (triton.set_allocator)"
     ),
     # multimodal models vLLM serves through its Transformers modeling backend
     **{
