@@ -1,6 +1,6 @@
-"""The newest published configs (issue 37, item 5): checkpoints published in 2026 (three in
-December 2025), stored verbatim under ``data/newest/configs/<org>--<name>/`` with a ``SOURCE``
-each, started by vLLM on two named GPUs (SM 9.0 and SM 8.0) with a pinned
+"""The newest published configs (issue 37, item 5): checkpoints published in 2026 (some in
+2025: each ``SOURCE`` dates its own), stored verbatim under ``data/newest/configs/<org>--<name>/``
+with a ``SOURCE`` each, started by vLLM on two named GPUs (SM 9.0 and SM 8.0) with a pinned
 ``--kv-cache-memory-bytes`` and a maximum length (``record_newest.py``), and checked against
 dryboot by ``test_newest.py``.
 

@@ -1,5 +1,5 @@
 """dryboot against vLLM's recorded engine start on the newest published configs
-(``newest_cases.py``: checkpoints published in 2026 or December 2025, stored verbatim with their ``SOURCE`` under
+(``newest_cases.py``: checkpoints published in 2026 or 2025, stored verbatim with their ``SOURCE`` under
 ``data/newest/configs/``), on an H100 and an A100 with a pinned KV cache budget.
 ``data/newest/vllm-X.json`` is written by ``record_newest.py``; nothing in it comes from
 dryboot. Strict: every recorded case must agree (block size, groups, blocks, tokens, concurrency,
