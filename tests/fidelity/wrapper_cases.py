@@ -1,7 +1,7 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
 plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, MiMo-V2-Omni,
 Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL, Molmo2) and of the encoder-decoder classes still refused
-(Cohere-Transcribe, Nemotron-Parse, Parse 3.5), and the flags each is started with; and the tower cases
+(Cohere-Transcribe, Nemotron-Parse, Parse 3.5, FireRedLID), and the flags each is started with; and the tower cases
 (:data:`TOWER_CASES`): tensor parallelism that does not divide a tower's heads, with and without
 ``--language-model-only`` / a zero ``--limit-mm-per-prompt``.
 
@@ -48,6 +48,7 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "molmo2-hf",
         "nemotron-parse-remote",
         "parse3-5-remote",
+        "fireredlid",
     )
 }
 
@@ -166,5 +167,12 @@ EXPECT: dict[str, tuple[str, str, str]] = {
         "RadioMBartPrefixForCausalLM",
         "trust_remote_code=True",
         "without --trust-remote-code",
+    ),
+    # FireRedLID (fireredlid.py, 0.27.1 / 0.28.0; vLLM's own FireRedLIDConfig; a tiny stand-in): its
+    # decoder's positional embedding takes .item() of a tensor while vLLM builds the model
+    "fireredlid": (
+        "FireRedLIDForConditionalGeneration",
+        "Tensor.item() cannot be called on meta tensors",
+        "Tensor.item() on the meta device",
     ),
 }
