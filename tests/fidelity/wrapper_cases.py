@@ -1,6 +1,7 @@
 """The tiny configs that back vLLM 0.28.0's and 0.33.0's refusals of multimodal wrappers whose text model dryboot
 plans (issue 37: NemotronH_Nano_VL_V2's class under its four names, MiMo-V2-Omni,
-Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL, Molmo2), and the flags each is started with; and the tower cases
+Step-3.7, MiniCPM-OCR, ERNIE-4.5-VL, Molmo2) and of the encoder-decoder classes still refused
+(Cohere-Transcribe, Nemotron-Parse, Parse 3.5, FireRedLID), and the flags each is started with; and the tower cases
 (:data:`TOWER_CASES`): tensor parallelism that does not divide a tower's heads, with and without
 ``--language-model-only`` / a zero ``--limit-mm-per-prompt``.
 
@@ -45,8 +46,15 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "ernie45-vl-hf",
         "molmo2-remote",
         "molmo2-hf",
+        "nemotron-parse-remote",
+        "parse3-5-remote",
+        "fireredlid",
     )
 }
+
+#: Cohere-Transcribe's decoder positions (transf_decoder.config_dict.max_sequence_length, 1024 in
+#: the stand-in): vLLM derives max_model_len from its config class's max_position_embeddings (1024)
+CASES["cohere-asr"] = ("cohere-asr", ["--kv-cache-memory-bytes", "4G", "--max-model-len", "1024"])
 
 #: the tower-head cases (tensor parallelism not dividing a tower's attention heads, with and
 #: without the flags that drop the tower): case id -> (config name, flags). Each config is a
@@ -137,5 +145,34 @@ EXPECT: dict[str, tuple[str, str, str]] = {
         "Molmo2ForConditionalGeneration",
         "object has no attribute 'vit_config'",
         "config.vit_config",
+    ),
+    # the encoder-decoder classes still refused (issue 37). Cohere-Transcribe's NeMo-style layout
+    # (encoder, transf_decoder.config_dict, head, preprocessor; a tiny stand-in, no published
+    # config.json found): its ConformerEncoder's ConvSubsampling takes int() of a tensor it computes
+    # while vLLM builds the model, which the meta device cannot answer
+    "cohere-asr": (
+        "CohereAsrForConditionalGeneration",
+        "Tensor.item() cannot be called on meta tensors",
+        "Tensor.item() on the meta device",
+    ),
+    # Nemotron-Parse (v1.x, nemotron_parse.py) and Parse 3.5 (nemotron_parse3_5.py): the published
+    # layout (model_type nemotron_parse, an auto_map; tiny stand-ins) is a remote-code config class
+    # neither transformers nor vLLM ships
+    "nemotron-parse-remote": (
+        "NemotronParseForConditionalGeneration",
+        "trust_remote_code=True",
+        "without --trust-remote-code",
+    ),
+    "parse3-5-remote": (
+        "RadioMBartPrefixForCausalLM",
+        "trust_remote_code=True",
+        "without --trust-remote-code",
+    ),
+    # FireRedLID (fireredlid.py, 0.27.1 / 0.28.0; vLLM's own FireRedLIDConfig; a tiny stand-in): its
+    # decoder's positional embedding takes .item() of a tensor while vLLM builds the model
+    "fireredlid": (
+        "FireRedLIDForConditionalGeneration",
+        "Tensor.item() cannot be called on meta tensors",
+        "Tensor.item() on the meta device",
     ),
 }

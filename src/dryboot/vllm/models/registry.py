@@ -513,8 +513,10 @@ NOT_MODELLED: dict[str, str] = {
     ),
     "RadioMBartPrefixForCausalLM": (
         "multimodal wrapper whose language model is an MBart decoder of its own (nemotron_parse3_5.py "
-        "MBartDecoderNoPos: causal self-attention over a RADIO vision prefix, no positions, config.decoder), "
-        "an architecture dryboot does not plan"
+        "MBartDecoderNoPos: causal self-attention over a RADIO vision prefix, no positions, no cross-attention "
+        "(the model class refuses config.decoder.add_cross_attention), config.decoder), an architecture dryboot "
+        "does not plan; its config class is remote code (model_type nemotron_parse, an auto_map), which vLLM "
+        "0.33.0 refuses without --trust-remote-code (recorded on a tiny config): not verifiable offline"
     ),
 }
 
