@@ -604,6 +604,14 @@ def in_release_registry(architecture: str, version: str) -> bool:
     return architecture in _release_registry(version)
 
 
+def release_registry_kind(architecture: str, version: str) -> str | None:
+    """vLLM ``version``'s table holding ``architecture`` (text-generation, multimodal,
+    speculative-decoding, ...; ``None``: not in that registry).
+
+    :raises InputError: a release whose table dryboot does not ship."""
+    return _release_registry(version).get(architecture, {}).get("kind")
+
+
 def release_registry_file(architecture: str, version: str) -> str | None:
     """The file of vLLM ``version``'s ``model_executor/models/`` holding ``architecture``'s class
     (``transformers/``: its Transformers modeling backend; ``None``: not in that registry).

@@ -159,6 +159,27 @@ def load_model(path: str | Path, hf_overrides: dict[str, Any] | None = None) -> 
     return geometry_from_config(data, source)
 
 
+def refuse_drafter_as_model(path: str | Path, version: str, hf_overrides: dict[str, Any] | None = None) -> None:
+    """Refuse a checkpoint whose ``architectures`` names a speculative-decoding class of vLLM ``version``'s
+    registry, as vLLM does not serve it as the model
+    (:func:`dryboot.vllm.models.drafter_as_model.drafter_as_model_refusal`); checked before the config is
+    read as a model's (most drafter classes are no family's). A speculators-format config is left to
+    :func:`load_model` (vLLM serves its verifier).
+
+    :raises InputError: naming the class and how vLLM fails on it.
+    """
+    from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal  # at call: a refusal's only
+
+    source, data = load_config_json(path)
+    if hf_overrides:
+        data = apply_hf_overrides(data, hf_overrides)
+    archs = data.get("architectures")
+    if is_speculators(data) or not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return  # load_model says what is wrong, or reads it
+    if (why := drafter_as_model_refusal(archs[0], version)) is not None:
+        raise InputError(source, "architectures", why)
+
+
 #: the file ModelOpt 0.29 and earlier keep their quantization config in, beside ``config.json``
 HF_QUANT_CONFIG = "hf_quant_config.json"
 
