@@ -13,11 +13,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 RECORDS = REPO / "tests" / "fidelity" / "data" / "drafter-as-model"
 OUT = REPO / "src" / "dryboot" / "data" / "drafter-as-model.json"
-#: errors of the oracle's environment, not vLLM's answer on a GPU box: left out (dryboot says the class's
-#: failure is not recorded on that release). A constructor that allocates on "cuda" (HY V3's MTP module on
+#: errors of the oracle's environment, not vLLM's answer on a GPU box: left out (dryboot refuses the class
+#: by name on that release). A constructor that allocates on "cuda" (HY V3's MTP module on 0.32.0 and
 #: 0.33.0); a module that does not import without numba (Inkling's processor on 0.28.0: the CUDA wheel's
 #: dependencies have it, the boot environment does not; vLLM then says the class "failed to be inspected")
-ORACLE_GAPS = ("Found no NVIDIA driver", "failed to be inspected")
+ORACLE_GAPS = ("Found no NVIDIA driver", "Cannot access accelerator device", "failed to be inspected")
 
 
 def words(error: str) -> str:

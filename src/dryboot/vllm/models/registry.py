@@ -388,7 +388,8 @@ def family_of(model: ModelGeometry) -> Family:
 #: DeepSeek-V4's drafters (``vllm/models/deepseek_v4/``)
 _DEEPSEEK_V4 = (
     "DeepSeek-V4 drafter: dryboot plans DeepSeek-V4's MTP layer only as the target's own (DeepseekV4ForCausalLM "
-    "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
+    "with --speculative-config method mtp); this drafter class is not modelled; given as the model, vLLM does not "
+    "serve it either (dryboot quotes vLLM's failure: docs/speculative.md)"
 )
 
 #: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
