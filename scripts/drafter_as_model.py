@@ -17,8 +17,8 @@ OUT = REPO / "src" / "dryboot" / "data" / "drafter-as-model.json"
 #: by name on that release). A constructor that allocates on "cuda" (HY V3's MTP module on 0.32.0 and
 #: 0.33.0); a module that does not import without numba (Inkling's processor on 0.28.0: the CUDA wheel's
 #: dependencies have it, the boot environment does not; vLLM then says the class "failed to be inspected")
-#: and answers that hold for the stand-in only: that name its own model_type (MiMo-V2's MTP on 0.27.1, whose transformers lacks
-#: mimo_v2_flash): a user's checkpoint gets its own, so dryboot refuses the class by name there
+#: and answers that hold for the stand-in only: that name its own model_type (MiMo-V2's MTP on 0.27.1, whose
+#: transformers lacks mimo_v2_flash): a user's checkpoint gets its own, so dryboot refuses the class by name there
 ORACLE_GAPS = (
     "Found no NVIDIA driver",
     "Cannot access accelerator device",
