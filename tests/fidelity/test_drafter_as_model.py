@@ -94,3 +94,21 @@ def test_every_drafter_class_of_every_release_is_refused_as_the_model(version: s
         else:
             # refused by name (no family: family_for), or as a draft model (resolve's check)
             assert why is None and (arch not in ARCHITECTURES or is_draft_model(arch)), arch
+
+
+#: classes re-run by the live check: one per place vLLM fails (building, the profile run, its config)
+LIVE = ("DeepSeekMTPModel", "DFlashDraftModel", "Qwen3NextMTP", "ExaoneMoeMTP")
+
+
+def test_live_oracle(vllm_python: str) -> None:
+    """With ``DRYBOOT_VLLM_PYTHON`` set, the oracle still answers as recorded for that release."""
+    version = H.vllm_version(vllm_python)
+    recorded = N.recorded(version)
+    if not recorded:
+        pytest.skip(f"vLLM {version} is not recorded")
+    cases = [N.case(a) for a in LIVE if a in recorded]
+    res = H.OracleRunner(vllm_python).run([c.oracle_input() for c in cases])
+    for c in cases:
+        v, want = res[c.id], recorded[c.id]["vllm"]
+        assert not v.get("ok") and v.get("stage") == want["stage"], (c.id, v.get("stage"), v.get("error"))
+        assert str(v.get("error"))[:400] == want["error"], c.id
