@@ -105,7 +105,17 @@ STAND_INS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
         {},
     ),
     "KimiK3MTPModel": ("KimiK3ForConditionalGeneration", {}, {"num_nextn_predict_layers": 1}),
+    # the wrapper's config (exaone4_5_mtp.py reads text_config, and vocab_size beside it)
+    "Exaone4_5_MTP": (
+        "Exaone4_5_ForConditionalGeneration",
+        {"vocab_size": 1024, "tie_word_embeddings": False},
+        {"num_nextn_predict_layers": 1},
+    ),
+    # a standalone draft config (MuseSparkDSparkConfig: Muse Spark's text config, model_type muse_spark_dspark)
+    "MuseSparkDSparkModel": ("MuseSparkForConditionalGeneration", {}, {}),
 }
+#: drafter class -> the model_type its config is read as, where the stand-in is its base's text_config alone
+TEXT_AS_ROOT = {"MuseSparkDSparkModel": "muse_spark_dspark"}
 #: drafter classes not recorded, and why (dryboot refuses them by name: ``refusals.py``)
 NOT_RECORDED = {
     "Glm5NextMTPModel": "its target (Glm5NextForCausalLM) is being taught elsewhere (issue 37)",
@@ -113,8 +123,6 @@ NOT_RECORDED = {
     "BailingMoeV3MTPModel": "its target's config class lacks keys its model class reads: no stand-in",
     "BailingMoeV25MTPModel": "its target (BailingMoeV2_5ForCausalLM) is refused (linear-attention state): no stand-in",
     "ParseAuxMTPModel": "its target (RadioMBartPrefixForCausalLM, config.decoder) is refused: no stand-in",
-    "Exaone4_5_MTP": "no stand-in of its config layout (the Exaone-4.5 wrapper's text config)",
-    "MuseSparkDSparkModel": "no stand-in of its muse_spark_dspark config",
 }
 
 
@@ -130,6 +138,8 @@ def case(architecture: str) -> H.Case:
     """``architecture`` given as the model, on its stand-in config, under :data:`ARGV`."""
     base, top, text = STAND_INS[architecture]
     cfg = json.loads((TINY / f"{base}.json").read_text())
+    if architecture in TEXT_AS_ROOT:
+        cfg = {**cfg["text_config"], "model_type": TEXT_AS_ROOT[architecture], "torch_dtype": cfg.get("torch_dtype")}
     cfg["architectures"] = [architecture]
     cfg.update(top)
     if text:
