@@ -112,3 +112,16 @@ def test_live_oracle(vllm_python: str) -> None:
         v, want = res[c.id], recorded[c.id]["vllm"]
         assert not v.get("ok") and v.get("stage") == want["stage"], (c.id, v.get("stage"), v.get("error"))
         assert str(v.get("error"))[:400] == want["error"], c.id
+
+
+def test_a_config_class_that_names_its_own_architecture_is_not_refused_as_a_drafter(tmp_path: Path) -> None:
+    """A ``muse_spark`` config naming MuseSparkDSparkModel: vLLM 0.33.0's MuseSparkConfig resolves it as
+    MuseSparkForConditionalGeneration, so dryboot does not quote the drafter's failure (it refuses the
+    named class by name)."""
+    cfg = json.loads((N.TINY / "MuseSparkForConditionalGeneration.json").read_text())
+    cfg["architectures"] = ["MuseSparkDSparkModel"]
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    case = H.Case(id="muse-spark-naming-dspark", family="x", model=str(tmp_path), argv=list(N.ARGV))
+    d = H.run_dryboot(case, "0.33.0")
+    assert d.get("refused"), d
+    assert "speculative-decoding draft model" not in d["error"] and "MuseSparkDSparkModel" in d["error"], d

@@ -164,11 +164,12 @@ def refuse_drafter_as_model(path: str | Path, version: str, hf_overrides: dict[s
     registry, as vLLM does not serve it as the model
     (:func:`dryboot.vllm.models.drafter_as_model.drafter_as_model_refusal`); checked before the config is
     read as a model's (most drafter classes are no family's). A speculators-format config is left to
-    :func:`load_model` (vLLM serves its verifier).
+    :func:`load_model` (vLLM serves its verifier), and so is a config whose class sets its own architectures
+    (:data:`~dryboot.vllm.models.drafter_as_model.OWN_ARCHITECTURES`).
 
     :raises InputError: naming the class and how vLLM fails on it.
     """
-    from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal  # at call: a refusal's only
+    from dryboot.vllm.models.drafter_as_model import OWN_ARCHITECTURES, drafter_as_model_refusal  # at call
 
     source, data = load_config_json(path)
     if hf_overrides:
@@ -176,6 +177,8 @@ def refuse_drafter_as_model(path: str | Path, version: str, hf_overrides: dict[s
     archs = data.get("architectures")
     if is_speculators(data) or not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
         return  # load_model says what is wrong, or reads it
+    if data.get("model_type") in OWN_ARCHITECTURES:
+        return  # vLLM's config class names the class it builds; load_model refuses the named one by name
     if (why := drafter_as_model_refusal(archs[0], version)) is not None:
         raise InputError(source, "architectures", why)
 
