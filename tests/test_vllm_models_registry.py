@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal
 from dryboot.vllm.models.refusals import REASONS
 from dryboot.vllm.models.registry import ARCHITECTURES, NOT_MODELLED, absent_from_release, architecture_table
 
@@ -238,4 +239,8 @@ def test_release_033_architectures_are_refused_by_name(tmp_path: Path, architect
         "plan", "--model", _config(tmp_path, architecture), "--kv-cache-memory-bytes", "1G", "--vllm-version", "0.33.0"
     )
     assert r.returncode == 2, r.stdout + r.stderr
-    assert f"{architecture} is not modelled by dryboot" in r.stderr and words in r.stderr
+    if drafter_as_model_refusal(architecture, "0.33.0") is not None:
+        # a drafter class given as the model: refused as vLLM 0.33.0 fails on it (test_drafter_as_model.py)
+        assert f"{architecture} is a speculative-decoding draft model" in r.stderr, r.stderr
+    else:
+        assert f"{architecture} is not modelled by dryboot" in r.stderr and words in r.stderr

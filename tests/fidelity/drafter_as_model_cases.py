@@ -156,6 +156,21 @@ def case(architecture: str) -> H.Case:
     )
 
 
+#: configs naming a drafter class that vLLM's config class renames (``OWN_ARCHITECTURES``): served, as the class
+#: the config class names. id -> (release, the tiny config, the drafter class it names)
+RENAMED = {"muse-spark-naming-dspark": ("0.33.0", "MuseSparkForConditionalGeneration", "MuseSparkDSparkModel")}
+
+
+def renamed_case(case_id: str) -> H.Case:
+    """:data:`RENAMED`'s ``case_id``: the tiny config naming the drafter class, under :data:`ARGV`."""
+    _, base, architecture = RENAMED[case_id]
+    cfg = {**json.loads((TINY / f"{base}.json").read_text()), "architectures": [architecture]}
+    work = H.default_workdir() / "drafter-as-model" / case_id
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "config.json").write_text(json.dumps(cfg, indent=1) + "\n")
+    return H.Case(id=case_id, family="drafter-as-model", model=str(work), argv=list(ARGV), source=f"stand-in:{base}")
+
+
 def record_path(version: str) -> Path:
     return DATA / f"vllm-{version}.json"
 

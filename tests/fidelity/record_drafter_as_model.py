@@ -18,15 +18,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import drafter_as_model_cases as N
 import e2e_harness as H
+import test_architectures as T
 
 
 def main() -> int:
     python, only = sys.argv[1], set(sys.argv[2:])
     version = H.vllm_version(python)
     archs = [a for a in N.drafter_classes(version) if a in N.STAND_INS and (not only or a in only)]
+    renamed = [N.renamed_case(i) for i, (v, _, a) in N.RENAMED.items() if v == version and (not only or a in only)]
     cases = [N.case(a) for a in archs]
     runner = H.OracleRunner(python, jobs=1)
-    res = runner.run([c.oracle_input() for c in cases])
+    res = runner.run([c.oracle_input() for c in [*cases, *renamed]])
     crashed = sorted(a for a in archs if res[a].get("stage") == "crash" or "OracleCrash" in str(res[a].get("error")))
     if crashed:
         print("oracle crashed on " + ", ".join(crashed) + "; nothing recorded, run again", file=sys.stderr)
@@ -41,6 +43,10 @@ def main() -> int:
         doc["cases"][c.id] = {"stand_in": c.source.removeprefix("stand-in:"), "vllm": answer}
         print(f"{c.id:34} {'served' if answer['ok'] else answer['stage'] + ': ' + answer['error'][:110]}")
     doc["cases"] = dict(sorted(doc["cases"].items()))
+    for c in renamed:  # served as the class the config class names: every figure kept
+        v = res[c.id]
+        doc.setdefault("renamed", {})[c.id] = {"vllm": {k: v.get(k) for k in T.KEPT if v.get(k) is not None}}
+        print(f"{c.id:34} {'served' if v.get('ok') else v.get('stage')}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"vLLM {version}: {len(cases)} cases recorded into {path}")

@@ -114,14 +114,12 @@ def test_live_oracle(vllm_python: str) -> None:
         assert str(v.get("error"))[:400] == want["error"], c.id
 
 
-def test_a_config_class_that_names_its_own_architecture_is_not_refused_as_a_drafter(tmp_path: Path) -> None:
-    """A ``muse_spark`` config naming MuseSparkDSparkModel: vLLM 0.33.0's MuseSparkConfig resolves it as
-    MuseSparkForConditionalGeneration, so dryboot does not quote the drafter's failure (it refuses the
-    named class by name)."""
-    cfg = json.loads((N.TINY / "MuseSparkForConditionalGeneration.json").read_text())
-    cfg["architectures"] = ["MuseSparkDSparkModel"]
-    (tmp_path / "config.json").write_text(json.dumps(cfg))
-    case = H.Case(id="muse-spark-naming-dspark", family="x", model=str(tmp_path), argv=list(N.ARGV))
-    d = H.run_dryboot(case, "0.33.0")
-    assert d.get("refused"), d
-    assert "speculative-decoding draft model" not in d["error"] and "MuseSparkDSparkModel" in d["error"], d
+@pytest.mark.parametrize("case_id", sorted(N.RENAMED))
+def test_a_config_class_that_names_its_own_architecture_is_planned_as_that(case_id: str) -> None:
+    """A ``muse_spark`` config naming MuseSparkDSparkModel: vLLM 0.33.0's MuseSparkConfig sets its own
+    architectures, so it starts MuseSparkForConditionalGeneration; dryboot plans that, as recorded."""
+    version = N.RENAMED[case_id][0]
+    vllm = json.loads(N.record_path(version).read_text())["renamed"][case_id]["vllm"]
+    assert vllm["ok"], vllm
+    got = H.run_dryboot(N.renamed_case(case_id), version)
+    assert H.compare(vllm, got)["agree"], (vllm, got)

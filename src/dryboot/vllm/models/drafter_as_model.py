@@ -26,10 +26,6 @@ from dryboot.vllm.models.registry import REGISTRY_RELEASES, in_release_registry,
 
 #: the recorded failures: release -> class -> (stage, error)
 TABLE = DATA / "drafter-as-model.json"
-#: model_types whose vLLM config class sets ``architectures`` itself, whatever the checkpoint names (0.33.0's
-#: ``MuseSparkConfig``): a drafter class named in such a config is not the class vLLM resolves (a ``muse_spark``
-#: config naming MuseSparkDSparkModel starts as MuseSparkForConditionalGeneration on 0.33.0's engine start)
-OWN_ARCHITECTURES = {"muse_spark": "MuseSparkForConditionalGeneration"}
 
 
 @cache
