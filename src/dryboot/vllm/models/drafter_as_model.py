@@ -2,8 +2,8 @@
 
 vLLM's registry lists its drafters (``_SPECULATIVE_DECODING_MODELS``) beside the models it serves, so
 ``vllm serve DIR`` on a checkpoint whose ``architectures`` names one resolves the class and tries to
-start it as a target. No release 0.27.1-0.33.0 serves one: either the class cannot be built without a
-speculative config (it reads ``vllm_config.speculative_config``, ``None`` without
+start it as a target. No recorded release (0.27.1, 0.28.0, 0.32.0, 0.33.0) serves one: either the class cannot be
+built without a speculative config (it reads ``vllm_config.speculative_config``, ``None`` without
 ``--speculative-config``, or asserts it is set), or it is built and the worker's profile run
 (``Worker.determine_available_memory``, run with ``--kv-cache-memory-bytes`` too) fails calling it:
 ``GPUModelRunner._dummy_run`` calls the model with ``input_ids``, ``positions``,
