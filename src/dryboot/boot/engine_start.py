@@ -195,8 +195,10 @@ What is faked, and why (nothing else is):
 * **No worker / runner objects.** ``GPUModelRunner.__init__`` allocates CUDA buffers and streams;
   the steps above are the ones of Worker/GPUModelRunner/EngineCore that decide the KV cache,
   called in their order. No profile run: the available memory is ``--kv-cache-memory-bytes``
-  exactly as the worker returns it (a case without it fails at stage "plan"). PP > 1 is refused
-  (one process cannot hold several stages' layers).
+  exactly as the worker returns it (a case without it fails at stage "plan"); only whether the
+  profile run's call of the model binds to its ``forward`` is checked (stage "profile": a
+  speculative-decoding drafter given as the model fails there on vLLM with a ``TypeError``).
+  PP > 1 is refused (one process cannot hold several stages' layers).
 
 Protocol: first a line ``{"meta": {"stage": "ready", "vllm_version", "vllm_file", "import_seconds",
 "gpu"}}`` once vLLM imported (or ``{"meta": {"stage": "import", "error"}}`` and exit 3 when the
@@ -210,7 +212,7 @@ and one JSON line per case on stdout, flushed as it is done:
      "group_layers": [[layer names], ...], "num_blocks", "tokens", "concurrency",
      "max_model_len", "final_block_size", "scheduler_block_size", "hash_block_size",
      "kv_log": [...], "log": [...], "seconds"}
-    {"id", "ok": false, "stage": "parse|config|model|plan", "error": "Type: message",
+    {"id", "ok": false, "stage": "parse|config|model|profile|plan", "error": "Type: message",
      "kv_log", "log", "seconds"}
 
 ``spec_type`` is the KV cache spec's class name without its ``Spec`` suffix (``FullAttention``,
@@ -1246,6 +1248,7 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
             if drafter is not None and hasattr(drafter, "load_model"):
                 drafter.load_model(model)
     res.setdefault("weights_bytes", []).append(_model_bytes(model, drafter))
+    V.built_model = model  # the profile run's (stage "profile"), the last stage's worker's
     V.current_platform.update_block_size_for_backend(cfg)
     if v2:
         from vllm.v1.worker.gpu.attn_utils import get_kv_cache_spec
@@ -1267,6 +1270,31 @@ def _worker_kv_cache_spec(cfg: Any, pp_rank: int, res: dict[str, Any]) -> dict[s
         runner = types.SimpleNamespace(vllm_config=cfg, shared_kv_cache_layers={})
         specs = V.GPUModelRunner.get_kv_cache_spec(runner)
     return dict(specs)
+
+
+#: the keywords the profile run calls the model with (``GPUModelRunner._dummy_run``: ``self.model(
+#: input_ids=..., positions=..., intermediate_tensors=..., inputs_embeds=..., **model_kwargs)``, the
+#: model kwargs empty for a text model; the V2 runner's ``model_inputs`` holds the same four keys)
+PROFILE_CALL_KEYWORDS = ("input_ids", "positions", "intermediate_tensors", "inputs_embeds")
+
+
+def _profile_run_call(model: Any) -> None:
+    """Whether the profile run's call of the model binds (``Worker.determine_available_memory``
+    runs ``profile_run`` before the KV cache is planned, with ``--kv-cache-memory-bytes`` too).
+
+    The oracle runs no forward; it checks only that the model's ``forward`` takes the dummy run's
+    keywords (:data:`PROFILE_CALL_KEYWORDS`). A class that does not (the speculative-decoding
+    drafters: an MTP / EAGLE module needs the target's ``hidden_states``, a DFlash / DSpark drafter
+    takes no ``intermediate_tensors``) fails there on vLLM with Python's own ``TypeError``; here the
+    forward is called with those keywords only when they do not bind, so Python raises that same
+    error before any of its body runs."""
+    import inspect
+
+    kwargs = dict.fromkeys(PROFILE_CALL_KEYWORDS)
+    try:
+        inspect.signature(model.forward).bind(**kwargs)
+    except TypeError:
+        model.forward(**kwargs)
 
 
 def _set_gpu(g: dict[str, Any]) -> None:
@@ -1312,6 +1340,10 @@ def run_case(case: dict[str, Any], capture: _Capture) -> dict[str, Any]:
         res["block_size"] = cfg.cache_config.block_size
         if pp > 1:
             res["stage_layers"] = [len(s) for s in kv_cache_specs]
+
+        stage = "profile"
+        model, V.built_model = V.built_model, None
+        _profile_run_call(model)
 
         stage = "plan"
         V.register_all_kvcache_specs(cfg)

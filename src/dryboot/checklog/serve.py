@@ -37,7 +37,7 @@ from dryboot.inputs import open_regular
 from dryboot.planner.flags import add_custom_dtypes, apply_flags
 from dryboot.vllm.config.resolve import derive_max_model_len
 from dryboot.vllm.config.scheduler import verify_long_prefill_token_threshold
-from dryboot.vllm.transformers_utils.config import load_model
+from dryboot.vllm.transformers_utils.config import load_model, refuse_drafter_as_model
 
 SOURCE = "--serve"
 #: vLLM release whose parser and environment variables are read.
@@ -417,7 +417,6 @@ def plan_inputs(
     located = find_config(
         model_path, logged.model, revision=logged.revision, hf_config_path=logged.hf_config_path, source=source
     )
-    model = load_model(located.path)
     args = logged.args
     flags = dict(logged.flags)
     for name, value in (extra_flags or {}).items():
@@ -425,6 +424,8 @@ def plan_inputs(
             notes.append(f"--{name} {value} given to dryboot overrides the command line's {as_text(flags[name])}")
         args = apply_flags(args, {name: value}, f"--{name}")
         flags[name] = value
+    refuse_drafter_as_model(located.path, args.vllm_version)
+    model = load_model(located.path)
     args = add_custom_dtypes(args, list(custom_dtypes))
     if "VLLM_PP_LAYER_PARTITION" in applied and args.pipeline_parallel_size > 1:
         args = replace(args, pp_layer_partition=applied["VLLM_PP_LAYER_PARTITION"])

@@ -26,6 +26,7 @@ from dryboot.vllm.transformers_utils.config import (
     geometry_from_config,
     load_config_json,
     load_model,
+    refuse_drafter_as_model,
     unknown_override_keys,
 )
 from dryboot.vllm.transformers_utils.speculators import draft_config, is_speculators
@@ -66,6 +67,9 @@ def build_engine_args(
             f"--hf-overrides: {key} is not a key of the model's config.json (vLLM sets it anyway; is it misspelled?)"
             for key in unknown_override_keys(data, overrides)
         )
+    version = "vllm-version"
+    release = apply_flags(EngineArgs(), {version: flags[version]}, f"--{version}") if version in flags else EngineArgs()
+    refuse_drafter_as_model(model_path, release.vllm_version, overrides)
     model = load_model(model_path, overrides)
     args = EngineArgs(input_notes=notes)
     for name, value in flags.items():

@@ -48,6 +48,7 @@ from dryboot.vllm.dtypes import (
 )
 from dryboot.vllm.engine_args import EngineArgs, supports_async_scheduling
 from dryboot.vllm.fp8_utils import check_block_shards
+from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal
 from dryboot.vllm.models.gemma import MTP_ARCHITECTURE, share_with_target
 from dryboot.vllm.models.registry import (
     absent_from_release,
@@ -1036,18 +1037,6 @@ def _check_modelopt_algo(model: ModelGeometry, rules: VersionRules) -> None:
         raise InputError(model.source, "quantization_config.quantization.quant_algo", why)
 
 
-def _draft_as_target_failure(architecture: str, version: str) -> str:
-    """How vLLM ``version`` fails building the DFlash drafter as the target (``qwen3_dflash.py``:
-    it asserts a speculative config from 0.31, earlier releases read the missing
-    ``draft_model_config``; recorded on 0.28.0 and 0.33.0), as a clause; ``""`` for others."""
-    if architecture != "DFlashDraftModel":
-        return ""
-    key = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
-    if key >= (0, 31):
-        return f"; vLLM {version} fails on AssertionError (speculative_config is None)"
-    return f"; vLLM {version} fails on AttributeError: 'NoneType' object has no attribute 'draft_model_config'"
-
-
 def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     """The target model builds on this parallel layout (:mod:`dryboot.vllm.distributed`, its
     family's ``verify``), and keeps a KV cache at all.
@@ -1056,14 +1045,14 @@ def _check_model_builds(model: ModelGeometry, args: EngineArgs) -> None:
     """
     check_world_size(args)
     check_dcp_divides_tp(args)  # ParallelConfig, before the model config is verified against it
+    if (why := drafter_as_model_refusal(model.architecture, args.vllm_version)) is not None:
+        raise InputError(model.source, "architectures", why)
     if is_draft_model(model.architecture):
         raise InputError(
             model.source,
             "architectures",
             f"{model.architecture} is a speculative-decoding draft model: vLLM builds it only as a target's "
-            "drafter (its class reads speculative_config.draft_model_config, None without --speculative-config"
-            f"{_draft_as_target_failure(model.architecture, args.vllm_version)}); "
-            "give it as the --speculative-config model of its target",
+            "drafter; give it as the --speculative-config model of its target",
         )
     if model.attn.encoder_only_attention and not model.layer_table():
         raise InputError(

@@ -389,7 +389,8 @@ def family_of(model: ModelGeometry) -> Family:
 #: DeepSeek-V4's drafters (``vllm/models/deepseek_v4/``)
 _DEEPSEEK_V4 = (
     "DeepSeek-V4 drafter: dryboot plans DeepSeek-V4's MTP layer only as the target's own (DeepseekV4ForCausalLM "
-    "with --speculative-config method mtp); this drafter as a model of its own is not modelled"
+    "with --speculative-config method mtp); this drafter class is not modelled; given as the model, vLLM does not "
+    "serve it either (dryboot quotes vLLM's failure: docs/speculative.md)"
 )
 
 #: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
@@ -601,6 +602,14 @@ def in_release_registry(architecture: str, version: str) -> bool:
 
     :raises InputError: a release whose table dryboot does not ship."""
     return architecture in _release_registry(version)
+
+
+def release_registry_kind(architecture: str, version: str) -> str | None:
+    """vLLM ``version``'s table holding ``architecture`` (text-generation, multimodal,
+    speculative-decoding, ...; ``None``: not in that registry).
+
+    :raises InputError: a release whose table dryboot does not ship."""
+    return _release_registry(version).get(architecture, {}).get("kind")
 
 
 def release_registry_file(architecture: str, version: str) -> str | None:

@@ -159,6 +159,46 @@ def load_model(path: str | Path, hf_overrides: dict[str, Any] | None = None) -> 
     return geometry_from_config(data, source)
 
 
+#: model_types whose vLLM config class sets ``architectures`` itself, whatever the checkpoint names (0.33.0's
+#: ``MuseSparkConfig.__init__``): the class vLLM resolves and builds (a ``muse_spark`` config naming
+#: MuseSparkDSparkModel starts as MuseSparkForConditionalGeneration: recorded on 0.33.0,
+#: tests/fidelity/test_drafter_as_model.py)
+OWN_ARCHITECTURES = {"muse_spark": "MuseSparkForConditionalGeneration"}
+
+
+def named_by_config_class(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``architectures`` as vLLM's config class sets it (:data:`OWN_ARCHITECTURES`);
+    unchanged for any other model_type."""
+    own = OWN_ARCHITECTURES.get(str(data.get("model_type")))
+    if own is None or data.get("architectures") == [own]:
+        return data
+    return {**data, "architectures": [own]}
+
+
+def refuse_drafter_as_model(path: str | Path, version: str, hf_overrides: dict[str, Any] | None = None) -> None:
+    """Refuse a checkpoint whose ``architectures`` names a speculative-decoding class of vLLM ``version``'s
+    registry, as vLLM does not serve it as the model
+    (:func:`dryboot.vllm.models.drafter_as_model.drafter_as_model_refusal`); checked before the config is
+    read as a model's (most drafter classes are no family's). A speculators-format config is left to
+    :func:`load_model` (vLLM serves its verifier), and so is a config whose class sets its own architectures
+    (:data:`OWN_ARCHITECTURES`).
+
+    :raises InputError: naming the class and how vLLM fails on it.
+    """
+    from dryboot.vllm.models.drafter_as_model import drafter_as_model_refusal  # at call: a refusal's only
+
+    source, data = load_config_json(path)
+    if hf_overrides:
+        data = apply_hf_overrides(data, hf_overrides)
+    archs = data.get("architectures")
+    if is_speculators(data) or not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return  # load_model says what is wrong, or reads it
+    if data.get("model_type") in OWN_ARCHITECTURES:
+        return  # vLLM's config class names the class it builds (load_model reads it as that class)
+    if (why := drafter_as_model_refusal(archs[0], version)) is not None:
+        raise InputError(source, "architectures", why)
+
+
 #: the file ModelOpt 0.29 and earlier keep their quantization config in, beside ``config.json``
 HF_QUANT_CONFIG = "hf_quant_config.json"
 
@@ -278,7 +318,7 @@ def geometry_from_config(data: dict[str, Any], source: str = "<config>") -> Mode
             f"a speculators-format draft model: vLLM serves its verifier ({verifier(data)}) with it as the drafter; "
             "plan the verifier's config with this one as --speculative-config model",
         )
-    data = renamed_text_model_type(data)
+    data = renamed_text_model_type(named_by_config_class(data))
     architecture, f = text_config_fields(data, source)
     family = family_for(architecture, source)
     check_model_type(architecture, family, data, source)
