@@ -2,14 +2,15 @@
 ``HCXVisionV2ForCausalLM``) against vLLM's own figures for the tiny config: parameter, buffer and
 allocated bytes of each pipeline stage. Needs no vLLM.
 
-``recorded-0.33.0-hcx-vision-v2.json``: recorded in 0.33.0's boot environment with::
+``recorded-<release>-hcx-vision-v2.json``: recorded in 0.28.0's and 0.33.0's boot environments with::
 
     RECORD_WEIGHTS_MM_ENCODER_TP=1 RECORD_WEIGHTS_OUT=/tmp/a.json \\
         $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py --tiny HCXVisionV2ForCausalLM
 
 (TP 1/2/4/8, three pipeline stages at TP 2, ``--language-model-only`` at TP 1 and 2,
 ``--mm-encoder-tp-mode data`` at TP 2 and 4, which the class does not support: vLLM falls back to
-``weights``). TP 1 on 0.30.0, 0.32.0 and 0.33.0 (0.31.0 refuses the config) is checked by
+``weights``; 0.28.0 builds the tower on every pipeline stage, 0.33.0 on the first; its non-data
+cases also sit in ``recorded.json``). TP 1 on 0.30.0, 0.32.0 and 0.33.0 (0.31.0 refuses the config) is checked by
 ``test_weights_sweep.py``."""
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weig
 
 HERE = Path(__file__).resolve().parent
 ARCH = "HCXVisionV2ForCausalLM"
-DOC = json.loads((HERE / "data" / "weights" / "recorded-0.33.0-hcx-vision-v2.json").read_text())
-RECORDED: dict[str, Any] = DOC["cases"]
+RELEASES = ("0.28.0", "0.33.0")
+DOCS = {v: json.loads((HERE / "data" / "weights" / f"recorded-{v}-hcx-vision-v2.json").read_text()) for v in RELEASES}
+RECORDED = {(v, cid): row for v, doc in DOCS.items() for cid, row in doc["cases"].items()}
 
 
 def _tiny() -> dict[str, Any]:
@@ -40,21 +42,21 @@ def _flag(argv: list[str], name: str, default: int) -> int:
 
 
 def test_recorded() -> None:
-    assert DOC["vllm"] == "0.33.0"
-    assert len(RECORDED) == 9 and all(row["ok"] for row in RECORDED.values())
+    assert {v: doc["vllm"] for v, doc in DOCS.items()} == {v: v for v in RELEASES}
+    assert len(RECORDED) == 18 and all(row["ok"] for row in RECORDED.values())
 
 
-@pytest.mark.parametrize("cid", sorted(RECORDED))
-def test_matches_vllm(cid: str) -> None:
-    """Every stage's bytes as vLLM 0.33.0 builds them."""
-    row: dict[str, Any] = RECORDED[cid]
+@pytest.mark.parametrize(("version", "cid"), sorted(RECORDED))
+def test_matches_vllm(version: str, cid: str) -> None:
+    """Every stage's bytes as the release builds them."""
+    row: dict[str, Any] = RECORDED[(version, cid)]
     argv = row["argv"]
     tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
     mode = "data" if "--mm-encoder-tp-mode" in argv else "weights"
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     got = []
     for stage in range(pp):
-        par = Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version="0.33.0", mm_encoder_tp_mode=mode)
+        par = Parallel(tp=tp, pp=pp, pp_rank=stage, vllm_version=version, mm_encoder_tp_mode=mode)
         w = rank_weights(
             _tiny(),
             par,
