@@ -5,9 +5,10 @@ A class with ``supports_encoder_tp_data`` builds its tower unsharded on every TP
 :data:`~dryboot.vllm.config.mm_encoder_tp.SIZED_DATA_TOWERS`: Qwen2-VL, Qwen2.5-VL, Qwen3-VL (MoE),
 Qwen3.5, GLM-4.1V, Kimi-VL, Step3-VL, and (``recorded-<release>-mmtp-more.json``) Isaac and
 Llama-4 (their projectors stay split), Kimi-K2.5, HunYuan-VL (0.28.0), Cosmos3 (Edge),
-Alpamayo2-Super, Cohere Compass, EXAONE 4.5, GLM-OCR, MiniCPM-V 4.6 / 4.7, Qianfan-OCR; others
-refused by name); a class without it falls back to ``weights`` (Gemma-3, LLaVA: the ``weights`` figures, with
-vLLM's warning as a note). ``recorded-<release>-mmtp-heads.json``: towers whose heads TP 4 does not
+Alpamayo2-Super, Cohere Compass, EXAONE 4.5, GLM-OCR, MiniCPM-V 4.6 / 4.7, Qianfan-OCR, and
+(``recorded-0.33.0-mmtp-issue33.json``) Step5's wrapper; others refused by name); a class without
+it falls back to ``weights`` (Gemma-3, LLaVA: the ``weights`` figures, with vLLM's warning as a
+note). ``recorded-<release>-mmtp-heads.json``: towers whose heads TP 4 does not
 divide (the file's ``overlay``): vLLM refuses them in ``weights`` mode and builds them in ``data``
 mode, and so does dryboot's geometry.
 

@@ -100,11 +100,3 @@ def _tiny(**change: Any) -> dict[str, Any]:
 def test_refused_by_name(config: dict[str, Any], par: Parallel, words: str) -> None:
     with pytest.raises(InputError, match=words):
         rank_weights(config, par, max_num_batched_tokens=8192)
-
-
-def test_wrapper_refused_naming_its_tower() -> None:
-    """``Step5ForConditionalGeneration``'s text model is this walk's; its perception-encoder tower
-    and projector are not sized: refused by name."""
-    config = json.loads((HERE / "data" / "architectures" / "Step5ForConditionalGeneration.json").read_text())
-    with pytest.raises(InputError, match="perception-encoder tower and projector"):
-        rank_weights(config, Parallel(vllm_version="0.33.0"), max_num_batched_tokens=8192)

@@ -101,6 +101,7 @@ SIZED_DATA_TOWERS = frozenset(
         "Glm4vForConditionalGeneration",
         "KimiVLForConditionalGeneration",
         "Step3VLForConditionalGeneration",
+        "Step5ForConditionalGeneration",
         "Qwen3_5ForConditionalGeneration",
         "Qwen3_5MoeForConditionalGeneration",
         "Glm4vMoeForConditionalGeneration",

@@ -387,13 +387,15 @@ class Layout:
     ``[E]`` (``score_bias``) is a buffer, not a parameter (transformers' routers, e.g. Kolibri-1's);
     ``attention_replicated``: every projection of the attention whole on each TP rank
     (``ReplicatedLinear``: the Transformers backend's unfused attention of a model without a TP
-    plan, HunYuan-VL's on 0.29 / 0.30).
+    plan, HunYuan-VL's on 0.29 / 0.30); ``qk_norm_bias``: ``head`` QK-norms that are LayerNorms
+    with a bias (two more ``[head_dim]``: Bailing-MoE's without ``use_rmsnorm``).
     """
 
     qkv: str = "fused"
     qkv_bias: str | bool = False
     o_bias: str | bool = False
     qk_norm: str | None = None
+    qk_norm_bias: bool = False
     norms: int = 2
     norm_bias: bool = False
     mlp: str | None = "gated"
@@ -562,8 +564,8 @@ def _decoder_rank(lay: Layout, config: Mapping[str, Any], par: W.Parallel, ab: i
         if _flag(config, lay.o_bias):
             w.own("bias", h * ab)
         if lay.qk_norm == "head":
-            w.own("norm", hd * ab)
-            w.own("norm", hd * ab)
+            for _ in range(4 if lay.qk_norm_bias else 2):
+                w.own("norm", hd * ab)
         elif lay.qk_norm == "whole":
             w.own("norm", nq * hd * ab)
             w.own("norm", nkv * hd * ab)

@@ -36,8 +36,12 @@ head, and the per-layer rope keys (``rope_scaling``, a ``rope_theta`` list,
 ``partial_rotary_factors``, ``attention_other_setting``: tables not recorded). Recorded on 0.33.0's
 meta device (``tests/fidelity/data/weights/recorded-0.33.0-step5.json``).
 
-Its wrapper (``Step5ForConditionalGeneration``) stays refused by name (:data:`UNSIZED`): its
-perception-encoder tower and projector are not sized.
+Its wrapper (``Step5ForConditionalGeneration``, ``step5/nvidia/vl.py``: Step3p7's frontend over
+this text model of ``text_config``, vLLM's ``Step5VLConfig``): the perception-encoder tower and
+``vit_large_projector`` of :mod:`.step_vl` (image only: ``--language-model-only`` or image limited
+to 0 drops them), whole on every rank under ``--mm-encoder-tp-mode data`` (the class supports it),
+on the first pipeline stage alone (0.33.0). Recorded on 0.33.0's meta device
+(``recorded-0.33.0-step5-vl.json``).
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields
 from dryboot.vllm.model_executor.model_loader import weights as W
-from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, text_config, unquantized, vision_language
+from dryboot.vllm.model_executor.models.step_vl import perception_encoder
 from dryboot.vllm.models import step5 as rules
 
 #: ``Step5Config``'s defaults (``transformers_utils/configs/step5.py``) the walk reads
@@ -193,11 +198,16 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     return w.result()
 
 
-FAMILIES: dict[str, Family] = {"Step5ForCausalLM": Family(_walk)}
+def _frontend(config: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:
+    """The wrapper's perception encoder and projector (:func:`.step_vl.perception_encoder`)."""
+    vision = config.get("vision_config") or {}
+    hidden = W._int({**DEFAULTS, **text}, "hidden_size")
+    return perception_encoder(vision, hidden, bool(config.get("projector_bias", False)), tp, ab)
 
-UNSIZED: dict[str, str] = {
-    "Step5ForConditionalGeneration": (
-        "the wrapper's perception-encoder tower and projector (step5/nvidia/vl.py, Step3p7's frontend) are not "
-        "sized (its text model, Step5ForCausalLM, is)"
+
+FAMILIES: dict[str, Family] = {
+    "Step5ForCausalLM": Family(_walk),
+    "Step5ForConditionalGeneration": vision_language(
+        Family(_walk), _frontend, modalities=("image",), text_of=text_config, tower_of=lambda config: config
     ),
 }

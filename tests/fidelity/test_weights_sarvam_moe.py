@@ -1,0 +1,92 @@
+"""Sarvam MoE's weights (``models/sarvam.py``: ``SarvamMoEForCausalLM``, ``bailing_moe.py``'s class)
+against vLLM's own figures for the tiny config: parameter, buffer and allocated bytes of each
+pipeline stage. Needs no vLLM.
+
+``recorded-0.28.0-sarvam-moe.json``: recorded in 0.28.0's boot environment with::
+
+    RECORD_WEIGHTS_OUT=/tmp/a.json $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py --tiny SarvamMoEForCausalLM
+
+(TP 1/2/4/8, expert parallelism at TP 2 and 8, three pipeline stages at TP 2) and again with
+``RECORD_WEIGHTS_OVERLAY`` into ``recorded-0.28.0-sarvam-moe-overlay.json`` (its ``overlay``:
+RMSNorm QK-norms, a float32 router, a tied
+head, a shared-expert width of its own, QKV biases, a half rotary dimension). vLLM 0.30.0's TP 1
+figure is checked by ``test_weights_sweep.py``; 0.31.0-0.33.0's transformers do not know
+``sarvam_moe`` (vLLM refuses the config, so does dryboot)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+
+HERE = Path(__file__).resolve().parent
+ARCH = "SarvamMoEForCausalLM"
+FILES = ("recorded-0.28.0-sarvam-moe.json", "recorded-0.28.0-sarvam-moe-overlay.json")
+DOCS = {name: json.loads((HERE / "data" / "weights" / name).read_text()) for name in FILES}
+RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
+
+
+def _tiny(**change: Any) -> dict[str, Any]:
+    config: dict[str, Any] = copy.deepcopy(json.loads((HERE / "data" / "architectures" / f"{ARCH}.json").read_text()))
+    config.update(change)
+    return config
+
+
+def _flag(argv: list[str], name: str, default: int) -> int:
+    return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
+def test_recorded() -> None:
+    assert all(doc["vllm"] == "0.28.0" for doc in DOCS.values())
+    assert len(RECORDED) == 14 and all(row["ok"] for row in RECORDED.values())
+
+
+@pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
+def test_matches_vllm(name: str, cid: str) -> None:
+    """Every stage's bytes as vLLM 0.28.0 builds them."""
+    row: dict[str, Any] = RECORDED[(name, cid)]
+    overlay = DOCS[name].get("overlay", {}).get(ARCH, {})
+    argv = row["argv"]
+    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(pp):
+        par = Parallel(
+            tp=tp, pp=pp, pp_rank=stage, vllm_version="0.28.0", expert_parallel="--enable-expert-parallel" in argv
+        )
+        w = rank_weights(_tiny(**overlay), par, max_num_batched_tokens=row["max_num_batched_tokens"])
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ({k: v for k, v in _tiny().items() if k != "use_bias"}, "reads use_bias"),
+        ({k: v for k, v in _tiny().items() if k != "embedding_dropout"}, "reads embedding_dropout"),
+        (_tiny(use_bias=True), "use_bias"),
+        (_tiny(router_dtype="bf16"), "bfloat16 router"),
+        (_tiny(quantization_config={"quant_method": "fp8"}), "quantized"),
+    ],
+)
+def test_refused_by_name(config: dict[str, Any], words: str) -> None:
+    with pytest.raises(InputError, match=words):
+        rank_weights(config, Parallel(vllm_version="0.28.0"), max_num_batched_tokens=8192)
+
+
+def test_partial_rotary_factor_refused_where_unrecorded() -> None:
+    with pytest.raises(InputError, match=r"checked on vLLM 0\.28\.0 only"):
+        rank_weights(_tiny(partial_rotary_factor=0.5), Parallel(vllm_version="0.30.0"), max_num_batched_tokens=8192)
+
+
+@pytest.mark.parametrize("version", ["0.27.1", "0.31.0", "0.33.0"])
+def test_releases_without_the_config_class_refused(version: str) -> None:
+    with pytest.raises(InputError, match="sarvam_moe"):
+        rank_weights(_tiny(), Parallel(vllm_version=version), max_num_batched_tokens=8192)
