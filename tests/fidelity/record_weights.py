@@ -248,6 +248,13 @@ def main() -> int:
                     stage_cfg = copy.deepcopy(cfg) if pp > 1 else cfg
                     es._set_parallel_groups(stage_cfg, pp_rank)
                     es._no_jit_warmup_registration(stage_cfg)  # as the engine start's workers
+                    if os.environ.get("RECORD_WEIGHTS_WORKSPACE"):
+                        # Worker.init_device's workspace manager, on the meta device (HY V4's sparse
+                        # MLA backend reserves its workspace at construction; the workspace is not
+                        # the model's: not counted)
+                        from vllm.v1.worker.workspace import init_workspace_manager
+
+                        init_workspace_manager(torch.device("meta"), 1)
                     with V.set_current_vllm_config(stage_cfg):
                         model = V.get_model_loader(stage_cfg.load_config).load_model(
                             vllm_config=stage_cfg, model_config=stage_cfg.model_config
