@@ -22,7 +22,9 @@ allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives 
 (``RECORD_WEIGHTS_MM_ENCODER_TP=1``: a multimodal wrapper's ``--mm-encoder-tp-mode data`` at TP 2
 and 4 too, ``recorded-<release>-mmtp.json``). ``RECORD_WEIGHTS_CONFIGS=DIR``: the published configs of
 another directory (``data/weights/kimi-k3``); ``RECORD_WEIGHTS_GPU=MAJOR.MINOR``: the stand-in GPU's
-compute capability (default the H200's 9.0; Kimi-K3's KDA native-decode copies depend on it).
+compute capability (default the H200's 9.0; Kimi-K3's KDA native-decode copies depend on it);
+``RECORD_WEIGHTS_WORKSPACE=1``: the worker's workspace manager set up first, on the meta device (HY V4's
+sparse MLA backend reserves its workspace at construction; the workspace is not counted).
 
 Writes ``data/weights/recorded.json`` (``RECORD_WEIGHTS_OUT``: another file, e.g. another
 release's ``data/weights/recorded-0.27.1.json``): ``{"vllm", "cases": {id: {"config", "argv", "ok",
