@@ -105,6 +105,9 @@ def test_published_tp8_language_model() -> None:
     a100 = rank_weights(config, Parallel(tp=8, capability=(8, 0), vllm_version="0.33.0"), language_model_only=True)
     assert h200.allocated_bytes == 704_943_977_984
     assert h200.buffer_bytes - a100.buffer_bytes == 69 * (3 * 4 * 1536 + 128) * 4
+    # the flags the copies assume are said (the walk does not see them)
+    assert any("native-decode copies" in n for n in h200.notes)
+    assert not any("native-decode copies" in n for n in a100.notes)
 
 
 def _tiny(**change: Any) -> dict[str, Any]:

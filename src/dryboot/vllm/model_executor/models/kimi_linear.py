@@ -65,6 +65,13 @@ K3_OPTIONS = ("q_lora_rank", "mla_use_output_gate", "attn_res_block_size", "rout
 K3_RELEASE = "0.33.0"
 #: ``is_fused_kda_decode_supported``: the local head counts the native fused KDA decode takes
 NATIVE_DECODE_HEADS = (12, 24, 48, 96)
+#: what the native-decode copies assume (the walk does not see these flags)
+NATIVE_DECODE_NOTE = (
+    "counts the KDA layers' float32 native-decode copies (decode_conv1d_weight, decode_norm_weight), as vLLM "
+    "holds them with a bfloat16 conv state and a float32 recurrent state (--mamba-cache-dtype / "
+    "--mamba-ssm-cache-dtype auto) and no speculative decoding; otherwise vLLM takes the Triton decode and "
+    "holds none"
+)
 #: ``KimiK3DeltaAttention``: each rank's fused input projection is padded to this many rows
 IN_PROJ_ALIGNMENT = 16
 
@@ -102,6 +109,8 @@ def _kda_full_rank(w: W._Walk, lin: Mapping[str, Any], h: int, par: W.Parallel, 
     if bf16 and _native_decode(lin, n_r, par):
         w.own("linear attention", 3 * k * nd_r * 4, buffer=True)  # decode_conv1d_weight
         w.own("linear attention", d * 4, buffer=True)  # decode_norm_weight
+        if NATIVE_DECODE_NOTE not in w.ref.notes:
+            w.ref.notes.append(NATIVE_DECODE_NOTE)
 
 
 def _kda(w: W._Walk, lin: Mapping[str, Any], h: int, tp: int, ab: int) -> None:
