@@ -83,16 +83,16 @@ def test_matches_vllm(name: str, cid: str) -> None:
             capability=FILES[name],
             vllm_version="0.33.0",
         )
-        kwargs = {"language_model_only": "--language-model-only" in argv}
+        lmo = "--language-model-only" in argv
         if "quantization_config" in config.get("text_config", {}):
             with pytest.raises(InputError, match="float 4-bit weight-only"):
-                rank_weights(config, par, **kwargs)
+                rank_weights(config, par, language_model_only=lmo)
             continue
         if stage == 0 and "--language-model-only" not in argv:
             with pytest.raises(InputError, match=TOWER):
-                rank_weights(config, par, **kwargs)
+                rank_weights(config, par, language_model_only=lmo)
             continue
-        w = rank_weights(config, par, **kwargs)
+        w = rank_weights(config, par, language_model_only=lmo)
         assert [w.param_bytes, w.buffer_bytes, w.allocated_bytes] == want
 
 
