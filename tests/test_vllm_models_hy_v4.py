@@ -132,9 +132,15 @@ def test_without_sinks_the_selection_is_vllms() -> None:
     assert hy_v4.engine_args(model, args) is args and hy_v4.backend_assumption(model) is None
 
 
-def test_weights_are_refused_by_name() -> None:
+def test_weights_need_the_gpu_and_refuse_dense_layers_by_name() -> None:
+    """The weights are sized (tests/fidelity/test_weights_hy_v4.py); the learnable sink's dtype
+    needs the GPU, and dense layers beside sparse ones are refused by name."""
     import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families)
     from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
-    with pytest.raises(InputError, match="iHC hyper-connection layers"):
-        rank_weights(_config(), Parallel(vllm_version="0.33.0"))
+    with pytest.raises(InputError, match="name the GPU"):
+        rank_weights(_config(), Parallel(vllm_version="0.33.0"), max_num_batched_tokens=8192)
+    with pytest.raises(InputError, match="every layer sparse"):
+        rank_weights(
+            _config("hyv4-mixed"), Parallel(capability=(9, 0), vllm_version="0.33.0"), max_num_batched_tokens=8192
+        )

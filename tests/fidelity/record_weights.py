@@ -20,7 +20,11 @@ Marlin, is outside it). Under ``--enable-expert-parallel`` the expert map (integ
 weights) is computed on the CPU (``determine_expert_map`` reads its values). Every TP rank
 allocates the same shapes (vocab and heads divide exactly). ``flag_sets`` gives the flags
 (``RECORD_WEIGHTS_MM_ENCODER_TP=1``: a multimodal wrapper's ``--mm-encoder-tp-mode data`` at TP 2
-and 4 too, ``recorded-<release>-mmtp.json``).
+and 4 too, ``recorded-<release>-mmtp.json``). ``RECORD_WEIGHTS_CONFIGS=DIR``: the published configs of
+another directory (``data/weights/kimi-k3``); ``RECORD_WEIGHTS_GPU=MAJOR.MINOR``: the stand-in GPU's
+compute capability (default the H200's 9.0; Kimi-K3's KDA native-decode copies depend on it);
+``RECORD_WEIGHTS_WORKSPACE=1``: the worker's workspace manager set up first, on the meta device (HY V4's
+sparse MLA backend reserves its workspace at construction; the workspace is not counted).
 
 Writes ``data/weights/recorded.json`` (``RECORD_WEIGHTS_OUT``: another file, e.g. another
 release's ``data/weights/recorded-0.27.1.json``): ``{"vllm", "cases": {id: {"config", "argv", "ok",
@@ -95,6 +99,9 @@ MULTIMODAL_KEYS = (
 #: model types whose tower config is nested below the top level (Moondream3: ``config.vision``),
 #: recorded with ``--language-model-only`` too
 NESTED_TOWER_TYPES = ("moondream3",)
+#: model types whose tower dryboot refuses (Kimi-K3's MoonViT: cast to the model dtype off the meta
+#: device only): every flag set recorded with ``--language-model-only`` too, the language model's figures
+LANGUAGE_MODEL_EVERYWHERE = ("kimi_k3",)
 #: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
 ARCH_FLAGS = {"Rnj1ForCausalLM": ["--attention-backend", "TRITON_ATTN"]}
@@ -118,6 +125,9 @@ def flag_sets(config: dict[str, Any]) -> list[list[str]]:
     tps = TPS if config.get("model_type") in PARTIAL_LIMITS_ALL_TPS else (2,)
     for limits in PARTIAL_LIMITS.get(str(config.get("model_type")), ()):
         sets += [["--tensor-parallel-size", str(tp), "--limit-mm-per-prompt", limits] for tp in tps]
+    if config.get("model_type") in LANGUAGE_MODEL_EVERYWHERE:
+        lmo = [[*s, "--language-model-only"] for s in sets if "--language-model-only" not in s]
+        sets += [s for s in lmo if s not in sets]
     extra = ARCH_FLAGS.get(str((config.get("architectures") or [""])[0]), [])
     return [[*s, *extra] for s in sets]
 
@@ -159,7 +169,9 @@ def config_dirs(argv: list[str], scratch: Path) -> list[Path]:
     """The config directories to record: the published ones of ``data/weights/configs/`` (or those
     named), or with ``--tiny`` each planned architecture's tiny config, written to ``scratch``."""
     if argv[:1] != ["--tiny"]:
-        return sorted(p for p in (DATA / "configs").iterdir() if p.is_dir() and (not argv or p.name in argv))
+        # RECORD_WEIGHTS_CONFIGS=DIR: another directory of configs (a family's own, e.g. data/weights/kimi-k3)
+        configs = Path(os.environ.get("RECORD_WEIGHTS_CONFIGS") or DATA / "configs")
+        return sorted(p for p in configs.iterdir() if p.is_dir() and (not argv or p.name in argv))
     import shutil
 
     dirs = []
@@ -202,6 +214,10 @@ def main() -> int:
         models_dir, _, kinds = stand_in.rpartition(":")
         oracle_stand_ins.register_config_classes(models_dir, kinds.split(","))
     V = es.V
+    # RECORD_WEIGHTS_GPU=MAJOR.MINOR: the stand-in GPU's compute capability (default the H200's 9.0),
+    # for a layer whose buffers depend on it (Kimi-K3's KDA native fused decode)
+    if gpu := os.environ.get("RECORD_WEIGHTS_GPU"):
+        es.GPU.capability = tuple(int(x) for x in gpu.split("."))
     import tempfile
 
     scratch = Path(tempfile.mkdtemp(prefix="record-weights-"))
@@ -209,6 +225,8 @@ def main() -> int:
     out_path = Path(os.environ.get("RECORD_WEIGHTS_OUT") or DATA / "recorded.json")
     doc = json.loads(out_path.read_text()) if out_path.exists() else {"cases": {}}
     doc["vllm"] = V.vllm.__version__
+    if gpu:
+        doc["gpu_capability"] = list(es.GPU.capability)
     if os.environ.get("RECORD_WEIGHTS_OVERLAY"):
         doc["overlay"] = {**doc.get("overlay", {}), **json.loads(os.environ["RECORD_WEIGHTS_OVERLAY"])}
     for cdir in config_dirs(sys.argv[1:], scratch):
@@ -232,6 +250,13 @@ def main() -> int:
                     stage_cfg = copy.deepcopy(cfg) if pp > 1 else cfg
                     es._set_parallel_groups(stage_cfg, pp_rank)
                     es._no_jit_warmup_registration(stage_cfg)  # as the engine start's workers
+                    if os.environ.get("RECORD_WEIGHTS_WORKSPACE"):
+                        # Worker.init_device's workspace manager, on the meta device (HY V4's sparse
+                        # MLA backend reserves its workspace at construction; the workspace is not
+                        # the model's: not counted)
+                        from vllm.v1.worker.workspace import init_workspace_manager
+
+                        init_workspace_manager(torch.device("meta"), 1)
                     with V.set_current_vllm_config(stage_cfg):
                         model = V.get_model_loader(stage_cfg.load_config).load_model(
                             vllm_config=stage_cfg, model_config=stage_cfg.model_config

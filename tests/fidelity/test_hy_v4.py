@@ -23,6 +23,14 @@ pytestmark = pytest.mark.fidelity
 
 #: case -> the words of dryboot's refusal, where vLLM serves the case (or the harness cannot
 #: build it) and dryboot refuses by name
+#: cases whose weights (``model_executor/models/hy_v4.py``, byte-exact against vLLM's class on the
+#: meta device) exceed the GPU: vLLM fails loading them before any KV sizing, which the meta-device
+#: engine start cannot see, so dryboot logs no KV cache lines; the geometry is still compared
+WEIGHTS_EXCEED_THE_GPU = {
+    # the preview shape in bfloat16 at TP 8: 182.42 GiB a rank on a 178.35 GiB B200 (weights sized on
+    # 0.33.0; on 0.32.0 they are refused by release, and the KV lines are planned from the flags)
+    ("preview-shape-tp8-fp8-b200", "0.33.0"),
+}
 REFUSED_BY_NAME = {
     # vLLM drops the sinks (fp8_e4m3 is not FLASHMLA_SPARSE's) and selects FLASHINFER_MLA_SPARSE_SM90
     "sparse-fp8-e4m3": "FLASHINFER_MLA_SPARSE_SM90, whose cache layout dryboot does not model",
@@ -132,5 +140,8 @@ def test_dryboot_plans_hy_v4_as_vllm(tmp_path: Path, cid: str, version: str) -> 
         assert verdict["same_refusal"], verdict
         return
     assert not verdict["diffs"] and v["final_block_size"] == d["block_size"]
-    assert _kv_lines(v.get("kv_log")) == _kv_lines(d.get("log"))
+    if (cid, version) in WEIGHTS_EXCEED_THE_GPU:
+        assert not _kv_lines(d.get("log")), d.get("log")
+    else:
+        assert _kv_lines(v.get("kv_log")) == _kv_lines(d.get("log"))
     assert _group_layers(case, version) == v["group_layers"]

@@ -24,7 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_weights as T
 
 from dryboot.errors import InputError
-from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_architectures, rank_weights
+from dryboot.vllm.model_executor.model_loader.weights import (
+    RELEASE_UNCHECKED,
+    Parallel,
+    modelled_architectures,
+    rank_weights,
+)
 from dryboot.vllm.models.registry import absent_from_release
 
 DATA = Path(__file__).resolve().parent / "data" / "weights"
@@ -68,8 +73,9 @@ def test_sweep_records_are_the_release() -> None:
     for v in RELEASES:
         archs = {row["config"][len("arch--") :] for row in SWEEP[v]["cases"].values()}
         # a planned architecture 0.28.0's registry lacks: recorded where the release's registry has it
+        # (an architecture whose weights the registry guard refuses on the release: none recorded)
         planned = {a for a in modelled_architectures() if absent_from_release(a, v) is None and (v, a) not in UNSWEPT}
-        assert archs >= planned, v
+        assert archs >= {a for a in planned if v not in RELEASE_UNCHECKED.get(a, {})}, v
 
 
 @pytest.mark.parametrize(("version", "arch"), sorted(UNSWEPT))

@@ -722,16 +722,23 @@ def _int(config: Mapping[str, Any], key: str, default: int | None = None) -> int
     return v
 
 
-def model_dtype_bytes(config: Mapping[str, Any], dtype: str = "auto") -> int:
-    """Bytes per element of the model dtype (``--dtype``; ``auto``: the config's ``torch_dtype``
-    / ``dtype``, float32 checkpoints served as bfloat16 as vLLM 0.28 does)."""
+def model_dtype_name(config: Mapping[str, Any], dtype: str = "auto") -> str:
+    """The model dtype's name (``--dtype``; ``auto``: the config's ``torch_dtype`` / ``dtype``,
+    float32 checkpoints served as bfloat16 as vLLM 0.28 does), e.g. ``bfloat16``.
+
+    :raises InputError: a dtype dryboot does not model."""
     name = dtype if dtype != "auto" else str(config.get("torch_dtype") or config.get("dtype") or "bfloat16")
     name = name.replace("torch.", "")
     if name == "float32" and dtype == "auto":
         name = "bfloat16"
     if name not in DTYPE_BYTES:
         raise InputError("--dtype", None, f"{name} is not a model dtype dryboot models")
-    return DTYPE_BYTES[name]
+    return name
+
+
+def model_dtype_bytes(config: Mapping[str, Any], dtype: str = "auto") -> int:
+    """Bytes per element of the model dtype (:func:`model_dtype_name`)."""
+    return DTYPE_BYTES[model_dtype_name(config, dtype)]
 
 
 #: checkpoint tensors vLLM's loaders skip (``load_weights``: rotary tables some exporters save)
@@ -1033,8 +1040,17 @@ def checkpoint_rank_weights(
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled.
 #: (LongCat-Flash on 0.31.0, 56 layers built from the 2-layer tiny config, is read as that release
 #: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``; the timm wrappers are
-#: recorded in each release's ``-mm`` boot environment.) None left.
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
+#: recorded in each release's ``-mm`` boot environment.) Also releases whose model class is not
+#: recorded at all: Kimi-K3 and HY V4 (their weights recorded on 0.33.0 alone).
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
+    # Kimi-K3's layers (models/kimi_linear.py's K3 options) are recorded in 0.33.0's boot environment only
+    "KimiK3ForConditionalGeneration": {
+        v: "Kimi-K3's layers are recorded on vLLM 0.33.0 only"
+        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+    },
+    # HY V4 (models/hy_v4.py), served from 0.32.0, recorded on 0.33.0 only
+    "HYV4ForCausalLM": {"0.32.0": "HY V4's layers are recorded on vLLM 0.33.0 only"},
+}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for

@@ -1,22 +1,213 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.33.0's ``vllm/models/hy_v4/nvidia/model.py``):
-refused by name.
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.33.0's ``vllm/models/hy_v4/nvidia/model.py``,
+config class ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``), where every layer is
+sparse (``layer_types`` all DSA).
 
-Its KV cache is planned (:mod:`dryboot.vllm.models.hy_v4`); its weights are not: the iHC
-hyper-connection layers (``hc.py``: ``hc_mult`` residual channels, a pre-layer and its gates per
-sub-block, the ``hc_head`` merge), the gated MLA output (``linear_gate``), the fp32 learned sinks,
-the shared-top-k layers' missing indexers and the clamped-SwiGLU MoE block (``moe.py``) are not sized.
-"""
+Per layer: ``input_layernorm`` and ``post_attention_layernorm`` ``[H]``; the gated MLA
+(``attention.py`` ``HYV4MLAAttention``): ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]``
+(replicated), ``q_a_layernorm``, ``q_b_proj`` ``[heads / TP x (nope + rope), q_lora]``,
+``kv_a_layernorm``, ``kv_b_proj`` ``[heads / TP x (nope + v), kv_lora]``, ``o_proj``, the output
+gate ``linear_gate`` ``[heads / TP x (v, or 1 headwise), H]`` (``gated_mla``), the learnable sink
+``[heads / TP]`` (float32 where a sink-capable sparse MLA backend serves it: SM 9.x / 10.x with
+the KV dtypes it takes; the GPU is needed), the MLA layer's scale buffers, and on the layers whose
+``indexer_types`` entry is ``full`` the DSA indexer (replicated ``wq_b`` ``[index_heads x
+index_head_dim, q_lora]``, ``wk_weights_proj`` ``[index_head_dim + index_heads, H]``, a float32
+LayerNorm ``k_norm`` with bias); a dense MLP on the ``dense`` entries of ``mlp_layer_types`` (by
+default the first layer), else the MoE block (``moe.py``: a float32 router ``[E, H]`` and
+``expert_bias`` ``[E]``, the shared experts of ``moe_intermediate_size x n_shared_experts``, the
+routed experts); with ``enable_ihc`` two hyper-connection pre-layers (``hc.py``
+``HYV4HCPreLayer``, float32: ``hc_fn`` ``[2 m, m H]``, ``hc_scale`` ``[2]``, ``hc_base`` ``[2 m]``
+for ``hc_mult`` m). One rotary table ``[max_position_embeddings, rope]`` in the model dtype
+(the indexer's is the same cached one), and the model's ``[max_num_batched_tokens, index_topk]``
+int32 top-k indices buffer (a tensor attribute: allocated, neither parameter nor buffer). The
+embedding on the first stage, the final norm, the hyper-connection head (``hc_head_fn`` ``[m,
+m H]``, ``hc_head_base`` ``[m]``, ``hc_head_scale`` ``[1]``, float32) and the LM head on the
+last.
+
+Refused by name: dense (``full_attention``) layers, rope types other than ``default``, a tied
+head, quantized checkpoints and checkpoint headers, the sink on a GPU or KV dtype not recorded,
+other releases. The optional ``hpc`` package (its rope-norm module keeps a float32 table; absent
+from the vLLM wheel) is assumed absent, as in the oracle."""
 
 from __future__ import annotations
 
-from dryboot.vllm.model_executor.models.compose import Family
+from collections.abc import Mapping
+from typing import Any
 
-#: no family of weights: the architecture is refused by name (:data:`UNSIZED`)
-FAMILIES: dict[str, Family] = {}
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.models.hy_v4 import SINK_BACKEND_KV_DTYPES, SINK_BACKEND_MAJORS, SPARSE_TYPES, default_indexer_types
 
-UNSIZED: dict[str, str] = {
-    "HYV4ForCausalLM": (
-        "vllm/models/hy_v4's iHC hyper-connection layers (hc_mult residual channels, hc.py), gated MLA output, "
-        "learned sinks, per-layer indexers (none in a shared top-k layer) and clamped-SwiGLU MoE block are not sized"
-    ),
+#: ``HYV4Config``'s defaults of the keys the walk reads
+DEFAULTS: dict[str, Any] = {
+    "vocab_size": 120832,
+    "hidden_size": 2816,
+    "intermediate_size": 6912,
+    "moe_intermediate_size": 768,
+    "num_hidden_layers": 34,
+    "num_attention_heads": 32,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 192,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 256,
+    "index_topk": 2048,
+    "index_head_dim": 128,
+    "index_n_heads": 16,
+    "enable_ihc": True,
+    "hc_mult": 4,
+    "gated_mla": True,
+    "gating_type": "elementwise",
+    "learnable_sink": True,
+    "max_position_embeddings": 262144,
+    "tie_word_embeddings": False,
 }
+RELEASE = "0.33.0"
+
+
+def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(``indexer_types``, ``mlp_layer_types``) as ``HYV4Config`` fills them in.
+
+    :raises InputError: a layer that is not sparse, lists of another length or other entries."""
+    layer_types = c.get("layer_types")
+    if not isinstance(layer_types, list) or len(layer_types) != n or not set(layer_types) <= SPARSE_TYPES:
+        raise InputError(
+            "config.json", "layer_types", "HY V4's weights are modelled with every layer sparse (DSA) only"
+        )
+    idx = c.get("indexer_types")
+    idx = default_indexer_types(n) if idx is None else idx
+    mlp = c.get("mlp_layer_types")
+    mlp = ["dense"] * min(1, n) + ["sparse"] * max(n - 1, 0) if mlp is None else mlp
+    for key, value, kinds in (
+        ("indexer_types", idx, {"full", "shared"}),
+        ("mlp_layer_types", mlp, {"dense", "sparse"}),
+    ):
+        if not isinstance(value, (list, tuple)) or len(value) != n or not set(value) <= kinds:
+            raise InputError("config.json", key, f"one of {sorted(kinds)} per layer ({n})")
+    return tuple(idx), tuple(mlp)
+
+
+def _sink_bytes(c: Mapping[str, Any], par: W.Parallel) -> int:
+    """Bytes per element of the learnable sink: float32 where the sink-capable sparse MLA backend
+    serves it.
+
+    :raises InputError: the GPU unknown, or one where the sink's backend is not recorded."""
+    cap = par.capability
+    if cap is None:
+        raise InputError(
+            "--gpu", None, "HY V4's learnable sink is float32 or bfloat16 by the GPU's MLA backend: name the GPU"
+        )
+    if cap[0] not in SINK_BACKEND_MAJORS or par.kv_cache_dtype not in SINK_BACKEND_KV_DTYPES:
+        raise InputError(
+            "--gpu",
+            None,
+            f"HY V4's learnable sink on SM {cap[0]}.{cap[1]} with --kv-cache-dtype {par.kv_cache_dtype} "
+            "is not recorded",
+        )
+    return 4
+
+
+def _attention(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, indexer: bool, ab: int) -> None:
+    h = W._int(c, "hidden_size")
+    heads_r = W._divide(W._int(c, "num_attention_heads"), par.tp, "num_attention_heads")
+    nope, rope, v = (W._int(c, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
+    q_lora, kv_lora = W._int(c, "q_lora_rank"), W._int(c, "kv_lora_rank")
+    sizes = [
+        (q_lora + kv_lora + rope) * h,
+        q_lora,
+        heads_r * (nope + rope) * q_lora,
+        kv_lora,
+        heads_r * (nope + v) * kv_lora,
+        h * heads_r * v,
+    ]
+    if c.get("gated_mla"):
+        kind = c.get("gating_type")
+        if kind not in ("elementwise", "headwise"):
+            raise InputError("config.json", "gating_type", f"ValueError: Unknown gating type: {kind}")
+        sizes.append(heads_r * (v if kind == "elementwise" else 1) * h)
+    for size in sizes:
+        w.own("attention", size * ab)
+    if c.get("learnable_sink"):
+        w.own("attention", heads_r * _sink_bytes(c, par))
+    w.attention_layer((), ab)  # the MLA layer's scale buffers
+    if indexer:
+        ih, ihd = W._int(c, "index_n_heads"), W._int(c, "index_head_dim")
+        w.own("indexer", ih * ihd * q_lora * ab)
+        w.own("indexer", (ihd + ih) * h * ab)
+        w.own("indexer", 2 * ihd * 4)  # k_norm: float32 weight and bias
+
+
+def _mlp(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, dense: bool, ab: int) -> None:
+    h = W._int(c, "hidden_size")
+    if dense:
+        i_r = W._divide(W._int(c, "intermediate_size"), par.tp, "intermediate_size")
+        w.own("mlp", 3 * i_r * h * ab)
+        return
+    e, i = W._int(c, "n_routed_experts"), W._int(c, "moe_intermediate_size")
+    if par.tp > e:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"ValueError: Tensor parallel size {par.tp} is greater than the number of experts {e}.",
+        )
+    w.own("router", e * h * 4)
+    w.own("router", e * 4)  # expert_bias
+    shared = i * W._int(c, "n_shared_experts")
+    if shared:
+        s_r = W._divide(shared, par.tp, "the shared experts' width")
+        w.own("mlp", 3 * s_r * h * ab)
+    if par.expert_parallel:
+        e_r, i_r = W._local_experts(e, par.tp * par.dp), i
+    else:
+        e_r, i_r = e, W._divide(i, par.tp, "moe_intermediate_size")
+    for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
+        w.own(kind, nbytes)
+    if par.expert_parallel:
+        w.own("expert map", 4 * e, buffer=True)
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage (module docstring).
+
+    :raises InputError: what the module docstring names, sizes TP does not divide, TP above the
+        experts (vLLM's ValueError), no ``max_num_batched_tokens``."""
+    if par.vllm_version != RELEASE:
+        raise InputError("--vllm", None, f"HY V4's weights are recorded on vLLM {RELEASE} only")
+    c, ab = unquantized(config, args, DEFAULTS, untied="HY V4")
+    rope = c.get("rope_parameters") or {}
+    if not isinstance(rope, Mapping) or rope.get("rope_type", "default") != "default":
+        raise InputError("config.json", "rope_parameters", "HY V4 with a rope type other than default is not modelled")
+    if args.max_num_batched_tokens is None:
+        raise InputError("--max-num-batched-tokens", None, "HY V4's top-k indices buffer has one row per batched token")
+    n = W._int(c, "num_hidden_layers")
+    idx, mlp = _layer_kinds(c, n)
+    h = W._int(c, "hidden_size")
+    m = W._int(c, "hc_mult") if c.get("enable_ihc") else 0
+    vocab_r = W.padded_vocab_per_rank(W._int(c, "vocab_size"), par.tp)
+    w = W._Walk(None, par.vllm_version)
+    w.own("rotary", W._int(c, "max_position_embeddings") * W._int(c, "qk_rope_head_dim") * ab, buffer=True)
+    # the model's top-k indices: a tensor attribute, allocated with the weights
+    topk = args.max_num_batched_tokens * W._int(c, "index_topk") * 4
+    w.ref.allocated_bytes += -(-topk // W.ALLOC_ROUND) * W.ALLOC_ROUND
+    if par.pp_rank == 0:
+        w.own("embedding", vocab_r * h * ab)
+    if par.pp_rank == par.pp - 1:
+        w.own("norm", h * ab)
+        if m:
+            for size in (m * m * h, m, 1):  # hc_head_fn, hc_head_base, hc_head_scale
+                w.own("hyper-connections", size * 4)
+        w.own("lm_head", vocab_r * h * ab)
+    for li in W.pp_layers(n, par):
+        w.own("norm", h * ab)
+        w.own("norm", h * ab)
+        _attention(w, c, par, idx[li] == "full", ab)
+        _mlp(w, c, par, mlp[li] == "dense", ab)
+        for _ in range(2 if m else 0):  # hc_attn_layer, hc_mlp_layer: hc_fn, hc_scale, hc_base
+            for size in (2 * m * m * h, 2, 2 * m):
+                w.own("hyper-connections", size * 4)
+    return w.result()
+
+
+FAMILIES: dict[str, Family] = {"HYV4ForCausalLM": Family(walk)}

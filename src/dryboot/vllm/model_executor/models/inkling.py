@@ -1,25 +1,178 @@
-"""Inkling's weights (``InklingForCausalLM`` / ``InklingForConditionalGeneration``, vLLM 0.33.0's
-``vllm/models/inkling/nvidia/model.py``): refused by name.
+"""Inkling's weights (``InklingForCausalLM``, vLLM 0.33.0's ``vllm/models/inkling/nvidia/model.py``,
+config class ``InklingModelConfig``, ``vllm/models/inkling/configs.py``).
 
-Its KV cache is planned (:mod:`dryboot.vllm.models.inkling`: each layer's short-convolution
-state beside its attention); its weights are not: the full-vocabulary embedding replicated on
-every rank (``InklingReplicatedEmbedding``), the fused Q/K/V/relative projection (``qkvr``), the
-depthwise conv weights, the sink experts and the Lamport all-reduce workspace are not sized.
-"""
+Every pipeline stage holds the whole model's ends (the class has no ``PPMissingLayer``): the
+replicated full-vocabulary embedding (``InklingReplicatedEmbedding`` ``[padded_vocab_size, H]``
+on every TP rank), ``embed_norm`` ``[H]`` (``use_embed_norm``), the final norm and the LM head
+(``ParallelLMHead`` over ``padded_vocab_size``: padded to 64, split over TP). Per layer, with the
+``swa_*`` heads and head size on the layers of ``local_layer_ids``:
+
+* ``attn_norm`` and ``mlp_norm`` ``[H]``;
+* the attention (``attention.py`` ``InklingAttention``): ``qkvr`` ``[(d nh + 2 d max(nkv, TP) +
+  d_rel nh) / TP, H]`` (q, k, v and the relative branch; bias under ``q_bias``), ``wo_ud``
+  ``[H, d nh / TP]`` (``o_bias`` refused, as vLLM refuses it), ``rel_logits_proj.proj`` ``[d_rel, extent]``
+  (``sliding_window_size`` on a local layer, else ``rel_extent``), ``q_norm`` / ``k_norm``
+  ``[d]``, the K and V short convolutions ``[max(1, nkv / TP) d, 1, K]``, and two float32 scalar
+  buffers (``k_scale``, ``v_scale``: no ``Attention`` scale set);
+* the residual short convolutions ``attn_sconv`` / ``mlp_sconv`` ``[H / TP, 1, K]``;
+* before ``dense_mlp_idx`` a dense MLP (``gate_up_proj`` ``[2 I_dense / TP, H]``, ``down_proj``,
+  a ``global_scale`` ``[1]`` under ``use_global_scale``), else the MoE block (``moe.py``): the
+  gate ``[E + S padded to 8, H]`` (float32 ``global_scale`` ``[1]`` and ``bias`` ``[E]`` where
+  configured), ``FusedMoE`` over the routed experts (their count padded to the EP size; under
+  expert parallelism the int32 expert map), and the sink experts replicated over EP and split
+  over TP: ``w13_weight`` ``[S, 2 I / TP, H]``, ``w2_weight`` ``[H, S I / TP]``.
+
+All in the model dtype but the float32 scalars named. Sized as vLLM 0.33.0 builds the model:
+``initialize_lamport_rs_conv``'s symmetric buffers at TP 2 / 4 / 8 (``ops/lamport.py``:
+``torch.distributed._symmetric_memory``, not the model's tensors) are outside the figure, as the
+oracle's; ``--enable-lora`` (``InklingSinkExpertsLinear``), quantized checkpoints and checkpoint
+headers are refused by name, as are other releases. The multimodal wrapper
+(``InklingForConditionalGeneration``) stays refused by name: its vision and audio towers
+(``common/towers.py``) are not sized."""
 
 from __future__ import annotations
 
-from dryboot.vllm.model_executor.models.compose import Family
+from collections.abc import Mapping
+from typing import Any
 
-#: no family of weights: the architectures are refused by name (:data:`UNSIZED`)
-FAMILIES: dict[str, Family] = {}
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 
-_TEXT = (
-    "vllm/models/inkling's layers (a replicated full-vocabulary embedding, the fused qkvr projection with its "
-    "relative-position branch, depthwise short-conv weights, sink experts, the Lamport all-reduce workspace) are "
-    "not sized"
-)
+#: ``InklingModelConfig``'s defaults of the keys the walk reads
+DEFAULTS: dict[str, Any] = {
+    "vocab_size": 201024,
+    "hidden_size": 1536,
+    "intermediate_size": 768,
+    "num_hidden_layers": 16,
+    "num_attention_heads": 12,
+    "num_key_value_heads": 4,
+    "d_rel": 16,
+    "rel_extent": 1024,
+    "sliding_window_size": 512,
+    "dense_mlp_idx": 0,
+    "n_routed_experts": 0,
+    "n_shared_experts": 0,
+}
+RELEASE = "0.33.0"
+
+
+def read_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``InklingModelConfig``'s reading: ``head_dim`` ``H / heads``; the ``swa_*`` keys their
+    full-attention twins; ``moe_intermediate_size`` (the HF name) moving ``intermediate_size`` to
+    the dense width; the dense width ``intermediate_size`` unless given; the kernel
+    ``sconv_kernel_size``, else ``conv_kernel_size``, else 4; ``padded_vocab_size`` the vocabulary
+    unless given."""
+    c = {**DEFAULTS, **{k: v for k, v in config.items() if v is not None}}
+    c.setdefault("head_dim", W._int(c, "hidden_size") // max(1, W._int(c, "num_attention_heads")))
+    for key in ("num_attention_heads", "num_key_value_heads", "head_dim"):
+        c.setdefault(f"swa_{key}", c[key])
+    if config.get("moe_intermediate_size") is not None and config.get("dense_intermediate_size") is None:
+        c["dense_intermediate_size"] = c["intermediate_size"]
+        c["intermediate_size"] = config["moe_intermediate_size"]
+    c.setdefault("dense_intermediate_size", c["intermediate_size"])
+    kernel = config.get("sconv_kernel_size", config.get("conv_kernel_size"))
+    c["sconv_kernel_size"] = 4 if kernel is None else kernel
+    c.setdefault("padded_vocab_size", c["vocab_size"])
+    return c
+
+
+def _attention(w: W._Walk, c: Mapping[str, Any], local: bool, tp: int, ab: int) -> None:
+    pre = "swa_" if local else ""
+    nh, nkv, d = (W._int(c, pre + k) for k in ("num_attention_heads", "num_key_value_heads", "head_dim"))
+    h, d_rel, k = W._int(c, "hidden_size"), W._int(c, "d_rel"), W._int(c, "sconv_kernel_size")
+    if c.get("o_bias"):
+        raise InputError(
+            "config.json",
+            "o_bias",
+            "ValueError: When not reduce the results, adding bias to the results can lead to incorrect results "
+            "(vLLM's wo_ud is a RowParallelLinear without its all-reduce)",
+        )
+    if nkv < tp:
+        raise InputError(
+            "--tensor-parallel-size",
+            None,
+            f"{nkv} KV heads at tensor parallel size {tp}: AssertionError: sconv SWA cache supports tp_size <= "
+            f"num_kv_heads ({nkv}), got {tp}",
+        )
+    q_r = W._divide(d * nh, tp, "the query heads")
+    kv_r = W._divide(d * nkv, tp, "the KV heads")
+    rel_r = W._divide(d_rel * nh, tp, "the relative branch")
+    rows = q_r + 2 * kv_r + rel_r
+    extent = W._int(c, "sliding_window_size" if local else "rel_extent")
+    sizes = [rows * h, h * q_r, d_rel * extent, d, d, kv_r * k, kv_r * k]
+    sizes += [rows] if c.get("q_bias") else []
+    for size in sizes:
+        w.own("attention", size * ab)
+    w.own("attention scales", 4, buffer=True)  # k_scale
+    w.own("attention scales", 4, buffer=True)  # v_scale
+
+
+def _moe(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, ab: int) -> None:
+    h, i = W._int(c, "hidden_size"), W._int(c, "intermediate_size")
+    e, s = W._int(c, "n_routed_experts"), W._int(c, "n_shared_experts")
+    if s == 0 or not c.get("shared_expert_sink"):
+        raise InputError("config.json", "shared_expert_sink", "vLLM's InklingMoE asserts sink shared experts")
+    w.own("router", (e + s + (-(e + s)) % 8) * h * ab)
+    if c.get("use_global_scale"):
+        w.own("router", 4)
+    if c.get("use_gate_bias"):
+        w.own("router", 4 * e)
+    ep = par.tp * par.dp if par.expert_parallel else 1
+    n = e + (-e) % ep
+    if par.expert_parallel:
+        e_r, i_r = n // ep, i
+    else:
+        e_r, i_r = n, W._divide(i, par.tp, "intermediate_size")
+    for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
+        w.own(kind, nbytes)
+    if par.expert_parallel:
+        w.own("expert map", 4 * n, buffer=True)
+    sink_r = W._divide(i, par.tp, "intermediate_size")
+    w.own("shared experts", s * 2 * sink_r * h * ab)
+    w.own("shared experts", h * s * sink_r * ab)
+
+
+def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+    """One rank of one stage (module docstring).
+
+    :raises InputError: another release, a quantization method, checkpoint headers, TP above the
+        KV heads (vLLM's assertion), sizes TP does not divide, no sink experts on a MoE layer."""
+    if par.vllm_version != RELEASE:
+        raise InputError("--vllm", None, f"Inkling's weights are recorded on vLLM {RELEASE} only")
+    raw, ab = unquantized(config, args)
+    c = read_config(raw)
+    tp, h = par.tp, W._int(c, "hidden_size")
+    k = W._int(c, "sconv_kernel_size")
+    local = {int(x) for x in c.get("local_layer_ids") or []}
+    w = W._Walk(None, par.vllm_version)
+    w.own("embedding", W._int(c, "padded_vocab_size") * h * ab)  # replicated, every stage
+    if c.get("use_embed_norm"):
+        w.own("norm", h * ab)
+    w.own("norm", h * ab)
+    w.own("lm_head", W.padded_vocab_per_rank(W._int(c, "padded_vocab_size"), tp) * h * ab)
+    sconv = W._divide(h, tp, "hidden_size")
+    for li in W.pp_layers(W._int(c, "num_hidden_layers"), par):
+        w.own("norm", h * ab)
+        w.own("norm", h * ab)
+        _attention(w, c, li in local, tp, ab)
+        w.own("short convolution", 2 * sconv * k * ab)  # attn_sconv, mlp_sconv
+        if li < W._int(c, "dense_mlp_idx"):
+            i_r = W._divide(W._int(c, "dense_intermediate_size"), tp, "dense_intermediate_size")
+            w.own("mlp", 2 * i_r * h * ab)
+            w.own("mlp", h * i_r * ab)
+            if c.get("use_global_scale"):
+                w.own("mlp", ab)
+        else:
+            _moe(w, c, par, ab)
+    return w.result()
+
+
+FAMILIES: dict[str, Family] = {"InklingForCausalLM": Family(walk)}
+
 UNSIZED: dict[str, str] = {
-    "InklingForCausalLM": _TEXT,
-    "InklingForConditionalGeneration": f"{_TEXT}; nor are its vision and audio towers (common/towers.py)",
+    "InklingForConditionalGeneration": (
+        "vllm/models/inkling's vision and audio towers (common/towers.py) are not sized (its text model, "
+        "InklingForCausalLM's, is)"
+    ),
 }

@@ -1,0 +1,99 @@
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.33.0: ``model_executor/models/hy_v4.py``) against
+vLLM's own figures: parameter, buffer and allocated bytes of each pipeline stage's rank 0. Needs
+no vLLM.
+
+Recorded in 0.33.0's boot environment with ``RECORD_WEIGHTS_WORKSPACE=1`` (the worker's workspace
+manager first: the sparse MLA backend reserves its workspace at construction):
+``recorded-0.33.0-hy-v4.json`` by ``record_weights.py --tiny HYV4ForCausalLM`` (its TP 1 case
+also in ``recorded-0.33.0-sweep.json``), and ``recorded-0.33.0-hy-v4-configs.json`` over the KV
+tests' variants (``data/hy-v4/configs/*.json``, each copied as ``<name>/config.json`` into the
+directory named by ``RECORD_WEIGHTS_CONFIGS``). On the stand-in H200 (SM 9.0) the learnable sink
+is float32. A case vLLM builds matches or is refused by name (dense layers, which the walk does
+not model); a case vLLM refuses is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
+ARCH = "HYV4ForCausalLM"
+TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
+VARIANTS = HERE / "data" / "hy-v4" / "configs"
+FILES = ("recorded-0.33.0-hy-v4.json", "recorded-0.33.0-hy-v4-configs.json")
+DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
+RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
+#: the variants whose layers the walk refuses by name (a dense ``full_attention`` layer)
+REFUSED = {"hyv4-dense", "hyv4-mixed"}
+
+
+def _config(row: dict[str, Any]) -> dict[str, Any]:
+    path = TINY if row["config"].startswith("arch--") else VARIANTS / f"{row['config']}.json"
+    config: dict[str, Any] = json.loads(path.read_text())
+    return config
+
+
+def _flag(argv: list[str], name: str, default: int) -> int:
+    return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
+def _rank(row: dict[str, Any], stage: int, capability: tuple[int, int] | None = (9, 0)) -> Any:
+    argv = row["argv"]
+    par = Parallel(
+        tp=_flag(argv, "--tensor-parallel-size", 1),
+        pp=_flag(argv, "--pipeline-parallel-size", 1),
+        pp_rank=stage,
+        expert_parallel="--enable-expert-parallel" in argv,
+        capability=capability,
+        vllm_version="0.33.0",
+    )
+    return rank_weights(_config(row), par, max_num_batched_tokens=row.get("max_num_batched_tokens", 8192))
+
+
+def test_recorded() -> None:
+    assert all(doc["vllm"] == "0.33.0" for doc in DOCS.values())
+    served = {name: sum(1 for (n, _), row in RECORDED.items() if n == name and row["ok"]) for name in FILES}
+    assert served == {FILES[0]: 7, FILES[1]: sum(1 for row in DOCS[FILES[1]]["cases"].values() if row["ok"])}
+    sweep = json.loads((DATA / "recorded-0.33.0-sweep.json").read_text())["cases"]
+    cid = f"arch--{ARCH} --tensor-parallel-size 1"
+    assert sweep[cid] == DOCS[FILES[0]]["cases"][cid]
+
+
+@pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
+def test_matches_vllm(name: str, cid: str) -> None:
+    row: dict[str, Any] = RECORDED[(name, cid)]
+    pp = _flag(row["argv"], "--pipeline-parallel-size", 1)
+    if not row["ok"] or row["config"] in REFUSED:
+        with pytest.raises(InputError):
+            _rank(row, 0)
+        return
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    got = []
+    for stage in range(pp):
+        w = _rank(row, stage)
+        got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
+    assert got == stages
+
+
+def test_dense_layers_refused_by_name() -> None:
+    row = next(r for r in DOCS[FILES[1]]["cases"].values() if r["config"] == "hyv4-mixed")
+    with pytest.raises(InputError, match="every layer sparse"):
+        _rank(row, 0)
+
+
+@pytest.mark.parametrize(
+    ("capability", "version", "words"),
+    [(None, "0.33.0", "name the GPU"), ((8, 0), "0.33.0", "not recorded"), ((9, 0), "0.32.0", "0.33.0 only")],
+)
+def test_refused_by_name(capability: tuple[int, int] | None, version: str, words: str) -> None:
+    par = Parallel(capability=capability, vllm_version=version)
+    with pytest.raises(InputError, match=words):
+        rank_weights(json.loads(TINY.read_text()), par, max_num_batched_tokens=8192)

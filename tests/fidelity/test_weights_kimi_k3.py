@@ -1,0 +1,135 @@
+"""Kimi-K3's weights (``KimiK3ForConditionalGeneration``, vLLM 0.33.0: ``models/kimi_k3.py`` over
+``models/kimi_linear.py``'s Kimi-K3 options) against vLLM's own figures: parameter, buffer and
+allocated bytes of each pipeline stage's rank 0. Needs no vLLM.
+
+Recorded in 0.33.0's boot environment (``record_weights.py``, ``RECORD_WEIGHTS_OUT``; every flag set
+also with ``--language-model-only``, ``LANGUAGE_MODEL_EVERYWHERE``):
+
+- ``recorded-0.33.0-kimi-k3.json``: ``--tiny KimiK3ForConditionalGeneration`` (TP 1 / 2 / 4 / 8,
+  expert parallelism at TP 2 and 8, TP 2 x PP 3);
+- ``kimi-k3/recorded-0.33.0.json``: ``RECORD_WEIGHTS_CONFIGS=tests/fidelity/data/weights/kimi-k3
+  RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 8"``: the published config (compressed-tensors
+  MXFP4 experts) and ``moonshotai--Kimi-K3-bf16``, the same config with its
+  ``quantization_config`` removed (a stand-in, said so in its SOURCE), on the stand-in H200
+  (SM 9.0: the KDA layers' native fused decode keeps its float32 copies);
+- ``kimi-k3/recorded-0.33.0-sm8.0.json``: the stand-in at TP 8 with ``--language-model-only`` and
+  ``RECORD_WEIGHTS_GPU=8.0`` (an A100: no native decode). (On 10.0 the oracle's GPU stand-in
+  fails before the model is built: not recorded; SM 10.x / 12.x take the native decode as 9.0.)
+
+The wrapper's MoonViT tower is refused by name (``models/kimi_k3.py``), so the cases with it are
+checked as that refusal, except the pipeline stages after the first, which build no tower on 0.33."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
+from dryboot.errors import InputError
+from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "weights"
+K3 = DATA / "kimi-k3"
+ARCH = "KimiK3ForConditionalGeneration"
+TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
+FILES = {
+    "recorded-0.33.0-kimi-k3.json": (9, 0),
+    "kimi-k3/recorded-0.33.0.json": (9, 0),
+    "kimi-k3/recorded-0.33.0-sm8.0.json": (8, 0),
+}
+DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
+RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
+TOWER = "MoonViT tower"
+
+
+def _config(row: dict[str, Any]) -> dict[str, Any]:
+    path = TINY if row["config"].startswith("arch--") else K3 / row["config"] / "config.json"
+    config: dict[str, Any] = json.loads(path.read_text())
+    return config
+
+
+def _flag(argv: list[str], name: str, default: int) -> int:
+    return int(argv[argv.index(name) + 1]) if name in argv else default
+
+
+def test_recorded() -> None:
+    assert all(doc["vllm"] == "0.33.0" for doc in DOCS.values())
+    assert {name: doc.get("gpu_capability", [9, 0]) for name, doc in DOCS.items()} == {
+        name: list(cap) for name, cap in FILES.items()
+    }
+    assert all(row["ok"] for row in RECORDED.values())  # vLLM builds every case, the MXFP4 checkpoint too
+    assert len(RECORDED) == 14 + 8 + 1
+
+
+@pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
+def test_matches_vllm(name: str, cid: str) -> None:
+    """Every stage's bytes as vLLM 0.33.0 builds them, or refused by name: the tower (on the
+    stages that build it) and the published checkpoint's MXFP4 experts."""
+    row: dict[str, Any] = RECORDED[(name, cid)]
+    config, argv = _config(row), row["argv"]
+    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    for stage, want in enumerate(stages):
+        par = Parallel(
+            tp=tp,
+            pp=pp,
+            pp_rank=stage,
+            expert_parallel="--enable-expert-parallel" in argv,
+            capability=FILES[name],
+            vllm_version="0.33.0",
+        )
+        lmo = "--language-model-only" in argv
+        if "quantization_config" in config.get("text_config", {}):
+            with pytest.raises(InputError, match="float 4-bit weight-only"):
+                rank_weights(config, par, language_model_only=lmo)
+            continue
+        if stage == 0 and "--language-model-only" not in argv:
+            with pytest.raises(InputError, match=TOWER):
+                rank_weights(config, par, language_model_only=lmo)
+            continue
+        w = rank_weights(config, par, language_model_only=lmo)
+        assert [w.param_bytes, w.buffer_bytes, w.allocated_bytes] == want
+
+
+def test_published_tp8_language_model() -> None:
+    """The published shapes in bfloat16 at TP 8 (language model; 93 layers, 896 experts of a
+    3,584-wide latent): 704,943,977,984 B on a rank of an H200, 5,122,560 of them the 69 KDA
+    layers' native-decode copies (``[3, 4, 1536]`` and ``[128]`` float32 each), absent on an A100."""
+    config = json.loads((K3 / "moonshotai--Kimi-K3-bf16" / "config.json").read_text())
+    h200 = rank_weights(config, Parallel(tp=8, capability=(9, 0), vllm_version="0.33.0"), language_model_only=True)
+    a100 = rank_weights(config, Parallel(tp=8, capability=(8, 0), vllm_version="0.33.0"), language_model_only=True)
+    assert h200.allocated_bytes == 704_943_977_984
+    assert h200.buffer_bytes - a100.buffer_bytes == 69 * (3 * 4 * 1536 + 128) * 4
+    # the flags the copies assume are said (the walk does not see them)
+    assert any("native-decode copies" in n for n in h200.notes)
+    assert not any("native-decode copies" in n for n in a100.notes)
+
+
+def _tiny(**change: Any) -> dict[str, Any]:
+    config: dict[str, Any] = copy.deepcopy(json.loads(TINY.read_text()))
+    config["text_config"].update(change)
+    return config
+
+
+@pytest.mark.parametrize(
+    ("config", "par", "words"),
+    [
+        (_tiny(), Parallel(vllm_version="0.32.0"), "recorded on vLLM 0.33.0 only"),
+        # the language model's own architecture with Kimi-K3's options, on another release
+        (_tiny()["text_config"], Parallel(vllm_version="0.30.0"), "checked on vLLM 0.33.0 only"),
+        (_tiny(), Parallel(tp=2, dp=2, expert_parallel=True, vllm_version="0.33.0"), "sequence parallelism"),
+        (
+            json.loads((K3 / "moonshotai--Kimi-K3-bf16" / "config.json").read_text()),
+            Parallel(tp=8, vllm_version="0.33.0"),
+            "the GPU is needed",
+        ),
+    ],
+)
+def test_refused_by_name(config: dict[str, Any], par: Parallel, words: str) -> None:
+    with pytest.raises(InputError, match=words):
+        rank_weights(config, par, language_model_only=True)
