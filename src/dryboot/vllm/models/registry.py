@@ -25,7 +25,9 @@ from dryboot.vllm.versions import rules_for, unverified_reason
 if TYPE_CHECKING:
     from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+    from dryboot.vllm.config.resolve import EngineConfig
     from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.kv_cache_utils.repeat_packed import PackedLayers
     from dryboot.vllm.versions import VersionRules
 
 
@@ -179,6 +181,17 @@ class Family:
         default), ``"packed"`` (DeepSeek-V4's packed groups) or ``"repeat-packed"`` (Step5's)."""
         hook = getattr(self.module(), "kv_cache_layout", None)
         return "grouped" if hook is None else str(hook(model))
+
+    def packed_layers(self, cfg: EngineConfig, log: list[str]) -> PackedLayers:
+        """The cache layers, their groups and stages the repeat-packed planner sizes, for a family
+        whose :meth:`kv_cache_layout` is ``"repeat-packed"`` (vLLM's log lines go to ``log``).
+
+        :raises InputError: what vLLM refuses of them (named), or a family without the hook."""
+        hook = getattr(self.module(), "packed_layers", None)
+        if hook is None:
+            raise InputError("--model", cfg.model.source, f"{cfg.model.architecture}: no packed KV caches to plan")
+        layers: PackedLayers = hook(cfg, log)
+        return layers
 
     def built_towers(self, model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
         """``model`` with only the encoder towers its model class builds under ``args``' multimodal
