@@ -349,6 +349,9 @@ FAMILIES: tuple[Family, ...] = (
     ),
     # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
     Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
+    # Dots3-Note (vLLM 0.33.0 planned: LATER_ARCHITECTURES): sliding-window MLA beside padded sparse MLA
+    # layers on 0.33.0's repeat-pattern packing
+    Family("dots3_note", ("vllm.models.dots3_note",), ("Dots3NoteForCausalLM",)),
     # RNJ-1: Gemma-3's decoder whose chunked_attention layers slide, with a lookback chunk only
     # TRITON_ATTN builds (verify_backend refuses any other backend in vLLM's words)
     Family("rnj1", ("rnj1.py",), ("Rnj1ForCausalLM",)),
@@ -664,6 +667,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # they are planned on 0.33.0 alone (absent_from_release refuses them on the others)
     "InklingForCausalLM": ("0.33.0",),
     "InklingForConditionalGeneration": ("0.33.0",),
+    # Dots3-Note (vllm/models/dots3_note): in every release's registry from 0.28.0, its sliding-window
+    # MLA beside padded sparse MLA verified on 0.33.0's engine start alone (its repeat-pattern packing)
+    "Dots3NoteForCausalLM": ("0.33.0",),
 }
 
 
