@@ -9,10 +9,10 @@ beside 33 sliding). They carry no ``vision_config`` / ``audio_config`` (the mode
 tower); the model directory gets an ``added_tokens.json`` naming the image padding token, which the model
 class reads while it is built. ``note``: sliding-window MLA layers (576 + 64 latent) beside DeepSeek
 sparse-MLA layers (512 + 64, padded to 640); ``note-8``: three sliding layers to each sparse one;
-``note-full``: only the sparse layers; ``note-46``: the
-checkpoint's 46 layers, 13 sparse among 33 sliding (a stand-in pattern); ``note-mtp``: ``note`` with one MTP layer. A case with a GPU runs
-the oracle as that row of ``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``); without one, as its
-default H200.
+``note-full``: only the sparse layers; ``note-46``: the checkpoint's 46 layers, 13 sparse among 33
+sliding (a stand-in pattern); ``note-mtp``: ``note`` with one MTP layer. A case with a GPU runs the
+oracle as that row of ``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``); without one, as its default
+H200.
 """
 
 from __future__ import annotations

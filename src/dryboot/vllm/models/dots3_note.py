@@ -30,18 +30,19 @@ model of its own (``Dots3NoteMTPModel``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from dryboot.errors import InputError
-from dryboot.vllm.backends import AttentionBackend, KernelBlock
+from dryboot.vllm.backends import BACKENDS, AttentionBackend, KernelBlock
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import EngineConfig
 from dryboot.vllm.distributed import pp_stage_ranges
-from dryboot.vllm.dtypes import KVQuantMode
+from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
 from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.kv_cache_interface import AttentionSpec
+from dryboot.vllm.kv_cache_utils.packed import drafter_layers
 from dryboot.vllm.kv_cache_utils.repeat_packed import POLICY, PackedLayers, group_specs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import defaults as deepseek_defaults
@@ -70,6 +71,12 @@ VERIFIED_BLOCKS = frozenset({64, 128, 256})
 INDEXER_KERNEL_BLOCK = 64
 #: the KV cache dtypes the padded sparse backend builds (``FlashAttnMLASparseImpl``)
 KV_DTYPES = frozenset({"auto", "bfloat16"})
+#: quantized caches the sparse layers' backend selection passes and ``FlashAttnMLASparseImpl`` refuses
+IMPL_REFUSED_DTYPES = frozenset({"fp8", "fp8_e4m3"})
+#: quantized caches no sparse MLA backend takes (recorded: vLLM's "No valid attention backend found")
+NO_BACKEND_DTYPES = frozenset({"fp8_e5m2", "int4_per_token_head"})
+#: model dtypes the padded sparse backend takes (``supported_dtypes``; both recorded served)
+MODEL_DTYPES = frozenset({"bfloat16", "float16"})
 #: the token vLLM's model class reads from ``added_tokens.json`` beside the config
 IMAGE_PAD = "<|imgpad|>"
 _SPARSE_FP8 = "NotImplementedError: FlashAttnMLASparseImpl currently supports only FP16/BF16 KV cache."
@@ -242,12 +249,27 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
         ``--prefix-match-unit`` (not verified)."""
     dtype = args.kv_cache_dtype or "auto"
     arch = model.architecture
-    if dtype.startswith("fp8"):
+    if dtype in IMPL_REFUSED_DTYPES:
         raise InputError("--kv-cache-dtype", dtype, f"{arch}: {_SPARSE_FP8}")
+    if dtype in NO_BACKEND_DTYPES:
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(... "
+            f"kv_cache_dtype={dtype}, use_mla=True, ... use_sparse=True ...) (no sparse MLA backend takes it)",
+        )
     if dtype not in KV_DTYPES:
         raise InputError("--kv-cache-dtype", dtype, f"{arch}: this KV cache dtype is not verified against vLLM 0.33.0")
+    named = args.attention_backend
+    if named is not None and not (BACKENDS.get(named) is not None and BACKENDS[named].is_mla):
+        raise InputError(
+            "--attention-backend",
+            named,
+            f"{arch}: ValueError: Selected backend AttentionBackendEnum.{named} is not valid for this configuration "
+            "(its sparse MLA layers take MLA sparse backends only)",
+        )
     for flag, value, bad in (
-        ("--attention-backend", args.attention_backend, args.attention_backend is not None),
+        ("--attention-backend", named, named is not None),
         ("--decode-context-parallel-size", args.decode_context_parallel_size, args.decode_context_parallel_size > 1),
         ("--prefix-match-unit", args.prefix_match_unit, args.prefix_match_unit is not None),
     ):
@@ -306,7 +328,7 @@ def check_block(cfg: EngineConfig) -> int:
     return block
 
 
-def layer_specs(caches: Dots3NoteCaches, block: int, dtype_bytes: int) -> dict[str, AttentionSpec]:
+def layer_specs(caches: Dots3NoteCaches, block: int, dtype: str) -> dict[str, AttentionSpec]:
     """(layer name -> spec) of every cache, module order: a sliding layer's latent rows
     (``language_model.model.layers.<i>.self_attn.attn``, a ``SlidingWindowMLASpec``); a sparse
     layer's indexer key cache (``.self_attn.indexer.k_cache``, uint8, ``MultipleOf(64)``) then its
@@ -330,7 +352,7 @@ def layer_specs(caches: Dots3NoteCaches, block: int, dtype_bytes: int) -> dict[s
             **kw,
         )
 
-    row_bytes = caches.row * dtype_bytes
+    row_bytes = caches.row * dtype_bytes(dtype)
     for i, sliding in enumerate(caches.sliding):
         p = f"language_model.model.layers.{i}.self_attn"
         if sliding:
@@ -351,7 +373,7 @@ def layer_specs(caches: Dots3NoteCaches, block: int, dtype_bytes: int) -> dict[s
             INDEXER_BACKEND,
             block_stride_alignment=INDEXER_KERNEL_BLOCK,
         )
-        out[f"{p}.attn"] = spec(LayerKind.MLA, caches.row, row_bytes, "bfloat16", PADDED.name, block_stride_alignment=1)
+        out[f"{p}.attn"] = spec(LayerKind.MLA, caches.row, row_bytes, dtype, PADDED.name, block_stride_alignment=1)
     return out
 
 
@@ -393,11 +415,11 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
         raise InputError(
             "--vllm-version", version, f"{arch}'s caches on vLLM {version} are not modelled: verified on 0.33.0 only"
         )
-    if cfg.model_dtype != "bfloat16":
+    if cfg.model_dtype not in MODEL_DTYPES:
         raise InputError(
             "--dtype", cfg.model_dtype, f"{arch}: a {cfg.model_dtype} model is not verified against vLLM 0.33.0"
         )
-    if cfg.drafter is not None:
+    if cfg.drafter is not None and cfg.drafter.method != "extract_hidden_states":
         raise InputError(
             "--speculative-config",
             cfg.drafter.method,
@@ -407,9 +429,14 @@ def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
         )
     caches = _caches(model)
     block = check_block(cfg)
-    specs = layer_specs(caches, block, 2)
+    specs = layer_specs(caches, block, cfg.model_dtype)
+    num_target = len(specs)
     stages = stage_layers(specs, caches, args)
+    # the extract_hidden_states cache: a group of its own after the packed ones (``get_kv_cache_groups``)
+    _, hidden = drafter_layers(cfg, block)
+    groups = group_specs(specs) + tuple((n,) for n, _ in hidden)
+    specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
     if args.block_size is None:
         names = ([SLIDING_BACKEND] if any(caches.sliding) else []) + [INDEXER_BACKEND, PADDED.name]
         log.append(f"Setting kv cache block size to {block} for {'/'.join(names)} backend(s).")
-    return PackedLayers(specs, group_specs(specs), stages, block, PADDED, cfg.kv_cache_dtype, len(specs))
+    return PackedLayers(specs, groups, stages, block, PADDED, cfg.kv_cache_dtype, num_target)

@@ -668,7 +668,9 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     "InklingForCausalLM": ("0.33.0",),
     "InklingForConditionalGeneration": ("0.33.0",),
     # Dots3-Note (vllm/models/dots3_note): in every release's registry from 0.28.0, its sliding-window
-    # MLA beside padded sparse MLA verified on 0.33.0's engine start alone (its repeat-pattern packing)
+    # MLA beside padded sparse MLA verified on 0.33.0's engine start alone (its repeat-pattern packing);
+    # 0.32.0's engine start fails to inspect the class offline ("failed to be inspected", recorded by hand
+    # on the 0.33.0 cases); 0.28.0-0.31.0 were not recorded
     "Dots3NoteForCausalLM": ("0.33.0",),
 }
 
