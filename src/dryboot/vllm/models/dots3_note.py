@@ -14,12 +14,15 @@ class vLLM's own ``Dots3NoteConfig``, a ``DeepseekV3Config``, model_type ``dots3
 * The padded backend and the indexer ask for the block-outermost ``BLHNC`` layout, so vLLM 0.33.0
   packs the mixed pages by repeat pattern (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`): the
   sliding layers' buckets, the indexer caches with the padded rows in one MLA bucket; the pool's
-  bytes per block the widest group's pages rounded up to the lcm of the row (``2 x`` the padded
-  head's bytes a token ... one row) and the indexer's 64-token page where the block exceeds 64.
+  bytes per block the widest group's pages rounded up to the lcm of one padded row (its bytes a
+  token) and the indexer's 64-token page where the block exceeds 64.
 * Planned on vLLM 0.33.0 with ``auto`` / ``bfloat16`` KV caches (the sparse backend refuses
-  fp8, in its words), blocks of 64 (the default), 128 and 256 tokens, tensor and pipeline
-  parallelism, on Hopper and Blackwell (recorded: ``tests/fidelity/data/dots3-note/``). The
-  configs are tiny stand-ins: no published config.json of Dots3-Note was found.
+  fp8, in its words), bfloat16 and float16 models, blocks of 64 (the default), 128 and 256
+  tokens, tensor and pipeline parallelism, the ``extract_hidden_states`` cache (a group of its
+  own), on Hopper and Blackwell (recorded: ``tests/fidelity/data/dots3-note/``, and the
+  architecture's flag sets in ``data/release-architectures/``). The configs are tiny stand-ins:
+  no published config.json of Dots3-Note was found. 0.32.0 has the module, but its engine start
+  cannot inspect the class offline: not verified there.
 
 Not modelled (refused by name): the vision and audio towers (a config with ``vision_config`` or
 ``audio_config``), a quantized checkpoint, MTP on the target (vLLM's engine start on the meta
