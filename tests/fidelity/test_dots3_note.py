@@ -32,6 +32,8 @@ REFUSED = {
     "note-block32": "No valid attention backend found",
     "note-small": "To serve at least one request with the model's max seq len (8192)",
     "note-mtp": "aten::equal: attempted to run this operator with Meta tensors",
+    "note-a100": "No valid attention backend found",
+    "note-rtx5090": "FlashAttnMLASparseImpl currently supports only FP16/BF16 KV cache",
 }
 
 

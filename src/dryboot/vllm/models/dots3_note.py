@@ -78,6 +78,8 @@ KV_DTYPES = frozenset({"auto", "bfloat16"})
 IMPL_REFUSED_DTYPES = frozenset({"fp8", "fp8_e4m3"})
 #: quantized caches no sparse MLA backend takes (recorded: vLLM's "No valid attention backend found")
 NO_BACKEND_DTYPES = frozenset({"fp8_e5m2", "int4_per_token_head"})
+#: GPU generations recorded serving it (H100 / H200, B200, B300)
+SERVED_CAPABILITIES = frozenset({(9, 0), (10, 0), (10, 3)})
 #: model dtypes the padded sparse backend takes (``supported_dtypes``; both recorded served)
 MODEL_DTYPES = frozenset({"bfloat16", "float16"})
 #: the token vLLM's model class reads from ``added_tokens.json`` beside the config
@@ -263,6 +265,7 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
         )
     if dtype not in KV_DTYPES:
         raise InputError("--kv-cache-dtype", dtype, f"{arch}: this KV cache dtype is not verified against vLLM 0.33.0")
+    check_gpu(model, args, dtype)
     named = args.attention_backend
     if named is not None and not (BACKENDS.get(named) is not None and BACKENDS[named].is_mla):
         raise InputError(
@@ -281,6 +284,36 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
                 flag, str(value), f"{arch}: its layers' caches under this flag are not verified against vLLM 0.33.0"
             )
     return args
+
+
+def check_gpu(model: ModelGeometry, args: EngineArgs, kv_cache_dtype: str) -> None:
+    """The GPUs its sparse layers build on: the backend vLLM selects for them before handing them the
+    padded one (``Dots3NoteFullAttention`` builds DeepSeek's attention first). Recorded: SM 9.0, 10.0
+    and 10.3 serve; SM 8.x finds no sparse MLA backend; SM 12.x selects FLASHINFER_MLA_SPARSE_SM120,
+    which takes an ``auto`` / fp8 cache as ``fp8_ds_mla`` (``_canonicalize_sparse_mla_kv_cache_dtype``),
+    and the padded backend then refuses it.
+
+    :raises InputError: those refusals in vLLM's words; any other GPU generation (not verified)."""
+    arch, cap = model.architecture, tuple(args.device.capability)
+    if cap in SERVED_CAPABILITIES:
+        return
+    if cap[0] < 9:
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch}: ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(... "
+            "use_mla=True, ... use_sparse=True ...) (no sparse MLA backend below SM 9.0)",
+        )
+    if cap[0] == 12 and kv_cache_dtype == "auto":
+        raise InputError(
+            "--gpu",
+            args.device.name,
+            f"{arch}: {_SPARSE_FP8} (on SM 12.x its sparse layers select FLASHINFER_MLA_SPARSE_SM120, which takes an "
+            "auto KV cache as fp8_ds_mla)",
+        )
+    raise InputError(
+        "--gpu", args.device.name, f"{arch}: SM {cap[0]}.{cap[1]} with a {kv_cache_dtype} KV cache is not verified"
+    )
 
 
 def attention_backend(model: ModelGeometry, requested: str | None) -> AttentionBackend | None:
