@@ -10,7 +10,7 @@ tower); the model directory gets an ``added_tokens.json`` naming the image paddi
 class reads while it is built. ``note``: sliding-window MLA layers (576 + 64 latent) beside DeepSeek
 sparse-MLA layers (512 + 64, padded to 640); ``note-8``: three sliding layers to each sparse one;
 ``note-full``: only the sparse layers; ``note-46``: the checkpoint's 46 layers, 13 sparse among 33
-sliding (a stand-in pattern); ``note-mtp``: ``note`` with one MTP layer. A case with a GPU runs the
+sliding (a stand-in pattern); ``note-mtp``: ``note`` with one MTP layer; ``note-swa4``: four sliding query heads. A case with a GPU runs the
 oracle as that row of ``gpus.toml`` (``tests/data/gpus/run_oracle_as.py``); without one, as its default
 H200.
 """
@@ -63,6 +63,7 @@ CASES: dict[str, tuple[str, list[str], str | None]] = {
     "note-8-pp2": ("note-8", [*BASE, "--pipeline-parallel-size", "2"], None),
     "note-full-tp4": ("note-full", [*BASE, "--tensor-parallel-size", "4", "--block-size", "128"], None),
     "note-mtp": ("note-mtp", [*BASE, "--speculative-config", MTP], None),
+    "note-swa4-tp8": ("note-swa4", [*BASE, "--tensor-parallel-size", "8"], None),
     "note-46": ("note-46", BASE, None),
     "note-46-pp4": ("note-46", [*BASE, "--pipeline-parallel-size", "4", "--max-num-batched-tokens", "512"], None),
 }

@@ -242,7 +242,10 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
             raise InputError(
                 model.source,
                 field,
-                f"{heads} at tensor parallel size {tp}: AssertionError ({heads} is not divisible by {tp})",
+                f"{heads} at tensor parallel size {tp}: AssertionError ({heads} heads do not split over {tp} ranks: "
+                "the sliding layers assert num_heads % tp_size == 0)"
+                if field == "swa_num_attention_heads"
+                else f"{heads} at tensor parallel size {tp}: {heads} heads do not split over {tp} ranks",
             )
 
 
