@@ -233,6 +233,9 @@ ARCHITECTURES: dict[str, dict[str, str]] = {
         # beside its sliding or full attention; the wrapper builds that text model on text_config
         "InklingForCausalLM": "each layer's conv state (a sliding-window cache) beside its attention",
         "InklingForConditionalGeneration": "a wrapper of Inkling (towers off), its text model's caches",
+        # vllm/models/dots3_note: sliding-window MLA beside padded sparse MLA on the repeat-pattern packing
+        # (its added_tokens.json in data/architectures/files/); more cases in test_dots3_note.py
+        "Dots3NoteForCausalLM": "its sliding-window MLA and padded sparse MLA caches (repeat-pattern packing)",
         # MiniCPM-V 4.6's class keeping every vision layer, on Qwen3_5ForCausalLM (first in 0.32.0's
         # registry; 0.28.0 refuses it, recorded in data/architectures/recorded.json)
         "MiniCPMV4_7ForConditionalGeneration": "a wrapper of a text model dryboot plans",
@@ -369,6 +372,8 @@ MIN_SERVED = {
     # HY V4's sparse layers: vLLM's probe finds no sparse MLA backend under a non-sparse named backend,
     # blocks below 64, fp8_e5m2 / per-token-head caches; nvfp4 is refused for any MLA model
     "HYV4ForCausalLM": 9,
+    # Dots3-Note's sparse layers likewise (blocks below 64, fp8 caches, non-MLA named backends)
+    "Dots3NoteForCausalLM": 9,
 }
 
 #: (release, architecture) that release's registry lacks or whose config it cannot read: vLLM refuses

@@ -379,27 +379,19 @@ def _plan_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
 
 def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
     """The repeat-pattern packed plan (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, vLLM
-    0.33.0's ``_get_packed_kv_cache_groups``; Step5's DSA caches): the block, every cache's spec,
-    the groups, then the pool's blocks and concurrency.
+    0.33.0's ``_get_packed_kv_cache_groups``): the family's layers (its ``packed_layers`` hook:
+    Step5's DSA caches, Dots3-Note's sliding-window and padded sparse MLA), then the pool's blocks
+    and concurrency per pipeline stage.
 
     :raises InputError: what the release refuses of the caches or was not verified against it
-        (:func:`dryboot.vllm.kv_cache_utils.repeat_packed.check_engine_config`, ``check_ring``).
+        (the family's hook).
     """
-    from dryboot.vllm.kv_cache_utils import packed as P  # at call: the hidden-state cache's spec, Step5 plans only
-    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only Step5 plans load it
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only these families load it
 
-    model, args = cfg.model, cfg.args
-    caches = R.step5_caches(model)
-    block, kv_bytes = R.check_engine_config(cfg, log)
-    tp = args.tensor_parallel_size
-    prefix = model.naming.layer_prefix
-    specs = R.step5_specs(caches, block, max(1, caches.num_kv_heads // tp), kv_bytes, prefix)
-    R.check_ring(specs)
-    _, hidden = P.drafter_layers(cfg, block)  # extract_hidden_states: a group of its own, last
-    groups = R.group_specs(specs) + tuple((n,) for n, _ in hidden)
-    specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
-    stage_names = R.stage_layers(specs, caches, args, prefix)
-    workers: list[frozenset[str] | None] = [None] if stage_names is None else list(stage_names)
+    args = cfg.args
+    packed = family_of(cfg.model).packed_layers(cfg, log)
+    specs, groups = packed.specs, packed.groups
+    workers: list[frozenset[str] | None] = [None] if packed.stages is None else list(packed.stages)
     in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
     pools = [
         R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory, own)
@@ -429,9 +421,11 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
         except NotEnoughMemory as exc:
             memory_error = exc
     layer_set = LayerSet.from_pairs(list(specs.items()))
-    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs) - len(hidden))
-    fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
-    return _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, R.DSA, table, grouping, fit, log, stage_names)
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=packed.num_target)
+    fit = _CacheFit(packed.block, max_model_len, capacity, memory_error, packed.block)
+    return _own_backend_plan(
+        cfg, policies, packed.kv_cache_dtype, packed.backend, table, grouping, fit, log, packed.stages
+    )
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,10 @@ class LayerKind(Enum):
     ``sconv_kernel_size`` tokens (its block and its window), the four conv streams packed into one
     head, in bfloat16, served by ``INKLING_SCONV_SWA``: ``INKLING_CONV`` beside a sliding-window
     attention layer (its heads), ``INKLING_CONV_FULL`` beside a full-attention one.
+
+    ``SLIDING_MLA`` is an MLA layer that keeps its latent rows for a sliding window only
+    (``MLAAttention`` built with ``sliding_window``: a ``SlidingWindowMLASpec`` of one
+    ``kv_lora_rank + qk_rope_head_dim`` head a token; Dots3-Note's ``Dots3NoteSlidingAttention``).
     """
 
     FULL = "full_attention"
@@ -83,6 +87,7 @@ class LayerKind(Enum):
     CROSS = "cross_attention"
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
+    SLIDING_MLA = "sliding_mla"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -108,6 +113,7 @@ class LayerKind(Enum):
             LayerKind.CROSS,
             LayerKind.INKLING_CONV,
             LayerKind.INKLING_CONV_FULL,
+            LayerKind.SLIDING_MLA,
         )
 
     @property
@@ -153,6 +159,7 @@ _SPEC_KIND = {
     LayerKind.CROSS: "cross",
     LayerKind.INKLING_CONV: "sliding",
     LayerKind.INKLING_CONV_FULL: "sliding",
+    LayerKind.SLIDING_MLA: "sliding_mla",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -178,6 +185,7 @@ _LABEL = {
     LayerKind.CROSS: "cross-attention",
     LayerKind.INKLING_CONV: "short-conv state",
     LayerKind.INKLING_CONV_FULL: "short-conv state",
+    LayerKind.SLIDING_MLA: "sliding-window MLA",
     LayerKind.NONE: "no cache",
 }
 

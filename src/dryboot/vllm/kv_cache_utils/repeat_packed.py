@@ -167,13 +167,42 @@ def group_specs(specs: dict[str, AttentionSpec]) -> tuple[tuple[str, ...], ...]:
     return tuple(groups)
 
 
+# --------------------------------------------------------------------------- a family's layers
+
+
+@dataclass(frozen=True)
+class PackedLayers:
+    """What a family hands the repeat-packed planner (its ``packed_layers`` hook): every cache
+    layer's spec, how vLLM groups them, and what the plan reports.
+
+    :param specs: layer name -> spec, module order (a hidden-state cache included).
+    :param groups: the KV cache groups (member layers, vLLM's order).
+    :param stages: the layers each pipeline stage's worker builds, ``None`` without pipeline
+        parallelism.
+    :param block: the cache block (tokens), the scheduler's and the hash block too.
+    :param backend: the backend the plan names.
+    :param kv_cache_dtype: the KV cache dtype the plan names.
+    :param num_target: the target model's cache layers (the rest are the drafter's).
+    """
+
+    specs: dict[str, AttentionSpec]
+    groups: tuple[tuple[str, ...], ...]
+    stages: list[frozenset[str]] | None
+    block: int
+    backend: AttentionBackend
+    kv_cache_dtype: str
+    num_target: int
+
+
 # --------------------------------------------------------------------------- the pool
 
 
 def stride_alignment(spec: AttentionSpec) -> int:
     """Bytes a block stride must be a multiple of for ``spec`` (``get_block_stride_alignment``):
     a ``MultipleOf(k)`` alignment (``block_stride_alignment`` k tokens) is the page at
-    ``gcd(k, block)`` tokens, or 1 when that is the block; a tail ring's is its 1024-byte row."""
+    ``gcd(k, block)`` tokens, or 1 when that is the block; a tail ring's is its 1024-byte row. A
+    sparse MLA cache read as flat rows (``align_blocks_to_rows``: one row's bytes) is
+    ``block_stride_alignment`` 1: its page at one token is that row."""
     if spec.layer_kind is LayerKind.STEP5_RING:
         return RING_ROW  # Step5CSATailRing: block_stride_alignment=1024 bytes
     if spec.block_stride_alignment is not None:

@@ -174,13 +174,6 @@ LOOPED = (
     "loops in a loop_window_size window) are not modelled"
 )
 NOFILE = "its vLLM module lives outside vllm/model_executor/models (vllm.models.*): not modelled"
-DOTS3_NOTE = (
-    "dots3_note (vllm/models/dots3_note): sliding-window MLA layers (Dots3NoteSlidingAttention, their own Triton "
-    "MLA backend) beside DeepSeek sparse-MLA layers whose latent rows are padded to the sliding layers' width "
-    "(Dots3NotePaddedMLAAttention, on DOTS3_NOTE_PADDED_MLA_SPARSE, its KV cache layout BLHNC): vLLM 0.33.0 groups "
-    "them as a SlidingWindowMLA group beside an MLAAttention group of the indexer caches and padded rows (recorded "
-    "on tiny configs, tests/fidelity/data/dots3-note/): sliding-window MLA and the padded rows are not modelled"
-)
 MINIMAX_M3_MTP = (
     "MiniMax-M3 drafter (vllm/models/minimax_m3 mtp.py: a sparse decoder layer with its indexer cache): dryboot "
     "plans MiniMax-M3 targets (MiniMaxM3SparseForCausalLM / ForConditionalGeneration), not this MTP module"
@@ -263,7 +256,6 @@ REASONS: dict[str, str] = {
     "DeepseekV32MTPModel": SPEC_MTP,
     "DomynEdgeForCausalLM": DOMYN_EDGE,
     "DoryForCausalLM": DORY,
-    "Dots3NoteForCausalLM": DOTS3_NOTE,
     "Dots3NoteMTPModel": SPEC_MTP,
     "DotsOCRForCausalLM": REMOTE_MM,
     "Eagle2_5_VLForConditionalGeneration": REMOTE_MM,

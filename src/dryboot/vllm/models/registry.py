@@ -25,7 +25,9 @@ from dryboot.vllm.versions import rules_for, unverified_reason
 if TYPE_CHECKING:
     from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
+    from dryboot.vllm.config.resolve import EngineConfig
     from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.kv_cache_utils.repeat_packed import PackedLayers
     from dryboot.vllm.versions import VersionRules
 
 
@@ -179,6 +181,17 @@ class Family:
         default), ``"packed"`` (DeepSeek-V4's packed groups) or ``"repeat-packed"`` (Step5's)."""
         hook = getattr(self.module(), "kv_cache_layout", None)
         return "grouped" if hook is None else str(hook(model))
+
+    def packed_layers(self, cfg: EngineConfig, log: list[str]) -> PackedLayers:
+        """The cache layers, their groups and stages the repeat-packed planner sizes, for a family
+        whose :meth:`kv_cache_layout` is ``"repeat-packed"`` (vLLM's log lines go to ``log``).
+
+        :raises InputError: what vLLM refuses of them (named), or a family without the hook."""
+        hook = getattr(self.module(), "packed_layers", None)
+        if hook is None:
+            raise InputError("--model", cfg.model.source, f"{cfg.model.architecture}: no packed KV caches to plan")
+        layers: PackedLayers = hook(cfg, log)
+        return layers
 
     def built_towers(self, model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
         """``model`` with only the encoder towers its model class builds under ``args``' multimodal
@@ -336,6 +349,9 @@ FAMILIES: tuple[Family, ...] = (
     ),
     # Step5 (vLLM 0.33.0: LATER_ARCHITECTURES): DSA layers on 0.33.0's repeat-pattern packing
     Family("step5", ("vllm.models.step5",), ("Step5ForCausalLM",)),
+    # Dots3-Note (vLLM 0.33.0 planned: LATER_ARCHITECTURES): sliding-window MLA beside padded sparse MLA
+    # layers on 0.33.0's repeat-pattern packing
+    Family("dots3_note", ("vllm.models.dots3_note",), ("Dots3NoteForCausalLM",)),
     # RNJ-1: Gemma-3's decoder whose chunked_attention layers slide, with a lookback chunk only
     # TRITON_ATTN builds (verify_backend refuses any other backend in vLLM's words)
     Family("rnj1", ("rnj1.py",), ("Rnj1ForCausalLM",)),
@@ -659,6 +675,11 @@ LATER_ARCHITECTURES: dict[str, tuple[str, ...]] = {
     # they are planned on 0.33.0 alone (absent_from_release refuses them on the others)
     "InklingForCausalLM": ("0.33.0",),
     "InklingForConditionalGeneration": ("0.33.0",),
+    # Dots3-Note (vllm/models/dots3_note): in every release's registry from 0.28.0, its sliding-window
+    # MLA beside padded sparse MLA verified on 0.33.0's engine start alone (its repeat-pattern packing);
+    # 0.32.0's engine start fails to inspect the class offline ("failed to be inspected", recorded by hand
+    # on the 0.33.0 cases); 0.28.0-0.31.0 were not recorded
+    "Dots3NoteForCausalLM": ("0.33.0",),
 }
 
 

@@ -24,13 +24,15 @@ checks made first (:func:`verify`). Its MTP drafter (``Step5MTP``) is not planne
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.backends import BACKENDS, AttentionBackend
 from dryboot.vllm.config.hf import ConfigFields, LayerKind, ModelGeometry, extra_of
+from dryboot.vllm.config.resolve import EngineConfig
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_utils.repeat_packed import DSA_HEAD, POLICY, Step5Caches
+from dryboot.vllm.kv_cache_utils.repeat_packed import DSA_HEAD, POLICY, PackedLayers, Step5Caches
 from dryboot.vllm.models.common import geometry, num_layers
 
 SLIDING = "sliding_attention"
@@ -454,3 +456,26 @@ def backend_assumption(model: ModelGeometry) -> str | None:
         "Step5's layers choose their own attention (a DSA layer STEP5_DSA, every other FLASH_ATTN), whatever "
         "--attention-backend names"
     )
+
+
+def packed_layers(cfg: EngineConfig, log: list[str]) -> PackedLayers:
+    """Step5's DSA caches for the repeat-packed planner: the block and KV bytes the release takes
+    (``repeat_packed.check_engine_config``), every cache's spec (``step5_specs``: KV heads per
+    rank), the tail rings checked, the groups, the ``extract_hidden_states`` cache a group of its
+    own last, and the pipeline stages' layers.
+
+    :raises InputError: what vLLM refuses of them or was not verified (named)."""
+    from dryboot.vllm.kv_cache_utils import packed as P  # at call: the hidden-state cache's spec
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R
+
+    model, args = cfg.model, cfg.args
+    caches = R.step5_caches(model)
+    block, kv_bytes = R.check_engine_config(cfg, log)
+    prefix = model.naming.layer_prefix
+    specs = R.step5_specs(caches, block, max(1, caches.num_kv_heads // args.tensor_parallel_size), kv_bytes, prefix)
+    R.check_ring(specs)
+    _, hidden = P.drafter_layers(cfg, block)  # extract_hidden_states: a group of its own, last
+    groups = R.group_specs(specs) + tuple((n,) for n, _ in hidden)
+    specs.update((n, replace(spec, backend="HIDDEN_STATE")) for n, spec in hidden)
+    stages = R.stage_layers(specs, caches, args, prefix)
+    return PackedLayers(specs, groups, stages, block, R.DSA, cfg.kv_cache_dtype, len(specs) - len(hidden))
