@@ -14,8 +14,12 @@ head on every pipeline stage (no ``PPMissingLayer``), the head tied to the embed
   ``hidden_size // num_attention_heads`` (``head_dim`` is not read), ``o_proj``, the q/k RMSNorms
   over the whole projections (``[H]`` and ``[kv_heads x head_dim]``, replicated), vLLM's
   ``Attention`` scale buffers, ``post_attention_layernorm`` and ``post_feedforward_layernorm``
-  (no norm before attention); a rotary table only when ``rope_parameters`` names a
-  ``rope_theta`` (one ``cos_sin_cache`` for the stage's attention layers; none by default).
+  (no norm before attention). The rotary table (one ``cos_sin_cache`` ``[max_position_embeddings,
+  head_dim]`` in the model dtype for the stage's attention layers) follows the config class:
+  vLLM's own ``OlmoHybridConfig`` (0.27.1-0.31.0) keeps ``rope_parameters`` as the config gives it
+  (none by default: no table; ``OlmoHybridAttention`` builds one when it names a ``rope_theta``);
+  transformers' (0.32.0+, switch ``hf_config_class_architectures``) defaults it to a
+  ``rope_theta`` of 10000, so every attention layer has one.
 * The MLP: ``gate_up_proj`` ``[2 I / TP, H]``, ``down_proj`` ``[H, I / TP]``.
 
 ``layer_types`` and the ``linear_*`` defaults are ``OlmoHybridConfig``'s (transformers 5.x), as the
@@ -30,6 +34,7 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.versions import rules_for
 
 #: ``OlmoHybridConfig``'s defaults for the keys the walk reads (transformers 5.x)
 _DEFAULTS: dict[str, Any] = {
@@ -67,20 +72,22 @@ def _prepare(config: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _rope(config: Mapping[str, Any]) -> bool:
-    """Whether ``OlmoHybridAttention`` builds a rotary embedding: ``rope_parameters`` with a
-    ``rope_theta``.
+def _rope(config: Mapping[str, Any], version: str) -> bool:
+    """Whether ``OlmoHybridAttention`` builds a rotary embedding on release ``version`` (module
+    docstring).
 
-    :raises InputError: a top-level ``rope_theta`` / ``rope_scaling`` without ``rope_parameters``
-        (the config class's conversion of it is not recorded: not modelled)."""
+    :raises InputError: a top-level ``rope_theta`` / ``rope_scaling``, or ``rope_parameters``
+        without a ``rope_theta`` (how the config classes convert them is not recorded: not modelled)."""
+    if config.get("rope_theta") is not None or config.get("rope_scaling") is not None:
+        raise InputError(
+            "config.json", "rope_theta", "OLMo-Hybrid's rope_theta outside rope_parameters is not modelled"
+        )
     rope = config.get("rope_parameters")
-    if rope is None:
-        if config.get("rope_theta") is not None or config.get("rope_scaling") is not None:
-            raise InputError(
-                "config.json", "rope_theta", "OLMo-Hybrid's rope_theta outside rope_parameters is not modelled"
-            )
-        return False
-    return isinstance(rope, Mapping) and rope.get("rope_theta") is not None
+    if rope is not None and not (isinstance(rope, Mapping) and rope.get("rope_theta") is not None):
+        raise InputError(
+            "config.json", "rope_parameters", "OLMo-Hybrid's rope_parameters without a rope_theta are not modelled"
+        )
+    return rope is not None or "OlmoHybridForCausalLM" in rules_for(version).hf_config_class_architectures
 
 
 def _o_norm_bytes(config: Mapping[str, Any], ab: int) -> int:
@@ -162,10 +169,9 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
         w.own("norm", h * ab)
         w.own("mlp", 2 * i_r * h * ab)
         w.own("mlp", h * i_r * ab)
-    if _rope(config) and any(types[li] != _LINEAR for li in layers):
+    if _rope(config, par.vllm_version) and any(types[li] != _LINEAR for li in layers):
         hd = h // W._int(config, "num_attention_heads")
-        rope_config = {**config, "rope_parameters": config["rope_parameters"]}
-        w.own("rotary", W._rotary_bytes(rope_config, hd, ab), buffer=True)
+        w.own("rotary", W._rotary_bytes(config, hd, ab), buffer=True)
     return w.result()
 
 
