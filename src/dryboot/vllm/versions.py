@@ -161,7 +161,8 @@ class VersionRules:
     :param hf_config_class_architectures: architectures whose config the release reads with
         transformers' own config class, vLLM's (with its defaults) being gone (0.31.0+: Mellum, recorded
         on 0.31.0-0.33.0, served by the Transformers backend from 0.32: ``dense.HF_CLASS_DECODERS``;
-        0.32+: LongCat-Flash, ``models/longcat_flash.py``, OLMo-Hybrid, ``models/olmo_hybrid.py``; 0.33.0: Step-3.5, ``models/step3p5.py``,
+        0.32+: LongCat-Flash, ``models/longcat_flash.py``, OLMo-Hybrid, ``models/olmo_hybrid.py``;
+        0.33.0: Step-3.5, ``models/step3p5.py``,
         AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset).
     :param longcat_hidden_layers_field: LongCat-Flash's model class builds
         ``FlashConfig(**hf_config.__dict__).num_hidden_layers`` decoder layers where the transformers
