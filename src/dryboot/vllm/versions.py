@@ -161,7 +161,8 @@ class VersionRules:
     :param hf_config_class_architectures: architectures whose config the release reads with
         transformers' own config class, vLLM's (with its defaults) being gone (0.31.0+: Mellum, recorded
         on 0.31.0-0.33.0, served by the Transformers backend from 0.32: ``dense.HF_CLASS_DECODERS``;
-        0.32+: LongCat-Flash, ``models/longcat_flash.py``; 0.33.0: Step-3.5, ``models/step3p5.py``,
+        0.32+: LongCat-Flash, ``models/longcat_flash.py``, OLMo-Hybrid, ``models/olmo_hybrid.py``;
+        0.33.0: Step-3.5, ``models/step3p5.py``,
         AFMoE and Hunyuan V3, ``models/dense.py`` ``verify_release`` refuses the fields left unset).
     :param longcat_hidden_layers_field: LongCat-Flash's model class builds
         ``FlashConfig(**hf_config.__dict__).num_hidden_layers`` decoder layers where the transformers
@@ -474,8 +475,10 @@ _V032 = replace(
     mamba_all_deprecated=False,
     mamba2_align_pages=3,
     qwen3_next_hf_config_class=True,
-    # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone)
-    hf_config_class_architectures=_V031.hf_config_class_architectures | {"LongcatFlashForCausalLM"},
+    # longcat_flash.py imports transformers' LongcatFlashConfig (vLLM's FlashConfig is gone); vLLM's
+    # OlmoHybridConfig is gone too (transformers' defaults rope_parameters: models/olmo_hybrid.py)
+    hf_config_class_architectures=_V031.hf_config_class_architectures
+    | {"LongcatFlashForCausalLM", "OlmoHybridForCausalLM"},
     longcat_hidden_layers_field=False,
     autofit_log_kv_memory=True,
     v2_runner_v1_methods=frozenset({"suffix", "medusa", "mlp_speculator", "custom_class"}),
