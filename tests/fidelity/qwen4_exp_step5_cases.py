@@ -48,6 +48,26 @@ KEPT_FIELDS = (
     "final_block_size",
 )
 
+#: the QSA cases recorded on 0.33.0 only (the release whose packing dryboot plans them on)
+QSA_033: dict[str, tuple[str, list[str]]] = {
+    "qwen4-qsa-tp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2"]),
+    "qwen4-qsa-tp4": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "4"]),
+    "qwen4-qsa-fp8": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8"]),
+    "qwen4-qsa-fp8-tp2": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "2"]),
+    "qwen4-qsa-block32": ("qwen4-qsa", [*BASE, "--block-size", "32"]),
+    "qwen4-qsa-block128": ("qwen4-qsa", [*BASE, "--block-size", "128"]),
+    "qwen4-qsa-len2048": ("qwen4-qsa", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"]),
+    "qwen4-qsa-autofit": ("qwen4-qsa", ["--kv-cache-memory-bytes", "200M", "--max-model-len", "-1"]),
+    "qwen4-qsa-no-prefix": ("qwen4-qsa", [*BASE, "--no-enable-prefix-caching"]),
+    "qwen4-qsa-ngram3": (
+        "qwen4-qsa",
+        [*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}'],
+    ),
+    "qwen4-qsa-pp2": ("qwen4-qsa", [*BASE, "--pipeline-parallel-size", "2"]),
+    "qwen4-qsa-512-tp2": ("qwen4-qsa-512", [*BASE, "--tensor-parallel-size", "2"]),
+    "qwen4-vl-qsa-tp2": ("qwen4-vl-qsa", [*BASE, "--tensor-parallel-size", "2"]),
+}
+
 #: case id -> (config name, flags)
 CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-ple": ("qwen4-qsa-ple", BASE),
@@ -124,12 +144,35 @@ CASES: dict[str, tuple[str, list[str]]] = {
         [*BASE, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"],
     ),
     "step5-vl-mlp4-tp2-data": ("step5-vl-mlp4", [*BASE, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"]),
+    # what dryboot's plan of Qwen4-Exp's QSA layers adds (0.33.0's repeat-pattern packing of the
+    # Gated DeltaNet states, the index-key rings and the compressed keys beside the layers' own KV):
+    # TP, an fp8 cache, block sizes, lengths, an auto-fitted length, no prefix caching, n-gram
+    # drafting (a wider ring), two pipeline stages, the wrapper under TP
+    **QSA_033,
 }
+
+
+#: the GPUs (``tests/data/gpus/gpus.toml`` rows) the QSA cases are recorded on beside the H200,
+#: each with its flag sets (``data/refused-0.33/qsa-gpus-0.33.0.json``, ``record_qwen4_exp_step5.py
+#: PYTHON --gpus``): the Gated DeltaNet prefill's checkpoint pages are SM90's only
+QSA_GPUS = ("H100", "B200", "A100-80GB", "RTX 4090")
+QSA_GPU_CASES = ("qwen4-qsa", "qwen4-qsa-fp8", "qwen4-qsa-tp2", "qwen4-qsa-no-prefix")
+GPU_RECORD = DATA / "qsa-gpus-0.33.0.json"
+
+
+def gpu_recorded() -> dict[str, dict[str, dict[str, Any]]]:
+    """GPU -> case id -> the oracle's kept fields, recorded as that GPU (0.33.0)."""
+    doc: dict[str, Any] = json.loads(GPU_RECORD.read_text())
+    assert doc["vllm"] == VERSION
+    gpus: dict[str, dict[str, dict[str, Any]]] = doc["gpus"]
+    return gpus
 
 
 def cases_for(version: str) -> dict[str, tuple[str, list[str]]]:
     """The cases recorded on ``version``: every one on 0.33.0, the Qwen4-Exp ones on :data:`EARLIER`."""
-    return dict(CASES) if version == VERSION else {k: v for k, v in CASES.items() if k.startswith("qwen4")}
+    if version == VERSION:
+        return dict(CASES)
+    return {k: v for k, v in CASES.items() if k.startswith("qwen4") and k not in QSA_033}
 
 
 def record_path(version: str) -> Path:

@@ -1,13 +1,12 @@
-"""vLLM 0.33.0's Qwen4-Exp (but its plain layout: no QSA, no PLE layers, planned and checked here
-against the records) and Step5 are refused by name with the layer and cache kinds they add
-(``registry.NOT_MODELLED``, ``models/qwen4_exp.py``), and vLLM's recorded engine start on their tiny configs
-(``record_qwen4_exp_step5.py``, ``data/refused-0.33/``) shows those kinds: a QSA layer's index-key
-ring and compressed keys as groups of kinds dryboot does not plan, a PLE layer's n-gram embedding
-that the harness cannot build, Step5's DSA layers with their summary caches and tail rings (the harness
-stands in for their FlashInfer workspace). Qwen4-Exp is
-in the registries of 0.29.0-0.32.0 too: its cases are recorded there and the reason's words hold
-on each (0.29-0.31 read the config with vLLM's own class, which refuses QSA layers unless
-``indexer_budget / indexer_compress_ratio`` is 512 or 2048; 0.29.0 builds the PLE layers)."""
+"""vLLM 0.33.0's Qwen4-Exp and Step5 against their recorded engine starts on tiny configs
+(``record_qwen4_exp_step5.py``, ``data/refused-0.33/``). Qwen4-Exp's plain layout is planned on
+0.29.0-0.33.0 and its QSA layers on 0.33.0 (a layer's index-key ring and compressed keys: a
+CircularBuffer and an MLAAttention group, 0.33.0's repeat-pattern packing), both checked here; its
+PLE layers are refused by name (their n-gram embedding the harness cannot build); Step5's DSA layers
+keep summary caches and tail rings (the harness stands in for their FlashInfer workspace). Qwen4-Exp
+is in the registries of 0.29.0-0.32.0 too: its cases are recorded there (0.29-0.31 read the config
+with vLLM's own class, which refuses QSA layers unless ``indexer_budget / indexer_compress_ratio``
+is 512 or 2048; 0.29.0 builds the PLE layers)."""
 
 from __future__ import annotations
 
@@ -63,9 +62,10 @@ def test_own_config_class_refuses_other_qsa_budgets(version: str) -> None:
     assert "unless indexer_budget / indexer_compress_ratio is 512 or 2048" in QWEN4_EXP
 
 
-def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
+def test_qsa_layers_add_a_circular_buffer_and_an_mla_group() -> None:
     """A QSA layer's caches: a CircularBuffer group (the raw index keys) and an MLAAttention group
-    (the compressed keys with the layer's own KV), beside the Gated DeltaNet layers' Mamba groups."""
+    (the compressed keys with the layer's own KV), beside the Gated DeltaNet layers' Mamba groups
+    (planned on 0.33.0: :func:`test_dryboot_plans_qsa_layers_as_vllm`)."""
     v = Q.recorded()["qwen4-qsa"]["vllm"]
     assert v["ok"]
     kinds = {g[0] for g in v["groups"]}
@@ -211,14 +211,12 @@ STEP5_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)["ar
 PLAIN = ("qwen4-plain", "qwen4-plain-interval", "qwen4-vl-plain")
 #: the Qwen4-Exp text configs dryboot refuses in its family, each with the words naming the layers
 REFUSED_LAYERS = {
-    "qwen4-vl-qsa": "QSA layers",
-    "qwen4-qsa": "QSA layers",
-    "qwen4-qsa-512": "QSA layers",
-    "qwen4-qsa-ple": "QSA layers",
-    "qwen4-qsa-mtp": "QSA layers",
-    "qwen4-qsa-512-mtp": "QSA layers",
+    "qwen4-qsa-ple": "PLE layers",
     "qwen4-ple": "PLE layers",
 }
+#: the QSA configs without PLE layers: planned on 0.33.0 (``models/qwen4_exp.py`` on 0.33.0's
+#: repeat-pattern packing), each case checked against every release's record
+QSA = ("qwen4-qsa", "qwen4-qsa-512", "qwen4-qsa-mtp", "qwen4-qsa-512-mtp", "qwen4-vl-qsa")
 
 
 def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[str, object]:
@@ -232,7 +230,7 @@ def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[s
         (v, name)
         for v in RELEASES
         for name in sorted({name for name, _ in Q.cases_for(v).values()})
-        if name not in PLAIN and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
+        if name not in (*PLAIN, *QSA) and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
     ],
 )
 def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str, name: str) -> None:
@@ -262,6 +260,60 @@ def test_dryboot_plans_the_plain_layout_as_vllm(tmp_path: Path, version: str, ci
     # these records keep the block, the groups and the blocks (not tokens, concurrency, length)
     diffs = {k: pair for k, pair in verdict["diffs"].items() if pair[0] is not None}
     assert not diffs and {"block_size", "groups", "group_layers", "num_blocks"} <= set(v), verdict
+
+
+@pytest.mark.parametrize(
+    ("version", "cid"), [(v, c) for v in RELEASES for c, (name, _) in Q.cases_for(v).items() if name in QSA]
+)
+def test_dryboot_plans_qsa_layers_as_vllm(tmp_path: Path, version: str, cid: str) -> None:
+    """Every recorded QSA flag set: on 0.33.0 dryboot's block, groups (kind, block, page, layers),
+    blocks, tokens, concurrency and max length are vLLM's, its group members too (TP 1-4, fp8,
+    blocks, lengths, auto-fit, no prefix caching, n-gram drafting, the wrapper); what vLLM refuses
+    dryboot refuses (0.29-0.31's own config class on the budget in vLLM's words; two pipeline
+    stages by vLLM's words); the MTP drafter and the releases before 0.33.0 by name."""
+    name, argv = Q.CASES[cid]
+    v = Q.recorded(version)[cid]["vllm"]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    d = H.run_dryboot(case, version)
+    if "mtp" in cid:
+        assert d.get("refused") and "MTP drafter (Qwen4ExpMTP" in str(d["error"]), d
+        return
+    if version != Q.VERSION and v.get("ok"):
+        assert d.get("refused") and f"QSA layers on vLLM {version} are not modelled" in str(d["error"]), d
+        return
+    verdict = H.compare(v, d)
+    assert verdict["agree"], verdict
+    if not v["ok"]:
+        assert d.get("refused") and verdict["same_refusal"], verdict
+        return
+    assert v["final_block_size"] == d["block_size"]
+    assert not verdict["diffs"]
+    assert _group_layers(case) == v["group_layers"]
+
+
+@pytest.mark.parametrize(("gpu", "cid"), [(g, c) for g in Q.QSA_GPUS for c in Q.QSA_GPU_CASES])
+def test_dryboot_plans_qsa_layers_on_other_gpus(tmp_path: Path, gpu: str, cid: str) -> None:
+    """The QSA cases recorded as other GPUs (``data/refused-0.33/qsa-gpus-0.33.0.json``): off SM90
+    the Gated DeltaNet prefill keeps no checkpoint page and the hybrid block differs (48 tokens,
+    80 under fp8); dryboot's figures and group members are vLLM's on each."""
+    name, argv = Q.CASES[cid]
+    rec = Q.gpu_recorded()[gpu][cid]
+    assert rec["argv"] == argv
+    v = rec["vllm"]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), [*argv, "--gpu", gpu])
+    d = H.run_dryboot(case, Q.VERSION)
+    verdict = H.compare(v, d)
+    assert verdict["agree"] and not verdict["diffs"], verdict
+    assert v["final_block_size"] == d["block_size"]
+    assert _group_layers(case) == v["group_layers"]
+
+
+def test_qsa_cases_cover_the_flags() -> None:
+    """13 flag sets on 0.33.0 beside the base ones; two pipeline stages are refused by vLLM."""
+    rec = Q.recorded()
+    assert len(Q.QSA_033) == 13
+    assert [c for c in Q.QSA_033 if not rec[c]["vllm"]["ok"]] == ["qwen4-qsa-pp2"]
+    assert rec["qwen4-qsa-ngram3"]["vllm"]["groups"][3] == ["CircularBuffer", 8, 2048, 1]
 
 
 def test_plain_interval_is_read_from_0_32() -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from dryboot.errors import InputError
 from dryboot.planner.policies.promotion import unify_layer_set_with_policy
 from dryboot.vllm.backends import DEEPSEEK_V32_INDEXER, MINIMAX_M3_SPARSE_INDEXER, AttentionBackend
-from dryboot.vllm.config.hf import LayerKind, ModelGeometry
+from dryboot.vllm.config.hf import LayerKind, ModelGeometry, extra_of
 from dryboot.vllm.config.resolve import MEMORY_FLAGS, Drafter, EngineConfig, create_engine_config, with_memory
 from dryboot.vllm.coordinator import Invariant, check_invariants, resolve_kv_cache_block_sizes
 from dryboot.vllm.distributed import (
@@ -34,6 +34,7 @@ from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
     LayerSpec,
+    MambaSpec,
     state_bytes,
 )
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, flat_row_alignment, kv_layout, mamba_state
@@ -389,6 +390,8 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only Step5 plans load it
 
     model, args = cfg.model, cfg.args
+    if extra_of(model, R.Step5Caches) is None:
+        return _plan_hybrid_repeat_packed(cfg, policies, log)
     caches = R.step5_caches(model)
     block, kv_bytes = R.check_engine_config(cfg, log)
     tp = args.tensor_parallel_size
@@ -432,6 +435,68 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs) - len(hidden))
     fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
     return _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, R.DSA, table, grouping, fit, log, stage_names)
+
+
+def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """The repeat-pattern packed plan of a hybrid model whose attention layers keep caches beside
+    their KV (Qwen4-Exp's QSA layers, vLLM 0.33.0): the block and the Gated DeltaNet states as the
+    hybrid alignment lays them out (the grouped layout), the family's side caches
+    (``Family.side_cache_specs``), then 0.33.0's packed groups and the pool's blocks and concurrency
+    (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`).
+
+    :raises InputError: what the release refuses of the side caches, or was not verified."""
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only repeat-packed plans load it
+
+    model, args = cfg.model, cfg.args
+    layout = _grouped_layout(cfg, policies, log)
+    family = family_of(model)
+    pairs = layout.layers.pairs()
+    if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
+        pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
+    specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
+    groups = R.group_specs(specs)
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
+    pools = [R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory)]
+    grouping = Grouping(
+        runs=(),
+        group_size=max(len(g) for g in groups),
+        path="packed",
+        log=(),
+        packed=R.kv_groups(groups, specs),
+        packed_stride=pools[0].stride,
+    )
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    override = args.num_gpu_blocks_override
+    capacity: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = R.auto_fit(pools, max_model_len, available, override)
+                log.append(line)
+            capacity = R.capacity(pools, max_model_len, available, override)
+            log.extend(capacity.log)
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    layer_set = LayerSet.from_pairs(list(specs.items()))
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
+    block = layout.block_size
+    fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
+    mamba = layout.mamba
+    plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, None)
+    return replace(
+        plan,
+        block_decision=layout.decision,
+        mamba_page_size_bytes=state_bytes(mamba[1], mamba[2]) if mamba is not None else None,
+    )
+
+
+def _with_checkpoint(spec: LayerSpec) -> LayerSpec:
+    """A Gated DeltaNet state with its prefill checkpoint page (one a request), else ``spec``."""
+    if isinstance(spec, MambaSpec) and spec.layer_kind is LayerKind.GDN:
+        return replace(spec, num_prefill_checkpoint_blocks=1)
+    return spec
 
 
 @dataclass(frozen=True)
