@@ -1,4 +1,4 @@
-"""The tiny configs that back the refusals of vLLM 0.33.0's Qwen4-Exp and Step5
+"""The tiny configs that back the refusals of vLLM 0.33.0's Qwen4-Exp, Step5 and GLM-5.3-Flash
 (``dryboot.vllm.models.registry.NOT_MODELLED``), and the flags each is started with.
 
 Each config (``data/refused-0.33/configs/<name>.json``) switches on one of the layer or cache kinds
@@ -149,6 +149,10 @@ CASES: dict[str, tuple[str, list[str]]] = {
     # TP, an fp8 cache, block sizes, lengths, an auto-fitted length, no prefix caching, n-gram
     # drafting (a wider ring), two pipeline stages, the wrapper under TP
     **QSA_033,
+    # GLM-5.3-Flash (refused): a tiny stand-in (no published config found), its text model's KDA,
+    # MLA, kpool indexer and tail-ring caches as vLLM 0.33.0 groups them
+    "glm53-flash": ("glm53-flash", BASE),
+    "glm53-flash-tp2": ("glm53-flash", [*BASE, "--tensor-parallel-size", "2"]),
 }
 
 

@@ -308,6 +308,23 @@ def test_dryboot_plans_qsa_layers_on_other_gpus(tmp_path: Path, gpu: str, cid: s
     assert _group_layers(case) == v["group_layers"]
 
 
+@pytest.mark.parametrize("cid", ["glm53-flash", "glm53-flash-tp2"])
+def test_glm53_caches_group_as_the_reason_says(cid: str) -> None:
+    """GLM-5.3-Flash's tiny stand-in (no published config found): vLLM 0.33.0 serves it with the caches
+    its refusal names (KDA Mamba groups, the kpool indexer's k_cache with the MLA KV, the tail
+    buffer as a CircularBuffer group, block 512); 4G / 8,112 blocks: a 529,408-byte stride (the
+    528,512 bytes of the widest group rounded up to 1024)."""
+    v = Q.recorded()[cid]["vllm"]
+    assert v["ok"] and v["block_size"] == 512
+    assert [g[0] for g in v["groups"]] == ["Mamba"] * 3 + ["MLAAttention", "CircularBuffer"]
+    assert v["group_layers"][3] == ["model.layers.3.self_attn.indexer.k_cache", "model.layers.3.self_attn.attn"]
+    assert v["group_layers"][4] == ["model.layers.3.self_attn.indexer.tail_cache"]
+    assert 4 * 2**30 // 529_408 == v["num_blocks"] == 8112
+    reason = NOT_MODELLED["Glm5NextForCausalLM"]
+    for words in ("Glm5NextTailCache: CircularBufferSpec", "block 512", "an MLAAttention group", "not modelled"):
+        assert words in reason
+
+
 def test_qsa_cases_cover_the_flags() -> None:
     """13 flag sets on 0.33.0 beside the base ones; two pipeline stages are refused by vLLM."""
     rec = Q.recorded()

@@ -437,8 +437,12 @@ _GLM5NEXT = (
     "GLM-5.3-Flash (vllm/models/glm5next): Kimi Delta Attention layers (Glm5NextLinearAttention: a MambaSpec "
     "with prefill checkpoint blocks) beside MLA layers whose sparse indexer keeps a kpool-compressed key cache "
     "(Glm5NextIndexerCache: an MLAAttentionSpec of one entry per index_kpool tokens, tokens_per_state) and a "
-    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec); the compressed indexer cache, "
-    "the circular buffer and the checkpoint blocks are not modelled"
+    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec of index_kpool x next_power_of_2 "
+    "rows, two index_head_dim heads); recorded on a tiny config (tests/fidelity/data/refused-0.33, TP 1 and 2): "
+    "block 512 from the DEEPSEEK_V32_INDEXER / KPOOL_TAIL / FLASHINFER_MLA_SPARSE_SM90 backends, a Mamba group per "
+    "KDA layer (one checkpoint page a request), an MLAAttention group of the indexer's k_cache with the MLA KV and "
+    "a CircularBuffer group of the tail buffer, packed with a 1024-byte stride alignment; this layout (its sparse "
+    "MLA backend, the kpool indexer cache, the tail buffer and the packing) is not modelled"
 )
 
 #: Why an architecture is refused, where more can be said than "not modelled".
