@@ -66,6 +66,17 @@ QSA_033: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-pp2": ("qwen4-qsa", [*BASE, "--pipeline-parallel-size", "2"]),
     "qwen4-qsa-512-tp2": ("qwen4-qsa-512", [*BASE, "--tensor-parallel-size", "2"]),
     "qwen4-vl-qsa-tp2": ("qwen4-vl-qsa", [*BASE, "--tensor-parallel-size", "2"]),
+    # multimodal RoPE (the ring stores positions too), another ratio, a backend named, a blocks
+    # override, a float32 Gated DeltaNet state
+    "qwen4-vl-qsa-mrope": ("qwen4-vl-qsa-mrope", BASE),
+    "qwen4-qsa-ratio8": ("qwen4-qsa-ratio8", BASE),
+    "qwen4-qsa-ratio8-ngram5": (
+        "qwen4-qsa-ratio8",
+        [*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 3}'],
+    ),
+    "qwen4-qsa-flashinfer": ("qwen4-qsa", [*BASE, "--attention-backend", "FLASHINFER"]),
+    "qwen4-qsa-override": ("qwen4-qsa", [*BASE, "--num-gpu-blocks-override", "2000"]),
+    "qwen4-qsa-mamba-fp32": ("qwen4-qsa", [*BASE, "--mamba-cache-dtype", "float32"]),
 }
 
 #: case id -> (config name, flags)

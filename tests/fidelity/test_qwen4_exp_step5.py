@@ -216,7 +216,15 @@ REFUSED_LAYERS = {
 }
 #: the QSA configs without PLE layers: planned on 0.33.0 (``models/qwen4_exp.py`` on 0.33.0's
 #: repeat-pattern packing), each case checked against every release's record
-QSA = ("qwen4-qsa", "qwen4-qsa-512", "qwen4-qsa-mtp", "qwen4-qsa-512-mtp", "qwen4-vl-qsa")
+QSA = (
+    "qwen4-qsa",
+    "qwen4-qsa-512",
+    "qwen4-qsa-mtp",
+    "qwen4-qsa-512-mtp",
+    "qwen4-vl-qsa",
+    "qwen4-qsa-ratio8",
+    "qwen4-vl-qsa-mrope",
+)
 
 
 def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[str, object]:
@@ -326,11 +334,15 @@ def test_glm53_caches_group_as_the_reason_says(cid: str) -> None:
 
 
 def test_qsa_cases_cover_the_flags() -> None:
-    """13 flag sets on 0.33.0 beside the base ones; two pipeline stages are refused by vLLM."""
+    """19 flag sets on 0.33.0 beside the base ones; two pipeline stages are refused by vLLM. The
+    ring holds round_up(ratio + speculative tokens, ratio) rows (4 + 3 -> 8; 8 + 5 -> 16), each
+    128 bfloat16 wide, 140 under multimodal RoPE (three int64 positions appended)."""
     rec = Q.recorded()
-    assert len(Q.QSA_033) == 13
+    assert len(Q.QSA_033) == 19
     assert [c for c in Q.QSA_033 if not rec[c]["vllm"]["ok"]] == ["qwen4-qsa-pp2"]
     assert rec["qwen4-qsa-ngram3"]["vllm"]["groups"][3] == ["CircularBuffer", 8, 2048, 1]
+    assert rec["qwen4-qsa-ratio8-ngram5"]["vllm"]["groups"][3] == ["CircularBuffer", 16, 4096, 1]
+    assert rec["qwen4-vl-qsa-mrope"]["vllm"]["groups"][3] == ["CircularBuffer", 4, 4 * 140 * 2, 1]
 
 
 def test_plain_interval_is_read_from_0_32() -> None:

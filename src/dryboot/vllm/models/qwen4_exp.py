@@ -26,8 +26,7 @@ tokens), which 0.33.0 lays out by its repeat-pattern packing
 serve are refused by name (their packing differs and is not modelled).
 
 Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
-``full_attention``, QSA layers on 0.29.0-0.32.0 and under what was not verified (multimodal RoPE,
-pipeline parallelism is vLLM's own refusal), and the MTP drafter (``--speculative-config`` method
+``full_attention``, QSA layers on 0.29.0-0.32.0 and under pipeline parallelism, and the MTP drafter (``--speculative-config`` method
 ``mtp``: ``Qwen4ExpMTP``).
 """
 
@@ -399,14 +398,14 @@ def side_cache_specs(
     DeltaNet states laid out by the hybrid alignment).
 
     Ring: ``CircularBufferSpec`` of ``round_up(ratio + num_speculative_tokens, ratio)`` tokens,
-    one head of ``indexer_head_dim`` bfloat16 (``QSAKeyStateCache.get_kv_cache_spec``).
+    one bfloat16 head of :func:`ring_head_size` (``QSAKeyStateCache.get_kv_cache_spec``).
     Compressed keys: ``MLAAttentionSpec`` of the cache block, one head of ``indexer_head_dim``
     bfloat16, ``tokens_per_state`` the ratio (``QSACompressedKeyCache``).
 
     :raises InputError: a release other than :data:`QSA_RELEASES`; what vLLM refuses of a QSA
         layer (a model dtype other than bfloat16, a KV cache dtype outside :data:`QSA_KV_DTYPES`,
-        context parallelism, a block the ratio or the ring does not divide, pipeline parallelism:
-        its workers report different KV cache layouts); multimodal RoPE (not verified).
+        context parallelism, a block the ratio or the ring does not divide); pipeline parallelism
+        (not modelled: recorded refused where a stage holds no QSA layer).
     """
     extra = extra_of(model, Qwen4ExpExtra)
     assert extra is not None and extra.qsa is not None
@@ -442,13 +441,6 @@ def side_cache_specs(
             "and one with them report different layouts, AssertionError: Workers disagree on supported KV cache "
             "layouts; a QSA layer takes block-outermost layouts only)",
         )
-    if qsa.mrope:
-        raise InputError(
-            "rope_parameters.mrope_section",
-            model.source,
-            f"{arch}'s QSA layers under multimodal RoPE (the index-key ring then stores positions too) are not "
-            "verified against vLLM's engine start; not modelled",
-        )
     ratio = qsa.compress_ratio
     capacity = cdiv(ratio + args.num_speculative_tokens, ratio) * ratio
     out: dict[str, LayerSpec] = {}
@@ -469,10 +461,25 @@ def side_cache_specs(
                     f"{block}",
                 )
             prefix = name[: -len("attn")] + "indexer."
-            out[prefix + "raw_key_cache"] = _state_spec(LayerKind.QSA_RING, capacity, qsa.head_dim, 1)
+            out[prefix + "raw_key_cache"] = _state_spec(LayerKind.QSA_RING, capacity, ring_head_size(qsa), 1)
             out[prefix + "compressed_key_cache"] = _state_spec(LayerKind.QSA_COMPRESSED, block, qsa.head_dim, ratio)
         out[name] = spec
     return out
+
+
+#: bfloat16 slots one int64 position takes, and the positions a row keeps under multimodal RoPE
+#: (``QSAKeyStateCache``: ``_BF16_PER_INT64``, ``_NUM_ROPE_AXES``)
+BF16_PER_INT64 = 4
+ROPE_AXES = 3
+
+
+def ring_head_size(qsa: QSAIndexer) -> int:
+    """A ring row's width in bfloat16 elements (``QSAKeyStateCache.__init__``): ``indexer_head_dim``,
+    or under multimodal RoPE (``uses_mrope``: the row keeps its three int64 positions too)
+    ``round_up(indexer_head_dim, 4) + 3 * 4``."""
+    if not qsa.mrope:
+        return qsa.head_dim
+    return cdiv(qsa.head_dim, BF16_PER_INT64) * BF16_PER_INT64 + ROPE_AXES * BF16_PER_INT64
 
 
 def _state_spec(kind: LayerKind, block: int, head_dim: int, ratio: int) -> AttentionSpec:
