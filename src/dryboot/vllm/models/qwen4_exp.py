@@ -26,8 +26,8 @@ tokens), which 0.33.0 lays out by its repeat-pattern packing
 serve are refused by name (their packing differs and is not modelled).
 
 Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
-``full_attention``, QSA layers on 0.29.0-0.32.0 and under pipeline parallelism, and the MTP drafter (``--speculative-config`` method
-``mtp``: ``Qwen4ExpMTP``).
+``full_attention``, QSA layers on 0.29.0-0.32.0 and under pipeline parallelism, and the MTP
+drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
 from __future__ import annotations
