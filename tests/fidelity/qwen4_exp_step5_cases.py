@@ -77,6 +77,16 @@ QSA_033: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-flashinfer": ("qwen4-qsa", [*BASE, "--attention-backend", "FLASHINFER"]),
     "qwen4-qsa-override": ("qwen4-qsa", [*BASE, "--num-gpu-blocks-override", "2000"]),
     "qwen4-qsa-mamba-fp32": ("qwen4-qsa", [*BASE, "--mamba-cache-dtype", "float32"]),
+    # what vLLM refuses of QSA layers: float16 activations, a ratio the block does not hold, decode
+    # context parallelism, an fp8 e5m2 cache
+    "qwen4-qsa-fp16": ("qwen4-qsa", [*BASE, "--dtype", "float16"]),
+    "qwen4-qsa-ratio128": ("qwen4-qsa-ratio128", BASE),
+    "qwen4-qsa-dcp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2", "--decode-context-parallel-size", "2"]),
+    "qwen4-qsa-tp4-dcp2": (
+        "qwen4-qsa",
+        [*BASE, "--tensor-parallel-size", "4", "--decode-context-parallel-size", "2"],
+    ),
+    "qwen4-qsa-fp8-e5m2": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8_e5m2"]),
 }
 
 #: case id -> (config name, flags)

@@ -224,6 +224,7 @@ QSA = (
     "qwen4-vl-qsa",
     "qwen4-qsa-ratio8",
     "qwen4-vl-qsa-mrope",
+    "qwen4-qsa-ratio128",
 )
 
 
@@ -334,12 +335,21 @@ def test_glm53_caches_group_as_the_reason_says(cid: str) -> None:
 
 
 def test_qsa_cases_cover_the_flags() -> None:
-    """19 flag sets on 0.33.0 beside the base ones; two pipeline stages are refused by vLLM. The
+    """24 flag sets on 0.33.0 beside the base ones; vLLM refuses two pipeline stages, float16, a
+    ratio the block does not hold, decode context parallelism, an fp8 e5m2 cache. The
     ring holds round_up(ratio + speculative tokens, ratio) rows (4 + 3 -> 8; 8 + 5 -> 16), each
     128 bfloat16 wide, 140 under multimodal RoPE (three int64 positions appended)."""
     rec = Q.recorded()
-    assert len(Q.QSA_033) == 19
-    assert [c for c in Q.QSA_033 if not rec[c]["vllm"]["ok"]] == ["qwen4-qsa-pp2"]
+    assert len(Q.QSA_033) == 24
+    refused = [c for c in Q.QSA_033 if not rec[c]["vllm"]["ok"]]
+    assert refused == [
+        "qwen4-qsa-pp2",
+        "qwen4-qsa-fp16",
+        "qwen4-qsa-ratio128",
+        "qwen4-qsa-dcp2",
+        "qwen4-qsa-tp4-dcp2",
+        "qwen4-qsa-fp8-e5m2",
+    ]
     assert rec["qwen4-qsa-ngram3"]["vllm"]["groups"][3] == ["CircularBuffer", 8, 2048, 1]
     assert rec["qwen4-qsa-ratio8-ngram5"]["vllm"]["groups"][3] == ["CircularBuffer", 16, 4096, 1]
     assert rec["qwen4-vl-qsa-mrope"]["vllm"]["groups"][3] == ["CircularBuffer", 4, 4 * 140 * 2, 1]

@@ -180,6 +180,9 @@ def plan(
     args = args or EngineArgs()
     args.validate()  # the API's arguments, checked before any stage reads them
     cfg = create_engine_config(model, args, drafter)
+    if cfg.kv_cache_layout == "repeat-packed":
+        # the side caches' layers refuse while vLLM builds them, before any DCP capacity check
+        family_of(cfg.model).side_cache_specs(cfg.model, cfg.args, cfg.rules, cfg.model_dtype, [])
     # DCP against the caches (vLLM's refusals at the first capacity figure), or dryboot's limit
     check_dcp_layers(cfg.model, cfg.args, cfg.backend.name, cfg.rules.dcp_backends)
     log = list(cfg.log)
@@ -448,8 +451,8 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
     from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only repeat-packed plans load it
 
     model, args = cfg.model, cfg.args
-    layout = _grouped_layout(cfg, policies, log)
     family = family_of(model)
+    layout = _grouped_layout(cfg, policies, log)
     pairs = layout.layers.pairs()
     if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
         pairs = [(n, _with_checkpoint(s)) for n, s in pairs]

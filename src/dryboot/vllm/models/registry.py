@@ -185,7 +185,8 @@ class Family:
     ) -> dict[str, LayerSpec]:
         """Every cache layer of a repeat-packed model whose layers the hybrid layout builds, with
         the caches its attention layers keep beside their KV, in vLLM's order (Qwen4-Exp's QSA
-        index-key rings and compressed keys); default ``layers`` as they are.
+        index-key rings and compressed keys); default ``layers`` as they are. The planner calls it
+        first with no layers (its refusals: vLLM builds the layers before it lays out the caches).
 
         :raises InputError: what vLLM refuses of those caches, or what was not verified."""
         hook = getattr(self.module(), "side_cache_specs", None)
