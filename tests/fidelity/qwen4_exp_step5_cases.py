@@ -1,4 +1,4 @@
-"""The tiny configs that back the refusals of vLLM 0.33.0's Qwen4-Exp, Step5 and GLM-5.3-Flash
+"""The tiny configs that back the plans and refusals of vLLM 0.33.0's Qwen4-Exp, Step5 and GLM-5.3-Flash
 (``dryboot.vllm.models.registry.NOT_MODELLED``), and the flags each is started with.
 
 Each config (``data/refused-0.33/configs/<name>.json``) switches on one of the layer or cache kinds
@@ -48,7 +48,9 @@ KEPT_FIELDS = (
     "final_block_size",
 )
 
-#: the QSA cases recorded on 0.33.0 only (the release whose packing dryboot plans them on)
+#: the releases the QSA cases below are recorded on (those whose packing dryboot plans them on)
+QSA_RELEASES = ("0.32.0", "0.33.0")
+#: the QSA cases recorded on :data:`QSA_RELEASES` only
 QSA_033: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-tp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2"]),
     "qwen4-qsa-tp4": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "4"]),
@@ -197,7 +199,7 @@ def cases_for(version: str) -> dict[str, tuple[str, list[str]]]:
     """The cases recorded on ``version``: every one on 0.33.0, the Qwen4-Exp ones on :data:`EARLIER`."""
     if version == VERSION:
         return dict(CASES)
-    return {k: v for k, v in CASES.items() if k.startswith("qwen4") and k not in QSA_033}
+    return {k: v for k, v in CASES.items() if k.startswith("qwen4") and (k not in QSA_033 or version in QSA_RELEASES)}
 
 
 def record_path(version: str) -> Path:

@@ -1,4 +1,5 @@
-"""vLLM 0.33.0's packing of mixed page sizes by repeat pattern, and Step5's caches that take it.
+"""vLLM 0.33.0's packing of mixed page sizes by repeat pattern (0.32.0's ``kv_cache_utils.py`` has the
+same rule: Qwen4-Exp's QSA caches take it there too), and Step5's caches that take it.
 
 The rule (policy ``"repeat-packed"``, the planner :data:`RELEASES` reach through a family's
 ``kv_cache_layout`` hook, as DeepSeek-V4's reach :mod:`dryboot.vllm.kv_cache_utils.packed`) is

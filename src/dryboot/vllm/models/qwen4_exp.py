@@ -15,18 +15,18 @@ the PLE short-convolution state's, even where no layer is a PLE layer
 (:func:`alignment_mamba_pages`).
 
 QSA layers (``indexer_n_heads`` set: every attention layer is ``Qwen4ExpQSAAttention``, vLLM
-0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
+0.32.0 and 0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
 (``QSAKeyStateCache``: a ``CircularBufferSpec`` of ``round_up(ratio + num_speculative_tokens,
 ratio)`` rows of ``indexer_head_dim`` bfloat16) and its compressed keys (``QSACompressedKeyCache``:
 an ``MLAAttentionSpec`` of one ``indexer_head_dim`` bfloat16 row per ``indexer_compress_ratio``
-tokens), which 0.33.0 lays out by its repeat-pattern packing
-(:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, reached through :func:`kv_cache_layout`;
-:func:`side_cache_specs`). On 0.29.0-0.31.0 vLLM's own config class refuses a QSA layout unless
-``indexer_budget / indexer_compress_ratio`` is 512 or 2048 (modelled); the layouts 0.29.0-0.32.0
-serve are refused by name (their packing differs and is not modelled).
+tokens), which 0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay out by
+the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, reached through
+:func:`kv_cache_layout`; :func:`side_cache_specs`). On 0.29.0-0.31.0 vLLM's own config class
+refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048 (modelled);
+the layouts 0.29.0-0.31.0 serve are refused by name (not verified: no boot environment read).
 
 Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
-``full_attention``, QSA layers on 0.29.0-0.32.0 and under pipeline parallelism, and the MTP
+``full_attention``, QSA layers on 0.29.0-0.31.0 and under pipeline parallelism, and the MTP
 drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
@@ -79,7 +79,7 @@ QSA_FIELDS = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexe
 PLAIN_LAYER_TYPES = ("linear_attention", "full_attention")
 
 #: the release whose QSA caches dryboot plans (its repeat-pattern packing, recorded)
-QSA_RELEASES = frozenset({"0.33.0"})
+QSA_RELEASES = frozenset({"0.32.0", "0.33.0"})
 #: ``indexer_budget / indexer_compress_ratio`` vLLM's own ``Qwen4ExpTextConfig`` takes (0.29-0.31)
 QSA_OWN_CLASS_RATIOS = (512, 2048)
 #: KV cache dtypes a QSA layer's main cache takes (``Qwen4ExpQSAAttention``)
@@ -379,7 +379,7 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
 
 def kv_cache_layout(model: ModelGeometry) -> str:
-    """QSA layers' caches take 0.33.0's repeat-pattern packing (``"repeat-packed"``: their pages
+    """QSA layers' caches take the repeat-pattern packing (0.32.0, 0.33.0) (``"repeat-packed"``: their pages
     differ from the Gated DeltaNet states'); the plain layout vLLM's groups."""
     extra = extra_of(model, Qwen4ExpExtra)
     return "repeat-packed" if extra is not None and extra.qsa is not None else "grouped"
