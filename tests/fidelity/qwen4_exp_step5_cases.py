@@ -49,7 +49,7 @@ KEPT_FIELDS = (
 )
 
 #: the releases the QSA cases below are recorded on (those whose packing dryboot plans them on)
-QSA_RELEASES = ("0.32.0", "0.33.0")
+QSA_RELEASES = ("0.30.0", "0.32.0", "0.33.0")
 #: the QSA cases recorded on :data:`QSA_RELEASES` only
 QSA_033: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-tp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2"]),
@@ -89,6 +89,15 @@ QSA_033: dict[str, tuple[str, list[str]]] = {
         [*BASE, "--tensor-parallel-size", "4", "--decode-context-parallel-size", "2"],
     ),
     "qwen4-qsa-fp8-e5m2": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8_e5m2"]),
+    # the budget / ratio 512 config (the one 0.29-0.31's own config class takes) under the flags
+    # that change its caches
+    "qwen4-qsa-512-fp8": ("qwen4-qsa-512", [*BASE, "--kv-cache-dtype", "fp8"]),
+    "qwen4-qsa-512-no-prefix": ("qwen4-qsa-512", [*BASE, "--no-enable-prefix-caching"]),
+    "qwen4-qsa-512-ngram3": (
+        "qwen4-qsa-512",
+        [*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}'],
+    ),
+    "qwen4-qsa-512-len2048": ("qwen4-qsa-512", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"]),
 }
 
 #: case id -> (config name, flags)

@@ -15,18 +15,19 @@ the PLE short-convolution state's, even where no layer is a PLE layer
 (:func:`alignment_mamba_pages`).
 
 QSA layers (``indexer_n_heads`` set: every attention layer is ``Qwen4ExpQSAAttention``, vLLM
-0.32.0 and 0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
+0.30.0, 0.32.0 and 0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
 (``QSAKeyStateCache``: a ``CircularBufferSpec`` of ``round_up(ratio + num_speculative_tokens,
 ratio)`` rows of ``indexer_head_dim`` bfloat16) and its compressed keys (``QSACompressedKeyCache``:
 an ``MLAAttentionSpec`` of one ``indexer_head_dim`` bfloat16 row per ``indexer_compress_ratio``
-tokens), which 0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay out by
-the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, reached through
+tokens), which 0.30.0 and 0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay
+out by the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, reached through
 :func:`kv_cache_layout`; :func:`side_cache_specs`). On 0.29.0-0.31.0 vLLM's own config class
-refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048 (modelled);
-the layouts 0.29.0-0.31.0 serve are refused by name (not verified: no boot environment read).
+refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048 (modelled),
+and 0.30.0's QSA layer a main KV cache other than bfloat16; the layouts 0.29.0 and 0.31.0 serve are
+refused by name (not verified: no boot environment read).
 
 Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
-``full_attention``, QSA layers on 0.29.0-0.31.0 and under pipeline parallelism, and the MTP
+``full_attention``, QSA layers on 0.29.0 / 0.31.0 and under pipeline parallelism, and the MTP
 drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
@@ -79,11 +80,14 @@ QSA_FIELDS = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexe
 PLAIN_LAYER_TYPES = ("linear_attention", "full_attention")
 
 #: the release whose QSA caches dryboot plans (its repeat-pattern packing, recorded)
-QSA_RELEASES = frozenset({"0.32.0", "0.33.0"})
+QSA_RELEASES = frozenset({"0.30.0", "0.32.0", "0.33.0"})
 #: ``indexer_budget / indexer_compress_ratio`` vLLM's own ``Qwen4ExpTextConfig`` takes (0.29-0.31)
 QSA_OWN_CLASS_RATIOS = (512, 2048)
 #: KV cache dtypes a QSA layer's main cache takes (``Qwen4ExpQSAAttention``)
 QSA_KV_DTYPES = frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"})
+#: the releases whose QSA layer keeps a bfloat16 main cache only (recorded on 0.30.0: "Qwen4Exp QSA
+#: requires a BF16 main KV cache"; fp8 served from 0.32.0)
+QSA_BF16_ONLY_RELEASES = frozenset({"0.30.0"})
 _WHY_PLE = (
     "are PLE layers (Qwen4ExpPLELayer): each keeps a TP-replicated short-convolution state hc_count x hidden_size "
     "wide (a second MambaSpec) and, from 0.30.0, an n-gram embedding (Engram), which dryboot does not model"
@@ -421,6 +425,10 @@ def side_cache_specs(
     if model_dtype != "bfloat16":
         raise InputError("--dtype", model_dtype, f"{arch}: NotImplementedError: Qwen4Exp QSA currently requires BF16")
     dtype = args.kv_cache_dtype or "auto"
+    if version in QSA_BF16_ONLY_RELEASES and dtype not in ("auto", "bfloat16"):
+        raise InputError(
+            "--kv-cache-dtype", dtype, f"{arch}: NotImplementedError: Qwen4Exp QSA requires a BF16 main KV cache"
+        )
     if dtype not in QSA_KV_DTYPES:
         raise InputError(
             "--kv-cache-dtype",
