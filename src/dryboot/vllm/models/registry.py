@@ -422,8 +422,9 @@ QWEN4_EXP_LAYERS = (
     "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
     "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
     "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
-    "with the layer's own KV (recorded on tiny configs; planned on 0.32.0 and 0.33.0's repeat-pattern packing, "
-    "models/qwen4_exp.py, refused by name on 0.29.0-0.31.0); its PLE layers (ple_layer_ids) keep a TP-replicated "
+    "with the layer's own KV (recorded on tiny configs; planned on 0.30.0, 0.32.0 and 0.33.0's "
+    "repeat-pattern packing, models/qwen4_exp.py, refused by name on 0.29.0 and 0.31.0); its PLE layers "
+    "(ple_layer_ids) keep a TP-replicated "
     "short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its own on 0.29.0, "
     "recorded) and, from 0.30.0, an n-gram embedding the meta-device harness cannot build (Engram CPU offload "
     "requires UVA, recorded): the PLE cache kinds are not modelled"
@@ -493,7 +494,7 @@ NOT_MODELLED: dict[str, str] = {
         "layers with their index-key ring and compressed key cache when indexer_n_heads is set; every QSA ring then "
         "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
         "on tiny configs, 0.29.0-0.33.0); not modelled (its target's plain layout is planned, and its QSA layers on "
-        "0.32.0 and 0.33.0; the MTP drafter refused)"
+        "0.30.0, 0.32.0 and 0.33.0; the MTP drafter refused)"
     ),
     "Step5MTP": (
         "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "
