@@ -20,11 +20,12 @@ QSA layers (``indexer_n_heads`` set: every attention layer is ``Qwen4ExpQSAAtten
 ratio)`` rows of ``indexer_head_dim`` bfloat16) and its compressed keys (``QSACompressedKeyCache``:
 an ``MLAAttentionSpec`` of one ``indexer_head_dim`` bfloat16 row per ``indexer_compress_ratio``
 tokens), which 0.30.0 and 0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay
-out by the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`, reached through
-:func:`kv_cache_layout`; :func:`side_cache_specs`). On 0.29.0-0.31.0 vLLM's own config class
-refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048 (modelled),
-and 0.30.0's QSA layer a main KV cache other than bfloat16; the layouts 0.29.0 and 0.31.0 serve are
-refused by name (not verified: no boot environment read).
+out by the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`), reached
+through :func:`kv_cache_layout` and :func:`side_cache_specs`. On 0.29.0-0.31.0 vLLM's own config
+class refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048
+(modelled), and 0.29.0's / 0.30.0's QSA layer a main KV cache other than bfloat16. 0.29.0 is refused
+by name: its packing caps Mamba buckets only (not the ring) and its engine block is the smallest
+group's, the ring's (recorded: 4 where the cache block is 48); 0.31.0 too (no boot environment read).
 
 Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
 ``full_attention``, QSA layers on 0.29.0 / 0.31.0 and under pipeline parallelism, and the MTP
@@ -85,9 +86,9 @@ QSA_RELEASES = frozenset({"0.30.0", "0.32.0", "0.33.0"})
 QSA_OWN_CLASS_RATIOS = (512, 2048)
 #: KV cache dtypes a QSA layer's main cache takes (``Qwen4ExpQSAAttention``)
 QSA_KV_DTYPES = frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"})
-#: the releases whose QSA layer keeps a bfloat16 main cache only (recorded on 0.30.0: "Qwen4Exp QSA
+#: the releases whose QSA layer keeps a bfloat16 main cache only (recorded on 0.29.0 / 0.30.0: "Qwen4Exp QSA
 #: requires a BF16 main KV cache"; fp8 served from 0.32.0)
-QSA_BF16_ONLY_RELEASES = frozenset({"0.30.0"})
+QSA_BF16_ONLY_RELEASES = frozenset({"0.29.0", "0.30.0"})
 _WHY_PLE = (
     "are PLE layers (Qwen4ExpPLELayer): each keeps a TP-replicated short-convolution state hc_count x hidden_size "
     "wide (a second MambaSpec) and, from 0.30.0, an n-gram embedding (Engram), which dryboot does not model"
@@ -414,14 +415,6 @@ def side_cache_specs(
     extra = extra_of(model, Qwen4ExpExtra)
     assert extra is not None and extra.qsa is not None
     qsa, arch, version = extra.qsa, model.architecture, rules.version
-    if version not in QSA_RELEASES:
-        raise InputError(
-            "--vllm-version",
-            version,
-            f"{arch}'s QSA layers on vLLM {version} are not modelled: vLLM {version} packs their index-key rings "
-            "(CircularBufferSpec) and compressed keys (MLAAttentionSpec) beside the Gated DeltaNet states by rules "
-            f"dryboot verified on {', '.join(sorted(QSA_RELEASES))} only",
-        )
     if model_dtype != "bfloat16":
         raise InputError("--dtype", model_dtype, f"{arch}: NotImplementedError: Qwen4Exp QSA currently requires BF16")
     dtype = args.kv_cache_dtype or "auto"
@@ -440,6 +433,14 @@ def side_cache_specs(
             "--decode-context-parallel-size",
             str(args.decode_context_parallel_size),
             f"{arch}: NotImplementedError: Qwen4Exp QSA does not support context parallelism",
+        )
+    if version not in QSA_RELEASES:
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"{arch}'s QSA layers on vLLM {version} are not modelled: vLLM {version} packs their index-key rings "
+            "(CircularBufferSpec) and compressed keys (MLAAttentionSpec) beside the Gated DeltaNet states by rules "
+            f"dryboot verified on {', '.join(sorted(QSA_RELEASES))} only",
         )
     if args.pipeline_parallel_size > 1:
         raise InputError(
