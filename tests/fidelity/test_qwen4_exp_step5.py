@@ -346,6 +346,31 @@ def test_glm53_caches_group_as_the_reason_says(cid: str) -> None:
         assert words in reason
 
 
+def _scheduler_blocks() -> list[tuple[str, str, list[int]]]:
+    import json
+
+    doc = json.loads((Q.DATA / "qsa-scheduler-blocks.json").read_text())
+    return [(v, c, blocks) for v, cases in doc.items() for c, blocks in cases.items() if blocks[0] is not None]
+
+
+@pytest.mark.parametrize(("version", "cid", "blocks"), _scheduler_blocks())
+def test_qsa_scheduler_and_hash_blocks(tmp_path: Path, version: str, cid: str, blocks: list[int]) -> None:
+    """The scheduler's and the hash block are the lcm of every group's block
+    (``record_qsa_scheduler_blocks.py``): without prefix caching the Mamba groups keep
+    max_model_len tokens a block, so lcm(8192, 4, 48) = 24,576."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    name, argv = Q.CASES[cid]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    res = CliRunner().invoke(cli, case.dryboot_argv(version), catch_exceptions=False)
+    doc = json.loads(res.stdout)
+    assert [doc["scheduler_block_size"], doc["hash_block_size"], doc["block_size"]] == blocks
+
+
 def test_qsa_releases_are_the_recorded_ones() -> None:
     assert set(QSA_RELEASES) == set(Q.QSA_PLANNED) < set(Q.QSA_RELEASES)
 

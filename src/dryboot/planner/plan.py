@@ -488,10 +488,15 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
     fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
     mamba = layout.mamba
     plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, None)
+    # the scheduler's and the prefix-cache hash block: the lcm of every group's block (a Mamba group
+    # without prefix caching keeps max_model_len tokens a block: 24,576 for 8,192, 4 and 48; recorded)
+    lcm = math.lcm(*(g.block_size for g in grouping.packed))
     return replace(
         plan,
         block_decision=layout.decision,
         mamba_page_size_bytes=state_bytes(mamba[1], mamba[2]) if mamba is not None else None,
+        scheduler_block_size=lcm,
+        hash_block_size=lcm,
     )
 
 
