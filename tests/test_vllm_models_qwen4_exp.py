@@ -28,7 +28,12 @@ def _plan(tmp_path: Path, version: str, *flags: str, **changes: Any) -> tuple[in
 @pytest.mark.parametrize(
     ("changes", "words"),
     [
-        ({"indexer_n_heads": 4}, "indexer_n_heads set are QSA layers"),
+        ({"indexer_n_heads": 4}, "QSA config is missing required fields: ['indexer_kv_heads', "),
+        (
+            {"indexer_n_heads": 4, "indexer_kv_heads": 2, "indexer_head_dim": 128, "indexer_budget": 256}
+            | {"indexer_compress_ratio": 4},
+            "Qwen4-Exp QSA requires indexer_kv_heads=1.",
+        ),
         ({"ple_layer_ids": [1]}, "are PLE layers"),
         ({"layer_types": ["linear_attention", "sliding_attention"] * 2}, "layer types ['sliding_attention']"),
         ({"hc_count": 1}, "requires hc_count > 1"),

@@ -1,4 +1,4 @@
-"""The tiny configs that back the refusals of vLLM 0.33.0's Qwen4-Exp and Step5
+"""The tiny configs that back the plans and refusals of vLLM 0.33.0's Qwen4-Exp, Step5 and GLM-5.3-Flash
 (``dryboot.vllm.models.registry.NOT_MODELLED``), and the flags each is started with.
 
 Each config (``data/refused-0.33/configs/<name>.json``) switches on one of the layer or cache kinds
@@ -47,6 +47,60 @@ KEPT_FIELDS = (
     "max_model_len",
     "final_block_size",
 )
+
+#: the releases the QSA cases below are recorded on
+QSA_RELEASES = ("0.29.0", "0.30.0", "0.32.0", "0.33.0")
+#: the releases dryboot plans QSA layers on (0.29.0's recorded engine block is the ring's: refused)
+QSA_PLANNED = ("0.30.0", "0.32.0", "0.33.0")
+#: the QSA cases recorded on :data:`QSA_RELEASES` only
+QSA_033: dict[str, tuple[str, list[str]]] = {
+    "qwen4-qsa-tp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2"]),
+    "qwen4-qsa-tp4": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "4"]),
+    "qwen4-qsa-fp8": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8"]),
+    "qwen4-qsa-fp8-tp2": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8", "--tensor-parallel-size", "2"]),
+    "qwen4-qsa-block32": ("qwen4-qsa", [*BASE, "--block-size", "32"]),
+    "qwen4-qsa-block128": ("qwen4-qsa", [*BASE, "--block-size", "128"]),
+    "qwen4-qsa-len2048": ("qwen4-qsa", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"]),
+    "qwen4-qsa-autofit": ("qwen4-qsa", ["--kv-cache-memory-bytes", "200M", "--max-model-len", "-1"]),
+    "qwen4-qsa-no-prefix": ("qwen4-qsa", [*BASE, "--no-enable-prefix-caching"]),
+    "qwen4-qsa-ngram3": (
+        "qwen4-qsa",
+        [*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}'],
+    ),
+    "qwen4-qsa-pp2": ("qwen4-qsa", [*BASE, "--pipeline-parallel-size", "2"]),
+    "qwen4-qsa-512-tp2": ("qwen4-qsa-512", [*BASE, "--tensor-parallel-size", "2"]),
+    "qwen4-vl-qsa-tp2": ("qwen4-vl-qsa", [*BASE, "--tensor-parallel-size", "2"]),
+    # multimodal RoPE (the ring stores positions too), another ratio, a backend named, a blocks
+    # override, a float32 Gated DeltaNet state
+    "qwen4-vl-qsa-mrope": ("qwen4-vl-qsa-mrope", BASE),
+    "qwen4-qsa-ratio8": ("qwen4-qsa-ratio8", BASE),
+    "qwen4-qsa-ratio8-ngram5": (
+        "qwen4-qsa-ratio8",
+        [*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 3}'],
+    ),
+    "qwen4-qsa-flashinfer": ("qwen4-qsa", [*BASE, "--attention-backend", "FLASHINFER"]),
+    "qwen4-qsa-override": ("qwen4-qsa", [*BASE, "--num-gpu-blocks-override", "2000"]),
+    "qwen4-qsa-mamba-fp32": ("qwen4-qsa", [*BASE, "--mamba-cache-dtype", "float32"]),
+    # what vLLM refuses of QSA layers: float16 activations, a ratio the block does not hold, decode
+    # context parallelism, an fp8 e5m2 cache
+    "qwen4-qsa-fp16": ("qwen4-qsa", [*BASE, "--dtype", "float16"]),
+    "qwen4-qsa-ratio128": ("qwen4-qsa-ratio128", BASE),
+    "qwen4-qsa-dcp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2", "--decode-context-parallel-size", "2"]),
+    "qwen4-qsa-tp4-dcp2": (
+        "qwen4-qsa",
+        [*BASE, "--tensor-parallel-size", "4", "--decode-context-parallel-size", "2"],
+    ),
+    "qwen4-qsa-fp8-e5m2": ("qwen4-qsa", [*BASE, "--kv-cache-dtype", "fp8_e5m2"]),
+    # the budget / ratio 512 config (the one 0.29-0.31's own config class takes) under the flags
+    # that change its caches
+    "qwen4-qsa-512-fp8": ("qwen4-qsa-512", [*BASE, "--kv-cache-dtype", "fp8"]),
+    "qwen4-qsa-512-no-prefix": ("qwen4-qsa-512", [*BASE, "--no-enable-prefix-caching"]),
+    "qwen4-qsa-512-ngram3": (
+        "qwen4-qsa-512",
+        [*BASE, "--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}'],
+    ),
+    "qwen4-qsa-512-len2048": ("qwen4-qsa-512", ["--kv-cache-memory-bytes", "1G", "--max-model-len", "2048"]),
+}
 
 #: case id -> (config name, flags)
 CASES: dict[str, tuple[str, list[str]]] = {
@@ -124,12 +178,39 @@ CASES: dict[str, tuple[str, list[str]]] = {
         [*BASE, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"],
     ),
     "step5-vl-mlp4-tp2-data": ("step5-vl-mlp4", [*BASE, "--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"]),
+    # what dryboot's plan of Qwen4-Exp's QSA layers adds (0.33.0's repeat-pattern packing of the
+    # Gated DeltaNet states, the index-key rings and the compressed keys beside the layers' own KV):
+    # TP, an fp8 cache, block sizes, lengths, an auto-fitted length, no prefix caching, n-gram
+    # drafting (a wider ring), two pipeline stages, the wrapper under TP
+    **QSA_033,
+    # GLM-5.3-Flash (refused): a tiny stand-in (no published config found), its text model's KDA,
+    # MLA, kpool indexer and tail-ring caches as vLLM 0.33.0 groups them
+    "glm53-flash": ("glm53-flash", BASE),
+    "glm53-flash-tp2": ("glm53-flash", [*BASE, "--tensor-parallel-size", "2"]),
 }
+
+
+#: the GPUs (``tests/data/gpus/gpus.toml`` rows) the QSA cases are recorded on beside the H200,
+#: each with its flag sets (``data/refused-0.33/qsa-gpus-0.33.0.json``, ``record_qwen4_exp_step5.py
+#: PYTHON --gpus``): the Gated DeltaNet prefill's checkpoint pages are SM90's only
+QSA_GPUS = ("H100", "B200", "A100-80GB", "RTX 4090")
+QSA_GPU_CASES = ("qwen4-qsa", "qwen4-qsa-fp8", "qwen4-qsa-tp2", "qwen4-qsa-no-prefix")
+GPU_RECORD = DATA / "qsa-gpus-0.33.0.json"
+
+
+def gpu_recorded() -> dict[str, dict[str, dict[str, Any]]]:
+    """GPU -> case id -> the oracle's kept fields, recorded as that GPU (0.33.0)."""
+    doc: dict[str, Any] = json.loads(GPU_RECORD.read_text())
+    assert doc["vllm"] == VERSION
+    gpus: dict[str, dict[str, dict[str, Any]]] = doc["gpus"]
+    return gpus
 
 
 def cases_for(version: str) -> dict[str, tuple[str, list[str]]]:
     """The cases recorded on ``version``: every one on 0.33.0, the Qwen4-Exp ones on :data:`EARLIER`."""
-    return dict(CASES) if version == VERSION else {k: v for k, v in CASES.items() if k.startswith("qwen4")}
+    if version == VERSION:
+        return dict(CASES)
+    return {k: v for k, v in CASES.items() if k.startswith("qwen4") and (k not in QSA_033 or version in QSA_RELEASES)}
 
 
 def record_path(version: str) -> Path:

@@ -1,13 +1,12 @@
-"""vLLM 0.33.0's Qwen4-Exp (but its plain layout: no QSA, no PLE layers, planned and checked here
-against the records) and Step5 are refused by name with the layer and cache kinds they add
-(``registry.NOT_MODELLED``, ``models/qwen4_exp.py``), and vLLM's recorded engine start on their tiny configs
-(``record_qwen4_exp_step5.py``, ``data/refused-0.33/``) shows those kinds: a QSA layer's index-key
-ring and compressed keys as groups of kinds dryboot does not plan, a PLE layer's n-gram embedding
-that the harness cannot build, Step5's DSA layers with their summary caches and tail rings (the harness
-stands in for their FlashInfer workspace). Qwen4-Exp is
-in the registries of 0.29.0-0.32.0 too: its cases are recorded there and the reason's words hold
-on each (0.29-0.31 read the config with vLLM's own class, which refuses QSA layers unless
-``indexer_budget / indexer_compress_ratio`` is 512 or 2048; 0.29.0 builds the PLE layers)."""
+"""vLLM 0.33.0's Qwen4-Exp and Step5 against their recorded engine starts on tiny configs
+(``record_qwen4_exp_step5.py``, ``data/refused-0.33/``). Qwen4-Exp's plain layout is planned on
+0.29.0-0.33.0 and its QSA layers on 0.33.0 (a layer's index-key ring and compressed keys: a
+CircularBuffer and an MLAAttention group, 0.33.0's repeat-pattern packing), both checked here; its
+PLE layers are refused by name (their n-gram embedding the harness cannot build); Step5's DSA layers
+keep summary caches and tail rings (the harness stands in for their FlashInfer workspace). Qwen4-Exp
+is in the registries of 0.29.0-0.32.0 too: its cases are recorded there (0.29-0.31 read the config
+with vLLM's own class, which refuses QSA layers unless ``indexer_budget / indexer_compress_ratio``
+is 512 or 2048; 0.29.0 builds the PLE layers)."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import e2e_harness as H
 import qwen4_exp_step5_cases as Q
 
+from dryboot.vllm.models.qwen4_exp import QSA_RELEASES
 from dryboot.vllm.models.registry import NOT_MODELLED, QWEN4_EXP_LAYERS
 
 RELEASES = (*Q.EARLIER, Q.VERSION)
@@ -63,9 +63,10 @@ def test_own_config_class_refuses_other_qsa_budgets(version: str) -> None:
     assert "unless indexer_budget / indexer_compress_ratio is 512 or 2048" in QWEN4_EXP
 
 
-def test_qsa_layers_add_groups_of_kinds_dryboot_does_not_plan() -> None:
+def test_qsa_layers_add_a_circular_buffer_and_an_mla_group() -> None:
     """A QSA layer's caches: a CircularBuffer group (the raw index keys) and an MLAAttention group
-    (the compressed keys with the layer's own KV), beside the Gated DeltaNet layers' Mamba groups."""
+    (the compressed keys with the layer's own KV), beside the Gated DeltaNet layers' Mamba groups
+    (planned on 0.33.0: :func:`test_dryboot_plans_qsa_layers_as_vllm`)."""
     v = Q.recorded()["qwen4-qsa"]["vllm"]
     assert v["ok"]
     kinds = {g[0] for g in v["groups"]}
@@ -211,14 +212,21 @@ STEP5_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)["ar
 PLAIN = ("qwen4-plain", "qwen4-plain-interval", "qwen4-vl-plain")
 #: the Qwen4-Exp text configs dryboot refuses in its family, each with the words naming the layers
 REFUSED_LAYERS = {
-    "qwen4-vl-qsa": "QSA layers",
-    "qwen4-qsa": "QSA layers",
-    "qwen4-qsa-512": "QSA layers",
-    "qwen4-qsa-ple": "QSA layers",
-    "qwen4-qsa-mtp": "QSA layers",
-    "qwen4-qsa-512-mtp": "QSA layers",
+    "qwen4-qsa-ple": "PLE layers",
     "qwen4-ple": "PLE layers",
 }
+#: the QSA configs without PLE layers: planned on 0.33.0 (``models/qwen4_exp.py`` on 0.33.0's
+#: repeat-pattern packing), each case checked against every release's record
+QSA = (
+    "qwen4-qsa",
+    "qwen4-qsa-512",
+    "qwen4-qsa-mtp",
+    "qwen4-qsa-512-mtp",
+    "qwen4-vl-qsa",
+    "qwen4-qsa-ratio8",
+    "qwen4-vl-qsa-mrope",
+    "qwen4-qsa-ratio128",
+)
 
 
 def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[str, object]:
@@ -232,7 +240,7 @@ def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[s
         (v, name)
         for v in RELEASES
         for name in sorted({name for name, _ in Q.cases_for(v).values()})
-        if name not in PLAIN and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
+        if name not in (*PLAIN, *QSA) and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
     ],
 )
 def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str, name: str) -> None:
@@ -262,6 +270,137 @@ def test_dryboot_plans_the_plain_layout_as_vllm(tmp_path: Path, version: str, ci
     # these records keep the block, the groups and the blocks (not tokens, concurrency, length)
     diffs = {k: pair for k, pair in verdict["diffs"].items() if pair[0] is not None}
     assert not diffs and {"block_size", "groups", "group_layers", "num_blocks"} <= set(v), verdict
+
+
+#: (release, case) where both refuse at the config stage, each naming another check: vLLM 0.29.0's
+#: and 0.30.0's own config class refuses the budget (ModelConfig) before the DCP / TP check
+#: (VllmConfig), which dryboot makes first
+QSA_OTHER_ORDER = {("0.29.0", "qwen4-qsa-dcp2"), ("0.30.0", "qwen4-qsa-dcp2")}
+
+
+@pytest.mark.parametrize(
+    ("version", "cid"), [(v, c) for v in RELEASES for c, (name, _) in Q.cases_for(v).items() if name in QSA]
+)
+def test_dryboot_plans_qsa_layers_as_vllm(tmp_path: Path, version: str, cid: str) -> None:
+    """Every recorded QSA flag set: on 0.32.0 and 0.33.0 dryboot's block, groups (kind, block, page, layers),
+    blocks, tokens, concurrency and max length are vLLM's, its group members too (TP 1-4, fp8,
+    blocks, lengths, auto-fit, no prefix caching, n-gram drafting, the wrapper); what vLLM refuses
+    dryboot refuses (0.29-0.31's own config class on the budget in vLLM's words; two pipeline
+    stages by vLLM's words); the MTP drafter and the releases before 0.32.0 by name."""
+    name, argv = Q.CASES[cid]
+    v = Q.recorded(version)[cid]["vllm"]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    d = H.run_dryboot(case, version)
+    if "mtp" in cid:
+        assert d.get("refused") and "MTP drafter (Qwen4ExpMTP" in str(d["error"]), d
+        return
+    if version not in QSA_RELEASES and v.get("ok"):
+        assert d.get("refused") and f"QSA layers on vLLM {version} are not modelled" in str(d["error"]), d
+        return
+    verdict = H.compare(v, d)
+    if (version, cid) in QSA_OTHER_ORDER:
+        assert not v["ok"] and d.get("refused"), (v, d)
+        return
+    if not v["ok"]:
+        assert verdict["agree"] and d.get("refused") and verdict["same_refusal"], verdict
+        return
+    assert not d.get("refused"), d
+    # the first records (0.29.0-0.32.0) keep the block, the groups and the blocks only
+    diffs = {k: pair for k, pair in verdict["diffs"].items() if pair[0] is not None}
+    assert not diffs, verdict
+    assert v.get("final_block_size", v["block_size"]) == d["block_size"]
+    assert _group_layers(case) == v["group_layers"]
+
+
+@pytest.mark.parametrize(("gpu", "cid"), [(g, c) for g in Q.QSA_GPUS for c in Q.QSA_GPU_CASES])
+def test_dryboot_plans_qsa_layers_on_other_gpus(tmp_path: Path, gpu: str, cid: str) -> None:
+    """The QSA cases recorded as other GPUs (``data/refused-0.33/qsa-gpus-0.33.0.json``): off SM90
+    the Gated DeltaNet prefill keeps no checkpoint page and the hybrid block differs (48 tokens,
+    80 under fp8); dryboot's figures and group members are vLLM's on each."""
+    name, argv = Q.CASES[cid]
+    rec = Q.gpu_recorded()[gpu][cid]
+    assert rec["argv"] == argv
+    v = rec["vllm"]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), [*argv, "--gpu", gpu])
+    d = H.run_dryboot(case, Q.VERSION)
+    verdict = H.compare(v, d)
+    assert verdict["agree"] and not verdict["diffs"], verdict
+    assert v["final_block_size"] == d["block_size"]
+    assert _group_layers(case) == v["group_layers"]
+
+
+@pytest.mark.parametrize("cid", ["glm53-flash", "glm53-flash-tp2"])
+def test_glm53_caches_group_as_the_reason_says(cid: str) -> None:
+    """GLM-5.3-Flash's tiny stand-in (no published config found): vLLM 0.33.0 serves it with the caches
+    its refusal names (KDA Mamba groups, the kpool indexer's k_cache with the MLA KV, the tail
+    buffer as a CircularBuffer group, block 512); 4G / 8,112 blocks: a 529,408-byte stride (the
+    528,512 bytes of the widest group rounded up to 1024)."""
+    v = Q.recorded()[cid]["vllm"]
+    assert v["ok"] and v["block_size"] == 512
+    assert [g[0] for g in v["groups"]] == ["Mamba"] * 3 + ["MLAAttention", "CircularBuffer"]
+    assert v["group_layers"][3] == ["model.layers.3.self_attn.indexer.k_cache", "model.layers.3.self_attn.attn"]
+    assert v["group_layers"][4] == ["model.layers.3.self_attn.indexer.tail_cache"]
+    assert 4 * 2**30 // 529_408 == v["num_blocks"] == 8112
+    reason = NOT_MODELLED["Glm5NextForCausalLM"]
+    for words in ("Glm5NextTailCache: CircularBufferSpec", "block 512", "an MLAAttention group", "not modelled"):
+        assert words in reason
+
+
+def _scheduler_blocks() -> list[tuple[str, str, list[int]]]:
+    import json
+
+    doc = json.loads((Q.DATA / "qsa-scheduler-blocks.json").read_text())
+    return [(v, c, blocks) for v, cases in doc.items() for c, blocks in cases.items() if blocks[0] is not None]
+
+
+@pytest.mark.parametrize(("version", "cid", "blocks"), _scheduler_blocks())
+def test_qsa_scheduler_and_hash_blocks(tmp_path: Path, version: str, cid: str, blocks: list[int]) -> None:
+    """The scheduler's and the hash block are the lcm of every group's block
+    (``record_qsa_scheduler_blocks.py``): without prefix caching the Mamba groups keep
+    max_model_len tokens a block, so lcm(8192, 4, 48) = 24,576."""
+    import json
+
+    from click.testing import CliRunner
+
+    from dryboot.cli import cli
+
+    name, argv = Q.CASES[cid]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    res = CliRunner().invoke(cli, case.dryboot_argv(version), catch_exceptions=False)
+    doc = json.loads(res.stdout)
+    assert [doc["scheduler_block_size"], doc["hash_block_size"], doc["block_size"]] == blocks
+
+
+def test_qsa_releases_are_the_recorded_ones() -> None:
+    assert set(QSA_RELEASES) == set(Q.QSA_PLANNED) < set(Q.QSA_RELEASES)
+
+
+def test_qsa_on_0_29_ends_on_the_ring_block() -> None:
+    """Why 0.29.0 is refused: its engine's block is every group's smallest, the ring's included
+    (no prefix-caching opt-out before 0.30), so its figures after the cache block differ."""
+    v = Q.recorded("0.29.0")["qwen4-qsa-512-len2048"]["vllm"]
+    assert v["block_size"] == 48 and v["final_block_size"] == 4
+
+
+def test_qsa_cases_cover_the_flags() -> None:
+    """28 flag sets beside the base ones; vLLM 0.33.0 refuses two pipeline stages, float16, a
+    ratio the block does not hold, decode context parallelism, an fp8 e5m2 cache. The
+    ring holds round_up(ratio + speculative tokens, ratio) rows (4 + 3 -> 8; 8 + 5 -> 16), each
+    128 bfloat16 wide, 140 under multimodal RoPE (three int64 positions appended)."""
+    rec = Q.recorded()
+    assert len(Q.QSA_033) == 28
+    refused = [c for c in Q.QSA_033 if not rec[c]["vllm"]["ok"]]
+    assert refused == [
+        "qwen4-qsa-pp2",
+        "qwen4-qsa-fp16",
+        "qwen4-qsa-ratio128",
+        "qwen4-qsa-dcp2",
+        "qwen4-qsa-tp4-dcp2",
+        "qwen4-qsa-fp8-e5m2",
+    ]
+    assert rec["qwen4-qsa-ngram3"]["vllm"]["groups"][3] == ["CircularBuffer", 8, 2048, 1]
+    assert rec["qwen4-qsa-ratio8-ngram5"]["vllm"]["groups"][3] == ["CircularBuffer", 16, 4096, 1]
+    assert rec["qwen4-vl-qsa-mrope"]["vllm"]["groups"][3] == ["CircularBuffer", 4, 4 * 140 * 2, 1]
 
 
 def test_plain_interval_is_read_from_0_32() -> None:

@@ -34,6 +34,7 @@ from dryboot.vllm.gpus import gdn_prefill_alignment
 from dryboot.vllm.kv_cache_interface import (
     AttentionSpec,
     LayerSpec,
+    MambaSpec,
     state_bytes,
 )
 from dryboot.vllm.kv_cache_spec import MambaState, build_layers, flat_row_alignment, kv_layout, mamba_state
@@ -179,6 +180,9 @@ def plan(
     args = args or EngineArgs()
     args.validate()  # the API's arguments, checked before any stage reads them
     cfg = create_engine_config(model, args, drafter)
+    if cfg.kv_cache_layout == "repeat-packed":
+        # the side caches' layers refuse while vLLM builds them, before any DCP capacity check
+        family_of(cfg.model).side_cache_specs(cfg.model, cfg.args, cfg.rules, cfg.model_dtype, [])
     # DCP against the caches (vLLM's refusals at the first capacity figure), or dryboot's limit
     check_dcp_layers(cfg.model, cfg.args, cfg.backend.name, cfg.rules.dcp_backends)
     log = list(cfg.log)
@@ -389,7 +393,11 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only these families load it
 
     args = cfg.args
-    packed = family_of(cfg.model).packed_layers(cfg, log)
+    family = family_of(cfg.model)
+    if not family.has_packed_layers():
+        # a hybrid model whose attention layers keep caches beside their KV (Qwen4-Exp's QSA layers)
+        return _plan_hybrid_repeat_packed(cfg, policies, log)
+    packed = family.packed_layers(cfg, log)
     specs, groups = packed.specs, packed.groups
     workers: list[frozenset[str] | None] = [None] if packed.stages is None else list(packed.stages)
     in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
@@ -426,6 +434,73 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     return _own_backend_plan(
         cfg, policies, packed.kv_cache_dtype, packed.backend, table, grouping, fit, log, packed.stages
     )
+
+
+def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """The repeat-pattern packed plan of a hybrid model whose attention layers keep caches beside
+    their KV (Qwen4-Exp's QSA layers, vLLM 0.33.0): the block and the Gated DeltaNet states as the
+    hybrid alignment lays them out (the grouped layout), the family's side caches
+    (``Family.side_cache_specs``), then 0.33.0's packed groups and the pool's blocks and concurrency
+    (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`).
+
+    :raises InputError: what the release refuses of the side caches, or was not verified."""
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only repeat-packed plans load it
+
+    model, args = cfg.model, cfg.args
+    family = family_of(model)
+    layout = _grouped_layout(cfg, policies, log)
+    pairs = layout.layers.pairs()
+    if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
+        pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
+    specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
+    groups = R.group_specs(specs)
+    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
+    pools = [R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory)]
+    grouping = Grouping(
+        runs=(),
+        group_size=max(len(g) for g in groups),
+        path="packed",
+        log=(),
+        packed=R.kv_groups(groups, specs),
+        packed_stride=pools[0].stride,
+    )
+    max_model_len = cfg.max_model_len
+    available = args.available_kv_bytes()
+    override = args.num_gpu_blocks_override
+    capacity: Capacity | None = None
+    memory_error: NotEnoughMemory | None = None
+    if available is not None:
+        try:
+            if args.max_model_len == -1:
+                max_model_len, line = R.auto_fit(pools, max_model_len, available, override)
+                log.append(line)
+            capacity = R.capacity(pools, max_model_len, available, override)
+            log.extend(capacity.log)
+        except NotEnoughMemory as exc:
+            memory_error = exc
+    layer_set = LayerSet.from_pairs(list(specs.items()))
+    table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
+    block = layout.block_size
+    fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
+    mamba = layout.mamba
+    plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, None)
+    # the scheduler's and the prefix-cache hash block: the lcm of every group's block (a Mamba group
+    # without prefix caching keeps max_model_len tokens a block: 24,576 for 8,192, 4 and 48; recorded)
+    lcm = math.lcm(*(g.block_size for g in grouping.packed))
+    return replace(
+        plan,
+        block_decision=layout.decision,
+        mamba_page_size_bytes=state_bytes(mamba[1], mamba[2]) if mamba is not None else None,
+        scheduler_block_size=lcm,
+        hash_block_size=lcm,
+    )
+
+
+def _with_checkpoint(spec: LayerSpec) -> LayerSpec:
+    """A Gated DeltaNet state with its prefill checkpoint page (one a request), else ``spec``."""
+    if isinstance(spec, MambaSpec) and spec.layer_kind is LayerKind.GDN:
+        return replace(spec, num_prefill_checkpoint_blocks=1)
+    return spec
 
 
 @dataclass(frozen=True)

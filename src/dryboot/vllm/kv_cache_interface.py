@@ -51,6 +51,13 @@ class LayerKind(Enum):
     256-byte summary per 8 tokens) and ``STEP5_RING`` its CSA tail ring (``Step5CSATailRing``: a
     ``CircularBufferSpec`` of one KV page a request).
 
+    Qwen4-Exp's QSA layer caches (``vllm/models/qwen4_exp/common/qsa_cache.py``, beside the
+    layer's own ``FullAttentionSpec``): ``QSA_RING`` its ring of raw index keys
+    (``QSAKeyStateCache``: a ``CircularBufferSpec`` of ``indexer_compress_ratio`` rows, more with
+    speculative tokens, one ``indexer_head_dim`` bfloat16 head each) and ``QSA_COMPRESSED`` its
+    compressed keys (``QSACompressedKeyCache``: an ``MLAAttentionSpec`` of one row per
+    ``indexer_compress_ratio`` tokens, ``tokens_per_state``).
+
     ``CROSS`` is an encoder-decoder decoder's cross-attention cache over the encoder's outputs
     (``CrossAttention``: ``CrossAttentionSpec``, Whisper's ``encoder_attn``): full attention's page,
     but one request holds ``cdiv(max_num_encoder_input_tokens, block)`` blocks, whatever its length.
@@ -84,6 +91,8 @@ class LayerKind(Enum):
     MM3_INDEXER = "minimax_m3_indexer"
     STEP5_SUMMARY = "step5_sparse_summary"
     STEP5_RING = "step5_csa_tail_ring"
+    QSA_RING = "qsa_index_key_ring"
+    QSA_COMPRESSED = "qsa_compressed_keys"
     CROSS = "cross_attention"
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
@@ -110,6 +119,8 @@ class LayerKind(Enum):
             LayerKind.MM3_INDEXER,
             LayerKind.STEP5_SUMMARY,
             LayerKind.STEP5_RING,
+            LayerKind.QSA_RING,
+            LayerKind.QSA_COMPRESSED,
             LayerKind.CROSS,
             LayerKind.INKLING_CONV,
             LayerKind.INKLING_CONV_FULL,
@@ -156,6 +167,8 @@ _SPEC_KIND = {
     LayerKind.MM3_INDEXER: "mla",
     LayerKind.STEP5_SUMMARY: "full",
     LayerKind.STEP5_RING: "circular_buffer",
+    LayerKind.QSA_RING: "circular_buffer",
+    LayerKind.QSA_COMPRESSED: "mla",
     LayerKind.CROSS: "cross",
     LayerKind.INKLING_CONV: "sliding",
     LayerKind.INKLING_CONV_FULL: "sliding",
@@ -182,6 +195,8 @@ _LABEL = {
     LayerKind.MM3_INDEXER: "MiniMax-M3 indexer",
     LayerKind.STEP5_SUMMARY: "DSA region summary",
     LayerKind.STEP5_RING: "CSA tail ring",
+    LayerKind.QSA_RING: "QSA index-key ring",
+    LayerKind.QSA_COMPRESSED: "QSA compressed keys",
     LayerKind.CROSS: "cross-attention",
     LayerKind.INKLING_CONV: "short-conv state",
     LayerKind.INKLING_CONV_FULL: "short-conv state",

@@ -1,4 +1,5 @@
-"""vLLM 0.33.0's packing of mixed page sizes by repeat pattern, and Step5's caches that take it.
+"""vLLM 0.33.0's packing of mixed page sizes by repeat pattern (0.32.0's ``kv_cache_utils.py`` has the
+same rule: Qwen4-Exp's QSA caches take it there too), and Step5's caches that take it.
 
 The rule (policy ``"repeat-packed"``, the planner :data:`RELEASES` reach through a family's
 ``kv_cache_layout`` hook, as DeepSeek-V4's reach :mod:`dryboot.vllm.kv_cache_utils.packed`) is
@@ -18,8 +19,8 @@ pages differ:
    repeats, at least that floor. No balanced mixed bucket: no split (``None``).
 4. **splits**: a balanced bucket splits into ``cdiv(repeats, repeats per group)`` groups (group
    ``i`` takes the pattern repeats ``i, i + n, ...``); any other, one group.
-5. **ring caps**: a *state* bucket (a circular buffer, or a sliding window when there is no split;
-   vLLM caps Mamba buckets too, which no model on this policy has) may not widen the block: the
+5. **ring caps**: a *state* bucket (a circular buffer, a Mamba state, or a sliding window when there
+   is no split) may not widen the block: the
    block must already hold the widest group of any bucket (a state bucket counted at one layer a
    group), and a state bucket splits into at least ``cdiv(layers, max(that width // its page, 1))``
    groups.
@@ -41,6 +42,7 @@ its sliding layers are plain ``FLASH_ATTN`` sliding-window layers of the same KV
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dryboot.errors import InputError
@@ -50,7 +52,7 @@ from dryboot.vllm.config.resolve import EngineConfig
 from dryboot.vllm.distributed import pp_stage_ranges
 from dryboot.vllm.dtypes import KVQuantMode
 from dryboot.vllm.engine_args import EngineArgs
-from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerKind, LayerSpec, MambaSpec
 from dryboot.vllm.kv_cache_utils.capacity import (
     CannotAutoFit,
     Capacity,
@@ -72,15 +74,23 @@ POLICY = "repeat-packed"
 # --------------------------------------------------------------------------- the rule
 
 
-def uniform_key(spec: AttentionSpec) -> tuple[int, str, int | None]:
+#: spec kinds vLLM buckets as one type (``uniform_type_base_spec``: ``MLAAttentionSpec`` is a
+#: ``FullAttentionSpec``)
+_BASE_KIND = {"mla": "full"}
+
+
+def uniform_key(spec: LayerSpec) -> tuple[int, str, int | None, int]:
     """What two layers must share to sit in one bucket (``is_uniform_type``): the block, the
-    spec family (full, sliding, circular buffer) and a sliding layer's window."""
-    return spec.block_size, spec.kind, spec.sliding_window
+    spec family (full attention with MLA, sliding, circular buffer, Mamba), a sliding layer's
+    window, and a Mamba state's page (``MambaSpec.is_uniform_with_collection``)."""
+    if isinstance(spec, MambaSpec):
+        return spec.block_size, spec.kind, None, spec.page_size_bytes
+    return spec.block_size, _BASE_KIND.get(spec.kind, spec.kind), spec.sliding_window, 0
 
 
-def is_state(spec: AttentionSpec) -> bool:
-    """A spec that keeps one state a request (a circular buffer), which a block may cap."""
-    return spec.kind == "circular_buffer"
+def is_state(spec: LayerSpec) -> bool:
+    """A spec that keeps states a request (a circular buffer, a Mamba state), which a block may cap."""
+    return spec.kind in ("circular_buffer", "mamba")
 
 
 @dataclass(frozen=True)
@@ -106,9 +116,9 @@ class Bucket:
         return sum(cdiv(len(names), n) * page for page, names in self.by_page)
 
 
-def buckets(specs: dict[str, AttentionSpec]) -> list[Bucket]:
+def buckets(specs: Mapping[str, LayerSpec]) -> list[Bucket]:
     """The uniform-type buckets of ``specs`` (module order), each a :class:`Bucket`."""
-    members: dict[tuple[int, str, int | None], list[str]] = {}
+    members: dict[tuple[int, str, int | None, int], list[str]] = {}
     for name, spec in specs.items():
         members.setdefault(uniform_key(spec), []).append(name)
     out = []
@@ -125,7 +135,7 @@ def buckets(specs: dict[str, AttentionSpec]) -> list[Bucket]:
                 balanced=len(counts) == 1,
                 repeats=max(counts),
                 state=is_state(first),
-                sliding=first.sliding_window is not None,
+                sliding=isinstance(first, AttentionSpec) and first.sliding_window is not None,
             )
         )
     return out
@@ -140,7 +150,7 @@ def repeats_per_group(bs: list[Bucket]) -> int | None:
     return approximate_gcd([b.repeats for b in bs if b.balanced], floor)
 
 
-def group_specs(specs: dict[str, AttentionSpec]) -> tuple[tuple[str, ...], ...]:
+def group_specs(specs: Mapping[str, LayerSpec]) -> tuple[tuple[str, ...], ...]:
     """The KV cache groups (member layers, vLLM's order) of ``specs`` whose pages differ (rules
     1-5 of the module docstring)."""
     bs = buckets(specs)
@@ -197,12 +207,14 @@ class PackedLayers:
 # --------------------------------------------------------------------------- the pool
 
 
-def stride_alignment(spec: AttentionSpec) -> int:
+def stride_alignment(spec: LayerSpec) -> int:
     """Bytes a block stride must be a multiple of for ``spec`` (``get_block_stride_alignment``):
     a ``MultipleOf(k)`` alignment (``block_stride_alignment`` k tokens) is the page at
-    ``gcd(k, block)`` tokens, or 1 when that is the block; a tail ring's is its 1024-byte row. A
-    sparse MLA cache read as flat rows (``align_blocks_to_rows``: one row's bytes) is
-    ``block_stride_alignment`` 1: its page at one token is that row."""
+    ``gcd(k, block)`` tokens, or 1 when that is the block; a tail ring's is its 1024-byte row; a
+    Mamba state's 1. A sparse MLA cache read as flat rows (``align_blocks_to_rows``: one row's
+    bytes) is ``block_stride_alignment`` 1: its page at one token is that row."""
+    if isinstance(spec, MambaSpec):
+        return 1
     if spec.layer_kind is LayerKind.STEP5_RING:
         return RING_ROW  # Step5CSATailRing: block_stride_alignment=1024 bytes
     if spec.block_stride_alignment is not None:
@@ -211,7 +223,7 @@ def stride_alignment(spec: AttentionSpec) -> int:
     return 1
 
 
-def bytes_per_block(groups: tuple[tuple[str, ...], ...], specs: dict[str, AttentionSpec]) -> int:
+def bytes_per_block(groups: tuple[tuple[str, ...], ...], specs: Mapping[str, LayerSpec]) -> int:
     """The pool's bytes per block: the widest group's pages summed, rounded up to the lcm of
     every layer's :func:`stride_alignment` (``_get_kv_cache_bytes_per_block``, block-outermost);
     a group may be empty (none of its layers on this worker)."""
@@ -220,10 +232,16 @@ def bytes_per_block(groups: tuple[tuple[str, ...], ...], specs: dict[str, Attent
     return cdiv(widest, align) * align
 
 
-def layer_pages(spec: AttentionSpec, length: int, in_flight: int) -> int:
-    """Pages one ``length``-token request holds of ``spec``: a circular buffer 1, a sliding
-    window ``cdiv(min(window - 1 + in_flight, length), block) + 1``, else ``cdiv(length, block)``
+def layer_pages(spec: LayerSpec, length: int, in_flight: int) -> int:
+    """Pages one ``length``-token request holds of ``spec``: a circular buffer 1, a Mamba state
+    ``2 + speculative + checkpoint blocks`` in ``align`` mode, else ``1 + speculative blocks``
+    (``MambaSpec.max_memory_usage_bytes``), a sliding window
+    ``cdiv(min(window - 1 + in_flight, length), block) + 1``, else ``cdiv(length, block)``
     (``max_memory_usage_bytes`` over the page)."""
+    if isinstance(spec, MambaSpec):
+        if spec.mamba_cache_mode == "align":
+            return 2 + spec.num_speculative_blocks + spec.num_prefill_checkpoint_blocks
+        return 1 + spec.num_speculative_blocks
     if is_state(spec):
         return 1
     if spec.sliding_window is not None:
@@ -232,7 +250,7 @@ def layer_pages(spec: AttentionSpec, length: int, in_flight: int) -> int:
 
 
 def request_pages(
-    groups: tuple[tuple[str, ...], ...], specs: dict[str, AttentionSpec], length: int, in_flight: int
+    groups: tuple[tuple[str, ...], ...], specs: Mapping[str, LayerSpec], length: int, in_flight: int
 ) -> tuple[int, ...]:
     """Per group, the most pages any of its layers holds for one request."""
     return tuple(max(layer_pages(specs[n], length, in_flight) for n in g) for g in groups)
@@ -250,7 +268,7 @@ class Pool:
     """
 
     groups: tuple[tuple[str, ...], ...]
-    specs: dict[str, AttentionSpec]
+    specs: Mapping[str, LayerSpec]
     in_flight: int
     reserve_null_block: bool
     kv_memory_wording: bool
@@ -377,7 +395,7 @@ def stage_layers(
     return stages
 
 
-def kv_groups(groups: tuple[tuple[str, ...], ...], specs: dict[str, AttentionSpec]) -> tuple[KVCacheGroup, ...]:
+def kv_groups(groups: tuple[tuple[str, ...], ...], specs: Mapping[str, LayerSpec]) -> tuple[KVCacheGroup, ...]:
     """The groups as dryboot reports them: each with its first layer's spec and every page."""
     return tuple(
         KVCacheGroup(g, specs[g[0]], uniform_type=True, page_sizes=tuple(specs[n].page_size_bytes for n in g))

@@ -14,9 +14,22 @@ larger page of the model class's ``get_mamba_specs_from_config``, the Gated Delt
 the PLE short-convolution state's, even where no layer is a PLE layer
 (:func:`alignment_mamba_pages`).
 
-Refused by name: QSA layers (``indexer_n_heads`` and the other ``indexer_*`` fields), PLE layers
-(``ple_layer_ids``), layer types other than ``linear_attention`` / ``full_attention``, and the
-MTP drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
+QSA layers (``indexer_n_heads`` set: every attention layer is ``Qwen4ExpQSAAttention``, vLLM
+0.30.0, 0.32.0 and 0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
+(``QSAKeyStateCache``: a ``CircularBufferSpec`` of ``round_up(ratio + num_speculative_tokens,
+ratio)`` rows of ``indexer_head_dim`` bfloat16) and its compressed keys (``QSACompressedKeyCache``:
+an ``MLAAttentionSpec`` of one ``indexer_head_dim`` bfloat16 row per ``indexer_compress_ratio``
+tokens), which 0.30.0 and 0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay
+out by the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`), reached
+through :func:`kv_cache_layout` and :func:`side_cache_specs`. On 0.29.0-0.31.0 vLLM's own config
+class refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048
+(modelled), and 0.29.0's / 0.30.0's QSA layer a main KV cache other than bfloat16. 0.29.0 is refused
+by name: its packing caps Mamba buckets only (not the ring) and its engine block is the smallest
+group's, the ring's (recorded: 4 where the cache block is 48); 0.31.0 too (no boot environment read).
+
+Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
+``full_attention``, QSA layers on 0.29.0 / 0.31.0 and under pipeline parallelism, and the MTP
+drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
 from __future__ import annotations
@@ -26,10 +39,12 @@ from typing import TYPE_CHECKING, Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.config.hf import ConfigFields, FamilyExtra, LayerKind, ModelGeometry, extra_of
-from dryboot.vllm.dtypes import dtype_bytes
+from dryboot.vllm.dtypes import KVQuantMode, dtype_bytes
+from dryboot.vllm.kv_cache_interface import AttentionSpec, LayerSpec
 from dryboot.vllm.models.common import LAYER_TYPE_NAMES, attention_heads, geometry, layer_types, num_layers
 from dryboot.vllm.models.dense import verify as dense_verify
 from dryboot.vllm.models.qwen3_next import GDN_DEFAULTS, gated_delta_net
+from dryboot.vllm.platforms import cdiv
 
 if TYPE_CHECKING:
     from dryboot.vllm.engine_args import EngineArgs
@@ -53,6 +68,8 @@ _DEFAULTS = {
 
 #: the drafters vLLM's config hook accepts for Qwen4-Exp (``model_executor/models/config.py``)
 SPECULATIVE_METHODS = frozenset({"mtp", "ngram", "ngram_gpu"})
+#: the wrapper's decoder layers' module path (``Qwen4ExpForConditionalGeneration.language_model``)
+WRAPPER_LAYER_PREFIX = "language_model.model.layers"
 #: ``Qwen3VLVisionConfig``'s ``num_heads`` (the wrapper's vision tower)
 VISION_HEADS_DEFAULT = 16
 
@@ -63,10 +80,15 @@ QSA_FIELDS = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexe
 #: the layer types every release builds as this layout's layers
 PLAIN_LAYER_TYPES = ("linear_attention", "full_attention")
 
-_WHY_QSA = (
-    "are QSA layers (Qwen4ExpQSAAttention): each keeps a ring of raw index keys (CircularBufferSpec) and a "
-    "compressed key cache (MLAAttentionSpec with tokens_per_state) beside its KV cache, which dryboot does not model"
-)
+#: the release whose QSA caches dryboot plans (its repeat-pattern packing, recorded)
+QSA_RELEASES = frozenset({"0.30.0", "0.32.0", "0.33.0"})
+#: ``indexer_budget / indexer_compress_ratio`` vLLM's own ``Qwen4ExpTextConfig`` takes (0.29-0.31)
+QSA_OWN_CLASS_RATIOS = (512, 2048)
+#: KV cache dtypes a QSA layer's main cache takes (``Qwen4ExpQSAAttention``)
+QSA_KV_DTYPES = frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"})
+#: the releases whose QSA layer keeps a bfloat16 main cache only (recorded on 0.29.0 / 0.30.0: "Qwen4Exp QSA
+#: requires a BF16 main KV cache"; fp8 served from 0.32.0)
+QSA_BF16_ONLY_RELEASES = frozenset({"0.29.0", "0.30.0"})
 _WHY_PLE = (
     "are PLE layers (Qwen4ExpPLELayer): each keeps a TP-replicated short-convolution state hc_count x hidden_size "
     "wide (a second MambaSpec) and, from 0.30.0, an n-gram embedding (Engram), which dryboot does not model"
@@ -86,24 +108,55 @@ class Qwen4ExpExtra(FamilyExtra):
     #: (0.29-0.31, PLE fields checked with or without PLE layers), transformers' (0.32 on)
     own_class_refusal: tuple[str, str] | None = None
     hf_class_refusal: tuple[str, str] | None = None
+    qsa: QSAIndexer | None = None
+
+
+@dataclass(frozen=True)
+class QSAIndexer:
+    """A QSA layer's indexer caches (``QSAIndexer``, ``qwen4_exp/nvidia/indexer_qsa.py``).
+
+    :param head_dim: ``indexer_head_dim`` (a ring row's and a compressed row's width, elements).
+    :param compress_ratio: ``indexer_compress_ratio`` (tokens per compressed row).
+    :param mrope: the text config's RoPE has an ``mrope_section`` (``uses_mrope``: the ring then
+        stores positions too).
+    """
+
+    head_dim: int
+    compress_ratio: int
+    mrope: bool
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
     return dict(_DEFAULTS)
 
 
-def _refuse_qsa_and_ple(f: ConfigFields) -> None:
-    """QSA and PLE layers, named.
+def _qsa(f: ConfigFields) -> QSAIndexer | None:
+    """The QSA indexer's cache geometry, ``None`` without ``indexer_n_heads``.
 
-    :raises InputError: a QSA field set, or ``ple_layer_ids`` not empty."""
-    qsa = [k for k in QSA_FIELDS if f.get(k) is not None]
-    if qsa:
-        raise InputError(
-            f.source,
-            f.where(qsa[0]),
-            f"Qwen4-Exp's attention layers with {', '.join(qsa)} set {_WHY_QSA} (its plain layout, no indexer_* "
-            "field, is planned)",
-        )
+    :raises InputError: a QSA field missing or not a positive integer (transformers'
+        ``Qwen4ExpTextConfig.validate_architecture``' words; vLLM's own class, 0.29-0.31, was not
+        verified without every field)."""
+    if all(f.get(k) is None for k in QSA_FIELDS):
+        return None
+    missing = [k for k in QSA_FIELDS if f.get(k) is None]
+    if missing:
+        raise InputError(f.source, f.where(missing[0]), f"QSA config is missing required fields: {missing}.")
+    for k in QSA_FIELDS:
+        value = f.get(k)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InputError(f.source, f.where(k), f"QSA config values must be positive (got {value!r})")
+    rope = f.get("rope_parameters") or f.get("rope_scaling") or {}
+    return QSAIndexer(
+        head_dim=f.integer("indexer_head_dim"),
+        compress_ratio=f.integer("indexer_compress_ratio"),
+        mrope=isinstance(rope, dict) and "mrope_section" in rope,
+    )
+
+
+def _refuse_ple(f: ConfigFields) -> None:
+    """PLE layers, named.
+
+    :raises InputError: ``ple_layer_ids`` not empty."""
     ple = f.get("ple_layer_ids")
     if ple:
         raise InputError(
@@ -126,6 +179,14 @@ def _own_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
         return "heads_per_ngram", "heads_per_ngram must be positive"
     if embed <= 0 or embed % ((ngram - 1) * heads):
         return "ple_embed_dim", "ple_embed_dim must be divisible by total ngram heads"
+    if f.get("indexer_n_heads") is not None:
+        budget, ratio = f.integer("indexer_budget", minimum=1), f.integer("indexer_compress_ratio", minimum=1)
+        if budget / ratio not in QSA_OWN_CLASS_RATIOS:
+            got = budget // ratio if budget % ratio == 0 else budget / ratio
+            return (
+                "indexer_budget",
+                f"QSA requires indexer_budget / indexer_compress_ratio to be 512 or 2048, got {got}",
+            )
     return None
 
 
@@ -142,15 +203,42 @@ def _hf_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
         return "num_experts_per_tok", "num_experts_per_tok must be in [1, num_experts]"
     if f.integer("moe_intermediate_size") <= 0 or f.integer("shared_expert_intermediate_size") <= 0:
         return "moe_intermediate_size", "moe_intermediate_size and shared_expert_intermediate_size must be > 0"
+    if f.get("indexer_n_heads") is not None:
+        return _hf_class_qsa_refusal(f)
+    return None
+
+
+def _hf_class_qsa_refusal(f: ConfigFields) -> tuple[str, str] | None:
+    """transformers' QSA checks (``validate_architecture``, 0.32 on), every field given: one
+    index KV head, a budget the ratio divides, the attention's rotary dims within the index head."""
+    if f.integer("indexer_kv_heads") != 1:
+        return "indexer_kv_heads", "Qwen4-Exp QSA requires indexer_kv_heads=1."
+    if f.integer("indexer_budget") % f.integer("indexer_compress_ratio"):
+        return "indexer_budget", "indexer_budget must be divisible by indexer_compress_ratio."
+    rope = f.get("rope_parameters") or {}
+    factor = rope.get("partial_rotary_factor", 1.0) if isinstance(rope, dict) else 1.0
+    head_dim = (
+        f.integer("head_dim")
+        if f.get("head_dim") is not None
+        else f.integer("hidden_size") // f.integer("num_attention_heads")
+    )
+    rotary = int(head_dim * factor)
+    if rotary > f.integer("indexer_head_dim"):
+        return (
+            "indexer_head_dim",
+            "Qwen4-Exp attention RoPE dimensions must fit the QSA index head: "
+            f"rotary_dim={rotary}, indexer_head_dim={f.integer('indexer_head_dim')}.",
+        )
     return None
 
 
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """The plain layout's geometry.
 
-    :raises InputError: QSA or PLE layers, a layer type other than :data:`PLAIN_LAYER_TYPES`, or
-        ``hc_count`` <= 1 (both config classes refuse it)."""
-    _refuse_qsa_and_ple(f)
+    :raises InputError: PLE layers, a QSA field missing, a layer type other than
+        :data:`PLAIN_LAYER_TYPES`, or ``hc_count`` <= 1 (both config classes refuse it)."""
+    qsa = _qsa(f)
+    _refuse_ple(f)
     n = num_layers(f)
     types = layer_types(f, n)
     hf_class_kinds = None
@@ -179,8 +267,9 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         layer_kinds_hf_class=hf_class_kinds,
         own_class_refusal=_own_class_refusal(f),
         hf_class_refusal=_hf_class_refusal(f),
+        qsa=qsa,
     )
-    return geometry(
+    model = geometry(
         f,
         architecture,
         "qwen4_exp",
@@ -191,6 +280,9 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         family_extra=extra,
         tower_heads=_tower_heads(f, architecture),
     )
+    if architecture == "Qwen4ExpForConditionalGeneration":  # its text model is language_model.model
+        return model.evolve(layer_prefix=WRAPPER_LAYER_PREFIX)
+    return model
 
 
 def _tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
@@ -289,3 +381,129 @@ def verify(model: ModelGeometry, tensor_parallel_size: int) -> None:
 
     :raises InputError: naming ``vision_config.num_heads``."""
     dense_verify(model, tensor_parallel_size)
+
+
+def kv_cache_layout(model: ModelGeometry) -> str:
+    """QSA layers' caches take the repeat-pattern packing (0.32.0, 0.33.0) (``"repeat-packed"``: their pages
+    differ from the Gated DeltaNet states'); the plain layout vLLM's groups."""
+    extra = extra_of(model, Qwen4ExpExtra)
+    return "repeat-packed" if extra is not None and extra.qsa is not None else "grouped"
+
+
+def side_cache_specs(
+    model: ModelGeometry,
+    args: EngineArgs,
+    rules: VersionRules,
+    model_dtype: str,
+    layers: list[tuple[str, LayerSpec]],
+) -> dict[str, LayerSpec]:
+    """Every cache layer of a QSA model in vLLM's order (``static_forward_context``): each QSA
+    layer's ``<layer>.self_attn.indexer.raw_key_cache`` (the ring) and ``.compressed_key_cache``
+    before its ``.self_attn.attn`` (the layer's own KV, as ``layers`` has it, with the Gated
+    DeltaNet states laid out by the hybrid alignment).
+
+    Ring: ``CircularBufferSpec`` of ``round_up(ratio + num_speculative_tokens, ratio)`` tokens,
+    one bfloat16 head of :func:`ring_head_size` (``QSAKeyStateCache.get_kv_cache_spec``).
+    Compressed keys: ``MLAAttentionSpec`` of the cache block, one head of ``indexer_head_dim``
+    bfloat16, ``tokens_per_state`` the ratio (``QSACompressedKeyCache``).
+
+    :raises InputError: a release other than :data:`QSA_RELEASES`; what vLLM refuses of a QSA
+        layer (a model dtype other than bfloat16, a KV cache dtype outside :data:`QSA_KV_DTYPES`,
+        context parallelism, a block the ratio or the ring does not divide); pipeline parallelism
+        (not modelled: recorded refused where a stage holds no QSA layer).
+    """
+    extra = extra_of(model, Qwen4ExpExtra)
+    assert extra is not None and extra.qsa is not None
+    qsa, arch, version = extra.qsa, model.architecture, rules.version
+    if model_dtype != "bfloat16":
+        raise InputError("--dtype", model_dtype, f"{arch}: NotImplementedError: Qwen4Exp QSA currently requires BF16")
+    dtype = args.kv_cache_dtype or "auto"
+    if version in QSA_BF16_ONLY_RELEASES and dtype not in ("auto", "bfloat16"):
+        raise InputError(
+            "--kv-cache-dtype", dtype, f"{arch}: NotImplementedError: Qwen4Exp QSA requires a BF16 main KV cache"
+        )
+    if dtype not in QSA_KV_DTYPES:
+        raise InputError(
+            "--kv-cache-dtype",
+            dtype,
+            f"{arch}: NotImplementedError: Qwen4Exp QSA requires a BF16 or FP8-e4m3 main KV cache",
+        )
+    if args.decode_context_parallel_size > 1:
+        raise InputError(
+            "--decode-context-parallel-size",
+            str(args.decode_context_parallel_size),
+            f"{arch}: NotImplementedError: Qwen4Exp QSA does not support context parallelism",
+        )
+    if version not in QSA_RELEASES:
+        raise InputError(
+            "--vllm-version",
+            version,
+            f"{arch}'s QSA layers on vLLM {version} are not modelled: vLLM {version} packs their index-key rings "
+            "(CircularBufferSpec) and compressed keys (MLAAttentionSpec) beside the Gated DeltaNet states by rules "
+            f"dryboot verified on {', '.join(sorted(QSA_RELEASES))} only",
+        )
+    if args.pipeline_parallel_size > 1:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            f"{arch}'s QSA layers under pipeline parallelism are not modelled (recorded: a stage without QSA layers "
+            "and one with them report different layouts, AssertionError: Workers disagree on supported KV cache "
+            "layouts; a QSA layer takes block-outermost layouts only)",
+        )
+    ratio = qsa.compress_ratio
+    capacity = cdiv(ratio + args.num_speculative_tokens, ratio) * ratio
+    out: dict[str, LayerSpec] = {}
+    for name, spec in layers:
+        if isinstance(spec, AttentionSpec) and name.endswith(".self_attn.attn"):
+            block = spec.block_size
+            if block % ratio:
+                raise InputError(
+                    "--block-size",
+                    str(block),
+                    f"{arch}: ValueError: QSA cache block size must be divisible by the compression ratio ({ratio})",
+                )
+            if block % capacity:
+                raise InputError(
+                    "--block-size",
+                    str(block),
+                    f"{arch}: AssertionError: QSA ring capacity {capacity} must divide the attention block size "
+                    f"{block}",
+                )
+            prefix = name[: -len("attn")] + "indexer."
+            out[prefix + "raw_key_cache"] = _state_spec(LayerKind.QSA_RING, capacity, ring_head_size(qsa), 1)
+            out[prefix + "compressed_key_cache"] = _state_spec(LayerKind.QSA_COMPRESSED, block, qsa.head_dim, ratio)
+        out[name] = spec
+    return out
+
+
+#: bfloat16 slots one int64 position takes, and the positions a row keeps under multimodal RoPE
+#: (``QSAKeyStateCache``: ``_BF16_PER_INT64``, ``_NUM_ROPE_AXES``)
+BF16_PER_INT64 = 4
+ROPE_AXES = 3
+
+
+def ring_head_size(qsa: QSAIndexer) -> int:
+    """A ring row's width in bfloat16 elements (``QSAKeyStateCache.__init__``): ``indexer_head_dim``,
+    or under multimodal RoPE (``uses_mrope``: the row keeps its three int64 positions too)
+    ``round_up(indexer_head_dim, 4) + 3 * 4``."""
+    if not qsa.mrope:
+        return qsa.head_dim
+    return cdiv(qsa.head_dim, BF16_PER_INT64) * BF16_PER_INT64 + ROPE_AXES * BF16_PER_INT64
+
+
+def _state_spec(kind: LayerKind, block: int, head_dim: int, ratio: int) -> AttentionSpec:
+    """A QSA side cache's spec: one bfloat16 head of ``head_dim``, no V, ``ratio`` tokens a row."""
+    return AttentionSpec(
+        layer_kind=kind,
+        block_size=block,
+        num_kv_heads=1,
+        head_size=head_dim,
+        head_size_v=0,
+        torch_dtype="bfloat16",
+        kv_cache_dtype="bfloat16",
+        quant_mode=KVQuantMode.NONE,
+        content_bytes=head_dim * dtype_bytes("bfloat16"),
+        backend="QSA_STATE",
+        indexes_kv_by_block_stride=False,
+        compress_ratio=ratio,
+    )

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
     from dryboot.vllm.config.resolve import EngineConfig
     from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.kv_cache_interface import LayerSpec
     from dryboot.vllm.kv_cache_utils.repeat_packed import PackedLayers
     from dryboot.vllm.versions import VersionRules
 
@@ -176,11 +177,33 @@ class Family:
         hook = getattr(self.module(), "alignment_mamba_pages", None)
         return () if hook is None else tuple(hook(model, args, conv_dtype))
 
+    def side_cache_specs(
+        self,
+        model: ModelGeometry,
+        args: EngineArgs,
+        rules: VersionRules,
+        model_dtype: str,
+        layers: list[tuple[str, LayerSpec]],
+    ) -> dict[str, LayerSpec]:
+        """Every cache layer of a repeat-packed model whose layers the hybrid layout builds, with
+        the caches its attention layers keep beside their KV, in vLLM's order (Qwen4-Exp's QSA
+        index-key rings and compressed keys); default ``layers`` as they are. The planner calls it
+        first with no layers (its refusals: vLLM builds the layers before it lays out the caches).
+
+        :raises InputError: what vLLM refuses of those caches, or what was not verified."""
+        hook = getattr(self.module(), "side_cache_specs", None)
+        return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
+
     def kv_cache_layout(self, model: ModelGeometry) -> str:
         """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
         default), ``"packed"`` (DeepSeek-V4's packed groups) or ``"repeat-packed"`` (Step5's)."""
         hook = getattr(self.module(), "kv_cache_layout", None)
         return "grouped" if hook is None else str(hook(model))
+
+    def has_packed_layers(self) -> bool:
+        """Whether the family lays out its repeat-packed caches itself (:meth:`packed_layers`: Step5,
+        Dots3-Note); else the hybrid layout's layers with :meth:`side_cache_specs` are packed."""
+        return getattr(self.module(), "packed_layers", None) is not None
 
     def packed_layers(self, cfg: EngineConfig, log: list[str]) -> PackedLayers:
         """The cache layers, their groups and stages the repeat-packed planner sizes, for a family
@@ -422,10 +445,12 @@ QWEN4_EXP_LAYERS = (
     "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
     "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
     "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
-    "with the layer's own KV (recorded on tiny configs); its PLE layers (ple_layer_ids) keep a TP-replicated "
+    "with the layer's own KV (recorded on tiny configs; planned on 0.30.0, 0.32.0 and 0.33.0's "
+    "repeat-pattern packing, models/qwen4_exp.py, refused by name on 0.29.0 and 0.31.0); its PLE layers "
+    "(ple_layer_ids) keep a TP-replicated "
     "short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its own on 0.29.0, "
     "recorded) and, from 0.30.0, an n-gram embedding the meta-device harness cannot build (Engram CPU offload "
-    "requires UVA, recorded): these cache kinds are not modelled"
+    "requires UVA, recorded): the PLE cache kinds are not modelled"
 )
 _STEP5 = (
     "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "
@@ -437,8 +462,12 @@ _GLM5NEXT = (
     "GLM-5.3-Flash (vllm/models/glm5next): Kimi Delta Attention layers (Glm5NextLinearAttention: a MambaSpec "
     "with prefill checkpoint blocks) beside MLA layers whose sparse indexer keeps a kpool-compressed key cache "
     "(Glm5NextIndexerCache: an MLAAttentionSpec of one entry per index_kpool tokens, tokens_per_state) and a "
-    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec); the compressed indexer cache, "
-    "the circular buffer and the checkpoint blocks are not modelled"
+    "per-request circular tail buffer (Glm5NextTailCache: CircularBufferSpec of index_kpool x next_power_of_2 "
+    "rows, two index_head_dim heads); recorded on a tiny config (tests/fidelity/data/refused-0.33, TP 1 and 2): "
+    "block 512 from the DEEPSEEK_V32_INDEXER / KPOOL_TAIL / FLASHINFER_MLA_SPARSE_SM90 backends, a Mamba group per "
+    "KDA layer (one checkpoint page a request), an MLAAttention group of the indexer's k_cache with the MLA KV and "
+    "a CircularBuffer group of the tail buffer, packed with a 1024-byte stride alignment; this layout (its sparse "
+    "MLA backend, the kpool indexer cache, the tail buffer and the packing) is not modelled"
 )
 
 #: Why an architecture is refused, where more can be said than "not modelled".
@@ -483,7 +512,8 @@ NOT_MODELLED: dict[str, str] = {
         "Qwen4ExpDecoderLayers of type qwen_sparse_attention on the hc_count-wide hyper-connection stream, QSA "
         "layers with their index-key ring and compressed key cache when indexer_n_heads is set; every QSA ring then "
         "holds indexer_compress_ratio + num_speculative_tokens rows rounded up to a multiple of the ratio, recorded "
-        "on tiny configs, 0.29.0-0.33.0); not modelled (its target's plain layout is planned, the MTP drafter refused)"
+        "on tiny configs, 0.29.0-0.33.0); not modelled (its target's plain layout is planned, and its QSA layers on "
+        "0.30.0, 0.32.0 and 0.33.0; the MTP drafter refused)"
     ),
     "Step5MTP": (
         "Step5 drafter (step5/nvidia/mtp.py: num_nextn_predict_layers Step5DecoderLayers from layer index "

@@ -72,7 +72,13 @@ def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     out: dict[str, Any] = {**plan._DEFAULTS, **{k: v for k, v in config.items() if v is not None}}
     qsa = [k for k in plan.QSA_FIELDS if out.get(k) is not None]
     if qsa:
-        raise InputError("config.json", qsa[0], f"{ARCH} with {', '.join(qsa)} (QSA layers): weights not modelled")
+        raise InputError(
+            "config.json",
+            qsa[0],
+            f"{ARCH} with {', '.join(qsa)} (QSA layers: Qwen4ExpQSAAttention, its QKV and replicated indexer Q/K "
+            "in one Qwen4ExpQSAQKVIndexerLinear, the indexer's norms and its top-k index buffer, "
+            "qwen4_exp/nvidia/qsa.py): weights not modelled (the KV cache geometry is planned on 0.33.0)",
+        )
     if out.get("ple_layer_ids"):
         raise InputError("config.json", "ple_layer_ids", f"{ARCH} with PLE layers: weights not modelled")
     n = W._int(out, "num_hidden_layers")
