@@ -13,7 +13,7 @@ and the scheduler's block-size invariants (``resolve_kv_cache_block_sizes``,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from dryboot.errors import InputError
@@ -390,9 +390,6 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     :raises InputError: what the release refuses of the caches or was not verified against it
         (the family's hook).
     """
-    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only these families load it
-
-    args = cfg.args
     family = family_of(cfg.model)
     if not family.has_packed_layers():
         # a hybrid model whose attention layers keep caches beside their KV (Qwen4-Exp's QSA layers)
@@ -400,34 +397,7 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     packed = family.packed_layers(cfg, log)
     specs, groups = packed.specs, packed.groups
     workers: list[frozenset[str] | None] = [None] if packed.stages is None else list(packed.stages)
-    in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
-    pools = [
-        R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory, own)
-        for own in workers
-    ]
-    kv_groups = R.kv_groups(groups, specs)
-    grouping = Grouping(
-        runs=(),
-        group_size=max(len(g) for g in groups),
-        path="packed",
-        log=(),
-        packed=kv_groups,
-        packed_stride=pools[0].stride,
-    )
-    max_model_len = cfg.max_model_len
-    available = args.available_kv_bytes()
-    override = args.num_gpu_blocks_override
-    capacity: Capacity | None = None
-    memory_error: NotEnoughMemory | None = None
-    if available is not None:
-        try:
-            if args.max_model_len == -1:
-                max_model_len, line = R.auto_fit(pools, max_model_len, available, override)
-                log.append(line)
-            capacity = R.capacity(pools, max_model_len, available, override)
-            log.extend(capacity.log)
-        except NotEnoughMemory as exc:
-            memory_error = exc
+    grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, workers, log)
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=packed.num_target)
     fit = _CacheFit(packed.block, max_model_len, capacity, memory_error, packed.block)
@@ -436,26 +406,24 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     )
 
 
-def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
-    """The repeat-pattern packed plan of a hybrid model whose attention layers keep caches beside
-    their KV (Qwen4-Exp's QSA layers, vLLM 0.33.0): the block and the Gated DeltaNet states as the
-    hybrid alignment lays them out (the grouped layout), the family's side caches
-    (``Family.side_cache_specs``), then 0.33.0's packed groups and the pool's blocks and concurrency
-    (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`).
-
-    :raises InputError: what the release refuses of the side caches, or was not verified."""
+def _repeat_packed_pools(
+    cfg: EngineConfig,
+    groups: tuple[tuple[str, ...], ...],
+    specs: Mapping[str, LayerSpec],
+    workers: list[frozenset[str] | None],
+    log: list[str],
+) -> tuple[Grouping, int, Capacity | None, NotEnoughMemory | None]:
+    """The packed grouping, then each pipeline stage's pool (``workers``: its layers, ``None`` for
+    every layer) sized as vLLM 0.33.0 sizes them: ``--max-model-len -1``'s auto-fit, the blocks and
+    concurrency, or the memory error (the plan reports it)."""
     from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only repeat-packed plans load it
 
-    model, args = cfg.model, cfg.args
-    family = family_of(model)
-    layout = _grouped_layout(cfg, policies, log)
-    pairs = layout.layers.pairs()
-    if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
-        pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
-    specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
-    groups = R.group_specs(specs)
+    args = cfg.args
     in_flight = args.resolved_max_num_batched_tokens() * cfg.max_concurrent_batches
-    pools = [R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory)]
+    pools = [
+        R.Pool(groups, specs, in_flight, cfg.rules.reserve_null_block, cfg.rules.autofit_log_kv_memory, own)
+        for own in workers
+    ]
     grouping = Grouping(
         runs=(),
         group_size=max(len(g) for g in groups),
@@ -478,6 +446,28 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
             log.extend(capacity.log)
         except NotEnoughMemory as exc:
             memory_error = exc
+    return grouping, max_model_len, capacity, memory_error
+
+
+def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -> Plan:
+    """The repeat-pattern packed plan of a hybrid model whose attention layers keep caches beside
+    their KV (Qwen4-Exp's QSA layers, vLLM 0.33.0): the block and the Gated DeltaNet states as the
+    hybrid alignment lays them out (the grouped layout), the family's side caches
+    (``Family.side_cache_specs``), then 0.33.0's packed groups and the pool's blocks and concurrency
+    (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`).
+
+    :raises InputError: what the release refuses of the side caches, or was not verified."""
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only repeat-packed plans load it
+
+    model, args = cfg.model, cfg.args
+    family = family_of(model)
+    layout = _grouped_layout(cfg, policies, log)
+    pairs = layout.layers.pairs()
+    if _gdn_checkpoints(cfg):  # one checkpoint page a request per GDN state (as gdn_align_pages counts)
+        pairs = [(n, _with_checkpoint(s)) for n, s in pairs]
+    specs = family.side_cache_specs(model, args, cfg.rules, cfg.model_dtype, pairs)
+    groups = R.group_specs(specs)
+    grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, [None], log)
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
     block = layout.block_size
