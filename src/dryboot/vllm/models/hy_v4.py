@@ -50,8 +50,8 @@ from dryboot.vllm.engine_args import EngineArgs
 from dryboot.vllm.models.common import geometry, num_layers
 from dryboot.vllm.models.deepseek import indexer_head_size, sparse_layers
 
-#: ``HYV4Config``'s defaults for the fields read here
-_DEFAULTS: dict[str, Any] = {
+#: ``HYV4Config``'s defaults for the fields read here (the weights walk adds its own to them)
+DEFAULTS: dict[str, Any] = {
     "hidden_size": 2816,
     "num_hidden_layers": 34,
     "num_attention_heads": 32,
@@ -102,7 +102,7 @@ class SparseLayers(FamilyExtra):
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
-    return dict(_DEFAULTS)
+    return dict(DEFAULTS)
 
 
 def default_indexer_types(n: int) -> tuple[str, ...]:

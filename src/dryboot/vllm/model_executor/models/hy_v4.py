@@ -36,32 +36,21 @@ from typing import Any
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
+from dryboot.vllm.models.hy_v4 import DEFAULTS as GEOMETRY_DEFAULTS
 from dryboot.vllm.models.hy_v4 import SINK_BACKEND_KV_DTYPES, SINK_BACKEND_MAJORS, SPARSE_TYPES, default_indexer_types
 
-#: ``HYV4Config``'s defaults of the keys the walk reads
+#: ``HYV4Config``'s defaults of the keys the walk reads: the geometry's and the MLP's, iHC's and the head's
 DEFAULTS: dict[str, Any] = {
+    **GEOMETRY_DEFAULTS,
     "vocab_size": 120832,
-    "hidden_size": 2816,
     "intermediate_size": 6912,
     "moe_intermediate_size": 768,
-    "num_hidden_layers": 34,
-    "num_attention_heads": 32,
     "n_routed_experts": 256,
     "n_shared_experts": 1,
-    "q_lora_rank": 1536,
-    "kv_lora_rank": 512,
-    "qk_nope_head_dim": 192,
-    "qk_rope_head_dim": 64,
-    "v_head_dim": 256,
-    "index_topk": 2048,
-    "index_head_dim": 128,
-    "index_n_heads": 16,
     "enable_ihc": True,
     "hc_mult": 4,
     "gated_mla": True,
     "gating_type": "elementwise",
-    "learnable_sink": True,
-    "max_position_embeddings": 262144,
     "tie_word_embeddings": False,
 }
 RELEASE = "0.33.0"
