@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
@@ -37,10 +38,6 @@ def _tiny() -> dict[str, Any]:
     return config
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def test_recorded() -> None:
     assert {v: doc["vllm"] for v, doc in DOCS.items()} == {v: v for v in RELEASES}
     assert len(RECORDED) == 18 and all(row["ok"] for row in RECORDED.values())
@@ -51,7 +48,7 @@ def test_matches_vllm(version: str, cid: str) -> None:
     """Every stage's bytes as the release builds them."""
     row: dict[str, Any] = RECORDED[(version, cid)]
     argv = row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     mode = "data" if "--mm-encoder-tp-mode" in argv else "weights"
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     got = []

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -41,15 +42,11 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def _rank(row: dict[str, Any], stage: int, capability: tuple[int, int] | None = (9, 0)) -> Any:
     argv = row["argv"]
     par = Parallel(
-        tp=_flag(argv, "--tensor-parallel-size", 1),
-        pp=_flag(argv, "--pipeline-parallel-size", 1),
+        tp=int_flag(argv, "--tensor-parallel-size"),
+        pp=int_flag(argv, "--pipeline-parallel-size"),
         pp_rank=stage,
         expert_parallel="--enable-expert-parallel" in argv,
         capability=capability,
@@ -70,7 +67,7 @@ def test_recorded() -> None:
 @pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
 def test_matches_vllm(name: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(name, cid)]
-    pp = _flag(row["argv"], "--pipeline-parallel-size", 1)
+    pp = int_flag(row["argv"], "--pipeline-parallel-size")
     if not row["ok"] or row["config"] in REFUSED:
         with pytest.raises(InputError):
             _rank(row, 0)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -35,10 +36,6 @@ def _config(name: str) -> dict[str, Any]:
     return {**json.loads(TINY.read_text()), **DOCS[name].get("overlay", {}).get(ARCH, {})}
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def test_recorded() -> None:
     assert all(doc["vllm"] == "0.33.0" for doc in DOCS.values())
     served = {name: sum(1 for (n, _), row in RECORDED.items() if n == name and row["ok"]) for name in FILES}
@@ -53,7 +50,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     """Every stage's bytes as vLLM 0.33.0 builds them, or refused where vLLM refuses."""
     row: dict[str, Any] = RECORDED[(name, cid)]
     config, argv = _config(name), row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     ep = "--enable-expert-parallel" in argv
     if not row["ok"]:
         assert "sconv SWA cache supports tp_size <= num_kv_heads" in row["error"]

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -53,10 +54,6 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def test_recorded() -> None:
     assert all(doc["vllm"] == "0.33.0" for doc in DOCS.values())
     assert {name: doc.get("gpu_capability", [9, 0]) for name, doc in DOCS.items()} == {
@@ -72,7 +69,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     stages that build it) and the published checkpoint's MXFP4 experts."""
     row: dict[str, Any] = RECORDED[(name, cid)]
     config, argv = _config(row), row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     for stage, want in enumerate(stages):
         par = Parallel(

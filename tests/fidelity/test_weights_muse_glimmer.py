@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -43,10 +44,6 @@ RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["
 def _tiny(arch: str) -> dict[str, Any]:
     config: dict[str, Any] = json.loads((HERE / "data" / "architectures" / f"{arch}.json").read_text())
     return config
-
-
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
 
 
 def test_recorded() -> None:
@@ -70,7 +67,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     version = DOCS[name]["vllm"]
     arch = row["config"][len("arch--") :]
     config, argv = {**_tiny(arch), **DOCS[name].get("overlay", {}).get(arch, {})}, row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     mode = "data" if "--mm-encoder-tp-mode" in argv else "weights"
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     got = []

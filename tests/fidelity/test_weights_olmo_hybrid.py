@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -51,10 +52,6 @@ def _config(name: str, row: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def test_recorded() -> None:
     assert {doc["vllm"] for doc in DOCS.values()} == {"0.28.0", "0.29.0", "0.33.0"}
     assert len(RECORDED) == 26
@@ -67,7 +64,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(name, cid)]
     config = _config(name, row)
     argv = row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     par = [Parallel(tp=tp, pp=pp, pp_rank=r, vllm_version=DOCS[name]["vllm"]) for r in range(pp)]
     if not row["ok"]:
         with pytest.raises(InputError, match="is not divisible by"):

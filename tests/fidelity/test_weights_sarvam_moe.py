@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -39,10 +40,6 @@ def _tiny(**change: Any) -> dict[str, Any]:
     return config
 
 
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
-
-
 def test_recorded() -> None:
     assert all(doc["vllm"] == "0.28.0" for doc in DOCS.values())
     assert len(RECORDED) == 14 and all(row["ok"] for row in RECORDED.values())
@@ -54,7 +51,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(name, cid)]
     overlay = DOCS[name].get("overlay", {}).get(ARCH, {})
     argv = row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     got = []
     for stage in range(pp):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -37,10 +38,6 @@ RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["
 def _config(name: str) -> dict[str, Any]:
     tiny: dict[str, Any] = json.loads((HERE / "data" / "architectures" / f"{ARCH}.json").read_text())
     return {**tiny, **DOCS[name].get("overlay", {}).get(ARCH, {})}
-
-
-def _flag(argv: list[str], name: str, default: int) -> int:
-    return int(argv[argv.index(name) + 1]) if name in argv else default
 
 
 def test_recorded() -> None:
@@ -60,7 +57,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     """Every stage's bytes as vLLM 0.33.0 builds them, or refused where vLLM refuses."""
     row: dict[str, Any] = RECORDED[(name, cid)]
     config, argv = _config(name), row["argv"]
-    tp, pp = _flag(argv, "--tensor-parallel-size", 1), _flag(argv, "--pipeline-parallel-size", 1)
+    tp, pp = int_flag(argv, "--tensor-parallel-size"), int_flag(argv, "--pipeline-parallel-size")
     mode = "data" if "--mm-encoder-tp-mode" in argv else "weights"
     kwargs: dict[str, Any] = {
         "max_num_batched_tokens": row.get("max_num_batched_tokens", 8192),
