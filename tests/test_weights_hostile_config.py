@@ -113,3 +113,17 @@ def test_odd_value_in_deepseek_v4_on_a_modelled_gpu(data: Any, value: Any, tp: i
         return
     assert w.param_bytes > 0 and w.allocated_bytes >= w.total_bytes
     assert sum(w.by_kind.values()) == w.param_bytes
+
+
+def test_a_huge_layer_count_is_refused_not_built() -> None:
+    """A tower ``depth`` or ``num_hidden_layers`` in the billions (found by
+    ``test_numeric_config_fields``: the walk listed one entry per layer and ran out of memory) is
+    refused in one line naming the field."""
+    config = json.loads((TINY / "Qwen3VLForConditionalGeneration.json").read_text())
+    config["vision_config"] = {**config["vision_config"], "depth": 2_686_576_898}
+    try:
+        rank_weights(config, Parallel())
+    except InputError as exc:
+        assert exc.where == "depth" and "more layers than dryboot plans" in exc.reason
+    else:
+        raise AssertionError("planned a tower of 2,686,576,898 layers")

@@ -86,6 +86,7 @@ from dryboot.vllm.model_executor.layers.quantization.scaled_mm import (
 from dryboot.vllm.model_executor.model_loader.allocator import MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_SIZE
 from dryboot.vllm.model_executor.model_loader.load_order import DenseDecoder, Marlin4, load_surplus
 from dryboot.vllm.model_executor.model_loader.safetensors import DTYPE_BYTES as ST_BYTES
+from dryboot.vllm.models.common import MAX_LAYERS
 from dryboot.vllm.models.registry import REGISTRY_RELEASES, is_draft_model, registry_file, release_registry_file
 from dryboot.vllm.versions import known_model_types, rules_for
 
@@ -715,10 +716,22 @@ def pp_layers(num_layers: int, par: Parallel) -> range:
     return range(start, start + sizes[par.pp_rank])
 
 
+def _counts_layers(key: str) -> bool:
+    """Whether ``key`` counts layers or blocks (``num_hidden_layers``, a tower's ``depth``...): the
+    walks build one entry per layer, so such a count is bounded like the geometry's."""
+    return key == "depth" or key.endswith(("layers", "blocks", "layers_enc", "layers_per_stack"))
+
+
 def _int(config: Mapping[str, Any], key: str, default: int | None = None) -> int:
+    """The non-negative integer ``config[key]`` (``default`` where absent).
+
+    :raises InputError: missing or not a non-negative integer; a layer or block count above
+        :data:`~dryboot.vllm.models.common.MAX_LAYERS`."""
     v = config.get(key, default)
     if type(v) is not int or v < 0:
         raise InputError("config.json", key, f"missing or not a non-negative integer ({v!r})")
+    if v > MAX_LAYERS and _counts_layers(key):
+        raise InputError("config.json", key, f"{v:,} is more layers than dryboot plans ({MAX_LAYERS:,})")
     return v
 
 
