@@ -64,7 +64,8 @@ DEFAULTS: dict[str, Any] = {
     "max_position_embeddings": 262144,
     "tie_word_embeddings": False,
 }
-RELEASE = "0.33.0"
+#: the releases whose ``models/hy_v4`` this module sizes (recorded)
+RELEASES = ("0.32.0", "0.33.0")
 
 
 def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -173,8 +174,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: what the module docstring names, sizes TP does not divide, TP above the
         experts (vLLM's ValueError), no ``max_num_batched_tokens``."""
-    if par.vllm_version != RELEASE:
-        raise InputError("--vllm", None, f"HY V4's weights are recorded on vLLM {RELEASE} only")
+    if par.vllm_version not in RELEASES:
+        raise InputError("--vllm", None, f"HY V4's weights are recorded on vLLM {' / '.join(RELEASES)} only")
     c, ab = unquantized(config, args, DEFAULTS, untied="HY V4")
     rope = c.get("rope_parameters") or {}
     if not isinstance(rope, Mapping) or rope.get("rope_type", "default") != "default":
