@@ -1,4 +1,4 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.33.0's ``vllm/models/hy_v4/nvidia/model.py``,
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0: ``vllm/models/hy_v4/nvidia/model.py``,
 config class ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``), where every layer is
 sparse (``layer_types`` all DSA).
 

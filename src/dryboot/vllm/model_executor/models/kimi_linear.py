@@ -17,7 +17,7 @@ whose width under TP is padded to ``min_moe_intermediate_per_partition`` (256) p
 ``moe_intermediate_size / TP`` is below it (not under expert parallelism). The embedding on the
 first stage, the final norm and the head on the last (vLLM's class never ties it).
 
-Kimi-K3's options (vLLM 0.33.0; the same class serves ``KimiK3ForConditionalGeneration``'s
+Kimi-K3's options (vLLM 0.27.1-0.33.0, recorded on each; the same class serves ``KimiK3ForConditionalGeneration``'s
 language model), each where its config key is set:
 
 - full-rank KDA gate (``linear_attn_config.use_full_rank_gate``, ``kimi_k3/nvidia/kda.py``
@@ -60,7 +60,7 @@ DEFAULTS: dict[str, Any] = {
     "min_moe_intermediate_per_partition": 256,
 }
 
-#: Kimi-K3 option keys (any set: the layers of ``kimi_k3/nvidia/``, checked on this release only)
+#: Kimi-K3 option keys (any set: the layers of ``kimi_k3/nvidia/``, checked on :data:`K3_RELEASES`)
 K3_OPTIONS = ("q_lora_rank", "mla_use_output_gate", "attn_res_block_size", "routed_expert_hidden_size")
 #: the releases whose ``models/kimi_k3`` builds these layers as this module sizes them (recorded)
 K3_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
