@@ -94,6 +94,18 @@ def test_partial_rotary_factor_recorded_where_served() -> None:
     assert PARTIAL_ROTARY_IGNORED == RELEASES
 
 
+REFUSED_0271 = json.loads((HERE / "data" / "weights" / "recorded-0.27.1-sarvam-moe.json").read_text())
+
+
+@pytest.mark.parametrize("cid", sorted(REFUSED_0271["cases"]))
+def test_0271_refuses_the_config(cid: str) -> None:
+    """vLLM 0.27.1 refuses every flag set (its transformers has no ``sarvam_moe``): so does dryboot."""
+    row = REFUSED_0271["cases"][cid]
+    assert REFUSED_0271["vllm"] == "0.27.1" and not row["ok"] and "sarvam_moe" in row["error"]
+    with pytest.raises(InputError, match="sarvam_moe"):
+        rank_weights(_tiny(), Parallel(tp=_flag(row["argv"], "--tensor-parallel-size", 1), vllm_version="0.27.1"))
+
+
 @pytest.mark.parametrize("version", ["0.27.1", "0.31.0", "0.33.0"])
 def test_releases_without_the_config_class_refused(version: str) -> None:
     with pytest.raises(InputError, match="sarvam_moe"):
