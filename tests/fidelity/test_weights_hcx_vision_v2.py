@@ -2,14 +2,16 @@
 ``HCXVisionV2ForCausalLM``) against vLLM's own figures for the tiny config: parameter, buffer and
 allocated bytes of each pipeline stage. Needs no vLLM.
 
-``recorded-<release>-hcx-vision-v2.json``: recorded in 0.28.0's and 0.33.0's boot environments with::
+``recorded-<release>-hcx-vision-v2.json``: recorded in each release's boot environment (0.28.0-0.30.0,
+0.32.0, 0.33.0; 0.27.1's and 0.31.0's transformers have no ``hyperclovax_vision_v2``: vLLM refuses the
+config, recorded on 0.27.1) with::
 
     RECORD_WEIGHTS_MM_ENCODER_TP=1 RECORD_WEIGHTS_OUT=/tmp/a.json \\
         $DRYBOOT_VLLM_PYTHON tests/fidelity/record_weights.py --tiny HCXVisionV2ForCausalLM
 
 (TP 1/2/4/8, three pipeline stages at TP 2, ``--language-model-only`` at TP 1 and 2,
 ``--mm-encoder-tp-mode data`` at TP 2 and 4, which the class does not support: vLLM falls back to
-``weights``; 0.28.0 builds the tower on every pipeline stage, 0.33.0 on the first; its non-data
+``weights``; 0.28.0-0.32.0 build the tower on every pipeline stage, 0.33.0 on the first; 0.28.0's non-data
 cases also sit in ``recorded.json``). TP 1 on 0.30.0, 0.32.0 and 0.33.0 (0.31.0 refuses the config) is checked by
 ``test_weights_sweep.py``."""
 
@@ -24,11 +26,12 @@ import pytest
 from weights_records import int_flag
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
+from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
 HERE = Path(__file__).resolve().parent
 ARCH = "HCXVisionV2ForCausalLM"
-RELEASES = ("0.28.0", "0.33.0")
+RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.32.0", "0.33.0")
 DOCS = {v: json.loads((HERE / "data" / "weights" / f"recorded-{v}-hcx-vision-v2.json").read_text()) for v in RELEASES}
 RECORDED = {(v, cid): row for v, doc in DOCS.items() for cid, row in doc["cases"].items()}
 
@@ -40,7 +43,7 @@ def _tiny() -> dict[str, Any]:
 
 def test_recorded() -> None:
     assert {v: doc["vllm"] for v, doc in DOCS.items()} == {v: v for v in RELEASES}
-    assert len(RECORDED) == 18 and all(row["ok"] for row in RECORDED.values())
+    assert len(RECORDED) == 9 * len(RELEASES) and all(row["ok"] for row in RECORDED.values())
 
 
 @pytest.mark.parametrize(("version", "cid"), sorted(RECORDED))
@@ -62,6 +65,19 @@ def test_matches_vllm(version: str, cid: str) -> None:
         )
         got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
     assert got == stages
+
+
+REFUSED_0271 = json.loads((HERE / "data" / "weights" / "recorded-0.27.1-hcx-vision-v2.json").read_text())
+
+
+@pytest.mark.parametrize("cid", sorted(REFUSED_0271["cases"]))
+def test_0271_refuses_the_config(cid: str) -> None:
+    """vLLM 0.27.1 refuses every flag set (its transformers has no ``hyperclovax_vision_v2``): so does dryboot."""
+    row = REFUSED_0271["cases"][cid]
+    assert REFUSED_0271["vllm"] == "0.27.1" and not row["ok"] and "hyperclovax_vision_v2" in row["error"]
+    par = Parallel(tp=int_flag(row["argv"], "--tensor-parallel-size"), vllm_version="0.27.1")
+    with pytest.raises(InputError, match="hyperclovax_vision_v2"):
+        rank_weights(_tiny(), par, max_num_batched_tokens=8192)
 
 
 def test_the_wrappers_tie_wins() -> None:

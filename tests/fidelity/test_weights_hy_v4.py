@@ -1,11 +1,11 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.33.0: ``model_executor/models/hy_v4.py``) against
-vLLM's own figures: parameter, buffer and allocated bytes of each pipeline stage's rank 0. Needs
-no vLLM.
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0: ``model_executor/models/hy_v4.py``)
+against vLLM's own figures: parameter, buffer and allocated bytes of each pipeline stage's rank 0.
+Needs no vLLM.
 
-Recorded in 0.33.0's boot environment with ``RECORD_WEIGHTS_WORKSPACE=1`` (the worker's workspace
+Recorded in each release's boot environment with ``RECORD_WEIGHTS_WORKSPACE=1`` (the worker's workspace
 manager first: the sparse MLA backend reserves its workspace at construction):
-``recorded-0.33.0-hy-v4.json`` by ``record_weights.py --tiny HYV4ForCausalLM`` (its TP 1 case
-also in ``recorded-0.33.0-sweep.json``), and ``recorded-0.33.0-hy-v4-configs.json`` over the KV
+``recorded-<release>-hy-v4.json`` by ``record_weights.py --tiny HYV4ForCausalLM`` (its TP 1 case
+also in ``recorded-<release>-sweep.json``), and ``recorded-<release>-hy-v4-configs.json`` over the KV
 tests' variants (``data/hy-v4/configs/*.json``, each copied as ``<name>/config.json`` into the
 directory named by ``RECORD_WEIGHTS_CONFIGS``). On the stand-in H200 (SM 9.0) the learnable sink
 is float32. A case vLLM builds matches or is refused by name (dense layers, which the walk does
@@ -29,7 +29,8 @@ DATA = HERE / "data" / "weights"
 ARCH = "HYV4ForCausalLM"
 TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
 VARIANTS = HERE / "data" / "hy-v4" / "configs"
-FILES = ("recorded-0.33.0-hy-v4.json", "recorded-0.33.0-hy-v4-configs.json")
+RELEASES = ("0.32.0", "0.33.0")
+FILES = tuple(f"recorded-{v}-hy-v4{part}.json" for v in RELEASES for part in ("", "-configs"))
 DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
 RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
 #: the variants whose layers the walk refuses by name (a dense ``full_attention`` layer)
@@ -42,7 +43,7 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def _rank(row: dict[str, Any], stage: int, capability: tuple[int, int] | None = (9, 0)) -> Any:
+def _rank(row: dict[str, Any], stage: int, version: str = "0.33.0", capability: tuple[int, int] | None = (9, 0)) -> Any:
     argv = row["argv"]
     par = Parallel(
         tp=int_flag(argv, "--tensor-parallel-size"),
@@ -50,32 +51,40 @@ def _rank(row: dict[str, Any], stage: int, capability: tuple[int, int] | None = 
         pp_rank=stage,
         expert_parallel="--enable-expert-parallel" in argv,
         capability=capability,
-        vllm_version="0.33.0",
+        vllm_version=version,
     )
     return rank_weights(_config(row), par, max_num_batched_tokens=row.get("max_num_batched_tokens", 8192))
 
 
 def test_recorded() -> None:
-    assert all(doc["vllm"] == "0.33.0" for doc in DOCS.values())
+    assert [doc["vllm"] for doc in DOCS.values()] == [v for v in RELEASES for _ in range(2)]
     served = {name: sum(1 for (n, _), row in RECORDED.items() if n == name and row["ok"]) for name in FILES}
-    assert served == {FILES[0]: 7, FILES[1]: sum(1 for row in DOCS[FILES[1]]["cases"].values() if row["ok"])}
-    sweep = json.loads((DATA / "recorded-0.33.0-sweep.json").read_text())["cases"]
-    cid = f"arch--{ARCH} --tensor-parallel-size 1"
-    assert sweep[cid] == DOCS[FILES[0]]["cases"][cid]
+    assert served == {
+        name: 7 if "configs" not in name else sum(1 for row in DOCS[name]["cases"].values() if row["ok"])
+        for name in FILES
+    }
+    for v in RELEASES:
+        sweep = json.loads((DATA / f"recorded-{v}-sweep.json").read_text())["cases"]
+        cid = f"arch--{ARCH} --tensor-parallel-size 1"
+        tiny = DOCS[f"recorded-{v}-hy-v4.json"]["cases"][cid]
+        assert {k: x for k, x in sweep[cid].items() if k != "seconds"} == {
+            k: x for k, x in tiny.items() if k != "seconds"
+        }
 
 
 @pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
 def test_matches_vllm(name: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(name, cid)]
+    version = DOCS[name]["vllm"]
     pp = int_flag(row["argv"], "--pipeline-parallel-size")
     if not row["ok"] or row["config"] in REFUSED:
         with pytest.raises(InputError):
-            _rank(row, 0)
+            _rank(row, 0, version)
         return
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
     got = []
     for stage in range(pp):
-        w = _rank(row, stage)
+        w = _rank(row, stage, version)
         got.append([w.param_bytes, w.buffer_bytes, w.allocated_bytes])
     assert got == stages
 
@@ -88,7 +97,7 @@ def test_dense_layers_refused_by_name() -> None:
 
 @pytest.mark.parametrize(
     ("capability", "version", "words"),
-    [(None, "0.33.0", "name the GPU"), ((8, 0), "0.33.0", "not recorded"), ((9, 0), "0.32.0", "0.33.0 only")],
+    [(None, "0.33.0", "name the GPU"), ((8, 0), "0.32.0", "not recorded"), ((9, 0), "0.31.0", "0.32.0 / 0.33.0 only")],
 )
 def test_refused_by_name(capability: tuple[int, int] | None, version: str, words: str) -> None:
     par = Parallel(capability=capability, vllm_version=version)

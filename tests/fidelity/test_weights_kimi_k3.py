@@ -1,4 +1,4 @@
-"""Kimi-K3's weights (``KimiK3ForConditionalGeneration``, vLLM 0.33.0: ``models/kimi_k3.py`` over
+"""Kimi-K3's weights (``KimiK3ForConditionalGeneration``, vLLM 0.27.1-0.33.0: ``models/kimi_k3.py`` over
 ``models/kimi_linear.py``'s Kimi-K3 options) against vLLM's own figures: parameter, buffer and
 allocated bytes of each pipeline stage's rank 0. Needs no vLLM.
 
@@ -6,7 +6,8 @@ Recorded in 0.33.0's boot environment (``record_weights.py``, ``RECORD_WEIGHTS_O
 also with ``--language-model-only``, ``LANGUAGE_MODEL_EVERYWHERE``):
 
 - ``recorded-0.33.0-kimi-k3.json``: ``--tiny KimiK3ForConditionalGeneration`` (TP 1 / 2 / 4 / 8,
-  expert parallelism at TP 2 and 8, TP 2 x PP 3);
+  expert parallelism at TP 2 and 8, TP 2 x PP 3); the same in each earlier release's environment,
+  ``recorded-<release>-kimi-k3.json`` (:data:`EARLIER`; 0.30.0-0.32.0's TP 1 rows also in the sweep);
 - ``kimi-k3/recorded-0.33.0.json``: ``RECORD_WEIGHTS_CONFIGS=tests/fidelity/data/weights/kimi-k3
   RECORD_WEIGHTS_FLAGS="--tensor-parallel-size 8"``: the published config (compressed-tensors
   MXFP4 experts) and ``moonshotai--Kimi-K3-bf16``, the same config with its
@@ -17,7 +18,9 @@ also with ``--language-model-only``, ``LANGUAGE_MODEL_EVERYWHERE``):
   fails before the model is built: not recorded; SM 10.x / 12.x take the native decode as 9.0.)
 
 The wrapper's MoonViT tower is refused by name (``models/kimi_k3.py``), so the cases with it are
-checked as that refusal, except the pipeline stages after the first, which build no tower on 0.33."""
+checked as that refusal, except the pipeline stages after the first, which build no tower on 0.33
+(0.27.1-0.32.0 build it on every stage: refused there too; their tower's buffers also differ:
+0.27.1-0.29.0 hold 1,024 B fewer)."""
 
 from __future__ import annotations
 
@@ -32,13 +35,17 @@ from weights_records import int_flag
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
+from dryboot.vllm.versions import rules_for
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "weights"
 K3 = DATA / "kimi-k3"
 ARCH = "KimiK3ForConditionalGeneration"
 TINY = HERE / "data" / "architectures" / f"{ARCH}.json"
+#: the releases before 0.33.0 whose tiny-config cases are recorded (``recorded-<release>-kimi-k3.json``)
+EARLIER = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
 FILES = {
+    **{f"recorded-{v}-kimi-k3.json": (9, 0) for v in EARLIER},
     "recorded-0.33.0-kimi-k3.json": (9, 0),
     "kimi-k3/recorded-0.33.0.json": (9, 0),
     "kimi-k3/recorded-0.33.0-sm8.0.json": (8, 0),
@@ -55,12 +62,23 @@ def _config(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_recorded() -> None:
-    assert all(doc["vllm"] == "0.33.0" for doc in DOCS.values())
+    assert [doc["vllm"] for doc in DOCS.values()] == [*EARLIER, "0.33.0", "0.33.0", "0.33.0"]
     assert {name: doc.get("gpu_capability", [9, 0]) for name, doc in DOCS.items()} == {
         name: list(cap) for name, cap in FILES.items()
     }
     assert all(row["ok"] for row in RECORDED.values())  # vLLM builds every case, the MXFP4 checkpoint too
-    assert len(RECORDED) == 14 + 8 + 1
+    assert len(RECORDED) == 14 * len(EARLIER) + 14 + 8 + 1
+    for v in ("0.30.0", "0.31.0", "0.32.0", "0.33.0"):
+        # the sweep's TP 1 rows are the same builds
+        sweep = json.loads((DATA / f"recorded-{v}-sweep.json").read_text())["cases"]
+        tiny = DOCS[f"recorded-{v}-kimi-k3.json"]["cases"]
+        for cid in (
+            f"arch--{ARCH} --tensor-parallel-size 1",
+            f"arch--{ARCH} --tensor-parallel-size 1 --language-model-only",
+        ):
+            assert [sweep[cid][k] for k in ("param_bytes", "buffer_bytes", "allocated_bytes")] == [
+                tiny[cid][k] for k in ("param_bytes", "buffer_bytes", "allocated_bytes")
+            ]
 
 
 @pytest.mark.parametrize(("name", "cid"), sorted(RECORDED))
@@ -78,14 +96,15 @@ def test_matches_vllm(name: str, cid: str) -> None:
             pp_rank=stage,
             expert_parallel="--enable-expert-parallel" in argv,
             capability=FILES[name],
-            vllm_version="0.33.0",
+            vllm_version=DOCS[name]["vllm"],
         )
         lmo = "--language-model-only" in argv
         if "quantization_config" in config.get("text_config", {}):
             with pytest.raises(InputError, match="float 4-bit weight-only"):
                 rank_weights(config, par, language_model_only=lmo)
             continue
-        if stage == 0 and "--language-model-only" not in argv:
+        # 0.33.0 builds the tower on the first stage alone; 0.30.0-0.32.0 on every stage
+        if (stage == 0 or not rules_for(par.vllm_version).pp_towers_first_stage) and not lmo:
             with pytest.raises(InputError, match=TOWER):
                 rank_weights(config, par, language_model_only=lmo)
             continue
@@ -116,9 +135,7 @@ def _tiny(**change: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("config", "par", "words"),
     [
-        (_tiny(), Parallel(vllm_version="0.32.0"), "recorded on vLLM 0.33.0 only"),
         # the language model's own architecture with Kimi-K3's options, on another release
-        (_tiny()["text_config"], Parallel(vllm_version="0.30.0"), "checked on vLLM 0.33.0 only"),
         (_tiny(), Parallel(tp=2, dp=2, expert_parallel=True, vllm_version="0.33.0"), "sequence parallelism"),
         (
             json.loads((K3 / "moonshotai--Kimi-K3-bf16" / "config.json").read_text()),

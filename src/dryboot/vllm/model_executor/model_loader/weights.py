@@ -1053,17 +1053,9 @@ def checkpoint_rank_weights(
 #: ``tests/fidelity/data/weights/recorded-<release>-sweep.json``), refused by name until modelled.
 #: (LongCat-Flash on 0.31.0, 56 layers built from the 2-layer tiny config, is read as that release
 #: reads it: ``longcat_flash.walk``, switch ``longcat_hidden_layers_field``; the timm wrappers are
-#: recorded in each release's ``-mm`` boot environment.) Also releases whose model class is not
-#: recorded at all: Kimi-K3 and HY V4 (their weights recorded on 0.33.0 alone).
-RELEASE_UNCHECKED: dict[str, dict[str, str]] = {
-    # Kimi-K3's layers (models/kimi_linear.py's K3 options) are recorded in 0.33.0's boot environment only
-    "KimiK3ForConditionalGeneration": {
-        v: "Kimi-K3's layers are recorded on vLLM 0.33.0 only"
-        for v in ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
-    },
-    # HY V4 (models/hy_v4.py), served from 0.32.0, recorded on 0.33.0 only
-    "HYV4ForCausalLM": {"0.32.0": "HY V4's layers are recorded on vLLM 0.33.0 only"},
-}
+#: recorded in each release's ``-mm`` boot environment.) Kimi-K3 (0.27.1-0.33.0) and HY V4 (0.32.0 /
+#: 0.33.0) are recorded on every release that serves them: none left.
+RELEASE_UNCHECKED: dict[str, dict[str, str]] = {}
 
 
 #: releases whose Transformers modeling backend every modelled family's walk follows (recorded for

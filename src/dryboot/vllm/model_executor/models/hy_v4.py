@@ -1,4 +1,4 @@
-"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.33.0's ``vllm/models/hy_v4/nvidia/model.py``,
+"""HY V4's weights (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0: ``vllm/models/hy_v4/nvidia/model.py``,
 config class ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``), where every layer is
 sparse (``layer_types`` all DSA).
 
@@ -53,7 +53,8 @@ DEFAULTS: dict[str, Any] = {
     "gating_type": "elementwise",
     "tie_word_embeddings": False,
 }
-RELEASE = "0.33.0"
+#: the releases whose ``models/hy_v4`` this module sizes (recorded)
+RELEASES = ("0.32.0", "0.33.0")
 
 
 def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -162,8 +163,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
 
     :raises InputError: what the module docstring names, sizes TP does not divide, TP above the
         experts (vLLM's ValueError), no ``max_num_batched_tokens``."""
-    if par.vllm_version != RELEASE:
-        raise InputError("--vllm", None, f"HY V4's weights are recorded on vLLM {RELEASE} only")
+    if par.vllm_version not in RELEASES:
+        raise InputError("--vllm", None, f"HY V4's weights are recorded on vLLM {' / '.join(RELEASES)} only")
     c, ab = unquantized(config, args, DEFAULTS, untied="HY V4")
     rope = c.get("rope_parameters") or {}
     if not isinstance(rope, Mapping) or rope.get("rope_type", "default") != "default":

@@ -1,4 +1,4 @@
-"""Kimi-K3 (``KimiK3ForConditionalGeneration``, vLLM 0.33.0's ``vllm/models/kimi_k3/nvidia/model.py``):
+"""Kimi-K3 (``KimiK3ForConditionalGeneration``, vLLM 0.27.1-0.33.0: ``vllm/models/kimi_k3/nvidia/model.py``):
 its language model is ``KimiLinearForCausalLM`` with Kimi-K3's options (:mod:`.kimi_linear`: q-LoRA
 MLA with the output gate, the full-rank KDA gate, attention residuals, latent MoE), sized on every
 stage; the wrapper's MoonViT tower (``MoonViT3dPretrainedModel``) and ``mm_projector`` are not.

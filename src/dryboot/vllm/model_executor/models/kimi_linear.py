@@ -17,7 +17,7 @@ whose width under TP is padded to ``min_moe_intermediate_per_partition`` (256) p
 ``moe_intermediate_size / TP`` is below it (not under expert parallelism). The embedding on the
 first stage, the final norm and the head on the last (vLLM's class never ties it).
 
-Kimi-K3's options (vLLM 0.33.0; the same class serves ``KimiK3ForConditionalGeneration``'s
+Kimi-K3's options (vLLM 0.27.1-0.33.0, recorded on each; the same class serves ``KimiK3ForConditionalGeneration``'s
 language model), each where its config key is set:
 
 - full-rank KDA gate (``linear_attn_config.use_full_rank_gate``, ``kimi_k3/nvidia/kda.py``
@@ -60,9 +60,10 @@ DEFAULTS: dict[str, Any] = {
     "min_moe_intermediate_per_partition": 256,
 }
 
-#: Kimi-K3 option keys (any set: the layers of ``kimi_k3/nvidia/``, checked on this release only)
+#: Kimi-K3 option keys (any set: the layers of ``kimi_k3/nvidia/``, checked on :data:`K3_RELEASES`)
 K3_OPTIONS = ("q_lora_rank", "mla_use_output_gate", "attn_res_block_size", "routed_expert_hidden_size")
-K3_RELEASE = "0.33.0"
+#: the releases whose ``models/kimi_k3`` builds these layers as this module sizes them (recorded)
+K3_RELEASES = ("0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: ``is_fused_kda_decode_supported``: the local head counts the native fused KDA decode takes
 NATIVE_DECODE_HEADS = (12, 24, 48, 96)
 #: what the native-decode copies assume (the walk does not see these flags)
@@ -158,15 +159,15 @@ def _attn_res(w: W._Walk, h: int, ab: int) -> None:
 def _k3_checks(config: Mapping[str, Any], lin: Mapping[str, Any], par: W.Parallel) -> bool:
     """Whether Kimi-K3's layers are asked for, refusing what is not modelled of them.
 
-    :raises InputError: another release than :data:`K3_RELEASE`, sequence parallelism."""
+    :raises InputError: a release not in :data:`K3_RELEASES`, sequence parallelism."""
     if not (any(config.get(key) not in (None, False) for key in K3_OPTIONS) or lin.get("use_full_rank_gate")):
         return False
-    if par.vllm_version != K3_RELEASE:
+    if par.vllm_version not in K3_RELEASES:
         raise InputError(
             "--vllm",
             None,
-            f"Kimi-K3's layers (q-LoRA, latent MoE, full-rank gate) are checked on vLLM {K3_RELEASE} only, "
-            f"not {par.vllm_version}",
+            f"Kimi-K3's layers (q-LoRA, latent MoE, full-rank gate) are checked on vLLM "
+            f"{' / '.join(K3_RELEASES)} only, not {par.vllm_version}",
         )
     if par.pp == 1 and par.expert_parallel and par.tp > 1 and par.dp > 1:
         raise InputError(

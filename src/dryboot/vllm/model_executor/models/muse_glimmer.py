@@ -1,5 +1,5 @@
 """MuseGlimmer (``muse_glimmer.py``: ``MuseGlimmerForCausalLM``, and
-``MuseGlimmerForConditionalGeneration``, the same class), unquantized, as vLLM 0.28.0 and 0.33.0
+``MuseGlimmerForConditionalGeneration``, the same class), unquantized, as vLLM 0.28.0-0.33.0
 build it.
 
 The language model (``MuseGlimmerModel`` on ``text_config``, or the config itself when it has no
@@ -21,13 +21,14 @@ out_hidden_size]``, ``c_proj`` ``[P, P]``, no biases), ``vision_projection`` ``[
 no ``supports_encoder_tp_data``: ``--mm-encoder-tp-mode data`` falls back to ``weights``. On 0.33.0
 the tower is built on the first pipeline stage alone.
 
-0.28.0 reads its config with vLLM's own classes (``transformers_utils/configs/muse_glimmer.py``,
+0.28.0-0.32.0 read its config with vLLM's own classes (``transformers_utils/configs/muse_glimmer.py``,
 :data:`OWN_TEXT_DEFAULTS`, :data:`OWN_VISION_DEFAULTS`; ``VersionRules.muse_glimmer_layer_types``
 false): the RoPE layers are those whose ``no_rope_layers`` entry is 1, the output gate is built
 under ``use_attn_output_gate`` (default true), the adapter and projection read the vision config's
 ``output_dim`` / ``adapter_dim`` (``merge_kernel_size`` its merge), and the tower is built on every
 pipeline stage. A config whose text or vision fields sit flat on the top level (which that class
-regroups) is refused by name there. 0.29.0-0.32.0 are not recorded: refused by name."""
+regroups) is refused by name there. (Recorded on each release: 0.29.0-0.32.0 build it as 0.28.0
+does; 0.27.1's registry has no MuseGlimmer.)"""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ VISION_DEFAULTS_BASE: dict[str, Any] = {
 #: ``MuseGlimmerVisionConfig``'s defaults (transformers of vLLM 0.33.0)
 VISION_DEFAULTS: dict[str, Any] = {**VISION_DEFAULTS_BASE, "merge_size": 2}
 #: the releases whose ``muse_glimmer.py`` this module sizes (recorded)
-SIZED_RELEASES = frozenset({"0.28.0", "0.33.0"})
+SIZED_RELEASES = frozenset({"0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 #: vLLM 0.28.0's own ``MuseGlimmerTextConfig`` defaults the walk reads
 OWN_TEXT_DEFAULTS: dict[str, Any] = {**TEXT_DEFAULTS_BASE, "max_position_embeddings": 16384}
 #: vLLM 0.28.0's own ``MuseGlimmerVisionConfig`` defaults the walk reads

@@ -17,7 +17,7 @@ bias); below ``first_k_dense_replace`` a gated MLP of ``intermediate_size``, abo
 ``moe_router_enable_expert_bias`` a float32 ``expert_bias`` ``[E]``, a gated shared MLP
 ``(moe_shared_expert_intermediate_size or moe_intermediate_size) x num_shared_experts`` wide and the
 ``FusedMoE`` experts; one rotary table over ``rotary_dim`` (else ``head_dim``: a
-``partial_rotary_factor`` is not read, recorded on 0.28.0, refused by name on the other releases).
+``partial_rotary_factor`` is not read, recorded on 0.28.0-0.30.0, refused by name on the others).
 ``use_bias`` (biases on the dense and shared MLPs too) and a ``router_dtype`` other than ``fp32`` (a
 bfloat16 router) are refused by name; so is a config without ``use_bias`` or ``embedding_dropout``,
 which the model class reads (vLLM raises ``AttributeError``). vLLM serves it where the release's
@@ -51,8 +51,9 @@ MOE_DEFAULTS: dict[str, Any] = {
     "use_qk_norm": True,
     "head_dim": 64,
 }
-#: releases whose full rotary table under a ``partial_rotary_factor`` is recorded
-PARTIAL_ROTARY_IGNORED = ("0.28.0",)
+#: releases whose full rotary table under a ``partial_rotary_factor`` is recorded (every release whose
+#: transformers knows ``sarvam_moe``)
+PARTIAL_ROTARY_IGNORED = ("0.28.0", "0.29.0", "0.30.0")
 #: the config class's names of vLLM's fields (``attribute_map``)
 _ALIASES = {"n_routed_experts": "num_experts", "n_shared_experts": "num_shared_experts"}
 
@@ -66,7 +67,7 @@ def _moe_config(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     """The config as ``BailingMoeForCausalLM`` reads it (module docstring).
 
     :raises InputError: ``use_bias`` or ``embedding_dropout`` absent, ``use_bias`` true, a
-        ``router_dtype`` other than ``fp32``, a ``partial_rotary_factor`` off 0.28.0."""
+        ``router_dtype`` other than ``fp32``, a ``partial_rotary_factor`` off 0.28.0-0.30.0."""
     arch = "SarvamMoEForCausalLM"
     for key in ("use_bias", "embedding_dropout"):
         if key not in config:
