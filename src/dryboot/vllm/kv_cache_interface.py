@@ -59,6 +59,10 @@ class LayerKind(Enum):
     ``sconv_kernel_size`` tokens (its block and its window), the four conv streams packed into one
     head, in bfloat16, served by ``INKLING_SCONV_SWA``: ``INKLING_CONV`` beside a sliding-window
     attention layer (its heads), ``INKLING_CONV_FULL`` beside a full-attention one.
+    ``PLE`` is a Qwen4-Exp PLE layer's short-convolution state (``Qwen4ExpPLELayer``, vLLM 0.33.0,
+    at ``<layer>.ple``, built before the layer's mixer): a ``MambaSpec`` (``SHORT_CONV`` mamba type)
+    of one ``((ple_conv_kernel_size - 1) * ngram_size + num_spec, hc_count * hidden_size)`` state,
+    replicated over TP, beside the decoder layer's own cache.
     """
 
     FULL = "full_attention"
@@ -83,6 +87,7 @@ class LayerKind(Enum):
     CROSS = "cross_attention"
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
+    PLE = "ple_short_conv"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -118,7 +123,14 @@ class LayerKind(Enum):
 
     @property
     def is_mamba(self) -> bool:
-        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1, LayerKind.SHORT_CONV, LayerKind.KDA)
+        return self in (
+            LayerKind.GDN,
+            LayerKind.MAMBA2,
+            LayerKind.MAMBA1,
+            LayerKind.SHORT_CONV,
+            LayerKind.KDA,
+            LayerKind.PLE,
+        )
 
     @property
     def spec_kind(self) -> str:
@@ -153,6 +165,7 @@ _SPEC_KIND = {
     LayerKind.CROSS: "cross",
     LayerKind.INKLING_CONV: "sliding",
     LayerKind.INKLING_CONV_FULL: "sliding",
+    LayerKind.PLE: "mamba",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -178,6 +191,7 @@ _LABEL = {
     LayerKind.CROSS: "cross-attention",
     LayerKind.INKLING_CONV: "short-conv state",
     LayerKind.INKLING_CONV_FULL: "short-conv state",
+    LayerKind.PLE: "PLE short-conv state",
     LayerKind.NONE: "no cache",
 }
 

@@ -14,9 +14,18 @@ larger page of the model class's ``get_mamba_specs_from_config``, the Gated Delt
 the PLE short-convolution state's, even where no layer is a PLE layer
 (:func:`alignment_mamba_pages`).
 
+PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.33.0): each such decoder layer also
+builds a ``Qwen4ExpPLELayer`` before its mixer, whose cache is one more ``MambaSpec`` (mamba type
+``SHORT_CONV``, :data:`LayerKind.PLE`, at ``<layer>.ple``): a short-convolution state of
+``(ple_conv_kernel_size - 1) * ngram_size + num_speculative_tokens`` rows of ``hc_count *
+hidden_size``, TP-replicated, in the convolution state's dtype (:func:`side_mamba_states`), padded
+to the common page like the Gated DeltaNet states; it groups apart (its own spec). Recorded on
+0.33.0 (``tests/fidelity/data/qwen4-ple/``); 0.29.0-0.32.0 refused by name (not recorded: 0.30+
+build the n-gram embedding, Engram, whose boot the oracle needed taught).
+
 Refused by name: QSA layers (``indexer_n_heads`` and the other ``indexer_*`` fields), PLE layers
-(``ple_layer_ids``), layer types other than ``linear_attention`` / ``full_attention``, and the
-MTP drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
+on releases other than :data:`PLE_RELEASES`, layer types other than ``linear_attention`` /
+``full_attention``, and the MTP drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ _DEFAULTS = {
 
 #: the drafters vLLM's config hook accepts for Qwen4-Exp (``model_executor/models/config.py``)
 SPECULATIVE_METHODS = frozenset({"mtp", "ngram", "ngram_gpu"})
+#: the multimodal wrapper (its text model is this layout under ``language_model``)
+WRAPPER_ARCH = "Qwen4ExpForConditionalGeneration"
 #: ``Qwen3VLVisionConfig``'s ``num_heads`` (the wrapper's vision tower)
 VISION_HEADS_DEFAULT = 16
 
@@ -67,9 +78,11 @@ _WHY_QSA = (
     "are QSA layers (Qwen4ExpQSAAttention): each keeps a ring of raw index keys (CircularBufferSpec) and a "
     "compressed key cache (MLAAttentionSpec with tokens_per_state) beside its KV cache, which dryboot does not model"
 )
+#: the releases whose PLE layers are recorded against vLLM (``tests/fidelity/data/qwen4-ple/``)
+PLE_RELEASES = ("0.33.0",)
 _WHY_PLE = (
-    "are PLE layers (Qwen4ExpPLELayer): each keeps a TP-replicated short-convolution state hc_count x hidden_size "
-    "wide (a second MambaSpec) and, from 0.30.0, an n-gram embedding (Engram), which dryboot does not model"
+    "are PLE layers (Qwen4ExpPLELayer: a TP-replicated short-convolution state hc_count x hidden_size wide, a "
+    "second MambaSpec, beside the layer's own cache), recorded on vLLM 0.33.0 only"
 )
 
 
@@ -86,16 +99,18 @@ class Qwen4ExpExtra(FamilyExtra):
     #: (0.29-0.31, PLE fields checked with or without PLE layers), transformers' (0.32 on)
     own_class_refusal: tuple[str, str] | None = None
     hf_class_refusal: tuple[str, str] | None = None
+    #: the decoder layers (0-based) with a PLE layer (``layer_idx + 1`` in ``ple_layer_ids``)
+    ple_layers: tuple[int, ...] = ()
 
 
 def defaults(f: ConfigFields) -> dict[str, Any]:
     return dict(_DEFAULTS)
 
 
-def _refuse_qsa_and_ple(f: ConfigFields) -> None:
-    """QSA and PLE layers, named.
+def _refuse_qsa(f: ConfigFields) -> None:
+    """QSA layers, named.
 
-    :raises InputError: a QSA field set, or ``ple_layer_ids`` not empty."""
+    :raises InputError: a QSA field set."""
     qsa = [k for k in QSA_FIELDS if f.get(k) is not None]
     if qsa:
         raise InputError(
@@ -104,13 +119,19 @@ def _refuse_qsa_and_ple(f: ConfigFields) -> None:
             f"Qwen4-Exp's attention layers with {', '.join(qsa)} set {_WHY_QSA} (its plain layout, no indexer_* "
             "field, is planned)",
         )
-    ple = f.get("ple_layer_ids")
-    if ple:
-        raise InputError(
-            f.source,
-            f.where("ple_layer_ids"),
-            f"Qwen4-Exp's layers {ple} {_WHY_PLE} (its plain layout, ple_layer_ids empty, is planned)",
-        )
+
+
+def ple_layers(f: ConfigFields, n: int) -> tuple[int, ...]:
+    """The decoder layers (0-based, sorted) that build a PLE layer: ``Qwen4ExpDecoderLayer``
+    builds one where ``layer_idx + 1`` is in ``ple_layer_ids`` (ids outside 1..n name no layer).
+
+    :raises InputError: ``ple_layer_ids`` not a list of integers."""
+    ids = f.get("ple_layer_ids")
+    if ids is None:
+        return ()
+    if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+        raise InputError(f.source, f.where("ple_layer_ids"), f"must be a list of layer numbers, got {ids!r}")
+    return tuple(sorted({i - 1 for i in ids if 1 <= i <= n}))
 
 
 def _own_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
@@ -145,23 +166,53 @@ def _hf_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
     return None
 
 
+def _ple_refusal(f: ConfigFields, hf_types: list[str]) -> tuple[str, str] | None:
+    """transformers' ``Qwen4ExpTextConfig.validate_architecture`` (0.32 on) on PLE layers, after
+    its other checks: (field, its words), or ``None``. ``hf_types``: the layer types that class
+    reads."""
+    ids = sorted(set(f.get("ple_layer_ids") or []))
+    if not ids:
+        return None
+    heads = (f.integer("ngram_size") - 1) * f.integer("heads_per_ngram")
+    embed = f.integer("ple_embed_dim") if f.get("ple_embed_dim") is not None else f.integer("hidden_size")
+    if heads <= 0 or embed <= 0 or embed % heads:
+        return "ple_embed_dim", (
+            "ple_embed_dim and the total number of n-gram heads must be positive, and ple_embed_dim must be "
+            f"divisible by the number of heads: {embed} % {heads} != 0."
+        )
+    n = len(hf_types)
+    outside = [i for i in ids if i < 1 or i > n]
+    if outside:
+        return "ple_layer_ids", f"ple_layer_ids must contain one-indexed ids in [1, {n}], got {outside}."
+    other = [i for i in ids if hf_types[i - 1] != "linear_attention"]
+    if other:
+        return (
+            "ple_layer_ids",
+            f"Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers {other}.",
+        )
+    eos = f.get("eos_token_id")
+    if eos is None or eos == []:
+        return "eos_token_id", "eos_token_id must be set when Qwen4-Exp PLE layers are enabled."
+    return None
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """The plain layout's geometry.
 
     :raises InputError: QSA or PLE layers, a layer type other than :data:`PLAIN_LAYER_TYPES`, or
         ``hc_count`` <= 1 (both config classes refuse it)."""
-    _refuse_qsa_and_ple(f)
+    _refuse_qsa(f)
     n = num_layers(f)
     types = layer_types(f, n)
     hf_class_kinds = None
+    hf_types = types
     if types is None:
         # vLLM's Qwen3NextConfig: every 4th layer; transformers' class reads the interval
         types = ["linear_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
         hf_every = f.integer("full_attention_interval", minimum=1) if f.has("full_attention_interval") else 4
+        hf_types = ["linear_attention" if (i + 1) % hf_every else "full_attention" for i in range(n)]
         if hf_every != 4:
-            hf_class_kinds = tuple(
-                LAYER_TYPE_NAMES["linear_attention" if (i + 1) % hf_every else "full_attention"] for i in range(n)
-            )
+            hf_class_kinds = tuple(LAYER_TYPE_NAMES[t] for t in hf_types)
     other = sorted(set(types) - set(PLAIN_LAYER_TYPES))
     if other:
         raise InputError(
@@ -178,9 +229,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         ple_state_width=f.integer("hidden_size") * hc,
         layer_kinds_hf_class=hf_class_kinds,
         own_class_refusal=_own_class_refusal(f),
-        hf_class_refusal=_hf_class_refusal(f),
+        hf_class_refusal=_hf_class_refusal(f) or _ple_refusal(f, hf_types or types),
+        ple_layers=ple_layers(f, n),
     )
-    return geometry(
+    model = geometry(
         f,
         architecture,
         "qwen4_exp",
@@ -191,6 +243,10 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         family_extra=extra,
         tower_heads=_tower_heads(f, architecture),
     )
+    if architecture == WRAPPER_ARCH:
+        # the wrapper's language model is its language_model attribute (recorded on 0.33.0)
+        model = model.evolve(layer_prefix="language_model.model.layers")
+    return model
 
 
 def _tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], ...]:
@@ -198,7 +254,7 @@ def _tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], .
     across tensor-parallel ranks (``vision_config.num_heads``, ``Qwen3VLVisionConfig``'s default 16).
 
     :raises InputError: a head count that is not a positive integer."""
-    if architecture != "Qwen4ExpForConditionalGeneration":
+    if architecture != WRAPPER_ARCH:
         return ()
     vision = f.root.get("vision_config")
     heads = (vision if isinstance(vision, dict) else {}).get("num_heads", VISION_HEADS_DEFAULT)
@@ -212,18 +268,47 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     ``qwen3_next_hf_config_class``): its layer pattern."""
     extra = extra_of(model, Qwen4ExpExtra)
     if rules.qwen3_next_hf_config_class and extra is not None and extra.layer_kinds_hf_class is not None:
-        return replace(model, layer_kinds=extra.layer_kinds_hf_class)
+        model = replace(model, layer_kinds=extra.layer_kinds_hf_class)
+    if extra is not None and extra.ple_layers and rules.version in PLE_RELEASES:
+        model = with_ple_layers(model, extra.ple_layers)
     return model
+
+
+def with_ple_layers(model: ModelGeometry, ple: tuple[int, ...]) -> ModelGeometry:
+    """``model`` with a :data:`LayerKind.PLE` cache before the mixer of each decoder layer of
+    ``ple`` (``Qwen4ExpDecoderLayer.__init__`` builds ``self.ple`` first: its spec comes first in
+    the runner's layer order), named ``<layer>.ple``; ``decoder_layers`` maps every cache to its
+    decoder layer (pipeline stages split decoder layers)."""
+    prefix = model.naming.layer_prefix
+    kinds: list[LayerKind] = []
+    names: list[str] = []
+    decoder: list[int] = []
+    for i, kind in enumerate(model.layer_kinds):
+        if i in ple:
+            kinds.append(LayerKind.PLE)
+            names.append(f"{prefix}.{i}.ple")
+            decoder.append(i)
+        kinds.append(kind)
+        names.append(model.layer_name(i))
+        decoder.append(i)
+    return model.evolve(layer_kinds=tuple(kinds), layer_names=tuple(names), decoder_layers=tuple(decoder))
 
 
 def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     """What the release's config class refuses (:class:`Qwen4ExpExtra`: vLLM's own class on
     0.29-0.31, transformers' from 0.32, switch ``qwen3_next_hf_config_class``).
 
-    :raises InputError: naming the field and the config class's words."""
+    :raises InputError: naming the field and the config class's words; PLE layers on a release
+        other than :data:`PLE_RELEASES`."""
     extra = extra_of(model, Qwen4ExpExtra)
     if extra is None:
         return
+    if extra.ple_layers and rules.version not in PLE_RELEASES:
+        raise InputError(
+            model.source,
+            "ple_layer_ids",
+            f"Qwen4-Exp's layers {[i + 1 for i in extra.ple_layers]} {_WHY_PLE}, not {rules.version}",
+        )
     refusal = extra.hf_class_refusal if rules.qwen3_next_hf_config_class else extra.own_class_refusal
     if refusal is not None:
         raise InputError(model.source, refusal[0], f"{refusal[1]} (Qwen4ExpTextConfig)")
@@ -231,10 +316,12 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """vLLM's config hook (``Qwen4ExpForConditionalGenerationConfig``, 0.29.0-0.33.0) refuses any
-    drafter but MTP and n-gram; the MTP drafter is refused by name.
+    drafter but MTP and n-gram; the MTP drafter is refused by name; PLE layers refuse pipeline
+    parallelism (``Qwen4ExpNGramEmbedding``, recorded on 0.33.0).
 
     :raises InputError: ``--speculative-config`` method other than ``mtp`` / ``ngram`` /
-        ``ngram_gpu`` (vLLM's NotImplementedError), or ``mtp``."""
+        ``ngram_gpu`` (vLLM's NotImplementedError), or ``mtp``; PLE layers under
+        ``--pipeline-parallel-size`` > 1."""
     method = args.speculative_method
     if method is not None and method not in SPECULATIVE_METHODS:
         raise InputError(
@@ -242,6 +329,14 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             method,
             "Qwen4Exp speculative decoding supports only its native MTP checkpoint and linear n-gram proposers "
             "(vLLM's NotImplementedError)",
+        )
+    extra = extra_of(model, Qwen4ExpExtra)
+    if extra is not None and extra.ple_layers and args.pipeline_parallel_size > 1:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            "Qwen4Exp N-gram PLE embedding requires pipeline_parallel_size=1 because non-first pipeline ranks do "
+            "not receive the raw input_ids it needs (vLLM's NotImplementedError)",
         )
     if method is not None and method.endswith("mtp"):
         raise InputError(
@@ -267,6 +362,23 @@ def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: st
         return ()
     rows = extra.ple_state_rows + args.num_speculative_tokens
     return (rows * extra.ple_state_width * dtype_bytes(conv_dtype),)
+
+
+def side_mamba_states(
+    model: ModelGeometry, args: EngineArgs, conv_dtype: str
+) -> dict[LayerKind, tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]]:
+    """The PLE layers' state (``Qwen4ExpPLELayer.get_state_shape`` / ``get_state_dtype``,
+    0.33.0): one ``(rows + num_speculative_tokens, hidden_size * hc_count)`` convolution state
+    (``short_conv_state_shape`` with ``tp_world_size=1``) of ``conv_dtype``
+    (``short_conv_state_dtype``: ``--mamba-cache-dtype``, else the model's), where the model
+    has PLE layers.
+
+    :param conv_dtype: the convolution state's torch dtype."""
+    extra = extra_of(model, Qwen4ExpExtra)
+    if extra is None or LayerKind.PLE not in model.kinds:
+        return {}
+    rows = extra.ple_state_rows + args.num_speculative_tokens
+    return {LayerKind.PLE: (((rows, extra.ple_state_width),), (conv_dtype,))}
 
 
 def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
     from dryboot.vllm.engine_args import EngineArgs
+    from dryboot.vllm.kv_cache_interface import LayerKind
     from dryboot.vllm.versions import VersionRules
 
 
@@ -173,6 +174,16 @@ class Family:
         :param conv_dtype: the convolution state's torch dtype."""
         hook = getattr(self.module(), "alignment_mamba_pages", None)
         return () if hook is None else tuple(hook(model, args, conv_dtype))
+
+    def side_mamba_states(
+        self, model: ModelGeometry, args: EngineArgs, conv_dtype: str
+    ) -> dict[LayerKind, tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]]:
+        """The (shapes, dtypes) of each mamba layer kind whose state is not the model's mamba
+        layers' (Qwen4-Exp's PLE layers; default none).
+
+        :param conv_dtype: the convolution state's torch dtype."""
+        hook = getattr(self.module(), "side_mamba_states", None)
+        return {} if hook is None else dict(hook(model, args, conv_dtype))
 
     def kv_cache_layout(self, model: ModelGeometry) -> str:
         """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
@@ -394,7 +405,8 @@ _DEEPSEEK_V4 = (
 #: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
 #: vLLM's own ``Qwen4ExpTextConfig`` on 0.29-0.31, transformers' from 0.32; recorded on 0.29.0-0.33.0):
 #: the cache kinds its QSA and PLE layers add to its plain layout (planned: ``models/qwen4_exp.py``,
-#: which refuses those layers by name), as the records of ``tests/fidelity/data/refused-0.33/`` show
+#: which refuses QSA layers by name and plans PLE layers on 0.33.0), as the records of
+#: ``tests/fidelity/data/refused-0.33/`` and ``data/qwen4-ple/`` show
 QWEN4_EXP_LAYERS = (
     "Qwen4-Exp (vllm/models/qwen4_exp; its Qwen4ExpTextConfig is vLLM's own on 0.29-0.31, qwen4_exp/config.py, "
     "which refuses QSA layers unless indexer_budget / indexer_compress_ratio is 512 or 2048, and transformers' "
@@ -404,10 +416,11 @@ QWEN4_EXP_LAYERS = (
     "keeping beside its KV cache a ring of raw index keys (QSAKeyStateCache: a CircularBufferSpec) and a "
     "compressed key cache of one row per indexer_compress_ratio tokens (QSACompressedKeyCache: an MLAAttentionSpec "
     "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
-    "with the layer's own KV (recorded on tiny configs); its PLE layers (ple_layer_ids) keep a TP-replicated "
-    "short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its own on 0.29.0, "
-    "recorded) and, from 0.30.0, an n-gram embedding the meta-device harness cannot build (Engram CPU offload "
-    "requires UVA, recorded): these cache kinds are not modelled"
+    "with the layer's own KV (recorded on tiny configs): not modelled; its PLE layers (ple_layer_ids) keep a "
+    "TP-replicated short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its "
+    "own on 0.29.0 and 0.33.0, recorded) and, from 0.30.0, an n-gram embedding (Engram CPU offload requires UVA, "
+    "which the meta-device harness lacks; without the offload it builds): planned on 0.33.0 only, refused by name "
+    "on 0.29.0-0.32.0 (not recorded)"
 )
 _STEP5 = (
     "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "
