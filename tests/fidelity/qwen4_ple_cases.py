@@ -61,6 +61,20 @@ CASES: dict[str, tuple[str, list[str]]] = {
 }
 
 
+#: other GPUs (the oracle as that row of ``tests/data/gpus/gpus.toml``, through
+#: ``tests/data/gpus/run_oracle_as.py``; the cases above run as its default H200): case id ->
+#: (config name, flags, GPU); recorded into :data:`GPU_RECORD`
+GPU_CASES: dict[str, tuple[str, list[str], str]] = {
+    "ple-a100": ("qwen4-ple", BASE, "A100-80GB"),
+    "ple-a100-ngram": ("qwen4-ple", [*BASE, "--speculative-config", NGRAM], "A100-80GB"),
+    "ple-wide-a100-tp2": ("qwen4-ple-wide", [*BASE, "--tensor-parallel-size", "2"], "A100-80GB"),
+    "ple-4090": ("qwen4-ple", BASE, "RTX 4090"),
+    "ple-b200": ("qwen4-ple", BASE, "B200"),
+    "ple-wide-b200-fp8": ("qwen4-ple-wide", [*BASE, "--kv-cache-dtype", "fp8"], "B200"),
+}
+GPU_RECORD = DATA / f"vllm-{VERSION}-gpus.json"
+
+
 def config(name: str) -> dict[str, Any]:
     """The tiny config ``name`` (``data/qwen4-ple/configs/``, else ``data/refused-0.33/configs/``)."""
     path = DATA / "configs" / f"{name}.json"
@@ -70,9 +84,10 @@ def config(name: str) -> dict[str, Any]:
     return data
 
 
-def recorded() -> dict[str, dict[str, Any]]:
-    """vLLM 0.33.0's recorded answers, case id -> the oracle's kept fields."""
-    doc: dict[str, Any] = json.loads(RECORD.read_text())
+def recorded(path: Path = RECORD) -> dict[str, dict[str, Any]]:
+    """vLLM 0.33.0's recorded answers (:data:`RECORD`, or :data:`GPU_RECORD`), case id -> the
+    oracle's kept fields."""
+    doc: dict[str, Any] = json.loads(path.read_text())
     assert doc["vllm"] == VERSION
     cases: dict[str, dict[str, Any]] = doc["cases"]
     return cases

@@ -88,3 +88,18 @@ def test_other_releases_refuse_ple_layers_by_name(tmp_path: Path, version: str) 
 
 def test_reason_names_the_release() -> None:
     assert "PLE layers" in QWEN4_EXP_LAYERS and "planned on 0.33.0 only" in QWEN4_EXP_LAYERS
+
+
+@pytest.mark.parametrize("cid", sorted(P.GPU_CASES))
+def test_dryboot_plans_ple_layers_on_other_gpus(tmp_path: Path, cid: str) -> None:
+    """The oracle as an A100 (no FlashInfer GDN prefill checkpoints: no checkpoint page), an RTX
+    4090 and a B200 (``data/qwen4-ple/vllm-0.33.0-gpus.json``): dryboot given the same ``--gpu``."""
+    name, argv, gpu = P.GPU_CASES[cid]
+    v = P.recorded(P.GPU_RECORD)[cid]["vllm"]
+    argv = [a for a in argv if a not in P.NO_OFFLOAD]
+    case = H.Case(cid, "qwen4-ple", H._write_config(tmp_path, cid, P.config(name)), [*argv, "--gpu", gpu])
+    d = H.run_dryboot(case, P.VERSION)
+    verdict = H.compare(v, d)
+    assert v["ok"] and verdict["agree"] and not verdict["diffs"], verdict
+    assert v["final_block_size"] == d["block_size"]
+    assert _group_layers(case) == v["group_layers"]
