@@ -191,7 +191,7 @@ _LABEL = {
     LayerKind.CROSS: "cross-attention",
     LayerKind.INKLING_CONV: "short-conv state",
     LayerKind.INKLING_CONV_FULL: "short-conv state",
-    LayerKind.PLE: "PLE short-conv state",
+    LayerKind.PLE: "PLE short-conv",
     LayerKind.NONE: "no cache",
 }
 

@@ -77,7 +77,12 @@ def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
     if qsa:
         raise InputError("config.json", qsa[0], f"{ARCH} with {', '.join(qsa)} (QSA layers): weights not modelled")
     if out.get("ple_layer_ids"):
-        raise InputError("config.json", "ple_layer_ids", f"{ARCH} with PLE layers: weights not modelled")
+        raise InputError(
+            "config.json",
+            "ple_layer_ids",
+            f"{ARCH} with PLE layers: weights not modelled (Qwen4ExpPLELayer's n-gram embedding tables, "
+            "Qwen4ExpNGramEmbedding, with its CPU offload, and its projections and convolution)",
+        )
     n = W._int(out, "num_hidden_layers")
     types = out.get("layer_types")
     if not isinstance(types, list):
