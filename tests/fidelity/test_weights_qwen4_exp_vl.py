@@ -35,13 +35,16 @@ from test_weights import _parallel, _serve, deepstack_bytes
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/ with the walk)
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader.weights import Parallel, modelled_architectures, rank_weights
+from dryboot.vllm.model_executor.models import qwen4_exp
 
 HERE = Path(__file__).resolve().parent
 ARCHS = HERE / "data" / "architectures"
 DATA = HERE / "data" / "weights" / "qwen4-exp-vl"
 RELEASE = "0.33.0"
-RECORDED: dict[str, Any] = json.loads((DATA / f"recorded-{RELEASE}.json").read_text())
-CASES = sorted(RECORDED["cases"])
+RELEASES = tuple(p.stem.split("-")[1] for p in sorted(DATA.glob("recorded-*.json")))
+RECORDS: dict[str, dict[str, Any]] = {v: json.loads((DATA / f"recorded-{v}.json").read_text()) for v in RELEASES}
+RECORDED = RECORDS[RELEASE]
+CASES = sorted((v, cid) for v, doc in RECORDS.items() for cid in doc["cases"])
 WRAPPER = "Qwen4ExpForConditionalGeneration"
 #: cases vLLM's meta build passes and dryboot refuses, each with the words it refuses in: the tiny
 #: text config's 2 Gated DeltaNet key heads over TP 4 (vLLM splits the projections' 128 columns
@@ -81,32 +84,36 @@ def _weights(config: dict[str, Any], row: dict[str, Any], stage: int, release: s
     )
 
 
-def test_record_is_the_release() -> None:
-    assert RECORDED["vllm"] == RELEASE
+def test_records_are_the_releases() -> None:
+    assert RELEASES == ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+    for v, doc in RECORDS.items():
+        assert doc["vllm"] == v
+        assert {row["ok"] for row in doc["cases"].values()} == {True, False}
     assert WRAPPER in modelled_architectures()
-    assert {row["ok"] for row in RECORDED["cases"].values()} == {True, False}
 
 
-@pytest.mark.parametrize("cid", CASES)
-def test_matches_vllm(cid: str) -> None:
+@pytest.mark.parametrize(("release", "cid"), CASES)
+def test_matches_vllm(release: str, cid: str) -> None:
     """[param, buffer, allocated] bytes of rank 0 of every stage (the deepstack buffers, a list
-    attribute, in the recorder's allocated bytes only), or vLLM's refusal refused."""
-    row = RECORDED["cases"][cid]
+    attribute, in the recorder's allocated bytes only: counted with the release's default levels),
+    or vLLM's refusal refused."""
+    row = RECORDS[release]["cases"][cid]
     config = _config(row["config"][len("arch--") :])
     if cid in REFUSED_HERE:
         assert row["ok"]
         with pytest.raises(InputError, match=REFUSED_HERE[cid]):
-            _weights(config, row, 0)
+            _weights(config, row, 0, release)
         return
     if not row["ok"]:
         with pytest.raises(InputError):
-            _weights(config, row, 0)
+            _weights(config, row, 0, release)
         return
     stages = row.get("stages") or [[row["param_bytes"], row["buffer_bytes"], row["allocated_bytes"]]]
+    with_levels = {**config, "vision_config": qwen4_exp.wrapper_vision(config, release)}
     got = []
     for stage in range(len(stages)):
-        w = _weights(config, row, stage)
-        listed = deepstack_bytes(config, row, RELEASE, stage)
+        w = _weights(config, row, stage, release)
+        listed = deepstack_bytes(with_levels, row, release, stage)
         got.append([w.param_bytes, w.buffer_bytes - listed, w.allocated_bytes])
     assert got == stages
 
@@ -124,10 +131,17 @@ def test_pipeline_stage_before_the_deepstack_levels_refused() -> None:
         _weights(_config("Qwen4ExpVLDeepstack"), row, 1)
 
 
-@pytest.mark.parametrize("release", ["0.29.0", "0.30.0", "0.31.0", "0.32.0"])
-def test_unrecorded_release_refused(release: str) -> None:
-    with pytest.raises(InputError, match=r"recorded on vLLM 0\.33\.0 only"):
-        rank_weights(_config(WRAPPER), Parallel(tp=1, vllm_version=release), max_num_batched_tokens=8192)
+def test_unrecorded_release_refused() -> None:
+    with pytest.raises(InputError, match=r"0\.28\.0"):
+        rank_weights(_config(WRAPPER), Parallel(tp=1, vllm_version="0.28.0"), max_num_batched_tokens=8192)
+
+
+def test_own_config_class_defaults_three_deepstack_levels() -> None:
+    """0.29-0.31 read the vision config with vLLM's own class (a Qwen3VLVisionConfig): no
+    ``deepstack_visual_indexes`` means Qwen3-VL's [8, 16, 24], built (recorded); 0.32+ refuse it."""
+    row = RECORDS["0.31.0"]["cases"]["arch--Qwen4ExpVLNoDeepstack --tensor-parallel-size 1"]
+    assert row["ok"]
+    assert not RECORDS["0.32.0"]["cases"]["arch--Qwen4ExpVLNoDeepstack --tensor-parallel-size 1"]["ok"]
 
 
 def test_quantized_refused() -> None:

@@ -193,15 +193,21 @@ VISION_DEFAULTS: dict[str, Any] = {
 }
 
 
-def wrapper_vision(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The wrapper's ``vision_config`` as ``Qwen4ExpVisionConfig`` reads it (:data:`VISION_DEFAULTS`
-    under the file's keys).
+#: what vLLM's own ``Qwen4ExpVisionConfig`` (a ``Qwen3VLVisionConfig``: 0.29-0.31) adds to those
+OWN_CLASS_VISION_DEFAULTS: dict[str, Any] = {**VISION_DEFAULTS, "deepstack_visual_indexes": [8, 16, 24]}
+
+
+def wrapper_vision(config: Mapping[str, Any], version: str = WRAPPER_RELEASES[-1]) -> dict[str, Any]:
+    """The wrapper's ``vision_config`` as release ``version``'s ``Qwen4ExpVisionConfig`` reads it:
+    :data:`VISION_DEFAULTS` under the file's keys (transformers' class, 0.32 on), or
+    :data:`OWN_CLASS_VISION_DEFAULTS` (vLLM's own, 0.29-0.31: Qwen3-VL's three deepstack levels).
 
     :raises InputError: no ``vision_config`` object."""
     vision = config.get("vision_config")
     if not isinstance(vision, Mapping):
         raise InputError("config.json", "vision_config", f"{WRAPPER} needs a vision_config object")
-    return {**VISION_DEFAULTS, **vision}
+    own = not rules_for(version).qwen3_next_hf_config_class
+    return {**(OWN_CLASS_VISION_DEFAULTS if own else VISION_DEFAULTS), **vision}
 
 
 def _wrapper_checks(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> None:
@@ -212,7 +218,7 @@ def _wrapper_checks(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) 
         for ``use_deepstack`` otherwise: vLLM's AttributeError, recorded; a zero image and video
         limit alone does not skip it); under pipeline parallelism a later stage starting before
         layer ``len(deepstack_visual_indexes)`` (vLLM's assertion, recorded)."""
-    vision = wrapper_vision(config)
+    vision = wrapper_vision(config, par.vllm_version)
     levels = vision.get("deepstack_visual_indexes")
     lm_only = args.no_tower and not {"image", "video"} <= args.zero_modalities
     if levels is None and not lm_only:
@@ -243,7 +249,6 @@ def _wrapper_family() -> Family:
     :func:`qwen3_vl.vision_tower`, over :func:`wrapper_vision`) with the deepstack feature
     buffers (:func:`qwen3_vl.deepstack_buffers`). Unquantized only; releases other than
     :data:`WRAPPER_RELEASES` refused (not recorded)."""
-    inner = vision_language(Family(_walk), qwen3_vl.vision_tower, tower_of=wrapper_vision)
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         if par.vllm_version not in WRAPPER_RELEASES:
@@ -254,14 +259,14 @@ def _wrapper_family() -> Family:
                 f"{par.vllm_version} (its text model alone is sized: Qwen4ExpForCausalLM)",
             )
         _wrapper_checks(config, par, args)
-        return inner.walk(config, par, args)
+        vision = wrapper_vision(config, par.vllm_version)
+        inner = vision_language(Family(_walk), qwen3_vl.vision_tower, tower_of=lambda _: vision)
+        with_levels = {**config, "vision_config": vision}
+        return qwen3_vl.with_deepstack(
+            inner, lambda c: c.get("text_config"), lambda c: c.get("vision_config"), ("image", "video")
+        ).walk(with_levels, par, args)
 
-    return qwen3_vl.with_deepstack(
-        Family(walk, inner.modalities),
-        lambda c: c.get("text_config"),
-        lambda c: c.get("vision_config"),
-        ("image", "video"),
-    )
+    return Family(walk, ("image", "video"))
 
 
 FAMILIES: dict[str, Family] = {ARCH: Family(_walk), WRAPPER: _wrapper_family()}
