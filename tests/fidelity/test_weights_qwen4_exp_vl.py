@@ -1,8 +1,8 @@
 """Qwen4-Exp's wrapper (``Qwen4ExpForConditionalGeneration``, issue 33): dryboot's per-rank weights
 (Qwen4-Exp's text model, Qwen3-VL's vision tower and its deepstack feature buffers) against what
-vLLM 0.33.0 allocates on the meta device, byte for byte, and what vLLM refuses refused.
+vLLM 0.29.0-0.33.0 allocate on the meta device, byte for byte, and what vLLM refuses refused.
 
-``data/weights/qwen4-exp-vl/recorded-0.33.0.json`` is vLLM 0.33.0's own figures for the tiny config
+``data/weights/qwen4-exp-vl/recorded-<release>.json`` is each release's own figures for the tiny config
 (``data/architectures/Qwen4ExpForConditionalGeneration.json``, no deepstack level) and three
 configs derived from it (``data/weights/qwen4-exp-vl/``, not published checkpoints):
 ``Qwen4ExpVLDeepstack`` (``deepstack_visual_indexes`` [0, 1]), ``Qwen4ExpVLDefaults`` (a
@@ -10,8 +10,9 @@ configs derived from it (``data/weights/qwen4-exp-vl/``, not published checkpoin
 ``Qwen4ExpVisionConfig``'s default) and ``Qwen4ExpVLNoDeepstack`` (no
 ``deepstack_visual_indexes``: a field the config class lacks), at TP 1/2/4/8, expert
 parallelism, two and three pipeline stages, ``--language-model-only``, zero image / video limits
-and 2048 batched tokens, ``--mm-encoder-tp-mode data`` at TP 2 and 4. Recorded in 0.33.0's boot
-environment with the recorder pointed at a folder holding these four configs::
+and 2048 batched tokens, ``--mm-encoder-tp-mode data`` at TP 2 and 4 (0.31.0-0.33.0; 0.29.0 and
+0.30.0: the recorder's flag sets only). Recorded in each release's boot environment with the
+recorder pointed at a folder holding these four configs::
 
     RECORD_WEIGHTS_OUT=/tmp/q4vl-0.33.0.json ~/.cache/dryboot/boot-env/0.33.0/bin/python -c \\
       "import sys; from pathlib import Path; sys.path.insert(0, 'tests/fidelity'); import record_weights as R; \\

@@ -174,9 +174,8 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
 
 
 WRAPPER = "Qwen4ExpForConditionalGeneration"
-#: the releases whose wrapper is recorded on the meta device (``data/weights/qwen4-exp-vl/``);
-#: 0.29-0.31 read the file with vLLM's own config classes, whose vision defaults are not read here
-WRAPPER_RELEASES = ("0.33.0",)
+#: the releases whose wrapper is recorded on the meta device (``data/weights/qwen4-exp-vl/``)
+WRAPPER_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: transformers' ``Qwen4ExpVisionConfig`` defaults (5.19 / 5.20, what 0.32+ read the file with);
 #: it has no ``deepstack_visual_indexes`` field
 VISION_DEFAULTS: dict[str, Any] = {
@@ -248,7 +247,7 @@ def _wrapper_family() -> Family:
     pipeline stage alone), Qwen3-VL's vision tower (``Qwen3_VisionTransformer``,
     :func:`qwen3_vl.vision_tower`, over :func:`wrapper_vision`) with the deepstack feature
     buffers (:func:`qwen3_vl.deepstack_buffers`). Unquantized only; releases other than
-    :data:`WRAPPER_RELEASES` refused (not recorded)."""
+    :data:`WRAPPER_RELEASES` refused."""
 
     def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
         if par.vllm_version not in WRAPPER_RELEASES:
