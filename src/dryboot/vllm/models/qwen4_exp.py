@@ -14,14 +14,14 @@ larger page of the model class's ``get_mamba_specs_from_config``, the Gated Delt
 the PLE short-convolution state's, even where no layer is a PLE layer
 (:func:`alignment_mamba_pages`).
 
-PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.31.0-0.33.0): each such decoder layer also
+PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.30.0-0.33.0): each such decoder layer also
 builds a ``Qwen4ExpPLELayer`` before its mixer, whose cache is one more ``MambaSpec`` (mamba type
 ``SHORT_CONV``, :data:`LayerKind.PLE`, at ``<layer>.ple``): a short-convolution state of
 ``(ple_conv_kernel_size - 1) * ngram_size + num_speculative_tokens`` rows of ``hc_count *
 hidden_size``, TP-replicated, in the convolution state's dtype (:func:`side_mamba_states`), padded
 to the common page like the Gated DeltaNet states; it groups apart (its own spec). Recorded on
-0.31.0-0.33.0 (``tests/fidelity/data/qwen4-ple/``; 0.31's own config class puts PLE on any layer
-it names); 0.29.0 and 0.30.0 refused by name (not recorded).
+0.30.0-0.33.0 (``tests/fidelity/data/qwen4-ple/``; 0.30 / 0.31's own config class puts PLE on any
+layer it names); 0.29.0 refused by name (not recorded).
 
 Refused by name: QSA layers (``indexer_n_heads`` and the other ``indexer_*`` fields), PLE layers
 on releases other than :data:`PLE_RELEASES`, layer types other than ``linear_attention`` /
@@ -79,10 +79,10 @@ _WHY_QSA = (
     "compressed key cache (MLAAttentionSpec with tokens_per_state) beside its KV cache, which dryboot does not model"
 )
 #: the releases whose PLE layers are recorded against vLLM (``tests/fidelity/data/qwen4-ple/``)
-PLE_RELEASES = ("0.31.0", "0.32.0", "0.33.0")
+PLE_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 _WHY_PLE = (
     "are PLE layers (Qwen4ExpPLELayer: a TP-replicated short-convolution state hc_count x hidden_size wide, a "
-    "second MambaSpec, beside the layer's own cache), recorded on vLLM 0.31.0-0.33.0 only"
+    "second MambaSpec, beside the layer's own cache), recorded on vLLM 0.30.0-0.33.0 only"
 )
 
 

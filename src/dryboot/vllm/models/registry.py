@@ -418,9 +418,9 @@ QWEN4_EXP_LAYERS = (
     "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
     "with the layer's own KV (recorded on tiny configs): not modelled; its PLE layers (ple_layer_ids) keep a "
     "TP-replicated short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of "
-    "its own on 0.29.0 and 0.31.0-0.33.0, recorded) and, from 0.30.0, an n-gram embedding (Engram CPU offload "
-    "requires UVA, which the meta-device harness lacks; without the offload it builds): planned on 0.31.0-0.33.0, "
-    "refused by name on 0.29.0 and 0.30.0 (not recorded)"
+    "its own on 0.29.0-0.33.0, recorded) and, from 0.30.0, an n-gram embedding (Engram CPU offload "
+    "requires UVA, which the meta-device harness lacks; without the offload it builds): planned on 0.30.0-0.33.0, "
+    "refused by name on 0.29.0 (not recorded)"
 )
 _STEP5 = (
     "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "
