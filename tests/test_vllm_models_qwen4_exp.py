@@ -34,7 +34,8 @@ def _plan(tmp_path: Path, version: str, *flags: str, **changes: Any) -> tuple[in
             | {"indexer_compress_ratio": 4},
             "Qwen4-Exp QSA requires indexer_kv_heads=1.",
         ),
-        ({"ple_layer_ids": [1]}, "are PLE layers"),
+        # 0.33.0 plans PLE layers (tests/fidelity/test_qwen4_ple.py) but on linear_attention layers
+        ({"ple_layer_ids": [4]}, "Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers [4]"),
         ({"layer_types": ["linear_attention", "sliding_attention"] * 2}, "layer types ['sliding_attention']"),
         ({"hc_count": 1}, "requires hc_count > 1"),
     ],
@@ -42,6 +43,14 @@ def _plan(tmp_path: Path, version: str, *flags: str, **changes: Any) -> tuple[in
 def test_refused_by_name(tmp_path: Path, changes: dict[str, Any], words: str) -> None:
     code, out = _plan(tmp_path, "0.33.0", **changes)
     assert code == 2 and words in out, out
+
+
+@pytest.mark.parametrize("version", ["0.29.0"])
+def test_ple_layers_refused_before_0_30(tmp_path: Path, version: str) -> None:
+    code, out = _plan(tmp_path, version, ple_layer_ids=[1])
+    assert code == 2 and "are PLE layers" in out and f"0.33.0 only, not {version}" in out, out
+    code, out = _plan(tmp_path, "0.33.0", ple_layer_ids=[1])
+    assert code == 0, out
 
 
 @pytest.mark.parametrize(

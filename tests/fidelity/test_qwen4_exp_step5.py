@@ -90,8 +90,15 @@ def test_ple_layers_are_not_built_by_the_harness(cid: str, version: str) -> None
     assert not v.get("ok") and v["stage"] == "model"
     assert "Engram CPU offload requires UVA support" in v["error"]
     assert "Engram CPU offload requires UVA" in QWEN4_EXP
-    # without the offload, the n-gram embedding needs a tensor-parallel group of its own
-    assert "Engram tensor-parallel group" in rec[f"{cid}-no-offload"]["vllm"]["error"]
+    no_offload = rec[f"{cid}-no-offload"]["vllm"]
+    if version == Q.VERSION:
+        # re-recorded since the harness stands in the Engram tensor-parallel group: the PLE layer's
+        # state is a Mamba group of its own (planned: test_qwen4_ple.py)
+        assert no_offload["ok"] and ["model.layers.1.ple"] in no_offload["group_layers"]
+        return
+    # without the offload, the n-gram embedding needs a tensor-parallel group of its own (recorded
+    # before the harness stood one in)
+    assert "Engram tensor-parallel group" in no_offload["error"]
 
 
 def test_ple_layers_on_0_29_add_a_mamba_group() -> None:
@@ -229,6 +236,12 @@ QSA = (
 )
 
 
+#: configs planned on a release beside the plain layout: the PLE layers on 0.30.0-0.33.0 (checked against
+#: vLLM in test_qwen4_ple.py; here the oracle could not build them: the n-gram table's CPU offload
+#: needs UVA, and before the harness stood in the Engram group, neither could it without)
+PLANNED_ON = {"0.30.0": ("qwen4-ple",), "0.31.0": ("qwen4-ple",), "0.32.0": ("qwen4-ple",), "0.33.0": ("qwen4-ple",)}
+
+
 def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[str, object]:
     case = H.Case(name, "refused-0.33", H._write_config(tmp_path, name, Q.config(name)), argv)
     return H.run_dryboot(case, version)
@@ -249,6 +262,9 @@ def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str
     ``--engram-config``: the configs are planned under the base flags."""
     arch = Q.config(name)["architectures"][0]
     out = _dryboot(tmp_path, name, Q.BASE, version)
+    if name in PLANNED_ON.get(version, ()):
+        assert not out.get("refused"), out
+        return
     assert out.get("refused"), out
     if arch in ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration"):
         assert REFUSED_LAYERS[name] in str(out["error"]) and "is not modelled" not in str(out["error"])[:40]

@@ -33,7 +33,8 @@ same flags over ``Llama4ForConditionalGeneration KimiK25ForConditionalGeneration
 HunYuanVLForConditionalGeneration Alpamayo2Super CohereCompassForConditionalGeneration
 Cosmos3ForConditionalGeneration Cosmos3EdgeForConditionalGeneration Exaone4_5_ForConditionalGeneration
 GlmOcrForConditionalGeneration MiniCPMV4_6ForConditionalGeneration MiniCPMV4_7ForConditionalGeneration
-QianfanOCRForConditionalGeneration``, the cases of classes a release does not register (or serves
+QianfanOCRForConditionalGeneration`` (0.33.0: and Qwen4ExpForConditionalGeneration at TP 2), the
+cases of classes a release does not register (or serves
 through the Transformers backend: HunYuan-VL on 0.33.0) left out.
 """
 

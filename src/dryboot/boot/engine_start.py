@@ -990,6 +990,12 @@ def _set_parallel_groups(cfg: Any, pp_rank: int = 0) -> None:
     ps._DCP = _stand_in_group(pc.decode_context_parallel_size, "dcp")
     ps._PCP = _stand_in_group(getattr(pc, "prefill_context_parallel_size", 1), "pcp")
     ps._WORLD = _stand_in_group(tp * pp, "world")
+    if hasattr(ps, "_ETP"):
+        # 0.30+: the Engram tensor-parallel group (Qwen4-Exp's PLE n-gram embedding, DeepSeek-V4.1's
+        # Engram), vLLM's TP group unless --engram-config widens it across data parallelism
+        engram = getattr(cfg, "engram_config", None)
+        size = engram.get_parallel_size(pc) if engram is not None else tp
+        ps._ETP = ps._TP if size == tp else _stand_in_group(size, "etp")
 
 
 # --------------------------------------------------------------------------- log capture

@@ -744,6 +744,10 @@ def _kv_cache_specs(
         mamba_mode=cfg.mamba_cache_mode,
         mamba_padded=mamba_padded,
         rules=cfg.rules,
+        side_states=family_of(model).side_mamba_states(model, args, mamba[2][0]) if mamba is not None else None,
+        # a PLE layer exports a prefill checkpoint where the Gated DeltaNet layers do (the
+        # scheduler's alignment is set only when every mamba layer has one)
+        side_checkpoints=1 if _gdn_checkpoints(cfg) else 0,
     )
     num_target = len(layers.order)
     d = cfg.drafter

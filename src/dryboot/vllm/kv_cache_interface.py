@@ -70,6 +70,11 @@ class LayerKind(Enum):
     ``SLIDING_MLA`` is an MLA layer that keeps its latent rows for a sliding window only
     (``MLAAttention`` built with ``sliding_window``: a ``SlidingWindowMLASpec`` of one
     ``kv_lora_rank + qk_rope_head_dim`` head a token; Dots3-Note's ``Dots3NoteSlidingAttention``).
+
+    ``PLE`` is a Qwen4-Exp PLE layer's short-convolution state (``Qwen4ExpPLELayer``, vLLM 0.33.0,
+    at ``<layer>.ple``, built before the layer's mixer): a ``MambaSpec`` (``SHORT_CONV`` mamba type)
+    of one ``((ple_conv_kernel_size - 1) * ngram_size + num_spec, hc_count * hidden_size)`` state,
+    replicated over TP, beside the decoder layer's own cache.
     """
 
     FULL = "full_attention"
@@ -97,6 +102,7 @@ class LayerKind(Enum):
     INKLING_CONV = "inkling_conv_state"
     INKLING_CONV_FULL = "inkling_conv_state_full"
     SLIDING_MLA = "sliding_mla"
+    PLE = "ple_short_conv"
     NONE = "none"
 
     # members are singletons: identity hashing is exact and runs in C (Enum's is Python code)
@@ -135,7 +141,14 @@ class LayerKind(Enum):
 
     @property
     def is_mamba(self) -> bool:
-        return self in (LayerKind.GDN, LayerKind.MAMBA2, LayerKind.MAMBA1, LayerKind.SHORT_CONV, LayerKind.KDA)
+        return self in (
+            LayerKind.GDN,
+            LayerKind.MAMBA2,
+            LayerKind.MAMBA1,
+            LayerKind.SHORT_CONV,
+            LayerKind.KDA,
+            LayerKind.PLE,
+        )
 
     @property
     def spec_kind(self) -> str:
@@ -173,6 +186,7 @@ _SPEC_KIND = {
     LayerKind.INKLING_CONV: "sliding",
     LayerKind.INKLING_CONV_FULL: "sliding",
     LayerKind.SLIDING_MLA: "sliding_mla",
+    LayerKind.PLE: "mamba",
     LayerKind.NONE: "none",
 }
 _LABEL = {
@@ -201,6 +215,7 @@ _LABEL = {
     LayerKind.INKLING_CONV: "short-conv state",
     LayerKind.INKLING_CONV_FULL: "short-conv state",
     LayerKind.SLIDING_MLA: "sliding-window MLA",
+    LayerKind.PLE: "PLE short-conv",
     LayerKind.NONE: "no cache",
 }
 

@@ -5,6 +5,7 @@ own ``get_kv_cache_spec``, the backends' ``customize_spec``): one spec per disti
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -321,15 +322,25 @@ def build_layers(
     rules: VersionRules,
     sliding_block: int | None = None,
     prefix: str | None = None,
+    side_states: Mapping[LayerKind, tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]] | None = None,
+    side_checkpoints: int = 0,
 ) -> LayerSet:
-    """Every layer's spec as its ``get_kv_cache_spec`` builds it: one spec per layer kind."""
+    """Every layer's spec as its ``get_kv_cache_spec`` builds it: one spec per layer kind.
+    ``side_states``: the (shapes, dtypes) of a mamba kind whose state is not the model's mamba
+    layers' (``mamba``): Qwen4-Exp's PLE state (the family's ``side_mamba_states``);
+    ``side_checkpoints``: the prefill checkpoint blocks each such layer's spec takes (1 where the
+    scheduler takes prefill checkpoints: ``Qwen4ExpPLELayer.get_kv_cache_spec`` in ``align``
+    mode when every mamba layer exports them)."""
     sw_block = sliding_block or sliding_start_block(backend, block_size, rules)
     kinds, names, order = model.layers_by_kind(prefix)
     specs: list[LayerSpec] = []
     for kind in kinds:
         if kind in MAMBA_KINDS:
-            assert mamba is not None
-            _, shapes, dtypes = mamba
+            if side_states is not None and kind in side_states:
+                shapes, dtypes = side_states[kind]
+            else:
+                assert mamba is not None
+                _, shapes, dtypes = mamba
             natural = state_bytes(shapes, dtypes)
             if mamba_padded is not None and mamba_padded < natural:
                 # MambaSpec.page_size_bytes asserts page_size_padded >= the state's bytes
@@ -341,7 +352,16 @@ def build_layers(
                     f"({natural:,} B) exceeds the padded mamba page ({mamba_padded:,} B): vLLM's MambaSpec "
                     "asserts page_size_padded >= the state size (AssertionError) and the engine does not start",
                 )
-            checkpoints = 0
+            checkpoints = side_checkpoints if side_states is not None and kind in side_states else 0
+            if checkpoints and shapes[0][0] - args.num_speculative_tokens > mamba_block:
+                # Qwen4ExpPLELayer.get_kv_cache_spec: the checkpoint grid (the mamba block) must hold
+                # the convolution window
+                raise InputError(
+                    model.source,
+                    "ple_conv_kernel_size",
+                    f"the PLE convolution window ({shapes[0][0] - args.num_speculative_tokens} tokens) exceeds the "
+                    f"prefill checkpoint grid ({mamba_block} tokens): vLLM asserts grid >= conv_state_len",
+                )
             if kind is LayerKind.KDA and rules.kda_prefill_checkpoints:
                 checkpoints = kda_prefill_checkpoint_blocks(
                     model.mamba.kda, args.device.capability[0], model_dtype, dtypes[-1]

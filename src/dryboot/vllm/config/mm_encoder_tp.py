@@ -123,6 +123,8 @@ SIZED_DATA_TOWERS = frozenset(
         "MiniCPMV4_6ForConditionalGeneration",
         "MiniCPMV4_7ForConditionalGeneration",
         "QianfanOCRForConditionalGeneration",
+        # Qwen4-Exp's wrapper: Qwen3-VL's tower (0.33.0, recorded: data/weights/qwen4-exp-vl/)
+        "Qwen4ExpForConditionalGeneration",
     }
 )
 

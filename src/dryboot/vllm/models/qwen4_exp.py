@@ -27,9 +27,21 @@ class refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is
 by name: its packing caps Mamba buckets only (not the ring) and its engine block is the smallest
 group's, the ring's (recorded: 4 where the cache block is 48); 0.31.0 too (no boot environment read).
 
-Refused by name: PLE layers (``ple_layer_ids``), layer types other than ``linear_attention`` /
-``full_attention``, QSA layers on 0.29.0 / 0.31.0 and under pipeline parallelism, and the MTP
-drafter (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
+
+PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.30.0-0.33.0): each such decoder layer also
+builds a ``Qwen4ExpPLELayer`` before its mixer, whose cache is one more ``MambaSpec`` (mamba type
+``SHORT_CONV``, :data:`LayerKind.PLE`, at ``<layer>.ple``): a short-convolution state of
+``(ple_conv_kernel_size - 1) * ngram_size + num_speculative_tokens`` rows of ``hc_count *
+hidden_size``, TP-replicated, in the convolution state's dtype (:func:`side_mamba_states`), padded
+to the common page like the Gated DeltaNet states; it groups apart (its own spec). Recorded on
+0.30.0-0.33.0 (``tests/fidelity/data/qwen4-ple/``; 0.30 / 0.31's own config class puts PLE on any
+layer it names); 0.29.0 refused by name (not recorded).
+
+
+Refused by name: layer types other than ``linear_attention`` / ``full_attention``, QSA layers on
+0.29.0 / 0.31.0 and under pipeline parallelism, PLE layers on releases other than
+:data:`PLE_RELEASES`, PLE layers beside QSA layers (not modelled together), and the MTP drafter
+(``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
 from __future__ import annotations
@@ -70,6 +82,8 @@ _DEFAULTS = {
 SPECULATIVE_METHODS = frozenset({"mtp", "ngram", "ngram_gpu"})
 #: the wrapper's decoder layers' module path (``Qwen4ExpForConditionalGeneration.language_model``)
 WRAPPER_LAYER_PREFIX = "language_model.model.layers"
+#: the multimodal wrapper (its text model is this layout under ``language_model``)
+WRAPPER_ARCH = "Qwen4ExpForConditionalGeneration"
 #: ``Qwen3VLVisionConfig``'s ``num_heads`` (the wrapper's vision tower)
 VISION_HEADS_DEFAULT = 16
 
@@ -89,9 +103,11 @@ QSA_KV_DTYPES = frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"})
 #: the releases whose QSA layer keeps a bfloat16 main cache only (recorded on 0.29.0 / 0.30.0: "Qwen4Exp QSA
 #: requires a BF16 main KV cache"; fp8 served from 0.32.0)
 QSA_BF16_ONLY_RELEASES = frozenset({"0.29.0", "0.30.0"})
+#: the releases whose PLE layers are recorded against vLLM (``tests/fidelity/data/qwen4-ple/``)
+PLE_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
 _WHY_PLE = (
-    "are PLE layers (Qwen4ExpPLELayer): each keeps a TP-replicated short-convolution state hc_count x hidden_size "
-    "wide (a second MambaSpec) and, from 0.30.0, an n-gram embedding (Engram), which dryboot does not model"
+    "are PLE layers (Qwen4ExpPLELayer: a TP-replicated short-convolution state hc_count x hidden_size wide, a "
+    "second MambaSpec, beside the layer's own cache), recorded on vLLM 0.30.0-0.33.0 only"
 )
 
 
@@ -109,6 +125,9 @@ class Qwen4ExpExtra(FamilyExtra):
     own_class_refusal: tuple[str, str] | None = None
     hf_class_refusal: tuple[str, str] | None = None
     qsa: QSAIndexer | None = None
+
+    #: the decoder layers (0-based) with a PLE layer (``layer_idx + 1`` in ``ple_layer_ids``)
+    ple_layers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -153,17 +172,17 @@ def _qsa(f: ConfigFields) -> QSAIndexer | None:
     )
 
 
-def _refuse_ple(f: ConfigFields) -> None:
-    """PLE layers, named.
+def ple_layers(f: ConfigFields, n: int) -> tuple[int, ...]:
+    """The decoder layers (0-based, sorted) that build a PLE layer: ``Qwen4ExpDecoderLayer``
+    builds one where ``layer_idx + 1`` is in ``ple_layer_ids`` (ids outside 1..n name no layer).
 
-    :raises InputError: ``ple_layer_ids`` not empty."""
-    ple = f.get("ple_layer_ids")
-    if ple:
-        raise InputError(
-            f.source,
-            f.where("ple_layer_ids"),
-            f"Qwen4-Exp's layers {ple} {_WHY_PLE} (its plain layout, ple_layer_ids empty, is planned)",
-        )
+    :raises InputError: ``ple_layer_ids`` not a list of integers."""
+    ids = f.get("ple_layer_ids")
+    if ids is None:
+        return ()
+    if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
+        raise InputError(f.source, f.where("ple_layer_ids"), f"must be a list of layer numbers, got {ids!r}")
+    return tuple(sorted({i - 1 for i in ids if 1 <= i <= n}))
 
 
 def _own_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
@@ -177,8 +196,20 @@ def _own_class_refusal(f: ConfigFields) -> tuple[str, str] | None:
         return "ngram_size", f"ngram_size must be >= 2, got {ngram}"
     if heads <= 0:
         return "heads_per_ngram", "heads_per_ngram must be positive"
-    if embed <= 0 or embed % ((ngram - 1) * heads):
-        return "ple_embed_dim", "ple_embed_dim must be divisible by total ngram heads"
+    if embed <= 0:
+        return "ple_embed_dim", f"ple_embed_dim must be positive, got {embed}"
+    if embed % ((ngram - 1) * heads):
+        return "ple_embed_dim", (
+            f"ple_embed_dim must be divisible by total ngram heads: {embed} % {(ngram - 1) * heads} != 0"
+        )
+    n = num_layers(f)
+    ids = f.get("ple_layer_ids") or []
+    invalid = [i for i in ids if isinstance(i, int) and not 1 <= i <= n]
+    if invalid:
+        return (
+            "ple_layer_ids",
+            f"ple_layer_ids are 1-based and must refer to an existing layer; got {invalid} for {n} layers",
+        )
     if f.get("indexer_n_heads") is not None:
         budget, ratio = f.integer("indexer_budget", minimum=1), f.integer("indexer_compress_ratio", minimum=1)
         if budget / ratio not in QSA_OWN_CLASS_RATIOS:
@@ -232,24 +263,53 @@ def _hf_class_qsa_refusal(f: ConfigFields) -> tuple[str, str] | None:
     return None
 
 
+def _ple_refusal(f: ConfigFields, hf_types: list[str]) -> tuple[str, str] | None:
+    """transformers' ``Qwen4ExpTextConfig.validate_architecture`` (0.32 on) on PLE layers, after
+    its other checks: (field, its words), or ``None``. ``hf_types``: the layer types that class
+    reads."""
+    ids = sorted(set(f.get("ple_layer_ids") or []))
+    if not ids:
+        return None
+    heads = (f.integer("ngram_size") - 1) * f.integer("heads_per_ngram")
+    embed = f.integer("ple_embed_dim") if f.get("ple_embed_dim") is not None else f.integer("hidden_size")
+    if heads <= 0 or embed <= 0 or embed % heads:
+        return "ple_embed_dim", (
+            "ple_embed_dim and the total number of n-gram heads must be positive, and ple_embed_dim must be "
+            f"divisible by the number of heads: {embed} % {heads} != 0."
+        )
+    n = len(hf_types)
+    outside = [i for i in ids if i < 1 or i > n]
+    if outside:
+        return "ple_layer_ids", f"ple_layer_ids must contain one-indexed ids in [1, {n}], got {outside}."
+    other = [i for i in ids if hf_types[i - 1] != "linear_attention"]
+    if other:
+        return (
+            "ple_layer_ids",
+            f"Qwen4-Exp PLE is only supported on linear_attention layers, got PLE on layers {other}.",
+        )
+    eos = f.get("eos_token_id")
+    if eos is None or eos == []:
+        return "eos_token_id", "eos_token_id must be set when Qwen4-Exp PLE layers are enabled."
+    return None
+
+
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """The plain layout's geometry.
 
-    :raises InputError: PLE layers, a QSA field missing, a layer type other than
+    :raises InputError: a QSA field missing, PLE layers beside QSA layers, a layer type other than
         :data:`PLAIN_LAYER_TYPES`, or ``hc_count`` <= 1 (both config classes refuse it)."""
     qsa = _qsa(f)
-    _refuse_ple(f)
     n = num_layers(f)
     types = layer_types(f, n)
     hf_class_kinds = None
+    hf_types = types
     if types is None:
         # vLLM's Qwen3NextConfig: every 4th layer; transformers' class reads the interval
         types = ["linear_attention" if (i + 1) % 4 else "full_attention" for i in range(n)]
         hf_every = f.integer("full_attention_interval", minimum=1) if f.has("full_attention_interval") else 4
+        hf_types = ["linear_attention" if (i + 1) % hf_every else "full_attention" for i in range(n)]
         if hf_every != 4:
-            hf_class_kinds = tuple(
-                LAYER_TYPE_NAMES["linear_attention" if (i + 1) % hf_every else "full_attention"] for i in range(n)
-            )
+            hf_class_kinds = tuple(LAYER_TYPE_NAMES[t] for t in hf_types)
     other = sorted(set(types) - set(PLAIN_LAYER_TYPES))
     if other:
         raise InputError(
@@ -260,14 +320,22 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     hc = f.integer("hc_count")
     if hc <= 1:
         raise InputError(f.source, f.where("hc_count"), f"Qwen4Exp requires hc_count > 1, got {hc}")
+    ple = ple_layers(f, n)
+    if qsa is not None and ple:
+        raise InputError(
+            f.source,
+            f.where("ple_layer_ids"),
+            "PLE layers beside QSA layers: not modelled together (each is planned on its own)",
+        )
     gdn = gated_delta_net(f)
     extra = Qwen4ExpExtra(
         ple_state_rows=(f.integer("ple_conv_kernel_size", minimum=1) - 1) * f.integer("ngram_size", minimum=1),
         ple_state_width=f.integer("hidden_size") * hc,
         layer_kinds_hf_class=hf_class_kinds,
         own_class_refusal=_own_class_refusal(f),
-        hf_class_refusal=_hf_class_refusal(f),
+        hf_class_refusal=_hf_class_refusal(f) or _ple_refusal(f, hf_types or types),
         qsa=qsa,
+        ple_layers=ple,
     )
     model = geometry(
         f,
@@ -280,7 +348,7 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
         family_extra=extra,
         tower_heads=_tower_heads(f, architecture),
     )
-    if architecture == "Qwen4ExpForConditionalGeneration":  # its text model is language_model.model
+    if architecture == WRAPPER_ARCH:  # its text model is language_model.model (recorded on 0.33.0)
         return model.evolve(layer_prefix=WRAPPER_LAYER_PREFIX)
     return model
 
@@ -290,7 +358,7 @@ def _tower_heads(f: ConfigFields, architecture: str) -> tuple[tuple[str, int], .
     across tensor-parallel ranks (``vision_config.num_heads``, ``Qwen3VLVisionConfig``'s default 16).
 
     :raises InputError: a head count that is not a positive integer."""
-    if architecture != "Qwen4ExpForConditionalGeneration":
+    if architecture != WRAPPER_ARCH:
         return ()
     vision = f.root.get("vision_config")
     heads = (vision if isinstance(vision, dict) else {}).get("num_heads", VISION_HEADS_DEFAULT)
@@ -304,18 +372,47 @@ def for_release(model: ModelGeometry, rules: VersionRules) -> ModelGeometry:
     ``qwen3_next_hf_config_class``): its layer pattern."""
     extra = extra_of(model, Qwen4ExpExtra)
     if rules.qwen3_next_hf_config_class and extra is not None and extra.layer_kinds_hf_class is not None:
-        return replace(model, layer_kinds=extra.layer_kinds_hf_class)
+        model = replace(model, layer_kinds=extra.layer_kinds_hf_class)
+    if extra is not None and extra.ple_layers and rules.version in PLE_RELEASES:
+        model = with_ple_layers(model, extra.ple_layers)
     return model
+
+
+def with_ple_layers(model: ModelGeometry, ple: tuple[int, ...]) -> ModelGeometry:
+    """``model`` with a :data:`LayerKind.PLE` cache before the mixer of each decoder layer of
+    ``ple`` (``Qwen4ExpDecoderLayer.__init__`` builds ``self.ple`` first: its spec comes first in
+    the runner's layer order), named ``<layer>.ple``; ``decoder_layers`` maps every cache to its
+    decoder layer (pipeline stages split decoder layers)."""
+    prefix = model.naming.layer_prefix
+    kinds: list[LayerKind] = []
+    names: list[str] = []
+    decoder: list[int] = []
+    for i, kind in enumerate(model.layer_kinds):
+        if i in ple:
+            kinds.append(LayerKind.PLE)
+            names.append(f"{prefix}.{i}.ple")
+            decoder.append(i)
+        kinds.append(kind)
+        names.append(model.layer_name(i))
+        decoder.append(i)
+    return model.evolve(layer_kinds=tuple(kinds), layer_names=tuple(names), decoder_layers=tuple(decoder))
 
 
 def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
     """What the release's config class refuses (:class:`Qwen4ExpExtra`: vLLM's own class on
     0.29-0.31, transformers' from 0.32, switch ``qwen3_next_hf_config_class``).
 
-    :raises InputError: naming the field and the config class's words."""
+    :raises InputError: naming the field and the config class's words; PLE layers on a release
+        other than :data:`PLE_RELEASES`."""
     extra = extra_of(model, Qwen4ExpExtra)
     if extra is None:
         return
+    if extra.ple_layers and rules.version not in PLE_RELEASES:
+        raise InputError(
+            model.source,
+            "ple_layer_ids",
+            f"Qwen4-Exp's layers {[i + 1 for i in extra.ple_layers]} {_WHY_PLE}, not {rules.version}",
+        )
     refusal = extra.hf_class_refusal if rules.qwen3_next_hf_config_class else extra.own_class_refusal
     if refusal is not None:
         raise InputError(model.source, refusal[0], f"{refusal[1]} (Qwen4ExpTextConfig)")
@@ -323,10 +420,12 @@ def verify_release(model: ModelGeometry, rules: VersionRules) -> None:
 
 def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
     """vLLM's config hook (``Qwen4ExpForConditionalGenerationConfig``, 0.29.0-0.33.0) refuses any
-    drafter but MTP and n-gram; the MTP drafter is refused by name.
+    drafter but MTP and n-gram; the MTP drafter is refused by name; PLE layers refuse pipeline
+    parallelism (``Qwen4ExpNGramEmbedding``, recorded on 0.33.0).
 
     :raises InputError: ``--speculative-config`` method other than ``mtp`` / ``ngram`` /
-        ``ngram_gpu`` (vLLM's NotImplementedError), or ``mtp``."""
+        ``ngram_gpu`` (vLLM's NotImplementedError), or ``mtp``; PLE layers under
+        ``--pipeline-parallel-size`` > 1."""
     method = args.speculative_method
     if method is not None and method not in SPECULATIVE_METHODS:
         raise InputError(
@@ -334,6 +433,14 @@ def engine_args(model: ModelGeometry, args: EngineArgs) -> EngineArgs:
             method,
             "Qwen4Exp speculative decoding supports only its native MTP checkpoint and linear n-gram proposers "
             "(vLLM's NotImplementedError)",
+        )
+    extra = extra_of(model, Qwen4ExpExtra)
+    if extra is not None and extra.ple_layers and args.pipeline_parallel_size > 1:
+        raise InputError(
+            "--pipeline-parallel-size",
+            str(args.pipeline_parallel_size),
+            "Qwen4Exp N-gram PLE embedding requires pipeline_parallel_size=1 because non-first pipeline ranks do "
+            "not receive the raw input_ids it needs (vLLM's NotImplementedError)",
         )
     if method is not None and method.endswith("mtp"):
         raise InputError(
@@ -359,6 +466,23 @@ def alignment_mamba_pages(model: ModelGeometry, args: EngineArgs, conv_dtype: st
         return ()
     rows = extra.ple_state_rows + args.num_speculative_tokens
     return (rows * extra.ple_state_width * dtype_bytes(conv_dtype),)
+
+
+def side_mamba_states(
+    model: ModelGeometry, args: EngineArgs, conv_dtype: str
+) -> dict[LayerKind, tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]]:
+    """The PLE layers' state (``Qwen4ExpPLELayer.get_state_shape`` / ``get_state_dtype``,
+    0.33.0): one ``(rows + num_speculative_tokens, hidden_size * hc_count)`` convolution state
+    (``short_conv_state_shape`` with ``tp_world_size=1``) of ``conv_dtype``
+    (``short_conv_state_dtype``: ``--mamba-cache-dtype``, else the model's), where the model
+    has PLE layers.
+
+    :param conv_dtype: the convolution state's torch dtype."""
+    extra = extra_of(model, Qwen4ExpExtra)
+    if extra is None or LayerKind.PLE not in model.kinds:
+        return {}
+    rows = extra.ple_state_rows + args.num_speculative_tokens
+    return {LayerKind.PLE: (((rows, extra.ple_state_width),), (conv_dtype,))}
 
 
 def built_towers(model: ModelGeometry, args: EngineArgs) -> ModelGeometry:

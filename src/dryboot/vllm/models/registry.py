@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
     from dryboot.vllm.config.resolve import EngineConfig
     from dryboot.vllm.engine_args import EngineArgs
-    from dryboot.vllm.kv_cache_interface import LayerSpec
+    from dryboot.vllm.kv_cache_interface import LayerKind, LayerSpec
     from dryboot.vllm.kv_cache_utils.repeat_packed import PackedLayers
     from dryboot.vllm.versions import VersionRules
 
@@ -193,6 +193,16 @@ class Family:
         :raises InputError: what vLLM refuses of those caches, or what was not verified."""
         hook = getattr(self.module(), "side_cache_specs", None)
         return dict(layers) if hook is None else dict(hook(model, args, rules, model_dtype, layers))
+
+    def side_mamba_states(
+        self, model: ModelGeometry, args: EngineArgs, conv_dtype: str
+    ) -> dict[LayerKind, tuple[tuple[tuple[int, ...], ...], tuple[str, ...]]]:
+        """The (shapes, dtypes) of each mamba layer kind whose state is not the model's mamba
+        layers' (Qwen4-Exp's PLE layers; default none).
+
+        :param conv_dtype: the convolution state's torch dtype."""
+        hook = getattr(self.module(), "side_mamba_states", None)
+        return {} if hook is None else dict(hook(model, args, conv_dtype))
 
     def kv_cache_layout(self, model: ModelGeometry) -> str:
         """How the model's KV caches are laid out: ``"grouped"`` (vLLM's KV cache groups,
@@ -435,7 +445,8 @@ _DEEPSEEK_V4 = (
 #: Qwen4-Exp (vLLM 0.29.0 on; read in 0.33.0's ``vllm/models/qwen4_exp/nvidia``, config class
 #: vLLM's own ``Qwen4ExpTextConfig`` on 0.29-0.31, transformers' from 0.32; recorded on 0.29.0-0.33.0):
 #: the cache kinds its QSA and PLE layers add to its plain layout (planned: ``models/qwen4_exp.py``,
-#: which refuses those layers by name), as the records of ``tests/fidelity/data/refused-0.33/`` show
+#: which refuses QSA layers by name and plans PLE layers on 0.33.0), as the records of
+#: ``tests/fidelity/data/refused-0.33/`` and ``data/qwen4-ple/`` show
 QWEN4_EXP_LAYERS = (
     "Qwen4-Exp (vllm/models/qwen4_exp; its Qwen4ExpTextConfig is vLLM's own on 0.29-0.31, qwen4_exp/config.py, "
     "which refuses QSA layers unless indexer_budget / indexer_compress_ratio is 512 or 2048, and transformers' "
@@ -447,10 +458,10 @@ QWEN4_EXP_LAYERS = (
     "with tokens_per_state), which vLLM 0.29.0-0.33.0 group as a CircularBuffer group and an MLAAttention group "
     "with the layer's own KV (recorded on tiny configs; planned on 0.30.0, 0.32.0 and 0.33.0's "
     "repeat-pattern packing, models/qwen4_exp.py, refused by name on 0.29.0 and 0.31.0); its PLE layers "
-    "(ple_layer_ids) keep a TP-replicated "
-    "short-convolution state hc_count x hidden_size wide (a second MambaSpec: a Mamba group of its own on 0.29.0, "
-    "recorded) and, from 0.30.0, an n-gram embedding the meta-device harness cannot build (Engram CPU offload "
-    "requires UVA, recorded): the PLE cache kinds are not modelled"
+    "(ple_layer_ids) keep a TP-replicated short-convolution state hc_count x hidden_size wide (a second MambaSpec: "
+    "a Mamba group of its own on 0.29.0-0.33.0, recorded) and, from 0.30.0, an n-gram embedding (Engram CPU "
+    "offload requires UVA, which the meta-device harness lacks; without the offload it builds): planned on "
+    "0.30.0-0.33.0, refused by name on 0.29.0 (not recorded); QSA and PLE layers together are refused by name"
 )
 _STEP5 = (
     "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "

@@ -26,10 +26,12 @@ checkpoint's method as Qwen3-Next's walk models them, the hyper-connection weigh
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
+from dryboot.vllm.model_executor.models import qwen3_vl
 from dryboot.vllm.model_executor.models.compose import (
     Family,
     WalkArgs,
@@ -37,6 +39,7 @@ from dryboot.vllm.model_executor.models.compose import (
     config_only,
     merged,
     quant_scope_refusal,
+    vision_language,
 )
 from dryboot.vllm.models import qwen4_exp as plan
 from dryboot.vllm.versions import rules_for
@@ -80,7 +83,12 @@ def _prepare(config: Mapping[str, Any], version: str) -> dict[str, Any]:
             "qwen4_exp/nvidia/qsa.py): weights not modelled (the KV cache geometry is planned on 0.33.0)",
         )
     if out.get("ple_layer_ids"):
-        raise InputError("config.json", "ple_layer_ids", f"{ARCH} with PLE layers: weights not modelled")
+        raise InputError(
+            "config.json",
+            "ple_layer_ids",
+            f"{ARCH} with PLE layers: weights not modelled (Qwen4ExpPLELayer's n-gram embedding tables, "
+            "Qwen4ExpNGramEmbedding, with its CPU offload, and its projections and convolution)",
+        )
     n = W._int(out, "num_hidden_layers")
     types = out.get("layer_types")
     if not isinstance(types, list):
@@ -171,12 +179,99 @@ def _walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankW
     return merged(w, hyper_connections(prepared, par))
 
 
-FAMILIES: dict[str, Family] = {ARCH: Family(_walk)}
-#: the multimodal wrapper (planned through its text model): its vision tower is not sized here
-UNSIZED: dict[str, str] = {
-    "Qwen4ExpForConditionalGeneration": (
-        "its Qwen3_VisionTransformer tower (Qwen3-VL's, with the wrapper's deepstack buffers) beside Qwen4-Exp's "
-        "text model is not sized (the text model alone is: Qwen4ExpForCausalLM, and --language-model-only is not "
-        "read for this wrapper)"
-    ),
+WRAPPER = "Qwen4ExpForConditionalGeneration"
+#: the releases whose wrapper is recorded on the meta device (``data/weights/qwen4-exp-vl/``)
+WRAPPER_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
+#: transformers' ``Qwen4ExpVisionConfig`` defaults (5.19 / 5.20, what 0.32+ read the file with);
+#: it has no ``deepstack_visual_indexes`` field
+VISION_DEFAULTS: dict[str, Any] = {
+    "depth": 27,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_heads": 16,
+    "in_channels": 3,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 3584,
+    "num_position_embeddings": 2304,
 }
+
+
+#: what vLLM's own ``Qwen4ExpVisionConfig`` (a ``Qwen3VLVisionConfig``: 0.29-0.31) adds to those
+OWN_CLASS_VISION_DEFAULTS: dict[str, Any] = {**VISION_DEFAULTS, "deepstack_visual_indexes": [8, 16, 24]}
+
+
+def wrapper_vision(config: Mapping[str, Any], version: str = WRAPPER_RELEASES[-1]) -> dict[str, Any]:
+    """The wrapper's ``vision_config`` as release ``version``'s ``Qwen4ExpVisionConfig`` reads it:
+    :data:`VISION_DEFAULTS` under the file's keys (transformers' class, 0.32 on), or
+    :data:`OWN_CLASS_VISION_DEFAULTS` (vLLM's own, 0.29-0.31: Qwen3-VL's three deepstack levels).
+
+    :raises InputError: no ``vision_config`` object."""
+    vision = config.get("vision_config")
+    if not isinstance(vision, Mapping):
+        raise InputError("config.json", "vision_config", f"{WRAPPER} needs a vision_config object")
+    own = not rules_for(version).qwen3_next_hf_config_class
+    return {**(OWN_CLASS_VISION_DEFAULTS if own else VISION_DEFAULTS), **vision}
+
+
+def _wrapper_checks(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> None:
+    """What the wrapper's ``__init__`` (0.33.0) asserts before building anything.
+
+    :raises InputError: ``vision_config.deepstack_visual_indexes`` absent (no field of
+        ``Qwen4ExpVisionConfig``) unless the tower is off under ``--language-model-only`` (read
+        for ``use_deepstack`` otherwise: vLLM's AttributeError, recorded; a zero image and video
+        limit alone does not skip it); under pipeline parallelism a later stage starting before
+        layer ``len(deepstack_visual_indexes)`` (vLLM's assertion, recorded)."""
+    vision = wrapper_vision(config, par.vllm_version)
+    levels = vision.get("deepstack_visual_indexes")
+    lm_only = args.no_tower and not {"image", "video"} <= args.zero_modalities
+    if levels is None and not lm_only:
+        raise InputError(
+            "config.json",
+            "vision_config.deepstack_visual_indexes",
+            f"{WRAPPER} reads vision_config.deepstack_visual_indexes, a field Qwen4ExpVisionConfig does not "
+            "default (vLLM's AttributeError building the wrapper): set it ([] for no deepstack level)",
+        )
+    if par.pp > 1 and isinstance(levels, list):
+        text = config.get("text_config")
+        n = W._int(text if isinstance(text, Mapping) else {}, "num_hidden_layers")
+        start = min(W.pp_layers(n, replace(par, pp_rank=r)).start for r in range(1, par.pp))
+        if start < len(levels):
+            raise InputError(
+                "--pipeline-parallel-size",
+                str(par.pp),
+                f"{WRAPPER}: a later pipeline stage starts at layer {start}, before len(deepstack_visual_indexes) "
+                f"= {len(levels)} (vLLM's assertion)",
+            )
+
+
+def _wrapper_family() -> Family:
+    """``Qwen4ExpForConditionalGeneration`` (``nvidia/model.py``): Qwen4-Exp's text model (its
+    walk, :func:`_walk`, over ``text_config``) and, under ``_mark_tower_model`` (dropped by
+    ``--language-model-only`` or a zero image and video limit; on 0.33 built on the first
+    pipeline stage alone), Qwen3-VL's vision tower (``Qwen3_VisionTransformer``,
+    :func:`qwen3_vl.vision_tower`, over :func:`wrapper_vision`) with the deepstack feature
+    buffers (:func:`qwen3_vl.deepstack_buffers`). Unquantized only; releases other than
+    :data:`WRAPPER_RELEASES` refused."""
+
+    def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:
+        if par.vllm_version not in WRAPPER_RELEASES:
+            raise InputError(
+                "config.json",
+                "architectures",
+                f"{WRAPPER}'s vision tower is recorded on vLLM {', '.join(WRAPPER_RELEASES)} only, not "
+                f"{par.vllm_version} (its text model alone is sized: Qwen4ExpForCausalLM)",
+            )
+        _wrapper_checks(config, par, args)
+        vision = wrapper_vision(config, par.vllm_version)
+        inner = vision_language(Family(_walk), qwen3_vl.vision_tower, tower_of=lambda _: vision)
+        with_levels = {**config, "vision_config": vision}
+        return qwen3_vl.with_deepstack(
+            inner, lambda c: c.get("text_config"), lambda c: c.get("vision_config"), ("image", "video")
+        ).walk(with_levels, par, args)
+
+    return Family(walk, ("image", "video"))
+
+
+FAMILIES: dict[str, Family] = {ARCH: Family(_walk), WRAPPER: _wrapper_family()}
