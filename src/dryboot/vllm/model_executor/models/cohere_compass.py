@@ -47,16 +47,7 @@ ARCH = "CohereCompassForConditionalGeneration"
 #: transformers' ``CohereCompassVisionConfig`` defaults (the same on vLLM 0.30.0-0.33.0's
 #: transformers 5.17-5.24) of the keys the tower's sizes read
 VISION_DEFAULTS: dict[str, Any] = {
-    "depth": 27,
-    "hidden_size": 1152,
-    "intermediate_size": 4304,
-    "num_heads": 16,
-    "in_channels": 3,
-    "patch_size": 16,
-    "spatial_merge_size": 2,
-    "temporal_patch_size": 2,
-    "out_hidden_size": 3584,
-    "num_position_embeddings": 2304,
+    **qwen3_vl.VISION_CONFIG_DEFAULTS,
     "deepstack_visual_indexes": [8, 16, 24],
 }
 

@@ -30,6 +30,21 @@ from dryboot.vllm.versions import rules_for
 #: releases whose wrapper keeps the deepstack buffers without the vision tower (0.27.1's
 #: ``use_deepstack`` reads the vision config only; 0.28+ also requires the tower)
 DEEPSTACK_WITHOUT_TOWER = frozenset({"0.27.1"})
+#: transformers' Qwen3-VL-style vision config defaults of the keys the tower's sizes read (its
+#: ``Qwen3VLVisionConfig``; Qwen4-Exp's and CohereCompass's vision configs keep the same, the latter
+#: with ``deepstack_visual_indexes`` [8, 16, 24])
+VISION_CONFIG_DEFAULTS: dict[str, Any] = {
+    "depth": 27,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_heads": 16,
+    "in_channels": 3,
+    "patch_size": 16,
+    "spatial_merge_size": 2,
+    "temporal_patch_size": 2,
+    "out_hidden_size": 3584,
+    "num_position_embeddings": 2304,
+}
 
 
 def vision_tower(vision: Mapping[str, Any], text: Mapping[str, Any], tp: int, ab: int) -> W.RankWeights:

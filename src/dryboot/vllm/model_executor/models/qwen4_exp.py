@@ -185,16 +185,7 @@ WRAPPER_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: transformers' ``Qwen4ExpVisionConfig`` defaults (5.19 / 5.20, what 0.32+ read the file with);
 #: it has no ``deepstack_visual_indexes`` field
 VISION_DEFAULTS: dict[str, Any] = {
-    "depth": 27,
-    "hidden_size": 1152,
-    "intermediate_size": 4304,
-    "num_heads": 16,
-    "in_channels": 3,
-    "patch_size": 16,
-    "spatial_merge_size": 2,
-    "temporal_patch_size": 2,
-    "out_hidden_size": 3584,
-    "num_position_embeddings": 2304,
+    **qwen3_vl.VISION_CONFIG_DEFAULTS,
 }
 
 
