@@ -390,11 +390,13 @@ def _plan_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[str]) -
     :raises InputError: what the release refuses of the caches or was not verified against it
         (the family's hook).
     """
+    from dryboot.vllm.kv_cache_utils import repeat_packed as R  # at call: only these families load it
+
     family = family_of(cfg.model)
     if not family.has_packed_layers():
         # a hybrid model whose attention layers keep caches beside their KV (Qwen4-Exp's QSA layers)
         return _plan_hybrid_repeat_packed(cfg, policies, log)
-    packed = family.packed_layers(cfg, log)
+    packed: R.PackedLayers = family.packed_layers(cfg, log)
     specs, groups = packed.specs, packed.groups
     workers: list[frozenset[str] | None] = [None] if packed.stages is None else list(packed.stages)
     grouping, max_model_len, capacity, memory_error = _repeat_packed_pools(cfg, groups, specs, workers, log)

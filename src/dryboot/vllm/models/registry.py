@@ -25,10 +25,8 @@ from dryboot.vllm.versions import rules_for, unverified_reason
 if TYPE_CHECKING:
     from dryboot.vllm.backends import AttentionBackend
     from dryboot.vllm.config.hf import ConfigFields, ModelGeometry
-    from dryboot.vllm.config.resolve import EngineConfig
     from dryboot.vllm.engine_args import EngineArgs
     from dryboot.vllm.kv_cache_interface import LayerKind, LayerSpec
-    from dryboot.vllm.kv_cache_utils.repeat_packed import PackedLayers
     from dryboot.vllm.versions import VersionRules
 
 
@@ -215,16 +213,18 @@ class Family:
         Dots3-Note); else the hybrid layout's layers with :meth:`side_cache_specs` are packed."""
         return getattr(self.module(), "packed_layers", None) is not None
 
-    def packed_layers(self, cfg: EngineConfig, log: list[str]) -> PackedLayers:
+    def packed_layers(self, cfg: Any, log: list[str]) -> Any:
         """The cache layers, their groups and stages the repeat-packed planner sizes, for a family
         whose :meth:`kv_cache_layout` is ``"repeat-packed"`` (vLLM's log lines go to ``log``).
+        ``cfg`` is the ``EngineConfig`` (:mod:`dryboot.vllm.config.resolve`), the answer a
+        ``PackedLayers`` (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`): the planner types both;
+        the registry, which both modules import, cannot import them back.
 
         :raises InputError: what vLLM refuses of them (named), or a family without the hook."""
         hook = getattr(self.module(), "packed_layers", None)
         if hook is None:
             raise InputError("--model", cfg.model.source, f"{cfg.model.architecture}: no packed KV caches to plan")
-        layers: PackedLayers = hook(cfg, log)
-        return layers
+        return hook(cfg, log)
 
     def built_towers(self, model: ModelGeometry, args: EngineArgs) -> ModelGeometry:
         """``model`` with only the encoder towers its model class builds under ``args``' multimodal
