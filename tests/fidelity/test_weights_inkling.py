@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import int_flag
+from weights_records import int_flag, overlaid_tiny
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -33,7 +33,7 @@ RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["
 
 
 def _config(name: str) -> dict[str, Any]:
-    return {**json.loads(TINY.read_text()), **DOCS[name].get("overlay", {}).get(ARCH, {})}
+    return overlaid_tiny(ARCH, DOCS[name])
 
 
 def test_recorded() -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from weights_records import int_flag
+from weights_records import int_flag, overlaid_tiny
 
 import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families of models/)
 from dryboot.errors import InputError
@@ -36,8 +36,7 @@ RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["
 
 
 def _config(name: str) -> dict[str, Any]:
-    tiny: dict[str, Any] = json.loads((HERE / "data" / "architectures" / f"{ARCH}.json").read_text())
-    return {**tiny, **DOCS[name].get("overlay", {}).get(ARCH, {})}
+    return overlaid_tiny(ARCH, DOCS[name])
 
 
 def test_recorded() -> None:

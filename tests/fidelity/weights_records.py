@@ -30,3 +30,10 @@ def recorded_cases(
             if keep(row):
                 out[(version if key_by == "version" else name, cid)] = row
     return out
+
+
+def overlaid_tiny(architecture: str, doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``architecture``'s tiny config (``data/architectures/<arch>.json``) with the record file
+    ``doc``'s ``overlay`` for it (the fields ``RECORD_WEIGHTS_OVERLAY`` set when it was recorded)."""
+    tiny: dict[str, Any] = json.loads((DATA.parent / "architectures" / f"{architecture}.json").read_text())
+    return {**tiny, **doc.get("overlay", {}).get(architecture, {})}
