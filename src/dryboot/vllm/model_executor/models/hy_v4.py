@@ -148,14 +148,7 @@ def _mlp(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, dense: bool, ab: int
     if shared:
         s_r = W._divide(shared, par.tp, "the shared experts' width")
         w.own("mlp", 3 * s_r * h * ab)
-    if par.expert_parallel:
-        e_r, i_r = W._local_experts(e, par.tp * par.dp), i
-    else:
-        e_r, i_r = e, W._divide(i, par.tp, "moe_intermediate_size")
-    for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
-        w.own(kind, nbytes)
-    if par.expert_parallel:
-        w.own("expert map", 4 * e, buffer=True)
+    w.experts(e, h, i, par, ab, "moe_intermediate_size")
 
 
 def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWeights:

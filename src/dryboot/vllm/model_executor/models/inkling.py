@@ -119,15 +119,8 @@ def _moe(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, ab: int) -> None:
     if c.get("use_gate_bias"):
         w.own("router", 4 * e)
     ep = par.tp * par.dp if par.expert_parallel else 1
-    n = e + (-e) % ep
-    if par.expert_parallel:
-        e_r, i_r = n // ep, i
-    else:
-        e_r, i_r = n, W._divide(i, par.tp, "intermediate_size")
-    for kind, nbytes in W.experts_bytes(W.Quant(), e_r, h, i_r, ab):
-        w.own(kind, nbytes)
-    if par.expert_parallel:
-        w.own("expert map", 4 * n, buffer=True)
+    # the experts padded to a multiple of the EP ranks, which then split them evenly
+    w.experts(e + (-e) % ep, h, i, par, ab, "intermediate_size")
     sink_r = W._divide(i, par.tp, "intermediate_size")
     w.own("shared experts", s * 2 * sink_r * h * ab)
     w.own("shared experts", h * s * sink_r * ab)
