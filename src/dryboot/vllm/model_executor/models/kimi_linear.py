@@ -241,16 +241,11 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             if config.get("latent_moe_use_norm"):
                 w.own("norm", width * ab)  # routed_expert_norm
             w.own("latent projection", h * width * ab)  # routed_expert_up_proj
-        if par.expert_parallel:
-            e_r, m_r = W._local_experts(n_e, tp * par.dp), moe_i
-        else:
+        inter = moe_i
+        if not par.expert_parallel:  # split over TP: each rank's width at least the floor
             floor = W._int(config, "min_moe_intermediate_per_partition")
-            padded = floor * tp if tp > 1 and moe_i // tp < floor else moe_i
-            e_r, m_r = n_e, W._divide(padded, tp, "moe_intermediate_size")
-        for kind, nbytes in W.experts_bytes(W.Quant(), e_r, width, m_r, ab):
-            w.own(kind, nbytes)
-        if par.expert_parallel:
-            w.own("expert map", 4 * n_e, buffer=True)
+            inter = floor * tp if tp > 1 and moe_i // tp < floor else moe_i
+        w.experts(n_e, width, inter, par, ab, "moe_intermediate_size")
     return w.result()
 
 
