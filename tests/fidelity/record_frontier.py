@@ -50,7 +50,9 @@ def record(python: str, gpus: list[str], all_cases: list[dict[str, Any]], data: 
             v = res[c["id"]]
             kept = {k: v.get(k) for k in KEPT if v.get(k) is not None}
             if "error" in kept:
-                kept["error"] = str(kept["error"])[:500]
+                # the work directory's path is this machine's: recorded as the harness's token
+                error = str(kept["error"]).replace(str(H.default_workdir()), "<e2e-work>")
+                kept["error"] = error[:500]
             doc["cases"][c["id"]] = {"argv": c["argv"], "vllm": kept}
         doc["cases"] = dict(sorted(doc["cases"].items()))
         path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
