@@ -51,7 +51,7 @@ KEPT_FIELDS = (
 #: the releases the QSA cases below are recorded on
 QSA_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the releases dryboot plans QSA layers on (0.29.0's recorded engine block is the ring's: refused)
-QSA_PLANNED = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+QSA_PLANNED = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 #: the QSA cases recorded on :data:`QSA_RELEASES` only
 QSA_033: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-tp2": ("qwen4-qsa", [*BASE, "--tensor-parallel-size", "2"]),

@@ -473,6 +473,8 @@ def _plan_hybrid_repeat_packed(cfg: EngineConfig, policies: Policies, log: list[
     layer_set = LayerSet.from_pairs(list(specs.items()))
     table = LayerTable(initial=layer_set, unified=layer_set, num_target=len(specs))
     block = layout.block_size
+    if cfg.rules.engine_block_all_groups:  # 0.29.0: the ring's block too sets the engine's
+        block = min(block, *(g.block_size for g in grouping.packed))
     fit = _CacheFit(block, max_model_len, capacity, memory_error, block)
     mamba = layout.mamba
     plan = _own_backend_plan(cfg, policies, cfg.kv_cache_dtype, cfg.backend, table, grouping, fit, log, None)

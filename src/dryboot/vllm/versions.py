@@ -209,6 +209,11 @@ class VersionRules:
         ``tests/fidelity/data/release-architectures/``); the same releases fuse its text attention
         into a split ``QKVParallelLinear`` where 0.29 / 0.30 keep q/k/v/o whole on every rank
         (weights recorded: ``tests/fidelity/test_weights_hunyuan_vl.py``).
+    :param engine_block_all_groups: the engine's block (``cache_config.block_size``, what the
+        engine start leaves set) is the smallest block of every KV cache group (0.27.1-0.29.0,
+        ``v1/engine/core.py`` ``_initialize_kv_caches``); ``False``: of the prefix-cacheable groups
+        only (0.30.0+: a circular-buffer group, one page a request, opts out). Recorded: Qwen4-Exp's
+        QSA rings on 0.29.0 (engine block 4 beside a 48-token cache block) and 0.30.0 (48).
     :param glm_moe_dsa_drops_index_keys: the release's transformers ``GlmMoeDsaConfig`` consumes
         ``index_topk_freq`` / ``index_topk_pattern`` (0.27.1, transformers 5.10), so vLLM's IndexCache
         rule never sees them and every GLM-5 layer builds its sparse-attention indexer.
@@ -298,6 +303,7 @@ class VersionRules:
     unverified_architectures: frozenset[str] = frozenset()
     unknown_kv_cache_dtypes: frozenset[str] = frozenset()
     glm_moe_dsa_drops_index_keys: bool = False
+    engine_block_all_groups: bool = True
     deepseek_eagle3_yarn_only: bool = False
     limit_max_model_len_to_draft: bool = False
     yarn_max_len_prescaled: bool = False
@@ -419,6 +425,7 @@ _V029 = replace(
 _V030 = replace(
     _V029,
     version="0.30.0",
+    engine_block_all_groups=False,
     # its registry has no MiniCPM-V 4.7 (0.32+) but resolves it to the Transformers modeling backend
     unverified_architectures=_V029.unverified_architectures | {"MiniCPMV4_7ForConditionalGeneration"},
     transformers_backend_vllm_attention=True,

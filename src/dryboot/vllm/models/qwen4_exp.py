@@ -15,17 +15,18 @@ the PLE short-convolution state's, even where no layer is a PLE layer
 (:func:`alignment_mamba_pages`).
 
 QSA layers (``indexer_n_heads`` set: every attention layer is ``Qwen4ExpQSAAttention``, vLLM
-0.30.0-0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
+0.29.0-0.33.0): each keeps, beside its own ``FullAttentionSpec``, a ring of raw index keys
 (``QSAKeyStateCache``: a ``CircularBufferSpec`` of ``round_up(ratio + num_speculative_tokens,
 ratio)`` rows of ``indexer_head_dim`` bfloat16) and its compressed keys (``QSACompressedKeyCache``:
 an ``MLAAttentionSpec`` of one ``indexer_head_dim`` bfloat16 row per ``indexer_compress_ratio``
-tokens), which 0.30.0-0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay
+tokens), which 0.29.0-0.32.0 (``kv_cache_utils.py``) and 0.33.0 (``kv_cache_planning.py``) lay
 out by the same repeat-pattern packing (:mod:`dryboot.vllm.kv_cache_utils.repeat_packed`), reached
 through :func:`kv_cache_layout` and :func:`side_cache_specs`. On 0.29.0-0.31.0 vLLM's own config
 class refuses a QSA layout unless ``indexer_budget / indexer_compress_ratio`` is 512 or 2048
-(modelled), and 0.29.0's / 0.30.0's QSA layer a main KV cache other than bfloat16. 0.29.0 is refused
-by name: its packing caps Mamba buckets only (not the ring) and its engine block is the smallest
-group's, the ring's (recorded: 4 where the cache block is 48).
+(modelled), and 0.29.0's / 0.30.0's QSA layer a main KV cache other than bfloat16. 0.29.0's packing
+caps Mamba buckets only (not the ring), which changes no recorded figure, and its engine block ends
+on every group's smallest, the ring's (4 where the cache block is 48:
+``VersionRules.engine_block_all_groups``).
 
 
 PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.30.0-0.33.0): each such decoder layer also
@@ -38,8 +39,8 @@ to the common page like the Gated DeltaNet states; it groups apart (its own spec
 layer it names); 0.29.0 refused by name (not recorded).
 
 
-Refused by name: layer types other than ``linear_attention`` / ``full_attention``, QSA layers on
-0.29.0 and under pipeline parallelism, PLE layers on releases other than
+Refused by name: layer types other than ``linear_attention`` / ``full_attention``, QSA layers
+under pipeline parallelism, PLE layers on releases other than
 :data:`PLE_RELEASES`, PLE layers beside QSA layers (not modelled together), and the MTP drafter
 (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
@@ -95,7 +96,7 @@ QSA_FIELDS = ("indexer_n_heads", "indexer_kv_heads", "indexer_head_dim", "indexe
 PLAIN_LAYER_TYPES = ("linear_attention", "full_attention")
 
 #: the release whose QSA caches dryboot plans (its repeat-pattern packing, recorded)
-QSA_RELEASES = frozenset({"0.30.0", "0.31.0", "0.32.0", "0.33.0"})
+QSA_RELEASES = frozenset({"0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0"})
 #: ``indexer_budget / indexer_compress_ratio`` vLLM's own ``Qwen4ExpTextConfig`` takes (0.29-0.31)
 QSA_OWN_CLASS_RATIOS = (512, 2048)
 #: KV cache dtypes a QSA layer's main cache takes (``Qwen4ExpQSAAttention``)
