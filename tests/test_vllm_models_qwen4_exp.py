@@ -45,11 +45,9 @@ def test_refused_by_name(tmp_path: Path, changes: dict[str, Any], words: str) ->
     assert code == 2 and words in out, out
 
 
-@pytest.mark.parametrize("version", ["0.29.0"])
-def test_ple_layers_refused_before_0_30(tmp_path: Path, version: str) -> None:
+@pytest.mark.parametrize("version", ["0.29.0", "0.33.0"])
+def test_ple_layers_planned_on_every_release_of_the_family(tmp_path: Path, version: str) -> None:
     code, out = _plan(tmp_path, version, ple_layer_ids=[1])
-    assert code == 2 and "are PLE layers" in out and f"0.33.0 only, not {version}" in out, out
-    code, out = _plan(tmp_path, "0.33.0", ple_layer_ids=[1])
     assert code == 0, out
 
 

@@ -73,6 +73,15 @@ GPU_CASES: dict[str, tuple[str, list[str], str]] = {
     "ple-wide-b200-fp8": ("qwen4-ple-wide", [*BASE, "--kv-cache-dtype", "fp8"], "B200"),
 }
 GPU_RECORD = DATA / f"vllm-{VERSION}-gpus.json"
+#: the release before ``--engram-config`` (and the n-gram embedding it places): its cases run without it
+NO_ENGRAM = "0.29.0"
+
+
+def cases_for(version: str) -> dict[str, tuple[str, list[str]]]:
+    """:data:`CASES` as ``version`` takes them: on :data:`NO_ENGRAM` without ``--engram-config``."""
+    if version != NO_ENGRAM:
+        return dict(CASES)
+    return {cid: (name, [a for a in argv if a not in NO_OFFLOAD]) for cid, (name, argv) in CASES.items()}
 
 
 def config(name: str) -> dict[str, Any]:

@@ -29,12 +29,12 @@ import qwen4_ple_cases as P
 def main() -> int:
     python = sys.argv[1]
     version = H.vllm_version(python)
-    if version not in ("0.30.0", "0.31.0", "0.32.0", P.VERSION):
-        print(f"vLLM {version}: these cases are recorded on 0.30.0-{P.VERSION} only", file=sys.stderr)
+    if version not in ("0.29.0", "0.30.0", "0.31.0", "0.32.0", P.VERSION):
+        print(f"vLLM {version}: these cases are recorded on 0.29.0-{P.VERSION} only", file=sys.stderr)
         return 1
     if version != P.VERSION:
         out = Path(os.environ.get("RECORD_OUT") or P.DATA / f"vllm-{version}.json")
-        return H.record_config_cases(python, version, P.CASES, P.config, out, 300, Q.KEPT_FIELDS)
+        return H.record_config_cases(python, version, P.cases_for(version), P.config, out, 300, Q.KEPT_FIELDS)
     if sys.argv[2:] == ["--gpus"]:
         return _record_gpus(python, version, Path(os.environ.get("RECORD_OUT") or P.GPU_RECORD))
     out = Path(os.environ.get("RECORD_OUT") or P.RECORD)

@@ -29,19 +29,18 @@ on every group's smallest, the ring's (4 where the cache block is 48:
 ``VersionRules.engine_block_all_groups``).
 
 
-PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.30.0-0.33.0): each such decoder layer also
+PLE layers (``ple_layer_ids``, 1-based decoder layers; vLLM 0.29.0-0.33.0): each such decoder layer also
 builds a ``Qwen4ExpPLELayer`` before its mixer, whose cache is one more ``MambaSpec`` (mamba type
 ``SHORT_CONV``, :data:`LayerKind.PLE`, at ``<layer>.ple``): a short-convolution state of
 ``(ple_conv_kernel_size - 1) * ngram_size + num_speculative_tokens`` rows of ``hc_count *
 hidden_size``, TP-replicated, in the convolution state's dtype (:func:`side_mamba_states`), padded
 to the common page like the Gated DeltaNet states; it groups apart (its own spec). Recorded on
-0.30.0-0.33.0 (``tests/fidelity/data/qwen4-ple/``; 0.30 / 0.31's own config class puts PLE on any
-layer it names); 0.29.0 refused by name (not recorded).
+0.29.0-0.33.0 (``tests/fidelity/data/qwen4-ple/``; 0.29-0.31's own config class puts PLE on any
+layer it names; 0.29.0 has no n-gram embedding nor ``--engram-config``).
 
 
 Refused by name: layer types other than ``linear_attention`` / ``full_attention``, QSA layers
-under pipeline parallelism, PLE layers on releases other than
-:data:`PLE_RELEASES`, PLE layers beside QSA layers (not modelled together), and the MTP drafter
+under pipeline parallelism, PLE layers beside QSA layers (not modelled together), and the MTP drafter
 (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
@@ -105,10 +104,10 @@ QSA_KV_DTYPES = frozenset({"auto", "bfloat16", "fp8", "fp8_e4m3"})
 #: requires a BF16 main KV cache"; fp8 served from 0.32.0)
 QSA_BF16_ONLY_RELEASES = frozenset({"0.29.0", "0.30.0"})
 #: the releases whose PLE layers are recorded against vLLM (``tests/fidelity/data/qwen4-ple/``)
-PLE_RELEASES = ("0.30.0", "0.31.0", "0.32.0", "0.33.0")
+PLE_RELEASES = ("0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0")
 _WHY_PLE = (
     "are PLE layers (Qwen4ExpPLELayer: a TP-replicated short-convolution state hc_count x hidden_size wide, a "
-    "second MambaSpec, beside the layer's own cache), recorded on vLLM 0.30.0-0.33.0 only"
+    "second MambaSpec, beside the layer's own cache), recorded on vLLM 0.29.0-0.33.0 only"
 )
 
 

@@ -461,7 +461,7 @@ QWEN4_EXP_LAYERS = (
     "(ple_layer_ids) keep a TP-replicated short-convolution state hc_count x hidden_size wide (a second MambaSpec: "
     "a Mamba group of its own on 0.29.0-0.33.0, recorded) and, from 0.30.0, an n-gram embedding (Engram CPU "
     "offload requires UVA, which the meta-device harness lacks; without the offload it builds): planned on "
-    "0.30.0-0.33.0, refused by name on 0.29.0 (not recorded); QSA and PLE layers together are refused by name"
+    "0.29.0-0.33.0; QSA and PLE layers together are refused by name"
 )
 _STEP5 = (
     "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "
