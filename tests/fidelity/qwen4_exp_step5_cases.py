@@ -28,6 +28,8 @@ BASE = ["--kv-cache-memory-bytes", "4G", "--max-model-len", "8192"]
 #: the PLE layers' n-gram embedding without its default CPU offload (which needs UVA)
 NO_OFFLOAD = [*BASE, "--engram-config", '{"cpu_offload": false}']
 MTP = '{"method": "mtp", "num_speculative_tokens": 1}'
+#: the release before ``--engram-config``
+NO_ENGRAM = "0.29.0"
 #: no image a prompt (the wrapper's tower is built all the same)
 IMAGE0 = '{"image": 0}'
 
@@ -106,6 +108,18 @@ QSA_033: dict[str, tuple[str, list[str]]] = {
 CASES: dict[str, tuple[str, list[str]]] = {
     "qwen4-qsa-ple": ("qwen4-qsa-ple", BASE),
     "qwen4-qsa-ple-no-offload": ("qwen4-qsa-ple", NO_OFFLOAD),
+    # QSA and PLE layers together under the budget / ratio 512 that 0.29-0.31's own config class takes
+    # (0.29.0 has no --engram-config: :func:`cases_for` drops it there)
+    "qwen4-qsa-512-ple": ("qwen4-qsa-512-ple", NO_OFFLOAD),
+    "qwen4-qsa-512-ple-tp2": ("qwen4-qsa-512-ple", [*NO_OFFLOAD, "--tensor-parallel-size", "2"]),
+    "qwen4-qsa-512-ple-ngram3": (
+        "qwen4-qsa-512-ple",
+        [
+            *NO_OFFLOAD,
+            "--speculative-config",
+            '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 3}',
+        ],
+    ),
     "qwen4-qsa": ("qwen4-qsa", BASE),
     # indexer_budget / indexer_compress_ratio = 512: the QSA layout 0.29-0.31's own Qwen4ExpTextConfig
     # accepts (it refuses the 64 of qwen4-qsa)
@@ -210,7 +224,12 @@ def cases_for(version: str) -> dict[str, tuple[str, list[str]]]:
     """The cases recorded on ``version``: every one on 0.33.0, the Qwen4-Exp ones on :data:`EARLIER`."""
     if version == VERSION:
         return dict(CASES)
-    return {k: v for k, v in CASES.items() if k.startswith("qwen4") and (k not in QSA_033 or version in QSA_RELEASES)}
+    cases = {k: v for k, v in CASES.items() if k.startswith("qwen4") and (k not in QSA_033 or version in QSA_RELEASES)}
+    if version == NO_ENGRAM:  # the QSA + PLE cases without the flag it lacks
+        for k in ("qwen4-qsa-512-ple", "qwen4-qsa-512-ple-tp2", "qwen4-qsa-512-ple-ngram3"):
+            name, argv = cases[k]
+            cases[k] = (name, [a for a in argv if a not in NO_OFFLOAD[len(BASE) :]])
+    return cases
 
 
 def record_path(version: str) -> Path:

@@ -26,7 +26,7 @@ from dryboot.vllm.models.registry import NOT_MODELLED, QWEN4_EXP_LAYERS
 
 RELEASES = (*Q.EARLIER, Q.VERSION)
 #: the words on Qwen4-Exp's QSA and PLE layers (registry ``QWEN4_EXP_LAYERS``); the plain layout
-#: (text model and wrapper) is planned, its QSA and PLE layers refused by name
+#: (text model and wrapper), its QSA and PLE layers are planned
 QWEN4_EXP = QWEN4_EXP_LAYERS
 #: the releases reading Qwen4-Exp's config with vLLM's own Qwen4ExpTextConfig (qwen4_exp/config.py)
 OWN_CONFIG_CLASS = ("0.29.0", "0.30.0", "0.31.0")
@@ -91,14 +91,9 @@ def test_ple_layers_are_not_built_by_the_harness(cid: str, version: str) -> None
     assert "Engram CPU offload requires UVA support" in v["error"]
     assert "Engram CPU offload requires UVA" in QWEN4_EXP
     no_offload = rec[f"{cid}-no-offload"]["vllm"]
-    if version in (Q.VERSION, "0.31.0"):
-        # re-recorded since the harness stands in the Engram tensor-parallel group: the PLE layer's
-        # state is a Mamba group of its own (planned: test_qwen4_ple.py)
-        assert no_offload["ok"] and ["model.layers.1.ple"] in no_offload["group_layers"]
-        return
-    # without the offload, the n-gram embedding needs a tensor-parallel group of its own (recorded
-    # before the harness stood one in)
-    assert "Engram tensor-parallel group" in no_offload["error"]
+    # the harness stands in the Engram tensor-parallel group: without the offload the PLE layer's
+    # state is a Mamba group of its own (planned: test_qwen4_ple.py, test_dryboot_plans_qsa_and_ple_layers_as_vllm)
+    assert no_offload["ok"] and ["model.layers.1.ple"] in no_offload["group_layers"]
 
 
 def test_ple_layers_on_0_29_add_a_mamba_group() -> None:
@@ -219,9 +214,10 @@ STEP5_CASES = sorted(c for c, (name, _) in Q.CASES.items() if Q.config(name)["ar
 PLAIN = ("qwen4-plain", "qwen4-plain-interval", "qwen4-vl-plain")
 #: the Qwen4-Exp text configs dryboot refuses in its family, each with the words naming the layers
 REFUSED_LAYERS = {
-    "qwen4-qsa-ple": "PLE layers",
     "qwen4-ple": "PLE layers",
 }
+#: QSA and PLE layers together (planned; ``test_dryboot_plans_qsa_and_ple_layers_as_vllm``)
+QSA_PLE = ("qwen4-qsa-ple", "qwen4-qsa-512-ple")
 #: the QSA configs without PLE layers: planned on 0.33.0 (``models/qwen4_exp.py`` on 0.33.0's
 #: repeat-pattern packing), each case checked against every release's record
 QSA = (
@@ -248,12 +244,44 @@ def _dryboot(tmp_path: Path, name: str, argv: list[str], version: str) -> dict[s
 
 
 @pytest.mark.parametrize(
+    ("version", "cid"),
+    [
+        (v, c)
+        for v in RELEASES
+        for c, (name, argv) in Q.cases_for(v).items()
+        # 0.29.0 lacks --engram-config: its ratio-512 cases run without it
+        if name in QSA_PLE and (("--engram-config" in argv) != (v == Q.NO_ENGRAM))
+    ],
+)
+def test_dryboot_plans_qsa_and_ple_layers_as_vllm(tmp_path: Path, version: str, cid: str) -> None:
+    """QSA and PLE layers in one model (the n-gram table's CPU offload off where the release has
+    ``--engram-config``; dryboot does not take the flag, no cache reads it): vLLM 0.32.0 / 0.33.0
+    serve the ratio-64 config and every release the ratio-512 one (0.29-0.31's own config class
+    refuses the 64, in vLLM's words in dryboot too); the PLE state's own group comes after the
+    Gated DeltaNet states' (a TP-replicated ``MambaSpec`` is not uniform with them)."""
+    name, argv = Q.cases_for(version)[cid]
+    v = Q.recorded(version)[cid]["vllm"]
+    argv = [a for a in argv if a not in Q.NO_OFFLOAD[len(Q.BASE) :]]
+    case = H.Case(cid, "refused-0.33", H._write_config(tmp_path, cid, Q.config(name)), argv)
+    d = H.run_dryboot(case, version)
+    verdict = H.compare(v, d)
+    if not v["ok"]:
+        assert verdict["agree"] and d.get("refused") and verdict["same_refusal"], verdict
+        return
+    diffs = {k: pair for k, pair in verdict["diffs"].items() if pair[0] is not None}
+    if v["final_block_size"] != v["block_size"]:  # 0.29.0: the engine block ends on the ring's
+        diffs.pop("block_size", None)
+    assert not diffs and v["final_block_size"] == d["block_size"], verdict
+    assert _group_layers(case, version) == v["group_layers"]
+
+
+@pytest.mark.parametrize(
     ("version", "name"),
     [
         (v, name)
         for v in RELEASES
         for name in sorted({name for name, _ in Q.cases_for(v).values()})
-        if name not in (*PLAIN, *QSA) and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
+        if name not in (*PLAIN, *QSA, *QSA_PLE) and Q.config(name)["architectures"][0] not in (*PLANNED_STEP5, STEP5_VL)
     ],
 )
 def test_dryboot_refuses_every_other_config_by_name(tmp_path: Path, version: str, name: str) -> None:
@@ -492,7 +520,7 @@ def test_dryboot_plans_step5_as_vllm(tmp_path: Path, cid: str) -> None:
     assert _group_layers(case) == v["group_layers"]
 
 
-def _group_layers(case: H.Case) -> list[list[str]]:
+def _group_layers(case: H.Case, version: str = Q.VERSION) -> list[list[str]]:
     """dryboot's KV cache groups' member layers (``plan --json``), in its group order; under
     pipeline parallelism stage 0's of each (what vLLM's scheduler keeps and the record holds)."""
     import json
@@ -501,7 +529,7 @@ def _group_layers(case: H.Case) -> list[list[str]]:
 
     from dryboot.cli import cli
 
-    res = CliRunner().invoke(cli, case.dryboot_argv(Q.VERSION), catch_exceptions=False)
+    res = CliRunner().invoke(cli, case.dryboot_argv(version), catch_exceptions=False)
     doc = json.loads(res.stdout)
     stage0 = set(doc["pipeline_stages"][0]) if doc.get("pipeline_stages") else None
     return [[n for n in g["layer_names"] if stage0 is None or n in stage0] for g in doc["grouping"]["groups"]]

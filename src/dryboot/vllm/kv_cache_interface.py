@@ -335,6 +335,12 @@ class MambaSpec:
         return self.layer_kind.spec_kind
 
     @property
+    def tp_replicated(self) -> bool:
+        """Every rank keeps the whole state (``MambaSpec.tp_replicated``: Qwen4-Exp's PLE layers,
+        the only ones vLLM 0.29.0-0.33.0 build so)."""
+        return self.layer_kind is LayerKind.PLE
+
+    @property
     def natural_page_size_bytes(self) -> int:
         return state_bytes(self.shapes, self.torch_dtypes)
 

@@ -79,13 +79,15 @@ POLICY = "repeat-packed"
 _BASE_KIND = {"mla": "full"}
 
 
-def uniform_key(spec: LayerSpec) -> tuple[int, str, int | None, int]:
+def uniform_key(spec: LayerSpec) -> tuple[int, str, int | None, int, tuple[int, int, bool]]:
     """What two layers must share to sit in one bucket (``is_uniform_type``): the block, the
     spec family (full attention with MLA, sliding, circular buffer, Mamba), a sliding layer's
-    window, and a Mamba state's page (``MambaSpec.is_uniform_with_collection``)."""
+    window, and a Mamba state's page, speculative and checkpoint pages and TP replication
+    (``MambaSpec.is_uniform_with_collection``)."""
     if isinstance(spec, MambaSpec):
-        return spec.block_size, spec.kind, None, spec.page_size_bytes
-    return spec.block_size, _BASE_KIND.get(spec.kind, spec.kind), spec.sliding_window, 0
+        pages = (spec.num_speculative_blocks, spec.num_prefill_checkpoint_blocks, spec.tp_replicated)
+        return spec.block_size, spec.kind, None, spec.page_size_bytes, pages
+    return spec.block_size, _BASE_KIND.get(spec.kind, spec.kind), spec.sliding_window, 0, (0, 0, False)
 
 
 def is_state(spec: LayerSpec) -> bool:
@@ -118,7 +120,7 @@ class Bucket:
 
 def buckets(specs: Mapping[str, LayerSpec]) -> list[Bucket]:
     """The uniform-type buckets of ``specs`` (module order), each a :class:`Bucket`."""
-    members: dict[tuple[int, str, int | None, int], list[str]] = {}
+    members: dict[tuple[int, str, int | None, int, tuple[int, int, bool]], list[str]] = {}
     for name, spec in specs.items():
         members.setdefault(uniform_key(spec), []).append(name)
     out = []

@@ -36,11 +36,14 @@ builds a ``Qwen4ExpPLELayer`` before its mixer, whose cache is one more ``MambaS
 hidden_size``, TP-replicated, in the convolution state's dtype (:func:`side_mamba_states`), padded
 to the common page like the Gated DeltaNet states; it groups apart (its own spec). Recorded on
 0.29.0-0.33.0 (``tests/fidelity/data/qwen4-ple/``; 0.29-0.31's own config class puts PLE on any
-layer it names; 0.29.0 has no n-gram embedding nor ``--engram-config``).
+layer it names; 0.29.0 has no n-gram embedding nor ``--engram-config``). QSA and PLE layers in one model take both:
+the PLE state is a bucket of its own in the repeat-pattern packing (a TP-replicated ``MambaSpec``
+is not uniform with the Gated DeltaNet states: ``MambaSpec.tp_replicated``), recorded on
+0.29.0-0.33.0.
 
 
 Refused by name: layer types other than ``linear_attention`` / ``full_attention``, QSA layers
-under pipeline parallelism, PLE layers beside QSA layers (not modelled together), and the MTP drafter
+under pipeline parallelism, and the MTP drafter
 (``--speculative-config`` method ``mtp``: ``Qwen4ExpMTP``).
 """
 
@@ -296,7 +299,7 @@ def _ple_refusal(f: ConfigFields, hf_types: list[str]) -> tuple[str, str] | None
 def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     """The plain layout's geometry.
 
-    :raises InputError: a QSA field missing, PLE layers beside QSA layers, a layer type other than
+    :raises InputError: a QSA field missing, a layer type other than
         :data:`PLAIN_LAYER_TYPES`, or ``hc_count`` <= 1 (both config classes refuse it)."""
     qsa = _qsa(f)
     n = num_layers(f)
@@ -321,12 +324,6 @@ def read(f: ConfigFields, architecture: str) -> ModelGeometry:
     if hc <= 1:
         raise InputError(f.source, f.where("hc_count"), f"Qwen4Exp requires hc_count > 1, got {hc}")
     ple = ple_layers(f, n)
-    if qsa is not None and ple:
-        raise InputError(
-            f.source,
-            f.where("ple_layer_ids"),
-            "PLE layers beside QSA layers: not modelled together (each is planned on its own)",
-        )
     gdn = gated_delta_net(f)
     extra = Qwen4ExpExtra(
         ple_state_rows=(f.integer("ple_conv_kernel_size", minimum=1) - 1) * f.integer("ngram_size", minimum=1),

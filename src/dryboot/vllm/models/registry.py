@@ -364,7 +364,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("gemma3n", ("gemma3n.py",), ("Gemma3nForCausalLM",)),
     Family("hunyuan", ("hunyuan_v1.py",), ("HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM")),
     Family("step3p5", ("step3p5.py",), ("Step3p5ForCausalLM",)),
-    # Qwen4-Exp's plain layout (vLLM 0.29.0 on: LATER_ARCHITECTURES); QSA and PLE layers refused by name
+    # Qwen4-Exp (vLLM 0.29.0 on: LATER_ARCHITECTURES): its plain layout, QSA and PLE layers
     # the wrapper (qwen4_exp/<vendor>/model.py Qwen4ExpForConditionalGeneration) builds
     # Qwen4ExpForCausalLM on its text_config beside Qwen3-VL's vision tower
     Family("qwen4_exp", ("vllm.models.qwen4_exp",), ("Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration")),
@@ -461,7 +461,7 @@ QWEN4_EXP_LAYERS = (
     "(ple_layer_ids) keep a TP-replicated short-convolution state hc_count x hidden_size wide (a second MambaSpec: "
     "a Mamba group of its own on 0.29.0-0.33.0, recorded) and, from 0.30.0, an n-gram embedding (Engram CPU "
     "offload requires UVA, which the meta-device harness lacks; without the offload it builds): planned on "
-    "0.29.0-0.33.0; QSA and PLE layers together are refused by name"
+    "0.29.0-0.33.0, beside QSA layers too"
 )
 _STEP5 = (
     "Step5ForCausalLM is planned on vLLM 0.33.0 (models/step5.py: its DSA layers' summary caches and tail rings "
