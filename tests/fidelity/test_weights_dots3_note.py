@@ -12,9 +12,11 @@ and TP 2 x PP 3: ``recorded-0.33.0-dots3-note-configs.json`` over the KV tests' 
 tied head), ``note-ropes`` (the sliding layers' own rope width and theta, a NeoX indexer rope, a
 YaRN rope the full layers force to ``default``: three rotary tables), ``note-sched`` (an
 ``index_topk_pattern`` leaving the last full layer without indexer, MoE every other layer from
-layer 0, six experts, float16). The tiny config's TP 1 row is in ``recorded-0.33.0-sweep.json``.
+layer 0, six experts, float16), ``note-towers`` (``note`` with placeholder ``vision_config`` /
+``audio_config`` sections: under ``--language-model-only`` the class builds neither tower and the
+language model is sized; otherwise refused by name). The tiny config's TP 1 row is in ``recorded-0.33.0-sweep.json``.
 A case vLLM builds matches or is refused by name (a pipeline stage whose full layers have no
-indexer); a case vLLM refuses is refused."""
+indexer, the towers); a case vLLM refuses is refused."""
 
 from __future__ import annotations
 
@@ -42,9 +44,11 @@ FILES = {
 DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
 RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
 #: cases vLLM builds that dryboot refuses by name: the last stage holds one full layer without
-#: indexer (``index_topk_pattern``), whose top-k buffer only the attention impl keeps
+#: indexer (``index_topk_pattern``), whose top-k buffer only the attention impl keeps; the towers
+#: (``note-towers`` without ``--language-model-only``: vLLM builds them from the placeholder sections)
 REFUSED = {
-    (f"recorded-{VERSION}-dots3-note-variants.json", "note-sched --tensor-parallel-size 2 --pipeline-parallel-size 3")
+    (f"recorded-{VERSION}-dots3-note-variants.json", "note-sched --tensor-parallel-size 2 --pipeline-parallel-size 3"),
+    *((name, cid) for (name, cid) in RECORDED if cid.startswith("note-towers ") and "--language-model-only" not in cid),
 }
 
 
@@ -62,14 +66,16 @@ def _rank(config: dict[str, Any], argv: list[str], stage: int, mnbt: int = 8192,
         vllm_version=kw.pop("version", VERSION),
         **kw,
     )
-    return rank_weights(config, par, max_num_batched_tokens=mnbt)
+    return rank_weights(config, par, max_num_batched_tokens=mnbt, language_model_only="--language-model-only" in argv)
 
 
 def test_recorded() -> None:
     assert {doc["vllm"] for doc in DOCS.values()} == {VERSION}
     counts = {name: (len(doc["cases"]), sum(1 for r in doc["cases"].values() if r["ok"])) for name, doc in DOCS.items()}
-    # 6 stand-ins x 7 flag sets (note-swa4's 4 sliding heads at TP 8: vLLM's assertion), 3 variants x 7
-    assert list(counts.values()) == [(42, 40), (21, 21)]
+    # 6 stand-ins x 7 flag sets (note-swa4's 4 sliding heads at TP 8: vLLM's assertion); 3 variants x 7,
+    # note-towers x 9 (its two --language-model-only sets too)
+    assert list(counts.values()) == [(42, 40), (30, 30)]
+    assert len(REFUSED) == 8
     sweep = json.loads((DATA / f"recorded-{VERSION}-sweep.json").read_text())["cases"]
     row = sweep["arch--Dots3NoteForCausalLM --tensor-parallel-size 1"]
     # the tiny config is the KV tests' ``note``

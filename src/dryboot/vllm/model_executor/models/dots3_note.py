@@ -35,7 +35,8 @@ no indexer, is refused: only their attention impls, no module, hold it there, wh
 meta-device oracle does not count). The embedding on the first stage, the final norm and the LM
 head (always its own: ``DeepseekV2ForCausalLM`` ties none) on the last.
 
-Refused by name: the vision and audio towers (``vision_config`` / ``audio_config``), quantized
+Refused by name: the vision and audio towers (``vision_config`` / ``audio_config``; with
+``--language-model-only``, or every modality's limit 0, vLLM builds neither: sized), quantized
 checkpoints and checkpoint headers, a stage of indexer-less full layers (above), no
 ``q_lora_rank`` / ``swa_q_lora_rank``, no shared experts, sequence-parallel MoE (data parallel
 with expert parallel and TP > 1: the shared experts replicated), other releases. The MTP
@@ -182,7 +183,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
             f"(recorded on {' / '.join(RELEASES)} only)",
         )
     for key in ("vision_config", "audio_config"):
-        if config.get(key) is not None:
+        # --language-model-only (every modality's limit 0): the class builds neither tower
+        if config.get(key) is not None and not args.no_tower:
             raise InputError(
                 "config.json", key, "Dots3-Note's vision and audio towers (vllm/models/dots3_note) are not sized"
             )
