@@ -132,15 +132,17 @@ def test_without_sinks_the_selection_is_vllms() -> None:
     assert hy_v4.engine_args(model, args) is args and hy_v4.backend_assumption(model) is None
 
 
-def test_weights_need_the_gpu_and_refuse_dense_layers_by_name() -> None:
-    """The weights are sized (tests/fidelity/test_weights_hy_v4.py); the learnable sink's dtype
-    needs the GPU, and dense layers beside sparse ones are refused by name."""
+def test_weights_need_the_gpu_for_sparse_sinks_only() -> None:
+    """The weights are sized (tests/fidelity/test_weights_hy_v4.py); a sparse layer's learnable
+    sink's dtype needs the GPU, a dense layer's (bfloat16) does not; dense layers beside sparse ones
+    are sized."""
     import dryboot.vllm.model_executor.models  # noqa: F401  (registers the families)
     from dryboot.vllm.model_executor.model_loader.weights import Parallel, rank_weights
 
     with pytest.raises(InputError, match="name the GPU"):
         rank_weights(_config(), Parallel(vllm_version="0.33.0"), max_num_batched_tokens=8192)
-    with pytest.raises(InputError, match="every layer sparse"):
-        rank_weights(
-            _config("hyv4-mixed"), Parallel(capability=(9, 0), vllm_version="0.33.0"), max_num_batched_tokens=8192
-        )
+    mixed = rank_weights(
+        _config("hyv4-mixed"), Parallel(capability=(9, 0), vllm_version="0.33.0"), max_num_batched_tokens=8192
+    )
+    dense = rank_weights(_config("hyv4-dense"), Parallel(vllm_version="0.33.0"), max_num_batched_tokens=8192)
+    assert (mixed.param_bytes, dense.param_bytes) == (63809516, 63478700)  # recorded-0.33.0-hy-v4-configs.json

@@ -6,10 +6,12 @@ Recorded in each release's boot environment with ``RECORD_WEIGHTS_WORKSPACE=1`` 
 manager first: the sparse MLA backend reserves its workspace at construction):
 ``recorded-<release>-hy-v4.json`` by ``record_weights.py --tiny HYV4ForCausalLM`` (its TP 1 case
 also in ``recorded-<release>-sweep.json``), and ``recorded-<release>-hy-v4-configs.json`` over the KV
-tests' variants (``data/hy-v4/configs/*.json``, each copied as ``<name>/config.json`` into the
-directory named by ``RECORD_WEIGHTS_CONFIGS``). On the stand-in H200 (SM 9.0) the learnable sink
-is float32. A case vLLM builds matches or is refused by name (dense layers, which the walk does
-not model); a case vLLM refuses is refused."""
+tests' variants and two of the weights' own (``hyv4-dense-plain``: dense MLA only, no iHC,
+headwise gates, no sink, dense MLPs on layers 0 and 2; ``hyv4-mixed-gateless``: dense MLA layers
+between sparse ones, explicit ``indexer_types``, no gate, three iHC channels) (``data/hy-v4/configs/*.json``,
+each copied as ``<name>/config.json`` into the directory named by ``RECORD_WEIGHTS_CONFIGS``). On
+the stand-in H200 (SM 9.0) a sparse layer's learnable sink is float32, a dense layer's bfloat16. A
+case vLLM builds matches; a case vLLM refuses is refused."""
 
 from __future__ import annotations
 
@@ -33,8 +35,8 @@ RELEASES = ("0.32.0", "0.33.0")
 FILES = tuple(f"recorded-{v}-hy-v4{part}.json" for v in RELEASES for part in ("", "-configs"))
 DOCS = {name: json.loads((DATA / name).read_text()) for name in FILES}
 RECORDED = {(name, cid): row for name, doc in DOCS.items() for cid, row in doc["cases"].items()}
-#: the variants whose layers the walk refuses by name (a dense ``full_attention`` layer)
-REFUSED = {"hyv4-dense", "hyv4-mixed"}
+#: the variants with dense (``full_attention``) MLA layers
+DENSE = {"hyv4-dense", "hyv4-mixed", "hyv4-dense-plain", "hyv4-mixed-gateless"}
 
 
 def _config(row: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +79,7 @@ def test_matches_vllm(name: str, cid: str) -> None:
     row: dict[str, Any] = RECORDED[(name, cid)]
     version = DOCS[name]["vllm"]
     pp = int_flag(row["argv"], "--pipeline-parallel-size")
-    if not row["ok"] or row["config"] in REFUSED:
+    if not row["ok"]:
         with pytest.raises(InputError):
             _rank(row, 0, version)
         return
@@ -89,10 +91,28 @@ def test_matches_vllm(name: str, cid: str) -> None:
     assert got == stages
 
 
-def test_dense_layers_refused_by_name() -> None:
-    row = next(r for r in DOCS[FILES[1]]["cases"].values() if r["config"] == "hyv4-mixed")
-    with pytest.raises(InputError, match="every layer sparse"):
-        _rank(row, 0)
+def test_dense_variants_recorded_on_both_releases() -> None:
+    """Every dense and mixed variant is recorded served on 0.32.0 and 0.33.0 at TP 1 / 2 / 4 / 8,
+    EP at TP 2 / 8 and TP 2 x PP 3 (28 cases a release)."""
+    for v in RELEASES:
+        rows = [r for r in DOCS[f"recorded-{v}-hy-v4-configs.json"]["cases"].values() if r["config"] in DENSE]
+        assert len(rows) == 28 and all(r["ok"] for r in rows), v
+
+
+def test_dense_only_needs_no_gpu() -> None:
+    """A model without sparse layers keeps every sink in bfloat16 whatever the GPU (no dense MLA
+    backend takes sinks): sized without one; a mixed model's sparse sinks still need it."""
+    dense = next(r for r in DOCS[FILES[1]]["cases"].values() if r["config"] == "hyv4-dense")
+    assert _rank(dense, 0, capability=None).param_bytes == dense["param_bytes"]
+    mixed = next(r for r in DOCS[FILES[1]]["cases"].values() if r["config"] == "hyv4-mixed")
+    with pytest.raises(InputError, match="name the GPU"):
+        _rank(mixed, 0, capability=None)
+
+
+def test_other_layer_types_refused_by_name() -> None:
+    config = {**json.loads(TINY.read_text()), "layer_types": ["sliding_attention"] * 4, "num_hidden_layers": 4}
+    with pytest.raises(InputError, match="other layer types are not modelled"):
+        rank_weights(config, Parallel(capability=(9, 0), vllm_version="0.33.0"), max_num_batched_tokens=8192)
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,8 @@ KV cache, as ``HYV4MLAAttention`` builds it (recorded on tiny configs, ``tests/f
   for any MLA model.
 
 Not modelled (refused by name): dense beside sparse layers in one model (two MLA backends in one
-group); the MTP drafter (``HYV4MTPModel``). The weights (iHC channels, gated MLA, MoE) are not
-sized.
+group); the MTP drafter (``HYV4MTPModel``). The weights are sized in
+``model_executor/models/hy_v4.py`` (dense, mixed and sparse layers).
 """
 
 from __future__ import annotations

@@ -1,15 +1,18 @@
 """HY V4's weights (``HYV4ForCausalLM``, vLLM 0.32.0 / 0.33.0: ``vllm/models/hy_v4/nvidia/model.py``,
-config class ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``), where every layer is
-sparse (``layer_types`` all DSA).
+config class ``HYV4Config``, ``transformers_utils/configs/hy_v4.py``): its layers sparse (DSA)
+where ``layer_types`` names a sparse type, dense MLA where it says ``full_attention`` or is left
+out (``HYV4MLAAttention``'s ``requested_sparse``).
 
 Per layer: ``input_layernorm`` and ``post_attention_layernorm`` ``[H]``; the gated MLA
 (``attention.py`` ``HYV4MLAAttention``): ``fused_qkv_a_proj`` ``[q_lora + kv_lora + rope, H]``
 (replicated), ``q_a_layernorm``, ``q_b_proj`` ``[heads / TP x (nope + rope), q_lora]``,
 ``kv_a_layernorm``, ``kv_b_proj`` ``[heads / TP x (nope + v), kv_lora]``, ``o_proj``, the output
 gate ``linear_gate`` ``[heads / TP x (v, or 1 headwise), H]`` (``gated_mla``), the learnable sink
-``[heads / TP]`` (float32 where a sink-capable sparse MLA backend serves it: SM 9.x / 10.x with
-the KV dtypes it takes; the GPU is needed), the MLA layer's scale buffers, and on the layers whose
-``indexer_types`` entry is ``full`` the DSA indexer (replicated ``wq_b`` ``[index_heads x
+``[heads / TP]`` (on a sparse layer float32 where the sink-capable sparse MLA backend serves it:
+SM 9.x / 10.x with the KV dtypes it takes, the GPU needed; on a dense layer bfloat16 on any GPU:
+no CUDA dense MLA backend takes sinks and ``HYV4FlashMLASparseBackend`` is sparse only, so
+``_resolve_sink_backend`` finds none), the MLA layer's scale buffers, and on the sparse layers
+whose ``indexer_types`` entry is ``full`` the DSA indexer (replicated ``wq_b`` ``[index_heads x
 index_head_dim, q_lora]``, ``wk_weights_proj`` ``[index_head_dim + index_heads, H]``, a float32
 LayerNorm ``k_norm`` with bias); a dense MLP on the ``dense`` entries of ``mlp_layer_types`` (by
 default the first layer), else the MoE block (``moe.py``: a float32 router ``[E, H]`` and
@@ -23,8 +26,8 @@ embedding on the first stage, the final norm, the hyper-connection head (``hc_he
 m H]``, ``hc_head_base`` ``[m]``, ``hc_head_scale`` ``[1]``, float32) and the LM head on the
 last.
 
-Refused by name: dense (``full_attention``) layers, rope types other than ``default``, a tied
-head, quantized checkpoints and checkpoint headers, the sink on a GPU or KV dtype not recorded,
+Refused by name: layer types other than ``full_attention`` and the sparse ones, rope types other
+than ``default``, a tied head, quantized checkpoints and checkpoint headers, the sink on a GPU or KV dtype not recorded,
 other releases. The optional ``hpc`` package (its rope-norm module keeps a float32 table; absent
 from the vLLM wheel) is assumed absent, as in the oracle."""
 
@@ -37,7 +40,13 @@ from dryboot.errors import InputError
 from dryboot.vllm.model_executor.model_loader import weights as W
 from dryboot.vllm.model_executor.models.compose import Family, WalkArgs, unquantized
 from dryboot.vllm.models.hy_v4 import DEFAULTS as GEOMETRY_DEFAULTS
-from dryboot.vllm.models.hy_v4 import SINK_BACKEND_KV_DTYPES, SINK_BACKEND_MAJORS, SPARSE_TYPES, default_indexer_types
+from dryboot.vllm.models.hy_v4 import (
+    DENSE_TYPE,
+    SINK_BACKEND_KV_DTYPES,
+    SINK_BACKEND_MAJORS,
+    SPARSE_TYPES,
+    default_indexer_types,
+)
 
 #: ``HYV4Config``'s defaults of the keys the walk reads: the geometry's and the MLP's, iHC's and the head's
 DEFAULTS: dict[str, Any] = {
@@ -57,26 +66,41 @@ DEFAULTS: dict[str, Any] = {
 RELEASES = ("0.32.0", "0.33.0")
 
 
-def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(``indexer_types``, ``mlp_layer_types``) as ``HYV4Config`` fills them in.
+def _layer_kinds(c: Mapping[str, Any], n: int) -> tuple[tuple[bool, ...], tuple[str, ...], tuple[str, ...]]:
+    """(sparse per layer, ``indexer_types``, ``mlp_layer_types``) as ``HYV4Config`` fills them in:
+    a layer is sparse where ``layer_types`` names a sparse type (``HYV4MLAAttention``'s
+    ``requested_sparse``), dense MLA where it says ``full_attention`` or is left out.
 
-    :raises InputError: a layer that is not sparse, lists of another length or other entries."""
+    :raises InputError: lists of another length or other entries (``indexer_types``: vLLM's
+        ``compute_skip_topk_layers`` ValueErrors)."""
     layer_types = c.get("layer_types")
-    if not isinstance(layer_types, list) or len(layer_types) != n or not set(layer_types) <= SPARSE_TYPES:
+    if layer_types is None:
+        sparse: tuple[bool, ...] = (False,) * n
+    elif isinstance(layer_types, list) and len(layer_types) == n and set(layer_types) <= SPARSE_TYPES | {DENSE_TYPE}:
+        sparse = tuple(t in SPARSE_TYPES for t in layer_types)
+    else:
         raise InputError(
-            "config.json", "layer_types", "HY V4's weights are modelled with every layer sparse (DSA) only"
+            "config.json",
+            "layer_types",
+            f"one of {DENSE_TYPE} or a sparse type per layer ({n}): HY V4's other layer types are not modelled",
         )
     idx = c.get("indexer_types")
     idx = default_indexer_types(n) if idx is None else idx
     mlp = c.get("mlp_layer_types")
     mlp = ["dense"] * min(1, n) + ["sparse"] * max(n - 1, 0) if mlp is None else mlp
+    if isinstance(idx, (list, tuple)) and len(idx) != n:
+        raise InputError(
+            "config.json",
+            "indexer_types",
+            f"ValueError: indexer_types must contain one entry per hidden layer: expected {n}, got {len(idx)}.",
+        )
     for key, value, kinds in (
         ("indexer_types", idx, {"full", "shared"}),
         ("mlp_layer_types", mlp, {"dense", "sparse"}),
     ):
         if not isinstance(value, (list, tuple)) or len(value) != n or not set(value) <= kinds:
             raise InputError("config.json", key, f"one of {sorted(kinds)} per layer ({n})")
-    return tuple(idx), tuple(mlp)
+    return sparse, tuple(idx), tuple(mlp)
 
 
 def _sink_bytes(c: Mapping[str, Any], par: W.Parallel) -> int:
@@ -99,7 +123,7 @@ def _sink_bytes(c: Mapping[str, Any], par: W.Parallel) -> int:
     return 4
 
 
-def _attention(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, indexer: bool, ab: int) -> None:
+def _attention(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, sparse: bool, indexer: bool, ab: int) -> None:
     h = W._int(c, "hidden_size")
     heads_r = W._divide(W._int(c, "num_attention_heads"), par.tp, "num_attention_heads")
     nope, rope, v = (W._int(c, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
@@ -120,7 +144,9 @@ def _attention(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, indexer: bool,
     for size in sizes:
         w.own("attention", size * ab)
     if c.get("learnable_sink"):
-        w.own("attention", heads_r * _sink_bytes(c, par))
+        # a dense layer finds no sink-capable backend (none of CUDA's dense MLA backends takes
+        # sinks; HY V4's FLASHMLA_SPARSE is sparse only): its sink stays bfloat16
+        w.own("attention", heads_r * (_sink_bytes(c, par) if sparse else 2))
     w.attention_layer((), ab)  # the MLA layer's scale buffers
     if indexer:
         ih, ihd = W._int(c, "index_n_heads"), W._int(c, "index_head_dim")
@@ -165,7 +191,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     if args.max_num_batched_tokens is None:
         raise InputError("--max-num-batched-tokens", None, "HY V4's top-k indices buffer has one row per batched token")
     n = W._int(c, "num_hidden_layers")
-    idx, mlp = _layer_kinds(c, n)
+    sparse, idx, mlp = _layer_kinds(c, n)
     h = W._int(c, "hidden_size")
     m = W._int(c, "hc_mult") if c.get("enable_ihc") else 0
     vocab_r = W.padded_vocab_per_rank(W._int(c, "vocab_size"), par.tp)
@@ -185,7 +211,7 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     for li in W.pp_layers(n, par):
         w.own("norm", h * ab)
         w.own("norm", h * ab)
-        _attention(w, c, par, idx[li] == "full", ab)
+        _attention(w, c, par, sparse[li], sparse[li] and idx[li] == "full", ab)
         _mlp(w, c, par, mlp[li] == "dense", ab)
         for _ in range(2 if m else 0):  # hc_attn_layer, hc_mlp_layer: hc_fn, hc_scale, hc_base
             for size in (2 * m * m * h, 2, 2 * m):
