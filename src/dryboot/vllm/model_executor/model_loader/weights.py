@@ -2469,6 +2469,22 @@ def _indexer(w: _Walk, config: Mapping[str, Any], quant: Quant, li: int, ix: str
     w.module([("weight", hd * 4), ("weight", hd * 4)], "norm", ((f"{ix}.k_norm", "whole", 4),))
 
 
+def q_lora_mla_sizes(h: int, heads_r: int, nope: int, rope: int, v: int, q_lora: int, kv_lora: int) -> tuple[int, ...]:
+    """Elements of a q-LoRA MLA attention's unquantized weights on one rank (``deepseek_v2.py``
+    ``DeepseekV2MLAAttention`` and the layers built like it): the replicated ``fused_qkv_a_proj``
+    ``[q_lora + kv_lora + rope, H]``, ``q_a_layernorm`` ``[q_lora]``, ``q_b_proj`` ``[heads / TP x
+    (nope + rope), q_lora]``, ``kv_a_layernorm`` ``[kv_lora]``, ``kv_b_proj`` ``[heads / TP x (nope + v),
+    kv_lora]`` and ``o_proj`` ``[H, heads / TP x v]`` (``heads_r``: the heads of one rank)."""
+    return (
+        (q_lora + kv_lora + rope) * h,
+        q_lora,
+        heads_r * (nope + rope) * q_lora,
+        kv_lora,
+        heads_r * (nope + v) * kv_lora,
+        h * heads_r * v,
+    )
+
+
 def has_indexer(config: Mapping[str, Any], li: int) -> bool:
     """Whether layer ``li`` of a DeepSeek-V3.2-style model builds its indexer (``deepseek_v2.py``
     ``DeepseekV2MLAAttention``, IndexCache): under ``index_topk_pattern`` the layers not marked

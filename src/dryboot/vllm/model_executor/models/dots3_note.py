@@ -101,14 +101,7 @@ def _sliding(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, h: int, ab: int)
             "config.json", "swa_q_lora_rank", "Dots3-Note's sliding layers without a q LoRA are not modelled"
         )
     q_lora, kv_lora = W._int(c, "swa_q_lora_rank"), W._int(c, "swa_kv_lora_rank")
-    for size in (
-        (q_lora + kv_lora + rope) * h,
-        q_lora,
-        heads_r * (nope + rope) * q_lora,
-        kv_lora,
-        heads_r * (nope + v) * kv_lora,
-        h * heads_r * v,
-    ):
+    for size in W.q_lora_mla_sizes(h, heads_r, nope, rope, v, q_lora, kv_lora):
         w.own("attention", size * ab)
     _gate(w, c.get("swa_attention_gate_type"), heads, heads_r, v, h, ab)
     w.own("norm", rope * ab)  # k_rope_only_layernorm
@@ -128,14 +121,7 @@ def _full(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, li: int, h: int, ab
             "config.json", "q_lora_rank", "Dots3-Note's sparse layers need a q LoRA (its indexer reads it)"
         )
     q_lora, kv_lora = W._int(c, "q_lora_rank"), W._int(c, "kv_lora_rank")
-    for size in (
-        (q_lora + kv_lora + rope) * h,
-        q_lora,
-        heads_r * (nope + rope) * q_lora,
-        kv_lora,
-        heads_r * (nope + v) * kv_lora,
-        h * heads_r * v,
-    ):
+    for size in W.q_lora_mla_sizes(h, heads_r, nope, rope, v, q_lora, kv_lora):
         w.own("attention", size * ab)
     keys = [(rope, _theta(c), False)]
     if W.has_indexer(c, li):

@@ -128,14 +128,7 @@ def _attention(w: W._Walk, c: Mapping[str, Any], par: W.Parallel, sparse: bool, 
     heads_r = W._divide(W._int(c, "num_attention_heads"), par.tp, "num_attention_heads")
     nope, rope, v = (W._int(c, k) for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"))
     q_lora, kv_lora = W._int(c, "q_lora_rank"), W._int(c, "kv_lora_rank")
-    sizes = [
-        (q_lora + kv_lora + rope) * h,
-        q_lora,
-        heads_r * (nope + rope) * q_lora,
-        kv_lora,
-        heads_r * (nope + v) * kv_lora,
-        h * heads_r * v,
-    ]
+    sizes = list(W.q_lora_mla_sizes(h, heads_r, nope, rope, v, q_lora, kv_lora))
     if c.get("gated_mla"):
         kind = c.get("gating_type")
         if kind not in ("elementwise", "headwise"):
