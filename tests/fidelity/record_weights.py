@@ -104,8 +104,8 @@ MULTIMODAL_KEYS = (
 #: model types whose tower config is nested below the top level (Moondream3: ``config.vision``),
 #: recorded with ``--language-model-only`` too
 NESTED_TOWER_TYPES = ("moondream3",)
-#: model types whose tower dryboot refuses (Kimi-K3's MoonViT: cast to the model dtype off the meta
-#: device only): every flag set recorded with ``--language-model-only`` too, the language model's figures
+#: model types whose every flag set is recorded with ``--language-model-only`` too (Kimi-K3: the
+#: language model's figures beside the wrapper's, each stage)
 LANGUAGE_MODEL_EVERYWHERE = ("kimi_k3",)
 #: flags added to every flag set of an architecture vLLM builds on one backend only (RNJ-1's
 #: ``chunk_lookback`` layers: ``TRITON_ATTN``; the weights do not depend on the backend)
