@@ -23,8 +23,8 @@ stage, and Kimi-K2.5's MoonViT-3D tower (``kimi_k25_vit.py`` ``MoonViT3dPretrain
   ``[channels]``, cast with the tower (the figure assumes ``--mm-device-do-normalize``'s default).
 
 ``--language-model-only`` (or ``--limit-mm-per-prompt`` ``{"image": 0}``) drops tower and
-projector; on 0.33 pipeline stages after the first build none. Refused by name: ``--mm-encoder-tp-mode
-data`` with the tower (not recorded), the published checkpoint's compressed-tensors MXFP4 experts
+projector; on 0.33 pipeline stages after the first build none. ``--mm-encoder-tp-mode data`` builds
+the tower's blocks whole on every TP rank (``compose.vision_language``). Refused by name: the published checkpoint's compressed-tensors MXFP4 experts
 (quantized layouts of this wrapper are not modelled), and what vLLM refuses (``pos_emb_type``,
 ``video_attn_type``, ``norm_type``, ``mlp_type``)."""
 
@@ -126,15 +126,8 @@ def walk(config: Mapping[str, Any], par: W.Parallel, args: WalkArgs) -> W.RankWe
     """One rank of one stage: the language model, and the tower where this stage builds it
     (module docstring).
 
-    :raises InputError: as the language model's walk; the tower under ``--mm-encoder-tp-mode
-        data`` (not recorded); what vLLM refuses of the tower."""
+    :raises InputError: as the language model's walk; what vLLM refuses of the tower."""
     tower = not args.no_tower and towers_on_stage(str(config["architectures"][0]), par)
-    if tower and par.mm_encoder_tp_mode == "data":
-        raise InputError(
-            "--mm-encoder-tp-mode",
-            "data",
-            "Kimi-K3's MoonViT tower whole on every TP rank is not recorded (--mm-encoder-tp-mode weights sizes it)",
-        )
     w = _composed(par.vllm_version).walk(config, par, args)
     if tower and par.vllm_version in INPUT_NORM_RELEASES and args.image_norm_channels:
         ab = W.model_dtype_bytes({**config, **(config.get("text_config") or {})}, args.dtype)
