@@ -24,9 +24,10 @@ stage, and Kimi-K2.5's MoonViT-3D tower (``kimi_k25_vit.py`` ``MoonViT3dPretrain
 
 ``--language-model-only`` (or ``--limit-mm-per-prompt`` ``{"image": 0}``) drops tower and
 projector; on 0.33 pipeline stages after the first build none. ``--mm-encoder-tp-mode data`` builds
-the tower's blocks whole on every TP rank (``compose.vision_language``). Refused by name: the published checkpoint's compressed-tensors MXFP4 experts
-(quantized layouts of this wrapper are not modelled), and what vLLM refuses (``pos_emb_type``,
-``video_attn_type``, ``norm_type``, ``mlp_type``)."""
+the tower's blocks whole on every TP rank (``compose.vision_language``). Refused by name: the
+published checkpoint's compressed-tensors MXFP4 experts (quantized layouts of this wrapper are not
+modelled), and what vLLM refuses (``pos_emb_type``, ``video_attn_type``, ``norm_type``,
+``mlp_type``)."""
 
 from __future__ import annotations
 
